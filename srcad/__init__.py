@@ -1,0 +1,18 @@
+"""srcad: gradients of numpy functions by source transformation.
+
+    >>> import numpy as np, srcad
+    >>> def f(x):
+    ...     return np.sum(np.tanh(x) ** 2)
+
+The public API (pinned in DESIGN.md): grad, value_and_grad, vjp, source, defvjp, defjvp,
+SrcadError, and the harness in srcad.testing.
+"""
+
+from . import ops  # noqa: F401  (registers the op table)
+from .api import grad, source, value_and_grad, vjp
+from .errors import SrcadError
+from .ops import defjvp, defvjp
+
+__version__ = "0.1.0"
+
+__all__ = ["SrcadError", "defjvp", "defvjp", "grad", "source", "value_and_grad", "vjp"]

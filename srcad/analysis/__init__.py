@@ -1,0 +1,1 @@
+"""Analyses over the normalised IR: activity (which values need adjoints) and shapes."""

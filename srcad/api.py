@@ -1,0 +1,399 @@
+"""The pipeline and the public transforms (grad, value_and_grad, vjp, source).
+
+    fn --parse--> gast --fence/normalize--> IR --(first call: interpret for shapes)-->
+       --reverse (op-table templates)--> generated functions --optimize--> --codegen-->
+       source --compile--> callables
+
+Parsing and normalising happen once per function; transforming, optimising and compiling
+happen once per input signature (shapes, dtypes, integer values), then calls go straight
+to the compiled code.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+import inspect
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import ir, runtime
+from .codegen import compile_source, render
+from .errors import NonScalarOutputError, SrcadError
+from .frontend import normalize, parse_function
+from .gcode import Line
+from .interpret import call_op, atom_value
+from .optimize import optimize
+from .transform.reverse import Reverse
+from .transform.specialise import Info
+
+_OPTIONS = {"fuse": False, "mode": "source", "memory_budget": None}
+_IR_CACHE: dict = {}
+
+
+def _ir_of(fn) -> ir.Function:
+    key = fn
+    if key not in _IR_CACHE:
+        _IR_CACHE[key] = normalize(parse_function(fn))
+    return _IR_CACHE[key]
+
+
+def _check_options(options: dict) -> dict:
+    unknown = set(options) - set(_OPTIONS)
+    if unknown:
+        raise SrcadError(
+            f"unknown option(s) {', '.join(sorted(unknown))}",
+            hint=f"srcad's options are {', '.join(sorted(_OPTIONS))}",
+        )
+    opts = {**_OPTIONS, **options}
+    if opts["mode"] not in ("source", "tape"):
+        raise SrcadError(f"mode must be 'source' or 'tape', got {opts['mode']!r}")
+    if opts["mode"] == "tape":
+        raise SrcadError("mode='tape' is not available yet", hint="use mode='source'")
+    if opts["fuse"]:
+        warnings.warn("srcad: fuse=True is not available yet; running unfused", stacklevel=3)
+    if opts["memory_budget"] is not None:
+        warnings.warn("srcad: memory_budget is not available yet; saving everything",
+                      stacklevel=3)
+    return opts
+
+
+def _is_float(value) -> bool:
+    if isinstance(value, (np.ndarray, np.generic)):
+        return np.issubdtype(value.dtype, np.floating)
+    return isinstance(value, float)
+
+
+def _key_of(value):
+    if isinstance(value, np.ndarray):
+        return ("array", value.shape, value.dtype.str)
+    if isinstance(value, np.generic):
+        return ("scalar", value.dtype.str)
+    if isinstance(value, bool) or isinstance(value, int):
+        return ("int", type(value).__name__, value)
+    if isinstance(value, float):
+        return ("float",)
+    if value is None or isinstance(value, (str, tuple)):
+        return ("value", repr(value))
+    return ("object", type(value).__qualname__)
+
+
+def _describe(value) -> str:
+    if isinstance(value, (np.ndarray, np.generic)):
+        return f"{value.dtype}[{', '.join(map(str, np.shape(value)))}]"
+    return type(value).__name__
+
+
+def probe(fn_ir: ir.Function, args: dict) -> tuple[dict, object]:
+    """Run the IR once on the actual arguments: the static Info of every value."""
+    env = dict(args)
+    for s in fn_ir.body:
+        if isinstance(s, ir.Call):
+            try:
+                env[s.target] = call_op(s.op, s.args, env)
+            except SrcadError:
+                raise
+            except Exception as e:
+                raise SrcadError(
+                    f"{type(e).__name__} in {fn_ir.name}: {e}",
+                    filename=fn_ir.filename, lineno=s.line, func=fn_ir.name,
+                    hint="the error comes from the user's code on these inputs",
+                ) from e
+    out = atom_value(fn_ir.ret.value, env)
+    infos = {k: i for k, v in env.items() if (i := Info.of(v)) is not None}
+    return infos, out
+
+
+@dataclass
+class Compiled:
+    source: str
+    functions: dict
+    saved: list
+
+
+class Transformed:
+    """A transformed function: calling it runs the generated code for its inputs."""
+
+    def __init__(self, fn, kind: str, wrt, options: dict):
+        if isinstance(fn, Transformed):
+            raise SrcadError(
+                "higher-order derivatives (transforming a transformed function) are not "
+                "available yet")
+        self.fn = fn
+        self.kind = kind  # "grad" | "value_and_grad" | "vjp"
+        self.options = _check_options(options)
+        self._ir = _ir_of(fn)
+        self.params = list(self._ir.params)
+        self.single = not isinstance(wrt, (tuple, list))
+        self.wrt = self._resolve_wrt(wrt)
+        self._cache: dict = {}
+        self._last: Compiled | None = None
+        self.__signature__ = inspect.signature(fn)
+        functools.update_wrapper(self, fn)
+
+    def _resolve_wrt(self, wrt) -> list[str]:
+        items = list(wrt) if isinstance(wrt, (tuple, list)) else [wrt]
+        if not items and self.kind != "vjp":
+            raise SrcadError("wrt=() asks for no gradient", hint="name at least one argument")
+        names = []
+        for w in items:
+            if isinstance(w, bool) or not isinstance(w, (int, str)):
+                raise SrcadError(f"wrt must hold argument positions or names, got {w!r}")
+            if isinstance(w, int):
+                if not -len(self.params) <= w < len(self.params):
+                    raise SrcadError(
+                        f"wrt={w} is out of range: {self._ir.name} has {len(self.params)} "
+                        f"parameters ({', '.join(self.params)})")
+                names.append(self.params[w])
+            else:
+                if w not in self.params:
+                    raise SrcadError(
+                        f"wrt={w!r} is not a parameter of {self._ir.name} "
+                        f"(parameters: {', '.join(self.params)})")
+                names.append(w)
+        if len(set(names)) != len(names):
+            raise SrcadError(f"wrt names an argument twice: {items}")
+        return names
+
+    # -- arguments ---------------------------------------------------------------------------
+    def bind(self, args, kwargs) -> list:
+        try:
+            bound = self.__signature__.bind(*args, **kwargs)
+        except TypeError as e:
+            raise SrcadError(f"{self._ir.name}(): {e}") from None
+        bound.apply_defaults()
+        return [bound.arguments[p] for p in self.params]
+
+    def _check_wrt_values(self, values: dict, wrt) -> None:
+        for w in wrt:
+            v = values[w]
+            if not _is_float(v):
+                what = _describe(v) if isinstance(v, (np.ndarray, np.generic)) else \
+                    type(v).__name__
+                raise SrcadError(
+                    f"cannot differentiate {self._ir.name} with respect to `{w}`, a {what}: "
+                    f"gradients are defined for floating-point arguments only",
+                    filename=self._ir.filename, lineno=self._ir.first_line, func=self._ir.name,
+                    hint=f"pass `{w}` as a float array (e.g. np.asarray({w}, dtype=float)) or "
+                    f"leave it out of wrt")
+
+    # -- compilation -------------------------------------------------------------------------
+    def compiled(self, values: list) -> Compiled:
+        key = tuple(_key_of(v) for v in values)
+        hit = self._cache.get(key)
+        if hit is not None:
+            self._last = hit
+            return hit
+        env = dict(zip(self.params, values))
+        wrt = self.wrt if self.kind != "vjp" else [p for p in self.params if _is_float(env[p])]
+        self._check_wrt_values(env, wrt)
+        infos, out = probe(self._ir, env)
+        if self.kind != "vjp" and np.ndim(out) != 0:
+            raise NonScalarOutputError(
+                f"{self._ir.name} returns an array of shape {np.shape(out)}; grad needs a "
+                f"scalar output",
+                filename=self._ir.filename, lineno=self._ir.ret.line, func=self._ir.name,
+                hint="reduce it to a scalar (e.g. np.sum), or use srcad.vjp(f, *args) to "
+                "pull back a cotangent of that shape")
+        if self.kind == "vjp" and not isinstance(out, (np.ndarray, np.generic, float, int)):
+            raise SrcadError(f"{self._ir.name} must return one array for srcad.vjp, got "
+                             f"{type(out).__name__}", filename=self._ir.filename,
+                             lineno=self._ir.ret.line)
+        signature = ", ".join(f"{p}: {_describe(env[p])}" for p in self.params)
+        c = self._build(wrt, infos, signature)
+        self._cache[key] = c
+        self._last = c
+        return c
+
+    def _build(self, wrt, infos, signature) -> Compiled:
+        try:
+            return build(self._ir, self.kind, wrt, infos, signature, self.single, self.options)
+        except SrcadError:
+            raise
+        except Exception as e:  # an internal error must not reach the user bare
+            raise SrcadError(
+                f"internal error while transforming {self._ir.name}: "
+                f"{type(e).__name__}: {e}",
+                filename=self._ir.filename, lineno=self._ir.first_line, func=self._ir.name,
+                hint="this is a bug in srcad; please report it with the function") from e
+
+    @property
+    def source(self) -> str:
+        if self._last is None:
+            wrt = self.wrt if self.kind != "vjp" else list(self.params)
+            self._last = self._build(wrt, None, "generic (no call yet: shapes unknown)")
+        return self._last.source
+
+    def __call__(self, *args, **kwargs):
+        values = self.bind(args, kwargs)
+        c = self.compiled(values)
+        return c.functions["main"](*values)
+
+    def __repr__(self):
+        return f"<srcad.{self.kind} of {self._ir.name} wrt {', '.join(self.wrt)}>"
+
+
+def build(fn_ir: ir.Function, kind: str, wrt, infos, signature, single, options) -> Compiled:
+    """Reverse-transform, optimise, render and compile one specialisation."""
+    rev = Reverse(fn_ir, wrt, infos)
+    if kind == "vjp":
+        gen = rev.split()
+        fwd, bwd = gen.functions
+        optimize(bwd)
+        saved = _saved_names(fwd, bwd, rev)
+        bwd.body.insert(0, Line(ast.Assign(
+            targets=[ast.Tuple(elts=[ast.Name(n, ast.Store()) for n in saved] or [],
+                               ctx=ast.Store())] if saved else [ast.Name("_", ast.Store())],
+            value=ast.Name(bwd.params[0], ast.Load()), lineno=0),
+            None if not saved else None))
+        if not saved:
+            bwd.body.pop(0)
+        bwd.body.insert(0, Line(comment=f"saved by the forward: {', '.join(saved) or 'nothing'}"))
+        out_expr = _ret_expr(fn_ir)
+        fwd.body.append(Line(ast.Return(value=ast.Tuple(elts=[
+            out_expr, ast.Tuple(elts=[ast.Name(n, ast.Load()) for n in saved], ctx=ast.Load())],
+            ctx=ast.Load())), fn_ir.ret.line))
+        optimize(fwd)
+        functions = [fwd, bwd]
+        roles = {"fwd": fwd.name, "bwd": bwd.name}
+    else:
+        gen = rev.joint(with_value=(kind == "value_and_grad"), single=single)
+        functions = gen.functions
+        for f in functions:
+            optimize(f)
+        roles = {"main": functions[0].name}
+        saved = []
+    origin = {
+        "filename": fn_ir.filename,
+        "name": fn_ir.name,
+        "first_line": fn_ir.first_line,
+        "last_line": fn_ir.last_line,
+        "source": "\n".join(fn_ir.source_lines[k] for k in sorted(fn_ir.source_lines)),
+        "options": f"{kind} wrt=({', '.join(wrt)}) mode={options['mode']} "
+        f"fuse={options['fuse']} checkpoint=none",
+        "signature": signature,
+    }
+    inject = {**fn_ir.inject}
+    source = render(functions, origin=origin, inject=inject)
+    tag = hashlib.sha256(source.encode()).hexdigest()[:8]
+    filename = f"<srcad-generated {fn_ir.name}_{kind} {tag}>"
+    ns = compile_source(source, filename, {**inject, **{k: v for k, v in gen.inject.items()
+                                                       if k not in ("np",)}})
+    fns = {role: ns[n] for role, n in roles.items()}
+    return Compiled(source=source, functions=fns, saved=saved)
+
+
+def _ret_expr(fn_ir):
+    from .transform.templates import atom_expr
+
+    return atom_expr(fn_ir.ret.value)
+
+
+def _saved_names(fwd, bwd, rev) -> list[str]:
+    """Names the backward reads that the forward (or the arguments) defined, in order."""
+    from .gcode import names_read, names_written
+
+    defined_in_bwd = set(bwd.params)
+    reads = []
+    for ln in bwd.statements():
+        for n in sorted(names_read(ln.node)):
+            if n not in defined_in_bwd and n not in reads:
+                reads.append(n)
+        defined_in_bwd |= names_written(ln.node)
+    order = list(fwd.params)
+    for ln in fwd.statements():
+        order.extend(sorted(names_written(ln.node)))
+    return [n for n in order if n in reads]
+
+
+# -- public API ----------------------------------------------------------------------------
+
+
+def _decorator(kind):
+    def transform(fn=None, wrt=0, **options):
+        if fn is None:
+            return lambda f: Transformed(f, kind, wrt, options)
+        if isinstance(fn, (int, str, tuple)) and not callable(fn):
+            raise SrcadError(f"srcad.{kind}'s first argument must be a function; pass wrt= "
+                             f"by keyword")
+        return Transformed(fn, kind, wrt, options)
+
+    return transform
+
+
+grad = _decorator("grad")
+grad.__doc__ = """Gradient of `fn`'s scalar output with respect to argument(s) `wrt`.
+
+    `wrt` is a position or name (one gradient) or a tuple of them (a tuple of gradients).
+    Usable as `srcad.grad(f)`, `@srcad.grad` and `@srcad.grad(wrt=(0, 1))`.
+    """
+value_and_grad = _decorator("value_and_grad")
+value_and_grad.__doc__ = """Like `grad`, but returns `(value, grad)`."""
+
+
+class Pullback:
+    """The backward half of `vjp`: holds the saved values between the two calls."""
+
+    def __init__(self, t: Transformed, c: Compiled, saved, values, out):
+        self._t = t
+        self._c = c
+        self._saved = saved
+        self._values = values
+        self._out_shape = np.shape(out)
+        self._out_dtype = np.result_type(out)
+
+    @property
+    def source(self) -> str:
+        return self._c.source
+
+    def __call__(self, cotangent):
+        if np.shape(cotangent) != self._out_shape:
+            raise SrcadError(
+                f"the cotangent has shape {np.shape(cotangent)} but "
+                f"{self._t._ir.name}'s output has shape {self._out_shape}")
+        grads = self._c.functions["bwd"](self._saved, cotangent)
+        it = iter(grads)
+        return tuple(next(it) if _is_float(v) else None for v in self._values)
+
+
+def vjp(fn, *primals, **options):
+    """`(out, pullback)`: `pullback(cotangent)` returns one gradient per primal (JAX semantics).
+
+    The saved values live in the pullback between the two calls. A non-float primal gets
+    None.
+    """
+    t = _vjp_transformed(fn, options)
+    values = t.bind(primals, {})
+    c = t.compiled(values)
+    out, saved = c.functions["fwd"](*values)
+    return out, Pullback(t, c, saved, values, out)
+
+
+_VJP_CACHE: dict = {}
+
+
+def _vjp_transformed(fn, options) -> Transformed:
+    key = (fn, tuple(sorted(options.items(), key=lambda kv: kv[0])))
+    try:
+        t = _VJP_CACHE.get(key)
+    except TypeError:
+        t = None
+        key = None
+    if t is None:
+        t = Transformed(fn, "vjp", (), options)
+        if key is not None:
+            _VJP_CACHE[key] = t
+    return t
+
+
+def source(transformed) -> str:
+    """The generated Python source of a transformed function (or of a vjp's pullback)."""
+    if isinstance(transformed, (Transformed, Pullback)):
+        return transformed.source
+    raise SrcadError(f"srcad.source needs a function made by srcad, got {transformed!r}")
+
+
+__all__ = ["grad", "value_and_grad", "vjp", "source", "Transformed", "Pullback", "runtime"]

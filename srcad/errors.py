@@ -1,0 +1,61 @@
+"""User-facing errors. Every message points at the user's file and line.
+
+`SrcadError` is the base of every error srcad raises on purpose; internal
+exceptions are caught at the API boundary and re-raised as `SrcadError`
+(with the original chained) so that a user never sees a bare KeyError from
+inside the compiler.
+"""
+
+from __future__ import annotations
+
+import linecache
+
+
+class SrcadError(Exception):
+    """An error in the user's program or in how srcad was called.
+
+    The message names the user's file and line, quotes the offending source
+    line and says what to do instead.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        filename: str | None = None,
+        lineno: int | None = None,
+        hint: str | None = None,
+        func: str | None = None,
+    ):
+        self.message = message
+        self.filename = filename
+        self.lineno = lineno
+        self.hint = hint
+        self.func = func
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        parts = [self.message]
+        if self.filename is not None and self.lineno is not None:
+            where = f'  File "{self.filename}", line {self.lineno}'
+            if self.func:
+                where += f", in {self.func}"
+            parts.append(where)
+            text = linecache.getline(self.filename, self.lineno).strip()
+            if text:
+                parts.append(f"    {text}")
+        if self.hint:
+            parts.append(f"  hint: {self.hint}")
+        return "\n".join(parts)
+
+
+class UnsupportedSyntaxError(SrcadError):
+    """The function uses a Python construct srcad cannot differentiate."""
+
+
+class NoRuleError(SrcadError):
+    """A call to a function that has no derivative rule."""
+
+
+class NonScalarOutputError(SrcadError):
+    """`grad` of a function whose output is not a scalar."""

@@ -1,0 +1,10 @@
+"""Frontend: from a Python function to its normalised IR.
+
+parse (getsource -> gast, name resolution) -> fence (reject unsupported syntax) ->
+normalize (desugar + A-normal form, see normalize.py for the output grammar).
+"""
+
+from .normalize import normalize
+from .parse import ParsedFunction, parse_function
+
+__all__ = ["ParsedFunction", "normalize", "parse_function"]

@@ -1,0 +1,83 @@
+"""Fence: reject the Python constructs srcad does not differentiate, at the right line.
+
+Input: a `ParsedFunction`. Output: nothing; raises `UnsupportedSyntaxError` naming the
+construct, the user's file and line, and what to write instead.
+"""
+
+from __future__ import annotations
+
+import gast
+
+from ..errors import UnsupportedSyntaxError
+from .parse import ParsedFunction
+
+_REJECT = {
+    gast.Try: ("try/except", "move error handling outside the differentiated function"),
+    gast.With: ("a `with` block", "move the context manager outside the differentiated function"),
+    gast.AsyncWith: ("`async with`", "differentiate a synchronous function"),
+    gast.AsyncFor: ("`async for`", "differentiate a synchronous function"),
+    gast.AsyncFunctionDef: ("an async function", "differentiate a synchronous function"),
+    gast.Await: ("`await`", "differentiate a synchronous function"),
+    gast.ClassDef: ("a class definition", "define classes at module level"),
+    gast.FunctionDef: ("a nested function definition", "define helpers at module level"),
+    gast.Lambda: ("a lambda", "define the function at module level with `def`"),
+    gast.GeneratorExp: ("a generator expression", "write an explicit loop or use numpy"),
+    gast.ListComp: ("a list comprehension", "write an explicit loop or use numpy"),
+    gast.SetComp: ("a set comprehension", "use numpy"),
+    gast.DictComp: ("a dict comprehension", "build the dict outside the function"),
+    gast.Yield: ("`yield` (a generator)", "return arrays instead of yielding them"),
+    gast.YieldFrom: ("`yield from` (a generator)", "return arrays instead of yielding them"),
+    gast.Global: ("a `global` statement", "pass the value in as an argument and return results"),
+    gast.Nonlocal: ("a `nonlocal` statement", "pass the value in as an argument"),
+    gast.Starred: ("star-arguments (`*args`)", "pass the arguments one by one"),
+    gast.Delete: ("`del`", "let the value go out of scope instead"),
+    gast.Import: ("an import inside the function", "import at module level"),
+    gast.ImportFrom: ("an import inside the function", "import at module level"),
+    gast.Raise: ("`raise`", "check inputs before calling the differentiated function"),
+    gast.Assert: ("`assert`", "check inputs before calling the differentiated function"),
+    gast.Set: ("a set literal", "use a tuple"),
+    gast.Dict: ("a dict literal", "build the dict outside the function"),
+    gast.NamedExpr: ("an assignment expression (`:=`)", "assign on its own line"),
+    gast.JoinedStr: ("an f-string", "format strings outside the differentiated function"),
+    gast.Match: ("a `match` statement", "use if/elif"),
+}
+
+
+def fence(pf: ParsedFunction) -> None:
+    """Raise UnsupportedSyntaxError at the first construct srcad does not support."""
+    fdef = pf.tree
+    args = fdef.args
+    if args.vararg is not None or args.kwarg is not None:
+        raise pf.error(
+            f"{pf.name} takes *args or **kwargs, which srcad cannot differentiate",
+            fdef,
+            hint="give the function a fixed list of named parameters",
+            cls=UnsupportedSyntaxError,
+        )
+    if args.kwonlyargs:
+        raise pf.error(
+            f"{pf.name} has keyword-only parameters, which srcad does not support yet",
+            fdef,
+            hint="make them ordinary parameters",
+            cls=UnsupportedSyntaxError,
+        )
+    for stmt in fdef.body:
+        for node in gast.walk(stmt):
+            kind = type(node)
+            if kind in _REJECT:
+                what, instead = _REJECT[kind]
+                raise pf.error(
+                    f"srcad does not support {what} in a differentiated function",
+                    node,
+                    hint=instead,
+                    cls=UnsupportedSyntaxError,
+                )
+            if isinstance(node, (gast.If, gast.For, gast.While, gast.IfExp, gast.Break,
+                                 gast.Continue)):
+                raise pf.error(
+                    "control flow (if/for/while) is not supported yet by srcad's reverse mode",
+                    node,
+                    hint="write the computation without Python control flow (np.where selects "
+                    "elementwise)",
+                    cls=UnsupportedSyntaxError,
+                )

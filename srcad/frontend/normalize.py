@@ -1,0 +1,472 @@
+"""Normalize: desugar the user's function into A-normal form (srcad/ir.py).
+
+Input: a fenced `ParsedFunction`. Output: an `ir.Function` whose body is a list of
+`Call` statements, each one op of the op table applied to atoms, ending in one `Return`.
+
+Grammar of the output:
+    stmt   := Call(target, op, {param: atom}) | Return(atom)
+    atom   := Var | Const | Seq(atom*) | Index(part*)
+Desugaring: nested expressions are hoisted into temporaries named after the assignment
+they came from (``h = np.tanh(x @ W + b)`` gives ``h_matmul``, ``h_add``, ``h``); method
+calls and attributes (``x.sum(axis=1)``, ``x.T``, ``x.reshape(n, -1)``) become op calls;
+``x += y`` becomes ``x = x + y``; tuple unpacking becomes indexing; plain copies
+(``y = x``) are propagated away. Every name is assigned once: a name the user reassigns
+keeps its name at its last definition, and earlier values are renamed after the line
+that made them (``h_L12``). Calls are bound to the op's parameters, so ``np.sum(x, 1)``
+and ``x.sum(axis=1)`` both become ``sum(a=x, axis=1)``.
+
+Before/after:
+    h = np.tanh(x @ W + b)          h_matmul = x @ W
+                                     h_add = h_matmul + b
+                                     h = np.tanh(h_add)
+"""
+
+from __future__ import annotations
+
+import operator
+import types
+from collections import Counter
+
+import gast
+import numpy as np
+
+from .. import ir
+from .. import runtime
+from ..errors import NoRuleError, UnsupportedSyntaxError
+from ..ops import table
+from .fence import fence
+from .parse import UNRESOLVED, ParsedFunction
+
+_BINOPS = {
+    gast.Add: np.add,
+    gast.Sub: np.subtract,
+    gast.Mult: np.multiply,
+    gast.Div: np.true_divide,
+    gast.Pow: np.power,
+    gast.MatMult: np.matmul,
+    gast.FloorDiv: operator.floordiv,
+    gast.Mod: operator.mod,
+    gast.BitAnd: np.bitwise_and,
+    gast.BitOr: np.bitwise_or,
+}
+_CMPOPS = {
+    gast.Lt: np.less,
+    gast.LtE: np.less_equal,
+    gast.Gt: np.greater,
+    gast.GtE: np.greater_equal,
+    gast.Eq: np.equal,
+    gast.NotEq: np.not_equal,
+}
+_BUILTIN_OPS = {abs: np.absolute, len: len}
+
+_RETURN = ("<return>", 0)  # `into` marker: the op computes the function's result
+
+# names generated code always has in scope
+RESERVED = {"np", "operator"} | set(runtime.__all__)
+
+
+def _reduction_method(fn):
+    def make(self_atom, args, kwargs):
+        return fn, [self_atom, *args], kwargs
+
+    return make
+
+
+def _varargs_method(fn, pname):
+    """x.reshape(3, 4) / x.reshape((3, 4)); x.transpose(1, 0) / x.transpose()."""
+
+    def make(self_atom, args, kwargs):
+        if len(args) > 1:
+            args = [ir.Seq(tuple(args))]
+        if args:
+            kwargs = {pname: args[0], **kwargs}
+        return fn, [self_atom], kwargs
+
+    return make
+
+
+def _simple_method(fn):
+    def make(self_atom, args, kwargs):
+        return fn, [self_atom, *args], kwargs
+
+    return make
+
+
+METHODS = {
+    "sum": _reduction_method(np.sum),
+    "mean": _reduction_method(np.mean),
+    "max": _reduction_method(np.max),
+    "min": _reduction_method(np.min),
+    "prod": _reduction_method(np.prod),
+    "argmax": _simple_method(np.argmax),
+    "argmin": _simple_method(np.argmin),
+    "reshape": _varargs_method(np.reshape, "shape"),
+    "transpose": _varargs_method(np.transpose, "axes"),
+    "swapaxes": _simple_method(np.swapaxes),
+    "squeeze": _simple_method(np.squeeze),
+    "dot": _simple_method(np.dot),
+    "clip": _simple_method(np.clip),
+    "astype": _simple_method(runtime.astype),
+}
+ATTRIBUTES = {"T": np.transpose, "shape": np.shape, "ndim": np.ndim, "size": np.size}
+
+
+def _const_src(value, fallback_name: str | None) -> str | None:
+    """How generated code spells a constant, or None to inject it under a name."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return repr(value)
+    if value is Ellipsis:
+        return "..."
+    if isinstance(value, type) and getattr(np, value.__name__, None) is value:
+        return f"np.{value.__name__}"
+    if isinstance(value, tuple) and all(isinstance(v, (int, float, bool)) for v in value):
+        return repr(value)
+    return None
+
+
+class Normalizer:
+    def __init__(self, pf: ParsedFunction):
+        self.pf = pf
+        self.body: list = []
+        self.inject: dict = {}
+        self.locals = set(pf.params)
+        for node in gast.walk(pf.tree):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+                self.locals.add(node.id)
+        self.taken = set(self.locals) | RESERVED
+        # which user names are assigned more than once, and where
+        self.defs = Counter()
+        for node in gast.walk(pf.tree):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+                self.defs[node.id] += 1
+        self.seen_defs = Counter()
+        self.env: dict[str, ir.Var | ir.Const] = {p: ir.Var(p) for p in pf.params}
+        self.line = pf.first_line
+
+    # -- names -------------------------------------------------------------------------------
+    def fresh(self, base: str) -> str:
+        base = base.strip("_") or "t"
+        name, k = base, 2
+        while name in self.taken:
+            name = f"{base}_{k}"
+            k += 1
+        self.taken.add(name)
+        return name
+
+    def def_name(self, user: str, line: int) -> str:
+        """The IR name for this definition of the user's variable `user`."""
+        self.seen_defs[user] += 1
+        last = self.seen_defs[user] == self.defs[user]
+        if user not in self.pf.params and (last or self.defs[user] == 1):
+            return user
+        return self.fresh(f"{user}_L{line}")
+
+    # -- errors ------------------------------------------------------------------------------
+    def unsupported(self, what: str, node, hint: str | None = None):
+        return self.pf.error(what, node, hint=hint, cls=UnsupportedSyntaxError)
+
+    # -- statements --------------------------------------------------------------------------
+    def run(self) -> ir.Function:
+        for stmt in self.pf.tree.body:
+            self.line = stmt.lineno
+            self.statement(stmt)
+        if not self.body or not isinstance(self.body[-1], ir.Return):
+            raise self.pf.error(
+                f"{self.pf.name} does not end with a `return` of its result",
+                self.pf.tree,
+                hint="return the value to differentiate",
+                cls=UnsupportedSyntaxError,
+            )
+        lines = {n: self.pf.line(n) for n in range(self.pf.first_line, self.pf.last_line + 1)}
+        return ir.Function(
+            name=self.pf.name,
+            params=list(self.pf.params),
+            body=self.body,
+            filename=self.pf.filename,
+            first_line=self.pf.first_line,
+            last_line=self.pf.last_line,
+            inject=self.inject,
+            names=self.taken,
+            source_lines=lines,
+        )
+
+    def statement(self, s):
+        if isinstance(s, gast.Return):
+            if s.value is None:
+                raise self.unsupported("`return` without a value", s, "return the result")
+            atom = self.expr(s.value, self.pf.name, into=_RETURN)
+            self.body.append(ir.Return(atom, s.lineno))
+        elif isinstance(s, (gast.Assign, gast.AnnAssign)):
+            targets = s.targets if isinstance(s, gast.Assign) else [s.target]
+            if s.value is None:
+                return
+            if len(targets) != 1:
+                raise self.unsupported("chained assignment (a = b = ...)", s,
+                                       "assign one name per statement")
+            self.assign(targets[0], s.value, s)
+        elif isinstance(s, gast.AugAssign):
+            if not isinstance(s.target, gast.Name):
+                raise self.unsupported(
+                    "augmented assignment to a subscript or attribute is not supported yet", s,
+                    "build the new array with np.where or np.concatenate and assign it to a name")
+            value = gast.BinOp(left=gast.Name(s.target.id, gast.Load(), None, None), op=s.op,
+                               right=s.value)
+            gast.copy_location(value, s)
+            self.assign(s.target, value, s)
+        elif isinstance(s, gast.Expr):
+            if isinstance(s.value, gast.Constant) and isinstance(s.value.value, str):
+                return  # docstring
+            raise self.unsupported(
+                "an expression statement (its value is discarded)", s,
+                "srcad differentiates pure functions: assign the value or remove the line")
+        elif isinstance(s, gast.Pass):
+            return
+        else:
+            raise self.unsupported(f"`{type(s).__name__}` statements are not supported", s)
+
+    def assign(self, target, value, node):
+        if isinstance(target, gast.Name):
+            self.bind(target.id, value, node)
+        elif isinstance(target, (gast.Tuple, gast.List)):
+            names = []
+            for t in target.elts:
+                if not isinstance(t, gast.Name):
+                    raise self.unsupported("nested or starred unpacking", node,
+                                           "unpack into plain names")
+                names.append(t.id)
+            if isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) == len(names):
+                atoms = [self.expr(v, n, into=None) for v, n in zip(value.elts, names)]
+                for n, a in zip(names, atoms):
+                    self.env[n] = a
+                return
+            whole = self.expr(value, "_".join(names), into=None)
+            for i, n in enumerate(names):
+                call = self.op_call(operator.getitem, [whole, ir.Index((ir.Const(i, repr(i)),),
+                                                                       False)], {}, node)
+                self.env[n] = self.emit(call, self.def_name(n, node.lineno), node)
+        elif isinstance(target, (gast.Subscript, gast.Attribute)):
+            raise self.unsupported(
+                "assignment to a subscript or attribute is not supported yet", node,
+                "build the new array with np.where or np.concatenate and assign it to a name")
+        else:
+            raise self.unsupported(f"assignment to {type(target).__name__}", node)
+
+    def bind(self, name: str, value, node):
+        atom = self.expr(value, name, into=(name, node.lineno))
+        if isinstance(atom, (ir.Var, ir.Const)) or not isinstance(atom, ir.Var):
+            self.env[name] = atom
+
+    # -- expressions -------------------------------------------------------------------------
+    def emit(self, call_parts, target: str, node) -> ir.Var:
+        op, args = call_parts
+        self.body.append(ir.Call(target, op, args, node.lineno))
+        return ir.Var(target)
+
+    def result(self, call_parts, hint: str, into, node) -> ir.Var:
+        """Emit an op; into=(user name, line) names it as that user variable."""
+        if into is _RETURN:
+            return self.emit(call_parts, self.fresh(self.pf.name), node)
+        if into is not None:
+            user, line = into
+            target = self.def_name(user, line)
+            var = self.emit(call_parts, target, node)
+            self.env[user] = var
+            return var
+        opname = call_parts[0].name
+        return self.emit(call_parts, self.fresh(f"{hint}_{opname}"), node)
+
+    def expr(self, e, hint: str, into):
+        """Lower `e` to an atom; with `into`, the top-level op writes the user's variable."""
+        if isinstance(e, gast.Constant):
+            return ir.Const(e.value, _const_src(e.value, None) or repr(e.value))
+        if isinstance(e, gast.Name):
+            return self.name_atom(e)
+        if isinstance(e, (gast.Tuple, gast.List)):
+            items = tuple(self.expr(x, hint, None) for x in e.elts)
+            return ir.Seq(items, "tuple" if isinstance(e, gast.Tuple) else "list")
+        if isinstance(e, gast.BinOp):
+            fn = _BINOPS.get(type(e.op))
+            if fn is None:
+                raise self.unsupported(f"the operator {type(e.op).__name__}", e)
+            left = self.expr(e.left, hint, None)
+            right = self.expr(e.right, hint, None)
+            return self.result(self.op_call(fn, [left, right], {}, e), hint, into, e)
+        if isinstance(e, gast.UnaryOp):
+            operand = self.expr(e.operand, hint, None)
+            if isinstance(e.op, gast.UAdd):
+                return operand
+            if isinstance(e.op, gast.USub):
+                if isinstance(operand, ir.Const) and isinstance(operand.value, (int, float)):
+                    return ir.Const(-operand.value, repr(-operand.value))
+                return self.result(self.op_call(np.negative, [operand], {}, e), hint, into, e)
+            if isinstance(e.op, gast.Not):
+                return self.result(self.op_call(np.logical_not, [operand], {}, e), hint, into, e)
+            raise self.unsupported(f"the operator {type(e.op).__name__}", e)
+        if isinstance(e, gast.Compare):
+            if len(e.ops) != 1 or type(e.ops[0]) not in _CMPOPS:
+                raise self.unsupported("this comparison (chained, `is` or `in`)", e,
+                                       "write one comparison per expression")
+            left = self.expr(e.left, hint, None)
+            right = self.expr(e.comparators[0], hint, None)
+            return self.result(self.op_call(_CMPOPS[type(e.ops[0])], [left, right], {}, e),
+                               hint, into, e)
+        if isinstance(e, gast.Call):
+            return self.call(e, hint, into)
+        if isinstance(e, gast.Attribute):
+            base = self.local_base(e.value, hint)
+            if base is None:
+                return self.global_value(e)
+            fn = ATTRIBUTES.get(e.attr)
+            if fn is None:
+                raise self.unsupported(f"the attribute `.{e.attr}` of an array", e)
+            return self.result(self.op_call(fn, [base], {}, e), hint, into, e)
+        if isinstance(e, gast.Subscript):
+            base = self.expr(e.value, hint, None)
+            index = self.index(e.slice, hint)
+            return self.result(self.op_call(operator.getitem, [base, index], {}, e), hint, into, e)
+        raise self.unsupported(f"the expression `{type(e).__name__}`", e)
+
+    def index(self, s, hint):
+        def part(p):
+            if isinstance(p, gast.Slice):
+                return ir.Slice(*(None if v is None else self.expr(v, hint, None)
+                                  for v in (p.lower, p.upper, p.step)))
+            return self.expr(p, hint, None)
+
+        if isinstance(s, gast.Tuple):
+            return ir.Index(tuple(part(p) for p in s.elts), True)
+        return ir.Index((part(s),), False)
+
+    def name_atom(self, e: gast.Name):
+        if e.id in self.env:
+            return self.env[e.id]
+        if e.id in self.locals:
+            raise self.pf.error(f"`{e.id}` is used before it is assigned", e)
+        obj = self.pf.resolve(e.id)
+        if obj is UNRESOLVED:
+            raise self.pf.error(f"name `{e.id}` is not defined", e)
+        return self.constant(obj, e.id, e)
+
+    def constant(self, obj, spelled: str, node):
+        if isinstance(obj, (types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
+                            np.ufunc)) and not isinstance(obj, type):
+            raise self.unsupported(f"`{spelled}` ({type(obj).__name__}) used as a value", node,
+                                   "call it, or pass values in as arguments")
+        src = _const_src(obj, spelled)
+        if src is None:
+            name = spelled if spelled.isidentifier() else self.fresh(spelled.replace(".", "_"))
+            if name in self.locals or name in RESERVED:
+                name = self.fresh(name)
+            self.taken.add(name)
+            self.inject[name] = obj
+            src = name
+        return ir.Const(obj, src)
+
+    def local_base(self, e, hint):
+        """The atom for `e` if it is (rooted at) a local value, else None (a global)."""
+        root = e
+        while isinstance(root, gast.Attribute):
+            root = root.value
+        if isinstance(root, gast.Name) and root.id not in self.locals:
+            return None
+        return self.expr(e, hint, None)
+
+    def dotted(self, e) -> tuple[object, str]:
+        """Resolve a global `a.b.c` to its object."""
+        if isinstance(e, gast.Name):
+            obj = self.pf.resolve(e.id)
+            if obj is UNRESOLVED:
+                raise self.pf.error(f"name `{e.id}` is not defined", e)
+            return obj, e.id
+        if isinstance(e, gast.Attribute):
+            base, spelled = self.dotted(e.value)
+            try:
+                return getattr(base, e.attr), f"{spelled}.{e.attr}"
+            except AttributeError:
+                raise self.pf.error(f"`{spelled}` has no attribute `{e.attr}`", e) from None
+        raise self.unsupported(f"calling the result of a `{type(e).__name__}` expression", e)
+
+    def global_value(self, e):
+        obj, spelled = self.dotted(e)
+        return self.constant(obj, spelled, e)
+
+    def call(self, e: gast.Call, hint: str, into):
+        for a in e.args:
+            if isinstance(a, gast.Starred):
+                raise self.unsupported("star-arguments (`*args`)", e, "pass arguments one by one")
+        for k in e.keywords:
+            if k.arg is None:
+                raise self.unsupported("`**kwargs` in a call", e, "pass keywords one by one")
+        func = e.func
+        if isinstance(func, gast.Attribute):
+            base = self.local_base(func.value, hint)
+            if base is not None:
+                make = METHODS.get(func.attr)
+                if make is None:
+                    raise self.pf.error(
+                        f"the array method `.{func.attr}()` has no derivative rule in srcad",
+                        e, cls=NoRuleError,
+                        hint="call the numpy function instead (np.<name>(x, ...)), or register "
+                        "one with srcad.defvjp")
+                args = [self.expr(a, hint, None) for a in e.args]
+                kwargs = {k.arg: self.expr(k.value, hint, None) for k in e.keywords}
+                fn, args, kwargs = make(base, args, kwargs)
+                return self.result(self.op_call(fn, args, kwargs, e), hint, into, e)
+        if isinstance(func, gast.Name) and func.id in self.locals:
+            raise self.unsupported(f"calling the local value `{func.id}`", e,
+                                   "call module-level functions directly")
+        obj, spelled = self.dotted(func)
+        obj = _BUILTIN_OPS.get(obj, obj) if _hashable(obj) else obj
+        args = [self.expr(a, hint, None) for a in e.args]
+        kwargs = {k.arg: self.expr(k.value, hint, None) for k in e.keywords}
+        return self.result(self.op_call(obj, args, kwargs, e, spelled), hint, into, e)
+
+    def op_call(self, fn, args, kwargs, node, spelled: str | None = None):
+        """Bind a call to its op row's parameters: (op, {param: atom})."""
+        op = table.lookup(fn)
+        if op is None:
+            name = spelled or getattr(fn, "__name__", repr(fn))
+            if isinstance(fn, types.FunctionType):
+                hint = (f"calls to user functions are not differentiated yet; register a rule "
+                        f"with srcad.defvjp({name}, lambda g, out, ...: ...) or inline it")
+            else:
+                hint = (f"register one with srcad.defvjp({name}, lambda g, out, x: ...) "
+                        f"(one rule per positional argument)")
+            raise self.pf.error(f"`{name}` has no derivative rule in srcad", node,
+                                hint=hint, cls=NoRuleError)
+        params = op.params
+        if len(args) > len(params):
+            raise self.pf.error(
+                f"`{op.name}` takes at most {len(params)} positional arguments in srcad "
+                f"({', '.join(op.param_names)}), got {len(args)}", node, cls=UnsupportedSyntaxError)
+        bound = {}
+        for p, a in zip(params, args):
+            bound[p.name] = a
+        for k, v in kwargs.items():
+            if k not in op.param_names:
+                raise self.pf.error(
+                    f"`{op.name}` does not take the keyword `{k}` in differentiated code "
+                    f"(parameters: {', '.join(op.param_names)})", node,
+                    cls=UnsupportedSyntaxError)
+            if k in bound:
+                raise self.pf.error(f"`{op.name}` got `{k}` twice", node)
+            bound[k] = v
+        for p in params:
+            if p.required and p.name not in bound:
+                raise self.pf.error(f"`{op.name}` is missing its argument `{p.name}`", node)
+        ordered = {p.name: bound[p.name] for p in params if p.name in bound}
+        return op, ordered
+
+
+def _hashable(obj) -> bool:
+    try:
+        hash(obj)
+        return True
+    except TypeError:
+        return False
+
+
+def normalize(pf: ParsedFunction) -> ir.Function:
+    """Fence and normalise a parsed function into the IR (see the module docstring)."""
+    fence(pf)
+    return Normalizer(pf).run()

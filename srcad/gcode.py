@@ -1,0 +1,70 @@
+"""The generated-code model that reverse/forward build, optimize rewrites and codegen prints.
+
+A `GFunction` is a list of `Line`s: an `ast` statement tagged with the user's line it
+serves, or a standalone comment. Keeping comments beside (not inside) the AST lets every
+pass stay a plain AST rewrite while codegen still prints `# grad of L12: ...` headers.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Line:
+    node: ast.stmt | None = None
+    line: int | None = None  # the user's line this statement serves
+    comment: str | None = None  # a standalone comment line (node is None)
+
+
+@dataclass
+class GFunction:
+    name: str
+    params: list[str]
+    body: list[Line] = field(default_factory=list)
+    doc: str | None = None
+
+    def statements(self):
+        return [ln for ln in self.body if ln.node is not None]
+
+
+def names_read(node: ast.AST) -> set[str]:
+    """Names a statement or expression loads."""
+    out = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+            out.add(n.id)
+    if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+        out.add(node.target.id)
+    return out
+
+
+def names_written(node: ast.stmt) -> set[str]:
+    out = set()
+    targets = []
+    if isinstance(node, ast.Assign):
+        targets = node.targets
+    elif isinstance(node, ast.AugAssign):
+        targets = [node.target]
+    for t in targets:
+        for n in ast.walk(t):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                out.add(n.id)
+    return out
+
+
+def name(id_: str) -> ast.Name:
+    return ast.Name(id=id_, ctx=ast.Load())
+
+
+def store(id_: str) -> ast.Name:
+    return ast.Name(id=id_, ctx=ast.Store())
+
+
+def assign(target: str, value: ast.expr) -> ast.Assign:
+    return ast.Assign(targets=[store(target)], value=value, lineno=0)
+
+
+def parse_expr(src: str) -> ast.expr:
+    return ast.parse(src, mode="eval").body

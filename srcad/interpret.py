@@ -1,0 +1,55 @@
+"""Evaluate the normalised IR directly, one op-table call per statement.
+
+Used on a transformed function's first call (per input signature) to learn the shape
+and dtype of every value, which lets the reverse transform drop identity unbroadcasts
+and pick shape-specialised rule forms; tape mode runs the same calls.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import ir
+
+
+def atom_value(atom, env: dict) -> Any:
+    if isinstance(atom, ir.Var):
+        return env[atom.name]
+    if isinstance(atom, ir.Const):
+        return atom.value
+    if isinstance(atom, ir.Seq):
+        items = [atom_value(a, env) for a in atom.items]
+        return tuple(items) if atom.kind == "tuple" else items
+    if isinstance(atom, ir.Slice):
+        return slice(*(None if a is None else atom_value(a, env)
+                       for a in (atom.lower, atom.upper, atom.step)))
+    if isinstance(atom, ir.Index):
+        parts = tuple(atom_value(p, env) for p in atom.parts)
+        return parts if atom.is_tuple else parts[0]
+    raise TypeError(f"not an atom: {atom!r}")
+
+
+def call_op(op, args: dict, env: dict):
+    """Call an op's numpy forward: required parameters by position, the rest by keyword."""
+    positional = []
+    keywords = {}
+    for p in op.params:
+        if p.name not in args:
+            continue
+        value = atom_value(args[p.name], env)
+        if p.required:
+            positional.append(value)
+        else:
+            keywords[p.name] = value
+    return op.fn(*positional, **keywords)
+
+
+def evaluate(fn: ir.Function, args: dict) -> dict:
+    """Run the IR on concrete arguments; return every variable's value (and '<return>')."""
+    env = dict(args)
+    for stmt in fn.body:
+        if isinstance(stmt, ir.Call):
+            env[stmt.target] = call_op(stmt.op, stmt.args, env)
+        elif isinstance(stmt, ir.Return):
+            env["<return>"] = atom_value(stmt.value, env)
+    return env

@@ -1,0 +1,114 @@
+"""The normalised IR that every stage after the frontend reads.
+
+A function body is a list of statements, each one operation into a fresh name:
+
+    Call(target, op, args, line)      target = op(**args)      (args: param name -> Atom)
+    Return(value, line)               return atom
+
+Atoms are `Var` (a local name), `Const` (a literal or an injected constant, with the
+source text that spells it), `Seq` (a tuple/list literal of atoms, e.g. the arrays of
+`np.concatenate` or a shape), and `Index` (the subscript of `a[...]`, made of atoms,
+`Slice`s, None and Ellipsis).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Union
+
+from .ops.table import Op
+
+
+@dataclass(frozen=True)
+class Var:
+    name: str
+
+
+@dataclass(frozen=True, eq=False)
+class Const:
+    value: Any
+    src: str  # how generated code spells it: a literal, or a name injected into its namespace
+
+    def __eq__(self, other):
+        return isinstance(other, Const) and self.src == other.src
+
+    def __hash__(self):
+        return hash(("Const", self.src))
+
+
+@dataclass(frozen=True)
+class Seq:
+    items: tuple
+    kind: str = "tuple"  # or "list"
+
+
+@dataclass(frozen=True)
+class Slice:
+    lower: Any = None
+    upper: Any = None
+    step: Any = None
+
+
+@dataclass(frozen=True)
+class Index:
+    parts: tuple  # of Atom | Slice | Const(None) | Const(Ellipsis)
+    is_tuple: bool
+
+
+Atom = Union[Var, Const, Seq, Index]
+
+
+@dataclass
+class Call:
+    target: str
+    op: Op
+    args: dict  # param name -> Atom, only the ones given (defaults come from the op)
+    line: int
+
+
+@dataclass
+class Return:
+    value: Any  # Atom
+    line: int
+
+
+Stmt = Union[Call, Return]
+
+
+@dataclass
+class Function:
+    name: str
+    params: list[str]
+    body: list  # list[Stmt]
+    filename: str
+    first_line: int
+    last_line: int
+    inject: dict = field(default_factory=dict)  # name -> object the generated code refers to
+    names: set = field(default_factory=set)  # every name in use (for fresh names later)
+    source_lines: dict = field(default_factory=dict)  # user line -> text
+
+    @property
+    def ret(self) -> Return:
+        return self.body[-1]
+
+
+def atom_vars(atom) -> Iterator[str]:
+    """Names of the local variables an atom reads."""
+    if isinstance(atom, Var):
+        yield atom.name
+    elif isinstance(atom, Seq):
+        for a in atom.items:
+            yield from atom_vars(a)
+    elif isinstance(atom, Index):
+        for p in atom.parts:
+            yield from atom_vars(p)
+    elif isinstance(atom, Slice):
+        for a in (atom.lower, atom.upper, atom.step):
+            if a is not None:
+                yield from atom_vars(a)
+
+
+def stmt_reads(stmt) -> list[str]:
+    if isinstance(stmt, Call):
+        return [n for a in stmt.args.values() for n in atom_vars(a)]
+    return list(atom_vars(stmt.value))

@@ -1,0 +1,1 @@
+"""Transforms from the normalised IR to generated code: reverse (adjoint) and forward."""

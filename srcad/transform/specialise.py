@@ -1,0 +1,166 @@
+"""Shape-specialised simplification of generated expressions.
+
+Once a transformed function is specialised to its inputs' shapes and dtypes, some rule
+forms can be simplified at generation time:
+  * runtime helpers with a ``simplify`` hook (``unbroadcast(g, x)`` with equal shapes is
+    ``g``; a 2-D ``matmul_grad_b(g, a, b)`` is ``a.T @ g``);
+  * helpers marked ``static`` on constant arguments are evaluated
+    (``inverse_permutation(None)`` is ``None``);
+  * shape queries on values of known shape become constants (``np.size(h)`` is 512);
+  * integer arithmetic on constants, and multiplication by a literal 1.0 (the seed), fold;
+  * trailing arguments of runtime helpers equal to their defaults are dropped.
+Each rewrite keeps the numpy calls that run on arrays the same, so results are unchanged.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from .. import runtime
+from ..gcode import parse_expr
+
+
+@dataclass(frozen=True)
+class Info:
+    """What is known statically about a value: its shape and dtype (None: a Python scalar)."""
+
+    shape: tuple
+    dtype: object
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @classmethod
+    def of(cls, value) -> "Info | None":
+        if isinstance(value, (np.ndarray, np.generic)):
+            return cls(tuple(value.shape), value.dtype)
+        if isinstance(value, (bool, int, float)):
+            return cls((), None)
+        return None
+
+
+def _const(v) -> ast.Constant:
+    return ast.Constant(value=v)
+
+
+def _is_const(node, types=(int, float)) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, types) and not isinstance(
+        node.value, bool
+    )
+
+
+_INT_OPS = {ast.Add: int.__add__, ast.Sub: int.__sub__, ast.Mult: int.__mul__,
+            ast.FloorDiv: int.__floordiv__}
+
+
+class _Simplify(ast.NodeTransformer):
+    def __init__(self, globals_: dict, info_of: Callable[[ast.expr], Info | None]):
+        self.globals = globals_
+        self.info_of = info_of
+
+    def resolve(self, func):
+        if isinstance(func, ast.Name):
+            return self.globals.get(func.id, getattr(runtime, func.id, None))
+        if (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+                and func.value.id == "np"):
+            return getattr(np, func.attr, None)
+        return None
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        fn = self.resolve(node.func)
+        if fn is None:
+            return node
+        # shape queries on known values
+        if fn in (np.size, np.shape, np.ndim) and len(node.args) == 1 and not node.keywords:
+            info = self.info_of(node.args[0])
+            if info is not None:
+                value = {np.size: info.size, np.shape: info.shape, np.ndim: info.ndim}[fn]
+                return _const(value)
+        # static helpers on constant arguments
+        if getattr(fn, "static", False) and all(isinstance(a, ast.Constant) for a in node.args):
+            return _const(fn(*[a.value for a in node.args]))
+        simplify = getattr(fn, "simplify", None)
+        if simplify is not None and not node.keywords:
+            infos = [self.info_of(a) for a in node.args]
+            if all(i is not None for i in infos):
+                template = simplify(*infos)
+                if template is not None:
+                    params = list(inspect.signature(fn).parameters)
+                    from .templates import subst
+
+                    mapping = dict(zip(params, node.args))
+                    return self.visit(subst(parse_expr(template), mapping))
+        if fn in _RUNTIME_FUNCS:
+            _drop_default_tail(node, fn)
+        return node
+
+    def visit_Attribute(self, node):
+        self.generic_visit(node)
+        if node.attr in ("size", "shape", "ndim") and isinstance(node.ctx, ast.Load):
+            info = self.info_of(node.value)
+            if info is not None:
+                return _const(getattr(info, node.attr))
+        return node
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        left, right = node.left, node.right
+        if _is_const(left, int) and _is_const(right, int) and type(node.op) in _INT_OPS:
+            if not (isinstance(node.op, ast.FloorDiv) and right.value == 0):
+                return _const(_INT_OPS[type(node.op)](left.value, right.value))
+        if isinstance(node.op, ast.Mult):
+            if _is_const(left, float) and left.value == 1.0:
+                if _is_const(right):
+                    return _const(1.0 * right.value)
+                return right
+            if _is_const(right, float) and right.value == 1.0 and not _is_const(left):
+                return left
+        if isinstance(node.op, ast.Pow) and _is_const(right, int) and right.value == 1:
+            if not _is_const(left):
+                return left
+        if isinstance(node.op, ast.Div) and _is_const(right) and right.value == 1:
+            if not _is_const(left, int):
+                return left
+        return node
+
+    def visit_UnaryOp(self, node):
+        self.generic_visit(node)
+        if isinstance(node.op, ast.USub) and _is_const(node.operand):
+            return _const(-node.operand.value)
+        return node
+
+
+_RUNTIME_FUNCS = {getattr(runtime, n) for n in runtime.__all__}
+
+
+def _drop_default_tail(node: ast.Call, fn) -> None:
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return
+    while node.args and len(node.args) <= len(params):
+        p = params[len(node.args) - 1]
+        last = node.args[-1]
+        if (p.default is not inspect.Parameter.empty and isinstance(last, ast.Constant)
+                and last.value is p.default or (isinstance(last, ast.Constant)
+                                                and p.default is not inspect.Parameter.empty
+                                                and type(last.value) is type(p.default)
+                                                and last.value == p.default)):
+            node.args.pop()
+        else:
+            break
+
+
+def simplify(expr: ast.expr, globals_: dict, info_of) -> ast.expr:
+    return ast.fix_missing_locations(_Simplify(globals_, info_of).visit(expr))

@@ -1,0 +1,126 @@
+"""Template substitution: inline an op's spelling or a rule's expression over atoms.
+
+A template is an `ast.expr` over parameter names (`x`, `y`, `g`, `out`, ...). `subst`
+replaces each parameter name by an expression; atoms become expressions with `atom_expr`.
+A subscript index stays subscript syntax inside `a[...]` and becomes `np.s_[...]`
+elsewhere, so a rule can pass it to a helper.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+
+import numpy as np
+
+from .. import ir
+from ..gcode import name, parse_expr
+from ..ops.table import Op
+
+
+def atom_expr(atom, *, in_subscript: bool = False) -> ast.expr:
+    if isinstance(atom, ir.Var):
+        return name(atom.name)
+    if isinstance(atom, ir.Const):
+        return parse_expr(atom.src)
+    if isinstance(atom, ir.Seq):
+        elts = [atom_expr(a) for a in atom.items]
+        if atom.kind == "list":
+            return ast.List(elts=elts, ctx=ast.Load())
+        return ast.Tuple(elts=elts, ctx=ast.Load())
+    if isinstance(atom, ir.Slice):
+        def part(a):
+            return None if a is None else atom_expr(a)
+
+        return ast.Slice(lower=part(atom.lower), upper=part(atom.upper), step=part(atom.step))
+    if isinstance(atom, ir.Index):
+        parts = [atom_expr(p) for p in atom.parts]
+        inner = ast.Tuple(elts=parts, ctx=ast.Load()) if atom.is_tuple else parts[0]
+        if in_subscript:
+            return inner
+        needs_s = any(isinstance(p, ir.Slice) for p in atom.parts) or any(
+            isinstance(p, ir.Const) and (p.value is None or p.value is Ellipsis)
+            for p in atom.parts
+        )
+        if needs_s:
+            return ast.Subscript(
+                value=ast.Attribute(value=name("np"), attr="s_", ctx=ast.Load()),
+                slice=inner,
+                ctx=ast.Load(),
+            )
+        return inner
+    raise TypeError(f"not an atom: {atom!r}")
+
+
+class _Subst(ast.NodeTransformer):
+    def __init__(self, mapping):
+        self.mapping = mapping
+
+    def visit_Subscript(self, node):
+        node.value = self.visit(node.value)
+        sl = node.slice
+        if isinstance(sl, ast.Name) and sl.id in self.mapping:
+            node.slice = self.mapping[sl.id](True)
+        else:
+            node.slice = self.visit(sl)
+        return node
+
+    def visit_Name(self, node):
+        if node.id in self.mapping and isinstance(node.ctx, ast.Load):
+            return self.mapping[node.id](False)
+        return node
+
+
+def subst(template: ast.expr, mapping: dict) -> ast.expr:
+    """Replace names in `template`; values are ast exprs or atoms (subscript-aware)."""
+
+    def maker(v):
+        if isinstance(v, ast.AST):
+            return lambda in_sub: copy.deepcopy(v)
+        return lambda in_sub: atom_expr(v, in_subscript=in_sub)
+
+    return _Subst({k: maker(v) for k, v in mapping.items()}).visit(copy.deepcopy(template))
+
+
+def const_atom(value) -> ir.Const:
+    return ir.Const(value, repr(value) if not isinstance(value, type) else f"np.{value.__name__}")
+
+
+def forward_expr(op: Op, args: dict) -> ast.expr:
+    """How generated code spells `op(**args)`: the row's spelling with atoms filled in.
+
+    A call-shaped spelling (``np.sum(a, axis, keepdims)``) passes required parameters by
+    position and the others by keyword, only when given: ``np.sum(x, axis=1)``.
+    """
+    sp = op.spelling
+    if (
+        isinstance(sp, ast.Call)
+        and [a.id for a in sp.args if isinstance(a, ast.Name)] == list(op.param_names)
+        and len(sp.args) == len(op.params)
+    ):
+        call = copy.deepcopy(sp)
+        call.args = [atom_expr(args[p.name]) for p in op.params if p.required]
+        call.keywords = [
+            ast.keyword(arg=p.name, value=atom_expr(args[p.name]))
+            for p in op.params
+            if not p.required and p.name in args
+        ]
+        return call
+    mapping = {}
+    for p in op.params:
+        if p.name in args:
+            mapping[p.name] = args[p.name]
+        else:
+            mapping[p.name] = const_atom(p.default)
+    return subst(sp, mapping)
+
+
+def default_atom(op: Op, pname: str):
+    for p in op.params:
+        if p.name == pname:
+            return const_atom(p.default)
+    raise KeyError(pname)
+
+
+def is_default(value) -> bool:
+    return value is None or isinstance(value, (bool, int, float, str, tuple, type, np.dtype))
