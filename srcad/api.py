@@ -68,6 +68,8 @@ def _is_float(value) -> bool:
 
 
 def _key_of(value):
+    if type(value) is np.ndarray:
+        return (value.shape, value.dtype)
     if isinstance(value, np.ndarray):
         return ("array", value.shape, value.dtype.str)
     if isinstance(value, np.generic):
@@ -160,6 +162,8 @@ class Transformed:
 
     # -- arguments ---------------------------------------------------------------------------
     def bind(self, args, kwargs) -> list:
+        if not kwargs and len(args) == len(self.params):
+            return list(args)
         try:
             bound = self.__signature__.bind(*args, **kwargs)
         except TypeError as e:
@@ -182,7 +186,8 @@ class Transformed:
 
     # -- compilation -------------------------------------------------------------------------
     def compiled(self, values: list) -> Compiled:
-        key = tuple(_key_of(v) for v in values)
+        key = tuple([(v.shape, v.dtype) if type(v) is np.ndarray else _key_of(v)
+                     for v in values])
         hit = self._cache.get(key)
         if hit is not None:
             self._last = hit
@@ -242,7 +247,7 @@ def build(fn_ir: ir.Function, kind: str, wrt, infos, signature, single, options)
     if kind == "vjp":
         gen = rev.split()
         fwd, bwd = gen.functions
-        optimize(bwd)
+        optimize(bwd, rev.all_infos())
         saved = _saved_names(fwd, bwd, rev)
         bwd.body.insert(0, Line(ast.Assign(
             targets=[ast.Tuple(elts=[ast.Name(n, ast.Store()) for n in saved] or [],
@@ -256,14 +261,14 @@ def build(fn_ir: ir.Function, kind: str, wrt, infos, signature, single, options)
         fwd.body.append(Line(ast.Return(value=ast.Tuple(elts=[
             out_expr, ast.Tuple(elts=[ast.Name(n, ast.Load()) for n in saved], ctx=ast.Load())],
             ctx=ast.Load())), fn_ir.ret.line))
-        optimize(fwd)
+        optimize(fwd, rev.all_infos())
         functions = [fwd, bwd]
         roles = {"fwd": fwd.name, "bwd": bwd.name}
     else:
         gen = rev.joint(with_value=(kind == "value_and_grad"), single=single)
         functions = gen.functions
         for f in functions:
-            optimize(f)
+            optimize(f, rev.all_infos())
         roles = {"main": functions[0].name}
         saved = []
     origin = {
@@ -354,6 +359,8 @@ class Pullback:
             raise SrcadError(
                 f"the cotangent has shape {np.shape(cotangent)} but "
                 f"{self._t._ir.name}'s output has shape {self._out_shape}")
+        if np.result_type(cotangent) != self._out_dtype:
+            cotangent = np.asarray(cotangent, dtype=self._out_dtype)
         grads = self._c.functions["bwd"](self._saved, cotangent)
         it = iter(grads)
         return tuple(next(it) if _is_float(v) else None for v in self._values)

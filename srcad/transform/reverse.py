@@ -55,7 +55,7 @@ def is_fresh(expr: ast.expr, globals_: dict, specialised: bool = False) -> bool:
             if isinstance(f.value, ast.Name) and f.value.id == "np":
                 fn = getattr(np, f.attr, None)
                 return fn is not None and fn not in _VIEW_NP
-            return f.attr in ("astype", "copy")
+            return f.attr in ("astype", "copy", "sum")
         if isinstance(f, ast.Name):
             fn = globals_.get(f.id, getattr(runtime, f.id, None))
             return fn in _FRESH_HELPERS or (specialised and fn is runtime.unbroadcast)
@@ -78,6 +78,10 @@ class Reverse:
         self.taken = set(fn.names) | set(fn.params)
         self.adj: dict[str, str] = {}  # primal name -> adjoint name
         self.owned: dict[str, bool] = {}
+        self.pending: dict[str, ast.expr] = {}  # adjoints that are so far another name
+        # adjoints that are one scalar broadcast over the value's shape (a mean's input):
+        # elementwise rules take the scalar itself, and no broadcast array is made
+        self.uniform: dict[str, ast.expr] = {}
         self.globals: dict = {}
 
     # -- names -------------------------------------------------------------------------------
@@ -102,9 +106,22 @@ class Reverse:
                 if a == node.id:
                     return self.infos.get(primal)
             return None
-        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
-            return Info((), None)
+        if isinstance(node, ast.Constant):
+            return Info((), None, node.value)
+        if isinstance(node, ast.Tuple) and all(isinstance(e, ast.Constant) for e in node.elts):
+            return Info((), None, tuple(e.value for e in node.elts))
+        if isinstance(node, (ast.BinOp, ast.UnaryOp)) and not any(
+                isinstance(n, (ast.Name, ast.Call, ast.Attribute)) for n in ast.walk(node)):
+            return Info((), None)  # arithmetic on Python number literals
         return None
+
+    def all_infos(self) -> dict:
+        """Static Info of every primal and adjoint name (an adjoint has its primal's)."""
+        out = dict(self.infos)
+        for primal, d in self.adj.items():
+            if primal in self.infos:
+                out[d] = self.infos[primal]
+        return out
 
     def atom_info(self, atom) -> Info | None:
         if isinstance(atom, ir.Var):
@@ -136,13 +153,15 @@ class Reverse:
         target, want = self.infos.get(s.target), self.infos.get(atom.name)
         if target is not None and want is not None:
             if s.op.broadcasting and target.shape != want.shape:
-                return _call("unbroadcast", expr, name(atom.name))
+                call = _call("unbroadcast", expr, name(atom.name))
+                return simplify(call, {}, lambda n: target if n is expr else self.info_of(n))
             if want.dtype is not None and target.dtype is not None and target.dtype != want.dtype:
                 if s.op.broadcasting or want.shape == target.shape:
+                    dtype = ast.Attribute(value=name("np"), attr=str(want.dtype), ctx=ast.Load())
+                    if want.ndim == 0:  # the contribution may be a Python or numpy scalar
+                        return ast.Call(func=dtype, args=[expr], keywords=[])
                     return ast.Call(func=ast.Attribute(value=expr, attr="astype",
-                                                       ctx=ast.Load()),
-                                    args=[ast.Attribute(value=name("np"), attr=str(want.dtype),
-                                                        ctx=ast.Load())], keywords=[])
+                                                       ctx=ast.Load()), args=[dtype], keywords=[])
             return expr
         if s.op.broadcasting:
             return _call("unbroadcast", expr, name(atom.name))
@@ -150,6 +169,23 @@ class Reverse:
 
     def accumulate(self, var: str, expr: ast.expr, line: int, out: list) -> None:
         fresh = is_fresh(expr, {**runtime.__dict__, **self.globals}, bool(self.infos))
+        if var not in self.owned and self.uniform_scalar(expr) is not None:
+            self.pending[var] = expr
+            self.uniform[var] = self.uniform_scalar(expr)
+            self.owned[var] = False
+            return
+        if var not in self.owned and isinstance(expr, (ast.Name, ast.Constant)):
+            # the first contribution is another name: alias it without a statement
+            self.pending[var] = expr
+            self.owned[var] = False
+            return
+        if var in self.pending:  # the second contribution: sum into a new buffer
+            self.uniform.pop(var, None)
+            d = self.adj_name(var)
+            out.append(Line(assign(d, ast.BinOp(left=self.pending.pop(var), op=ast.Add(),
+                                                right=expr)), line))
+            self.owned[var] = True
+            return
         if var not in self.owned:  # the first contribution
             d = self.adj_name(var)
             out.append(Line(assign(d, expr), line))
@@ -161,6 +197,35 @@ class Reverse:
         else:
             out.append(Line(assign(d, ast.BinOp(left=name(d), op=ast.Add(), right=expr)), line))
             self.owned[var] = True
+
+    def uniform_scalar(self, expr: ast.expr) -> ast.expr | None:
+        """S if `expr` is ``np.broadcast_to(S, shape)`` with S a scalar, else None."""
+        if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute)
+                and expr.func.attr == "broadcast_to" and isinstance(expr.func.value, ast.Name)
+                and expr.func.value.id == "np" and expr.args):
+            return None
+        s = expr.args[0]
+        names = [n.id for n in ast.walk(s) if isinstance(n, ast.Name)]
+        for n in names:
+            info = self.info_of(ast.Name(id=n)) if n != "np" else None
+            if n != "np" and (info is None or info.ndim != 0):
+                return None
+        return s
+
+    def takes_scalar_g(self, s: ir.Call, pname: str) -> bool:
+        """Can this rule take a scalar `g` and still yield a full-shaped result?"""
+        target = self.infos.get(s.target)
+        if not s.op.elementwise or target is None:
+            return False
+        reads = s.op.vjp(pname).reads - {"g"}
+        if "out" in reads:
+            return True
+        for p in reads:
+            a = s.args.get(p)
+            if isinstance(a, ir.Var) and (i := self.infos.get(a.name)) is not None \
+                    and i.shape == target.shape:
+                return True
+        return False
 
     def backward_lines(self, seed: ast.expr) -> list[Line]:
         lines = [Line(comment="--- backward ---")]
@@ -177,8 +242,8 @@ class Reverse:
                 continue
             if s.target in seeded:
                 g = seeded[s.target]
-            elif s.target in self.adj:
-                g = name(self.adj[s.target])
+            elif s.target in self.owned:
+                g = self.adj_ref(s.target)
             else:
                 continue  # no contribution reached this value
             block: list[Line] = []
@@ -188,7 +253,10 @@ class Reverse:
                 if isinstance(atom, ir.Var):
                     if atom.name not in self.active:
                         continue
-                    expr = self.fit(self.contribution(s, pname, g), s, atom)
+                    g_use = g
+                    if s.target in self.uniform and self.takes_scalar_g(s, pname):
+                        g_use = self.uniform[s.target]
+                    expr = self.fit(self.contribution(s, pname, g_use), s, atom)
                     self.accumulate(atom.name, expr, s.line, block)
                 elif isinstance(atom, ir.Seq):
                     items = [a for a in atom.items if isinstance(a, ir.Var) and
@@ -216,11 +284,17 @@ class Reverse:
                 lines.extend(block)
         return lines
 
+    def adj_ref(self, var: str) -> ast.expr:
+        """The expression holding var's (complete) adjoint."""
+        if var in self.pending:
+            return self.pending[var]
+        return name(self.adj[var])
+
     def grads_expr(self) -> list[ast.expr]:
         out = []
         for p in self.wrt:
-            if p in self.adj:
-                d = name(self.adj[p])
+            if p in self.owned:
+                d = self.adj_ref(p)
                 info = self.infos.get(p)
                 if not self.owned.get(p) or info is None or info.dtype is None:
                     d = _call("as_grad", d, name(p))

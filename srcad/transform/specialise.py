@@ -31,6 +31,7 @@ class Info:
 
     shape: tuple
     dtype: object
+    value: object = None  # for a constant: its value
 
     @property
     def ndim(self) -> int:
@@ -90,7 +91,7 @@ class _Simplify(ast.NodeTransformer):
         # static helpers on constant arguments
         if getattr(fn, "static", False) and all(isinstance(a, ast.Constant) for a in node.args):
             return _const(fn(*[a.value for a in node.args]))
-        simplify = getattr(fn, "simplify", None)
+        simplify = SIMPLIFY.get(fn) or getattr(fn, "simplify", None)
         if simplify is not None and not node.keywords:
             infos = [self.info_of(a) for a in node.args]
             if all(i is not None for i in infos):
@@ -142,6 +143,80 @@ class _Simplify(ast.NodeTransformer):
 
 
 _RUNTIME_FUNCS = {getattr(runtime, n) for n in runtime.__all__}
+
+
+# -- shape-specialised forms of runtime helpers ------------------------------------------------
+# Each hook takes the Info of the helper's arguments and returns an equivalent expression over
+# the helper's parameter names (or None to keep the call). The array operations they emit are
+# the ones the helper would run, so results are bitwise unchanged.
+
+
+def _dtype_name(dtype) -> str:
+    return f"np.{np.dtype(dtype).name}"
+
+
+def _unbroadcast_form(g: Info, x: Info):
+    if x.dtype is not None and g.dtype is not None and g.dtype != x.dtype:
+        return None
+    if g.shape == x.shape:
+        return "g"
+    lead = g.ndim - x.ndim
+    if lead < 0:
+        return None
+    axes = tuple(range(lead)) + tuple(
+        i + lead for i, n in enumerate(x.shape) if n == 1 and g.shape[i + lead] != 1)
+    kept = tuple(n for i, n in enumerate(g.shape) if i not in axes)
+    axis = axes[0] if len(axes) == 1 else axes
+    # the method form: same reduction as np.sum, without np.sum's Python-level dispatch
+    if kept == x.shape:
+        return f"g.sum(axis={axis!r})"
+    if lead == 0:
+        return f"g.sum(axis={axis!r}, keepdims=True)"
+    return f"g.sum(axis={axis!r}).reshape({x.shape!r})"
+
+
+def _unreduce_form(g: Info, x: Info, axis: Info | None = None, keepdims: Info | None = None):
+    axis_v = None if axis is None else axis.value
+    keep_v = False if keepdims is None else keepdims.value
+    if x.dtype is None or (g.dtype is not None and g.dtype != x.dtype):
+        return None
+    src = "g"
+    if g.dtype is None and x.dtype != np.float64:
+        src = f"{_dtype_name(x.dtype)}(g)"
+    if axis_v is not None and not keep_v:
+        axes = axis_v if isinstance(axis_v, tuple) else (axis_v,)
+        axes = sorted(a % x.ndim for a in axes)
+        shape = tuple(1 if i in axes else n for i, n in enumerate(x.shape))
+        src = f"np.reshape({src}, {shape!r})"
+    return f"np.broadcast_to({src}, {x.shape!r})"
+
+
+def _matmul_a_form(g: Info, a: Info, b: Info):
+    if a.dtype != b.dtype:
+        return None
+    if a.ndim == 2 and b.ndim == 2:
+        return "g @ b.T"
+    if a.ndim == 1 and b.ndim == 1:
+        return "g * b"
+    return None
+
+
+def _matmul_b_form(g: Info, a: Info, b: Info):
+    if a.dtype != b.dtype:
+        return None
+    if a.ndim == 2 and b.ndim == 2:
+        return "a.T @ g"
+    if a.ndim == 1 and b.ndim == 1:
+        return "g * a"
+    return None
+
+
+SIMPLIFY = {
+    runtime.unbroadcast: _unbroadcast_form,
+    runtime.unreduce: _unreduce_form,
+    runtime.matmul_grad_a: _matmul_a_form,
+    runtime.matmul_grad_b: _matmul_b_form,
+}
 
 
 def _drop_default_tail(node: ast.Call, fn) -> None:

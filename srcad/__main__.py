@@ -1,0 +1,7 @@
+"""`python -m srcad`: see srcad/cli.py."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())
