@@ -196,6 +196,14 @@ class Transformed:
         wrt = self.wrt if self.kind != "vjp" else [p for p in self.params if _is_float(env[p])]
         self._check_wrt_values(env, wrt)
         infos, out = probe(self._ir, env)
+        if self.kind != "vjp" and not _is_float(out) and not (
+                isinstance(out, (np.ndarray, np.generic)) and np.ndim(out) != 0):
+            raise SrcadError(
+                f"{self._ir.name} returns {_describe(out) if out is not None else 'None'}; "
+                f"grad needs a floating-point scalar output",
+                filename=self._ir.filename, lineno=self._ir.ret.line, func=self._ir.name,
+                hint="return the scalar loss to differentiate (a float, not an int, bool or "
+                "None)")
         if self.kind != "vjp" and np.ndim(out) != 0:
             raise NonScalarOutputError(
                 f"{self._ir.name} returns an array of shape {np.shape(out)}; grad needs a "

@@ -133,7 +133,11 @@ class Normalizer:
         for node in gast.walk(pf.tree):
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
                 self.locals.add(node.id)
-        self.taken = set(self.locals) | RESERVED
+        # free names the body reads (globals, closure cells) are taken too, so a temporary
+        # never shadows a global the generated code refers to by the same name
+        free = {node.id for node in gast.walk(pf.tree)
+                if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load)}
+        self.taken = set(self.locals) | free | RESERVED
         # which user names are assigned more than once, and where
         self.defs = Counter()
         for node in gast.walk(pf.tree):
