@@ -25,7 +25,7 @@ from .codegen import compile_source, render
 from .errors import NonScalarOutputError, SrcadError
 from .frontend import normalize, parse_function
 from .gcode import Line
-from .interpret import call_op, atom_value
+from .interpret import evaluate
 from .optimize import optimize
 from .transform.reverse import Reverse
 from .transform.specialise import Info
@@ -90,23 +90,41 @@ def _describe(value) -> str:
 
 
 def probe(fn_ir: ir.Function, args: dict) -> tuple[dict, object]:
-    """Run the IR once on the actual arguments: the static Info of every value."""
-    env = dict(args)
-    for s in fn_ir.body:
-        if isinstance(s, ir.Call):
-            try:
-                env[s.target] = call_op(s.op, s.args, env)
-            except SrcadError:
-                raise
-            except Exception as e:
-                raise SrcadError(
-                    f"{type(e).__name__} in {fn_ir.name}: {e}",
-                    filename=fn_ir.filename, lineno=s.line, func=fn_ir.name,
-                    hint="the error comes from the user's code on these inputs",
-                ) from e
-    out = atom_value(fn_ir.ret.value, env)
-    infos = {k: i for k, v in env.items() if (i := Info.of(v)) is not None}
-    return infos, out
+    """Run the IR once on the actual arguments: the static Info of every value.
+
+    A name that takes values of different shapes or dtypes (in a loop, say) gets no Info, so
+    nothing is specialised on it.
+    """
+    infos: dict = {k: Info.of(v) for k, v in args.items()}
+    varying: set = set()
+
+    def on_assign(stmt, value):
+        info = Info.of(value)
+        old = infos.get(stmt.target, info) if stmt.target not in varying else None
+        if stmt.target in varying or old != info or (
+                stmt.target in infos and infos[stmt.target] is None):
+            varying.add(stmt.target)
+            infos[stmt.target] = None
+        else:
+            infos[stmt.target] = info
+
+    try:
+        env = evaluate(fn_ir, args, on_assign)
+    except SrcadError:
+        raise
+    except Exception as e:
+        line = _failing_line(e, fn_ir)
+        raise SrcadError(
+            f"{type(e).__name__} in {fn_ir.name}: {e}",
+            filename=fn_ir.filename, lineno=line, func=fn_ir.name,
+            hint="the error comes from the user's code on these inputs",
+        ) from e
+    out = env["<return>"]
+    return {k: i for k, i in infos.items() if i is not None}, out
+
+
+def _failing_line(exc, fn_ir) -> int | None:
+    return getattr(exc, "_srcad_line", None)
 
 
 @dataclass
@@ -256,15 +274,14 @@ def build(fn_ir: ir.Function, kind: str, wrt, infos, signature, single, options)
         gen = rev.split()
         fwd, bwd = gen.functions
         optimize(bwd, rev.all_infos())
-        saved = _saved_names(fwd, bwd, rev)
-        bwd.body.insert(0, Line(ast.Assign(
-            targets=[ast.Tuple(elts=[ast.Name(n, ast.Store()) for n in saved] or [],
-                               ctx=ast.Store())] if saved else [ast.Name("_", ast.Store())],
-            value=ast.Name(bwd.params[0], ast.Load()), lineno=0),
-            None if not saved else None))
-        if not saved:
-            bwd.body.pop(0)
-        bwd.body.insert(0, Line(comment=f"saved by the forward: {', '.join(saved) or 'nothing'}"))
+        saved = _saved_names(fwd, bwd)
+        head = [Line(comment=f"saved by the forward: {', '.join(saved) or 'nothing'}")]
+        if saved:
+            head.append(Line(ast.Assign(
+                targets=[ast.Tuple(elts=[ast.Name(n, ast.Store()) for n in saved],
+                                   ctx=ast.Store())],
+                value=ast.Name(bwd.params[0], ast.Load()), lineno=0)))
+        bwd.body = head + bwd.body
         out_expr = _ret_expr(fn_ir)
         fwd.body.append(Line(ast.Return(value=ast.Tuple(elts=[
             out_expr, ast.Tuple(elts=[ast.Name(n, ast.Load()) for n in saved], ctx=ast.Load())],
@@ -305,20 +322,18 @@ def _ret_expr(fn_ir):
     return atom_expr(fn_ir.ret.value)
 
 
-def _saved_names(fwd, bwd, rev) -> list[str]:
+def _saved_names(fwd, bwd) -> list[str]:
     """Names the backward reads that the forward (or the arguments) defined, in order."""
-    from .gcode import names_read, names_written
+    from .gcode import line_reads, line_writes
 
-    defined_in_bwd = set(bwd.params)
-    reads = []
-    for ln in bwd.statements():
-        for n in sorted(names_read(ln.node)):
-            if n not in defined_in_bwd and n not in reads:
-                reads.append(n)
-        defined_in_bwd |= names_written(ln.node)
+    reads = set()
+    for ln in bwd.body:
+        if ln.node is not None:
+            reads |= line_reads(ln)
     order = list(fwd.params)
-    for ln in fwd.statements():
-        order.extend(sorted(names_written(ln.node)))
+    for ln in fwd.body:
+        if ln.node is not None:
+            order.extend(sorted(line_writes(ln) - set(order)))
     return [n for n in order if n in reads]
 
 

@@ -10,6 +10,7 @@ and srcad.runtime. `compile_source` compiles it under a stable file name registe
 from __future__ import annotations
 
 import ast
+import copy
 import hashlib
 import linecache
 import os
@@ -33,25 +34,47 @@ def _relpath(filename: str) -> str:
 def _used_names(functions) -> set[str]:
     used = set()
     for f in functions:
-        for ln in f.body:
-            if ln.node is not None:
-                used |= {n.id for n in ast.walk(ln.node) if isinstance(n, ast.Name)}
+        for top in f.body:
+            for ln in top.walk():
+                if ln.node is not None:
+                    used |= {n.id for n in ast.walk(ln.node) if isinstance(n, ast.Name)}
     return used
+
+
+def _header_text(node: ast.stmt) -> str:
+    """`for i in range(n):` / `if c:` / `while True:` for a compound node with no body."""
+    node = copy.copy(node)
+    node.body = [ast.Pass()]
+    if hasattr(node, "orelse"):
+        node.orelse = []
+    text = ast.unparse(ast.fix_missing_locations(node))
+    return text.splitlines()[0]
+
+
+def _render_lines(lines, indent: str, out: list[str]) -> None:
+    for ln in lines:
+        if ln.node is None:
+            out.append(f"{indent}# {ln.comment}")
+            continue
+        tail = f"  # L{ln.line}" if ln.line is not None else ""
+        if ln.compound:
+            out.append(f"{indent}{_header_text(ln.node)}{tail}")
+            _render_lines(ln.body, indent + "    ", out)
+            if ln.orelse:
+                out.append(f"{indent}else:")
+                _render_lines(ln.orelse, indent + "    ", out)
+            continue
+        text = ast.unparse(ast.fix_missing_locations(ln.node))
+        first, *rest = text.splitlines()
+        out.append(f"{indent}{first}{tail}")
+        out.extend(f"{indent}{r}" for r in rest)
 
 
 def render_function(f: GFunction) -> list[str]:
     out = [f"def {f.name}({', '.join(f.params)}):"]
     if f.doc:
         out.append(f'    """{f.doc}"""')
-    for ln in f.body:
-        if ln.node is None:
-            out.append(f"    # {ln.comment}")
-            continue
-        text = ast.unparse(ast.fix_missing_locations(ln.node))
-        first, *rest = text.splitlines()
-        tail = f"  # L{ln.line}" if ln.line is not None else ""
-        out.append(f"    {first}{tail}")
-        out.extend(f"    {r}" for r in rest)
+    _render_lines(f.body, "    ", out)
     return out
 
 

@@ -13,9 +13,44 @@ from dataclasses import dataclass, field
 
 @dataclass
 class Line:
+    """One generated statement, or a comment; a compound statement (for/if/while) keeps its
+    header in `node` (with an empty body) and its bodies as lists of Lines."""
+
     node: ast.stmt | None = None
     line: int | None = None  # the user's line this statement serves
     comment: str | None = None  # a standalone comment line (node is None)
+    body: list | None = None  # for a compound statement: its body, as Lines
+    orelse: list | None = None  # for an if: its else branch, as Lines
+
+    @property
+    def compound(self) -> bool:
+        return self.body is not None
+
+    def walk(self):
+        """This line and every line nested in it."""
+        yield self
+        for ln in (self.body or []) + (self.orelse or []):
+            yield from ln.walk()
+
+
+def line_reads(ln: Line) -> set[str]:
+    """Names a line loads (a compound line: its header and everything nested)."""
+    out = set()
+    for sub in ln.walk():
+        if sub.node is not None:
+            out |= names_read(sub.node)
+    return out
+
+
+def line_writes(ln: Line) -> set[str]:
+    """Names a line may assign (a compound line: anything nested; a for: its target)."""
+    out = set()
+    for sub in ln.walk():
+        if sub.node is not None:
+            out |= names_written(sub.node)
+            if isinstance(sub.node, ast.For):
+                out |= {n.id for n in ast.walk(sub.node.target) if isinstance(n, ast.Name)}
+    return out
 
 
 @dataclass
@@ -30,7 +65,7 @@ class GFunction:
 
 
 def names_read(node: ast.AST) -> set[str]:
-    """Names a statement or expression loads."""
+    """Names a statement or expression loads (a compound header: without its empty body)."""
     out = set()
     for n in ast.walk(node):
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):

@@ -44,12 +44,42 @@ def call_op(op, args: dict, env: dict):
     return op.fn(*positional, **keywords)
 
 
-def evaluate(fn: ir.Function, args: dict) -> dict:
-    """Run the IR on concrete arguments; return every variable's value (and '<return>')."""
-    env = dict(args)
-    for stmt in fn.body:
+def run_block(body, env: dict, on_assign=None) -> None:
+    """Execute IR statements in `env`; `on_assign(name, value)` sees every assignment."""
+    for stmt in body:
         if isinstance(stmt, ir.Call):
-            env[stmt.target] = call_op(stmt.op, stmt.args, env)
+            try:
+                value = call_op(stmt.op, stmt.args, env)
+            except Exception as e:
+                if not hasattr(e, "_srcad_line"):
+                    e._srcad_line = stmt.line  # which user line failed, for the message
+                raise
+            env[stmt.target] = value
+            if on_assign is not None:
+                on_assign(stmt, value)
         elif isinstance(stmt, ir.Return):
             env["<return>"] = atom_value(stmt.value, env)
+        elif isinstance(stmt, ir.If):
+            run_block(stmt.body if atom_value(stmt.test, env) else stmt.orelse, env, on_assign)
+        elif isinstance(stmt, ir.For):
+            rng = range(*(atom_value(a, env) for a in (stmt.start, stmt.stop, stmt.step)))
+            for i in rng:
+                env[stmt.target] = i
+                run_block(stmt.body, env, on_assign)
+                if any(env[f] for f in stmt.exits):
+                    break
+        elif isinstance(stmt, ir.While):
+            while True:
+                run_block(stmt.cond_body, env, on_assign)
+                if not atom_value(stmt.cond, env):
+                    break
+                run_block(stmt.body, env, on_assign)
+                if any(env[f] for f in stmt.exits):
+                    break
+
+
+def evaluate(fn: ir.Function, args: dict, on_assign=None) -> dict:
+    """Run the IR on concrete arguments; return every variable's value (and '<return>')."""
+    env = dict(args)
+    run_block(fn.body, env, on_assign)
     return env

@@ -72,7 +72,79 @@ class Return:
     line: int
 
 
-Stmt = Union[Call, Return]
+@dataclass
+class If:
+    test: Any  # Atom (a bool)
+    body: list
+    orelse: list
+    line: int
+
+
+@dataclass
+class For:
+    """``for target in range(start, stop, step): body``, leaving after an iteration in which
+    any exit flag is true (what `break` became, see frontend/desugar.py)."""
+
+    target: str
+    start: Any
+    stop: Any
+    step: Any
+    body: list
+    line: int
+    exits: list = field(default_factory=list)
+
+
+@dataclass
+class While:
+    """``while True: <cond_body>; if not cond: break; <body>`` (plus exit flags)."""
+
+    cond_body: list
+    cond: Any
+    body: list
+    line: int
+    exits: list = field(default_factory=list)
+
+
+Stmt = Union[Call, Return, If, For, While]
+
+
+def walk(body):
+    """Every statement in `body`, nested ones included, in program order."""
+    for s in body:
+        yield s
+        if isinstance(s, If):
+            yield from walk(s.body)
+            yield from walk(s.orelse)
+        elif isinstance(s, For):
+            yield from walk(s.body)
+        elif isinstance(s, While):
+            yield from walk(s.cond_body)
+            yield from walk(s.body)
+
+
+def defs(stmt) -> list[str]:
+    """Names a statement itself assigns (a loop: its target)."""
+    if isinstance(stmt, Call):
+        return [stmt.target]
+    if isinstance(stmt, For):
+        return [stmt.target]
+    return []
+
+
+def uses(stmt) -> list[str]:
+    """Names a statement itself reads (not those of nested statements)."""
+    if isinstance(stmt, Call):
+        return [n for a in stmt.args.values() for n in atom_vars(a)]
+    if isinstance(stmt, Return):
+        return list(atom_vars(stmt.value))
+    if isinstance(stmt, If):
+        return list(atom_vars(stmt.test))
+    if isinstance(stmt, For):
+        return [n for a in (stmt.start, stmt.stop, stmt.step) for n in atom_vars(a)] + list(
+            stmt.exits)
+    if isinstance(stmt, While):
+        return list(atom_vars(stmt.cond)) + list(stmt.exits)
+    return []
 
 
 @dataclass
@@ -86,6 +158,7 @@ class Function:
     inject: dict = field(default_factory=dict)  # name -> object the generated code refers to
     names: set = field(default_factory=set)  # every name in use (for fresh names later)
     source_lines: dict = field(default_factory=dict)  # user line -> text
+    mutable: set = field(default_factory=set)  # names assigned in loops/branches (not SSA)
 
     @property
     def ret(self) -> Return:
@@ -108,7 +181,3 @@ def atom_vars(atom) -> Iterator[str]:
                 yield from atom_vars(a)
 
 
-def stmt_reads(stmt) -> list[str]:
-    if isinstance(stmt, Call):
-        return [n for a in stmt.args.values() for n in atom_vars(a)]
-    return list(atom_vars(stmt.value))

@@ -1,11 +1,14 @@
-"""Optimize generated code: copy propagation and dead-code elimination, to a fixed point.
+"""Optimize generated code: copy propagation, dead-code elimination, freeing dead arrays.
 
-Input: `GFunction`s whose statements are pure assignments (``a = expr``), in-place
-accumulations (``da += expr``) and one final ``return``. Output: the same functions with
+Input: `GFunction`s whose top-level statements are assignments (``a = expr``), in-place
+accumulations (``da += expr``), stack pushes and pops, compound statements (loops and
+branches, as `Line`s with bodies) and one final ``return``. Output: the same functions with
   * copies propagated: ``a = b`` (a name or a literal) is removed and later reads of ``a``
-    read ``b`` -- unless ``a`` is later accumulated into with ``+=`` (it owns a buffer);
-  * dead statements removed: an assignment whose target is never read afterwards.
-Both passes are single linear sweeps, repeated until nothing changes.
+    read ``b`` -- only for a name assigned exactly once anywhere and never ``+=``'d;
+  * dead statements removed: a top-level assignment whose target is never read afterwards
+    (a stack pop is never removed: it keeps the stack in step with its pushes);
+  * ``del`` inserted after the last use of each array the function made.
+Each pass is a single linear sweep; the first two repeat until nothing changes.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from __future__ import annotations
 import ast
 import copy
 
-from .gcode import GFunction, names_read, names_written
+from .gcode import GFunction, Line, line_reads, line_writes, names_read
 
 
 class _Rename(ast.NodeTransformer):
@@ -26,32 +29,51 @@ class _Rename(ast.NodeTransformer):
         return node
 
 
+def _rename_line(ln: Line, mapping) -> None:
+    for sub in ln.walk():
+        if sub.node is not None:
+            sub.node = _Rename(mapping).visit(sub.node)
+
+
+def _has_side_effect(node: ast.stmt) -> bool:
+    for n in ast.walk(node):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and \
+                n.func.attr in ("pop", "push"):
+            return True
+    return False
+
+
 def propagate_copies(f: GFunction) -> bool:
-    stmts = f.statements()
-    augmented = {n.node.target.id for n in stmts if isinstance(n.node, ast.AugAssign)}
-    assigned_count: dict[str, int] = {}
-    for ln in stmts:
-        for t in names_written(ln.node):
-            assigned_count[t] = assigned_count.get(t, 0) + 1
+    counts: dict[str, int] = {}
+    augmented = set()
+    for top in f.body:
+        for ln in top.walk():
+            if ln.node is None:
+                continue
+            if isinstance(ln.node, ast.AugAssign):
+                augmented.add(ln.node.target.id)
+            for t in line_writes(Line(ln.node)):
+                counts[t] = counts.get(t, 0) + 1
     mapping: dict[str, ast.expr] = {}
     changed = False
     new_body = []
     for ln in f.body:
-        node = ln.node
-        if node is None:
+        if ln.node is None:
             new_body.append(ln)
             continue
-        node = _Rename(mapping).visit(node)
-        ln.node = node
+        _rename_line(ln, mapping)
+        node = ln.node
         if (
-            isinstance(node, ast.Assign)
+            not ln.compound
+            and isinstance(node, ast.Assign)
             and len(node.targets) == 1
             and isinstance(node.targets[0], ast.Name)
             and isinstance(node.value, (ast.Name, ast.Constant))
             and node.targets[0].id not in augmented
-            and assigned_count.get(node.targets[0].id) == 1
+            and counts.get(node.targets[0].id) == 1
             and node.targets[0].id not in f.params
-            and not (isinstance(node.value, ast.Name) and node.value.id in augmented)
+            and not (isinstance(node.value, ast.Name) and (
+                node.value.id in augmented or counts.get(node.value.id, 0) > 1))
         ):
             mapping[node.targets[0].id] = node.value
             changed = True
@@ -74,13 +96,17 @@ def eliminate_dead(f: GFunction) -> bool:
             live |= names_read(node)
             keep.append(ln)
             continue
-        written = names_written(node)
-        if written and not (written & live):
+        if ln.compound:
+            live |= line_reads(ln)
+            keep.append(ln)
+            continue
+        written = line_writes(ln)
+        if written and not (written & live) and not _has_side_effect(node):
             changed = True
             continue
         if isinstance(node, ast.Assign):
             live -= written
-        live |= names_read(node)
+        live |= line_reads(ln)
         keep.append(ln)
     keep.reverse()
     # drop comment lines that no longer head any statement
@@ -89,7 +115,6 @@ def eliminate_dead(f: GFunction) -> bool:
         if ln.node is None and ln.comment and ln.comment.startswith("grad of"):
             nxt = keep[i + 1] if i + 1 < len(keep) else None
             if nxt is None or nxt.node is None:
-                changed = True if nxt is not None and nxt.comment else changed
                 continue
         body.append(ln)
     f.body = body
@@ -101,15 +126,17 @@ def release_dead(f: GFunction, infos: dict | None = None) -> None:
 
     A value that is no longer needed is freed at once instead of at return, which keeps the
     backward's peak memory down (and spares the allocator fresh pages on the next call).
-    Scalars (known from `infos`) are left alone; parameters are the caller's.
+    Only names assigned at the top level (certainly bound) are freed; scalars (known from
+    `infos`) are left alone; parameters are the caller's.
     """
     stmts = [ln for ln in f.body if ln.node is not None]
     last: dict[str, int] = {}
     defined: set[str] = set()
     for i, ln in enumerate(stmts):
-        for n in names_read(ln.node) | names_written(ln.node):
+        for n in line_reads(ln) | line_writes(ln):
             last[n] = i
-        defined |= names_written(ln.node)
+        if not ln.compound:
+            defined |= line_writes(ln)
     returned = names_read(stmts[-1].node) if stmts and isinstance(stmts[-1].node, ast.Return) \
         else set()
     frees: dict[int, list[str]] = {}
@@ -118,6 +145,8 @@ def release_dead(f: GFunction, infos: dict | None = None) -> None:
             continue
         info = (infos or {}).get(n)
         if info is not None and info.ndim == 0:
+            continue
+        if n.startswith("stack_"):
             continue
         frees.setdefault(i, []).append(n)
     body = []
@@ -130,7 +159,7 @@ def release_dead(f: GFunction, infos: dict | None = None) -> None:
         if k in frees:
             names = sorted(frees[k])
             node = ast.Delete(targets=[ast.Name(id=n, ctx=ast.Del()) for n in names])
-            body.append(type(ln)(node, ln.line))
+            body.append(Line(node, ln.line))
     f.body = body
 
 

@@ -1,8 +1,8 @@
 """The few helpers generated code calls, besides numpy.
 
-Exported generated source needs only numpy and this module. Every helper here is
-also registered in the op table (ops/runtime_ops.py) so that generated code can be
-differentiated again (higher order).
+Exported generated source needs only numpy and this module. The op table's rules call
+these helpers by name, so the helpers' own derivatives are what differentiating
+generated code again (higher order) will need; they are not registered as ops yet.
 
 Some helpers carry a ``simplify`` hook: given the static shapes of their arguments
 (known once a transformed function is specialised to its inputs), it returns a simpler
@@ -15,19 +15,26 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = [
-    "unbroadcast",
-    "unreduce",
-    "unindex",
-    "unconcatenate",
-    "unstack",
+    "Stack",
+    "as_grad",
+    "astype",
+    "clip_grad",
+    "clip_grad_max",
+    "clip_grad_min",
+    "cumsum_grad",
+    "dot_grad_a",
+    "dot_grad_b",
+    "extremum_grad",
+    "inverse_permutation",
     "matmul_grad_a",
     "matmul_grad_b",
-    "as_grad",
-    "clip_grad",
-    "inverse_permutation",
-    "astype",
+    "prod_grad",
     "select_grad",
-    "extremum_grad",
+    "unbroadcast",
+    "unconcatenate",
+    "unindex",
+    "unreduce",
+    "unstack",
 ]
 
 
@@ -58,7 +65,7 @@ def unbroadcast(g, x):
         )
         if axes:
             g = np.sum(g, axis=axes)
-        g = np.reshape(g, shape)
+        g = np.reshape(np.asarray(g), shape)  # asarray: a full sum is a numpy scalar
     dtype = _dtype(x)
     if dtype is not None and np.result_type(g) != dtype:
         g = np.asarray(g).astype(dtype)
@@ -102,10 +109,11 @@ def unreduce(g, x, axis=None, keepdims=False):
 
 def unindex(g, x, index):
     """Scatter-add `g` into zeros shaped like `x` at `index` (basic or advanced)."""
-    dtype = _dtype(x) or np.result_type(g)
-    out = np.zeros(_shape(x), dtype=dtype)
+    dtype = _dtype(x)
+    out = np.zeros(_shape(x), dtype=np.result_type(g) if dtype is None else dtype)
     parts = index if isinstance(index, tuple) else (index,)
-    basic = all(p is None or p is Ellipsis or isinstance(p, (int, np.integer, slice)) for p in parts)
+    basic = all(p is None or p is Ellipsis or isinstance(p, (int, np.integer, slice))
+                for p in parts)
     if basic:
         out[index] = g
     else:
@@ -114,10 +122,14 @@ def unindex(g, x, index):
 
 
 def unconcatenate(g, xs, axis=0):
-    """Split the cotangent of `np.concatenate(xs, axis)` into one piece per input."""
-    axis = axis if axis is not None else 0
+    """Split the cotangent of `np.concatenate(xs, axis)` into one piece per input.
+
+    With ``axis=None`` numpy flattens every input first, so each piece is reshaped back.
+    """
     if axis is None:
-        g = np.ravel(g)
+        sizes = [np.size(x) for x in xs]
+        pieces = np.split(np.ravel(g), np.cumsum(sizes)[:-1])
+        return tuple(np.reshape(p, np.shape(x)) for p, x in zip(pieces, xs))
     sizes = [np.shape(x)[axis] for x in xs]
     bounds = np.cumsum(sizes)[:-1]
     return tuple(np.split(g, bounds, axis=axis))
@@ -182,6 +194,52 @@ matmul_grad_a.simplify = _matmul_a_simplify
 matmul_grad_b.simplify = _matmul_b_simplify
 
 
+def dot_grad_a(g, a, b):
+    """d(np.dot(a, b))/da applied to g.
+
+    np.dot is matmul for 1-D and 2-D operands and multiplication when either is 0-d; for
+    N-D ``b`` it contracts a's last axis with b's second-to-last:
+    ``out[i..., j..., m] = sum_k a[i..., k] b[j..., k, m]``, so da = tensordot(g, b) over
+    b's other axes.
+    """
+    if np.ndim(a) == 0 or np.ndim(b) == 0:
+        return unbroadcast(g * b, a)
+    if np.ndim(b) <= 2:
+        return matmul_grad_a(g, a, b)
+    nb = np.ndim(b)
+    g_axes = tuple(range(np.ndim(a) - 1, np.ndim(g)))  # g's axes that come from b
+    b_axes = tuple(i for i in range(nb) if i != nb - 2)
+    return np.tensordot(g, b, axes=(g_axes, b_axes))
+
+
+def dot_grad_b(g, a, b):
+    """d(np.dot(a, b))/db applied to g (see `dot_grad_a`)."""
+    if np.ndim(a) == 0 or np.ndim(b) == 0:
+        return unbroadcast(g * a, b)
+    if np.ndim(b) <= 2:
+        return matmul_grad_b(g, a, b)
+    na, nb = np.ndim(a), np.ndim(b)
+    lead = tuple(range(na - 1))
+    gb = np.tensordot(a, g, axes=(lead, lead))  # (k, j..., m)
+    return np.moveaxis(gb, 0, nb - 2).copy()
+
+
+def _dot_a_simplify(g, a, b):
+    if a.ndim == 0 or b.ndim == 0 or b.ndim > 2:
+        return None
+    return _matmul_a_simplify(g, a, b) or "matmul_grad_a(g, a, b)"
+
+
+def _dot_b_simplify(g, a, b):
+    if a.ndim == 0 or b.ndim == 0 or b.ndim > 2:
+        return None
+    return _matmul_b_simplify(g, a, b) or "matmul_grad_b(g, a, b)"
+
+
+dot_grad_a.simplify = _dot_a_simplify
+dot_grad_b.simplify = _dot_b_simplify
+
+
 def select_grad(g, mask):
     """`g` where `mask` holds, else 0: the VJP of a selection (where, maximum, abs, clip)."""
     return np.where(mask, g, np.zeros_like(g))
@@ -197,20 +255,79 @@ def extremum_grad(g, out, x, axis=None, keepdims=False):
 
 
 def clip_grad(g, a, a_min, a_max):
-    """VJP of np.clip w.r.t. `a`: g where a lies inside [a_min, a_max] (bounds may be None)."""
+    """VJP of np.clip w.r.t. `a`: g where a lies inside [a_min, a_max] (bounds may be None).
+
+    np.clip is ``minimum(maximum(a, a_min), a_max)``; at a bound the gradient goes to `a`
+    (as torch.clamp). With ``a_min > a_max`` the output is `a_max` and `a` gets nothing.
+    """
     inside = np.ones(np.shape(a), dtype=bool)
     if a_min is not None:
-        inside &= a >= a_min
+        inside = inside & (a >= a_min)
     if a_max is not None:
-        inside &= a <= a_max
-    return np.where(inside, g, 0)
+        inside = inside & (a <= a_max)
+    return np.where(inside, g, np.zeros_like(g))
 
 
-def inverse_permutation(axes):
-    """The axes that undo `np.transpose(x, axes)` (None stays None)."""
+def clip_grad_min(g, a, a_min, a_max):
+    """VJP of np.clip w.r.t. `a_min`: g where a < a_min and the lower bound is the output."""
+    mask = a < a_min
+    if a_max is not None:
+        mask = mask & (a_min <= a_max)
+    return np.where(mask, g, np.zeros_like(g))
+
+
+def clip_grad_max(g, a, a_min, a_max):
+    """VJP of np.clip w.r.t. `a_max`: g where the output is a_max (a > a_max, or a_min > a_max)."""
+    mask = a > a_max
+    if a_min is not None:
+        mask = mask | (a_min > a_max)
+    return np.where(mask, g, np.zeros_like(g))
+
+
+def prod_grad(g, a, axis=None, keepdims=False):
+    """VJP of np.prod: g times the product of the *other* elements, exact with zeros.
+
+    The reduced axes are moved last and flattened; the product of the others is the
+    exclusive cumulative product from the left times the one from the right (no division,
+    so a zero input gets the product of the rest, as torch).
+    """
+    a = np.asarray(a)
+    nd = a.ndim
+    axes = _norm_axes(axis, nd)
+    kept = tuple(i for i in range(nd) if i not in axes)
+    perm = kept + axes
+    moved = np.transpose(a, perm)
+    lead = moved.shape[: len(kept)]
+    flat = np.reshape(moved, lead + (-1,))
+    ones = np.ones(lead + (1,), dtype=a.dtype)
+    left = np.cumprod(np.concatenate([ones, flat[..., :-1]], axis=-1), axis=-1)
+    right = np.cumprod(np.concatenate([ones, flat[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
+    others = np.reshape(left * right, moved.shape)
+    others = np.transpose(others, inverse_permutation(perm))
+    return unreduce(g, a, axis, keepdims) * others
+
+
+def cumsum_grad(g, a, axis=None):
+    """VJP of np.cumsum: a reversed cumulative sum of g (over the flattened input for None)."""
+    if axis is None:
+        return np.reshape(np.cumsum(np.ravel(g)[::-1])[::-1], np.shape(a))
+    return np.flip(np.cumsum(np.flip(g, axis), axis), axis)
+
+
+def inverse_permutation(axes, ndim=None):
+    """The axes that undo `np.transpose(x, axes)` (None stays None).
+
+    Negative axes count from the end of `ndim` axes: (0, -1, 1) is (0, 2, 1) for 3-D.
+
+    >>> inverse_permutation((2, 0, 1))
+    (1, 2, 0)
+    >>> inverse_permutation((0, -1, 1), 3)
+    (0, 2, 1)
+    """
     if axes is None:
         return None
-    return tuple(int(i) for i in np.argsort(axes))
+    n = len(axes) if ndim is None else ndim
+    return tuple(int(i) for i in np.argsort([int(a) % n for a in axes]))
 
 
 inverse_permutation.static = True
@@ -228,9 +345,34 @@ def as_grad(d, x):
     """
     if isinstance(x, float) and not isinstance(x, np.floating):
         return float(np.sum(d))
-    dtype = _dtype(x) or np.float64
+    dtype = _dtype(x)
+    dtype = np.float64 if dtype is None else dtype  # (a dtype's truth value is not reliable)
     out = unbroadcast(np.asarray(d), x) if np.shape(d) != np.shape(x) else d
     out = np.array(out, dtype=dtype, copy=True)
     if isinstance(x, np.generic):
         return out[()]
     return out
+
+
+class Stack:
+    """A named stack of values the forward sweep records for the backward (Tangent's push/pop).
+
+    It holds references, not copies: generated code never mutates a value in place.
+    """
+
+    __slots__ = ("_items",)
+
+    def __init__(self):
+        self._items = []
+
+    def push(self, value) -> None:
+        self._items.append(value)
+
+    def pop(self):
+        return self._items.pop()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __repr__(self) -> str:
+        return f"Stack({len(self._items)} items)"

@@ -72,12 +72,3 @@ def fence(pf: ParsedFunction) -> None:
                     hint=instead,
                     cls=UnsupportedSyntaxError,
                 )
-            if isinstance(node, (gast.If, gast.For, gast.While, gast.IfExp, gast.Break,
-                                 gast.Continue)):
-                raise pf.error(
-                    "control flow (if/for/while) is not supported yet by srcad's reverse mode",
-                    node,
-                    hint="write the computation without Python control flow (np.where selects "
-                    "elementwise)",
-                    cls=UnsupportedSyntaxError,
-                )

@@ -33,7 +33,8 @@ import numpy as np
 from .. import ir
 from .. import runtime
 from ..errors import NoRuleError, UnsupportedSyntaxError
-from ..ops import table
+from ..ops import control, table
+from .desugar import desugar
 from .fence import fence
 from .parse import UNRESOLVED, ParsedFunction
 
@@ -144,6 +145,16 @@ class Normalizer:
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
                 self.defs[node.id] += 1
         self.seen_defs = Counter()
+        # names assigned inside a loop or a branch keep one name for all their values
+        self.mutable: set[str] = set()
+        for node in gast.walk(pf.tree):
+            if isinstance(node, (gast.If, gast.For, gast.While)):
+                if isinstance(node, gast.For) and isinstance(node.target, gast.Name):
+                    self.mutable.add(node.target.id)
+                for inner in node.body + node.orelse:
+                    for n in gast.walk(inner):
+                        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                            self.mutable.add(n.id)
         self.env: dict[str, ir.Var | ir.Const] = {p: ir.Var(p) for p in pf.params}
         self.line = pf.first_line
 
@@ -160,6 +171,8 @@ class Normalizer:
     def def_name(self, user: str, line: int) -> str:
         """The IR name for this definition of the user's variable `user`."""
         self.seen_defs[user] += 1
+        if user in self.mutable:
+            return user
         last = self.seen_defs[user] == self.defs[user]
         if user not in self.pf.params and (last or self.defs[user] == 1):
             return user
@@ -192,6 +205,7 @@ class Normalizer:
             inject=self.inject,
             names=self.taken,
             source_lines=lines,
+            mutable=set(self.mutable),
         )
 
     def statement(self, s):
@@ -225,8 +239,93 @@ class Normalizer:
                 "srcad differentiates pure functions: assign the value or remove the line")
         elif isinstance(s, gast.Pass):
             return
+        elif isinstance(s, gast.If):
+            test = self.expr(s.test, "cond", None)
+            body = self.sub_block(s.body)
+            orelse = self.sub_block(s.orelse)
+            self.body.append(ir.If(test, body, orelse, s.lineno))
+        elif isinstance(s, gast.For):
+            self.for_loop(s)
+        elif isinstance(s, gast.While):
+            self.while_loop(s)
         else:
             raise self.unsupported(f"`{type(s).__name__}` statements are not supported", s)
+
+    def sub_block(self, stmts) -> list:
+        outer, self.body = self.body, []
+        try:
+            for st in stmts:
+                self.line = st.lineno
+                self.statement(st)
+            return self.body
+        finally:
+            self.body = outer
+
+    def loop_exits(self, s) -> tuple[list, list[str]]:
+        """Split a desugared loop body into its statements and its trailing exit flags."""
+        body = list(s.body)
+        exits = []
+        while (body and isinstance(body[-1], gast.If) and not body[-1].orelse
+               and len(body[-1].body) == 1 and isinstance(body[-1].body[0], gast.Break)
+               and isinstance(body[-1].test, gast.Name)):
+            exits.insert(0, body.pop().test.id)
+        return body, exits
+
+    def for_loop(self, s: gast.For):
+        if s.orelse:
+            raise self.unsupported("`for ... else`", s, "use a flag instead of `else`")
+        if not isinstance(s.target, gast.Name):
+            raise self.unsupported("a `for` loop with a tuple target", s,
+                                   "loop over range(len(...)) and index inside the loop")
+        body, exits = self.loop_exits(s)
+        it = s.iter
+        target = s.target.id
+        prefix = []
+        if (isinstance(it, gast.Call) and isinstance(it.func, gast.Name)
+                and it.func.id not in self.locals and self.pf.resolve(it.func.id) is range):
+            if it.keywords or not 1 <= len(it.args) <= 3:
+                raise self.unsupported("this call to range()", s)
+            args = [self.expr(a, target, None) for a in it.args]
+            one = ir.Const(1, "1")
+            start, stop, step = ((ir.Const(0, "0"), args[0], one) if len(args) == 1 else
+                                 (args[0], args[1], args[2] if len(args) == 3 else one))
+            loop_var = target
+        else:
+            # for x in xs: -> for x_index in range(len(xs)): x = xs[x_index]
+            seq = self.expr(it, target, None)
+            length = self.op_call(len, [seq], {}, s)
+            n = self.emit(length, self.fresh(f"{target}_count"), s)
+            start, stop, step = ir.Const(0, "0"), n, ir.Const(1, "1")
+            loop_var = self.fresh(f"{target}_index")
+            self.mutable.add(loop_var)
+            prefix = [(seq, loop_var)]
+        outer, self.body = self.body, []
+        try:
+            for seq, idx in prefix:
+                call = self.op_call(operator.getitem, [seq, ir.Index((ir.Var(idx),), False)],
+                                    {}, s)
+                self.emit(call, target, s)
+                self.env[target] = ir.Var(target)
+            self.env[loop_var] = ir.Var(loop_var)
+            for st in body:
+                self.line = st.lineno
+                self.statement(st)
+            loop_body = self.body
+        finally:
+            self.body = outer
+        self.body.append(ir.For(loop_var, start, stop, step, loop_body, s.lineno, exits))
+
+    def while_loop(self, s: gast.While):
+        if s.orelse:
+            raise self.unsupported("`while ... else`", s, "use a flag instead of `else`")
+        body, exits = self.loop_exits(s)
+        outer, self.body = self.body, []
+        try:
+            cond = self.expr(s.test, "cond", None)
+            cond_body = self.body
+        finally:
+            self.body = outer
+        self.body.append(ir.While(cond_body, cond, self.sub_block(body), s.lineno, exits))
 
     def assign(self, target, value, node):
         if isinstance(target, gast.Name):
@@ -257,7 +356,12 @@ class Normalizer:
 
     def bind(self, name: str, value, node):
         atom = self.expr(value, name, into=(name, node.lineno))
-        if isinstance(atom, (ir.Var, ir.Const)) or not isinstance(atom, ir.Var):
+        if name in self.mutable:
+            if atom != ir.Var(name):
+                op, args = self.op_call(control.identity, [atom], {}, node)
+                self.body.append(ir.Call(name, op, args, node.lineno))
+            self.env[name] = ir.Var(name)
+        else:
             self.env[name] = atom
 
     # -- expressions -------------------------------------------------------------------------
@@ -273,7 +377,14 @@ class Normalizer:
         if into is not None:
             user, line = into
             target = self.def_name(user, line)
-            var = self.emit(call_parts, target, node)
+            reads = {n for a in call_parts[1].values() for n in ir.atom_vars(a)}
+            if target in reads:  # `h = h + b` in a loop: compute, then copy into h
+                tmp = self.emit(call_parts, self.fresh(f"{user}_{call_parts[0].name}"), node)
+                op, args = self.op_call(control.identity, [tmp], {}, node)
+                self.body.append(ir.Call(target, op, args, node.lineno))
+            else:
+                self.emit(call_parts, target, node)
+            var = ir.Var(target)
             self.env[user] = var
             return var
         opname = call_parts[0].name
@@ -316,6 +427,22 @@ class Normalizer:
                                hint, into, e)
         if isinstance(e, gast.Call):
             return self.call(e, hint, into)
+        if isinstance(e, gast.IfExp):
+            test = self.expr(e.test, hint, None)
+            var = self.fresh(f"{hint}_if")
+            self.mutable.add(var)
+            branches = []
+            for branch in (e.body, e.orelse):
+                outer, self.body = self.body, []
+                try:
+                    a = self.expr(branch, hint, None)
+                    op, args = self.op_call(control.identity, [a], {}, e)
+                    self.body.append(ir.Call(var, op, args, e.lineno))
+                    branches.append(self.body)
+                finally:
+                    self.body = outer
+            self.body.append(ir.If(test, branches[0], branches[1], e.lineno))
+            return ir.Var(var)
         if isinstance(e, gast.Attribute):
             base = self.local_base(e.value, hint)
             if base is None:
@@ -473,4 +600,7 @@ def _hashable(obj) -> bool:
 def normalize(pf: ParsedFunction) -> ir.Function:
     """Fence and normalise a parsed function into the IR (see the module docstring)."""
     fence(pf)
-    return Normalizer(pf).run()
+    n = Normalizer(pf)
+    desugar(pf.tree, n.taken)
+    n.__init__(pf)  # names and definitions again, now that flags exist
+    return n.run()

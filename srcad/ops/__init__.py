@@ -1,6 +1,39 @@
 """The op table. Importing this package registers every row (see table.py)."""
 
-from . import elementwise, linalg, nondiff, reductions, shape  # noqa: F401  (registers rows)
-from .table import Op, Param, Rule, all_ops, by_name, defjvp, defnondiff, defvjp, lookup
+from . import (  # noqa: F401  (registers rows)
+    control,
+    elementwise,
+    linalg,
+    nondiff,
+    reductions,
+    shape,
+)
+from .table import (
+    Case,
+    Op,
+    Param,
+    Rule,
+    all_ops,
+    by_name,
+    defjvp,
+    defnondiff,
+    defvjp,
+    generation,
+    lookup,
+    unregister,
+)
 
-__all__ = ["Op", "Param", "Rule", "all_ops", "by_name", "defjvp", "defnondiff", "defvjp", "lookup"]
+__all__ = [
+    "Case",
+    "Op",
+    "Param",
+    "Rule",
+    "all_ops",
+    "by_name",
+    "defjvp",
+    "defnondiff",
+    "defvjp",
+    "generation",
+    "lookup",
+    "unregister",
+]

@@ -2,98 +2,166 @@
 
 Rules never mention broadcasting: rows marked ``broadcasting=True`` have every VJP
 unbroadcast to its input's shape by the reverse transform (one `unbroadcast`, in
-srcad/runtime.py). ``c`` is the op's C expression for the fusion pass.
+srcad/runtime.py). ``c`` is the op's C expression for the fusion pass, in C99 math.h
+spelling over the row's parameter names. The gradient tests build every broadcast shape
+tuple from each row's spelling (tests/test_ops.py); ``test_cases`` add spellings the
+grid does not reach (Python scalars, ``None`` bounds, method forms).
+
+Constants in rules are Python floats (``math.log(2)``), never numpy scalars: numpy 2 lets a
+Python float take a float32 array's precision, while ``np.log(2)`` (a float64 scalar) would
+silently promote a float32 gradient to float64.
 """
+
+import math
 
 import numpy as np
 
-from ..runtime import clip_grad
+from ..runtime import clip_grad, clip_grad_max, clip_grad_min
 from .table import defvjp
 
+ANY = (-2.0, 2.0)
 POS = (0.5, 2.0)  # a domain away from singularities
+UNIT = (-0.9, 0.9)  # inside (-1, 1), for arcsin / arccos
 
 # --- binary arithmetic (python operators) -----------------------------------------------------
 defvjp(np.add, lambda g, out, x, y: g, lambda g, out, x, y: g,
        name="add", spelling="x + y", elementwise=True, broadcasting=True, c="x + y",
-       family="arithmetic", derivation="d(x+y) = dx + dy")
+       family="arithmetic", derivation="d(x+y) = dx + dy",
+       test_cases=(("a + 1.0", [(3, 4)]), ("2 + a", [(3,)]), ("np.add(a, b)", [(3, 1), (4,)])))
 defvjp(np.subtract, lambda g, out, x, y: g, lambda g, out, x, y: -g,
        name="subtract", spelling="x - y", elementwise=True, broadcasting=True, c="x - y",
-       family="arithmetic", derivation="d(x-y) = dx - dy")
+       family="arithmetic", derivation="d(x-y) = dx - dy",
+       test_cases=(("1.0 - a", [(3, 4)]), ("a - 1", [(3,)])))
 defvjp(np.multiply, lambda g, out, x, y: g * y, lambda g, out, x, y: g * x,
        name="multiply", spelling="x * y", elementwise=True, broadcasting=True, c="x * y",
-       family="arithmetic", derivation="d(xy) = y dx + x dy (product rule)")
+       family="arithmetic", derivation="d(xy) = y dx + x dy (product rule)",
+       test_cases=(("2.0 * a", [(3, 4)]), ("a * 3", [()]), ("a * a", [(3, 4)])))
 defvjp(np.true_divide, lambda g, out, x, y: g / y, lambda g, out, x, y: -g * out / y,
        name="divide", spelling="x / y", elementwise=True, broadcasting=True, c="x / y",
-       family="arithmetic", domain=((-2.0, 2.0), POS),
-       derivation="d(x/y) = dx/y - (x/y) dy/y")
+       family="arithmetic", domain=(ANY, POS),
+       derivation="d(x/y) = dx/y - (x/y) dy/y",
+       test_cases=(("1.0 / a", [(3, 4)], POS), ("a / 4", [(3,)]), ("a / a", [(3,)], POS)))
 defvjp(np.power,
        lambda g, out, x, y: g * y * x ** (y - 1),
-       lambda g, out, x, y: g * out * np.log(np.where(x == 0, 1, x)),
+       lambda g, out, x, y: g * out * np.log(np.where(x == 0, 1, x), dtype=np.result_type(out)),
        name="power", spelling="x ** y", elementwise=True, broadcasting=True, c="pow(x, y)",
-       family="arithmetic", domain=(POS, (-2.0, 2.0)),
-       derivation="d(x^y) = y x^(y-1) dx + x^y log(x) dy (log term is 0 where x = 0, as torch)")
+       family="arithmetic", domain=(POS, ANY),
+       derivation="d(x^y) = y x^(y-1) dx + x^y log(x) dy (log term is 0 where x = 0, as torch; "
+       "computed in out's dtype, so a Python-float base does not promote a float32 gradient)",
+       test_cases=(("a ** 2", [(3, 4)], ANY), ("a ** 3.0", [(3,)], ANY), ("2.0 ** a", [(3,)]),
+                   ("a ** 0.5", [(3,)], POS), ("np.power(a, b)", [(3, 1), (4,)], (POS, ANY))))
 defvjp(np.negative, lambda g, out, x: -g,
        name="negative", spelling="-x", elementwise=True, c="-x",
-       family="arithmetic", derivation="d(-x) = -dx")
+       family="arithmetic", derivation="d(-x) = -dx",
+       test_cases=(("np.negative(a)", [(3,)]),))
 
-# --- unary transcendental ---------------------------------------------------------------------
+# --- unary: powers, exponentials, logarithms --------------------------------------------------
 defvjp(np.square, lambda g, out, x: g * 2 * x,
        name="square", elementwise=True, c="x * x", family="unary",
        derivation="d(x^2) = 2x dx")
 defvjp(np.sqrt, lambda g, out, x: g / (2 * out),
        name="sqrt", elementwise=True, c="sqrt(x)", family="unary", domain=POS,
        derivation="d sqrt(x) = dx / (2 sqrt(x))")
-defvjp(np.exp, lambda g, out, x: g * out,
-       name="exp", elementwise=True, c="exp(x)", family="unary",
-       derivation="d e^x = e^x dx")
-defvjp(np.log, lambda g, out, x: g / x,
-       name="log", elementwise=True, c="log(x)", family="unary", domain=POS,
-       derivation="d log x = dx / x")
-defvjp(np.log1p, lambda g, out, x: g / (1 + x),
-       name="log1p", elementwise=True, c="log1p(x)", family="unary", domain=(-0.5, 2.0),
-       derivation="d log(1+x) = dx / (1+x)")
-defvjp(np.expm1, lambda g, out, x: g * (out + 1),
-       name="expm1", elementwise=True, c="expm1(x)", family="unary",
-       derivation="d (e^x - 1) = e^x dx")
-defvjp(np.tanh, lambda g, out, x: g * (1 - out * out),
-       name="tanh", elementwise=True, c="tanh(x)", family="unary",
-       derivation="d tanh x = (1 - tanh^2 x) dx")
-defvjp(np.sin, lambda g, out, x: g * np.cos(x),
-       name="sin", elementwise=True, c="sin(x)", family="unary",
-       derivation="d sin x = cos x dx")
-defvjp(np.cos, lambda g, out, x: -g * np.sin(x),
-       name="cos", elementwise=True, c="cos(x)", family="unary",
-       derivation="d cos x = -sin x dx")
-defvjp(np.absolute, lambda g, out, x: g * np.sign(x),
-       name="abs", spelling="np.abs(x)", elementwise=True, c="fabs(x)", family="unary",
-       derivation="d|x| = sign(x) dx (0 at 0, as torch)")
+defvjp(np.cbrt, lambda g, out, x: g / (3 * out * out),
+       name="cbrt", elementwise=True, c="cbrt(x)", family="unary", domain=POS,
+       derivation="d x^(1/3) = dx / (3 x^(2/3))")
 defvjp(np.reciprocal, lambda g, out, x: -g * out * out,
        name="reciprocal", elementwise=True, c="1 / x", family="unary", domain=POS,
        derivation="d(1/x) = -dx / x^2")
+defvjp(np.exp, lambda g, out, x: g * out,
+       name="exp", elementwise=True, c="exp(x)", family="unary",
+       derivation="d e^x = e^x dx")
+defvjp(np.exp2, lambda g, out, x: g * out * math.log(2),
+       name="exp2", elementwise=True, c="exp2(x)", family="unary",
+       derivation="d 2^x = 2^x log(2) dx")
+defvjp(np.expm1, lambda g, out, x: g * (out + 1),
+       name="expm1", elementwise=True, c="expm1(x)", family="unary",
+       derivation="d (e^x - 1) = e^x dx")
+defvjp(np.log, lambda g, out, x: g / x,
+       name="log", elementwise=True, c="log(x)", family="unary", domain=POS,
+       derivation="d log x = dx / x")
+defvjp(np.log2, lambda g, out, x: g / (x * math.log(2)),
+       name="log2", elementwise=True, c="log2(x)", family="unary", domain=POS,
+       derivation="d log2 x = dx / (x log 2)")
+defvjp(np.log10, lambda g, out, x: g / (x * math.log(10)),
+       name="log10", elementwise=True, c="log10(x)", family="unary", domain=POS,
+       derivation="d log10 x = dx / (x log 10)")
+defvjp(np.log1p, lambda g, out, x: g / (1 + x),
+       name="log1p", elementwise=True, c="log1p(x)", family="unary", domain=(-0.5, 2.0),
+       derivation="d log(1+x) = dx / (1+x)")
+defvjp(np.logaddexp, lambda g, out, x, y: g * np.exp(x - out),
+       lambda g, out, x, y: g * np.exp(y - out),
+       name="logaddexp", elementwise=True, broadcasting=True, family="unary",
+       c="x == y ? x + log(2.0) : (x > y ? x + log1p(exp(y - x)) : y + log1p(exp(x - y)))",
+       derivation="d log(e^x + e^y) = (e^x dx + e^y dy) / (e^x + e^y) = e^(x-out) dx + ...")
+
+# --- unary: trigonometric and hyperbolic ------------------------------------------------------
+defvjp(np.sin, lambda g, out, x: g * np.cos(x),
+       name="sin", elementwise=True, c="sin(x)", family="trigonometric",
+       derivation="d sin x = cos x dx")
+defvjp(np.cos, lambda g, out, x: -g * np.sin(x),
+       name="cos", elementwise=True, c="cos(x)", family="trigonometric",
+       derivation="d cos x = -sin x dx")
+defvjp(np.tan, lambda g, out, x: g * (1 + out * out),
+       name="tan", elementwise=True, c="tan(x)", family="trigonometric", domain=(-1.2, 1.2),
+       derivation="d tan x = (1 + tan^2 x) dx")
+defvjp(np.arcsin, lambda g, out, x: g / np.sqrt(1 - x * x),
+       name="arcsin", elementwise=True, c="asin(x)", family="trigonometric", domain=UNIT,
+       derivation="d asin x = dx / sqrt(1 - x^2)")
+defvjp(np.arccos, lambda g, out, x: -g / np.sqrt(1 - x * x),
+       name="arccos", elementwise=True, c="acos(x)", family="trigonometric", domain=UNIT,
+       derivation="d acos x = -dx / sqrt(1 - x^2)")
+defvjp(np.arctan, lambda g, out, x: g / (1 + x * x),
+       name="arctan", elementwise=True, c="atan(x)", family="trigonometric",
+       derivation="d atan x = dx / (1 + x^2)")
+defvjp(np.sinh, lambda g, out, x: g * np.cosh(x),
+       name="sinh", elementwise=True, c="sinh(x)", family="trigonometric",
+       derivation="d sinh x = cosh x dx")
+defvjp(np.cosh, lambda g, out, x: g * np.sinh(x),
+       name="cosh", elementwise=True, c="cosh(x)", family="trigonometric",
+       derivation="d cosh x = sinh x dx")
+defvjp(np.tanh, lambda g, out, x: g * (1 - out * out),
+       name="tanh", elementwise=True, c="tanh(x)", family="trigonometric",
+       derivation="d tanh x = (1 - tanh^2 x) dx")
 
 # --- selections -------------------------------------------------------------------------------
+defvjp(np.absolute, lambda g, out, x: g * np.sign(x),
+       name="abs", spelling="np.abs(x)", elementwise=True, c="fabs(x)", family="selection",
+       derivation="d|x| = sign(x) dx (0 at 0, as torch)",
+       test_cases=(("abs(a)", [(3, 4)]), ("np.absolute(a)", [(3,)])))
 defvjp(np.maximum,
        lambda g, out, x, y: np.where(x > y, g, np.where(x == y, g / 2, 0)),
        lambda g, out, x, y: np.where(y > x, g, np.where(x == y, g / 2, 0)),
        name="maximum", elementwise=True, broadcasting=True,
        c="(x > y || isnan(x)) ? x : y", family="selection",
-       derivation="g flows to the larger input; ties split evenly (as torch)")
+       derivation="g flows to the larger input; ties split evenly (as torch)",
+       test_cases=(("np.maximum(a, 0.0)", [(3, 4)]), ("np.maximum(0, a)", [(3,)])))
 defvjp(np.minimum,
        lambda g, out, x, y: np.where(x < y, g, np.where(x == y, g / 2, 0)),
        lambda g, out, x, y: np.where(y < x, g, np.where(x == y, g / 2, 0)),
        name="minimum", elementwise=True, broadcasting=True,
        c="(x < y || isnan(x)) ? x : y", family="selection",
-       derivation="g flows to the smaller input; ties split evenly (as torch)")
+       derivation="g flows to the smaller input; ties split evenly (as torch)",
+       test_cases=(("np.minimum(a, 0.5)", [(3, 4)]),))
 defvjp(np.where,
        None,
        lambda g, out, condition, x, y: np.where(condition, g, 0),
        lambda g, out, condition, x, y: np.where(condition, 0, g),
        name="where", elementwise=True, broadcasting=True, c="condition ? x : y",
-       family="selection", derivation="g flows to the selected input")
+       family="selection", derivation="g flows to the selected input",
+       test_cases=(("np.where(a > 0, a, 0.0)", [(3, 4)]), ("np.where(a > b, a * b, b)",
+                                                            [(3, 4), (4,)]),
+                   ("np.where(a < 0, 1.0, a)", [(3,)])))
+_CLIP_C = "((a > a_min || isnan(a)) ? a : a_min)"  # maximum(a, a_min), numpy's rule
 defvjp(np.clip,
        lambda g, out, a, a_min, a_max: clip_grad(g, a, a_min, a_max),
-       lambda g, out, a, a_min, a_max: np.where(a < a_min, g, 0),
-       lambda g, out, a, a_min, a_max: np.where(a > a_max, g, 0),
+       lambda g, out, a, a_min, a_max: clip_grad_min(g, a, a_min, a_max),
+       lambda g, out, a, a_min, a_max: clip_grad_max(g, a, a_min, a_max),
        name="clip", elementwise=True, broadcasting=True, family="selection",
-       c="x < lo ? lo : (x > hi ? hi : x)",
-       derivation="g flows to a inside [a_min, a_max], else to the active bound")
+       c=f"({_CLIP_C} < a_max || isnan({_CLIP_C})) ? {_CLIP_C} : a_max",
+       domain=(ANY, (-1.5, -0.5), (0.5, 1.5)),
+       derivation="minimum(maximum(a, a_min), a_max): g flows to a inside [a_min, a_max], "
+       "else to the bound that is the output",
+       test_cases=(("np.clip(a, -1.0, 1.0)", [(3, 4)]), ("np.clip(a, None, 0.5)", [(3, 4)]),
+                   ("np.clip(a, -0.5, None)", [(3,)]), ("a.clip(-1.0, 1.0)", [(3,)]),
+                   ("np.clip(a, b, c)", [(3, 4), (4,), ()], ((-2, 2), (0.5, 1), (-1, -0.5)))))

@@ -1,6 +1,9 @@
 """Non-differentiable ops: shape queries, constructors, comparisons, integer arithmetic.
 
-Their outputs carry no gradient; activity analysis stops at them.
+Their outputs carry no gradient; activity analysis stops at them. Piecewise-constant
+functions (sign, floor, ceil, round) are here too: their derivative is 0 wherever it
+exists. The test cases use each op beside differentiable ones, so the gradient check
+proves both that the forward runs in generated code and that no gradient leaks through.
 """
 
 import operator
@@ -11,48 +14,92 @@ from .table import Param, defnondiff
 
 _XY = (Param("x"), Param("y"))
 _X = (Param("x"),)
+_AB = [(3, 4), (3, 4)]
 
 # --- shape queries ----------------------------------------------------------------------------
-defnondiff(np.shape, name="shape", spelling="a.shape", params=(Param("a"),), family="query")
-defnondiff(np.ndim, name="ndim", spelling="a.ndim", params=(Param("a"),), family="query")
-defnondiff(np.size, name="size", spelling="a.size", params=(Param("a"),), family="query")
-defnondiff(len, name="len", spelling="len(obj)", params=(Param("obj"),), family="query")
+defnondiff(np.shape, name="shape", spelling="a.shape", params=(Param("a"),), family="query",
+           test_cases=(("a * a.shape[0]", [(3, 4)]),
+                       ("np.reshape(a, (a.shape[1], a.shape[0]))", [(3, 4)]),
+                       ("np.sum(a, axis=0) / np.shape(a)[0]", [(3, 4)])))
+defnondiff(np.ndim, name="ndim", spelling="a.ndim", params=(Param("a"),), family="query",
+           test_cases=(("a * a.ndim", [(3, 4)]),))
+defnondiff(np.size, name="size", spelling="a.size", params=(Param("a"),), family="query",
+           test_cases=(("a / a.size", [(3, 4)]),))
+defnondiff(len, name="len", spelling="len(obj)", params=(Param("obj"),), family="query",
+           test_cases=(("a * len(a)", [(3, 4)]),))
 
 # --- constructors -----------------------------------------------------------------------------
 defnondiff(np.zeros, name="zeros", params=(Param("shape"), Param("dtype", float)),
-           family="constructor")
+           family="constructor",
+           test_cases=(("a + np.zeros(a.shape)", [(3, 4)]),
+                       ("np.concatenate((a, np.zeros((1, 4))))", [(3, 4)])))
 defnondiff(np.ones, name="ones", params=(Param("shape"), Param("dtype", float)),
-           family="constructor")
+           family="constructor", test_cases=(("a * np.ones((2, 3, 4))", [(3, 4)]),))
 defnondiff(np.zeros_like, name="zeros_like", params=(Param("a"), Param("dtype", None)),
-           family="constructor")
+           family="constructor", test_cases=(("a + np.zeros_like(a)", [(3, 4)]),))
 defnondiff(np.ones_like, name="ones_like", params=(Param("a"), Param("dtype", None)),
-           family="constructor")
+           family="constructor", test_cases=(("a * np.ones_like(a)", [(3, 4)]),))
 defnondiff(np.full, name="full",
            params=(Param("shape"), Param("fill_value"), Param("dtype", None)),
-           family="constructor")
+           family="constructor", test_cases=(("a * np.full((3, 4), 2.0)", [(3, 4)]),))
 defnondiff(np.eye, name="eye", params=(Param("N"), Param("M", None), Param("k", 0),
-                                       Param("dtype", float)), family="constructor")
+                                       Param("dtype", float)), family="constructor",
+           test_cases=(("a @ np.eye(4)", [(3, 4)]), ("a * np.eye(3, 4, k=1)", [(3, 4)])))
 defnondiff(np.arange, name="arange",
            params=(Param("start"), Param("stop", None), Param("step", None),
-                   Param("dtype", None)), family="constructor")
-defnondiff(np.argmax, name="argmax", params=(Param("a"), Param("axis", None)), family="index")
-defnondiff(np.argmin, name="argmin", params=(Param("a"), Param("axis", None)), family="index")
-defnondiff(np.sign, name="sign", params=_X, family="index")
-defnondiff(np.floor, name="floor", params=_X, family="index")
-defnondiff(np.ceil, name="ceil", params=_X, family="index")
+                   Param("dtype", None)), family="constructor",
+           test_cases=(("a * np.arange(4)", [(3, 4)]), ("a * np.arange(1, 9, 2)", [(3, 4)]),
+                       ("a[np.arange(2)]", [(3, 4)])))
+
+# --- indices and piecewise-constant functions -------------------------------------------------
+defnondiff(np.argmax, name="argmax", params=(Param("a"), Param("axis", None)), family="index",
+           test_cases=(("a[np.argmax(a)]", [(5,)]), ("a * np.argmax(a, axis=0)", [(3, 4)]),
+                       ("a * a.argmax()", [(3,)])))
+defnondiff(np.argmin, name="argmin", params=(Param("a"), Param("axis", None)), family="index",
+           test_cases=(("a[np.argmin(a)]", [(5,)]), ("a * np.argmin(a, axis=0)", [(4, 3)])))
+defnondiff(np.sign, name="sign", params=_X, family="index",
+           test_cases=(("a * np.sign(a)", [(3, 4)]),))
+defnondiff(np.floor, name="floor", params=_X, family="index",
+           test_cases=(("a * np.floor(a)", [(3, 4)]),))
+defnondiff(np.ceil, name="ceil", params=_X, family="index",
+           test_cases=(("a * np.ceil(a)", [(3, 4)]),))
+defnondiff(np.round, name="round", params=(Param("a"), Param("decimals", 0)), family="index",
+           test_cases=(("a * np.round(a)", [(3, 4)]), ("a * np.round(a, 1)", [(3,)])))
+defnondiff(np.isnan, name="isnan", params=_X, family="index",
+           test_cases=(("np.where(np.isnan(a), 0.0, a)", [(3, 4)]),))
+defnondiff(np.isfinite, name="isfinite", params=_X, family="index",
+           test_cases=(("np.where(np.isfinite(a), a, 0.0)", [(3, 4)]),))
 
 # --- comparisons and logic (python operators) -------------------------------------------------
-defnondiff(np.less, name="less", spelling="x < y", params=_XY, family="compare")
-defnondiff(np.less_equal, name="less_equal", spelling="x <= y", params=_XY, family="compare")
-defnondiff(np.greater, name="greater", spelling="x > y", params=_XY, family="compare")
+defnondiff(np.less, name="less", spelling="x < y", params=_XY, family="compare",
+           test_cases=(("np.where(a < b, a, b)", _AB),))
+defnondiff(np.less_equal, name="less_equal", spelling="x <= y", params=_XY, family="compare",
+           test_cases=(("a * (a <= b)", _AB),))
+defnondiff(np.greater, name="greater", spelling="x > y", params=_XY, family="compare",
+           test_cases=(("np.where(a > 0.5, a, b)", _AB),))
 defnondiff(np.greater_equal, name="greater_equal", spelling="x >= y", params=_XY,
-           family="compare")
-defnondiff(np.equal, name="equal", spelling="x == y", params=_XY, family="compare")
-defnondiff(np.not_equal, name="not_equal", spelling="x != y", params=_XY, family="compare")
-defnondiff(np.logical_not, name="logical_not", spelling="not x", params=_X, family="compare")
-defnondiff(np.bitwise_and, name="bitwise_and", spelling="x & y", params=_XY, family="compare")
-defnondiff(np.bitwise_or, name="bitwise_or", spelling="x | y", params=_XY, family="compare")
+           family="compare", test_cases=(("np.where(np.greater_equal(a, b), a, b)", _AB),))
+defnondiff(np.equal, name="equal", spelling="x == y", params=_XY, family="compare",
+           test_cases=(("np.where(a == b, 0.0, a)", _AB),))
+defnondiff(np.not_equal, name="not_equal", spelling="x != y", params=_XY, family="compare",
+           test_cases=(("a * (a != b)", _AB),))
+# Python's `not` lowers to np.logical_not, so the generated code spells the numpy call:
+# `not x` is an error on an array of more than one element.
+defnondiff(np.logical_not, name="logical_not", spelling="np.logical_not(x)", params=_X,
+           family="compare",
+           test_cases=(("np.where(np.logical_not(a > b), a, b)", _AB),
+                       ("a * (not a.shape[0] > 3)", [(3, 4)])))
+defnondiff(np.logical_and, name="logical_and", params=_XY, family="compare",
+           test_cases=(("np.where(np.logical_and(a > 0, b > 0), a, b)", _AB),))
+defnondiff(np.logical_or, name="logical_or", params=_XY, family="compare",
+           test_cases=(("np.where(np.logical_or(a > 0, b > 0), a, b)", _AB),))
+defnondiff(np.bitwise_and, name="bitwise_and", spelling="x & y", params=_XY, family="compare",
+           test_cases=(("np.where((a > 0) & (b > 0), a, b)", _AB),))
+defnondiff(np.bitwise_or, name="bitwise_or", spelling="x | y", params=_XY, family="compare",
+           test_cases=(("np.where((a > 0) | (b > 0), a, b)", _AB),))
 
 # --- integer arithmetic -----------------------------------------------------------------------
-defnondiff(operator.floordiv, name="floordiv", spelling="x // y", params=_XY, family="integer")
-defnondiff(operator.mod, name="mod", spelling="x % y", params=_XY, family="integer")
+defnondiff(operator.floordiv, name="floordiv", spelling="x // y", params=_XY, family="integer",
+           test_cases=(("a * (a.shape[0] // 2)", [(3, 4)]),))
+defnondiff(operator.mod, name="mod", spelling="x % y", params=_XY, family="integer",
+           test_cases=(("a * (a.shape[1] % 3)", [(3, 4)]),))

@@ -1,26 +1,85 @@
-"""Reductions: sum, mean, max, min, prod (with axis: int, tuple, negative; keepdims)."""
+"""Reductions: sum, mean, max, min, prod, var, std (axis: None, int, negative, tuple;
+keepdims) and cumsum.
+
+A reduction's backward broadcasts ``g`` back over the reduced axes (`unreduce`, which
+re-inserts them when ``keepdims=False``). ``np.size(a) // np.size(g)`` is the number of
+elements reduced into each output (``g`` has the output's shape); once shapes are known it
+folds to a constant, so nothing but ``a`` is saved for it.
+"""
 
 import numpy as np
 
-from ..runtime import extremum_grad, unreduce
+from ..runtime import cumsum_grad, extremum_grad, prod_grad, unreduce
 from .table import defvjp
 
+_SHAPE = (2, 3, 4)
+
+
+def _cases(fn: str, **extra) -> tuple:
+    """Every axis form a reduction takes, on a (2, 3, 4) input unless said otherwise."""
+    cases = [
+        (f"np.{fn}(a)", [_SHAPE]),
+        (f"np.{fn}(a)", [()]),
+        (f"np.{fn}(a, axis=0)", [(5,)]),
+        (f"np.{fn}(a, axis=1)", [_SHAPE]),
+        (f"np.{fn}(a, 0)", [(3, 4)]),
+        (f"np.{fn}(a, axis=-1)", [_SHAPE]),
+        (f"np.{fn}(a, axis=(0, 2))", [_SHAPE]),
+        (f"np.{fn}(a, axis=(-1, 0))", [_SHAPE]),
+        (f"np.{fn}(a, axis=1, keepdims=True)", [_SHAPE]),
+        (f"np.{fn}(a, axis=(0, -1), keepdims=True)", [_SHAPE]),
+        (f"np.{fn}(a, keepdims=True)", [_SHAPE]),
+        (f"np.{fn}(a, axis=-2, keepdims=False)", [_SHAPE]),
+    ]
+    if extra.get("method", True):
+        cases += [(f"a.{fn}(axis=1)", [(3, 4)]), (f"a.{fn}()", [(3, 4)])]
+    return tuple(cases)
+
+
 defvjp(np.sum, lambda g, out, a, axis=None, keepdims=False: unreduce(g, a, axis, keepdims),
-       name="sum", family="reduction",
+       name="sum", family="reduction", test_cases=_cases("sum"),
        derivation="each input element contributes once: broadcast g back")
 defvjp(np.mean,
        lambda g, out, a, axis=None, keepdims=False:
-           unreduce(g / (np.size(a) // np.size(out)), a, axis, keepdims),
-       name="mean", family="reduction",
-       derivation="sum / n: broadcast g / n back")
-defvjp(np.max, lambda g, out, a, axis=None, keepdims=False: extremum_grad(g, out, a, axis, keepdims),
-       name="max", family="reduction",
+           unreduce(g / (np.size(a) // np.size(g)), a, axis, keepdims),
+       name="mean", family="reduction", test_cases=_cases("mean"),
+       derivation="sum / n: broadcast g / n back (n = elements reduced into each output)")
+defvjp(np.max,
+       lambda g, out, a, axis=None, keepdims=False: extremum_grad(g, out, a, axis, keepdims),
+       name="max", family="reduction", aliases=(np.amax,),
+       test_cases=_cases("max") + (("np.amax(a, axis=1)", [(3, 4)]),),
        derivation="g flows to the maxima, split evenly among ties (as torch.amax)")
-defvjp(np.min, lambda g, out, a, axis=None, keepdims=False: extremum_grad(g, out, a, axis, keepdims),
-       name="min", family="reduction",
+defvjp(np.min,
+       lambda g, out, a, axis=None, keepdims=False: extremum_grad(g, out, a, axis, keepdims),
+       name="min", family="reduction", aliases=(np.amin,),
+       test_cases=_cases("min") + (("np.amin(a, axis=0)", [(3, 4)]),),
        derivation="g flows to the minima, split evenly among ties (as torch.amin)")
 defvjp(np.prod,
-       lambda g, out, a, axis=None, keepdims=False:
-           unreduce(g * out, a, axis, keepdims) / a,
+       lambda g, out, a, axis=None, keepdims=False: prod_grad(g, a, axis, keepdims),
        name="prod", family="reduction", domain=(0.5, 1.5),
-       derivation="d prod = prod / x_i dx_i (inputs must be non-zero)")
+       test_cases=_cases("prod"),
+       derivation="d prod = (product of the other elements) dx_i: exclusive cumulative "
+       "products from both sides, exact where inputs are 0 (as torch)")
+defvjp(np.var,
+       lambda g, out, a, axis=None, ddof=0, keepdims=False:
+           unreduce(g, a, axis, keepdims)
+           * (2 * (a - np.mean(a, axis=axis, keepdims=True)) / (np.size(a) // np.size(g) - ddof)),
+       name="var", family="reduction",
+       test_cases=_cases("var", method=False) + (("np.var(a, axis=1, ddof=1)", [(3, 4)]),
+                                                 ("np.var(a, ddof=1)", [(3, 4)])),
+       derivation="var = sum((a - mean)^2) / (n - ddof); the mean's own term sums to 0, so "
+       "d var = 2 (a - mean) / (n - ddof) da")
+defvjp(np.std,
+       lambda g, out, a, axis=None, ddof=0, keepdims=False:
+           unreduce(g / out, a, axis, keepdims)
+           * ((a - np.mean(a, axis=axis, keepdims=True)) / (np.size(a) // np.size(g) - ddof)),
+       name="std", family="reduction",
+       test_cases=tuple(c for c in _cases("std", method=False) if c[1] != [()])
+       + (("np.std(a, axis=0, ddof=1)", [(3, 4)]),),
+       derivation="std = sqrt(var): d std = d var / (2 std) = (a - mean) / ((n - ddof) std) da "
+       "(infinite where std = 0, as torch)")
+defvjp(np.cumsum, lambda g, out, a, axis=None: cumsum_grad(g, a, axis),
+       name="cumsum", family="reduction",
+       test_cases=(("np.cumsum(a)", [(3, 4)]), ("np.cumsum(a, axis=0)", [(3, 4)]),
+                   ("np.cumsum(a, axis=-1)", [(2, 3, 4)]), ("np.cumsum(a, 1)", [(2, 3, 4)])),
+       derivation="out_i = sum_{j<=i} a_j, so da_j = sum_{i>=j} g_i: a reversed cumsum of g")

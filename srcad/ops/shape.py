@@ -1,40 +1,107 @@
-"""Shape ops: transpose, swapaxes, reshape, expand_dims, squeeze, broadcast_to,
-concatenate, stack, and indexing (basic slices and integer-array gathers)."""
+"""Shape ops: transpose, swapaxes, reshape, ravel, expand_dims, squeeze, broadcast_to,
+concatenate, stack, indexing (basic and integer-array gathers) and astype.
+
+Each backward moves ``g`` back to the input's layout; none of them does arithmetic except
+the two that sum (`broadcast_to` over its broadcast axes, gathers over repeated indices).
+"""
 
 import operator
 
 import numpy as np
 
-from ..runtime import astype, inverse_permutation, unbroadcast, unconcatenate, unindex, unstack
+from ..runtime import (
+    astype,
+    inverse_permutation,
+    unbroadcast,
+    unconcatenate,
+    unindex,
+    unstack,
+)
 from .table import defvjp
 
-defvjp(np.transpose, lambda g, out, a, axes=None: np.transpose(g, inverse_permutation(axes)),
+_T = (2, 3, 4)
+
+defvjp(np.transpose,
+       lambda g, out, a, axes=None: np.transpose(g, inverse_permutation(axes, np.ndim(a))),
        name="transpose", family="shape", view=True,
-       derivation="transpose back with the inverse permutation")
+       derivation="transpose back with the inverse permutation",
+       test_cases=(("np.transpose(a)", [_T]), ("np.transpose(a, (1, 0, 2))", [_T]),
+                   ("np.transpose(a, axes=(2, 0, 1))", [_T]), ("np.transpose(a, (0, -1, 1))", [_T]),
+                   ("a.T", [(3, 4)]), ("a.T", [_T]), ("a.transpose(1, 2, 0)", [_T]),
+                   ("a.transpose((2, 1, 0))", [_T]), ("a.transpose()", [(3, 4)]),
+                   ("np.transpose(a)", [(4,)]), ("np.permute_dims(a, (1, 0))", [(3, 4)])))
 defvjp(np.swapaxes, lambda g, out, a, axis1, axis2: np.swapaxes(g, axis1, axis2),
        name="swapaxes", family="shape", view=True,
-       derivation="swapping twice is the identity")
+       derivation="swapping twice is the identity",
+       test_cases=(("np.swapaxes(a, 0, 2)", [_T]), ("np.swapaxes(a, -1, 0)", [_T]),
+                   ("a.swapaxes(1, 2)", [_T]), ("np.swapaxes(a, 1, 1)", [(3, 4)])))
 defvjp(np.reshape, lambda g, out, a, shape: np.reshape(g, np.shape(a)),
        name="reshape", family="shape", view=True,
-       derivation="reshape back to the input's shape")
+       derivation="reshape back to the input's shape",
+       test_cases=(("np.reshape(a, (4, 6))", [_T]), ("np.reshape(a, (-1,))", [_T]),
+                   ("np.reshape(a, (2, 1, 3, 4))", [_T]), ("a.reshape(6, 4)", [_T]),
+                   ("a.reshape((3, -1))", [(3, 4)]), ("np.reshape(a, (1, 1))", [()]),
+                   ("np.reshape(a, ())", [(1,)])))
+defvjp(np.ravel, lambda g, out, a: np.reshape(g, np.shape(a)),
+       name="ravel", family="shape", view=True,
+       derivation="reshape back to the input's shape",
+       test_cases=(("np.ravel(a)", [_T]), ("np.ravel(a.T)", [(3, 4)])))
 defvjp(np.expand_dims, lambda g, out, a, axis: np.reshape(g, np.shape(a)),
        name="expand_dims", family="shape", view=True,
-       derivation="reshape back to the input's shape")
+       derivation="reshape back to the input's shape",
+       test_cases=(("np.expand_dims(a, 0)", [(3, 4)]), ("np.expand_dims(a, axis=-1)", [(3, 4)]),
+                   ("np.expand_dims(a, (0, 2))", [(3, 4)]), ("np.expand_dims(a, -1)", [()])))
 defvjp(np.squeeze, lambda g, out, a, axis=None: np.reshape(g, np.shape(a)),
        name="squeeze", family="shape", view=True,
-       derivation="reshape back to the input's shape")
+       derivation="reshape back to the input's shape",
+       test_cases=(("np.squeeze(a)", [(1, 3, 1)]), ("np.squeeze(a, axis=0)", [(1, 3, 4)]),
+                   ("np.squeeze(a, -1)", [(3, 1)]), ("np.squeeze(a, (0, 2))", [(1, 3, 1)]),
+                   ("a.squeeze()", [(3, 1)]), ("np.squeeze(a)", [(1,)])))
 defvjp(np.broadcast_to, lambda g, out, array, shape: unbroadcast(g, array),
        name="broadcast_to", family="shape", view=True,
-       derivation="the backward of a broadcast is a sum over the broadcast axes")
+       derivation="the backward of a broadcast is a sum over the broadcast axes",
+       test_cases=(("np.broadcast_to(a, (2, 3, 4))", [(3, 1)]),
+                   ("np.broadcast_to(a, (3, 4))", [()]),
+                   ("np.broadcast_to(a, (2, 3, 4))", [_T]),
+                   ("np.broadcast_to(a, (2, 3, 4))", [(2, 1, 4)]),
+                   ("np.broadcast_to(a, shape=(5, 4))", [(4,)])))
 defvjp(np.concatenate, lambda g, out, arrays, axis=0: unconcatenate(g, arrays, axis),
        name="concatenate", family="shape",
-       derivation="split g at the input boundaries")
+       derivation="split g at the input boundaries",
+       test_cases=(("np.concatenate((a, b))", [(2, 3), (4, 3)]),
+                   ("np.concatenate([a, b, c], axis=1)", [(2, 1), (2, 3), (2, 2)]),
+                   ("np.concatenate((a, b), axis=-1)", [(2, 3, 1), (2, 3, 4)]),
+                   ("np.concatenate((a, b, c), 2)", [(2, 3, 1), (2, 3, 2), (2, 3, 3)]),
+                   ("np.concatenate((a, b), axis=None)", [(2, 3), (4,)]),
+                   ("np.concatenate((a, a, b))", [(2, 3), (1, 3)]),
+                   ("np.concatenate((a, 2.0 * b, np.tanh(a)), 0)", [(2,), (3,)]),
+                   ("np.concatenate((a, np.zeros((2, 3))), axis=0)", [(1, 3)]),
+                   ("np.concat((a, b), axis=1)", [(2, 3), (2, 2)])))
 defvjp(np.stack, lambda g, out, arrays, axis=0: unstack(g, arrays, axis),
        name="stack", family="shape",
-       derivation="take each input's slice of g along the new axis")
+       derivation="take each input's slice of g along the new axis",
+       test_cases=(("np.stack((a, b))", [(3,), (3,)]),
+                   ("np.stack([a, b, c], axis=1)", [(2, 3)] * 3),
+                   ("np.stack((a, b), axis=-1)", [(2, 3)] * 2),
+                   ("np.stack((a, b, a), 2)", [(2, 3)] * 2),
+                   ("np.stack((a, b))", [(), ()]),
+                   ("np.stack((a, a * b), axis=-2)", [(2, 3, 4)] * 2)))
 defvjp(operator.getitem, lambda g, out, a, index: unindex(g, a, index),
        name="getitem", spelling="a[index]", family="shape", view=True,
-       derivation="scatter-add g into zeros at the index (repeated gathers accumulate)")
+       derivation="scatter-add g into zeros at the index (repeated gathers accumulate)",
+       test_cases=(("a[1]", [(3, 4)]), ("a[-1]", [(3, 4)]), ("a[1, 2]", [(3, 4)]),
+                   ("a[-1, -2]", [_T]), ("a[1:]", [(3, 4)]), ("a[1:, ::2]", [(3, 4)]),
+                   ("a[::-1]", [(3, 4)]), ("a[-2:, 1:-1]", [(3, 4)]), ("a[::-2, 3:0:-2]", [(3, 4)]),
+                   ("a[None]", [(3, 4)]), ("a[:, None, 1]", [(3, 4)]), ("a[..., 1]", [_T]),
+                   ("a[0, ...]", [_T]), ("a[..., None, 1:3]", [_T]), ("a[1][2]", [(3, 4)]),
+                   ("a[[0, 0, 2]]", [(3, 4)]), ("a[[2, 0, 2], 1:]", [(3, 4)]),
+                   ("a[:, [1, 1, 3, 0]]", [(3, 4)]), ("a[[0, 1, 1], [3, 3, 0]]", [(3, 4)]),
+                   ("a[[-1, -1]]", [(3,)]), ("a[[[0, 1], [1, 1]]]", [(3, 2)]),
+                   ("a[np.arange(3)]", [(4, 2)]), ("a[a > 0]", [(3, 4)]),
+                   ("a[1:, [0, 0]] * b[0]", [(3, 4), (2, 2)])))
 defvjp(astype, lambda g, out, x, dtype: g.astype(x.dtype),
        name="astype", spelling="x.astype(dtype)", family="shape",
-       derivation="cast the gradient back to the input's dtype")
+       derivation="cast the gradient back to the input's dtype",
+       test_cases=(("a.astype(np.float64)", [(3, 4)]), ("a.astype(float)", [(3,)]),
+                   # rounds to float32 on the way, so float64 finite differences see 1e-7
+                   ("a.astype(np.float32)", [(3, 4)], None, False, {"float64": 2e-3})))

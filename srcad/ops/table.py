@@ -17,9 +17,14 @@ from __future__ import annotations
 
 import ast
 import inspect
+import sys
 import textwrap
+import types
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, NamedTuple
+
+import numpy as np
 
 from ..errors import SrcadError
 
@@ -34,6 +39,43 @@ class Param:
     @property
     def required(self) -> bool:
         return self.default is _MISSING
+
+
+class Case(NamedTuple):
+    """One gradient-test case of a row, read by tests/test_ops.py.
+
+    ``src`` is a Python expression over the arguments ``a, b, c, ...``, one per entry of
+    ``shapes`` (a tuple of shapes). The test writes ``def f(a, b): return np.sum((src) * P)``
+    into a module (``P``: a fixed random array shaped like ``src``'s value), and checks
+    ``srcad.grad(f, wrt=every argument)`` against central differences in float32 and float64.
+    Index constants are spelled inline (``a[[0, 0, 2]]``). ``domain`` is one ``(low, high)``
+    for every argument or one per argument; None takes the row's. ``slow`` marks cases that
+    only run with ``-m slow``. The name ``OP`` in ``src`` is the row's own callable, for rows
+    users never spell (a row with one required argument and no cases is tested as
+    ``OP(a)``).
+
+    A row lists cases in its ``test_cases`` as Case objects or plain ``(src, shapes)`` tuples:
+    ``test_cases=(("np.sum(a, axis=1)", [(2, 3, 4)]), ...)``. ``tol`` overrides the row's
+    tolerance per dtype for this case (``{"float64": 2e-3}`` where the case itself rounds
+    to float32). Elementwise rows need none (the
+    test builds every broadcast shape tuple from the row's spelling); their cases add
+    spellings the grid does not reach (Python scalars, ``None`` bounds, method forms).
+    """
+
+    src: str
+    shapes: tuple
+    domain: Any = None
+    slow: bool = False
+    tol: dict | None = None
+
+
+def _as_cases(items) -> tuple[Case, ...]:
+    out = []
+    for c in items:
+        if not isinstance(c, Case):
+            c = Case(*c)
+        out.append(c._replace(shapes=tuple(tuple(s) for s in c.shapes)))
+    return tuple(out)
 
 
 @dataclass
@@ -74,12 +116,16 @@ class Op:
     c_version: int = 1
     derivation: str = ""
     family: str = ""
-    # test metadata
-    domain: tuple[float, float] = (-2.0, 2.0)
+    aliases: tuple = ()  # other callables that are this op (np.amax for np.max)
+    # test metadata (read by tests/test_ops.py)
+    domain: tuple = (-2.0, 2.0)  # (low, high) for every argument, or one pair per argument
     dtypes: tuple[str, ...] = ("float32", "float64")
     tol: dict = field(default_factory=lambda: {"float32": 2e-3, "float64": 1e-6})
-    test_cases: tuple = ()  # extra (shapes, kwargs) cases for ops that are not plain elementwise
+    test_cases: tuple = ()  # Case(src, shapes, domain, slow) tuples; see `Case`
     spelling_src: str = ""
+
+    def __post_init__(self):
+        self.test_cases = _as_cases(self.test_cases)
 
     @property
     def param_names(self) -> tuple[str, ...]:
@@ -106,9 +152,11 @@ class Op:
 # registry
 # ---------------------------------------------------------------------------------------------
 
-_BY_FN: dict[int, Op] = {}
-_BY_NAME: dict[str, Op] = {}
-_KEEPALIVE: list = []
+_BY_FN: dict[int, Op] = {}  # id(callable) -> the op it is (a user registration wins)
+_TABLE: dict[str, Op] = {}  # srcad's own rows, by name, in registration order
+_USER: dict[int, Op] = {}  # rows users registered after import, by id of the callable
+_KEEPALIVE: list = []  # keeps registered callables alive, so that their ids stay theirs
+_GENERATION = 0  # bumped by every registration change, for caches keyed on the table
 
 
 def _key(fn) -> int:
@@ -124,18 +172,58 @@ def lookup(fn) -> Op | None:
 
 
 def by_name(name: str) -> Op:
-    return _BY_NAME[name]
+    """A row of srcad's table by name (a user's row if no table row has that name)."""
+    if name in _TABLE:
+        return _TABLE[name]
+    for op in reversed(list(_USER.values())):
+        if op.name == name:
+            return op
+    raise KeyError(name)
 
 
-def all_ops() -> list[Op]:
-    """Every registered row, in registration order."""
-    return list(_BY_NAME.values())
+def all_ops(*, user: bool = False) -> list[Op]:
+    """srcad's own rows in registration order; with ``user=True``, then users' rows.
+
+    Users' registrations never change this list's table part, so the docs and the op
+    tests generated from it do not depend on what else was imported.
+    """
+    return list(_TABLE.values()) + (list(_USER.values()) if user else [])
+
+
+def generation() -> int:
+    """A number that changes whenever a row is registered or unregistered.
+
+    Anything that caches ops bound to a function (normalised IR, generated code) can key
+    on it, so that a rule registered later is picked up.
+    """
+    return _GENERATION
+
+
+def _from_the_table() -> bool:
+    """Is the registration being made by srcad's own op modules (``srcad.ops.*``)?
+
+    The caller outside this module decides: srcad's families register table rows, whatever
+    the import order; everything else registers a user's row.
+    """
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__") == __name__:
+        frame = frame.f_back
+    caller = frame.f_globals.get("__name__", "") if frame is not None else ""
+    return caller.startswith(__package__ + ".")
 
 
 def _register(op: Op) -> Op:
-    _KEEPALIVE.append(op.fn)
-    _BY_FN[_key(op.fn)] = op
-    _BY_NAME[op.name] = op
+    global _GENERATION
+    _GENERATION += 1
+    for fn in (op.fn, *op.aliases):
+        _KEEPALIVE.append(fn)
+        _BY_FN[_key(fn)] = op
+    if _from_the_table():
+        if op.name in _TABLE and _TABLE[op.name].fn is not op.fn:
+            raise ValueError(f"two table rows are named {op.name!r}")
+        _TABLE[op.name] = op
+    else:
+        _USER[_key(op.fn)] = op
     return op
 
 
@@ -148,7 +236,7 @@ def _lambda_node(fn: Callable) -> ast.Lambda:
     """Find the ast.Lambda whose code object is `fn` in its source file."""
     code = fn.__code__
     try:
-        lines, start = inspect.findsource(fn)
+        lines, _start = inspect.findsource(fn)
     except (OSError, TypeError) as e:
         raise SrcadError(
             f"cannot read the source of rule {fn!r}",
@@ -185,7 +273,8 @@ def _function_node(fn: Callable) -> tuple[ast.expr, tuple[str, ...]]:
     tree = ast.parse(src)
     fdef = tree.body[0]
     assert isinstance(fdef, ast.FunctionDef)
-    body = [s for s in fdef.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    body = [s for s in fdef.body
+            if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
     if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
         raise SrcadError(
             f"derivative rule {fn.__qualname__} must be a lambda or a def with a single return",
@@ -212,6 +301,12 @@ def parse_rule(fn: Callable) -> Rule:
 def _params_of(rule_fn: Callable) -> tuple[Param, ...]:
     sig = inspect.signature(rule_fn)
     names = list(sig.parameters.values())
+    plain = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    if any(p.kind not in plain for p in names):
+        raise SrcadError(
+            f"a VJP rule takes plain parameters, got {sig}",
+            hint="write rules as `lambda g, out, x, y: ...`, without *args, ** or keyword-only",
+        )
     if len(names) < 3 or names[0].name != "g" or names[1].name != "out":
         raise SrcadError(
             f"a VJP rule's parameters must start with (g, out, ...), got {tuple(sig.parameters)}",
@@ -223,22 +318,59 @@ def _params_of(rule_fn: Callable) -> tuple[Param, ...]:
     )
 
 
-def _default_spelling(fn: Callable, params: tuple[Param, ...]) -> str:
-    mod = getattr(fn, "__module__", None) or ""
-    name = getattr(fn, "__name__", "f")
-    import numpy as np
+def _check_signature(fn: Callable, params: tuple[Param, ...]) -> None:
+    """A Python function's rules must take one parameter per positional argument of it."""
+    if not isinstance(fn, types.FunctionType):
+        return  # numpy callables: the row's parameters are the ones srcad supports
+    sig = inspect.signature(fn)
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    pos = [p for p in sig.parameters.values() if p.kind in kinds]
+    required = [p for p in pos if p.default is inspect.Parameter.empty]
+    if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in sig.parameters.values()):
+        return
+    if not len(required) <= len(params) <= len(pos):
+        names = ", ".join(p.name for p in pos)
+        raise SrcadError(
+            f"the derivative rules for {fn.__name__} take {len(params)} argument(s) after "
+            f"(g, out): ({', '.join(p.name for p in params)}); but {fn.__name__}{sig} takes "
+            f"{len(pos)} positional argument(s)",
+            hint=f"give each rule one parameter per argument: lambda g, out, {names}: ...",
+        )
 
-    if isinstance(fn, np.ufunc) or mod.startswith("numpy"):
-        if getattr(np, name, None) is fn:
-            prefix = "np."
-        elif getattr(np.linalg, name, None) is fn:
-            prefix = "np.linalg."
-        else:
-            prefix = "np."
-    else:
-        prefix = ""
+
+def _numpy_path(fn: Callable) -> str | None:
+    """How generated code reaches a numpy callable (``np.tanh``, ``np.linalg.det``)."""
+    name = getattr(fn, "__name__", None)
+    if name is None:
+        return None
+    mod = getattr(fn, "__module__", None) or "numpy"
+    parts = [p for p in mod.split(".")[1:] if not p.startswith("_")]
+    for path in (parts, []):  # its public submodule, then the top level
+        obj = np
+        for p in path:
+            obj = getattr(obj, p, None)
+        if obj is not None and getattr(obj, name, None) is fn:
+            return ".".join(["np", *path, name])
+    return None
+
+
+def _default_spelling(fn: Callable, params: tuple[Param, ...]) -> str:
     args = ", ".join(p.name for p in params)
-    return f"{prefix}{name}({args})"
+    mod = getattr(fn, "__module__", None) or ""
+    if isinstance(fn, np.ufunc) or mod.startswith("numpy"):
+        path = _numpy_path(fn)
+        if path is None:
+            raise SrcadError(
+                f"cannot tell how generated code should spell {fn!r}",
+                hint="pass spelling='np.<module>.<name>(x, ...)' to srcad.defvjp",
+            )
+        return f"{path}({args})"
+    return f"{getattr(fn, '__name__', 'f')}({args})"
+
+
+_META = {"name", "spelling", "params", "c", "c_expr", "c_version", "elementwise",
+         "broadcasting", "view", "derivation", "family", "aliases", "domain", "dtypes", "tol",
+         "test_cases"}
 
 
 def defvjp(fn: Callable, *rules: Callable | None, **meta: Any) -> Op:
@@ -246,9 +378,16 @@ def defvjp(fn: Callable, *rules: Callable | None, **meta: Any) -> Op:
 
     Each rule has autograd's shape, ``lambda g, out, x, y: ...``, where ``g`` is the
     cotangent of the output ``out`` and the rest are `fn`'s arguments (keyword
-    parameters with defaults are allowed after the positional ones). The rule must
-    return the gradient for its argument *before* broadcasting is undone: for an
-    elementwise op, srcad unbroadcasts each result to its input's shape.
+    parameters with defaults are allowed after the positional ones); a ``def`` whose body
+    is a single ``return <expr>`` works too. srcad inlines the rule's expression, so what
+    the backward keeps is read off the names it uses. An argument whose rule is None gets
+    no gradient through `fn` (its gradient is zero, as for a constant).
+
+    Broadcasting: ``broadcasting=True`` says `fn` broadcasts its arguments elementwise;
+    srcad then sums each rule's result back to its argument's shape, so the rule is
+    written as if nothing broadcast. It is the default for numpy ufuncs of two or more
+    inputs (not generalized ufuncs such as matmul); otherwise a rule returns a gradient
+    shaped like its argument.
 
     >>> import numpy as np, srcad
     >>> def softplus(x):
@@ -257,9 +396,20 @@ def defvjp(fn: Callable, *rules: Callable | None, **meta: Any) -> Op:
 
     Registering a user function makes srcad treat it as one op: its body is not traced.
     ``meta`` carries the table's own metadata (name, elementwise, c, derivation, ...).
+    A rule with the wrong parameters is a `SrcadError`, and nothing is registered.
     """
+    fname = getattr(fn, "__name__", repr(fn))
+    if not callable(fn):
+        raise SrcadError(f"srcad.defvjp needs a function to register rules for, got {fn!r}")
+    unknown = set(meta) - _META
+    if unknown:
+        raise SrcadError(f"srcad.defvjp({fname}, ...) got unknown option(s) "
+                         f"{', '.join(sorted(unknown))}",
+                         hint=f"the options are {', '.join(sorted(_META))}")
     if "c" in meta:
         meta["c_expr"] = meta.pop("c")
+    if isinstance(fn, np.ufunc) and fn.nin >= 2 and fn.signature is None:
+        meta.setdefault("broadcasting", True)  # an elementwise ufunc (not matmul's gufunc)
     parsed = tuple(None if r is None else parse_rule(r) for r in rules)
     first = next((r for r in rules if r is not None), None)
     if "params" in meta:
@@ -273,22 +423,25 @@ def defvjp(fn: Callable, *rules: Callable | None, **meta: Any) -> Op:
             for p in sig.parameters.values()
             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
         )
+    _check_signature(fn, params)
     if len(parsed) > len(params):
         raise SrcadError(
-            f"{len(parsed)} rules given for {getattr(fn, '__name__', fn)} "
-            f"which has {len(params)} parameters"
+            f"{len(parsed)} rules given for {fname}, which takes {len(params)} argument(s) "
+            f"({', '.join(p.name for p in params)})",
+            hint="give one rule per positional argument, None for one with no gradient",
         )
     for r in parsed:
         if r is not None and tuple(r.params[2:]) != tuple(p.name for p in params):
             raise SrcadError(
-                f"rule `{r.source}` for {getattr(fn, '__name__', fn)} has parameters "
-                f"{r.params}; every rule of one op must take (g, out, "
-                f"{', '.join(p.name for p in params)})"
+                f"rule `{r.source}` for {fname} has parameters ({', '.join(r.params)}); every "
+                f"rule of one op must take (g, out, {', '.join(p.name for p in params)})",
+                hint="write every rule with the same parameter list",
             )
     spelling_src = meta.pop("spelling", None) or _default_spelling(fn, params)
-    name = meta.pop("name", None) or getattr(fn, "__name__", repr(fn))
+    name = meta.pop("name", None) or fname
     old = lookup(fn)
-    jvps = old.jvps if old is not None else ()
+    jvps = old.jvps if old is not None and old.param_names == tuple(p.name for p in params) \
+        else ()
     op = Op(
         name=name,
         fn=fn,
@@ -301,6 +454,24 @@ def defvjp(fn: Callable, *rules: Callable | None, **meta: Any) -> Op:
         **meta,
     )
     return _register(op)
+
+
+def unregister(fn: Callable) -> None:
+    """Forget a user's registration for `fn` (srcad's own row for it, if any, comes back).
+
+    Functions transformed while the registration held keep the rule they were built with.
+    """
+    global _GENERATION
+    op = _USER.pop(_key(fn), None)
+    if op is None:
+        return
+    _GENERATION += 1
+    for f in (op.fn, *op.aliases):
+        _BY_FN.pop(_key(f), None)
+    for row in _TABLE.values():
+        for f in (row.fn, *row.aliases):
+            if _key(f) == _key(fn) or any(_key(f) == _key(a) for a in op.aliases):
+                _BY_FN[_key(f)] = row
 
 
 def defjvp(fn: Callable, *rules: Callable | None) -> Op:

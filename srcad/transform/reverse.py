@@ -13,6 +13,18 @@ unbroadcast to its input (dropped when shapes show it is the identity). A value 
 times receives k contributions: the first is assigned, later ones are added with an
 explicit ``+=`` into a buffer the backward owns (never into a saved or user array).
 
+Control flow follows Tangent: the forward sweep records what the backward needs and the
+backward replays it in reverse.
+  * A name assigned in a loop or a branch (``ir.Function.mutable``) whose value the backward
+    reads is pushed on a named stack before it is overwritten (``stack_h.push(h)``) and
+    restored after its adjoint is done (``h = stack_h.pop()``); nothing else is pushed.
+  * A loop runs backward over ``reversed(range(...))``; a loop that can exit early, and every
+    while loop, counts its trips (``trips_L7``) and runs backward that many times.
+  * A branch runs backward under the same test, which is a recorded value like any other.
+Adjoints have a state while the backward is generated: absent (zero), an alias of another
+expression (no statement yet), or a named variable (owned: safe to ``+=`` into). Where
+control flow joins, states are made to agree by materialising names (``np.zeros_like``).
+
 Before/after (one statement):
     h = np.tanh(h_add)            # --- backward ---
                                    # grad of L6: h = np.tanh(x @ W + b)
@@ -22,13 +34,14 @@ Before/after (one statement):
 from __future__ import annotations
 
 import ast
+import copy
 from dataclasses import dataclass
 
 import numpy as np
 
 from .. import ir, runtime
 from ..analysis.activity import active_vars
-from ..gcode import GFunction, Line, assign, name, store
+from ..gcode import GFunction, Line, assign, line_reads, name, store
 from .specialise import Info, simplify
 from .templates import atom_expr, default_atom, forward_expr, subst
 
@@ -63,10 +76,47 @@ def is_fresh(expr: ast.expr, globals_: dict, specialised: bool = False) -> bool:
 
 
 @dataclass
+class Adj:
+    """The state of one adjoint while the backward is generated (absent: not in the map)."""
+
+    alias: ast.expr | None = None  # the adjoint is this expression (no statement made yet)
+    uniform: ast.expr | None = None  # ... which broadcasts this scalar over the value
+    owned: bool = False  # a named adjoint that holds a buffer only it refers to
+
+    @property
+    def named(self) -> bool:
+        return self.alias is None
+
+
+@dataclass
 class Generated:
     functions: list  # list[GFunction]
     saved: list  # names the split backward reads from the forward
     inject: dict
+
+
+_RESTORE = "__srcad_restore__"
+
+
+def _call(fname: str, *args: ast.expr) -> ast.Call:
+    return ast.Call(func=name(fname), args=list(args), keywords=[])
+
+
+def _np(attr: str) -> ast.Attribute:
+    return ast.Attribute(value=name("np"), attr=attr, ctx=ast.Load())
+
+
+def _method(obj: ast.expr, meth: str, *args: ast.expr) -> ast.Call:
+    return ast.Call(func=ast.Attribute(value=obj, attr=meth, ctx=ast.Load()), args=list(args),
+                    keywords=[])
+
+
+def _free(expr: ast.expr) -> set[str]:
+    return {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
+
+
+def _compound(node: ast.stmt, line: int, body: list, orelse: list | None = None) -> Line:
+    return Line(node, line, body=body, orelse=orelse)
 
 
 class Reverse:
@@ -77,14 +127,38 @@ class Reverse:
         self.active = active_vars(fn, wrt)
         self.taken = set(fn.names) | set(fn.params)
         self.adj: dict[str, str] = {}  # primal name -> adjoint name
-        self.owned: dict[str, bool] = {}
-        self.pending: dict[str, ast.expr] = {}  # adjoints that are so far another name
-        # adjoints that are one scalar broadcast over the value's shape (a mean's input):
-        # elementwise rules take the scalar itself, and no broadcast array is made
-        self.uniform: dict[str, ast.expr] = {}
+        self.state: dict[str, Adj] = {}
         self.globals: dict = {}
+        self.mutable = set(fn.mutable)
+        # program order, for "defined before this statement?" questions
+        self.order: dict[int, int] = {}
+        self.first_def: dict[str, int] = {p: -1 for p in fn.params}
+        self.loop_depth: dict[int, int] = {}
+        self._number(fn.body, 0)
+        # ANF temporaries made inside a loop are overwritten each iteration too
+        self.mutable |= {s.target for s in ir.walk(fn.body)
+                         if isinstance(s, ir.Call) and self.loop_depth[id(s)] > 0}
+        self.pushed_sites: set[int] = set()  # ids of Calls whose target is pushed
+        self.counters: dict[int, str] = {}  # id(loop) -> trip counter name
+        self.restore_stacks: dict[str, str] = {}
 
-    # -- names -------------------------------------------------------------------------------
+    # -- bookkeeping -------------------------------------------------------------------------
+    def _number(self, body, depth):
+        for s in body:
+            k = len(self.order)
+            self.order[id(s)] = k
+            self.loop_depth[id(s)] = depth
+            for d in ir.defs(s):
+                self.first_def.setdefault(d, k)
+            if isinstance(s, ir.If):
+                self._number(s.body, depth)
+                self._number(s.orelse, depth)
+            elif isinstance(s, ir.For):
+                self._number(s.body, depth + 1)
+            elif isinstance(s, ir.While):
+                self._number(s.cond_body, depth + 1)
+                self._number(s.body, depth + 1)
+
     def fresh(self, base: str) -> str:
         n, k = base, 2
         while n in self.taken:
@@ -123,80 +197,51 @@ class Reverse:
                 out[d] = self.infos[primal]
         return out
 
-    def atom_info(self, atom) -> Info | None:
-        if isinstance(atom, ir.Var):
-            return self.infos.get(atom.name)
-        if isinstance(atom, ir.Const):
-            return Info.of(atom.value)
-        return None
+    # -- adjoint state -------------------------------------------------------------------------
+    def ref(self, var: str) -> ast.expr:
+        """The expression holding var's adjoint (it must not be absent)."""
+        st = self.state[var]
+        return copy.deepcopy(st.alias) if st.alias is not None else name(self.adj[var])
 
-    # -- forward -----------------------------------------------------------------------------
-    def forward_lines(self) -> list[Line]:
-        lines = [Line(comment="--- forward ---")]
-        for s in self.fn.body:
-            if isinstance(s, ir.Call):
-                lines.append(Line(assign(s.target, forward_expr(s.op, s.args)), s.line))
-        return lines
+    def bind(self, var: str, value: ast.expr, line, out: list, *, owned: bool) -> None:
+        """Emit `dvar = value`: a new binding of var's adjoint name."""
+        d = self.adj_name(var)
+        # an alias that reads the old binding must be made a name of its own first
+        for other, st in list(self.state.items()):
+            if other != var and st.alias is not None and d in _free(st.alias):
+                self.bind(other, st.alias, line, out, owned=False)
+        out.append(Line(assign(d, value), line))
+        self.state[var] = Adj(owned=owned)
 
-    # -- backward ----------------------------------------------------------------------------
-    def contribution(self, s: ir.Call, pname: str, g: ast.expr) -> ast.expr:
-        rule = s.op.vjp(pname)
-        self.globals.update({k: v for k, v in rule.globals.items() if k in _free(rule.expr)})
-        mapping = {"g": g, "out": ir.Var(s.target)}
-        for p in s.op.params:
-            mapping[p.name] = s.args.get(p.name) or default_atom(s.op, p.name)
-        expr = subst(rule.expr, mapping)
-        return simplify(expr, rule.globals, self.info_of)
-
-    def fit(self, expr: ast.expr, s: ir.Call, atom: ir.Var) -> ast.expr:
-        """Make a contribution match its input: unbroadcast and/or cast, when needed."""
-        target, want = self.infos.get(s.target), self.infos.get(atom.name)
-        if target is not None and want is not None:
-            if s.op.broadcasting and target.shape != want.shape:
-                call = _call("unbroadcast", expr, name(atom.name))
-                return simplify(call, {}, lambda n: target if n is expr else self.info_of(n))
-            if want.dtype is not None and target.dtype is not None and target.dtype != want.dtype:
-                if s.op.broadcasting or want.shape == target.shape:
-                    dtype = ast.Attribute(value=name("np"), attr=str(want.dtype), ctx=ast.Load())
-                    if want.ndim == 0:  # the contribution may be a Python or numpy scalar
-                        return ast.Call(func=dtype, args=[expr], keywords=[])
-                    return ast.Call(func=ast.Attribute(value=expr, attr="astype",
-                                                       ctx=ast.Load()), args=[dtype], keywords=[])
-            return expr
-        if s.op.broadcasting:
-            return _call("unbroadcast", expr, name(atom.name))
-        return expr
+    def materialise(self, var: str, line, out: list, *, zeros: bool) -> None:
+        """Make var's adjoint a named variable (absent: zeros shaped like the value)."""
+        st = self.state.get(var)
+        if st is None:
+            if zeros:
+                self.bind(var, ast.Call(func=_np("zeros_like"), args=[name(var)], keywords=[]),
+                          line, out, owned=True)
+        elif st.alias is not None:
+            self.bind(var, st.alias, line, out, owned=False)
 
     def accumulate(self, var: str, expr: ast.expr, line: int, out: list) -> None:
         fresh = is_fresh(expr, {**runtime.__dict__, **self.globals}, bool(self.infos))
-        if var not in self.owned and self.uniform_scalar(expr) is not None:
-            self.pending[var] = expr
-            self.uniform[var] = self.uniform_scalar(expr)
-            self.owned[var] = False
+        st = self.state.get(var)
+        if st is None:
+            uniform = self.uniform_scalar(expr)
+            if uniform is not None or isinstance(expr, (ast.Name, ast.Constant)):
+                self.state[var] = Adj(alias=expr, uniform=uniform)
+            else:
+                self.bind(var, expr, line, out, owned=fresh)
             return
-        if var not in self.owned and isinstance(expr, (ast.Name, ast.Constant)):
-            # the first contribution is another name: alias it without a statement
-            self.pending[var] = expr
-            self.owned[var] = False
-            return
-        if var in self.pending:  # the second contribution: sum into a new buffer
-            self.uniform.pop(var, None)
-            d = self.adj_name(var)
-            out.append(Line(assign(d, ast.BinOp(left=self.pending.pop(var), op=ast.Add(),
-                                                right=expr)), line))
-            self.owned[var] = True
-            return
-        if var not in self.owned:  # the first contribution
-            d = self.adj_name(var)
-            out.append(Line(assign(d, expr), line))
-            self.owned[var] = fresh
-            return
-        d = self.adj[var]
-        if self.owned[var]:
+        d = self.adj_name(var)
+        if st.alias is not None:  # the second contribution: sum into a new buffer
+            self.bind(var, ast.BinOp(left=st.alias, op=ast.Add(), right=expr), line, out,
+                      owned=True)
+        elif st.owned:
             out.append(Line(ast.AugAssign(target=store(d), op=ast.Add(), value=expr), line))
         else:
-            out.append(Line(assign(d, ast.BinOp(left=name(d), op=ast.Add(), right=expr)), line))
-            self.owned[var] = True
+            self.bind(var, ast.BinOp(left=name(d), op=ast.Add(), right=expr), line, out,
+                      owned=True)
 
     def uniform_scalar(self, expr: ast.expr) -> ast.expr | None:
         """S if `expr` is ``np.broadcast_to(S, shape)`` with S a scalar, else None."""
@@ -205,8 +250,7 @@ class Reverse:
                 and expr.func.value.id == "np" and expr.args):
             return None
         s = expr.args[0]
-        names = [n.id for n in ast.walk(s) if isinstance(n, ast.Name)]
-        for n in names:
+        for n in _free(s):
             info = self.info_of(ast.Name(id=n)) if n != "np" else None
             if n != "np" and (info is None or info.ndim != 0):
                 return None
@@ -227,89 +271,349 @@ class Reverse:
                 return True
         return False
 
-    def backward_lines(self, seed: ast.expr) -> list[Line]:
-        lines = [Line(comment="--- backward ---")]
-        ret = self.fn.ret.value
-        calls = [s for s in self.fn.body if isinstance(s, ir.Call)]
-        seeded = {}
-        last_line = None
-        if isinstance(ret, ir.Var) and ret.name in self.active:
-            seeded[ret.name] = seed
-            if ret.name in self.wrt:  # the function returns an argument unchanged
-                self.accumulate(ret.name, seed, self.fn.ret.line, lines)
-        for s in reversed(calls):
-            if s.target not in self.active:
+    # -- one statement -------------------------------------------------------------------------
+    def contribution(self, s: ir.Call, pname: str, g: ast.expr) -> ast.expr:
+        rule = s.op.vjp(pname)
+        self.globals.update({k: v for k, v in rule.globals.items() if k in _free(rule.expr)})
+        mapping = {"g": g, "out": ir.Var(s.target)}
+        for p in s.op.params:
+            mapping[p.name] = s.args.get(p.name) or default_atom(s.op, p.name)
+        expr = subst(rule.expr, mapping)
+        return simplify(expr, rule.globals, self.info_of)
+
+    def fit(self, expr: ast.expr, s: ir.Call, atom: ir.Var) -> ast.expr:
+        """Make a contribution match its input: unbroadcast and/or cast, when needed."""
+        target, want = self.infos.get(s.target), self.infos.get(atom.name)
+        if target is not None and want is not None:
+            if s.op.broadcasting and target.shape != want.shape:
+                call = _call("unbroadcast", expr, name(atom.name))
+                return simplify(call, {}, lambda n: target if n is expr else self.info_of(n))
+            if want.dtype is not None and target.dtype is not None and target.dtype != want.dtype:
+                if s.op.broadcasting or want.shape == target.shape:
+                    dtype = _np(str(want.dtype))
+                    if want.ndim == 0:  # the contribution may be a Python or numpy scalar
+                        return ast.Call(func=dtype, args=[expr], keywords=[])
+                    return _method(expr, "astype", dtype)
+            return expr
+        if s.op.broadcasting:
+            return _call("unbroadcast", expr, name(atom.name))
+        return expr
+
+    def call_backward(self, s: ir.Call, out: list) -> None:
+        if s.target not in self.active or s.target not in self.state:
+            return
+        st = self.state.pop(s.target)  # consumed here: earlier values have adjoints of their own
+        g = copy.deepcopy(st.alias) if st.alias is not None else name(self.adj[s.target])
+        block: list[Line] = []
+        for pname, atom in s.args.items():
+            if s.op.vjp(pname) is None:
                 continue
-            if s.target in seeded:
-                g = seeded[s.target]
-            elif s.target in self.owned:
-                g = self.adj_ref(s.target)
-            else:
-                continue  # no contribution reached this value
-            block: list[Line] = []
-            for pname, atom in s.args.items():
-                if s.op.vjp(pname) is None:
+            if isinstance(atom, ir.Var):
+                if atom.name not in self.active:
                     continue
-                if isinstance(atom, ir.Var):
-                    if atom.name not in self.active:
-                        continue
-                    g_use = g
-                    if s.target in self.uniform and self.takes_scalar_g(s, pname):
-                        g_use = self.uniform[s.target]
-                    expr = self.fit(self.contribution(s, pname, g_use), s, atom)
-                    self.accumulate(atom.name, expr, s.line, block)
-                elif isinstance(atom, ir.Seq):
-                    items = [a for a in atom.items if isinstance(a, ir.Var) and
-                             a.name in self.active]
-                    if not items:
-                        continue
-                    expr = self.contribution(s, pname, g)
-                    parts = []
-                    for a in atom.items:
-                        if isinstance(a, ir.Var) and a.name in self.active:
-                            parts.append(self.fresh(f"d{a.name}_part"))
-                        else:
-                            parts.append("_")
-                    block.append(Line(ast.Assign(
-                        targets=[ast.Tuple(elts=[store(p) for p in parts], ctx=ast.Store())],
-                        value=expr, lineno=0), s.line))
-                    for a, p in zip(atom.items, parts):
-                        if p != "_":
-                            self.accumulate(a.name, name(p), s.line, block)
-            if block:
-                if s.line != last_line:
-                    text = self.fn.source_lines.get(s.line, "")
-                    lines.append(Line(comment=f"grad of L{s.line}: {text}"))
-                    last_line = s.line
-                lines.extend(block)
+                g_use = g
+                if st.uniform is not None and self.takes_scalar_g(s, pname):
+                    g_use = copy.deepcopy(st.uniform)
+                expr = self.fit(self.contribution(s, pname, g_use), s, atom)
+                self.accumulate(atom.name, expr, s.line, block)
+            elif isinstance(atom, ir.Seq):
+                if not any(isinstance(a, ir.Var) and a.name in self.active for a in atom.items):
+                    continue
+                expr = self.contribution(s, pname, g)
+                parts = []
+                for a in atom.items:
+                    if isinstance(a, ir.Var) and a.name in self.active:
+                        parts.append(self.fresh(f"d{a.name}_part"))
+                    else:
+                        parts.append("_")
+                block.append(Line(ast.Assign(
+                    targets=[ast.Tuple(elts=[store(p) for p in parts], ctx=ast.Store())],
+                    value=expr, lineno=0), s.line))
+                for a, p in zip(atom.items, parts):
+                    if p != "_":
+                        self.accumulate(a.name, name(p), s.line, block)
+        if block:
+            self.comment(out, s.line)
+            out.extend(block)
+
+    def comment(self, out: list, line: int) -> None:
+        """Head an adjoint block with the user's line, unless the block before it did."""
+        text = f"grad of L{line}: {self.fn.source_lines.get(line, '')}"
+        for ln in reversed(out):
+            if ln.node is None:
+                if ln.comment == text:
+                    return
+                break
+            if ln.compound:
+                break
+        out.append(Line(comment=text))
+
+    # -- blocks ------------------------------------------------------------------------------
+    def touched(self, body) -> set[str]:
+        """Active names that statements in `body` define or read."""
+        names = set()
+        for s in ir.walk(body):
+            names.update(ir.defs(s))
+            names.update(ir.uses(s))
+        return names & self.active
+
+    def defined_before(self, var: str, stmt) -> bool:
+        return self.first_def.get(var, 1 << 60) < self.order[id(stmt)]
+
+    def bwd_block(self, body) -> list[Line]:
+        out: list[Line] = []
+        for s in reversed(body):
+            if isinstance(s, ir.Call):
+                self.call_backward(s, out)
+                if id(s) in self.pushed_sites:
+                    out.append(Line(ast.Expr(_call(_RESTORE, name(s.target))), s.line))
+            elif isinstance(s, ir.If):
+                self.if_backward(s, out)
+            elif isinstance(s, (ir.For, ir.While)):
+                self.loop_backward(s, out)
+        return out
+
+    def if_backward(self, s: ir.If, out: list) -> None:
+        touched = self.touched(s.body + s.orelse)
+        restores = any(id(c) in self.pushed_sites for c in ir.walk(s.body + s.orelse))
+        if not touched and not restores:
+            return
+        joined = {v for v in touched if self.defined_before(v, s)}
+        for v in sorted(joined):  # both branches start from the same named adjoints
+            if v in self.state:
+                self.materialise(v, s.line, out, zeros=False)
+        before = {k: copy.copy(v) for k, v in self.state.items()}
+        branches = []
+        states = []
+        for stmts in (s.body, s.orelse):
+            self.state = {k: copy.copy(v) for k, v in before.items()}
+            lines = self.bwd_block(stmts)
+            branches.append(lines)
+            states.append(self.state)
+        need = {v for v in joined if any(v in st for st in states)}
+        for lines, st in zip(branches, states):
+            self.state = st
+            for v in sorted(need):
+                self.materialise(v, s.line, lines, zeros=True)
+        self.state = {k: v for k, v in before.items() if k not in touched}
+        for v in need:
+            self.state[v] = Adj(owned=False)
+        if not any(ln.node is not None for ln in branches[0] + branches[1]):
+            return
+        header = ast.If(test=atom_expr(s.test), body=[], orelse=[])
+        self.comment(out, s.line)
+        out.append(_compound(header, s.line, branches[0] or [Line(ast.Pass(), s.line)],
+                             branches[1] or None))
+
+    def loop_backward(self, s, out: list) -> None:
+        body = s.body if isinstance(s, ir.For) else s.cond_body + s.body
+        touched = self.touched(body)
+        restores = any(id(c) in self.pushed_sites for c in ir.walk(body))
+        if not touched and not restores and id(s) not in self.counters:
+            return
+        local = self.loop_locals(s, body)
+        carried = touched - local
+        for v in sorted(carried):
+            self.materialise(v, s.line, out, zeros=True)
+        before = {k: v for k, v in self.state.items() if k not in carried}
+        self.state = {k: v for k, v in self.state.items() if k not in local}
+        for v in carried:
+            self.state[v] = Adj(owned=False)
+        lines = self.bwd_block(s.body)
+        for v in sorted(carried):
+            self.materialise(v, s.line, lines, zeros=True)
+        self.state = before
+        for v in carried:
+            self.state[v] = Adj(owned=False)
+        header = self.backward_loop_header(s)
+        if self.loop_depth[id(s)] > 0 and id(s) in self.counters:
+            c = self.counters[id(s)]
+            out.append(Line(ast.Expr(_call(_RESTORE, name(c))), s.line))
+            self.restore_stacks[c] = self.stack_name(c)
+        self.comment(out, s.line)
+        out.append(_compound(header, s.line, lines or [Line(ast.Pass(), s.line)]))
+
+    def loop_locals(self, s, body) -> set[str]:
+        """Names that live and die within one iteration: their adjoints never cross it."""
+        inside = {id(x) for x in ir.walk(body)}
+        first: dict[str, str] = {}
+        for x in ir.walk(body):
+            for u in ir.uses(x):
+                first.setdefault(u, "use")
+            for d in ir.defs(x):
+                first.setdefault(d, "def")
+        outside = set(self.fn.params)
+        for x in ir.walk(self.fn.body):
+            if id(x) not in inside and x is not s:
+                outside.update(ir.uses(x))
+                outside.update(ir.defs(x))
+        return {v for v, kind in first.items() if kind == "def" and v not in outside}
+
+    def backward_loop_header(self, s) -> ast.stmt:
+        if isinstance(s, ir.For):
+            rng = ast.Call(func=name("range"), args=[atom_expr(a) for a in
+                                                     (s.start, s.stop, s.step)], keywords=[])
+            if (isinstance(s.start, ir.Const) and s.start.value == 0 and isinstance(s.step,
+                                                                                   ir.Const)
+                    and s.step.value == 1):
+                rng.args = [atom_expr(s.stop)]
+            if s.exits:
+                rng = ast.Subscript(value=rng, slice=ast.Slice(upper=name(self.counters[id(s)])),
+                                    ctx=ast.Load())
+            it = _call("reversed", rng)
+            return ast.For(target=store(s.target), iter=it, body=[], orelse=[], lineno=0)
+        it = _call("range", name(self.counters[id(s)]))
+        return ast.For(target=store("_"), iter=it, body=[], orelse=[], lineno=0)
+
+    # -- forward -----------------------------------------------------------------------------
+    def stack_name(self, var: str) -> str:
+        if var not in self._stacks:
+            self._stacks[var] = self.fresh(f"stack_{var}")
+        return self._stacks[var]
+
+    def fwd_block(self, body) -> list[Line]:
+        out: list[Line] = []
+        for s in body:
+            if isinstance(s, ir.Call):
+                if id(s) in self.pushed_sites:
+                    out.append(Line(ast.Expr(_method(name(self.stack_name(s.target)), "push",
+                                                     name(s.target))), s.line))
+                out.append(Line(assign(s.target, forward_expr(s.op, s.args)), s.line))
+            elif isinstance(s, ir.If):
+                header = ast.If(test=atom_expr(s.test), body=[], orelse=[])
+                body_lines = self.fwd_block(s.body) or [Line(ast.Pass(), s.line)]
+                else_lines = self.fwd_block(s.orelse) or None
+                out.append(_compound(header, s.line, body_lines, else_lines))
+            elif isinstance(s, (ir.For, ir.While)):
+                out.extend(self.fwd_loop(s))
+        return out
+
+    def fwd_loop(self, s) -> list[Line]:
+        out = []
+        counter = self.counters.get(id(s))
+        if counter is not None:
+            out.append(Line(assign(counter, ast.Constant(0)), s.line))
+        body = self.fwd_block(s.body)
+        if counter is not None:
+            body.append(Line(ast.AugAssign(target=store(counter), op=ast.Add(),
+                                           value=ast.Constant(1)), s.line))
+        for flag in s.exits:
+            body.append(_compound(ast.If(test=name(flag), body=[], orelse=[]), s.line,
+                                  [Line(ast.Break(), s.line)]))
+        if isinstance(s, ir.For):
+            rng = ast.Call(func=name("range"),
+                           args=[atom_expr(a) for a in (s.start, s.stop, s.step)], keywords=[])
+            if (isinstance(s.start, ir.Const) and s.start.value == 0
+                    and isinstance(s.step, ir.Const) and s.step.value == 1):
+                rng.args = [atom_expr(s.stop)]
+            header = ast.For(target=store(s.target), iter=rng, body=[], orelse=[], lineno=0)
+        else:
+            cond = self.fwd_block(s.cond_body)
+            stop = _compound(ast.If(test=ast.UnaryOp(op=ast.Not(), operand=atom_expr(s.cond)),
+                                    body=[], orelse=[]), s.line, [Line(ast.Break(), s.line)])
+            body = cond + [stop] + body
+            header = ast.While(test=ast.Constant(True), body=[], orelse=[])
+        out.append(_compound(header, s.line, body))
+        if counter is not None and self.loop_depth[id(s)] > 0:
+            out.append(Line(ast.Expr(_method(name(self.stack_name(counter)), "push",
+                                             name(counter))), s.line))
+        return out
+
+    # -- the whole function ------------------------------------------------------------------
+    def plan(self) -> None:
+        """Decide the trip counters (before generating either sweep)."""
+        for s in ir.walk(self.fn.body):
+            if isinstance(s, ir.While) or (isinstance(s, ir.For) and s.exits):
+                self.counters[id(s)] = self.fresh(f"trips_L{s.line}")
+
+    def backward(self, seed: ast.expr) -> list[Line]:
+        """The backward sweep; then decide what the forward pushes, and finish the restores."""
+        self._stacks: dict[str, str] = {}
+        ret = self.fn.ret.value
+        body = self.fn.body[:-1]
+        lines: list[Line] = []
+        if isinstance(ret, ir.Var) and ret.name in self.active:
+            self.state[ret.name] = Adj(alias=seed)
+        # first pass: which values does the backward read?  (restores are placeholders)
+        self.pushed_sites = set()
+        probe_state = {k: copy.copy(v) for k, v in self.state.items()}
+        saved_adj, saved_taken = dict(self.adj), set(self.taken)
+        trial = self.bwd_block(body)
+        needed = set()
+        for ln in trial:
+            needed |= line_reads(ln)
+        needed |= set(self.counters.values())
+        # a value is pushed where it is overwritten, if the backward reads it
+        for s in ir.walk(body):
+            if isinstance(s, ir.Call) and s.target in self.mutable and s.target in needed:
+                if self.loop_depth[id(s)] > 0 or self.first_def.get(s.target) != \
+                        self.order[id(s)] or s.target in self.fn.params:
+                    self.pushed_sites.add(id(s))
+        # second pass, for real
+        self.state = probe_state
+        self.adj, self.taken = saved_adj, saved_taken
+        self._stacks = {}
+        lines = [Line(comment="--- backward ---")] + self.bwd_block(body)
+        return [self._finish_restores(ln) for ln in lines]
+
+    def _finish_restores(self, ln: Line) -> Line:
+        if ln.body is not None:
+            ln.body = [self._finish_restores(x) for x in ln.body]
+        if ln.orelse is not None:
+            ln.orelse = [self._finish_restores(x) for x in ln.orelse]
+        node = ln.node
+        if (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+                and isinstance(node.value.func, ast.Name) and node.value.func.id == _RESTORE):
+            var = node.value.args[0].id
+            pop = _method(name(self.stack_name(var)), "pop")
+            ln.node = assign(var, pop)
+        return ln
+
+    def forward(self) -> list[Line]:
+        lines = [Line(comment="--- forward ---")]
+        pushed = sorted({s.target for s in ir.walk(self.fn.body) if id(s) in self.pushed_sites})
+        stacks = sorted(set(pushed) | {c for s_id, c in self.counters.items()
+                                       if self._nested_counter(s_id)})
+        for var in stacks:
+            lines.append(Line(assign(self.stack_name(var), _call("Stack")), None))
+        for var in pushed:
+            # a value first made inside a loop has no value before its first push
+            if var not in self.fn.params and self.loop_depth_of_first_def(var) > 0:
+                lines.append(Line(assign(var, ast.Constant(None)), None))
+        lines.extend(self.fwd_block(self.fn.body[:-1]))
         return lines
 
-    def adj_ref(self, var: str) -> ast.expr:
-        """The expression holding var's (complete) adjoint."""
-        if var in self.pending:
-            return self.pending[var]
-        return name(self.adj[var])
+    def _nested_counter(self, loop_id: int) -> bool:
+        return self.loop_depth.get(loop_id, 0) > 0
+
+    def loop_depth_of_first_def(self, var: str) -> int:
+        k = self.first_def.get(var)
+        for s in ir.walk(self.fn.body):
+            if self.order[id(s)] == k:
+                return self.loop_depth[id(s)]
+        return 0
 
     def grads_expr(self) -> list[ast.expr]:
         out = []
         for p in self.wrt:
-            if p in self.owned:
-                d = self.adj_ref(p)
+            st = self.state.get(p)
+            if st is not None and p in self.active:
+                d = self.ref(p)
                 info = self.infos.get(p)
-                if not self.owned.get(p) or info is None or info.dtype is None:
+                if not st.named or not st.owned or info is None or info.dtype is None:
                     d = _call("as_grad", d, name(p))
                 out.append(d)
             else:
-                out.append(ast.Call(func=ast.Attribute(value=name("np"), attr="zeros_like",
-                                                       ctx=ast.Load()),
-                                    args=[name(p)], keywords=[]))
+                out.append(ast.Call(func=_np("zeros_like"), args=[name(p)], keywords=[]))
         return out
 
     # -- drivers -----------------------------------------------------------------------------
     def joint(self, *, with_value: bool, single: bool) -> Generated:
         f = GFunction(name=self.fresh(f"{self.fn.name}_grad"), params=list(self.fn.params))
-        f.body.extend(self.forward_lines())
-        f.body.extend(self.backward_lines(ast.Constant(value=1.0)))
+        self.plan()
+        bwd = self.backward(ast.Constant(value=1.0))
+        f.body.extend(self.forward())
+        f.body.extend(bwd)
         grads = self.grads_expr()
         gexpr = grads[0] if single else ast.Tuple(elts=grads, ctx=ast.Load())
         if with_value:
@@ -319,23 +623,14 @@ class Reverse:
 
     def split(self) -> Generated:
         fwd = GFunction(name=self.fresh(f"{self.fn.name}_fwd"), params=list(self.fn.params))
-        fwd.body.extend(self.forward_lines())
         ret = self.fn.ret.value
         gname = self.fresh(f"d{ret.name}" if isinstance(ret, ir.Var) else "dout")
-        if isinstance(ret, ir.Var):
-            self.adj[ret.name] = gname
         saved_name = self.fresh("saved")
         bwd = GFunction(name=self.fresh(f"{self.fn.name}_bwd"), params=[saved_name, gname])
-        bwd.body.extend(self.backward_lines(name(gname)))
+        self.plan()
+        bwd.body.extend(self.backward(name(gname)))
+        fwd.body.extend(self.forward())
         grads = self.grads_expr()
         bwd.body.append(Line(ast.Return(value=ast.Tuple(elts=grads, ctx=ast.Load())),
                              self.fn.ret.line))
         return Generated([fwd, bwd], [], self.globals)
-
-
-def _call(fname: str, *args: ast.expr) -> ast.Call:
-    return ast.Call(func=name(fname), args=list(args), keywords=[])
-
-
-def _free(expr: ast.expr) -> set[str]:
-    return {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}

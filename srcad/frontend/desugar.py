@@ -1,0 +1,198 @@
+"""Desugar jumps: `break`, `continue` and early `return` become flags and guards.
+
+Input: a fenced gast `FunctionDef`. Output: the same function in which
+  * no `continue` remains, and `break` appears only as a loop's trailing exit test
+    ``if <flag>: break`` (one per flag), so every executed iteration runs its whole body;
+  * `return` appears once, as the last statement of the function;
+  * statements after a jump are guarded by ``if not <flag>:``.
+The backward sweep then only needs each loop's trip count and each branch's test, which it
+records like any other value. Flags are named after the loop's line (``broke_L7``).
+
+Before/after:
+    for i in range(n):                   broke_L2 = False
+        h = f(h)                         for i in range(n):
+        if done(h):                          h = f(h)
+            break                            c = done(h)
+        h = g(h)                             if c:
+                                                 broke_L2 = True
+                                             if not broke_L2:
+                                                 h = g(h)
+                                             if broke_L2:
+                                                 break
+"""
+
+from __future__ import annotations
+
+import gast
+
+
+def _name(id_, ctx=None):
+    return gast.Name(id=id_, ctx=ctx or gast.Load(), annotation=None, type_comment=None)
+
+
+def _assign(name, value, node):
+    a = gast.Assign(targets=[_name(name, gast.Store())], value=gast.Constant(value, None))
+    return gast.copy_location(a, node)
+
+
+def _not(flags, node):
+    test = _name(flags[0])
+    for f in flags[1:]:
+        test = gast.BinOp(left=test, op=gast.BitOr(), right=_name(f))
+    return gast.copy_location(gast.UnaryOp(op=gast.Not(), operand=test), node)
+
+
+def _jumps(node) -> set[str]:
+    """Jumps a statement may perform: returns anywhere, break/continue outside nested loops.
+
+    A loop's own break/continue belong to it: for a loop, ask `_jumps_body(loop.body)`.
+    """
+    found = set()
+    stack = [(node, False)]
+    while stack:
+        n, in_loop = stack.pop()
+        if isinstance(n, gast.Return):
+            found.add("return")
+        elif isinstance(n, gast.Break) and not in_loop:
+            found.add("break")
+        elif isinstance(n, gast.Continue) and not in_loop:
+            found.add("continue")
+        nested = in_loop or isinstance(n, (gast.For, gast.While))
+        stack.extend((c, nested) for c in gast.iter_child_nodes(n))
+    return found
+
+
+def _jumps_body(body) -> set[str]:
+    out = set()
+    for s in body:
+        out |= _jumps(s)
+    return out
+
+
+class Desugarer:
+    def __init__(self, taken: set[str]):
+        self.taken = taken
+        self.returned: str | None = None
+        self.result: str | None = None
+
+    def fresh(self, base):
+        n, k = base, 2
+        while n in self.taken:
+            n = f"{base}_{k}"
+            k += 1
+        self.taken.add(n)
+        return n
+
+    def block(self, stmts, ctx) -> list:
+        """ctx: {'break': flag, 'continue': flag, 'return': flag} for the enclosing loop."""
+        out = []
+        for i, s in enumerate(stmts):
+            new, flags = self.stmt(s, ctx)
+            out.extend(new)
+            if flags:
+                rest = self.block(stmts[i + 1:], ctx)
+                if rest:
+                    guard = gast.If(test=_not(sorted(flags), s), body=rest, orelse=[])
+                    out.append(gast.copy_location(guard, stmts[i + 1]))
+                return out
+        return out
+
+    def stmt(self, s, ctx):
+        """The desugared statements and the flags they may have set."""
+        if isinstance(s, gast.Return):
+            if self.returned is None:
+                self.returned = self.fresh("returned")
+                self.result = self.fresh("result")
+            value = s.value if s.value is not None else gast.Constant(None, None)
+            a = gast.copy_location(
+                gast.Assign(targets=[_name(self.result, gast.Store())], value=value), s)
+            return [a, _assign(self.returned, True, s)], {self.returned}
+        if isinstance(s, gast.Break):
+            return [_assign(ctx["break"], True, s)], {ctx["break"]}
+        if isinstance(s, gast.Continue):
+            return [_assign(ctx["continue"], True, s)], {ctx["continue"]}
+        if isinstance(s, gast.If):
+            jumps = _jumps(s)
+            if not jumps:
+                return [s], set()
+            body, f1 = self.block_flags(s.body, ctx)
+            orelse, f2 = self.block_flags(s.orelse, ctx)
+            s.body = body or [gast.Pass()]
+            s.orelse = orelse
+            return [s], f1 | f2
+        if isinstance(s, (gast.For, gast.While)):
+            inner = _jumps_body(s.body)
+            if not inner:
+                return [s], set()
+            pre = []
+            loop_ctx = dict(ctx)
+            exits = []
+            if "break" in inner:
+                loop_ctx["break"] = self.fresh(f"broke_L{s.lineno}")
+                pre.append(_assign(loop_ctx["break"], False, s))
+                exits.append(loop_ctx["break"])
+            head = []
+            if "continue" in inner:
+                loop_ctx["continue"] = self.fresh(f"skip_L{s.lineno}")
+                head.append(_assign(loop_ctx["continue"], False, s))
+            body = self.block(s.body, loop_ctx)
+            flags = set()
+            if "return" in inner:
+                exits.append(self.returned)
+                flags.add(self.returned)
+            tail = [gast.copy_location(gast.If(test=_name(f), body=[gast.Break()], orelse=[]), s)
+                    for f in exits]
+            s.body = head + body + tail
+            return pre + [s], flags
+        return [s], set()
+
+    def block_flags(self, stmts, ctx):
+        flags = set()
+        for s in stmts:
+            flags |= self.stmt_flags_probe(s, ctx)
+        return self.block(stmts, ctx), flags
+
+    def stmt_flags_probe(self, s, ctx):
+        jumps = _jumps(s)
+        out = set()
+        if "return" in jumps:
+            if self.returned is None:
+                self.returned = self.fresh("returned")
+                self.result = self.fresh("result")
+            out.add(self.returned)
+        if "break" in jumps and ctx.get("break"):
+            out.add(ctx["break"])
+        if "continue" in jumps and ctx.get("continue"):
+            out.add(ctx["continue"])
+        return out
+
+
+def desugar(fdef: gast.FunctionDef, taken: set[str]) -> None:
+    """Rewrite `fdef.body` in place (see the module docstring)."""
+    body = fdef.body
+    # a single trailing return needs no flag
+    early = [n for s in body[:-1] for n in gast.walk(s) if isinstance(n, gast.Return)]
+    early += [n for n in gast.walk(body[-1]) if isinstance(n, gast.Return)] if body and not \
+        isinstance(body[-1], gast.Return) else []
+    loops = any(isinstance(n, (gast.Break, gast.Continue)) for s in body for n in gast.walk(s))
+    if not early and not loops:
+        return
+    d = Desugarer(taken)
+    if early:
+        d.returned = d.fresh("returned")
+        d.result = d.fresh("result")
+    last = body[-1] if body and isinstance(body[-1], gast.Return) else None
+    if not early:  # only loop jumps: the final return stays as it is
+        fdef.body = d.block(body[:-1] if last is not None else body, {}) + (
+            [last] if last is not None else [])
+        return
+    new = d.block(body, {})
+    if early:
+        init = [_assign(d.returned, False, body[0])]
+        init_result = gast.copy_location(gast.Assign(
+            targets=[_name(d.result, gast.Store())], value=gast.Constant(None, None)), body[0])
+        ret = gast.Return(value=_name(d.result))
+        gast.copy_location(ret, last if last is not None else body[-1])
+        fdef.body = init + [init_result] + new + [ret]
+    else:
+        fdef.body = new

@@ -1,0 +1,137 @@
+"""docs/ops.md, generated from the op table: one table per family.
+
+Columns: the op (and its aliases), its forward as generated code spells it, the backward
+rule for each argument (the rule's own source), the values the backward keeps (derived
+from the rules' free names, `Op.saved`), the derivation, and the C expression the fuser
+uses ("—" where the op is not fusable). The output depends only on the table, so it is
+byte-identical on every run; tests/test_ops.py checks docs/ops.md against it.
+
+    python -m srcad regen        # rewrites docs/ops.md (and the other generated files)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .table import Op, all_ops
+
+# Families in reading order; a family not listed here follows, in registration order.
+FAMILY_ORDER = (
+    "arithmetic", "unary", "trigonometric", "selection", "reduction", "shape", "linalg",
+    "query", "constructor", "index", "compare", "integer", "control",
+)
+FAMILY_TITLES = {
+    "arithmetic": "Arithmetic (Python operators)",
+    "unary": "Powers, exponentials and logarithms",
+    "trigonometric": "Trigonometric and hyperbolic",
+    "selection": "Selections",
+    "reduction": "Reductions",
+    "shape": "Shape and indexing",
+    "linalg": "Linear algebra",
+    "query": "Shape queries (no gradient)",
+    "constructor": "Constructors (no gradient)",
+    "index": "Indices and piecewise-constant functions (no gradient)",
+    "compare": "Comparisons and logic (no gradient)",
+    "integer": "Integer arithmetic (no gradient)",
+    "control": "Introduced by normalisation",
+}
+_DASH = "—"
+
+_HEADER = """\
+# srcad op table
+
+Generated from `srcad/ops/` by `python -m srcad regen`; do not edit by hand.
+
+Each row is one entry of the op table. **forward** is how generated code spells the op;
+**backward** gives each argument's VJP rule, an expression over `g` (the cotangent of the
+output), `out` (the output) and the op's parameters — the transform inlines it, and for
+broadcasting elementwise ops unbroadcasts the result to the argument's shape (the rules
+never mention broadcasting). **saved** lists the values the backward reads, derived from
+the rules; **fusable** is the C expression the elementwise fuser uses.
+Helpers such as `unreduce` live in `srcad/runtime.py`.
+
+"""
+
+
+def _code(text: str) -> str:
+    text = text.replace("|", "\\|")
+    return f"`{text}`"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _op_cell(op: Op) -> str:
+    cell = f"**{op.name}**"
+    names = []
+    for fn in op.aliases:
+        mod = getattr(fn, "__module__", "") or ""
+        prefix = "np." if mod.startswith("numpy") else ""
+        names.append(f"`{prefix}{getattr(fn, '__name__', repr(fn))}`")
+    if names:
+        cell += " (also " + ", ".join(names) + ")"
+    return cell
+
+
+def _backward_cell(op: Op) -> str:
+    if not op.differentiable:
+        return "no gradient"
+    parts = []
+    for p, rule in zip(op.param_names, op.vjps + (None,) * len(op.params)):
+        if rule is not None:
+            parts.append(f"{p}: {_code(rule.source)}")
+    return "<br>".join(parts)
+
+
+def _saved_cell(op: Op) -> str:
+    if not op.differentiable:
+        return _DASH
+    saved = [p for p in ("out", *op.param_names) if p in op.saved]
+    return ", ".join(f"`{s}`" for s in saved) or "nothing"
+
+
+def _row(op: Op) -> str:
+    cells = [
+        _op_cell(op),
+        _code(op.spelling_src),
+        _backward_cell(op),
+        _saved_cell(op),
+        _cell(op.derivation) or _DASH,
+        _code(op.c_expr) if op.c_expr else _DASH,
+    ]
+    return "| " + " | ".join(cells) + " |"
+
+
+def _families(ops: list[Op]) -> list[str]:
+    seen = list(dict.fromkeys(op.family for op in ops))
+    return [f for f in FAMILY_ORDER if f in seen] + [f for f in seen if f not in FAMILY_ORDER]
+
+
+def render_ops_md() -> str:
+    """docs/ops.md as a string: a table per family of the op table, deterministic.
+
+    >>> text = render_ops_md()
+    >>> text.startswith("# srcad op table") and "| **tanh** |" in text
+    True
+    """
+    ops = all_ops()
+    out = [_HEADER]
+    n_diff = sum(op.differentiable for op in ops)
+    out.append(f"{len(ops)} ops: {n_diff} differentiable, {len(ops) - n_diff} without a "
+               f"gradient.\n")
+    for family in _families(ops):
+        rows = [op for op in ops if op.family == family]
+        out.append(f"\n## {FAMILY_TITLES.get(family, family.capitalize())}\n")
+        out.append("| op | forward | backward | saved | derivation | fusable |")
+        out.append("|---|---|---|---|---|---|")
+        out.extend(_row(op) for op in rows)
+    return "\n".join(out) + "\n"
+
+
+def write_ops_md(path: str | Path = "docs/ops.md") -> Path:
+    """Write `render_ops_md()` to `path` (relative to the working directory); return it."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render_ops_md())
+    return path
