@@ -35,7 +35,10 @@ _IR_CACHE: dict = {}
 
 
 def _ir_of(fn) -> ir.Function:
-    key = fn
+    """The normalised IR of `fn`, cached until the op table changes (a new defvjp rule)."""
+    from .ops import generation
+
+    key = (fn, generation())
     if key not in _IR_CACHE:
         _IR_CACHE[key] = normalize(parse_function(fn))
     return _IR_CACHE[key]

@@ -29,6 +29,11 @@ GENERATED = [
 ]
 
 
+def GENERATED_NAMES() -> list[str]:
+    """The file names `regen` writes into generated/."""
+    return [target for *_, target in GENERATED]
+
+
 def load_module(path: str | Path):
     """Import a .py file by path (registered in sys.modules so its source can be read)."""
     path = Path(path).resolve()

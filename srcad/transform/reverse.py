@@ -317,21 +317,14 @@ class Reverse:
                 expr = self.fit(self.contribution(s, pname, g_use), s, atom)
                 self.accumulate(atom.name, expr, s.line, block)
             elif isinstance(atom, ir.Seq):
-                if not any(isinstance(a, ir.Var) and a.name in self.active for a in atom.items):
+                if not (set(ir.atom_vars(atom)) & self.active):
                     continue
                 expr = self.contribution(s, pname, g)
-                parts = []
-                for a in atom.items:
-                    if isinstance(a, ir.Var) and a.name in self.active:
-                        parts.append(self.fresh(f"d{a.name}_part"))
-                    else:
-                        parts.append("_")
-                block.append(Line(ast.Assign(
-                    targets=[ast.Tuple(elts=[store(p) for p in parts], ctx=ast.Store())],
-                    value=expr, lineno=0), s.line))
-                for a, p in zip(atom.items, parts):
-                    if p != "_":
-                        self.accumulate(a.name, name(p), s.line, block)
+                parts: list[tuple[str, str]] = []
+                target = self.unpack_target(atom, parts)
+                block.append(Line(ast.Assign(targets=[target], value=expr, lineno=0), s.line))
+                for var, part in parts:
+                    self.accumulate(var, name(part), s.line, block)
         if block:
             self.comment(out, s.line)
             out.extend(block)
@@ -347,6 +340,19 @@ class Reverse:
             if ln.compound:
                 break
         out.append(Line(comment=text))
+
+    def unpack_target(self, atom, parts: list) -> ast.expr:
+        """`(da_part, (db_part, _))` mirroring a (nested) sequence of atoms: a rule for a
+        list argument returns one piece per item, and numpy turns an inner list into an
+        array stacked along axis 0, whose pieces unpacking yields in order."""
+        if isinstance(atom, ir.Seq):
+            return ast.Tuple(elts=[self.unpack_target(a, parts) for a in atom.items],
+                             ctx=ast.Store())
+        if isinstance(atom, ir.Var) and atom.name in self.active:
+            part = self.fresh(f"d{atom.name}_part")
+            parts.append((atom.name, part))
+            return store(part)
+        return store("_")
 
     # -- blocks ------------------------------------------------------------------------------
     def touched(self, body) -> set[str]:
@@ -600,7 +606,8 @@ class Reverse:
             if st is not None and p in self.active:
                 d = self.ref(p)
                 info = self.infos.get(p)
-                if not st.named or not st.owned or info is None or info.dtype is None:
+                if (not st.named or not st.owned or info is None or info.dtype is None
+                        or info.ndim == 0):
                     d = _call("as_grad", d, name(p))
                 out.append(d)
             else:
