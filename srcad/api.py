@@ -65,6 +65,10 @@ def _check_options(options: dict) -> dict:
 
 
 def _is_float(value) -> bool:
+    if isinstance(value, dict):
+        return bool(value) and all(_is_float(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return bool(value) and all(_is_float(v) for v in value)
     if isinstance(value, (np.ndarray, np.generic)):
         return np.issubdtype(value.dtype, np.floating)
     return isinstance(value, float)
@@ -81,7 +85,11 @@ def _key_of(value):
         return ("int", type(value).__name__, value)
     if isinstance(value, float):
         return ("float",)
-    if value is None or isinstance(value, (str, tuple)):
+    if isinstance(value, dict):
+        return ("dict", tuple((k, _key_of(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, tuple(_key_of(v) for v in value))
+    if value is None or isinstance(value, str):
         return ("value", repr(value))
     return ("object", type(value).__qualname__)
 
@@ -95,24 +103,27 @@ def _describe(value) -> str:
 def probe(fn_ir: ir.Function, args: dict) -> tuple[dict, object]:
     """Run the IR once on the actual arguments: the static Info of every value.
 
-    A name that takes values of different shapes or dtypes (in a loop, say) gets no Info, so
-    nothing is specialised on it.
+    Returns ({id(function): {name: Info}}, output) for the function and every user function
+    it calls. A name that takes values of different shapes or dtypes (in a loop, or across
+    calls) gets no Info, so nothing is specialised on it.
     """
-    infos: dict = {k: Info.of(v) for k, v in args.items()}
+    infos: dict = {id(fn_ir): {k: Info.of(v) for k, v in args.items()}}
     varying: set = set()
 
-    def on_assign(stmt, value):
+    def record(fn, name, value):
+        table = infos.setdefault(id(fn), {})
         info = Info.of(value)
-        old = infos.get(stmt.target, info) if stmt.target not in varying else None
-        if stmt.target in varying or old != info or (
-                stmt.target in infos and infos[stmt.target] is None):
-            varying.add(stmt.target)
-            infos[stmt.target] = None
+        key = (id(fn), name)
+        if key in varying:
+            return
+        if name in table and table[name] != info:
+            varying.add(key)
+            table[name] = None
         else:
-            infos[stmt.target] = info
+            table[name] = info
 
     try:
-        env = evaluate(fn_ir, args, on_assign)
+        env = evaluate(fn_ir, args, record)
     except SrcadError:
         raise
     except Exception as e:
@@ -123,7 +134,8 @@ def probe(fn_ir: ir.Function, args: dict) -> tuple[dict, object]:
             hint="the error comes from the user's code on these inputs",
         ) from e
     out = env["<return>"]
-    return {k: i for k, i in infos.items() if i is not None}, out
+    clean = {k: {n: i for n, i in t.items() if i is not None} for k, t in infos.items()}
+    return clean, out
 
 
 def _failing_line(exc, fn_ir) -> int | None:
@@ -270,35 +282,58 @@ class Transformed:
         return f"<srcad.{self.kind} of {self._ir.name} wrt {', '.join(self.wrt)}>"
 
 
+def finish_pair(fwd, bwd, ret_expr, line, infos) -> list[str]:
+    """Complete a split pair: the backward unpacks what the forward returns beside its output."""
+    optimize(bwd, infos)
+    saved = _saved_names(fwd, bwd)
+    head = [Line(comment=f"saved by the forward: {', '.join(saved) or 'nothing'}")]
+    if saved:
+        head.append(Line(ast.Assign(
+            targets=[ast.Tuple(elts=[ast.Name(n, ast.Store()) for n in saved], ctx=ast.Store())],
+            value=ast.Name(bwd.params[0], ast.Load()), lineno=0)))
+    bwd.body = head + bwd.body
+    fwd.body.append(Line(ast.Return(value=ast.Tuple(elts=[
+        ret_expr, ast.Tuple(elts=[ast.Name(n, ast.Load()) for n in saved], ctx=ast.Load())],
+        ctx=ast.Load())), line))
+    optimize(fwd, infos)
+    return saved
+
+
 def build(fn_ir: ir.Function, kind: str, wrt, infos, signature, single, options) -> Compiled:
     """Reverse-transform, optimise, render and compile one specialisation."""
-    rev = Reverse(fn_ir, wrt, infos)
+    from .transform.reverse import Module
+    from .transform.templates import atom_expr
+
+    module = Module(infos)
+    rev = Reverse(fn_ir, wrt, None, module)
+    saved: list[str] = []
     if kind == "vjp":
-        gen = rev.split()
-        fwd, bwd = gen.functions
-        optimize(bwd, rev.all_infos())
-        saved = _saved_names(fwd, bwd)
-        head = [Line(comment=f"saved by the forward: {', '.join(saved) or 'nothing'}")]
-        if saved:
-            head.append(Line(ast.Assign(
-                targets=[ast.Tuple(elts=[ast.Name(n, ast.Store()) for n in saved],
-                                   ctx=ast.Store())],
-                value=ast.Name(bwd.params[0], ast.Load()), lineno=0)))
-        bwd.body = head + bwd.body
-        out_expr = _ret_expr(fn_ir)
-        fwd.body.append(Line(ast.Return(value=ast.Tuple(elts=[
-            out_expr, ast.Tuple(elts=[ast.Name(n, ast.Load()) for n in saved], ctx=ast.Load())],
-            ctx=ast.Load())), fn_ir.ret.line))
-        optimize(fwd, rev.all_infos())
-        functions = [fwd, bwd]
+        fwd, bwd = rev.split()
+        saved = finish_pair(fwd, bwd, atom_expr(fn_ir.ret.value), fn_ir.ret.line,
+                            rev.all_infos())
+        main = [fwd, bwd]
         roles = {"fwd": fwd.name, "bwd": bwd.name}
     else:
-        gen = rev.joint(with_value=(kind == "value_and_grad"), single=single)
-        functions = gen.functions
-        for f in functions:
+        main = rev.joint(with_value=(kind == "value_and_grad"), single=single).functions
+        for f in main:
             optimize(f, rev.all_infos())
-        roles = {"main": functions[0].name}
-        saved = []
+        roles = {"main": main[0].name}
+    functions = []
+    inject = dict(fn_ir.inject)
+    helpers = dict(rev.globals)
+    for pair in module.pairs.values():
+        finish_pair(pair.fwd, pair.bwd, pair.ret, pair.rev.fn.ret.line, pair.rev.all_infos())
+        functions += [pair.fwd, pair.bwd]
+        helpers.update(pair.rev.globals)
+        for k, v in pair.rev.fn.inject.items():
+            if inject.get(k, v) is not v:
+                raise SrcadError(
+                    f"{fn_ir.name} and {pair.rev.fn.name} both use the name `{k}` for "
+                    f"different objects, which srcad cannot yet put in one generated module",
+                    filename=pair.rev.fn.filename, lineno=pair.rev.fn.first_line,
+                    hint=f"rename `{k}` in one of the two modules")
+            inject[k] = v
+    functions += main
     origin = {
         "filename": fn_ir.filename,
         "name": fn_ir.name,
@@ -309,12 +344,11 @@ def build(fn_ir: ir.Function, kind: str, wrt, infos, signature, single, options)
         f"fuse={options['fuse']} checkpoint=none",
         "signature": signature,
     }
-    inject = {**fn_ir.inject}
     source = render(functions, origin=origin, inject=inject)
     tag = hashlib.sha256(source.encode()).hexdigest()[:8]
     filename = f"<srcad-generated {fn_ir.name}_{kind} {tag}>"
-    ns = compile_source(source, filename, {**inject, **{k: v for k, v in gen.inject.items()
-                                                       if k not in ("np",)}})
+    ns = compile_source(source, filename, {**inject, **{k: v for k, v in helpers.items()
+                                                       if k != "np"}})
     fns = {role: ns[n] for role, n in roles.items()}
     return Compiled(source=source, functions=fns, saved=saved)
 

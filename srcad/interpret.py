@@ -44,8 +44,8 @@ def call_op(op, args: dict, env: dict):
     return op.fn(*positional, **keywords)
 
 
-def run_block(body, env: dict, on_assign=None) -> None:
-    """Execute IR statements in `env`; `on_assign(name, value)` sees every assignment."""
+def run_block(body, env: dict, record=None, fn=None) -> None:
+    """Execute IR statements in `env`; `record(fn, name, value)` sees every assignment."""
     for stmt in body:
         if isinstance(stmt, ir.Call):
             try:
@@ -55,31 +55,44 @@ def run_block(body, env: dict, on_assign=None) -> None:
                     e._srcad_line = stmt.line  # which user line failed, for the message
                 raise
             env[stmt.target] = value
-            if on_assign is not None:
-                on_assign(stmt, value)
+            if record is not None:
+                record(fn, stmt.target, value)
+        elif isinstance(stmt, ir.UserCall):
+            args = [atom_value(a, env) for a in stmt.args]
+            inner = dict(zip(stmt.callee.params, args))
+            if record is not None:
+                for p, v in inner.items():
+                    record(stmt.callee, p, v)
+            run_block(stmt.callee.body, inner, record, stmt.callee)
+            result = inner["<return>"]
+            values = list(result) if stmt.multi and len(stmt.targets) > 1 else [result]
+            for t, v in zip(stmt.targets, values):
+                env[t] = v
+                if record is not None:
+                    record(fn, t, v)
         elif isinstance(stmt, ir.Return):
             env["<return>"] = atom_value(stmt.value, env)
         elif isinstance(stmt, ir.If):
-            run_block(stmt.body if atom_value(stmt.test, env) else stmt.orelse, env, on_assign)
+            run_block(stmt.body if atom_value(stmt.test, env) else stmt.orelse, env, record, fn)
         elif isinstance(stmt, ir.For):
             rng = range(*(atom_value(a, env) for a in (stmt.start, stmt.stop, stmt.step)))
             for i in rng:
                 env[stmt.target] = i
-                run_block(stmt.body, env, on_assign)
+                run_block(stmt.body, env, record, fn)
                 if any(env[f] for f in stmt.exits):
                     break
         elif isinstance(stmt, ir.While):
             while True:
-                run_block(stmt.cond_body, env, on_assign)
+                run_block(stmt.cond_body, env, record, fn)
                 if not atom_value(stmt.cond, env):
                     break
-                run_block(stmt.body, env, on_assign)
+                run_block(stmt.body, env, record, fn)
                 if any(env[f] for f in stmt.exits):
                     break
 
 
-def evaluate(fn: ir.Function, args: dict, on_assign=None) -> dict:
+def evaluate(fn: ir.Function, args: dict, record=None) -> dict:
     """Run the IR on concrete arguments; return every variable's value (and '<return>')."""
     env = dict(args)
-    run_block(fn.body, env, on_assign)
+    run_block(fn.body, env, record, fn)
     return env

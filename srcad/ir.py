@@ -73,6 +73,21 @@ class Return:
 
 
 @dataclass
+class UserCall:
+    """``targets = fn(*args)``: a call to another user function, differentiated as a
+    subroutine of its own (a `<fn>_fwd` / `<fn>_bwd` pair). Several targets: the function
+    returns a tuple that the call site unpacks."""
+
+    targets: list
+    callee: "Function"
+    fn: Any  # the Python function (called as it is where no gradient flows through it)
+    fn_name: str  # how generated code spells the plain call
+    args: list  # atoms, one per callee parameter
+    line: int
+    multi: bool = False  # the callee returns a tuple
+
+
+@dataclass
 class If:
     test: Any  # Atom (a bool)
     body: list
@@ -105,7 +120,7 @@ class While:
     exits: list = field(default_factory=list)
 
 
-Stmt = Union[Call, Return, If, For, While]
+Stmt = Union[Call, UserCall, Return, If, For, While]
 
 
 def walk(body):
@@ -128,6 +143,8 @@ def defs(stmt) -> list[str]:
         return [stmt.target]
     if isinstance(stmt, For):
         return [stmt.target]
+    if isinstance(stmt, UserCall):
+        return list(stmt.targets)
     return []
 
 
@@ -137,6 +154,8 @@ def uses(stmt) -> list[str]:
         return [n for a in stmt.args.values() for n in atom_vars(a)]
     if isinstance(stmt, Return):
         return list(atom_vars(stmt.value))
+    if isinstance(stmt, UserCall):
+        return [n for a in stmt.args for n in atom_vars(a)]
     if isinstance(stmt, If):
         return list(atom_vars(stmt.test))
     if isinstance(stmt, For):

@@ -16,6 +16,8 @@ import numpy as np
 
 __all__ = [
     "Stack",
+    "GradTree",
+    "zeros_grad",
     "as_grad",
     "astype",
     "clip_grad",
@@ -108,7 +110,18 @@ def unreduce(g, x, axis=None, keepdims=False):
 
 
 def unindex(g, x, index):
-    """Scatter-add `g` into zeros shaped like `x` at `index` (basic or advanced)."""
+    """Scatter-add `g` into zeros shaped like `x` at `index` (basic or advanced).
+
+    For a dict, list or tuple `x` (a pytree argument such as ``params["W1"]``) the gradient
+    is a `GradTree` holding `g` in that one slot.
+    """
+    if isinstance(x, (dict, list, tuple)):
+        if isinstance(index, (np.integer,)):
+            index = int(index)
+        if isinstance(index, slice):
+            raise TypeError("srcad: slicing a list or tuple argument is not differentiable; "
+                            "index its items one by one")
+        return GradTree({index: g})
     dtype = _dtype(x)
     out = np.zeros(_shape(x), dtype=np.result_type(g) if dtype is None else dtype)
     parts = index if isinstance(index, tuple) else (index,)
@@ -338,11 +351,64 @@ def astype(x, dtype):
     return np.asarray(x).astype(dtype)
 
 
+class GradTree:
+    """The gradient of a dict, list or tuple argument (a pytree), built slot by slot.
+
+    A missing slot is zero. `+` merges two trees (adding where both have a slot); `as_grad`
+    turns the tree into the argument's own structure.
+    """
+
+    __slots__ = ("slots",)
+
+    def __init__(self, slots=None):
+        self.slots = dict(slots or {})
+
+    def __add__(self, other):
+        out = GradTree(self.slots)
+        out += other
+        return out
+
+    __radd__ = __add__
+
+    def __iadd__(self, other):
+        if isinstance(other, GradTree):
+            for k, v in other.slots.items():
+                self.slots[k] = v if k not in self.slots else self.slots[k] + v
+            return self
+        if isinstance(other, (int, float)) and other == 0:
+            return self
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return f"GradTree({self.slots!r})"
+
+
+def zeros_grad(x):
+    """A zero gradient for `x`: zeros like an array, an empty `GradTree` for a container."""
+    if isinstance(x, (dict, list, tuple)):
+        return GradTree()
+    return np.zeros_like(x)
+
+
+def _slot(d, key):
+    if isinstance(d, GradTree):
+        return d.slots.get(key)
+    return None
+
+
 def as_grad(d, x):
     """Make `d` a gradient for `x`: same shape and dtype, an array the caller owns.
 
-    A Python float argument gets a Python float gradient.
+    A Python float argument gets a Python float gradient; a dict, list or tuple argument gets
+    the same structure (and key order) with a gradient per leaf.
     """
+    if isinstance(x, dict):
+        return {k: (as_grad(s, v) if (s := _slot(d, k)) is not None else zeros_grad_leaf(v))
+                for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        items = [as_grad(s, v) if (s := _slot(d, i)) is not None else zeros_grad_leaf(v)
+                 for i, v in enumerate(x)]
+        return type(x)(items) if not hasattr(x, "_fields") else type(x)(*items)
     if isinstance(x, float) and not isinstance(x, np.floating):
         return float(np.sum(d))
     dtype = _dtype(x)
@@ -352,6 +418,15 @@ def as_grad(d, x):
     if isinstance(x, np.generic):
         return out[()]
     return out
+
+
+def zeros_grad_leaf(x):
+    """The gradient of an untouched leaf (or sub-tree) of a pytree argument: zeros."""
+    if isinstance(x, (dict, list, tuple)):
+        return as_grad(GradTree(), x)
+    if isinstance(x, float):
+        return 0.0
+    return np.zeros_like(x)
 
 
 class Stack:

@@ -17,29 +17,31 @@ def active_vars(fn: ir.Function, wrt) -> set[str]:
     Loops make both questions circular (a value can feed the next iteration), so each is
     iterated until nothing changes; every pass is linear in the program's size.
     """
-    calls = [s for s in ir.walk(fn.body) if isinstance(s, ir.Call)]
+    stmts = [s for s in ir.walk(fn.body) if isinstance(s, (ir.Call, ir.UserCall))]
+
+    def flows(s):
+        """(inputs that carry a derivative, outputs) of a statement."""
+        if isinstance(s, ir.UserCall):
+            return [v for a in s.args for v in ir.atom_vars(a)], list(s.targets)
+        ins = [v for p, a in s.args.items() if s.op.vjp(p) is not None
+               for v in ir.atom_vars(a)]
+        return ins, [s.target]
+
+    edges = [flows(s) for s in stmts]
     varied = set(wrt)
     changed = True
     while changed:
         changed = False
-        for s in calls:
-            if s.target in varied:
-                continue
-            for p, a in s.args.items():
-                if s.op.vjp(p) is not None and any(v in varied for v in ir.atom_vars(a)):
-                    varied.add(s.target)
-                    changed = True
-                    break
+        for ins, outs in edges:
+            if any(v in varied for v in ins) and not set(outs) <= varied:
+                varied.update(outs)
+                changed = True
     useful = set(ir.atom_vars(fn.ret.value))
     changed = True
     while changed:
         changed = False
-        for s in reversed(calls):
-            if s.target in useful:
-                for p, a in s.args.items():
-                    if s.op.vjp(p) is not None:
-                        for v in ir.atom_vars(a):
-                            if v not in useful:
-                                useful.add(v)
-                                changed = True
+        for ins, outs in reversed(edges):
+            if any(o in useful for o in outs) and not set(ins) <= useful:
+                useful.update(ins)
+                changed = True
     return varied & useful

@@ -112,9 +112,7 @@ class Desugarer:
         if isinstance(s, gast.Continue):
             return [_assign(ctx["continue"], True, s)], {ctx["continue"]}
         if isinstance(s, gast.If):
-            jumps = _jumps(s)
-            if not jumps:
-                return [s], set()
+            # always descend: a loop nested in a branch may hold jumps of its own
             body, f1 = self.block_flags(s.body, ctx)
             orelse, f2 = self.block_flags(s.orelse, ctx)
             s.body = body or [gast.Pass()]
@@ -122,8 +120,6 @@ class Desugarer:
             return [s], f1 | f2
         if isinstance(s, (gast.For, gast.While)):
             inner = _jumps_body(s.body)
-            if not inner:
-                return [s], set()
             pre = []
             loop_ctx = dict(ctx)
             exits = []

@@ -36,7 +36,7 @@ from ..errors import NoRuleError, UnsupportedSyntaxError
 from ..ops import control, table
 from .desugar import desugar
 from .fence import fence
-from .parse import UNRESOLVED, ParsedFunction
+from .parse import UNRESOLVED, ParsedFunction, parse_function
 
 _BINOPS = {
     gast.Add: np.add,
@@ -339,8 +339,38 @@ class Normalizer:
                 names.append(t.id)
             if isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) == len(names):
                 atoms = [self.expr(v, n, into=None) for v, n in zip(value.elts, names)]
+                # all right-hand sides first (`x, y = y, x` swaps), then the names
+                if any(n in self.mutable for n in names):
+                    snap = []
+                    for n, a in zip(names, atoms):
+                        if n in self.mutable and isinstance(a, ir.Var) and a.name in names:
+                            op, args = self.op_call(control.identity, [a], {}, node)
+                            a = self.emit((op, args), self.fresh(f"{a.name}_old"), node)
+                        snap.append(a)
+                    atoms = snap
                 for n, a in zip(names, atoms):
-                    self.env[n] = a
+                    if n in self.mutable:
+                        if a != ir.Var(n):
+                            op, args = self.op_call(control.identity, [a], {}, node)
+                            self.body.append(ir.Call(n, op, args, node.lineno))
+                        self.env[n] = ir.Var(n)
+                    else:
+                        self.env[n] = a
+                return
+            if isinstance(value, gast.Call) and self.is_user_function(value.func):
+                # a, b = helper(x): the call's own targets
+                atom = self.expr(value, "_".join(names), into=None)
+                call = self.body[-1]
+                assert isinstance(call, ir.UserCall) and ir.Var(call.targets[0]) == atom
+                if not call.multi:
+                    raise self.pf.error("unpacking the result of a function that does not "
+                                        "return a tuple", node)
+                call.targets = [self.def_name(n, node.lineno) for n in names]
+                self.taken.update(call.targets)
+                for n, t in zip(names, call.targets):
+                    self.env[n] = ir.Var(t)
+                    if n in self.mutable and t != n:  # pragma: no cover - def_name keeps it
+                        pass
                 return
             whole = self.expr(value, "_".join(names), into=None)
             for i, n in enumerate(names):
@@ -418,13 +448,25 @@ class Normalizer:
                 return self.result(self.op_call(np.logical_not, [operand], {}, e), hint, into, e)
             raise self.unsupported(f"the operator {type(e.op).__name__}", e)
         if isinstance(e, gast.Compare):
-            if len(e.ops) != 1 or type(e.ops[0]) not in _CMPOPS:
-                raise self.unsupported("this comparison (chained, `is` or `in`)", e,
-                                       "write one comparison per expression")
-            left = self.expr(e.left, hint, None)
-            right = self.expr(e.comparators[0], hint, None)
-            return self.result(self.op_call(_CMPOPS[type(e.ops[0])], [left, right], {}, e),
-                               hint, into, e)
+            if any(type(o) not in _CMPOPS for o in e.ops):
+                raise self.unsupported("this comparison (`is` or `in`)", e,
+                                       "compare values with <, <=, >, >=, == or !=")
+            # a < b < c is (a < b) and (b < c), each operand evaluated once
+            operands = [self.expr(x, hint, None) for x in [e.left, *e.comparators]]
+            tests = []
+            for op, lhs, rhs in zip(e.ops, operands, operands[1:]):
+                last = len(tests) == len(e.ops) - 1
+                call = self.op_call(_CMPOPS[type(op)], [lhs, rhs], {}, e)
+                tests.append(self.result(call, hint, into, e) if last and len(e.ops) == 1
+                             else self.result(call, hint, None, e))
+            return self.combine(np.logical_and, tests, hint, into, e) if len(tests) > 1 \
+                else tests[0]
+        if isinstance(e, gast.BoolOp):
+            # on conditions (bools), `and`/`or` are logical_and/logical_or; both sides are
+            # evaluated, as numpy would
+            fn = np.logical_and if isinstance(e.op, gast.And) else np.logical_or
+            values = [self.expr(v, hint, None) for v in e.values]
+            return self.combine(fn, values, hint, into, e)
         if isinstance(e, gast.Call):
             return self.call(e, hint, into)
         if isinstance(e, gast.IfExp):
@@ -454,8 +496,21 @@ class Normalizer:
         if isinstance(e, gast.Subscript):
             base = self.expr(e.value, hint, None)
             index = self.index(e.slice, hint)
+            part = index.parts[0] if not index.is_tuple else None
+            if (into is None and isinstance(part, ir.Const) and isinstance(part.value, str)
+                    and part.value.isidentifier()):
+                # params["W1"] is named W1 (a pytree leaf says what it holds)
+                call = self.op_call(operator.getitem, [base, index], {}, e)
+                return self.emit(call, self.fresh(part.value), e)
             return self.result(self.op_call(operator.getitem, [base, index], {}, e), hint, into, e)
         raise self.unsupported(f"the expression `{type(e).__name__}`", e)
+
+    def combine(self, fn, atoms, hint, into, node):
+        acc = atoms[0]
+        for i, a in enumerate(atoms[1:], start=2):
+            call = self.op_call(fn, [acc, a], {}, node)
+            acc = self.result(call, hint, into if i == len(atoms) else None, node)
+        return acc
 
     def index(self, s, hint):
         def part(p):
@@ -550,7 +605,76 @@ class Normalizer:
         obj = _BUILTIN_OPS.get(obj, obj) if _hashable(obj) else obj
         args = [self.expr(a, hint, None) for a in e.args]
         kwargs = {k.arg: self.expr(k.value, hint, None) for k in e.keywords}
+        if table.lookup(obj) is None and isinstance(obj, types.FunctionType):
+            call = self.user_call(obj, spelled, args, kwargs, e)
+            if into is _RETURN:
+                call.targets = [self.fresh(self.pf.name)]
+            elif into is not None:
+                call.targets = [self.def_name(into[0], into[1])]
+            else:
+                call.targets = [self.fresh(f"{hint}_{obj.__name__}")]
+            self.body.append(call)
+            var = ir.Var(call.targets[0])
+            if into is not None and into is not _RETURN:
+                self.env[into[0]] = var
+            return var
         return self.result(self.op_call(obj, args, kwargs, e, spelled), hint, into, e)
+
+    def user_call(self, fn, spelled, args, kwargs, node) -> ir.UserCall:
+        """A call to another user function: normalise it too (a subroutine of its own)."""
+        if fn in _IN_PROGRESS:
+            raise self.pf.error(
+                f"`{spelled}` calls itself (directly or through other functions): srcad does "
+                f"not differentiate recursion", node, cls=UnsupportedSyntaxError,
+                hint="write the recursion as a loop")
+        _IN_PROGRESS.add(fn)
+        try:
+            callee = normalize(parse_function(fn))
+        finally:
+            _IN_PROGRESS.discard(fn)
+        params = callee.params
+        if len(args) > len(params):
+            raise self.pf.error(f"`{spelled}` takes {len(params)} arguments, got {len(args)}",
+                                node)
+        bound = dict(zip(params, args))
+        for k, v in kwargs.items():
+            if k not in params or k in bound:
+                raise self.pf.error(f"`{spelled}` got an unexpected or repeated argument `{k}`",
+                                    node)
+            bound[k] = v
+        import inspect
+
+        sig = inspect.signature(fn)
+        for p in params:
+            if p not in bound:
+                default = sig.parameters[p].default
+                if default is inspect.Parameter.empty:
+                    raise self.pf.error(f"`{spelled}` is missing its argument `{p}`", node)
+                bound[p] = self.constant(default, repr(default), node)
+        name = spelled if spelled.isidentifier() else self.fresh(spelled.replace(".", "_"))
+        if self.inject.get(name, fn) is not fn or name in self.locals:
+            name = self.fresh(name)
+        self.inject[name] = fn
+        self.taken.add(name)
+        return ir.UserCall([], callee, fn, name, [bound[p] for p in params], node.lineno,
+                           multi=isinstance(callee.ret.value, ir.Seq))
+
+    def is_user_function(self, func) -> bool:
+        if isinstance(func, gast.Name) and func.id in self.locals:
+            return False
+        if isinstance(func, gast.Attribute) and self.local_base_is_local(func.value):
+            return False
+        try:
+            obj, _ = self.dotted(func)
+        except Exception:
+            return False
+        return isinstance(obj, types.FunctionType) and table.lookup(obj) is None
+
+    def local_base_is_local(self, e) -> bool:
+        root = e
+        while isinstance(root, gast.Attribute):
+            root = root.value
+        return not (isinstance(root, gast.Name) and root.id not in self.locals)
 
     def op_call(self, fn, args, kwargs, node, spelled: str | None = None):
         """Bind a call to its op row's parameters: (op, {param: atom})."""
@@ -587,6 +711,9 @@ class Normalizer:
                 raise self.pf.error(f"`{op.name}` is missing its argument `{p.name}`", node)
         ordered = {p.name: bound[p.name] for p in params if p.name in bound}
         return op, ordered
+
+
+_IN_PROGRESS: set = set()  # user functions being normalised (to catch recursion)
 
 
 def _hashable(obj) -> bool:

@@ -119,11 +119,40 @@ def _compound(node: ast.stmt, line: int, body: list, orelse: list | None = None)
     return Line(node, line, body=body, orelse=orelse)
 
 
+@dataclass
+class Pair:
+    """A user function's generated subroutines, made once per (function, wrt) in a module."""
+
+    fwd: GFunction
+    bwd: GFunction
+    ret: ast.expr  # what the forward returns besides its saved values
+    rev: "Reverse"
+
+
+class Module:
+    """What the functions of one generated module share: names and subroutine pairs."""
+
+    def __init__(self, infos_by_fn: dict | None):
+        self.infos_by_fn = infos_by_fn or {}
+        self.names: set[str] = set()
+        self.pairs: dict[tuple, Pair] = {}
+
+    def function_name(self, base: str) -> str:
+        n, k = base, 2
+        while n in self.names:
+            n = f"{base}_{k}"
+            k += 1
+        self.names.add(n)
+        return n
+
+
 class Reverse:
-    def __init__(self, fn: ir.Function, wrt: list[str], infos: dict | None):
+    def __init__(self, fn: ir.Function, wrt: list[str], infos_by_fn: dict | None,
+                 module: Module | None = None):
         self.fn = fn
         self.wrt = list(wrt)
-        self.infos = infos or {}
+        self.module = module or Module(infos_by_fn)
+        self.infos = self.module.infos_by_fn.get(id(fn), {})
         self.active = active_vars(fn, wrt)
         self.taken = set(fn.names) | set(fn.params)
         self.adj: dict[str, str] = {}  # primal name -> adjoint name
@@ -134,30 +163,63 @@ class Reverse:
         self.order: dict[int, int] = {}
         self.first_def: dict[str, int] = {p: -1 for p in fn.params}
         self.loop_depth: dict[int, int] = {}
+        self.arms: dict[int, tuple] = {}  # id(stmt) -> ((id(if), arm), ...) it lies under
+        self.loops: dict[int, tuple] = {}  # id(stmt) -> ids of the loops around it
+        self.bwd_reads: dict[int, set] = {}  # id(stmt) -> names its backward code reads
+        self.snap_of: dict[str, str] = {}  # snapshot adjoint name -> its primal
+        self.def_sites: dict[str, list] = {}
         self._number(fn.body, 0)
         # ANF temporaries made inside a loop are overwritten each iteration too
-        self.mutable |= {s.target for s in ir.walk(fn.body)
-                         if isinstance(s, ir.Call) and self.loop_depth[id(s)] > 0}
-        self.pushed_sites: set[int] = set()  # ids of Calls whose target is pushed
+        self.mutable |= {t for s in ir.walk(fn.body) if self.loop_depth[id(s)] > 0
+                         for t in ir.defs(s)}
+        self.pushes: dict[int, list[str]] = {}  # id(stmt) -> names pushed before it runs
+        self.saved_of: dict[int, str] = {}  # id(user call) -> name of its callee's residuals
         self.counters: dict[int, str] = {}  # id(loop) -> trip counter name
         self.restore_stacks: dict[str, str] = {}
 
     # -- bookkeeping -------------------------------------------------------------------------
-    def _number(self, body, depth):
+    def _number(self, body, depth, arms=(), loops=()):
         for s in body:
             k = len(self.order)
             self.order[id(s)] = k
             self.loop_depth[id(s)] = depth
+            self.arms[id(s)] = arms
+            self.loops[id(s)] = loops
             for d in ir.defs(s):
                 self.first_def.setdefault(d, k)
+                self.def_sites.setdefault(d, []).append(s)
             if isinstance(s, ir.If):
-                self._number(s.body, depth)
-                self._number(s.orelse, depth)
+                self._number(s.body, depth, arms + ((id(s), 0),), loops)
+                self._number(s.orelse, depth, arms + ((id(s), 1),), loops)
             elif isinstance(s, ir.For):
-                self._number(s.body, depth + 1)
+                self._number(s.body, depth + 1, arms, loops + (id(s),))
             elif isinstance(s, ir.While):
-                self._number(s.cond_body, depth + 1)
-                self._number(s.body, depth + 1)
+                self._number(s.cond_body, depth + 1, arms, loops + (id(s),))
+                self._number(s.body, depth + 1, arms, loops + (id(s),))
+
+    def old_value_read(self, d, var: str) -> bool:
+        """Does the backward read the value of `var` that `d` overwrites?  Only the backward of
+        a statement that runs before `d` (earlier, or in an earlier iteration of a loop around
+        both) can see it; a value read only after the last overwrite needs no stack."""
+        around = set(self.loops[id(d)])
+        for s in ir.walk(self.fn.body):
+            if var in self.bwd_reads.get(id(s), ()) and (
+                    self.order[id(s)] < self.order[id(d)] or around & set(self.loops[id(s)])):
+                return True
+        return False
+
+    def may_overwrite(self, s, var: str) -> bool:
+        """Can `var` hold an earlier value when `s` assigns it?"""
+        if self.loop_depth[id(s)] > 0 or var in self.fn.params:
+            return True
+        mine = dict(self.arms[id(s)])
+        for e in self.def_sites.get(var, []):
+            if e is s or self.order[id(e)] > self.order[id(s)]:
+                continue
+            exclusive = any(mine.get(if_id, arm) != arm for if_id, arm in self.arms[id(e)])
+            if not exclusive:
+                return True
+        return False
 
     def fresh(self, base: str) -> str:
         n, k = base, 2
@@ -179,6 +241,8 @@ class Reverse:
             for primal, a in self.adj.items():
                 if a == node.id:
                     return self.infos.get(primal)
+            if node.id in self.snap_of:
+                return self.infos.get(self.snap_of[node.id])
             return None
         if isinstance(node, ast.Constant):
             return Info((), None, node.value)
@@ -206,10 +270,14 @@ class Reverse:
     def bind(self, var: str, value: ast.expr, line, out: list, *, owned: bool) -> None:
         """Emit `dvar = value`: a new binding of var's adjoint name."""
         d = self.adj_name(var)
-        # an alias that reads the old binding must be made a name of its own first
+        # an alias that reads the old binding keeps that value under a name of its own
+        # (a fresh one, never rebound, so that swaps cannot chase each other)
         for other, st in list(self.state.items()):
             if other != var and st.alias is not None and d in _free(st.alias):
-                self.bind(other, st.alias, line, out, owned=False)
+                snap = self.fresh(f"d{other}")
+                self.snap_of[snap] = other
+                out.append(Line(assign(snap, st.alias), line))
+                self.state[other] = Adj(alias=name(snap), uniform=st.uniform)
         out.append(Line(assign(d, value), line))
         self.state[var] = Adj(owned=owned)
 
@@ -218,17 +286,25 @@ class Reverse:
         st = self.state.get(var)
         if st is None:
             if zeros:
-                self.bind(var, ast.Call(func=_np("zeros_like"), args=[name(var)], keywords=[]),
-                          line, out, owned=True)
+                self.bind(var, self.zeros(var), line, out, owned=True)
         elif st.alias is not None:
             self.bind(var, st.alias, line, out, owned=False)
+
+    def zeros(self, var: str) -> ast.expr:
+        """A zero adjoint for var: `np.zeros_like` for an array, `zeros_grad` otherwise."""
+        info = self.infos.get(var)
+        fn = _np("zeros_like") if info is not None and info.dtype is not None else \
+            name("zeros_grad")
+        return ast.Call(func=fn, args=[name(var)], keywords=[])
 
     def accumulate(self, var: str, expr: ast.expr, line: int, out: list) -> None:
         fresh = is_fresh(expr, {**runtime.__dict__, **self.globals}, bool(self.infos))
         st = self.state.get(var)
         if st is None:
             uniform = self.uniform_scalar(expr)
-            if uniform is not None or isinstance(expr, (ast.Name, ast.Constant)):
+            if (uniform is not None or isinstance(expr, (ast.Name, ast.Constant))) and \
+                    not (_free(expr) & self.mutable):
+                # an alias must not read a value that a restore (pop) will rebind
                 self.state[var] = Adj(alias=expr, uniform=uniform)
             else:
                 self.bind(var, expr, line, out, owned=fresh)
@@ -303,8 +379,18 @@ class Reverse:
         if s.target not in self.active or s.target not in self.state:
             return
         st = self.state.pop(s.target)  # consumed here: earlier values have adjoints of their own
-        g = copy.deepcopy(st.alias) if st.alias is not None else name(self.adj[s.target])
         block: list[Line] = []
+        if st.alias is not None:
+            g = copy.deepcopy(st.alias)
+            rebound = {self.adj[v] for a in s.args.values() for v in ir.atom_vars(a)
+                       if v in self.adj}
+            if _free(g) & rebound:  # `y = y * x`-like: g must outlive the new binding of dy
+                d = self.adj_name(s.target)
+                block.append(Line(assign(d, g), s.line))
+                g = name(d)
+                st = Adj(owned=False)
+        else:
+            g = name(self.adj[s.target])
         for pname, atom in s.args.items():
             if s.op.vjp(pname) is None:
                 continue
@@ -325,6 +411,8 @@ class Reverse:
                 block.append(Line(ast.Assign(targets=[target], value=expr, lineno=0), s.line))
                 for var, part in parts:
                     self.accumulate(var, name(part), s.line, block)
+        self.bwd_reads[id(s)] = set().union(*(line_reads(ln) for ln in block))
+        self.bwd_reads[id(s)] |= _free(g) if isinstance(g, ast.AST) else set()
         if block:
             self.comment(out, s.line)
             out.extend(block)
@@ -354,6 +442,80 @@ class Reverse:
             return store(part)
         return store("_")
 
+    # -- calls to other user functions ---------------------------------------------------------
+    def call_is_active(self, s: ir.UserCall) -> bool:
+        return any(t in self.active for t in s.targets) and any(
+            v in self.active for a in s.args for v in ir.atom_vars(a))
+
+    def callee_wrt(self, s: ir.UserCall) -> list[str]:
+        return [p for p, a in zip(s.callee.params, s.args)
+                if isinstance(a, ir.Var) and a.name in self.active]
+
+    def pair(self, s: ir.UserCall) -> Pair:
+        """The callee's `_fwd`/`_bwd` subroutines for this call's active arguments."""
+        wrt = self.callee_wrt(s)
+        key = (id(s.callee), tuple(wrt))
+        if key not in self.module.pairs:
+            sub = Reverse(s.callee, wrt, None, self.module)
+            fwd, bwd = sub.split(names=(
+                self.module.function_name(f"{s.callee.name}_fwd"),
+                self.module.function_name(f"{s.callee.name}_bwd")))
+            self.module.pairs[key] = Pair(fwd, bwd, atom_expr(s.callee.ret.value), sub)
+            self.globals.update(sub.globals)
+        return self.module.pairs[key]
+
+    def user_call_forward(self, s: ir.UserCall) -> ast.stmt:
+        args = [atom_expr(a) for a in s.args]
+        if len(s.targets) > 1:
+            outs = ast.Tuple(elts=[store(t) for t in s.targets], ctx=ast.Store())
+        else:
+            outs = store(s.targets[0])
+        if id(s) not in self.saved_of:
+            return ast.Assign(targets=[outs], value=ast.Call(func=name(s.fn_name), args=args,
+                                                             keywords=[]), lineno=0)
+        p = self.pair(s)
+        target = ast.Tuple(elts=[outs, store(self.saved_of[id(s)])], ctx=ast.Store())
+        return ast.Assign(targets=[target], value=ast.Call(func=name(p.fwd.name), args=args,
+                                                           keywords=[]), lineno=0)
+
+    def user_call_backward(self, s: ir.UserCall, out: list) -> None:
+        if id(s) not in self.saved_of or not any(t in self.state for t in s.targets):
+            for t in s.targets:
+                self.state.pop(t, None)
+            return
+        p = self.pair(s)
+        block: list[Line] = []
+        if s.multi:
+            cots = []
+            for t in s.targets:
+                st = self.state.pop(t, None)
+                if st is None:
+                    cots.append(self.zeros(t))
+                else:
+                    cots.append(copy.deepcopy(st.alias) if st.alias is not None
+                                else name(self.adj[t]))
+            g = ast.Tuple(elts=cots, ctx=ast.Load())
+        else:
+            st = self.state.pop(s.targets[0])
+            g = copy.deepcopy(st.alias) if st.alias is not None else name(self.adj[s.targets[0]])
+        wrt = self.callee_wrt(s)
+        parts = []
+        elts = []
+        for pname, a in zip(s.callee.params, s.args):
+            if pname in wrt:
+                part = self.fresh(f"d{a.name}_part")
+                parts.append((a.name, part))
+                elts.append(store(part))
+        call = ast.Call(func=name(p.bwd.name), args=[name(self.saved_of[id(s)]), g],
+                        keywords=[])
+        block.append(Line(ast.Assign(targets=[ast.Tuple(elts=elts, ctx=ast.Store())],
+                                     value=call, lineno=0), s.line))
+        for var, part in parts:
+            self.accumulate(var, name(part), s.line, block)
+        self.bwd_reads[id(s)] = set().union(*(line_reads(ln) for ln in block))
+        self.comment(out, s.line)
+        out.extend(block)
+
     # -- blocks ------------------------------------------------------------------------------
     def touched(self, body) -> set[str]:
         """Active names that statements in `body` define or read."""
@@ -369,10 +531,13 @@ class Reverse:
     def bwd_block(self, body) -> list[Line]:
         out: list[Line] = []
         for s in reversed(body):
-            if isinstance(s, ir.Call):
-                self.call_backward(s, out)
-                if id(s) in self.pushed_sites:
-                    out.append(Line(ast.Expr(_call(_RESTORE, name(s.target))), s.line))
+            if isinstance(s, (ir.Call, ir.UserCall)):
+                if isinstance(s, ir.Call):
+                    self.call_backward(s, out)
+                else:
+                    self.user_call_backward(s, out)
+                for v in reversed(self.pushes.get(id(s), [])):
+                    out.append(Line(ast.Expr(_call(_RESTORE, name(v))), s.line))
             elif isinstance(s, ir.If):
                 self.if_backward(s, out)
             elif isinstance(s, (ir.For, ir.While)):
@@ -381,7 +546,7 @@ class Reverse:
 
     def if_backward(self, s: ir.If, out: list) -> None:
         touched = self.touched(s.body + s.orelse)
-        restores = any(id(c) in self.pushed_sites for c in ir.walk(s.body + s.orelse))
+        restores = any(id(c) in self.pushes for c in ir.walk(s.body + s.orelse))
         if not touched and not restores:
             return
         joined = {v for v in touched if self.defined_before(v, s)}
@@ -407,6 +572,7 @@ class Reverse:
         if not any(ln.node is not None for ln in branches[0] + branches[1]):
             return
         header = ast.If(test=atom_expr(s.test), body=[], orelse=[])
+        self.bwd_reads[id(s)] = set(ir.atom_vars(s.test))
         self.comment(out, s.line)
         out.append(_compound(header, s.line, branches[0] or [Line(ast.Pass(), s.line)],
                              branches[1] or None))
@@ -414,7 +580,7 @@ class Reverse:
     def loop_backward(self, s, out: list) -> None:
         body = s.body if isinstance(s, ir.For) else s.cond_body + s.body
         touched = self.touched(body)
-        restores = any(id(c) in self.pushed_sites for c in ir.walk(body))
+        restores = any(id(c) in self.pushes for c in ir.walk(body))
         if not touched and not restores and id(s) not in self.counters:
             return
         local = self.loop_locals(s, body)
@@ -432,6 +598,7 @@ class Reverse:
         for v in carried:
             self.state[v] = Adj(owned=False)
         header = self.backward_loop_header(s)
+        self.bwd_reads[id(s)] = line_reads(Line(header))
         if self.loop_depth[id(s)] > 0 and id(s) in self.counters:
             c = self.counters[id(s)]
             out.append(Line(ast.Expr(_call(_RESTORE, name(c))), s.line))
@@ -480,11 +647,14 @@ class Reverse:
     def fwd_block(self, body) -> list[Line]:
         out: list[Line] = []
         for s in body:
+            if isinstance(s, (ir.Call, ir.UserCall)):
+                for v in self.pushes.get(id(s), []):
+                    out.append(Line(ast.Expr(_method(name(self.stack_name(v)), "push",
+                                                     name(v))), s.line))
             if isinstance(s, ir.Call):
-                if id(s) in self.pushed_sites:
-                    out.append(Line(ast.Expr(_method(name(self.stack_name(s.target)), "push",
-                                                     name(s.target))), s.line))
                 out.append(Line(assign(s.target, forward_expr(s.op, s.args)), s.line))
+            elif isinstance(s, ir.UserCall):
+                out.append(Line(self.user_call_forward(s), s.line))
             elif isinstance(s, ir.If):
                 header = ast.If(test=atom_expr(s.test), body=[], orelse=[])
                 body_lines = self.fwd_block(s.body) or [Line(ast.Pass(), s.line)]
@@ -527,8 +697,10 @@ class Reverse:
 
     # -- the whole function ------------------------------------------------------------------
     def plan(self) -> None:
-        """Decide the trip counters (before generating either sweep)."""
+        """Decide the trip counters and the callees' residuals (before either sweep)."""
         for s in ir.walk(self.fn.body):
+            if isinstance(s, ir.UserCall) and self.call_is_active(s):
+                self.saved_of[id(s)] = self.fresh(f"{s.targets[0]}_saved")
             if isinstance(s, ir.While) or (isinstance(s, ir.For) and s.exits):
                 self.counters[id(s)] = self.fresh(f"trips_L{s.line}")
 
@@ -540,8 +712,14 @@ class Reverse:
         lines: list[Line] = []
         if isinstance(ret, ir.Var) and ret.name in self.active:
             self.state[ret.name] = Adj(alias=seed)
+        elif isinstance(ret, ir.Seq):  # a tuple output: its cotangent is a tuple too
+            for i, item in enumerate(ret.items):
+                if isinstance(item, ir.Var) and item.name in self.active:
+                    part = ast.Subscript(value=copy.deepcopy(seed), slice=ast.Constant(i),
+                                         ctx=ast.Load())
+                    self.accumulate(item.name, part, self.fn.ret.line, lines)
         # first pass: which values does the backward read?  (restores are placeholders)
-        self.pushed_sites = set()
+        self.pushes = {}
         probe_state = {k: copy.copy(v) for k, v in self.state.items()}
         saved_adj, saved_taken = dict(self.adj), set(self.taken)
         trial = self.bwd_block(body)
@@ -551,15 +729,19 @@ class Reverse:
         needed |= set(self.counters.values())
         # a value is pushed where it is overwritten, if the backward reads it
         for s in ir.walk(body):
-            if isinstance(s, ir.Call) and s.target in self.mutable and s.target in needed:
-                if self.loop_depth[id(s)] > 0 or self.first_def.get(s.target) != \
-                        self.order[id(s)] or s.target in self.fn.params:
-                    self.pushed_sites.add(id(s))
+            if not isinstance(s, (ir.Call, ir.UserCall)):
+                continue
+            names = [t for t in ir.defs(s) if t in self.mutable and t in needed
+                     and self.may_overwrite(s, t) and self.old_value_read(s, t)]
+            if id(s) in self.saved_of and self.loop_depth[id(s)] > 0:
+                names.append(self.saved_of[id(s)])
+            if names:
+                self.pushes[id(s)] = names
         # second pass, for real
         self.state = probe_state
         self.adj, self.taken = saved_adj, saved_taken
         self._stacks = {}
-        lines = [Line(comment="--- backward ---")] + self.bwd_block(body)
+        lines = [Line(comment="--- backward ---")] + lines + self.bwd_block(body)
         return [self._finish_restores(ln) for ln in lines]
 
     def _finish_restores(self, ln: Line) -> Line:
@@ -577,14 +759,15 @@ class Reverse:
 
     def forward(self) -> list[Line]:
         lines = [Line(comment="--- forward ---")]
-        pushed = sorted({s.target for s in ir.walk(self.fn.body) if id(s) in self.pushed_sites})
+        pushed = sorted({v for names in self.pushes.values() for v in names})
         stacks = sorted(set(pushed) | {c for s_id, c in self.counters.items()
                                        if self._nested_counter(s_id)})
         for var in stacks:
             lines.append(Line(assign(self.stack_name(var), _call("Stack")), None))
         for var in pushed:
             # a value first made inside a loop has no value before its first push
-            if var not in self.fn.params and self.loop_depth_of_first_def(var) > 0:
+            if var not in self.fn.params and (var in self.saved_of.values()
+                                               or self.loop_depth_of_first_def(var) > 0):
                 lines.append(Line(assign(var, ast.Constant(None)), None))
         lines.extend(self.fwd_block(self.fn.body[:-1]))
         return lines
@@ -611,33 +794,46 @@ class Reverse:
                     d = _call("as_grad", d, name(p))
                 out.append(d)
             else:
-                out.append(ast.Call(func=_np("zeros_like"), args=[name(p)], keywords=[]))
+                z = self.zeros(p)
+                out.append(z if isinstance(z.func, ast.Attribute) else
+                           _call("as_grad", z, name(p)))
         return out
 
     # -- drivers -----------------------------------------------------------------------------
     def joint(self, *, with_value: bool, single: bool) -> Generated:
-        f = GFunction(name=self.fresh(f"{self.fn.name}_grad"), params=list(self.fn.params))
+        f = GFunction(name=self.module.function_name(f"{self.fn.name}_grad"),
+                      params=list(self.fn.params))
         self.plan()
         bwd = self.backward(ast.Constant(value=1.0))
         f.body.extend(self.forward())
+        value = atom_expr(self.fn.ret.value)
+        if with_value and _free(value) & self.mutable:
+            # the backward's restores rebind loop values: keep the output under its own name
+            keep = self.fresh(f"{self.fn.name}_value")
+            f.body.append(Line(assign(keep, value), self.fn.ret.line))
+            value = name(keep)
         f.body.extend(bwd)
         grads = self.grads_expr()
         gexpr = grads[0] if single else ast.Tuple(elts=grads, ctx=ast.Load())
         if with_value:
-            gexpr = ast.Tuple(elts=[atom_expr(self.fn.ret.value), gexpr], ctx=ast.Load())
+            gexpr = ast.Tuple(elts=[value, gexpr], ctx=ast.Load())
         f.body.append(Line(ast.Return(value=gexpr), self.fn.ret.line))
         return Generated([f], [], self.globals)
 
-    def split(self) -> Generated:
-        fwd = GFunction(name=self.fresh(f"{self.fn.name}_fwd"), params=list(self.fn.params))
+    def split(self, names: tuple[str, str] | None = None):
+        """The `_fwd`/`_bwd` pair; the caller finishes them (saved values, see api.build)."""
+        if names is None:
+            names = (self.module.function_name(f"{self.fn.name}_fwd"),
+                     self.module.function_name(f"{self.fn.name}_bwd"))
+        fwd = GFunction(name=names[0], params=list(self.fn.params))
         ret = self.fn.ret.value
         gname = self.fresh(f"d{ret.name}" if isinstance(ret, ir.Var) else "dout")
         saved_name = self.fresh("saved")
-        bwd = GFunction(name=self.fresh(f"{self.fn.name}_bwd"), params=[saved_name, gname])
+        bwd = GFunction(name=names[1], params=[saved_name, gname])
         self.plan()
         bwd.body.extend(self.backward(name(gname)))
         fwd.body.extend(self.forward())
         grads = self.grads_expr()
         bwd.body.append(Line(ast.Return(value=ast.Tuple(elts=grads, ctx=ast.Load())),
                              self.fn.ret.line))
-        return Generated([fwd, bwd], [], self.globals)
+        return fwd, bwd
