@@ -456,6 +456,36 @@ def _vjp_transformed(fn, options) -> Transformed:
     return t
 
 
+def explain(fn, *args, wrt=None, print_report: bool = True, **options):
+    """Every value the backward of `fn` keeps for these arguments: name, shape, dtype,
+    bytes, where it was made, saved or recomputed, and the total. Prints the table (unless
+    ``print_report=False``) and returns it as a `srcad.report.Report`.
+
+    `fn` may be a plain function (gradients w.r.t. every float argument, or `wrt`) or a
+    function made by `srcad.grad` / `value_and_grad` (its own `wrt`).
+    """
+    from .report import report
+
+    if isinstance(fn, Transformed):
+        wrt = fn.wrt if wrt is None else wrt
+        options = {**{k: v for k, v in fn.options.items() if v != _OPTIONS.get(k)}, **options}
+        fn = fn.fn
+    t = Transformed(fn, "vjp", (), options)
+    values = t.bind(args, {})
+    env = dict(zip(t.params, values))
+    names = t._resolve_wrt(wrt) if wrt is not None else [p for p in t.params
+                                                          if _is_float(env[p])]
+    t._check_wrt_values(env, names)
+    infos, _ = probe(t._ir, env)
+    signature = ", ".join(f"{p}: {_describe(env[p])}" for p in t.params)
+    c = build(t._ir, "vjp", names, infos, signature, False, t.options)
+    _, saved = c.functions["fwd"](*values)
+    rep = report(t._ir, c.saved, saved, env)
+    if print_report:
+        print(rep)
+    return rep
+
+
 def source(transformed) -> str:
     """The generated Python source of a transformed function (or of a vjp's pullback)."""
     if isinstance(transformed, (Transformed, Pullback)):
@@ -463,4 +493,4 @@ def source(transformed) -> str:
     raise SrcadError(f"srcad.source needs a function made by srcad, got {transformed!r}")
 
 
-__all__ = ["grad", "value_and_grad", "vjp", "source", "Transformed", "Pullback", "runtime"]
+__all__ = ["grad", "value_and_grad", "vjp", "source", "explain", "Transformed", "Pullback", "runtime"]

@@ -167,6 +167,7 @@ class Reverse:
         self.loops: dict[int, tuple] = {}  # id(stmt) -> ids of the loops around it
         self.bwd_reads: dict[int, set] = {}  # id(stmt) -> names its backward code reads
         self.snap_of: dict[str, str] = {}  # snapshot adjoint name -> its primal
+        self.original: dict[str, str] = {}  # reassigned parameter -> name of its first value
         self.def_sites: dict[str, list] = {}
         self._number(fn.body, 0)
         # ANF temporaries made inside a loop are overwritten each iteration too
@@ -769,6 +770,10 @@ class Reverse:
             if var not in self.fn.params and (var in self.saved_of.values()
                                                or self.loop_depth_of_first_def(var) > 0):
                 lines.append(Line(assign(var, ast.Constant(None)), None))
+        for p in self.wrt:
+            if p in self.mutable:  # the gradient is shaped like the argument, not its last value
+                self.original[p] = self.fresh(f"{p}_in")
+                lines.append(Line(assign(self.original[p], name(p)), None))
         lines.extend(self.fwd_block(self.fn.body[:-1]))
         return lines
 
@@ -786,17 +791,19 @@ class Reverse:
         out = []
         for p in self.wrt:
             st = self.state.get(p)
+            like = name(self.original.get(p, p))
+            info = self.infos.get(p) if p not in self.original else None
             if st is not None and p in self.active:
                 d = self.ref(p)
-                info = self.infos.get(p)
                 if (not st.named or not st.owned or info is None or info.dtype is None
                         or info.ndim == 0):
-                    d = _call("as_grad", d, name(p))
+                    d = _call("as_grad", d, like)
                 out.append(d)
             else:
-                z = self.zeros(p)
-                out.append(z if isinstance(z.func, ast.Attribute) else
-                           _call("as_grad", z, name(p)))
+                fn = _np("zeros_like") if info is not None and info.dtype is not None else \
+                    name("zeros_grad")
+                z = ast.Call(func=fn, args=[like], keywords=[])
+                out.append(z if isinstance(fn, ast.Attribute) else _call("as_grad", z, like))
         return out
 
     # -- drivers -----------------------------------------------------------------------------
@@ -828,6 +835,8 @@ class Reverse:
         fwd = GFunction(name=names[0], params=list(self.fn.params))
         ret = self.fn.ret.value
         gname = self.fresh(f"d{ret.name}" if isinstance(ret, ir.Var) else "dout")
+        if isinstance(ret, ir.Var):
+            self.adj[ret.name] = gname  # (so that the cotangent has the output's Info)
         saved_name = self.fresh("saved")
         bwd = GFunction(name=names[1], params=[saved_name, gname])
         self.plan()
