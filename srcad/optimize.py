@@ -44,7 +44,7 @@ def _has_side_effect(node: ast.stmt) -> bool:
 
 
 def propagate_copies(f: GFunction) -> bool:
-    counts: dict[str, int] = {}
+    counts: dict[str, int] = {p: 1 for p in f.params}  # a parameter is bound on entry
     augmented = set()
     for top in f.body:
         for ln in top.walk():
