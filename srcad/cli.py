@@ -26,6 +26,8 @@ GENERATED = [
     ("examples/mlp.py", "loss", ("W", "b"), "grad", "examples_mlp_loss_grad.py"),
     ("srcad/zoo/mlp.py", "loss", ("W1", "b1", "W2", "b2"), "grad", "zoo_mlp_loss_grad.py"),
     ("srcad/zoo/mlp.py", "loss", None, "vjp", "zoo_mlp_loss_vjp.py"),
+    ("examples/rnn.py", "rnn_loss", ("W", "U", "b"), "grad", "examples_rnn_loss_grad.py"),
+    ("examples/rnn.py", "grow", ("x", "w"), "grad", "examples_rnn_grow_grad.py"),
 ]
 
 
