@@ -171,7 +171,7 @@ class Transformed:
 
     def _resolve_wrt(self, wrt) -> list[str]:
         items = list(wrt) if isinstance(wrt, (tuple, list)) else [wrt]
-        if not items and self.kind != "vjp":
+        if not items and self.kind not in ("vjp", "jvp"):
             raise SrcadError("wrt=() asks for no gradient", hint="name at least one argument")
         names = []
         for w in items:
@@ -226,10 +226,11 @@ class Transformed:
             self._last = hit
             return hit
         env = dict(zip(self.params, values))
-        wrt = self.wrt if self.kind != "vjp" else [p for p in self.params if _is_float(env[p])]
+        wrt = self.wrt if self.kind not in ("vjp", "jvp") else [p for p in self.params
+                                                               if _is_float(env[p])]
         self._check_wrt_values(env, wrt)
         infos, out = probe(self._ir, env)
-        if self.kind != "vjp" and not _is_float(out) and not (
+        if self.kind not in ("vjp", "jvp") and not _is_float(out) and not (
                 isinstance(out, (np.ndarray, np.generic)) and np.ndim(out) != 0):
             raise SrcadError(
                 f"{self._ir.name} returns {_describe(out) if out is not None else 'None'}; "
@@ -237,7 +238,7 @@ class Transformed:
                 filename=self._ir.filename, lineno=self._ir.ret.line, func=self._ir.name,
                 hint="return the scalar loss to differentiate (a float, not an int, bool or "
                 "None)")
-        if self.kind != "vjp" and np.ndim(out) != 0:
+        if self.kind not in ("vjp", "jvp") and np.ndim(out) != 0:
             raise NonScalarOutputError(
                 f"{self._ir.name} returns an array of shape {np.shape(out)}; grad needs a "
                 f"scalar output",
@@ -269,7 +270,7 @@ class Transformed:
     @property
     def source(self) -> str:
         if self._last is None:
-            wrt = self.wrt if self.kind != "vjp" else list(self.params)
+            wrt = self.wrt if self.kind not in ("vjp", "jvp") else list(self.params)
             self._last = self._build(wrt, None, "generic (no call yet: shapes unknown)")
         return self._last.source
 
@@ -305,8 +306,22 @@ def build(fn_ir: ir.Function, kind: str, wrt, infos, signature, single, options)
     from .transform.templates import atom_expr
 
     module = Module(infos)
-    rev = Reverse(fn_ir, wrt, None, module)
     saved: list[str] = []
+    if kind == "jvp":
+        from .transform.forward import Forward
+
+        fwd_t = Forward(fn_ir, wrt, None, module)
+        main = [fwd_t.jvp()]
+        subs = [f for f, _ in module.jvp_functions.values()]
+        infos_all = fwd_t.infos
+        for f in subs + main:
+            optimize(f, infos_all)
+        roles = {"main": main[0].name}
+        return _finish(fn_ir, kind, wrt, signature, options, subs + main, roles, [],
+                       {**fn_ir.inject, **_callee_injects(module, fn_ir)},
+                       {**fwd_t.globals, **{k: v for _, sub in module.jvp_functions.values()
+                                            for k, v in sub.globals.items()}})
+    rev = Reverse(fn_ir, wrt, None, module)
     if kind == "vjp":
         fwd, bwd = rev.split()
         saved = finish_pair(fwd, bwd, atom_expr(fn_ir.ret.value), fn_ir.ret.line,
@@ -334,6 +349,20 @@ def build(fn_ir: ir.Function, kind: str, wrt, infos, signature, single, options)
                     hint=f"rename `{k}` in one of the two modules")
             inject[k] = v
     functions += main
+    return _finish(fn_ir, kind, wrt, signature, options, functions, roles, saved, inject,
+                   helpers)
+
+
+def _callee_injects(module, fn_ir) -> dict:
+    out = {}
+    for _, sub in getattr(module, "jvp_functions", {}).values():
+        out.update(sub.fn.inject)
+    return out
+
+
+def _finish(fn_ir, kind, wrt, signature, options, functions, roles, saved, inject,
+            helpers) -> Compiled:
+    """Render, compile and wrap the generated functions of one specialisation."""
     origin = {
         "filename": fn_ir.filename,
         "name": fn_ir.name,
@@ -440,6 +469,32 @@ def vjp(fn, *primals, **options):
 
 
 _VJP_CACHE: dict = {}
+_JVP_CACHE: dict = {}
+
+
+def jvp(fn, primals, tangents, **options):
+    """`(out, tangent_out)`: the directional derivative of `fn` at `primals` along `tangents`,
+    by a forward-mode source transformation (JAX semantics: tuples in). A non-float primal's
+    tangent is ignored.
+    """
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise SrcadError("srcad.jvp(fn, primals, tangents) takes tuples of primals and tangents",
+                         hint="write srcad.jvp(f, (x,), (v,)) for one argument")
+    if len(primals) != len(tangents):
+        raise SrcadError(f"srcad.jvp got {len(primals)} primals but {len(tangents)} tangents")
+    key = (fn, tuple(sorted(options.items())))
+    t = _JVP_CACHE.get(key)
+    if t is None:
+        t = Transformed(fn, "jvp", (), options)
+        _JVP_CACHE[key] = t
+    values = t.bind(tuple(primals), {})
+    for p, v, d in zip(t.params, values, tangents):
+        if _is_float(v) and np.shape(d) != np.shape(v) and not isinstance(v, (dict, list, tuple)):
+            raise SrcadError(f"the tangent for `{p}` has shape {np.shape(d)} but the primal has "
+                             f"shape {np.shape(v)}")
+    c = t.compiled(values)
+    dots = [d for v, d in zip(values, tangents) if _is_float(v)]
+    return c.functions["main"](*values, *dots)
 
 
 def _vjp_transformed(fn, options) -> Transformed:
@@ -493,4 +548,4 @@ def source(transformed) -> str:
     raise SrcadError(f"srcad.source needs a function made by srcad, got {transformed!r}")
 
 
-__all__ = ["grad", "value_and_grad", "vjp", "source", "explain", "Transformed", "Pullback", "runtime"]
+__all__ = ["grad", "value_and_grad", "vjp", "jvp", "source", "explain", "Transformed", "Pullback", "runtime"]

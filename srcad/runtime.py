@@ -27,6 +27,7 @@ __all__ = [
     "dot_grad_a",
     "dot_grad_b",
     "extremum_grad",
+    "extremum_jvp",
     "inverse_permutation",
     "matmul_grad_a",
     "matmul_grad_b",
@@ -265,6 +266,14 @@ def extremum_grad(g, out, x, axis=None, keepdims=False):
     count = np.sum(mask, axis=axis, keepdims=True)
     gg = unreduce(g, x, axis, keepdims)
     return np.where(mask, gg / count.astype(gg.dtype), np.zeros_like(gg))
+
+
+def extremum_jvp(g, out, x, axis=None, keepdims=False):
+    """JVP of max/min reductions: the mean of the tangent over the tied extrema."""
+    mask = x == unreduce(out, x, axis, keepdims)
+    num = np.sum(np.where(mask, g, 0), axis=axis, keepdims=keepdims)
+    count = np.sum(mask, axis=axis, keepdims=keepdims)
+    return num / count.astype(np.result_type(num))
 
 
 def clip_grad(g, a, a_min, a_max):

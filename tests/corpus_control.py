@@ -639,6 +639,156 @@ def minimum_in_loop(x, n):
     return np.sum(x)
 
 
+def range_reverse_loop(xs):
+    h = xs[0] * 0.0
+    for i in range(len(xs) - 1, -1, -1):
+        h = np.tanh(h + xs[i])
+    return np.sum(h)
+
+
+def tuple_literal_iter(x):
+    for c in (0.5, 1.0, 2.0):
+        x = np.sin(x * c)
+    return np.sum(x)
+
+
+def iter_transposed(x, w):
+    s = 0.0
+    for col in x.T:
+        s = s + np.sum(np.tanh(col * w))
+    return s
+
+
+def iter_slice(x):
+    s = 0.0
+    for r in x[1:]:
+        s = s + np.sum(r * r)
+    return s
+
+
+def shrink_in_loop(x):
+    s = 0.0
+    for i in range(3):
+        x = x[1:] * 1.5
+        s = s + np.sum(x * x)
+    return s
+
+
+def rnn_broadcast_h0(h, W, U, xs):
+    # h starts as (hidden,) and becomes (batch, hidden) after the first step
+    for x in xs:
+        h = np.tanh(h @ W + x @ U)
+    return np.sum(h * h)
+
+
+def bias_broadcast_loop(x, b, n):
+    for i in range(n):
+        x = np.tanh(x + b)
+    return np.sum(x)
+
+
+def int_becomes_float(x, n):
+    c = 0
+    for i in range(n):
+        c = c + 0.5
+        x = x * c
+    return np.sum(x)
+
+
+def where_clip_loop(x, n):
+    for i in range(n):
+        x = np.where(x > 0, x * 1.5, x * 0.5)
+        x = np.clip(x, -2.0, 2.0)
+    return np.sum(x * x)
+
+
+def return_in_while_true(x):
+    while True:
+        x = x * 1.5
+        if np.sum(x) > 5.0:
+            return np.sum(x * x)
+
+
+def return_in_while_in_for(xs):
+    s = 0.0
+    for x in xs:
+        while np.sum(x) < 2.0:
+            x = x * 1.5 + 0.1
+            if np.max(x) > 1.5:
+                return s + np.sum(x)
+        s = s + np.sum(x)
+    return s
+
+
+def static_if_in_loop(x, mode, n):
+    for i in range(n):
+        if mode == 1:
+            x = np.sin(x)
+        else:
+            x = np.cos(x)
+    return np.sum(x)
+
+
+def nested_return_break_mix(x, n):
+    for i in range(n):
+        for j in range(n):
+            x = x * 1.1
+            if np.sum(x) > 10.0:
+                return np.sum(x)
+            if j > i:
+                break
+        if np.sum(x) > 8.0:
+            break
+    return np.sum(x * x)
+
+
+def loop_target_is_param(x, w):
+    for w in x:
+        w = w * 2.0
+    return np.sum(w * w)
+
+
+def defined_in_loop_used_after(xs, w):
+    for x in xs:
+        t = np.tanh(x * w)
+    return np.sum(t * w)
+
+
+def carried_temp(xs):
+    prev = xs[0] * 0.0
+    s = 0.0
+    for r in xs:
+        cur = r * 2.0
+        s = s + np.sum(cur * prev)
+        prev = cur
+    return s + np.sum(prev)
+
+
+def arg_only_in_condition(x, t):
+    while np.sum(x) < np.sum(t):
+        x = x * 1.5
+    return np.sum(x * x)
+
+
+def while_for_break_mix(x, n):
+    i = 0
+    while i < n:
+        for j in range(3):
+            if j == 0:
+                x = x * 1.1
+            elif np.sum(x) > 5.0:
+                break
+            else:
+                x = np.sin(x) + x
+        i = i + 1
+    return np.sum(x)
+
+
+def ifexp_lazy_index(xs, k):
+    y = xs[k] if k < len(xs) else xs[0]
+    return np.sum(y * y)
+
+
 # == known gaps (the test file marks these xfail) ==============================================
 
 
@@ -675,6 +825,55 @@ def chained_comparison(x):
     if 0 < s < 10:
         return np.sum(np.sin(x))
     return np.sum(x)
+
+
+def and_short_circuit(xs):
+    # Python never evaluates xs[i] once i == len(xs)
+    i = 0
+    s = 0.0
+    while i < len(xs) and np.sum(xs[i]) > 0:
+        s = s + np.sum(xs[i] ** 2)
+        i = i + 1
+    return s
+
+
+def or_short_circuit(xs, k):
+    if k >= len(xs) or np.sum(xs[k]) > 0:
+        y = xs[0] * 2.0
+    else:
+        y = xs[1]
+    return np.sum(y * y)
+
+
+def range_bound_reassigned(x, n):
+    # range(n) is evaluated once; rebinding n inside the body does not change the trip count
+    for i in range(n):
+        x = np.sin(x) * 1.5
+        n = n - 1
+    return np.sum(x)
+
+
+def iterable_reassigned(xs):
+    # the loop iterates over the original xs; the rebinding only affects the return
+    s = 0.0
+    for x in xs:
+        s = s + np.sum(x * x)
+        xs = xs * 2.0
+    return s + np.sum(xs)
+
+
+def enumerate_rows(xs, w):
+    s = 0.0
+    for i, x in enumerate(xs):
+        s = s + np.sum(x * w) * i
+    return s
+
+
+def zip_rows(xs, ys):
+    s = 0.0
+    for x, y in zip(xs, ys):
+        s = s + np.sum(x * y)
+    return s
 
 
 # == array-valued functions (for srcad.vjp) ===================================================
@@ -867,7 +1066,44 @@ CASES = {
         np.array([0.4, -0.5, -0.6], dtype=t),)),
     "minimum_in_loop": (minimum_in_loop, lambda r, t: (
         np.array([0.1, 0.45, 0.9, -0.3], dtype=t), 3)),
+    "range_reverse_loop": (range_reverse_loop, lambda r, t: (_f(r, t, 4, 3),)),
+    "tuple_literal_iter": (tuple_literal_iter, lambda r, t: (_f(r, t, 3),)),
+    "iter_transposed": (iter_transposed, lambda r, t: (_f(r, t, 4, 3), _f(r, t, 4))),
+    "iter_slice": (iter_slice, lambda r, t: (_f(r, t, 4, 3),)),
+    "shrink_in_loop": (shrink_in_loop, lambda r, t: (_f(r, t, 6),)),
+    "rnn_broadcast_h0": (rnn_broadcast_h0, lambda r, t: (_f(r, t, 3), _f(r, t, 3, 3), _f(r, t, 2, 3),
+                                                         _f(r, t, 4, 2, 2))),
+    "bias_broadcast_loop": (bias_broadcast_loop, lambda r, t: (_f(r, t, 4, 3), _f(r, t, 3), 3)),
+    "int_becomes_float": (int_becomes_float, lambda r, t: (_f(r, t, 3), 3)),
+    "where_clip_loop": (where_clip_loop, lambda r, t: (
+        np.array([0.3, -0.7, 1.1, -1.9], dtype=t), 3)),
+    "return_in_while_true": (return_in_while_true, lambda r, t: (_f(r, t, 3, low=0.1),)),
+    "return_in_while_in_for_hit": (return_in_while_in_for, lambda r, t: (
+        np.array([[0.5, 0.2, 0.3], [0.4, 1.0, 0.2], [0.1, 0.1, 0.1]], dtype=t),)),
+    "return_in_while_in_for_miss": (return_in_while_in_for, lambda r, t: (
+        np.array([[0.5, 0.2, 0.3], [0.4, 0.5, 0.2], [0.1, 0.2, 0.1]], dtype=t),)),
+    "static_if_in_loop_1": (static_if_in_loop, lambda r, t: (_f(r, t, 3), 1, 3)),
+    "static_if_in_loop_0": (static_if_in_loop, lambda r, t: (_f(r, t, 3), 0, 3)),
+    "nested_return_break_mix_break": (nested_return_break_mix, lambda r, t: (
+        _f(r, t, 3, low=0.1), 4)),
+    "nested_return_break_mix_return": (nested_return_break_mix, lambda r, t: (
+        np.array([3.0, 3.1, 3.2], dtype=t), 4)),
+    "loop_target_is_param": (loop_target_is_param, lambda r, t: (_f(r, t, 4, 3), _f(r, t, 3))),
+    "defined_in_loop_used_after": (defined_in_loop_used_after, lambda r, t: (
+        _f(r, t, 4, 3), _f(r, t, 3))),
+    "carried_temp": (carried_temp, lambda r, t: (_f(r, t, 4, 3),)),
+    "arg_only_in_condition": (arg_only_in_condition, lambda r, t: (
+        _f(r, t, 3, low=0.1), np.full(3, 2.0, dtype=t))),
+    "while_for_break_mix": (while_for_break_mix, lambda r, t: (_f(r, t, 3, low=0.1), 3)),
+    "ifexp_lazy_index_in": (ifexp_lazy_index, lambda r, t: (_f(r, t, 3, 2), 1)),
+    "ifexp_lazy_index_out": (ifexp_lazy_index, lambda r, t: (_f(r, t, 3, 2), 5)),
     # known gaps
+    "and_short_circuit": (and_short_circuit, lambda r, t: (_f(r, t, 4, 3, low=0.1),)),
+    "or_short_circuit": (or_short_circuit, lambda r, t: (_f(r, t, 3, 2), 5)),
+    "range_bound_reassigned": (range_bound_reassigned, lambda r, t: (_f(r, t, 3), 3)),
+    "iterable_reassigned": (iterable_reassigned, lambda r, t: (_f(r, t, 3, 2),)),
+    "enumerate_rows": (enumerate_rows, lambda r, t: (_f(r, t, 4, 3), _f(r, t, 3))),
+    "zip_rows": (zip_rows, lambda r, t: (_f(r, t, 4, 3), _f(r, t, 4, 3))),
     "swap_in_branch": (swap_in_branch, lambda r, t: (_f(r, t, 3, low=0.1), _f(r, t, 3))),
     "swap_in_loop": (swap_in_loop, lambda r, t: (_f(r, t, 3), _f(r, t, 3), 3)),
     "and_condition": (and_condition, lambda r, t: (_f(r, t, 3, low=0.1), _f(r, t, 3, low=0.1))),

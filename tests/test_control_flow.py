@@ -653,6 +653,201 @@ def t_chained_comparison(x):
     return torch.sum(x)
 
 
+def t_range_reverse_loop(xs):
+    h = xs[0] * 0.0
+    for i in range(len(xs) - 1, -1, -1):
+        h = torch.tanh(h + xs[i])
+    return torch.sum(h)
+
+
+def t_tuple_literal_iter(x):
+    for c in (0.5, 1.0, 2.0):
+        x = torch.sin(x * c)
+    return torch.sum(x)
+
+
+def t_iter_transposed(x, w):
+    s = 0.0
+    for col in x.T:
+        s = s + torch.sum(torch.tanh(col * w))
+    return s
+
+
+def t_iter_slice(x):
+    s = 0.0
+    for r in x[1:]:
+        s = s + torch.sum(r * r)
+    return s
+
+
+def t_shrink_in_loop(x):
+    s = 0.0
+    for i in range(3):
+        x = x[1:] * 1.5
+        s = s + torch.sum(x * x)
+    return s
+
+
+def t_rnn_broadcast_h0(h, W, U, xs):
+    for x in xs:
+        h = torch.tanh(h @ W + x @ U)
+    return torch.sum(h * h)
+
+
+def t_bias_broadcast_loop(x, b, n):
+    for i in range(n):
+        x = torch.tanh(x + b)
+    return torch.sum(x)
+
+
+def t_int_becomes_float(x, n):
+    c = 0
+    for i in range(n):
+        c = c + 0.5
+        x = x * c
+    return torch.sum(x)
+
+
+def t_where_clip_loop(x, n):
+    for i in range(n):
+        x = torch.where(x > 0, x * 1.5, x * 0.5)
+        x = torch.clamp(x, -2.0, 2.0)
+    return torch.sum(x * x)
+
+
+def t_return_in_while_true(x):
+    while True:
+        x = x * 1.5
+        if torch.sum(x).item() > 5.0:
+            return torch.sum(x * x)
+
+
+def t_return_in_while_in_for(xs):
+    s = 0.0
+    for x in xs:
+        while torch.sum(x).item() < 2.0:
+            x = x * 1.5 + 0.1
+            if torch.max(x).item() > 1.5:
+                return s + torch.sum(x)
+        s = s + torch.sum(x)
+    return s
+
+
+def t_static_if_in_loop(x, mode, n):
+    for i in range(n):
+        if mode == 1:
+            x = torch.sin(x)
+        else:
+            x = torch.cos(x)
+    return torch.sum(x)
+
+
+def t_nested_return_break_mix(x, n):
+    for i in range(n):
+        for j in range(n):
+            x = x * 1.1
+            if torch.sum(x).item() > 10.0:
+                return torch.sum(x)
+            if j > i:
+                break
+        if torch.sum(x).item() > 8.0:
+            break
+    return torch.sum(x * x)
+
+
+def t_loop_target_is_param(x, w):
+    for w in x:
+        w = w * 2.0
+    return torch.sum(w * w)
+
+
+def t_defined_in_loop_used_after(xs, w):
+    for x in xs:
+        t = torch.tanh(x * w)
+    return torch.sum(t * w)
+
+
+def t_carried_temp(xs):
+    prev = xs[0] * 0.0
+    s = 0.0
+    for r in xs:
+        cur = r * 2.0
+        s = s + torch.sum(cur * prev)
+        prev = cur
+    return s + torch.sum(prev)
+
+
+def t_arg_only_in_condition(x, t):
+    while torch.sum(x).item() < torch.sum(t).item():
+        x = x * 1.5
+    return torch.sum(x * x)
+
+
+def t_while_for_break_mix(x, n):
+    i = 0
+    while i < n:
+        for j in range(3):
+            if j == 0:
+                x = x * 1.1
+            elif torch.sum(x).item() > 5.0:
+                break
+            else:
+                x = torch.sin(x) + x
+        i = i + 1
+    return torch.sum(x)
+
+
+def t_ifexp_lazy_index(xs, k):
+    y = xs[k] if k < len(xs) else xs[0]
+    return torch.sum(y * y)
+
+
+def t_and_short_circuit(xs):
+    i = 0
+    s = 0.0
+    while i < len(xs) and torch.sum(xs[i]).item() > 0:
+        s = s + torch.sum(xs[i] ** 2)
+        i = i + 1
+    return s
+
+
+def t_or_short_circuit(xs, k):
+    if k >= len(xs) or torch.sum(xs[k]).item() > 0:
+        y = xs[0] * 2.0
+    else:
+        y = xs[1]
+    return torch.sum(y * y)
+
+
+def t_range_bound_reassigned(x, n):
+    for i in range(n):
+        x = torch.sin(x) * 1.5
+        n = n - 1
+    return torch.sum(x)
+
+
+def t_iterable_reassigned(xs):
+    s = 0.0
+    for x in xs:
+        s = s + torch.sum(x * x)
+        xs = xs * 2.0
+    return s + torch.sum(xs)
+
+
+def t_enumerate_rows(xs, w):
+    s = 0.0
+    for i, x in enumerate(xs):
+        s = s + torch.sum(x * w) * i
+    return s
+
+
+def t_zip_rows(xs, ys):
+    s = 0.0
+    for x, y in zip(xs, ys):
+        s = s + torch.sum(x * y)
+    return s
+
+
 def t_vjp_rnn_state(h, W, xs):
     for x in xs:
         h = torch.tanh(h @ W + x)

@@ -8,5 +8,5 @@ def identity(x):
     return x
 
 
-defvjp(identity, lambda g, out, x: g, name="copy", spelling="x", family="control",
+defvjp(identity, lambda g, out, x: g, name="copy", linear=('x',), spelling="x", family="control",
        derivation="the adjoint passes through unchanged")

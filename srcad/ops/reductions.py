@@ -9,8 +9,8 @@ folds to a constant, so nothing but ``a`` is saved for it.
 
 import numpy as np
 
-from ..runtime import cumsum_grad, extremum_grad, prod_grad, unreduce
-from .table import defvjp
+from ..runtime import extremum_jvp, cumsum_grad, extremum_grad, prod_grad, unreduce
+from .table import defjvp, defvjp
 
 _SHAPE = (2, 3, 4)
 
@@ -37,12 +37,12 @@ def _cases(fn: str, **extra) -> tuple:
 
 
 defvjp(np.sum, lambda g, out, a, axis=None, keepdims=False: unreduce(g, a, axis, keepdims),
-       name="sum", family="reduction", test_cases=_cases("sum"),
+       name="sum", linear=('a',), family="reduction", test_cases=_cases("sum"),
        derivation="each input element contributes once: broadcast g back")
 defvjp(np.mean,
        lambda g, out, a, axis=None, keepdims=False:
            unreduce(g / (np.size(a) // np.size(g)), a, axis, keepdims),
-       name="mean", family="reduction", test_cases=_cases("mean"),
+       name="mean", linear=('a',), family="reduction", test_cases=_cases("mean"),
        derivation="sum / n: broadcast g / n back (n = elements reduced into each output)")
 defvjp(np.max,
        lambda g, out, a, axis=None, keepdims=False: extremum_grad(g, out, a, axis, keepdims),
@@ -79,7 +79,24 @@ defvjp(np.std,
        derivation="std = sqrt(var): d std = d var / (2 std) = (a - mean) / ((n - ddof) std) da "
        "(infinite where std = 0, as torch)")
 defvjp(np.cumsum, lambda g, out, a, axis=None: cumsum_grad(g, a, axis),
-       name="cumsum", family="reduction",
+       name="cumsum", linear=('a',), family="reduction",
        test_cases=(("np.cumsum(a)", [(3, 4)]), ("np.cumsum(a, axis=0)", [(3, 4)]),
                    ("np.cumsum(a, axis=-1)", [(2, 3, 4)]), ("np.cumsum(a, 1)", [(2, 3, 4)])),
        derivation="out_i = sum_{j<=i} a_j, so da_j = sum_{i>=j} g_i: a reversed cumsum of g")
+
+
+# --- forward mode (the rows above that are neither elementwise nor linear) --------------------
+defjvp(np.max, lambda g, out, a, axis=None, keepdims=False: extremum_jvp(g, out, a, axis, keepdims))
+defjvp(np.min, lambda g, out, a, axis=None, keepdims=False: extremum_jvp(g, out, a, axis, keepdims))
+defjvp(np.prod,
+       lambda g, out, a, axis=None, keepdims=False:
+           np.sum(prod_grad(np.ones_like(out), a, axis, keepdims) * g, axis=axis,
+                  keepdims=keepdims))
+defjvp(np.var,
+       lambda g, out, a, axis=None, ddof=0, keepdims=False:
+           np.sum(2 * (a - np.mean(a, axis=axis, keepdims=True)) * g, axis=axis,
+                  keepdims=keepdims) / (np.size(a) // np.size(out) - ddof))
+defjvp(np.std,
+       lambda g, out, a, axis=None, ddof=0, keepdims=False:
+           np.sum((a - np.mean(a, axis=axis, keepdims=True)) * g, axis=axis, keepdims=keepdims)
+           / ((np.size(a) // np.size(out) - ddof) * out))

@@ -117,6 +117,9 @@ class Op:
     derivation: str = ""
     family: str = ""
     aliases: tuple = ()  # other callables that are this op (np.amax for np.max)
+    # parameters in which the op is linear (or, jointly, multilinear: matmul): the tangent
+    # contribution of such a parameter is the op itself applied to that parameter's tangent
+    linear: tuple = ()
     # test metadata (read by tests/test_ops.py)
     domain: tuple = (-2.0, 2.0)  # (low, high) for every argument, or one pair per argument
     dtypes: tuple[str, ...] = ("float32", "float64")
@@ -136,6 +139,20 @@ class Op:
         i = self.param_names.index(pname)
         if i < len(self.vjps):
             return self.vjps[i]
+        return None
+
+    def jvp(self, pname: str):
+        """How forward mode gets this parameter's tangent contribution:
+        ("rule", Rule) -- an explicit defjvp rule, or an elementwise op's VJP rule (its
+        Jacobian is diagonal, so the same expression with ``g`` the tangent is the JVP);
+        ("linear", None) -- the op applied to the tangent; or None (no forward rule)."""
+        i = self.param_names.index(pname)
+        if i < len(self.jvps) and self.jvps[i] is not None:
+            return ("rule", self.jvps[i])
+        if pname in self.linear:
+            return ("linear", None)
+        if self.elementwise and self.vjp(pname) is not None:
+            return ("rule", self.vjp(pname))
         return None
 
     @property
@@ -370,7 +387,7 @@ def _default_spelling(fn: Callable, params: tuple[Param, ...]) -> str:
 
 _META = {"name", "spelling", "params", "c", "c_expr", "c_version", "elementwise",
          "broadcasting", "view", "derivation", "family", "aliases", "domain", "dtypes", "tol",
-         "test_cases"}
+         "test_cases", "linear"}
 
 
 def defvjp(fn: Callable, *rules: Callable | None, **meta: Any) -> Op:
@@ -475,9 +492,10 @@ def unregister(fn: Callable) -> None:
 
 
 def defjvp(fn: Callable, *rules: Callable | None) -> Op:
-    """Register JVP rules for `fn`: ``lambda x_dot, out, x, y: ...`` per positional argument.
-
-    The tangent of the output is the sum over arguments of each rule's value.
+    """Register JVP rules for `fn`: ``lambda g, out, x, y: ...`` per positional argument,
+    where ``g`` is that argument's tangent (JAX's shape, and the same parameters as a VJP
+    rule). The tangent of the output is the sum over arguments of each rule's value.
+    Elementwise ops and ops marked `linear` need none: see `Op.jvp`.
     """
     op = lookup(fn)
     if op is None:

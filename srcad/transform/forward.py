@@ -1,0 +1,283 @@
+"""Forward mode: from the normalised IR to tangent code (`<f>_jvp`).
+
+Input: an `ir.Function`, the parameters that carry tangents, and optionally the static
+shapes and dtypes of every value. Output: a `GFunction`
+
+    <f>_jvp(params, <p>_dot for each tangent parameter) -> (out, out_dot)
+
+Each statement is followed by the tangent of its result, ``h_dot``, the sum over its varied
+arguments of the op row's JVP contribution (`Op.jvp`): an explicit rule, an elementwise op's
+VJP rule with ``g`` bound to the tangent (its Jacobian is diagonal), or -- for a linear
+argument -- the op itself applied to the tangent. Tangents flow alongside the primal values
+through the same control flow, so forward mode needs no stacks. A call to another user
+function calls its own `<g>_jvp` subroutine.
+
+Before/after:
+    h = np.tanh(h_add)               h = np.tanh(h_add)
+                                     h_dot = h_add_dot * (1 - h * h)
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+
+from .. import ir
+from ..errors import SrcadError
+from ..gcode import GFunction, Line, assign, name, store
+from .reverse import Module, _call, _compound, _free, _np
+from .specialise import simplify
+from .templates import atom_expr, default_atom, forward_expr, subst
+
+
+def varied_vars(fn: ir.Function, wrt) -> set[str]:
+    """Names that depend on `wrt` through differentiable arguments (to a fixed point)."""
+    stmts = [s for s in ir.walk(fn.body) if isinstance(s, (ir.Call, ir.UserCall))]
+    varied = set(wrt)
+    changed = True
+    while changed:
+        changed = False
+        for s in stmts:
+            if isinstance(s, ir.UserCall):
+                ins, outs = [v for a in s.args for v in ir.atom_vars(a)], list(s.targets)
+            else:
+                ins = [v for p, a in s.args.items()
+                       if (s.op.vjp(p) is not None or s.op.jvp(p) is not None)
+                       for v in ir.atom_vars(a)]
+                outs = [s.target]
+            if any(v in varied for v in ins) and not set(outs) <= varied:
+                varied.update(outs)
+                changed = True
+    return varied
+
+
+class Forward:
+    def __init__(self, fn: ir.Function, wrt: list[str], infos_by_fn: dict | None,
+                 module: Module | None = None):
+        self.fn = fn
+        self.wrt = list(wrt)
+        self.module = module or Module(infos_by_fn)
+        self.infos = self.module.infos_by_fn.get(id(fn), {})
+        self.varied = varied_vars(fn, wrt)
+        self.taken = set(fn.names) | set(fn.params)
+        self.tangent: dict[str, str] = {}
+        self.globals: dict = {}
+        self.jvp_pairs = getattr(self.module, "jvp_functions", None)
+        if self.jvp_pairs is None:
+            self.module.jvp_functions = self.jvp_pairs = {}
+
+    def fresh(self, base: str) -> str:
+        n, k = base, 2
+        while n in self.taken:
+            n = f"{base}_{k}"
+            k += 1
+        self.taken.add(n)
+        return n
+
+    def dot(self, var: str) -> str:
+        if var not in self.tangent:
+            self.tangent[var] = self.fresh(f"{var}_dot")
+        return self.tangent[var]
+
+    def zeros(self, var: str) -> ast.expr:
+        info = self.infos.get(var)
+        fn = _np("zeros_like") if info is not None and info.dtype is not None else \
+            name("zeros_grad")
+        return ast.Call(func=fn, args=[name(var)], keywords=[])
+
+    def tangent_atom(self, atom) -> ast.expr:
+        """The tangent of an argument atom: its `_dot` name, zeros, or a list of them."""
+        if isinstance(atom, ir.Var):
+            return name(self.dot(atom.name)) if atom.name in self.varied else \
+                self.zeros(atom.name)
+        if isinstance(atom, ir.Seq):
+            elts = [self.tangent_atom(a) for a in atom.items]
+            return (ast.List if atom.kind == "list" else ast.Tuple)(elts=elts, ctx=ast.Load())
+        raise SrcadError("internal: no tangent for a constant argument")
+
+    def info_of(self, node):
+        if isinstance(node, ast.Name):
+            if node.id in self.infos:
+                return self.infos[node.id]
+            for primal, t in self.tangent.items():
+                if t == node.id:
+                    return self.infos.get(primal)
+            return None
+        from .specialise import Info
+
+        if isinstance(node, ast.Constant):
+            return Info((), None, node.value)
+        return None
+
+    # -- statements --------------------------------------------------------------------------
+    def call(self, s: ir.Call, out: list) -> None:
+        out.append(Line(assign(s.target, forward_expr(s.op, s.args)), s.line))
+        if s.target not in self.varied:
+            return
+        terms = []
+        for pname, atom in s.args.items():
+            if not (set(ir.atom_vars(atom)) & self.varied):
+                continue
+            how = s.op.jvp(pname)
+            if how is None:
+                raise SrcadError(
+                    f"`{s.op.name}` has no forward-mode (JVP) rule for its argument "
+                    f"`{pname}`", filename=self.fn.filename, lineno=s.line, func=self.fn.name,
+                    hint=f"register one with srcad.defjvp({s.op.name}, lambda g, out, ...: ...)")
+            kind, rule = how
+            if kind == "rule":
+                self.globals.update({k: v for k, v in rule.globals.items()
+                                     if k in _free(rule.expr)})
+                mapping = {"g": self.tangent_atom(atom), "out": ir.Var(s.target)}
+                for p in s.op.params:
+                    mapping[p.name] = s.args.get(p.name) or default_atom(s.op, p.name)
+                expr = simplify(subst(rule.expr, mapping), rule.globals, self.info_of)
+            else:  # linear: the op applied to the tangent
+                args = dict(s.args)
+                args[pname] = _Raw(self.tangent_atom(atom))
+                expr = _forward_with_raw(s.op, args)
+            terms.append(expr)
+        d = self.dot(s.target)
+        if not terms:
+            out.append(Line(assign(d, self.zeros(s.target)), s.line))
+            return
+        total = terms[0]
+        for t in terms[1:]:
+            total = ast.BinOp(left=total, op=ast.Add(), right=t)
+        out.append(Line(assign(d, total), s.line))
+
+    def user_call(self, s: ir.UserCall, out: list) -> None:
+        args = [atom_expr(a) for a in s.args]
+        outs = [store(t) for t in s.targets]
+        target = ast.Tuple(elts=outs, ctx=ast.Store()) if len(outs) > 1 else outs[0]
+        if not any(t in self.varied for t in s.targets):
+            out.append(Line(ast.Assign(targets=[target], value=ast.Call(
+                func=name(s.fn_name), args=args, keywords=[]), lineno=0), s.line))
+            return
+        wrt = [p for p, a in zip(s.callee.params, s.args)
+               if isinstance(a, ir.Var) and a.name in self.varied]
+        key = (id(s.callee), tuple(wrt))
+        if key not in self.jvp_pairs:
+            sub = Forward(s.callee, wrt, None, self.module)
+            f = sub.jvp(self.module.function_name(f"{s.callee.name}_jvp"))
+            self.jvp_pairs[key] = (f, sub)
+            self.globals.update(sub.globals)
+        f, _ = self.jvp_pairs[key]
+        dots = [self.tangent_atom(a) for p, a in zip(s.callee.params, s.args) if p in wrt]
+        douts = [store(self.dot(t)) for t in s.targets]
+        dtarget = ast.Tuple(elts=douts, ctx=ast.Store()) if len(douts) > 1 else douts[0]
+        both = ast.Tuple(elts=[target, dtarget], ctx=ast.Store())
+        out.append(Line(ast.Assign(targets=[both], value=ast.Call(
+            func=name(f.name), args=args + dots, keywords=[]), lineno=0), s.line))
+
+    def block(self, body) -> list[Line]:
+        out: list[Line] = []
+        for s in body:
+            if isinstance(s, ir.Call):
+                self.call(s, out)
+            elif isinstance(s, ir.UserCall):
+                self.user_call(s, out)
+            elif isinstance(s, ir.If):
+                self.init_branch_tangents(s, out)
+                header = ast.If(test=atom_expr(s.test), body=[], orelse=[])
+                out.append(_compound(header, s.line, self.block(s.body) or [Line(ast.Pass())],
+                                     self.block(s.orelse) or None))
+            elif isinstance(s, ir.For):
+                self.init_loop_tangents(s.body, out, s.line)
+                body = self.block(s.body)
+                for flag in s.exits:
+                    body.append(_compound(ast.If(test=name(flag), body=[], orelse=[]), s.line,
+                                          [Line(ast.Break(), s.line)]))
+                rng = ast.Call(func=name("range"), args=[atom_expr(a) for a in
+                                                         (s.start, s.stop, s.step)], keywords=[])
+                if (isinstance(s.start, ir.Const) and s.start.value == 0
+                        and isinstance(s.step, ir.Const) and s.step.value == 1):
+                    rng.args = [atom_expr(s.stop)]
+                header = ast.For(target=store(s.target), iter=rng, body=[], orelse=[], lineno=0)
+                out.append(_compound(header, s.line, body))
+            elif isinstance(s, ir.While):
+                self.init_loop_tangents(s.body, out, s.line)
+                cond = self.block(s.cond_body)
+                stop = _compound(ast.If(test=ast.UnaryOp(op=ast.Not(), operand=atom_expr(s.cond)),
+                                        body=[], orelse=[]), s.line, [Line(ast.Break(), s.line)])
+                body = cond + [stop] + self.block(s.body)
+                for flag in s.exits:
+                    body.append(_compound(ast.If(test=name(flag), body=[], orelse=[]), s.line,
+                                          [Line(ast.Break(), s.line)]))
+                header = ast.While(test=ast.Constant(True), body=[], orelse=[])
+                out.append(_compound(header, s.line, body))
+        return out
+
+    def init_loop_tangents(self, body, out, line) -> None:
+        """A value that becomes varied inside a loop (``s = 0.0; for ...: s = s + f(x)``)
+        needs a zero tangent before the loop, so that the first iteration can read it."""
+        self._init_tangents(body, out, line)
+
+    def init_branch_tangents(self, s: ir.If, out) -> None:
+        self._init_tangents(s.body + s.orelse, out, s.line)
+
+    def _init_tangents(self, body, out, line) -> None:
+        defined_inside = {d for x in ir.walk(body) for d in ir.defs(x)}
+        for v in sorted(defined_inside & self.varied):
+            if v not in self.tangent and self._defined_before(v, body):
+                out.append(Line(assign(self.dot(v), self.zeros(v)), line))
+
+    def _defined_before(self, var: str, body) -> bool:
+        inside = {id(x) for x in ir.walk(body)}
+        if var in self.fn.params:
+            return True
+        for x in ir.walk(self.fn.body):
+            if id(x) in inside:
+                return False
+            if var in ir.defs(x):
+                return True
+        return False
+
+    # -- the whole function ------------------------------------------------------------------
+    def jvp(self, fname: str | None = None) -> GFunction:
+        fname = fname or self.module.function_name(f"{self.fn.name}_jvp")
+        dots = [self.dot(p) for p in self.wrt]
+        f = GFunction(name=fname, params=list(self.fn.params) + dots)
+        f.body.append(Line(comment="--- forward, with tangents ---"))
+        f.body.extend(self.block(self.fn.body[:-1]))
+        ret = self.fn.ret.value
+        value = atom_expr(ret)
+        if isinstance(ret, ir.Seq):
+            tan = ast.Tuple(elts=[self.ret_tangent(a) for a in ret.items], ctx=ast.Load())
+        else:
+            tan = self.ret_tangent(ret)
+        f.body.append(Line(ast.Return(value=ast.Tuple(elts=[value, tan], ctx=ast.Load())),
+                           self.fn.ret.line))
+        return f
+
+    def ret_tangent(self, atom) -> ast.expr:
+        if isinstance(atom, ir.Var) and atom.name in self.varied:
+            return name(self.dot(atom.name))
+        if isinstance(atom, ir.Var):
+            return self.zeros(atom.name)
+        return ast.Call(func=_np("zeros_like"), args=[atom_expr(atom)], keywords=[])
+
+
+class _Raw:
+    """An already-built expression standing where an atom would (a tangent in a linear op)."""
+
+    def __init__(self, expr: ast.expr):
+        self.expr = expr
+
+
+def _forward_with_raw(op, args) -> ast.expr:
+    """`forward_expr` where some arguments are `_Raw` expressions."""
+    placeholders = {}
+    plain = {}
+    for k, v in args.items():
+        if isinstance(v, _Raw):
+            ph = f"__tangent_{k}__"
+            placeholders[ph] = v.expr
+            plain[k] = ir.Var(ph)
+        else:
+            plain[k] = v
+    expr = forward_expr(op, plain)
+    return subst(expr, {k: copy.deepcopy(v) for k, v in placeholders.items()})
+
+
+__all__ = ["Forward", "varied_vars", "_call"]
