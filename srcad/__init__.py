@@ -11,8 +11,10 @@ SrcadError, explain, and the harness in srcad.testing.
 from . import ops  # noqa: F401  (registers the op table)
 from .api import explain, grad, jvp, source, value_and_grad, vjp
 from .errors import SrcadError
+from . import optim
+from .io import load, save
 from .ops import defjvp, defvjp
 
 __version__ = "0.1.0"
 
-__all__ = ["SrcadError", "defjvp", "defvjp", "explain", "grad", "jvp", "source", "value_and_grad", "vjp"]
+__all__ = ["SrcadError", "defjvp", "defvjp", "explain", "grad", "jvp", "load", "optim", "save", "source", "value_and_grad", "vjp"]

@@ -147,7 +147,7 @@ class _Optimizer:
         self.hyperparams: dict[str, Any] = _check_hyperparams(cls, hyperparams)
         self._params = _collect_params(cls, params)
         self.state: dict[str, dict[str, Any]] = {
-            name: self._init_state(p) for name, p in self._params.items()
+            name: self._init_state(p, self.hyperparams) for name, p in self._params.items()
         }
 
     def __repr__(self) -> str:
@@ -212,7 +212,7 @@ class _Optimizer:
         new_hyper = _check_hyperparams(cls, hyper)
         new_state = {}
         for name, p in self._params.items():
-            fresh = self._init_state(p)
+            fresh = self._init_state(p, new_hyper)
             loaded = state[name]
             if set(loaded) != set(fresh):
                 raise OptimizerArgumentError(
@@ -234,7 +234,7 @@ class _Optimizer:
         self.hyperparams, self.state = new_hyper, new_state
 
     # Subclasses: the state of one leaf before its first step, and one leaf's update.
-    def _init_state(self, p: np.ndarray) -> dict[str, Any]:
+    def _init_state(self, p: np.ndarray, h: dict[str, Any]) -> dict[str, Any]:
         raise NotImplementedError
 
     def _update(self, p: np.ndarray, g: np.ndarray, st: dict, h: dict) -> None:
@@ -283,7 +283,7 @@ class SGD(_Optimizer):
             ),
         )
 
-    def _init_state(self, p):
+    def _init_state(self, p, h):
         return {"momentum_buffer": None}
 
     def _update(self, p, g, st, h):
@@ -347,9 +347,9 @@ class Adam(_Optimizer):
             ),
         )
 
-    def _init_state(self, p):
+    def _init_state(self, p, h):
         st = {"step": 0, "exp_avg": np.zeros_like(p), "exp_avg_sq": np.zeros_like(p)}
-        if self.hyperparams["amsgrad"]:
+        if h["amsgrad"]:
             st["max_exp_avg_sq"] = np.zeros_like(p)
         return st
 
@@ -375,8 +375,9 @@ class Adam(_Optimizer):
         step_size = lr / bias_correction1
         bias_correction2_sqrt = bias_correction2**0.5
         if h["amsgrad"]:
-            np.maximum(st["max_exp_avg_sq"], exp_avg_sq, out=st["max_exp_avg_sq"])
-            denom = np.sqrt(st["max_exp_avg_sq"]) / bias_correction2_sqrt + eps
+            max_exp_avg_sq = st.setdefault("max_exp_avg_sq", np.zeros_like(p))
+            np.maximum(max_exp_avg_sq, exp_avg_sq, out=max_exp_avg_sq)
+            denom = np.sqrt(max_exp_avg_sq) / bias_correction2_sqrt + eps
         else:
             denom = np.sqrt(exp_avg_sq) / bias_correction2_sqrt + eps
         p += -step_size * st["exp_avg"] / denom  # param.addcdiv_(exp_avg, denom, value=-step_size)

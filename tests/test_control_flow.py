@@ -1183,3 +1183,33 @@ def test_one_transform_serves_every_path(name):
         assert value == fn(*args)
         _, expected = torch_grads(twin_of(fn), args)
         assert_grads_match(name, args, wrt, grads, expected, np.float64)
+
+
+# == odds and ends ===========================================================================
+
+
+def test_zero_rows_python_float_result():
+    """``s = 0.0; for x in xs: ...`` over an empty xs returns the Python float; the
+    gradients are zeros of the arguments' shapes."""
+    xs, w = np.zeros((0, 3)), np.array([0.5, -1.0, 2.0])
+    value, (dxs, dw) = srcad.value_and_grad(C.rows_sum, wrt=(0, 1))(xs, w)
+    assert value == 0.0
+    assert dxs.shape == (0, 3) and dxs.dtype == xs.dtype
+    assert dw.shape == (3,) and dw.dtype == w.dtype and not dw.any()
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "a pullback of a loop function pops its stacks on the first call; the second call "
+    "raises IndexError: pop from empty list"))
+@pytest.mark.parametrize("name", ["vjp_rnn_state", "vjp_break"])
+def test_pullback_can_be_called_twice(name):
+    """JAX semantics: a pullback is a function of the cotangent and can be called again
+    (a Jacobian row by row)."""
+    fn, args = make_args(name, np.float64, seed=3, cases=C.VJP_CASES)
+    out, pullback = srcad.vjp(fn, *args)
+    u = np.random.default_rng(0).standard_normal(np.shape(out))
+    first = pullback(u)
+    second = pullback(2.0 * u)
+    for a, g1, g2 in zip(args, first, second):
+        if _is_float(a):
+            np.testing.assert_allclose(g2, 2.0 * g1, rtol=1e-12, atol=0)

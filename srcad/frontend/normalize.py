@@ -274,25 +274,31 @@ class Normalizer:
     def for_loop(self, s: gast.For):
         if s.orelse:
             raise self.unsupported("`for ... else`", s, "use a flag instead of `else`")
-        if not isinstance(s.target, gast.Name):
-            raise self.unsupported("a `for` loop with a tuple target", s,
-                                   "loop over range(len(...)) and index inside the loop")
         body, exits = self.loop_exits(s)
         it = s.iter
+        builtin = None
+        if (isinstance(it, gast.Call) and isinstance(it.func, gast.Name)
+                and it.func.id not in self.locals and not it.keywords):
+            builtin = self.pf.resolve(it.func.id)
+        if builtin in (enumerate, zip) and isinstance(s.target, (gast.Tuple, gast.List)):
+            return self.enumerate_or_zip(s, builtin, body, exits)
+        if not isinstance(s.target, gast.Name):
+            raise self.unsupported("a `for` loop with a tuple target", s,
+                                   "loop over range(len(...)), enumerate(...) or zip(...)")
         target = s.target.id
         prefix = []
         if (isinstance(it, gast.Call) and isinstance(it.func, gast.Name)
                 and it.func.id not in self.locals and self.pf.resolve(it.func.id) is range):
             if it.keywords or not 1 <= len(it.args) <= 3:
                 raise self.unsupported("this call to range()", s)
-            args = [self.expr(a, target, None) for a in it.args]
+            args = [self.snapshot(self.expr(a, target, None), s) for a in it.args]
             one = ir.Const(1, "1")
             start, stop, step = ((ir.Const(0, "0"), args[0], one) if len(args) == 1 else
                                  (args[0], args[1], args[2] if len(args) == 3 else one))
             loop_var = target
         else:
             # for x in xs: -> for x_index in range(len(xs)): x = xs[x_index]
-            seq = self.expr(it, target, None)
+            seq = self.snapshot(self.expr(it, target, None), s)
             length = self.op_call(len, [seq], {}, s)
             n = self.emit(length, self.fresh(f"{target}_count"), s)
             start, stop, step = ir.Const(0, "0"), n, ir.Const(1, "1")
@@ -314,6 +320,51 @@ class Normalizer:
         finally:
             self.body = outer
         self.body.append(ir.For(loop_var, start, stop, step, loop_body, s.lineno, exits))
+
+    def snapshot(self, seq, node):
+        """The sequence a loop iterates over is evaluated once: if its name is reassigned
+        (in the loop, say), iterate over a copy of the reference taken before the loop."""
+        if isinstance(seq, ir.Var) and seq.name in self.mutable:
+            op, args = self.op_call(control.identity, [seq], {}, node)
+            return self.emit((op, args), self.fresh(f"{seq.name}_iter"), node)
+        return seq
+
+    def enumerate_or_zip(self, s, builtin, body, exits):
+        """for i, x in enumerate(xs) / for a, b in zip(as_, bs): an index loop that indexes."""
+        names = [t.id if isinstance(t, gast.Name) else None for t in s.target.elts]
+        if None in names:
+            raise self.unsupported("nested unpacking in a `for` target", s)
+        seqs = [self.snapshot(self.expr(a, names[-1], None), s) for a in s.iter.args]
+        if builtin is enumerate:
+            if len(seqs) != 1 or len(names) != 2:
+                raise self.unsupported("this use of enumerate()", s, "use enumerate(xs)")
+            index, items = names[0], [(names[1], seqs[0])]
+        else:
+            if len(seqs) != len(names) or not seqs:
+                raise self.unsupported("this use of zip()", s, "unpack one name per sequence")
+            index, items = self.fresh(f"{names[0]}_index"), list(zip(names, seqs))
+            self.mutable.add(index)
+        count = None
+        for _, seq in items:
+            n = self.emit(self.op_call(len, [seq], {}, s), self.fresh(f"{items[0][0]}_count"), s)
+            count = n if count is None else self.emit(
+                self.op_call(np.minimum, [count, n], {}, s), self.fresh("count"), s)
+        outer, self.body = self.body, []
+        try:
+            self.env[index] = ir.Var(index)
+            for n, seq in items:
+                call = self.op_call(operator.getitem, [seq, ir.Index((ir.Var(index),), False)],
+                                    {}, s)
+                self.emit(call, n, s)
+                self.env[n] = ir.Var(n)
+            for st in body:
+                self.line = st.lineno
+                self.statement(st)
+            loop_body = self.body
+        finally:
+            self.body = outer
+        self.body.append(ir.For(index, ir.Const(0, "0"), count, ir.Const(1, "1"), loop_body,
+                                s.lineno, exits))
 
     def while_loop(self, s: gast.While):
         if s.orelse:
@@ -462,11 +513,26 @@ class Normalizer:
             return self.combine(np.logical_and, tests, hint, into, e) if len(tests) > 1 \
                 else tests[0]
         if isinstance(e, gast.BoolOp):
-            # on conditions (bools), `and`/`or` are logical_and/logical_or; both sides are
-            # evaluated, as numpy would
-            fn = np.logical_and if isinstance(e.op, gast.And) else np.logical_or
-            values = [self.expr(v, hint, None) for v in e.values]
-            return self.combine(fn, values, hint, into, e)
+            # `a and b` short-circuits: t = a; if t: t = b  (`or`: if not t)
+            var = self.fresh(f"{hint}_{'and' if isinstance(e.op, gast.And) else 'or'}")
+            self.mutable.add(var)
+            first = self.expr(e.values[0], hint, None)
+            op, args = self.op_call(control.identity, [first], {}, e)
+            self.body.append(ir.Call(var, op, args, e.lineno))
+            for v in e.values[1:]:
+                outer, self.body = self.body, []
+                try:
+                    a = self.expr(v, hint, None)
+                    op, args = self.op_call(control.identity, [a], {}, e)
+                    self.body.append(ir.Call(var, op, args, e.lineno))
+                    branch = self.body
+                finally:
+                    self.body = outer
+                if isinstance(e.op, gast.And):
+                    self.body.append(ir.If(ir.Var(var), branch, [], e.lineno))
+                else:
+                    self.body.append(ir.If(ir.Var(var), [], branch, e.lineno))
+            return ir.Var(var)
         if isinstance(e, gast.Call):
             return self.call(e, hint, into)
         if isinstance(e, gast.IfExp):

@@ -64,7 +64,7 @@ def attention(x, w_q, b_q, w_k, w_v, b_v, w_o, b_o, n_heads):
     q = split_heads(x @ w_q + b_q, n_heads)
     k = split_heads(x @ w_k, n_heads)
     v = split_heads(x @ w_v + b_v, n_heads)
-    scale = 1.0 / np.sqrt(q.shape[-1])
+    scale = q.shape[-1] ** -0.5  # a Python float: np.sqrt would make float32 scores float64
     scores = (q @ np.swapaxes(k, -1, -2)) * scale
     causal = np.arange(T)[:, None] >= np.arange(T)[None, :]
     scores = np.where(causal, scores, MASKED)
