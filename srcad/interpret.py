@@ -70,6 +70,8 @@ def run_block(body, env: dict, record=None, fn=None) -> None:
                 env[t] = v
                 if record is not None:
                     record(fn, t, v)
+        elif isinstance(stmt, ir.Push):
+            env[stmt.stack].push(atom_value(stmt.value, env))
         elif isinstance(stmt, ir.Return):
             env["<return>"] = atom_value(stmt.value, env)
         elif isinstance(stmt, ir.If):

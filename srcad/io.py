@@ -40,7 +40,7 @@ import numpy as np
 
 from .errors import SrcadError
 
-__all__ = ["save", "load"]
+__all__ = ["load", "save"]
 
 _TREE_MEMBER = "__srcad_tree__.npy"
 _FORMAT, _VERSION = "srcad-tree", 1
@@ -150,7 +150,8 @@ def save(path: str | os.PathLike, tree: Any) -> None:
     """Write ``tree`` (dicts with str keys, lists, tuples, arrays and Python scalars) to ``path``.
 
     The file is written to a temporary name and renamed into place, so a crash never leaves a
-    half-written checkpoint. Exactly ``path`` is written (no ``.npz`` is appended).
+    half-written checkpoint; like the temporary file, it is readable by its owner only (0600).
+    Exactly ``path`` is written (no ``.npz`` is appended).
 
     >>> import os, tempfile, numpy as np, srcad
     >>> path = os.path.join(tempfile.mkdtemp(), "x.npz")
@@ -168,8 +169,9 @@ def save(path: str | os.PathLike, tree: Any) -> None:
         with os.fdopen(fd, "wb") as f, zipfile.ZipFile(f, "w", zipfile.ZIP_STORED) as zf:
             members = {_TREE_MEMBER: np.frombuffer(text, dtype=np.uint8), **arrays}
             for name, array in members.items():
-                with zf.open(name if name.endswith(".npy") else name + ".npy", "w",
-                             force_zip64=True) as member:
+                with zf.open(
+                    name if name.endswith(".npy") else name + ".npy", "w", force_zip64=True
+                ) as member:
                     np.lib.format.write_array(member, array, allow_pickle=False)
         os.replace(tmp, path)
     except BaseException:
@@ -214,9 +216,7 @@ def load(path: str | os.PathLike) -> Any:
                     return _read_npy(m, f"{path}:{filename}")
 
             if _TREE_MEMBER not in names:  # a plain .npz: its arrays, by name
-                return {
-                    n[: -len(".npy")]: read(n) for n in zf.namelist() if n.endswith(".npy")
-                }
+                return {n[: -len(".npy")]: read(n) for n in zf.namelist() if n.endswith(".npy")}
             raw = read(_TREE_MEMBER)
             try:
                 header = json.loads(raw.tobytes().decode("utf-8"))

@@ -88,6 +88,15 @@ class UserCall:
 
 
 @dataclass
+class Push:
+    """``stack.push(value)``: generated code being transformed again records a value."""
+
+    stack: str
+    value: Any
+    line: int
+
+
+@dataclass
 class If:
     test: Any  # Atom (a bool)
     body: list
@@ -120,7 +129,7 @@ class While:
     exits: list = field(default_factory=list)
 
 
-Stmt = Union[Call, UserCall, Return, If, For, While]
+Stmt = Union[Call, UserCall, Push, Return, If, For, While]
 
 
 def walk(body):
@@ -156,6 +165,8 @@ def uses(stmt) -> list[str]:
         return list(atom_vars(stmt.value))
     if isinstance(stmt, UserCall):
         return [n for a in stmt.args for n in atom_vars(a)]
+    if isinstance(stmt, Push):
+        return [stmt.stack, *atom_vars(stmt.value)]
     if isinstance(stmt, If):
         return list(atom_vars(stmt.test))
     if isinstance(stmt, For):

@@ -48,21 +48,21 @@ class OptimizerArgumentError(SrcadError, ValueError):
 
 
 # --- hyper-parameter validation: one row per check, torch's messages -------------------------
-# (name, predicate, message); torch/optim/sgd.py and adam.py check exactly these.
+# (ok?, message) over the hyper-parameter dict; a row naming a hyper-parameter this optimiser
+# lacks is skipped. torch/optim/sgd.py and adam.py check exactly these; NaN fails `>= 0`.
 
+# fmt: off
 _CHECKS = (
-    ("lr", lambda h: 0.0 <= h["lr"], "Invalid learning rate: {lr}"),
-    ("momentum", lambda h: 0.0 <= h["momentum"], "Invalid momentum value: {momentum}"),
-    ("weight_decay", lambda h: 0.0 <= h["weight_decay"], "Invalid weight_decay value: {weight_decay}"),
-    ("eps", lambda h: 0.0 <= h["eps"], "Invalid epsilon value: {eps}"),
-    ("betas", lambda h: 0.0 <= h["betas"][0] < 1.0, "Invalid beta parameter at index 0: {betas[0]}"),
-    ("betas", lambda h: 0.0 <= h["betas"][1] < 1.0, "Invalid beta parameter at index 1: {betas[1]}"),
-    (
-        "nesterov",
-        lambda h: not h["nesterov"] or (h["momentum"] > 0 and h["dampening"] == 0),
-        "Nesterov momentum requires a momentum and zero dampening",
-    ),
+    (lambda h: h["lr"] >= 0,           "Invalid learning rate: {lr}"),
+    (lambda h: h["momentum"] >= 0,     "Invalid momentum value: {momentum}"),
+    (lambda h: h["weight_decay"] >= 0, "Invalid weight_decay value: {weight_decay}"),
+    (lambda h: h["eps"] >= 0,          "Invalid epsilon value: {eps}"),
+    (lambda h: 0 <= h["betas"][0] < 1, "Invalid beta parameter at index 0: {betas[0]}"),
+    (lambda h: 0 <= h["betas"][1] < 1, "Invalid beta parameter at index 1: {betas[1]}"),
+    (lambda h: not h["nesterov"] or (h["momentum"] > 0 and h["dampening"] == 0),
+                                       "Nesterov momentum requires a momentum and zero dampening"),
 )
+# fmt: on
 
 _FLAGS = ("nesterov", "maximize", "amsgrad")
 
@@ -77,14 +77,22 @@ def _check_hyperparams(cls: str, h: dict[str, Any]) -> dict[str, Any]:
             h[name] = bool(value)
         elif name == "betas":
             if not (isinstance(value, (tuple, list)) and len(value) == 2):
-                raise OptimizerArgumentError(f"{cls}: betas must be a pair of floats, got {value!r}")
+                raise OptimizerArgumentError(
+                    f"{cls}: betas must be a pair of floats, got {value!r}"
+                )
             if not all(_is_real(b) for b in value):
-                raise OptimizerArgumentError(f"{cls}: betas must be a pair of floats, got {value!r}")
+                raise OptimizerArgumentError(
+                    f"{cls}: betas must be a pair of floats, got {value!r}"
+                )
             h[name] = (float(value[0]), float(value[1]))
         elif not _is_real(value):
             raise OptimizerArgumentError(f"{cls}: {name} must be a real number, got {value!r}")
-    for name, ok, message in _CHECKS:
-        if name in h and not ok(h):
+    for ok, message in _CHECKS:
+        try:
+            passed = ok(h)
+        except KeyError:  # not one of this optimiser's hyper-parameters
+            continue
+        if not passed:
             raise OptimizerArgumentError(f"{cls}: " + message.format(**h))
     return h
 
@@ -130,6 +138,9 @@ def _collect_params(cls: str, params: Any) -> dict[str, np.ndarray]:
             raise OptimizerArgumentError(f"{cls}: parameter {name!r} is read-only")
         if name in found:
             raise OptimizerArgumentError(f"{cls}: two parameters share the path {name!r}")
+        twin = next((other for other, q in found.items() if q is leaf), None)
+        if twin is not None:  # tied weights would be stepped twice (torch refuses them too)
+            raise OptimizerArgumentError(f"{cls}: {name!r} is the same array as {twin!r}")
         found[name] = leaf
     if not found:
         raise OptimizerArgumentError(f"{cls}: got an empty parameter list")
@@ -273,14 +284,14 @@ class SGD(_Optimizer):
     ):
         super().__init__(
             params,
-            dict(
-                lr=lr,
-                momentum=momentum,
-                dampening=dampening,
-                weight_decay=weight_decay,
-                nesterov=nesterov,
-                maximize=maximize,
-            ),
+            {
+                "lr": lr,
+                "momentum": momentum,
+                "dampening": dampening,
+                "weight_decay": weight_decay,
+                "nesterov": nesterov,
+                "maximize": maximize,
+            },
         )
 
     def _init_state(self, p, h):
@@ -337,14 +348,14 @@ class Adam(_Optimizer):
     ):
         super().__init__(
             params,
-            dict(
-                lr=lr,
-                betas=betas,
-                eps=eps,
-                weight_decay=weight_decay,
-                amsgrad=amsgrad,
-                maximize=maximize,
-            ),
+            {
+                "lr": lr,
+                "betas": betas,
+                "eps": eps,
+                "weight_decay": weight_decay,
+                "amsgrad": amsgrad,
+                "maximize": maximize,
+            },
         )
 
     def _init_state(self, p, h):

@@ -743,7 +743,8 @@ def nested_return_break_mix(x, n):
 
 
 def loop_target_is_param(x, w):
-    for w in x:
+    # rebinding the argument as the loop target is the point of this case
+    for w in x:  # noqa: PLR1704
         w = w * 2.0
     return np.sum(w * w)
 
@@ -789,7 +790,23 @@ def ifexp_lazy_index(xs, k):
     return np.sum(y * y)
 
 
-# == known gaps (the test file marks these xfail) ==============================================
+def path_dependent_shape(x, w):
+    # y is (n,) on one path and (n, 3) on the other: same argument shapes, different shapes inside
+    if np.sum(x) > 0:
+        y = x * 2.0
+    else:
+        y = x[:, None] * np.ones(3)
+    return np.sum(y * w)
+
+
+def trip_dependent_shape(x, w):
+    # zero trips keep x (3,), one trip makes it (6,), two (12,)
+    while np.sum(x) < 5.0:
+        x = np.concatenate([x, x * 0.5])
+    return np.sum(x) * np.sum(w * w)
+
+
+# == once-broken corners: swaps, and/or (short-circuit), tuple targets, rebound bounds ===
 
 
 def swap_in_branch(a, b):
@@ -1041,9 +1058,10 @@ CASES = {
     "loop_mean_axis": (loop_mean_axis, lambda r, t: (_f(r, t, 4, 3), _f(r, t, 3))),
     "two_carried_values": (two_carried_values, lambda r, t: (_f(r, t, 3), _f(r, t, 3), 4)),
     # more shapes of control flow
-    "rnn_zero_steps": (rnn, lambda r, t: (_f(r, t, 2, 3), _f(r, t, 3, 3), _f(r, t, 4, 3), _f(r, t, 3),
-                                          _f(r, t, 0, 2, 4))),
-    "while_scale_zero_trips": (while_scale_until_norm, lambda r, t: (_f(r, t, 3, low=3.0, high=4.0),)),
+    "rnn_zero_steps": (rnn, lambda r, t: (
+        _f(r, t, 2, 3), _f(r, t, 3, 3), _f(r, t, 4, 3), _f(r, t, 3), _f(r, t, 0, 2, 4))),
+    "while_scale_zero_trips": (while_scale_until_norm, lambda r, t: (
+        _f(r, t, 3, low=3.0, high=4.0),)),
     "data_dependent_bound": (data_dependent_bound, lambda r, t: (
         np.array([0.5, -0.3, 0.7, 0.2, -0.9], dtype=t),)),
     "shape_grows_in_loop": (shape_grows_in_loop, lambda r, t: (_f(r, t, 3), 3)),
@@ -1071,8 +1089,8 @@ CASES = {
     "iter_transposed": (iter_transposed, lambda r, t: (_f(r, t, 4, 3), _f(r, t, 4))),
     "iter_slice": (iter_slice, lambda r, t: (_f(r, t, 4, 3),)),
     "shrink_in_loop": (shrink_in_loop, lambda r, t: (_f(r, t, 6),)),
-    "rnn_broadcast_h0": (rnn_broadcast_h0, lambda r, t: (_f(r, t, 3), _f(r, t, 3, 3), _f(r, t, 2, 3),
-                                                         _f(r, t, 4, 2, 2))),
+    "rnn_broadcast_h0": (rnn_broadcast_h0, lambda r, t: (
+        _f(r, t, 3), _f(r, t, 3, 3), _f(r, t, 2, 3), _f(r, t, 4, 2, 2))),
     "bias_broadcast_loop": (bias_broadcast_loop, lambda r, t: (_f(r, t, 4, 3), _f(r, t, 3), 3)),
     "int_becomes_float": (int_becomes_float, lambda r, t: (_f(r, t, 3), 3)),
     "where_clip_loop": (where_clip_loop, lambda r, t: (
@@ -1097,7 +1115,13 @@ CASES = {
     "while_for_break_mix": (while_for_break_mix, lambda r, t: (_f(r, t, 3, low=0.1), 3)),
     "ifexp_lazy_index_in": (ifexp_lazy_index, lambda r, t: (_f(r, t, 3, 2), 1)),
     "ifexp_lazy_index_out": (ifexp_lazy_index, lambda r, t: (_f(r, t, 3, 2), 5)),
-    # known gaps
+    "path_dependent_shape_pos": (path_dependent_shape, lambda r, t: (
+        _f(r, t, 3, low=0.1), _f(r, t, 3))),
+    "path_dependent_shape_neg": (path_dependent_shape, lambda r, t: (
+        _f(r, t, 3, high=-0.1), _f(r, t, 3))),
+    "trip_dependent_shape": (trip_dependent_shape, lambda r, t: (
+        _f(r, t, 3, low=0.5, high=1.0), _f(r, t, 3))),
+    # once-broken corners (see the section above and the one before the vjp functions)
     "and_short_circuit": (and_short_circuit, lambda r, t: (_f(r, t, 4, 3, low=0.1),)),
     "or_short_circuit": (or_short_circuit, lambda r, t: (_f(r, t, 3, 2), 5)),
     "range_bound_reassigned": (range_bound_reassigned, lambda r, t: (_f(r, t, 3), 3)),
@@ -1117,7 +1141,9 @@ FLOAT32_CASES = (
     "range_shape_rows", "rnn", "rows_with_branch", "nested3", "nested_rows_range",
     "while_scale_until_norm", "while_break", "for_break_data_hit", "for_continue_data_rows",
     "early_return_loop_hit", "accumulate_dW", "counter_mod_selects_op", "range_n_zero",
-    "while_in_for", "aug_assign_loop", "shape_grows_in_loop",
+    "while_in_for", "aug_assign_loop", "shape_grows_in_loop", "early_return_nested_hit",
+    "rnn_broadcast_h0", "where_clip_loop", "while_for_break_mix", "return_in_while_in_for_hit",
+    "path_dependent_shape_neg", "nested_break_inner", "if_elif_else_lo",
 )
 
 VJP_CASES = {
@@ -1128,6 +1154,18 @@ VJP_CASES = {
                                                        _f(r, t, 3))),
     "vjp_break": (vjp_break, lambda r, t: (_f(r, t, 3, low=0.3, high=0.6), 10)),
 }
+
+
+# == loops over a list argument (a pytree; dedicated test) =====================================
+
+
+def mlp_list(Ws, bs, x):
+    h = x
+    for i in range(len(Ws)):
+        h = np.tanh(h @ Ws[i] + bs[i])
+    for W in Ws:
+        h = h + 0.1 * np.tanh(h @ W)
+    return np.sum(h * h)
 
 
 # == long loops and larger models (used by dedicated tests, not in CASES) ======================

@@ -165,6 +165,10 @@ def cases_of(op) -> tuple[Case, ...]:
     """The row's test cases; a row with none and one required argument gets ``OP(a)``."""
     if op.test_cases or (op.elementwise and op.differentiable):
         return op.test_cases
+    if op.family == "runtime":
+        # what generated code calls: exercised by transforming generated code again
+        # (tests/test_higher_order.py), not as user-facing numpy
+        return ()
     if sum(p.required for p in op.params) == 1:
         return (Case("OP(a)", ((3, 4),)),)
     return ()
@@ -198,8 +202,8 @@ _C_NAMES = {
 
 
 def test_every_row_is_tested():
-    untested = [op.name for op in OPS
-                if not (op.elementwise and op.differentiable) and not cases_of(op)]
+    untested = [op.name for op in OPS if op.family != "runtime"
+                and not (op.elementwise and op.differentiable) and not cases_of(op)]
     assert not untested, f"rows with no test cases: {untested}"
 
 

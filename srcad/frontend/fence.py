@@ -30,7 +30,6 @@ _REJECT = {
     gast.Global: ("a `global` statement", "pass the value in as an argument and return results"),
     gast.Nonlocal: ("a `nonlocal` statement", "pass the value in as an argument"),
     gast.Starred: ("star-arguments (`*args`)", "pass the arguments one by one"),
-    gast.Delete: ("`del`", "let the value go out of scope instead"),
     gast.Import: ("an import inside the function", "import at module level"),
     gast.ImportFrom: ("an import inside the function", "import at module level"),
     gast.Raise: ("`raise`", "check inputs before calling the differentiated function"),

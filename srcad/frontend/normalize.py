@@ -33,7 +33,7 @@ import numpy as np
 from .. import ir
 from .. import runtime
 from ..errors import NoRuleError, UnsupportedSyntaxError
-from ..ops import control, table
+from ..ops import control, runtime_ops, table
 from .desugar import desugar
 from .fence import fence
 from .parse import UNRESOLVED, ParsedFunction, parse_function
@@ -108,6 +108,7 @@ METHODS = {
     "dot": _simple_method(np.dot),
     "clip": _simple_method(np.clip),
     "astype": _simple_method(runtime.astype),
+    "pop": _simple_method(runtime_ops.stack_pop),
 }
 ATTRIBUTES = {"T": np.transpose, "shape": np.shape, "ndim": np.ndim, "size": np.size}
 
@@ -234,11 +235,19 @@ class Normalizer:
         elif isinstance(s, gast.Expr):
             if isinstance(s.value, gast.Constant) and isinstance(s.value.value, str):
                 return  # docstring
+            v = s.value
+            if (isinstance(v, gast.Call) and isinstance(v.func, gast.Attribute)
+                    and v.func.attr == "push" and isinstance(v.func.value, gast.Name)
+                    and v.func.value.id in self.locals and len(v.args) == 1):
+                # stack_h.push(h): generated code, being transformed again
+                value = self.expr(v.args[0], v.func.value.id, None)
+                self.body.append(ir.Push(v.func.value.id, value, s.lineno))
+                return
             raise self.unsupported(
                 "an expression statement (its value is discarded)", s,
                 "srcad differentiates pure functions: assign the value or remove the line")
-        elif isinstance(s, gast.Pass):
-            return
+        elif isinstance(s, (gast.Pass, gast.Delete)):
+            return  # `del x` only frees memory: no value changes
         elif isinstance(s, gast.If):
             test = self.expr(s.test, "cond", None)
             body = self.sub_block(s.body)

@@ -6,6 +6,7 @@ from . import (  # noqa: F401  (registers rows)
     linalg,
     nondiff,
     reductions,
+    runtime_ops,
     shape,
 )
 from .table import (

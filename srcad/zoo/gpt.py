@@ -12,8 +12,9 @@ srcad as subroutines of `loss`; `tests/torch_twins.py` holds the same model in P
 
 import numpy as np
 
-from . import transformer
-from .transformer import layer_norm, log_softmax
+# Absolute imports, so that `python -m srcad show srcad/zoo/gpt.py:loss` can load this file.
+from srcad.zoo import transformer
+from srcad.zoo.transformer import layer_norm, log_softmax
 
 
 def logits(params, tokens, n_heads):
@@ -79,3 +80,13 @@ def generate(params, prompt, n_new, n_heads, rng=None, temperature=1.0):
             p = np.exp((z - z.max()) / temperature)
             out.append(int(rng.choice(len(p), p=p / p.sum())))
     return np.array(out)
+
+
+def _example_loss():
+    rng = np.random.default_rng(0)
+    params = init(rng, vocab=11, d_model=16, n_heads=4, n_layers=2, seq_len=8)
+    tokens = rng.integers(0, 11, size=(2, 8))
+    return params, tokens, np.roll(tokens, -1, axis=1), 4
+
+
+EXAMPLES = {"loss": _example_loss}

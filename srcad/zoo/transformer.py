@@ -140,3 +140,13 @@ def randomize(rng, params, scale=0.1):
     """A copy of `params` with every tensor perturbed (non-zero biases, gains away from 1),
     so that a gradient test exercises every term rather than an initialisation's zeros."""
     return {k: (v + scale * rng.standard_normal(v.shape)).astype(v.dtype) for k, v in params.items()}
+
+
+def _example_block_loss():
+    rng = np.random.default_rng(0)
+    p = init(rng, 16, 4)
+    x = rng.standard_normal((2, 8, 16))
+    return p, x, 4, rng.standard_normal((2, 8, 16))
+
+
+EXAMPLES = {"block_loss": _example_block_loss}
