@@ -109,8 +109,12 @@ def probe(fn_ir: ir.Function, args: dict) -> tuple[dict, object]:
     """
     infos: dict = {id(fn_ir): {k: Info.of(v) for k, v in args.items()}}
     varying: set = set()
+    executed: set = set()
+    functions: dict = {id(fn_ir): fn_ir}
 
-    def record(fn, name, value):
+    def record(fn, name, value, site):
+        functions[id(fn)] = fn
+        executed.add(site)
         table = infos.setdefault(id(fn), {})
         info = Info.of(value)
         key = (id(fn), name)
@@ -134,8 +138,30 @@ def probe(fn_ir: ir.Function, args: dict) -> tuple[dict, object]:
             hint="the error comes from the user's code on these inputs",
         ) from e
     out = env["<return>"]
+    for fid, fn in functions.items():
+        for name in _path_dependent(fn, executed):
+            infos.setdefault(fid, {})[name] = None
     clean = {k: {n: i for n, i in t.items() if i is not None} for k, t in infos.items()}
     return clean, out
+
+
+def _path_dependent(fn: ir.Function, executed: set) -> set:
+    """Names whose shape this call cannot vouch for: assigned by a statement that did not run
+    (another branch, a loop that ran no trips), and everything computed from them. Code is
+    specialised only on the rest, so that every path shares one correct transform."""
+    unknown = set()
+    stmts = [s for s in ir.walk(fn.body) if isinstance(s, (ir.Call, ir.UserCall))]
+    for s in stmts:
+        if id(s) not in executed:
+            unknown.update(ir.defs(s))
+    changed = bool(unknown)
+    while changed:
+        changed = False
+        for s in stmts:
+            if set(ir.uses(s)) & unknown and not set(ir.defs(s)) <= unknown:
+                unknown.update(ir.defs(s))
+                changed = True
+    return unknown
 
 
 def _failing_line(exc, fn_ir) -> int | None:
@@ -450,7 +476,7 @@ class Pullback:
                 f"{self._t._ir.name}'s output has shape {self._out_shape}")
         if np.result_type(cotangent) != self._out_dtype:
             cotangent = np.asarray(cotangent, dtype=self._out_dtype)
-        grads = self._c.functions["bwd"](self._saved, cotangent)
+        grads = self._c.functions["bwd"](runtime.fresh_stacks(self._saved), cotangent)
         it = iter(grads)
         return tuple(next(it) if _is_float(v) else None for v in self._values)
 

@@ -45,7 +45,8 @@ def call_op(op, args: dict, env: dict):
 
 
 def run_block(body, env: dict, record=None, fn=None) -> None:
-    """Execute IR statements in `env`; `record(fn, name, value)` sees every assignment."""
+    """Execute IR statements in `env`; `record(fn, name, value, site)` sees every assignment
+    (`site`: the id of the assigning statement)."""
     for stmt in body:
         if isinstance(stmt, ir.Call):
             try:
@@ -56,20 +57,20 @@ def run_block(body, env: dict, record=None, fn=None) -> None:
                 raise
             env[stmt.target] = value
             if record is not None:
-                record(fn, stmt.target, value)
+                record(fn, stmt.target, value, id(stmt))
         elif isinstance(stmt, ir.UserCall):
             args = [atom_value(a, env) for a in stmt.args]
             inner = dict(zip(stmt.callee.params, args))
             if record is not None:
                 for p, v in inner.items():
-                    record(stmt.callee, p, v)
+                    record(stmt.callee, p, v, None)
             run_block(stmt.callee.body, inner, record, stmt.callee)
             result = inner["<return>"]
             values = list(result) if stmt.multi and len(stmt.targets) > 1 else [result]
             for t, v in zip(stmt.targets, values):
                 env[t] = v
                 if record is not None:
-                    record(fn, t, v)
+                    record(fn, t, v, id(stmt))
         elif isinstance(stmt, ir.Push):
             env[stmt.stack].push(atom_value(stmt.value, env))
         elif isinstance(stmt, ir.Return):

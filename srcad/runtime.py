@@ -460,3 +460,15 @@ class Stack:
 
     def __repr__(self) -> str:
         return f"Stack({len(self._items)} items)"
+
+
+def fresh_stacks(saved):
+    """`saved` with every Stack in it copied: the backward pops its stacks, and a pullback
+    may be called more than once."""
+    if isinstance(saved, Stack):
+        out = Stack()
+        out._items = list(saved._items)
+        return out
+    if isinstance(saved, tuple) and any(isinstance(v, (Stack, tuple)) for v in saved):
+        return tuple(fresh_stacks(v) for v in saved)
+    return saved

@@ -1194,19 +1194,7 @@ PATHS = {
         (np.array([0.5, 1.0, 1.5]), np.array([0.5, 1.0, 2.0]))]),
 }
 
-PATHS_XFAIL = {
-    "path_dependent_shape": (
-        "code specialised on the first call's path: y was (3, 3) there, so the shared "
-        "return's backward is baked as dw = y.sum(axis=0), dy = broadcast_to(1, (3, 3)); "
-        "the second call (other branch, same argument shapes) silently returns a wrong dx "
-        "and a scalar dw"),
-    "path_dependent_shape_other_order": (
-        "code specialised on the first call's path (y (3,)); the other branch makes y "
-        "(3, 3) and as_grad raises ValueError: cannot reshape array of size 1 into (3, 1)"),
-    "trip_dependent_shape": (
-        "code specialised on a zero-trip first call (x stays (3,)); a later call whose while "
-        "loop grows x raises ValueError: cannot reshape array of size 0 into shape (6,)"),
-}
+PATHS_XFAIL: dict = {}  # (fixed: shapes are specialised only where every path agrees)
 
 
 @pytest.mark.parametrize("name", [
@@ -1238,9 +1226,6 @@ def test_zero_rows_python_float_result():
     assert dw.shape == (3,) and dw.dtype == w.dtype and not dw.any()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a pullback of a loop function pops its stacks on the first call; the second call "
-    "raises IndexError: pop from empty list"))
 @pytest.mark.parametrize("name", ["vjp_rnn_state", "vjp_break"])
 def test_pullback_can_be_called_twice(name):
     """JAX semantics: a pullback is a function of the cotangent and can be called again

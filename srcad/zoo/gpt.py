@@ -70,7 +70,7 @@ def generate(params, prompt, n_new, n_heads, rng=None, temperature=1.0):
     """Extend the 1-D int array `prompt` by `n_new` tokens: greedy when rng is None, else
     sampled at `temperature`. The context is cropped to the position table's length."""
     seq_len = params["wpe"].shape[0]
-    out = list(int(t) for t in prompt)
+    out = [int(t) for t in prompt]
     for _ in range(n_new):
         context = np.array(out[-seq_len:])[None, :]
         z = logits(params, context, n_heads)[0, -1]
