@@ -179,21 +179,29 @@ class Transformed:
     """A transformed function: calling it runs the generated code for its inputs."""
 
     def __init__(self, fn, kind: str, wrt, options: dict):
-        if isinstance(fn, Transformed):
-            raise SrcadError(
-                "higher-order derivatives (transforming a transformed function) are not "
-                "available yet")
         self.fn = fn
-        self.kind = kind  # "grad" | "value_and_grad" | "vjp"
+        self.kind = kind  # "grad" | "value_and_grad" | "vjp" | "jvp"
         self.options = _check_options(options)
-        self._ir = _ir_of(fn)
-        self.params = list(self._ir.params)
+        self.inner = None
+        if isinstance(fn, Transformed):
+            # higher order: the generated code of `fn` (for each input signature) is ordinary
+            # Python, and it is what this transform parses
+            if fn.kind != "grad":
+                raise SrcadError(
+                    f"srcad can transform a srcad.grad again, not a srcad.{fn.kind}",
+                    hint="write the derivative you want as srcad.grad(...) of a function")
+            self.inner = fn
+            self._ir = fn._ir
+            self.params = list(fn.params)
+        else:
+            self._ir = _ir_of(fn)
+            self.params = list(self._ir.params)
         self.single = not isinstance(wrt, (tuple, list))
         self.wrt = self._resolve_wrt(wrt)
         self._cache: dict = {}
         self._last: Compiled | None = None
         self.__signature__ = inspect.signature(fn)
-        functools.update_wrapper(self, fn)
+        functools.update_wrapper(self, fn, updated=())  # (not fn.__dict__: our own state)
 
     def _resolve_wrt(self, wrt) -> list[str]:
         items = list(wrt) if isinstance(wrt, (tuple, list)) else [wrt]
@@ -251,6 +259,9 @@ class Transformed:
         if hit is not None:
             self._last = hit
             return hit
+        if self.inner is not None:
+            main = self.inner.compiled(values).functions["main"]
+            self._ir = _ir_of(main)
         env = dict(zip(self.params, values))
         wrt = self.wrt if self.kind not in ("vjp", "jvp") else [p for p in self.params
                                                                if _is_float(env[p])]
@@ -295,6 +306,9 @@ class Transformed:
 
     @property
     def source(self) -> str:
+        if self._last is None and self.inner is not None:
+            raise SrcadError("a transform of a transform has no source until it is called: "
+                             "its input is the inner transform's code for those arguments")
         if self._last is None:
             wrt = self.wrt if self.kind not in ("vjp", "jvp") else list(self.params)
             self._last = self._build(wrt, None, "generic (no call yet: shapes unknown)")
@@ -537,6 +551,34 @@ def _vjp_transformed(fn, options) -> Transformed:
     return t
 
 
+def hessian(fn, wrt=0, **options):
+    """The Hessian of `fn`'s scalar output w.r.t. one argument, column by column from
+    Hessian-vector products (forward over reverse: ``jvp(grad(f), (x,), (e_k,))``).
+    For x of shape s the result has shape s + s.
+    """
+    if isinstance(wrt, (tuple, list)):
+        raise SrcadError("srcad.hessian takes one argument (wrt=position or name)")
+    g = grad(fn, wrt=wrt, **options)
+
+    def hess(*args):
+        values = g.bind(args, {})
+        pos = g.params.index(g.wrt[0])
+        x = np.asarray(values[pos])
+        cols = []
+        for k in range(x.size):
+            e = np.zeros(x.size, dtype=x.dtype)
+            e[k] = 1
+            tangents = [np.zeros_like(v) if _is_float(v) else None for v in values]
+            tangents[pos] = e.reshape(x.shape)
+            _, hv = jvp(g, tuple(values), tuple(tangents))
+            cols.append(np.ravel(hv))
+        h = np.stack(cols, axis=1) if cols else np.zeros((0, 0), dtype=x.dtype)
+        return h.reshape(x.shape + x.shape)
+
+    functools.update_wrapper(hess, g)
+    return hess
+
+
 def explain(fn, *args, wrt=None, print_report: bool = True, **options):
     """Every value the backward of `fn` keeps for these arguments: name, shape, dtype,
     bytes, where it was made, saved or recomputed, and the total. Prints the table (unless
@@ -574,4 +616,4 @@ def source(transformed) -> str:
     raise SrcadError(f"srcad.source needs a function made by srcad, got {transformed!r}")
 
 
-__all__ = ["grad", "value_and_grad", "vjp", "jvp", "source", "explain", "Transformed", "Pullback", "runtime"]
+__all__ = ["grad", "value_and_grad", "vjp", "jvp", "hessian", "source", "explain", "Transformed", "Pullback", "runtime"]

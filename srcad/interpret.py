@@ -78,8 +78,7 @@ def run_block(body, env: dict, record=None, fn=None) -> None:
         elif isinstance(stmt, ir.If):
             run_block(stmt.body if atom_value(stmt.test, env) else stmt.orelse, env, record, fn)
         elif isinstance(stmt, ir.For):
-            rng = range(*(atom_value(a, env) for a in (stmt.start, stmt.stop, stmt.step)))
-            for i in rng:
+            for i in stmt.range_value(lambda a: atom_value(a, env)):
                 env[stmt.target] = i
                 run_block(stmt.body, env, record, fn)
                 if any(env[f] for f in stmt.exits):

@@ -116,6 +116,15 @@ class For:
     body: list
     line: int
     exits: list = field(default_factory=list)
+    reverse: bool = False  # for target in reversed(range(start, stop, step)[:limit])
+    limit: Any = None
+
+    def range_value(self, env_value):
+        """The range this loop walks, given a function that evaluates atoms."""
+        rng = range(*(env_value(a) for a in (self.start, self.stop, self.step)))
+        if self.limit is not None:
+            rng = rng[: env_value(self.limit)]
+        return reversed(rng) if self.reverse else rng
 
 
 @dataclass
@@ -170,8 +179,8 @@ def uses(stmt) -> list[str]:
     if isinstance(stmt, If):
         return list(atom_vars(stmt.test))
     if isinstance(stmt, For):
-        return [n for a in (stmt.start, stmt.stop, stmt.step) for n in atom_vars(a)] + list(
-            stmt.exits)
+        bounds = (stmt.start, stmt.stop, stmt.step) + ((stmt.limit,) if stmt.limit else ())
+        return [n for a in bounds for n in atom_vars(a)] + list(stmt.exits)
     if isinstance(stmt, While):
         return list(atom_vars(stmt.cond)) + list(stmt.exits)
     return []

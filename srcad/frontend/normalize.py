@@ -291,6 +291,8 @@ class Normalizer:
             builtin = self.pf.resolve(it.func.id)
         if builtin in (enumerate, zip) and isinstance(s.target, (gast.Tuple, gast.List)):
             return self.enumerate_or_zip(s, builtin, body, exits)
+        if builtin is reversed and isinstance(s.target, gast.Name) and len(it.args) == 1:
+            return self.reversed_range(s, it.args[0], body, exits)
         if not isinstance(s.target, gast.Name):
             raise self.unsupported("a `for` loop with a tuple target", s,
                                    "loop over range(len(...)), enumerate(...) or zip(...)")
@@ -329,6 +331,25 @@ class Normalizer:
         finally:
             self.body = outer
         self.body.append(ir.For(loop_var, start, stop, step, loop_body, s.lineno, exits))
+
+    def reversed_range(self, s, rng, body, exits):
+        """for i in reversed(range(a, b, c)[:n]): a backward loop of generated code."""
+        limit = None
+        if (isinstance(rng, gast.Subscript) and isinstance(rng.slice, gast.Slice)
+                and rng.slice.lower is None and rng.slice.step is None):
+            limit = self.snapshot(self.expr(rng.slice.upper, s.target.id, None), s)
+            rng = rng.value
+        if not (isinstance(rng, gast.Call) and isinstance(rng.func, gast.Name)
+                and self.pf.resolve(rng.func.id) is range and 1 <= len(rng.args) <= 3):
+            raise self.unsupported("reversed() over anything but range()", s,
+                                   "loop over range(...) and index")
+        args = [self.snapshot(self.expr(a, s.target.id, None), s) for a in rng.args]
+        one = ir.Const(1, "1")
+        start, stop, step = ((ir.Const(0, "0"), args[0], one) if len(args) == 1 else
+                             (args[0], args[1], args[2] if len(args) == 3 else one))
+        loop = ir.For(s.target.id, start, stop, step, self.sub_block(body), s.lineno, exits)
+        loop.reverse, loop.limit = True, limit
+        self.body.append(loop)
 
     def snapshot(self, seq, node):
         """The sequence a loop iterates over is evaluated once: if its name is reassigned
@@ -391,11 +412,15 @@ class Normalizer:
         if isinstance(target, gast.Name):
             self.bind(target.id, value, node)
         elif isinstance(target, (gast.Tuple, gast.List)):
+            if any(isinstance(t, (gast.Tuple, gast.List)) for t in target.elts):
+                # (a, b), saved = g_fwd(x): unpack level by level
+                whole = self.expr(value, "unpacked", into=None)
+                self.unpack_atom(target, whole, node)
+                return
             names = []
             for t in target.elts:
                 if not isinstance(t, gast.Name):
-                    raise self.unsupported("nested or starred unpacking", node,
-                                           "unpack into plain names")
+                    raise self.unsupported("starred unpacking", node, "unpack into plain names")
                 names.append(t.id)
             if isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) == len(names):
                 atoms = [self.expr(v, n, into=None) for v, n in zip(value.elts, names)]
@@ -443,6 +468,17 @@ class Normalizer:
                 "build the new array with np.where or np.concatenate and assign it to a name")
         else:
             raise self.unsupported(f"assignment to {type(target).__name__}", node)
+
+    def unpack_atom(self, target, atom, node):
+        for i, t in enumerate(target.elts):
+            call = self.op_call(operator.getitem, [atom, ir.Index((ir.Const(i, repr(i)),),
+                                                                  False)], {}, node)
+            if isinstance(t, gast.Name):
+                self.env[t.id] = self.emit(call, self.def_name(t.id, node.lineno), node)
+            elif isinstance(t, (gast.Tuple, gast.List)):
+                self.unpack_atom(t, self.emit(call, self.fresh("unpacked"), node), node)
+            else:
+                raise self.unsupported("starred unpacking", node, "unpack into plain names")
 
     def bind(self, name: str, value, node):
         atom = self.expr(value, name, into=(name, node.lineno))

@@ -27,18 +27,22 @@ from ..errors import SrcadError
 from ..gcode import GFunction, Line, assign, name, store
 from .reverse import Module, _call, _compound, _free, _np
 from .specialise import simplify
-from .templates import atom_expr, default_atom, forward_expr, subst
+from .templates import atom_expr, default_atom, forward_expr, loop_iter, subst
 
 
 def varied_vars(fn: ir.Function, wrt) -> set[str]:
     """Names that depend on `wrt` through differentiable arguments (to a fixed point)."""
-    stmts = [s for s in ir.walk(fn.body) if isinstance(s, (ir.Call, ir.UserCall))]
+    stmts = [s for s in ir.walk(fn.body) if isinstance(s, (ir.Call, ir.UserCall, ir.Push))]
     varied = set(wrt)
     changed = True
     while changed:
         changed = False
         for s in stmts:
-            if isinstance(s, ir.UserCall):
+            if isinstance(s, ir.Push):  # a stack holding a varied value is varied
+                ins, outs = list(ir.atom_vars(s.value)), [s.stack]
+            elif isinstance(s, ir.Call) and s.op.name == "pop":
+                ins, outs = list(ir.atom_vars(s.args["stack"])), [s.target]
+            elif isinstance(s, ir.UserCall):
                 ins, outs = [v for a in s.args for v in ir.atom_vars(a)], list(s.targets)
             else:
                 ins = [v for p, a in s.args.items()
@@ -61,6 +65,10 @@ class Forward:
         self.varied = varied_vars(fn, wrt)
         self.taken = set(fn.names) | set(fn.params)
         self.tangent: dict[str, str] = {}
+        # names set to None (a generated `x_saved = None` before its loop): tangent None
+        self.none_vars = {c.target for c in ir.walk(fn.body) if isinstance(c, ir.Call)
+                          and any(isinstance(a, ir.Const) and a.value is None
+                                  for a in c.args.values()) and c.op.name == "copy"}
         self.globals: dict = {}
         self.jvp_pairs = getattr(self.module, "jvp_functions", None)
         if self.jvp_pairs is None:
@@ -81,6 +89,8 @@ class Forward:
 
     def zeros(self, var: str) -> ast.expr:
         info = self.infos.get(var)
+        if var in self.none_vars:
+            return ast.Constant(None)
         fn = _np("zeros_like") if info is not None and info.dtype is not None else \
             name("zeros_grad")
         return ast.Call(func=fn, args=[name(var)], keywords=[])
@@ -114,11 +124,22 @@ class Forward:
         out.append(Line(assign(s.target, forward_expr(s.op, s.args)), s.line))
         if s.target not in self.varied:
             return
+        if s.op.name == "Stack":  # a stack of varied values gets a stack of their tangents
+            out.append(Line(assign(self.dot(s.target), _call("Stack")), s.line))
+            return
+        if s.op.name == "pop":
+            stack = s.args["stack"].name
+            out.append(Line(assign(self.dot(s.target), ast.Call(func=ast.Attribute(
+                value=name(self.dot(stack)), attr="pop", ctx=ast.Load()), args=[],
+                keywords=[])), s.line))
+            return
         terms = []
         for pname, atom in s.args.items():
             if not (set(ir.atom_vars(atom)) & self.varied):
                 continue
             how = s.op.jvp(pname)
+            if how is None and s.op.vjp(pname) is None:
+                continue  # no derivative through this argument (a shape, a constructor)
             if how is None:
                 raise SrcadError(
                     f"`{s.op.name}` has no forward-mode (JVP) rule for its argument "
@@ -177,6 +198,19 @@ class Forward:
                 self.call(s, out)
             elif isinstance(s, ir.UserCall):
                 self.user_call(s, out)
+            elif isinstance(s, ir.Push):
+                out.append(Line(ast.Expr(ast.Call(func=ast.Attribute(
+                    value=name(s.stack), attr="push", ctx=ast.Load()),
+                    args=[atom_expr(s.value)], keywords=[])), s.line))
+                if s.stack in self.varied:
+                    v = s.value
+                    if isinstance(v, ir.Var):
+                        t = self.tangent_atom(v)
+                    else:
+                        t = ast.Constant(None)
+                    out.append(Line(ast.Expr(ast.Call(func=ast.Attribute(
+                        value=name(self.dot(s.stack)), attr="push", ctx=ast.Load()),
+                        args=[t], keywords=[])), s.line))
             elif isinstance(s, ir.If):
                 self.init_branch_tangents(s, out)
                 header = ast.If(test=atom_expr(s.test), body=[], orelse=[])
@@ -188,12 +222,8 @@ class Forward:
                 for flag in s.exits:
                     body.append(_compound(ast.If(test=name(flag), body=[], orelse=[]), s.line,
                                           [Line(ast.Break(), s.line)]))
-                rng = ast.Call(func=name("range"), args=[atom_expr(a) for a in
-                                                         (s.start, s.stop, s.step)], keywords=[])
-                if (isinstance(s.start, ir.Const) and s.start.value == 0
-                        and isinstance(s.step, ir.Const) and s.step.value == 1):
-                    rng.args = [atom_expr(s.stop)]
-                header = ast.For(target=store(s.target), iter=rng, body=[], orelse=[], lineno=0)
+                header = ast.For(target=store(s.target), iter=loop_iter(s), body=[], orelse=[],
+                                 lineno=0)
                 out.append(_compound(header, s.line, body))
             elif isinstance(s, ir.While):
                 self.init_loop_tangents(s.body, out, s.line)
@@ -251,6 +281,10 @@ class Forward:
         return f
 
     def ret_tangent(self, atom) -> ast.expr:
+        if isinstance(atom, ir.Seq):
+            return ast.Tuple(elts=[self.ret_tangent(a) for a in atom.items], ctx=ast.Load())
+        if isinstance(atom, ir.Const) and atom.value is None:
+            return ast.Constant(None)
         if isinstance(atom, ir.Var) and atom.name in self.varied:
             return name(self.dot(atom.name))
         if isinstance(atom, ir.Var):

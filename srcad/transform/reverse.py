@@ -41,9 +41,10 @@ import numpy as np
 
 from .. import ir, runtime
 from ..analysis.activity import active_vars
+from ..errors import SrcadError
 from ..gcode import GFunction, Line, assign, line_reads, name, store
 from .specialise import Info, simplify
-from .templates import atom_expr, default_atom, forward_expr, subst
+from .templates import atom_expr, default_atom, forward_expr, loop_iter, range_expr, subst
 
 _FRESH_HELPERS = {
     runtime.unindex, runtime.matmul_grad_a, runtime.matmul_grad_b,
@@ -151,6 +152,13 @@ class Reverse:
                  module: Module | None = None):
         self.fn = fn
         self.wrt = list(wrt)
+        if any(isinstance(s, ir.Push) for s in ir.walk(fn.body)):
+            raise SrcadError(
+                f"reverse mode over code that records values on stacks ({fn.name} is a "
+                f"generated backward with a loop) is not supported",
+                filename=fn.filename, lineno=fn.first_line, func=fn.name,
+                hint="for second derivatives through loops use forward-over-reverse: "
+                "srcad.jvp(srcad.grad(f), (x,), (v,)) or srcad.hessian(f)")
         self.module = module or Module(infos_by_fn)
         self.infos = self.module.infos_by_fn.get(id(fn), {})
         self.active = active_vars(fn, wrt)
@@ -625,16 +633,13 @@ class Reverse:
 
     def backward_loop_header(self, s) -> ast.stmt:
         if isinstance(s, ir.For):
-            rng = ast.Call(func=name("range"), args=[atom_expr(a) for a in
-                                                     (s.start, s.stop, s.step)], keywords=[])
-            if (isinstance(s.start, ir.Const) and s.start.value == 0 and isinstance(s.step,
-                                                                                   ir.Const)
-                    and s.step.value == 1):
-                rng.args = [atom_expr(s.stop)]
+            rng = range_expr(s)
             if s.exits:
+                if s.reverse:
+                    raise SrcadError("internal: an early exit from a reversed loop")
                 rng = ast.Subscript(value=rng, slice=ast.Slice(upper=name(self.counters[id(s)])),
                                     ctx=ast.Load())
-            it = _call("reversed", rng)
+            it = rng if s.reverse else _call("reversed", rng)
             return ast.For(target=store(s.target), iter=it, body=[], orelse=[], lineno=0)
         it = _call("range", name(self.counters[id(s)]))
         return ast.For(target=store("_"), iter=it, body=[], orelse=[], lineno=0)
@@ -678,12 +683,8 @@ class Reverse:
             body.append(_compound(ast.If(test=name(flag), body=[], orelse=[]), s.line,
                                   [Line(ast.Break(), s.line)]))
         if isinstance(s, ir.For):
-            rng = ast.Call(func=name("range"),
-                           args=[atom_expr(a) for a in (s.start, s.stop, s.step)], keywords=[])
-            if (isinstance(s.start, ir.Const) and s.start.value == 0
-                    and isinstance(s.step, ir.Const) and s.step.value == 1):
-                rng.args = [atom_expr(s.stop)]
-            header = ast.For(target=store(s.target), iter=rng, body=[], orelse=[], lineno=0)
+            header = ast.For(target=store(s.target), iter=loop_iter(s), body=[], orelse=[],
+                             lineno=0)
         else:
             cond = self.fwd_block(s.cond_body)
             stop = _compound(ast.If(test=ast.UnaryOp(op=ast.Not(), operand=atom_expr(s.cond)),
