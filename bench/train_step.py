@@ -20,11 +20,11 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
-import torch_twins as TT  # noqa: E402
+import torch_twins as TT
 
-import srcad  # noqa: E402
-from srcad.optim import Adam  # noqa: E402
-from srcad.zoo import transformer as T  # noqa: E402
+import srcad
+from srcad.optim import Adam
+from srcad.zoo import transformer as T
 
 SIZES = [(8, 64, 128, 4), (8, 128, 512, 8)]
 

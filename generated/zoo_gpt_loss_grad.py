@@ -9,33 +9,33 @@ from srcad.runtime import Stack, as_grad, extremum_grad, inverse_permutation, ma
 
 def log_softmax_fwd(x):
     # --- forward ---
-    z_max = np.max(x, axis=-1, keepdims=True)  # L42
-    z = x - z_max  # L42
-    log_softmax_exp = np.exp(z)  # L43
-    log_softmax_sum = np.sum(log_softmax_exp, axis=-1, keepdims=True)  # L43
-    log_softmax_log = np.log(log_softmax_sum)  # L43
-    log_softmax = z - log_softmax_log  # L43
-    del log_softmax_log, z  # L43
-    return (log_softmax, (x, z_max, log_softmax_exp, log_softmax_sum))  # L43
+    z_max = np.max(x, axis=-1, keepdims=True)  # L43
+    z = x - z_max  # L43
+    log_softmax_exp = np.exp(z)  # L44
+    log_softmax_sum = np.sum(log_softmax_exp, axis=-1, keepdims=True)  # L44
+    log_softmax_log = np.log(log_softmax_sum)  # L44
+    log_softmax = z - log_softmax_log  # L44
+    del log_softmax_log, z  # L44
+    return (log_softmax, (x, z_max, log_softmax_exp, log_softmax_sum))  # L44
 
 
 def log_softmax_bwd(saved, dlog_softmax):
     # saved by the forward: x, z_max, log_softmax_exp, log_softmax_sum
     x, z_max, log_softmax_exp, log_softmax_sum = saved
     # --- backward ---
-    # grad of L43: return z - np.log(np.sum(np.exp(z), axis=-1, keepdims=True))
-    dlog_softmax_log = (-dlog_softmax).sum(axis=1, keepdims=True)  # L43
-    dlog_softmax_sum = dlog_softmax_log / log_softmax_sum  # L43
-    del dlog_softmax_log  # L43
-    dlog_softmax_exp = np.broadcast_to(dlog_softmax_sum, (16, 11))  # L43
-    del dlog_softmax_sum  # L43
-    dz = dlog_softmax + dlog_softmax_exp * log_softmax_exp  # L43
-    del dlog_softmax_exp  # L43
-    # grad of L42: z = x - np.max(x, axis=-1, keepdims=True)
-    dz_max = (-dz).sum(axis=1, keepdims=True)  # L42
-    dx = dz + extremum_grad(dz_max, z_max, x, -1, True)  # L42
-    del dz, dz_max  # L42
-    return (dx,)  # L43
+    # grad of L44: return z - np.log(np.sum(np.exp(z), axis=-1, keepdims=True))
+    dlog_softmax_log = (-dlog_softmax).sum(axis=1, keepdims=True)  # L44
+    dlog_softmax_sum = dlog_softmax_log / log_softmax_sum  # L44
+    del dlog_softmax_log  # L44
+    dlog_softmax_exp = np.broadcast_to(dlog_softmax_sum, (16, 11))  # L44
+    del dlog_softmax_sum  # L44
+    dz = dlog_softmax + dlog_softmax_exp * log_softmax_exp  # L44
+    del dlog_softmax_exp  # L44
+    # grad of L43: z = x - np.max(x, axis=-1, keepdims=True)
+    dz_max = (-dz).sum(axis=1, keepdims=True)  # L43
+    dx = dz + extremum_grad(dz_max, z_max, x, -1, True)  # L43
+    del dz, dz_max  # L43
+    return (dx,)  # L44
 
 
 def cross_entropy_fwd(z, targets):
@@ -48,12 +48,12 @@ def cross_entropy_fwd(z, targets):
     cross_entropy_getitem_2 = logp[cross_entropy_arange, targets]  # L36
     cross_entropy_mean = np.mean(cross_entropy_getitem_2)  # L36
     cross_entropy = -cross_entropy_mean  # L36
-    return (cross_entropy, (z, targets, logp, logp_saved, cross_entropy_arange, cross_entropy_getitem_2))  # L36
+    return (cross_entropy, (targets, logp, logp_saved, cross_entropy_arange, cross_entropy_getitem_2))  # L36
 
 
 def cross_entropy_bwd(saved, dcross_entropy):
-    # saved by the forward: z, targets, logp, logp_saved, cross_entropy_arange, cross_entropy_getitem_2
-    z, targets, logp, logp_saved, cross_entropy_arange, cross_entropy_getitem_2 = saved
+    # saved by the forward: targets, logp, logp_saved, cross_entropy_arange, cross_entropy_getitem_2
+    targets, logp, logp_saved, cross_entropy_arange, cross_entropy_getitem_2 = saved
     # --- backward ---
     # grad of L36: return -np.mean(logp[np.arange(z.shape[0]), targets])
     dcross_entropy_mean = -dcross_entropy  # L36
@@ -63,477 +63,473 @@ def cross_entropy_bwd(saved, dcross_entropy):
     # grad of L35: logp = log_softmax(z)
     dz_part, = log_softmax_bwd(logp_saved, dlogp)  # L35
     del dlogp  # L35
-    return (as_grad(dz_part, z),)  # L36
+    return (dz_part,)  # L36
 
 
 def layer_norm_fwd(x, gain, bias, eps):
     # --- forward ---
-    mu = np.mean(x, axis=-1, keepdims=True)  # L22
-    xc = x - mu  # L23
-    del mu  # L23
-    var_multiply = xc * xc  # L24
-    var = np.mean(var_multiply, axis=-1, keepdims=True)  # L24
-    layer_norm_add = var + eps  # L25
-    del var  # L25
-    layer_norm_sqrt = np.sqrt(layer_norm_add)  # L25
-    del layer_norm_add  # L25
-    layer_norm_divide = xc / layer_norm_sqrt  # L25
-    layer_norm_multiply = layer_norm_divide * gain  # L25
-    layer_norm = layer_norm_multiply + bias  # L25
-    del layer_norm_multiply  # L25
-    return (layer_norm, (x, gain, xc, var_multiply, layer_norm_sqrt, layer_norm_divide))  # L25
+    mu = np.mean(x, axis=-1, keepdims=True)  # L23
+    xc = x - mu  # L24
+    del mu  # L24
+    var_multiply = xc * xc  # L25
+    var = np.mean(var_multiply, axis=-1, keepdims=True)  # L25
+    layer_norm_add = var + eps  # L26
+    del var  # L26
+    layer_norm_sqrt = np.sqrt(layer_norm_add)  # L26
+    del layer_norm_add  # L26
+    layer_norm_divide = xc / layer_norm_sqrt  # L26
+    layer_norm_multiply = layer_norm_divide * gain  # L26
+    layer_norm = layer_norm_multiply + bias  # L26
+    del layer_norm_multiply  # L26
+    return (layer_norm, (x, gain, xc, var_multiply, layer_norm_sqrt, layer_norm_divide))  # L26
 
 
 def layer_norm_bwd(saved, dlayer_norm):
     # saved by the forward: x, gain, xc, var_multiply, layer_norm_sqrt, layer_norm_divide
     x, gain, xc, var_multiply, layer_norm_sqrt, layer_norm_divide = saved
     # --- backward ---
-    # grad of L25: return xc / np.sqrt(var + eps) * gain + bias
-    dbias = dlayer_norm.sum(axis=(0, 1))  # L25
-    dlayer_norm_divide = dlayer_norm * gain  # L25
-    dgain = (dlayer_norm * layer_norm_divide).sum(axis=(0, 1))  # L25
-    dxc = dlayer_norm_divide / layer_norm_sqrt  # L25
-    dlayer_norm_sqrt = (-dlayer_norm_divide * layer_norm_divide / layer_norm_sqrt).sum(axis=2, keepdims=True)  # L25
-    del dlayer_norm_divide  # L25
-    dlayer_norm_add = dlayer_norm_sqrt / (2 * layer_norm_sqrt)  # L25
-    del dlayer_norm_sqrt  # L25
-    # grad of L24: var = np.mean(xc * xc, axis=-1, keepdims=True)
-    dvar_multiply = unreduce(dlayer_norm_add / 16, var_multiply, -1, True)  # L24
-    del dlayer_norm_add  # L24
-    dxc += dvar_multiply * xc  # L24
-    dxc += dvar_multiply * xc  # L24
-    del dvar_multiply  # L24
-    # grad of L23: xc = x - mu
-    dmu = (-dxc).sum(axis=2, keepdims=True)  # L23
-    # grad of L22: mu = np.mean(x, axis=-1, keepdims=True)
-    dx = dxc + unreduce(dmu / 16, x, -1, True)  # L22
-    del dmu, dxc  # L22
-    return (dx, dgain, dbias)  # L25
+    # grad of L26: return xc / np.sqrt(var + eps) * gain + bias
+    dbias = dlayer_norm.sum(axis=(0, 1))  # L26
+    dlayer_norm_divide = dlayer_norm * gain  # L26
+    dgain = (dlayer_norm * layer_norm_divide).sum(axis=(0, 1))  # L26
+    dxc = dlayer_norm_divide / layer_norm_sqrt  # L26
+    dlayer_norm_sqrt = (-dlayer_norm_divide * layer_norm_divide / layer_norm_sqrt).sum(axis=2, keepdims=True)  # L26
+    del dlayer_norm_divide  # L26
+    dlayer_norm_add = dlayer_norm_sqrt / (2 * layer_norm_sqrt)  # L26
+    del dlayer_norm_sqrt  # L26
+    # grad of L25: var = np.mean(xc * xc, axis=-1, keepdims=True)
+    dvar_multiply = unreduce(dlayer_norm_add / 16, var_multiply, -1, True)  # L25
+    del dlayer_norm_add  # L25
+    dxc += dvar_multiply * xc  # L25
+    dxc += dvar_multiply * xc  # L25
+    del dvar_multiply  # L25
+    # grad of L24: xc = x - mu
+    dmu = (-dxc).sum(axis=2, keepdims=True)  # L24
+    # grad of L23: mu = np.mean(x, axis=-1, keepdims=True)
+    dx = dxc + unreduce(dmu / 16, x, -1, True)  # L23
+    del dmu, dxc  # L23
+    return (dx, dgain, dbias)  # L26
 
 
 def gelu_fwd(x):
     # --- forward ---
-    gelu_multiply = 0.5 * x  # L30
-    gelu_multiply_2 = 0.044715 * x  # L30
-    gelu_multiply_3 = gelu_multiply_2 * x  # L30
-    gelu_multiply_4 = gelu_multiply_3 * x  # L30
-    gelu_add = x + gelu_multiply_4  # L30
-    del gelu_multiply_4  # L30
-    gelu_multiply_5 = 0.7978845608028654 * gelu_add  # L30
-    del gelu_add  # L30
-    gelu_tanh = np.tanh(gelu_multiply_5)  # L30
-    del gelu_multiply_5  # L30
-    gelu_add_2 = 1.0 + gelu_tanh  # L30
-    gelu = gelu_multiply * gelu_add_2  # L30
-    return (gelu, (x, gelu_multiply, gelu_multiply_2, gelu_multiply_3, gelu_tanh, gelu_add_2))  # L30
+    gelu_multiply = 0.5 * x  # L31
+    gelu_multiply_2 = 0.044715 * x  # L31
+    gelu_multiply_3 = gelu_multiply_2 * x  # L31
+    gelu_multiply_4 = gelu_multiply_3 * x  # L31
+    gelu_add = x + gelu_multiply_4  # L31
+    del gelu_multiply_4  # L31
+    gelu_multiply_5 = 0.7978845608028654 * gelu_add  # L31
+    del gelu_add  # L31
+    gelu_tanh = np.tanh(gelu_multiply_5)  # L31
+    del gelu_multiply_5  # L31
+    gelu_add_2 = 1.0 + gelu_tanh  # L31
+    gelu = gelu_multiply * gelu_add_2  # L31
+    return (gelu, (x, gelu_multiply, gelu_multiply_2, gelu_multiply_3, gelu_tanh, gelu_add_2))  # L31
 
 
 def gelu_bwd(saved, dgelu):
     # saved by the forward: x, gelu_multiply, gelu_multiply_2, gelu_multiply_3, gelu_tanh, gelu_add_2
     x, gelu_multiply, gelu_multiply_2, gelu_multiply_3, gelu_tanh, gelu_add_2 = saved
     # --- backward ---
-    # grad of L30: return 0.5 * x * (1.0 + np.tanh(GELU_C * (x + 0.044715 * x * x * x)))
-    dgelu_multiply = dgelu * gelu_add_2  # L30
-    dgelu_add_2 = dgelu * gelu_multiply  # L30
-    dgelu_multiply_5 = dgelu_add_2 * (1 - gelu_tanh * gelu_tanh)  # L30
-    del dgelu_add_2  # L30
-    dgelu_add = dgelu_multiply_5 * 0.7978845608028654  # L30
-    del dgelu_multiply_5  # L30
-    dgelu_multiply_3 = dgelu_add * x  # L30
-    dx = dgelu_add + dgelu_add * gelu_multiply_3  # L30
-    del dgelu_add  # L30
-    dgelu_multiply_2 = dgelu_multiply_3 * x  # L30
-    dx += dgelu_multiply_3 * gelu_multiply_2  # L30
-    del dgelu_multiply_3  # L30
-    dx += dgelu_multiply_2 * 0.044715  # L30
-    del dgelu_multiply_2  # L30
-    dx += dgelu_multiply * 0.5  # L30
-    del dgelu_multiply  # L30
-    return (dx,)  # L30
+    # grad of L31: return 0.5 * x * (1.0 + np.tanh(GELU_C * (x + 0.044715 * x * x * x)))
+    dgelu_multiply = dgelu * gelu_add_2  # L31
+    dgelu_add_2 = dgelu * gelu_multiply  # L31
+    dgelu_multiply_5 = dgelu_add_2 * (1 - gelu_tanh * gelu_tanh)  # L31
+    del dgelu_add_2  # L31
+    dgelu_add = dgelu_multiply_5 * 0.7978845608028654  # L31
+    del dgelu_multiply_5  # L31
+    dgelu_multiply_3 = dgelu_add * x  # L31
+    dx = dgelu_add + dgelu_add * gelu_multiply_3  # L31
+    del dgelu_add  # L31
+    dgelu_multiply_2 = dgelu_multiply_3 * x  # L31
+    dx += dgelu_multiply_3 * gelu_multiply_2  # L31
+    del dgelu_multiply_3  # L31
+    dx += dgelu_multiply_2 * 0.044715  # L31
+    del dgelu_multiply_2  # L31
+    dx += dgelu_multiply * 0.5  # L31
+    del dgelu_multiply  # L31
+    return (dx,)  # L31
 
 
 def mlp_fwd(x, w_fc, b_fc, w_proj, b_proj):
     # --- forward ---
-    mlp_matmul = x @ w_fc  # L78
-    mlp_add = mlp_matmul + b_fc  # L78
-    del mlp_matmul  # L78
-    mlp_gelu, mlp_gelu_saved = gelu_fwd(mlp_add)  # L78
-    del mlp_add  # L78
-    mlp_matmul_2 = mlp_gelu @ w_proj  # L78
-    mlp = mlp_matmul_2 + b_proj  # L78
-    del mlp_matmul_2  # L78
-    return (mlp, (x, w_fc, w_proj, mlp_gelu, mlp_gelu_saved))  # L78
+    mlp_matmul = x @ w_fc  # L79
+    mlp_add = mlp_matmul + b_fc  # L79
+    del mlp_matmul  # L79
+    mlp_gelu, mlp_gelu_saved = gelu_fwd(mlp_add)  # L79
+    del mlp_add  # L79
+    mlp_matmul_2 = mlp_gelu @ w_proj  # L79
+    mlp = mlp_matmul_2 + b_proj  # L79
+    del mlp_matmul_2  # L79
+    return (mlp, (x, w_fc, w_proj, mlp_gelu, mlp_gelu_saved))  # L79
 
 
 def mlp_bwd(saved, dmlp):
     # saved by the forward: x, w_fc, w_proj, mlp_gelu, mlp_gelu_saved
     x, w_fc, w_proj, mlp_gelu, mlp_gelu_saved = saved
     # --- backward ---
-    # grad of L78: return gelu(x @ w_fc + b_fc) @ w_proj + b_proj
-    db_proj = dmlp.sum(axis=(0, 1))  # L78
-    dmlp_gelu = matmul_grad_a(dmlp, mlp_gelu, w_proj)  # L78
-    dw_proj = matmul_grad_b(dmlp, mlp_gelu, w_proj)  # L78
-    dmlp_add_part, = gelu_bwd(mlp_gelu_saved, dmlp_gelu)  # L78
-    del dmlp_gelu  # L78
-    db_fc = dmlp_add_part.sum(axis=(0, 1))  # L78
-    dx = matmul_grad_a(dmlp_add_part, x, w_fc)  # L78
-    dw_fc = matmul_grad_b(dmlp_add_part, x, w_fc)  # L78
-    del dmlp_add_part  # L78
-    return (dx, dw_fc, db_fc, dw_proj, db_proj)  # L78
+    # grad of L79: return gelu(x @ w_fc + b_fc) @ w_proj + b_proj
+    db_proj = dmlp.sum(axis=(0, 1))  # L79
+    dmlp_gelu = matmul_grad_a(dmlp, mlp_gelu, w_proj)  # L79
+    dw_proj = matmul_grad_b(dmlp, mlp_gelu, w_proj)  # L79
+    dmlp_add_part, = gelu_bwd(mlp_gelu_saved, dmlp_gelu)  # L79
+    del dmlp_gelu  # L79
+    db_fc = dmlp_add_part.sum(axis=(0, 1))  # L79
+    dx = matmul_grad_a(dmlp_add_part, x, w_fc)  # L79
+    dw_fc = matmul_grad_b(dmlp_add_part, x, w_fc)  # L79
+    del dmlp_add_part  # L79
+    return (dx, dw_fc, db_fc, dw_proj, db_proj)  # L79
 
 
 def layer_norm_fwd_2(x, gain, bias, eps):
     # --- forward ---
-    mu = np.mean(x, axis=-1, keepdims=True)  # L22
-    xc = x - mu  # L23
-    del mu  # L23
-    var_multiply = xc * xc  # L24
-    var = np.mean(var_multiply, axis=-1, keepdims=True)  # L24
-    layer_norm_add = var + eps  # L25
-    del var  # L25
-    layer_norm_sqrt = np.sqrt(layer_norm_add)  # L25
-    del layer_norm_add  # L25
-    layer_norm_divide = xc / layer_norm_sqrt  # L25
-    layer_norm_multiply = layer_norm_divide * gain  # L25
-    layer_norm = layer_norm_multiply + bias  # L25
-    del layer_norm_multiply  # L25
-    return (layer_norm, (x, gain, xc, var_multiply, layer_norm_sqrt, layer_norm_divide))  # L25
+    mu = np.mean(x, axis=-1, keepdims=True)  # L23
+    xc = x - mu  # L24
+    del mu  # L24
+    var_multiply = xc * xc  # L25
+    var = np.mean(var_multiply, axis=-1, keepdims=True)  # L25
+    layer_norm_add = var + eps  # L26
+    del var  # L26
+    layer_norm_sqrt = np.sqrt(layer_norm_add)  # L26
+    del layer_norm_add  # L26
+    layer_norm_divide = xc / layer_norm_sqrt  # L26
+    layer_norm_multiply = layer_norm_divide * gain  # L26
+    layer_norm = layer_norm_multiply + bias  # L26
+    del layer_norm_multiply  # L26
+    return (layer_norm, (x, gain, xc, var_multiply, layer_norm_sqrt, layer_norm_divide))  # L26
 
 
 def layer_norm_bwd_2(saved, dlayer_norm):
     # saved by the forward: x, gain, xc, var_multiply, layer_norm_sqrt, layer_norm_divide
     x, gain, xc, var_multiply, layer_norm_sqrt, layer_norm_divide = saved
     # --- backward ---
-    # grad of L25: return xc / np.sqrt(var + eps) * gain + bias
-    dbias = dlayer_norm.sum(axis=(0, 1))  # L25
-    dlayer_norm_divide = dlayer_norm * gain  # L25
-    dgain = (dlayer_norm * layer_norm_divide).sum(axis=(0, 1))  # L25
-    dxc = dlayer_norm_divide / layer_norm_sqrt  # L25
-    dlayer_norm_sqrt = (-dlayer_norm_divide * layer_norm_divide / layer_norm_sqrt).sum(axis=2, keepdims=True)  # L25
-    del dlayer_norm_divide  # L25
-    dlayer_norm_add = dlayer_norm_sqrt / (2 * layer_norm_sqrt)  # L25
-    del dlayer_norm_sqrt  # L25
-    # grad of L24: var = np.mean(xc * xc, axis=-1, keepdims=True)
-    dvar_multiply = unreduce(dlayer_norm_add / 16, var_multiply, -1, True)  # L24
-    del dlayer_norm_add  # L24
-    dxc += dvar_multiply * xc  # L24
-    dxc += dvar_multiply * xc  # L24
-    del dvar_multiply  # L24
-    # grad of L23: xc = x - mu
-    dmu = (-dxc).sum(axis=2, keepdims=True)  # L23
-    # grad of L22: mu = np.mean(x, axis=-1, keepdims=True)
-    dx = dxc + unreduce(dmu / 16, x, -1, True)  # L22
-    del dmu, dxc  # L22
-    return (dx, dgain, dbias)  # L25
+    # grad of L26: return xc / np.sqrt(var + eps) * gain + bias
+    dbias = dlayer_norm.sum(axis=(0, 1))  # L26
+    dlayer_norm_divide = dlayer_norm * gain  # L26
+    dgain = (dlayer_norm * layer_norm_divide).sum(axis=(0, 1))  # L26
+    dxc = dlayer_norm_divide / layer_norm_sqrt  # L26
+    dlayer_norm_sqrt = (-dlayer_norm_divide * layer_norm_divide / layer_norm_sqrt).sum(axis=2, keepdims=True)  # L26
+    del dlayer_norm_divide  # L26
+    dlayer_norm_add = dlayer_norm_sqrt / (2 * layer_norm_sqrt)  # L26
+    del dlayer_norm_sqrt  # L26
+    # grad of L25: var = np.mean(xc * xc, axis=-1, keepdims=True)
+    dvar_multiply = unreduce(dlayer_norm_add / 16, var_multiply, -1, True)  # L25
+    del dlayer_norm_add  # L25
+    dxc += dvar_multiply * xc  # L25
+    dxc += dvar_multiply * xc  # L25
+    del dvar_multiply  # L25
+    # grad of L24: xc = x - mu
+    dmu = (-dxc).sum(axis=2, keepdims=True)  # L24
+    # grad of L23: mu = np.mean(x, axis=-1, keepdims=True)
+    dx = dxc + unreduce(dmu / 16, x, -1, True)  # L23
+    del dmu, dxc  # L23
+    return (dx, dgain, dbias)  # L26
 
 
 def merge_heads_fwd(x):
     # --- forward ---
-    B_H_T_D_shape = x.shape  # L54
-    B = B_H_T_D_shape[0]  # L54
-    H = B_H_T_D_shape[1]  # L54
-    T = B_H_T_D_shape[2]  # L54
-    D = B_H_T_D_shape[3]  # L54
-    del B_H_T_D_shape  # L54
-    merge_heads_transpose = np.transpose(x, axes=(0, 2, 1, 3))  # L55
-    merge_heads_multiply = H * D  # L55
-    merge_heads = np.reshape(merge_heads_transpose, (B, T, merge_heads_multiply))  # L55
-    del merge_heads_transpose  # L55
-    return (merge_heads, (x,))  # L55
+    B_H_T_D_shape = x.shape  # L55
+    B = B_H_T_D_shape[0]  # L55
+    H = B_H_T_D_shape[1]  # L55
+    T = B_H_T_D_shape[2]  # L55
+    D = B_H_T_D_shape[3]  # L55
+    del B_H_T_D_shape  # L55
+    merge_heads_transpose = np.transpose(x, axes=(0, 2, 1, 3))  # L56
+    merge_heads_multiply = H * D  # L56
+    merge_heads = np.reshape(merge_heads_transpose, (B, T, merge_heads_multiply))  # L56
+    del merge_heads_transpose  # L56
+    return (merge_heads, ())  # L56
 
 
 def merge_heads_bwd(saved, dmerge_heads):
-    # saved by the forward: x
-    x, = saved
+    # saved by the forward: nothing
     # --- backward ---
-    # grad of L55: return np.reshape(np.transpose(x, (0, 2, 1, 3)), (B, T, H * D))
-    dmerge_heads_transpose = np.reshape(dmerge_heads, (2, 8, 4, 4))  # L55
-    dx = np.transpose(dmerge_heads_transpose, inverse_permutation((0, 2, 1, 3), 4))  # L55
-    del dmerge_heads_transpose  # L55
-    return (as_grad(dx, x),)  # L55
+    # grad of L56: return np.reshape(np.transpose(x, (0, 2, 1, 3)), (B, T, H * D))
+    dmerge_heads_transpose = np.reshape(dmerge_heads, (2, 8, 4, 4))  # L56
+    dx = np.transpose(dmerge_heads_transpose, inverse_permutation((0, 2, 1, 3), 4))  # L56
+    del dmerge_heads_transpose  # L56
+    return (dx,)  # L56
 
 
 def softmax_fwd(x):
     # --- forward ---
-    z_max = np.max(x, axis=-1, keepdims=True)  # L35
-    z = x - z_max  # L35
-    e = np.exp(z)  # L36
-    del z  # L36
-    softmax_sum = np.sum(e, axis=-1, keepdims=True)  # L37
-    softmax = e / softmax_sum  # L37
-    return (softmax, (x, z_max, e, softmax_sum, softmax))  # L37
+    z_max = np.max(x, axis=-1, keepdims=True)  # L36
+    z = x - z_max  # L36
+    e = np.exp(z)  # L37
+    del z  # L37
+    softmax_sum = np.sum(e, axis=-1, keepdims=True)  # L38
+    softmax = e / softmax_sum  # L38
+    return (softmax, (x, z_max, e, softmax_sum, softmax))  # L38
 
 
 def softmax_bwd(saved, dsoftmax):
     # saved by the forward: x, z_max, e, softmax_sum, softmax
     x, z_max, e, softmax_sum, softmax = saved
     # --- backward ---
-    # grad of L37: return e / np.sum(e, axis=-1, keepdims=True)
-    de = dsoftmax / softmax_sum  # L37
-    dsoftmax_sum = (-dsoftmax * softmax / softmax_sum).sum(axis=3, keepdims=True)  # L37
-    de += np.broadcast_to(dsoftmax_sum, (2, 4, 8, 8))  # L37
-    del dsoftmax_sum  # L37
-    # grad of L36: e = np.exp(z)
-    dz = de * e  # L36
-    del de  # L36
-    # grad of L35: z = x - np.max(x, axis=-1, keepdims=True)
-    dz_max = (-dz).sum(axis=3, keepdims=True)  # L35
-    dx = dz + extremum_grad(dz_max, z_max, x, -1, True)  # L35
-    del dz, dz_max  # L35
-    return (dx,)  # L37
+    # grad of L38: return e / np.sum(e, axis=-1, keepdims=True)
+    de = dsoftmax / softmax_sum  # L38
+    dsoftmax_sum = (-dsoftmax * softmax / softmax_sum).sum(axis=3, keepdims=True)  # L38
+    de += np.broadcast_to(dsoftmax_sum, (2, 4, 8, 8))  # L38
+    del dsoftmax_sum  # L38
+    # grad of L37: e = np.exp(z)
+    dz = de * e  # L37
+    del de  # L37
+    # grad of L36: z = x - np.max(x, axis=-1, keepdims=True)
+    dz_max = (-dz).sum(axis=3, keepdims=True)  # L36
+    dx = dz + extremum_grad(dz_max, z_max, x, -1, True)  # L36
+    del dz, dz_max  # L36
+    return (dx,)  # L38
 
 
 def split_heads_fwd(x, n_heads):
     # --- forward ---
-    B_T_C_shape = x.shape  # L48
-    B = B_T_C_shape[0]  # L48
-    T = B_T_C_shape[1]  # L48
-    C = B_T_C_shape[2]  # L48
-    del B_T_C_shape  # L48
-    split_heads_floordiv = C // n_heads  # L49
-    split_heads_reshape = np.reshape(x, (B, T, n_heads, split_heads_floordiv))  # L49
-    split_heads = np.transpose(split_heads_reshape, axes=(0, 2, 1, 3))  # L49
-    del split_heads_reshape  # L49
-    return (split_heads, (x,))  # L49
+    B_T_C_shape = x.shape  # L49
+    B = B_T_C_shape[0]  # L49
+    T = B_T_C_shape[1]  # L49
+    C = B_T_C_shape[2]  # L49
+    del B_T_C_shape  # L49
+    split_heads_floordiv = C // n_heads  # L50
+    split_heads_reshape = np.reshape(x, (B, T, n_heads, split_heads_floordiv))  # L50
+    split_heads = np.transpose(split_heads_reshape, axes=(0, 2, 1, 3))  # L50
+    del split_heads_reshape  # L50
+    return (split_heads, ())  # L50
 
 
 def split_heads_bwd(saved, dsplit_heads):
-    # saved by the forward: x
-    x, = saved
+    # saved by the forward: nothing
     # --- backward ---
-    # grad of L49: return np.transpose(np.reshape(x, (B, T, n_heads, C // n_heads)), (0, 2, 1, 3))
-    dsplit_heads_reshape = np.transpose(dsplit_heads, inverse_permutation((0, 2, 1, 3), 4))  # L49
-    dx = np.reshape(dsplit_heads_reshape, (2, 8, 16))  # L49
-    del dsplit_heads_reshape  # L49
-    return (as_grad(dx, x),)  # L49
+    # grad of L50: return np.transpose(np.reshape(x, (B, T, n_heads, C // n_heads)), (0, 2, 1, 3))
+    dsplit_heads_reshape = np.transpose(dsplit_heads, inverse_permutation((0, 2, 1, 3), 4))  # L50
+    dx = np.reshape(dsplit_heads_reshape, (2, 8, 16))  # L50
+    del dsplit_heads_reshape  # L50
+    return (dx,)  # L50
 
 
 def split_heads_fwd_2(x, n_heads):
     # --- forward ---
-    B_T_C_shape = x.shape  # L48
-    B = B_T_C_shape[0]  # L48
-    T = B_T_C_shape[1]  # L48
-    C = B_T_C_shape[2]  # L48
-    del B_T_C_shape  # L48
-    split_heads_floordiv = C // n_heads  # L49
-    split_heads_reshape = np.reshape(x, (B, T, n_heads, split_heads_floordiv))  # L49
-    split_heads = np.transpose(split_heads_reshape, axes=(0, 2, 1, 3))  # L49
-    del split_heads_reshape  # L49
-    return (split_heads, (x,))  # L49
+    B_T_C_shape = x.shape  # L49
+    B = B_T_C_shape[0]  # L49
+    T = B_T_C_shape[1]  # L49
+    C = B_T_C_shape[2]  # L49
+    del B_T_C_shape  # L49
+    split_heads_floordiv = C // n_heads  # L50
+    split_heads_reshape = np.reshape(x, (B, T, n_heads, split_heads_floordiv))  # L50
+    split_heads = np.transpose(split_heads_reshape, axes=(0, 2, 1, 3))  # L50
+    del split_heads_reshape  # L50
+    return (split_heads, ())  # L50
 
 
 def split_heads_bwd_2(saved, dsplit_heads):
-    # saved by the forward: x
-    x, = saved
+    # saved by the forward: nothing
     # --- backward ---
-    # grad of L49: return np.transpose(np.reshape(x, (B, T, n_heads, C // n_heads)), (0, 2, 1, 3))
-    dsplit_heads_reshape = np.transpose(dsplit_heads, inverse_permutation((0, 2, 1, 3), 4))  # L49
-    dx = np.reshape(dsplit_heads_reshape, (2, 8, 16))  # L49
-    del dsplit_heads_reshape  # L49
-    return (as_grad(dx, x),)  # L49
+    # grad of L50: return np.transpose(np.reshape(x, (B, T, n_heads, C // n_heads)), (0, 2, 1, 3))
+    dsplit_heads_reshape = np.transpose(dsplit_heads, inverse_permutation((0, 2, 1, 3), 4))  # L50
+    dx = np.reshape(dsplit_heads_reshape, (2, 8, 16))  # L50
+    del dsplit_heads_reshape  # L50
+    return (dx,)  # L50
 
 
 def split_heads_fwd_3(x, n_heads):
     # --- forward ---
-    B_T_C_shape = x.shape  # L48
-    B = B_T_C_shape[0]  # L48
-    T = B_T_C_shape[1]  # L48
-    C = B_T_C_shape[2]  # L48
-    del B_T_C_shape  # L48
-    split_heads_floordiv = C // n_heads  # L49
-    split_heads_reshape = np.reshape(x, (B, T, n_heads, split_heads_floordiv))  # L49
-    split_heads = np.transpose(split_heads_reshape, axes=(0, 2, 1, 3))  # L49
-    del split_heads_reshape  # L49
-    return (split_heads, (x,))  # L49
+    B_T_C_shape = x.shape  # L49
+    B = B_T_C_shape[0]  # L49
+    T = B_T_C_shape[1]  # L49
+    C = B_T_C_shape[2]  # L49
+    del B_T_C_shape  # L49
+    split_heads_floordiv = C // n_heads  # L50
+    split_heads_reshape = np.reshape(x, (B, T, n_heads, split_heads_floordiv))  # L50
+    split_heads = np.transpose(split_heads_reshape, axes=(0, 2, 1, 3))  # L50
+    del split_heads_reshape  # L50
+    return (split_heads, ())  # L50
 
 
 def split_heads_bwd_3(saved, dsplit_heads):
-    # saved by the forward: x
-    x, = saved
+    # saved by the forward: nothing
     # --- backward ---
-    # grad of L49: return np.transpose(np.reshape(x, (B, T, n_heads, C // n_heads)), (0, 2, 1, 3))
-    dsplit_heads_reshape = np.transpose(dsplit_heads, inverse_permutation((0, 2, 1, 3), 4))  # L49
-    dx = np.reshape(dsplit_heads_reshape, (2, 8, 16))  # L49
-    del dsplit_heads_reshape  # L49
-    return (as_grad(dx, x),)  # L49
+    # grad of L50: return np.transpose(np.reshape(x, (B, T, n_heads, C // n_heads)), (0, 2, 1, 3))
+    dsplit_heads_reshape = np.transpose(dsplit_heads, inverse_permutation((0, 2, 1, 3), 4))  # L50
+    dx = np.reshape(dsplit_heads_reshape, (2, 8, 16))  # L50
+    del dsplit_heads_reshape  # L50
+    return (dx,)  # L50
 
 
 def attention_fwd(x, w_q, b_q, w_k, w_v, b_v, w_o, b_o, n_heads):
     # --- forward ---
-    T_shape = x.shape  # L63
-    T = T_shape[1]  # L63
-    del T_shape  # L63
-    q_matmul = x @ w_q  # L64
-    q_add = q_matmul + b_q  # L64
-    del q_matmul  # L64
-    q, q_saved = split_heads_fwd_3(q_add, n_heads)  # L64
-    del q_add  # L64
-    k_matmul = x @ w_k  # L65
-    k, k_saved = split_heads_fwd_2(k_matmul, n_heads)  # L65
-    del k_matmul  # L65
-    v_matmul = x @ w_v  # L66
-    v_add = v_matmul + b_v  # L66
-    del v_matmul  # L66
-    v, v_saved = split_heads_fwd(v_add, n_heads)  # L66
-    del v_add  # L66
-    scale_shape = q.shape  # L67
-    scale_getitem = scale_shape[-1]  # L67
-    del scale_shape  # L67
-    scale = scale_getitem ** (-0.5)  # L67
-    scores_swapaxes = np.swapaxes(k, -1, -2)  # L68
-    del k  # L68
-    scores_matmul = q @ scores_swapaxes  # L68
-    scores_L68 = scores_matmul * scale  # L68
-    del scores_matmul  # L68
-    causal_arange = np.arange(T)  # L69
-    causal_getitem = causal_arange[:, None]  # L69
-    del causal_arange  # L69
-    causal_arange_2 = np.arange(T)  # L69
-    causal_getitem_2 = causal_arange_2[None, :]  # L69
-    del causal_arange_2  # L69
-    causal = causal_getitem >= causal_getitem_2  # L69
-    del causal_getitem, causal_getitem_2  # L69
-    scores = np.where(causal, scores_L68, -1000000000.0)  # L70
-    del scores_L68  # L70
-    att, att_saved = softmax_fwd(scores)  # L71
-    del scores  # L71
-    out_matmul = att @ v  # L72
-    out, out_saved = merge_heads_fwd(out_matmul)  # L72
-    del out_matmul  # L72
-    attention_matmul = out @ w_o  # L73
-    attention = attention_matmul + b_o  # L73
-    del attention_matmul  # L73
-    return (attention, (x, w_q, w_k, w_v, w_o, q, q_saved, k_saved, v, v_saved, scale, scores_swapaxes, causal, att, att_saved, out, out_saved))  # L73
+    T_shape = x.shape  # L64
+    T = T_shape[1]  # L64
+    del T_shape  # L64
+    q_matmul = x @ w_q  # L65
+    q_add = q_matmul + b_q  # L65
+    del q_matmul  # L65
+    q, q_saved = split_heads_fwd_3(q_add, n_heads)  # L65
+    del q_add  # L65
+    k_matmul = x @ w_k  # L66
+    k, k_saved = split_heads_fwd_2(k_matmul, n_heads)  # L66
+    del k_matmul  # L66
+    v_matmul = x @ w_v  # L67
+    v_add = v_matmul + b_v  # L67
+    del v_matmul  # L67
+    v, v_saved = split_heads_fwd(v_add, n_heads)  # L67
+    del v_add  # L67
+    scale_shape = q.shape  # L68
+    scale_getitem = scale_shape[-1]  # L68
+    del scale_shape  # L68
+    scale = scale_getitem ** (-0.5)  # L68
+    scores_swapaxes = np.swapaxes(k, -1, -2)  # L69
+    del k  # L69
+    scores_matmul = q @ scores_swapaxes  # L69
+    scores_L69 = scores_matmul * scale  # L69
+    del scores_matmul  # L69
+    causal_arange = np.arange(T)  # L70
+    causal_getitem = causal_arange[:, None]  # L70
+    del causal_arange  # L70
+    causal_arange_2 = np.arange(T)  # L70
+    causal_getitem_2 = causal_arange_2[None, :]  # L70
+    del causal_arange_2  # L70
+    causal = causal_getitem >= causal_getitem_2  # L70
+    del causal_getitem, causal_getitem_2  # L70
+    scores = np.where(causal, scores_L69, -1000000000.0)  # L71
+    del scores_L69  # L71
+    att, att_saved = softmax_fwd(scores)  # L72
+    del scores  # L72
+    out_matmul = att @ v  # L73
+    out, out_saved = merge_heads_fwd(out_matmul)  # L73
+    del out_matmul  # L73
+    attention_matmul = out @ w_o  # L74
+    attention = attention_matmul + b_o  # L74
+    del attention_matmul  # L74
+    return (attention, (x, w_q, w_k, w_v, w_o, q, q_saved, k_saved, v, v_saved, scale, scores_swapaxes, causal, att, att_saved, out, out_saved))  # L74
 
 
 def attention_bwd(saved, dattention):
     # saved by the forward: x, w_q, w_k, w_v, w_o, q, q_saved, k_saved, v, v_saved, scale, scores_swapaxes, causal, att, att_saved, out, out_saved
     x, w_q, w_k, w_v, w_o, q, q_saved, k_saved, v, v_saved, scale, scores_swapaxes, causal, att, att_saved, out, out_saved = saved
     # --- backward ---
-    # grad of L73: return out @ w_o + b_o
-    db_o = dattention.sum(axis=(0, 1))  # L73
-    dout = matmul_grad_a(dattention, out, w_o)  # L73
-    dw_o = matmul_grad_b(dattention, out, w_o)  # L73
-    # grad of L72: out = merge_heads(att @ v)
-    dout_matmul_part, = merge_heads_bwd(out_saved, dout)  # L72
-    del dout  # L72
-    datt = matmul_grad_a(dout_matmul_part, att, v)  # L72
-    dv = matmul_grad_b(dout_matmul_part, att, v)  # L72
-    del dout_matmul_part  # L72
-    # grad of L71: att = softmax(scores)
-    dscores_part, = softmax_bwd(att_saved, datt)  # L71
-    del datt  # L71
-    # grad of L70: scores = np.where(causal, scores, MASKED)
-    dscores_L68 = np.where(causal, dscores_part, 0)  # L70
-    del dscores_part  # L70
-    # grad of L68: scores = (q @ np.swapaxes(k, -1, -2)) * scale
-    dscores_matmul = dscores_L68 * scale  # L68
-    del dscores_L68  # L68
-    dq = matmul_grad_a(dscores_matmul, q, scores_swapaxes)  # L68
-    dscores_swapaxes = matmul_grad_b(dscores_matmul, q, scores_swapaxes)  # L68
-    del dscores_matmul  # L68
-    dk = np.swapaxes(dscores_swapaxes, -1, -2)  # L68
-    del dscores_swapaxes  # L68
-    # grad of L66: v = split_heads(x @ w_v + b_v, n_heads)
-    dv_add_part, = split_heads_bwd(v_saved, dv)  # L66
-    del dv  # L66
-    db_v = dv_add_part.sum(axis=(0, 1))  # L66
-    dx = matmul_grad_a(dv_add_part, x, w_v)  # L66
-    dw_v = matmul_grad_b(dv_add_part, x, w_v)  # L66
-    del dv_add_part  # L66
-    # grad of L65: k = split_heads(x @ w_k, n_heads)
-    dk_matmul_part, = split_heads_bwd_2(k_saved, dk)  # L65
-    del dk  # L65
-    dx += matmul_grad_a(dk_matmul_part, x, w_k)  # L65
-    dw_k = matmul_grad_b(dk_matmul_part, x, w_k)  # L65
-    del dk_matmul_part  # L65
-    # grad of L64: q = split_heads(x @ w_q + b_q, n_heads)
-    dq_add_part, = split_heads_bwd_3(q_saved, dq)  # L64
-    del dq  # L64
-    db_q = dq_add_part.sum(axis=(0, 1))  # L64
-    dx += matmul_grad_a(dq_add_part, x, w_q)  # L64
-    dw_q = matmul_grad_b(dq_add_part, x, w_q)  # L64
-    del dq_add_part  # L64
-    return (dx, dw_q, db_q, dw_k, dw_v, db_v, dw_o, db_o)  # L73
+    # grad of L74: return out @ w_o + b_o
+    db_o = dattention.sum(axis=(0, 1))  # L74
+    dout = matmul_grad_a(dattention, out, w_o)  # L74
+    dw_o = matmul_grad_b(dattention, out, w_o)  # L74
+    # grad of L73: out = merge_heads(att @ v)
+    dout_matmul_part, = merge_heads_bwd(out_saved, dout)  # L73
+    del dout  # L73
+    datt = matmul_grad_a(dout_matmul_part, att, v)  # L73
+    dv = matmul_grad_b(dout_matmul_part, att, v)  # L73
+    del dout_matmul_part  # L73
+    # grad of L72: att = softmax(scores)
+    dscores_part, = softmax_bwd(att_saved, datt)  # L72
+    del datt  # L72
+    # grad of L71: scores = np.where(causal, scores, MASKED)
+    dscores_L69 = np.where(causal, dscores_part, 0)  # L71
+    del dscores_part  # L71
+    # grad of L69: scores = (q @ np.swapaxes(k, -1, -2)) * scale
+    dscores_matmul = dscores_L69 * scale  # L69
+    del dscores_L69  # L69
+    dq = matmul_grad_a(dscores_matmul, q, scores_swapaxes)  # L69
+    dscores_swapaxes = matmul_grad_b(dscores_matmul, q, scores_swapaxes)  # L69
+    del dscores_matmul  # L69
+    dk = np.swapaxes(dscores_swapaxes, -1, -2)  # L69
+    del dscores_swapaxes  # L69
+    # grad of L67: v = split_heads(x @ w_v + b_v, n_heads)
+    dv_add_part, = split_heads_bwd(v_saved, dv)  # L67
+    del dv  # L67
+    db_v = dv_add_part.sum(axis=(0, 1))  # L67
+    dx = matmul_grad_a(dv_add_part, x, w_v)  # L67
+    dw_v = matmul_grad_b(dv_add_part, x, w_v)  # L67
+    del dv_add_part  # L67
+    # grad of L66: k = split_heads(x @ w_k, n_heads)
+    dk_matmul_part, = split_heads_bwd_2(k_saved, dk)  # L66
+    del dk  # L66
+    dx += matmul_grad_a(dk_matmul_part, x, w_k)  # L66
+    dw_k = matmul_grad_b(dk_matmul_part, x, w_k)  # L66
+    del dk_matmul_part  # L66
+    # grad of L65: q = split_heads(x @ w_q + b_q, n_heads)
+    dq_add_part, = split_heads_bwd_3(q_saved, dq)  # L65
+    del dq  # L65
+    db_q = dq_add_part.sum(axis=(0, 1))  # L65
+    dx += matmul_grad_a(dq_add_part, x, w_q)  # L65
+    dw_q = matmul_grad_b(dq_add_part, x, w_q)  # L65
+    del dq_add_part  # L65
+    return (dx, dw_q, db_q, dw_k, dw_v, db_v, dw_o, db_o)  # L74
 
 
 def layer_norm_fwd_3(x, gain, bias, eps):
     # --- forward ---
-    mu = np.mean(x, axis=-1, keepdims=True)  # L22
-    xc = x - mu  # L23
-    del mu  # L23
-    var_multiply = xc * xc  # L24
-    var = np.mean(var_multiply, axis=-1, keepdims=True)  # L24
-    layer_norm_add = var + eps  # L25
-    del var  # L25
-    layer_norm_sqrt = np.sqrt(layer_norm_add)  # L25
-    del layer_norm_add  # L25
-    layer_norm_divide = xc / layer_norm_sqrt  # L25
-    layer_norm_multiply = layer_norm_divide * gain  # L25
-    layer_norm = layer_norm_multiply + bias  # L25
-    del layer_norm_multiply  # L25
-    return (layer_norm, (x, gain, xc, var_multiply, layer_norm_sqrt, layer_norm_divide))  # L25
+    mu = np.mean(x, axis=-1, keepdims=True)  # L23
+    xc = x - mu  # L24
+    del mu  # L24
+    var_multiply = xc * xc  # L25
+    var = np.mean(var_multiply, axis=-1, keepdims=True)  # L25
+    layer_norm_add = var + eps  # L26
+    del var  # L26
+    layer_norm_sqrt = np.sqrt(layer_norm_add)  # L26
+    del layer_norm_add  # L26
+    layer_norm_divide = xc / layer_norm_sqrt  # L26
+    layer_norm_multiply = layer_norm_divide * gain  # L26
+    layer_norm = layer_norm_multiply + bias  # L26
+    del layer_norm_multiply  # L26
+    return (layer_norm, (x, gain, xc, var_multiply, layer_norm_sqrt, layer_norm_divide))  # L26
 
 
 def layer_norm_bwd_3(saved, dlayer_norm):
     # saved by the forward: x, gain, xc, var_multiply, layer_norm_sqrt, layer_norm_divide
     x, gain, xc, var_multiply, layer_norm_sqrt, layer_norm_divide = saved
     # --- backward ---
-    # grad of L25: return xc / np.sqrt(var + eps) * gain + bias
-    dbias = dlayer_norm.sum(axis=(0, 1))  # L25
-    dlayer_norm_divide = dlayer_norm * gain  # L25
-    dgain = (dlayer_norm * layer_norm_divide).sum(axis=(0, 1))  # L25
-    dxc = dlayer_norm_divide / layer_norm_sqrt  # L25
-    dlayer_norm_sqrt = (-dlayer_norm_divide * layer_norm_divide / layer_norm_sqrt).sum(axis=2, keepdims=True)  # L25
-    del dlayer_norm_divide  # L25
-    dlayer_norm_add = dlayer_norm_sqrt / (2 * layer_norm_sqrt)  # L25
-    del dlayer_norm_sqrt  # L25
-    # grad of L24: var = np.mean(xc * xc, axis=-1, keepdims=True)
-    dvar_multiply = unreduce(dlayer_norm_add / 16, var_multiply, -1, True)  # L24
-    del dlayer_norm_add  # L24
-    dxc += dvar_multiply * xc  # L24
-    dxc += dvar_multiply * xc  # L24
-    del dvar_multiply  # L24
-    # grad of L23: xc = x - mu
-    dmu = (-dxc).sum(axis=2, keepdims=True)  # L23
-    # grad of L22: mu = np.mean(x, axis=-1, keepdims=True)
-    dx = dxc + unreduce(dmu / 16, x, -1, True)  # L22
-    del dmu, dxc  # L22
-    return (dx, dgain, dbias)  # L25
+    # grad of L26: return xc / np.sqrt(var + eps) * gain + bias
+    dbias = dlayer_norm.sum(axis=(0, 1))  # L26
+    dlayer_norm_divide = dlayer_norm * gain  # L26
+    dgain = (dlayer_norm * layer_norm_divide).sum(axis=(0, 1))  # L26
+    dxc = dlayer_norm_divide / layer_norm_sqrt  # L26
+    dlayer_norm_sqrt = (-dlayer_norm_divide * layer_norm_divide / layer_norm_sqrt).sum(axis=2, keepdims=True)  # L26
+    del dlayer_norm_divide  # L26
+    dlayer_norm_add = dlayer_norm_sqrt / (2 * layer_norm_sqrt)  # L26
+    del dlayer_norm_sqrt  # L26
+    # grad of L25: var = np.mean(xc * xc, axis=-1, keepdims=True)
+    dvar_multiply = unreduce(dlayer_norm_add / 16, var_multiply, -1, True)  # L25
+    del dlayer_norm_add  # L25
+    dxc += dvar_multiply * xc  # L25
+    dxc += dvar_multiply * xc  # L25
+    del dvar_multiply  # L25
+    # grad of L24: xc = x - mu
+    dmu = (-dxc).sum(axis=2, keepdims=True)  # L24
+    # grad of L23: mu = np.mean(x, axis=-1, keepdims=True)
+    dx = dxc + unreduce(dmu / 16, x, -1, True)  # L23
+    del dmu, dxc  # L23
+    return (dx, dgain, dbias)  # L26
 
 
 def block_fwd(x, ln1_g, ln1_b, w_q, b_q, w_k, w_v, b_v, w_o, b_o, ln2_g, ln2_b, w_fc, b_fc, w_proj, b_proj, n_heads):
     # --- forward ---
-    x_layer_norm, x_layer_norm_saved = layer_norm_fwd_3(x, ln1_g, ln1_b, 1e-05)  # L84
-    x_attention, x_attention_saved = attention_fwd(x_layer_norm, w_q, b_q, w_k, w_v, b_v, w_o, b_o, n_heads)  # L84
-    del x_layer_norm  # L84
-    x_L84 = x + x_attention  # L84
-    del x_attention  # L84
-    x_layer_norm_2, x_layer_norm_2_saved = layer_norm_fwd_2(x_L84, ln2_g, ln2_b, 1e-05)  # L85
-    x_mlp, x_mlp_saved = mlp_fwd(x_layer_norm_2, w_fc, b_fc, w_proj, b_proj)  # L85
-    del x_layer_norm_2  # L85
-    x_L85 = x_L84 + x_mlp  # L85
-    del x_L84, x_mlp  # L85
-    return (x_L85, (ln1_g, ln1_b, w_q, b_q, w_k, w_v, b_v, w_o, b_o, ln2_g, ln2_b, w_fc, b_fc, w_proj, b_proj, x_layer_norm_saved, x_attention_saved, x_layer_norm_2_saved, x_mlp_saved))  # L86
+    x_layer_norm, x_layer_norm_saved = layer_norm_fwd_3(x, ln1_g, ln1_b, 1e-05)  # L85
+    x_attention, x_attention_saved = attention_fwd(x_layer_norm, w_q, b_q, w_k, w_v, b_v, w_o, b_o, n_heads)  # L85
+    del x_layer_norm  # L85
+    x_L85 = x + x_attention  # L85
+    del x_attention  # L85
+    x_layer_norm_2, x_layer_norm_2_saved = layer_norm_fwd_2(x_L85, ln2_g, ln2_b, 1e-05)  # L86
+    x_mlp, x_mlp_saved = mlp_fwd(x_layer_norm_2, w_fc, b_fc, w_proj, b_proj)  # L86
+    del x_layer_norm_2  # L86
+    x_L86 = x_L85 + x_mlp  # L86
+    del x_L85, x_mlp  # L86
+    return (x_L86, (x_layer_norm_saved, x_attention_saved, x_layer_norm_2_saved, x_mlp_saved))  # L87
 
 
-def block_bwd(saved, dx_L85):
-    # saved by the forward: ln1_g, ln1_b, w_q, b_q, w_k, w_v, b_v, w_o, b_o, ln2_g, ln2_b, w_fc, b_fc, w_proj, b_proj, x_layer_norm_saved, x_attention_saved, x_layer_norm_2_saved, x_mlp_saved
-    ln1_g, ln1_b, w_q, b_q, w_k, w_v, b_v, w_o, b_o, ln2_g, ln2_b, w_fc, b_fc, w_proj, b_proj, x_layer_norm_saved, x_attention_saved, x_layer_norm_2_saved, x_mlp_saved = saved
+def block_bwd(saved, dx_L86):
+    # saved by the forward: x_layer_norm_saved, x_attention_saved, x_layer_norm_2_saved, x_mlp_saved
+    x_layer_norm_saved, x_attention_saved, x_layer_norm_2_saved, x_mlp_saved = saved
     # --- backward ---
-    # grad of L85: x = x + mlp(layer_norm(x, ln2_g, ln2_b), w_fc, b_fc, w_proj, b_proj)
-    dx_layer_norm_2_part, dw_fc_part, db_fc_part, dw_proj_part, db_proj_part = mlp_bwd(x_mlp_saved, dx_L85)  # L85
-    dx_L84_part, dln2_g_part, dln2_b_part = layer_norm_bwd_2(x_layer_norm_2_saved, dx_layer_norm_2_part)  # L85
-    del dx_layer_norm_2_part  # L85
-    dx_L84 = dx_L85 + dx_L84_part  # L85
-    del dx_L84_part  # L85
-    # grad of L84: x = x + attention(layer_norm(x, ln1_g, ln1_b), w_q, b_q, w_k, w_v, b_v, w_o, b_o, n_heads)
-    dx_layer_norm_part, dw_q_part, db_q_part, dw_k_part, dw_v_part, db_v_part, dw_o_part, db_o_part = attention_bwd(x_attention_saved, dx_L84)  # L84
-    dx_part, dln1_g_part, dln1_b_part = layer_norm_bwd_3(x_layer_norm_saved, dx_layer_norm_part)  # L84
-    del dx_layer_norm_part  # L84
-    dx = dx_L84 + dx_part  # L84
-    del dx_L84, dx_part  # L84
-    return (dx, as_grad(dln1_g_part, ln1_g), as_grad(dln1_b_part, ln1_b), as_grad(dw_q_part, w_q), as_grad(db_q_part, b_q), as_grad(dw_k_part, w_k), as_grad(dw_v_part, w_v), as_grad(db_v_part, b_v), as_grad(dw_o_part, w_o), as_grad(db_o_part, b_o), as_grad(dln2_g_part, ln2_g), as_grad(dln2_b_part, ln2_b), as_grad(dw_fc_part, w_fc), as_grad(db_fc_part, b_fc), as_grad(dw_proj_part, w_proj), as_grad(db_proj_part, b_proj))  # L86
+    # grad of L86: x = x + mlp(layer_norm(x, ln2_g, ln2_b), w_fc, b_fc, w_proj, b_proj)
+    dx_layer_norm_2_part, dw_fc_part, db_fc_part, dw_proj_part, db_proj_part = mlp_bwd(x_mlp_saved, dx_L86)  # L86
+    dx_L85_part, dln2_g_part, dln2_b_part = layer_norm_bwd_2(x_layer_norm_2_saved, dx_layer_norm_2_part)  # L86
+    del dx_layer_norm_2_part  # L86
+    dx_L85 = dx_L86 + dx_L85_part  # L86
+    del dx_L85_part  # L86
+    # grad of L85: x = x + attention(layer_norm(x, ln1_g, ln1_b), w_q, b_q, w_k, w_v, b_v, w_o, b_o, n_heads)
+    dx_layer_norm_part, dw_q_part, db_q_part, dw_k_part, dw_v_part, db_v_part, dw_o_part, db_o_part = attention_bwd(x_attention_saved, dx_L85)  # L85
+    dx_part, dln1_g_part, dln1_b_part = layer_norm_bwd_3(x_layer_norm_saved, dx_layer_norm_part)  # L85
+    del dx_layer_norm_part  # L85
+    dx = dx_L85 + dx_part  # L85
+    del dx_L85, dx_part  # L85
+    return (dx, dln1_g_part, dln1_b_part, dw_q_part, db_q_part, dw_k_part, dw_v_part, db_v_part, dw_o_part, db_o_part, dln2_g_part, dln2_b_part, dw_fc_part, db_fc_part, dw_proj_part, db_proj_part)  # L87
 
 
 def loss_grad(params, tokens, targets, n_heads):

@@ -54,8 +54,6 @@ def _check_options(options: dict) -> dict:
     opts = {**_OPTIONS, **options}
     if opts["mode"] not in ("source", "tape"):
         raise SrcadError(f"mode must be 'source' or 'tape', got {opts['mode']!r}")
-    if opts["mode"] == "tape":
-        raise SrcadError("mode='tape' is not available yet", hint="use mode='source'")
     if opts["fuse"]:
         warnings.warn("srcad: fuse=True is not available yet; running unfused", stacklevel=3)
     if opts["memory_budget"] is not None:
@@ -306,6 +304,9 @@ class Transformed:
 
     @property
     def source(self) -> str:
+        if self.options["mode"] == "tape":
+            raise SrcadError("mode='tape' runs the function eagerly and generates no source",
+                             hint="use mode='source' (the default) to see generated code")
         if self._last is None and self.inner is not None:
             raise SrcadError("a transform of a transform has no source until it is called: "
                              "its input is the inner transform's code for those arguments")
@@ -314,8 +315,38 @@ class Transformed:
             self._last = self._build(wrt, None, "generic (no call yet: shapes unknown)")
         return self._last.source
 
+    def tape_call(self, values, cotangent=1.0):
+        """mode="tape": run `fn` eagerly on the tape and replay the same VJP rules."""
+        from . import tape
+
+        if self.inner is not None:
+            raise SrcadError("mode='tape' cannot transform a transformed function",
+                             hint="use mode='source' for higher-order derivatives")
+        env = dict(zip(self.params, values))
+        wrt = self.wrt if self.kind not in ("vjp", "jvp") else [p for p in self.params
+                                                               if _is_float(env[p])]
+        self._check_wrt_values(env, wrt)
+        mask = [p in wrt for p in self.params]
+        t, wrapped, out = tape.run(self.fn, values, mask)
+        value = tape.value_of(out)
+        if self.kind in ("grad", "value_and_grad"):
+            if not _is_float(value) or np.ndim(value) != 0:
+                raise NonScalarOutputError(
+                    f"{self._ir.name} returns {_describe(value)}; grad needs a floating-point "
+                    f"scalar output", filename=self._ir.filename, lineno=self._ir.ret.line,
+                    func=self._ir.name, hint="use srcad.vjp for other outputs")
+        return t, wrapped, out, value, mask
+
     def __call__(self, *args, **kwargs):
         values = self.bind(args, kwargs)
+        if self.options["mode"] == "tape":
+            from . import tape
+
+            t, wrapped, out, value, mask = self.tape_call(values)
+            gs = tape.grads(t, wrapped, values, out, 1.0, mask)
+            picked = [gs[self.params.index(p)] for p in self.wrt]
+            result = picked[0] if self.single else tuple(picked)
+            return (value, result) if self.kind == "value_and_grad" else result
         c = self.compiled(values)
         return c.functions["main"](*values)
 
@@ -503,6 +534,20 @@ def vjp(fn, *primals, **options):
     """
     t = _vjp_transformed(fn, options)
     values = t.bind(primals, {})
+    if t.options["mode"] == "tape":
+        from . import tape
+
+        tp, wrapped, out, value, mask = t.tape_call(values)
+
+        def pullback(cotangent):
+            if np.shape(cotangent) != np.shape(value):
+                raise SrcadError(f"the cotangent has shape {np.shape(cotangent)} but the "
+                                 f"output has shape {np.shape(value)}")
+            if np.result_type(cotangent) != np.result_type(value):
+                cotangent = np.asarray(cotangent, dtype=np.result_type(value))
+            return tuple(tape.grads(tp, wrapped, values, out, cotangent, mask))
+
+        return value, pullback
     c = t.compiled(values)
     out, saved = c.functions["fwd"](*values)
     return out, Pullback(t, c, saved, values, out)

@@ -7,7 +7,10 @@ and pick shape-specialised rule forms; tape mode runs the same calls.
 
 from __future__ import annotations
 
+import operator
 from typing import Any
+
+import numpy as np
 
 from . import ir
 
@@ -29,8 +32,25 @@ def atom_value(atom, env: dict) -> Any:
     raise TypeError(f"not an atom: {atom!r}")
 
 
+# Generated code spells these ops as Python operators: on Python numbers they follow Python's
+# arithmetic (int ** -0.5 is a Python float, which numpy treats as a weak scalar), not numpy's
+# (np.power(4, -0.5) is a float64 scalar, which would promote float32 arrays).
+_PY_OPERATORS = {
+    "add": operator.add, "subtract": operator.sub, "multiply": operator.mul,
+    "divide": operator.truediv, "power": operator.pow, "negative": operator.neg,
+    "floordiv": operator.floordiv, "mod": operator.mod, "less": operator.lt,
+    "less_equal": operator.le, "greater": operator.gt, "greater_equal": operator.ge,
+    "equal": operator.eq, "not_equal": operator.ne,
+}
+
+
 def call_op(op, args: dict, env: dict):
     """Call an op's numpy forward: required parameters by position, the rest by keyword."""
+    py = _PY_OPERATORS.get(op.name)
+    if py is not None:
+        values = [atom_value(args[p.name], env) for p in op.params if p.name in args]
+        if all(isinstance(v, (int, float)) and not isinstance(v, np.generic) for v in values):
+            return py(*values)
     positional = []
     keywords = {}
     for p in op.params:

@@ -172,6 +172,8 @@ def _expand_g(g, a, b):
 
 def matmul_grad_a(g, a, b):
     """d(a @ b)/da applied to g, for 1-D, 2-D and batched (broadcast) operands."""
+    if np.ndim(a) == 1 and np.ndim(b) == 1:  # an inner product: g is a scalar
+        return g * b
     a2, b2 = _promote(a, b)
     g2 = _expand_g(g, a, b)
     da = g2 @ np.swapaxes(b2, -1, -2)
@@ -181,6 +183,8 @@ def matmul_grad_a(g, a, b):
 
 def matmul_grad_b(g, a, b):
     """d(a @ b)/db applied to g, for 1-D, 2-D and batched (broadcast) operands."""
+    if np.ndim(a) == 1 and np.ndim(b) == 1:
+        return g * a
     a2, b2 = _promote(a, b)
     g2 = _expand_g(g, a, b)
     db = np.swapaxes(a2, -1, -2) @ g2

@@ -176,6 +176,7 @@ class Reverse:
         self.bwd_reads: dict[int, set] = {}  # id(stmt) -> names its backward code reads
         self.snap_of: dict[str, str] = {}  # snapshot adjoint name -> its primal
         self.original: dict[str, str] = {}  # reassigned parameter -> name of its first value
+        self.subroutine = False  # the _bwd of a called user function
         self.def_sites: dict[str, list] = {}
         self._number(fn.body, 0)
         # ANF temporaries made inside a loop are overwritten each iteration too
@@ -346,6 +347,12 @@ class Reverse:
         target = self.infos.get(s.target)
         if not s.op.elementwise or target is None:
             return False
+        dtypes = {i.dtype for a in s.args.values() for v in ir.atom_vars(a)
+                  if (i := self.infos.get(v)) is not None and i.dtype is not None}
+        if dtypes - {target.dtype}:
+            # mixed dtypes: the broadcast array has the result's dtype and promotes the
+            # others; a Python scalar would not (numpy's weak scalars)
+            return False
         reads = s.op.vjp(pname).reads - {"g"}
         if "out" in reads:
             return True
@@ -466,6 +473,7 @@ class Reverse:
         key = (id(s.callee), tuple(wrt))
         if key not in self.module.pairs:
             sub = Reverse(s.callee, wrt, None, self.module)
+            sub.subroutine = True
             fwd, bwd = sub.split(names=(
                 self.module.function_name(f"{s.callee.name}_fwd"),
                 self.module.function_name(f"{s.callee.name}_bwd")))
@@ -793,6 +801,12 @@ class Reverse:
         for p in self.wrt:
             st = self.state.get(p)
             like = name(self.original.get(p, p))
+            if self.subroutine:
+                # a callee hands its caller raw adjoints (a GradTree for a dict argument):
+                # only the user-facing function converts them to the argument's structure
+                out.append(self.ref(p) if st is not None and p in self.active else
+                           _call("zeros_grad", like))
+                continue
             info = self.infos.get(p) if p not in self.original else None
             if st is not None and p in self.active:
                 d = self.ref(p)

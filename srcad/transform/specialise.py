@@ -181,7 +181,9 @@ def _unreduce_form(g: Info, x: Info, axis: Info | None = None, keepdims: Info | 
     if x.dtype is None or (g.dtype is not None and g.dtype != x.dtype):
         return None
     src = "g"
-    if g.dtype is None and x.dtype != np.float64:
+    if g.ndim == 0 and x.dtype != np.float64:
+        # a 0-d adjoint may be a Python float at run time (grown from the seed 1.0): cast it,
+        # as unreduce does, so that the broadcast array has x's dtype
         src = f"{_dtype_name(x.dtype)}(g)"
     if axis_v is not None and not keep_v:
         axes = axis_v if isinstance(axis_v, tuple) else (axis_v,)

@@ -1,4 +1,5 @@
-"""A pre-LayerNorm Transformer block as plain numpy functions over a params dict.
+"""A pre-LayerNorm Transformer block as plain numpy functions; its parameters live in a dict
+(`init`, keys in PARAM_SHAPES) that `block_loss` unpacks into `block`'s array arguments.
 
     y = x + attention(layer_norm(x))          # multi-head causal self-attention
     y = y + mlp(layer_norm(y))                # 4x MLP with tanh-GELU

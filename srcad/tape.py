@@ -1,0 +1,418 @@
+"""Tape mode: the eager reference, an operator-overloading tape over the same op table.
+
+The user's function runs as ordinary Python, with every float argument wrapped in a
+`Tensor`. numpy calls reach the tape through ``__array_ufunc__`` / ``__array_function__``,
+operators and methods through the Tensor's own dunders; each call is looked up in the op
+table, run with the same numpy function and arguments that source mode's generated code
+uses, and recorded. The backward walks the tape in reverse and calls the rows' VJP
+lambdas -- the very expressions source mode inlines -- so the two modes run the same numpy
+operations in the same order and agree bit for bit.
+
+To keep that order where source mode differentiates a call to another user function as a
+subroutine (the callee's contributions to an argument are summed before they are added to
+the caller's), the tape runs user functions through wrappers that give the callee fresh
+Tensors for its arguments and add their adjoints back when the backward leaves the call.
+This front end shares nothing with srcad's parser: it is a second, independent mechanism.
+"""
+
+from __future__ import annotations
+
+import builtins
+import operator
+import types
+
+import numpy as np
+
+from . import runtime
+from .errors import NoRuleError, SrcadError
+from .ops import table
+
+
+class Tensor:
+    """A float value the tape follows."""
+
+    __slots__ = ("value", "tape")
+    __array_priority__ = 1000
+
+    def __init__(self, value, tape):
+        self.value = value
+        self.tape = tape
+
+    # numpy protocols
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if method != "__call__" or kwargs.get("out") is not None:
+            raise SrcadError(f"tape mode: `{ufunc.__name__}.{method}` / out= is not "
+                             f"differentiable", hint="call the ufunc directly, without out=")
+        return self.tape.apply(ufunc, inputs, kwargs)
+
+    def __array_function__(self, func, types_, args, kwargs):
+        return self.tape.apply(func, args, kwargs)
+
+    # attributes
+    shape = property(lambda self: np.shape(self.value))
+    ndim = property(lambda self: np.ndim(self.value))
+    size = property(lambda self: np.size(self.value))
+    dtype = property(lambda self: np.result_type(self.value))
+    T = property(lambda self: self.tape.apply(np.transpose, (self,), {}))
+
+    def __len__(self):
+        return len(self.value)
+
+    def __iter__(self):
+        for i in range(len(self.value)):
+            yield self.tape.apply(operator.getitem, (self, i), {})
+
+    def __bool__(self):
+        return bool(self.value)
+
+    def __float__(self):
+        return float(self.value)
+
+    def __index__(self):
+        return operator.index(self.value)
+
+    def __repr__(self):
+        return f"Tensor({self.value!r})"
+
+    def __getitem__(self, index):
+        return self.tape.apply(operator.getitem, (self, index), {})
+
+    # methods, as source mode's normaliser maps them
+    def sum(self, *a, **k):
+        return self.tape.apply(np.sum, (self, *a), k)
+
+    def mean(self, *a, **k):
+        return self.tape.apply(np.mean, (self, *a), k)
+
+    def max(self, *a, **k):
+        return self.tape.apply(np.max, (self, *a), k)
+
+    def min(self, *a, **k):
+        return self.tape.apply(np.min, (self, *a), k)
+
+    def prod(self, *a, **k):
+        return self.tape.apply(np.prod, (self, *a), k)
+
+    def reshape(self, *shape, **k):
+        shape = shape[0] if len(shape) == 1 else shape
+        return self.tape.apply(np.reshape, (self, shape), k)
+
+    def transpose(self, *axes):
+        axes = axes[0] if len(axes) == 1 else (axes or None)
+        return self.tape.apply(np.transpose, (self,), {} if axes is None else {"axes": axes})
+
+    def swapaxes(self, a, b):
+        return self.tape.apply(np.swapaxes, (self, a, b), {})
+
+    def squeeze(self, *a, **k):
+        return self.tape.apply(np.squeeze, (self, *a), k)
+
+    def dot(self, other):
+        return self.tape.apply(np.dot, (self, other), {})
+
+    def clip(self, *a, **k):
+        return self.tape.apply(np.clip, (self, *a), k)
+
+    def astype(self, dtype):
+        return self.tape.apply(runtime.astype, (self, dtype), {})
+
+    def argmax(self, *a, **k):
+        return np.argmax(self.value, *a, **k)
+
+    def argmin(self, *a, **k):
+        return np.argmin(self.value, *a, **k)
+
+
+def _binary(fn, reflected=False):
+    if reflected:
+        return lambda self, other: self.tape.apply(fn, (other, self), {})
+    return lambda self, other: self.tape.apply(fn, (self, other), {})
+
+
+for _name, _fn in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
+                   ("truediv", np.true_divide), ("pow", np.power), ("matmul", np.matmul)]:
+    setattr(Tensor, f"__{_name}__", _binary(_fn))
+    setattr(Tensor, f"__r{_name}__", _binary(_fn, reflected=True))
+    setattr(Tensor, f"__i{_name}__", _binary(_fn))  # rebinding, as source mode's x = x + y
+for _name, _fn in [("lt", np.less), ("le", np.less_equal), ("gt", np.greater),
+                   ("ge", np.greater_equal), ("eq", np.equal), ("ne", np.not_equal),
+                   ("floordiv", operator.floordiv), ("mod", operator.mod)]:
+    setattr(Tensor, f"__{_name}__", _binary(_fn))
+Tensor.__neg__ = lambda self: self.tape.apply(np.negative, (self,), {})
+Tensor.__pos__ = lambda self: self
+Tensor.__abs__ = lambda self: self.tape.apply(np.absolute, (self,), {})
+Tensor.__hash__ = object.__hash__
+
+
+def _unwrap(x):
+    if isinstance(x, Tensor):
+        return x.value
+    if isinstance(x, list):
+        return [_unwrap(v) for v in x]
+    if isinstance(x, tuple):
+        return tuple(_unwrap(v) for v in x)
+    return x
+
+
+def _has_tensor(x) -> bool:
+    if isinstance(x, Tensor):
+        return True
+    if isinstance(x, (list, tuple)):
+        return any(_has_tensor(v) for v in x)
+    return False
+
+
+class Entry:
+    __slots__ = ("op", "args", "out", "kind", "pairs")
+
+    def __init__(self, op, args, out, kind="op", pairs=None):
+        self.op = op  # the row
+        self.args = args  # param name -> argument as given (Tensors inside)
+        self.out = out  # the result Tensor
+        self.kind = kind  # "op", or "call": leaving a user function (backward adds back)
+        self.pairs = pairs  # for "call": [(outer Tensor, inner Tensor), ...]
+
+
+class Tape:
+    def __init__(self):
+        self.entries: list[Entry] = []
+        self._traced: dict = {}
+
+    # -- forward -----------------------------------------------------------------------------
+    def apply(self, fn, args, kwargs):
+        op = table.lookup(fn)
+        name = getattr(fn, "__name__", repr(fn))
+        if op is None:
+            raise NoRuleError(f"`{name}` has no derivative rule in srcad",
+                              hint=f"register one with srcad.defvjp({name}, "
+                              f"lambda g, out, x: ...)")
+        params = op.params
+        if len(args) > len(params):
+            raise SrcadError(f"`{op.name}` takes at most {len(params)} positional arguments")
+        bound = dict(zip((p.name for p in params), args))
+        for k, v in kwargs.items():
+            if k not in op.param_names:
+                raise SrcadError(f"`{op.name}` does not take the keyword `{k}`")
+            bound[k] = v
+        values = {k: _unwrap(v) for k, v in bound.items()}
+        positional, keywords = [], {}
+        for p in params:
+            if p.name in values:
+                (positional.append(values[p.name]) if p.required
+                 else keywords.__setitem__(p.name, values[p.name]))
+        result = op.fn(*positional, **keywords)
+        if not op.differentiable or not any(_has_tensor(bound[p]) for p in bound
+                                            if op.vjp(p) is not None):
+            return result
+        out = Tensor(result, self)
+        self.entries.append(Entry(op, bound, out))
+        return out
+
+    # -- user functions ----------------------------------------------------------------------
+    def traced(self, fn):
+        """`fn` with its globals (and closure) seen through the tape: registered user rules
+        become ops and calls to other user functions become scoped calls."""
+        if fn in self._traced:
+            return self._traced[fn]
+        g = _TracedGlobals(self, fn.__globals__)
+        closure = None
+        if fn.__closure__:
+            closure = tuple(types.CellType(self.wrap(c.cell_contents)) if _cell_full(c) else c
+                            for c in fn.__closure__)
+        out = types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, closure)
+        out.__kwdefaults__ = fn.__kwdefaults__
+        self._traced[fn] = out
+        return out
+
+    def wrap(self, obj):
+        """What a traced function sees for a global or closure value."""
+        if isinstance(obj, types.FunctionType):
+            op = table.lookup(obj)
+            if op is not None:
+                return lambda *a, **k: self.apply(obj, a, k)
+            if _is_user_function(obj):
+                return self.scoped(obj)
+        if isinstance(obj, types.ModuleType) and _is_user_module(obj):
+            return _ModuleView(self, obj)
+        return obj
+
+    def scoped(self, fn):
+        traced = self.traced(fn)
+
+        def call(*args, **kwargs):
+            pairs = []
+
+            def fresh(x):
+                if isinstance(x, Tensor):
+                    inner = Tensor(x.value, self)
+                    pairs.append((x, inner))
+                    return inner
+                if isinstance(x, dict):
+                    return {k: fresh(v) for k, v in x.items()}
+                if isinstance(x, (list, tuple)):
+                    return type(x)(fresh(v) for v in x)
+                return x
+
+            args = tuple(fresh(a) for a in args)
+            kwargs = {k: fresh(v) for k, v in kwargs.items()}
+            self.entries.append(Entry(None, None, None, kind="enter", pairs=pairs))
+            return traced(*args, **kwargs)
+
+        return call
+
+    # -- backward ----------------------------------------------------------------------------
+    def backward(self, seeds: list) -> dict:
+        """Adjoints by id(Tensor), from (Tensor, cotangent) seeds."""
+        adj: dict[int, object] = {}
+        for t, g in seeds:
+            if isinstance(t, Tensor):
+                _accumulate(adj, t, g)
+        for e in reversed(self.entries):
+            if e.kind == "enter":
+                for outer, inner in e.pairs:
+                    if id(inner) in adj:
+                        _accumulate(adj, outer, adj.pop(id(inner)))
+                continue
+            g = adj.pop(id(e.out), None)
+            if g is None:
+                continue
+            op = e.op
+            values = {p.name: _unwrap(e.args[p.name]) if p.name in e.args else p.default
+                      for p in op.params}
+            for p in op.params:
+                rule = op.vjp(p.name)
+                if rule is None or p.name not in e.args or not _has_tensor(e.args[p.name]):
+                    continue
+                c = rule.fn(g, e.out.value, *(values[q.name] for q in op.params))
+                arg = e.args[p.name]
+                if isinstance(arg, Tensor):
+                    _accumulate(adj, arg, _fit(c, op, e.out.value, arg.value))
+                else:  # a list of arrays (concatenate, stack): one piece per item
+                    for item, piece in _pieces(arg, c):
+                        _accumulate(adj, item, piece)
+        return adj
+
+
+def _pieces(arg, c):
+    for item, piece in zip(arg, c):
+        if isinstance(item, Tensor):
+            yield item, piece
+        elif isinstance(item, (list, tuple)):
+            yield from _pieces(item, piece)
+
+
+def _fit(c, op, out, x):
+    """Source mode's `Reverse.fit`: unbroadcast a broadcasting row's contribution, cast."""
+    if op.broadcasting and np.shape(c) != np.shape(x):
+        return runtime.unbroadcast(c, x)
+    want = np.result_type(x) if isinstance(x, (np.ndarray, np.generic)) else None
+    if want is not None and np.result_type(out) != want and (
+            op.broadcasting or np.shape(x) == np.shape(out)):
+        return want.type(c) if np.ndim(x) == 0 else np.asarray(c).astype(want)
+    return c
+
+
+def _accumulate(adj: dict, t: Tensor, c) -> None:
+    if id(t) in adj:
+        adj[id(t)] = adj[id(t)] + c
+    else:
+        adj[id(t)] = c
+
+
+def _cell_full(cell) -> bool:
+    try:
+        cell.cell_contents
+        return True
+    except ValueError:
+        return False
+
+
+def _is_library(module_name: str) -> bool:
+    """numpy, the standard helpers and srcad's own machinery (its zoo models are user code)."""
+    if module_name.startswith("srcad.zoo"):
+        return False
+    return module_name.split(".")[0] in ("numpy", "srcad", "math", "operator", "builtins")
+
+
+def _is_user_function(fn) -> bool:
+    return not _is_library(getattr(fn, "__module__", "") or "")
+
+
+def _is_user_module(mod) -> bool:
+    return not _is_library(mod.__name__)
+
+
+class _TracedGlobals(dict):
+    """A function's globals as the tape shows them (wrapped on first access)."""
+
+    def __init__(self, tape, base):
+        super().__init__()
+        self._tape = tape
+        self._base = base
+        self["__builtins__"] = base.get("__builtins__", builtins)
+
+    def __missing__(self, key):
+        value = self._tape.wrap(self._base[key])
+        self[key] = value
+        return value
+
+
+class _ModuleView:
+    def __init__(self, tape, mod):
+        self._tape, self._mod = tape, mod
+
+    def __getattr__(self, name):
+        return self._tape.wrap(getattr(self._mod, name))
+
+
+def _wrap_args(tape, values, wrt_mask):
+    """Wrap float arguments (and the float leaves of pytrees) that gradients are asked for."""
+
+    def wrap(x):
+        if isinstance(x, dict):
+            return {k: wrap(v) for k, v in x.items()}
+        if isinstance(x, (list, tuple)):
+            return type(x)(wrap(v) for v in x)
+        if isinstance(x, (np.ndarray, np.generic, float)) and np.issubdtype(
+                np.result_type(x), np.floating):
+            return Tensor(x, tape)
+        return x
+
+    return [wrap(v) if w else v for v, w in zip(values, wrt_mask)]
+
+
+def _collect(wrapped, original, adj):
+    """The gradient for one argument, in its own structure (zeros where nothing flowed)."""
+    if isinstance(wrapped, dict):
+        return {k: _collect(wrapped[k], original[k], adj) for k in original}
+    if isinstance(wrapped, (list, tuple)):
+        return type(original)(_collect(w, o, adj) for w, o in zip(wrapped, original))
+    if isinstance(wrapped, Tensor):
+        d = adj.get(id(wrapped))
+        if d is None:
+            return runtime.zeros_grad_leaf(original)
+        return runtime.as_grad(d, original)
+    return None
+
+
+def run(fn, values, wrt_mask):
+    """Run `fn` on the tape: (tape, wrapped args, output)."""
+    tape = Tape()
+    wrapped = _wrap_args(tape, values, wrt_mask)
+    out = tape.traced(fn)(*wrapped)
+    return tape, wrapped, out
+
+
+def grads(tape, wrapped, values, out, cotangent, wrt_mask):
+    if isinstance(out, tuple):
+        seeds = list(zip(out, cotangent))
+    else:
+        seeds = [(out, cotangent)]
+    adj = tape.backward(seeds)
+    return [(_collect(w, v, adj) if m else None) for w, v, m in zip(wrapped, values, wrt_mask)]
+
+
+def value_of(out):
+    if isinstance(out, tuple):
+        return tuple(value_of(o) for o in out)
+    return out.value if isinstance(out, Tensor) else out
