@@ -250,9 +250,12 @@ class Transformed:
                     f"leave it out of wrt")
 
     # -- compilation -------------------------------------------------------------------------
-    def compiled(self, values: list) -> Compiled:
+    def compiled(self, values: list, given: int | None = None) -> Compiled:
+        """The generated code for these argument values (built on first sight of their
+        shapes). `given`: for vjp/jvp, how many leading arguments are primals; parameters
+        left to their defaults get no derivative."""
         key = tuple([(v.shape, v.dtype) if type(v) is np.ndarray else _key_of(v)
-                     for v in values])
+                     for v in values]) + (given,)
         hit = self._cache.get(key)
         if hit is not None:
             self._last = hit
@@ -261,7 +264,8 @@ class Transformed:
             main = self.inner.compiled(values).functions["main"]
             self._ir = _ir_of(main)
         env = dict(zip(self.params, values))
-        wrt = self.wrt if self.kind not in ("vjp", "jvp") else [p for p in self.params
+        n = len(self.params) if given is None else given
+        wrt = self.wrt if self.kind not in ("vjp", "jvp") else [p for p in self.params[:n]
                                                                if _is_float(env[p])]
         self._check_wrt_values(env, wrt)
         infos, out = probe(self._ir, env)
@@ -315,7 +319,7 @@ class Transformed:
             self._last = self._build(wrt, None, "generic (no call yet: shapes unknown)")
         return self._last.source
 
-    def tape_call(self, values, cotangent=1.0):
+    def tape_call(self, values, given=None):
         """mode="tape": run `fn` eagerly on the tape and replay the same VJP rules."""
         from . import tape
 
@@ -323,7 +327,8 @@ class Transformed:
             raise SrcadError("mode='tape' cannot transform a transformed function",
                              hint="use mode='source' for higher-order derivatives")
         env = dict(zip(self.params, values))
-        wrt = self.wrt if self.kind not in ("vjp", "jvp") else [p for p in self.params
+        n = len(self.params) if given is None else given
+        wrt = self.wrt if self.kind not in ("vjp", "jvp") else [p for p in self.params[:n]
                                                                if _is_float(env[p])]
         self._check_wrt_values(env, wrt)
         mask = [p in wrt for p in self.params]
@@ -534,10 +539,11 @@ def vjp(fn, *primals, **options):
     """
     t = _vjp_transformed(fn, options)
     values = t.bind(primals, {})
+    n_given = len(primals)
     if t.options["mode"] == "tape":
         from . import tape
 
-        tp, wrapped, out, value, mask = t.tape_call(values)
+        tp, wrapped, out, value, mask = t.tape_call(values, given=n_given)
 
         def pullback(cotangent):
             if np.shape(cotangent) != np.shape(value):
@@ -545,12 +551,12 @@ def vjp(fn, *primals, **options):
                                  f"output has shape {np.shape(value)}")
             if np.result_type(cotangent) != np.result_type(value):
                 cotangent = np.asarray(cotangent, dtype=np.result_type(value))
-            return tuple(tape.grads(tp, wrapped, values, out, cotangent, mask))
+            return tuple(tape.grads(tp, wrapped, values, out, cotangent, mask))[:n_given]
 
         return value, pullback
-    c = t.compiled(values)
+    c = t.compiled(values, given=n_given)
     out, saved = c.functions["fwd"](*values)
-    return out, Pullback(t, c, saved, values, out)
+    return out, Pullback(t, c, saved, values[:n_given], out)
 
 
 _VJP_CACHE: dict = {}
@@ -574,10 +580,10 @@ def jvp(fn, primals, tangents, **options):
         _JVP_CACHE[key] = t
     values = t.bind(tuple(primals), {})
     for p, v, d in zip(t.params, values, tangents):
-        if _is_float(v) and np.shape(d) != np.shape(v) and not isinstance(v, (dict, list, tuple)):
+        if not isinstance(v, (dict, list, tuple)) and _is_float(v) and np.shape(d) != np.shape(v):
             raise SrcadError(f"the tangent for `{p}` has shape {np.shape(d)} but the primal has "
                              f"shape {np.shape(v)}")
-    c = t.compiled(values)
+    c = t.compiled(values, given=len(primals))
     dots = [d for v, d in zip(values, tangents) if _is_float(v)]
     return c.functions["main"](*values, *dots)
 

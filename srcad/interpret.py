@@ -86,7 +86,7 @@ def run_block(body, env: dict, record=None, fn=None) -> None:
                     record(stmt.callee, p, v, None)
             run_block(stmt.callee.body, inner, record, stmt.callee)
             result = inner["<return>"]
-            values = list(result) if stmt.multi and len(stmt.targets) > 1 else [result]
+            values = list(result) if stmt.unpack else [result]
             for t, v in zip(stmt.targets, values):
                 env[t] = v
                 if record is not None:

@@ -85,6 +85,7 @@ class UserCall:
     args: list  # atoms, one per callee parameter
     line: int
     multi: bool = False  # the callee returns a tuple
+    unpack: bool = False  # ... which the call site unpacks into `targets`
 
 
 @dataclass

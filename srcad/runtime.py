@@ -16,6 +16,8 @@ import numpy as np
 
 __all__ = [
     "Stack",
+    "setitem",
+    "setitem_grad_x",
     "GradTree",
     "zeros_grad",
     "as_grad",
@@ -132,6 +134,25 @@ def unindex(g, x, index):
         out[index] = g
     else:
         np.add.at(out, index, g)
+    return out
+
+
+def setitem(x, index, value):
+    """``x[index] = value`` as a value: a new array (copy on write), `x` unchanged.
+
+    srcad's generated code never writes into an array that another name may still read (a
+    saved value, the caller's argument): this is how `x[i] = v` and `x[i] += v` are
+    differentiated (see frontend/normalize.py for the aliasing rules).
+    """
+    out = np.array(x, copy=True)
+    out[index] = value
+    return out
+
+
+def setitem_grad_x(g, index):
+    """The cotangent of `setitem`'s `x`: `g` with the overwritten positions zeroed."""
+    out = np.array(g, copy=True)
+    out[index] = 0
     return out
 
 
@@ -392,14 +413,22 @@ class GradTree:
             return self
         return NotImplemented
 
+    def __getitem__(self, key):
+        """A slot of the gradient (a missing slot is zero): generated code that is itself
+        differentiated reads a tuple cotangent this way."""
+        return self.slots.get(key, 0.0)
+
     def __repr__(self) -> str:
         return f"GradTree({self.slots!r})"
 
 
 def zeros_grad(x):
-    """A zero gradient for `x`: zeros like an array, an empty `GradTree` for a container."""
+    """A zero gradient for `x`: zeros like an array, an empty `GradTree` for a container,
+    0.0 for a Python float (a float64 0-d array would promote float32 values it meets)."""
     if isinstance(x, (dict, list, tuple)):
         return GradTree()
+    if isinstance(x, float) and not isinstance(x, np.floating):
+        return 0.0
     return np.zeros_like(x)
 
 

@@ -66,7 +66,13 @@ class Tensor:
         return bool(self.value)
 
     def __float__(self):
-        return float(self.value)
+        # numpy calls this to store a value into a plain array (`out[i] = t`), and float(t)
+        # drops the derivative: either way the gradient would be silently wrong
+        raise SrcadError(
+            "tape mode: a differentiable value is being turned into a plain float (float(x), "
+            "or `a[i] = x` into an array the tape does not follow), which loses its gradient",
+            hint="build the array from differentiable values (np.stack, np.concatenate), or "
+            "use mode='source', which differentiates `a[i] = x`")
 
     def __index__(self):
         return operator.index(self.value)
@@ -76,6 +82,11 @@ class Tensor:
 
     def __getitem__(self, index):
         return self.tape.apply(operator.getitem, (self, index), {})
+
+    def __setitem__(self, index, value):
+        """x[i] = v, copy on write as in source mode: the Tensor the user's name holds takes
+        the new value, and the tape's earlier references move to a Tensor for the old one."""
+        self.tape.setitem(self, index, value)
 
     # methods, as source mode's normaliser maps them
     def sum(self, *a, **k):
@@ -207,6 +218,26 @@ class Tape:
         out = Tensor(result, self)
         self.entries.append(Entry(op, bound, out))
         return out
+
+    def setitem(self, t: Tensor, index, value) -> None:
+        old = Tensor(t.value, self)
+        for e in self.entries:
+            if e.out is t:
+                e.out = old
+            if e.args is not None:
+                for k, v in e.args.items():
+                    if v is t:
+                        e.args[k] = old
+            if e.pairs:
+                e.pairs = [(old if a is t else a, old if b is t else b) for a, b in e.pairs]
+        new = self.apply(runtime.setitem, (old, index, value), {})
+        if isinstance(new, Tensor):
+            t.value = new.value
+            for e in self.entries:
+                if e.out is new:
+                    e.out = t
+        else:
+            t.value = new
 
     # -- user functions ----------------------------------------------------------------------
     def traced(self, fn):

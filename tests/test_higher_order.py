@@ -173,10 +173,6 @@ _CALLS_WRONG = (
     "srcad.grad(srcad.grad(f))(np.float64(0.5)) returns 0.0, the truth is "
     "2cos(x^2) - 4x^2 sin(x^2) = 1.6904 (jvp(grad(f)) gives 1.6904)")
 XFAIL: dict[str, str] = {
-    "gradgrad-exponent_power": _POWER_EXPONENT,
-    "hvp-power_exponent": _POWER_EXPONENT,
-    "gradgrad-calls_helper": _CALLS_CRASH,
-    "gradgrad-calls_helper_same_arg": _CALLS_WRONG,
 }
 
 

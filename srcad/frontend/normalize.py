@@ -110,7 +110,8 @@ METHODS = {
     "astype": _simple_method(runtime.astype),
     "pop": _simple_method(runtime_ops.stack_pop),
 }
-ATTRIBUTES = {"T": np.transpose, "shape": np.shape, "ndim": np.ndim, "size": np.size}
+ATTRIBUTES = {"T": np.transpose, "shape": np.shape, "ndim": np.ndim, "size": np.size,
+              "dtype": np.result_type}
 
 
 def _const_src(value, fallback_name: str | None) -> str | None:
@@ -145,7 +146,14 @@ class Normalizer:
         for node in gast.walk(pf.tree):
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
                 self.defs[node.id] += 1
+            # x[i] = v and x[i] += v give x a new value too (copy on write)
+            targets = node.targets if isinstance(node, gast.Assign) else (
+                [node.target] if isinstance(node, gast.AugAssign) else [])
+            for t in targets:
+                if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name):
+                    self.defs[t.value.id] += 1
         self.seen_defs = Counter()
+        self.mutations: list = []  # (statement, IR name written into, line): see setitem
         # names assigned inside a loop or a branch keep one name for all their values
         self.mutable: set[str] = set()
         for node in gast.walk(pf.tree):
@@ -156,6 +164,11 @@ class Normalizer:
                     for n in gast.walk(inner):
                         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
                             self.mutable.add(n.id)
+                        if isinstance(n, (gast.Assign, gast.AugAssign)):
+                            for t in (n.targets if isinstance(n, gast.Assign) else [n.target]):
+                                if isinstance(t, gast.Subscript) and isinstance(t.value,
+                                                                                gast.Name):
+                                    self.mutable.add(t.value.id)
         self.env: dict[str, ir.Var | ir.Const] = {p: ir.Var(p) for p in pf.params}
         self.line = pf.first_line
 
@@ -195,6 +208,7 @@ class Normalizer:
                 hint="return the value to differentiate",
                 cls=UnsupportedSyntaxError,
             )
+        self.check_mutations()
         lines = {n: self.pf.line(n) for n in range(self.pf.first_line, self.pf.last_line + 1)}
         return ir.Function(
             name=self.pf.name,
@@ -224,14 +238,24 @@ class Normalizer:
                                        "assign one name per statement")
             self.assign(targets[0], s.value, s)
         elif isinstance(s, gast.AugAssign):
+            if isinstance(s.target, gast.Subscript):
+                # x[i] += v  is  x[i] = x[i] + v
+                load = gast.Subscript(value=s.target.value, slice=s.target.slice,
+                                      ctx=gast.Load())
+                value = gast.copy_location(gast.BinOp(left=gast.copy_location(load, s),
+                                                      op=s.op, right=s.value), s)
+                self.assign(s.target, value, s)
+                return
             if not isinstance(s.target, gast.Name):
-                raise self.unsupported(
-                    "augmented assignment to a subscript or attribute is not supported yet", s,
-                    "build the new array with np.where or np.concatenate and assign it to a name")
+                raise self.unsupported("augmented assignment to an attribute", s,
+                                       "assign the new value to a name")
             value = gast.BinOp(left=gast.Name(s.target.id, gast.Load(), None, None), op=s.op,
                                right=s.value)
             gast.copy_location(value, s)
+            before = self.env.get(s.target.id)
             self.assign(s.target, value, s)
+            if isinstance(before, ir.Var):  # numpy would write into that array in place
+                self.mutations.append((self.body[-1], before.name, s.lineno, False))
         elif isinstance(s, gast.Expr):
             if isinstance(s.value, gast.Constant) and isinstance(s.value.value, str):
                 return  # docstring
@@ -451,6 +475,7 @@ class Normalizer:
                     raise self.pf.error("unpacking the result of a function that does not "
                                         "return a tuple", node)
                 call.targets = [self.def_name(n, node.lineno) for n in names]
+                call.unpack = True
                 self.taken.update(call.targets)
                 for n, t in zip(names, call.targets):
                     self.env[n] = ir.Var(t)
@@ -462,12 +487,82 @@ class Normalizer:
                 call = self.op_call(operator.getitem, [whole, ir.Index((ir.Const(i, repr(i)),),
                                                                        False)], {}, node)
                 self.env[n] = self.emit(call, self.def_name(n, node.lineno), node)
-        elif isinstance(target, (gast.Subscript, gast.Attribute)):
-            raise self.unsupported(
-                "assignment to a subscript or attribute is not supported yet", node,
-                "build the new array with np.where or np.concatenate and assign it to a name")
+        elif isinstance(target, gast.Subscript):
+            self.setitem(target, value, node)
+        elif isinstance(target, gast.Attribute):
+            raise self.unsupported("assignment to an attribute", node,
+                                   "assign the new value to a name")
         else:
             raise self.unsupported(f"assignment to {type(target).__name__}", node)
+
+    def setitem(self, target, value, node):
+        """x[i] = v: a new array (copy on write) bound to x. numpy would write into the old
+        array, so every other name that shares its memory (a view, an alias) must be dead
+        from here on -- checked once the whole function is normalised (`check_mutations`)."""
+        if not isinstance(target.value, gast.Name) or target.value.id not in self.locals:
+            raise self.unsupported("assignment into something other than a local array", node,
+                                   "assign into a name: x = x.copy(); x[i] = v")
+        name = target.value.id
+        base = self.name_atom(target.value)
+        index = self.index(target.slice, name)
+        v = self.expr(value, name, None)
+        call = self.op_call(runtime.setitem, [base, index, v], {}, node)
+        self.result(call, name, (name, node.lineno), node)
+        if isinstance(base, ir.Var):
+            self.mutations.append((self.body[-1], base.name, node.lineno, True))
+
+    def check_mutations(self) -> None:
+        """Copy-on-write equals numpy's in-place write only if nothing else still reads the
+        old array: no alias of it and no view into it (or of which it is a view)."""
+        if not self.mutations:
+            return
+        order, loops = {}, {}
+
+        def number(body, loop_ids):
+            for st in body:
+                order[id(st)] = len(order)
+                loops[id(st)] = loop_ids
+                if isinstance(st, ir.If):
+                    number(st.body, loop_ids)
+                    number(st.orelse, loop_ids)
+                elif isinstance(st, (ir.For, ir.While)):
+                    inner = loop_ids + (id(st),)
+                    if isinstance(st, ir.While):
+                        number(st.cond_body, inner)
+                    number(st.body, inner)
+
+        number(self.body, ())
+        roots, made = {}, {}
+        for st in ir.walk(self.body):
+            if isinstance(st, ir.Call):
+                made.setdefault(st.target, st.line)
+                first = next(iter(st.args.values()), None)
+                if st.op.view and isinstance(first, ir.Var):
+                    roots[st.target] = roots.get(first.name, first.name)
+        for stmt, base, line, array in self.mutations:
+            root = roots.get(base, base)
+            sharing = {v for v, r in roots.items() if r == root} | {root}
+            if array:  # x[i] = v: x is an array, so a plain alias shares it too
+                sharing.add(base)
+            elif base not in roots and not any(r == base for r in roots.values()):
+                continue  # `s += 1` on a name with no views: rebinding is what numpy does
+            sharing.discard(stmt.target)
+            for st in ir.walk(self.body):
+                if st is stmt:
+                    continue
+                later = order[id(st)] > order[id(stmt)] or set(loops[id(st)]) & set(
+                    loops[id(stmt)])
+                used = set(ir.uses(st)) & sharing
+                if later and used:
+                    other = sorted(used)[0]
+                    raise self.pf.error(
+                        f"line {line} writes into an array in place, but `{other}` "
+                        f"(made at line {made.get(other, self.pf.first_line)}) shares its "
+                        f"memory and is read at line {st.line}: srcad copies on write, so "
+                        f"`{other}` would not see the change that numpy makes",
+                        line, cls=UnsupportedSyntaxError,
+                        hint=f"copy explicitly before writing (`{base} = {base}.copy()`), "
+                        "or build the new array with np.where / np.concatenate")
 
     def unpack_atom(self, target, atom, node):
         for i, t in enumerate(target.elts):

@@ -103,3 +103,6 @@ defnondiff(operator.floordiv, name="floordiv", spelling="x // y", params=_XY, fa
            test_cases=(("a * (a.shape[0] // 2)", [(3, 4)]),))
 defnondiff(operator.mod, name="mod", spelling="x % y", params=_XY, family="integer",
            test_cases=(("a * (a.shape[1] % 3)", [(3, 4)]),))
+
+defnondiff(np.result_type, name="result_type", params=(Param("x"),), family="runtime",
+           spelling="x.dtype")

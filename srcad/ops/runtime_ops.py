@@ -10,7 +10,15 @@ a mask is its own transpose).
 import numpy as np
 
 from .. import runtime as rt
-from ..runtime import extremum_jvp, select_grad, unreduce
+from ..runtime import (
+    clip_grad,
+    clip_grad_max,
+    clip_grad_min,
+    extremum_jvp,
+    select_grad,
+    unbroadcast,
+    unreduce,
+)
 from .table import Param, defnondiff, defvjp
 
 _FAM = "runtime"
@@ -27,7 +35,7 @@ defvjp(rt.unreduce,
        None,
        name="unreduce", linear=("ct",), family=_FAM,
        derivation="a broadcast back over reduced axes; its transpose sums them")
-defvjp(rt.as_grad, lambda g, out, d, x: rt.unbroadcast(g, d), None,
+defvjp(rt.as_grad, lambda g, out, d, x: unbroadcast(g, d), None,
        name="as_grad", linear=("d",), family=_FAM,
        derivation="a copy, cast to the argument's dtype")
 
@@ -39,12 +47,12 @@ defvjp(rt.extremum_grad,
        None, None,
        name="extremum_grad", linear=("ct",), family=_FAM,
        derivation="spread over the tied extrema; its transpose averages over them")
-defvjp(rt.clip_grad, lambda g, out, ct, a, a_min, a_max: rt.clip_grad(g, a, a_min, a_max),
+defvjp(rt.clip_grad, lambda g, out, ct, a, a_min, a_max: clip_grad(g, a, a_min, a_max),
        None, None, None, name="clip_grad", linear=("ct",), family=_FAM, derivation="a mask")
-defvjp(rt.clip_grad_min, lambda g, out, ct, a, a_min, a_max: rt.clip_grad_min(g, a, a_min, a_max),
+defvjp(rt.clip_grad_min, lambda g, out, ct, a, a_min, a_max: clip_grad_min(g, a, a_min, a_max),
        None, None, None, name="clip_grad_min", linear=("ct",), family=_FAM,
        derivation="a mask")
-defvjp(rt.clip_grad_max, lambda g, out, ct, a, a_min, a_max: rt.clip_grad_max(g, a, a_min, a_max),
+defvjp(rt.clip_grad_max, lambda g, out, ct, a, a_min, a_max: clip_grad_max(g, a, a_min, a_max),
        None, None, None, name="clip_grad_max", linear=("ct",), family=_FAM,
        derivation="a mask")
 defvjp(rt.unindex, lambda g, out, ct, x, index: g[index], None, None,

@@ -11,13 +11,15 @@ import numpy as np
 
 from ..runtime import (
     astype,
+    setitem,
+    setitem_grad_x,
     inverse_permutation,
     unbroadcast,
     unconcatenate,
     unindex,
     unstack,
 )
-from .table import defvjp
+from .table import defjvp, defvjp
 
 _T = (2, 3, 4)
 
@@ -105,3 +107,21 @@ defvjp(astype, lambda g, out, x, dtype: g.astype(x.dtype),
        test_cases=(("a.astype(np.float64)", [(3, 4)]), ("a.astype(float)", [(3,)]),
                    # rounds to float32 on the way, so float64 finite differences see 1e-7
                    ("a.astype(np.float32)", [(3, 4)], None, False, {"float64": 2e-3})))
+
+
+# --- subscript assignment: x[index] = value as a value (copy on write) -----------------------
+defvjp(setitem,
+       lambda g, out, x, index, value: setitem_grad_x(g, index),
+       None,
+       lambda g, out, x, index, value: unbroadcast(g[index], value),
+       name="setitem", spelling="setitem(x, index, value)", family="shape",
+       test_cases=(("OP(a, 1, b)", [(3, 4), (4,)]),
+                   ("OP(a, np.s_[:, 1:3], b)", [(3, 4), (3, 2)]),
+                   ("OP(a, np.s_[0], b)", [(3, 4), ()]),
+                   ("OP(a, a > 0, 0.0)", [(3, 4)])),
+       derivation="out = x except at index, where it is value: g flows to x outside the "
+       "index and to value (summed over broadcasting) inside it")
+defjvp(setitem,
+       lambda g, out, x, index, value: setitem(g, index, 0),
+       None,
+       lambda g, out, x, index, value: setitem(np.zeros_like(out), index, g))

@@ -170,7 +170,7 @@ class Forward:
     def user_call(self, s: ir.UserCall, out: list) -> None:
         args = [atom_expr(a) for a in s.args]
         outs = [store(t) for t in s.targets]
-        target = ast.Tuple(elts=outs, ctx=ast.Store()) if len(outs) > 1 else outs[0]
+        target = ast.Tuple(elts=outs, ctx=ast.Store()) if s.unpack else outs[0]
         if not any(t in self.varied for t in s.targets):
             out.append(Line(ast.Assign(targets=[target], value=ast.Call(
                 func=name(s.fn_name), args=args, keywords=[]), lineno=0), s.line))
@@ -186,7 +186,7 @@ class Forward:
         f, _ = self.jvp_pairs[key]
         dots = [self.tangent_atom(a) for p, a in zip(s.callee.params, s.args) if p in wrt]
         douts = [store(self.dot(t)) for t in s.targets]
-        dtarget = ast.Tuple(elts=douts, ctx=ast.Store()) if len(douts) > 1 else douts[0]
+        dtarget = ast.Tuple(elts=douts, ctx=ast.Store()) if s.unpack else douts[0]
         both = ast.Tuple(elts=[target, dtarget], ctx=ast.Store())
         out.append(Line(ast.Assign(targets=[both], value=ast.Call(
             func=name(f.name), args=args + dots, keywords=[]), lineno=0), s.line))

@@ -483,7 +483,7 @@ class Reverse:
 
     def user_call_forward(self, s: ir.UserCall) -> ast.stmt:
         args = [atom_expr(a) for a in s.args]
-        if len(s.targets) > 1:
+        if s.unpack:
             outs = ast.Tuple(elts=[store(t) for t in s.targets], ctx=ast.Store())
         else:
             outs = store(s.targets[0])
@@ -502,7 +502,7 @@ class Reverse:
             return
         p = self.pair(s)
         block: list[Line] = []
-        if s.multi:
+        if s.unpack:
             cots = []
             for t in s.targets:
                 st = self.state.pop(t, None)
@@ -723,11 +723,7 @@ class Reverse:
         if isinstance(ret, ir.Var) and ret.name in self.active:
             self.state[ret.name] = Adj(alias=seed)
         elif isinstance(ret, ir.Seq):  # a tuple output: its cotangent is a tuple too
-            for i, item in enumerate(ret.items):
-                if isinstance(item, ir.Var) and item.name in self.active:
-                    part = ast.Subscript(value=copy.deepcopy(seed), slice=ast.Constant(i),
-                                         ctx=ast.Load())
-                    self.accumulate(item.name, part, self.fn.ret.line, lines)
+            self.seed_seq(ret, seed, lines)
         # first pass: which values does the backward read?  (restores are placeholders)
         self.pushes = {}
         probe_state = {k: copy.copy(v) for k, v in self.state.items()}
@@ -753,6 +749,16 @@ class Reverse:
         self._stacks = {}
         lines = [Line(comment="--- backward ---")] + lines + self.bwd_block(body)
         return [self._finish_restores(ln) for ln in lines]
+
+    def seed_seq(self, seq: ir.Seq, seed: ast.expr, lines: list) -> None:
+        """Seed each item of a (nested) tuple output with its part of the cotangent."""
+        for i, item in enumerate(seq.items):
+            part = ast.Subscript(value=copy.deepcopy(seed), slice=ast.Constant(i),
+                                 ctx=ast.Load())
+            if isinstance(item, ir.Var) and item.name in self.active:
+                self.accumulate(item.name, part, self.fn.ret.line, lines)
+            elif isinstance(item, ir.Seq):
+                self.seed_seq(item, part, lines)
 
     def _finish_restores(self, ln: Line) -> Line:
         if ln.body is not None:
