@@ -504,6 +504,24 @@ value_and_grad = _decorator("value_and_grad")
 value_and_grad.__doc__ = """Like `grad`, but returns `(value, grad)`."""
 
 
+def _checksum(a: np.ndarray) -> int:
+    """crc32 of an array's bytes (contiguous arrays are read in place, without a copy)."""
+    import zlib
+
+    data = memoryview(a).cast("B") if a.flags.c_contiguous else a.tobytes()
+    return zlib.crc32(data)
+
+
+def _leaves_of(value):
+    if isinstance(value, (tuple, list)):
+        for v in value:
+            yield from _leaves_of(v)
+    elif isinstance(value, runtime.Stack):
+        yield from _leaves_of(list(value._items))
+    else:
+        yield value
+
+
 class Pullback:
     """The backward half of `vjp`: holds the saved values between the two calls."""
 
@@ -514,12 +532,28 @@ class Pullback:
         self._values = values
         self._out_shape = np.shape(out)
         self._out_dtype = np.result_type(out)
+        # the caller owns the arguments and the output: if the backward keeps a reference to
+        # one of them, remember a checksum, so that a change made before the pullback runs is
+        # reported instead of silently corrupting the gradient
+        held = {id(v) for v in _leaves_of(saved)}
+        named = [(p, v) for p, v in zip(t.params, values) if isinstance(v, np.ndarray)]
+        named.append(("the output", out))
+        self._guards = [(label, v, _checksum(v)) for label, v in named
+                        if isinstance(v, np.ndarray) and id(v) in held]
 
     @property
     def source(self) -> str:
         return self._c.source
 
     def __call__(self, cotangent):
+        for label, v, crc in self._guards:
+            if _checksum(v) != crc:
+                what = f"argument `{label}`" if label != "the output" else "the output"
+                raise SrcadError(
+                    f"{what} of {self._t._ir.name} was changed in place after srcad.vjp and "
+                    f"before its pullback; the backward needs its original values",
+                    filename=self._t._ir.filename, lineno=self._t._ir.first_line,
+                    hint="copy the array before changing it, or call vjp again")
         if np.shape(cotangent) != self._out_shape:
             raise SrcadError(
                 f"the cotangent has shape {np.shape(cotangent)} but "

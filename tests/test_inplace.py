@@ -1,0 +1,89 @@
+"""In-place writes and views: differentiable where copy-on-write equals numpy, an error where
+it would not, and never a silently wrong gradient."""
+
+import numpy as np
+import pytest
+import torch
+
+import srcad
+from srcad.testing import check_grads
+from tests import fixtures_inplace as F
+
+rng = np.random.default_rng(0)
+X, V4, V3 = rng.standard_normal((3, 4)), rng.standard_normal(4), rng.standard_normal(3)
+
+
+@pytest.mark.parametrize("fn, args, wrt", [
+    (F.setrow, (X, V4), (0, 1)),
+    (F.augrow, (X, V3), (0, 1)),
+    (F.mask_zero, (X,), 0),
+    (F.loop_set, (V3, 4), 0),
+    (F.views_read_before_write, (X,), 0),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_subscript_assignment_is_differentiable(fn, args, wrt):
+    check_grads(fn, args, wrt=wrt)
+
+
+@pytest.mark.parametrize("fn, args", [(F.setrow, (X, V4)), (F.augrow, (X, V3)),
+                                      (F.mask_zero, (X,))], ids=lambda v: getattr(v, "__name__", ""))
+def test_tape_agrees_bitwise(fn, args):
+    wrt = tuple(range(len(args)))
+    a = srcad.grad(fn, wrt=wrt)(*args)
+    b = srcad.grad(fn, wrt=wrt, mode="tape")(*args)
+    for x, y in zip(a, b):
+        assert np.array_equal(x, y)
+
+
+def test_seed_scenario_in_place_after_save_is_right():
+    """An in-place write into a value the backward needs (tanh's output) gets its own copy:
+    the gradient is right, where a framework that wrote into the saved array would train
+    on a silently wrong one."""
+    x, W = rng.standard_normal((4, 3)), rng.standard_normal((3, 5))
+    dW = srcad.grad(F.relu_inplace_scenario, wrt=1)(x, W)
+    xt, Wt = torch.tensor(x), torch.tensor(W, requires_grad=True)
+    a = torch.tanh(xt @ Wt)
+    a = torch.where(a < 0, a * 0.1, a)
+    torch.sum(a * a).backward()
+    np.testing.assert_allclose(dW, Wt.grad.numpy(), rtol=1e-12)
+
+
+def test_writing_into_a_parameter_leaves_the_callers_array_alone():
+    x = X.copy()
+    g = srcad.grad(F.write_param)(x, 7.0)
+    np.testing.assert_array_equal(x, X)  # copy on write (JAX semantics), documented
+    expected = 2 * x
+    expected[0] = 0.0
+    np.testing.assert_allclose(g, expected)
+
+
+@pytest.mark.parametrize("fn, name", [(F.view_then_write, "r"), (F.alias_then_write, "y"),
+                                      (F.transpose_then_augassign, "v")])
+def test_write_seen_through_a_live_view_is_an_error(fn, name):
+    with pytest.raises(srcad.SrcadError) as e:
+        srcad.grad(fn)(X)
+    msg = str(e.value)
+    assert "shares its memory" in msg and "fixtures_inplace.py" in msg
+    assert f"`{name}" in msg
+
+
+def test_vjp_detects_an_argument_changed_before_the_pullback():
+    x, W = rng.standard_normal((2, 3)), rng.standard_normal((3, 4))
+    out, pullback = srcad.vjp(F.vector_out, x, W)
+    W[0, 0] += 1.0  # the backward reads W (dx = g (1 - out^2) W^T)
+    with pytest.raises(srcad.SrcadError, match="argument `W`"):
+        pullback(np.ones_like(out))
+
+
+def test_vjp_detects_the_output_changed_before_the_pullback():
+    x, W = rng.standard_normal((2, 3)), rng.standard_normal((3, 4))
+    out, pullback = srcad.vjp(F.vector_out, x, W)
+    out *= 2.0
+    with pytest.raises(srcad.SrcadError, match="the output"):
+        pullback(np.ones_like(out))
+
+
+def test_vjp_untouched_arguments_pass():
+    x, W = rng.standard_normal((2, 3)), rng.standard_normal((3, 4))
+    out, pullback = srcad.vjp(F.vector_out, x, W)
+    dx, dW = pullback(np.ones_like(out))
+    assert dx.shape == x.shape and dW.shape == W.shape
