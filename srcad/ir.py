@@ -86,6 +86,7 @@ class UserCall:
     line: int
     multi: bool = False  # the callee returns a tuple
     unpack: bool = False  # ... which the call site unpacks into `targets`
+    checkpoint: bool = False  # srcad.checkpoint: save the inputs, recompute in the backward
 
 
 @dataclass

@@ -36,6 +36,7 @@ from ..errors import NoRuleError, UnsupportedSyntaxError
 from ..ops import control, runtime_ops, table
 from .desugar import desugar
 from .fence import fence
+from ..checkpoint import Checkpointed, checkpoint
 from .parse import UNRESOLVED, ParsedFunction, parse_function
 
 _BINOPS = {
@@ -807,12 +808,28 @@ class Normalizer:
         if isinstance(func, gast.Name) and func.id in self.locals:
             raise self.unsupported(f"calling the local value `{func.id}`", e,
                                    "call module-level functions directly")
-        obj, spelled = self.dotted(func)
+        checkpointed = False
+        if isinstance(func, gast.Call):  # srcad.checkpoint(block)(h, W)
+            maker, _ = self.dotted(func.func)
+            if maker is not checkpoint or len(func.args) != 1 or func.keywords:
+                raise self.unsupported("calling the result of a call", e,
+                                       "call module-level functions directly")
+            obj, spelled = self.dotted(func.args[0])
+            checkpointed = True
+        else:
+            obj, spelled = self.dotted(func)
+        if isinstance(obj, Checkpointed):  # ck = srcad.checkpoint(block) at module level
+            obj, checkpointed = obj.fn, True
         obj = _BUILTIN_OPS.get(obj, obj) if _hashable(obj) else obj
         args = [self.expr(a, hint, None) for a in e.args]
         kwargs = {k.arg: self.expr(k.value, hint, None) for k in e.keywords}
+        if checkpointed and (table.lookup(obj) is not None
+                             or not isinstance(obj, types.FunctionType)):
+            raise self.unsupported(f"srcad.checkpoint of `{spelled}`, which is not a plain "
+                                   f"user function", e, "checkpoint a function defined with def")
         if table.lookup(obj) is None and isinstance(obj, types.FunctionType):
             call = self.user_call(obj, spelled, args, kwargs, e)
+            call.checkpoint = checkpointed
             if into is _RETURN:
                 call.targets = [self.fresh(self.pf.name)]
             elif into is not None:

@@ -184,6 +184,7 @@ class Reverse:
                          for t in ir.defs(s)}
         self.pushes: dict[int, list[str]] = {}  # id(stmt) -> names pushed before it runs
         self.saved_of: dict[int, str] = {}  # id(user call) -> name of its callee's residuals
+        self.restored_early: set[int] = set()  # checkpointed calls that pop before recomputing
         self.counters: dict[int, str] = {}  # id(loop) -> trip counter name
         self.restore_stacks: dict[str, str] = {}
 
@@ -487,7 +488,8 @@ class Reverse:
             outs = ast.Tuple(elts=[store(t) for t in s.targets], ctx=ast.Store())
         else:
             outs = store(s.targets[0])
-        if id(s) not in self.saved_of:
+        if id(s) not in self.saved_of or s.checkpoint:
+            # no residuals: a checkpointed call saves only its inputs (read again below)
             return ast.Assign(targets=[outs], value=ast.Call(func=name(s.fn_name), args=args,
                                                              keywords=[]), lineno=0)
         p = self.pair(s)
@@ -523,6 +525,21 @@ class Reverse:
                 part = self.fresh(f"d{a.name}_part")
                 parts.append((a.name, part))
                 elts.append(store(part))
+        if s.checkpoint:
+            # recompute the call's forward from its saved inputs, keeping its residuals
+            # only until its backward has run. An input the call overwrites (h = f(h, W))
+            # is restored first: the recomputation needs its value from before the call.
+            if set(s.targets) & {v for a in s.args for v in ir.atom_vars(a)}:
+                for v in reversed(self.pushes.get(id(s), [])):
+                    block.append(Line(ast.Expr(_call(_RESTORE, name(v))), s.line))
+                self.restored_early.add(id(s))
+            block.append(Line(comment=f"checkpointed: recompute {s.callee.name}'s forward "
+                                      f"from its inputs"))
+            recompute = ast.Call(func=name(p.fwd.name), args=[atom_expr(a) for a in s.args],
+                                 keywords=[])
+            block.append(Line(ast.Assign(targets=[ast.Tuple(elts=[
+                store("_"), store(self.saved_of[id(s)])], ctx=ast.Store())], value=recompute,
+                lineno=0), s.line))
         call = ast.Call(func=name(p.bwd.name), args=[name(self.saved_of[id(s)]), g],
                         keywords=[])
         block.append(Line(ast.Assign(targets=[ast.Tuple(elts=elts, ctx=ast.Store())],
@@ -553,8 +570,9 @@ class Reverse:
                     self.call_backward(s, out)
                 else:
                     self.user_call_backward(s, out)
-                for v in reversed(self.pushes.get(id(s), [])):
-                    out.append(Line(ast.Expr(_call(_RESTORE, name(v))), s.line))
+                if id(s) not in self.restored_early:
+                    for v in reversed(self.pushes.get(id(s), [])):
+                        out.append(Line(ast.Expr(_call(_RESTORE, name(v))), s.line))
             elif isinstance(s, ir.If):
                 self.if_backward(s, out)
             elif isinstance(s, (ir.For, ir.While)):
@@ -739,7 +757,7 @@ class Reverse:
                 continue
             names = [t for t in ir.defs(s) if t in self.mutable and t in needed
                      and self.may_overwrite(s, t) and self.old_value_read(s, t)]
-            if id(s) in self.saved_of and self.loop_depth[id(s)] > 0:
+            if id(s) in self.saved_of and self.loop_depth[id(s)] > 0 and not s.checkpoint:
                 names.append(self.saved_of[id(s)])
             if names:
                 self.pushes[id(s)] = names
