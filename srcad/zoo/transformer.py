@@ -90,8 +90,8 @@ def block(x, ln1_g, ln1_b, w_q, b_q, w_k, w_v, b_v, w_o, b_o, ln2_g, ln2_b, w_fc
 def block_loss(p, x, n_heads, probe):
     """A scalar of the block's output, <block(x), probe>: its cotangent is `probe`.
 
-    `block` takes arrays rather than the dict `p`: srcad drops the gradient of a dict that
-    is passed into a subroutine (REPORT.md, issue 5)."""
+    `block` takes arrays rather than the dict `p`, so that its generated backward reads as
+    one subroutine over named arrays."""
     y = block(x, p["ln1_g"], p["ln1_b"], p["w_q"], p["b_q"], p["w_k"], p["w_v"], p["b_v"],
               p["w_o"], p["b_o"], p["ln2_g"], p["ln2_b"], p["w_fc"], p["b_fc"], p["w_proj"],
               p["b_proj"], n_heads)
