@@ -56,9 +56,10 @@ def _check_options(options: dict) -> dict:
         raise SrcadError(f"mode must be 'source' or 'tape', got {opts['mode']!r}")
     if opts["fuse"]:
         warnings.warn("srcad: fuse=True is not available yet; running unfused", stacklevel=3)
-    if opts["memory_budget"] is not None:
-        warnings.warn("srcad: memory_budget is not available yet; saving everything",
-                      stacklevel=3)
+    budget = opts["memory_budget"]
+    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, (int, float))
+                               or budget < 0):
+        raise SrcadError(f"memory_budget must be a number of bytes, got {budget!r}")
     return opts
 
 
@@ -171,6 +172,8 @@ class Compiled:
     source: str
     functions: dict
     saved: list
+    residuals: dict = None  # id(user call) -> the name its residuals are saved under
+    recomputed: list = None  # (callee, line) of the calls a memory_budget policy recomputes
 
 
 class Transformed:
@@ -289,14 +292,22 @@ class Transformed:
                              f"{type(out).__name__}", filename=self._ir.filename,
                              lineno=self._ir.ret.line)
         signature = ", ".join(f"{p}: {_describe(env[p])}" for p in self.params)
-        c = self._build(wrt, infos, signature)
+        c = self._build(wrt, infos, signature, values)
         self._cache[key] = c
         self._last = c
         return c
 
-    def _build(self, wrt, infos, signature) -> Compiled:
+    def _build(self, wrt, infos, signature, values=None) -> Compiled:
         try:
-            return build(self._ir, self.kind, wrt, infos, signature, self.single, self.options)
+            ids = frozenset()
+            recomputed = None
+            if self.options["memory_budget"] is not None and values is not None and \
+                    self.kind != "jvp":
+                ids, recomputed = self._budget_policy(wrt, infos, signature, values)
+            c = build(self._ir, self.kind, wrt, infos, signature, self.single, self.options,
+                      checkpoint_ids=ids)
+            c.recomputed = recomputed
+            return c
         except SrcadError:
             raise
         except Exception as e:  # an internal error must not reach the user bare
@@ -305,6 +316,43 @@ class Transformed:
                 f"{type(e).__name__}: {e}",
                 filename=self._ir.filename, lineno=self._ir.first_line, func=self._ir.name,
                 hint="this is a bug in srcad; please report it with the function") from e
+
+    def _budget_policy(self, wrt, infos, signature, values):
+        """memory_budget: recompute the calls with the largest residuals until what the
+        backward keeps fits the budget (measured on these arguments: the split forward is run
+        once per choice). Returns (ids of the calls to recompute, [(callee, line)])."""
+        from .report import report
+
+        budget = self.options["memory_budget"]
+        env = dict(zip(self.params, values))
+        calls = {id(s): s for s in ir.walk(self._ir.body) if isinstance(s, ir.UserCall)}
+
+        def measure(ids):
+            c = build(self._ir, "vjp", wrt, infos, signature, False, self.options,
+                      checkpoint_ids=ids)
+            _, saved = c.functions["fwd"](*values)
+            rep = report(self._ir, c.saved, saved, env)
+            per_call = {}
+            for item in rep.items:
+                for cid, name in c.residuals.items():
+                    if item.name in (name, f"stack_{name}"):
+                        per_call[cid] = per_call.get(cid, 0) + item.nbytes
+            return rep.total_bytes, per_call
+
+        chosen: set = set()
+        total, per_call = measure(frozenset())
+        while total > budget:
+            left = {cid: b for cid, b in per_call.items() if cid not in chosen and b > 0}
+            if not left:
+                warnings.warn(
+                    f"srcad: memory_budget={budget:,} bytes cannot be met for {self._ir.name}: "
+                    f"recomputing every call to a user function, the backward still keeps "
+                    f"{total:,} bytes (the minimum this policy reaches)", stacklevel=4)
+                break
+            chosen.add(max(left, key=left.get))
+            total, per_call = measure(frozenset(chosen))
+        return frozenset(chosen), [(calls[c].callee.name, calls[c].line) for c in chosen
+                                   if c in calls]
 
     @property
     def source(self) -> str:
@@ -376,12 +424,14 @@ def finish_pair(fwd, bwd, ret_expr, line, infos) -> list[str]:
     return saved
 
 
-def build(fn_ir: ir.Function, kind: str, wrt, infos, signature, single, options) -> Compiled:
+def build(fn_ir: ir.Function, kind: str, wrt, infos, signature, single, options,
+          checkpoint_ids=frozenset()) -> Compiled:
     """Reverse-transform, optimise, render and compile one specialisation."""
     from .transform.reverse import Module
     from .transform.templates import atom_expr
 
     module = Module(infos)
+    module.checkpoint_ids = frozenset(checkpoint_ids)
     saved: list[str] = []
     if kind == "jvp":
         from .transform.forward import Forward
@@ -398,6 +448,7 @@ def build(fn_ir: ir.Function, kind: str, wrt, infos, signature, single, options)
                        {**fwd_t.globals, **{k: v for _, sub in module.jvp_functions.values()
                                             for k, v in sub.globals.items()}})
     rev = Reverse(fn_ir, wrt, None, module)
+    residuals = rev.saved_of  # filled by the transform: id(call) -> name of its residuals
     if kind == "vjp":
         fwd, bwd = rev.split()
         saved = finish_pair(fwd, bwd, atom_expr(fn_ir.ret.value), fn_ir.ret.line,
@@ -425,8 +476,9 @@ def build(fn_ir: ir.Function, kind: str, wrt, infos, signature, single, options)
                     hint=f"rename `{k}` in one of the two modules")
             inject[k] = v
     functions += main
-    return _finish(fn_ir, kind, wrt, signature, options, functions, roles, saved, inject,
-                   helpers)
+    c = _finish(fn_ir, kind, wrt, signature, options, functions, roles, saved, inject, helpers)
+    c.residuals = dict(residuals)
+    return c
 
 
 def _callee_injects(module, fn_ir) -> dict:
@@ -446,7 +498,8 @@ def _finish(fn_ir, kind, wrt, signature, options, functions, roles, saved, injec
         "last_line": fn_ir.last_line,
         "source": "\n".join(fn_ir.source_lines[k] for k in sorted(fn_ir.source_lines)),
         "options": f"{kind} wrt=({', '.join(wrt)}) mode={options['mode']} "
-        f"fuse={options['fuse']} checkpoint=none",
+        f"fuse={options['fuse']} checkpoint="
+        f"{'none' if options['memory_budget'] is None else 'memory_budget=' + str(options['memory_budget'])}",
         "signature": signature,
     }
     source = render(functions, origin=origin, inject=inject)
@@ -508,7 +561,7 @@ def _checksum(a: np.ndarray) -> int:
     """crc32 of an array's bytes (contiguous arrays are read in place, without a copy)."""
     import zlib
 
-    data = memoryview(a).cast("B") if a.flags.c_contiguous else a.tobytes()
+    data = memoryview(a).cast("B") if a.flags.c_contiguous and a.size else a.tobytes()
     return zlib.crc32(data)
 
 
@@ -686,9 +739,17 @@ def explain(fn, *args, wrt=None, print_report: bool = True, **options):
     t._check_wrt_values(env, names)
     infos, _ = probe(t._ir, env)
     signature = ", ".join(f"{p}: {_describe(env[p])}" for p in t.params)
-    c = build(t._ir, "vjp", names, infos, signature, False, t.options)
+    ids, recomputed = frozenset(), []
+    if t.options["memory_budget"] is not None:
+        ids, recomputed = t._budget_policy(names, infos, signature, values)
+    c = build(t._ir, "vjp", names, infos, signature, False, t.options, checkpoint_ids=ids)
     _, saved = c.functions["fwd"](*values)
     rep = report(t._ir, c.saved, saved, env)
+    from .report import Saved
+
+    for callee, line in recomputed:
+        rep.items.append(Saved(f"{callee}(...)", None, None, 0, f"{t._ir.filename}:{line}",
+                               "call", status="recomputed"))
     if print_report:
         print(rep)
     return rep

@@ -137,6 +137,7 @@ class Module:
         self.infos_by_fn = infos_by_fn or {}
         self.names: set[str] = set()
         self.pairs: dict[tuple, Pair] = {}
+        self.checkpoint_ids: frozenset = frozenset()  # calls a memory_budget policy recomputes
 
     def function_name(self, base: str) -> str:
         n, k = base, 2
@@ -460,6 +461,10 @@ class Reverse:
         return store("_")
 
     # -- calls to other user functions ---------------------------------------------------------
+    def recompute(self, s: ir.UserCall) -> bool:
+        """Is this call checkpointed (by srcad.checkpoint, or by a memory_budget policy)?"""
+        return s.checkpoint or id(s) in self.module.checkpoint_ids
+
     def call_is_active(self, s: ir.UserCall) -> bool:
         return any(t in self.active for t in s.targets) and any(
             v in self.active for a in s.args for v in ir.atom_vars(a))
@@ -488,7 +493,7 @@ class Reverse:
             outs = ast.Tuple(elts=[store(t) for t in s.targets], ctx=ast.Store())
         else:
             outs = store(s.targets[0])
-        if id(s) not in self.saved_of or s.checkpoint:
+        if id(s) not in self.saved_of or self.recompute(s):
             # no residuals: a checkpointed call saves only its inputs (read again below)
             return ast.Assign(targets=[outs], value=ast.Call(func=name(s.fn_name), args=args,
                                                              keywords=[]), lineno=0)
@@ -525,7 +530,7 @@ class Reverse:
                 part = self.fresh(f"d{a.name}_part")
                 parts.append((a.name, part))
                 elts.append(store(part))
-        if s.checkpoint:
+        if self.recompute(s):
             # recompute the call's forward from its saved inputs, keeping its residuals
             # only until its backward has run. An input the call overwrites (h = f(h, W))
             # is restored first: the recomputation needs its value from before the call.
@@ -757,7 +762,7 @@ class Reverse:
                 continue
             names = [t for t in ir.defs(s) if t in self.mutable and t in needed
                      and self.may_overwrite(s, t) and self.old_value_read(s, t)]
-            if id(s) in self.saved_of and self.loop_depth[id(s)] > 0 and not s.checkpoint:
+            if id(s) in self.saved_of and self.loop_depth[id(s)] > 0 and not self.recompute(s):
                 names.append(self.saved_of[id(s)])
             if names:
                 self.pushes[id(s)] = names
