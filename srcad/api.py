@@ -12,6 +12,7 @@ to the compiled code.
 from __future__ import annotations
 
 import ast
+import copy
 import functools
 import hashlib
 import inspect
@@ -24,6 +25,7 @@ from . import ir, runtime
 from .codegen import compile_source, render
 from .errors import NonScalarOutputError, SrcadError
 from .frontend import normalize, parse_function
+from .frontend.normalize import check_opaque_methods
 from .gcode import Line
 from .interpret import evaluate
 from .optimize import optimize
@@ -271,7 +273,12 @@ class Transformed:
         wrt = self.wrt if self.kind not in ("vjp", "jvp") else [p for p in self.params[:n]
                                                                if _is_float(env[p])]
         self._check_wrt_values(env, wrt)
-        infos, out = probe(self._ir, env)
+        check_opaque_methods(self._ir, wrt)
+        # the probe must not consume a random generator's state: it runs on a copy
+        probe_env = {k: copy.deepcopy(v) if isinstance(v, (np.random.Generator,
+                                                          np.random.RandomState)) else v
+                     for k, v in env.items()}
+        infos, out = probe(self._ir, probe_env)
         if self.kind not in ("vjp", "jvp") and not _is_float(out) and not (
                 isinstance(out, (np.ndarray, np.generic)) and np.ndim(out) != 0):
             raise SrcadError(

@@ -27,3 +27,12 @@ def shape_error(x, y):
 
 def vector_out(x, W):
     return np.tanh(x @ W)
+
+
+def noisy(x, rng):
+    z = rng.standard_normal(x.shape)
+    return np.sum(x * z)
+
+
+def cumsum_method(x):
+    return np.sum(x.cumsum())

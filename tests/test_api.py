@@ -202,3 +202,17 @@ def test_traceback_shows_generated_line(data):
         main(W, b, x, y[:, :2])  # bypass the probe: the error happens in generated code
     text = "".join(traceback.format_exception(e.value))
     assert "loss_subtract = h - y  # L8" in text
+
+
+def test_random_generator_argument_passes_through_untouched():
+    """rng.standard_normal(...) on a passed Generator is not differentiated, and the first
+    call's shape probe does not consume the generator's state."""
+    x = np.ones(3)
+    g = srcad.grad(F.noisy)(x, np.random.default_rng(0))
+    np.testing.assert_array_equal(g, np.random.default_rng(0).standard_normal(3))
+    assert "push" not in srcad.source(srcad.grad(F.noisy))
+
+
+def test_method_without_rule_on_a_differentiated_value_is_an_error():
+    with pytest.raises(srcad.SrcadError, match="cumsum"):
+        srcad.grad(F.cumsum_method)(np.ones(3))

@@ -23,6 +23,7 @@ Before/after:
 
 from __future__ import annotations
 
+import ast
 import operator
 import types
 from collections import Counter
@@ -796,11 +797,14 @@ class Normalizer:
             if base is not None:
                 make = METHODS.get(func.attr)
                 if make is None:
-                    raise self.pf.error(
-                        f"the array method `.{func.attr}()` has no derivative rule in srcad",
-                        e, cls=NoRuleError,
-                        hint="call the numpy function instead (np.<name>(x, ...)), or register "
-                        "one with srcad.defvjp")
+                    # a method with no rule: fine on a value gradients do not flow through
+                    # (rng.normal(...) on a passed Generator); an error if one does (checked
+                    # by `check_opaque_methods` once the function is normalised)
+                    args = [self.expr(a, hint, None) for a in e.args]
+                    kwargs = {k.arg: self.expr(k.value, hint, None) for k in e.keywords}
+                    op = _opaque_method(func.attr, len(args), tuple(kwargs))
+                    bound = {"obj": base, **{f"a{i}": a for i, a in enumerate(args)}, **kwargs}
+                    return self.result((op, bound), hint, into, e)
                 args = [self.expr(a, hint, None) for a in e.args]
                 kwargs = {k.arg: self.expr(k.value, hint, None) for k in e.keywords}
                 fn, args, kwargs = make(base, args, kwargs)
@@ -937,6 +941,43 @@ class Normalizer:
 
 
 _IN_PROGRESS: set = set()  # user functions being normalised (to catch recursion)
+
+
+def _opaque_method(method: str, nargs: int, keywords: tuple) -> table.Op:
+    """An op for `obj.method(...)` with no derivative (not in the table, made per call site)."""
+    positional = [f"a{i}" for i in range(nargs)]
+    params = (table.Param("obj"), *(table.Param(p) for p in positional),
+              *(table.Param(k, None) for k in keywords))
+    call = ", ".join(positional + [f"{k}={k}" for k in keywords])
+
+    def fn(obj, *args, **kwargs):
+        return getattr(obj, method)(*args, **kwargs)
+
+    return table.Op(name=f".{method}", fn=fn, params=params,
+                    spelling=ast.parse(f"obj.{method}({call})", mode="eval").body,
+                    spelling_src=f"obj.{method}({call})", differentiable=False,
+                    family="opaque method")
+
+
+def check_opaque_methods(fn: ir.Function, wrt) -> None:
+    """A method with no rule must not be called on a value that depends on the function's
+    float arguments: its result would silently carry no gradient."""
+    from ..transform.forward import varied_vars
+
+    opaque = [s for s in ir.walk(fn.body) if isinstance(s, ir.Call)
+              and s.op.family == "opaque method"]
+    if not opaque:
+        return
+    varied = varied_vars(fn, wrt)
+    for s in opaque:
+        obj = s.args["obj"]
+        if isinstance(obj, ir.Var) and obj.name in varied:
+            raise NoRuleError(
+                f"the method `{s.op.name}()` has no derivative rule in srcad, and it is called "
+                f"on a value that depends on the arguments being differentiated",
+                filename=fn.filename, lineno=s.line, func=fn.name,
+                hint="call the numpy function instead (np.<name>(x, ...)), or register one "
+                "with srcad.defvjp")
 
 
 def _hashable(obj) -> bool:
