@@ -416,6 +416,8 @@ class Transformed:
 
 def finish_pair(fwd, bwd, ret_expr, line, infos) -> list[str]:
     """Complete a split pair: the backward unpacks what the forward returns beside its output."""
+    from .gcode import line_writes
+
     optimize(bwd, infos)
     saved = _saved_names(fwd, bwd)
     head = [Line(comment=f"saved by the forward: {', '.join(saved) or 'nothing'}")]
@@ -424,6 +426,18 @@ def finish_pair(fwd, bwd, ret_expr, line, infos) -> list[str]:
             targets=[ast.Tuple(elts=[ast.Name(n, ast.Store()) for n in saved], ctx=ast.Store())],
             value=ast.Name(bwd.params[0], ast.Load()), lineno=0)))
     bwd.body = head + bwd.body
+    # a saved value made only inside a branch that did not run, or a loop that ran no trips,
+    # is unbound at return: start it as None (the backward never reads it then)
+    bound = set(fwd.params)
+    for ln in fwd.body:
+        if ln.node is not None and not ln.compound:
+            bound |= line_writes(ln)
+    unbound = [n for n in saved if n not in bound]
+    if unbound:
+        init = [Line(ast.Assign(targets=[ast.Name(n, ast.Store())], value=ast.Constant(None),
+                                lineno=0)) for n in unbound]
+        at = next((i for i, ln in enumerate(fwd.body) if ln.node is not None), len(fwd.body))
+        fwd.body[at:at] = init
     fwd.body.append(Line(ast.Return(value=ast.Tuple(elts=[
         ret_expr, ast.Tuple(elts=[ast.Name(n, ast.Load()) for n in saved], ctx=ast.Load())],
         ctx=ast.Load())), line))

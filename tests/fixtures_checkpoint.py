@@ -48,3 +48,14 @@ def straight(x, W1, W2):
 
 def checkpoint_not_a_function(x):
     return srcad.checkpoint(np.tanh)(x)
+
+
+def branch_not_taken(x, n):
+    if n > 0:
+        x = np.tanh(x)
+    return np.sum(x * x)
+
+
+def zero_trip_callee(h, Ws, k):
+    h = segment(h, Ws, 0, k)
+    return np.sum(h * h)

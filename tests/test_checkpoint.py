@@ -57,3 +57,16 @@ def test_checkpoint_outside_differentiation_is_the_function():
 def test_checkpoint_of_a_numpy_function_is_an_error():
     with pytest.raises(srcad.SrcadError, match="checkpoint"):
         srcad.grad(F.checkpoint_not_a_function)(H)
+
+
+def test_split_forward_with_a_value_saved_in_a_branch_not_taken():
+    out, pullback = srcad.vjp(F.branch_not_taken, np.ones(3), 0)
+    dx, dn = pullback(1.0)
+    np.testing.assert_array_equal(dx, 2 * np.ones(3))
+    assert dn is None
+
+
+def test_zero_trip_loop_inside_a_called_function():
+    dh, dWs = srcad.grad(F.zero_trip_callee, wrt=(0, 1))(np.ones((2, 2)), [np.eye(2)], 0)
+    np.testing.assert_array_equal(dh, 2 * np.ones((2, 2)))
+    np.testing.assert_array_equal(dWs[0], np.zeros((2, 2)))
