@@ -60,7 +60,7 @@ _CMPOPS = {
     gast.Eq: np.equal,
     gast.NotEq: np.not_equal,
 }
-_BUILTIN_OPS = {abs: np.absolute, len: len}
+_BUILTIN_OPS = {abs: np.absolute, len: len, min: np.minimum, max: np.maximum}  # min/max of two
 
 _RETURN = ("<return>", 0)  # `into` marker: the op computes the function's result
 
