@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import gast
 
+from ..naming import fresh
+
 
 def _name(id_, ctx=None):
     return gast.Name(id=id_, ctx=ctx or gast.Load(), annotation=None, type_comment=None)
@@ -76,12 +78,7 @@ class Desugarer:
         self.result: str | None = None
 
     def fresh(self, base):
-        n, k = base, 2
-        while n in self.taken:
-            n = f"{base}_{k}"
-            k += 1
-        self.taken.add(n)
-        return n
+        return fresh(base, self.taken)
 
     def block(self, stmts, ctx) -> list:
         """ctx: {'break': flag, 'continue': flag, 'return': flag} for the enclosing loop."""

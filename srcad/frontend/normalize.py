@@ -34,6 +34,7 @@ import numpy as np
 from .. import ir
 from .. import runtime
 from ..errors import NoRuleError, UnsupportedSyntaxError
+from ..naming import fresh
 from ..ops import control, runtime_ops, table
 from .desugar import desugar
 from .fence import fence
@@ -176,13 +177,7 @@ class Normalizer:
 
     # -- names -------------------------------------------------------------------------------
     def fresh(self, base: str) -> str:
-        base = base.strip("_") or "t"
-        name, k = base, 2
-        while name in self.taken:
-            name = f"{base}_{k}"
-            k += 1
-        self.taken.add(name)
-        return name
+        return fresh(base.strip("_") or "t", self.taken)
 
     def def_name(self, user: str, line: int) -> str:
         """The IR name for this definition of the user's variable `user`."""

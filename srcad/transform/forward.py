@@ -24,8 +24,9 @@ import copy
 
 from .. import ir
 from ..errors import SrcadError
+from ..naming import fresh
 from ..gcode import GFunction, Line, assign, name, store
-from .reverse import Module, _call, _compound, _free, _np
+from .reverse import Module, _call, _compound, _free, _np, zeros_expr
 from .specialise import simplify
 from .templates import atom_expr, default_atom, forward_expr, loop_iter, subst
 
@@ -75,12 +76,7 @@ class Forward:
             self.module.jvp_functions = self.jvp_pairs = {}
 
     def fresh(self, base: str) -> str:
-        n, k = base, 2
-        while n in self.taken:
-            n = f"{base}_{k}"
-            k += 1
-        self.taken.add(n)
-        return n
+        return fresh(base, self.taken)
 
     def dot(self, var: str) -> str:
         if var not in self.tangent:
@@ -88,12 +84,9 @@ class Forward:
         return self.tangent[var]
 
     def zeros(self, var: str) -> ast.expr:
-        info = self.infos.get(var)
         if var in self.none_vars:
             return ast.Constant(None)
-        fn = _np("zeros_like") if info is not None and info.dtype is not None else \
-            name("zeros_grad")
-        return ast.Call(func=fn, args=[name(var)], keywords=[])
+        return zeros_expr(name(var), self.infos.get(var))
 
     def tangent_atom(self, atom) -> ast.expr:
         """The tangent of an argument atom: its `_dot` name, zeros, or a list of them."""

@@ -42,6 +42,7 @@ import numpy as np
 from .. import ir, runtime
 from ..analysis.activity import active_vars
 from ..errors import SrcadError
+from ..naming import fresh
 from ..gcode import GFunction, Line, assign, line_reads, name, store
 from .specialise import Info, simplify
 from .templates import atom_expr, default_atom, forward_expr, loop_iter, range_expr, subst
@@ -112,6 +113,13 @@ def _method(obj: ast.expr, meth: str, *args: ast.expr) -> ast.Call:
                     keywords=[])
 
 
+def zeros_expr(value: ast.expr, info) -> ast.Call:
+    """A zero derivative for `value`: `np.zeros_like` for a known array, else the runtime's
+    `zeros_grad` (a Python float's is 0.0, a container's an empty GradTree)."""
+    fn = _np("zeros_like") if info is not None and info.dtype is not None else name("zeros_grad")
+    return ast.Call(func=fn, args=[value], keywords=[])
+
+
 def _free(expr: ast.expr) -> set[str]:
     return {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
 
@@ -140,12 +148,7 @@ class Module:
         self.checkpoint_ids: frozenset = frozenset()  # calls a memory_budget policy recomputes
 
     def function_name(self, base: str) -> str:
-        n, k = base, 2
-        while n in self.names:
-            n = f"{base}_{k}"
-            k += 1
-        self.names.add(n)
-        return n
+        return fresh(base, self.names)
 
 
 class Reverse:
@@ -234,12 +237,7 @@ class Reverse:
         return False
 
     def fresh(self, base: str) -> str:
-        n, k = base, 2
-        while n in self.taken:
-            n = f"{base}_{k}"
-            k += 1
-        self.taken.add(n)
-        return n
+        return fresh(base, self.taken)
 
     def adj_name(self, var: str) -> str:
         if var not in self.adj:
@@ -303,11 +301,7 @@ class Reverse:
             self.bind(var, st.alias, line, out, owned=False)
 
     def zeros(self, var: str) -> ast.expr:
-        """A zero adjoint for var: `np.zeros_like` for an array, `zeros_grad` otherwise."""
-        info = self.infos.get(var)
-        fn = _np("zeros_like") if info is not None and info.dtype is not None else \
-            name("zeros_grad")
-        return ast.Call(func=fn, args=[name(var)], keywords=[])
+        return zeros_expr(name(var), self.infos.get(var))
 
     def accumulate(self, var: str, expr: ast.expr, line: int, out: list) -> None:
         fresh = is_fresh(expr, {**runtime.__dict__, **self.globals}, bool(self.infos))
@@ -844,10 +838,8 @@ class Reverse:
                     d = _call("as_grad", d, like)
                 out.append(d)
             else:
-                fn = _np("zeros_like") if info is not None and info.dtype is not None else \
-                    name("zeros_grad")
-                z = ast.Call(func=fn, args=[like], keywords=[])
-                out.append(z if isinstance(fn, ast.Attribute) else _call("as_grad", z, like))
+                z = zeros_expr(like, info)
+                out.append(z if isinstance(z.func, ast.Attribute) else _call("as_grad", z, like))
         return out
 
     # -- drivers -----------------------------------------------------------------------------
