@@ -40,10 +40,15 @@ class Tensor:
 
     # numpy protocols
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        if method != "__call__" or kwargs.get("out") is not None:
+        out = kwargs.pop("out", None)
+        if method != "__call__" or (out is not None and not (
+                len(out) == 1 and out[0] is inputs[0] and isinstance(inputs[0], np.ndarray))):
             raise SrcadError(f"tape mode: `{ufunc.__name__}.{method}` / out= is not "
                              f"differentiable", hint="call the ufunc directly, without out=")
-        return self.tape.apply(ufunc, inputs, kwargs)
+        # `a += t` with `a` a plain array: a new value that Python binds to `a` (source mode's
+        # `a = a + t`), the array itself unchanged
+        py = _PY.get(ufunc)
+        return self.tape.apply(ufunc, inputs, kwargs, py)
 
     def __array_function__(self, func, types_, args, kwargs):
         return self.tape.apply(func, args, kwargs)
@@ -134,10 +139,20 @@ class Tensor:
         return np.argmin(self.value, *a, **k)
 
 
+_PY = {np.add: operator.add, np.subtract: operator.sub, np.multiply: operator.mul,
+       np.true_divide: operator.truediv, np.power: operator.pow, np.matmul: operator.matmul,
+       np.less: operator.lt, np.less_equal: operator.le, np.greater: operator.gt,
+       np.greater_equal: operator.ge, np.equal: operator.eq, np.not_equal: operator.ne,
+       operator.floordiv: operator.floordiv, operator.mod: operator.mod}
+
+
 def _binary(fn, reflected=False):
+    # an operator computes as Python's operator does on the values, as source mode's
+    # generated `x ** 3` does: numpy scalars use their own scalar math, not the ufunc
+    py = _PY[fn]
     if reflected:
-        return lambda self, other: self.tape.apply(fn, (other, self), {})
-    return lambda self, other: self.tape.apply(fn, (self, other), {})
+        return lambda self, other: self.tape.apply(fn, (other, self), {}, py)
+    return lambda self, other: self.tape.apply(fn, (self, other), {}, py)
 
 
 for _name, _fn in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
@@ -149,7 +164,7 @@ for _name, _fn in [("lt", np.less), ("le", np.less_equal), ("gt", np.greater),
                    ("ge", np.greater_equal), ("eq", np.equal), ("ne", np.not_equal),
                    ("floordiv", operator.floordiv), ("mod", operator.mod)]:
     setattr(Tensor, f"__{_name}__", _binary(_fn))
-Tensor.__neg__ = lambda self: self.tape.apply(np.negative, (self,), {})
+Tensor.__neg__ = lambda self: self.tape.apply(np.negative, (self,), {}, operator.neg)
 Tensor.__pos__ = lambda self: self
 Tensor.__abs__ = lambda self: self.tape.apply(np.absolute, (self,), {})
 Tensor.__hash__ = object.__hash__
@@ -190,7 +205,7 @@ class Tape:
         self._traced: dict = {}
 
     # -- forward -----------------------------------------------------------------------------
-    def apply(self, fn, args, kwargs):
+    def apply(self, fn, args, kwargs, py_operator=None):
         op = table.lookup(fn)
         name = getattr(fn, "__name__", repr(fn))
         if op is None:
@@ -211,12 +226,17 @@ class Tape:
             if p.name in values:
                 (positional.append(values[p.name]) if p.required
                  else keywords.__setitem__(p.name, values[p.name]))
-        result = op.fn(*positional, **keywords)
+        result = (py_operator(*positional) if py_operator is not None
+                  else op.fn(*positional, **keywords))
         if not op.differentiable or not any(_has_tensor(bound[p]) for p in bound
                                             if op.vjp(p) is not None):
             return result
         out = Tensor(result, self)
-        self.entries.append(Entry(op, bound, out))
+        # a plain array the backward will read may be changed in place later (v += 1.0 on an
+        # array no Tensor touches): keep a copy of it, as source mode's code rebinds instead
+        saved = {k: (np.array(v, copy=True) if isinstance(v, np.ndarray) else v)
+                 for k, v in bound.items()}
+        self.entries.append(Entry(op, saved, out))
         return out
 
     def setitem(self, t: Tensor, index, value) -> None:

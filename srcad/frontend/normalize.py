@@ -529,14 +529,17 @@ class Normalizer:
                     number(st.body, inner)
 
         number(self.body, ())
-        roots, made = {}, {}
+        roots, made, view_at = {}, {}, {}
         for st in ir.walk(self.body):
             if isinstance(st, ir.Call):
                 made.setdefault(st.target, st.line)
                 first = next(iter(st.args.values()), None)
-                if st.op.view and isinstance(first, ir.Var):
+                if st.op.view and isinstance(first, ir.Var) and _makes_view(st):
                     roots[st.target] = roots.get(first.name, first.name)
+                    view_at[st.target] = order[id(st)]
         for stmt, base, line, array in self.mutations:
+            # only views that exist when the write happens see it
+            roots = {v: r for v, r in roots.items() if view_at[v] < order[id(stmt)]}
             root = roots.get(base, base)
             sharing = {v for v, r in roots.items() if r == root} | {root}
             if array:  # x[i] = v: x is an array, so a plain alias shares it too
@@ -936,6 +939,16 @@ class Normalizer:
 
 
 _IN_PROGRESS: set = set()  # user functions being normalised (to catch recursion)
+
+
+def _makes_view(call: ir.Call) -> bool:
+    """Does this call return memory shared with its input?  Indexing does only with basic
+    indices (ints, slices, None, ...); an integer array or a mask makes a copy."""
+    if call.op.name != "getitem":
+        return True
+    index = call.args.get("index")
+    parts = index.parts if isinstance(index, ir.Index) else ()
+    return all(isinstance(p, (ir.Slice, ir.Const)) for p in parts)
 
 
 def _opaque_method(method: str, nargs: int, keywords: tuple) -> table.Op:

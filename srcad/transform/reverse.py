@@ -57,11 +57,7 @@ _VIEW_NP = {np.reshape, np.transpose, np.swapaxes, np.expand_dims, np.squeeze,
 
 
 def is_fresh(expr: ast.expr, globals_: dict, specialised: bool = False) -> bool:
-    """Does `expr` certainly evaluate to a new array that nothing else refers to?
-
-    A specialised `unbroadcast` call is fresh: it is only emitted where shapes differ, so
-    it always sums.
-    """
+    """Does `expr` certainly evaluate to a new array that nothing else refers to?"""
     if isinstance(expr, (ast.BinOp, ast.UnaryOp)):
         return True
     if isinstance(expr, ast.Call):
@@ -72,8 +68,8 @@ def is_fresh(expr: ast.expr, globals_: dict, specialised: bool = False) -> bool:
                 return fn is not None and fn not in _VIEW_NP
             return f.attr in ("astype", "copy", "sum")
         if isinstance(f, ast.Name):
-            fn = globals_.get(f.id, getattr(runtime, f.id, None))
-            return fn in _FRESH_HELPERS or (specialised and fn is runtime.unbroadcast)
+            # (not unbroadcast: where shapes are unknown it may hand back its input)
+            return globals_.get(f.id, getattr(runtime, f.id, None)) in _FRESH_HELPERS
     return False
 
 
