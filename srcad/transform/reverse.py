@@ -339,8 +339,13 @@ class Reverse:
         target = self.infos.get(s.target)
         if not s.op.elementwise or target is None:
             return False
-        dtypes = {i.dtype for a in s.args.values() for v in ir.atom_vars(a)
-                  if (i := self.infos.get(v)) is not None and i.dtype is not None}
+        infos = [i for a in s.args.values() for v in ir.atom_vars(a)
+                 if (i := self.infos.get(v)) is not None]
+        if not all(i.c_order for i in infos) or not target.c_order:
+            # a transposed operand: numpy may lay the result out differently next to a scalar
+            # than next to a broadcast array, and a later sum would add in another order
+            return False
+        dtypes = {i.dtype for i in infos if i.dtype is not None}
         if dtypes - {target.dtype}:
             # mixed dtypes: the broadcast array has the result's dtype and promotes the
             # others; a Python scalar would not (numpy's weak scalars)

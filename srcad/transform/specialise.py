@@ -32,6 +32,7 @@ class Info:
     shape: tuple
     dtype: object
     value: object = None  # for a constant: its value
+    c_order: bool = True  # C-contiguous (numpy picks a result's memory order from its inputs')
 
     @property
     def ndim(self) -> int:
@@ -43,7 +44,9 @@ class Info:
 
     @classmethod
     def of(cls, value) -> "Info | None":
-        if isinstance(value, (np.ndarray, np.generic)):
+        if isinstance(value, np.ndarray):
+            return cls(tuple(value.shape), value.dtype, c_order=value.flags.c_contiguous)
+        if isinstance(value, np.generic):
             return cls(tuple(value.shape), value.dtype)
         if isinstance(value, (bool, int, float)):
             return cls((), None)
