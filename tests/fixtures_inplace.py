@@ -71,3 +71,33 @@ def views_read_before_write(x):
 
 def vector_out(x, W):
     return np.tanh(x @ W)
+
+
+def write_into_view(x):
+    y = x * 2.0
+    r = y[1:]
+    r[0] = np.tanh(x[0])  # numpy changes y[1] too
+    return np.sum(y * y)
+
+
+def augassign_into_view(x):
+    y = x * 1.5
+    r = y[:, 0]
+    r += x[:, 1]  # in place: y's first column changes
+    return np.sum(y ** 2)
+
+
+def sibling_views(x):
+    y = x * 1.0
+    a = y[0]
+    b = y[0:2]
+    a[1] = 7.0 * x[2, 2]  # shows in y and in b
+    return np.sum(b * b) + np.sum(y)
+
+
+def view_written_in_loop(x):
+    y = x * 1.0
+    r = y[0]
+    for i in range(2):
+        r[i] = x[1, i] * 2.0
+    return np.sum(y * r)

@@ -56,8 +56,21 @@ def test_writing_into_a_parameter_leaves_the_callers_array_alone():
     np.testing.assert_allclose(g, expected)
 
 
-@pytest.mark.parametrize("fn, name", [(F.view_then_write, "r"), (F.alias_then_write, "y"),
-                                      (F.transpose_then_augassign, "v")])
+@pytest.mark.parametrize("fn", [F.view_then_write, F.alias_then_write, F.write_into_view,
+                                F.augassign_into_view, F.sibling_views],
+                         ids=lambda f: f.__name__)
+def test_numpy_aliasing_in_straight_line_code(fn):
+    """A write through a basic-index view shows in its base (and the base's other views), a
+    write into an array shows in its views and aliases: the value is numpy's, and the
+    gradient is the derivative of what numpy computes."""
+    x = X.copy()
+    value, _ = srcad.value_and_grad(fn)(x)
+    assert value == fn(X.copy())
+    check_grads(fn, (X,))
+
+
+@pytest.mark.parametrize("fn, name", [(F.transpose_then_augassign, "v"),
+                                      (F.view_written_in_loop, "r")])
 def test_write_seen_through_a_live_view_is_an_error(fn, name):
     with pytest.raises(srcad.SrcadError) as e:
         srcad.grad(fn)(X)

@@ -157,6 +157,8 @@ class Normalizer:
                     self.defs[t.value.id] += 1
         self.seen_defs = Counter()
         self.mutations: list = []  # (statement, IR name written into, line): see setitem
+        self.views: dict = {}  # straight-line name -> (base name, index) of a basic view
+        self.propagations: set = set()  # ids of the statements that carry a write to a base
         # names assigned inside a loop or a branch keep one name for all their values
         self.mutable: set[str] = set()
         for node in gast.walk(pf.tree):
@@ -250,9 +252,16 @@ class Normalizer:
                                right=s.value)
             gast.copy_location(value, s)
             before = self.env.get(s.target.id)
+            view = self.views.get(s.target.id)
             self.assign(s.target, value, s)
+            if view is not None:  # `r += 1` on a view writes into its base in numpy
+                self.views[s.target.id] = view
             if isinstance(before, ir.Var):  # numpy would write into that array in place
                 self.mutations.append((self.body[-1], before.name, s.lineno, False))
+                after = self.env.get(s.target.id)
+                if isinstance(after, ir.Var) and (view is not None or any(
+                        b == s.target.id for b, _ in self.views.values())):
+                    self.propagate_write(s.target.id, before, after, s)
         elif isinstance(s, gast.Expr):
             if isinstance(s.value, gast.Constant) and isinstance(s.value.value, str):
                 return  # docstring
@@ -504,9 +513,52 @@ class Normalizer:
         index = self.index(target.slice, name)
         v = self.expr(value, name, None)
         call = self.op_call(runtime.setitem, [base, index, v], {}, node)
-        self.result(call, name, (name, node.lineno), node)
+        new = self.result(call, name, (name, node.lineno), node)
         if isinstance(base, ir.Var):
             self.mutations.append((self.body[-1], base.name, node.lineno, True))
+            self.propagate_write(name, base, new, node)
+
+    # -- numpy's aliasing, in straight-line code ---------------------------------------------
+    # `r = y[0]` (a basic index) makes r a view of y, `z = y` makes z the same array: a write
+    # into one must show in the others. Outside loops and branches srcad does what numpy does,
+    # with values: the written name gets the new array, and its base, its other views and its
+    # aliases are rebuilt from it (setitem into the base, getitem out of it). Inside loops and
+    # branches such a write is refused instead (`check_mutations`).
+
+    def record_view(self, name: str, value) -> None:
+        """After `name = value`: remember a basic-index view of another straight-line name."""
+        self.views.pop(name, None)
+        if (name in self.mutable or not isinstance(value, gast.Subscript)
+                or not isinstance(value.value, gast.Name)):
+            return
+        base = value.value.id
+        call = self.body[-1] if self.body else None
+        if (base in self.locals and base not in self.mutable and isinstance(call, ir.Call)
+                and call.op.name == "getitem" and _makes_view(call)
+                and self.env.get(name) == ir.Var(call.target)):
+            self.views[name] = (base, call.args["index"])
+
+    def propagate_write(self, name: str, old: ir.Var, new: ir.Var, node) -> None:
+        if name in self.mutable:
+            return
+        line = node.lineno
+        for other, atom in list(self.env.items()):  # aliases: the same array, new contents
+            if other != name and atom == old and other not in self.mutable:
+                self.env[other] = new
+        if name in self.views:  # a view: write its new contents into its base
+            base, index = self.views[name]
+            call = self.op_call(runtime.setitem, [self.env[base], index, new], {}, node)
+            base_new = self.emit(call, self.fresh(f"{base}_L{line}"), node)
+            self.propagations.add(id(self.body[-1]))  # reads the old base on purpose
+            self.env[base] = base_new
+            self.refresh_views(base, base_new, skip=name, node=node)
+        self.refresh_views(name, new, skip=None, node=node)
+
+    def refresh_views(self, base: str, base_new: ir.Var, skip, node) -> None:
+        for view, (b, index) in list(self.views.items()):
+            if b == base and view != skip:
+                call = self.op_call(operator.getitem, [base_new, index], {}, node)
+                self.env[view] = self.emit(call, self.fresh(f"{view}_L{node.lineno}"), node)
 
     def check_mutations(self) -> None:
         """Copy-on-write equals numpy's in-place write only if nothing else still reads the
@@ -548,7 +600,7 @@ class Normalizer:
                 continue  # `s += 1` on a name with no views: rebinding is what numpy does
             sharing.discard(stmt.target)
             for st in ir.walk(self.body):
-                if st is stmt:
+                if st is stmt or id(st) in self.propagations:
                     continue
                 later = order[id(st)] > order[id(stmt)] or set(loops[id(st)]) & set(
                     loops[id(stmt)])
@@ -577,6 +629,7 @@ class Normalizer:
 
     def bind(self, name: str, value, node):
         atom = self.expr(value, name, into=(name, node.lineno))
+        self.record_view(name, value)
         if name in self.mutable:
             if atom != ir.Var(name):
                 op, args = self.op_call(control.identity, [atom], {}, node)
