@@ -203,6 +203,9 @@ class Transformed:
         self.wrt = self._resolve_wrt(wrt)
         self._cache: dict = {}
         self._last: Compiled | None = None
+        self._mains: dict = {}  # specialisation key -> generated function, for __call__
+        self._nparams = len(self.params)
+        self._fast = self.options["mode"] == "source" and kind in ("grad", "value_and_grad")
         self.__signature__ = inspect.signature(fn)
         functools.update_wrapper(self, fn, updated=())  # (not fn.__dict__: our own state)
 
@@ -398,6 +401,14 @@ class Transformed:
         return t, wrapped, out, value, mask
 
     def __call__(self, *args, **kwargs):
+        # the common path: positional arrays whose shapes were seen before -> straight to the
+        # generated function (the key is built as `compiled` builds it)
+        if not kwargs and len(args) == self._nparams and self._fast:
+            key = tuple([(v.shape, v.dtype) if type(v) is np.ndarray else _key_of(v)
+                         for v in args]) + (None,)
+            main = self._mains.get(key)
+            if main is not None:
+                return main(*args)
         values = self.bind(args, kwargs)
         if self.options["mode"] == "tape":
             from . import tape
@@ -408,6 +419,10 @@ class Transformed:
             result = picked[0] if self.single else tuple(picked)
             return (value, result) if self.kind == "value_and_grad" else result
         c = self.compiled(values)
+        if self._fast and not kwargs and len(args) == self._nparams:
+            key = tuple([(v.shape, v.dtype) if type(v) is np.ndarray else _key_of(v)
+                         for v in values]) + (None,)
+            self._mains[key] = c.functions["main"]
         return c.functions["main"](*values)
 
     def __repr__(self):
