@@ -1,13 +1,11 @@
 """The few helpers generated code calls, besides numpy.
 
 Exported generated source needs only numpy and this module. The op table's rules call
-these helpers by name, so the helpers' own derivatives are what differentiating
-generated code again (higher order) will need; they are not registered as ops yet.
+these helpers by name, and each is itself a row of the table (srcad/ops/runtime_ops.py), so
+generated code can be differentiated again (higher order).
 
-Some helpers carry a ``simplify`` hook: given the static shapes of their arguments
-(known once a transformed function is specialised to its inputs), it returns a simpler
-expression or None. This is how identity unbroadcasts disappear from generated code and
-how a 2-D matmul backward reads ``dh @ W.T`` instead of a generic helper call.
+Their shape-specialised forms (an identity unbroadcast disappears, a 2-D matmul backward reads
+``dh @ W.T``) live with the transform, in srcad/transform/specialise.py.
 """
 
 from __future__ import annotations
@@ -77,15 +75,6 @@ def unbroadcast(g, x):
     return g
 
 
-def _unbroadcast_simplify(g, x):
-    if g.shape == x.shape and (x.dtype is None or g.dtype == x.dtype):
-        return "g"
-    if g.shape == x.shape:
-        return "g.astype(x.dtype)"
-    return None
-
-
-unbroadcast.simplify = _unbroadcast_simplify
 
 
 def _norm_axes(axis, ndim):
@@ -213,24 +202,6 @@ def matmul_grad_b(g, a, b):
     return np.reshape(db, np.shape(b)) if np.ndim(b) == 1 else db
 
 
-def _matmul_a_simplify(g, a, b):
-    if a.ndim == 2 and b.ndim == 2 and a.dtype == b.dtype:
-        return "g @ b.T"
-    if a.ndim == 1 and b.ndim == 1 and a.dtype == b.dtype:
-        return "g * b"
-    return None
-
-
-def _matmul_b_simplify(g, a, b):
-    if a.ndim == 2 and b.ndim == 2 and a.dtype == b.dtype:
-        return "a.T @ g"
-    if a.ndim == 1 and b.ndim == 1 and a.dtype == b.dtype:
-        return "g * a"
-    return None
-
-
-matmul_grad_a.simplify = _matmul_a_simplify
-matmul_grad_b.simplify = _matmul_b_simplify
 
 
 def dot_grad_a(g, a, b):
@@ -263,20 +234,6 @@ def dot_grad_b(g, a, b):
     return np.moveaxis(gb, 0, nb - 2).copy()
 
 
-def _dot_a_simplify(g, a, b):
-    if a.ndim == 0 or b.ndim == 0 or b.ndim > 2:
-        return None
-    return _matmul_a_simplify(g, a, b) or "matmul_grad_a(g, a, b)"
-
-
-def _dot_b_simplify(g, a, b):
-    if a.ndim == 0 or b.ndim == 0 or b.ndim > 2:
-        return None
-    return _matmul_b_simplify(g, a, b) or "matmul_grad_b(g, a, b)"
-
-
-dot_grad_a.simplify = _dot_a_simplify
-dot_grad_b.simplify = _dot_b_simplify
 
 
 def select_grad(g, mask):

@@ -94,7 +94,7 @@ class _Simplify(ast.NodeTransformer):
         # static helpers on constant arguments
         if getattr(fn, "static", False) and all(isinstance(a, ast.Constant) for a in node.args):
             return _const(fn(*[a.value for a in node.args]))
-        simplify = SIMPLIFY.get(fn) or getattr(fn, "simplify", None)
+        simplify = SIMPLIFY.get(fn)
         if simplify is not None and not node.keywords:
             infos = [self.info_of(a) for a in node.args]
             if all(i is not None for i in infos):
@@ -216,7 +216,21 @@ def _matmul_b_form(g: Info, a: Info, b: Info):
     return None
 
 
+def _dot_a_form(g: Info, a: Info, b: Info):
+    if a.ndim == 0 or b.ndim == 0 or b.ndim > 2:
+        return None
+    return _matmul_a_form(g, a, b) or "matmul_grad_a(g, a, b)"
+
+
+def _dot_b_form(g: Info, a: Info, b: Info):
+    if a.ndim == 0 or b.ndim == 0 or b.ndim > 2:
+        return None
+    return _matmul_b_form(g, a, b) or "matmul_grad_b(g, a, b)"
+
+
 SIMPLIFY = {
+    runtime.dot_grad_a: _dot_a_form,
+    runtime.dot_grad_b: _dot_b_form,
     runtime.unbroadcast: _unbroadcast_form,
     runtime.unreduce: _unreduce_form,
     runtime.matmul_grad_a: _matmul_a_form,
