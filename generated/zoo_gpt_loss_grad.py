@@ -4,7 +4,7 @@
 # user source sha256: 8fa1f8695a44
 # from the user's module: attention, cross_entropy, gelu, layer_norm, log_softmax, merge_heads, mlp, softmax, split_heads
 import numpy as np
-from srcad.runtime import Stack, as_grad, extremum_grad, inverse_permutation, matmul_grad_a, matmul_grad_b, unindex, unreduce, zeros_grad
+from srcad.runtime import Stack, as_grad, extremum_grad, inverse_permutation, matmul_grad_a, matmul_grad_b, unindex, zeros_grad
 
 
 def log_softmax_fwd(x):
@@ -47,19 +47,18 @@ def cross_entropy_fwd(z, targets):
     cross_entropy_arange = np.arange(cross_entropy_getitem)  # L36
     cross_entropy_getitem_2 = logp[cross_entropy_arange, targets]  # L36
     cross_entropy_mean = np.mean(cross_entropy_getitem_2)  # L36
+    del cross_entropy_getitem_2  # L36
     cross_entropy = -cross_entropy_mean  # L36
-    return (cross_entropy, (targets, logp, logp_saved, cross_entropy_arange, cross_entropy_getitem_2))  # L36
+    return (cross_entropy, (targets, logp, logp_saved, cross_entropy_arange))  # L36
 
 
 def cross_entropy_bwd(saved, dcross_entropy):
-    # saved by the forward: targets, logp, logp_saved, cross_entropy_arange, cross_entropy_getitem_2
-    targets, logp, logp_saved, cross_entropy_arange, cross_entropy_getitem_2 = saved
+    # saved by the forward: targets, logp, logp_saved, cross_entropy_arange
+    targets, logp, logp_saved, cross_entropy_arange = saved
     # --- backward ---
     # grad of L36: return -np.mean(logp[np.arange(z.shape[0]), targets])
     dcross_entropy_mean = -dcross_entropy  # L36
-    dcross_entropy_getitem_2 = unreduce(dcross_entropy_mean / 16, cross_entropy_getitem_2)  # L36
-    dlogp = unindex(dcross_entropy_getitem_2, logp, (cross_entropy_arange, targets))  # L36
-    del dcross_entropy_getitem_2  # L36
+    dlogp = unindex(np.broadcast_to(dcross_entropy_mean / 16, (16,)), logp, (cross_entropy_arange, targets))  # L36
     # grad of L35: logp = log_softmax(z)
     dz_part, = log_softmax_bwd(logp_saved, dlogp)  # L35
     del dlogp  # L35
@@ -73,6 +72,7 @@ def layer_norm_fwd(x, gain, bias, eps):
     del mu  # L24
     var_multiply = xc * xc  # L25
     var = np.mean(var_multiply, axis=-1, keepdims=True)  # L25
+    del var_multiply  # L25
     layer_norm_add = var + eps  # L26
     del var  # L26
     layer_norm_sqrt = np.sqrt(layer_norm_add)  # L26
@@ -81,12 +81,12 @@ def layer_norm_fwd(x, gain, bias, eps):
     layer_norm_multiply = layer_norm_divide * gain  # L26
     layer_norm = layer_norm_multiply + bias  # L26
     del layer_norm_multiply  # L26
-    return (layer_norm, (x, gain, xc, var_multiply, layer_norm_sqrt, layer_norm_divide))  # L26
+    return (layer_norm, (gain, xc, layer_norm_sqrt, layer_norm_divide))  # L26
 
 
 def layer_norm_bwd(saved, dlayer_norm):
-    # saved by the forward: x, gain, xc, var_multiply, layer_norm_sqrt, layer_norm_divide
-    x, gain, xc, var_multiply, layer_norm_sqrt, layer_norm_divide = saved
+    # saved by the forward: gain, xc, layer_norm_sqrt, layer_norm_divide
+    gain, xc, layer_norm_sqrt, layer_norm_divide = saved
     # --- backward ---
     # grad of L26: return xc / np.sqrt(var + eps) * gain + bias
     dbias = dlayer_norm.sum(axis=(0, 1))  # L26
@@ -98,7 +98,7 @@ def layer_norm_bwd(saved, dlayer_norm):
     dlayer_norm_add = dlayer_norm_sqrt / (2 * layer_norm_sqrt)  # L26
     del dlayer_norm_sqrt  # L26
     # grad of L25: var = np.mean(xc * xc, axis=-1, keepdims=True)
-    dvar_multiply = unreduce(dlayer_norm_add / 16, var_multiply, -1, True)  # L25
+    dvar_multiply = np.broadcast_to(dlayer_norm_add / 16, (2, 8, 16))  # L25
     del dlayer_norm_add  # L25
     dxc += dvar_multiply * xc  # L25
     dxc += dvar_multiply * xc  # L25
@@ -106,7 +106,7 @@ def layer_norm_bwd(saved, dlayer_norm):
     # grad of L24: xc = x - mu
     dmu = (-dxc).sum(axis=2, keepdims=True)  # L24
     # grad of L23: mu = np.mean(x, axis=-1, keepdims=True)
-    dx = dxc + unreduce(dmu / 16, x, -1, True)  # L23
+    dx = dxc + np.broadcast_to(dmu / 16, (2, 8, 16))  # L23
     del dmu, dxc  # L23
     return (dx, dgain, dbias)  # L26
 
@@ -189,6 +189,7 @@ def layer_norm_fwd_2(x, gain, bias, eps):
     del mu  # L24
     var_multiply = xc * xc  # L25
     var = np.mean(var_multiply, axis=-1, keepdims=True)  # L25
+    del var_multiply  # L25
     layer_norm_add = var + eps  # L26
     del var  # L26
     layer_norm_sqrt = np.sqrt(layer_norm_add)  # L26
@@ -197,12 +198,12 @@ def layer_norm_fwd_2(x, gain, bias, eps):
     layer_norm_multiply = layer_norm_divide * gain  # L26
     layer_norm = layer_norm_multiply + bias  # L26
     del layer_norm_multiply  # L26
-    return (layer_norm, (x, gain, xc, var_multiply, layer_norm_sqrt, layer_norm_divide))  # L26
+    return (layer_norm, (gain, xc, layer_norm_sqrt, layer_norm_divide))  # L26
 
 
 def layer_norm_bwd_2(saved, dlayer_norm):
-    # saved by the forward: x, gain, xc, var_multiply, layer_norm_sqrt, layer_norm_divide
-    x, gain, xc, var_multiply, layer_norm_sqrt, layer_norm_divide = saved
+    # saved by the forward: gain, xc, layer_norm_sqrt, layer_norm_divide
+    gain, xc, layer_norm_sqrt, layer_norm_divide = saved
     # --- backward ---
     # grad of L26: return xc / np.sqrt(var + eps) * gain + bias
     dbias = dlayer_norm.sum(axis=(0, 1))  # L26
@@ -214,7 +215,7 @@ def layer_norm_bwd_2(saved, dlayer_norm):
     dlayer_norm_add = dlayer_norm_sqrt / (2 * layer_norm_sqrt)  # L26
     del dlayer_norm_sqrt  # L26
     # grad of L25: var = np.mean(xc * xc, axis=-1, keepdims=True)
-    dvar_multiply = unreduce(dlayer_norm_add / 16, var_multiply, -1, True)  # L25
+    dvar_multiply = np.broadcast_to(dlayer_norm_add / 16, (2, 8, 16))  # L25
     del dlayer_norm_add  # L25
     dxc += dvar_multiply * xc  # L25
     dxc += dvar_multiply * xc  # L25
@@ -222,7 +223,7 @@ def layer_norm_bwd_2(saved, dlayer_norm):
     # grad of L24: xc = x - mu
     dmu = (-dxc).sum(axis=2, keepdims=True)  # L24
     # grad of L23: mu = np.mean(x, axis=-1, keepdims=True)
-    dx = dxc + unreduce(dmu / 16, x, -1, True)  # L23
+    dx = dxc + np.broadcast_to(dmu / 16, (2, 8, 16))  # L23
     del dmu, dxc  # L23
     return (dx, dgain, dbias)  # L26
 
@@ -460,6 +461,7 @@ def layer_norm_fwd_3(x, gain, bias, eps):
     del mu  # L24
     var_multiply = xc * xc  # L25
     var = np.mean(var_multiply, axis=-1, keepdims=True)  # L25
+    del var_multiply  # L25
     layer_norm_add = var + eps  # L26
     del var  # L26
     layer_norm_sqrt = np.sqrt(layer_norm_add)  # L26
@@ -468,12 +470,12 @@ def layer_norm_fwd_3(x, gain, bias, eps):
     layer_norm_multiply = layer_norm_divide * gain  # L26
     layer_norm = layer_norm_multiply + bias  # L26
     del layer_norm_multiply  # L26
-    return (layer_norm, (x, gain, xc, var_multiply, layer_norm_sqrt, layer_norm_divide))  # L26
+    return (layer_norm, (gain, xc, layer_norm_sqrt, layer_norm_divide))  # L26
 
 
 def layer_norm_bwd_3(saved, dlayer_norm):
-    # saved by the forward: x, gain, xc, var_multiply, layer_norm_sqrt, layer_norm_divide
-    x, gain, xc, var_multiply, layer_norm_sqrt, layer_norm_divide = saved
+    # saved by the forward: gain, xc, layer_norm_sqrt, layer_norm_divide
+    gain, xc, layer_norm_sqrt, layer_norm_divide = saved
     # --- backward ---
     # grad of L26: return xc / np.sqrt(var + eps) * gain + bias
     dbias = dlayer_norm.sum(axis=(0, 1))  # L26
@@ -485,7 +487,7 @@ def layer_norm_bwd_3(saved, dlayer_norm):
     dlayer_norm_add = dlayer_norm_sqrt / (2 * layer_norm_sqrt)  # L26
     del dlayer_norm_sqrt  # L26
     # grad of L25: var = np.mean(xc * xc, axis=-1, keepdims=True)
-    dvar_multiply = unreduce(dlayer_norm_add / 16, var_multiply, -1, True)  # L25
+    dvar_multiply = np.broadcast_to(dlayer_norm_add / 16, (2, 8, 16))  # L25
     del dlayer_norm_add  # L25
     dxc += dvar_multiply * xc  # L25
     dxc += dvar_multiply * xc  # L25
@@ -493,7 +495,7 @@ def layer_norm_bwd_3(saved, dlayer_norm):
     # grad of L24: xc = x - mu
     dmu = (-dxc).sum(axis=2, keepdims=True)  # L24
     # grad of L23: mu = np.mean(x, axis=-1, keepdims=True)
-    dx = dxc + unreduce(dmu / 16, x, -1, True)  # L23
+    dx = dxc + np.broadcast_to(dmu / 16, (2, 8, 16))  # L23
     del dmu, dxc  # L23
     return (dx, dgain, dbias)  # L26
 

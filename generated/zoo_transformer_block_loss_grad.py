@@ -4,7 +4,7 @@
 # user source sha256: 792704cb8207
 # from the user's module: attention, gelu, layer_norm, merge_heads, mlp, softmax, split_heads
 import numpy as np
-from srcad.runtime import as_grad, extremum_grad, inverse_permutation, matmul_grad_a, matmul_grad_b, unindex, unreduce
+from srcad.runtime import as_grad, extremum_grad, inverse_permutation, matmul_grad_a, matmul_grad_b, unindex
 
 
 def gelu_fwd(x):
@@ -85,6 +85,7 @@ def layer_norm_fwd(x, gain, bias, eps):
     del mu  # L24
     var_multiply = xc * xc  # L25
     var = np.mean(var_multiply, axis=-1, keepdims=True)  # L25
+    del var_multiply  # L25
     layer_norm_add = var + eps  # L26
     del var  # L26
     layer_norm_sqrt = np.sqrt(layer_norm_add)  # L26
@@ -93,12 +94,12 @@ def layer_norm_fwd(x, gain, bias, eps):
     layer_norm_multiply = layer_norm_divide * gain  # L26
     layer_norm = layer_norm_multiply + bias  # L26
     del layer_norm_multiply  # L26
-    return (layer_norm, (x, gain, xc, var_multiply, layer_norm_sqrt, layer_norm_divide))  # L26
+    return (layer_norm, (gain, xc, layer_norm_sqrt, layer_norm_divide))  # L26
 
 
 def layer_norm_bwd(saved, dlayer_norm):
-    # saved by the forward: x, gain, xc, var_multiply, layer_norm_sqrt, layer_norm_divide
-    x, gain, xc, var_multiply, layer_norm_sqrt, layer_norm_divide = saved
+    # saved by the forward: gain, xc, layer_norm_sqrt, layer_norm_divide
+    gain, xc, layer_norm_sqrt, layer_norm_divide = saved
     # --- backward ---
     # grad of L26: return xc / np.sqrt(var + eps) * gain + bias
     dbias = dlayer_norm.sum(axis=(0, 1))  # L26
@@ -110,7 +111,7 @@ def layer_norm_bwd(saved, dlayer_norm):
     dlayer_norm_add = dlayer_norm_sqrt / (2 * layer_norm_sqrt)  # L26
     del dlayer_norm_sqrt  # L26
     # grad of L25: var = np.mean(xc * xc, axis=-1, keepdims=True)
-    dvar_multiply = unreduce(dlayer_norm_add / 16, var_multiply, -1, True)  # L25
+    dvar_multiply = np.broadcast_to(dlayer_norm_add / 16, (2, 8, 16))  # L25
     del dlayer_norm_add  # L25
     dxc += dvar_multiply * xc  # L25
     dxc += dvar_multiply * xc  # L25
@@ -118,7 +119,7 @@ def layer_norm_bwd(saved, dlayer_norm):
     # grad of L24: xc = x - mu
     dmu = (-dxc).sum(axis=2, keepdims=True)  # L24
     # grad of L23: mu = np.mean(x, axis=-1, keepdims=True)
-    dx = dxc + unreduce(dmu / 16, x, -1, True)  # L23
+    dx = dxc + np.broadcast_to(dmu / 16, (2, 8, 16))  # L23
     del dmu, dxc  # L23
     return (dx, dgain, dbias)  # L26
 

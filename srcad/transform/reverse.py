@@ -257,6 +257,14 @@ class Reverse:
         if isinstance(node, (ast.BinOp, ast.UnaryOp)) and not any(
                 isinstance(n, (ast.Name, ast.Call, ast.Attribute)) for n in ast.walk(node)):
             return Info((), None)  # arithmetic on Python number literals
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div)):
+            # an array scaled by a Python number keeps its shape and dtype (a weak scalar)
+            for arr, num in ((node.left, node.right), (node.right, node.left)):
+                if isinstance(num, ast.Constant) and isinstance(num.value, (int, float)) and \
+                        not isinstance(num.value, bool):
+                    info = self.info_of(arr)
+                    if info is not None and info.dtype is not None:
+                        return Info(info.shape, info.dtype, c_order=info.c_order)
         return None
 
     def all_infos(self) -> dict:
