@@ -25,7 +25,7 @@ from . import ir, runtime
 from .codegen import compile_source, render
 from .errors import NonScalarOutputError, SrcadError
 from .frontend import normalize, parse_function
-from .frontend.normalize import check_opaque_methods
+from .frontend.opaque import check_opaque_methods
 from .gcode import Line
 from .interpret import evaluate
 from .optimize import optimize

@@ -17,7 +17,6 @@ from ..runtime import (
     extremum_jvp,
     select_grad,
     unbroadcast,
-    unreduce,
 )
 from .table import Param, defnondiff, defvjp
 
