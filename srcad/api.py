@@ -258,18 +258,22 @@ class Transformed:
                     f"leave it out of wrt")
 
     # -- compilation -------------------------------------------------------------------------
-    def compiled(self, values: list, given: int | None = None) -> Compiled:
+    def compiled(self, values: list, given: int | None = None, *,
+                 to_transform: bool = False) -> Compiled:
         """The generated code for these argument values (built on first sight of their
         shapes). `given`: for vjp/jvp, how many leading arguments are primals; parameters
-        left to their defaults get no derivative."""
+        left to their defaults get no derivative. `to_transform`: the code will be parsed
+        and transformed again (higher order), so loops are not checkpointed (the gradient
+        is the same, bit for bit)."""
         key = tuple([(v.shape, v.dtype) if type(v) is np.ndarray else _key_of(v)
-                     for v in values]) + (given,)
+                     for v in values]) + (given,) + ((True,) if to_transform else ())
         hit = self._cache.get(key)
         if hit is not None:
-            self._last = hit
+            if not to_transform:
+                self._last = hit
             return hit
         if self.inner is not None:
-            main = self.inner.compiled(values).functions["main"]
+            main = self.inner.compiled(values, to_transform=True).functions["main"]
             self._ir = _ir_of(main)
         env = dict(zip(self.params, values))
         n = len(self.params) if given is None else given
@@ -302,20 +306,21 @@ class Transformed:
                              f"{type(out).__name__}", filename=self._ir.filename,
                              lineno=self._ir.ret.line)
         signature = ", ".join(f"{p}: {_describe(env[p])}" for p in self.params)
-        c = self._build(wrt, infos, signature, values)
+        c = self._build(wrt, infos, signature, values, to_transform=to_transform)
         self._cache[key] = c
-        self._last = c
+        if not to_transform:
+            self._last = c
         return c
 
-    def _build(self, wrt, infos, signature, values=None) -> Compiled:
+    def _build(self, wrt, infos, signature, values=None, to_transform=False) -> Compiled:
         try:
             ids = frozenset()
             recomputed = None
             if self.options["memory_budget"] is not None and values is not None and \
-                    self.kind != "jvp":
+                    self.kind != "jvp" and not to_transform:
                 ids, recomputed = self._budget_policy(wrt, infos, signature, values)
             c = build(self._ir, self.kind, wrt, infos, signature, self.single, self.options,
-                      checkpoint_ids=ids)
+                      checkpoint_ids=ids, checkpoint_loops=not to_transform)
             c.recomputed = recomputed
             return c
         except SrcadError:
@@ -461,13 +466,19 @@ def finish_pair(fwd, bwd, ret_expr, line, infos) -> list[str]:
 
 
 def build(fn_ir: ir.Function, kind: str, wrt, infos, signature, single, options,
-          checkpoint_ids=frozenset()) -> Compiled:
-    """Reverse-transform, optimise, render and compile one specialisation."""
+          checkpoint_ids=frozenset(), loop_schedules=None, checkpoint_loops=True) -> Compiled:
+    """Reverse-transform, optimise, render and compile one specialisation.
+
+    checkpoint_ids: user calls to recompute; loop_schedules: {id(loop): (every, snapshots)}
+    for loops to checkpoint (both chosen by a memory_budget policy); checkpoint_loops=False
+    ignores srcad.checkpoint(range(...)) markers (for code that will be transformed again)."""
     from .transform.reverse import Module
     from .transform.templates import atom_expr
 
     module = Module(infos)
     module.checkpoint_ids = frozenset(checkpoint_ids)
+    module.loop_schedules = dict(loop_schedules or {})
+    module.checkpoint_loops = checkpoint_loops
     saved: list[str] = []
     if kind == "jvp":
         from .transform.forward import Forward
@@ -554,13 +565,11 @@ def _ret_expr(fn_ir):
 
 
 def _saved_names(fwd, bwd) -> list[str]:
-    """Names the backward reads that the forward (or the arguments) defined, in order."""
-    from .gcode import line_reads, line_writes
+    """Names the backward reads (before assigning them) that the forward (or the arguments)
+    defined, in order."""
+    from .gcode import exposed_reads, line_writes
 
-    reads = set()
-    for ln in bwd.body:
-        if ln.node is not None:
-            reads |= line_reads(ln)
+    reads = exposed_reads(bwd.body)
     order = list(fwd.params)
     for ln in fwd.body:
         if ln.node is not None:
@@ -607,6 +616,8 @@ def _leaves_of(value):
             yield from _leaves_of(v)
     elif isinstance(value, runtime.Stack):
         yield from _leaves_of(list(value._items))
+    elif isinstance(value, runtime.LoopCheckpoints):
+        yield from _leaves_of(value.kept_states())
     else:
         yield value
 

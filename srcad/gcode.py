@@ -75,6 +75,28 @@ def names_read(node: ast.AST) -> set[str]:
     return out
 
 
+def exposed_reads(lines: list, written: frozenset = frozenset()) -> set[str]:
+    """Names `lines` may read before assigning them: what must be bound on entry. Inside a
+    compound statement, assignments count for what follows them in the same body (one
+    iteration reads its own values); they do not count after it (it may not run)."""
+    out: set[str] = set()
+    done = set(written)
+    for ln in lines:
+        if ln.node is None:
+            continue
+        out |= names_read(ln.node) - done
+        if ln.compound:
+            inner = set(done)
+            if isinstance(ln.node, ast.For):
+                inner |= {n.id for n in ast.walk(ln.node.target) if isinstance(n, ast.Name)}
+            out |= exposed_reads(ln.body, frozenset(inner))
+            if ln.orelse:
+                out |= exposed_reads(ln.orelse, frozenset(done))
+        else:
+            done |= names_written(ln.node)
+    return out
+
+
 def names_written(node: ast.stmt) -> set[str]:
     out = set()
     targets = []

@@ -120,6 +120,8 @@ class For:
     exits: list = field(default_factory=list)
     reverse: bool = False  # for target in reversed(range(start, stop, step)[:limit])
     limit: Any = None
+    # srcad.checkpoint(range(...), every=k | snapshots=c): (every, snapshots), atoms or None
+    checkpoint: Any = None
 
     def range_value(self, env_value):
         """The range this loop walks, given a function that evaluates atoms."""
@@ -182,6 +184,7 @@ def uses(stmt) -> list[str]:
         return list(atom_vars(stmt.test))
     if isinstance(stmt, For):
         bounds = (stmt.start, stmt.stop, stmt.step) + ((stmt.limit,) if stmt.limit else ())
+        bounds += tuple(a for a in stmt.checkpoint or () if a is not None)
         return [n for a in bounds for n in atom_vars(a)] + list(stmt.exits)
     if isinstance(stmt, While):
         return list(atom_vars(stmt.cond)) + list(stmt.exits)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import ir
-from .runtime import Stack
+from .runtime import LoopCheckpoints, Stack
 
 
 @dataclass
@@ -56,6 +56,8 @@ def _leaves(value, seen: set):
     """(nbytes, shape, dtype, count) of the array buffers inside a value, each counted once."""
     if isinstance(value, Stack):
         value = list(value._items)
+    if isinstance(value, LoopCheckpoints):
+        value = value.kept_states()
     if isinstance(value, (list, tuple)):
         total = 0
         for v in value:
@@ -105,6 +107,15 @@ def report(fn_ir: ir.Function, saved_names: list[str], saved_values, args: dict)
             kind = f"stack ({count} items)"
             target = name[len("stack_"):] if name.startswith("stack_") else name
             where = f"{fn_ir.filename}:{lines.get(target, '?')}"
+        elif isinstance(value, LoopCheckpoints):
+            first = value.kept_states()[0] if count else None
+            first = first[0] if isinstance(first, tuple) and first else first
+            shape = getattr(first, "shape", None)
+            dtype = str(getattr(first, "dtype", "")) or None
+            sched = value.schedule
+            most = f", at most {sched.snapshots}" if sched is not None else ""
+            kind = f"loop states ({count} kept{most})"
+            where = f"{fn_ir.filename}:{name.rsplit('_L', 1)[-1].split('_')[0]}"
         elif name.endswith("_saved") and isinstance(value, tuple):
             kind = "residuals of a call"
         else:

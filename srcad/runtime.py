@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from .checkpoint import LoopCheckpoints
+
 __all__ = [
     "Stack",
+    "LoopCheckpoints",
     "setitem",
     "setitem_grad_x",
     "GradTree",
@@ -453,12 +456,15 @@ class Stack:
 
 
 def fresh_stacks(saved):
-    """`saved` with every Stack in it copied: the backward pops its stacks, and a pullback
-    may be called more than once."""
+    """`saved` with every Stack and LoopCheckpoints in it copied: the backward pops them, and
+    a pullback may be called more than once."""
     if isinstance(saved, Stack):
         out = Stack()
-        out._items = list(saved._items)
+        out._items = [fresh_stacks(v) for v in saved._items]
         return out
-    if isinstance(saved, tuple) and any(isinstance(v, (Stack, tuple)) for v in saved):
+    if isinstance(saved, LoopCheckpoints):
+        return saved.copy()
+    if isinstance(saved, tuple) and any(isinstance(v, (Stack, LoopCheckpoints, tuple))
+                                        for v in saved):
         return tuple(fresh_stacks(v) for v in saved)
     return saved

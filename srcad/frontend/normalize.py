@@ -39,7 +39,7 @@ from .aliasing import AliasingMixin
 from .desugar import desugar
 from .fence import fence
 from .opaque import _opaque_method
-from ..checkpoint import Checkpointed, checkpoint
+from ..checkpoint import Checkpointed, check_schedule, checkpoint
 from .parse import UNRESOLVED, ParsedFunction, parse_function
 
 _BINOPS = {
@@ -314,8 +314,10 @@ class Normalizer(AliasingMixin):
     def for_loop(self, s: gast.For):
         if s.orelse:
             raise self.unsupported("`for ... else`", s, "use a flag instead of `else`")
-        body, exits = self.loop_exits(s)
         it = s.iter
+        if isinstance(it, gast.Call) and self.is_checkpoint(it.func):
+            return self.checkpointed_loop(s, it)
+        body, exits = self.loop_exits(s)
         builtin = None
         if (isinstance(it, gast.Call) and isinstance(it.func, gast.Name)
                 and it.func.id not in self.locals and not it.keywords):
@@ -362,6 +364,45 @@ class Normalizer(AliasingMixin):
         finally:
             self.body = outer
         self.body.append(ir.For(loop_var, start, stop, step, loop_body, s.lineno, exits))
+
+    def is_checkpoint(self, func) -> bool:
+        root = func
+        while isinstance(root, gast.Attribute):
+            root = root.value
+        if not isinstance(root, gast.Name) or root.id in self.locals:
+            return False
+        return self.dotted(func)[0] is checkpoint
+
+    def checkpointed_loop(self, s: gast.For, it: gast.Call):
+        """for l in srcad.checkpoint(range(L), every=k | snapshots=c): the loop it wraps, marked
+        for checkpointing (the reverse transform keeps the loop state at the schedule's
+        steps only, see srcad/checkpoint.py)."""
+        if len(it.args) != 1 or any(k.arg not in ("every", "snapshots") for k in it.keywords):
+            raise self.unsupported("this call to srcad.checkpoint in a `for` header", s,
+                                   "write `for i in srcad.checkpoint(range(n))`, optionally "
+                                   "with every=k or snapshots=c")
+        _, exits = self.loop_exits(s)
+        if exits:
+            raise self.unsupported("`break` or `return` inside a checkpointed loop", s,
+                                   "a checkpointed loop must run all its steps; move the exit "
+                                   "out of the loop or drop srcad.checkpoint")
+        opts = {}
+        for k in it.keywords:
+            atom = self.expr(k.value, k.arg, None)
+            if isinstance(atom, ir.Const):
+                try:
+                    check_schedule(**{k.arg: atom.value})
+                except ValueError as e:
+                    raise self.pf.error(str(e), k.value) from None
+            opts[k.arg] = atom
+        if len(opts) == 2:
+            raise self.pf.error("give srcad.checkpoint every= or snapshots=, not both", it)
+        inner = gast.For(target=s.target, iter=it.args[0], body=s.body, orelse=[],
+                         type_comment=None)
+        gast.copy_location(inner, s)
+        self.for_loop(inner)
+        loop = self.body[-1]
+        loop.checkpoint = (opts.get("every"), opts.get("snapshots"))
 
     def reversed_range(self, s, rng, body, exits):
         """for i in reversed(range(a, b, c)[:n]): a backward loop of generated code."""

@@ -142,6 +142,8 @@ class Module:
         self.names: set[str] = set()
         self.pairs: dict[tuple, Pair] = {}
         self.checkpoint_ids: frozenset = frozenset()  # calls a memory_budget policy recomputes
+        self.loop_schedules: dict = {}  # id(loop) -> (every, snapshots) a policy chose
+        self.checkpoint_loops = True  # False: ignore srcad.checkpoint(range(...)) markers
 
     def function_name(self, base: str) -> str:
         return fresh(base, self.names)
@@ -186,6 +188,8 @@ class Reverse:
         self.saved_of: dict[int, str] = {}  # id(user call) -> name of its callee's residuals
         self.restored_early: set[int] = set()  # checkpointed calls that pop before recomputing
         self.counters: dict[int, str] = {}  # id(loop) -> trip counter name
+        self.ckpts: dict[int, str] = {}  # id(checkpointed loop) -> its LoopCheckpoints
+        self._plain = 0  # > 0: emitting forward code that saves nothing (recomputation)
         self.restore_stacks: dict[str, str] = {}
 
     # -- bookkeeping -------------------------------------------------------------------------
@@ -496,7 +500,7 @@ class Reverse:
             outs = ast.Tuple(elts=[store(t) for t in s.targets], ctx=ast.Store())
         else:
             outs = store(s.targets[0])
-        if id(s) not in self.saved_of or self.recompute(s):
+        if id(s) not in self.saved_of or self.recompute(s) or self._plain:
             # no residuals: a checkpointed call saves only its inputs (read again below)
             return ast.Assign(targets=[outs], value=ast.Call(func=name(s.fn_name), args=args,
                                                              keywords=[]), lineno=0)
@@ -646,6 +650,9 @@ class Reverse:
             c = self.counters[id(s)]
             out.append(Line(ast.Expr(_call(_RESTORE, name(c))), s.line))
             self.restore_stacks[c] = self.stack_name(c)
+        if id(s) in self.ckpts:
+            self.checkpointed_loop_backward(s, lines, out)
+            return
         self.comment(out, s.line)
         out.append(_compound(header, s.line, lines or [Line(ast.Pass(), s.line)]))
 
@@ -678,6 +685,106 @@ class Reverse:
         it = _call("range", name(self.counters[id(s)]))
         return ast.For(target=store("_"), iter=it, body=[], orelse=[], lineno=0)
 
+    # -- checkpointed loops (srcad.checkpoint(range(n)), or a memory_budget policy) -----------
+    def loop_schedule(self, s):
+        """(every, snapshots) atoms if loop `s` is checkpointed, else None."""
+        if not isinstance(s, ir.For) or not self.module.checkpoint_loops:
+            return None
+        if id(s) in self.module.loop_schedules:
+            every, snaps = self.module.loop_schedules[id(s)]
+            return (None if every is None else ir.Const(every, str(every)),
+                    None if snaps is None else ir.Const(snaps, str(snaps)))
+        return s.checkpoint
+
+    def loop_state(self, s) -> list[str]:
+        """The names a loop carries from one step to the next (or hands on past its end):
+        what a kept loop state holds. Everything else a step makes, it makes again."""
+        assigned = {d for x in ir.walk(s.body) for d in ir.defs(x)}
+        return sorted(assigned - self.loop_locals(s, s.body) - {s.target})
+
+    def _state_expr(self, s, ctx) -> ast.expr:
+        names = self.loop_state(s)
+        if len(names) == 1:
+            return ast.Name(id=names[0], ctx=ctx())
+        return ast.Tuple(elts=[ast.Name(id=n, ctx=ctx()) for n in names], ctx=ctx())
+
+    def _offer(self, s) -> Line:
+        return Line(ast.Expr(_method(name(self.ckpts[id(s)]), "offer",
+                                     self._state_expr(s, ast.Load))), s.line)
+
+    def _plain_steps(self, s) -> list[Line]:
+        """One step of the loop that saves nothing, after offering its state to the schedule."""
+        self._plain += 1
+        try:
+            return [self._offer(s)] + self.fwd_block(s.body)
+        finally:
+            self._plain -= 1
+
+    def fwd_checkpointed_loop(self, s) -> list[Line]:
+        ck = self.ckpts[id(s)]
+        every, snaps = self.loop_schedule(s)
+        out = [Line(comment=f"checkpointed loop: keeps its state "
+                            f"({', '.join(self.loop_state(s)) or 'nothing'}) at the "
+                            f"schedule's steps only")]
+        for v in self.loop_state(s):
+            if not self.defined_before(v, s):
+                out.append(Line(assign(v, ast.Constant(None)), s.line))
+        steps = range_expr(s)
+        if s.reverse:
+            steps = ast.Subscript(value=steps, slice=ast.Slice(step=ast.Constant(-1)),
+                                  ctx=ast.Load())
+        kw = [ast.keyword(arg=k, value=atom_expr(a))
+              for k, a in (("every", every), ("snapshots", snaps)) if a is not None]
+        out.append(Line(assign(ck, ast.Call(func=name("LoopCheckpoints"), args=[steps],
+                                            keywords=kw)), s.line))
+        header = ast.For(target=store(s.target), iter=loop_iter(s), body=[], orelse=[],
+                         lineno=0)
+        out.append(_compound(header, s.line, self._plain_steps(s)))
+        if self.loop_depth[id(s)] > 0:
+            out.append(Line(ast.Expr(_method(name(self.stack_name(ck)), "push", name(ck))),
+                            s.line))
+        return out
+
+    def checkpointed_loop_backward(self, s, bwd_lines: list, out: list) -> None:
+        """The backward of a checkpointed loop, one episode of its schedule at a time:
+        restore a kept state, advance plain to the steps to reverse, run those steps again
+        saving what their backward reads, and run their backward (srcad/checkpoint.py)."""
+        ck = self.ckpts[id(s)]
+        advance = self.fresh(f"advance_L{s.line}")
+        record = self.fresh(f"record_L{s.line}")
+        if self.loop_depth[id(s)] > 0:
+            out.append(Line(ast.Expr(_call(_RESTORE, name(ck))), s.line))
+        episode: list[Line] = []
+        if self.loop_state(s):
+            episode.append(Line(ast.Assign(targets=[self._state_expr(s, ast.Store)],
+                                           value=_method(name(ck), "restore"), lineno=0),
+                                s.line))
+        plain = self._plain_steps(s)
+        saving = self.fwd_block(s.body) or [Line(ast.Pass(), s.line)]
+
+        def loop(it, body):
+            return _compound(ast.For(target=store(s.target), iter=it, body=[], orelse=[],
+                                     lineno=0), s.line, body)
+
+        episode.append(Line(comment="recompute from the kept state, saving nothing"))
+        episode.append(loop(name(advance), plain))
+        episode.append(Line(comment="recompute the steps to reverse, saving for the backward"))
+        episode.append(loop(name(record), saving))
+        episode.append(loop(_call("reversed", name(record)),
+                            bwd_lines or [Line(ast.Pass(), s.line)]))
+        header = ast.For(target=ast.Tuple(elts=[store(advance), store(record)],
+                                          ctx=ast.Store()),
+                         iter=_method(name(ck), "episodes"), body=[], orelse=[], lineno=0)
+        # the recomputation reads what the loop's steps read from outside the loop; the
+        # values the loop itself makes come from the kept state
+        made = {d for x in ir.walk(s.body) for d in ir.defs(x)} | {s.target}
+        reads = set().union(*(line_reads(ln) for ln in plain + saving)) - made
+        self.bwd_reads[id(s)] = self.bwd_reads.get(id(s), set()) | reads | {ck}
+        self.comment(out, s.line)
+        out.append(Line(comment="checkpointed: each episode restores a kept loop state and "
+                                "recomputes from it"))
+        out.append(_compound(header, s.line, episode))
+
     # -- forward -----------------------------------------------------------------------------
     def stack_name(self, var: str) -> str:
         if var not in self._stacks:
@@ -687,7 +794,7 @@ class Reverse:
     def fwd_block(self, body) -> list[Line]:
         out: list[Line] = []
         for s in body:
-            if isinstance(s, (ir.Call, ir.UserCall)):
+            if isinstance(s, (ir.Call, ir.UserCall)) and not self._plain:
                 for v in self.pushes.get(id(s), []):
                     out.append(Line(ast.Expr(_method(name(self.stack_name(v)), "push",
                                                      name(v))), s.line))
@@ -705,8 +812,10 @@ class Reverse:
         return out
 
     def fwd_loop(self, s) -> list[Line]:
+        if id(s) in self.ckpts and not self._plain:
+            return self.fwd_checkpointed_loop(s)
         out = []
-        counter = self.counters.get(id(s))
+        counter = None if self._plain else self.counters.get(id(s))
         if counter is not None:
             out.append(Line(assign(counter, ast.Constant(0)), s.line))
         body = self.fwd_block(s.body)
@@ -739,6 +848,8 @@ class Reverse:
                 self.saved_of[id(s)] = self.fresh(f"{s.targets[0]}_saved")
             if isinstance(s, ir.While) or (isinstance(s, ir.For) and s.exits):
                 self.counters[id(s)] = self.fresh(f"trips_L{s.line}")
+            if self.loop_schedule(s) is not None and not s.exits and self.touched(s.body):
+                self.ckpts[id(s)] = self.fresh(f"ckpt_L{s.line}")
 
     def backward(self, seed: ast.expr) -> list[Line]:
         """The backward sweep; then decide what the forward pushes, and finish the restores."""
@@ -802,7 +913,8 @@ class Reverse:
     def forward(self) -> list[Line]:
         lines = [Line(comment="--- forward ---")]
         pushed = sorted({v for names in self.pushes.values() for v in names})
-        stacks = sorted(set(pushed) | {c for s_id, c in self.counters.items()
+        stacks = sorted(set(pushed) | {c for s_id, c in [*self.counters.items(),
+                                                         *self.ckpts.items()]
                                        if self._nested_counter(s_id)})
         for var in stacks:
             lines.append(Line(assign(self.stack_name(var), _call("Stack")), None))
