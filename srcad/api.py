@@ -175,7 +175,7 @@ class Compiled:
     functions: dict
     saved: list
     residuals: dict = None  # id(user call) -> the name its residuals are saved under
-    recomputed: list = None  # (callee, line) of the calls a memory_budget policy recomputes
+    plan: object = None  # the memory_budget policy's choices (srcad.checkpoint.BudgetPlan)
 
 
 class Transformed:
@@ -314,14 +314,15 @@ class Transformed:
 
     def _build(self, wrt, infos, signature, values=None, to_transform=False) -> Compiled:
         try:
-            ids = frozenset()
-            recomputed = None
+            plan = None
             if self.options["memory_budget"] is not None and values is not None and \
                     self.kind != "jvp" and not to_transform:
-                ids, recomputed = self._budget_policy(wrt, infos, signature, values)
+                plan = self._budget_policy(wrt, infos, signature, values)
             c = build(self._ir, self.kind, wrt, infos, signature, self.single, self.options,
-                      checkpoint_ids=ids, checkpoint_loops=not to_transform)
-            c.recomputed = recomputed
+                      checkpoint_ids=plan.call_ids if plan else frozenset(),
+                      loop_schedules=plan.loop_schedules if plan else None,
+                      checkpoint_loops=not to_transform, plan=plan)
+            c.plan = plan
             return c
         except SrcadError:
             raise
@@ -333,41 +334,19 @@ class Transformed:
                 hint="this is a bug in srcad; please report it with the function") from e
 
     def _budget_policy(self, wrt, infos, signature, values):
-        """memory_budget: recompute the calls with the largest residuals until what the
-        backward keeps fits the budget (measured on these arguments: the split forward is run
-        once per choice). Returns (ids of the calls to recompute, [(callee, line)])."""
-        from .report import report
+        """memory_budget: what to save and what to recompute, measured on these arguments
+        (srcad.checkpoint.budget_plan); warns when the budget cannot be met."""
+        from .checkpoint import budget_plan
 
-        budget = self.options["memory_budget"]
-        env = dict(zip(self.params, values))
-        calls = {id(s): s for s in ir.walk(self._ir.body) if isinstance(s, ir.UserCall)}
-
-        def measure(ids):
-            c = build(self._ir, "vjp", wrt, infos, signature, False, self.options,
-                      checkpoint_ids=ids)
-            _, saved = c.functions["fwd"](*values)
-            rep = report(self._ir, c.saved, saved, env)
-            per_call = {}
-            for item in rep.items:
-                for cid, name in c.residuals.items():
-                    if item.name in (name, f"stack_{name}"):
-                        per_call[cid] = per_call.get(cid, 0) + item.nbytes
-            return rep.total_bytes, per_call
-
-        chosen: set = set()
-        total, per_call = measure(frozenset())
-        while total > budget:
-            left = {cid: b for cid, b in per_call.items() if cid not in chosen and b > 0}
-            if not left:
-                warnings.warn(
-                    f"srcad: memory_budget={budget:,} bytes cannot be met for {self._ir.name}: "
-                    f"recomputing every call to a user function, the backward still keeps "
-                    f"{total:,} bytes (the minimum this policy reaches)", stacklevel=4)
-                break
-            chosen.add(max(left, key=left.get))
-            total, per_call = measure(frozenset(chosen))
-        return frozenset(chosen), [(calls[c].callee.name, calls[c].line) for c in chosen
-                                   if c in calls]
+        kind = "vjp" if self.kind == "vjp" else "grad"
+        plan = budget_plan(self._ir, kind, wrt, infos, signature, self.single, values,
+                           self.options)
+        if not plan.fits:
+            warnings.warn(
+                f"srcad: memory_budget={plan.budget:,} bytes cannot be met for "
+                f"{self._ir.name}: the least this policy reaches is a peak of "
+                f"{plan.peak:,} bytes ({plan.describe()})", stacklevel=5)
+        return plan
 
     @property
     def source(self) -> str:
@@ -466,7 +445,8 @@ def finish_pair(fwd, bwd, ret_expr, line, infos) -> list[str]:
 
 
 def build(fn_ir: ir.Function, kind: str, wrt, infos, signature, single, options,
-          checkpoint_ids=frozenset(), loop_schedules=None, checkpoint_loops=True) -> Compiled:
+          checkpoint_ids=frozenset(), loop_schedules=None, checkpoint_loops=True,
+          plan=None) -> Compiled:
     """Reverse-transform, optimise, render and compile one specialisation.
 
     checkpoint_ids: user calls to recompute; loop_schedules: {id(loop): (every, snapshots)}
@@ -523,7 +503,8 @@ def build(fn_ir: ir.Function, kind: str, wrt, infos, signature, single, options,
                     hint=f"rename `{k}` in one of the two modules")
             inject[k] = v
     functions += main
-    c = _finish(fn_ir, kind, wrt, signature, options, functions, roles, saved, inject, helpers)
+    c = _finish(fn_ir, kind, wrt, signature, options, functions, roles, saved, inject, helpers,
+                plan)
     c.residuals = dict(residuals)
     return c
 
@@ -536,7 +517,7 @@ def _callee_injects(module, fn_ir) -> dict:
 
 
 def _finish(fn_ir, kind, wrt, signature, options, functions, roles, saved, inject,
-            helpers) -> Compiled:
+            helpers, plan=None) -> Compiled:
     """Render, compile and wrap the generated functions of one specialisation."""
     origin = {
         "filename": fn_ir.filename,
@@ -546,7 +527,8 @@ def _finish(fn_ir, kind, wrt, signature, options, functions, roles, saved, injec
         "source": "\n".join(fn_ir.source_lines[k] for k in sorted(fn_ir.source_lines)),
         "options": f"{kind} wrt=({', '.join(wrt)}) mode={options['mode']} "
         f"fuse={options['fuse']} checkpoint="
-        f"{'none' if options['memory_budget'] is None else 'memory_budget=' + str(options['memory_budget'])}",
+        f"{'none' if options['memory_budget'] is None else 'memory_budget=' + str(options['memory_budget'])}"
+        + (f" (the policy: {plan.describe()})" if plan is not None else ""),
         "signature": signature,
     }
     source = render(functions, origin=origin, inject=inject)
@@ -786,17 +768,19 @@ def explain(fn, *args, wrt=None, print_report: bool = True, **options):
     t._check_wrt_values(env, names)
     infos, _ = probe(t._ir, env)
     signature = ", ".join(f"{p}: {_describe(env[p])}" for p in t.params)
-    ids, recomputed = frozenset(), []
+    plan = None
     if t.options["memory_budget"] is not None:
-        ids, recomputed = t._budget_policy(names, infos, signature, values)
-    c = build(t._ir, "vjp", names, infos, signature, False, t.options, checkpoint_ids=ids)
+        plan = t._budget_policy(names, infos, signature, values)
+    c = build(t._ir, "vjp", names, infos, signature, False, t.options,
+              checkpoint_ids=plan.call_ids if plan else frozenset(),
+              loop_schedules=plan.loop_schedules if plan else None)
     _, saved = c.functions["fwd"](*values)
     rep = report(t._ir, c.saved, saved, env)
     from .report import Saved
 
-    for callee, line in recomputed:
-        rep.items.append(Saved(f"{callee}(...)", None, None, 0, f"{t._ir.filename}:{line}",
-                               "call", status="recomputed"))
+    for what, line, note in (plan.choices if plan else []):
+        rep.items.append(Saved(what, None, None, 0, f"{t._ir.filename}:{line}",
+                               note, status="recomputed"))
     if print_report:
         print(rep)
     return rep

@@ -292,3 +292,176 @@ class LoopCheckpoints:
             return "LoopCheckpoints(0 steps)"
         return (f"LoopCheckpoints({s.n} steps, {len(self._kept)} states kept, at most "
                 f"{s.snapshots}, {s.recomputed} steps recomputed)")
+
+
+# -- the memory_budget policy -------------------------------------------------------------
+
+@dataclass
+class BudgetPlan:
+    """What a memory_budget policy chose: calls to recompute and loops to checkpoint."""
+
+    budget: int
+    call_ids: frozenset = frozenset()
+    loop_schedules: dict = None  # id(loop) -> (every, snapshots)
+    choices: list = None  # [(what, line, note)] for explain and the generated header
+    peak: int | None = None  # the measured peak of the chosen plan (bytes)
+    fits: bool = True
+
+    def describe(self) -> str:
+        parts = [f"{what} (L{line}): {note}" for what, line, note in self.choices or []]
+        return "; ".join(parts) or "save everything"
+
+
+def measure_peak(run) -> int:
+    """Peak bytes traced (tracemalloc, which sees numpy's buffers) while `run()` runs, above
+    what was traced when it started. Inside an outer trace the outer peak is reset."""
+    import tracemalloc
+
+    started = not tracemalloc.is_tracing()
+    if started:
+        tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        base = tracemalloc.get_traced_memory()[0]
+        run()
+        return tracemalloc.get_traced_memory()[1] - base
+    finally:
+        if started:
+            tracemalloc.stop()
+
+
+def budget_plan(fn_ir, kind, wrt, infos, signature, single, values, options) -> BudgetPlan:
+    """Choose what the backward keeps so that one call's peak memory (forward, backward and
+    the gradients it returns, as `measure_peak` counts it) stays within
+    options["memory_budget"] bytes, recomputing as little as possible.
+
+    Knowing the sizes only by running, the policy measures: the program as written; then,
+    if that is over budget, its top-level `for` loops under binomial schedules keeping all
+    n states and half of them. Peak memory is close to linear in the states kept (each
+    holds the loop state; a revolve episode records one step), so two points fit a line
+    that gives the largest fraction of states that fits; that plan is measured, and moved
+    down along the line while it is still over (at most three times). Where loops cannot
+    reach the budget, calls to user functions are recomputed too, largest residuals first
+    (`srcad.checkpoint` on the policy's choice). Where nothing reaches it, the plan keeps
+    the least it can and the caller warns with that minimum.
+    """
+    from . import ir
+    from .api import build
+    from .runtime import LoopCheckpoints
+
+    budget = int(options["memory_budget"])
+
+    def run_plan(call_ids, scheds) -> int:
+        """The measured peak of one call under this plan, as `kind` runs it."""
+        if kind == "vjp":
+            c = build(fn_ir, "vjp", wrt, infos, signature, False, options,
+                      checkpoint_ids=call_ids, loop_schedules=scheds)
+
+            def run():
+                out, saved = c.functions["fwd"](*values)
+                ct = np.ones_like(out) if np.ndim(out) else np.ones((), np.result_type(out))
+                c.functions["bwd"](saved, ct)
+        else:
+            c = build(fn_ir, kind, wrt, infos, signature, single, options,
+                      checkpoint_ids=call_ids, loop_schedules=scheds)
+
+            def run():
+                c.functions["main"](*values)
+        return measure_peak(run)
+
+    plan = BudgetPlan(budget, frozenset(), {}, [])
+    peak = run_plan(frozenset(), {})
+    plan.peak = peak
+    if peak <= budget:
+        return plan
+
+    loops = [s for s in fn_ir.body if isinstance(s, ir.For) and not s.exits]
+    trips: dict = {}
+    if loops:
+        # learn each loop's trip count from a run that keeps every state
+        full = {id(s): (None, 1 << 40) for s in loops}
+        c = build(fn_ir, "vjp", wrt, infos, signature, False, options, loop_schedules=full)
+        _, saved = c.functions["fwd"](*values)
+        named = dict(zip(c.saved, saved))
+        for s in loops:
+            obj = next((v for k, v in named.items()
+                        if k.startswith(f"ckpt_L{s.line}") and isinstance(v, LoopCheckpoints)),
+                       None)
+            if obj is not None and obj.schedule is not None and obj.schedule.n >= 2:
+                trips[id(s)] = (s, obj.schedule.n)
+        del saved, named
+
+    def at(frac):
+        return {k: (None, max(1, min(n, math.ceil(frac * n)))) for k, (_, n) in trips.items()}
+
+    def note(scheds):
+        return [("loop", trips[k][0].line, f"keeps {c} of {trips[k][1]} loop states "
+                 f"(binomial schedule, {revolve_schedule(trips[k][1], c).recomputed} steps "
+                 f"recomputed)") for k, (_, c) in scheds.items()]
+
+    best = None  # (peak, scheds) of the best plan that fits, or the least peak seen
+    if trips:
+        p1 = run_plan(frozenset(), at(1.0))
+        p_half = run_plan(frozenset(), at(0.5))
+        slope = max((p1 - p_half) / 0.5, 1.0)  # bytes per unit of fraction
+        floor_frac = 1.0 / max(n for _, n in trips.values())
+        frac = (budget - (p1 - slope)) / slope
+        tried = {1.0: p1, 0.5: p_half}
+        for _ in range(4):
+            frac = min(1.0, max(floor_frac, frac))
+            if frac not in tried:
+                tried[frac] = run_plan(frozenset(), at(frac))
+            p = tried[frac]
+            if p <= budget or frac <= floor_frac:
+                break
+            frac -= (p - budget) / slope * 1.05 + 1e-9
+        fitting = [f for f, p in tried.items() if p <= budget]
+        if fitting:
+            f = max(fitting)
+            room = (budget - tried[f]) / slope
+            if room > floor_frac and f < 1.0:  # space for more states: one step up
+                up = min(1.0, f + room * 0.95)
+                if up not in tried:
+                    tried[up] = run_plan(frozenset(), at(up))
+                if tried[up] <= budget:
+                    f = up
+            plan.loop_schedules, plan.peak = at(f), tried[f]
+            plan.choices = note(plan.loop_schedules)
+            return plan
+        f = min(tried, key=tried.get)
+        best = (tried[f], at(f))
+
+    # loops alone do not reach the budget: recompute calls to user functions as well
+    scheds = best[1] if best else {}
+    calls = [s for s in ir.walk(fn_ir.body) if isinstance(s, ir.UserCall)]
+    chosen: set = set()
+    peak = best[0] if best else peak
+    if calls:
+        sizes = _residual_sizes(fn_ir, wrt, infos, signature, values, options, scheds)
+        for cid in sorted(sizes, key=sizes.get, reverse=True):
+            if peak <= budget or sizes[cid] == 0:
+                break
+            chosen.add(cid)
+            peak = run_plan(frozenset(chosen), scheds)
+    plan.call_ids, plan.loop_schedules, plan.peak = frozenset(chosen), scheds, peak
+    plan.choices = note(scheds) + [(s.callee.name + "(...)", s.line, "recomputed")
+                                   for s in calls if id(s) in chosen]
+    plan.fits = peak <= budget
+    return plan
+
+
+def _residual_sizes(fn_ir, wrt, infos, signature, values, options, scheds) -> dict:
+    """Bytes each active call's residuals hold in the split forward (id(call) -> bytes)."""
+    from .api import build
+    from .report import report
+
+    c = build(fn_ir, "vjp", wrt, infos, signature, False, options, loop_schedules=scheds)
+    _, saved = c.functions["fwd"](*values)
+    env = dict(zip(fn_ir.params, values))
+    rep = report(fn_ir, c.saved, saved, env)
+    sizes: dict = {}
+    for item in rep.items:
+        for cid, name in (c.residuals or {}).items():
+            if item.name in (name, f"stack_{name}"):
+                sizes[cid] = sizes.get(cid, 0) + item.nbytes
+    return sizes
