@@ -18,6 +18,9 @@ __all__ = [
     "Stack",
     "LoopCheckpoints",
     "setitem",
+    "write_through",
+    "view_again",
+    "alias_again",
     "setitem_grad_x",
     "GradTree",
     "zeros_grad",
@@ -139,6 +142,26 @@ def setitem(x, index, value):
     out = np.array(x, copy=True)
     out[index] = value
     return out
+
+
+def write_through(x, index, value, view):
+    """numpy's `view += t`, seen from `x`, where `view = x[index]` with integer indices: an
+    array view (x changes: `x[index] = value`), or a scalar copy when the index picks one
+    element (x stays as it is). Only the kind of `view` decides, so one generated line serves
+    both."""
+    return setitem(x, index, value) if np.ndim(view) else x
+
+
+def alias_again(new, old):
+    """After `y op= t`, a name that was `y` (`z = y`): the same array, so it sees the new
+    values, or -- when `y` held a scalar, which `op=` rebinds -- the old value."""
+    return new if isinstance(old, np.ndarray) else old
+
+
+def view_again(x, index, view):
+    """`view = x[index]` made again from a new `x` (its base was written): a view follows
+    its base, a scalar copy (an index that picked one element) keeps its value."""
+    return x[index] if np.ndim(view) else view
 
 
 def setitem_grad_x(g, index):

@@ -31,12 +31,13 @@ from .ops import table
 class Tensor:
     """A float value the tape follows."""
 
-    __slots__ = ("value", "tape")
+    __slots__ = ("value", "tape", "view")
     __array_priority__ = 1000
 
     def __init__(self, value, tape):
         self.value = value
         self.tape = tape
+        self.view = None  # (base Tensor, kind, arg) while this value is a view of the base
 
     # numpy protocols
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
@@ -46,7 +47,14 @@ class Tensor:
             raise SrcadError(f"tape mode: `{ufunc.__name__}.{method}` / out= is not "
                              f"differentiable", hint="call the ufunc directly, without out=")
         # `a += t` with `a` a plain array: a new value that Python binds to `a` (source mode's
-        # `a = a + t`), the array itself unchanged
+        # `a = a + t`), the array itself unchanged -- unless `a` is a view of another array,
+        # which numpy would change and the tape cannot
+        if out is not None and isinstance(out[0], np.ndarray) and out[0].base is not None:
+            raise SrcadError(
+                f"tape mode: `{ufunc.__name__}` writes a differentiable value in place into a "
+                f"view of a plain array; the tape cannot make that array follow it",
+                hint="make the buffer with np.zeros_like(x) of a differentiable x, or build "
+                "the result with np.stack / np.concatenate, or use mode='source'")
         py = _PY.get(ufunc)
         return self.tape.apply(ufunc, inputs, kwargs, py)
 
@@ -155,11 +163,27 @@ def _binary(fn, reflected=False):
     return lambda self, other: self.tape.apply(fn, (self, other), {}, py)
 
 
+def _inplace(fn):
+    # `x += t`: numpy writes into an array (its aliases and views see it, its base too),
+    # and rebinds a scalar -- source mode's `x = x + t` plus what propagate_write rebuilds
+    py = _PY[fn]
+
+    def op(self, other):
+        new = self.tape.apply(fn, (self, other), {}, py)
+        if (isinstance(self.value, np.ndarray) and isinstance(new, Tensor)
+                and np.shape(new.value) == np.shape(self.value)):
+            self.tape.write(self, lambda old: new)
+            return self
+        return new
+
+    return op
+
+
 for _name, _fn in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
                    ("truediv", np.true_divide), ("pow", np.power), ("matmul", np.matmul)]:
     setattr(Tensor, f"__{_name}__", _binary(_fn))
     setattr(Tensor, f"__r{_name}__", _binary(_fn, reflected=True))
-    setattr(Tensor, f"__i{_name}__", _binary(_fn))  # rebinding, as source mode's x = x + y
+    setattr(Tensor, f"__i{_name}__", _inplace(_fn))
 for _name, _fn in [("lt", np.less), ("le", np.less_equal), ("gt", np.greater),
                    ("ge", np.greater_equal), ("eq", np.equal), ("ne", np.not_equal),
                    ("floordiv", operator.floordiv), ("mod", operator.mod)]:
@@ -199,10 +223,15 @@ class Entry:
         self.pairs = pairs  # for "call": [(outer Tensor, inner Tensor), ...]
 
 
+_VIEW_KINDS = {operator.getitem: "index", np.transpose: "transpose", np.swapaxes: "swapaxes"}
+
+
 class Tape:
     def __init__(self):
         self.entries: list[Entry] = []
         self._traced: dict = {}
+        self.views: dict = {}  # id -> Tensor that is a view of another, in creation order
+        self.origin: dict = {}  # id(argument Tensor) -> the Tensor of its value on entry
 
     # -- forward -----------------------------------------------------------------------------
     def apply(self, fn, args, kwargs, py_operator=None):
@@ -228,6 +257,11 @@ class Tape:
                  else keywords.__setitem__(p.name, values[p.name]))
         result = (py_operator(*positional) if py_operator is not None
                   else op.fn(*positional, **keywords))
+        if op.family == "constructor" and isinstance(result, np.ndarray) and any(
+                _has_tensor(v) for v in bound.values()):
+            # np.zeros_like(x): a buffer the function may write differentiable values into,
+            # in place or through views -- a Tensor (with no history) follows them
+            return Tensor(result, self)
         if not op.differentiable or not any(_has_tensor(bound[p]) for p in bound
                                             if op.vjp(p) is not None):
             return result
@@ -237,10 +271,79 @@ class Tape:
         saved = {k: (np.array(v, copy=True) if isinstance(v, np.ndarray) else v)
                  for k, v in bound.items()}
         self.entries.append(Entry(op, saved, out))
+        base = next(iter(bound.values()), None)
+        if (op.view and isinstance(base, Tensor) and isinstance(result, np.ndarray)
+                and isinstance(base.value, np.ndarray)
+                and np.may_share_memory(result, base.value)):
+            kind = _VIEW_KINDS.get(fn, "opaque")
+            arg = (bound.get("index") if kind == "index" else bound.get("axes")
+                   if kind == "transpose" else (bound.get("axis1"), bound.get("axis2"))
+                   if kind == "swapaxes" else None)
+            out.view = (base, kind, arg)
+            self.views[id(out)] = out
         return out
 
     def setitem(self, t: Tensor, index, value) -> None:
+        """x[i] = v, copy on write as in source mode, then numpy's aliasing (`write`)."""
+        self.write(t, lambda old: self.apply(runtime.setitem, (old, index, value), {}))
+
+    def write(self, t: Tensor, make) -> None:
+        """`t` takes the value `make(old)` computes from its old value, in place: the Tensor
+        the user's names hold keeps its identity (aliases see the change) and the tape's
+        earlier references move to a Tensor for the old value. Then what shares memory with
+        it is rebuilt, in source mode's order (frontend/aliasing.py, `propagate_write`): the
+        bases up the chain of views, then every view of a rebuilt Tensor."""
+        self._replace(t, make)
+        done = {id(t)}
+        at = t
+        while at.view is not None:
+            base, kind, arg = at.view
+            if id(base) in done:
+                break
+            if kind == "opaque":
+                raise SrcadError(
+                    "tape mode: a write through a view made by reshape/ravel/squeeze/... "
+                    "(numpy shares memory here) is not followed",
+                    hint="copy before writing (r = r.copy()), or write into the base array")
+            self._replace(base, lambda old, k=kind, a=arg, v=at: self._write_back(old, k, a, v))
+            done.add(id(base))
+            at = base
+        changed = True
+        while changed:
+            changed = False
+            for v in list(self.views.values()):
+                if id(v) in done or v.view is None or id(v.view[0]) not in done:
+                    continue
+                base, kind, arg = v.view
+                if kind == "opaque":
+                    v.view = (base, "stale", None)
+                    continue
+                if kind == "stale":
+                    continue
+                self._replace(v, lambda old, b=base, k=kind, a=arg: self._remake(b, k, a))
+                v.view = (base, kind, arg)
+                done.add(id(v))
+                changed = True
+
+    def _write_back(self, old_base, kind, arg, view):
+        if kind == "index":
+            return self.apply(runtime.setitem, (old_base, arg, view), {})
+        if kind == "transpose":
+            inv = None if arg is None else runtime.inverse_permutation(arg, len(arg))
+            return self.apply(np.transpose, (view, inv), {})
+        return self.apply(np.swapaxes, (view, arg[0], arg[1]), {})
+
+    def _remake(self, base, kind, arg):
+        if kind == "index":
+            return self.apply(operator.getitem, (base, arg), {})
+        if kind == "transpose":
+            return self.apply(np.transpose, (base, arg), {})
+        return self.apply(np.swapaxes, (base, arg[0], arg[1]), {})
+
+    def _replace(self, t: Tensor, make) -> None:
         old = Tensor(t.value, self)
+        if id(t) in self.origin and self.origin[id(t)] is t:
+            self.origin[id(t)] = old  # an argument's gradient is for its value on entry
         for e in self.entries:
             if e.out is t:
                 e.out = old
@@ -250,9 +353,10 @@ class Tape:
                         e.args[k] = old
             if e.pairs:
                 e.pairs = [(old if a is t else a, old if b is t else b) for a, b in e.pairs]
-        new = self.apply(runtime.setitem, (old, index, value), {})
+        new = make(old)
         if isinstance(new, Tensor):
             t.value = new.value
+            self.views.pop(id(new), None)  # (t keeps its own place, or none)
             for e in self.entries:
                 if e.out is new:
                     e.out = t
@@ -426,20 +530,23 @@ def _wrap_args(tape, values, wrt_mask):
             return type(x)(wrap(v) for v in x)
         if isinstance(x, (np.ndarray, np.generic, float)) and np.issubdtype(
                 np.result_type(x), np.floating):
-            return Tensor(x, tape)
+            t = Tensor(x, tape)
+            tape.origin[id(t)] = t
+            return t
         return x
 
     return [wrap(v) if w else v for v, w in zip(values, wrt_mask)]
 
 
-def _collect(wrapped, original, adj):
+def _collect(wrapped, original, adj, origin=None):
     """The gradient for one argument, in its own structure (zeros where nothing flowed)."""
     if isinstance(wrapped, dict):
-        return {k: _collect(wrapped[k], original[k], adj) for k in original}
+        return {k: _collect(wrapped[k], original[k], adj, origin) for k in original}
     if isinstance(wrapped, (list, tuple)):
-        return type(original)(_collect(w, o, adj) for w, o in zip(wrapped, original))
+        return type(original)(_collect(w, o, adj, origin) for w, o in zip(wrapped, original))
     if isinstance(wrapped, Tensor):
-        d = adj.get(id(wrapped))
+        first = (origin or {}).get(id(wrapped), wrapped)
+        d = adj.get(id(first))
         if d is None:
             return runtime.zeros_grad_leaf(original)
         return runtime.as_grad(d, original)
@@ -460,7 +567,8 @@ def grads(tape, wrapped, values, out, cotangent, wrt_mask):
     else:
         seeds = [(out, cotangent)]
     adj = tape.backward(seeds)
-    return [(_collect(w, v, adj) if m else None) for w, v, m in zip(wrapped, values, wrt_mask)]
+    return [(_collect(w, v, adj, tape.origin) if m else None)
+            for w, v, m in zip(wrapped, values, wrt_mask)]
 
 
 def value_of(out):

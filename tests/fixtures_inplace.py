@@ -58,8 +58,8 @@ def alias_then_write(x):
 def transpose_then_augassign(x):
     y = x * 1.0
     v = y.T
-    y += 1.0
-    return np.sum(v * y)
+    y += 1.0  # numpy changes v too
+    return np.sum(v @ y)
 
 
 def views_read_before_write(x):
@@ -101,3 +101,74 @@ def view_written_in_loop(x):
     for i in range(2):
         r[i] = x[1, i] * 2.0
     return np.sum(y * r)
+
+
+def view_made_in_loop(x):
+    y = x * 1.0
+    for i in range(2):
+        r = y[i]
+        r[0] = r[0] * 3.0  # writes into row i of y
+    return np.sum(y * y)
+
+
+def view_written_in_branch(x):
+    y = x * 1.0
+    r = y[1:]
+    if x[0, 0] > -10.0:
+        r[0] = np.sin(x[2])  # y[1] changes
+    else:
+        r *= 2.0
+    return np.sum(y * r[0])
+
+
+def write_into_transpose(x):
+    y = x * 2.0
+    t = y.T
+    t[0] = np.cos(x[:, 1])  # y's first column
+    return np.sum(y * y) + np.sum(t[1])
+
+
+def write_into_swapaxes_in_loop(x):
+    y = x * 1.0
+    s = np.swapaxes(y, 0, 1)
+    for j in range(3):
+        s[j] += x[j, :3] * j  # y[:, j] changes
+    return np.sum(y ** 2)
+
+
+def chained_views(x):
+    y = x * 1.0
+    a = y[1:]
+    b = a[0]
+    b[1] = np.exp(x[0, 0])  # y[1, 1] changes
+    return np.sum(y * y) + np.sum(a)
+
+
+def loop_writes_rows_of_a_buffer(x):
+    out = np.zeros_like(x)
+    for i in range(3):
+        row = out[i]
+        row += np.tanh(x[i]) * (i + 1)
+        row[0] = row[1] * x[i, 3]
+    return np.sum(out * out)
+
+
+def advanced_index_is_a_copy(x):
+    y = x * 1.0
+    r = y[[0, 2]]  # a copy in numpy: writing into it leaves y alone
+    r[0] = 0.0
+    return np.sum(y * y) + np.sum(r)
+
+
+def write_into_reshape(x):
+    y = x * 1.0
+    r = y.reshape(12)  # a view or a copy, by memory layout
+    r[0] = 5.0
+    return np.sum(y * y)
+
+
+def write_through_unknown_index(x, k):
+    y = x * 1.0
+    r = y[k]  # an int (a view) or an array (a copy): not known
+    r[0] = 5.0
+    return np.sum(y * y)

@@ -194,6 +194,19 @@ def _torch_op(op):
             return out
 
         return setitem
+    if op.name == "write_through":  # a write into x when `view` is an array
+        def write_through(x, index, value, view):
+            if not tnp.asarray(view).ndim:
+                return x
+            out = TNP.array(x, copy=True)
+            out[index] = value
+            return out
+
+        return write_through
+    if op.name == "view_again":
+        return lambda x, index, view: x[index] if tnp.asarray(view).ndim else view
+    if op.name == "alias_again":  # the cases alias arrays
+        return lambda new, old: new
     return getattr(TNP, name) if getattr(np, name, None) is op.fn else op.fn
 
 

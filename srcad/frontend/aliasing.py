@@ -17,21 +17,66 @@ from __future__ import annotations
 import operator
 
 import gast
+import numpy as np
 
 from .. import ir, runtime
+from ..ops import control
 from ..errors import UnsupportedSyntaxError
 
 
-def _makes_view(call: ir.Call) -> bool:
+def _index_kind(part, ints) -> bool | None:
+    """Is this part of an index basic (True: int, slice, None, ...), advanced (False: a list,
+    an array, a mask), or unknown (None: a name that may hold either)?"""
+    if isinstance(part, ir.Slice):
+        return True
+    if isinstance(part, ir.Const):
+        v = part.value
+        return v is None or v is Ellipsis or isinstance(v, slice) or (
+            isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)))
+    if isinstance(part, ir.Var):
+        return True if part.name in ints else None
+    return False
+
+
+def _makes_view(call: ir.Call, ints=frozenset(), maybe: bool = False) -> bool:
     """Does this call return memory shared with its input?  Indexing does only with basic
-    indices (ints, slices, None, ...); an integer array or a mask makes a copy."""
+    indices (ints, slices, None, ...); an integer array or a mask makes a copy. With `maybe`,
+    an index whose kind is unknown counts as a view (for the check that refuses)."""
     if call.op.name != "getitem":
         return True
     index = call.args.get("index")
-    parts = index.parts if isinstance(index, ir.Index) else ()
-    return all(isinstance(p, (ir.Slice, ir.Const)) for p in parts)
+    parts = index.parts if isinstance(index, ir.Index) else (index,)
+    kinds = [_index_kind(p, ints) for p in parts]
+    return all(k is True or (maybe and k is None) for k in kinds)
 
 
+def _view_source(value):
+    """The local name `value` may share memory with, judged by its spelling (or None):
+    `y`, `y[...]`, `y.T`, `y.transpose(...)`, `np.transpose(y, ...)`, `y.reshape(...)`."""
+    if isinstance(value, gast.Name):
+        return value.id
+    if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):
+        return value.value.id
+    if isinstance(value, gast.Attribute) and value.attr in ("T", "mT") and isinstance(
+            value.value, gast.Name):
+        return value.value.id
+    if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute):
+        f = value.func
+        if f.attr in _VIEW_METHODS and isinstance(f.value, gast.Name) and not (
+                f.value.id == "np" and value.args):
+            return f.value.id
+        if f.attr in _VIEW_FUNCTIONS and value.args and isinstance(value.args[0], gast.Name):
+            return value.args[0].id
+    return None
+
+
+_VIEW_METHODS = {"transpose", "swapaxes", "reshape", "ravel", "squeeze", "view"}
+_VIEW_FUNCTIONS = {"transpose", "swapaxes", "reshape", "ravel", "squeeze", "expand_dims",
+                   "asarray", "moveaxis", "permute_dims"}
+
+
+def _const(value) -> ir.Const:
+    return ir.Const(value, repr(value))
 
 
 class AliasingMixin:
@@ -51,50 +96,208 @@ class AliasingMixin:
         call = self.op_call(runtime.setitem, [base, index, v], {}, node)
         new = self.result(call, name, (name, node.lineno), node)
         if isinstance(base, ir.Var):
-            self.mutations.append((self.body[-1], base.name, node.lineno, True))
-            self.propagate_write(name, base, new, node)
+            stmt = self.body[-1]
+            rebuilt = self.propagate_write(name, base, new, node)
+            self.mutations.append((stmt, base.name, node.lineno, True, rebuilt))
 
-    # -- numpy's aliasing, in straight-line code ---------------------------------------------
-    # `r = y[0]` (a basic index) makes r a view of y, `z = y` makes z the same array: a write
-    # into one must show in the others. Outside loops and branches srcad does what numpy does,
-    # with values: the written name gets the new array, and its base, its other views and its
-    # aliases are rebuilt from it (setitem into the base, getitem out of it). Inside loops and
-    # branches such a write is refused instead (`check_mutations`).
+    # -- numpy's aliasing ----------------------------------------------------------------------
+    # `r = y[0]` (a basic index), `r = y.T` / `np.transpose(y, axes)` / `np.swapaxes(y, a, b)`
+    # make r a view of y, and `z = y` makes z the same array: a write into one must show in
+    # the others. srcad does what numpy does, with values: the written name gets the new
+    # array, its base is rebuilt from it (setitem into the base, or the inverse transpose),
+    # and the base's other views and aliases are made again from the new base. `self.views`
+    # holds the relations known at the current point of the function: a branch keeps those
+    # both arms agree on, a loop those its body cannot break (`views_enter_loop`); a write
+    # into an array with a view srcad does not know is refused (`check_mutations`).
+
+    def view_families_in_control_flow(self) -> set:
+        """Names that may be written through a view (or alias) inside a loop or a branch,
+        with every name they may share memory with: propagating such a write rebinds them
+        there, so they keep one name for all their values (like loop-assigned names)."""
+        edges: dict = {}
+        for node in gast.walk(self.pf.tree):
+            if isinstance(node, gast.Assign) and len(node.targets) == 1 and isinstance(
+                    node.targets[0], gast.Name):
+                base = _view_source(node.value)
+                if base is not None and base in self.locals:
+                    a = node.targets[0].id
+                    edges.setdefault(a, set()).add(base)
+                    edges.setdefault(base, set()).add(a)
+        written = set()  # names written into inside a loop or a branch
+        for node in gast.walk(self.pf.tree):
+            if isinstance(node, (gast.If, gast.For, gast.While)):
+                for inner in node.body + node.orelse:
+                    for n in gast.walk(inner):
+                        if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
+                            written.add(n.target.id)
+                        targets = n.targets if isinstance(n, gast.Assign) else (
+                            [n.target] if isinstance(n, gast.AugAssign) else [])
+                        for t in targets:
+                            if isinstance(t, gast.Subscript) and isinstance(t.value,
+                                                                            gast.Name):
+                                written.add(t.value.id)
+        family: set = set()
+        todo = [w for w in written if w in edges]
+        while todo:
+            v = todo.pop()
+            if v not in family:
+                family.add(v)
+                todo.extend(edges.get(v, ()))
+        return family
+
+    _INT_OPS = {"add", "subtract", "multiply", "floordiv", "mod", "negative"}
+
+    def note_int(self, call: ir.Call) -> None:
+        """Track names that certainly hold Python ints (indices that make views)."""
+        op, args = call.op.name, list(call.args.values())
+
+        def is_int(a):
+            return (isinstance(a, ir.Const) and isinstance(a.value, int)
+                    and not isinstance(a.value, bool)) or (
+                isinstance(a, ir.Var) and a.name in self.ints)
+
+        if op == "len" or (op == "getitem" and isinstance(args[0], ir.Var)
+                           and args[0].name in self.shapes) or (
+                op in self._INT_OPS and args and all(is_int(a) for a in args)):
+            if call.target not in self.mutable:
+                self.ints.add(call.target)
+        if op == "shape" and call.target not in self.mutable:
+            self.shapes.add(call.target)
 
     def record_view(self, name: str, value) -> None:
-        """After `name = value`: remember a basic-index view of another straight-line name."""
-        self.views.pop(name, None)
-        if (name in self.mutable or not isinstance(value, gast.Subscript)
-                or not isinstance(value.value, gast.Name)):
+        """After `name = value`: remember a view (or alias) of another local name."""
+        self.forget_views(name)
+        base = _view_source(value)
+        if base is None or base not in self.locals or base == name:
             return
-        base = value.value.id
+        atom = self.env.get(name)
+        if isinstance(value, gast.Name):
+            # an alias: straight-line names share their atom (env); loop names need a link
+            if name in self.mutable or base in self.mutable:
+                self.views[name] = (base, "alias", None)
+            return
         call = self.body[-1] if self.body else None
-        if (base in self.locals and base not in self.mutable and isinstance(call, ir.Call)
-                and call.op.name == "getitem" and _makes_view(call)
-                and self.env.get(name) == ir.Var(call.target)):
-            self.views[name] = (base, call.args["index"])
-
-    def propagate_write(self, name: str, old: ir.Var, new: ir.Var, node) -> None:
-        if name in self.mutable:
+        if not (isinstance(call, ir.Call) and atom == ir.Var(call.target)
+                and call.args and next(iter(call.args.values())) == self.env.get(base)):
             return
-        line = node.lineno
+        if call.op.name == "getitem" and _makes_view(call, self.ints):
+            index = call.args["index"]
+            parts = index.parts if isinstance(index, ir.Index) else (index,)
+            # all integers: a view of a row, or one element copied out (by the base's ndim)
+            kind = "element" if all(isinstance(p, (ir.Var, ir.Const)) and not (
+                isinstance(p, ir.Const) and (p.value is None or p.value is Ellipsis))
+                for p in parts) else "index"
+            self.views[name] = (base, kind, index)
+        elif call.op.name == "transpose":
+            axes = call.args.get("axes", ir.Const(None, "None"))
+            if isinstance(axes, ir.Const):
+                self.views[name] = (base, "transpose", axes.value)
+        elif call.op.name == "swapaxes":
+            a, b = call.args.get("axis1"), call.args.get("axis2")
+            if isinstance(a, ir.Const) and isinstance(b, ir.Const):
+                self.views[name] = (base, "swapaxes", (a.value, b.value))
+
+    def forget_views(self, name: str) -> None:
+        """`name` gets a value of its own: relations through it (as the view, the base or an
+        index) no longer hold."""
+        for view, (base, kind, arg) in list(self.views.items()):
+            if name in (view, base) or (kind in ("index", "element")
+                                        and name in ir.atom_vars(arg)):
+                del self.views[view]
+
+    def views_enter_loop(self, node) -> dict:
+        """Keep the relations a loop body cannot break (no name in them is assigned in the
+        loop, except by writes into elements); returns the set to restore after the loop."""
+        assigned = set()
+        for n in gast.walk(node):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                assigned.add(n.id)
+        for name in assigned:
+            self.forget_views(name)
+        return dict(self.views)
+
+    def views_join(self, arms: list) -> None:
+        """After a branch: the relations every arm ends with."""
+        first, *rest = arms
+        self.views = {k: v for k, v in first.items() if all(r.get(k) == v for r in rest)}
+
+    def rebind(self, user: str, call_parts, node) -> ir.Var:
+        """Bind `user` to a propagated value (its own name if it is mutable)."""
+        if user not in self.mutable:
+            var = self.emit(call_parts, self.fresh(f"{user}_L{node.lineno}"), node)
+            self.propagations.add(id(self.body[-1]))  # reads the old value on purpose
+        else:  # (as `h = h + b` in a loop: compute, then copy into the name)
+            tmp = self.emit(call_parts, self.fresh(f"{user}_{call_parts[0].name}"), node)
+            self.propagations.add(id(self.body[-1]))
+            var = self.emit(self.op_call(control.identity, [tmp], {}, node), user, node)
+        self.env[user] = var
+        return var
+
+    def write_back(self, base: str, kind: str, arg, new: ir.Var, node, old=None):
+        """The new value of `base` after its view (kind, arg) took the value `new` (`old`:
+        the view before, when an augmented assignment may have rebound a scalar copy)."""
+        if kind == "element" and old is not None:
+            return self.op_call(runtime.write_through, [self.env[base], arg, new, old], {},
+                                node)
+        if kind in ("index", "element"):
+            return self.op_call(runtime.setitem, [self.env[base], arg, new], {}, node)
+        if kind == "transpose":
+            inv = None if arg is None else runtime.inverse_permutation(arg, len(arg))
+            return self.op_call(np.transpose, [new, _const(inv)], {}, node)
+        if kind == "swapaxes":
+            return self.op_call(np.swapaxes, [new, _const(arg[0]), _const(arg[1])], {}, node)
+        if old is not None:  # `z op= t` with `z = y`: y sees it if it is an array
+            return self.op_call(runtime.alias_again, [new, self.env[base]], {}, node)
+        return self.op_call(control.identity, [new], {}, node)  # an alias
+
+    def remake(self, base_atom, kind: str, arg, node, old=None):
+        """A view (kind, arg) of the array `base_atom` (`old`: the view before)."""
+        if kind == "element":
+            return self.op_call(runtime.view_again, [base_atom, arg, old], {}, node)
+        if kind == "index":
+            return self.op_call(operator.getitem, [base_atom, arg], {}, node)
+        if kind == "transpose":
+            return self.op_call(np.transpose, [base_atom, _const(arg)], {}, node)
+        if kind == "swapaxes":
+            return self.op_call(np.swapaxes, [base_atom, _const(arg[0]), _const(arg[1])], {},
+                                node)
+        if old is not None:
+            return self.op_call(runtime.alias_again, [base_atom, old], {}, node)
+        return self.op_call(control.identity, [base_atom], {}, node)
+
+    def propagate_write(self, name: str, old: ir.Var, new: ir.Var, node,
+                        augmented: bool = False) -> set:
+        """`name` was written in place (now `new`; `augmented`: by `name op= t`): rebuild
+        what shares its memory. Returns the names rebuilt."""
+        done = {name}
         for other, atom in list(self.env.items()):  # aliases: the same array, new contents
             if other != name and atom == old and other not in self.mutable:
-                self.env[other] = new
-        if name in self.views:  # a view: write its new contents into its base
-            base, index = self.views[name]
-            call = self.op_call(runtime.setitem, [self.env[base], index, new], {}, node)
-            base_new = self.emit(call, self.fresh(f"{base}_L{line}"), node)
-            self.propagations.add(id(self.body[-1]))  # reads the old base on purpose
-            self.env[base] = base_new
-            self.refresh_views(base, base_new, skip=name, node=node)
-        self.refresh_views(name, new, skip=None, node=node)
-
-    def refresh_views(self, base: str, base_new: ir.Var, skip, node) -> None:
-        for view, (b, index) in list(self.views.items()):
-            if b == base and view != skip:
-                call = self.op_call(operator.getitem, [base_new, index], {}, node)
-                self.env[view] = self.emit(call, self.fresh(f"{view}_L{node.lineno}"), node)
+                if augmented:  # (unless it held a scalar, which `op=` rebinds)
+                    self.rebind(other, self.op_call(runtime.alias_again, [new, old], {}, node),
+                                node)
+                else:
+                    self.env[other] = new
+                done.add(other)
+        at, value = name, new
+        while at in self.views:  # up the chain of views: write into each base in turn
+            base, kind, arg = self.views[at]
+            if base in done:
+                break
+            before = old if augmented and at == name else None
+            value = self.rebind(base, self.write_back(base, kind, arg, value, node, before),
+                                node)
+            done.add(base)
+            at = base
+        changed = True
+        while changed:  # and down again: every known view of a rebuilt name is made again
+            changed = False
+            for view, (base, kind, arg) in list(self.views.items()):
+                if base in done and view not in done:
+                    self.rebind(view, self.remake(self.env[base], kind, arg, node,
+                                                  self.env.get(view)), node)
+                    done.add(view)
+                    changed = True
+        return done
 
     def check_mutations(self) -> None:
         """Copy-on-write equals numpy's in-place write only if nothing else still reads the
@@ -117,30 +320,83 @@ class AliasingMixin:
                     number(st.body, inner)
 
         number(self.body, ())
+        # the blocks around each statement: a statement earlier in one of them runs before it
+        around: dict = {}
+
+        def nest(body, blocks):
+            for st in body:
+                around[id(st)] = blocks
+                if isinstance(st, ir.If):
+                    nest(st.body, blocks + (id(st.body),))
+                    nest(st.orelse, blocks + (id(st.orelse),))
+                elif isinstance(st, (ir.For, ir.While)):
+                    if isinstance(st, ir.While):
+                        nest(st.cond_body, blocks + (id(st.cond_body),))
+                    nest(st.body, blocks + (id(st.body),))
+
+        nest(self.body, (id(self.body),))
+        block_of = {}
+
+        def owners(body):
+            for st in body:
+                block_of[id(st)] = id(body)
+                for sub in (getattr(st, "body", None), getattr(st, "orelse", None),
+                            getattr(st, "cond_body", None)):
+                    if isinstance(sub, list):
+                        owners(sub)
+
+        owners(self.body)
+        defs: dict = {}
         roots, made, view_at = {}, {}, {}
         for st in ir.walk(self.body):
+            for d in ir.defs(st):
+                defs.setdefault(d, []).append(st)
             if isinstance(st, ir.Call):
                 made.setdefault(st.target, st.line)
                 first = next(iter(st.args.values()), None)
-                if st.op.view and isinstance(first, ir.Var) and _makes_view(st):
+                if st.op.view and isinstance(first, ir.Var) and _makes_view(st, self.ints,
+                                                                             maybe=True):
                     roots[st.target] = roots.get(first.name, first.name)
-                    view_at[st.target] = order[id(st)]
-        for stmt, base, line, array in self.mutations:
-            # only views that exist when the write happens see it
-            roots = {v: r for v, r in roots.items() if view_at[v] < order[id(stmt)]}
-            root = roots.get(base, base)
-            sharing = {v for v, r in roots.items() if r == root} | {root}
+                    view_at.setdefault(st.target, []).append(st)
+
+        def exists_at(view_stmt, stmt) -> bool:  # can this view exist when stmt runs?
+            return order[id(view_stmt)] < order[id(stmt)] or bool(
+                set(loops[id(view_stmt)]) & set(loops[id(stmt)]))
+
+        def made_again(v, st, stmt) -> bool:
+            """Is `v` certainly given a new value after the write and before `st` reads it?"""
+            for d in defs.get(v, ()):
+                if d is stmt or block_of[id(d)] not in around[id(st)]:
+                    continue
+                if order[id(d)] >= order[id(st)]:
+                    continue
+                if order[id(st)] > order[id(stmt)]:
+                    if order[id(d)] > order[id(stmt)]:
+                        return True
+                else:  # st runs in a later iteration: d must be in that iteration too
+                    common = set(loops[id(st)]) & set(loops[id(stmt)]) & set(loops[id(d)])
+                    if common:
+                        return True
+            return False
+
+        for stmt, base, line, array, rebuilt in self.mutations:
+            # only views that can exist when the write happens see it
+            live = {v: r for v, r in roots.items()
+                    if any(exists_at(vs, stmt) for vs in view_at[v])}
+            root = live.get(base, base)
+            sharing = {v for v, r in live.items() if r == root} | {root}
             if array:  # x[i] = v: x is an array, so a plain alias shares it too
                 sharing.add(base)
-            elif base not in roots and not any(r == base for r in roots.values()):
+            elif base not in live and not any(r == base for r in live.values()):
                 continue  # `s += 1` on a name with no views: rebinding is what numpy does
             sharing.discard(stmt.target)
+            sharing -= rebuilt  # made again from the new value (`propagate_write`)
             for st in ir.walk(self.body):
                 if st is stmt or id(st) in self.propagations:
                     continue
                 later = order[id(st)] > order[id(stmt)] or set(loops[id(st)]) & set(
                     loops[id(stmt)])
-                used = set(ir.uses(st)) & sharing
+                used = {v for v in set(ir.uses(st)) & sharing if not made_again(v, st, stmt)}
                 if later and used:
                     other = sorted(used)[0]
                     raise self.pf.error(
@@ -151,4 +407,3 @@ class AliasingMixin:
                         line, cls=UnsupportedSyntaxError,
                         hint=f"copy explicitly before writing (`{base} = {base}.copy()`), "
                         "or build the new array with np.where / np.concatenate")
-

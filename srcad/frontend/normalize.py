@@ -175,6 +175,9 @@ class Normalizer(AliasingMixin):
                                 if isinstance(t, gast.Subscript) and isinstance(t.value,
                                                                                 gast.Name):
                                     self.mutable.add(t.value.id)
+        self.mutable |= self.view_families_in_control_flow()
+        self.ints: set = set()  # names that certainly hold Python ints (see note_int)
+        self.shapes: set = set()  # names that hold an array's shape
         self.env: dict[str, ir.Var | ir.Const] = {p: ir.Var(p) for p in pf.params}
         self.line = pf.first_line
 
@@ -253,16 +256,18 @@ class Normalizer(AliasingMixin):
                                right=s.value)
             gast.copy_location(value, s)
             before = self.env.get(s.target.id)
-            view = self.views.get(s.target.id)
+            kept = {k: v for k, v in self.views.items() if s.target.id in (k, v[0])}
             self.assign(s.target, value, s)
-            if view is not None:  # `r += 1` on a view writes into its base in numpy
-                self.views[s.target.id] = view
+            self.views.update(kept)  # `r += 1` on a view writes into its base in numpy
             if isinstance(before, ir.Var):  # numpy would write into that array in place
-                self.mutations.append((self.body[-1], before.name, s.lineno, False))
+                stmt = self.body[-1]
                 after = self.env.get(s.target.id)
-                if isinstance(after, ir.Var) and (view is not None or any(
-                        b == s.target.id for b, _ in self.views.values())):
-                    self.propagate_write(s.target.id, before, after, s)
+                rebuilt = {s.target.id}
+                aliased = any(n != s.target.id and a == before for n, a in self.env.items())
+                if isinstance(after, ir.Var) and (kept or aliased):
+                    rebuilt = self.propagate_write(s.target.id, before, after, s,
+                                                   augmented=True)
+                self.mutations.append((stmt, before.name, s.lineno, False, rebuilt))
         elif isinstance(s, gast.Expr):
             if isinstance(s.value, gast.Constant) and isinstance(s.value.value, str):
                 return  # docstring
@@ -281,13 +286,19 @@ class Normalizer(AliasingMixin):
             return  # `del x` only frees memory: no value changes
         elif isinstance(s, gast.If):
             test = self.expr(s.test, "cond", None)
+            before = dict(self.views)
             body = self.sub_block(s.body)
+            after_body, self.views = self.views, dict(before)
             orelse = self.sub_block(s.orelse)
+            self.views_join([after_body, self.views])
             self.body.append(ir.If(test, body, orelse, s.lineno))
-        elif isinstance(s, gast.For):
-            self.for_loop(s)
-        elif isinstance(s, gast.While):
-            self.while_loop(s)
+        elif isinstance(s, (gast.For, gast.While)):
+            after = self.views_enter_loop(s)
+            if isinstance(s, gast.For):
+                self.for_loop(s)
+            else:
+                self.while_loop(s)
+            self.views = after  # (what the body made may not exist: it may not have run)
         else:
             raise self.unsupported(f"`{type(s).__name__}` statements are not supported", s)
 
@@ -340,6 +351,8 @@ class Normalizer(AliasingMixin):
             start, stop, step = ((ir.Const(0, "0"), args[0], one) if len(args) == 1 else
                                  (args[0], args[1], args[2] if len(args) == 3 else one))
             loop_var = target
+            if self.defs[target] == 1:  # only the loop assigns it: always an int
+                self.ints.add(target)
         else:
             # for x in xs: -> for x_index in range(len(xs)): x = xs[x_index]
             seq = self.snapshot(self.expr(it, target, None), s)
@@ -347,6 +360,7 @@ class Normalizer(AliasingMixin):
             n = self.emit(length, self.fresh(f"{target}_count"), s)
             start, stop, step = ir.Const(0, "0"), n, ir.Const(1, "1")
             loop_var = self.fresh(f"{target}_index")
+            self.ints.add(loop_var)
             self.mutable.add(loop_var)
             prefix = [(seq, loop_var)]
         outer, self.body = self.body, []
@@ -419,6 +433,8 @@ class Normalizer(AliasingMixin):
         one = ir.Const(1, "1")
         start, stop, step = ((ir.Const(0, "0"), args[0], one) if len(args) == 1 else
                              (args[0], args[1], args[2] if len(args) == 3 else one))
+        if self.defs[s.target.id] == 1:
+            self.ints.add(s.target.id)
         loop = ir.For(s.target.id, start, stop, step, self.sub_block(body), s.lineno, exits)
         loop.reverse, loop.limit = True, limit
         self.body.append(loop)
@@ -441,10 +457,13 @@ class Normalizer(AliasingMixin):
             if len(seqs) != 1 or len(names) != 2:
                 raise self.unsupported("this use of enumerate()", s, "use enumerate(xs)")
             index, items = names[0], [(names[1], seqs[0])]
+            if self.defs[index] == 1:
+                self.ints.add(index)
         else:
             if len(seqs) != len(names) or not seqs:
                 raise self.unsupported("this use of zip()", s, "unpack one name per sequence")
             index, items = self.fresh(f"{names[0]}_index"), list(zip(names, seqs))
+            self.ints.add(index)
             self.mutable.add(index)
         count = None
         for _, seq in items:
@@ -569,6 +588,7 @@ class Normalizer(AliasingMixin):
     def emit(self, call_parts, target: str, node) -> ir.Var:
         op, args = call_parts
         self.body.append(ir.Call(target, op, args, node.lineno))
+        self.note_int(self.body[-1])
         return ir.Var(target)
 
     def result(self, call_parts, hint: str, into, node) -> ir.Var:

@@ -13,6 +13,9 @@ from ..runtime import (
     astype,
     setitem,
     setitem_grad_x,
+    write_through,
+    view_again,
+    alias_again,
     inverse_permutation,
     unbroadcast,
     unconcatenate,
@@ -125,3 +128,44 @@ defjvp(setitem,
        lambda g, out, x, index, value: setitem(g, index, 0),
        None,
        lambda g, out, x, index, value: setitem(np.zeros_like(out), index, g))
+defvjp(write_through,
+       lambda g, out, x, index, value, view: setitem_grad_x(g, index) if np.ndim(view) else g,
+       None,
+       lambda g, out, x, index, value, view: (
+           unbroadcast(g[index], value) if np.ndim(view) else np.zeros_like(value)),
+       None,
+       name="write_through", spelling="write_through(x, index, value, view)", family="shape",
+       test_cases=(("OP(a, 1, b, a[1])", [(3, 4), (4,)]),
+                   ("OP(a, (1, 2), b, a[1, 2])", [(3, 4), ()]),
+                   ("OP(a, 0, b, a[0])", [(3,), ()])),
+       derivation="a write into x[index] when that index gave a view (an array), none when "
+       "it gave a scalar copy: as setitem, or the identity")
+defvjp(view_again,
+       lambda g, out, x, index, view: unindex(g, x, index) if np.ndim(view) else np.zeros_like(x),
+       None,
+       lambda g, out, x, index, view: np.zeros_like(view) if np.ndim(view) else g,
+       name="view_again", spelling="view_again(x, index, view)", family="shape",
+       test_cases=(("OP(a, 1, b)", [(3, 4), (4,)]),
+                   ("OP(a, (1, 2), b)", [(3, 4), ()])),
+       derivation="the view made again from its base (g flows to x at index), or the scalar "
+       "copy kept (g flows to it)")
+defvjp(alias_again,
+       lambda g, out, new, old: g if isinstance(old, np.ndarray) else np.zeros_like(new),
+       lambda g, out, new, old: np.zeros_like(old) if isinstance(old, np.ndarray) else g,
+       name="alias_again", spelling="alias_again(new, old)", family="shape",
+       test_cases=(("OP(a, b)", [(3, 4), (3, 4)]),),
+       derivation="an alias of an array written in place is the new array (g flows to "
+       "it); of a scalar, its old value")
+defjvp(alias_again,
+       lambda g, out, new, old: g if isinstance(old, np.ndarray) else np.zeros_like(out),
+       lambda g, out, new, old: np.zeros_like(out) if isinstance(old, np.ndarray) else g)
+defjvp(view_again,
+       lambda g, out, x, index, view: g[index] if np.ndim(view) else np.zeros_like(out),
+       None,
+       lambda g, out, x, index, view: np.zeros_like(out) if np.ndim(view) else g)
+defjvp(write_through,
+       lambda g, out, x, index, value, view: setitem(g, index, 0) if np.ndim(view) else g,
+       None,
+       lambda g, out, x, index, value, view: (
+           setitem(np.zeros_like(out), index, g) if np.ndim(view) else np.zeros_like(out)),
+       None)
