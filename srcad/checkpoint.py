@@ -18,8 +18,10 @@ Outside differentiated code both just run. Inside it:
   the schedule wants on the way), run those steps again saving what their backward reads, and
   run their backward. `every=k` keeps every k-th state (k = ceil(sqrt(n)) by default: about
   2 sqrt(n) step-sized values live at once for one extra forward sweep); `snapshots=c` keeps at
-  most c states and places them by Griewank's binomial rule, the fewest recomputed steps any
-  schedule with c states achieves (`revolve_cost`).
+  most c states and places them by Griewank's binomial rule (revolve), which recomputes the
+  fewest steps of any schedule with c states that pays for its first sweep (`revolve_cost`).
+  srcad's forward sweep runs every step anyway, so the states of the first descent come
+  free: they are placed for that (`free_sweep_cost`, exact up to 64 states).
 
 Recomputation runs the same ops in the same order, and adjoints accumulate into the same
 variables in the same (reversed) step order, so gradients are bit-for-bit those of the
@@ -163,18 +165,59 @@ def _split(n: int, c: int) -> int:
     return min(cands, key=lambda v: v + revolve_cost(n - v, c - 1) + revolve_cost(v, c))
 
 
+_FREE_SWEEP_MAX_SLOTS = 64  # beyond, the first descent uses revolve's own split
+
+
+@functools.lru_cache(maxsize=None)
+def free_sweep_cost(m: int, c: int) -> int:
+    """The fewest steps recomputed to reverse m steps with c states when the first sweep
+    over them is free (srcad's forward sweep): the states it keeps on its way cost nothing,
+    F(m, c) = min_l F(m - l, c - 1) + t(l, c)."""
+    if m <= 1 or c >= m:
+        return 0
+    if c == 1:
+        return m * (m - 1) // 2
+    return _free_split(m, c)[1]
+
+
+@functools.lru_cache(maxsize=None)
+def _free_split(m: int, c: int) -> tuple:
+    """(l, cost): where the sweep keeps its next state; the cost is convex in l (a sum of
+    convex piecewise-linear costs), so a ternary search finds the minimum."""
+    def cost(v):
+        return free_sweep_cost(m - v, c - 1) + revolve_cost(v, c)
+
+    lo, hi = 1, m - 1
+    while hi - lo > 2:
+        a, b = lo + (hi - lo) // 3, hi - (hi - lo) // 3
+        if cost(a) <= cost(b):
+            hi = b
+        else:
+            lo = a
+    best = min(range(lo, hi + 1), key=lambda v: (cost(v), -v))
+    return best, cost(best)
+
+
 def revolve_schedule(n: int, c: int) -> Schedule:
-    """The binomial schedule with at most c kept states (c >= 1)."""
+    """The binomial schedule with at most c kept states (c >= 1). Its first descent -- the
+    states the forward sweep keeps -- is placed for a free sweep (`free_sweep_cost`); what
+    is left of each part is reversed by revolve's rule."""
     c = max(1, min(c, n))
     actions: list = []  # ("restore", a) | ("advance", a, j, keep_j) | ("record", j, b)
     todo = [(0, n, c)]
     while todo:
         a, b, slots = todo.pop()
+        first_descent = b == n  # (its advances are the forward sweep's: free)
         if b - a == 1:
             actions += [("restore", a), ("record", a, b)]
         elif slots == 1:
             for j in reversed(range(a, b)):
                 actions += [("restore", a), ("advance", a, j, False), ("record", j, j + 1)]
+        elif first_descent and slots <= _FREE_SWEEP_MAX_SLOTS:
+            m = a + _free_split(b - a, slots)[0]
+            todo.append((a, m, slots))
+            actions += [("restore", a), ("advance", a, m, True)]
+            todo.append((m, b, slots - 1))
         else:
             m = a + _split(b - a, slots)
             todo.append((a, m, slots))  # (the left part is reversed after the right)
@@ -222,8 +265,12 @@ def _episodes(n: int, actions: list) -> Schedule:
     return Schedule(n, fwd_keep, tuple(episodes), most, recomputed, longest)
 
 
+@functools.lru_cache(maxsize=256)
 def schedule_for(n: int, every=None, snapshots=None) -> Schedule:
+    """The schedule a loop of n steps runs (made once per (n, every, snapshots))."""
     if snapshots is not None:
+        if snapshots >= n:  # a state for every step: nothing to recompute
+            return every_schedule(n, 1)
         return revolve_schedule(n, int(snapshots))
     return every_schedule(n, int(every) if every is not None else math.isqrt(max(n - 1, 0)) + 1)
 
@@ -345,9 +392,19 @@ def budget_plan(fn_ir, kind, wrt, infos, signature, single, values, options) -> 
     (`srcad.checkpoint` on the policy's choice). Where nothing reaches it, the plan keeps
     the least it can and the caller warns with that minimum.
     """
+    import copy
+
     from . import ir
     from .api import build
     from .runtime import LoopCheckpoints
+    from .transform.reverse import stateful_call
+
+    # every measuring run gets its own copy of a random generator the caller passed in
+    given = values
+
+    def fresh_values():
+        return [copy.deepcopy(v) if isinstance(v, (np.random.Generator, np.random.RandomState))
+                else v for v in given]
 
     budget = int(options["memory_budget"])
 
@@ -358,7 +415,7 @@ def budget_plan(fn_ir, kind, wrt, infos, signature, single, values, options) -> 
                       checkpoint_ids=call_ids, loop_schedules=scheds)
 
             def run():
-                out, saved = c.functions["fwd"](*values)
+                out, saved = c.functions["fwd"](*fresh_values())
                 ct = np.ones_like(out) if np.ndim(out) else np.ones((), np.result_type(out))
                 c.functions["bwd"](saved, ct)
         else:
@@ -366,7 +423,7 @@ def budget_plan(fn_ir, kind, wrt, infos, signature, single, values, options) -> 
                       checkpoint_ids=call_ids, loop_schedules=scheds)
 
             def run():
-                c.functions["main"](*values)
+                c.functions["main"](*fresh_values())
         return measure_peak(run)
 
     plan = BudgetPlan(budget, frozenset(), {}, [])
@@ -375,13 +432,15 @@ def budget_plan(fn_ir, kind, wrt, infos, signature, single, values, options) -> 
     if peak <= budget:
         return plan
 
-    loops = [s for s in fn_ir.body if isinstance(s, ir.For) and not s.exits]
+    # loops that draw random numbers are not candidates: recomputing them would draw again
+    loops = [s for s in fn_ir.body if isinstance(s, ir.For) and not s.exits
+             and stateful_call(s.body) is None]
     trips: dict = {}
     if loops:
         # learn each loop's trip count from a run that keeps every state
         full = {id(s): (None, 1 << 40) for s in loops}
         c = build(fn_ir, "vjp", wrt, infos, signature, False, options, loop_schedules=full)
-        _, saved = c.functions["fwd"](*values)
+        _, saved = c.functions["fwd"](*fresh_values())
         named = dict(zip(c.saved, saved))
         for s in loops:
             obj = next((v for k, v in named.items()
@@ -407,14 +466,17 @@ def budget_plan(fn_ir, kind, wrt, infos, signature, single, values, options) -> 
         floor_frac = 1.0 / max(n for _, n in trips.values())
         frac = (budget - (p1 - slope)) / slope
         tried = {1.0: p1, 0.5: p_half}
-        for _ in range(4):
+        for _ in range(6):
             frac = min(1.0, max(floor_frac, frac))
             if frac not in tried:
                 tried[frac] = run_plan(frozenset(), at(frac))
             p = tried[frac]
             if p <= budget or frac <= floor_frac:
                 break
-            frac -= (p - budget) / slope * 1.05 + 1e-9
+            # down along the line, and by at least one state of the longest loop
+            frac -= max((p - budget) / slope * 1.05, floor_frac)
+        if not any(p <= budget for p in tried.values()) and floor_frac not in tried:
+            tried[floor_frac] = run_plan(frozenset(), at(floor_frac))  # the least it keeps
         fitting = [f for f, p in tried.items() if p <= budget]
         if fitting:
             f = max(fitting)
@@ -433,11 +495,13 @@ def budget_plan(fn_ir, kind, wrt, infos, signature, single, values, options) -> 
 
     # loops alone do not reach the budget: recompute calls to user functions as well
     scheds = best[1] if best else {}
-    calls = [s for s in ir.walk(fn_ir.body) if isinstance(s, ir.UserCall)]
+    calls = [s for s in ir.walk(fn_ir.body) if isinstance(s, ir.UserCall)
+             and stateful_call(s.callee.body) is None]
     chosen: set = set()
     peak = best[0] if best else peak
     if calls:
-        sizes = _residual_sizes(fn_ir, wrt, infos, signature, values, options, scheds)
+        sizes = _residual_sizes(fn_ir, wrt, infos, signature, fresh_values(), options,
+                                scheds)
         for cid in sorted(sizes, key=sizes.get, reverse=True):
             if peak <= budget or sizes[cid] == 0:
                 break

@@ -98,6 +98,16 @@ def run_block(body, env: dict, record=None, fn=None) -> None:
         elif isinstance(stmt, ir.If):
             run_block(stmt.body if atom_value(stmt.test, env) else stmt.orelse, env, record, fn)
         elif isinstance(stmt, ir.For):
+            if stmt.checkpoint is not None:  # srcad.checkpoint(range(n), every=k): k valid?
+                from .checkpoint import check_schedule
+
+                every, snaps = (None if a is None else atom_value(a, env)
+                                for a in stmt.checkpoint)
+                try:
+                    check_schedule(every, snaps)
+                except ValueError as e:
+                    e._srcad_line = stmt.line
+                    raise
             for i in stmt.range_value(lambda a: atom_value(a, env)):
                 env[stmt.target] = i
                 run_block(stmt.body, env, record, fn)

@@ -119,7 +119,7 @@ def unindex(g, x, index):
         if isinstance(index, slice):
             raise TypeError("srcad: slicing a list or tuple argument is not differentiable; "
                             "index its items one by one")
-        return GradTree({index: g})
+        return GradTree({index: g}, len(x) if isinstance(x, (list, tuple)) else None)
     dtype = _dtype(x)
     out = np.zeros(_shape(x), dtype=np.result_type(g) if dtype is None else dtype)
     parts = index if isinstance(index, tuple) else (index,)
@@ -375,13 +375,14 @@ class GradTree:
     turns the tree into the argument's own structure.
     """
 
-    __slots__ = ("slots",)
+    __slots__ = ("slots", "length")
 
-    def __init__(self, slots=None):
+    def __init__(self, slots=None, length=None):
         self.slots = dict(slots or {})
+        self.length = length  # for a list or tuple: how many items (unpacking yields them)
 
     def __add__(self, other):
-        out = GradTree(self.slots)
+        out = GradTree(self.slots, self.length)
         out += other
         return out
 
@@ -391,6 +392,8 @@ class GradTree:
         if isinstance(other, GradTree):
             for k, v in other.slots.items():
                 self.slots[k] = v if k not in self.slots else self.slots[k] + v
+            if other.length is not None:
+                self.length = max(self.length or 0, other.length)
             return self
         if isinstance(other, (int, float)) and other == 0:
             return self
@@ -400,6 +403,12 @@ class GradTree:
         """A slot of the gradient (a missing slot is zero): generated code that is itself
         differentiated reads a tuple cotangent this way."""
         return self.slots.get(key, 0.0)
+
+    def __iter__(self):
+        """The slots of a list or tuple's gradient in order (`da, db = d` for `s = (a, b)`)."""
+        if self.length is None:
+            raise TypeError("srcad: the gradient of a dict cannot be unpacked")
+        return iter([self[i] for i in range(self.length)])
 
     def __repr__(self) -> str:
         return f"GradTree({self.slots!r})"

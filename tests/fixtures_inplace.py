@@ -172,3 +172,9 @@ def write_through_unknown_index(x, k):
     r = y[k]  # an int (a view) or an array (a copy): not known
     r[0] = 5.0
     return np.sum(y * y)
+
+
+def write_param_through_view(x):
+    r = x[1]
+    r[0] = 2.0  # numpy changes the caller's x[1, 0]
+    return np.sum(x * x)

@@ -49,7 +49,9 @@ def test_seed_scenario_in_place_after_save_is_right():
 
 def test_writing_into_a_parameter_leaves_the_callers_array_alone():
     x = X.copy()
-    g = srcad.grad(F.write_param)(x, 7.0)
+    with pytest.warns(UserWarning, match="writes into its argument `x` in place") as w:
+        g = srcad.grad(F.write_param)(x, 7.0)
+    assert w[0].filename.endswith("fixtures_inplace.py") and w[0].lineno == 32
     np.testing.assert_array_equal(x, X)  # copy on write (JAX semantics), documented
     expected = 2 * x
     expected[0] = 0.0
@@ -119,3 +121,16 @@ def test_vjp_untouched_arguments_pass():
     out, pullback = srcad.vjp(F.vector_out, x, W)
     dx, dW = pullback(np.ones_like(out))
     assert dx.shape == x.shape and dW.shape == W.shape
+
+
+def test_writing_into_a_parameter_through_a_view_warns_too():
+    with pytest.warns(UserWarning, match="argument `x`"):
+        srcad.grad(F.write_param_through_view)(X.copy())
+
+
+def test_writing_into_a_copy_of_a_parameter_does_not_warn():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        srcad.grad(F.setrow, wrt=(0, 1))(X, V4)

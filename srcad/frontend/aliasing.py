@@ -299,11 +299,28 @@ class AliasingMixin:
                     changed = True
         return done
 
+    def warn_parameter_writes(self) -> None:
+        """numpy would write into the caller's array; srcad's copy on write leaves it as it
+        was (JAX's semantics, the gradient is the same). Say so, at the user's line."""
+        import warnings
+
+        params = set(self.pf.params)
+        for stmt, base, line, array, rebuilt in self.mutations:
+            hit = ({base} | set(rebuilt)) & params if array or rebuilt - {stmt.target} else (
+                set())
+            for p in sorted(hit):
+                warnings.warn_explicit(
+                    f"srcad: {self.pf.name} writes into its argument `{p}` in place; the "
+                    f"differentiated function copies on write, so the caller's array is left "
+                    f"unchanged (numpy would change it). Copy it first (`{p} = {p}.copy()`) "
+                    f"to say that this is meant", UserWarning, self.pf.filename, line)
+
     def check_mutations(self) -> None:
         """Copy-on-write equals numpy's in-place write only if nothing else still reads the
         old array: no alias of it and no view into it (or of which it is a view)."""
         if not self.mutations:
             return
+        self.warn_parameter_writes()
         order, loops = {}, {}
 
         def number(body, loop_ids):

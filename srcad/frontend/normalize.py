@@ -435,6 +435,7 @@ class Normalizer(AliasingMixin):
                              (args[0], args[1], args[2] if len(args) == 3 else one))
         if self.defs[s.target.id] == 1:
             self.ints.add(s.target.id)
+        self.env[s.target.id] = ir.Var(s.target.id)
         loop = ir.For(s.target.id, start, stop, step, self.sub_block(body), s.lineno, exits)
         loop.reverse, loop.limit = True, limit
         self.body.append(loop)
@@ -608,7 +609,7 @@ class Normalizer(AliasingMixin):
             var = ir.Var(target)
             self.env[user] = var
             return var
-        opname = call_parts[0].name
+        opname = call_parts[0].name.lstrip(".")  # (a method with no rule: ".random")
         return self.emit(call_parts, self.fresh(f"{hint}_{opname}"), node)
 
     def expr(self, e, hint: str, into):
@@ -626,6 +627,16 @@ class Normalizer(AliasingMixin):
                 raise self.unsupported(f"the operator {type(e.op).__name__}", e)
             left = self.expr(e.left, hint, None)
             right = self.expr(e.right, hint, None)
+            if isinstance(left, ir.Seq) or isinstance(right, ir.Seq):
+                # Python's list and tuple `+` concatenates: known items make one sequence
+                if isinstance(e.op, gast.Add) and isinstance(left, ir.Seq) and isinstance(
+                        right, ir.Seq) and left.kind == right.kind:
+                    return ir.Seq(left.items + right.items, left.kind)
+                raise self.unsupported(
+                    "`+` or `*` on a list or tuple whose items srcad does not know here "
+                    "(Python concatenates or repeats it; numpy would add)", e,
+                    "build the sequence with its items, `[a, b, c]`, or stack arrays with "
+                    "np.stack / np.concatenate")
             return self.result(self.op_call(fn, [left, right], {}, e), hint, into, e)
         if isinstance(e, gast.UnaryOp):
             operand = self.expr(e.operand, hint, None)
@@ -813,6 +824,11 @@ class Normalizer(AliasingMixin):
         checkpointed = False
         if isinstance(func, gast.Call):  # srcad.checkpoint(block)(h, W)
             maker, _ = self.dotted(func.func)
+            if maker is checkpoint and func.keywords:
+                raise self.unsupported(
+                    "srcad.checkpoint(fn, ...) with a schedule: a function takes no schedule", e,
+                    "every= and snapshots= are for loops: for i in srcad.checkpoint(range(n), "
+                    "every=k)")
             if maker is not checkpoint or len(func.args) != 1 or func.keywords:
                 raise self.unsupported("calling the result of a call", e,
                                        "call module-level functions directly")

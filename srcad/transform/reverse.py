@@ -116,6 +116,40 @@ def zeros_expr(value: ast.expr, info) -> ast.Call:
     return ast.Call(func=fn, args=[value], keywords=[])
 
 
+def stateful_call(body, seen=None):
+    """The first call in `body` (or in a user function it calls) to a method with no rule --
+    a random draw, say -- whose result a recomputation would not reproduce; else None."""
+    seen = set() if seen is None else seen
+    for x in ir.walk(body):
+        if isinstance(x, ir.Call) and x.op.family == "opaque method":
+            return x
+        if isinstance(x, ir.UserCall) and id(x.callee) not in seen:
+            seen.add(id(x.callee))
+            inner = stateful_call(x.callee.body, seen)
+            if inner is not None:
+                return inner
+    return None
+
+
+def _exposed_uses(body, defined: frozenset) -> set[str]:
+    """Names `body` may read before it assigns them (`defined`: certainly assigned on entry):
+    an assignment under a branch or in a loop does not count after that statement."""
+    out: set[str] = set()
+    done = set(defined)
+    for x in body:
+        out |= set(ir.uses(x)) - done
+        if isinstance(x, ir.If):
+            out |= _exposed_uses(x.body, frozenset(done))
+            out |= _exposed_uses(x.orelse, frozenset(done))
+        elif isinstance(x, ir.For):
+            out |= _exposed_uses(x.body, frozenset(done | {x.target}))
+        elif isinstance(x, ir.While):
+            out |= _exposed_uses(x.cond_body + x.body, frozenset(done))
+        else:
+            done |= set(ir.defs(x))
+    return out
+
+
 def _free(expr: ast.expr) -> set[str]:
     return {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
 
@@ -572,7 +606,12 @@ class Reverse:
         return names & self.active
 
     def defined_before(self, var: str, stmt) -> bool:
-        return self.first_def.get(var, 1 << 60) < self.order[id(stmt)]
+        """Can `var` hold a value when `stmt` runs: assigned earlier, or anywhere in a loop
+        around `stmt` (an earlier iteration)?"""
+        if self.first_def.get(var, 1 << 60) < self.order[id(stmt)]:
+            return True
+        around = set(self.loops[id(stmt)])
+        return any(set(self.loops[id(d)]) & around for d in self.def_sites.get(var, ()))
 
     def bwd_block(self, body) -> list[Line]:
         out: list[Line] = []
@@ -657,20 +696,18 @@ class Reverse:
         out.append(_compound(header, s.line, lines or [Line(ast.Pass(), s.line)]))
 
     def loop_locals(self, s, body) -> set[str]:
-        """Names that live and die within one iteration: their adjoints never cross it."""
+        """Names that live and die within one iteration: their adjoints never cross it. A
+        name is local only if every read of it in the body follows an assignment that
+        certainly ran earlier in the same iteration (not one under a branch or in an inner
+        loop that may not run), and nothing outside the loop touches it."""
         inside = {id(x) for x in ir.walk(body)}
-        first: dict[str, str] = {}
-        for x in ir.walk(body):
-            for u in ir.uses(x):
-                first.setdefault(u, "use")
-            for d in ir.defs(x):
-                first.setdefault(d, "def")
+        made = {d for x in ir.walk(body) for d in ir.defs(x)}
         outside = set(self.fn.params)
         for x in ir.walk(self.fn.body):
             if id(x) not in inside and x is not s:
                 outside.update(ir.uses(x))
                 outside.update(ir.defs(x))
-        return {v for v, kind in first.items() if kind == "def" and v not in outside}
+        return made - _exposed_uses(body, frozenset()) - outside
 
     def backward_loop_header(self, s) -> ast.stmt:
         if isinstance(s, ir.For):
@@ -695,6 +732,19 @@ class Reverse:
             return (None if every is None else ir.Const(every, str(every)),
                     None if snaps is None else ir.Const(snaps, str(snaps)))
         return s.checkpoint
+
+    def refuse_stateful(self, body, line: int, what: str) -> None:
+        """Recomputing code that draws random numbers (a method with no rule, such as a
+        Generator's) would draw different ones: a checkpointed region must not."""
+        draw = stateful_call(body)
+        if draw is not None:
+            raise SrcadError(
+                f"the checkpointed {what} at line {line} calls `{draw.op.spelling_src}` "
+                f"(line {draw.line}), which may change state (a random draw); recomputing "
+                f"it in the backward would not give the same values",
+                filename=self.fn.filename, lineno=line, func=self.fn.name,
+                hint="draw outside the checkpointed region and pass the numbers in, or do "
+                "not checkpoint it")
 
     def loop_state(self, s) -> list[str]:
         """The names a loop carries from one step to the next (or hands on past its end):
@@ -849,7 +899,10 @@ class Reverse:
             if isinstance(s, ir.While) or (isinstance(s, ir.For) and s.exits):
                 self.counters[id(s)] = self.fresh(f"trips_L{s.line}")
             if self.loop_schedule(s) is not None and not s.exits and self.touched(s.body):
+                self.refuse_stateful(s.body, s.line, "loop")
                 self.ckpts[id(s)] = self.fresh(f"ckpt_L{s.line}")
+            if isinstance(s, ir.UserCall) and s.checkpoint and self.call_is_active(s):
+                self.refuse_stateful(s.callee.body, s.line, "call")
 
     def backward(self, seed: ast.expr) -> list[Line]:
         """The backward sweep; then decide what the forward pushes, and finish the restores."""
