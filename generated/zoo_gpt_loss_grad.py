@@ -602,7 +602,7 @@ def loss_grad(params, tokens, targets, n_heads):
     del dz_transpose  # L53
     # grad of L52: h = layer_norm(h, params["lnf_g"], params["lnf_b"])
     dh_part, dlnf_g_part, dlnf_b_part = layer_norm_bwd(h_saved_2, dh)  # L52
-    del h_saved_2  # L52
+    del dh, h_saved_2  # L52
     dparams = unindex(dlnf_b_part, params, 'lnf_b')  # L52
     del dlnf_b_part  # L52
     dparams += unindex(dlnf_g_part, params, 'lnf_g')  # L52

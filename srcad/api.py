@@ -176,6 +176,7 @@ class Compiled:
     saved: list
     residuals: dict = None  # id(user call) -> the name its residuals are saved under
     plan: object = None  # the memory_budget policy's choices (srcad.checkpoint.BudgetPlan)
+    rematerialised: list = None  # (name, line) of elementwise values the backward recomputes
 
 
 class Transformed:
@@ -321,7 +322,8 @@ class Transformed:
             c = build(self._ir, self.kind, wrt, infos, signature, self.single, self.options,
                       checkpoint_ids=plan.call_ids if plan else frozenset(),
                       loop_schedules=plan.loop_schedules if plan else None,
-                      checkpoint_loops=not to_transform, plan=plan)
+                      checkpoint_loops=not to_transform, plan=plan,
+                      remat=bool(plan and plan.remat))
             c.plan = plan
             return c
         except SrcadError:
@@ -446,7 +448,7 @@ def finish_pair(fwd, bwd, ret_expr, line, infos) -> list[str]:
 
 def build(fn_ir: ir.Function, kind: str, wrt, infos, signature, single, options,
           checkpoint_ids=frozenset(), loop_schedules=None, checkpoint_loops=True,
-          plan=None) -> Compiled:
+          plan=None, remat=False) -> Compiled:
     """Reverse-transform, optimise, render and compile one specialisation.
 
     checkpoint_ids: user calls to recompute; loop_schedules: {id(loop): (every, snapshots)}
@@ -459,6 +461,7 @@ def build(fn_ir: ir.Function, kind: str, wrt, infos, signature, single, options,
     module.checkpoint_ids = frozenset(checkpoint_ids)
     module.loop_schedules = dict(loop_schedules or {})
     module.checkpoint_loops = checkpoint_loops
+    module.remat = remat
     saved: list[str] = []
     if kind == "jvp":
         from .transform.forward import Forward
@@ -506,6 +509,9 @@ def build(fn_ir: ir.Function, kind: str, wrt, infos, signature, single, options,
     c = _finish(fn_ir, kind, wrt, signature, options, functions, roles, saved, inject, helpers,
                 plan)
     c.residuals = dict(residuals)
+    c.rematerialised = list(rev.rematerialised) + [
+        (f"{pair.rev.fn.name}: {n}", line) for pair in module.pairs.values()
+        for n, line in pair.rev.rematerialised]
     return c
 
 
@@ -773,7 +779,8 @@ def explain(fn, *args, wrt=None, print_report: bool = True, **options):
         plan = t._budget_policy(names, infos, signature, values)
     c = build(t._ir, "vjp", names, infos, signature, False, t.options,
               checkpoint_ids=plan.call_ids if plan else frozenset(),
-              loop_schedules=plan.loop_schedules if plan else None)
+              loop_schedules=plan.loop_schedules if plan else None,
+              remat=bool(plan and plan.remat))
     _, saved = c.functions["fwd"](*values)
     rep = report(t._ir, c.saved, saved, env)
     from .report import Saved

@@ -353,9 +353,14 @@ class BudgetPlan:
     choices: list = None  # [(what, line, note)] for explain and the generated header
     peak: int | None = None  # the measured peak of the chosen plan (bytes)
     fits: bool = True
+    remat: bool = False  # elementwise values recomputed in the backward
 
     def describe(self) -> str:
-        parts = [f"{what} (L{line}): {note}" for what, line, note in self.choices or []]
+        parts = [f"{what} (L{line}): {note}" for what, line, note in self.choices or []
+                 if not note.startswith("elementwise")]
+        again = [what for what, _, note in self.choices or [] if note.startswith("elementwise")]
+        if again:
+            parts.insert(0, f"recompute {', '.join(again)} in the backward")
         return "; ".join(parts) or "save everything"
 
 
@@ -383,7 +388,10 @@ def budget_plan(fn_ir, kind, wrt, infos, signature, single, values, options) -> 
     options["memory_budget"] bytes, recomputing as little as possible.
 
     Knowing the sizes only by running, the policy measures: the program as written; then,
-    if that is over budget, its top-level `for` loops under binomial schedules keeping all
+    if that is over budget, the cheapest trade first -- elementwise values the backward
+    reads, computed again from values it keeps anyway instead of being kept (kept only if
+    that lowers the peak; matmuls and reductions are never recomputed); then its top-level
+    `for` loops under binomial schedules keeping all
     n states and half of them. Peak memory is close to linear in the states kept (each
     holds the loop state; a revolve episode records one step), so two points fit a line
     that gives the largest fraction of states that fits; that plan is measured, and moved
@@ -408,11 +416,14 @@ def budget_plan(fn_ir, kind, wrt, infos, signature, single, values, options) -> 
 
     budget = int(options["memory_budget"])
 
+    remat = False  # recompute elementwise values in the backward (decided first)
+    last: dict = {}
+
     def run_plan(call_ids, scheds) -> int:
         """The measured peak of one call under this plan, as `kind` runs it."""
         if kind == "vjp":
             c = build(fn_ir, "vjp", wrt, infos, signature, False, options,
-                      checkpoint_ids=call_ids, loop_schedules=scheds)
+                      checkpoint_ids=call_ids, loop_schedules=scheds, remat=remat)
 
             def run():
                 out, saved = c.functions["fwd"](*fresh_values())
@@ -420,10 +431,11 @@ def budget_plan(fn_ir, kind, wrt, infos, signature, single, values, options) -> 
                 c.functions["bwd"](saved, ct)
         else:
             c = build(fn_ir, kind, wrt, infos, signature, single, options,
-                      checkpoint_ids=call_ids, loop_schedules=scheds)
+                      checkpoint_ids=call_ids, loop_schedules=scheds, remat=remat)
 
             def run():
                 c.functions["main"](*fresh_values())
+        last["compiled"] = c
         return measure_peak(run)
 
     plan = BudgetPlan(budget, frozenset(), {}, [])
@@ -431,6 +443,19 @@ def budget_plan(fn_ir, kind, wrt, infos, signature, single, values, options) -> 
     plan.peak = peak
     if peak <= budget:
         return plan
+    remat = True
+    p_remat = run_plan(frozenset(), {})
+    again = list(dict.fromkeys(last["compiled"].rematerialised or []))  # (one per callee)
+    if again and p_remat < peak:
+        peak = plan.peak = p_remat
+        plan.remat = True
+        plan.choices = [(f"{name}", line, "elementwise, recomputed in the backward")
+                        for name, line in again]
+        if peak <= budget:
+            return plan
+    else:
+        remat = False
+    remat_choices = list(plan.choices)
 
     # loops that draw random numbers are not candidates: recomputing them would draw again
     loops = [s for s in fn_ir.body if isinstance(s, ir.For) and not s.exits
@@ -439,7 +464,8 @@ def budget_plan(fn_ir, kind, wrt, infos, signature, single, values, options) -> 
     if loops:
         # learn each loop's trip count from a run that keeps every state
         full = {id(s): (None, 1 << 40) for s in loops}
-        c = build(fn_ir, "vjp", wrt, infos, signature, False, options, loop_schedules=full)
+        c = build(fn_ir, "vjp", wrt, infos, signature, False, options, loop_schedules=full,
+                  remat=remat)
         _, saved = c.functions["fwd"](*fresh_values())
         named = dict(zip(c.saved, saved))
         for s in loops:
@@ -488,7 +514,7 @@ def budget_plan(fn_ir, kind, wrt, infos, signature, single, values, options) -> 
                 if tried[up] <= budget:
                     f = up
             plan.loop_schedules, plan.peak = at(f), tried[f]
-            plan.choices = note(plan.loop_schedules)
+            plan.choices = remat_choices + note(plan.loop_schedules)
             return plan
         f = min(tried, key=tried.get)
         best = (tried[f], at(f))
@@ -508,8 +534,8 @@ def budget_plan(fn_ir, kind, wrt, infos, signature, single, values, options) -> 
             chosen.add(cid)
             peak = run_plan(frozenset(chosen), scheds)
     plan.call_ids, plan.loop_schedules, plan.peak = frozenset(chosen), scheds, peak
-    plan.choices = note(scheds) + [(s.callee.name + "(...)", s.line, "recomputed")
-                                   for s in calls if id(s) in chosen]
+    plan.choices = remat_choices + note(scheds) + [
+        (s.callee.name + "(...)", s.line, "recomputed") for s in calls if id(s) in chosen]
     plan.fits = peak <= budget
     return plan
 

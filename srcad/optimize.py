@@ -132,23 +132,38 @@ def release_dead(f: GFunction, infos: dict | None = None) -> None:
     stmts = [ln for ln in f.body if ln.node is not None]
     last: dict[str, int] = {}
     defined: set[str] = set()
+    frees: dict[int, list[str]] = {}
+    # a value a later top-level statement replaces without reading it (a recomputation in
+    # the backward) dies at its last read before that: free it there too
+    last_read: dict[str, int] = {}
+    ends: list[tuple[str, int]] = []
     for i, ln in enumerate(stmts):
-        for n in line_reads(ln) | line_writes(ln):
+        reads = line_reads(ln)
+        if not ln.compound:
+            for n in line_writes(ln) - reads:
+                if n in defined and n in last_read and last_read[n] >= 0:
+                    ends.append((n, last_read[n]))
+                last_read[n] = -1
+        for n in reads:
+            last_read[n] = i
+        for n in reads | line_writes(ln):
             last[n] = i
         if not ln.compound:
             defined |= line_writes(ln)
     returned = names_read(stmts[-1].node) if stmts and isinstance(stmts[-1].node, ast.Return) \
         else set()
-    frees: dict[int, list[str]] = {}
-    for n, i in last.items():
-        if n not in defined or n in returned or n in f.params:
-            continue
+
+    def freeable(n):
         info = (infos or {}).get(n)
-        if info is not None and info.ndim == 0:
-            continue
-        if n.startswith("stack_"):
-            continue
-        frees.setdefault(i, []).append(n)
+        return (n in defined and n not in returned and n not in f.params
+                and not (info is not None and info.ndim == 0) and not n.startswith("stack_"))
+
+    for n, i in ends:
+        if freeable(n):
+            frees.setdefault(i, []).append(n)
+    for n, i in last.items():
+        if freeable(n) and n not in frees.get(i, []):
+            frees.setdefault(i, []).append(n)
     body = []
     k = -1
     for ln in f.body:

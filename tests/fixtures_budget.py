@@ -35,3 +35,23 @@ def calls_only(h, W1, W2, W3):
     b = block(a, W2)
     c = block(b, W3)
     return np.sum(c * c)
+
+
+def gelu_mlp(x, W1, W2):
+    h = x @ W1
+    g = 0.5 * h * (1.0 + np.tanh(0.7978845608 * (h + 0.044715 * h ** 3)))
+    y = g @ W2
+    return np.sum(y * y)
+
+
+def gelu_layer(h, W):
+    a = h @ W
+    return 0.5 * a * (1.0 + np.tanh(0.7978845608 * (a + 0.044715 * a ** 3)))
+
+
+def gelu_net(x, W1, W2, W3, W4):
+    h = gelu_layer(x, W1)
+    h = gelu_layer(h, W2)
+    h = gelu_layer(h, W3)
+    h = gelu_layer(h, W4)
+    return np.sum(h * h)

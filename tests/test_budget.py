@@ -117,3 +117,38 @@ def test_vjp_respects_the_budget():
 def test_bad_budget_is_an_error():
     with pytest.raises(srcad.SrcadError, match="memory_budget"):
         srcad.grad(F.deep, memory_budget="lots")
+
+
+GELU_ARGS = (rng.standard_normal((256, 64)),
+             *[rng.standard_normal((64, 64)) * 0.1 for _ in range(4)])
+
+
+def test_elementwise_values_are_recomputed_before_anything_else():
+    """Cheap arithmetic first: GELU's `0.5 * a` and `1 + tanh(...)` are computed again in the
+    backward from values it keeps anyway (a, tanh's output), no matmul is recomputed."""
+    wrt = (0, 1, 2, 3, 4)
+    plain = _peak(srcad.grad(F.gelu_net, wrt=wrt), *GELU_ARGS)
+    budget = int(plain * 0.8)
+    g = srcad.grad(F.gelu_net, wrt=wrt, memory_budget=budget)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert _peak(g, *GELU_ARGS) <= 1.1 * budget
+    plan = g._last.plan
+    assert plan.remat and not plan.call_ids and not plan.loop_schedules
+    src = srcad.source(g)
+    assert "recomputed, not kept from the forward (memory_budget)" in src
+    assert "gelu_layer_multiply = 0.5 * a" in src.split("def gelu_layer_bwd")[1]
+    assert _equal(g(*GELU_ARGS), srcad.grad(F.gelu_net, wrt=wrt)(*GELU_ARGS))
+
+
+def test_recomputation_is_not_chosen_where_it_saves_nothing():
+    """One GELU layer: the backward needs every value at once, so recomputing them cannot
+    lower the peak; the policy measures that and keeps them."""
+    args = (rng.standard_normal((256, 64)), rng.standard_normal((64, 128)) * 0.1,
+            rng.standard_normal((128, 64)) * 0.1)
+    plain = _peak(srcad.grad(F.gelu_mlp, wrt=(0, 1, 2)), *args)
+    g = srcad.grad(F.gelu_mlp, wrt=(0, 1, 2), memory_budget=int(plain * 0.9))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        g(*args)
+    assert not g._last.plan.remat

@@ -178,6 +178,7 @@ class Module:
         self.checkpoint_ids: frozenset = frozenset()  # calls a memory_budget policy recomputes
         self.loop_schedules: dict = {}  # id(loop) -> (every, snapshots) a policy chose
         self.checkpoint_loops = True  # False: ignore srcad.checkpoint(range(...)) markers
+        self.remat = False  # a policy's choice: recompute elementwise values in the backward
 
     def function_name(self, base: str) -> str:
         return fresh(base, self.names)
@@ -223,6 +224,7 @@ class Reverse:
         self.restored_early: set[int] = set()  # checkpointed calls that pop before recomputing
         self.counters: dict[int, str] = {}  # id(loop) -> trip counter name
         self.ckpts: dict[int, str] = {}  # id(checkpointed loop) -> its LoopCheckpoints
+        self.rematerialised: list = []  # (name, line) of values the backward recomputes
         self._plain = 0  # > 0: emitting forward code that saves nothing (recomputation)
         self.restore_stacks: dict[str, str] = {}
 
@@ -938,7 +940,62 @@ class Reverse:
         self.adj, self.taken = saved_adj, saved_taken
         self._stacks = {}
         lines = [Line(comment="--- backward ---")] + lines + self.bwd_block(body)
+        lines = self.rematerialise(lines, needed)
         return [self._finish_restores(ln) for ln in lines]
+
+    def remat_candidates(self, needed: set) -> list:
+        """Elementwise values the backward reads that it can compute again from values it
+        keeps anyway (arguments, values its own rules read, values kept or recomputed
+        before them): top-level, single-assignment names only. One whose inputs would be
+        kept only for it (tanh's input, to recompute tanh) is kept itself: no gain."""
+        if not self.module.remat:
+            return []
+        ret = set(ir.atom_vars(self.fn.ret.value))
+
+        def eligible(s):
+            return (isinstance(s, ir.Call) and s.op.elementwise and s.target in needed
+                    and s.target not in self.mutable and s.target not in ret
+                    and s.target not in self.fn.params and all(
+                        isinstance(a, ir.Const) or (isinstance(a, ir.Var) and a.name not in
+                                                    self.mutable)
+                        for a in s.args.values()))
+
+        top = [s for s in self.fn.body if eligible(s)]
+        names = {s.target for s in top}
+        available = set(self.fn.params) | (needed - names)
+        out = []
+        for s in top:  # in program order: inputs are decided before what reads them
+            if all(v in available for a in s.args.values() for v in ir.atom_vars(a)):
+                out.append(s)
+            available.add(s.target)  # recomputed or kept: there in the backward either way
+        return out
+
+    def rematerialise(self, lines: list, needed: set) -> list:
+        """memory_budget: recompute the chosen elementwise values right before the backward
+        first reads them, so that the forward's copy dies at its last forward use (cheap
+        arithmetic traded for memory; matmuls and reductions are always kept)."""
+        chosen = self.remat_candidates(needed)
+        at_index: dict[int, list] = {}
+        for s in reversed(chosen):  # later values first: a chain is recomputed in order
+            inserted = [x for group in at_index.values() for x in group]
+            at = next((k for k, ln in enumerate(lines) if ln.node is not None
+                       and s.target in line_reads(ln)), None)
+            reader = next((x for x in inserted if s.target in _free(x[1].value)), None)
+            if reader is not None:  # read first by a recomputation: just before it
+                at = reader[0]
+            if at is None:
+                continue
+            at_index.setdefault(at, []).insert(0, (at, assign(s.target,
+                                                               forward_expr(s.op, s.args)),
+                                                   s.line))
+            self.rematerialised.insert(0, (s.target, s.line))
+        for at in sorted(at_index, reverse=True):
+            group = at_index[at]
+            names = ", ".join(node.targets[0].id for _, node, _ in group)
+            lines[at:at] = [Line(comment=f"recomputed, not kept from the forward "
+                                         f"(memory_budget): {names}")] + [
+                Line(node, line) for _, node, line in group]
+        return lines
 
     def seed_seq(self, seq: ir.Seq, seed: ast.expr, lines: list) -> None:
         """Seed each item of a (nested) tuple output with its part of the cotangent."""
