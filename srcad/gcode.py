@@ -119,6 +119,32 @@ def store(id_: str) -> ast.Name:
     return ast.Name(id=id_, ctx=ast.Store())
 
 
+# a placeholder statement `__srcad_restore__(x)` the reverse transform turns into
+# `x = stack_x.pop()` once it knows the stack's name
+RESTORE = "__srcad_restore__"
+
+
+def call(fname: str, *args: ast.expr) -> ast.Call:
+    """`fname(*args)` (a runtime helper or a builtin)."""
+    return ast.Call(func=name(fname), args=list(args), keywords=[])
+
+
+def method(obj: ast.expr, meth: str, *args: ast.expr) -> ast.Call:
+    """`obj.meth(*args)`."""
+    return ast.Call(func=ast.Attribute(value=obj, attr=meth, ctx=ast.Load()), args=list(args),
+                    keywords=[])
+
+
+def compound(node: ast.stmt, line: int, body: list, orelse: list | None = None) -> Line:
+    """A compound statement's Line: `node` is its header, `body`/`orelse` its Lines."""
+    return Line(node, line, body=body, orelse=orelse)
+
+
+def free_names(expr: ast.expr) -> set[str]:
+    """Every name an expression mentions."""
+    return {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
+
+
 def assign(target: str, value: ast.expr) -> ast.Assign:
     return ast.Assign(targets=[store(target)], value=value, lineno=0)
 

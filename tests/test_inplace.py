@@ -97,7 +97,7 @@ def test_write_seen_through_an_unknown_view_is_an_error(fn, args, name):
         srcad.grad(fn)(*args)
     msg = str(e.value)
     assert "shares its memory" in msg and "fixtures_inplace.py" in msg
-    assert f"`{name}" in msg or f"`y" in msg
+    assert f"`{name}" in msg or "`y" in msg
 
 
 def test_vjp_detects_an_argument_changed_before_the_pullback():

@@ -1,0 +1,220 @@
+"""Checkpointing in the reverse transform: what the backward computes again instead of keeping.
+
+Three mechanisms, one mixin of `Reverse` (srcad/transform/reverse.py):
+
+* checkpointed loops (`for l in srcad.checkpoint(range(n))`, or a memory_budget policy's
+  choice): the forward sweep runs the loop plain and offers its loop state to a
+  `LoopCheckpoints` (srcad/checkpoint.py), the backward runs the schedule's episodes --
+  restore a kept state, advance plain, run the steps to reverse again saving what their
+  backward reads, run their backward;
+* rematerialisation (a memory_budget policy's choice): elementwise values the backward reads
+  are computed again right before it first reads them, from values it keeps anyway;
+* the refusal of both (and of `srcad.checkpoint(fn)`) around code that draws random numbers,
+  which a recomputation would not reproduce.
+
+Before/after (a checkpointed loop, the backward):
+    for l in srcad.checkpoint(range(L)):     for advance_L4, record_L4 in ckpt_L4.episodes():
+        h = np.tanh(h @ W[l])                    h = ckpt_L4.restore()
+                                                 for l in advance_L4: ...  (plain)
+                                                 for l in record_L4: ...   (saving)
+                                                 for l in reversed(record_L4): ...  (adjoint)
+"""
+
+from __future__ import annotations
+
+import ast
+
+from .. import ir
+from ..errors import SrcadError
+from ..gcode import RESTORE as _RESTORE
+from ..gcode import Line, assign, line_reads, name, store
+from ..gcode import call as _call
+from ..gcode import compound as _compound
+from ..gcode import free_names as _free
+from ..gcode import method as _method
+from .templates import atom_expr, forward_expr, loop_iter, range_expr
+
+
+def stateful_call(body, seen=None):
+    """The first call in `body` (or in a user function it calls) to a method with no rule --
+    a random draw, say -- whose result a recomputation would not reproduce; else None."""
+    seen = set() if seen is None else seen
+    for x in ir.walk(body):
+        if isinstance(x, ir.Call) and x.op.family == "opaque method":
+            return x
+        if isinstance(x, ir.UserCall) and id(x.callee) not in seen:
+            seen.add(id(x.callee))
+            inner = stateful_call(x.callee.body, seen)
+            if inner is not None:
+                return inner
+    return None
+
+
+class CheckpointingMixin:
+    """Checkpointed loops and rematerialisation, for `Reverse`."""
+
+    def loop_schedule(self, s):
+        """(every, snapshots) atoms if loop `s` is checkpointed, else None."""
+        if not isinstance(s, ir.For) or not self.module.checkpoint_loops:
+            return None
+        if id(s) in self.module.loop_schedules:
+            every, snaps = self.module.loop_schedules[id(s)]
+            return (None if every is None else ir.Const(every, str(every)),
+                    None if snaps is None else ir.Const(snaps, str(snaps)))
+        return s.checkpoint
+
+    def refuse_stateful(self, body, line: int, what: str) -> None:
+        """Recomputing code that draws random numbers (a method with no rule, such as a
+        Generator's) would draw different ones: a checkpointed region must not."""
+        draw = stateful_call(body)
+        if draw is not None:
+            raise SrcadError(
+                f"the checkpointed {what} at line {line} calls `{draw.op.spelling_src}` "
+                f"(line {draw.line}), which may change state (a random draw); recomputing "
+                f"it in the backward would not give the same values",
+                filename=self.fn.filename, lineno=line, func=self.fn.name,
+                hint="draw outside the checkpointed region and pass the numbers in, or do "
+                "not checkpoint it")
+
+    def loop_state(self, s) -> list[str]:
+        """The names a loop carries from one step to the next (or hands on past its end):
+        what a kept loop state holds. Everything else a step makes, it makes again."""
+        assigned = {d for x in ir.walk(s.body) for d in ir.defs(x)}
+        return sorted(assigned - self.loop_locals(s, s.body) - {s.target})
+
+    def _state_expr(self, s, ctx) -> ast.expr:
+        names = self.loop_state(s)
+        if len(names) == 1:
+            return ast.Name(id=names[0], ctx=ctx())
+        return ast.Tuple(elts=[ast.Name(id=n, ctx=ctx()) for n in names], ctx=ctx())
+
+    def _offer(self, s) -> Line:
+        return Line(ast.Expr(_method(name(self.ckpts[id(s)]), "offer",
+                                     self._state_expr(s, ast.Load))), s.line)
+
+    def _plain_steps(self, s) -> list[Line]:
+        """One step of the loop that saves nothing, after offering its state to the schedule."""
+        self._plain += 1
+        try:
+            return [self._offer(s)] + self.fwd_block(s.body)
+        finally:
+            self._plain -= 1
+
+    def fwd_checkpointed_loop(self, s) -> list[Line]:
+        ck = self.ckpts[id(s)]
+        every, snaps = self.loop_schedule(s)
+        out = [Line(comment=f"checkpointed loop: keeps its state "
+                            f"({', '.join(self.loop_state(s)) or 'nothing'}) at the "
+                            f"schedule's steps only")]
+        for v in self.loop_state(s):
+            if not self.defined_before(v, s):
+                out.append(Line(assign(v, ast.Constant(None)), s.line))
+        steps = range_expr(s)
+        if s.reverse:
+            steps = ast.Subscript(value=steps, slice=ast.Slice(step=ast.Constant(-1)),
+                                  ctx=ast.Load())
+        kw = [ast.keyword(arg=k, value=atom_expr(a))
+              for k, a in (("every", every), ("snapshots", snaps)) if a is not None]
+        out.append(Line(assign(ck, ast.Call(func=name("LoopCheckpoints"), args=[steps],
+                                            keywords=kw)), s.line))
+        header = ast.For(target=store(s.target), iter=loop_iter(s), body=[], orelse=[],
+                         lineno=0)
+        out.append(_compound(header, s.line, self._plain_steps(s)))
+        if self.loop_depth[id(s)] > 0:
+            out.append(Line(ast.Expr(_method(name(self.stack_name(ck)), "push", name(ck))),
+                            s.line))
+        return out
+
+    def checkpointed_loop_backward(self, s, bwd_lines: list, out: list) -> None:
+        """The backward of a checkpointed loop, one episode of its schedule at a time:
+        restore a kept state, advance plain to the steps to reverse, run those steps again
+        saving what their backward reads, and run their backward (srcad/checkpoint.py)."""
+        ck = self.ckpts[id(s)]
+        advance = self.fresh(f"advance_L{s.line}")
+        record = self.fresh(f"record_L{s.line}")
+        if self.loop_depth[id(s)] > 0:
+            out.append(Line(ast.Expr(_call(_RESTORE, name(ck))), s.line))
+        episode: list[Line] = []
+        if self.loop_state(s):
+            episode.append(Line(ast.Assign(targets=[self._state_expr(s, ast.Store)],
+                                           value=_method(name(ck), "restore"), lineno=0),
+                                s.line))
+        plain = self._plain_steps(s)
+        saving = self.fwd_block(s.body) or [Line(ast.Pass(), s.line)]
+
+        def loop(it, body):
+            return _compound(ast.For(target=store(s.target), iter=it, body=[], orelse=[],
+                                     lineno=0), s.line, body)
+
+        episode.append(Line(comment="recompute from the kept state, saving nothing"))
+        episode.append(loop(name(advance), plain))
+        episode.append(Line(comment="recompute the steps to reverse, saving for the backward"))
+        episode.append(loop(name(record), saving))
+        episode.append(loop(_call("reversed", name(record)),
+                            bwd_lines or [Line(ast.Pass(), s.line)]))
+        header = ast.For(target=ast.Tuple(elts=[store(advance), store(record)],
+                                          ctx=ast.Store()),
+                         iter=_method(name(ck), "episodes"), body=[], orelse=[], lineno=0)
+        # the recomputation reads what the loop's steps read from outside the loop; the
+        # values the loop itself makes come from the kept state
+        made = {d for x in ir.walk(s.body) for d in ir.defs(x)} | {s.target}
+        reads = set().union(*(line_reads(ln) for ln in plain + saving)) - made
+        self.bwd_reads[id(s)] = self.bwd_reads.get(id(s), set()) | reads | {ck}
+        self.comment(out, s.line)
+        out.append(Line(comment="checkpointed: each episode restores a kept loop state and "
+                                "recomputes from it"))
+        out.append(_compound(header, s.line, episode))
+
+    def remat_candidates(self, needed: set) -> list:
+        """Elementwise values the backward reads that it can compute again from values it
+        keeps anyway (arguments, values its own rules read, values kept or recomputed
+        before them): top-level, single-assignment names only. One whose inputs would be
+        kept only for it (tanh's input, to recompute tanh) is kept itself: no gain."""
+        if not self.module.remat:
+            return []
+        ret = set(ir.atom_vars(self.fn.ret.value))
+
+        def eligible(s):
+            return (isinstance(s, ir.Call) and s.op.elementwise and s.target in needed
+                    and s.target not in self.mutable and s.target not in ret
+                    and s.target not in self.fn.params and all(
+                        isinstance(a, ir.Const) or (isinstance(a, ir.Var) and a.name not in
+                                                    self.mutable)
+                        for a in s.args.values()))
+
+        top = [s for s in self.fn.body if eligible(s)]
+        names = {s.target for s in top}
+        available = set(self.fn.params) | (needed - names)
+        out = []
+        for s in top:  # in program order: inputs are decided before what reads them
+            if all(v in available for a in s.args.values() for v in ir.atom_vars(a)):
+                out.append(s)
+            available.add(s.target)  # recomputed or kept: there in the backward either way
+        return out
+
+    def rematerialise(self, lines: list, needed: set) -> list:
+        """memory_budget: recompute the chosen elementwise values right before the backward
+        first reads them, so that the forward's copy dies at its last forward use (cheap
+        arithmetic traded for memory; matmuls and reductions are always kept)."""
+        chosen = self.remat_candidates(needed)
+        at_index: dict[int, list] = {}
+        for s in reversed(chosen):  # later values first: a chain is recomputed in order
+            inserted = [x for group in at_index.values() for x in group]
+            at = next((k for k, ln in enumerate(lines) if ln.node is not None
+                       and s.target in line_reads(ln)), None)
+            reader = next((x for x in inserted if s.target in _free(x[1].value)), None)
+            if reader is not None:  # read first by a recomputation: just before it
+                at = reader[0]
+            if at is None:
+                continue
+            at_index.setdefault(at, []).insert(0, (at, assign(s.target,
+                                                               forward_expr(s.op, s.args)),
+                                                   s.line))
+            self.rematerialised.insert(0, (s.target, s.line))
+        for at in sorted(at_index, reverse=True):
+            group = at_index[at]
+            names = ", ".join(node.targets[0].id for _, node, _ in group)
+            lines[at:at] = [Line(comment=f"recomputed, not kept from the forward "
+                                         f"(memory_budget): {names}")] + [
+                Line(node, line) for _, node, line in group]
+        return lines
