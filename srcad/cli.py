@@ -28,6 +28,7 @@ GENERATED = [
     ("srcad/zoo/mlp.py", "loss", None, "vjp", "zoo_mlp_loss_vjp.py"),
     ("examples/rnn.py", "rnn_loss", ("W", "U", "b"), "grad", "examples_rnn_loss_grad.py"),
     ("examples/rnn.py", "grow", ("x", "w"), "grad", "examples_rnn_grow_grad.py"),
+    ("examples/deep.py", "loss", ("h", "Ws"), "grad", "examples_deep_loss_grad.py"),
     ("srcad/zoo/transformer.py", "block_loss", ("p",), "grad",
      "zoo_transformer_block_loss_grad.py"),
     ("srcad/zoo/gpt.py", "loss", ("params",), "grad", "zoo_gpt_loss_grad.py"),

@@ -161,8 +161,8 @@ class CheckpointingMixin:
         reads = set().union(*(line_reads(ln) for ln in plain + saving)) - made
         self.bwd_reads[id(s)] = self.bwd_reads.get(id(s), set()) | reads | {ck}
         self.comment(out, s.line)
-        out.append(Line(comment="checkpointed: each episode restores a kept loop state and "
-                                "recomputes from it"))
+        episode.insert(0, Line(comment="checkpointed: each episode restores a kept loop state "
+                                       "and recomputes from it"))
         out.append(_compound(header, s.line, episode))
 
     def remat_candidates(self, needed: set) -> list:
