@@ -36,10 +36,11 @@ gradients are asserted bitwise equal to the plain loop's (np.array_equal), and t
 loop's equal to a hand-written numpy backward (to 1e-12). Results: tables on stdout,
 bench/results/e4_results.json and the plot bench/results/e4_frontier.png.
 
-    python bench/e4_checkpoint.py [--quick] [--slow]
+    python bench/e4_checkpoint.py [--quick] [--slow] [--plot-only]
 
 --quick: tiny sizes, nothing written. --slow: also the below-feasible budget at L = 1000
-(the policy falls back to one kept state: ~500,000 recomputed steps, minutes per call).
+(the policy falls back to one kept state: ~500,000 recomputed steps, ~35 s per call and
+~5 minutes in all). --plot-only: redraw the PNG from the saved JSON.
 """
 
 from __future__ import annotations
@@ -66,9 +67,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import srcad  # noqa: E402
-from srcad.checkpoint import every_schedule, revolve_cost, revolve_schedule  # noqa: E402
-import e4_models as M  # noqa: E402
+import e4_models as M
+
+import srcad
+from srcad.checkpoint import schedule_for
 
 RESULTS = Path(__file__).resolve().parent / "results"
 MiB = 2.0 ** 20
@@ -123,15 +125,28 @@ def blas_info() -> dict:
     except ImportError:
         buf = io.StringIO()
         with redirect_stdout(buf):
-            try:
-                np.show_config()
-            except Exception as e:  # pragma: no cover
-                print(f"show_config failed: {e}")
+            np.show_config()
         lines = buf.getvalue().splitlines()
         keep = [ln.strip() for ln in lines if any(w in ln.lower() for w in
                 ("openblas", "mkl", "blis", "accelerate", "version", "config", "name:"))]
         info["show_config"] = keep[:40]
     return info
+
+
+def srcad_git() -> dict:
+    """The commit srcad was imported from, and whether srcad/ differs from it (best effort)."""
+    import subprocess
+
+    root = Path(srcad.__file__).resolve().parent.parent
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
+                              text=True, timeout=10, check=False).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "srcad"], cwd=root,
+                               capture_output=True, text=True, timeout=10,
+                               check=False).stdout.strip()
+    except (OSError, subprocess.SubprocessError):  # no git here
+        return {}
+    return {"head": head or None, "srcad_dirty": bool(dirty) if head else None}
 
 
 def make_inputs(L: int, B: int, D: int, seed: int = 0):
@@ -213,9 +228,9 @@ def predicted_recomputed(kind: str, L: int, param) -> int | None:
     if kind == "plain":
         return 0
     if kind in ("sqrt", "iter", "every", "segments"):
-        return every_schedule(L, param).recomputed
+        return schedule_for(L, every=param).recomputed
     if kind in ("revolve", "budget"):
-        return revolve_schedule(L, param).recomputed if param else None
+        return schedule_for(L, snapshots=param).recomputed if param else None
     return None
 
 
@@ -252,7 +267,7 @@ def run_config(label, L, B, D, repeat, slow=False) -> dict:
     least = min(r["peak_bytes"] for r in rows.values())
 
     # the memory_budget policy on the plain loop
-    budgets = [(f"budget {int(round(f * 100))}%", f, int(f * plain_peak)) for f in BUDGET_FRACS]
+    budgets = [(f"budget {round(f * 100)}%", f, int(f * plain_peak)) for f in BUDGET_FRACS]
     if label == "main" and (L <= SLOW_INFEASIBLE_L or slow):
         budgets.append(("budget < feasible", None, int(0.5 * least)))
     for name, frac, budget in budgets:
@@ -293,12 +308,12 @@ def run_config(label, L, B, D, repeat, slow=False) -> dict:
             reps[n] = 1
     samples: dict = {n: [] for n in calls}
     for i in range(max(reps.values())):
-        for n in calls:
+        for n, call in calls.items():
             if i < reps[n]:
                 gc.collect()
                 gc.disable()
                 try:
-                    samples[n].append(timed(calls[n]))
+                    samples[n].append(timed(call))
                 finally:
                     gc.enable()
     fwd_cpu = float(np.median([c for c, _ in samples.pop("numpy forward")]))
@@ -353,10 +368,10 @@ def print_table(res: dict) -> None:
         line = (f"{name:<19}{r['peak_bytes'] / MiB:>9.2f}{r['peak_bytes_repeat'] / MiB:>8.2f}"
                 f"{r['peak_ratio_vs_plain']:>8.2f}{ex}{rec:>8}{r['time_s'] * 1e3:>9.2f}"
                 f"{r['time_ratio_vs_plain']:>7.2f}{pred}{r['wall_median_ratio_vs_plain']:>7.2f}"
-                f"{r['repeats']:>3}  {str(r['bitwise_equal']):<7}")
+                f"{r['repeats']:>3}  {r['bitwise_equal']!s:<7}")
         if r["kind"] == "budget":
             line += (f"  {r['budget_bytes'] / MiB:>10.2f}  {r['peak_over_budget']:>11.3f}  "
-                     f"{str(r['warned']):<6}  {r['plan']} (policy measured "
+                     f"{r['warned']!s:<6}  {r['plan']} (policy measured "
                      f"{r['plan_peak_bytes'] / MiB:.2f} MiB; first call "
                      f"{r['policy_first_call_wall_s']:.1f} s)")
         print(line)
@@ -365,6 +380,7 @@ def print_table(res: dict) -> None:
 MARKERS = {"plain": ("*", "C3", 15), "sqrt": ("D", "C0", 9), "iter": ("d", "C0", 6),
            "every": ("o", "C2", 7), "revolve": ("s", "C1", 7), "segments": ("x", "C7", 8),
            "budget": ("^", "C4", 9)}
+OFFSETS = {"sqrt": (7, -12), "budget": (7, -12), "revolve": (3, 6), "segments": (6, 5)}
 LABELS = {"plain": "save everything", "sqrt": "sqrt(n): checkpoint(range(L))",
           "iter": "sqrt(n): for W in checkpoint(Ws)", "every": "every=k",
           "revolve": "revolve: snapshots=c", "segments": "hand-written segments (old)",
@@ -389,11 +405,10 @@ def plot(results: list, path: Path) -> None:
         rows = res["schedules"]
         t0, m0 = rows["plain"]["time_s"], rows["plain"]["peak_bytes"]
         seen = set()
-        for kind in MARKERS:
+        for kind, (mk, col, ms) in MARKERS.items():
             pts = [(n, r) for n, r in rows.items() if r["kind"] == kind]
             if not pts:
                 continue
-            mk, col, ms = MARKERS[kind]
             for n, r in pts:
                 x, y = r["time_s"] / t0, r["peak_bytes"] / MiB
                 infeasible = kind == "budget" and r["warned"]
@@ -409,7 +424,8 @@ def plot(results: list, path: Path) -> None:
                     txt = n.replace("revolve ", "").replace("budget ", "B=")
                     if kind == "budget" and r["warned"]:
                         txt += " (warned)"
-                    ax.annotate(txt, (x, y), textcoords="offset points", xytext=(5, 3),
+                    ax.annotate(txt, (x, y), textcoords="offset points",
+                                xytext=OFFSETS.get(kind, (5, 3)) if main_panel else (5, 3),
                                 fontsize=8 if main_panel else 6)
         ax.axhline(res["param_grad_bytes"] / MiB, color="gray", lw=0.8, ls="--",
                    label="parameter gradients G")
@@ -418,14 +434,17 @@ def plot(results: list, path: Path) -> None:
         ax.set_yscale("log")
         ax.set_xscale("log")
         xs = [r["time_s"] / t0 for r in rows.values()]
-        ax.set_xticks([v for v in (1, 1.25, 1.5, 2, 3, 5, 10, 20, 50, 100, 200, 500)
+        ticks = (1, 1.25, 1.5, 2, 3, 5, 10, 20, 50, 100, 200, 500) if main_panel else \
+            (1, 1.5, 2, 3, 5, 10, 20, 50, 100, 200, 500)
+        ax.set_xticks([v for v in ticks
                        if min(xs) / 1.3 <= v <= max(xs) * 1.3])
         ax.xaxis.set_major_formatter(ScalarFormatter())
         ax.xaxis.set_minor_formatter(NullFormatter())
         ax.yaxis.set_major_formatter(ScalarFormatter())
         ax.yaxis.set_minor_formatter(ScalarFormatter() if main_panel else NullFormatter())
         ax.set_xlabel("step time / save-everything's (CPU, median; log)", fontsize=9)
-        ax.set_ylabel("peak backward memory, MiB (tracemalloc; log)", fontsize=9)
+        ax.set_ylabel("peak backward memory, MiB (tracemalloc; log)" if main_panel
+                      else "peak MiB (log)", fontsize=9)
         ax.set_title(f"L={res['L']}, batch {res['batch']}, width {res['width']}"
                      + ("" if res["label"] == "main" else f" ({res['label']})")
                      + f" — plain {m0 / MiB:.0f} MiB, {t0 * 1e3:.0f} ms",
@@ -443,9 +462,16 @@ def plot(results: list, path: Path) -> None:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="tiny sizes (a smoke test)")
+    ap.add_argument("--plot-only", action="store_true",
+                    help="redraw the plot from bench/results/e4_results.json")
     ap.add_argument("--slow", action="store_true",
                     help="also the below-feasible budget at L = 1000 (minutes)")
     args = ap.parse_args(argv)
+    if args.plot_only:
+        results = json.loads((RESULTS / "e4_results.json").read_text())["results"]
+        plot(results, RESULTS / "e4_frontier.png")
+        print(f"wrote {RESULTS / 'e4_frontier.png'}")
+        return 0
     t0 = time.perf_counter()
     check = verify_tracemalloc()
     print(f"tracemalloc check: an {check['array_bytes']:,}-byte np.ones raised the traced "
@@ -482,7 +508,8 @@ def main(argv=None) -> int:
                   f"{r['peak_ratio_vs_plain'] >= 10 and r['time_ratio_vs_plain'] <= 1.5})")
     if not args.quick:
         RESULTS.mkdir(exist_ok=True)
-        meta = {"numpy": np.__version__, "python": platform.python_version(),
+        meta = {"srcad_path": str(Path(srcad.__file__).parent), "srcad_git": srcad_git(),
+                "numpy": np.__version__, "python": platform.python_version(),
                 "machine": platform.machine(), "processor": platform.processor(),
                 "cpus": os.cpu_count(), "blas_threads": os.environ["OPENBLAS_NUM_THREADS"],
                 "blas": blas_info(), "srcad": getattr(srcad, "__version__", "?"),

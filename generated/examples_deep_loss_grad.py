@@ -3,7 +3,7 @@
 # specialised to: h: float64[8, 16], Ws: float64[16, 16, 16]
 # user source sha256: 157045e799c1
 import numpy as np
-from srcad.runtime import LoopCheckpoints, Stack, as_grad, unindex
+from srcad.runtime import LoopCheckpoints, Stack, as_grad
 
 
 def loss_grad(h, Ws):
@@ -50,7 +50,7 @@ def loss_grad(h, Ws):
             h = stack_h.pop()  # L14
             dh = dh_matmul @ h_getitem.T  # L14
             dh_getitem = h.T @ dh_matmul  # L14
-            dWs = dWs + unindex(dh_getitem, Ws, l)  # L14
+            dWs[l] += dh_getitem  # L14
             h_getitem = stack_h_getitem.pop()  # L14
     del ckpt_L13, h_getitem  # L13
-    return (as_grad(dh, h_in), as_grad(dWs, Ws))  # L15
+    return (as_grad(dh, h_in), dWs)  # L15

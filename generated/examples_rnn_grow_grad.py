@@ -39,7 +39,7 @@ def grow_grad(x, w):
         dx = dx_multiply_2 * x_add  # L20
         dx_add = (dx_multiply_2 * x).sum(axis=0)  # L20
         x_add = stack_x_add.pop()  # L20
-        dw = dw + dx_add * w  # L20
+        dw += dx_add * w  # L20
         dw += dx_add * w  # L20
     del trips_L19  # L19
     return (as_grad(dx, x_in), as_grad(dw, w))  # L21

@@ -3,7 +3,7 @@
 # specialised to: h: float64[4, 5], W: float64[5, 5], U: float64[3, 5], b: float64[5], xs: float64[6, 4, 3], target: float64[4, 5]
 # user source sha256: 6c61796861e8
 import numpy as np
-from srcad.runtime import Stack, as_grad
+from srcad.runtime import Stack
 
 
 def rnn_loss_grad(h, W, U, b, xs, target):
@@ -38,10 +38,10 @@ def rnn_loss_grad(h, W, U, b, xs, target):
         # grad of L13: h = np.tanh(h @ W + xs[t] @ U + b)
         dh_add_2 = dh * (1 - h * h)  # L13
         h = stack_h.pop()  # L13
-        db = db + dh_add_2.sum(axis=0)  # L13
-        dU = dU + h_getitem.T @ dh_add_2  # L13
+        db += dh_add_2.sum(axis=0)  # L13
+        dU += h_getitem.T @ dh_add_2  # L13
         h_getitem = stack_h_getitem.pop()  # L13
         dh = dh_add_2 @ W.T  # L13
-        dW = dW + h.T @ dh_add_2  # L13
+        dW += h.T @ dh_add_2  # L13
     del dh, h_getitem  # L12
-    return (as_grad(dW, W), as_grad(dU, U), as_grad(db, b))  # L14
+    return (dW, dU, db)  # L14

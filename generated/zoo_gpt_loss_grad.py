@@ -634,7 +634,7 @@ def loss_grad(params, tokens, targets, n_heads):
         dp += unindex(dln1_b_part, p, 'ln1_b')  # L49
         dp += unindex(dln1_g_part, p, 'ln1_g')  # L49
         # grad of L48: for p in params["blocks"]:
-        dblocks = dblocks + unindex(dp, blocks, p_index)  # L48
+        dblocks += unindex(dp, blocks, p_index)  # L48
         p = stack_p.pop()  # L48
         dh = dh_part_2  # L48
     del blocks, h_saved, p  # L48

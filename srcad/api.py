@@ -461,6 +461,7 @@ def build(fn_ir: ir.Function, kind: str, wrt, infos, signature, single, options,
     module.checkpoint_ids = frozenset(checkpoint_ids)
     module.loop_schedules = dict(loop_schedules or {})
     module.checkpoint_loops = checkpoint_loops
+    module.reparsed = not checkpoint_loops  # (higher order: code the frontend reads again)
     module.remat = remat
     saved: list[str] = []
     if kind == "jvp":

@@ -387,18 +387,22 @@ def budget_plan(fn_ir, kind, wrt, infos, signature, single, values, options) -> 
     the gradients it returns, as `measure_peak` counts it) stays within
     options["memory_budget"] bytes, recomputing as little as possible.
 
-    Knowing the sizes only by running, the policy measures: the program as written; then,
-    if that is over budget, the cheapest trade first -- elementwise values the backward
-    reads, computed again from values it keeps anyway instead of being kept (kept only if
-    that lowers the peak; matmuls and reductions are never recomputed); then its top-level
-    `for` loops under binomial schedules keeping all
-    n states and half of them. Peak memory is close to linear in the states kept (each
-    holds the loop state; a revolve episode records one step), so two points fit a line
-    that gives the largest fraction of states that fits; that plan is measured, and moved
-    down along the line while it is still over (at most three times). Where loops cannot
-    reach the budget, calls to user functions are recomputed too, largest residuals first
-    (`srcad.checkpoint` on the policy's choice). Where nothing reaches it, the plan keeps
-    the least it can and the caller warns with that minimum.
+    Knowing the sizes only by running, the policy measures plans, cheapest first, and takes
+    the first that fits:
+    1. the program as written;
+    2. elementwise values the backward reads computed again from values it keeps anyway
+       (kept only if that lowers the peak; matmuls and reductions are never recomputed);
+    3. every top-level `for` loop in sqrt(n) segments: nothing recomputed beyond the pass
+       that records each segment again, which any loop schedule pays;
+    4. binomial schedules with fewer states: peak memory is close to linear in the states
+       kept, so plans keeping all n states and half of them fit a line that gives the
+       largest fraction that fits; that plan is measured and moved down the line while it
+       is over (never more than 4x fewer states a step, stopping where fewer states no
+       longer lower the peak);
+    5. calls to user functions recomputed as well, largest residuals first.
+    When nothing fits, the caller warns with the least peak reached, and the plan is the one
+    that recomputes least among those within 2% of that least peak -- or the program as
+    written, if no plan beats it.
     """
     import copy
 
@@ -418,9 +422,13 @@ def budget_plan(fn_ir, kind, wrt, infos, signature, single, values, options) -> 
 
     remat = False  # recompute elementwise values in the backward (decided first)
     last: dict = {}
+    trips: dict = {}  # id(loop) -> (loop, trip count), for the loops the policy may segment
 
     def run_plan(call_ids, scheds) -> int:
         """The measured peak of one call under this plan, as `kind` runs it."""
+        for k, (every, snaps) in scheds.items():  # (made before measuring: they are cached)
+            if k in trips:
+                schedule_for(trips[k][1], every, snaps)
         if kind == "vjp":
             c = build(fn_ir, "vjp", wrt, infos, signature, False, options,
                       checkpoint_ids=call_ids, loop_schedules=scheds, remat=remat)
@@ -446,7 +454,7 @@ def budget_plan(fn_ir, kind, wrt, infos, signature, single, values, options) -> 
     remat = True
     p_remat = run_plan(frozenset(), {})
     again = list(dict.fromkeys(last["compiled"].rematerialised or []))  # (one per callee)
-    if again and p_remat < peak:
+    if again and p_remat < 0.99 * peak:
         peak = plan.peak = p_remat
         plan.remat = True
         plan.choices = [(f"{name}", line, "elementwise, recomputed in the backward")
@@ -460,7 +468,6 @@ def budget_plan(fn_ir, kind, wrt, infos, signature, single, values, options) -> 
     # loops that draw random numbers are not candidates: recomputing them would draw again
     loops = [s for s in fn_ir.body if isinstance(s, ir.For) and not s.exits
              and stateful_call(s.body) is None]
-    trips: dict = {}
     if loops:
         # learn each loop's trip count from a run that keeps every state
         full = {id(s): (None, 1 << 40) for s in loops}
@@ -480,29 +487,55 @@ def budget_plan(fn_ir, kind, wrt, infos, signature, single, values, options) -> 
         return {k: (None, max(1, min(n, math.ceil(frac * n)))) for k, (_, n) in trips.items()}
 
     def note(scheds):
-        return [("loop", trips[k][0].line, f"keeps {c} of {trips[k][1]} loop states "
-                 f"(binomial schedule, {revolve_schedule(trips[k][1], c).recomputed} steps "
-                 f"recomputed)") for k, (_, c) in scheds.items()]
+        out = []
+        for k, (_, c) in scheds.items():
+            s, n = trips[k]
+            if c is None:
+                every = schedule_for(n).episodes[-1][3]  # (the first segment's length)
+                out.append(("loop", s.line, f"keeps 1 in {every} of {n} loop states "
+                            f"(sqrt(n) segments)"))
+            else:
+                out.append(("loop", s.line, f"keeps {c} of {n} loop states (binomial "
+                            f"schedule, {schedule_for(n, snapshots=c).recomputed} steps "
+                            f"recomputed)"))
+        return out
 
-    best = None  # (peak, scheds) of the best plan that fits, or the least peak seen
+    def recomputed(frac) -> int:  # steps run again: what a plan costs in time
+        return sum(schedule_for(n, snapshots=c).recomputed
+                   for (_, n), (_, c) in zip(trips.values(), at(frac).values()))
+
+    best = None  # (peak, scheds) of the plan to fall back on when nothing fits
     if trips:
+        # sqrt(n) segments first: they recompute nothing beyond the pass that records each
+        # segment again (every loop schedule pays that), so when they fit nothing is cheaper
+        sqrt_plan = {k: (None, None) for k in trips}
+        p_sqrt = run_plan(frozenset(), sqrt_plan)
+        if p_sqrt <= budget:
+            plan.loop_schedules, plan.peak = sqrt_plan, p_sqrt
+            plan.choices = remat_choices + note(sqrt_plan)
+            return plan
         p1 = run_plan(frozenset(), at(1.0))
         p_half = run_plan(frozenset(), at(0.5))
         slope = max((p1 - p_half) / 0.5, 1.0)  # bytes per unit of fraction
         floor_frac = 1.0 / max(n for _, n in trips.values())
         frac = (budget - (p1 - slope)) / slope
         tried = {1.0: p1, 0.5: p_half}
-        for _ in range(6):
-            frac = min(1.0, max(floor_frac, frac))
+        last_frac = 0.5
+        for _ in range(8):
+            # never more than 4x fewer states at a step: the line breaks down near the floor
+            # (what no schedule saves: gradients, one step's values), where few states cost
+            # much recomputation for little memory
+            frac = min(1.0, max(floor_frac, frac, last_frac / 4))
             if frac not in tried:
                 tried[frac] = run_plan(frozenset(), at(frac))
             p = tried[frac]
             if p <= budget or frac <= floor_frac:
                 break
+            if frac < last_frac and tried[last_frac] - p < 0.01 * tried[last_frac]:
+                break  # the floor: fewer states no longer lower the peak
+            last_frac = frac
             # down along the line, and by at least one state of the longest loop
             frac -= max((p - budget) / slope * 1.05, floor_frac)
-        if not any(p <= budget for p in tried.values()) and floor_frac not in tried:
-            tried[floor_frac] = run_plan(frozenset(), at(floor_frac))  # the least it keeps
         fitting = [f for f, p in tried.items() if p <= budget]
         if fitting:
             f = max(fitting)
@@ -516,8 +549,14 @@ def budget_plan(fn_ir, kind, wrt, infos, signature, single, values, options) -> 
             plan.loop_schedules, plan.peak = at(f), tried[f]
             plan.choices = remat_choices + note(plan.loop_schedules)
             return plan
-        f = min(tried, key=tried.get)
-        best = (tried[f], at(f))
+        # nothing fits: of the plans within 2% of the least peak seen, the one that
+        # recomputes least -- and none at all unless it beats the program as it is
+        options_ = [(p_sqrt, 0, sqrt_plan)] + [(p, recomputed(f), at(f))
+                                               for f, p in tried.items()]
+        least = min(p for p, _, _ in options_)
+        p, _, scheds = min((o for o in options_ if o[0] <= least * 1.02), key=lambda o: o[1])
+        if p < 0.98 * peak:
+            best = (p, scheds)
 
     # loops alone do not reach the budget: recompute calls to user functions as well
     scheds = best[1] if best else {}

@@ -110,6 +110,8 @@ def run_block(body, env: dict, record=None, fn=None) -> None:
                     raise
             for i in stmt.range_value(lambda a: atom_value(a, env)):
                 env[stmt.target] = i
+                if record is not None:
+                    record(fn, stmt.target, i, id(stmt))
                 run_block(stmt.body, env, record, fn)
                 if any(env[f] for f in stmt.exits):
                     break

@@ -50,8 +50,12 @@ def propagate_copies(f: GFunction) -> bool:
         for ln in top.walk():
             if ln.node is None:
                 continue
-            if isinstance(ln.node, ast.AugAssign):
-                augmented.add(ln.node.target.id)
+            if isinstance(ln.node, ast.AugAssign):  # changed in place (`d += g`, `d[i] += g`)
+                target = ln.node.target
+                while isinstance(target, ast.Subscript):
+                    target = target.value
+                if isinstance(target, ast.Name):
+                    augmented.add(target.id)
             for t in line_writes(Line(ln.node)):
                 counts[t] = counts.get(t, 0) + 1
     mapping: dict[str, ast.expr] = {}

@@ -150,6 +150,7 @@ class Module:
         self.loop_schedules: dict = {}  # id(loop) -> (every, snapshots) a policy chose
         self.checkpoint_loops = True  # False: ignore srcad.checkpoint(range(...)) markers
         self.remat = False  # a policy's choice: recompute elementwise values in the backward
+        self.reparsed = False  # the code will be transformed again: no in-place statements
 
     def function_name(self, base: str) -> str:
         return fresh(base, self.names)
@@ -331,6 +332,10 @@ class Reverse(CheckpointingMixin):
                 self.bind(var, expr, line, out, owned=fresh)
             return
         d = self.adj_name(var)
+        scatter = self._scatter(var, expr) if st.named and st.owned else None
+        if scatter is not None:  # a gather's contribution, added where it was gathered
+            out.append(Line(scatter, line))
+            return
         if st.alias is not None:  # the second contribution: sum into a new buffer
             self.bind(var, ast.BinOp(left=st.alias, op=ast.Add(), right=expr), line, out,
                       owned=True)
@@ -339,6 +344,43 @@ class Reverse(CheckpointingMixin):
         else:
             self.bind(var, ast.BinOp(left=name(d), op=ast.Add(), right=expr), line, out,
                       owned=True)
+
+    def _scatter(self, var: str, expr: ast.expr):
+        """`dx[index] += g` for a contribution `unindex(g, x, index)` into x's own buffer,
+        when the index is basic (no position twice, so the sums are those of adding a
+        zero-padded copy): no array of x's size per gather (a layer's weights taken out of
+        a stack in a loop)."""
+        info = self.infos.get(var)
+        gather = (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name)
+                  and expr.func.id == "unindex" and len(expr.args) == 3 and not expr.keywords
+                  and isinstance(expr.args[1], ast.Name) and expr.args[1].id == var)
+        array = info is not None and info.dtype is not None and info.ndim > 0
+        if self.module.reparsed or not (gather and array and self._basic(expr.args[2])):
+            return None
+        g, _, index = expr.args
+        if isinstance(index, ast.Subscript) and isinstance(index.value, ast.Attribute) and \
+                index.value.attr == "s_":  # np.s_[1:, 0] -> dx[1:, 0]
+            index = index.slice
+        target = ast.Subscript(value=name(self.adj_name(var)), slice=index, ctx=ast.Store())
+        return ast.AugAssign(target=target, op=ast.Add(), value=g)
+
+    def _basic(self, index: ast.expr) -> bool:
+        """Is this index expression certainly basic (ints, slices, None, ...)?"""
+        if isinstance(index, ast.Constant):
+            v = index.value
+            return v is None or v is Ellipsis or (isinstance(v, int) and not isinstance(v, bool))
+        if isinstance(index, ast.Tuple):
+            return all(self._basic(e) for e in index.elts)
+        if isinstance(index, ast.Slice):
+            return all(p is None or self._basic(p) for p in (index.lower, index.upper,
+                                                               index.step))
+        if isinstance(index, ast.Subscript) and isinstance(index.value, ast.Attribute) and \
+                index.value.attr == "s_":
+            return self._basic(index.slice)
+        if isinstance(index, ast.Name):  # a Python int (a loop counter), known from the probe
+            info = self.infos.get(index.id)
+            return info is not None and info.ndim == 0 and info.dtype is None
+        return False
 
     def uniform_scalar(self, expr: ast.expr) -> ast.expr | None:
         """S if `expr` is ``np.broadcast_to(S, shape)`` with S a scalar, else None."""
@@ -646,16 +688,23 @@ class Reverse(CheckpointingMixin):
         carried = touched - local
         for v in sorted(carried):
             self.materialise(v, s.line, out, zeros=True)
+        # the adjoint of a value the loop does not assign is only added to in the loop: a
+        # buffer it owns on entry stays its own (contributions go in place)
+        made = {d for x in ir.walk(body) for d in ir.defs(x)}
+        owned = {v for v in carried if v not in made and v in self.state
+                 and self.state[v].named and self.state[v].owned}
         before = {k: v for k, v in self.state.items() if k not in carried}
         self.state = {k: v for k, v in self.state.items() if k not in local}
         for v in carried:
-            self.state[v] = Adj(owned=False)
+            self.state[v] = Adj(owned=v in owned)
         lines = self.bwd_block(s.body)
         for v in sorted(carried):
             self.materialise(v, s.line, lines, zeros=True)
+        ends_owned = {v for v in owned if v in self.state and self.state[v].named
+                      and self.state[v].owned}
         self.state = before
         for v in carried:
-            self.state[v] = Adj(owned=False)
+            self.state[v] = Adj(owned=v in ends_owned)
         header = self.backward_loop_header(s)
         self.bwd_reads[id(s)] = line_reads(Line(header))
         if self.loop_depth[id(s)] > 0 and id(s) in self.counters:
