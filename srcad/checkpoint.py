@@ -536,6 +536,12 @@ def budget_plan(fn_ir, kind, wrt, infos, signature, single, values, options) -> 
             last_frac = frac
             # down along the line, and by at least one state of the longest loop
             frac -= max((p - budget) / slope * 1.05, floor_frac)
+        total = sum(n for _, n in trips.values())
+        if not any(p <= budget for p in tried.values()) and floor_frac not in tried and \
+                recomputed(floor_frac) <= 10 * total:
+            # (the peak need not fall steadily with the states kept on short loops: where
+            # it costs at most ten extra sweeps, measure the plan that keeps the fewest)
+            tried[floor_frac] = run_plan(frozenset(), at(floor_frac))
         fitting = [f for f, p in tried.items() if p <= budget]
         if fitting:
             f = max(fitting)
