@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import builtins
 import operator
+import sys
 import types
 
 import numpy as np
@@ -49,10 +50,13 @@ class Tensor:
         # `a += t` with `a` a plain array: a new value that Python binds to `a` (source mode's
         # `a = a + t`), the array itself unchanged -- unless `a` is a view of another array,
         # which numpy would change and the tape cannot
-        if out is not None and isinstance(out[0], np.ndarray) and out[0].base is not None:
+        if out is not None and isinstance(out[0], np.ndarray) and (
+                out[0].base is not None or sys.getrefcount(out[0]) > _LONE_REFS):
+            # a plain array with a view or another name: numpy changes what they see
             raise SrcadError(
                 f"tape mode: `{ufunc.__name__}` writes a differentiable value in place into a "
-                f"view of a plain array; the tape cannot make that array follow it",
+                f"plain array; numpy changes it (and its views and aliases), which the tape "
+                f"cannot follow",
                 hint="make the buffer with np.zeros_like(x) of a differentiable x, or build "
                 "the result with np.stack / np.concatenate, or use mode='source'")
         py = _PY.get(ufunc)
@@ -131,6 +135,12 @@ class Tensor:
     def squeeze(self, *a, **k):
         return self.tape.apply(np.squeeze, (self, *a), k)
 
+    def ravel(self):
+        return self.tape.apply(np.ravel, (self,), {})
+
+    def copy(self):
+        return self.tape.apply(np.copy, (self,), {})
+
     def dot(self, other):
         return self.tape.apply(np.dot, (self, other), {})
 
@@ -145,6 +155,28 @@ class Tensor:
 
     def argmin(self, *a, **k):
         return np.argmin(self.value, *a, **k)
+
+
+class _RefProbe:
+    """Measures how many references numpy's in-place call path itself holds to `a` in
+    `a += t` (t overriding the ufunc): one more means another name or a view holds `a`."""
+
+    __array_priority__ = 1000
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        out = kwargs.pop("out", None)
+        self.refs = sys.getrefcount(out[0])
+        return 0.0
+
+
+def _lone_refs() -> int:
+    probe = _RefProbe()
+    a = np.zeros(1)
+    a += probe
+    return probe.refs
+
+
+_LONE_REFS = _lone_refs()
 
 
 _PY = {np.add: operator.add, np.subtract: operator.sub, np.multiply: operator.mul,
@@ -170,8 +202,8 @@ def _inplace(fn):
 
     def op(self, other):
         new = self.tape.apply(fn, (self, other), {}, py)
-        if (isinstance(self.value, np.ndarray) and isinstance(new, Tensor)
-                and np.shape(new.value) == np.shape(self.value)):
+        if ((self.view is not None or isinstance(self.value, np.ndarray))
+                and isinstance(new, Tensor) and np.shape(new.value) == np.shape(self.value)):
             self.tape.write(self, lambda old: new)
             return self
         return new
@@ -328,10 +360,13 @@ class Tape:
     def _write_back(self, old_base, kind, arg, view):
         if kind == "index":
             return self.apply(runtime.setitem, (old_base, arg, view), {})
+        # (the base keeps its memory layout, as numpy's does: its values, set whole)
         if kind == "transpose":
             inv = None if arg is None else runtime.inverse_permutation(arg, len(arg))
-            return self.apply(np.transpose, (view, inv), {})
-        return self.apply(np.swapaxes, (view, arg[0], arg[1]), {})
+            moved = self.apply(np.transpose, (view, inv), {})
+        else:
+            moved = self.apply(np.swapaxes, (view, arg[0], arg[1]), {})
+        return self.apply(runtime.setitem, (old_base, Ellipsis, moved), {})
 
     def _remake(self, base, kind, arg):
         if kind == "index":

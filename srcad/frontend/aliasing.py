@@ -15,6 +15,7 @@ silently computes something numpy would not.
 from __future__ import annotations
 
 import operator
+import re
 
 import gast
 import numpy as np
@@ -73,6 +74,11 @@ def _view_source(value):
 _VIEW_METHODS = {"transpose", "swapaxes", "reshape", "ravel", "squeeze", "view"}
 _VIEW_FUNCTIONS = {"transpose", "swapaxes", "reshape", "ravel", "squeeze", "expand_dims",
                    "asarray", "moveaxis", "permute_dims"}
+
+
+def _user_name(ir_name: str) -> str:
+    """The user's name for an IR name (`r_L5`, a later value of `r`, is `r`)."""
+    return re.sub(r"_L\d+(_\d+)?$", "", ir_name)
 
 
 def _const(value) -> ir.Const:
@@ -190,6 +196,9 @@ class AliasingMixin:
             self.views[name] = (base, kind, index)
         elif call.op.name == "transpose":
             axes = call.args.get("axes", ir.Const(None, "None"))
+            if isinstance(axes, ir.Seq) and all(isinstance(a, ir.Const) for a in axes.items):
+                axes = ir.Const(tuple(a.value for a in axes.items), repr(tuple(
+                    a.value for a in axes.items)))
             if isinstance(axes, ir.Const):
                 self.views[name] = (base, "transpose", axes.value)
         elif call.op.name == "swapaxes":
@@ -241,11 +250,17 @@ class AliasingMixin:
                                 node)
         if kind in ("index", "element"):
             return self.op_call(runtime.setitem, [self.env[base], arg, new], {}, node)
-        if kind == "transpose":
-            inv = None if arg is None else runtime.inverse_permutation(arg, len(arg))
-            return self.op_call(np.transpose, [new, _const(inv)], {}, node)
-        if kind == "swapaxes":
-            return self.op_call(np.swapaxes, [new, _const(arg[0]), _const(arg[1])], {}, node)
+        if kind in ("transpose", "swapaxes"):
+            # the base keeps its memory layout (numpy wrote into it): its values, set whole
+            if kind == "transpose":
+                inv = None if arg is None else runtime.inverse_permutation(arg, len(arg))
+                back = self.op_call(np.transpose, [new, _const(inv)], {}, node)
+            else:
+                back = self.op_call(np.swapaxes, [new, _const(arg[0]), _const(arg[1])], {},
+                                    node)
+            moved = self.emit(back, self.fresh(f"{base}_{kind}"), node)
+            return self.op_call(runtime.setitem, [self.env[base], _const(Ellipsis), moved],
+                                {}, node)
         if old is not None:  # `z op= t` with `z = y`: y sees it if it is an array
             return self.op_call(runtime.alias_again, [new, self.env[base]], {}, node)
         return self.op_call(control.identity, [new], {}, node)  # an alias
@@ -270,34 +285,55 @@ class AliasingMixin:
         """`name` was written in place (now `new`; `augmented`: by `name op= t`): rebuild
         what shares its memory. Returns the names rebuilt."""
         done = {name}
-        for other, atom in list(self.env.items()):  # aliases: the same array, new contents
-            if other != name and atom == old and other not in self.mutable:
-                if augmented:  # (unless it held a scalar, which `op=` rebinds)
-                    self.rebind(other, self.op_call(runtime.alias_again, [new, old], {}, node),
-                                node)
-                else:
-                    self.env[other] = new
-                done.add(other)
+        # straight-line names bound to the same array: one of them may know its base
+        group = [o for o, atom in self.env.items()
+                 if o != name and atom == old and o not in self.mutable]
+        self.carry_to_aliases(name, old, new, node, augmented, done)
         at, value = name, new
+        if name not in self.views:
+            known = next((o for o in group if o in self.views), None)
+            if known is not None:
+                self.views[name] = self.views[known]
         while at in self.views:  # up the chain of views: write into each base in turn
             base, kind, arg = self.views[at]
             if base in done:
                 break
             before = old if augmented and at == name else None
+            base_old = self.env[base]
             value = self.rebind(base, self.write_back(base, kind, arg, value, node, before),
                                 node)
+            self.shared.append((value.name, self.env[at].name))  # numpy: still one memory
             done.add(base)
+            self.carry_to_aliases(base, base_old, value, node, False, done)
             at = base
         changed = True
         while changed:  # and down again: every known view of a rebuilt name is made again
             changed = False
             for view, (base, kind, arg) in list(self.views.items()):
                 if base in done and view not in done:
-                    self.rebind(view, self.remake(self.env[base], kind, arg, node,
-                                                  self.env.get(view)), node)
+                    before_view = self.env.get(view)
+                    made = self.rebind(view, self.remake(self.env[base], kind, arg, node,
+                                                         before_view), node)
+                    self.shared.append((self.env[base].name, made.name))
                     done.add(view)
+                    self.carry_to_aliases(view, before_view, made, node, False, done)
                     changed = True
         return done
+
+    def carry_to_aliases(self, name, old, new, node, augmented, done) -> None:
+        """Straight-line names bound to the same array as `name` see its new contents (an
+        augmented assignment: unless it held a scalar, which `op=` rebinds). They stay
+        aliases: a later write into one is carried to the others."""
+        for other, atom in list(self.env.items()):
+            if other == name or other in done or atom != old or other in self.mutable:
+                continue
+            if augmented:
+                self.rebind(other, self.op_call(runtime.alias_again, [new, old], {}, node),
+                            node)
+                self.views.setdefault(other, (name, "alias", None))
+            else:
+                self.env[other] = new
+            done.add(other)
 
     def warn_parameter_writes(self) -> None:
         """numpy would write into the caller's array; srcad's copy on write leaves it as it
@@ -364,16 +400,31 @@ class AliasingMixin:
 
         owners(self.body)
         defs: dict = {}
-        roots, made, view_at = {}, {}, {}
+        # roots[v]: the arrays v may be a view or alias of (each of its sharing definitions
+        # -- a loop name may have several -- adds the roots of what it was made from)
+        roots: dict = {}
+        made, view_at = {}, {}
+
+        def root_set(name):  # (a loop name's own fresh values are roots too)
+            return roots.get(name, set()) | {name}
+
+        shared: dict = {}  # what propagate_write rebuilt from one write: one memory in numpy
+        for base, view in self.shared:
+            if view != base:
+                shared.setdefault(view, set()).add(base)
         for st in ir.walk(self.body):
             for d in ir.defs(st):
                 defs.setdefault(d, []).append(st)
             if isinstance(st, ir.Call):
                 made.setdefault(st.target, st.line)
                 first = next(iter(st.args.values()), None)
-                if st.op.view and isinstance(first, ir.Var) and _makes_view(st, self.ints,
-                                                                             maybe=True):
-                    roots[st.target] = roots.get(first.name, first.name)
+                shares = (st.op.view and _makes_view(st, self.ints, maybe=True)) or \
+                    id(st) in self.alias_stmts  # (`z = y` into a loop name: the same array)
+                if shares and isinstance(first, ir.Var):
+                    roots[st.target] = roots.get(st.target, set()) | root_set(first.name)
+                    view_at.setdefault(st.target, []).append(st)
+                for base in shared.get(st.target, ()):
+                    roots[st.target] = roots.get(st.target, set()) | {base}
                     view_at.setdefault(st.target, []).append(st)
 
         def exists_at(view_stmt, stmt) -> bool:  # can this view exist when stmt runs?
@@ -400,11 +451,11 @@ class AliasingMixin:
             # only views that can exist when the write happens see it
             live = {v: r for v, r in roots.items()
                     if any(exists_at(vs, stmt) for vs in view_at[v])}
-            root = live.get(base, base)
-            sharing = {v for v, r in live.items() if r == root} | {root}
+            root = live.get(base, set()) | {base}
+            sharing = {v for v, r in live.items() if r & root} | root
             if array:  # x[i] = v: x is an array, so a plain alias shares it too
                 sharing.add(base)
-            elif base not in live and not any(r == base for r in live.values()):
+            elif base not in live and not any(base in r for r in live.values()):
                 continue  # `s += 1` on a name with no views: rebinding is what numpy does
             sharing.discard(stmt.target)
             sharing -= rebuilt  # made again from the new value (`propagate_write`)
@@ -416,11 +467,13 @@ class AliasingMixin:
                 used = {v for v in set(ir.uses(st)) & sharing if not made_again(v, st, stmt)}
                 if later and used:
                     other = sorted(used)[0]
+                    other_user, base_user = _user_name(other), _user_name(base)
                     raise self.pf.error(
-                        f"line {line} writes into an array in place, but `{other}` "
+                        f"line {line} writes into an array in place, but `{other_user}` "
                         f"(made at line {made.get(other, self.pf.first_line)}) shares its "
-                        f"memory and is read at line {st.line}: srcad copies on write, so "
-                        f"`{other}` would not see the change that numpy makes",
+                        f"memory and is read at line {st.line}: srcad cannot tell here "
+                        f"whether numpy's `{other_user}` would see the change",
                         line, cls=UnsupportedSyntaxError,
-                        hint=f"copy explicitly before writing (`{base} = {base}.copy()`), "
-                        "or build the new array with np.where / np.concatenate")
+                        hint=f"copy explicitly before writing (`{base_user} = "
+                        f"{base_user}.copy()`), or build the new array with np.where / "
+                        "np.concatenate")

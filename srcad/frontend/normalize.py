@@ -109,6 +109,8 @@ METHODS = {
     "transpose": _varargs_method(np.transpose, "axes"),
     "swapaxes": _simple_method(np.swapaxes),
     "squeeze": _simple_method(np.squeeze),
+    "ravel": _simple_method(np.ravel),
+    "copy": _simple_method(np.copy),
     "dot": _simple_method(np.dot),
     "clip": _simple_method(np.clip),
     "astype": _simple_method(runtime.astype),
@@ -160,6 +162,11 @@ class Normalizer(AliasingMixin):
         self.mutations: list = []  # (statement, IR name written into, line): see setitem
         self.views: dict = {}  # straight-line name -> (base name, index) of a basic view
         self.propagations: set = set()  # ids of the statements that carry a write to a base
+        self.shared: list = []  # (base, view) IR names a carried write left sharing memory
+        self.alias_stmts: set = set()  # ids of `z = y` copies into loop names (one array)
+        # code srcad generated, transformed again (higher order): it adds in place only into
+        # buffers it owns, so its `d += g` is not numpy's write into a shared array
+        self.generated = str(pf.filename).startswith("<srcad-generated")
         # names assigned inside a loop or a branch keep one name for all their values
         self.mutable: set[str] = set()
         for node in gast.walk(pf.tree):
@@ -581,7 +588,16 @@ class Normalizer(AliasingMixin):
             if atom != ir.Var(name):
                 op, args = self.op_call(control.identity, [atom], {}, node)
                 self.body.append(ir.Call(name, op, args, node.lineno))
+                if isinstance(value, gast.Name) and value.id in self.locals and \
+                        not self.generated:
+                    self.alias_stmts.add(id(self.body[-1]))  # `z = y`: one array, two names
             self.env[name] = ir.Var(name)
+        elif isinstance(atom, ir.Var) and atom.name in self.mutable and atom.name != name:
+            # `a = v` with v a loop name: a keeps this value when v is given another
+            op, args = self.op_call(control.identity, [atom], {}, node)
+            self.env[name] = self.emit((op, args), self.def_name(name, node.lineno), node)
+            if not self.generated:  # (srcad's own code += only into buffers it owns)
+                self.alias_stmts.add(id(self.body[-1]))
         else:
             self.env[name] = atom
 

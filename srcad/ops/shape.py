@@ -51,6 +51,10 @@ defvjp(np.ravel, lambda g, out, a: np.reshape(g, np.shape(a)),
        name="ravel", linear=('a',), family="shape", view=True,
        derivation="reshape back to the input's shape",
        test_cases=(("np.ravel(a)", [_T]), ("np.ravel(a.T)", [(3, 4)])))
+defvjp(np.copy, lambda g, out, a: g,
+       name="array_copy", linear=('a',), family="shape",
+       derivation="a copy: the adjoint passes through",
+       test_cases=(("np.copy(a)", [_T]), ("a.copy()", [(3, 4)])))
 defvjp(np.expand_dims, lambda g, out, a, axis: np.reshape(g, np.shape(a)),
        name="expand_dims", linear=('a',), family="shape", view=True,
        derivation="reshape back to the input's shape",
