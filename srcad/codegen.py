@@ -59,15 +59,22 @@ def _render_lines(lines, indent: str, out: list[str]) -> None:
         tail = f"  # L{ln.line}" if ln.line is not None else ""
         if ln.compound:
             out.append(f"{indent}{_header_text(ln.node)}{tail}")
-            _render_lines(ln.body, indent + "    ", out)
+            _render_body(ln.body, indent + "    ", out)
             if ln.orelse:
                 out.append(f"{indent}else:")
-                _render_lines(ln.orelse, indent + "    ", out)
+                _render_body(ln.orelse, indent + "    ", out)
             continue
         text = ast.unparse(ast.fix_missing_locations(ln.node))
         first, *rest = text.splitlines()
         out.append(f"{indent}{first}{tail}")
         out.extend(f"{indent}{r}" for r in rest)
+
+
+def _render_body(lines, indent: str, out: list[str]) -> None:
+    """A compound statement's body; `pass` when the optimiser left it without a statement."""
+    _render_lines(lines, indent, out)
+    if not any(ln.node is not None for ln in lines):
+        out.append(f"{indent}pass")
 
 
 def render_function(f: GFunction) -> list[str]:

@@ -91,6 +91,15 @@ class Tensor:
             hint="build the array from differentiable values (np.stack, np.concatenate), or "
             "use mode='source', which differentiates `a[i] = x`")
 
+    def __array__(self, dtype=None, copy=None):
+        # numpy wants a plain array (`a[i] = t` into an array the tape does not follow): the
+        # value would lose its gradient
+        raise SrcadError(
+            "tape mode: a differentiable value is being stored into a plain array (`a[i] = x`), "
+            "which loses its gradient",
+            hint="make the array with np.zeros_like(x) of a differentiable x, or build it with "
+            "np.stack / np.concatenate, or use mode='source', which differentiates `a[i] = x`")
+
     def __index__(self):
         return operator.index(self.value)
 
@@ -592,7 +601,14 @@ def run(fn, values, wrt_mask):
     """Run `fn` on the tape: (tape, wrapped args, output)."""
     tape = Tape()
     wrapped = _wrap_args(tape, values, wrt_mask)
-    out = tape.traced(fn)(*wrapped)
+    try:
+        out = tape.traced(fn)(*wrapped)
+    except ValueError as e:
+        # numpy turns our refusal to become a float (`a[i] = t` into a plain array) into
+        # "setting an array element with a sequence": say what really happened
+        if isinstance(e.__cause__, SrcadError):
+            raise e.__cause__ from None
+        raise
     return tape, wrapped, out
 
 

@@ -335,28 +335,33 @@ class AliasingMixin:
                 self.env[other] = new
             done.add(other)
 
-    def warn_parameter_writes(self) -> None:
+    def written_params(self) -> set:
+        """Parameters whose entry value a write may reach: not in generated code (which adds
+        in place only into buffers it owns), nor a parameter the function rebinds by plain
+        assignment (a loop name then holds other arrays too; no warning is better than a
+        wrong one)."""
+        if self.generated:
+            return set()
+        rebound = {t.id for n in gast.walk(self.pf.tree) if isinstance(n, gast.Assign)
+                   for t in n.targets if isinstance(t, gast.Name)}
+        return set(self.pf.params) - rebound
+
+    def warn_parameter_write(self, param: str, line: int) -> None:
         """numpy would write into the caller's array; srcad's copy on write leaves it as it
         was (JAX's semantics, the gradient is the same). Say so, at the user's line."""
         import warnings
 
-        params = set(self.pf.params)
-        for stmt, base, line, array, rebuilt in self.mutations:
-            hit = ({base} | set(rebuilt)) & params if array or rebuilt - {stmt.target} else (
-                set())
-            for p in sorted(hit):
-                warnings.warn_explicit(
-                    f"srcad: {self.pf.name} writes into its argument `{p}` in place; the "
-                    f"differentiated function copies on write, so the caller's array is left "
-                    f"unchanged (numpy would change it). Copy it first (`{p} = {p}.copy()`) "
-                    f"to say that this is meant", UserWarning, self.pf.filename, line)
+        warnings.warn_explicit(
+            f"srcad: {self.pf.name} writes into its argument `{param}` in place (if it is an "
+            f"array); the differentiated function copies on write, so the caller's array is "
+            f"left unchanged (numpy would change it). Copy it first (`{param} = "
+            f"{param}.copy()`) to say that this is meant", UserWarning, self.pf.filename, line)
 
     def check_mutations(self) -> None:
         """Copy-on-write equals numpy's in-place write only if nothing else still reads the
         old array: no alias of it and no view into it (or of which it is a view)."""
         if not self.mutations:
             return
-        self.warn_parameter_writes()
         order, loops = {}, {}
 
         def number(body, loop_ids):
@@ -453,6 +458,8 @@ class AliasingMixin:
                     if any(exists_at(vs, stmt) for vs in view_at[v])}
             root = live.get(base, set()) | {base}
             sharing = {v for v, r in live.items() if r & root} | root
+            for p in sorted((root | set(rebuilt)) & self.written_params()):
+                self.warn_parameter_write(p, line)
             if array:  # x[i] = v: x is an array, so a plain alias shares it too
                 sharing.add(base)
             elif base not in live and not any(base in r for r in live.values()):
