@@ -32,8 +32,15 @@ Validity by construction:
 
 from __future__ import annotations
 
+import atexit
+import importlib.util
+import itertools
 import math
+import os
 import random
+import shutil
+import sys
+import tempfile
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -913,3 +920,27 @@ def generate(ch: Chooser, index: int, dtype=None) -> Program:
 
 def module_source(programs) -> str:
     return "import numpy as np\n\n\n" + "\n\n\n".join(p.source for p in programs) + "\n"
+
+
+# -- loading generated programs (a real file, so srcad reads them with inspect.getsource) --
+
+_MODULE_DIR = None
+_COUNTER = itertools.count()
+
+
+def import_source(source: str, tag: str):
+    """Write `source` to a .py file in a temporary directory and import it under a unique
+    name (registered in sys.modules: inspect.getsource finds the file through the module)."""
+    global _MODULE_DIR
+    if _MODULE_DIR is None:
+        _MODULE_DIR = tempfile.mkdtemp(prefix="srcad_fuzz_")
+        atexit.register(shutil.rmtree, _MODULE_DIR, ignore_errors=True)
+    name = f"srcad_fuzz_{tag}_{os.getpid()}_{next(_COUNTER)}"
+    path = os.path.join(_MODULE_DIR, name + ".py")
+    with open(path, "w") as f:
+        f.write(source)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module

@@ -33,17 +33,12 @@ every check once the bug's trigger is neutralised (see ``_attribute``).
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import dataclasses
-import importlib.util
 import inspect
-import itertools
 import os
 import re
-import shutil
 import sys
-import tempfile
 import traceback
 import warnings
 
@@ -63,22 +58,11 @@ FD_TOL = 1e-5
 FD_ATOL = 1e-9  # times max(1, |f|): finite differences' own rounding floor, for tiny gradients
 MAX_NONSMOOTH = 0.03  # at most this share of programs may be skipped by (b) as non-smooth
 
-_MODULE_DIR = tempfile.mkdtemp(prefix="srcad_fuzz_")
-atexit.register(shutil.rmtree, _MODULE_DIR, ignore_errors=True)
-_counter = itertools.count()
 
 
 def load_module(programs, tag):
     """Write the programs to one real .py file and import it under a unique name."""
-    name = f"srcad_fuzz_{tag}_{os.getpid()}_{next(_counter)}"
-    path = os.path.join(_MODULE_DIR, name + ".py")
-    with open(path, "w") as f:
-        f.write(FP.module_source(programs))
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # inspect.getsource finds the file through the module
-    spec.loader.exec_module(module)
-    return module
+    return FP.import_source(FP.module_source(programs), tag)
 
 
 # ----------------------------------------------------------------------------------------

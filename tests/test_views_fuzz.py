@@ -41,15 +41,11 @@ entry when its xfail case starts to pass.
 
 from __future__ import annotations
 
-import atexit
-import importlib.util
 import inspect
 import itertools
 import os
 import re
-import shutil
 import sys
-import tempfile
 import warnings
 from dataclasses import dataclass, field
 
@@ -60,7 +56,7 @@ from hypothesis import strategies as st
 
 import srcad
 from srcad.testing import numerical_grad, rel_error
-from tests.fuzz_programs import DrawChooser, RandomChooser
+from tests.fuzz_programs import DrawChooser, RandomChooser, import_source
 
 BATCHES = 30
 PER_BATCH = 55  # 1,650 programs in the default run
@@ -499,22 +495,12 @@ def generate(ch, index):
 # Loading generated programs (a real file, so srcad reads them with inspect.getsource)
 # ----------------------------------------------------------------------------------------
 
-_MODULE_DIR = tempfile.mkdtemp(prefix="srcad_views_fuzz_")
-atexit.register(shutil.rmtree, _MODULE_DIR, ignore_errors=True)
-_counter = itertools.count()
 
 
 def load(programs, tag):
     """Write the programs to one .py file and import it under a unique name."""
-    name = f"srcad_views_fuzz_{tag}_{os.getpid()}_{next(_counter)}"
-    path = os.path.join(_MODULE_DIR, name + ".py")
-    with open(path, "w") as f:
-        f.write("import numpy as np\n\n\n" + "\n\n\n".join(p.source for p in programs) + "\n")
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # inspect.getsource finds the file through the module
-    spec.loader.exec_module(module)
-    return module
+    return import_source("import numpy as np\n\n\n" + "\n\n\n".join(p.source for p in programs)
+                         + "\n", f"views_{tag}")
 
 
 # ----------------------------------------------------------------------------------------
