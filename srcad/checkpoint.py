@@ -409,7 +409,7 @@ def budget_plan(fn_ir, kind, wrt, infos, signature, single, values, options) -> 
     from . import ir
     from .api import build
     from .runtime import LoopCheckpoints
-    from .transform.reverse import stateful_call
+    from .transform.checkpointing import stateful_call
 
     # every measuring run gets its own copy of a random generator the caller passed in
     given = values
@@ -557,10 +557,10 @@ def budget_plan(fn_ir, kind, wrt, infos, signature, single, values, options) -> 
             return plan
         # nothing fits: of the plans within 2% of the least peak seen, the one that
         # recomputes least -- and none at all unless it beats the program as it is
-        options_ = [(p_sqrt, 0, sqrt_plan)] + [(p, recomputed(f), at(f))
-                                               for f, p in tried.items()]
-        least = min(p for p, _, _ in options_)
-        p, _, scheds = min((o for o in options_ if o[0] <= least * 1.02), key=lambda o: o[1])
+        candidates = [(p_sqrt, 0, sqrt_plan)] + [(p, recomputed(f), at(f))
+                                                  for f, p in tried.items()]
+        least = min(p for p, _, _ in candidates)
+        p, _, scheds = min((o for o in candidates if o[0] <= least * 1.02), key=lambda o: o[1])
         if p < 0.98 * peak:
             best = (p, scheds)
 

@@ -50,7 +50,7 @@ from ..gcode import compound as _compound
 from ..gcode import free_names as _free
 from ..gcode import method as _method
 from .specialise import Info, simplify
-from .checkpointing import CheckpointingMixin, stateful_call  # noqa: F401 (re-exported)
+from .checkpointing import CheckpointingMixin
 from .templates import atom_expr, default_atom, forward_expr, loop_iter, range_expr, subst
 
 _FRESH_HELPERS = {
