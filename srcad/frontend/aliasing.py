@@ -2,12 +2,21 @@
 
 srcad differentiates a write as copy-on-write (`runtime.setitem`): the written name gets a new
 array, so a value the backward saved is never overwritten. numpy instead writes into the old
-array, which every alias and view of it sees. In straight-line code srcad does what numpy does,
-with values: `r = y[1:]` is remembered as a basic-index view of `y`, and a write into one is
-carried to the other (`y = setitem(y, np.s_[1:], r)`, `r = y[1:]`) and to plain aliases. Inside
-loops and branches (and for transpose/reshape views) such a write is refused instead, when
-something that shares the old array is read afterwards (`check_mutations`), so that no program
-silently computes something numpy would not.
+array, which every alias and view of it sees. srcad does what numpy does, with values:
+`r = y[1:]` (a basic index), `r = y.T`, `np.transpose(y, axes)`, `np.swapaxes(y, a, b)` and
+`z = y` are remembered as relations, and a write into one name is carried to the others
+(`y = setitem(y, np.s_[1:], r)`, `r = y[1:]`), in straight-line code, loops and branches
+(`propagate_write`; a branch keeps the relations both arms agree on, a loop those its body
+cannot break). Where numpy's sharing cannot be known before running -- a reshape (a view or
+a copy, by memory layout), an index held in an argument, a view made on one arm of an `if`
+-- a write is refused when something that may share the old array is read afterwards
+(`check_mutations`), so that no program silently computes something numpy would not.
+
+Before/after (a write through a row view in a loop):
+    for i in range(n):              for i in range(n):
+        r = y[i]                        r = y[i]
+        r[0] = r[0] * 3.0               r = setitem(r, 0, r[0] * 3.0)
+                                        y = setitem(y, i, r)
 
 `AliasingMixin` holds these methods of the normaliser (srcad/frontend/normalize.py).
 """
