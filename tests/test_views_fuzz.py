@@ -736,6 +736,12 @@ KNOWN_BUGS = {
     # (test_bug_source_and_tape_not_bitwise)
     "not_bitwise": (lambda f, p: f.kind == "source != tape" and f.rel is not None
                     and f.rel <= ULP, _unchanged),
+    # `v op= t` on a view numpy keeps in its own memory order (a transposed view): srcad's
+    # new value has the order numpy's ufunc picks, so a later reduction over it adds in
+    # another order -- the value differs in the last bits only (seen in the slow run,
+    # ~0.05% of programs)
+    "layout": (lambda f, p: f.kind == "value" and f.rel is not None and f.rel <= ULP,
+               _unchanged),
 }
 
 

@@ -337,8 +337,9 @@ class AliasingMixin:
             if other == name or other in done or atom != old or other in self.mutable:
                 continue
             if augmented:
-                self.rebind(other, self.op_call(runtime.alias_again, [new, old], {}, node),
-                            node)
+                made = self.rebind(other, self.op_call(runtime.alias_again, [new, old], {},
+                                                       node), node)
+                self.shared.append((new.name, made.name))  # (one array, if it is one)
                 self.views.setdefault(other, (name, "alias", None))
             else:
                 self.env[other] = new
