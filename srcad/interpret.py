@@ -45,22 +45,15 @@ _PY_OPERATORS = {
 
 
 def call_op(op, args: dict, env: dict):
-    """Call an op's numpy forward: required parameters by position, the rest by keyword."""
+    """Call an op's numpy forward: required parameters by position (a variadic one's items
+    spread), the rest by keyword."""
     py = _PY_OPERATORS.get(op.name)
     if py is not None:
         values = [atom_value(args[p.name], env) for p in op.params if p.name in args]
         if all(isinstance(v, (int, float)) and not isinstance(v, np.generic) for v in values):
             return py(*values)
-    positional = []
-    keywords = {}
-    for p in op.params:
-        if p.name not in args:
-            continue
-        value = atom_value(args[p.name], env)
-        if p.required:
-            positional.append(value)
-        else:
-            keywords[p.name] = value
+    values = {p.name: atom_value(args[p.name], env) for p in op.params if p.name in args}
+    positional, keywords = op.call_parts(values)
     return op.fn(*positional, **keywords)
 
 

@@ -13,6 +13,14 @@ from __future__ import annotations
 import numpy as np
 
 from .checkpoint import LoopCheckpoints
+from .runtime_arrays import (  # noqa: F401  (the array ops' helpers)
+    concatenate_pieces, cumprod_grad, cumprod_jvp, diag_grad, opposite, pad_value_grad,
+    sort_like, stack_pieces, undiagonal, unpad, unrepeat, unsort, unsplit,
+    unsupported_derivative, untake, untake_along_axis, untile)
+from .runtime_linalg import (  # noqa: F401  (the matrix ops' helpers)
+    as_columns, cholesky_grad, cholesky_jvp, eigh_grad, eigh_jvp, einsum_grad,
+    einsum_grad_first, einsum_grad_tangent, einsum_jvp, einsum_jvp_first, einsum_jvp_tangent, from_columns, kron_grad_a, kron_grad_b,
+    norm_grad, norm_jvp, tensordot_grad_a, tensordot_grad_b)
 
 __all__ = [
     "Stack",
@@ -44,6 +52,43 @@ __all__ = [
     "unindex",
     "unreduce",
     "unstack",
+    # srcad/runtime_arrays.py
+    "concatenate_pieces",
+    "cumprod_grad",
+    "cumprod_jvp",
+    "diag_grad",
+    "opposite",
+    "pad_value_grad",
+    "sort_like",
+    "stack_pieces",
+    "undiagonal",
+    "unpad",
+    "unrepeat",
+    "unsort",
+    "unsplit",
+    "unsupported_derivative",
+    "untake",
+    "untake_along_axis",
+    "untile",
+    # srcad/runtime_linalg.py
+    "as_columns",
+    "cholesky_grad",
+    "cholesky_jvp",
+    "eigh_grad",
+    "eigh_jvp",
+    "einsum_grad",
+    "einsum_grad_first",
+    "einsum_grad_tangent",
+    "einsum_jvp",
+    "einsum_jvp_first",
+    "einsum_jvp_tangent",
+    "from_columns",
+    "kron_grad_a",
+    "kron_grad_b",
+    "norm_grad",
+    "norm_jvp",
+    "tensordot_grad_a",
+    "tensordot_grad_b",
 ]
 
 
@@ -113,13 +158,15 @@ def unindex(g, x, index):
     For a dict, list or tuple `x` (a pytree argument such as ``params["W1"]``) the gradient
     is a `GradTree` holding `g` in that one slot.
     """
-    if isinstance(x, (dict, list, tuple)):
+    if isinstance(x, (dict, list, tuple, GradTree)):  # (a GradTree: a tuple op's cotangent)
         if isinstance(index, (np.integer,)):
             index = int(index)
         if isinstance(index, slice):
             raise TypeError("srcad: slicing a list or tuple argument is not differentiable; "
                             "index its items one by one")
-        return GradTree({index: g}, len(x) if isinstance(x, (list, tuple)) else None)
+        length = x.length if isinstance(x, GradTree) else (
+            len(x) if isinstance(x, (list, tuple)) else None)
+        return GradTree({index: g}, length)
     dtype = _dtype(x)
     out = np.zeros(_shape(x), dtype=np.result_type(g) if dtype is None else dtype)
     parts = index if isinstance(index, tuple) else (index,)

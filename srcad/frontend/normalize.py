@@ -103,6 +103,14 @@ METHODS = {
     "max": _reduction_method(np.max),
     "min": _reduction_method(np.min),
     "prod": _reduction_method(np.prod),
+    "var": _reduction_method(np.var),
+    "std": _reduction_method(np.std),
+    "cumsum": _simple_method(np.cumsum),
+    "cumprod": _simple_method(np.cumprod),
+    "trace": _simple_method(np.trace),
+    "diagonal": _simple_method(np.diagonal),
+    "repeat": _simple_method(np.repeat),
+    "take": _simple_method(np.take),
     "argmax": _simple_method(np.argmax),
     "argmin": _simple_method(np.argmin),
     "reshape": _varargs_method(np.reshape, "shape"),
@@ -122,6 +130,10 @@ ATTRIBUTES = {"T": np.transpose, "shape": np.shape, "ndim": np.ndim, "size": np.
 
 def _const_src(value, fallback_name: str | None) -> str | None:
     """How generated code spells a constant, or None to inject it under a name."""
+    if isinstance(value, float) and value != value:
+        return "np.nan"  # (repr gives `nan` and `inf`, which generated code cannot read)
+    if isinstance(value, float) and value in (float("inf"), float("-inf")):
+        return "np.inf" if value > 0 else "-np.inf"
     if value is None or isinstance(value, (bool, int, float, str)):
         return repr(value)
     if value is Ellipsis:
@@ -660,7 +672,7 @@ class Normalizer(AliasingMixin):
                 return operand
             if isinstance(e.op, gast.USub):
                 if isinstance(operand, ir.Const) and isinstance(operand.value, (int, float)):
-                    return ir.Const(-operand.value, repr(-operand.value))
+                    return ir.Const(-operand.value, _const_src(-operand.value, None))
                 return self.result(self.op_call(np.negative, [operand], {}, e), hint, into, e)
             if isinstance(e.op, gast.Not):
                 return self.result(self.op_call(np.logical_not, [operand], {}, e), hint, into, e)
@@ -947,22 +959,12 @@ class Normalizer(AliasingMixin):
             raise self.pf.error(f"`{name}` has no derivative rule in srcad", node,
                                 hint=hint, cls=NoRuleError)
         params = op.params
-        if len(args) > len(params):
-            raise self.pf.error(
-                f"`{op.name}` takes at most {len(params)} positional arguments in srcad "
-                f"({', '.join(op.param_names)}), got {len(args)}", node, cls=UnsupportedSyntaxError)
-        bound = {}
-        for p, a in zip(params, args):
-            bound[p.name] = a
-        for k, v in kwargs.items():
-            if k not in op.param_names:
-                raise self.pf.error(
-                    f"`{op.name}` does not take the keyword `{k}` in differentiated code "
-                    f"(parameters: {', '.join(op.param_names)})", node,
-                    cls=UnsupportedSyntaxError)
-            if k in bound:
-                raise self.pf.error(f"`{op.name}` got `{k}` twice", node)
-            bound[k] = v
+        try:
+            bound = op.bind(args, kwargs)
+        except TypeError as e:
+            raise self.pf.error(str(e), node, cls=UnsupportedSyntaxError) from None
+        if op.star is not None:  # np.einsum(s, a, b): the operands as one tuple atom
+            bound[op.star.name] = ir.Seq(tuple(bound[op.star.name]), "tuple")
         for p in params:
             if p.required and p.name not in bound:
                 raise self.pf.error(f"`{op.name}` is missing its argument `{p.name}`", node)

@@ -1,9 +1,12 @@
 """The op table. Importing this package registers every row (see table.py)."""
 
 from . import (  # noqa: F401  (registers rows)
+    arrays,
     control,
     elementwise,
+    helper_rows,
     linalg,
+    matrix,
     nondiff,
     reductions,
     runtime_ops,

@@ -17,7 +17,7 @@ from .table import Op, all_ops
 
 # Families in reading order; a family not listed here follows, in registration order.
 FAMILY_ORDER = (
-    "arithmetic", "unary", "trigonometric", "selection", "reduction", "shape", "linalg",
+    "arithmetic", "unary", "trigonometric", "selection", "reduction", "shape", "array", "linalg",
     "query", "constructor", "index", "compare", "integer", "control",
 )
 FAMILY_TITLES = {
@@ -27,6 +27,7 @@ FAMILY_TITLES = {
     "selection": "Selections",
     "reduction": "Reductions",
     "shape": "Shape and indexing",
+    "array": "Arrays: triangles, diagonals, padding, sorting, gathers, splits, tiles",
     "linalg": "Linear algebra",
     "query": "Shape queries (no gradient)",
     "constructor": "Constructors (no gradient)",

@@ -165,3 +165,71 @@ defvjp(np.clip,
        test_cases=(("np.clip(a, -1.0, 1.0)", [(3, 4)]), ("np.clip(a, None, 0.5)", [(3, 4)]),
                    ("np.clip(a, -0.5, None)", [(3,)]), ("a.clip(-1.0, 1.0)", [(3,)]),
                    ("np.clip(a, b, c)", [(3, 4), (4,), ()], ((-2, 2), (0.5, 1), (-1, -0.5)))))
+
+# --- more binary functions --------------------------------------------------------------------
+# (constants below are Python floats, so float32 stays float32; numpy computes deg2rad's and
+# rad2deg's constant in the element type, pi_f / 180f for float32: the C spells it in double
+# and leaves the rounding to the element type to the fuser)
+_PI = "3.141592653589793"
+_LOG2E = "1.4426950408889634"
+AWAY = (0.5, 2.0)  # away from the origin, where hypot / arctan2 are not differentiable
+defvjp(np.hypot, lambda g, out, x, y: g * x / out, lambda g, out, x, y: g * y / out,
+       name="hypot", elementwise=True, broadcasting=True, c="hypot(x, y)", family="unary",
+       domain=(AWAY, ANY), derivation="d sqrt(x^2 + y^2) = (x dx + y dy) / out")
+defvjp(np.arctan2,
+       lambda g, out, y, x: g * x / (x * x + y * y),
+       lambda g, out, y, x: -g * y / (x * x + y * y),
+       name="arctan2", elementwise=True, broadcasting=True, c="atan2(y, x)",
+       family="trigonometric", domain=(ANY, AWAY),
+       derivation="atan2(y, x) is the angle of (x, y): d = (x dy - y dx) / (x^2 + y^2) (x kept "
+       "positive in tests: the angle jumps by 2 pi across the negative x axis)")
+defvjp(np.logaddexp2, lambda g, out, x, y: g * np.exp2(x - out),
+       lambda g, out, x, y: g * np.exp2(y - out),
+       name="logaddexp2", elementwise=True, broadcasting=True, family="unary",
+       c=f"x == y ? x + 1 : (x - y > 0 ? x + {_LOG2E} * log1p(exp2(y - x)) : "
+         f"(x - y <= 0 ? y + {_LOG2E} * log1p(exp2(x - y)) : x - y))",
+       derivation="d log2(2^x + 2^y) = (2^x dx + 2^y dy) / (2^x + 2^y) = 2^(x-out) dx + "
+       "2^(y-out) dy")
+defvjp(np.fmax,
+       lambda g, out, x, y: np.where(np.logical_or(x > y, np.isnan(y)), g,
+                                     np.where(x == y, g / 2, 0)),
+       lambda g, out, x, y: np.where(np.logical_or(y > x, np.logical_and(
+           np.isnan(x), np.logical_not(np.isnan(y)))), g, np.where(x == y, g / 2, 0)),
+       name="fmax", elementwise=True, broadcasting=True, family="selection",
+       c="(x >= y || isnan(y)) ? x : y",
+       derivation="the larger input, ignoring a NaN (maximum propagates it): g flows to the "
+       "input that is the output -- x where x > y or y is NaN, y where y > x or only x is "
+       "NaN -- and ties split evenly (as maximum). (C: for +0 vs -0, numpy's SIMD and scalar "
+       "loops return different zeros; the C returns x, as the scalar loop)",
+       test_cases=(("np.fmax(a, 0.0)", [(3, 4)]),
+                   ("np.fmax(np.where(a > 1.0, np.nan, a), b)", [(3, 4), (4,)]),
+                   ("np.fmax(a, np.where(b > 1.0, np.nan, b))", [(3, 4), (3, 4)])))
+defvjp(np.fmin,
+       lambda g, out, x, y: np.where(np.logical_or(x < y, np.isnan(y)), g,
+                                     np.where(x == y, g / 2, 0)),
+       lambda g, out, x, y: np.where(np.logical_or(y < x, np.logical_and(
+           np.isnan(x), np.logical_not(np.isnan(y)))), g, np.where(x == y, g / 2, 0)),
+       name="fmin", elementwise=True, broadcasting=True, family="selection",
+       c="(x <= y || isnan(y)) ? x : y",
+       derivation="the smaller input, ignoring a NaN (minimum propagates it): as fmax",
+       test_cases=(("np.fmin(a, 0.5)", [(3, 4)]),
+                   ("np.fmin(np.where(a > 1.0, np.nan, a), b)", [(3, 4), (4,)]),
+                   ("np.fmin(a, np.where(b > 1.0, np.nan, b))", [(3, 4), (3, 4)])))
+
+# --- more unary functions ---------------------------------------------------------------------
+defvjp(np.sinc,
+       lambda g, out, x: g * np.where(x == 0, 0, (np.cos(math.pi * x) - out)
+                                      / np.where(x == 0, 1, x)),
+       name="sinc", elementwise=True, family="trigonometric",
+       c=f"sin({_PI} * (x == 0 ? 1.0e-20 : x)) / ({_PI} * (x == 0 ? 1.0e-20 : x))",
+       derivation="sinc x = sin(pi x) / (pi x) (numpy: x = 0 read as 1e-20): d sinc = "
+       "(cos(pi x) - sinc x) / x dx, 0 at x = 0 (cancellation costs relative accuracy "
+       "for |x| << 1 in float32)")
+defvjp(np.deg2rad, lambda g, out, x: g * (math.pi / 180),
+       name="deg2rad", elementwise=True, family="unary", aliases=(np.radians,),
+       c=f"x * ({_PI} / 180.0)", linear=("x",),
+       derivation="a scaling by pi / 180", test_cases=(("np.radians(a)", [(3, 4)]),))
+defvjp(np.rad2deg, lambda g, out, x: g * (180 / math.pi),
+       name="rad2deg", elementwise=True, family="unary", aliases=(np.degrees,),
+       c=f"x * (180.0 / {_PI})", linear=("x",),
+       derivation="a scaling by 180 / pi", test_cases=(("np.degrees(a)", [(3, 4)]),))

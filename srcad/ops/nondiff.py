@@ -42,6 +42,19 @@ defnondiff(np.ones_like, name="ones_like", params=(Param("a"), Param("dtype", No
 defnondiff(np.full, name="full",
            params=(Param("shape"), Param("fill_value"), Param("dtype", None)),
            family="constructor", test_cases=(("a * np.full((3, 4), 2.0)", [(3, 4)]),))
+defnondiff(np.full_like, name="full_like",
+           params=(Param("a"), Param("fill_value"), Param("dtype", None)),
+           family="constructor", test_cases=(("a * np.full_like(a, 2.0)", [(3, 4)]),
+                                             ("a + np.full_like(a, 1, dtype=float)", [(3,)])))
+defnondiff(np.empty_like, name="empty_like", params=(Param("prototype"), Param("dtype", None)),
+           family="constructor",
+           test_cases=(("a + np.zeros_like(np.empty_like(a))", [(3, 4)]),
+                       ("a * np.empty_like(a).shape[0]", [(3,)])))
+defnondiff(np.empty, name="empty", params=(Param("shape"), Param("dtype", float)),
+           family="constructor", test_cases=(("a * np.empty((2, 3)).shape[1]", [(3,)]),))
+defnondiff(np.tri, name="tri", params=(Param("N"), Param("M", None), Param("k", 0),
+                                       Param("dtype", float)), family="constructor",
+           test_cases=(("a * np.tri(3)", [(3, 3)]), ("a * np.tri(3, 4, k=-1)", [(3, 4)])))
 defnondiff(np.eye, name="eye", params=(Param("N"), Param("M", None), Param("k", 0),
                                        Param("dtype", float)), family="constructor",
            test_cases=(("a @ np.eye(4)", [(3, 4)]), ("a * np.eye(3, 4, k=1)", [(3, 4)])))
@@ -57,6 +70,10 @@ defnondiff(np.argmax, name="argmax", params=(Param("a"), Param("axis", None)), f
                        ("a * a.argmax()", [(3,)])))
 defnondiff(np.argmin, name="argmin", params=(Param("a"), Param("axis", None)), family="index",
            test_cases=(("a[np.argmin(a)]", [(5,)]), ("a * np.argmin(a, axis=0)", [(4, 3)])))
+defnondiff(np.argsort, name="argsort",
+           params=(Param("a"), Param("axis", -1), Param("kind", None)), family="index",
+           test_cases=(("a[np.argsort(a)]", [(5,)]),
+                       ("np.take_along_axis(a, np.argsort(a, axis=0), axis=0)", [(3, 4)])))
 defnondiff(np.sign, name="sign", params=_X, family="index",
            test_cases=(("a * np.sign(a)", [(3, 4)]),))
 defnondiff(np.floor, name="floor", params=_X, family="index",

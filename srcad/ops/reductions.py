@@ -1,5 +1,5 @@
-"""Reductions: sum, mean, max, min, prod, var, std (axis: None, int, negative, tuple;
-keepdims) and cumsum.
+"""Reductions: sum, mean, max, min, prod, var, std, nansum, nanmean (axis: None, int,
+negative, tuple; keepdims), cumsum and cumprod.
 
 A reduction's backward broadcasts ``g`` back over the reduced axes (`unreduce`, which
 re-inserts them when ``keepdims=False``). ``np.size(a) // np.size(g)`` is the number of
@@ -9,7 +9,15 @@ folds to a constant, so nothing but ``a`` is saved for it.
 
 import numpy as np
 
-from ..runtime import extremum_jvp, cumsum_grad, extremum_grad, prod_grad, unreduce
+from ..runtime import (
+    cumprod_grad,
+    cumprod_jvp,
+    cumsum_grad,
+    extremum_grad,
+    extremum_jvp,
+    prod_grad,
+    unreduce,
+)
 from .table import defjvp, defvjp
 
 _SHAPE = (2, 3, 4)
@@ -65,8 +73,10 @@ defvjp(np.var,
            unreduce(g, a, axis, keepdims)
            * (2 * (a - np.mean(a, axis=axis, keepdims=True)) / (np.size(a) // np.size(g) - ddof)),
        name="var", family="reduction",
-       test_cases=_cases("var", method=False) + (("np.var(a, axis=1, ddof=1)", [(3, 4)]),
-                                                 ("np.var(a, ddof=1)", [(3, 4)])),
+       test_cases=_cases("var") + (("np.var(a, axis=1, ddof=1)", [(3, 4)]),
+                                   ("np.var(a, ddof=1)", [(3, 4)]),
+                                   ("a.var(axis=0, ddof=1, keepdims=True)", [(3, 4)]),
+                                   ("a.var(1)", [(3, 4)])),
        derivation="var = sum((a - mean)^2) / (n - ddof); the mean's own term sums to 0, so "
        "d var = 2 (a - mean) / (n - ddof) da")
 defvjp(np.std,
@@ -74,8 +84,9 @@ defvjp(np.std,
            unreduce(g / out, a, axis, keepdims)
            * ((a - np.mean(a, axis=axis, keepdims=True)) / (np.size(a) // np.size(g) - ddof)),
        name="std", family="reduction",
-       test_cases=tuple(c for c in _cases("std", method=False) if c[1] != [()])
-       + (("np.std(a, axis=0, ddof=1)", [(3, 4)]),),
+       test_cases=tuple(c for c in _cases("std") if c[1] != [()])
+       + (("np.std(a, axis=0, ddof=1)", [(3, 4)]), ("a.std(axis=-1, ddof=1)", [(2, 3, 4)]),
+          ("a.std(0, keepdims=True)", [(3, 4)])),
        derivation="std = sqrt(var): d std = d var / (2 std) = (a - mean) / ((n - ddof) std) da "
        "(infinite where std = 0, as torch)")
 defvjp(np.cumsum, lambda g, out, a, axis=None: cumsum_grad(g, a, axis),
@@ -83,6 +94,39 @@ defvjp(np.cumsum, lambda g, out, a, axis=None: cumsum_grad(g, a, axis),
        test_cases=(("np.cumsum(a)", [(3, 4)]), ("np.cumsum(a, axis=0)", [(3, 4)]),
                    ("np.cumsum(a, axis=-1)", [(2, 3, 4)]), ("np.cumsum(a, 1)", [(2, 3, 4)])),
        derivation="out_i = sum_{j<=i} a_j, so da_j = sum_{i>=j} g_i: a reversed cumsum of g")
+
+defvjp(np.cumprod, lambda g, out, a, axis=None: cumprod_grad(g, a, axis),
+       name="cumprod", family="reduction",
+       test_cases=(("np.cumprod(a)", [(3, 4)]), ("np.cumprod(a, axis=0)", [(3, 4)]),
+                   ("np.cumprod(a, axis=-1)", [(2, 3, 4)]), ("np.cumprod(a, 1)", [(2, 3, 4)]),
+                   ("np.cumprod(a)", [()]),
+                   # exact with zeros: one zero, two zeros, a zero first
+                   ("np.cumprod(a * (np.arange(4) != 1), axis=1)", [(2, 4)]),
+                   ("np.cumprod(a * (np.arange(4) % 2))", [(4,)]),
+                   ("np.cumprod(a * (np.arange(2)[:, None] == 1), axis=-1)", [(2, 3)]),
+                   ("a.cumprod(axis=0)", [(3, 2)])),
+       derivation="out_i = prod_{k<=i} a_k: da_j = (prod_{k<j} a_k) h_j with h_j = g_j + "
+       "a_{j+1} h_{j+1}, a backward recurrence that never divides (exact with zeros)")
+_NAN = "np.where(a > 1.5, np.nan, a)"  # NaNs where a > 1.5: they get no gradient
+defvjp(np.nansum,
+       lambda g, out, a, axis=None, keepdims=False:
+           np.where(np.isnan(a), 0, unreduce(g, a, axis, keepdims)),
+       name="nansum", family="reduction",
+       test_cases=tuple((c.replace("(a", f"({_NAN}", 1), s) for c, s in _cases("nansum",
+                                                                             method=False))
+       + (("np.nansum(a, axis=1)", [(3, 4)]),),
+       derivation="a sum that skips NaNs: broadcast g back, 0 where a is NaN")
+defvjp(np.nanmean,
+       lambda g, out, a, axis=None, keepdims=False:
+           np.where(np.isnan(a), 0, unreduce(g / np.sum(np.logical_not(np.isnan(a)), axis=axis,
+                                                       keepdims=keepdims), a, axis, keepdims)),
+       name="nanmean", family="reduction",
+       test_cases=tuple((c.replace("(a", f"({_NAN}", 1), s) for c, s in _cases("nanmean",
+                                                                              method=False)
+                        if s != [()] and s != [(5,)])
+       + (("np.nanmean(a, axis=0)", [(3, 4)]),),
+       derivation="nansum / n with n the number of non-NaN elements reduced into each output: "
+       "broadcast g / n back, 0 where a is NaN")
 
 
 # --- forward mode (the rows above that are neither elementwise nor linear) --------------------
@@ -100,3 +144,11 @@ defjvp(np.std,
        lambda g, out, a, axis=None, ddof=0, keepdims=False:
            np.sum((a - np.mean(a, axis=axis, keepdims=True)) * g, axis=axis, keepdims=keepdims)
            / ((np.size(a) // np.size(out) - ddof) * out))
+defjvp(np.cumprod, lambda g, out, a, axis=None: cumprod_jvp(g, a, axis))
+defjvp(np.nansum,
+       lambda g, out, a, axis=None, keepdims=False:
+           np.sum(np.where(np.isnan(a), 0, g), axis=axis, keepdims=keepdims))
+defjvp(np.nanmean,
+       lambda g, out, a, axis=None, keepdims=False:
+           np.sum(np.where(np.isnan(a), 0, g), axis=axis, keepdims=keepdims)
+           / np.sum(np.logical_not(np.isnan(a)), axis=axis, keepdims=keepdims).astype(out.dtype))

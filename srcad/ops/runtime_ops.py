@@ -11,6 +11,9 @@ import numpy as np
 
 from .. import runtime as rt
 from ..runtime import (
+    concatenate_pieces,
+    stack_pieces,
+    unsupported_derivative,
     clip_grad,
     clip_grad_max,
     clip_grad_min,
@@ -18,7 +21,7 @@ from ..runtime import (
     select_grad,
     unbroadcast,
 )
-from .table import Param, defnondiff, defvjp
+from .table import Param, defjvp, defnondiff, defvjp
 
 _FAM = "runtime"
 
@@ -58,22 +61,46 @@ defvjp(rt.unindex, lambda g, out, ct, x, index: g[index], None, None,
        name="unindex", linear=("ct",), family=_FAM,
        derivation="a scatter-add; its transpose gathers")
 
-# --- linear maps without a reverse rule yet (forward mode only) -------------------------------
-for _fn, _params in [
-    (rt.matmul_grad_a, ("ct", "a", "b")), (rt.matmul_grad_b, ("ct", "a", "b")),
-    (rt.dot_grad_a, ("ct", "a", "b")), (rt.dot_grad_b, ("ct", "a", "b")),
-    (rt.prod_grad, ("ct", "a", "axis", "keepdims")), (rt.cumsum_grad, ("ct", "a", "axis")),
-    (rt.unconcatenate, ("ct", "xs", "axis")), (rt.unstack, ("ct", "xs", "axis")),
-]:
-    _linear = {"matmul_grad_a": ("ct", "b"), "matmul_grad_b": ("ct", "a"),
-               "dot_grad_a": ("ct", "b"), "dot_grad_b": ("ct", "a")}.get(_fn.__name__, ("ct",))
-    _defaults = {"axis": None, "keepdims": False}
-    defvjp(_fn, params=tuple(Param(p, _defaults[p]) if p in _defaults and p != "axis"
-                             or (p == "axis" and _fn is not rt.unconcatenate
-                                 and _fn is not rt.unstack)
-                             else Param(p) for p in _params),
-           name=_fn.__name__, linear=_linear, family=_FAM,
-           derivation="linear in the gradient: forward mode applies it to the tangent")
+# --- linear maps of the matmul, dot, prod, cumsum, concatenate and stack rows ------------------
+# (their VJPs are their transposes, so generated code calling them can be differentiated in
+# reverse mode again: without them, a second derivative through a batched matmul was zero)
+defvjp(rt.matmul_grad_a, lambda g, out, ct, a, b: np.matmul(g, b), None,
+       lambda g, out, ct, a, b: rt.matmul_grad_b(ct, g, b),
+       name="matmul_grad_a", linear=("ct", "b"), family=_FAM,
+       derivation="bilinear in (ct, b); transposes: matmul and matmul_grad_b")
+defvjp(rt.matmul_grad_b, lambda g, out, ct, a, b: np.matmul(a, g),
+       lambda g, out, ct, a, b: rt.matmul_grad_a(ct, a, g), None,
+       name="matmul_grad_b", linear=("ct", "a"), family=_FAM,
+       derivation="bilinear in (ct, a); transposes: matmul and matmul_grad_a")
+defvjp(rt.dot_grad_a, lambda g, out, ct, a, b: np.dot(g, b), None,
+       lambda g, out, ct, a, b: rt.dot_grad_b(ct, g, b),
+       name="dot_grad_a", linear=("ct", "b"), family=_FAM,
+       derivation="bilinear in (ct, b); transposes: dot and dot_grad_b")
+defvjp(rt.dot_grad_b, lambda g, out, ct, a, b: np.dot(a, g),
+       lambda g, out, ct, a, b: rt.dot_grad_a(ct, a, g), None,
+       name="dot_grad_b", linear=("ct", "a"), family=_FAM,
+       derivation="bilinear in (ct, a); transposes: dot and dot_grad_a")
+defvjp(rt.prod_grad,
+       lambda g, out, ct, a, axis=None, keepdims=False:
+           np.sum(g * rt.prod_grad(np.ones_like(ct), a, axis, keepdims), axis=axis,
+                  keepdims=keepdims),
+       lambda g, out, ct, a, axis=None, keepdims=False:
+           unsupported_derivative("the second derivative of np.prod"),
+       None, None, name="prod_grad", linear=("ct",), family=_FAM,
+       derivation="linear in ct (transpose: a sum against the products of the others); its "
+       "dependence on a is not differentiated (refused, never zeros)")
+defjvp(rt.prod_grad, None,
+       lambda g, out, ct, a, axis=None, keepdims=False:
+           unsupported_derivative("the second derivative of np.prod"))
+defvjp(rt.cumsum_grad, lambda g, out, ct, a, axis=None: np.cumsum(g, axis), None, None,
+       name="cumsum_grad", linear=("ct",), family=_FAM,
+       derivation="a reversed cumulative sum; its transpose is the cumulative sum")
+defvjp(rt.unconcatenate, lambda g, out, ct, xs, axis=0: concatenate_pieces(g, xs, axis),
+       None, None, name="unconcatenate", linear=("ct",), family=_FAM,
+       derivation="a split; its transpose concatenates (zeros for a piece with no cotangent)")
+defvjp(rt.unstack, lambda g, out, ct, xs, axis=0: stack_pieces(g, xs, axis), None, None,
+       name="unstack", linear=("ct",), family=_FAM,
+       derivation="slices along an axis; its transpose stacks them")
 
 # --- numpy scalar constructors used as casts ---------------------------------------------------
 for _t in (np.float16, np.float32, np.float64):

@@ -33,12 +33,18 @@ _MISSING = object()
 
 @dataclass(frozen=True)
 class Param:
+    """One parameter of an op. ``star=True`` marks a variadic one (``np.einsum(subscripts,
+    *operands)``): the call's remaining positional arguments, bound as one tuple, which the
+    rules receive as a tuple and a VJP rule answers with one piece per item (as for a
+    list argument of ``np.concatenate``)."""
+
     name: str
     default: Any = _MISSING
+    star: bool = False
 
     @property
     def required(self) -> bool:
-        return self.default is _MISSING
+        return self.default is _MISSING and not self.star
 
 
 class Case(NamedTuple):
@@ -133,6 +139,50 @@ class Op:
     @property
     def param_names(self) -> tuple[str, ...]:
         return tuple(p.name for p in self.params)
+
+    @property
+    def star(self) -> Param | None:
+        """The variadic parameter, if the op has one (it is then the last positional one)."""
+        return next((p for p in self.params if p.star), None)
+
+    def bind(self, args, kwargs) -> dict:
+        """Positional and keyword arguments as {param: value}; a star parameter takes the
+        positional arguments left after the fixed ones, as a tuple. Raises TypeError with a
+        message for the caller to put in context."""
+        params = self.params
+        star = self.star
+        fixed = [p for p in params if not p.star]
+        n_fixed = params.index(star) if star is not None else len(params)
+        if star is None and len(args) > len(params):
+            raise TypeError(f"`{self.name}` takes at most {len(params)} positional arguments "
+                            f"in srcad ({', '.join(self.param_names)}), got {len(args)}")
+        bound = dict(zip((p.name for p in fixed[:n_fixed]), args[:n_fixed]))
+        if star is not None:
+            bound[star.name] = tuple(args[n_fixed:])
+        for k, v in kwargs.items():
+            if k not in self.param_names or (star is not None and k == star.name):
+                raise TypeError(f"`{self.name}` does not take the keyword `{k}` in "
+                                f"differentiated code (parameters: "
+                                f"{', '.join(self.param_names)})")
+            if k in bound:
+                raise TypeError(f"`{self.name}` got `{k}` twice")
+            bound[k] = v
+        return bound
+
+    def call_parts(self, values: dict) -> tuple[list, dict]:
+        """How to call the op's numpy forward with {param: value}: required parameters by
+        position (a star parameter's items spread after them), the rest by keyword."""
+        positional, keywords = [], {}
+        for p in self.params:
+            if p.name not in values:
+                continue
+            if p.star:
+                positional.extend(values[p.name])
+            elif p.required:
+                positional.append(values[p.name])
+            else:
+                keywords[p.name] = values[p.name]
+        return positional, keywords
 
     def vjp(self, pname: str) -> Rule | None:
         """The VJP rule for the named forward parameter, or None if not differentiable."""

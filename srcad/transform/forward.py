@@ -96,6 +96,8 @@ class Forward:
         if isinstance(atom, ir.Seq):
             elts = [self.tangent_atom(a) for a in atom.items]
             return (ast.List if atom.kind == "list" else ast.Tuple)(elts=elts, ctx=ast.Load())
+        if isinstance(atom, ir.Const):  # a constant item of a list argument: zeros like it
+            return ast.Call(func=_np("zeros_like"), args=[atom_expr(atom)], keywords=[])
         raise SrcadError("internal: no tangent for a constant argument")
 
     def info_of(self, node):

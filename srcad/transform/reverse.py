@@ -51,6 +51,7 @@ from ..gcode import free_names as _free
 from ..gcode import method as _method
 from .specialise import Info, simplify
 from .checkpointing import CheckpointingMixin
+from ..ops.table import lookup
 from .templates import atom_expr, default_atom, forward_expr, loop_iter, range_expr, subst
 
 _FRESH_HELPERS = {
@@ -71,7 +72,9 @@ def is_fresh(expr: ast.expr, globals_: dict, specialised: bool = False) -> bool:
         if isinstance(f, ast.Attribute):
             if isinstance(f.value, ast.Name) and f.value.id == "np":
                 fn = getattr(np, f.attr, None)
-                return fn is not None and fn not in _VIEW_NP
+                row = lookup(fn) if fn is not None else None
+                # a row marked `view` (np.flip, np.moveaxis, ...) may return memory of its input
+                return fn is not None and fn not in _VIEW_NP and not (row and row.view)
             return f.attr in ("astype", "copy", "sum")
         if isinstance(f, ast.Name):
             # (not unbroadcast: where shapes are unknown it may hand back its input)

@@ -90,20 +90,29 @@ def forward_expr(op: Op, args: dict) -> ast.expr:
     """How generated code spells `op(**args)`: the row's spelling with atoms filled in.
 
     A call-shaped spelling (``np.sum(a, axis, keepdims)``) passes required parameters by
-    position and the others by keyword, only when given: ``np.sum(x, axis=1)``.
+    position and the others by keyword, only when given: ``np.sum(x, axis=1)``; a variadic
+    parameter (``np.einsum(subscripts, *operands)``) spreads its items by position.
     """
     sp = op.spelling
     if (
         isinstance(sp, ast.Call)
-        and [a.id for a in sp.args if isinstance(a, ast.Name)] == list(op.param_names)
-        and len(sp.args) == len(op.params)
+        and [_arg_name(a) for a in sp.args] == list(op.param_names)
     ):
         call = copy.deepcopy(sp)
-        call.args = [atom_expr(args[p.name]) for p in op.params if p.required]
+        call.args = []
+        for p in op.params:
+            if p.star and p.name in args:  # np.einsum(s, *operands): the items spread
+                items = args[p.name]
+                if isinstance(items, ir.Seq):
+                    call.args.extend(atom_expr(a) for a in items.items)
+                else:
+                    call.args.append(ast.Starred(value=atom_expr(items), ctx=ast.Load()))
+            elif p.required:
+                call.args.append(atom_expr(args[p.name]))
         call.keywords = [
             ast.keyword(arg=p.name, value=atom_expr(args[p.name]))
             for p in op.params
-            if not p.required and p.name in args
+            if not p.required and not p.star and p.name in args
         ]
         return call
     mapping = {}
@@ -113,6 +122,13 @@ def forward_expr(op: Op, args: dict) -> ast.expr:
         else:
             mapping[p.name] = const_atom(p.default)
     return subst(sp, mapping)
+
+
+def _arg_name(node) -> str | None:
+    """A spelling's argument as a parameter name (``*operands`` is ``operands``)."""
+    if isinstance(node, ast.Starred):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
 
 
 def default_atom(op: Op, pname: str):

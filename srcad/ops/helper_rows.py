@@ -1,0 +1,277 @@
+"""The helpers of the array and matrix families (srcad/runtime_arrays.py,
+srcad/runtime_linalg.py) as rows, so that generated code calling them can be differentiated
+again (``srcad.grad(srcad.grad(f))``, ``srcad.jvp(srcad.grad(f), ...)``).
+
+Each helper is linear in its first argument (a cotangent or a tangent): forward mode applies
+it to that argument's tangent (``linear``), and its VJP is its transpose -- a numpy call or
+its partner helper (``unsort`` / ``sort_like``, ``cholesky_grad`` / ``cholesky_jvp``, ...).
+The other arguments are read for shapes, indices and permutations (no derivative), or --
+where the helper's value really depends on them (cholesky's L, eigh's w and v, norm's x,
+einsum's operands, cumprod's a) -- have a rule that raises `unsupported_derivative`: a
+second derivative srcad does not implement is an error, never zeros. The bilinear helpers
+(tensordot, kron) are linear in the other factor too, with exact transposes.
+"""
+
+import numpy as np
+
+from .. import runtime as rt
+from .. import runtime_arrays as ra
+from .. import runtime_linalg as rl
+from ..runtime import (
+    as_columns,
+    cholesky_grad,
+    cholesky_jvp,
+    cumprod_grad,
+    cumprod_jvp,
+    eigh_grad,
+    eigh_jvp,
+    einsum_grad,
+    einsum_grad_first,
+    einsum_grad_tangent,
+    einsum_jvp,
+    einsum_jvp_first,
+    einsum_jvp_tangent,
+    from_columns,
+    kron_grad_a,
+    kron_grad_b,
+    norm_grad,
+    norm_jvp,
+    sort_like,
+    tensordot_grad_a,
+    tensordot_grad_b,
+    unsort,
+    unsupported_derivative,
+)
+from .table import Param, defjvp, defnondiff, defvjp
+
+_FAM = "runtime"
+
+
+def _P(*names, **defaults):
+    return tuple(Param(n, defaults[n]) if n in defaults else Param(n) for n in names)
+
+
+# --- shape-only helpers: linear in ct, transposed by a numpy call ----------------------------
+defvjp(ra.undiagonal, lambda g, out, ct, x, offset=0, axis1=0, axis2=1:
+       np.diagonal(g, offset, axis1, axis2), None, None, None, None,
+       name="undiagonal", linear=("ct",), family=_FAM,
+       derivation="writes ct onto a diagonal; its transpose reads the diagonal")
+defvjp(ra.diag_grad, lambda g, out, ct, v, k=0: np.diag(g, k), None, None,
+       name="diag_grad", linear=("ct",), family=_FAM,
+       derivation="np.diag's transpose; np.diag is its own transpose in the other direction")
+defvjp(ra.unpad, lambda g, out, ct, array, pad_width, mode="constant": np.pad(g, pad_width),
+       None, None, None, name="unpad", linear=("ct",), family=_FAM,
+       derivation="a crop; its transpose pads with zeros")
+defvjp(ra.pad_value_grad,
+       lambda g, out, ct, array, pad_width, mode="constant", constant_values=0:
+           np.pad(np.zeros_like(array), pad_width, constant_values=g),
+       None, None, None, None, name="pad_value_grad", linear=("ct",), family=_FAM,
+       derivation="a sum over the border; its transpose fills the border")
+defvjp(ra.unsort, lambda g, out, ct, a, axis=-1: sort_like(g, a, axis), None, None,
+       name="unsort", linear=("ct",), family=_FAM,
+       derivation="the inverse permutation of a sort; its transpose is the permutation")
+defvjp(ra.sort_like, lambda g, out, ct, a, axis=-1: unsort(g, a, axis), None, None,
+       name="sort_like", linear=("ct",), family=_FAM,
+       derivation="a sort's permutation; its transpose is the inverse permutation")
+defvjp(ra.untake_along_axis,
+       lambda g, out, ct, arr, indices, axis=-1: np.take_along_axis(g, indices, axis),
+       None, None, None, name="untake_along_axis", linear=("ct",), family=_FAM,
+       derivation="a scatter-add; its transpose gathers")
+defvjp(ra.untake, lambda g, out, ct, a, indices, axis=None: np.take(g, indices, axis),
+       None, None, None, name="untake", linear=("ct",), family=_FAM,
+       derivation="a scatter-add; its transpose gathers")
+defvjp(ra.unrepeat, lambda g, out, ct, a, repeats, axis=None: np.repeat(g, repeats, axis),
+       None, None, None, name="unrepeat", linear=("ct",), family=_FAM,
+       derivation="a sum of copies; its transpose copies")
+defvjp(ra.unsplit,
+       lambda g, out, ct, ary, indices_or_sections, axis=0:
+           np.array_split(g, indices_or_sections, axis),
+       None, None, None, name="unsplit", linear=("ct",), family=_FAM,
+       derivation="a concatenation; its transpose splits")
+defvjp(ra.untile, lambda g, out, ct, A, reps: np.tile(g, reps), None, None,
+       name="untile", linear=("ct",), family=_FAM,
+       derivation="a sum of copies; its transpose copies")
+defvjp(rl.as_columns, lambda g, out, v, b: from_columns(g, b), None,
+       name="as_columns", linear=("v",), family=_FAM, derivation="a reshape")
+defvjp(rl.from_columns, lambda g, out, v, b: as_columns(g, b), None,
+       name="from_columns", linear=("v",), family=_FAM, derivation="a reshape")
+
+# --- bilinear helpers: exact transposes in both factors ---------------------------------------
+defvjp(rl.tensordot_grad_a,
+       lambda g, out, ct, a, b, axes=2: np.tensordot(g, b, axes), None,
+       lambda g, out, ct, a, b, axes=2: tensordot_grad_b(ct, g, b, axes), None,
+       name="tensordot_grad_a", linear=("ct", "b"), family=_FAM,
+       derivation="bilinear in (ct, b); transposes: tensordot and tensordot_grad_b")
+defvjp(rl.tensordot_grad_b,
+       lambda g, out, ct, a, b, axes=2: np.tensordot(a, g, axes),
+       lambda g, out, ct, a, b, axes=2: tensordot_grad_a(ct, a, g, axes), None, None,
+       name="tensordot_grad_b", linear=("ct", "a"), family=_FAM,
+       derivation="bilinear in (ct, a); transposes: tensordot and tensordot_grad_a")
+defvjp(rl.kron_grad_a, lambda g, out, ct, a, b: np.kron(g, b), None,
+       lambda g, out, ct, a, b: kron_grad_b(ct, g, b),
+       name="kron_grad_a", linear=("ct", "b"), family=_FAM,
+       derivation="bilinear in (ct, b); transposes: kron and kron_grad_b")
+defvjp(rl.kron_grad_b, lambda g, out, ct, a, b: np.kron(a, g),
+       lambda g, out, ct, a, b: kron_grad_a(ct, a, g), None,
+       name="kron_grad_b", linear=("ct", "a"), family=_FAM,
+       derivation="bilinear in (ct, a); transposes: kron and kron_grad_a")
+
+# --- helpers whose value depends on a primal: linear in ct, no second derivative --------------
+defvjp(ra.cumprod_grad, lambda g, out, ct, a, axis=None: cumprod_jvp(g, a, axis),
+       lambda g, out, ct, a, axis=None: unsupported_derivative("the second derivative of "
+                                                               "np.cumprod"), None,
+       name="cumprod_grad", linear=("ct",), family=_FAM,
+       derivation="cumprod's VJP, linear in ct; its transpose is cumprod's JVP")
+defjvp(ra.cumprod_grad, None,
+       lambda g, out, ct, a, axis=None: unsupported_derivative("the second derivative of "
+                                                               "np.cumprod"))
+defvjp(ra.cumprod_jvp, lambda g, out, t, a, axis=None: cumprod_grad(g, a, axis),
+       lambda g, out, t, a, axis=None: unsupported_derivative("the second derivative of "
+                                                              "np.cumprod"), None,
+       name="cumprod_jvp", linear=("t",), family=_FAM,
+       derivation="cumprod's JVP, linear in t; its transpose is cumprod's VJP")
+defjvp(ra.cumprod_jvp, None,
+       lambda g, out, t, a, axis=None: unsupported_derivative("the second derivative of "
+                                                              "np.cumprod"))
+# einsum's maps are linear in every operand but the one they answer for: their derivatives
+# in the operands are the `*_tangent` helpers, which are linear in both their tangent
+# arguments; a fourth derivative through them is refused
+_EIN3 = "a third derivative of np.einsum"
+defvjp(rl.einsum_grad,
+       lambda g, out, ct, subscripts, operands, optimize=False:
+           einsum_jvp(g, subscripts, operands),
+       None,
+       lambda g, out, ct, subscripts, operands, optimize=False:
+           einsum_grad_tangent(ct, subscripts, operands, g),
+       name="einsum_grad", linear=("ct",), family=_FAM,
+       derivation="einsum's VJP, linear in ct (transpose: einsum's JVP) and in each other "
+       "operand (einsum_grad_tangent, its own transpose)")
+defjvp(rl.einsum_grad, None, None,
+       lambda g, out, ct, subscripts, operands, optimize=False:
+           einsum_grad_tangent(ct, subscripts, operands, g))
+defvjp(rl.einsum_jvp,
+       lambda g, out, tangents, subscripts, operands, optimize=False:
+           einsum_grad(g, subscripts, operands),
+       None,
+       lambda g, out, tangents, subscripts, operands, optimize=False:
+           einsum_grad_tangent(g, subscripts, operands, tangents),
+       name="einsum_jvp", linear=("tangents",), family=_FAM,
+       derivation="einsum's JVP, linear in the tangents (transpose: einsum's VJP) and in each "
+       "other operand")
+defjvp(rl.einsum_jvp, None, None,
+       lambda g, out, tangents, subscripts, operands, optimize=False:
+           einsum_jvp_tangent(tangents, subscripts, operands, g))
+_EIN_IL = "a second derivative of np.einsum's interleaved form"
+defvjp(rl.einsum_grad_first,
+       lambda g, out, ct, subscripts, operands, optimize=False:
+           einsum_jvp_first(g, subscripts, operands),
+       lambda g, out, ct, subscripts, operands, optimize=False: unsupported_derivative(_EIN_IL),
+       lambda g, out, ct, subscripts, operands, optimize=False: unsupported_derivative(_EIN_IL),
+       name="einsum_grad_first", linear=("ct",), family=_FAM,
+       derivation="the interleaved form's first cotangent, linear in ct; its transpose is "
+       "einsum_jvp_first")
+defjvp(rl.einsum_grad_first, None,
+       lambda g, out, ct, subscripts, operands, optimize=False: unsupported_derivative(_EIN_IL),
+       lambda g, out, ct, subscripts, operands, optimize=False: unsupported_derivative(_EIN_IL))
+defvjp(rl.einsum_jvp_first,
+       lambda g, out, t, subscripts, operands, optimize=False:
+           einsum_grad_first(g, subscripts, operands),
+       lambda g, out, t, subscripts, operands, optimize=False: unsupported_derivative(_EIN_IL),
+       lambda g, out, t, subscripts, operands, optimize=False: unsupported_derivative(_EIN_IL),
+       name="einsum_jvp_first", linear=("t",), family=_FAM,
+       derivation="the interleaved form's JVP along its first array, linear in t; its "
+       "transpose is einsum_grad_first")
+defjvp(rl.einsum_jvp_first, None,
+       lambda g, out, t, subscripts, operands, optimize=False: unsupported_derivative(_EIN_IL),
+       lambda g, out, t, subscripts, operands, optimize=False: unsupported_derivative(_EIN_IL))
+defvjp(rl.einsum_grad_tangent,
+       lambda g, out, ct, subscripts, operands, tangents, optimize=False:
+           einsum_jvp_tangent(tangents, subscripts, operands, g),
+       None,
+       lambda g, out, ct, subscripts, operands, tangents, optimize=False:
+           unsupported_derivative(_EIN3),
+       lambda g, out, ct, subscripts, operands, tangents, optimize=False:
+           einsum_grad_tangent(ct, subscripts, operands, g),
+       name="einsum_grad_tangent", linear=("ct", "tangents"), family=_FAM,
+       derivation="bilinear in (ct, tangents)")
+defjvp(rl.einsum_grad_tangent, None, None,
+       lambda g, out, ct, subscripts, operands, tangents, optimize=False:
+           unsupported_derivative(_EIN3))
+defvjp(rl.einsum_jvp_tangent,
+       lambda g, out, tangents, subscripts, operands, more, optimize=False:
+           einsum_grad_tangent(g, subscripts, operands, more),
+       None,
+       lambda g, out, tangents, subscripts, operands, more, optimize=False:
+           unsupported_derivative(_EIN3),
+       lambda g, out, tangents, subscripts, operands, more, optimize=False:
+           einsum_grad_tangent(g, subscripts, operands, tangents),
+       name="einsum_jvp_tangent", linear=("tangents", "more"), family=_FAM,
+       derivation="bilinear in (tangents, more)")
+defjvp(rl.einsum_jvp_tangent, None, None,
+       lambda g, out, tangents, subscripts, operands, more, optimize=False:
+           unsupported_derivative(_EIN3))
+_NORM2 = "the second derivative of np.linalg.norm"
+defvjp(rl.norm_grad,
+       lambda g, out, ct, y, x, ord=None, axis=None, keepdims=False:
+           norm_jvp(g, y, x, ord, axis, keepdims),
+       lambda g, out, ct, y, x, ord=None, axis=None, keepdims=False:
+           unsupported_derivative(_NORM2),
+       lambda g, out, ct, y, x, ord=None, axis=None, keepdims=False:
+           unsupported_derivative(_NORM2),
+       name="norm_grad", linear=("ct",), family=_FAM,
+       derivation="norm's VJP, linear in ct; its transpose is norm's JVP")
+defjvp(rl.norm_grad, None,
+       lambda g, out, ct, y, x, ord=None, axis=None, keepdims=False:
+           unsupported_derivative(_NORM2),
+       lambda g, out, ct, y, x, ord=None, axis=None, keepdims=False:
+           unsupported_derivative(_NORM2))
+defvjp(rl.norm_jvp,
+       lambda g, out, t, y, x, ord=None, axis=None, keepdims=False:
+           norm_grad(g, y, x, ord, axis, keepdims),
+       lambda g, out, t, y, x, ord=None, axis=None, keepdims=False:
+           unsupported_derivative(_NORM2),
+       lambda g, out, t, y, x, ord=None, axis=None, keepdims=False:
+           unsupported_derivative(_NORM2),
+       name="norm_jvp", linear=("t",), family=_FAM,
+       derivation="norm's JVP, linear in t; its transpose is norm's VJP")
+defjvp(rl.norm_jvp, None,
+       lambda g, out, t, y, x, ord=None, axis=None, keepdims=False:
+           unsupported_derivative(_NORM2),
+       lambda g, out, t, y, x, ord=None, axis=None, keepdims=False:
+           unsupported_derivative(_NORM2))
+_CHOL2 = "the second derivative of np.linalg.cholesky"
+defvjp(rl.cholesky_grad, lambda g, out, ct, L, upper=False: cholesky_jvp(g, L, upper),
+       lambda g, out, ct, L, upper=False: unsupported_derivative(_CHOL2),
+       name="cholesky_grad", linear=("ct",), family=_FAM,
+       derivation="cholesky's VJP, linear in ct; its transpose is cholesky's JVP")
+defjvp(rl.cholesky_grad, None, lambda g, out, ct, L, upper=False: unsupported_derivative(_CHOL2))
+defvjp(rl.cholesky_jvp, lambda g, out, t, L, upper=False: cholesky_grad(g, L, upper),
+       lambda g, out, t, L, upper=False: unsupported_derivative(_CHOL2),
+       name="cholesky_jvp", linear=("t",), family=_FAM,
+       derivation="cholesky's JVP, linear in t; its transpose is cholesky's VJP")
+defjvp(rl.cholesky_jvp, None, lambda g, out, t, L, upper=False: unsupported_derivative(_CHOL2))
+_EIGH2 = "the second derivative of np.linalg.eigh"
+defvjp(rl.eigh_grad, lambda g, out, ct, w, v, UPLO="L": eigh_jvp(g, w, v, UPLO),
+       lambda g, out, ct, w, v, UPLO="L": unsupported_derivative(_EIGH2),
+       lambda g, out, ct, w, v, UPLO="L": unsupported_derivative(_EIGH2),
+       name="eigh_grad", linear=("ct",), family=_FAM,
+       derivation="eigh's VJP, linear in the cotangent pair; its transpose is eigh's JVP")
+defjvp(rl.eigh_grad, None, lambda g, out, ct, w, v, UPLO="L": unsupported_derivative(_EIGH2),
+       lambda g, out, ct, w, v, UPLO="L": unsupported_derivative(_EIGH2))
+defvjp(rl.eigh_jvp, lambda g, out, t, w, v, UPLO="L": eigh_grad(g, w, v, UPLO),
+       lambda g, out, t, w, v, UPLO="L": unsupported_derivative(_EIGH2),
+       lambda g, out, t, w, v, UPLO="L": unsupported_derivative(_EIGH2),
+       name="eigh_jvp", linear=("t",), family=_FAM,
+       derivation="eigh's JVP, linear in t; its transpose is eigh's VJP")
+defjvp(rl.eigh_jvp, None, lambda g, out, t, w, v, UPLO="L": unsupported_derivative(_EIGH2),
+       lambda g, out, t, w, v, UPLO="L": unsupported_derivative(_EIGH2))
+
+defvjp(ra.concatenate_pieces, lambda g, out, ct, xs, axis=0: rt.unconcatenate(g, xs, axis),
+       None, None, name="concatenate_pieces", linear=("ct",), family=_FAM,
+       derivation="a concatenation; its transpose splits")
+defvjp(ra.stack_pieces, lambda g, out, ct, xs, axis=0: rt.unstack(g, xs, axis), None, None,
+       name="stack_pieces", linear=("ct",), family=_FAM,
+       derivation="a stack; its transpose takes the slices")
+defnondiff(ra.opposite, name="opposite", params=_P("shift"), family=_FAM)
+defnondiff(ra.unsupported_derivative, name="unsupported_derivative", params=_P("what"),
+           family=_FAM)

@@ -1,0 +1,234 @@
+"""Matrix functions: tensordot, einsum, kron, cross, norm, and np.linalg's inv, solve, det,
+slogdet, cholesky, eigh. Family "linalg", beside matmul, dot and outer (linalg.py).
+
+Matrices are the last two axes (numpy's batching). Where the rule is a short numpy
+expression it is written inline (inv, solve, det, slogdet), so that generated code reads as
+the formula and can be differentiated again through rows that already exist; the longer
+ones call helpers in srcad/runtime_linalg.py. Facts about numpy worth knowing here:
+
+* ``np.linalg.cholesky`` and ``np.linalg.eigh`` read only one triangle of their input (the
+  lower one by default), so their gradients are the derivatives of *that* function: the
+  symmetric gradient folded onto the triangle read. For a symmetric input built by the user
+  (``a @ a.T + eps * I``), contracting with it gives the familiar symmetric result.
+* ``eigh``'s eigenvector gradient divides by eigenvalue gaps: with repeated eigenvalues the
+  eigenvectors are not differentiable and the gradient is infinite or NaN. A loss of the
+  eigenvalues alone is fine (the eigenvector term is skipped when no cotangent reached it).
+* ``slogdet``'s sign and ``eigh``'s outputs are tuples: ``sign, logdet = np.linalg.slogdet(a)``
+  indexes the result, so the rule reads the cotangent pair as ``g[0]``, ``g[1]`` (a part
+  nothing flowed into is 0.0). The sign has no gradient.
+* ``np.linalg.solve(a, b)`` treats a 1-D ``b`` as one vector and anything else as a stack of
+  matrices (numpy 2); `as_columns` / `from_columns` view both as matrices.
+"""
+
+import numpy as np
+
+from ..runtime import (
+    as_columns,
+    cholesky_grad,
+    cholesky_jvp,
+    eigh_grad,
+    eigh_jvp,
+    einsum_grad,
+    einsum_grad_first,
+    einsum_jvp,
+    einsum_jvp_first,
+    from_columns,
+    kron_grad_a,
+    kron_grad_b,
+    norm_grad,
+    norm_jvp,
+    tensordot_grad_a,
+    tensordot_grad_b,
+    unbroadcast,
+)
+from .table import Param, defjvp, defvjp
+
+_F = "linalg"
+SMALL = (-1.0, 1.0)  # entries of the matrices made well conditioned below (+ 3 I)
+_I3 = "3 * np.eye(3)"
+
+# --- contractions -----------------------------------------------------------------------------
+defvjp(np.tensordot,
+       lambda g, out, a, b, axes=2: tensordot_grad_a(g, a, b, axes),
+       lambda g, out, a, b, axes=2: tensordot_grad_b(g, a, b, axes),
+       name="tensordot", linear=("a", "b"), family=_F,
+       derivation="out = sum over the contracted axes of a b: da = g contracted with b over "
+       "b's free axes (a's axes put back in order), db likewise",
+       test_cases=(("np.tensordot(a, b)", [(2, 3, 4), (3, 4, 5)]),
+                   ("np.tensordot(a, b, 1)", [(3, 4), (4, 5)]),
+                   ("np.tensordot(a, b, axes=0)", [(2,), (3,)]),
+                   ("np.tensordot(a, b, axes=([1, 0], [0, 2]))", [(3, 2, 4), (2, 5, 3)]),
+                   ("np.tensordot(a, b, axes=(1, 0))", [(2, 3), (3, 4)]),
+                   ("np.tensordot(a, b, axes=([-1], [0]))", [(2, 3), (3, 2)]),
+                   ("np.tensordot(a, b, axes=((0, 1), (1, 2)))", [(2, 3), (1, 2, 3)]),
+                   ("np.tensordot(a, a, 2)", [(3, 3)])))
+defvjp(np.einsum,
+       lambda g, out, subscripts, operands, optimize=False:
+           einsum_grad_first(g, subscripts, operands),
+       lambda g, out, subscripts, operands, optimize=False: einsum_grad(g, subscripts, operands),
+       params=(Param("subscripts"), Param("operands", star=True), Param("optimize", False)),
+       spelling="np.einsum(subscripts, *operands, optimize)",
+       name="einsum", family=_F,
+       derivation="linear in each operand: operand i's gradient is an einsum of g with the "
+       "others onto i's labels, broadcast over labels only i has and placed on its diagonals "
+       "where i repeats a label (ellipsis, implicit output and the interleaved (operand, "
+       "sublist, ...) form made explicit first; there, `subscripts` is the first operand)",
+       test_cases=(("np.einsum('ij,jk->ik', a, b)", [(2, 3), (3, 4)]),
+                   ("np.einsum('ij->ji', a)", [(3, 4)]),
+                   ("np.einsum('ii->', a)", [(3, 3)]), ("np.einsum('ii->i', a)", [(3, 3)]),
+                   ("np.einsum('i,i', a, b)", [(3,), (3,)]),
+                   ("np.einsum('ij,jk', a, b)", [(2, 3), (3, 4)]),
+                   ("np.einsum('...ij,...jk->...ik', a, b)", [(2, 2, 3), (2, 3, 4)]),
+                   ("np.einsum('...ij,jk', a, b)", [(2, 2, 3), (3, 4)]),
+                   ("np.einsum('ijk,lji,lli->lki', a, b, c)", [(3, 4, 4), (4, 4, 3), (4, 4, 3)]),
+                   ("np.einsum('i,j->ij', a, b)", [(3,), (2,)]),
+                   ("np.einsum('ij->', a)", [(3, 4)]), ("np.einsum('ij->j', a)", [(3, 4)]),
+                   ("np.einsum('bij,bjk->bik', a, b)", [(2, 2, 3), (2, 3, 2)]),
+                   ("np.einsum('...,...->...', a, b)", [(3, 4, 4), (3, 4, 4)]),
+                   ("np.einsum('...i,...i->...', a, b)", [(2, 3), (1, 3)]),
+                   ("np.einsum('ij,ij->ij', a, a)", [(2, 3)]),
+                   ("np.einsum('Ab,bC->AC', a, b)", [(2, 3), (3, 2)]),
+                   ("np.einsum('iij->j', a)", [(3, 3, 2)]),
+                   ("np.einsum('ij,k->i', a, b)", [(2, 3), (4,)]),
+                   ("np.einsum('ij,jk->ik', a, b, optimize=True)", [(2, 3), (3, 4)]),
+                   ("np.einsum('ij,jk->ik', a, np.eye(3))", [(2, 3)]),
+                   ("np.einsum(a, [0, 1], b, [1, 2], [0, 2])", [(2, 3), (3, 4)]),
+                   ("np.einsum(a, [0, 1], [1, 0])", [(3, 4)]),
+                   ("np.einsum(a, [Ellipsis, 0, 1], b, [Ellipsis, 1, 2])", [(2, 2, 3), (3, 4)]),
+                   ("np.einsum(a, [0, 1, 2], b, [3, 1, 0], c, [3, 3, 0], [3, 2, 0])",
+                    [(3, 4, 4), (4, 4, 3), (4, 4, 3)])))
+defjvp(np.einsum,
+       lambda g, out, subscripts, operands, optimize=False:
+           einsum_jvp_first(g, subscripts, operands),
+       lambda g, out, subscripts, operands, optimize=False: einsum_jvp(g, subscripts, operands))
+defvjp(np.kron,
+       lambda g, out, a, b: kron_grad_a(g, a, b), lambda g, out, a, b: kron_grad_b(g, a, b),
+       name="kron", linear=("a", "b"), family=_F,
+       derivation="out[i q + k] = a[i] b[k] along each axis: da[i] = sum_k g[i q + k] b[k], "
+       "db[k] = sum_i g[i q + k] a[i]",
+       test_cases=(("np.kron(a, b)", [(2, 3), (3, 2)]), ("np.kron(a, b)", [(3,), (2,)]),
+                   ("np.kron(a, b)", [(2,), (2, 3)]), ("np.kron(a, b)", [(), (3,)]),
+                   ("np.kron(a, b)", [(2, 2, 2), (1, 2, 3)])))
+defvjp(np.cross,
+       lambda g, out, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None:
+           unbroadcast(np.cross(b, g, axisa=axisb, axisb=axisc, axisc=axisa, axis=axis), a),
+       lambda g, out, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None:
+           unbroadcast(np.cross(g, a, axisa=axisc, axisb=axisa, axisc=axisb, axis=axis), b),
+       name="cross", linear=("a", "b"), family=_F,
+       derivation="g . (a x b) = a . (b x g) = b . (g x a): da = b x g, db = g x a (3-vectors; "
+       "batch axes summed back where they broadcast)",
+       test_cases=(("np.cross(a, b)", [(3,), (3,)]), ("np.cross(a, b)", [(4, 3), (4, 3)]),
+                   ("np.cross(a, b)", [(4, 3), (3,)]), ("np.cross(a, b)", [(2, 4, 3), (4, 3)]),
+                   ("np.cross(a, b, axis=0)", [(3, 4), (3, 4)]),
+                   ("np.cross(a, b, axisa=0, axisb=1)", [(3, 2), (2, 3)]),
+                   ("np.cross(a, b, axisa=0, axisc=0)", [(3, 2), (2, 3)]),
+                   ("np.cross(a, a * b)", [(3,), (3,)])))
+
+# --- norms ------------------------------------------------------------------------------------
+_NORM_CASES = (
+    ("np.linalg.norm(a)", [(3, 4)]), ("np.linalg.norm(a)", [(5,)]),
+    ("np.linalg.norm(a)", [(2, 3, 4)]), ("np.linalg.norm(a, 2)", [(5,)]),
+    ("np.linalg.norm(a, 1)", [(5,)]), ("np.linalg.norm(a, np.inf)", [(5,)]),
+    ("np.linalg.norm(a, -np.inf)", [(5,)]), ("np.linalg.norm(a, 3)", [(4,)]),
+    ("np.linalg.norm(a, ord=1.5)", [(4,)]), ("np.linalg.norm(a, 'fro')", [(3, 4)]),
+    ("np.linalg.norm(a, 'nuc')", [(3, 4)]), ("np.linalg.norm(a, 2)", [(3, 4)]),
+    ("np.linalg.norm(a, -2)", [(4, 3)]), ("np.linalg.norm(a, 1)", [(3, 4)]),
+    ("np.linalg.norm(a, -1)", [(3, 4)]), ("np.linalg.norm(a, np.inf)", [(3, 4)]),
+    ("np.linalg.norm(a, -np.inf)", [(3, 4)]), ("np.linalg.norm(a, axis=1)", [(3, 4)]),
+    ("np.linalg.norm(a, axis=0, keepdims=True)", [(3, 4)]),
+    ("np.linalg.norm(a, axis=(1, 2))", [(2, 3, 4)]),
+    ("np.linalg.norm(a, 'fro', axis=(0, 2))", [(2, 3, 4)]),
+    ("np.linalg.norm(a, 'nuc', axis=(2, 0))", [(3, 2, 4)]),
+    ("np.linalg.norm(a, 2, axis=(-2, -1), keepdims=True)", [(2, 3, 4)]),
+    ("np.linalg.norm(a, np.inf, axis=-1)", [(3, 4)]),
+    ("np.linalg.norm(a, 1, axis=(1, 0))", [(3, 4)]),
+    ("np.linalg.norm(a, keepdims=True)", [(3, 4)]),
+    ("np.linalg.norm(a, axis=(0,))", [(3, 4)]),
+    ("np.linalg.norm(a - a)", [(3,)]),  # 0 at 0 (a subgradient), not NaN
+)
+defvjp(np.linalg.norm,
+       lambda g, out, x, ord=None, axis=None, keepdims=False:
+           norm_grad(g, out, x, ord, axis, keepdims),
+       name="norm", family=_F, test_cases=_NORM_CASES,
+       derivation="2-norm and 'fro': x / out (0 where out = 0); vector p-norm: sign(x) |x|^(p-1) "
+       "/ out^(p-1); inf/-inf and the matrix 1/-1/inf/-inf norms: sign(x) on the extreme "
+       "entries, rows or columns (ties split); 'nuc': U V^T; matrix 2/-2: u v^T of the "
+       "largest/smallest singular value (assumed distinct)")
+defjvp(np.linalg.norm,
+       lambda g, out, x, ord=None, axis=None, keepdims=False:
+           norm_jvp(g, out, x, ord, axis, keepdims))
+
+# --- inverses, determinants, solves -----------------------------------------------------------
+defvjp(np.linalg.inv,
+       lambda g, out, a: -np.swapaxes(out, -1, -2) @ g @ np.swapaxes(out, -1, -2),
+       name="inv", family=_F, domain=SMALL,
+       derivation="d(A^-1) = -A^-1 dA A^-1, so dA = -A^-T G A^-T (batched)",
+       test_cases=((f"np.linalg.inv(a + {_I3})", [(3, 3)]),
+                   (f"np.linalg.inv(a + {_I3})", [(2, 3, 3)]),
+                   ("np.linalg.inv(a @ a.T + np.eye(4))", [(4, 2)])))
+defjvp(np.linalg.inv, lambda g, out, a: -out @ g @ out)
+defvjp(np.linalg.solve,
+       lambda g, out, a, b: -unbroadcast(
+           np.linalg.solve(np.swapaxes(a, -1, -2), as_columns(g, b))
+           @ np.swapaxes(as_columns(out, b), -1, -2), a),
+       lambda g, out, a, b: unbroadcast(
+           from_columns(np.linalg.solve(np.swapaxes(a, -1, -2), as_columns(g, b)), b), b),
+       name="solve", linear=("b",), family=_F, domain=SMALL,
+       derivation="x = A^-1 b: db = A^-T g, dA = -db x^T (b 1-D is one vector, else columns)",
+       test_cases=((f"np.linalg.solve(a + {_I3}, b)", [(3, 3), (3,)]),
+                   (f"np.linalg.solve(a + {_I3}, b)", [(3, 3), (3, 2)]),
+                   (f"np.linalg.solve(a + {_I3}, b)", [(2, 3, 3), (2, 3, 1)]),
+                   (f"np.linalg.solve(a + {_I3}, b)", [(2, 3, 3), (3,)]),
+                   (f"np.linalg.solve(a + {_I3}, b)", [(3, 3), (2, 3, 2)])))
+defjvp(np.linalg.solve,
+       lambda g, out, a, b: -from_columns(np.linalg.solve(a, g @ as_columns(out, b)), b))
+defvjp(np.linalg.det,
+       lambda g, out, a: np.expand_dims(g * out, (-2, -1))
+       * np.swapaxes(np.linalg.inv(a), -1, -2),
+       name="det", family=_F, domain=SMALL,
+       derivation="d det A = det A tr(A^-1 dA), so dA = g det A A^-T (A invertible)",
+       test_cases=((f"np.linalg.det(a + {_I3})", [(3, 3)]),
+                   (f"np.linalg.det(a + {_I3})", [(2, 3, 3)]),
+                   ("np.linalg.det(a + 2 * np.eye(2))", [(2, 2)]),
+                   ("np.linalg.det(a + 1.5)", [(1, 1)])))
+defjvp(np.linalg.det,
+       lambda g, out, a: out * np.trace(np.linalg.solve(a, g), axis1=-2, axis2=-1))
+defvjp(np.linalg.slogdet,
+       lambda g, out, a: np.expand_dims(g[1], (-2, -1)) * np.swapaxes(np.linalg.inv(a), -1, -2),
+       name="slogdet", family=_F, domain=SMALL,
+       derivation="(sign, log|det A|): d log|det A| = tr(A^-1 dA), so dA = g[1] A^-T; the sign "
+       "is piecewise constant (no gradient)",
+       test_cases=((f"np.linalg.slogdet(a + {_I3})[1]", [(3, 3)]),
+                   (f"np.linalg.slogdet(a - {_I3})[1]", [(3, 3)]),
+                   (f"np.linalg.slogdet(a + {_I3})[1]", [(2, 3, 3)]),
+                   (f"np.linalg.slogdet(a - {_I3})[0] * np.linalg.slogdet(a - {_I3})[1]",
+                    [(3, 3)])))
+defjvp(np.linalg.slogdet,
+       lambda g, out, a: (np.zeros_like(out[0]),
+                          np.trace(np.linalg.solve(a, g), axis1=-2, axis2=-1)))
+
+# --- decompositions ---------------------------------------------------------------------------
+defvjp(np.linalg.cholesky, lambda g, out, a, upper=False: cholesky_grad(g, out, upper),
+       name="cholesky", family=_F, domain=SMALL,
+       derivation="Murray (2016): S = L^-T phi(L^T G) L^-1 (phi: lower triangle, half "
+       "diagonal); numpy reads a's lower triangle only, so dA = S + S^T below the diagonal, S on "
+       "it, 0 above (upper=True: the mirror image)",
+       test_cases=((f"np.linalg.cholesky(a @ a.T + {_I3})", [(3, 3)]),
+                   (f"np.linalg.cholesky(a @ np.swapaxes(a, -1, -2) + {_I3})", [(2, 3, 3)]),
+                   (f"np.linalg.cholesky(a + {_I3})", [(3, 3)]),
+                   (f"np.linalg.cholesky(a + {_I3}, upper=True)", [(3, 3)]),
+                   (f"np.linalg.cholesky(a @ a.T + {_I3}, upper=True)", [(3, 3)])))
+defjvp(np.linalg.cholesky, lambda g, out, a, upper=False: cholesky_jvp(g, out, upper))
+defvjp(np.linalg.eigh, lambda g, out, a, UPLO="L": eigh_grad(g, out[0], out[1], UPLO),
+       name="eigh", family=_F,
+       derivation="A = V diag(w) V^T: dA = V (diag(g_w) + F * (V^T g_V)) V^T with F_ij = "
+       "1 / (w_j - w_i) off the diagonal (repeated eigenvalues: the eigenvectors are not "
+       "differentiable, the gradient is inf/NaN), folded onto the triangle numpy reads",
+       test_cases=(("np.linalg.eigh(a + a.T)[0]", [(3, 3)]),
+                   ("np.linalg.eigh(a + a.T)[1] ** 2", [(3, 3)]),
+                   ("np.linalg.eigh(a)[0]", [(3, 3)]), ("np.linalg.eigh(a)[1] ** 2", [(3, 3)]),
+                   ("np.linalg.eigh(a, UPLO='U')[0]", [(4, 4)]),
+                   ("np.linalg.eigh(a, 'U')[1] ** 2", [(3, 3)]),
+                   ("np.linalg.eigh(a + np.swapaxes(a, -1, -2))[0]", [(2, 3, 3)]),
+                   ("np.linalg.eigh(a)[0] * np.linalg.eigh(a)[1][0] ** 2", [(3, 3)])))
+defjvp(np.linalg.eigh, lambda g, out, a, UPLO="L": eigh_jvp(g, out[0], out[1], UPLO))

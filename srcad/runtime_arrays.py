@@ -1,0 +1,321 @@
+"""Runtime helpers for the array-shaped ops of the table (srcad/ops/arrays.py): the backward
+of diagonals, padding, sorting, gathers, splits, tiles, repeats and cumulative products.
+
+Generated code calls them by name (re-exported from srcad/runtime.py), and each is a row of
+the table (srcad/ops/helper_rows.py), so generated code can be differentiated again. All but
+`cumprod_grad` / `cumprod_jvp` are linear in their first argument (a cotangent or tangent)
+and read the others only for shapes, indices or permutations; each one's transpose is a numpy
+call or another helper here, which is what its row says.
+
+>>> undiagonal(np.array([1.0, 2.0]), np.zeros((2, 3)), 1).tolist()
+[[0.0, 1.0, 0.0], [0.0, 0.0, 2.0]]
+>>> untake(np.ones(3), np.zeros(4), [0, 0, 3]).tolist()
+[2.0, 0.0, 0.0, 1.0]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import SrcadError
+
+__all__ = [
+    "concatenate_pieces",
+    "cumprod_grad",
+    "cumprod_jvp",
+    "diag_grad",
+    "opposite",
+    "pad_value_grad",
+    "sort_like",
+    "stack_pieces",
+    "undiagonal",
+    "unpad",
+    "unrepeat",
+    "unsort",
+    "unsplit",
+    "unsupported_derivative",
+    "untake",
+    "untake_along_axis",
+    "untile",
+]
+
+
+def _zeros_for(ct, x):
+    """Zeros shaped like `x`, in `x`'s dtype when it has one (else `ct`'s)."""
+    dtype = getattr(x, "dtype", None)
+    if dtype is None or not np.issubdtype(dtype, np.inexact):
+        dtype = np.result_type(ct)
+    return np.zeros(np.shape(x), dtype=dtype)
+
+
+def _like(r, x):
+    """`r` in `x`'s float dtype (a Python-float cotangent must not promote float32)."""
+    dtype = getattr(x, "dtype", None)
+    if dtype is not None and np.issubdtype(dtype, np.floating) and r.dtype != dtype:
+        return r.astype(dtype)
+    return r
+
+
+def unsupported_derivative(what):
+    """Raise: a derivative srcad does not implement (a second derivative through a helper
+    whose dependence on that argument is real). Better a clear error than zeros."""
+    raise SrcadError(
+        f"srcad has no derivative rule for {what}",
+        hint="first derivatives of this op are supported, in both modes; for a second "
+        "derivative through it, register your own rule with srcad.defvjp / srcad.defjvp")
+
+
+# --- diagonals ------------------------------------------------------------------------------
+
+
+def undiagonal(ct, x, offset=0, axis1=0, axis2=1):
+    """The VJP of ``np.diagonal(x, offset, axis1, axis2)``: zeros shaped like `x` with `ct`
+    (its last axis runs along the diagonal; it broadcasts) written into that diagonal."""
+    out = _zeros_for(ct, x)
+    n1, n2 = out.shape[axis1], out.shape[axis2]
+    length = max(0, min(n1 + min(offset, 0), n2 - max(offset, 0)))
+    rows = np.arange(length) - min(offset, 0)
+    cols = np.arange(length) + max(offset, 0)
+    moved = np.moveaxis(out, (axis1, axis2), (-2, -1))  # a view: writes land in `out`
+    moved[..., rows, cols] = ct
+    return out
+
+
+def diag_grad(ct, v, k=0):
+    """The VJP of ``np.diag(v, k)``: the k-th diagonal of `ct` for a 1-D `v` (which diag
+    placed there), `ct` placed on the k-th diagonal of zeros shaped like a 2-D `v`."""
+    if np.ndim(v) == 1:
+        return np.diagonal(ct, k).copy()
+    return undiagonal(ct, v, k, 0, 1)
+
+
+# --- rolls ------------------------------------------------------------------------------------
+
+
+def opposite(shift):
+    """np.roll's shift undone: ``-shift`` for an int, item by item for a tuple.
+
+    >>> opposite((1, -2))
+    (-1, 2)
+    """
+    if isinstance(shift, (tuple, list)):
+        return tuple(-s for s in shift)
+    return -shift
+
+
+opposite.static = True  # evaluated while generating code when its argument is a constant
+
+
+# --- padding ----------------------------------------------------------------------------------
+
+
+def _pad_pairs(pad_width, ndim):
+    return np.broadcast_to(np.asarray(pad_width, dtype=np.intp), (ndim, 2))
+
+
+def _check_constant(mode):
+    if mode != "constant":
+        raise SrcadError(
+            f"the gradient of np.pad with mode={mode!r} is not implemented (only mode='constant')",
+            hint="pad with mode='constant', or register a rule for your padding")
+
+
+def unpad(ct, array, pad_width, mode="constant"):
+    """The VJP of ``np.pad(array, pad_width)`` in constant mode: the part of `ct` that holds
+    `array` (the padding is constant, so it sends nothing back)."""
+    _check_constant(mode)
+    pairs = _pad_pairs(pad_width, np.ndim(array))
+    index = tuple(slice(int(b), int(b) + n) for (b, _), n in zip(pairs, np.shape(array)))
+    return ct[index]
+
+
+def pad_value_grad(ct, array, pad_width, mode="constant", constant_values=0):
+    """The VJP of ``np.pad(..., constant_values=c)`` w.r.t. a scalar `c`: the sum of `ct`
+    over the padded cells."""
+    _check_constant(mode)
+    if np.ndim(constant_values) != 0:
+        unsupported_derivative("np.pad's constant_values unless it is one scalar")
+    return np.sum(ct) - np.sum(unpad(ct, array, pad_width))
+
+
+# --- sorting ----------------------------------------------------------------------------------
+
+
+def _order(a, axis):
+    """The permutation np.sort applies (stable, so ties keep their order)."""
+    return np.argsort(a, axis=axis, kind="stable")
+
+
+def sort_like(ct, a, axis=-1):
+    """`ct` (shaped like `a`) permuted as ``np.sort(a, axis)`` permutes `a`: the JVP of sort
+    (flattened for ``axis=None``)."""
+    if axis is None:
+        return np.ravel(ct)[_order(a, None)]
+    return np.take_along_axis(ct, _order(a, axis), axis=axis)
+
+
+def unsort(ct, a, axis=-1):
+    """The VJP of ``np.sort(a, axis)``: each element of `ct` goes back to where its sorted
+    value came from (the inverse permutation of `sort_like`)."""
+    out = _zeros_for(ct, a)
+    if axis is None:
+        out.reshape(-1)[_order(a, None)] = ct
+        return out
+    np.put_along_axis(out, _order(a, axis), ct, axis=axis)
+    return out
+
+
+# --- gathers ----------------------------------------------------------------------------------
+
+
+def _along_axis_index(indices, axis, shape):
+    """The fancy index that ``np.take_along_axis(arr, indices, axis)`` reads with."""
+    index = []
+    for d in range(len(shape)):
+        if d == axis % len(shape):
+            index.append(indices)
+        else:
+            fancy = [1] * len(shape)
+            fancy[d] = shape[d]
+            index.append(np.arange(shape[d]).reshape(fancy))
+    return tuple(index)
+
+
+def untake_along_axis(ct, arr, indices, axis=-1):
+    """The VJP of ``np.take_along_axis(arr, indices, axis)``: `ct` added back at the indices
+    (a repeated index accumulates)."""
+    out = _zeros_for(ct, arr)
+    if axis is None:
+        np.add.at(out.reshape(-1), indices, ct)
+        return out
+    indices = np.asarray(indices)
+    shape = np.broadcast_shapes(indices.shape, tuple(
+        1 if d == axis % out.ndim else n for d, n in enumerate(out.shape)))
+    index = _along_axis_index(np.broadcast_to(indices, shape), axis, shape)
+    np.add.at(out, index, np.broadcast_to(ct, shape))
+    return out
+
+
+def untake(ct, a, indices, axis=None):
+    """The VJP of ``np.take(a, indices, axis)``: `ct` added back at the indices (flattened
+    for ``axis=None``; a repeated index accumulates)."""
+    out = _zeros_for(ct, a)
+    if axis is None:
+        np.add.at(out.reshape(-1), indices, ct)
+        return out
+    axis = axis % out.ndim
+    np.add.at(out, (slice(None),) * axis + (np.asarray(indices),), ct)
+    return out
+
+
+def unrepeat(ct, a, repeats, axis=None):
+    """The VJP of ``np.repeat(a, repeats, axis)``: each element's copies summed back into it."""
+    n = np.size(a) if axis is None else np.shape(a)[axis]
+    source = np.repeat(np.arange(n), repeats)  # the element each output position copies
+    return untake(ct, a, source, axis)
+
+
+# --- splits and tiles -------------------------------------------------------------------------
+
+
+def unsplit(ct, ary, indices_or_sections, axis=0):
+    """The VJP of ``np.split`` / ``np.array_split``: the pieces' cotangents concatenated back.
+
+    `ct` is a list, tuple or `GradTree` of the pieces' cotangents; a piece nothing flowed
+    into (a missing slot, 0.0) contributes zeros."""
+    ary_shape = np.shape(ary)
+    sizes = [len(p) for p in np.array_split(np.arange(ary_shape[axis]), indices_or_sections)]
+    pieces = []
+    for i, n in enumerate(sizes):
+        shape = ary_shape[:axis % len(ary_shape)] + (n,) + ary_shape[axis % len(ary_shape) + 1:]
+        piece = ct[i]
+        if np.ndim(piece) == 0:  # no cotangent reached this piece (or a scalar one)
+            piece = np.broadcast_to(piece, shape)
+        pieces.append(piece)
+    dtype = getattr(ary, "dtype", None)
+    out = np.concatenate(pieces, axis=axis)
+    return out.astype(dtype) if dtype is not None and out.dtype != dtype else out
+
+
+def _pieces(ct, xs, shape_of):
+    """The items of a list, tuple or `GradTree` of cotangents, zeros where one is missing."""
+    out = []
+    for i, x in enumerate(xs):
+        piece = ct[i]
+        if np.ndim(piece) == 0 and shape_of(x) != ():
+            piece = np.zeros(shape_of(x), dtype=getattr(x, "dtype", np.result_type(piece)))
+        out.append(piece)
+    return out
+
+
+def concatenate_pieces(ct, xs, axis=0):
+    """The transpose of `unconcatenate`: the pieces' cotangents concatenated (for
+    ``axis=None`` flattened first, as np.concatenate does)."""
+    return np.concatenate(_pieces(ct, xs, np.shape), axis=axis)
+
+
+def stack_pieces(ct, xs, axis=0):
+    """The transpose of `unstack`: the items' cotangents stacked."""
+    return np.stack(_pieces(ct, xs, np.shape), axis=axis)
+
+
+def untile(ct, A, reps):
+    """The VJP of ``np.tile(A, reps)``: the copies of each element summed back into it."""
+    reps = (reps,) if np.ndim(reps) == 0 else tuple(reps)
+    shape = np.shape(A)
+    nd = max(len(shape), len(reps))
+    shape_full = (1,) * (nd - len(shape)) + tuple(shape)
+    reps_full = (1,) * (nd - len(reps)) + reps
+    interleaved = tuple(n for pair in zip(reps_full, shape_full) for n in pair)
+    summed = np.sum(np.reshape(ct, interleaved), axis=tuple(range(0, 2 * nd, 2)))
+    return np.reshape(summed, shape)
+
+
+# --- cumulative products ----------------------------------------------------------------------
+
+
+def _last(x, axis):
+    """`x` with `axis` moved last (flattened for None), and how to move a result back."""
+    x = np.asarray(x)
+    if axis is None:
+        return np.ravel(x), lambda r: r
+    return np.moveaxis(x, axis, -1), lambda r: np.moveaxis(r, -1, axis)
+
+
+def cumprod_grad(ct, a, axis=None):
+    """The VJP of ``np.cumprod(a, axis)``, exact where `a` holds zeros.
+
+    out_i = prod_{k<=i} a_k, so da_j = (prod_{k<j} a_k) h_j with h_j = sum_{i>=j} g_i
+    prod_{j<k<=i} a_k, i.e. h_j = g_j + a_{j+1} h_{j+1}: a backward recurrence along the
+    axis, which never divides by `a` (for ``axis=None``, along the flattened `a`)."""
+    am, back = _last(a, axis)
+    gm, _ = _last(ct, axis)
+    gm = np.broadcast_to(gm, am.shape)
+    n = am.shape[-1]
+    dtype = np.result_type(gm, am)
+    h = np.empty(am.shape, dtype=dtype)
+    if n:
+        h[..., n - 1] = gm[..., n - 1]
+        for j in range(n - 2, -1, -1):
+            h[..., j] = gm[..., j] + am[..., j + 1] * h[..., j + 1]
+    left = np.ones(am.shape, dtype=dtype)
+    if n > 1:
+        left[..., 1:] = np.cumprod(am[..., :-1], axis=-1)
+    return _like(np.reshape(back(left * h), np.shape(a)), a)
+
+
+def cumprod_jvp(t, a, axis=None):
+    """The JVP of ``np.cumprod(a, axis)``, exact where `a` holds zeros: d out_i =
+    d out_{i-1} a_i + out_{i-1} da_i (a forward recurrence, no division)."""
+    am, back = _last(a, axis)
+    tm, _ = _last(t, axis)
+    tm = np.broadcast_to(tm, am.shape)
+    n = am.shape[-1]
+    dtype = np.result_type(tm, am)
+    d = np.empty(am.shape, dtype=dtype)
+    if n:
+        prev = np.cumprod(am, axis=-1)
+        d[..., 0] = tm[..., 0]
+        for i in range(1, n):
+            d[..., i] = d[..., i - 1] * am[..., i] + prev[..., i - 1] * tm[..., i]
+    return _like(back(d), a)
