@@ -112,3 +112,45 @@ def test_tape_has_no_source():
     g = srcad.grad(S.CASES["mlp2_tanh"][0], mode="tape")
     with pytest.raises(srcad.SrcadError):
         srcad.source(g)
+
+
+# ---------------------------------------------------------------------------------------------
+# every row of the op table: its test cases (tests/test_ops.py) in both modes, bit for bit
+# ---------------------------------------------------------------------------------------------
+
+
+def _row_cases():
+    from test_ops import cases_of, elementwise_expr
+
+    for op in srcad.ops.all_ops():
+        if not op.differentiable or op.family == "runtime":
+            continue
+        cases = [(c.src, c.shapes, c.domain) for c in cases_of(op)]
+        if op.elementwise:  # the row's own spelling, on one broadcasting shape tuple
+            params, expr = elementwise_expr(op)
+            shapes = [(2, 3), (3,), (2, 1)][:len(params)]
+            cases.append((expr, shapes, None, params))
+        for case in cases:
+            yield pytest.param(op, case, id=f"{op.name}: {case[0]} @ {case[1]}")
+
+
+@pytest.mark.parametrize("op, case", list(_row_cases()))
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_row_case_bitwise(tmp_path, op, case, dtype):
+    import zlib
+
+    from test_ops import _domain, _module
+
+    src, shapes = case[0], case[1]
+    params = list(case[3]) if len(case) > 3 else list("abcdefgh"[:len(shapes)])
+    domain = _domain(op, len(params), case[2])
+    key = f"{op.name}-{src}"
+    args = srcad.testing.random_args(shapes, dtype, rng=zlib.crc32(key.encode()), domain=domain)
+    mod = _module(tmp_path, params, src)
+    mod.OP = op.fn
+    out = mod.value(*args)
+    mod.P = np.random.default_rng(1).standard_normal(np.shape(out)).astype(np.result_type(out))
+    wrt = tuple(range(len(args)))
+    s = srcad.value_and_grad(mod.f, wrt=wrt)(*args)
+    t = srcad.value_and_grad(mod.f, wrt=wrt, mode="tape")(*args)
+    _assert_bitwise(s, t, key)
