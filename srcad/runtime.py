@@ -14,13 +14,16 @@ import numpy as np
 
 from .checkpoint import LoopCheckpoints
 from .runtime_arrays import (  # noqa: F401  (the array ops' helpers)
-    concatenate_pieces, cumprod_grad, cumprod_jvp, diag_grad, opposite, pad_value_grad,
-    sort_like, stack_pieces, undiagonal, unpad, unrepeat, unsort, unsplit,
-    unsupported_derivative, untake, untake_along_axis, untile)
+    concatenate_pieces, cumprod_grad, cumprod_jvp, diag_grad, flatten, hsplit_axis, join_pieces,
+    opposite, pad_value_grad, permute_like, place_appended, rolled_to, select_default_grad,
+    select_default_jvp, sort_like, stack_pieces, unappend, undiagonal, undiff, unjoin, unpad,
+    unpermute, unrepeat, unselect, unsort, unsplit, unsupported_derivative, untake,
+    untake_along_axis, untile)
 from .runtime_linalg import (  # noqa: F401  (the matrix ops' helpers)
     as_columns, cholesky_grad, cholesky_jvp, eigh_grad, eigh_jvp, einsum_grad,
-    einsum_grad_first, einsum_grad_tangent, einsum_jvp, einsum_jvp_first, einsum_jvp_tangent, from_columns, kron_grad_a, kron_grad_b,
-    norm_grad, norm_jvp, tensordot_grad_a, tensordot_grad_b)
+    einsum_grad_first, einsum_grad_tangent, einsum_jvp, einsum_jvp_first, einsum_jvp_tangent,
+    from_columns, inner_grad_a, inner_grad_b, kron_grad_a, kron_grad_b, norm_grad, norm_jvp,
+    svd_grad, svd_jvp, tensordot_grad_a, tensordot_grad_b)
 
 __all__ = [
     "Stack",
@@ -57,13 +60,26 @@ __all__ = [
     "cumprod_grad",
     "cumprod_jvp",
     "diag_grad",
+    "flatten",
+    "hsplit_axis",
+    "join_pieces",
     "opposite",
     "pad_value_grad",
+    "permute_like",
+    "place_appended",
+    "rolled_to",
+    "select_default_grad",
+    "select_default_jvp",
     "sort_like",
     "stack_pieces",
+    "unappend",
     "undiagonal",
+    "undiff",
+    "unjoin",
     "unpad",
+    "unpermute",
     "unrepeat",
+    "unselect",
     "unsort",
     "unsplit",
     "unsupported_derivative",
@@ -83,10 +99,14 @@ __all__ = [
     "einsum_jvp_first",
     "einsum_jvp_tangent",
     "from_columns",
+    "inner_grad_a",
+    "inner_grad_b",
     "kron_grad_a",
     "kron_grad_b",
     "norm_grad",
     "norm_jvp",
+    "svd_grad",
+    "svd_jvp",
     "tensordot_grad_a",
     "tensordot_grad_b",
 ]

@@ -21,11 +21,24 @@ from .errors import SrcadError
 
 __all__ = [
     "concatenate_pieces",
+    "flatten",
+    "hsplit_axis",
+    "join_pieces",
+    "permute_like",
+    "rolled_to",
+    "select_default_grad",
+    "select_default_jvp",
+    "unappend",
+    "undiff",
+    "unjoin",
+    "unpermute",
+    "unselect",
     "cumprod_grad",
     "cumprod_jvp",
     "diag_grad",
     "opposite",
     "pad_value_grad",
+    "place_appended",
     "sort_like",
     "stack_pieces",
     "undiagonal",
@@ -319,3 +332,163 @@ def cumprod_jvp(t, a, axis=None):
         for i in range(1, n):
             d[..., i] = d[..., i - 1] * am[..., i] + prev[..., i - 1] * tm[..., i]
     return _like(back(d), a)
+
+
+# --- differences, permutations, joins, selections, appends --------------------------------------
+
+
+def undiff(ct, a, n=1, axis=-1):
+    """The VJP of ``np.diff(a, n, axis)``: n times the transpose of one difference, which is
+    minus the difference of `ct` padded with a zero at both ends."""
+    ct = np.asarray(ct)
+    axis = axis % max(np.ndim(a), 1)
+    for _ in range(n):
+        pad = [(0, 0)] * ct.ndim
+        pad[axis] = (1, 1)
+        ct = -np.diff(np.pad(ct, pad), axis=axis)
+    return _like(ct, a)
+
+
+def _orders(out, a, axis):
+    """Stable argsorts of `out` and `a` (a permutation of each other) along `axis`: the
+    element at out[order_out[r]] is a[order_a[r]]."""
+    if axis is None:
+        return np.argsort(np.ravel(out), kind="stable"), np.argsort(np.ravel(a), kind="stable")
+    return np.argsort(out, axis=axis, kind="stable"), np.argsort(a, axis=axis, kind="stable")
+
+
+def unpermute(ct, out, a, axis=-1):
+    """The VJP of an op whose output `out` is a permutation of `a` along `axis` (np.partition,
+    flattened for ``axis=None``): each cotangent goes to the element its value came from
+    (matched by rank, so it does not matter how the op ordered the other elements)."""
+    order_out, order_a = _orders(out, a, axis)
+    res = _zeros_for(ct, a)
+    if axis is None:
+        res.reshape(-1)[order_a] = np.ravel(ct)[order_out]
+        return res
+    np.put_along_axis(res, order_a, np.take_along_axis(np.asarray(ct), order_out, axis), axis)
+    return res
+
+
+def permute_like(t, out, a, axis=-1):
+    """The JVP of such a permutation: `t` (shaped like `a`) moved as `a` was moved."""
+    order_out, order_a = _orders(out, a, axis)
+    res = np.zeros(np.shape(out), dtype=np.result_type(t))
+    if axis is None:
+        res[order_out] = np.ravel(t)[order_a]
+        return res
+    np.put_along_axis(res, order_out, np.take_along_axis(np.asarray(t), order_a, axis), axis)
+    return res
+
+
+def rolled_to(ndim, axis, start=0):
+    """Where ``np.rollaxis(a, axis, start)`` puts `axis` (so that np.moveaxis undoes it).
+
+    >>> rolled_to(3, 2, 0), rolled_to(3, 0, 3)
+    (0, 2)
+    """
+    axis, start = axis % ndim, (start + ndim + 1 if start < 0 else start)
+    return start if start <= axis else start - 1
+
+
+rolled_to.static = True
+
+
+def hsplit_axis(ndim):
+    """The axis np.hsplit splits: 1, or 0 for 1-D arrays."""
+    return 1 if ndim > 1 else 0
+
+
+hsplit_axis.static = True
+
+_JOINS = {"vstack": (np.atleast_2d, 0), "hstack": (np.atleast_1d, None),
+          "dstack": (np.atleast_3d, 2), "column_stack": (None, 1)}
+
+
+def _joined(x, how):
+    """An item as np.vstack / hstack / dstack / column_stack sees it, and the join axis."""
+    lift, axis = _JOINS[how]
+    if how == "column_stack":
+        x = np.asarray(x)
+        return (x.reshape(-1, 1) if x.ndim < 2 else x), axis
+    x = lift(x)
+    if how == "hstack":
+        axis = 0 if np.ndim(x) == 1 else 1
+    return x, axis
+
+
+def unjoin(ct, tup, how):
+    """The VJP of ``np.vstack(tup)`` (hstack, dstack, column_stack): `ct` split at the items'
+    boundaries along the join axis, each piece reshaped to its item's own shape."""
+    lifted = [_joined(x, how) for x in tup]
+    axis = lifted[0][1]
+    sizes = [np.shape(x)[axis] for x, _ in lifted]
+    pieces = np.split(np.asarray(ct), np.cumsum(sizes)[:-1], axis=axis)
+    return tuple(_like(np.reshape(p, np.shape(x)), x) if hasattr(x, "dtype") else
+                 np.reshape(p, np.shape(x)) for p, x in zip(pieces, tup))
+
+
+def join_pieces(ct, tup, how):
+    """The transpose of `unjoin`: the items' cotangents joined as the op joined the items
+    (zeros for an item with no cotangent)."""
+    return getattr(np, how)(_pieces(ct, tup, np.shape))
+
+
+def unselect(ct, condlist, choicelist):
+    """The VJP of ``np.select(condlist, choicelist, default)`` w.r.t. the choices: each
+    choice gets `ct` where its condition is the first one that holds."""
+    taken = np.zeros(np.broadcast_shapes(*(np.shape(c) for c in condlist)), dtype=bool)
+    out = []
+    for cond, choice in zip(condlist, choicelist):
+        mine = np.logical_and(cond, np.logical_not(taken))
+        taken = np.logical_or(taken, cond)
+        g = np.where(mine, ct, np.zeros_like(ct))
+        out.append(_unbroadcast_to(g, choice))
+    return tuple(out)
+
+
+def select_default_grad(ct, condlist, default):
+    """The VJP of np.select w.r.t. `default`: `ct` where no condition holds."""
+    none = np.logical_not(np.any(np.broadcast_arrays(*condlist), axis=0))
+    return _unbroadcast_to(np.where(none, ct, np.zeros_like(ct)), default)
+
+
+def select_default_jvp(t, condlist, out):
+    """The JVP of np.select along `default`'s tangent: it where no condition holds."""
+    none = np.logical_not(np.any(np.broadcast_arrays(*condlist), axis=0))
+    return np.broadcast_to(np.where(none, t, np.zeros_like(t)), np.shape(out)).copy()
+
+
+def _unbroadcast_to(g, x):
+    shape = np.shape(x)
+    lead = g.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(i + lead for i, n in enumerate(shape)
+                                      if n == 1 and g.shape[i + lead] != 1)
+    r = np.reshape(np.sum(g, axis=axes), shape) if axes else np.reshape(g, shape)
+    return _like(np.asarray(r), x)
+
+
+def unappend(ct, arr, values, axis=None, part=0):
+    """The VJP of ``np.append(arr, values, axis)`` w.r.t. `arr` (part 0) or `values` (1):
+    its slice of `ct` (flattened for ``axis=None``, as np.append is)."""
+    x = arr if part == 0 else values
+    if axis is None:
+        n = np.size(arr)
+        piece = np.ravel(ct)[:n] if part == 0 else np.ravel(ct)[n:]
+        return np.reshape(piece, np.shape(x))
+    n = np.shape(arr)[axis]
+    index = [slice(None)] * np.ndim(ct)
+    index[axis] = slice(0, n) if part == 0 else slice(n, None)
+    return np.reshape(ct[tuple(index)], np.shape(x))
+
+
+def place_appended(u, arr, values, axis=None, part=0):
+    """The transpose of `unappend`: `u` in its part of np.append's output, zeros elsewhere."""
+    if part == 0:
+        return np.append(u, np.zeros_like(values), axis)
+    return np.append(np.zeros_like(arr), u, axis)
+
+
+def flatten(a):
+    """``a.flatten()`` as a function, so that the table can hold it (a copy, unlike ravel)."""
+    return np.asarray(a).flatten()

@@ -39,10 +39,14 @@ __all__ = [
     "einsum_jvp_first",
     "einsum_jvp_tangent",
     "from_columns",
+    "inner_grad_a",
+    "inner_grad_b",
     "kron_grad_a",
     "kron_grad_b",
     "norm_grad",
     "norm_jvp",
+    "svd_grad",
+    "svd_jvp",
     "tensordot_grad_a",
     "tensordot_grad_b",
 ]
@@ -518,3 +522,110 @@ def eigh_jvp(t, w, v, UPLO="L"):
     v = np.asarray(v)
     m = _T(v) @ da @ v
     return np.diagonal(m, axis1=-2, axis2=-1).copy(), v @ (_eig_gaps(w) * m)
+
+
+# --- inner ----------------------------------------------------------------------------------
+
+
+def inner_grad_a(ct, a, b):
+    """The VJP of ``np.inner(a, b)`` w.r.t. `a`: a tensordot over the last axes (a product
+    when either is 0-d)."""
+    if np.ndim(a) == 0 or np.ndim(b) == 0:
+        r = np.asarray(ct) * b
+        return _like(np.asarray(np.sum(r)) if np.ndim(a) == 0 else r, a)
+    return tensordot_grad_a(ct, a, b, ([np.ndim(a) - 1], [np.ndim(b) - 1]))
+
+
+def inner_grad_b(ct, a, b):
+    """The VJP of ``np.inner(a, b)`` w.r.t. `b` (see `inner_grad_a`)."""
+    if np.ndim(a) == 0 or np.ndim(b) == 0:
+        r = np.asarray(ct) * a
+        return _like(np.asarray(np.sum(r)) if np.ndim(b) == 0 else r, b)
+    return tensordot_grad_b(ct, a, b, ([np.ndim(a) - 1], [np.ndim(b) - 1]))
+
+
+# --- svd ------------------------------------------------------------------------------------
+
+
+def _svd_parts(out, a, full_matrices, compute_uv, hermitian):
+    """(U, s, Vh) of the reduced SVD, from the op's output when it has them."""
+    if hermitian:
+        raise SrcadError("the gradient of np.linalg.svd(..., hermitian=True) is not "
+                         "implemented (numpy then reads one triangle through eigh)",
+                         hint="call np.linalg.svd(a) on the full matrix")
+    m, n = np.shape(a)[-2:]
+    if compute_uv and full_matrices and m != n:
+        raise SrcadError(
+            "the gradient of np.linalg.svd with full_matrices=True (numpy's default) is not "
+            "defined for a non-square matrix: the extra singular vectors are not unique",
+            hint="pass full_matrices=False")
+    if compute_uv:
+        return out[0], out[1], out[2]
+    return np.linalg.svd(a, full_matrices=False)
+
+
+def _svd_gaps(s):
+    """F_ij = 1 / (s_j^2 - s_i^2) off the diagonal, 0 on it."""
+    k = s.shape[-1]
+    eye = np.eye(k, dtype=bool)
+    diff = s[..., None, :] ** 2 - s[..., :, None] ** 2
+    with np.errstate(divide="ignore"):
+        return np.where(eye, 0, 1 / np.where(eye, 1, diff))
+
+
+def svd_grad(ct, out, a, full_matrices=True, compute_uv=True, hermitian=False):
+    """The VJP of np.linalg.svd (Townsend 2016, real case): with F from `_svd_gaps`,
+    J = F * (U^T gU - gU^T U), K = F * (V^T gV - gV^T V),
+    dA = U (J S + diag(gS) + S K) V^T + (I - U U^T) gU S^-1 V^T + U S^-1 gV^T (I - V V^T).
+    With compute_uv=False, `ct` is gS alone. Distinct nonzero singular values assumed."""
+    u, s, vh = _svd_parts(out, a, full_matrices, compute_uv, hermitian)
+    if not compute_uv:
+        return _like((u * np.asarray(ct)[..., None, :]) @ vh, a)
+    gu, gs, gvh = ct[0], ct[1], ct[2]
+    v = _T(vh)
+    m, n = np.shape(a)[-2:]
+    inner = np.zeros(np.shape(s) + (np.shape(s)[-1],), dtype=u.dtype)
+    if np.any(gs):
+        inner = inner + np.eye(s.shape[-1], dtype=u.dtype) * np.asarray(gs)[..., :, None]
+    f = None
+    if np.any(gu):
+        f = _svd_gaps(s)
+        utgu = _T(u) @ gu
+        inner = inner + (f * (utgu - _T(utgu))) * s[..., None, :]
+    if np.any(gvh):
+        f = _svd_gaps(s) if f is None else f
+        gv = _T(gvh)
+        vtgv = _T(v) @ gv
+        inner = inner + s[..., :, None] * (f * (vtgv - _T(vtgv)))
+    da = u @ inner @ vh
+    if m > n and np.any(gu):
+        da = da + (gu - u @ (_T(u) @ gu)) @ (vh / s[..., :, None])
+    if n > m and np.any(gvh):
+        gv = _T(gvh)
+        da = da + (u / s[..., None, :]) @ _T(gv - v @ (_T(v) @ gv))
+    return _like(da, a)
+
+
+def svd_jvp(t, out, a, full_matrices=True, compute_uv=True, hermitian=False):
+    """The JVP of np.linalg.svd: P = U^T dA V, dS = diag(P),
+    dU = U (F * (P S + S P^T)) + (I - U U^T) dA V S^-1,
+    dV = V (F * (S P + P^T S)) + (I - V V^T) dA^T U S^-1 (returned as dVh = dV^T)."""
+    u, s, vh = _svd_parts(out, a, full_matrices, compute_uv, hermitian)
+    v = _T(vh)
+    p = _T(u) @ t @ v
+    ds = np.diagonal(p, axis1=-2, axis2=-1).copy()
+    if not compute_uv:
+        return ds
+    f = _svd_gaps(s)
+    ps = p * s[..., None, :]
+    du = u @ (f * (ps + _T(ps)))
+    sp = s[..., :, None] * p
+    dv = v @ (f * (sp + _T(sp)))
+    m, n = np.shape(a)[-2:]
+    if m > n:
+        tv = t @ v
+        du = du + (tv - u @ (_T(u) @ tv)) / s[..., None, :]
+    if n > m:
+        ttu = _T(t) @ u
+        dv = dv + (ttu - v @ (_T(v) @ ttu)) / s[..., None, :]
+    return du, ds, _T(dv)

@@ -154,6 +154,9 @@ class Tensor:
     def take(self, *a, **k):
         return self.tape.apply(np.take, (self, *a), k)
 
+    def flatten(self):
+        return self.tape.apply(runtime.flatten, (self,), {})
+
     def reshape(self, *shape, **k):
         shape = shape[0] if len(shape) == 1 else shape
         return self.tape.apply(np.reshape, (self, shape), k)
@@ -253,6 +256,7 @@ for _name, _fn in [("lt", np.less), ("le", np.less_equal), ("gt", np.greater),
                    ("ge", np.greater_equal), ("eq", np.equal), ("ne", np.not_equal),
                    ("floordiv", operator.floordiv), ("mod", operator.mod)]:
     setattr(Tensor, f"__{_name}__", _binary(_fn))
+Tensor.__rmod__ = _binary(operator.mod, reflected=True)  # (2.5 % x: a float remainder)
 Tensor.__neg__ = lambda self: self.tape.apply(np.negative, (self,), {}, operator.neg)
 Tensor.__pos__ = lambda self: self
 Tensor.__abs__ = lambda self: self.tape.apply(np.absolute, (self,), {})

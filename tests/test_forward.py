@@ -252,6 +252,10 @@ NO_TORCH_TWIN = {
     "triu": "torch's triu needs 2-D input (numpy broadcasts a 1-D m over rows)",
     "take_along_axis": "torch._numpy rejects axis=None",
     "linspace": "torch's linspace takes scalar endpoints only",
+    "mod": "torch has no forward-mode rule for remainder of a Python-number dividend",
+    "partition": "torch._numpy has no partition",
+    "rollaxis": "torch._numpy's rollaxis reshapes where it should transpose",
+    "select": "torch._numpy has no select",
 }
 _ONE_TRIANGLE = ("numpy reads one triangle of this non-symmetric input; torch differentiates "
                  "another function of it")
@@ -267,6 +271,8 @@ FD_ORACLE = {  # cases (by their expression) where torch runs but differentiates
     "np.linalg.eigh(a, UPLO='U')[0]": _ONE_TRIANGLE,
     "np.linalg.eigh(a, 'U')[1] ** 2": _ONE_TRIANGLE,
     "np.linalg.eigh(a)[0] * np.linalg.eigh(a)[1][0] ** 2": _ONE_TRIANGLE,
+    "np.linalg.svd(a, full_matrices=False)[0]": "torch's SVD picks other signs for the "
+    "singular vectors",
 }
 
 

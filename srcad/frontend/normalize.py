@@ -111,6 +111,7 @@ METHODS = {
     "diagonal": _simple_method(np.diagonal),
     "repeat": _simple_method(np.repeat),
     "take": _simple_method(np.take),
+    "flatten": _simple_method(runtime.flatten),
     "argmax": _simple_method(np.argmax),
     "argmin": _simple_method(np.argmin),
     "reshape": _varargs_method(np.reshape, "shape"),

@@ -11,6 +11,17 @@ srcad/runtime_arrays.py where numpy has no one-call inverse (``undiagonal``, ``u
 import numpy as np
 
 from ..runtime import (
+    flatten,
+    hsplit_axis,
+    permute_like,
+    rolled_to,
+    select_default_grad,
+    select_default_jvp,
+    unappend,
+    undiff,
+    unjoin,
+    unpermute,
+    unselect,
     diag_grad,
     opposite,
     pad_value_grad,
@@ -200,3 +211,96 @@ defjvp(np.linspace,
            np.linspace(g, 0 * stop, num, endpoint=endpoint),
        lambda g, out, start, stop, num=50, endpoint=True:
            np.linspace(0 * start, g, num, endpoint=endpoint))
+
+# --- more of autograd's surface: diff, partition, rollaxis, rot90, splits and stacks, select,
+# append, flatten -----------------------------------------------------------------------------
+defvjp(np.diff, lambda g, out, a, n=1, axis=-1: undiff(g, a, n, axis),
+       name="diff", linear=("a",), family=_F,
+       derivation="differences: the transpose of one is minus the difference of g padded "
+       "with zeros at both ends (n times)",
+       test_cases=(("np.diff(a)", [(5,)]), ("np.diff(a, 2)", [(5, 5)]),
+                   ("np.diff(a, axis=0)", [(5, 5)]), ("np.diff(a, n=2, axis=1)", [(2, 5, 5)]),
+                   ("np.diff(a, axis=0)", [(1,)])))
+defvjp(np.partition, lambda g, out, a, kth, axis=-1: unpermute(g, out, a, axis),
+       name="partition", family=_F,
+       derivation="a permutation of a: each g goes to the element whose value it holds "
+       "(matched by rank, whatever order the op left the other elements in)",
+       test_cases=(("np.partition(a, 3)", [(7,)]), ("np.partition(a, (0, 6))", [(7,)]),
+                   ("np.partition(a, 1, axis=0)", [(4, 3)]),
+                   ("np.partition(a, 2, axis=None)", [(2, 3)])))
+defjvp(np.partition, lambda g, out, a, kth, axis=-1: permute_like(g, out, a, axis))
+defvjp(np.rollaxis,
+       lambda g, out, a, axis, start=0: np.moveaxis(g, rolled_to(np.ndim(a), axis, start), axis),
+       name="rollaxis", linear=("a",), family=_F, view=True,
+       derivation="an axis moved: move it back",
+       test_cases=(("np.rollaxis(a, 2)", [_T]), ("np.rollaxis(a, 0, 3)", [_T]),
+                   ("np.rollaxis(a, 1, 0)", [_T]), ("np.rollaxis(a, -1, 1)", [_T])))
+defvjp(np.rot90, lambda g, out, m, k=1, axes=(0, 1): np.rot90(g, -k, axes),
+       name="rot90", linear=("m",), family=_F, view=True,
+       derivation="a rotation: rotate back",
+       test_cases=(("np.rot90(a)", [(3, 4)]), ("np.rot90(a, 2)", [(3, 4)]),
+                   ("np.rot90(a, -1, axes=(1, 2))", [_T])))
+for _fn, _name, _axis in ((np.vsplit, "vsplit", "0"), (np.dsplit, "dsplit", "2")):
+    defvjp(_fn, (lambda g, out, ary, indices_or_sections: unsplit(g, ary, indices_or_sections, 0))
+           if _name == "vsplit" else
+           (lambda g, out, ary, indices_or_sections: unsplit(g, ary, indices_or_sections, 2)),
+           name=_name, linear=("ary",), family=_F,
+           derivation=f"np.split along axis {_axis}: the pieces' cotangents concatenated back",
+           test_cases=((f"np.{_name}(a, 2)[1]", [(4, 4, 4)]),
+                       (f"np.{_name}(a, [1, 2])[2]", [(4, 4, 4)] if _name == "dsplit"
+                        else [(4, 8)])))
+defvjp(np.hsplit,
+       lambda g, out, ary, indices_or_sections:
+           unsplit(g, ary, indices_or_sections, hsplit_axis(np.ndim(ary))),
+       name="hsplit", linear=("ary",), family=_F,
+       derivation="np.split along axis 1 (axis 0 for 1-D): the pieces' cotangents concatenated",
+       test_cases=(("np.hsplit(a, 4)[1]", [(4, 8)]), ("np.hsplit(a, [1, 2])[0]", [(4, 4, 4)]),
+                   ("np.hsplit(a, 2)[1]", [(6,)])))
+_STACKS = {
+    "vstack": (("np.vstack([a, b])", [(3,), (3,)]), ("np.vstack((a, b))", [(2, 3), (1, 3)]),
+               ("np.vstack([a, 2.0 * a])", [(2, 3, 4)])),
+    "hstack": (("np.hstack([a, b])", [(2,), (3,)]), ("np.hstack((a, b))", [(3, 2), (3, 4)]),
+               ("np.hstack([a, b])", [(2, 1, 4), (2, 5, 4)])),
+    "dstack": (("np.dstack([a, b])", [(3,), (3,)]), ("np.dstack((a, b))", [(2, 3), (2, 3)])),
+    "column_stack": (("np.column_stack([a, b])", [(3,), (3,)]),
+                     ("np.column_stack((a, b))", [(3, 2), (3,)])),
+}
+_JOIN = ("the items (as at least 1-, 2- or 3-D) concatenated: g split back at their "
+         "boundaries and reshaped to each item")
+defvjp(np.vstack, lambda g, out, tup: unjoin(g, tup, "vstack"), name="vstack", linear=("tup",),
+       family=_F, derivation=_JOIN, test_cases=_STACKS["vstack"],
+       aliases=(np.row_stack,) if hasattr(np, "row_stack") else ())
+defvjp(np.hstack, lambda g, out, tup: unjoin(g, tup, "hstack"), name="hstack", linear=("tup",),
+       family=_F, derivation=_JOIN, test_cases=_STACKS["hstack"])
+defvjp(np.dstack, lambda g, out, tup: unjoin(g, tup, "dstack"), name="dstack", linear=("tup",),
+       family=_F, derivation=_JOIN, test_cases=_STACKS["dstack"])
+defvjp(np.column_stack, lambda g, out, tup: unjoin(g, tup, "column_stack"),
+       name="column_stack", linear=("tup",), family=_F, derivation=_JOIN,
+       test_cases=_STACKS["column_stack"])
+defvjp(np.select, None,
+       lambda g, out, condlist, choicelist, default=0: unselect(g, condlist, choicelist),
+       lambda g, out, condlist, choicelist, default=0:
+           select_default_grad(g, condlist, default),
+       name="select", family=_F,
+       derivation="g flows to the choice whose condition is the first to hold, else to default",
+       test_cases=(("np.select([a > 0.5, a < -0.5], [a * b, b])", [(3, 4), (3, 4)]),
+                   ("np.select([a > 0], [b], default=c)", [(3, 4), (4,), ()]),
+                   ("np.select((a > 1.0, a > 0.0), (a, 2.0 * a), 0.5)", [(5,)])))
+defjvp(np.select, None,  # (jointly linear in the choices and the default: one term each)
+       lambda g, out, condlist, choicelist, default=0: np.select(condlist, g),
+       lambda g, out, condlist, choicelist, default=0: select_default_jvp(g, condlist, out))
+defvjp(np.append,
+       lambda g, out, arr, values, axis=None: unappend(g, arr, values, axis, 0),
+       lambda g, out, arr, values, axis=None: unappend(g, arr, values, axis, 1),
+       name="append", family=_F,
+       derivation="a concatenation (of the flattened inputs for axis=None): each gets its "
+       "slice of g back",
+       test_cases=(("np.append(a, b)", [(3,), ()]), ("np.append(a, b)", [(2, 2), (3,)]),
+                   ("np.append(a, b, axis=0)", [(2, 3), (1, 3)]),
+                   ("np.append(a, b, axis=1)", [(2, 3), (2, 2)])))
+defjvp(np.append,  # (jointly linear: each argument's tangent beside zeros for the other)
+       lambda g, out, arr, values, axis=None: np.append(g, np.zeros_like(values), axis),
+       lambda g, out, arr, values, axis=None: np.append(np.zeros_like(arr), g, axis))
+defvjp(flatten, lambda g, out, a: np.reshape(g, np.shape(a)),
+       name="flatten", spelling="a.flatten()", linear=("a",), family=_F,
+       derivation="a flattened copy: reshape back", test_cases=(("a.flatten()", [_T]),))

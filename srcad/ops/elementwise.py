@@ -13,11 +13,12 @@ silently promote a float32 gradient to float64.
 """
 
 import math
+import operator
 
 import numpy as np
 
 from ..runtime import clip_grad, clip_grad_max, clip_grad_min
-from .table import defvjp
+from .table import defjvp, defvjp
 
 ANY = (-2.0, 2.0)
 POS = (0.5, 2.0)  # a domain away from singularities
@@ -233,3 +234,50 @@ defvjp(np.rad2deg, lambda g, out, x: g * (180 / math.pi),
        name="rad2deg", elementwise=True, family="unary", aliases=(np.degrees,),
        c=f"x * (180.0 / {_PI})", linear=("x",),
        derivation="a scaling by 180 / pi", test_cases=(("np.degrees(a)", [(3, 4)]),))
+
+# --- remainder (`x % y` on floats), inverse hyperbolics, identities of real inputs ---------
+_REM = ("y == 0 ? fmod(x, y) : (fmod(x, y) != 0 ? ((y < 0) != (fmod(x, y) < 0) ? fmod(x, y) + y "
+        ": fmod(x, y)) : copysign(0.0, y))")  # numpy's (and Python's) floored remainder
+for _fn, _name, _spelling in ((operator.mod, "mod", "x % y"),
+                              (np.remainder, "remainder", "np.remainder(x, y)")):
+    defvjp(_fn, lambda g, out, x, y: g, lambda g, out, x, y: -g * np.floor(x / y),
+           name=_name, spelling=_spelling, elementwise=True, broadcasting=True, c=_REM,
+           family="arithmetic", domain=(ANY, POS),
+           derivation="x mod y = x - floor(x / y) y: dx - floor(x / y) dy (piecewise; jumps "
+           "where x / y is an integer)",
+           test_cases=(("a * (a.shape[1] % 3)", [(3, 4)]), ("a % 0.7", [(3, 4)]),
+                       ("2.5 % a", [(3,)], POS)) if _name == "mod" else
+           (("np.mod(a, 0.7)", [(3, 4)]),))
+defvjp(np.arcsinh, lambda g, out, x: g / np.sqrt(x * x + 1),
+       name="arcsinh", elementwise=True, c="asinh(x)", family="trigonometric",
+       derivation="d asinh x = dx / sqrt(x^2 + 1)")
+defvjp(np.arccosh, lambda g, out, x: g / np.sqrt(x * x - 1),
+       name="arccosh", elementwise=True, c="acosh(x)", family="trigonometric", domain=(1.1, 3.0),
+       derivation="d acosh x = dx / sqrt(x^2 - 1)")
+defvjp(np.arctanh, lambda g, out, x: g / (1 - x * x),
+       name="arctanh", elementwise=True, c="atanh(x)", family="trigonometric", domain=UNIT,
+       derivation="d atanh x = dx / (1 - x^2)")
+defvjp(np.fabs, lambda g, out, x: g * np.sign(x),
+       name="fabs", elementwise=True, c="fabs(x)", family="selection",
+       derivation="d|x| = sign(x) dx (0 at 0, as abs)")
+defvjp(np.conjugate, lambda g, out, x: g, name="conj", elementwise=True, c="x",
+       family="unary", linear=("x",), aliases=(np.conj,),
+       derivation="srcad differentiates real values: the identity",
+       test_cases=(("np.conj(a)", [(3,)]),))
+defvjp(np.real, lambda g, out, val: g, name="real", linear=("val",), family="unary", view=True,
+       derivation="srcad differentiates real values: the identity",
+       test_cases=(("np.real(a)", [(3, 4)]),))
+defvjp(np.real_if_close, lambda g, out, a, tol=100: g, name="real_if_close", linear=("a",),
+       family="unary", view=True, derivation="srcad differentiates real values: the identity",
+       test_cases=(("np.real_if_close(a)", [(3,)]),))
+defvjp(np.nan_to_num,
+       lambda g, out, x, copy=True, nan=0.0, posinf=None, neginf=None:
+           np.where(np.isfinite(x), g, 0),
+       name="nan_to_num", family="selection",
+       derivation="g passes where x is finite; replaced NaNs and infinities are constants",
+       test_cases=(("np.nan_to_num(a + np.where(a > 1.2, np.inf, 0.0), posinf=5.0)", [(3, 4)]),
+                   ("np.nan_to_num(np.where(a < -1.2, np.nan, a), nan=2.0)", [(3, 4)]),
+                   ("np.nan_to_num(a, posinf=1.0)", [(3,)])))
+defjvp(np.nan_to_num,
+       lambda g, out, x, copy=True, nan=0.0, posinf=None, neginf=None:
+           np.where(np.isfinite(x), g, 0))

@@ -14,11 +14,20 @@ second derivative srcad does not implement is an error, never zeros. The bilinea
 
 import numpy as np
 
-from .. import runtime as rt
 from .. import runtime_arrays as ra
 from .. import runtime_linalg as rl
 from ..runtime import (
     as_columns,
+    join_pieces,
+    permute_like,
+    place_appended,
+    select_default_grad,
+    select_default_jvp,
+    unappend,
+    unconcatenate,
+    unjoin,
+    unpermute,
+    unstack,
     cholesky_grad,
     cholesky_jvp,
     cumprod_grad,
@@ -32,11 +41,15 @@ from ..runtime import (
     einsum_jvp_first,
     einsum_jvp_tangent,
     from_columns,
+    inner_grad_a,
+    inner_grad_b,
     kron_grad_a,
     kron_grad_b,
     norm_grad,
     norm_jvp,
     sort_like,
+    svd_grad,
+    svd_jvp,
     tensordot_grad_a,
     tensordot_grad_b,
     unsort,
@@ -115,6 +128,15 @@ defvjp(rl.kron_grad_b, lambda g, out, ct, a, b: np.kron(a, g),
        lambda g, out, ct, a, b: kron_grad_a(ct, a, g), None,
        name="kron_grad_b", linear=("ct", "a"), family=_FAM,
        derivation="bilinear in (ct, a); transposes: kron and kron_grad_a")
+
+defvjp(rl.inner_grad_a, lambda g, out, ct, a, b: np.inner(g, b), None,
+       lambda g, out, ct, a, b: inner_grad_b(ct, g, b),
+       name="inner_grad_a", linear=("ct", "b"), family=_FAM,
+       derivation="bilinear in (ct, b); transposes: inner and inner_grad_b")
+defvjp(rl.inner_grad_b, lambda g, out, ct, a, b: np.inner(a, g),
+       lambda g, out, ct, a, b: inner_grad_a(ct, a, g), None,
+       name="inner_grad_b", linear=("ct", "a"), family=_FAM,
+       derivation="bilinear in (ct, a); transposes: inner and inner_grad_a")
 
 # --- helpers whose value depends on a primal: linear in ct, no second derivative --------------
 defvjp(ra.cumprod_grad, lambda g, out, ct, a, axis=None: cumprod_jvp(g, a, axis),
@@ -266,12 +288,78 @@ defvjp(rl.eigh_jvp, lambda g, out, t, w, v, UPLO="L": eigh_grad(g, w, v, UPLO),
 defjvp(rl.eigh_jvp, None, lambda g, out, t, w, v, UPLO="L": unsupported_derivative(_EIGH2),
        lambda g, out, t, w, v, UPLO="L": unsupported_derivative(_EIGH2))
 
-defvjp(ra.concatenate_pieces, lambda g, out, ct, xs, axis=0: rt.unconcatenate(g, xs, axis),
+defvjp(ra.concatenate_pieces, lambda g, out, ct, xs, axis=0: unconcatenate(g, xs, axis),
        None, None, name="concatenate_pieces", linear=("ct",), family=_FAM,
        derivation="a concatenation; its transpose splits")
-defvjp(ra.stack_pieces, lambda g, out, ct, xs, axis=0: rt.unstack(g, xs, axis), None, None,
+defvjp(ra.stack_pieces, lambda g, out, ct, xs, axis=0: unstack(g, xs, axis), None, None,
        name="stack_pieces", linear=("ct",), family=_FAM,
        derivation="a stack; its transpose takes the slices")
+defvjp(ra.undiff, lambda g, out, ct, a, n=1, axis=-1: np.diff(g, n, axis), None, None, None,
+       name="undiff", linear=("ct",), family=_FAM,
+       derivation="diff's transpose; its transpose is diff")
+defvjp(ra.unpermute, lambda g, out, ct, y, a, axis=-1: permute_like(g, y, a, axis),
+       None, None, None, name="unpermute", linear=("ct",), family=_FAM,
+       derivation="an inverse permutation; its transpose is the permutation")
+defvjp(ra.permute_like, lambda g, out, t, y, a, axis=-1: unpermute(g, y, a, axis),
+       None, None, None, name="permute_like", linear=("t",), family=_FAM,
+       derivation="a permutation; its transpose is the inverse permutation")
+defvjp(ra.unjoin, lambda g, out, ct, tup, how: join_pieces(g, tup, how), None, None,
+       name="unjoin", linear=("ct",), family=_FAM,
+       derivation="a split; its transpose joins")
+defvjp(ra.join_pieces, lambda g, out, ct, tup, how: unjoin(g, tup, how), None, None,
+       name="join_pieces", linear=("ct",), family=_FAM,
+       derivation="a join; its transpose splits")
+defvjp(ra.unselect, lambda g, out, ct, condlist, choicelist: np.select(condlist, g), None, None,
+       name="unselect", linear=("ct",), family=_FAM,
+       derivation="masks; the transpose selects")
+defvjp(ra.select_default_grad,
+       lambda g, out, ct, condlist, default: select_default_jvp(g, condlist, ct), None, None,
+       name="select_default_grad", linear=("ct",), family=_FAM,
+       derivation="a mask and a sum; its transpose masks and broadcasts")
+defvjp(ra.select_default_jvp,
+       lambda g, out, t, condlist, y: select_default_grad(g, condlist, t), None, None,
+       name="select_default_jvp", linear=("t",), family=_FAM,
+       derivation="a mask and a broadcast; its transpose masks and sums")
+defvjp(ra.unappend,
+       lambda g, out, ct, arr, values, axis=None, part=0:
+           place_appended(g, arr, values, axis, part),
+       None, None, None, None, name="unappend", linear=("ct",), family=_FAM,
+       derivation="a slice; its transpose places it among zeros")
+defvjp(ra.place_appended,
+       lambda g, out, u, arr, values, axis=None, part=0: unappend(g, arr, values, axis, part),
+       None, None, None, None, name="place_appended", linear=("u",), family=_FAM,
+       derivation="a placement among zeros; its transpose slices")
+defnondiff(ra.rolled_to, name="rolled_to", params=_P("ndim", "axis", start=0), family=_FAM)
+defnondiff(ra.hsplit_axis, name="hsplit_axis", params=_P("ndim"), family=_FAM)
 defnondiff(ra.opposite, name="opposite", params=_P("shift"), family=_FAM)
 defnondiff(ra.unsupported_derivative, name="unsupported_derivative", params=_P("what"),
            family=_FAM)
+_SVD2 = "the second derivative of np.linalg.svd"
+defvjp(rl.svd_grad,
+       lambda g, out, ct, y, a, full_matrices=True, compute_uv=True, hermitian=False:
+           svd_jvp(g, y, a, full_matrices, compute_uv, hermitian),
+       lambda g, out, ct, y, a, full_matrices=True, compute_uv=True, hermitian=False:
+           unsupported_derivative(_SVD2),
+       lambda g, out, ct, y, a, full_matrices=True, compute_uv=True, hermitian=False:
+           unsupported_derivative(_SVD2),
+       name="svd_grad", linear=("ct",), family=_FAM,
+       derivation="svd's VJP, linear in the cotangents; its transpose is svd's JVP")
+defjvp(rl.svd_grad, None,
+       lambda g, out, ct, y, a, full_matrices=True, compute_uv=True, hermitian=False:
+           unsupported_derivative(_SVD2),
+       lambda g, out, ct, y, a, full_matrices=True, compute_uv=True, hermitian=False:
+           unsupported_derivative(_SVD2))
+defvjp(rl.svd_jvp,
+       lambda g, out, t, y, a, full_matrices=True, compute_uv=True, hermitian=False:
+           svd_grad(g, y, a, full_matrices, compute_uv, hermitian),
+       lambda g, out, t, y, a, full_matrices=True, compute_uv=True, hermitian=False:
+           unsupported_derivative(_SVD2),
+       lambda g, out, t, y, a, full_matrices=True, compute_uv=True, hermitian=False:
+           unsupported_derivative(_SVD2),
+       name="svd_jvp", linear=("t",), family=_FAM,
+       derivation="svd's JVP, linear in t; its transpose is svd's VJP")
+defjvp(rl.svd_jvp, None,
+       lambda g, out, t, y, a, full_matrices=True, compute_uv=True, hermitian=False:
+           unsupported_derivative(_SVD2),
+       lambda g, out, t, y, a, full_matrices=True, compute_uv=True, hermitian=False:
+           unsupported_derivative(_SVD2))

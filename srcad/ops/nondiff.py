@@ -82,6 +82,21 @@ defnondiff(np.ceil, name="ceil", params=_X, family="index",
            test_cases=(("a * np.ceil(a)", [(3, 4)]),))
 defnondiff(np.round, name="round", params=(Param("a"), Param("decimals", 0)), family="index",
            test_cases=(("a * np.round(a)", [(3, 4)]), ("a * np.round(a, 1)", [(3,)])))
+defnondiff(np.argpartition, name="argpartition",
+           params=(Param("a"), Param("kth"), Param("axis", -1)), family="index",
+           test_cases=(("a[np.argpartition(a, 2)]", [(5,)]),))
+defnondiff(np.angle, name="angle", params=(Param("z"), Param("deg", False)), family="index",
+           test_cases=(("a * np.angle(a)", [(3, 4)]),))
+defnondiff(np.imag, name="imag", params=(Param("val"),), family="index",
+           test_cases=(("a + np.imag(a)", [(3, 4)]),))
+defnondiff(np.all, name="all", params=(Param("a"), Param("axis", None), Param("keepdims", False)),
+           family="compare", test_cases=(("a * np.all(a > -1.0)", [(3, 4)]),
+                                         ("a * np.all(a > 0, axis=0)", [(3, 4)])))
+defnondiff(np.any, name="any", params=(Param("a"), Param("axis", None), Param("keepdims", False)),
+           family="compare", test_cases=(("a * np.any(a > 1.0, axis=1, keepdims=True)", [(3, 4)]),))
+for _t in (np.int32, np.int64):
+    defnondiff(_t, name=_t.__name__, params=(Param("x"),), spelling=f"np.{_t.__name__}(x)",
+               family="index", test_cases=((f"a[np.{_t.__name__}(a[:, 0] > 0)]", [(3, 4)]),))
 defnondiff(np.isnan, name="isnan", params=_X, family="index",
            test_cases=(("np.where(np.isnan(a), 0.0, a)", [(3, 4)]),))
 defnondiff(np.isfinite, name="isfinite", params=_X, family="index",
@@ -118,8 +133,7 @@ defnondiff(np.bitwise_or, name="bitwise_or", spelling="x | y", params=_XY, famil
 # --- integer arithmetic -----------------------------------------------------------------------
 defnondiff(operator.floordiv, name="floordiv", spelling="x // y", params=_XY, family="integer",
            test_cases=(("a * (a.shape[0] // 2)", [(3, 4)]),))
-defnondiff(operator.mod, name="mod", spelling="x % y", params=_XY, family="integer",
-           test_cases=(("a * (a.shape[1] % 3)", [(3, 4)]),))
+# (`x % y` is a row of srcad/ops/elementwise.py: on floats it has a gradient)
 
 defnondiff(np.result_type, name="result_type", params=(Param("x"),), family="runtime",
            spelling="x.dtype")

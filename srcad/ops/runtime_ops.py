@@ -11,15 +11,20 @@ import numpy as np
 
 from .. import runtime as rt
 from ..runtime import (
-    concatenate_pieces,
-    stack_pieces,
-    unsupported_derivative,
     clip_grad,
     clip_grad_max,
     clip_grad_min,
+    concatenate_pieces,
+    dot_grad_a,
+    dot_grad_b,
     extremum_jvp,
+    matmul_grad_a,
+    matmul_grad_b,
+    prod_grad,
     select_grad,
+    stack_pieces,
     unbroadcast,
+    unsupported_derivative,
 )
 from .table import Param, defjvp, defnondiff, defvjp
 
@@ -65,24 +70,24 @@ defvjp(rt.unindex, lambda g, out, ct, x, index: g[index], None, None,
 # (their VJPs are their transposes, so generated code calling them can be differentiated in
 # reverse mode again: without them, a second derivative through a batched matmul was zero)
 defvjp(rt.matmul_grad_a, lambda g, out, ct, a, b: np.matmul(g, b), None,
-       lambda g, out, ct, a, b: rt.matmul_grad_b(ct, g, b),
+       lambda g, out, ct, a, b: matmul_grad_b(ct, g, b),
        name="matmul_grad_a", linear=("ct", "b"), family=_FAM,
        derivation="bilinear in (ct, b); transposes: matmul and matmul_grad_b")
 defvjp(rt.matmul_grad_b, lambda g, out, ct, a, b: np.matmul(a, g),
-       lambda g, out, ct, a, b: rt.matmul_grad_a(ct, a, g), None,
+       lambda g, out, ct, a, b: matmul_grad_a(ct, a, g), None,
        name="matmul_grad_b", linear=("ct", "a"), family=_FAM,
        derivation="bilinear in (ct, a); transposes: matmul and matmul_grad_a")
 defvjp(rt.dot_grad_a, lambda g, out, ct, a, b: np.dot(g, b), None,
-       lambda g, out, ct, a, b: rt.dot_grad_b(ct, g, b),
+       lambda g, out, ct, a, b: dot_grad_b(ct, g, b),
        name="dot_grad_a", linear=("ct", "b"), family=_FAM,
        derivation="bilinear in (ct, b); transposes: dot and dot_grad_b")
 defvjp(rt.dot_grad_b, lambda g, out, ct, a, b: np.dot(a, g),
-       lambda g, out, ct, a, b: rt.dot_grad_a(ct, a, g), None,
+       lambda g, out, ct, a, b: dot_grad_a(ct, a, g), None,
        name="dot_grad_b", linear=("ct", "a"), family=_FAM,
        derivation="bilinear in (ct, a); transposes: dot and dot_grad_a")
 defvjp(rt.prod_grad,
        lambda g, out, ct, a, axis=None, keepdims=False:
-           np.sum(g * rt.prod_grad(np.ones_like(ct), a, axis, keepdims), axis=axis,
+           np.sum(g * prod_grad(np.ones_like(ct), a, axis, keepdims), axis=axis,
                   keepdims=keepdims),
        lambda g, out, ct, a, axis=None, keepdims=False:
            unsupported_derivative("the second derivative of np.prod"),
