@@ -16,9 +16,9 @@ from .checkpoint import LoopCheckpoints
 from .runtime_arrays import (  # noqa: F401  (the array ops' helpers)
     concatenate_pieces, cumprod_grad, cumprod_jvp, diag_grad, flatten, hsplit_axis, join_pieces,
     opposite, pad_value_grad, permute_like, place_appended, rolled_to, select_default_grad,
-    select_default_jvp, sort_like, stack_pieces, unappend, undiagonal, undiff, unjoin, unpad,
-    unpermute, unrepeat, unselect, unsort, unsplit, unsupported_derivative, untake,
-    untake_along_axis, untile)
+    select_default_jvp, select_pieces, sort_like, stack_pieces, unappend, undiagonal, undiff,
+    unjoin, unpad, unpermute, unrepeat, unselect, unsort, unsplit, unsupported_derivative,
+    untake, untake_along_axis, untile)
 from .runtime_linalg import (  # noqa: F401  (the matrix ops' helpers)
     as_columns, cholesky_grad, cholesky_jvp, eigh_grad, eigh_jvp, einsum_grad,
     einsum_grad_first, einsum_grad_tangent, einsum_jvp, einsum_jvp_first, einsum_jvp_tangent,
@@ -34,6 +34,7 @@ __all__ = [
     "alias_again",
     "setitem_grad_x",
     "GradTree",
+    "pieces_tree",
     "zeros_grad",
     "as_grad",
     "astype",
@@ -70,6 +71,7 @@ __all__ = [
     "rolled_to",
     "select_default_grad",
     "select_default_jvp",
+    "select_pieces",
     "sort_like",
     "stack_pieces",
     "unappend",
@@ -246,15 +248,27 @@ def unconcatenate(g, xs, axis=0):
     if axis is None:
         sizes = [np.size(x) for x in xs]
         pieces = np.split(np.ravel(g), np.cumsum(sizes)[:-1])
-        return tuple(np.reshape(p, np.shape(x)) for p, x in zip(pieces, xs))
+        return pieces_tree([np.reshape(p, np.shape(x)) for p, x in zip(pieces, xs)], xs)
     sizes = [np.shape(x)[axis] for x in xs]
     bounds = np.cumsum(sizes)[:-1]
-    return tuple(np.split(g, bounds, axis=axis))
+    return pieces_tree(np.split(g, bounds, axis=axis), xs)
 
 
 def unstack(g, xs, axis=0):
     """Split the cotangent of `np.stack(xs, axis)` into one piece per input."""
-    return tuple(np.take(g, i, axis=axis) for i in range(len(xs)))
+    return pieces_tree([np.take(g, i, axis=axis) for i in range(len(xs))], xs)
+
+
+def pieces_tree(pieces, xs=None):
+    """One cotangent per item of a list or tuple, as a `GradTree`: two of them add item by
+    item (a tuple would concatenate: the cotangents of `parts` reaching it from
+    np.concatenate(parts) and np.stack(parts) must add, not queue), and it unpacks as the
+    items do. When the items were the rows of one array `xs`, the rows' cotangents stacked
+    into an array shaped like it."""
+    if isinstance(xs, np.ndarray):
+        return np.reshape(np.stack([np.reshape(p, np.shape(x)) for p, x in zip(pieces, xs)]),
+                          xs.shape)
+    return GradTree(dict(enumerate(pieces)), len(pieces))
 
 
 def _promote(a, b):

@@ -28,6 +28,7 @@ __all__ = [
     "rolled_to",
     "select_default_grad",
     "select_default_jvp",
+    "select_pieces",
     "unappend",
     "undiff",
     "unjoin",
@@ -59,6 +60,12 @@ def _zeros_for(ct, x):
     if dtype is None or not np.issubdtype(dtype, np.inexact):
         dtype = np.result_type(ct)
     return np.zeros(np.shape(x), dtype=dtype)
+
+
+def _tree(pieces, xs=None):
+    from .runtime import pieces_tree  # (runtime imports this module)
+
+    return pieces_tree(list(pieces), xs)
 
 
 def _like(r, x):
@@ -424,8 +431,8 @@ def unjoin(ct, tup, how):
     axis = lifted[0][1]
     sizes = [np.shape(x)[axis] for x, _ in lifted]
     pieces = np.split(np.asarray(ct), np.cumsum(sizes)[:-1], axis=axis)
-    return tuple(_like(np.reshape(p, np.shape(x)), x) if hasattr(x, "dtype") else
-                 np.reshape(p, np.shape(x)) for p, x in zip(pieces, tup))
+    return _tree((_like(np.reshape(p, np.shape(x)), x) if hasattr(x, "dtype") else
+                  np.reshape(p, np.shape(x)) for p, x in zip(pieces, tup)), tup)
 
 
 def join_pieces(ct, tup, how):
@@ -444,7 +451,13 @@ def unselect(ct, condlist, choicelist):
         taken = np.logical_or(taken, cond)
         g = np.where(mine, ct, np.zeros_like(ct))
         out.append(_unbroadcast_to(g, choice))
-    return tuple(out)
+    return _tree(out, choicelist)
+
+
+def select_pieces(ct, condlist, choicelist):
+    """The transpose of `unselect`: the choices' cotangents selected as np.select selects
+    (zeros for a choice with no cotangent)."""
+    return np.select(condlist, _pieces(ct, choicelist, np.shape))
 
 
 def select_default_grad(ct, condlist, default):

@@ -61,6 +61,12 @@ def _float_dtype(*xs):
     return dtype if np.issubdtype(dtype, np.floating) else np.dtype(np.float64)
 
 
+def _tree(pieces):
+    from .runtime import pieces_tree  # (runtime imports this module)
+
+    return pieces_tree(list(pieces))
+
+
 def _like(r, x):
     """`r` in `x`'s float dtype: a cotangent that reached a float32 value as a Python float
     (the seed 1.0) must not make its gradient float64."""
@@ -229,7 +235,7 @@ def einsum_grad(ct, subscripts, operands, optimize=False):
     for g, k in zip(grads, positions):
         if k is not None:
             out[k] = g
-    return tuple(out)
+    return _tree(out)
 
 
 def einsum_grad_first(ct, subscripts, operands, optimize=False):
@@ -294,7 +300,7 @@ def einsum_grad_tangent(ct, subscripts, operands, tangents, optimize=False):
         for i in range(n):
             if i != j:
                 total[i] = grads[i] if total[i] is None else total[i] + grads[i]
-    return tuple(np.zeros_like(x) if d is None else _like(d, x)
+    return _tree(np.zeros_like(x) if d is None else _like(d, x)
                  for d, x in zip(total, operands))
 
 
@@ -521,7 +527,7 @@ def eigh_jvp(t, w, v, UPLO="L"):
         da = np.triu(t) + _T(np.triu(t, 1))
     v = np.asarray(v)
     m = _T(v) @ da @ v
-    return np.diagonal(m, axis1=-2, axis2=-1).copy(), v @ (_eig_gaps(w) * m)
+    return _tree((np.diagonal(m, axis1=-2, axis2=-1).copy(), v @ (_eig_gaps(w) * m)))
 
 
 # --- inner ----------------------------------------------------------------------------------
@@ -628,4 +634,4 @@ def svd_jvp(t, out, a, full_matrices=True, compute_uv=True, hermitian=False):
     if n > m:
         ttu = _T(t) @ u
         dv = dv + (ttu - v @ (_T(v) @ ttu)) / s[..., None, :]
-    return du, ds, _T(dv)
+    return _tree((du, ds, _T(dv)))

@@ -412,7 +412,9 @@ def numerical_grad(
 
 def _work_leaf(leaf: Any) -> Any:
     if _is_float_leaf(leaf):
-        return np.array(leaf, dtype=np.float64)
+        # C order: the perturbation loop writes through w.reshape(-1), which copies (and
+        # so perturbs nothing) for a transposed or Fortran-ordered argument
+        return np.array(leaf, dtype=np.float64, order="C")
     return leaf.copy() if isinstance(leaf, np.ndarray) else leaf
 
 

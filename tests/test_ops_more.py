@@ -113,6 +113,69 @@ def test_eigenvalue_loss_is_finite_with_repeated_eigenvalues():
 
 
 # ---------------------------------------------------------------------------------------------
+# cotangents of a list's items add item by item (a tuple + a tuple would concatenate)
+# ---------------------------------------------------------------------------------------------
+
+
+def two_uses_of_parts(x):
+    parts = np.split(x, 2)
+    return np.sum(np.concatenate(parts) * 2.0) + np.sum(np.stack(parts) * 3.0)
+
+
+def list_argument_joined(p, x):
+    return np.sum(np.concatenate(p) ** 2 * x) + np.sum(np.stack(p) * 3.0)
+
+
+@pytest.mark.parametrize("mode", ["source", "tape"])
+def test_cotangents_of_a_list_add_item_by_item(mode):
+    """Was 3.0 everywhere in both modes: the cotangent of `parts` from np.concatenate (a
+    tuple) was appended to the one from np.stack instead of added."""
+    x = np.arange(4.0)
+    np.testing.assert_array_equal(srcad.grad(two_uses_of_parts, mode=mode)(x), np.full(4, 5.0))
+    p, w = [np.array([1.0, 2.0]), np.array([3.0, 4.0])], np.arange(4.0)
+    gp = srcad.grad(list_argument_joined, mode=mode)(p, w)
+    np.testing.assert_allclose(gp[0], 2 * p[0] * w[:2] + 3.0)
+    np.testing.assert_allclose(gp[1], 2 * p[1] * w[2:] + 3.0)
+    check_grads(two_uses_of_parts, (x,), mode=mode)
+    check_grads(list_argument_joined, (p, w), wrt=(0, 1), mode=mode)
+
+
+def test_tangents_of_tuple_helpers_add_item_by_item():
+    """A second derivative through einsum adds two tuple-valued terms (the gradient's
+    dependence on its cotangent and on the other operand)."""
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((2, 3)), rng.standard_normal((3, 4))
+    check_jvp(two_uses_of_parts, (np.arange(4.0),))
+    g = srcad.grad(einsum_sin, wrt=(0, 1))
+    va, vb = rng.standard_normal(a.shape), rng.standard_normal(b.shape)
+    _, hv = srcad.jvp(g, (a, b), (va, vb))
+    h = 1e-5
+    fd = [(p - m) / (2 * h) for p, m in zip(g(a + h * va, b + h * vb), g(a - h * va, b - h * vb))]
+    for x, y in zip(hv, fd):
+        np.testing.assert_allclose(x, y, rtol=1e-6, atol=1e-8)
+
+
+def einsum_sin(a, b):
+    return np.sum(np.sin(np.einsum("ij,jk->ik", a, b)))
+
+
+def transposed_product(a, b):
+    return np.sum(np.sin(a @ b))
+
+
+def test_finite_differences_of_a_transposed_argument():
+    """srcad.testing perturbed a copy of a Fortran-ordered argument (w.reshape(-1) copies),
+    so its central differences were zeros."""
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal((3, 4)), rng.standard_normal((5, 4)).T
+    assert not b.flags.c_contiguous
+    fd = srcad.testing.numerical_grad(transposed_product, (a, b), wrt=1)
+    want = a.T @ np.cos(a @ b)
+    np.testing.assert_allclose(fd, want, rtol=1e-6)
+    check_grads(transposed_product, (a, b), wrt=(0, 1))
+
+
+# ---------------------------------------------------------------------------------------------
 # the seed 1.0 reaching a rule: every case whose value is a scalar, returned as it is
 # ---------------------------------------------------------------------------------------------
 
@@ -244,7 +307,8 @@ def test_second_derivative_of_norm_is_refused():
 # exact: selections and scalings; the transcendental rows may differ from numpy's own loops
 # by a few ulp (numpy's SIMD code vs libm), the bound the fuser documents
 C_ROWS = {"fmax": 0, "fmin": 0, "deg2rad": 0, "rad2deg": 0, "hypot": 0, "arctan2": 2,
-          "logaddexp2": 2, "sinc": 4}
+          "logaddexp2": 2, "sinc": 4, "mod": 0, "remainder": 0, "fabs": 0, "conj": 0,
+          "arcsinh": 4, "arccosh": 4, "arctanh": 4}
 
 
 def _special_values(n, rng):

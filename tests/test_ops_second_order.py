@@ -1,7 +1,9 @@
 """Second derivatives through every row of the op table, generated from the table.
 
-For each differentiable row and each of its test cases (tests/test_ops.py writes
-``def f(a, b): return np.sum((<expr>) * P)``):
+For each differentiable row and each of its test cases, ``def f(a, b): return
+np.sum(np.sin(1.3 * <expr>) * P)`` (the sine makes the cotangent reaching the row depend on the
+inputs, so the second derivative goes through the rule's cotangent and through its other
+arguments):
 
 * forward over reverse, ``srcad.jvp(srcad.grad(f), args, v)`` -- the Hessian-vector product;
 * reverse over reverse, ``srcad.vjp(srcad.grad(f, wrt=0), *args)[1](u)`` -- H u;
@@ -15,11 +17,13 @@ own rules. A row whose second derivative srcad does not implement must say so wi
 
 from __future__ import annotations
 
+import importlib.util
+import itertools
 import zlib
 
 import numpy as np
 import pytest
-from test_ops import _domain, _module, cases_of, elementwise_expr
+from test_ops import _domain, cases_of, elementwise_expr
 
 import srcad
 from srcad.testing import random_args, rel_error
@@ -45,13 +49,42 @@ def _cases():
     for op in srcad.ops.all_ops():
         if op.name not in ROWS:
             continue
-        cases = [(c.src, c.shapes, c.domain) for c in cases_of(op)]
+        # (not the cases that round to float32 on the way: finite differences in float64
+        # see their rounding, which is why they carry a tolerance of their own)
+        cases = [(c.src, c.shapes, c.domain) for c in cases_of(op)
+                 if not (c.tol and "float64" in c.tol and "float32" in c.src)]
         if op.elementwise and op.differentiable:
             params, expr = elementwise_expr(op)
             cases.append((expr, [(2, 3), (3,), (2, 1)][:len(params)], None, params))
         for case in cases:
             for mode in ("forward-over-reverse", "reverse-over-reverse"):
                 yield pytest.param(op, case, mode, id=f"{op.name}: {case[0]} @ {case[1]}-{mode}")
+
+
+_MODULE = """\
+import numpy as np
+
+P = None
+OP = None
+
+
+def f({params}):
+    return np.sum(np.sin(1.3 * {expr}) * P)
+
+
+def value({params}):
+    return {expr}
+"""
+_count = itertools.count()
+
+
+def _module(tmp_path, params, expr):
+    path = tmp_path / f"second_order_case_{next(_count)}.py"
+    path.write_text(_MODULE.format(params=", ".join(params), expr=expr))
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def _central(g, args, v, h=1e-5):
@@ -88,4 +121,6 @@ def test_second_derivative(tmp_path, op, case, mode):
     got, want = second()
     for x, y in zip(got, want):
         assert np.shape(x) == np.shape(y)
-        assert rel_error(np.asarray(x, dtype=np.float64), y) < 1e-5, (key, mode)
+        x = np.asarray(x, dtype=np.float64)
+        # (absolutely small where the second derivative is 0: a / a, finite differences 1e-11)
+        assert rel_error(x, y) < 1e-5 or np.max(np.abs(x - y), initial=0) < 1e-8, (key, mode)

@@ -258,19 +258,21 @@ defvjp(np.hsplit,
                    ("np.hsplit(a, 2)[1]", [(6,)])))
 _STACKS = {
     "vstack": (("np.vstack([a, b])", [(3,), (3,)]), ("np.vstack((a, b))", [(2, 3), (1, 3)]),
-               ("np.vstack([a, 2.0 * a])", [(2, 3, 4)])),
+               ("np.vstack([a, 2.0 * a])", [(2, 3, 4)]), ("np.vstack(a)", [(2, 3)])),
     "hstack": (("np.hstack([a, b])", [(2,), (3,)]), ("np.hstack((a, b))", [(3, 2), (3, 4)]),
-               ("np.hstack([a, b])", [(2, 1, 4), (2, 5, 4)])),
+               ("np.hstack([a, b])", [(2, 1, 4), (2, 5, 4)]), ("np.hstack(a)", [(3, 2, 2)])),
     "dstack": (("np.dstack([a, b])", [(3,), (3,)]), ("np.dstack((a, b))", [(2, 3), (2, 3)])),
     "column_stack": (("np.column_stack([a, b])", [(3,), (3,)]),
                      ("np.column_stack((a, b))", [(3, 2), (3,)])),
 }
 _JOIN = ("the items (as at least 1-, 2- or 3-D) concatenated: g split back at their "
          "boundaries and reshaped to each item")
-defvjp(np.vstack, lambda g, out, tup: unjoin(g, tup, "vstack"), name="vstack", linear=("tup",),
+defvjp(np.vstack, lambda g, out, tup, dtype=None, casting="same_kind": unjoin(g, tup, "vstack"),
+       name="vstack", linear=("tup",),
        family=_F, derivation=_JOIN, test_cases=_STACKS["vstack"],
        aliases=(np.row_stack,) if hasattr(np, "row_stack") else ())
-defvjp(np.hstack, lambda g, out, tup: unjoin(g, tup, "hstack"), name="hstack", linear=("tup",),
+defvjp(np.hstack, lambda g, out, tup, dtype=None, casting="same_kind": unjoin(g, tup, "hstack"),
+       name="hstack", linear=("tup",),
        family=_F, derivation=_JOIN, test_cases=_STACKS["hstack"])
 defvjp(np.dstack, lambda g, out, tup: unjoin(g, tup, "dstack"), name="dstack", linear=("tup",),
        family=_F, derivation=_JOIN, test_cases=_STACKS["dstack"])

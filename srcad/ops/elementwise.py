@@ -44,11 +44,12 @@ defvjp(np.true_divide, lambda g, out, x, y: g / y, lambda g, out, x, y: -g * out
        test_cases=(("1.0 / a", [(3, 4)], POS), ("a / 4", [(3,)]), ("a / a", [(3,)], POS)))
 defvjp(np.power,
        lambda g, out, x, y: g * y * x ** (y - 1),
-       lambda g, out, x, y: g * out * np.log(np.where(x == 0, 1, x).astype(out.dtype)),
+       lambda g, out, x, y: g * out * np.log(np.where(x == 0, 1, x).astype(np.result_type(out))),
        name="power", spelling="x ** y", elementwise=True, broadcasting=True, c="pow(x, y)",
        family="arithmetic", domain=(POS, ANY),
        derivation="d(x^y) = y x^(y-1) dx + x^y log(x) dy (log term is 0 where x = 0, as torch; "
-       "computed in out's dtype, so a Python-float base does not promote a float32 gradient)",
+       "computed in out's dtype, so a Python-float base does not promote a float32 gradient; "
+       "np.result_type, as out is a Python float when x and y are)",
        test_cases=(("a ** 2", [(3, 4)], ANY), ("a ** 3.0", [(3,)], ANY), ("2.0 ** a", [(3,)]),
                    ("a ** 0.5", [(3,)], POS), ("np.power(a, b)", [(3, 1), (4,)], (POS, ANY))))
 defvjp(np.negative, lambda g, out, x: -g,

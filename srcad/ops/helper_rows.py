@@ -23,6 +23,7 @@ from ..runtime import (
     place_appended,
     select_default_grad,
     select_default_jvp,
+    select_pieces,
     unappend,
     unconcatenate,
     unjoin,
@@ -52,6 +53,8 @@ from ..runtime import (
     svd_jvp,
     tensordot_grad_a,
     tensordot_grad_b,
+    unbroadcast,
+    unselect,
     unsort,
     unsupported_derivative,
 )
@@ -66,7 +69,7 @@ def _P(*names, **defaults):
 
 # --- shape-only helpers: linear in ct, transposed by a numpy call ----------------------------
 defvjp(ra.undiagonal, lambda g, out, ct, x, offset=0, axis1=0, axis2=1:
-       np.diagonal(g, offset, axis1, axis2), None, None, None, None,
+       unbroadcast(np.diagonal(g, offset, axis1, axis2), ct), None, None, None, None,
        name="undiagonal", linear=("ct",), family=_FAM,
        derivation="writes ct onto a diagonal; its transpose reads the diagonal")
 defvjp(ra.diag_grad, lambda g, out, ct, v, k=0: np.diag(g, k), None, None,
@@ -309,9 +312,12 @@ defvjp(ra.unjoin, lambda g, out, ct, tup, how: join_pieces(g, tup, how), None, N
 defvjp(ra.join_pieces, lambda g, out, ct, tup, how: unjoin(g, tup, how), None, None,
        name="join_pieces", linear=("ct",), family=_FAM,
        derivation="a join; its transpose splits")
-defvjp(ra.unselect, lambda g, out, ct, condlist, choicelist: np.select(condlist, g), None, None,
-       name="unselect", linear=("ct",), family=_FAM,
+defvjp(ra.unselect, lambda g, out, ct, condlist, choicelist: select_pieces(g, condlist, choicelist),
+       None, None, name="unselect", linear=("ct",), family=_FAM,
        derivation="masks; the transpose selects")
+defvjp(ra.select_pieces, lambda g, out, ct, condlist, choicelist: unselect(g, condlist, choicelist),
+       None, None, name="select_pieces", linear=("ct",), family=_FAM,
+       derivation="a selection; the transpose masks")
 defvjp(ra.select_default_grad,
        lambda g, out, ct, condlist, default: select_default_jvp(g, condlist, ct), None, None,
        name="select_default_grad", linear=("ct",), family=_FAM,

@@ -81,14 +81,16 @@ defvjp(np.var,
        "d var = 2 (a - mean) / (n - ddof) da")
 defvjp(np.std,
        lambda g, out, a, axis=None, ddof=0, keepdims=False:
-           unreduce(g / out, a, axis, keepdims)
+           unreduce(g / np.where(out == 0, 1, out), a, axis, keepdims)
            * ((a - np.mean(a, axis=axis, keepdims=True)) / (np.size(a) // np.size(g) - ddof)),
        name="std", family="reduction",
        test_cases=tuple(c for c in _cases("std") if c[1] != [()])
        + (("np.std(a, axis=0, ddof=1)", [(3, 4)]), ("a.std(axis=-1, ddof=1)", [(2, 3, 4)]),
-          ("a.std(0, keepdims=True)", [(3, 4)])),
-       derivation="std = sqrt(var): d std = d var / (2 std) = (a - mean) / ((n - ddof) std) da "
-       "(infinite where std = 0, as torch)")
+          ("a.std(0, keepdims=True)", [(3, 4)]), ("np.std(a)", [()]),
+          ("np.std(a, axis=0)", [(1, 3)])),
+       derivation="std = sqrt(var): d std = d var / (2 std) = (a - mean) / ((n - ddof) std) da; "
+       "where std = 0 (a - mean = 0 there) the subgradient 0, which central differences see "
+       "(torch gives NaN)")
 defvjp(np.cumsum, lambda g, out, a, axis=None: cumsum_grad(g, a, axis),
        name="cumsum", linear=('a',), family="reduction",
        test_cases=(("np.cumsum(a)", [(3, 4)]), ("np.cumsum(a, axis=0)", [(3, 4)]),
@@ -143,7 +145,7 @@ defjvp(np.var,
 defjvp(np.std,
        lambda g, out, a, axis=None, ddof=0, keepdims=False:
            np.sum((a - np.mean(a, axis=axis, keepdims=True)) * g, axis=axis, keepdims=keepdims)
-           / ((np.size(a) // np.size(out) - ddof) * out))
+           / ((np.size(a) // np.size(out) - ddof) * np.where(out == 0, 1, out)))
 defjvp(np.cumprod, lambda g, out, a, axis=None: cumprod_jvp(g, a, axis))
 defjvp(np.nansum,
        lambda g, out, a, axis=None, keepdims=False:
