@@ -20,10 +20,11 @@ from .runtime_arrays import (  # noqa: F401  (the array ops' helpers)
     unjoin, unpad, unpermute, unrepeat, unselect, unsort, unsplit, unsupported_derivative,
     untake, untake_along_axis, untile)
 from .runtime_linalg import (  # noqa: F401  (the matrix ops' helpers)
-    as_columns, cholesky_grad, cholesky_jvp, eigh_grad, eigh_jvp, einsum_grad,
-    einsum_grad_first, einsum_grad_tangent, einsum_jvp, einsum_jvp_first, einsum_jvp_tangent,
-    from_columns, inner_grad_a, inner_grad_b, kron_grad_a, kron_grad_b, norm_grad, norm_jvp,
-    svd_grad, svd_jvp, tensordot_grad_a, tensordot_grad_b)
+    as_columns, einsum_grad, einsum_grad_first, einsum_grad_tangent, einsum_jvp,
+    einsum_jvp_first, einsum_jvp_tangent, from_columns, inner_grad_a, inner_grad_b, kron_grad_a,
+    kron_grad_b, tensordot_grad_a, tensordot_grad_b)
+from .runtime_decompositions import (  # noqa: F401  (the decomposition ops' helpers)
+    cholesky_grad, cholesky_jvp, eigh_grad, eigh_jvp, norm_grad, norm_jvp, svd_grad, svd_jvp)
 
 __all__ = [
     "Stack",
@@ -90,10 +91,6 @@ __all__ = [
     "untile",
     # srcad/runtime_linalg.py
     "as_columns",
-    "cholesky_grad",
-    "cholesky_jvp",
-    "eigh_grad",
-    "eigh_jvp",
     "einsum_grad",
     "einsum_grad_first",
     "einsum_grad_tangent",
@@ -105,12 +102,17 @@ __all__ = [
     "inner_grad_b",
     "kron_grad_a",
     "kron_grad_b",
+    "tensordot_grad_a",
+    "tensordot_grad_b",
+    # srcad/runtime_decompositions.py
+    "cholesky_grad",
+    "cholesky_jvp",
+    "eigh_grad",
+    "eigh_jvp",
     "norm_grad",
     "norm_jvp",
     "svd_grad",
     "svd_jvp",
-    "tensordot_grad_a",
-    "tensordot_grad_b",
 ]
 
 

@@ -1,6 +1,7 @@
 """The helpers of the array and matrix families (srcad/runtime_arrays.py,
-srcad/runtime_linalg.py) as rows, so that generated code calling them can be differentiated
-again (``srcad.grad(srcad.grad(f))``, ``srcad.jvp(srcad.grad(f), ...)``).
+srcad/runtime_linalg.py, srcad/runtime_decompositions.py) as rows, so that generated code
+calling them can be differentiated again (``srcad.grad(srcad.grad(f))``,
+``srcad.jvp(srcad.grad(f), ...)``).
 
 Each helper is linear in its first argument (a cotangent or a tangent): forward mode applies
 it to that argument's tangent (``linear``), and its VJP is its transpose -- a numpy call or
@@ -15,6 +16,7 @@ second derivative srcad does not implement is an error, never zeros. The bilinea
 import numpy as np
 
 from .. import runtime_arrays as ra
+from .. import runtime_decompositions as rd
 from .. import runtime_linalg as rl
 from ..runtime import (
     as_columns,
@@ -236,7 +238,7 @@ defjvp(rl.einsum_jvp_tangent, None, None,
        lambda g, out, tangents, subscripts, operands, more, optimize=False:
            unsupported_derivative(_EIN3))
 _NORM2 = "the second derivative of np.linalg.norm"
-defvjp(rl.norm_grad,
+defvjp(rd.norm_grad,
        lambda g, out, ct, y, x, ord=None, axis=None, keepdims=False:
            norm_jvp(g, y, x, ord, axis, keepdims),
        lambda g, out, ct, y, x, ord=None, axis=None, keepdims=False:
@@ -245,12 +247,12 @@ defvjp(rl.norm_grad,
            unsupported_derivative(_NORM2),
        name="norm_grad", linear=("ct",), family=_FAM,
        derivation="norm's VJP, linear in ct; its transpose is norm's JVP")
-defjvp(rl.norm_grad, None,
+defjvp(rd.norm_grad, None,
        lambda g, out, ct, y, x, ord=None, axis=None, keepdims=False:
            unsupported_derivative(_NORM2),
        lambda g, out, ct, y, x, ord=None, axis=None, keepdims=False:
            unsupported_derivative(_NORM2))
-defvjp(rl.norm_jvp,
+defvjp(rd.norm_jvp,
        lambda g, out, t, y, x, ord=None, axis=None, keepdims=False:
            norm_grad(g, y, x, ord, axis, keepdims),
        lambda g, out, t, y, x, ord=None, axis=None, keepdims=False:
@@ -259,36 +261,36 @@ defvjp(rl.norm_jvp,
            unsupported_derivative(_NORM2),
        name="norm_jvp", linear=("t",), family=_FAM,
        derivation="norm's JVP, linear in t; its transpose is norm's VJP")
-defjvp(rl.norm_jvp, None,
+defjvp(rd.norm_jvp, None,
        lambda g, out, t, y, x, ord=None, axis=None, keepdims=False:
            unsupported_derivative(_NORM2),
        lambda g, out, t, y, x, ord=None, axis=None, keepdims=False:
            unsupported_derivative(_NORM2))
 _CHOL2 = "the second derivative of np.linalg.cholesky"
-defvjp(rl.cholesky_grad, lambda g, out, ct, L, upper=False: cholesky_jvp(g, L, upper),
+defvjp(rd.cholesky_grad, lambda g, out, ct, L, upper=False: cholesky_jvp(g, L, upper),
        lambda g, out, ct, L, upper=False: unsupported_derivative(_CHOL2),
        name="cholesky_grad", linear=("ct",), family=_FAM,
        derivation="cholesky's VJP, linear in ct; its transpose is cholesky's JVP")
-defjvp(rl.cholesky_grad, None, lambda g, out, ct, L, upper=False: unsupported_derivative(_CHOL2))
-defvjp(rl.cholesky_jvp, lambda g, out, t, L, upper=False: cholesky_grad(g, L, upper),
+defjvp(rd.cholesky_grad, None, lambda g, out, ct, L, upper=False: unsupported_derivative(_CHOL2))
+defvjp(rd.cholesky_jvp, lambda g, out, t, L, upper=False: cholesky_grad(g, L, upper),
        lambda g, out, t, L, upper=False: unsupported_derivative(_CHOL2),
        name="cholesky_jvp", linear=("t",), family=_FAM,
        derivation="cholesky's JVP, linear in t; its transpose is cholesky's VJP")
-defjvp(rl.cholesky_jvp, None, lambda g, out, t, L, upper=False: unsupported_derivative(_CHOL2))
+defjvp(rd.cholesky_jvp, None, lambda g, out, t, L, upper=False: unsupported_derivative(_CHOL2))
 _EIGH2 = "the second derivative of np.linalg.eigh"
-defvjp(rl.eigh_grad, lambda g, out, ct, w, v, UPLO="L": eigh_jvp(g, w, v, UPLO),
+defvjp(rd.eigh_grad, lambda g, out, ct, w, v, UPLO="L": eigh_jvp(g, w, v, UPLO),
        lambda g, out, ct, w, v, UPLO="L": unsupported_derivative(_EIGH2),
        lambda g, out, ct, w, v, UPLO="L": unsupported_derivative(_EIGH2),
        name="eigh_grad", linear=("ct",), family=_FAM,
        derivation="eigh's VJP, linear in the cotangent pair; its transpose is eigh's JVP")
-defjvp(rl.eigh_grad, None, lambda g, out, ct, w, v, UPLO="L": unsupported_derivative(_EIGH2),
+defjvp(rd.eigh_grad, None, lambda g, out, ct, w, v, UPLO="L": unsupported_derivative(_EIGH2),
        lambda g, out, ct, w, v, UPLO="L": unsupported_derivative(_EIGH2))
-defvjp(rl.eigh_jvp, lambda g, out, t, w, v, UPLO="L": eigh_grad(g, w, v, UPLO),
+defvjp(rd.eigh_jvp, lambda g, out, t, w, v, UPLO="L": eigh_grad(g, w, v, UPLO),
        lambda g, out, t, w, v, UPLO="L": unsupported_derivative(_EIGH2),
        lambda g, out, t, w, v, UPLO="L": unsupported_derivative(_EIGH2),
        name="eigh_jvp", linear=("t",), family=_FAM,
        derivation="eigh's JVP, linear in t; its transpose is eigh's VJP")
-defjvp(rl.eigh_jvp, None, lambda g, out, t, w, v, UPLO="L": unsupported_derivative(_EIGH2),
+defjvp(rd.eigh_jvp, None, lambda g, out, t, w, v, UPLO="L": unsupported_derivative(_EIGH2),
        lambda g, out, t, w, v, UPLO="L": unsupported_derivative(_EIGH2))
 
 defvjp(ra.concatenate_pieces, lambda g, out, ct, xs, axis=0: unconcatenate(g, xs, axis),
@@ -341,7 +343,7 @@ defnondiff(ra.opposite, name="opposite", params=_P("shift"), family=_FAM)
 defnondiff(ra.unsupported_derivative, name="unsupported_derivative", params=_P("what"),
            family=_FAM)
 _SVD2 = "the second derivative of np.linalg.svd"
-defvjp(rl.svd_grad,
+defvjp(rd.svd_grad,
        lambda g, out, ct, y, a, full_matrices=True, compute_uv=True, hermitian=False:
            svd_jvp(g, y, a, full_matrices, compute_uv, hermitian),
        lambda g, out, ct, y, a, full_matrices=True, compute_uv=True, hermitian=False:
@@ -350,12 +352,12 @@ defvjp(rl.svd_grad,
            unsupported_derivative(_SVD2),
        name="svd_grad", linear=("ct",), family=_FAM,
        derivation="svd's VJP, linear in the cotangents; its transpose is svd's JVP")
-defjvp(rl.svd_grad, None,
+defjvp(rd.svd_grad, None,
        lambda g, out, ct, y, a, full_matrices=True, compute_uv=True, hermitian=False:
            unsupported_derivative(_SVD2),
        lambda g, out, ct, y, a, full_matrices=True, compute_uv=True, hermitian=False:
            unsupported_derivative(_SVD2))
-defvjp(rl.svd_jvp,
+defvjp(rd.svd_jvp,
        lambda g, out, t, y, a, full_matrices=True, compute_uv=True, hermitian=False:
            svd_grad(g, y, a, full_matrices, compute_uv, hermitian),
        lambda g, out, t, y, a, full_matrices=True, compute_uv=True, hermitian=False:
@@ -364,7 +366,7 @@ defvjp(rl.svd_jvp,
            unsupported_derivative(_SVD2),
        name="svd_jvp", linear=("t",), family=_FAM,
        derivation="svd's JVP, linear in t; its transpose is svd's VJP")
-defjvp(rl.svd_jvp, None,
+defjvp(rd.svd_jvp, None,
        lambda g, out, t, y, a, full_matrices=True, compute_uv=True, hermitian=False:
            unsupported_derivative(_SVD2),
        lambda g, out, t, y, a, full_matrices=True, compute_uv=True, hermitian=False:

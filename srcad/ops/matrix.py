@@ -4,7 +4,8 @@ det, slogdet, cholesky, eigh, svd. Family "linalg", beside matmul, dot and outer
 Matrices are the last two axes (numpy's batching). Where the rule is a short numpy
 expression it is written inline (inv, solve, det, slogdet), so that generated code reads as
 the formula and can be differentiated again through rows that already exist; the longer
-ones call helpers in srcad/runtime_linalg.py. Facts about numpy worth knowing here:
+ones call helpers in srcad/runtime_linalg.py and srcad/runtime_decompositions.py. Facts
+about numpy worth knowing here:
 
 * ``np.linalg.cholesky`` and ``np.linalg.eigh`` read only one triangle of their input (the
   lower one by default), so their gradients are the derivatives of *that* function: the

@@ -1,0 +1,307 @@
+"""Runtime helpers for np.linalg.norm and the decompositions of the table
+(srcad/ops/matrix.py): cholesky, eigh and svd, as backward (``*_grad``) and tangent
+(``*_jvp``) maps. Each pair is linear in its first argument and the two are each other's
+transposes, which is how their rows (srcad/ops/helper_rows.py) give them a VJP and a JVP
+there; a second derivative through their other arguments is refused (see helper_rows.py).
+
+numpy's cholesky and eigh read one triangle of their input, so their gradients are folded
+onto that triangle; eigenvector and singular-vector gradients divide by gaps between
+eigenvalues (squared singular values) and are infinite or NaN where those repeat. Formulas:
+M. Giles (2008); I. Murray, "Differentiation of the Cholesky decomposition" (2016);
+J. Townsend, "Differentiating the singular value decomposition" (2016).
+
+>>> L = np.linalg.cholesky(np.array([[4.0, 2.0], [2.0, 3.0]]))
+>>> g = cholesky_grad(np.eye(2), L)  # d trace(L) / dA: numpy reads A's lower triangle
+>>> g.shape, float(g[0, 1])
+((2, 2), 0.0)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import SrcadError
+from .runtime_linalg import _T, _float_dtype, _like, _tree
+
+__all__ = [
+    "cholesky_grad",
+    "cholesky_jvp",
+    "eigh_grad",
+    "eigh_jvp",
+    "norm_grad",
+    "norm_jvp",
+    "svd_grad",
+    "svd_jvp",
+]
+
+
+# --- norm -----------------------------------------------------------------------------------
+
+
+def _norm_kind(x, ord, axis):
+    """("flat" | "vector" | "matrix", the reduced axes), as np.linalg.norm decides."""
+    nd = np.ndim(x)
+    if axis is None:
+        if ord is None:
+            return "flat", tuple(range(nd))
+        return ("vector", (0,)) if nd == 1 else ("matrix", (0, 1))
+    if np.ndim(axis) == 0:
+        return "vector", (int(axis) % nd,)
+    axes = tuple(int(a) % nd for a in axis)
+    return ("vector", axes) if len(axes) == 1 else ("matrix", axes)
+
+
+def _expand(v, nd, axes, keepdims):
+    """A norm's output (or cotangent) with the reduced axes back as size 1."""
+    v = np.asarray(v)
+    if keepdims:
+        return v
+    return np.reshape(v, tuple(1 if i in axes else n for i, n in enumerate(
+        _shape_with(v, nd, axes))))
+
+
+def _shape_with(v, nd, axes):
+    it = iter(np.shape(v))
+    return tuple(1 if i in axes else next(it) for i in range(nd))
+
+
+def _ties(mask, axes):
+    count = np.sum(mask, axis=axes, keepdims=True)
+    return mask / count
+
+
+def _svd_direction(x, axes, which):
+    """U V^T (``which=None``: the nuclear norm's gradient) or u_k v_k^T for one singular
+    value (0: the largest, -1: the smallest), with the matrix axes where x has them."""
+    xm = np.moveaxis(x, axes, (-2, -1))
+    u, _, vt = np.linalg.svd(xm, full_matrices=False)
+    if which is None:
+        d = u @ vt
+    else:
+        k = which % u.shape[-1]
+        d = u[..., :, k:k + 1] @ vt[..., k:k + 1, :]
+    return np.moveaxis(d, (-2, -1), axes)
+
+
+def _norm_direction(y, x, ord, axis, keepdims):
+    """d norm / dx, shaped like x (the cotangent 1 on every norm)."""
+    x = np.asarray(x)
+    nd = x.ndim
+    kind, axes = _norm_kind(x, ord, axis)
+    yb = _expand(y, nd, axes, keepdims)
+    ax = np.abs(x)
+    if kind == "flat" or (kind == "vector" and ord in (None, 2)) or (
+            kind == "matrix" and ord in (None, "fro", "f")):
+        return x / np.where(yb == 0, 1, yb)  # 0 at 0 (x is 0 there), as torch
+    if kind == "vector":
+        if ord == np.inf or ord == -np.inf:
+            return np.sign(x) * _ties(ax == yb, axes)
+        if ord == 0:
+            return np.zeros_like(x)
+        if ord == 1:
+            return np.sign(x)
+        return np.sign(x) * ax ** (ord - 1) / yb ** (ord - 1)
+    r, c = axes
+    if ord == "nuc":
+        return _svd_direction(x, axes, None)
+    if ord in (2, -2):
+        return _svd_direction(x, axes, 0 if ord == 2 else -1)
+    if ord in (1, -1):  # the largest (smallest) column sum of |x|
+        sums = np.sum(ax, axis=r, keepdims=True)
+        return np.sign(x) * _ties(sums == yb, (c,))
+    if ord == np.inf or ord == -np.inf:  # rows
+        sums = np.sum(ax, axis=c, keepdims=True)
+        return np.sign(x) * _ties(sums == yb, (r,))
+    raise SrcadError(f"np.linalg.norm with ord={ord!r} on matrices has no gradient rule")
+
+
+def norm_grad(ct, y, x, ord=None, axis=None, keepdims=False):
+    """The VJP of ``y = np.linalg.norm(x, ord, axis, keepdims)``, vectors and matrices:
+    ord None/2/'fro' give x / y; a vector p-norm sign(x)|x|^(p-1) / y^(p-1); inf/-inf and the
+    matrix 1/inf norms send g to the extreme entries (ties split evenly); 'nuc' is U V^T and
+    the matrix 2-norm u1 v1^T (distinct singular values assumed)."""
+    nd = np.ndim(x)
+    _, axes = _norm_kind(x, ord, axis)
+    d = _norm_direction(y, x, ord, axis, keepdims)
+    out = _expand(ct, nd, axes, keepdims) * d
+    return out.astype(_float_dtype(x), copy=False)
+
+
+def norm_jvp(t, y, x, ord=None, axis=None, keepdims=False):
+    """The JVP of np.linalg.norm: the derivative direction summed against the tangent."""
+    _, axes = _norm_kind(x, ord, axis)
+    d = _norm_direction(y, x, ord, axis, keepdims)
+    out = np.sum(d * t, axis=axes, keepdims=keepdims)
+    return out.astype(_float_dtype(x, t), copy=False)
+
+
+# --- cholesky -------------------------------------------------------------------------------
+
+
+def _phi(x):
+    """The lower triangle with its diagonal halved."""
+    n = x.shape[-1]
+    return np.tril(x) * (1 - 0.5 * np.eye(n, dtype=x.dtype))
+
+
+def cholesky_grad(ct, L, upper=False):
+    """The VJP of ``L = np.linalg.cholesky(a)`` (Murray 2016): S = L^-T phi(L^T ct) L^-1.
+
+    numpy reads only a's lower triangle (the upper one with ``upper=True``), so the gradient
+    is the derivative of that function: (S + S^T) on the strictly lower triangle, S on the
+    diagonal, 0 above. Contracted with a symmetric direction it is the usual symmetric one."""
+    if upper:  # U = cholesky(a^T)^T, as numpy reads a's upper triangle
+        return _T(cholesky_grad(_T(ct), _T(L), False))
+    L = np.asarray(L)
+    n = L.shape[-1]
+    p = _phi(_T(L) @ ct)
+    x = np.linalg.solve(_T(L), p)  # L^-T phi
+    s = _T(np.linalg.solve(_T(L), _T(x)))  # L^-T phi L^-1
+    return np.tril(s + _T(s)) / (1 + np.eye(n, dtype=s.dtype))
+
+
+def cholesky_jvp(t, L, upper=False):
+    """The JVP of np.linalg.cholesky: dL = L phi(L^-1 dA L^-T), with dA the symmetric
+    matrix numpy sees (built from the triangle it reads)."""
+    if upper:
+        return _T(cholesky_jvp(_T(t), _T(L), False))
+    L = np.asarray(L)
+    da = np.tril(t) + _T(np.tril(t, -1))
+    x = np.linalg.solve(L, da)  # L^-1 dA
+    y = _T(np.linalg.solve(L, _T(x)))  # L^-1 dA L^-T
+    return L @ _phi(y)
+
+
+# --- eigh -----------------------------------------------------------------------------------
+
+
+def _eig_gaps(w):
+    """F_ij = 1 / (w_j - w_i) off the diagonal, 0 on it (infinite for repeated eigenvalues:
+    eigenvectors are then not differentiable)."""
+    n = w.shape[-1]
+    diff = w[..., None, :] - w[..., :, None]
+    eye = np.eye(n, dtype=bool)
+    with np.errstate(divide="ignore"):
+        return np.where(eye, 0, 1 / np.where(eye, 1, diff))
+
+
+def _from_triangle(sym_grad, UPLO):
+    """A gradient for symmetric inputs, as the gradient of a function that reads only one
+    triangle of its input: off-diagonal pairs added into that triangle."""
+    n = sym_grad.shape[-1]
+    both = sym_grad + _T(sym_grad)
+    tri = np.tril(both) if UPLO == "L" else np.triu(both)
+    return tri / (1 + np.eye(n, dtype=both.dtype))
+
+
+def eigh_grad(ct, w, v, UPLO="L"):
+    """The VJP of ``w, v = np.linalg.eigh(a)``: a_bar = V (diag(w_bar) + F * (V^T v_bar)) V^T
+    (F from `_eig_gaps`), then folded onto the triangle numpy reads. `ct` is the pair of
+    cotangents; one nothing flowed into is 0.0, and with no eigenvector cotangent the F
+    term (infinite for repeated eigenvalues) is left out."""
+    wbar, vbar = ct[0], ct[1]
+    v = np.asarray(v)
+    vt = _T(v)
+    inner = (v * _like(np.broadcast_to(wbar, np.shape(w)), v)[..., None, :]) @ vt
+    if np.any(vbar):
+        inner = inner + v @ (_eig_gaps(w) * (vt @ vbar)) @ vt
+    return _from_triangle(inner, UPLO)
+
+
+def eigh_jvp(t, w, v, UPLO="L"):
+    """The JVP of np.linalg.eigh: with M = V^T dA V (dA the symmetric matrix numpy sees),
+    dw = diag(M) and dV = V (F * M)."""
+    if UPLO == "L":
+        da = np.tril(t) + _T(np.tril(t, -1))
+    else:
+        da = np.triu(t) + _T(np.triu(t, 1))
+    v = np.asarray(v)
+    m = _T(v) @ da @ v
+    return _tree((np.diagonal(m, axis1=-2, axis2=-1).copy(), v @ (_eig_gaps(w) * m)))
+
+
+# --- svd ------------------------------------------------------------------------------------
+
+
+def _svd_parts(out, a, full_matrices, compute_uv, hermitian):
+    """(U, s, Vh) of the reduced SVD, from the op's output when it has them."""
+    if hermitian:
+        raise SrcadError("the gradient of np.linalg.svd(..., hermitian=True) is not "
+                         "implemented (numpy then reads one triangle through eigh)",
+                         hint="call np.linalg.svd(a) on the full matrix")
+    m, n = np.shape(a)[-2:]
+    if compute_uv and full_matrices and m != n:
+        raise SrcadError(
+            "the gradient of np.linalg.svd with full_matrices=True (numpy's default) is not "
+            "defined for a non-square matrix: the extra singular vectors are not unique",
+            hint="pass full_matrices=False")
+    if compute_uv:
+        return out[0], out[1], out[2]
+    return np.linalg.svd(a, full_matrices=False)
+
+
+def _svd_gaps(s):
+    """F_ij = 1 / (s_j^2 - s_i^2) off the diagonal, 0 on it."""
+    k = s.shape[-1]
+    eye = np.eye(k, dtype=bool)
+    diff = s[..., None, :] ** 2 - s[..., :, None] ** 2
+    with np.errstate(divide="ignore"):
+        return np.where(eye, 0, 1 / np.where(eye, 1, diff))
+
+
+def svd_grad(ct, out, a, full_matrices=True, compute_uv=True, hermitian=False):
+    """The VJP of np.linalg.svd (Townsend 2016, real case): with F from `_svd_gaps`,
+    J = F * (U^T gU - gU^T U), K = F * (V^T gV - gV^T V),
+    dA = U (J S + diag(gS) + S K) V^T + (I - U U^T) gU S^-1 V^T + U S^-1 gV^T (I - V V^T).
+    With compute_uv=False, `ct` is gS alone. Distinct nonzero singular values assumed."""
+    u, s, vh = _svd_parts(out, a, full_matrices, compute_uv, hermitian)
+    if not compute_uv:
+        return _like((u * np.asarray(ct)[..., None, :]) @ vh, a)
+    gu, gs, gvh = ct[0], ct[1], ct[2]
+    v = _T(vh)
+    m, n = np.shape(a)[-2:]
+    inner = np.zeros(np.shape(s) + (np.shape(s)[-1],), dtype=u.dtype)
+    if np.any(gs):
+        inner = inner + np.eye(s.shape[-1], dtype=u.dtype) * np.asarray(gs)[..., :, None]
+    f = None
+    if np.any(gu):
+        f = _svd_gaps(s)
+        utgu = _T(u) @ gu
+        inner = inner + (f * (utgu - _T(utgu))) * s[..., None, :]
+    if np.any(gvh):
+        f = _svd_gaps(s) if f is None else f
+        gv = _T(gvh)
+        vtgv = _T(v) @ gv
+        inner = inner + s[..., :, None] * (f * (vtgv - _T(vtgv)))
+    da = u @ inner @ vh
+    if m > n and np.any(gu):
+        da = da + (gu - u @ (_T(u) @ gu)) @ (vh / s[..., :, None])
+    if n > m and np.any(gvh):
+        gv = _T(gvh)
+        da = da + (u / s[..., None, :]) @ _T(gv - v @ (_T(v) @ gv))
+    return _like(da, a)
+
+
+def svd_jvp(t, out, a, full_matrices=True, compute_uv=True, hermitian=False):
+    """The JVP of np.linalg.svd: P = U^T dA V, dS = diag(P),
+    dU = U (F * (P S + S P^T)) + (I - U U^T) dA V S^-1,
+    dV = V (F * (S P + P^T S)) + (I - V V^T) dA^T U S^-1 (returned as dVh = dV^T)."""
+    u, s, vh = _svd_parts(out, a, full_matrices, compute_uv, hermitian)
+    v = _T(vh)
+    p = _T(u) @ t @ v
+    ds = np.diagonal(p, axis1=-2, axis2=-1).copy()
+    if not compute_uv:
+        return ds
+    f = _svd_gaps(s)
+    ps = p * s[..., None, :]
+    du = u @ (f * (ps + _T(ps)))
+    sp = s[..., :, None] * p
+    dv = v @ (f * (sp + _T(sp)))
+    m, n = np.shape(a)[-2:]
+    if m > n:
+        tv = t @ v
+        du = du + (tv - u @ (_T(u) @ tv)) / s[..., None, :]
+    if n > m:
+        ttu = _T(t) @ u
+        dv = dv + (ttu - v @ (_T(v) @ ttu)) / s[..., None, :]
+    return _tree((du, ds, _T(dv)))
