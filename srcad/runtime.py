@@ -24,7 +24,8 @@ from .runtime_linalg import (  # noqa: F401  (the matrix ops' helpers)
     einsum_jvp_first, einsum_jvp_tangent, from_columns, inner_grad_a, inner_grad_b, kron_grad_a,
     kron_grad_b, tensordot_grad_a, tensordot_grad_b)
 from .runtime_decompositions import (  # noqa: F401  (the decomposition ops' helpers)
-    cholesky_grad, cholesky_jvp, eigh_grad, eigh_jvp, norm_grad, norm_jvp, svd_grad, svd_jvp)
+    cholesky_grad, cholesky_jvp, eigh_grad, eigh_jvp, norm_grad, norm_grad_dot, norm_jvp,
+    norm_reduce, svd_grad, svd_jvp)
 
 __all__ = [
     "Stack",
@@ -110,7 +111,9 @@ __all__ = [
     "eigh_grad",
     "eigh_jvp",
     "norm_grad",
+    "norm_grad_dot",
     "norm_jvp",
+    "norm_reduce",
     "svd_grad",
     "svd_jvp",
 ]

@@ -29,7 +29,9 @@ __all__ = [
     "eigh_grad",
     "eigh_jvp",
     "norm_grad",
+    "norm_grad_dot",
     "norm_jvp",
+    "norm_reduce",
     "svd_grad",
     "svd_jvp",
 ]
@@ -113,6 +115,51 @@ def _norm_direction(y, x, ord, axis, keepdims):
         sums = np.sum(ax, axis=c, keepdims=True)
         return np.sign(x) * _ties(sums == yb, (r,))
     raise SrcadError(f"np.linalg.norm with ord={ord!r} on matrices has no gradient rule")
+
+
+def _norm_curvature(y, x, ord, axis, keepdims):
+    """(c, e) with dD = c * dx + e * dy (dy broadcast over the reduced axes), D =
+    `_norm_direction`: the second derivative of the 2-norms and vector p-norms; zeros where D
+    is piecewise constant (1, inf and the matrix 1/inf norms). The SVD-based matrix norms
+    ('nuc', 2, -2) are refused."""
+    x = np.asarray(x)
+    kind, axes = _norm_kind(x, ord, axis)
+    yb = _expand(y, x.ndim, axes, keepdims)
+    if kind == "flat" or (kind == "vector" and ord in (None, 2)) or (
+            kind == "matrix" and ord in (None, "fro", "f")):
+        safe = np.where(yb == 0, 1, yb)
+        return 1 / safe, -x / (safe * safe)
+    if kind == "vector" and ord not in (np.inf, -np.inf, 0, 1):
+        d = np.sign(x) * np.abs(x) ** (ord - 1) / yb ** (ord - 1)
+        return (ord - 1) * np.abs(x) ** (ord - 2) / yb ** (ord - 1), -(ord - 1) * d / yb
+    if kind == "matrix" and ord in ("nuc", 2, -2):
+        raise SrcadError(f"srcad has no derivative rule for the second derivative of "
+                         f"np.linalg.norm with ord={ord!r} on matrices (an SVD)",
+                         hint="first derivatives are supported; for a second one, register "
+                         "your own rule with srcad.defvjp / srcad.defjvp")
+    return np.zeros_like(x), np.zeros_like(x)
+
+
+def norm_grad_dot(ct, y, x, ord=None, axis=None, keepdims=False, u=None, s=None):
+    """`norm_grad` differentiated along x's tangent `u` and y's tangent `s` (either may be
+    None): the cotangent spread over the reduced axes times c * u + e * s (see
+    `_norm_curvature`). Along `u` alone it is its own transpose (c is diagonal)."""
+    x = np.asarray(x)
+    _, axes = _norm_kind(x, ord, axis)
+    c, e = _norm_curvature(y, x, ord, axis, keepdims)
+    d = np.zeros_like(x)
+    if u is not None and not (np.ndim(u) == 0 and not np.any(u)):
+        d = d + c * u
+    if s is not None and not (np.ndim(s) == 0 and not np.any(s)):
+        d = d + e * _expand(s, x.ndim, axes, keepdims)
+    out = _expand(ct, x.ndim, axes, keepdims) * d
+    return np.asarray(out).astype(_float_dtype(x), copy=False)
+
+
+def norm_reduce(v, y, x, ord=None, axis=None, keepdims=False):
+    """`v` (shaped like x) summed over the norm's reduced axes: shaped like y."""
+    _, axes = _norm_kind(x, ord, axis)
+    return np.sum(v, axis=axes, keepdims=keepdims)
 
 
 def norm_grad(ct, y, x, ord=None, axis=None, keepdims=False):

@@ -49,7 +49,9 @@ from ..runtime import (
     kron_grad_a,
     kron_grad_b,
     norm_grad,
+    norm_grad_dot,
     norm_jvp,
+    norm_reduce,
     sort_like,
     svd_grad,
     svd_jvp,
@@ -237,35 +239,57 @@ defvjp(rl.einsum_jvp_tangent,
 defjvp(rl.einsum_jvp_tangent, None, None,
        lambda g, out, tangents, subscripts, operands, more, optimize=False:
            unsupported_derivative(_EIN3))
-_NORM2 = "the second derivative of np.linalg.norm"
+# norm's maps depend on x and y (the norm) too: their derivatives there are norm_grad_dot
+# (the curvature of the 2-norms and p-norms, 0 for the piecewise-linear norms, refused for
+# the SVD-based matrix norms); a third derivative is refused
+_NORM3 = "a third derivative of np.linalg.norm"
 defvjp(rd.norm_grad,
        lambda g, out, ct, y, x, ord=None, axis=None, keepdims=False:
            norm_jvp(g, y, x, ord, axis, keepdims),
        lambda g, out, ct, y, x, ord=None, axis=None, keepdims=False:
-           unsupported_derivative(_NORM2),
+           norm_reduce(norm_grad_dot(ct, y, x, ord, axis, keepdims, None, np.ones_like(y)) * g,
+                       y, x, ord, axis, keepdims),
        lambda g, out, ct, y, x, ord=None, axis=None, keepdims=False:
-           unsupported_derivative(_NORM2),
+           norm_grad_dot(ct, y, x, ord, axis, keepdims, g, None),
        name="norm_grad", linear=("ct",), family=_FAM,
-       derivation="norm's VJP, linear in ct; its transpose is norm's JVP")
+       derivation="norm's VJP: linear in ct (transpose: norm's JVP); in x and y, "
+       "norm_grad_dot")
 defjvp(rd.norm_grad, None,
        lambda g, out, ct, y, x, ord=None, axis=None, keepdims=False:
-           unsupported_derivative(_NORM2),
+           norm_grad_dot(ct, y, x, ord, axis, keepdims, None, g),
        lambda g, out, ct, y, x, ord=None, axis=None, keepdims=False:
-           unsupported_derivative(_NORM2))
+           norm_grad_dot(ct, y, x, ord, axis, keepdims, g, None))
 defvjp(rd.norm_jvp,
        lambda g, out, t, y, x, ord=None, axis=None, keepdims=False:
            norm_grad(g, y, x, ord, axis, keepdims),
        lambda g, out, t, y, x, ord=None, axis=None, keepdims=False:
-           unsupported_derivative(_NORM2),
+           norm_reduce(norm_grad_dot(g, y, x, ord, axis, keepdims, None, np.ones_like(y)) * t,
+                       y, x, ord, axis, keepdims),
        lambda g, out, t, y, x, ord=None, axis=None, keepdims=False:
-           unsupported_derivative(_NORM2),
+           norm_grad_dot(g, y, x, ord, axis, keepdims, t, None),
        name="norm_jvp", linear=("t",), family=_FAM,
-       derivation="norm's JVP, linear in t; its transpose is norm's VJP")
+       derivation="norm's JVP: linear in t (transpose: norm's VJP); in x and y, "
+       "norm_grad_dot")
 defjvp(rd.norm_jvp, None,
        lambda g, out, t, y, x, ord=None, axis=None, keepdims=False:
-           unsupported_derivative(_NORM2),
+           norm_reduce(norm_grad_dot(np.ones_like(y), y, x, ord, axis, keepdims, None, g) * t,
+                       y, x, ord, axis, keepdims),
        lambda g, out, t, y, x, ord=None, axis=None, keepdims=False:
-           unsupported_derivative(_NORM2))
+           norm_reduce(norm_grad_dot(np.ones_like(y), y, x, ord, axis, keepdims, g, None) * t,
+                       y, x, ord, axis, keepdims))
+_third_dot = (lambda g, out, ct, y, x, ord=None, axis=None, keepdims=False, u=None, s=None:
+              unsupported_derivative(_NORM3))
+defvjp(rd.norm_grad_dot, _third_dot, _third_dot, _third_dot, None, None, None, _third_dot,
+       _third_dot, name="norm_grad_dot", family=_FAM,
+       derivation="norm's second derivative; a third is refused")
+defjvp(rd.norm_grad_dot, _third_dot, _third_dot, _third_dot, None, None, None, _third_dot,
+       _third_dot)
+_third_reduce = (lambda g, out, v, y, x, ord=None, axis=None, keepdims=False:
+                 unsupported_derivative(_NORM3))
+defvjp(rd.norm_reduce, _third_reduce, None, None, None, None, None, name="norm_reduce",
+       linear=("v",), family=_FAM,
+       derivation="a sum over the norm's axes (reached by a second derivative of norm; its "
+       "own transpose is needed only by a third, refused)")
 _CHOL2 = "the second derivative of np.linalg.cholesky"
 defvjp(rd.cholesky_grad, lambda g, out, ct, L, upper=False: cholesky_jvp(g, L, upper),
        lambda g, out, ct, L, upper=False: unsupported_derivative(_CHOL2),
