@@ -358,3 +358,18 @@ def test_c_expression_matches_numpy(tmp_path, name):
         assert np.array_equal(out[ok & ~finite], want[ok & ~finite]), name
         ulp = np.abs(out[finite] - want[finite]) / np.spacing(np.abs(want[finite]))
         assert ulp.max() <= C_ROWS[name], (name, ulp.max())
+
+
+def sine_of_power(x, y):
+    return np.sum(np.sin(x ** y))
+
+
+def test_power_of_python_floats_twice():
+    """The power rule on Python floats (out is a Python float): first order crashed on
+    `out.dtype`, second order on the `.dtype` spelling of np.result_type."""
+    g = srcad.grad(sine_of_power, wrt=(0, 1))
+    check_grads(sine_of_power, (0.6, 0.7), wrt=(0, 1))
+    _, hv = srcad.jvp(g, (0.6, 0.7), (1.0, 1.0))
+    h = 1e-6
+    fd = [(p - m) / (2 * h) for p, m in zip(g(0.6 + h, 0.7 + h), g(0.6 - h, 0.7 - h))]
+    np.testing.assert_allclose(hv, fd, rtol=1e-6)

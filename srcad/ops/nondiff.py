@@ -135,5 +135,7 @@ defnondiff(operator.floordiv, name="floordiv", spelling="x // y", params=_XY, fa
            test_cases=(("a * (a.shape[0] // 2)", [(3, 4)]),))
 # (`x % y` is a row of srcad/ops/elementwise.py: on floats it has a gradient)
 
+# (spelled as the call, not `x.dtype`: a rule's np.result_type(out) re-parsed at second
+# order must still work when out is a Python float)
 defnondiff(np.result_type, name="result_type", params=(Param("x"),), family="runtime",
-           spelling="x.dtype")
+           spelling="np.result_type(x)")
