@@ -16,6 +16,7 @@ import copy
 import functools
 import hashlib
 import inspect
+import random
 import warnings
 from dataclasses import dataclass
 
@@ -25,7 +26,7 @@ from . import ir, runtime
 from .codegen import compile_source, render
 from .errors import NonScalarOutputError, SrcadError
 from .frontend import normalize, parse_function
-from .frontend.opaque import check_opaque_methods
+from .frontend.opaque import check_opaque
 from .gcode import Line
 from .interpret import evaluate
 from .optimize import optimize
@@ -127,20 +128,27 @@ def probe(fn_ir: ir.Function, args: dict) -> tuple[dict, object]:
         else:
             table[name] = info
 
+    # the probe must not move a global random generator the real call then draws from
+    rng_states = np.random.get_state(), random.getstate()
     try:
-        env = evaluate(fn_ir, args, record)
+        env = evaluate(fn_ir, args, record, probe=True)
     except SrcadError:
         raise
     except Exception as e:
+        if getattr(e, "_srcad_user", False):  # the user's own assert / raise
+            raise
         line = _failing_line(e, fn_ir)
         raise SrcadError(
             f"{type(e).__name__} in {fn_ir.name}: {e}",
             filename=fn_ir.filename, lineno=line, func=fn_ir.name,
             hint="the error comes from the user's code on these inputs",
         ) from e
+    finally:
+        np.random.set_state(rng_states[0])
+        random.setstate(rng_states[1])
     out = env["<return>"]
     for fid, fn in functions.items():
-        for name in _path_dependent(fn, executed):
+        for name in _path_dependent(fn, executed) | _touched_by_effects(fn):
             infos.setdefault(fid, {})[name] = None
     clean = {k: {n: i for n, i in t.items() if i is not None} for k, t in infos.items()}
     return clean, out
@@ -156,6 +164,29 @@ def _path_dependent(fn: ir.Function, executed: set) -> set:
         if id(s) not in executed:
             unknown.update(ir.defs(s))
     changed = bool(unknown)
+    while changed:
+        changed = False
+        for s in stmts:
+            if set(ir.uses(s)) & unknown and not set(ir.defs(s)) <= unknown:
+                unknown.update(ir.defs(s))
+                changed = True
+    return unknown
+
+
+def _touched_by_effects(fn: ir.Function) -> set:
+    """Names the probe may not have computed as the real call will: objects that a method
+    run for its effect (or a call that may write into its arguments) changes, which the
+    probe ran on a copy or skipped (interpret.run_effect), and all computed from them."""
+    from .frontend.opaque import is_opaque
+
+    unknown = set()
+    for s in ir.walk(fn.body):
+        if isinstance(s, ir.Effect) and s.kind == "call" and is_opaque(s.op) and not s.op.pure:
+            unknown.update(ir.uses(s))
+    if not unknown:
+        return unknown
+    stmts = [s for s in ir.walk(fn.body) if isinstance(s, (ir.Call, ir.UserCall))]
+    changed = True
     while changed:
         changed = False
         for s in stmts:
@@ -281,7 +312,7 @@ class Transformed:
         wrt = self.wrt if self.kind not in ("vjp", "jvp") else [p for p in self.params[:n]
                                                                if _is_float(env[p])]
         self._check_wrt_values(env, wrt)
-        check_opaque_methods(self._ir, wrt)
+        check_opaque(self._ir, wrt)
         # the probe must not consume a random generator's state: it runs on a copy
         probe_env = {k: copy.deepcopy(v) if isinstance(v, (np.random.Generator,
                                                           np.random.RandomState)) else v
@@ -375,6 +406,7 @@ class Transformed:
         wrt = self.wrt if self.kind not in ("vjp", "jvp") else [p for p in self.params[:n]
                                                                if _is_float(env[p])]
         self._check_wrt_values(env, wrt)
+        check_opaque(self._ir, wrt)  # (the same refusals as source mode, at the same lines)
         mask = [p in wrt for p in self.params]
         t, wrapped, out = tape.run(self.fn, values, mask)
         value = tape.value_of(out)

@@ -3,6 +3,7 @@
 A function body is a list of statements, each one operation into a fresh name:
 
     Call(target, op, args, line)      target = op(**args)      (args: param name -> Atom)
+    Effect(kind, op, args, line)      print(...), assert, raise: run for its effect only
     Return(value, line)               return atom
 
 Atoms are `Var` (a local name), `Const` (a literal or an injected constant, with the
@@ -87,6 +88,7 @@ class UserCall:
     multi: bool = False  # the callee returns a tuple
     unpack: bool = False  # ... which the call site unpacks into `targets`
     checkpoint: bool = False  # srcad.checkpoint: save the inputs, recompute in the backward
+    discard: bool = False  # a call made for its effect (a statement): its result is dropped
 
 
 @dataclass
@@ -95,6 +97,20 @@ class Push:
 
     stack: str
     value: Any
+    line: int
+
+
+@dataclass
+class Effect:
+    """A statement run for its effect alone, binding nothing: ``print(...)`` or another bare
+    call on values no gradient needs (kind "call": ``op(**args)``, its result dropped),
+    ``assert test, msg`` (kind "assert": args ``test``, ``msg``) or ``raise exc`` (kind
+    "raise": arg ``exc``). It runs in the forward sweep where the user put it and has no
+    adjoint; recomputation (checkpointing) does not run it again. See frontend/effects.py."""
+
+    kind: str
+    op: Any  # kind "call": the op called; else None
+    args: dict  # param name -> Atom (absent: not given, e.g. an assert without a message)
     line: int
 
 
@@ -142,7 +158,7 @@ class While:
     exits: list = field(default_factory=list)
 
 
-Stmt = Union[Call, UserCall, Push, Return, If, For, While]
+Stmt = Union[Call, UserCall, Effect, Push, Return, If, For, While]
 
 
 def walk(body):
@@ -180,6 +196,8 @@ def uses(stmt) -> list[str]:
         return [n for a in stmt.args for n in atom_vars(a)]
     if isinstance(stmt, Push):
         return [stmt.stack, *atom_vars(stmt.value)]
+    if isinstance(stmt, Effect):
+        return [n for a in stmt.args.values() for n in atom_vars(a)]
     if isinstance(stmt, If):
         return list(atom_vars(stmt.test))
     if isinstance(stmt, For):

@@ -116,6 +116,23 @@ __all__ = [
     "norm_reduce",
     "svd_grad",
     "svd_jvp",
+    # srcad/runtime_python.py
+    "Items",
+    "Slots",
+    "append_tangents",
+    "appended_tangent",
+    "dict_keys",
+    "dict_set",
+    "grow_grad",
+    "head_grad",
+    "key_grad",
+    "key_tree",
+    "keyed_tangent",
+    "keys_tangent",
+    "last_grad",
+    "list_append",
+    "slot_tree",
+    "without_key",
 ]
 
 
@@ -586,3 +603,10 @@ def fresh_stacks(saved):
                                         for v in saved):
         return tuple(fresh_stacks(v) for v in saved)
     return saved
+
+
+# (last: it builds on GradTree and zeros_grad above)
+from .runtime_python import (  # noqa: E402, F401  (lists, dicts and casts: the Python people write)
+    Items, Slots, append_tangents, appended_tangent, dict_keys, dict_set, grow_grad,
+    head_grad, key_grad, key_tree, keyed_tangent, keys_tangent, last_grad, list_append,
+    slot_tree, without_key)

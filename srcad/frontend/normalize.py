@@ -36,9 +36,13 @@ from ..errors import NoRuleError, UnsupportedSyntaxError
 from ..naming import fresh
 from ..ops import control, runtime_ops, table
 from .aliasing import AliasingMixin
+from .calls import _RETURN, CallsMixin
+from .effects import EffectsMixin
+from .opaque import library_file, opaque_attribute
+from .pylower import lower_python
+from .closures import LIFTED, lift_closures
 from .desugar import desugar
 from .fence import fence
-from .opaque import _opaque_method
 from ..checkpoint import Checkpointed, check_schedule, checkpoint
 from .parse import UNRESOLVED, ParsedFunction, parse_function
 
@@ -64,7 +68,6 @@ _CMPOPS = {
 }
 _BUILTIN_OPS = {abs: np.absolute, len: len, min: np.minimum, max: np.maximum}  # min/max of two
 
-_RETURN = ("<return>", 0)  # `into` marker: the op computes the function's result
 
 # names generated code always has in scope
 RESERVED = {"np", "operator"} | set(runtime.__all__)
@@ -146,7 +149,7 @@ def _const_src(value, fallback_name: str | None) -> str | None:
     return None
 
 
-class Normalizer(AliasingMixin):
+class Normalizer(CallsMixin, EffectsMixin, AliasingMixin):
     def __init__(self, pf: ParsedFunction):
         self.pf = pf
         self.body: list = []
@@ -199,6 +202,11 @@ class Normalizer(AliasingMixin):
         self.ints: set = set()  # names that certainly hold Python ints (see note_int)
         self.shapes: set = set()  # names that hold an array's shape
         self.env: dict[str, ir.Var | ir.Const] = {p: ir.Var(p) for p in pf.params}
+        for name, obj in pf.constants.items():  # `self` of a bound method: an object
+            self.locals.add(name)
+            self.taken.add(name)
+            self.env[name] = ir.Const(obj, name)
+            self.inject[name] = obj
         self.line = pf.first_line
 
     # -- names -------------------------------------------------------------------------------
@@ -232,6 +240,7 @@ class Normalizer(AliasingMixin):
                 cls=UnsupportedSyntaxError,
             )
         self.check_mutations()
+        self.snapshot_tests(self.body)
         lines = {n: self.pf.line(n) for n in range(self.pf.first_line, self.pf.last_line + 1)}
         return ir.Function(
             name=self.pf.name,
@@ -299,9 +308,11 @@ class Normalizer(AliasingMixin):
                 value = self.expr(v.args[0], v.func.value.id, None)
                 self.body.append(ir.Push(v.func.value.id, value, s.lineno))
                 return
-            raise self.unsupported(
-                "an expression statement (its value is discarded)", s,
-                "srcad differentiates pure functions: assign the value or remove the line")
+            self.expr_statement(s)  # print(...), a call made for its effect (effects.py)
+        elif isinstance(s, gast.Assert):
+            self.assert_statement(s)
+        elif isinstance(s, gast.Raise):
+            self.raise_statement(s)
         elif isinstance(s, (gast.Pass, gast.Delete)):
             return  # `del x` only frees memory: no value changes
         elif isinstance(s, gast.If):
@@ -321,6 +332,23 @@ class Normalizer(AliasingMixin):
             self.views = after  # (what the body made may not exist: it may not have run)
         else:
             raise self.unsupported(f"`{type(s).__name__}` statements are not supported", s)
+
+    def snapshot_tests(self, body) -> None:
+        """A branch's test that the branch itself assigns (`if first: ...; first = False`, or
+        `a and b`'s flag) is copied before the branch: the backward replays the branch under
+        the test's value from when the branch ran, not the value it left behind."""
+        for i in range(len(body) - 1, -1, -1):
+            s = body[i]
+            for inner in (getattr(s, "body", None), getattr(s, "orelse", None),
+                          getattr(s, "cond_body", None)):
+                if isinstance(inner, list):
+                    self.snapshot_tests(inner)
+            if isinstance(s, ir.If) and isinstance(s.test, ir.Var) and s.test.name in {
+                    d for x in ir.walk(s.body + s.orelse) for d in ir.defs(x)}:
+                snap = self.fresh(f"{s.test.name}_before")
+                op, args = self.op_call(control.identity, [s.test], {}, s.line)
+                body.insert(i, ir.Call(snap, op, args, s.line))
+                s.test = ir.Var(snap)
 
     def sub_block(self, stmts) -> list:
         outer, self.body = self.body, []
@@ -630,7 +658,8 @@ class Normalizer(AliasingMixin):
             target = self.def_name(user, line)
             reads = {n for a in call_parts[1].values() for n in ir.atom_vars(a)}
             if target in reads:  # `h = h + b` in a loop: compute, then copy into h
-                tmp = self.emit(call_parts, self.fresh(f"{user}_{call_parts[0].name}"), node)
+                tmp = self.emit(call_parts,
+                                self.fresh(f"{user}_{call_parts[0].name.lstrip('.')}"), node)
                 op, args = self.op_call(control.identity, [tmp], {}, node)
                 self.body.append(ir.Call(target, op, args, node.lineno))
             else:
@@ -715,6 +744,10 @@ class Normalizer(AliasingMixin):
             return ir.Var(var)
         if isinstance(e, gast.Call):
             return self.call(e, hint, into)
+        if isinstance(e, gast.Dict):
+            return self.dict_display(e, hint, into)
+        if isinstance(e, gast.JoinedStr):
+            return self.fstring(e, hint, into)
         if isinstance(e, gast.IfExp):
             test = self.expr(e.test, hint, None)
             var = self.fresh(f"{hint}_if")
@@ -736,8 +769,8 @@ class Normalizer(AliasingMixin):
             if base is None:
                 return self.global_value(e)
             fn = ATTRIBUTES.get(e.attr)
-            if fn is None:
-                raise self.unsupported(f"the attribute `.{e.attr}` of an array", e)
+            if fn is None:  # (x.itemsize, rng.bit_generator: run as written, see opaque.py)
+                return self.result((opaque_attribute(e.attr), {"_obj": base}), hint, into, e)
             return self.result(self.op_call(fn, [base], {}, e), hint, into, e)
         if isinstance(e, gast.Subscript):
             base = self.expr(e.value, hint, None)
@@ -781,7 +814,7 @@ class Normalizer(AliasingMixin):
 
     def constant(self, obj, spelled: str, node):
         if isinstance(obj, (types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
-                            np.ufunc)) and not isinstance(obj, type):
+                            np.ufunc)) and not isinstance(obj, type) and obj not in LIFTED:
             raise self.unsupported(f"`{spelled}` ({type(obj).__name__}) used as a value", node,
                                    "call it, or pass values in as arguments")
         src = _const_src(obj, spelled)
@@ -821,74 +854,6 @@ class Normalizer(AliasingMixin):
     def global_value(self, e):
         obj, spelled = self.dotted(e)
         return self.constant(obj, spelled, e)
-
-    def call(self, e: gast.Call, hint: str, into):
-        for a in e.args:
-            if isinstance(a, gast.Starred):
-                raise self.unsupported("star-arguments (`*args`)", e, "pass arguments one by one")
-        for k in e.keywords:
-            if k.arg is None:
-                raise self.unsupported("`**kwargs` in a call", e, "pass keywords one by one")
-        func = e.func
-        if isinstance(func, gast.Attribute):
-            base = self.local_base(func.value, hint)
-            if base is not None:
-                make = METHODS.get(func.attr)
-                if make is None:
-                    # a method with no rule: fine on a value gradients do not flow through
-                    # (rng.normal(...) on a passed Generator); an error if one does (checked
-                    # by `check_opaque_methods` once the function is normalised)
-                    args = [self.expr(a, hint, None) for a in e.args]
-                    kwargs = {k.arg: self.expr(k.value, hint, None) for k in e.keywords}
-                    op = _opaque_method(func.attr, len(args), tuple(kwargs))
-                    bound = {"obj": base, **{f"a{i}": a for i, a in enumerate(args)}, **kwargs}
-                    return self.result((op, bound), hint, into, e)
-                args = [self.expr(a, hint, None) for a in e.args]
-                kwargs = {k.arg: self.expr(k.value, hint, None) for k in e.keywords}
-                fn, args, kwargs = make(base, args, kwargs)
-                return self.result(self.op_call(fn, args, kwargs, e), hint, into, e)
-        if isinstance(func, gast.Name) and func.id in self.locals:
-            raise self.unsupported(f"calling the local value `{func.id}`", e,
-                                   "call module-level functions directly")
-        checkpointed = False
-        if isinstance(func, gast.Call):  # srcad.checkpoint(block)(h, W)
-            maker, _ = self.dotted(func.func)
-            if maker is checkpoint and func.keywords:
-                raise self.unsupported(
-                    "srcad.checkpoint(fn, ...) with a schedule: a function takes no schedule", e,
-                    "every= and snapshots= are for loops: for i in srcad.checkpoint(range(n), "
-                    "every=k)")
-            if maker is not checkpoint or len(func.args) != 1 or func.keywords:
-                raise self.unsupported("calling the result of a call", e,
-                                       "call module-level functions directly")
-            obj, spelled = self.dotted(func.args[0])
-            checkpointed = True
-        else:
-            obj, spelled = self.dotted(func)
-        if isinstance(obj, Checkpointed):  # ck = srcad.checkpoint(block) at module level
-            obj, checkpointed = obj.fn, True
-        obj = _BUILTIN_OPS.get(obj, obj) if _hashable(obj) else obj
-        args = [self.expr(a, hint, None) for a in e.args]
-        kwargs = {k.arg: self.expr(k.value, hint, None) for k in e.keywords}
-        if checkpointed and (table.lookup(obj) is not None
-                             or not isinstance(obj, types.FunctionType)):
-            raise self.unsupported(f"srcad.checkpoint of `{spelled}`, which is not a plain "
-                                   f"user function", e, "checkpoint a function defined with def")
-        if table.lookup(obj) is None and isinstance(obj, types.FunctionType):
-            call = self.user_call(obj, spelled, args, kwargs, e)
-            call.checkpoint = checkpointed
-            if into is _RETURN:
-                call.targets = [self.fresh(self.pf.name)]
-            elif into is not None:
-                call.targets = [self.def_name(into[0], into[1])]
-            else:
-                call.targets = [self.fresh(f"{hint}_{obj.__name__}")]
-            self.body.append(call)
-            var = ir.Var(call.targets[0])
-            if into is not None and into is not _RETURN:
-                self.env[into[0]] = var
-            return var
-        return self.result(self.op_call(obj, args, kwargs, e, spelled), hint, into, e)
 
     def user_call(self, fn, spelled, args, kwargs, node) -> ir.UserCall:
         """A call to another user function: normalise it too (a subroutine of its own)."""
@@ -938,7 +903,8 @@ class Normalizer(AliasingMixin):
             obj, _ = self.dotted(func)
         except Exception:
             return False
-        return isinstance(obj, types.FunctionType) and table.lookup(obj) is None
+        return isinstance(obj, types.FunctionType) and table.lookup(obj) is None and \
+            library_file(obj) is None
 
     def local_base_is_local(self, e) -> bool:
         root = e
@@ -988,6 +954,8 @@ def normalize(pf: ParsedFunction) -> ir.Function:
     """Fence and normalise a parsed function into the IR (see the module docstring)."""
     fence(pf)
     n = Normalizer(pf)
+    lift_closures(pf, n.taken)  # nested defs and lambdas (closures.py)
+    lower_python(pf, n.taken)  # comprehensions, sum(...), lst.append (pylower.py)
     desugar(pf.tree, n.taken)
     n.__init__(pf)  # names and definitions again, now that flags exist
     return n.run()

@@ -28,7 +28,7 @@ from ..naming import fresh
 from ..gcode import GFunction, Line, assign, name, store
 from .reverse import Module, _call, _compound, _free, _np, zeros_expr
 from .specialise import simplify
-from .templates import atom_expr, default_atom, forward_expr, loop_iter, subst
+from .templates import atom_expr, default_atom, effect_stmt, forward_expr, loop_iter, subst
 
 
 def varied_vars(fn: ir.Function, wrt) -> set[str]:
@@ -193,6 +193,8 @@ class Forward:
                 self.call(s, out)
             elif isinstance(s, ir.UserCall):
                 self.user_call(s, out)
+            elif isinstance(s, ir.Effect):
+                out.append(Line(effect_stmt(s), s.line))
             elif isinstance(s, ir.Push):
                 out.append(Line(ast.Expr(ast.Call(func=ast.Attribute(
                     value=name(s.stack), attr="push", ctx=ast.Load()),

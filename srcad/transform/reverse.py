@@ -52,7 +52,8 @@ from ..gcode import method as _method
 from .specialise import Info, simplify
 from .checkpointing import CheckpointingMixin
 from ..ops.table import lookup
-from .templates import atom_expr, default_atom, forward_expr, loop_iter, range_expr, subst
+from .templates import (atom_expr, default_atom, effect_stmt, forward_expr, loop_iter, range_expr,
+                        subst)
 
 _FRESH_HELPERS = {
     runtime.unindex, runtime.matmul_grad_a, runtime.matmul_grad_b,
@@ -201,6 +202,7 @@ class Reverse(CheckpointingMixin):
         self.ckpts: dict[int, str] = {}  # id(checkpointed loop) -> its LoopCheckpoints
         self.rematerialised: list = []  # (name, line) of values the backward recomputes
         self._plain = 0  # > 0: emitting forward code that saves nothing (recomputation)
+        self._recompute = 0  # > 0: emitting forward code the forward sweep already ran
         self.restore_stacks: dict[str, str] = {}
 
     # -- bookkeeping -------------------------------------------------------------------------
@@ -764,6 +766,9 @@ class Reverse(CheckpointingMixin):
                 out.append(Line(assign(s.target, forward_expr(s.op, s.args)), s.line))
             elif isinstance(s, ir.UserCall):
                 out.append(Line(self.user_call_forward(s), s.line))
+            elif isinstance(s, ir.Effect):
+                if not self._recompute:  # (a recomputation does not print again)
+                    out.append(Line(effect_stmt(s), s.line))
             elif isinstance(s, ir.If):
                 header = ast.If(test=atom_expr(s.test), body=[], orelse=[])
                 body_lines = self.fwd_block(s.body) or [Line(ast.Pass(), s.line)]
