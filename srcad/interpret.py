@@ -51,7 +51,8 @@ def call_op(op, args: dict, env: dict):
     py = _PY_OPERATORS.get(op.name)
     if py is not None:
         values = [atom_value(args[p.name], env) for p in op.params if p.name in args]
-        if all(isinstance(v, (int, float)) and not isinstance(v, np.generic) for v in values):
+        # (Python values -- numbers, and `x.shape == (2, 3)`'s tuples -- follow Python)
+        if not any(isinstance(v, (np.ndarray, np.generic)) for v in values):
             return py(*values)
     values = {p.name: atom_value(args[p.name], env) for p in op.params if p.name in args}
     positional, keywords = op.call_parts(values)

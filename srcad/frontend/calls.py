@@ -29,6 +29,7 @@ import numpy as np
 from .. import ir
 from ..checkpoint import Checkpointed, checkpoint
 from ..ops import table
+from .closures import LIFTED
 from .opaque import library_file, opaque_call, opaque_method
 
 _RETURN = ("<return>", 0)  # `into` marker: the op computes the function's result
@@ -213,6 +214,8 @@ class CallsMixin:
     def emit_user_call(self, site, e, hint: str, into, *, discard: bool = False):
         _, obj, spelled, args, kwargs, checkpointed = site
         call = self.user_call(obj, spelled, args, kwargs, e)
+        if obj in LIFTED and not checkpointed:  # a nested def or lambda (inline.py)
+            return self.inline_call(call, into, hint, e)
         call.checkpoint = checkpointed
         call.discard = discard
         if into is _RETURN:

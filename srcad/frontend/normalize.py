@@ -38,6 +38,7 @@ from ..ops import control, runtime_ops, table
 from .aliasing import AliasingMixin
 from .calls import _RETURN, CallsMixin
 from .effects import EffectsMixin
+from .inline import InlineMixin
 from .opaque import library_file, opaque_attribute
 from .pylower import lower_python
 from .closures import LIFTED, lift_closures
@@ -149,7 +150,7 @@ def _const_src(value, fallback_name: str | None) -> str | None:
     return None
 
 
-class Normalizer(CallsMixin, EffectsMixin, AliasingMixin):
+class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin):
     def __init__(self, pf: ParsedFunction):
         self.pf = pf
         self.body: list = []
@@ -904,7 +905,7 @@ class Normalizer(CallsMixin, EffectsMixin, AliasingMixin):
         except Exception:
             return False
         return isinstance(obj, types.FunctionType) and table.lookup(obj) is None and \
-            library_file(obj) is None
+            library_file(obj) is None and obj not in LIFTED  # (lifted ones are inlined)
 
     def local_base_is_local(self, e) -> bool:
         root = e

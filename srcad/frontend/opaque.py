@@ -140,6 +140,20 @@ def may_change_state(op) -> bool:
     return isinstance(op, OpaqueOp) and not op.pure
 
 
+def has_effects(body, _seen=None) -> bool:
+    """Does running `body` (or a user function it calls) do something besides computing its
+    values -- print, assert, raise, a random draw? Then a call to it is never dead code."""
+    seen = set() if _seen is None else _seen
+    for s in ir.walk(body):
+        if isinstance(s, ir.Effect) or (isinstance(s, ir.Call) and may_change_state(s.op)):
+            return True
+        if isinstance(s, ir.UserCall) and id(s.callee) not in seen:
+            seen.add(id(s.callee))
+            if has_effects(s.callee.body, seen):
+                return True
+    return False
+
+
 # -- library or user code ---------------------------------------------------------------------
 
 

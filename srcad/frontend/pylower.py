@@ -30,6 +30,7 @@ Before/after:
 from __future__ import annotations
 
 import builtins
+import copy
 from collections import Counter
 
 import gast
@@ -147,6 +148,9 @@ class _Lowerer:
             s, pre = self.lower_for(s)
             pending.extend(pre)
             s.iter = self.expr(s.iter, pending, self.hint_of(s.target))
+            unrolled = self.unroll(s)
+            if unrolled is not None:
+                return self.body(_located(pending, s)) + self.body(_located(unrolled, s))
             s.body = self.body(s.body)
             s.orelse = self.body(s.orelse)
             return self.body(_located(pending, s)) + [s]
@@ -205,7 +209,40 @@ class _Lowerer:
                 raise self.error(f"srcad does not support a comprehension in {where}", n,
                                  "compute it on its own line first, into a name")
 
-    # -- loops -----------------------------------------------------------------------------------
+    # -- loops --------------------------------------------------------------------------------
+    def unroll(self, s: gast.For):
+        """``for t in (a, b, c): body`` (a short display, no jumps) as the body once per item,
+        in order, with ``t`` naming the item itself: as Python runs it, with no index, so the
+        item's gradient gathers in the order tape mode's does. Items the body reassigns are
+        taken first (Python evaluates the display before the loop)."""
+        items = s.iter
+        if not (isinstance(items, (gast.Tuple, gast.List)) and items.elts and not s.orelse
+                and isinstance(s.target, gast.Name)
+                and not any(isinstance(e, gast.Starred) for e in items.elts)):
+            return None
+        size = sum(1 for st in s.body for _ in gast.walk(st) if isinstance(_, gast.stmt))
+        if len(items.elts) > 8 or size * len(items.elts) > 64:
+            return None
+        for st in s.body:
+            for n in gast.walk(st):
+                if isinstance(n, (gast.Break, gast.Continue, gast.Return, gast.FunctionDef,
+                                  gast.Lambda)):
+                    return None
+        assigned = {n.id for st in s.body for n in gast.walk(st)
+                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        out, values = [], []
+        for e in items.elts:
+            if isinstance(e, gast.Constant) or (isinstance(e, gast.Name) and e.id not in assigned):
+                values.append(e)
+            else:
+                tmp = self.fresh(f"{s.target.id}_item")
+                out.append(_assign(tmp, e))
+                values.append(_name(tmp))
+        for v in values:
+            out.append(_assign(s.target.id, copy.deepcopy(v)))
+            out.extend(copy.deepcopy(s.body))
+        return out
+
     def lower_for(self, s):
         """dict iteration and tuple targets (the normaliser walks ranges and sequences)."""
         pre, head = [], []

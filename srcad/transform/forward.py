@@ -24,6 +24,7 @@ import copy
 
 from .. import ir
 from ..errors import SrcadError
+from ..frontend.opaque import has_effects, may_change_state
 from ..naming import fresh
 from ..gcode import GFunction, Line, assign, name, store
 from .reverse import Module, _call, _compound, _free, _np, zeros_expr
@@ -116,7 +117,8 @@ class Forward:
 
     # -- statements --------------------------------------------------------------------------
     def call(self, s: ir.Call, out: list) -> None:
-        out.append(Line(assign(s.target, forward_expr(s.op, s.args)), s.line))
+        out.append(Line(assign(s.target, forward_expr(s.op, s.args)), s.line,
+                        keep=may_change_state(s.op)))
         if s.target not in self.varied:
             return
         if s.op.name == "Stack":  # a stack of varied values gets a stack of their tangents
@@ -168,7 +170,8 @@ class Forward:
         target = ast.Tuple(elts=outs, ctx=ast.Store()) if s.unpack else outs[0]
         if not any(t in self.varied for t in s.targets):
             out.append(Line(ast.Assign(targets=[target], value=ast.Call(
-                func=name(s.fn_name), args=args, keywords=[]), lineno=0), s.line))
+                func=name(s.fn_name), args=args, keywords=[]), lineno=0), s.line,
+                keep=has_effects(s.callee.body)))
             return
         wrt = [p for p, a in zip(s.callee.params, s.args)
                if isinstance(a, ir.Var) and a.name in self.varied]
@@ -184,7 +187,8 @@ class Forward:
         dtarget = ast.Tuple(elts=douts, ctx=ast.Store()) if s.unpack else douts[0]
         both = ast.Tuple(elts=[target, dtarget], ctx=ast.Store())
         out.append(Line(ast.Assign(targets=[both], value=ast.Call(
-            func=name(f.name), args=args + dots, keywords=[]), lineno=0), s.line))
+            func=name(f.name), args=args + dots, keywords=[]), lineno=0), s.line,
+            keep=has_effects(s.callee.body)))
 
     def block(self, body) -> list[Line]:
         out: list[Line] = []

@@ -51,6 +51,7 @@ from ..gcode import free_names as _free
 from ..gcode import method as _method
 from .specialise import Info, simplify
 from .checkpointing import CheckpointingMixin
+from ..frontend.opaque import has_effects, may_change_state
 from ..ops.table import lookup
 from .templates import (atom_expr, default_atom, effect_stmt, forward_expr, loop_iter, range_expr,
                         subst)
@@ -763,9 +764,11 @@ class Reverse(CheckpointingMixin):
                     out.append(Line(ast.Expr(_method(name(self.stack_name(v)), "push",
                                                      name(v))), s.line))
             if isinstance(s, ir.Call):
-                out.append(Line(assign(s.target, forward_expr(s.op, s.args)), s.line))
+                out.append(Line(assign(s.target, forward_expr(s.op, s.args)), s.line,
+                                keep=may_change_state(s.op)))
             elif isinstance(s, ir.UserCall):
-                out.append(Line(self.user_call_forward(s), s.line))
+                out.append(Line(self.user_call_forward(s), s.line,
+                                keep=has_effects(s.callee.body)))
             elif isinstance(s, ir.Effect):
                 if not self._recompute:  # (a recomputation does not print again)
                     out.append(Line(effect_stmt(s), s.line))
