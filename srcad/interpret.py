@@ -81,7 +81,8 @@ def run_effect(stmt: ir.Effect, env: dict, probe: bool = False) -> None:
             err._srcad_user = True
             raise err
         return
-    exc = atom_value(stmt.args["exc"], env)
+    exc = call_op(stmt.op, stmt.args, env) if stmt.op is not None else \
+        atom_value(stmt.args["exc"], env)
     try:
         exc._srcad_user = True  # the user's own exception: it reaches the user as it is
     except AttributeError:

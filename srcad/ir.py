@@ -105,7 +105,7 @@ class Effect:
     """A statement run for its effect alone, binding nothing: ``print(...)`` or another bare
     call on values no gradient needs (kind "call": ``op(**args)``, its result dropped),
     ``assert test, msg`` (kind "assert": args ``test``, ``msg``) or ``raise exc`` (kind
-    "raise": arg ``exc``). It runs in the forward sweep where the user put it and has no
+    "raise": arg ``exc``, or -- ``raise E(...)`` -- the op that makes the exception). It runs in the forward sweep where the user put it and has no
     adjoint; recomputation (checkpointing) does not run it again. See frontend/effects.py."""
 
     kind: str

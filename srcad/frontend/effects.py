@@ -87,7 +87,14 @@ class EffectsMixin:
                                    "raise an exception: raise ValueError('...')")
         if s.cause is not None:
             raise self.unsupported("`raise ... from ...`", s, "raise the exception alone")
-        exc = self.expr(s.exc, "error", None)
+        if isinstance(s.exc, gast.Call):  # raise ValueError(...): the call, in place
+            site = self.resolve_call(s.exc, "error")
+            if site[0] == "op":
+                self.body.append(ir.Effect("raise", site[1], site[2], s.lineno))
+                return
+            exc = self.emit_user_call(site, s.exc, "error", None)
+        else:
+            exc = self.expr(s.exc, "error", None)
         self.body.append(ir.Effect("raise", None, {"exc": exc}, s.lineno))
 
     def fstring(self, e: gast.JoinedStr, hint: str, into):

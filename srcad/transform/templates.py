@@ -177,5 +177,6 @@ def effect_stmt(s: ir.Effect) -> ast.stmt:
         msg = s.args.get("msg")
         return ast.Assert(test=atom_expr(s.args["test"]),
                           msg=None if msg is None else atom_expr(msg))
-    exc = s.args.get("exc")
-    return ast.Raise(exc=None if exc is None else atom_expr(exc), cause=None)
+    if s.op is not None:  # raise ValueError(...)
+        return ast.Raise(exc=forward_expr(s.op, s.args), cause=None)
+    return ast.Raise(exc=atom_expr(s.args["exc"]), cause=None)
