@@ -2,6 +2,11 @@
 
 Input: a `ParsedFunction`. Output: nothing; raises `UnsupportedSyntaxError` naming the
 construct, the user's file and line, and what to write instead.
+
+What is no longer fenced is lowered by a later pass: nested defs and lambdas (closures.py),
+comprehensions and generator expressions (pylower.py), print / assert / raise and f-strings
+(effects.py), dict displays and star-arguments to calls with no rule (calls.py). Those passes
+refuse, each with a hint, the few forms they cannot lower.
 """
 
 from __future__ import annotations

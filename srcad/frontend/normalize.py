@@ -4,8 +4,13 @@ Input: a fenced `ParsedFunction`. Output: an `ir.Function` whose body is a list 
 `Call` statements, each one op of the op table applied to atoms, ending in one `Return`.
 
 Grammar of the output:
-    stmt   := Call(target, op, {param: atom}) | Return(atom)
+    stmt   := Call(target, op, {param: atom}) | UserCall | Effect(kind, op, {param: atom})
+            | If | For | While | Return(atom)
     atom   := Var | Const | Seq(atom*) | Index(part*)
+Before this pass, closures.py lifts nested defs and lambdas and pylower.py lowers
+comprehensions, sum/min/max and lst.append to loops; calls are bound by calls.py (a call
+with no row is an opaque op, opaque.py), print/assert/raise become `Effect`s (effects.py),
+and calls to lifted functions are spliced in (inline.py).
 Desugaring: nested expressions are hoisted into temporaries named after the assignment
 they came from (``h = np.tanh(x @ W + b)`` gives ``h_matmul``, ``h_add``, ``h``); method
 calls and attributes (``x.sum(axis=1)``, ``x.T``, ``x.reshape(n, -1)``) become op calls;
@@ -783,6 +788,9 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin):
                 call = self.op_call(operator.getitem, [base, index], {}, e)
                 return self.emit(call, self.fresh(part.value), e)
             return self.result(self.op_call(operator.getitem, [base, index], {}, e), hint, into, e)
+        if isinstance(e, gast.Starred):
+            raise self.unsupported("star-unpacking (`*xs`) here", e,
+                                   "write the items out, or join arrays with np.concatenate")
         raise self.unsupported(f"the expression `{type(e).__name__}`", e)
 
     def combine(self, fn, atoms, hint, into, node):

@@ -80,6 +80,18 @@ def _located(nodes, at):
     return nodes
 
 
+class _Substitute(gast.NodeTransformer):
+    """Every read of the name `old` replaced by a copy of the expression `new`."""
+
+    def __init__(self, old: str, new):
+        self.old, self.new = old, new
+
+    def visit_Name(self, node):
+        if node.id == self.old and isinstance(node.ctx, gast.Load):
+            return gast.copy_location(copy.deepcopy(self.new), node)
+        return node
+
+
 class _Lowerer:
     def __init__(self, pf, taken: set):
         self.pf = pf
@@ -238,9 +250,19 @@ class _Lowerer:
                 tmp = self.fresh(f"{s.target.id}_item")
                 out.append(_assign(tmp, e))
                 values.append(_name(tmp))
+        t = s.target.id
+        mine = {id(n) for n in gast.walk(s)}
+        read_after = any(isinstance(n, gast.Name) and n.id == t and id(n) not in mine
+                         for n in gast.walk(self.pf.tree))
         for v in values:
-            out.append(_assign(s.target.id, copy.deepcopy(v)))
-            out.extend(copy.deepcopy(s.body))
+            if t in assigned:  # (the body rebinds the loop variable: a name of its own)
+                out.append(_assign(t, copy.deepcopy(v)))
+                out.extend(copy.deepcopy(s.body))
+                continue
+            for st in copy.deepcopy(s.body):  # the item itself where the body reads `t`
+                out.append(_Substitute(t, v).visit(st))
+        if read_after and t not in assigned:
+            out.append(_assign(t, copy.deepcopy(values[-1])))  # (Python leaves t bound)
         return out
 
     def lower_for(self, s):
