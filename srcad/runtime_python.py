@@ -26,7 +26,6 @@ import numpy as np
 
 from .runtime import GradTree, zeros_grad
 
-
 # -- containers of per-item derivatives -------------------------------------------------------
 
 

@@ -14,7 +14,6 @@ import math
 
 import numpy as np
 
-
 # -- calls that need no rule ------------------------------------------------------------------
 
 
@@ -66,7 +65,7 @@ def prints_and_asserts(x, w):
     print("h is", h.shape, f"mean {np.mean(h):.3f}")
     if h.shape[0] < 1:
         raise ValueError(f"empty input: {h.shape}")
-    pass
+    pass  # noqa: PIE790
     return np.sum(h * h)
 
 
@@ -154,7 +153,7 @@ def append_in_branch(x):
 
 def dict_literal(x):
     d = {"a": x, "b": np.sin(x)}
-    e = dict(c=d["a"] * d["b"], n=2)
+    e = dict(c=d["a"] * d["b"], n=2)  # noqa: C408
     return np.sum(e["c"]) * e["n"]
 
 
@@ -181,7 +180,7 @@ def closure_over_locals(x, w):
 
 
 def lambda_activation_in_loop(x, ws):
-    act = lambda v: np.maximum(v, 0.0) + 0.1 * v  # noqa: E731
+    act = lambda v: np.maximum(v, 0.0) + 0.1 * v
     h = x
     for w in ws:
         h = act(h @ w)
@@ -204,7 +203,7 @@ def lambda_as_key(x):
 
 
 def closure_in_branch(x, c):
-    f = lambda v: v * c  # noqa: E731
+    f = lambda v: v * c
     if c > 0:
         y = f(x)
     else:

@@ -23,6 +23,10 @@ from srcad.errors import NoRuleError, UnsupportedSyntaxError
 from srcad.testing import check_consistency, check_grads, check_jvp
 
 HERE = os.path.abspath(__file__)
+try:
+    from scipy.special import logsumexp as LOGSUMEXP
+except ImportError:  # pragma: no cover
+    LOGSUMEXP = None
 IDS = [f.__name__ for f, _, _ in C.CASES]
 
 
@@ -321,9 +325,9 @@ def logsumexp_on_shape(x):
     return np.sum(x) * LOGSUMEXP(np.zeros(x.shape))
 
 
+@pytest.mark.skipif(LOGSUMEXP is None, reason="scipy is not installed")
 def test_library_function_on_active_names_it_and_defvjp():
     scipy = pytest.importorskip("scipy.special")
-    globals()["LOGSUMEXP"] = scipy.logsumexp
     err = _refused(logsumexp_on_active, (np.ones(3),), "LOGSUMEXP")
     msg = str(err)
     assert "site-packages" in msg and "does not trace into installed libraries" in msg
@@ -357,7 +361,7 @@ def test_recursive_closure_is_refused():
 # -- lambdas and bound methods ---------------------------------------------------------------------
 
 
-square_sum = lambda x: np.sum(x ** 2)  # noqa: E731
+square_sum = lambda x: np.sum(x ** 2)
 pair = (lambda x: np.sum(np.sin(x)), lambda x: np.sum(np.sin(x) * 2.0))
 
 

@@ -27,7 +27,7 @@ import gast
 import numpy as np
 
 from .. import ir
-from ..checkpoint import Checkpointed, checkpoint
+from ..checkpoint import Checkpointed
 from ..ops import table
 from .closures import LIFTED
 from .opaque import library_file, opaque_call, opaque_method
@@ -241,6 +241,12 @@ class CallsMixin:
         if not isinstance(base, ir.Const):
             return None
         method = getattr(base.value, attr, None)
+        if isinstance(method, types.FunctionType) and table.lookup(method) is None and \
+                library_file(method) is None:  # a staticmethod, or a function attribute
+            args, kwargs, starred = self.call_args(e, hint)
+            if starred:
+                self.refuse_starred(e, f"`{attr}`")
+            return ("user", method, f"{type(base.value).__name__}_{attr}", args, kwargs, False)
         fn = getattr(method, "__func__", None)
         if not (isinstance(fn, types.FunctionType) and getattr(method, "__self__", None) is
                 base.value and table.lookup(fn) is None and library_file(fn) is None):

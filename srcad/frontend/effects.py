@@ -103,7 +103,7 @@ class EffectsMixin:
         node = copy.deepcopy(e)
 
         class Holes(gast.NodeTransformer):
-            def visit_FormattedValue(inner, fv):  # noqa: N805
+            def visit_FormattedValue(inner, fv):
                 fv.value = self_expr(fv.value)
                 if fv.format_spec is not None:
                     fv.format_spec = inner.visit(fv.format_spec)
@@ -117,7 +117,7 @@ class EffectsMixin:
         node = Holes().visit(node)
         src = ast.unparse(gast.gast_to_ast(node))
         params = tuple(table.Param(f"_a{i}") for i in range(len(atoms)))
-        fn = eval(compile(f"lambda {', '.join(p.name for p in params)}: {src}",  # noqa: S307
+        fn = eval(compile(f"lambda {', '.join(p.name for p in params)}: {src}",
                           "<srcad f-string>", "eval"), {})
         op = OpaqueOp(name=".format", fn=fn, params=params,
                       spelling=ast.parse(src, mode="eval").body, spelling_src=src,

@@ -35,22 +35,21 @@ from collections import Counter
 import gast
 import numpy as np
 
-from .. import ir
-from .. import runtime
+from .. import ir, runtime
+from ..checkpoint import check_schedule, checkpoint
 from ..errors import NoRuleError, UnsupportedSyntaxError
 from ..naming import fresh
 from ..ops import control, runtime_ops, table
 from .aliasing import AliasingMixin
 from .calls import _RETURN, CallsMixin
-from .effects import EffectsMixin
-from .inline import InlineMixin
-from .opaque import library_file, opaque_attribute
-from .pylower import lower_python
 from .closures import LIFTED, lift_closures
 from .desugar import desugar
+from .effects import EffectsMixin
 from .fence import fence
-from ..checkpoint import Checkpointed, check_schedule, checkpoint
+from .inline import InlineMixin
+from .opaque import library_file, opaque_attribute
 from .parse import UNRESOLVED, ParsedFunction, parse_function
+from .pylower import lower_python
 
 _BINOPS = {
     gast.Add: np.add,

@@ -73,7 +73,7 @@ def _check_names(keywords, reserved) -> None:
         raise ValueError(f"keyword {sorted(clash)[0]!r}")
 
 
-def _runner(first_is_callee: bool, method: str | None, nargs: int, starred: tuple):
+def _runner(method: str | None, starred: tuple):
     def run(head, *args, **kwargs):
         flat = []
         for i, a in enumerate(args):
@@ -98,7 +98,7 @@ def opaque_call(label: str, nargs: int, keywords: tuple, starred: tuple = (), *,
               *(table.Param(k, None) for k in keywords))
     lib = library_file(callee) if callee is not None else None
     own = (getattr(callee, "__module__", "") or "").startswith("srcad.")
-    return OpaqueOp(name="." + label.split(".")[-1], fn=_runner(True, None, nargs, starred),
+    return OpaqueOp(name="." + label.split(".")[-1], fn=_runner(None, starred),
                     params=params, spelling=ast.parse(src, mode="eval").body, spelling_src=src,
                     differentiable=False, family="opaque call", kind="call", label=label,
                     pure=callee is not None and known_pure(callee, keywords), library=lib,
@@ -112,7 +112,7 @@ def opaque_method(method: str, nargs: int, keywords: tuple, starred: tuple = ())
     src = _spell(f"_obj.{method}", positional, starred, keywords)
     params = (table.Param("_obj"), *(table.Param(p) for p in positional),
               *(table.Param(k, None) for k in keywords))
-    return OpaqueOp(name=f".{method}", fn=_runner(False, method, nargs, starred), params=params,
+    return OpaqueOp(name=f".{method}", fn=_runner(method, starred), params=params,
                     spelling=ast.parse(src, mode="eval").body, spelling_src=src,
                     differentiable=False, family="opaque method", kind="method",
                     label=f".{method}()")

@@ -35,9 +35,9 @@ from collections import Counter
 
 import gast
 
+from .. import runtime_python
 from ..errors import UnsupportedSyntaxError
 from ..naming import fresh
-from .. import runtime_python
 
 # internal names the rewritten tree calls; ParsedFunction.resolve finds them in its closure
 LIST_APPEND = "__srcad_list_append"

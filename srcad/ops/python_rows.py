@@ -21,7 +21,7 @@ import functools
 import numpy as np
 
 from .. import runtime_python as rp
-from ..runtime_python import (  # noqa: F401  (the rules' names)
+from ..runtime_python import (  # (the rules' names)
     append_tangents,
     appended_tangent,
     grow_grad,
@@ -113,7 +113,7 @@ defvjp(rp.keys_tangent, lambda g, out, ct, key, out_: without_key(g, key), None,
 
 
 def _rule(params: tuple, body: str) -> Rule:
-    fn = eval(f"lambda {', '.join(params)}: {body}", globals())  # noqa: S307  (our own text)
+    fn = eval(f"lambda {', '.join(params)}: {body}", globals())  # (our own text)
     return Rule(fn=fn, params=params, expr=ast.parse(body, mode="eval").body, source=body)
 
 
@@ -121,7 +121,7 @@ def _make_dict(*pairs):
     return dict(zip(pairs[::2], pairs[1::2]))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def dict_literal_op(n: int) -> Op:
     """``{k0: v0, ..., k<n-1>: v<n-1>}`` (also ``dict(a=x)``): keys carry no derivative; the
     value under a key gets that slot of the cotangent."""
