@@ -279,6 +279,24 @@ def float_of_active(x):
     return np.sum(x) * float(np.sum(x))  # ERR
 
 
+def chained_no_rule(x):
+    s = math.sqrt(np.sum(x * x))  # ERR
+    t = math.exp(s)  # (no rule either: the gradient through s would be lost here)
+    return np.sum(x) * t
+
+
+def zero_derivative_after_no_rule(x):
+    n = int(float(np.sum(x)))  # int has no derivative: nothing is lost through float
+    return np.sum(x) * n
+
+
+def test_a_call_with_no_rule_before_one_with_no_derivative_runs():
+    x = np.array([0.6, 0.7, 0.8])
+    check_grads(zero_derivative_after_no_rule, (x,))
+    assert np.array_equal(srcad.grad(zero_derivative_after_no_rule, mode="tape")(x),
+                          srcad.grad(zero_derivative_after_no_rule)(x))
+
+
 def method_on_active(x):
     return np.sum(x.conjugate())  # ERR
 
@@ -306,11 +324,12 @@ def calls_a_helper_that_stores(x):
 @pytest.mark.parametrize("fn, args, match", [
     (sqrt_of_active, (np.ones(3),), "`math.sqrt` has no derivative rule"),
     (float_of_active, (np.ones(3),), "`float` has no derivative rule"),
+    (chained_no_rule, (np.ones(3),), "`math.sqrt` has no derivative rule"),
     (method_on_active, (np.ones(3),), r"the method `.conjugate\(\)`"),
     (attribute_of_active, (np.ones(3),), "the attribute `.real`"),
-    (stores_into_an_argument, (np.ones(3), [np.zeros(3)]), "may store it in `out`"),
-    (calls_a_helper_that_stores, (np.ones(3),), "may store it in `out`"),
-], ids=["math.sqrt", "float", "method", "attribute", "store", "store-in-helper"])
+    (stores_into_an_argument, (np.ones(3), [np.zeros(3)]), "may store it in or change `out`"),
+    (calls_a_helper_that_stores, (np.ones(3),), "may store it in or change `out`"),
+], ids=["math.sqrt", "float", "chained", "method", "attribute", "store", "store-in-helper"])
 def test_no_rule_on_a_value_the_gradient_needs_is_refused(fn, args, match):
     at = helper_that_stores if fn is calls_a_helper_that_stores else None
     err = _refused(fn, args, match, at=at)

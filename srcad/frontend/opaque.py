@@ -223,7 +223,7 @@ def known_pure(fn, keywords=()) -> bool:
     mod = getattr(fn, "__module__", None) or ""
     if getattr(builtins, name or "", None) is fn:
         return name not in _IMPURE_BUILTINS
-    if mod in ("math", "cmath") or getattr(math, name or "", None) is fn:
+    if mod in ("math", "cmath", "logging", "warnings") or getattr(math, name or "", None) is fn:
         return True
     if isinstance(fn, np.ufunc):
         return True
@@ -235,19 +235,44 @@ def known_pure(fn, keywords=()) -> bool:
 # -- the refusal ------------------------------------------------------------------------------
 
 
-def _useful(fn: ir.Function) -> tuple[set, set]:
-    """(names, constant spellings) whose value reaches the output through ops with a
-    derivative rule (and user calls): where a missing gradient would matter."""
-    flows = []
+def _flows(fn: ir.Function):
+    """(inputs, outputs) of each statement along which a value's dependence travels: a row's
+    arguments with a derivative rule, every argument of an op with no rule (its result
+    depends on them, with no gradient) and of a user call."""
     for s in ir.walk(fn.body):
         if isinstance(s, ir.Call):
-            ins = [a for p, a in s.args.items()
-                   if s.op.vjp(p) is not None or s.op.jvp(p) is not None]
-            flows.append((ins, [s.target]))
+            if is_opaque(s.op):
+                yield list(s.args.values()), [s.target]
+            elif s.op.name == "pop":
+                yield [s.args["stack"]], [s.target]
+            else:
+                yield [a for p, a in s.args.items()
+                       if s.op.vjp(p) is not None or s.op.jvp(p) is not None], [s.target]
         elif isinstance(s, ir.UserCall):
-            flows.append((list(s.args), list(s.targets)))
+            yield list(s.args), list(s.targets)
         elif isinstance(s, ir.Push):
-            flows.append(([s.value], [s.stack]))
+            yield [s.value], [s.stack]
+
+
+def _dependent(fn: ir.Function, wrt) -> set:
+    """Names whose value depends on `wrt` (through ops with a rule or without one)."""
+    flows = list(_flows(fn))
+    dep = set(wrt)
+    changed = True
+    while changed:
+        changed = False
+        for ins, outs in flows:
+            if any(v in dep for a in ins for v in ir.atom_vars(a)) and not set(outs) <= dep:
+                dep.update(outs)
+                changed = True
+    return dep
+
+
+def _useful(fn: ir.Function) -> tuple[set, set]:
+    """(names, constant spellings) from which the output is reached through ops that would
+    carry a gradient -- rows with a rule, ops with none, user calls -- but not through a row
+    with no derivative (a comparison, a shape, int()): where a missing gradient matters."""
+    flows = list(_flows(fn))
     names = set(ir.atom_vars(fn.ret.value))
     consts = set()
     changed = True
@@ -318,11 +343,15 @@ def _from_params(fn: ir.Function) -> set:
     return out
 
 
+# methods that change their object in place (a list's, a dict's, an array's)
+_MUTATING = {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault",
+             "popitem", "add", "discard", "reverse", "sort", "fill", "resize", "put",
+             "partition", "itemset", "setflags", "setfield", "shuffle", "__setitem__"}
+
+
 def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False) -> None:
     """Refuse an op with no rule where it would drop a gradient (see the module docstring);
     the user functions `fn` calls are checked with the arguments that reach them."""
-    from ..transform.forward import varied_vars
-
     seen = set() if _seen is None else _seen
     key = (id(fn), tuple(sorted(wrt)))
     if key in seen:
@@ -333,10 +362,10 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False) -> None:
     calls = [s for s in ir.walk(fn.body) if isinstance(s, ir.UserCall)]
     if not sites and not calls:
         return
-    varied = varied_vars(fn, wrt)
+    dep = _dependent(fn, wrt)
     useful = None
     for s in sites:
-        given = [a for a in s.args.values() if set(ir.atom_vars(a)) & varied]
+        given = {p for p, a in s.args.items() if set(ir.atom_vars(a)) & dep}
         if not given:
             continue
         if useful is None:
@@ -349,22 +378,24 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False) -> None:
         if s.op.pure:
             continue
         shared = _from_params(fn) if _callee else set()
-        for p, a in s.args.items():
-            if a in given and not (s.op.kind == "method" and p == "_obj"):
-                continue  # (a method may change its object, varied or not)
-            if s.op.kind == "method" and p != "_obj":
-                continue  # (a method's arguments: its object is where it may store them)
+        method = s.op.kind == "method"
+        if method:  # it may store its arguments in its object, or change the object itself
+            holders = ["_obj"] if (given - {"_obj"} or s.op.name[1:] in _MUTATING) else []
+        else:  # a function srcad knows nothing about may change any of its arguments
+            holders = [p for p in s.args if p != "_fn"]
+        for p in holders:
+            a = s.args[p]
             held = (isinstance(a, ir.Var) and (a.name in names or a.name in shared)) or (
                 isinstance(a, ir.Const) and a.src in consts)
             if held:
                 what = a.name if isinstance(a, ir.Var) else a.src
                 _refuse(fn, s, f"it is given a value that depends on the arguments being "
-                        f"differentiated; it may store it in `{_user(what)}`, which the "
-                        f"output depends on, and the gradient would not follow",
+                        f"differentiated; it may store it in or change `{_user(what)}`, "
+                        f"which the output depends on, and the gradient would not follow",
                         "build the value with operations srcad differentiates (a list "
                         "made in the function follows lst.append(v)), or pass it on directly")
     for s in calls:
-        inner = [p for p, a in zip(s.callee.params, s.args) if set(ir.atom_vars(a)) & varied]
+        inner = [p for p, a in zip(s.callee.params, s.args) if set(ir.atom_vars(a)) & dep]
         if inner:
             check_opaque(s.callee, inner, seen, True)
 
