@@ -257,9 +257,14 @@ class Transformed:
                 names.append(self.params[w])
             else:
                 if w not in self.params:
+                    bound = inspect.ismethod(self.fn) and w == next(
+                        iter(inspect.signature(self.fn.__func__).parameters), None)
                     raise SrcadError(
                         f"wrt={w!r} is not a parameter of {self._ir.name} "
-                        f"(parameters: {', '.join(self.params)})")
+                        f"(parameters: {', '.join(self.params)})",
+                        hint="the object of srcad.grad(obj.method) is a constant (its arrays "
+                        "get no gradient): pass the arrays to differentiate as arguments"
+                        if bound else None)
                 names.append(w)
         if len(set(names)) != len(names):
             raise SrcadError(f"wrt names an argument twice: {items}")

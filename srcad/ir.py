@@ -221,6 +221,7 @@ class Function:
     names: set = field(default_factory=set)  # every name in use (for fresh names later)
     source_lines: dict = field(default_factory=dict)  # user line -> text
     mutable: set = field(default_factory=set)  # names assigned in loops/branches (not SSA)
+    changes: dict = field(default_factory=dict)  # parameter -> line of an in-place change
 
     @property
     def ret(self) -> Return:

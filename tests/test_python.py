@@ -315,8 +315,7 @@ def helper_that_stores(x, out):
     return np.sum(x)
 
 
-def calls_a_helper_that_stores(x):
-    out = [x]
+def calls_a_helper_that_stores(x, out):
     s = helper_that_stores(x, out)
     return s + np.sum(np.stack(out))
 
@@ -328,7 +327,8 @@ def calls_a_helper_that_stores(x):
     (method_on_active, (np.ones(3),), r"the method `.conjugate\(\)`"),
     (attribute_of_active, (np.ones(3),), "the attribute `.real`"),
     (stores_into_an_argument, (np.ones(3), [np.zeros(3)]), "may store it in or change `out`"),
-    (calls_a_helper_that_stores, (np.ones(3),), "may store it in or change `out`"),
+    (calls_a_helper_that_stores, (np.ones(3), [np.zeros(3)]),
+     "may store it in or change `out`"),
 ], ids=["math.sqrt", "float", "chained", "method", "attribute", "store", "store-in-helper"])
 def test_no_rule_on_a_value_the_gradient_needs_is_refused(fn, args, match):
     at = helper_that_stores if fn is calls_a_helper_that_stores else None
@@ -355,6 +355,42 @@ def test_library_function_on_active_names_it_and_defvjp():
     x = np.linspace(0, 1, 3)
     expected = np.full(3, scipy.logsumexp(np.zeros(3)))
     np.testing.assert_allclose(srcad.grad(logsumexp_on_shape)(x), expected)
+
+
+def closure_appends_to_enclosing_list(x):
+    out = [x]
+
+    def add(v):
+        out.append(v * 2.0)  # ERR
+
+    add(x)
+    return np.sum(np.stack(out))
+
+
+def aliased_literal_list(x):
+    out = [x]
+    alias = out
+    out.append(x * 2.0)  # ERR
+    return np.sum(np.stack(alias))
+
+
+def appends_to_its_argument(out, v):
+    out.append(v)
+    return v
+
+
+def passes_a_literal_to_be_changed(x):
+    out = [x]
+    appends_to_its_argument(out, x * 2.0)  # ERR
+    return np.sum(np.stack(out))
+
+
+@pytest.mark.parametrize("fn", [closure_appends_to_enclosing_list, aliased_literal_list,
+                                passes_a_literal_to_be_changed])
+def test_a_change_in_place_srcad_would_lose_is_refused(fn):
+    """srcad holds a literal list as its items: an append to it elsewhere would be lost
+    (it was, silently, before this refusal: the gradient of the appended item was missing)."""
+    _refused(fn, (np.ones(3),), "in place", cls=UnsupportedSyntaxError)
 
 
 def comprehension_in_branch(x):
@@ -481,3 +517,22 @@ def test_items_and_slots_add_item_by_item():
     assert np.array_equal((a + GradTree({1: np.ones(2)}, 2))[1], np.ones(2))
     d = Slots({"p": np.ones(2)}) + Slots({"p": np.ones(2), "q": np.ones(2)}, zero={"q"})
     assert np.array_equal(d["p"], [2.0, 2.0]) and "q" in d
+
+
+# -- reverse over reverse (no loops: comprehensions are loops, see issue 11's other part) ------
+
+
+def second_order(x):
+    d = {"a": x, "b": np.sin(x)}
+    assert d["a"].ndim == 0, "a scalar"
+    g = lambda v: v * math.log(2.0) + float(d["a"].ndim)
+    print("once per call")
+    return g(d["a"] * d["b"]) + sum([x, x * x])
+
+
+def test_grad_of_grad_through_dicts_lambdas_and_effects(capsys):
+    x = np.float64(0.7)
+    expected = math.log(2.0) * (2 * math.cos(0.7) - 0.7 * math.sin(0.7)) + 2.0
+    np.testing.assert_allclose(srcad.grad(srcad.grad(second_order))(x), expected, rtol=1e-12)
+    _, hv = srcad.jvp(srcad.grad(second_order), (x,), (np.float64(1.0),))
+    np.testing.assert_allclose(hv, expected, rtol=1e-12)

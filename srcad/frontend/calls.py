@@ -77,8 +77,8 @@ class CallsMixin:
             return ir.Const(obj, f"np.{rest}")
         from .normalize import RESERVED  # (normalize imports this module)
 
-        if rest and isinstance(root_obj, types.ModuleType) and root not in self.locals and \
-                root not in RESERVED and self.inject.get(root, root_obj) is root_obj:
+        if rest and root_obj is not None and root not in self.locals and root not in RESERVED \
+                and self.inject.get(root, root_obj) is root_obj:  # (math.sqrt, CONFIG.get)
             self.inject[root] = root_obj
             self.taken.add(root)
             return ir.Const(obj, spelled)

@@ -34,8 +34,9 @@ import copy
 import gast
 
 from .. import ir
+from ..errors import UnsupportedSyntaxError
 from ..ops import table
-from .opaque import OpaqueOp
+from .opaque import MUTATING, OpaqueOp
 
 
 def _hint_of(func) -> str:
@@ -125,3 +126,63 @@ class EffectsMixin:
                       label="an f-string", pure=True)
         bound = {p.name: a for p, a in zip(params, atoms)}
         return self.result((op, bound), hint, into, e)
+
+
+_VALUES = {"list_append", "dict_set", "dict"}  # ops that make a new list or dict each time
+
+
+def check_lost_changes(fn: ir.Function) -> dict:
+    """A method that changes a list or dict in place (``.append``, ``.sort``, ``.update``) is
+    run as written, on the object itself. srcad holds some lists and dicts as values instead
+    -- a literal's items (``[x]``), the lists that ``lst.append`` in the function and
+    comprehensions build anew each time, dict literals -- and a change made in place to one
+    of those, here or in a function it is passed to, would be lost: refused at its line.
+    Returns the parameters `fn` itself changes in place (name -> line), for its callers."""
+    made = {s.target: s for s in ir.walk(fn.body) if isinstance(s, ir.Call)}
+
+    def held_as_value(atom) -> bool:
+        if isinstance(atom, ir.Seq):
+            return True
+        s = made.get(atom.name) if isinstance(atom, ir.Var) else None
+        if s is None:
+            return False
+        if s.op.name in _VALUES:
+            return True
+        return s.op.name == "copy" and held_as_value(next(iter(s.args.values())))
+
+    def root(atom):
+        while isinstance(atom, ir.Var) and atom.name in made and made[atom.name].op.name in (
+                "getitem", "copy"):
+            atom = next(iter(made[atom.name].args.values()))
+        return atom
+
+    changes = {}
+    for s in ir.walk(fn.body):
+        site = None
+        if isinstance(s, (ir.Call, ir.Effect)) and isinstance(s.op, OpaqueOp) and \
+                s.op.kind == "method" and s.op.name[1:] in MUTATING:
+            site = (s.args["_obj"], f"`{s.op.label}`")
+        if site is not None:
+            obj, what = site
+            if held_as_value(obj):
+                _lost(fn, s.line, f"{what} changes a list or dict in place that srcad holds as "
+                      f"a value here (a literal, or one it builds anew), so the change would "
+                      f"be lost")
+            r = root(obj)
+            if isinstance(r, ir.Var) and r.name in fn.params:
+                changes.setdefault(r.name, s.line)
+        if isinstance(s, ir.UserCall):
+            for p, a in zip(s.callee.params, s.args):
+                if p in s.callee.changes and held_as_value(a):
+                    _lost(fn, s.line, f"`{s.callee.name}` changes its argument `{p}` in place "
+                          f"(line {s.callee.changes[p]}), but srcad holds the value passed "
+                          f"here as a value (a literal, or a list it builds anew), so the "
+                          f"change would be lost")
+    return changes
+
+
+def _lost(fn, line, message):
+    raise UnsupportedSyntaxError(
+        message, filename=fn.filename, lineno=line, func=fn.name,
+        hint="build the list with lst.append in the function that uses it (without a second "
+        "name for it), or return the new list from the function that makes it")

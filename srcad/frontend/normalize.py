@@ -44,7 +44,7 @@ from .aliasing import AliasingMixin
 from .calls import _RETURN, CallsMixin
 from .closures import LIFTED, lift_closures
 from .desugar import desugar
-from .effects import EffectsMixin
+from .effects import EffectsMixin, check_lost_changes
 from .fence import fence
 from .inline import InlineMixin
 from .opaque import library_file, opaque_attribute
@@ -247,7 +247,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin):
         self.check_mutations()
         self.snapshot_tests(self.body)
         lines = {n: self.pf.line(n) for n in range(self.pf.first_line, self.pf.last_line + 1)}
-        return ir.Function(
+        fn = ir.Function(
             name=self.pf.name,
             params=list(self.pf.params),
             body=self.body,
@@ -259,6 +259,8 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin):
             source_lines=lines,
             mutable=set(self.mutable),
         )
+        fn.changes = check_lost_changes(fn)
+        return fn
 
     def statement(self, s):
         if isinstance(s, gast.Return):
@@ -964,6 +966,11 @@ def normalize(pf: ParsedFunction) -> ir.Function:
     n = Normalizer(pf)
     lift_closures(pf, n.taken)  # nested defs and lambdas (closures.py)
     lower_python(pf, n.taken)  # comprehensions, sum(...), lst.append (pylower.py)
+    body = pf.tree.body
+    if body and not isinstance(body[-1], gast.Return):  # (falling off the end returns None)
+        none = gast.Return(value=gast.Constant(value=None, kind=None))
+        body.append(gast.copy_location(none, body[-1]))
+        gast.fix_missing_locations(pf.tree)
     desugar(pf.tree, n.taken)
     n.__init__(pf)  # names and definitions again, now that flags exist
     return n.run()

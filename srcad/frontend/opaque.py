@@ -344,7 +344,7 @@ def _from_params(fn: ir.Function) -> set:
 
 
 # methods that change their object in place (a list's, a dict's, an array's)
-_MUTATING = {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault",
+MUTATING = {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault",
              "popitem", "add", "discard", "reverse", "sort", "fill", "resize", "put",
              "partition", "itemset", "setflags", "setfield", "shuffle", "__setitem__"}
 
@@ -380,7 +380,7 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False) -> None:
         shared = _from_params(fn) if _callee else set()
         method = s.op.kind == "method"
         if method:  # it may store its arguments in its object, or change the object itself
-            holders = ["_obj"] if (given - {"_obj"} or s.op.name[1:] in _MUTATING) else []
+            holders = ["_obj"] if (given - {"_obj"} or s.op.name[1:] in MUTATING) else []
         else:  # a function srcad knows nothing about may change any of its arguments
             holders = [p for p in s.args if p != "_fn"]
         for p in holders:
