@@ -27,10 +27,11 @@ from .errors import NonScalarOutputError, SrcadError
 from .frontend import normalize, parse_function
 from .frontend.opaque import check_opaque_methods
 from .gcode import Line
-from .interpret import evaluate
+from .interpret import PY_OPERATORS, evaluate
 from .optimize import optimize
 from .transform.reverse import Reverse
-from .transform.specialise import Info
+from .transform.forward import varied_vars
+from .transform.specialise import Info, Infos
 
 _OPTIONS = {"fuse": False, "mode": "source", "memory_budget": None}
 _IR_CACHE: dict = {}
@@ -101,7 +102,7 @@ def _describe(value) -> str:
     return type(value).__name__
 
 
-def probe(fn_ir: ir.Function, args: dict) -> tuple[dict, object]:
+def probe(fn_ir: ir.Function, args: dict, wrt=None) -> tuple[dict, object]:
     """Run the IR once on the actual arguments: the static Info of every value.
 
     Returns ({id(function): {name: Info}}, output) for the function and every user function
@@ -109,6 +110,7 @@ def probe(fn_ir: ir.Function, args: dict) -> tuple[dict, object]:
     calls) gets no Info, so nothing is specialised on it.
     """
     infos: dict = {id(fn_ir): {k: Info.of(v) for k, v in args.items()}}
+    containers: dict = {id(fn_ir): {k for k, v in args.items() if isinstance(v, (list, tuple))}}
     varying: set = set()
     executed: set = set()
     functions: dict = {id(fn_ir): fn_ir}
@@ -116,6 +118,8 @@ def probe(fn_ir: ir.Function, args: dict) -> tuple[dict, object]:
     def record(fn, name, value, site):
         functions[id(fn)] = fn
         executed.add(site)
+        if isinstance(value, (list, tuple)):
+            containers.setdefault(id(fn), set()).add(name)
         table = infos.setdefault(id(fn), {})
         info = Info.of(value)
         key = (id(fn), name)
@@ -142,8 +146,44 @@ def probe(fn_ir: ir.Function, args: dict) -> tuple[dict, object]:
     for fid, fn in functions.items():
         for name in _path_dependent(fn, executed):
             infos.setdefault(fid, {})[name] = None
-    clean = {k: {n: i for n, i in t.items() if i is not None} for k, t in infos.items()}
+    clean = Infos({k: {n: i for n, i in t.items() if i is not None} for k, t in infos.items()},
+                  containers)
+    if wrt is not None:
+        refuse_sequence_arithmetic(functions, containers, infos, fn_ir, wrt)
     return clean, out
+
+
+def refuse_sequence_arithmetic(functions: dict, containers: dict, infos: dict,
+                               main: ir.Function, wrt) -> None:
+    """A Python operator on a list or tuple concatenates or repeats it (the generated code
+    runs Python's `+` as written) while its op row's rule adds or scales: where gradients
+    flow through such an operand, refuse instead of returning a wrong gradient."""
+    for fid, fn in functions.items():
+        seqs = containers.get(fid, set())
+        table = infos.get(fid, {})
+        varied = None
+        for s in ir.walk(fn.body):
+            if not (isinstance(s, ir.Call) and s.op.name in PY_OPERATORS):
+                continue
+            args = list(s.args.values())
+            sequences = [a for a in args if isinstance(a, ir.Seq)
+                         or (isinstance(a, ir.Var) and a.name in seqs)]
+            numpy_operand = any(isinstance(a, ir.Var) and (i := table.get(a.name)) is not None
+                                and i.dtype is not None for a in args)
+            if not sequences or numpy_operand:  # (an array or numpy scalar: numpy's semantics)
+                continue
+            if varied is None:
+                # (a called function's parameters all count as differentiated: conservative)
+                varied = varied_vars(fn, wrt if fn is main else fn.params)
+            bad = [v for a in sequences for v in ir.atom_vars(a) if v in varied]
+            if bad:
+                raise SrcadError(
+                    f"`{fn.source_lines.get(s.line, s.op.name)}` applies a Python operator to "
+                    f"`{bad[0]}`, a list or tuple that gradients flow through: Python "
+                    f"concatenates or repeats it, which srcad does not differentiate",
+                    filename=fn.filename, lineno=s.line, func=fn.name,
+                    hint="make it an array first (np.asarray(xs)), or combine the items with "
+                    "np.concatenate / np.stack, or index the items one by one")
 
 
 def _path_dependent(fn: ir.Function, executed: set) -> set:
@@ -286,7 +326,7 @@ class Transformed:
         probe_env = {k: copy.deepcopy(v) if isinstance(v, (np.random.Generator,
                                                           np.random.RandomState)) else v
                      for k, v in env.items()}
-        infos, out = probe(self._ir, probe_env)
+        infos, out = probe(self._ir, probe_env, wrt)
         if self.kind not in ("vjp", "jvp") and not _is_float(out) and not (
                 isinstance(out, (np.ndarray, np.generic)) and np.ndim(out) != 0):
             raise SrcadError(
@@ -773,7 +813,7 @@ def explain(fn, *args, wrt=None, print_report: bool = True, **options):
     names = t._resolve_wrt(wrt) if wrt is not None else [p for p in t.params
                                                           if _is_float(env[p])]
     t._check_wrt_values(env, names)
-    infos, _ = probe(t._ir, env)
+    infos, _ = probe(t._ir, env, names)
     signature = ", ".join(f"{p}: {_describe(env[p])}" for p in t.params)
     plan = None
     if t.options["memory_budget"] is not None:

@@ -35,7 +35,7 @@ def atom_value(atom, env: dict) -> Any:
 # Generated code spells these ops as Python operators: on Python numbers they follow Python's
 # arithmetic (int ** -0.5 is a Python float, which numpy treats as a weak scalar), not numpy's
 # (np.power(4, -0.5) is a float64 scalar, which would promote float32 arrays).
-_PY_OPERATORS = {
+PY_OPERATORS = {
     "add": operator.add, "subtract": operator.sub, "multiply": operator.mul,
     "divide": operator.truediv, "power": operator.pow, "negative": operator.neg,
     "floordiv": operator.floordiv, "mod": operator.mod, "less": operator.lt,
@@ -47,10 +47,16 @@ _PY_OPERATORS = {
 def call_op(op, args: dict, env: dict):
     """Call an op's numpy forward: required parameters by position (a variadic one's items
     spread), the rest by keyword."""
-    py = _PY_OPERATORS.get(op.name)
+    py = PY_OPERATORS.get(op.name)
     if py is not None:
         values = [atom_value(args[p.name], env) for p in op.params if p.name in args]
         if all(isinstance(v, (int, float)) and not isinstance(v, np.generic) for v in values):
+            return py(*values)
+        if any(isinstance(v, (list, tuple)) for v in values) and not any(
+                isinstance(v, (np.ndarray, np.generic)) for v in values):
+            # `shape + (1,)`, `xs * 2`: Python's operator concatenates or repeats, as the
+            # generated code's `+` does (numpy would add; srcad refuses a gradient through it,
+            # see api.refuse_sequence_arithmetic)
             return py(*values)
     values = {p.name: atom_value(args[p.name], env) for p in op.params if p.name in args}
     positional, keywords = op.call_parts(values)

@@ -13,7 +13,9 @@ from __future__ import annotations
 import numpy as np
 
 from .checkpoint import LoopCheckpoints
+from .gradtree import GradTree, _slot  # noqa: F401  (generated code imports GradTree here)
 from .runtime_arrays import (  # noqa: F401  (the array ops' helpers)
+    asarray_like, unasarray,
     concatenate_pieces, cumprod_grad, cumprod_jvp, diag_grad, flatten, hsplit_axis, join_pieces,
     opposite, pad_value_grad, permute_like, place_appended, rolled_to, select_default_grad,
     select_default_jvp, select_pieces, sort_like, stack_pieces, unappend, undiagonal, undiff,
@@ -59,6 +61,8 @@ __all__ = [
     "unreduce",
     "unstack",
     # srcad/runtime_arrays.py
+    "asarray_like",
+    "unasarray",
     "concatenate_pieces",
     "cumprod_grad",
     "cumprod_jvp",
@@ -186,13 +190,20 @@ def unindex(g, x, index):
     is a `GradTree` holding `g` in that one slot.
     """
     if isinstance(x, (dict, list, tuple, GradTree)):  # (a GradTree: a tuple op's cotangent)
-        if isinstance(index, (np.integer,)):
-            index = int(index)
-        if isinstance(index, slice):
-            raise TypeError("srcad: slicing a list or tuple argument is not differentiable; "
-                            "index its items one by one")
         length = x.length if isinstance(x, GradTree) else (
             len(x) if isinstance(x, (list, tuple)) else None)
+        if isinstance(index, np.integer):
+            index = int(index)
+        if length is None:  # a dict: the key itself
+            return GradTree({index: g}, None)
+        if isinstance(index, slice):  # xs[1:] is a list of the items it picks
+            picked = range(length)[index]
+            return GradTree({i: s for j, i in enumerate(picked)
+                             if (s := _slot(g, j)) is not None}, length)
+        if isinstance(index, int) and not isinstance(index, bool):
+            if not -length <= index < length:
+                raise IndexError(f"srcad: index {index} out of range for {length} items")
+            index %= length  # p[-1] is p[2] of three: one slot per item, whatever the spelling
         return GradTree({index: g}, length)
     dtype = _dtype(x)
     out = np.zeros(_shape(x), dtype=np.result_type(g) if dtype is None else dtype)
@@ -454,52 +465,6 @@ def astype(x, dtype):
     return np.asarray(x).astype(dtype)
 
 
-class GradTree:
-    """The gradient of a dict, list or tuple argument (a pytree), built slot by slot.
-
-    A missing slot is zero. `+` merges two trees (adding where both have a slot); `as_grad`
-    turns the tree into the argument's own structure.
-    """
-
-    __slots__ = ("slots", "length")
-
-    def __init__(self, slots=None, length=None):
-        self.slots = dict(slots or {})
-        self.length = length  # for a list or tuple: how many items (unpacking yields them)
-
-    def __add__(self, other):
-        out = GradTree(self.slots, self.length)
-        out += other
-        return out
-
-    __radd__ = __add__
-
-    def __iadd__(self, other):
-        if isinstance(other, GradTree):
-            for k, v in other.slots.items():
-                self.slots[k] = v if k not in self.slots else self.slots[k] + v
-            if other.length is not None:
-                self.length = max(self.length or 0, other.length)
-            return self
-        if isinstance(other, (int, float)) and other == 0:
-            return self
-        return NotImplemented
-
-    def __getitem__(self, key):
-        """A slot of the gradient (a missing slot is zero): generated code that is itself
-        differentiated reads a tuple cotangent this way."""
-        return self.slots.get(key, 0.0)
-
-    def __iter__(self):
-        """The slots of a list or tuple's gradient in order (`da, db = d` for `s = (a, b)`)."""
-        if self.length is None:
-            raise TypeError("srcad: the gradient of a dict cannot be unpacked")
-        return iter([self[i] for i in range(self.length)])
-
-    def __repr__(self) -> str:
-        return f"GradTree({self.slots!r})"
-
-
 def zeros_grad(x):
     """A zero gradient for `x`: zeros like an array, an empty `GradTree` for a container,
     0.0 for a Python float (a float64 0-d array would promote float32 values it meets)."""
@@ -508,12 +473,6 @@ def zeros_grad(x):
     if isinstance(x, float) and not isinstance(x, np.floating):
         return 0.0
     return np.zeros_like(x)
-
-
-def _slot(d, key):
-    if isinstance(d, GradTree):
-        return d.slots.get(key)
-    return None
 
 
 def as_grad(d, x):
@@ -533,7 +492,11 @@ def as_grad(d, x):
         return float(np.sum(d))
     dtype = _dtype(x)
     dtype = np.float64 if dtype is None else dtype  # (a dtype's truth value is not reliable)
-    out = unbroadcast(np.asarray(d), x) if np.shape(d) != np.shape(x) else d
+    if np.ndim(d) == 0 and np.shape(x) != ():
+        # a container's slot nothing reached reads 0.0 (GradTree.__getitem__): zeros
+        out = np.broadcast_to(d, np.shape(x))
+    else:
+        out = unbroadcast(np.asarray(d), x) if np.shape(d) != np.shape(x) else d
     out = np.array(out, dtype=dtype, copy=True)
     if isinstance(x, np.generic):
         return out[()]

@@ -656,16 +656,13 @@ class Normalizer(AliasingMixin):
                 raise self.unsupported(f"the operator {type(e.op).__name__}", e)
             left = self.expr(e.left, hint, None)
             right = self.expr(e.right, hint, None)
-            if isinstance(left, ir.Seq) or isinstance(right, ir.Seq):
-                # Python's list and tuple `+` concatenates: known items make one sequence
-                if isinstance(e.op, gast.Add) and isinstance(left, ir.Seq) and isinstance(
-                        right, ir.Seq) and left.kind == right.kind:
-                    return ir.Seq(left.items + right.items, left.kind)
-                raise self.unsupported(
-                    "`+` or `*` on a list or tuple whose items srcad does not know here "
-                    "(Python concatenates or repeats it; numpy would add)", e,
-                    "build the sequence with its items, `[a, b, c]`, or stack arrays with "
-                    "np.stack / np.concatenate")
+            # Python's list and tuple `+` concatenates: known items make one sequence. Other
+            # operators on sequences run as Python runs them (`x.shape + (1,)`); where a
+            # gradient would flow through the sequence, the first call refuses
+            # (api.refuse_sequence_arithmetic)
+            if isinstance(e.op, gast.Add) and isinstance(left, ir.Seq) and isinstance(
+                    right, ir.Seq) and left.kind == right.kind:
+                return ir.Seq(left.items + right.items, left.kind)
             return self.result(self.op_call(fn, [left, right], {}, e), hint, into, e)
         if isinstance(e, gast.UnaryOp):
             operand = self.expr(e.operand, hint, None)
@@ -742,6 +739,9 @@ class Normalizer(AliasingMixin):
         if isinstance(e, gast.Subscript):
             base = self.expr(e.value, hint, None)
             index = self.index(e.slice, hint)
+            item = _static_item(base, index)
+            if item is not None:  # `[a, b][-1]` is `b`: the item itself, as Python has it
+                return item
             part = index.parts[0] if not index.is_tuple else None
             if (into is None and isinstance(part, ir.Const) and isinstance(part.value, str)
                     and part.value.isidentifier()):
@@ -971,6 +971,24 @@ class Normalizer(AliasingMixin):
                 raise self.pf.error(f"`{op.name}` is missing its argument `{p.name}`", node)
         ordered = {p.name: bound[p.name] for p in params if p.name in bound}
         return op, ordered
+
+
+def _static_item(base, index):
+    """The item (or, for a slice, the items) of a literal sequence picked by a constant index,
+    or None when it is not known before running."""
+    if not isinstance(base, ir.Seq) or index.is_tuple:
+        return None
+    part = index.parts[0]
+    if isinstance(part, ir.Const) and type(part.value) is int:
+        if -len(base.items) <= part.value < len(base.items):
+            return base.items[part.value]
+        return None
+    if isinstance(part, ir.Slice):
+        bounds = [None if b is None else b for b in (part.lower, part.upper, part.step)]
+        if all(b is None or (isinstance(b, ir.Const) and type(b.value) is int) for b in bounds):
+            sl = slice(*(None if b is None else b.value for b in bounds))
+            return ir.Seq(tuple(base.items[sl]), base.kind)
+    return None
 
 
 _IN_PROGRESS: set = set()  # user functions being normalised (to catch recursion)

@@ -28,7 +28,7 @@ from ..naming import fresh
 from ..gcode import GFunction, Line, assign, name, store
 from .reverse import Module, _call, _compound, _free, _np, zeros_expr
 from .specialise import simplify
-from .templates import atom_expr, default_atom, forward_expr, loop_iter, subst
+from .templates import as_array_operand, atom_expr, default_atom, forward_expr, loop_iter, subst
 
 
 def varied_vars(fn: ir.Function, wrt) -> set[str]:
@@ -63,6 +63,7 @@ class Forward:
         self.wrt = list(wrt)
         self.module = module or Module(infos_by_fn)
         self.infos = self.module.infos_by_fn.get(id(fn), {})
+        self.containers = self.module.containers_by_fn.get(id(fn), set())
         self.varied = varied_vars(fn, wrt)
         self.taken = set(fn.names) | set(fn.params)
         self.tangent: dict[str, str] = {}
@@ -144,9 +145,15 @@ class Forward:
             if kind == "rule":
                 self.globals.update({k: v for k, v in rule.globals.items()
                                      if k in _free(rule.expr)})
-                mapping = {"g": self.tangent_atom(atom), "out": ir.Var(s.target)}
+                g = self.tangent_atom(atom)
+                if s.op.takes_array(pname) and (isinstance(atom, ir.Seq) or (
+                        isinstance(atom, ir.Var) and atom.name in self.containers)):
+                    g = ast.Call(func=_np("asarray"), args=[g], keywords=[])  # (as numpy does)
+                mapping = {"g": g, "out": ir.Var(s.target)}
                 for p in s.op.params:
-                    mapping[p.name] = s.args.get(p.name) or default_atom(s.op, p.name)
+                    mapping[p.name] = as_array_operand(s.op, p.name, s.args.get(p.name),
+                                                       self.containers) or default_atom(
+                                                           s.op, p.name)
                 expr = simplify(subst(rule.expr, mapping), rule.globals, self.info_of)
             else:  # linear: the op applied to the tangent
                 args = dict(s.args)

@@ -52,7 +52,8 @@ from ..gcode import method as _method
 from .specialise import Info, simplify
 from .checkpointing import CheckpointingMixin
 from ..ops.table import lookup
-from .templates import atom_expr, default_atom, forward_expr, loop_iter, range_expr, subst
+from .templates import (as_array_operand, atom_expr, default_atom, forward_expr, loop_iter,
+                        range_expr, subst)
 
 _FRESH_HELPERS = {
     runtime.unindex, runtime.matmul_grad_a, runtime.matmul_grad_b,
@@ -89,6 +90,7 @@ class Adj:
     alias: ast.expr | None = None  # the adjoint is this expression (no statement made yet)
     uniform: ast.expr | None = None  # ... which broadcasts this scalar over the value
     owned: bool = False  # a named adjoint that holds a buffer only it refers to
+    tree: bool = False  # ... which is certainly a GradTree (a container's, made by a gather)
 
     @property
     def named(self) -> bool:
@@ -147,6 +149,8 @@ class Module:
 
     def __init__(self, infos_by_fn: dict | None):
         self.infos_by_fn = infos_by_fn or {}
+        # names that held a list or tuple on the first call (see specialise.Infos)
+        self.containers_by_fn = getattr(infos_by_fn, "containers", {})
         self.names: set[str] = set()
         self.pairs: dict[tuple, Pair] = {}
         self.checkpoint_ids: frozenset = frozenset()  # calls a memory_budget policy recomputes
@@ -173,6 +177,7 @@ class Reverse(CheckpointingMixin):
                 "srcad.jvp(srcad.grad(f), (x,), (v,)) or srcad.hessian(f)")
         self.module = module or Module(infos_by_fn)
         self.infos = self.module.infos_by_fn.get(id(fn), {})
+        self.containers = self.module.containers_by_fn.get(id(fn), set())
         self.active = active_vars(fn, wrt)
         self.taken = set(fn.names) | set(fn.params)
         self.adj: dict[str, str] = {}  # primal name -> adjoint name
@@ -296,7 +301,8 @@ class Reverse(CheckpointingMixin):
         st = self.state[var]
         return copy.deepcopy(st.alias) if st.alias is not None else name(self.adj[var])
 
-    def bind(self, var: str, value: ast.expr, line, out: list, *, owned: bool) -> None:
+    def bind(self, var: str, value: ast.expr, line, out: list, *, owned: bool,
+             tree: bool = False) -> None:
         """Emit `dvar = value`: a new binding of var's adjoint name."""
         d = self.adj_name(var)
         # an alias that reads the old binding keeps that value under a name of its own
@@ -308,14 +314,15 @@ class Reverse(CheckpointingMixin):
                 out.append(Line(assign(snap, st.alias), line))
                 self.state[other] = Adj(alias=name(snap), uniform=st.uniform)
         out.append(Line(assign(d, value), line))
-        self.state[var] = Adj(owned=owned)
+        self.state[var] = Adj(owned=owned, tree=tree)
 
     def materialise(self, var: str, line, out: list, *, zeros: bool) -> None:
         """Make var's adjoint a named variable (absent: zeros shaped like the value)."""
         st = self.state.get(var)
         if st is None:
-            if zeros:
-                self.bind(var, self.zeros(var), line, out, owned=True)
+            if zeros:  # (a container's zeros are an empty GradTree)
+                self.bind(var, self.zeros(var), line, out, owned=True,
+                          tree=self.maybe_container(var))
         elif st.alias is not None:
             self.bind(var, st.alias, line, out, owned=False)
 
@@ -324,6 +331,9 @@ class Reverse(CheckpointingMixin):
 
     def accumulate(self, var: str, expr: ast.expr, line: int, out: list) -> None:
         fresh = is_fresh(expr, {**runtime.__dict__, **self.globals}, bool(self.infos))
+        # a gather from a container gives a GradTree (and a GradTree plus anything is one)
+        gathered = isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and \
+            expr.func.id == "unindex" and self.maybe_container(var)
         st = self.state.get(var)
         if st is None:
             uniform = self.uniform_scalar(expr)
@@ -332,21 +342,34 @@ class Reverse(CheckpointingMixin):
                 # an alias must not read a value that a restore (pop) will rebind
                 self.state[var] = Adj(alias=expr, uniform=uniform)
             else:
-                self.bind(var, expr, line, out, owned=fresh)
+                self.bind(var, expr, line, out, owned=fresh and self.may_own(var, gathered),
+                          tree=gathered)
             return
         d = self.adj_name(var)
         scatter = self._scatter(var, expr) if st.named and st.owned else None
         if scatter is not None:  # a gather's contribution, added where it was gathered
             out.append(Line(scatter, line))
             return
+        tree = st.tree or gathered
         if st.alias is not None:  # the second contribution: sum into a new buffer
             self.bind(var, ast.BinOp(left=st.alias, op=ast.Add(), right=expr), line, out,
-                      owned=True)
+                      owned=self.may_own(var, tree), tree=tree)
         elif st.owned:
             out.append(Line(ast.AugAssign(target=store(d), op=ast.Add(), value=expr), line))
+            st.tree = tree
         else:
             self.bind(var, ast.BinOp(left=name(d), op=ast.Add(), right=expr), line, out,
-                      owned=True)
+                      owned=self.may_own(var, tree), tree=tree)
+
+    def may_own(self, var: str, tree: bool) -> bool:
+        """May a new adjoint buffer of `var` take later contributions in place (`d += c`)?
+        Not an array adjoint of a container (numpy used the list as an array): a GradTree
+        may be added to it, which numpy cannot do in place."""
+        return tree or not self.maybe_container(var)
+
+    def maybe_container(self, var: str) -> bool:
+        """May `var` hold a list or tuple? (The probe gives those no Info.)"""
+        return var in self.containers or (bool(self.infos) and var not in self.infos)
 
     def _scatter(self, var: str, expr: ast.expr):
         """`dx[index] += g` for a contribution `unindex(g, x, index)` into x's own buffer,
@@ -430,7 +453,8 @@ class Reverse(CheckpointingMixin):
         self.globals.update({k: v for k, v in rule.globals.items() if k in _free(rule.expr)})
         mapping = {"g": g, "out": ir.Var(s.target)}
         for p in s.op.params:
-            mapping[p.name] = s.args.get(p.name) or default_atom(s.op, p.name)
+            mapping[p.name] = as_array_operand(s.op, p.name, s.args.get(p.name),
+                                               self.containers) or default_atom(s.op, p.name)
         expr = subst(rule.expr, mapping)
         return simplify(expr, rule.globals, self.info_of)
 

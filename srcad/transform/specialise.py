@@ -53,6 +53,15 @@ class Info:
         return None
 
 
+class Infos(dict):
+    """What the first call (the probe) found: {id(function): {name: Info}}, and, in
+    `containers`, {id(function): names that held a list or tuple} (those get no Info)."""
+
+    def __init__(self, tables=(), containers=None):
+        super().__init__(tables)
+        self.containers = dict(containers or {})
+
+
 def _const(v) -> ast.Constant:
     return ast.Constant(value=v)
 

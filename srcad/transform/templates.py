@@ -131,6 +131,19 @@ def _arg_name(node) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
+def as_array_operand(op: Op, pname: str, atom, containers=frozenset()):
+    """`atom` as a rule reads it for parameter `pname`: numpy turns a list or tuple given
+    where it takes one array into an array, and so must the rule (``x > y`` on a list is
+    Python's comparison, not numpy's): ``np.asarray(atom)`` for a literal sequence or a name
+    that held one on the first call (`containers`), else `atom` itself (None stays None)."""
+    if atom is None or not op.takes_array(pname):
+        return atom
+    if isinstance(atom, ir.Seq) or (isinstance(atom, ir.Var) and atom.name in containers):
+        return ast.Call(func=ast.Attribute(value=name("np"), attr="asarray", ctx=ast.Load()),
+                        args=[atom_expr(atom)], keywords=[])
+    return atom
+
+
 def default_atom(op: Op, pname: str):
     for p in op.params:
         if p.name == pname:
