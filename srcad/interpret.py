@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from . import ir
+from .errors import SrcadError
 
 
 def atom_value(atom, env: dict) -> Any:
@@ -63,6 +64,26 @@ def call_op(op, args: dict, env: dict):
     return op.fn(*positional, **keywords)
 
 
+def check_inplace(old, new, where=None) -> None:
+    """`x op= y` into an array x: numpy writes the result into x's own memory, so it keeps x's
+    shape and dtype (a float64 y is cast into a float32 x; a result broadcast larger than x
+    is an error), where srcad's copy-on-write `x = x op y` would not. Refuse what differs."""
+    if not isinstance(old, np.ndarray) or not isinstance(new, (np.ndarray, np.generic)):
+        return
+    if np.shape(new) != old.shape:
+        raise ValueError(f"non-broadcastable output operand with shape {old.shape} doesn't "
+                         f"match the broadcast shape {np.shape(new)}")
+    if new.dtype != old.dtype:
+        fn, line = where if where is not None else (None, None)
+        raise SrcadError(
+            f"an augmented assignment into a {old.dtype} array gives {new.dtype}: numpy "
+            f"would cast the result back into the array ({old.dtype}), srcad computes "
+            f"`x = x op y` ({new.dtype})",
+            filename=getattr(fn, "filename", None), lineno=line, func=getattr(fn, "name", None),
+            hint="write the cast you mean, `x = (x + y).astype(x.dtype)`, or give both "
+            "operands the same dtype")
+
+
 def run_block(body, env: dict, record=None, fn=None) -> None:
     """Execute IR statements in `env`; `record(fn, name, value, site)` sees every assignment
     (`site`: the id of the assigning statement)."""
@@ -70,6 +91,9 @@ def run_block(body, env: dict, record=None, fn=None) -> None:
         if isinstance(stmt, ir.Call):
             try:
                 value = call_op(stmt.op, stmt.args, env)
+                if stmt.inplace:
+                    check_inplace(atom_value(next(iter(stmt.args.values())), env), value,
+                                  (fn, stmt.line))
             except Exception as e:
                 if not hasattr(e, "_srcad_line"):
                     e._srcad_line = stmt.line  # which user line failed, for the message

@@ -26,6 +26,7 @@ import numpy as np
 
 from . import runtime
 from .errors import NoRuleError, SrcadError
+from .interpret import check_inplace
 from .ops import table
 from .tape_containers import CONTAINERS, TensorDict, raw_item, raw_items, rewrap, wrap_container
 
@@ -239,6 +240,7 @@ def _inplace(fn):
 
     def op(self, other):
         new = self.tape.apply(fn, (self, other), {}, py)
+        check_inplace(self.value, new.value if isinstance(new, Tensor) else new)
         if ((self.view is not None or isinstance(self.value, np.ndarray))
                 and isinstance(new, Tensor) and np.shape(new.value) == np.shape(self.value)):
             self.tape.write(self, lambda old: new)

@@ -202,3 +202,22 @@ def test_a_view_returned_by_a_call_sees_a_later_write(fn):
 def test_a_fresh_result_of_a_call_allows_writes():
     x, w = rng.standard_normal(3), rng.standard_normal(3)
     check_grads(fresh_from_a_call, (x, w), wrt=(0, 1))
+
+
+def aug_mixed_dtype(x, y):
+    a = x * 2.0
+    a += y
+    return np.sum(a)
+
+
+def test_augmented_assignment_that_numpy_would_cast_is_refused():
+    """numpy's `a += y` writes into a's memory: a float32 a stays float32 with a float64 y,
+    where copy-on-write `a = a + y` gave float64 (a silently different value); a result
+    broadcast beyond a's shape is numpy's ValueError, where srcad rebound a. Both refused."""
+    x32, y64 = np.ones(3, np.float32), np.ones(3)
+    for mode in ("source", "tape"):
+        with pytest.raises(srcad.SrcadError, match="cast the result back"):
+            srcad.grad(aug_mixed_dtype, mode=mode)(x32, y64)
+        with pytest.raises((srcad.SrcadError, ValueError), match="non-broadcastable"):
+            srcad.grad(aug_mixed_dtype, mode=mode)(np.ones(3), np.ones((2, 3)))
+    check_grads(aug_mixed_dtype, (np.ones(3), np.ones(3)), wrt=(0, 1))

@@ -62,6 +62,8 @@ _CMPOPS = {
     gast.Eq: np.equal,
     gast.NotEq: np.not_equal,
 }
+PY_BINARY = {"add", "subtract", "multiply", "divide", "power", "matmul", "floordiv", "mod",
+             "bitwise_and", "bitwise_or"}  # the rows of _BINOPS
 _BUILTIN_OPS = {abs: np.absolute, len: len, min: np.minimum, max: np.maximum}  # min/max of two
 
 _RETURN = ("<return>", 0)  # `into` marker: the op computes the function's result
@@ -277,7 +279,9 @@ class Normalizer(AliasingMixin):
             gast.copy_location(value, s)
             before = self.env.get(s.target.id)
             kept = {k: v for k, v in self.views.items() if s.target.id in (k, v[0])}
+            start = len(self.body)
             self.assign(s.target, value, s)
+            self.mark_inplace(self.body[start:], self.env.get(s.target.id))
             self.views.update(kept)  # `r += 1` on a view writes into its base in numpy
             if isinstance(before, ir.Var):  # numpy would write into that array in place
                 stmt = self.body[-1]
@@ -321,6 +325,18 @@ class Normalizer(AliasingMixin):
             self.views = after  # (what the body made may not exist: it may not have run)
         else:
             raise self.unsupported(f"`{type(s).__name__}` statements are not supported", s)
+
+    def mark_inplace(self, made: list, result) -> None:
+        """Mark the op of `x op= y` (numpy runs it into x's memory: see interpret.py's
+        check_inplace): the call that made x's new value `result`, through the copy a loop
+        name takes (`h_add = h + b; h = h_add`)."""
+        calls = {st.target: st for st in made if isinstance(st, ir.Call)}
+        st = calls.get(result.name) if isinstance(result, ir.Var) else None
+        if st is not None and st.op is table.lookup(control.identity):
+            src = st.args.get("x")
+            st = calls.get(src.name) if isinstance(src, ir.Var) else None
+        if st is not None and st.op.name in PY_BINARY:
+            st.inplace = True
 
     def sub_block(self, stmts) -> list:
         outer, self.body = self.body, []
