@@ -1,6 +1,8 @@
 """The command line: `python -m srcad show|demo|regen`.
 
     python -m srcad show examples/mlp.py:loss --wrt W,b [--out DIR]
+    python -m srcad show examples/mlp.py:loss --wrt W,b --stage normalize|activity|reverse|
+                                                                optimize|lower|final
     python -m srcad demo
     python -m srcad regen            # docs/ops.md and generated/, from the code as it is
 """
@@ -12,12 +14,18 @@ import contextlib
 import importlib.util
 import os
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
 
 from . import api
 from .errors import SrcadError
+from .ops.docs import render_ops_md
+from .optim import Adam
+from .zoo import data, gpt
+from .stages import STAGES, stage_text
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -59,23 +67,36 @@ def _example_args(module, func: str):
     return None if make is None else make()
 
 
-def transformed_source(path, func: str, wrt, kind: str = "grad") -> str:
-    """Generated source for `path:func`, specialised to the module's EXAMPLES if any."""
+def _target(path, func: str, wrt, kind: str):
+    """(the transformed `path:func`, the module's EXAMPLES arguments for it or None)."""
     module = load_module(path)
     fn = getattr(module, func, None)
     if fn is None:
         raise SrcadError(f"{path} has no function {func!r}")
     args = _example_args(module, func)
     if kind == "vjp":
-        if args is None:
-            return api._vjp_transformed(fn, {}).source
-        _, pullback = api.vjp(fn, *args)
-        return pullback.source
+        return api._vjp_transformed(fn, {}), args
     wrt_value = tuple(wrt) if wrt is not None and len(wrt) > 1 else (wrt[0] if wrt else 0)
-    t = api.Transformed(fn, kind, wrt_value, {})
+    return api.Transformed(fn, kind, wrt_value, {}), args
+
+
+def transformed_source(path, func: str, wrt, kind: str = "grad") -> str:
+    """Generated source for `path:func`, specialised to the module's EXAMPLES if any."""
+    t, args = _target(path, func, wrt, kind)
+    if kind == "vjp":
+        if args is None:
+            return t.source
+        _, pullback = api.vjp(t.fn, *args)
+        return pullback.source
     if args is not None:
         t.compiled(t.bind(args, {}))
     return t.source
+
+
+def stage_source(path, func: str, wrt, kind: str, stage: str) -> str:
+    """`path:func`'s program after one stage of the pipeline (srcad/stages.py)."""
+    t, args = _target(path, func, wrt, kind)
+    return stage_text(t, stage, None if args is None else t.bind(args, {}))
 
 
 @contextlib.contextmanager
@@ -90,8 +111,6 @@ def _cwd(path: Path):
 
 def generated_files() -> dict[str, str]:
     """What `regen` writes: {relative path: text}. Paths in headers are relative to the repo."""
-    from .ops.docs import render_ops_md
-
     out = {"docs/ops.md": render_ops_md()}
     with _cwd(ROOT):
         for path, func, wrt, kind, target in GENERATED:
@@ -116,16 +135,6 @@ def demo(steps: int = 1500, out_dir: str | Path | None = None) -> int:
     Character-level, 2 layers, width 64, 4 heads, context 32, batch 16, float32: ~1500 steps in
     well under a minute on 2 cores. Prints progress, a greedy and a sampled continuation, and
     the path of the generated backward source."""
-    import tempfile
-    import time
-
-    from .zoo import data, gpt
-
-    try:
-        from .optim import Adam
-    except ImportError:  # the optimiser module is optional here: fall back to plain SGD
-        Adam = None
-
     width, heads, layers, context, batch, lr = 64, 4, 2, 32, 16, 4e-3
     tok = data.CharTokenizer(data.TEXT)
     ids = tok.encode(data.TEXT)
@@ -137,10 +146,10 @@ def demo(steps: int = 1500, out_dir: str | Path | None = None) -> int:
     print(f"srcad demo: a {layers}-layer GPT (width {width}, {heads} heads, context {context}, "
           f"{n_params:,} float32 parameters)\ntrained on {len(ids):,} characters of Shakespeare's "
           f"sonnets (vocabulary {tok.vocab_size}), batch {batch}, {steps} steps of "
-          f"{'Adam' if Adam else 'SGD'} (lr {lr}, linear decay over the second half).\n")
+          f"Adam (lr {lr}, linear decay over the second half).\n")
 
     grad_fn = api.value_and_grad(gpt.loss, wrt="params")
-    opt = Adam(params, lr=lr) if Adam else None
+    opt = Adam(params, lr=lr)
     stream = data.batches(rng, ids, batch, context)
     losses, first = [], None
     start = last = time.perf_counter()
@@ -149,11 +158,8 @@ def demo(steps: int = 1500, out_dir: str | Path | None = None) -> int:
         tokens, targets = next(stream)
         loss, grads = grad_fn(params, tokens, targets, heads)
         rate = lr * min(1.0, 2.0 * (1.0 - (step - 1) / steps))
-        if opt is not None:
-            opt.hyperparams["lr"] = rate
-            opt.step(grads)
-        else:
-            _sgd(params, grads, rate * 25)
+        opt.hyperparams["lr"] = rate
+        opt.step(grads)
         losses.append(float(loss))
         if first is None:
             first = float(loss)
@@ -186,18 +192,6 @@ def demo(steps: int = 1500, out_dir: str | Path | None = None) -> int:
     return 0
 
 
-def _sgd(params, grads, lr):
-    """Plain SGD over a params pytree, in place (used only when srcad.optim is missing)."""
-    if isinstance(params, dict):
-        for k in params:
-            _sgd(params[k], grads[k], lr)
-    elif isinstance(params, list):
-        for p, g in zip(params, grads):
-            _sgd(p, g, lr)
-    else:
-        params -= lr * grads  # an ndarray: updated in place
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m srcad", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -207,6 +201,8 @@ def main(argv=None) -> int:
     show.add_argument("--wrt", default=None, help="comma-separated argument names or positions")
     show.add_argument("--vjp", action="store_true", help="show the split forward/backward pair")
     show.add_argument("--out", default=None, help="write the source into this directory")
+    show.add_argument("--stage", default=None, choices=STAGES,
+                      help="print the program after this stage of the pipeline instead")
     sub.add_parser("demo", help="differentiate a bundled model and check its gradients")
     sub.add_parser("regen", help="rewrite docs/ops.md and generated/ from the code")
     args = parser.parse_args(argv)
@@ -218,7 +214,11 @@ def main(argv=None) -> int:
             wrt = None
             if args.wrt:
                 wrt = [int(w) if w.lstrip("-").isdigit() else w for w in args.wrt.split(",")]
-            text = transformed_source(path, func, wrt, "vjp" if args.vjp else "grad")
+            kind = "vjp" if args.vjp else "grad"
+            if args.stage:
+                print(stage_source(path, func, wrt, kind, args.stage), end="")
+                return 0
+            text = transformed_source(path, func, wrt, kind)
             if args.out:
                 out = Path(args.out)
                 out.mkdir(parents=True, exist_ok=True)

@@ -88,3 +88,13 @@ def _slot(d, key):
     return None
 
 
+def pieces_tree(pieces, xs=None):
+    """One cotangent per item of a list or tuple, as a `GradTree`: two of them add item by
+    item (a tuple would concatenate: the cotangents of `parts` reaching it from
+    np.concatenate(parts) and np.stack(parts) must add, not queue), and it unpacks as the
+    items do. When the items were the rows of one array `xs`, the rows' cotangents stacked
+    into an array shaped like it."""
+    if isinstance(xs, np.ndarray):
+        return np.reshape(np.stack([np.reshape(p, np.shape(x)) for p, x in zip(pieces, xs)]),
+                          xs.shape)
+    return GradTree(dict(enumerate(pieces)), len(pieces))

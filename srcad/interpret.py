@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from . import ir
+from .checkpoint import check_schedule
 from .errors import SrcadError
 
 
@@ -122,8 +123,6 @@ def run_block(body, env: dict, record=None, fn=None) -> None:
             run_block(stmt.body if atom_value(stmt.test, env) else stmt.orelse, env, record, fn)
         elif isinstance(stmt, ir.For):
             if stmt.checkpoint is not None:  # srcad.checkpoint(range(n), every=k): k valid?
-                from .checkpoint import check_schedule
-
                 every, snaps = (None if a is None else atom_value(a, env)
                                 for a in stmt.checkpoint)
                 try:

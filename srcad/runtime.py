@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .checkpoint import LoopCheckpoints
-from .gradtree import GradTree, _slot  # noqa: F401  (generated code imports GradTree here)
+from .gradtree import GradTree, _slot, pieces_tree  # noqa: F401  (generated code imports these here)
 from .runtime_arrays import (  # noqa: F401  (the array ops' helpers)
     asarray_like, unasarray,
     concatenate_pieces, cumprod_grad, cumprod_jvp, diag_grad, flatten, hsplit_axis, join_pieces,
@@ -273,18 +273,6 @@ def unconcatenate(g, xs, axis=0):
 def unstack(g, xs, axis=0):
     """Split the cotangent of `np.stack(xs, axis)` into one piece per input."""
     return pieces_tree([np.take(g, i, axis=axis) for i in range(len(xs))], xs)
-
-
-def pieces_tree(pieces, xs=None):
-    """One cotangent per item of a list or tuple, as a `GradTree`: two of them add item by
-    item (a tuple would concatenate: the cotangents of `parts` reaching it from
-    np.concatenate(parts) and np.stack(parts) must add, not queue), and it unpacks as the
-    items do. When the items were the rows of one array `xs`, the rows' cotangents stacked
-    into an array shaped like it."""
-    if isinstance(xs, np.ndarray):
-        return np.reshape(np.stack([np.reshape(p, np.shape(x)) for p, x in zip(pieces, xs)]),
-                          xs.shape)
-    return GradTree(dict(enumerate(pieces)), len(pieces))
 
 
 def _promote(a, b):

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import SrcadError
-from .gradtree import GradTree
+from .gradtree import GradTree, pieces_tree
 
 __all__ = [
     "asarray_like",
@@ -66,8 +66,6 @@ def _zeros_for(ct, x):
 
 
 def _tree(pieces, xs=None):
-    from .runtime import pieces_tree  # (runtime imports this module)
-
     return pieces_tree(list(pieces), xs)
 
 

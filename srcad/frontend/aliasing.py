@@ -23,6 +23,7 @@ Before/after (a write through a row view in a loop):
 
 from __future__ import annotations
 
+import warnings
 import operator
 import re
 
@@ -391,8 +392,6 @@ class AliasingMixin:
     def warn_parameter_write(self, param: str, line: int) -> None:
         """numpy would write into the caller's array; srcad's copy on write leaves it as it
         was (JAX's semantics, the gradient is the same). Say so, at the user's line."""
-        import warnings
-
         warnings.warn_explicit(
             f"srcad: {self.pf.name} writes into its argument `{param}` in place (if it is an "
             f"array); the differentiated function copies on write, so the caller's array is "

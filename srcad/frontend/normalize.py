@@ -23,6 +23,7 @@ Before/after:
 
 from __future__ import annotations
 
+import inspect
 import operator
 import types
 from collections import Counter
@@ -928,8 +929,6 @@ class Normalizer(AliasingMixin):
                 raise self.pf.error(f"`{spelled}` got an unexpected or repeated argument `{k}`",
                                     node)
             bound[k] = v
-        import inspect
-
         sig = inspect.signature(fn)
         for p in params:
             if p not in bound:

@@ -55,10 +55,10 @@ class CheckpointingMixin:
 
     def loop_schedule(self, s):
         """(every, snapshots) atoms if loop `s` is checkpointed, else None."""
-        if not isinstance(s, ir.For) or not self.module.checkpoint_loops:
+        if not isinstance(s, ir.For) or not self.module.options.checkpoint_loops:
             return None
-        if id(s) in self.module.loop_schedules:
-            every, snaps = self.module.loop_schedules[id(s)]
+        if id(s) in self.module.options.loop_schedules:
+            every, snaps = self.module.options.loop_schedules[id(s)]
             return (None if every is None else ir.Const(every, str(every)),
                     None if snaps is None else ir.Const(snaps, str(snaps)))
         return s.checkpoint
@@ -170,7 +170,7 @@ class CheckpointingMixin:
         keeps anyway (arguments, values its own rules read, values kept or recomputed
         before them): top-level, single-assignment names only. One whose inputs would be
         kept only for it (tanh's input, to recompute tanh) is kept itself: no gain."""
-        if not self.module.remat:
+        if not self.module.options.remat:
             return []
         ret = set(ir.atom_vars(self.fn.ret.value))
 

@@ -23,37 +23,13 @@ import ast
 import copy
 
 from .. import ir
+from ..analysis.activity import varied_vars
 from ..errors import SrcadError
 from ..naming import fresh
 from ..gcode import GFunction, Line, assign, name, store
 from .reverse import Module, _call, _compound, _free, _np, zeros_expr
-from .specialise import simplify
+from .specialise import Info, simplify
 from .templates import as_array_operand, atom_expr, default_atom, forward_expr, loop_iter, subst
-
-
-def varied_vars(fn: ir.Function, wrt) -> set[str]:
-    """Names that depend on `wrt` through differentiable arguments (to a fixed point)."""
-    stmts = [s for s in ir.walk(fn.body) if isinstance(s, (ir.Call, ir.UserCall, ir.Push))]
-    varied = set(wrt)
-    changed = True
-    while changed:
-        changed = False
-        for s in stmts:
-            if isinstance(s, ir.Push):  # a stack holding a varied value is varied
-                ins, outs = list(ir.atom_vars(s.value)), [s.stack]
-            elif isinstance(s, ir.Call) and s.op.name == "pop":
-                ins, outs = list(ir.atom_vars(s.args["stack"])), [s.target]
-            elif isinstance(s, ir.UserCall):
-                ins, outs = [v for a in s.args for v in ir.atom_vars(a)], list(s.targets)
-            else:
-                ins = [v for p, a in s.args.items()
-                       if (s.op.vjp(p) is not None or s.op.jvp(p) is not None)
-                       for v in ir.atom_vars(a)]
-                outs = [s.target]
-            if any(v in varied for v in ins) and not set(outs) <= varied:
-                varied.update(outs)
-                changed = True
-    return varied
 
 
 class Forward:
@@ -72,9 +48,7 @@ class Forward:
                           and any(isinstance(a, ir.Const) and a.value is None
                                   for a in c.args.values()) and c.op.name == "copy"}
         self.globals: dict = {}
-        self.jvp_pairs = getattr(self.module, "jvp_functions", None)
-        if self.jvp_pairs is None:
-            self.module.jvp_functions = self.jvp_pairs = {}
+        self.jvp_pairs = self.module.jvp_functions
 
     def fresh(self, base: str) -> str:
         return fresh(base, self.taken)
@@ -109,8 +83,6 @@ class Forward:
                 if t == node.id:
                     return self.infos.get(primal)
             return None
-        from .specialise import Info
-
         if isinstance(node, ast.Constant):
             return Info((), None, node.value)
         return None

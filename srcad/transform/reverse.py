@@ -43,6 +43,7 @@ from .. import ir, runtime
 from ..analysis.activity import active_vars
 from ..errors import SrcadError
 from ..naming import fresh
+from ..options import Options
 from ..gcode import RESTORE as _RESTORE
 from ..gcode import GFunction, Line, assign, line_reads, name, store
 from ..gcode import call as _call
@@ -145,19 +146,18 @@ class Pair:
 
 
 class Module:
-    """What the functions of one generated module share: names and subroutine pairs."""
+    """What the functions of one generated module share: the probe's findings, the options
+    they are built with, names, and the subroutines made for calls (`_fwd`/`_bwd` pairs for
+    reverse mode, `_jvp` functions for forward mode)."""
 
-    def __init__(self, infos_by_fn: dict | None):
+    def __init__(self, infos_by_fn: dict | None, options=None):
         self.infos_by_fn = infos_by_fn or {}
         # names that held a list or tuple on the first call (see specialise.Infos)
         self.containers_by_fn = getattr(infos_by_fn, "containers", {})
+        self.options = options if options is not None else Options()
         self.names: set[str] = set()
         self.pairs: dict[tuple, Pair] = {}
-        self.checkpoint_ids: frozenset = frozenset()  # calls a memory_budget policy recomputes
-        self.loop_schedules: dict = {}  # id(loop) -> (every, snapshots) a policy chose
-        self.checkpoint_loops = True  # False: ignore srcad.checkpoint(range(...)) markers
-        self.remat = False  # a policy's choice: recompute elementwise values in the backward
-        self.reparsed = False  # the code will be transformed again: no in-place statements
+        self.jvp_functions: dict = {}  # (id(callee), wrt) -> (GFunction, Forward)
 
     def function_name(self, base: str) -> str:
         return fresh(base, self.names)
@@ -381,7 +381,7 @@ class Reverse(CheckpointingMixin):
                   and expr.func.id == "unindex" and len(expr.args) == 3 and not expr.keywords
                   and isinstance(expr.args[1], ast.Name) and expr.args[1].id == var)
         array = info is not None and info.dtype is not None and info.ndim > 0
-        if self.module.reparsed or not (gather and array and self._basic(expr.args[2])):
+        if self.module.options.reparsed or not (gather and array and self._basic(expr.args[2])):
             return None
         g, _, index = expr.args
         if isinstance(index, ast.Subscript) and isinstance(index.value, ast.Attribute) and \
@@ -546,7 +546,7 @@ class Reverse(CheckpointingMixin):
     # -- calls to other user functions ---------------------------------------------------------
     def recompute(self, s: ir.UserCall) -> bool:
         """Is this call checkpointed (by srcad.checkpoint, or by a memory_budget policy)?"""
-        return s.checkpoint or id(s) in self.module.checkpoint_ids
+        return s.checkpoint or id(s) in self.module.options.checkpoint_ids
 
     def call_is_active(self, s: ir.UserCall) -> bool:
         return any(t in self.active for t in s.targets) and any(
@@ -975,7 +975,7 @@ class Reverse(CheckpointingMixin):
         return Generated([f], [], self.globals)
 
     def split(self, names: tuple[str, str] | None = None):
-        """The `_fwd`/`_bwd` pair; the caller finishes them (saved values, see api.build)."""
+        """The `_fwd`/`_bwd` pair; the caller finishes them (saved values, see pipeline.finish_pair)."""
         if names is None:
             names = (self.module.function_name(f"{self.fn.name}_fwd"),
                      self.module.function_name(f"{self.fn.name}_bwd"))

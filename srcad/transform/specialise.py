@@ -23,6 +23,7 @@ import numpy as np
 
 from .. import runtime
 from ..gcode import parse_expr
+from .templates import subst
 
 
 @dataclass(frozen=True)
@@ -110,8 +111,6 @@ class _Simplify(ast.NodeTransformer):
                 template = simplify(*infos)
                 if template is not None:
                     params = list(inspect.signature(fn).parameters)
-                    from .templates import subst
-
                     mapping = dict(zip(params, node.args))
                     return self.visit(subst(parse_expr(template), mapping))
         if fn in _RUNTIME_FUNCS:

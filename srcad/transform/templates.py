@@ -158,14 +158,12 @@ def is_default(value) -> bool:
 def range_expr(loop) -> ast.expr:
     """``range(a, b, c)`` (shortest spelling) for an `ir.For`, sliced ``[:limit]`` if it has one;
     not reversed: the caller decides the direction."""
-    from ..gcode import name as _name
-
     args = [loop.start, loop.stop, loop.step]
     if isinstance(loop.step, ir.Const) and loop.step.value == 1:
         args = args[:2]
         if isinstance(loop.start, ir.Const) and loop.start.value == 0:
             args = args[1:]
-    rng = ast.Call(func=_name("range"), args=[atom_expr(a) for a in args], keywords=[])
+    rng = ast.Call(func=name("range"), args=[atom_expr(a) for a in args], keywords=[])
     if loop.limit is not None:
         rng = ast.Subscript(value=rng, slice=ast.Slice(upper=atom_expr(loop.limit)),
                             ctx=ast.Load())
@@ -174,9 +172,7 @@ def range_expr(loop) -> ast.expr:
 
 def loop_iter(loop) -> ast.expr:
     """What a forward loop iterates over: its range, reversed if the loop walks it backward."""
-    from ..gcode import name as _name
-
     rng = range_expr(loop)
     if loop.reverse:
-        return ast.Call(func=_name("reversed"), args=[rng], keywords=[])
+        return ast.Call(func=name("reversed"), args=[rng], keywords=[])
     return rng
