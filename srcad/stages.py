@@ -85,11 +85,10 @@ def _block(body, indent: str, out: list, active) -> None:
     if not body:
         out.append(f"{indent}pass")
     for s in body:
-        text, inner = _statement(s)
-        mark = ""
+        text, note, inner = _statement(s)
         if active is not None and set(ir.defs(s)) & active and not inner:
-            mark = "  active"
-        out.append(f"{indent}{text}  # L{s.line}{mark}")
+            note += "  active"
+        out.append(f"{indent}{text}  # L{s.line}{note}")
         for header, block in inner:
             if header:
                 out.append(f"{indent}{header}")
@@ -99,29 +98,28 @@ def _block(body, indent: str, out: list, active) -> None:
             _block(s.body, indent + "    ", out, active)
 
 
-def _statement(s) -> tuple[str, list]:
-    """(the statement's line, [(header, nested block), ...])."""
+def _statement(s) -> tuple[str, str, list]:
+    """(the statement's line, a note for its comment, [(header, nested block), ...])."""
     if isinstance(s, ir.Call):
-        return f"{s.target} = {ast.unparse(forward_expr(s.op, s.args))}", []
+        return f"{s.target} = {ast.unparse(forward_expr(s.op, s.args))}", "", []
     if isinstance(s, ir.Return):
-        return f"return {ast.unparse(atom_expr(s.value))}", []
+        return f"return {ast.unparse(atom_expr(s.value))}", "", []
     if isinstance(s, ir.UserCall):
         targets = ", ".join(s.targets)
         args = ", ".join(ast.unparse(atom_expr(a)) for a in s.args)
-        how = "  (checkpointed)" if s.checkpoint else ""
-        return f"{targets} = {s.fn_name}({args}){how}", []
+        return f"{targets} = {s.fn_name}({args})", "  checkpointed" if s.checkpoint else "", []
     if isinstance(s, ir.Push):
-        return f"{s.stack}.push({ast.unparse(atom_expr(s.value))})", []
+        return f"{s.stack}.push({ast.unparse(atom_expr(s.value))})", "", []
     if isinstance(s, ir.If):
-        return f"if {ast.unparse(atom_expr(s.test))}:", [("", s.body)] + (
+        return f"if {ast.unparse(atom_expr(s.test))}:", "", [("", s.body)] + (
             [("else:", s.orelse)] if s.orelse else [])
     if isinstance(s, ir.For):
         rng = ast.unparse(range_expr(s))
         rng = f"reversed({rng})" if s.reverse else rng
-        exits = f"  (leaves when {' or '.join(s.exits)})" if s.exits else ""
-        ck = "  (checkpointed)" if s.checkpoint is not None else ""
-        return f"for {s.target} in {rng}:{exits}{ck}", [("", s.body)]
+        exits = f"  leaves when {' or '.join(s.exits)}" if s.exits else ""
+        ck = "  checkpointed" if s.checkpoint is not None else ""
+        return f"for {s.target} in {rng}:", exits + ck, [("", s.body)]
     if isinstance(s, ir.While):
-        exits = f"  (leaves when {' or '.join(s.exits)})" if s.exits else ""
-        return f"while True:{exits}", [("", s.cond_body)]
-    return repr(s), []  # (a statement kind this printer does not know yet)
+        exits = f"  leaves when {' or '.join(s.exits)}" if s.exits else ""
+        return "while True:", exits, [("", s.cond_body)]
+    return f"pass  # {s!r}", "", []  # (a statement kind this printer does not know yet)
