@@ -29,6 +29,8 @@ from .runtime_decompositions import (  # noqa: F401  (the decomposition ops' hel
 
 __all__ = [
     "Stack",
+    "cotangents",
+    "pop_or_zeros",
     "LoopCheckpoints",
     "setitem",
     "write_through",
@@ -185,14 +187,14 @@ def unindex(g, x, index):
     For a dict, list or tuple `x` (a pytree argument such as ``params["W1"]``) the gradient
     is a `GradTree` holding `g` in that one slot.
     """
-    if isinstance(x, (dict, list, tuple, GradTree)):  # (a GradTree: a tuple op's cotangent)
+    # (a GradTree: a tuple op's cotangent; a _Zero: the missing slot of one)
+    if isinstance(x, (dict, list, tuple, GradTree, _Zero)):
         if isinstance(index, (np.integer,)):
             index = int(index)
         if isinstance(index, slice):
             raise TypeError("srcad: slicing a list or tuple argument is not differentiable; "
                             "index its items one by one")
-        length = x.length if isinstance(x, GradTree) else (
-            len(x) if isinstance(x, (list, tuple)) else None)
+        length = getattr(x, "length", None) if not isinstance(x, (list, tuple)) else len(x)
         return GradTree({index: g}, length)
     dtype = _dtype(x)
     out = np.zeros(_shape(x), dtype=np.result_type(g) if dtype is None else dtype)
@@ -454,6 +456,17 @@ def astype(x, dtype):
     return np.asarray(x).astype(dtype)
 
 
+class _Zero(float):
+    """0.0 that can be indexed (to itself): the missing slot of a nested tuple's cotangent,
+    ``dout[0][1]`` where no cotangent reached ``dout[0]``."""
+
+    def __getitem__(self, key):
+        return self
+
+
+_ZERO = _Zero(0.0)
+
+
 class GradTree:
     """The gradient of a dict, list or tuple argument (a pytree), built slot by slot.
 
@@ -488,7 +501,7 @@ class GradTree:
     def __getitem__(self, key):
         """A slot of the gradient (a missing slot is zero): generated code that is itself
         differentiated reads a tuple cotangent this way."""
-        return self.slots.get(key, 0.0)
+        return self.slots.get(key, _ZERO)
 
     def __iter__(self):
         """The slots of a list or tuple's gradient in order (`da, db = d` for `s = (a, b)`)."""
@@ -502,7 +515,11 @@ class GradTree:
 
 def zeros_grad(x):
     """A zero gradient for `x`: zeros like an array, an empty `GradTree` for a container,
-    0.0 for a Python float (a float64 0-d array would promote float32 values it meets)."""
+    0.0 for a Python float (a float64 0-d array would promote float32 values it meets) and
+    for None (a name generated code sets to None before a loop gives it a value: its zero
+    adds to anything)."""
+    if x is None:
+        return 0.0
     if isinstance(x, (dict, list, tuple)):
         return GradTree()
     if isinstance(x, float) and not isinstance(x, np.floating):
@@ -552,13 +569,15 @@ def zeros_grad_leaf(x):
 class Stack:
     """A named stack of values the forward sweep records for the backward (Tangent's push/pop).
 
-    It holds references, not copies: generated code never mutates a value in place.
+    It holds references, not copies: generated code never mutates a value in place. Reverse
+    over reverse gives a stack a second stack, of its values' cotangents (`cotangents`).
     """
 
-    __slots__ = ("_items",)
+    __slots__ = ("_items", "_cotangents")
 
     def __init__(self):
         self._items = []
+        self._cotangents = None
 
     def push(self, value) -> None:
         self._items.append(value)
@@ -573,16 +592,35 @@ class Stack:
         return f"Stack({len(self._items)} items)"
 
 
-def fresh_stacks(saved):
+def cotangents(stack: Stack) -> Stack:
+    """The stack of cotangents of `stack`'s values, made on first use: the backward of
+    ``w = stack.pop()`` pushes dw on it, that of ``stack.push(v)`` pops dv off it. It is found
+    through the stack itself, so functions that share a stack share its cotangents."""
+    if stack._cotangents is None:
+        stack._cotangents = Stack()
+    return stack._cotangents
+
+
+def pop_or_zeros(stack: Stack, like):
+    """`stack.pop()`, or zeros like `like` if the stack is empty: a derivative stack that the
+    function which fills it did not fill (it was not differentiated there: every value it
+    would have pushed is zero)."""
+    return stack.pop() if stack._items else zeros_grad(like)
+
+
+def fresh_stacks(saved, memo=None):
     """`saved` with every Stack and LoopCheckpoints in it copied: the backward pops them, and
-    a pullback may be called more than once."""
+    a pullback may be called more than once. A stack reached twice is copied once (its
+    cotangents are found through it: both references must stay one stack)."""
+    memo = {} if memo is None else memo
     if isinstance(saved, Stack):
-        out = Stack()
-        out._items = [fresh_stacks(v) for v in saved._items]
-        return out
+        if id(saved) not in memo:
+            out = memo[id(saved)] = Stack()
+            out._items = [fresh_stacks(v, memo) for v in saved._items]
+        return memo[id(saved)]
     if isinstance(saved, LoopCheckpoints):
         return saved.copy()
     if isinstance(saved, tuple) and any(isinstance(v, (Stack, LoopCheckpoints, tuple))
                                         for v in saved):
-        return tuple(fresh_stacks(v) for v in saved)
+        return tuple(fresh_stacks(v, memo) for v in saved)
     return saved
