@@ -195,7 +195,8 @@ def unindex(g, x, index):
             raise TypeError("srcad: slicing a list or tuple argument is not differentiable; "
                             "index its items one by one")
         length = getattr(x, "length", None) if not isinstance(x, (list, tuple)) else len(x)
-        return GradTree({index: g}, length)
+        return GradTree({index: g}, length, x if not isinstance(x, (GradTree, _Zero)) else
+                        getattr(x, "like", None))
     dtype = _dtype(x)
     out = np.zeros(_shape(x), dtype=np.result_type(g) if dtype is None else dtype)
     parts = index if isinstance(index, tuple) else (index,)
@@ -470,18 +471,20 @@ _ZERO = _Zero(0.0)
 class GradTree:
     """The gradient of a dict, list or tuple argument (a pytree), built slot by slot.
 
-    A missing slot is zero. `+` merges two trees (adding where both have a slot); `as_grad`
-    turns the tree into the argument's own structure.
+    A missing slot is zero (zeros like that item of `like`, the value it is the gradient
+    of, when the tree knows it). `+` merges two trees (adding where both have a slot);
+    `as_grad` turns the tree into the argument's own structure.
     """
 
-    __slots__ = ("slots", "length")
+    __slots__ = ("slots", "length", "like")
 
-    def __init__(self, slots=None, length=None):
+    def __init__(self, slots=None, length=None, like=None):
         self.slots = dict(slots or {})
         self.length = length  # for a list or tuple: how many items (unpacking yields them)
+        self.like = like
 
     def __add__(self, other):
-        out = GradTree(self.slots, self.length)
+        out = GradTree(self.slots, self.length, self.like)
         out += other
         return out
 
@@ -493,6 +496,8 @@ class GradTree:
                 self.slots[k] = v if k not in self.slots else self.slots[k] + v
             if other.length is not None:
                 self.length = max(self.length or 0, other.length)
+            if self.like is None:
+                self.like = other.like
             return self
         if isinstance(other, (int, float)) and other == 0:
             return self
@@ -501,7 +506,14 @@ class GradTree:
     def __getitem__(self, key):
         """A slot of the gradient (a missing slot is zero): generated code that is itself
         differentiated reads a tuple cotangent this way."""
-        return self.slots.get(key, _ZERO)
+        if key in self.slots:
+            return self.slots[key]
+        if isinstance(self.like, (list, tuple)) and isinstance(key, int) and \
+                -len(self.like) <= key < len(self.like):
+            return zeros_grad(self.like[key])
+        if isinstance(self.like, dict) and key in self.like:
+            return zeros_grad(self.like[key])
+        return _ZERO
 
     def __iter__(self):
         """The slots of a list or tuple's gradient in order (`da, db = d` for `s = (a, b)`)."""
@@ -521,7 +533,9 @@ def zeros_grad(x):
     if x is None:
         return 0.0
     if isinstance(x, (dict, list, tuple)):
-        return GradTree()
+        return GradTree(length=len(x) if not isinstance(x, dict) else None, like=x)
+    if isinstance(x, GradTree):  # (a gradient, itself differentiated at a higher order)
+        return GradTree(length=x.length, like=x.like)
     if isinstance(x, float) and not isinstance(x, np.floating):
         return 0.0
     return np.zeros_like(x)

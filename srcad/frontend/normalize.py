@@ -279,7 +279,9 @@ class Normalizer(AliasingMixin):
             kept = {k: v for k, v in self.views.items() if s.target.id in (k, v[0])}
             self.assign(s.target, value, s)
             self.views.update(kept)  # `r += 1` on a view writes into its base in numpy
-            if isinstance(before, ir.Var):  # numpy would write into that array in place
+            # numpy would write into that array in place (srcad's own code, transformed again,
+            # adds in place only into buffers it owns: not a write anything else can see)
+            if isinstance(before, ir.Var) and not self.generated:
                 stmt = self.body[-1]
                 after = self.env.get(s.target.id)
                 rebuilt = {s.target.id}
@@ -357,6 +359,10 @@ class Normalizer(AliasingMixin):
             return self.enumerate_or_zip(s, builtin, body, exits)
         if builtin is reversed and isinstance(s.target, gast.Name) and len(it.args) == 1:
             return self.reversed_range(s, it.args[0], body, exits)
+        if (isinstance(it, gast.Subscript) and isinstance(it.value, gast.Call)
+                and isinstance(it.value.func, gast.Name) and isinstance(s.target, gast.Name)
+                and self.pf.resolve(it.value.func.id) is range):
+            return self.reversed_range(s, it, body, exits, reverse=False)
         if not isinstance(s.target, gast.Name):
             raise self.unsupported("a `for` loop with a tuple target", s,
                                    "loop over range(len(...)), enumerate(...) or zip(...)")
@@ -438,8 +444,9 @@ class Normalizer(AliasingMixin):
         loop = self.body[-1]
         loop.checkpoint = (opts.get("every"), opts.get("snapshots"))
 
-    def reversed_range(self, s, rng, body, exits):
-        """for i in reversed(range(a, b, c)[:n]): a backward loop of generated code."""
+    def reversed_range(self, s, rng, body, exits, reverse=True):
+        """for i in reversed(range(a, b, c)[:n]): a backward loop of generated code (and
+        ``range(a, b, c)[:n]``, its backward at the next order)."""
         limit = None
         if (isinstance(rng, gast.Subscript) and isinstance(rng.slice, gast.Slice)
                 and rng.slice.lower is None and rng.slice.step is None):
@@ -457,7 +464,7 @@ class Normalizer(AliasingMixin):
             self.ints.add(s.target.id)
         self.env[s.target.id] = ir.Var(s.target.id)
         loop = ir.For(s.target.id, start, stop, step, self.sub_block(body), s.lineno, exits)
-        loop.reverse, loop.limit = True, limit
+        loop.reverse, loop.limit = reverse, limit
         self.body.append(loop)
 
     def snapshot(self, seq, node):

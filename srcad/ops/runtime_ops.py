@@ -114,6 +114,8 @@ for _t in (np.float16, np.float32, np.float64):
 
 # --- bookkeeping with no derivative -------------------------------------------------------------
 defnondiff(rt.zeros_grad, name="zeros_grad", params=(Param("x"),), family=_FAM)
+defnondiff(rt.inverse_permutation, name="inverse_permutation",
+           params=(Param("axes"), Param("ndim", None)), family=_FAM)
 defnondiff(rt.Stack, name="Stack", spelling="Stack()", params=(), family=_FAM)
 
 
