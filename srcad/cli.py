@@ -1,6 +1,6 @@
 """The command line: `python -m srcad show|demo|regen`.
 
-    python -m srcad show examples/mlp.py:loss --wrt W,b [--out DIR]
+    python -m srcad show examples/mlp.py:loss --wrt W,b [--out DIR] [--order 2]
     python -m srcad demo
     python -m srcad regen            # docs/ops.md and generated/, from the code as it is
 """
@@ -32,6 +32,8 @@ GENERATED = [
     ("srcad/zoo/transformer.py", "block_loss", ("p",), "grad",
      "zoo_transformer_block_loss_grad.py"),
     ("srcad/zoo/gpt.py", "loss", ("params",), "grad", "zoo_gpt_loss_grad.py"),
+    ("examples/second_order.py", "spring", ("k",), "grad_grad",
+     "examples_second_order_spring_grad_grad.py"),
 ]
 
 
@@ -60,7 +62,9 @@ def _example_args(module, func: str):
 
 
 def transformed_source(path, func: str, wrt, kind: str = "grad") -> str:
-    """Generated source for `path:func`, specialised to the module's EXAMPLES if any."""
+    """Generated source for `path:func`, specialised to the module's EXAMPLES if any.
+    kind "grad_grad": the gradient of the gradient (reverse over reverse; needs EXAMPLES,
+    since it transforms the gradient's code for those arguments)."""
     module = load_module(path)
     fn = getattr(module, func, None)
     if fn is None:
@@ -72,6 +76,13 @@ def transformed_source(path, func: str, wrt, kind: str = "grad") -> str:
         _, pullback = api.vjp(fn, *args)
         return pullback.source
     wrt_value = tuple(wrt) if wrt is not None and len(wrt) > 1 else (wrt[0] if wrt else 0)
+    if kind == "grad_grad":
+        if args is None or isinstance(wrt_value, tuple):
+            raise SrcadError(f"a second derivative of {func} needs one wrt and example "
+                             f"arguments (EXAMPLES[{func!r}] in {path})")
+        t = api.Transformed(api.Transformed(fn, "grad", wrt_value, {}), "grad", wrt_value, {})
+        t.compiled(t.bind(args, {}))
+        return t.source
     t = api.Transformed(fn, kind, wrt_value, {})
     if args is not None:
         t.compiled(t.bind(args, {}))
@@ -207,6 +218,8 @@ def main(argv=None) -> int:
     show.add_argument("--wrt", default=None, help="comma-separated argument names or positions")
     show.add_argument("--vjp", action="store_true", help="show the split forward/backward pair")
     show.add_argument("--out", default=None, help="write the source into this directory")
+    show.add_argument("--order", type=int, choices=(1, 2), default=1,
+                      help="2: the gradient of the gradient (reverse over reverse)")
     sub.add_parser("demo", help="differentiate a bundled model and check its gradients")
     sub.add_parser("regen", help="rewrite docs/ops.md and generated/ from the code")
     args = parser.parse_args(argv)
@@ -218,11 +231,12 @@ def main(argv=None) -> int:
             wrt = None
             if args.wrt:
                 wrt = [int(w) if w.lstrip("-").isdigit() else w for w in args.wrt.split(",")]
-            text = transformed_source(path, func, wrt, "vjp" if args.vjp else "grad")
+            kind = "vjp" if args.vjp else ("grad_grad" if args.order == 2 else "grad")
+            text = transformed_source(path, func, wrt, kind)
             if args.out:
                 out = Path(args.out)
                 out.mkdir(parents=True, exist_ok=True)
-                target = out / f"{Path(path).stem}_{func}_{'vjp' if args.vjp else 'grad'}.py"
+                target = out / f"{Path(path).stem}_{func}_{kind}.py"
                 target.write_text(text)
                 print(f"wrote {target}")
             else:

@@ -28,7 +28,7 @@ from ..naming import fresh
 from ..gcode import GFunction, Line, assign, name, store
 from .reverse import Module, _call, _compound, _free, _np, zeros_expr
 from .specialise import simplify
-from .stacks import stacks_of
+from ..analysis.activity import stacks_of
 from .templates import atom_expr, default_atom, forward_expr, loop_iter, subst
 from ..ops.runtime_ops import POPS
 

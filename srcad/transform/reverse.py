@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import ir, runtime
-from ..analysis.activity import active_vars
+from ..analysis.activity import active_vars, pushes_on_stacks, stack_of
 from ..errors import SrcadError
 from ..naming import fresh
 from ..gcode import RESTORE as _RESTORE
@@ -53,7 +53,7 @@ from ..gcode import free_names as _free
 from ..gcode import method as _method
 from .specialise import Info, simplify
 from .checkpointing import CheckpointingMixin
-from .stacks import StacksMixin, pushes_on_stacks, stack_of
+from .stacks import StacksMixin
 from ..ops.table import lookup
 from .templates import atom_expr, default_atom, forward_expr, loop_iter, range_expr, subst
 

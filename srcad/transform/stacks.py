@@ -40,19 +40,36 @@ may not be differentiated at all, so a push onto a stack that another function p
 callee pushes onto stacks always runs its backward (with zero cotangents if it must): the
 cotangents another function left on its stacks are part of its derivative.
 
-Recomputation would pop a stack twice: checkpointed calls and loops refuse such code
-(srcad/transform/checkpointing.py), and loop checkpointing is off for code that will be
-transformed again (``Transformed.compiled(..., to_transform=True)``).
+Higher orders. At the next order the cotangent stacks are stacks like any other (their own
+cotangents are ``cotangents(dstack_h)``), pushed in one function (``g_bwd``'s backward) and
+popped in another (``g_fwd``'s): activity analysis (srcad/analysis/activity.py) lets dependence
+flow from a stack to its cotangents, counts a stack that another function pops (one not made
+here by ``Stack()``) as an output, and a call that pushes on stacks as useful; the forward
+transform gives ``cotangents(s)`` the tangent ``cotangents(s_dot)``.
 
-Before/after (the inner gradient of ``for i in range(n): x = np.sin(x)``, and its backward):
-    for i in range(n):                    for i in reversed(range(n)):   # (inner backward)
-        stack_x.push(x)                       x = stack_x_2.pop()
-        x = np.sin(x)                         dstack_x.push(ddx)
-    for i in reversed(range(n)):              ...
-        x = stack_x.pop()                 for i in reversed(range(n)):   # (inner forward)
-        dx = dx * np.cos(x)                   ...
-                                              dx_pop = dstack_x.pop()
-                                              dx += dx_pop
+Recomputation would pop a stack twice: checkpointed calls and loops refuse such code
+(srcad/transform/checkpointing.py), a memory_budget policy does not choose it, and loop
+checkpointing is off for code that will be transformed again
+(``Transformed.compiled(..., to_transform=True)``).
+
+Before/after: the gradient of ``for i in range(n): x = np.sin(x)`` (left, abridged), and the
+backward sweep of its own gradient (right; ``stack_x_2`` is the outer transform's stack for
+the values of ``x`` that the inner code overwrites, its pushes are in the outer forward):
+
+    stack_x = Stack()                     dstack_x = cotangents(stack_x)
+    for i in range(n):                    for i in range(n):             # inner bwd, reversed
+        x_sin = np.sin(x)                     ddx_sin = ddx * dx_cos
+        stack_x.push(x)                       ddx_cos = ddx * dx_sin
+        x = x_sin                             dx_2 = dx_2 + -ddx_cos * np.sin(x)
+    dx = 1.0                                  ...
+    for i in reversed(range(n)):              dstack_x.push(dx_2)        # was x = stack_x.pop()
+        x = stack_x.pop()                     x = stack_x_2.pop()
+        dx_sin = dx                           dx_2 = np.zeros_like(x)
+        dx = dx_sin * np.cos(x)           for i in reversed(range(n)):   # inner fwd, reversed
+                                              x = stack_x_2.pop()
+                                              dx_pop = dstack_x.pop()    # was stack_x.push(x)
+                                              dx_sin_2 = dx_2
+                                              dx_2 = dx_pop + dx_sin_2 * np.cos(x)
 """
 
 from __future__ import annotations
@@ -64,7 +81,7 @@ from .. import ir
 from ..gcode import Line, assign, line_reads, name
 from ..gcode import call as _call
 from ..gcode import method as _method
-from ..analysis.activity import pushes_on_stacks, stack_of, stacks_of  # noqa: F401
+from ..analysis.activity import stack_of, stacks_of
 from .templates import atom_expr
 
 
