@@ -607,3 +607,81 @@ def test_second_order_example_and_cli(capsys):
                      "--wrt", "k", "--order", "2"]) == 0
     text = capsys.readouterr().out
     assert "def spring_grad_grad(k, x, v, n):" in text and "cotangents(stack_x)" in text
+
+
+@pytest.mark.parametrize("name", sorted(C.FLOAT32_CASES))
+def test_float32_stays_float32(name):
+    fn, make = C.CASES[name]
+    a32 = make(np.random.default_rng(0), np.float32)
+    a64 = tuple(a.astype(np.float64) if _is_float(a) else a for a in a32)
+    i = next(k for k, a in enumerate(a32) if _is_float(a))
+    v = np.random.default_rng(1).standard_normal(a32[i].shape)
+    h32 = srcad.vjp(srcad.grad(fn, wrt=i), *a32)[1](v.astype(np.float32))
+    h64 = srcad.vjp(srcad.grad(fn, wrt=i), *a64)[1](v)
+    for j, a in enumerate(a32):
+        if _is_float(a):
+            assert h32[j].dtype == np.float32
+            assert_close(h32[j], h64[j], f"{name} d{j} in float32", tol=1e-3)
+
+
+def dict_params_loop(s, p, x):
+    h = x
+    for i in range(3):
+        h = np.tanh(s * (h @ p["W"]) + p["b"])
+    return np.sum(h * h)
+
+
+def t_dict_params_loop(s, p, x):
+    h = x
+    for i in range(3):
+        h = torch.tanh(s * (h @ p["W"]) + p["b"])
+    return torch.sum(h * h)
+
+
+def test_mixed_partial_with_a_dict_argument():
+    rng = np.random.default_rng(0)
+    p = {"W": rng.standard_normal((3, 3)) * 0.5, "b": rng.standard_normal(3)}
+    x = rng.standard_normal((2, 3))
+    got = srcad.grad(srcad.grad(dict_params_loop, wrt=0), wrt=1)(0.7, p, x)
+    assert isinstance(got, dict) and list(got) == ["W", "b"]
+    st = torch.tensor(0.7, dtype=torch.float64, requires_grad=True)
+    tp = {k: torch.tensor(v, requires_grad=True) for k, v in p.items()}
+    (gs,) = torch.autograd.grad(t_dict_params_loop(st, tp, torch.tensor(x)), st,
+                                create_graph=True)
+    want = torch.autograd.grad(gs, [tp["W"], tp["b"]])
+    assert_close(got["W"], want[0].numpy(), "d2/ds dW")
+    assert_close(got["b"], want[1].numpy(), "d2/ds db")
+
+
+def _block(h, W):
+    for i in range(2):
+        h = np.sin(h @ W)
+    return h
+
+
+def checkpointed_call(s, W, n):
+    h = s * np.ones(3)
+    for j in range(n):
+        h = srcad.checkpoint(_block)(h, W) + h
+    return np.sum(h)
+
+
+def checkpointed_loop(s, W, n):
+    h = s * np.ones(3)
+    for j in srcad.checkpoint(range(n)):
+        h = np.tanh(h @ W) + s
+    return np.sum(h)
+
+
+@pytest.mark.parametrize("fn", [checkpointed_call, checkpointed_loop],
+                         ids=["call", "loop"])
+def test_grad_of_grad_of_checkpointed_code(fn):
+    """The inner gradient recomputes (a call) or runs a schedule (a loop: off when the code is
+    transformed again); the second derivative is that of the plain program."""
+    W = np.random.default_rng(0).standard_normal((3, 3)) * 0.5
+    g = srcad.grad(fn)
+    h = srcad.grad(g)(0.4, W, 4)
+    fd = (g(0.4 + FD_H, W, 4) - g(0.4 - FD_H, W, 4)) / (2 * FD_H)
+    assert_fd_close(h, fd, f"{fn.__name__}''")
+    _, h_fwd = srcad.jvp(g, (np.float64(0.4), W, 4), (np.float64(1.0), np.zeros_like(W), None))
+    assert_close(h, h_fwd, f"{fn.__name__}'' against forward over reverse")
