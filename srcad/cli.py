@@ -1,6 +1,6 @@
 """The command line: `python -m srcad show|demo|regen`.
 
-    python -m srcad show examples/mlp.py:loss --wrt W,b [--out DIR]
+    python -m srcad show examples/mlp.py:loss --wrt W,b [--out DIR] [--order 2]
     python -m srcad show examples/mlp.py:loss --wrt W,b --stage normalize|activity|reverse|
                                                                 optimize|lower|final
     python -m srcad demo
@@ -40,6 +40,8 @@ GENERATED = [
     ("srcad/zoo/transformer.py", "block_loss", ("p",), "grad",
      "zoo_transformer_block_loss_grad.py"),
     ("srcad/zoo/gpt.py", "loss", ("params",), "grad", "zoo_gpt_loss_grad.py"),
+    ("examples/second_order.py", "spring", ("k",), "grad_grad",
+     "examples_second_order_spring_grad_grad.py"),
 ]
 
 
@@ -68,7 +70,9 @@ def _example_args(module, func: str):
 
 
 def _target(path, func: str, wrt, kind: str):
-    """(the transformed `path:func`, the module's EXAMPLES arguments for it or None)."""
+    """(the transformed `path:func`, the module's EXAMPLES arguments for it or None).
+    kind "grad_grad": the gradient of the gradient (reverse over reverse; needs EXAMPLES,
+    since it transforms the gradient's code for those arguments)."""
     module = load_module(path)
     fn = getattr(module, func, None)
     if fn is None:
@@ -77,6 +81,12 @@ def _target(path, func: str, wrt, kind: str):
     if kind == "vjp":
         return api._vjp_transformed(fn, {}), args
     wrt_value = tuple(wrt) if wrt is not None and len(wrt) > 1 else (wrt[0] if wrt else 0)
+    if kind == "grad_grad":
+        if args is None or isinstance(wrt_value, tuple):
+            raise SrcadError(f"a second derivative of {func} needs one wrt and example "
+                             f"arguments (EXAMPLES[{func!r}] in {path})")
+        return api.Transformed(api.Transformed(fn, "grad", wrt_value, {}), "grad", wrt_value,
+                               {}), args
     return api.Transformed(fn, kind, wrt_value, {}), args
 
 
@@ -203,6 +213,8 @@ def main(argv=None) -> int:
     show.add_argument("--out", default=None, help="write the source into this directory")
     show.add_argument("--stage", default=None, choices=STAGES,
                       help="print the program after this stage of the pipeline instead")
+    show.add_argument("--order", type=int, choices=(1, 2), default=1,
+                      help="2: the gradient of the gradient (reverse over reverse)")
     sub.add_parser("demo", help="differentiate a bundled model and check its gradients")
     sub.add_parser("regen", help="rewrite docs/ops.md and generated/ from the code")
     args = parser.parse_args(argv)
@@ -214,7 +226,7 @@ def main(argv=None) -> int:
             wrt = None
             if args.wrt:
                 wrt = [int(w) if w.lstrip("-").isdigit() else w for w in args.wrt.split(",")]
-            kind = "vjp" if args.vjp else "grad"
+            kind = "vjp" if args.vjp else ("grad_grad" if args.order == 2 else "grad")
             if args.stage:
                 print(stage_source(path, func, wrt, kind, args.stage), end="")
                 return 0
@@ -222,7 +234,7 @@ def main(argv=None) -> int:
             if args.out:
                 out = Path(args.out)
                 out.mkdir(parents=True, exist_ok=True)
-                target = out / f"{Path(path).stem}_{func}_{'vjp' if args.vjp else 'grad'}.py"
+                target = out / f"{Path(path).stem}_{func}_{kind}.py"
                 target.write_text(text)
                 print(f"wrote {target}")
             else:

@@ -16,6 +16,17 @@ from __future__ import annotations
 import numpy as np
 
 
+class _Zero(float):
+    """0.0 that can be indexed (to itself): the missing slot of a nested tuple's cotangent,
+    ``dout[0][1]`` where no cotangent reached ``dout[0]``."""
+
+    def __getitem__(self, key):
+        return self
+
+
+_ZERO = _Zero(0.0)
+
+
 class GradTree:
     """The gradient of a dict, list or tuple argument (a pytree), built slot by slot.
 
@@ -23,16 +34,17 @@ class GradTree:
     turns the tree into the argument's own structure.
     """
 
-    __slots__ = ("slots", "length")
+    __slots__ = ("slots", "length", "like")
     # numpy defers to GradTree's own operators (`array + tree`), never making an object array
     __array_ufunc__ = None
 
-    def __init__(self, slots=None, length=None):
+    def __init__(self, slots=None, length=None, like=None):
         self.slots = dict(slots or {})
         self.length = length  # for a list or tuple: how many items (unpacking yields them)
+        self.like = like  # the value this is the gradient of, when known (for missing slots)
 
     def __add__(self, other):
-        out = GradTree(self.slots, self.length)
+        out = GradTree(self.slots, self.length, self.like)
         out += other
         return out
 
@@ -49,12 +61,22 @@ class GradTree:
             self.slots[k] = v if k not in self.slots else self.slots[k] + v
         if other.length is not None:
             self.length = max(self.length or 0, other.length)
+        if self.like is None:
+            self.like = other.like
         return self
 
     def __getitem__(self, key):
-        """A slot of the gradient (a missing slot is zero): generated code that is itself
-        differentiated reads a tuple cotangent this way."""
-        return self.slots.get(key, 0.0)
+        """A slot of the gradient (a missing slot is zero: zeros like that item of `like`
+        when the tree knows it): generated code that is itself differentiated reads a tuple
+        cotangent this way."""
+        if key in self.slots:
+            return self.slots[key]
+        if isinstance(self.like, (list, tuple)) and isinstance(key, int) and \
+                -len(self.like) <= key < len(self.like):
+            return zeros_grad(self.like[key])
+        if isinstance(self.like, dict) and key in self.like:
+            return zeros_grad(self.like[key])
+        return _ZERO
 
     def __iter__(self):
         """The slots of a list or tuple's gradient in order (`da, db = d` for `s = (a, b)`)."""
@@ -64,6 +86,22 @@ class GradTree:
 
     def __repr__(self) -> str:
         return f"GradTree({self.slots!r})"
+
+
+def zeros_grad(x):
+    """A zero gradient for `x`: zeros like an array, an empty `GradTree` for a container,
+    0.0 for a Python float (a float64 0-d array would promote float32 values it meets) and
+    for None (a name generated code sets to None before a loop gives it a value: its zero
+    adds to anything)."""
+    if x is None:
+        return 0.0
+    if isinstance(x, (dict, list, tuple)):
+        return GradTree(length=len(x) if not isinstance(x, dict) else None, like=x)
+    if isinstance(x, GradTree):  # (a gradient, itself differentiated at a higher order)
+        return GradTree(length=x.length, like=x.like)
+    if isinstance(x, float) and not isinstance(x, np.floating):
+        return 0.0
+    return np.zeros_like(x)
 
 
 def _as_tree(d, length=None) -> "GradTree":

@@ -51,15 +51,12 @@ def call_op(op, args: dict, env: dict):
     spread), the rest by keyword."""
     py = PY_OPERATORS.get(op.name)
     if py is not None:
-        values = [atom_value(args[p.name], env) for p in op.params if p.name in args]
-        if all(isinstance(v, (int, float)) and not isinstance(v, np.generic) for v in values):
-            return py(*values)
-        if any(isinstance(v, (list, tuple)) for v in values) and not any(
-                isinstance(v, (np.ndarray, np.generic)) for v in values):
-            # `shape + (1,)`, `xs * 2`: Python's operator concatenates or repeats, as the
-            # generated code's `+` does (numpy would add; srcad refuses a gradient through it,
-            # see api.refuse_sequence_arithmetic)
-            return py(*values)
+        # generated code spells these rows as Python's operators (`x + y`): compute as it
+        # does -- Python numbers by Python's arithmetic (int ** -0.5 is a weak float), numpy
+        # scalars by numpy's scalar math, `shape + (1,)` by concatenation (srcad refuses a
+        # gradient through a sequence, see probe.refuse_sequence_arithmetic), a GradTree by
+        # its own `+`
+        return py(*[atom_value(args[p.name], env) for p in op.params if p.name in args])
     values = {p.name: atom_value(args[p.name], env) for p in op.params if p.name in args}
     positional, keywords = op.call_parts(values)
     return op.fn(*positional, **keywords)

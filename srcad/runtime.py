@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .checkpoint import LoopCheckpoints
-from .gradtree import GradTree, _slot, pieces_tree  # noqa: F401  (generated code imports these here)
+from .gradtree import _ZERO, GradTree, _slot, _Zero, pieces_tree, zeros_grad  # noqa: F401
 from .runtime_arrays import (  # noqa: F401  (the array ops' helpers)
     asarray_like, unasarray,
     concatenate_pieces, cumprod_grad, cumprod_jvp, diag_grad, flatten, hsplit_axis, join_pieces,
@@ -31,6 +31,8 @@ from .runtime_decompositions import (  # noqa: F401  (the decomposition ops' hel
 
 __all__ = [
     "Stack",
+    "cotangents",
+    "pop_or_zeros",
     "LoopCheckpoints",
     "setitem",
     "write_through",
@@ -189,22 +191,23 @@ def unindex(g, x, index):
     For a dict, list or tuple `x` (a pytree argument such as ``params["W1"]``) the gradient
     is a `GradTree` holding `g` in that one slot.
     """
-    if isinstance(x, (dict, list, tuple, GradTree)):  # (a GradTree: a tuple op's cotangent)
-        length = x.length if isinstance(x, GradTree) else (
-            len(x) if isinstance(x, (list, tuple)) else None)
+    # (a GradTree: a tuple op's cotangent; a _Zero: the missing slot of one)
+    if isinstance(x, (dict, list, tuple, GradTree, _Zero)):
+        length = len(x) if isinstance(x, (list, tuple)) else getattr(x, "length", None)
+        like = x if not isinstance(x, (GradTree, _Zero)) else getattr(x, "like", None)
         if isinstance(index, np.integer):
             index = int(index)
         if length is None:  # a dict: the key itself
-            return GradTree({index: g}, None)
+            return GradTree({index: g}, None, like)
         if isinstance(index, slice):  # xs[1:] is a list of the items it picks
             picked = range(length)[index]
             return GradTree({i: s for j, i in enumerate(picked)
-                             if (s := _slot(g, j)) is not None}, length)
+                             if (s := _slot(g, j)) is not None}, length, like)
         if isinstance(index, int) and not isinstance(index, bool):
             if not -length <= index < length:
                 raise IndexError(f"srcad: index {index} out of range for {length} items")
             index %= length  # p[-1] is p[2] of three: one slot per item, whatever the spelling
-        return GradTree({index: g}, length)
+        return GradTree({index: g}, length, like)
     dtype = _dtype(x)
     out = np.zeros(_shape(x), dtype=np.result_type(g) if dtype is None else dtype)
     parts = index if isinstance(index, tuple) else (index,)
@@ -453,16 +456,6 @@ def astype(x, dtype):
     return np.asarray(x).astype(dtype)
 
 
-def zeros_grad(x):
-    """A zero gradient for `x`: zeros like an array, an empty `GradTree` for a container,
-    0.0 for a Python float (a float64 0-d array would promote float32 values it meets)."""
-    if isinstance(x, (dict, list, tuple)):
-        return GradTree()
-    if isinstance(x, float) and not isinstance(x, np.floating):
-        return 0.0
-    return np.zeros_like(x)
-
-
 def as_grad(d, x):
     """Make `d` a gradient for `x`: same shape and dtype, an array the caller owns.
 
@@ -503,13 +496,15 @@ def zeros_grad_leaf(x):
 class Stack:
     """A named stack of values the forward sweep records for the backward (Tangent's push/pop).
 
-    It holds references, not copies: generated code never mutates a value in place.
+    It holds references, not copies: generated code never mutates a value in place. Reverse
+    over reverse gives a stack a second stack, of its values' cotangents (`cotangents`).
     """
 
-    __slots__ = ("_items",)
+    __slots__ = ("_items", "_cotangents")
 
     def __init__(self):
         self._items = []
+        self._cotangents = None
 
     def push(self, value) -> None:
         self._items.append(value)
@@ -524,16 +519,35 @@ class Stack:
         return f"Stack({len(self._items)} items)"
 
 
-def fresh_stacks(saved):
+def cotangents(stack: Stack) -> Stack:
+    """The stack of cotangents of `stack`'s values, made on first use: the backward of
+    ``w = stack.pop()`` pushes dw on it, that of ``stack.push(v)`` pops dv off it. It is found
+    through the stack itself, so functions that share a stack share its cotangents."""
+    if stack._cotangents is None:
+        stack._cotangents = Stack()
+    return stack._cotangents
+
+
+def pop_or_zeros(stack: Stack, like):
+    """`stack.pop()`, or zeros like `like` if the stack is empty: a derivative stack that the
+    function which fills it did not fill (it was not differentiated there: every value it
+    would have pushed is zero)."""
+    return stack.pop() if stack._items else zeros_grad(like)
+
+
+def fresh_stacks(saved, memo=None):
     """`saved` with every Stack and LoopCheckpoints in it copied: the backward pops them, and
-    a pullback may be called more than once."""
+    a pullback may be called more than once. A stack reached twice is copied once (its
+    cotangents are found through it: both references must stay one stack)."""
+    memo = {} if memo is None else memo
     if isinstance(saved, Stack):
-        out = Stack()
-        out._items = [fresh_stacks(v) for v in saved._items]
-        return out
+        if id(saved) not in memo:
+            out = memo[id(saved)] = Stack()
+            out._items = [fresh_stacks(v, memo) for v in saved._items]
+        return memo[id(saved)]
     if isinstance(saved, LoopCheckpoints):
         return saved.copy()
     if isinstance(saved, tuple) and any(isinstance(v, (Stack, LoopCheckpoints, tuple))
                                         for v in saved):
-        return tuple(fresh_stacks(v) for v in saved)
+        return tuple(fresh_stacks(v, memo) for v in saved)
     return saved

@@ -5,12 +5,15 @@ Output: the set of active variable names, varied and useful; only they get adjoi
 (`active_vars`), or the varied ones alone (`varied_vars`: what forward mode gives tangents,
 and what the refusals of rule-less calls look at).
 An op argument carries dependence only through a parameter that has a VJP rule, so
-`x.shape`, comparisons and integer arithmetic stop activity.
+`x.shape`, comparisons and integer arithmetic stop activity. In generated code transformed
+again, a stack carries dependence from the values pushed on it to the names popped off it (and
+to its stack of cotangents); a stack that another function pops is an output.
 """
 
 from __future__ import annotations
 
 from .. import ir
+from ..ops.runtime_ops import POPS
 
 
 def active_vars(fn: ir.Function, wrt) -> set[str]:
@@ -19,12 +22,17 @@ def active_vars(fn: ir.Function, wrt) -> set[str]:
     Loops make both questions circular (a value can feed the next iteration), so each is
     iterated until nothing changes; every pass is linear in the program's size.
     """
-    stmts = [s for s in ir.walk(fn.body) if isinstance(s, (ir.Call, ir.UserCall))]
+    stmts = [s for s in ir.walk(fn.body) if isinstance(s, (ir.Call, ir.UserCall, ir.Push))]
+    _, local = stacks_of(fn)
 
     def flows(s):
         """(inputs that carry a derivative, outputs) of a statement."""
         if isinstance(s, ir.UserCall):
             return [v for a in s.args for v in ir.atom_vars(a)], list(s.targets)
+        if isinstance(s, ir.Push):  # generated code, again: a stack holds what is pushed on it
+            return list(ir.atom_vars(s.value)), [s.stack]
+        if s.op.name in POPS or s.op.name == "cotangents":  # ... and hands it on when popped
+            return list(ir.atom_vars(s.args["stack"])), [s.target]
         ins = [v for p, a in s.args.items() if s.op.vjp(p) is not None
                for v in ir.atom_vars(a)]
         return ins, [s.target]
@@ -39,6 +47,12 @@ def active_vars(fn: ir.Function, wrt) -> set[str]:
                 varied.update(outs)
                 changed = True
     useful = set(ir.atom_vars(fn.ret.value))
+    # what is pushed on a stack that another function pops leaves by the stack's identity
+    # (srcad/transform/stacks.py): such a stack is an output, and so is a call that pushes
+    useful |= {s.stack for s in stmts if isinstance(s, ir.Push) and s.stack not in local}
+    for (ins, _), s in zip(edges, stmts):
+        if isinstance(s, ir.UserCall) and pushes_on_stacks(s.callee):
+            useful.update(ins)
     changed = True
     while changed:
         changed = False
@@ -59,7 +73,9 @@ def varied_vars(fn: ir.Function, wrt) -> set[str]:
         for s in stmts:
             if isinstance(s, ir.Push):  # a stack holding a varied value is varied
                 ins, outs = list(ir.atom_vars(s.value)), [s.stack]
-            elif isinstance(s, ir.Call) and s.op.name == "pop":
+            elif isinstance(s, ir.Call) and s.op.name in POPS + ("cotangents",):
+                # (a stack's cotangents are varied with it: whichever function pushes on
+                # them, the one that pops must pop tangents too)
                 ins, outs = list(ir.atom_vars(s.args["stack"])), [s.target]
             elif isinstance(s, ir.UserCall):
                 ins, outs = [v for a in s.args for v in ir.atom_vars(a)], list(s.targets)
@@ -72,3 +88,43 @@ def varied_vars(fn: ir.Function, wrt) -> set[str]:
                 varied.update(outs)
                 changed = True
     return varied
+
+
+# -- stacks (generated code transformed again) -------------------------------------------------
+def stack_of(s) -> str | None:
+    """The stack a statement pushes to or pops from, if it does."""
+    if isinstance(s, ir.Push):
+        return s.stack
+    if isinstance(s, ir.Call) and s.op.name in POPS and isinstance(s.args.get("stack"), ir.Var):
+        return s.args["stack"].name
+    return None
+
+
+def stacks_of(fn: ir.Function) -> tuple[set, set]:
+    """(every name `fn` pushes to or pops from, those of them it makes with ``Stack()`` and
+    uses for nothing else: its own pushes and pops match)."""
+    used: set[str] = set()
+    others: set[str] = set()  # names read other than as the stack of a push or pop
+    for s in ir.walk(fn.body):
+        stack = stack_of(s)
+        if stack is not None:
+            used.add(stack)
+        uses = list(ir.uses(s))
+        if stack is not None:
+            uses.remove(stack)
+        others.update(uses)
+    made = {s.target for s in ir.walk(fn.body) if isinstance(s, ir.Call) and s.op.name == "Stack"}
+    return used, {v for v in used if v in made and v not in others}
+
+
+def pushes_on_stacks(fn: ir.Function, seen: set | None = None) -> bool:
+    """Does `fn`, or a user function it calls, push on a stack?"""
+    seen = set() if seen is None else seen
+    seen.add(id(fn))
+    for x in ir.walk(fn.body):
+        if isinstance(x, ir.Push):
+            return True
+        if isinstance(x, ir.UserCall) and id(x.callee) not in seen and \
+                pushes_on_stacks(x.callee, seen):
+            return True
+    return False

@@ -284,7 +284,9 @@ class Normalizer(AliasingMixin):
             self.assign(s.target, value, s)
             self.mark_inplace(self.body[start:], self.env.get(s.target.id))
             self.views.update(kept)  # `r += 1` on a view writes into its base in numpy
-            if isinstance(before, ir.Var):  # numpy would write into that array in place
+            # numpy would write into that array in place (srcad's own code, transformed again,
+            # adds in place only into buffers it owns: not a write anything else can see)
+            if isinstance(before, ir.Var) and not self.generated:
                 stmt = self.body[-1]
                 after = self.env.get(s.target.id)
                 rebuilt = {s.target.id}
@@ -374,6 +376,10 @@ class Normalizer(AliasingMixin):
             return self.enumerate_or_zip(s, builtin, body, exits)
         if builtin is reversed and isinstance(s.target, gast.Name) and len(it.args) == 1:
             return self.reversed_range(s, it.args[0], body, exits)
+        if (isinstance(it, gast.Subscript) and isinstance(it.value, gast.Call)
+                and isinstance(it.value.func, gast.Name) and isinstance(s.target, gast.Name)
+                and self.pf.resolve(it.value.func.id) is range):
+            return self.reversed_range(s, it, body, exits, reverse=False)
         if not isinstance(s.target, gast.Name):
             raise self.unsupported("a `for` loop with a tuple target", s,
                                    "loop over range(len(...)), enumerate(...) or zip(...)")
@@ -455,8 +461,9 @@ class Normalizer(AliasingMixin):
         loop = self.body[-1]
         loop.checkpoint = (opts.get("every"), opts.get("snapshots"))
 
-    def reversed_range(self, s, rng, body, exits):
-        """for i in reversed(range(a, b, c)[:n]): a backward loop of generated code."""
+    def reversed_range(self, s, rng, body, exits, reverse=True):
+        """for i in reversed(range(a, b, c)[:n]): a backward loop of generated code (and
+        ``range(a, b, c)[:n]``, its backward at the next order)."""
         limit = None
         if (isinstance(rng, gast.Subscript) and isinstance(rng.slice, gast.Slice)
                 and rng.slice.lower is None and rng.slice.step is None):
@@ -474,7 +481,7 @@ class Normalizer(AliasingMixin):
             self.ints.add(s.target.id)
         self.env[s.target.id] = ir.Var(s.target.id)
         loop = ir.For(s.target.id, start, stop, step, self.sub_block(body), s.lineno, exits)
-        loop.reverse, loop.limit = True, limit
+        loop.reverse, loop.limit = reverse, limit
         self.body.append(loop)
 
     def snapshot(self, seq, node):
@@ -676,7 +683,7 @@ class Normalizer(AliasingMixin):
             # Python's list and tuple `+` concatenates: known items make one sequence. Other
             # operators on sequences run as Python runs them (`x.shape + (1,)`); where a
             # gradient would flow through the sequence, the first call refuses
-            # (api.refuse_sequence_arithmetic)
+            # (probe.refuse_sequence_arithmetic)
             if isinstance(e.op, gast.Add) and isinstance(left, ir.Seq) and isinstance(
                     right, ir.Seq) and left.kind == right.kind:
                 return ir.Seq(left.items + right.items, left.kind)

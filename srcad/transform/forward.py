@@ -30,6 +30,8 @@ from ..gcode import GFunction, Line, assign, name, store
 from .reverse import Module, _call, _compound, _free, _np, zeros_expr
 from .specialise import Info, simplify
 from .templates import as_array_operand, atom_expr, default_atom, forward_expr, loop_iter, subst
+from ..analysis.activity import stacks_of
+from ..ops.runtime_ops import POPS
 
 
 class Forward:
@@ -47,6 +49,8 @@ class Forward:
         self.none_vars = {c.target for c in ir.walk(fn.body) if isinstance(c, ir.Call)
                           and any(isinstance(a, ir.Const) and a.value is None
                                   for a in c.args.values()) and c.op.name == "copy"}
+        # stacks, and those this function fills and empties itself (srcad/transform/stacks.py)
+        self.stacks, self.local_stacks = stacks_of(fn)
         self.globals: dict = {}
         self.jvp_pairs = self.module.jvp_functions
 
@@ -95,11 +99,20 @@ class Forward:
         if s.op.name == "Stack":  # a stack of varied values gets a stack of their tangents
             out.append(Line(assign(self.dot(s.target), _call("Stack")), s.line))
             return
-        if s.op.name == "pop":
+        if s.op.name in POPS:
             stack = s.args["stack"].name
-            out.append(Line(assign(self.dot(s.target), ast.Call(func=ast.Attribute(
-                value=name(self.dot(stack)), attr="pop", ctx=ast.Load()), args=[],
-                keywords=[])), s.line))
+            if stack in self.local_stacks:
+                tangent = ast.Call(func=ast.Attribute(value=name(self.dot(stack)), attr="pop",
+                                                      ctx=ast.Load()), args=[], keywords=[])
+            else:  # the function that filled it may have had no tangents to push
+                tangent = _call("pop_or_zeros", name(self.dot(stack)), name(s.target))
+            out.append(Line(assign(self.dot(s.target), tangent), s.line))
+            return
+        if s.op.name == "cotangents":  # found through the stack: so is its tangent
+            stack = s.args["stack"].name
+            tangent = _call("cotangents", name(self.dot(stack))) if stack in self.varied \
+                else _call("Stack")
+            out.append(Line(assign(self.dot(s.target), tangent), s.line))
             return
         terms = []
         for pname, atom in s.args.items():
@@ -149,8 +162,8 @@ class Forward:
             out.append(Line(ast.Assign(targets=[target], value=ast.Call(
                 func=name(s.fn_name), args=args, keywords=[]), lineno=0), s.line))
             return
-        wrt = [p for p, a in zip(s.callee.params, s.args)
-               if isinstance(a, ir.Var) and a.name in self.varied]
+        wrt = [p for p, a in zip(s.callee.params, s.args)  # (a tuple argument: any item)
+               if set(ir.atom_vars(a)) & self.varied]
         key = (id(s.callee), tuple(wrt))
         if key not in self.jvp_pairs:
             sub = Forward(s.callee, wrt, None, self.module)
@@ -261,6 +274,10 @@ class Forward:
             return ast.Constant(None)
         if isinstance(atom, ir.Var) and atom.name in self.varied:
             return name(self.dot(atom.name))
+        if isinstance(atom, ir.Var) and atom.name in self.stacks:
+            return _call("Stack")  # (no tangents: pop_or_zeros gives zeros where it is popped)
+        if isinstance(atom, ir.Var) and atom.name in self.none_vars:
+            return _call("zeros_grad", name(atom.name))  # (0.0 while it still holds None)
         if isinstance(atom, ir.Var):
             return self.zeros(atom.name)
         return ast.Call(func=_np("zeros_like"), args=[atom_expr(atom)], keywords=[])

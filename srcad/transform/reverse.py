@@ -21,6 +21,8 @@ backward replays it in reverse.
   * A loop runs backward over ``reversed(range(...))``; a loop that can exit early, and every
     while loop, counts its trips (``trips_L7``) and runs backward that many times.
   * A branch runs backward under the same test, which is a recorded value like any other.
+  * Generated code transformed again (reverse over reverse) has stacks of its own: a pop's
+    backward pushes the popped value's cotangent, a push's backward pops it (stacks.py).
 Adjoints have a state while the backward is generated: absent (zero), an alias of another
 expression (no statement yet), or a named variable (owned: safe to ``+=`` into). Where
 control flow joins, states are made to agree by materialising names (``np.zeros_like``).
@@ -40,7 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import ir, runtime
-from ..analysis.activity import active_vars
+from ..analysis.activity import active_vars, pushes_on_stacks, stack_of
 from ..errors import SrcadError
 from ..naming import fresh
 from ..options import Options
@@ -52,6 +54,7 @@ from ..gcode import free_names as _free
 from ..gcode import method as _method
 from .specialise import Info, simplify
 from .checkpointing import CheckpointingMixin
+from .stacks import StacksMixin
 from ..ops.table import lookup
 from .templates import (as_array_operand, atom_expr, default_atom, forward_expr, loop_iter,
                         range_expr, subst)
@@ -135,6 +138,16 @@ def _exposed_uses(body, defined: frozenset) -> set[str]:
     return out
 
 
+def _leaves(atom, expr: ast.expr):
+    """(name, its part of `expr`) for each name in a (nested) tuple atom: `d[0][1]`."""
+    if isinstance(atom, ir.Var):
+        yield atom.name, expr
+    elif isinstance(atom, ir.Seq):
+        for i, item in enumerate(atom.items):
+            yield from _leaves(item, ast.Subscript(value=copy.deepcopy(expr),
+                                                   slice=ast.Constant(i), ctx=ast.Load()))
+
+
 @dataclass
 class Pair:
     """A user function's generated subroutines, made once per (function, wrt) in a module."""
@@ -163,18 +176,11 @@ class Module:
         return fresh(base, self.names)
 
 
-class Reverse(CheckpointingMixin):
+class Reverse(CheckpointingMixin, StacksMixin):
     def __init__(self, fn: ir.Function, wrt: list[str], infos_by_fn: dict | None,
                  module: Module | None = None):
         self.fn = fn
         self.wrt = list(wrt)
-        if any(isinstance(s, ir.Push) for s in ir.walk(fn.body)):
-            raise SrcadError(
-                f"reverse mode over code that records values on stacks ({fn.name} is a "
-                f"generated backward with a loop) is not supported",
-                filename=fn.filename, lineno=fn.first_line, func=fn.name,
-                hint="for second derivatives through loops use forward-over-reverse: "
-                "srcad.jvp(srcad.grad(f), (x,), (v,)) or srcad.hessian(f)")
         self.module = module or Module(infos_by_fn)
         self.infos = self.module.infos_by_fn.get(id(fn), {})
         self.containers = self.module.containers_by_fn.get(id(fn), set())
@@ -207,6 +213,7 @@ class Reverse(CheckpointingMixin):
         self.rematerialised: list = []  # (name, line) of values the backward recomputes
         self._plain = 0  # > 0: emitting forward code that saves nothing (recomputation)
         self.restore_stacks: dict[str, str] = {}
+        self.plan_stacks()  # generated code transformed again: its stacks (stacks.py)
 
     # -- bookkeeping -------------------------------------------------------------------------
     def _number(self, body, depth, arms=(), loops=()):
@@ -549,12 +556,14 @@ class Reverse(CheckpointingMixin):
         return s.checkpoint or id(s) in self.module.options.checkpoint_ids
 
     def call_is_active(self, s: ir.UserCall) -> bool:
-        return any(t in self.active for t in s.targets) and any(
-            v in self.active for a in s.args for v in ir.atom_vars(a))
+        # (a callee that pushes on stacks has outputs besides its result: stacks.py)
+        return (any(t in self.active for t in s.targets) or pushes_on_stacks(s.callee)) and \
+            any(v in self.active for a in s.args for v in ir.atom_vars(a))
 
     def callee_wrt(self, s: ir.UserCall) -> list[str]:
+        # (an argument written as a tuple, `g((a, b))`, is differentiated if an item is)
         return [p for p, a in zip(s.callee.params, s.args)
-                if isinstance(a, ir.Var) and a.name in self.active]
+                if set(ir.atom_vars(a)) & self.active]
 
     def pair(self, s: ir.UserCall) -> Pair:
         """The callee's `_fwd`/`_bwd` subroutines for this call's active arguments."""
@@ -586,32 +595,31 @@ class Reverse(CheckpointingMixin):
                                                            keywords=[]), lineno=0)
 
     def user_call_backward(self, s: ir.UserCall, out: list) -> None:
-        if id(s) not in self.saved_of or not any(t in self.state for t in s.targets):
+        # a callee that pushes on stacks runs its backward even with no cotangent coming in:
+        # it pops what another function's backward left on its stacks (stacks.py)
+        if id(s) not in self.saved_of or not (any(t in self.state for t in s.targets)
+                                              or pushes_on_stacks(s.callee)):
             for t in s.targets:
                 self.state.pop(t, None)
             return
         p = self.pair(s)
         block: list[Line] = []
-        if s.unpack:
-            cots = []
-            for t in s.targets:
-                st = self.state.pop(t, None)
-                if st is None:
-                    cots.append(self.zeros(t))
-                else:
-                    cots.append(copy.deepcopy(st.alias) if st.alias is not None
-                                else name(self.adj[t]))
-            g = ast.Tuple(elts=cots, ctx=ast.Load())
-        else:
-            st = self.state.pop(s.targets[0])
-            g = copy.deepcopy(st.alias) if st.alias is not None else name(self.adj[s.targets[0]])
+        cots = []
+        for t in s.targets:
+            st = self.state.pop(t, None)
+            if st is None:
+                cots.append(self.zeros(t))
+            else:
+                cots.append(copy.deepcopy(st.alias) if st.alias is not None
+                            else name(self.adj[t]))
+        g = ast.Tuple(elts=cots, ctx=ast.Load()) if s.unpack else cots[0]
         wrt = self.callee_wrt(s)
         parts = []
         elts = []
         for pname, a in zip(s.callee.params, s.args):
             if pname in wrt:
-                part = self.fresh(f"d{a.name}_part")
-                parts.append((a.name, part))
+                part = self.fresh(f"d{a.name if isinstance(a, ir.Var) else pname}_part")
+                parts.extend((v, e) for v, e in _leaves(a, name(part)) if v in self.active)
                 elts.append(store(part))
         if self.recompute(s):
             # recompute the call's forward from its saved inputs, keeping its residuals
@@ -633,19 +641,19 @@ class Reverse(CheckpointingMixin):
         block.append(Line(ast.Assign(targets=[ast.Tuple(elts=elts, ctx=ast.Store())],
                                      value=call, lineno=0), s.line))
         for var, part in parts:
-            self.accumulate(var, name(part), s.line, block)
+            self.accumulate(var, part, s.line, block)
         self.bwd_reads[id(s)] = set().union(*(line_reads(ln) for ln in block))
         self.comment(out, s.line)
         out.extend(block)
 
     # -- blocks ------------------------------------------------------------------------------
     def touched(self, body) -> set[str]:
-        """Active names that statements in `body` define or read."""
+        """Active names (and stacks) that statements in `body` define or read."""
         names = set()
         for s in ir.walk(body):
             names.update(ir.defs(s))
             names.update(ir.uses(s))
-        return names & self.active
+        return names & (self.active | self.stacks)
 
     def defined_before(self, var: str, stmt) -> bool:
         """Can `var` hold a value when `stmt` runs: assigned earlier, or anywhere in a loop
@@ -659,13 +667,17 @@ class Reverse(CheckpointingMixin):
         out: list[Line] = []
         for s in reversed(body):
             if isinstance(s, (ir.Call, ir.UserCall)):
-                if isinstance(s, ir.Call):
+                if stack_of(s) is not None:
+                    self.pop_backward(s, out)
+                elif isinstance(s, ir.Call):
                     self.call_backward(s, out)
                 else:
                     self.user_call_backward(s, out)
                 if id(s) not in self.restored_early:
                     for v in reversed(self.pushes.get(id(s), [])):
                         out.append(Line(ast.Expr(_call(_RESTORE, name(v))), s.line))
+            elif isinstance(s, ir.Push):
+                self.push_backward(s, out)
             elif isinstance(s, ir.If):
                 self.if_backward(s, out)
             elif isinstance(s, (ir.For, ir.While)):
@@ -677,7 +689,7 @@ class Reverse(CheckpointingMixin):
         restores = any(id(c) in self.pushes for c in ir.walk(s.body + s.orelse))
         if not touched and not restores:
             return
-        joined = {v for v in touched if self.defined_before(v, s)}
+        joined = {v for v in touched - self.stacks if self.defined_before(v, s)}
         for v in sorted(joined):  # both branches start from the same named adjoints
             if v in self.state:
                 self.materialise(v, s.line, out, zeros=False)
@@ -712,7 +724,7 @@ class Reverse(CheckpointingMixin):
         if not touched and not restores and id(s) not in self.counters:
             return
         local = self.loop_locals(s, body)
-        carried = touched - local
+        carried = touched - local - self.stacks
         for v in sorted(carried):
             self.materialise(v, s.line, out, zeros=True)
         # the adjoint of a value the loop does not assign is only added to in the loop: a
@@ -788,6 +800,9 @@ class Reverse(CheckpointingMixin):
                 out.append(Line(assign(s.target, forward_expr(s.op, s.args)), s.line))
             elif isinstance(s, ir.UserCall):
                 out.append(Line(self.user_call_forward(s), s.line))
+            elif isinstance(s, ir.Push):
+                out.append(Line(ast.Expr(_method(name(s.stack), "push", atom_expr(s.value))),
+                                s.line))
             elif isinstance(s, ir.If):
                 header = ast.If(test=atom_expr(s.test), body=[], orelse=[])
                 body_lines = self.fwd_block(s.body) or [Line(ast.Pass(), s.line)]
@@ -855,7 +870,7 @@ class Reverse(CheckpointingMixin):
         probe_state = {k: copy.copy(v) for k, v in self.state.items()}
         saved_adj, saved_taken = dict(self.adj), set(self.taken)
         trial = self.bwd_block(body)
-        needed = set()
+        needed = set(self.channels)  # (their cotangents are bound at the top)
         for ln in trial:
             needed |= line_reads(ln)
         needed |= set(self.counters.values())
@@ -873,7 +888,9 @@ class Reverse(CheckpointingMixin):
         self.state = probe_state
         self.adj, self.taken = saved_adj, saved_taken
         self._stacks = {}
-        lines = [Line(comment="--- backward ---")] + lines + self.bwd_block(body)
+        self.channels = {}
+        swept = self.bwd_block(body)
+        lines = [Line(comment="--- backward ---")] + self.cotangent_bindings() + lines + swept
         lines = self.rematerialise(lines, needed)
         return [self._finish_restores(ln) for ln in lines]
 
