@@ -28,7 +28,8 @@ from .gcode import GFunction, Line, exposed_reads, line_writes
 from .optimize import optimize
 from .options import Options
 from .transform.forward import Forward
-from .transform.reverse import Module, Reverse
+from .transform.module import Module
+from .transform.reverse import Reverse
 from .transform.templates import atom_expr
 
 @dataclass

@@ -128,3 +128,22 @@ def pushes_on_stacks(fn: ir.Function, seen: set | None = None) -> bool:
                 pushes_on_stacks(x.callee, seen):
             return True
     return False
+
+
+def exposed_uses(body, defined: frozenset) -> set[str]:
+    """Names `body` may read before it assigns them (`defined`: certainly assigned on entry):
+    an assignment under a branch or in a loop does not count after that statement."""
+    out: set[str] = set()
+    done = set(defined)
+    for x in body:
+        out |= set(ir.uses(x)) - done
+        if isinstance(x, ir.If):
+            out |= exposed_uses(x.body, frozenset(done))
+            out |= exposed_uses(x.orelse, frozenset(done))
+        elif isinstance(x, ir.For):
+            out |= exposed_uses(x.body, frozenset(done | {x.target}))
+        elif isinstance(x, ir.While):
+            out |= exposed_uses(x.cond_body + x.body, frozenset(done))
+        else:
+            done |= set(ir.defs(x))
+    return out

@@ -27,7 +27,11 @@ from ..analysis.activity import varied_vars
 from ..errors import SrcadError
 from ..naming import fresh
 from ..gcode import GFunction, Line, assign, name, store
-from .reverse import Module, _call, _compound, _free, _np, zeros_expr
+from ..gcode import call as _call
+from ..gcode import compound as _compound
+from ..gcode import free_names as _free
+from .adjoints import _np, zeros_expr
+from .module import Module
 from .specialise import Info, simplify
 from .templates import as_array_operand, atom_expr, default_atom, forward_expr, loop_iter, subst
 from ..analysis.activity import stacks_of
