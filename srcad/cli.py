@@ -1,6 +1,8 @@
 """The command line: `python -m srcad show|demo|regen`.
 
-    python -m srcad show examples/mlp.py:loss --wrt W,b [--out DIR]
+    python -m srcad show examples/mlp.py:loss --wrt W,b [--out DIR] [--order 2]
+    python -m srcad show examples/mlp.py:loss --wrt W,b --stage normalize|activity|reverse|
+                                                                optimize|lower|final
     python -m srcad demo
     python -m srcad regen            # docs/ops.md and generated/, from the code as it is
 """
@@ -12,12 +14,18 @@ import contextlib
 import importlib.util
 import os
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
 
 from . import api
 from .errors import SrcadError
+from .ops.docs import render_ops_md
+from .optim import Adam
+from .zoo import data, gpt
+from .stages import STAGES, stage_text
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -32,6 +40,8 @@ GENERATED = [
     ("srcad/zoo/transformer.py", "block_loss", ("p",), "grad",
      "zoo_transformer_block_loss_grad.py"),
     ("srcad/zoo/gpt.py", "loss", ("params",), "grad", "zoo_gpt_loss_grad.py"),
+    ("examples/second_order.py", "spring", ("k",), "grad_grad",
+     "examples_second_order_spring_grad_grad.py"),
 ]
 
 
@@ -59,23 +69,44 @@ def _example_args(module, func: str):
     return None if make is None else make()
 
 
-def transformed_source(path, func: str, wrt, kind: str = "grad") -> str:
-    """Generated source for `path:func`, specialised to the module's EXAMPLES if any."""
+def _target(path, func: str, wrt, kind: str):
+    """(the transformed `path:func`, the module's EXAMPLES arguments for it or None).
+    kind "grad_grad": the gradient of the gradient (reverse over reverse; needs EXAMPLES,
+    since it transforms the gradient's code for those arguments)."""
     module = load_module(path)
     fn = getattr(module, func, None)
     if fn is None:
         raise SrcadError(f"{path} has no function {func!r}")
     args = _example_args(module, func)
     if kind == "vjp":
-        if args is None:
-            return api._vjp_transformed(fn, {}).source
-        _, pullback = api.vjp(fn, *args)
-        return pullback.source
+        return api._vjp_transformed(fn, {}), args
     wrt_value = tuple(wrt) if wrt is not None and len(wrt) > 1 else (wrt[0] if wrt else 0)
-    t = api.Transformed(fn, kind, wrt_value, {})
+    if kind == "grad_grad":
+        if args is None or isinstance(wrt_value, tuple):
+            raise SrcadError(f"a second derivative of {func} needs one wrt and example "
+                             f"arguments (EXAMPLES[{func!r}] in {path})")
+        return api.Transformed(api.Transformed(fn, "grad", wrt_value, {}), "grad", wrt_value,
+                               {}), args
+    return api.Transformed(fn, kind, wrt_value, {}), args
+
+
+def transformed_source(path, func: str, wrt, kind: str = "grad") -> str:
+    """Generated source for `path:func`, specialised to the module's EXAMPLES if any."""
+    t, args = _target(path, func, wrt, kind)
+    if kind == "vjp":
+        if args is None:
+            return t.source
+        _, pullback = api.vjp(t.fn, *args)
+        return pullback.source
     if args is not None:
         t.compiled(t.bind(args, {}))
     return t.source
+
+
+def stage_source(path, func: str, wrt, kind: str, stage: str) -> str:
+    """`path:func`'s program after one stage of the pipeline (srcad/stages.py)."""
+    t, args = _target(path, func, wrt, kind)
+    return stage_text(t, stage, None if args is None else t.bind(args, {}))
 
 
 @contextlib.contextmanager
@@ -90,8 +121,6 @@ def _cwd(path: Path):
 
 def generated_files() -> dict[str, str]:
     """What `regen` writes: {relative path: text}. Paths in headers are relative to the repo."""
-    from .ops.docs import render_ops_md
-
     out = {"docs/ops.md": render_ops_md()}
     with _cwd(ROOT):
         for path, func, wrt, kind, target in GENERATED:
@@ -116,16 +145,6 @@ def demo(steps: int = 1500, out_dir: str | Path | None = None) -> int:
     Character-level, 2 layers, width 64, 4 heads, context 32, batch 16, float32: ~1500 steps in
     well under a minute on 2 cores. Prints progress, a greedy and a sampled continuation, and
     the path of the generated backward source."""
-    import tempfile
-    import time
-
-    from .zoo import data, gpt
-
-    try:
-        from .optim import Adam
-    except ImportError:  # the optimiser module is optional here: fall back to plain SGD
-        Adam = None
-
     width, heads, layers, context, batch, lr = 64, 4, 2, 32, 16, 4e-3
     tok = data.CharTokenizer(data.TEXT)
     ids = tok.encode(data.TEXT)
@@ -137,10 +156,10 @@ def demo(steps: int = 1500, out_dir: str | Path | None = None) -> int:
     print(f"srcad demo: a {layers}-layer GPT (width {width}, {heads} heads, context {context}, "
           f"{n_params:,} float32 parameters)\ntrained on {len(ids):,} characters of Shakespeare's "
           f"sonnets (vocabulary {tok.vocab_size}), batch {batch}, {steps} steps of "
-          f"{'Adam' if Adam else 'SGD'} (lr {lr}, linear decay over the second half).\n")
+          f"Adam (lr {lr}, linear decay over the second half).\n")
 
     grad_fn = api.value_and_grad(gpt.loss, wrt="params")
-    opt = Adam(params, lr=lr) if Adam else None
+    opt = Adam(params, lr=lr)
     stream = data.batches(rng, ids, batch, context)
     losses, first = [], None
     start = last = time.perf_counter()
@@ -149,11 +168,8 @@ def demo(steps: int = 1500, out_dir: str | Path | None = None) -> int:
         tokens, targets = next(stream)
         loss, grads = grad_fn(params, tokens, targets, heads)
         rate = lr * min(1.0, 2.0 * (1.0 - (step - 1) / steps))
-        if opt is not None:
-            opt.hyperparams["lr"] = rate
-            opt.step(grads)
-        else:
-            _sgd(params, grads, rate * 25)
+        opt.hyperparams["lr"] = rate
+        opt.step(grads)
         losses.append(float(loss))
         if first is None:
             first = float(loss)
@@ -186,18 +202,6 @@ def demo(steps: int = 1500, out_dir: str | Path | None = None) -> int:
     return 0
 
 
-def _sgd(params, grads, lr):
-    """Plain SGD over a params pytree, in place (used only when srcad.optim is missing)."""
-    if isinstance(params, dict):
-        for k in params:
-            _sgd(params[k], grads[k], lr)
-    elif isinstance(params, list):
-        for p, g in zip(params, grads):
-            _sgd(p, g, lr)
-    else:
-        params -= lr * grads  # an ndarray: updated in place
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m srcad", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -207,6 +211,10 @@ def main(argv=None) -> int:
     show.add_argument("--wrt", default=None, help="comma-separated argument names or positions")
     show.add_argument("--vjp", action="store_true", help="show the split forward/backward pair")
     show.add_argument("--out", default=None, help="write the source into this directory")
+    show.add_argument("--stage", default=None, choices=STAGES,
+                      help="print the program after this stage of the pipeline instead")
+    show.add_argument("--order", type=int, choices=(1, 2), default=1,
+                      help="2: the gradient of the gradient (reverse over reverse)")
     sub.add_parser("demo", help="differentiate a bundled model and check its gradients")
     sub.add_parser("regen", help="rewrite docs/ops.md and generated/ from the code")
     args = parser.parse_args(argv)
@@ -218,11 +226,15 @@ def main(argv=None) -> int:
             wrt = None
             if args.wrt:
                 wrt = [int(w) if w.lstrip("-").isdigit() else w for w in args.wrt.split(",")]
-            text = transformed_source(path, func, wrt, "vjp" if args.vjp else "grad")
+            kind = "vjp" if args.vjp else ("grad_grad" if args.order == 2 else "grad")
+            if args.stage:
+                print(stage_source(path, func, wrt, kind, args.stage), end="")
+                return 0
+            text = transformed_source(path, func, wrt, kind)
             if args.out:
                 out = Path(args.out)
                 out.mkdir(parents=True, exist_ok=True)
-                target = out / f"{Path(path).stem}_{func}_{'vjp' if args.vjp else 'grad'}.py"
+                target = out / f"{Path(path).stem}_{func}_{kind}.py"
                 target.write_text(text)
                 print(f"wrote {target}")
             else:

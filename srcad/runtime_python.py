@@ -24,13 +24,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .runtime import GradTree, zeros_grad
+from .gradtree import GradTree, zeros_grad
 
 # -- containers of per-item derivatives -------------------------------------------------------
 
 
 def _is_zero(v) -> bool:
-    return v is None or (type(v) in (int, float) and v == 0)
+    return v is None or (isinstance(v, (int, float)) and not isinstance(v, (bool, np.generic))
+                         and v == 0)
 
 
 class Items(list):
@@ -160,8 +161,9 @@ def head_grad(g, xs):
     """The cotangent of `list_append`'s xs: g without its last item."""
     n = len(xs)
     if isinstance(g, GradTree):
-        return GradTree({i: v for i, v in g.slots.items() if isinstance(i, int) and i < n}, n)
-    return GradTree({i: v for i in range(n) if (v := _item(g, i)) is not None}, n)
+        return GradTree({i: v for i, v in g.slots.items() if isinstance(i, int) and i < n}, n,
+                        like=xs)
+    return GradTree({i: v for i in range(n) if (v := _item(g, i)) is not None}, n, like=xs)
 
 
 def last_grad(g, xs, x):
@@ -183,8 +185,9 @@ def slot_tree(g, xs):
 
 
 def _zero_like(v):
-    z = zeros_grad(v)
-    return z
+    if type(v) is np.ndarray:  # (np.zeros takes its pages lazily: a big zero item is cheap)
+        return np.zeros(v.shape, v.dtype)
+    return zeros_grad(v)
 
 
 def append_tangents(g, xs, x):

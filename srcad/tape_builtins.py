@@ -18,6 +18,8 @@ from __future__ import annotations
 import builtins
 import types
 
+from .ops import table
+
 # (not the builtin types -- float, int, bool, str -- which numpy takes as dtypes: a Tensor's
 # __float__, __int__, __str__ serve them)
 _UNWRAPPING = ("round", "isinstance", "print", "repr", "format", "hash", "id", "sorted")
@@ -64,8 +66,6 @@ class LibraryView:
         if isinstance(value, types.ModuleType):
             return LibraryView(value, self._t, self._lib) if self._lib(value) else value
         if callable(value) and not isinstance(value, type):
-            from .ops import table
-
             if table.lookup(value) is None:
                 return plain_call(value, self._t)
         return value

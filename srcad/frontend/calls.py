@@ -29,7 +29,9 @@ import numpy as np
 from .. import ir
 from ..checkpoint import Checkpointed
 from ..ops import table
-from .closures import LIFTED
+from ..ops.python_rows import dict_literal_op
+from .methods import _BUILTIN_OPS, METHODS, RESERVED
+from .parse import LIFTED
 from .opaque import library_file, opaque_call, opaque_method
 
 _RETURN = ("<return>", 0)  # `into` marker: the op computes the function's result
@@ -75,8 +77,6 @@ class CallsMixin:
         root_obj = self.pf.resolve(root) if root.isidentifier() else None
         if rest and root_obj is np:
             return ir.Const(obj, f"np.{rest}")
-        from .normalize import RESERVED  # (normalize imports this module)
-
         if rest and root_obj is not None and root not in self.locals and root not in RESERVED \
                 and self.inject.get(root, root_obj) is root_obj:  # (math.sqrt, CONFIG.get)
             self.inject[root] = root_obj
@@ -99,8 +99,6 @@ class CallsMixin:
 
     def method_parts(self, base, attr: str, e, hint):
         """``base.attr(...)``: the method table's row, or an opaque method."""
-        from .normalize import METHODS  # (normalize imports this module)
-
         args, kwargs, starred = self.call_args(e, hint)
         make = METHODS.get(attr)
         if make is not None and starred and not (attr in ("reshape", "transpose")
@@ -160,8 +158,6 @@ class CallsMixin:
             obj, spelled = self.dotted(func)
         if isinstance(obj, Checkpointed):  # ck = srcad.checkpoint(block) at module level
             obj, checkpointed = obj.fn, True
-        from .normalize import _BUILTIN_OPS
-
         if _hashable(obj) and obj in _BUILTIN_OPS and not (obj in (min, max)
                                                             and len(e.args) != 2):
             obj = _BUILTIN_OPS[obj]
@@ -187,8 +183,6 @@ class CallsMixin:
 
     def dict_parts(self, keys: list, values: list, hint: str):
         """A dict literal's op and arguments (keys: atoms; values: gast expressions)."""
-        from ..ops.python_rows import dict_literal_op
-
         bound = {}
         for i, (k, v) in enumerate(zip(keys, values)):
             bound[f"k{i}"] = k

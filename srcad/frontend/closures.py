@@ -40,8 +40,8 @@ import gast
 
 from ..errors import UnsupportedSyntaxError
 from ..naming import fresh
+from .parse import LIFTED, ParsedFunction
 
-LIFTED: dict = {}  # lifted Python function -> its ParsedFunction (see parse.parse_function)
 PARTIAL = "__srcad_partial"
 
 
@@ -232,8 +232,6 @@ def lift_closures(pf, taken: set) -> None:
               for n in gast.walk(s))
     if not has:
         return
-    from .parse import ParsedFunction
-
     lf = _Lifter(pf, taken)
     pf.tree.body = lf.collect(pf.tree.body)
     for s in pf.tree.body:

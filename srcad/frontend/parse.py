@@ -22,6 +22,7 @@ import gast
 from ..errors import SrcadError
 
 _UNRESOLVED = object()
+LIFTED: dict = {}  # a nested def or lambda lifted out of its function -> its ParsedFunction
 
 
 @dataclass
@@ -61,8 +62,6 @@ class ParsedFunction:
 
 def parse_function(fn: Callable) -> ParsedFunction:
     """Parse `fn`'s source into gast with the user's line numbers."""
-    from .closures import LIFTED
-
     if fn in LIFTED:  # a nested def or lambda lifted out of its function (closures.py)
         pf = LIFTED[fn]
         return ParsedFunction(fn=pf.fn, name=pf.name, filename=pf.filename,

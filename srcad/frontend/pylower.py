@@ -36,6 +36,7 @@ from collections import Counter
 import gast
 
 from .. import runtime_python
+from ..checkpoint import checkpoint
 from ..errors import UnsupportedSyntaxError
 from ..naming import fresh
 
@@ -316,8 +317,6 @@ class _Lowerer:
         return s, _located(pre, s)
 
     def is_checkpoint(self, func) -> bool:
-        from ..checkpoint import checkpoint
-
         parts = []
         while isinstance(func, gast.Attribute):
             parts.append(func.attr)

@@ -26,25 +26,29 @@ import ast
 
 from .. import ir
 from ..errors import SrcadError
+from ..frontend.opaque import may_change_state
+from ..ops.runtime_ops import POPS
 from ..gcode import RESTORE as _RESTORE
 from ..gcode import Line, assign, line_reads, name, store
 from ..gcode import call as _call
 from ..gcode import compound as _compound
 from ..gcode import free_names as _free
 from ..gcode import method as _method
-from ..frontend.opaque import may_change_state
 from .templates import atom_expr, forward_expr, loop_iter, range_expr
 
 
 def stateful_call(body, seen=None, effects=False):
     """The first statement in `body` (or in a user function it calls) that a recomputation
     would not repeat invisibly: a call that may change state (a random draw: a method with no
-    rule, a function srcad does not know to be pure, frontend/opaque.py) and, with
-    `effects`, a print or other call made for its effect. A checkpointed loop's own effects
-    are skipped when it is recomputed; those of a function it calls, or of a checkpointed
-    call, are not. Else None."""
+    rule, a function srcad does not know to be pure, frontend/opaque.py), the first push or
+    pop of a stack (generated code transformed again: a recomputation would pop twice) and,
+    with `effects`, a print or other call made for its effect. A checkpointed loop's own
+    effects are skipped when it is recomputed; those of a function it calls, or of a
+    checkpointed call, are not. Else None."""
     seen = set() if seen is None else seen
     for x in ir.walk(body):
+        if isinstance(x, ir.Push) or (isinstance(x, ir.Call) and x.op.name in POPS):
+            return x
         if isinstance(x, ir.Call) and may_change_state(x.op):
             return x
         if effects and isinstance(x, ir.Effect) and x.kind == "call":
@@ -62,10 +66,10 @@ class CheckpointingMixin:
 
     def loop_schedule(self, s):
         """(every, snapshots) atoms if loop `s` is checkpointed, else None."""
-        if not isinstance(s, ir.For) or not self.module.checkpoint_loops:
+        if not isinstance(s, ir.For) or not self.module.options.checkpoint_loops:
             return None
-        if id(s) in self.module.loop_schedules:
-            every, snaps = self.module.loop_schedules[id(s)]
+        if id(s) in self.module.options.loop_schedules:
+            every, snaps = self.module.options.loop_schedules[id(s)]
             return (None if every is None else ir.Const(every, str(every)),
                     None if snaps is None else ir.Const(snaps, str(snaps)))
         return s.checkpoint
@@ -75,10 +79,11 @@ class CheckpointingMixin:
         Generator's) would draw different ones: a checkpointed region must not."""
         draw = stateful_call(body, effects=what == "call")
         if draw is not None:
-            label = ast.unparse(forward_expr(draw.op, draw.args))  # (as the user wrote it)
+            spelled = f"{draw.stack}.push" if isinstance(draw, ir.Push) else \
+                ast.unparse(forward_expr(draw.op, draw.args))  # (as the user wrote it)
             raise SrcadError(
-                f"the checkpointed {what} at line {line} calls `{label}` (line {draw.line}), "
-                f"which may change state (a random draw) or have an effect (print); "
+                f"the checkpointed {what} at line {line} calls `{spelled}` (line {draw.line}), "
+                f"which may change state (a random draw, a stack) or have an effect (print); "
                 f"recomputing it in the backward would do it again",
                 filename=self.fn.filename, lineno=line, func=self.fn.name,
                 hint="draw or print outside the checkpointed region and pass the numbers in, "
@@ -182,7 +187,7 @@ class CheckpointingMixin:
         keeps anyway (arguments, values its own rules read, values kept or recomputed
         before them): top-level, single-assignment names only. One whose inputs would be
         kept only for it (tanh's input, to recompute tanh) is kept itself: no gain."""
-        if not self.module.remat:
+        if not self.module.options.remat:
             return []
         ret = set(ir.atom_vars(self.fn.ret.value))
 
