@@ -519,7 +519,7 @@ def test_items_and_slots_add_item_by_item():
     assert np.array_equal(d["p"], [2.0, 2.0]) and "q" in d
 
 
-# -- reverse over reverse (no loops: comprehensions are loops, see issue 11's other part) ------
+# -- reverse over reverse -----------------------------------------------------------------------
 
 
 def second_order(x):
@@ -536,3 +536,30 @@ def test_grad_of_grad_through_dicts_lambdas_and_effects(capsys):
     np.testing.assert_allclose(srcad.grad(srcad.grad(second_order))(x), expected, rtol=1e-12)
     _, hv = srcad.jvp(srcad.grad(second_order), (x,), (np.float64(1.0),))
     np.testing.assert_allclose(hv, expected, rtol=1e-12)
+
+
+def genexp_scalar(x):
+    return sum(np.sin(x * k) for k in range(1, 4))
+
+
+def appends_scalar(x):
+    out = []
+    for i in range(3):
+        out.append(np.sin(x * (i + 1)))
+    return np.sum(np.stack(out)) * math.log(2.0)
+
+
+def pairs_scalar(x):
+    ps = [(x, 2.0), (x * x, 3.0)]
+    t = 0.0
+    for a, c in ps:
+        t = t + np.sum(a) * c
+    return t
+
+
+@pytest.mark.parametrize("fn", [genexp_scalar, appends_scalar, pairs_scalar])
+def test_grad_of_grad_through_comprehensions_and_appends(fn):
+    x, eps = np.float64(0.7), 1e-5
+    g = srcad.grad(fn)
+    fd = (g(x + eps) - g(x - eps)) / (2 * eps)
+    np.testing.assert_allclose(srcad.grad(g)(x), fd, rtol=1e-7)
