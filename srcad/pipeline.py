@@ -21,7 +21,7 @@ import ast
 import hashlib
 from dataclasses import dataclass, field
 
-from . import ir
+from . import ir, memplan
 from .codegen import compile_source, render
 from .errors import SrcadError
 from .gcode import GFunction, Line, exposed_reads, line_writes
@@ -45,6 +45,7 @@ class Program:
     saved: list = field(default_factory=list)  # what the split forward hands its backward
     residuals: dict = field(default_factory=dict)  # id(user call) -> its residuals' name
     rematerialised: list = field(default_factory=list)  # (name, line) recomputed values
+    memory: object = None  # what the memory plan did (srcad.memplan.Stats)
 
 
 @dataclass
@@ -63,6 +64,8 @@ def build(fn_ir: ir.Function, infos, signature: str, opts: Options, dump=None) -
     program = transform(fn_ir, infos, opts)
     say("forward" if opts.kind == "jvp" else "reverse", program.functions)
     finish(program)
+    if opts.memory_plan and not opts.reparsed:  # compute in place where a buffer dies
+        memplan.plan(program)
     say("optimize", program.functions)
     program = lower(program, opts)
     say("lower", program.functions)
