@@ -140,7 +140,8 @@ def _simple_target(node) -> str | None:
 class _Facts:
     """Ownership, aliases, escapes and known C-contiguity of a function's names."""
 
-    def __init__(self, f: GFunction, infos: dict, helpers: dict, donated=frozenset()):
+    def __init__(self, f: GFunction, infos: dict, helpers: dict, donated=frozenset(),
+                 c_params=()):
         self.infos = infos
         self.helpers = helpers
         defs: dict[str, list] = {}
@@ -161,11 +162,12 @@ class _Facts:
                       and any(isinstance(d, ast.expr) for d in ds)}
         self.owned |= {p for p in donated if p in array and p not in defs}
         # known C-contiguous: the greatest fixpoint over the definitions
-        c = set(self.owned)
+        fixed = (set(c_params) | set(donated)) - set(defs)  # (the caller's word for it)
+        c = set(self.owned) | fixed
         for _ in range(len(c) + 1):
             keep = {n for n in c if all(d == "aug" or (isinstance(d, ast.expr) and
                                         self.c_expr(d, c)) for d in defs.get(n, ()))}
-            keep |= c & set(donated)  # (the caller checked its argument's layout)
+            keep |= fixed
             if keep == c:
                 break
             c = keep
@@ -550,33 +552,37 @@ def _rewrite(lines: list, facts: _Facts, live: _Liveness, stats: Stats) -> list:
 
 
 def plan_function(f: GFunction, infos: dict, helpers: dict | None = None,
-                  donated=frozenset(), stats: Stats | None = None) -> Stats:
+                  donated=frozenset(), stats: Stats | None = None, c_params=()) -> Stats:
     """Plan one function in place (see the module docstring)."""
     stats = stats if stats is not None else Stats()
     live = _Liveness(f.body)
     if not live.ok:
         return stats
-    facts = _Facts(f, infos, helpers or {}, donated)
+    facts = _Facts(f, infos, helpers or {}, donated, c_params)
     f.body = _rewrite(f.body, facts, live, stats)
     return stats
 
 
-def plan_program(functions: list, infos_of: dict, helpers: dict) -> Stats:
+def plan_program(functions: list, infos_of: dict, helpers: dict,
+                 c_params: dict | None = None) -> Stats:
     """Plan every function with its own Infos (`infos_of`: id(function) -> infos); a function
-    without (a callee whose names the probe did not see) is left as it is."""
+    without (a callee whose names the probe did not see) is left as it is. `c_params`:
+    id(function) -> its parameters known C-contiguous."""
     stats = Stats()
-    donated = donations(functions, infos_of, helpers)
+    c_params = c_params or {}
+    donated = donations(functions, infos_of, helpers, c_params)
     for f in functions:
         infos = infos_of.get(id(f))
         if infos is None:
             continue
         if donated.get(f.name):
             stats.donated[f.name] = sorted(donated[f.name])
-        plan_function(f, infos, helpers, frozenset(donated.get(f.name, ())), stats)
+        plan_function(f, infos, helpers, frozenset(donated.get(f.name, ())), stats,
+                      c_params.get(id(f), ()))
     return stats
 
 
-def donations(functions: list, infos_of: dict, helpers: dict) -> dict:
+def donations(functions: list, infos_of: dict, helpers: dict, c_params: dict) -> dict:
     """Parameters every caller hands over: at each call of the function (and it is only ever
     called directly), the argument is a name the caller owns, C-contiguous, that dies at the
     call with all its aliases. The callee may then overwrite it."""
@@ -585,7 +591,8 @@ def donations(functions: list, infos_of: dict, helpers: dict) -> dict:
     bad: set[str] = set()
     for caller in functions:
         infos = infos_of.get(id(caller))
-        facts = _Facts(caller, infos or {}, helpers) if infos is not None else None
+        facts = _Facts(caller, infos or {}, helpers, (), c_params.get(id(caller), ())) \
+            if infos is not None else None
         live = _Liveness(caller.body)
         for top in caller.body:
             for ln in top.walk():
@@ -628,14 +635,23 @@ def donations(functions: list, infos_of: dict, helpers: dict) -> dict:
     return out
 
 
-def plan(program) -> Stats:
+def plan(program, kind: str = "grad") -> Stats:
     """The pass as the pipeline runs it (`srcad.pipeline.Program`): each split pair with its
-    own Infos, the functions the roles name with the program's."""
+    own Infos, the functions the roles name with the program's. The user-facing function's
+    arguments are C-contiguous where the probe saw them so (the cache key holds the memory
+    order); a callee's, or a pullback's cotangent, are not known."""
     infos_of = {}
     for fwd, bwd, _, _, infos in program.pairs:
         infos_of[id(fwd)] = infos_of[id(bwd)] = infos
+    entry = {program.roles.get("fwd")} | (
+        {program.roles.get("main")} if kind in ("grad", "value_and_grad") else set())
+    c_params = {}
     for f in program.functions:
         if f.name in program.roles.values():
             infos_of.setdefault(id(f), program.infos)
-    program.memory = plan_program(program.functions, infos_of, program.helpers)
+        if f.name in entry:
+            infos = infos_of[id(f)]
+            c_params[id(f)] = {p for p in f.params if (i := infos.get(p)) is not None
+                               and i.ndim > 0 and i.dtype is not None and i.c_order}
+    program.memory = plan_program(program.functions, infos_of, program.helpers, c_params)
     return program.memory

@@ -65,7 +65,7 @@ def build(fn_ir: ir.Function, infos, signature: str, opts: Options, dump=None) -
     say("forward" if opts.kind == "jvp" else "reverse", program.functions)
     finish(program)
     if opts.memory_plan and not opts.reparsed:  # compute in place where a buffer dies
-        memplan.plan(program)
+        memplan.plan(program, opts.kind)
     say("optimize", program.functions)
     program = lower(program, opts)
     say("lower", program.functions)
