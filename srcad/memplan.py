@@ -59,6 +59,7 @@ class Stats:
     statements: int = 0  # statements computed (partly) in place
     reused: list = field(default_factory=list)  # (buffer name, its bytes), one per reuse
     donated: dict = field(default_factory=dict)  # function name -> donated parameter names
+    sunk: int = 0  # statements moved down to their first reader
 
     @property
     def bytes_saved(self) -> int:
@@ -548,6 +549,61 @@ def _rewrite(lines: list, facts: _Facts, live: _Liveness, stats: Stats) -> list:
     return out
 
 
+# -- sinking: a fresh value is made no earlier than it must be ------------------------------
+
+
+def sink(f: GFunction, facts: _Facts) -> int:
+    """Move each top-level statement that makes a fresh array from values that stay alive
+    (no input dies there) down to just before its first reader, past statements that
+    neither read what it makes nor change or free what it reads: its buffer then lives
+    only while it is needed (the backward's ``dg = dy @ W2.T`` waits until ``dW2`` is made
+    and the recomputed GELU output freed). Values are unchanged: each statement computes
+    the same thing from the same inputs. Never across a loop, a branch or a return."""
+    body = f.body
+    counts: dict[str, int] = {}
+    for ln in body:
+        for sub in ln.walk():
+            if sub.node is not None:
+                for t in names_written(sub.node):
+                    counts[t] = counts.get(t, 0) + 1
+    moved = 0
+    i = len(body) - 1
+    while i >= 0:
+        ln = body[i]
+        node = ln.node
+        target = _simple_target(node) if node is not None and not ln.compound else None
+        if target is None or not isinstance(node, ast.Assign) or ln.keep or \
+                counts.get(target) != 1 or target not in facts.owned or \
+                not facts.fresh(node.value) or not _pure(node.value):
+            i -= 1
+            continue
+        reads = names_read(node)
+        j = i + 1
+        while j < len(body):
+            other = body[j]
+            if other.node is None:
+                j += 1
+                continue
+            if other.compound or isinstance(other.node, (ast.Return, ast.Raise)):
+                break
+            o_reads = names_read(other.node)
+            o_writes = names_written(other.node)
+            if isinstance(other.node, ast.Delete):
+                o_writes = {t.id for t in other.node.targets if isinstance(t, ast.Name)}
+            if target in o_reads or target in o_writes or o_writes & reads or other.keep:
+                break
+            j += 1
+        # (skip the comments just above the first reader: they head it)
+        k = j
+        while k - 1 > i and body[k - 1].node is None:
+            k -= 1
+        if k - 1 > i:
+            body.insert(k - 1, body.pop(i))
+            moved += 1
+        i -= 1
+    return moved
+
+
 # -- the pass ----------------------------------------------------------------------------------
 
 
@@ -559,6 +615,8 @@ def plan_function(f: GFunction, infos: dict, helpers: dict | None = None,
     if not live.ok:
         return stats
     facts = _Facts(f, infos, helpers or {}, donated, c_params)
+    stats.sunk += sink(f, facts)
+    live = _Liveness(f.body)
     f.body = _rewrite(f.body, facts, live, stats)
     return stats
 
