@@ -50,6 +50,8 @@ _UNARY = {ast.USub: np.negative}
 _C_CALLS = {"zeros", "ones", "empty", "full"}
 _C_HELPERS = {"matmul_grad_a", "matmul_grad_b"}
 _REDUCTIONS = {"sum", "mean", "max", "min", "prod"}
+_FRESH_HELPERS = {"matmul_grad_a", "matmul_grad_b", "select_grad", "extremum_grad",
+                  "clip_grad", "astype"}
 
 
 @dataclass
@@ -148,6 +150,7 @@ class _Facts:
         defs: dict[str, list] = {}
         self.alias: dict[str, set] = {}  # name -> names that may alias it (one step)
         self.escaped: set[str] = set()
+        self._reads_into: list = []  # (target, names its value reads): fresh or augmented
         for top in f.body:
             for ln in top.walk():
                 if ln.node is None:
@@ -156,6 +159,12 @@ class _Facts:
         array = {n for n, i in infos.items()
                  if i is not None and i.dtype is not None and i.ndim > 0
                  and np.dtype(i.dtype).kind in "biufc"}
+        # a value that is not certainly an array (a GradTree, a list, a dict) may hold its
+        # inputs themselves, however it was made (`unindex(g, d, "p")`, `dd += ...`)
+        for target, reads in self._reads_into:
+            if target not in array:
+                for r in reads:
+                    self.alias.setdefault(r, set()).add(target)
         params = set(f.params) - set(donated)
         self.owned = {n for n, ds in defs.items()
                       if n in array and n not in params
@@ -191,6 +200,7 @@ class _Facts:
             if self.fresh(node.value):
                 defs.setdefault(target, []).append(node.value)
                 self._escapes_in(node.value)
+                self._reads_into.append((target, names_read(node.value)))
             else:
                 defs.setdefault(target, []).append(None)
                 for r in names_read(node.value):
@@ -199,6 +209,7 @@ class _Facts:
         if isinstance(node, ast.AugAssign) and target is not None:
             defs.setdefault(target, []).append("aug")
             self._escapes_in(node.value)
+            self._reads_into.append((target, names_read(node.value)))
             return
         if isinstance(node, ast.Delete):
             return
@@ -234,6 +245,10 @@ class _Facts:
             if not (isinstance(fn, np.ufunc) or expr.func.attr in _C_CALLS | _REDUCTIONS
                     | {"where", "matmul", "dot", "tanh"}):
                 return False  # (np.ascontiguousarray, np.real, ... may hand back the input)
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name):
+            # srcad's helpers that never hand back (part of) an input: not unindex, whose
+            # gradient of a container holds `g` itself
+            return expr.func.id in _FRESH_HELPERS and is_fresh(expr, self.helpers)
         return is_fresh(expr, self.helpers)
 
     def closure(self, n: str) -> set:

@@ -346,3 +346,24 @@ def test_liveness_over_a_loop_back_edge():
     live = memplan._Liveness(f.body)
     assert "h" in live.after[id(body[0])] and "t" not in live.after[id(body[1])]
     assert "h" in live.after[id(body[2])]  # read by the next iteration
+
+
+# -- regressions -------------------------------------------------------------------------------
+
+
+def _dict_slots(x):
+    v1 = np.log(1.5 + np.sin(x))
+    v9 = v1 * -1.25
+    d12 = dict(p=v1, q=v9)
+    v10 = d12["p"] * d12["q"]
+    v1 += v10
+    return np.sum(v1)
+
+
+def test_regression_gradient_of_a_dict_holds_the_cotangent_itself():
+    """Fuzz batch 14 program 3: `dd12 = unindex(p, d12, "q")` is a GradTree holding `p` (v1's
+    buffer); the plan wrote v9's recomputation into v1 while dd12 still read it (a wrong
+    gradient). A value that is not certainly an array aliases everything it reads."""
+    x = np.random.default_rng(0).standard_normal(4)
+    compare(_dict_slots, 0, (x,))
+    assert np.array_equal(srcad.grad(_dict_slots)(x), srcad.grad(_dict_slots, mode="tape")(x))
