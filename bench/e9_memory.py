@@ -140,7 +140,7 @@ def saved_arrays(fn, wrt, args):
         rep = srcad.explain(fn, *args, wrt=wrt, memory_plan=plan, print_report=False) \
             if _explain_takes_options() else None
         out["planned" if plan else "unplanned"] = None if rep is None else sum(
-            1 for i in rep.items if i.kind != "argument")
+            1 for i in rep.items if i.kind != "argument" and i.status == "saved")
     return out
 
 
