@@ -171,8 +171,8 @@ def mlp_bwd(saved, dmlp):
     # --- backward ---
     # grad of L79: return gelu(x @ w_fc + b_fc) @ w_proj + b_proj
     db_proj = dmlp.sum(axis=(0, 1))  # L79
-    dmlp_gelu = matmul_grad_a(dmlp, mlp_gelu, w_proj)  # L79
-    dw_proj = matmul_grad_b(dmlp, mlp_gelu, w_proj)  # L79
+    dmlp_gelu = (dmlp.reshape(16, 16) @ w_proj.T).reshape((2, 8, 64))  # L79
+    dw_proj = mlp_gelu.reshape(16, 64).T @ dmlp.reshape(16, 16)  # L79
     dmlp_add_part, = gelu_bwd(mlp_gelu_saved, dmlp_gelu)  # L79
     del dmlp_gelu  # L79
     db_fc = dmlp_add_part.sum(axis=(0, 1))  # L79
@@ -409,8 +409,8 @@ def attention_bwd(saved, dattention):
     # --- backward ---
     # grad of L74: return out @ w_o + b_o
     db_o = dattention.sum(axis=(0, 1))  # L74
-    dout = matmul_grad_a(dattention, out, w_o)  # L74
-    dw_o = matmul_grad_b(dattention, out, w_o)  # L74
+    dout = (dattention.reshape(16, 16) @ w_o.T).reshape((2, 8, 16))  # L74
+    dw_o = out.reshape(16, 16).T @ dattention.reshape(16, 16)  # L74
     # grad of L73: out = merge_heads(att @ v)
     dout_matmul_part, = merge_heads_bwd(out_saved, dout)  # L73
     del dout  # L73
@@ -426,8 +426,8 @@ def attention_bwd(saved, dattention):
     # grad of L69: scores = (q @ np.swapaxes(k, -1, -2)) * scale
     dscores_matmul = dscores_L69 * scale  # L69
     del dscores_L69  # L69
-    dq = matmul_grad_a(dscores_matmul, q, scores_swapaxes)  # L69
-    dscores_swapaxes = matmul_grad_b(dscores_matmul, q, scores_swapaxes)  # L69
+    dq = dscores_matmul @ np.swapaxes(scores_swapaxes, -1, -2)  # L69
+    dscores_swapaxes = np.swapaxes(q, -1, -2) @ dscores_matmul  # L69
     del dscores_matmul  # L69
     dk = np.swapaxes(dscores_swapaxes, -1, -2)  # L69
     del dscores_swapaxes  # L69
@@ -595,9 +595,10 @@ def loss_grad(params, tokens, targets, n_heads):
     dz = np.reshape(dloss_reshape_part, (2, 8, 11))  # L54
     del dloss_reshape_part  # L54
     # grad of L53: z = h @ wte.T
-    dh = matmul_grad_a(dz, h, z_transpose)  # L53
-    dz_transpose = matmul_grad_b(dz, h, z_transpose)  # L53
-    del dz, h, z_transpose  # L53
+    dh = (dz.reshape(16, 11) @ z_transpose.T).reshape((2, 8, 16))  # L53
+    del z_transpose  # L53
+    dz_transpose = h.reshape(16, 16).T @ dz.reshape(16, 11)  # L53
+    del dz, h  # L53
     dwte = np.transpose(dz_transpose, None)  # L53
     del dz_transpose  # L53
     # grad of L52: h = layer_norm(h, params["lnf_g"], params["lnf_b"])

@@ -3,7 +3,8 @@
 Once a transformed function is specialised to its inputs' shapes and dtypes, some rule
 forms can be simplified at generation time:
   * runtime helpers with a ``simplify`` hook (``unbroadcast(g, x)`` with equal shapes is
-    ``g``; a 2-D ``matmul_grad_b(g, a, b)`` is ``a.T @ g``);
+    ``g``; a 2-D ``matmul_grad_b(g, a, b)`` is ``a.T @ g``, an N-D @ 2-D one the single GEMM
+    ``x.reshape(512, 128).T @ g.reshape(512, 512)``);
   * helpers marked ``static`` on constant arguments are evaluated
     (``inverse_permutation(None)`` is ``None``);
   * shape queries on values of known shape become constants (``np.size(h)`` is 512);
@@ -204,24 +205,25 @@ def _unreduce_form(g: Info, x: Info, axis: Info | None = None, keepdims: Info | 
     return f"np.broadcast_to({src}, {x.shape!r})"
 
 
+def _same_dtype(g: Info, a: Info, b: Info) -> bool:
+    """a, b and g of one dtype (g may be a Python float: it then takes theirs)."""
+    return a.dtype is not None and a.dtype == b.dtype and g.dtype in (None, a.dtype)
+
+
 def _matmul_a_form(g: Info, a: Info, b: Info):
-    if a.dtype != b.dtype:
+    # the helper's own expression for these shapes (runtime_linalg.matmul_grad_form): a plain
+    # GEMM on reshaped operands where one operand has no batch, so both modes match bitwise
+    # (mixed dtypes keep the call, which casts its result to the argument's dtype after
+    # running the same expression)
+    if not _same_dtype(g, a, b) or a.ndim == 0 or b.ndim == 0:
         return None
-    if a.ndim == 2 and b.ndim == 2:
-        return "g @ b.T"
-    if a.ndim == 1 and b.ndim == 1:
-        return "g * b"
-    return None
+    return runtime.matmul_grad_form(a.shape, b.shape, "a")
 
 
 def _matmul_b_form(g: Info, a: Info, b: Info):
-    if a.dtype != b.dtype:
+    if not _same_dtype(g, a, b) or a.ndim == 0 or b.ndim == 0:
         return None
-    if a.ndim == 2 and b.ndim == 2:
-        return "a.T @ g"
-    if a.ndim == 1 and b.ndim == 1:
-        return "g * a"
-    return None
+    return runtime.matmul_grad_form(a.shape, b.shape, "b")
 
 
 def _dot_a_form(g: Info, a: Info, b: Info):
