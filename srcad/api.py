@@ -56,8 +56,8 @@ def _check_options(options: dict) -> dict:
     opts = {**_OPTIONS, **options}
     if opts["mode"] not in ("source", "tape"):
         raise SrcadError(f"mode must be 'source' or 'tape', got {opts['mode']!r}")
-    if opts["fuse"]:
-        warnings.warn("srcad: fuse=True is not available yet; running unfused", stacklevel=3)
+    if not isinstance(opts["fuse"], bool):
+        raise SrcadError(f"fuse must be True or False, got {opts['fuse']!r}")
     budget = opts["memory_budget"]
     if budget is not None and (isinstance(budget, bool) or not isinstance(budget, (int, float))
                                or budget < 0):
@@ -177,6 +177,7 @@ class Compiled:
     residuals: dict = None  # id(user call) -> the name its residuals are saved under
     plan: object = None  # the memory_budget policy's choices (srcad.checkpoint.BudgetPlan)
     rematerialised: list = None  # (name, line) of elementwise values the backward recomputes
+    kernels: object = None  # fuse=True: the srcad.lower.LoweredModule (its C source, module)
 
 
 class Transformed:
@@ -474,10 +475,16 @@ def build(fn_ir: ir.Function, kind: str, wrt, infos, signature, single, options,
         for f in subs + main:
             optimize(f, infos_all)
         roles = {"main": main[0].name}
+        infos_of = None
+        if checkpoint_loops:  # (code to be transformed again is never lowered)
+            infos_of = {main[0].name: _with_tangents(fwd_t)}
+            infos_of.update({f.name: _with_tangents(sub)
+                             for f, sub in module.jvp_functions.values()})
         return _finish(fn_ir, kind, wrt, signature, options, subs + main, roles, [],
                        {**fn_ir.inject, **_callee_injects(module, fn_ir)},
                        {**fwd_t.globals, **{k: v for _, sub in module.jvp_functions.values()
-                                            for k, v in sub.globals.items()}})
+                                            for k, v in sub.globals.items()}},
+                       infos_of=infos_of)
     rev = Reverse(fn_ir, wrt, None, module)
     residuals = rev.saved_of  # filled by the transform: id(call) -> name of its residuals
     if kind == "vjp":
@@ -507,8 +514,13 @@ def build(fn_ir: ir.Function, kind: str, wrt, infos, signature, single, options,
                     hint=f"rename `{k}` in one of the two modules")
             inject[k] = v
     functions += main
+    infos_of = None
+    if checkpoint_loops:  # (code to be transformed again is never lowered)
+        infos_of = {f.name: rev.all_infos() for f in main}
+        for pair in module.pairs.values():
+            infos_of[pair.fwd.name] = infos_of[pair.bwd.name] = pair.rev.all_infos()
     c = _finish(fn_ir, kind, wrt, signature, options, functions, roles, saved, inject, helpers,
-                plan)
+                plan, infos_of=infos_of)
     c.residuals = dict(residuals)
     c.rematerialised = list(rev.rematerialised) + [
         (f"{pair.rev.fn.name}: {n}", line) for pair in module.pairs.values()
@@ -523,8 +535,15 @@ def _callee_injects(module, fn_ir) -> dict:
     return out
 
 
+def _with_tangents(fwd) -> dict:
+    """A forward transform's Info by name, its tangents' (a primal's) included."""
+    infos = dict(fwd.infos)
+    infos.update({t: infos[p] for p, t in fwd.tangent.items() if p in infos})
+    return infos
+
+
 def _finish(fn_ir, kind, wrt, signature, options, functions, roles, saved, inject,
-            helpers, plan=None) -> Compiled:
+            helpers, plan=None, infos_of=None) -> Compiled:
     """Render, compile and wrap the generated functions of one specialisation."""
     origin = {
         "filename": fn_ir.filename,
@@ -538,13 +557,23 @@ def _finish(fn_ir, kind, wrt, signature, options, functions, roles, saved, injec
         + (f" (the policy: {plan.describe()})" if plan is not None else ""),
         "signature": signature,
     }
-    source = render(functions, origin=origin, inject=inject)
+    # -- lowering (fuse=True): elementwise chains become C kernels, one extension module
+    #    per specialisation (srcad/lower, srcad/build); None when nothing fuses or there is
+    #    no working compiler, and then the unfused code runs
+    lowered = None
+    if options["fuse"] and infos_of is not None:
+        from .lower import lower
+
+        functions, lowered = lower(functions, infos_of, {**inject, **helpers}, origin)
+    kernels = lowered.functions if lowered is not None else {}
+    source = render(functions, origin=origin, inject=inject,
+                    kernels=(lowered.name, sorted(kernels)) if lowered is not None else None)
     tag = hashlib.sha256(source.encode()).hexdigest()[:8]
     filename = f"<srcad-generated {fn_ir.name}_{kind} {tag}>"
     ns = compile_source(source, filename, {**inject, **{k: v for k, v in helpers.items()
-                                                       if k != "np"}})
+                                                       if k != "np"}, **kernels})
     fns = {role: ns[n] for role, n in roles.items()}
-    return Compiled(source=source, functions=fns, saved=saved)
+    return Compiled(source=source, functions=fns, saved=saved, kernels=lowered)
 
 
 def _ret_expr(fn_ir):
