@@ -31,9 +31,11 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #define NPY_NO_DEPRECATED_API NPY_1_23_API_VERSION
-#include <numpy/numpyconfig.h>
-#ifdef NPY_2_0_API_VERSION
-#define NPY_TARGET_VERSION NPY_2_0_API_VERSION /* PyUFunc_GiveFloatingpointErrors */
+/* numpy 2.0's API (PyUFunc_GiveFloatingpointErrors); with numpy 1.x headers the runtime
+ * reports floating-point errors as a plain RuntimeWarning instead */
+#include <numpy/_numpyconfig.h> /* NPY_ABI_VERSION only: numpyconfig.h reads the target */
+#if NPY_ABI_VERSION >= 0x02000000
+#define NPY_TARGET_VERSION 0x00000012
 #endif
 #include <numpy/arrayobject.h>
 #include <numpy/ufuncobject.h>
@@ -269,13 +271,18 @@ work(const plan_t *pl, npy_intp u0, npy_intp u1)
     if (buf == NULL) {
         return -1;
     }
-    char *p[MAXOPS], *tmp[SRCAD_MAXARGS + 1];
+    char *p[MAXOPS], *tmp[SRCAD_MAXARGS + 1], *raw[MAXOPS];
+    intptr_t step[MAXOPS];
     for (int t = 0; t < k->ntmp; t++) {
         tmp[t] = buf + slot * (size_t)(nop + t);
     }
     for (int op = 0; op < nop; op++) {
         if (pl->cls[op] == CLS_FIXED) {
-            p[op] = pl->data[op];
+            p[op] = raw[op] = pl->data[op];
+            step[op] = 0;
+        }
+        else {
+            step[op] = pl->strides[op][nd - 1];
         }
     }
     feclearexcept(FE_ALL_EXCEPT);
@@ -299,7 +306,7 @@ work(const plan_t *pl, npy_intp u0, npy_intp u1)
                 ptr += idx[d] * pl->strides[op][d];
             }
             ptr += start * pl->strides[op][nd - 1];
-            row[op] = ptr;
+            row[op] = raw[op] = ptr;
             char *mine = buf + slot * (size_t)op;
             switch (pl->cls[op]) {
                 case CLS_DIRECT: p[op] = ptr; break;
@@ -313,7 +320,7 @@ work(const plan_t *pl, npy_intp u0, npy_intp u1)
                     break;
             }
         }
-        k->block(p, n, k->loops, tmp);
+        k->block(p, n, k->loops, tmp, raw, step);
         for (int op = nin; op < nop; op++) {
             if (pl->cls[op] == CLS_ZERO || pl->cls[op] == CLS_STRIDED) {
                 scatter(row[op], pl->strides[op][nd - 1], p[op], n, pl->itemsize[op]);

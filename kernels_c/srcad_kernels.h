@@ -68,9 +68,13 @@ typedef struct {
 
 /* p: one pointer per argument then per output, each to `n` contiguous elements (a 0-d or
  * Python-number argument: to its one value); loops: the resolved numpy loops; tmp: scratch
- * arrays of SRCAD_BLOCK elements for values that cross a numpy loop call. */
+ * arrays of SRCAD_BLOCK elements for values that cross a numpy loop call; raw, step: each
+ * argument's own memory for this block and its stride in bytes (0 for a broadcast axis).
+ * A numpy loop is called on an argument's own memory, with its own stride, because numpy's
+ * SIMD loops fall back to other code for some strides (a reversed array's -4), which can
+ * round differently: numpy's bits for that layout are only had that way. */
 typedef void (*srcad_block_fn)(char *const *p, intptr_t n, const srcad_loop *loops,
-                               char *const *tmp);
+                               char *const *tmp, char *const *raw, const intptr_t *step);
 
 enum {
     SRCAD_ARRAY = 0,  /* an ndarray of exactly `type`, broadcast into the kernel's shape */

@@ -82,6 +82,7 @@ class _Block:
         self.tmp_of: dict = {}  # (value key, dtype) -> C name of its buffer
         self.locals: list = []  # one-value operands of numpy loop calls
         self.loops: list = []  # (ufunc, index, type nums)
+        self.raw_args: set = set()  # arguments a numpy loop reads in their own memory
         # steps: ("seg", [stmt]) and ("call", stmt); each call preceded by a seg
         steps, seg = [], []
         for j, s in enumerate(k.stmts):
@@ -156,6 +157,10 @@ class _Block:
             ct = C_TYPES[dtype]
             params.append(f"{ct} *restrict {name}")
             passed.append(f"({ct} *)tmp[{t}]")
+        for j in sorted(self.raw_args):
+            a = k.args[j]
+            params += [f"const char *raw_{a.cname}", f"const intptr_t step_{a.cname}"]
+            passed += [f"raw[{j}]", f"step[{j}]"]
         params += ["intptr_t n", "const srcad_loop *loops"]
         passed += ["n", "loops"]
         notes = []
@@ -172,9 +177,13 @@ class _Block:
             head.append("    (void)loops;")
         head.extend(self.locals)
         wrapper = [f"static void\n{k.name}_block(char *const *p, intptr_t n, "
-                   f"const srcad_loop *loops, char *const *tmp)", "{"]
+                   f"const srcad_loop *loops, char *const *tmp, char *const *raw, "
+                   f"const intptr_t *step)", "{"]
         if not self.tmps:
             wrapper.append("    (void)tmp;")
+        if not self.raw_args:
+            wrapper.append("    (void)raw;")
+            wrapper.append("    (void)step;")
         wrapper.append(f"    {k.name}_body({', '.join(passed)});")
         wrapper.append("}")
         return "\n".join(head + body + ["}", ""] + wrapper) + "\n"
@@ -272,10 +281,15 @@ class _Block:
                 steps.append("0")
                 continue
             src = self.value_dtype(ref)
-            if ref.kind == "arg":
+            if ref.kind == "arg" and src == dst:
+                # the argument's own memory and stride, as numpy's call would see it
                 a = k.args[ref.index]
-                ptrs.append(f"in_{a.cname}" if src == dst else
-                            self.tmp_of[(("arg", ref.index), dst)])
+                self.raw_args.add(ref.index)
+                ptrs.append(f"raw_{a.cname}")
+                steps.append(f"step_{a.cname}")
+                continue
+            if ref.kind == "arg":
+                ptrs.append(self.tmp_of[(("arg", ref.index), dst)])
             else:
                 home = self.home(ref.index)
                 ptrs.append(home if src == dst and home is not None else

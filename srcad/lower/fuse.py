@@ -151,8 +151,9 @@ class FunctionLowering:
 
     def tree(self, e: ast.expr, env: dict) -> TNode | None:
         ok, v = match.static_value(e, self.ns)
-        if ok and type(v) in (int, float, bool):
-            return TNode("const", VT("const", value=v), e)
+        if ok and (type(v) in (int, float, bool) or isinstance(v, np.generic)):
+            dt = np.dtype(v.dtype) if isinstance(v, np.generic) else None
+            return TNode("const", VT("const", dt, value=v), e)
         if isinstance(e, ast.Name):
             vt = self.vt_of(e.id, env)
             return None if vt is None or vt.kind == "const" else TNode("leaf", vt, e, name=e.id)

@@ -91,7 +91,7 @@ _INDEX: list = []
 
 def fusable_row(op) -> bool:
     """A row with a C expression computes elementwise: the fuser may lower it."""
-    return bool(op.c_expr)
+    return bool(op.c_expr) and bool(op.c_kinds)
 
 
 def _index() -> _Index:
@@ -172,6 +172,18 @@ def static_value(node: ast.expr, namespace: dict):
             return True, v
         if isinstance(node, ast.Attribute) and isinstance(v, float):
             return True, v  # np.pi, np.inf, np.e
+    if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
+        # a numpy scalar made from a literal: np.float32(1.0) (strong, unlike 1.0)
+        t = resolve_callable(node.func, namespace)
+        ok, v = static_value(node.args[0], namespace)
+        if isinstance(t, type) and issubclass(t, np.generic) and ok and _is_number(v):
+            try:
+                out = t(v)
+            except (ValueError, TypeError, OverflowError):
+                return False, None
+            if np.dtype(out.dtype) in C_TYPES:
+                return True, out
+        return False, None
     if isinstance(node, (ast.BinOp, ast.UnaryOp)):
         parts = [node.left, node.right] if isinstance(node, ast.BinOp) else [node.operand]
         vals = []
@@ -309,6 +321,8 @@ def _stand_in(vt: VT, as_type=float):
 def _ufunc_type(vt: VT, as_type=float):
     if vt.kind == "array":
         return vt.dtype
+    if vt.kind == "const" and isinstance(vt.value, np.generic):
+        return np.dtype(vt.value.dtype)
     v = vt.value if vt.kind == "const" else as_type(1)
     if isinstance(v, bool):
         return np.dtype(np.bool_)
@@ -377,7 +391,7 @@ def type_op(app: Applied, vts: dict, namespace: dict) -> Typed | str:
     else:
         loop_in = {p: (np.dtype(np.bool_) if c_types.get(p) == "bool" else out)
                    for p in operands}
-    kinds = getattr(op, "c_kinds", "f") or "f"
+    kinds = op.c_kinds
     allowed = {dt for k in kinds for dt in KIND_DTYPES.get(k, ())}
     for p, dt in loop_in.items():
         if c_types.get(p) == "bool":

@@ -204,7 +204,10 @@ defvjp(np.fmax,
        lambda g, out, x, y: np.where(np.logical_or(y > x, np.logical_and(
            np.isnan(x), np.logical_not(np.isnan(y)))), g, np.where(x == y, g / 2, 0)),
        name="fmax", elementwise=True, broadcasting=True, family="selection",
-       c="(x >= y || isnan(y)) ? x : y",
+       # not fused (c_kinds=""): numpy's own answer for fmax(+0, -0) depends on the
+       # array's length and alignment (its SIMD loop returns y, its scalar peel x), so no
+       # C expression matches it bit for bit
+       c="(x >= y || isnan(y)) ? x : y", c_kinds="",
        derivation="the larger input, ignoring a NaN (maximum propagates it): g flows to the "
        "input that is the output -- x where x > y or y is NaN, y where y > x or only x is "
        "NaN -- and ties split evenly (as maximum). (C: for +0 vs -0, numpy's SIMD and scalar "
@@ -218,7 +221,7 @@ defvjp(np.fmin,
        lambda g, out, x, y: np.where(np.logical_or(y < x, np.logical_and(
            np.isnan(x), np.logical_not(np.isnan(y)))), g, np.where(x == y, g / 2, 0)),
        name="fmin", elementwise=True, broadcasting=True, family="selection",
-       c="(x <= y || isnan(y)) ? x : y",
+       c="(x <= y || isnan(y)) ? x : y", c_kinds="",  # not fused: see fmax
        derivation="the smaller input, ignoring a NaN (minimum propagates it): as fmax",
        test_cases=(("np.fmin(a, 0.5)", [(3, 4)]),
                    ("np.fmin(np.where(a > 1.0, np.nan, a), b)", [(3, 4), (4,)]),
