@@ -567,7 +567,8 @@ def _finish(fn_ir, kind, wrt, signature, options, functions, roles, saved, injec
         functions, lowered = lower(functions, infos_of, {**inject, **helpers}, origin)
     kernels = lowered.functions if lowered is not None else {}
     source = render(functions, origin=origin, inject=inject,
-                    kernels=(lowered.name, sorted(kernels)) if lowered is not None else None)
+                    kernels=(lowered.name, sorted(k.name for k in lowered.kernels))
+                    if lowered is not None else None)
     tag = hashlib.sha256(source.encode()).hexdigest()[:8]
     filename = f"<srcad-generated {fn_ir.name}_{kind} {tag}>"
     ns = compile_source(source, filename, {**inject, **{k: v for k, v in helpers.items()

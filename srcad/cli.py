@@ -1,6 +1,6 @@
 """The command line: `python -m srcad show|demo|regen`.
 
-    python -m srcad show examples/mlp.py:loss --wrt W,b [--out DIR]
+    python -m srcad show examples/mlp.py:loss --wrt W,b [--out DIR] [--fuse]
     python -m srcad demo
     python -m srcad regen            # docs/ops.md and generated/, from the code as it is
 """
@@ -35,9 +35,17 @@ GENERATED = [
 ]
 
 
+# ... and the same, lowered (fuse=True): (file, function, wrt, kind, stem) -> stem.py, stem.c
+FUSED = [
+    ("examples/mlp.py", "loss", ("W", "b"), "grad", "examples_mlp_loss_grad_fused"),
+    ("srcad/zoo/transformer.py", "block_loss", ("p",), "grad",
+     "zoo_transformer_block_loss_grad_fused"),
+]
+
+
 def GENERATED_NAMES() -> list[str]:
-    """The file names `regen` writes into generated/."""
-    return [target for *_, target in GENERATED]
+    """The Python file names `regen` writes into generated/."""
+    return [target for *_, target in GENERATED] + [f"{stem}.py" for *_, stem in FUSED]
 
 
 def load_module(path: str | Path):
@@ -61,21 +69,42 @@ def _example_args(module, func: str):
 
 def transformed_source(path, func: str, wrt, kind: str = "grad") -> str:
     """Generated source for `path:func`, specialised to the module's EXAMPLES if any."""
+    return _transformed(path, func, wrt, kind, {}).source
+
+
+def fused_sources(path, func: str, wrt, kind: str = "grad") -> tuple[str, str | None]:
+    """(lowered Python, its kernels' C) for `path:func` with fuse=True, specialised to the
+    module's EXAMPLES. The text is planned, not built: it is the same with or without a
+    compiler. The C is None when nothing fuses."""
+    from .lower import text_only
+
+    with text_only():
+        c = _transformed(path, func, wrt, kind, {"fuse": True})
+    return c.source, (c.kernels.c_source if c.kernels is not None else None)
+
+
+def _transformed(path, func: str, wrt, kind: str, options: dict):
+    """The Compiled of `path:func` (or, with no EXAMPLES, an object with its .source)."""
     module = load_module(path)
     fn = getattr(module, func, None)
     if fn is None:
         raise SrcadError(f"{path} has no function {func!r}")
     args = _example_args(module, func)
     if kind == "vjp":
+        t = api.Transformed(fn, "vjp", (), options)
         if args is None:
-            return api._vjp_transformed(fn, {}).source
-        _, pullback = api.vjp(fn, *args)
-        return pullback.source
+            return _Text(t.source)
+        return t.compiled(t.bind(args, {}), given=len(args))
     wrt_value = tuple(wrt) if wrt is not None and len(wrt) > 1 else (wrt[0] if wrt else 0)
-    t = api.Transformed(fn, kind, wrt_value, {})
+    t = api.Transformed(fn, kind, wrt_value, options)
     if args is not None:
-        t.compiled(t.bind(args, {}))
-    return t.source
+        return t.compiled(t.bind(args, {}))
+    return _Text(t.source)
+
+
+class _Text:
+    def __init__(self, source):
+        self.source, self.kernels = source, None
 
 
 @contextlib.contextmanager
@@ -96,6 +125,11 @@ def generated_files() -> dict[str, str]:
     with _cwd(ROOT):
         for path, func, wrt, kind, target in GENERATED:
             out[f"generated/{target}"] = transformed_source(path, func, wrt, kind)
+        for path, func, wrt, kind, stem in FUSED:
+            py, c = fused_sources(path, func, wrt, kind)
+            out[f"generated/{stem}.py"] = py
+            if c is not None:
+                out[f"generated/{stem}.c"] = c
     return out
 
 
@@ -207,6 +241,9 @@ def main(argv=None) -> int:
     show.add_argument("--wrt", default=None, help="comma-separated argument names or positions")
     show.add_argument("--vjp", action="store_true", help="show the split forward/backward pair")
     show.add_argument("--out", default=None, help="write the source into this directory")
+    show.add_argument("--fuse", action="store_true",
+                      help="lower elementwise chains to C kernels: the lowered Python and, "
+                      "with --out, its C beside it")
     sub.add_parser("demo", help="differentiate a bundled model and check its gradients")
     sub.add_parser("regen", help="rewrite docs/ops.md and generated/ from the code")
     args = parser.parse_args(argv)
@@ -218,15 +255,29 @@ def main(argv=None) -> int:
             wrt = None
             if args.wrt:
                 wrt = [int(w) if w.lstrip("-").isdigit() else w for w in args.wrt.split(",")]
-            text = transformed_source(path, func, wrt, "vjp" if args.vjp else "grad")
+            kind = "vjp" if args.vjp else "grad"
+            c_text = None
+            if args.fuse:
+                text, c_text = fused_sources(path, func, wrt, kind)
+            else:
+                text = transformed_source(path, func, wrt, kind)
             if args.out:
                 out = Path(args.out)
                 out.mkdir(parents=True, exist_ok=True)
-                target = out / f"{Path(path).stem}_{func}_{'vjp' if args.vjp else 'grad'}.py"
+                stem = f"{Path(path).stem}_{func}_{kind}" + ("_fused" if args.fuse else "")
+                target = out / f"{stem}.py"
                 target.write_text(text)
                 print(f"wrote {target}")
+                if c_text is not None:
+                    (out / f"{stem}.c").write_text(c_text)
+                    print(f"wrote {out / f'{stem}.c'}")
+                elif args.fuse:
+                    print("(nothing to fuse: no C)")
             else:
                 print(text, end="")
+                if c_text is not None:
+                    print(f"\n/* ---- the kernels' C ({len(c_text.splitlines())} lines) ---- */\n"
+                          + c_text, end="")
             return 0
         if args.command == "demo":
             return demo()

@@ -27,6 +27,7 @@ After::
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import linecache
 import os
@@ -40,9 +41,23 @@ from . import cgen
 from .fuse import FunctionLowering
 from .match import VT
 
-__all__ = ["lower", "plan", "LoweredModule"]
+__all__ = ["lower", "plan", "LoweredModule", "text_only"]
 
 _WARNED: set = set()
+_TEXT_ONLY: list = [False]
+
+
+@contextlib.contextmanager
+def text_only():
+    """Within it, `lower` plans and writes the C but builds nothing (the lowered functions'
+    kernels are then not callable): `python -m srcad regen` and `show --fuse` use it, so the
+    generated text does not depend on whether this machine has a compiler."""
+    old = _TEXT_ONLY[0]
+    _TEXT_ONLY[0] = True
+    try:
+        yield
+    finally:
+        _TEXT_ONLY[0] = old
 
 
 @dataclass
@@ -108,6 +123,8 @@ def lower(functions: list, infos_of: dict, namespace: dict, origin: dict):
     work, kernels, text = plan(functions, infos_of, namespace, origin)
     if not kernels:
         return functions, None
+    if _TEXT_ONLY[0]:
+        return work, LoweredModule(text, kernels)
     rows = {}
     for k in kernels:
         for s in k.stmts:
