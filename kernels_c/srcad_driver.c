@@ -98,7 +98,8 @@ type_name(int type)
 /* -- the fallback ------------------------------------------------------------------------ */
 
 static PyObject *
-fall_back(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs, const char *why)
+fall_back(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs, const char *why,
+          PyObject *const *given)
 {
     n_fallbacks++;
     snprintf(last_fallback, sizeof(last_fallback), "%s (%s): %s", k->name, k->where, why);
@@ -106,7 +107,28 @@ fall_back(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs, const char *
         PyErr_Format(PyExc_TypeError, "srcad kernel %s (%s): %s", k->name, k->where, why);
         return NULL;
     }
-    return PyObject_Vectorcall(k->fallback, args, nargs, NULL);
+    PyObject *res = PyObject_Vectorcall(k->fallback, args, nargs, NULL);
+    if (res == NULL || given == NULL) {
+        return res;
+    }
+    /* out=: the fallback's results copied into the given arrays */
+    for (int o = 0; o < k->nout; o++) {
+        PyObject *r = k->nout == 1 ? res : PyTuple_GET_ITEM(res, o);
+        if (given[o] != NULL && given[o] != r &&
+            PyArray_CopyInto((PyArrayObject *)given[o], (PyArrayObject *)r) < 0) {
+            Py_DECREF(res);
+            return NULL;
+        }
+    }
+    Py_DECREF(res);
+    if (k->nout == 1) {
+        return Py_NewRef(given[0] != NULL ? given[0] : Py_None);
+    }
+    PyObject *t = PyTuple_New(k->nout);
+    for (int o = 0; t != NULL && o < k->nout; o++) {
+        PyTuple_SET_ITEM(t, o, Py_NewRef(given[o] != NULL ? given[o] : Py_None));
+    }
+    return t;
 }
 
 /* -- numpy's memory-order rule ------------------------------------------------------------
@@ -380,8 +402,54 @@ typedef union {
     char bytes[32];
 } slot_t;
 
+static PyObject *run_impl(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs,
+                          PyObject *const *given);
+
 static PyObject *
-run(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs)
+run(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    if (kwnames == NULL || PyTuple_GET_SIZE(kwnames) == 0) {
+        return run_impl(k, args, nargs, NULL);
+    }
+    PyObject *name = PyTuple_GET_ITEM(kwnames, 0);
+    if (PyTuple_GET_SIZE(kwnames) != 1 || !PyUnicode_Check(name) ||
+        PyUnicode_CompareWithASCIIString(name, "out") != 0) {
+        PyErr_Format(PyExc_TypeError, "srcad kernel %s takes one keyword argument, out=",
+                     k->name);
+        return NULL;
+    }
+    PyObject *out = args[nargs];
+    PyObject *given[SRCAD_MAXARGS];
+    if (k->nout == 1 && !PyTuple_Check(out)) {
+        given[0] = out;
+    }
+    else if (PyTuple_Check(out) && PyTuple_GET_SIZE(out) == k->nout) {
+        for (int o = 0; o < k->nout; o++) given[o] = PyTuple_GET_ITEM(out, o);
+    }
+    else {
+        PyErr_Format(PyExc_TypeError, "srcad kernel %s: out= must be a tuple of %d arrays",
+                     k->name, k->nout);
+        return NULL;
+    }
+    for (int o = 0; o < k->nout; o++) {
+        if (given[o] == Py_None) {
+            given[o] = NULL;
+        }
+        else if (!PyArray_CheckExact(given[o]) ||
+                 PyArray_TYPE((PyArrayObject *)given[o]) != k->out[o].type ||
+                 !PyArray_ISWRITEABLE((PyArrayObject *)given[o]) ||
+                 !PyArray_ISALIGNED((PyArrayObject *)given[o]) ||
+                 !PyArray_ISNOTSWAPPED((PyArrayObject *)given[o])) {
+            PyErr_Format(PyExc_TypeError, "srcad kernel %s: out[%d] must be a writeable "
+                         "%s array", k->name, o, type_name(k->out[o].type));
+            return NULL;
+        }
+    }
+    return run_impl(k, args, nargs, given);
+}
+
+static PyObject *
+run_impl(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs, PyObject *const *given)
 {
     const int nin = k->nin, nout = k->nout, nd = k->ndim, nop = nin + nout;
     char why[400];
@@ -409,7 +477,7 @@ run(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs)
             if (!PyArray_CheckExact(o)) {
                 snprintf(why, sizeof(why), "argument `%s` is a %s, not a numpy.ndarray",
                          a->name, Py_TYPE(o)->tp_name);
-                return fall_back(k, args, nargs, why);
+                return fall_back(k, args, nargs, why, given);
             }
             PyArrayObject *A = (PyArrayObject *)o;
             if (PyArray_TYPE(A) != a->type || !PyArray_ISNOTSWAPPED(A) ||
@@ -418,13 +486,13 @@ run(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs)
                          "built for %s", a->name, type_name(PyArray_TYPE(A)),
                          PyArray_ISNOTSWAPPED(A) && PyArray_ISALIGNED(A) ? "" :
                          " (byte-swapped or unaligned)", type_name(a->type));
-                return fall_back(k, args, nargs, why);
+                return fall_back(k, args, nargs, why, given);
             }
             int ndA = PyArray_NDIM(A);
             if (ndA > nd) {
                 snprintf(why, sizeof(why), "argument `%s` has %d dimensions; the kernel's "
                          "shape has %d", a->name, ndA, nd);
-                return fall_back(k, args, nargs, why);
+                return fall_back(k, args, nargs, why, given);
             }
             for (int d = 0; d < ndA; d++) {
                 npy_intp s = PyArray_DIM(A, d);
@@ -435,7 +503,7 @@ run(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs)
                     snprintf(why, sizeof(why), "argument `%s` does not broadcast with the "
                              "others (axis %d: %zd vs %zd)", a->name, dd, (Py_ssize_t)s,
                              (Py_ssize_t)shape[dd]);
-                    return fall_back(k, args, nargs, why);
+                    return fall_back(k, args, nargs, why, given);
                 }
             }
             arr[i] = A;
@@ -456,7 +524,7 @@ run(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs)
                     PyErr_Clear();
                     snprintf(why, sizeof(why), "argument `%s` is a %s; the kernel was built "
                              "for a %s", a->name, Py_TYPE(o)->tp_name, type_name(a->type));
-                    return fall_back(k, args, nargs, why);
+                    return fall_back(k, args, nargs, why, given);
                 }
                 PyArray_ScalarAsCtype(o, slots[i].bytes);
                 val[i] = slots[i].bytes;
@@ -464,7 +532,7 @@ run(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs)
             else {
                 snprintf(why, sizeof(why), "argument `%s` is a %s; the kernel was built for a "
                          "0-d %s", a->name, Py_TYPE(o)->tp_name, type_name(a->type));
-                return fall_back(k, args, nargs, why);
+                return fall_back(k, args, nargs, why, given);
             }
         }
         else { /* SRCAD_NUMBER */
@@ -480,13 +548,13 @@ run(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs)
                     PyErr_Clear();
                     snprintf(why, sizeof(why), "argument `%s` is an int too large for a "
                              "float", a->name);
-                    return fall_back(k, args, nargs, why);
+                    return fall_back(k, args, nargs, why, given);
                 }
             }
             else {
                 snprintf(why, sizeof(why), "argument `%s` is a %s; the kernel was built for "
                          "a Python number", a->name, Py_TYPE(o)->tp_name);
-                return fall_back(k, args, nargs, why);
+                return fall_back(k, args, nargs, why, given);
             }
             val[i] = (char *)&slots[i].d;
         }
@@ -511,7 +579,7 @@ run(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs)
             if (s != shape[d]) {
                 snprintf(why, sizeof(why), "statement %d would have another shape than the "
                          "kernel's", j);
-                return fall_back(k, args, nargs, why);
+                return fall_back(k, args, nargs, why, given);
             }
         }
     }
@@ -546,7 +614,7 @@ run(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs)
         }
         if (!ok) {
             snprintf(why, sizeof(why), "`%s` cannot be updated in place here", k->out[o].name);
-            return fall_back(k, args, nargs, why);
+            return fall_back(k, args, nargs, why, given);
         }
         /* another argument that shares memory with the target (a view of it, or the same
          * array under another name) would have to see the update as numpy's statement
@@ -560,7 +628,7 @@ run(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs)
             if (arr[i] == A || (lo < thi && tlo < hi)) {
                 snprintf(why, sizeof(why), "argument `%s` shares memory with `%s`, which the "
                          "kernel updates in place", k->in[i].name, k->out[o].name);
-                return fall_back(k, args, nargs, why);
+                return fall_back(k, args, nargs, why, given);
             }
         }
     }
@@ -575,7 +643,7 @@ run(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs)
     if (!c_order) {
         if (k->nstmt > MAXOPS) {
             snprintf(why, sizeof(why), "too many statements for the layout rule");
-            return fall_back(k, args, nargs, why);
+            return fall_back(k, args, nargs, why, given);
         }
         for (int j = 0; j < k->nstmt; j++) {
             npy_intp *ops[MAXOPS + 1];
@@ -596,12 +664,41 @@ run(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs)
                                              sizeof(npy_intp) * nd);
         }
     }
+    /* out= arrays: the kernel's shape, memory of their own */
+    for (int o = 0; given != NULL && o < nout; o++) {
+        if (given[o] == NULL) continue;
+        PyArrayObject *G = (PyArrayObject *)given[o];
+        int ok = PyArray_NDIM(G) == nd;
+        for (int d = 0; ok && d < nd; d++) ok = PyArray_DIM(G, d) == shape[d];
+        if (!ok || (k->out[o].inout >= 0 && G != arr[k->out[o].inout])) {
+            PyErr_Format(PyExc_ValueError, "srcad kernel %s: out[%d] has the wrong shape%s",
+                         k->name, o, k->out[o].inout >= 0 ? " (or is not the array updated "
+                         "in place)" : "");
+            return NULL;
+        }
+        char *glo, *ghi;
+        extent(G, &glo, &ghi);
+        for (int i = 0; i < nin && k->out[o].inout < 0; i++) {
+            char *lo, *hi;
+            if (arr[i] == NULL) continue;
+            extent(arr[i], &lo, &hi);
+            if (lo < ghi && glo < hi) {
+                PyErr_Format(PyExc_ValueError, "srcad kernel %s: out[%d] shares memory with "
+                             "argument `%s`", k->name, o, k->in[i].name);
+                return NULL;
+            }
+        }
+    }
     PyObject *outs[SRCAD_MAXARGS];
     int first_new = -1;
     for (int o = 0; o < nout; o++) {
         if (k->out[o].inout >= 0) {
             outs[o] = (PyObject *)arr[k->out[o].inout];
             Py_INCREF(outs[o]);
+            continue;
+        }
+        if (given != NULL && given[o] != NULL) {
+            outs[o] = Py_NewRef(given[o]);
             continue;
         }
         PyArray_Descr *descr = PyArray_DescrFromType(k->out[o].type);
@@ -626,14 +723,19 @@ run(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs)
         pl.k = k;
         pl.nop = nop;
         int order[MAXD];
-        if (c_order) {
-            for (int d = 0; d < nd; d++) order[d] = nd - 1 - d;
+        if (first_new == 0) {
+            if (c_order) {
+                for (int d = 0; d < nd; d++) order[d] = nd - 1 - d;
+            }
+            else {
+                memcpy(order, sorder[k->out[0].stmt], sizeof(int) * nd);
+            }
         }
-        else if (first_new >= 0) {
-            memcpy(order, sorder[k->out[first_new].stmt], sizeof(int) * nd);
-        }
-        else {
-            const npy_intp *one[1] = {st[k->out[0].inout]};
+        else {  /* the first result's memory order (an array given or updated in place) */
+            npy_intp s0[MAXD];
+            PyArrayObject *A = (PyArrayObject *)outs[0];
+            for (int d = 0; d < nd; d++) s0[d] = shape[d] == 1 ? 0 : PyArray_STRIDE(A, d);
+            const npy_intp *one[1] = {s0};
             best_order(nd, 1, (npy_intp *const *)one, order);
         }
         /* operands' strides in iteration order (outermost first) */

@@ -122,8 +122,11 @@ typedef struct srcad_kernel {
 
 typedef struct {
     int abi;
-    /* run kernel k on the entry point's arguments: the result (a tuple when nout > 1) */
-    PyObject *(*run)(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs);
+    /* run kernel k on the entry point's arguments: the result (a tuple when nout > 1).
+     * kwnames (METH_FASTCALL | METH_KEYWORDS): NULL, or ("out",) with args[nargs] the
+     * arrays to write the results into (a tuple, or one array for one result) */
+    PyObject *(*run)(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs,
+                     PyObject *kwnames);
     /* resolve k's numpy loops and take a reference to its fallback: 0, or -1 with an
      * exception set */
     int (*prepare)(srcad_kernel *k, PyObject *fallback);

@@ -419,6 +419,9 @@ def budget_plan(fn_ir, kind, wrt, infos, signature, single, values, options) -> 
                 else v for v in given]
 
     budget = int(options["memory_budget"])
+    # candidates are measured unfused: no kernel build per candidate, and a fused program
+    # keeps no more temporaries than the unfused one, so a plan that fits still fits
+    options = {**options, "fuse": False}
 
     remat = False  # recompute elementwise values in the backward (decided first)
     last: dict = {}

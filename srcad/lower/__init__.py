@@ -41,7 +41,7 @@ from . import cgen
 from .fuse import FunctionLowering
 from .match import VT
 
-__all__ = ["lower", "plan", "LoweredModule", "text_only"]
+__all__ = ["lower", "plan", "LoweredModule", "text_only", "batch"]
 
 _WARNED: set = set()
 _TEXT_ONLY: list = [False]
@@ -69,6 +69,66 @@ class LoweredModule:
     module: object = None  # the extension module (None: planned, not built)
     name: str = ""
     functions: dict = field(default_factory=dict)  # kernel name -> entry point
+
+
+class _Pending:
+    """A kernel of a `batch` whose module is not built yet: calls go to it once it is."""
+
+    __slots__ = ("name", "target")
+
+    def __init__(self, name):
+        self.name, self.target = name, None
+
+    def __call__(self, *args):
+        if self.target is None:
+            raise RuntimeError(f"srcad: kernel {self.name} is called inside the srcad.lower."
+                               f"batch() that builds it; call it after the block")
+        return self.target(*args)
+
+
+_BATCH: list = []
+
+
+@contextlib.contextmanager
+def batch():
+    """Lower everything transformed inside the block into one kernel module, built once at
+    its end (one compiler run instead of one per function: the tests' fuzz corpus, or
+    warming many specialisations up). Kernels cannot be called inside the block."""
+    pending: list = []
+    _BATCH.append(pending)
+    try:
+        yield
+    finally:
+        _BATCH.pop()
+        _build_batch(pending)
+
+
+def _build_batch(pending: list) -> None:
+    from .. import build
+
+    kernels, seen = [], set()
+    for ks, _ in pending:
+        for k in ks:
+            if k.name not in seen:
+                seen.add(k.name)
+                kernels.append(k)
+    if not kernels:
+        return
+    fallbacks = _fallbacks(kernels)
+    by_name = {k.name: f for k, f in zip(kernels, fallbacks)}
+    text = cgen.module_c(kernels, f"a batch of {len(pending)} functions")
+    rows = {s.op.name: s.op.c_version for k in kernels for s in k.stmts}
+    try:
+        module_name, key, material, comp = build.module_key(text, rows)
+        module = build.load_module(text, module_name, key, material, comp, fallbacks)
+        found = {k.name: getattr(module, k.name) for k in kernels}
+    except (build.CompilerUnavailable, build.BuildFailed) as e:
+        warnings.warn(f"srcad: building a batch of fused kernels failed ({e}); their Python "
+                      f"fallbacks run instead", stacklevel=3)
+        found = by_name
+    for _, proxies in pending:
+        for name, proxy in proxies.items():
+            proxy.target = found[name]
 
 
 def _relpath(filename: str) -> str:
@@ -125,6 +185,10 @@ def lower(functions: list, infos_of: dict, namespace: dict, origin: dict):
         return functions, None
     if _TEXT_ONLY[0]:
         return work, LoweredModule(text, kernels)
+    if _BATCH:
+        proxies = {k.name: _Pending(k.name) for k in kernels}
+        _BATCH[-1].append((kernels, proxies))
+        return work, LoweredModule(text, kernels, None, "(batched)", proxies)
     rows = {}
     for k in kernels:
         for s in k.stmts:

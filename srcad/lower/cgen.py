@@ -355,9 +355,9 @@ def block_and_descriptor(k) -> str:
                f"    {len(b.tmps)}, {tmp_name}, {len(b.loops)}, {loops_name},\n"
                f"    {name}_block, NULL, NULL}};")
     out.append(f"static PyObject *\n{name}(PyObject *self, PyObject *const *args, "
-               f"Py_ssize_t nargs)\n{{\n    (void)self;\n"
+               f"Py_ssize_t nargs, PyObject *kwnames)\n{{\n    (void)self;\n"
                f"    if (srcad_rt == NULL) return srcad_not_ready();\n"
-               f"    return srcad_rt->run(&{name}_kernel, args, nargs);\n}}\n")
+               f"    return srcad_rt->run(&{name}_kernel, args, nargs, kwnames);\n}}\n")
     return "\n".join(out)
 
 
@@ -416,8 +416,8 @@ def module_c(kernels: list, origin: str) -> str:
         "static PyMethodDef srcad_methods[] = {",
     ]
     for n in names:
-        tail.append(f"    {{{_c_string(n)}, (PyCFunction)(void (*)(void)){n}, METH_FASTCALL, "
-                    f"NULL}},")
+        tail.append(f"    {{{_c_string(n)}, (PyCFunction)(void (*)(void)){n}, "
+                    f"METH_FASTCALL | METH_KEYWORDS, NULL}},")
     tail += [
         "    {\"_init\", (PyCFunction)(void (*)(void))srcad_init, METH_FASTCALL, NULL},",
         "    {NULL, NULL, 0, NULL},",

@@ -1,0 +1,143 @@
+"""The kernel cache survives what real processes do to it (DESIGN.md, "Safety").
+
+Each test starts fresh Python processes (tests/kernel_cache_worker.py) on a cache directory
+of its own: several building the same entry at once (one compiles, the others wait on the
+entry's lock and load its result); an entry truncated or corrupted after it was built
+(rebuilt, never loaded -- loading a truncated shared object kills the process with SIGBUS);
+a read-only cache directory (its entries still load; new ones are built in a private
+temporary directory, with one warning); and the compiler: ``CC`` is the one used, and with
+no working compiler there is one warning and the unfused code runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from srcad.build import cache
+
+ROOT = Path(__file__).resolve().parent.parent
+WORKER = ROOT / "tests" / "kernel_cache_worker.py"
+
+
+def run_worker(cache_dir, *args, env=None, check=True):
+    e = {**os.environ, "PYTHONPATH": str(ROOT), "SRCAD_CACHE_DIR": str(cache_dir),
+         "SRCAD_NUM_THREADS": "1", **(env or {})}
+    p = subprocess.Popen([sys.executable, str(WORKER), *map(str, args)], env=e,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return p
+
+
+def report(p, timeout=180):
+    out, err = p.communicate(timeout=timeout)
+    assert p.returncode == 0, f"worker exited with {p.returncode}\n{err[-3000:]}"
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def entries(d: Path):
+    return sorted(p for p in d.glob(f"srcad_k_*{cache.EXT}"))
+
+
+def test_cache_directory_is_created_private(tmp_path):
+    d = tmp_path / "new" / "kernels"
+    r = report(run_worker(d))
+    assert r["equal"] and r["fused"]
+    assert stat.S_IMODE(d.stat().st_mode) == 0o700
+    assert len(entries(d)) == 2  # (the worker's two specialisations: one module each)
+    module = entries(d)[0].name[:-len(cache.EXT)]
+    seal = json.loads((d / f"{module}.json").read_text())
+    assert seal["key"].startswith(module[len("srcad_k_"):])
+    assert "-ffast-math" not in seal["flags"] and "-ffp-contract=off" in seal["flags"]
+    assert (d / f"{module}.c").exists()
+
+
+def test_concurrent_builds_of_one_entry(tmp_path):
+    d = tmp_path / "kernels"
+    start = tmp_path / "go"
+    workers = [run_worker(d, start) for _ in range(3)]
+    time.sleep(1.0)  # let them all import and wait
+    start.touch()
+    reports = [report(w) for w in workers]
+    assert all(r["equal"] and r["fused"] for r in reports), reports
+    built = [m for r in reports for m in r["built"]]
+    assert len(built) == len(set(built)) == 2, reports  # each entry compiled once, loaded
+    assert len(entries(d)) == 2
+    assert not list(d.glob(".build-*")), "a temporary build directory was left behind"
+
+
+@pytest.mark.parametrize("damage", ["truncate", "corrupt", "empty"])
+def test_damaged_entry_is_rebuilt_not_loaded(tmp_path, damage):
+    d = tmp_path / "kernels"
+    first = report(run_worker(d))
+    assert len(first["built"]) == 2
+    so = d / f"{first['built'][0]}{cache.EXT}"
+    data = so.read_bytes()
+    if damage == "truncate":
+        so.write_bytes(data[:len(data) // 2])
+    elif damage == "corrupt":  # same size, other bytes
+        so.write_bytes(data[:4096] + bytes(b ^ 0xFF for b in data[4096:8192]) + data[8192:])
+    else:
+        so.write_bytes(b"")
+    second = report(run_worker(d))  # a SIGBUS would fail here with a negative return code
+    assert second["equal"] and second["fused"]
+    assert second["built"] == first["built"][:1], "the damaged entry was not rebuilt"
+    assert so.read_bytes() == data or len(so.read_bytes()) == len(data)
+    third = report(run_worker(d))
+    assert not third["built"], "the rebuilt entry did not load"
+
+
+def test_read_only_cache_directory(tmp_path):
+    d = tmp_path / "kernels"
+    report(run_worker(d))  # one entry in it
+    before = sorted(p.name for p in d.iterdir())
+    d.chmod(0o500)
+    try:
+        # its entry still loads, without a warning and without building
+        r = report(run_worker(d))
+        assert r["equal"] and r["fused"]
+        # a function it has no entry for is built in a private directory, with one warning
+        r2 = report(run_worker(d, env={"SRCAD_TEST_VARIANT": "1"}))
+        assert r2["equal"] and r2["fused"]
+    finally:
+        d.chmod(0o700)
+    assert sorted(p.name for p in d.iterdir()) == before, "the read-only cache was written"
+    assert any("kernel cache" in w and "read-only" in w for w in r["warnings"] +
+               r2["warnings"]), (r, r2)
+    assert sum("kernel cache" in w for w in r["warnings"]) <= 1
+
+
+def test_cc_is_honoured(tmp_path):
+    log = tmp_path / "cc.log"
+    wrapper = tmp_path / "mycc"
+    wrapper.write_text(f"#!/bin/sh\necho \"$@\" >> {log}\nexec gcc \"$@\"\n")
+    wrapper.chmod(0o755)
+    r = report(run_worker(tmp_path / "kernels", env={"CC": str(wrapper)}))
+    assert r["equal"] and r["fused"] and r["built"]
+    assert "-ffp-contract=off" in log.read_text()
+
+
+@pytest.mark.parametrize("cc", ["/bin/false", "/nonexistent/cc"])
+def test_no_working_compiler_runs_unfused_with_one_warning(tmp_path, cc):
+    # (a runtime built at install time needs no compiler; kernels do)
+    r = report(run_worker(tmp_path / "kernels", env={"CC": cc}))
+    assert r["equal"] and not r["fused"]
+    assert len([w for w in r["warnings"] if "needs a C compiler" in w]) == 1, r["warnings"]
+
+
+def test_key_covers_what_the_code_depends_on(monkeypatch):
+    from srcad import build
+
+    text = "/* a kernel module */"
+    base = build.module_key(text, {"add": 1})
+    assert build.module_key(text, {"add": 2})[1] != base[1]  # a row's C version
+    assert build.module_key(text + " ", {"add": 1})[1] != base[1]  # the source
+    monkeypatch.setattr(build, "_cpu", lambda: "another CPU")
+    assert build.module_key(text, {"add": 1})[1] != base[1]  # the CPU (-march=native)
+    assert base[0] == "srcad_k_" + base[1][:24]
