@@ -508,7 +508,31 @@ run_impl(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs, PyObject *con
             }
             arr[i] = A;
         }
-        else if (a->kind == SRCAD_SCALAR) {
+        else if (a->kind == SRCAD_SCALAR_OR_NUMBER && (PyFloat_CheckExact(o) ||
+                                                       PyLong_CheckExact(o) ||
+                                                       PyBool_Check(o))) {
+            double d = PyFloat_CheckExact(o) ? PyFloat_AS_DOUBLE(o) : PyLong_AsDouble(o);
+            if (d == -1.0 && PyErr_Occurred()) {
+                PyErr_Clear();
+                snprintf(why, sizeof(why), "argument `%s` is an int too large for a float",
+                         a->name);
+                return fall_back(k, args, nargs, why, given);
+            }
+            if (a->type == NPY_FLOAT) {
+                float f = (float)d;
+                memcpy(slots[i].bytes, &f, sizeof f);
+            }
+            else if (a->type == NPY_DOUBLE) {
+                memcpy(slots[i].bytes, &d, sizeof d);
+            }
+            else {
+                snprintf(why, sizeof(why), "argument `%s`: a number for a %s", a->name,
+                         type_name(a->type));
+                return fall_back(k, args, nargs, why, given);
+            }
+            val[i] = slots[i].bytes;
+        }
+        else if (a->kind == SRCAD_SCALAR || a->kind == SRCAD_SCALAR_OR_NUMBER) {
             if (PyArray_CheckExact(o) && PyArray_NDIM((PyArrayObject *)o) == 0 &&
                 PyArray_TYPE((PyArrayObject *)o) == a->type &&
                 PyArray_ISNOTSWAPPED((PyArrayObject *)o) &&

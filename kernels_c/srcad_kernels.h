@@ -79,7 +79,9 @@ typedef void (*srcad_block_fn)(char *const *p, intptr_t n, const srcad_loop *loo
 enum {
     SRCAD_ARRAY = 0,  /* an ndarray of exactly `type`, broadcast into the kernel's shape */
     SRCAD_SCALAR = 1, /* a 0-d ndarray or numpy scalar of exactly `type` (numpy: strong) */
-    SRCAD_NUMBER = 2  /* a Python int, float or bool (numpy: weak); read as a C double */
+    SRCAD_NUMBER = 2, /* a Python int, float or bool (numpy: weak); read as a C double */
+    SRCAD_SCALAR_OR_NUMBER = 3 /* SRCAD_SCALAR, or a Python number where numpy would compute
+                                * the same either way (converted to `type`, as numpy would) */
 };
 
 typedef struct {

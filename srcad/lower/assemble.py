@@ -57,6 +57,7 @@ def build_kernel(fl, r):
             if t.name not in arg_of:
                 arg_of[t.name] = len(args)
                 args.append(kir.Arg(t.name, t.vt, kir.c_identifier(t.name, used)))
+            args[arg_of[t.name]].number_ok &= t.weak_ok
             return Ref("arg", arg_of[t.name])
         refs = {p: operand(c, target, False) for p, c in t.children.items()}
         cname = kir.c_identifier(target if root else f"{target}_{t.app.op.name}", used)

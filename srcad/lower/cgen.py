@@ -316,7 +316,10 @@ def block_and_descriptor(k) -> str:
             out.append(f" *   {_comment(piece)}" + (f"  (L{line})" if line else ""))
     out.append(" */")
     out.append(block)
-    ins = ", ".join(f"{{{_c_string(a.name)}, {kinds[a.kind]}, {a.dtype.num}}}" for a in k.args)
+    def kind_of(a):
+        return "SRCAD_SCALAR_OR_NUMBER" if a.kind == "scalar" and a.number_ok else kinds[a.kind]
+
+    ins = ", ".join(f"{{{_c_string(a.name)}, {kind_of(a)}, {a.dtype.num}}}" for a in k.args)
     out.append(f"static const srcad_arg {name}_args[] = {{{ins}}};")
     outs = ", ".join(f"{{{_c_string(o.name)}, {k.stmts[o.stmt].dtype.num}, {o.inout}, "
                      f"{o.stmt}}}" for o in k.outs)

@@ -60,6 +60,7 @@ class TNode:
     typed: object = None
     children: dict = field(default_factory=dict)
     name: str | None = None
+    weak_ok: bool = False  # a 0-d leaf that may also be a Python number (see `tree`)
 
     def ops(self) -> int:
         return (1 if self.kind == "op" else 0) + sum(c.ops() for c in self.children.values())
@@ -166,10 +167,18 @@ class FunctionLowering:
             if c is None:
                 return None
             children[p] = c
-        vts = {p: (c.vt if c.kind != "op" else c.vt) for p, c in children.items()}
+        vts = {p: c.vt for p, c in children.items()}
         typed = match.type_op(app, vts, self.ns)
         if isinstance(typed, str):
             return None
+        # a 0-d float operand that a Python number would leave computing the same (the
+        # adjoint seed is one or the other): the kernel then takes either
+        for p, c in children.items():
+            if c.kind == "leaf" and c.vt.kind == "array" and not c.vt.ndim and \
+                    c.vt.dtype.kind == "f":
+                alt = match.type_op(app, {**vts, p: VT("number")}, self.ns)
+                c.weak_ok = not isinstance(alt, str) and alt.out == typed.out and \
+                    alt.loop_in == typed.loop_in
         return TNode("op", VT("array", typed.out, typed.shape), e, app, typed, children)
 
     # -- splitting a statement into parts ----------------------------------------------------
@@ -329,21 +338,10 @@ class FunctionLowering:
             if ln.compound:
                 self.close(region, out)
                 region = Region()
-                written = set()
-                for sub in ln.walk():
-                    if sub.node is not None:
-                        written |= names_written(sub.node)
-                        if isinstance(sub.node, ast.For):
-                            written |= {n.id for n in ast.walk(sub.node.target)
-                                        if isinstance(n, ast.Name)}
-                inner = dict(env)
-                for n in written:
-                    self._reset(inner, n)
+                inner = self.compound_env(ln, env)  # (env becomes the env after it)
                 new = Line(ln.node, ln.line, ln.comment, self.body(ln.body, dict(inner)),
                            self.body(ln.orelse, dict(inner)) if ln.orelse else ln.orelse)
                 out.append(new)
-                for n in written:
-                    self._reset(env, n)
                 continue
             parts, rest = self.parts_of(ln, index, env)
             self.n_parts[index] = len(parts)
@@ -369,13 +367,97 @@ class FunctionLowering:
                 self.close(region, out)
                 region = Region()
                 out.append(rest)
-            for n in names_written(node):
-                self._reset(env, n)
-            if isinstance(node, ast.Delete):
-                for t in node.targets:
-                    env.pop(t.id, None)
+            self.step_env(node, env)
         self.close(region, out)
         return out
+
+    # -- static types through copies, branches and loops -------------------------------------
+    # (`Info` has nothing for a name one path of the program did not assign; the chain finder
+    # follows the types itself where the paths agree)
+    @staticmethod
+    def _written(ln: Line) -> set:
+        out = set()
+        for sub in ln.walk():
+            if sub.node is not None:
+                out |= names_written(sub.node)
+                if isinstance(sub.node, ast.For):
+                    out |= {n.id for n in ast.walk(sub.node.target) if isinstance(n, ast.Name)}
+        return out
+
+    def step_env(self, node: ast.stmt, env: dict) -> None:
+        """`env` after one simple statement."""
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                isinstance(node.targets[0], ast.Name):
+            t = self.tree(node.value, env)
+            target = node.targets[0].id
+            if t is not None and t.kind in ("op", "leaf") and t.vt.kind != "const":
+                env[target] = t.vt
+            else:
+                self._reset(env, target)
+            return
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            vt = env.get(node.target.id)
+            t = self.tree(ast.BinOp(left=ast.Name(node.target.id, ast.Load()), op=node.op,
+                                    right=node.value), env) if vt is not None else None
+            if t is None or t.kind != "op" or t.vt.shape != vt.shape or \
+                    not np.can_cast(t.vt.dtype, vt.dtype, "same_kind"):
+                self._reset(env, node.target.id)
+            return
+        if isinstance(node, ast.Delete):
+            for t in node.targets:
+                if isinstance(t, ast.Name):
+                    env.pop(t.id, None)
+            return
+        for n in names_written(node):
+            self._reset(env, n)
+
+    def propagate(self, lines: list, env: dict) -> None:
+        for ln in lines:
+            if ln.node is None:
+                continue
+            if ln.compound:
+                self.compound_env(ln, env)
+            else:
+                self.step_env(ln.node, env)
+
+    def compound_env(self, ln: Line, env: dict) -> dict:
+        """The env its bodies start from; updates `env` to the env after it. A branch keeps
+        a name's type where both ways agree; a loop keeps the type of a value it carries
+        from one iteration to the next when one iteration leaves it unchanged."""
+        from ..gcode import exposed_reads
+
+        written = self._written(ln)
+        before = dict(env)
+        if isinstance(ln.node, ast.If):
+            a, b = dict(before), dict(before)
+            self.propagate(ln.body, a)
+            self.propagate(ln.orelse or [], b)
+            for n in written:
+                if a.get(n) is not None and a.get(n) == b.get(n):
+                    env[n] = a[n]
+                else:
+                    self._reset(env, n)
+            return before
+        entry = dict(before)
+        if isinstance(ln.node, ast.For):
+            for n in ast.walk(ln.node.target):
+                if isinstance(n, ast.Name):
+                    self._reset(entry, n.id)
+        trial = dict(entry)
+        self.propagate(ln.body, trial)
+        carried = written & exposed_reads(ln.body)
+        inner = dict(entry)
+        for n in carried:  # read before it is assigned: its type must not change
+            if trial.get(n) is None or trial.get(n) != entry.get(n):
+                self._reset(inner, n)
+        for n in written:  # after it: the same type whether it ran or not, else Info's
+            if inner.get(n) is not None and trial.get(n) == before.get(n) == inner.get(n):
+                env[n] = inner[n]
+            else:
+                self._reset(env, n)
+        if ln.orelse:
+            self.propagate(ln.orelse, env)
+        return inner
 
     def _reset(self, env: dict, name: str) -> None:
         vt = VT.of_info(self.infos.get(name))

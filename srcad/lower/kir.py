@@ -42,6 +42,7 @@ class Arg:
     name: str  # the Python name the call passes
     vt: VT
     cname: str
+    number_ok: bool = True  # a 0-d argument: a Python number is fine too (every use agrees)
 
     @property
     def kind(self) -> str:
