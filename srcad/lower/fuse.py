@@ -397,8 +397,11 @@ class FunctionLowering:
             return
         if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
             vt = env.get(node.target.id)
+            if vt is None or vt.kind != "array":
+                self._reset(env, node.target.id)
+                return
             t = self.tree(ast.BinOp(left=ast.Name(node.target.id, ast.Load()), op=node.op,
-                                    right=node.value), env) if vt is not None else None
+                                    right=node.value), env)
             if t is None or t.kind != "op" or t.vt.shape != vt.shape or \
                     not np.can_cast(t.vt.dtype, vt.dtype, "same_kind"):
                 self._reset(env, node.target.id)
