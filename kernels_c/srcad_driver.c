@@ -24,7 +24,9 @@
  *      axes and merging axes that are contiguous for every operand: one row of a contiguous
  *      chain is one call of the block function (the fast path); a stride-0 operand is
  *      filled, a strided one gathered, into per-thread scratch, block by block;
- *   5. above a size threshold, split the rows (or one long row) between OpenMP threads;
+ *   5. above a size threshold, split the rows (or one long row) between OpenMP threads --
+ *      where that has paid off for this kernel before (see `run`: on a busy machine a
+ *      team of two waits a whole time slice for a preempted thread);
  *   6. report floating-point exceptions raised by the chain the way numpy does for a ufunc
  *      (np.errstate decides: ignore, warn, raise), under the kernel's name.
  */
@@ -57,6 +59,7 @@
 static int num_threads = 1;
 static npy_intp parallel_min = 65536; /* elements; below this a kernel runs on one thread */
 static int strict = 0;                /* raise instead of falling back (tests) */
+static int adaptive = 1;              /* use threads only where they have paid off */
 static unsigned long long n_calls = 0, n_fallbacks = 0;
 static char last_fallback[512] = "";
 
@@ -73,6 +76,16 @@ default_threads(void)
 #else
     return 1;
 #endif
+}
+
+#include <time.h>
+
+static double
+now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* -- numpy type names, for messages ---------------------------------------------------- */
@@ -828,6 +841,14 @@ run_impl(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs, PyObject *con
             if (pl.cls[op] != CLS_DIRECT) need_scratch = 1;
         }
         int nt = (total >= parallel_min && num_threads > 1) ? num_threads : 1;
+        /* threads only where they have paid off: a kernel's first large call runs on one
+         * thread (its speed per element is remembered); a parallel call slower than that
+         * (another process had the other core: the team waited a whole time slice for
+         * it) sends the kernel back to one thread for 8, 16, ... 4096 calls */
+        if (nt > 1 && adaptive && (k->ns_serial == 0.0 || k->backoff > 0)) {
+            if (k->backoff > 0) k->backoff--;
+            nt = 1;
+        }
         pl.blk = need_scratch ? SRCAD_BLOCK : pl.len;
         if (nt > 1 && pl.rows < nt && pl.blk == pl.len) {
             npy_intp b = (pl.len + nt - 1) / nt;
@@ -837,6 +858,7 @@ run_impl(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs, PyObject *con
         npy_intp units = pl.rows * pl.nblk;
         if (units < nt) nt = (int)units;
         int flags = 0;
+        double t_start = now();
         if (total >= 16384) {
             Py_BEGIN_ALLOW_THREADS
 #ifdef _OPENMP
@@ -854,6 +876,19 @@ run_impl(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs, PyObject *con
         }
         else {
             flags = work(&pl, 0, units);
+        }
+        if (total >= parallel_min && num_threads > 1) {
+            double per = (now() - t_start) / (double)total;
+            if (nt == 1) {
+                k->ns_serial = k->ns_serial == 0.0 ? per : 0.75 * k->ns_serial + 0.25 * per;
+            }
+            else if (per > 1.1 * k->ns_serial) {
+                k->penalty = k->penalty == 0 ? 8 : (k->penalty < 4096 ? 2 * k->penalty : 4096);
+                k->backoff = k->penalty;
+            }
+            else {
+                k->penalty = 0;
+            }
         }
         if (flags < 0) {
             for (int o = 0; o < nout; o++) Py_DECREF(outs[o]);
@@ -982,6 +1017,16 @@ py_set_strict(PyObject *self, PyObject *arg)
 }
 
 static PyObject *
+py_set_adaptive(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    int old = adaptive;
+    adaptive = PyObject_IsTrue(arg);
+    if (adaptive < 0) return NULL;
+    return PyBool_FromLong(old);
+}
+
+static PyObject *
 py_stats(PyObject *self, PyObject *noargs)
 {
     (void)self;
@@ -1013,6 +1058,8 @@ static PyMethodDef methods[] = {
      "set_parallel_threshold(elements) -> previous: below it a kernel runs on one thread"},
     {"set_strict", py_set_strict, METH_O,
      "set_strict(flag) -> previous: raise TypeError instead of running the fallback"},
+    {"set_adaptive", py_set_adaptive, METH_O,
+     "set_adaptive(flag) -> previous: keep using threads only where they have paid off"},
     {"stats", py_stats, METH_NOARGS, "calls, fallbacks, the last fallback's reason, settings"},
     {"reset_stats", py_reset_stats, METH_NOARGS, "zero the counters"},
     {NULL, NULL, 0, NULL},

@@ -120,6 +120,10 @@ typedef struct srcad_kernel {
     /* filled at load time by srcad_api.prepare */
     srcad_loop *loops;
     PyObject *fallback; /* a Python function of the same arguments (a new reference) */
+    /* the runtime's own bookkeeping (zero-initialised): whether threads pay off */
+    double ns_serial;   /* seconds per element of recent one-thread runs (0: none yet) */
+    int backoff;        /* run this many more calls on one thread */
+    int penalty;        /* the next backoff, doubled each time threads lose */
 } srcad_kernel;
 
 typedef struct {

@@ -262,6 +262,7 @@ def test_threads_give_the_same_bits():
     [f], _, _ = fuse_functions([src], [(x, y)])
     rt = build.runtime()
     old_threads, old_min = rt.set_num_threads(1), rt.set_parallel_threshold(0)
+    old_adaptive = rt.set_adaptive(False)  # two threads every time, whether they pay or not
     try:
         one = f(x, y)
         rt.set_num_threads(2)
@@ -270,5 +271,6 @@ def test_threads_give_the_same_bits():
     finally:
         rt.set_num_threads(old_threads)
         rt.set_parallel_threshold(old_min)
+        rt.set_adaptive(old_adaptive)
     assert _same(one, two) and _same(one, two_t)
     assert _same(one, np.maximum(np.exp(x * 0.5) - y, 0.0) * y)

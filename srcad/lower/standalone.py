@@ -54,8 +54,9 @@ def to_gfunction(source: str) -> GFunction:
 
 
 def fuse_functions(sources: list[str], examples: list[tuple], *, filename: str = "<fused>",
-                   namespace: dict | None = None):
-    """([callables], LoweredModule or None, the lowered Python source)."""
+                   namespace: dict | None = None, fuse: bool = True):
+    """([callables], LoweredModule or None, the lowered Python source). ``fuse=False``: the
+    same functions as srcad writes them, not lowered (the unfused baseline)."""
     from . import lower
 
     functions = [to_gfunction(s) for s in sources]
@@ -63,8 +64,10 @@ def fuse_functions(sources: list[str], examples: list[tuple], *, filename: str =
                 for f, ex in zip(functions, examples)}
     infos_of = {n: {k: v for k, v in d.items() if v is not None} for n, d in infos_of.items()}
     ns = dict(namespace or {})
-    functions, lowered = lower(functions, infos_of, ns,
-                               {"filename": filename, "name": functions[0].name})
+    lowered = None
+    if fuse:
+        functions, lowered = lower(functions, infos_of, ns,
+                                   {"filename": filename, "name": functions[0].name})
     text = "import numpy as np\n\n\n" + "\n\n\n".join(
         "\n".join(render_function(f)) for f in functions) + "\n"
     kernels = lowered.functions if lowered is not None else {}
