@@ -18,7 +18,7 @@ def loss_grad(W, b, x, y):
     dh_add = fused_add_tanh_subtract_and_1_more_8dfbf4(h_matmul, b, y)  # L10
     del h_matmul  # L10
     # --- backward ---
-    # grad of L11: return np.mean((h - y) ** 2)
+    # recomputed, not kept from the forward (fuse=True): loss_subtract
     # grad of L10: h = np.tanh(x @ W + b)
     db = dh_add.sum(axis=0)  # L10
     dW = x.T @ dh_add  # L10

@@ -3,14 +3,14 @@
 # specialised to: p: dict, x: float64[2, 8, 16], n_heads: int, probe: float64[2, 8, 16]
 # user source sha256: 792704cb8207
 # from the user's module: attention, gelu, layer_norm, merge_heads, mlp, softmax, split_heads
-# fused C kernels (built into srcad's kernel cache; `python -m srcad show FILE:FUNC --fuse --out DIR` writes their C): fused_add_sqrt_73cdf5, fused_add_sqrt_a70f68, fused_divide_multiply_add_a26661, fused_divide_multiply_add_ae4843, fused_divide_negative_multiply_46e9ad, fused_multiply_add_84bbba, fused_multiply_add_negative_a97e64, fused_multiply_add_tanh_fa861d, fused_multiply_divide_93dff8, fused_multiply_divide_negative_b5fa79, fused_multiply_negative_17effd, fused_multiply_subtract_add_a5da76, fused_subtract_exp_e3af9a, fused_subtract_multiply_e50e7d, fused_subtract_multiply_f3876b
+# fused C kernels (built into srcad's kernel cache; `python -m srcad show FILE:FUNC --fuse --out DIR` writes their C): fused_add_multiply_subtract_30208b, fused_add_sqrt_73cdf5, fused_add_sqrt_a70f68, fused_divide_multiply_add_15f928, fused_divide_multiply_add_a26661, fused_divide_negative_multiply_46e9ad, fused_multiply_add_84bbba, fused_multiply_add_negative_a97e64, fused_multiply_add_tanh_380232, fused_multiply_divide_93dff8, fused_multiply_divide_negative_5170ef, fused_multiply_negative_17effd, fused_subtract_exp_e3af9a, fused_subtract_multiply_e50e7d, fused_subtract_multiply_f3876b
 import numpy as np
 from srcad.runtime import as_grad, extremum_grad, inverse_permutation, matmul_grad_a, matmul_grad_b, unindex
 
 
 def gelu_fwd(x):
     # --- forward ---
-    # fused kernel fused_multiply_add_tanh_fa861d (L31): 9 ops in one pass over [2, 8, 64], in place of:
+    # fused kernel fused_multiply_add_tanh_380232 (L31): 9 ops in one pass over [2, 8, 64], in place of:
     #   gelu_multiply = 0.5 * x  # L31
     #   gelu_multiply_2 = 0.044715 * x  # L31
     #   gelu_multiply_3 = gelu_multiply_2 * x  # L31
@@ -20,27 +20,33 @@ def gelu_fwd(x):
     #   gelu_tanh = np.tanh(gelu_multiply_5)  # L31
     #   gelu_add_2 = 1.0 + gelu_tanh  # L31
     #   gelu = gelu_multiply * gelu_add_2  # L31
-    gelu_multiply, gelu_multiply_2, gelu_multiply_3, gelu_tanh, gelu_add_2, gelu = fused_multiply_add_tanh_fa861d(x)  # L31
-    return (gelu, (x, gelu_multiply, gelu_multiply_2, gelu_multiply_3, gelu_tanh, gelu_add_2))  # L31
+    gelu_tanh, gelu = fused_multiply_add_tanh_380232(x)  # L31
+    return (gelu, (x, gelu_tanh))  # L31
 
 
 def gelu_bwd(saved, dgelu):
-    # saved by the forward: x, gelu_multiply, gelu_multiply_2, gelu_multiply_3, gelu_tanh, gelu_add_2
-    x, gelu_multiply, gelu_multiply_2, gelu_multiply_3, gelu_tanh, gelu_add_2 = saved
+    # saved by the forward: x, gelu_tanh
+    x, gelu_tanh = saved
     # --- backward ---
-    # grad of L31: return 0.5 * x * (1.0 + np.tanh(GELU_C * (x + 0.044715 * x * x * x)))
-    # fused kernel fused_multiply_subtract_add_a5da76 (L31): 16 ops in one pass over [2, 8, 64], in place of:
+    # recomputed, not kept from the forward (fuse=True): gelu_add_2
+    # fused kernel fused_add_multiply_subtract_30208b (L31): 20 ops in one pass over [2, 8, 64], in place of:
+    #   gelu_add_2 = 1.0 + gelu_tanh  # L31
     #   dgelu_multiply = dgelu * gelu_add_2  # L31
+    #   gelu_multiply = 0.5 * x  # L31
     #   dgelu_add_2 = dgelu * gelu_multiply  # L31
     #   dgelu_multiply_5 = dgelu_add_2 * (1 - gelu_tanh * gelu_tanh)  # L31
     #   dgelu_add = dgelu_multiply_5 * 0.7978845608028654  # L31
     #   dgelu_multiply_3 = dgelu_add * x  # L31
+    #   gelu_multiply_2 = 0.044715 * x  # L31
+    #   gelu_multiply_3 = gelu_multiply_2 * x  # L31
     #   dx = dgelu_add + dgelu_add * gelu_multiply_3  # L31
     #   dgelu_multiply_2 = dgelu_multiply_3 * x  # L31
     #   dx += dgelu_multiply_3 * gelu_multiply_2  # L31
     #   dx += dgelu_multiply_2 * 0.044715  # L31
     #   dx += dgelu_multiply * 0.5  # L31
-    dx = fused_multiply_subtract_add_a5da76(dgelu, gelu_add_2, gelu_multiply, gelu_tanh, x, gelu_multiply_3, gelu_multiply_2)  # L31
+    dx = fused_add_multiply_subtract_30208b(gelu_tanh, dgelu, x)  # L31
+    # recomputed, not kept from the forward (fuse=True): gelu_multiply
+    # recomputed, not kept from the forward (fuse=True): gelu_multiply_2, gelu_multiply_3
     return (dx,)  # L31
 
 
@@ -89,26 +95,28 @@ def layer_norm_fwd(x, gain, bias, eps):
     #   layer_norm_sqrt = np.sqrt(layer_norm_add)  # L26
     layer_norm_sqrt = fused_add_sqrt_a70f68(var, eps)  # L26
     del var  # L26
-    # fused kernel fused_divide_multiply_add_ae4843 (L26): 3 ops in one pass over [2, 8, 16], in place of:
+    # fused kernel fused_divide_multiply_add_15f928 (L26): 3 ops in one pass over [2, 8, 16], in place of:
     #   layer_norm_divide = xc / layer_norm_sqrt  # L26
     #   layer_norm_multiply = layer_norm_divide * gain  # L26
     #   layer_norm = layer_norm_multiply + bias  # L26
-    layer_norm_divide, layer_norm = fused_divide_multiply_add_ae4843(xc, layer_norm_sqrt, gain, bias)  # L26
-    return (layer_norm, (gain, xc, layer_norm_sqrt, layer_norm_divide))  # L26
+    layer_norm = fused_divide_multiply_add_15f928(xc, layer_norm_sqrt, gain, bias)  # L26
+    return (layer_norm, (gain, xc, layer_norm_sqrt))  # L26
 
 
 def layer_norm_bwd(saved, dlayer_norm):
-    # saved by the forward: gain, xc, layer_norm_sqrt, layer_norm_divide
-    gain, xc, layer_norm_sqrt, layer_norm_divide = saved
+    # saved by the forward: gain, xc, layer_norm_sqrt
+    gain, xc, layer_norm_sqrt = saved
     # --- backward ---
     # grad of L26: return xc / np.sqrt(var + eps) * gain + bias
     dbias = dlayer_norm.sum(axis=(0, 1))  # L26
-    # fused kernel fused_multiply_divide_negative_b5fa79 (L26): 6 ops in one pass over [2, 8, 16], in place of:
+    # fused kernel fused_multiply_divide_negative_5170ef (L26): 7 ops in one pass over [2, 8, 16], in place of:
     #   dlayer_norm_divide = dlayer_norm * gain  # L26
+    #   layer_norm_divide = xc / layer_norm_sqrt  # L26
     #   dgain_multiply = dlayer_norm * layer_norm_divide  # L26
     #   dxc = dlayer_norm_divide / layer_norm_sqrt  # L26
     #   dlayer_norm_sqrt_divide = -dlayer_norm_divide * layer_norm_divide / layer_norm_sqrt  # L26
-    dgain_multiply, dxc, dlayer_norm_sqrt_divide = fused_multiply_divide_negative_b5fa79(dlayer_norm, gain, layer_norm_divide, layer_norm_sqrt)  # L26
+    dgain_multiply, dxc, dlayer_norm_sqrt_divide = fused_multiply_divide_negative_5170ef(dlayer_norm, gain, xc, layer_norm_sqrt)  # L26
+    # recomputed, not kept from the forward (fuse=True): layer_norm_divide
     dgain = dgain_multiply.sum(axis=(0, 1))  # L26
     del dgain_multiply  # L26
     dlayer_norm_sqrt = dlayer_norm_sqrt_divide.sum(axis=2, keepdims=True)  # L26

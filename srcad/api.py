@@ -320,11 +320,15 @@ class Transformed:
             if self.options["memory_budget"] is not None and values is not None and \
                     self.kind != "jvp" and not to_transform:
                 plan = self._budget_policy(wrt, infos, signature, values)
+            # fused code recomputes elementwise values in the backward rather than saving
+            # them: inside a kernel that costs arithmetic, not memory traffic (same bits)
+            fused = self.options["fuse"] and not to_transform and self.kind != "jvp"
             c = build(self._ir, self.kind, wrt, infos, signature, self.single, self.options,
                       checkpoint_ids=plan.call_ids if plan else frozenset(),
                       loop_schedules=plan.loop_schedules if plan else None,
                       checkpoint_loops=not to_transform, plan=plan,
-                      remat=bool(plan and plan.remat))
+                      remat="memory_budget" if plan and plan.remat else
+                      ("fuse=True" if fused else False))
             c.plan = plan
             return c
         except SrcadError:

@@ -100,6 +100,8 @@ class Region:
     written: set = field(default_factory=set)
     pend_reads: set = field(default_factory=set)
     pend_writes: set = field(default_factory=set)
+    pend_dels: set = field(default_factory=set)  # names a deferred `del` unbinds
+    drop_dels: set = field(default_factory=set)  # ... that a later part binds again
     inout: set = field(default_factory=set)
     originals: dict = field(default_factory=dict)  # index -> the original Line
     rests: dict = field(default_factory=dict)  # index -> the rewritten line, if any
@@ -474,8 +476,11 @@ class FunctionLowering:
             return True
         if p.shape != r.shape:
             return False
-        if p.reads & r.pend_writes or {p.target} & (r.pend_reads | r.pend_writes):
+        if p.reads & (r.pend_writes | r.pend_dels) or \
+                {p.target} & (r.pend_reads | r.pend_writes):
             return False
+        # (a part may bind a name a deferred `del` unbinds: the kernel's binding replaces
+        # the old value the `del` would have freed, and the `del` is dropped)
         if p.target in r.inout:
             return False
         if p.aug and p.target not in r.written and r.pending:
@@ -485,6 +490,9 @@ class FunctionLowering:
     def add(self, r: Region, p: Part, ln: Line, index: int) -> None:
         if p.aug and p.target not in r.written:
             r.inout.add(p.target)
+        if p.target in r.pend_dels:
+            r.drop_dels.add(p.target)
+            r.pend_dels.discard(p.target)
         r.parts.append(p)
         r.written.add(p.target)
         r.originals.setdefault(index, ln)
@@ -494,7 +502,7 @@ class FunctionLowering:
         r.originals.setdefault(index, original)
         r.pend_reads |= names_read(rest.node)
         if isinstance(rest.node, ast.Delete):
-            r.pend_writes |= {t.id for t in rest.node.targets}
+            r.pend_dels |= {t.id for t in rest.node.targets}
         else:
             r.pend_writes |= names_written(rest.node)
 
@@ -522,7 +530,8 @@ class FunctionLowering:
         for _, ln in r.pending:
             node = ln.node
             if isinstance(node, ast.Delete):
-                keep = [t for t in node.targets if t.id not in unbound]
+                keep = [t for t in node.targets
+                        if t.id not in unbound and t.id not in r.drop_dels]
                 if not keep:
                     continue
                 ln = Line(ast.Delete(targets=keep), ln.line)

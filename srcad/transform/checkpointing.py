@@ -214,7 +214,8 @@ class CheckpointingMixin:
         for at in sorted(at_index, reverse=True):
             group = at_index[at]
             names = ", ".join(node.targets[0].id for _, node, _ in group)
+            why = self.module.remat if isinstance(self.module.remat, str) else "memory_budget"
             lines[at:at] = [Line(comment=f"recomputed, not kept from the forward "
-                                         f"(memory_budget): {names}")] + [
+                                         f"({why}): {names}")] + [
                 Line(node, line) for _, node, line in group]
         return lines
