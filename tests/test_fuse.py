@@ -57,7 +57,6 @@ def _examples():
                        ("examples/rnn.py", "grow"), ("examples/deep.py", "loss")):
         module = cli.load_module(cli.ROOT / path)
         args = module.EXAMPLES[func]()
-        wrt = [g for *_, g in [e for e in cli.GENERATED if e[0] == path and e[1] == func]]
         entry = next(e for e in cli.GENERATED if e[0] == path and e[1] == func)
         out.append((f"{path}:{func}", getattr(module, func), args, entry[2]))
     return out
@@ -137,7 +136,6 @@ def test_loops_branches_vjp_jvp_fused():
 
 
 def test_lowered_source_says_what_each_kernel_replaces():
-    rng = np.random.default_rng(4)
     args, wrt = _mlp(np.float32)
     g = srcad.grad(mlp.loss, wrt=wrt, fuse=True)
     g(*args)

@@ -38,7 +38,7 @@ import numpy as np
 
 from ..gcode import GFunction, Line, names_read, names_written
 from ..ops import table
-from . import kir, match
+from . import match
 from .match import VT
 
 _ARRAY_METHODS = {"sum", "mean", "max", "min", "prod", "any", "all", "reshape", "transpose",
