@@ -162,8 +162,6 @@ def get(module: str, key: str, material: dict, c_source: str, comp: Compiler, *,
     compiler rejects the source."""
     if module in _LOADED:
         return _LOADED[module]
-    from filelock import FileLock, Timeout
-
     bad = False
     for look in [wanted_dir()] + _PRIVATE:
         so = _sealed(look, module, key)
@@ -175,6 +173,8 @@ def get(module: str, key: str, material: dict, c_source: str, comp: Compiler, *,
                 continue
             _LOADED[module] = mod
             return mod
+    from filelock import FileLock, Timeout  # (~15 ms to import: only when building)
+
     d = cache_dir()  # (a directory we may write: the configured one, else a private one)
     lock = FileLock(str(d / f"{module}.lock"), timeout=600)
     try:
