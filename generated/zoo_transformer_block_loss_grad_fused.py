@@ -3,14 +3,14 @@
 # specialised to: p: dict, x: float64[2, 8, 16], n_heads: int, probe: float64[2, 8, 16]
 # user source sha256: 792704cb8207
 # from the user's module: attention, gelu, layer_norm, merge_heads, mlp, softmax, split_heads
-# fused C kernels (built into srcad's kernel cache; `python -m srcad show FILE:FUNC --fuse --out DIR` writes their C): fused_add_multiply_subtract_30208b, fused_add_sqrt_73cdf5, fused_add_sqrt_a70f68, fused_divide_multiply_add_15f928, fused_divide_multiply_add_a26661, fused_divide_negative_multiply_46e9ad, fused_multiply_add_84bbba, fused_multiply_add_negative_a97e64, fused_multiply_add_tanh_380232, fused_multiply_divide_93dff8, fused_multiply_divide_negative_5170ef, fused_multiply_negative_17effd, fused_subtract_exp_e3af9a, fused_subtract_multiply_e50e7d, fused_subtract_multiply_f3876b
+# fused C kernels (built into srcad's kernel cache; `python -m srcad show FILE:FUNC --fuse --out DIR` writes their C): fused_add_multiply_subtract_f3e20d, fused_add_sqrt_2ee724, fused_add_sqrt_63346a, fused_divide_multiply_add_56eeeb, fused_divide_multiply_add_809b4b, fused_divide_negative_multiply_70ddc2, fused_multiply_add_00b98c, fused_multiply_add_negative_e76101, fused_multiply_add_tanh_4a8806, fused_multiply_divide_578676, fused_multiply_divide_negative_735465, fused_multiply_negative_5fb8ec, fused_subtract_exp_be3cf6, fused_subtract_multiply_894c74, fused_subtract_multiply_f29319
 import numpy as np
 from srcad.runtime import as_grad, extremum_grad, inverse_permutation, matmul_grad_a, matmul_grad_b, unindex
 
 
 def gelu_fwd(x):
     # --- forward ---
-    # fused kernel fused_multiply_add_tanh_380232 (L31): 9 ops in one pass over [2, 8, 64], in place of:
+    # fused kernel fused_multiply_add_tanh_4a8806 (L31): 9 ops in one pass over [2, 8, 64], in place of:
     #   gelu_multiply = 0.5 * x  # L31
     #   gelu_multiply_2 = 0.044715 * x  # L31
     #   gelu_multiply_3 = gelu_multiply_2 * x  # L31
@@ -20,7 +20,7 @@ def gelu_fwd(x):
     #   gelu_tanh = np.tanh(gelu_multiply_5)  # L31
     #   gelu_add_2 = 1.0 + gelu_tanh  # L31
     #   gelu = gelu_multiply * gelu_add_2  # L31
-    gelu_tanh, gelu = fused_multiply_add_tanh_380232(x)  # L31
+    gelu_tanh, gelu = fused_multiply_add_tanh_4a8806(x)  # L31
     return (gelu, (x, gelu_tanh))  # L31
 
 
@@ -29,7 +29,7 @@ def gelu_bwd(saved, dgelu):
     x, gelu_tanh = saved
     # --- backward ---
     # recomputed, not kept from the forward (fuse=True): gelu_add_2
-    # fused kernel fused_add_multiply_subtract_30208b (L31): 20 ops in one pass over [2, 8, 64], in place of:
+    # fused kernel fused_add_multiply_subtract_f3e20d (L31): 20 ops in one pass over [2, 8, 64], in place of:
     #   gelu_add_2 = 1.0 + gelu_tanh  # L31
     #   dgelu_multiply = dgelu * gelu_add_2  # L31
     #   gelu_multiply = 0.5 * x  # L31
@@ -44,7 +44,7 @@ def gelu_bwd(saved, dgelu):
     #   dx += dgelu_multiply_3 * gelu_multiply_2  # L31
     #   dx += dgelu_multiply_2 * 0.044715  # L31
     #   dx += dgelu_multiply * 0.5  # L31
-    dx = fused_add_multiply_subtract_30208b(gelu_tanh, dgelu, x)  # L31
+    dx = fused_add_multiply_subtract_f3e20d(gelu_tanh, dgelu, x)  # L31
     # recomputed, not kept from the forward (fuse=True): gelu_multiply
     # recomputed, not kept from the forward (fuse=True): gelu_multiply_2, gelu_multiply_3
     return (dx,)  # L31
@@ -83,23 +83,23 @@ def mlp_bwd(saved, dmlp):
 def layer_norm_fwd(x, gain, bias, eps):
     # --- forward ---
     mu = np.mean(x, axis=-1, keepdims=True)  # L23
-    # fused kernel fused_subtract_multiply_f3876b (L24-L25): 2 ops in one pass over [2, 8, 16], in place of:
+    # fused kernel fused_subtract_multiply_f29319 (L24-L25): 2 ops in one pass over [2, 8, 16], in place of:
     #   xc = x - mu  # L24
     #   var_multiply = xc * xc  # L25
-    xc, var_multiply = fused_subtract_multiply_f3876b(x, mu)  # L24
+    xc, var_multiply = fused_subtract_multiply_f29319(x, mu)  # L24
     del mu  # L24
     var = np.mean(var_multiply, axis=-1, keepdims=True)  # L25
     del var_multiply  # L25
-    # fused kernel fused_add_sqrt_a70f68 (L26): 2 ops in one pass over [2, 8, 1], in place of:
+    # fused kernel fused_add_sqrt_63346a (L26): 2 ops in one pass over [2, 8, 1], in place of:
     #   layer_norm_add = var + eps  # L26
     #   layer_norm_sqrt = np.sqrt(layer_norm_add)  # L26
-    layer_norm_sqrt = fused_add_sqrt_a70f68(var, eps)  # L26
+    layer_norm_sqrt = fused_add_sqrt_63346a(var, eps)  # L26
     del var  # L26
-    # fused kernel fused_divide_multiply_add_15f928 (L26): 3 ops in one pass over [2, 8, 16], in place of:
+    # fused kernel fused_divide_multiply_add_56eeeb (L26): 3 ops in one pass over [2, 8, 16], in place of:
     #   layer_norm_divide = xc / layer_norm_sqrt  # L26
     #   layer_norm_multiply = layer_norm_divide * gain  # L26
     #   layer_norm = layer_norm_multiply + bias  # L26
-    layer_norm = fused_divide_multiply_add_15f928(xc, layer_norm_sqrt, gain, bias)  # L26
+    layer_norm = fused_divide_multiply_add_56eeeb(xc, layer_norm_sqrt, gain, bias)  # L26
     return (layer_norm, (gain, xc, layer_norm_sqrt))  # L26
 
 
@@ -109,33 +109,33 @@ def layer_norm_bwd(saved, dlayer_norm):
     # --- backward ---
     # grad of L26: return xc / np.sqrt(var + eps) * gain + bias
     dbias = dlayer_norm.sum(axis=(0, 1))  # L26
-    # fused kernel fused_multiply_divide_negative_5170ef (L26): 7 ops in one pass over [2, 8, 16], in place of:
+    # fused kernel fused_multiply_divide_negative_735465 (L26): 7 ops in one pass over [2, 8, 16], in place of:
     #   dlayer_norm_divide = dlayer_norm * gain  # L26
     #   layer_norm_divide = xc / layer_norm_sqrt  # L26
     #   dgain_multiply = dlayer_norm * layer_norm_divide  # L26
     #   dxc = dlayer_norm_divide / layer_norm_sqrt  # L26
     #   dlayer_norm_sqrt_divide = -dlayer_norm_divide * layer_norm_divide / layer_norm_sqrt  # L26
-    dgain_multiply, dxc, dlayer_norm_sqrt_divide = fused_multiply_divide_negative_5170ef(dlayer_norm, gain, xc, layer_norm_sqrt)  # L26
+    dgain_multiply, dxc, dlayer_norm_sqrt_divide = fused_multiply_divide_negative_735465(dlayer_norm, gain, xc, layer_norm_sqrt)  # L26
     # recomputed, not kept from the forward (fuse=True): layer_norm_divide
     dgain = dgain_multiply.sum(axis=(0, 1))  # L26
     del dgain_multiply  # L26
     dlayer_norm_sqrt = dlayer_norm_sqrt_divide.sum(axis=2, keepdims=True)  # L26
     del dlayer_norm_sqrt_divide  # L26
-    # fused kernel fused_multiply_divide_93dff8 (L25-L26): 3 ops in one pass over [2, 8, 1], in place of:
+    # fused kernel fused_multiply_divide_578676 (L25-L26): 3 ops in one pass over [2, 8, 1], in place of:
     #   dlayer_norm_add = dlayer_norm_sqrt / (2 * layer_norm_sqrt)  # L26
     #   dvar_multiply_divide = dlayer_norm_add / 16  # L25
-    dvar_multiply_divide = fused_multiply_divide_93dff8(dlayer_norm_sqrt, layer_norm_sqrt)  # L26
+    dvar_multiply_divide = fused_multiply_divide_578676(dlayer_norm_sqrt, layer_norm_sqrt)  # L26
     del dlayer_norm_sqrt  # L26
     # grad of L25: var = np.mean(xc * xc, axis=-1, keepdims=True)
     dvar_multiply = np.broadcast_to(dvar_multiply_divide, (2, 8, 16))  # L25
     del dvar_multiply_divide  # L25
-    # fused kernel fused_multiply_add_84bbba (L25): 2 ops in one pass over [2, 8, 16], in place of:
+    # fused kernel fused_multiply_add_00b98c (L25): 2 ops in one pass over [2, 8, 16], in place of:
     #   dxc += dvar_multiply * xc  # L25
-    dxc = fused_multiply_add_84bbba(dxc, dvar_multiply, xc)  # L25
-    # fused kernel fused_multiply_add_negative_a97e64 (L24-L25): 3 ops in one pass over [2, 8, 16], in place of:
+    dxc = fused_multiply_add_00b98c(dxc, dvar_multiply, xc)  # L25
+    # fused kernel fused_multiply_add_negative_e76101 (L24-L25): 3 ops in one pass over [2, 8, 16], in place of:
     #   dxc += dvar_multiply * xc  # L25
     #   dmu_negative = -dxc  # L24
-    dxc, dmu_negative = fused_multiply_add_negative_a97e64(dxc, dvar_multiply, xc)  # L25
+    dxc, dmu_negative = fused_multiply_add_negative_e76101(dxc, dvar_multiply, xc)  # L25
     del dvar_multiply  # L25
     # grad of L24: xc = x - mu
     dmu = dmu_negative.sum(axis=2, keepdims=True)  # L24
@@ -174,10 +174,10 @@ def merge_heads_bwd(saved, dmerge_heads):
 def softmax_fwd(x):
     # --- forward ---
     z_max = np.max(x, axis=-1, keepdims=True)  # L36
-    # fused kernel fused_subtract_exp_e3af9a (L36-L37): 2 ops in one pass over [2, 4, 8, 8], in place of:
+    # fused kernel fused_subtract_exp_be3cf6 (L36-L37): 2 ops in one pass over [2, 4, 8, 8], in place of:
     #   z = x - z_max  # L36
     #   e = np.exp(z)  # L37
-    e = fused_subtract_exp_e3af9a(x, z_max)  # L36
+    e = fused_subtract_exp_be3cf6(x, z_max)  # L36
     softmax_sum = np.sum(e, axis=-1, keepdims=True)  # L38
     softmax = e / softmax_sum  # L38
     return (softmax, (x, z_max, e, softmax_sum, softmax))  # L38
@@ -188,19 +188,19 @@ def softmax_bwd(saved, dsoftmax):
     x, z_max, e, softmax_sum, softmax = saved
     # --- backward ---
     # grad of L38: return e / np.sum(e, axis=-1, keepdims=True)
-    # fused kernel fused_divide_negative_multiply_46e9ad (L38): 4 ops in one pass over [2, 4, 8, 8], in place of:
+    # fused kernel fused_divide_negative_multiply_70ddc2 (L38): 4 ops in one pass over [2, 4, 8, 8], in place of:
     #   de = dsoftmax / softmax_sum  # L38
     #   dsoftmax_sum_divide = -dsoftmax * softmax / softmax_sum  # L38
-    de, dsoftmax_sum_divide = fused_divide_negative_multiply_46e9ad(dsoftmax, softmax_sum, softmax)  # L38
+    de, dsoftmax_sum_divide = fused_divide_negative_multiply_70ddc2(dsoftmax, softmax_sum, softmax)  # L38
     dsoftmax_sum = dsoftmax_sum_divide.sum(axis=3, keepdims=True)  # L38
     del dsoftmax_sum_divide  # L38
     de += np.broadcast_to(dsoftmax_sum, (2, 4, 8, 8))  # L38
     del dsoftmax_sum  # L38
     # grad of L37: e = np.exp(z)
-    # fused kernel fused_multiply_negative_17effd (L36-L37): 2 ops in one pass over [2, 4, 8, 8], in place of:
+    # fused kernel fused_multiply_negative_5fb8ec (L36-L37): 2 ops in one pass over [2, 4, 8, 8], in place of:
     #   dz = de * e  # L37
     #   dz_max_negative = -dz  # L36
-    dz, dz_max_negative = fused_multiply_negative_17effd(de, e)  # L37
+    dz, dz_max_negative = fused_multiply_negative_5fb8ec(de, e)  # L37
     del de  # L37
     # grad of L36: z = x - np.max(x, axis=-1, keepdims=True)
     dz_max = dz_max_negative.sum(axis=3, keepdims=True)  # L36
@@ -384,23 +384,23 @@ def attention_bwd(saved, dattention):
 def layer_norm_fwd_2(x, gain, bias, eps):
     # --- forward ---
     mu = np.mean(x, axis=-1, keepdims=True)  # L23
-    # fused kernel fused_subtract_multiply_e50e7d (L24-L25): 2 ops in one pass over [2, 8, 16], in place of:
+    # fused kernel fused_subtract_multiply_894c74 (L24-L25): 2 ops in one pass over [2, 8, 16], in place of:
     #   xc = x - mu  # L24
     #   var_multiply = xc * xc  # L25
-    xc, var_multiply = fused_subtract_multiply_e50e7d(x, mu)  # L24
+    xc, var_multiply = fused_subtract_multiply_894c74(x, mu)  # L24
     del mu  # L24
     var = np.mean(var_multiply, axis=-1, keepdims=True)  # L25
     del var_multiply  # L25
-    # fused kernel fused_add_sqrt_73cdf5 (L26): 2 ops in one pass over [2, 8, 1], in place of:
+    # fused kernel fused_add_sqrt_2ee724 (L26): 2 ops in one pass over [2, 8, 1], in place of:
     #   layer_norm_add = var + eps  # L26
     #   layer_norm_sqrt = np.sqrt(layer_norm_add)  # L26
-    layer_norm_sqrt = fused_add_sqrt_73cdf5(var, eps)  # L26
+    layer_norm_sqrt = fused_add_sqrt_2ee724(var, eps)  # L26
     del var  # L26
-    # fused kernel fused_divide_multiply_add_a26661 (L26): 3 ops in one pass over [2, 8, 16], in place of:
+    # fused kernel fused_divide_multiply_add_809b4b (L26): 3 ops in one pass over [2, 8, 16], in place of:
     #   layer_norm_divide = xc / layer_norm_sqrt  # L26
     #   layer_norm_multiply = layer_norm_divide * gain  # L26
     #   layer_norm = layer_norm_multiply + bias  # L26
-    layer_norm_divide, layer_norm = fused_divide_multiply_add_a26661(xc, layer_norm_sqrt, gain, bias)  # L26
+    layer_norm_divide, layer_norm = fused_divide_multiply_add_809b4b(xc, layer_norm_sqrt, gain, bias)  # L26
     del layer_norm_sqrt, xc  # L26
     return (layer_norm, (layer_norm_divide,))  # L26
 

@@ -236,7 +236,11 @@ typedef struct {
     char *data[MAXOPS];
     int itemsize[MAXOPS];
     int cls[MAXOPS]; /* how the operand is read or written along the innermost axis */
+    int full[MAXOPS]; /* the operand is contiguous over the whole iteration (base + i) */
     npy_intp rows, len, blk, nblk;
+    npy_intp rpb; /* rows per unit: short rows (a broadcast operand stops the axes from
+                   * merging) are taken several at a time, so that a block call and a numpy
+                   * loop call cover up to SRCAD_BLOCK elements, not one row */
 } plan_t;
 
 static _Thread_local char *tl_buf = NULL;
@@ -294,14 +298,84 @@ scatter(char *dst, npy_intp stride, const char *src, npy_intp n, int isz)
     }
 }
 
-/* run units [u0, u1) of the plan (a unit: one block of one row); returns the raised
- * floating-point exceptions (fenv flags) */
+/* units of several short rows: operands contiguous over the iteration are read and written
+ * in place, the others filled, gathered and scattered row by row */
+static void
+work_rows(const plan_t *pl, npy_intp u0, npy_intp u1, char *buf, size_t slot, char **p,
+          char **tmp, char **raw, intptr_t *step)
+{
+    srcad_kernel *k = pl->k;
+    const int nop = pl->nop, nin = k->nin, nd = pl->ndim;
+    const npy_intp L = pl->len;
+    npy_intp idx[MAXD];
+    for (npy_intp u = u0; u < u1; u++) {
+        npy_intp r0 = u * pl->rpb;
+        npy_intp nr = pl->rows - r0 < pl->rpb ? pl->rows - r0 : pl->rpb;
+        for (int op = 0; op < nop; op++) {
+            if (pl->cls[op] == CLS_FIXED) continue;
+            if (pl->full[op]) {
+                char *ptr = pl->data[op] + r0 * L * pl->itemsize[op];
+                raw[op] = ptr;
+                int inplace = op >= nin && k->out[op - nin].inout >= 0;
+                p[op] = inplace ? buf + slot * (size_t)op : ptr;
+            }
+            else {
+                p[op] = buf + slot * (size_t)op;
+                raw[op] = NULL; /* (never read: numpy loops read full operands only) */
+            }
+        }
+        /* the outer index of row r0, then row by row */
+        npy_intp r = r0;
+        for (int d = nd - 2; d >= 0; d--) {
+            idx[d] = r % pl->shape[d];
+            r /= pl->shape[d];
+        }
+        for (npy_intp q = 0; q < nr; q++) {
+            for (int op = 0; op < nin; op++) {
+                if (pl->cls[op] == CLS_FIXED || pl->full[op]) continue;
+                char *ptr = pl->data[op];
+                for (int d = 0; d < nd - 1; d++) ptr += idx[d] * pl->strides[op][d];
+                char *dst = p[op] + q * L * pl->itemsize[op];
+                if (pl->strides[op][nd - 1] == 0) fill(dst, ptr, L, pl->itemsize[op]);
+                else gather(dst, ptr, pl->strides[op][nd - 1], L, pl->itemsize[op]);
+            }
+            for (int d = nd - 2; d >= 0; d--) {
+                if (++idx[d] < pl->shape[d]) break;
+                idx[d] = 0;
+            }
+        }
+        k->block(p, nr * L, k->loops, tmp, raw, step);
+        r = r0;
+        for (int d = nd - 2; d >= 0; d--) {
+            idx[d] = r % pl->shape[d];
+            r /= pl->shape[d];
+        }
+        for (npy_intp q = 0; q < nr; q++) {
+            for (int op = nin; op < nop; op++) {
+                int inplace = k->out[op - nin].inout >= 0;
+                if (pl->full[op] && !inplace) continue;
+                char *ptr = pl->data[op];
+                for (int d = 0; d < nd - 1; d++) ptr += idx[d] * pl->strides[op][d];
+                scatter(ptr, pl->strides[op][nd - 1], p[op] + q * L * pl->itemsize[op], L,
+                        pl->itemsize[op]);
+            }
+            for (int d = nd - 2; d >= 0; d--) {
+                if (++idx[d] < pl->shape[d]) break;
+                idx[d] = 0;
+            }
+        }
+    }
+}
+
+/* run units [u0, u1) of the plan (a unit: one block of one row, or several short rows);
+ * returns the raised floating-point exceptions (fenv flags) */
 static int
 work(const plan_t *pl, npy_intp u0, npy_intp u1)
 {
     srcad_kernel *k = pl->k;
     const int nop = pl->nop, nin = k->nin, nd = pl->ndim;
-    const size_t slot = (size_t)pl->blk * 8;
+    const npy_intp span = pl->rpb > 1 ? pl->rpb * pl->len : pl->blk;
+    const size_t slot = (size_t)span * 8;
     char *buf = scratch(slot * (size_t)(nop + k->ntmp) + 64);
     if (buf == NULL) {
         return -1;
@@ -322,6 +396,10 @@ work(const plan_t *pl, npy_intp u0, npy_intp u1)
     }
     feclearexcept(FE_ALL_EXCEPT);
     npy_intp idx[MAXD];
+    if (pl->rpb > 1) {
+        work_rows(pl, u0, u1, buf, slot, p, tmp, raw, step);
+        return fetestexcept(FE_DIVBYZERO | FE_OVERFLOW | FE_UNDERFLOW | FE_INVALID);
+    }
     for (npy_intp u = u0; u < u1; u++) {
         npy_intp r = u / pl->nblk, b = u % pl->nblk;
         /* the row's index over the outer axes */
@@ -840,6 +918,23 @@ run_impl(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs, PyObject *con
             if (inplace && s == 0) pl.cls[op] = CLS_STRIDED;
             if (pl.cls[op] != CLS_DIRECT) need_scratch = 1;
         }
+        /* short rows, several per block (when numpy loops read only operands contiguous
+         * over the iteration, since they are handed one pointer per block) */
+        pl.rpb = 1;
+        if (pl.ndim >= 2 && need_scratch && pl.len < SRCAD_BLOCK / 2) {
+            int ok = 1;
+            for (int op = 0; op < nop; op++) {
+                pl.full[op] = 0;
+                if (pl.cls[op] == CLS_FIXED) continue;
+                int f = pl.strides[op][pl.ndim - 1] == pl.itemsize[op];
+                for (int d = 0; f && d < pl.ndim - 1; d++) {
+                    f = pl.strides[op][d] == pl.strides[op][d + 1] * pl.shape[d + 1];
+                }
+                pl.full[op] = f;
+                if (op < nin && (k->raw_mask >> op & 1) && !f) ok = 0;
+            }
+            if (ok) pl.rpb = SRCAD_BLOCK / pl.len;
+        }
         int nt = (total >= parallel_min && num_threads > 1) ? num_threads : 1;
         /* threads only where they have paid off: a kernel's first large call runs on one
          * thread (its speed per element is remembered); a parallel call slower than that
@@ -855,7 +950,7 @@ run_impl(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs, PyObject *con
             pl.blk = (b + 63) & ~(npy_intp)63;
         }
         pl.nblk = (pl.len + pl.blk - 1) / pl.blk;
-        npy_intp units = pl.rows * pl.nblk;
+        npy_intp units = pl.rpb > 1 ? (pl.rows + pl.rpb - 1) / pl.rpb : pl.rows * pl.nblk;
         if (units < nt) nt = (int)units;
         int flags = 0;
         double t_start = now();

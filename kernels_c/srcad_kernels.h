@@ -117,6 +117,8 @@ typedef struct srcad_kernel {
     int nloop;
     const srcad_loop_ref *loop_refs;
     srcad_block_fn block;
+    /* the arguments a numpy loop call reads in their own memory (bit k: argument k) */
+    unsigned long long raw_mask;
     /* filled at load time by srcad_api.prepare */
     srcad_loop *loops;
     PyObject *fallback; /* a Python function of the same arguments (a new reference) */

@@ -356,7 +356,7 @@ def block_and_descriptor(k) -> str:
                f"    {len(k.args)}, {name}_args, {len(k.outs)}, {name}_outs,\n"
                f"    {len(k.stmts)}, {name}_stmt_start, {ops_name},\n"
                f"    {len(b.tmps)}, {tmp_name}, {len(b.loops)}, {loops_name},\n"
-               f"    {name}_block, NULL, NULL}};")
+               f"    {name}_block, {sum(1 << j for j in b.raw_args)}ULL, NULL, NULL}};")
     out.append(f"static PyObject *\n{name}(PyObject *self, PyObject *const *args, "
                f"Py_ssize_t nargs, PyObject *kwnames)\n{{\n    (void)self;\n"
                f"    if (srcad_rt == NULL) return srcad_not_ready();\n"
