@@ -1,6 +1,8 @@
 """The command line: `python -m srcad show|demo|regen`.
 
-    python -m srcad show examples/mlp.py:loss --wrt W,b [--out DIR] [--fuse]
+    python -m srcad show examples/mlp.py:loss --wrt W,b [--out DIR] [--order 2] [--fuse]
+    python -m srcad show examples/mlp.py:loss --wrt W,b --stage normalize|activity|reverse|
+                                                                optimize|lower|final
     python -m srcad demo
     python -m srcad regen            # docs/ops.md and generated/, from the code as it is
 """
@@ -12,12 +14,19 @@ import contextlib
 import importlib.util
 import os
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
 
 from . import api
 from .errors import SrcadError
+from .ops.docs import render_ops_md
+from .optim import Adam
+from .zoo import data, gpt
+from .lower import text_only
+from .stages import STAGES, stage_text
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -32,6 +41,8 @@ GENERATED = [
     ("srcad/zoo/transformer.py", "block_loss", ("p",), "grad",
      "zoo_transformer_block_loss_grad.py"),
     ("srcad/zoo/gpt.py", "loss", ("params",), "grad", "zoo_gpt_loss_grad.py"),
+    ("examples/second_order.py", "spring", ("k",), "grad_grad",
+     "examples_second_order_spring_grad_grad.py"),
 ]
 
 
@@ -67,44 +78,58 @@ def _example_args(module, func: str):
     return None if make is None else make()
 
 
-def transformed_source(path, func: str, wrt, kind: str = "grad") -> str:
-    """Generated source for `path:func`, specialised to the module's EXAMPLES if any."""
-    return _transformed(path, func, wrt, kind, {}).source
-
-
-def fused_sources(path, func: str, wrt, kind: str = "grad") -> tuple[str, str | None]:
-    """(lowered Python, its kernels' C) for `path:func` with fuse=True, specialised to the
-    module's EXAMPLES. The text is planned, not built: it is the same with or without a
-    compiler. The C is None when nothing fuses."""
-    from .lower import text_only
-
-    with text_only():
-        c = _transformed(path, func, wrt, kind, {"fuse": True})
-    return c.source, (c.kernels.c_source if c.kernels is not None else None)
-
-
-def _transformed(path, func: str, wrt, kind: str, options: dict):
-    """The Compiled of `path:func` (or, with no EXAMPLES, an object with its .source)."""
+def _target(path, func: str, wrt, kind: str, options: dict | None = None):
+    """(the transformed `path:func`, the module's EXAMPLES arguments for it or None).
+    kind "grad_grad": the gradient of the gradient (reverse over reverse; needs EXAMPLES,
+    since it transforms the gradient's code for those arguments). `options`: the user's
+    keywords (fuse=True)."""
+    options = dict(options or {})
     module = load_module(path)
     fn = getattr(module, func, None)
     if fn is None:
         raise SrcadError(f"{path} has no function {func!r}")
     args = _example_args(module, func)
     if kind == "vjp":
-        t = api.Transformed(fn, "vjp", (), options)
-        if args is None:
-            return _Text(t.source)
-        return t.compiled(t.bind(args, {}), given=len(args))
+        return api._vjp_transformed(fn, options), args
     wrt_value = tuple(wrt) if wrt is not None and len(wrt) > 1 else (wrt[0] if wrt else 0)
-    t = api.Transformed(fn, kind, wrt_value, options)
+    if kind == "grad_grad":
+        if args is None or isinstance(wrt_value, tuple):
+            raise SrcadError(f"a second derivative of {func} needs one wrt and example "
+                             f"arguments (EXAMPLES[{func!r}] in {path})")
+        return api.Transformed(api.Transformed(fn, "grad", wrt_value, {}), "grad", wrt_value,
+                               options), args
+    return api.Transformed(fn, kind, wrt_value, options), args
+
+
+def transformed_source(path, func: str, wrt, kind: str = "grad") -> str:
+    """Generated source for `path:func`, specialised to the module's EXAMPLES if any."""
+    t, args = _target(path, func, wrt, kind)
+    if kind == "vjp":
+        if args is None:
+            return t.source
+        _, pullback = api.vjp(t.fn, *args)
+        return pullback.source
     if args is not None:
-        return t.compiled(t.bind(args, {}))
-    return _Text(t.source)
+        t.compiled(t.bind(args, {}))
+    return t.source
 
 
-class _Text:
-    def __init__(self, source):
-        self.source, self.kernels = source, None
+def fused_sources(path, func: str, wrt, kind: str = "grad") -> tuple[str, str | None]:
+    """(lowered Python, its kernels' C) for `path:func` with fuse=True, specialised to the
+    module's EXAMPLES. The text is planned, not built: it is the same with or without a
+    compiler. The C is None when nothing fuses (or with no EXAMPLES to specialise on)."""
+    with text_only():
+        t, args = _target(path, func, wrt, kind, {"fuse": True})
+        if args is None:
+            return t.source, None
+        c = t.compiled(t.bind(args, {}), given=len(args) if kind == "vjp" else None)
+    return c.source, (c.kernels.c_source if c.kernels is not None else None)
+
+
+def stage_source(path, func: str, wrt, kind: str, stage: str) -> str:
+    """`path:func`'s program after one stage of the pipeline (srcad/stages.py)."""
+    t, args = _target(path, func, wrt, kind)
+    return stage_text(t, stage, None if args is None else t.bind(args, {}))
 
 
 @contextlib.contextmanager
@@ -119,8 +144,6 @@ def _cwd(path: Path):
 
 def generated_files() -> dict[str, str]:
     """What `regen` writes: {relative path: text}. Paths in headers are relative to the repo."""
-    from .ops.docs import render_ops_md
-
     out = {"docs/ops.md": render_ops_md()}
     with _cwd(ROOT):
         for path, func, wrt, kind, target in GENERATED:
@@ -150,16 +173,6 @@ def demo(steps: int = 1500, out_dir: str | Path | None = None) -> int:
     Character-level, 2 layers, width 64, 4 heads, context 32, batch 16, float32: ~1500 steps in
     well under a minute on 2 cores. Prints progress, a greedy and a sampled continuation, and
     the path of the generated backward source."""
-    import tempfile
-    import time
-
-    from .zoo import data, gpt
-
-    try:
-        from .optim import Adam
-    except ImportError:  # the optimiser module is optional here: fall back to plain SGD
-        Adam = None
-
     width, heads, layers, context, batch, lr = 64, 4, 2, 32, 16, 4e-3
     tok = data.CharTokenizer(data.TEXT)
     ids = tok.encode(data.TEXT)
@@ -171,10 +184,10 @@ def demo(steps: int = 1500, out_dir: str | Path | None = None) -> int:
     print(f"srcad demo: a {layers}-layer GPT (width {width}, {heads} heads, context {context}, "
           f"{n_params:,} float32 parameters)\ntrained on {len(ids):,} characters of Shakespeare's "
           f"sonnets (vocabulary {tok.vocab_size}), batch {batch}, {steps} steps of "
-          f"{'Adam' if Adam else 'SGD'} (lr {lr}, linear decay over the second half).\n")
+          f"Adam (lr {lr}, linear decay over the second half).\n")
 
     grad_fn = api.value_and_grad(gpt.loss, wrt="params")
-    opt = Adam(params, lr=lr) if Adam else None
+    opt = Adam(params, lr=lr)
     stream = data.batches(rng, ids, batch, context)
     losses, first = [], None
     start = last = time.perf_counter()
@@ -183,11 +196,8 @@ def demo(steps: int = 1500, out_dir: str | Path | None = None) -> int:
         tokens, targets = next(stream)
         loss, grads = grad_fn(params, tokens, targets, heads)
         rate = lr * min(1.0, 2.0 * (1.0 - (step - 1) / steps))
-        if opt is not None:
-            opt.hyperparams["lr"] = rate
-            opt.step(grads)
-        else:
-            _sgd(params, grads, rate * 25)
+        opt.hyperparams["lr"] = rate
+        opt.step(grads)
         losses.append(float(loss))
         if first is None:
             first = float(loss)
@@ -220,18 +230,6 @@ def demo(steps: int = 1500, out_dir: str | Path | None = None) -> int:
     return 0
 
 
-def _sgd(params, grads, lr):
-    """Plain SGD over a params pytree, in place (used only when srcad.optim is missing)."""
-    if isinstance(params, dict):
-        for k in params:
-            _sgd(params[k], grads[k], lr)
-    elif isinstance(params, list):
-        for p, g in zip(params, grads):
-            _sgd(p, g, lr)
-    else:
-        params -= lr * grads  # an ndarray: updated in place
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m srcad", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -241,6 +239,10 @@ def main(argv=None) -> int:
     show.add_argument("--wrt", default=None, help="comma-separated argument names or positions")
     show.add_argument("--vjp", action="store_true", help="show the split forward/backward pair")
     show.add_argument("--out", default=None, help="write the source into this directory")
+    show.add_argument("--stage", default=None, choices=STAGES,
+                      help="print the program after this stage of the pipeline instead")
+    show.add_argument("--order", type=int, choices=(1, 2), default=1,
+                      help="2: the gradient of the gradient (reverse over reverse)")
     show.add_argument("--fuse", action="store_true",
                       help="lower elementwise chains to C kernels: the lowered Python and, "
                       "with --out, its C beside it")
@@ -255,7 +257,10 @@ def main(argv=None) -> int:
             wrt = None
             if args.wrt:
                 wrt = [int(w) if w.lstrip("-").isdigit() else w for w in args.wrt.split(",")]
-            kind = "vjp" if args.vjp else "grad"
+            kind = "vjp" if args.vjp else ("grad_grad" if args.order == 2 else "grad")
+            if args.stage:
+                print(stage_source(path, func, wrt, kind, args.stage), end="")
+                return 0
             c_text = None
             if args.fuse:
                 text, c_text = fused_sources(path, func, wrt, kind)

@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 
 from . import ir
+from .checkpoint import check_schedule
+from .errors import SrcadError
 
 
 def atom_value(atom, env: dict) -> Any:
@@ -35,7 +37,7 @@ def atom_value(atom, env: dict) -> Any:
 # Generated code spells these ops as Python operators: on Python numbers they follow Python's
 # arithmetic (int ** -0.5 is a Python float, which numpy treats as a weak scalar), not numpy's
 # (np.power(4, -0.5) is a float64 scalar, which would promote float32 arrays).
-_PY_OPERATORS = {
+PY_OPERATORS = {
     "add": operator.add, "subtract": operator.sub, "multiply": operator.mul,
     "divide": operator.truediv, "power": operator.pow, "negative": operator.neg,
     "floordiv": operator.floordiv, "mod": operator.mod, "less": operator.lt,
@@ -47,14 +49,37 @@ _PY_OPERATORS = {
 def call_op(op, args: dict, env: dict):
     """Call an op's numpy forward: required parameters by position (a variadic one's items
     spread), the rest by keyword."""
-    py = _PY_OPERATORS.get(op.name)
+    py = PY_OPERATORS.get(op.name)
     if py is not None:
-        values = [atom_value(args[p.name], env) for p in op.params if p.name in args]
-        if all(isinstance(v, (int, float)) and not isinstance(v, np.generic) for v in values):
-            return py(*values)
+        # generated code spells these rows as Python's operators (`x + y`): compute as it
+        # does -- Python numbers by Python's arithmetic (int ** -0.5 is a weak float), numpy
+        # scalars by numpy's scalar math, `shape + (1,)` by concatenation (srcad refuses a
+        # gradient through a sequence, see probe.refuse_sequence_arithmetic), a GradTree by
+        # its own `+`
+        return py(*[atom_value(args[p.name], env) for p in op.params if p.name in args])
     values = {p.name: atom_value(args[p.name], env) for p in op.params if p.name in args}
     positional, keywords = op.call_parts(values)
     return op.fn(*positional, **keywords)
+
+
+def check_inplace(old, new, where=None) -> None:
+    """`x op= y` into an array x: numpy writes the result into x's own memory, so it keeps x's
+    shape and dtype (a float64 y is cast into a float32 x; a result broadcast larger than x
+    is an error), where srcad's copy-on-write `x = x op y` would not. Refuse what differs."""
+    if not isinstance(old, np.ndarray) or not isinstance(new, (np.ndarray, np.generic)):
+        return
+    if np.shape(new) != old.shape:
+        raise ValueError(f"non-broadcastable output operand with shape {old.shape} doesn't "
+                         f"match the broadcast shape {np.shape(new)}")
+    if new.dtype != old.dtype:
+        fn, line = where if where is not None else (None, None)
+        raise SrcadError(
+            f"an augmented assignment into a {old.dtype} array gives {new.dtype}: numpy "
+            f"would cast the result back into the array ({old.dtype}), srcad computes "
+            f"`x = x op y` ({new.dtype})",
+            filename=getattr(fn, "filename", None), lineno=line, func=getattr(fn, "name", None),
+            hint="write the cast you mean, `x = (x + y).astype(x.dtype)`, or give both "
+            "operands the same dtype")
 
 
 def run_block(body, env: dict, record=None, fn=None) -> None:
@@ -64,6 +89,9 @@ def run_block(body, env: dict, record=None, fn=None) -> None:
         if isinstance(stmt, ir.Call):
             try:
                 value = call_op(stmt.op, stmt.args, env)
+                if stmt.inplace:
+                    check_inplace(atom_value(next(iter(stmt.args.values())), env), value,
+                                  (fn, stmt.line))
             except Exception as e:
                 if not hasattr(e, "_srcad_line"):
                     e._srcad_line = stmt.line  # which user line failed, for the message
@@ -92,8 +120,6 @@ def run_block(body, env: dict, record=None, fn=None) -> None:
             run_block(stmt.body if atom_value(stmt.test, env) else stmt.orelse, env, record, fn)
         elif isinstance(stmt, ir.For):
             if stmt.checkpoint is not None:  # srcad.checkpoint(range(n), every=k): k valid?
-                from .checkpoint import check_schedule
-
                 every, snaps = (None if a is None else atom_value(a, env)
                                 for a in stmt.checkpoint)
                 try:

@@ -64,6 +64,7 @@ class Call:
     op: Op
     args: dict  # param name -> Atom, only the ones given (defaults come from the op)
     line: int
+    inplace: bool = False  # `x op= y` on a name: numpy writes into x (see interpret.py)
 
 
 @dataclass

@@ -6,7 +6,8 @@ branches, as `Line`s with bodies) and one final ``return``. Output: the same fun
   * copies propagated: ``a = b`` (a name or a literal) is removed and later reads of ``a``
     read ``b`` -- only for a name assigned exactly once anywhere and never ``+=``'d;
   * dead statements removed: a top-level assignment whose target is never read afterwards
-    (a stack pop is never removed: it keeps the stack in step with its pushes);
+    (a stack pop, `pop_or_zeros` too, is never removed: it keeps the stack in step with its
+    pushes);
   * ``del`` inserted after the last use of each array the function made.
 Each pass is a single linear sweep; the first two repeat until nothing changes.
 """
@@ -39,6 +40,9 @@ def _has_side_effect(node: ast.stmt) -> bool:
     for n in ast.walk(node):
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and \
                 n.func.attr in ("pop", "push"):
+            return True
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and \
+                n.func.id == "pop_or_zeros":
             return True
     return False
 

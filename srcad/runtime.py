@@ -13,7 +13,9 @@ from __future__ import annotations
 import numpy as np
 
 from .checkpoint import LoopCheckpoints
+from .gradtree import _ZERO, GradTree, _slot, _Zero, pieces_tree, zeros_grad  # noqa: F401
 from .runtime_arrays import (  # noqa: F401  (the array ops' helpers)
+    asarray_like, unasarray,
     concatenate_pieces, cumprod_grad, cumprod_jvp, diag_grad, flatten, hsplit_axis, join_pieces,
     opposite, pad_value_grad, permute_like, place_appended, rolled_to, select_default_grad,
     select_default_jvp, select_pieces, sort_like, stack_pieces, unappend, undiagonal, undiff,
@@ -29,6 +31,8 @@ from .runtime_decompositions import (  # noqa: F401  (the decomposition ops' hel
 
 __all__ = [
     "Stack",
+    "cotangents",
+    "pop_or_zeros",
     "LoopCheckpoints",
     "setitem",
     "write_through",
@@ -59,6 +63,8 @@ __all__ = [
     "unreduce",
     "unstack",
     # srcad/runtime_arrays.py
+    "asarray_like",
+    "unasarray",
     "concatenate_pieces",
     "cumprod_grad",
     "cumprod_jvp",
@@ -185,15 +191,23 @@ def unindex(g, x, index):
     For a dict, list or tuple `x` (a pytree argument such as ``params["W1"]``) the gradient
     is a `GradTree` holding `g` in that one slot.
     """
-    if isinstance(x, (dict, list, tuple, GradTree)):  # (a GradTree: a tuple op's cotangent)
-        if isinstance(index, (np.integer,)):
+    # (a GradTree: a tuple op's cotangent; a _Zero: the missing slot of one)
+    if isinstance(x, (dict, list, tuple, GradTree, _Zero)):
+        length = len(x) if isinstance(x, (list, tuple)) else getattr(x, "length", None)
+        like = x if not isinstance(x, (GradTree, _Zero)) else getattr(x, "like", None)
+        if isinstance(index, np.integer):
             index = int(index)
-        if isinstance(index, slice):
-            raise TypeError("srcad: slicing a list or tuple argument is not differentiable; "
-                            "index its items one by one")
-        length = x.length if isinstance(x, GradTree) else (
-            len(x) if isinstance(x, (list, tuple)) else None)
-        return GradTree({index: g}, length)
+        if length is None:  # a dict: the key itself
+            return GradTree({index: g}, None, like)
+        if isinstance(index, slice):  # xs[1:] is a list of the items it picks
+            picked = range(length)[index]
+            return GradTree({i: s for j, i in enumerate(picked)
+                             if (s := _slot(g, j)) is not None}, length, like)
+        if isinstance(index, int) and not isinstance(index, bool):
+            if not -length <= index < length:
+                raise IndexError(f"srcad: index {index} out of range for {length} items")
+            index %= length  # p[-1] is p[2] of three: one slot per item, whatever the spelling
+        return GradTree({index: g}, length, like)
     dtype = _dtype(x)
     out = np.zeros(_shape(x), dtype=np.result_type(g) if dtype is None else dtype)
     parts = index if isinstance(index, tuple) else (index,)
@@ -262,18 +276,6 @@ def unconcatenate(g, xs, axis=0):
 def unstack(g, xs, axis=0):
     """Split the cotangent of `np.stack(xs, axis)` into one piece per input."""
     return pieces_tree([np.take(g, i, axis=axis) for i in range(len(xs))], xs)
-
-
-def pieces_tree(pieces, xs=None):
-    """One cotangent per item of a list or tuple, as a `GradTree`: two of them add item by
-    item (a tuple would concatenate: the cotangents of `parts` reaching it from
-    np.concatenate(parts) and np.stack(parts) must add, not queue), and it unpacks as the
-    items do. When the items were the rows of one array `xs`, the rows' cotangents stacked
-    into an array shaped like it."""
-    if isinstance(xs, np.ndarray):
-        return np.reshape(np.stack([np.reshape(p, np.shape(x)) for p, x in zip(pieces, xs)]),
-                          xs.shape)
-    return GradTree(dict(enumerate(pieces)), len(pieces))
 
 
 def _promote(a, b):
@@ -454,68 +456,6 @@ def astype(x, dtype):
     return np.asarray(x).astype(dtype)
 
 
-class GradTree:
-    """The gradient of a dict, list or tuple argument (a pytree), built slot by slot.
-
-    A missing slot is zero. `+` merges two trees (adding where both have a slot); `as_grad`
-    turns the tree into the argument's own structure.
-    """
-
-    __slots__ = ("slots", "length")
-
-    def __init__(self, slots=None, length=None):
-        self.slots = dict(slots or {})
-        self.length = length  # for a list or tuple: how many items (unpacking yields them)
-
-    def __add__(self, other):
-        out = GradTree(self.slots, self.length)
-        out += other
-        return out
-
-    __radd__ = __add__
-
-    def __iadd__(self, other):
-        if isinstance(other, GradTree):
-            for k, v in other.slots.items():
-                self.slots[k] = v if k not in self.slots else self.slots[k] + v
-            if other.length is not None:
-                self.length = max(self.length or 0, other.length)
-            return self
-        if isinstance(other, (int, float)) and other == 0:
-            return self
-        return NotImplemented
-
-    def __getitem__(self, key):
-        """A slot of the gradient (a missing slot is zero): generated code that is itself
-        differentiated reads a tuple cotangent this way."""
-        return self.slots.get(key, 0.0)
-
-    def __iter__(self):
-        """The slots of a list or tuple's gradient in order (`da, db = d` for `s = (a, b)`)."""
-        if self.length is None:
-            raise TypeError("srcad: the gradient of a dict cannot be unpacked")
-        return iter([self[i] for i in range(self.length)])
-
-    def __repr__(self) -> str:
-        return f"GradTree({self.slots!r})"
-
-
-def zeros_grad(x):
-    """A zero gradient for `x`: zeros like an array, an empty `GradTree` for a container,
-    0.0 for a Python float (a float64 0-d array would promote float32 values it meets)."""
-    if isinstance(x, (dict, list, tuple)):
-        return GradTree()
-    if isinstance(x, float) and not isinstance(x, np.floating):
-        return 0.0
-    return np.zeros_like(x)
-
-
-def _slot(d, key):
-    if isinstance(d, GradTree):
-        return d.slots.get(key)
-    return None
-
-
 def as_grad(d, x):
     """Make `d` a gradient for `x`: same shape and dtype, an array the caller owns.
 
@@ -533,7 +473,11 @@ def as_grad(d, x):
         return float(np.sum(d))
     dtype = _dtype(x)
     dtype = np.float64 if dtype is None else dtype  # (a dtype's truth value is not reliable)
-    out = unbroadcast(np.asarray(d), x) if np.shape(d) != np.shape(x) else d
+    if np.ndim(d) == 0 and np.shape(x) != ():
+        # a container's slot nothing reached reads 0.0 (GradTree.__getitem__): zeros
+        out = np.broadcast_to(d, np.shape(x))
+    else:
+        out = unbroadcast(np.asarray(d), x) if np.shape(d) != np.shape(x) else d
     out = np.array(out, dtype=dtype, copy=True)
     if isinstance(x, np.generic):
         return out[()]
@@ -552,13 +496,15 @@ def zeros_grad_leaf(x):
 class Stack:
     """A named stack of values the forward sweep records for the backward (Tangent's push/pop).
 
-    It holds references, not copies: generated code never mutates a value in place.
+    It holds references, not copies: generated code never mutates a value in place. Reverse
+    over reverse gives a stack a second stack, of its values' cotangents (`cotangents`).
     """
 
-    __slots__ = ("_items",)
+    __slots__ = ("_items", "_cotangents")
 
     def __init__(self):
         self._items = []
+        self._cotangents = None
 
     def push(self, value) -> None:
         self._items.append(value)
@@ -573,16 +519,35 @@ class Stack:
         return f"Stack({len(self._items)} items)"
 
 
-def fresh_stacks(saved):
+def cotangents(stack: Stack) -> Stack:
+    """The stack of cotangents of `stack`'s values, made on first use: the backward of
+    ``w = stack.pop()`` pushes dw on it, that of ``stack.push(v)`` pops dv off it. It is found
+    through the stack itself, so functions that share a stack share its cotangents."""
+    if stack._cotangents is None:
+        stack._cotangents = Stack()
+    return stack._cotangents
+
+
+def pop_or_zeros(stack: Stack, like):
+    """`stack.pop()`, or zeros like `like` if the stack is empty: a derivative stack that the
+    function which fills it did not fill (it was not differentiated there: every value it
+    would have pushed is zero)."""
+    return stack.pop() if stack._items else zeros_grad(like)
+
+
+def fresh_stacks(saved, memo=None):
     """`saved` with every Stack and LoopCheckpoints in it copied: the backward pops them, and
-    a pullback may be called more than once."""
+    a pullback may be called more than once. A stack reached twice is copied once (its
+    cotangents are found through it: both references must stay one stack)."""
+    memo = {} if memo is None else memo
     if isinstance(saved, Stack):
-        out = Stack()
-        out._items = [fresh_stacks(v) for v in saved._items]
-        return out
+        if id(saved) not in memo:
+            out = memo[id(saved)] = Stack()
+            out._items = [fresh_stacks(v, memo) for v in saved._items]
+        return memo[id(saved)]
     if isinstance(saved, LoopCheckpoints):
         return saved.copy()
     if isinstance(saved, tuple) and any(isinstance(v, (Stack, LoopCheckpoints, tuple))
                                         for v in saved):
-        return tuple(fresh_stacks(v) for v in saved)
+        return tuple(fresh_stacks(v, memo) for v in saved)
     return saved

@@ -18,8 +18,11 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import SrcadError
+from .gradtree import GradTree, pieces_tree
 
 __all__ = [
+    "asarray_like",
+    "unasarray",
     "concatenate_pieces",
     "flatten",
     "hsplit_axis",
@@ -63,8 +66,6 @@ def _zeros_for(ct, x):
 
 
 def _tree(pieces, xs=None):
-    from .runtime import pieces_tree  # (runtime imports this module)
-
     return pieces_tree(list(pieces), xs)
 
 
@@ -266,6 +267,33 @@ def _pieces(ct, xs, shape_of):
             piece = np.zeros(shape_of(x), dtype=getattr(x, "dtype", np.result_type(piece)))
         out.append(piece)
     return out
+
+
+def unasarray(ct, a):
+    """The VJP of ``np.asarray(a)`` / ``np.array(a)``: for a (nested) list or tuple of values,
+    numpy stacks its items along new leading axes, so item i's cotangent is ct[i] (a
+    `GradTree` of them); for an array, `ct` itself, in the input's dtype.
+
+    >>> [float(p) for p in unasarray(np.array([1.0, 2.0]), [0.5, 0.25])]
+    [1.0, 2.0]
+    """
+    if isinstance(a, (list, tuple)):
+        return GradTree({i: unasarray(ct[i], x) for i, x in enumerate(a)}, len(a))
+    dtype = getattr(a, "dtype", None)
+    if dtype is not None and np.result_type(ct) != dtype:
+        return np.asarray(ct).astype(dtype)
+    return ct
+
+
+def asarray_like(ct, a):
+    """The transpose of `unasarray`: the items' cotangents as one array shaped like
+    ``np.asarray(a)`` (zeros where nothing flowed)."""
+    if isinstance(a, (list, tuple)):
+        return np.stack([asarray_like(ct[i], x) for i, x in enumerate(a)]) if a else \
+            np.zeros((0,))
+    if np.ndim(ct) == 0 and np.ndim(a) != 0:
+        return np.zeros(np.shape(a), dtype=getattr(a, "dtype", np.result_type(ct)))
+    return np.asarray(ct)
 
 
 def concatenate_pieces(ct, xs, axis=0):

@@ -25,6 +25,7 @@ import string
 import numpy as np
 
 from .errors import SrcadError
+from .gradtree import pieces_tree
 
 __all__ = [
     "as_columns",
@@ -54,8 +55,6 @@ def _float_dtype(*xs):
 
 
 def _tree(pieces):
-    from .runtime import pieces_tree  # (runtime imports this module)
-
     return pieces_tree(list(pieces))
 
 

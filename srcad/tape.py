@@ -26,7 +26,9 @@ import numpy as np
 
 from . import runtime
 from .errors import NoRuleError, SrcadError
+from .interpret import check_inplace
 from .ops import table
+from .tape_containers import CONTAINERS, TensorDict, raw_item, raw_items, rewrap, wrap_container
 
 
 class Tensor:
@@ -238,6 +240,7 @@ def _inplace(fn):
 
     def op(self, other):
         new = self.tape.apply(fn, (self, other), {}, py)
+        check_inplace(self.value, new.value if isinstance(new, Tensor) else new)
         if ((self.view is not None or isinstance(self.value, np.ndarray))
                 and isinstance(new, Tensor) and np.shape(new.value) == np.shape(self.value)):
             self.tape.write(self, lambda old: new)
@@ -266,6 +269,11 @@ Tensor.__hash__ = object.__hash__
 def _unwrap(x):
     if isinstance(x, Tensor):
         return x.value
+    if isinstance(x, TensorDict):
+        return {k: _unwrap(dict.__getitem__(x, k)) for k in x.keys()}
+    if isinstance(x, CONTAINERS):
+        items = [_unwrap(v) for v in raw_items(x)]
+        return tuple(items) if isinstance(x, tuple) else items
     if isinstance(x, list):
         return [_unwrap(v) for v in x]
     if isinstance(x, tuple):
@@ -276,6 +284,8 @@ def _unwrap(x):
 def _has_tensor(x) -> bool:
     if isinstance(x, Tensor):
         return True
+    if isinstance(x, CONTAINERS):
+        return any(_has_tensor(v) for v in raw_items(x))
     if isinstance(x, (list, tuple)):
         return any(_has_tensor(v) for v in x)
     return False
@@ -342,6 +352,24 @@ class Tape:
                    if kind == "swapaxes" else None)
             out.view = (base, kind, arg)
             self.views[id(out)] = out
+        return out
+
+    def index_container(self, c, index):
+        """`c[index]` of a container argument (srcad/tape_containers.py): a gather recorded
+        with a fresh Tensor (a fresh container for a slice or a nested container) as its
+        result, as source mode's `p[i]` is a getitem with an adjoint of its own."""
+        raw = raw_item(c, index)
+        if isinstance(raw, Tensor):
+            out = Tensor(raw.value, self)
+        elif isinstance(raw, CONTAINERS) or (isinstance(raw, (list, tuple))
+                                             and isinstance(index, slice)):
+            out = rewrap(raw, self, like=c if isinstance(index, slice) else None)
+        else:
+            return raw
+        if not _has_tensor(out):
+            return raw
+        self.entries.append(Entry(table.lookup(operator.getitem), {"a": c, "index": index},
+                                  out))
         return out
 
     def setitem(self, t: Tensor, index, value) -> None:
@@ -415,6 +443,9 @@ class Tape:
                 for k, v in e.args.items():
                     if v is t:
                         e.args[k] = old
+                    elif type(v) in (list, tuple) and _has_tensor(v):
+                        # np.stack((t, u)): the entry read t's old value too
+                        e.args[k] = _swap(v, t, old)
             if e.pairs:
                 e.pairs = [(old if a is t else a, old if b is t else b) for a, b in e.pairs]
         new = make(old)
@@ -453,7 +484,27 @@ class Tape:
                 return self.scoped(obj)
         if isinstance(obj, types.ModuleType) and _is_user_module(obj):
             return _ModuleView(self, obj)
+        if isinstance(obj, types.ModuleType) and obj.__name__.split(".")[0] == "numpy":
+            return _NumpyView(self, obj)
+        if not isinstance(obj, types.FunctionType) and callable(obj) and (
+                table.lookup(obj) is not None):
+            return self.sequence_aware(obj)  # `from numpy import sum`
         return obj
+
+    def sequence_aware(self, fn):
+        """`fn` (a numpy callable with a row) as the tape calls it: numpy looks for Tensors
+        only among the arguments its dispatcher names, so `np.sum([t1, t2])` or `np.sum(xs)` of
+        a list argument would turn the Tensors into plain floats; a list or tuple that holds a
+        Tensor sends the call to the tape itself (numpy's semantics: the list is an array)."""
+
+        def call(*args, **kwargs):
+            given = (*args, *kwargs.values())
+            if any(isinstance(a, (list, tuple)) and _has_tensor(a) for a in given) or (
+                    fn in _NO_DISPATCH and any(_has_tensor(a) for a in given)):
+                return self.apply(fn, args, kwargs, _PY.get(fn))
+            return fn(*args, **kwargs)
+
+        return call
 
     def scoped(self, fn):
         traced = self.traced(fn)
@@ -464,6 +515,10 @@ class Tape:
             def fresh(x):
                 if isinstance(x, Tensor):
                     inner = Tensor(x.value, self)
+                    pairs.append((x, inner))
+                    return inner
+                if isinstance(x, CONTAINERS):  # the callee's own container (and leaves)
+                    inner = wrap_container(_raw_tree(x), self, fresh)
                     pairs.append((x, inner))
                     return inner
                 if isinstance(x, dict):
@@ -496,20 +551,33 @@ class Tape:
             if g is None:
                 continue
             op = e.op
+            out_value = _unwrap(e.out)
             values = {p.name: _unwrap(e.args[p.name]) if p.name in e.args else p.default
                       for p in op.params}
+            for k, v in values.items():  # a list numpy took as one array: so does the rule
+                if isinstance(v, (list, tuple)) and op.takes_array(k):
+                    values[k] = np.asarray(v)
             for p in op.params:
                 rule = op.vjp(p.name)
                 if rule is None or p.name not in e.args or not _has_tensor(e.args[p.name]):
                     continue
-                c = rule.fn(g, e.out.value, *(values[q.name] for q in op.params))
+                c = rule.fn(g, out_value, *(values[q.name] for q in op.params))
                 arg = e.args[p.name]
                 if isinstance(arg, Tensor):
-                    _accumulate(adj, arg, _fit(c, op, e.out.value, arg.value))
+                    _accumulate(adj, arg, _fit(c, op, out_value, arg.value))
+                elif isinstance(arg, CONTAINERS):  # a container argument's own adjoint
+                    _accumulate(adj, arg, c)
                 else:  # a list of arrays (concatenate, stack): one piece per item
                     for item, piece in _pieces(arg, c):
                         _accumulate(adj, item, piece)
         return adj
+
+
+def _swap(seq, t, old):
+    """`seq` (a plain list or tuple, nested) with the Tensor `t` replaced by `old`."""
+    items = [old if v is t else _swap(v, t, old) if type(v) in (list, tuple) else v
+             for v in seq]
+    return tuple(items) if isinstance(seq, tuple) else items
 
 
 def _pieces(arg, c):
@@ -578,6 +646,26 @@ class _TracedGlobals(dict):
         return value
 
 
+# numpy callables that never hand a Tensor argument to its __array_function__
+_NO_DISPATCH = (np.asarray, np.array)
+
+
+class _NumpyView:
+    """numpy (or one of its submodules) as a traced function sees it: its callables with a
+    row are `Tape.sequence_aware`."""
+
+    def __init__(self, tape, mod):
+        self._tape, self._mod = tape, mod
+
+    def __getattr__(self, name):
+        obj = getattr(self._mod, name)
+        if isinstance(obj, types.ModuleType):
+            return _NumpyView(self._tape, obj)
+        if callable(obj) and not isinstance(obj, type) and table.lookup(obj) is not None:
+            return self._tape.sequence_aware(obj)
+        return obj
+
+
 class _ModuleView:
     def __init__(self, tape, mod):
         self._tape, self._mod = tape, mod
@@ -589,11 +677,7 @@ class _ModuleView:
 def _wrap_args(tape, values, wrt_mask):
     """Wrap float arguments (and the float leaves of pytrees) that gradients are asked for."""
 
-    def wrap(x):
-        if isinstance(x, dict):
-            return {k: wrap(v) for k, v in x.items()}
-        if isinstance(x, (list, tuple)):
-            return type(x)(wrap(v) for v in x)
+    def leaf(x):
         if isinstance(x, (np.ndarray, np.generic, float)) and np.issubdtype(
                 np.result_type(x), np.floating):
             t = Tensor(x, tape)
@@ -601,11 +685,27 @@ def _wrap_args(tape, values, wrt_mask):
             return t
         return x
 
-    return [wrap(v) if w else v for v, w in zip(values, wrt_mask)]
+    return [wrap_container(v, tape, leaf) if w else v for v, w in zip(values, wrt_mask)]
+
+
+def _raw_tree(x):
+    """A container's structure as plain dicts, lists and tuples, its leaves as they are."""
+    if isinstance(x, TensorDict):
+        return {k: _raw_tree(dict.__getitem__(x, k)) for k in x.keys()}
+    if isinstance(x, CONTAINERS):
+        items = [_raw_tree(v) for v in raw_items(x)]
+        return tuple(items) if isinstance(x, tuple) else items
+    return x
 
 
 def _collect(wrapped, original, adj, origin=None):
-    """The gradient for one argument, in its own structure (zeros where nothing flowed)."""
+    """The gradient for one argument, in its own structure (zeros where nothing flowed): a
+    container's own adjoint (its gathers, numpy using it as an array), plus what reached its
+    leaves directly (a callee's, a plain list's pieces)."""
+    if isinstance(wrapped, CONTAINERS):
+        direct = _collect(_raw_tree(wrapped), original, adj, origin)
+        d = adj.get(id(wrapped))
+        return direct if d is None else _add_trees(runtime.as_grad(d, original), direct)
     if isinstance(wrapped, dict):
         return {k: _collect(wrapped[k], original[k], adj, origin) for k in original}
     if isinstance(wrapped, (list, tuple)):
@@ -617,6 +717,18 @@ def _collect(wrapped, original, adj, origin=None):
             return runtime.zeros_grad_leaf(original)
         return runtime.as_grad(d, original)
     return None
+
+
+def _add_trees(a, b):
+    """Leaf by leaf a + b of two gradients of one structure (b's zeros add nothing)."""
+    if isinstance(a, dict):
+        return {k: _add_trees(a[k], b[k]) for k in a}
+    if isinstance(a, (list, tuple)):
+        items = [_add_trees(x, y) for x, y in zip(a, b)]
+        return type(a)(*items) if hasattr(a, "_fields") else type(a)(items)
+    if b is None or not np.any(b):
+        return a
+    return a + b
 
 
 def run(fn, values, wrt_mask):

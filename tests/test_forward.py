@@ -273,6 +273,10 @@ FD_ORACLE = {  # cases (by their expression) where torch runs but differentiates
     "np.linalg.eigh(a)[0] * np.linalg.eigh(a)[1][0] ** 2": _ONE_TRIANGLE,
     "np.linalg.svd(a, full_matrices=False)[0]": "torch's SVD picks other signs for the "
     "singular vectors",
+    **{c.format(f=f): "torch._numpy builds an array from a list of tensors with no derivative"
+       for f in ("asarray", "array")
+       for c in ("np.{f}([a, b])", "np.{f}((a, 2.0 * b, a))", "np.{f}([[a, b], [b, a]])",
+                 "np.{f}([a, b], dtype=np.float64)")},
 }
 
 

@@ -134,3 +134,90 @@ def test_writing_into_a_copy_of_a_parameter_does_not_warn():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         srcad.grad(F.setrow, wrt=(0, 1))(X, V4)
+
+
+def stacked_then_written(u):
+    v = u * u
+    s = np.stack((v, u))  # reads v's value before the writes below
+    v += v
+    v *= np.sum(s)
+    return np.sum(np.tanh(v)) + np.sum(s * s)
+
+
+def test_tape_write_after_a_list_argument_read_the_old_value():
+    """Found by tests/test_fuzz_pytrees.py: tape mode moved an earlier op's reference to the
+    old value only where the op took it directly, not inside a list (np.stack((v, u))), so
+    the stack's cotangent went to the written value: silently wrong (2.4 for 9.4)."""
+    u = rng.standard_normal(3)
+    for mode in ("source", "tape"):
+        check_grads(stacked_then_written, (u,), mode=mode)
+    assert np.array_equal(srcad.grad(stacked_then_written)(u),
+                          srcad.grad(stacked_then_written, mode="tape")(u))
+
+
+def _head(u):
+    return u[:2]
+
+
+def _layer(h, w):
+    return np.tanh(h * w)
+
+
+def _pair(u):
+    return u * 2.0, u.T
+
+
+def view_from_a_call(x):
+    v = x * 2.0
+    h = _head(v)
+    v *= 3.0
+    return np.sum(h * h)
+
+
+def view_from_a_call_unpacked(x):
+    v = x * 2.0
+    a, b = _pair(v)
+    v += 1.0
+    return np.sum(a) + np.sum(b * b)
+
+
+def fresh_from_a_call(x, w):
+    h = x * 2.0
+    y = _layer(h, w)
+    h += 1.0
+    y += h
+    return np.sum(y * y) + np.sum(w)
+
+
+@pytest.mark.parametrize("fn", [view_from_a_call, view_from_a_call_unpacked])
+def test_a_view_returned_by_a_call_sees_a_later_write(fn):
+    """Found by tests/test_fuzz_pytrees.py: `h = head(v)` with head returning `u[:2]`, then
+    `v *= 3`: numpy's h sees the write; srcad's copy-on-write did not (value 20 for 180, and
+    its gradient): silently wrong. srcad now knows what a function returns a view of, and
+    refuses where numpy's sharing would matter."""
+    with pytest.raises(srcad.SrcadError, match="shares its memory"):
+        srcad.grad(fn)(np.arange(1.0, 4.0))
+
+
+def test_a_fresh_result_of_a_call_allows_writes():
+    x, w = rng.standard_normal(3), rng.standard_normal(3)
+    check_grads(fresh_from_a_call, (x, w), wrt=(0, 1))
+
+
+def aug_mixed_dtype(x, y):
+    a = x * 2.0
+    a += y
+    return np.sum(a)
+
+
+def test_augmented_assignment_that_numpy_would_cast_is_refused():
+    """numpy's `a += y` writes into a's memory: a float32 a stays float32 with a float64 y,
+    where copy-on-write `a = a + y` gave float64 (a silently different value); a result
+    broadcast beyond a's shape is numpy's ValueError, where srcad rebound a. Both refused."""
+    x32, y64 = np.ones(3, np.float32), np.ones(3)
+    for mode in ("source", "tape"):
+        with pytest.raises(srcad.SrcadError, match="cast the result back"):
+            srcad.grad(aug_mixed_dtype, mode=mode)(x32, y64)
+        with pytest.raises((srcad.SrcadError, ValueError), match="non-broadcastable"):
+            srcad.grad(aug_mixed_dtype, mode=mode)(np.ones(3), np.ones((2, 3)))
+    check_grads(aug_mixed_dtype, (np.ones(3), np.ones(3)), wrt=(0, 1))

@@ -151,9 +151,9 @@ def test_key_covers_what_the_code_depends_on(monkeypatch):
     from srcad import build
 
     text = "/* a kernel module */"
-    base = build.module_key(text, {"add": 1})
-    assert build.module_key(text, {"add": 2})[1] != base[1]  # a row's C version
-    assert build.module_key(text + " ", {"add": 1})[1] != base[1]  # the source
+    base = build.module_key(text, {"add": 1}, "v")
+    assert build.module_key(text, {"add": 2}, "v")[1] != base[1]  # a row's C version
+    assert build.module_key(text + " ", {"add": 1}, "v")[1] != base[1]  # the source
     monkeypatch.setattr(build, "_cpu", lambda: "another CPU")
-    assert build.module_key(text, {"add": 1})[1] != base[1]  # the CPU (-march=native)
+    assert build.module_key(text, {"add": 1}, "v")[1] != base[1]  # the CPU (-march=native)
     assert base[0] == "srcad_k_" + base[1][:24]

@@ -10,7 +10,7 @@ What this file proves:
   steps; revolve realises Griewank's optimum t(n, c) (checked against a brute-force DP) and
   beats equidistant segments on long loops; `copy()` supports a second backward sweep.
 * The control-flow corpus (tests/corpus_control.py) with every loop forced to be
-  checkpointed (the internal `loop_schedules` hook of `srcad.api.build`, also reaching loops
+  checkpointed (the `loop_schedules` option of `srcad.pipeline.build`, also reaching loops
   in called user functions) gives gradients and pullbacks (called twice) `np.array_equal` to
   the unchecked build, for sqrt, every-k and binomial schedules.
 * User programs written with `srcad.checkpoint(...)` in a loop header -- MLP, RNN/LSTM with
@@ -31,6 +31,7 @@ import functools
 import inspect
 import math
 import warnings
+from dataclasses import replace
 
 import corpus_control as C
 import numpy as np
@@ -39,7 +40,7 @@ from test_control_flow import float_positions, make_args
 
 import srcad
 import srcad.runtime
-from srcad import api, ir
+from srcad import api, ir, pipeline
 from srcad.checkpoint import (
     LoopCheckpoints,
     measure_peak,
@@ -254,8 +255,8 @@ def forced(name, dtype, kind, sched):
     """(args, the plain build, the build with every loop checkpointed under `sched`)."""
     t, args, plain, infos, wrt = _plain(name, np.dtype(dtype).type, kind)
     scheds = {id(loop): sched for loop in loops_of(t._ir)}
-    ck = api.build(t._ir, kind, wrt, infos, "test", t.single, t.options,
-                   loop_schedules=scheds)
+    ck = pipeline.build(t._ir, infos, "test",
+                        replace(t.options, wrt=tuple(wrt), loop_schedules=scheds))
     assert ck.source.count("LoopCheckpoints(") >= 1, "the hook checkpointed no loop"
     return args, plain, ck
 

@@ -20,8 +20,15 @@ import sys
 import sysconfig
 from pathlib import Path
 
+import numpy as np
+
 from . import cache, compiler
 from .compiler import BuildFailed, CompilerUnavailable
+
+try:  # the C runtime `pip install` builds (setup.py); without it, built into the cache
+    from .. import _kernels as _INSTALLED
+except ImportError:
+    _INSTALLED = None
 
 __all__ = ["load_module", "runtime", "kernels_c_dir", "header_sha", "BuildFailed",
            "CompilerUnavailable", "compiler_identity", "set_num_threads", "stats"]
@@ -53,8 +60,6 @@ def header_sha() -> str:
 
 
 def _abi_material() -> dict:
-    import numpy as np
-
     return {"python": sys.version, "soabi": sysconfig.get_config_var("SOABI"),
             "numpy": np.__version__, "header": header_sha()}
 
@@ -64,13 +69,9 @@ def runtime():
     if _RUNTIME:
         return _RUNTIME[0]
     want = _sources_sha()
-    try:
-        from .. import _kernels as rt  # built by setup.py
-
-        if getattr(rt, "SOURCE_SHA", None) != want:
-            rt = None  # an install older than these sources
-    except ImportError:
-        rt = None
+    rt = _INSTALLED
+    if getattr(rt, "SOURCE_SHA", None) != want:
+        rt = None  # none installed, or an install older than these sources
     if rt is None:
         rt = _build_runtime(want)
     _RUNTIME.append(rt)
@@ -78,8 +79,6 @@ def runtime():
 
 
 def _build_runtime(sha: str):
-    import numpy as np
-
     d = cache.wanted_dir()
     comp = compiler.find(d)
     name = f"srcad_rt_{sha[:20]}"
@@ -108,15 +107,15 @@ def compiler_identity():
     return compiler.find(cache.wanted_dir())
 
 
-def module_key(c_source: str, rows: dict) -> tuple[str, str, dict, compiler.Compiler]:
-    """(module name, key, key material, compiler) for a kernel module's C text."""
-    from ..codegen import VERSION
-
+def module_key(c_source: str, rows: dict, version: str) -> tuple[str, str, dict,
+                                                                  compiler.Compiler]:
+    """(module name, key, key material, compiler) for a kernel module's C text; `rows`: the
+    C version of each op row it uses, `version`: srcad's (generated code's) version."""
     comp = compiler.find(cache.wanted_dir())
     material = {"kind": "kernels", "recipe": RECIPE,
                 "source": hashlib.sha256(c_source.encode()).hexdigest(),
                 "compiler": comp.identity, "flags": list(compiler.FLAGS),
-                "cpu": _cpu(), "srcad": VERSION, "rows": dict(sorted(rows.items())),
+                "cpu": _cpu(), "srcad": version, "rows": dict(sorted(rows.items())),
                 **_abi_material()}
     key = cache.entry_key(material)
     return f"srcad_k_{key[:24]}", key, material, comp

@@ -39,6 +39,8 @@ import tempfile
 import warnings
 from pathlib import Path
 
+import platformdirs
+
 from .compiler import FLAGS, Compiler, compile_shared
 
 EXT = importlib.machinery.EXTENSION_SUFFIXES[0]
@@ -52,12 +54,7 @@ def _default_dir() -> Path:
     env = os.environ.get("SRCAD_CACHE_DIR", "").strip()
     if env:
         return Path(env).expanduser()
-    try:
-        import platformdirs
-
-        return Path(platformdirs.user_cache_dir("srcad", appauthor=False)) / "kernels"
-    except ImportError:  # platformdirs is a dependency; this is only a safety net
-        return Path(os.path.expanduser("~/.cache/srcad/kernels"))
+    return Path(platformdirs.user_cache_dir("srcad", appauthor=False)) / "kernels"
 
 
 def _usable(path: Path) -> str | None:

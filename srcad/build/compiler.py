@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import platform
 import shlex
 import shutil
 import subprocess
@@ -172,8 +173,6 @@ def cpu_identity() -> str:
     try:
         text = Path("/proc/cpuinfo").read_text()
     except OSError:
-        import platform
-
         return f"{platform.machine()}|{platform.processor()}"
     first = text.split("\n\n", 1)[0]
     keep = {}
@@ -183,7 +182,5 @@ def cpu_identity() -> str:
         if k in ("vendor_id", "cpu family", "model", "flags", "Features", "CPU implementer",
                  "CPU part"):
             keep[k] = " ".join(sorted(v.split())) if k in ("flags", "Features") else v.strip()
-    import platform
-
     return platform.machine() + "|" + hashlib.sha256(
         json.dumps(keep, sort_keys=True).encode()).hexdigest()

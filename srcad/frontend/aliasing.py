@@ -23,6 +23,7 @@ Before/after (a write through a row view in a loop):
 
 from __future__ import annotations
 
+import warnings
 import operator
 import re
 
@@ -83,6 +84,38 @@ def _view_source(value):
 _VIEW_METHODS = {"transpose", "swapaxes", "reshape", "ravel", "squeeze", "view"}
 _VIEW_FUNCTIONS = {"transpose", "swapaxes", "reshape", "ravel", "squeeze", "expand_dims",
                    "asarray", "moveaxis", "permute_dims"}
+
+
+def returned_views(fn: ir.Function, n: int = 1, unpack: bool = False) -> list[set]:
+    """For each of the `n` values a call of `fn` gives (one, or the items of a returned tuple
+    the call site unpacks): the parameters it may share memory with -- a view (basic index,
+    transpose, reshape, ...), an alias, or what a call inside returns of them."""
+    shares: dict = {p: {p} for p in fn.params}
+    for _ in range(2):  # (a loop may make a view from a value its previous iteration made)
+        for st in ir.walk(fn.body):
+            if isinstance(st, ir.Call):
+                first = next(iter(st.args.values()), None)
+                if isinstance(first, ir.Var) and first.name in shares and (
+                        st.op.name == "copy" or (st.op.view and _makes_view(st, maybe=True))):
+                    shares[st.target] = shares.get(st.target, set()) | shares[first.name]
+            elif isinstance(st, ir.UserCall):
+                inner = returned_views(st.callee, len(st.targets), st.unpack)
+                for t, params in zip(st.targets, inner):
+                    for p, a in zip(st.callee.params, st.args):
+                        if p in params and isinstance(a, ir.Var) and a.name in shares:
+                            shares[t] = shares.get(t, set()) | shares[a.name]
+
+    def of(atom) -> set:
+        if isinstance(atom, ir.Var):
+            return set(shares.get(atom.name, ()))
+        if isinstance(atom, ir.Seq):
+            return set().union(*(of(a) for a in atom.items)) if atom.items else set()
+        return set()
+
+    ret = fn.ret.value
+    if unpack and isinstance(ret, ir.Seq) and len(ret.items) == n:
+        return [of(a) for a in ret.items]
+    return [of(ret)] * n
 
 
 def _user_name(ir_name: str) -> str:
@@ -359,8 +392,6 @@ class AliasingMixin:
     def warn_parameter_write(self, param: str, line: int) -> None:
         """numpy would write into the caller's array; srcad's copy on write leaves it as it
         was (JAX's semantics, the gradient is the same). Say so, at the user's line."""
-        import warnings
-
         warnings.warn_explicit(
             f"srcad: {self.pf.name} writes into its argument `{param}` in place (if it is an "
             f"array); the differentiated function copies on write, so the caller's array is "
@@ -441,6 +472,16 @@ class AliasingMixin:
                 for base in shared.get(st.target, ()):
                     roots[st.target] = roots.get(st.target, set()) | {base}
                     view_at.setdefault(st.target, []).append(st)
+            elif isinstance(st, ir.UserCall):
+                # a function may return a view of an argument (`return u[:2]`): its result
+                # shares that argument's memory, as a view made here would
+                for t, params in zip(st.targets, returned_views(st.callee, len(st.targets),
+                                                                st.unpack)):
+                    made.setdefault(t, st.line)
+                    for p, a in zip(st.callee.params, st.args):
+                        if p in params and isinstance(a, ir.Var):
+                            roots[t] = roots.get(t, set()) | root_set(a.name)
+                            view_at.setdefault(t, []).append(st)
 
         def exists_at(view_stmt, stmt) -> bool:  # can this view exist when stmt runs?
             return order[id(view_stmt)] < order[id(stmt)] or bool(

@@ -23,6 +23,7 @@ Before/after:
 
 from __future__ import annotations
 
+import inspect
 import operator
 import types
 from collections import Counter
@@ -62,6 +63,8 @@ _CMPOPS = {
     gast.Eq: np.equal,
     gast.NotEq: np.not_equal,
 }
+PY_BINARY = {"add", "subtract", "multiply", "divide", "power", "matmul", "floordiv", "mod",
+             "bitwise_and", "bitwise_or"}  # the rows of _BINOPS
 _BUILTIN_OPS = {abs: np.absolute, len: len, min: np.minimum, max: np.maximum}  # min/max of two
 
 _RETURN = ("<return>", 0)  # `into` marker: the op computes the function's result
@@ -277,9 +280,13 @@ class Normalizer(AliasingMixin):
             gast.copy_location(value, s)
             before = self.env.get(s.target.id)
             kept = {k: v for k, v in self.views.items() if s.target.id in (k, v[0])}
+            start = len(self.body)
             self.assign(s.target, value, s)
+            self.mark_inplace(self.body[start:], self.env.get(s.target.id))
             self.views.update(kept)  # `r += 1` on a view writes into its base in numpy
-            if isinstance(before, ir.Var):  # numpy would write into that array in place
+            # numpy would write into that array in place (srcad's own code, transformed again,
+            # adds in place only into buffers it owns: not a write anything else can see)
+            if isinstance(before, ir.Var) and not self.generated:
                 stmt = self.body[-1]
                 after = self.env.get(s.target.id)
                 rebuilt = {s.target.id}
@@ -322,6 +329,18 @@ class Normalizer(AliasingMixin):
         else:
             raise self.unsupported(f"`{type(s).__name__}` statements are not supported", s)
 
+    def mark_inplace(self, made: list, result) -> None:
+        """Mark the op of `x op= y` (numpy runs it into x's memory: see interpret.py's
+        check_inplace): the call that made x's new value `result`, through the copy a loop
+        name takes (`h_add = h + b; h = h_add`)."""
+        calls = {st.target: st for st in made if isinstance(st, ir.Call)}
+        st = calls.get(result.name) if isinstance(result, ir.Var) else None
+        if st is not None and st.op is table.lookup(control.identity):
+            src = st.args.get("x")
+            st = calls.get(src.name) if isinstance(src, ir.Var) else None
+        if st is not None and st.op.name in PY_BINARY:
+            st.inplace = True
+
     def sub_block(self, stmts) -> list:
         outer, self.body = self.body, []
         try:
@@ -357,6 +376,10 @@ class Normalizer(AliasingMixin):
             return self.enumerate_or_zip(s, builtin, body, exits)
         if builtin is reversed and isinstance(s.target, gast.Name) and len(it.args) == 1:
             return self.reversed_range(s, it.args[0], body, exits)
+        if (isinstance(it, gast.Subscript) and isinstance(it.value, gast.Call)
+                and isinstance(it.value.func, gast.Name) and isinstance(s.target, gast.Name)
+                and self.pf.resolve(it.value.func.id) is range):
+            return self.reversed_range(s, it, body, exits, reverse=False)
         if not isinstance(s.target, gast.Name):
             raise self.unsupported("a `for` loop with a tuple target", s,
                                    "loop over range(len(...)), enumerate(...) or zip(...)")
@@ -438,8 +461,9 @@ class Normalizer(AliasingMixin):
         loop = self.body[-1]
         loop.checkpoint = (opts.get("every"), opts.get("snapshots"))
 
-    def reversed_range(self, s, rng, body, exits):
-        """for i in reversed(range(a, b, c)[:n]): a backward loop of generated code."""
+    def reversed_range(self, s, rng, body, exits, reverse=True):
+        """for i in reversed(range(a, b, c)[:n]): a backward loop of generated code (and
+        ``range(a, b, c)[:n]``, its backward at the next order)."""
         limit = None
         if (isinstance(rng, gast.Subscript) and isinstance(rng.slice, gast.Slice)
                 and rng.slice.lower is None and rng.slice.step is None):
@@ -457,7 +481,7 @@ class Normalizer(AliasingMixin):
             self.ints.add(s.target.id)
         self.env[s.target.id] = ir.Var(s.target.id)
         loop = ir.For(s.target.id, start, stop, step, self.sub_block(body), s.lineno, exits)
-        loop.reverse, loop.limit = True, limit
+        loop.reverse, loop.limit = reverse, limit
         self.body.append(loop)
 
     def snapshot(self, seq, node):
@@ -656,16 +680,13 @@ class Normalizer(AliasingMixin):
                 raise self.unsupported(f"the operator {type(e.op).__name__}", e)
             left = self.expr(e.left, hint, None)
             right = self.expr(e.right, hint, None)
-            if isinstance(left, ir.Seq) or isinstance(right, ir.Seq):
-                # Python's list and tuple `+` concatenates: known items make one sequence
-                if isinstance(e.op, gast.Add) and isinstance(left, ir.Seq) and isinstance(
-                        right, ir.Seq) and left.kind == right.kind:
-                    return ir.Seq(left.items + right.items, left.kind)
-                raise self.unsupported(
-                    "`+` or `*` on a list or tuple whose items srcad does not know here "
-                    "(Python concatenates or repeats it; numpy would add)", e,
-                    "build the sequence with its items, `[a, b, c]`, or stack arrays with "
-                    "np.stack / np.concatenate")
+            # Python's list and tuple `+` concatenates: known items make one sequence. Other
+            # operators on sequences run as Python runs them (`x.shape + (1,)`); where a
+            # gradient would flow through the sequence, the first call refuses
+            # (probe.refuse_sequence_arithmetic)
+            if isinstance(e.op, gast.Add) and isinstance(left, ir.Seq) and isinstance(
+                    right, ir.Seq) and left.kind == right.kind:
+                return ir.Seq(left.items + right.items, left.kind)
             return self.result(self.op_call(fn, [left, right], {}, e), hint, into, e)
         if isinstance(e, gast.UnaryOp):
             operand = self.expr(e.operand, hint, None)
@@ -742,6 +763,9 @@ class Normalizer(AliasingMixin):
         if isinstance(e, gast.Subscript):
             base = self.expr(e.value, hint, None)
             index = self.index(e.slice, hint)
+            item = _static_item(base, index)
+            if item is not None:  # `[a, b][-1]` is `b`: the item itself, as Python has it
+                return item
             part = index.parts[0] if not index.is_tuple else None
             if (into is None and isinstance(part, ir.Const) and isinstance(part.value, str)
                     and part.value.isidentifier()):
@@ -912,8 +936,6 @@ class Normalizer(AliasingMixin):
                 raise self.pf.error(f"`{spelled}` got an unexpected or repeated argument `{k}`",
                                     node)
             bound[k] = v
-        import inspect
-
         sig = inspect.signature(fn)
         for p in params:
             if p not in bound:
@@ -971,6 +993,24 @@ class Normalizer(AliasingMixin):
                 raise self.pf.error(f"`{op.name}` is missing its argument `{p.name}`", node)
         ordered = {p.name: bound[p.name] for p in params if p.name in bound}
         return op, ordered
+
+
+def _static_item(base, index):
+    """The item (or, for a slice, the items) of a literal sequence picked by a constant index,
+    or None when it is not known before running."""
+    if not isinstance(base, ir.Seq) or index.is_tuple:
+        return None
+    part = index.parts[0]
+    if isinstance(part, ir.Const) and type(part.value) is int:
+        if -len(base.items) <= part.value < len(base.items):
+            return base.items[part.value]
+        return None
+    if isinstance(part, ir.Slice):
+        bounds = [None if b is None else b for b in (part.lower, part.upper, part.step)]
+        if all(b is None or (isinstance(b, ir.Const) and type(b.value) is int) for b in bounds):
+            sl = slice(*(None if b is None else b.value for b in bounds))
+            return ir.Seq(tuple(base.items[sl]), base.kind)
+    return None
 
 
 _IN_PROGRESS: set = set()  # user functions being normalised (to catch recursion)

@@ -36,7 +36,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import runtime
+from .. import build, runtime
+from ..codegen import VERSION
 from . import cgen
 from .fuse import FunctionLowering
 from .match import VT
@@ -104,8 +105,6 @@ def batch():
 
 
 def _build_batch(pending: list) -> None:
-    from .. import build
-
     kernels, seen = [], set()
     for ks, _ in pending:
         for k in ks:
@@ -119,7 +118,7 @@ def _build_batch(pending: list) -> None:
     text = cgen.module_c(kernels, f"a batch of {len(pending)} functions")
     rows = {s.op.name: s.op.c_version for k in kernels for s in k.stmts}
     try:
-        module_name, key, material, comp = build.module_key(text, rows)
+        module_name, key, material, comp = build.module_key(text, rows, VERSION)
         module = build.load_module(text, module_name, key, material, comp, fallbacks)
         found = {k.name: getattr(module, k.name) for k in kernels}
     except (build.CompilerUnavailable, build.BuildFailed) as e:
@@ -178,8 +177,6 @@ def _fallbacks(kernels) -> tuple:
 
 def lower(functions: list, infos_of: dict, namespace: dict, origin: dict):
     """``(functions, LoweredModule | None)``: see the module docstring."""
-    from .. import build
-
     work, kernels, text = plan(functions, infos_of, namespace, origin)
     if not kernels:
         return functions, None
@@ -194,7 +191,7 @@ def lower(functions: list, infos_of: dict, namespace: dict, origin: dict):
         for s in k.stmts:
             rows[s.op.name] = s.op.c_version
     try:
-        module_name, key, material, comp = build.module_key(text, rows)
+        module_name, key, material, comp = build.module_key(text, rows, VERSION)
         module = build.load_module(text, module_name, key, material, comp, _fallbacks(kernels))
     except build.CompilerUnavailable as e:
         if "compiler" not in _WARNED:

@@ -36,9 +36,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..gcode import GFunction, Line, names_read, names_written
+from ..gcode import GFunction, Line, exposed_reads, names_read, names_written
 from ..ops import table
 from . import match
+from .assemble import build_kernel, part_statement
 from .match import VT
 
 _ARRAY_METHODS = {"sum", "mean", "max", "min", "prod", "any", "all", "reshape", "transpose",
@@ -429,8 +430,6 @@ class FunctionLowering:
         """The env its bodies start from; updates `env` to the env after it. A branch keeps
         a name's type where both ways agree; a loop keeps the type of a value it carries
         from one iteration to the next when one iteration leaves it unchanged."""
-        from ..gcode import exposed_reads
-
         written = self._written(ln)
         before = dict(env)
         if isinstance(ln.node, ast.If):
@@ -516,8 +515,6 @@ class FunctionLowering:
         if r.n_ops() < 2:
             out.extend(self._dissolve(r))
             return
-        from .assemble import build_kernel
-
         built = build_kernel(self, r)
         if built is None:
             out.extend(self._dissolve(r))
@@ -550,8 +547,6 @@ class FunctionLowering:
         lines_of: dict = {}
         for p in r.parts:
             lines_of.setdefault(p.source, []).append(p)
-        from .assemble import part_statement
-
         pend: dict = {}
         for i, ln in r.pending:
             pend.setdefault(i, []).append(ln)

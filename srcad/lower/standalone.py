@@ -24,6 +24,7 @@ import numpy as np
 from ..codegen import compile_source, render_function
 from ..gcode import GFunction, Line
 from ..transform.specialise import Info
+from . import lower
 
 
 def _lines(stmts: list) -> list:
@@ -57,8 +58,6 @@ def fuse_functions(sources: list[str], examples: list[tuple], *, filename: str =
                    namespace: dict | None = None, fuse: bool = True):
     """([callables], LoweredModule or None, the lowered Python source). ``fuse=False``: the
     same functions as srcad writes them, not lowered (the unfused baseline)."""
-    from . import lower
-
     functions = [to_gfunction(s) for s in sources]
     infos_of = {f.name: {p: Info.of(v) for p, v in zip(f.params, ex)}
                 for f, ex in zip(functions, examples)}

@@ -11,6 +11,7 @@ srcad/runtime_arrays.py where numpy has no one-call inverse (``undiagonal``, ``u
 import numpy as np
 
 from ..runtime import (
+    unasarray,
     flatten,
     hsplit_axis,
     permute_like,
@@ -141,6 +142,19 @@ defvjp(np.take_along_axis,
                    ("np.take_along_axis(a, np.arange(2)[None, ::-1] * 2, axis=0)", [(3, 2)]),
                    ("np.take_along_axis(a, np.arange(4) // 2 * 5, None)", [(3, 4)]),
                    ("np.take_along_axis(a, np.arange(2)[::-1, None], -1)", [(2, 3)])))
+# --- arrays from lists ------------------------------------------------------------------------
+_ASARRAY = ("numpy stacks a (nested) list's items along new leading axes: item i's cotangent "
+            "is g[i], in its own dtype; an array passes through")
+_LIST_CASES = (("np.{f}([a, b])", [(3,), (3,)]), ("np.{f}((a, 2.0 * b, a))", [(2, 3), (2, 3)]),
+               ("np.{f}([[a, b], [b, a]])", [(), ()]), ("np.{f}(a)", [(3, 4)]),
+               ("np.{f}([a, b], dtype=np.float64)", [(2,), (2,)]))
+defvjp(np.asarray, lambda g, out, a, dtype=None: unasarray(g, a),
+       name="asarray", sequences=("a",), linear=("a",), family=_F, view=True, derivation=_ASARRAY,
+       test_cases=tuple((s.format(f="asarray"), sh) for s, sh in _LIST_CASES))
+defvjp(np.array, lambda g, out, object, dtype=None: unasarray(g, object),
+       name="array", sequences=("object",), linear=("object",), family=_F, derivation=_ASARRAY + " (a copy)",
+       test_cases=tuple((s.format(f="array"), sh) for s, sh in _LIST_CASES))
+
 defvjp(np.take, lambda g, out, a, indices, axis=None: untake(g, a, indices, axis),
        name="take", linear=("a",), family=_F,
        derivation="a gather: scatter-add g back at the indices (flat for axis=None)",
@@ -268,22 +282,22 @@ _STACKS = {
 _JOIN = ("the items (as at least 1-, 2- or 3-D) concatenated: g split back at their "
          "boundaries and reshaped to each item")
 defvjp(np.vstack, lambda g, out, tup, dtype=None, casting="same_kind": unjoin(g, tup, "vstack"),
-       name="vstack", linear=("tup",),
+       name="vstack", linear=("tup",), sequences=("tup",),
        family=_F, derivation=_JOIN, test_cases=_STACKS["vstack"],
        aliases=(np.row_stack,) if hasattr(np, "row_stack") else ())
 defvjp(np.hstack, lambda g, out, tup, dtype=None, casting="same_kind": unjoin(g, tup, "hstack"),
-       name="hstack", linear=("tup",),
+       name="hstack", linear=("tup",), sequences=("tup",),
        family=_F, derivation=_JOIN, test_cases=_STACKS["hstack"])
-defvjp(np.dstack, lambda g, out, tup: unjoin(g, tup, "dstack"), name="dstack", linear=("tup",),
+defvjp(np.dstack, lambda g, out, tup: unjoin(g, tup, "dstack"), name="dstack", linear=("tup",), sequences=("tup",),
        family=_F, derivation=_JOIN, test_cases=_STACKS["dstack"])
 defvjp(np.column_stack, lambda g, out, tup: unjoin(g, tup, "column_stack"),
-       name="column_stack", linear=("tup",), family=_F, derivation=_JOIN,
+       name="column_stack", linear=("tup",), sequences=("tup",), family=_F, derivation=_JOIN,
        test_cases=_STACKS["column_stack"])
 defvjp(np.select, None,
        lambda g, out, condlist, choicelist, default=0: unselect(g, condlist, choicelist),
        lambda g, out, condlist, choicelist, default=0:
            select_default_grad(g, condlist, default),
-       name="select", family=_F,
+       name="select", family=_F, sequences=("condlist", "choicelist"),
        derivation="g flows to the choice whose condition is the first to hold, else to default",
        test_cases=(("np.select([a > 0.5, a < -0.5], [a * b, b])", [(3, 4), (3, 4)]),
                    ("np.select([a > 0], [b], default=c)", [(3, 4), (4,), ()]),

@@ -19,6 +19,8 @@ from .. import runtime_arrays as ra
 from .. import runtime_decompositions as rd
 from .. import runtime_linalg as rl
 from ..runtime import (
+    asarray_like,
+    unasarray,
     as_columns,
     join_pieces,
     permute_like,
@@ -317,6 +319,12 @@ defvjp(rd.eigh_jvp, lambda g, out, t, w, v, UPLO="L": eigh_grad(g, w, v, UPLO),
 defjvp(rd.eigh_jvp, None, lambda g, out, t, w, v, UPLO="L": unsupported_derivative(_EIGH2),
        lambda g, out, t, w, v, UPLO="L": unsupported_derivative(_EIGH2))
 
+defvjp(ra.unasarray, lambda g, out, ct, a: asarray_like(g, a), None,
+       name="unasarray", linear=("ct",), family=_FAM,
+       derivation="the items' parts of an array's cotangent; its transpose stacks them")
+defvjp(ra.asarray_like, lambda g, out, ct, a: unasarray(g, a), None,
+       name="asarray_like", linear=("ct",), family=_FAM,
+       derivation="the items' cotangents stacked; its transpose takes them apart")
 defvjp(ra.concatenate_pieces, lambda g, out, ct, xs, axis=0: unconcatenate(g, xs, axis),
        None, None, name="concatenate_pieces", linear=("ct",), family=_FAM,
        derivation="a concatenation; its transpose splits")

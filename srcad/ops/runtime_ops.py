@@ -114,6 +114,8 @@ for _t in (np.float16, np.float32, np.float64):
 
 # --- bookkeeping with no derivative -------------------------------------------------------------
 defnondiff(rt.zeros_grad, name="zeros_grad", params=(Param("x"),), family=_FAM)
+defnondiff(rt.inverse_permutation, name="inverse_permutation",
+           params=(Param("axes"), Param("ndim", None)), family=_FAM)
 defnondiff(rt.Stack, name="Stack", spelling="Stack()", params=(), family=_FAM)
 
 
@@ -123,3 +125,13 @@ def stack_pop(stack):
 
 
 defnondiff(stack_pop, name="pop", spelling="stack.pop()", params=(Param("stack"),), family=_FAM)
+# reverse over reverse (srcad/transform/stacks.py): a stack's stack of cotangents, and the pop
+# that gives zeros when nothing was pushed on it. Values flow through pops (to the popped
+# value, from the stack): the reverse transform writes their backward itself
+defnondiff(rt.cotangents, name="cotangents", params=(Param("stack"),), family=_FAM)
+defnondiff(rt.pop_or_zeros, name="pop_or_zeros", params=(Param("stack"), Param("like")),
+           family=_FAM)
+
+#: ops that take a value off a stack (their `stack` argument): reverse mode turns each into a
+#: push of the popped value's cotangent
+POPS = ("pop", "pop_or_zeros")

@@ -75,7 +75,7 @@ defvjp(np.broadcast_to, lambda g, out, array, shape: unbroadcast(g, array),
                    ("np.broadcast_to(a, (2, 3, 4))", [(2, 1, 4)]),
                    ("np.broadcast_to(a, shape=(5, 4))", [(4,)])))
 defvjp(np.concatenate, lambda g, out, arrays, axis=0: unconcatenate(g, arrays, axis),
-       name="concatenate", linear=('arrays',), family="shape",
+       name="concatenate", sequences=("arrays",), linear=('arrays',), family="shape",
        derivation="split g at the input boundaries",
        test_cases=(("np.concatenate((a, b))", [(2, 3), (4, 3)]),
                    ("np.concatenate([a, b, c], axis=1)", [(2, 1), (2, 3), (2, 2)]),
@@ -87,7 +87,7 @@ defvjp(np.concatenate, lambda g, out, arrays, axis=0: unconcatenate(g, arrays, a
                    ("np.concatenate((a, np.zeros((2, 3))), axis=0)", [(1, 3)]),
                    ("np.concat((a, b), axis=1)", [(2, 3), (2, 2)])))
 defvjp(np.stack, lambda g, out, arrays, axis=0: unstack(g, arrays, axis),
-       name="stack", linear=('arrays',), family="shape",
+       name="stack", sequences=("arrays",), linear=('arrays',), family="shape",
        derivation="take each input's slice of g along the new axis",
        test_cases=(("np.stack((a, b))", [(3,), (3,)]),
                    ("np.stack([a, b, c], axis=1)", [(2, 3)] * 3),

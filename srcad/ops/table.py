@@ -133,6 +133,9 @@ class Op:
     # parameters in which the op is linear (or, jointly, multilinear: matmul): the tangent
     # contribution of such a parameter is the op itself applied to that parameter's tangent
     linear: tuple = ()
+    # parameters that take a sequence of separate arrays (np.concatenate's `arrays`): numpy
+    # does not turn a list given there into one array, as it does for every other parameter
+    sequences: tuple = ()
     # test metadata (read by tests/test_ops.py)
     domain: tuple = (-2.0, 2.0)  # (low, high) for every argument, or one pair per argument
     dtypes: tuple[str, ...] = ("float32", "float64")
@@ -146,6 +149,19 @@ class Op:
     @property
     def param_names(self) -> tuple[str, ...]:
         return tuple(p.name for p in self.params)
+
+    def takes_array(self, pname: str) -> bool:
+        """Does numpy turn a list or tuple given for `pname`, a differentiable parameter,
+        into one array (np.asarray)? True for the differentiable parameters of a numpy
+        function or ufunc but its `sequences` and a variadic one; srcad's own helpers and
+        Python's builtins take containers as they are, and a shape or an axis is no array."""
+        fn = self.fn
+        numpy = isinstance(fn, np.ufunc) or (getattr(fn, "__module__", None) or "").startswith(
+            "numpy")
+        if not numpy or pname in self.sequences or (
+                self.vjp(pname) is None and self.jvp(pname) is None):
+            return False
+        return not any(p.name == pname and p.star for p in self.params)
 
     @property
     def star(self) -> Param | None:
@@ -445,7 +461,7 @@ def _default_spelling(fn: Callable, params: tuple[Param, ...]) -> str:
 _META = {"name", "spelling", "params", "c", "c_expr", "c_version", "c_kinds", "c_types",
          "c_consts", "elementwise",
          "broadcasting", "view", "derivation", "family", "aliases", "domain", "dtypes", "tol",
-         "test_cases", "linear"}
+         "test_cases", "linear", "sequences"}
 
 
 def defvjp(fn: Callable, *rules: Callable | None, **meta: Any) -> Op:

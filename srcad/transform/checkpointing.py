@@ -26,6 +26,7 @@ import ast
 
 from .. import ir
 from ..errors import SrcadError
+from ..ops.runtime_ops import POPS
 from ..gcode import RESTORE as _RESTORE
 from ..gcode import Line, assign, line_reads, name, store
 from ..gcode import call as _call
@@ -37,9 +38,13 @@ from .templates import atom_expr, forward_expr, loop_iter, range_expr
 
 def stateful_call(body, seen=None):
     """The first call in `body` (or in a user function it calls) to a method with no rule --
-    a random draw, say -- whose result a recomputation would not reproduce; else None."""
+    a random draw, say -- whose result a recomputation would not reproduce, or the first push
+    or pop of a stack (generated code transformed again: a recomputation would pop twice);
+    else None."""
     seen = set() if seen is None else seen
     for x in ir.walk(body):
+        if isinstance(x, ir.Push) or (isinstance(x, ir.Call) and x.op.name in POPS):
+            return x
         if isinstance(x, ir.Call) and x.op.family == "opaque method":
             return x
         if isinstance(x, ir.UserCall) and id(x.callee) not in seen:
@@ -55,10 +60,10 @@ class CheckpointingMixin:
 
     def loop_schedule(self, s):
         """(every, snapshots) atoms if loop `s` is checkpointed, else None."""
-        if not isinstance(s, ir.For) or not self.module.checkpoint_loops:
+        if not isinstance(s, ir.For) or not self.module.options.checkpoint_loops:
             return None
-        if id(s) in self.module.loop_schedules:
-            every, snaps = self.module.loop_schedules[id(s)]
+        if id(s) in self.module.options.loop_schedules:
+            every, snaps = self.module.options.loop_schedules[id(s)]
             return (None if every is None else ir.Const(every, str(every)),
                     None if snaps is None else ir.Const(snaps, str(snaps)))
         return s.checkpoint
@@ -68,9 +73,10 @@ class CheckpointingMixin:
         Generator's) would draw different ones: a checkpointed region must not."""
         draw = stateful_call(body)
         if draw is not None:
+            spelled = f"{draw.stack}.push" if isinstance(draw, ir.Push) else draw.op.spelling_src
             raise SrcadError(
-                f"the checkpointed {what} at line {line} calls `{draw.op.spelling_src}` "
-                f"(line {draw.line}), which may change state (a random draw); recomputing "
+                f"the checkpointed {what} at line {line} calls `{spelled}` "
+                f"(line {draw.line}), which may change state (a random draw, a stack); recomputing "
                 f"it in the backward would not give the same values",
                 filename=self.fn.filename, lineno=line, func=self.fn.name,
                 hint="draw outside the checkpointed region and pass the numbers in, or do "
@@ -170,7 +176,7 @@ class CheckpointingMixin:
         keeps anyway (arguments, values its own rules read, values kept or recomputed
         before them): top-level, single-assignment names only. One whose inputs would be
         kept only for it (tanh's input, to recompute tanh) is kept itself: no gain."""
-        if not self.module.remat:
+        if not self.module.options.remat:
             return []
         ret = set(ir.atom_vars(self.fn.ret.value))
 
@@ -214,7 +220,8 @@ class CheckpointingMixin:
         for at in sorted(at_index, reverse=True):
             group = at_index[at]
             names = ", ".join(node.targets[0].id for _, node, _ in group)
-            why = self.module.remat if isinstance(self.module.remat, str) else "memory_budget"
+            plan = self.module.options.plan
+            why = "memory_budget" if plan is not None and plan.remat else "fuse=True"
             lines[at:at] = [Line(comment=f"recomputed, not kept from the forward "
                                          f"({why}): {names}")] + [
                 Line(node, line) for _, node, line in group]

@@ -23,37 +23,19 @@ import ast
 import copy
 
 from .. import ir
+from ..analysis.activity import varied_vars
 from ..errors import SrcadError
 from ..naming import fresh
 from ..gcode import GFunction, Line, assign, name, store
-from .reverse import Module, _call, _compound, _free, _np, zeros_expr
-from .specialise import simplify
-from .templates import atom_expr, default_atom, forward_expr, loop_iter, subst
-
-
-def varied_vars(fn: ir.Function, wrt) -> set[str]:
-    """Names that depend on `wrt` through differentiable arguments (to a fixed point)."""
-    stmts = [s for s in ir.walk(fn.body) if isinstance(s, (ir.Call, ir.UserCall, ir.Push))]
-    varied = set(wrt)
-    changed = True
-    while changed:
-        changed = False
-        for s in stmts:
-            if isinstance(s, ir.Push):  # a stack holding a varied value is varied
-                ins, outs = list(ir.atom_vars(s.value)), [s.stack]
-            elif isinstance(s, ir.Call) and s.op.name == "pop":
-                ins, outs = list(ir.atom_vars(s.args["stack"])), [s.target]
-            elif isinstance(s, ir.UserCall):
-                ins, outs = [v for a in s.args for v in ir.atom_vars(a)], list(s.targets)
-            else:
-                ins = [v for p, a in s.args.items()
-                       if (s.op.vjp(p) is not None or s.op.jvp(p) is not None)
-                       for v in ir.atom_vars(a)]
-                outs = [s.target]
-            if any(v in varied for v in ins) and not set(outs) <= varied:
-                varied.update(outs)
-                changed = True
-    return varied
+from ..gcode import call as _call
+from ..gcode import compound as _compound
+from ..gcode import free_names as _free
+from .adjoints import _np, zeros_expr
+from .module import Module
+from .specialise import Info, simplify
+from .templates import as_array_operand, atom_expr, default_atom, forward_expr, loop_iter, subst
+from ..analysis.activity import stacks_of
+from ..ops.runtime_ops import POPS
 
 
 class Forward:
@@ -63,6 +45,7 @@ class Forward:
         self.wrt = list(wrt)
         self.module = module or Module(infos_by_fn)
         self.infos = self.module.infos_by_fn.get(id(fn), {})
+        self.containers = self.module.containers_by_fn.get(id(fn), set())
         self.varied = varied_vars(fn, wrt)
         self.taken = set(fn.names) | set(fn.params)
         self.tangent: dict[str, str] = {}
@@ -70,10 +53,10 @@ class Forward:
         self.none_vars = {c.target for c in ir.walk(fn.body) if isinstance(c, ir.Call)
                           and any(isinstance(a, ir.Const) and a.value is None
                                   for a in c.args.values()) and c.op.name == "copy"}
+        # stacks, and those this function fills and empties itself (srcad/transform/stacks.py)
+        self.stacks, self.local_stacks = stacks_of(fn)
         self.globals: dict = {}
-        self.jvp_pairs = getattr(self.module, "jvp_functions", None)
-        if self.jvp_pairs is None:
-            self.module.jvp_functions = self.jvp_pairs = {}
+        self.jvp_pairs = self.module.jvp_functions
 
     def fresh(self, base: str) -> str:
         return fresh(base, self.taken)
@@ -108,8 +91,6 @@ class Forward:
                 if t == node.id:
                     return self.infos.get(primal)
             return None
-        from .specialise import Info
-
         if isinstance(node, ast.Constant):
             return Info((), None, node.value)
         return None
@@ -122,11 +103,20 @@ class Forward:
         if s.op.name == "Stack":  # a stack of varied values gets a stack of their tangents
             out.append(Line(assign(self.dot(s.target), _call("Stack")), s.line))
             return
-        if s.op.name == "pop":
+        if s.op.name in POPS:
             stack = s.args["stack"].name
-            out.append(Line(assign(self.dot(s.target), ast.Call(func=ast.Attribute(
-                value=name(self.dot(stack)), attr="pop", ctx=ast.Load()), args=[],
-                keywords=[])), s.line))
+            if stack in self.local_stacks:
+                tangent = ast.Call(func=ast.Attribute(value=name(self.dot(stack)), attr="pop",
+                                                      ctx=ast.Load()), args=[], keywords=[])
+            else:  # the function that filled it may have had no tangents to push
+                tangent = _call("pop_or_zeros", name(self.dot(stack)), name(s.target))
+            out.append(Line(assign(self.dot(s.target), tangent), s.line))
+            return
+        if s.op.name == "cotangents":  # found through the stack: so is its tangent
+            stack = s.args["stack"].name
+            tangent = _call("cotangents", name(self.dot(stack))) if stack in self.varied \
+                else _call("Stack")
+            out.append(Line(assign(self.dot(s.target), tangent), s.line))
             return
         terms = []
         for pname, atom in s.args.items():
@@ -144,9 +134,15 @@ class Forward:
             if kind == "rule":
                 self.globals.update({k: v for k, v in rule.globals.items()
                                      if k in _free(rule.expr)})
-                mapping = {"g": self.tangent_atom(atom), "out": ir.Var(s.target)}
+                g = self.tangent_atom(atom)
+                if s.op.takes_array(pname) and (isinstance(atom, ir.Seq) or (
+                        isinstance(atom, ir.Var) and atom.name in self.containers)):
+                    g = ast.Call(func=_np("asarray"), args=[g], keywords=[])  # (as numpy does)
+                mapping = {"g": g, "out": ir.Var(s.target)}
                 for p in s.op.params:
-                    mapping[p.name] = s.args.get(p.name) or default_atom(s.op, p.name)
+                    mapping[p.name] = as_array_operand(s.op, p.name, s.args.get(p.name),
+                                                       self.containers) or default_atom(
+                                                           s.op, p.name)
                 expr = simplify(subst(rule.expr, mapping), rule.globals, self.info_of)
             else:  # linear: the op applied to the tangent
                 args = dict(s.args)
@@ -170,8 +166,8 @@ class Forward:
             out.append(Line(ast.Assign(targets=[target], value=ast.Call(
                 func=name(s.fn_name), args=args, keywords=[]), lineno=0), s.line))
             return
-        wrt = [p for p, a in zip(s.callee.params, s.args)
-               if isinstance(a, ir.Var) and a.name in self.varied]
+        wrt = [p for p, a in zip(s.callee.params, s.args)  # (a tuple argument: any item)
+               if set(ir.atom_vars(a)) & self.varied]
         key = (id(s.callee), tuple(wrt))
         if key not in self.jvp_pairs:
             sub = Forward(s.callee, wrt, None, self.module)
@@ -282,6 +278,10 @@ class Forward:
             return ast.Constant(None)
         if isinstance(atom, ir.Var) and atom.name in self.varied:
             return name(self.dot(atom.name))
+        if isinstance(atom, ir.Var) and atom.name in self.stacks:
+            return _call("Stack")  # (no tangents: pop_or_zeros gives zeros where it is popped)
+        if isinstance(atom, ir.Var) and atom.name in self.none_vars:
+            return _call("zeros_grad", name(atom.name))  # (0.0 while it still holds None)
         if isinstance(atom, ir.Var):
             return self.zeros(atom.name)
         return ast.Call(func=_np("zeros_like"), args=[atom_expr(atom)], keywords=[])

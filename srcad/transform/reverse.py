@@ -21,6 +21,8 @@ backward replays it in reverse.
   * A loop runs backward over ``reversed(range(...))``; a loop that can exit early, and every
     while loop, counts its trips (``trips_L7``) and runs backward that many times.
   * A branch runs backward under the same test, which is a recorded value like any other.
+  * Generated code transformed again (reverse over reverse) has stacks of its own: a pop's
+    backward pushes the popped value's cotangent, a push's backward pops it (stacks.py).
 Adjoints have a state while the backward is generated: absent (zero), an alias of another
 expression (no statement yet), or a named variable (owned: safe to ``+=`` into). Where
 control flow joins, states are made to agree by materialising names (``np.zeros_like``).
@@ -35,144 +37,35 @@ from __future__ import annotations
 
 import ast
 import copy
-from dataclasses import dataclass
 
-import numpy as np
-
-from .. import ir, runtime
-from ..analysis.activity import active_vars
+from .. import ir
+from ..analysis.activity import active_vars, exposed_uses, stack_of
 from ..errors import SrcadError
-from ..naming import fresh
 from ..gcode import RESTORE as _RESTORE
 from ..gcode import GFunction, Line, assign, line_reads, name, store
 from ..gcode import call as _call
 from ..gcode import compound as _compound
 from ..gcode import free_names as _free
 from ..gcode import method as _method
-from .specialise import Info, simplify
+from ..naming import fresh
+from .adjoints import Adj, AdjointsMixin, _np, zeros_expr
+from .calls import CallsMixin
 from .checkpointing import CheckpointingMixin
-from ..ops.table import lookup
-from .templates import atom_expr, default_atom, forward_expr, loop_iter, range_expr, subst
-
-_FRESH_HELPERS = {
-    runtime.unindex, runtime.matmul_grad_a, runtime.matmul_grad_b,
-    runtime.select_grad, runtime.extremum_grad, runtime.clip_grad, runtime.as_grad,
-    runtime.astype,
-}
-_VIEW_NP = {np.reshape, np.transpose, np.swapaxes, np.expand_dims, np.squeeze,
-            np.broadcast_to, np.ravel, np.asarray}
+from .module import Generated, Module
+from .specialise import Info, simplify
+from .stacks import StacksMixin
+from .templates import (as_array_operand, atom_expr, default_atom, forward_expr, loop_iter,
+                        range_expr, subst)
 
 
-def is_fresh(expr: ast.expr, globals_: dict, specialised: bool = False) -> bool:
-    """Does `expr` certainly evaluate to a new array that nothing else refers to?"""
-    if isinstance(expr, (ast.BinOp, ast.UnaryOp)):
-        return True
-    if isinstance(expr, ast.Call):
-        f = expr.func
-        if isinstance(f, ast.Attribute):
-            if isinstance(f.value, ast.Name) and f.value.id == "np":
-                fn = getattr(np, f.attr, None)
-                row = lookup(fn) if fn is not None else None
-                # a row marked `view` (np.flip, np.moveaxis, ...) may return memory of its input
-                return fn is not None and fn not in _VIEW_NP and not (row and row.view)
-            return f.attr in ("astype", "copy", "sum")
-        if isinstance(f, ast.Name):
-            # (not unbroadcast: where shapes are unknown it may hand back its input)
-            return globals_.get(f.id, getattr(runtime, f.id, None)) in _FRESH_HELPERS
-    return False
-
-
-@dataclass
-class Adj:
-    """The state of one adjoint while the backward is generated (absent: not in the map)."""
-
-    alias: ast.expr | None = None  # the adjoint is this expression (no statement made yet)
-    uniform: ast.expr | None = None  # ... which broadcasts this scalar over the value
-    owned: bool = False  # a named adjoint that holds a buffer only it refers to
-
-    @property
-    def named(self) -> bool:
-        return self.alias is None
-
-
-@dataclass
-class Generated:
-    functions: list  # list[GFunction]
-    saved: list  # names the split backward reads from the forward
-    inject: dict
-
-
-def _np(attr: str) -> ast.Attribute:
-    return ast.Attribute(value=name("np"), attr=attr, ctx=ast.Load())
-
-
-def zeros_expr(value: ast.expr, info) -> ast.Call:
-    """A zero derivative for `value`: `np.zeros_like` for a known array, else the runtime's
-    `zeros_grad` (a Python float's is 0.0, a container's an empty GradTree)."""
-    fn = _np("zeros_like") if info is not None and info.dtype is not None else name("zeros_grad")
-    return ast.Call(func=fn, args=[value], keywords=[])
-
-
-def _exposed_uses(body, defined: frozenset) -> set[str]:
-    """Names `body` may read before it assigns them (`defined`: certainly assigned on entry):
-    an assignment under a branch or in a loop does not count after that statement."""
-    out: set[str] = set()
-    done = set(defined)
-    for x in body:
-        out |= set(ir.uses(x)) - done
-        if isinstance(x, ir.If):
-            out |= _exposed_uses(x.body, frozenset(done))
-            out |= _exposed_uses(x.orelse, frozenset(done))
-        elif isinstance(x, ir.For):
-            out |= _exposed_uses(x.body, frozenset(done | {x.target}))
-        elif isinstance(x, ir.While):
-            out |= _exposed_uses(x.cond_body + x.body, frozenset(done))
-        else:
-            done |= set(ir.defs(x))
-    return out
-
-
-@dataclass
-class Pair:
-    """A user function's generated subroutines, made once per (function, wrt) in a module."""
-
-    fwd: GFunction
-    bwd: GFunction
-    ret: ast.expr  # what the forward returns besides its saved values
-    rev: "Reverse"
-
-
-class Module:
-    """What the functions of one generated module share: names and subroutine pairs."""
-
-    def __init__(self, infos_by_fn: dict | None):
-        self.infos_by_fn = infos_by_fn or {}
-        self.names: set[str] = set()
-        self.pairs: dict[tuple, Pair] = {}
-        self.checkpoint_ids: frozenset = frozenset()  # calls a memory_budget policy recomputes
-        self.loop_schedules: dict = {}  # id(loop) -> (every, snapshots) a policy chose
-        self.checkpoint_loops = True  # False: ignore srcad.checkpoint(range(...)) markers
-        self.remat = False  # a policy's choice: recompute elementwise values in the backward
-        self.reparsed = False  # the code will be transformed again: no in-place statements
-
-    def function_name(self, base: str) -> str:
-        return fresh(base, self.names)
-
-
-class Reverse(CheckpointingMixin):
+class Reverse(AdjointsMixin, CallsMixin, CheckpointingMixin, StacksMixin):
     def __init__(self, fn: ir.Function, wrt: list[str], infos_by_fn: dict | None,
                  module: Module | None = None):
         self.fn = fn
         self.wrt = list(wrt)
-        if any(isinstance(s, ir.Push) for s in ir.walk(fn.body)):
-            raise SrcadError(
-                f"reverse mode over code that records values on stacks ({fn.name} is a "
-                f"generated backward with a loop) is not supported",
-                filename=fn.filename, lineno=fn.first_line, func=fn.name,
-                hint="for second derivatives through loops use forward-over-reverse: "
-                "srcad.jvp(srcad.grad(f), (x,), (v,)) or srcad.hessian(f)")
         self.module = module or Module(infos_by_fn)
         self.infos = self.module.infos_by_fn.get(id(fn), {})
+        self.containers = self.module.containers_by_fn.get(id(fn), set())
         self.active = active_vars(fn, wrt)
         self.taken = set(fn.names) | set(fn.params)
         self.adj: dict[str, str] = {}  # primal name -> adjoint name
@@ -202,6 +95,7 @@ class Reverse(CheckpointingMixin):
         self.rematerialised: list = []  # (name, line) of values the backward recomputes
         self._plain = 0  # > 0: emitting forward code that saves nothing (recomputation)
         self.restore_stacks: dict[str, str] = {}
+        self.plan_stacks()  # generated code transformed again: its stacks (stacks.py)
 
     # -- bookkeeping -------------------------------------------------------------------------
     def _number(self, body, depth, arms=(), loops=()):
@@ -290,147 +184,14 @@ class Reverse(CheckpointingMixin):
                 out[d] = self.infos[primal]
         return out
 
-    # -- adjoint state -------------------------------------------------------------------------
-    def ref(self, var: str) -> ast.expr:
-        """The expression holding var's adjoint (it must not be absent)."""
-        st = self.state[var]
-        return copy.deepcopy(st.alias) if st.alias is not None else name(self.adj[var])
-
-    def bind(self, var: str, value: ast.expr, line, out: list, *, owned: bool) -> None:
-        """Emit `dvar = value`: a new binding of var's adjoint name."""
-        d = self.adj_name(var)
-        # an alias that reads the old binding keeps that value under a name of its own
-        # (a fresh one, never rebound, so that swaps cannot chase each other)
-        for other, st in list(self.state.items()):
-            if other != var and st.alias is not None and d in _free(st.alias):
-                snap = self.fresh(f"d{other}")
-                self.snap_of[snap] = other
-                out.append(Line(assign(snap, st.alias), line))
-                self.state[other] = Adj(alias=name(snap), uniform=st.uniform)
-        out.append(Line(assign(d, value), line))
-        self.state[var] = Adj(owned=owned)
-
-    def materialise(self, var: str, line, out: list, *, zeros: bool) -> None:
-        """Make var's adjoint a named variable (absent: zeros shaped like the value)."""
-        st = self.state.get(var)
-        if st is None:
-            if zeros:
-                self.bind(var, self.zeros(var), line, out, owned=True)
-        elif st.alias is not None:
-            self.bind(var, st.alias, line, out, owned=False)
-
-    def zeros(self, var: str) -> ast.expr:
-        return zeros_expr(name(var), self.infos.get(var))
-
-    def accumulate(self, var: str, expr: ast.expr, line: int, out: list) -> None:
-        fresh = is_fresh(expr, {**runtime.__dict__, **self.globals}, bool(self.infos))
-        st = self.state.get(var)
-        if st is None:
-            uniform = self.uniform_scalar(expr)
-            if (uniform is not None or isinstance(expr, (ast.Name, ast.Constant))) and \
-                    not (_free(expr) & self.mutable):
-                # an alias must not read a value that a restore (pop) will rebind
-                self.state[var] = Adj(alias=expr, uniform=uniform)
-            else:
-                self.bind(var, expr, line, out, owned=fresh)
-            return
-        d = self.adj_name(var)
-        scatter = self._scatter(var, expr) if st.named and st.owned else None
-        if scatter is not None:  # a gather's contribution, added where it was gathered
-            out.append(Line(scatter, line))
-            return
-        if st.alias is not None:  # the second contribution: sum into a new buffer
-            self.bind(var, ast.BinOp(left=st.alias, op=ast.Add(), right=expr), line, out,
-                      owned=True)
-        elif st.owned:
-            out.append(Line(ast.AugAssign(target=store(d), op=ast.Add(), value=expr), line))
-        else:
-            self.bind(var, ast.BinOp(left=name(d), op=ast.Add(), right=expr), line, out,
-                      owned=True)
-
-    def _scatter(self, var: str, expr: ast.expr):
-        """`dx[index] += g` for a contribution `unindex(g, x, index)` into x's own buffer,
-        when the index is basic (no position twice, so the sums are those of adding a
-        zero-padded copy): no array of x's size per gather (a layer's weights taken out of
-        a stack in a loop)."""
-        info = self.infos.get(var)
-        gather = (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name)
-                  and expr.func.id == "unindex" and len(expr.args) == 3 and not expr.keywords
-                  and isinstance(expr.args[1], ast.Name) and expr.args[1].id == var)
-        array = info is not None and info.dtype is not None and info.ndim > 0
-        if self.module.reparsed or not (gather and array and self._basic(expr.args[2])):
-            return None
-        g, _, index = expr.args
-        if isinstance(index, ast.Subscript) and isinstance(index.value, ast.Attribute) and \
-                index.value.attr == "s_":  # np.s_[1:, 0] -> dx[1:, 0]
-            index = index.slice
-        target = ast.Subscript(value=name(self.adj_name(var)), slice=index, ctx=ast.Store())
-        return ast.AugAssign(target=target, op=ast.Add(), value=g)
-
-    def _basic(self, index: ast.expr) -> bool:
-        """Is this index expression certainly basic (ints, slices, None, ...)?"""
-        if isinstance(index, ast.Constant):
-            v = index.value
-            return v is None or v is Ellipsis or (isinstance(v, int) and not isinstance(v, bool))
-        if isinstance(index, ast.Tuple):
-            return all(self._basic(e) for e in index.elts)
-        if isinstance(index, ast.Slice):
-            return all(p is None or self._basic(p) for p in (index.lower, index.upper,
-                                                               index.step))
-        if isinstance(index, ast.Subscript) and isinstance(index.value, ast.Attribute) and \
-                index.value.attr == "s_":
-            return self._basic(index.slice)
-        if isinstance(index, ast.Name):  # a Python int (a loop counter), known from the probe
-            info = self.infos.get(index.id)
-            return info is not None and info.ndim == 0 and info.dtype is None
-        return False
-
-    def uniform_scalar(self, expr: ast.expr) -> ast.expr | None:
-        """S if `expr` is ``np.broadcast_to(S, shape)`` with S a scalar, else None."""
-        if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute)
-                and expr.func.attr == "broadcast_to" and isinstance(expr.func.value, ast.Name)
-                and expr.func.value.id == "np" and expr.args):
-            return None
-        s = expr.args[0]
-        for n in _free(s):
-            info = self.info_of(ast.Name(id=n)) if n != "np" else None
-            if n != "np" and (info is None or info.ndim != 0):
-                return None
-        return s
-
-    def takes_scalar_g(self, s: ir.Call, pname: str) -> bool:
-        """Can this rule take a scalar `g` and still yield a full-shaped result?"""
-        target = self.infos.get(s.target)
-        if not s.op.elementwise or target is None:
-            return False
-        infos = [i for a in s.args.values() for v in ir.atom_vars(a)
-                 if (i := self.infos.get(v)) is not None]
-        if not all(i.c_order for i in infos) or not target.c_order:
-            # a transposed operand: numpy may lay the result out differently next to a scalar
-            # than next to a broadcast array, and a later sum would add in another order
-            return False
-        dtypes = {i.dtype for i in infos if i.dtype is not None}
-        if dtypes - {target.dtype}:
-            # mixed dtypes: the broadcast array has the result's dtype and promotes the
-            # others; a Python scalar would not (numpy's weak scalars)
-            return False
-        reads = s.op.vjp(pname).reads - {"g"}
-        if "out" in reads:
-            return True
-        for p in reads:
-            a = s.args.get(p)
-            if isinstance(a, ir.Var) and (i := self.infos.get(a.name)) is not None \
-                    and i.shape == target.shape:
-                return True
-        return False
-
     # -- one statement -------------------------------------------------------------------------
     def contribution(self, s: ir.Call, pname: str, g: ast.expr) -> ast.expr:
         rule = s.op.vjp(pname)
         self.globals.update({k: v for k, v in rule.globals.items() if k in _free(rule.expr)})
         mapping = {"g": g, "out": ir.Var(s.target)}
         for p in s.op.params:
-            mapping[p.name] = s.args.get(p.name) or default_atom(s.op, p.name)
+            mapping[p.name] = as_array_operand(s.op, p.name, s.args.get(p.name),
+                                               self.containers) or default_atom(s.op, p.name)
         expr = subst(rule.expr, mapping)
         return simplify(expr, rule.globals, self.info_of)
 
@@ -519,109 +280,14 @@ class Reverse(CheckpointingMixin):
             return store(part)
         return store("_")
 
-    # -- calls to other user functions ---------------------------------------------------------
-    def recompute(self, s: ir.UserCall) -> bool:
-        """Is this call checkpointed (by srcad.checkpoint, or by a memory_budget policy)?"""
-        return s.checkpoint or id(s) in self.module.checkpoint_ids
-
-    def call_is_active(self, s: ir.UserCall) -> bool:
-        return any(t in self.active for t in s.targets) and any(
-            v in self.active for a in s.args for v in ir.atom_vars(a))
-
-    def callee_wrt(self, s: ir.UserCall) -> list[str]:
-        return [p for p, a in zip(s.callee.params, s.args)
-                if isinstance(a, ir.Var) and a.name in self.active]
-
-    def pair(self, s: ir.UserCall) -> Pair:
-        """The callee's `_fwd`/`_bwd` subroutines for this call's active arguments."""
-        wrt = self.callee_wrt(s)
-        key = (id(s.callee), tuple(wrt))
-        if key not in self.module.pairs:
-            sub = Reverse(s.callee, wrt, None, self.module)
-            sub.subroutine = True
-            fwd, bwd = sub.split(names=(
-                self.module.function_name(f"{s.callee.name}_fwd"),
-                self.module.function_name(f"{s.callee.name}_bwd")))
-            self.module.pairs[key] = Pair(fwd, bwd, atom_expr(s.callee.ret.value), sub)
-            self.globals.update(sub.globals)
-        return self.module.pairs[key]
-
-    def user_call_forward(self, s: ir.UserCall) -> ast.stmt:
-        args = [atom_expr(a) for a in s.args]
-        if s.unpack:
-            outs = ast.Tuple(elts=[store(t) for t in s.targets], ctx=ast.Store())
-        else:
-            outs = store(s.targets[0])
-        if id(s) not in self.saved_of or self.recompute(s) or self._plain:
-            # no residuals: a checkpointed call saves only its inputs (read again below)
-            return ast.Assign(targets=[outs], value=ast.Call(func=name(s.fn_name), args=args,
-                                                             keywords=[]), lineno=0)
-        p = self.pair(s)
-        target = ast.Tuple(elts=[outs, store(self.saved_of[id(s)])], ctx=ast.Store())
-        return ast.Assign(targets=[target], value=ast.Call(func=name(p.fwd.name), args=args,
-                                                           keywords=[]), lineno=0)
-
-    def user_call_backward(self, s: ir.UserCall, out: list) -> None:
-        if id(s) not in self.saved_of or not any(t in self.state for t in s.targets):
-            for t in s.targets:
-                self.state.pop(t, None)
-            return
-        p = self.pair(s)
-        block: list[Line] = []
-        if s.unpack:
-            cots = []
-            for t in s.targets:
-                st = self.state.pop(t, None)
-                if st is None:
-                    cots.append(self.zeros(t))
-                else:
-                    cots.append(copy.deepcopy(st.alias) if st.alias is not None
-                                else name(self.adj[t]))
-            g = ast.Tuple(elts=cots, ctx=ast.Load())
-        else:
-            st = self.state.pop(s.targets[0])
-            g = copy.deepcopy(st.alias) if st.alias is not None else name(self.adj[s.targets[0]])
-        wrt = self.callee_wrt(s)
-        parts = []
-        elts = []
-        for pname, a in zip(s.callee.params, s.args):
-            if pname in wrt:
-                part = self.fresh(f"d{a.name}_part")
-                parts.append((a.name, part))
-                elts.append(store(part))
-        if self.recompute(s):
-            # recompute the call's forward from its saved inputs, keeping its residuals
-            # only until its backward has run. An input the call overwrites (h = f(h, W))
-            # is restored first: the recomputation needs its value from before the call.
-            if set(s.targets) & {v for a in s.args for v in ir.atom_vars(a)}:
-                for v in reversed(self.pushes.get(id(s), [])):
-                    block.append(Line(ast.Expr(_call(_RESTORE, name(v))), s.line))
-                self.restored_early.add(id(s))
-            block.append(Line(comment=f"checkpointed: recompute {s.callee.name}'s forward "
-                                      f"from its inputs"))
-            recompute = ast.Call(func=name(p.fwd.name), args=[atom_expr(a) for a in s.args],
-                                 keywords=[])
-            block.append(Line(ast.Assign(targets=[ast.Tuple(elts=[
-                store("_"), store(self.saved_of[id(s)])], ctx=ast.Store())], value=recompute,
-                lineno=0), s.line))
-        call = ast.Call(func=name(p.bwd.name), args=[name(self.saved_of[id(s)]), g],
-                        keywords=[])
-        block.append(Line(ast.Assign(targets=[ast.Tuple(elts=elts, ctx=ast.Store())],
-                                     value=call, lineno=0), s.line))
-        for var, part in parts:
-            self.accumulate(var, name(part), s.line, block)
-        self.bwd_reads[id(s)] = set().union(*(line_reads(ln) for ln in block))
-        self.comment(out, s.line)
-        out.extend(block)
-
     # -- blocks ------------------------------------------------------------------------------
     def touched(self, body) -> set[str]:
-        """Active names that statements in `body` define or read."""
+        """Active names (and stacks) that statements in `body` define or read."""
         names = set()
         for s in ir.walk(body):
             names.update(ir.defs(s))
             names.update(ir.uses(s))
-        return names & self.active
+        return names & (self.active | self.stacks)
 
     def defined_before(self, var: str, stmt) -> bool:
         """Can `var` hold a value when `stmt` runs: assigned earlier, or anywhere in a loop
@@ -635,13 +301,17 @@ class Reverse(CheckpointingMixin):
         out: list[Line] = []
         for s in reversed(body):
             if isinstance(s, (ir.Call, ir.UserCall)):
-                if isinstance(s, ir.Call):
+                if stack_of(s) is not None:
+                    self.pop_backward(s, out)
+                elif isinstance(s, ir.Call):
                     self.call_backward(s, out)
                 else:
                     self.user_call_backward(s, out)
                 if id(s) not in self.restored_early:
                     for v in reversed(self.pushes.get(id(s), [])):
                         out.append(Line(ast.Expr(_call(_RESTORE, name(v))), s.line))
+            elif isinstance(s, ir.Push):
+                self.push_backward(s, out)
             elif isinstance(s, ir.If):
                 self.if_backward(s, out)
             elif isinstance(s, (ir.For, ir.While)):
@@ -653,7 +323,7 @@ class Reverse(CheckpointingMixin):
         restores = any(id(c) in self.pushes for c in ir.walk(s.body + s.orelse))
         if not touched and not restores:
             return
-        joined = {v for v in touched if self.defined_before(v, s)}
+        joined = {v for v in touched - self.stacks if self.defined_before(v, s)}
         for v in sorted(joined):  # both branches start from the same named adjoints
             if v in self.state:
                 self.materialise(v, s.line, out, zeros=False)
@@ -688,7 +358,7 @@ class Reverse(CheckpointingMixin):
         if not touched and not restores and id(s) not in self.counters:
             return
         local = self.loop_locals(s, body)
-        carried = touched - local
+        carried = touched - local - self.stacks
         for v in sorted(carried):
             self.materialise(v, s.line, out, zeros=True)
         # the adjoint of a value the loop does not assign is only added to in the loop: a
@@ -732,7 +402,7 @@ class Reverse(CheckpointingMixin):
             if id(x) not in inside and x is not s:
                 outside.update(ir.uses(x))
                 outside.update(ir.defs(x))
-        return made - _exposed_uses(body, frozenset()) - outside
+        return made - exposed_uses(body, frozenset()) - outside
 
     def backward_loop_header(self, s) -> ast.stmt:
         if isinstance(s, ir.For):
@@ -764,6 +434,9 @@ class Reverse(CheckpointingMixin):
                 out.append(Line(assign(s.target, forward_expr(s.op, s.args)), s.line))
             elif isinstance(s, ir.UserCall):
                 out.append(Line(self.user_call_forward(s), s.line))
+            elif isinstance(s, ir.Push):
+                out.append(Line(ast.Expr(_method(name(s.stack), "push", atom_expr(s.value))),
+                                s.line))
             elif isinstance(s, ir.If):
                 header = ast.If(test=atom_expr(s.test), body=[], orelse=[])
                 body_lines = self.fwd_block(s.body) or [Line(ast.Pass(), s.line)]
@@ -831,7 +504,7 @@ class Reverse(CheckpointingMixin):
         probe_state = {k: copy.copy(v) for k, v in self.state.items()}
         saved_adj, saved_taken = dict(self.adj), set(self.taken)
         trial = self.bwd_block(body)
-        needed = set()
+        needed = set(self.channels)  # (their cotangents are bound at the top)
         for ln in trial:
             needed |= line_reads(ln)
         needed |= set(self.counters.values())
@@ -849,7 +522,9 @@ class Reverse(CheckpointingMixin):
         self.state = probe_state
         self.adj, self.taken = saved_adj, saved_taken
         self._stacks = {}
-        lines = [Line(comment="--- backward ---")] + lines + self.bwd_block(body)
+        self.channels = {}
+        swept = self.bwd_block(body)
+        lines = [Line(comment="--- backward ---")] + self.cotangent_bindings() + lines + swept
         lines = self.rematerialise(lines, needed)
         return [self._finish_restores(ln) for ln in lines]
 
@@ -951,7 +626,7 @@ class Reverse(CheckpointingMixin):
         return Generated([f], [], self.globals)
 
     def split(self, names: tuple[str, str] | None = None):
-        """The `_fwd`/`_bwd` pair; the caller finishes them (saved values, see api.build)."""
+        """The `_fwd`/`_bwd` pair; the caller finishes them (saved values, see pipeline.finish_pair)."""
         if names is None:
             names = (self.module.function_name(f"{self.fn.name}_fwd"),
                      self.module.function_name(f"{self.fn.name}_bwd"))

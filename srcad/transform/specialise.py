@@ -23,6 +23,7 @@ import numpy as np
 
 from .. import runtime
 from ..gcode import parse_expr
+from .templates import subst
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,15 @@ class Info:
         if isinstance(value, (bool, int, float)):
             return cls((), None)
         return None
+
+
+class Infos(dict):
+    """What the first call (the probe) found: {id(function): {name: Info}}, and, in
+    `containers`, {id(function): names that held a list or tuple} (those get no Info)."""
+
+    def __init__(self, tables=(), containers=None):
+        super().__init__(tables)
+        self.containers = dict(containers or {})
 
 
 def _const(v) -> ast.Constant:
@@ -101,8 +111,6 @@ class _Simplify(ast.NodeTransformer):
                 template = simplify(*infos)
                 if template is not None:
                     params = list(inspect.signature(fn).parameters)
-                    from .templates import subst
-
                     mapping = dict(zip(params, node.args))
                     return self.visit(subst(parse_expr(template), mapping))
         if fn in _RUNTIME_FUNCS:

@@ -131,6 +131,19 @@ def _arg_name(node) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
+def as_array_operand(op: Op, pname: str, atom, containers=frozenset()):
+    """`atom` as a rule reads it for parameter `pname`: numpy turns a list or tuple given
+    where it takes one array into an array, and so must the rule (``x > y`` on a list is
+    Python's comparison, not numpy's): ``np.asarray(atom)`` for a literal sequence or a name
+    that held one on the first call (`containers`), else `atom` itself (None stays None)."""
+    if atom is None or not op.takes_array(pname):
+        return atom
+    if isinstance(atom, ir.Seq) or (isinstance(atom, ir.Var) and atom.name in containers):
+        return ast.Call(func=ast.Attribute(value=name("np"), attr="asarray", ctx=ast.Load()),
+                        args=[atom_expr(atom)], keywords=[])
+    return atom
+
+
 def default_atom(op: Op, pname: str):
     for p in op.params:
         if p.name == pname:
@@ -145,14 +158,12 @@ def is_default(value) -> bool:
 def range_expr(loop) -> ast.expr:
     """``range(a, b, c)`` (shortest spelling) for an `ir.For`, sliced ``[:limit]`` if it has one;
     not reversed: the caller decides the direction."""
-    from ..gcode import name as _name
-
     args = [loop.start, loop.stop, loop.step]
     if isinstance(loop.step, ir.Const) and loop.step.value == 1:
         args = args[:2]
         if isinstance(loop.start, ir.Const) and loop.start.value == 0:
             args = args[1:]
-    rng = ast.Call(func=_name("range"), args=[atom_expr(a) for a in args], keywords=[])
+    rng = ast.Call(func=name("range"), args=[atom_expr(a) for a in args], keywords=[])
     if loop.limit is not None:
         rng = ast.Subscript(value=rng, slice=ast.Slice(upper=atom_expr(loop.limit)),
                             ctx=ast.Load())
@@ -161,9 +172,7 @@ def range_expr(loop) -> ast.expr:
 
 def loop_iter(loop) -> ast.expr:
     """What a forward loop iterates over: its range, reversed if the loop walks it backward."""
-    from ..gcode import name as _name
-
     rng = range_expr(loop)
     if loop.reverse:
-        return ast.Call(func=_name("reversed"), args=[rng], keywords=[])
+        return ast.Call(func=name("reversed"), args=[rng], keywords=[])
     return rng

@@ -1,0 +1,125 @@
+"""The probe: the first call of a transformed function runs its IR once, on the actual
+arguments, to learn what the transforms specialise on.
+
+Input: a normalised `ir.Function` and the argument values. Output: `Infos` -- the static
+`Info` (shape, dtype, memory order) of every value of the function and of each user function
+it calls, and which names held lists or tuples -- and the output value. A name whose shape
+changes between assignments (in a loop, across calls), or that a statement which did not run
+assigns (another branch), gets no Info: code is specialised only where every path agrees.
+It also refuses, with the user's line, Python operators on sequences that gradients would
+flow through (`refuse_sequence_arithmetic`).
+
+    probe(ir_of(loss), {"W": W, "x": x})  ->  ({id(loss): {"W": Info((3, 2), float64), ...}},
+                                                 np.float64(0.73))
+"""
+
+from __future__ import annotations
+
+from . import ir
+from .analysis.activity import varied_vars
+from .errors import SrcadError
+from .interpret import PY_OPERATORS, evaluate
+from .transform.specialise import Info, Infos
+
+
+def probe(fn_ir: ir.Function, args: dict, wrt=None) -> tuple[dict, object]:
+    """Run the IR once on the actual arguments: the static Info of every value.
+
+    Returns ({id(function): {name: Info}}, output) for the function and every user function
+    it calls. A name that takes values of different shapes or dtypes (in a loop, or across
+    calls) gets no Info, so nothing is specialised on it.
+    """
+    infos: dict = {id(fn_ir): {k: Info.of(v) for k, v in args.items()}}
+    containers: dict = {id(fn_ir): {k for k, v in args.items() if isinstance(v, (list, tuple))}}
+    varying: set = set()
+    executed: set = set()
+    functions: dict = {id(fn_ir): fn_ir}
+
+    def record(fn, name, value, site):
+        functions[id(fn)] = fn
+        executed.add(site)
+        if isinstance(value, (list, tuple)):
+            containers.setdefault(id(fn), set()).add(name)
+        table = infos.setdefault(id(fn), {})
+        info = Info.of(value)
+        key = (id(fn), name)
+        if key in varying:
+            return
+        if name in table and table[name] != info:
+            varying.add(key)
+            table[name] = None
+        else:
+            table[name] = info
+
+    try:
+        env = evaluate(fn_ir, args, record)
+    except SrcadError:
+        raise
+    except Exception as e:
+        line = getattr(e, "_srcad_line", None)
+        raise SrcadError(
+            f"{type(e).__name__} in {fn_ir.name}: {e}",
+            filename=fn_ir.filename, lineno=line, func=fn_ir.name,
+            hint="the error comes from the user's code on these inputs",
+        ) from e
+    out = env["<return>"]
+    for fid, fn in functions.items():
+        for name in _path_dependent(fn, executed):
+            infos.setdefault(fid, {})[name] = None
+    clean = Infos({k: {n: i for n, i in t.items() if i is not None} for k, t in infos.items()},
+                  containers)
+    if wrt is not None:
+        refuse_sequence_arithmetic(functions, containers, infos, fn_ir, wrt)
+    return clean, out
+
+
+def refuse_sequence_arithmetic(functions: dict, containers: dict, infos: dict,
+                               main: ir.Function, wrt) -> None:
+    """A Python operator on a list or tuple concatenates or repeats it (the generated code
+    runs Python's `+` as written) while its op row's rule adds or scales: where gradients
+    flow through such an operand, refuse instead of returning a wrong gradient."""
+    for fid, fn in functions.items():
+        seqs = containers.get(fid, set())
+        table = infos.get(fid, {})
+        varied = None
+        for s in ir.walk(fn.body):
+            if not (isinstance(s, ir.Call) and s.op.name in PY_OPERATORS):
+                continue
+            args = list(s.args.values())
+            sequences = [a for a in args if isinstance(a, ir.Seq)
+                         or (isinstance(a, ir.Var) and a.name in seqs)]
+            numpy_operand = any(isinstance(a, ir.Var) and (i := table.get(a.name)) is not None
+                                and i.dtype is not None for a in args)
+            if not sequences or numpy_operand:  # (an array or numpy scalar: numpy's semantics)
+                continue
+            if varied is None:
+                # (a called function's parameters all count as differentiated: conservative)
+                varied = varied_vars(fn, wrt if fn is main else fn.params)
+            bad = [v for a in sequences for v in ir.atom_vars(a) if v in varied]
+            if bad:
+                raise SrcadError(
+                    f"`{fn.source_lines.get(s.line, s.op.name)}` applies a Python operator to "
+                    f"`{bad[0]}`, a list or tuple that gradients flow through: Python "
+                    f"concatenates or repeats it, which srcad does not differentiate",
+                    filename=fn.filename, lineno=s.line, func=fn.name,
+                    hint="make it an array first (np.asarray(xs)), or combine the items with "
+                    "np.concatenate / np.stack, or index the items one by one")
+
+
+def _path_dependent(fn: ir.Function, executed: set) -> set:
+    """Names whose shape this call cannot vouch for: assigned by a statement that did not run
+    (another branch, a loop that ran no trips), and everything computed from them. Code is
+    specialised only on the rest, so that every path shares one correct transform."""
+    unknown = set()
+    stmts = [s for s in ir.walk(fn.body) if isinstance(s, (ir.Call, ir.UserCall))]
+    for s in stmts:
+        if id(s) not in executed:
+            unknown.update(ir.defs(s))
+    changed = bool(unknown)
+    while changed:
+        changed = False
+        for s in stmts:
+            if set(ir.uses(s)) & unknown and not set(ir.defs(s)) <= unknown:
+                unknown.update(ir.defs(s))
+                changed = True
+    return unknown

@@ -1,0 +1,114 @@
+"""Tape mode's containers: the list, tuple and dict arguments (pytrees) the tape follows.
+
+Source mode gives a container argument an adjoint of its own (a `GradTree`, or an array where
+numpy used the list as one): every ``p[i]`` is a gather whose cotangent is added into it, and
+``np.sum(p)`` adds an array. So that tape mode adds the same contributions in the same order
+(and agrees bit for bit), a container argument is wrapped in one of these subclasses: reading an
+item (``p[-1]``, ``p[1:]``, ``for w in p``, ``a, b = p``, ``p["W"]``) records a gather on the tape
+with a fresh Tensor (or a fresh container for a slice or a nested container) as its result, and
+a numpy call that takes the container as an array records the container itself. The backward
+adds cotangents into the container's adjoint (`srcad.tape.Tape.backward`), and the gradient is
+that adjoint made into the argument's structure (`srcad.runtime.as_grad`), as in source mode.
+
+    p = TensorList([t0, t1, t2])        p[-1]  ->  Tensor(t2's value), recorded as
+                                                   getitem(a=p, index=-1)
+"""
+
+from __future__ import annotations
+
+import operator
+
+
+class TensorList(list):
+    """A list argument whose items the tape follows."""
+
+    def __init__(self, items, tape):
+        super().__init__(items)
+        self.tape = tape
+
+    def __getitem__(self, index):
+        return self.tape.index_container(self, index)
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+
+class TensorTuple(tuple):
+    """A tuple argument whose items the tape follows."""
+
+    def __new__(cls, items, tape):
+        out = super().__new__(cls, items)
+        out.tape = tape
+        return out
+
+    def __getitem__(self, index):
+        return self.tape.index_container(self, index)
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+
+class TensorDict(dict):
+    """A dict argument whose values the tape follows."""
+
+    def __init__(self, items, tape):
+        super().__init__(items)
+        self.tape = tape
+
+    def __getitem__(self, key):
+        return self.tape.index_container(self, key)
+
+    def values(self):
+        return [self[k] for k in self.keys()]
+
+    def items(self):
+        return [(k, self[k]) for k in self.keys()]
+
+    def get(self, key, default=None):
+        return self[key] if key in self else default
+
+
+CONTAINERS = (TensorList, TensorTuple, TensorDict)
+_RAW_GET = {TensorList: list.__getitem__, TensorTuple: tuple.__getitem__,
+            TensorDict: dict.__getitem__}
+
+
+def raw_item(container, key):
+    """An item as stored, without recording anything."""
+    return _RAW_GET[type(container)](container, key)
+
+
+def raw_items(container) -> list:
+    """The items (a dict's values) as stored, without recording anything."""
+    if isinstance(container, TensorDict):
+        return [dict.__getitem__(container, k) for k in container.keys()]
+    return [_RAW_GET[type(container)](container, i) for i in range(len(container))]
+
+
+def rewrap(value, tape, like=None):
+    """A fresh container holding the same items (a slice of a list is a plain list)."""
+    kind = type(like) if like is not None else type(value)
+    if kind is TensorDict or isinstance(value, dict):
+        return TensorDict(dict(value.items()) if not isinstance(value, TensorDict) else
+                          {k: dict.__getitem__(value, k) for k in value.keys()}, tape)
+    items = raw_items(value) if isinstance(value, CONTAINERS) else list(value)
+    if kind in (TensorTuple, tuple):
+        return TensorTuple(items, tape)
+    return TensorList(items, tape)
+
+
+def wrap_container(x, tape, wrap_leaf):
+    """`x` (a dict, list or tuple argument) with its float leaves wrapped by `wrap_leaf`."""
+    if isinstance(x, dict):
+        return TensorDict({k: wrap_container(v, tape, wrap_leaf) for k, v in x.items()}, tape)
+    if isinstance(x, (list, tuple)) and not hasattr(x, "_fields"):
+        items = [wrap_container(v, tape, wrap_leaf) for v in x]
+        return TensorTuple(items, tape) if isinstance(x, tuple) else TensorList(items, tape)
+    if isinstance(x, (list, tuple)):  # a namedtuple keeps its type, items followed one by one
+        return type(x)(*(wrap_container(v, tape, wrap_leaf) for v in x))
+    return wrap_leaf(x)
+
+
+GETITEM = operator.getitem

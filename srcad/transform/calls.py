@@ -1,0 +1,131 @@
+"""Calls to other user functions in the reverse transform: each active call becomes a call
+of the callee's `_fwd` subroutine (keeping its residuals) in the forward sweep and of its
+`_bwd` in the backward sweep; a checkpointed call (srcad.checkpoint, or a memory_budget
+plan) keeps only its inputs and runs `_fwd` again right before `_bwd`. `CallsMixin` holds
+these methods of `srcad.transform.reverse.Reverse`.
+
+    h = block(h, W)          forward:   h, h_saved = block_fwd(h, W)
+                             backward:  dh_part, dW_part = block_bwd(h_saved, dh)
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+
+from .. import ir
+from ..analysis.activity import pushes_on_stacks
+from ..gcode import RESTORE as _RESTORE
+from ..gcode import Line, line_reads, name, store
+from ..gcode import call as _call
+from .module import Pair
+from .templates import atom_expr
+
+
+def _leaves(atom, expr: ast.expr):
+    """(name, its part of `expr`) for each name in a (nested) tuple atom: `d[0][1]`."""
+    if isinstance(atom, ir.Var):
+        yield atom.name, expr
+    elif isinstance(atom, ir.Seq):
+        for i, item in enumerate(atom.items):
+            yield from _leaves(item, ast.Subscript(value=copy.deepcopy(expr),
+                                                   slice=ast.Constant(i), ctx=ast.Load()))
+
+
+class CallsMixin:
+    """The call-site methods of `Reverse` (see the module docstring)."""
+
+    def recompute(self, s: ir.UserCall) -> bool:
+        """Is this call checkpointed (by srcad.checkpoint, or by a memory_budget policy)?"""
+        return s.checkpoint or id(s) in self.module.options.checkpoint_ids
+
+    def call_is_active(self, s: ir.UserCall) -> bool:
+        # (a callee that pushes on stacks has outputs besides its result: stacks.py)
+        return (any(t in self.active for t in s.targets) or pushes_on_stacks(s.callee)) and \
+            any(v in self.active for a in s.args for v in ir.atom_vars(a))
+
+    def callee_wrt(self, s: ir.UserCall) -> list[str]:
+        # (an argument written as a tuple, `g((a, b))`, is differentiated if an item is)
+        return [p for p, a in zip(s.callee.params, s.args)
+                if set(ir.atom_vars(a)) & self.active]
+
+    def pair(self, s: ir.UserCall) -> Pair:
+        """The callee's `_fwd`/`_bwd` subroutines for this call's active arguments."""
+        wrt = self.callee_wrt(s)
+        key = (id(s.callee), tuple(wrt))
+        if key not in self.module.pairs:
+            sub = type(self)(s.callee, wrt, None, self.module)
+            sub.subroutine = True
+            fwd, bwd = sub.split(names=(
+                self.module.function_name(f"{s.callee.name}_fwd"),
+                self.module.function_name(f"{s.callee.name}_bwd")))
+            self.module.pairs[key] = Pair(fwd, bwd, atom_expr(s.callee.ret.value), sub)
+            self.globals.update(sub.globals)
+        return self.module.pairs[key]
+
+    def user_call_forward(self, s: ir.UserCall) -> ast.stmt:
+        args = [atom_expr(a) for a in s.args]
+        if s.unpack:
+            outs = ast.Tuple(elts=[store(t) for t in s.targets], ctx=ast.Store())
+        else:
+            outs = store(s.targets[0])
+        if id(s) not in self.saved_of or self.recompute(s) or self._plain:
+            # no residuals: a checkpointed call saves only its inputs (read again below)
+            return ast.Assign(targets=[outs], value=ast.Call(func=name(s.fn_name), args=args,
+                                                             keywords=[]), lineno=0)
+        p = self.pair(s)
+        target = ast.Tuple(elts=[outs, store(self.saved_of[id(s)])], ctx=ast.Store())
+        return ast.Assign(targets=[target], value=ast.Call(func=name(p.fwd.name), args=args,
+                                                           keywords=[]), lineno=0)
+
+    def user_call_backward(self, s: ir.UserCall, out: list) -> None:
+        # a callee that pushes on stacks runs its backward even with no cotangent coming in:
+        # it pops what another function's backward left on its stacks (stacks.py)
+        if id(s) not in self.saved_of or not (any(t in self.state for t in s.targets)
+                                              or pushes_on_stacks(s.callee)):
+            for t in s.targets:
+                self.state.pop(t, None)
+            return
+        p = self.pair(s)
+        block: list[Line] = []
+        cots = []
+        for t in s.targets:
+            st = self.state.pop(t, None)
+            if st is None:
+                cots.append(self.zeros(t))
+            else:
+                cots.append(copy.deepcopy(st.alias) if st.alias is not None
+                            else name(self.adj[t]))
+        g = ast.Tuple(elts=cots, ctx=ast.Load()) if s.unpack else cots[0]
+        wrt = self.callee_wrt(s)
+        parts = []
+        elts = []
+        for pname, a in zip(s.callee.params, s.args):
+            if pname in wrt:
+                part = self.fresh(f"d{a.name if isinstance(a, ir.Var) else pname}_part")
+                parts.extend((v, e) for v, e in _leaves(a, name(part)) if v in self.active)
+                elts.append(store(part))
+        if self.recompute(s):
+            # recompute the call's forward from its saved inputs, keeping its residuals
+            # only until its backward has run. An input the call overwrites (h = f(h, W))
+            # is restored first: the recomputation needs its value from before the call.
+            if set(s.targets) & {v for a in s.args for v in ir.atom_vars(a)}:
+                for v in reversed(self.pushes.get(id(s), [])):
+                    block.append(Line(ast.Expr(_call(_RESTORE, name(v))), s.line))
+                self.restored_early.add(id(s))
+            block.append(Line(comment=f"checkpointed: recompute {s.callee.name}'s forward "
+                                      f"from its inputs"))
+            recompute = ast.Call(func=name(p.fwd.name), args=[atom_expr(a) for a in s.args],
+                                 keywords=[])
+            block.append(Line(ast.Assign(targets=[ast.Tuple(elts=[
+                store("_"), store(self.saved_of[id(s)])], ctx=ast.Store())], value=recompute,
+                lineno=0), s.line))
+        call = ast.Call(func=name(p.bwd.name), args=[name(self.saved_of[id(s)]), g],
+                        keywords=[])
+        block.append(Line(ast.Assign(targets=[ast.Tuple(elts=elts, ctx=ast.Store())],
+                                     value=call, lineno=0), s.line))
+        for var, part in parts:
+            self.accumulate(var, part, s.line, block)
+        self.bwd_reads[id(s)] = set().union(*(line_reads(ln) for ln in block))
+        self.comment(out, s.line)
+        out.extend(block)

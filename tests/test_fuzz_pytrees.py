@@ -1,0 +1,418 @@
+"""Differential fuzzing of container arguments: lists, tuples and dicts of arrays (pytrees).
+
+A user's function often takes its parameters as a list or dict (``Ws[-1]`` for the output
+layer, ``params["blocks"][i]``) or hands a list to numpy as one array (``np.sum(xs, axis=0)``).
+Two silently wrong gradients lived there (``p[-1]`` and ``np.sum(p)`` gave zeros), and the
+differential fuzz corpus of tests/test_fuzz.py never indexed a container. This one does:
+
+* every program takes a container ``p`` -- a list or tuple of 2-4 arrays of one shape, a list
+  of Python floats, a list of tuples (nested), or a dict holding arrays and a list -- and
+  optionally an array ``x``;
+* a random *prelude* takes values out of it every way Python and numpy allow: constant and
+  negative indices, computed indices (``p[len(p) - 1]``, ``p[k - len(p)]``), slices (``p[1:]``,
+  ``p[::-1]``, ``p[-2:]``) indexed again or unpacked, tuple unpacking, nested indexing, loops
+  over the items (``for w in p``, ``enumerate``, ``range(len(p))`` with ``p[i - 1]``), and the
+  container used as one array by numpy (``np.sum(p, axis=0)``, ``np.mean``, ``np.max``,
+  ``np.stack``, ``np.concatenate``, ``np.asarray``, ``np.array``, ``np.tanh(p)``,
+  ``np.maximum(p, 0.0)``, ``p @ w``-style products of ``np.asarray(p)``);
+* the body is the main fuzzer's random program (tests/fuzz_programs.py ``Gen``) over the
+  values the prelude made.
+
+Each program is checked as tests/test_fuzz.py checks its own: source and tape bit for bit
+(value and every leaf of every gradient), the value equal to plain numpy's, gradients shaped
+like their arguments leaf by leaf (same container types, lengths and keys), and central
+differences in float64. ``SRCAD_FUZZ_SLOW=1`` (or ``-m slow``) runs 10x more.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+import srcad
+from srcad.testing import numerical_grad
+from tests import fuzz_programs as FP
+from tests.test_fuzz import FD_ATOL, Finding, _bitwise, _fd_close, _float64
+
+PER_BATCH = 30
+BATCHES = 8  # 240 programs in the default run
+SLOW_BATCHES = 80
+
+
+# ----------------------------------------------------------------------------------------
+# containers
+# ----------------------------------------------------------------------------------------
+
+
+def _leaves(tree, path="p"):
+    if isinstance(tree, dict):
+        for k, v in tree.items():
+            yield from _leaves(v, f"{path}[{k!r}]")
+    elif isinstance(tree, (list, tuple)):
+        for i, v in enumerate(tree):
+            yield from _leaves(v, f"{path}[{i}]")
+    else:
+        yield path, tree
+
+
+def _same_structure(a, b) -> bool:
+    if isinstance(b, dict):
+        return isinstance(a, dict) and list(a) == list(b) and all(
+            _same_structure(a[k], b[k]) for k in b)
+    if isinstance(b, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(
+            _same_structure(x, y) for x, y in zip(a, b))
+    return not isinstance(a, (dict, list, tuple))
+
+
+def _to64(tree):
+    if isinstance(tree, dict):
+        return {k: _to64(v) for k, v in tree.items()}
+    if isinstance(tree, (list, tuple)):
+        return type(tree)(_to64(v) for v in tree)
+    return _float64(tree)
+
+
+class Prog:
+    def __init__(self, name, source, kind, shape, k, dtype, with_x, wrt):
+        self.name, self.source, self.kind, self.shape, self.k = name, source, kind, shape, k
+        self.dtype, self.with_x, self.wrt = dtype, with_x, wrt
+
+    def make_args(self, seed):
+        rng = np.random.default_rng(seed)
+
+        def arr(shape):
+            v = rng.uniform(0.2, 1.3, size=shape) * rng.choice([-1.0, 1.0], size=shape)
+            return np.asarray(v, dtype=self.dtype)
+
+        k, s = self.k, self.shape
+        if self.kind == "list":
+            p = [arr(s) for _ in range(k)]
+        elif self.kind == "tuple":
+            p = tuple(arr(s) for _ in range(k))
+        elif self.kind == "floats":
+            p = [float(arr(())) for _ in range(k)]
+        elif self.kind == "nested":
+            p = [(arr(s), arr(s)) for _ in range(k)]
+        else:  # dict
+            p = {"w": arr(s), "layers": [arr(s) for _ in range(k)], "b": arr(s)}
+        args = (p,)
+        if self.with_x:
+            args += (arr(s),)
+        return args
+
+
+# ----------------------------------------------------------------------------------------
+# the generator
+# ----------------------------------------------------------------------------------------
+
+
+def _item_forms(ch, seq: str, k: int) -> list[tuple[str, int | None]]:
+    """Ways to spell one item of the sequence `seq` of k items: (expression, which item)."""
+    i = ch.int(0, k - 1)
+    forms = [f"{seq}[{i}]", f"{seq}[{i - k}]", f"{seq}[len({seq}) - {k - i}]",
+             f"{seq}[{i} - len({seq})]", f"{seq}[-1]", f"{seq}[0]"]
+    return [ch.pick(forms)]
+
+
+class PyGen:
+    """The prelude: statements that take arrays (or floats) out of the container."""
+
+    def __init__(self, ch, kind, shape, k, with_x, dtype):
+        self.ch, self.kind, self.shape, self.k, self.with_x = ch, kind, shape, k, with_x
+        self.dtype = dtype
+        self.lines: list[str] = []
+        self.env: dict = {}
+        self.n = 0
+
+    def fresh(self):
+        self.n += 1
+        return f"u{self.n}"
+
+    def put(self, text, shape, fresh=True, pyf=False, bound=1.3):
+        name = self.fresh()
+        self.lines.append(f"    {name} = {text}")
+        if len(shape) <= 2 and int(np.prod(shape)) <= FP.MAX_SIZE:  # (what Gen can combine)
+            self.env[name] = FP.E(name, shape, bound, pyf=pyf, fresh=fresh)
+        return name
+
+    def view_of(self, whole, index, shape, bound=1.3):
+        """`whole[index]`: a view, so `whole` takes no in-place write after it (numpy's view
+        would see it; the main fuzzer's rule, tests/fuzz_programs.py)."""
+        if whole in self.env:
+            self.env[whole] = FP.replace(self.env[whole], fresh=False)
+        return self.put(f"{whole}[{index}]", shape, fresh=False, bound=bound)
+
+    def seq(self) -> tuple[str, int, bool]:
+        """(expression of a flat sequence of arrays, its length, items are floats)."""
+        ch, k = self.ch, self.k
+        if self.kind == "dict":
+            return 'p["layers"]', k, False
+        if self.kind == "nested":
+            # (not a literal list of items, `[p[0][1], p[1][1]]`: its items are the values
+            # themselves, so a name taken from it and rebound in a loop is a plain copy, the
+            # known not-bitwise pattern of tests/test_tape.py::NOT_BITWISE)
+            return f"p[{ch.int(-k, k - 1)}]", 2, False
+        return "p", k, self.kind == "floats"
+
+    def step(self):
+        ch, s = self.ch, self.shape
+        seq, k, floats = self.seq()
+        kind = ch.weighted([(4, "index"), (2, "slice"), (2, "unpack"), (3, "as_array"),
+                            (2, "loop"), (1, "dict")])
+        if kind == "dict" and self.kind == "dict":
+            self.put(f'p["{ch.pick(("w", "b"))}"]', s, fresh=False)
+            return
+        if kind == "index" or kind == "dict":
+            (text,) = _item_forms(ch, seq, k)
+            if self.kind == "nested" and seq == "p":
+                text = f"{text}[{ch.int(-2, 1)}]"
+            self.put(text, () if floats else s, fresh=False, pyf=floats)
+        elif kind == "slice":
+            lo = ch.int(-k, k - 1)
+            sl = ch.pick((f"{lo}:", f":{lo}" if lo else ":", "::-1", "::2", f"{lo}::-1", "1:"))
+            n = len(eval(f"list(range({k}))[{sl}]"))  # how many items the slice keeps
+            if n == 0:
+                return
+            q = self.fresh()
+            self.lines.append(f"    {q} = {seq}[{sl}]")
+            if ch.flag(0.5) or n > 3:
+                j = ch.int(-n, n - 1)
+                self.put(f"{q}[{j}]", () if floats else s, fresh=False, pyf=floats)
+            else:
+                names = [self.fresh() for _ in range(n)]
+                self.lines.append(f"    {', '.join(names)}{',' if n == 1 else ''} = {q}")
+                for nm in names:
+                    self.env[nm] = FP.E(nm, () if floats else s, 1.3, pyf=floats, fresh=False)
+        elif kind == "unpack":
+            if self.kind == "dict" or k > 3 or not (seq == "p" and self.kind != "nested"):
+                a, b = ch.int(-k, k - 1), ch.int(-k, k - 1)
+                n1, n2 = self.fresh(), self.fresh()
+                self.lines.append(f"    {n1}, {n2} = {seq}[{a}], {seq}[{b}]")
+            else:
+                names = [self.fresh() for _ in range(k)]
+                self.lines.append(f"    {', '.join(names)} = {seq}")
+                n1, n2 = names[0], names[-1]
+            for nm in (n1, n2):
+                self.env[nm] = FP.E(nm, () if floats else s, 1.3, pyf=floats, fresh=False)
+        elif kind == "as_array":
+            self.as_array(seq, k, floats)
+        else:
+            self.loop(seq, k, floats)
+
+    def as_array(self, seq, k, floats):
+        ch, s = self.ch, self.shape
+        item = () if floats else s
+        form = ch.weighted([(3, "sum0"), (2, "mean0"), (1, "max0"), (2, "sum"), (2, "stack"),
+                            (1, "concat"), (2, "asarray"), (1, "array"), (2, "tanh"),
+                            (1, "maximum"), (1, "mul")])
+        if form == "sum0":
+            self.put(f"np.sum({seq}, axis=0)", item, bound=1.3 * k)
+        elif form == "mean0":
+            self.put(f"np.mean({seq}, axis=0)", item)
+        elif form == "max0":
+            self.put(f"np.max({seq}, axis=0)", item)
+        elif form == "sum":
+            self.put(f"np.sum({seq})", (), bound=1.3 * k * max(1, int(np.prod(s))))
+        elif form in ("stack", "asarray", "array"):
+            fn = {"stack": "np.stack", "asarray": "np.asarray", "array": "np.array"}[form]
+            if floats and form == "stack":
+                fn = "np.asarray"
+            # (np.asarray of an argument may be that argument: no in-place writes into it)
+            whole = self.put(f"{fn}({seq})", (k, *item), fresh=fn != "np.asarray")
+            self.view_of(whole, ch.int(-k, k - 1), item)
+        elif form == "concat" and not floats and len(s) == 1:
+            whole = self.put(f"np.concatenate({seq})", (k * s[0],), fresh=False)
+            self.put(f"{whole}[:{s[0]}] * {whole}[-{s[0]}:]", s)
+        elif form == "tanh":
+            whole = self.put(f"np.tanh({seq})", (k, *item), bound=1.0)
+            self.view_of(whole, ch.int(-k, k - 1), item, bound=1.0)
+        elif form == "maximum":
+            whole = self.put(f"np.maximum({seq}, 0.25)", (k, *item))
+            self.put(f"np.sum({whole}, axis=0)", item, bound=1.3 * k)
+        else:  # the container as an array in an operator, next to an array
+            weights = ", ".join(FP._fmt_const(c) for c in FP.CONSTS[:k])
+            shape = "(" + ", ".join(["-1"] + ["1"] * len(item)) + ")"
+            dtype = "np.float32" if self.dtype == np.float32 else "np.float64"
+            self.put(f"np.sum(np.asarray({seq}) * np.reshape(np.array([{weights}], "
+                     f"dtype={dtype}), {shape}), axis=0)", item, bound=4.0 * k)
+
+    def loop(self, seq, k, floats):
+        ch, s = self.ch, self.shape
+        item = () if floats else s
+        acc = self.fresh()
+        self.lines.append(f"    {acc} = 0.0")
+        form = ch.weighted([(3, "for"), (2, "enumerate"), (2, "range_prev"), (1, "zip")])
+        if form == "for":
+            self.lines.append(f"    for w in {seq}:")
+            self.lines.append(f"        {acc} = {acc} + np.tanh(w)")
+        elif form == "enumerate":
+            self.lines.append(f"    for i, w in enumerate({seq}):")
+            self.lines.append(f"        {acc} = {acc} + w * (i + 1.0)")
+        elif form == "range_prev":  # p[i - 1] reaches p[-1] at i = 0
+            self.lines.append(f"    for i in range(len({seq})):")
+            self.lines.append(f"        {acc} = {acc} + {seq}[i] * {seq}[i - 1]")
+        else:
+            self.lines.append(f"    for a, b in zip({seq}, {seq}[::-1]):")
+            self.lines.append(f"        {acc} = {acc} + a * b")
+        bound = {"for": 1.0, "enumerate": 1.3, "range_prev": 1.7, "zip": 1.7}[form] * k * (k + 1)
+        self.env[acc] = FP.E(acc, item, bound, pyf=floats, fresh=False)
+
+
+def generate(ch, index):
+    name = f"q{index}"
+    dtype = ch.pick((np.float64, np.float32))
+    kind = ch.weighted([(4, "list"), (2, "tuple"), (1, "floats"), (2, "nested"), (2, "dict")])
+    k = ch.int(2, 4)
+    shape = ch.pick(((3,), (2, 3), (), (4,)))
+    if kind == "floats":
+        shape = ()
+    with_x = ch.flag(0.4)
+    pg = PyGen(ch, kind, shape, k, with_x, dtype)
+    for _ in range(ch.int(1, 4)):
+        pg.step()
+    if not pg.env:
+        pg.step()
+        if not pg.env:
+            (text,) = _item_forms(ch, pg.seq()[0], k)
+            pg.put(text, shape, fresh=False, pyf=kind == "floats")
+    env = dict(pg.env)
+    if with_x:
+        env["x"] = FP.E("x", shape, 1.3, fresh=False)
+    mod = FP.ModuleGen(name)
+    g = FP.Gen(ch, mod, name, env, depth=0)
+    g.params = ["p"] + (["x"] if with_x else [])
+    g.body(ch.int(1, 6), allow_blocks=ch.flag(0.5))
+    arrays = [e for e in g.vars(lambda e: not e.pyf)]
+    terms = [f"np.sum({e.op} * {e.op})" if e.bound < 10 else f"np.sum(np.tanh({e.text}))"
+             for e in arrays[:3]]
+    terms += [f"{e.op} * 2.0" for e in g.vars(lambda e: e.pyf)[:1]]
+    g.emit(f"return {' + '.join(terms)}")
+    sig = "p, x" if with_x else "p"
+    src = "\n\n\n".join([*mod.helpers, f"def {name}({sig}):\n" + "\n".join(pg.lines + g.lines)])
+    wrt = ch.pick((0, (0, 1))) if with_x else 0
+    return Prog(name, src, kind, shape, k, dtype, with_x, wrt)
+
+
+# ----------------------------------------------------------------------------------------
+# the checks
+# ----------------------------------------------------------------------------------------
+
+
+def _grad(fn, wrt, args, mode):
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return srcad.value_and_grad(fn, wrt=wrt, mode=mode)(*args)
+    except srcad.SrcadError as e:
+        kind = "crash" if "internal error" in str(e) or "user's code" in str(e) else "rejected"
+        raise Finding(kind, f"mode={mode}: {e}") from e
+    except Exception as e:
+        raise Finding("crash", f"mode={mode}: {type(e).__name__}: {e}") from e
+
+
+def check(prog, fn, seed=0):
+    args = prog.make_args(seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        plain = fn(*args)
+    single = not isinstance(prog.wrt, tuple)
+    positions = (prog.wrt,) if single else prog.wrt
+    results = {m: _grad(fn, prog.wrt, args, m) for m in ("source", "tape")}
+    for mode, (value, _) in results.items():
+        if not _bitwise(value, plain):
+            raise Finding(f"value {mode}!=numpy", f"{value!r} vs {plain!r}")
+    grads = {m: ((g,) if single else g) for m, (_, g) in results.items()}
+    for pos, gs, gt in zip(positions, grads["source"], grads["tape"]):
+        for mode, g in (("source", gs), ("tape", gt)):
+            if not _same_structure(g, args[pos]):
+                raise Finding("structure", f"mode={mode}: {g!r} for {args[pos]!r}")
+            for (path, leaf), (_, a) in zip(_leaves(g), _leaves(args[pos])):
+                if np.shape(leaf) != np.shape(a) or np.result_type(leaf) != np.result_type(a):
+                    raise Finding("shape/dtype", f"mode={mode} {path}: {np.result_type(leaf)}"
+                                                 f"{list(np.shape(leaf))} for {np.result_type(a)}"
+                                                 f"{list(np.shape(a))}")
+        for (path, ls), (_, lt) in zip(_leaves(gs), _leaves(gt)):
+            if not _bitwise(ls, lt):
+                raise Finding("grad source!=tape", f"{path}: source {ls!r} tape {lt!r}")
+    args64 = tuple(_to64(a) for a in args)
+    if prog.dtype == np.float64:
+        g64 = grads["source"]
+    else:
+        g64 = _grad(fn, prog.wrt, args64, "source")[1]
+        g64 = (g64,) if single else g64
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        atol = FD_ATOL * max(1.0, abs(float(fn(*args64))))
+        for h in (1e-4, 1e-6):
+            num = numerical_grad(fn, args64, wrt=prog.wrt, h=h)
+            num = (num,) if single else num
+            bad = [path for g, n in zip(g64, num)
+                   for (path, a), (_, b) in zip(_leaves(g), _leaves(n))
+                   if not _fd_close(a, b, atol)]
+            if not bad:
+                return "ok"
+        raise Finding("grad != finite differences", f"{bad[0]}")
+
+
+def describe(prog, seed=0):
+    return f"{prog.source}\nargs: {prog.make_args(seed)!r}\nwrt={prog.wrt!r}"
+
+
+def run_batch(seed, n=PER_BATCH):
+    programs = [generate(FP.RandomChooser(seed * 7919 + i), i) for i in range(n)]
+    module = FP.import_source("import numpy as np\n\n\n" + "\n\n\n".join(
+        p.source for p in programs) + "\n", f"pt{seed}")
+    tally, failures = {"ok": 0, "rejected": 0}, []
+    for prog in programs:
+        try:
+            tally[check(prog, getattr(module, prog.name))] += 1
+        except Finding as f:
+            if f.kind == "rejected":
+                tally["rejected"] += 1
+                failures.append(f"--- refused a valid program: {f.detail}\n{describe(prog)}")
+                continue
+            failures.append(f"--- {f.kind}: {f.detail}\n{describe(prog)}\n"
+                            f"rerun: python -m tests.test_fuzz_pytrees {seed} {prog.name[1:]}")
+    return tally, failures
+
+
+@pytest.mark.parametrize("seed", range(BATCHES))
+def test_fuzz_pytree_batch(seed):
+    tally, failures = run_batch(seed)
+    assert not failures, f"{len(failures)} failure(s) of {sum(tally.values())}\n" + \
+        "\n".join(failures)
+
+
+@pytest.mark.slow
+def test_fuzz_pytree_slow(request):
+    if "slow" not in (request.config.getoption("markexpr") or "") \
+            and not os.environ.get("SRCAD_FUZZ_SLOW"):
+        pytest.skip("2,400-program pytree fuzz run: ask with -m slow or SRCAD_FUZZ_SLOW=1")
+    failures = []
+    for seed in range(BATCHES, BATCHES + SLOW_BATCHES):
+        failures += run_batch(seed)[1]
+    assert not failures, f"{len(failures)} failure(s)\n" + "\n".join(failures[:20])
+
+
+def test_every_access_form_is_generated():
+    """The generator reaches each way of taking values out of a container."""
+    text = "\n".join(generate(FP.RandomChooser(s), s).source for s in range(400))
+    for needle in ("[-1]", "len(p) -", "- len(", "[::-1]", "for w in", "enumerate(",
+                   "[i - 1]", "zip(", "np.sum(p, axis=0)", "np.asarray(", "np.array(",
+                   "np.stack(", "np.concatenate(", "np.tanh(p)", "np.maximum(", '["layers"]',
+                   "][", "np.mean(", "np.max("):
+        assert needle in text, needle
+
+
+if __name__ == "__main__":  # python -m tests.test_fuzz_pytrees SEED INDEX
+    import sys
+
+    seed, index = int(sys.argv[1]), int(sys.argv[2])
+    prog = generate(FP.RandomChooser(seed * 7919 + index), index)
+    mod = FP.import_source("import numpy as np\n\n\n" + prog.source + "\n", "rerun")
+    print(describe(prog))
+    print(check(prog, getattr(mod, prog.name)))
