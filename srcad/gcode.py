@@ -21,6 +21,7 @@ class Line:
     comment: str | None = None  # a standalone comment line (node is None)
     body: list | None = None  # for a compound statement: its body, as Lines
     orelse: list | None = None  # for an if: its else branch, as Lines
+    keep: bool = False  # has an effect (a print, a random draw): never dead code
 
     @property
     def compound(self) -> bool:

@@ -7,6 +7,7 @@ and pick shape-specialised rule forms; tape mode runs the same calls.
 
 from __future__ import annotations
 
+import copy
 import operator
 from typing import Any
 
@@ -82,9 +83,40 @@ def check_inplace(old, new, where=None) -> None:
             "operands the same dtype")
 
 
-def run_block(body, env: dict, record=None, fn=None) -> None:
+def run_effect(stmt: ir.Effect, env: dict, probe: bool = False) -> None:
+    """print(...), assert, raise (frontend/effects.py). The shape probe (`probe=True`) leaves
+    the caller's objects to the real call: it skips function calls (print) and runs a method
+    on a copy of its object (skipping it if the object cannot be copied)."""
+    if stmt.kind == "call":
+        if probe:
+            obj = stmt.args.get("_obj") if stmt.op.family == "opaque method" else None
+            if not isinstance(obj, ir.Var):
+                return
+            try:
+                env[obj.name] = copy.deepcopy(env[obj.name])
+            except Exception:  # noqa: BLE001  (a logger, a socket: leave it to the real call)
+                return
+        call_op(stmt.op, stmt.args, env)
+        return
+    if stmt.kind == "assert":
+        if not atom_value(stmt.args["test"], env):
+            err = AssertionError(atom_value(stmt.args["msg"], env)) if "msg" in stmt.args \
+                else AssertionError()
+            err._srcad_user = True
+            raise err
+        return
+    exc = call_op(stmt.op, stmt.args, env) if stmt.op is not None else \
+        atom_value(stmt.args["exc"], env)
+    try:
+        exc._srcad_user = True  # the user's own exception: it reaches the user as it is
+    except AttributeError:
+        pass
+    raise exc
+
+
+def run_block(body, env: dict, record=None, fn=None, probe: bool = False) -> None:
     """Execute IR statements in `env`; `record(fn, name, value, site)` sees every assignment
-    (`site`: the id of the assigning statement)."""
+    (`site`: the id of the assigning statement). `probe`: see `run_effect`."""
     for stmt in body:
         if isinstance(stmt, ir.Call):
             try:
@@ -105,19 +137,30 @@ def run_block(body, env: dict, record=None, fn=None) -> None:
             if record is not None:
                 for p, v in inner.items():
                     record(stmt.callee, p, v, None)
-            run_block(stmt.callee.body, inner, record, stmt.callee)
+            run_block(stmt.callee.body, inner, record, stmt.callee, probe)
             result = inner["<return>"]
             values = list(result) if stmt.unpack else [result]
             for t, v in zip(stmt.targets, values):
                 env[t] = v
                 if record is not None:
                     record(fn, t, v, id(stmt))
+        elif isinstance(stmt, ir.Effect):
+            try:
+                run_effect(stmt, env, probe)
+            except Exception as e:
+                if not hasattr(e, "_srcad_line"):
+                    try:
+                        e._srcad_line = stmt.line
+                    except AttributeError:
+                        pass
+                raise
         elif isinstance(stmt, ir.Push):
             env[stmt.stack].push(atom_value(stmt.value, env))
         elif isinstance(stmt, ir.Return):
             env["<return>"] = atom_value(stmt.value, env)
         elif isinstance(stmt, ir.If):
-            run_block(stmt.body if atom_value(stmt.test, env) else stmt.orelse, env, record, fn)
+            run_block(stmt.body if atom_value(stmt.test, env) else stmt.orelse, env, record, fn,
+                      probe)
         elif isinstance(stmt, ir.For):
             if stmt.checkpoint is not None:  # srcad.checkpoint(range(n), every=k): k valid?
                 every, snaps = (None if a is None else atom_value(a, env)
@@ -131,21 +174,21 @@ def run_block(body, env: dict, record=None, fn=None) -> None:
                 env[stmt.target] = i
                 if record is not None:
                     record(fn, stmt.target, i, id(stmt))
-                run_block(stmt.body, env, record, fn)
+                run_block(stmt.body, env, record, fn, probe)
                 if any(env[f] for f in stmt.exits):
                     break
         elif isinstance(stmt, ir.While):
             while True:
-                run_block(stmt.cond_body, env, record, fn)
+                run_block(stmt.cond_body, env, record, fn, probe)
                 if not atom_value(stmt.cond, env):
                     break
-                run_block(stmt.body, env, record, fn)
+                run_block(stmt.body, env, record, fn, probe)
                 if any(env[f] for f in stmt.exits):
                     break
 
 
-def evaluate(fn: ir.Function, args: dict, record=None) -> dict:
+def evaluate(fn: ir.Function, args: dict, record=None, probe: bool = False) -> dict:
     """Run the IR on concrete arguments; return every variable's value (and '<return>')."""
     env = dict(args)
-    run_block(fn.body, env, record, fn)
+    run_block(fn.body, env, record, fn, probe)
     return env

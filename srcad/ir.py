@@ -3,6 +3,7 @@
 A function body is a list of statements, each one operation into a fresh name:
 
     Call(target, op, args, line)      target = op(**args)      (args: param name -> Atom)
+    Effect(kind, op, args, line)      print(...), assert, raise: run for its effect only
     Return(value, line)               return atom
 
 Atoms are `Var` (a local name), `Const` (a literal or an injected constant, with the
@@ -88,6 +89,7 @@ class UserCall:
     multi: bool = False  # the callee returns a tuple
     unpack: bool = False  # ... which the call site unpacks into `targets`
     checkpoint: bool = False  # srcad.checkpoint: save the inputs, recompute in the backward
+    discard: bool = False  # a call made for its effect (a statement): its result is dropped
 
 
 @dataclass
@@ -96,6 +98,20 @@ class Push:
 
     stack: str
     value: Any
+    line: int
+
+
+@dataclass
+class Effect:
+    """A statement run for its effect alone, binding nothing: ``print(...)`` or another bare
+    call on values no gradient needs (kind "call": ``op(**args)``, its result dropped),
+    ``assert test, msg`` (kind "assert": args ``test``, ``msg``) or ``raise exc`` (kind
+    "raise": arg ``exc``, or -- ``raise E(...)`` -- the op that makes the exception). It runs in the forward sweep where the user put it and has no
+    adjoint; recomputation (checkpointing) does not run it again. See frontend/effects.py."""
+
+    kind: str
+    op: Any  # kind "call": the op called; else None
+    args: dict  # param name -> Atom (absent: not given, e.g. an assert without a message)
     line: int
 
 
@@ -143,7 +159,7 @@ class While:
     exits: list = field(default_factory=list)
 
 
-Stmt = Union[Call, UserCall, Push, Return, If, For, While]
+Stmt = Union[Call, UserCall, Effect, Push, Return, If, For, While]
 
 
 def walk(body):
@@ -181,6 +197,8 @@ def uses(stmt) -> list[str]:
         return [n for a in stmt.args for n in atom_vars(a)]
     if isinstance(stmt, Push):
         return [stmt.stack, *atom_vars(stmt.value)]
+    if isinstance(stmt, Effect):
+        return [n for a in stmt.args.values() for n in atom_vars(a)]
     if isinstance(stmt, If):
         return list(atom_vars(stmt.test))
     if isinstance(stmt, For):
@@ -204,6 +222,7 @@ class Function:
     names: set = field(default_factory=set)  # every name in use (for fresh names later)
     source_lines: dict = field(default_factory=dict)  # user line -> text
     mutable: set = field(default_factory=set)  # names assigned in loops/branches (not SSA)
+    changes: dict = field(default_factory=dict)  # parameter -> line of an in-place change
 
     @property
     def ret(self) -> Return:

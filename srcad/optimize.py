@@ -109,7 +109,7 @@ def eliminate_dead(f: GFunction) -> bool:
             keep.append(ln)
             continue
         written = line_writes(ln)
-        if written and not (written & live) and not _has_side_effect(node):
+        if written and not (written & live) and not _has_side_effect(node) and not ln.keep:
             changed = True
             continue
         if isinstance(node, ast.Assign):

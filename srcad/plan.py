@@ -241,7 +241,7 @@ def budget_plan(fn_ir, infos, signature, values, opts: Options) -> BudgetPlan:
     # loops alone do not reach the budget: recompute calls to user functions as well
     scheds = best[1] if best else {}
     calls = [s for s in ir.walk(fn_ir.body) if isinstance(s, ir.UserCall)
-             and stateful_call(s.callee.body) is None]
+             and stateful_call(s.callee.body, effects=True) is None]
     chosen: set = set()
     peak = best[0] if best else peak
     if calls:

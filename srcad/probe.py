@@ -15,9 +15,14 @@ flow through (`refuse_sequence_arithmetic`).
 
 from __future__ import annotations
 
+import random
+
+import numpy as np
+
 from . import ir
 from .analysis.activity import varied_vars
 from .errors import SrcadError
+from .frontend.opaque import is_opaque
 from .interpret import PY_OPERATORS, evaluate
 from .transform.specialise import Info, Infos
 
@@ -51,20 +56,27 @@ def probe(fn_ir: ir.Function, args: dict, wrt=None) -> tuple[dict, object]:
         else:
             table[name] = info
 
+    # the probe must not move a global random generator the real call then draws from
+    rng_states = np.random.get_state(), random.getstate()
     try:
-        env = evaluate(fn_ir, args, record)
+        env = evaluate(fn_ir, args, record, probe=True)
     except SrcadError:
         raise
     except Exception as e:
+        if getattr(e, "_srcad_user", False):  # the user's own assert / raise
+            raise
         line = getattr(e, "_srcad_line", None)
         raise SrcadError(
             f"{type(e).__name__} in {fn_ir.name}: {e}",
             filename=fn_ir.filename, lineno=line, func=fn_ir.name,
             hint="the error comes from the user's code on these inputs",
         ) from e
+    finally:
+        np.random.set_state(rng_states[0])
+        random.setstate(rng_states[1])
     out = env["<return>"]
     for fid, fn in functions.items():
-        for name in _path_dependent(fn, executed):
+        for name in _path_dependent(fn, executed) | _touched_by_effects(fn):
             infos.setdefault(fid, {})[name] = None
     clean = Infos({k: {n: i for n, i in t.items() if i is not None} for k, t in infos.items()},
                   containers)
@@ -104,6 +116,27 @@ def refuse_sequence_arithmetic(functions: dict, containers: dict, infos: dict,
                     filename=fn.filename, lineno=s.line, func=fn.name,
                     hint="make it an array first (np.asarray(xs)), or combine the items with "
                     "np.concatenate / np.stack, or index the items one by one")
+
+
+def _touched_by_effects(fn: ir.Function) -> set:
+    """Names the probe may not have computed as the real call will: objects that a method
+    run for its effect (or a call that may write into its arguments) changes, which the
+    probe ran on a copy or skipped (interpret.run_effect), and all computed from them."""
+    unknown = set()
+    for s in ir.walk(fn.body):
+        if isinstance(s, ir.Effect) and s.kind == "call" and is_opaque(s.op) and not s.op.pure:
+            unknown.update(ir.uses(s))
+    if not unknown:
+        return unknown
+    stmts = [s for s in ir.walk(fn.body) if isinstance(s, (ir.Call, ir.UserCall))]
+    changed = True
+    while changed:
+        changed = False
+        for s in stmts:
+            if set(ir.uses(s)) & unknown and not set(ir.defs(s)) <= unknown:
+                unknown.update(ir.defs(s))
+                changed = True
+    return unknown
 
 
 def _path_dependent(fn: ir.Function, executed: set) -> set:

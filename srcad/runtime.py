@@ -25,6 +25,10 @@ from .runtime_linalg import (  # noqa: F401  (the matrix ops' helpers)
     as_columns, einsum_grad, einsum_grad_first, einsum_grad_tangent, einsum_jvp,
     einsum_jvp_first, einsum_jvp_tangent, from_columns, inner_grad_a, inner_grad_b, kron_grad_a,
     kron_grad_b, tensordot_grad_a, tensordot_grad_b)
+from .runtime_python import (  # noqa: F401  (lists and dicts: the Python people write)
+    Items, Slots, append_tangents, appended_tangent, dict_keys, dict_set, grow_grad,
+    head_grad, key_grad, key_tree, keyed_tangent, keys_tangent, last_grad, list_append,
+    slot_tree, without_key)
 from .runtime_decompositions import (  # noqa: F401  (the decomposition ops' helpers)
     cholesky_grad, cholesky_jvp, eigh_grad, eigh_jvp, norm_grad, norm_grad_dot, norm_jvp,
     norm_reduce, svd_grad, svd_jvp)
@@ -122,6 +126,23 @@ __all__ = [
     "norm_reduce",
     "svd_grad",
     "svd_jvp",
+    # srcad/runtime_python.py
+    "Items",
+    "Slots",
+    "append_tangents",
+    "appended_tangent",
+    "dict_keys",
+    "dict_set",
+    "grow_grad",
+    "head_grad",
+    "key_grad",
+    "key_tree",
+    "keyed_tangent",
+    "keys_tangent",
+    "last_grad",
+    "list_append",
+    "slot_tree",
+    "without_key",
 ]
 
 

@@ -18,6 +18,8 @@ This front end shares nothing with srcad's parser: it is a second, independent m
 from __future__ import annotations
 
 import builtins
+import dis
+import inspect
 import operator
 import sys
 import types
@@ -25,10 +27,15 @@ import types
 import numpy as np
 
 from . import runtime
-from .errors import NoRuleError, SrcadError
+from .errors import SrcadError
+from .frontend.opaque import is_library_module, library_file
 from .interpret import check_inplace
 from .ops import table
+from .tape_builtins import LibraryView, plain_call, tape_builtins
 from .tape_containers import CONTAINERS, TensorDict, raw_item, raw_items, rewrap, wrap_container
+
+
+_BUILTIN_NAMES = {"round", "isinstance", "print", "repr", "format", "hash", "id", "sorted"}
 
 
 class Tensor:
@@ -85,8 +92,12 @@ class Tensor:
         return bool(self.value)
 
     def __float__(self):
-        # numpy calls this to store a value into a plain array (`out[i] = t`), and float(t)
-        # drops the derivative: either way the gradient would be silently wrong
+        # float(t), math.sqrt(t): source mode runs them on the value where check_opaque has
+        # made sure the gradient does not need their result (and refuses them otherwise)
+        if _called(sys._getframe(1)):
+            return float(self.value)
+        # numpy calls this to store a value into a plain array (`out[i] = t`): the gradient
+        # would be silently wrong
         raise SrcadError(
             "tape mode: a differentiable value is being turned into a plain float (float(x), "
             "or `a[i] = x` into an array the tape does not follow), which loses its gradient",
@@ -105,8 +116,27 @@ class Tensor:
     def __index__(self):
         return operator.index(self.value)
 
+    def __int__(self):  # int(t): no derivative (a row with none, as in source mode)
+        return int(self.value)
+
+    def __round__(self, ndigits=None):
+        return round(self.value, ndigits)
+
     def __repr__(self):
         return f"Tensor({self.value!r})"
+
+    def __str__(self):
+        return str(self.value)
+
+    def __format__(self, spec):
+        return format(self.value, spec)
+
+    def __getattr__(self, attr):
+        # an attribute or method with no rule (x.itemsize, x.tolist()): source mode runs it on
+        # the value once check_opaque has made sure the gradient does not need it
+        if attr.startswith("_"):
+            raise AttributeError(attr)
+        return getattr(self.value, attr)
 
     def __getitem__(self, index):
         return self.tape.apply(operator.getitem, (self, index), {})
@@ -195,6 +225,17 @@ class Tensor:
         return np.argmin(self.value, *a, **k)
 
 
+_CALLS = {dis.opmap[n] for n in ("CALL", "PRECALL", "CALL_FUNCTION", "CALL_METHOD",
+                                  "CALL_FUNCTION_KW", "CALL_FUNCTION_EX", "CALL_KW")
+          if n in dis.opmap}
+
+
+def _called(frame) -> bool:
+    """Is `frame` (the user's code) at a call -- float(t) -- rather than a store (a[i] = t)?"""
+    code = frame.f_code.co_code
+    return 0 <= frame.f_lasti < len(code) and code[frame.f_lasti] in _CALLS
+
+
 class _RefProbe:
     """Measures how many references numpy's in-place call path itself holds to `a` in
     `a += t` (t overriding the ufunc): one more means another name or a view holds `a`."""
@@ -278,6 +319,8 @@ def _unwrap(x):
         return [_unwrap(v) for v in x]
     if isinstance(x, tuple):
         return tuple(_unwrap(v) for v in x)
+    if type(x) is dict:
+        return {k: _unwrap(v) for k, v in x.items()}
     return x
 
 
@@ -288,6 +331,8 @@ def _has_tensor(x) -> bool:
         return any(_has_tensor(v) for v in raw_items(x))
     if isinstance(x, (list, tuple)):
         return any(_has_tensor(v) for v in x)
+    if type(x) is dict:
+        return any(_has_tensor(v) for v in x.values())
     return False
 
 
@@ -317,9 +362,10 @@ class Tape:
         op = table.lookup(fn)
         name = getattr(fn, "__name__", repr(fn))
         if op is None:
-            raise NoRuleError(f"`{name}` has no derivative rule in srcad",
-                              hint=f"register one with srcad.defvjp({name}, "
-                              f"lambda g, out, x: ...)")
+            # no rule: source mode runs it as written on plain values, once check_opaque has
+            # made sure no gradient is lost (api.Transformed.tape_call runs that check too)
+            del name
+            return fn(*_unwrap(tuple(args)), **{k: _unwrap(v) for k, v in kwargs.items()})
         try:
             bound = op.bind(args, kwargs)
         except TypeError as e:
@@ -482,10 +528,17 @@ class Tape:
                 return lambda *a, **k: self.apply(obj, a, k)
             if _is_user_function(obj):
                 return self.scoped(obj)
+            if not (obj.__module__ or "").startswith(("numpy", "srcad")):
+                return plain_call(obj, Tensor)  # a library's function (see tape_builtins.py)
         if isinstance(obj, types.ModuleType) and _is_user_module(obj):
             return _ModuleView(self, obj)
         if isinstance(obj, types.ModuleType) and obj.__name__.split(".")[0] == "numpy":
             return _NumpyView(self, obj)
+        if isinstance(obj, types.ModuleType) and not obj.__name__.startswith("srcad"):
+            return LibraryView(obj, Tensor, is_library_module)
+        if isinstance(obj, types.BuiltinFunctionType) and table.lookup(obj) is None and \
+                not (getattr(obj, "__module__", None) or "").startswith("numpy"):
+            return plain_call(obj, Tensor)  # (from math import sqrt)
         if not isinstance(obj, types.FunctionType) and callable(obj) and (
                 table.lookup(obj) is not None):
             return self.sequence_aware(obj)  # `from numpy import sum`
@@ -581,10 +634,20 @@ def _swap(seq, t, old):
 
 
 def _pieces(arg, c):
+    if type(arg) is dict:  # (a dict argument of a row: dict_set's cotangent, key by key)
+        for k, item in arg.items():
+            piece = c.slots.get(k) if isinstance(c, runtime.GradTree) else c.get(k)
+            if piece is None:
+                continue
+            if isinstance(item, Tensor):
+                yield item, piece
+            elif isinstance(item, (list, tuple, dict)):
+                yield from _pieces(item, piece)
+        return
     for item, piece in zip(arg, c):
         if isinstance(item, Tensor):
             yield item, piece
-        elif isinstance(item, (list, tuple)):
+        elif isinstance(item, (list, tuple, dict)):
             yield from _pieces(item, piece)
 
 
@@ -592,7 +655,7 @@ def _fit(c, op, out, x):
     """Source mode's `Reverse.fit`: unbroadcast a broadcasting row's contribution, cast."""
     if op.broadcasting and np.shape(c) != np.shape(x):
         return runtime.unbroadcast(c, x)
-    if isinstance(out, (tuple, list)):  # eigh, slogdet, split: no one dtype to compare
+    if isinstance(out, (tuple, list, dict)):  # eigh, slogdet, split, dict_set: no one dtype
         return c
     want = np.result_type(x) if isinstance(x, (np.ndarray, np.generic)) else None
     if want is not None and np.result_type(out) != want and (
@@ -616,19 +679,13 @@ def _cell_full(cell) -> bool:
         return False
 
 
-def _is_library(module_name: str) -> bool:
-    """numpy, the standard helpers and srcad's own machinery (its zoo models are user code)."""
-    if module_name.startswith("srcad.zoo"):
-        return False
-    return module_name.split(".")[0] in ("numpy", "srcad", "math", "operator", "builtins")
-
-
 def _is_user_function(fn) -> bool:
-    return not _is_library(getattr(fn, "__module__", "") or "")
+    """Traced as the user's code (source mode's rule: frontend/opaque.py, `library_file`)."""
+    return library_file(fn) is None
 
 
 def _is_user_module(mod) -> bool:
-    return not _is_library(mod.__name__)
+    return not is_library_module(mod)
 
 
 class _TracedGlobals(dict):
@@ -638,9 +695,16 @@ class _TracedGlobals(dict):
         super().__init__()
         self._tape = tape
         self._base = base
+        self._builtins = None
         self["__builtins__"] = base.get("__builtins__", builtins)
 
     def __missing__(self, key):
+        if key not in self._base and key in _BUILTIN_NAMES:
+            if self._builtins is None:
+                self._builtins = tape_builtins(self._tape, Tensor)
+            value = self._builtins[key]  # (isinstance, print, float, ...: tape_builtins.py)
+            self[key] = value
+            return value
         value = self._tape.wrap(self._base[key])
         self[key] = value
         return value
@@ -736,7 +800,10 @@ def run(fn, values, wrt_mask):
     tape = Tape()
     wrapped = _wrap_args(tape, values, wrt_mask)
     try:
-        out = tape.traced(fn)(*wrapped)
+        if inspect.ismethod(fn):  # a bound method: its object comes first, as a constant
+            out = tape.traced(fn.__func__)(fn.__self__, *wrapped)
+        else:
+            out = tape.traced(fn)(*wrapped)
     except ValueError as e:
         # numpy turns our refusal to become a float (`a[i] = t` into a plain array) into
         # "setting an array element with a sequence": say what really happened

@@ -23,7 +23,7 @@ from dataclasses import replace
 import numpy as np
 
 from . import ir, tape
-from .analysis.refusals import check_opaque_methods
+from .analysis.refusals import check_opaque
 from .binding import _describe, _is_float, _key_of
 from .errors import NonScalarOutputError, SrcadError
 from .frontend import normalize, parse_function
@@ -94,9 +94,14 @@ class Transformed:
                 names.append(self.params[w])
             else:
                 if w not in self.params:
+                    bound = inspect.ismethod(self.fn) and w == next(
+                        iter(inspect.signature(self.fn.__func__).parameters), None)
                     raise SrcadError(
                         f"wrt={w!r} is not a parameter of {self._ir.name} "
-                        f"(parameters: {', '.join(self.params)})")
+                        f"(parameters: {', '.join(self.params)})",
+                        hint="the object of srcad.grad(obj.method) is a constant (its arrays "
+                        "get no gradient): pass the arrays to differentiate as arguments"
+                        if bound else None)
                 names.append(w)
         if len(set(names)) != len(names):
             raise SrcadError(f"wrt names an argument twice: {items}")
@@ -149,7 +154,7 @@ class Transformed:
         wrt = self.wrt if self.kind not in ("vjp", "jvp") else [p for p in self.params[:n]
                                                                if _is_float(env[p])]
         self._check_wrt_values(env, wrt)
-        check_opaque_methods(self._ir, wrt)
+        check_opaque(self._ir, wrt)
         # the probe must not consume a random generator's state: it runs on a copy
         probe_env = {k: copy.deepcopy(v) if isinstance(v, (np.random.Generator,
                                                           np.random.RandomState)) else v
@@ -236,6 +241,7 @@ class Transformed:
         wrt = self.wrt if self.kind not in ("vjp", "jvp") else [p for p in self.params[:n]
                                                                if _is_float(env[p])]
         self._check_wrt_values(env, wrt)
+        check_opaque(self._ir, wrt)  # (the same refusals as source mode, at the same lines)
         mask = [p in wrt for p in self.params]
         t, wrapped, out = tape.run(self.fn, values, mask)
         value = tape.value_of(out)

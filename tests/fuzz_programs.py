@@ -6,7 +6,10 @@ helper functions it calls -- from the op table's everyday rows: elementwise arit
 with axis and keepdims, ``@`` / ``np.dot``, transpose / ``.T``, reshape, basic and integer
 array indexing, concatenate / stack; with ``if``/``elif``/``else`` on data, ``for`` over
 ``range``, ``while`` (counter and data-dependent), ``break`` / ``continue``, augmented
-assignment, tuple unpacking and calls to other user functions.
+assignment, tuple unpacking and calls to other user functions; and the Python around numpy
+(tests/fuzz_python.py): calls with no rule on inactive values, random draws made inside,
+print / assert, comprehensions and generator expressions, closures, lambdas, dict literals,
+lists built by append.
 
 Every random decision goes through a *chooser* with one method, ``int(lo, hi)`` (inclusive),
 so the same generator runs from a seeded ``random.Random`` (``RandomChooser``: fast,
@@ -557,7 +560,14 @@ class Gen:
     def statement(self):
         """A straight-line statement: a new value, an augmented update or an unpacking."""
         ch = self.ch
-        form = ch.weighted([(12, "assign"), (2, "aug"), (1, "unpack"), (2, "call")])
+        form = ch.weighted([(12, "assign"), (2, "aug"), (1, "unpack"), (2, "call"),
+                            (3, "python")])
+        if form == "python":  # comprehensions, closures, inactive calls, print (fuzz_python)
+            from tests import fuzz_python
+
+            if fuzz_python.statement(self):
+                return
+            form = "assign"
         if form == "aug":
             t = self.pick_var(lambda e: e.fresh and not e.pyf and e.text not in self.params
                               and (self.block_locals is None or e.text in self.block_locals))
@@ -919,7 +929,10 @@ def generate(ch: Chooser, index: int, dtype=None) -> Program:
 
 
 def module_source(programs) -> str:
-    return "import numpy as np\n\n\n" + "\n\n\n".join(p.source for p in programs) + "\n"
+    from tests.fuzz_python import HEADER
+
+    return ("import numpy as np\n" + HEADER + "\n\n" + "\n\n\n".join(p.source for p in programs)
+            + "\n")
 
 
 # -- loading generated programs (a real file, so srcad reads them with inspect.getsource) --

@@ -149,6 +149,8 @@ def check_function(fn, args, wrt, fd=True):
     Returns 'ok' or 'nonsmooth'; raises Finding on a mismatch, a crash or a rejection."""
     names = list(inspect.signature(fn).parameters)
     snapshot = [np.copy(a) if isinstance(a, np.ndarray) else a for a in args]
+    sink = fn.__globals__.get("_SINK")  # what the program prints (tests/fuzz_python.py)
+    mark0 = sink.tell() if sink is not None else 0
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", RuntimeWarning)
@@ -157,8 +159,17 @@ def check_function(fn, args, wrt, fd=True):
     except Exception as e:  # the generator must only make valid programs
         raise Finding("invalid", f"plain numpy call fails: {type(e).__name__}: {e}") from e
 
+    mark = sink.tell() if sink is not None else 0
     src_val, src_g = _grad_call(fn, wrt, args, "source")
+    mark2 = sink.tell() if sink is not None else 0
     tape_val, tape_g = _grad_call(fn, wrt, args, "tape")
+    if sink is not None:
+        printed = sink.getvalue()
+        plain_out = printed[mark0:mark]
+        src_out, tape_out = printed[mark:mark2], printed[mark2:]
+        if not plain_out == src_out == tape_out:  # once per call, the same text
+            raise Finding("prints", f"numpy {plain_out!r}, source {src_out!r}, "
+                                    f"tape {tape_out!r}")
     for a, s, name in zip(args, snapshot, names):
         if isinstance(a, np.ndarray) and not np.array_equal(a, s):
             raise Finding("mutated", f"argument {name} changed")

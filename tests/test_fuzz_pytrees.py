@@ -35,6 +35,7 @@ import pytest
 import srcad
 from srcad.testing import numerical_grad
 from tests import fuzz_programs as FP
+from tests.fuzz_python import HEADER
 from tests.test_fuzz import FD_ATOL, Finding, _bitwise, _fd_close, _float64
 
 PER_BATCH = 30
@@ -364,7 +365,7 @@ def describe(prog, seed=0):
 
 def run_batch(seed, n=PER_BATCH):
     programs = [generate(FP.RandomChooser(seed * 7919 + i), i) for i in range(n)]
-    module = FP.import_source("import numpy as np\n\n\n" + "\n\n\n".join(
+    module = FP.import_source("import numpy as np\n" + HEADER + "\n\n" + "\n\n\n".join(
         p.source for p in programs) + "\n", f"pt{seed}")
     tally, failures = {"ok": 0, "rejected": 0}, []
     for prog in programs:
@@ -413,6 +414,6 @@ if __name__ == "__main__":  # python -m tests.test_fuzz_pytrees SEED INDEX
 
     seed, index = int(sys.argv[1]), int(sys.argv[2])
     prog = generate(FP.RandomChooser(seed * 7919 + index), index)
-    mod = FP.import_source("import numpy as np\n\n\n" + prog.source + "\n", "rerun")
+    mod = FP.import_source("import numpy as np\n" + HEADER + "\n\n" + prog.source + "\n", "rerun")
     print(describe(prog))
     print(check(prog, getattr(mod, prog.name)))

@@ -1139,7 +1139,7 @@ def test_random_draws_in_a_checkpointed_loop_are_refused():
     """Recomputing a step would draw other random numbers: srcad says so at the loop."""
     x = np.array([0.3, -0.2, 0.5, 0.9])
     with pytest.raises(srcad.SrcadError, match=r"checkpointed loop at line \d+ calls "
-                       r"`obj.random"):
+                       r"`gen.random"):
         srcad.grad(dropout_loop)(x, np.random.default_rng(1), 6)
 
 

@@ -204,7 +204,7 @@ class AliasingMixin:
                     and not isinstance(a.value, bool)) or (
                 isinstance(a, ir.Var) and a.name in self.ints)
 
-        if op == "len" or (op == "getitem" and isinstance(args[0], ir.Var)
+        if op in ("len", "int") or (op == "getitem" and isinstance(args[0], ir.Var)
                            and args[0].name in self.shapes) or (
                 op in self._INT_OPS and args and all(is_int(a) for a in args)):
             if call.target not in self.mutable:

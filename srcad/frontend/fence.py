@@ -2,6 +2,11 @@
 
 Input: a `ParsedFunction`. Output: nothing; raises `UnsupportedSyntaxError` naming the
 construct, the user's file and line, and what to write instead.
+
+What is no longer fenced is lowered by a later pass: nested defs and lambdas (closures.py),
+comprehensions and generator expressions (pylower.py), print / assert / raise and f-strings
+(effects.py), dict displays and star-arguments to calls with no rule (calls.py). Those passes
+refuse, each with a hint, the few forms they cannot lower.
 """
 
 from __future__ import annotations
@@ -19,25 +24,14 @@ _REJECT = {
     gast.AsyncFunctionDef: ("an async function", "differentiate a synchronous function"),
     gast.Await: ("`await`", "differentiate a synchronous function"),
     gast.ClassDef: ("a class definition", "define classes at module level"),
-    gast.FunctionDef: ("a nested function definition", "define helpers at module level"),
-    gast.Lambda: ("a lambda", "define the function at module level with `def`"),
-    gast.GeneratorExp: ("a generator expression", "write an explicit loop or use numpy"),
-    gast.ListComp: ("a list comprehension", "write an explicit loop or use numpy"),
-    gast.SetComp: ("a set comprehension", "use numpy"),
-    gast.DictComp: ("a dict comprehension", "build the dict outside the function"),
     gast.Yield: ("`yield` (a generator)", "return arrays instead of yielding them"),
     gast.YieldFrom: ("`yield from` (a generator)", "return arrays instead of yielding them"),
     gast.Global: ("a `global` statement", "pass the value in as an argument and return results"),
     gast.Nonlocal: ("a `nonlocal` statement", "pass the value in as an argument"),
-    gast.Starred: ("star-arguments (`*args`)", "pass the arguments one by one"),
     gast.Import: ("an import inside the function", "import at module level"),
     gast.ImportFrom: ("an import inside the function", "import at module level"),
-    gast.Raise: ("`raise`", "check inputs before calling the differentiated function"),
-    gast.Assert: ("`assert`", "check inputs before calling the differentiated function"),
     gast.Set: ("a set literal", "use a tuple"),
-    gast.Dict: ("a dict literal", "build the dict outside the function"),
     gast.NamedExpr: ("an assignment expression (`:=`)", "assign on its own line"),
-    gast.JoinedStr: ("an f-string", "format strings outside the differentiated function"),
     gast.Match: ("a `match` statement", "use if/elif"),
 }
 

@@ -4,8 +4,13 @@ Input: a fenced `ParsedFunction`. Output: an `ir.Function` whose body is a list 
 `Call` statements, each one op of the op table applied to atoms, ending in one `Return`.
 
 Grammar of the output:
-    stmt   := Call(target, op, {param: atom}) | Return(atom)
+    stmt   := Call(target, op, {param: atom}) | UserCall | Effect(kind, op, {param: atom})
+            | If | For | While | Return(atom)
     atom   := Var | Const | Seq(atom*) | Index(part*)
+Before this pass, closures.py lifts nested defs and lambdas and pylower.py lowers
+comprehensions, sum/min/max and lst.append to loops; calls are bound by calls.py (a call
+with no row is an opaque op, opaque.py), print/assert/raise become `Effect`s (effects.py),
+and calls to lifted functions are spliced in (inline.py).
 Desugaring: nested expressions are hoisted into temporaries named after the assignment
 they came from (``h = np.tanh(x @ W + b)`` gives ``h_matmul``, ``h_add``, ``h``); method
 calls and attributes (``x.sum(axis=1)``, ``x.T``, ``x.reshape(n, -1)``) become op calls;
@@ -31,17 +36,22 @@ from collections import Counter
 import gast
 import numpy as np
 
-from .. import ir
-from .. import runtime
+from .. import ir, runtime
+from ..checkpoint import check_schedule, checkpoint
 from ..errors import NoRuleError, UnsupportedSyntaxError
 from ..naming import fresh
 from ..ops import control, runtime_ops, table
 from .aliasing import AliasingMixin
+from .calls import _RETURN, CallsMixin
+from .closures import lift_closures
 from .desugar import desugar
+from .effects import EffectsMixin, check_lost_changes
 from .fence import fence
-from .opaque import _opaque_method
-from ..checkpoint import Checkpointed, check_schedule, checkpoint
-from .parse import UNRESOLVED, ParsedFunction, parse_function
+from .inline import InlineMixin
+from .methods import _BUILTIN_OPS, ATTRIBUTES, METHODS, RESERVED  # noqa: F401  (re-exported)
+from .opaque import library_file, opaque_attribute
+from .parse import LIFTED, UNRESOLVED, ParsedFunction, parse_function
+from .pylower import lower_python
 
 _BINOPS = {
     gast.Add: np.add,
@@ -65,73 +75,6 @@ _CMPOPS = {
 }
 PY_BINARY = {"add", "subtract", "multiply", "divide", "power", "matmul", "floordiv", "mod",
              "bitwise_and", "bitwise_or"}  # the rows of _BINOPS
-_BUILTIN_OPS = {abs: np.absolute, len: len, min: np.minimum, max: np.maximum}  # min/max of two
-
-_RETURN = ("<return>", 0)  # `into` marker: the op computes the function's result
-
-# names generated code always has in scope
-RESERVED = {"np", "operator"} | set(runtime.__all__)
-
-
-def _reduction_method(fn):
-    def make(self_atom, args, kwargs):
-        return fn, [self_atom, *args], kwargs
-
-    return make
-
-
-def _varargs_method(fn, pname):
-    """x.reshape(3, 4) / x.reshape((3, 4)); x.transpose(1, 0) / x.transpose()."""
-
-    def make(self_atom, args, kwargs):
-        if len(args) > 1:
-            args = [ir.Seq(tuple(args))]
-        if args:
-            kwargs = {pname: args[0], **kwargs}
-        return fn, [self_atom], kwargs
-
-    return make
-
-
-def _simple_method(fn):
-    def make(self_atom, args, kwargs):
-        return fn, [self_atom, *args], kwargs
-
-    return make
-
-
-METHODS = {
-    "sum": _reduction_method(np.sum),
-    "mean": _reduction_method(np.mean),
-    "max": _reduction_method(np.max),
-    "min": _reduction_method(np.min),
-    "prod": _reduction_method(np.prod),
-    "var": _reduction_method(np.var),
-    "std": _reduction_method(np.std),
-    "cumsum": _simple_method(np.cumsum),
-    "cumprod": _simple_method(np.cumprod),
-    "trace": _simple_method(np.trace),
-    "diagonal": _simple_method(np.diagonal),
-    "repeat": _simple_method(np.repeat),
-    "take": _simple_method(np.take),
-    "flatten": _simple_method(runtime.flatten),
-    "argmax": _simple_method(np.argmax),
-    "argmin": _simple_method(np.argmin),
-    "reshape": _varargs_method(np.reshape, "shape"),
-    "transpose": _varargs_method(np.transpose, "axes"),
-    "swapaxes": _simple_method(np.swapaxes),
-    "squeeze": _simple_method(np.squeeze),
-    "ravel": _simple_method(np.ravel),
-    "copy": _simple_method(np.copy),
-    "dot": _simple_method(np.dot),
-    "clip": _simple_method(np.clip),
-    "astype": _simple_method(runtime.astype),
-    "pop": _simple_method(runtime_ops.stack_pop),
-}
-ATTRIBUTES = {"T": np.transpose, "shape": np.shape, "ndim": np.ndim, "size": np.size,
-              "dtype": np.result_type}
-
-
 def _const_src(value, fallback_name: str | None) -> str | None:
     """How generated code spells a constant, or None to inject it under a name."""
     if isinstance(value, float) and value != value:
@@ -149,7 +92,7 @@ def _const_src(value, fallback_name: str | None) -> str | None:
     return None
 
 
-class Normalizer(AliasingMixin):
+class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin):
     def __init__(self, pf: ParsedFunction):
         self.pf = pf
         self.body: list = []
@@ -202,6 +145,11 @@ class Normalizer(AliasingMixin):
         self.ints: set = set()  # names that certainly hold Python ints (see note_int)
         self.shapes: set = set()  # names that hold an array's shape
         self.env: dict[str, ir.Var | ir.Const] = {p: ir.Var(p) for p in pf.params}
+        for name, obj in pf.constants.items():  # `self` of a bound method: an object
+            self.locals.add(name)
+            self.taken.add(name)
+            self.env[name] = ir.Const(obj, name)
+            self.inject[name] = obj
         self.line = pf.first_line
 
     # -- names -------------------------------------------------------------------------------
@@ -235,8 +183,9 @@ class Normalizer(AliasingMixin):
                 cls=UnsupportedSyntaxError,
             )
         self.check_mutations()
+        self.snapshot_tests(self.body)
         lines = {n: self.pf.line(n) for n in range(self.pf.first_line, self.pf.last_line + 1)}
-        return ir.Function(
+        fn = ir.Function(
             name=self.pf.name,
             params=list(self.pf.params),
             body=self.body,
@@ -248,6 +197,8 @@ class Normalizer(AliasingMixin):
             source_lines=lines,
             mutable=set(self.mutable),
         )
+        fn.changes = check_lost_changes(fn)
+        return fn
 
     def statement(self, s):
         if isinstance(s, gast.Return):
@@ -306,9 +257,11 @@ class Normalizer(AliasingMixin):
                 value = self.expr(v.args[0], v.func.value.id, None)
                 self.body.append(ir.Push(v.func.value.id, value, s.lineno))
                 return
-            raise self.unsupported(
-                "an expression statement (its value is discarded)", s,
-                "srcad differentiates pure functions: assign the value or remove the line")
+            self.expr_statement(s)  # print(...), a call made for its effect (effects.py)
+        elif isinstance(s, gast.Assert):
+            self.assert_statement(s)
+        elif isinstance(s, gast.Raise):
+            self.raise_statement(s)
         elif isinstance(s, (gast.Pass, gast.Delete)):
             return  # `del x` only frees memory: no value changes
         elif isinstance(s, gast.If):
@@ -328,6 +281,23 @@ class Normalizer(AliasingMixin):
             self.views = after  # (what the body made may not exist: it may not have run)
         else:
             raise self.unsupported(f"`{type(s).__name__}` statements are not supported", s)
+
+    def snapshot_tests(self, body) -> None:
+        """A branch's test that the branch itself assigns (`if first: ...; first = False`, or
+        `a and b`'s flag) is copied before the branch: the backward replays the branch under
+        the test's value from when the branch ran, not the value it left behind."""
+        for i in range(len(body) - 1, -1, -1):
+            s = body[i]
+            for inner in (getattr(s, "body", None), getattr(s, "orelse", None),
+                          getattr(s, "cond_body", None)):
+                if isinstance(inner, list):
+                    self.snapshot_tests(inner)
+            if isinstance(s, ir.If) and isinstance(s.test, ir.Var) and s.test.name in {
+                    d for x in ir.walk(s.body + s.orelse) for d in ir.defs(x)}:
+                snap = self.fresh(f"{s.test.name}_before")
+                op, args = self.op_call(control.identity, [s.test], {}, s.line)
+                body.insert(i, ir.Call(snap, op, args, s.line))
+                s.test = ir.Var(snap)
 
     def mark_inplace(self, made: list, result) -> None:
         """Mark the op of `x op= y` (numpy runs it into x's memory: see interpret.py's
@@ -654,7 +624,8 @@ class Normalizer(AliasingMixin):
             target = self.def_name(user, line)
             reads = {n for a in call_parts[1].values() for n in ir.atom_vars(a)}
             if target in reads:  # `h = h + b` in a loop: compute, then copy into h
-                tmp = self.emit(call_parts, self.fresh(f"{user}_{call_parts[0].name}"), node)
+                tmp = self.emit(call_parts,
+                                self.fresh(f"{user}_{call_parts[0].name.lstrip('.')}"), node)
                 op, args = self.op_call(control.identity, [tmp], {}, node)
                 self.body.append(ir.Call(target, op, args, node.lineno))
             else:
@@ -736,6 +707,10 @@ class Normalizer(AliasingMixin):
             return ir.Var(var)
         if isinstance(e, gast.Call):
             return self.call(e, hint, into)
+        if isinstance(e, gast.Dict):
+            return self.dict_display(e, hint, into)
+        if isinstance(e, gast.JoinedStr):
+            return self.fstring(e, hint, into)
         if isinstance(e, gast.IfExp):
             test = self.expr(e.test, hint, None)
             var = self.fresh(f"{hint}_if")
@@ -757,8 +732,8 @@ class Normalizer(AliasingMixin):
             if base is None:
                 return self.global_value(e)
             fn = ATTRIBUTES.get(e.attr)
-            if fn is None:
-                raise self.unsupported(f"the attribute `.{e.attr}` of an array", e)
+            if fn is None:  # (x.itemsize, rng.bit_generator: run as written, see opaque.py)
+                return self.result((opaque_attribute(e.attr), {"_obj": base}), hint, into, e)
             return self.result(self.op_call(fn, [base], {}, e), hint, into, e)
         if isinstance(e, gast.Subscript):
             base = self.expr(e.value, hint, None)
@@ -773,6 +748,9 @@ class Normalizer(AliasingMixin):
                 call = self.op_call(operator.getitem, [base, index], {}, e)
                 return self.emit(call, self.fresh(part.value), e)
             return self.result(self.op_call(operator.getitem, [base, index], {}, e), hint, into, e)
+        if isinstance(e, gast.Starred):
+            raise self.unsupported("star-unpacking (`*xs`) here", e,
+                                   "write the items out, or join arrays with np.concatenate")
         raise self.unsupported(f"the expression `{type(e).__name__}`", e)
 
     def combine(self, fn, atoms, hint, into, node):
@@ -805,7 +783,7 @@ class Normalizer(AliasingMixin):
 
     def constant(self, obj, spelled: str, node):
         if isinstance(obj, (types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
-                            np.ufunc)) and not isinstance(obj, type):
+                            np.ufunc)) and not isinstance(obj, type) and obj not in LIFTED:
             raise self.unsupported(f"`{spelled}` ({type(obj).__name__}) used as a value", node,
                                    "call it, or pass values in as arguments")
         src = _const_src(obj, spelled)
@@ -845,74 +823,6 @@ class Normalizer(AliasingMixin):
     def global_value(self, e):
         obj, spelled = self.dotted(e)
         return self.constant(obj, spelled, e)
-
-    def call(self, e: gast.Call, hint: str, into):
-        for a in e.args:
-            if isinstance(a, gast.Starred):
-                raise self.unsupported("star-arguments (`*args`)", e, "pass arguments one by one")
-        for k in e.keywords:
-            if k.arg is None:
-                raise self.unsupported("`**kwargs` in a call", e, "pass keywords one by one")
-        func = e.func
-        if isinstance(func, gast.Attribute):
-            base = self.local_base(func.value, hint)
-            if base is not None:
-                make = METHODS.get(func.attr)
-                if make is None:
-                    # a method with no rule: fine on a value gradients do not flow through
-                    # (rng.normal(...) on a passed Generator); an error if one does (checked
-                    # by `check_opaque_methods` once the function is normalised)
-                    args = [self.expr(a, hint, None) for a in e.args]
-                    kwargs = {k.arg: self.expr(k.value, hint, None) for k in e.keywords}
-                    op = _opaque_method(func.attr, len(args), tuple(kwargs))
-                    bound = {"obj": base, **{f"a{i}": a for i, a in enumerate(args)}, **kwargs}
-                    return self.result((op, bound), hint, into, e)
-                args = [self.expr(a, hint, None) for a in e.args]
-                kwargs = {k.arg: self.expr(k.value, hint, None) for k in e.keywords}
-                fn, args, kwargs = make(base, args, kwargs)
-                return self.result(self.op_call(fn, args, kwargs, e), hint, into, e)
-        if isinstance(func, gast.Name) and func.id in self.locals:
-            raise self.unsupported(f"calling the local value `{func.id}`", e,
-                                   "call module-level functions directly")
-        checkpointed = False
-        if isinstance(func, gast.Call):  # srcad.checkpoint(block)(h, W)
-            maker, _ = self.dotted(func.func)
-            if maker is checkpoint and func.keywords:
-                raise self.unsupported(
-                    "srcad.checkpoint(fn, ...) with a schedule: a function takes no schedule", e,
-                    "every= and snapshots= are for loops: for i in srcad.checkpoint(range(n), "
-                    "every=k)")
-            if maker is not checkpoint or len(func.args) != 1 or func.keywords:
-                raise self.unsupported("calling the result of a call", e,
-                                       "call module-level functions directly")
-            obj, spelled = self.dotted(func.args[0])
-            checkpointed = True
-        else:
-            obj, spelled = self.dotted(func)
-        if isinstance(obj, Checkpointed):  # ck = srcad.checkpoint(block) at module level
-            obj, checkpointed = obj.fn, True
-        obj = _BUILTIN_OPS.get(obj, obj) if _hashable(obj) else obj
-        args = [self.expr(a, hint, None) for a in e.args]
-        kwargs = {k.arg: self.expr(k.value, hint, None) for k in e.keywords}
-        if checkpointed and (table.lookup(obj) is not None
-                             or not isinstance(obj, types.FunctionType)):
-            raise self.unsupported(f"srcad.checkpoint of `{spelled}`, which is not a plain "
-                                   f"user function", e, "checkpoint a function defined with def")
-        if table.lookup(obj) is None and isinstance(obj, types.FunctionType):
-            call = self.user_call(obj, spelled, args, kwargs, e)
-            call.checkpoint = checkpointed
-            if into is _RETURN:
-                call.targets = [self.fresh(self.pf.name)]
-            elif into is not None:
-                call.targets = [self.def_name(into[0], into[1])]
-            else:
-                call.targets = [self.fresh(f"{hint}_{obj.__name__}")]
-            self.body.append(call)
-            var = ir.Var(call.targets[0])
-            if into is not None and into is not _RETURN:
-                self.env[into[0]] = var
-            return var
-        return self.result(self.op_call(obj, args, kwargs, e, spelled), hint, into, e)
 
     def user_call(self, fn, spelled, args, kwargs, node) -> ir.UserCall:
         """A call to another user function: normalise it too (a subroutine of its own)."""
@@ -960,7 +870,8 @@ class Normalizer(AliasingMixin):
             obj, _ = self.dotted(func)
         except Exception:
             return False
-        return isinstance(obj, types.FunctionType) and table.lookup(obj) is None
+        return isinstance(obj, types.FunctionType) and table.lookup(obj) is None and \
+            library_file(obj) is None and obj not in LIFTED  # (lifted ones are inlined)
 
     def local_base_is_local(self, e) -> bool:
         root = e
@@ -1028,6 +939,13 @@ def normalize(pf: ParsedFunction) -> ir.Function:
     """Fence and normalise a parsed function into the IR (see the module docstring)."""
     fence(pf)
     n = Normalizer(pf)
+    lift_closures(pf, n.taken)  # nested defs and lambdas (closures.py)
+    lower_python(pf, n.taken)  # comprehensions, sum(...), lst.append (pylower.py)
+    body = pf.tree.body
+    if body and not isinstance(body[-1], gast.Return):  # (falling off the end returns None)
+        none = gast.Return(value=gast.Constant(value=None, kind=None))
+        body.append(gast.copy_location(none, body[-1]))
+        gast.fix_missing_locations(pf.tree)
     desugar(pf.tree, n.taken)
     n.__init__(pf)  # names and definitions again, now that flags exist
     return n.run()

@@ -10,6 +10,7 @@ xp``, ``from numpy import tanh`` and a module-level alias all reach the same op 
 from __future__ import annotations
 
 import builtins
+import copy
 import inspect
 import linecache
 import textwrap
@@ -21,6 +22,7 @@ import gast
 from ..errors import SrcadError
 
 _UNRESOLVED = object()
+LIFTED: dict = {}  # a nested def or lambda lifted out of its function -> its ParsedFunction
 
 
 @dataclass
@@ -33,6 +35,7 @@ class ParsedFunction:
     last_line: int
     params: list[str]
     closure: dict[str, Any] = field(default_factory=dict)
+    constants: dict[str, Any] = field(default_factory=dict)  # local names bound to objects
 
     def resolve(self, name: str) -> Any:
         """The object a free name refers to, or raise SrcadError."""
@@ -59,19 +62,34 @@ class ParsedFunction:
 
 def parse_function(fn: Callable) -> ParsedFunction:
     """Parse `fn`'s source into gast with the user's line numbers."""
+    if fn in LIFTED:  # a nested def or lambda lifted out of its function (closures.py)
+        pf = LIFTED[fn]
+        return ParsedFunction(fn=pf.fn, name=pf.name, filename=pf.filename,
+                              tree=copy.deepcopy(pf.tree), first_line=pf.first_line,
+                              last_line=pf.last_line, params=list(pf.params),
+                              closure=dict(pf.closure))
     fn = inspect.unwrap(fn)
+    if inspect.ismethod(fn) and inspect.isfunction(fn.__func__):
+        # obj.method: `self` is the object, a constant (its arrays get no gradient); its
+        # attributes are read when the generated code runs, so updates to them are seen
+        pf = parse_function(fn.__func__)
+        if not pf.params:
+            raise SrcadError(f"{fn.__qualname__} takes no `self` parameter",
+                             filename=pf.filename, lineno=pf.first_line)
+        pf.constants = {pf.params[0]: fn.__self__}
+        pf.params = pf.params[1:]
+        pf.tree.args.args = pf.tree.args.args[1:] if pf.tree.args.args else []
+        if not pf.tree.args.args:
+            pf.tree.args.posonlyargs = pf.tree.args.posonlyargs[1:]
+        return pf
     if not inspect.isfunction(fn):
         raise SrcadError(
             f"srcad can only transform Python functions, got {type(fn).__name__} {fn!r}",
-            hint="pass a function defined with `def` in a .py file",
+            hint="pass a function defined with `def` or `lambda` in a .py file, or a bound "
+            "method (obj.method)",
         )
     if fn.__name__ == "<lambda>":
-        raise SrcadError(
-            "srcad cannot transform a lambda",
-            filename=fn.__code__.co_filename,
-            lineno=fn.__code__.co_firstlineno,
-            hint="define the function with `def`",
-        )
+        return _parse_lambda(fn)
     try:
         lines, first = inspect.getsourcelines(fn)
     except (OSError, TypeError) as e:
@@ -117,6 +135,56 @@ def parse_function(fn: Callable) -> ParsedFunction:
         params=params,
         closure=closure,
     )
+
+
+def _closure_of(fn) -> dict:
+    closure = {}
+    if fn.__closure__:
+        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
+            try:
+                closure[name] = cell.cell_contents
+            except ValueError:  # an empty cell: defined later in the enclosing scope
+                pass
+    return closure
+
+
+def _parse_lambda(fn) -> ParsedFunction:
+    """`srcad.grad(lambda x: ...)`: the lambda's node in its file, as `def lambda_L<n>`."""
+    code = fn.__code__
+    where = dict(filename=code.co_filename, lineno=code.co_firstlineno)
+    try:
+        lines, _ = inspect.findsource(fn)
+    except (OSError, TypeError) as e:
+        raise SrcadError("cannot read the source of this lambda", **where,
+                         hint="srcad transforms source code: write the lambda in a .py file, "
+                         "or define the function with `def`") from e
+    module = gast.parse("".join(lines))
+    want = code.co_varnames[: code.co_argcount]
+    found = [n for n in gast.walk(module) if isinstance(n, gast.Lambda)
+             and n.lineno <= code.co_firstlineno <= n.end_lineno
+             and tuple(a.id for a in n.args.args) == tuple(want)]
+    if len(found) > 1:  # the code's positions tell the lambdas on one line apart
+        spots = {(ln, col) for ln, _, col, _ in code.co_positions() if ln is not None}
+        found = [n for n in found if any((getattr(b, "lineno", None), getattr(
+            b, "col_offset", None)) in spots for b in gast.walk(n.body))] or found
+    if len(found) != 1:
+        raise SrcadError(
+            "srcad cannot tell which lambda this is: " + (
+                f"{len(found)} lambdas with these parameters start on line "
+                f"{code.co_firstlineno}" if found else "its source was not found"), **where,
+            hint="give the function a name with `def`, or put each lambda on its own line")
+    lam = found[0]
+    name = f"lambda_L{lam.lineno}"
+    ret = gast.copy_location(gast.Return(value=lam.body), lam)
+    fdef = gast.FunctionDef(name=name, args=lam.args, body=[ret], decorator_list=[],
+                            returns=None, type_comment=None, type_params=[])
+    gast.copy_location(fdef, lam)
+    filename = inspect.getsourcefile(fn) or code.co_filename
+    linecache.checkcache(filename)
+    linecache.getlines(filename, fn.__globals__)
+    return ParsedFunction(fn=fn, name=name, filename=filename, tree=fdef, first_line=lam.lineno,
+                          last_line=lam.end_lineno, params=[a.id for a in lam.args.args],
+                          closure=_closure_of(fn))
 
 
 UNRESOLVED = _UNRESOLVED

@@ -66,6 +66,10 @@ defvjp(rt.unindex, lambda g, out, ct, x, index: g[index], None, None,
        name="unindex", linear=("ct",), family=_FAM,
        derivation="a scatter-add; its transpose gathers")
 
+defvjp(rt.setitem_grad_x, lambda g, out, ct, index: rt.setitem_grad_x(g, index), None,
+       name="setitem_grad_x", linear=("ct",), family=_FAM,
+       derivation="zeroes the written positions: a projection, its own transpose")
+
 # --- linear maps of the matmul, dot, prod, cumsum, concatenate and stack rows ------------------
 # (their VJPs are their transposes, so generated code calling them can be differentiated in
 # reverse mode again: without them, a second derivative through a batched matmul was zero)

@@ -26,6 +26,7 @@ import ast
 
 from .. import ir
 from ..errors import SrcadError
+from ..frontend.opaque import may_change_state
 from ..ops.runtime_ops import POPS
 from ..gcode import RESTORE as _RESTORE
 from ..gcode import Line, assign, line_reads, name, store
@@ -36,20 +37,25 @@ from ..gcode import method as _method
 from .templates import atom_expr, forward_expr, loop_iter, range_expr
 
 
-def stateful_call(body, seen=None):
-    """The first call in `body` (or in a user function it calls) to a method with no rule --
-    a random draw, say -- whose result a recomputation would not reproduce, or the first push
-    or pop of a stack (generated code transformed again: a recomputation would pop twice);
-    else None."""
+def stateful_call(body, seen=None, effects=False):
+    """The first statement in `body` (or in a user function it calls) that a recomputation
+    would not repeat invisibly: a call that may change state (a random draw: a method with no
+    rule, a function srcad does not know to be pure, frontend/opaque.py), the first push or
+    pop of a stack (generated code transformed again: a recomputation would pop twice) and,
+    with `effects`, a print or other call made for its effect. A checkpointed loop's own
+    effects are skipped when it is recomputed; those of a function it calls, or of a
+    checkpointed call, are not. Else None."""
     seen = set() if seen is None else seen
     for x in ir.walk(body):
         if isinstance(x, ir.Push) or (isinstance(x, ir.Call) and x.op.name in POPS):
             return x
-        if isinstance(x, ir.Call) and x.op.family == "opaque method":
+        if isinstance(x, ir.Call) and may_change_state(x.op):
+            return x
+        if effects and isinstance(x, ir.Effect) and x.kind == "call":
             return x
         if isinstance(x, ir.UserCall) and id(x.callee) not in seen:
             seen.add(id(x.callee))
-            inner = stateful_call(x.callee.body, seen)
+            inner = stateful_call(x.callee.body, seen, effects=True)
             if inner is not None:
                 return inner
     return None
@@ -71,16 +77,17 @@ class CheckpointingMixin:
     def refuse_stateful(self, body, line: int, what: str) -> None:
         """Recomputing code that draws random numbers (a method with no rule, such as a
         Generator's) would draw different ones: a checkpointed region must not."""
-        draw = stateful_call(body)
+        draw = stateful_call(body, effects=what == "call")
         if draw is not None:
-            spelled = f"{draw.stack}.push" if isinstance(draw, ir.Push) else draw.op.spelling_src
+            spelled = f"{draw.stack}.push" if isinstance(draw, ir.Push) else \
+                ast.unparse(forward_expr(draw.op, draw.args))  # (as the user wrote it)
             raise SrcadError(
-                f"the checkpointed {what} at line {line} calls `{spelled}` "
-                f"(line {draw.line}), which may change state (a random draw, a stack); recomputing "
-                f"it in the backward would not give the same values",
+                f"the checkpointed {what} at line {line} calls `{spelled}` (line {draw.line}), "
+                f"which may change state (a random draw, a stack) or have an effect (print); "
+                f"recomputing it in the backward would do it again",
                 filename=self.fn.filename, lineno=line, func=self.fn.name,
-                hint="draw outside the checkpointed region and pass the numbers in, or do "
-                "not checkpoint it")
+                hint="draw or print outside the checkpointed region and pass the numbers in, "
+                "or do not checkpoint it")
 
     def loop_state(self, s) -> list[str]:
         """The names a loop carries from one step to the next (or hands on past its end):
@@ -145,8 +152,12 @@ class CheckpointingMixin:
             episode.append(Line(ast.Assign(targets=[self._state_expr(s, ast.Store)],
                                            value=_method(name(ck), "restore"), lineno=0),
                                 s.line))
-        plain = self._plain_steps(s)
-        saving = self.fwd_block(s.body) or [Line(ast.Pass(), s.line)]
+        self._recompute += 1  # (effects -- print, assert -- ran once, in the forward sweep)
+        try:
+            plain = self._plain_steps(s)
+            saving = self.fwd_block(s.body) or [Line(ast.Pass(), s.line)]
+        finally:
+            self._recompute -= 1
 
         def loop(it, body):
             return _compound(ast.For(target=store(s.target), iter=it, body=[], orelse=[],

@@ -25,6 +25,7 @@ import copy
 from .. import ir
 from ..analysis.activity import varied_vars
 from ..errors import SrcadError
+from ..frontend.opaque import has_effects, may_change_state
 from ..naming import fresh
 from ..gcode import GFunction, Line, assign, name, store
 from ..gcode import call as _call
@@ -33,7 +34,8 @@ from ..gcode import free_names as _free
 from .adjoints import _np, zeros_expr
 from .module import Module
 from .specialise import Info, simplify
-from .templates import as_array_operand, atom_expr, default_atom, forward_expr, loop_iter, subst
+from .templates import (as_array_operand, atom_expr, default_atom, effect_stmt, forward_expr,
+                        loop_iter, subst)
 from ..analysis.activity import stacks_of
 from ..ops.runtime_ops import POPS
 
@@ -97,7 +99,8 @@ class Forward:
 
     # -- statements --------------------------------------------------------------------------
     def call(self, s: ir.Call, out: list) -> None:
-        out.append(Line(assign(s.target, forward_expr(s.op, s.args)), s.line))
+        out.append(Line(assign(s.target, forward_expr(s.op, s.args)), s.line,
+                        keep=may_change_state(s.op)))
         if s.target not in self.varied:
             return
         if s.op.name == "Stack":  # a stack of varied values gets a stack of their tangents
@@ -164,7 +167,8 @@ class Forward:
         target = ast.Tuple(elts=outs, ctx=ast.Store()) if s.unpack else outs[0]
         if not any(t in self.varied for t in s.targets):
             out.append(Line(ast.Assign(targets=[target], value=ast.Call(
-                func=name(s.fn_name), args=args, keywords=[]), lineno=0), s.line))
+                func=name(s.fn_name), args=args, keywords=[]), lineno=0), s.line,
+                keep=has_effects(s.callee.body)))
             return
         wrt = [p for p, a in zip(s.callee.params, s.args)  # (a tuple argument: any item)
                if set(ir.atom_vars(a)) & self.varied]
@@ -180,7 +184,8 @@ class Forward:
         dtarget = ast.Tuple(elts=douts, ctx=ast.Store()) if s.unpack else douts[0]
         both = ast.Tuple(elts=[target, dtarget], ctx=ast.Store())
         out.append(Line(ast.Assign(targets=[both], value=ast.Call(
-            func=name(f.name), args=args + dots, keywords=[]), lineno=0), s.line))
+            func=name(f.name), args=args + dots, keywords=[]), lineno=0), s.line,
+            keep=has_effects(s.callee.body)))
 
     def block(self, body) -> list[Line]:
         out: list[Line] = []
@@ -189,6 +194,8 @@ class Forward:
                 self.call(s, out)
             elif isinstance(s, ir.UserCall):
                 self.user_call(s, out)
+            elif isinstance(s, ir.Effect):
+                out.append(Line(effect_stmt(s), s.line))
             elif isinstance(s, ir.Push):
                 out.append(Line(ast.Expr(ast.Call(func=ast.Attribute(
                     value=name(s.stack), attr="push", ctx=ast.Load()),

@@ -41,6 +41,7 @@ import copy
 from .. import ir
 from ..analysis.activity import active_vars, exposed_uses, stack_of
 from ..errors import SrcadError
+from ..frontend.opaque import has_effects, may_change_state
 from ..gcode import RESTORE as _RESTORE
 from ..gcode import GFunction, Line, assign, line_reads, name, store
 from ..gcode import call as _call
@@ -54,8 +55,8 @@ from .checkpointing import CheckpointingMixin
 from .module import Generated, Module
 from .specialise import Info, simplify
 from .stacks import StacksMixin
-from .templates import (as_array_operand, atom_expr, default_atom, forward_expr, loop_iter,
-                        range_expr, subst)
+from .templates import (as_array_operand, atom_expr, default_atom, effect_stmt, forward_expr,
+                        loop_iter, range_expr, subst)
 
 
 class Reverse(AdjointsMixin, CallsMixin, CheckpointingMixin, StacksMixin):
@@ -94,6 +95,7 @@ class Reverse(AdjointsMixin, CallsMixin, CheckpointingMixin, StacksMixin):
         self.ckpts: dict[int, str] = {}  # id(checkpointed loop) -> its LoopCheckpoints
         self.rematerialised: list = []  # (name, line) of values the backward recomputes
         self._plain = 0  # > 0: emitting forward code that saves nothing (recomputation)
+        self._recompute = 0  # > 0: emitting forward code the forward sweep already ran
         self.restore_stacks: dict[str, str] = {}
         self.plan_stacks()  # generated code transformed again: its stacks (stacks.py)
 
@@ -431,9 +433,14 @@ class Reverse(AdjointsMixin, CallsMixin, CheckpointingMixin, StacksMixin):
                     out.append(Line(ast.Expr(_method(name(self.stack_name(v)), "push",
                                                      name(v))), s.line))
             if isinstance(s, ir.Call):
-                out.append(Line(assign(s.target, forward_expr(s.op, s.args)), s.line))
+                out.append(Line(assign(s.target, forward_expr(s.op, s.args)), s.line,
+                                keep=may_change_state(s.op)))
             elif isinstance(s, ir.UserCall):
-                out.append(Line(self.user_call_forward(s), s.line))
+                out.append(Line(self.user_call_forward(s), s.line,
+                                keep=has_effects(s.callee.body)))
+            elif isinstance(s, ir.Effect):
+                if not self._recompute:  # (a recomputation does not print again)
+                    out.append(Line(effect_stmt(s), s.line))
             elif isinstance(s, ir.Push):
                 out.append(Line(ast.Expr(_method(name(s.stack), "push", atom_expr(s.value))),
                                 s.line))

@@ -176,3 +176,16 @@ def loop_iter(loop) -> ast.expr:
     if loop.reverse:
         return ast.Call(func=name("reversed"), args=[rng], keywords=[])
     return rng
+
+
+def effect_stmt(s: ir.Effect) -> ast.stmt:
+    """How generated code spells an effect statement: the user's call, assert or raise."""
+    if s.kind == "call":
+        return ast.Expr(value=forward_expr(s.op, s.args))
+    if s.kind == "assert":
+        msg = s.args.get("msg")
+        return ast.Assert(test=atom_expr(s.args["test"]),
+                          msg=None if msg is None else atom_expr(msg))
+    if s.op is not None:  # raise ValueError(...)
+        return ast.Raise(exc=forward_expr(s.op, s.args), cause=None)
+    return ast.Raise(exc=atom_expr(s.args["exc"]), cause=None)

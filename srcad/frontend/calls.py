@@ -1,0 +1,251 @@
+"""Normalising calls: op-table rows, user functions, and calls with no rule (a mixin).
+
+`CallsMixin.call` lowers ``f(args)`` in the user's function to one of
+  * an op-table row bound to its parameters (``np.sum(x, 1)`` -> ``sum(a=x, axis=1)``);
+  * an `ir.UserCall` of another user function, normalised as a subroutine of its own (a
+    function defined in the user's code, or a nested def / lambda lifted out of the function,
+    see closures.py);
+  * an opaque op made for this call site (opaque.py): a library function, a builtin, a class,
+    a method with no row, a callable held in a local -- run as written, checked once the
+    arguments being differentiated are known.
+Star arguments (``np.random.RandomState(0).randn(*x.shape)``) are allowed where the call is
+opaque, and in ``x.reshape(*shape)``.
+
+Before/after:
+    noise = np.random.default_rng(0).standard_normal(x.shape)
+        noise_default_rng = np.random.default_rng(0)          (opaque call)
+        x_shape = x.shape                                      (row: shape)
+        noise = noise_default_rng.standard_normal(x_shape)    (opaque method)
+"""
+
+from __future__ import annotations
+
+import builtins
+import types
+
+import gast
+import numpy as np
+
+from .. import ir
+from ..checkpoint import Checkpointed
+from ..ops import table
+from ..ops.python_rows import dict_literal_op
+from .methods import _BUILTIN_OPS, METHODS, RESERVED
+from .parse import LIFTED
+from .opaque import library_file, opaque_call, opaque_method
+
+_RETURN = ("<return>", 0)  # `into` marker: the op computes the function's result
+
+
+def _hashable(obj) -> bool:
+    try:
+        hash(obj)
+        return True
+    except TypeError:
+        return False
+
+
+class CallsMixin:
+    """`call` and its helpers, for the `Normalizer` (normalize.py)."""
+
+    def call_args(self, e: gast.Call, hint: str):
+        """(positional atoms, keyword atoms, positions of starred arguments)."""
+        for k in e.keywords:
+            if k.arg is None:
+                raise self.unsupported("`**kwargs` in a call", e, "pass keywords one by one")
+        args, starred = [], []
+        for i, a in enumerate(e.args):
+            if isinstance(a, gast.Starred):
+                starred.append(i)
+                a = a.value
+            args.append(self.expr(a, hint, None))
+        kwargs = {k.arg: self.expr(k.value, hint, None) for k in e.keywords}
+        return args, kwargs, tuple(starred)
+
+    def refuse_starred(self, e, what: str):
+        raise self.unsupported(f"star-arguments (`*args`) in a call to {what}", e,
+                               "pass the arguments one by one")
+
+    def callee_atom(self, obj, spelled: str, node) -> ir.Const:
+        """The callee of an opaque call, spelled in generated code as the user spelled it:
+        a builtin by its name, `np.` for numpy, otherwise the root module (``math``)
+        injected under its own name when it is free; else the callable under a fresh name."""
+        if spelled.isidentifier() and getattr(builtins, spelled, None) is obj and \
+                spelled not in self.locals:
+            return ir.Const(obj, spelled)
+        root, _, rest = spelled.partition(".")
+        root_obj = self.pf.resolve(root) if root.isidentifier() else None
+        if rest and root_obj is np:
+            return ir.Const(obj, f"np.{rest}")
+        if rest and root_obj is not None and root not in self.locals and root not in RESERVED \
+                and self.inject.get(root, root_obj) is root_obj:  # (math.sqrt, CONFIG.get)
+            self.inject[root] = root_obj
+            self.taken.add(root)
+            return ir.Const(obj, spelled)
+        name = spelled.replace(".", "_") if spelled.replace(".", "_").isidentifier() else "fn"
+        if name in self.locals or name in RESERVED or self.inject.get(name, obj) is not obj:
+            name = self.fresh(name)
+        self.inject[name] = obj
+        self.taken.add(name)
+        return ir.Const(obj, name)
+
+    def opaque_parts(self, callee: ir.Atom, label: str, args, kwargs, starred, node, obj=None):
+        try:
+            op = opaque_call(label, len(args), tuple(kwargs), starred, callee=obj)
+        except ValueError as e:
+            raise self.unsupported(f"the {e} in a call to `{label}`", node) from None
+        bound = {"_fn": callee, **{f"_a{i}": a for i, a in enumerate(args)}, **kwargs}
+        return op, bound
+
+    def method_parts(self, base, attr: str, e, hint):
+        """``base.attr(...)``: the method table's row, or an opaque method."""
+        args, kwargs, starred = self.call_args(e, hint)
+        make = METHODS.get(attr)
+        if make is not None and starred and not (attr in ("reshape", "transpose")
+                                                 and starred == (0,) and len(args) == 1):
+            make = None  # x.take(*a): run as written (refused if a gradient needs it)
+        if make is None:
+            # a method with no rule: fine on a value gradients do not flow through
+            # (rng.normal(...) on a passed Generator); refused where one does
+            # (opaque.check_opaque, once the function is normalised)
+            try:
+                op = opaque_method(attr, len(args), tuple(kwargs), starred)
+            except ValueError as err:
+                raise self.unsupported(f"the {err} in a call to `.{attr}()`", e) from None
+            bound = {"_obj": base, **{f"_a{i}": a for i, a in enumerate(args)}, **kwargs}
+            return op, bound
+        fn, args, kwargs = make(base, args, kwargs)
+        return self.op_call(fn, args, kwargs, e)
+
+    def resolve_call(self, e: gast.Call, hint: str):
+        """What a call is: ("op", op, bound) or ("user", fn, spelled, args, kwargs,
+        checkpointed)."""
+        func = e.func
+        if isinstance(func, gast.Attribute):
+            base = self.local_base(func.value, hint)
+            if base is not None:
+                user = self.bound_method_call(base, func.attr, e, hint)
+                if user is not None:
+                    return user
+                return ("op", *self.method_parts(base, func.attr, e, hint))
+        if isinstance(func, gast.Name) and func.id in self.locals:
+            lifted = self.lifted_call(func.id, e, hint)
+            if lifted is not None:
+                return lifted
+            # a callable held in a local (an argument, a bound method): run as written
+            callee = self.name_atom(func)
+            args, kwargs, starred = self.call_args(e, hint)
+            return ("op", *self.opaque_parts(callee, func.id, args, kwargs, starred, e))
+        checkpointed = False
+        if isinstance(func, gast.Call):  # srcad.checkpoint(block)(h, W)
+            if self.is_checkpoint(func.func):
+                if func.keywords:
+                    raise self.unsupported(
+                        "srcad.checkpoint(fn, ...) with a schedule: a function takes no "
+                        "schedule", e, "every= and snapshots= are for loops: for i in "
+                        "srcad.checkpoint(range(n), every=k)")
+                if len(func.args) != 1:
+                    raise self.unsupported("this call to srcad.checkpoint", e,
+                                           "write srcad.checkpoint(fn)(args)")
+                obj, spelled = self.dotted(func.args[0])
+                checkpointed = True
+            else:  # f(a)(b): run as written
+                callee = self.expr(func, hint, None)
+                args, kwargs, starred = self.call_args(e, hint)
+                return ("op", *self.opaque_parts(callee, "the result of a call", args, kwargs,
+                                                 starred, e))
+        else:
+            obj, spelled = self.dotted(func)
+        if isinstance(obj, Checkpointed):  # ck = srcad.checkpoint(block) at module level
+            obj, checkpointed = obj.fn, True
+        if _hashable(obj) and obj in _BUILTIN_OPS and not (obj in (min, max)
+                                                            and len(e.args) != 2):
+            obj = _BUILTIN_OPS[obj]
+        if obj is dict and not e.args and all(k.arg is not None for k in e.keywords):
+            keys = [ir.Const(k.arg, repr(k.arg)) for k in e.keywords]  # dict(a=x, b=y)
+            return ("op", *self.dict_parts(keys, [k.value for k in e.keywords], hint))
+        user = isinstance(obj, types.FunctionType) and table.lookup(obj) is None and \
+            library_file(obj) is None
+        if checkpointed and not user:
+            raise self.unsupported(f"srcad.checkpoint of `{spelled}`, which is not a plain "
+                                   f"user function", e, "checkpoint a function defined with def")
+        args, kwargs, starred = self.call_args(e, hint)
+        if user:
+            if starred:
+                self.refuse_starred(e, f"the user function `{spelled}`")
+            return ("user", obj, spelled, args, kwargs, checkpointed)
+        if table.lookup(obj) is not None:
+            if starred:
+                self.refuse_starred(e, f"`{spelled}`")
+            return ("op", *self.op_call(obj, args, kwargs, e, spelled))
+        callee = self.callee_atom(obj, spelled, func)
+        return ("op", *self.opaque_parts(callee, spelled, args, kwargs, starred, e, obj))
+
+    def dict_parts(self, keys: list, values: list, hint: str):
+        """A dict literal's op and arguments (keys: atoms; values: gast expressions)."""
+        bound = {}
+        for i, (k, v) in enumerate(zip(keys, values)):
+            bound[f"k{i}"] = k
+            name = k.value if isinstance(k, ir.Const) and isinstance(k.value, str) and \
+                k.value.isidentifier() else hint
+            bound[f"v{i}"] = self.expr(v, name, None)
+        return dict_literal_op(len(keys)), bound
+
+    def dict_display(self, e: gast.Dict, hint: str, into):
+        """{"a": x, "b": y}: an op that builds the dict (`**d` in a display is refused)."""
+        if any(k is None for k in e.keys):
+            raise self.unsupported("`**` unpacking in a dict display", e,
+                                   "build the dict with its entries, or with dict_set in a loop")
+        keys = [self.expr(k, hint, None) for k in e.keys]
+        return self.result(self.dict_parts(keys, e.values, hint), hint, into, e)
+
+    def call(self, e: gast.Call, hint: str, into):
+        site = self.resolve_call(e, hint)
+        if site[0] == "op":
+            return self.result((site[1], site[2]), hint, into, e)
+        return self.emit_user_call(site, e, hint, into)
+
+    def emit_user_call(self, site, e, hint: str, into, *, discard: bool = False):
+        _, obj, spelled, args, kwargs, checkpointed = site
+        call = self.user_call(obj, spelled, args, kwargs, e)
+        if obj in LIFTED and not checkpointed:  # a nested def or lambda (inline.py)
+            return self.inline_call(call, into, hint, e)
+        call.checkpoint = checkpointed
+        call.discard = discard
+        if into is _RETURN:
+            call.targets = [self.fresh(self.pf.name)]
+        elif into is not None:
+            call.targets = [self.def_name(into[0], into[1])]
+        else:
+            call.targets = [self.fresh(f"{hint}_{getattr(obj, '__name__', 'call')}")]
+        self.body.append(call)
+        var = ir.Var(call.targets[0])
+        if into is not None and into is not _RETURN:
+            self.env[into[0]] = var
+        return var
+
+    # hooks (closures.py, methods)
+    def lifted_call(self, name: str, e, hint):
+        return None
+
+    def bound_method_call(self, base, attr: str, e, hint):
+        """``self.helper(x)`` on an object known when normalising (the `self` of
+        ``srcad.grad(obj.method)``): the method's function, traced with the object as its
+        first argument."""
+        if not isinstance(base, ir.Const):
+            return None
+        method = getattr(base.value, attr, None)
+        if isinstance(method, types.FunctionType) and table.lookup(method) is None and \
+                library_file(method) is None:  # a staticmethod, or a function attribute
+            args, kwargs, starred = self.call_args(e, hint)
+            if starred:
+                self.refuse_starred(e, f"`{attr}`")
+            return ("user", method, f"{type(base.value).__name__}_{attr}", args, kwargs, False)
+        fn = getattr(method, "__func__", None)
+        if not (isinstance(fn, types.FunctionType) and getattr(method, "__self__", None) is
+                base.value and table.lookup(fn) is None and library_file(fn) is None):
+            return None
+        args, kwargs, starred = self.call_args(e, hint)
+        if starred:
+            self.refuse_starred(e, f"the method `{attr}`")
+        return ("user", fn, f"{type(base.value).__name__}_{attr}", [base, *args], kwargs, False)

@@ -1,0 +1,124 @@
+"""Inline a call to a nested function or lambda into its caller's IR (a mixin).
+
+Input: an `ir.UserCall` of a function lifted out of the one being normalised (closures.py),
+with its normalised body. Output: that body, its names renamed apart from the caller's,
+spliced into the caller where the call was, and the call's result copied into its target.
+
+Why inline: a closure is part of the function it is written in. Tape mode runs it as part of
+that function (no subroutine boundary), and the gradients of the two modes are held equal bit
+for bit, so source mode must sum the closure's contributions to a value in the same order --
+which is what differentiating the spliced body does. Generated code then reads the closure's
+lines in place, each commented with its own source line. (A ``srcad.checkpoint`` of a nested
+function stays a call: it is recomputed as a unit.)
+
+Before/after:
+    act = lambda v: np.maximum(v, 0.0)        h_act_v = ...            (act's body, renamed)
+    h = act(h @ w)                            h = h_act                 (the result)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from .. import ir
+from ..ops import control
+
+
+class InlineMixin:
+    """`inline_call`, for the `Normalizer` (normalize.py)."""
+
+    def inline_call(self, call: ir.UserCall, into, hint: str, node) -> ir.Var:
+        callee = call.callee
+        assigned = {d for s in ir.walk(callee.body) for d in ir.defs(s)}
+        names, atoms = {}, {}
+        for p, a in zip(callee.params, call.args):
+            if p in assigned:  # the body assigns its parameter: a name of its own
+                names[p] = self.fresh(p)
+                op, args = self.op_call(control.identity, [a], {}, node)
+                self.body.append(ir.Call(names[p], op, args, call.line))
+            else:
+                atoms[p] = a
+        for n in sorted(assigned - set(callee.params)):
+            names[n] = self.fresh(n)
+        consts = {}
+        for k, obj in callee.inject.items():
+            if self.inject.get(k, obj) is not obj or k in self.locals:
+                consts[k] = self.fresh(k)
+            self.inject[consts.get(k, k)] = obj
+            self.taken.add(consts.get(k, k))
+        r = _Renamer(names, atoms, consts)
+        self.body.extend(r.block(callee.body[:-1]))
+        self.mutable |= {names[n] for n in callee.mutable if n in names}
+        # every name the body assigns in a loop or branch keeps one name for all its values
+        for s in ir.walk(callee.body):
+            if isinstance(s, (ir.If, ir.For, ir.While)):
+                inner = s.body + getattr(s, "orelse", []) + getattr(s, "cond_body", [])
+                self.mutable |= {names[d] for x in ir.walk(inner) for d in ir.defs(x)
+                                 if d in names}
+                if isinstance(s, ir.For) and s.target in names:
+                    self.mutable.add(names[s.target])
+        ret = r.atom(callee.ret.value)
+        if into is None and not isinstance(ret, ir.Seq):
+            return ret
+        op, args = self.op_call(control.identity, [ret], {}, node)
+        return self.result((op, args), hint, into, node)
+
+
+class _Renamer:
+    def __init__(self, names: dict, atoms: dict, consts: dict):
+        self.names, self.atoms, self.consts = names, atoms, consts
+
+    def name(self, n: str) -> str:
+        return self.names.get(n, n)
+
+    def atom(self, a):
+        if isinstance(a, ir.Var):
+            if a.name in self.atoms:
+                return self.atoms[a.name]
+            return ir.Var(self.name(a.name))
+        if isinstance(a, ir.Const):
+            root, dot, rest = a.src.partition(".")
+            if root in self.consts:
+                return ir.Const(a.value, self.consts[root] + dot + rest)
+            return a
+        if isinstance(a, ir.Seq):
+            return ir.Seq(tuple(self.atom(x) for x in a.items), a.kind)
+        if isinstance(a, ir.Index):
+            return ir.Index(tuple(self.atom(x) for x in a.parts), a.is_tuple)
+        if isinstance(a, ir.Slice):
+            return ir.Slice(*(None if x is None else self.atom(x)
+                              for x in (a.lower, a.upper, a.step)))
+        return a
+
+    def args(self, d: dict) -> dict:
+        return {k: self.atom(v) for k, v in d.items()}
+
+    def block(self, body) -> list:
+        return [self.stmt(s) for s in body]
+
+    def stmt(self, s):
+        rep = dataclasses.replace
+        if isinstance(s, ir.Call):
+            return rep(s, target=self.name(s.target), args=self.args(s.args))
+        if isinstance(s, ir.Effect):
+            return rep(s, args=self.args(s.args))
+        if isinstance(s, ir.UserCall):
+            return rep(s, targets=[self.name(t) for t in s.targets],
+                       args=[self.atom(a) for a in s.args])
+        if isinstance(s, ir.Push):
+            return rep(s, stack=self.name(s.stack), value=self.atom(s.value))
+        if isinstance(s, ir.If):
+            return rep(s, test=self.atom(s.test), body=self.block(s.body),
+                       orelse=self.block(s.orelse))
+        if isinstance(s, ir.For):
+            ck = None if s.checkpoint is None else tuple(
+                None if a is None else self.atom(a) for a in s.checkpoint)
+            return rep(s, target=self.name(s.target), start=self.atom(s.start),
+                       stop=self.atom(s.stop), step=self.atom(s.step),
+                       limit=None if s.limit is None else self.atom(s.limit),
+                       checkpoint=ck, body=self.block(s.body),
+                       exits=[self.name(f) for f in s.exits])
+        if isinstance(s, ir.While):
+            return rep(s, cond_body=self.block(s.cond_body), cond=self.atom(s.cond),
+                       body=self.block(s.body), exits=[self.name(f) for f in s.exits])
+        raise TypeError(f"internal: cannot inline {type(s).__name__}")

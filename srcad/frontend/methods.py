@@ -1,0 +1,79 @@
+"""The names normalisation gives a meaning of its own: array methods and attributes that are
+op-table rows (``x.sum(axis=1)`` is ``np.sum(x, axis=1)``), builtins that are rows
+(``abs``, ``len``, ``min``/``max`` of two), and the names generated code always has in scope.
+
+Input: nothing (tables). Output: `METHODS` (method name -> how to bind the call to a row),
+`ATTRIBUTES` (attribute name -> row), `_BUILTIN_OPS`, `RESERVED`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import ir, runtime
+from ..ops import runtime_ops
+
+_BUILTIN_OPS = {abs: np.absolute, len: len, min: np.minimum, max: np.maximum}  # min/max of two
+
+
+# names generated code always has in scope
+RESERVED = {"np", "operator"} | set(runtime.__all__)
+
+
+def _reduction_method(fn):
+    def make(self_atom, args, kwargs):
+        return fn, [self_atom, *args], kwargs
+
+    return make
+
+
+def _varargs_method(fn, pname):
+    """x.reshape(3, 4) / x.reshape((3, 4)); x.transpose(1, 0) / x.transpose()."""
+
+    def make(self_atom, args, kwargs):
+        if len(args) > 1:
+            args = [ir.Seq(tuple(args))]
+        if args:
+            kwargs = {pname: args[0], **kwargs}
+        return fn, [self_atom], kwargs
+
+    return make
+
+
+def _simple_method(fn):
+    def make(self_atom, args, kwargs):
+        return fn, [self_atom, *args], kwargs
+
+    return make
+
+
+METHODS = {
+    "sum": _reduction_method(np.sum),
+    "mean": _reduction_method(np.mean),
+    "max": _reduction_method(np.max),
+    "min": _reduction_method(np.min),
+    "prod": _reduction_method(np.prod),
+    "var": _reduction_method(np.var),
+    "std": _reduction_method(np.std),
+    "cumsum": _simple_method(np.cumsum),
+    "cumprod": _simple_method(np.cumprod),
+    "trace": _simple_method(np.trace),
+    "diagonal": _simple_method(np.diagonal),
+    "repeat": _simple_method(np.repeat),
+    "take": _simple_method(np.take),
+    "flatten": _simple_method(runtime.flatten),
+    "argmax": _simple_method(np.argmax),
+    "argmin": _simple_method(np.argmin),
+    "reshape": _varargs_method(np.reshape, "shape"),
+    "transpose": _varargs_method(np.transpose, "axes"),
+    "swapaxes": _simple_method(np.swapaxes),
+    "squeeze": _simple_method(np.squeeze),
+    "ravel": _simple_method(np.ravel),
+    "copy": _simple_method(np.copy),
+    "dot": _simple_method(np.dot),
+    "clip": _simple_method(np.clip),
+    "astype": _simple_method(runtime.astype),
+    "pop": _simple_method(runtime_ops.stack_pop),
+}
+ATTRIBUTES = {"T": np.transpose, "shape": np.shape, "ndim": np.ndim, "size": np.size,
+              "dtype": np.result_type}

@@ -1,0 +1,509 @@
+"""Lower comprehensions, generator expressions and list building to loops (gast -> gast).
+
+Input: a fenced gast `FunctionDef` whose nested functions are already lifted (closures.py).
+Output: the same function with
+  * ``[e for t in it if c]`` (list, set and dict comprehensions, generator expressions) as a
+    loop that builds the value: ``acc = []`` / ``for t in it: if c: acc = list_append(acc, e)``
+    (dicts: ``acc = dict_set(acc, k, v)``; sets: a list, then ``set(acc)``);
+  * ``sum(...)``, ``min(...)``, ``max(...)`` of one iterable as an accumulator loop (Python's
+    own order: ``sum`` starts from 0 and adds left to right, ``max`` keeps the first of ties),
+    ``sum([a, b])`` as ``0 + a + b``; ``list(gen)`` / ``tuple(gen)`` as the list;
+  * ``lst.append(v)`` / ``lst.extend(vs)`` / ``lst += [...]`` on a list the function makes
+    (and never aliases) as ``lst = list_append(lst, v)``: a new list each time, which the
+    transforms differentiate like any value (runtime_python.py);
+  * ``for k, v in d.items()`` as ``for k in dict_keys(d): v = d[k]`` (``.values()``, ``.keys()``
+    likewise), and a tuple loop target as one name unpacked in the body.
+The loop variables of a comprehension are renamed when the function uses those names
+elsewhere (a comprehension has its own scope). A comprehension is computed just before the
+statement it is part of; where Python might not evaluate it at all (an ``x if c else y``
+branch, after ``and`` / ``or``, an assert message, a while test) srcad refuses it.
+
+Before/after:
+    ys = [np.tanh(w * x) for w in ws]       ys = []
+                                            for w in ws:
+                                                ys = list_append(ys, np.tanh(w * x))
+    s = sum(np.sum(y) for y in ys)          s = 0
+                                            for y in ys:
+                                                s = s + np.sum(y)
+"""
+
+from __future__ import annotations
+
+import builtins
+import copy
+from collections import Counter
+
+import gast
+
+from .. import runtime_python
+from ..checkpoint import checkpoint
+from ..errors import UnsupportedSyntaxError
+from ..naming import fresh
+
+# internal names the rewritten tree calls; ParsedFunction.resolve finds them in its closure
+LIST_APPEND = "__srcad_list_append"
+DICT_SET = "__srcad_dict_set"
+DICT_KEYS = "__srcad_dict_keys"
+INTERNAL = {LIST_APPEND: runtime_python.list_append, DICT_SET: runtime_python.dict_set,
+            DICT_KEYS: runtime_python.dict_keys}
+
+_COMPS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
+
+
+def _name(id_, store=False):
+    return gast.Name(id=id_, ctx=gast.Store() if store else gast.Load(), annotation=None,
+                     type_comment=None)
+
+
+def _call(func, args, keywords=()):
+    return gast.Call(func=_name(func) if isinstance(func, str) else func, args=list(args),
+                     keywords=list(keywords))
+
+
+def _assign(target, value):
+    return gast.Assign(targets=[_name(target, True) if isinstance(target, str) else target],
+                       value=value, type_comment=None)
+
+
+def _for(target, iter_, body):
+    return gast.For(target=target, iter=iter_, body=body, orelse=[], type_comment=None)
+
+
+def _located(nodes, at):
+    """Give the nodes srcad made the location of the user's statement `at`."""
+    for n in nodes:
+        for sub in gast.walk(n):
+            if isinstance(sub, (gast.stmt, gast.expr)) and not hasattr(sub, "lineno"):
+                sub.lineno = getattr(at, "lineno", 1)
+                sub.col_offset = getattr(at, "col_offset", 0)
+                sub.end_lineno = getattr(at, "end_lineno", sub.lineno)
+                sub.end_col_offset = getattr(at, "end_col_offset", 0)
+    return nodes
+
+
+class _Substitute(gast.NodeTransformer):
+    """Every read of the name `old` replaced by a copy of the expression `new`."""
+
+    def __init__(self, old: str, new):
+        self.old, self.new = old, new
+
+    def visit_Name(self, node):
+        if node.id == self.old and isinstance(node.ctx, gast.Load):
+            return gast.copy_location(copy.deepcopy(self.new), node)
+        return node
+
+
+class _Lowerer:
+    def __init__(self, pf, taken: set):
+        self.pf = pf
+        self.taken = taken
+        # names used outside every comprehension's own scope (its loop variables may clash)
+        scoped = set()
+        for node in gast.walk(pf.tree):
+            if isinstance(node, _COMPS):
+                first = {id(n) for n in gast.walk(node.generators[0].iter)}
+                scoped |= {id(n) for n in gast.walk(node) if id(n) not in first}
+        self.counts = Counter(n.id for n in gast.walk(pf.tree)
+                              if isinstance(n, gast.Name) and id(n) not in scoped)
+        self.params = {a.id for a in pf.tree.args.posonlyargs + pf.tree.args.args}
+        self.lists = self._local_lists()
+
+    def error(self, what, node, hint):
+        return self.pf.error(what, node, hint=hint, cls=UnsupportedSyntaxError)
+
+    def fresh(self, base):
+        return fresh(base, self.taken)
+
+    def builtin(self, func, name) -> bool:
+        return (isinstance(func, gast.Name) and func.id == name and func.id not in self.counts_store
+                and self.pf.resolve(name) is getattr(builtins, name))
+
+    # -- lists the function makes --------------------------------------------------------------
+    def _local_lists(self) -> set:
+        """Names assigned only lists the function makes ([...], a comprehension, list(...)) and
+        never aliased (``b = lst``, ``(lst, 1)``): their appends can be rebuilt as values."""
+        made, other = set(), set()
+        self.counts_store = set()
+        for node in gast.walk(self.pf.tree):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+                self.counts_store.add(node.id)
+            if isinstance(node, gast.Assign):
+                for t in node.targets:
+                    if isinstance(t, gast.Name):
+                        v = node.value
+                        fresh_list = isinstance(v, (gast.List, gast.ListComp)) or (
+                            isinstance(v, gast.Call) and isinstance(v.func, gast.Name)
+                            and v.func.id == "list")
+                        (made if fresh_list else other).add(t.id)
+                    else:
+                        other.update(n.id for n in gast.walk(t) if isinstance(n, gast.Name))
+                if isinstance(node.value, gast.Name):
+                    other.add(node.value.id)  # `b = lst`: two names, one list
+            elif isinstance(node, (gast.For, gast.AugAssign)):
+                t = node.target
+                if not (isinstance(node, gast.AugAssign) and isinstance(t, gast.Name)):
+                    other.update(n.id for n in gast.walk(t) if isinstance(n, gast.Name))
+            elif isinstance(node, (gast.Tuple, gast.List, gast.Set, gast.Dict)):
+                elts = node.values if isinstance(node, gast.Dict) else node.elts
+                other.update(e.id for e in elts if isinstance(e, gast.Name))
+        return made - other - self.params
+
+    # -- statements ------------------------------------------------------------------------------
+    def body(self, stmts) -> list:
+        out = []
+        for s in stmts:
+            out.extend(self.statement(s))
+        return out
+
+    def statement(self, s) -> list:
+        pending: list = []
+        if isinstance(s, gast.For):
+            s, pre = self.lower_for(s)
+            pending.extend(pre)
+            s.iter = self.expr(s.iter, pending, self.hint_of(s.target))
+            unrolled = self.unroll(s)
+            if unrolled is not None:
+                return self.body(_located(pending, s)) + self.body(_located(unrolled, s))
+            s.body = self.body(s.body)
+            s.orelse = self.body(s.orelse)
+            return self.body(_located(pending, s)) + [s]
+        if isinstance(s, gast.While):
+            self.refuse_inside(s.test, s, "a `while` test (Python evaluates it at every step)")
+            s.body = self.body(s.body)
+            s.orelse = self.body(s.orelse)
+            return [s]
+        if isinstance(s, gast.If):
+            s.test = self.expr(s.test, pending, "cond")
+            s.body = self.body(s.body)
+            s.orelse = self.body(s.orelse)
+            return self.body(_located(pending, s)) + [s]
+        if isinstance(s, gast.Expr):
+            rewritten = self.list_method(s)
+            if rewritten is not None:
+                return self.body(_located(rewritten, s))
+        if isinstance(s, gast.AugAssign) and isinstance(s.target, gast.Name) and \
+                s.target.id in self.lists and isinstance(s.op, gast.Add) and \
+                isinstance(s.value, (gast.List, gast.Tuple)):
+            appends = [self.append(s.target.id, v) for v in s.value.elts]  # lst += [a, b]
+            return self.body(_located(appends, s))
+        if isinstance(s, gast.Assign) and len(s.targets) == 1 and isinstance(
+                s.targets[0], gast.Name) and isinstance(s.value, _COMPS):
+            target = s.targets[0].id
+            inside = {n.id for n in gast.walk(s.value) if isinstance(n, gast.Name)}
+            if target not in inside:  # build the value under the user's own name
+                stmts = self.comprehension(s.value, target)
+                return self.body(_located(stmts, s))
+        if isinstance(s, gast.Assert):
+            s.test = self.expr(s.test, pending, "assert")
+            if s.msg is not None:
+                self.refuse_inside(s.msg, s, "an assert message (computed only on failure)")
+            return self.body(_located(pending, s)) + [s]
+        hint = self.hint_of(s.targets[0]) if isinstance(s, gast.Assign) else (
+            self.hint_of(s.target) if isinstance(s, (gast.AugAssign, gast.AnnAssign)) else
+            self.pf.name)
+        for field in ("value", "exc", "test"):
+            v = getattr(s, field, None)
+            if isinstance(v, gast.expr):
+                setattr(s, field, self.expr(v, pending, hint))
+        return self.body(_located(pending, s)) + [s] if pending else [s]
+
+    def hint_of(self, target) -> str:
+        if isinstance(target, gast.Name):
+            return target.id
+        if isinstance(target, (gast.Tuple, gast.List)):
+            return "_".join(self.hint_of(t) for t in target.elts)
+        if isinstance(target, gast.Subscript):
+            return self.hint_of(target.value)
+        return "value"
+
+    def refuse_inside(self, expr, node, where):
+        for n in gast.walk(expr):
+            if isinstance(n, _COMPS):
+                raise self.error(f"srcad does not support a comprehension in {where}", n,
+                                 "compute it on its own line first, into a name")
+
+    # -- loops --------------------------------------------------------------------------------
+    def unroll(self, s: gast.For):
+        """``for t in (a, b, c): body`` (a short display, no jumps) as the body once per item,
+        in order, with ``t`` naming the item itself: as Python runs it, with no index, so the
+        item's gradient gathers in the order tape mode's does. Items the body reassigns are
+        taken first (Python evaluates the display before the loop)."""
+        items = s.iter
+        if not (isinstance(items, (gast.Tuple, gast.List)) and items.elts and not s.orelse
+                and isinstance(s.target, gast.Name)
+                and not any(isinstance(e, gast.Starred) for e in items.elts)):
+            return None
+        size = sum(1 for st in s.body for _ in gast.walk(st) if isinstance(_, gast.stmt))
+        if len(items.elts) > 8 or size * len(items.elts) > 64:
+            return None
+        for st in s.body:
+            for n in gast.walk(st):
+                if isinstance(n, (gast.Break, gast.Continue, gast.Return, gast.FunctionDef,
+                                  gast.Lambda)):
+                    return None
+        assigned = {n.id for st in s.body for n in gast.walk(st)
+                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        out, values = [], []
+        for e in items.elts:
+            if isinstance(e, gast.Constant) or (isinstance(e, gast.Name) and e.id not in assigned):
+                values.append(e)
+            else:
+                tmp = self.fresh(f"{s.target.id}_item")
+                out.append(_assign(tmp, e))
+                values.append(_name(tmp))
+        t = s.target.id
+        mine = {id(n) for n in gast.walk(s)}
+        read_after = any(isinstance(n, gast.Name) and n.id == t and id(n) not in mine
+                         for n in gast.walk(self.pf.tree))
+        for v in values:
+            if t in assigned:  # (the body rebinds the loop variable: a name of its own)
+                out.append(_assign(t, copy.deepcopy(v)))
+                out.extend(copy.deepcopy(s.body))
+                continue
+            for st in copy.deepcopy(s.body):  # the item itself where the body reads `t`
+                out.append(_Substitute(t, v).visit(st))
+        if read_after and t not in assigned:
+            out.append(_assign(t, copy.deepcopy(values[-1])))  # (Python leaves t bound)
+        return out
+
+    def lower_for(self, s):
+        """dict iteration and tuple targets (the normaliser walks ranges and sequences)."""
+        pre, head = [], []
+        it = s.iter
+        method = it.func.attr if (isinstance(it, gast.Call) and isinstance(
+            it.func, gast.Attribute) and not it.args and not it.keywords) else None
+        if method in ("items", "values", "keys"):
+            d = it.func.value
+            if not isinstance(d, gast.Name):
+                tmp = self.fresh("mapping")
+                pre.append(_assign(tmp, d))
+                d = _name(tmp)
+            if method == "items":
+                if not (isinstance(s.target, (gast.Tuple, gast.List)) and len(s.target.elts) == 2
+                        and isinstance(s.target.elts[0], gast.Name)):
+                    raise self.error("this loop over .items()", s,
+                                     "write `for key, value in d.items():`")
+                key, value = s.target.elts
+                s.target = _name(key.id, True)
+                head.append(_assign(value, gast.Subscript(value=_name(d.id), slice=_name(key.id),
+                                                          ctx=gast.Load())))
+            elif method == "values":
+                key = self.fresh("key")
+                head.append(_assign(s.target, gast.Subscript(value=_name(d.id), slice=_name(key),
+                                                             ctx=gast.Load())))
+                s.target = _name(key, True)
+            s.iter = _call(DICT_KEYS, [_name(d.id)])
+        elif isinstance(s.target, (gast.Tuple, gast.List)):
+            inner = it
+            if isinstance(it, gast.Call) and it.args and self.is_checkpoint(it.func):
+                inner = it.args[0]  # for i, w in srcad.checkpoint(enumerate(Ws)): ...
+            enum_zip = isinstance(inner, gast.Call) and isinstance(inner.func, gast.Name) and \
+                inner.func.id in ("enumerate", "zip")
+            if enum_zip:  # for i, (a, b) in enumerate(...): the nested part unpacked inside
+                elts = []
+                for t in s.target.elts:
+                    if isinstance(t, gast.Name):
+                        elts.append(t)
+                    else:
+                        tmp = self.fresh("item")
+                        head.append(_assign(t, _name(tmp)))
+                        elts.append(_name(tmp, True))
+                s.target.elts = elts
+            else:
+                tmp = self.fresh("item")
+                head.append(_assign(s.target, _name(tmp)))
+                s.target = _name(tmp, True)
+        s.body = _located(head, s) + s.body
+        return s, _located(pre, s)
+
+    def is_checkpoint(self, func) -> bool:
+        parts = []
+        while isinstance(func, gast.Attribute):
+            parts.append(func.attr)
+            func = func.value
+        if not isinstance(func, gast.Name) or func.id in self.counts_store:
+            return False
+        obj = self.pf.resolve(func.id)
+        for p in reversed(parts):
+            obj = getattr(obj, p, None)
+        return obj is checkpoint
+
+    # -- expressions -----------------------------------------------------------------------------
+    def expr(self, e, pending: list, hint: str):
+        """`e` with its comprehensions (and sum/min/max/list/tuple of them) computed into
+        names by statements appended to `pending`."""
+        if isinstance(e, gast.Lambda):
+            return e
+        if isinstance(e, gast.IfExp):
+            e.test = self.expr(e.test, pending, hint)
+            self.refuse_inside(e.body, e, "a branch of `x if c else y`")
+            self.refuse_inside(e.orelse, e, "a branch of `x if c else y`")
+            return e
+        if isinstance(e, gast.BoolOp):
+            e.values[0] = self.expr(e.values[0], pending, hint)
+            for v in e.values[1:]:
+                self.refuse_inside(v, e, "an operand after `and` / `or`")
+            return e
+        if isinstance(e, gast.Call):
+            done = self.builtin_call(e, pending, hint)
+            if done is not None:
+                return done
+        if isinstance(e, _COMPS):
+            acc = self.fresh(f"{hint}_{'dict' if isinstance(e, gast.DictComp) else 'list'}")
+            pending.extend(self.comprehension(e, acc))
+            return _name(acc)
+        for field, value in gast.iter_fields(e):
+            if isinstance(value, gast.expr):
+                setattr(e, field, self.expr(value, pending, hint))
+            elif isinstance(value, list):
+                setattr(e, field, [self.expr(v, pending, hint) if isinstance(v, gast.expr) else
+                                   self.keyword(v, pending, hint) for v in value])
+        return e
+
+    def keyword(self, k, pending, hint):
+        if isinstance(k, gast.keyword):
+            k.value = self.expr(k.value, pending, hint)
+        return k
+
+    def builtin_call(self, e: gast.Call, pending: list, hint: str):
+        """sum / min / max / list / tuple of one iterable, as Python computes them."""
+        func = e.func
+        for name in ("sum", "min", "max", "list", "tuple"):
+            if self.builtin(func, name):
+                break
+        else:
+            return None
+        if name in ("list", "tuple"):
+            if len(e.args) == 1 and not e.keywords and isinstance(e.args[0], gast.GeneratorExp):
+                acc = self.fresh(f"{hint}_list")
+                gen = e.args[0]
+                pending.extend(self.comprehension(
+                    gast.ListComp(elt=gen.elt, generators=gen.generators), acc))
+                return _name(acc)
+            return None
+        if name == "sum":
+            start = e.args[1] if len(e.args) == 2 else next(
+                (k.value for k in e.keywords if k.arg == "start"), None)
+            if not 1 <= len(e.args) <= 2 or any(k.arg != "start" for k in e.keywords):
+                return None
+            start = gast.Constant(value=0, kind=None) if start is None else self.expr(
+                start, pending, hint)
+            items = e.args[0]
+            if isinstance(items, (gast.List, gast.Tuple)) and not any(
+                    isinstance(x, gast.Starred) for x in items.elts):
+                acc = start
+                for x in items.elts:  # sum([a, b]) is (0 + a) + b
+                    acc = gast.BinOp(left=acc, op=gast.Add(), right=self.expr(x, pending, hint))
+                return acc
+            acc = self.fresh(f"{hint}_sum")
+            pending.append(_assign(acc, start))
+            pending.extend(self.fold(items, acc, pending, hint, "sum"))
+            return _name(acc)
+        if len(e.args) != 1 or e.keywords:
+            return None  # max(a, b) (numpy's maximum), key= / default=: as written
+        acc = self.fresh(f"{hint}_{name}")
+        items = e.args[0]
+        if isinstance(items, (gast.List, gast.Tuple)) and items.elts and not any(
+                isinstance(x, gast.Starred) for x in items.elts):
+            pending.append(_assign(acc, self.expr(items.elts[0], pending, hint)))
+            for x in items.elts[1:]:
+                item = self.fresh(f"{acc}_item")
+                pending.append(_assign(item, self.expr(x, pending, hint)))
+                pending.append(self.better(name, item, acc, []))
+            return _name(acc)
+        first = self.fresh(f"{acc}_first")
+        pending.append(_assign(first, gast.Constant(value=True, kind=None)))
+        pending.extend(self.fold(items, acc, pending, hint, name, first))
+        return _name(acc)
+
+    def better(self, name, item, acc, orelse):
+        """``if item > acc: acc = item`` (max; min: <): Python keeps the first of ties."""
+        op = gast.Gt() if name == "max" else gast.Lt()
+        test = gast.Compare(left=_name(item), ops=[op], comparators=[_name(acc)])
+        return gast.If(test=test, body=[_assign(acc, _name(item))], orelse=orelse)
+
+    def fold(self, items, acc, pending, hint, how, first=None) -> list:
+        """A loop that folds the items of `items` (an iterable or a comprehension) into acc."""
+        if isinstance(items, (gast.GeneratorExp, gast.ListComp)):
+            gens, elt = items.generators, items.elt
+            self.scope(items)
+        else:
+            item = self.fresh(f"{acc}_term")
+            gens = [gast.comprehension(target=_name(item, True),
+                                       iter=self.expr(items, pending, hint), ifs=[],
+                                       is_async=0)]
+            elt = _name(item)
+        if how == "sum":
+            inner = [_assign(acc, gast.BinOp(left=_name(acc), op=gast.Add(), right=elt))]
+        else:
+            item = self.fresh(f"{acc}_item")
+            inner = [_assign(item, elt), gast.If(
+                test=_name(first), body=[_assign(acc, _name(item)),
+                                         _assign(first, gast.Constant(value=False, kind=None))],
+                orelse=[self.better(how, item, acc, [])])]
+        return [self.loops(gens, inner)]
+
+    def loops(self, generators, inner) -> gast.For:
+        body = inner
+        for gen in reversed(generators):
+            if gen.is_async:
+                raise self.error("an async comprehension", gen.iter, "use a plain loop")
+            for cond in reversed(gen.ifs):
+                body = [gast.If(test=cond, body=body, orelse=[])]
+            body = [_for(gen.target, gen.iter, body)]
+        return body[0]
+
+    def scope(self, comp) -> None:
+        """Rename a comprehension's loop variables that the function uses elsewhere."""
+        first_iter = {n.id for n in gast.walk(comp.generators[0].iter)
+                      if isinstance(n, gast.Name)}
+        targets = {n.id for g in comp.generators for n in gast.walk(g.target)
+                   if isinstance(n, gast.Name)}
+        rename = {t: self.fresh(t) for t in sorted(targets)
+                  if self.counts[t] or t in first_iter or t in self.params}
+        if not rename:
+            return
+        skip = {id(n) for n in gast.walk(comp.generators[0].iter)}
+        for n in gast.walk(comp):
+            if isinstance(n, gast.Name) and n.id in rename and id(n) not in skip:
+                n.id = rename[n.id]
+
+    def comprehension(self, comp, acc: str) -> list:
+        """Statements that build `comp`'s value into `acc`."""
+        self.scope(comp)
+        if isinstance(comp, gast.DictComp):
+            init = gast.Dict(keys=[], values=[])
+            inner = [_assign(acc, _call(DICT_SET, [_name(acc), comp.key, comp.value]))]
+        else:
+            init = gast.List(elts=[], ctx=gast.Load())
+            inner = [_assign(acc, _call(LIST_APPEND, [_name(acc), comp.elt]))]
+        out = [_assign(acc, init), self.loops(comp.generators, inner)]
+        if isinstance(comp, gast.SetComp):
+            out.append(_assign(acc, _call("set", [_name(acc)])))
+        return out
+
+    # -- lst.append(v) ---------------------------------------------------------------------------
+    def append(self, lst, value):
+        return _assign(lst, _call(LIST_APPEND, [_name(lst), value]))
+
+    def list_method(self, s: gast.Expr):
+        v = s.value
+        if not (isinstance(v, gast.Call) and isinstance(v.func, gast.Attribute)
+                and isinstance(v.func.value, gast.Name) and v.func.value.id in self.lists
+                and not v.keywords and len(v.args) == 1):
+            return None
+        lst, method = v.func.value.id, v.func.attr
+        if method == "append":
+            return [self.append(lst, v.args[0])]
+        if method == "extend":
+            item = self.fresh(f"{lst}_item")
+            return [_for(_name(item, True), v.args[0], [self.append(lst, _name(item))])]
+        return None
+
+
+def lower_python(pf, taken: set) -> None:
+    """Rewrite `pf.tree` in place (see the module docstring)."""
+    low = _Lowerer(pf, taken)
+    pf.tree.body = low.body(pf.tree.body)
+    pf.closure.update({k: v for k, v in INTERNAL.items()})
+    gast.fix_missing_locations(pf.tree)

@@ -1,0 +1,142 @@
+"""Rows for the Python that people write: builtins with no derivative (`int`, `bool`,
+`round`, `isinstance`: piecewise constant, or no value at all), lists built by comprehensions and ``lst.append``, dict literals and
+comprehensions (srcad/runtime_python.py holds the helpers).
+
+A list's or dict's cotangent is a `GradTree` and its tangent an `Items` / `Slots` container
+(runtime_python.py): `list_append`'s VJP splits the list's cotangent into the old list's and
+the new item's, `dict_set`'s into the old dict's and the stored value's. The helpers the
+rules call are linear in their first argument (a cotangent or tangent) and are rows too,
+each with its transpose as VJP, so generated code calling them can be differentiated again.
+
+A dict literal ``{k0: v0, k1: v1}`` is an op per number of entries (`dict_literal_op`), made
+on demand like the frontend's opaque ops: its keys are atoms with no derivative, each value's
+VJP reads its key's slot of the cotangent.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+
+import numpy as np
+
+from .. import runtime_python as rp
+from ..runtime_python import (  # (the rules' names)
+    append_tangents,
+    appended_tangent,
+    grow_grad,
+    head_grad,
+    key_grad,
+    key_tree,
+    keyed_tangent,
+    keys_tangent,
+    last_grad,
+    slot_tree,
+    without_key,
+)
+from .table import Op, Param, Rule, defjvp, defnondiff, defvjp
+
+_FAM = "python"
+_RT = "runtime"
+
+# --- builtins -----------------------------------------------------------------------------------
+defnondiff(int, name="int", params=(Param("x"),), spelling="int(x)", family=_FAM,
+           test_cases=(("a * int(a.shape[0] / 2)", [(3, 4)]),))
+defnondiff(bool, name="bool", params=(Param("x"),), spelling="bool(x)", family=_FAM,
+           test_cases=(("a * bool(a.shape[0] > 2)", [(3, 4)]),))
+defnondiff(round, name="py_round", params=(Param("number"), Param("ndigits", None)),
+           spelling="round(number, ndigits)", family=_FAM,
+           test_cases=(("a * round(a.shape[0] / 2)", [(3, 4)]),))
+defnondiff(isinstance, name="isinstance", params=(Param("obj"), Param("classinfo")),
+           spelling="isinstance(obj, classinfo)", family=_FAM,
+           test_cases=(("a * isinstance(a, np.ndarray)", [(3,)]),))
+
+# --- lists ----------------------------------------------------------------------------------
+defvjp(rp.list_append, lambda g, out, xs, x: head_grad(g, xs),
+       lambda g, out, xs, x: last_grad(g, xs, x),
+       name="list_append", family=_FAM,
+       derivation="out = xs + [x]: the old items' cotangents go to xs, the last one to x",
+       test_cases=(("np.stack(OP([a], b))", [(3,), (3,)]),
+                   ("np.sum(np.stack(OP(OP([], a), b * a)), axis=0)", [(2, 3), (2, 3)]),
+                   ("OP([a, b], a * b)[2]", [(3,), (3,)])))
+defjvp(rp.list_append, lambda g, out, xs, x: append_tangents(g, xs, x),
+       lambda g, out, xs, x: appended_tangent(g, xs))
+defvjp(rp.head_grad, lambda g, out, ct, xs: grow_grad(g, xs), None,
+       name="head_grad", linear=("ct",), family=_RT,
+       derivation="drops the last item; its transpose appends a zero")
+defvjp(rp.grow_grad, lambda g, out, ct, xs: head_grad(g, xs), None,
+       name="grow_grad", linear=("ct",), family=_RT,
+       derivation="appends a zero item; its transpose drops it")
+defvjp(rp.last_grad, lambda g, out, ct, xs, x: slot_tree(g, xs), None, None,
+       name="last_grad", linear=("ct",), family=_RT,
+       derivation="takes the last item; its transpose puts g there")
+defvjp(rp.slot_tree, lambda g, out, ct, xs: last_grad(g, xs, ct), None,
+       name="slot_tree", linear=("ct",), family=_RT,
+       derivation="puts ct as the last item; its transpose takes it")
+defvjp(rp.append_tangents, lambda g, out, ct, xs, x: head_grad(g, xs), None, None,
+       name="append_tangents", linear=("ct",), family=_RT,
+       derivation="the items of ct, then a zero; its transpose drops the last item")
+defvjp(rp.appended_tangent, lambda g, out, ct, xs: last_grad(g, xs, ct), None,
+       name="appended_tangent", linear=("ct",), family=_RT,
+       derivation="zeros, then ct; its transpose takes the last item")
+
+# --- dicts ----------------------------------------------------------------------------------
+defvjp(rp.dict_set, lambda g, out, d, key, value: without_key(g, key), None,
+       lambda g, out, d, key, value: key_grad(g, key, value),
+       name="dict_set", family=_FAM,
+       derivation="out = {**d, key: value}: the slot `key` of g goes to value, the rest to d",
+       test_cases=(("OP({'u': a}, 'v', b * a)['v'] * OP({'u': a}, 'v', b)['u']",
+                    [(3,), (3,)]),
+                   ("OP(OP({}, 'u', a), 'u', b)['u'] * a", [(3,), (3,)])))
+defjvp(rp.dict_set, lambda g, out, d, key, value: keys_tangent(g, key, out), None,
+       lambda g, out, d, key, value: keyed_tangent(g, key, out))
+defnondiff(rp.dict_keys, name="dict_keys", params=(Param("d"),), family=_FAM,
+           spelling="dict_keys(d)",
+           test_cases=(("a * len(OP({'u': 1, 'v': 2}))", [(3,)]),))
+defvjp(rp.key_grad, lambda g, out, ct, key, value: key_tree(g, key), None, None,
+       name="key_grad", linear=("ct",), family=_RT,
+       derivation="takes a slot; its transpose puts g there")
+defvjp(rp.key_tree, lambda g, out, ct, key: key_grad(g, key, ct), None,
+       name="key_tree", linear=("ct",), family=_RT,
+       derivation="puts ct in a slot; its transpose takes it")
+defvjp(rp.without_key, lambda g, out, ct, key: without_key(g, key), None,
+       name="without_key", linear=("ct",), family=_RT,
+       derivation="drops a slot: a projection, its own transpose")
+defvjp(rp.keyed_tangent, lambda g, out, ct, key, out_: key_grad(g, key, ct), None, None,
+       name="keyed_tangent", linear=("ct",), family=_RT,
+       derivation="ct in one slot, zeros elsewhere; its transpose takes that slot")
+defvjp(rp.keys_tangent, lambda g, out, ct, key, out_: without_key(g, key), None, None,
+       name="keys_tangent", linear=("ct",), family=_RT,
+       derivation="ct's slots but one; its transpose drops that slot")
+
+# --- dict literals ------------------------------------------------------------------------------
+
+
+def _rule(params: tuple, body: str) -> Rule:
+    fn = eval(f"lambda {', '.join(params)}: {body}", globals())  # (our own text)
+    return Rule(fn=fn, params=params, expr=ast.parse(body, mode="eval").body, source=body)
+
+
+def _make_dict(*pairs):
+    return dict(zip(pairs[::2], pairs[1::2]))
+
+
+@functools.cache
+def dict_literal_op(n: int) -> Op:
+    """``{k0: v0, ..., k<n-1>: v<n-1>}`` (also ``dict(a=x)``): keys carry no derivative; the
+    value under a key gets that slot of the cotangent."""
+    names = [f"{c}{i}" for i in range(n) for c in ("k", "v")]
+    params = tuple(Param(p) for p in names)
+    every = ("g", "out", *names)
+    vjps = tuple(None if p.startswith("k") else _rule(every, f"key_grad(g, k{p[1:]}, {p})")
+                 for p in names)
+    jvps = tuple(None if p.startswith("k") else _rule(every, f"keyed_tangent(g, k{p[1:]}, out)")
+                 for p in names)
+    src = "{" + ", ".join(f"k{i}: v{i}" for i in range(n)) + "}"
+    return Op(name="dict", fn=_make_dict, params=params,
+              spelling=ast.parse(src, mode="eval").body, spelling_src=src, vjps=vjps,
+              jvps=jvps, differentiable=n > 0, family=_FAM,
+              derivation="the value under each key gets that slot of g")
+
+
+del np

@@ -1,0 +1,258 @@
+"""Runtime helpers for the Python that people write: lists built by comprehensions and
+``lst.append``, dict literals and comprehensions.
+
+The frontend lowers ``[f(w) for w in ws]`` to a loop that builds the list with
+``ys = list_append(ys, f(w))`` (a new list each time: values are never mutated in place),
+``{k: v * 2 for k, v in d.items()}`` to ``out = dict_set(out, k, d[k] * 2)``, and
+``{"a": x, "b": y}`` to a dict literal op (srcad/ops/python_rows.py). Their derivatives:
+
+* A list's or dict's cotangent (reverse mode) is a `GradTree` (runtime.py), slot by index or
+  key, a missing slot zero; the helpers here read a slot (`last_grad`, `key_grad`), drop
+  slots (`head_grad`, `without_key`) or build one (`slot_tree`, `grow_grad`), and accept any
+  derivative container numpy's own rules hand them (a GradTree, a list or tuple of pieces,
+  an array stacked along axis 0, or a plain zero).
+* A list's or dict's tangent (forward mode) is an `Items` list or a `Slots` dict: a real list
+  or dict of tangents (numpy and indexing take it as the value's tangent) that adds item by
+  item, as two tangents of one list must; slots known to be zero are marked, so that adding
+  them costs nothing.
+
+Every helper here is a row of the op table (srcad/ops/python_rows.py), so that generated
+code calling them can be differentiated again.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .gradtree import GradTree, zeros_grad
+
+# -- containers of per-item derivatives -------------------------------------------------------
+
+
+def _is_zero(v) -> bool:
+    return v is None or (isinstance(v, (int, float)) and not isinstance(v, (bool, np.generic))
+                         and v == 0)
+
+
+class Items(list):
+    """The tangent of a list, item by item: adds item by item (Python's list `+` would
+    concatenate). `zero` marks the items known to be zero."""
+
+    __slots__ = ("zero",)
+
+    def __init__(self, items=(), zero=frozenset()):
+        super().__init__(items)
+        self.zero = frozenset(zero)
+
+    def __add__(self, other):
+        if _is_zero(other):
+            return self
+        other_zero = getattr(other, "zero", frozenset())
+        n = max(len(self), _length(other))
+        out, zero = [], set()
+        for i in range(n):
+            a = self[i] if i < len(self) else None
+            b = _item(other, i)
+            if a is None or i in self.zero:
+                out.append(b if b is not None else a)
+                if b is None or i in other_zero:
+                    zero.add(i)
+            elif b is None or i in other_zero:
+                out.append(a)
+            else:
+                out.append(a + b)
+        return Items(out, zero)
+
+    __radd__ = __add__
+
+    def __iadd__(self, other):
+        return self.__add__(other)
+
+    def __repr__(self) -> str:
+        return f"Items({list(self)!r})"
+
+
+class Slots(dict):
+    """The tangent of a dict, key by key: adds key by key. `zero` marks keys known zero."""
+
+    __slots__ = ("zero",)
+
+    def __init__(self, items=(), zero=frozenset()):
+        super().__init__(items)
+        self.zero = frozenset(zero)
+
+    def __add__(self, other):
+        if _is_zero(other):
+            return self
+        other_zero = getattr(other, "zero", frozenset())
+        keys = list(self) + [k for k in _keys(other) if k not in self]
+        out, zero = {}, set()
+        for k in keys:
+            a = self.get(k)
+            b = _slot(other, k)
+            if a is None or k in self.zero:
+                out[k] = b if b is not None else a
+                if b is None or k in other_zero:
+                    zero.add(k)
+            elif b is None or k in other_zero:
+                out[k] = a
+            else:
+                out[k] = a + b
+        return Slots(out, zero)
+
+    __radd__ = __add__
+
+    def __iadd__(self, other):
+        return self.__add__(other)
+
+    def __repr__(self) -> str:
+        return f"Slots({dict(self)!r})"
+
+
+def _length(d) -> int:
+    if isinstance(d, GradTree):
+        return d.length if d.length is not None else (max(d.slots, default=-1) + 1)
+    if isinstance(d, (list, tuple)) or (isinstance(d, np.ndarray) and d.ndim > 0):
+        return len(d)
+    return 0
+
+
+def _keys(d):
+    if isinstance(d, GradTree):
+        return list(d.slots)
+    if isinstance(d, dict):
+        return list(d)
+    return []
+
+
+def _item(d, i):
+    """Item `i` of a derivative container, None where it is (certainly) zero."""
+    if d is None or _is_zero(d):
+        return None
+    if isinstance(d, GradTree):
+        return d.slots.get(i)
+    if isinstance(d, (list, tuple, np.ndarray)):
+        return d[i] if i < len(d) else None
+    if isinstance(d, dict):
+        return d.get(i)
+    raise TypeError(f"srcad: not the derivative of a list: {type(d).__name__}")
+
+
+def _slot(d, key):
+    """Slot `key` of a dict's derivative container, None where it is zero."""
+    if d is None or _is_zero(d):
+        return None
+    if isinstance(d, GradTree):
+        return d.slots.get(key)
+    if isinstance(d, dict):
+        return d.get(key)
+    raise TypeError(f"srcad: not the derivative of a dict: {type(d).__name__}")
+
+
+# -- lists ------------------------------------------------------------------------------------
+
+
+def list_append(xs, x):
+    """``xs.append(x)`` as a value: a new list (xs unchanged)."""
+    return [*xs, x]
+
+
+def head_grad(g, xs):
+    """The cotangent of `list_append`'s xs: g without its last item."""
+    n = len(xs)
+    if isinstance(g, GradTree):
+        return GradTree({i: v for i, v in g.slots.items() if isinstance(i, int) and i < n}, n,
+                        like=xs)
+    return GradTree({i: v for i in range(n) if (v := _item(g, i)) is not None}, n, like=xs)
+
+
+def last_grad(g, xs, x):
+    """The cotangent of `list_append`'s x: the last item of g (zeros if g has none)."""
+    v = _item(g, len(xs))
+    return zeros_grad(x) if v is None else v
+
+
+def grow_grad(g, xs):
+    """The transpose of `head_grad`: the items of g, then a zero (a list one longer than xs)."""
+    n = len(xs)
+    return GradTree({i: v for i in range(n) if (v := _item(g, i)) is not None}, n + 1)
+
+
+def slot_tree(g, xs):
+    """The transpose of `last_grad`: g as the last item of a list one longer than xs."""
+    n = len(xs)
+    return GradTree({n: g}, n + 1)
+
+
+def _zero_like(v):
+    if type(v) is np.ndarray:  # (np.zeros takes its pages lazily: a big zero item is cheap)
+        return np.zeros(v.shape, v.dtype)
+    return zeros_grad(v)
+
+
+def append_tangents(g, xs, x):
+    """The tangent of `list_append(xs, x)` through xs: xs's tangents, then zero for x."""
+    items = [v if (v := _item(g, i)) is not None else _zero_like(xs[i]) for i in range(len(xs))]
+    zero = {i for i in range(len(xs)) if _item(g, i) is None} | {len(xs)}
+    return Items(items + [_zero_like(x)], zero)
+
+
+def appended_tangent(g, xs):
+    """The tangent of `list_append(xs, x)` through x: zeros for xs's items, then g."""
+    return Items([_zero_like(v) for v in xs] + [g], range(len(xs)))
+
+
+# -- dicts ------------------------------------------------------------------------------------
+
+
+def dict_set(d, key, value):
+    """``d[key] = value`` on a dict as a value: a new dict (d unchanged)."""
+    out = dict(d)
+    out[key] = value
+    return out
+
+
+def dict_keys(d):
+    """The keys of a dict, as a list (what ``for k in d`` / ``d.items()`` walk)."""
+    return list(d.keys())
+
+
+def key_grad(g, key, value):
+    """The cotangent of the value stored under `key`: g's slot (zeros if it has none)."""
+    v = _slot(g, key)
+    return zeros_grad(value) if v is None else v
+
+
+def without_key(g, key):
+    """g without the slot `key` (the cotangent of the dict `dict_set` wrote into); its own
+    transpose."""
+    if g is None or _is_zero(g):
+        return GradTree()
+    return GradTree({k: v for k in _keys(g) if k != key and (v := _slot(g, k)) is not None})
+
+
+def key_tree(g, key):
+    """The transpose of `key_grad`: g in the slot `key`."""
+    return GradTree({key: g})
+
+
+def keyed_tangent(g, key, out):
+    """The tangent of a dict `out` through the value under `key`: zeros elsewhere."""
+    return Slots({k: (g if k == key else zeros_grad(v)) for k, v in out.items()},
+                 [k for k in out if k != key])
+
+
+def keys_tangent(g, key, out):
+    """The tangent of ``dict_set(d, key, v)`` through d: d's tangents, zero under `key`."""
+    items, zero = {}, set()
+    for k, v in out.items():
+        t = None if k == key else _slot(g, k)
+        items[k] = zeros_grad(v) if t is None else t
+        if t is None:
+            zero.add(k)
+    return Slots(items, zero)
+
+
+__all__ = ["Items", "Slots", "append_tangents", "appended_tangent", "dict_keys",
+           "dict_set", "grow_grad", "head_grad", "key_grad", "key_tree", "keyed_tangent",
+           "keys_tangent", "last_grad", "list_append", "slot_tree", "without_key"]

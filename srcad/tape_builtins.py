@@ -1,0 +1,71 @@
+"""What tape mode shows the user's code besides numpy: builtins and libraries, seen as source
+mode sees them.
+
+Source mode runs a call with no derivative rule as written, on plain values, once it has
+checked that no gradient is lost (frontend/opaque.py's `check_opaque`, which tape mode runs
+too, on the same normalised function). Tape mode runs the user's Python itself, with
+`Tensor`s in place of the values the gradient follows, so the same calls must see plain
+values there: ``isinstance(x, np.ndarray)``, ``print(x)``, ``int(x)``, ``math.sqrt(s)``, a
+scipy function, must behave as on the array, not on its Tensor. This module gives the
+tape's traced functions
+  * builtins that take Tensors as their values (isinstance, print, round, ...);
+  * a view of each library module (math, scipy, ... -- not numpy, which reaches the tape
+    through numpy's own protocols) whose functions unwrap their arguments.
+"""
+
+from __future__ import annotations
+
+import builtins
+import types
+
+from .ops import table
+
+# (not the builtin types -- float, int, bool, str -- which numpy takes as dtypes: a Tensor's
+# __float__, __int__, __str__ serve them)
+_UNWRAPPING = ("round", "isinstance", "print", "repr", "format", "hash", "id", "sorted")
+
+
+def plain(x, tensor_type):
+    """`x` with every Tensor in it replaced by its value."""
+    if isinstance(x, tensor_type):
+        return x.value
+    if isinstance(x, list):
+        return [plain(v, tensor_type) for v in x]
+    if isinstance(x, tuple) and not hasattr(x, "_fields"):
+        return tuple(plain(v, tensor_type) for v in x)
+    if isinstance(x, dict):
+        return {k: plain(v, tensor_type) for k, v in x.items()}
+    return x
+
+
+def plain_call(fn, tensor_type):
+    """`fn` called on the values of its Tensor arguments."""
+
+    def call(*args, **kwargs):
+        return fn(*plain(list(args), tensor_type), **plain(kwargs, tensor_type))
+
+    call.__wrapped__ = fn
+    return call
+
+
+def tape_builtins(tape, tensor_type) -> dict:
+    """Builtins for the tape's traced functions (by name)."""
+    del tape
+    return {n: plain_call(getattr(builtins, n), tensor_type) for n in _UNWRAPPING}
+
+
+class LibraryView:
+    """A library module (math, scipy.special, ...) as the tape shows it: its functions see
+    plain values (source mode runs them as written, on plain values)."""
+
+    def __init__(self, mod, tensor_type, is_library_module):
+        self._mod, self._t, self._lib = mod, tensor_type, is_library_module
+
+    def __getattr__(self, name):
+        value = getattr(self._mod, name)
+        if isinstance(value, types.ModuleType):
+            return LibraryView(value, self._t, self._lib) if self._lib(value) else value
+        if callable(value) and not isinstance(value, type):
+            if table.lookup(value) is None:
+                return plain_call(value, self._t)
+        return value

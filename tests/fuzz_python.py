@@ -1,0 +1,152 @@
+"""The Python around numpy, for the differential fuzz corpus (tests/fuzz_programs.py).
+
+`statement(g)` writes one statement of a kind issue 11 made work into the function that the
+generator `g` (a `fuzz_programs.Gen`) is building, over its live values, with its shape and
+bound bookkeeping:
+
+  inactive   ``v = a / math.sqrt(a.shape[-1])``, ``float(...)``, ``int(...)``, ``math.log``
+  rng        a random draw from a generator made inside: ``np.random.default_rng(3)...``
+  print      ``print(f"...", a.shape, file=_SINK)`` (the module's own sink: runs once per
+             call in both modes, which test_fuzz checks), also of a differentiated value
+  assert     ``assert a.shape == (m, n), "..."``
+  listcomp   ``np.stack([np.tanh(t) for t in (a, b)])``, rows by index
+  genexp     ``sum(np.sin(t) * c for t in (a, b))``
+  closure    a nested ``def`` over a captured value, called at once
+  lambda     ``f = lambda t: ...`` called at once
+  dict       ``d = {"p": a, "q": b}`` / ``dict(p=a, q=b)``, then its values combined
+  append     a list built by ``lst.append`` in a loop, then stacked or summed
+
+Every form is valid numpy by construction (shapes broadcast, bounds tracked), so source and
+tape must agree bit for bit and both must match finite differences.
+"""
+
+from __future__ import annotations
+
+from tests.fuzz_programs import E, _broadcast
+
+HEADER = "import io\nimport math\n\n_SINK = io.StringIO()\n"
+
+
+def _same_shape(g, a, k):
+    """Up to k live values shaped like `a` (a first), none a Python float."""
+    out = [a]
+    for e in g.vars(lambda e: e.shape == a.shape and not e.pyf and e is not a):
+        if len(out) < k:
+            out.append(e)
+    while len(out) < k:
+        out.append(a)
+    return out
+
+
+def statement(g) -> bool:
+    ch = g.ch
+    a = g.pick_var(lambda e: not e.pyf)
+    if a is None:
+        return False
+    kind = ch.weighted([(3, "inactive"), (1, "rng"), (2, "print"), (1, "assert"),
+                        (3, "listcomp"), (2, "genexp"), (2, "closure"), (2, "lambda"),
+                        (2, "dict"), (2, "append")])
+    g.feature(f"py_{kind}")
+    name = g.fresh_name()
+    s, B = a.shape, a.bound
+    if kind == "inactive":
+        form = ch.int(0, 3)
+        if form == 0 and a.ndim:
+            g.assign(E(f"{a.op} / math.sqrt({a.text}.shape[-1])", s, B, atom=False), name)
+        elif form == 1:
+            g.assign(E(f"{a.op} * float({a.text}.ndim + 1)", s, B * (a.ndim + 1), atom=False),
+                     name)
+        elif form == 2:
+            g.assign(E(f"{a.op} * math.log(2.0) + math.cos(0.5)", s, B + 1.0, atom=False),
+                     name)
+        else:
+            g.assign(E(f"{a.op} * int({a.text}.size / 2 + 1)", s, B * (a.size // 2 + 1),
+                       atom=False), name)
+        return True
+    if kind == "rng":
+        seed = ch.int(0, 9)
+        draw = f"np.random.default_rng({seed}).uniform(0.5, 1.5, {a.text}.shape)"
+        g.assign(E(f"{a.op} * {draw}.astype({a.text}.dtype)", s, 1.5 * B, atom=False), name)
+        return True
+    if kind == "print":
+        what = ch.pick((f'f"{name}: {{{a.text}.shape}}"',
+                        f'f"{name} {{float(np.sum({a.text})):.3f}}"',
+                        f'"{name}", {a.text}.ndim'))
+        g.emit(f"print({what}, file=_SINK)")
+        return True
+    if kind == "assert":
+        form = ch.int(0, 1)
+        if form == 0:
+            g.emit(f"assert {a.text}.shape == {s!r}, \"{name}: shape\"")
+        else:
+            g.emit(f"assert np.all(np.isfinite({a.text})), f\"{name} at {{{a.text}.shape}}\"")
+        return True
+    t = g.module.fresh("t")
+    te = E(t, s, B, fresh=False)
+    if kind == "listcomp":
+        if a.ndim and s[0] <= 4 and ch.flag(0.4):  # the rows, by index
+            row = E(f"{a.op}[{t}]", s[1:], B, fresh=False)
+            body = g.unary(row)
+            g.assign(E(f"np.stack([{body.text} for {t} in range({s[0]})])", s, body.bound),
+                     name)
+            return True
+        k = ch.int(2, 3)
+        if k * a.size > 36 or a.ndim > 1:  # (values stay at most 2-D)
+            return False
+        items = _same_shape(g, a, k)
+        body = g.unary(te)
+        g.assign(E(f"np.stack([{body.text} for {t} in ({', '.join(e.text for e in items)})])",
+                   (k,) + s, body.bound), name)
+        return True
+    if kind == "genexp":
+        c = g.pick_var(lambda e: _broadcast(e.shape, s) == s) or a
+        items = _same_shape(g, a, ch.int(2, 3))
+        body = g.binary(g.unary(te), c)
+        if body is None or body.shape != s:
+            return False
+        g.assign(E(f"sum({body.text} for {t} in ({', '.join(e.text for e in items)}))", s,
+                   len(items) * body.bound), name)
+        return True
+    if kind in ("closure", "lambda"):
+        c = g.pick_var(lambda e: _broadcast(e.shape, s) == s and e is not a) or a
+        body = g.binary(te, c) if ch.flag(0.6) else None
+        if body is None or body.shape != s:
+            body = g.unary(te)
+        fn = g.module.fresh("cl" if kind == "closure" else "lam")
+        if kind == "closure":
+            g.emit(f"def {fn}({t}):")
+            g.emit(f"    return {body.text}")
+        else:
+            g.emit(f"{fn} = lambda {t}: {body.text}")
+        g.assign(E(f"{fn}({a.text})", s, body.bound), name)
+        return True
+    if kind == "dict":
+        b = g.pick_var(lambda e: _broadcast(e.shape, s) is not None and not e.pyf) or a
+        shape = _broadcast(a.shape, b.shape)
+        if shape is None:
+            return False
+        d = g.module.fresh("d")
+        if ch.flag(0.5):
+            g.emit(f'{d} = {{"p": {a.text}, "q": {b.text}}}')
+        else:
+            g.emit(f"{d} = dict(p={a.text}, q={b.text})")
+        pa, pb = E(f'{d}["p"]', a.shape, a.bound), E(f'{d}["q"]', b.shape, b.bound)
+        if pa.bound * pb.bound > 50.0:
+            g.assign(E(f"{pa.text} + {pb.text}", shape, pa.bound + pb.bound, atom=False), name)
+        else:
+            g.assign(E(f"{pa.text} * {pb.text}", shape, pa.bound * pb.bound, atom=False), name)
+        return True
+    # append: a list built in a loop
+    k = ch.int(1, 3)
+    if k * a.size > 36:
+        return False
+    lst, i = g.module.fresh("lst"), g.module.fresh("i")
+    body = g.unary(a)
+    g.emit(f"{lst} = []")
+    g.emit(f"for {i} in range({k}):")
+    g.emit(f"    {lst}.append({g._paren(body.text)} * ({i} + 1.0))")
+    if ch.flag(0.5) and a.ndim <= 1:
+        g.assign(E(f"np.stack({lst})", (k,) + s, body.bound * k), name)
+    else:
+        g.assign(E(f"sum({lst})", s, body.bound * k * k), name)
+    return True
