@@ -29,6 +29,8 @@ def gelu_bwd(saved, dgelu):
     x, gelu_tanh = saved
     # --- backward ---
     # recomputed, not kept from the forward (fuse=True): gelu_add_2
+    # recomputed, not kept from the forward (fuse=True): gelu_multiply
+    # recomputed, not kept from the forward (fuse=True): gelu_multiply_2, gelu_multiply_3
     # fused kernel fused_add_multiply_subtract_f3e20d (L31): 20 ops in one pass over [2, 8, 64], in place of:
     #   gelu_add_2 = 1.0 + gelu_tanh  # L31
     #   dgelu_multiply = dgelu * gelu_add_2  # L31
@@ -45,8 +47,6 @@ def gelu_bwd(saved, dgelu):
     #   dx += dgelu_multiply_2 * 0.044715  # L31
     #   dx += dgelu_multiply * 0.5  # L31
     dx = fused_add_multiply_subtract_f3e20d(gelu_tanh, dgelu, x)  # L31
-    # recomputed, not kept from the forward (fuse=True): gelu_multiply
-    # recomputed, not kept from the forward (fuse=True): gelu_multiply_2, gelu_multiply_3
     return (dx,)  # L31
 
 

@@ -54,7 +54,7 @@ def stage_text(t: Transformed, stage: str, values=None) -> str:
         seen[name] = value if isinstance(value, str) else "\n\n".join(
             "\n".join(render_function(f)) for f in value) + "\n"
 
-    build(t._ir, infos, signature, replace(t.options, wrt=tuple(wrt)), dump=dump)
+    build(t._ir, infos, signature, t.build_options(wrt, infos, signature, values), dump=dump)
     return seen[stage]
 
 
