@@ -14,7 +14,6 @@ The later stages print the generated functions (srcad/gcode.py) as codegen rende
 from __future__ import annotations
 
 import ast
-from dataclasses import replace
 
 from . import ir
 from .analysis.activity import active_vars
