@@ -249,7 +249,9 @@ class CheckpointingMixin:
         for at in sorted(at_index, reverse=True):
             group = at_index[at]
             names = ", ".join(node.targets[0].id for _, node, _ in group)
-            why = "memory_budget" if self.module.options.remat else "cheaper than keeping"
+            plan = self.module.options.plan
+            why = ("memory_budget" if plan is not None and plan.remat else
+                   "fuse=True" if self.module.options.remat else "cheaper than keeping")
             lines[at:at] = [Line(comment=f"recomputed, not kept from the forward "
                                          f"({why}): {names}")] + [
                 Line(node, line) for _, node, line in group]
