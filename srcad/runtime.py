@@ -17,8 +17,8 @@ from .gradtree import _ZERO, GradTree, _slot, _Zero, pieces_tree, zeros_grad  # 
 from .runtime_arrays import (  # noqa: F401  (the array ops' helpers)
     asarray_like, unasarray,
     concatenate_pieces, cumprod_grad, cumprod_jvp, diag_grad, flatten, hsplit_axis, join_pieces,
-    opposite, pad_value_grad, permute_like, place_appended, rolled_to, select_default_grad,
-    select_default_jvp, select_pieces, sort_like, stack_pieces, unappend, undiagonal, undiff,
+    opposite, pad_value_grad, permute_like, place_appended, prod_others_jvp, rolled_to,
+    select_default_grad, select_default_jvp, select_pieces, sort_like, stack_pieces, unappend, undiagonal, undiff,
     unjoin, unpad, unpermute, unrepeat, unselect, unsort, unsplit, unsupported_derivative,
     untake, untake_along_axis, untile)
 from .runtime_linalg import (  # noqa: F401  (the matrix ops' helpers)
@@ -72,6 +72,7 @@ __all__ = [
     "concatenate_pieces",
     "cumprod_grad",
     "cumprod_jvp",
+    "prod_others_jvp",
     "diag_grad",
     "flatten",
     "hsplit_axis",

@@ -366,6 +366,7 @@ class Tape:
             # made sure no gradient is lost (api.Transformed.tape_call runs that check too)
             del name
             return fn(*_unwrap(tuple(args)), **{k: _unwrap(v) for k, v in kwargs.items()})
+        args = op.canonical_args(list(args), _unwrap, lambda v: v)
         try:
             bound = op.bind(args, kwargs)
         except TypeError as e:

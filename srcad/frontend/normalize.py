@@ -893,6 +893,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin):
             raise self.pf.error(f"`{name}` has no derivative rule in srcad", node,
                                 hint=hint, cls=NoRuleError)
         params = op.params
+        args = op.canonical_args(args, _static_value, lambda v: ir.Const(v, repr(v)))
         try:
             bound = op.bind(args, kwargs)
         except TypeError as e:
@@ -904,6 +905,17 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin):
                 raise self.pf.error(f"`{op.name}` is missing its argument `{p.name}`", node)
         ordered = {p.name: bound[p.name] for p in params if p.name in bound}
         return op, ordered
+
+
+def _static_value(atom):
+    """The value of an atom written as a literal (a constant, or a sequence of them), for an
+    op's `canonical` form; LookupError where it is known only when the code runs."""
+    if isinstance(atom, ir.Const):
+        return atom.value
+    if isinstance(atom, ir.Seq):
+        items = [_static_value(x) for x in atom.items]
+        return items if atom.kind == "list" else tuple(items)
+    raise LookupError(atom)
 
 
 def _static_item(base, index):

@@ -21,6 +21,8 @@ about numpy worth knowing here:
   matrices (numpy 2); `as_columns` / `from_columns` view both as matrices.
 """
 
+import string
+
 import numpy as np
 
 from ..runtime import (
@@ -53,6 +55,41 @@ SMALL = (-1.0, 1.0)  # entries of the matrices made well conditioned below (+ 3 
 _I3 = "3 * np.eye(3)"
 
 # --- contractions -----------------------------------------------------------------------------
+_LABELS = string.ascii_uppercase + string.ascii_lowercase  # numpy's order for labels 0..51
+
+
+def _subscript_form(args, static):
+    """``np.einsum(a, [0, 1], b, [1, 2], [0, 2])`` as ``np.einsum('AB,BC->AC', a, b)``: the
+    interleaved form's sublists (known before running) made a subscripts string, with the
+    output numpy infers made explicit (the broadcast axes, then the labels used once in
+    increasing order), so that both forms share one rule; None where the call is already in
+    that form or a sublist is only known when it runs (the interleaved rules then serve)."""
+    try:
+        if not args or isinstance(static(args[0]), str):
+            return None
+    except LookupError:
+        pass
+    n = len(args)
+    try:
+        subs = [list(static(args[i])) for i in range(1, n, 2)]
+        out = list(static(args[-1])) if n % 2 else None
+        ints = [s for sub in subs + [out or []] for s in sub if s is not Ellipsis]
+        if not all(isinstance(s, (int, np.integer)) and 0 <= s < len(_LABELS) for s in ints):
+            return None
+    except (LookupError, TypeError):
+        return None
+    if out is None:
+        used = [s for sub in subs for s in sub if s is not Ellipsis]
+        out = ([Ellipsis] if any(Ellipsis in sub for sub in subs) else []) + sorted(
+            s for s in set(used) if used.count(s) == 1)
+
+    def letters(sub):
+        return "".join("..." if s is Ellipsis else _LABELS[int(s)] for s in sub)
+
+    spec = ",".join(letters(sub) for sub in subs) + "->" + letters(out)
+    return [("const", spec)] + [("arg", i) for i in range(0, n - n % 2, 2)]
+
+
 defvjp(np.tensordot,
        lambda g, out, a, b, axes=2: tensordot_grad_a(g, a, b, axes),
        lambda g, out, a, b, axes=2: tensordot_grad_b(g, a, b, axes),
@@ -73,7 +110,7 @@ defvjp(np.einsum,
        lambda g, out, subscripts, operands, optimize=False: einsum_grad(g, subscripts, operands),
        params=(Param("subscripts"), Param("operands", star=True), Param("optimize", False)),
        spelling="np.einsum(subscripts, *operands, optimize)",
-       name="einsum", family=_F,
+       name="einsum", family=_F, canonical=_subscript_form,
        derivation="linear in each operand: operand i's gradient is an einsum of g with the "
        "others onto i's labels, broadcast over labels only i has and placed on its diagonals "
        "where i repeats a label (ellipsis, implicit output and the interleaved (operand, "
@@ -101,7 +138,11 @@ defvjp(np.einsum,
                    ("np.einsum(a, [0, 1], [1, 0])", [(3, 4)]),
                    ("np.einsum(a, [Ellipsis, 0, 1], b, [Ellipsis, 1, 2])", [(2, 2, 3), (3, 4)]),
                    ("np.einsum(a, [0, 1, 2], b, [3, 1, 0], c, [3, 3, 0], [3, 2, 0])",
-                    [(3, 4, 4), (4, 4, 3), (4, 4, 3)])))
+                    [(3, 4, 4), (4, 4, 3), (4, 4, 3)]),
+                   # implicit output in numpy's label order (30 after 2; on square operands
+                   # the letters a..zA..Z once gave the transposed gradient, silently)
+                   ("np.einsum(a, [30, 1], b, [1, 2])", [(3, 3), (3, 3)]),
+                   ("np.einsum(a, [Ellipsis, 1], b, [1])", [(2, 3), (3,)])))
 defjvp(np.einsum,
        lambda g, out, subscripts, operands, optimize=False:
            einsum_jvp_first(g, subscripts, operands),
