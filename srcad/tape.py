@@ -354,6 +354,7 @@ class Tape:
     def __init__(self):
         self.entries: list[Entry] = []
         self._traced: dict = {}
+        self._scalar_types: dict = {}  # np.float64 -> its stand-in (see `_scalar_type`)
         self.views: dict = {}  # id -> Tensor that is a view of another, in creation order
         self.origin: dict = {}  # id(argument Tensor) -> the Tensor of its value on entry
 
@@ -540,6 +541,8 @@ class Tape:
         if isinstance(obj, types.BuiltinFunctionType) and table.lookup(obj) is None and \
                 not (getattr(obj, "__module__", None) or "").startswith("numpy"):
             return plain_call(obj, Tensor)  # (from math import sqrt)
+        if isinstance(obj, type) and issubclass(obj, np.generic) and table.lookup(obj):
+            return _scalar_type(self, obj)  # `from numpy import float64`
         if not isinstance(obj, types.FunctionType) and callable(obj) and (
                 table.lookup(obj) is not None):
             return self.sequence_aware(obj)  # `from numpy import sum`
@@ -728,7 +731,36 @@ class _NumpyView:
             return _NumpyView(self._tape, obj)
         if callable(obj) and not isinstance(obj, type) and table.lookup(obj) is not None:
             return self._tape.sequence_aware(obj)
+        if isinstance(obj, type) and issubclass(obj, np.generic) and table.lookup(obj):
+            return _scalar_type(self._tape, obj)
         return obj
+
+
+class _SameType(type):
+    """The metaclass of `_scalar_type`'s stand-ins: numpy's own scalars are instances."""
+
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, cls.__mro__[1])
+
+    def __subclasscheck__(cls, sub):
+        return issubclass(sub, cls.__mro__[1])
+
+
+def _scalar_type(tape, kind):
+    """A numpy scalar type with a row (np.float64, np.int64) as traced code sees it: called on
+    a Tensor it is the row, on the tape (np.float64(t) is a differentiable cast, np.int64(t)
+    an index with no gradient -- numpy alone would take the plain value, silently dropping the
+    gradient or refusing); as a dtype, in isinstance or np.finfo it is `kind` itself."""
+    made = tape._scalar_types.get(kind)
+    if made is None:
+        def new(cls, *args, **kwargs):
+            if any(_has_tensor(a) for a in (*args, *kwargs.values())):
+                return tape.apply(kind, args, kwargs)
+            return kind(*args, **kwargs)
+
+        made = _SameType(kind.__name__, (kind,), {"__new__": new, "__module__": "numpy"})
+        tape._scalar_types[kind] = made
+    return made
 
 
 class _ModuleView:
