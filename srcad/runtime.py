@@ -30,8 +30,8 @@ from .runtime_python import (  # noqa: F401  (lists and dicts: the Python people
     head_grad, key_grad, key_tree, keyed_tangent, keys_tangent, last_grad, list_append,
     slot_tree, without_key)
 from .runtime_decompositions import (  # noqa: F401  (the decomposition ops' helpers)
-    cholesky_grad, cholesky_jvp, eigh_grad, eigh_jvp, norm_grad, norm_grad_dot, norm_jvp,
-    norm_reduce, svd_grad, svd_jvp)
+    eig_gaps, fold_triangle, norm_grad, norm_grad_dot, norm_jvp, norm_reduce, phi_lower,
+    svd_grad, svd_jvp, symmetric_from, transpose_if)
 
 __all__ = [
     "Stack",
@@ -117,10 +117,11 @@ __all__ = [
     "tensordot_grad_a",
     "tensordot_grad_b",
     # srcad/runtime_decompositions.py
-    "cholesky_grad",
-    "cholesky_jvp",
-    "eigh_grad",
-    "eigh_jvp",
+    "eig_gaps",
+    "fold_triangle",
+    "phi_lower",
+    "symmetric_from",
+    "transpose_if",
     "norm_grad",
     "norm_grad_dot",
     "norm_jvp",

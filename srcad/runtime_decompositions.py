@@ -10,10 +10,8 @@ eigenvalues (squared singular values) and are infinite or NaN where those repeat
 M. Giles (2008); I. Murray, "Differentiation of the Cholesky decomposition" (2016);
 J. Townsend, "Differentiating the singular value decomposition" (2016).
 
->>> L = np.linalg.cholesky(np.array([[4.0, 2.0], [2.0, 3.0]]))
->>> g = cholesky_grad(np.eye(2), L)  # d trace(L) / dA: numpy reads A's lower triangle
->>> g.shape, float(g[0, 1])
-((2, 2), 0.0)
+>>> fold_triangle(np.array([[1.0, 2.0], [3.0, 4.0]])).tolist()  # numpy reads the lower one
+[[1.0, 0.0], [5.0, 4.0]]
 """
 
 from __future__ import annotations
@@ -24,10 +22,11 @@ from .errors import SrcadError
 from .runtime_linalg import _T, _float_dtype, _like, _tree
 
 __all__ = [
-    "cholesky_grad",
-    "cholesky_jvp",
-    "eigh_grad",
-    "eigh_jvp",
+    "eig_gaps",
+    "fold_triangle",
+    "phi_lower",
+    "symmetric_from",
+    "transpose_if",
     "norm_grad",
     "norm_grad_dot",
     "norm_jvp",
@@ -182,89 +181,54 @@ def norm_jvp(t, y, x, ord=None, axis=None, keepdims=False):
     return out.astype(_float_dtype(x, t), copy=False)
 
 
-# --- cholesky -------------------------------------------------------------------------------
+# --- cholesky and eigh: their rules' building blocks --------------------------------------
+# The rules themselves (srcad/ops/matrix.py) are numpy expressions over these and rows that
+# exist (solve, matmul, swapaxes): generated code calling them differentiates again.
 
 
-def _phi(x):
-    """The lower triangle with its diagonal halved."""
-    n = x.shape[-1]
-    return np.tril(x) * (1 - 0.5 * np.eye(n, dtype=x.dtype))
+def transpose_if(x, flag):
+    """x with its last two axes swapped where `flag` is true (cholesky's upper=True reads the
+    mirror image): linear, and its own transpose."""
+    return np.swapaxes(x, -1, -2) if flag else x
 
 
-def cholesky_grad(ct, L, upper=False):
-    """The VJP of ``L = np.linalg.cholesky(a)`` (Murray 2016): S = L^-T phi(L^T ct) L^-1.
-
-    numpy reads only a's lower triangle (the upper one with ``upper=True``), so the gradient
-    is the derivative of that function: (S + S^T) on the strictly lower triangle, S on the
-    diagonal, 0 above. Contracted with a symmetric direction it is the usual symmetric one."""
-    if upper:  # U = cholesky(a^T)^T, as numpy reads a's upper triangle
-        return _T(cholesky_grad(_T(ct), _T(L), False))
-    L = np.asarray(L)
-    n = L.shape[-1]
-    p = _phi(_T(L) @ ct)
-    x = np.linalg.solve(_T(L), p)  # L^-T phi
-    s = _T(np.linalg.solve(_T(L), _T(x)))  # L^-T phi L^-1
-    return np.tril(s + _T(s)) / (1 + np.eye(n, dtype=s.dtype))
+def phi_lower(x):
+    """The lower triangle with its diagonal halved (Murray's Phi): linear, its own transpose."""
+    n = np.shape(x)[-1]
+    return np.tril(x) * (1 - 0.5 * np.eye(n, dtype=_float_dtype(x)))
 
 
-def cholesky_jvp(t, L, upper=False):
-    """The JVP of np.linalg.cholesky: dL = L phi(L^-1 dA L^-T), with dA the symmetric
-    matrix numpy sees (built from the triangle it reads)."""
-    if upper:
-        return _T(cholesky_jvp(_T(t), _T(L), False))
-    L = np.asarray(L)
-    da = np.tril(t) + _T(np.tril(t, -1))
-    x = np.linalg.solve(L, da)  # L^-1 dA
-    y = _T(np.linalg.solve(L, _T(x)))  # L^-1 dA L^-T
-    return L @ _phi(y)
+def symmetric_from(t, UPLO="L"):
+    """The symmetric matrix numpy's cholesky and eigh see when given `t`: the triangle they read
+    (lower for "L"), mirrored. Linear; its transpose is `fold_triangle`."""
+    if UPLO == "L":
+        return np.tril(t) + _T(np.tril(t, -1))
+    return np.triu(t) + _T(np.triu(t, 1))
 
 
-# --- eigh -----------------------------------------------------------------------------------
+def fold_triangle(x, UPLO="L"):
+    """A gradient for symmetric inputs as that of a function reading only one triangle of its
+    input: off-diagonal pairs added into that triangle (the diagonal once). Linear; its
+    transpose is `symmetric_from`."""
+    n = np.shape(x)[-1]
+    both = x + _T(x)
+    tri = np.tril(both) if UPLO == "L" else np.triu(both)
+    return tri / (1 + np.eye(n, dtype=_float_dtype(both)))
 
 
-def _eig_gaps(w):
+def eig_gaps(w, ct=1.0):
     """F_ij = 1 / (w_j - w_i) off the diagonal, 0 on it (infinite for repeated eigenvalues:
-    eigenvectors are then not differentiable)."""
+    eigenvectors are then not differentiable); all 0 where `ct` (an eigenvector cotangent) is
+    0, so that a loss of the eigenvalues alone never meets the infinities. dF = F^2 (dw_i -
+    dw_j), which the row's rules say."""
+    w = np.asarray(w)
     n = w.shape[-1]
+    if not np.any(ct):
+        return np.zeros(w.shape + (n,), dtype=_float_dtype(w))
     diff = w[..., None, :] - w[..., :, None]
     eye = np.eye(n, dtype=bool)
     with np.errstate(divide="ignore"):
         return np.where(eye, 0, 1 / np.where(eye, 1, diff))
-
-
-def _from_triangle(sym_grad, UPLO):
-    """A gradient for symmetric inputs, as the gradient of a function that reads only one
-    triangle of its input: off-diagonal pairs added into that triangle."""
-    n = sym_grad.shape[-1]
-    both = sym_grad + _T(sym_grad)
-    tri = np.tril(both) if UPLO == "L" else np.triu(both)
-    return tri / (1 + np.eye(n, dtype=both.dtype))
-
-
-def eigh_grad(ct, w, v, UPLO="L"):
-    """The VJP of ``w, v = np.linalg.eigh(a)``: a_bar = V (diag(w_bar) + F * (V^T v_bar)) V^T
-    (F from `_eig_gaps`), then folded onto the triangle numpy reads. `ct` is the pair of
-    cotangents; one nothing flowed into is 0.0, and with no eigenvector cotangent the F
-    term (infinite for repeated eigenvalues) is left out."""
-    wbar, vbar = ct[0], ct[1]
-    v = np.asarray(v)
-    vt = _T(v)
-    inner = (v * _like(np.broadcast_to(wbar, np.shape(w)), v)[..., None, :]) @ vt
-    if np.any(vbar):
-        inner = inner + v @ (_eig_gaps(w) * (vt @ vbar)) @ vt
-    return _from_triangle(inner, UPLO)
-
-
-def eigh_jvp(t, w, v, UPLO="L"):
-    """The JVP of np.linalg.eigh: with M = V^T dA V (dA the symmetric matrix numpy sees),
-    dw = diag(M) and dV = V (F * M)."""
-    if UPLO == "L":
-        da = np.tril(t) + _T(np.tril(t, -1))
-    else:
-        da = np.triu(t) + _T(np.triu(t, 1))
-    v = np.asarray(v)
-    m = _T(v) @ da @ v
-    return _tree((np.diagonal(m, axis1=-2, axis2=-1).copy(), v @ (_eig_gaps(w) * m)))
 
 
 # --- svd ------------------------------------------------------------------------------------

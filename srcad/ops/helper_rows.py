@@ -33,18 +33,15 @@ from ..runtime import (
     unjoin,
     unpermute,
     unstack,
-    cholesky_grad,
-    cholesky_jvp,
     cumprod_grad,
     cumprod_jvp,
-    eigh_grad,
-    eigh_jvp,
     einsum_grad,
     einsum_grad_first,
     einsum_grad_tangent,
     einsum_jvp,
     einsum_jvp_first,
     einsum_jvp_tangent,
+    fold_triangle,
     from_columns,
     inner_grad_a,
     inner_grad_b,
@@ -54,11 +51,14 @@ from ..runtime import (
     norm_grad_dot,
     norm_jvp,
     norm_reduce,
+    phi_lower,
     sort_like,
     svd_grad,
     svd_jvp,
+    symmetric_from,
     tensordot_grad_a,
     tensordot_grad_b,
+    transpose_if,
     unbroadcast,
     unselect,
     unsort,
@@ -292,32 +292,28 @@ defvjp(rd.norm_reduce, _third_reduce, None, None, None, None, None, name="norm_r
        linear=("v",), family=_FAM,
        derivation="a sum over the norm's axes (reached by a second derivative of norm; its "
        "own transpose is needed only by a third, refused)")
-_CHOL2 = "the second derivative of np.linalg.cholesky"
-defvjp(rd.cholesky_grad, lambda g, out, ct, L, upper=False: cholesky_jvp(g, L, upper),
-       lambda g, out, ct, L, upper=False: unsupported_derivative(_CHOL2),
-       name="cholesky_grad", linear=("ct",), family=_FAM,
-       derivation="cholesky's VJP, linear in ct; its transpose is cholesky's JVP")
-defjvp(rd.cholesky_grad, None, lambda g, out, ct, L, upper=False: unsupported_derivative(_CHOL2))
-defvjp(rd.cholesky_jvp, lambda g, out, t, L, upper=False: cholesky_grad(g, L, upper),
-       lambda g, out, t, L, upper=False: unsupported_derivative(_CHOL2),
-       name="cholesky_jvp", linear=("t",), family=_FAM,
-       derivation="cholesky's JVP, linear in t; its transpose is cholesky's VJP")
-defjvp(rd.cholesky_jvp, None, lambda g, out, t, L, upper=False: unsupported_derivative(_CHOL2))
-_EIGH2 = "the second derivative of np.linalg.eigh"
-defvjp(rd.eigh_grad, lambda g, out, ct, w, v, UPLO="L": eigh_jvp(g, w, v, UPLO),
-       lambda g, out, ct, w, v, UPLO="L": unsupported_derivative(_EIGH2),
-       lambda g, out, ct, w, v, UPLO="L": unsupported_derivative(_EIGH2),
-       name="eigh_grad", linear=("ct",), family=_FAM,
-       derivation="eigh's VJP, linear in the cotangent pair; its transpose is eigh's JVP")
-defjvp(rd.eigh_grad, None, lambda g, out, ct, w, v, UPLO="L": unsupported_derivative(_EIGH2),
-       lambda g, out, ct, w, v, UPLO="L": unsupported_derivative(_EIGH2))
-defvjp(rd.eigh_jvp, lambda g, out, t, w, v, UPLO="L": eigh_grad(g, w, v, UPLO),
-       lambda g, out, t, w, v, UPLO="L": unsupported_derivative(_EIGH2),
-       lambda g, out, t, w, v, UPLO="L": unsupported_derivative(_EIGH2),
-       name="eigh_jvp", linear=("t",), family=_FAM,
-       derivation="eigh's JVP, linear in t; its transpose is eigh's VJP")
-defjvp(rd.eigh_jvp, None, lambda g, out, t, w, v, UPLO="L": unsupported_derivative(_EIGH2),
-       lambda g, out, t, w, v, UPLO="L": unsupported_derivative(_EIGH2))
+# cholesky's and eigh's rules are numpy expressions over these (srcad/ops/matrix.py): linear
+# maps with exact transposes, and eigh's gaps, whose derivative in w is F^2 (dw_i - dw_j)
+defvjp(rd.transpose_if, lambda g, out, x, flag: transpose_if(g, flag), None,
+       name="transpose_if", linear=("x",), family=_FAM,
+       derivation="a transpose or nothing: its own transpose")
+defvjp(rd.phi_lower, lambda g, out, x: phi_lower(g), name="phi_lower", linear=("x",),
+       family=_FAM, derivation="a mask (the lower triangle, the diagonal halved): its own "
+       "transpose")
+defvjp(rd.symmetric_from, lambda g, out, t, UPLO="L": fold_triangle(g, UPLO), None,
+       name="symmetric_from", linear=("t",), family=_FAM,
+       derivation="a triangle mirrored; its transpose folds onto the triangle")
+defvjp(rd.fold_triangle, lambda g, out, x, UPLO="L": symmetric_from(g, UPLO), None,
+       name="fold_triangle", linear=("x",), family=_FAM,
+       derivation="pairs folded onto a triangle; its transpose mirrors the triangle")
+defvjp(rd.eig_gaps,
+       lambda g, out, w, ct=1.0: np.sum(g * out * out, axis=-1) - np.sum(g * out * out, axis=-2),
+       None, name="eig_gaps", family=_FAM,
+       derivation="F_ij = 1 / (w_j - w_i): dF_ij = F_ij^2 (dw_i - dw_j); the mask by ct is "
+       "piecewise constant")
+defjvp(rd.eig_gaps,
+       lambda g, out, w, ct=1.0: out * out * (np.expand_dims(g, -1) - np.expand_dims(g, -2)),
+       None)
 
 defvjp(ra.unasarray, lambda g, out, ct, a: asarray_like(g, a), None,
        name="unasarray", linear=("ct",), family=_FAM,

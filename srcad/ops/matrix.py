@@ -27,14 +27,12 @@ import numpy as np
 
 from ..runtime import (
     as_columns,
-    cholesky_grad,
-    cholesky_jvp,
-    eigh_grad,
-    eigh_jvp,
+    eig_gaps,
     einsum_grad,
     einsum_grad_first,
     einsum_jvp,
     einsum_jvp_first,
+    fold_triangle,
     from_columns,
     inner_grad_a,
     inner_grad_b,
@@ -42,10 +40,13 @@ from ..runtime import (
     kron_grad_b,
     norm_grad,
     norm_jvp,
+    phi_lower,
     svd_grad,
     svd_jvp,
+    symmetric_from,
     tensordot_grad_a,
     tensordot_grad_b,
+    transpose_if,
     unbroadcast,
 )
 from .table import Case, Param, defjvp, defvjp
@@ -254,22 +255,40 @@ defjvp(np.linalg.slogdet,
                           np.trace(np.linalg.solve(a, g), axis1=-2, axis2=-1)))
 
 # --- decompositions ---------------------------------------------------------------------------
-defvjp(np.linalg.cholesky, lambda g, out, a, upper=False: cholesky_grad(g, out, upper),
+defvjp(np.linalg.cholesky,
+       lambda g, out, a, upper=False: transpose_if(fold_triangle(np.swapaxes(np.linalg.solve(
+           np.swapaxes(transpose_if(out, upper), -1, -2),
+           np.swapaxes(np.linalg.solve(
+               np.swapaxes(transpose_if(out, upper), -1, -2),
+               phi_lower(np.swapaxes(transpose_if(out, upper), -1, -2) @ transpose_if(g, upper))),
+               -1, -2)), -1, -2)), upper),
        name="cholesky", family=_F, domain=SMALL,
        derivation="Murray (2016): S = L^-T phi(L^T G) L^-1 (phi: lower triangle, half "
        "diagonal); numpy reads a's lower triangle only, so dA = S + S^T below the diagonal, S on "
-       "it, 0 above (upper=True: the mirror image)",
+       "it, 0 above (upper=True: the mirror image); written with solves, so it differentiates "
+       "again",
        test_cases=((f"np.linalg.cholesky(a @ a.T + {_I3})", [(3, 3)]),
                    (f"np.linalg.cholesky(a @ np.swapaxes(a, -1, -2) + {_I3})", [(2, 3, 3)]),
                    (f"np.linalg.cholesky(a + {_I3})", [(3, 3)]),
                    (f"np.linalg.cholesky(a + {_I3}, upper=True)", [(3, 3)]),
                    (f"np.linalg.cholesky(a @ a.T + {_I3}, upper=True)", [(3, 3)])))
-defjvp(np.linalg.cholesky, lambda g, out, a, upper=False: cholesky_jvp(g, out, upper))
-defvjp(np.linalg.eigh, lambda g, out, a, UPLO="L": eigh_grad(g, out[0], out[1], UPLO),
+defjvp(np.linalg.cholesky,
+       lambda g, out, a, upper=False: transpose_if(transpose_if(out, upper) @ phi_lower(
+           np.swapaxes(np.linalg.solve(transpose_if(out, upper), np.swapaxes(np.linalg.solve(
+               transpose_if(out, upper), symmetric_from(transpose_if(g, upper))), -1, -2)),
+               -1, -2)), upper))
+defvjp(np.linalg.eigh,
+       lambda g, out, a, UPLO="L": fold_triangle(
+           (out[1] * np.expand_dims(g[0] * np.ones_like(out[0]), -2))
+           @ np.swapaxes(out[1], -1, -2)
+           + out[1] @ (eig_gaps(out[0], g[1]) * (np.swapaxes(out[1], -1, -2)
+                                                 @ (g[1] * np.ones_like(out[1]))))
+           @ np.swapaxes(out[1], -1, -2), UPLO),
        name="eigh", family=_F,
        derivation="A = V diag(w) V^T: dA = V (diag(g_w) + F * (V^T g_V)) V^T with F_ij = "
        "1 / (w_j - w_i) off the diagonal (repeated eigenvalues: the eigenvectors are not "
-       "differentiable, the gradient is inf/NaN), folded onto the triangle numpy reads",
+       "differentiable, the gradient is inf/NaN; F is 0 where no eigenvector cotangent "
+       "came), folded onto the triangle numpy reads",
        test_cases=(("np.linalg.eigh(a + a.T)[0]", [(3, 3)]),
                    ("np.linalg.eigh(a + a.T)[1] ** 2", [(3, 3)]),
                    ("np.linalg.eigh(a)[0]", [(3, 3)]), ("np.linalg.eigh(a)[1] ** 2", [(3, 3)]),
@@ -277,7 +296,12 @@ defvjp(np.linalg.eigh, lambda g, out, a, UPLO="L": eigh_grad(g, out[0], out[1], 
                    ("np.linalg.eigh(a, 'U')[1] ** 2", [(3, 3)]),
                    ("np.linalg.eigh(a + np.swapaxes(a, -1, -2))[0]", [(2, 3, 3)]),
                    ("np.linalg.eigh(a)[0] * np.linalg.eigh(a)[1][0] ** 2", [(3, 3)])))
-defjvp(np.linalg.eigh, lambda g, out, a, UPLO="L": eigh_jvp(g, out[0], out[1], UPLO))
+defjvp(np.linalg.eigh,
+       lambda g, out, a, UPLO="L": (
+           np.diagonal(np.swapaxes(out[1], -1, -2) @ symmetric_from(g, UPLO) @ out[1],
+                       axis1=-2, axis2=-1),
+           out[1] @ (eig_gaps(out[0]) * (np.swapaxes(out[1], -1, -2) @ symmetric_from(g, UPLO)
+                                         @ out[1]))))
 
 # --- inner, svd -------------------------------------------------------------------------------
 defvjp(np.inner, lambda g, out, a, b: inner_grad_a(g, a, b),
