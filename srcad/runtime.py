@@ -30,8 +30,9 @@ from .runtime_python import (  # noqa: F401  (lists and dicts: the Python people
     head_grad, key_grad, key_tree, keyed_tangent, keys_tangent, last_grad, list_append,
     slot_tree, without_key)
 from .runtime_decompositions import (  # noqa: F401  (the decomposition ops' helpers)
-    eig_gaps, fold_triangle, norm_grad, norm_grad_dot, norm_jvp, norm_reduce, phi_lower,
-    svd_grad, svd_jvp, symmetric_from, transpose_if)
+    diag_embed, eig_gaps, fold_triangle, norm_grad, norm_grad_dot, norm_jvp, norm_reduce,
+    phi_lower, svd_gaps, svd_grad, svd_jvp, svd_s_grad, svd_s_grad_usv, symmetric_from,
+    transpose_if)
 
 __all__ = [
     "Stack",
@@ -126,8 +127,12 @@ __all__ = [
     "norm_grad_dot",
     "norm_jvp",
     "norm_reduce",
+    "diag_embed",
+    "svd_gaps",
     "svd_grad",
     "svd_jvp",
+    "svd_s_grad",
+    "svd_s_grad_usv",
     # srcad/runtime_python.py
     "Items",
     "Slots",

@@ -31,8 +31,12 @@ __all__ = [
     "norm_grad_dot",
     "norm_jvp",
     "norm_reduce",
+    "diag_embed",
+    "svd_gaps",
     "svd_grad",
     "svd_jvp",
+    "svd_s_grad",
+    "svd_s_grad_usv",
 ]
 
 
@@ -236,6 +240,14 @@ def eig_gaps(w, ct=1.0):
 
 def _svd_parts(out, a, full_matrices, compute_uv, hermitian):
     """(U, s, Vh) of the reduced SVD, from the op's output when it has them."""
+    _svd_check(a, full_matrices, compute_uv, hermitian)
+    if compute_uv:
+        return out[0], out[1], out[2]
+    return np.linalg.svd(a, full_matrices=False)
+
+
+def _svd_check(a, full_matrices, compute_uv, hermitian):
+    """Refuse the svd calls whose gradient srcad does not define."""
     if hermitian:
         raise SrcadError("the gradient of np.linalg.svd(..., hermitian=True) is not "
                          "implemented (numpy then reads one triangle through eigh)",
@@ -246,9 +258,6 @@ def _svd_parts(out, a, full_matrices, compute_uv, hermitian):
             "the gradient of np.linalg.svd with full_matrices=True (numpy's default) is not "
             "defined for a non-square matrix: the extra singular vectors are not unique",
             hint="pass full_matrices=False")
-    if compute_uv:
-        return out[0], out[1], out[2]
-    return np.linalg.svd(a, full_matrices=False)
 
 
 def _svd_gaps(s):
@@ -258,6 +267,39 @@ def _svd_gaps(s):
     diff = s[..., None, :] ** 2 - s[..., :, None] ** 2
     with np.errstate(divide="ignore"):
         return np.where(eye, 0, 1 / np.where(eye, 1, diff))
+
+
+def svd_gaps(s, ct, a, full_matrices=True, hermitian=False):
+    """`_svd_gaps` for the svd row's rule: all 0 where `ct` (a singular-vector cotangent) is 0,
+    so that a loss of the singular values alone never meets the infinities of repeated ones;
+    refuses the calls whose gradient is not defined (see `_svd_parts`). dF = F^2 (2 s_i ds_i -
+    2 s_j ds_j), which the row's rules say."""
+    _svd_check(a, full_matrices, True, hermitian)
+    s = np.asarray(s)
+    if not np.any(ct):
+        return np.zeros(s.shape + s.shape[-1:], dtype=_float_dtype(s))
+    return _svd_gaps(s)
+
+
+def diag_embed(v):
+    """Diagonal matrices with `v` (over its last axis) on their diagonals; linear, its
+    transpose reads the diagonals."""
+    v = np.asarray(v)
+    return v[..., :, None] * np.eye(v.shape[-1], dtype=_float_dtype(v))
+
+
+def svd_s_grad(ct, usv, hermitian=False):
+    """U diag(ct) V^T with (U, s, V^T) = `usv` the reduced SVD: the VJP of the singular values
+    (np.linalg.svd(a, compute_uv=False)). Linear in ct and in U and V^T jointly."""
+    _svd_check(usv[2], False, False, hermitian)
+    return (usv[0] * np.asarray(ct)[..., None, :]) @ usv[2]
+
+
+def svd_s_grad_usv(g, ct, usv, hermitian=False):
+    """`svd_s_grad`'s VJP in `usv`: the cotangents (g V diag(ct), 0, diag(ct) U^T g)."""
+    ct = np.asarray(ct)
+    return _tree((g @ _T(usv[2]) * ct[..., None, :], np.zeros_like(usv[1]),
+                  ct[..., :, None] * (_T(usv[0]) @ g)))
 
 
 def svd_grad(ct, out, a, full_matrices=True, compute_uv=True, hermitian=False):

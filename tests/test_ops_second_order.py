@@ -35,7 +35,7 @@ ROWS = {op.name for op in srcad.ops.all_ops()
 # first derivatives only: their gradient helpers depend on the input through an SVD, a
 # factorisation, an eigenbasis, a recurrence or products of the other elements, and say so
 # when differentiated again
-FIRST_ORDER_ONLY = {"svd", "cumprod"}
+FIRST_ORDER_ONLY = {"cumprod"}
 
 
 # the matrix norms computed from an SVD ('nuc', 2, -2)

@@ -55,6 +55,7 @@ from ..runtime import (
     sort_like,
     svd_grad,
     svd_jvp,
+    svd_s_grad_usv,
     symmetric_from,
     tensordot_grad_a,
     tensordot_grad_b,
@@ -370,6 +371,41 @@ defnondiff(ra.hsplit_axis, name="hsplit_axis", params=_P("ndim"), family=_FAM)
 defnondiff(ra.opposite, name="opposite", params=_P("shift"), family=_FAM)
 defnondiff(ra.unsupported_derivative, name="unsupported_derivative", params=_P("what"),
            family=_FAM)
+# the svd row's rule is a numpy expression over these (srcad/ops/matrix.py)
+defvjp(rd.diag_embed, lambda g, out, v: np.diagonal(g, 0, -2, -1), name="diag_embed",
+       linear=("v",), family=_FAM, derivation="onto diagonals; its transpose reads them")
+defvjp(rd.svd_gaps,
+       lambda g, out, s, ct, a, full_matrices=True, hermitian=False:
+           2 * s * (np.sum(g * out * out, axis=-1) - np.sum(g * out * out, axis=-2)),
+       None, None, None, None, name="svd_gaps", family=_FAM,
+       derivation="F_ij = 1 / (s_j^2 - s_i^2): dF_ij = F_ij^2 (2 s_i ds_i - 2 s_j ds_j); the "
+       "mask by ct is piecewise constant")
+defjvp(rd.svd_gaps,
+       lambda g, out, s, ct, a, full_matrices=True, hermitian=False:
+           out * out * (np.expand_dims(2 * s * g, -1) - np.expand_dims(2 * s * g, -2)),
+       None, None, None, None)
+_SVD3 = "a third derivative of np.linalg.svd(a, compute_uv=False)"
+defvjp(rd.svd_s_grad,
+       lambda g, out, ct, usv, hermitian=False:
+           np.sum((np.swapaxes(usv[0], -1, -2) @ g) * usv[2], axis=-1),
+       lambda g, out, ct, usv, hermitian=False: svd_s_grad_usv(g, ct, usv, hermitian), None,
+       name="svd_s_grad", linear=("ct",), family=_FAM,
+       derivation="U diag(ct) V^T: in ct, its transpose reads diag(U^T g V); in U and V^T, "
+       "(g V diag(ct), 0, diag(ct) U^T g)")
+defjvp(rd.svd_s_grad, None,
+       lambda g, out, ct, usv, hermitian=False:
+           ((g[0] * np.ones_like(usv[0])) * np.expand_dims(ct, -2)) @ usv[2]
+           + (usv[0] * np.expand_dims(ct, -2)) @ (g[2] * np.ones_like(usv[2])), None)
+defvjp(rd.svd_s_grad_usv,
+       lambda g, out, gv, ct, usv, hermitian=False: unsupported_derivative(_SVD3),
+       lambda g, out, gv, ct, usv, hermitian=False: unsupported_derivative(_SVD3),
+       lambda g, out, gv, ct, usv, hermitian=False: unsupported_derivative(_SVD3), None,
+       name="svd_s_grad_usv", family=_FAM,
+       derivation="svd_s_grad's VJP in (U, s, V^T); a third derivative is refused")
+defjvp(rd.svd_s_grad_usv,
+       lambda g, out, gv, ct, usv, hermitian=False: unsupported_derivative(_SVD3),
+       lambda g, out, gv, ct, usv, hermitian=False: unsupported_derivative(_SVD3),
+       lambda g, out, gv, ct, usv, hermitian=False: unsupported_derivative(_SVD3), None)
 _SVD2 = "the second derivative of np.linalg.svd"
 defvjp(rd.svd_grad,
        lambda g, out, ct, y, a, full_matrices=True, compute_uv=True, hermitian=False:

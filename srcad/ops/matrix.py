@@ -48,6 +48,9 @@ from ..runtime import (
     tensordot_grad_b,
     transpose_if,
     unbroadcast,
+    diag_embed,
+    svd_gaps,
+    svd_s_grad,
 )
 from .table import Case, Param, defjvp, defvjp
 
@@ -313,13 +316,33 @@ defvjp(np.inner, lambda g, out, a, b: inner_grad_a(g, a, b),
                    ("np.inner(a, b)", [(2, 2, 3), (3,)])))
 _SVD = "np.linalg.svd(a, full_matrices=False)"
 defvjp(np.linalg.svd,
-       lambda g, out, a, full_matrices=True, compute_uv=True, hermitian=False:
-           svd_grad(g, out, a, full_matrices, compute_uv, hermitian),
+       lambda g, out, a, full_matrices=True, compute_uv=True, hermitian=False: (
+           # (U, s, V^T) = out: U (diag(g_s) + J S + S K) V^T, J and K from the gaps
+           out[0] @ (diag_embed(g[1] * np.ones_like(out[1]))
+                     + svd_gaps(out[1], g[0], a, full_matrices, hermitian)
+                     * (np.swapaxes(out[0], -1, -2) @ (g[0] * np.ones_like(out[0]))
+                        - np.swapaxes(np.swapaxes(out[0], -1, -2)
+                                      @ (g[0] * np.ones_like(out[0])), -1, -2))
+                     * np.expand_dims(out[1], -2)
+                     + np.expand_dims(out[1], -1)
+                     * svd_gaps(out[1], g[2], a, full_matrices, hermitian)
+                     * (out[2] @ np.swapaxes(g[2] * np.ones_like(out[2]), -1, -2)
+                        - np.swapaxes(out[2] @ np.swapaxes(g[2] * np.ones_like(out[2]), -1, -2),
+                                      -1, -2))) @ out[2]
+           # a tall matrix: g_U outside U's span; a wide one: g_V outside V's
+           + ((g[0] - out[0] @ (np.swapaxes(out[0], -1, -2) @ g[0]))
+              @ (out[2] / np.expand_dims(out[1], -1))
+              if np.shape(a)[-2] > np.shape(a)[-1] and np.any(g[0]) else 0.0)
+           + ((out[0] / np.expand_dims(out[1], -2))
+              @ (g[2] - (g[2] @ np.swapaxes(out[2], -1, -2)) @ out[2])
+              if np.shape(a)[-2] < np.shape(a)[-1] and np.any(g[2]) else 0.0))
+       if compute_uv else svd_s_grad(g, np.linalg.svd(a, full_matrices=False), hermitian),
        name="svd", family=_F,
        derivation="Townsend (2016): dA = U (J S + diag(g_S) + S K) V^T plus the parts of g_U, g_V "
        "outside the spans of U, V, with J, K the antisymmetric parts of U^T g_U, V^T g_V over "
        "F_ij = 1 / (s_j^2 - s_i^2) (distinct nonzero singular values; full_matrices=True only "
-       "for square matrices, where the vectors are unique up to sign)",
+       "for square matrices, where the vectors are unique up to sign); compute_uv=False: "
+       "U diag(g) V^T from the reduced SVD; written in matmuls, so it differentiates again",
        test_cases=(("np.linalg.svd(a, compute_uv=False)", [(3, 4)]),
                    ("np.linalg.svd(a, compute_uv=False)", [(4, 3)]),
                    ("np.linalg.svd(a, compute_uv=False)", [(2, 3, 4)]),
