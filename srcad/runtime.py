@@ -30,7 +30,8 @@ from .runtime_python import (  # noqa: F401  (lists and dicts: the Python people
     head_grad, key_grad, key_tree, keyed_tangent, keys_tangent, last_grad, list_append,
     slot_tree, without_key)
 from .runtime_decompositions import (  # noqa: F401  (the decomposition ops' helpers)
-    diag_embed, eig_gaps, fold_triangle, norm_grad, norm_grad_dot, norm_jvp, norm_reduce,
+    diag_embed, eig_gaps, fold_triangle, norm_grad, norm_grad_dot, norm_jvp, norm_matrix_axes,
+    norm_reduce, norm_svd_unweights, norm_svd_weights, norm_uses_svd,
     phi_lower, svd_gaps, svd_grad, svd_jvp, svd_s_grad, svd_s_grad_usv, symmetric_from,
     transpose_if)
 
@@ -128,6 +129,10 @@ __all__ = [
     "norm_jvp",
     "norm_reduce",
     "diag_embed",
+    "norm_matrix_axes",
+    "norm_svd_unweights",
+    "norm_svd_weights",
+    "norm_uses_svd",
     "svd_gaps",
     "svd_grad",
     "svd_jvp",

@@ -1,8 +1,11 @@
 """Runtime helpers for np.linalg.norm and the decompositions of the table
-(srcad/ops/matrix.py): cholesky, eigh and svd, as backward (``*_grad``) and tangent
-(``*_jvp``) maps. Each pair is linear in its first argument and the two are each other's
-transposes, which is how their rows (srcad/ops/helper_rows.py) give them a VJP and a JVP
-there; a second derivative through their other arguments is refused (see helper_rows.py).
+(srcad/ops/matrix.py): cholesky, eigh and svd. Their rules are numpy expressions (solves,
+matmuls) over the small helpers here -- linear maps with exact transposes (`transpose_if`,
+`phi_lower`, `symmetric_from` / `fold_triangle`, `diag_embed`, the norm's singular-value
+weights) and the gaps between eigenvalues or squared singular values (`eig_gaps`,
+`svd_gaps`), whose own derivatives their rows (srcad/ops/helper_rows.py) say -- so generated
+code calling them differentiates again. `svd_jvp` / `svd_grad` and the norm's maps are
+backward/tangent pairs, linear in their first argument and each other's transposes.
 
 numpy's cholesky and eigh read one triangle of their input, so their gradients are folded
 onto that triangle; eigenvector and singular-vector gradients divide by gaps between
@@ -31,6 +34,10 @@ __all__ = [
     "norm_grad_dot",
     "norm_jvp",
     "norm_reduce",
+    "norm_matrix_axes",
+    "norm_svd_unweights",
+    "norm_svd_weights",
+    "norm_uses_svd",
     "diag_embed",
     "svd_gaps",
     "svd_grad",
@@ -163,6 +170,45 @@ def norm_reduce(v, y, x, ord=None, axis=None, keepdims=False):
     """`v` (shaped like x) summed over the norm's reduced axes: shaped like y."""
     _, axes = _norm_kind(x, ord, axis)
     return np.sum(v, axis=axes, keepdims=keepdims)
+
+
+def norm_uses_svd(x, ord=None, axis=None):
+    """Is this np.linalg.norm a sum or an extreme of singular values ('nuc', 2, -2 on
+    matrices)? Its rule then differentiates through np.linalg.svd."""
+    kind, _ = _norm_kind(x, ord, axis)
+    return kind == "matrix" and isinstance(ord, (int, str)) and ord in ("nuc", 2, -2)
+
+
+def norm_matrix_axes(x, ord=None, axis=None):
+    """The two axes a matrix norm reduces (rows, columns)."""
+    return _norm_kind(x, ord, axis)[1]
+
+
+def _singular_weights(x, ord, axis):
+    kind, axes = _norm_kind(x, ord, axis)
+    shape = np.shape(x)
+    k = min(shape[axes[0]], shape[axes[1]])
+    w = np.zeros(k, dtype=_float_dtype(x))
+    if ord == "nuc":
+        w[:] = 1
+    else:
+        w[0 if ord == 2 else -1] = 1
+    batch = tuple(n for i, n in enumerate(shape) if i not in axes)
+    return w, batch
+
+
+def norm_svd_weights(ct, x, ord=None, axis=None):
+    """The singular values' cotangent of an SVD-based matrix norm of cotangent `ct`: ct on
+    every one ('nuc'), on the largest (2) or the smallest (-2); batch axes as np.linalg.svd
+    of x with the matrix axes moved last has them. Linear in ct."""
+    w, batch = _singular_weights(x, ord, axis)
+    return np.reshape(ct, batch)[..., None] * w
+
+
+def norm_svd_unweights(g, ct, x, ord=None, axis=None):
+    """`norm_svd_weights`'s transpose: shaped like `ct`."""
+    w, _ = _singular_weights(x, ord, axis)
+    return np.reshape(np.sum(g * w, axis=-1), np.shape(ct))
 
 
 def norm_grad(ct, y, x, ord=None, axis=None, keepdims=False):

@@ -38,17 +38,9 @@ ROWS = {op.name for op in srcad.ops.all_ops()
 FIRST_ORDER_ONLY = {"cumprod"}
 
 
-# the matrix norms computed from an SVD ('nuc', 2, -2)
-SVD_NORMS = {("np.linalg.norm(a, 'nuc')", ((3, 4),)), ("np.linalg.norm(a, 2)", ((3, 4),)),
-             ("np.linalg.norm(a, -2)", ((4, 3),)),
-             ("np.linalg.norm(a, 'nuc', axis=(2, 0))", ((3, 2, 4),)),
-             ("np.linalg.norm(a, 2, axis=(-2, -1), keepdims=True)", ((2, 3, 4),))}
-
-
 def first_order_only(op, src: str, shapes) -> bool:
-    """The rows above and the SVD-based matrix norms."""
-    return (op.name in FIRST_ORDER_ONLY
-            or (op.name == "norm" and (src, tuple(map(tuple, shapes))) in SVD_NORMS))
+    """The rows above."""
+    return op.name in FIRST_ORDER_ONLY
 
 
 def _cases():

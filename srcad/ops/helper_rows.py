@@ -5,11 +5,11 @@ calling them can be differentiated again (``srcad.grad(srcad.grad(f))``,
 
 Each helper is linear in its first argument (a cotangent or a tangent): forward mode applies
 it to that argument's tangent (``linear``), and its VJP is its transpose -- a numpy call or
-its partner helper (``unsort`` / ``sort_like``, ``cholesky_grad`` / ``cholesky_jvp``, ...).
+its partner helper (``unsort`` / ``sort_like``, ``symmetric_from`` / ``fold_triangle``, ...).
 The other arguments are read for shapes, indices and permutations (no derivative), or --
-where the helper's value really depends on them (cholesky's L, eigh's w and v, norm's x,
-einsum's operands, cumprod's a) -- have a rule that raises `unsupported_derivative`: a
-second derivative srcad does not implement is an error, never zeros. The bilinear helpers
+where the helper's value really depends on them (norm's x, einsum's operands, prod's and
+cumprod's a, eigh's and svd's gaps) -- have a rule written in rows, or one that raises
+`unsupported_derivative`: a derivative srcad does not implement is an error, never zeros. The bilinear helpers
 (tensordot, kron) are linear in the other factor too, with exact transposes.
 """
 
@@ -51,6 +51,8 @@ from ..runtime import (
     norm_grad_dot,
     norm_jvp,
     norm_reduce,
+    norm_svd_unweights,
+    norm_svd_weights,
     phi_lower,
     sort_like,
     svd_grad,
@@ -384,6 +386,18 @@ defjvp(rd.svd_gaps,
        lambda g, out, s, ct, a, full_matrices=True, hermitian=False:
            out * out * (np.expand_dims(2 * s * g, -1) - np.expand_dims(2 * s * g, -2)),
        None, None, None, None)
+defvjp(rd.norm_svd_weights,
+       lambda g, out, ct, x, ord=None, axis=None: norm_svd_unweights(g, ct, x, ord, axis),
+       None, None, None, name="norm_svd_weights", linear=("ct",), family=_FAM,
+       derivation="ct on the singular values a matrix norm reads; its transpose sums them")
+defvjp(rd.norm_svd_unweights,
+       lambda g, out, v, ct, x, ord=None, axis=None: norm_svd_weights(g, x, ord, axis),
+       None, None, None, None, name="norm_svd_unweights", linear=("v",), family=_FAM,
+       derivation="norm_svd_weights' transpose; its transpose is norm_svd_weights")
+defnondiff(rd.norm_uses_svd, name="norm_uses_svd", params=_P("x", "ord", "axis", ord=None, axis=None),
+           family=_FAM)
+defnondiff(rd.norm_matrix_axes, name="norm_matrix_axes", params=_P("x", "ord", "axis", ord=None, axis=None),
+           family=_FAM)
 _SVD3 = "a third derivative of np.linalg.svd(a, compute_uv=False)"
 defvjp(rd.svd_s_grad,
        lambda g, out, ct, usv, hermitian=False:

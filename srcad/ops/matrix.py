@@ -40,6 +40,9 @@ from ..runtime import (
     kron_grad_b,
     norm_grad,
     norm_jvp,
+    norm_matrix_axes,
+    norm_svd_weights,
+    norm_uses_svd,
     phi_lower,
     svd_grad,
     svd_jvp,
@@ -198,7 +201,12 @@ _NORM_CASES = (
 )
 defvjp(np.linalg.norm,
        lambda g, out, x, ord=None, axis=None, keepdims=False:
-           norm_grad(g, out, x, ord, axis, keepdims),
+           # ('nuc', 2, -2 on matrices: through the SVD, so that it differentiates again)
+           np.moveaxis(svd_s_grad(
+               norm_svd_weights(g, x, ord, axis),
+               np.linalg.svd(np.moveaxis(x, norm_matrix_axes(x, ord, axis), (-2, -1)),
+                             full_matrices=False)), (-2, -1), norm_matrix_axes(x, ord, axis))
+           if norm_uses_svd(x, ord, axis) else norm_grad(g, out, x, ord, axis, keepdims),
        name="norm", family=_F, test_cases=_NORM_CASES,
        derivation="2-norm and 'fro': x / out (0 where out = 0); vector p-norm: sign(x) |x|^(p-1) "
        "/ out^(p-1); inf/-inf and the matrix 1/-1/inf/-inf norms: sign(x) on the extreme "
