@@ -26,6 +26,9 @@ backward replays it in reverse.
 Adjoints have a state while the backward is generated: absent (zero), an alias of another
 expression (no statement yet), or a named variable (owned: safe to ``+=`` into). Where
 control flow joins, states are made to agree by materialising names (``np.zeros_like``).
+This module holds the sweeps and the statements of straight-line code; branches and loops
+are in control_flow.py, adjoint state in adjoints.py, calls to user functions in calls.py,
+checkpointing in checkpointing.py and the stacks of generated code in stacks.py (mixins).
 
 Before/after (one statement):
     h = np.tanh(h_add)            # --- backward ---
