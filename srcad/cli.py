@@ -1,6 +1,6 @@
 """The command line: `python -m srcad show|demo|regen`.
 
-    python -m srcad show examples/mlp.py:loss --wrt W,b [--out DIR] [--order 2]
+    python -m srcad show examples/mlp.py:loss --wrt W,b [--out DIR] [--order 2] [--fuse]
     python -m srcad show examples/mlp.py:loss --wrt W,b --stage normalize|activity|reverse|
                                                                 optimize|lower|final
     python -m srcad demo
@@ -25,6 +25,7 @@ from .errors import SrcadError
 from .ops.docs import render_ops_md
 from .optim import Adam
 from .zoo import data, gpt
+from .lower import text_only
 from .stages import STAGES, stage_text
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,9 +46,17 @@ GENERATED = [
 ]
 
 
+# ... and the same, lowered (fuse=True): (file, function, wrt, kind, stem) -> stem.py, stem.c
+FUSED = [
+    ("examples/mlp.py", "loss", ("W", "b"), "grad", "examples_mlp_loss_grad_fused"),
+    ("srcad/zoo/transformer.py", "block_loss", ("p",), "grad",
+     "zoo_transformer_block_loss_grad_fused"),
+]
+
+
 def GENERATED_NAMES() -> list[str]:
-    """The file names `regen` writes into generated/."""
-    return [target for *_, target in GENERATED]
+    """The Python file names `regen` writes into generated/."""
+    return [target for *_, target in GENERATED] + [f"{stem}.py" for *_, stem in FUSED]
 
 
 def load_module(path: str | Path):
@@ -69,25 +78,27 @@ def _example_args(module, func: str):
     return None if make is None else make()
 
 
-def _target(path, func: str, wrt, kind: str):
+def _target(path, func: str, wrt, kind: str, options: dict | None = None):
     """(the transformed `path:func`, the module's EXAMPLES arguments for it or None).
     kind "grad_grad": the gradient of the gradient (reverse over reverse; needs EXAMPLES,
-    since it transforms the gradient's code for those arguments)."""
+    since it transforms the gradient's code for those arguments). `options`: the user's
+    keywords (fuse=True)."""
+    options = dict(options or {})
     module = load_module(path)
     fn = getattr(module, func, None)
     if fn is None:
         raise SrcadError(f"{path} has no function {func!r}")
     args = _example_args(module, func)
     if kind == "vjp":
-        return api._vjp_transformed(fn, {}), args
+        return api._vjp_transformed(fn, options), args
     wrt_value = tuple(wrt) if wrt is not None and len(wrt) > 1 else (wrt[0] if wrt else 0)
     if kind == "grad_grad":
         if args is None or isinstance(wrt_value, tuple):
             raise SrcadError(f"a second derivative of {func} needs one wrt and example "
                              f"arguments (EXAMPLES[{func!r}] in {path})")
         return api.Transformed(api.Transformed(fn, "grad", wrt_value, {}), "grad", wrt_value,
-                               {}), args
-    return api.Transformed(fn, kind, wrt_value, {}), args
+                               options), args
+    return api.Transformed(fn, kind, wrt_value, options), args
 
 
 def transformed_source(path, func: str, wrt, kind: str = "grad") -> str:
@@ -103,10 +114,24 @@ def transformed_source(path, func: str, wrt, kind: str = "grad") -> str:
     return t.source
 
 
-def stage_source(path, func: str, wrt, kind: str, stage: str) -> str:
-    """`path:func`'s program after one stage of the pipeline (srcad/stages.py)."""
-    t, args = _target(path, func, wrt, kind)
-    return stage_text(t, stage, None if args is None else t.bind(args, {}))
+def fused_sources(path, func: str, wrt, kind: str = "grad") -> tuple[str, str | None]:
+    """(lowered Python, its kernels' C) for `path:func` with fuse=True, specialised to the
+    module's EXAMPLES. The text is planned, not built: it is the same with or without a
+    compiler. The C is None when nothing fuses (or with no EXAMPLES to specialise on)."""
+    with text_only():
+        t, args = _target(path, func, wrt, kind, {"fuse": True})
+        if args is None:
+            return t.source, None
+        c = t.compiled(t.bind(args, {}), given=len(args) if kind == "vjp" else None)
+    return c.source, (c.kernels.c_source if c.kernels is not None else None)
+
+
+def stage_source(path, func: str, wrt, kind: str, stage: str, options=None) -> str:
+    """`path:func`'s program after one stage of the pipeline (srcad/stages.py); with
+    fuse=True, planned (the C is written, not built)."""
+    t, args = _target(path, func, wrt, kind, options)
+    with text_only():
+        return stage_text(t, stage, None if args is None else t.bind(args, {}))
 
 
 @contextlib.contextmanager
@@ -125,6 +150,11 @@ def generated_files() -> dict[str, str]:
     with _cwd(ROOT):
         for path, func, wrt, kind, target in GENERATED:
             out[f"generated/{target}"] = transformed_source(path, func, wrt, kind)
+        for path, func, wrt, kind, stem in FUSED:
+            py, c = fused_sources(path, func, wrt, kind)
+            out[f"generated/{stem}.py"] = py
+            if c is not None:
+                out[f"generated/{stem}.c"] = c
     return out
 
 
@@ -215,6 +245,9 @@ def main(argv=None) -> int:
                       help="print the program after this stage of the pipeline instead")
     show.add_argument("--order", type=int, choices=(1, 2), default=1,
                       help="2: the gradient of the gradient (reverse over reverse)")
+    show.add_argument("--fuse", action="store_true",
+                      help="lower elementwise chains to C kernels: the lowered Python and, "
+                      "with --out, its C beside it")
     sub.add_parser("demo", help="differentiate a bundled model and check its gradients")
     sub.add_parser("regen", help="rewrite docs/ops.md and generated/ from the code")
     args = parser.parse_args(argv)
@@ -228,17 +261,31 @@ def main(argv=None) -> int:
                 wrt = [int(w) if w.lstrip("-").isdigit() else w for w in args.wrt.split(",")]
             kind = "vjp" if args.vjp else ("grad_grad" if args.order == 2 else "grad")
             if args.stage:
-                print(stage_source(path, func, wrt, kind, args.stage), end="")
+                print(stage_source(path, func, wrt, kind, args.stage,
+                                   {"fuse": True} if args.fuse else None), end="")
                 return 0
-            text = transformed_source(path, func, wrt, kind)
+            c_text = None
+            if args.fuse:
+                text, c_text = fused_sources(path, func, wrt, kind)
+            else:
+                text = transformed_source(path, func, wrt, kind)
             if args.out:
                 out = Path(args.out)
                 out.mkdir(parents=True, exist_ok=True)
-                target = out / f"{Path(path).stem}_{func}_{kind}.py"
+                stem = f"{Path(path).stem}_{func}_{kind}" + ("_fused" if args.fuse else "")
+                target = out / f"{stem}.py"
                 target.write_text(text)
                 print(f"wrote {target}")
+                if c_text is not None:
+                    (out / f"{stem}.c").write_text(c_text)
+                    print(f"wrote {out / f'{stem}.c'}")
+                elif args.fuse:
+                    print("(nothing to fuse: no C)")
             else:
                 print(text, end="")
+                if c_text is not None:
+                    print(f"\n/* ---- the kernels' C ({len(c_text.splitlines())} lines) ---- */\n"
+                          + c_text, end="")
             return 0
         if args.command == "demo":
             return demo()

@@ -85,8 +85,10 @@ def render_function(f: GFunction) -> list[str]:
     return out
 
 
-def render(functions: list[GFunction], *, origin: dict, inject: dict) -> str:
-    """Source text for a module holding `functions`, with srcad's header."""
+def render(functions: list[GFunction], *, origin: dict, inject: dict,
+           kernels: tuple | None = None) -> str:
+    """Source text for a module holding `functions`, with srcad's header. `kernels`:
+    (module name, kernel names) of the fused C kernels the functions call."""
     used = _used_names(functions)
     helpers = sorted(n for n in used if n in runtime.__all__)
     injected = sorted(n for n in used if n in inject)
@@ -106,6 +108,10 @@ def render(functions: list[GFunction], *, origin: dict, inject: dict) -> str:
     ]
     if injected:
         head.append(f"# from the user's module: {', '.join(injected)}")
+    if kernels:
+        _module, names = kernels
+        head.append(f"# fused C kernels (built into srcad's kernel cache; `python -m srcad "
+                    f"show FILE:FUNC --fuse --out DIR` writes their C): {', '.join(names)}")
     head.append("import numpy as np")
     if helpers:
         head.append(f"from srcad.runtime import {', '.join(helpers)}")

@@ -11,7 +11,6 @@ memory-budget planner (srcad/plan.py) and higher order vary it with `dataclasses
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field, fields
 
 from .errors import SrcadError
@@ -31,12 +30,15 @@ class Options:
     single: bool = True  # grad returns one gradient (wrt was not a tuple)
     # the user's keywords
     mode: str = "source"  # "source" (generated code) or "tape" (the eager reference)
-    fuse: bool = False  # lower elementwise chains to C kernels (the pipeline's lower stage)
+    fuse: bool = False  # lower elementwise chains to C kernels (the pipeline's lower stage;
+    #                     a fused build also recomputes elementwise values in the backward)
     memory_budget: float | None = None  # bytes: the planner chooses what to recompute
     # the memory-budget planner's choices (srcad/plan.py); none by default
     checkpoint_ids: frozenset = frozenset()  # id(ir.UserCall)s recomputed in the backward
     loop_schedules: dict = field(default_factory=dict)  # id(ir.For) -> (every, snapshots)
     remat: bool = False  # elementwise values recomputed in the backward from kept ones
+    #                      (the planner's choice, or fuse=True's: inside a kernel it costs
+    #                      arithmetic, not memory traffic)
     plan: object = None  # the srcad.plan.BudgetPlan these came from (for the header)
     # higher order: the generated code will be parsed and transformed again, so it keeps
     # no srcad.checkpoint(range(...)) loops and writes no in-place statements
@@ -56,8 +58,8 @@ class Options:
             raise SrcadError(f"internal: unknown transform kind {kind!r}")
         if opts["mode"] not in ("source", "tape"):
             raise SrcadError(f"mode must be 'source' or 'tape', got {opts['mode']!r}")
-        if opts["fuse"]:
-            warnings.warn("srcad: fuse=True is not available yet; running unfused", stacklevel=4)
+        if not isinstance(opts["fuse"], bool):
+            raise SrcadError(f"fuse must be True or False, got {opts['fuse']!r}")
         budget = opts["memory_budget"]
         if budget is not None and (isinstance(budget, bool)
                                    or not isinstance(budget, (int, float)) or budget < 0):

@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import ast
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from . import ir
 from .codegen import compile_source, render
+from .lower import lower as lower_chains
 from .errors import SrcadError
 from .gcode import GFunction, Line, exposed_reads, line_writes
 from .optimize import optimize
@@ -45,6 +46,8 @@ class Program:
     saved: list = field(default_factory=list)  # what the split forward hands its backward
     residuals: dict = field(default_factory=dict)  # id(user call) -> its residuals' name
     rematerialised: list = field(default_factory=list)  # (name, line) recomputed values
+    infos_of: dict = field(default_factory=dict)  # function name -> its names' Info (lower)
+    kernels: object = None  # after lower: the srcad.lower.LoweredModule, or None
 
 
 @dataclass
@@ -55,6 +58,7 @@ class Compiled:
     residuals: dict = None  # id(user call) -> the name its residuals are saved under
     plan: object = None  # the memory_budget policy's choices (srcad.plan.BudgetPlan)
     rematerialised: list = None  # (name, line) of elementwise values the backward recomputes
+    kernels: object = None  # fuse=True: the srcad.lower.LoweredModule (its C source, module)
 
 
 def build(fn_ir: ir.Function, infos, signature: str, opts: Options, dump=None) -> Compiled:
@@ -64,10 +68,12 @@ def build(fn_ir: ir.Function, infos, signature: str, opts: Options, dump=None) -
     say("forward" if opts.kind == "jvp" else "reverse", program.functions)
     finish(program)
     say("optimize", program.functions)
-    program = lower(program, opts)
+    origin = header(fn_ir, signature, opts)
+    program = lower(program, opts, origin)
     say("lower", program.functions)
-    source = render(program.functions, origin=header(fn_ir, signature, opts),
-                    inject=program.inject)
+    k = program.kernels
+    source = render(program.functions, origin=origin, inject=program.inject,
+                    kernels=(k.name, sorted(x.name for x in k.kernels)) if k else None)
     say("final", source)
     return load(source, program, fn_ir, opts)
 
@@ -88,7 +94,10 @@ def transform(fn_ir: ir.Function, infos, opts: Options) -> Program:
         for _, sub in module.jvp_functions.values():
             inject.update(sub.fn.inject)
             helpers.update(sub.globals)
-        return Program(subs + [main], {"main": main.name}, inject, helpers, fwd_t.infos)
+        infos_of = {main.name: _with_tangents(fwd_t)}
+        infos_of.update({f.name: _with_tangents(sub) for f, sub in module.jvp_functions.values()})
+        return Program(subs + [main], {"main": main.name}, inject, helpers, fwd_t.infos,
+                       infos_of=infos_of)
     rev = Reverse(fn_ir, list(opts.wrt), None, module)
     if opts.kind == "vjp":
         fwd, bwd = rev.split()
@@ -113,6 +122,10 @@ def transform(fn_ir: ir.Function, infos, opts: Options) -> Program:
                     hint=f"rename `{k}` in one of the two modules")
             inject[k] = v
     program = Program(functions + main, roles, inject, helpers, rev.all_infos(), pairs)
+    program.infos_of = {f.name: program.infos for f in main}
+    for pair in module.pairs.values():
+        program.infos_of[pair.fwd.name] = program.infos_of[pair.bwd.name] = \
+            pair.rev.all_infos()
     program.residuals = dict(rev.saved_of)
     program.rematerialised = list(rev.rematerialised) + [
         (f"{pair.rev.fn.name}: {n}", line) for pair in module.pairs.values()
@@ -134,11 +147,16 @@ def finish(program: Program) -> None:
             optimize(f, program.infos)
 
 
-def lower(program: Program, opts: Options) -> Program:
-    """[lower] The slot for fusion (fuse=True): elementwise chains of the optimised functions
-    become calls of C kernels built as one extension module (issue 13). Until it lands the
-    program passes through unchanged (Options.of warns that fuse=True runs unfused)."""
-    return program
+def lower(program: Program, opts: Options, origin: dict) -> Program:
+    """[lower] fuse=True: each elementwise chain of the optimised functions becomes one call
+    of a C kernel, the kernels of one specialisation one extension module (srcad/lower,
+    srcad/build). Code that will be transformed again (higher order) is never lowered; with
+    nothing to fuse, or no working compiler (one warning), the program runs unfused."""
+    if not opts.fuse or opts.reparsed:
+        return program
+    functions, kernels = lower_chains(program.functions, program.infos_of,
+                                      {**program.inject, **program.helpers}, origin)
+    return replace(program, functions=functions, kernels=kernels)
 
 
 def header(fn_ir: ir.Function, signature: str, opts: Options) -> dict:
@@ -158,12 +176,13 @@ def load(source: str, program: Program, fn_ir: ir.Function, opts: Options) -> Co
     """Compile the source under a stable file name and pick out the functions by role."""
     tag = hashlib.sha256(source.encode()).hexdigest()[:8]
     filename = f"<srcad-generated {fn_ir.name}_{opts.kind} {tag}>"
+    kernels = program.kernels.functions if program.kernels is not None else {}
     ns = compile_source(source, filename, {**program.inject, **{
-        k: v for k, v in program.helpers.items() if k != "np"}})
+        k: v for k, v in program.helpers.items() if k != "np"}, **kernels})
     fns = {role: ns[n] for role, n in program.roles.items()}
     return Compiled(source=source, functions=fns, saved=program.saved,
                     residuals=program.residuals, plan=opts.plan,
-                    rematerialised=program.rematerialised)
+                    rematerialised=program.rematerialised, kernels=program.kernels)
 
 
 # -- split pairs ---------------------------------------------------------------------------
@@ -207,3 +226,10 @@ def _saved_names(fwd, bwd) -> list[str]:
         if ln.node is not None:
             order.extend(sorted(line_writes(ln) - set(order)))
     return [n for n in order if n in reads]
+
+
+def _with_tangents(fwd) -> dict:
+    """A forward transform's Info by name, its tangents' (a primal's) included."""
+    infos = dict(fwd.infos)
+    infos.update({t: infos[p] for p, t in fwd.tangent.items() if p in infos})
+    return infos

@@ -89,8 +89,11 @@ def budget_plan(fn_ir, infos, signature, values, opts: Options) -> BudgetPlan:
 
     budget = int(opts.memory_budget)
     kind = "vjp" if opts.kind == "vjp" else "grad"
-    # candidates are measured as built here, without a plan of their own
-    base = replace(opts, kind=kind, single=opts.single if kind == "grad" else False, plan=None)
+    # candidates are measured as built here, without a plan of their own, and unfused: no
+    # kernel build per candidate, and a fused program keeps no more temporaries than the
+    # unfused one, so a plan that fits still fits
+    base = replace(opts, kind=kind, single=opts.single if kind == "grad" else False, plan=None,
+                   fuse=False)
 
     def variant(**choices) -> Options:
         return replace(base, **choices)

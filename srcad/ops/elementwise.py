@@ -26,15 +26,17 @@ UNIT = (-0.9, 0.9)  # inside (-1, 1), for arcsin / arccos
 
 # --- binary arithmetic (python operators) -----------------------------------------------------
 defvjp(np.add, lambda g, out, x, y: g, lambda g, out, x, y: g,
-       name="add", spelling="x + y", elementwise=True, broadcasting=True, c="x + y",
+       name="add", spelling="x + y", elementwise=True, broadcasting=True, c="x + y", c_kinds="if",
        family="arithmetic", derivation="d(x+y) = dx + dy",
        test_cases=(("a + 1.0", [(3, 4)]), ("2 + a", [(3,)]), ("np.add(a, b)", [(3, 1), (4,)])))
 defvjp(np.subtract, lambda g, out, x, y: g, lambda g, out, x, y: -g,
        name="subtract", spelling="x - y", elementwise=True, broadcasting=True, c="x - y",
+       c_kinds="if",
        family="arithmetic", derivation="d(x-y) = dx - dy",
        test_cases=(("1.0 - a", [(3, 4)]), ("a - 1", [(3,)])))
 defvjp(np.multiply, lambda g, out, x, y: g * y, lambda g, out, x, y: g * x,
        name="multiply", spelling="x * y", elementwise=True, broadcasting=True, c="x * y",
+       c_kinds="if",
        family="arithmetic", derivation="d(xy) = y dx + x dy (product rule)",
        test_cases=(("2.0 * a", [(3, 4)]), ("a * 3", [()]), ("a * a", [(3, 4)])))
 defvjp(np.true_divide, lambda g, out, x, y: g / y, lambda g, out, x, y: -g * out / y,
@@ -46,6 +48,9 @@ defvjp(np.power,
        lambda g, out, x, y: g * y * x ** (y - 1),
        lambda g, out, x, y: g * out * np.log(np.where(x == 0, 1, x).astype(np.result_type(out))),
        name="power", spelling="x ** y", elementwise=True, broadcasting=True, c="pow(x, y)",
+       # ndarray.__pow__ computes these exponents with other ufuncs (square, sqrt,
+       # reciprocal, a copy), not with the power loop: numpy/_core/src/multiarray/number.c
+       c_consts={"y": {2: "x * x", 0.5: "sqrt(x)", -1: "1 / x", 1: "x"}},
        family="arithmetic", domain=(POS, ANY),
        derivation="d(x^y) = y x^(y-1) dx + x^y log(x) dy (log term is 0 where x = 0, as torch; "
        "computed in out's dtype, so a Python-float base does not promote a float32 gradient; "
@@ -53,7 +58,7 @@ defvjp(np.power,
        test_cases=(("a ** 2", [(3, 4)], ANY), ("a ** 3.0", [(3,)], ANY), ("2.0 ** a", [(3,)]),
                    ("a ** 0.5", [(3,)], POS), ("np.power(a, b)", [(3, 1), (4,)], (POS, ANY))))
 defvjp(np.negative, lambda g, out, x: -g,
-       name="negative", spelling="-x", elementwise=True, c="-x",
+       name="negative", spelling="-x", elementwise=True, c="-x", c_kinds="if",
        family="arithmetic", derivation="d(-x) = -dx",
        test_cases=(("np.negative(a)", [(3,)]),))
 
@@ -135,14 +140,14 @@ defvjp(np.maximum,
        lambda g, out, x, y: np.where(x > y, g, np.where(x == y, g / 2, 0)),
        lambda g, out, x, y: np.where(y > x, g, np.where(x == y, g / 2, 0)),
        name="maximum", elementwise=True, broadcasting=True,
-       c="(x > y || isnan(x)) ? x : y", family="selection",
+       c="(x > y || isnan(x)) ? x : y", c_kinds="if", family="selection",
        derivation="g flows to the larger input; ties split evenly (as torch)",
        test_cases=(("np.maximum(a, 0.0)", [(3, 4)]), ("np.maximum(0, a)", [(3,)])))
 defvjp(np.minimum,
        lambda g, out, x, y: np.where(x < y, g, np.where(x == y, g / 2, 0)),
        lambda g, out, x, y: np.where(y < x, g, np.where(x == y, g / 2, 0)),
        name="minimum", elementwise=True, broadcasting=True,
-       c="(x < y || isnan(x)) ? x : y", family="selection",
+       c="(x < y || isnan(x)) ? x : y", c_kinds="if", family="selection",
        derivation="g flows to the smaller input; ties split evenly (as torch)",
        test_cases=(("np.minimum(a, 0.5)", [(3, 4)]),))
 defvjp(np.where,
@@ -150,6 +155,7 @@ defvjp(np.where,
        lambda g, out, condition, x, y: np.where(condition, g, 0),
        lambda g, out, condition, x, y: np.where(condition, 0, g),
        name="where", elementwise=True, broadcasting=True, c="condition ? x : y",
+       c_types={"condition": "bool"}, c_kinds="bif",
        family="selection", derivation="g flows to the selected input",
        test_cases=(("np.where(a > 0, a, 0.0)", [(3, 4)]), ("np.where(a > b, a * b, b)",
                                                             [(3, 4), (4,)]),
@@ -160,7 +166,7 @@ defvjp(np.clip,
        lambda g, out, a, a_min, a_max: clip_grad_min(g, a, a_min, a_max),
        lambda g, out, a, a_min, a_max: clip_grad_max(g, a, a_min, a_max),
        name="clip", elementwise=True, broadcasting=True, family="selection",
-       c=f"({_CLIP_C} < a_max || isnan({_CLIP_C})) ? {_CLIP_C} : a_max",
+       c=f"({_CLIP_C} < a_max || isnan({_CLIP_C})) ? {_CLIP_C} : a_max", c_kinds="if",
        domain=(ANY, (-1.5, -0.5), (0.5, 1.5)),
        derivation="minimum(maximum(a, a_min), a_max): g flows to a inside [a_min, a_max], "
        "else to the bound that is the output",
@@ -198,7 +204,10 @@ defvjp(np.fmax,
        lambda g, out, x, y: np.where(np.logical_or(y > x, np.logical_and(
            np.isnan(x), np.logical_not(np.isnan(y)))), g, np.where(x == y, g / 2, 0)),
        name="fmax", elementwise=True, broadcasting=True, family="selection",
-       c="(x >= y || isnan(y)) ? x : y",
+       # not fused (c_kinds=""): numpy's own answer for fmax(+0, -0) depends on the
+       # array's length and alignment (its SIMD loop returns y, its scalar peel x), so no
+       # C expression matches it bit for bit
+       c="(x >= y || isnan(y)) ? x : y", c_kinds="",
        derivation="the larger input, ignoring a NaN (maximum propagates it): g flows to the "
        "input that is the output -- x where x > y or y is NaN, y where y > x or only x is "
        "NaN -- and ties split evenly (as maximum). (C: for +0 vs -0, numpy's SIMD and scalar "
@@ -212,7 +221,7 @@ defvjp(np.fmin,
        lambda g, out, x, y: np.where(np.logical_or(y < x, np.logical_and(
            np.isnan(x), np.logical_not(np.isnan(y)))), g, np.where(x == y, g / 2, 0)),
        name="fmin", elementwise=True, broadcasting=True, family="selection",
-       c="(x <= y || isnan(y)) ? x : y",
+       c="(x <= y || isnan(y)) ? x : y", c_kinds="",  # not fused: see fmax
        derivation="the smaller input, ignoring a NaN (minimum propagates it): as fmax",
        test_cases=(("np.fmin(a, 0.5)", [(3, 4)]),
                    ("np.fmin(np.where(a > 1.0, np.nan, a), b)", [(3, 4), (4,)]),

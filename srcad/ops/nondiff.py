@@ -74,11 +74,12 @@ defnondiff(np.argsort, name="argsort",
            params=(Param("a"), Param("axis", -1), Param("kind", None)), family="index",
            test_cases=(("a[np.argsort(a)]", [(5,)]),
                        ("np.take_along_axis(a, np.argsort(a, axis=0), axis=0)", [(3, 4)])))
-defnondiff(np.sign, name="sign", params=_X, family="index",
+defnondiff(np.sign, name="sign", params=_X, family="index", c_kinds="if",
+           c="x > 0 ? 1 : (x < 0 ? -1 : (x == 0 ? 0 : x))",
            test_cases=(("a * np.sign(a)", [(3, 4)]),))
-defnondiff(np.floor, name="floor", params=_X, family="index",
+defnondiff(np.floor, name="floor", params=_X, family="index", c="floor(x)",
            test_cases=(("a * np.floor(a)", [(3, 4)]),))
-defnondiff(np.ceil, name="ceil", params=_X, family="index",
+defnondiff(np.ceil, name="ceil", params=_X, family="index", c="ceil(x)",
            test_cases=(("a * np.ceil(a)", [(3, 4)]),))
 defnondiff(np.round, name="round", params=(Param("a"), Param("decimals", 0)), family="index",
            test_cases=(("a * np.round(a)", [(3, 4)]), ("a * np.round(a, 1)", [(3,)])))
@@ -97,37 +98,47 @@ defnondiff(np.any, name="any", params=(Param("a"), Param("axis", None), Param("k
 for _t in (np.int32, np.int64):
     defnondiff(_t, name=_t.__name__, params=(Param("x"),), spelling=f"np.{_t.__name__}(x)",
                family="index", test_cases=((f"a[np.{_t.__name__}(a[:, 0] > 0)]", [(3, 4)]),))
-defnondiff(np.isnan, name="isnan", params=_X, family="index",
+defnondiff(np.isnan, name="isnan", params=_X, family="index", c="isnan(x)", c_kinds="bif",
            test_cases=(("np.where(np.isnan(a), 0.0, a)", [(3, 4)]),))
-defnondiff(np.isfinite, name="isfinite", params=_X, family="index",
+defnondiff(np.isfinite, name="isfinite", params=_X, family="index", c="isfinite(x)",
+           c_kinds="bif",
            test_cases=(("np.where(np.isfinite(a), a, 0.0)", [(3, 4)]),))
 
 # --- comparisons and logic (python operators) -------------------------------------------------
 defnondiff(np.less, name="less", spelling="x < y", params=_XY, family="compare",
+           c="x < y", c_kinds="bif",
            test_cases=(("np.where(a < b, a, b)", _AB),))
 defnondiff(np.less_equal, name="less_equal", spelling="x <= y", params=_XY, family="compare",
+           c="x <= y", c_kinds="bif",
            test_cases=(("a * (a <= b)", _AB),))
 defnondiff(np.greater, name="greater", spelling="x > y", params=_XY, family="compare",
+           c="x > y", c_kinds="bif",
            test_cases=(("np.where(a > 0.5, a, b)", _AB),))
 defnondiff(np.greater_equal, name="greater_equal", spelling="x >= y", params=_XY,
-           family="compare", test_cases=(("np.where(np.greater_equal(a, b), a, b)", _AB),))
+           family="compare", c="x >= y", c_kinds="bif", test_cases=(("np.where(np.greater_equal(a, b), a, b)", _AB),))
 defnondiff(np.equal, name="equal", spelling="x == y", params=_XY, family="compare",
+           c="x == y", c_kinds="bif",
            test_cases=(("np.where(a == b, 0.0, a)", _AB),))
 defnondiff(np.not_equal, name="not_equal", spelling="x != y", params=_XY, family="compare",
+           c="x != y", c_kinds="bif",
            test_cases=(("a * (a != b)", _AB),))
 # Python's `not` lowers to np.logical_not, so the generated code spells the numpy call:
 # `not x` is an error on an array of more than one element.
 defnondiff(np.logical_not, name="logical_not", spelling="np.logical_not(x)", params=_X,
-           family="compare",
+           family="compare", c="!x", c_kinds="bif",
            test_cases=(("np.where(np.logical_not(a > b), a, b)", _AB),
                        ("a * (not a.shape[0] > 3)", [(3, 4)])))
 defnondiff(np.logical_and, name="logical_and", params=_XY, family="compare",
+           c="x && y", c_kinds="bif",
            test_cases=(("np.where(np.logical_and(a > 0, b > 0), a, b)", _AB),))
 defnondiff(np.logical_or, name="logical_or", params=_XY, family="compare",
+           c="x || y", c_kinds="bif",
            test_cases=(("np.where(np.logical_or(a > 0, b > 0), a, b)", _AB),))
 defnondiff(np.bitwise_and, name="bitwise_and", spelling="x & y", params=_XY, family="compare",
+           c="x & y", c_kinds="bi",
            test_cases=(("np.where((a > 0) & (b > 0), a, b)", _AB),))
 defnondiff(np.bitwise_or, name="bitwise_or", spelling="x | y", params=_XY, family="compare",
+           c="x | y", c_kinds="bi",
            test_cases=(("np.where((a > 0) | (b > 0), a, b)", _AB),))
 
 # --- integer arithmetic -----------------------------------------------------------------------

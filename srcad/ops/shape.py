@@ -110,6 +110,7 @@ defvjp(operator.getitem, lambda g, out, a, index: unindex(g, a, index),
                    ("a[1:, [0, 0]] * b[0]", [(3, 4), (2, 2)])))
 defvjp(astype, lambda g, out, x, dtype: g.astype(x.dtype),
        name="astype", linear=('x',), spelling="x.astype(dtype)", family="shape",
+       c="x", c_kinds="bifu",
        derivation="cast the gradient back to the input's dtype",
        test_cases=(("a.astype(np.float64)", [(3, 4)]), ("a.astype(float)", [(3,)]),
                    # rounds to float32 on the way, so float64 finite differences see 1e-7

@@ -120,6 +120,13 @@ class Op:
     view: bool = False  # forward may return a view of an input
     c_expr: str | None = None
     c_version: int = 1
+    # for the fuser (srcad/lower): the numpy kinds of loop dtype the C is written for ("f":
+    # float32/float64; "i" signed ints, "b" bool), parameters read as a truth value
+    # ({"condition": "bool"}), and constants numpy special-cases ({"y": {2: "x * x"}}: C for
+    # `x ** 2`, which numpy computes as a square, not with its power loop)
+    c_kinds: str = "f"
+    c_types: dict = field(default_factory=dict)
+    c_consts: dict = field(default_factory=dict)
     derivation: str = ""
     family: str = ""
     aliases: tuple = ()  # other callables that are this op (np.amax for np.max)
@@ -451,7 +458,8 @@ def _default_spelling(fn: Callable, params: tuple[Param, ...]) -> str:
     return f"{getattr(fn, '__name__', 'f')}({args})"
 
 
-_META = {"name", "spelling", "params", "c", "c_expr", "c_version", "elementwise",
+_META = {"name", "spelling", "params", "c", "c_expr", "c_version", "c_kinds", "c_types",
+         "c_consts", "elementwise",
          "broadcasting", "view", "derivation", "family", "aliases", "domain", "dtypes", "tol",
          "test_cases", "linear", "sequences"}
 
@@ -575,6 +583,8 @@ def defjvp(fn: Callable, *rules: Callable | None) -> Op:
 
 def defnondiff(fn: Callable, *, spelling: str | None = None, name: str | None = None, **meta) -> Op:
     """Register an op with no gradient: shape queries, constructors, comparisons."""
+    if "c" in meta:
+        meta["c_expr"] = meta.pop("c")
     params = meta.pop("params", None)
     if params is None:
         try:

@@ -231,7 +231,9 @@ class CheckpointingMixin:
         for at in sorted(at_index, reverse=True):
             group = at_index[at]
             names = ", ".join(node.targets[0].id for _, node, _ in group)
+            plan = self.module.options.plan
+            why = "memory_budget" if plan is not None and plan.remat else "fuse=True"
             lines[at:at] = [Line(comment=f"recomputed, not kept from the forward "
-                                         f"(memory_budget): {names}")] + [
+                                         f"({why}): {names}")] + [
                 Line(node, line) for _, node, line in group]
         return lines

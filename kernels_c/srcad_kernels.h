@@ -1,0 +1,162 @@
+/*
+ * srcad_kernels.h -- the contract between srcad's generated kernels and its C runtime.
+ *
+ * A generated kernel module (one per transformed function, written by srcad/lower/cgen.py)
+ * includes this header and nothing from numpy. For each fused chain it defines
+ *   - a *block function*: the chain's arithmetic over `n` contiguous elements, one C statement
+ *     per fused op, temporaries named after the Python ones;
+ *   - a `srcad_kernel` descriptor: what its arguments are (arrays, 0-d scalars, Python
+ *     numbers), what it returns, which numpy inner loops it calls, how its statements depend
+ *     on each other (numpy's memory-layout rule for results needs that);
+ *   - a METH_FASTCALL entry point that hands the descriptor and the arguments to
+ *     `srcad_api.run`.
+ * The runtime (srcad_driver.c, the extension `srcad._kernels`) does everything else:
+ * argument checking, numpy broadcasting over any number of dimensions and any strides
+ * (a contiguous fast path, stride-0 operands, a general strided path), output allocation
+ * through numpy (in numpy's own memory order) or writing into a given buffer, calling
+ * numpy's own inner loops for transcendentals, OpenMP threads above a size threshold, and
+ * numpy's floating-point error reporting. Arguments that do not match what the kernel was
+ * built for are handed to the kernel's *fallback*: the same statements as plain Python.
+ *
+ * The layout of these structs is versioned by SRCAD_ABI: the runtime refuses a kernel
+ * module built against another version (and the kernel cache key contains this file's
+ * hash, so such a module is never looked up in the first place).
+ */
+#ifndef SRCAD_KERNELS_H
+#define SRCAD_KERNELS_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#define SRCAD_ABI 1
+
+/* elements per block when a kernel needs scratch space (a numpy loop call between two
+ * stretches of inline arithmetic, a gathered strided operand, an output written back) */
+#define SRCAD_BLOCK 1024
+
+/* the most arguments, outputs and dimensions one kernel may have */
+#define SRCAD_MAXARGS 64
+#define SRCAD_MAXDIMS 32
+
+typedef unsigned char srcad_bool; /* numpy's bool: one byte, 0 or 1 */
+
+#define SRCAD_STR2(x) #x
+#define SRCAD_STR(x) SRCAD_STR2(x)
+#define SRCAD_CAT2(a, b) a##b
+#define SRCAD_CAT(a, b) SRCAD_CAT2(a, b)
+
+/* A numpy inner loop: PyUFuncGenericFunction, without numpy's headers. */
+typedef void (*srcad_loop_fn)(char **args, const intptr_t *dimensions, const intptr_t *steps,
+                              void *data);
+
+typedef struct {
+    srcad_loop_fn fn;
+    void *data;
+} srcad_loop;
+
+/* A numpy inner loop a kernel needs: `numpy.<ufunc>`'s loop number `index`, whose operand
+ * types (numpy type numbers, inputs then outputs) must be `types` (checked at load time). */
+typedef struct {
+    const char *ufunc;
+    int index;
+    int nargs;
+    const int *types;
+} srcad_loop_ref;
+
+/* p: one pointer per argument then per output, each to `n` contiguous elements (a 0-d or
+ * Python-number argument: to its one value); loops: the resolved numpy loops; tmp: scratch
+ * arrays of SRCAD_BLOCK elements for values that cross a numpy loop call; raw, step: each
+ * argument's own memory for this block and its stride in bytes (0 for a broadcast axis).
+ * A numpy loop is called on an argument's own memory, with its own stride, because numpy's
+ * SIMD loops fall back to other code for some strides (a reversed array's -4), which can
+ * round differently: numpy's bits for that layout are only had that way. */
+typedef void (*srcad_block_fn)(char *const *p, intptr_t n, const srcad_loop *loops,
+                               char *const *tmp, char *const *raw, const intptr_t *step);
+
+enum {
+    SRCAD_ARRAY = 0,  /* an ndarray of exactly `type`, broadcast into the kernel's shape */
+    SRCAD_SCALAR = 1, /* a 0-d ndarray or numpy scalar of exactly `type` (numpy: strong) */
+    SRCAD_NUMBER = 2, /* a Python int, float or bool (numpy: weak); read as a C double */
+    SRCAD_SCALAR_OR_NUMBER = 3 /* SRCAD_SCALAR, or a Python number where numpy would compute
+                                * the same either way (converted to `type`, as numpy would) */
+};
+
+typedef struct {
+    const char *name; /* the Python name or expression, for messages */
+    int kind;
+    int type; /* numpy type number (for SRCAD_NUMBER: NPY_DOUBLE, the slot's type) */
+} srcad_arg;
+
+typedef struct {
+    const char *name;
+    int type;  /* numpy type number of the result */
+    int inout; /* -1: a new array; else the argument whose array the kernel writes into */
+    int stmt;  /* the statement whose value this is */
+} srcad_out;
+
+typedef struct srcad_kernel {
+    int abi;
+    const char *name;
+    const char *where; /* "file.py:func L12-L14", for messages */
+    int ndim;          /* the kernel's iteration shape has this many dimensions */
+    int nin;
+    const srcad_arg *in;
+    int nout;
+    const srcad_out *out;
+    /* statements, for numpy's layout rule and the shape check: for statement j,
+     * stmt_ops[stmt_start[j] .. stmt_start[j+1]) are its operands: k >= 0 the argument k,
+     * k < 0 the statement -k-1 (only array-valued operands are listed) */
+    int nstmt;
+    const int *stmt_start;
+    const int *stmt_ops;
+    int ntmp;
+    const int *tmp_itemsize;
+    int nloop;
+    const srcad_loop_ref *loop_refs;
+    srcad_block_fn block;
+    /* the arguments a numpy loop call reads in their own memory (bit k: argument k) */
+    unsigned long long raw_mask;
+    /* filled at load time by srcad_api.prepare */
+    srcad_loop *loops;
+    PyObject *fallback; /* a Python function of the same arguments (a new reference) */
+    /* the runtime's own bookkeeping (zero-initialised): whether threads pay off */
+    double ns_serial;   /* seconds per element of recent one-thread runs (0: none yet) */
+    int backoff;        /* run this many more calls on one thread */
+    int penalty;        /* the next backoff, doubled each time threads lose */
+} srcad_kernel;
+
+typedef struct {
+    int abi;
+    /* run kernel k on the entry point's arguments: the result (a tuple when nout > 1).
+     * kwnames (METH_FASTCALL | METH_KEYWORDS): NULL, or ("out",) with args[nargs] the
+     * arrays to write the results into (a tuple, or one array for one result) */
+    PyObject *(*run)(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs,
+                     PyObject *kwnames);
+    /* resolve k's numpy loops and take a reference to its fallback: 0, or -1 with an
+     * exception set */
+    int (*prepare)(srcad_kernel *k, PyObject *fallback);
+} srcad_api;
+
+/* Call numpy's inner loop `l` on n contiguous elements: one input, one output. */
+static inline void srcad_call_1_1(const srcad_loop *l, const void *x, void *y, intptr_t n,
+                                  intptr_t sx, intptr_t sy)
+{
+    char *args[2] = {(char *)x, (char *)y};
+    const intptr_t steps[2] = {sx, sy};
+    l->fn(args, &n, steps, l->data);
+}
+
+/* Call numpy's inner loop `l` on n contiguous elements: two inputs, one output. A stride of
+ * 0 passes a one-value operand (an argument that is a number or a 0-d array). */
+static inline void srcad_call_2_1(const srcad_loop *l, const void *x, const void *y, void *z,
+                                  intptr_t n, intptr_t sx, intptr_t sy, intptr_t sz)
+{
+    char *args[3] = {(char *)x, (char *)y, (char *)z};
+    const intptr_t steps[3] = {sx, sy, sz};
+    l->fn(args, &n, steps, l->data);
+}
+
+#endif /* SRCAD_KERNELS_H */

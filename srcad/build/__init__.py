@@ -1,0 +1,154 @@
+"""Building and loading fused kernels: the compiler, the kernel cache, the C runtime.
+
+Input: the C text of one kernel module (srcad/lower/cgen.py) and the Python fallbacks of
+its kernels. Output: the loaded extension module, initialised (its kernels bound to the C
+runtime and their fallbacks), or an exception saying why not:
+
+    >>> mod = load_module(c_text, "srcad_k_1f2e...", rows, fallbacks)   # doctest: +SKIP
+    >>> mod.fused_multiply_add_maximum_3ac2f1(a, b, c)                  # doctest: +SKIP
+
+The C runtime (``kernels_c/srcad_driver.c``) is the extension ``srcad._kernels`` that
+``pip install`` builds; when that is missing or older than the sources next to this
+package, the same file is compiled into the kernel cache instead. See `cache` for the
+cache's layout and safety rules and `compiler` for the flags.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+import sysconfig
+from pathlib import Path
+
+import numpy as np
+
+from . import cache, compiler
+from .compiler import BuildFailed, CompilerUnavailable
+
+try:  # the C runtime `pip install` builds (setup.py); without it, built into the cache
+    from .. import _kernels as _INSTALLED
+except ImportError:
+    _INSTALLED = None
+
+__all__ = ["load_module", "runtime", "kernels_c_dir", "header_sha", "BuildFailed",
+           "CompilerUnavailable", "compiler_identity", "set_num_threads", "stats"]
+
+_RUNTIME: list = []
+RECIPE = 1  # how modules are compiled (flags, defines): bump when that changes
+
+
+def kernels_c_dir() -> Path:
+    """Where the hand-written C lives: a copy installed beside the package, else the
+    repository's ``kernels_c/``."""
+    here = Path(__file__).resolve().parent.parent
+    for d in (here / "_kernels_c", here.parent / "kernels_c"):
+        if (d / "srcad_kernels.h").exists():
+            return d
+    raise CompilerUnavailable("srcad's C sources (kernels_c/) are not installed")
+
+
+def _sources_sha() -> str:
+    d = kernels_c_dir()
+    h = hashlib.sha256()
+    for name in ("srcad_kernels.h", "srcad_driver.c"):
+        h.update((d / name).read_bytes())
+    return h.hexdigest()
+
+
+def header_sha() -> str:
+    return hashlib.sha256((kernels_c_dir() / "srcad_kernels.h").read_bytes()).hexdigest()
+
+
+def _abi_material() -> dict:
+    return {"python": sys.version, "soabi": sysconfig.get_config_var("SOABI"),
+            "numpy": np.__version__, "header": header_sha()}
+
+
+def runtime():
+    """The C runtime module (its capsule ``api`` is what kernel modules call)."""
+    if _RUNTIME:
+        return _RUNTIME[0]
+    want = _sources_sha()
+    rt = _INSTALLED
+    if getattr(rt, "SOURCE_SHA", None) != want:
+        rt = None  # none installed, or an install older than these sources
+    if rt is None:
+        rt = _build_runtime(want)
+    _RUNTIME.append(rt)
+    return rt
+
+
+def _build_runtime(sha: str):
+    d = cache.wanted_dir()
+    comp = compiler.find(d)
+    name = f"srcad_rt_{sha[:20]}"
+    src = (kernels_c_dir() / "srcad_driver.c").read_text()
+    material = {"kind": "runtime", "recipe": RECIPE, "sources": sha, "compiler": comp.identity,
+                "flags": list(compiler.FLAGS), "cpu": compiler.cpu_identity(),
+                **_abi_material()}
+    key = cache.entry_key(material)
+    module = f"{name}_{key[:8]}"
+    extra = (f"-DSRCAD_DRIVER_NAME={module}", f'-DSRCAD_SOURCE_SHA="{sha}"')
+    include = [compiler.python_include(), np.get_include(), str(kernels_c_dir())]
+    try:
+        return cache.get(module, key, material, src, comp, include=include,
+                         extra=extra + ("-fopenmp",), before_build=compiler.check_works)
+    except BuildFailed:
+        # a compiler without OpenMP: the same runtime on one thread
+        material["openmp"] = False
+        key = cache.entry_key(material)
+        module = f"{name}_{key[:8]}"
+        extra = (f"-DSRCAD_DRIVER_NAME={module}", f'-DSRCAD_SOURCE_SHA="{sha}"')
+        return cache.get(module, key, material, src, comp, include=include, extra=extra)
+
+
+def compiler_identity():
+    """The compiler kernels are built with (raises `CompilerUnavailable`)."""
+    return compiler.find(cache.wanted_dir())
+
+
+def module_key(c_source: str, rows: dict, version: str) -> tuple[str, str, dict,
+                                                                  compiler.Compiler]:
+    """(module name, key, key material, compiler) for a kernel module's C text; `rows`: the
+    C version of each op row it uses, `version`: srcad's (generated code's) version."""
+    comp = compiler.find(cache.wanted_dir())
+    material = {"kind": "kernels", "recipe": RECIPE,
+                "source": hashlib.sha256(c_source.encode()).hexdigest(),
+                "compiler": comp.identity, "flags": list(compiler.FLAGS),
+                "cpu": _cpu(), "srcad": version, "rows": dict(sorted(rows.items())),
+                **_abi_material()}
+    key = cache.entry_key(material)
+    return f"srcad_k_{key[:24]}", key, material, comp
+
+
+_CPU: list = []
+
+
+def _cpu() -> str:
+    if not _CPU:
+        _CPU.append(compiler.cpu_identity())
+    return _CPU[0]
+
+
+def load_module(c_source: str, module: str, key: str, material: dict, comp, fallbacks):
+    """Get (build or load) a kernel module and bind it to the runtime and its fallbacks.
+    `c_source` must define the module `module` (its name is part of the text)."""
+    rt = runtime()
+    mod = cache._LOADED.get(module)
+    if mod is None:
+        mod = cache.get(module, key, material, c_source, comp,
+                        include=[compiler.python_include(), str(kernels_c_dir())],
+                        extra=(f"-DSRCAD_MODULE={module}",), before_build=compiler.check_works)
+    mod._init(rt.api, tuple(fallbacks))
+    return mod
+
+
+def set_num_threads(n: int) -> int:
+    """Threads a kernel uses above the size threshold; returns the previous setting
+    (``SRCAD_NUM_THREADS`` sets the initial value)."""
+    return runtime().set_num_threads(n)
+
+
+def stats() -> dict:
+    """The runtime's counters and settings: calls, fallbacks and the last one's reason."""
+    return runtime().stats()

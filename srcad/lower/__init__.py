@@ -1,0 +1,208 @@
+"""Lowering (``fuse=True``): elementwise chains of the generated code become C kernels.
+
+    functions --fuse (find chains; kir.Kernel each)--> lowered functions + kernels
+              --cgen--> one C module --srcad.build (cache, compiler)--> extension module
+
+Input: the optimised `GFunction`s of one specialisation, the static `Info` of their names
+({function name: {name: Info}}) and the generated module's namespace (what its names
+resolve to). Output: ``(functions, LoweredModule)`` -- deep copies of the functions in which
+each chain of two or more fusable ops is one call of a kernel, commented with the
+statements it replaces; and the built module whose entry points those calls name. When no
+chain is found, or kernels cannot be built (no working compiler: one warning per process),
+the input functions come back unchanged with ``None``, and the unfused code runs.
+
+Before (generated, optimised)::
+
+    t = a * b + c  # L5
+    d = np.maximum(t, 0.0)  # L6
+
+After::
+
+    # fused kernel fused_multiply_add_maximum_1c2e3a (L5-L6): 3 ops in one pass over
+    # [1000], in place of:
+    #   t = a * b + c  # L5
+    #   d = np.maximum(t, 0.0)  # L6
+    d = fused_multiply_add_maximum_1c2e3a(a, b, c)  # L5
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import linecache
+import os
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import build, runtime
+from ..codegen import VERSION
+from . import cgen
+from .fuse import FunctionLowering
+from .match import VT
+
+__all__ = ["lower", "plan", "LoweredModule", "text_only", "batch"]
+
+_WARNED: set = set()
+_TEXT_ONLY: list = [False]
+
+
+@contextlib.contextmanager
+def text_only():
+    """Within it, `lower` plans and writes the C but builds nothing (the lowered functions'
+    kernels are then not callable): `python -m srcad regen` and `show --fuse` use it, so the
+    generated text does not depend on whether this machine has a compiler."""
+    old = _TEXT_ONLY[0]
+    _TEXT_ONLY[0] = True
+    try:
+        yield
+    finally:
+        _TEXT_ONLY[0] = old
+
+
+@dataclass
+class LoweredModule:
+    """The kernels of one transformed function, built and loaded."""
+
+    c_source: str
+    kernels: list
+    module: object = None  # the extension module (None: planned, not built)
+    name: str = ""
+    functions: dict = field(default_factory=dict)  # kernel name -> entry point
+
+
+class _Pending:
+    """A kernel of a `batch` whose module is not built yet: calls go to it once it is."""
+
+    __slots__ = ("name", "target")
+
+    def __init__(self, name):
+        self.name, self.target = name, None
+
+    def __call__(self, *args):
+        if self.target is None:
+            raise RuntimeError(f"srcad: kernel {self.name} is called inside the srcad.lower."
+                               f"batch() that builds it; call it after the block")
+        return self.target(*args)
+
+
+_BATCH: list = []
+
+
+@contextlib.contextmanager
+def batch():
+    """Lower everything transformed inside the block into one kernel module, built once at
+    its end (one compiler run instead of one per function: the tests' fuzz corpus, or
+    warming many specialisations up). Kernels cannot be called inside the block."""
+    pending: list = []
+    _BATCH.append(pending)
+    try:
+        yield
+    finally:
+        _BATCH.pop()
+        _build_batch(pending)
+
+
+def _build_batch(pending: list) -> None:
+    kernels, seen = [], set()
+    for ks, _ in pending:
+        for k in ks:
+            if k.name not in seen:
+                seen.add(k.name)
+                kernels.append(k)
+    if not kernels:
+        return
+    fallbacks = _fallbacks(kernels)
+    by_name = {k.name: f for k, f in zip(kernels, fallbacks)}
+    text = cgen.module_c(kernels, f"a batch of {len(pending)} functions")
+    rows = {s.op.name: s.op.c_version for k in kernels for s in k.stmts}
+    try:
+        module_name, key, material, comp = build.module_key(text, rows, VERSION)
+        module = build.load_module(text, module_name, key, material, comp, fallbacks)
+        found = {k.name: getattr(module, k.name) for k in kernels}
+    except (build.CompilerUnavailable, build.BuildFailed) as e:
+        warnings.warn(f"srcad: building a batch of fused kernels failed ({e}); their Python "
+                      f"fallbacks run instead", stacklevel=3)
+        found = by_name
+    for _, proxies in pending:
+        for name, proxy in proxies.items():
+            proxy.target = found[name]
+
+
+def _relpath(filename: str) -> str:
+    try:
+        rel = os.path.relpath(filename)
+    except ValueError:
+        return os.path.basename(filename)
+    return os.path.basename(filename) if rel.startswith("..") else rel
+
+
+def plan(functions: list, infos_of: dict, namespace: dict, origin: dict):
+    """(lowered copies of `functions`, their kernels, the module's C text): no compiler
+    needed. `origin` is codegen's header description (filename, name)."""
+    work = copy.deepcopy(functions)
+    kernels: list = []
+    taken: set = set()
+    where_file = _relpath(origin.get("filename", "?"))
+    lowerings = [FunctionLowering(f, infos_of.get(f.name), namespace,
+                                  f"{where_file}:{f.name}", kernels, taken) for f in work]
+    for f, fl in zip(work, lowerings):
+        env = {n: vt for n, i in (infos_of.get(f.name) or {}).items()
+               if (vt := VT.of_info(i)) is not None}
+        f.body = fl.body(f.body, env)
+    unique, seen = [], set()
+    for k in kernels:
+        if k.name not in seen:
+            seen.add(k.name)
+            unique.append(k)
+    if not unique:
+        return functions, [], None
+    text = cgen.module_c(unique, f"{where_file}:{origin.get('name', '?')}")
+    return work, unique, text
+
+
+def _fallbacks(kernels) -> tuple:
+    ns_base = {"np": np, **{n: getattr(runtime, n) for n in runtime.__all__}}
+    out = []
+    for k in kernels:
+        filename = f"<srcad-fallback {k.name}>"
+        linecache.cache[filename] = (len(k.fallback), None, k.fallback.splitlines(True),
+                                     filename)
+        ns = dict(ns_base)
+        exec(compile(k.fallback, filename, "exec"), ns)
+        out.append(ns[k.name])
+    return tuple(out)
+
+
+def lower(functions: list, infos_of: dict, namespace: dict, origin: dict):
+    """``(functions, LoweredModule | None)``: see the module docstring."""
+    work, kernels, text = plan(functions, infos_of, namespace, origin)
+    if not kernels:
+        return functions, None
+    if _TEXT_ONLY[0]:
+        return work, LoweredModule(text, kernels)
+    if _BATCH:
+        proxies = {k.name: _Pending(k.name) for k in kernels}
+        _BATCH[-1].append((kernels, proxies))
+        return work, LoweredModule(text, kernels, None, "(batched)", proxies)
+    rows = {}
+    for k in kernels:
+        for s in k.stmts:
+            rows[s.op.name] = s.op.c_version
+    try:
+        module_name, key, material, comp = build.module_key(text, rows, VERSION)
+        module = build.load_module(text, module_name, key, material, comp, _fallbacks(kernels))
+    except build.CompilerUnavailable as e:
+        if "compiler" not in _WARNED:
+            _WARNED.add("compiler")
+            warnings.warn(f"srcad: fuse=True needs a C compiler: {e}; running unfused",
+                          stacklevel=2)
+        return functions, None
+    except build.BuildFailed as e:
+        warnings.warn(f"srcad: building the fused kernels failed; running unfused. "
+                      f"This is a bug in srcad, please report it:\n{e}", stacklevel=2)
+        return functions, None
+    lowered = LoweredModule(text, kernels, module, module_name,
+                            {k.name: getattr(module, k.name) for k in kernels})
+    return work, lowered

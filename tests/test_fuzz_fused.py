@@ -1,0 +1,105 @@
+"""The differential fuzz corpus, fused: every program's value and gradients with fuse=True
+bit for bit equal to fuse=False.
+
+The programs are tests/fuzz_programs.py's (chains of 3-12 ops from the op table, branches,
+loops, calls, float32 and float64, broadcasting arguments; see tests/test_fuzz.py). A batch's
+programs are transformed inside one `srcad.lower.batch()`, so their kernels build as one
+module. Each program is checked on the same arguments as test_fuzz.py's (a): its source-mode
+value and gradients, unfused and fused, must have the same shape, dtype and bits; no kernel
+call may take the Python fallback (that would mean the fuser planned for types the program
+does not have); and across a batch most programs must actually fuse something.
+
+The default run checks `DEFAULT_SEEDS` batches (the first seeds of test_fuzz.py's corpus);
+``-m slow`` (or ``SRCAD_FUZZ_SLOW=1``) checks all of test_fuzz.py's default batches.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+import srcad
+from srcad import build
+from srcad.lower import batch
+from tests import fuzz_programs as FP
+from tests.test_fuzz import BATCHES, PER_BATCH, _bitwise, load_module
+
+DEFAULT_SEEDS = range(3)  # 150 programs, one kernel module per batch
+MIN_FUSED_SHARE = 0.5
+
+
+def run_fused_batch(seed, n=PER_BATCH):
+    programs = [FP.generate(FP.RandomChooser(seed * 100_003 + i), i) for i in range(n)]
+    module = load_module(programs, f"fused{seed}")
+    plans = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        with batch():
+            for prog in programs:
+                fn = getattr(module, prog.name)
+                args = prog.make_args(0)
+                try:
+                    plain = srcad.value_and_grad(fn, wrt=prog.wrt)
+                    expect = plain(*args)
+                except srcad.SrcadError:
+                    continue  # refused unfused (test_fuzz.py counts these): nothing to compare
+                fused = srcad.value_and_grad(fn, wrt=prog.wrt, fuse=True)
+                fused.compiled(fused.bind(args, {}))  # lowered now, built at the block's end
+                plans.append((prog, fused, args, expect))
+    failures, n_fused = [], 0
+    before = build.stats()["fallbacks"]
+    for prog, fused, args, expect in plans:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            got = fused(*args)
+        if "fused kernel" in srcad.source(fused):
+            n_fused += 1
+        (ev, eg), (gv, gg) = expect, got
+        single = not isinstance(prog.wrt, tuple)
+        eg, gg = ((eg,), (gg,)) if single else (eg, gg)
+        bad = [] if _bitwise(ev, gv) else ["value"]
+        bad += [f"gradient {i}" for i, (e, g) in enumerate(zip(eg, gg)) if not _bitwise(e, g)]
+        if bad:
+            failures.append(f"--- {', '.join(bad)} differ fused\n{prog.source}\n"
+                            f"{srcad.source(fused)}")
+    stats = build.stats()
+    assert stats["fallbacks"] == before, stats["last_fallback"]
+    return len(plans), n_fused, failures
+
+
+def _check(seed):
+    total, n_fused, failures = run_fused_batch(seed)
+    assert not failures, f"{len(failures)} program(s) differ fused:\n" + "\n".join(failures)
+    assert n_fused >= MIN_FUSED_SHARE * total, (n_fused, total)
+
+
+@pytest.mark.parametrize("seed", DEFAULT_SEEDS)
+def test_fuzz_fused_batch(seed):
+    _check(seed)
+
+
+@pytest.mark.slow
+def test_fuzz_fused_all_default_batches(request):
+    """All of test_fuzz.py's default batches, fused (~2,100 programs)."""
+    if "slow" not in (request.config.getoption("markexpr") or "") \
+            and not os.environ.get("SRCAD_FUZZ_SLOW"):
+        pytest.skip("the whole corpus fused: ask with -m slow or SRCAD_FUZZ_SLOW=1")
+    for seed in range(BATCHES):
+        if seed not in DEFAULT_SEEDS:
+            _check(seed)
+
+
+def test_batch_kernels_are_not_callable_inside_the_block():
+    def f(x):
+        return np.sum(np.tanh(x * 2.0) * x)
+
+    x = np.linspace(-1, 1, 8)
+    g = srcad.grad(f, fuse=True)
+    with batch():
+        g.compiled(g.bind((x,), {}))
+        with pytest.raises(RuntimeError, match="inside the srcad.lower.batch"):
+            g(x)
+    np.testing.assert_array_equal(g(x), srcad.grad(f)(x))
