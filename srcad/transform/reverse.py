@@ -58,8 +58,7 @@ from .control_flow import ControlFlowMixin
 from .module import Generated, Module
 from .specialise import Info, simplify
 from .stacks import StacksMixin
-from .templates import (as_array_operand, atom_expr, default_atom, effect_stmt, forward_expr,
-                        subst)
+from .templates import as_array_operand, atom_expr, default_atom, effect_stmt, forward_expr, subst
 
 
 class Reverse(AdjointsMixin, CallsMixin, CheckpointingMixin, ControlFlowMixin, StacksMixin):
