@@ -9,6 +9,7 @@ import numpy as np
 def loss_grad(W, b, x, y):
     # --- forward ---
     h_matmul = x @ W  # L10
+    # recomputed, not kept from the forward (fuse=True): loss_subtract
     # fused kernel fused_add_tanh_subtract_and_1_more_9d4ab3 (L10-L11): 7 ops in one pass over [4, 32], in place of:
     #   h_add = h_matmul + b  # L10
     #   h = np.tanh(h_add)  # L10
@@ -18,7 +19,6 @@ def loss_grad(W, b, x, y):
     dh_add = fused_add_tanh_subtract_and_1_more_9d4ab3(h_matmul, b, y)  # L10
     del h_matmul  # L10
     # --- backward ---
-    # recomputed, not kept from the forward (fuse=True): loss_subtract
     # grad of L10: h = np.tanh(x @ W + b)
     db = dh_add.sum(axis=0)  # L10
     dW = x.T @ dh_add  # L10

@@ -4,7 +4,7 @@
 # user source sha256: 8fa1f8695a44
 # from the user's module: attention, cross_entropy, gelu, layer_norm, log_softmax, merge_heads, mlp, softmax, split_heads
 import numpy as np
-from srcad.runtime import Stack, as_grad, extremum_grad, inverse_permutation, matmul_grad_a, matmul_grad_b, unindex, zeros_grad
+from srcad.runtime import Stack, as_grad, extremum_grad, inverse_permutation, unbroadcast, unindex, zeros_grad
 
 
 def log_softmax_fwd(x):
@@ -171,13 +171,13 @@ def mlp_bwd(saved, dmlp):
     # --- backward ---
     # grad of L79: return gelu(x @ w_fc + b_fc) @ w_proj + b_proj
     db_proj = dmlp.sum(axis=(0, 1))  # L79
-    dmlp_gelu = matmul_grad_a(dmlp, mlp_gelu, w_proj)  # L79
-    dw_proj = matmul_grad_b(dmlp, mlp_gelu, w_proj)  # L79
+    dmlp_gelu = (dmlp.reshape(16, 16) @ w_proj.T).reshape((2, 8, 64))  # L79
+    dw_proj = mlp_gelu.reshape(16, 64).T @ dmlp.reshape(16, 16)  # L79
     dmlp_add_part, = gelu_bwd(mlp_gelu_saved, dmlp_gelu)  # L79
     del dmlp_gelu  # L79
     db_fc = dmlp_add_part.sum(axis=(0, 1))  # L79
-    dx = matmul_grad_a(dmlp_add_part, x, w_fc)  # L79
-    dw_fc = matmul_grad_b(dmlp_add_part, x, w_fc)  # L79
+    dx = unbroadcast((dmlp_add_part.reshape(16, 64) @ w_fc.T).reshape((2, 8, 16)), x)  # L79
+    dw_fc = unbroadcast(x.reshape(16, 16).T @ dmlp_add_part.reshape(16, 64), w_fc)  # L79
     del dmlp_add_part  # L79
     return (dx, dw_fc, db_fc, dw_proj, db_proj)  # L79
 
@@ -409,13 +409,13 @@ def attention_bwd(saved, dattention):
     # --- backward ---
     # grad of L74: return out @ w_o + b_o
     db_o = dattention.sum(axis=(0, 1))  # L74
-    dout = matmul_grad_a(dattention, out, w_o)  # L74
-    dw_o = matmul_grad_b(dattention, out, w_o)  # L74
+    dout = (dattention.reshape(16, 16) @ w_o.T).reshape((2, 8, 16))  # L74
+    dw_o = out.reshape(16, 16).T @ dattention.reshape(16, 16)  # L74
     # grad of L73: out = merge_heads(att @ v)
     dout_matmul_part, = merge_heads_bwd(out_saved, dout)  # L73
     del dout  # L73
-    datt = matmul_grad_a(dout_matmul_part, att, v)  # L73
-    dv = matmul_grad_b(dout_matmul_part, att, v)  # L73
+    datt = unbroadcast(dout_matmul_part @ np.swapaxes(v, -1, -2), att)  # L73
+    dv = unbroadcast(np.swapaxes(att, -1, -2) @ dout_matmul_part, v)  # L73
     del dout_matmul_part  # L73
     # grad of L72: att = softmax(scores)
     dscores_part, = softmax_bwd(att_saved, datt)  # L72
@@ -426,8 +426,8 @@ def attention_bwd(saved, dattention):
     # grad of L69: scores = (q @ np.swapaxes(k, -1, -2)) * scale
     dscores_matmul = dscores_L69 * scale  # L69
     del dscores_L69  # L69
-    dq = matmul_grad_a(dscores_matmul, q, scores_swapaxes)  # L69
-    dscores_swapaxes = matmul_grad_b(dscores_matmul, q, scores_swapaxes)  # L69
+    dq = dscores_matmul @ np.swapaxes(scores_swapaxes, -1, -2)  # L69
+    dscores_swapaxes = np.swapaxes(q, -1, -2) @ dscores_matmul  # L69
     del dscores_matmul  # L69
     dk = np.swapaxes(dscores_swapaxes, -1, -2)  # L69
     del dscores_swapaxes  # L69
@@ -435,21 +435,21 @@ def attention_bwd(saved, dattention):
     dv_add_part, = split_heads_bwd(v_saved, dv)  # L67
     del dv  # L67
     db_v = dv_add_part.sum(axis=(0, 1))  # L67
-    dx = matmul_grad_a(dv_add_part, x, w_v)  # L67
-    dw_v = matmul_grad_b(dv_add_part, x, w_v)  # L67
+    dx = unbroadcast((dv_add_part.reshape(16, 16) @ w_v.T).reshape((2, 8, 16)), x)  # L67
+    dw_v = unbroadcast(x.reshape(16, 16).T @ dv_add_part.reshape(16, 16), w_v)  # L67
     del dv_add_part  # L67
     # grad of L66: k = split_heads(x @ w_k, n_heads)
     dk_matmul_part, = split_heads_bwd_2(k_saved, dk)  # L66
     del dk  # L66
-    dx += matmul_grad_a(dk_matmul_part, x, w_k)  # L66
-    dw_k = matmul_grad_b(dk_matmul_part, x, w_k)  # L66
+    dx += unbroadcast((dk_matmul_part.reshape(16, 16) @ w_k.T).reshape((2, 8, 16)), x)  # L66
+    dw_k = unbroadcast(x.reshape(16, 16).T @ dk_matmul_part.reshape(16, 16), w_k)  # L66
     del dk_matmul_part  # L66
     # grad of L65: q = split_heads(x @ w_q + b_q, n_heads)
     dq_add_part, = split_heads_bwd_3(q_saved, dq)  # L65
     del dq  # L65
     db_q = dq_add_part.sum(axis=(0, 1))  # L65
-    dx += matmul_grad_a(dq_add_part, x, w_q)  # L65
-    dw_q = matmul_grad_b(dq_add_part, x, w_q)  # L65
+    dx += unbroadcast((dq_add_part.reshape(16, 16) @ w_q.T).reshape((2, 8, 16)), x)  # L65
+    dw_q = unbroadcast(x.reshape(16, 16).T @ dq_add_part.reshape(16, 16), w_q)  # L65
     del dq_add_part  # L65
     return (dx, dw_q, db_q, dw_k, dw_v, db_v, dw_o, db_o)  # L74
 
@@ -595,9 +595,10 @@ def loss_grad(params, tokens, targets, n_heads):
     dz = np.reshape(dloss_reshape_part, (2, 8, 11))  # L54
     del dloss_reshape_part  # L54
     # grad of L53: z = h @ wte.T
-    dh = matmul_grad_a(dz, h, z_transpose)  # L53
-    dz_transpose = matmul_grad_b(dz, h, z_transpose)  # L53
-    del dz, h, z_transpose  # L53
+    dh = (dz.reshape(16, 11) @ z_transpose.T).reshape((2, 8, 16))  # L53
+    del z_transpose  # L53
+    dz_transpose = h.reshape(16, 16).T @ dz.reshape(16, 11)  # L53
+    del dz, h  # L53
     dwte = np.transpose(dz_transpose, None)  # L53
     del dz_transpose  # L53
     # grad of L52: h = layer_norm(h, params["lnf_g"], params["lnf_b"])

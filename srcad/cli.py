@@ -126,10 +126,12 @@ def fused_sources(path, func: str, wrt, kind: str = "grad") -> tuple[str, str | 
     return c.source, (c.kernels.c_source if c.kernels is not None else None)
 
 
-def stage_source(path, func: str, wrt, kind: str, stage: str) -> str:
-    """`path:func`'s program after one stage of the pipeline (srcad/stages.py)."""
-    t, args = _target(path, func, wrt, kind)
-    return stage_text(t, stage, None if args is None else t.bind(args, {}))
+def stage_source(path, func: str, wrt, kind: str, stage: str, options=None) -> str:
+    """`path:func`'s program after one stage of the pipeline (srcad/stages.py); with
+    fuse=True, planned (the C is written, not built)."""
+    t, args = _target(path, func, wrt, kind, options)
+    with text_only():
+        return stage_text(t, stage, None if args is None else t.bind(args, {}))
 
 
 @contextlib.contextmanager
@@ -259,7 +261,8 @@ def main(argv=None) -> int:
                 wrt = [int(w) if w.lstrip("-").isdigit() else w for w in args.wrt.split(",")]
             kind = "vjp" if args.vjp else ("grad_grad" if args.order == 2 else "grad")
             if args.stage:
-                print(stage_source(path, func, wrt, kind, args.stage), end="")
+                print(stage_source(path, func, wrt, kind, args.stage,
+                                   {"fuse": True} if args.fuse else None), end="")
                 return 0
             c_text = None
             if args.fuse:

@@ -5,7 +5,9 @@ these helpers by name, and each is itself a row of the table (srcad/ops/runtime_
 generated code can be differentiated again (higher order).
 
 Their shape-specialised forms (an identity unbroadcast disappears, a 2-D matmul backward reads
-``dh @ W.T``) live with the transform, in srcad/transform/specialise.py.
+``dh @ W.T``) live with the transform, in srcad/transform/specialise.py; matmul's backward is
+one expression per shape class (`matmul_grad_form`, srcad/runtime_linalg.py) that both the
+helpers here and the specialiser use.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from .runtime_arrays import (  # noqa: F401  (the array ops' helpers)
 from .runtime_linalg import (  # noqa: F401  (the matrix ops' helpers)
     as_columns, einsum_grad, einsum_grad_first, einsum_grad_tangent, einsum_jvp,
     einsum_jvp_first, einsum_jvp_tangent, from_columns, inner_grad_a, inner_grad_b, kron_grad_a,
-    kron_grad_b, tensordot_grad_a, tensordot_grad_b)
+    kron_grad_b, matmul_grad_form, tensordot_grad_a, tensordot_grad_b)
 from .runtime_python import (  # noqa: F401  (lists and dicts: the Python people write)
     Items, Slots, append_tangents, appended_tangent, dict_keys, dict_set, grow_grad,
     head_grad, key_grad, key_tree, keyed_tangent, keys_tangent, last_grad, list_append,
@@ -311,44 +313,33 @@ def unstack(g, xs, axis=0):
     return pieces_tree([np.take(g, i, axis=axis) for i in range(len(xs))], xs)
 
 
-def _promote(a, b):
-    """View 1-D matmul operands as matrices, as numpy does."""
-    a2 = a[None, :] if np.ndim(a) == 1 else a
-    b2 = b[:, None] if np.ndim(b) == 1 else b
-    return a2, b2
+_FORMS: dict = {}  # matmul_grad_form's expression -> a compiled function of (g, a, b)
 
 
-def _expand_g(g, a, b):
-    g = np.asarray(g)
-    if np.ndim(a) == 1:
-        g = np.expand_dims(g, -2)
-    if np.ndim(b) == 1:
-        g = np.expand_dims(g, -1)
-    return g
+def _run_form(form, g, a, b):
+    fn = _FORMS.get(form)
+    if fn is None:
+        fn = _FORMS[form] = eval(f"lambda g, a, b: {form}",  # noqa: S307 (our own text)
+                                 {"np": np, "unbroadcast": unbroadcast})
+    return fn(g, a, b)
+
+
+def _matrix(x):
+    return x if isinstance(x, np.ndarray) else np.asarray(x)
 
 
 def matmul_grad_a(g, a, b):
-    """d(a @ b)/da applied to g, for 1-D, 2-D and batched (broadcast) operands."""
-    if np.ndim(a) == 1 and np.ndim(b) == 1:  # an inner product: g is a scalar
-        return g * b
-    a2, b2 = _promote(a, b)
-    g2 = _expand_g(g, a, b)
-    da = g2 @ np.swapaxes(b2, -1, -2)
-    da = unbroadcast(da, a2)
-    return np.reshape(da, np.shape(a)) if np.ndim(a) == 1 else da
+    """d(a @ b)/da applied to g, for 1-D, 2-D and batched (broadcast) operands: the plain GEMM
+    of `matmul_grad_form` (shared with the generated code, so both modes run the same calls)."""
+    a, b = _matrix(a), _matrix(b)
+    # unbroadcast: shapes already match; it casts to a's dtype (mixed precision operands)
+    return unbroadcast(_run_form(matmul_grad_form(a.shape, b.shape, "a"), g, a, b), a)
 
 
 def matmul_grad_b(g, a, b):
-    """d(a @ b)/db applied to g, for 1-D, 2-D and batched (broadcast) operands."""
-    if np.ndim(a) == 1 and np.ndim(b) == 1:
-        return g * a
-    a2, b2 = _promote(a, b)
-    g2 = _expand_g(g, a, b)
-    db = np.swapaxes(a2, -1, -2) @ g2
-    db = unbroadcast(db, b2)
-    return np.reshape(db, np.shape(b)) if np.ndim(b) == 1 else db
-
-
+    """d(a @ b)/db applied to g (see `matmul_grad_a`)."""
+    a, b = _matrix(a), _matrix(b)
+    return unbroadcast(_run_form(matmul_grad_form(a.shape, b.shape, "b"), g, a, b), b)
 
 
 def dot_grad_a(g, a, b):

@@ -40,6 +40,7 @@ __all__ = [
     "inner_grad_b",
     "kron_grad_a",
     "kron_grad_b",
+    "matmul_grad_form",
     "tensordot_grad_a",
     "tensordot_grad_b",
 ]
@@ -47,6 +48,94 @@ __all__ = [
 
 def _T(x):
     return np.swapaxes(x, -1, -2)
+
+
+# --- matmul's backward as BLAS calls ---------------------------------------------------------
+# One expression per shape class, over the names g (the cotangent of a @ b), a and b, with the
+# shapes written in as constants. `matmul_grad_a/b` (srcad/runtime.py) evaluate it in tape mode
+# and the specialiser (srcad/transform/specialise.py) writes it into generated code, so the two
+# modes run the same numpy calls by construction.
+#
+#   C = A B:  dA = G B^T,  dB = A^T G.
+#
+# Where one operand has no batch (or only 1s), the batch and row axes of the other operand and
+# of G are one axis of a matrix: a reshape (a view of a C-contiguous array) makes the backward
+# ONE 2-D GEMM, whose contraction also sums over the batch (no batched matmul, no unbroadcast
+# sum): for (8, 64, 128) @ (128, 512), dW = x.reshape(512, 128).T @ g.reshape(512, 512).
+# Summing over the batch inside the GEMM changes the summation order of that gradient (a
+# different last bit than a batched product summed afterwards); the others keep numpy's order.
+
+
+def _batch_ones(shape) -> bool:
+    return all(n == 1 for n in shape[:-2])
+
+
+def _out_batch(a_shape, b_shape):
+    return tuple(np.broadcast_shapes(a_shape[:-2], b_shape[:-2]))
+
+
+def matmul_grad_form(a_shape, b_shape, wrt: str) -> str:
+    """The backward of ``a @ b`` w.r.t. `wrt` ("a" or "b") for operands of these shapes, as a
+    numpy expression over ``g``, ``a`` and ``b`` (``unbroadcast`` only where two batches
+    broadcast against each other).
+
+    >>> matmul_grad_form((8, 64, 128), (128, 512), "b")
+    'a.reshape(512, 128).T @ g.reshape(512, 512)'
+    >>> matmul_grad_form((8, 64, 128), (128, 512), "a")
+    '(g.reshape(512, 512) @ b.T).reshape((8, 64, 128))'
+    """
+    a_shape, b_shape = tuple(a_shape), tuple(b_shape)
+    na, nb = len(a_shape), len(b_shape)
+    if na == 0 or nb == 0:
+        raise SrcadError("matmul of a 0-d operand: numpy refuses it")
+    if na == 1 and nb == 1:  # an inner product: g is a scalar
+        return "g * b" if wrt == "a" else "g * a"
+    K = a_shape[-1]
+    N = b_shape[-1] if nb >= 2 else None
+    M = a_shape[-2] if na >= 2 else None
+    # the rows of the one GEMM (batch x M): a number, not -1 (numpy refuses -1 beside a 0)
+    rows_a = int(np.prod(a_shape[:-1], dtype=np.int64))
+    rows_g = int(np.prod(_out_batch(a_shape, b_shape), dtype=np.int64)) * (M or 1)
+    if wrt == "a":
+        if nb == 1:  # (..., M, K) @ (K,): g is (..., M); da = outer(g, b)
+            return "g[..., None] * b"
+        b2 = "b" if nb == 2 else f"b.reshape({K}, {N})"
+        if na == 1:  # (K,) @ (..., K, N): g is (..., N)
+            if _batch_ones(b_shape):
+                return f"{b2} @ g" if nb == 2 else f"{b2} @ g.reshape({N})"
+            batch = int(np.prod(b_shape[:-2], dtype=np.int64))
+            return f"(b @ g[..., None]).reshape({batch}, {K}).sum(axis=0)"
+        if _batch_ones(b_shape):
+            if na == 2 and nb == 2:
+                return "g @ b.T"
+            return f"(g.reshape({rows_g}, {N}) @ {b2}.T).reshape({a_shape!r})"
+        bt = "np.swapaxes(b, -1, -2)"
+        if _batch_ones(a_shape):  # a shared by every matrix of b's batch: sum over the batch
+            tail = "" if na == 2 else f".reshape({a_shape!r})"
+            batch = int(np.prod(b_shape[:-2], dtype=np.int64))
+            return f"(g @ {bt}).reshape({batch}, {M}, {K}).sum(axis=0){tail}"
+        if a_shape[:-2] == b_shape[:-2]:
+            return f"g @ {bt}"
+        return f"unbroadcast(g @ {bt}, a)"
+    # wrt == "b"
+    if na == 1:  # (K,) @ (..., K, N): db = outer(a, g) for each matrix of the batch
+        return "a[:, None] * g" if nb == 2 else "a[:, None] * g[..., None, :]"
+    a2 = "a" if na == 2 else f"a.reshape({rows_a}, {K})"
+    if nb == 1:  # (..., M, K) @ (K,): g is (..., M); one GEMV over batch and rows
+        return "a.T @ g" if na == 2 else f"{a2}.T @ g.reshape({rows_a})"
+    if _batch_ones(b_shape):
+        if na == 2 and nb == 2:
+            return "a.T @ g"
+        gemm = f"{a2}.T @ g.reshape({rows_g}, {N})"
+        return gemm if nb == 2 else f"({gemm}).reshape({b_shape!r})"
+    out_batch = _out_batch(a_shape, b_shape)
+    if _batch_ones(a_shape) and b_shape[:-2] == out_batch:
+        at = "a.T" if na == 2 else f"a.reshape({M}, {K}).T"
+        return f"{at} @ g"
+    at = "np.swapaxes(a, -1, -2)"
+    if a_shape[:-2] == b_shape[:-2]:
+        return f"{at} @ g"
+    return f"unbroadcast({at} @ g, b)"
 
 
 def _float_dtype(*xs):

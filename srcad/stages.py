@@ -14,7 +14,6 @@ The later stages print the generated functions (srcad/gcode.py) as codegen rende
 from __future__ import annotations
 
 import ast
-from dataclasses import replace
 
 from . import ir
 from .analysis.activity import active_vars
@@ -54,7 +53,7 @@ def stage_text(t: Transformed, stage: str, values=None) -> str:
         seen[name] = value if isinstance(value, str) else "\n\n".join(
             "\n".join(render_function(f)) for f in value) + "\n"
 
-    build(t._ir, infos, signature, replace(t.options, wrt=tuple(wrt)), dump=dump)
+    build(t._ir, infos, signature, t.build_options(wrt, infos, signature, values), dump=dump)
     return seen[stage]
 
 

@@ -186,16 +186,23 @@ class Transformed:
             self._last = c
         return c
 
-    def _build(self, wrt, infos, signature, values=None, to_transform=False) -> Compiled:
+    def build_options(self, wrt, infos, signature, values=None,
+                      to_transform=False) -> Options:
+        """The options one specialisation is built with: the user's, with the memory-budget
+        planner's choices (measured on `values`) and fuse=True's recomputation."""
         opts = replace(self.options, wrt=tuple(wrt), reparsed=to_transform)
+        if opts.memory_budget is not None and values is not None and \
+                self.kind != "jvp" and not to_transform:
+            opts = self._budget_policy(opts, infos, signature, values)
+        if opts.fuse and opts.kind != "jvp" and not to_transform:
+            # fused code recomputes elementwise values in the backward rather than saving
+            # them: inside a kernel that costs arithmetic, not memory traffic
+            opts = replace(opts, remat=True)
+        return opts
+
+    def _build(self, wrt, infos, signature, values=None, to_transform=False) -> Compiled:
         try:
-            if opts.memory_budget is not None and values is not None and \
-                    self.kind != "jvp" and not to_transform:
-                opts = self._budget_policy(opts, infos, signature, values)
-            if opts.fuse and opts.kind != "jvp" and not to_transform:
-                # fused code recomputes elementwise values in the backward rather than
-                # saving them: inside a kernel that costs arithmetic, not memory traffic
-                opts = replace(opts, remat=True)
+            opts = self.build_options(wrt, infos, signature, values, to_transform)
             return build(self._ir, infos, signature, opts)
         except SrcadError:
             raise

@@ -153,6 +153,19 @@ def test_lowered_source_says_what_each_kernel_replaces():
     assert "-ffast-math" not in c.split("never", 1)[0]
 
 
+def test_comments_on_what_a_kernel_absorbed_come_before_its_call():
+    """A "recomputed, not kept from the forward" comment whose statements all went into a
+    kernel describes that kernel: it stands above the call, never left behind below it."""
+    g = srcad.grad(T.block_loss, wrt="p", fuse=True)
+    g(*T.EXAMPLES["block_loss"]())
+    lines = srcad.source(g).splitlines()
+    notes = [i for i, ln in enumerate(lines) if "recomputed, not kept" in ln]
+    assert notes
+    for i in notes:
+        nxt = next(ln.strip() for ln in lines[i + 1:] if not ln.strip().startswith("#"))
+        assert not nxt.startswith(("return", "del ")), (lines[i], nxt)
+
+
 # -- the runtime on arguments it was not built for ------------------------------------------
 
 SRC = "def kern(x, y):\n    t = x * y + 1.0\n    return np.tanh(t) * t\n"

@@ -521,10 +521,12 @@ class FunctionLowering:
             return
         k, call, comments, unbound = built
         self.kernels.append(k)
+        lead, pending = self._comments_of_kernel(r)
+        out.extend(lead)
         out.extend(comments)
         out.append(call)
         hoisted = {p.target for p in r.parts if p.must_bind}
-        for _, ln in r.pending:
+        for _, ln in pending:
             node = ln.node
             if isinstance(node, ast.Delete):
                 keep = [t for t in node.targets
@@ -540,6 +542,27 @@ class FunctionLowering:
                 hoisted -= set(gone)
         if r.tail is not None:
             out.append(r.tail[1])
+
+    @staticmethod
+    def _comments_of_kernel(r: Region) -> tuple[list, list]:
+        """(comments to put before the kernel's call, the other deferred lines): a comment
+        inside the chain whose statements (up to the next comment) all went into the kernel
+        describes the kernel ("recomputed, not kept from the forward: ..."); the others keep
+        their place after the call, before the statements they describe."""
+        kept = {i for i, ln in r.pending  # (a `del` describes nothing)
+                if ln.node is not None and not isinstance(ln.node, ast.Delete)}
+        if r.tail is not None:
+            kept.add(r.tail[0])
+        statements = sorted({p.source for p in r.parts} | kept)
+        at = [i for i, ln in r.pending if ln.node is None]
+        lead = set()
+        for k, c in enumerate(at):
+            end = at[k + 1] if k + 1 < len(at) else float("inf")
+            covered = [i for i in statements if c < i < end]
+            if covered and not kept.intersection(covered):
+                lead.add(c)
+        return ([ln for i, ln in r.pending if i in lead],
+                [(i, ln) for i, ln in r.pending if i not in lead])
 
     def _dissolve(self, r: Region) -> list:
         """A chain too short to fuse: the lines as they were (a statement split between this

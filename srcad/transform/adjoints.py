@@ -45,10 +45,15 @@ def is_fresh(expr: ast.expr, globals_: dict, specialised: bool = False) -> bool:
                 row = lookup(fn) if fn is not None else None
                 # a row marked `view` (np.flip, np.moveaxis, ...) may return memory of its input
                 return fn is not None and fn not in _VIEW_NP and not (row and row.view)
+            if f.attr == "reshape":  # a view of a new array only the view refers to
+                return is_fresh(f.value, globals_, specialised)
             return f.attr in ("astype", "copy", "sum")
         if isinstance(f, ast.Name):
-            # (not unbroadcast: where shapes are unknown it may hand back its input)
-            return globals_.get(f.id, getattr(runtime, f.id, None)) in _FRESH_HELPERS
+            fn = globals_.get(f.id, getattr(runtime, f.id, None))
+            if fn is runtime.unbroadcast and expr.args:
+                # it may hand back its input (shapes unknown): fresh when that input is
+                return is_fresh(expr.args[0], globals_, specialised)
+            return fn in _FRESH_HELPERS
     return False
 
 

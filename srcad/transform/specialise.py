@@ -3,7 +3,8 @@
 Once a transformed function is specialised to its inputs' shapes and dtypes, some rule
 forms can be simplified at generation time:
   * runtime helpers with a ``simplify`` hook (``unbroadcast(g, x)`` with equal shapes is
-    ``g``; a 2-D ``matmul_grad_b(g, a, b)`` is ``a.T @ g``);
+    ``g``; a 2-D ``matmul_grad_b(g, a, b)`` is ``a.T @ g``, an N-D @ 2-D one the single GEMM
+    ``x.reshape(512, 128).T @ g.reshape(512, 512)``);
   * helpers marked ``static`` on constant arguments are evaluated
     (``inverse_permutation(None)`` is ``None``);
   * shape queries on values of known shape become constants (``np.size(h)`` is 512);
@@ -107,7 +108,9 @@ class _Simplify(ast.NodeTransformer):
         simplify = SIMPLIFY.get(fn)
         if simplify is not None and not node.keywords:
             infos = [self.info_of(a) for a in node.args]
-            if all(i is not None for i in infos):
+            # a hook may take an unknown first argument (matmul's backward needs only the
+            # operands' shapes; the cotangent's Info is missing after a subroutine's call)
+            if all(i is not None for i in infos[getattr(simplify, "known_from", 0):]):
                 template = simplify(*infos)
                 if template is not None:
                     params = list(inspect.signature(fn).parameters)
@@ -204,24 +207,31 @@ def _unreduce_form(g: Info, x: Info, axis: Info | None = None, keepdims: Info | 
     return f"np.broadcast_to({src}, {x.shape!r})"
 
 
-def _matmul_a_form(g: Info, a: Info, b: Info):
-    if a.dtype != b.dtype:
-        return None
-    if a.ndim == 2 and b.ndim == 2:
-        return "g @ b.T"
-    if a.ndim == 1 and b.ndim == 1:
-        return "g * b"
-    return None
+def _same_dtype(g: Info | None, a: Info, b: Info) -> bool:
+    """a, b and g of one dtype (g may be a Python float: it then takes theirs)."""
+    return (a.dtype is not None and a.dtype == b.dtype
+            and (g is None or g.dtype in (None, a.dtype)))
 
 
-def _matmul_b_form(g: Info, a: Info, b: Info):
-    if a.dtype != b.dtype:
+def _matmul_form(g: Info | None, a: Info, b: Info, wrt: str):
+    if not _same_dtype(g, a, b) or a.ndim == 0 or b.ndim == 0:
         return None
-    if a.ndim == 2 and b.ndim == 2:
-        return "a.T @ g"
-    if a.ndim == 1 and b.ndim == 1:
-        return "g * a"
-    return None
+    form = runtime.matmul_grad_form(a.shape, b.shape, wrt)
+    # a cotangent of unknown dtype: cast as the helper does (unbroadcast of equal shapes
+    # only casts), so that the two modes still run the same calls
+    return form if g is not None else f"unbroadcast({form}, {wrt})"
+
+
+def _matmul_a_form(g: Info | None, a: Info, b: Info):
+    # the helper's own expression for these shapes (runtime_linalg.matmul_grad_form): a plain
+    # GEMM on reshaped operands where one operand has no batch, so both modes match bitwise
+    # (mixed dtypes keep the call, which casts its result to the argument's dtype after
+    # running the same expression)
+    return _matmul_form(g, a, b, "a")
+
+
+def _matmul_b_form(g: Info | None, a: Info, b: Info):
+    return _matmul_form(g, a, b, "b")
 
 
 def _dot_a_form(g: Info, a: Info, b: Info):
@@ -235,6 +245,9 @@ def _dot_b_form(g: Info, a: Info, b: Info):
         return None
     return _matmul_b_form(g, a, b) or "matmul_grad_b(g, a, b)"
 
+
+_matmul_a_form.known_from = _matmul_b_form.known_from = 1
+_dot_a_form.known_from = _dot_b_form.known_from = 1
 
 SIMPLIFY = {
     runtime.dot_grad_a: _dot_a_form,
