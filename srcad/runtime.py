@@ -19,8 +19,8 @@ from .gradtree import _ZERO, GradTree, _slot, _Zero, pieces_tree, zeros_grad  # 
 from .runtime_arrays import (  # noqa: F401  (the array ops' helpers)
     asarray_like, unasarray,
     concatenate_pieces, cumprod_grad, cumprod_jvp, diag_grad, flatten, hsplit_axis, join_pieces,
-    opposite, pad_value_grad, permute_like, place_appended, rolled_to, select_default_grad,
-    select_default_jvp, select_pieces, sort_like, stack_pieces, unappend, undiagonal, undiff,
+    opposite, pad_value_grad, permute_like, place_appended, prod_others_jvp, rolled_to,
+    select_default_grad, select_default_jvp, select_pieces, sort_like, stack_pieces, unappend, undiagonal, undiff,
     unjoin, unpad, unpermute, unrepeat, unselect, unsort, unsplit, unsupported_derivative,
     untake, untake_along_axis, untile)
 from .runtime_linalg import (  # noqa: F401  (the matrix ops' helpers)
@@ -32,8 +32,10 @@ from .runtime_python import (  # noqa: F401  (lists and dicts: the Python people
     head_grad, key_grad, key_tree, keyed_tangent, keys_tangent, last_grad, list_append,
     slot_tree, without_key)
 from .runtime_decompositions import (  # noqa: F401  (the decomposition ops' helpers)
-    cholesky_grad, cholesky_jvp, eigh_grad, eigh_jvp, norm_grad, norm_grad_dot, norm_jvp,
-    norm_reduce, svd_grad, svd_jvp)
+    diag_embed, eig_gaps, fold_triangle, norm_grad, norm_grad_dot, norm_jvp, norm_matrix_axes,
+    norm_reduce, norm_svd_unweights, norm_svd_weights, norm_uses_svd,
+    phi_lower, svd_gaps, svd_grad, svd_jvp, svd_s_grad, svd_s_grad_usv, symmetric_from,
+    transpose_if)
 
 __all__ = [
     "Stack",
@@ -74,6 +76,7 @@ __all__ = [
     "concatenate_pieces",
     "cumprod_grad",
     "cumprod_jvp",
+    "prod_others_jvp",
     "diag_grad",
     "flatten",
     "hsplit_axis",
@@ -118,16 +121,25 @@ __all__ = [
     "tensordot_grad_a",
     "tensordot_grad_b",
     # srcad/runtime_decompositions.py
-    "cholesky_grad",
-    "cholesky_jvp",
-    "eigh_grad",
-    "eigh_jvp",
+    "eig_gaps",
+    "fold_triangle",
+    "phi_lower",
+    "symmetric_from",
+    "transpose_if",
     "norm_grad",
     "norm_grad_dot",
     "norm_jvp",
     "norm_reduce",
+    "diag_embed",
+    "norm_matrix_axes",
+    "norm_svd_unweights",
+    "norm_svd_weights",
+    "norm_uses_svd",
+    "svd_gaps",
     "svd_grad",
     "svd_jvp",
+    "svd_s_grad",
+    "svd_s_grad_usv",
     # srcad/runtime_python.py
     "Items",
     "Slots",

@@ -39,6 +39,7 @@ __all__ = [
     "unselect",
     "cumprod_grad",
     "cumprod_jvp",
+    "prod_others_jvp",
     "diag_grad",
     "opposite",
     "pad_value_grad",
@@ -367,6 +368,40 @@ def cumprod_jvp(t, a, axis=None):
         for i in range(1, n):
             d[..., i] = d[..., i - 1] * am[..., i] + prev[..., i - 1] * tm[..., i]
     return _like(back(d), a)
+
+
+def prod_others_jvp(t, a, axis=None):
+    """np.prod's second derivative as a map: element k of each reduced group gets the sum,
+    over the group's other elements i, of t_i times the product of the group's elements other
+    than i and k. It is the derivative along `t` of the "product of the other elements" that
+    `prod_grad` multiplies by, and (a Hessian) its own transpose. Exact where `a` holds zeros:
+    with o_k = l_k r_k (the products left and right of k), do_k = dl_k r_k + l_k dr_k, and
+    dl, dr follow the recurrences dl_{k+1} = dl_k a_k + l_k t_k (no division)."""
+    a = np.asarray(a)
+    nd = a.ndim
+    axes = tuple(range(nd)) if axis is None else tuple(
+        int(x) % nd for x in np.atleast_1d(axis))
+    last = tuple(range(nd - len(axes), nd))
+    am = np.moveaxis(a, axes, last)
+    tm = np.moveaxis(np.broadcast_to(t, a.shape), axes, last)
+    lead = am.shape[:nd - len(axes)]
+    x = np.reshape(am, lead + (-1,))
+    u = np.reshape(tm, lead + (-1,))
+    dtype = np.result_type(u, x)
+    n = x.shape[-1]
+
+    def sweep(order):
+        prod, dprod = np.ones(lead, dtype), np.zeros(lead, dtype)
+        p, dp = np.empty(x.shape, dtype), np.empty(x.shape, dtype)
+        for k in order:
+            p[..., k], dp[..., k] = prod, dprod
+            prod, dprod = prod * x[..., k], dprod * x[..., k] + prod * u[..., k]
+        return p, dp
+
+    left, dleft = sweep(range(n))
+    right, dright = sweep(range(n - 1, -1, -1))
+    d = np.reshape(dleft * right + left * dright, am.shape)
+    return _like(np.moveaxis(d, last, axes), a)
 
 
 # --- differences, permutations, joins, selections, appends --------------------------------------

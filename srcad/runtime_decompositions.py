@@ -1,8 +1,11 @@
 """Runtime helpers for np.linalg.norm and the decompositions of the table
-(srcad/ops/matrix.py): cholesky, eigh and svd, as backward (``*_grad``) and tangent
-(``*_jvp``) maps. Each pair is linear in its first argument and the two are each other's
-transposes, which is how their rows (srcad/ops/helper_rows.py) give them a VJP and a JVP
-there; a second derivative through their other arguments is refused (see helper_rows.py).
+(srcad/ops/matrix.py): cholesky, eigh and svd. Their rules are numpy expressions (solves,
+matmuls) over the small helpers here -- linear maps with exact transposes (`transpose_if`,
+`phi_lower`, `symmetric_from` / `fold_triangle`, `diag_embed`, the norm's singular-value
+weights) and the gaps between eigenvalues or squared singular values (`eig_gaps`,
+`svd_gaps`), whose own derivatives their rows (srcad/ops/helper_rows.py) say -- so generated
+code calling them differentiates again. `svd_jvp` / `svd_grad` and the norm's maps are
+backward/tangent pairs, linear in their first argument and each other's transposes.
 
 numpy's cholesky and eigh read one triangle of their input, so their gradients are folded
 onto that triangle; eigenvector and singular-vector gradients divide by gaps between
@@ -10,10 +13,8 @@ eigenvalues (squared singular values) and are infinite or NaN where those repeat
 M. Giles (2008); I. Murray, "Differentiation of the Cholesky decomposition" (2016);
 J. Townsend, "Differentiating the singular value decomposition" (2016).
 
->>> L = np.linalg.cholesky(np.array([[4.0, 2.0], [2.0, 3.0]]))
->>> g = cholesky_grad(np.eye(2), L)  # d trace(L) / dA: numpy reads A's lower triangle
->>> g.shape, float(g[0, 1])
-((2, 2), 0.0)
+>>> fold_triangle(np.array([[1.0, 2.0], [3.0, 4.0]])).tolist()  # numpy reads the lower one
+[[1.0, 0.0], [5.0, 4.0]]
 """
 
 from __future__ import annotations
@@ -24,16 +25,25 @@ from .errors import SrcadError
 from .runtime_linalg import _T, _float_dtype, _like, _tree
 
 __all__ = [
-    "cholesky_grad",
-    "cholesky_jvp",
-    "eigh_grad",
-    "eigh_jvp",
+    "eig_gaps",
+    "fold_triangle",
+    "phi_lower",
+    "symmetric_from",
+    "transpose_if",
     "norm_grad",
     "norm_grad_dot",
     "norm_jvp",
     "norm_reduce",
+    "norm_matrix_axes",
+    "norm_svd_unweights",
+    "norm_svd_weights",
+    "norm_uses_svd",
+    "diag_embed",
+    "svd_gaps",
     "svd_grad",
     "svd_jvp",
+    "svd_s_grad",
+    "svd_s_grad_usv",
 ]
 
 
@@ -162,6 +172,45 @@ def norm_reduce(v, y, x, ord=None, axis=None, keepdims=False):
     return np.sum(v, axis=axes, keepdims=keepdims)
 
 
+def norm_uses_svd(x, ord=None, axis=None):
+    """Is this np.linalg.norm a sum or an extreme of singular values ('nuc', 2, -2 on
+    matrices)? Its rule then differentiates through np.linalg.svd."""
+    kind, _ = _norm_kind(x, ord, axis)
+    return kind == "matrix" and isinstance(ord, (int, str)) and ord in ("nuc", 2, -2)
+
+
+def norm_matrix_axes(x, ord=None, axis=None):
+    """The two axes a matrix norm reduces (rows, columns)."""
+    return _norm_kind(x, ord, axis)[1]
+
+
+def _singular_weights(x, ord, axis):
+    kind, axes = _norm_kind(x, ord, axis)
+    shape = np.shape(x)
+    k = min(shape[axes[0]], shape[axes[1]])
+    w = np.zeros(k, dtype=_float_dtype(x))
+    if ord == "nuc":
+        w[:] = 1
+    else:
+        w[0 if ord == 2 else -1] = 1
+    batch = tuple(n for i, n in enumerate(shape) if i not in axes)
+    return w, batch
+
+
+def norm_svd_weights(ct, x, ord=None, axis=None):
+    """The singular values' cotangent of an SVD-based matrix norm of cotangent `ct`: ct on
+    every one ('nuc'), on the largest (2) or the smallest (-2); batch axes as np.linalg.svd
+    of x with the matrix axes moved last has them. Linear in ct."""
+    w, batch = _singular_weights(x, ord, axis)
+    return np.reshape(ct, batch)[..., None] * w
+
+
+def norm_svd_unweights(g, ct, x, ord=None, axis=None):
+    """`norm_svd_weights`'s transpose: shaped like `ct`."""
+    w, _ = _singular_weights(x, ord, axis)
+    return np.reshape(np.sum(g * w, axis=-1), np.shape(ct))
+
+
 def norm_grad(ct, y, x, ord=None, axis=None, keepdims=False):
     """The VJP of ``y = np.linalg.norm(x, ord, axis, keepdims)``, vectors and matrices:
     ord None/2/'fro' give x / y; a vector p-norm sign(x)|x|^(p-1) / y^(p-1); inf/-inf and the
@@ -182,89 +231,54 @@ def norm_jvp(t, y, x, ord=None, axis=None, keepdims=False):
     return out.astype(_float_dtype(x, t), copy=False)
 
 
-# --- cholesky -------------------------------------------------------------------------------
+# --- cholesky and eigh: their rules' building blocks --------------------------------------
+# The rules themselves (srcad/ops/matrix.py) are numpy expressions over these and rows that
+# exist (solve, matmul, swapaxes): generated code calling them differentiates again.
 
 
-def _phi(x):
-    """The lower triangle with its diagonal halved."""
-    n = x.shape[-1]
-    return np.tril(x) * (1 - 0.5 * np.eye(n, dtype=x.dtype))
+def transpose_if(x, flag):
+    """x with its last two axes swapped where `flag` is true (cholesky's upper=True reads the
+    mirror image): linear, and its own transpose."""
+    return np.swapaxes(x, -1, -2) if flag else x
 
 
-def cholesky_grad(ct, L, upper=False):
-    """The VJP of ``L = np.linalg.cholesky(a)`` (Murray 2016): S = L^-T phi(L^T ct) L^-1.
-
-    numpy reads only a's lower triangle (the upper one with ``upper=True``), so the gradient
-    is the derivative of that function: (S + S^T) on the strictly lower triangle, S on the
-    diagonal, 0 above. Contracted with a symmetric direction it is the usual symmetric one."""
-    if upper:  # U = cholesky(a^T)^T, as numpy reads a's upper triangle
-        return _T(cholesky_grad(_T(ct), _T(L), False))
-    L = np.asarray(L)
-    n = L.shape[-1]
-    p = _phi(_T(L) @ ct)
-    x = np.linalg.solve(_T(L), p)  # L^-T phi
-    s = _T(np.linalg.solve(_T(L), _T(x)))  # L^-T phi L^-1
-    return np.tril(s + _T(s)) / (1 + np.eye(n, dtype=s.dtype))
+def phi_lower(x):
+    """The lower triangle with its diagonal halved (Murray's Phi): linear, its own transpose."""
+    n = np.shape(x)[-1]
+    return np.tril(x) * (1 - 0.5 * np.eye(n, dtype=_float_dtype(x)))
 
 
-def cholesky_jvp(t, L, upper=False):
-    """The JVP of np.linalg.cholesky: dL = L phi(L^-1 dA L^-T), with dA the symmetric
-    matrix numpy sees (built from the triangle it reads)."""
-    if upper:
-        return _T(cholesky_jvp(_T(t), _T(L), False))
-    L = np.asarray(L)
-    da = np.tril(t) + _T(np.tril(t, -1))
-    x = np.linalg.solve(L, da)  # L^-1 dA
-    y = _T(np.linalg.solve(L, _T(x)))  # L^-1 dA L^-T
-    return L @ _phi(y)
+def symmetric_from(t, UPLO="L"):
+    """The symmetric matrix numpy's cholesky and eigh see when given `t`: the triangle they read
+    (lower for "L"), mirrored. Linear; its transpose is `fold_triangle`."""
+    if UPLO == "L":
+        return np.tril(t) + _T(np.tril(t, -1))
+    return np.triu(t) + _T(np.triu(t, 1))
 
 
-# --- eigh -----------------------------------------------------------------------------------
+def fold_triangle(x, UPLO="L"):
+    """A gradient for symmetric inputs as that of a function reading only one triangle of its
+    input: off-diagonal pairs added into that triangle (the diagonal once). Linear; its
+    transpose is `symmetric_from`."""
+    n = np.shape(x)[-1]
+    both = x + _T(x)
+    tri = np.tril(both) if UPLO == "L" else np.triu(both)
+    return tri / (1 + np.eye(n, dtype=_float_dtype(both)))
 
 
-def _eig_gaps(w):
+def eig_gaps(w, ct=1.0):
     """F_ij = 1 / (w_j - w_i) off the diagonal, 0 on it (infinite for repeated eigenvalues:
-    eigenvectors are then not differentiable)."""
+    eigenvectors are then not differentiable); all 0 where `ct` (an eigenvector cotangent) is
+    0, so that a loss of the eigenvalues alone never meets the infinities. dF = F^2 (dw_i -
+    dw_j), which the row's rules say."""
+    w = np.asarray(w)
     n = w.shape[-1]
+    if not np.any(ct):
+        return np.zeros(w.shape + (n,), dtype=_float_dtype(w))
     diff = w[..., None, :] - w[..., :, None]
     eye = np.eye(n, dtype=bool)
     with np.errstate(divide="ignore"):
         return np.where(eye, 0, 1 / np.where(eye, 1, diff))
-
-
-def _from_triangle(sym_grad, UPLO):
-    """A gradient for symmetric inputs, as the gradient of a function that reads only one
-    triangle of its input: off-diagonal pairs added into that triangle."""
-    n = sym_grad.shape[-1]
-    both = sym_grad + _T(sym_grad)
-    tri = np.tril(both) if UPLO == "L" else np.triu(both)
-    return tri / (1 + np.eye(n, dtype=both.dtype))
-
-
-def eigh_grad(ct, w, v, UPLO="L"):
-    """The VJP of ``w, v = np.linalg.eigh(a)``: a_bar = V (diag(w_bar) + F * (V^T v_bar)) V^T
-    (F from `_eig_gaps`), then folded onto the triangle numpy reads. `ct` is the pair of
-    cotangents; one nothing flowed into is 0.0, and with no eigenvector cotangent the F
-    term (infinite for repeated eigenvalues) is left out."""
-    wbar, vbar = ct[0], ct[1]
-    v = np.asarray(v)
-    vt = _T(v)
-    inner = (v * _like(np.broadcast_to(wbar, np.shape(w)), v)[..., None, :]) @ vt
-    if np.any(vbar):
-        inner = inner + v @ (_eig_gaps(w) * (vt @ vbar)) @ vt
-    return _from_triangle(inner, UPLO)
-
-
-def eigh_jvp(t, w, v, UPLO="L"):
-    """The JVP of np.linalg.eigh: with M = V^T dA V (dA the symmetric matrix numpy sees),
-    dw = diag(M) and dV = V (F * M)."""
-    if UPLO == "L":
-        da = np.tril(t) + _T(np.tril(t, -1))
-    else:
-        da = np.triu(t) + _T(np.triu(t, 1))
-    v = np.asarray(v)
-    m = _T(v) @ da @ v
-    return _tree((np.diagonal(m, axis1=-2, axis2=-1).copy(), v @ (_eig_gaps(w) * m)))
 
 
 # --- svd ------------------------------------------------------------------------------------
@@ -272,6 +286,14 @@ def eigh_jvp(t, w, v, UPLO="L"):
 
 def _svd_parts(out, a, full_matrices, compute_uv, hermitian):
     """(U, s, Vh) of the reduced SVD, from the op's output when it has them."""
+    _svd_check(a, full_matrices, compute_uv, hermitian)
+    if compute_uv:
+        return out[0], out[1], out[2]
+    return np.linalg.svd(a, full_matrices=False)
+
+
+def _svd_check(a, full_matrices, compute_uv, hermitian):
+    """Refuse the svd calls whose gradient srcad does not define."""
     if hermitian:
         raise SrcadError("the gradient of np.linalg.svd(..., hermitian=True) is not "
                          "implemented (numpy then reads one triangle through eigh)",
@@ -282,9 +304,6 @@ def _svd_parts(out, a, full_matrices, compute_uv, hermitian):
             "the gradient of np.linalg.svd with full_matrices=True (numpy's default) is not "
             "defined for a non-square matrix: the extra singular vectors are not unique",
             hint="pass full_matrices=False")
-    if compute_uv:
-        return out[0], out[1], out[2]
-    return np.linalg.svd(a, full_matrices=False)
 
 
 def _svd_gaps(s):
@@ -294,6 +313,39 @@ def _svd_gaps(s):
     diff = s[..., None, :] ** 2 - s[..., :, None] ** 2
     with np.errstate(divide="ignore"):
         return np.where(eye, 0, 1 / np.where(eye, 1, diff))
+
+
+def svd_gaps(s, ct, a, full_matrices=True, hermitian=False):
+    """`_svd_gaps` for the svd row's rule: all 0 where `ct` (a singular-vector cotangent) is 0,
+    so that a loss of the singular values alone never meets the infinities of repeated ones;
+    refuses the calls whose gradient is not defined (see `_svd_parts`). dF = F^2 (2 s_i ds_i -
+    2 s_j ds_j), which the row's rules say."""
+    _svd_check(a, full_matrices, True, hermitian)
+    s = np.asarray(s)
+    if not np.any(ct):
+        return np.zeros(s.shape + s.shape[-1:], dtype=_float_dtype(s))
+    return _svd_gaps(s)
+
+
+def diag_embed(v):
+    """Diagonal matrices with `v` (over its last axis) on their diagonals; linear, its
+    transpose reads the diagonals."""
+    v = np.asarray(v)
+    return v[..., :, None] * np.eye(v.shape[-1], dtype=_float_dtype(v))
+
+
+def svd_s_grad(ct, usv, hermitian=False):
+    """U diag(ct) V^T with (U, s, V^T) = `usv` the reduced SVD: the VJP of the singular values
+    (np.linalg.svd(a, compute_uv=False)). Linear in ct and in U and V^T jointly."""
+    _svd_check(usv[2], False, False, hermitian)
+    return (usv[0] * np.asarray(ct)[..., None, :]) @ usv[2]
+
+
+def svd_s_grad_usv(g, ct, usv, hermitian=False):
+    """`svd_s_grad`'s VJP in `usv`: the cotangents (g V diag(ct), 0, diag(ct) U^T g)."""
+    ct = np.asarray(ct)
+    return _tree((g @ _T(usv[2]) * ct[..., None, :], np.zeros_like(usv[1]),
+                  ct[..., :, None] * (_T(usv[0]) @ g)))
 
 
 def svd_grad(ct, out, a, full_matrices=True, compute_uv=True, hermitian=False):

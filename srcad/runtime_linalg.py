@@ -209,6 +209,9 @@ def tensordot_grad_b(ct, a, b, axes=2):
 # --- einsum ---------------------------------------------------------------------------------
 
 
+_LABELS = string.ascii_uppercase + string.ascii_lowercase
+
+
 def _einsum_form(subscripts, operands):
     """np.einsum's call as (subscripts string, arrays, where each array sits in `operands`
     -- None for the first array of the interleaved form, which is `subscripts` itself).
@@ -221,9 +224,8 @@ def _einsum_form(subscripts, operands):
     out = args[-1] if len(args) % 2 else None
     pairs = args[:len(args) - (len(args) % 2)]
 
-    def letters(sublist):
-        return "".join("..." if s is Ellipsis else string.ascii_letters[int(s)]
-                       for s in sublist)
+    def letters(sublist):  # (numpy's order: 0..25 are A..Z, then a..z, for implicit outputs)
+        return "".join("..." if s is Ellipsis else _LABELS[int(s)] for s in sublist)
 
     spec = ",".join(letters(sub) for sub in pairs[1::2])
     if out is not None:

@@ -13,15 +13,24 @@ subroutine (the callee's contributions to an argument are summed before they are
 the caller's), the tape runs user functions through wrappers that give the callee fresh
 Tensors for its arguments and add their adjoints back when the backward leaves the call.
 This front end shares nothing with srcad's parser: it is a second, independent mechanism.
+The wrapped value, `Tensor`, and its operators are in srcad/tape_tensor.py; this module holds
+the `Tape` (recording, writes through views, user functions, the backward) and `run`/`grads`.
+
+Input: the user's function, its argument values and which of them to differentiate (`run`).
+Output: the tape of that run, the wrapped arguments and the output; `grads` walks the tape
+back from the output's cotangent to each asked-for argument's gradient, in its structure.
+
+Before/after:
+    def f(x, W):                           run(f, [x, W], [False, True]) records
+        return np.sum(np.tanh(x @ W))          matmul(x1=x, x2=W), tanh, sum   (W a Tensor)
+                                           grads(..., 1.0, [False, True]) -> [None, dW]
 """
 
 from __future__ import annotations
 
 import builtins
-import dis
 import inspect
 import operator
-import sys
 import types
 
 import numpy as np
@@ -29,311 +38,13 @@ import numpy as np
 from . import runtime
 from .errors import SrcadError
 from .frontend.opaque import is_library_module, library_file
-from .interpret import check_inplace
 from .ops import table
 from .tape_builtins import LibraryView, plain_call, tape_builtins
 from .tape_containers import CONTAINERS, TensorDict, raw_item, raw_items, rewrap, wrap_container
+from .tape_tensor import _PY, Tensor, _has_tensor, _unwrap
 
 
 _BUILTIN_NAMES = {"round", "isinstance", "print", "repr", "format", "hash", "id", "sorted"}
-
-
-class Tensor:
-    """A float value the tape follows."""
-
-    __slots__ = ("value", "tape", "view")
-    __array_priority__ = 1000
-
-    def __init__(self, value, tape):
-        self.value = value
-        self.tape = tape
-        self.view = None  # (base Tensor, kind, arg) while this value is a view of the base
-
-    # numpy protocols
-    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        out = kwargs.pop("out", None)
-        if method != "__call__" or (out is not None and not (
-                len(out) == 1 and out[0] is inputs[0] and isinstance(inputs[0], np.ndarray))):
-            raise SrcadError(f"tape mode: `{ufunc.__name__}.{method}` / out= is not "
-                             f"differentiable", hint="call the ufunc directly, without out=")
-        # `a += t` with `a` a plain array: a new value that Python binds to `a` (source mode's
-        # `a = a + t`), the array itself unchanged -- unless `a` is a view of another array,
-        # which numpy would change and the tape cannot
-        if out is not None and isinstance(out[0], np.ndarray) and (
-                out[0].base is not None or sys.getrefcount(out[0]) > _LONE_REFS):
-            # a plain array with a view or another name: numpy changes what they see
-            raise SrcadError(
-                f"tape mode: `{ufunc.__name__}` writes a differentiable value in place into a "
-                f"plain array; numpy changes it (and its views and aliases), which the tape "
-                f"cannot follow",
-                hint="make the buffer with np.zeros_like(x) of a differentiable x, or build "
-                "the result with np.stack / np.concatenate, or use mode='source'")
-        py = _PY.get(ufunc)
-        return self.tape.apply(ufunc, inputs, kwargs, py)
-
-    def __array_function__(self, func, types_, args, kwargs):
-        return self.tape.apply(func, args, kwargs)
-
-    # attributes
-    shape = property(lambda self: np.shape(self.value))
-    ndim = property(lambda self: np.ndim(self.value))
-    size = property(lambda self: np.size(self.value))
-    dtype = property(lambda self: np.result_type(self.value))
-    T = property(lambda self: self.tape.apply(np.transpose, (self,), {}))
-
-    def __len__(self):
-        return len(self.value)
-
-    def __iter__(self):
-        for i in range(len(self.value)):
-            yield self.tape.apply(operator.getitem, (self, i), {})
-
-    def __bool__(self):
-        return bool(self.value)
-
-    def __float__(self):
-        # float(t), math.sqrt(t): source mode runs them on the value where check_opaque has
-        # made sure the gradient does not need their result (and refuses them otherwise)
-        if _called(sys._getframe(1)):
-            return float(self.value)
-        # numpy calls this to store a value into a plain array (`out[i] = t`): the gradient
-        # would be silently wrong
-        raise SrcadError(
-            "tape mode: a differentiable value is being turned into a plain float (float(x), "
-            "or `a[i] = x` into an array the tape does not follow), which loses its gradient",
-            hint="build the array from differentiable values (np.stack, np.concatenate), or "
-            "use mode='source', which differentiates `a[i] = x`")
-
-    def __array__(self, dtype=None, copy=None):
-        # numpy wants a plain array (`a[i] = t` into an array the tape does not follow): the
-        # value would lose its gradient
-        raise SrcadError(
-            "tape mode: a differentiable value is being stored into a plain array (`a[i] = x`), "
-            "which loses its gradient",
-            hint="make the array with np.zeros_like(x) of a differentiable x, or build it with "
-            "np.stack / np.concatenate, or use mode='source', which differentiates `a[i] = x`")
-
-    def __index__(self):
-        return operator.index(self.value)
-
-    def __int__(self):  # int(t): no derivative (a row with none, as in source mode)
-        return int(self.value)
-
-    def __round__(self, ndigits=None):
-        return round(self.value, ndigits)
-
-    def __repr__(self):
-        return f"Tensor({self.value!r})"
-
-    def __str__(self):
-        return str(self.value)
-
-    def __format__(self, spec):
-        return format(self.value, spec)
-
-    def __getattr__(self, attr):
-        # an attribute or method with no rule (x.itemsize, x.tolist()): source mode runs it on
-        # the value once check_opaque has made sure the gradient does not need it
-        if attr.startswith("_"):
-            raise AttributeError(attr)
-        return getattr(self.value, attr)
-
-    def __getitem__(self, index):
-        return self.tape.apply(operator.getitem, (self, index), {})
-
-    def __setitem__(self, index, value):
-        """x[i] = v, copy on write as in source mode: the Tensor the user's name holds takes
-        the new value, and the tape's earlier references move to a Tensor for the old one."""
-        self.tape.setitem(self, index, value)
-
-    # methods, as source mode's normaliser maps them
-    def sum(self, *a, **k):
-        return self.tape.apply(np.sum, (self, *a), k)
-
-    def mean(self, *a, **k):
-        return self.tape.apply(np.mean, (self, *a), k)
-
-    def max(self, *a, **k):
-        return self.tape.apply(np.max, (self, *a), k)
-
-    def min(self, *a, **k):
-        return self.tape.apply(np.min, (self, *a), k)
-
-    def prod(self, *a, **k):
-        return self.tape.apply(np.prod, (self, *a), k)
-
-    def var(self, *a, **k):
-        return self.tape.apply(np.var, (self, *a), k)
-
-    def std(self, *a, **k):
-        return self.tape.apply(np.std, (self, *a), k)
-
-    def cumsum(self, *a, **k):
-        return self.tape.apply(np.cumsum, (self, *a), k)
-
-    def cumprod(self, *a, **k):
-        return self.tape.apply(np.cumprod, (self, *a), k)
-
-    def trace(self, *a, **k):
-        return self.tape.apply(np.trace, (self, *a), k)
-
-    def diagonal(self, *a, **k):
-        return self.tape.apply(np.diagonal, (self, *a), k)
-
-    def repeat(self, *a, **k):
-        return self.tape.apply(np.repeat, (self, *a), k)
-
-    def take(self, *a, **k):
-        return self.tape.apply(np.take, (self, *a), k)
-
-    def flatten(self):
-        return self.tape.apply(runtime.flatten, (self,), {})
-
-    def reshape(self, *shape, **k):
-        shape = shape[0] if len(shape) == 1 else shape
-        return self.tape.apply(np.reshape, (self, shape), k)
-
-    def transpose(self, *axes):
-        axes = axes[0] if len(axes) == 1 else (axes or None)
-        return self.tape.apply(np.transpose, (self,), {} if axes is None else {"axes": axes})
-
-    def swapaxes(self, a, b):
-        return self.tape.apply(np.swapaxes, (self, a, b), {})
-
-    def squeeze(self, *a, **k):
-        return self.tape.apply(np.squeeze, (self, *a), k)
-
-    def ravel(self):
-        return self.tape.apply(np.ravel, (self,), {})
-
-    def copy(self):
-        return self.tape.apply(np.copy, (self,), {})
-
-    def dot(self, other):
-        return self.tape.apply(np.dot, (self, other), {})
-
-    def clip(self, *a, **k):
-        return self.tape.apply(np.clip, (self, *a), k)
-
-    def astype(self, dtype):
-        return self.tape.apply(runtime.astype, (self, dtype), {})
-
-    def argmax(self, *a, **k):
-        return np.argmax(self.value, *a, **k)
-
-    def argmin(self, *a, **k):
-        return np.argmin(self.value, *a, **k)
-
-
-_CALLS = {dis.opmap[n] for n in ("CALL", "PRECALL", "CALL_FUNCTION", "CALL_METHOD",
-                                  "CALL_FUNCTION_KW", "CALL_FUNCTION_EX", "CALL_KW")
-          if n in dis.opmap}
-
-
-def _called(frame) -> bool:
-    """Is `frame` (the user's code) at a call -- float(t) -- rather than a store (a[i] = t)?"""
-    code = frame.f_code.co_code
-    return 0 <= frame.f_lasti < len(code) and code[frame.f_lasti] in _CALLS
-
-
-class _RefProbe:
-    """Measures how many references numpy's in-place call path itself holds to `a` in
-    `a += t` (t overriding the ufunc): one more means another name or a view holds `a`."""
-
-    __array_priority__ = 1000
-
-    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        out = kwargs.pop("out", None)
-        self.refs = sys.getrefcount(out[0])
-        return 0.0
-
-
-def _lone_refs() -> int:
-    probe = _RefProbe()
-    a = np.zeros(1)
-    a += probe
-    return probe.refs
-
-
-_LONE_REFS = _lone_refs()
-
-
-_PY = {np.add: operator.add, np.subtract: operator.sub, np.multiply: operator.mul,
-       np.true_divide: operator.truediv, np.power: operator.pow, np.matmul: operator.matmul,
-       np.less: operator.lt, np.less_equal: operator.le, np.greater: operator.gt,
-       np.greater_equal: operator.ge, np.equal: operator.eq, np.not_equal: operator.ne,
-       operator.floordiv: operator.floordiv, operator.mod: operator.mod}
-
-
-def _binary(fn, reflected=False):
-    # an operator computes as Python's operator does on the values, as source mode's
-    # generated `x ** 3` does: numpy scalars use their own scalar math, not the ufunc
-    py = _PY[fn]
-    if reflected:
-        return lambda self, other: self.tape.apply(fn, (other, self), {}, py)
-    return lambda self, other: self.tape.apply(fn, (self, other), {}, py)
-
-
-def _inplace(fn):
-    # `x += t`: numpy writes into an array (its aliases and views see it, its base too),
-    # and rebinds a scalar -- source mode's `x = x + t` plus what propagate_write rebuilds
-    py = _PY[fn]
-
-    def op(self, other):
-        new = self.tape.apply(fn, (self, other), {}, py)
-        check_inplace(self.value, new.value if isinstance(new, Tensor) else new)
-        if ((self.view is not None or isinstance(self.value, np.ndarray))
-                and isinstance(new, Tensor) and np.shape(new.value) == np.shape(self.value)):
-            self.tape.write(self, lambda old: new)
-            return self
-        return new
-
-    return op
-
-
-for _name, _fn in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
-                   ("truediv", np.true_divide), ("pow", np.power), ("matmul", np.matmul)]:
-    setattr(Tensor, f"__{_name}__", _binary(_fn))
-    setattr(Tensor, f"__r{_name}__", _binary(_fn, reflected=True))
-    setattr(Tensor, f"__i{_name}__", _inplace(_fn))
-for _name, _fn in [("lt", np.less), ("le", np.less_equal), ("gt", np.greater),
-                   ("ge", np.greater_equal), ("eq", np.equal), ("ne", np.not_equal),
-                   ("floordiv", operator.floordiv), ("mod", operator.mod)]:
-    setattr(Tensor, f"__{_name}__", _binary(_fn))
-Tensor.__rmod__ = _binary(operator.mod, reflected=True)  # (2.5 % x: a float remainder)
-Tensor.__neg__ = lambda self: self.tape.apply(np.negative, (self,), {}, operator.neg)
-Tensor.__pos__ = lambda self: self
-Tensor.__abs__ = lambda self: self.tape.apply(np.absolute, (self,), {})
-Tensor.__hash__ = object.__hash__
-
-
-def _unwrap(x):
-    if isinstance(x, Tensor):
-        return x.value
-    if isinstance(x, TensorDict):
-        return {k: _unwrap(dict.__getitem__(x, k)) for k in x.keys()}
-    if isinstance(x, CONTAINERS):
-        items = [_unwrap(v) for v in raw_items(x)]
-        return tuple(items) if isinstance(x, tuple) else items
-    if isinstance(x, list):
-        return [_unwrap(v) for v in x]
-    if isinstance(x, tuple):
-        return tuple(_unwrap(v) for v in x)
-    if type(x) is dict:
-        return {k: _unwrap(v) for k, v in x.items()}
-    return x
-
-
-def _has_tensor(x) -> bool:
-    if isinstance(x, Tensor):
-        return True
-    if isinstance(x, CONTAINERS):
-        return any(_has_tensor(v) for v in raw_items(x))
-    if isinstance(x, (list, tuple)):
-        return any(_has_tensor(v) for v in x)
-    if type(x) is dict:
-        return any(_has_tensor(v) for v in x.values())
-    return False
 
 
 class Entry:
@@ -354,6 +65,7 @@ class Tape:
     def __init__(self):
         self.entries: list[Entry] = []
         self._traced: dict = {}
+        self._scalar_types: dict = {}  # np.float64 -> its stand-in (see `_scalar_type`)
         self.views: dict = {}  # id -> Tensor that is a view of another, in creation order
         self.origin: dict = {}  # id(argument Tensor) -> the Tensor of its value on entry
 
@@ -366,6 +78,7 @@ class Tape:
             # made sure no gradient is lost (api.Transformed.tape_call runs that check too)
             del name
             return fn(*_unwrap(tuple(args)), **{k: _unwrap(v) for k, v in kwargs.items()})
+        args = op.canonical_args(list(args), _unwrap, lambda v: v)
         try:
             bound = op.bind(args, kwargs)
         except TypeError as e:
@@ -539,6 +252,8 @@ class Tape:
         if isinstance(obj, types.BuiltinFunctionType) and table.lookup(obj) is None and \
                 not (getattr(obj, "__module__", None) or "").startswith("numpy"):
             return plain_call(obj, Tensor)  # (from math import sqrt)
+        if isinstance(obj, type) and issubclass(obj, np.generic) and table.lookup(obj):
+            return _scalar_type(self, obj)  # `from numpy import float64`
         if not isinstance(obj, types.FunctionType) and callable(obj) and (
                 table.lookup(obj) is not None):
             return self.sequence_aware(obj)  # `from numpy import sum`
@@ -727,7 +442,36 @@ class _NumpyView:
             return _NumpyView(self._tape, obj)
         if callable(obj) and not isinstance(obj, type) and table.lookup(obj) is not None:
             return self._tape.sequence_aware(obj)
+        if isinstance(obj, type) and issubclass(obj, np.generic) and table.lookup(obj):
+            return _scalar_type(self._tape, obj)
         return obj
+
+
+class _SameType(type):
+    """The metaclass of `_scalar_type`'s stand-ins: numpy's own scalars are instances."""
+
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, cls.__mro__[1])
+
+    def __subclasscheck__(cls, sub):
+        return issubclass(sub, cls.__mro__[1])
+
+
+def _scalar_type(tape, kind):
+    """A numpy scalar type with a row (np.float64, np.int64) as traced code sees it: called on
+    a Tensor it is the row, on the tape (np.float64(t) is a differentiable cast, np.int64(t)
+    an index with no gradient -- numpy alone would take the plain value, silently dropping the
+    gradient or refusing); as a dtype, in isinstance or np.finfo it is `kind` itself."""
+    made = tape._scalar_types.get(kind)
+    if made is None:
+        def new(cls, *args, **kwargs):
+            if any(_has_tensor(a) for a in (*args, *kwargs.values())):
+                return tape.apply(kind, args, kwargs)
+            return kind(*args, **kwargs)
+
+        made = _SameType(kind.__name__, (kind,), {"__new__": new, "__module__": "numpy"})
+        tape._scalar_types[kind] = made
+    return made
 
 
 class _ModuleView:

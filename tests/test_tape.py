@@ -154,3 +154,50 @@ def test_row_case_bitwise(tmp_path, op, case, dtype):
     s = srcad.value_and_grad(mod.f, wrt=wrt)(*args)
     t = srcad.value_and_grad(mod.f, wrt=wrt, mode="tape")(*args)
     _assert_bitwise(s, t, key)
+
+
+# ---------------------------------------------------------------------------------------------
+# numpy's scalar types called on differentiated values: rows on the tape too
+# ---------------------------------------------------------------------------------------------
+_SCALAR_TYPES = '''\
+import numpy as np
+from numpy import float64
+
+
+def int_index(x):  # autograd's test_cast_to_int: an integer index carries no gradient
+    return x[:, :-1][np.int64(x[:, -1])].sum()
+
+
+def float_cast(x):
+    return np.float64(np.sum(x * x)) * 2.0 + float64(np.sum(x)) * np.sum(x)
+
+
+def as_types(x):
+    s = np.sum(x.astype(np.float64))
+    assert isinstance(s, np.float64) and issubclass(np.float64, np.floating)
+    y = x.astype(np.float64) + np.zeros(x.shape, dtype=float64)
+    return np.sum(y * np.float64(np.finfo(np.float64).eps * 0 + 3.0)) + s * np.int64(2)
+'''
+
+
+@pytest.mark.parametrize("name", ["int_index", "float_cast", "as_types"])
+def test_numpy_scalar_types_on_tape(tmp_path, name):
+    """np.float64(t) is a differentiable cast and np.int64(t) an index with no gradient in
+    tape mode as in source mode (numpy alone turned the Tensor into a plain value: the cast's
+    gradient was silently 0, and the integer index refused); as a dtype, in isinstance or
+    np.finfo the type is numpy's own."""
+    import importlib.util
+
+    path = tmp_path / "scalar_types.py"
+    path.write_text(_SCALAR_TYPES)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    fn = getattr(mod, name)
+    x = np.full((5, 10), 1.5) if name == "int_index" else \
+        np.random.default_rng(0).standard_normal((3, 4))
+    s = srcad.value_and_grad(fn)(x)
+    t = srcad.value_and_grad(fn, mode="tape")(x)
+    _assert_bitwise(s, t, name)
+    srcad.testing.check_grads(fn, (x,), mode="tape")
+    assert np.any(t[1] != 0)

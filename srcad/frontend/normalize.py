@@ -8,9 +8,12 @@ Grammar of the output:
             | If | For | While | Return(atom)
     atom   := Var | Const | Seq(atom*) | Index(part*)
 Before this pass, closures.py lifts nested defs and lambdas and pylower.py lowers
-comprehensions, sum/min/max and lst.append to loops; calls are bound by calls.py (a call
-with no row is an opaque op, opaque.py), print/assert/raise become `Effect`s (effects.py),
-and calls to lifted functions are spliced in (inline.py).
+comprehensions, sum/min/max and lst.append to loops. This module walks the statements
+and assignments; the rest is in mixins along its seams: expressions become atoms and
+`Call`s (expressions.py), loops become `For`/`While` (loops.py), calls are bound by calls.py
+(a call with no row is an opaque op, opaque.py), print/assert/raise become `Effect`s
+(effects.py), calls to lifted functions are spliced in (inline.py), and in-place writes
+through views and aliases are carried or refused (aliasing.py).
 Desugaring: nested expressions are hoisted into temporaries named after the assignment
 they came from (``h = np.tanh(x @ W + b)`` gives ``h_matmul``, ``h_add``, ``h``); method
 calls and attributes (``x.sum(axis=1)``, ``x.T``, ``x.reshape(n, -1)``) become op calls;
@@ -34,65 +37,28 @@ import types
 from collections import Counter
 
 import gast
-import numpy as np
 
-from .. import ir, runtime
-from ..checkpoint import check_schedule, checkpoint
-from ..errors import NoRuleError, UnsupportedSyntaxError
+from .. import ir
+from ..errors import UnsupportedSyntaxError
 from ..naming import fresh
-from ..ops import control, runtime_ops, table
+from ..ops import control, table
 from .aliasing import AliasingMixin
 from .calls import _RETURN, CallsMixin
 from .closures import lift_closures
 from .desugar import desugar
 from .effects import EffectsMixin, check_lost_changes
+from .expressions import PY_BINARY, ExpressionsMixin
 from .fence import fence
 from .inline import InlineMixin
+from .loops import LoopsMixin
 from .methods import _BUILTIN_OPS, ATTRIBUTES, METHODS, RESERVED  # noqa: F401  (re-exported)
-from .opaque import library_file, opaque_attribute
-from .parse import LIFTED, UNRESOLVED, ParsedFunction, parse_function
+from .opaque import library_file
+from .parse import LIFTED, ParsedFunction, parse_function
 from .pylower import lower_python
 
-_BINOPS = {
-    gast.Add: np.add,
-    gast.Sub: np.subtract,
-    gast.Mult: np.multiply,
-    gast.Div: np.true_divide,
-    gast.Pow: np.power,
-    gast.MatMult: np.matmul,
-    gast.FloorDiv: operator.floordiv,
-    gast.Mod: operator.mod,
-    gast.BitAnd: np.bitwise_and,
-    gast.BitOr: np.bitwise_or,
-}
-_CMPOPS = {
-    gast.Lt: np.less,
-    gast.LtE: np.less_equal,
-    gast.Gt: np.greater,
-    gast.GtE: np.greater_equal,
-    gast.Eq: np.equal,
-    gast.NotEq: np.not_equal,
-}
-PY_BINARY = {"add", "subtract", "multiply", "divide", "power", "matmul", "floordiv", "mod",
-             "bitwise_and", "bitwise_or"}  # the rows of _BINOPS
-def _const_src(value, fallback_name: str | None) -> str | None:
-    """How generated code spells a constant, or None to inject it under a name."""
-    if isinstance(value, float) and value != value:
-        return "np.nan"  # (repr gives `nan` and `inf`, which generated code cannot read)
-    if isinstance(value, float) and value in (float("inf"), float("-inf")):
-        return "np.inf" if value > 0 else "-np.inf"
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return repr(value)
-    if value is Ellipsis:
-        return "..."
-    if isinstance(value, type) and getattr(np, value.__name__, None) is value:
-        return f"np.{value.__name__}"
-    if isinstance(value, tuple) and all(isinstance(v, (int, float, bool)) for v in value):
-        return repr(value)
-    return None
 
-
-class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin):
+class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, ExpressionsMixin,
+                 LoopsMixin):
     def __init__(self, pf: ParsedFunction):
         self.pf = pf
         self.body: list = []
@@ -321,199 +287,6 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin):
         finally:
             self.body = outer
 
-    def loop_exits(self, s) -> tuple[list, list[str]]:
-        """Split a desugared loop body into its statements and its trailing exit flags."""
-        body = list(s.body)
-        exits = []
-        while (body and isinstance(body[-1], gast.If) and not body[-1].orelse
-               and len(body[-1].body) == 1 and isinstance(body[-1].body[0], gast.Break)
-               and isinstance(body[-1].test, gast.Name)):
-            exits.insert(0, body.pop().test.id)
-        return body, exits
-
-    def for_loop(self, s: gast.For):
-        if s.orelse:
-            raise self.unsupported("`for ... else`", s, "use a flag instead of `else`")
-        it = s.iter
-        if isinstance(it, gast.Call) and self.is_checkpoint(it.func):
-            return self.checkpointed_loop(s, it)
-        body, exits = self.loop_exits(s)
-        builtin = None
-        if (isinstance(it, gast.Call) and isinstance(it.func, gast.Name)
-                and it.func.id not in self.locals and not it.keywords):
-            builtin = self.pf.resolve(it.func.id)
-        if builtin in (enumerate, zip) and isinstance(s.target, (gast.Tuple, gast.List)):
-            return self.enumerate_or_zip(s, builtin, body, exits)
-        if builtin is reversed and isinstance(s.target, gast.Name) and len(it.args) == 1:
-            return self.reversed_range(s, it.args[0], body, exits)
-        if (isinstance(it, gast.Subscript) and isinstance(it.value, gast.Call)
-                and isinstance(it.value.func, gast.Name) and isinstance(s.target, gast.Name)
-                and self.pf.resolve(it.value.func.id) is range):
-            return self.reversed_range(s, it, body, exits, reverse=False)
-        if not isinstance(s.target, gast.Name):
-            raise self.unsupported("a `for` loop with a tuple target", s,
-                                   "loop over range(len(...)), enumerate(...) or zip(...)")
-        target = s.target.id
-        prefix = []
-        if (isinstance(it, gast.Call) and isinstance(it.func, gast.Name)
-                and it.func.id not in self.locals and self.pf.resolve(it.func.id) is range):
-            if it.keywords or not 1 <= len(it.args) <= 3:
-                raise self.unsupported("this call to range()", s)
-            args = [self.snapshot(self.expr(a, target, None), s) for a in it.args]
-            one = ir.Const(1, "1")
-            start, stop, step = ((ir.Const(0, "0"), args[0], one) if len(args) == 1 else
-                                 (args[0], args[1], args[2] if len(args) == 3 else one))
-            loop_var = target
-            if self.defs[target] == 1:  # only the loop assigns it: always an int
-                self.ints.add(target)
-        else:
-            # for x in xs: -> for x_index in range(len(xs)): x = xs[x_index]
-            seq = self.snapshot(self.expr(it, target, None), s)
-            length = self.op_call(len, [seq], {}, s)
-            n = self.emit(length, self.fresh(f"{target}_count"), s)
-            start, stop, step = ir.Const(0, "0"), n, ir.Const(1, "1")
-            loop_var = self.fresh(f"{target}_index")
-            self.ints.add(loop_var)
-            self.mutable.add(loop_var)
-            prefix = [(seq, loop_var)]
-        outer, self.body = self.body, []
-        try:
-            for seq, idx in prefix:
-                call = self.op_call(operator.getitem, [seq, ir.Index((ir.Var(idx),), False)],
-                                    {}, s)
-                self.emit(call, target, s)
-                self.env[target] = ir.Var(target)
-            self.env[loop_var] = ir.Var(loop_var)
-            for st in body:
-                self.line = st.lineno
-                self.statement(st)
-            loop_body = self.body
-        finally:
-            self.body = outer
-        self.body.append(ir.For(loop_var, start, stop, step, loop_body, s.lineno, exits))
-
-    def is_checkpoint(self, func) -> bool:
-        root = func
-        while isinstance(root, gast.Attribute):
-            root = root.value
-        if not isinstance(root, gast.Name) or root.id in self.locals:
-            return False
-        return self.dotted(func)[0] is checkpoint
-
-    def checkpointed_loop(self, s: gast.For, it: gast.Call):
-        """for l in srcad.checkpoint(range(L), every=k | snapshots=c): the loop it wraps, marked
-        for checkpointing (the reverse transform keeps the loop state at the schedule's
-        steps only, see srcad/checkpoint.py)."""
-        if len(it.args) != 1 or any(k.arg not in ("every", "snapshots") for k in it.keywords):
-            raise self.unsupported("this call to srcad.checkpoint in a `for` header", s,
-                                   "write `for i in srcad.checkpoint(range(n))`, optionally "
-                                   "with every=k or snapshots=c")
-        _, exits = self.loop_exits(s)
-        if exits:
-            raise self.unsupported("`break` or `return` inside a checkpointed loop", s,
-                                   "a checkpointed loop must run all its steps; move the exit "
-                                   "out of the loop or drop srcad.checkpoint")
-        opts = {}
-        for k in it.keywords:
-            atom = self.expr(k.value, k.arg, None)
-            if isinstance(atom, ir.Const):
-                try:
-                    check_schedule(**{k.arg: atom.value})
-                except ValueError as e:
-                    raise self.pf.error(str(e), k.value) from None
-            opts[k.arg] = atom
-        if len(opts) == 2:
-            raise self.pf.error("give srcad.checkpoint every= or snapshots=, not both", it)
-        inner = gast.For(target=s.target, iter=it.args[0], body=s.body, orelse=[],
-                         type_comment=None)
-        gast.copy_location(inner, s)
-        self.for_loop(inner)
-        loop = self.body[-1]
-        loop.checkpoint = (opts.get("every"), opts.get("snapshots"))
-
-    def reversed_range(self, s, rng, body, exits, reverse=True):
-        """for i in reversed(range(a, b, c)[:n]): a backward loop of generated code (and
-        ``range(a, b, c)[:n]``, its backward at the next order)."""
-        limit = None
-        if (isinstance(rng, gast.Subscript) and isinstance(rng.slice, gast.Slice)
-                and rng.slice.lower is None and rng.slice.step is None):
-            limit = self.snapshot(self.expr(rng.slice.upper, s.target.id, None), s)
-            rng = rng.value
-        if not (isinstance(rng, gast.Call) and isinstance(rng.func, gast.Name)
-                and self.pf.resolve(rng.func.id) is range and 1 <= len(rng.args) <= 3):
-            raise self.unsupported("reversed() over anything but range()", s,
-                                   "loop over range(...) and index")
-        args = [self.snapshot(self.expr(a, s.target.id, None), s) for a in rng.args]
-        one = ir.Const(1, "1")
-        start, stop, step = ((ir.Const(0, "0"), args[0], one) if len(args) == 1 else
-                             (args[0], args[1], args[2] if len(args) == 3 else one))
-        if self.defs[s.target.id] == 1:
-            self.ints.add(s.target.id)
-        self.env[s.target.id] = ir.Var(s.target.id)
-        loop = ir.For(s.target.id, start, stop, step, self.sub_block(body), s.lineno, exits)
-        loop.reverse, loop.limit = reverse, limit
-        self.body.append(loop)
-
-    def snapshot(self, seq, node):
-        """The sequence a loop iterates over is evaluated once: if its name is reassigned
-        (in the loop, say), iterate over a copy of the reference taken before the loop."""
-        if isinstance(seq, ir.Var) and seq.name in self.mutable:
-            op, args = self.op_call(control.identity, [seq], {}, node)
-            return self.emit((op, args), self.fresh(f"{seq.name}_iter"), node)
-        return seq
-
-    def enumerate_or_zip(self, s, builtin, body, exits):
-        """for i, x in enumerate(xs) / for a, b in zip(as_, bs): an index loop that indexes."""
-        names = [t.id if isinstance(t, gast.Name) else None for t in s.target.elts]
-        if None in names:
-            raise self.unsupported("nested unpacking in a `for` target", s)
-        seqs = [self.snapshot(self.expr(a, names[-1], None), s) for a in s.iter.args]
-        if builtin is enumerate:
-            if len(seqs) != 1 or len(names) != 2:
-                raise self.unsupported("this use of enumerate()", s, "use enumerate(xs)")
-            index, items = names[0], [(names[1], seqs[0])]
-            if self.defs[index] == 1:
-                self.ints.add(index)
-        else:
-            if len(seqs) != len(names) or not seqs:
-                raise self.unsupported("this use of zip()", s, "unpack one name per sequence")
-            index, items = self.fresh(f"{names[0]}_index"), list(zip(names, seqs))
-            self.ints.add(index)
-            self.mutable.add(index)
-        count = None
-        for _, seq in items:
-            n = self.emit(self.op_call(len, [seq], {}, s), self.fresh(f"{items[0][0]}_count"), s)
-            count = n if count is None else self.emit(
-                self.op_call(np.minimum, [count, n], {}, s), self.fresh("count"), s)
-        outer, self.body = self.body, []
-        try:
-            self.env[index] = ir.Var(index)
-            for n, seq in items:
-                call = self.op_call(operator.getitem, [seq, ir.Index((ir.Var(index),), False)],
-                                    {}, s)
-                self.emit(call, n, s)
-                self.env[n] = ir.Var(n)
-            for st in body:
-                self.line = st.lineno
-                self.statement(st)
-            loop_body = self.body
-        finally:
-            self.body = outer
-        self.body.append(ir.For(index, ir.Const(0, "0"), count, ir.Const(1, "1"), loop_body,
-                                s.lineno, exits))
-
-    def while_loop(self, s: gast.While):
-        if s.orelse:
-            raise self.unsupported("`while ... else`", s, "use a flag instead of `else`")
-        body, exits = self.loop_exits(s)
-        outer, self.body = self.body, []
-        try:
-            cond = self.expr(s.test, "cond", None)
-            cond_body = self.body
-        finally:
-            self.body = outer
-        self.body.append(ir.While(cond_body, cond, self.sub_block(body), s.lineno, exits))
-
     def assign(self, target, value, node):
         if isinstance(target, gast.Name):
             self.bind(target.id, value, node)
@@ -608,222 +381,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin):
         else:
             self.env[name] = atom
 
-    # -- expressions -------------------------------------------------------------------------
-    def emit(self, call_parts, target: str, node) -> ir.Var:
-        op, args = call_parts
-        self.body.append(ir.Call(target, op, args, node.lineno))
-        self.note_int(self.body[-1])
-        return ir.Var(target)
-
-    def result(self, call_parts, hint: str, into, node) -> ir.Var:
-        """Emit an op; into=(user name, line) names it as that user variable."""
-        if into is _RETURN:
-            return self.emit(call_parts, self.fresh(self.pf.name), node)
-        if into is not None:
-            user, line = into
-            target = self.def_name(user, line)
-            reads = {n for a in call_parts[1].values() for n in ir.atom_vars(a)}
-            if target in reads:  # `h = h + b` in a loop: compute, then copy into h
-                tmp = self.emit(call_parts,
-                                self.fresh(f"{user}_{call_parts[0].name.lstrip('.')}"), node)
-                op, args = self.op_call(control.identity, [tmp], {}, node)
-                self.body.append(ir.Call(target, op, args, node.lineno))
-            else:
-                self.emit(call_parts, target, node)
-            var = ir.Var(target)
-            self.env[user] = var
-            return var
-        opname = call_parts[0].name.lstrip(".")  # (a method with no rule: ".random")
-        return self.emit(call_parts, self.fresh(f"{hint}_{opname}"), node)
-
-    def expr(self, e, hint: str, into):
-        """Lower `e` to an atom; with `into`, the top-level op writes the user's variable."""
-        if isinstance(e, gast.Constant):
-            return ir.Const(e.value, _const_src(e.value, None) or repr(e.value))
-        if isinstance(e, gast.Name):
-            return self.name_atom(e)
-        if isinstance(e, (gast.Tuple, gast.List)):
-            items = tuple(self.expr(x, hint, None) for x in e.elts)
-            return ir.Seq(items, "tuple" if isinstance(e, gast.Tuple) else "list")
-        if isinstance(e, gast.BinOp):
-            fn = _BINOPS.get(type(e.op))
-            if fn is None:
-                raise self.unsupported(f"the operator {type(e.op).__name__}", e)
-            left = self.expr(e.left, hint, None)
-            right = self.expr(e.right, hint, None)
-            # Python's list and tuple `+` concatenates: known items make one sequence. Other
-            # operators on sequences run as Python runs them (`x.shape + (1,)`); where a
-            # gradient would flow through the sequence, the first call refuses
-            # (probe.refuse_sequence_arithmetic)
-            if isinstance(e.op, gast.Add) and isinstance(left, ir.Seq) and isinstance(
-                    right, ir.Seq) and left.kind == right.kind:
-                return ir.Seq(left.items + right.items, left.kind)
-            return self.result(self.op_call(fn, [left, right], {}, e), hint, into, e)
-        if isinstance(e, gast.UnaryOp):
-            operand = self.expr(e.operand, hint, None)
-            if isinstance(e.op, gast.UAdd):
-                return operand
-            if isinstance(e.op, gast.USub):
-                if isinstance(operand, ir.Const) and isinstance(operand.value, (int, float)):
-                    return ir.Const(-operand.value, _const_src(-operand.value, None))
-                return self.result(self.op_call(np.negative, [operand], {}, e), hint, into, e)
-            if isinstance(e.op, gast.Not):
-                return self.result(self.op_call(np.logical_not, [operand], {}, e), hint, into, e)
-            raise self.unsupported(f"the operator {type(e.op).__name__}", e)
-        if isinstance(e, gast.Compare):
-            if any(type(o) not in _CMPOPS for o in e.ops):
-                raise self.unsupported("this comparison (`is` or `in`)", e,
-                                       "compare values with <, <=, >, >=, == or !=")
-            # a < b < c is (a < b) and (b < c), each operand evaluated once
-            operands = [self.expr(x, hint, None) for x in [e.left, *e.comparators]]
-            tests = []
-            for op, lhs, rhs in zip(e.ops, operands, operands[1:]):
-                last = len(tests) == len(e.ops) - 1
-                call = self.op_call(_CMPOPS[type(op)], [lhs, rhs], {}, e)
-                tests.append(self.result(call, hint, into, e) if last and len(e.ops) == 1
-                             else self.result(call, hint, None, e))
-            return self.combine(np.logical_and, tests, hint, into, e) if len(tests) > 1 \
-                else tests[0]
-        if isinstance(e, gast.BoolOp):
-            # `a and b` short-circuits: t = a; if t: t = b  (`or`: if not t)
-            var = self.fresh(f"{hint}_{'and' if isinstance(e.op, gast.And) else 'or'}")
-            self.mutable.add(var)
-            first = self.expr(e.values[0], hint, None)
-            op, args = self.op_call(control.identity, [first], {}, e)
-            self.body.append(ir.Call(var, op, args, e.lineno))
-            for v in e.values[1:]:
-                outer, self.body = self.body, []
-                try:
-                    a = self.expr(v, hint, None)
-                    op, args = self.op_call(control.identity, [a], {}, e)
-                    self.body.append(ir.Call(var, op, args, e.lineno))
-                    branch = self.body
-                finally:
-                    self.body = outer
-                if isinstance(e.op, gast.And):
-                    self.body.append(ir.If(ir.Var(var), branch, [], e.lineno))
-                else:
-                    self.body.append(ir.If(ir.Var(var), [], branch, e.lineno))
-            return ir.Var(var)
-        if isinstance(e, gast.Call):
-            return self.call(e, hint, into)
-        if isinstance(e, gast.Dict):
-            return self.dict_display(e, hint, into)
-        if isinstance(e, gast.JoinedStr):
-            return self.fstring(e, hint, into)
-        if isinstance(e, gast.IfExp):
-            test = self.expr(e.test, hint, None)
-            var = self.fresh(f"{hint}_if")
-            self.mutable.add(var)
-            branches = []
-            for branch in (e.body, e.orelse):
-                outer, self.body = self.body, []
-                try:
-                    a = self.expr(branch, hint, None)
-                    op, args = self.op_call(control.identity, [a], {}, e)
-                    self.body.append(ir.Call(var, op, args, e.lineno))
-                    branches.append(self.body)
-                finally:
-                    self.body = outer
-            self.body.append(ir.If(test, branches[0], branches[1], e.lineno))
-            return ir.Var(var)
-        if isinstance(e, gast.Attribute):
-            base = self.local_base(e.value, hint)
-            if base is None:
-                return self.global_value(e)
-            fn = ATTRIBUTES.get(e.attr)
-            if fn is None:  # (x.itemsize, rng.bit_generator: run as written, see opaque.py)
-                return self.result((opaque_attribute(e.attr), {"_obj": base}), hint, into, e)
-            return self.result(self.op_call(fn, [base], {}, e), hint, into, e)
-        if isinstance(e, gast.Subscript):
-            base = self.expr(e.value, hint, None)
-            index = self.index(e.slice, hint)
-            item = _static_item(base, index)
-            if item is not None:  # `[a, b][-1]` is `b`: the item itself, as Python has it
-                return item
-            part = index.parts[0] if not index.is_tuple else None
-            if (into is None and isinstance(part, ir.Const) and isinstance(part.value, str)
-                    and part.value.isidentifier()):
-                # params["W1"] is named W1 (a pytree leaf says what it holds)
-                call = self.op_call(operator.getitem, [base, index], {}, e)
-                return self.emit(call, self.fresh(part.value), e)
-            return self.result(self.op_call(operator.getitem, [base, index], {}, e), hint, into, e)
-        if isinstance(e, gast.Starred):
-            raise self.unsupported("star-unpacking (`*xs`) here", e,
-                                   "write the items out, or join arrays with np.concatenate")
-        raise self.unsupported(f"the expression `{type(e).__name__}`", e)
-
-    def combine(self, fn, atoms, hint, into, node):
-        acc = atoms[0]
-        for i, a in enumerate(atoms[1:], start=2):
-            call = self.op_call(fn, [acc, a], {}, node)
-            acc = self.result(call, hint, into if i == len(atoms) else None, node)
-        return acc
-
-    def index(self, s, hint):
-        def part(p):
-            if isinstance(p, gast.Slice):
-                return ir.Slice(*(None if v is None else self.expr(v, hint, None)
-                                  for v in (p.lower, p.upper, p.step)))
-            return self.expr(p, hint, None)
-
-        if isinstance(s, gast.Tuple):
-            return ir.Index(tuple(part(p) for p in s.elts), True)
-        return ir.Index((part(s),), False)
-
-    def name_atom(self, e: gast.Name):
-        if e.id in self.env:
-            return self.env[e.id]
-        if e.id in self.locals:
-            raise self.pf.error(f"`{e.id}` is used before it is assigned", e)
-        obj = self.pf.resolve(e.id)
-        if obj is UNRESOLVED:
-            raise self.pf.error(f"name `{e.id}` is not defined", e)
-        return self.constant(obj, e.id, e)
-
-    def constant(self, obj, spelled: str, node):
-        if isinstance(obj, (types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
-                            np.ufunc)) and not isinstance(obj, type) and obj not in LIFTED:
-            raise self.unsupported(f"`{spelled}` ({type(obj).__name__}) used as a value", node,
-                                   "call it, or pass values in as arguments")
-        src = _const_src(obj, spelled)
-        if src is None:
-            name = spelled if spelled.isidentifier() else self.fresh(spelled.replace(".", "_"))
-            if name in self.locals or name in RESERVED:
-                name = self.fresh(name)
-            self.taken.add(name)
-            self.inject[name] = obj
-            src = name
-        return ir.Const(obj, src)
-
-    def local_base(self, e, hint):
-        """The atom for `e` if it is (rooted at) a local value, else None (a global)."""
-        root = e
-        while isinstance(root, gast.Attribute):
-            root = root.value
-        if isinstance(root, gast.Name) and root.id not in self.locals:
-            return None
-        return self.expr(e, hint, None)
-
-    def dotted(self, e) -> tuple[object, str]:
-        """Resolve a global `a.b.c` to its object."""
-        if isinstance(e, gast.Name):
-            obj = self.pf.resolve(e.id)
-            if obj is UNRESOLVED:
-                raise self.pf.error(f"name `{e.id}` is not defined", e)
-            return obj, e.id
-        if isinstance(e, gast.Attribute):
-            base, spelled = self.dotted(e.value)
-            try:
-                return getattr(base, e.attr), f"{spelled}.{e.attr}"
-            except AttributeError:
-                raise self.pf.error(f"`{spelled}` has no attribute `{e.attr}`", e) from None
-        raise self.unsupported(f"calling the result of a `{type(e).__name__}` expression", e)
-
-    def global_value(self, e):
-        obj, spelled = self.dotted(e)
-        return self.constant(obj, spelled, e)
-
+    # -- calls to other user functions -------------------------------------------------------
     def user_call(self, fn, spelled, args, kwargs, node) -> ir.UserCall:
         """A call to another user function: normalise it too (a subroutine of its own)."""
         if fn in _IN_PROGRESS:
@@ -879,60 +437,8 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin):
             root = root.value
         return not (isinstance(root, gast.Name) and root.id not in self.locals)
 
-    def op_call(self, fn, args, kwargs, node, spelled: str | None = None):
-        """Bind a call to its op row's parameters: (op, {param: atom})."""
-        op = table.lookup(fn)
-        if op is None:
-            name = spelled or getattr(fn, "__name__", repr(fn))
-            if isinstance(fn, types.FunctionType):
-                hint = (f"calls to user functions are not differentiated yet; register a rule "
-                        f"with srcad.defvjp({name}, lambda g, out, ...: ...) or inline it")
-            else:
-                hint = (f"register one with srcad.defvjp({name}, lambda g, out, x: ...) "
-                        f"(one rule per positional argument)")
-            raise self.pf.error(f"`{name}` has no derivative rule in srcad", node,
-                                hint=hint, cls=NoRuleError)
-        params = op.params
-        try:
-            bound = op.bind(args, kwargs)
-        except TypeError as e:
-            raise self.pf.error(str(e), node, cls=UnsupportedSyntaxError) from None
-        if op.star is not None:  # np.einsum(s, a, b): the operands as one tuple atom
-            bound[op.star.name] = ir.Seq(tuple(bound[op.star.name]), "tuple")
-        for p in params:
-            if p.required and p.name not in bound:
-                raise self.pf.error(f"`{op.name}` is missing its argument `{p.name}`", node)
-        ordered = {p.name: bound[p.name] for p in params if p.name in bound}
-        return op, ordered
-
-
-def _static_item(base, index):
-    """The item (or, for a slice, the items) of a literal sequence picked by a constant index,
-    or None when it is not known before running."""
-    if not isinstance(base, ir.Seq) or index.is_tuple:
-        return None
-    part = index.parts[0]
-    if isinstance(part, ir.Const) and type(part.value) is int:
-        if -len(base.items) <= part.value < len(base.items):
-            return base.items[part.value]
-        return None
-    if isinstance(part, ir.Slice):
-        bounds = [None if b is None else b for b in (part.lower, part.upper, part.step)]
-        if all(b is None or (isinstance(b, ir.Const) and type(b.value) is int) for b in bounds):
-            sl = slice(*(None if b is None else b.value for b in bounds))
-            return ir.Seq(tuple(base.items[sl]), base.kind)
-    return None
-
 
 _IN_PROGRESS: set = set()  # user functions being normalised (to catch recursion)
-
-
-def _hashable(obj) -> bool:
-    try:
-        hash(obj)
-        return True
-    except TypeError:
-        return False
 
 
 def normalize(pf: ParsedFunction) -> ir.Function:

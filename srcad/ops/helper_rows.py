@@ -5,11 +5,11 @@ calling them can be differentiated again (``srcad.grad(srcad.grad(f))``,
 
 Each helper is linear in its first argument (a cotangent or a tangent): forward mode applies
 it to that argument's tangent (``linear``), and its VJP is its transpose -- a numpy call or
-its partner helper (``unsort`` / ``sort_like``, ``cholesky_grad`` / ``cholesky_jvp``, ...).
+its partner helper (``unsort`` / ``sort_like``, ``symmetric_from`` / ``fold_triangle``, ...).
 The other arguments are read for shapes, indices and permutations (no derivative), or --
-where the helper's value really depends on them (cholesky's L, eigh's w and v, norm's x,
-einsum's operands, cumprod's a) -- have a rule that raises `unsupported_derivative`: a
-second derivative srcad does not implement is an error, never zeros. The bilinear helpers
+where the helper's value really depends on them (norm's x, einsum's operands, prod's and
+cumprod's a, eigh's and svd's gaps) -- have a rule written in rows, or one that raises
+`unsupported_derivative`: a derivative srcad does not implement is an error, never zeros. The bilinear helpers
 (tensordot, kron) are linear in the other factor too, with exact transposes.
 """
 
@@ -33,18 +33,15 @@ from ..runtime import (
     unjoin,
     unpermute,
     unstack,
-    cholesky_grad,
-    cholesky_jvp,
     cumprod_grad,
     cumprod_jvp,
-    eigh_grad,
-    eigh_jvp,
     einsum_grad,
     einsum_grad_first,
     einsum_grad_tangent,
     einsum_jvp,
     einsum_jvp_first,
     einsum_jvp_tangent,
+    fold_triangle,
     from_columns,
     inner_grad_a,
     inner_grad_b,
@@ -54,11 +51,17 @@ from ..runtime import (
     norm_grad_dot,
     norm_jvp,
     norm_reduce,
+    norm_svd_unweights,
+    norm_svd_weights,
+    phi_lower,
     sort_like,
     svd_grad,
     svd_jvp,
+    svd_s_grad_usv,
+    symmetric_from,
     tensordot_grad_a,
     tensordot_grad_b,
+    transpose_if,
     unbroadcast,
     unselect,
     unsort,
@@ -292,32 +295,28 @@ defvjp(rd.norm_reduce, _third_reduce, None, None, None, None, None, name="norm_r
        linear=("v",), family=_FAM,
        derivation="a sum over the norm's axes (reached by a second derivative of norm; its "
        "own transpose is needed only by a third, refused)")
-_CHOL2 = "the second derivative of np.linalg.cholesky"
-defvjp(rd.cholesky_grad, lambda g, out, ct, L, upper=False: cholesky_jvp(g, L, upper),
-       lambda g, out, ct, L, upper=False: unsupported_derivative(_CHOL2),
-       name="cholesky_grad", linear=("ct",), family=_FAM,
-       derivation="cholesky's VJP, linear in ct; its transpose is cholesky's JVP")
-defjvp(rd.cholesky_grad, None, lambda g, out, ct, L, upper=False: unsupported_derivative(_CHOL2))
-defvjp(rd.cholesky_jvp, lambda g, out, t, L, upper=False: cholesky_grad(g, L, upper),
-       lambda g, out, t, L, upper=False: unsupported_derivative(_CHOL2),
-       name="cholesky_jvp", linear=("t",), family=_FAM,
-       derivation="cholesky's JVP, linear in t; its transpose is cholesky's VJP")
-defjvp(rd.cholesky_jvp, None, lambda g, out, t, L, upper=False: unsupported_derivative(_CHOL2))
-_EIGH2 = "the second derivative of np.linalg.eigh"
-defvjp(rd.eigh_grad, lambda g, out, ct, w, v, UPLO="L": eigh_jvp(g, w, v, UPLO),
-       lambda g, out, ct, w, v, UPLO="L": unsupported_derivative(_EIGH2),
-       lambda g, out, ct, w, v, UPLO="L": unsupported_derivative(_EIGH2),
-       name="eigh_grad", linear=("ct",), family=_FAM,
-       derivation="eigh's VJP, linear in the cotangent pair; its transpose is eigh's JVP")
-defjvp(rd.eigh_grad, None, lambda g, out, ct, w, v, UPLO="L": unsupported_derivative(_EIGH2),
-       lambda g, out, ct, w, v, UPLO="L": unsupported_derivative(_EIGH2))
-defvjp(rd.eigh_jvp, lambda g, out, t, w, v, UPLO="L": eigh_grad(g, w, v, UPLO),
-       lambda g, out, t, w, v, UPLO="L": unsupported_derivative(_EIGH2),
-       lambda g, out, t, w, v, UPLO="L": unsupported_derivative(_EIGH2),
-       name="eigh_jvp", linear=("t",), family=_FAM,
-       derivation="eigh's JVP, linear in t; its transpose is eigh's VJP")
-defjvp(rd.eigh_jvp, None, lambda g, out, t, w, v, UPLO="L": unsupported_derivative(_EIGH2),
-       lambda g, out, t, w, v, UPLO="L": unsupported_derivative(_EIGH2))
+# cholesky's and eigh's rules are numpy expressions over these (srcad/ops/matrix.py): linear
+# maps with exact transposes, and eigh's gaps, whose derivative in w is F^2 (dw_i - dw_j)
+defvjp(rd.transpose_if, lambda g, out, x, flag: transpose_if(g, flag), None,
+       name="transpose_if", linear=("x",), family=_FAM,
+       derivation="a transpose or nothing: its own transpose")
+defvjp(rd.phi_lower, lambda g, out, x: phi_lower(g), name="phi_lower", linear=("x",),
+       family=_FAM, derivation="a mask (the lower triangle, the diagonal halved): its own "
+       "transpose")
+defvjp(rd.symmetric_from, lambda g, out, t, UPLO="L": fold_triangle(g, UPLO), None,
+       name="symmetric_from", linear=("t",), family=_FAM,
+       derivation="a triangle mirrored; its transpose folds onto the triangle")
+defvjp(rd.fold_triangle, lambda g, out, x, UPLO="L": symmetric_from(g, UPLO), None,
+       name="fold_triangle", linear=("x",), family=_FAM,
+       derivation="pairs folded onto a triangle; its transpose mirrors the triangle")
+defvjp(rd.eig_gaps,
+       lambda g, out, w, ct=1.0: np.sum(g * out * out, axis=-1) - np.sum(g * out * out, axis=-2),
+       None, name="eig_gaps", family=_FAM,
+       derivation="F_ij = 1 / (w_j - w_i): dF_ij = F_ij^2 (dw_i - dw_j); the mask by ct is "
+       "piecewise constant")
+defjvp(rd.eig_gaps,
+       lambda g, out, w, ct=1.0: out * out * (np.expand_dims(g, -1) - np.expand_dims(g, -2)),
+       None)
 
 defvjp(ra.unasarray, lambda g, out, ct, a: asarray_like(g, a), None,
        name="unasarray", linear=("ct",), family=_FAM,
@@ -374,6 +373,53 @@ defnondiff(ra.hsplit_axis, name="hsplit_axis", params=_P("ndim"), family=_FAM)
 defnondiff(ra.opposite, name="opposite", params=_P("shift"), family=_FAM)
 defnondiff(ra.unsupported_derivative, name="unsupported_derivative", params=_P("what"),
            family=_FAM)
+# the svd row's rule is a numpy expression over these (srcad/ops/matrix.py)
+defvjp(rd.diag_embed, lambda g, out, v: np.diagonal(g, 0, -2, -1), name="diag_embed",
+       linear=("v",), family=_FAM, derivation="onto diagonals; its transpose reads them")
+defvjp(rd.svd_gaps,
+       lambda g, out, s, ct, a, full_matrices=True, hermitian=False:
+           2 * s * (np.sum(g * out * out, axis=-1) - np.sum(g * out * out, axis=-2)),
+       None, None, None, None, name="svd_gaps", family=_FAM,
+       derivation="F_ij = 1 / (s_j^2 - s_i^2): dF_ij = F_ij^2 (2 s_i ds_i - 2 s_j ds_j); the "
+       "mask by ct is piecewise constant")
+defjvp(rd.svd_gaps,
+       lambda g, out, s, ct, a, full_matrices=True, hermitian=False:
+           out * out * (np.expand_dims(2 * s * g, -1) - np.expand_dims(2 * s * g, -2)),
+       None, None, None, None)
+defvjp(rd.norm_svd_weights,
+       lambda g, out, ct, x, ord=None, axis=None: norm_svd_unweights(g, ct, x, ord, axis),
+       None, None, None, name="norm_svd_weights", linear=("ct",), family=_FAM,
+       derivation="ct on the singular values a matrix norm reads; its transpose sums them")
+defvjp(rd.norm_svd_unweights,
+       lambda g, out, v, ct, x, ord=None, axis=None: norm_svd_weights(g, x, ord, axis),
+       None, None, None, None, name="norm_svd_unweights", linear=("v",), family=_FAM,
+       derivation="norm_svd_weights' transpose; its transpose is norm_svd_weights")
+defnondiff(rd.norm_uses_svd, name="norm_uses_svd", params=_P("x", "ord", "axis", ord=None, axis=None),
+           family=_FAM)
+defnondiff(rd.norm_matrix_axes, name="norm_matrix_axes", params=_P("x", "ord", "axis", ord=None, axis=None),
+           family=_FAM)
+_SVD3 = "a third derivative of np.linalg.svd(a, compute_uv=False)"
+defvjp(rd.svd_s_grad,
+       lambda g, out, ct, usv, hermitian=False:
+           np.sum((np.swapaxes(usv[0], -1, -2) @ g) * usv[2], axis=-1),
+       lambda g, out, ct, usv, hermitian=False: svd_s_grad_usv(g, ct, usv, hermitian), None,
+       name="svd_s_grad", linear=("ct",), family=_FAM,
+       derivation="U diag(ct) V^T: in ct, its transpose reads diag(U^T g V); in U and V^T, "
+       "(g V diag(ct), 0, diag(ct) U^T g)")
+defjvp(rd.svd_s_grad, None,
+       lambda g, out, ct, usv, hermitian=False:
+           ((g[0] * np.ones_like(usv[0])) * np.expand_dims(ct, -2)) @ usv[2]
+           + (usv[0] * np.expand_dims(ct, -2)) @ (g[2] * np.ones_like(usv[2])), None)
+defvjp(rd.svd_s_grad_usv,
+       lambda g, out, gv, ct, usv, hermitian=False: unsupported_derivative(_SVD3),
+       lambda g, out, gv, ct, usv, hermitian=False: unsupported_derivative(_SVD3),
+       lambda g, out, gv, ct, usv, hermitian=False: unsupported_derivative(_SVD3), None,
+       name="svd_s_grad_usv", family=_FAM,
+       derivation="svd_s_grad's VJP in (U, s, V^T); a third derivative is refused")
+defjvp(rd.svd_s_grad_usv,
+       lambda g, out, gv, ct, usv, hermitian=False: unsupported_derivative(_SVD3),
+       lambda g, out, gv, ct, usv, hermitian=False: unsupported_derivative(_SVD3),
+       lambda g, out, gv, ct, usv, hermitian=False: unsupported_derivative(_SVD3), None)
 _SVD2 = "the second derivative of np.linalg.svd"
 defvjp(rd.svd_grad,
        lambda g, out, ct, y, a, full_matrices=True, compute_uv=True, hermitian=False:

@@ -21,18 +21,18 @@ about numpy worth knowing here:
   matrices (numpy 2); `as_columns` / `from_columns` view both as matrices.
 """
 
+import string
+
 import numpy as np
 
 from ..runtime import (
     as_columns,
-    cholesky_grad,
-    cholesky_jvp,
-    eigh_grad,
-    eigh_jvp,
+    eig_gaps,
     einsum_grad,
     einsum_grad_first,
     einsum_jvp,
     einsum_jvp_first,
+    fold_triangle,
     from_columns,
     inner_grad_a,
     inner_grad_b,
@@ -40,11 +40,20 @@ from ..runtime import (
     kron_grad_b,
     norm_grad,
     norm_jvp,
+    norm_matrix_axes,
+    norm_svd_weights,
+    norm_uses_svd,
+    phi_lower,
     svd_grad,
     svd_jvp,
+    symmetric_from,
     tensordot_grad_a,
     tensordot_grad_b,
+    transpose_if,
     unbroadcast,
+    diag_embed,
+    svd_gaps,
+    svd_s_grad,
 )
 from .table import Case, Param, defjvp, defvjp
 
@@ -53,6 +62,41 @@ SMALL = (-1.0, 1.0)  # entries of the matrices made well conditioned below (+ 3 
 _I3 = "3 * np.eye(3)"
 
 # --- contractions -----------------------------------------------------------------------------
+_LABELS = string.ascii_uppercase + string.ascii_lowercase  # numpy's order for labels 0..51
+
+
+def _subscript_form(args, static):
+    """``np.einsum(a, [0, 1], b, [1, 2], [0, 2])`` as ``np.einsum('AB,BC->AC', a, b)``: the
+    interleaved form's sublists (known before running) made a subscripts string, with the
+    output numpy infers made explicit (the broadcast axes, then the labels used once in
+    increasing order), so that both forms share one rule; None where the call is already in
+    that form or a sublist is only known when it runs (the interleaved rules then serve)."""
+    try:
+        if not args or isinstance(static(args[0]), str):
+            return None
+    except LookupError:
+        pass
+    n = len(args)
+    try:
+        subs = [list(static(args[i])) for i in range(1, n, 2)]
+        out = list(static(args[-1])) if n % 2 else None
+        ints = [s for sub in subs + [out or []] for s in sub if s is not Ellipsis]
+        if not all(isinstance(s, (int, np.integer)) and 0 <= s < len(_LABELS) for s in ints):
+            return None
+    except (LookupError, TypeError):
+        return None
+    if out is None:
+        used = [s for sub in subs for s in sub if s is not Ellipsis]
+        out = ([Ellipsis] if any(Ellipsis in sub for sub in subs) else []) + sorted(
+            s for s in set(used) if used.count(s) == 1)
+
+    def letters(sub):
+        return "".join("..." if s is Ellipsis else _LABELS[int(s)] for s in sub)
+
+    spec = ",".join(letters(sub) for sub in subs) + "->" + letters(out)
+    return [("const", spec)] + [("arg", i) for i in range(0, n - n % 2, 2)]
+
+
 defvjp(np.tensordot,
        lambda g, out, a, b, axes=2: tensordot_grad_a(g, a, b, axes),
        lambda g, out, a, b, axes=2: tensordot_grad_b(g, a, b, axes),
@@ -73,7 +117,7 @@ defvjp(np.einsum,
        lambda g, out, subscripts, operands, optimize=False: einsum_grad(g, subscripts, operands),
        params=(Param("subscripts"), Param("operands", star=True), Param("optimize", False)),
        spelling="np.einsum(subscripts, *operands, optimize)",
-       name="einsum", family=_F,
+       name="einsum", family=_F, canonical=_subscript_form,
        derivation="linear in each operand: operand i's gradient is an einsum of g with the "
        "others onto i's labels, broadcast over labels only i has and placed on its diagonals "
        "where i repeats a label (ellipsis, implicit output and the interleaved (operand, "
@@ -101,7 +145,11 @@ defvjp(np.einsum,
                    ("np.einsum(a, [0, 1], [1, 0])", [(3, 4)]),
                    ("np.einsum(a, [Ellipsis, 0, 1], b, [Ellipsis, 1, 2])", [(2, 2, 3), (3, 4)]),
                    ("np.einsum(a, [0, 1, 2], b, [3, 1, 0], c, [3, 3, 0], [3, 2, 0])",
-                    [(3, 4, 4), (4, 4, 3), (4, 4, 3)])))
+                    [(3, 4, 4), (4, 4, 3), (4, 4, 3)]),
+                   # implicit output in numpy's label order (30 after 2; on square operands
+                   # the letters a..zA..Z once gave the transposed gradient, silently)
+                   ("np.einsum(a, [30, 1], b, [1, 2])", [(3, 3), (3, 3)]),
+                   ("np.einsum(a, [Ellipsis, 1], b, [1])", [(2, 3), (3,)])))
 defjvp(np.einsum,
        lambda g, out, subscripts, operands, optimize=False:
            einsum_jvp_first(g, subscripts, operands),
@@ -153,7 +201,12 @@ _NORM_CASES = (
 )
 defvjp(np.linalg.norm,
        lambda g, out, x, ord=None, axis=None, keepdims=False:
-           norm_grad(g, out, x, ord, axis, keepdims),
+           # ('nuc', 2, -2 on matrices: through the SVD, so that it differentiates again)
+           np.moveaxis(svd_s_grad(
+               norm_svd_weights(g, x, ord, axis),
+               np.linalg.svd(np.moveaxis(x, norm_matrix_axes(x, ord, axis), (-2, -1)),
+                             full_matrices=False)), (-2, -1), norm_matrix_axes(x, ord, axis))
+           if norm_uses_svd(x, ord, axis) else norm_grad(g, out, x, ord, axis, keepdims),
        name="norm", family=_F, test_cases=_NORM_CASES,
        derivation="2-norm and 'fro': x / out (0 where out = 0); vector p-norm: sign(x) |x|^(p-1) "
        "/ out^(p-1); inf/-inf and the matrix 1/-1/inf/-inf norms: sign(x) on the extreme "
@@ -213,22 +266,40 @@ defjvp(np.linalg.slogdet,
                           np.trace(np.linalg.solve(a, g), axis1=-2, axis2=-1)))
 
 # --- decompositions ---------------------------------------------------------------------------
-defvjp(np.linalg.cholesky, lambda g, out, a, upper=False: cholesky_grad(g, out, upper),
+defvjp(np.linalg.cholesky,
+       lambda g, out, a, upper=False: transpose_if(fold_triangle(np.swapaxes(np.linalg.solve(
+           np.swapaxes(transpose_if(out, upper), -1, -2),
+           np.swapaxes(np.linalg.solve(
+               np.swapaxes(transpose_if(out, upper), -1, -2),
+               phi_lower(np.swapaxes(transpose_if(out, upper), -1, -2) @ transpose_if(g, upper))),
+               -1, -2)), -1, -2)), upper),
        name="cholesky", family=_F, domain=SMALL,
        derivation="Murray (2016): S = L^-T phi(L^T G) L^-1 (phi: lower triangle, half "
        "diagonal); numpy reads a's lower triangle only, so dA = S + S^T below the diagonal, S on "
-       "it, 0 above (upper=True: the mirror image)",
+       "it, 0 above (upper=True: the mirror image); written with solves, so it differentiates "
+       "again",
        test_cases=((f"np.linalg.cholesky(a @ a.T + {_I3})", [(3, 3)]),
                    (f"np.linalg.cholesky(a @ np.swapaxes(a, -1, -2) + {_I3})", [(2, 3, 3)]),
                    (f"np.linalg.cholesky(a + {_I3})", [(3, 3)]),
                    (f"np.linalg.cholesky(a + {_I3}, upper=True)", [(3, 3)]),
                    (f"np.linalg.cholesky(a @ a.T + {_I3}, upper=True)", [(3, 3)])))
-defjvp(np.linalg.cholesky, lambda g, out, a, upper=False: cholesky_jvp(g, out, upper))
-defvjp(np.linalg.eigh, lambda g, out, a, UPLO="L": eigh_grad(g, out[0], out[1], UPLO),
+defjvp(np.linalg.cholesky,
+       lambda g, out, a, upper=False: transpose_if(transpose_if(out, upper) @ phi_lower(
+           np.swapaxes(np.linalg.solve(transpose_if(out, upper), np.swapaxes(np.linalg.solve(
+               transpose_if(out, upper), symmetric_from(transpose_if(g, upper))), -1, -2)),
+               -1, -2)), upper))
+defvjp(np.linalg.eigh,
+       lambda g, out, a, UPLO="L": fold_triangle(
+           (out[1] * np.expand_dims(g[0] * np.ones_like(out[0]), -2))
+           @ np.swapaxes(out[1], -1, -2)
+           + out[1] @ (eig_gaps(out[0], g[1]) * (np.swapaxes(out[1], -1, -2)
+                                                 @ (g[1] * np.ones_like(out[1]))))
+           @ np.swapaxes(out[1], -1, -2), UPLO),
        name="eigh", family=_F,
        derivation="A = V diag(w) V^T: dA = V (diag(g_w) + F * (V^T g_V)) V^T with F_ij = "
        "1 / (w_j - w_i) off the diagonal (repeated eigenvalues: the eigenvectors are not "
-       "differentiable, the gradient is inf/NaN), folded onto the triangle numpy reads",
+       "differentiable, the gradient is inf/NaN; F is 0 where no eigenvector cotangent "
+       "came), folded onto the triangle numpy reads",
        test_cases=(("np.linalg.eigh(a + a.T)[0]", [(3, 3)]),
                    ("np.linalg.eigh(a + a.T)[1] ** 2", [(3, 3)]),
                    ("np.linalg.eigh(a)[0]", [(3, 3)]), ("np.linalg.eigh(a)[1] ** 2", [(3, 3)]),
@@ -236,7 +307,12 @@ defvjp(np.linalg.eigh, lambda g, out, a, UPLO="L": eigh_grad(g, out[0], out[1], 
                    ("np.linalg.eigh(a, 'U')[1] ** 2", [(3, 3)]),
                    ("np.linalg.eigh(a + np.swapaxes(a, -1, -2))[0]", [(2, 3, 3)]),
                    ("np.linalg.eigh(a)[0] * np.linalg.eigh(a)[1][0] ** 2", [(3, 3)])))
-defjvp(np.linalg.eigh, lambda g, out, a, UPLO="L": eigh_jvp(g, out[0], out[1], UPLO))
+defjvp(np.linalg.eigh,
+       lambda g, out, a, UPLO="L": (
+           np.diagonal(np.swapaxes(out[1], -1, -2) @ symmetric_from(g, UPLO) @ out[1],
+                       axis1=-2, axis2=-1),
+           out[1] @ (eig_gaps(out[0]) * (np.swapaxes(out[1], -1, -2) @ symmetric_from(g, UPLO)
+                                         @ out[1]))))
 
 # --- inner, svd -------------------------------------------------------------------------------
 defvjp(np.inner, lambda g, out, a, b: inner_grad_a(g, a, b),
@@ -248,13 +324,33 @@ defvjp(np.inner, lambda g, out, a, b: inner_grad_a(g, a, b),
                    ("np.inner(a, b)", [(2, 2, 3), (3,)])))
 _SVD = "np.linalg.svd(a, full_matrices=False)"
 defvjp(np.linalg.svd,
-       lambda g, out, a, full_matrices=True, compute_uv=True, hermitian=False:
-           svd_grad(g, out, a, full_matrices, compute_uv, hermitian),
+       lambda g, out, a, full_matrices=True, compute_uv=True, hermitian=False: (
+           # (U, s, V^T) = out: U (diag(g_s) + J S + S K) V^T, J and K from the gaps
+           out[0] @ (diag_embed(g[1] * np.ones_like(out[1]))
+                     + svd_gaps(out[1], g[0], a, full_matrices, hermitian)
+                     * (np.swapaxes(out[0], -1, -2) @ (g[0] * np.ones_like(out[0]))
+                        - np.swapaxes(np.swapaxes(out[0], -1, -2)
+                                      @ (g[0] * np.ones_like(out[0])), -1, -2))
+                     * np.expand_dims(out[1], -2)
+                     + np.expand_dims(out[1], -1)
+                     * svd_gaps(out[1], g[2], a, full_matrices, hermitian)
+                     * (out[2] @ np.swapaxes(g[2] * np.ones_like(out[2]), -1, -2)
+                        - np.swapaxes(out[2] @ np.swapaxes(g[2] * np.ones_like(out[2]), -1, -2),
+                                      -1, -2))) @ out[2]
+           # a tall matrix: g_U outside U's span; a wide one: g_V outside V's
+           + ((g[0] - out[0] @ (np.swapaxes(out[0], -1, -2) @ g[0]))
+              @ (out[2] / np.expand_dims(out[1], -1))
+              if np.shape(a)[-2] > np.shape(a)[-1] and np.any(g[0]) else 0.0)
+           + ((out[0] / np.expand_dims(out[1], -2))
+              @ (g[2] - (g[2] @ np.swapaxes(out[2], -1, -2)) @ out[2])
+              if np.shape(a)[-2] < np.shape(a)[-1] and np.any(g[2]) else 0.0))
+       if compute_uv else svd_s_grad(g, np.linalg.svd(a, full_matrices=False), hermitian),
        name="svd", family=_F,
        derivation="Townsend (2016): dA = U (J S + diag(g_S) + S K) V^T plus the parts of g_U, g_V "
        "outside the spans of U, V, with J, K the antisymmetric parts of U^T g_U, V^T g_V over "
        "F_ij = 1 / (s_j^2 - s_i^2) (distinct nonzero singular values; full_matrices=True only "
-       "for square matrices, where the vectors are unique up to sign)",
+       "for square matrices, where the vectors are unique up to sign); compute_uv=False: "
+       "U diag(g) V^T from the reduced SVD; written in matmuls, so it differentiates again",
        test_cases=(("np.linalg.svd(a, compute_uv=False)", [(3, 4)]),
                    ("np.linalg.svd(a, compute_uv=False)", [(4, 3)]),
                    ("np.linalg.svd(a, compute_uv=False)", [(2, 3, 4)]),

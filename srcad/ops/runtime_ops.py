@@ -21,9 +21,11 @@ from ..runtime import (
     matmul_grad_a,
     matmul_grad_b,
     prod_grad,
+    prod_others_jvp,
     select_grad,
     stack_pieces,
     unbroadcast,
+    unreduce,
     unsupported_derivative,
 )
 from .table import Param, defjvp, defnondiff, defvjp
@@ -94,13 +96,21 @@ defvjp(rt.prod_grad,
            np.sum(g * prod_grad(np.ones_like(ct), a, axis, keepdims), axis=axis,
                   keepdims=keepdims),
        lambda g, out, ct, a, axis=None, keepdims=False:
-           unsupported_derivative("the second derivative of np.prod"),
+           prod_others_jvp(g * unreduce(ct, a, axis, keepdims), a, axis),
        None, None, name="prod_grad", linear=("ct",), family=_FAM,
-       derivation="linear in ct (transpose: a sum against the products of the others); its "
-       "dependence on a is not differentiated (refused, never zeros)")
+       derivation="linear in ct (transpose: a sum against the products of the others); in a, "
+       "the products of the others differentiated (prod_others_jvp, a Hessian: symmetric)")
 defjvp(rt.prod_grad, None,
        lambda g, out, ct, a, axis=None, keepdims=False:
-           unsupported_derivative("the second derivative of np.prod"))
+           unreduce(ct, a, axis, keepdims) * prod_others_jvp(g, a, axis))
+_PROD3 = "a third derivative of np.prod"
+defvjp(rt.prod_others_jvp, lambda g, out, t, a, axis=None: prod_others_jvp(g, a, axis),
+       lambda g, out, t, a, axis=None: unsupported_derivative(_PROD3), None,
+       name="prod_others_jvp", linear=("t",), family=_FAM,
+       derivation="np.prod's second derivative along t: linear in t and its own transpose; "
+       "a third derivative is refused")
+defjvp(rt.prod_others_jvp, None,
+       lambda g, out, t, a, axis=None: unsupported_derivative(_PROD3))
 defvjp(rt.cumsum_grad, lambda g, out, ct, a, axis=None: np.cumsum(g, axis), None, None,
        name="cumsum_grad", linear=("ct",), family=_FAM,
        derivation="a reversed cumulative sum; its transpose is the cumulative sum")

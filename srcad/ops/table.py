@@ -136,6 +136,12 @@ class Op:
     # parameters that take a sequence of separate arrays (np.concatenate's `arrays`): numpy
     # does not turn a list given there into one array, as it does for every other parameter
     sequences: tuple = ()
+    # rewrites a call into the row's one form before it is bound: ``canonical(args, static)``
+    # gets the positional arguments and ``static(arg)`` (its value where known before running,
+    # else LookupError), and answers None (as it is) or the new positional arguments, each
+    # ("arg", i) for the call's i-th or ("const", value) -- np.einsum's interleaved form
+    # becomes its subscripts form, so that both share one rule
+    canonical: Callable | None = None
     # test metadata (read by tests/test_ops.py)
     domain: tuple = (-2.0, 2.0)  # (low, high) for every argument, or one pair per argument
     dtypes: tuple[str, ...] = ("float32", "float64")
@@ -191,6 +197,16 @@ class Op:
                 raise TypeError(f"`{self.name}` got `{k}` twice")
             bound[k] = v
         return bound
+
+    def canonical_args(self, args: list, static, const) -> list:
+        """The positional arguments in the row's one form (see `canonical`); ``const(value)``
+        makes an argument of a constant."""
+        if self.canonical is None:
+            return list(args)
+        form = self.canonical(list(args), static)
+        if form is None:
+            return list(args)
+        return [args[v] if kind == "arg" else const(v) for kind, v in form]
 
     def call_parts(self, values: dict) -> tuple[list, dict]:
         """How to call the op's numpy forward with {param: value}: required parameters by
@@ -461,7 +477,7 @@ def _default_spelling(fn: Callable, params: tuple[Param, ...]) -> str:
 _META = {"name", "spelling", "params", "c", "c_expr", "c_version", "c_kinds", "c_types",
          "c_consts", "elementwise",
          "broadcasting", "view", "derivation", "family", "aliases", "domain", "dtypes", "tol",
-         "test_cases", "linear", "sequences"}
+         "test_cases", "linear", "sequences", "canonical"}
 
 
 def defvjp(fn: Callable, *rules: Callable | None, **meta: Any) -> Op:

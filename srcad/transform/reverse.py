@@ -26,6 +26,9 @@ backward replays it in reverse.
 Adjoints have a state while the backward is generated: absent (zero), an alias of another
 expression (no statement yet), or a named variable (owned: safe to ``+=`` into). Where
 control flow joins, states are made to agree by materialising names (``np.zeros_like``).
+This module holds the sweeps and the statements of straight-line code; branches and loops
+are in control_flow.py, adjoint state in adjoints.py, calls to user functions in calls.py,
+checkpointing in checkpointing.py and the stacks of generated code in stacks.py (mixins).
 
 Before/after (one statement):
     h = np.tanh(h_add)            # --- backward ---
@@ -39,8 +42,7 @@ import ast
 import copy
 
 from .. import ir
-from ..analysis.activity import active_vars, exposed_uses, stack_of
-from ..errors import SrcadError
+from ..analysis.activity import active_vars, stack_of
 from ..frontend.opaque import has_effects, may_change_state
 from ..gcode import RESTORE as _RESTORE
 from ..gcode import GFunction, Line, assign, line_reads, name, store
@@ -52,14 +54,14 @@ from ..naming import fresh
 from .adjoints import Adj, AdjointsMixin, _np, zeros_expr
 from .calls import CallsMixin
 from .checkpointing import CheckpointingMixin
+from .control_flow import ControlFlowMixin
 from .module import Generated, Module
 from .specialise import Info, simplify
 from .stacks import StacksMixin
-from .templates import (as_array_operand, atom_expr, default_atom, effect_stmt, forward_expr,
-                        loop_iter, range_expr, subst)
+from .templates import as_array_operand, atom_expr, default_atom, effect_stmt, forward_expr, subst
 
 
-class Reverse(AdjointsMixin, CallsMixin, CheckpointingMixin, StacksMixin):
+class Reverse(AdjointsMixin, CallsMixin, CheckpointingMixin, ControlFlowMixin, StacksMixin):
     def __init__(self, fn: ir.Function, wrt: list[str], infos_by_fn: dict | None,
                  module: Module | None = None):
         self.fn = fn
@@ -283,22 +285,6 @@ class Reverse(AdjointsMixin, CallsMixin, CheckpointingMixin, StacksMixin):
         return store("_")
 
     # -- blocks ------------------------------------------------------------------------------
-    def touched(self, body) -> set[str]:
-        """Active names (and stacks) that statements in `body` define or read."""
-        names = set()
-        for s in ir.walk(body):
-            names.update(ir.defs(s))
-            names.update(ir.uses(s))
-        return names & (self.active | self.stacks)
-
-    def defined_before(self, var: str, stmt) -> bool:
-        """Can `var` hold a value when `stmt` runs: assigned earlier, or anywhere in a loop
-        around `stmt` (an earlier iteration)?"""
-        if self.first_def.get(var, 1 << 60) < self.order[id(stmt)]:
-            return True
-        around = set(self.loops[id(stmt)])
-        return any(set(self.loops[id(d)]) & around for d in self.def_sites.get(var, ()))
-
     def bwd_block(self, body) -> list[Line]:
         out: list[Line] = []
         for s in reversed(body):
@@ -319,105 +305,6 @@ class Reverse(AdjointsMixin, CallsMixin, CheckpointingMixin, StacksMixin):
             elif isinstance(s, (ir.For, ir.While)):
                 self.loop_backward(s, out)
         return out
-
-    def if_backward(self, s: ir.If, out: list) -> None:
-        touched = self.touched(s.body + s.orelse)
-        restores = any(id(c) in self.pushes for c in ir.walk(s.body + s.orelse))
-        if not touched and not restores:
-            return
-        joined = {v for v in touched - self.stacks if self.defined_before(v, s)}
-        for v in sorted(joined):  # both branches start from the same named adjoints
-            if v in self.state:
-                self.materialise(v, s.line, out, zeros=False)
-        before = {k: copy.copy(v) for k, v in self.state.items()}
-        branches = []
-        states = []
-        for stmts in (s.body, s.orelse):
-            self.state = {k: copy.copy(v) for k, v in before.items()}
-            lines = self.bwd_block(stmts)
-            branches.append(lines)
-            states.append(self.state)
-        need = {v for v in joined if any(v in st for st in states)}
-        for lines, st in zip(branches, states):
-            self.state = st
-            for v in sorted(need):
-                self.materialise(v, s.line, lines, zeros=True)
-        self.state = {k: v for k, v in before.items() if k not in touched}
-        for v in need:
-            self.state[v] = Adj(owned=False)
-        if not any(ln.node is not None for ln in branches[0] + branches[1]):
-            return
-        header = ast.If(test=atom_expr(s.test), body=[], orelse=[])
-        self.bwd_reads[id(s)] = set(ir.atom_vars(s.test))
-        self.comment(out, s.line)
-        out.append(_compound(header, s.line, branches[0] or [Line(ast.Pass(), s.line)],
-                             branches[1] or None))
-
-    def loop_backward(self, s, out: list) -> None:
-        body = s.body if isinstance(s, ir.For) else s.cond_body + s.body
-        touched = self.touched(body)
-        restores = any(id(c) in self.pushes for c in ir.walk(body))
-        if not touched and not restores and id(s) not in self.counters:
-            return
-        local = self.loop_locals(s, body)
-        carried = touched - local - self.stacks
-        for v in sorted(carried):
-            self.materialise(v, s.line, out, zeros=True)
-        # the adjoint of a value the loop does not assign is only added to in the loop: a
-        # buffer it owns on entry stays its own (contributions go in place)
-        made = {d for x in ir.walk(body) for d in ir.defs(x)}
-        owned = {v for v in carried if v not in made and v in self.state
-                 and self.state[v].named and self.state[v].owned}
-        before = {k: v for k, v in self.state.items() if k not in carried}
-        self.state = {k: v for k, v in self.state.items() if k not in local}
-        for v in carried:
-            self.state[v] = Adj(owned=v in owned)
-        lines = self.bwd_block(s.body)
-        for v in sorted(carried):
-            self.materialise(v, s.line, lines, zeros=True)
-        ends_owned = {v for v in owned if v in self.state and self.state[v].named
-                      and self.state[v].owned}
-        self.state = before
-        for v in carried:
-            self.state[v] = Adj(owned=v in ends_owned)
-        header = self.backward_loop_header(s)
-        self.bwd_reads[id(s)] = line_reads(Line(header))
-        if self.loop_depth[id(s)] > 0 and id(s) in self.counters:
-            c = self.counters[id(s)]
-            out.append(Line(ast.Expr(_call(_RESTORE, name(c))), s.line))
-            self.restore_stacks[c] = self.stack_name(c)
-        if id(s) in self.ckpts:
-            self.checkpointed_loop_backward(s, lines, out)
-            return
-        self.comment(out, s.line)
-        out.append(_compound(header, s.line, lines or [Line(ast.Pass(), s.line)]))
-
-    def loop_locals(self, s, body) -> set[str]:
-        """Names that live and die within one iteration: their adjoints never cross it. A
-        name is local only if every read of it in the body follows an assignment that
-        certainly ran earlier in the same iteration (not one under a branch or in an inner
-        loop that may not run), and nothing outside the loop touches it."""
-        inside = {id(x) for x in ir.walk(body)}
-        made = {d for x in ir.walk(body) for d in ir.defs(x)}
-        outside = set(self.fn.params)
-        for x in ir.walk(self.fn.body):
-            if id(x) not in inside and x is not s:
-                outside.update(ir.uses(x))
-                outside.update(ir.defs(x))
-        return made - exposed_uses(body, frozenset()) - outside
-
-    def backward_loop_header(self, s) -> ast.stmt:
-        if isinstance(s, ir.For):
-            rng = range_expr(s)
-            if s.exits:
-                if s.reverse:
-                    raise SrcadError("internal: an early exit from a reversed loop")
-                rng = ast.Subscript(value=rng, slice=ast.Slice(upper=name(self.counters[id(s)])),
-                                    ctx=ast.Load())
-            it = rng if s.reverse else _call("reversed", rng)
-            return ast.For(target=store(s.target), iter=it, body=[], orelse=[], lineno=0)
-        it = _call("range", name(self.counters[id(s)]))
-        return ast.For(target=store("_"), iter=it, body=[], orelse=[], lineno=0)
 
     # -- forward -----------------------------------------------------------------------------
     def stack_name(self, var: str) -> str:
@@ -451,35 +338,6 @@ class Reverse(AdjointsMixin, CallsMixin, CheckpointingMixin, StacksMixin):
                 out.append(_compound(header, s.line, body_lines, else_lines))
             elif isinstance(s, (ir.For, ir.While)):
                 out.extend(self.fwd_loop(s))
-        return out
-
-    def fwd_loop(self, s) -> list[Line]:
-        if id(s) in self.ckpts and not self._plain:
-            return self.fwd_checkpointed_loop(s)
-        out = []
-        counter = None if self._plain else self.counters.get(id(s))
-        if counter is not None:
-            out.append(Line(assign(counter, ast.Constant(0)), s.line))
-        body = self.fwd_block(s.body)
-        if counter is not None:
-            body.append(Line(ast.AugAssign(target=store(counter), op=ast.Add(),
-                                           value=ast.Constant(1)), s.line))
-        for flag in s.exits:
-            body.append(_compound(ast.If(test=name(flag), body=[], orelse=[]), s.line,
-                                  [Line(ast.Break(), s.line)]))
-        if isinstance(s, ir.For):
-            header = ast.For(target=store(s.target), iter=loop_iter(s), body=[], orelse=[],
-                             lineno=0)
-        else:
-            cond = self.fwd_block(s.cond_body)
-            stop = _compound(ast.If(test=ast.UnaryOp(op=ast.Not(), operand=atom_expr(s.cond)),
-                                    body=[], orelse=[]), s.line, [Line(ast.Break(), s.line)])
-            body = cond + [stop] + body
-            header = ast.While(test=ast.Constant(True), body=[], orelse=[])
-        out.append(_compound(header, s.line, body))
-        if counter is not None and self.loop_depth[id(s)] > 0:
-            out.append(Line(ast.Expr(_method(name(self.stack_name(counter)), "push",
-                                             name(counter))), s.line))
         return out
 
     # -- the whole function ------------------------------------------------------------------

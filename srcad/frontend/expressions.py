@@ -1,0 +1,350 @@
+"""Normalising expressions: each one to an atom, its ops emitted as `ir.Call`s (a mixin).
+
+Input: a gast expression of the user's function (a name, a constant, an operator, a
+comparison, `and`/`or`, `a if t else b`, an attribute, a subscript, a call), the hint its
+temporaries are named after, and `into`: the user's variable the top-level op writes, if any.
+Output: an atom (`ir.Var`, `ir.Const`, `ir.Seq`, `ir.Index`); every op the expression needs
+is appended to the normaliser's body as an `ir.Call` of an op-table row, bound to the row's
+parameters (`op_call`). Python's operators map to their numpy rows (`_BINOPS`, `_CMPOPS`);
+`a and b` and `a if t else b` become branches that assign one flag name (Python's short
+circuit); a global becomes a constant, spelled as generated code can read it (`_const_src`)
+or injected under its name.
+
+Before/after (``h = np.tanh(x @ W + b)``, into=("h", line)):
+    x @ W + b          h_matmul = x @ W
+                       h_add = h_matmul + b
+    np.tanh(...)       h = np.tanh(h_add)            (the top-level op writes h)
+
+`ExpressionsMixin` holds these methods of the normaliser (srcad/frontend/normalize.py).
+"""
+
+from __future__ import annotations
+
+import operator
+import types
+
+import gast
+import numpy as np
+
+from .. import ir
+from ..errors import NoRuleError, UnsupportedSyntaxError
+from ..ops import control, table
+from .calls import _RETURN
+from .methods import ATTRIBUTES, RESERVED
+from .opaque import opaque_attribute
+from .parse import LIFTED, UNRESOLVED
+
+_BINOPS = {
+    gast.Add: np.add,
+    gast.Sub: np.subtract,
+    gast.Mult: np.multiply,
+    gast.Div: np.true_divide,
+    gast.Pow: np.power,
+    gast.MatMult: np.matmul,
+    gast.FloorDiv: operator.floordiv,
+    gast.Mod: operator.mod,
+    gast.BitAnd: np.bitwise_and,
+    gast.BitOr: np.bitwise_or,
+}
+_CMPOPS = {
+    gast.Lt: np.less,
+    gast.LtE: np.less_equal,
+    gast.Gt: np.greater,
+    gast.GtE: np.greater_equal,
+    gast.Eq: np.equal,
+    gast.NotEq: np.not_equal,
+}
+PY_BINARY = {"add", "subtract", "multiply", "divide", "power", "matmul", "floordiv", "mod",
+             "bitwise_and", "bitwise_or"}  # the rows of _BINOPS
+
+
+def _const_src(value, fallback_name: str | None) -> str | None:
+    """How generated code spells a constant, or None to inject it under a name."""
+    if isinstance(value, float) and value != value:
+        return "np.nan"  # (repr gives `nan` and `inf`, which generated code cannot read)
+    if isinstance(value, float) and value in (float("inf"), float("-inf")):
+        return "np.inf" if value > 0 else "-np.inf"
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return repr(value)
+    if value is Ellipsis:
+        return "..."
+    if isinstance(value, type) and getattr(np, value.__name__, None) is value:
+        return f"np.{value.__name__}"
+    if isinstance(value, tuple) and all(isinstance(v, (int, float, bool)) for v in value):
+        return repr(value)
+    return None
+
+
+class ExpressionsMixin:
+    """`expr` and its helpers, for the `Normalizer` (normalize.py)."""
+
+    def emit(self, call_parts, target: str, node) -> ir.Var:
+        op, args = call_parts
+        self.body.append(ir.Call(target, op, args, node.lineno))
+        self.note_int(self.body[-1])
+        return ir.Var(target)
+
+    def result(self, call_parts, hint: str, into, node) -> ir.Var:
+        """Emit an op; into=(user name, line) names it as that user variable."""
+        if into is _RETURN:
+            return self.emit(call_parts, self.fresh(self.pf.name), node)
+        if into is not None:
+            user, line = into
+            target = self.def_name(user, line)
+            reads = {n for a in call_parts[1].values() for n in ir.atom_vars(a)}
+            if target in reads:  # `h = h + b` in a loop: compute, then copy into h
+                tmp = self.emit(call_parts,
+                                self.fresh(f"{user}_{call_parts[0].name.lstrip('.')}"), node)
+                op, args = self.op_call(control.identity, [tmp], {}, node)
+                self.body.append(ir.Call(target, op, args, node.lineno))
+            else:
+                self.emit(call_parts, target, node)
+            var = ir.Var(target)
+            self.env[user] = var
+            return var
+        opname = call_parts[0].name.lstrip(".")  # (a method with no rule: ".random")
+        return self.emit(call_parts, self.fresh(f"{hint}_{opname}"), node)
+
+    def expr(self, e, hint: str, into):
+        """Lower `e` to an atom; with `into`, the top-level op writes the user's variable."""
+        if isinstance(e, gast.Constant):
+            return ir.Const(e.value, _const_src(e.value, None) or repr(e.value))
+        if isinstance(e, gast.Name):
+            return self.name_atom(e)
+        if isinstance(e, (gast.Tuple, gast.List)):
+            items = tuple(self.expr(x, hint, None) for x in e.elts)
+            return ir.Seq(items, "tuple" if isinstance(e, gast.Tuple) else "list")
+        if isinstance(e, gast.BinOp):
+            fn = _BINOPS.get(type(e.op))
+            if fn is None:
+                raise self.unsupported(f"the operator {type(e.op).__name__}", e)
+            left = self.expr(e.left, hint, None)
+            right = self.expr(e.right, hint, None)
+            # Python's list and tuple `+` concatenates: known items make one sequence. Other
+            # operators on sequences run as Python runs them (`x.shape + (1,)`); where a
+            # gradient would flow through the sequence, the first call refuses
+            # (probe.refuse_sequence_arithmetic)
+            if isinstance(e.op, gast.Add) and isinstance(left, ir.Seq) and isinstance(
+                    right, ir.Seq) and left.kind == right.kind:
+                return ir.Seq(left.items + right.items, left.kind)
+            return self.result(self.op_call(fn, [left, right], {}, e), hint, into, e)
+        if isinstance(e, gast.UnaryOp):
+            operand = self.expr(e.operand, hint, None)
+            if isinstance(e.op, gast.UAdd):
+                return operand
+            if isinstance(e.op, gast.USub):
+                if isinstance(operand, ir.Const) and isinstance(operand.value, (int, float)):
+                    return ir.Const(-operand.value, _const_src(-operand.value, None))
+                return self.result(self.op_call(np.negative, [operand], {}, e), hint, into, e)
+            if isinstance(e.op, gast.Not):
+                return self.result(self.op_call(np.logical_not, [operand], {}, e), hint, into, e)
+            raise self.unsupported(f"the operator {type(e.op).__name__}", e)
+        if isinstance(e, gast.Compare):
+            if any(type(o) not in _CMPOPS for o in e.ops):
+                raise self.unsupported("this comparison (`is` or `in`)", e,
+                                       "compare values with <, <=, >, >=, == or !=")
+            # a < b < c is (a < b) and (b < c), each operand evaluated once
+            operands = [self.expr(x, hint, None) for x in [e.left, *e.comparators]]
+            tests = []
+            for op, lhs, rhs in zip(e.ops, operands, operands[1:]):
+                last = len(tests) == len(e.ops) - 1
+                call = self.op_call(_CMPOPS[type(op)], [lhs, rhs], {}, e)
+                tests.append(self.result(call, hint, into, e) if last and len(e.ops) == 1
+                             else self.result(call, hint, None, e))
+            return self.combine(np.logical_and, tests, hint, into, e) if len(tests) > 1 \
+                else tests[0]
+        if isinstance(e, gast.BoolOp):
+            # `a and b` short-circuits: t = a; if t: t = b  (`or`: if not t)
+            var = self.fresh(f"{hint}_{'and' if isinstance(e.op, gast.And) else 'or'}")
+            self.mutable.add(var)
+            first = self.expr(e.values[0], hint, None)
+            op, args = self.op_call(control.identity, [first], {}, e)
+            self.body.append(ir.Call(var, op, args, e.lineno))
+            for v in e.values[1:]:
+                outer, self.body = self.body, []
+                try:
+                    a = self.expr(v, hint, None)
+                    op, args = self.op_call(control.identity, [a], {}, e)
+                    self.body.append(ir.Call(var, op, args, e.lineno))
+                    branch = self.body
+                finally:
+                    self.body = outer
+                if isinstance(e.op, gast.And):
+                    self.body.append(ir.If(ir.Var(var), branch, [], e.lineno))
+                else:
+                    self.body.append(ir.If(ir.Var(var), [], branch, e.lineno))
+            return ir.Var(var)
+        if isinstance(e, gast.Call):
+            return self.call(e, hint, into)
+        if isinstance(e, gast.Dict):
+            return self.dict_display(e, hint, into)
+        if isinstance(e, gast.JoinedStr):
+            return self.fstring(e, hint, into)
+        if isinstance(e, gast.IfExp):
+            test = self.expr(e.test, hint, None)
+            var = self.fresh(f"{hint}_if")
+            self.mutable.add(var)
+            branches = []
+            for branch in (e.body, e.orelse):
+                outer, self.body = self.body, []
+                try:
+                    a = self.expr(branch, hint, None)
+                    op, args = self.op_call(control.identity, [a], {}, e)
+                    self.body.append(ir.Call(var, op, args, e.lineno))
+                    branches.append(self.body)
+                finally:
+                    self.body = outer
+            self.body.append(ir.If(test, branches[0], branches[1], e.lineno))
+            return ir.Var(var)
+        if isinstance(e, gast.Attribute):
+            base = self.local_base(e.value, hint)
+            if base is None:
+                return self.global_value(e)
+            fn = ATTRIBUTES.get(e.attr)
+            if fn is None:  # (x.itemsize, rng.bit_generator: run as written, see opaque.py)
+                return self.result((opaque_attribute(e.attr), {"_obj": base}), hint, into, e)
+            return self.result(self.op_call(fn, [base], {}, e), hint, into, e)
+        if isinstance(e, gast.Subscript):
+            base = self.expr(e.value, hint, None)
+            index = self.index(e.slice, hint)
+            item = _static_item(base, index)
+            if item is not None:  # `[a, b][-1]` is `b`: the item itself, as Python has it
+                return item
+            part = index.parts[0] if not index.is_tuple else None
+            if (into is None and isinstance(part, ir.Const) and isinstance(part.value, str)
+                    and part.value.isidentifier()):
+                # params["W1"] is named W1 (a pytree leaf says what it holds)
+                call = self.op_call(operator.getitem, [base, index], {}, e)
+                return self.emit(call, self.fresh(part.value), e)
+            return self.result(self.op_call(operator.getitem, [base, index], {}, e), hint, into, e)
+        if isinstance(e, gast.Starred):
+            raise self.unsupported("star-unpacking (`*xs`) here", e,
+                                   "write the items out, or join arrays with np.concatenate")
+        raise self.unsupported(f"the expression `{type(e).__name__}`", e)
+
+    def combine(self, fn, atoms, hint, into, node):
+        acc = atoms[0]
+        for i, a in enumerate(atoms[1:], start=2):
+            call = self.op_call(fn, [acc, a], {}, node)
+            acc = self.result(call, hint, into if i == len(atoms) else None, node)
+        return acc
+
+    def index(self, s, hint):
+        def part(p):
+            if isinstance(p, gast.Slice):
+                return ir.Slice(*(None if v is None else self.expr(v, hint, None)
+                                  for v in (p.lower, p.upper, p.step)))
+            return self.expr(p, hint, None)
+
+        if isinstance(s, gast.Tuple):
+            return ir.Index(tuple(part(p) for p in s.elts), True)
+        return ir.Index((part(s),), False)
+
+    def name_atom(self, e: gast.Name):
+        if e.id in self.env:
+            return self.env[e.id]
+        if e.id in self.locals:
+            raise self.pf.error(f"`{e.id}` is used before it is assigned", e)
+        obj = self.pf.resolve(e.id)
+        if obj is UNRESOLVED:
+            raise self.pf.error(f"name `{e.id}` is not defined", e)
+        return self.constant(obj, e.id, e)
+
+    def constant(self, obj, spelled: str, node):
+        if isinstance(obj, (types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
+                            np.ufunc)) and not isinstance(obj, type) and obj not in LIFTED:
+            raise self.unsupported(f"`{spelled}` ({type(obj).__name__}) used as a value", node,
+                                   "call it, or pass values in as arguments")
+        src = _const_src(obj, spelled)
+        if src is None:
+            name = spelled if spelled.isidentifier() else self.fresh(spelled.replace(".", "_"))
+            if name in self.locals or name in RESERVED:
+                name = self.fresh(name)
+            self.taken.add(name)
+            self.inject[name] = obj
+            src = name
+        return ir.Const(obj, src)
+
+    def local_base(self, e, hint):
+        """The atom for `e` if it is (rooted at) a local value, else None (a global)."""
+        root = e
+        while isinstance(root, gast.Attribute):
+            root = root.value
+        if isinstance(root, gast.Name) and root.id not in self.locals:
+            return None
+        return self.expr(e, hint, None)
+
+    def dotted(self, e) -> tuple[object, str]:
+        """Resolve a global `a.b.c` to its object."""
+        if isinstance(e, gast.Name):
+            obj = self.pf.resolve(e.id)
+            if obj is UNRESOLVED:
+                raise self.pf.error(f"name `{e.id}` is not defined", e)
+            return obj, e.id
+        if isinstance(e, gast.Attribute):
+            base, spelled = self.dotted(e.value)
+            try:
+                return getattr(base, e.attr), f"{spelled}.{e.attr}"
+            except AttributeError:
+                raise self.pf.error(f"`{spelled}` has no attribute `{e.attr}`", e) from None
+        raise self.unsupported(f"calling the result of a `{type(e).__name__}` expression", e)
+
+    def global_value(self, e):
+        obj, spelled = self.dotted(e)
+        return self.constant(obj, spelled, e)
+
+    def op_call(self, fn, args, kwargs, node, spelled: str | None = None):
+        """Bind a call to its op row's parameters: (op, {param: atom})."""
+        op = table.lookup(fn)
+        if op is None:
+            name = spelled or getattr(fn, "__name__", repr(fn))
+            if isinstance(fn, types.FunctionType):
+                hint = (f"calls to user functions are not differentiated yet; register a rule "
+                        f"with srcad.defvjp({name}, lambda g, out, ...: ...) or inline it")
+            else:
+                hint = (f"register one with srcad.defvjp({name}, lambda g, out, x: ...) "
+                        f"(one rule per positional argument)")
+            raise self.pf.error(f"`{name}` has no derivative rule in srcad", node,
+                                hint=hint, cls=NoRuleError)
+        params = op.params
+        args = op.canonical_args(args, _static_value, lambda v: ir.Const(v, repr(v)))
+        try:
+            bound = op.bind(args, kwargs)
+        except TypeError as e:
+            raise self.pf.error(str(e), node, cls=UnsupportedSyntaxError) from None
+        if op.star is not None:  # np.einsum(s, a, b): the operands as one tuple atom
+            bound[op.star.name] = ir.Seq(tuple(bound[op.star.name]), "tuple")
+        for p in params:
+            if p.required and p.name not in bound:
+                raise self.pf.error(f"`{op.name}` is missing its argument `{p.name}`", node)
+        ordered = {p.name: bound[p.name] for p in params if p.name in bound}
+        return op, ordered
+
+
+def _static_value(atom):
+    """The value of an atom written as a literal (a constant, or a sequence of them), for an
+    op's `canonical` form; LookupError where it is known only when the code runs."""
+    if isinstance(atom, ir.Const):
+        return atom.value
+    if isinstance(atom, ir.Seq):
+        items = [_static_value(x) for x in atom.items]
+        return items if atom.kind == "list" else tuple(items)
+    raise LookupError(atom)
+
+
+def _static_item(base, index):
+    """The item (or, for a slice, the items) of a literal sequence picked by a constant index,
+    or None when it is not known before running."""
+    if not isinstance(base, ir.Seq) or index.is_tuple:
+        return None
+    part = index.parts[0]
+    if isinstance(part, ir.Const) and type(part.value) is int:
+        if -len(base.items) <= part.value < len(base.items):
+            return base.items[part.value]
+        return None
+    if isinstance(part, ir.Slice):
+        bounds = [None if b is None else b for b in (part.lower, part.upper, part.step)]
+        if all(b is None or (isinstance(b, ir.Const) and type(b.value) is int) for b in bounds):
+            sl = slice(*(None if b is None else b.value for b in bounds))
+            return ir.Seq(tuple(base.items[sl]), base.kind)
+    return None

@@ -1,0 +1,231 @@
+"""Normalising loops: `for` over a range, a sequence, enumerate or zip; `while` (a mixin).
+
+Input: a desugared `for` or `while` statement (desugar.py has turned `break`, `continue` and
+a `return` inside the loop into flags: the body ends with ``if flag: break`` tests). Output:
+an `ir.For` (a counted loop: target, start, stop, step, body, exit flags) or an `ir.While`
+(its condition's statements, the condition, the body, exit flags), appended to the body.
+  * ``for x in xs`` counts over ``range(len(xs))`` and indexes (``x = xs[x_index]``);
+    ``enumerate`` and ``zip`` index each sequence, ``zip`` up to the shortest.
+  * The sequence, or range's arguments, is evaluated once, before the loop: a name the loop
+    reassigns is iterated through a copy of the reference (`snapshot`).
+  * ``for i in srcad.checkpoint(range(n), every=k)`` is the loop it wraps, marked with its
+    checkpoint schedule (srcad/checkpoint.py); ``reversed(range(...))`` and
+    ``range(...)[:n]`` (generated backward loops, transformed again) keep their direction.
+
+Before/after:
+    for w in ws:                    w_count = len(ws)
+        h = np.tanh(h @ w)          for w_index in range(w_count):
+                                        w = ws[w_index]
+                                        h_matmul = h @ w
+                                        h = np.tanh(h_matmul)
+
+`LoopsMixin` holds these methods of the normaliser (srcad/frontend/normalize.py).
+"""
+
+from __future__ import annotations
+
+import operator
+
+import gast
+import numpy as np
+
+from .. import ir
+from ..checkpoint import check_schedule, checkpoint
+from ..ops import control
+
+
+class LoopsMixin:
+    """`for_loop`, `while_loop` and their helpers, for the `Normalizer` (normalize.py)."""
+
+    def loop_exits(self, s) -> tuple[list, list[str]]:
+        """Split a desugared loop body into its statements and its trailing exit flags."""
+        body = list(s.body)
+        exits = []
+        while (body and isinstance(body[-1], gast.If) and not body[-1].orelse
+               and len(body[-1].body) == 1 and isinstance(body[-1].body[0], gast.Break)
+               and isinstance(body[-1].test, gast.Name)):
+            exits.insert(0, body.pop().test.id)
+        return body, exits
+
+    def for_loop(self, s: gast.For):
+        if s.orelse:
+            raise self.unsupported("`for ... else`", s, "use a flag instead of `else`")
+        it = s.iter
+        if isinstance(it, gast.Call) and self.is_checkpoint(it.func):
+            return self.checkpointed_loop(s, it)
+        body, exits = self.loop_exits(s)
+        builtin = None
+        if (isinstance(it, gast.Call) and isinstance(it.func, gast.Name)
+                and it.func.id not in self.locals and not it.keywords):
+            builtin = self.pf.resolve(it.func.id)
+        if builtin in (enumerate, zip) and isinstance(s.target, (gast.Tuple, gast.List)):
+            return self.enumerate_or_zip(s, builtin, body, exits)
+        if builtin is reversed and isinstance(s.target, gast.Name) and len(it.args) == 1:
+            return self.reversed_range(s, it.args[0], body, exits)
+        if (isinstance(it, gast.Subscript) and isinstance(it.value, gast.Call)
+                and isinstance(it.value.func, gast.Name) and isinstance(s.target, gast.Name)
+                and self.pf.resolve(it.value.func.id) is range):
+            return self.reversed_range(s, it, body, exits, reverse=False)
+        if not isinstance(s.target, gast.Name):
+            raise self.unsupported("a `for` loop with a tuple target", s,
+                                   "loop over range(len(...)), enumerate(...) or zip(...)")
+        target = s.target.id
+        prefix = []
+        if (isinstance(it, gast.Call) and isinstance(it.func, gast.Name)
+                and it.func.id not in self.locals and self.pf.resolve(it.func.id) is range):
+            if it.keywords or not 1 <= len(it.args) <= 3:
+                raise self.unsupported("this call to range()", s)
+            args = [self.snapshot(self.expr(a, target, None), s) for a in it.args]
+            one = ir.Const(1, "1")
+            start, stop, step = ((ir.Const(0, "0"), args[0], one) if len(args) == 1 else
+                                 (args[0], args[1], args[2] if len(args) == 3 else one))
+            loop_var = target
+            if self.defs[target] == 1:  # only the loop assigns it: always an int
+                self.ints.add(target)
+        else:
+            # for x in xs: -> for x_index in range(len(xs)): x = xs[x_index]
+            seq = self.snapshot(self.expr(it, target, None), s)
+            length = self.op_call(len, [seq], {}, s)
+            n = self.emit(length, self.fresh(f"{target}_count"), s)
+            start, stop, step = ir.Const(0, "0"), n, ir.Const(1, "1")
+            loop_var = self.fresh(f"{target}_index")
+            self.ints.add(loop_var)
+            self.mutable.add(loop_var)
+            prefix = [(seq, loop_var)]
+        outer, self.body = self.body, []
+        try:
+            for seq, idx in prefix:
+                call = self.op_call(operator.getitem, [seq, ir.Index((ir.Var(idx),), False)],
+                                    {}, s)
+                self.emit(call, target, s)
+                self.env[target] = ir.Var(target)
+            self.env[loop_var] = ir.Var(loop_var)
+            for st in body:
+                self.line = st.lineno
+                self.statement(st)
+            loop_body = self.body
+        finally:
+            self.body = outer
+        self.body.append(ir.For(loop_var, start, stop, step, loop_body, s.lineno, exits))
+
+    def is_checkpoint(self, func) -> bool:
+        root = func
+        while isinstance(root, gast.Attribute):
+            root = root.value
+        if not isinstance(root, gast.Name) or root.id in self.locals:
+            return False
+        return self.dotted(func)[0] is checkpoint
+
+    def checkpointed_loop(self, s: gast.For, it: gast.Call):
+        """for l in srcad.checkpoint(range(L), every=k | snapshots=c): the loop it wraps, marked
+        for checkpointing (the reverse transform keeps the loop state at the schedule's
+        steps only, see srcad/checkpoint.py)."""
+        if len(it.args) != 1 or any(k.arg not in ("every", "snapshots") for k in it.keywords):
+            raise self.unsupported("this call to srcad.checkpoint in a `for` header", s,
+                                   "write `for i in srcad.checkpoint(range(n))`, optionally "
+                                   "with every=k or snapshots=c")
+        _, exits = self.loop_exits(s)
+        if exits:
+            raise self.unsupported("`break` or `return` inside a checkpointed loop", s,
+                                   "a checkpointed loop must run all its steps; move the exit "
+                                   "out of the loop or drop srcad.checkpoint")
+        opts = {}
+        for k in it.keywords:
+            atom = self.expr(k.value, k.arg, None)
+            if isinstance(atom, ir.Const):
+                try:
+                    check_schedule(**{k.arg: atom.value})
+                except ValueError as e:
+                    raise self.pf.error(str(e), k.value) from None
+            opts[k.arg] = atom
+        if len(opts) == 2:
+            raise self.pf.error("give srcad.checkpoint every= or snapshots=, not both", it)
+        inner = gast.For(target=s.target, iter=it.args[0], body=s.body, orelse=[],
+                         type_comment=None)
+        gast.copy_location(inner, s)
+        self.for_loop(inner)
+        loop = self.body[-1]
+        loop.checkpoint = (opts.get("every"), opts.get("snapshots"))
+
+    def reversed_range(self, s, rng, body, exits, reverse=True):
+        """for i in reversed(range(a, b, c)[:n]): a backward loop of generated code (and
+        ``range(a, b, c)[:n]``, its backward at the next order)."""
+        limit = None
+        if (isinstance(rng, gast.Subscript) and isinstance(rng.slice, gast.Slice)
+                and rng.slice.lower is None and rng.slice.step is None):
+            limit = self.snapshot(self.expr(rng.slice.upper, s.target.id, None), s)
+            rng = rng.value
+        if not (isinstance(rng, gast.Call) and isinstance(rng.func, gast.Name)
+                and self.pf.resolve(rng.func.id) is range and 1 <= len(rng.args) <= 3):
+            raise self.unsupported("reversed() over anything but range()", s,
+                                   "loop over range(...) and index")
+        args = [self.snapshot(self.expr(a, s.target.id, None), s) for a in rng.args]
+        one = ir.Const(1, "1")
+        start, stop, step = ((ir.Const(0, "0"), args[0], one) if len(args) == 1 else
+                             (args[0], args[1], args[2] if len(args) == 3 else one))
+        if self.defs[s.target.id] == 1:
+            self.ints.add(s.target.id)
+        self.env[s.target.id] = ir.Var(s.target.id)
+        loop = ir.For(s.target.id, start, stop, step, self.sub_block(body), s.lineno, exits)
+        loop.reverse, loop.limit = reverse, limit
+        self.body.append(loop)
+
+    def snapshot(self, seq, node):
+        """The sequence a loop iterates over is evaluated once: if its name is reassigned
+        (in the loop, say), iterate over a copy of the reference taken before the loop."""
+        if isinstance(seq, ir.Var) and seq.name in self.mutable:
+            op, args = self.op_call(control.identity, [seq], {}, node)
+            return self.emit((op, args), self.fresh(f"{seq.name}_iter"), node)
+        return seq
+
+    def enumerate_or_zip(self, s, builtin, body, exits):
+        """for i, x in enumerate(xs) / for a, b in zip(as_, bs): an index loop that indexes."""
+        names = [t.id if isinstance(t, gast.Name) else None for t in s.target.elts]
+        if None in names:
+            raise self.unsupported("nested unpacking in a `for` target", s)
+        seqs = [self.snapshot(self.expr(a, names[-1], None), s) for a in s.iter.args]
+        if builtin is enumerate:
+            if len(seqs) != 1 or len(names) != 2:
+                raise self.unsupported("this use of enumerate()", s, "use enumerate(xs)")
+            index, items = names[0], [(names[1], seqs[0])]
+            if self.defs[index] == 1:
+                self.ints.add(index)
+        else:
+            if len(seqs) != len(names) or not seqs:
+                raise self.unsupported("this use of zip()", s, "unpack one name per sequence")
+            index, items = self.fresh(f"{names[0]}_index"), list(zip(names, seqs))
+            self.ints.add(index)
+            self.mutable.add(index)
+        count = None
+        for _, seq in items:
+            n = self.emit(self.op_call(len, [seq], {}, s), self.fresh(f"{items[0][0]}_count"), s)
+            count = n if count is None else self.emit(
+                self.op_call(np.minimum, [count, n], {}, s), self.fresh("count"), s)
+        outer, self.body = self.body, []
+        try:
+            self.env[index] = ir.Var(index)
+            for n, seq in items:
+                call = self.op_call(operator.getitem, [seq, ir.Index((ir.Var(index),), False)],
+                                    {}, s)
+                self.emit(call, n, s)
+                self.env[n] = ir.Var(n)
+            for st in body:
+                self.line = st.lineno
+                self.statement(st)
+            loop_body = self.body
+        finally:
+            self.body = outer
+        self.body.append(ir.For(index, ir.Const(0, "0"), count, ir.Const(1, "1"), loop_body,
+                                s.lineno, exits))
+
+    def while_loop(self, s: gast.While):
+        if s.orelse:
+            raise self.unsupported("`while ... else`", s, "use a flag instead of `else`")
+        body, exits = self.loop_exits(s)
+        outer, self.body = self.body, []
+        try:
+            cond = self.expr(s.test, "cond", None)
+            cond_body = self.body
+        finally:
+            self.body = outer
+        self.body.append(ir.While(cond_body, cond, self.sub_block(body), s.lineno, exits))
