@@ -119,6 +119,7 @@ def test_pytree_corpus_planned_is_bitwise(seed):
     assert ran >= 25, (ran, planned)
 
 
+@pytest.mark.filterwarnings("ignore:srcad.*writes into its argument:UserWarning")
 @pytest.mark.parametrize("seed", range(VIEW_BATCHES * (5 if SLOW else 1)))
 def test_views_corpus_planned_is_bitwise(seed):
     programs = [VF.generate(FP.RandomChooser(seed * 100_003 + i), i) for i in range(55)]
