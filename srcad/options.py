@@ -33,7 +33,7 @@ class Options:
     fuse: bool = False  # lower elementwise chains to C kernels (the pipeline's lower stage;
     #                     a fused build also recomputes elementwise values in the backward)
     memory_budget: float | None = None  # bytes: the planner chooses what to recompute
-    memory_plan: bool = True  # compute in place where an owned buffer dies (srcad/memplan.py)
+    memory_plan: bool = True  # compute in place where an owned buffer dies (srcad/memplan/)
     # the memory-budget planner's choices (srcad/plan.py); none by default
     checkpoint_ids: frozenset = frozenset()  # id(ir.UserCall)s recomputed in the backward
     loop_schedules: dict = field(default_factory=dict)  # id(ir.For) -> (every, snapshots)

@@ -1,4 +1,4 @@
-"""Memory planning (srcad/memplan.py, issue 14): planned gradients are bit for bit the
+"""Memory planning (srcad/memplan/, issue 14): planned gradients are bit for bit the
 unplanned ones, and the plan never writes where it must not.
 
 * the fuzz corpora (tests/fuzz_programs.py, the pytree and the views corpora) run with
