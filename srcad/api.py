@@ -21,6 +21,7 @@ import numpy as np
 from . import runtime, tape
 from .binding import _describe, _is_float
 from .errors import SrcadError
+from .memplan.peak import planned_peak
 from .pipeline import build
 from .probe import probe
 from .pullback import Pullback
@@ -149,7 +150,9 @@ def hessian(fn, wrt=0, **options):
 
 def explain(fn, *args, wrt=None, print_report: bool = True, **options):
     """Every value the backward of `fn` keeps for these arguments: name, shape, dtype,
-    bytes, where it was made, saved or recomputed, and the total. Prints the table (unless
+    bytes, where it was made, saved or recomputed, and the total; then the planned peak of
+    one grad call (``Report.planned_peak``, bytes above the arguments) and the number of
+    statements the memory plan computed in place (``Report.in_place``). Prints the table (unless
     ``print_report=False``) and returns it as a `srcad.report.Report`.
 
     `fn` may be a plain function (gradients w.r.t. every float argument, or `wrt`) or a
@@ -180,9 +183,25 @@ def explain(fn, *args, wrt=None, print_report: bool = True, **options):
         for what, line in dict.fromkeys(c.rematerialised or []):
             rep.items.append(Saved(what, None, None, 0, f"{t._ir.filename}:{line}",
                                    "cheaper than keeping", status="recomputed"))
+    rep.planned_peak, rep.in_place, rep.in_place_bytes = _planned(t, infos, signature, opts,
+                                                                  values)
     if print_report:
         print(rep)
     return rep
+
+
+def _planned(t, infos, signature, opts, values):
+    """The planned peak of one grad call and what the memory plan did (`Report`'s lines)."""
+    c = build(t._ir, infos, signature, replace(opts, kind="grad"))
+    program = c.program
+    stats = program.memory
+    in_place = (stats.statements, stats.bytes_saved) if stats is not None else (None, 0)
+    try:
+        peak = planned_peak(program, program.roles["main"], values)
+    except (AttributeError, IndexError, KeyError, RecursionError, TypeError, ValueError):
+        # (generated code the walk does not model: the line says the peak is not known)
+        peak = None
+    return peak, *in_place
 
 
 def source(transformed) -> str:

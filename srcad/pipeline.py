@@ -60,6 +60,7 @@ class Compiled:
     plan: object = None  # the memory_budget policy's choices (srcad.plan.BudgetPlan)
     rematerialised: list = None  # (name, line) of elementwise values the backward recomputes
     kernels: object = None  # fuse=True: the srcad.lower.LoweredModule (its C source, module)
+    program: object = None  # the Program it was made from (srcad.memplan.peak walks it)
 
 
 def build(fn_ir: ir.Function, infos, signature: str, opts: Options, dump=None) -> Compiled:
@@ -187,7 +188,8 @@ def load(source: str, program: Program, fn_ir: ir.Function, opts: Options) -> Co
     fns = {role: ns[n] for role, n in program.roles.items()}
     return Compiled(source=source, functions=fns, saved=program.saved,
                     residuals=program.residuals, plan=opts.plan,
-                    rematerialised=program.rematerialised, kernels=program.kernels)
+                    rematerialised=program.rematerialised, kernels=program.kernels,
+                    program=program)
 
 
 # -- split pairs ---------------------------------------------------------------------------

@@ -5,6 +5,11 @@ forward (`<f>_fwd`) is run on the given arguments and each value it hands to the
 reported -- name, shape, dtype, bytes, the user's line that made it -- including what sits on
 loop stacks and in the residuals of called user functions. Arguments are listed too but
 cost nothing extra: the backward holds a reference, not a copy.
+
+Below the table, the planned peak of one `srcad.grad` call (forward, backward and the
+returned gradients, above the arguments), walked over the planned generated code from the
+static shapes (srcad/memplan/peak.py), and how many statements the memory plan computed in
+place.
 """
 
 from __future__ import annotations
@@ -37,6 +42,9 @@ class Saved:
 class Report:
     function: str
     items: list = field(default_factory=list)
+    planned_peak: int | None = None  # bytes of one grad call above its arguments (None: unknown)
+    in_place: int | None = None  # statements the memory plan computed in place (None: plan off)
+    in_place_bytes: int = 0  # bytes those statements did not allocate
 
     @property
     def total_bytes(self) -> int:
@@ -49,6 +57,12 @@ class Report:
         lines = [f"values the backward of {self.function} keeps:", head]
         lines += [i.row() for i in self.items]
         lines.append(f"total (excluding arguments): {self.total_bytes:,} bytes")
+        if self.planned_peak is not None:
+            lines.append(f"planned peak of one grad call (forward, backward, gradients; "
+                         f"excluding arguments): {self.planned_peak:,} bytes")
+        lines.append("memory plan: off" if self.in_place is None else
+                     f"memory plan: {self.in_place} statements in place "
+                     f"({self.in_place_bytes:,} bytes not allocated)")
         return "\n".join(lines)
 
 
