@@ -29,6 +29,9 @@
  *      team of two waits a whole time slice for a preempted thread);
  *   6. report floating-point exceptions raised by the chain the way numpy does for a ufunc
  *      (np.errstate decides: ignore, warn, raise), under the kernel's name.
+ *
+ * `row_reduce(a, 'sum' | 'mean')` runs the header's row reductions (numpy's pairwise sum,
+ * bit for bit) over the last axis of a C-contiguous float array, for the tests.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
