@@ -21,7 +21,8 @@ def loss_grad(h, Ws):
         ckpt_L13.offer(h)  # L13
         h_getitem = Ws[l]  # L14
         h_matmul = h @ h_getitem  # L14
-        h = np.tanh(h_matmul)  # L14
+        # in place: h = np.tanh(h_matmul) (into h_matmul); h takes over h_matmul's buffer
+        h = np.tanh(h_matmul, out=h_matmul)  # L14
     # --- backward ---
     # grad of L15: return np.sum(h * h)
     dh = h  # L15
@@ -36,14 +37,16 @@ def loss_grad(h, Ws):
             ckpt_L13.offer(h)  # L13
             h_getitem = Ws[l]  # L14
             h_matmul = h @ h_getitem  # L14
-            h = np.tanh(h_matmul)  # L14
+            # in place: h = np.tanh(h_matmul) (into h_matmul); h takes over h_matmul's buffer
+            h = np.tanh(h_matmul, out=h_matmul)  # L14
         # recompute the steps to reverse, saving for the backward
         for l in record_L13:  # L13
             stack_h_getitem.push(h_getitem)  # L14
             h_getitem = Ws[l]  # L14
             h_matmul = h @ h_getitem  # L14
             stack_h.push(h)  # L14
-            h = np.tanh(h_matmul)  # L14
+            # in place: h = np.tanh(h_matmul) (into h_matmul); h takes over h_matmul's buffer
+            h = np.tanh(h_matmul, out=h_matmul)  # L14
         for l in reversed(record_L13):  # L13
             # grad of L14: h = np.tanh(h @ Ws[l])
             dh_matmul = dh * (1 - h * h)  # L14

@@ -8,19 +8,25 @@ import numpy as np
 def loss_grad(W, b, x, y):
     # --- forward ---
     h_matmul = x @ W  # L10
-    h_add = h_matmul + b  # L10
+    # in place: h_add = h_matmul + b (into h_matmul); h_add takes over h_matmul's buffer
+    h_add = np.add(h_matmul, b, out=h_matmul)  # L10
     del h_matmul  # L10
-    h = np.tanh(h_add)  # L10
+    # in place: h = np.tanh(h_add) (into h_add); h takes over h_add's buffer
+    h = np.tanh(h_add, out=h_add)  # L10
     del h_add  # L10
-    loss_subtract = h - y  # L11
     # --- backward ---
-    # grad of L11: return np.mean((h - y) ** 2)
-    dloss_subtract = 1.0 / 128 * 2 * loss_subtract  # L11
+    # recomputed, not kept from the forward (cheaper than keeping): loss_subtract
+    loss_subtract = h - y  # L11
+    # in place: dloss_subtract = 1.0 / 128 * 2 * loss_subtract (into loss_subtract); dloss_subtract takes over loss_subtract's buffer
+    dloss_subtract = np.multiply(1.0 / 128 * 2, loss_subtract, out=loss_subtract)  # L11
     del loss_subtract  # L11
     # grad of L10: h = np.tanh(x @ W + b)
-    dh_add = dloss_subtract * (1 - h * h)  # L10
+    # in place: dh_add = dloss_subtract * (1 - h * h) (into dloss_subtract, h); dh_add takes over dloss_subtract's buffer
+    h *= h  # L10
+    np.subtract(1, h, out=h)  # L10
+    dh_add = np.multiply(dloss_subtract, h, out=dloss_subtract)  # L10
     del dloss_subtract, h  # L10
-    db = dh_add.sum(axis=0)  # L10
     dW = x.T @ dh_add  # L10
+    db = dh_add.sum(axis=0)  # L10
     del dh_add  # L10
     return (dW, db)  # L11

@@ -19,14 +19,18 @@ def rnn_loss_grad(h, W, U, b, xs, target):
         stack_h_getitem.push(h_getitem)  # L13
         h_getitem = xs[t]  # L13
         h_matmul_2 = h_getitem @ U  # L13
-        h_add = h_matmul + h_matmul_2  # L13
-        h_add_2 = h_add + b  # L13
+        # in place: h_add = h_matmul + h_matmul_2 (into h_matmul); h_add takes over h_matmul's buffer
+        h_add = np.add(h_matmul, h_matmul_2, out=h_matmul)  # L13
+        # in place: h_add_2 = h_add + b (into h_add); h_add_2 takes over h_add's buffer
+        h_add_2 = np.add(h_add, b, out=h_add)  # L13
         stack_h.push(h)  # L13
-        h = np.tanh(h_add_2)  # L13
+        # in place: h = np.tanh(h_add_2) (into h_add_2); h takes over h_add_2's buffer
+        h = np.tanh(h_add_2, out=h_add_2)  # L13
     rnn_loss_subtract = h - target  # L14
     # --- backward ---
     # grad of L14: return np.mean((h - target) ** 2)
-    drnn_loss_subtract = 1.0 / 20 * 2 * rnn_loss_subtract  # L14
+    # in place: drnn_loss_subtract = 1.0 / 20 * 2 * rnn_loss_subtract (into rnn_loss_subtract); drnn_loss_subtract takes over rnn_loss_subtract's buffer
+    drnn_loss_subtract = np.multiply(1.0 / 20 * 2, rnn_loss_subtract, out=rnn_loss_subtract)  # L14
     del rnn_loss_subtract  # L14
     dU = np.zeros_like(U)  # L12
     dW = np.zeros_like(W)  # L12

@@ -9,18 +9,21 @@ from srcad.runtime import extremum_grad
 def loss_grad(W1, b1, W2, b2, x, labels_onehot):
     # --- forward ---
     h_matmul = x @ W1  # L8
-    h_add = h_matmul + b1  # L8
+    # in place: h_add = h_matmul + b1 (into h_matmul); h_add takes over h_matmul's buffer
+    h_add = np.add(h_matmul, b1, out=h_matmul)  # L8
     del h_matmul  # L8
-    h = np.tanh(h_add)  # L8
+    # in place: h = np.tanh(h_add) (into h_add); h takes over h_add's buffer
+    h = np.tanh(h_add, out=h_add)  # L8
     del h_add  # L8
     logits_matmul = h @ W2  # L9
-    logits = logits_matmul + b2  # L9
+    # in place: logits = logits_matmul + b2 (into logits_matmul); logits takes over logits_matmul's buffer
+    logits = np.add(logits_matmul, b2, out=logits_matmul)  # L9
     del logits_matmul  # L9
     shifted_max = np.max(logits, axis=1, keepdims=True)  # L10
     shifted = logits - shifted_max  # L10
-    logp_exp = np.exp(shifted)  # L11
+    # in place: logp_exp = np.exp(shifted) (into shifted); logp_exp takes over shifted's buffer
+    logp_exp = np.exp(shifted, out=shifted)  # L11
     del shifted  # L11
-    logp_sum = np.sum(logp_exp, axis=1, keepdims=True)  # L11
     loss_shape = x.shape  # L12
     loss_getitem = loss_shape[0]  # L12
     del loss_shape  # L12
@@ -31,25 +34,31 @@ def loss_grad(W1, b1, W2, b2, x, labels_onehot):
     dlogp = dloss_sum * labels_onehot  # L12
     # grad of L11: logp = shifted - np.log(np.sum(np.exp(shifted), axis=1, keepdims=True))
     dlogp_log = (-dlogp).sum(axis=1, keepdims=True)  # L11
+    logp_sum = np.sum(logp_exp, axis=1, keepdims=True)  # L11
     dlogp_sum = dlogp_log / logp_sum  # L11
     del dlogp_log, logp_sum  # L11
     dlogp_exp = np.broadcast_to(dlogp_sum, (4, 10))  # L11
     del dlogp_sum  # L11
-    dshifted = dlogp + dlogp_exp * logp_exp  # L11
+    # in place: dshifted = dlogp + dlogp_exp * logp_exp (into dlogp, logp_exp); dshifted takes over dlogp's buffer
+    np.multiply(dlogp_exp, logp_exp, out=logp_exp)  # L11
+    dshifted = np.add(dlogp, logp_exp, out=dlogp)  # L11
     del dlogp, dlogp_exp, logp_exp  # L11
     # grad of L10: shifted = logits - np.max(logits, axis=1, keepdims=True)
     dshifted_max = (-dshifted).sum(axis=1, keepdims=True)  # L10
     dlogits = dshifted + extremum_grad(dshifted_max, shifted_max, logits, 1, True)  # L10
     del dshifted, dshifted_max, logits, shifted_max  # L10
     # grad of L9: logits = h @ W2 + b2
-    db2 = dlogits.sum(axis=0)  # L9
-    dh = dlogits @ W2.T  # L9
     dW2 = h.T @ dlogits  # L9
+    dh = dlogits @ W2.T  # L9
+    db2 = dlogits.sum(axis=0)  # L9
     del dlogits  # L9
     # grad of L8: h = np.tanh(x @ W1 + b1)
-    dh_add = dh * (1 - h * h)  # L8
+    # in place: dh_add = dh * (1 - h * h) (into dh, h); dh_add takes over dh's buffer
+    h *= h  # L8
+    np.subtract(1, h, out=h)  # L8
+    dh_add = np.multiply(dh, h, out=dh)  # L8
     del dh, h  # L8
-    db1 = dh_add.sum(axis=0)  # L8
     dW1 = x.T @ dh_add  # L8
+    db1 = dh_add.sum(axis=0)  # L8
     del dh_add  # L8
     return (dW1, db1, dW2, db2)  # L12

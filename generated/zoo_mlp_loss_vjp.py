@@ -9,19 +9,23 @@ from srcad.runtime import extremum_grad
 def loss_fwd(W1, b1, W2, b2, x, labels_onehot):
     # --- forward ---
     h_matmul = x @ W1  # L8
-    h_add = h_matmul + b1  # L8
+    # in place: h_add = h_matmul + b1 (into h_matmul); h_add takes over h_matmul's buffer
+    h_add = np.add(h_matmul, b1, out=h_matmul)  # L8
     del h_matmul  # L8
-    h = np.tanh(h_add)  # L8
+    # in place: h = np.tanh(h_add) (into h_add); h takes over h_add's buffer
+    h = np.tanh(h_add, out=h_add)  # L8
     del h_add  # L8
     logits_matmul = h @ W2  # L9
-    logits = logits_matmul + b2  # L9
+    # in place: logits = logits_matmul + b2 (into logits_matmul); logits takes over logits_matmul's buffer
+    logits = np.add(logits_matmul, b2, out=logits_matmul)  # L9
     del logits_matmul  # L9
     shifted_max = np.max(logits, axis=1, keepdims=True)  # L10
     shifted = logits - shifted_max  # L10
     logp_exp = np.exp(shifted)  # L11
     logp_sum = np.sum(logp_exp, axis=1, keepdims=True)  # L11
     logp_log = np.log(logp_sum)  # L11
-    logp = shifted - logp_log  # L11
+    # in place: logp = shifted - logp_log (into shifted); logp takes over shifted's buffer
+    logp = np.subtract(shifted, logp_log, out=shifted)  # L11
     del logp_log, shifted  # L11
     loss_multiply = logp * labels_onehot  # L12
     loss_sum = np.sum(loss_multiply)  # L12
@@ -42,7 +46,6 @@ def loss_bwd(saved, dloss):
     dloss_negative = dloss / loss_getitem  # L12
     dloss_sum = -dloss_negative  # L12
     dlogp = dloss_sum * labels_onehot  # L12
-    dlabels_onehot = dloss_sum * logp  # L12
     # grad of L11: logp = shifted - np.log(np.sum(np.exp(shifted), axis=1, keepdims=True))
     dlogp_log = (-dlogp).sum(axis=1, keepdims=True)  # L11
     dlogp_sum = dlogp_log / logp_sum  # L11
@@ -56,15 +59,17 @@ def loss_bwd(saved, dloss):
     dlogits = dshifted + extremum_grad(dshifted_max, shifted_max, logits, 1, True)  # L10
     del dshifted, dshifted_max  # L10
     # grad of L9: logits = h @ W2 + b2
-    db2 = dlogits.sum(axis=0)  # L9
-    dh = dlogits @ W2.T  # L9
     dW2 = h.T @ dlogits  # L9
+    dh = dlogits @ W2.T  # L9
+    db2 = dlogits.sum(axis=0)  # L9
     del dlogits  # L9
     # grad of L8: h = np.tanh(x @ W1 + b1)
-    dh_add = dh * (1 - h * h)  # L8
+    # in place: dh_add = dh * (1 - h * h) (into dh); dh_add takes over dh's buffer
+    dh_add = np.multiply(dh, 1 - h * h, out=dh)  # L8
     del dh  # L8
-    db1 = dh_add.sum(axis=0)  # L8
-    dx = dh_add @ W1.T  # L8
     dW1 = x.T @ dh_add  # L8
+    dx = dh_add @ W1.T  # L8
+    db1 = dh_add.sum(axis=0)  # L8
     del dh_add  # L8
+    dlabels_onehot = dloss_sum * logp  # L12
     return (dW1, db1, dW2, db2, dx, dlabels_onehot)  # L12

@@ -176,6 +176,10 @@ def explain(fn, *args, wrt=None, print_report: bool = True, **options):
     for what, line, note in (opts.plan.choices if opts.plan else []):
         rep.items.append(Saved(what, None, None, 0, f"{t._ir.filename}:{line}",
                                note, status="recomputed"))
+    if opts.plan is None:  # the default policy's recomputations (memory_plan=True)
+        for what, line in dict.fromkeys(c.rematerialised or []):
+            rep.items.append(Saved(what, None, None, 0, f"{t._ir.filename}:{line}",
+                                   "cheaper than keeping", status="recomputed"))
     if print_report:
         print(rep)
     return rep

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, fields
 from .errors import SrcadError
 
 # the user's keywords on grad / value_and_grad / vjp / jvp, with their defaults (DESIGN.md)
-USER_OPTIONS = {"fuse": False, "mode": "source", "memory_budget": None}
+USER_OPTIONS = {"fuse": False, "mode": "source", "memory_budget": None, "memory_plan": True}
 KINDS = ("grad", "value_and_grad", "vjp", "jvp")
 
 
@@ -33,6 +33,7 @@ class Options:
     fuse: bool = False  # lower elementwise chains to C kernels (the pipeline's lower stage;
     #                     a fused build also recomputes elementwise values in the backward)
     memory_budget: float | None = None  # bytes: the planner chooses what to recompute
+    memory_plan: bool = True  # compute in place where an owned buffer dies (srcad/memplan.py)
     # the memory-budget planner's choices (srcad/plan.py); none by default
     checkpoint_ids: frozenset = frozenset()  # id(ir.UserCall)s recomputed in the backward
     loop_schedules: dict = field(default_factory=dict)  # id(ir.For) -> (every, snapshots)
@@ -64,8 +65,10 @@ class Options:
         if budget is not None and (isinstance(budget, bool)
                                    or not isinstance(budget, (int, float)) or budget < 0):
             raise SrcadError(f"memory_budget must be a number of bytes, got {budget!r}")
+        if not isinstance(opts["memory_plan"], bool):
+            raise SrcadError(f"memory_plan must be True or False, got {opts['memory_plan']!r}")
         return cls(kind=kind, wrt=tuple(wrt), single=single, fuse=bool(opts["fuse"]),
-                   mode=opts["mode"], memory_budget=budget)
+                   mode=opts["mode"], memory_budget=budget, memory_plan=opts["memory_plan"])
 
     def user(self) -> dict:
         """The user's keywords that differ from their defaults (to make another transform
@@ -83,7 +86,7 @@ class Options:
                   else f"memory_budget={self.memory_budget}")
         policy = f" (the policy: {self.plan.describe()})" if self.plan is not None else ""
         return (f"{self.kind} wrt=({', '.join(self.wrt)}) mode={self.mode} fuse={self.fuse} "
-                f"checkpoint={budget}{policy}")
+                f"checkpoint={budget}{policy}" + ("" if self.memory_plan else " memory_plan=off"))
 
 
 FIELDS = tuple(f.name for f in fields(Options))

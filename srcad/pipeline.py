@@ -21,7 +21,7 @@ import ast
 import hashlib
 from dataclasses import dataclass, field, replace
 
-from . import ir
+from . import ir, memplan
 from .codegen import compile_source, render
 from .lower import lower as lower_chains
 from .errors import SrcadError
@@ -46,6 +46,7 @@ class Program:
     saved: list = field(default_factory=list)  # what the split forward hands its backward
     residuals: dict = field(default_factory=dict)  # id(user call) -> its residuals' name
     rematerialised: list = field(default_factory=list)  # (name, line) recomputed values
+    memory: object = None  # what the memory plan did (srcad.memplan.Stats)
     infos_of: dict = field(default_factory=dict)  # function name -> its names' Info (lower)
     kernels: object = None  # after lower: the srcad.lower.LoweredModule, or None
 
@@ -67,6 +68,10 @@ def build(fn_ir: ir.Function, infos, signature: str, opts: Options, dump=None) -
     program = transform(fn_ir, infos, opts)
     say("forward" if opts.kind == "jvp" else "reverse", program.functions)
     finish(program)
+    # compute in place where a buffer dies (not yet under fuse=True: the kernels would have
+    # to write into the planned buffers)
+    if opts.memory_plan and not opts.reparsed and not opts.fuse:
+        memplan.plan(program, opts.kind)
     say("optimize", program.functions)
     origin = header(fn_ir, signature, opts)
     program = lower(program, opts, origin)

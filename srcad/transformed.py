@@ -139,7 +139,8 @@ class Transformed:
         left to their defaults get no derivative. `to_transform`: the code will be parsed
         and transformed again (higher order), so loops are not checkpointed (the gradient
         is the same, bit for bit)."""
-        key = tuple([(v.shape, v.dtype) if type(v) is np.ndarray else _key_of(v)
+        key = tuple([(v.shape, v.dtype, v.flags.c_contiguous)
+                      if type(v) is np.ndarray else _key_of(v)
                      for v in values]) + (given,) + ((True,) if to_transform else ())
         hit = self._cache.get(key)
         if hit is not None:
@@ -264,7 +265,8 @@ class Transformed:
         # the common path: positional arrays whose shapes were seen before -> straight to the
         # generated function (the key is built as `compiled` builds it)
         if not kwargs and len(args) == self._nparams and self._fast:
-            key = tuple([(v.shape, v.dtype) if type(v) is np.ndarray else _key_of(v)
+            key = tuple([(v.shape, v.dtype, v.flags.c_contiguous)
+                      if type(v) is np.ndarray else _key_of(v)
                          for v in args]) + (None,)
             main = self._mains.get(key)
             if main is not None:
@@ -278,7 +280,8 @@ class Transformed:
             return (value, result) if self.kind == "value_and_grad" else result
         c = self.compiled(values)
         if self._fast and not kwargs and len(args) == self._nparams:
-            key = tuple([(v.shape, v.dtype) if type(v) is np.ndarray else _key_of(v)
+            key = tuple([(v.shape, v.dtype, v.flags.c_contiguous)
+                      if type(v) is np.ndarray else _key_of(v)
                          for v in values]) + (None,)
             self._mains[key] = c.functions["main"]
         return c.functions["main"](*values)

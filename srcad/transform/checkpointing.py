@@ -61,6 +61,20 @@ def stateful_call(body, seen=None, effects=False):
     return None
 
 
+# the default policy (memory_plan=True) recomputes a value in the backward only where that
+# costs less than keeping it: one arithmetic or selection op (a multiply, an add, a where)
+# reads its inputs once and writes its output once, about the memory traffic that keeping
+# the value costs (written by the forward, read back by the backward), and frees its bytes
+# from the end of its forward use to the backward; a transcendental (tanh, exp) costs ~10x
+# that in arithmetic and is kept, as are matmuls and reductions (never elementwise)
+CHEAP_FAMILIES = ("arithmetic", "selection")
+
+
+def cheap_to_recompute(op) -> bool:
+    """Is recomputing one value of `op` cheaper than keeping it (the default policy)?"""
+    return op.elementwise and op.family in CHEAP_FAMILIES
+
+
 class CheckpointingMixin:
     """Checkpointed loops and rematerialisation, for `Reverse`."""
 
@@ -187,12 +201,16 @@ class CheckpointingMixin:
         keeps anyway (arguments, values its own rules read, values kept or recomputed
         before them): top-level, single-assignment names only. One whose inputs would be
         kept only for it (tanh's input, to recompute tanh) is kept itself: no gain."""
-        if not self.module.options.remat:
+        opts = self.module.options
+        policy = "budget" if opts.remat else (
+            "default" if opts.memory_plan and not opts.reparsed else None)
+        if policy is None:
             return []
         ret = set(ir.atom_vars(self.fn.ret.value))
 
         def eligible(s):
             return (isinstance(s, ir.Call) and s.op.elementwise and s.target in needed
+                    and (policy == "budget" or cheap_to_recompute(s.op))
                     and s.target not in self.mutable and s.target not in ret
                     and s.target not in self.fn.params and all(
                         isinstance(a, ir.Const) or (isinstance(a, ir.Var) and a.name not in
@@ -232,7 +250,8 @@ class CheckpointingMixin:
             group = at_index[at]
             names = ", ".join(node.targets[0].id for _, node, _ in group)
             plan = self.module.options.plan
-            why = "memory_budget" if plan is not None and plan.remat else "fuse=True"
+            why = ("memory_budget" if plan is not None and plan.remat else
+                   "fuse=True" if self.module.options.remat else "cheaper than keeping")
             lines[at:at] = [Line(comment=f"recomputed, not kept from the forward "
                                          f"({why}): {names}")] + [
                 Line(node, line) for _, node, line in group]
