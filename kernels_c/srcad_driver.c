@@ -29,6 +29,9 @@
  *      team of two waits a whole time slice for a preempted thread);
  *   6. report floating-point exceptions raised by the chain the way numpy does for a ufunc
  *      (np.errstate decides: ignore, warn, raise), under the kernel's name.
+ *
+ * `row_reduce(a, 'sum' | 'mean')` runs the header's row reductions (numpy's pairwise sum,
+ * bit for bit) over the last axis of a C-contiguous float array, for the tests.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -1146,6 +1149,52 @@ py_reset_stats(PyObject *self, PyObject *noargs)
     Py_RETURN_NONE;
 }
 
+/* row_reduce(a, what): np.sum / np.mean of a C-contiguous float32 or float64 array over its
+ * last axis with keepdims, computed by the header's row reductions (the ones row kernels
+ * use), so that tests can hold them to numpy bit for bit */
+static PyObject *
+py_row_reduce(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 2 || !PyArray_CheckExact(args[0]) || !PyUnicode_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "row_reduce(a: ndarray, what: 'sum' | 'mean')");
+        return NULL;
+    }
+    PyArrayObject *A = (PyArrayObject *)args[0];
+    int mean = PyUnicode_CompareWithASCIIString(args[1], "mean") == 0;
+    if (!mean && PyUnicode_CompareWithASCIIString(args[1], "sum") != 0) {
+        PyErr_SetString(PyExc_ValueError, "row_reduce: what must be 'sum' or 'mean'");
+        return NULL;
+    }
+    int type = PyArray_TYPE(A), nd = PyArray_NDIM(A);
+    if ((type != NPY_FLOAT && type != NPY_DOUBLE) || nd < 1 || nd > MAXD ||
+        !PyArray_IS_C_CONTIGUOUS(A) || !PyArray_ISALIGNED(A) || !PyArray_ISNOTSWAPPED(A) ||
+        PyArray_DIM(A, nd - 1) == 0) {
+        PyErr_SetString(PyExc_TypeError, "row_reduce: a C-contiguous float32 or float64 "
+                        "array with a non-empty last axis");
+        return NULL;
+    }
+    npy_intp shape[MAXD];
+    for (int d = 0; d < nd; d++) shape[d] = PyArray_DIM(A, d);
+    const npy_intp L = shape[nd - 1], rows = PyArray_SIZE(A) / L;
+    shape[nd - 1] = 1;
+    PyObject *out = PyArray_SimpleNew(nd, shape, type);
+    if (out == NULL) return NULL;
+    char *src = PyArray_BYTES(A), *dst = PyArray_BYTES((PyArrayObject *)out);
+    for (npy_intp r = 0; r < rows; r++) {
+        if (type == NPY_FLOAT) {
+            const float *row = (const float *)src + r * L;
+            ((float *)dst)[r] = mean ? srcad_row_mean_float(row, L) : srcad_row_sum_float(row, L);
+        }
+        else {
+            const double *row = (const double *)src + r * L;
+            ((double *)dst)[r] = mean ? srcad_row_mean_double(row, L)
+                                      : srcad_row_sum_double(row, L);
+        }
+    }
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"set_num_threads", py_set_num_threads, METH_O,
      "set_num_threads(n) -> previous: threads a kernel uses above the size threshold"},
@@ -1157,6 +1206,8 @@ static PyMethodDef methods[] = {
      "set_adaptive(flag) -> previous: keep using threads only where they have paid off"},
     {"stats", py_stats, METH_NOARGS, "calls, fallbacks, the last fallback's reason, settings"},
     {"reset_stats", py_reset_stats, METH_NOARGS, "zero the counters"},
+    {"row_reduce", (PyCFunction)(void (*)(void))py_row_reduce, METH_FASTCALL,
+     "row_reduce(a, 'sum' | 'mean'): the row kernels' reductions over the last axis"},
     {NULL, NULL, 0, NULL},
 };
 

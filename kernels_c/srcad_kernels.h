@@ -159,4 +159,64 @@ static inline void srcad_call_2_1(const srcad_loop *l, const void *x, const void
     l->fn(args, &n, steps, l->data);
 }
 
+/* -- numpy's float sum over a contiguous row, bit for bit ---------------------------------
+ *
+ * np.add.reduce over a contiguous axis starts from the identity +0.0 and adds the pairwise
+ * sum of the row to it (so a row of -0.0 sums to +0.0). The pairwise sum, as numpy's float
+ * loops compute it (our restatement, tested bit for bit against np.sum and np.mean in
+ * tests/test_fuse_rows_reduce.py):
+ *   - fewer than 8 values: one running sum from 0, left to right;
+ *   - 8 to 128 values: eight running sums, the k-th starting at value k and taking every
+ *     eighth value after it, over the largest multiple of 8; then combined as
+ *     ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7)); then the remaining values added
+ *     one by one;
+ *   - more: split at half the count rounded down to a multiple of 8, each half summed this
+ *     way, the two results added.
+ * Every operation is rounded in the row's own type (float stays float). mean is this sum
+ * divided by the count converted to the row's type, as numpy's mean does. */
+#define SRCAD_PAIRWISE(T, NAME)                                                              \
+    static T NAME(const T *a, intptr_t n)                                                    \
+    {                                                                                        \
+        if (n < 8) {                                                                         \
+            T s = (T)0;                                                                      \
+            for (intptr_t i = 0; i < n; i++) s += a[i];                                      \
+            return s;                                                                        \
+        }                                                                                    \
+        if (n <= 128) {                                                                      \
+            T r[8];                                                                          \
+            for (int k = 0; k < 8; k++) r[k] = a[k];                                         \
+            intptr_t i = 8;                                                                  \
+            for (; i < n - (n % 8); i += 8) {                                                \
+                for (int k = 0; k < 8; k++) r[k] += a[i + k];                                \
+            }                                                                                \
+            T s = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));         \
+            for (; i < n; i++) s += a[i];                                                    \
+            return s;                                                                        \
+        }                                                                                    \
+        intptr_t half = n / 2;                                                               \
+        half -= half % 8;                                                                    \
+        return NAME(a, half) + NAME(a + half, n - half);                                     \
+    }
+SRCAD_PAIRWISE(float, srcad_pairwise_sum_float)
+SRCAD_PAIRWISE(double, srcad_pairwise_sum_double)
+#undef SRCAD_PAIRWISE
+
+/* np.sum(row) and np.mean(row) of a contiguous row of n values */
+static inline float srcad_row_sum_float(const float *a, intptr_t n)
+{
+    return 0.0f + srcad_pairwise_sum_float(a, n);
+}
+static inline double srcad_row_sum_double(const double *a, intptr_t n)
+{
+    return 0.0 + srcad_pairwise_sum_double(a, n);
+}
+static inline float srcad_row_mean_float(const float *a, intptr_t n)
+{
+    return srcad_row_sum_float(a, n) / (float)n;
+}
+static inline double srcad_row_mean_double(const double *a, intptr_t n)
+{
+    return srcad_row_sum_double(a, n) / (double)n;
+}
+
 #endif /* SRCAD_KERNELS_H */

@@ -1,0 +1,204 @@
+"""Achieved GFLOP/s of the Transformer block's gradient against this machine's ceilings.
+
+The block (srcad.zoo.transformer, float32, gradient w.r.t. all 12 parameters) at B8 T64 D128
+and B8 T128 D512, fused and unfused, against two ceilings measured in the same run:
+
+* the matmul peak: numpy's BLAS on large square float32 GEMMs (n = 2048, 4096), on 1 thread
+  and on every CPU this process may use;
+* the bandwidth: a STREAM-like triad (a fused kernel writing into a given buffer, 12N bytes
+  at N = 1e7) on the same threads.
+
+FLOPs are counted from the block's shapes (B batch, T sequence, D width; H heads does not
+change the count): the forward's GEMMs are q, k, v and the output projection (4 x 2BTD^2),
+the MLP (2 x 8BTD^2) and the two attention products (2 x 2BT^2D), F = 24BTD^2 + 4BT^2D;
+each GEMM has two gradient GEMMs of the same size, so a gradient is 3F (the elementwise
+work, a few dozen flops per activation, is ~1% of it and not counted). The GEMM floor is
+the same GEMMs (each forward product and its two gradient products, contiguous operands)
+timed alone in the same run; the elementwise floor is the bytes the fused kernels read and
+write in one gradient (counted by wrapping each kernel of the fused build) over the triad's
+bandwidth.
+
+    python bench/gflops.py          # ~2 minutes; writes bench/results/gflops.json
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, ROOT)
+
+import srcad  # noqa: E402
+from srcad import build  # noqa: E402
+from srcad.lower.standalone import fuse_functions  # noqa: E402
+from srcad.zoo import transformer as T  # noqa: E402
+
+TRIAD_SRC = "def triad(b, c):\n    return b + 3.0 * c\n"
+
+
+def median_time(fn, rounds=9, min_sample=20e-3):
+    fn()
+    t = time.perf_counter()
+    fn()
+    k = max(1, int(min_sample / max(time.perf_counter() - t, 1e-7)))
+    out = []
+    for _ in range(rounds):
+        t = time.perf_counter()
+        for _ in range(k):
+            fn()
+        out.append((time.perf_counter() - t) / k)
+    return statistics.median(out)
+
+
+def blas_info():
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return "threadpoolctl not installed"
+    return [{k: p.get(k) for k in ("internal_api", "version", "architecture", "num_threads")}
+            for p in threadpool_info() if p.get("user_api") == "blas"]
+
+
+def limit(k):
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return None
+    return threadpool_limits(limits=k, user_api="blas")
+
+
+def ceilings(threads):
+    rng = np.random.default_rng(0)
+    out = {}
+    for n in (2048, 4096):
+        a, b = (rng.standard_normal((n, n)).astype(np.float32) for _ in range(2))
+        out[f"sgemm {n}"] = 2 * n ** 3 / median_time(lambda: a @ b, rounds=5) / 1e9
+    n = 10_000_000
+    b, c = (rng.standard_normal(n).astype(np.float32) for _ in range(2))
+    _, low, _ = fuse_functions([TRIAD_SRC], [(b, c)], filename="gflops.py")
+    triad = next(iter(low.functions.values()))
+    o = np.empty_like(b)
+    rt = build.runtime()
+    old = rt.set_num_threads(threads), rt.set_adaptive(False)
+    try:
+        out["triad GB/s"] = 12 * n / median_time(lambda: triad(b, c, out=o)) / 1e9
+    finally:
+        rt.set_num_threads(old[0])
+        rt.set_adaptive(old[1])
+    return out
+
+
+def gemms(B, Tn, D):
+    """(M, K, N) of every GEMM of the block's forward (batched ones flattened to their
+    total: B*H products of (T, D/H) x (D/H, T) have the flops of one (B*T, D) x (D, T))."""
+    bt = B * Tn
+    return [(bt, D, D)] * 4 + [(bt, D, 4 * D), (bt, 4 * D, D)] + [(bt, D, Tn), (bt, Tn, D)]
+
+
+def gemm_floor(B, Tn, D):
+    """Seconds of the block gradient's GEMMs (forward and both gradient products each),
+    timed alone on contiguous operands."""
+    rng = np.random.default_rng(0)
+    total = 0.0
+    for m, k, n in gemms(B, Tn, D):
+        a, b, dc = (rng.standard_normal(s).astype(np.float32) for s in ((m, k), (k, n), (m, n)))
+        at, bt = np.ascontiguousarray(a.T), np.ascontiguousarray(b.T)
+        total += median_time(lambda: a @ b) + median_time(lambda: dc @ bt) + \
+            median_time(lambda: at @ dc)
+    return total
+
+
+def kernel_bytes(g, args) -> int:
+    """Bytes the fused kernels of `g`'s last build read and write in one call."""
+    c = g._last
+    ns = c.functions["main"].__globals__
+    count = [0]
+    originals = {name: ns[name] for name in c.kernels.functions}
+
+    def wrap(fn):
+        def counted(*a, **k):
+            r = fn(*a, **k)
+            outs = r if isinstance(r, tuple) else (r,)
+            count[0] += sum(x.nbytes for x in a if isinstance(x, np.ndarray))
+            count[0] += sum(x.nbytes for x in outs if isinstance(x, np.ndarray))
+            return r
+        return counted
+
+    for name, fn in originals.items():
+        ns[name] = wrap(fn)
+    try:
+        g(*args)
+    finally:
+        ns.update(originals)
+    return count[0]
+
+
+def block(B, Tn, D, H, ceil):
+    rng = np.random.default_rng(0)
+    p = T.randomize(rng, T.init(rng, D, H, np.float32))
+    x = rng.standard_normal((B, Tn, D)).astype(np.float32)
+    probe = rng.standard_normal((B, Tn, D)).astype(np.float32)
+    args = (p, x, H, probe)
+    g0, g1 = srcad.grad(T.block_loss, wrt="p"), srcad.grad(T.block_loss, wrt="p", fuse=True)
+    r0, r1 = g0(*args), g1(*args)
+    assert all(np.array_equal(r0[k], r1[k]) for k in r0)
+    flops = 3 * (24 * B * Tn * D * D + 4 * B * Tn * Tn * D)
+    t0, t1 = median_time(lambda: g0(*args)), median_time(lambda: g1(*args))
+    floor = gemm_floor(B, Tn, D)
+    nbytes = kernel_bytes(g1, args)
+    ew_floor = nbytes / (ceil["triad GB/s"] * 1e9)
+    row = {"shape": f"B{B} T{Tn} D{D}", "GFLOP": flops / 1e9,
+           "unfused s": t0, "fused s": t1,
+           "unfused GFLOP/s": flops / t0 / 1e9, "fused GFLOP/s": flops / t1 / 1e9,
+           "GEMM floor s": floor, "GEMM GFLOP/s alone": flops / floor / 1e9,
+           "kernel bytes": nbytes, "elementwise floor s": ew_floor,
+           "rest of fused s": t1 - floor}
+    print(f"  {row['shape']}: {flops / 1e9:.2f} GFLOP; unfused {t0 * 1e3:.2f} ms "
+          f"({row['unfused GFLOP/s']:.0f} GFLOP/s), fused {t1 * 1e3:.2f} ms "
+          f"({row['fused GFLOP/s']:.0f} GFLOP/s); its GEMMs alone {floor * 1e3:.2f} ms "
+          f"({row['GEMM GFLOP/s alone']:.0f} GFLOP/s); fused kernels move {nbytes / 1e6:.1f} MB "
+          f"= {ew_floor * 1e3:.2f} ms at the triad's bandwidth; the rest of the fused step "
+          f"{(t1 - floor) * 1e3:.2f} ms", flush=True)
+    return row
+
+
+def main():
+    cpus = len(os.sched_getaffinity(0))
+    out = {"machine": {"cpus": cpus, "processor": platform.processor(),
+                       "numpy": np.__version__, "blas": blas_info(),
+                       "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE"),
+                       "OPENBLAS_L2_SIZE": os.environ.get("OPENBLAS_L2_SIZE"),
+                       "load": os.getloadavg()[0]}, "runs": []}
+    print(f"GFLOP/s: {cpus} CPUs, numpy {np.__version__}, BLAS {blas_info()}, load "
+          f"{os.getloadavg()[0]:.2f}")
+    for k in sorted({1, cpus}):
+        lim = limit(k)
+        rt = build.runtime()
+        old = rt.set_num_threads(k)
+        try:
+            ceil = ceilings(k)
+            print(f"threads={k}: " + ", ".join(f"{n} {v:.1f}" for n, v in ceil.items())
+                  + " (GFLOP/s; GB/s)", flush=True)
+            rows = [block(8, 64, 128, 4, ceil), block(8, 128, 512, 4, ceil)]
+        finally:
+            rt.set_num_threads(old)
+            if lim is not None:
+                lim.restore_original_limits()
+        out["runs"].append({"threads": k, "ceilings": ceil, "blocks": rows,
+                            "load after": os.getloadavg()[0]})
+    os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
+    with open(os.path.join(HERE, "results", "gflops.json"), "w") as f:
+        json.dump(out, f, indent=1)
+    print("wrote bench/results/gflops.json")
+
+
+if __name__ == "__main__":
+    main()
