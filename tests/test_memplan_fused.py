@@ -321,3 +321,24 @@ def test_never_a_value_saved_for_the_backward_nor_live_around_a_loop():
     ct = np.ones_like(fwd_out)
     first = pullback(ct)
     assert _same(pullback(ct), first) and _same(first, ref_pb(ct)) and _same(fwd_out, ref_out)
+
+
+def test_the_guard_catches_a_bad_out():
+    # (the checker the zoo and fuzz runs rely on: it fires on a user's array or an overlap)
+    def f(x):
+        a = np.exp(x * 0.5)
+        return np.sum(np.tanh(a * 2.0 + 1.0) * a)
+
+    x = np.random.default_rng(8).standard_normal((4, 6))
+    g = srcad.grad(f, fuse=True)
+    guard_kernels(g, (x,), [x])
+    ns = next(iter(g.compiled(g.bind((x,), {})).functions.values())).__globals__
+    name, k = next((n, v) for n, v in ns.items() if n.startswith("fused_"))
+    arity = next(len(c.args) for c in ast.walk(ast.parse(srcad.source(g)))
+                 if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
+                 and c.func.id == name)
+    outs = len(next(kk for kk in g.compiled(g.bind((x,), {})).kernels.kernels
+                    if kk.name == name).outs)
+    given = (x,) + (None,) * (outs - 1) if outs > 1 else x
+    with pytest.raises(AssertionError, match="user's array"):
+        k(*([x.copy()] * arity), out=given)
