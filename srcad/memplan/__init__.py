@@ -1,10 +1,11 @@
 """Memory planning: compute in place where an operand's buffer dies (issue 14).
 
-The pass after optimisation. Its parts: `facts` (liveness over structured control flow,
-what a function owns, aliases, escapes, C-contiguity, elementwise expression trees),
-`rewrite` (planning one statement, sinking fresh values to their first reader) and `peak`
-(the planned peak memory of one call, for `srcad.explain`); this module runs them over a
-program.
+The pass after optimisation (under fuse=True: after lowering). Its parts: `facts` (liveness
+over structured control flow, what a function owns, aliases, escapes, C-contiguity,
+elementwise expression trees), `rewrite` (planning one statement, sinking fresh values to
+their first reader), `kernels` (a fused kernel's result into a dying operand, with out=)
+and `peak` (the planned peak memory of one call, for `srcad.explain`); this module runs them
+over a program.
 
 Input: optimised `GFunction`s (copies propagated, dead code gone, ``del`` after last uses)
 and the static `Info` (shape, dtype) of their names. Output: the same functions, where an
@@ -34,7 +35,10 @@ What "owned" means (the analysis is per function, flow-insensitive where that is
     input through a view is never planned), and every read of it in the statement is
     inside the subexpression that overwrites it.
 A subroutine's parameter (a split pair's backward, a forward) is the caller's, except for
-a cotangent every caller passes as an owned value that dies at the call (`donated`).
+a cotangent every caller passes as an owned value that dies at the call (`donated`). A call
+of a subroutine whose every return hands back distinct names it owns and keeps nowhere else
+(`facts.results_fresh`: a split pair's backward, typically) defines new arrays, not aliases
+of its arguments.
 """
 
 from __future__ import annotations
