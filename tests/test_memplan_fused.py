@@ -56,13 +56,23 @@ SRC = ("def chain(a, b):\n"
        "    return t, u\n")
 
 
-@pytest.fixture(scope="module", params=[np.float64, np.float32], ids=["f64", "f32"])
+# numpy's own loop reading an argument in its own memory (exp(a): the raw pointer path)
+SRC_RAW = ("def raw(a, b):\n"
+           "    t = np.exp(a) * b\n"
+           "    u = np.tanh(b) - a\n"
+           "    return t, u\n")
+
+
+@pytest.fixture(scope="module", params=[(np.float64, SRC), (np.float32, SRC),
+                                        (np.float64, SRC_RAW), (np.float32, SRC_RAW)],
+                ids=["f64", "f32", "f64-raw", "f32-raw"])
 def chain(request):
-    x = np.ones((3, 4), request.param)
-    [f], lowered, text = fuse_functions([SRC], [(x, x)])
+    dtype, src = request.param
+    x = np.ones((3, 4), dtype)
+    [f], lowered, text = fuse_functions([src], [(x, x)])
     assert "fused kernel" in text
     [k] = lowered.functions.values()
-    return k, request.param
+    return k, dtype
 
 
 def _inputs(dtype, shape, seed=0):
