@@ -811,8 +811,9 @@ run_impl(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs, PyObject *con
         }
     }
     /* out= arrays: the kernel's shape, and memory of their own -- or exactly an argument's
-     * (the same first byte, the same strides, every element once: the memory plan hands a
-     * dying operand's buffer to the kernel's result). Such an output is written in place as
+     * (C-contiguous, the same first byte, the same strides: the memory plan hands a dying
+     * C-contiguous operand's buffer to the kernel's result; another layout is refused, since
+     * numpy's own loops inside a kernel may then round differently from the unplanned call). Such an output is written in place as
      * an inout target is: through scratch, after the block has read the argument; an
      * elementwise kernel then reads every element before it writes it. Any other overlap
      * (a view shifted, reversed or strided over an argument; another output) is refused. */
@@ -838,13 +839,13 @@ run_impl(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs, PyObject *con
             if (arr[i] == NULL) continue;
             extent(arr[i], &lo, &hi);
             if (!(lo < ghi && glo < hi)) continue;
-            if (dense && same_elements(G, arr[i], nd, shape)) {
+            if (dense && PyArray_IS_C_CONTIGUOUS(G) && same_elements(G, arr[i], nd, shape)) {
                 over[o] = 1;
                 continue;
             }
             PyErr_Format(PyExc_ValueError, "srcad kernel %s: out[%d] shares memory with "
                          "argument `%s`%s", k->name, o, k->in[i].name,
-                         dense ? " (other than being that very array)" : "");
+                         dense ? " (other than being that very C-contiguous array)" : "");
             return NULL;
         }
         for (int q = 0; q < nout; q++) {

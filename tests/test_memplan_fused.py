@@ -101,14 +101,22 @@ def test_out_exactly_an_argument_with_threads_and_transposed_layouts(chain):
     a, b = _inputs(dtype, (300, 400), 1)
     old = build.set_num_threads(2)
     try:
+        # the buffer C-contiguous (the plan's case), the other argument in any layout
         for layout in (lambda z: z, lambda z: np.ascontiguousarray(z.T).T,
-                       lambda z: z[:, ::-1]):
-            x, y = layout(a.copy()), layout(b.copy())
-            want = k(x.copy(), y.copy())
-            got = k(x, y, out=(x, y))
-            assert got[0] is x and got[1] is y
-            for g, w in zip(got, want):
-                assert np.array_equal(g, w)
+                       lambda z: z[:, ::-1], lambda z: np.broadcast_to(z[:1], z.shape)):
+            for slot in (0, 1):
+                x, y = a.copy(), layout(b.copy())
+                want = k(x, y)
+                got = k(x, y, out=(x, None) if slot == 0 else (None, x))
+                assert got[slot] is x
+                for g, w in zip(got, want):
+                    assert np.array_equal(g, w)
+        # exactly an argument but not C-contiguous: refused (numpy's loops inside the kernel
+        # may round otherwise on such a layout than the unplanned call does)
+        for layout in (lambda z: np.ascontiguousarray(z.T).T, lambda z: z[:, ::-1]):
+            x = layout(a.copy())
+            with pytest.raises(ValueError, match="C-contiguous"):
+                k(x, b, out=(x, None))
     finally:
         build.set_num_threads(old)
 
@@ -137,6 +145,8 @@ def test_any_other_overlap_is_refused(chain):
     big = np.zeros((7, 8), dtype)
     with pytest.raises(ValueError, match="shares memory with argument `a`"):
         k(big[1:], b, out=(big[:-1], None))  # shifted by a row: a partial overlap
+    with pytest.raises(ValueError, match="shares memory with argument `a`"):
+        k(a[:, ::-1], b, out=(a[:, ::-1], None))  # the very array, but not C-contiguous
     wide = np.zeros((6, 16), dtype)
     with pytest.raises(ValueError, match="shares memory with argument `a`"):
         k(wide[:, ::2], b, out=(wide[:, 1::2], None))  # interleaved: the same extent
