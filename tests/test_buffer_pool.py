@@ -18,13 +18,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from numpy._core.multiarray import get_handler_name
 
 import srcad
 from srcad import build
 from srcad.checkpoint import measure_peak
 from srcad.zoo import gpt, transformer
-
-from numpy._core.multiarray import get_handler_name
 
 ROOT = Path(__file__).resolve().parent.parent
 
