@@ -224,3 +224,88 @@ def test_gpt_example_runs_pooled():
     assert v1 == v2
     for a, b in zip(leaves(d1), leaves(d2)):
         assert a.tobytes() == b.tobytes()
+
+
+# -- returned gradients are the buffers themselves (runtime.as_grad) ----------------------
+
+from srcad import runtime  # noqa: E402
+from srcad.gradtree import GradTree  # noqa: E402
+
+
+def test_as_grad_hands_out_only_what_nothing_else_holds():
+    x = np.zeros(8)
+
+    def fresh():
+        dx = np.ones(8)
+        out = runtime.as_grad(dx, x)
+        return out is dx
+
+    assert fresh()
+    def generated(dx):  # as a generated function returning its parameter's value
+        return runtime.as_grad(dx, x)
+
+    user = np.ones(8)
+    assert generated(user) is not user  # the caller holds it
+    kept = [np.ones(8)]
+    assert runtime.as_grad(kept[0], x) is not kept[0]  # a value someone keeps
+
+    def twice():
+        dz = np.ones(8)
+        return runtime.as_grad(dz, x), runtime.as_grad(dz, x)
+
+    a, b = twice()
+    assert not np.shares_memory(a, b)
+
+    def read_only():
+        dx = np.ones(8)
+        dx.flags.writeable = False
+        return runtime.as_grad(dx, x)
+
+    assert read_only().flags.writeable
+    cast = runtime.as_grad(np.ones(8, np.float32), x)
+    assert cast.dtype == np.float64
+
+    def view_of_private_base():
+        dx = (np.ones((2, 4)) @ np.eye(4)).reshape(8)
+        out = runtime.as_grad(dx, x)
+        return out is dx
+
+    assert view_of_private_base()
+    base = np.ones((2, 4))
+    assert not np.shares_memory(runtime.as_grad(base.reshape(8), x), base)
+    part = np.ones(16)
+    assert not np.shares_memory(runtime.as_grad(part[:8], x), part)
+
+    def tree():
+        same = np.ones(8)
+        dp = GradTree({"a": np.ones(8), "b": same, "c": same})
+        return runtime.as_grad(dp, {"a": x, "b": x, "c": x})
+
+    g = tree()
+    assert not np.shares_memory(g["b"], g["c"])
+
+
+def test_container_gradients_are_not_copied():
+    """The block's 15 parameter gradients come back as the buffers the backward made: a call
+    allocates 15 arrays fewer than when as_grad copies every leaf (the old behaviour)."""
+    args = block_inputs(np.float64, B=4, T=16, C=32)
+    g = srcad.grad(transformer.block_loss)
+    g(*args)
+
+    def allocations():
+        before = build.pool_stats()
+        out = g(*args)
+        after = build.pool_stats()
+        return after["hits"] + after["misses"] - before["hits"] - before["misses"], out
+
+    now, fresh = allocations()
+    saved = runtime._LONE[:]
+    runtime._LONE[:] = [0, 0, 0]  # nothing is ever alone: every leaf copied
+    try:
+        copying, copied = allocations()
+    finally:
+        runtime._LONE[:] = saved
+    assert copying - now == len(args[0]) == 15
+    for k in fresh:
+        assert fresh[k].tobytes() == copied[k].tobytes()
+        assert not any(np.shares_memory(fresh[k], v) for v in args[0].values())
