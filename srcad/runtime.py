@@ -212,14 +212,19 @@ def unreduce(g, x, axis=None, keepdims=False):
     The result is a read-only broadcast view (no memory is spent on the repeated values);
     the ops that consume it make fresh arrays.
     """
-    shape = _shape(x)
+    return np.broadcast_to(_kept(g, x, axis, keepdims), _shape(x))
+
+
+def _kept(g, x, axis=None, keepdims=False):
+    """The cotangent of a reduction of `x` with the reduced axes kept (length 1), in `x`'s
+    dtype: what `unreduce` broadcasts."""
     if not keepdims and axis is not None:
-        g = np.expand_dims(g, _norm_axes(axis, len(shape)))
+        g = np.expand_dims(g, _norm_axes(axis, len(_shape(x))))
     dtype = _dtype(x)
     g = np.asarray(g)
     if dtype is not None and g.dtype != dtype:
         g = g.astype(dtype)
-    return np.broadcast_to(g, shape)
+    return g
 
 
 def unindex(g, x, index):
@@ -386,8 +391,11 @@ def extremum_grad(g, out, x, axis=None, keepdims=False):
     full_out = unreduce(out, x, axis, keepdims)
     mask = x == full_out
     count = np.sum(mask, axis=axis, keepdims=True)
-    gg = unreduce(g, x, axis, keepdims)
-    return np.where(mask, gg / count.astype(gg.dtype), np.zeros_like(gg))
+    gk = _kept(g, x, axis, keepdims)
+    # each extremum's share, once per reduced slot (the same division as on the broadcast
+    # array, so the same bits), then placed where the extrema are: two full passes, not four
+    share = gk / count.astype(gk.dtype)
+    return np.where(mask, share, np.zeros((), share.dtype))
 
 
 def extremum_jvp(g, out, x, axis=None, keepdims=False):
