@@ -16,6 +16,7 @@ import sys
 
 import numpy as np
 
+from .build import scatter_add_rows
 from .checkpoint import LoopCheckpoints
 from .gradtree import _ZERO, GradTree, _slot, _Zero, pieces_tree, zeros_grad  # noqa: F401
 from .runtime_arrays import (  # noqa: F401  (the array ops' helpers)
@@ -257,9 +258,32 @@ def unindex(g, x, index):
                 for p in parts)
     if basic:
         out[index] = g
-    else:
+    elif not _scatter_rows(out, index, g):
         np.add.at(out, index, g)
     return out
+
+
+def _scatter_rows(out, index, g) -> bool:
+    """`np.add.at(out, index, g)` in C when `index` is one integer array (an embedding's
+    gradient: ``table[tokens]``) and `g` has out's dtype and exactly the gathered shape: the
+    same adds in the same order, without ufunc.at's dispatch per index (~300 us -> ~10 us
+    for the demo GPT's 512 tokens). False where that is not the case: the caller runs
+    np.add.at itself."""
+    if _SCATTER[0] is None:
+        _SCATTER[0] = scatter_add_rows() or False
+    fn = _SCATTER[0]
+    if not fn or type(index) is not np.ndarray or index.dtype.kind not in "iu" or \
+            type(g) is not np.ndarray or g.dtype != out.dtype or \
+            g.shape != index.shape + out.shape[1:]:
+        return False
+    try:
+        fn(out, index, np.ascontiguousarray(g))
+    except TypeError:
+        return False
+    return True
+
+
+_SCATTER: list = [None]
 
 
 def setitem(x, index, value):

@@ -74,7 +74,7 @@ def kernels_c_dir() -> Path:
 def _sources_sha() -> str:
     d = kernels_c_dir()
     h = hashlib.sha256()
-    for name in ("srcad_kernels.h", "srcad_pool.h", "srcad_driver.c"):
+    for name in ("srcad_kernels.h", "srcad_pool.h", "srcad_scatter.h", "srcad_driver.c"):
         h.update((d / name).read_bytes())
     return h.hexdigest()
 
@@ -188,6 +188,13 @@ def pooled(fn):
     requirement) or ``SRCAD_BUFFER_POOL=0`` turned it off."""
     rt = _pool_runtime()
     return rt.pooled(fn) if rt is not None else fn
+
+
+def scatter_add_rows():
+    """The runtime's `scatter_add_rows(out, index, g)` (np.add.at for row scatters, bit for
+    bit; kernels_c/srcad_scatter.h), or None where the C runtime is not there."""
+    rt = _pool_runtime()
+    return getattr(rt, "scatter_add_rows", None) if rt is not None else None
 
 
 def pool_stats() -> dict:
