@@ -606,7 +606,12 @@ def _calibrate_lone() -> None:
     _CALIBRATION.clear()
     top()
     tree()
-    lone = _CALIBRATION[:2]
+    # called directly, the calibration's leaf is also the caller's local `dx`: a real call
+    # whose argument is an expression (`as_grad(saved[0], x)`) lacks that reference and may
+    # have another holder in its place, so only a leaf with fewer references than that -- a
+    # temporary nothing else holds -- is handed out (named arrays the generated code owns
+    # need no as_grad at all: transform/reverse.py returns them as they are)
+    lone = [_CALIBRATION[0] - 1, _CALIBRATION[1]]
     _CALIBRATION.clear()
     view()
     lone.append(_CALIBRATION[0] - 1)  # (the base's own name in `view` is not there in use)

@@ -235,12 +235,23 @@ from srcad.gradtree import GradTree  # noqa: E402
 def test_as_grad_hands_out_only_what_nothing_else_holds():
     x = np.zeros(8)
 
-    def fresh():
-        dx = np.ones(8)
-        out = runtime.as_grad(dx, x)
-        return out is dx
+    made = []
 
-    assert fresh()
+    def make():
+        a = np.ones(8)
+        made.append(id(a))
+        return a
+
+    out = runtime.as_grad(make(), x)  # (not inside `assert`: pytest would keep a reference)
+    assert id(out) == made[-1]  # a temporary nothing else holds: handed out
+
+    def named():  # a name in the caller's frame: as_grad cannot tell it from a holder that
+        dx = np.ones(8)  # replaced it (`as_grad(saved[0], x)`), so it copies
+        return runtime.as_grad(dx, x) is dx
+
+    assert not named()
+    saved = (np.ones(8),)
+    assert runtime.as_grad(saved[0], x) is not saved[0]
     def generated(dx):  # as a generated function returning its parameter's value
         return runtime.as_grad(dx, x)
 
@@ -265,12 +276,8 @@ def test_as_grad_hands_out_only_what_nothing_else_holds():
     cast = runtime.as_grad(np.ones(8, np.float32), x)
     assert cast.dtype == np.float64
 
-    def view_of_private_base():
-        dx = (np.ones((2, 4)) @ np.eye(4)).reshape(8)
-        out = runtime.as_grad(dx, x)
-        return out is dx
-
-    assert view_of_private_base()
+    out = runtime.as_grad((np.ones((2, 4)) @ np.eye(4)).reshape(8), x)
+    assert out.base is not None  # the reshaped product itself (a copy would own its data)
     base = np.ones((2, 4))
     assert not np.shares_memory(runtime.as_grad(base.reshape(8), x), base)
     part = np.ones(16)
