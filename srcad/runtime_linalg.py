@@ -40,6 +40,7 @@ __all__ = [
     "inner_grad_b",
     "kron_grad_a",
     "kron_grad_b",
+    "matmul_forward_form",
     "matmul_grad_form",
     "tensordot_grad_a",
     "tensordot_grad_b",
@@ -136,6 +137,58 @@ def matmul_grad_form(a_shape, b_shape, wrt: str) -> str:
     if a_shape[:-2] == b_shape[:-2]:
         return f"{at} @ g"
     return f"unbroadcast({at} @ g, b)"
+
+
+# --- matmul's forward: N-D @ 2-D as one 2-D GEMM ------------------------------------------
+# numpy computes (B..., M, K) @ (K, N) as a loop of B GEMMs of (M, K) @ (K, N), each packing
+# the same W again; the reshape ``(x.reshape(B*M, K) @ W).reshape((B..., M, N))`` (a view of
+# a C-contiguous x) is one GEMM. Each output element is the same K-term dot product, but
+# whether the BLAS sums it in the same order depends on the kernel it picks for each call's
+# size, so the rewrite is kept to the shapes where it is bitwise equal to numpy's product
+# (measured: `tests/test_matmul_gemm.py` holds every rewritten class to it, and
+# ``python bench/matmul_gemm.py --forward-grid`` maps it).
+
+_GEMM_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def matmul_forward_form(a_shape, b_shape, a_dtype, b_dtype, a_c_order=True, b_c_order=True,
+                        names=("a", "b")) -> str | None:
+    """``a @ b`` as one 2-D GEMM for these operands, an expression over `names`, or None
+    where numpy's own product is kept: not N-D @ 2-D, another dtype, an `a` that is not
+    C-contiguous (its reshape would copy), a `b` that is not C-contiguous, or a shape whose
+    one GEMM is not bitwise equal to numpy's batched product (`_one_gemm_keeps_bits`).
+
+    >>> matmul_forward_form((8, 64, 128), (128, 512), np.float32, np.float32)
+    '(a.reshape(512, 128) @ b).reshape((8, 64, 512))'
+    >>> matmul_forward_form((64, 128), (128, 512), np.float32, np.float32) is None
+    True
+    """
+    a, b = names
+    a_shape, b_shape = tuple(a_shape), tuple(b_shape)
+    if len(a_shape) < 3 or len(b_shape) != 2 or not (a_c_order and b_c_order):
+        return None
+    if a_dtype is None or b_dtype is None or np.dtype(a_dtype) != np.dtype(b_dtype) \
+            or np.dtype(a_dtype) not in _GEMM_DTYPES:
+        return None
+    batch = int(np.prod(a_shape[:-2], dtype=np.int64))
+    (M, K), N = a_shape[-2:], b_shape[-1]
+    if not _one_gemm_keeps_bits(batch, M, K, N):
+        return None
+    return f"({a}.reshape({batch * M}, {K}) @ {b}).reshape({a_shape[:-1] + (N,)!r})"
+
+
+def _one_gemm_keeps_bits(batch, M, K, N) -> bool:
+    """Is one (batch*M, K) @ (K, N) GEMM bitwise equal to `batch` GEMMs of (M, K) @ (K, N)
+    (both operands C-contiguous, float32 or float64)?
+
+    Measured on OpenBLAS 0.3.31 (SkylakeX kernels), 1 and 2 threads, over batch 2-64, M 1-128,
+    K 1-2048, N 1-2048 (`bench/matmul_gemm.py --forward-grid`): numpy runs a GEMV where M or
+    N is 1; a small product may go to a kernel for small matrices that sums K in one pass while
+    the large one sums it in blocks (K > 256), or that treats an N that is not a multiple of
+    16 differently. Outside those, every output element got the same bits."""
+    if batch < 2 or M < 2 or K < 1 or N % 16:
+        return False
+    return K <= 256 or M * K * N > 1_000_000
 
 
 def _float_dtype(*xs):

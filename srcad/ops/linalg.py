@@ -16,12 +16,23 @@ for 1-D and 2-D operands, but contracts a's last axis with b's second-to-last fo
 import numpy as np
 
 from ..runtime import dot_grad_a, dot_grad_b, matmul_grad_a, matmul_grad_b
+from ..runtime_linalg import matmul_forward_form
 from .table import defvjp
+
+
+def _matmul_forward(x1, x2):
+    """The matmul row's forward for known operands: N-D @ 2-D as one 2-D GEMM (None: x1 @ x2)."""
+    if x1 is None or x2 is None:
+        return None
+    return matmul_forward_form(x1.shape, x2.shape, x1.dtype, x2.dtype, x1.c_order,
+                               x2.c_order, names=("x1", "x2"))
+
 
 defvjp(np.matmul,
        lambda g, out, x1, x2: matmul_grad_a(g, x1, x2),
        lambda g, out, x1, x2: matmul_grad_b(g, x1, x2),
        name="matmul", linear=('x1', 'x2'), spelling="x1 @ x2", family="linalg",
+       forward_form=_matmul_forward,
        derivation="dA = G B^T, dB = A^T G (1-D operands promoted; where one operand has no "
        "batch, one 2-D GEMM on reshaped operands contracts the other's batch too; broadcast "
        "batch axes unbroadcast)",
