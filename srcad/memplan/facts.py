@@ -241,6 +241,9 @@ class _Facts:
         """Is the value of `e` certainly C-contiguous (given the names in `c` are)?"""
         if isinstance(e, ast.BinOp) and isinstance(e.op, ast.MatMult):
             return True
+        if isinstance(e, ast.Call) and not e.keywords and isinstance(e.func, ast.Attribute) \
+                and e.func.attr == "reshape" and self.c_expr(e.func.value, c):
+            return True  # (a C-contiguous view: matmul's one-GEMM forward, its backward's dA)
         if isinstance(e, ast.Call) and not e.keywords:
             f = e.func
             if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and \
