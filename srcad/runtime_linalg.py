@@ -64,7 +64,11 @@ def _T(x):
 # ONE 2-D GEMM, whose contraction also sums over the batch (no batched matmul, no unbroadcast
 # sum): for (8, 64, 128) @ (128, 512), dW = x.reshape(512, 128).T @ g.reshape(512, 512).
 # Summing over the batch inside the GEMM changes the summation order of that gradient (a
-# different last bit than a batched product summed afterwards); the others keep numpy's order.
+# different last bit than a batched product summed afterwards). The others compute the same
+# dot product per element, but whether the BLAS sums it in the same order as the batched
+# product depends on the kernel it picks for each call's size (see `matmul_forward_form`):
+# measured bitwise on the block's shapes, not on every small one. Source and tape run the
+# same expression, so they agree bit for bit either way.
 
 
 def _batch_ones(shape) -> bool:
