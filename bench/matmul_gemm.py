@@ -14,7 +14,7 @@ Two parts, float32, interleaved medians:
    times between the two; each round times ``--calls`` calls; medians over all calls.
    The gradients of both are compared (max relative difference per array, worst array).
 
-    python bench/matmul_gemm.py [--before REV] [--rounds 6] [--calls 10]
+    python bench/matmul_gemm.py [--before REV] [--rounds 6] [--calls 10] [--threads N]
 
 Writes bench/results/matmul_gemm.json.
 """
@@ -37,7 +37,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
 from srcad import runtime  # noqa: E402
-from srcad.runtime_linalg import matmul_grad_form  # noqa: E402
+from srcad.runtime_linalg import matmul_forward_form, matmul_grad_form  # noqa: E402
 
 # -- before: the generic helpers as they were (srcad/runtime.py before issue 15) ------------
 
@@ -117,6 +117,8 @@ def per_product(rounds):
         K, N = sa[-1], sb[-1]
         rows_ = int(np.prod(sa[:-1]))
         fa, fb = after(matmul_grad_form(sa, sb, "a")), after(matmul_grad_form(sa, sb, "b"))
+        # what srcad's forward runs now: one 2-D GEMM where matmul_forward_form says so
+        fwd = matmul_forward_form(sa, sb, a.dtype, b.dtype)
         t = timeit({
             "fwd batched": lambda: a @ b,
             "fwd 2-D": lambda: (a.reshape(rows_, K) @ b).reshape(sa[:-1] + (N,)),
@@ -124,14 +126,15 @@ def per_product(rounds):
             "dB before": lambda: before_grad_b(g, a, b), "dB after": lambda: fb(g, a, b),
         }, rounds if np.prod(sa) * N < 1e8 else max(5, rounds // 3))
         fwd2 = (a.reshape(rows_, K) @ b).reshape(sa[:-1] + (N,))
-        row = {"product": label, "a": sa, "b": sb, "us": t,
+        row = {"product": label, "a": sa, "b": sb, "us": t, "srcad_forward": fwd,
                "fwd_bitwise": bool(np.array_equal(a @ b, fwd2)),
                "dA_bitwise": bool(np.array_equal(before_grad_a(g, a, b), fa(g, a, b))),
                "dB_bitwise": bool(np.array_equal(before_grad_b(g, a, b), fb(g, a, b))),
                "dB_rel_diff": rel(fb(g, a, b), before_grad_b(g, a, b))}
         rows.append(row)
         print(f"{label:<26} fwd {t['fwd batched']:7.0f} -> {t['fwd 2-D']:7.0f} µs "
-              f"({'=' if row['fwd_bitwise'] else '≠'})  dA {t['dA before']:7.0f} -> "
+              f"({'=' if row['fwd_bitwise'] else '≠'}{'' if fwd else ', srcad keeps a @ b'})"
+              f"  dA {t['dA before']:7.0f} -> "
               f"{t['dA after']:7.0f} ({'=' if row['dA_bitwise'] else '≠'})  dB "
               f"{t['dB before']:7.0f} -> {t['dB after']:7.0f} "
               f"({'=' if row['dB_bitwise'] else '≠'}, {row['dB_rel_diff']:.1e})", flush=True)
@@ -173,10 +176,12 @@ def extract(rev):
     return d
 
 
-def block_before_after(before_rev, rounds, calls):
+def block_before_after(before_rev, rounds, calls, threads=None):
     trees = {f"before ({before_rev})": extract(before_rev), "after (this tree)": ROOT}
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)
+    if threads:
+        env["OPENBLAS_NUM_THREADS"] = env["OMP_NUM_THREADS"] = str(threads)
     out = []
     for size in [(8, 64, 128, 4), (8, 128, 512, 8)]:
         procs, first, grads = {}, {}, {}
@@ -222,18 +227,24 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--calls", type=int, default=10)
     ap.add_argument("--skip-products", action="store_true")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="BLAS threads of the workers and the per-product timings")
     args = ap.parse_args(argv)
+    if args.threads:
+        from threadpoolctl import threadpool_limits
+        threadpool_limits(args.threads)
     with open("/proc/loadavg") as f:
         load0 = f.read().split()[:3]
     products = [] if args.skip_products else per_product(25)
-    block = block_before_after(args.before, args.rounds, args.calls)
+    block = block_before_after(args.before, args.rounds, args.calls, args.threads)
     with open("/proc/loadavg") as f:
         load1 = f.read().split()[:3]
     print(f"loadavg {' '.join(load0)} -> {' '.join(load1)} ({os.cpu_count()} cores)")
     os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
     with open(os.path.join(HERE, "results", "matmul_gemm.json"), "w") as f:
         json.dump({"command": "python bench/matmul_gemm.py" + ("" if argv is None else " "
-                   + " ".join(argv)), "loadavg": [load0, load1], "products": products,
+                   + " ".join(argv)), "threads": args.threads, "loadavg": [load0, load1],
+                   "products": products,
                    "block": block}, f, indent=1)
     return 0
 

@@ -190,7 +190,7 @@ def _one_gemm_keeps_bits(batch, M, K, N) -> bool:
     N is 1; a small product may go to a kernel for small matrices that sums K in one pass while
     the large one sums it in blocks (K > 256), or that treats an N that is not a multiple of
     16 differently. Outside those, every output element got the same bits."""
-    if batch < 2 or M < 2 or K < 1 or N % 16:
+    if batch < 2 or M < 2 or K < 1 or N < 16 or N % 16:
         return False
     return K <= 256 or M * K * N > 1_000_000
 

@@ -25,7 +25,8 @@ torch = pytest.importorskip("torch")
 
 
 def _form(a, b):
-    return matmul_forward_form(a.shape, b.shape, a.dtype, b.dtype, a.flags.c_contiguous)
+    return matmul_forward_form(a.shape, b.shape, a.dtype, b.dtype, a.flags.c_contiguous,
+                               b.flags.c_contiguous)
 
 
 def _run(form, a, b):
@@ -68,11 +69,25 @@ def test_the_block_shapes_are_one_gemm():
     ((8, 1, 128), (128, 512), "ff", True, "M = 1: numpy runs a GEMV per row"),
     ((8, 64, 128), (128, 1), "ff", True, "N = 1: numpy runs a GEMV per matrix"),
     ((1, 64, 128), (128, 512), "ff", True, "a batch of one"),
+    ((8, 64, 128), (128, 8), "ff", True, "N = 8: a small-matrix kernel sums differently"),
+    ((8, 64, 128), (128, 100), "ff", True, "N not a multiple of 16"),
+    ((8, 64, 128), (128, 0), "ff", True, "N = 0"),
+    ((8, 0, 128), (128, 512), "ff", True, "M = 0"),
+    ((8, 64, 0), (0, 512), "ff", True, "K = 0"),
+    ((8, 8, 512), (512, 64), "ff", True, "K > 256 with small matrices: summed differently"),
 ])
 def test_kept_as_numpy_computes_it(a_shape, b_shape, dtypes, c_order, why):
     kinds = {"f": np.float32, "d": np.float64, "i": np.int64}
     assert matmul_forward_form(a_shape, b_shape, kinds[dtypes[0]], kinds[dtypes[1]],
                                c_order) is None, why
+
+
+def test_kept_for_a_fortran_order_w():
+    """x @ W.T (W.T in Fortran order): measured not bitwise for small products, so kept."""
+    f32 = np.float32
+    assert matmul_forward_form((8, 64, 128), (128, 512), f32, f32, True, False) is None
+    x, w = np.ones((8, 64, 128), f32), np.ones((512, 128), f32)
+    assert _form(x, w.T) is None and _form(x, np.ascontiguousarray(w.T)) is not None
 
 
 # -- bitwise equal to numpy's batched product, wherever it is rewritten ------------------------
