@@ -32,7 +32,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from srcad.runtime_linalg import matmul_forward_form  # noqa: E402
+from srcad.runtime_linalg import matmul_forward_form
 
 GRID = {"B": [2, 3, 8, 16, 64], "M": [1, 2, 3, 4, 7, 8, 16, 17, 32, 64, 128],
         "K": [1, 2, 3, 8, 16, 32, 64, 100, 128, 256, 257, 300, 512, 1024, 2048],
@@ -110,8 +110,9 @@ def speed(rounds):
     for label, B, M, K, N in SPEED:
         for layout in ("C", "x view"):
             a, b = _operands(rng, np.float32, layout, B, M, K, N)
-            fns = {"batched": lambda: a @ b,
-                   "one GEMM": lambda: (a.reshape(B * M, K) @ b).reshape(B, M, N)}
+            fns = {"batched": lambda a=a, b=b: a @ b,
+                   "one GEMM": lambda a=a, b=b, s=(B, M, K, N):
+                   (a.reshape(s[0] * s[1], s[2]) @ b).reshape(s[0], s[1], s[3])}
             r = max(5, min(rounds * 4, int(4e8 / (2 * B * M * K * N) * rounds / 21)))
             t = {k: [] for k in fns}
             for _ in range(3):  # interleaved: three passes of each, the best median

@@ -149,8 +149,8 @@ def matmul_grad_form(a_shape, b_shape, wrt: str) -> str:
 # a C-contiguous x) is one GEMM. Each output element is the same K-term dot product, but
 # whether the BLAS sums it in the same order depends on the kernel it picks for each call's
 # size, so the rewrite is kept to the shapes where it is bitwise equal to numpy's product
-# (measured: `tests/test_matmul_gemm.py` holds every rewritten class to it, and
-# ``python bench/matmul_gemm.py --forward-grid`` maps it).
+# (measured: tests/test_matmul_forward.py holds every rewritten shape of a grid to it, and
+# ``python bench/matmul_forward.py`` maps it, layouts and thread counts included).
 
 _GEMM_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -186,7 +186,7 @@ def _one_gemm_keeps_bits(batch, M, K, N) -> bool:
     (both operands C-contiguous, float32 or float64)?
 
     Measured on OpenBLAS 0.3.31 (SkylakeX kernels), 1 and 2 threads, over batch 2-64, M 1-128,
-    K 1-2048, N 1-2048 (`bench/matmul_gemm.py --forward-grid`): numpy runs a GEMV where M or
+    K 1-2048, N 1-2048 (bench/matmul_forward.py): numpy runs a GEMV where M or
     N is 1; a small product may go to a kernel for small matrices that sums K in one pass while
     the large one sums it in blocks (K > 256), or that treats an N that is not a multiple of
     16 differently. Outside those, every output element got the same bits."""

@@ -77,10 +77,9 @@ def _forward_form(op, values):
     key = (op.param_names, template)
     fn = _FORMS.get(key)
     if fn is None:
-        fn = _FORMS[key] = eval(f"lambda {', '.join(op.param_names)}: {template}",  # noqa: S307
+        fn = _FORMS[key] = eval(f"lambda {', '.join(op.param_names)}: {template}",
                                 {"np": np, **vars(runtime)})
-    return fn(**{p.name: values[p.name] if p.name in values else p.default
-                 for p in op.params})
+    return fn(**{p.name: values.get(p.name, p.default) for p in op.params})
 
 
 class Tape:

@@ -102,8 +102,8 @@ def forward_expr(op: Op, args: dict, info_of=None) -> ast.expr:
                  if isinstance(args.get(p.name), ir.Var)}
         template = op.forward_template(infos)
         if template is not None:
-            return subst(parse_expr(template), {p.name: args.get(p.name) or const_atom(
-                p.default) for p in op.params})
+            return subst(parse_expr(template), {p.name: args[p.name] if p.name in args
+                                                else const_atom(p.default) for p in op.params})
     sp = op.spelling
     if (
         isinstance(sp, ast.Call)
