@@ -168,13 +168,13 @@ def gelu_bwd(saved, dgelu):
 
 def mlp_fwd(x, w_fc, b_fc, w_proj, b_proj):
     # --- forward ---
-    mlp_matmul = (x.reshape(16, 16) @ w_fc).reshape((2, 8, 64))  # L79
+    mlp_matmul = x @ w_fc  # L79
     # in place: mlp_add = mlp_matmul + b_fc (into mlp_matmul); mlp_add takes over mlp_matmul's buffer
     mlp_add = np.add(mlp_matmul, b_fc, out=mlp_matmul)  # L79
     del mlp_matmul  # L79
     mlp_gelu, mlp_gelu_saved = gelu_fwd(mlp_add)  # L79
     del mlp_add  # L79
-    mlp_matmul_2 = (mlp_gelu.reshape(16, 64) @ w_proj).reshape((2, 8, 16))  # L79
+    mlp_matmul_2 = mlp_gelu @ w_proj  # L79
     # in place: mlp = mlp_matmul_2 + b_proj (into mlp_matmul_2); mlp takes over mlp_matmul_2's buffer
     mlp = np.add(mlp_matmul_2, b_proj, out=mlp_matmul_2)  # L79
     del mlp_matmul_2  # L79
@@ -379,16 +379,16 @@ def attention_fwd(x, w_q, b_q, w_k, w_v, b_v, w_o, b_o, n_heads):
     T_shape = x.shape  # L64
     T = T_shape[1]  # L64
     del T_shape  # L64
-    q_matmul = (x.reshape(16, 16) @ w_q).reshape((2, 8, 16))  # L65
+    q_matmul = x @ w_q  # L65
     # in place: q_add = q_matmul + b_q (into q_matmul); q_add takes over q_matmul's buffer
     q_add = np.add(q_matmul, b_q, out=q_matmul)  # L65
     del q_matmul  # L65
     q, q_saved = split_heads_fwd_3(q_add, n_heads)  # L65
     del q_add  # L65
-    k_matmul = (x.reshape(16, 16) @ w_k).reshape((2, 8, 16))  # L66
+    k_matmul = x @ w_k  # L66
     k, k_saved = split_heads_fwd_2(k_matmul, n_heads)  # L66
     del k_matmul  # L66
-    v_matmul = (x.reshape(16, 16) @ w_v).reshape((2, 8, 16))  # L67
+    v_matmul = x @ w_v  # L67
     # in place: v_add = v_matmul + b_v (into v_matmul); v_add takes over v_matmul's buffer
     v_add = np.add(v_matmul, b_v, out=v_matmul)  # L67
     del v_matmul  # L67
@@ -419,7 +419,7 @@ def attention_fwd(x, w_q, b_q, w_k, w_v, b_v, w_o, b_o, n_heads):
     out_matmul = att @ v  # L73
     out, out_saved = merge_heads_fwd(out_matmul)  # L73
     del out_matmul  # L73
-    attention_matmul = (out.reshape(16, 16) @ w_o).reshape((2, 8, 16))  # L74
+    attention_matmul = out @ w_o  # L74
     # in place: attention = attention_matmul + b_o (into attention_matmul); attention takes over attention_matmul's buffer
     attention = np.add(attention_matmul, b_o, out=attention_matmul)  # L74
     del attention_matmul  # L74

@@ -52,12 +52,12 @@ def gelu_bwd(saved, dgelu):
 
 def mlp_fwd(x, w_fc, b_fc, w_proj, b_proj):
     # --- forward ---
-    mlp_matmul = (x.reshape(16, 16) @ w_fc).reshape((2, 8, 64))  # L79
+    mlp_matmul = x @ w_fc  # L79
     mlp_add = mlp_matmul + b_fc  # L79
     del mlp_matmul  # L79
     mlp_gelu, mlp_gelu_saved = gelu_fwd(mlp_add)  # L79
     del mlp_add  # L79
-    mlp_matmul_2 = (mlp_gelu.reshape(16, 64) @ w_proj).reshape((2, 8, 16))  # L79
+    mlp_matmul_2 = mlp_gelu @ w_proj  # L79
     mlp = mlp_matmul_2 + b_proj  # L79
     del mlp_matmul_2  # L79
     return (mlp, (x, w_fc, w_proj, mlp_gelu, mlp_gelu_saved))  # L79
@@ -287,15 +287,15 @@ def attention_fwd(x, w_q, b_q, w_k, w_v, b_v, w_o, b_o, n_heads):
     T_shape = x.shape  # L64
     T = T_shape[1]  # L64
     del T_shape  # L64
-    q_matmul = (x.reshape(16, 16) @ w_q).reshape((2, 8, 16))  # L65
+    q_matmul = x @ w_q  # L65
     q_add = q_matmul + b_q  # L65
     del q_matmul  # L65
     q, q_saved = split_heads_fwd_3(q_add, n_heads)  # L65
     del q_add  # L65
-    k_matmul = (x.reshape(16, 16) @ w_k).reshape((2, 8, 16))  # L66
+    k_matmul = x @ w_k  # L66
     k, k_saved = split_heads_fwd_2(k_matmul, n_heads)  # L66
     del k_matmul  # L66
-    v_matmul = (x.reshape(16, 16) @ w_v).reshape((2, 8, 16))  # L67
+    v_matmul = x @ w_v  # L67
     v_add = v_matmul + b_v  # L67
     del v_matmul  # L67
     v, v_saved = split_heads_fwd(v_add, n_heads)  # L67
@@ -324,7 +324,7 @@ def attention_fwd(x, w_q, b_q, w_k, w_v, b_v, w_o, b_o, n_heads):
     out_matmul = att @ v  # L73
     out, out_saved = merge_heads_fwd(out_matmul)  # L73
     del out_matmul  # L73
-    attention_matmul = (out.reshape(16, 16) @ w_o).reshape((2, 8, 16))  # L74
+    attention_matmul = out @ w_o  # L74
     attention = attention_matmul + b_o  # L74
     del attention_matmul  # L74
     return (attention, (x, w_q, w_k, w_v, w_o, q, q_saved, k_saved, v, v_saved, scale, scores_swapaxes, causal, att, att_saved, out, out_saved))  # L74
