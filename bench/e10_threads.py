@@ -37,9 +37,7 @@ import argparse
 import json
 import os
 import platform
-import statistics
 import sys
-import time
 
 import numpy as np
 
@@ -52,6 +50,8 @@ from srcad import build  # noqa: E402
 from srcad.lower.standalone import fuse_functions  # noqa: E402
 from srcad.zoo import gpt  # noqa: E402
 from srcad.zoo import transformer as T  # noqa: E402
+from timing import load  # noqa: E402
+from timing import measure as _measure  # noqa: E402
 
 GELU_C = 0.7978845608028654
 RELU_SRC = "def relu_fma(a, b, c):\n    return np.maximum(a * b + c, 0.0)\n"
@@ -60,31 +60,6 @@ TRIAD_SRC = "def triad(b, c):\n    return b + 3.0 * c\n"
 
 def gelu_loss(x, w):
     return np.sum(0.5 * x * (1.0 + np.tanh(GELU_C * (x + 0.044715 * x * x * x))) * w)
-
-
-def _sample(fn, k):
-    t = time.perf_counter()
-    for _ in range(k):
-        fn()
-    return (time.perf_counter() - t) / k
-
-
-def measure(calls: dict, rounds: int, min_sample=5e-3) -> dict:
-    """Median seconds per call of each callable, sampled in rotating order."""
-    ks = {}
-    for name, fn in calls.items():
-        fn()
-        ks[name] = max(1, int(min_sample / max(_sample(fn, 1), 1e-7)))
-    samples = {name: [] for name in calls}
-    names = list(calls)
-    for r in range(rounds):
-        for name in names[r % len(names):] + names[:r % len(names)]:
-            samples[name].append(_sample(calls[name], ks[name]))
-    return {name: statistics.median(v) for name, v in samples.items()}
-
-
-def load() -> float:
-    return round(os.getloadavg()[0], 2)
 
 
 def blas_info() -> list:
@@ -165,7 +140,7 @@ def run(counts, sizes, rounds, with_models=True):
             l0 = load()
             calls = {f"{name} N={n:.0e}": fn for n in sizes for name, (fn, _) in work[n].items()}
             calls.update(whole)
-            t = measure(calls, rounds)
+            t = _measure(calls, rounds, min_sample=5e-3)
             row = {"threads": k, "seconds": t, "load": [l0, load()], "blas": blas_info()}
             row["GB/s"] = {f"{name} N={n:.0e}": nbytes / t[f"{name} N={n:.0e}"] / 1e9
                            for n in sizes for name, (_, nbytes) in work[n].items()}

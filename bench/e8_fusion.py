@@ -57,12 +57,10 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 import argparse
 import json
 import platform
-import statistics
 import subprocess
 import sys
 import tempfile
 import textwrap
-import time
 
 import numpy as np
 
@@ -73,6 +71,7 @@ sys.path.insert(0, ROOT)
 import srcad  # noqa: E402
 from srcad import build  # noqa: E402
 from srcad.lower.standalone import fuse_functions  # noqa: E402
+from timing import load, measure  # noqa: E402
 
 GELU_C = 0.7978845608028654
 
@@ -93,33 +92,7 @@ RELU_SRC = "def relu_fma(a, b, c):\n    return np.maximum(a * b + c, 0.0)\n"
 TRIAD_SRC = "def triad(b, c):\n    return b + 3.0 * c\n"
 
 
-# -- timing -------------------------------------------------------------------------------------
-
-def _sample(fn, k):
-    t = time.perf_counter()
-    for _ in range(k):
-        fn()
-    return (time.perf_counter() - t) / k
-
-
-def measure(calls: dict, rounds: int, min_sample=2e-3) -> dict:
-    """Median seconds per call of each callable, sampled in rotating order."""
-    ks = {}
-    for name, fn in calls.items():
-        fn()
-        t = _sample(fn, 1)
-        ks[name] = max(1, int(min_sample / max(t, 1e-7)))
-    samples = {name: [] for name in calls}
-    names = list(calls)
-    for r in range(rounds):
-        for name in names[r % len(names):] + names[:r % len(names)]:
-            samples[name].append(_sample(calls[name], ks[name]))
-    return {name: statistics.median(v) for name, v in samples.items()}
-
-
-def load() -> float:
-    return round(os.getloadavg()[0], 2)
-
+# -- timing: bench/timing.py ---------------------------------------------------------------
 
 # -- the forward sweep ------------------------------------------------------------------------
 

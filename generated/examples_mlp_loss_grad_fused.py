@@ -16,11 +16,12 @@ def loss_grad(W, b, x, y):
     #   loss_subtract = h - y  # L11
     #   dloss_subtract = 1.0 / 128 * 2 * loss_subtract  # L11
     #   dh_add = dloss_subtract * (1 - h * h)  # L10
-    dh_add = fused_add_tanh_subtract_and_1_more_9d4ab3(h_matmul, b, y)  # L10
+    # in place: fused_add_tanh_subtract_and_1_more_9d4ab3 writes dh_add into h_matmul's buffer (h_matmul dies here)
+    dh_add = fused_add_tanh_subtract_and_1_more_9d4ab3(h_matmul, b, y, out=h_matmul)  # L10
     del h_matmul  # L10
     # --- backward ---
     # grad of L10: h = np.tanh(x @ W + b)
-    db = dh_add.sum(axis=0)  # L10
     dW = x.T @ dh_add  # L10
+    db = dh_add.sum(axis=0)  # L10
     del dh_add  # L10
     return (dW, db)  # L11

@@ -144,24 +144,33 @@ def gelu_bwd(saved, dgelu):
     del gelu_add_2  # L31
     # recomputed, not kept from the forward (cheaper than keeping): gelu_multiply
     gelu_multiply = 0.5 * x  # L31
-    dgelu_add_2 = dgelu * gelu_multiply  # L31
+    # in place: dgelu_add_2 = dgelu * gelu_multiply (into dgelu); dgelu_add_2 takes over dgelu's buffer
+    dgelu_add_2 = np.multiply(dgelu, gelu_multiply, out=dgelu)  # L31
     del gelu_multiply  # L31
-    dgelu_multiply_5 = dgelu_add_2 * (1 - gelu_tanh * gelu_tanh)  # L31
+    # in place: dgelu_multiply_5 = dgelu_add_2 * (1 - gelu_tanh * gelu_tanh) (into dgelu_add_2); dgelu_multiply_5 takes over dgelu_add_2's buffer
+    dgelu_multiply_5 = np.multiply(dgelu_add_2, 1 - gelu_tanh * gelu_tanh, out=dgelu_add_2)  # L31
     del dgelu_add_2  # L31
-    dgelu_add = dgelu_multiply_5 * 0.7978845608028654  # L31
+    # in place: dgelu_add = dgelu_multiply_5 * 0.7978845608028654 (into dgelu_multiply_5); dgelu_add takes over dgelu_multiply_5's buffer
+    dgelu_add = np.multiply(dgelu_multiply_5, 0.7978845608028654, out=dgelu_multiply_5)  # L31
     del dgelu_multiply_5  # L31
     # recomputed, not kept from the forward (cheaper than keeping): gelu_multiply_2, gelu_multiply_3
     gelu_multiply_2 = 0.044715 * x  # L31
     gelu_multiply_3 = gelu_multiply_2 * x  # L31
     dx = dgelu_add + dgelu_add * gelu_multiply_3  # L31
-    dgelu_multiply_3 = dgelu_add * x  # L31
+    # in place: dgelu_multiply_3 = dgelu_add * x (into dgelu_add); dgelu_multiply_3 takes over dgelu_add's buffer
+    dgelu_multiply_3 = np.multiply(dgelu_add, x, out=dgelu_add)  # L31
     del dgelu_add, gelu_multiply_3  # L31
     dx += dgelu_multiply_3 * gelu_multiply_2  # L31
-    dgelu_multiply_2 = dgelu_multiply_3 * x  # L31
+    # in place: dgelu_multiply_2 = dgelu_multiply_3 * x (into dgelu_multiply_3); dgelu_multiply_2 takes over dgelu_multiply_3's buffer
+    dgelu_multiply_2 = np.multiply(dgelu_multiply_3, x, out=dgelu_multiply_3)  # L31
     del dgelu_multiply_3, gelu_multiply_2  # L31
-    dx += dgelu_multiply_2 * 0.044715  # L31
+    # in place: dx += dgelu_multiply_2 * 0.044715 (into dgelu_multiply_2)
+    dgelu_multiply_2 *= 0.044715  # L31
+    dx += dgelu_multiply_2  # L31
     del dgelu_multiply_2  # L31
-    dx += dgelu_multiply * 0.5  # L31
+    # in place: dx += dgelu_multiply * 0.5 (into dgelu_multiply)
+    dgelu_multiply *= 0.5  # L31
+    dx += dgelu_multiply  # L31
     del dgelu_multiply  # L31
     return (dx,)  # L31
 
@@ -189,8 +198,8 @@ def mlp_bwd(saved, dmlp):
     dmlp_gelu = (dmlp.reshape(16, 16) @ w_proj.T).reshape((2, 8, 64))  # L79
     dmlp_add_part, = gelu_bwd(mlp_gelu_saved, dmlp_gelu)  # L79
     del dmlp_gelu  # L79
-    dx = unbroadcast((dmlp_add_part.reshape(16, 64) @ w_fc.T).reshape((2, 8, 16)), x)  # L79
     dw_fc = unbroadcast(x.reshape(16, 16).T @ dmlp_add_part.reshape(16, 64), w_fc)  # L79
+    dx = unbroadcast((dmlp_add_part.reshape(16, 64) @ w_fc.T).reshape((2, 8, 16)), x)  # L79
     db_fc = dmlp_add_part.sum(axis=(0, 1))  # L79
     del dmlp_add_part  # L79
     dw_proj = mlp_gelu.reshape(16, 64).T @ dmlp.reshape(16, 16)  # L79
@@ -293,7 +302,8 @@ def softmax_bwd(saved, dsoftmax):
     de += np.broadcast_to(dsoftmax_sum, (2, 4, 8, 8))  # L38
     del dsoftmax_sum  # L38
     # grad of L37: e = np.exp(z)
-    dz = de * e  # L37
+    # in place: dz = de * e (into de); dz takes over de's buffer
+    dz = np.multiply(de, e, out=de)  # L37
     del de  # L37
     # grad of L36: z = x - np.max(x, axis=-1, keepdims=True)
     dz_max = (-dz).sum(axis=3, keepdims=True)  # L36
@@ -435,8 +445,8 @@ def attention_bwd(saved, dattention):
     # grad of L73: out = merge_heads(att @ v)
     dout_matmul_part, = merge_heads_bwd(out_saved, dout)  # L73
     del dout  # L73
-    datt = unbroadcast(dout_matmul_part @ np.swapaxes(v, -1, -2), att)  # L73
     dv = unbroadcast(np.swapaxes(att, -1, -2) @ dout_matmul_part, v)  # L73
+    datt = unbroadcast(dout_matmul_part @ np.swapaxes(v, -1, -2), att)  # L73
     del dout_matmul_part  # L73
     # grad of L72: att = softmax(scores)
     dscores_part, = softmax_bwd(att_saved, datt)  # L72

@@ -46,19 +46,22 @@ def gelu_bwd(saved, dgelu):
     #   dx += dgelu_multiply_3 * gelu_multiply_2  # L31
     #   dx += dgelu_multiply_2 * 0.044715  # L31
     #   dx += dgelu_multiply * 0.5  # L31
-    dx = fused_add_multiply_subtract_f3e20d(gelu_tanh, dgelu, x)  # L31
+    # in place: fused_add_multiply_subtract_f3e20d writes dx into dgelu's buffer (dgelu dies here)
+    dx = fused_add_multiply_subtract_f3e20d(gelu_tanh, dgelu, x, out=dgelu)  # L31
     return (dx,)  # L31
 
 
 def mlp_fwd(x, w_fc, b_fc, w_proj, b_proj):
     # --- forward ---
     mlp_matmul = x @ w_fc  # L79
-    mlp_add = mlp_matmul + b_fc  # L79
+    # in place: mlp_add = mlp_matmul + b_fc (into mlp_matmul); mlp_add takes over mlp_matmul's buffer
+    mlp_add = np.add(mlp_matmul, b_fc, out=mlp_matmul)  # L79
     del mlp_matmul  # L79
     mlp_gelu, mlp_gelu_saved = gelu_fwd(mlp_add)  # L79
     del mlp_add  # L79
     mlp_matmul_2 = mlp_gelu @ w_proj  # L79
-    mlp = mlp_matmul_2 + b_proj  # L79
+    # in place: mlp = mlp_matmul_2 + b_proj (into mlp_matmul_2); mlp takes over mlp_matmul_2's buffer
+    mlp = np.add(mlp_matmul_2, b_proj, out=mlp_matmul_2)  # L79
     del mlp_matmul_2  # L79
     return (mlp, (x, w_fc, w_proj, mlp_gelu, mlp_gelu_saved))  # L79
 
@@ -68,15 +71,15 @@ def mlp_bwd(saved, dmlp):
     x, w_fc, w_proj, mlp_gelu, mlp_gelu_saved = saved
     # --- backward ---
     # grad of L79: return gelu(x @ w_fc + b_fc) @ w_proj + b_proj
-    db_proj = dmlp.sum(axis=(0, 1))  # L79
     dmlp_gelu = (dmlp.reshape(16, 16) @ w_proj.T).reshape((2, 8, 64))  # L79
-    dw_proj = mlp_gelu.reshape(16, 64).T @ dmlp.reshape(16, 16)  # L79
     dmlp_add_part, = gelu_bwd(mlp_gelu_saved, dmlp_gelu)  # L79
     del dmlp_gelu  # L79
-    db_fc = dmlp_add_part.sum(axis=(0, 1))  # L79
-    dx = unbroadcast((dmlp_add_part.reshape(16, 64) @ w_fc.T).reshape((2, 8, 16)), x)  # L79
     dw_fc = unbroadcast(x.reshape(16, 16).T @ dmlp_add_part.reshape(16, 64), w_fc)  # L79
+    dx = unbroadcast((dmlp_add_part.reshape(16, 64) @ w_fc.T).reshape((2, 8, 16)), x)  # L79
+    db_fc = dmlp_add_part.sum(axis=(0, 1))  # L79
     del dmlp_add_part  # L79
+    dw_proj = mlp_gelu.reshape(16, 64).T @ dmlp.reshape(16, 16)  # L79
+    db_proj = dmlp.sum(axis=(0, 1))  # L79
     return (dx, dw_fc, db_fc, dw_proj, db_proj)  # L79
 
 
@@ -108,7 +111,6 @@ def layer_norm_bwd(saved, dlayer_norm):
     gain, xc, layer_norm_sqrt = saved
     # --- backward ---
     # grad of L26: return xc / np.sqrt(var + eps) * gain + bias
-    dbias = dlayer_norm.sum(axis=(0, 1))  # L26
     # fused kernel fused_multiply_divide_negative_735465 (L26): 7 ops in one pass over [2, 8, 16], in place of:
     #   dlayer_norm_divide = dlayer_norm * gain  # L26
     #   layer_norm_divide = xc / layer_norm_sqrt  # L26
@@ -143,6 +145,7 @@ def layer_norm_bwd(saved, dlayer_norm):
     # grad of L23: mu = np.mean(x, axis=-1, keepdims=True)
     dx = dxc + np.broadcast_to(dmu / 16, (2, 8, 16))  # L23
     del dmu, dxc  # L23
+    dbias = dlayer_norm.sum(axis=(0, 1))  # L26
     return (dx, dgain, dbias)  # L26
 
 
@@ -191,7 +194,8 @@ def softmax_bwd(saved, dsoftmax):
     # fused kernel fused_divide_negative_multiply_70ddc2 (L38): 4 ops in one pass over [2, 4, 8, 8], in place of:
     #   de = dsoftmax / softmax_sum  # L38
     #   dsoftmax_sum_divide = -dsoftmax * softmax / softmax_sum  # L38
-    de, dsoftmax_sum_divide = fused_divide_negative_multiply_70ddc2(dsoftmax, softmax_sum, softmax)  # L38
+    # in place: fused_divide_negative_multiply_70ddc2 writes de into dsoftmax's buffer (dsoftmax dies here)
+    de, dsoftmax_sum_divide = fused_divide_negative_multiply_70ddc2(dsoftmax, softmax_sum, softmax, out=(dsoftmax, None))  # L38
     dsoftmax_sum = dsoftmax_sum_divide.sum(axis=3, keepdims=True)  # L38
     del dsoftmax_sum_divide  # L38
     de += np.broadcast_to(dsoftmax_sum, (2, 4, 8, 8))  # L38
@@ -200,7 +204,8 @@ def softmax_bwd(saved, dsoftmax):
     # fused kernel fused_multiply_negative_5fb8ec (L36-L37): 2 ops in one pass over [2, 4, 8, 8], in place of:
     #   dz = de * e  # L37
     #   dz_max_negative = -dz  # L36
-    dz, dz_max_negative = fused_multiply_negative_5fb8ec(de, e)  # L37
+    # in place: fused_multiply_negative_5fb8ec writes dz into de's buffer (de dies here)
+    dz, dz_max_negative = fused_multiply_negative_5fb8ec(de, e, out=(de, None))  # L37
     del de  # L37
     # grad of L36: z = x - np.max(x, axis=-1, keepdims=True)
     dz_max = dz_max_negative.sum(axis=3, keepdims=True)  # L36
@@ -288,7 +293,8 @@ def attention_fwd(x, w_q, b_q, w_k, w_v, b_v, w_o, b_o, n_heads):
     T = T_shape[1]  # L64
     del T_shape  # L64
     q_matmul = x @ w_q  # L65
-    q_add = q_matmul + b_q  # L65
+    # in place: q_add = q_matmul + b_q (into q_matmul); q_add takes over q_matmul's buffer
+    q_add = np.add(q_matmul, b_q, out=q_matmul)  # L65
     del q_matmul  # L65
     q, q_saved = split_heads_fwd_3(q_add, n_heads)  # L65
     del q_add  # L65
@@ -296,7 +302,8 @@ def attention_fwd(x, w_q, b_q, w_k, w_v, b_v, w_o, b_o, n_heads):
     k, k_saved = split_heads_fwd_2(k_matmul, n_heads)  # L66
     del k_matmul  # L66
     v_matmul = x @ w_v  # L67
-    v_add = v_matmul + b_v  # L67
+    # in place: v_add = v_matmul + b_v (into v_matmul); v_add takes over v_matmul's buffer
+    v_add = np.add(v_matmul, b_v, out=v_matmul)  # L67
     del v_matmul  # L67
     v, v_saved = split_heads_fwd(v_add, n_heads)  # L67
     del v_add  # L67
@@ -307,7 +314,8 @@ def attention_fwd(x, w_q, b_q, w_k, w_v, b_v, w_o, b_o, n_heads):
     scores_swapaxes = np.swapaxes(k, -1, -2)  # L69
     del k  # L69
     scores_matmul = q @ scores_swapaxes  # L69
-    scores_L69 = scores_matmul * scale  # L69
+    # in place: scores_L69 = scores_matmul * scale (into scores_matmul); scores_L69 takes over scores_matmul's buffer
+    scores_L69 = np.multiply(scores_matmul, scale, out=scores_matmul)  # L69
     del scores_matmul  # L69
     causal_arange = np.arange(T)  # L70
     causal_getitem = causal_arange[:, None]  # L70
@@ -325,7 +333,8 @@ def attention_fwd(x, w_q, b_q, w_k, w_v, b_v, w_o, b_o, n_heads):
     out, out_saved = merge_heads_fwd(out_matmul)  # L73
     del out_matmul  # L73
     attention_matmul = out @ w_o  # L74
-    attention = attention_matmul + b_o  # L74
+    # in place: attention = attention_matmul + b_o (into attention_matmul); attention takes over attention_matmul's buffer
+    attention = np.add(attention_matmul, b_o, out=attention_matmul)  # L74
     del attention_matmul  # L74
     return (attention, (x, w_q, w_k, w_v, w_o, q, q_saved, k_saved, v, v_saved, scale, scores_swapaxes, causal, att, att_saved, out, out_saved))  # L74
 
@@ -335,14 +344,12 @@ def attention_bwd(saved, dattention):
     x, w_q, w_k, w_v, w_o, q, q_saved, k_saved, v, v_saved, scale, scores_swapaxes, causal, att, att_saved, out, out_saved = saved
     # --- backward ---
     # grad of L74: return out @ w_o + b_o
-    db_o = dattention.sum(axis=(0, 1))  # L74
     dout = (dattention.reshape(16, 16) @ w_o.T).reshape((2, 8, 16))  # L74
-    dw_o = out.reshape(16, 16).T @ dattention.reshape(16, 16)  # L74
     # grad of L73: out = merge_heads(att @ v)
     dout_matmul_part, = merge_heads_bwd(out_saved, dout)  # L73
     del dout  # L73
-    datt = unbroadcast(dout_matmul_part @ np.swapaxes(v, -1, -2), att)  # L73
     dv = unbroadcast(np.swapaxes(att, -1, -2) @ dout_matmul_part, v)  # L73
+    datt = unbroadcast(dout_matmul_part @ np.swapaxes(v, -1, -2), att)  # L73
     del dout_matmul_part  # L73
     # grad of L72: att = softmax(scores)
     dscores_part, = softmax_bwd(att_saved, datt)  # L72
@@ -353,17 +360,17 @@ def attention_bwd(saved, dattention):
     # grad of L69: scores = (q @ np.swapaxes(k, -1, -2)) * scale
     dscores_matmul = dscores_L69 * scale  # L69
     del dscores_L69  # L69
-    dq = dscores_matmul @ np.swapaxes(scores_swapaxes, -1, -2)  # L69
     dscores_swapaxes = np.swapaxes(q, -1, -2) @ dscores_matmul  # L69
+    dq = dscores_matmul @ np.swapaxes(scores_swapaxes, -1, -2)  # L69
     del dscores_matmul  # L69
     dk = np.swapaxes(dscores_swapaxes, -1, -2)  # L69
     del dscores_swapaxes  # L69
     # grad of L67: v = split_heads(x @ w_v + b_v, n_heads)
     dv_add_part, = split_heads_bwd(v_saved, dv)  # L67
     del dv  # L67
-    db_v = dv_add_part.sum(axis=(0, 1))  # L67
     dx = unbroadcast((dv_add_part.reshape(16, 16) @ w_v.T).reshape((2, 8, 16)), x)  # L67
     dw_v = unbroadcast(x.reshape(16, 16).T @ dv_add_part.reshape(16, 16), w_v)  # L67
+    db_v = dv_add_part.sum(axis=(0, 1))  # L67
     del dv_add_part  # L67
     # grad of L66: k = split_heads(x @ w_k, n_heads)
     dk_matmul_part, = split_heads_bwd_2(k_saved, dk)  # L66
@@ -374,10 +381,12 @@ def attention_bwd(saved, dattention):
     # grad of L65: q = split_heads(x @ w_q + b_q, n_heads)
     dq_add_part, = split_heads_bwd_3(q_saved, dq)  # L65
     del dq  # L65
-    db_q = dq_add_part.sum(axis=(0, 1))  # L65
     dx += unbroadcast((dq_add_part.reshape(16, 16) @ w_q.T).reshape((2, 8, 16)), x)  # L65
     dw_q = unbroadcast(x.reshape(16, 16).T @ dq_add_part.reshape(16, 16), w_q)  # L65
+    db_q = dq_add_part.sum(axis=(0, 1))  # L65
     del dq_add_part  # L65
+    dw_o = out.reshape(16, 16).T @ dattention.reshape(16, 16)  # L74
+    db_o = dattention.sum(axis=(0, 1))  # L74
     return (dx, dw_q, db_q, dw_k, dw_v, db_v, dw_o, db_o)  # L74
 
 
@@ -410,8 +419,8 @@ def layer_norm_bwd_2(saved, dlayer_norm):
     layer_norm_divide, = saved
     # --- backward ---
     # grad of L26: return xc / np.sqrt(var + eps) * gain + bias
-    dbias = dlayer_norm.sum(axis=(0, 1))  # L26
     dgain = (dlayer_norm * layer_norm_divide).sum(axis=(0, 1))  # L26
+    dbias = dlayer_norm.sum(axis=(0, 1))  # L26
     return (dgain, dbias)  # L26
 
 

@@ -19,7 +19,10 @@
  *      a transposed result, and a later reduction then sums in the same order), or take
  *      the array an in-place statement (`dx += ...`) writes into; another argument that
  *      shares memory with such an array sends the call to the fallback (numpy's statement
- *      order decides what it reads);
+ *      order decides what it reads). An out= array is taken as given; it may be exactly
+ *      an argument (same memory, same strides: the memory plan's reuse of a dying
+ *      operand), which the kernel then overwrites through scratch block by block, as it
+ *      does an in-place target; any other overlap is a ValueError;
  *   4. walk the iteration space in the first output's memory order, after dropping length-1
  *      axes and merging axes that are contiguous for every operand: one row of a contiguous
  *      chain is one call of the block function (the fast path); a stride-0 operand is
@@ -127,7 +130,8 @@ fall_back(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs, const char *
     if (res == NULL || given == NULL) {
         return res;
     }
-    /* out=: the fallback's results copied into the given arrays */
+    /* out=: the fallback's results copied into the given arrays (an output without one,
+     * None in the tuple, is the fallback's own result) */
     for (int o = 0; o < k->nout; o++) {
         PyObject *r = k->nout == 1 ? res : PyTuple_GET_ITEM(res, o);
         if (given[o] != NULL && given[o] != r &&
@@ -136,14 +140,17 @@ fall_back(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs, const char *
             return NULL;
         }
     }
-    Py_DECREF(res);
     if (k->nout == 1) {
-        return Py_NewRef(given[0] != NULL ? given[0] : Py_None);
+        PyObject *one = Py_NewRef(given[0] != NULL ? given[0] : res);
+        Py_DECREF(res);
+        return one;
     }
     PyObject *t = PyTuple_New(k->nout);
     for (int o = 0; t != NULL && o < k->nout; o++) {
-        PyTuple_SET_ITEM(t, o, Py_NewRef(given[o] != NULL ? given[o] : Py_None));
+        PyTuple_SET_ITEM(t, o, Py_NewRef(given[o] != NULL ? given[o]
+                                                          : PyTuple_GET_ITEM(res, o)));
     }
+    Py_DECREF(res);
     return t;
 }
 
@@ -240,6 +247,9 @@ typedef struct {
     int itemsize[MAXOPS];
     int cls[MAXOPS]; /* how the operand is read or written along the innermost axis */
     int full[MAXOPS]; /* the operand is contiguous over the whole iteration (base + i) */
+    int inplace[MAXOPS]; /* an output written over an argument's elements (an inout target,
+                          * or an out= array that is exactly an argument): the block writes
+                          * scratch, copied out once the block has read the argument */
     npy_intp rows, len, blk, nblk;
     npy_intp rpb; /* rows per unit: short rows (a broadcast operand stops the axes from
                    * merging) are taken several at a time, so that a block call and a numpy
@@ -319,8 +329,7 @@ work_rows(const plan_t *pl, npy_intp u0, npy_intp u1, char *buf, size_t slot, ch
             if (pl->full[op]) {
                 char *ptr = pl->data[op] + r0 * L * pl->itemsize[op];
                 raw[op] = ptr;
-                int inplace = op >= nin && k->out[op - nin].inout >= 0;
-                p[op] = inplace ? buf + slot * (size_t)op : ptr;
+                p[op] = pl->inplace[op] ? buf + slot * (size_t)op : ptr;
             }
             else {
                 p[op] = buf + slot * (size_t)op;
@@ -355,8 +364,7 @@ work_rows(const plan_t *pl, npy_intp u0, npy_intp u1, char *buf, size_t slot, ch
         }
         for (npy_intp q = 0; q < nr; q++) {
             for (int op = nin; op < nop; op++) {
-                int inplace = k->out[op - nin].inout >= 0;
-                if (pl->full[op] && !inplace) continue;
+                if (pl->full[op] && !pl->inplace[op]) continue;
                 char *ptr = pl->data[op];
                 for (int d = 0; d < nd - 1; d++) ptr += idx[d] * pl->strides[op][d];
                 scatter(ptr, pl->strides[op][nd - 1], p[op] + q * L * pl->itemsize[op], L,
@@ -487,6 +495,22 @@ extent(PyArrayObject *a, char **lo, char **hi)
     }
     *lo = l;
     *hi = h + PyArray_ITEMSIZE(a);
+}
+
+/* does `a` (an argument) hold exactly the elements of `g` (an out= array of the kernel's
+ * shape): the same first byte, item size and strides on every axis longer than 1? */
+static int
+same_elements(PyArrayObject *g, PyArrayObject *a, int nd, const npy_intp *shape)
+{
+    if (PyArray_NDIM(a) != nd || PyArray_BYTES(a) != PyArray_BYTES(g) ||
+        PyArray_ITEMSIZE(a) != PyArray_ITEMSIZE(g)) {
+        return 0;
+    }
+    for (int d = 0; d < nd; d++) {
+        if (PyArray_DIM(a, d) != shape[d]) return 0;
+        if (shape[d] != 1 && PyArray_STRIDE(a, d) != PyArray_STRIDE(g, d)) return 0;
+    }
+    return 1;
 }
 
 /* -- run ------------------------------------------------------------------------------------ */
@@ -630,8 +654,12 @@ run_impl(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs, PyObject *con
             if (PyArray_CheckExact(o) && PyArray_NDIM((PyArrayObject *)o) == 0 &&
                 PyArray_TYPE((PyArrayObject *)o) == a->type &&
                 PyArray_ISNOTSWAPPED((PyArrayObject *)o) &&
-                PyArray_ISALIGNED((PyArrayObject *)o)) {
-                val[i] = PyArray_BYTES((PyArrayObject *)o);
+                PyArray_ISALIGNED((PyArrayObject *)o) &&
+                PyArray_ITEMSIZE((PyArrayObject *)o) <= (npy_intp)sizeof(slots[i].bytes)) {
+                /* (a copy: an output that overlaps the 0-d array cannot change it mid-call) */
+                memcpy(slots[i].bytes, PyArray_BYTES((PyArrayObject *)o),
+                       (size_t)PyArray_ITEMSIZE((PyArrayObject *)o));
+                val[i] = slots[i].bytes;
             }
             else if (PyArray_IsScalar(o, Generic)) {
                 PyArray_Descr *descr = PyArray_DescrFromScalar(o);
@@ -782,7 +810,15 @@ run_impl(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs, PyObject *con
                                              sizeof(npy_intp) * nd);
         }
     }
-    /* out= arrays: the kernel's shape, memory of their own */
+    /* out= arrays: the kernel's shape, and memory of their own -- or exactly an argument's
+     * (C-contiguous, the same first byte, the same strides: the memory plan hands a dying
+     * C-contiguous operand's buffer to the kernel's result; another layout is refused, since
+     * numpy's own loops inside a kernel may then round differently from the unplanned call). Such an output is written in place as
+     * an inout target is: through scratch, after the block has read the argument; an
+     * elementwise kernel then reads every element before it writes it. Any other overlap
+     * (a view shifted, reversed or strided over an argument; another output) is refused. */
+    int over[SRCAD_MAXARGS];
+    for (int o = 0; o < nout; o++) over[o] = 0;
     for (int o = 0; given != NULL && o < nout; o++) {
         if (given[o] == NULL) continue;
         PyArrayObject *G = (PyArrayObject *)given[o];
@@ -794,15 +830,33 @@ run_impl(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs, PyObject *con
                          "in place)" : "");
             return NULL;
         }
+        if (k->out[o].inout >= 0) continue;
         char *glo, *ghi;
         extent(G, &glo, &ghi);
-        for (int i = 0; i < nin && k->out[o].inout < 0; i++) {
+        int dense = total > 0 && ghi - glo == (npy_intp)(total * PyArray_ITEMSIZE(G));
+        for (int i = 0; i < nin; i++) {
             char *lo, *hi;
             if (arr[i] == NULL) continue;
             extent(arr[i], &lo, &hi);
+            if (!(lo < ghi && glo < hi)) continue;
+            if (dense && PyArray_IS_C_CONTIGUOUS(G) && same_elements(G, arr[i], nd, shape)) {
+                over[o] = 1;
+                continue;
+            }
+            PyErr_Format(PyExc_ValueError, "srcad kernel %s: out[%d] shares memory with "
+                         "argument `%s`%s", k->name, o, k->in[i].name,
+                         dense ? " (other than being that very C-contiguous array)" : "");
+            return NULL;
+        }
+        for (int q = 0; q < nout; q++) {
+            PyArrayObject *H = k->out[q].inout >= 0 ? arr[k->out[q].inout]
+                                                    : (PyArrayObject *)given[q];
+            if (q == o || H == NULL) continue;
+            char *lo, *hi;
+            extent(H, &lo, &hi);
             if (lo < ghi && glo < hi) {
                 PyErr_Format(PyExc_ValueError, "srcad kernel %s: out[%d] shares memory with "
-                             "argument `%s`", k->name, o, k->in[i].name);
+                             "out[%d]", k->name, o, q);
                 return NULL;
             }
         }
@@ -914,7 +968,8 @@ run_impl(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs, PyObject *con
             pl.data[op] = PyArray_BYTES(A);
             pl.itemsize[op] = (int)PyArray_ITEMSIZE(A);
             npy_intp s = pl.strides[op][pl.ndim - 1];
-            int inplace = op >= nin && k->out[op - nin].inout >= 0;
+            int inplace = op >= nin && (k->out[op - nin].inout >= 0 || over[op - nin]);
+            pl.inplace[op] = inplace;
             if (s == pl.itemsize[op] && !inplace) pl.cls[op] = CLS_DIRECT;
             else if (s == 0 && op < nin) pl.cls[op] = CLS_ZERO;
             else pl.cls[op] = CLS_STRIDED;

@@ -170,9 +170,8 @@ def explain(fn, *args, wrt=None, print_report: bool = True, **options):
     t._check_wrt_values(env, names)
     infos, _ = probe(t._ir, env, names)
     signature = ", ".join(f"{p}: {_describe(env[p])}" for p in t.params)
-    opts = replace(t.options, wrt=tuple(names))
-    if opts.memory_budget is not None:
-        opts = t._budget_policy(opts, infos, signature, values)
+    # (the options a call builds with: the budget policy's choices, fuse=True's recomputation)
+    opts = t.build_options(tuple(names), infos, signature, values)
     c = build(t._ir, infos, signature, opts)
     _, saved = c.functions["fwd"](*values)
     rep = report(t._ir, c.saved, saved, env)

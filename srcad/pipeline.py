@@ -69,13 +69,15 @@ def build(fn_ir: ir.Function, infos, signature: str, opts: Options, dump=None) -
     program = transform(fn_ir, infos, opts)
     say("forward" if opts.kind == "jvp" else "reverse", program.functions)
     finish(program)
-    # compute in place where a buffer dies (not yet under fuse=True: the kernels would have
-    # to write into the planned buffers)
+    # compute in place where a buffer dies (fuse=True: after lowering, where the kernels'
+    # calls write into the planned buffers with out=)
     if opts.memory_plan and not opts.reparsed and not opts.fuse:
         memplan.plan(program, opts.kind)
     say("optimize", program.functions)
     origin = header(fn_ir, signature, opts)
     program = lower(program, opts, origin)
+    if opts.memory_plan and not opts.reparsed and opts.fuse:
+        memplan.plan(program, opts.kind)
     say("lower", program.functions)
     k = program.kernels
     source = render(program.functions, origin=origin, inject=program.inject,

@@ -1,5 +1,6 @@
 """The differential fuzz corpus, fused: every program's value and gradients with fuse=True
-bit for bit equal to fuse=False.
+bit for bit equal to fuse=False -- with the memory plan on (the default), so also with the
+kernels writing into the plan's buffers (out=: at least `MIN_PLANNED` programs a batch).
 
 The programs are tests/fuzz_programs.py's (chains of 3-12 ops from the op table, branches,
 loops, calls, float32 and float64, broadcasting arguments; see tests/test_fuzz.py). A batch's
@@ -16,6 +17,7 @@ The default run checks `DEFAULT_SEEDS` batches (the first seeds of test_fuzz.py'
 from __future__ import annotations
 
 import os
+import re
 import warnings
 
 import numpy as np
@@ -26,9 +28,12 @@ from srcad import build
 from srcad.lower import batch
 from tests import fuzz_programs as FP
 from tests.test_fuzz import BATCHES, PER_BATCH, _bitwise, load_module
+from tests.test_memplan_fused import _leaves, guard_kernels
 
 DEFAULT_SEEDS = range(3)  # 150 programs, one kernel module per batch
 MIN_FUSED_SHARE = 0.5
+MIN_PLANNED = 3  # programs per batch whose kernels write into a planned buffer (out=)
+KERNEL_OUT = re.compile(r"= fused_\w+\(.*\bout=")
 
 
 def run_fused_batch(seed, n=PER_BATCH):
@@ -49,14 +54,18 @@ def run_fused_batch(seed, n=PER_BATCH):
                 fused = srcad.value_and_grad(fn, wrt=prog.wrt, fuse=True)
                 fused.compiled(fused.bind(args, {}))  # lowered now, built at the block's end
                 plans.append((prog, fused, args, expect))
-    failures, n_fused = [], 0
+    failures, n_fused, n_planned = [], 0, 0
     before = build.stats()["fallbacks"]
     for prog, fused, args, expect in plans:
+        # every out= a kernel gets is exactly one of its arguments, never a user's array
+        guard_kernels(fused, args, list(_leaves(args)))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             got = fused(*args)
         if "fused kernel" in srcad.source(fused):
             n_fused += 1
+        if KERNEL_OUT.search(srcad.source(fused)):
+            n_planned += 1  # (the memory plan wrote a kernel's result into a dying buffer)
         (ev, eg), (gv, gg) = expect, got
         single = not isinstance(prog.wrt, tuple)
         eg, gg = ((eg,), (gg,)) if single else (eg, gg)
@@ -67,13 +76,14 @@ def run_fused_batch(seed, n=PER_BATCH):
                             f"{srcad.source(fused)}")
     stats = build.stats()
     assert stats["fallbacks"] == before, stats["last_fallback"]
-    return len(plans), n_fused, failures
+    return len(plans), n_fused, failures, n_planned
 
 
 def _check(seed):
-    total, n_fused, failures = run_fused_batch(seed)
+    total, n_fused, failures, n_planned = run_fused_batch(seed)
     assert not failures, f"{len(failures)} program(s) differ fused:\n" + "\n".join(failures)
     assert n_fused >= MIN_FUSED_SHARE * total, (n_fused, total)
+    assert n_planned >= MIN_PLANNED, (n_planned, total)
 
 
 @pytest.mark.parametrize("seed", DEFAULT_SEEDS)

@@ -9,7 +9,9 @@ arguments):
 * reverse over reverse, ``srcad.vjp(srcad.grad(f, wrt=0), *args)[1](u)`` -- H u;
 
 both against central differences of srcad's own gradient (which test_ops checks against
-central differences of f), float64. Generated gradient code calls the rows' rules and the
+central differences of f), float64. The default run takes every row's first case in both
+modes and each other case in one of them, alternating; ``pytest -m slow`` or
+``SRCAD_SLOW=1`` runs every case in both. Generated gradient code calls the rows' rules and the
 runtime helpers, which are rows too (srcad/ops/helper_rows.py): this is what proves their
 own rules. A row whose second derivative srcad does not implement must say so with a
 `SrcadError` (never zeros): `FIRST_ORDER_ONLY`.
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
+import os
 import zlib
 
 import numpy as np
@@ -54,9 +57,16 @@ def _cases():
         if op.elementwise and op.differentiable:
             params, expr = elementwise_expr(op)
             cases.append((expr, [(2, 3), (3,), (2, 1)][:len(params)], None, params))
-        for case in cases:
-            for mode in ("forward-over-reverse", "reverse-over-reverse"):
-                yield pytest.param(op, case, mode, id=f"{op.name}: {case[0]} @ {case[1]}-{mode}")
+        for k, case in enumerate(cases):
+            for m, mode in enumerate(MODES):
+                # the default run: a row's first case in both modes, each other case in one
+                # (alternating), so every case and every row x mode runs; the rest is slow
+                marks = () if k == 0 or m == k % 2 else (pytest.mark.slow,)
+                yield pytest.param(op, case, mode, marks=marks,
+                                   id=f"{op.name}: {case[0]} @ {case[1]}-{mode}")
+
+
+MODES = ("forward-over-reverse", "reverse-over-reverse")
 
 
 _MODULE = """\
@@ -93,7 +103,11 @@ def _central(g, args, v, h=1e-5):
 
 
 @pytest.mark.parametrize("op, case, mode", list(_cases()))
-def test_second_derivative(tmp_path, op, case, mode):
+def test_second_derivative(tmp_path, op, case, mode, request):
+    if request.node.get_closest_marker("slow") and \
+            "slow" not in (request.config.getoption("markexpr") or "") and \
+            not os.environ.get("SRCAD_SLOW"):
+        pytest.skip("the other mode of this case: ask with -m slow or SRCAD_SLOW=1")
     src, shapes = case[0], case[1]
     params = list(case[3]) if len(case) > 3 else list("abcdefgh"[:len(shapes)])
     key = f"{op.name}-{src}"

@@ -1,7 +1,8 @@
 """`srcad.explain`'s planned peak (srcad/memplan/peak.py, issue 14 items 3-4): the peak bytes
 of one grad call walked over the planned code from static shapes, against the peak
 tracemalloc measures for the same call (srcad.checkpoint.measure_peak), within 10%, on the
-zoo's MLP, Transformer block and tiny GPT, float64 and float32, with the plan on and off;
+zoo's MLP, Transformer block and tiny GPT, float64 and float32, with the plan on and off,
+unfused and fused (fuse=True: kernel calls, their out= buffers);
 and the walk by hand on small functions whose peak is counted here buffer by buffer.
 """
 
@@ -43,13 +44,15 @@ def _gpt(dtype):
 MODELS = {"mlp": _mlp, "transformer_block": _block, "gpt": _gpt}
 
 
+@pytest.mark.parametrize("fuse", [False, True], ids=["unfused", "fused"])
 @pytest.mark.parametrize("plan", [True, False], ids=["planned", "unplanned"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["f64", "f32"])
 @pytest.mark.parametrize("model", list(MODELS))
-def test_planned_peak_matches_tracemalloc(model, dtype, plan):
+def test_planned_peak_matches_tracemalloc(model, dtype, plan, fuse):
+    # (fused: the kernels' results are new buffers, or the plan's out= buffers)
     fn, wrt, args = MODELS[model](dtype)
-    rep = srcad.explain(fn, *args, wrt=wrt, memory_plan=plan, print_report=False)
-    g = srcad.grad(fn, wrt=wrt, memory_plan=plan)
+    rep = srcad.explain(fn, *args, wrt=wrt, memory_plan=plan, fuse=fuse, print_report=False)
+    g = srcad.grad(fn, wrt=wrt, memory_plan=plan, fuse=fuse)
     g(*args)  # (compiled once, outside the measurement)
     measured = min(measure_peak(lambda: g(*args)) for _ in range(3))
     assert rep.planned_peak is not None

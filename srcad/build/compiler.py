@@ -8,8 +8,8 @@ warm load never starts a process.
 Flags (DESIGN.md, "Facts measured"): ``-O3`` (gcc 12 does not vectorise at -O2),
 ``-ffp-contract=off`` (no FMA contraction of ``a*b+c``: numpy rounds twice), ``-fwrapv``
 (integer overflow wraps, as numpy's), ``-fno-math-errno`` (lets ``sqrt`` vectorise; values
-and floating-point flags are unchanged) and ``-march=native`` (the key holds the CPU). Never
-``-ffast-math``: it links ``crtfastmath.o``, which flushes subnormals for the whole process.
+and floating-point flags are unchanged) and ``-march=native`` (the key holds the CPU).
+srcad never uses ``-ffast-math`` (it links ``crtfastmath.o``, which flushes subnormals process-wide).
 """
 
 from __future__ import annotations
@@ -28,7 +28,9 @@ from pathlib import Path
 
 FLAGS = ("-O3", "-ffp-contract=off", "-fwrapv", "-fno-math-errno", "-march=native", "-fPIC",
          "-shared", "-fvisibility=hidden", "-std=gnu11")
-FORBIDDEN = ("-ffast-math", "-Ofast", "-funsafe-math-optimizations", "-ffinite-math-only")
+# flags never passed (a CC or CFLAGS carrying one is refused)
+FORBIDDEN = ("-ffast-math", "-Ofast", "-funsafe-math-optimizations",  # never: not exact
+             "-ffinite-math-only")
 
 
 class CompilerUnavailable(RuntimeError):

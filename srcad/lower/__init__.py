@@ -80,11 +80,11 @@ class _Pending:
     def __init__(self, name):
         self.name, self.target = name, None
 
-    def __call__(self, *args):
+    def __call__(self, *args, **out):
         if self.target is None:
             raise RuntimeError(f"srcad: kernel {self.name} is called inside the srcad.lower."
                                f"batch() that builds it; call it after the block")
-        return self.target(*args)
+        return self.target(*args, **out)
 
 
 _BATCH: list = []
@@ -124,10 +124,28 @@ def _build_batch(pending: list) -> None:
     except (build.CompilerUnavailable, build.BuildFailed) as e:
         warnings.warn(f"srcad: building a batch of fused kernels failed ({e}); their Python "
                       f"fallbacks run instead", stacklevel=3)
-        found = by_name
+        found = {k.name: _taking_out(by_name[k.name], len(k.outs)) for k in kernels}
     for _, proxies in pending:
         for name, proxy in proxies.items():
             proxy.target = found[name]
+
+
+def _taking_out(fallback, nout: int):
+    """A kernel's Python fallback standing in for the kernel itself: it takes the kernel's
+    out= too (the memory plan's buffers), copying its results into the arrays given."""
+    def kernel(*args, out=None):
+        res = fallback(*args)
+        if out is None:
+            return res
+        given = out if isinstance(out, tuple) else (out,)
+        got = (res,) if nout == 1 else res
+        done = []
+        for g, r in zip(given, got):
+            if g is not None:
+                np.copyto(g, r)
+            done.append(r if g is None else g)
+        return done[0] if nout == 1 else tuple(done)
+    return kernel
 
 
 def _relpath(filename: str) -> str:

@@ -1,10 +1,11 @@
 """Memory planning: compute in place where an operand's buffer dies (issue 14).
 
-The pass after optimisation. Its parts: `facts` (liveness over structured control flow,
-what a function owns, aliases, escapes, C-contiguity, elementwise expression trees),
-`rewrite` (planning one statement, sinking fresh values to their first reader) and `peak`
-(the planned peak memory of one call, for `srcad.explain`); this module runs them over a
-program.
+The pass after optimisation (under fuse=True: after lowering). Its parts: `facts` (liveness
+over structured control flow, what a function owns, aliases, escapes, C-contiguity,
+elementwise expression trees), `rewrite` (planning one statement, sinking fresh values to
+their first reader), `kernels` (a fused kernel's result into a dying operand, with out=)
+and `peak` (the planned peak memory of one call, for `srcad.explain`); this module runs them
+over a program.
 
 Input: optimised `GFunction`s (copies propagated, dead code gone, ``del`` after last uses)
 and the static `Info` (shape, dtype) of their names. Output: the same functions, where an
@@ -34,7 +35,10 @@ What "owned" means (the analysis is per function, flow-insensitive where that is
     input through a view is never planned), and every read of it in the statement is
     inside the subexpression that overwrites it.
 A subroutine's parameter (a split pair's backward, a forward) is the caller's, except for
-a cotangent every caller passes as an owned value that dies at the call (`donated`).
+a cotangent every caller passes as an owned value that dies at the call (`donated`). A call
+of a subroutine whose every return hands back distinct names it owns and keeps nowhere else
+(`facts.results_fresh`: a split pair's backward, typically) defines new arrays, not aliases
+of its arguments.
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ from __future__ import annotations
 import ast
 
 from ..gcode import GFunction
-from .facts import _Facts, _Liveness
+from .facts import _Facts, _Liveness, results_fresh
 from .rewrite import Stats, _rewrite, sink
 
 __all__ = ["Stats", "_Liveness", "donations", "plan", "plan_function", "plan_program", "sink"]
@@ -51,13 +55,15 @@ __all__ = ["Stats", "_Liveness", "donations", "plan", "plan_function", "plan_pro
 
 
 def plan_function(f: GFunction, infos: dict, helpers: dict | None = None,
-                  donated=frozenset(), stats: Stats | None = None, c_params=()) -> Stats:
-    """Plan one function in place (see the module docstring)."""
+                  donated=frozenset(), stats: Stats | None = None, c_params=(),
+                  kernels=None, fresh_calls=frozenset()) -> Stats:
+    """Plan one function in place (see the module docstring); `kernels`: the fused
+    kernels its calls name (kernel name -> srcad.lower.kir.Kernel, `memplan.kernels`)."""
     stats = stats if stats is not None else Stats()
     live = _Liveness(f.body)
     if not live.ok:
         return stats
-    facts = _Facts(f, infos, helpers or {}, donated, c_params)
+    facts = _Facts(f, infos, helpers or {}, donated, c_params, kernels, fresh_calls)
     stats.sunk += sink(f, facts)
     live = _Liveness(f.body)
     f.body = _rewrite(f.body, facts, live, stats)
@@ -65,13 +71,21 @@ def plan_function(f: GFunction, infos: dict, helpers: dict | None = None,
 
 
 def plan_program(functions: list, infos_of: dict, helpers: dict,
-                 c_params: dict | None = None) -> Stats:
+                 c_params: dict | None = None, kernels=None) -> Stats:
     """Plan every function with its own Infos (`infos_of`: id(function) -> infos); a function
     without (a callee whose names the probe did not see) is left as it is. `c_params`:
     id(function) -> its parameters known C-contiguous."""
     stats = Stats()
     c_params = c_params or {}
-    donated = donations(functions, infos_of, helpers, c_params)
+    # subroutines whose results are all new arrays (callees come first in `functions`)
+    fresh_calls: set = set()
+    for f in functions:
+        infos = infos_of.get(id(f))
+        if infos is not None and results_fresh(
+                f, _Facts(f, infos, helpers, (), (), kernels, frozenset(fresh_calls))):
+            fresh_calls.add(f.name)
+    fresh_calls = frozenset(fresh_calls)
+    donated = donations(functions, infos_of, helpers, c_params, kernels, fresh_calls)
     for f in functions:
         infos = infos_of.get(id(f))
         if infos is None:
@@ -79,11 +93,12 @@ def plan_program(functions: list, infos_of: dict, helpers: dict,
         if donated.get(f.name):
             stats.donated[f.name] = sorted(donated[f.name])
         plan_function(f, infos, helpers, frozenset(donated.get(f.name, ())), stats,
-                      c_params.get(id(f), ()))
+                      c_params.get(id(f), ()), kernels, fresh_calls)
     return stats
 
 
-def donations(functions: list, infos_of: dict, helpers: dict, c_params: dict) -> dict:
+def donations(functions: list, infos_of: dict, helpers: dict, c_params: dict,
+              kernels=None, fresh_calls=frozenset()) -> dict:
     """Parameters every caller hands over: at each call of the function (and it is only ever
     called directly), the argument is a name the caller owns, C-contiguous, that dies at the
     call with all its aliases. The callee may then overwrite it."""
@@ -92,8 +107,8 @@ def donations(functions: list, infos_of: dict, helpers: dict, c_params: dict) ->
     bad: set[str] = set()
     for caller in functions:
         infos = infos_of.get(id(caller))
-        facts = _Facts(caller, infos or {}, helpers, (), c_params.get(id(caller), ())) \
-            if infos is not None else None
+        facts = _Facts(caller, infos or {}, helpers, (), c_params.get(id(caller), ()),
+                       kernels, fresh_calls) if infos is not None else None
         live = _Liveness(caller.body)
         for top in caller.body:
             for ln in top.walk():
@@ -140,10 +155,13 @@ def plan(program, kind: str = "grad") -> Stats:
     """The pass as the pipeline runs it (`srcad.pipeline.Program`): each split pair with its
     own Infos, the functions the roles name with the program's. The user-facing function's
     arguments are C-contiguous where the probe saw them so (the cache key holds the memory
-    order); a callee's, or a pullback's cotangent, are not known."""
-    infos_of = {}
+    order); a callee's, or a pullback's cotangent, are not known. Under fuse=True it runs
+    after lowering (the functions are the lowered copies: Infos go by name) and plans the
+    kernels' calls too (`memplan.kernels`)."""
+    by_name = {}
     for fwd, bwd, _, _, infos in program.pairs:
-        infos_of[id(fwd)] = infos_of[id(bwd)] = infos
+        by_name[fwd.name] = by_name[bwd.name] = infos
+    infos_of = {id(f): by_name[f.name] for f in program.functions if f.name in by_name}
     entry = {program.roles.get("fwd")} | (
         {program.roles.get("main")} if kind in ("grad", "value_and_grad") else set())
     c_params = {}
@@ -154,5 +172,8 @@ def plan(program, kind: str = "grad") -> Stats:
             infos = infos_of[id(f)]
             c_params[id(f)] = {p for p in f.params if (i := infos.get(p)) is not None
                                and i.ndim > 0 and i.dtype is not None and i.c_order}
-    program.memory = plan_program(program.functions, infos_of, program.helpers, c_params)
+    lowered = getattr(program, "kernels", None)
+    kernels = {k.name: k for k in lowered.kernels} if lowered is not None else None
+    program.memory = plan_program(program.functions, infos_of, program.helpers, c_params,
+                                  kernels)
     return program.memory

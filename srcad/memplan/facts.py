@@ -24,6 +24,7 @@ import numpy as np
 
 from ..gcode import GFunction, Line, names_read, names_written
 from ..transform.adjoints import is_fresh
+from .kernels import KernelResult, c_result, kernel_call
 
 _BINOPS = {ast.Add: np.add, ast.Sub: np.subtract, ast.Mult: np.multiply,
            ast.Div: np.true_divide, ast.FloorDiv: np.floor_divide, ast.Mod: np.remainder,
@@ -110,16 +111,45 @@ def _simple_target(node) -> str | None:
     return None
 
 
+class CallResult(ast.expr):
+    """A result of a call of a generated subroutine whose results are all new arrays: a
+    fresh definition of unknown memory order."""
+
+    _fields = ()
+
+
+def results_fresh(f: GFunction, facts) -> bool:
+    """Does every `return` of `f` hand back distinct names it owns, none of which (nor any
+    alias of it) it also pushes, stores or writes, and none aliasing another? Then a call's
+    results are new arrays that share memory with nothing the caller holds."""
+    rets = [ln.node for top in f.body for ln in top.walk() if isinstance(ln.node, ast.Return)]
+    if not rets:
+        return False
+    for r in rets:
+        elts = r.value.elts if isinstance(r.value, ast.Tuple) else [r.value]
+        names = [e.id if isinstance(e, ast.Name) else None for e in elts]
+        if None in names or len(set(names)) != len(names):
+            return False
+        for n in names:
+            around = facts.closure(n)
+            if n not in facts.owned or around & facts.kept or around & (set(names) - {n}):
+                return False
+    return True
+
+
 class _Facts:
     """Ownership, aliases, escapes and known C-contiguity of a function's names."""
 
     def __init__(self, f: GFunction, infos: dict, helpers: dict, donated=frozenset(),
-                 c_params=()):
+                 c_params=(), kernels=None, fresh_calls=frozenset()):
         self.infos = infos
         self.helpers = helpers
+        self.kernels = kernels or {}  # fuse=True: kernel name -> kir.Kernel
+        self.fresh_calls = fresh_calls  # generated functions whose results are all new arrays
         defs: dict[str, list] = {}
         self.alias: dict[str, set] = {}  # name -> names that may alias it (one step)
         self.escaped: set[str] = set()
+        self.kept: set[str] = set()  # escaped other than by a return (pushed, stored, out=)
         self._reads_into: list = []  # (target, names its value reads): fresh or augmented
         for top in f.body:
             for ln in top.walk():
@@ -165,6 +195,25 @@ class _Facts:
                         for r in reads:
                             self.alias.setdefault(r, set()).add(t.id)
             return
+        found = kernel_call(node, self.kernels)
+        if found is not None:  # (a fused kernel: each result new, or an argument updated)
+            k, call, targets = found
+            self._escapes_in(call)
+            for i, (o, t) in enumerate(zip(k.outs, targets)):
+                # (a new ndarray, whatever Info says: never one of the arguments)
+                defs.setdefault(t, []).append("aug" if o.inout >= 0 else
+                                              KernelResult(call=call, index=i))
+            return
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and \
+                isinstance(node.value.func, ast.Name) and \
+                node.value.func.id in self.fresh_calls and len(node.targets) == 1 and \
+                all(isinstance(t, ast.Name) for t in ast.walk(node.targets[0])
+                    if not isinstance(t, (ast.Tuple, ast.Store))):
+            # a generated subroutine that returns only new arrays (`results_fresh`)
+            self._escapes_in(node.value)
+            for t in names_written(node):
+                defs.setdefault(t, []).append(CallResult())
+            return
         target = _simple_target(node)
         if isinstance(node, ast.Assign) and target is not None:
             if self.fresh(node.value):
@@ -190,9 +239,12 @@ class _Facts:
                     self.alias.setdefault(r, set()).add(t)
             if any(not isinstance(t, (ast.Name, ast.Tuple, ast.List)) for t in node.targets):
                 self.escaped |= names_read(node)
+                self.kept |= names_read(node)
             return
         # a return, a push, an expression statement, a store through a subscript, ...
         self.escaped |= names_read(node)
+        if not isinstance(node, ast.Return):
+            self.kept |= names_read(node)
         for t in names_written(node):
             defs.setdefault(t, []).append(None)
 
@@ -202,8 +254,9 @@ class _Facts:
             if isinstance(n, ast.Call):
                 for k in n.keywords:
                     if k.arg == "out":
-                        self.escaped |= {m.id for m in ast.walk(k.value)
-                                         if isinstance(m, ast.Name)}
+                        written = {m.id for m in ast.walk(k.value) if isinstance(m, ast.Name)}
+                        self.escaped |= written
+                        self.kept |= written
 
     def fresh(self, expr) -> bool:
         """Does `expr` certainly make a new array that nothing else refers to?"""
@@ -218,7 +271,9 @@ class _Facts:
         if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name):
             # srcad's helpers that never hand back (part of) an input: not unindex, whose
             # gradient of a container holds `g` itself
-            return expr.func.id in _FRESH_HELPERS and is_fresh(expr, self.helpers)
+            # (unbroadcast hands back its first argument, or a sum of it: new when that is)
+            return expr.func.id in _FRESH_HELPERS | {"unbroadcast"} and \
+                is_fresh(expr, self.helpers)
         return is_fresh(expr, self.helpers)
 
     def closure(self, n: str) -> set:
@@ -241,9 +296,15 @@ class _Facts:
         """Is the value of `e` certainly C-contiguous (given the names in `c` are)?"""
         if isinstance(e, ast.BinOp) and isinstance(e.op, ast.MatMult):
             return True
-        if isinstance(e, ast.Call) and not e.keywords and isinstance(e.func, ast.Attribute) \
-                and e.func.attr == "reshape" and self.c_expr(e.func.value, c):
-            return True  # (a C-contiguous view: matmul's one-GEMM forward, its backward's dA)
+        if isinstance(e, KernelResult):
+            return not e.call.keywords and c_result(e.call, self.kernels[e.call.func.id], c,
+                                                    self.infos, e.index)
+        if isinstance(e, ast.Name):
+            return e.id in c
+        if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and \
+                e.func.attr == "reshape" and not (isinstance(e.func.value, ast.Name)
+                                                  and e.func.value.id == "np"):
+            return self.c_expr(e.func.value, c)  # (a C array's reshape is a C view of it)
         if isinstance(e, ast.Call) and not e.keywords:
             f = e.func
             if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and \
@@ -251,6 +312,8 @@ class _Facts:
                 return True
             if isinstance(f, ast.Name) and f.id in _C_HELPERS:
                 return True
+            if isinstance(f, ast.Name) and f.id == "unbroadcast" and len(e.args) == 2:
+                return self.c_expr(e.args[0], c)  # (it, or its sum, or its cast: C if it is)
         node = _tree(e, self.infos, c)
         return node is not None and node.c
 

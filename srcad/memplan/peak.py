@@ -90,9 +90,10 @@ def _nbytes(shape, dtype) -> int:
 class Peak:
     """Walks a program's generated functions over abstract values (see the module)."""
 
-    def __init__(self, functions: list, infos_of: dict):
+    def __init__(self, functions: list, infos_of: dict, kernels=None):
         self.functions = {f.name: f for f in functions}
         self.infos_of = infos_of
+        self.kernels = kernels or {}  # fuse=True: kernel name -> srcad.lower.kir.Kernel
         self.frames: list[dict] = []
         self.temps: list = []
         self.peak = 0
@@ -325,6 +326,8 @@ class Peak:
             out = self.call(self.functions[f.id], self.args(e.args, env, infos))
             self.temps.append(out)  # (held by the caller's expression until bound)
             return out
+        if isinstance(f, ast.Name) and f.id in self.kernels:
+            return self.kernel(self.kernels[f.id], e, env, infos)
         on_np = isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and \
             f.value.id == "np"
         method = isinstance(f, ast.Attribute) and not on_np
@@ -371,6 +374,13 @@ class Peak:
             return _Box()
         if name == "as_grad" and not on_np:
             return self.as_grad(vals[0])
+        if name == "extremum_grad" and not on_np and len(vals) >= 3 and \
+                isinstance(vals[2], _Arr):
+            # runtime.extremum_grad holds a mask, `gg / count` and zeros beside its result
+            x = vals[2]
+            dt = vals[0].dtype if isinstance(vals[0], _Arr) else x.dtype
+            inner = [self.fresh(x.shape, bool), self.fresh(x.shape, dt), self.fresh(x.shape, dt)]
+            return self.result([*vals, *inner], hint, x.shape, dt)
         if name in _REDUCE and isinstance(first, _Arr):
             return self.result(vals, hint, _reduce(first, vals[1:], kw), first.dtype)
         arrays = [v for v in vals if isinstance(v, _Arr)]
@@ -382,6 +392,25 @@ class Peak:
             return self.result(vals, hint, max(arrays, key=lambda a: np.prod(a.shape)).shape,
                                _dtype(arrays))
         return None
+
+    def kernel(self, k, e, env, infos):
+        """A fused kernel's call: a new buffer for each result, except one it updates in
+        place (its argument) or writes into an out= array (the memory plan's buffer)."""
+        vals = self.args(e.args, env, infos)
+        kw = {x.arg: self.eval(x.value, env, infos) for x in e.keywords}
+        given = kw.get("out")
+        given = given.items if isinstance(given, _Box) else [given] * len(k.outs)
+        shape = _broadcast(vals)
+        outs = []
+        for o, g in zip(k.outs, given):
+            if o.inout >= 0:
+                outs.append(vals[o.inout])
+            elif isinstance(g, _Arr):
+                outs.append(g)
+            else:
+                outs.append(None if shape is None else
+                            self.fresh(shape, k.stmts[o.stmt].dtype))
+        return outs[0] if len(outs) == 1 else _Box(outs)
 
     def as_grad(self, d):
         """A copy of every array leaf of the gradient (runtime.as_grad)."""
@@ -479,6 +508,8 @@ def _shape_of(target, rest, first: _Arr):
 def planned_peak(program, entry: str, args: list) -> int:
     """Peak bytes of one call of the program's `entry` function with `args` (concrete:
     the arguments themselves cost nothing, being the caller's)."""
-    walk = Peak(program.functions, program.infos_of)
+    lowered = getattr(program, "kernels", None)
+    walk = Peak(program.functions, program.infos_of,
+                {k.name: k for k in lowered.kernels} if lowered is not None else None)
     walk.call(walk.functions[entry], [_of(a) for a in args])
     return walk.peak

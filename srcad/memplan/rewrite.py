@@ -21,6 +21,7 @@ import numpy as np
 
 from ..gcode import GFunction, Line, names_read, names_written
 from .facts import _Facts, _Liveness, _Node, _simple_target, _tree
+from .kernels import kernel_call, plan_call
 
 
 @dataclass
@@ -155,6 +156,10 @@ def _into(node: _Node, augmented: bool = True) -> ast.expr | ast.stmt:
 
 
 def _plan_line(ln: Line, facts: _Facts, after: set, stats: Stats) -> list[Line] | None:
+    if facts.kernels:
+        planned = plan_call(ln, facts, after, stats)  # (a fused kernel's call: out=)
+        if planned is not None or kernel_call(ln.node, facts.kernels) is not None:
+            return planned
     node = ln.node
     target = _simple_target(node)
     if target is None:
