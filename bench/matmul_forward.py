@@ -7,7 +7,8 @@ product (a loop of B GEMMs), and where it is faster.
    whose reshape copies). For each shape: is the one GEMM bit for bit numpy's product, and
    does srcad's rule (`srcad.runtime_linalg.matmul_forward_form`) rewrite it? The rule must
    rewrite no shape that is not bitwise; the counts outside it say what it leaves on the
-   table.
+   table. (The rule probes each shape class once per process, so its answer is this BLAS's:
+   ``OPENBLAS_CORETYPE=Haswell`` maps OpenBLAS's AVX2 kernels on an AVX-512 machine.)
 2. Speed, interleaved medians (µs) at each thread count: the Transformer block's and the GPT's
    products, small ones, and a transposed view of x (copy + one GEMM against the batched
    product on strided matrices).

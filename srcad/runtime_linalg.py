@@ -147,25 +147,31 @@ def matmul_grad_form(a_shape, b_shape, wrt: str) -> str:
 # numpy computes (B..., M, K) @ (K, N) as a loop of B GEMMs of (M, K) @ (K, N), each packing
 # the same W again; the reshape ``(x.reshape(B*M, K) @ W).reshape((B..., M, N))`` (a view of
 # a C-contiguous x) is one GEMM. Each output element is the same K-term dot product, but
-# whether the BLAS sums it in the same order depends on the kernel it picks for each call's
-# size, so the rewrite is kept to the shapes where it is bitwise equal to numpy's product
-# and faster
-# (measured: tests/test_matmul_forward.py holds every rewritten shape of a grid to it, and
-# ``python bench/matmul_forward.py`` maps it, layouts and thread counts included).
+# whether the BLAS sums it in the same order depends on the kernels it was built with and
+# picks at run time: OpenBLAS 0.3.31's SkylakeX kernels (AVX-512) give numpy's bits on every
+# shape the size rule admits, its Haswell/Zen kernels (AVX2) on none in float32 and all in
+# float64. So no table of shapes decides it: the first time a process meets a shape class
+# (batch, M, K, N, dtype) that the size rule admits, it runs both forms once on probe
+# operands of exactly that shape and keeps the one GEMM only where they are bitwise equal
+# (`_probe`; the verdict is cached for the process). Every mode asks the same question of the
+# same cache -- source (reverse, forward, recomputation), tape, fused or not -- so they agree
+# bit for bit with each other, and srcad's value stays numpy's own on any machine.
+# Measured: tests/test_matmul_forward.py (the grid, each kernel set OpenBLAS offers here);
+# ``python bench/matmul_forward.py`` maps bits and speed.
 
 _GEMM_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_VERDICTS: dict = {}  # (dtype name, batch, M, K, N) -> one GEMM bitwise numpy's product here
+_PROBE_MAX = 2 ** 31  # multiply-adds one probe may cost (about 40 ms per product, float32)
 
 
 def matmul_forward_form(a_shape, b_shape, a_dtype, b_dtype, a_c_order=True, b_c_order=True,
                         names=("a", "b")) -> str | None:
     """``a @ b`` as one 2-D GEMM for these operands, an expression over `names`, or None
     where numpy's own product is kept: not N-D @ 2-D, another dtype, an `a` that is not
-    C-contiguous (its reshape would copy), a `b` that is not C-contiguous, or a shape whose
-    one GEMM is not bitwise equal to numpy's batched product or not faster
-    (`_one_gemm_keeps_bits`).
+    C-contiguous (its reshape would copy), a `b` that is not C-contiguous, a shape where the
+    one GEMM was not measured faster (`_one_gemm_pays`), or one where this process's BLAS
+    does not give it numpy's bits (`one_gemm_keeps_bits`).
 
-    >>> matmul_forward_form((8, 64, 128), (128, 512), np.float32, np.float32)
-    '(a.reshape(512, 128) @ b).reshape((8, 64, 512))'
     >>> matmul_forward_form((64, 128), (128, 512), np.float32, np.float32) is None
     True
     """
@@ -178,27 +184,49 @@ def matmul_forward_form(a_shape, b_shape, a_dtype, b_dtype, a_c_order=True, b_c_
         return None
     batch = int(np.prod(a_shape[:-2], dtype=np.int64))
     (M, K), N = a_shape[-2:], b_shape[-1]
-    if not _one_gemm_keeps_bits(batch, M, K, N):
+    if not _one_gemm_pays(batch, M, K, N) or not one_gemm_keeps_bits(batch, M, K, N, a_dtype):
         return None
     return f"({a}.reshape({batch * M}, {K}) @ {b}).reshape({a_shape[:-1] + (N,)!r})"
 
 
-def _one_gemm_keeps_bits(batch, M, K, N) -> bool:
-    """Is one (batch*M, K) @ (K, N) GEMM bitwise equal to `batch` GEMMs of (M, K) @ (K, N)
-    (both operands C-contiguous, float32 or float64)?
+def _one_gemm_pays(batch, M, K, N) -> bool:
+    """Is one (batch*M, K) @ (K, N) GEMM measured faster than numpy's `batch` GEMMs?
 
-    Measured on OpenBLAS 0.3.31 (SkylakeX kernels), 1 and 2 threads, over batch 2-64, M 1-128,
-    K 1-2048, N 1-2048 (bench/matmul_forward.py): numpy runs a GEMV where M or
-    N is 1; a small product may go to a kernel for small matrices that sums K in one pass while
-    the large one sums it in blocks (K > 256), or that treats an N that is not a multiple of
-    16 differently. Outside those, every output element got the same bits. Speed (1 thread,
-    float32): the one GEMM is 1.05-1.17x faster on the block's products (each matrix's M*K*N
-    >= 2**20), 1.5-2.3x with 2 threads; on smaller matrices, where the batch runs the BLAS's
-    small-matrix kernel, it was slower (0.75-0.96x; the GPT's (16, 32, 64) @ (64, 64)), so
-    those keep numpy's product even where bitwise."""
+    Speed (OpenBLAS 0.3.31, float32, bench/matmul_forward.py): the one GEMM is 1.05-1.17x
+    faster at 1 thread on the block's products (each matrix's M*K*N >= 2**20), 1.5-2.3x at 2;
+    on smaller matrices, where the batch runs the BLAS's kernel for small matrices, it was
+    slower (0.75-0.96x; the GPT's (16, 32, 64) @ (64, 64)). M or N of 1 is a GEMV in numpy's
+    loop, a batch of 1 is one GEMM already, and an N under 16 or not a multiple of 16 was
+    not measured; all keep numpy's product. A product too large to probe cheaply too."""
     if batch < 2 or M < 2 or K < 1 or N < 16 or N % 16:
         return False
-    return M * K * N > 1_000_000
+    return M * K * N > 1_000_000 and batch * M * K * N <= _PROBE_MAX
+
+
+def one_gemm_keeps_bits(batch, M, K, N, dtype) -> bool:
+    """Is one (batch*M, K) @ (K, N) GEMM bitwise equal to numpy's product of a C-contiguous
+    (batch, M, K) and (K, N) of this dtype, with this process's BLAS? Probed once per shape
+    class and process (`_probe`), then read from `_VERDICTS`."""
+    key = (np.dtype(dtype).name, int(batch), int(M), int(K), int(N))
+    verdict = _VERDICTS.get(key)
+    if verdict is None:
+        verdict = _VERDICTS[key] = bool(_probe(*key))
+    return verdict
+
+
+def _probe(dtype, batch, M, K, N) -> bool:
+    """Both forms on probe operands of exactly this shape (the BLAS picks its kernels by
+    shape, never by value; random values with full mantissas and both signs differ in some
+    element's last bit wherever the two sum in another order)."""
+    rng = np.random.default_rng(20150)
+    a = rng.standard_normal((batch, M, K), dtype=np.dtype(dtype))
+    b = rng.standard_normal((K, N), dtype=np.dtype(dtype))
+    return bool(np.array_equal(a @ b, _one_gemm(a, b)))
+
+
+def _one_gemm(a, b):
+    """`matmul_forward_form`'s expression, as a function (the probe's; tests replace it)."""
+    return (a.reshape(-1, a.shape[-1]) @ b).reshape(a.shape[:-1] + (b.shape[-1],))
 
 
 def _float_dtype(*xs):

@@ -9,9 +9,10 @@ has no batch (N-D @ 2-D, as every ``x @ W`` of a model) ONE 2-D GEMM on reshaped
 whose contraction also sums over the batch: ``dW = x.reshape(512, 128).T @ g.reshape(512,
 512)``, not a batched product and a sum (2-3x faster on the Transformer block's shapes; that
 gradient's summation order differs from the batched one's in the last bits). The forward of
-N-D @ 2-D is one 2-D GEMM too, ``(x.reshape(512, 128) @ W).reshape((8, 64, 512))``, where the
-row's `forward_form` finds it bitwise equal to numpy's loop of per-matrix GEMMs (generated
-code and tape mode both run it). `np.dot` is matmul for 1-D and 2-D operands, but contracts
+N-D @ 2-D is one 2-D GEMM too, ``(x.reshape(512, 128) @ W).reshape((8, 64, 512))``, for
+large matrices where the row's `forward_form` finds it bitwise equal to numpy's loop of
+per-matrix GEMMs with this process's BLAS (probed once per shape; generated code and tape
+mode both run what it answers). `np.dot` is matmul for 1-D and 2-D operands, but contracts
 a's last axis with b's second-to-last for N-D b (no batch broadcasting) and multiplies when
 either operand is 0-d.
 """
@@ -24,10 +25,11 @@ from .table import defvjp
 
 
 def _matmul_forward(x1, x2):
-    """known shapes: N-D @ 2-D as one 2-D GEMM where bitwise (`matmul_forward_form`)
+    """known shapes: N-D @ 2-D as one 2-D GEMM where faster and, on this BLAS, bitwise
 
-    x1 and x2 are Infos (or None); the answer is an expression over them, or None for
-    ``x1 @ x2``: ``(x1.reshape(512, 128) @ x2).reshape((8, 64, 512))``."""
+    (`matmul_forward_form`, probed once per shape and process). x1 and x2 are Infos (or
+    None); the answer is an expression over them, or None for ``x1 @ x2``:
+    ``(x1.reshape(512, 128) @ x2).reshape((8, 64, 512))``."""
     if x1 is None or x2 is None:
         return None
     return matmul_forward_form(x1.shape, x2.shape, x1.dtype, x2.dtype, x1.c_order,
