@@ -271,6 +271,12 @@ for dtype in ("float32", "float64"):
         assert rl._one_gemm_pays(batch, M, K, N)
         # the gate rewrites exactly where this BLAS keeps numpy's bits
         assert (form is not None) == same, (dtype, batch, M, K, N, form, same)
+        # another alignment (a C-contiguous view one element into a buffer): the same bits
+        shifted = np.empty(a.size + 1, dtype)[1:].reshape(a.shape)
+        shifted[...] = a
+        if form is not None:
+            assert np.array_equal((shifted.reshape(batch * M, K) @ b).reshape(batch, M, N),
+                                  shifted @ b), (dtype, batch, M, K, N, "shifted")
         value, grads = srcad.value_and_grad(mm_loss, wrt=(0, 1))(a, b, p)
         tv, tg = srcad.value_and_grad(mm_loss, wrt=(0, 1), mode="tape")(a, b, p)
         assert value == tv == mm_loss(a, b, p), (dtype, batch, M, K, N)
