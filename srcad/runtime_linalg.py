@@ -148,9 +148,10 @@ def matmul_grad_form(a_shape, b_shape, wrt: str) -> str:
 # the same W again; the reshape ``(x.reshape(B*M, K) @ W).reshape((B..., M, N))`` (a view of
 # a C-contiguous x) is one GEMM. Each output element is the same K-term dot product, but
 # whether the BLAS sums it in the same order depends on the kernels it was built with and
-# picks at run time: OpenBLAS 0.3.31's SkylakeX kernels (AVX-512) give numpy's bits on every
-# shape the size rule admits, its Haswell/Zen kernels (AVX2) on none in float32 and all in
-# float64. So no table of shapes decides it: the first time a process meets a shape class
+# picks at run time: of the shapes the size rule admits, OpenBLAS 0.3.31's SkylakeX kernels
+# (AVX-512) gave numpy's bits on all 116 measured, its Haswell/Zen kernels (AVX2) on none in
+# float32 and all in float64 (OPENBLAS_CORETYPE=Haswell on this Zen 5). So no table of
+# shapes decides it: the first time a process meets a shape class
 # (batch, M, K, N, dtype) that the size rule admits, it runs both forms once on probe
 # operands of exactly that shape and keeps the one GEMM only where they are bitwise equal
 # (`_probe`; the verdict is cached for the process). Every mode asks the same question of the
