@@ -56,6 +56,7 @@
 #endif
 
 #include "srcad_kernels.h"
+#include "srcad_pool.h"
 
 #define MAXOPS (2 * SRCAD_MAXARGS)
 #define MAXD SRCAD_MAXDIMS
@@ -1263,6 +1264,7 @@ static PyMethodDef methods[] = {
     {"reset_stats", py_reset_stats, METH_NOARGS, "zero the counters"},
     {"row_reduce", (PyCFunction)(void (*)(void))py_row_reduce, METH_FASTCALL,
      "row_reduce(a, 'sum' | 'mean'): the row kernels' reductions over the last axis"},
+    SRCAD_POOL_METHODS
     {NULL, NULL, 0, NULL},
 };
 
@@ -1287,6 +1289,10 @@ SRCAD_CAT(PyInit_, SRCAD_DRIVER_NAME)(void)
     PyObject *cap = PyCapsule_New(&api, "srcad._kernels.api", NULL);
     if (cap == NULL || PyModule_AddObject(m, "api", cap) < 0) {
         Py_XDECREF(cap);
+        Py_DECREF(m);
+        return NULL;
+    }
+    if (pool_init(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

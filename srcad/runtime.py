@@ -12,6 +12,8 @@ helpers here and the specialiser use.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from .checkpoint import LoopCheckpoints
@@ -485,13 +487,24 @@ def as_grad(d, x):
 
     A Python float argument gets a Python float gradient; a dict, list or tuple argument gets
     the same structure (and key order) with a gradient per leaf.
+
+    No copy where none is needed: an array leaf that nothing but the generated code's own
+    frame refers to (its reference count says so, see `_LONE`), that owns its memory (or is
+    the whole of a base nothing else refers to), writeable, of the right shape and dtype, is
+    handed out as it is -- the caller is then the only holder, so it never sees the array
+    change and no two gradients share memory. Anything else (a user's argument, a value the
+    backward keeps, a view, the same array in two slots) is copied, as before.
     """
+    return _as_grad(d, x, _LONE[0])
+
+
+def _as_grad(d, x, lone):
     if isinstance(x, dict):
-        return {k: (as_grad(s, v) if (s := _slot(d, k)) is not None else zeros_grad_leaf(v))
-                for k, v in x.items()}
+        return {k: (_as_grad(s, v, _LONE[1]) if (s := _slot(d, k)) is not None
+                    else zeros_grad_leaf(v)) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
-        items = [as_grad(s, v) if (s := _slot(d, i)) is not None else zeros_grad_leaf(v)
-                 for i, v in enumerate(x)]
+        items = [_as_grad(s, v, _LONE[1]) if (s := _slot(d, i)) is not None
+                 else zeros_grad_leaf(v) for i, v in enumerate(x)]
         return type(x)(items) if not hasattr(x, "_fields") else type(x)(*items)
     if isinstance(x, float) and not isinstance(x, np.floating):
         return float(np.sum(d))
@@ -502,10 +515,71 @@ def as_grad(d, x):
         out = np.broadcast_to(d, np.shape(x))
     else:
         out = unbroadcast(np.asarray(d), x) if np.shape(d) != np.shape(x) else d
+    if out is d and type(d) is np.ndarray and not isinstance(x, np.generic):
+        refs = sys.getrefcount(d)
+        if lone is None:  # calibrating `_LONE`: what a leaf nothing else holds shows here
+            _CALIBRATION.append(refs)
+        elif refs <= lone and _sole_buffer(d, dtype, x):
+            return d
     out = np.array(out, dtype=dtype, copy=True)
     if isinstance(x, np.generic):
         return out[()]
     return out
+
+
+def _sole_buffer(d, dtype, x) -> bool:
+    """`d` is writeable, shaped and typed as the gradient of `x`, and owns its memory or is a
+    C-contiguous view of all of a base array that only `d` refers to (a reshaped product)."""
+    if d.dtype != dtype or d.shape != np.shape(x) or not d.flags.writeable:
+        return False
+    base = d.base
+    if base is None:
+        return True
+    if type(base) is not np.ndarray or base.base is not None:
+        return False
+    refs = sys.getrefcount(base)
+    if _LONE[2] is None:  # calibrating
+        _CALIBRATION.append(refs)
+        return False
+    return (d.flags.c_contiguous and base.flags.c_contiguous and d.nbytes == base.nbytes and
+            refs <= _LONE[2])
+
+
+_CALIBRATION: list = []
+_LONE: list = [None, None, None]  # (called directly, as a container's slot, a view's base)
+
+
+def _calibrate_lone() -> None:
+    """The reference counts a gradient leaf shows at `_as_grad`'s check when nothing but the
+    calling frame holds it, measured through the very calls generated code makes: directly
+    (`return as_grad(dx, x)`) and as a slot of a container (`return as_grad(dp, p)`), and
+    the count of a base array only its view refers to. They differ between Python versions,
+    so they are measured on this interpreter at import, never assumed; a count above them
+    means someone else holds the array, and it is copied."""
+    x = np.zeros(6)
+
+    def top():
+        dx = np.ones(6)
+        return as_grad(dx, x)
+
+    def tree():
+        dp = GradTree({"a": np.ones(6)})
+        return as_grad(dp, {"a": x})
+
+    def view():
+        dx = np.ones(6)
+        _sole_buffer(dx.reshape(6), dx.dtype, x)  # (a view of a base only it refers to)
+
+    _LONE[:] = [None, None, None]
+    _CALIBRATION.clear()
+    top()
+    tree()
+    lone = _CALIBRATION[:2]
+    _CALIBRATION.clear()
+    view()
+    lone.append(_CALIBRATION[0] - 1)  # (the base's own name in `view` is not there in use)
+    _CALIBRATION.clear()
+    _LONE[:] = lone
 
 
 def zeros_grad_leaf(x):
@@ -575,3 +649,6 @@ def fresh_stacks(saved, memo=None):
                                         for v in saved):
         return tuple(fresh_stacks(v, memo) for v in saved)
     return saved
+
+
+_calibrate_lone()
