@@ -57,6 +57,7 @@
 
 #include "srcad_kernels.h"
 #include "srcad_pool.h"
+#include "srcad_scatter.h"
 
 #define MAXOPS (2 * SRCAD_MAXARGS)
 #define MAXD SRCAD_MAXDIMS
@@ -1265,6 +1266,7 @@ static PyMethodDef methods[] = {
     {"row_reduce", (PyCFunction)(void (*)(void))py_row_reduce, METH_FASTCALL,
      "row_reduce(a, 'sum' | 'mean'): the row kernels' reductions over the last axis"},
     SRCAD_POOL_METHODS
+    SRCAD_SCATTER_METHODS
     {NULL, NULL, 0, NULL},
 };
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib
 import os
 import sys
 import sysconfig
@@ -48,8 +49,10 @@ def _idle_threads_sleep():
 
 
 try:  # the C runtime `pip install` builds (setup.py); without it, built into the cache
+    # (by name: the extension is compiled C that imports no Python module, and an import
+    # statement of it reads to graph tools as an import of the package srcad itself)
     with _idle_threads_sleep():
-        from .. import _kernels as _INSTALLED
+        _INSTALLED = importlib.import_module(f"{__name__.rpartition('.')[0]}._kernels")
 except ImportError:
     _INSTALLED = None
 
@@ -74,7 +77,7 @@ def kernels_c_dir() -> Path:
 def _sources_sha() -> str:
     d = kernels_c_dir()
     h = hashlib.sha256()
-    for name in ("srcad_kernels.h", "srcad_pool.h", "srcad_driver.c"):
+    for name in ("srcad_kernels.h", "srcad_pool.h", "srcad_scatter.h", "srcad_driver.c"):
         h.update((d / name).read_bytes())
     return h.hexdigest()
 
@@ -188,6 +191,13 @@ def pooled(fn):
     requirement) or ``SRCAD_BUFFER_POOL=0`` turned it off."""
     rt = _pool_runtime()
     return rt.pooled(fn) if rt is not None else fn
+
+
+def scatter_add_rows():
+    """The runtime's `scatter_add_rows(out, index, g)` (np.add.at for row scatters, bit for
+    bit; kernels_c/srcad_scatter.h), or None where the C runtime is not there."""
+    rt = _pool_runtime()
+    return getattr(rt, "scatter_add_rows", None) if rt is not None else None
 
 
 def pool_stats() -> dict:
