@@ -14,7 +14,8 @@ Two parts, float32, interleaved medians:
    times between the two; each round times ``--calls`` calls; medians over all calls.
    The gradients of both are compared (max relative difference per array, worst array).
 
-    python bench/matmul_gemm.py [--before REV] [--rounds 6] [--calls 10]
+    python bench/matmul_gemm.py [--before REV] [--rounds 6] [--calls 10] [--threads N]
+        [--fuse off|on|both]
 
 Writes bench/results/matmul_gemm.json.
 """
@@ -22,6 +23,7 @@ Writes bench/results/matmul_gemm.json.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import statistics
@@ -37,7 +39,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
 from srcad import runtime  # noqa: E402
-from srcad.runtime_linalg import matmul_grad_form  # noqa: E402
+from srcad.runtime_linalg import matmul_forward_form, matmul_grad_form  # noqa: E402
 
 # -- before: the generic helpers as they were (srcad/runtime.py before issue 15) ------------
 
@@ -117,6 +119,8 @@ def per_product(rounds):
         K, N = sa[-1], sb[-1]
         rows_ = int(np.prod(sa[:-1]))
         fa, fb = after(matmul_grad_form(sa, sb, "a")), after(matmul_grad_form(sa, sb, "b"))
+        # what srcad's forward runs now: one 2-D GEMM where matmul_forward_form says so
+        fwd = matmul_forward_form(sa, sb, a.dtype, b.dtype)
         t = timeit({
             "fwd batched": lambda: a @ b,
             "fwd 2-D": lambda: (a.reshape(rows_, K) @ b).reshape(sa[:-1] + (N,)),
@@ -124,14 +128,15 @@ def per_product(rounds):
             "dB before": lambda: before_grad_b(g, a, b), "dB after": lambda: fb(g, a, b),
         }, rounds if np.prod(sa) * N < 1e8 else max(5, rounds // 3))
         fwd2 = (a.reshape(rows_, K) @ b).reshape(sa[:-1] + (N,))
-        row = {"product": label, "a": sa, "b": sb, "us": t,
+        row = {"product": label, "a": sa, "b": sb, "us": t, "srcad_forward": fwd,
                "fwd_bitwise": bool(np.array_equal(a @ b, fwd2)),
                "dA_bitwise": bool(np.array_equal(before_grad_a(g, a, b), fa(g, a, b))),
                "dB_bitwise": bool(np.array_equal(before_grad_b(g, a, b), fb(g, a, b))),
                "dB_rel_diff": rel(fb(g, a, b), before_grad_b(g, a, b))}
         rows.append(row)
         print(f"{label:<26} fwd {t['fwd batched']:7.0f} -> {t['fwd 2-D']:7.0f} µs "
-              f"({'=' if row['fwd_bitwise'] else '≠'})  dA {t['dA before']:7.0f} -> "
+              f"({'=' if row['fwd_bitwise'] else '≠'}{'' if fwd else ', srcad keeps a @ b'})"
+              f"  dA {t['dA before']:7.0f} -> "
               f"{t['dA after']:7.0f} ({'=' if row['dA_bitwise'] else '≠'})  dB "
               f"{t['dB before']:7.0f} -> {t['dB after']:7.0f} "
               f"({'=' if row['dB_bitwise'] else '≠'}, {row['dB_rel_diff']:.1e})", flush=True)
@@ -152,7 +157,7 @@ rng = np.random.default_rng(0)
 p = T.randomize(rng, T.init(rng, d, h, np.float32), 0.02)
 x = rng.standard_normal((b, t, d)).astype(np.float32)
 probe = rng.standard_normal((b, t, d)).astype(np.float32)
-g = srcad.grad(T.block_loss, wrt="p")
+g = srcad.grad(T.block_loss, wrt="p", fuse=sys.argv[7] == "fused")
 t0 = time.perf_counter(); grads = g(p, x, h, probe); first = time.perf_counter() - t0
 np.savez(sys.argv[6], **grads)
 print(json.dumps({"first": first}), flush=True)
@@ -167,24 +172,28 @@ for line in sys.stdin:
 
 def extract(rev):
     d = tempfile.mkdtemp(prefix="srcad_before_")
-    archive = subprocess.run(["git", "-C", ROOT, "archive", rev, "srcad"], check=True,
-                             capture_output=True).stdout
+    # (kernels_c/: the C runtime fuse=True builds)
+    archive = subprocess.run(["git", "-C", ROOT, "archive", rev, "srcad", "kernels_c"],
+                             check=True, capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", d], input=archive, check=True)
     return d
 
 
-def block_before_after(before_rev, rounds, calls):
+def block_before_after(before_rev, rounds, calls, threads=None, fuse=("unfused",)):
     trees = {f"before ({before_rev})": extract(before_rev), "after (this tree)": ROOT}
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)
+    if threads:
+        env["OPENBLAS_NUM_THREADS"] = env["OMP_NUM_THREADS"] = str(threads)
+        env["SRCAD_NUM_THREADS"] = str(threads)
     out = []
-    for size in [(8, 64, 128, 4), (8, 128, 512, 8)]:
+    for size, mode in itertools.product([(8, 64, 128, 4), (8, 128, 512, 8)], fuse):
         procs, first, grads = {}, {}, {}
         tmp = tempfile.mkdtemp(prefix="srcad_grads_")
         for k, root in trees.items():
             path = os.path.join(tmp, f"{len(procs)}.npz")
             procs[k] = (subprocess.Popen([sys.executable, "-c", WORKER, root, *map(str, size),
-                                          path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                          path, mode], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                          text=True, env=env), path)
         for k, (pr, path) in procs.items():
             first[k] = json.loads(pr.stdout.readline())["first"]
@@ -205,11 +214,11 @@ def block_before_after(before_rev, rounds, calls):
         worst = max((rel(grads[ka][name], grads[kb][name]), name) for name in grads[kb])
         bitwise = [name for name in grads[kb] if np.array_equal(grads[ka][name], grads[kb][name])]
         med = {k: statistics.median(v) * 1e3 for k, v in times.items()}
-        row = {"size": "B{} T{} D{}".format(*size[:3]), "median_ms": med, "first_call_s": first,
+        row = {"size": "B{} T{} D{}".format(*size[:3]), "fuse": mode == "fused", "median_ms": med, "first_call_s": first,
                "calls": len(times[ka]), "worst_rel_diff": worst[0], "worst_array": worst[1],
                "bitwise_equal_arrays": bitwise}
         out.append(row)
-        print(f"block {row['size']}: before {med[kb]:.2f} ms, after {med[ka]:.2f} ms "
+        print(f"block {row['size']} {mode}: before {med[kb]:.2f} ms, after {med[ka]:.2f} ms "
               f"({med[ka] / med[kb]:.2f}x; {row['calls']} calls each, alternating); gradients: "
               f"{len(bitwise)}/{len(grads[kb])} arrays bitwise equal, worst rel diff "
               f"{worst[0]:.1e} ({worst[1]})", flush=True)
@@ -222,18 +231,27 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--calls", type=int, default=10)
     ap.add_argument("--skip-products", action="store_true")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="BLAS threads of the workers and the per-product timings")
+    ap.add_argument("--fuse", choices=("off", "on", "both"), default="off",
+                    help="the block gradient with fuse=False, fuse=True, or each")
     args = ap.parse_args(argv)
+    fuse = {"off": ("unfused",), "on": ("fused",), "both": ("unfused", "fused")}[args.fuse]
+    if args.threads:
+        from threadpoolctl import threadpool_limits
+        threadpool_limits(args.threads)
     with open("/proc/loadavg") as f:
         load0 = f.read().split()[:3]
     products = [] if args.skip_products else per_product(25)
-    block = block_before_after(args.before, args.rounds, args.calls)
+    block = block_before_after(args.before, args.rounds, args.calls, args.threads, fuse)
     with open("/proc/loadavg") as f:
         load1 = f.read().split()[:3]
     print(f"loadavg {' '.join(load0)} -> {' '.join(load1)} ({os.cpu_count()} cores)")
     os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
     with open(os.path.join(HERE, "results", "matmul_gemm.json"), "w") as f:
-        json.dump({"command": "python bench/matmul_gemm.py" + ("" if argv is None else " "
-                   + " ".join(argv)), "loadavg": [load0, load1], "products": products,
+        argv = sys.argv[1:] if argv is None else argv
+        json.dump({"command": " ".join(["python bench/matmul_gemm.py", *argv]), "threads": args.threads, "loadavg": [load0, load1],
+                   "products": products,
                    "block": block}, f, indent=1)
     return 0
 

@@ -40,6 +40,7 @@ __all__ = [
     "inner_grad_b",
     "kron_grad_a",
     "kron_grad_b",
+    "matmul_forward_form",
     "matmul_grad_form",
     "tensordot_grad_a",
     "tensordot_grad_b",
@@ -63,7 +64,11 @@ def _T(x):
 # ONE 2-D GEMM, whose contraction also sums over the batch (no batched matmul, no unbroadcast
 # sum): for (8, 64, 128) @ (128, 512), dW = x.reshape(512, 128).T @ g.reshape(512, 512).
 # Summing over the batch inside the GEMM changes the summation order of that gradient (a
-# different last bit than a batched product summed afterwards); the others keep numpy's order.
+# different last bit than a batched product summed afterwards). The others compute the same
+# dot product per element, but whether the BLAS sums it in the same order as the batched
+# product depends on the kernel it picks for each call's size (see `matmul_forward_form`):
+# measured bitwise on the block's shapes, not on every small one. Source and tape run the
+# same expression, so they agree bit for bit either way.
 
 
 def _batch_ones(shape) -> bool:
@@ -136,6 +141,95 @@ def matmul_grad_form(a_shape, b_shape, wrt: str) -> str:
     if a_shape[:-2] == b_shape[:-2]:
         return f"{at} @ g"
     return f"unbroadcast({at} @ g, b)"
+
+
+# --- matmul's forward: N-D @ 2-D as one 2-D GEMM ------------------------------------------
+# numpy computes (B..., M, K) @ (K, N) as a loop of B GEMMs of (M, K) @ (K, N), each packing
+# the same W again; the reshape ``(x.reshape(B*M, K) @ W).reshape((B..., M, N))`` (a view of
+# a C-contiguous x) is one GEMM. Each output element is the same K-term dot product, but
+# whether the BLAS sums it in the same order depends on the kernels it was built with and
+# picks at run time: of the shapes the size rule admits, OpenBLAS 0.3.31's SkylakeX kernels
+# (AVX-512) gave numpy's bits on all 116 measured, its Haswell/Zen kernels (AVX2) on none in
+# float32 and all in float64 (OPENBLAS_CORETYPE=Haswell on this Zen 5). So no table of
+# shapes decides it: the first time a process meets a shape class
+# (batch, M, K, N, dtype) that the size rule admits, it runs both forms once on probe
+# operands of exactly that shape and keeps the one GEMM only where they are bitwise equal
+# (`_probe`; the verdict is cached for the process). Every mode asks the same question of the
+# same cache -- source (reverse, forward, recomputation), tape, fused or not -- so they agree
+# bit for bit with each other, and srcad's value stays numpy's own on any machine.
+# Measured: tests/test_matmul_forward.py (the grid, each kernel set OpenBLAS offers here);
+# ``python bench/matmul_forward.py`` maps bits and speed.
+
+_GEMM_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_VERDICTS: dict = {}  # (dtype name, batch, M, K, N) -> one GEMM bitwise numpy's product here
+_PROBE_MAX = 2 ** 31  # multiply-adds one probe may cost (about 40 ms per product, float32)
+
+
+def matmul_forward_form(a_shape, b_shape, a_dtype, b_dtype, a_c_order=True, b_c_order=True,
+                        names=("a", "b")) -> str | None:
+    """``a @ b`` as one 2-D GEMM for these operands, an expression over `names`, or None
+    where numpy's own product is kept: not N-D @ 2-D, another dtype, an `a` that is not
+    C-contiguous (its reshape would copy), a `b` that is not C-contiguous, a shape where the
+    one GEMM was not measured faster (`_one_gemm_pays`), or one where this process's BLAS
+    does not give it numpy's bits (`one_gemm_keeps_bits`).
+
+    >>> matmul_forward_form((64, 128), (128, 512), np.float32, np.float32) is None
+    True
+    """
+    a, b = names
+    a_shape, b_shape = tuple(a_shape), tuple(b_shape)
+    if len(a_shape) < 3 or len(b_shape) != 2 or not (a_c_order and b_c_order):
+        return None
+    if a_dtype is None or b_dtype is None or np.dtype(a_dtype) != np.dtype(b_dtype) \
+            or np.dtype(a_dtype) not in _GEMM_DTYPES:
+        return None
+    batch = int(np.prod(a_shape[:-2], dtype=np.int64))
+    (M, K), N = a_shape[-2:], b_shape[-1]
+    if not _one_gemm_pays(batch, M, K, N) or not one_gemm_keeps_bits(batch, M, K, N, a_dtype):
+        return None
+    return f"({a}.reshape({batch * M}, {K}) @ {b}).reshape({a_shape[:-1] + (N,)!r})"
+
+
+def _one_gemm_pays(batch, M, K, N) -> bool:
+    """Is one (batch*M, K) @ (K, N) GEMM measured faster than numpy's `batch` GEMMs?
+
+    Speed (OpenBLAS 0.3.31, float32, bench/matmul_forward.py): the one GEMM is 1.05-1.17x
+    faster at 1 thread on the block's products (each matrix's M*K*N >= 2**20), 1.5-2.3x at 2;
+    on smaller matrices, where the batch runs the BLAS's kernel for small matrices, it was
+    slower (0.75-0.96x; the GPT's (16, 32, 64) @ (64, 64)). M or N of 1 is a GEMV in numpy's
+    loop, a batch of 1 is one GEMM already, and an N under 16 or not a multiple of 16 was
+    not measured; all keep numpy's product. A product too large to probe cheaply too."""
+    if batch < 2 or M < 2 or K < 1 or N < 16 or N % 16:
+        return False
+    return M * K * N > 1_000_000 and batch * M * K * N <= _PROBE_MAX
+
+
+def one_gemm_keeps_bits(batch, M, K, N, dtype) -> bool:
+    """Is one (batch*M, K) @ (K, N) GEMM bitwise equal to numpy's product of a C-contiguous
+    (batch, M, K) and (K, N) of this dtype, with this process's BLAS? Probed once per shape
+    class and process (`_probe`), then read from `_VERDICTS`."""
+    key = (np.dtype(dtype).name, int(batch), int(M), int(K), int(N))
+    verdict = _VERDICTS.get(key)
+    if verdict is None:
+        verdict = _VERDICTS[key] = bool(_probe(*key))
+    return verdict
+
+
+def _probe(dtype, batch, M, K, N) -> bool:
+    """Both forms on probe operands of exactly this shape (the BLAS picks its kernels by
+    shape, never by value; random values with full mantissas and both signs differ in some
+    element's last bit wherever the two sum in another order). The verdict is taken at the
+    BLAS thread count of that moment and kept for others: tests hold the rewritten shapes to
+    numpy's bits at 1 thread and the default count, and at another alignment."""
+    rng = np.random.default_rng(20150)
+    a = rng.standard_normal((batch, M, K), dtype=np.dtype(dtype))
+    b = rng.standard_normal((K, N), dtype=np.dtype(dtype))
+    return bool(np.array_equal(a @ b, _one_gemm(a, b)))
+
+
+def _one_gemm(a, b):
+    """`matmul_forward_form`'s expression, as a function (the probe's; tests replace it)."""
+    return (a.reshape(-1, a.shape[-1]) @ b).reshape(a.shape[:-1] + (b.shape[-1],))
 
 
 def _float_dtype(*xs):

@@ -42,6 +42,7 @@ from .ops import table
 from .tape_builtins import LibraryView, plain_call, tape_builtins
 from .tape_containers import CONTAINERS, TensorDict, raw_item, raw_items, rewrap, wrap_container
 from .tape_tensor import _PY, Tensor, _has_tensor, _unwrap
+from .transform.specialise import Info
 
 
 _BUILTIN_NAMES = {"round", "isinstance", "print", "repr", "format", "hash", "id", "sorted"}
@@ -59,6 +60,26 @@ class Entry:
 
 
 _VIEW_KINDS = {operator.getitem: "index", np.transpose: "transpose", np.swapaxes: "swapaxes"}
+
+
+_NO_FORM = object()
+_FORMS: dict = {}  # (params, a row's forward_form expression) -> its compiled function
+
+
+def _forward_form(op, values):
+    """The row's `forward_form` for these values' shapes, run as generated code runs it (so
+    the two modes compute the same numpy calls), or _NO_FORM where it has none."""
+    if op.forward_form is None:
+        return _NO_FORM
+    template = op.forward_template({k: Info.of(v) for k, v in values.items()})
+    if template is None:
+        return _NO_FORM
+    key = (op.param_names, template)
+    fn = _FORMS.get(key)
+    if fn is None:
+        fn = _FORMS[key] = eval(f"lambda {', '.join(op.param_names)}: {template}",
+                                {"np": np, **vars(runtime)})
+    return fn(**{p.name: values.get(p.name, p.default) for p in op.params})
 
 
 class Tape:
@@ -85,8 +106,10 @@ class Tape:
             raise SrcadError(f"tape mode: {e}") from None
         values = {k: _unwrap(v) for k, v in bound.items()}
         positional, keywords = op.call_parts(values)
-        result = (py_operator(*positional) if py_operator is not None
-                  else op.fn(*positional, **keywords))
+        result = _forward_form(op, values)
+        if result is _NO_FORM:
+            result = (py_operator(*positional) if py_operator is not None
+                      else op.fn(*positional, **keywords))
         if op.family == "constructor" and isinstance(result, np.ndarray) and any(
                 _has_tensor(v) for v in bound.values()):
             # np.zeros_like(x): a buffer the function may write differentiable values into,

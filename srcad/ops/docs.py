@@ -92,10 +92,17 @@ def _saved_cell(op: Op) -> str:
     return ", ".join(f"`{s}`" for s in saved) or "nothing"
 
 
+def _forward_cell(op: Op) -> str:
+    """The spelling, and what a row's `forward_form` runs instead for known shapes (its
+    docstring's first line)."""
+    doc = (getattr(op.forward_form, "__doc__", None) or "").strip().splitlines()
+    return _code(op.spelling_src) + (f"<br>{_cell(doc[0])}" if doc else "")
+
+
 def _row(op: Op) -> str:
     cells = [
         _op_cell(op),
-        _code(op.spelling_src),
+        _forward_cell(op),
         _backward_cell(op),
         _saved_cell(op),
         _cell(op.derivation) or _DASH,

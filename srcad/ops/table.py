@@ -142,6 +142,12 @@ class Op:
     # ("arg", i) for the call's i-th or ("const", value) -- np.einsum's interleaved form
     # becomes its subscripts form, so that both share one rule
     canonical: Callable | None = None
+    # where the operands' shapes are known, a faster spelling of the same values:
+    # ``forward_form(*infos)`` gets one Info (shape, dtype, c_order; None where unknown) per
+    # parameter and answers an expression over the parameter names, or None for `spelling`.
+    # Generated code (reverse, forward, recomputation) and tape mode both run it, so the two
+    # modes compute the same numpy calls (matmul: N-D @ 2-D as one 2-D GEMM)
+    forward_form: Callable | None = None
     # test metadata (read by tests/test_ops.py)
     domain: tuple = (-2.0, 2.0)  # (low, high) for every argument, or one pair per argument
     dtypes: tuple[str, ...] = ("float32", "float64")
@@ -222,6 +228,12 @@ class Op:
             else:
                 keywords[p.name] = values[p.name]
         return positional, keywords
+
+    def forward_template(self, infos: dict) -> str | None:
+        """`forward_form`'s expression for these {param: Info} (None: the plain spelling)."""
+        if self.forward_form is None or self.star is not None:
+            return None
+        return self.forward_form(*(infos.get(p.name) for p in self.params))
 
     def vjp(self, pname: str) -> Rule | None:
         """The VJP rule for the named forward parameter, or None if not differentiable."""
@@ -477,7 +489,7 @@ def _default_spelling(fn: Callable, params: tuple[Param, ...]) -> str:
 _META = {"name", "spelling", "params", "c", "c_expr", "c_version", "c_kinds", "c_types",
          "c_consts", "elementwise",
          "broadcasting", "view", "derivation", "family", "aliases", "domain", "dtypes", "tol",
-         "test_cases", "linear", "sequences", "canonical"}
+         "test_cases", "linear", "sequences", "canonical", "forward_form"}
 
 
 def defvjp(fn: Callable, *rules: Callable | None, **meta: Any) -> Op:

@@ -242,9 +242,8 @@ class CheckpointingMixin:
                 at = reader[0]
             if at is None:
                 continue
-            at_index.setdefault(at, []).insert(0, (at, assign(s.target,
-                                                               forward_expr(s.op, s.args)),
-                                                   s.line))
+            at_index.setdefault(at, []).insert(0, (at, assign(s.target, forward_expr(
+                s.op, s.args, self.info_of)), s.line))
             self.rematerialised.insert(0, (s.target, s.line))
         for at in sorted(at_index, reverse=True):
             group = at_index[at]

@@ -99,7 +99,7 @@ class Forward:
 
     # -- statements --------------------------------------------------------------------------
     def call(self, s: ir.Call, out: list) -> None:
-        out.append(Line(assign(s.target, forward_expr(s.op, s.args)), s.line,
+        out.append(Line(assign(s.target, forward_expr(s.op, s.args, self.info_of)), s.line,
                         keep=may_change_state(s.op)))
         if s.target not in self.varied:
             return
@@ -150,7 +150,7 @@ class Forward:
             else:  # linear: the op applied to the tangent
                 args = dict(s.args)
                 args[pname] = _Raw(self.tangent_atom(atom))
-                expr = _forward_with_raw(s.op, args)
+                expr = _forward_with_raw(s.op, args, self.info_of)
             terms.append(expr)
         d = self.dot(s.target)
         if not terms:
@@ -301,8 +301,9 @@ class _Raw:
         self.expr = expr
 
 
-def _forward_with_raw(op, args) -> ast.expr:
-    """`forward_expr` where some arguments are `_Raw` expressions."""
+def _forward_with_raw(op, args, info_of=None) -> ast.expr:
+    """`forward_expr` where some arguments are `_Raw` expressions (each with the Info of the
+    expression it stands for: a tangent has its primal's shape and dtype)."""
     placeholders = {}
     plain = {}
     for k, v in args.items():
@@ -312,7 +313,13 @@ def _forward_with_raw(op, args) -> ast.expr:
             plain[k] = ir.Var(ph)
         else:
             plain[k] = v
-    expr = forward_expr(op, plain)
+
+    def info(node):
+        if isinstance(node, ast.Name) and node.id in placeholders:
+            return info_of(placeholders[node.id])
+        return info_of(node)
+
+    expr = forward_expr(op, plain, None if info_of is None else info)
     return subst(expr, {k: copy.deepcopy(v) for k, v in placeholders.items()})
 
 

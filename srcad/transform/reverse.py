@@ -320,7 +320,7 @@ class Reverse(AdjointsMixin, CallsMixin, CheckpointingMixin, ControlFlowMixin, S
                     out.append(Line(ast.Expr(_method(name(self.stack_name(v)), "push",
                                                      name(v))), s.line))
             if isinstance(s, ir.Call):
-                out.append(Line(assign(s.target, forward_expr(s.op, s.args)), s.line,
+                out.append(Line(assign(s.target, forward_expr(s.op, s.args, self.info_of)), s.line,
                                 keep=may_change_state(s.op)))
             elif isinstance(s, ir.UserCall):
                 out.append(Line(self.user_call_forward(s), s.line,

@@ -86,13 +86,24 @@ def const_atom(value) -> ir.Const:
     return ir.Const(value, repr(value) if not isinstance(value, type) else f"np.{value.__name__}")
 
 
-def forward_expr(op: Op, args: dict) -> ast.expr:
+def forward_expr(op: Op, args: dict, info_of=None) -> ast.expr:
     """How generated code spells `op(**args)`: the row's spelling with atoms filled in.
 
     A call-shaped spelling (``np.sum(a, axis, keepdims)``) passes required parameters by
     position and the others by keyword, only when given: ``np.sum(x, axis=1)``; a variadic
     parameter (``np.einsum(subscripts, *operands)``) spreads its items by position.
+    With `info_of` (an expression's static Info, or None), a row's `forward_form` may answer
+    a faster spelling of the same values for the operands' shapes (tape mode runs the same):
+    ``x @ W`` with x (8, 64, 128) and W (128, 512) is ``(x.reshape(512, 128) @ W).reshape((8,
+    64, 512))``, one 2-D GEMM.
     """
+    if info_of is not None and op.forward_form is not None and op.star is None:
+        infos = {p.name: info_of(atom_expr(args[p.name])) for p in op.params
+                 if isinstance(args.get(p.name), ir.Var)}
+        template = op.forward_template(infos)
+        if template is not None:
+            return subst(parse_expr(template), {p.name: args[p.name] if p.name in args
+                                                else const_atom(p.default) for p in op.params})
     sp = op.spelling
     if (
         isinstance(sp, ast.Call)
