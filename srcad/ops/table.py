@@ -16,6 +16,8 @@ its expression (`Rule.reads`), never hand-listed.
 from __future__ import annotations
 
 import ast
+import copy
+import functools
 import inspect
 import sys
 import textwrap
@@ -360,15 +362,10 @@ def _lambda_node(fn: Callable) -> ast.Lambda:
             f"cannot read the source of rule {fn!r}",
             hint="define derivative rules as lambdas or functions in a .py file",
         ) from e
-    tree = ast.parse("".join(lines))
     want_args = code.co_varnames[: code.co_argcount]
     positions = {(ln, col) for (ln, _, col, _) in code.co_positions() if ln is not None}
-    candidates = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Lambda):
-            args = tuple(a.arg for a in node.args.args)
-            if args == want_args and node.lineno <= code.co_firstlineno <= node.end_lineno:
-                candidates.append(node)
+    candidates = [node for node, args in _lambdas_of("".join(lines))
+                  if args == want_args and node.lineno <= code.co_firstlineno <= node.end_lineno]
     if len(candidates) > 1:
         body_hits = [
             c
@@ -382,7 +379,23 @@ def _lambda_node(fn: Callable) -> ast.Lambda:
         candidates = body_hits or candidates
     if not candidates:
         raise SrcadError(f"cannot find the source of rule {fn!r}")
-    return candidates[0]
+    node = candidates[0]
+    if id(node) in _HANDED_OUT:  # (each rule owns its tree: stages may annotate it)
+        return copy.deepcopy(node)
+    _HANDED_OUT.add(id(node))
+    return node
+
+
+_HANDED_OUT: set = set()  # ids of parsed lambdas a rule already owns (the trees stay cached)
+
+
+@functools.lru_cache(maxsize=64)
+def _lambdas_of(source: str) -> tuple:
+    """Every lambda of a module's source with its parameter names, parsed once per module
+    (the op table's ~370 rules live in a few files: parsing each file once per rule took
+    most of `import srcad`'s 2.7 s)."""
+    return tuple((node, tuple(a.arg for a in node.args.args))
+                 for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Lambda))
 
 
 def _function_node(fn: Callable) -> tuple[ast.expr, tuple[str, ...]]:
