@@ -130,12 +130,7 @@ class _Block:
         k = self.k
         for o in k.outs:
             o.name_c = k.stmts[o.stmt].cname
-        body: list[str] = []
-        for si, (kind, what) in enumerate(self.steps):
-            if kind == "call":
-                body.extend(self.call(what))
-            else:
-                body.extend(self.segment(si, what))
+        body = self._emit_steps()
         # the body takes every pointer as a restrict parameter (gcc does not trust restrict
         # on pointers loaded into locals, and would not vectorise a loop over many arrays)
         params, passed = [], []
@@ -188,6 +183,15 @@ class _Block:
         wrapper.append(f"    {k.name}_body({', '.join(passed)});")
         wrapper.append("}")
         return "\n".join(head + body + ["}", ""] + wrapper) + "\n"
+
+    def _emit_steps(self) -> list[str]:
+        body: list[str] = []
+        for si, (kind, what) in enumerate(self.steps):
+            if kind == "call":
+                body.extend(self.call(what))
+            else:
+                body.extend(self.segment(si, what))
+        return body
 
     def operand_text(self, ref, dst: np.dtype) -> str:
         if ref.kind == "const":
@@ -306,7 +310,8 @@ class _Block:
 
 
 def block_and_descriptor(k) -> str:
-    b = _Block(k)
+    from .cgen_rows import RowBlock, row_fields
+    b = RowBlock(k) if k.rowwise else _Block(k)
     block = b.text()
     name = k.name
     kinds = {"array": "SRCAD_ARRAY", "scalar": "SRCAD_SCALAR", "number": "SRCAD_NUMBER"}
@@ -352,12 +357,17 @@ def block_and_descriptor(k) -> str:
                          for q, (u, i, nums) in enumerate(b.loops))
         out.append(f"static const srcad_loop_ref {name}_loops[] = {{{refs}}};")
         loops_name = f"{name}_loops"
+    rows = ""
+    if k.rowwise:
+        tables, fields = row_fields(k)
+        out.extend(tables)
+        rows = f",\n    {fields}"
     out.append(f"static srcad_kernel {name}_kernel = {{\n"
                f"    SRCAD_ABI, {_c_string(name)}, {_c_string(k.where)}, {k.ndim},\n"
                f"    {len(k.args)}, {name}_args, {len(k.outs)}, {name}_outs,\n"
                f"    {len(k.stmts)}, {name}_stmt_start, {ops_name},\n"
                f"    {len(b.tmps)}, {tmp_name}, {len(b.loops)}, {loops_name},\n"
-               f"    {name}_block, {sum(1 << j for j in b.raw_args)}ULL, NULL, NULL}};")
+               f"    {name}_block, {sum(1 << j for j in b.raw_args)}ULL, NULL, NULL{rows}}};")
     out.append(f"static PyObject *\n{name}(PyObject *self, PyObject *const *args, "
                f"Py_ssize_t nargs, PyObject *kwnames)\n{{\n    (void)self;\n"
                f"    if (srcad_rt == NULL) return srcad_not_ready();\n"

@@ -108,9 +108,12 @@ class Region:
     rests: dict = field(default_factory=dict)  # index -> the rewritten line, if any
     tail: tuple | None = None  # (index, Line): a statement with side effects that ends it
 
+    full: tuple | None = None  # the chain's shape (its row values: last axis 1)
+    rowwise: bool = False  # it holds a row op (a last-axis reduction, a broadcast back)
+
     @property
     def shape(self):
-        return self.parts[0].shape if self.parts else None
+        return self.full
 
     def n_ops(self) -> int:
         return sum(p.tree.ops() for p in self.parts)
@@ -128,6 +131,7 @@ class FunctionLowering:
         self.kernels = kernels
         self.taken = taken  # names in use in the whole module (for new ones)
         self.refs: dict[str, int] = {}
+        self.hoist_reads: dict[str, int] = {}  # a made-up name -> the statements reading it
         for top in f.body:
             for ln in top.walk():
                 if ln.node is not None:
@@ -163,7 +167,7 @@ class FunctionLowering:
             return None if vt is None or vt.kind == "const" else TNode("leaf", vt, e, name=e.id)
         app = match.match(e, self.ns)
         if app is None:
-            return None
+            return self._row_tree(e, env)
         children = {}
         for p, sub in app.args.items():
             c = self.tree(sub, env)
@@ -183,6 +187,21 @@ class FunctionLowering:
                 c.weak_ok = not isinstance(alt, str) and alt.out == typed.out and \
                     alt.loop_in == typed.loop_in
         return TNode("op", VT("array", typed.out, typed.shape), e, app, typed, children)
+
+    def _row_tree(self, e: ast.expr, env: dict) -> TNode | None:
+        """A row op (a last-axis reduction, a per-row value broadcast back): see
+        `match.type_row`."""
+        app = match.match_row(e, self.ns)
+        if app is None:
+            return None
+        (p, sub), = app.args.items()
+        c = self.tree(sub, env)
+        if c is None or c.kind == "const":
+            return None
+        typed = match.type_row(app, {p: c.vt}, self.ns)
+        if isinstance(typed, str):
+            return None
+        return TNode("op", VT("array", typed.out, typed.shape), e, app, typed, {p: c})
 
     # -- splitting a statement into parts ----------------------------------------------------
     def fresh(self, base: str) -> str:
@@ -208,6 +227,7 @@ class FunctionLowering:
                                                value=copy.deepcopy(c.node), lineno=0),
                                     index, must_bind=True))
                     t.children[p] = TNode("leaf", c.vt, ast.Name(name, ast.Load()), name=name)
+                    self.hoist_reads[name] = self.hoist_reads.get(name, 0) + 1
                 else:  # a 0-d operand is computed by numpy, inside the statement
                     return None
             else:
@@ -217,7 +237,14 @@ class FunctionLowering:
 
     def parts_of(self, ln: Line, index: int, env: dict):
         """(parts, rest): the fusable parts of a statement, and what is left of it (None:
-        nothing; the statement is all parts)."""
+        nothing; the statement is all parts). A part whose row ops read rows of two lengths
+        leaves the statement to numpy."""
+        parts, rest = self._parts_of(ln, index, env)
+        if any(_joint(None, *_shapes_of(p)) is None for p in parts):
+            return [], ln
+        return parts, rest
+
+    def _parts_of(self, ln: Line, index: int, env: dict):
         node = ln.node
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
                 isinstance(node.targets[0], ast.Name):
@@ -287,6 +314,7 @@ class FunctionLowering:
                                       ast.Assign(targets=[ast.Name(name, ast.Store())],
                                                  value=copy.deepcopy(e), lineno=0),
                                       index, must_bind=True))
+                    self.hoist_reads[name] = self.hoist_reads.get(name, 0) + 1
                     return ast.Name(name, ast.Load())
         if isinstance(e, _NO_DESCENT) or isinstance(e, ast.Name):
             return None
@@ -473,8 +501,11 @@ class FunctionLowering:
     def fits(self, r: Region, p: Part) -> bool:
         if not r.parts:
             return True
-        if p.shape != r.shape:
+        shapes = _shapes_of(p)
+        if _joint(r.full, *shapes) is None:
             return False
+        if any(s != r.full for s in shapes) and not (r.rowwise or _has_row_op(p.tree)):
+            return False  # (values of two shapes make a row kernel: only for a row op)
         if p.reads & (r.pend_writes | r.pend_dels) or \
                 {p.target} & (r.pend_reads | r.pend_writes):
             return False
@@ -492,6 +523,8 @@ class FunctionLowering:
         if p.target in r.pend_dels:
             r.drop_dels.add(p.target)
             r.pend_dels.discard(p.target)
+        r.full = _joint(r.full, *_shapes_of(p))
+        r.rowwise = r.rowwise or _has_row_op(p.tree)
         r.parts.append(p)
         r.written.add(p.target)
         r.originals.setdefault(index, ln)
@@ -587,6 +620,47 @@ class FunctionLowering:
                 out.append(Line(part_statement(p), p.line))
             out.extend(pend.get(index, []))
         return out
+
+
+def _shapes_of(p: Part) -> list:
+    """The shapes a part's values take: its own, and the full rows its row ops read or
+    write (a reduction's operand, a broadcast's result)."""
+    out = [p.shape]
+
+    def walk(t):
+        if t.kind != "op":
+            return
+        if t.typed.row in ("sum", "mean"):
+            out.extend(c.vt.shape for c in t.children.values())
+        elif t.typed.row:
+            out.append(t.vt.shape)
+        for c in t.children.values():
+            walk(c)
+
+    walk(p.tree)
+    return out
+
+
+def _has_row_op(t) -> bool:
+    return t.kind == "op" and (bool(t.typed.row) or
+                               any(_has_row_op(c) for c in t.children.values()))
+
+
+def _joint(full, *shapes):
+    """The shape of a chain holding values of `full` (None: nothing yet) and `shapes`, or
+    None: equal shapes, or a full shape and its row shape (last axis 1) -- the chain is then
+    a row kernel, which works one row at a time."""
+    for s in shapes:
+        if full is None or s == full:
+            full = s if full is None else full
+            continue
+        if len(s) != len(full) or not s or s[:-1] != full[:-1]:
+            return None
+        if full[-1] == 1:
+            full = s
+        elif s[-1] != 1:
+            return None
+    return full
 
 
 def _header(ln: Line) -> ast.AST:
