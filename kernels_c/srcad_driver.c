@@ -534,6 +534,8 @@ typedef struct {
     int itemsize[MAXOPS];
     int one[MAXOPS];     /* one value per row (a row argument or output, or a number) */
     int through[MAXOPS]; /* an output written through scratch, copied after the block */
+    npy_intp last[MAXOPS]; /* an argument's stride along the row: not its item size, the row
+                            * is filled (0) or gathered into scratch first */
 } rowplan_t;
 
 static int
@@ -562,6 +564,11 @@ rows_work(const rowplan_t *pl, npy_intp r0, npy_intp r1)
             }
             at[op] = ptr;
             p[op] = raw[op] = pl->through[op] ? buf + slot * (size_t)op : ptr;
+            if (op < nin && !pl->one[op] && pl->last[op] != pl->itemsize[op]) {
+                p[op] = raw[op] = buf + slot * (size_t)op;
+                if (pl->last[op] == 0) fill(p[op], ptr, L, pl->itemsize[op]);
+                else gather(p[op], ptr, pl->last[op], L, pl->itemsize[op]);
+            }
             step[op] = pl->one[op] ? 0 : pl->itemsize[op];
         }
         k->block(p, L, k->loops, tmp, raw, step);
@@ -613,16 +620,22 @@ run_rows(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs, PyObject *con
                      "was planned for", k->in[i].name);
             return fall_back(k, args, nargs, why, given);
         }
-        if (!PyArray_IS_C_CONTIGUOUS(A)) {
-            snprintf(why, sizeof(why), "argument `%s` is not C-contiguous (numpy would sum "
-                     "its rows in another order)", k->in[i].name);
-            return fall_back(k, args, nargs, why, given);
-        }
         pl.data[i] = PyArray_BYTES(A);
         pl.itemsize[i] = (int)PyArray_ITEMSIZE(A);
-        for (int d = 0; d < nd - 1; d++) {
+        npy_intp al[MAXD]; /* its strides aligned to the kernel's axes, 0 where broadcast */
+        for (int d = 0; d < nd; d++) {
             int dd = d - (nd - ndA);
-            pl.ost[i][d] = (dd < 0 || PyArray_DIM(A, dd) == 1) ? 0 : PyArray_STRIDE(A, dd);
+            al[d] = (dd < 0 || PyArray_DIM(A, dd) == 1) ? 0 : PyArray_STRIDE(A, dd);
+            if (d < nd - 1) pl.ost[i][d] = al[d];
+        }
+        pl.last[i] = al[nd - 1];
+        /* numpy lays new results out in C order only when every argument is in C order
+         * (stride 0 aside), and sums a row pairwise only when its elements are adjacent */
+        if (!is_c_compatible(nd, al) ||
+            ((k->reduce_in >> i & 1) && pl.last[i] != pl.itemsize[i] && pl.len > 1)) {
+            snprintf(why, sizeof(why), "argument `%s` is not in C order (numpy would lay out "
+                     "or sum its rows in another order)", k->in[i].name);
+            return fall_back(k, args, nargs, why, given);
         }
     }
     /* in-place targets: writeable, sharing memory with no other argument */
@@ -632,7 +645,7 @@ run_rows(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs, PyObject *con
         PyArrayObject *A = arr[t];
         const npy_intp *tshape = (k->row_in >> t & 1) ? rshape : k->shape;
         int ok = A != NULL && PyArray_NDIM(A) == nd && PyArray_ISWRITEABLE(A) &&
-                 PyArray_TYPE(A) == k->out[o].type;
+                 PyArray_TYPE(A) == k->out[o].type && PyArray_IS_C_CONTIGUOUS(A);
         for (int d = 0; ok && d < nd; d++) ok = PyArray_DIM(A, d) == tshape[d];
         if (!ok) {
             snprintf(why, sizeof(why), "`%s` cannot be updated in place here", k->out[o].name);

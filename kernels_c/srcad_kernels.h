@@ -131,13 +131,16 @@ typedef struct srcad_kernel {
      * (`run_rows`) calls `block` once per row, n = the row's length, each argument and
      * output pointing at its row (one value for those in row_in / row_out, whose last axis
      * is 1), and sizes `tmp` to one row. It runs only arguments of exactly their planned
-     * shape (in_shape: ndim entries per argument, -1 for an axis it lacks) in C order --
-     * numpy sums a row of another layout in another order -- and falls back otherwise. */
+     * shape (in_shape: ndim entries per argument, -1 for an axis it lacks) in C order
+     * (stride 0 aside: numpy's results are then in C order too, and a row of one is summed
+     * pairwise, as the block does) and falls back otherwise. */
     int rowwise;
     const intptr_t *shape; /* the planned full shape (ndim entries) */
     const intptr_t *in_shape;
     unsigned long long row_in;
     unsigned long long row_out;
+    unsigned long long reduce_in; /* bit k: argument k is reduced directly (must be a row of
+                                   * adjacent elements) */
 } srcad_kernel;
 
 typedef struct {

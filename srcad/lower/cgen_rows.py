@@ -199,7 +199,9 @@ def row_fields(k) -> list[str]:
               f"static const intptr_t {name}_in_shape[] = {{{', '.join(map(str, dims))}}};"]
     row_in = sum(1 << j for j, a in enumerate(k.args) if a.kind == "array" and a.row)
     row_out = sum(1 << i for i, o in enumerate(k.outs) if k.stmts[o.stmt].row)
+    reduced = sum(1 << r.index for s in k.stmts if s.reduce
+                  for r in s.operands.values() if r.kind == "arg")
     fields = (f".rowwise = 1, .shape = {name}_shape, .in_shape = {name}_in_shape, "
-              f".row_in = {row_in}ULL, .row_out = {row_out}ULL")
+              f".row_in = {row_in}ULL, .row_out = {row_out}ULL, .reduce_in = {reduced}ULL")
     return tables, fields
 
