@@ -161,12 +161,9 @@ class _Block:
         passed += ["n", "loops"]
         notes = []
         for a in k.args:
-            what = {"array": f"{a.dtype} array, broadcast", "scalar": f"0-d {a.dtype}",
-                    "number": "a Python number"}[a.kind]
-            notes.append(f" *   {_comment(a.name)}: {what}")
+            notes.append(f" *   {_comment(a.name)}: {self.arg_note(a)}")
         for o in k.outs:
-            what = "updated in place" if o.inout >= 0 else "a new array"
-            notes.append(f" *   -> {_comment(o.name)}: {k.stmts[o.stmt].dtype}, {what}")
+            notes.append(f" *   -> {_comment(o.name)}: {self.out_note(o)}")
         head = ["/* arguments and results:"] + notes + [" */",
                 f"static inline void\n{k.name}_body({', '.join(params)})", "{"]
         if all(s.inline for s in k.stmts):
@@ -183,6 +180,15 @@ class _Block:
         wrapper.append(f"    {k.name}_body({', '.join(passed)});")
         wrapper.append("}")
         return "\n".join(head + body + ["}", ""] + wrapper) + "\n"
+
+    @staticmethod
+    def arg_note(a) -> str:
+        return {"array": f"{a.dtype} array, broadcast", "scalar": f"0-d {a.dtype}",
+                "number": "a Python number"}[a.kind]
+
+    def out_note(self, o) -> str:
+        what = "updated in place" if o.inout >= 0 else "a new array"
+        return f"{self.k.stmts[o.stmt].dtype}, {what}"
 
     def _emit_steps(self) -> list[str]:
         body: list[str] = []

@@ -83,6 +83,16 @@ class RowBlock(_Block):
                                    f"  /* one value per row */")
         return super().text()
 
+    @staticmethod
+    def arg_note(a) -> str:
+        if a.kind == "array" and a.row:
+            return f"{a.dtype} array, one value per row (last axis 1)"
+        return _Block.arg_note(a) + (", each row whole" if a.kind == "array" else "")
+
+    def out_note(self, o) -> str:
+        row = ", one value per row" if self.k.stmts[o.stmt].row else ""
+        return super().out_note(o) + row
+
     def _emit_steps(self) -> list:
         body = []
         for si, (kind, js) in enumerate(self.steps):

@@ -42,6 +42,11 @@ from . import match
 from .assemble import build_kernel, part_statement
 from .match import VT
 
+# row kernels (a chain through a last-axis sum or mean with keepdims, and its broadcast back,
+# as one kernel working row by row: srcad/lower/cgen_rows.py); False lowers as before them,
+# the row reductions left to numpy (bench/rows.py's "before")
+ROW_KERNELS = True
+
 _ARRAY_METHODS = {"sum", "mean", "max", "min", "prod", "any", "all", "reshape", "transpose",
                   "astype", "copy", "ravel", "flatten", "swapaxes", "squeeze", "dot", "clip",
                   "cumsum", "var", "std", "argmax", "argmin", "take", "repeat", "round",
@@ -191,7 +196,7 @@ class FunctionLowering:
     def _row_tree(self, e: ast.expr, env: dict) -> TNode | None:
         """A row op (a last-axis reduction, a per-row value broadcast back): see
         `match.type_row`."""
-        app = match.match_row(e, self.ns)
+        app = match.match_row(e, self.ns) if ROW_KERNELS else None
         if app is None:
             return None
         (p, sub), = app.args.items()
