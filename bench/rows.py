@@ -9,10 +9,10 @@ are set here unless given):
 
   * the zoo Transformer block's gradient (value_and_grad of `block_loss` w.r.t. every
     parameter) at B8 T64 D128 and B8 T128 D512;
-  * LayerNorm alone at (8, 128, 512): the forward (lowered as a plain function) and the
-    gradient of ``sum(layer_norm(x, g, b) * w)`` w.r.t. x, g, b;
-  * softmax alone at (8, 4, 128, 128) (the attention scores of the large block): forward
-    and gradient of ``sum(softmax(x) * w)``;
+  * LayerNorm alone at (8, 128, 512): the forward of its vjp (which also keeps what the
+    backward reads) and the gradient of ``sum(layer_norm(x, g, b) * w)`` w.r.t. x, g, b;
+  * softmax alone at (8, 4, 128, 128) (the attention scores of the large block): the same,
+    the gradient of ``sum(softmax(x) * w)``;
   * beside them numpy's forward, and torch eager where it is installed.
 
     python bench/rows.py            # ~2-3 minutes; prints the table
@@ -21,10 +21,8 @@ are set here unless given):
 
 from __future__ import annotations
 
-import inspect
 import os
 import sys
-import textwrap
 
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "SRCAD_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
@@ -36,7 +34,6 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import srcad  # noqa: E402
 from srcad import build  # noqa: E402
 from srcad.lower import fuse as fuser  # noqa: E402
-from srcad.lower.standalone import fuse_functions  # noqa: E402
 from srcad.zoo import transformer as T  # noqa: E402
 from timing import load, measure  # noqa: E402
 
@@ -80,12 +77,15 @@ def _pair(make, args):
 
 
 def _forward(fn, args):
-    """fn's body as a plain function, lowered (fuse=True) or as numpy code (False)."""
-    src = textwrap.dedent(inspect.getsource(fn))
+    """The forward of fn's vjp (what a training step runs before the backward: it also
+    keeps what the backward reads), a Transformed of its own for each make()."""
+    from srcad.transformed import Transformed
 
     def make(fuse):
-        [f], _, _ = fuse_functions([src], [args], fuse=fuse, namespace=vars(T))
-        return f
+        t = Transformed(fn, "vjp", (), {"fuse": fuse})
+        c = t.compiled(t.bind(args, {}), given=len(args))
+        fwd = c.functions["fwd"]
+        return lambda *a: fwd(*t.bind(a, {}))[0]
 
     return make
 
@@ -104,14 +104,14 @@ def cases(quick: bool):
     g = (1 + 0.1 * rng.standard_normal(LN_SHAPE[-1])).astype(np.float32)
     b = (0.1 * rng.standard_normal(LN_SHAPE[-1])).astype(np.float32)
     w = rng.standard_normal(LN_SHAPE).astype(np.float32)
-    out.append((f"layer_norm forward {LN_SHAPE}", (x, g, b, 1e-5), _forward(T.layer_norm,
-                                                                              (x, g, b, 1e-5))))
+    out.append((f"layer_norm vjp forward {LN_SHAPE}", (x, g, b), _forward(T.layer_norm,
+                                                                            (x, g, b))))
     out.append((f"layer_norm grad {LN_SHAPE}", (x, g, b, w),
                 lambda fuse: srcad.grad(ln_loss, wrt=(0, 1, 2), fuse=fuse)))
     if not quick:
         s = (rng.standard_normal(SM_SHAPE) * 2).astype(np.float32)
         ws = rng.standard_normal(SM_SHAPE).astype(np.float32)
-        out.append((f"softmax forward {SM_SHAPE}", (s,), _forward(T.softmax, (s,))))
+        out.append((f"softmax vjp forward {SM_SHAPE}", (s,), _forward(T.softmax, (s,))))
         out.append((f"softmax grad {SM_SHAPE}", (s, ws),
                     lambda fuse: srcad.grad(sm_loss, fuse=fuse)))
     return out, (x, g, b, w)

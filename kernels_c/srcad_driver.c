@@ -33,6 +33,10 @@
  *   6. report floating-point exceptions raised by the chain the way numpy does for a ufunc
  *      (np.errstate decides: ignore, warn, raise), under the kernel's name.
  *
+ * A row kernel (a chain through a last-axis sum or mean: k->rowwise) takes steps 2-4 in
+ * `run_rows` instead: its arguments must have their planned shapes and be in C order, its
+ * block function is called once per row.
+ *
  * `row_reduce(a, 'sum' | 'mean')` runs the header's row reductions (numpy's pairwise sum,
  * bit for bit) over the last axis of a C-contiguous float array, for the tests.
  */

@@ -120,7 +120,7 @@ class RowBlock(_Block):
 
     def reduce(self, j: int) -> list:
         s = self.k.stmts[j]
-        (p, ref), = s.operands.items()
+        (_, ref), = s.operands.items()
         fn = f"srcad_row_{s.reduce}_{C_TYPES[s.dtype]}"
         line = f"L{s.line}: " if s.line is not None else ""
         return [f"    const {s.ctype} {s.cname} = {fn}({self._pointer(ref)}, n);"

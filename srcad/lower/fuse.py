@@ -26,6 +26,19 @@ How a chain grows, in each body of a function (sweeps, loop bodies, branches) se
 A value the chain computes is written out (an output of the kernel) when anything outside
 the chain reads it -- a later statement, the backward sweep, the next loop iteration, the
 return; the others stay in registers. A chain of one op is left to numpy.
+
+Row kernels: a sum or mean over the last axis with keepdims=True, and a per-row value
+broadcast back along it (the op table's ``c_row``: ``np.mean(x, axis=-1, keepdims=True)``,
+``g.sum(axis=2, keepdims=True)``, ``np.broadcast_to(dmu / 16, (2, 8, 16))``), are ops of the
+chain too. A chain holding one may mix values of its full shape S and of S's row shape
+(last axis 1); it becomes one kernel that works row by row (srcad/lower/cgen_rows.py), so
+LayerNorm's forward is one kernel and its backward another:
+
+    mu = np.mean(x, axis=-1, keepdims=True)   # L23     # fused kernel fused_mean_...:
+    xc = x - mu                               # L24     #   mu = np.mean(x, ...), ...
+    var = np.mean(xc * xc, axis=-1, keepdims=True)  ->  xc, layer_norm_sqrt, layer_norm = \
+    layer_norm_sqrt = np.sqrt(var + eps)                    fused_mean_...(x, eps, gain, bias)
+    layer_norm = xc / layer_norm_sqrt * gain + bias
 """
 
 from __future__ import annotations
@@ -41,6 +54,7 @@ from ..ops import table
 from . import match
 from .assemble import build_kernel, part_statement
 from .match import VT
+from .rows import has_row_op, joint, shapes_of
 
 # row kernels (a chain through a last-axis sum or mean with keepdims, and its broadcast back,
 # as one kernel working row by row: srcad/lower/cgen_rows.py); False lowers as before them,
@@ -245,7 +259,7 @@ class FunctionLowering:
         nothing; the statement is all parts). A part whose row ops read rows of two lengths
         leaves the statement to numpy."""
         parts, rest = self._parts_of(ln, index, env)
-        if any(_joint(None, *_shapes_of(p)) is None for p in parts):
+        if any(joint(None, *shapes_of(p)) is None for p in parts):
             return [], ln
         return parts, rest
 
@@ -506,10 +520,10 @@ class FunctionLowering:
     def fits(self, r: Region, p: Part) -> bool:
         if not r.parts:
             return True
-        shapes = _shapes_of(p)
-        if _joint(r.full, *shapes) is None:
+        shapes = shapes_of(p)
+        if joint(r.full, *shapes) is None:
             return False
-        if any(s != r.full for s in shapes) and not (r.rowwise or _has_row_op(p.tree)):
+        if any(s != r.full for s in shapes) and not (r.rowwise or has_row_op(p.tree)):
             return False  # (values of two shapes make a row kernel: only for a row op)
         if p.reads & (r.pend_writes | r.pend_dels) or \
                 {p.target} & (r.pend_reads | r.pend_writes):
@@ -528,8 +542,8 @@ class FunctionLowering:
         if p.target in r.pend_dels:
             r.drop_dels.add(p.target)
             r.pend_dels.discard(p.target)
-        r.full = _joint(r.full, *_shapes_of(p))
-        r.rowwise = r.rowwise or _has_row_op(p.tree)
+        r.full = joint(r.full, *shapes_of(p))
+        r.rowwise = r.rowwise or has_row_op(p.tree)
         r.parts.append(p)
         r.written.add(p.target)
         r.originals.setdefault(index, ln)
@@ -625,47 +639,6 @@ class FunctionLowering:
                 out.append(Line(part_statement(p), p.line))
             out.extend(pend.get(index, []))
         return out
-
-
-def _shapes_of(p: Part) -> list:
-    """The shapes a part's values take: its own, and the full rows its row ops read or
-    write (a reduction's operand, a broadcast's result)."""
-    out = [p.shape]
-
-    def walk(t):
-        if t.kind != "op":
-            return
-        if t.typed.row in ("sum", "mean"):
-            out.extend(c.vt.shape for c in t.children.values())
-        elif t.typed.row:
-            out.append(t.vt.shape)
-        for c in t.children.values():
-            walk(c)
-
-    walk(p.tree)
-    return out
-
-
-def _has_row_op(t) -> bool:
-    return t.kind == "op" and (bool(t.typed.row) or
-                               any(_has_row_op(c) for c in t.children.values()))
-
-
-def _joint(full, *shapes):
-    """The shape of a chain holding values of `full` (None: nothing yet) and `shapes`, or
-    None: equal shapes, or a full shape and its row shape (last axis 1) -- the chain is then
-    a row kernel, which works one row at a time."""
-    for s in shapes:
-        if full is None or s == full:
-            full = s if full is None else full
-            continue
-        if len(s) != len(full) or not s or s[:-1] != full[:-1]:
-            return None
-        if full[-1] == 1:
-            full = s
-        elif s[-1] != 1:
-            return None
-    return full
 
 
 def _header(ln: Line) -> ast.AST:

@@ -12,6 +12,8 @@ stays float32, a Python number is weak -- decide), the loop dtypes each operand 
 to (a ufunc's `resolve_dtypes`; otherwise the result dtype), and how the kernel computes it:
 inline C when the row's C is exact (`cexpr.exact`), else numpy's own inner loop for that
 dtype signature (``np.exp.types.index('f->f')``: the loop numpy itself would pick).
+`match_row` / `type_row` do the same for the row ops of row kernels (the table's
+``c_row``): last-axis sums and means with keepdims, and broadcasts of a row's value back.
 """
 
 from __future__ import annotations
