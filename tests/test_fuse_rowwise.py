@@ -256,3 +256,50 @@ def test_row_kernel_out_arrays_and_in_place():
         buf[:36] = x.ravel()
         args = [buf[:36].reshape(4, 9) if n == "x" else env[n].copy() for n in names]
         k(*args, out=outs(buf[9:].reshape(4, 9)))
+
+
+def test_every_row_length_lowered_forward():
+    """LayerNorm's forward and a softmax-like chain lowered as plain functions, one per row
+    length (2..140: each of numpy's pairwise blockings; and 255-257, 1023-1025), in one
+    kernel module: each one row kernel, bit for bit."""
+    from srcad.lower.standalone import fuse_functions
+
+    lengths = [*range(2, 141), 255, 256, 257, 1023, 1024, 1025]
+    srcs, examples = [], []
+    rng = np.random.default_rng(11)
+    for L in lengths:
+        dt = np.float32 if L % 2 else np.float64
+        x = (rng.standard_normal((3, L)) * 4).astype(dt)
+        srcs.append(f"def ln_{L}(x, g):\n"
+                    f"    mu = np.mean(x, axis=-1, keepdims=True)\n"
+                    f"    xc = x - mu\n"
+                    f"    var = np.mean(xc * xc, axis=-1, keepdims=True)\n"
+                    f"    return xc / np.sqrt(var + 1e-5) * g\n")
+        srcs.append(f"def sm_{L}(x):\n"
+                    f"    e = np.exp(x)\n"
+                    f"    s = e.sum(axis=1, keepdims=True)\n"
+                    f"    return e / s - np.log(s)\n")
+        g = rng.standard_normal(L).astype(dt)
+        examples += [(x, g), (x,)]
+    fs, _, text = fuse_functions(srcs, examples)
+    f0s, _, _ = fuse_functions(srcs, examples, fuse=False)
+    assert text.count("= fused_") == len(srcs), text
+    before = build.stats()["fallbacks"]
+    for f, f0, ex in zip(fs, f0s, examples):
+        assert _bits(f(*ex), f0(*ex)), f.__name__
+    assert build.stats()["fallbacks"] == before, build.stats()["last_fallback"]
+
+
+def test_threads_give_the_same_bits():
+    rt = build.runtime()
+    x, g, b, probe = _ln_args((64, 33, 40), np.float32)
+    want = srcad.value_and_grad(ln_loss, wrt=(0, 1, 2))(x, g, b, probe)
+    f = srcad.value_and_grad(ln_loss, wrt=(0, 1, 2), fuse=True)
+    old = rt.set_num_threads(2), rt.set_parallel_threshold(0), rt.set_adaptive(False)
+    try:
+        for _ in range(3):
+            assert _bits(f(x, g, b, probe), want)
+    finally:
+        rt.set_num_threads(old[0])
+        rt.set_parallel_threshold(old[1])
+        rt.set_adaptive(old[2])
