@@ -16,6 +16,7 @@ import copy
 
 from ..gcode import Line
 from . import cgen, kir
+from .cgen_rows import RowBlock
 from .kir import Ref
 
 
@@ -106,7 +107,7 @@ def build_kernel(fl, r):
     statements = [part_statement(p) for p in r.parts]
     replaced = [(p.line, ast.unparse(s)) for p, s in zip(r.parts, statements)]
     k = kir.Kernel("", args, stmts, outs, tuple(r.shape), where.strip(), lines, replaced,
-                   rowwise=r.rowwise)
+                   rowwise=r.rowwise, block_class=RowBlock if r.rowwise else None)
     if len(args) > 64 or len(outs) > 64 or not outs:
         return None
     k.name = cgen.kernel_name(k)

@@ -316,8 +316,7 @@ class _Block:
 
 
 def block_and_descriptor(k) -> str:
-    from .cgen_rows import RowBlock, row_fields
-    b = RowBlock(k) if k.rowwise else _Block(k)
+    b = (k.block_class or _Block)(k)  # (a row kernel's: cgen_rows.RowBlock)
     block = b.text()
     name = k.name
     kinds = {"array": "SRCAD_ARRAY", "scalar": "SRCAD_SCALAR", "number": "SRCAD_NUMBER"}
@@ -365,7 +364,7 @@ def block_and_descriptor(k) -> str:
         loops_name = f"{name}_loops"
     rows = ""
     if k.rowwise:
-        tables, fields = row_fields(k)
+        tables, fields = b.row_fields()
         out.extend(tables)
         rows = f",\n    {fields}"
     out.append(f"static srcad_kernel {name}_kernel = {{\n"

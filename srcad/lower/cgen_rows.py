@@ -194,11 +194,15 @@ class RowBlock(_Block):
                 f"{s.typed.out.itemsize});")
         return [head, "    {"] + pre + [call, "    }"]
 
+    def row_fields(self) -> tuple[list, str]:
+        """The descriptor's row-kernel fields (designated initialisers) and the tables they
+        point to: the planned full shape, each argument's planned shape (-1: an axis it does
+        not have), which arguments and outputs hold one value per row, which arguments a
+        reduction reads directly."""
+        return row_fields(self.k)
 
-def row_fields(k) -> list[str]:
-    """The descriptor's row-kernel fields (designated initialisers) and the tables they
-    point to: the planned full shape, each argument's planned shape (-1: an axis it does
-    not have), which arguments and outputs hold one value per row."""
+
+def row_fields(k) -> tuple[list, str]:
     name = k.name
     nd = len(k.shape)
     dims = []

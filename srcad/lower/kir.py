@@ -106,6 +106,7 @@ class Kernel:
     # a row kernel (a chain with a last-axis reduction or a broadcast back: `shape` is its
     # full shape, its row values have last axis 1; the runtime walks it one row at a time)
     rowwise: bool = False
+    block_class: type | None = None  # its block function's C generator (None: cgen._Block)
 
     @property
     def ndim(self) -> int:
