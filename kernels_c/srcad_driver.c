@@ -634,11 +634,13 @@ run_rows(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs, PyObject *con
         }
         pl.last[i] = al[nd - 1];
         /* numpy lays new results out in C order only when every argument is in C order
-         * (stride 0 aside), and sums a row pairwise only when its elements are adjacent */
+         * (stride 0 aside), and sums a row pairwise -- and its SIMD loops compute one as
+         * they do a contiguous one -- only when its elements are adjacent */
         if (!is_c_compatible(nd, al) ||
-            ((k->reduce_in >> i & 1) && pl.last[i] != pl.itemsize[i] && pl.len > 1)) {
-            snprintf(why, sizeof(why), "argument `%s` is not in C order (numpy would lay out "
-                     "or sum its rows in another order)", k->in[i].name);
+            ((k->dense_in >> i & 1) && pl.last[i] != pl.itemsize[i] && pl.len > 1)) {
+            snprintf(why, sizeof(why), "argument `%s` is not in C order, or its rows are "
+                     "strided where the kernel reduces them or hands them to numpy's loop "
+                     "(numpy would lay out or sum its rows in another order)", k->in[i].name);
             return fall_back(k, args, nargs, why, given);
         }
     }

@@ -139,8 +139,8 @@ typedef struct srcad_kernel {
     const intptr_t *in_shape;
     unsigned long long row_in;
     unsigned long long row_out;
-    unsigned long long reduce_in; /* bit k: argument k is reduced directly (must be a row of
-                                   * adjacent elements) */
+    unsigned long long dense_in; /* bit k: argument k is reduced directly or read by numpy's
+                                  * own loop: its rows must be of adjacent elements */
 } srcad_kernel;
 
 typedef struct {

@@ -303,3 +303,27 @@ def test_threads_give_the_same_bits():
         rt.set_num_threads(old[0])
         rt.set_parallel_threshold(old[1])
         rt.set_adaptive(old[2])
+
+
+def test_strided_rows_fall_back_where_numpy_reads_them_and_agree():
+    """A row read by numpy's own loop (exp) or reduced directly must be of adjacent
+    elements (numpy's SIMD loops and its pairwise sum treat a strided row otherwise): a
+    slice with step 2 runs the fallback; read only by inline arithmetic, it is gathered."""
+    from srcad.lower.standalone import fuse_functions
+
+    srcs = ["def direct(x):\n    e = np.exp(x)\n    return e / np.sum(e, axis=-1, keepdims=True)\n",
+            "def inline(x, y):\n    e = np.exp(y * 1.5)\n"
+            "    return (e + x) / np.sum(e, axis=-1, keepdims=True)\n"]
+    rng = np.random.default_rng(12)
+    base = rng.standard_normal((6, 22)).astype(np.float32)
+    x, y = base[:, ::2], rng.standard_normal((6, 11)).astype(np.float32)
+    ex = [(np.ascontiguousarray(x),), (np.ascontiguousarray(x), y)]
+    (f, g), _, text = fuse_functions(srcs, ex)
+    (f0, g0), _, _ = fuse_functions(srcs, ex, fuse=False)
+    assert text.count("= fused_") == 2, text
+    before = build.stats()["fallbacks"]
+    assert _bits(f(x), f0(x))
+    assert build.stats()["fallbacks"] == before + 1
+    assert "strided" in build.stats()["last_fallback"], build.stats()["last_fallback"]
+    assert _bits(g(x, y), g0(x, y))
+    assert build.stats()["fallbacks"] == before + 1  # (x gathered, no fallback)

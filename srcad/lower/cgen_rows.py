@@ -41,6 +41,7 @@ class RowBlock(_Block):
         self.out_of = {o.stmt: i for i, o in enumerate(k.outs)}
         self.tmps, self.tmp_of, self.locals, self.loops = [], {}, [], []
         self.raw_args: set = set()
+        self.dense_args: set = set()  # arguments read by numpy's own loops
         # steps: ("seg", [full inline stmts]) loops over the row; ("row", [row stmts])
         # scalar statements; ("reduce", j); ("call", j) numpy's loop over the row or over
         # one row value
@@ -170,6 +171,8 @@ class RowBlock(_Block):
                 continue
             src = self.value_dtype(ref)
             ptr = self._pointer(ref)
+            if ref.kind == "arg":
+                self.dense_args.add(ref.index)
             if src != dst:
                 name = (k.args[ref.index].cname if ref.kind == "arg" else
                         k.stmts[ref.index].cname)
@@ -197,25 +200,24 @@ class RowBlock(_Block):
     def row_fields(self) -> tuple[list, str]:
         """The descriptor's row-kernel fields (designated initialisers) and the tables they
         point to: the planned full shape, each argument's planned shape (-1: an axis it does
-        not have), which arguments and outputs hold one value per row, which arguments a
-        reduction reads directly."""
-        return row_fields(self.k)
-
-
-def row_fields(k) -> tuple[list, str]:
-    name = k.name
-    nd = len(k.shape)
-    dims = []
-    for a in k.args:
-        shape = tuple(a.vt.shape) if a.kind == "array" else ()
-        dims.extend([-1] * (nd - len(shape)) + list(shape))
-    tables = [f"static const intptr_t {name}_shape[] = {{{', '.join(map(str, k.shape))}}};",
-              f"static const intptr_t {name}_in_shape[] = {{{', '.join(map(str, dims))}}};"]
-    row_in = sum(1 << j for j, a in enumerate(k.args) if a.kind == "array" and a.row)
-    row_out = sum(1 << i for i, o in enumerate(k.outs) if k.stmts[o.stmt].row)
-    reduced = sum(1 << r.index for s in k.stmts if s.reduce
-                  for r in s.operands.values() if r.kind == "arg")
-    fields = (f".rowwise = 1, .shape = {name}_shape, .in_shape = {name}_in_shape, "
-              f".row_in = {row_in}ULL, .row_out = {row_out}ULL, .reduce_in = {reduced}ULL")
-    return tables, fields
+        not have), which arguments and outputs hold one value per row, which arguments
+        must be rows of adjacent elements (a reduction or numpy's own loop reads them: numpy
+        sums, and its SIMD loops round, a strided row otherwise)."""
+        k = self.k
+        name = k.name
+        nd = len(k.shape)
+        dims = []
+        for a in k.args:
+            shape = tuple(a.vt.shape) if a.kind == "array" else ()
+            dims.extend([-1] * (nd - len(shape)) + list(shape))
+        tables = [f"static const intptr_t {name}_shape[] = {{{', '.join(map(str, k.shape))}}};",
+                  f"static const intptr_t {name}_in_shape[] = {{{', '.join(map(str, dims))}}};"]
+        row_in = sum(1 << j for j, a in enumerate(k.args) if a.kind == "array" and a.row)
+        row_out = sum(1 << i for i, o in enumerate(k.outs) if k.stmts[o.stmt].row)
+        dense = set(self.dense_args) | {r.index for s in k.stmts if s.reduce
+                                        for r in s.operands.values() if r.kind == "arg"}
+        fields = (f".rowwise = 1, .shape = {name}_shape, .in_shape = {name}_in_shape, "
+                  f".row_in = {row_in}ULL, .row_out = {row_out}ULL, "
+                  f".dense_in = {sum(1 << j for j in dense)}ULL")
+        return tables, fields
 
