@@ -29,6 +29,7 @@ Outputs: a table on stdout, ``bench/results/e10_results.json`` and
 ``bench/results/e10_threads.png``. ``--quick`` runs a smoke version that writes nothing.
 
     python bench/e10_threads.py [--quick]
+    python bench/e10_threads.py --wait-policy   # OMP_WAIT_POLICY active vs passive, ~3 min
 """
 
 from __future__ import annotations
@@ -183,10 +184,73 @@ def plot(rows, path):
     fig.savefig(path, dpi=110)
 
 
+# -- the wait policy: is the second pool's spin what costs the whole gradients? ----------
+
+_POLICY_WORKER = r"""
+import sys, time, statistics, numpy as np, srcad
+from srcad.zoo import gpt, data, transformer as T
+which, calls = sys.argv[1], int(sys.argv[2])
+rng = np.random.default_rng(0)
+if which == "gpt":
+    tok = data.CharTokenizer(data.TEXT)
+    params = gpt.init(rng, tok.vocab_size, 64, 4, 2, 32, dtype=np.float32)
+    tokens, targets = next(data.batches(rng, tok.encode(data.TEXT), 16, 32))
+    g = srcad.value_and_grad(gpt.loss, wrt="params", fuse=True)
+    args = (params, tokens, targets, 4)
+else:
+    B, Tn, C = (8, 64, 128) if which == "block-small" else (8, 128, 512)
+    p = T.randomize(rng, T.init(rng, C, 4, dtype=np.float32))
+    x = rng.standard_normal((B, Tn, C)).astype(np.float32)
+    g = srcad.grad(T.block_loss, wrt=(0, 1), fuse=True)
+    args = (p, x, 4, rng.standard_normal((B, Tn, C)).astype(np.float32))
+for _ in range(3):
+    g(*args)
+ts = []
+for _ in range(calls):
+    t = time.perf_counter(); g(*args); ts.append(time.perf_counter() - t)
+print(statistics.median(ts))
+"""
+
+
+def run_wait_policy(rounds=5):
+    """The fused gradients at the runtime's defaults (every CPU for BLAS and kernels), in
+    fresh processes with OMP_WAIT_POLICY=ACTIVE (libgomp's workers spin after each kernel)
+    and PASSIVE (they sleep; srcad's default since this experiment), alternated round by
+    round. libgomp reads the variable once, at load, hence a process per measurement."""
+    import subprocess
+
+    work = {"gpt": 30, "block-small": 30, "block-large": 5}
+    res = {w: {"ACTIVE": [], "PASSIVE": []} for w in work}
+    for r in range(rounds):
+        for w, calls in work.items():
+            for pol in (("ACTIVE", "PASSIVE") if r % 2 == 0 else ("PASSIVE", "ACTIVE")):
+                env = {**os.environ, "OMP_WAIT_POLICY": pol, "PYTHONPATH": ROOT}
+                out = subprocess.run([sys.executable, "-c", _POLICY_WORKER, w, str(calls)],
+                                     env=env, capture_output=True, text=True, check=True)
+                res[w][pol].append(float(out.stdout.strip().splitlines()[-1]))
+    rows = []
+    for w, d in res.items():
+        a, p = (sorted(d[k])[len(d[k]) // 2] for k in ("ACTIVE", "PASSIVE"))
+        rows.append({"workload": w, "active_s": a, "passive_s": p, "runs": d})
+        print(f"  {w:12s} spin (ACTIVE) {a * 1e3:8.2f} ms   sleep (PASSIVE) {p * 1e3:8.2f} ms"
+              f"   {a / p:5.2f}x", flush=True)
+    return rows
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--wait-policy", action="store_true",
+                        help="only the OMP_WAIT_POLICY experiment (fresh processes)")
     args = parser.parse_args()
+    if args.wait_policy:
+        print(f"E10 wait policy: load {load()}")
+        rows = run_wait_policy()
+        path = os.path.join(HERE, "results", "e10_wait_policy.json")
+        with open(path, "w") as f:
+            json.dump({"load_end": load(), "rows": rows}, f, indent=1)
+        print(f"wrote {os.path.relpath(path, ROOT)} (load {load()})")
+        return
     cpus = len(os.sched_getaffinity(0))
     counts = list(range(1, cpus + 1))
     print(f"E10 threads: {platform.processor() or platform.machine()}, {cpus} CPUs, numpy "

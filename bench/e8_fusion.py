@@ -162,6 +162,44 @@ def run_forward(sizes, rounds, torch, compiled):
     return rows
 
 
+def run_default_threads(sizes, rounds, torch):
+    """srcad's fused kernel as the runtime runs it by default (every CPU above its 65,536-
+    element threshold, its per-kernel back-off on) against torch.compile as torch runs it by
+    default (torch.get_num_threads() = every CPU; inductor's kernel is compiled for that
+    count), one process, interleaved. The table above holds both to one thread."""
+    cpus = len(os.sched_getaffinity(0))
+    rt = build.runtime()
+    old_threads, old_min = rt.set_num_threads(cpus), rt.set_parallel_threshold(65536)
+    old_adaptive = rt.set_adaptive(True)
+    torch_threads = torch.get_num_threads()
+    torch.set_num_threads(cpus)
+    rows = []
+    try:
+        for n in sizes:
+            rng = np.random.default_rng(0)
+            a, b, c = (rng.standard_normal(n).astype(np.float32) for _ in range(3))
+            (fused,), _, _ = fuse_functions([RELU_SRC], [(a, b, c)], filename="e8_fusion.py")
+            ta, tb, tc = (torch.from_numpy(v) for v in (a, b, c))
+            torch._dynamo.reset()
+            fn = torch.compile(lambda a, b, c: torch.relu(a * b + c), dynamic=False)
+            assert np.array_equal(fn(ta, tb, tc).numpy(), fused(a, b, c))
+            l0 = load()
+            t = measure({"srcad fused, default threads": lambda: fused(a, b, c),
+                         "torch.compile, default threads": lambda: fn(ta, tb, tc)},
+                        rounds if n < 1_000_000 else 3 * rounds)
+            ratio = t["torch.compile, default threads"] / t["srcad fused, default threads"]
+            rows.append({"n": n, "threads": cpus, "seconds": t, "load": [l0, load()],
+                         "torch.compile / srcad": ratio})
+            print(f"  N={n:>9,}  " + "  ".join(f"{k} {v * 1e6:8.1f}us" for k, v in t.items())
+                  + f"  ({ratio:.2f}x)", flush=True)
+    finally:
+        rt.set_num_threads(old_threads)
+        rt.set_parallel_threshold(old_min)
+        rt.set_adaptive(old_adaptive)
+        torch.set_num_threads(torch_threads)
+    return rows
+
+
 # -- gradients ------------------------------------------------------------------------------------
 
 def run_gradients(sizes, rounds):
@@ -296,6 +334,9 @@ def plot(fwd, grads, path):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--default-threads", action="store_true",
+                        help="only srcad fused against torch.compile, each on its default "
+                        "threads, at 1e5-1e6")
     args = parser.parse_args()
     try:
         import torch
@@ -305,6 +346,9 @@ def main():
             return torch.compile(lambda a, b, c: torch.relu(a * b + c), dynamic=False)
     except Exception:  # torch is optional here
         torch, compiled = None, None
+    if args.default_threads:  # only the comparison at the runtimes' default threads
+        run_default_threads([100_000, 300_000, 1_000_000], 15, torch)
+        return
     if args.quick:
         sizes, gsizes, rounds = [1000, 100_000], [100_000], 3
     else:
@@ -320,6 +364,11 @@ def main():
     print(f"E8 fusion: numpy {np.__version__}, torch {info['torch']}, load {info['load_start']}")
     print("forward d = relu(a*b+c), float32:")
     fwd = run_forward(sizes, rounds, torch, compiled)
+    dflt = []
+    if torch is not None and compiled is not None:
+        print(f"forward, every library on its default threads ({len(os.sched_getaffinity(0))}):")
+        dflt = run_default_threads([s for s in sizes if 100_000 <= s <= 1_000_000] or
+                                   [100_000], rounds, torch)
     print("gradients:")
     grads = run_gradients(gsizes, rounds)
     print("Transformer block (B8 T64 D128, float32):")
@@ -332,7 +381,8 @@ def main():
     print(f"  gradient: unfused {blk['seconds']['block grad unfused'] * 1e3:.2f} ms, fused "
           f"{blk['seconds']['block grad fused'] * 1e3:.2f} ms (load {blk['load']})")
     info["load_end"] = load()
-    out = {"info": info, "forward": fwd, "gradients": grads, "block_build": times,
+    out = {"info": info, "forward": fwd, "default_threads": dflt, "gradients": grads,
+           "block_build": times,
            "block_gradient": blk}
     if not args.quick:
         os.makedirs(os.path.join(HERE, "results"), exist_ok=True)

@@ -96,18 +96,25 @@ def _leaves(t):
     return [t]
 
 
-def measure(fn, args, repeat):
-    fn(*args)  # warm (and compile)
-    peak = min(measure_peak(lambda: fn(*args)) for _ in range(3))
-    times, faults = [], []
-    for _ in range(repeat):
-        f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-        t0 = time.perf_counter()
-        fn(*args)
-        times.append(time.perf_counter() - t0)
-        faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0)
-    return {"peak_mib": peak / MiB, "ms": 1e3 * statistics.median(times),
-            "faults": statistics.mean(faults)}
+def measure(fns: dict, args, repeat) -> dict:
+    """Per variant: its peak (min of 3), then step time and minor faults per call, the
+    variants interleaved round by round (rotating order), so that the load other sessions
+    put on the machine falls on all of them alike."""
+    out = {}
+    for name, fn in fns.items():
+        fn(*args)  # warm (and compile)
+        out[name] = {"peak_mib": min(measure_peak(lambda: fn(*args)) for _ in range(3)) / MiB,
+                     "times": [], "faults": []}
+    names = list(fns)
+    for r in range(repeat):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+            t0 = time.perf_counter()
+            fns[name](*args)
+            out[name]["times"].append(time.perf_counter() - t0)
+            out[name]["faults"].append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0)
+    return {name: {"peak_mib": m["peak_mib"], "ms": 1e3 * statistics.median(m["times"]),
+                   "faults": statistics.mean(m["faults"])} for name, m in out.items()}
 
 
 def run(name, repeat, quick=False):
@@ -120,14 +127,14 @@ def run(name, repeat, quick=False):
     off = srcad.grad(fn, wrt=wrt, memory_plan=False)
     g_on, g_off = _leaves(on(*args)), _leaves(off(*args))
     assert all(np.array_equal(a, b) and a.dtype == b.dtype for a, b in zip(g_on, g_off)), name
-    row = {"model": name, "planned": measure(on, args, repeat),
-           "unplanned": measure(off, args, repeat)}
+    fns = {"planned": on, "unplanned": off}
     if hand is not None:
         g_hand = _leaves(hand(*args))
         rel = max(float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-300))
                   for a, b in zip(g_on, g_hand))
         assert rel < 1e-10, (name, rel)
-        row["hand"] = measure(hand, args, repeat)
+        fns["hand"] = hand
+    row = {"model": name, **measure(fns, args, repeat)}
     row["saved"] = saved_arrays(fn, wrt, args)
     return row
 

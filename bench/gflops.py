@@ -18,7 +18,8 @@ timed alone in the same run; the elementwise floor is the bytes the fused kernel
 write in one gradient (counted by wrapping each kernel of the fused build) over the triad's
 bandwidth.
 
-    python bench/gflops.py          # ~2 minutes; writes bench/results/gflops.json
+    python bench/gflops.py          # ~2 minutes; writes bench/results/gflops.json, gflops.png
+    python bench/gflops.py --plot   # only redraw the plot from gflops.json
 """
 
 from __future__ import annotations
@@ -170,7 +171,48 @@ def block(B, Tn, D, H, ceil):
     return row
 
 
+def plot(out, path):
+    """Per thread count and block size: achieved GFLOP/s of the whole gradient (unfused,
+    fused) and of its GEMMs alone, against the SGEMM peak measured in the same run."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("(matplotlib not installed: no plot)")
+        return
+    runs = out["runs"]
+    fig, axes = plt.subplots(1, len(runs), figsize=(5.2 * len(runs), 4.2), squeeze=False)
+    bars = (("unfused GFLOP/s", "gradient, unfused"), ("fused GFLOP/s", "gradient, fused"),
+            ("GEMM GFLOP/s alone", "its GEMMs alone"))
+    for ax, run in zip(axes[0], runs):
+        shapes = [b["shape"] for b in run["blocks"]]
+        width = 0.8 / len(bars)
+        for i, (key, label) in enumerate(bars):
+            xs = [j + (i - 1) * width for j in range(len(shapes))]
+            ax.bar(xs, [b[key] for b in run["blocks"]], width, label=label)
+        peak = max(v for k, v in run["ceilings"].items() if k.startswith("sgemm"))
+        ax.axhline(peak, color="k", linestyle=":", label=f"SGEMM peak {peak:.0f}")
+        ax.set_xticks(range(len(shapes)))
+        ax.set_xticklabels(shapes)
+        ax.set_ylabel("GFLOP/s (3F of the block's GEMMs / time)")
+        ax.set_title(f"{run['threads']} thread(s); triad {run['ceilings']['triad GB/s']:.0f} GB/s")
+        ax.legend(fontsize=7)
+    blas = (out["machine"].get("blas") or [{}])[0]
+    fig.suptitle("Transformer block gradient, float32, against the machine's ceilings "
+                 f"(OpenBLAS {blas.get('version', '?')}, {blas.get('architecture', '?')} kernel)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
 def main():
+    results = os.path.join(HERE, "results")
+    if "--plot" in sys.argv[1:]:
+        with open(os.path.join(results, "gflops.json")) as f:
+            plot(json.load(f), os.path.join(results, "gflops.png"))
+        print("wrote bench/results/gflops.png")
+        return
     cpus = len(os.sched_getaffinity(0))
     out = {"machine": {"cpus": cpus, "processor": platform.processor(),
                        "numpy": np.__version__, "blas": blas_info(),
@@ -197,7 +239,8 @@ def main():
     os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
     with open(os.path.join(HERE, "results", "gflops.json"), "w") as f:
         json.dump(out, f, indent=1)
-    print("wrote bench/results/gflops.json")
+    plot(out, os.path.join(results, "gflops.png"))
+    print("wrote bench/results/gflops.json and gflops.png")
 
 
 if __name__ == "__main__":

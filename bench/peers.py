@@ -75,6 +75,13 @@ if _THREADS is not None:
         os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
                                    + " --xla_cpu_multi_thread_eigen=false").strip()
 
+# srcad's first call is timed cold: its kernel cache starts empty (gcc runs) unless
+# --warm-cache keeps the user's cache (torch.compile's and jax's on-disk caches are theirs)
+if "--warm-cache" not in sys.argv[1:] and "SRCAD_CACHE_DIR" not in os.environ:
+    import tempfile
+
+    os.environ["SRCAD_CACHE_DIR"] = tempfile.mkdtemp(prefix="srcad-peers-cold-cache-")
+
 import numpy as np  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -480,7 +487,9 @@ def environment():
            "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE"),
            "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS"),
            "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS"),
-           "XLA_FLAGS": os.environ.get("XLA_FLAGS")}
+           "XLA_FLAGS": os.environ.get("XLA_FLAGS"),
+           "SRCAD_CACHE_DIR": os.environ.get("SRCAD_CACHE_DIR"),
+           "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY")}
     if torch is not None:
         env.update(torch=torch.__version__, torch_threads=torch.get_num_threads())
     if jax is not None:
@@ -571,6 +580,8 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="small block and GPT, 5 rounds; "
                     "writes nothing")
     ap.add_argument("--only", default="block,gpt")
+    ap.add_argument("--warm-cache", action="store_true", help="keep srcad's kernel cache "
+                    "(default: a fresh, empty one, so that srcad's first call includes gcc)")
     ap.add_argument("--threads", default=None, help="threads for every peer's kernels "
                     "(BLAS, OpenMP, torch, XLA); default: each library's own (all cores)")
     ap.add_argument("--report", default="/work/notes/peers_report.md"

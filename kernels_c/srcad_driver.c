@@ -60,6 +60,8 @@
 #endif
 
 #include "srcad_kernels.h"
+#include "srcad_pool.h"
+#include "srcad_scatter.h"
 
 #define MAXOPS (2 * SRCAD_MAXARGS)
 #define MAXD SRCAD_MAXDIMS
@@ -1565,6 +1567,8 @@ static PyMethodDef methods[] = {
     {"reset_stats", py_reset_stats, METH_NOARGS, "zero the counters"},
     {"row_reduce", (PyCFunction)(void (*)(void))py_row_reduce, METH_FASTCALL,
      "row_reduce(a, 'sum' | 'mean'): the row kernels' reductions over the last axis"},
+    SRCAD_POOL_METHODS
+    SRCAD_SCATTER_METHODS
     {NULL, NULL, 0, NULL},
 };
 
@@ -1589,6 +1593,10 @@ SRCAD_CAT(PyInit_, SRCAD_DRIVER_NAME)(void)
     PyObject *cap = PyCapsule_New(&api, "srcad._kernels.api", NULL);
     if (cap == NULL || PyModule_AddObject(m, "api", cap) < 0) {
         Py_XDECREF(cap);
+        Py_DECREF(m);
+        return NULL;
+    }
+    if (pool_init(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -22,6 +22,7 @@ import hashlib
 from dataclasses import dataclass, field, replace
 
 from . import ir, memplan
+from .build import pooled
 from .codegen import compile_source, render
 from .lower import lower as lower_chains
 from .errors import SrcadError
@@ -187,7 +188,10 @@ def load(source: str, program: Program, fn_ir: ir.Function, opts: Options) -> Co
     kernels = program.kernels.functions if program.kernels is not None else {}
     ns = compile_source(source, filename, {**program.inject, **{
         k: v for k, v in program.helpers.items() if k != "np"}, **kernels})
-    fns = {role: ns[n] for role, n in program.roles.items()}
+    # memory_plan: the entry points run with the buffer pool as numpy's allocator, so that a
+    # repeated call reuses its buffers across calls too (no fresh pages in steady state)
+    fns = {role: pooled(ns[n]) if opts.memory_plan else ns[n]
+           for role, n in program.roles.items()}
     return Compiled(source=source, functions=fns, saved=program.saved,
                     residuals=program.residuals, plan=opts.plan,
                     rematerialised=program.rematerialised, kernels=program.kernels,

@@ -9,6 +9,7 @@ it may keep) and, where that is not enough, recomputes calls to user functions. 
 between the least it can reach and the program's own peak must be met within 10%.
 """
 
+import re
 import warnings
 
 import numpy as np
@@ -165,9 +166,12 @@ def test_sqrt_segments_are_chosen_when_they_fit():
 
 def test_below_reach_the_fallback_recomputes_little():
     """An infeasible budget warns and keeps, of the plans within 2% of the least peak, the one
-    that recomputes least. With weights' gradients setting the floor (many small layers),
-    fewer loop states barely lower the peak: sqrt(n) segments, not the one-state schedule's
-    n(n-1)/2 recomputed steps (the bench's E4 at L = 1000: 1.3x the step time, not 171x)."""
+    that recomputes least, and never more than ten extra sweeps of a loop: with weights'
+    gradients setting the floor (many small layers), never the one-state schedule's
+    n(n-1)/2 = 11,175 recomputed steps (the bench's E4 at L = 1000: 171x the step time).
+    (Since the returned gradients are no longer copied, the floor is G rather than 2G, and
+    keeping 2 states -- ~10 sweeps -- now lowers the peak by more than 2%, where sqrt(n)
+    segments used to be the choice.)"""
     h = rng.standard_normal((64, 16))
     Ws = [rng.standard_normal((16, 16)) * 0.3 for _ in range(150)]
     g = srcad.grad(F.layers, wrt=(0, 1), memory_budget=1)
@@ -175,5 +179,8 @@ def test_below_reach_the_fallback_recomputes_little():
         g(h, Ws)
     plan = g._last.plan
     assert not plan.fits
-    assert set(plan.loop_schedules.values()) == {(None, None)}
+    (sched,) = plan.loop_schedules.values()
+    assert sched == (None, None) or (sched[1] is not None and sched[1] >= 2), sched
+    steps = re.search(r"([\d,]+) steps recomputed", plan.describe())
+    assert steps is None or int(steps.group(1).replace(",", "")) <= 10 * len(Ws)
     assert _equal(g(h, Ws), srcad.grad(F.layers, wrt=(0, 1))(h, Ws))

@@ -15,7 +15,10 @@ cache's layout and safety rules and `compiler` for the flags.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import importlib
+import os
 import sys
 import sysconfig
 from pathlib import Path
@@ -25,13 +28,37 @@ import numpy as np
 from . import cache, compiler
 from .compiler import BuildFailed, CompilerUnavailable
 
+
+@contextlib.contextmanager
+def _idle_threads_sleep():
+    """While the C runtime is loaded, OMP_WAIT_POLICY=PASSIVE unless the user has set it.
+
+    libgomp reads it once, when it is loaded (with the runtime), and by default an OpenMP
+    worker spins for a while after each parallel kernel. On these 2-vCPU machines that spin
+    took the core OpenBLAS's thread needed for the next GEMM: the tiny GPT's fused gradient
+    ran 13.3 ms with the default policy and 9.5 ms with the passive one (REPORT.md, E10).
+    The variable is set only for the import, so no child process inherits it."""
+    unset = "OMP_WAIT_POLICY" not in os.environ
+    if unset:
+        os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+    try:
+        yield
+    finally:
+        if unset:
+            os.environ.pop("OMP_WAIT_POLICY", None)
+
+
 try:  # the C runtime `pip install` builds (setup.py); without it, built into the cache
-    from .. import _kernels as _INSTALLED
+    # (by name: the extension is compiled C that imports no Python module, and an import
+    # statement of it reads to graph tools as an import of the package srcad itself)
+    with _idle_threads_sleep():
+        _INSTALLED = importlib.import_module(f"{__name__.rpartition('.')[0]}._kernels")
 except ImportError:
     _INSTALLED = None
 
 __all__ = ["load_module", "runtime", "kernels_c_dir", "header_sha", "BuildFailed",
-           "CompilerUnavailable", "compiler_identity", "set_num_threads", "stats"]
+           "CompilerUnavailable", "compiler_identity", "set_num_threads", "stats", "pooled",
+           "pool_stats", "release_buffers"]
 
 _RUNTIME: list = []
 RECIPE = 1  # how modules are compiled (flags, defines): bump when that changes
@@ -50,7 +77,7 @@ def kernels_c_dir() -> Path:
 def _sources_sha() -> str:
     d = kernels_c_dir()
     h = hashlib.sha256()
-    for name in ("srcad_kernels.h", "srcad_driver.c"):
+    for name in ("srcad_kernels.h", "srcad_pool.h", "srcad_scatter.h", "srcad_driver.c"):
         h.update((d / name).read_bytes())
     return h.hexdigest()
 
@@ -73,7 +100,8 @@ def runtime():
     if getattr(rt, "SOURCE_SHA", None) != want:
         rt = None  # none installed, or an install older than these sources
     if rt is None:
-        rt = _build_runtime(want)
+        with _idle_threads_sleep():
+            rt = _build_runtime(want)
     _RUNTIME.append(rt)
     return rt
 
@@ -147,6 +175,42 @@ def set_num_threads(n: int) -> int:
     """Threads a kernel uses above the size threshold; returns the previous setting
     (``SRCAD_NUM_THREADS`` sets the initial value)."""
     return runtime().set_num_threads(n)
+
+
+def _pool_runtime():
+    """The runtime whose buffer pool generated code runs with: the loaded one, else the
+    installed one (never a build just for the pool); None without either."""
+    rt = _RUNTIME[0] if _RUNTIME else _INSTALLED
+    return rt if hasattr(rt, "pooled") else None
+
+
+def pooled(fn):
+    """`fn`, run with srcad's buffer pool as numpy's allocator (kernels_c/srcad_pool.h): a
+    repeated call reuses the blocks the last one freed instead of faulting in fresh pages.
+    `fn` itself where the C runtime is not there (the pool is an optimisation, not a
+    requirement) or ``SRCAD_BUFFER_POOL=0`` turned it off."""
+    rt = _pool_runtime()
+    return rt.pooled(fn) if rt is not None else fn
+
+
+def scatter_add_rows():
+    """The runtime's `scatter_add_rows(out, index, g)` (np.add.at for row scatters, bit for
+    bit; kernels_c/srcad_scatter.h), or None where the C runtime is not there."""
+    rt = _pool_runtime()
+    return getattr(rt, "scatter_add_rows", None) if rt is not None else None
+
+
+def pool_stats() -> dict:
+    """The buffer pool's counters: bytes kept free, in use and their peak, hits, misses."""
+    rt = _pool_runtime()
+    return rt.pool_stats() if rt is not None else {"enabled": 0}
+
+
+def release_buffers() -> None:
+    """Give the buffer pool's free blocks back to the system (arrays in use are not touched)."""
+    rt = _pool_runtime()
+    if rt is not None:
+        rt.pool_release()
 
 
 def stats() -> dict:

@@ -21,6 +21,7 @@ import ast
 
 import numpy as np
 
+from ..build import pooled
 from ..codegen import compile_source, render_function
 from ..gcode import GFunction, Line
 from ..transform.specialise import Info
@@ -71,4 +72,5 @@ def fuse_functions(sources: list[str], examples: list[tuple], *, filename: str =
         "\n".join(render_function(f)) for f in functions) + "\n"
     kernels = lowered.functions if lowered is not None else {}
     module = compile_source(text, f"<srcad-fused {filename}>", {"np": np, **ns, **kernels})
-    return [module[f.name] for f in functions], lowered, text
+    # generated code runs with the buffer pool as numpy's allocator (srcad.build.pooled)
+    return [pooled(module[f.name]) for f in functions], lowered, text

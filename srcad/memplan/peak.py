@@ -15,7 +15,7 @@ sum is made); a view, a reshape of a C-contiguous array, a broadcast or an ``out
 adds nothing. Loops run their trips (a count the arguments fix, ``range(len(blocks))``, is
 known; an unknown one runs once), a branch whose test is unknown takes the arm with the
 larger peak, and a call of a generated subroutine runs its body with its own Infos. The
-runtime's helpers are modelled by what they allocate (`as_grad` copies every leaf, `unindex`
+runtime's helpers are modelled by what they allocate (`as_grad` copies a leaf it cannot hand out, `unindex`
 scatters into zeros shaped like its target).
 
 Only array data is counted, not Python's objects (frames, tuples, array headers: about a KiB
@@ -45,6 +45,9 @@ class _Buf:
 
     def __init__(self, nbytes: int):
         self.nbytes = int(nbytes)
+
+
+_ELIDE_BYTES = 256 * 1024  # numpy's NPY_MIN_ELIDE_BYTES
 
 
 class _Arr:
@@ -271,9 +274,31 @@ class Peak:
             if isinstance(e, ast.BinOp) and isinstance(e.op, ast.MatMult):
                 return self.result(vals, hint, _matmul_shape(vals), _dtype(vals))
             dtype = np.dtype(bool) if isinstance(e, ast.Compare) else _dtype(vals)
+            elided = self.elided(e, vals, hint, _broadcast(vals), dtype)
+            if elided is not None:
+                return elided
             return self.result(vals, hint, _broadcast(vals), dtype)
         if isinstance(e, ast.Call):
             return self.call_expr(e, env, infos, hint)
+        return None
+
+    def elided(self, e, vals, hint, shape, dtype):
+        """numpy's temporary elision: `a * b + c` computes the `+` into the temporary `a * b`
+        (an operand no name holds, of the result's shape and dtype, owning >= 256 KiB; the
+        left operand, or either of a commutative op). Then no new buffer is made."""
+        if isinstance(e, ast.Compare):
+            return None
+        if hint is not None and hint.dtype is not None:
+            shape, dtype = hint.shape, hint.dtype
+        cands = vals[:1] if isinstance(e, ast.UnaryOp) else (
+            vals if isinstance(e.op, ast.Add | ast.Mult | ast.BitAnd | ast.BitOr | ast.BitXor)
+            else vals[:1])
+        for v in cands:
+            if isinstance(v, _Arr) and v.buf is not None and v.c and shape is not None and \
+                    v.shape == tuple(shape) and dtype is not None and v.dtype == dtype and \
+                    v.buf.nbytes >= _ELIDE_BYTES and any(t is v for t in self.temps):
+                self.drop([o for o in vals if o is not v])
+                return v
         return None
 
     def args(self, exprs, env, infos):
@@ -376,10 +401,10 @@ class Peak:
             return self.as_grad(vals[0])
         if name == "extremum_grad" and not on_np and len(vals) >= 3 and \
                 isinstance(vals[2], _Arr):
-            # runtime.extremum_grad holds a mask, `gg / count` and zeros beside its result
+            # runtime.extremum_grad holds a mask and each slot's share beside its result
             x = vals[2]
             dt = vals[0].dtype if isinstance(vals[0], _Arr) else x.dtype
-            inner = [self.fresh(x.shape, bool), self.fresh(x.shape, dt), self.fresh(x.shape, dt)]
+            inner = [self.fresh(x.shape, bool)]
             return self.result([*vals, *inner], hint, x.shape, dt)
         if name in _REDUCE and isinstance(first, _Arr):
             return self.result(vals, hint, _reduce(first, vals[1:], kw), first.dtype)
@@ -414,13 +439,19 @@ class Peak:
                 outs.append(None if s is None else self.fresh(s, k.stmts[o.stmt].dtype))
         return outs[0] if len(outs) == 1 else _Box(outs)
 
-    def as_grad(self, d):
-        """A copy of every array leaf of the gradient (runtime.as_grad)."""
+    def as_grad(self, d, seen=None):
+        """runtime.as_grad: a leaf the generated code made (a buffer of its own, once in the
+        tree) is handed out as it is; an argument's, or a buffer met twice, is copied. (The
+        runtime also copies a leaf something else still refers to, which this walk does not
+        see: then the plan's peak is below the measured one by that copy.)"""
+        seen = set() if seen is None else seen
         if isinstance(d, _Box):
-            return _Box([self.as_grad(x) for x in d.items])
+            return _Box([self.as_grad(x, seen) for x in d.items])
         if isinstance(d, _Arr):
-            out = self.fresh(d.shape, d.dtype)
-            return out
+            if d.buf is not None and id(d.buf) not in seen:
+                seen.add(id(d.buf))
+                return d
+            return self.fresh(d.shape, d.dtype)
         return d
 
 
