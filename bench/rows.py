@@ -1,74 +1,135 @@
-"""Row kernels (issue 15 item 3): what LayerNorm costs today, fused and unfused.
+"""Row kernels (issue 15 item 3): fused before and after, in one interleaved run.
 
-LayerNorm over the last axis at (8, 128, 512) float32 -- its forward and the gradient of
-``sum(layer_norm(x, g, b) * w)`` w.r.t. x, g and b -- with srcad unfused, srcad fused (the
-elementwise kernels of issue 13: the row reductions stay numpy's) and torch eager where
-installed; beside them the row reductions alone (numpy's ``np.mean(x, -1, keepdims=True)``
-against the runtime's C pairwise mean, which equals it bit for bit) and the bandwidth bound
-of a one-pass row kernel (read x, write y: 2 MB each), from a copy measured in the same run.
+"before" is fuse=True with `srcad.lower.fuse.ROW_KERNELS` off (the elementwise kernels of
+issue 13; every last-axis sum and mean, and its broadcast back, left to numpy), "after" the
+same with row kernels (one kernel per chain through those reductions, working row by row,
+numpy's pairwise sum bit for bit). Every pair is checked bit for bit against fuse=False
+before it is timed. Cases, float32, one thread (SRCAD_NUM_THREADS=1, OPENBLAS_NUM_THREADS=1
+are set here unless given):
 
-Prediction (written first, for 8 MB arrays; the input is 2 MB, so it is in L2/L3 and every
-figure below is ~4x smaller than predicted): the unfused forward is ~8 passes (mean,
-subtract, square, mean, add/sqrt on rows, divide, multiply, add) ~ 70-100 MB moved, ~4-6 ms
-with its fresh allocations; issue 13's fusion takes it to ~4 passes (two reductions, two kernels),
-~1.5-2x; a row kernel would be one pass, ~16 MB, bounded by the copy (~0.6-1 ms). The C
-pairwise mean should be within ~1.5x of numpy's SIMD one (it vectorises the 8 accumulators).
+  * the zoo Transformer block's gradient (value_and_grad of `block_loss` w.r.t. every
+    parameter) at B8 T64 D128 and B8 T128 D512;
+  * LayerNorm alone at (8, 128, 512): the forward of its vjp (which also keeps what the
+    backward reads) and the gradient of ``sum(layer_norm(x, g, b) * w)`` w.r.t. x, g, b;
+  * softmax alone at (8, 4, 128, 128) (the attention scores of the large block): the same,
+    the gradient of ``sum(softmax(x) * w)``;
+  * beside them numpy's forward, and torch eager where it is installed.
 
-    python bench/rows.py            # ~30 s; prints the table
+    python bench/rows.py            # ~2-3 minutes; prints the table
+    python bench/rows.py --quick    # the small block and LayerNorm only
 """
 
 from __future__ import annotations
 
 import os
+import sys
 
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "SRCAD_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
-
-import sys  # noqa: E402
 
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import srcad  # noqa: E402
-from e8_fusion import load, measure  # noqa: E402
 from srcad import build  # noqa: E402
-from srcad.zoo.transformer import layer_norm  # noqa: E402
+from srcad.lower import fuse as fuser  # noqa: E402
+from srcad.zoo import transformer as T  # noqa: E402
+from timing import load, measure  # noqa: E402
 
-SHAPE = (8, 128, 512)
+LN_SHAPE = (8, 128, 512)
+SM_SHAPE = (8, 4, 128, 128)
 
 
 def ln_loss(x, g, b, w):
-    return np.sum(layer_norm(x, g, b) * w)
+    return np.sum(T.layer_norm(x, g, b) * w)
+
+
+def sm_loss(x, w):
+    return np.sum(T.softmax(x) * w)
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, (tuple, list)):
+        return len(a) == len(b) and all(map(_same, a, b))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    a, b = np.asarray(a), np.asarray(b)
+    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+def _pair(make, args):
+    """(before, after) callables from make(), built with row kernels off and on, both
+    checked bit for bit against fuse=False's result."""
+    out = []
+    for rows in (False, True):
+        fuser.ROW_KERNELS = rows
+        try:
+            f = make(True)
+            f(*args)  # (lowered and built now, under this setting)
+        finally:
+            fuser.ROW_KERNELS = True
+        out.append(f)
+    want = make(False)(*args)
+    for f in out:
+        assert _same(f(*args), want), "fused != unfused"
+    return out
+
+
+def _forward(fn, args):
+    """The forward of fn's vjp (what a training step runs before the backward: it also
+    keeps what the backward reads), a Transformed of its own for each make()."""
+    from srcad.transformed import Transformed
+
+    def make(fuse):
+        t = Transformed(fn, "vjp", (), {"fuse": fuse})
+        c = t.compiled(t.bind(args, {}), given=len(args))
+        fwd = c.functions["fwd"]
+        return lambda *a: fwd(*t.bind(a, {}))[0]
+
+    return make
+
+
+def cases(quick: bool):
+    rng = np.random.default_rng(0)
+    out = []
+    for B, Tn, D in ((8, 64, 128),) + (() if quick else ((8, 128, 512),)):
+        p = T.randomize(rng, T.init(rng, D, 4, np.float32))
+        x = rng.standard_normal((B, Tn, D)).astype(np.float32)
+        probe = rng.standard_normal((B, Tn, D)).astype(np.float32)
+        args = (p, x, 4, probe)
+        out.append((f"block grad B{B} T{Tn} D{D}", args,
+                    lambda fuse: srcad.value_and_grad(T.block_loss, wrt="p", fuse=fuse)))
+    x = rng.standard_normal(LN_SHAPE).astype(np.float32)
+    g = (1 + 0.1 * rng.standard_normal(LN_SHAPE[-1])).astype(np.float32)
+    b = (0.1 * rng.standard_normal(LN_SHAPE[-1])).astype(np.float32)
+    w = rng.standard_normal(LN_SHAPE).astype(np.float32)
+    out.append((f"layer_norm vjp forward {LN_SHAPE}", (x, g, b), _forward(T.layer_norm,
+                                                                            (x, g, b))))
+    out.append((f"layer_norm grad {LN_SHAPE}", (x, g, b, w),
+                lambda fuse: srcad.grad(ln_loss, wrt=(0, 1, 2), fuse=fuse)))
+    if not quick:
+        s = (rng.standard_normal(SM_SHAPE) * 2).astype(np.float32)
+        ws = rng.standard_normal(SM_SHAPE).astype(np.float32)
+        out.append((f"softmax vjp forward {SM_SHAPE}", (s,), _forward(T.softmax, (s,))))
+        out.append((f"softmax grad {SM_SHAPE}", (s, ws),
+                    lambda fuse: srcad.grad(sm_loss, fuse=fuse)))
+    return out, (x, g, b, w)
 
 
 def main():
-    rng = np.random.default_rng(0)
-    x = rng.standard_normal(SHAPE).astype(np.float32)
-    g = (1 + 0.1 * rng.standard_normal(SHAPE[-1])).astype(np.float32)
-    b = (0.1 * rng.standard_normal(SHAPE[-1])).astype(np.float32)
-    w = rng.standard_normal(SHAPE).astype(np.float32)
-    rt = build.runtime()
-    rt.set_num_threads(1)
-    f0 = srcad.jit(layer_norm) if hasattr(srcad, "jit") else None
-    g0 = srcad.grad(ln_loss, wrt=(0, 1, 2))
-    g1 = srcad.grad(ln_loss, wrt=(0, 1, 2), fuse=True)
-    v0 = srcad.value_and_grad(ln_loss, wrt=(0, 1, 2))
-    v1 = srcad.value_and_grad(ln_loss, wrt=(0, 1, 2), fuse=True)
-    r0, r1 = g0(x, g, b, w), g1(x, g, b, w)
-    assert all(np.array_equal(a, c) for a, c in zip(r0, r1)), "fused != unfused"
-    assert np.array_equal(rt.row_reduce(x, "mean"), np.mean(x, -1, keepdims=True))
-    out = np.empty_like(x)
-    calls = {
-        "forward numpy": lambda: layer_norm(x, g, b),
-        "value_and_grad unfused": lambda: v0(x, g, b, w),
-        "value_and_grad fused": lambda: v1(x, g, b, w),
-        "grad unfused": lambda: g0(x, g, b, w),
-        "grad fused": lambda: g1(x, g, b, w),
-        "np.mean rows": lambda: np.mean(x, -1, keepdims=True),
-        "C pairwise mean rows": lambda: rt.row_reduce(x, "mean"),
-        "copy (one pass bound)": lambda: np.copyto(out, x),
-    }
-    del f0
+    quick = "--quick" in sys.argv
+    build.runtime().set_num_threads(int(os.environ["SRCAD_NUM_THREADS"]))
+    calls, rows = {}, []
+    all_cases, (x, g, b, w) = cases(quick)
+    for name, args, make in all_cases:
+        unfused = make(False)
+        before, after = _pair(make, args)
+        calls[f"{name} | unfused"] = (lambda f=unfused, a=args: f(*a))
+        calls[f"{name} | before"] = (lambda f=before, a=args: f(*a))
+        calls[f"{name} | after"] = (lambda f=after, a=args: f(*a))
+        rows.append(name)
+    calls["layer_norm numpy forward | numpy"] = lambda: T.layer_norm(x, g, b)
     try:
         import torch
 
@@ -76,27 +137,29 @@ def main():
         tx, tg, tb, tw = (torch.from_numpy(a.copy()) for a in (x, g, b, w))
         F = torch.nn.functional
 
-        def torch_fwd():
-            return F.layer_norm(tx, (SHAPE[-1],), tg, tb, 1e-5)
-
         def torch_grad():
             xx, gg, bb = (t.detach().requires_grad_() for t in (tx, tg, tb))
-            (F.layer_norm(xx, (SHAPE[-1],), gg, bb, 1e-5) * tw).sum().backward()
+            (F.layer_norm(xx, (LN_SHAPE[-1],), gg, bb, 1e-5) * tw).sum().backward()
             return xx.grad
 
-        calls["torch eager forward"] = torch_fwd
-        calls["torch eager value+grad"] = torch_grad
+        calls["layer_norm torch eager forward | torch"] = \
+            lambda: F.layer_norm(tx, (LN_SHAPE[-1],), tg, tb, 1e-5)
+        calls["layer_norm torch eager grad | torch"] = torch_grad
     except ImportError:
         pass
     l0 = load()
-    t = measure(calls, 15, min_sample=20e-3)
-    print(f"LayerNorm {SHAPE} float32, one thread, medians of 15 interleaved rounds "
-          f"(load {l0} -> {load()}):")
-    for name, s in t.items():
-        print(f"  {name:28s} {s * 1e3:8.3f} ms")
-    mb = x.nbytes * 2 / 1e6
-    print(f"  one-pass bound: {mb:.0f} MB at the copy's "
-          f"{mb / 1e3 / t['copy (one pass bound)']:.1f} GB/s")
+    t = measure(calls, 9 if quick else 11, min_sample=30e-3)
+    print(f"float32, SRCAD_NUM_THREADS={os.environ['SRCAD_NUM_THREADS']} "
+          f"OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}, medians of interleaved "
+          f"rounds (load {l0} -> {load()}); before = fuse=True without row kernels, after = "
+          f"with them:")
+    print(f"  {'case':40s} {'unfused':>9s} {'before':>9s} {'after':>9s} {'after/before':>12s}")
+    for name in rows:
+        u, bf, af = (t[f"{name} | {k}"] * 1e3 for k in ("unfused", "before", "after"))
+        print(f"  {name:40s} {u:9.3f} {bf:9.3f} {af:9.3f} {af / bf:12.2f}")
+    for key, s in t.items():
+        if key.endswith(("| numpy", "| torch")):
+            print(f"  {key.split(' |')[0]:40s} {s * 1e3:9.3f}")
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 # specialised to: p: dict, x: float64[2, 8, 16], n_heads: int, probe: float64[2, 8, 16]
 # user source sha256: 792704cb8207
 # from the user's module: attention, gelu, layer_norm, merge_heads, mlp, softmax, split_heads
-# fused C kernels (built into srcad's kernel cache; `python -m srcad show FILE:FUNC --fuse --out DIR` writes their C): fused_add_multiply_subtract_f3e20d, fused_add_sqrt_2ee724, fused_add_sqrt_63346a, fused_divide_multiply_add_56eeeb, fused_divide_multiply_add_809b4b, fused_divide_negative_multiply_70ddc2, fused_multiply_add_00b98c, fused_multiply_add_negative_e76101, fused_multiply_add_tanh_4a8806, fused_multiply_divide_578676, fused_multiply_divide_negative_735465, fused_multiply_negative_5fb8ec, fused_subtract_exp_be3cf6, fused_subtract_multiply_894c74, fused_subtract_multiply_f29319
+# fused C kernels (built into srcad's kernel cache; `python -m srcad show FILE:FUNC --fuse --out DIR` writes their C): fused_add_multiply_subtract_f3e20d, fused_divide_negative_multiply_and_3_more_e022d5, fused_mean_subtract_multiply_and_3_more_8853eb, fused_mean_subtract_multiply_and_3_more_f543b6, fused_multiply_add_tanh_4a8806, fused_multiply_divide_negative_and_3_more_ca1132, fused_subtract_exp_sum_and_1_more_ac9fd1
 import numpy as np
 from srcad.runtime import as_grad, extremum_grad, inverse_permutation, unbroadcast, unindex
 
@@ -85,24 +85,17 @@ def mlp_bwd(saved, dmlp):
 
 def layer_norm_fwd(x, gain, bias, eps):
     # --- forward ---
-    mu = np.mean(x, axis=-1, keepdims=True)  # L23
-    # fused kernel fused_subtract_multiply_f29319 (L24-L25): 2 ops in one pass over [2, 8, 16], in place of:
+    # fused kernel fused_mean_subtract_multiply_and_3_more_8853eb (L23-L26): 9 ops in one pass over [2, 8, 16], in place of:
+    #   mu = np.mean(x, axis=-1, keepdims=True)  # L23
     #   xc = x - mu  # L24
     #   var_multiply = xc * xc  # L25
-    xc, var_multiply = fused_subtract_multiply_f29319(x, mu)  # L24
-    del mu  # L24
-    var = np.mean(var_multiply, axis=-1, keepdims=True)  # L25
-    del var_multiply  # L25
-    # fused kernel fused_add_sqrt_63346a (L26): 2 ops in one pass over [2, 8, 1], in place of:
+    #   var = np.mean(var_multiply, axis=-1, keepdims=True)  # L25
     #   layer_norm_add = var + eps  # L26
     #   layer_norm_sqrt = np.sqrt(layer_norm_add)  # L26
-    layer_norm_sqrt = fused_add_sqrt_63346a(var, eps)  # L26
-    del var  # L26
-    # fused kernel fused_divide_multiply_add_56eeeb (L26): 3 ops in one pass over [2, 8, 16], in place of:
     #   layer_norm_divide = xc / layer_norm_sqrt  # L26
     #   layer_norm_multiply = layer_norm_divide * gain  # L26
     #   layer_norm = layer_norm_multiply + bias  # L26
-    layer_norm = fused_divide_multiply_add_56eeeb(xc, layer_norm_sqrt, gain, bias)  # L26
+    xc, layer_norm_sqrt, layer_norm = fused_mean_subtract_multiply_and_3_more_8853eb(x, eps, gain, bias)  # L23
     return (layer_norm, (gain, xc, layer_norm_sqrt))  # L26
 
 
@@ -111,40 +104,29 @@ def layer_norm_bwd(saved, dlayer_norm):
     gain, xc, layer_norm_sqrt = saved
     # --- backward ---
     # grad of L26: return xc / np.sqrt(var + eps) * gain + bias
-    # fused kernel fused_multiply_divide_negative_735465 (L26): 7 ops in one pass over [2, 8, 16], in place of:
+    # grad of L25: var = np.mean(xc * xc, axis=-1, keepdims=True)
+    # grad of L24: xc = x - mu
+    # grad of L23: mu = np.mean(x, axis=-1, keepdims=True)
+    # fused kernel fused_multiply_divide_negative_and_3_more_ca1132 (L23-L26): 21 ops in one pass over [2, 8, 16], in place of:
     #   dlayer_norm_divide = dlayer_norm * gain  # L26
     #   layer_norm_divide = xc / layer_norm_sqrt  # L26
     #   dgain_multiply = dlayer_norm * layer_norm_divide  # L26
     #   dxc = dlayer_norm_divide / layer_norm_sqrt  # L26
     #   dlayer_norm_sqrt_divide = -dlayer_norm_divide * layer_norm_divide / layer_norm_sqrt  # L26
-    dgain_multiply, dxc, dlayer_norm_sqrt_divide = fused_multiply_divide_negative_735465(dlayer_norm, gain, xc, layer_norm_sqrt)  # L26
+    #   dlayer_norm_sqrt = dlayer_norm_sqrt_divide.sum(axis=2, keepdims=True)  # L26
+    #   dlayer_norm_add = dlayer_norm_sqrt / (2 * layer_norm_sqrt)  # L26
+    #   dvar_multiply_divide = dlayer_norm_add / 16  # L25
+    #   dvar_multiply = np.broadcast_to(dvar_multiply_divide, (2, 8, 16))  # L25
+    #   dxc += dvar_multiply * xc  # L25
+    #   dxc += dvar_multiply * xc  # L25
+    #   dmu_negative = -dxc  # L24
+    #   dmu = dmu_negative.sum(axis=2, keepdims=True)  # L24
+    #   dx_divide = dmu / 16  # L23
+    #   dx = dxc + np.broadcast_to(dx_divide, (2, 8, 16))  # L23
+    dgain_multiply, dx = fused_multiply_divide_negative_and_3_more_ca1132(dlayer_norm, gain, xc, layer_norm_sqrt)  # L26
     # recomputed, not kept from the forward (fuse=True): layer_norm_divide
     dgain = dgain_multiply.sum(axis=(0, 1))  # L26
     del dgain_multiply  # L26
-    dlayer_norm_sqrt = dlayer_norm_sqrt_divide.sum(axis=2, keepdims=True)  # L26
-    del dlayer_norm_sqrt_divide  # L26
-    # fused kernel fused_multiply_divide_578676 (L25-L26): 3 ops in one pass over [2, 8, 1], in place of:
-    #   dlayer_norm_add = dlayer_norm_sqrt / (2 * layer_norm_sqrt)  # L26
-    #   dvar_multiply_divide = dlayer_norm_add / 16  # L25
-    dvar_multiply_divide = fused_multiply_divide_578676(dlayer_norm_sqrt, layer_norm_sqrt)  # L26
-    del dlayer_norm_sqrt  # L26
-    # grad of L25: var = np.mean(xc * xc, axis=-1, keepdims=True)
-    dvar_multiply = np.broadcast_to(dvar_multiply_divide, (2, 8, 16))  # L25
-    del dvar_multiply_divide  # L25
-    # fused kernel fused_multiply_add_00b98c (L25): 2 ops in one pass over [2, 8, 16], in place of:
-    #   dxc += dvar_multiply * xc  # L25
-    dxc = fused_multiply_add_00b98c(dxc, dvar_multiply, xc)  # L25
-    # fused kernel fused_multiply_add_negative_e76101 (L24-L25): 3 ops in one pass over [2, 8, 16], in place of:
-    #   dxc += dvar_multiply * xc  # L25
-    #   dmu_negative = -dxc  # L24
-    dxc, dmu_negative = fused_multiply_add_negative_e76101(dxc, dvar_multiply, xc)  # L25
-    del dvar_multiply  # L25
-    # grad of L24: xc = x - mu
-    dmu = dmu_negative.sum(axis=2, keepdims=True)  # L24
-    del dmu_negative  # L24
-    # grad of L23: mu = np.mean(x, axis=-1, keepdims=True)
-    dx = dxc + np.broadcast_to(dmu / 16, (2, 8, 16))  # L23
-    del dmu, dxc  # L23
     dbias = dlayer_norm.sum(axis=(0, 1))  # L26
     return (dx, dgain, dbias)  # L26
 
@@ -177,12 +159,12 @@ def merge_heads_bwd(saved, dmerge_heads):
 def softmax_fwd(x):
     # --- forward ---
     z_max = np.max(x, axis=-1, keepdims=True)  # L36
-    # fused kernel fused_subtract_exp_be3cf6 (L36-L37): 2 ops in one pass over [2, 4, 8, 8], in place of:
+    # fused kernel fused_subtract_exp_sum_and_1_more_ac9fd1 (L36-L38): 4 ops in one pass over [2, 4, 8, 8], in place of:
     #   z = x - z_max  # L36
     #   e = np.exp(z)  # L37
-    e = fused_subtract_exp_be3cf6(x, z_max)  # L36
-    softmax_sum = np.sum(e, axis=-1, keepdims=True)  # L38
-    softmax = e / softmax_sum  # L38
+    #   softmax_sum = np.sum(e, axis=-1, keepdims=True)  # L38
+    #   softmax = e / softmax_sum  # L38
+    e, softmax_sum, softmax = fused_subtract_exp_sum_and_1_more_ac9fd1(x, z_max)  # L36
     return (softmax, (x, z_max, e, softmax_sum, softmax))  # L38
 
 
@@ -191,25 +173,18 @@ def softmax_bwd(saved, dsoftmax):
     x, z_max, e, softmax_sum, softmax = saved
     # --- backward ---
     # grad of L38: return e / np.sum(e, axis=-1, keepdims=True)
-    # fused kernel fused_divide_negative_multiply_70ddc2 (L38): 4 ops in one pass over [2, 4, 8, 8], in place of:
+    # grad of L37: e = np.exp(z)
+    # fused kernel fused_divide_negative_multiply_and_3_more_e022d5 (L36-L38): 10 ops in one pass over [2, 4, 8, 8], in place of:
     #   de = dsoftmax / softmax_sum  # L38
     #   dsoftmax_sum_divide = -dsoftmax * softmax / softmax_sum  # L38
-    # in place: fused_divide_negative_multiply_70ddc2 writes de into dsoftmax's buffer (dsoftmax dies here)
-    de, dsoftmax_sum_divide = fused_divide_negative_multiply_70ddc2(dsoftmax, softmax_sum, softmax, out=(dsoftmax, None))  # L38
-    dsoftmax_sum = dsoftmax_sum_divide.sum(axis=3, keepdims=True)  # L38
-    del dsoftmax_sum_divide  # L38
-    de += np.broadcast_to(dsoftmax_sum, (2, 4, 8, 8))  # L38
-    del dsoftmax_sum  # L38
-    # grad of L37: e = np.exp(z)
-    # fused kernel fused_multiply_negative_5fb8ec (L36-L37): 2 ops in one pass over [2, 4, 8, 8], in place of:
+    #   dsoftmax_sum = dsoftmax_sum_divide.sum(axis=3, keepdims=True)  # L38
+    #   de += np.broadcast_to(dsoftmax_sum, (2, 4, 8, 8))  # L38
     #   dz = de * e  # L37
     #   dz_max_negative = -dz  # L36
-    # in place: fused_multiply_negative_5fb8ec writes dz into de's buffer (de dies here)
-    dz, dz_max_negative = fused_multiply_negative_5fb8ec(de, e, out=(de, None))  # L37
-    del de  # L37
+    #   dz_max = dz_max_negative.sum(axis=3, keepdims=True)  # L36
+    # in place: fused_divide_negative_multiply_and_3_more_e022d5 writes dz into dsoftmax's buffer (dsoftmax dies here)
+    dz, dz_max = fused_divide_negative_multiply_and_3_more_e022d5(dsoftmax, softmax_sum, softmax, e, out=(dsoftmax, None))  # L38
     # grad of L36: z = x - np.max(x, axis=-1, keepdims=True)
-    dz_max = dz_max_negative.sum(axis=3, keepdims=True)  # L36
-    del dz_max_negative  # L36
     dx = dz + extremum_grad(dz_max, z_max, x, -1, True)  # L36
     del dz, dz_max  # L36
     return (dx,)  # L38
@@ -392,25 +367,17 @@ def attention_bwd(saved, dattention):
 
 def layer_norm_fwd_2(x, gain, bias, eps):
     # --- forward ---
-    mu = np.mean(x, axis=-1, keepdims=True)  # L23
-    # fused kernel fused_subtract_multiply_894c74 (L24-L25): 2 ops in one pass over [2, 8, 16], in place of:
+    # fused kernel fused_mean_subtract_multiply_and_3_more_f543b6 (L23-L26): 9 ops in one pass over [2, 8, 16], in place of:
+    #   mu = np.mean(x, axis=-1, keepdims=True)  # L23
     #   xc = x - mu  # L24
     #   var_multiply = xc * xc  # L25
-    xc, var_multiply = fused_subtract_multiply_894c74(x, mu)  # L24
-    del mu  # L24
-    var = np.mean(var_multiply, axis=-1, keepdims=True)  # L25
-    del var_multiply  # L25
-    # fused kernel fused_add_sqrt_2ee724 (L26): 2 ops in one pass over [2, 8, 1], in place of:
+    #   var = np.mean(var_multiply, axis=-1, keepdims=True)  # L25
     #   layer_norm_add = var + eps  # L26
     #   layer_norm_sqrt = np.sqrt(layer_norm_add)  # L26
-    layer_norm_sqrt = fused_add_sqrt_2ee724(var, eps)  # L26
-    del var  # L26
-    # fused kernel fused_divide_multiply_add_809b4b (L26): 3 ops in one pass over [2, 8, 16], in place of:
     #   layer_norm_divide = xc / layer_norm_sqrt  # L26
     #   layer_norm_multiply = layer_norm_divide * gain  # L26
     #   layer_norm = layer_norm_multiply + bias  # L26
-    layer_norm_divide, layer_norm = fused_divide_multiply_add_809b4b(xc, layer_norm_sqrt, gain, bias)  # L26
-    del layer_norm_sqrt, xc  # L26
+    layer_norm_divide, layer_norm = fused_mean_subtract_multiply_and_3_more_f543b6(x, eps, gain, bias)  # L23
     return (layer_norm, (layer_norm_divide,))  # L26
 
 

@@ -33,6 +33,10 @@
  *   6. report floating-point exceptions raised by the chain the way numpy does for a ufunc
  *      (np.errstate decides: ignore, warn, raise), under the kernel's name.
  *
+ * A row kernel (a chain through a last-axis sum or mean: k->rowwise) takes steps 2-4 in
+ * `run_rows` instead: its arguments must have their planned shapes and be in C order, its
+ * block function is called once per row.
+ *
  * `row_reduce(a, 'sum' | 'mean')` runs the header's row reductions (numpy's pairwise sum,
  * bit for bit) over the last axis of a C-contiguous float array, for the tests.
  */
@@ -515,6 +519,300 @@ same_elements(PyArrayObject *g, PyArrayObject *a, int nd, const npy_intp *shape)
     return 1;
 }
 
+/* -- row kernels ------------------------------------------------------------------------
+ * A row kernel (k->rowwise: a chain with a reduction over the last axis) runs one row at a
+ * time: its block function gets the row's length n and, for each argument and output, a
+ * pointer to that row (one value for a per-row value). It runs only arguments of exactly
+ * the shapes it was planned for, in C order (C-contiguous: every row contiguous, so that
+ * numpy, unfused, would have summed each row pairwise as the block does); anything else
+ * goes to the fallback. Its outputs are new C-contiguous arrays, arrays updated in place,
+ * or out= arrays (C-contiguous, of the output's shape; one that is exactly an argument is
+ * written through a scratch row once the block has read the whole row). */
+
+typedef struct {
+    srcad_kernel *k;
+    int nop;
+    npy_intp rows, len;
+    int nouter;                 /* ndim - 1 */
+    npy_intp outer[MAXD];       /* the outer axes' lengths */
+    npy_intp ost[MAXOPS][MAXD]; /* each operand's byte strides over the outer axes */
+    char *data[MAXOPS];
+    int itemsize[MAXOPS];
+    int one[MAXOPS];     /* one value per row (a row argument or output, or a number) */
+    int through[MAXOPS]; /* an output written through scratch, copied after the block */
+    npy_intp last[MAXOPS]; /* an argument's stride along the row: not its item size, the row
+                            * is filled (0) or gathered into scratch first */
+} rowplan_t;
+
+static int
+rows_work(const rowplan_t *pl, npy_intp r0, npy_intp r1)
+{
+    srcad_kernel *k = pl->k;
+    const int nop = pl->nop, nin = k->nin;
+    const npy_intp L = pl->len;
+    const size_t slot = ((size_t)L * 8 + 63) & ~(size_t)63;
+    char *buf = scratch(slot * (size_t)(nop + k->ntmp) + 64);
+    if (buf == NULL) return -1;
+    char *p[MAXOPS], *tmp[SRCAD_MAXARGS + 1], *raw[MAXOPS], *at[MAXOPS];
+    intptr_t step[MAXOPS];
+    for (int t = 0; t < k->ntmp; t++) tmp[t] = buf + slot * (size_t)(nop + t);
+    feclearexcept(FE_ALL_EXCEPT);
+    for (npy_intp r = r0; r < r1; r++) {
+        npy_intp rest = r, idx[MAXD];
+        for (int d = pl->nouter - 1; d >= 0; d--) {
+            idx[d] = rest % pl->outer[d];
+            rest /= pl->outer[d];
+        }
+        for (int op = 0; op < nop; op++) {
+            char *ptr = pl->data[op];
+            if (op >= nin || k->in[op].kind == SRCAD_ARRAY) {
+                for (int d = 0; d < pl->nouter; d++) ptr += idx[d] * pl->ost[op][d];
+            }
+            at[op] = ptr;
+            p[op] = raw[op] = pl->through[op] ? buf + slot * (size_t)op : ptr;
+            if (op < nin && !pl->one[op] && pl->last[op] != pl->itemsize[op]) {
+                p[op] = raw[op] = buf + slot * (size_t)op;
+                if (pl->last[op] == 0) fill(p[op], ptr, L, pl->itemsize[op]);
+                else gather(p[op], ptr, pl->last[op], L, pl->itemsize[op]);
+            }
+            step[op] = pl->one[op] ? 0 : pl->itemsize[op];
+        }
+        k->block(p, L, k->loops, tmp, raw, step);
+        for (int op = nin; op < nop; op++) {
+            if (pl->through[op]) {
+                memcpy(at[op], p[op], (size_t)(pl->one[op] ? 1 : L) * (size_t)pl->itemsize[op]);
+            }
+        }
+    }
+    return fetestexcept(FE_DIVBYZERO | FE_OVERFLOW | FE_UNDERFLOW | FE_INVALID);
+}
+
+static PyObject *
+run_rows(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs, PyObject *const *given,
+         PyArrayObject *const *arr, char *const *val)
+{
+    const int nin = k->nin, nout = k->nout, nd = k->ndim, nop = nin + nout;
+    char why[400];
+    rowplan_t pl;
+    pl.k = k;
+    pl.nop = nop;
+    pl.len = k->shape[nd - 1];
+    pl.nouter = nd - 1;
+    pl.rows = 1;
+    for (int d = 0; d < nd - 1; d++) {
+        pl.outer[d] = k->shape[d];
+        pl.rows *= k->shape[d];
+    }
+    npy_intp rshape[MAXD];
+    memcpy(rshape, k->shape, sizeof(npy_intp) * (size_t)nd);
+    rshape[nd - 1] = 1;
+    /* the arguments: their planned shapes, C-contiguous */
+    for (int i = 0; i < nin; i++) {
+        pl.through[i] = 0;
+        pl.one[i] = arr[i] == NULL || (k->row_in >> i & 1);
+        pl.itemsize[i] = 8;
+        if (arr[i] == NULL) {
+            pl.data[i] = val[i];
+            continue;
+        }
+        PyArrayObject *A = arr[i];
+        const intptr_t *want = k->in_shape + (size_t)i * (size_t)nd;
+        int ndA = PyArray_NDIM(A), ok = 1, has = 0;
+        for (int d = 0; d < nd; d++) has += want[d] >= 0;
+        ok = ndA == has;
+        for (int d = 0; ok && d < ndA; d++) ok = PyArray_DIM(A, d) == want[nd - ndA + d];
+        if (!ok) {
+            snprintf(why, sizeof(why), "argument `%s` does not have the shape the row kernel "
+                     "was planned for", k->in[i].name);
+            return fall_back(k, args, nargs, why, given);
+        }
+        pl.data[i] = PyArray_BYTES(A);
+        pl.itemsize[i] = (int)PyArray_ITEMSIZE(A);
+        npy_intp al[MAXD]; /* its strides aligned to the kernel's axes, 0 where broadcast */
+        for (int d = 0; d < nd; d++) {
+            int dd = d - (nd - ndA);
+            al[d] = (dd < 0 || PyArray_DIM(A, dd) == 1) ? 0 : PyArray_STRIDE(A, dd);
+            if (d < nd - 1) pl.ost[i][d] = al[d];
+        }
+        pl.last[i] = al[nd - 1];
+        /* numpy lays new results out in C order only when every argument is in C order
+         * (stride 0 aside), and sums a row pairwise -- and its SIMD loops compute one as
+         * they do a contiguous one -- only when its elements are adjacent */
+        if (!is_c_compatible(nd, al) ||
+            ((k->dense_in >> i & 1) && pl.last[i] != pl.itemsize[i] && pl.len > 1)) {
+            snprintf(why, sizeof(why), "argument `%s` is not in C order, or its rows are "
+                     "strided where the kernel reduces them or hands them to numpy's loop "
+                     "(numpy would lay out or sum its rows in another order)", k->in[i].name);
+            return fall_back(k, args, nargs, why, given);
+        }
+    }
+    /* in-place targets: writeable, sharing memory with no other argument */
+    for (int o = 0; o < nout; o++) {
+        int t = k->out[o].inout;
+        if (t < 0) continue;
+        PyArrayObject *A = arr[t];
+        const npy_intp *tshape = (k->row_in >> t & 1) ? rshape : k->shape;
+        int ok = A != NULL && PyArray_NDIM(A) == nd && PyArray_ISWRITEABLE(A) &&
+                 PyArray_TYPE(A) == k->out[o].type && PyArray_IS_C_CONTIGUOUS(A);
+        for (int d = 0; ok && d < nd; d++) ok = PyArray_DIM(A, d) == tshape[d];
+        if (!ok) {
+            snprintf(why, sizeof(why), "`%s` cannot be updated in place here", k->out[o].name);
+            return fall_back(k, args, nargs, why, given);
+        }
+        char *tlo, *thi;
+        extent(A, &tlo, &thi);
+        for (int i = 0; i < nin; i++) {
+            if (i == t || arr[i] == NULL) continue;
+            char *lo, *hi;
+            extent(arr[i], &lo, &hi);
+            if (arr[i] == A || (lo < thi && tlo < hi)) {
+                snprintf(why, sizeof(why), "argument `%s` shares memory with `%s`, which the "
+                         "kernel updates in place", k->in[i].name, k->out[o].name);
+                return fall_back(k, args, nargs, why, given);
+            }
+        }
+    }
+    /* out= arrays: the output's shape, C-contiguous; memory of their own or exactly an
+     * argument's */
+    int over[SRCAD_MAXARGS];
+    for (int o = 0; o < nout; o++) {
+        over[o] = 0;
+        if (given == NULL || given[o] == NULL || k->out[o].inout >= 0) {
+            if (given != NULL && given[o] != NULL && given[o] != (PyObject *)arr[k->out[o].inout]) {
+                PyErr_Format(PyExc_ValueError, "srcad kernel %s: out[%d] is not the array "
+                             "updated in place", k->name, o);
+                return NULL;
+            }
+            continue;
+        }
+        PyArrayObject *G = (PyArrayObject *)given[o];
+        const npy_intp *oshape = (k->row_out >> o & 1) ? rshape : k->shape;
+        int ok = PyArray_NDIM(G) == nd;
+        for (int d = 0; ok && d < nd; d++) ok = PyArray_DIM(G, d) == oshape[d];
+        if (!ok) {
+            PyErr_Format(PyExc_ValueError, "srcad kernel %s: out[%d] has the wrong shape",
+                         k->name, o);
+            return NULL;
+        }
+        if (!PyArray_IS_C_CONTIGUOUS(G)) {
+            return fall_back(k, args, nargs, "an out= array is not C-contiguous", given);
+        }
+        char *glo, *ghi;
+        extent(G, &glo, &ghi);
+        for (int i = 0; i < nin; i++) {
+            char *lo, *hi;
+            if (arr[i] == NULL) continue;
+            extent(arr[i], &lo, &hi);
+            if (!(lo < ghi && glo < hi)) continue;
+            if (same_elements(G, arr[i], nd, oshape)) {
+                over[o] = 1;
+                continue;
+            }
+            PyErr_Format(PyExc_ValueError, "srcad kernel %s: out[%d] shares memory with "
+                         "argument `%s` (other than being that very array)", k->name, o,
+                         k->in[i].name);
+            return NULL;
+        }
+        for (int q = 0; q < nout; q++) {
+            PyArrayObject *H = k->out[q].inout >= 0 ? arr[k->out[q].inout]
+                                                    : (PyArrayObject *)given[q];
+            if (q == o || H == NULL) continue;
+            char *lo, *hi;
+            extent(H, &lo, &hi);
+            if (lo < ghi && glo < hi) {
+                PyErr_Format(PyExc_ValueError, "srcad kernel %s: out[%d] shares memory with "
+                             "out[%d]", k->name, o, q);
+                return NULL;
+            }
+        }
+    }
+    PyObject *outs[SRCAD_MAXARGS];
+    for (int o = 0; o < nout; o++) {
+        int op = nin + o, row = (int)(k->row_out >> o & 1);
+        if (k->out[o].inout >= 0) {
+            outs[o] = Py_NewRef((PyObject *)arr[k->out[o].inout]);
+        }
+        else if (given != NULL && given[o] != NULL) {
+            outs[o] = Py_NewRef(given[o]);
+        }
+        else {
+            outs[o] = PyArray_SimpleNew(nd, row ? rshape : k->shape, k->out[o].type);
+            if (outs[o] == NULL) {
+                for (int q = 0; q < o; q++) Py_DECREF(outs[q]);
+                return NULL;
+            }
+        }
+        PyArrayObject *A = (PyArrayObject *)outs[o];
+        pl.data[op] = PyArray_BYTES(A);
+        pl.itemsize[op] = (int)PyArray_ITEMSIZE(A);
+        pl.one[op] = row;
+        pl.through[op] = k->out[o].inout >= 0 || over[o];
+        /* (C-contiguous: row r starts at r times the row's size) */
+        npy_intp s = (row ? 1 : pl.len) * pl.itemsize[op];
+        for (int d = nd - 2; d >= 0; d--) {
+            pl.ost[op][d] = k->shape[d] == 1 ? 0 : s;
+            s *= k->shape[d];
+        }
+    }
+    npy_intp total = pl.rows * pl.len;
+    if (total > 0) {
+        int nt = (total >= parallel_min && num_threads > 1) ? num_threads : 1;
+        if (nt > 1 && adaptive && (k->ns_serial == 0.0 || k->backoff > 0)) {
+            if (k->backoff > 0) k->backoff--;
+            nt = 1;
+        }
+        if (pl.rows < nt) nt = (int)pl.rows;
+        int flags = 0;
+        double t_start = now();
+        Py_BEGIN_ALLOW_THREADS
+#ifdef _OPENMP
+        if (nt > 1) {
+#pragma omp parallel num_threads(nt) reduction(| : flags)
+            {
+                int t = omp_get_thread_num(), T = omp_get_num_threads();
+                int f = rows_work(&pl, pl.rows * t / T, pl.rows * (t + 1) / T);
+                flags |= f < 0 ? (int)0x40000000 : f;
+            }
+        }
+        else
+#endif
+            flags = rows_work(&pl, 0, pl.rows);
+        Py_END_ALLOW_THREADS
+        if (total >= parallel_min && num_threads > 1) {
+            double per = (now() - t_start) / (double)total;
+            if (nt == 1) {
+                k->ns_serial = k->ns_serial == 0.0 ? per : 0.75 * k->ns_serial + 0.25 * per;
+            }
+            else if (per > 1.1 * k->ns_serial) {
+                k->penalty = k->penalty == 0 ? 8 : (k->penalty < 4096 ? 2 * k->penalty : 4096);
+                k->backoff = k->penalty;
+            }
+            else {
+                k->penalty = 0;
+            }
+        }
+        if (flags < 0 || (flags & 0x40000000)) {
+            for (int o = 0; o < nout; o++) Py_DECREF(outs[o]);
+            PyErr_NoMemory();
+            return NULL;
+        }
+        if (flags & (FE_DIVBYZERO | FE_OVERFLOW | FE_UNDERFLOW | FE_INVALID)) {
+            if (give_fpe(k->name, npy_fpe(flags)) < 0) {
+                for (int o = 0; o < nout; o++) Py_DECREF(outs[o]);
+                return NULL;
+            }
+        }
+    }
+    if (nout == 1) return outs[0];
+    PyObject *tuple = PyTuple_New(nout);
+    if (tuple == NULL) {
+        for (int o = 0; o < nout; o++) Py_DECREF(outs[o]);
+        return NULL;
+    }
+    for (int o = 0; o < nout; o++) PyTuple_SET_ITEM(tuple, o, outs[o]);
+    return tuple;
+}
+
 /* -- run ------------------------------------------------------------------------------------ */
 
 typedef union {
@@ -706,6 +1004,10 @@ run_impl(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs, PyObject *con
             }
             val[i] = (char *)&slots[i].d;
         }
+    }
+
+    if (k->rowwise) {
+        return run_rows(k, args, nargs, given, arr, val);
     }
 
     /* 2. every statement has the kernel's shape: one whose array operands are all

@@ -31,7 +31,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#define SRCAD_ABI 1
+#define SRCAD_ABI 2
 
 /* elements per block when a kernel needs scratch space (a numpy loop call between two
  * stretches of inline arithmetic, a gathered strided operand, an output written back) */
@@ -126,6 +126,21 @@ typedef struct srcad_kernel {
     double ns_serial;   /* seconds per element of recent one-thread runs (0: none yet) */
     int backoff;        /* run this many more calls on one thread */
     int penalty;        /* the next backoff, doubled each time threads lose */
+    /* a row kernel (a chain with a reduction over the last axis: srcad/lower/cgen_rows.py),
+     * given by designated initialisers; 0 / NULL for an elementwise kernel. The runtime
+     * (`run_rows`) calls `block` once per row, n = the row's length, each argument and
+     * output pointing at its row (one value for those in row_in / row_out, whose last axis
+     * is 1), and sizes `tmp` to one row. It runs only arguments of exactly their planned
+     * shape (in_shape: ndim entries per argument, -1 for an axis it lacks) in C order
+     * (stride 0 aside: numpy's results are then in C order too, and a row of one is summed
+     * pairwise, as the block does) and falls back otherwise. */
+    int rowwise;
+    const intptr_t *shape; /* the planned full shape (ndim entries) */
+    const intptr_t *in_shape;
+    unsigned long long row_in;
+    unsigned long long row_out;
+    unsigned long long dense_in; /* bit k: argument k is reduced directly or read by numpy's
+                                  * own loop: its rows must be of adjacent elements */
 } srcad_kernel;
 
 typedef struct {

@@ -388,6 +388,39 @@ class Gen:
             return E(f"{a.op}.{fn}({kw})", shape, bound)
         return E(f"np.{fn}({a.text}{', ' + kw if kw else ''})", shape, bound)
 
+    def row_chain(self) -> E | None:
+        """(``rows=True`` programs) a chain through a sum or mean over the last axis with
+        keepdims, broadcast back: centring, a LayerNorm-like normalisation, a softmax, a
+        scale by the row's reduction -- what the fuser makes row kernels of."""
+        ch = self.ch
+        a = self.pick_var(lambda e: e.ndim >= 1 and e.shape[-1] >= 2 and not e.pyf)
+        if a is None:
+            return None
+        fn = ch.pick(("sum", "mean"))
+        n = a.shape[-1]
+
+        def red(t: E) -> str:
+            if ch.flag(0.3):
+                return f"{t.op}.{fn}(axis=-1, keepdims=True)"
+            return f"np.{fn}({t.text}, axis={ch.pick((-1, t.ndim - 1))}, keepdims=True)"
+
+        def rb(t: E) -> float:
+            return t.bound * (n if fn == "sum" else 1)
+
+        form = ch.weighted([(2, "center"), (2, "norm"), (2, "softmax"), (1, "scale")])
+        self.feature(f"row_{form}")
+        if form == "center":
+            return E(f"{a.op} - {red(a)}", a.shape, a.bound + rb(a), atom=False)
+        if form == "norm":
+            a = self.squash(a, 3.0)
+            c = self.assign(E(f"{a.op} - {red(a)}", a.shape, a.bound + rb(a), atom=False))
+            sq = E(f"{c.op} * {c.op}", c.shape, c.bound ** 2, atom=False)
+            return E(f"{c.op} / np.sqrt({red(sq)} + 1.0)", c.shape, c.bound, atom=False)
+        if form == "softmax":
+            e = self.assign(E(f"np.exp(np.tanh({a.text}))", a.shape, math.e))
+            return E(f"{e.op} / {red(e)}", e.shape, math.e ** 2, atom=False)
+        return E(f"{a.op} * np.tanh({red(a)})", a.shape, a.bound, atom=False)
+
     def _is_array(self, a: E) -> bool:
         """True when `a` is certainly an ndarray or numpy scalar (has methods)."""
         return not a.pyf
@@ -538,8 +571,10 @@ class Gen:
             kind = ch.weighted([
                 (6, "binary"), (5, "unary"), (3, "reduce"), (2, "matmul"), (2, "reshape"),
                 (2, "index"), (1, "join"),
-            ])
-            if kind == "binary":
+            ] + ([(8, "rows")] if self.module.rows else []))
+            if kind == "rows":
+                e = self.row_chain()
+            elif kind == "binary":
                 e = self.elementwise_binary()
             elif kind == "unary":
                 e = self.unary(self.pick_var())
@@ -855,6 +890,7 @@ class ModuleGen:
         self.features: set = set()
         self.counter = 0
         self.int_param = None
+        self.rows = False  # row chains too (generate(rows=True))
 
     def fresh(self, stem):
         self.counter += 1
@@ -864,14 +900,20 @@ class ModuleGen:
 SHAPE_KINDS = ("full", "row", "vec", "col", "scalar")
 
 
-def generate(ch: Chooser, index: int, dtype=None) -> Program:
-    """One random valid program named ``p<index>``."""
+def generate(ch: Chooser, index: int, dtype=None, rows: bool = False) -> Program:
+    """One random valid program named ``p<index>``. rows=True: also chains through
+    last-axis sums and means (`Gen.row_chain`), on rows of 3 to 17 values (numpy's pairwise
+    sum changes its blocking at 8)."""
     name = f"p{index}"
     mod = ModuleGen(name)
+    mod.rows = rows
     if dtype is None:
         dtype = ch.pick((np.float64, np.float32))
     m, n = ch.int(1, 4), ch.int(1, 4)
     m, n = max(m, 2) if ch.flag(0.8) else m, max(n, 2) if ch.flag(0.8) else n
+    if rows:
+        n = ch.pick((3, 5, 9, 17))
+        m = min(m, MAX_SIZE // n)
     nargs = ch.int(1, 3)
     params = []
     env = {}

@@ -8,7 +8,13 @@ programs are transformed inside one `srcad.lower.batch()`, so their kernels buil
 module. Each program is checked on the same arguments as test_fuzz.py's (a): its source-mode
 value and gradients, unfused and fused, must have the same shape, dtype and bits; no kernel
 call may take the Python fallback (that would mean the fuser planned for types the program
-does not have); and across a batch most programs must actually fuse something.
+does not have) -- but for a row kernel's argument that is not in C order, which runs
+numpy's code by design (at most `MAX_LAYOUT_SHARE` of a batch); and across a batch most
+programs must actually fuse something.
+
+`ROW_SEEDS` batches more are generated with ``rows=True``: chains through sums and means
+over the last axis with keepdims (centring, LayerNorm-like, softmax, scaling) on rows of
+3-17 values, which the fuser makes row kernels of (at least `MIN_ROWS_SHARE` of them).
 
 The default run checks `DEFAULT_SEEDS` batches (the first seeds of test_fuzz.py's corpus);
 ``-m slow`` (or ``SRCAD_FUZZ_SLOW=1``) checks all of test_fuzz.py's default batches.
@@ -34,11 +40,21 @@ DEFAULT_SEEDS = range(3)  # 150 programs, one kernel module per batch
 MIN_FUSED_SHARE = 0.5
 MIN_PLANNED = 3  # programs per batch whose kernels write into a planned buffer (out=)
 KERNEL_OUT = re.compile(r"= fused_\w+\(.*\bout=")
+ROW_SEEDS = range(2)  # batches of row-chain programs
+MIN_ROWS_SHARE = 0.35  # ... of which at least this share must get a row kernel
+# the one fallback a program may take: a row kernel's argument not in C order (a transposed
+# value: numpy would lay out or sum its rows in another order, so numpy's code runs) --
+# in at most this share of a batch's programs
+ROW_LAYOUT = "numpy would lay out or sum its rows in another order"
+MAX_LAYOUT_SHARE = 0.2
+# a kernel's comment listing a last-axis keepdims reduction among what it replaces
+ROW_KERNEL = re.compile(r"#   .*(sum|mean)\(.*keepdims=True")
 
 
-def run_fused_batch(seed, n=PER_BATCH):
-    programs = [FP.generate(FP.RandomChooser(seed * 100_003 + i), i) for i in range(n)]
-    module = load_module(programs, f"fused{seed}")
+def run_fused_batch(seed, n=PER_BATCH, rows=False):
+    programs = [FP.generate(FP.RandomChooser(seed * 100_003 + i), i, rows=rows)
+                for i in range(n)]
+    module = load_module(programs, f"fused{seed}{'r' if rows else ''}")
     plans = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -54,16 +70,23 @@ def run_fused_batch(seed, n=PER_BATCH):
                 fused = srcad.value_and_grad(fn, wrt=prog.wrt, fuse=True)
                 fused.compiled(fused.bind(args, {}))  # lowered now, built at the block's end
                 plans.append((prog, fused, args, expect))
-    failures, n_fused, n_planned = [], 0, 0
-    before = build.stats()["fallbacks"]
+    failures, n_fused, n_planned, n_rows, n_layout = [], 0, 0, 0, 0
     for prog, fused, args, expect in plans:
         # every out= a kernel gets is exactly one of its arguments, never a user's array
         guard_kernels(fused, args, list(_leaves(args)))
+        before = build.stats()["fallbacks"]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             got = fused(*args)
+        stats = build.stats()
+        if stats["fallbacks"] != before:
+            if ROW_LAYOUT not in stats["last_fallback"]:
+                failures.append(f"--- fell back: {stats['last_fallback']}\n{prog.source}")
+            n_layout += 1  # (a row kernel's argument not in C order: numpy's code, by design)
         if "fused kernel" in srcad.source(fused):
             n_fused += 1
+        if ROW_KERNEL.search(srcad.source(fused)):
+            n_rows += 1
         if KERNEL_OUT.search(srcad.source(fused)):
             n_planned += 1  # (the memory plan wrote a kernel's result into a dying buffer)
         (ev, eg), (gv, gg) = expect, got
@@ -74,16 +97,24 @@ def run_fused_batch(seed, n=PER_BATCH):
         if bad:
             failures.append(f"--- {', '.join(bad)} differ fused\n{prog.source}\n"
                             f"{srcad.source(fused)}")
-    stats = build.stats()
-    assert stats["fallbacks"] == before, stats["last_fallback"]
-    return len(plans), n_fused, failures, n_planned
+    return len(plans), n_fused, failures, n_planned, n_rows, n_layout
 
 
-def _check(seed):
-    total, n_fused, failures, n_planned = run_fused_batch(seed)
+def _check(seed, rows=False):
+    total, n_fused, failures, n_planned, n_rows, n_layout = run_fused_batch(seed, rows=rows)
     assert not failures, f"{len(failures)} program(s) differ fused:\n" + "\n".join(failures)
     assert n_fused >= MIN_FUSED_SHARE * total, (n_fused, total)
     assert n_planned >= MIN_PLANNED, (n_planned, total)
+    assert n_layout <= MAX_LAYOUT_SHARE * total, (n_layout, total)
+    if rows:
+        assert n_rows >= MIN_ROWS_SHARE * total, (n_rows, total)
+
+
+@pytest.mark.parametrize("seed", ROW_SEEDS)
+def test_fuzz_fused_row_chains_batch(seed):
+    """Programs with chains through last-axis sums and means (FP.generate(rows=True)):
+    row kernels, bit for bit, with no fallback."""
+    _check(seed, rows=True)
 
 
 @pytest.mark.parametrize("seed", DEFAULT_SEEDS)

@@ -16,6 +16,7 @@ import copy
 
 from ..gcode import Line
 from . import cgen, kir
+from .cgen_rows import RowBlock
 from .kir import Ref
 
 
@@ -56,14 +57,17 @@ def build_kernel(fl, r):
                 return ssa[t.name]
             if t.name not in arg_of:
                 arg_of[t.name] = len(args)
-                args.append(kir.Arg(t.name, t.vt, kir.c_identifier(t.name, used)))
+                args.append(kir.Arg(t.name, t.vt, kir.c_identifier(t.name, used),
+                                    row=r.rowwise and t.vt.kind == "array" and
+                                    bool(t.vt.ndim) and t.vt.shape[-1] == 1))
             args[arg_of[t.name]].number_ok &= t.weak_ok
             return Ref("arg", arg_of[t.name])
         refs = {p: operand(c, target, False) for p, c in t.children.items()}
         cname = kir.c_identifier(target if root else f"{target}_{t.app.op.name}", used)
         text = ast.unparse(rebuild(t))
         stmts.append(kir.Stmt(target if root else cname, cname, t.app.op, refs, t.typed,
-                              t.vt.dtype, None, text))
+                              t.vt.dtype, None, text,
+                              row=r.rowwise and tuple(t.vt.shape) != tuple(r.shape)))
         return Ref("stmt", len(stmts) - 1)
 
     inout_arg: dict[str, int] = {}
@@ -90,7 +94,9 @@ def build_kernel(fl, r):
     outs, unbound = [], set()
     for name, ref in ssa.items():
         outside = fl.refs.get(name, 0) - leaf_reads.get(name, 0) - pend_dels.get(name, 0)
-        if name in must or name in inout_arg or outside > 0:
+        # (a made-up name is read where it was hoisted from: by this chain, or later)
+        outside += fl.hoist_reads.get(name, 0) if name in must else 0
+        if name in inout_arg or outside > 0:
             outs.append(kir.Out(ref.index, name, inout_arg.get(name, -1)))
         else:
             unbound.add(name)
@@ -100,7 +106,8 @@ def build_kernel(fl, r):
                               if lines else "")
     statements = [part_statement(p) for p in r.parts]
     replaced = [(p.line, ast.unparse(s)) for p, s in zip(r.parts, statements)]
-    k = kir.Kernel("", args, stmts, outs, tuple(r.shape), where.strip(), lines, replaced)
+    k = kir.Kernel("", args, stmts, outs, tuple(r.shape), where.strip(), lines, replaced,
+                   rowwise=r.rowwise, block_class=RowBlock if r.rowwise else None)
     if len(args) > 64 or len(outs) > 64 or not outs:
         return None
     k.name = cgen.kernel_name(k)

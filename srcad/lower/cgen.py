@@ -130,12 +130,7 @@ class _Block:
         k = self.k
         for o in k.outs:
             o.name_c = k.stmts[o.stmt].cname
-        body: list[str] = []
-        for si, (kind, what) in enumerate(self.steps):
-            if kind == "call":
-                body.extend(self.call(what))
-            else:
-                body.extend(self.segment(si, what))
+        body = self._emit_steps()
         # the body takes every pointer as a restrict parameter (gcc does not trust restrict
         # on pointers loaded into locals, and would not vectorise a loop over many arrays)
         params, passed = [], []
@@ -166,12 +161,9 @@ class _Block:
         passed += ["n", "loops"]
         notes = []
         for a in k.args:
-            what = {"array": f"{a.dtype} array, broadcast", "scalar": f"0-d {a.dtype}",
-                    "number": "a Python number"}[a.kind]
-            notes.append(f" *   {_comment(a.name)}: {what}")
+            notes.append(f" *   {_comment(a.name)}: {self.arg_note(a)}")
         for o in k.outs:
-            what = "updated in place" if o.inout >= 0 else "a new array"
-            notes.append(f" *   -> {_comment(o.name)}: {k.stmts[o.stmt].dtype}, {what}")
+            notes.append(f" *   -> {_comment(o.name)}: {self.out_note(o)}")
         head = ["/* arguments and results:"] + notes + [" */",
                 f"static inline void\n{k.name}_body({', '.join(params)})", "{"]
         if all(s.inline for s in k.stmts):
@@ -188,6 +180,24 @@ class _Block:
         wrapper.append(f"    {k.name}_body({', '.join(passed)});")
         wrapper.append("}")
         return "\n".join(head + body + ["}", ""] + wrapper) + "\n"
+
+    @staticmethod
+    def arg_note(a) -> str:
+        return {"array": f"{a.dtype} array, broadcast", "scalar": f"0-d {a.dtype}",
+                "number": "a Python number"}[a.kind]
+
+    def out_note(self, o) -> str:
+        what = "updated in place" if o.inout >= 0 else "a new array"
+        return f"{self.k.stmts[o.stmt].dtype}, {what}"
+
+    def _emit_steps(self) -> list[str]:
+        body: list[str] = []
+        for si, (kind, what) in enumerate(self.steps):
+            if kind == "call":
+                body.extend(self.call(what))
+            else:
+                body.extend(self.segment(si, what))
+        return body
 
     def operand_text(self, ref, dst: np.dtype) -> str:
         if ref.kind == "const":
@@ -306,7 +316,7 @@ class _Block:
 
 
 def block_and_descriptor(k) -> str:
-    b = _Block(k)
+    b = (k.block_class or _Block)(k)  # (a row kernel's: cgen_rows.RowBlock)
     block = b.text()
     name = k.name
     kinds = {"array": "SRCAD_ARRAY", "scalar": "SRCAD_SCALAR", "number": "SRCAD_NUMBER"}
@@ -352,12 +362,17 @@ def block_and_descriptor(k) -> str:
                          for q, (u, i, nums) in enumerate(b.loops))
         out.append(f"static const srcad_loop_ref {name}_loops[] = {{{refs}}};")
         loops_name = f"{name}_loops"
+    rows = ""
+    if k.rowwise:
+        tables, fields = b.row_fields()
+        out.extend(tables)
+        rows = f",\n    {fields}"
     out.append(f"static srcad_kernel {name}_kernel = {{\n"
                f"    SRCAD_ABI, {_c_string(name)}, {_c_string(k.where)}, {k.ndim},\n"
                f"    {len(k.args)}, {name}_args, {len(k.outs)}, {name}_outs,\n"
                f"    {len(k.stmts)}, {name}_stmt_start, {ops_name},\n"
                f"    {len(b.tmps)}, {tmp_name}, {len(b.loops)}, {loops_name},\n"
-               f"    {name}_block, {sum(1 << j for j in b.raw_args)}ULL, NULL, NULL}};")
+               f"    {name}_block, {sum(1 << j for j in b.raw_args)}ULL, NULL, NULL{rows}}};")
     out.append(f"static PyObject *\n{name}(PyObject *self, PyObject *const *args, "
                f"Py_ssize_t nargs, PyObject *kwnames)\n{{\n    (void)self;\n"
                f"    if (srcad_rt == NULL) return srcad_not_ready();\n"

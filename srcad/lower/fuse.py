@@ -26,6 +26,19 @@ How a chain grows, in each body of a function (sweeps, loop bodies, branches) se
 A value the chain computes is written out (an output of the kernel) when anything outside
 the chain reads it -- a later statement, the backward sweep, the next loop iteration, the
 return; the others stay in registers. A chain of one op is left to numpy.
+
+Row kernels: a sum or mean over the last axis with keepdims=True, and a per-row value
+broadcast back along it (the op table's ``c_row``: ``np.mean(x, axis=-1, keepdims=True)``,
+``g.sum(axis=2, keepdims=True)``, ``np.broadcast_to(dmu / 16, (2, 8, 16))``), are ops of the
+chain too. A chain holding one may mix values of its full shape S and of S's row shape
+(last axis 1); it becomes one kernel that works row by row (srcad/lower/cgen_rows.py), so
+LayerNorm's forward is one kernel and its backward another:
+
+    mu = np.mean(x, axis=-1, keepdims=True)   # L23     # fused kernel fused_mean_...:
+    xc = x - mu                               # L24     #   mu = np.mean(x, ...), ...
+    var = np.mean(xc * xc, axis=-1, keepdims=True)  ->  xc, layer_norm_sqrt, layer_norm = \
+    layer_norm_sqrt = np.sqrt(var + eps)                    fused_mean_...(x, eps, gain, bias)
+    layer_norm = xc / layer_norm_sqrt * gain + bias
 """
 
 from __future__ import annotations
@@ -41,6 +54,12 @@ from ..ops import table
 from . import match
 from .assemble import build_kernel, part_statement
 from .match import VT
+from .rows import has_row_op, joint, shapes_of
+
+# row kernels (a chain through a last-axis sum or mean with keepdims, and its broadcast back,
+# as one kernel working row by row: srcad/lower/cgen_rows.py); False lowers as before them,
+# the row reductions left to numpy (bench/rows.py's "before")
+ROW_KERNELS = True
 
 _ARRAY_METHODS = {"sum", "mean", "max", "min", "prod", "any", "all", "reshape", "transpose",
                   "astype", "copy", "ravel", "flatten", "swapaxes", "squeeze", "dot", "clip",
@@ -108,9 +127,12 @@ class Region:
     rests: dict = field(default_factory=dict)  # index -> the rewritten line, if any
     tail: tuple | None = None  # (index, Line): a statement with side effects that ends it
 
+    full: tuple | None = None  # the chain's shape (its row values: last axis 1)
+    rowwise: bool = False  # it holds a row op (a last-axis reduction, a broadcast back)
+
     @property
     def shape(self):
-        return self.parts[0].shape if self.parts else None
+        return self.full
 
     def n_ops(self) -> int:
         return sum(p.tree.ops() for p in self.parts)
@@ -128,6 +150,7 @@ class FunctionLowering:
         self.kernels = kernels
         self.taken = taken  # names in use in the whole module (for new ones)
         self.refs: dict[str, int] = {}
+        self.hoist_reads: dict[str, int] = {}  # a made-up name -> the statements reading it
         for top in f.body:
             for ln in top.walk():
                 if ln.node is not None:
@@ -163,7 +186,7 @@ class FunctionLowering:
             return None if vt is None or vt.kind == "const" else TNode("leaf", vt, e, name=e.id)
         app = match.match(e, self.ns)
         if app is None:
-            return None
+            return self._row_tree(e, env)
         children = {}
         for p, sub in app.args.items():
             c = self.tree(sub, env)
@@ -183,6 +206,21 @@ class FunctionLowering:
                 c.weak_ok = not isinstance(alt, str) and alt.out == typed.out and \
                     alt.loop_in == typed.loop_in
         return TNode("op", VT("array", typed.out, typed.shape), e, app, typed, children)
+
+    def _row_tree(self, e: ast.expr, env: dict) -> TNode | None:
+        """A row op (a last-axis reduction, a per-row value broadcast back): see
+        `match.type_row`."""
+        app = match.match_row(e, self.ns) if ROW_KERNELS else None
+        if app is None:
+            return None
+        (p, sub), = app.args.items()
+        c = self.tree(sub, env)
+        if c is None or c.kind == "const":
+            return None
+        typed = match.type_row(app, {p: c.vt}, self.ns)
+        if isinstance(typed, str):
+            return None
+        return TNode("op", VT("array", typed.out, typed.shape), e, app, typed, {p: c})
 
     # -- splitting a statement into parts ----------------------------------------------------
     def fresh(self, base: str) -> str:
@@ -208,6 +246,7 @@ class FunctionLowering:
                                                value=copy.deepcopy(c.node), lineno=0),
                                     index, must_bind=True))
                     t.children[p] = TNode("leaf", c.vt, ast.Name(name, ast.Load()), name=name)
+                    self.hoist_reads[name] = self.hoist_reads.get(name, 0) + 1
                 else:  # a 0-d operand is computed by numpy, inside the statement
                     return None
             else:
@@ -217,7 +256,14 @@ class FunctionLowering:
 
     def parts_of(self, ln: Line, index: int, env: dict):
         """(parts, rest): the fusable parts of a statement, and what is left of it (None:
-        nothing; the statement is all parts)."""
+        nothing; the statement is all parts). A part whose row ops read rows of two lengths
+        leaves the statement to numpy."""
+        parts, rest = self._parts_of(ln, index, env)
+        if any(joint(None, *shapes_of(p)) is None for p in parts):
+            return [], ln
+        return parts, rest
+
+    def _parts_of(self, ln: Line, index: int, env: dict):
         node = ln.node
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
                 isinstance(node.targets[0], ast.Name):
@@ -287,6 +333,7 @@ class FunctionLowering:
                                       ast.Assign(targets=[ast.Name(name, ast.Store())],
                                                  value=copy.deepcopy(e), lineno=0),
                                       index, must_bind=True))
+                    self.hoist_reads[name] = self.hoist_reads.get(name, 0) + 1
                     return ast.Name(name, ast.Load())
         if isinstance(e, _NO_DESCENT) or isinstance(e, ast.Name):
             return None
@@ -473,8 +520,11 @@ class FunctionLowering:
     def fits(self, r: Region, p: Part) -> bool:
         if not r.parts:
             return True
-        if p.shape != r.shape:
+        shapes = shapes_of(p)
+        if joint(r.full, *shapes) is None:
             return False
+        if any(s != r.full for s in shapes) and not (r.rowwise or has_row_op(p.tree)):
+            return False  # (values of two shapes make a row kernel: only for a row op)
         if p.reads & (r.pend_writes | r.pend_dels) or \
                 {p.target} & (r.pend_reads | r.pend_writes):
             return False
@@ -492,6 +542,8 @@ class FunctionLowering:
         if p.target in r.pend_dels:
             r.drop_dels.add(p.target)
             r.pend_dels.discard(p.target)
+        r.full = joint(r.full, *shapes_of(p))
+        r.rowwise = r.rowwise or has_row_op(p.tree)
         r.parts.append(p)
         r.written.add(p.target)
         r.originals.setdefault(index, ln)

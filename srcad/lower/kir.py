@@ -43,6 +43,7 @@ class Arg:
     vt: VT
     cname: str
     number_ok: bool = True  # a 0-d argument: a Python number is fine too (every use agrees)
+    row: bool = False  # a row kernel's argument of one value per row (last axis 1)
 
     @property
     def kind(self) -> str:
@@ -68,6 +69,12 @@ class Stmt:
     line: int | None
     text: str  # the Python expression, for comments
     inout: int = -1  # an argument whose array this statement writes (``x += ...``)
+    row: bool = False  # a row kernel's value of one per row (its shape: last axis 1)
+
+    @property
+    def reduce(self) -> str | None:
+        """"sum" / "mean": the statement reduces a row to its one value."""
+        return self.typed.row if self.typed.row in ("sum", "mean") else None
 
     @property
     def ctype(self) -> str:
@@ -96,6 +103,10 @@ class Kernel:
     lines: list[int]
     replaced: list = field(default_factory=list)  # (user line, Python statement text)
     fallback: str = ""  # the Python source of the same computation
+    # a row kernel (a chain with a last-axis reduction or a broadcast back: `shape` is its
+    # full shape, its row values have last axis 1; the runtime walks it one row at a time)
+    rowwise: bool = False
+    block_class: type | None = None  # its block function's C generator (None: cgen._Block)
 
     @property
     def ndim(self) -> int:

@@ -12,6 +12,8 @@ stays float32, a Python number is weak -- decide), the loop dtypes each operand 
 to (a ufunc's `resolve_dtypes`; otherwise the result dtype), and how the kernel computes it:
 inline C when the row's C is exact (`cexpr.exact`), else numpy's own inner loop for that
 dtype signature (``np.exp.types.index('f->f')``: the loop numpy itself would pick).
+`match_row` / `type_row` do the same for the row ops of row kernels (the table's
+``c_row``): last-axis sums and means with keepdims, and broadcasts of a row's value back.
 """
 
 from __future__ import annotations
@@ -308,6 +310,7 @@ class Typed:
     c: object | None  # the parsed C expression to compute inline, or None
     c_special: str | None  # a row's C for a constant operand (``x ** 2``: ``x * x``)
     loop: tuple | None  # (ufunc name, loop index, type numbers) of numpy's inner loop
+    row: str | None = None  # a row op (the table's ``c_row``): "sum", "mean", "broadcast"
 
 
 def _stand_in(vt: VT, as_type=float):
@@ -436,3 +439,74 @@ def cast_ok(src: np.dtype, dst: np.dtype) -> bool:
     if src == dst:
         return True
     return not (src.kind == "f" and dst.kind in "iu")
+
+
+# -- row ops: last-axis reductions and their broadcasts back (row kernels) --------------------
+
+def _row_methods() -> dict:
+    """Method names of the row reductions (``g.sum(axis=2, keepdims=True)``): the ndarray
+    method of the same name as the row's numpy function."""
+    out = {}
+    for op in table.all_ops(user=True):
+        name = getattr(op.fn, "__name__", "")
+        if op.c_row in ("sum", "mean") and getattr(np, name, None) is op.fn and \
+                hasattr(np.ndarray, name):
+            out.setdefault(name, op)
+    return out
+
+
+def match_row(node: ast.expr, namespace: dict) -> Applied | None:
+    """A row op application (its row has ``c_row``): a call of the op's function, or the
+    ndarray method of the same name on an array."""
+    if not isinstance(node, ast.Call) or any(k.arg is None for k in node.keywords) or \
+            any(isinstance(a, ast.Starred) for a in node.args):
+        return None
+    fn = resolve_callable(node.func, namespace)
+    op = table.lookup(fn) if fn is not None else None
+    args = list(node.args)
+    if op is None and isinstance(node.func, ast.Attribute) and \
+            resolve_callable(node.func.value, namespace) is None:
+        op = _row_methods().get(node.func.attr)
+        args = [node.func.value] + args
+    if op is None or not op.c_row:
+        return None
+    try:
+        bound = op.bind(args, {k.arg: k.value for k in node.keywords})
+    except TypeError:
+        return None
+    first = op.params[0].name
+    if first not in bound or any(p.required and p.name not in bound for p in op.params):
+        return None
+    return Applied(op, node, {first: bound[first]},
+                   {p: e for p, e in bound.items() if p != first}, None, False)
+
+
+def type_row(app: Applied, vts: dict, namespace: dict) -> Typed | str:
+    """Typed for a row op, or the reason it is left to numpy. A reduction must be over the
+    last axis of a float32/float64 array of more than one column, keepdims=True (its value:
+    one per row); a broadcast must take such a per-row value back to the full row."""
+    (p, vt), = vts.items()
+    if vt.kind != "array" or vt.dtype not in KIND_DTYPES["f"] or not vt.ndim:
+        return "row ops are for float32 / float64 arrays"
+    static = {}
+    for q, e in app.static.items():
+        ok, v = static_value(e, namespace)
+        if not ok:
+            return f"`{ast.unparse(e)}` is not known before run time"
+        static[q] = v
+    kind = app.op.c_row
+    if kind in ("sum", "mean"):
+        axis = static.get("axis")
+        if set(static) - {"axis", "keepdims"} or static.get("keepdims") is not True or \
+                type(axis) is not int or axis not in (-1, vt.ndim - 1) or vt.shape[-1] < 2:
+            return "not a last-axis reduction with keepdims=True"
+        row = vt.shape[:-1] + (1,)
+        return Typed(vt.dtype, row, {p: vt.dtype}, None, None, None, kind)
+    if kind == "broadcast":
+        shape = static.get("shape")
+        if set(static) != {"shape"} or not isinstance(shape, tuple) or \
+                not all(type(d) is int for d in shape) or len(shape) != vt.ndim or \
+                vt.shape[-1] != 1 or shape[:-1] != vt.shape[:-1] or shape[-1] < 2:
+            return "not a broadcast of one value per row along the last axis"
+        return Typed(vt.dtype, shape, {p: vt.dtype}, cexpr.parse(p), None, None, kind)
+    return f"unknown row op kind {kind!r}"

@@ -433,8 +433,10 @@ class Peak:
             elif isinstance(g, _Arr):
                 outs.append(g)
             else:
-                outs.append(None if shape is None else
-                            self.fresh(shape, k.stmts[o.stmt].dtype))
+                s = shape
+                if getattr(k, "rowwise", False):  # (a row kernel: full rows or one per row)
+                    s = k.shape[:-1] + (1,) if k.stmts[o.stmt].row else k.shape
+                outs.append(None if s is None else self.fresh(s, k.stmts[o.stmt].dtype))
         return outs[0] if len(outs) == 1 else _Box(outs)
 
     def as_grad(self, d, seen=None):

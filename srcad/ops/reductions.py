@@ -45,12 +45,12 @@ def _cases(fn: str, **extra) -> tuple:
 
 
 defvjp(np.sum, lambda g, out, a, axis=None, keepdims=False: unreduce(g, a, axis, keepdims),
-       name="sum", linear=('a',), family="reduction", test_cases=_cases("sum"),
+       name="sum", linear=('a',), family="reduction", test_cases=_cases("sum"), c_row="sum",
        derivation="each input element contributes once: broadcast g back")
 defvjp(np.mean,
        lambda g, out, a, axis=None, keepdims=False:
            unreduce(g / (np.size(a) // np.size(g)), a, axis, keepdims),
-       name="mean", linear=('a',), family="reduction", test_cases=_cases("mean"),
+       name="mean", linear=('a',), family="reduction", test_cases=_cases("mean"), c_row="mean",
        derivation="sum / n: broadcast g / n back (n = elements reduced into each output)")
 defvjp(np.max,
        lambda g, out, a, axis=None, keepdims=False: extremum_grad(g, out, a, axis, keepdims),

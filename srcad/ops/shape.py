@@ -67,7 +67,7 @@ defvjp(np.squeeze, lambda g, out, a, axis=None: np.reshape(g, np.shape(a)),
                    ("np.squeeze(a, -1)", [(3, 1)]), ("np.squeeze(a, (0, 2))", [(1, 3, 1)]),
                    ("a.squeeze()", [(3, 1)]), ("np.squeeze(a)", [(1,)])))
 defvjp(np.broadcast_to, lambda g, out, array, shape: unbroadcast(g, array),
-       name="broadcast_to", linear=('array',), family="shape", view=True,
+       name="broadcast_to", linear=('array',), family="shape", view=True, c_row="broadcast",
        derivation="the backward of a broadcast is a sum over the broadcast axes",
        test_cases=(("np.broadcast_to(a, (2, 3, 4))", [(3, 1)]),
                    ("np.broadcast_to(a, (3, 4))", [()]),

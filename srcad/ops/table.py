@@ -129,6 +129,10 @@ class Op:
     c_kinds: str = "f"
     c_types: dict = field(default_factory=dict)
     c_consts: dict = field(default_factory=dict)
+    # for the fuser's row kernels: "sum" / "mean" (a reduction over the last axis with
+    # keepdims=True that C computes as numpy does, its pairwise sum bit for bit) or
+    # "broadcast" (a per-row value broadcast back along the last axis)
+    c_row: str | None = None
     derivation: str = ""
     family: str = ""
     aliases: tuple = ()  # other callables that are this op (np.amax for np.max)
@@ -500,7 +504,7 @@ def _default_spelling(fn: Callable, params: tuple[Param, ...]) -> str:
 
 
 _META = {"name", "spelling", "params", "c", "c_expr", "c_version", "c_kinds", "c_types",
-         "c_consts", "elementwise",
+         "c_consts", "c_row", "elementwise",
          "broadcasting", "view", "derivation", "family", "aliases", "domain", "dtypes", "tol",
          "test_cases", "linear", "sequences", "canonical", "forward_form"}
 
