@@ -178,10 +178,20 @@ def set_num_threads(n: int) -> int:
 
 
 def _pool_runtime():
-    """The runtime whose buffer pool generated code runs with: the loaded one, else the
-    installed one (never a build just for the pool); None without either."""
-    rt = _RUNTIME[0] if _RUNTIME else _INSTALLED
+    """The runtime whose buffer pool (and row scatter) generated code uses: the loaded one,
+    else the installed one if it is built from these sources -- the one `runtime()` will
+    return, so that a process has one pool -- and never a build just for the pool; None
+    without either."""
+    if _RUNTIME:
+        rt = _RUNTIME[0]
+    else:
+        if not _CURRENT:
+            _CURRENT.append(getattr(_INSTALLED, "SOURCE_SHA", None) == _sources_sha())
+        rt = _INSTALLED if _CURRENT[0] else None
     return rt if hasattr(rt, "pooled") else None
+
+
+_CURRENT: list = []  # is the installed runtime built from the sources beside this package?
 
 
 def pooled(fn):
