@@ -503,6 +503,27 @@ extent(PyArrayObject *a, char **lo, char **hi)
     *hi = h + PyArray_ITEMSIZE(a);
 }
 
+/* out= array `o` (the bytes [glo, ghi)) against the kernel's other outputs (given ones and
+ * in-place targets): -1 with a ValueError if it overlaps one, else 0 */
+static int
+outs_overlap(srcad_kernel *k, PyArrayObject *const *arr, PyObject *const *given, int nout,
+             int o, char *glo, char *ghi)
+{
+    for (int q = 0; q < nout; q++) {
+        PyArrayObject *H = k->out[q].inout >= 0 ? arr[k->out[q].inout]
+                                                : (PyArrayObject *)given[q];
+        if (q == o || H == NULL) continue;
+        char *lo, *hi;
+        extent(H, &lo, &hi);
+        if (lo < ghi && glo < hi) {
+            PyErr_Format(PyExc_ValueError, "srcad kernel %s: out[%d] shares memory with "
+                         "out[%d]", k->name, o, q);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* does `a` (an argument) hold exactly the elements of `g` (an out= array of the kernel's
  * shape): the same first byte, item size and strides on every axis longer than 1? */
 static int
@@ -713,18 +734,7 @@ run_rows(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs, PyObject *con
                          k->in[i].name);
             return NULL;
         }
-        for (int q = 0; q < nout; q++) {
-            PyArrayObject *H = k->out[q].inout >= 0 ? arr[k->out[q].inout]
-                                                    : (PyArrayObject *)given[q];
-            if (q == o || H == NULL) continue;
-            char *lo, *hi;
-            extent(H, &lo, &hi);
-            if (lo < ghi && glo < hi) {
-                PyErr_Format(PyExc_ValueError, "srcad kernel %s: out[%d] shares memory with "
-                             "out[%d]", k->name, o, q);
-                return NULL;
-            }
-        }
+        if (outs_overlap(k, arr, given, nout, o, glo, ghi) < 0) return NULL;
     }
     PyObject *outs[SRCAD_MAXARGS];
     for (int o = 0; o < nout; o++) {
@@ -1152,18 +1162,7 @@ run_impl(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs, PyObject *con
                          dense ? " (other than being that very C-contiguous array)" : "");
             return NULL;
         }
-        for (int q = 0; q < nout; q++) {
-            PyArrayObject *H = k->out[q].inout >= 0 ? arr[k->out[q].inout]
-                                                    : (PyArrayObject *)given[q];
-            if (q == o || H == NULL) continue;
-            char *lo, *hi;
-            extent(H, &lo, &hi);
-            if (lo < ghi && glo < hi) {
-                PyErr_Format(PyExc_ValueError, "srcad kernel %s: out[%d] shares memory with "
-                             "out[%d]", k->name, o, q);
-                return NULL;
-            }
-        }
+        if (outs_overlap(k, arr, given, nout, o, glo, ghi) < 0) return NULL;
     }
     PyObject *outs[SRCAD_MAXARGS];
     int first_new = -1;
