@@ -503,6 +503,29 @@ extent(PyArrayObject *a, char **lo, char **hi)
     *hi = h + PyArray_ITEMSIZE(a);
 }
 
+/* does another argument share memory with output `o`'s in-place target (a view of it, or
+ * the same array under another name)? Then it would have to see the update as numpy's
+ * statement order dictates, which the fallback does: 1, with the reason in `why` */
+static int
+target_shared(srcad_kernel *k, PyArrayObject *const *arr, int o, char *why, size_t n)
+{
+    const int t = k->out[o].inout;
+    PyArrayObject *A = arr[t];
+    char *tlo, *thi;
+    extent(A, &tlo, &thi);
+    for (int i = 0; i < k->nin; i++) {
+        if (i == t || arr[i] == NULL) continue;
+        char *lo, *hi;
+        extent(arr[i], &lo, &hi);
+        if (arr[i] == A || (lo < thi && tlo < hi)) {
+            snprintf(why, n, "argument `%s` shares memory with `%s`, which the kernel updates "
+                     "in place", k->in[i].name, k->out[o].name);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* out= array `o` (the bytes [glo, ghi)) against the kernel's other outputs (given ones and
  * in-place targets): -1 with a ValueError if it overlaps one, else 0 */
 static int
@@ -680,18 +703,8 @@ run_rows(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs, PyObject *con
             snprintf(why, sizeof(why), "`%s` cannot be updated in place here", k->out[o].name);
             return fall_back(k, args, nargs, why, given);
         }
-        char *tlo, *thi;
-        extent(A, &tlo, &thi);
-        for (int i = 0; i < nin; i++) {
-            if (i == t || arr[i] == NULL) continue;
-            char *lo, *hi;
-            extent(arr[i], &lo, &hi);
-            if (arr[i] == A || (lo < thi && tlo < hi)) {
-                snprintf(why, sizeof(why), "argument `%s` shares memory with `%s`, which the "
-                         "kernel updates in place", k->in[i].name, k->out[o].name);
-                return fall_back(k, args, nargs, why, given);
-            }
-        }
+        if (target_shared(k, arr, o, why, sizeof(why)))
+            return fall_back(k, args, nargs, why, given);
     }
     /* out= arrays: the output's shape, C-contiguous; memory of their own or exactly an
      * argument's */
@@ -1076,21 +1089,8 @@ run_impl(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs, PyObject *con
             snprintf(why, sizeof(why), "`%s` cannot be updated in place here", k->out[o].name);
             return fall_back(k, args, nargs, why, given);
         }
-        /* another argument that shares memory with the target (a view of it, or the same
-         * array under another name) would have to see the update as numpy's statement
-         * order dictates: the fallback does that */
-        char *tlo, *thi;
-        extent(A, &tlo, &thi);
-        for (int i = 0; i < nin; i++) {
-            if (i == t || arr[i] == NULL) continue;
-            char *lo, *hi;
-            extent(arr[i], &lo, &hi);
-            if (arr[i] == A || (lo < thi && tlo < hi)) {
-                snprintf(why, sizeof(why), "argument `%s` shares memory with `%s`, which the "
-                         "kernel updates in place", k->in[i].name, k->out[o].name);
-                return fall_back(k, args, nargs, why, given);
-            }
-        }
+        if (target_shared(k, arr, o, why, sizeof(why)))
+            return fall_back(k, args, nargs, why, given);
     }
 
     /* new outputs, each in numpy's order for its statement */
