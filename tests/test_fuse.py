@@ -75,16 +75,22 @@ def _cases():
 CASES = _cases()
 
 
-@pytest.fixture(scope="module")
-def fused_models():
-    """Every case's fused gradient, lowered in one batch (one kernel module)."""
+def fused_batch(cases) -> dict:
+    """Each (name, fn, args, wrt) case's fused value_and_grad, compiled for its arguments in
+    one batch (one kernel module, one compiler run)."""
     out = {}
     with batch():
-        for name, fn, args, wrt in CASES:
+        for name, fn, args, wrt in cases:
             g = srcad.value_and_grad(fn, wrt=wrt, fuse=True)
             g.compiled(g.bind(args, {}))
             out[name] = g
     return out
+
+
+@pytest.fixture(scope="module")
+def fused_models():
+    """Every case's fused gradient, lowered in one batch (one kernel module)."""
+    return fused_batch(CASES)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])

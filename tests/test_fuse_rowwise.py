@@ -21,9 +21,9 @@ import pytest
 
 import srcad
 from srcad import build
-from srcad.lower import batch
 from srcad.zoo import gpt
 from srcad.zoo import transformer as T
+from tests.test_fuse import fused_batch
 
 ROW_REDUCE = re.compile(r"(np\.(sum|mean)\(|\.(sum|mean)\().*keepdims=True")
 
@@ -138,13 +138,7 @@ CASES = _cases()
 
 @pytest.fixture(scope="module")
 def fused():
-    out = {}
-    with batch():
-        for name, fn, args, wrt in CASES:
-            g = srcad.value_and_grad(fn, wrt=wrt, fuse=True)
-            g.compiled(g.bind(args, {}))
-            out[name] = g
-    return out
+    return fused_batch(CASES)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
