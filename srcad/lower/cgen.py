@@ -99,11 +99,7 @@ class _Block:
         for si, (kind, what) in enumerate(steps):
             for j in (what if kind == "seg" else [what]):
                 self.step_of[j] = si
-        self.uses: dict[int, list] = {}  # stmt -> [(consumer stmt, param)]
-        for q, s in enumerate(k.stmts):
-            for p, ref in s.operands.items():
-                if ref.kind == "stmt":
-                    self.uses.setdefault(ref.index, []).append((q, p))
+        self.uses = k.uses()  # stmt -> [(consumer stmt, param)]
 
     # where a value lives in memory after its step (None: only in a register)
     def home(self, j: int) -> str | None:

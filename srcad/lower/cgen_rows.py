@@ -55,11 +55,7 @@ class RowBlock(_Block):
                 steps.append((kind, [j]))
         self.steps = steps
         self.step_of = {j: si for si, (_, js) in enumerate(steps) for j in js}
-        self.uses: dict[int, list] = {}
-        for q, s in enumerate(k.stmts):
-            for p, ref in s.operands.items():
-                if ref.kind == "stmt":
-                    self.uses.setdefault(ref.index, []).append((q, p))
+        self.uses = k.uses()
 
     def home(self, j: int) -> str | None:
         s = self.k.stmts[j]

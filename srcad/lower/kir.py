@@ -116,6 +116,16 @@ class Kernel:
     def n_ops(self) -> int:
         return len(self.stmts)
 
+    def uses(self) -> dict[int, list]:
+        """Statement index -> [(consumer statement, parameter)] for every statement whose
+        value another statement of the kernel reads."""
+        out: dict[int, list] = {}
+        for q, s in enumerate(self.stmts):
+            for p, ref in s.operands.items():
+                if ref.kind == "stmt":
+                    out.setdefault(ref.index, []).append((q, p))
+        return out
+
     def op_names(self) -> list[str]:
         seen = []
         for s in self.stmts:
