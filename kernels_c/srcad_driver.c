@@ -62,6 +62,8 @@
 #include "srcad_kernels.h"
 #include "srcad_pool.h"
 #include "srcad_scatter.h"
+#include "srcad_optim.h"
+#include "srcad_rowgrad.h"
 
 #define MAXOPS (2 * SRCAD_MAXARGS)
 #define MAXD SRCAD_MAXDIMS
@@ -1568,6 +1570,8 @@ static PyMethodDef methods[] = {
      "row_reduce(a, 'sum' | 'mean'): the row kernels' reductions over the last axis"},
     SRCAD_POOL_METHODS
     SRCAD_SCATTER_METHODS
+    SRCAD_OPTIM_METHODS
+    SRCAD_ROWGRAD_METHODS
     {NULL, NULL, 0, NULL},
 };
 

@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from . import build
 from .errors import SrcadError
 
 __all__ = ["SGD", "Adam", "AdamW", "OptimizerArgumentError"]
@@ -116,6 +117,17 @@ def _leaves(tree: Any, path: tuple = ()) -> Iterator[tuple[tuple, Any]]:
         yield path, tree
 
 
+def _structure(tree: Any, leaves: list) -> Any:
+    """A hashable description of the tree's containers and keys (the leaves appended to
+    `leaves` in `_leaves`' order): two trees with equal structures have the same paths."""
+    if isinstance(tree, dict):
+        return ("dict", tuple(tree), tuple(_structure(sub, leaves) for sub in tree.values()))
+    if isinstance(tree, (list, tuple)):
+        return ("seq", tuple(_structure(sub, leaves) for sub in tree))
+    leaves.append(tree)
+    return None
+
+
 def _path_name(path: tuple) -> str:
     return "/".join(str(p) for p in path) if path else "<root>"
 
@@ -157,6 +169,7 @@ class _Optimizer:
         cls = type(self).__name__
         self.hyperparams: dict[str, Any] = _check_hyperparams(cls, hyperparams)
         self._params = _collect_params(cls, params)
+        self._structure = _structure(params, [])
         self.state: dict[str, dict[str, Any]] = {
             name: self._init_state(p, self.hyperparams) for name, p in self._params.items()
         }
@@ -168,17 +181,20 @@ class _Optimizer:
     def step(self, grads: Any) -> None:
         """Update every parameter in place from ``grads``, a tree shaped like the parameters."""
         cls = type(self).__name__
-        given = {_path_name(path): g for path, g in _leaves(grads)}
-        if list(given) != list(self._params):
-            missing = [n for n in self._params if n not in given]
-            extra = [n for n in given if n not in self._params]
-            raise OptimizerArgumentError(
-                f"{cls}.step: the gradients' structure differs from the parameters' "
-                f"(missing {missing}, unexpected {extra}); pass a tree shaped like the parameters"
-            )
-        h = self.hyperparams
-        for name, p in self._params.items():
-            g = given[name]
+        leaves: list = []
+        if _structure(grads, leaves) != self._structure:  # (else: the same paths, in order)
+            given = {_path_name(path): g for path, g in _leaves(grads)}
+            if list(given) != list(self._params):
+                missing = [n for n in self._params if n not in given]
+                extra = [n for n in given if n not in self._params]
+                raise OptimizerArgumentError(
+                    f"{cls}.step: the gradients' structure differs from the parameters' "
+                    f"(missing {missing}, unexpected {extra}); pass a tree shaped like the "
+                    "parameters"
+                )
+            leaves = list(given.values())
+        todo = []
+        for (name, p), g in zip(self._params.items(), leaves):
             if g is None:
                 continue
             g = np.asarray(g, dtype=p.dtype)
@@ -186,7 +202,13 @@ class _Optimizer:
                 raise OptimizerArgumentError(
                     f"{cls}.step: gradient {name!r} has shape {g.shape}, parameter has {p.shape}"
                 )
-            self._update(p, g, self.state[name], h)
+            todo.append((p, g, self.state[name]))
+        self._update_all(todo, self.hyperparams)
+
+    def _update_all(self, todo: list, h: dict) -> None:
+        """Every (parameter, gradient, state) of one step, shapes checked."""
+        for p, g, st in todo:
+            self._update(p, g, st, h)
 
     def state_dict(self) -> dict[str, Any]:
         """A copy of the state: ``{"optimizer", "hyperparams", "state": {path: {...}}}``."""
@@ -364,6 +386,38 @@ class Adam(_Optimizer):
             st["max_exp_avg_sq"] = np.zeros_like(p)
         return st
 
+    def _update_all(self, todo, h):
+        """Every leaf through the C runtime's `adam_steps` (kernels_c/srcad_optim.h: the same
+        statements as `_update`, bit for bit, in one pass per leaf and one call per step);
+        `_update` for a leaf it does not handle, and for all of them without the runtime."""
+        adam_steps = build.c_helper("adam_steps")
+        lr, (beta1, beta2), eps, weight_decay = h["lr"], h["betas"], h["eps"], h["weight_decay"]
+        if (adam_steps is None or h["amsgrad"] or
+                any(type(x) not in (float, int) for x in (lr, beta1, beta2, eps, weight_decay))):
+            # (a numpy scalar is not NEP 50's weak scalar: numpy rounds with it otherwise)
+            return super()._update_all(todo, h)
+        weight = 1 - beta1
+        high = math.fabs(weight) >= 0.5  # the lerp's other formula
+        flags = (_MAXIMIZE if h["maximize"] else 0) | (_LERP_HIGH if high else 0)
+        if weight_decay != 0:
+            flags |= _DECAY if self._decoupled else _WEIGHT_DECAY
+        by_step: dict = {}
+        items = []
+        for p, g, st in todo:
+            step = float(st["step"] + 1)
+            c = by_step.get(step)
+            if c is None:  # the scalars of `_update`, computed as it computes them
+                c = by_step[step] = tuple(float(x) for x in (
+                    1 - lr * weight_decay, weight_decay, 1 - weight if high else weight, beta2,
+                    1 - beta2, -(lr / (1 - beta1**step)), (1 - beta2**step) ** 0.5, eps))
+            items.append((p, g, st["exp_avg"], st["exp_avg_sq"], c))
+        left = set(adam_steps(items, flags))
+        for i, (p, g, st) in enumerate(todo):
+            if i in left:
+                self._update(p, g, st, h)
+            else:
+                st["step"] += 1
+
     def _update(self, p, g, st, h):
         # torch/optim/adam.py::_single_tensor_adam (capturable=False), line for line.
         lr, (beta1, beta2), eps, weight_decay = h["lr"], h["betas"], h["eps"], h["weight_decay"]
@@ -420,6 +474,10 @@ class AdamW(Adam):
         maximize: bool = False,
     ):
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize)
+
+
+# adam_step's flags (kernels_c/srcad_optim.h)
+_MAXIMIZE, _DECAY, _WEIGHT_DECAY, _LERP_HIGH = 1, 2, 4, 8
 
 
 def _lerp_(start: np.ndarray, end: np.ndarray, weight: float) -> None:

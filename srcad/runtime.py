@@ -16,7 +16,7 @@ import sys
 
 import numpy as np
 
-from .build import scatter_add_rows
+from .build import c_helper, scatter_add_rows
 from .checkpoint import LoopCheckpoints
 from .gradtree import _ZERO, GradTree, _slot, _Zero, pieces_tree, zeros_grad  # noqa: F401
 from .runtime_arrays import (  # noqa: F401  (the array ops' helpers)
@@ -412,6 +412,13 @@ def select_grad(g, mask):
 
 def extremum_grad(g, out, x, axis=None, keepdims=False):
     """VJP of max/min reductions: split `g` evenly among the tied extrema (as torch.amax)."""
+    if isinstance(x, np.ndarray) and x.ndim and axis in (-1, x.ndim - 1):
+        rows = c_helper("extremum_grad_rows")  # over the last axis: one C pass, same bits
+        if rows is not None:
+            try:
+                return rows(_kept(g, x, axis, keepdims), _kept(out, x, axis, keepdims), x)
+            except TypeError:
+                pass  # (not a case it handles: a strided x, a broadcast g)
     full_out = unreduce(out, x, axis, keepdims)
     mask = x == full_out
     count = np.sum(mask, axis=axis, keepdims=True)

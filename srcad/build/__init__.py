@@ -58,7 +58,7 @@ except ImportError:
 
 __all__ = ["load_module", "runtime", "kernels_c_dir", "header_sha", "BuildFailed",
            "CompilerUnavailable", "compiler_identity", "set_num_threads", "stats", "pooled",
-           "pool_stats", "release_buffers"]
+           "pool_stats", "release_buffers", "c_helper"]
 
 _RUNTIME: list = []
 RECIPE = 1  # how modules are compiled (flags, defines): bump when that changes
@@ -77,7 +77,8 @@ def kernels_c_dir() -> Path:
 def _sources_sha() -> str:
     d = kernels_c_dir()
     h = hashlib.sha256()
-    for name in ("srcad_kernels.h", "srcad_pool.h", "srcad_scatter.h", "srcad_driver.c"):
+    for name in ("srcad_kernels.h", "srcad_pool.h", "srcad_scatter.h", "srcad_optim.h",
+                 "srcad_rowgrad.h", "srcad_driver.c"):
         h.update((d / name).read_bytes())
     return h.hexdigest()
 
@@ -203,11 +204,20 @@ def pooled(fn):
     return rt.pooled(fn) if rt is not None else fn
 
 
-def scatter_add_rows():
-    """The runtime's `scatter_add_rows(out, index, g)` (np.add.at for row scatters, bit for
-    bit; kernels_c/srcad_scatter.h), or None where the C runtime is not there."""
+def c_helper(name: str):
+    """One of the runtime's plain C helpers, or None where the C runtime is not there (the
+    caller then runs the numpy it stands in for): ``scatter_add_rows(out, index, g)``
+    (np.add.at for row scatters, kernels_c/srcad_scatter.h), ``adam_step``/``adam_steps``
+    (Adam's update, kernels_c/srcad_optim.h), ``extremum_grad_rows(g, out, x)`` (the VJP of a
+    max/min over the last axis, kernels_c/srcad_rowgrad.h). Each is bit for bit the numpy
+    it replaces and raises TypeError for a case it does not handle."""
     rt = _pool_runtime()
-    return getattr(rt, "scatter_add_rows", None) if rt is not None else None
+    return getattr(rt, name, None) if rt is not None else None
+
+
+def scatter_add_rows():
+    """The runtime's `scatter_add_rows(out, index, g)`, or None (see `c_helper`)."""
+    return c_helper("scatter_add_rows")
 
 
 def pool_stats() -> dict:

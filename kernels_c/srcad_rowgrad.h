@@ -1,0 +1,77 @@
+/*
+ * srcad_rowgrad.h -- extremum_grad_rows(g, out, x): the gradient of a max/min over the last
+ * axis (srcad.runtime.extremum_grad) in one pass per row, bit for bit. Included by
+ * srcad_driver.c alone.
+ *
+ * numpy spells it as four whole-array statements -- mask = x == out; count = mask.sum(-1);
+ * share = g / count; np.where(mask, share, 0) -- and for the attention softmax of the tiny GPT
+ * ((16, 4, 32, 32) float32) they took ~190 us of a 0.6 ms softmax gradient. Here each row
+ * counts its extrema, divides once (the same division, in the same type), and writes the share
+ * where x equals the extremum and +0.0 elsewhere: the same values, in one read of x and one
+ * write of the result.
+ *
+ * The case: x a C-contiguous, aligned, native float32 or float64 array with a non-empty last
+ * axis; g and out of x's dtype, C-contiguous, one value per row (x.size / x.shape[-1] values,
+ * any shape). Anything else is a TypeError and the caller runs the numpy statements.
+ */
+#ifndef SRCAD_ROWGRAD_H
+#define SRCAD_ROWGRAD_H
+
+#define EXTREMUM_ROWS(T)                                                                      \
+    static void extremum_rows_##T(const T *g, const T *out, const T *x, T *dx, npy_intp rows, \
+                                  npy_intp L)                                                 \
+    {                                                                                         \
+        for (npy_intp r = 0; r < rows; r++) {                                                 \
+            const T *xr = x + r * L;                                                          \
+            T *dr = dx + r * L;                                                               \
+            const T e = out[r];                                                               \
+            npy_intp count = 0;                                                               \
+            for (npy_intp j = 0; j < L; j++) count += xr[j] == e;                             \
+            const T share = g[r] / (T)count;                                                  \
+            for (npy_intp j = 0; j < L; j++) dr[j] = xr[j] == e ? share : (T)0;               \
+        }                                                                                     \
+    }
+EXTREMUM_ROWS(float)
+EXTREMUM_ROWS(double)
+
+static PyObject *
+py_extremum_grad_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 3 || !PyArray_CheckExact(args[0]) || !PyArray_CheckExact(args[1]) ||
+        !PyArray_CheckExact(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "extremum_grad_rows(g, out, x): three ndarrays");
+        return NULL;
+    }
+    PyArrayObject *g = (PyArrayObject *)args[0], *out = (PyArrayObject *)args[1],
+                  *x = (PyArrayObject *)args[2];
+    int type = PyArray_TYPE(x), nd = PyArray_NDIM(x);
+    npy_intp L = nd > 0 ? PyArray_DIM(x, nd - 1) : 0;
+    npy_intp rows = L > 0 ? PyArray_SIZE(x) / L : 0;
+    int ok = (type == NPY_FLOAT || type == NPY_DOUBLE) && L > 0 && PyArray_ISCARRAY_RO(x) &&
+             PyArray_ISNOTSWAPPED(x);
+    PyArrayObject *row[2] = {g, out};
+    for (int k = 0; ok && k < 2; k++)
+        ok = PyArray_TYPE(row[k]) == type && PyArray_SIZE(row[k]) == rows &&
+             PyArray_ISCARRAY_RO(row[k]) && PyArray_ISNOTSWAPPED(row[k]);
+    if (!ok) {
+        PyErr_SetString(PyExc_TypeError, "extremum_grad_rows: not the case it handles");
+        return NULL;
+    }
+    PyArrayObject *dx = (PyArrayObject *)PyArray_SimpleNew(nd, PyArray_DIMS(x), type);
+    if (dx == NULL) return NULL;
+    if (type == NPY_FLOAT)
+        extremum_rows_float((const float *)PyArray_DATA(g), (const float *)PyArray_DATA(out),
+                            (const float *)PyArray_DATA(x), (float *)PyArray_DATA(dx), rows, L);
+    else
+        extremum_rows_double((const double *)PyArray_DATA(g),
+                             (const double *)PyArray_DATA(out), (const double *)PyArray_DATA(x),
+                             (double *)PyArray_DATA(dx), rows, L);
+    return (PyObject *)dx;
+}
+
+#define SRCAD_ROWGRAD_METHODS                                                                 \
+    {"extremum_grad_rows", (PyCFunction)(void (*)(void))py_extremum_grad_rows, METH_FASTCALL, \
+     "extremum_grad_rows(g, out, x): extremum_grad over the last axis, a new array"},
+
+#endif /* SRCAD_ROWGRAD_H */
