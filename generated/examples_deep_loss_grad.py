@@ -53,7 +53,9 @@ def loss_grad(h, Ws):
             h = stack_h.pop()  # L14
             dh = dh_matmul @ h_getitem.T  # L14
             dh_getitem = h.T @ dh_matmul  # L14
+            del dh_matmul  # L14
             dWs[l] += dh_getitem  # L14
+            del dh_getitem  # L14
             h_getitem = stack_h_getitem.pop()  # L14
     del ckpt_L13, h_getitem  # L13
     return (as_grad(dh, h_in), dWs)  # L15

@@ -16,6 +16,7 @@ def grow_grad(x, w):
     while True:  # L19
         cond_multiply = x * x  # L19
         cond_sum = np.sum(cond_multiply)  # L19
+        del cond_multiply  # L19
         cond_sqrt = np.sqrt(cond_sum)  # L19
         cond_less = cond_sqrt < 10.0  # L19
         if not cond_less:  # L19
@@ -26,6 +27,7 @@ def grow_grad(x, w):
         x_multiply_2 = x * x_add  # L20
         stack_x.push(x)  # L20
         x = x_multiply_2  # L20
+        del x_multiply_2  # L20
         trips_L19 += 1  # L19
     # --- backward ---
     # grad of L21: return np.sum(np.sin(x))
@@ -38,6 +40,7 @@ def grow_grad(x, w):
         dx_multiply_2 = dx  # L20
         dx = dx_multiply_2 * x_add  # L20
         dx_add = (dx_multiply_2 * x).sum(axis=0)  # L20
+        del dx_multiply_2  # L20
         x_add = stack_x_add.pop()  # L20
         dw += dx_add * w  # L20
         dw += dx_add * w  # L20

@@ -21,11 +21,14 @@ def rnn_loss_grad(h, W, U, b, xs, target):
         h_matmul_2 = h_getitem @ U  # L13
         # in place: h_add = h_matmul + h_matmul_2 (into h_matmul); h_add takes over h_matmul's buffer
         h_add = np.add(h_matmul, h_matmul_2, out=h_matmul)  # L13
+        del h_matmul, h_matmul_2  # L13
         # in place: h_add_2 = h_add + b (into h_add); h_add_2 takes over h_add's buffer
         h_add_2 = np.add(h_add, b, out=h_add)  # L13
+        del h_add  # L13
         stack_h.push(h)  # L13
         # in place: h = np.tanh(h_add_2) (into h_add_2); h takes over h_add_2's buffer
         h = np.tanh(h_add_2, out=h_add_2)  # L13
+        del h_add_2  # L13
     rnn_loss_subtract = h - target  # L14
     # --- backward ---
     # grad of L14: return np.mean((h - target) ** 2)
@@ -47,5 +50,6 @@ def rnn_loss_grad(h, W, U, b, xs, target):
         h_getitem = stack_h_getitem.pop()  # L13
         dh = dh_add_2 @ W.T  # L13
         dW += h.T @ dh_add_2  # L13
+        del dh_add_2  # L13
     del dh, h_getitem  # L12
     return (dW, dU, db)  # L14

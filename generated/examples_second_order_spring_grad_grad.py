@@ -144,6 +144,7 @@ def spring_grad_grad(k, x, v, n):
         # grad of L23: x_add = x + x_multiply  # L16
         dx_add_2 = dx_2  # L23
         dx_2 = dx_pop + dx_add_2  # L23
+        del dx_pop  # L23
         # grad of L22: x_multiply = 0.1 * v  # L16
         dv_2 = dv_add_2 + dx_add_2 * 0.1  # L22
         # grad of L21: a = a_negative * a_sin  # L15
@@ -160,6 +161,8 @@ def spring_grad_grad(k, x, v, n):
         # grad of L17: stack_a_negative.push(a_negative)  # L15
         da_negative_pop = dstack_a_negative.pop()  # L17
         da_negative_2 = da_negative_pop  # L16
+        del da_negative_pop  # L16
         da_sin_2 = da_sin_pop  # L16
+        del da_sin_pop  # L16
     del a_negative, a_sin, da_negative_2, da_sin_2, dstack_a_negative, dstack_a_sin, dstack_x  # L16
     return as_grad(dk_2, k)  # L55

@@ -608,6 +608,7 @@ def loss_grad(params, tokens, targets, n_heads):
         b_proj = p['b_proj']  # L51
         stack_h_saved.push(h_saved)  # L49
         h, h_saved = block_fwd(h, ln1_g, ln1_b, w_q, b_q, w_k, w_v, b_v, w_o, b_o, ln2_g, ln2_b, w_fc, b_fc, w_proj, b_proj, n_heads)  # L49
+        del b_fc, b_o, b_proj, b_q, b_v, ln1_b, ln1_g, ln2_b, ln2_g, w_fc, w_k, w_o, w_proj, w_q, w_v  # L49
     lnf_g = params['lnf_g']  # L52
     lnf_b = params['lnf_b']  # L52
     h, h_saved_2 = layer_norm_fwd(h, lnf_g, lnf_b, 1e-05)  # L52
@@ -654,26 +655,43 @@ def loss_grad(params, tokens, targets, n_heads):
         h_saved = stack_h_saved.pop()  # L49
         # grad of L51: p["b_fc"], p["w_proj"], p["b_proj"], n_heads)
         dp = unindex(db_proj_part, p, 'b_proj')  # L51
+        del db_proj_part  # L51
         dp += unindex(dw_proj_part, p, 'w_proj')  # L51
+        del dw_proj_part  # L51
         dp += unindex(db_fc_part, p, 'b_fc')  # L51
+        del db_fc_part  # L51
         # grad of L50: p["b_v"], p["w_o"], p["b_o"], p["ln2_g"], p["ln2_b"], p["w_fc"],
         dp += unindex(dw_fc_part, p, 'w_fc')  # L50
+        del dw_fc_part  # L50
         dp += unindex(dln2_b_part, p, 'ln2_b')  # L50
+        del dln2_b_part  # L50
         dp += unindex(dln2_g_part, p, 'ln2_g')  # L50
+        del dln2_g_part  # L50
         dp += unindex(db_o_part, p, 'b_o')  # L50
+        del db_o_part  # L50
         dp += unindex(dw_o_part, p, 'w_o')  # L50
+        del dw_o_part  # L50
         dp += unindex(db_v_part, p, 'b_v')  # L50
+        del db_v_part  # L50
         # grad of L49: h = transformer.block(h, p["ln1_g"], p["ln1_b"], p["w_q"], p["b_q"], p["w_k"], p["w_v"],
         dp += unindex(dw_v_part, p, 'w_v')  # L49
+        del dw_v_part  # L49
         dp += unindex(dw_k_part, p, 'w_k')  # L49
+        del dw_k_part  # L49
         dp += unindex(db_q_part, p, 'b_q')  # L49
+        del db_q_part  # L49
         dp += unindex(dw_q_part, p, 'w_q')  # L49
+        del dw_q_part  # L49
         dp += unindex(dln1_b_part, p, 'ln1_b')  # L49
+        del dln1_b_part  # L49
         dp += unindex(dln1_g_part, p, 'ln1_g')  # L49
+        del dln1_g_part  # L49
         # grad of L48: for p in params["blocks"]:
         dblocks += unindex(dp, blocks, p_index)  # L48
+        del dp  # L48
         p = stack_p.pop()  # L48
         dh = dh_part_2  # L48
+        del dh_part_2  # L48
     del blocks, h_saved, p  # L48
     # grad of L48: for p in params["blocks"]:
     dparams += unindex(dblocks, params, 'blocks')  # L48

@@ -3,7 +3,7 @@
 # specialised to: p: dict, x: float64[2, 8, 16], n_heads: int, probe: float64[2, 8, 16]
 # user source sha256: 792704cb8207
 # from the user's module: attention, gelu, layer_norm, merge_heads, mlp, softmax, split_heads
-# fused C kernels (built into srcad's kernel cache; `python -m srcad show FILE:FUNC --fuse --out DIR` writes their C): fused_add_multiply_subtract_f3e20d, fused_divide_negative_multiply_and_3_more_e022d5, fused_mean_subtract_multiply_and_3_more_8853eb, fused_mean_subtract_multiply_and_3_more_f543b6, fused_multiply_add_tanh_4a8806, fused_multiply_divide_negative_and_3_more_ca1132, fused_subtract_exp_sum_and_1_more_ac9fd1
+# fused C kernels (built into srcad's kernel cache; `python -m srcad show FILE:FUNC --fuse --out DIR` writes their C): fused_add_multiply_subtract_f3e20d, fused_divide_negative_multiply_and_3_more_e022d5, fused_max_subtract_exp_and_2_more_17d0d5, fused_mean_subtract_multiply_and_3_more_8853eb, fused_mean_subtract_multiply_and_3_more_f543b6, fused_multiply_add_tanh_4a8806, fused_multiply_divide_negative_and_3_more_ca1132
 import numpy as np
 from srcad.runtime import as_grad, extremum_grad, inverse_permutation, unbroadcast, unindex
 
@@ -158,13 +158,13 @@ def merge_heads_bwd(saved, dmerge_heads):
 
 def softmax_fwd(x):
     # --- forward ---
-    z_max = np.max(x, axis=-1, keepdims=True)  # L36
-    # fused kernel fused_subtract_exp_sum_and_1_more_ac9fd1 (L36-L38): 4 ops in one pass over [2, 4, 8, 8], in place of:
+    # fused kernel fused_max_subtract_exp_and_2_more_17d0d5 (L36-L38): 5 ops in one pass over [2, 4, 8, 8], in place of:
+    #   z_max = np.max(x, axis=-1, keepdims=True)  # L36
     #   z = x - z_max  # L36
     #   e = np.exp(z)  # L37
     #   softmax_sum = np.sum(e, axis=-1, keepdims=True)  # L38
     #   softmax = e / softmax_sum  # L38
-    e, softmax_sum, softmax = fused_subtract_exp_sum_and_1_more_ac9fd1(x, z_max)  # L36
+    z_max, e, softmax_sum, softmax = fused_max_subtract_exp_and_2_more_17d0d5(x)  # L36
     return (softmax, (x, z_max, e, softmax_sum, softmax))  # L38
 
 

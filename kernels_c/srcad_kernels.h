@@ -164,6 +164,17 @@ static inline void srcad_call_1_1(const srcad_loop *l, const void *x, void *y, i
     l->fn(args, &n, steps, l->data);
 }
 
+/* Call numpy's binary inner loop `l` in reduce mode, as a reduction over a contiguous row
+ * calls it: *acc = l(*acc, x[i]) for the n values x[0..n-1] (stride sx), acc read and
+ * written in place with stride 0 (numpy's loops recognise the call and reduce with SIMD). */
+static inline void srcad_reduce_2_1(const srcad_loop *l, void *acc, const void *x, intptr_t n,
+                                    intptr_t sx)
+{
+    char *args[3] = {(char *)acc, (char *)x, (char *)acc};
+    const intptr_t steps[3] = {0, sx, 0};
+    if (n > 0) l->fn(args, &n, steps, l->data);
+}
+
 /* Call numpy's inner loop `l` on n contiguous elements: two inputs, one output. A stride of
  * 0 passes a one-value operand (an argument that is a number or a 0-d array). */
 static inline void srcad_call_2_1(const srcad_loop *l, const void *x, const void *y, void *z,

@@ -8,7 +8,8 @@ branches, as `Line`s with bodies) and one final ``return``. Output: the same fun
   * dead statements removed: a top-level assignment whose target is never read afterwards
     (a stack pop, `pop_or_zeros` too, is never removed: it keeps the stack in step with its
     pushes);
-  * ``del`` inserted after the last use of each array the function made.
+  * ``del`` inserted after the last use of each array the function made (and, in a loop
+    body, of each array an iteration makes for itself).
 Each pass is a single linear sweep; the first two repeat until nothing changes.
 """
 
@@ -17,7 +18,8 @@ from __future__ import annotations
 import ast
 import copy
 
-from .gcode import GFunction, Line, line_reads, line_writes, names_read
+from .gcode import (GFunction, Line, exposed_reads, line_reads, line_writes, names_read,
+                    names_written)
 
 
 class _Rename(ast.NodeTransformer):
@@ -184,6 +186,61 @@ def release_dead(f: GFunction, infos: dict | None = None) -> None:
             node = ast.Delete(targets=[ast.Name(id=n, ctx=ast.Del()) for n in names])
             body.append(Line(node, ln.line))
     f.body = body
+    _release_loop_locals(f, infos)
+
+
+def _release_loop_locals(f: GFunction, infos: dict | None) -> None:
+    """Inside each loop body, `del` an array the body makes after its last use there, when
+    nothing outside the body reads it: each iteration makes its own (the body never reads
+    it before assigning it), so the last iteration's values would otherwise live on after
+    the loop -- a returned gradient then looks shared to `runtime.as_grad` and is copied."""
+    def mentions(lines) -> dict[str, int]:  # every Name node: read, written or deleted
+        out: dict[str, int] = {}
+        for top in lines:
+            for ln in top.walk():
+                if ln.node is not None:
+                    for n in ast.walk(ln.node):
+                        if isinstance(n, ast.Name):
+                            out[n.id] = out.get(n.id, 0) + 1
+        return out
+
+    in_function = mentions(f.body)
+    loops = [ln for top in f.body for ln in top.walk()
+             if ln.compound and isinstance(ln.node, (ast.For, ast.While))]
+    for loop in loops:
+        inside = mentions(loop.body)
+        # (anything the rest of the function mentions -- even a `del` -- is left alone)
+        outside = {n for n, k in in_function.items() if k > inside.get(n, 0)}
+        outside |= exposed_reads(loop.body)
+        if isinstance(loop.node, ast.For):
+            outside |= {n.id for n in ast.walk(loop.node.target) if isinstance(n, ast.Name)}
+        last: dict[str, int] = {}
+        made: set[str] = set()
+        deleted: set[str] = set()
+        for j, ln in enumerate(loop.body):
+            if ln.node is None:
+                continue
+            if isinstance(ln.node, ast.Delete):
+                deleted |= {t.id for t in ln.node.targets if isinstance(t, ast.Name)}
+            if not ln.compound:
+                made |= names_written(ln.node)
+            for n in line_reads(ln) | line_writes(ln):
+                last[n] = j
+        frees: dict[int, list[str]] = {}
+        for n in sorted(made - outside - deleted - set(f.params)):
+            info = (infos or {}).get(n)
+            if n.startswith("stack_") or (info is not None and info.ndim == 0):
+                continue
+            frees.setdefault(last[n], []).append(n)
+        if not frees:
+            continue
+        body = []
+        for j, ln in enumerate(loop.body):
+            body.append(ln)
+            if j in frees:
+                node = ast.Delete(targets=[ast.Name(id=n, ctx=ast.Del()) for n in frees[j]])
+                body.append(Line(node, ln.line))
+        loop.body = body
 
 
 def optimize(f: GFunction, infos: dict | None = None, *, release: bool = True) -> GFunction:

@@ -389,17 +389,18 @@ class Gen:
         return E(f"np.{fn}({a.text}{', ' + kw if kw else ''})", shape, bound)
 
     def row_chain(self) -> E | None:
-        """(``rows=True`` programs) a chain through a sum or mean over the last axis with
-        keepdims, broadcast back: centring, a LayerNorm-like normalisation, a softmax, a
-        scale by the row's reduction -- what the fuser makes row kernels of."""
+        """(``rows=True`` programs) a chain through a sum, mean, max or min over the last
+        axis with keepdims, broadcast back: centring, a LayerNorm-like normalisation, a
+        softmax (also the stable one, through the row's max), a scale by the row's reduction
+        -- what the fuser makes row kernels of."""
         ch = self.ch
         a = self.pick_var(lambda e: e.ndim >= 1 and e.shape[-1] >= 2 and not e.pyf)
         if a is None:
             return None
-        fn = ch.pick(("sum", "mean"))
+        fn = ch.pick(("sum", "mean", "max", "min"))
         n = a.shape[-1]
 
-        def red(t: E) -> str:
+        def red(t: E, fn=fn) -> str:
             if ch.flag(0.3):
                 return f"{t.op}.{fn}(axis=-1, keepdims=True)"
             return f"np.{fn}({t.text}, axis={ch.pick((-1, t.ndim - 1))}, keepdims=True)"
@@ -407,8 +408,13 @@ class Gen:
         def rb(t: E) -> float:
             return t.bound * (n if fn == "sum" else 1)
 
-        form = ch.weighted([(2, "center"), (2, "norm"), (2, "softmax"), (1, "scale")])
+        form = ch.weighted([(2, "center"), (2, "norm"), (2, "softmax"), (1, "scale"),
+                            (2, "stable_softmax")])
         self.feature(f"row_{form}")
+        if form == "stable_softmax":  # exp(a - max(a)) / sum(...): the max's row kernel
+            z = self.assign(E(f"{a.op} - {red(a, 'max')}", a.shape, 2 * a.bound, atom=False))
+            e = self.assign(E(f"np.exp({z.op})", z.shape, 1.0))
+            return E(f"{e.op} / {red(e, 'sum')}", e.shape, 1.0, atom=False)
         if form == "center":
             return E(f"{a.op} - {red(a)}", a.shape, a.bound + rb(a), atom=False)
         if form == "norm":

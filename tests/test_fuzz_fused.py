@@ -12,9 +12,9 @@ does not have) -- but for a row kernel's argument that is not in C order, which 
 numpy's code by design (at most `MAX_LAYOUT_SHARE` of a batch); and across a batch most
 programs must actually fuse something.
 
-`ROW_SEEDS` batches more are generated with ``rows=True``: chains through sums and means
-over the last axis with keepdims (centring, LayerNorm-like, softmax, scaling) on rows of
-3-17 values, which the fuser makes row kernels of (at least `MIN_ROWS_SHARE` of them).
+`ROW_SEEDS` batches more are generated with ``rows=True``: chains through sums, means,
+maxima and minima over the last axis with keepdims (centring, LayerNorm-like, softmax and
+the stable softmax through the row's max, scaling) on rows of 3-17 values, which the fuser makes row kernels of (at least `MIN_ROWS_SHARE` of them).
 
 The default run checks `DEFAULT_SEEDS` batches (the first seeds of test_fuzz.py's corpus);
 ``-m slow`` (or ``SRCAD_FUZZ_SLOW=1``) checks all of test_fuzz.py's default batches.

@@ -2,10 +2,11 @@
 
 Input: a `kir.Kernel` with ``rowwise`` set (fuse.py joined values of a full shape S and
 of its row shape, S with last axis 1, through a row op: ``np.sum(e, axis=-1,
-keepdims=True)``, ``np.mean``, ``np.broadcast_to(r, S)``). Output: its block function,
-which the runtime (kernels_c/srcad_driver.c, `run_rows`) calls once per row with `n` the
-row's length: full values are loops over the row, row values C scalars, a reduction one
-call of the header's pairwise sum (numpy's own order, bit for bit):
+keepdims=True)``, ``np.mean``, ``np.max``, ``np.min``, ``np.broadcast_to(r, S)``). Output:
+its block function, which the runtime (kernels_c/srcad_driver.c, `run_rows`) calls once per
+row with `n` the row's length: full values are loops over the row, row values C scalars, a
+sum or mean one call of the header's pairwise sum (numpy's own order, bit for bit), a max
+or min numpy's own loop in reduce mode over the row (as np.max calls it):
 
     static inline void fused_mean_subtract_multiply_..._body(const float *restrict in_x,
         ..., intptr_t n, const srcad_loop *loops)
@@ -118,9 +119,21 @@ class RowBlock(_Block):
     def reduce(self, j: int) -> list:
         s = self.k.stmts[j]
         (_, ref), = s.operands.items()
-        fn = f"srcad_row_{s.reduce}_{C_TYPES[s.dtype]}"
         line = f"L{s.line}: " if s.line is not None else ""
-        return [f"    const {s.ctype} {s.cname} = {fn}({self._pointer(ref)}, n);"
+        row = self._pointer(ref)
+        if s.reduce in ("max", "min"):
+            # as np.max reduces a contiguous row: the first value, then numpy's own loop
+            # over the rest in reduce mode (numpy has no other order for a tie of -0.0 and
+            # +0.0, or for which NaN comes out)
+            ufunc, index, nums = s.typed.loop
+            q = len(self.loops)
+            self.loops.append((ufunc, index, nums))
+            return [f"    {s.ctype} {s.cname} = {row}[0];"
+                    f"  /* {line}{_comment(s.text)} ({s.op.name}: numpy's own {ufunc} loop) */",
+                    f"    srcad_reduce_2_1(&loops[{q}], &{s.cname}, {row} + 1, n - 1, "
+                    f"{s.dtype.itemsize});"] + self._store_row(j)
+        fn = f"srcad_row_{s.reduce}_{C_TYPES[s.dtype]}"
+        return [f"    const {s.ctype} {s.cname} = {fn}({row}, n);"
                 f"  /* {line}{_comment(s.text)} ({s.op.name}, numpy's pairwise sum) */"
                 ] + self._store_row(j)
 

@@ -27,8 +27,8 @@ A value the chain computes is written out (an output of the kernel) when anythin
 the chain reads it -- a later statement, the backward sweep, the next loop iteration, the
 return; the others stay in registers. A chain of one op is left to numpy.
 
-Row kernels: a sum or mean over the last axis with keepdims=True, and a per-row value
-broadcast back along it (the op table's ``c_row``: ``np.mean(x, axis=-1, keepdims=True)``,
+Row kernels: a sum, mean, max or min over the last axis with keepdims=True, and a per-row
+value broadcast back along it (the op table's ``c_row``: ``np.mean(x, axis=-1, keepdims=True)``,
 ``g.sum(axis=2, keepdims=True)``, ``np.broadcast_to(dmu / 16, (2, 8, 16))``), are ops of the
 chain too. A chain holding one may mix values of its full shape S and of S's row shape
 (last axis 1); it becomes one kernel that works row by row (srcad/lower/cgen_rows.py), so

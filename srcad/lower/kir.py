@@ -73,8 +73,8 @@ class Stmt:
 
     @property
     def reduce(self) -> str | None:
-        """"sum" / "mean": the statement reduces a row to its one value."""
-        return self.typed.row if self.typed.row in ("sum", "mean") else None
+        """"sum" / "mean" / "max" / "min": the statement reduces a row to its one value."""
+        return self.typed.row if self.typed.row in ("sum", "mean", "max", "min") else None
 
     @property
     def ctype(self) -> str:

@@ -310,7 +310,8 @@ class Typed:
     c: object | None  # the parsed C expression to compute inline, or None
     c_special: str | None  # a row's C for a constant operand (``x ** 2``: ``x * x``)
     loop: tuple | None  # (ufunc name, loop index, type numbers) of numpy's inner loop
-    row: str | None = None  # a row op (the table's ``c_row``): "sum", "mean", "broadcast"
+    row: str | None = None  # a row op (the table's ``c_row``): "sum", "mean", "max", "min",
+    # "broadcast"
 
 
 def _stand_in(vt: VT, as_type=float):
@@ -449,7 +450,7 @@ def _row_methods() -> dict:
     out = {}
     for op in table.all_ops(user=True):
         name = getattr(op.fn, "__name__", "")
-        if op.c_row in ("sum", "mean") and getattr(np, name, None) is op.fn and \
+        if op.c_row in ("sum", "mean", "max", "min") and getattr(np, name, None) is op.fn and \
                 hasattr(np.ndarray, name):
             out.setdefault(name, op)
     return out
@@ -482,8 +483,9 @@ def match_row(node: ast.expr, namespace: dict) -> Applied | None:
 
 
 def type_row(app: Applied, vts: dict, namespace: dict) -> Typed | str:
-    """Typed for a row op, or the reason it is left to numpy. A reduction must be over the
-    last axis of a float32/float64 array of more than one column, keepdims=True (its value:
+    """Typed for a row op, or the reason it is left to numpy. A reduction (sum, mean, max,
+    min) must be over the last axis of a float32/float64 array of more than one column,
+    keepdims=True (its value:
     one per row); a broadcast must take such a per-row value back to the full row."""
     (p, vt), = vts.items()
     if vt.kind != "array" or vt.dtype not in KIND_DTYPES["f"] or not vt.ndim:
@@ -495,13 +497,20 @@ def type_row(app: Applied, vts: dict, namespace: dict) -> Typed | str:
             return f"`{ast.unparse(e)}` is not known before run time"
         static[q] = v
     kind = app.op.c_row
-    if kind in ("sum", "mean"):
+    if kind in ("sum", "mean", "max", "min"):
         axis = static.get("axis")
         if set(static) - {"axis", "keepdims"} or static.get("keepdims") is not True or \
                 type(axis) is not int or axis not in (-1, vt.ndim - 1) or vt.shape[-1] < 2:
             return "not a last-axis reduction with keepdims=True"
         row = vt.shape[:-1] + (1,)
-        return Typed(vt.dtype, row, {p: vt.dtype}, None, None, None, kind)
+        loop = None
+        if kind in ("max", "min"):
+            # numpy's own maximum / minimum loop, called as np.max calls it on a row (its
+            # SIMD order decides which of -0.0 and +0.0 a tie gives): see cgen_rows.reduce
+            fn = np.maximum if kind == "max" else np.minimum
+            sig = vt.dtype.char * 2 + "->" + vt.dtype.char
+            loop = (fn.__name__, fn.types.index(sig), (vt.dtype.num,) * 3)
+        return Typed(vt.dtype, row, {p: vt.dtype}, None, None, loop, kind)
     if kind == "broadcast":
         shape = static.get("shape")
         if set(static) != {"shape"} or not isinstance(shape, tuple) or \

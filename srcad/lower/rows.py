@@ -2,8 +2,8 @@
 
 Input: the fuser's parts (srcad/lower/fuse.py: one statement's typed tree each). Output:
 the shape a chain takes when a part joins it, or None (the part starts a chain of its own).
-A chain's values all have one shape S -- or, once it holds a row op (a last-axis sum or
-mean with keepdims, a broadcast of a row's value back along the last axis: the table's
+A chain's values all have one shape S -- or, once it holds a row op (a last-axis sum, mean,
+max or min with keepdims, a broadcast of a row's value back along the last axis: the table's
 ``c_row``), S and S's row shape (last axis 1). Such a chain becomes a row kernel
 (srcad/lower/cgen_rows.py).
 
@@ -21,7 +21,7 @@ def shapes_of(p) -> list:
     def walk(t):
         if t.kind != "op":
             return
-        if t.typed.row in ("sum", "mean"):
+        if t.typed.row in ("sum", "mean", "max", "min"):
             out.extend(c.vt.shape for c in t.children.values())
         elif t.typed.row:
             out.append(t.vt.shape)

@@ -54,12 +54,12 @@ defvjp(np.mean,
        derivation="sum / n: broadcast g / n back (n = elements reduced into each output)")
 defvjp(np.max,
        lambda g, out, a, axis=None, keepdims=False: extremum_grad(g, out, a, axis, keepdims),
-       name="max", family="reduction", aliases=(np.amax,),
+       name="max", family="reduction", aliases=(np.amax,), c_row="max",
        test_cases=_cases("max") + (("np.amax(a, axis=1)", [(3, 4)]),),
        derivation="g flows to the maxima, split evenly among ties (as torch.amax)")
 defvjp(np.min,
        lambda g, out, a, axis=None, keepdims=False: extremum_grad(g, out, a, axis, keepdims),
-       name="min", family="reduction", aliases=(np.amin,),
+       name="min", family="reduction", aliases=(np.amin,), c_row="min",
        test_cases=_cases("min") + (("np.amin(a, axis=0)", [(3, 4)]),),
        derivation="g flows to the minima, split evenly among ties (as torch.amin)")
 defvjp(np.prod,
