@@ -15,9 +15,8 @@ Each pass is a single linear sweep; the first two repeat until nothing changes.
 from __future__ import annotations
 
 import ast
-import copy
 
-from .gcode import GFunction, Line, line_reads, line_writes, names_read
+from .gcode import GFunction, Line, clone, line_reads, line_writes, names_read
 
 
 class _Rename(ast.NodeTransformer):
@@ -26,7 +25,7 @@ class _Rename(ast.NodeTransformer):
 
     def visit_Name(self, node):
         if isinstance(node.ctx, ast.Load) and node.id in self.mapping:
-            return copy.deepcopy(self.mapping[node.id])
+            return clone(self.mapping[node.id])
         return node
 
 

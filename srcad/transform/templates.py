@@ -9,12 +9,11 @@ elsewhere, so a rule can pass it to a helper.
 from __future__ import annotations
 
 import ast
-import copy
 
 import numpy as np
 
 from .. import ir
-from ..gcode import name, parse_expr
+from ..gcode import clone, name, parse_expr
 from ..ops.table import Op
 
 
@@ -76,10 +75,10 @@ def subst(template: ast.expr, mapping: dict) -> ast.expr:
 
     def maker(v):
         if isinstance(v, ast.AST):
-            return lambda in_sub: copy.deepcopy(v)
+            return lambda in_sub: clone(v)
         return lambda in_sub: atom_expr(v, in_subscript=in_sub)
 
-    return _Subst({k: maker(v) for k, v in mapping.items()}).visit(copy.deepcopy(template))
+    return _Subst({k: maker(v) for k, v in mapping.items()}).visit(clone(template))
 
 
 def const_atom(value) -> ir.Const:
@@ -109,7 +108,7 @@ def forward_expr(op: Op, args: dict, info_of=None) -> ast.expr:
         isinstance(sp, ast.Call)
         and [_arg_name(a) for a in sp.args] == list(op.param_names)
     ):
-        call = copy.deepcopy(sp)
+        call = clone(sp)
         call.args = []
         for p in op.params:
             if p.star and p.name in args:  # np.einsum(s, *operands): the items spread
