@@ -172,7 +172,7 @@ def clone(node, memo: dict | None = None):
     if type(node) is list:
         return _list(node, memo)
     if not isinstance(node, _AST):
-        return copy.deepcopy(node, memo)
+        return node if type(node) in _ATOMIC else copy.deepcopy(node, memo)
     return _clone(node, memo)
 
 

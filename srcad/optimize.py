@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import ast
 
-from .gcode import GFunction, Line, clone, line_reads, line_writes, names_read
+from .gcode import GFunction, Line, clone, line_reads, line_writes, names_read, nodes
 
 
 class _Rename(ast.NodeTransformer):
@@ -36,7 +36,7 @@ def _rename_line(ln: Line, mapping) -> None:
 
 
 def _has_side_effect(node: ast.stmt) -> bool:
-    for n in ast.walk(node):
+    for n in nodes(node):
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and \
                 n.func.attr in ("pop", "push"):
             return True

@@ -146,3 +146,74 @@ def _dumps(lines):
     return [(ln.line, ln.comment, ln.keep, ln.compound,
              None if ln.node is None else ast.dump(ln.node, include_attributes=True))
             for ln in _lines(lines)]
+
+
+# -- templates.subst: one walk, the same tree as a NodeTransformer over a deepcopy ----------------
+
+class _OldSubst(ast.NodeTransformer):
+    """subst as it was: deepcopy the template, then replace names in place."""
+
+    def __init__(self, mapping):
+        self.mapping = mapping
+
+    def visit_Subscript(self, node):
+        node.value = self.visit(node.value)
+        sl = node.slice
+        if isinstance(sl, ast.Name) and sl.id in self.mapping:
+            node.slice = self.mapping[sl.id](True)
+        else:
+            node.slice = self.visit(sl)
+        return node
+
+    def visit_Name(self, node):
+        if node.id in self.mapping and isinstance(node.ctx, ast.Load):
+            return self.mapping[node.id](False)
+        return node
+
+
+def _old_subst(template, mapping):
+    from srcad.transform.templates import atom_expr
+
+    def maker(v):
+        if isinstance(v, ast.AST):
+            return lambda in_sub: copy.deepcopy(v)
+        return lambda in_sub: atom_expr(v, in_subscript=in_sub)
+
+    return _OldSubst({k: maker(v) for k, v in mapping.items()}).visit(copy.deepcopy(template))
+
+
+def _values():
+    """What a template's names are bound to: names, literals, index atoms (subscript-aware),
+    sequences, and expressions."""
+    from srcad import ir
+    from srcad.gcode import parse_expr
+    yield lambda k: ir.Var(f"v_{k}")
+    yield lambda k: ir.Const(2.5, "2.5")
+    yield lambda k: ir.Index((ir.Slice(None, ir.Const(3, "3"), None), ir.Var("i")), True)
+    yield lambda k: ir.Index((ir.Const(None, "None"),), False)
+    yield lambda k: ir.Seq((ir.Var("a"), ir.Const(1, "1")), "list")
+    yield lambda k: parse_expr(f"(g_{k} * 2)[..., None]")
+
+
+def test_subst_is_the_old_subst_on_every_rule():
+    from srcad.ops import table
+    from srcad.transform.templates import subst
+
+    n = 0
+    for op in table.all_ops():
+        templates = [op.spelling] + [r.expr for r in op.vjps if r is not None]
+        templates.append(ast.parse("x[y] + x[y, 1] + out.T * g", mode="eval").body)
+        for template in templates:
+            if not isinstance(template, ast.AST):
+                continue
+            names = sorted(names_mentioned(template)) + ["g", "out"]
+            for make in _values():
+                mapping = {k: make(k) for k in names}
+                before = ast.dump(template, include_attributes=True)
+                got, want = subst(template, mapping), _old_subst(template, mapping)
+                assert ast.dump(got, include_attributes=True) == \
+                    ast.dump(want, include_attributes=True), (op.name, ast.unparse(template))
+                assert ast.dump(template, include_attributes=True) == before  # untouched
+                assert _fresh(template, got)
+                n += 1
+    assert n > 500

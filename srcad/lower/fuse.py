@@ -48,7 +48,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..gcode import GFunction, Line, clone, exposed_reads, names_read, names_written, nodes
+from ..gcode import (
+    GFunction,
+    Line,
+    clone,
+    exposed_reads,
+    names_mentioned,
+    names_read,
+    names_written,
+    nodes,
+)
 from ..ops import table
 from . import match
 from .assemble import build_kernel, part_statement
@@ -304,7 +313,7 @@ class FunctionLowering:
         return parts, Line(new, ln.line)
 
     def _hoistable(self, node) -> bool:
-        calls = [n for n in ast.walk(node) if isinstance(n, ast.Call)]
+        calls = [n for n in nodes(node) if isinstance(n, ast.Call)]
         top = node.value if isinstance(node, ast.Expr) else None
         return all(n is top or self._pure_call(n) for n in calls)
 
@@ -361,9 +370,9 @@ class FunctionLowering:
             return False
         for t in node.targets:
             if not all(isinstance(n, (ast.Name, ast.Tuple, ast.List, ast.Store))
-                       for n in ast.walk(t)):
+                       for n in nodes(t)):
                 return False
-        for n in ast.walk(node.value):
+        for n in nodes(node.value):
             if isinstance(n, ast.Call) and not self._pure_call(n):
                 return False
             if isinstance(n, (ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)):
@@ -433,7 +442,7 @@ class FunctionLowering:
             if sub.node is not None:
                 out |= names_written(sub.node)
                 if isinstance(sub.node, ast.For):
-                    out |= {n.id for n in ast.walk(sub.node.target) if isinstance(n, ast.Name)}
+                    out |= names_mentioned(sub.node.target)
         return out
 
     def step_env(self, node: ast.stmt, env: dict) -> None:
