@@ -217,3 +217,22 @@ def test_subst_is_the_old_subst_on_every_rule():
                 assert _fresh(template, got)
                 n += 1
     assert n > 500
+
+
+# -- lower/match.py's row-method index is kept per table generation ------------------------------
+
+def test_row_methods_follow_the_table():
+    """`_row_methods` is cached until a registration changes the table: a user's row with
+    `c_row` appears in it, and is gone again after `unregister`."""
+    from srcad.lower import match
+    from srcad.ops import unregister
+
+    fresh = match._row_methods()
+    assert match._row_methods() is fresh and "prod" not in fresh and "sum" in fresh
+    try:
+        op = srcad.defvjp(np.prod, lambda g, out, a, axis=None, keepdims=False: g,
+                          c_row="sum")
+        assert match._row_methods().get("prod") is op
+    finally:
+        unregister(np.prod)
+    assert "prod" not in match._row_methods() and match._row_methods() == fresh
