@@ -8,6 +8,7 @@ pass stay a plain AST rewrite while codegen still prints `# grad of L12: ...` he
 from __future__ import annotations
 
 import ast
+import copy
 from dataclasses import dataclass, field
 
 
@@ -26,6 +27,10 @@ class Line:
     @property
     def compound(self) -> bool:
         return self.body is not None
+
+    def __deepcopy__(self, memo):
+        # what deepcopy would make, with the ast trees copied by `clone` (~4x faster)
+        return clone_object(self, memo)
 
     def walk(self):
         """This line and every line nested in it."""
@@ -50,7 +55,7 @@ def line_writes(ln: Line) -> set[str]:
         if sub.node is not None:
             out |= names_written(sub.node)
             if isinstance(sub.node, ast.For):
-                out |= {n.id for n in ast.walk(sub.node.target) if isinstance(n, ast.Name)}
+                out |= names_mentioned(sub.node.target)
     return out
 
 
@@ -67,10 +72,7 @@ class GFunction:
 
 def names_read(node: ast.AST) -> set[str]:
     """Names a statement or expression loads (a compound header: without its empty body)."""
-    out = set()
-    for n in ast.walk(node):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
-            out.add(n.id)
+    out = names_loaded(node)
     if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
         out.add(node.target.id)
     return out
@@ -89,7 +91,7 @@ def exposed_reads(lines: list, written: frozenset = frozenset()) -> set[str]:
         if ln.compound:
             inner = set(done)
             if isinstance(ln.node, ast.For):
-                inner |= {n.id for n in ast.walk(ln.node.target) if isinstance(n, ast.Name)}
+                inner |= names_mentioned(ln.node.target)
             out |= exposed_reads(ln.body, frozenset(inner))
             if ln.orelse:
                 out |= exposed_reads(ln.orelse, frozenset(done))
@@ -106,9 +108,7 @@ def names_written(node: ast.stmt) -> set[str]:
     elif isinstance(node, ast.AugAssign):
         targets = [node.target]
     for t in targets:
-        for n in ast.walk(t):
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-                out.add(n.id)
+        out |= names_stored(t)
     return out
 
 
@@ -143,7 +143,7 @@ def compound(node: ast.stmt, line: int, body: list, orelse: list | None = None) 
 
 def free_names(expr: ast.expr) -> set[str]:
     """Every name an expression mentions."""
-    return {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
+    return names_mentioned(expr)
 
 
 def assign(target: str, value: ast.expr) -> ast.Assign:
@@ -152,3 +152,120 @@ def assign(target: str, value: ast.expr) -> ast.Assign:
 
 def parse_expr(src: str) -> ast.expr:
     return ast.parse(src, mode="eval").body
+
+
+# -- fast ast copies and name sets ------------------------------------------------------------
+
+_AST = ast.AST
+_NAME = ast.Name
+_LOAD = ast.Load
+_STORE = ast.Store
+# values deepcopy returns as they are (immutable atoms)
+_ATOMIC = frozenset({type(None), bool, int, float, complex, str, bytes, type(Ellipsis),
+                     type(NotImplemented), type, range})
+
+
+def clone(node, memo: dict | None = None):
+    """`copy.deepcopy(node)` for an ast tree (or a list of them), ~4x faster."""
+    if memo is None:
+        memo = {}
+    if type(node) is list:
+        return _list(node, memo)
+    if not isinstance(node, _AST):
+        return node if type(node) in _ATOMIC else copy.deepcopy(node, memo)
+    return _clone(node, memo)
+
+
+def clone_object(obj, memo: dict):
+    """deepcopy's copy of a plain object (its state is its `__dict__`, like an ast node's):
+    what a class's `__deepcopy__` can return to copy the ast trees it holds fast."""
+    return _clone(obj, memo)
+
+
+def _clone(node, memo: dict):
+    done = memo.get(id(node))
+    if done is not None:
+        return done
+    cls = node.__class__
+    new = cls.__new__(cls)
+    memo[id(node)] = new
+    d = new.__dict__
+    for k, v in node.__dict__.items():
+        if isinstance(v, _AST):
+            v = _clone(v, memo)
+        elif type(v) is list:
+            v = _list(v, memo)
+        elif type(v) not in _ATOMIC:
+            v = copy.deepcopy(v, memo)
+        d[k] = v
+    return new
+
+
+def _list(items: list, memo: dict) -> list:
+    done = memo.get(id(items))
+    if done is not None:
+        return done
+    out: list = []
+    memo[id(items)] = out
+    for x in items:
+        if isinstance(x, _AST):
+            x = _clone(x, memo)
+        elif type(x) is list:
+            x = _list(x, memo)
+        elif type(x) not in _ATOMIC:
+            x = copy.deepcopy(x, memo)
+        out.append(x)
+    return out
+
+
+def nodes(node: ast.AST):
+    """The nodes of `node`'s tree, itself included: `ast.walk`'s, depth first."""
+    todo = [node]
+    pop, push = todo.pop, todo.append
+    while todo:
+        n = pop()
+        yield n
+        for f in n._fields:
+            v = getattr(n, f, None)
+            if isinstance(v, _AST):
+                push(v)
+            elif type(v) is list:
+                for x in v:
+                    if isinstance(x, _AST):
+                        push(x)
+
+
+def _names(node: ast.AST, ctx) -> set[str]:
+    out: set[str] = set()
+    todo = [node]
+    pop, push = todo.pop, todo.append
+    while todo:
+        n = pop()
+        if isinstance(n, _NAME):
+            if ctx is None or isinstance(n.ctx, ctx):
+                out.add(n.id)
+            continue  # (its only child is its ctx)
+        for f in n._fields:
+            v = getattr(n, f, None)
+            if isinstance(v, _AST):
+                push(v)
+            elif type(v) is list:
+                for x in v:
+                    if isinstance(x, _AST):
+                        push(x)
+    return out
+
+
+def names_loaded(node: ast.AST) -> set[str]:
+    """{n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, Load)}"""
+    return _names(node, _LOAD)
+
+
+def names_stored(node: ast.AST) -> set[str]:
+    """{n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, Store)}"""
+    return _names(node, _STORE)
+
+
+def names_mentioned(node: ast.AST) -> set[str]:
+    """{n.id for n in ast.walk(node) if isinstance(n, ast.Name)}"""
+    return _names(node, None)

@@ -16,10 +16,9 @@ Each pass is a single linear sweep; the first two repeat until nothing changes.
 from __future__ import annotations
 
 import ast
-import copy
 
-from .gcode import (GFunction, Line, exposed_reads, line_reads, line_writes, names_read,
-                    names_written)
+from .gcode import (GFunction, Line, clone, exposed_reads, line_reads, line_writes, names_read,
+                    names_written, nodes)
 
 
 class _Rename(ast.NodeTransformer):
@@ -28,7 +27,7 @@ class _Rename(ast.NodeTransformer):
 
     def visit_Name(self, node):
         if isinstance(node.ctx, ast.Load) and node.id in self.mapping:
-            return copy.deepcopy(self.mapping[node.id])
+            return clone(self.mapping[node.id])
         return node
 
 
@@ -39,7 +38,7 @@ def _rename_line(ln: Line, mapping) -> None:
 
 
 def _has_side_effect(node: ast.stmt) -> bool:
-    for n in ast.walk(node):
+    for n in nodes(node):
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and \
                 n.func.attr in ("pop", "push"):
             return True
@@ -199,7 +198,7 @@ def _release_loop_locals(f: GFunction, infos: dict | None) -> None:
         for top in lines:
             for ln in top.walk():
                 if ln.node is not None:
-                    for n in ast.walk(ln.node):
+                    for n in nodes(ln.node):
                         if isinstance(n, ast.Name):
                             out[n.id] = out.get(n.id, 0) + 1
         return out

@@ -12,9 +12,8 @@ above the call says.
 from __future__ import annotations
 
 import ast
-import copy
 
-from ..gcode import Line
+from ..gcode import Line, clone
 from . import cgen, kir
 from .cgen_rows import RowBlock
 from .kir import Ref
@@ -25,9 +24,9 @@ def rebuild(t) -> ast.expr:
     if t.kind == "leaf":
         return ast.Name(t.name, ast.Load())
     if t.kind == "const":
-        return copy.deepcopy(t.node)
+        return clone(t.node)
     memo = {id(sub): rebuild(t.children[p]) for p, sub in t.app.args.items()}
-    return copy.deepcopy(t.node, memo)
+    return clone(t.node, memo)
 
 
 def part_statement(p) -> ast.stmt:

@@ -44,12 +44,20 @@ LayerNorm's forward is one kernel and its backward another:
 from __future__ import annotations
 
 import ast
-import copy
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..gcode import GFunction, Line, exposed_reads, names_read, names_written
+from ..gcode import (
+    GFunction,
+    Line,
+    clone,
+    exposed_reads,
+    names_mentioned,
+    names_read,
+    names_written,
+    nodes,
+)
 from ..ops import table
 from . import match
 from .assemble import build_kernel, part_statement
@@ -154,15 +162,18 @@ class FunctionLowering:
         for top in f.body:
             for ln in top.walk():
                 if ln.node is not None:
-                    for n in ast.walk(_header(ln)):
-                        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Load, ast.Del)):
-                            self.refs[n.id] = self.refs.get(n.id, 0) + 1
-                        if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
-                            self.refs[n.target.id] = self.refs.get(n.target.id, 0) + 1
-                    for n in ast.walk(_header(ln)):
+                    for n in nodes(_header(ln)):  # (one walk: the counts are order-free)
                         if isinstance(n, ast.Name):
                             self.taken.add(n.id)
+                            if isinstance(n.ctx, (ast.Load, ast.Del)):
+                                self.refs[n.id] = self.refs.get(n.id, 0) + 1
+                        elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
+                            self.refs[n.target.id] = self.refs.get(n.target.id, 0) + 1
         self.taken.update(f.params)
+        # srcad's own rows, by identity (`_pure_call` asks per call; `op in rows` compares
+        # dataclasses field by field until it meets the op)
+        self._rows = table.all_ops()
+        self._row_ids = {id(op) for op in self._rows}
 
     # -- static types ------------------------------------------------------------------------
     def vt_of(self, name: str, env: dict) -> VT | None:
@@ -243,7 +254,7 @@ class FunctionLowering:
                 if inner.vt.ndim:
                     out.append(Part(name, inner, False, line,
                                     ast.Assign(targets=[ast.Name(name, ast.Store())],
-                                               value=copy.deepcopy(c.node), lineno=0),
+                                               value=clone(c.node), lineno=0),
                                     index, must_bind=True))
                     t.children[p] = TNode("leaf", c.vt, ast.Name(name, ast.Load()), name=name)
                     self.hoist_reads[name] = self.hoist_reads.get(name, 0) + 1
@@ -294,7 +305,7 @@ class FunctionLowering:
         # hoist fusable sub-expressions of any other statement
         if not self._hoistable(node):
             return [], ln
-        new = copy.deepcopy(node)
+        new = clone(node)
         parts: list = []
         self._hoist(new, env, ln.line, index, parts, _base_name(node))
         if not parts:
@@ -302,7 +313,7 @@ class FunctionLowering:
         return parts, Line(new, ln.line)
 
     def _hoistable(self, node) -> bool:
-        calls = [n for n in ast.walk(node) if isinstance(n, ast.Call)]
+        calls = [n for n in nodes(node) if isinstance(n, ast.Call)]
         top = node.value if isinstance(node, ast.Expr) else None
         return all(n is top or self._pure_call(n) for n in calls)
 
@@ -331,7 +342,7 @@ class FunctionLowering:
                     parts.extend(sub)
                     parts.append(Part(name, t, False, line,
                                       ast.Assign(targets=[ast.Name(name, ast.Store())],
-                                                 value=copy.deepcopy(e), lineno=0),
+                                                 value=clone(e), lineno=0),
                                       index, must_bind=True))
                     self.hoist_reads[name] = self.hoist_reads.get(name, 0) + 1
                     return ast.Name(name, ast.Load())
@@ -345,7 +356,7 @@ class FunctionLowering:
         fn = match.resolve_callable(call.func, self.ns)
         if fn is not None:
             op = table.lookup(fn)
-            if op is not None and op in table.all_ops():
+            if op is not None and (id(op) in self._row_ids or op in self._rows):
                 return True
         f = call.func
         if isinstance(f, ast.Attribute) and f.attr in _ARRAY_METHODS:
@@ -359,9 +370,9 @@ class FunctionLowering:
             return False
         for t in node.targets:
             if not all(isinstance(n, (ast.Name, ast.Tuple, ast.List, ast.Store))
-                       for n in ast.walk(t)):
+                       for n in nodes(t)):
                 return False
-        for n in ast.walk(node.value):
+        for n in nodes(node.value):
             if isinstance(n, ast.Call) and not self._pure_call(n):
                 return False
             if isinstance(n, (ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)):
@@ -431,7 +442,7 @@ class FunctionLowering:
             if sub.node is not None:
                 out |= names_written(sub.node)
                 if isinstance(sub.node, ast.For):
-                    out |= {n.id for n in ast.walk(sub.node.target) if isinstance(n, ast.Name)}
+                    out |= names_mentioned(sub.node.target)
         return out
 
     def step_env(self, node: ast.stmt, env: dict) -> None:

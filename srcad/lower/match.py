@@ -161,13 +161,19 @@ def resolve_callable(func: ast.expr, namespace: dict):
     return None
 
 
+# the nodes ast.literal_eval can accept (at their top); it raises on every other expression
+_LITERAL_FORMS = (ast.Constant, ast.Tuple, ast.List, ast.Set, ast.Dict, ast.Call, ast.UnaryOp,
+                  ast.BinOp, ast.Expression, str)
+
+
 def static_value(node: ast.expr, namespace: dict):
     """(True, value) for an expression known before run time: a literal, a constant
     folded from literals, a dtype or type named by attribute (np.float32); else (False, _)."""
-    try:
-        return True, ast.literal_eval(node)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        pass
+    if isinstance(node, _LITERAL_FORMS):  # (any other node: literal_eval would refuse it)
+        try:
+            return True, ast.literal_eval(node)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            pass
     if isinstance(node, (ast.Attribute, ast.Name)):
         v = resolve_callable(node, namespace)
         if isinstance(v, type) or isinstance(v, np.dtype):
@@ -444,15 +450,22 @@ def cast_ok(src: np.dtype, dst: np.dtype) -> bool:
 
 # -- row ops: last-axis reductions and their broadcasts back (row kernels) --------------------
 
+_ROW_METHODS: list = []  # [(table generation, _row_methods' answer)]
+
+
 def _row_methods() -> dict:
     """Method names of the row reductions (``g.sum(axis=2, keepdims=True)``): the ndarray
-    method of the same name as the row's numpy function."""
+    method of the same name as the row's numpy function (kept until the table changes)."""
+    gen = table.generation()
+    if _ROW_METHODS and _ROW_METHODS[0][0] == gen:
+        return _ROW_METHODS[0][1]
     out = {}
     for op in table.all_ops(user=True):
         name = getattr(op.fn, "__name__", "")
         if op.c_row in ("sum", "mean", "max", "min") and getattr(np, name, None) is op.fn and \
                 hasattr(np.ndarray, name):
             out.setdefault(name, op)
+    _ROW_METHODS[:] = [(gen, out)]
     return out
 
 

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import ast
 
-from ..gcode import GFunction
+from ..gcode import GFunction, nodes
 from .facts import _Facts, _Liveness, results_fresh
 from .rewrite import Stats, _rewrite, sink
 
@@ -114,8 +114,8 @@ def donations(functions: list, infos_of: dict, helpers: dict, c_params: dict,
             for ln in top.walk():
                 if ln.node is None:
                     continue
-                calls = {id(n.func) for n in ast.walk(ln.node) if isinstance(n, ast.Call)}
-                for n in ast.walk(ln.node):
+                calls = {id(n.func) for n in nodes(ln.node) if isinstance(n, ast.Call)}
+                for n in nodes(ln.node):  # (order-free: sets, and an all-calls test)
                     if isinstance(n, ast.Name) and n.id in by_name and id(n) not in calls:
                         bad.add(n.id)  # (referred to as a value: unknown callers)
                     if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and \

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..gcode import GFunction, Line, names_read, names_written
+from ..gcode import GFunction, Line, names_mentioned, names_read, names_written, nodes
 from ..transform.adjoints import is_fresh
 from .kernels import KernelResult, c_result, kernel_call
 
@@ -66,7 +66,7 @@ class _Liveness:
                 return head | self.lines(ln.body, out, loop) | self.lines(ln.orelse or [], out,
                                                                           loop)
             if isinstance(node, ast.For) and not ln.orelse:
-                target = {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+                target = names_mentioned(node.target)
                 top = set(out)
                 for _ in range(100):
                     body_in = self.lines(ln.body, top, (out, top))
@@ -207,7 +207,7 @@ class _Facts:
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and \
                 isinstance(node.value.func, ast.Name) and \
                 node.value.func.id in self.fresh_calls and len(node.targets) == 1 and \
-                all(isinstance(t, ast.Name) for t in ast.walk(node.targets[0])
+                all(isinstance(t, ast.Name) for t in nodes(node.targets[0])
                     if not isinstance(t, (ast.Tuple, ast.Store))):
             # a generated subroutine that returns only new arrays (`results_fresh`)
             self._escapes_in(node.value)
@@ -250,11 +250,11 @@ class _Facts:
 
     def _escapes_in(self, expr) -> None:
         """A name written by `out=` inside an expression."""
-        for n in ast.walk(expr):
+        for n in nodes(expr):
             if isinstance(n, ast.Call):
                 for k in n.keywords:
                     if k.arg == "out":
-                        written = {m.id for m in ast.walk(k.value) if isinstance(m, ast.Name)}
+                        written = names_mentioned(k.value)
                         self.escaped |= written
                         self.kept |= written
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..gcode import GFunction, Line, names_read, names_written
+from ..gcode import GFunction, Line, names_read, names_written, nodes
 from .facts import _Facts, _Liveness, _Node, _simple_target, _tree
 from .kernels import kernel_call, plan_call
 
@@ -116,7 +116,7 @@ class _Statement:
 
 def _pure(expr) -> bool:
     """An opaque subexpression srcad made: numpy and srcad.runtime calls, attributes."""
-    for n in ast.walk(expr):
+    for n in nodes(expr):
         if isinstance(n, ast.Call) and any(k.arg == "out" for k in n.keywords):
             return False
         if isinstance(n, (ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield)):

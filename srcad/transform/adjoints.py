@@ -14,13 +14,12 @@ new array, and `zeros_expr` spells a zero derivative.
 from __future__ import annotations
 
 import ast
-import copy
 from dataclasses import dataclass
 
 import numpy as np
 
 from .. import ir, runtime
-from ..gcode import Line, assign, name, store
+from ..gcode import Line, assign, clone, name, store
 from ..gcode import free_names as _free
 from ..ops.table import lookup
 
@@ -91,7 +90,7 @@ class AdjointsMixin:
     def ref(self, var: str) -> ast.expr:
         """The expression holding var's adjoint (it must not be absent)."""
         st = self.state[var]
-        return copy.deepcopy(st.alias) if st.alias is not None else name(self.adj[var])
+        return clone(st.alias) if st.alias is not None else name(self.adj[var])
 
     def bind(self, var: str, value: ast.expr, line, out: list, *, owned: bool,
              tree: bool = False) -> None:

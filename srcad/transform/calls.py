@@ -11,12 +11,11 @@ these methods of `srcad.transform.reverse.Reverse`.
 from __future__ import annotations
 
 import ast
-import copy
 
 from .. import ir
 from ..analysis.activity import pushes_on_stacks
 from ..gcode import RESTORE as _RESTORE
-from ..gcode import Line, line_reads, name, store
+from ..gcode import Line, clone, line_reads, name, store
 from ..gcode import call as _call
 from .module import Pair
 from .templates import atom_expr
@@ -28,7 +27,7 @@ def _leaves(atom, expr: ast.expr):
         yield atom.name, expr
     elif isinstance(atom, ir.Seq):
         for i, item in enumerate(atom.items):
-            yield from _leaves(item, ast.Subscript(value=copy.deepcopy(expr),
+            yield from _leaves(item, ast.Subscript(value=clone(expr),
                                                    slice=ast.Constant(i), ctx=ast.Load()))
 
 
@@ -94,7 +93,7 @@ class CallsMixin:
             if st is None:
                 cots.append(self.zeros(t))
             else:
-                cots.append(copy.deepcopy(st.alias) if st.alias is not None
+                cots.append(clone(st.alias) if st.alias is not None
                             else name(self.adj[t]))
         g = ast.Tuple(elts=cots, ctx=ast.Load()) if s.unpack else cots[0]
         wrt = self.callee_wrt(s)

@@ -20,14 +20,13 @@ Before/after:
 from __future__ import annotations
 
 import ast
-import copy
 
 from .. import ir
 from ..analysis.activity import varied_vars
 from ..errors import SrcadError
 from ..frontend.opaque import has_effects, may_change_state
 from ..naming import fresh
-from ..gcode import GFunction, Line, assign, name, store
+from ..gcode import GFunction, Line, assign, clone, name, store
 from ..gcode import call as _call
 from ..gcode import compound as _compound
 from ..gcode import free_names as _free
@@ -135,8 +134,8 @@ class Forward:
                     hint=f"register one with srcad.defjvp({s.op.name}, lambda g, out, ...: ...)")
             kind, rule = how
             if kind == "rule":
-                self.globals.update({k: v for k, v in rule.globals.items()
-                                     if k in _free(rule.expr)})
+                used = _free(rule.expr)  # (once, not once per global)
+                self.globals.update({k: v for k, v in rule.globals.items() if k in used})
                 g = self.tangent_atom(atom)
                 if s.op.takes_array(pname) and (isinstance(atom, ir.Seq) or (
                         isinstance(atom, ir.Var) and atom.name in self.containers)):
@@ -320,7 +319,7 @@ def _forward_with_raw(op, args, info_of=None) -> ast.expr:
         return info_of(node)
 
     expr = forward_expr(op, plain, None if info_of is None else info)
-    return subst(expr, {k: copy.deepcopy(v) for k, v in placeholders.items()})
+    return subst(expr, {k: clone(v) for k, v in placeholders.items()})
 
 
 __all__ = ["Forward", "varied_vars", "_call"]

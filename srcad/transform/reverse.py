@@ -45,7 +45,7 @@ from .. import ir
 from ..analysis.activity import active_vars, stack_of
 from ..frontend.opaque import has_effects, may_change_state
 from ..gcode import RESTORE as _RESTORE
-from ..gcode import GFunction, Line, assign, line_reads, name, store
+from ..gcode import GFunction, Line, assign, clone, line_reads, name, store
 from ..gcode import call as _call
 from ..gcode import compound as _compound
 from ..gcode import free_names as _free
@@ -191,7 +191,8 @@ class Reverse(AdjointsMixin, CallsMixin, CheckpointingMixin, ControlFlowMixin, S
     # -- one statement -------------------------------------------------------------------------
     def contribution(self, s: ir.Call, pname: str, g: ast.expr) -> ast.expr:
         rule = s.op.vjp(pname)
-        self.globals.update({k: v for k, v in rule.globals.items() if k in _free(rule.expr)})
+        used = _free(rule.expr)  # (once, not once per global)
+        self.globals.update({k: v for k, v in rule.globals.items() if k in used})
         mapping = {"g": g, "out": ir.Var(s.target)}
         for p in s.op.params:
             mapping[p.name] = as_array_operand(s.op, p.name, s.args.get(p.name),
@@ -223,7 +224,7 @@ class Reverse(AdjointsMixin, CallsMixin, CheckpointingMixin, ControlFlowMixin, S
         st = self.state.pop(s.target)  # consumed here: earlier values have adjoints of their own
         block: list[Line] = []
         if st.alias is not None:
-            g = copy.deepcopy(st.alias)
+            g = clone(st.alias)
             rebound = {self.adj[v] for a in s.args.values() for v in ir.atom_vars(a)
                        if v in self.adj}
             if _free(g) & rebound:  # `y = y * x`-like: g must outlive the new binding of dy
@@ -241,7 +242,7 @@ class Reverse(AdjointsMixin, CallsMixin, CheckpointingMixin, ControlFlowMixin, S
                     continue
                 g_use = g
                 if st.uniform is not None and self.takes_scalar_g(s, pname):
-                    g_use = copy.deepcopy(st.uniform)
+                    g_use = clone(st.uniform)
                 expr = self.fit(self.contribution(s, pname, g_use), s, atom)
                 self.accumulate(atom.name, expr, s.line, block)
             elif isinstance(atom, ir.Seq):
@@ -396,7 +397,7 @@ class Reverse(AdjointsMixin, CallsMixin, CheckpointingMixin, ControlFlowMixin, S
     def seed_seq(self, seq: ir.Seq, seed: ast.expr, lines: list) -> None:
         """Seed each item of a (nested) tuple output with its part of the cotangent."""
         for i, item in enumerate(seq.items):
-            part = ast.Subscript(value=copy.deepcopy(seed), slice=ast.Constant(i),
+            part = ast.Subscript(value=clone(seed), slice=ast.Constant(i),
                                  ctx=ast.Load())
             if isinstance(item, ir.Var) and item.name in self.active:
                 self.accumulate(item.name, part, self.fn.ret.line, lines)

@@ -75,13 +75,12 @@ the values of ``x`` that the inner code overwrites, its pushes are in the outer 
 from __future__ import annotations
 
 import ast
-import copy
 
 from .. import ir
-from ..gcode import Line, assign, line_reads, name
+from ..analysis.activity import stack_of, stacks_of
+from ..gcode import Line, assign, clone, line_reads, name
 from ..gcode import call as _call
 from ..gcode import method as _method
-from ..analysis.activity import stack_of, stacks_of
 from .templates import atom_expr
 
 
@@ -129,7 +128,7 @@ class StacksMixin:
         if st is None:
             value = self.zeros(s.target)
         elif st.alias is not None:
-            value = copy.deepcopy(st.alias)
+            value = clone(st.alias)
         else:
             value = name(self.adj[s.target])
         block: list[Line] = []

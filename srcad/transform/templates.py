@@ -9,12 +9,11 @@ elsewhere, so a rule can pass it to a helper.
 from __future__ import annotations
 
 import ast
-import copy
 
 import numpy as np
 
 from .. import ir
-from ..gcode import name, parse_expr
+from ..gcode import clone, name, parse_expr
 from ..ops.table import Op
 
 
@@ -52,34 +51,45 @@ def atom_expr(atom, *, in_subscript: bool = False) -> ast.expr:
     raise TypeError(f"not an atom: {atom!r}")
 
 
-class _Subst(ast.NodeTransformer):
-    def __init__(self, mapping):
-        self.mapping = mapping
-
-    def visit_Subscript(self, node):
-        node.value = self.visit(node.value)
-        sl = node.slice
-        if isinstance(sl, ast.Name) and sl.id in self.mapping:
-            node.slice = self.mapping[sl.id](True)
-        else:
-            node.slice = self.visit(sl)
-        return node
-
-    def visit_Name(self, node):
-        if node.id in self.mapping and isinstance(node.ctx, ast.Load):
-            return self.mapping[node.id](False)
-        return node
-
-
 def subst(template: ast.expr, mapping: dict) -> ast.expr:
-    """Replace names in `template`; values are ast exprs or atoms (subscript-aware)."""
+    """Replace names in `template`; values are ast exprs or atoms (subscript-aware).
+
+    A copy of `template` (`gcode.clone`, as deepcopy) in which each loaded name of
+    `mapping` is a fresh copy of its value -- a name that is a subscript's whole index as
+    its `in_subscript` spelling -- made in one walk (the template itself is not touched)."""
 
     def maker(v):
         if isinstance(v, ast.AST):
-            return lambda in_sub: copy.deepcopy(v)
+            return lambda in_sub: clone(v)
         return lambda in_sub: atom_expr(v, in_subscript=in_sub)
 
-    return _Subst({k: maker(v) for k, v in mapping.items()}).visit(copy.deepcopy(template))
+    return _subst({k: maker(v) for k, v in mapping.items()}, template, {})
+
+
+def _subst(makers: dict, node, memo: dict):
+    if isinstance(node, ast.Name):
+        if node.id in makers and isinstance(node.ctx, ast.Load):
+            return makers[node.id](False)
+        return clone(node, memo)
+    cls = node.__class__
+    new = cls.__new__(cls)
+    fields = node._fields
+    d = new.__dict__
+    for k, v in node.__dict__.items():
+        if k not in fields:  # (line numbers, anything else: copied, not substituted into)
+            d[k] = clone(v, memo)
+        elif isinstance(v, ast.AST):
+            if k == "slice" and cls is ast.Subscript and isinstance(v, ast.Name) and \
+                    v.id in makers:
+                d[k] = makers[v.id](True)
+            else:
+                d[k] = _subst(makers, v, memo)
+        elif type(v) is list:
+            d[k] = [_subst(makers, x, memo) if isinstance(x, ast.AST) else clone(x, memo)
+                    for x in v]
+        else:
+            d[k] = clone(v, memo)
+    return new
 
 
 def const_atom(value) -> ir.Const:
@@ -109,7 +119,7 @@ def forward_expr(op: Op, args: dict, info_of=None) -> ast.expr:
         isinstance(sp, ast.Call)
         and [_arg_name(a) for a in sp.args] == list(op.param_names)
     ):
-        call = copy.deepcopy(sp)
+        call = clone(sp)
         call.args = []
         for p in op.params:
             if p.star and p.name in args:  # np.einsum(s, *operands): the items spread
