@@ -3,7 +3,7 @@
 # specialised to: p: dict, x: float64[2, 8, 16], n_heads: int, probe: float64[2, 8, 16]
 # user source sha256: 792704cb8207
 # from the user's module: attention, gelu, layer_norm, merge_heads, mlp, softmax, split_heads
-# fused C kernels (built into srcad's kernel cache; `python -m srcad show FILE:FUNC --fuse --out DIR` writes their C): fused_add_multiply_subtract_f3e20d, fused_divide_negative_multiply_and_3_more_e022d5, fused_max_subtract_exp_and_2_more_17d0d5, fused_mean_subtract_multiply_and_3_more_8853eb, fused_mean_subtract_multiply_and_3_more_f543b6, fused_multiply_add_tanh_4a8806, fused_multiply_divide_negative_and_3_more_ca1132
+# fused C kernels (built into srcad's kernel cache; `python -m srcad show FILE:FUNC --fuse --out DIR` writes their C): fused_add_multiply_subtract_f3e20d, fused_divide_negative_multiply_and_3_more_e022d5, fused_max_subtract_exp_and_2_more_17d0d5, fused_mean_subtract_multiply_and_3_more_8853eb, fused_mean_subtract_multiply_and_3_more_f543b6, fused_multiply_add_tanh_4a8806, fused_multiply_divide_negative_and_3_more_ca1132, fused_multiply_where_5426a6
 import numpy as np
 from srcad.runtime import as_grad, extremum_grad, inverse_permutation, unbroadcast, unindex
 
@@ -288,10 +288,6 @@ def attention_fwd(x, w_q, b_q, w_k, w_v, b_v, w_o, b_o, n_heads):
     scale = scale_getitem ** (-0.5)  # L68
     scores_swapaxes = np.swapaxes(k, -1, -2)  # L69
     del k  # L69
-    scores_matmul = q @ scores_swapaxes  # L69
-    # in place: scores_L69 = scores_matmul * scale (into scores_matmul); scores_L69 takes over scores_matmul's buffer
-    scores_L69 = np.multiply(scores_matmul, scale, out=scores_matmul)  # L69
-    del scores_matmul  # L69
     causal_arange = np.arange(T)  # L70
     causal_getitem = causal_arange[:, None]  # L70
     del causal_arange  # L70
@@ -299,9 +295,14 @@ def attention_fwd(x, w_q, b_q, w_k, w_v, b_v, w_o, b_o, n_heads):
     causal_getitem_2 = causal_arange_2[None, :]  # L70
     del causal_arange_2  # L70
     causal = causal_getitem >= causal_getitem_2  # L70
+    scores_matmul = q @ scores_swapaxes  # L69
+    # fused kernel fused_multiply_where_5426a6 (L69-L71): 2 ops in one pass over [2, 4, 8, 8], in place of:
+    #   scores_L69 = scores_matmul * scale  # L69
+    #   scores = np.where(causal, scores_L69, -1000000000.0)  # L71
+    # in place: fused_multiply_where_5426a6 writes scores into scores_matmul's buffer (scores_matmul dies here)
+    scores = fused_multiply_where_5426a6(scores_matmul, scale, causal, out=scores_matmul)  # L69
+    del scores_matmul  # L69
     del causal_getitem, causal_getitem_2  # L70
-    scores = np.where(causal, scores_L69, -1000000000.0)  # L71
-    del scores_L69  # L71
     att, att_saved = softmax_fwd(scores)  # L72
     del scores  # L72
     out_matmul = att @ v  # L73

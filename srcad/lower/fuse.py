@@ -134,6 +134,7 @@ class Region:
     originals: dict = field(default_factory=dict)  # index -> the original Line
     rests: dict = field(default_factory=dict)  # index -> the rewritten line, if any
     tail: tuple | None = None  # (index, Line): a statement with side effects that ends it
+    before: list = field(default_factory=list)  # (index, Line) moved ahead of the kernel
 
     full: tuple | None = None  # the chain's shape (its row values: last axis 1)
     rowwise: bool = False  # it holds a row op (a last-axis reduction, a broadcast back)
@@ -406,6 +407,10 @@ class FunctionLowering:
                 continue
             parts, rest = self.parts_of(ln, index, env)
             self.n_parts[index] = len(parts)
+            if rest is None and len(parts) == 1 and region.parts and \
+                    not self.fits(region, parts[0]) and self.hoist(region, index, ln):
+                env[parts[0].target] = parts[0].tree.vt
+                continue
             for p in parts:
                 if not self.fits(region, p):
                     self.close(region, out)
@@ -568,8 +573,51 @@ class FunctionLowering:
         else:
             r.pend_writes |= names_written(rest.node)
 
+    def hoist(self, r: Region, index: int, ln: Line) -> bool:
+        """Move a whole statement that cannot join the chain (a value of another shape,
+        ``causal = rows >= cols`` between ``s = q @ k * scale`` and ``np.where(causal, s,
+        -1e9)``) ahead of the kernel, with the deferred statements it needs, so that the
+        chain can go on past it: when none of them reads what the chain computes, and none
+        rebinds or unbinds a name the chain reads or writes."""
+        chain_reads = set().union(*(p.reads for p in r.parts)) | r.written
+        moved, kept = [], []
+        for i, d in r.pending:
+            node = d.node
+            if node is None:
+                kept.append((i, d))
+                continue
+            touched = (names_written(node) | {t.id for t in node.targets
+                                              if isinstance(t, ast.Name)}
+                       if isinstance(node, ast.Delete) else names_written(node))
+            later = set().union(*(names_read(k.node) | names_written(k.node)
+                                  for _, k in kept if k.node is not None))
+            if names_read(node) & r.written or touched & chain_reads or \
+                    (names_read(node) | touched) & later:
+                kept.append((i, d))
+            else:
+                moved.append((i, d))
+        stuck = set().union(*(names_written(k.node) for _, k in kept if k.node is not None))
+        stuck |= {t.id for _, k in kept if isinstance(k.node, ast.Delete)
+                  for t in k.node.targets if isinstance(t, ast.Name)}
+        reads, writes = names_read(ln.node), names_written(ln.node)
+        if reads & (r.written | stuck) or writes & (chain_reads | r.pend_reads | stuck):
+            return False
+        r.before.extend(moved + [(index, ln)])
+        r.originals.setdefault(index, ln)
+        r.pending = kept
+        r.pend_reads, r.pend_writes, r.pend_dels = set(), set(), set()
+        for _, d in kept:
+            if d.node is not None:
+                r.pend_reads |= names_read(d.node)
+                if isinstance(d.node, ast.Delete):
+                    r.pend_dels |= {t.id for t in d.node.targets}
+                else:
+                    r.pend_writes |= names_written(d.node)
+        return True
+
     # -- closing a region: a kernel call, or the original lines ---------------------------------
     def close(self, r: Region, out: list) -> None:
+        out.extend(ln for _, ln in r.before if r.parts and r.n_ops() >= 2)
         if not r.parts:
             out.extend(ln for _, ln in r.pending)
             if r.tail is not None:
@@ -580,6 +628,7 @@ class FunctionLowering:
             return
         built = build_kernel(self, r)
         if built is None:
+            out[len(out) - len(r.before):] = []  # (the statements in their own order)
             out.extend(self._dissolve(r))
             return
         k, call, comments, unbound = built
@@ -634,7 +683,7 @@ class FunctionLowering:
         for p in r.parts:
             lines_of.setdefault(p.source, []).append(p)
         pend: dict = {}
-        for i, ln in r.pending:
+        for i, ln in r.pending + r.before:
             pend.setdefault(i, []).append(ln)
         if r.tail is not None:
             pend.setdefault(r.tail[0], []).append(r.tail[1])
