@@ -54,6 +54,13 @@ def _seal(d: Path) -> dict:
     return meta
 
 
+def _cpus(monkeypatch, n: int, load: float = 0.0) -> None:
+    """This process may run on n CPUs, and the last minute's load average is `load`."""
+    monkeypatch.delenv("SRCAD_BUILD_PARTS", raising=False)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(n)), raising=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
+
+
 def _no_leftovers(d: Path) -> None:
     assert not list(d.glob(".build-*")), "a build's temporary directory was left behind"
     assert not list(d.rglob("*.o")), "an object file was left behind"
@@ -73,7 +80,7 @@ def test_one_kernel_is_one_unit(fresh_cache):
 
 @pytest.mark.parametrize("n", [2, 9])
 def test_kernels_split_into_two_balanced_guarded_parts(fresh_cache, monkeypatch, n):
-    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    _cpus(monkeypatch, 2)
     src, ex = _sources(n), _examples(n)
     fused, lowered, _ = fuse_functions(src, ex)
     text = lowered.c_source
@@ -95,7 +102,7 @@ def test_kernels_split_into_two_balanced_guarded_parts(fresh_cache, monkeypatch,
         assert np.array_equal(f(a, b), g(a, b))
     # the same text as one unit (one CPU): the same module, bit for bit the same results
     cache.forget_loaded()
-    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    _cpus(monkeypatch, 1)
     one = fresh_cache.parent / "one"
     monkeypatch.setenv("SRCAD_CACHE_DIR", str(one))
     fused1, lowered1, _ = fuse_functions(src, ex)
@@ -104,20 +111,35 @@ def test_kernels_split_into_two_balanced_guarded_parts(fresh_cache, monkeypatch,
         assert np.array_equal(f(a, b), g(a, b))
 
 
-def test_one_cpu_or_the_variable_means_one_unit(monkeypatch):
+def test_one_cpu_a_busy_machine_or_the_variable_means_one_unit(monkeypatch):
     with text_only():
         _, lowered, _ = fuse_functions(_sources(3), _examples(3))
-    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {3}, raising=False)
-    assert compiler.parallel_parts(lowered.c_source) == 1
-    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 5}, raising=False)
-    assert compiler.parallel_parts(lowered.c_source) == 2
+    text = lowered.c_source
+    _cpus(monkeypatch, 1)
+    assert compiler.parallel_parts(text) == 1
+    _cpus(monkeypatch, 2, load=0.3)
+    assert compiler.parallel_parts(text) == 2
+    _cpus(monkeypatch, 2, load=1.2)  # no CPU idle: two parts would take longer than one
+    assert compiler.parallel_parts(text) == 1
+    _cpus(monkeypatch, 16, load=9.0)
+    assert compiler.parallel_parts(text) == 2
     monkeypatch.setenv("SRCAD_BUILD_PARTS", "1")
-    assert compiler.parallel_parts(lowered.c_source) == 1
+    assert compiler.parallel_parts(text) == 1
+    _cpus(monkeypatch, 2, load=5.0)
+    monkeypatch.setenv("SRCAD_BUILD_PARTS", "2")
+    assert compiler.parallel_parts(text) == 2
+    assert compiler.parallel_parts(_one_kernel_text()) == 1  # nothing to split
+
+
+def _one_kernel_text() -> str:
+    with text_only():
+        _, lowered, _ = fuse_functions(_sources(1), _examples(1))
+    return lowered.c_source
 
 
 @pytest.mark.parametrize("part", [0, 1])
 def test_a_part_that_does_not_compile_is_build_failed(fresh_cache, monkeypatch, part):
-    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    _cpus(monkeypatch, 2)
     with text_only():
         _, lowered, _ = fuse_functions(_sources(4), _examples(4))
     text = lowered.c_source
@@ -137,7 +159,7 @@ def test_a_part_that_does_not_compile_is_build_failed(fresh_cache, monkeypatch, 
 
 def test_a_link_failure_is_build_failed(fresh_cache, monkeypatch):
     # both parts compile, but the module table refers to a kernel no part defines
-    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    _cpus(monkeypatch, 2)
     with text_only():
         _, lowered, _ = fuse_functions(_sources(2), _examples(2))
     text = lowered.c_source

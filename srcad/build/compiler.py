@@ -229,15 +229,25 @@ SPLIT_MARK = "#if SRCAD_IN_PART(1)"  # in a C text that cgen guarded for a split
 
 def parallel_parts(c_source: str) -> int:
     """How many translation units to compile `c_source` as: 2 when its kernels are guarded
-    for a split build (two or more kernels: cgen.module_c) and this process may run on two or
-    more CPUs, else 1 (``SRCAD_BUILD_PARTS=1`` forces one)."""
-    if SPLIT_MARK not in c_source or os.environ.get("SRCAD_BUILD_PARTS", "").strip() == "1":
+    for a split build (two or more kernels: cgen.module_c), this process may run on two or
+    more CPUs and one of them is idle (the last minute's load average below the CPUs less
+    one), else 1. Each part costs ~75% of the whole (the headers, Python.h above all, are
+    compiled in both), so on a machine with no idle CPU the two parts take longer than one
+    unit (REPORT.md, issue 15). ``SRCAD_BUILD_PARTS=1`` or ``=2`` decides instead."""
+    if SPLIT_MARK not in c_source:
         return 1
+    forced = os.environ.get("SRCAD_BUILD_PARTS", "").strip()
+    if forced in ("1", "2"):
+        return int(forced)
     try:
         cpus = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         cpus = os.cpu_count() or 1
-    return 2 if cpus >= 2 else 1
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        load = 0.0
+    return 2 if cpus >= 2 and load < cpus - 1 else 1
 
 
 def compile_split(comp: Compiler, source: Path, output: Path, *, include: list[str],
