@@ -17,6 +17,7 @@ import argparse
 import os
 import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -28,9 +29,10 @@ sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 os.environ.setdefault("SRCAD_CACHE_DIR", tempfile.mkdtemp(prefix="srcad-build-time-"))
 
-import srcad.build as sb  # noqa: E402
-from srcad.build import cache, compiler  # noqa: E402
-from profile_statements import workload  # noqa: E402
+from profile_statements import workload
+
+import srcad.build as sb
+from srcad.build import cache, compiler
 
 OPT = {"O3": ("-O3",), "O2cheap": compiler.GCC_KERNELS, "O2": ("-O2",),
        "O2dyn": ("-O2", "-ftree-vectorize", "-fvect-cost-model=dynamic")}
@@ -67,6 +69,7 @@ def compile_times(args) -> None:
     texts = module_texts()
     d = Path(tempfile.mkdtemp(prefix="srcad-build-time-"))
     runs = [(w, o, m) for w in WORKLOADS for o in args.opt for m in ("one", "split")]
+    crit = {(w, o): [] for w in WORKLOADS for o in args.opt}
     wall = {r: [] for r in runs}
     cpu = {r: [] for r in runs}
     for _ in range(args.reps):
@@ -84,11 +87,35 @@ def compile_times(args) -> None:
             wall[(w, o, m)].append(time.perf_counter() - t)
             r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
             cpu[(w, o, m)].append(r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime)
+            if m == "split":  # each part alone, one after the other: its CPU time
+                crit[(w, o)].append(_critical_path(comp, path, d, include, extra))
     print(f"{'workload':12s} {'flags':8s} {'units':5s} {'wall med':>9s} {'wall min':>9s} "
-          f"{'cpu med':>8s}   (seconds, {args.reps} runs, load {os.getloadavg()[0]:.1f})")
+          f"{'cpu med':>8s} {'part 0':>7s} {'part 1':>7s} {'link':>6s} {'path':>6s}   "
+          f"(seconds, {args.reps} runs, load {os.getloadavg()[0]:.1f})")
     for r in runs:
-        print(f"{r[0]:12s} {r[1]:8s} {r[2]:5s} {statistics.median(wall[r]):9.3f} "
-              f"{min(wall[r]):9.3f} {statistics.median(cpu[r]):8.3f}")
+        line = (f"{r[0]:12s} {r[1]:8s} {r[2]:5s} {statistics.median(wall[r]):9.3f} "
+                f"{min(wall[r]):9.3f} {statistics.median(cpu[r]):8.3f}")
+        if r[2] == "split":
+            p0, p1, ln = (statistics.median(c[i] for c in crit[r[:2]]) for i in range(3))
+            line += f" {p0:7.3f} {p1:7.3f} {ln:6.3f} {max(p0, p1) + ln:6.3f}"
+        print(line)
+
+
+def _critical_path(comp, path: Path, d: Path, include, extra) -> tuple:
+    """CPU seconds of part 0, part 1 and the link, each run alone: with two idle CPUs the
+    split build takes max(part 0, part 1) + link."""
+    every = compiler.flags(comp)
+    base = [*comp.argv, *(f for f in every if f != "-shared"), *extra,
+            *(f"-I{i}" for i in include), "-c", str(path)]
+    out = []
+    for cmd in ([*base, "-DSRCAD_PART=0", "-o", str(d / "p0.o")],
+                [*base, "-DSRCAD_PART=1", "-o", str(d / "p1.o")],
+                [*comp.argv, *every, str(d / "p0.o"), str(d / "p1.o"), "-o", str(d / "y.so")]):
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run(cmd, check=True)
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        out.append(r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime)
+    return tuple(out)
 
 
 def speed(args) -> None:
@@ -100,7 +127,9 @@ def speed(args) -> None:
         ns = types.SimpleNamespace()
         for name in dir(mod):
             if name.startswith("fused_"):
-                def timed(*x, _f=getattr(mod, name), **kw):
+                kernel = getattr(mod, name)
+
+                def timed(*x, _f=kernel, **kw):
                     t = time.perf_counter()
                     try:
                         return _f(*x, **kw)

@@ -12,7 +12,9 @@ runtime (gcc 12 does not vectorise at a plain -O2), ``-ffp-contract=off`` (no FM
 contraction of ``a*b+c``: numpy rounds twice), ``-fwrapv``
 (integer overflow wraps, as numpy's), ``-fno-math-errno`` (lets ``sqrt`` vectorise; values
 and floating-point flags are unchanged) and ``-march=native`` (the key holds the CPU).
-srcad never uses ``-ffast-math`` (it links ``crtfastmath.o``, which flushes subnormals process-wide).
+srcad never uses ``-ffast-math`` (it links ``crtfastmath.o``, which flushes subnormals
+process-wide). A module of two or more kernels is compiled as two translation units at once
+where a CPU is idle (`compile_split`, `parallel_parts`).
 """
 
 from __future__ import annotations
@@ -165,8 +167,9 @@ def check_works(comp: Compiler) -> None:
         src = Path(d) / "probe.c"
         src.write_text("int srcad_probe(int x) { return x + 1; }\n")
         try:
-            res = subprocess.run([*comp.argv, *flags(comp), str(src), "-o", str(Path(d) / "p.so")],
-                                 capture_output=True, text=True, timeout=60)
+            res = subprocess.run([*comp.argv, *flags(comp), str(src), "-o",
+                                  str(Path(d) / "p.so")], capture_output=True, text=True,
+                                 timeout=60)
             err = None if res.returncode == 0 else (
                 f"{' '.join(comp.argv)} cannot build a shared object: "
                 f"{(res.stderr or res.stdout).strip()[:300]}")

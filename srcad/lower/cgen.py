@@ -459,8 +459,8 @@ def module_c(kernels: list, origin: str) -> str:
         for n, p in zip(names, parts):
             if p == 1:
                 tail += [f"extern SRCAD_HIDDEN srcad_kernel {n}_kernel;",
-                         f"SRCAD_HIDDEN PyObject *{n}(PyObject *, PyObject *const *, "
-                         "Py_ssize_t, PyObject *);"]
+                         (f"SRCAD_HIDDEN PyObject *{n}(PyObject *, PyObject *const *, "
+                          "Py_ssize_t, PyObject *);")]
         tail += ["#endif", ""]
     tail += [
         f"static srcad_kernel *const srcad_kernels[] = {{{kernel_list}}};", "",
