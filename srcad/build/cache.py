@@ -43,6 +43,11 @@ from pathlib import Path
 
 import platformdirs
 
+try:
+    import fcntl
+except ImportError:  # (Windows: the entry lock is filelock's)
+    fcntl = None
+
 from .compiler import Compiler, compile_shared, compile_split, flags, parallel_parts
 
 EXT = importlib.machinery.EXTENSION_SUFFIXES[0]
@@ -196,9 +201,7 @@ def _locked(path: Path, timeout: float = 600):
     so processes using either exclude each other -- else filelock's (importing filelock
     alone took 25-50 ms of every first build). The lock file is never removed; one replaced
     under us (by another tool) is opened again."""
-    try:
-        import fcntl
-    except ImportError:  # (Windows)
+    if fcntl is None:  # (Windows)
         from filelock import FileLock, Timeout
         lock = FileLock(str(path), timeout=timeout)
         try:
