@@ -2,7 +2,7 @@
 # grad wrt=(W, b) mode=source fuse=True checkpoint=none
 # specialised to: W: float64[16, 32], b: float64[32], x: float64[4, 16], y: float64[4, 32]
 # user source sha256: 011c6cad365e
-# fused C kernels (built into srcad's kernel cache; `python -m srcad show FILE:FUNC --fuse --out DIR` writes their C): fused_add_tanh_subtract_and_1_more_9d4ab3
+# fused C kernels (built into srcad's kernel cache; `python -m srcad show FILE:FUNC --fuse --out DIR` writes their C): fused_add_tanh_subtract_and_1_more_54aed1
 import numpy as np
 
 
@@ -10,14 +10,14 @@ def loss_grad(W, b, x, y):
     # --- forward ---
     h_matmul = x @ W  # L10
     # recomputed, not kept from the forward (fuse=True): loss_subtract
-    # fused kernel fused_add_tanh_subtract_and_1_more_9d4ab3 (L10-L11): 7 ops in one pass over [4, 32], in place of:
+    # fused kernel fused_add_tanh_subtract_and_1_more_54aed1 (L10-L11): 7 ops in one pass over [4, 32], in place of:
     #   h_add = h_matmul + b  # L10
     #   h = np.tanh(h_add)  # L10
     #   loss_subtract = h - y  # L11
     #   dloss_subtract = 1.0 / 128 * 2 * loss_subtract  # L11
     #   dh_add = dloss_subtract * (1 - h * h)  # L10
-    # in place: fused_add_tanh_subtract_and_1_more_9d4ab3 writes dh_add into h_matmul's buffer (h_matmul dies here)
-    dh_add = fused_add_tanh_subtract_and_1_more_9d4ab3(h_matmul, b, y, out=h_matmul)  # L10
+    # in place: fused_add_tanh_subtract_and_1_more_54aed1 writes dh_add into h_matmul's buffer (h_matmul dies here)
+    dh_add = fused_add_tanh_subtract_and_1_more_54aed1(h_matmul, b, y, out=h_matmul)  # L10
     del h_matmul  # L10
     # --- backward ---
     # grad of L10: h = np.tanh(x @ W + b)

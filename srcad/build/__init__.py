@@ -61,7 +61,7 @@ __all__ = ["load_module", "runtime", "kernels_c_dir", "header_sha", "BuildFailed
            "pool_stats", "release_buffers", "c_helper"]
 
 _RUNTIME: list = []
-RECIPE = 1  # how modules are compiled (flags, defines): bump when that changes
+RECIPE = 2  # how modules are compiled (flags, defines, split into parts): bump when that changes
 
 
 def kernels_c_dir() -> Path:
@@ -113,7 +113,7 @@ def _build_runtime(sha: str):
     name = f"srcad_rt_{sha[:20]}"
     src = (kernels_c_dir() / "srcad_driver.c").read_text()
     material = {"kind": "runtime", "recipe": RECIPE, "sources": sha, "compiler": comp.identity,
-                "flags": list(compiler.FLAGS), "cpu": compiler.cpu_identity(),
+                "flags": list(compiler.flags(comp, kernels=False)), "cpu": compiler.cpu_identity(),
                 **_abi_material()}
     key = cache.entry_key(material)
     module = f"{name}_{key[:8]}"
@@ -143,7 +143,7 @@ def module_key(c_source: str, rows: dict, version: str) -> tuple[str, str, dict,
     comp = compiler.find(cache.wanted_dir())
     material = {"kind": "kernels", "recipe": RECIPE,
                 "source": hashlib.sha256(c_source.encode()).hexdigest(),
-                "compiler": comp.identity, "flags": list(compiler.FLAGS),
+                "compiler": comp.identity, "flags": list(compiler.flags(comp)),
                 "cpu": _cpu(), "srcad": version, "rows": dict(sorted(rows.items())),
                 **_abi_material()}
     key = cache.entry_key(material)
@@ -165,9 +165,14 @@ def load_module(c_source: str, module: str, key: str, material: dict, comp, fall
     rt = runtime()
     mod = cache._LOADED.get(module)
     if mod is None:
-        mod = cache.get(module, key, material, c_source, comp,
-                        include=[compiler.python_include(), str(kernels_c_dir())],
-                        extra=(f"-DSRCAD_MODULE={module}",), before_build=compiler.check_works)
+        try:
+            mod = cache.get(module, key, material, c_source, comp,
+                            include=[compiler.python_include(), str(kernels_c_dir())],
+                            extra=(f"-DSRCAD_MODULE={module}",),
+                            before_build=compiler.known_broken)
+        except BuildFailed:
+            compiler.check_works(comp)  # a compiler that builds nothing: CompilerUnavailable
+            raise
     mod._init(rt.api, tuple(fallbacks))
     return mod
 

@@ -28,6 +28,7 @@ with one warning.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.machinery
 import importlib.util
@@ -36,12 +37,18 @@ import os
 import shutil
 import stat
 import tempfile
+import time
 import warnings
 from pathlib import Path
 
 import platformdirs
 
-from .compiler import FLAGS, Compiler, compile_shared
+try:
+    import fcntl
+except ImportError:  # (Windows: the entry lock is filelock's)
+    fcntl = None
+
+from .compiler import Compiler, compile_shared, compile_split, flags, parallel_parts
 
 EXT = importlib.machinery.EXTENSION_SUFFIXES[0]
 _LOADED: dict[str, object] = {}  # module name -> module, for this process
@@ -170,15 +177,8 @@ def get(module: str, key: str, material: dict, c_source: str, comp: Compiler, *,
                 continue
             _LOADED[module] = mod
             return mod
-    from filelock import FileLock, Timeout  # (~15 ms to import: only when building)
-
     d = cache_dir()  # (a directory we may write: the configured one, else a private one)
-    lock = FileLock(str(d / f"{module}.lock"), timeout=600)
-    try:
-        lock.acquire()
-    except Timeout:
-        raise RuntimeError(f"srcad: timed out waiting for the kernel cache lock {lock.lock_file}")
-    try:
+    with _locked(d / f"{module}.lock"):
         so = None if bad else _sealed(d, module, key)  # another process may have built it
         mod = None
         if so is not None:
@@ -191,10 +191,55 @@ def get(module: str, key: str, material: dict, c_source: str, comp: Compiler, *,
                 before_build(comp)
             so = _build(d, module, key, material, c_source, comp, include, extra)
             mod = _import(module, so)
-    finally:
-        lock.release()
     _LOADED[module] = mod
     return mod
+
+
+@contextlib.contextmanager
+def _locked(path: Path, timeout: float = 600):
+    """Hold the entry's lock: ``flock`` on POSIX -- the lock filelock's UnixFileLock takes,
+    so processes using either exclude each other -- else filelock's (importing filelock
+    alone took 25-50 ms of every first build). The lock file is never removed; one replaced
+    under us (by another tool) is opened again."""
+    if fcntl is None:  # (Windows)
+        from filelock import FileLock, Timeout
+        lock = FileLock(str(path), timeout=timeout)
+        try:
+            lock.acquire()
+        except Timeout:
+            raise RuntimeError(f"srcad: timed out waiting for the kernel cache lock {path}")
+        try:
+            yield
+        finally:
+            lock.release()
+        return
+    deadline = time.monotonic() + timeout
+    delay = 0.001
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        raise RuntimeError("srcad: timed out waiting for the kernel cache "
+                                           f"lock {path}") from None
+                    time.sleep(delay)
+                    delay = min(2 * delay, 0.05)
+            try:
+                same = os.stat(path).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                try:
+                    yield
+                finally:
+                    fcntl.flock(fd, fcntl.LOCK_UN)
+                return
+        finally:
+            os.close(fd)
 
 
 def _import(module: str, so: Path):
@@ -232,13 +277,20 @@ def _build(d: Path, module: str, key: str, material: dict, c_source: str, comp: 
         src = tmpdir / f"{module}.c"
         src.write_text(c_source)
         out = tmpdir / f"{module}{EXT}"
-        compile_shared(comp, src, out, include=include, extra=extra)
+        kernels = material.get("kind") != "runtime"  # (the runtime is built at -O3)
+        parts = parallel_parts(c_source)
+        if parts > 1:  # (the objects go into tmpdir, removed below)
+            compile_split(comp, src, out, include=include, extra=extra, parts=parts,
+                          kernels=kernels)
+        else:
+            compile_shared(comp, src, out, include=include, extra=extra, kernels=kernels)
         BUILT.append(module)
         _fsync(out)
         so = d / f"{module}{EXT}"
         os.replace(out, so)  # a new inode: never written over a file someone has mapped
         meta = {"key": key, "size": so.stat().st_size, "sha256": _sha256(so),
-                "flags": list(FLAGS) + list(extra), "material": material}
+                "flags": list(flags(comp, kernels=kernels)) + list(extra), "parts": parts,
+                "material": material}
         _atomic_write(d / f"{module}.json", json.dumps(meta, indent=1, sort_keys=True).encode(),
                       tmpdir)
         _atomic_write(d / f"{module}.c", c_source.encode(), tmpdir)
