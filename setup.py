@@ -74,7 +74,8 @@ setup(
         define_macros=[("SRCAD_SOURCE_SHA", f'"{_sources_sha()}"')],
         # exact IEEE arithmetic (never -ffast-math); portable code (no -march=native: the
         # installed runtime may run on another CPU of the same architecture)
-        extra_compile_args=["-O3", "-ffp-contract=off", "-fwrapv"],
+        # (-fno-math-errno: sqrt may vectorise; values and floating-point flags unchanged)
+        extra_compile_args=["-O3", "-ffp-contract=off", "-fwrapv", "-fno-math-errno"],
         optional=True)],
     cmdclass={"build_ext": OptionalBuildExt, "build_py": BuildPyWithC},
 )

@@ -18,8 +18,9 @@
 #define SRCAD_ROWGRAD_H
 
 #define EXTREMUM_ROWS(T)                                                                      \
-    static void extremum_rows_##T(const T *g, const T *out, const T *x, T *dx, npy_intp rows, \
-                                  npy_intp L)                                                 \
+    static SRCAD_NO_ERRNO void extremum_rows_##T(const T *restrict g, const T *restrict out,  \
+                                                 const T *restrict x, T *restrict dx,         \
+                                                 npy_intp rows, npy_intp L)                   \
     {                                                                                         \
         for (npy_intp r = 0; r < rows; r++) {                                                 \
             const T *xr = x + r * L;                                                          \
