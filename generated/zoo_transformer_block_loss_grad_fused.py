@@ -3,7 +3,7 @@
 # specialised to: p: dict, x: float64[2, 8, 16], n_heads: int, probe: float64[2, 8, 16]
 # user source sha256: 792704cb8207
 # from the user's module: attention, gelu, layer_norm, merge_heads, mlp, softmax, split_heads
-# fused C kernels (built into srcad's kernel cache; `python -m srcad show FILE:FUNC --fuse --out DIR` writes their C): fused_add_multiply_subtract_35ac08, fused_divide_negative_multiply_and_3_more_e48be2, fused_max_subtract_exp_and_2_more_cdf50c, fused_mean_subtract_multiply_and_3_more_3e5fb4, fused_mean_subtract_multiply_and_3_more_c4e841, fused_multiply_add_tanh_fb4c49, fused_multiply_divide_negative_and_3_more_61cdfb, fused_multiply_where_006dc9
+# fused C kernels (built into srcad's kernel cache; `python -m srcad show FILE:FUNC --fuse --out DIR` writes their C): fused_add_multiply_subtract_35ac08, fused_divide_negative_multiply_and_3_more_e48be2, fused_max_subtract_exp_and_2_more_82b6bd, fused_mean_subtract_multiply_and_3_more_3e5fb4, fused_mean_subtract_multiply_and_3_more_c4e841, fused_multiply_add_tanh_fb4c49, fused_multiply_divide_negative_and_3_more_61cdfb, fused_multiply_where_006dc9
 import numpy as np
 from srcad.runtime import as_grad, extremum_grad, inverse_permutation, unbroadcast, unindex
 
@@ -158,13 +158,13 @@ def merge_heads_bwd(saved, dmerge_heads):
 
 def softmax_fwd(x):
     # --- forward ---
-    # fused kernel fused_max_subtract_exp_and_2_more_cdf50c (L36-L38): 5 ops in one pass over [2, 4, 8, 8], in place of:
+    # fused kernel fused_max_subtract_exp_and_2_more_82b6bd (L36-L38): 5 ops in one pass over [2, 4, 8, 8], in place of:
     #   z_max = np.max(x, axis=-1, keepdims=True)  # L36
     #   z = x - z_max  # L36
     #   e = np.exp(z)  # L37
     #   softmax_sum = np.sum(e, axis=-1, keepdims=True)  # L38
     #   softmax = e / softmax_sum  # L38
-    z_max, e, softmax_sum, softmax = fused_max_subtract_exp_and_2_more_cdf50c(x)  # L36
+    z_max, e, softmax_sum, softmax = fused_max_subtract_exp_and_2_more_82b6bd(x)  # L36
     return (softmax, (x, z_max, e, softmax_sum, softmax))  # L38
 
 

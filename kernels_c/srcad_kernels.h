@@ -223,8 +223,47 @@ static inline void srcad_call_2_1(const srcad_loop *l, const void *x, const void
         half -= half % 8;                                                                    \
         return NAME(a, half) + NAME(a + half, n - half);                                     \
     }
+/* A row's max or min, bit for bit np.max / np.min over a contiguous last axis. Where the
+ * row has no NaN and its extremum is not zero, the extremum's bits are the same whichever
+ * order the row is scanned in (equal nonzero floats are the same bits), so a plain scan in
+ * eight lanes finds them. Otherwise -- a NaN (which NaN comes out), or a tie that may mix
+ * -0.0 and +0.0 (which sign comes out) -- numpy's own loop `l` decides, called as np.max
+ * calls it: the first value, then the loop in reduce mode over the rest. That loop is also
+ * what long rows take (from 256 values its SIMD pays for its ~50 ns of setup per call). */
+#define SRCAD_ROW_EXTREMUM(T, NAME, BEATS)                                                   \
+    static inline T NAME(const srcad_loop *l, const T *a, intptr_t n)                        \
+    {                                                                                        \
+        T r[8];                                                                              \
+        int bad = n >= 256;                                                                  \
+        for (int k = 0; k < 8; k++) r[k] = a[0];                                             \
+        intptr_t i = bad ? n : 0;                                                            \
+        for (; i + 8 <= n; i += 8) {                                                         \
+            for (int k = 0; k < 8; k++) {                                                    \
+                const T x = a[i + k];                                                        \
+                r[k] = BEATS(x, r[k]) ? x : r[k];                                            \
+                bad |= x != x;                                                               \
+            }                                                                                \
+        }                                                                                    \
+        for (; i < n; i++) {                                                                 \
+            r[0] = BEATS(a[i], r[0]) ? a[i] : r[0];                                          \
+            bad |= a[i] != a[i];                                                             \
+        }                                                                                    \
+        T e = r[0];                                                                          \
+        for (int k = 1; k < 8; k++) e = BEATS(r[k], e) ? r[k] : e;                           \
+        if (!bad && e != (T)0) return e;                                                     \
+        T acc = a[0];                                                                        \
+        srcad_reduce_2_1(l, &acc, a + 1, n - 1, (intptr_t)sizeof(T));                        \
+        return acc;                                                                          \
+    }
+#define SRCAD_GREATER(x, y) ((x) > (y))
+#define SRCAD_LESS(x, y) ((x) < (y))
+
 SRCAD_PAIRWISE(float, srcad_pairwise_sum_float)
 SRCAD_PAIRWISE(double, srcad_pairwise_sum_double)
+SRCAD_ROW_EXTREMUM(float, srcad_row_max_float, SRCAD_GREATER)
+SRCAD_ROW_EXTREMUM(double, srcad_row_max_double, SRCAD_GREATER)
+SRCAD_ROW_EXTREMUM(float, srcad_row_min_float, SRCAD_LESS)
+SRCAD_ROW_EXTREMUM(double, srcad_row_min_double, SRCAD_LESS)
 #undef SRCAD_PAIRWISE
 
 /* np.sum(row) and np.mean(row) of a contiguous row of n values */

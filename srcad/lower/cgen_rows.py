@@ -121,18 +121,16 @@ class RowBlock(_Block):
         (_, ref), = s.operands.items()
         line = f"L{s.line}: " if s.line is not None else ""
         row = self._pointer(ref)
+        fn = f"srcad_row_{s.reduce}_{C_TYPES[s.dtype]}"
         if s.reduce in ("max", "min"):
-            # as np.max reduces a contiguous row: the first value, then numpy's own loop
-            # over the rest in reduce mode (numpy has no other order for a tie of -0.0 and
-            # +0.0, or for which NaN comes out)
+            # a scan where the extremum's bits cannot depend on the order, else numpy's own
+            # loop as np.max calls it (a NaN, or a tie that may mix -0.0 and +0.0)
             ufunc, index, nums = s.typed.loop
             q = len(self.loops)
             self.loops.append((ufunc, index, nums))
-            return [f"    {s.ctype} {s.cname} = {row}[0];"
-                    f"  /* {line}{_comment(s.text)} ({s.op.name}: numpy's own {ufunc} loop) */",
-                    f"    srcad_reduce_2_1(&loops[{q}], &{s.cname}, {row} + 1, n - 1, "
-                    f"{s.dtype.itemsize});"] + self._store_row(j)
-        fn = f"srcad_row_{s.reduce}_{C_TYPES[s.dtype]}"
+            return [f"    const {s.ctype} {s.cname} = {fn}(&loops[{q}], {row}, n);"
+                    f"  /* {line}{_comment(s.text)} ({s.op.name}: as np.{s.reduce}, numpy's "
+                    f"{ufunc} loop where a NaN or a zero decides) */"] + self._store_row(j)
         return [f"    const {s.ctype} {s.cname} = {fn}({row}, n);"
                 f"  /* {line}{_comment(s.text)} ({s.op.name}, numpy's pairwise sum) */"
                 ] + self._store_row(j)
