@@ -3,7 +3,7 @@
 # specialised to: p: dict, x: float64[2, 8, 16], n_heads: int, probe: float64[2, 8, 16]
 # user source sha256: 792704cb8207
 # from the user's module: attention, gelu, layer_norm, merge_heads, mlp, softmax, split_heads
-# fused C kernels (built into srcad's kernel cache; `python -m srcad show FILE:FUNC --fuse --out DIR` writes their C): fused_add_multiply_subtract_35ac08, fused_divide_negative_multiply_and_3_more_e48be2, fused_max_subtract_exp_and_2_more_82b6bd, fused_mean_subtract_multiply_and_3_more_3e5fb4, fused_mean_subtract_multiply_and_3_more_c4e841, fused_multiply_add_tanh_fb4c49, fused_multiply_divide_negative_and_3_more_61cdfb, fused_multiply_where_006dc9
+# fused C kernels (built into srcad's kernel cache; `python -m srcad show FILE:FUNC --fuse --out DIR` writes their C): fused_add_multiply_subtract_35ac08, fused_divide_negative_multiply_and_3_more_e48be2, fused_max_subtract_exp_and_2_more_82b6bd, fused_mean_subtract_multiply_and_3_more_3e5fb4, fused_mean_subtract_multiply_and_3_more_c4e841, fused_multiply_add_tanh_fb4c49, fused_multiply_divide_negative_and_3_more_61cdfb, fused_multiply_where_006dc9, fused_where_multiply_2d82f9
 import numpy as np
 from srcad.runtime import as_grad, extremum_grad, inverse_permutation, unbroadcast, unindex
 
@@ -331,11 +331,12 @@ def attention_bwd(saved, dattention):
     dscores_part, = softmax_bwd(att_saved, datt)  # L72
     del datt  # L72
     # grad of L71: scores = np.where(causal, scores, MASKED)
-    dscores_L69 = np.where(causal, dscores_part, 0)  # L71
+    # fused kernel fused_where_multiply_2d82f9 (L69-L71): 2 ops in one pass over [2, 4, 8, 8], in place of:
+    #   dscores_L69 = np.where(causal, dscores_part, 0)  # L71
+    #   dscores_matmul = dscores_L69 * scale  # L69
+    dscores_matmul = fused_where_multiply_2d82f9(causal, dscores_part, scale)  # L71
     del dscores_part  # L71
     # grad of L69: scores = (q @ np.swapaxes(k, -1, -2)) * scale
-    dscores_matmul = dscores_L69 * scale  # L69
-    del dscores_L69  # L69
     dscores_swapaxes = np.swapaxes(q, -1, -2) @ dscores_matmul  # L69
     dq = dscores_matmul @ np.swapaxes(scores_swapaxes, -1, -2)  # L69
     del dscores_matmul  # L69

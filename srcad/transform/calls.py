@@ -102,6 +102,8 @@ class CallsMixin:
         for pname, a in zip(s.callee.params, s.args):
             if pname in wrt:
                 part = self.fresh(f"d{a.name if isinstance(a, ir.Var) else pname}_part")
+                if isinstance(a, ir.Var):
+                    self.part_of[part] = a.name
                 parts.extend((v, e) for v, e in _leaves(a, name(part)) if v in self.active)
                 elts.append(store(part))
         if self.recompute(s):

@@ -41,6 +41,8 @@ from __future__ import annotations
 import ast
 import copy
 
+import numpy as np
+
 from .. import ir
 from ..analysis.activity import active_vars, stack_of
 from ..frontend.opaque import has_effects, may_change_state
@@ -72,6 +74,7 @@ class Reverse(AdjointsMixin, CallsMixin, CheckpointingMixin, ControlFlowMixin, S
         self.active = active_vars(fn, wrt)
         self.taken = set(fn.names) | set(fn.params)
         self.adj: dict[str, str] = {}  # primal name -> adjoint name
+        self.part_of: dict[str, str] = {}  # a call's cotangent part -> the argument it is for
         self.state: dict[str, Adj] = {}
         self.globals: dict = {}
         self.mutable = set(fn.mutable)
@@ -181,11 +184,18 @@ class Reverse(AdjointsMixin, CallsMixin, CheckpointingMixin, ControlFlowMixin, S
         return None
 
     def all_infos(self) -> dict:
-        """Static Info of every primal and adjoint name (an adjoint has its primal's)."""
+        """Static Info of every primal and adjoint name (an adjoint has its primal's; so
+        does the part of it a subroutine's backward returns for a float array argument,
+        its memory order unknown)."""
         out = dict(self.infos)
         for primal, d in self.adj.items():
             if primal in self.infos:
                 out[d] = self.infos[primal]
+        for part, primal in self.part_of.items():
+            info = self.infos.get(primal)
+            if info is not None and info.dtype is not None and info.ndim > 0 and \
+                    np.dtype(info.dtype).kind == "f":
+                out[part] = Info(info.shape, info.dtype, c_order=False)
         return out
 
     # -- one statement -------------------------------------------------------------------------
