@@ -255,6 +255,21 @@ static inline void srcad_call_2_1(const srcad_loop *l, const void *x, const void
         srcad_reduce_2_1(l, &acc, a + 1, n - 1, (intptr_t)sizeof(T));                        \
         return acc;                                                                          \
     }
+/* For the runtime's own loops (srcad_optim.h, srcad_rowgrad.h). The installed runtime is
+ * built for any CPU of the architecture (no -march): such a loop is compiled for AVX-512 and
+ * AVX2 too and the loader picks the best the CPU has (the same IEEE operations in every
+ * version: vector lanes round as scalars do, and -ffp-contract=off holds in each). errno is
+ * not needed from sqrt, which lets it vectorise. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define SRCAD_RUNTIME_LOOP                                                                   \
+    __attribute__((optimize("no-math-errno"),                                                 \
+                   target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#elif defined(__GNUC__) && !defined(__clang__)
+#define SRCAD_RUNTIME_LOOP __attribute__((optimize("no-math-errno")))
+#else
+#define SRCAD_RUNTIME_LOOP
+#endif
+
 #define SRCAD_GREATER(x, y) ((x) > (y))
 #define SRCAD_LESS(x, y) ((x) < (y))
 

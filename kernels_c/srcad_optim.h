@@ -29,23 +29,10 @@
 
 enum { ADAM_MAXIMIZE = 1, ADAM_DECAY = 2, ADAM_WEIGHT_DECAY = 4, ADAM_LERP_HIGH = 8 };
 
-/* The installed runtime is built for any CPU of the architecture (no -march): these loops
- * are compiled for AVX-512 and AVX2 too and the loader picks the best the CPU has (the same
- * IEEE operations in every version: vector lanes round as scalars do, and -ffp-contract=off
- * holds in each). errno is not needed from sqrt, which lets it vectorise. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-#define SRCAD_NO_ERRNO                                                                        \
-    __attribute__((optimize("no-math-errno"),                                                 \
-                   target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#elif defined(__GNUC__) && !defined(__clang__)
-#define SRCAD_NO_ERRNO __attribute__((optimize("no-math-errno")))
-#else
-#define SRCAD_NO_ERRNO
-#endif
-
 #define ADAM_LOOP(T, SQRT)                                                                    \
-    static SRCAD_NO_ERRNO void adam_##T(T *restrict p, const T *restrict g, T *restrict m,    \
-                                        T *restrict v, npy_intp n, int flags, const double *c)\
+    static SRCAD_RUNTIME_LOOP void adam_##T(T *restrict p, const T *restrict g,               \
+                                            T *restrict m, T *restrict v, npy_intp n,         \
+                                            int flags, const double *c)                       \
     {                                                                                         \
         const T decay = (T)c[0], wd = (T)c[1], w = (T)c[2], beta2 = (T)c[3];                  \
         const T one_minus_beta2 = (T)c[4], neg_step = (T)c[5], bc2_sqrt = (T)c[6];            \

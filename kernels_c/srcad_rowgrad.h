@@ -18,9 +18,10 @@
 #define SRCAD_ROWGRAD_H
 
 #define EXTREMUM_ROWS(T)                                                                      \
-    static SRCAD_NO_ERRNO void extremum_rows_##T(const T *restrict g, const T *restrict out,  \
-                                                 const T *restrict x, T *restrict dx,         \
-                                                 npy_intp rows, npy_intp L)                   \
+    static SRCAD_RUNTIME_LOOP void extremum_rows_##T(const T *restrict g,                     \
+                                                     const T *restrict out,                   \
+                                                     const T *restrict x, T *restrict dx,     \
+                                                     npy_intp rows, npy_intp L)               \
     {                                                                                         \
         for (npy_intp r = 0; r < rows; r++) {                                                 \
             const T *xr = x + r * L;                                                          \

@@ -581,6 +581,7 @@ class FunctionLowering:
         rebinds or unbinds a name the chain reads or writes."""
         chain_reads = set().union(*(p.reads for p in r.parts)) | r.written
         moved, kept = [], []
+        earlier: set = set()  # names the statements that stay behind read or write
         for i, d in r.pending:
             node = d.node
             if node is None:
@@ -589,11 +590,10 @@ class FunctionLowering:
             touched = (names_written(node) | {t.id for t in node.targets
                                               if isinstance(t, ast.Name)}
                        if isinstance(node, ast.Delete) else names_written(node))
-            later = set().union(*(names_read(k.node) | names_written(k.node)
-                                  for _, k in kept if k.node is not None))
             if names_read(node) & r.written or touched & chain_reads or \
-                    (names_read(node) | touched) & later:
+                    (names_read(node) | touched) & earlier:
                 kept.append((i, d))
+                earlier |= names_read(node) | names_written(node)
             else:
                 moved.append((i, d))
         stuck = set().union(*(names_written(k.node) for _, k in kept if k.node is not None))
