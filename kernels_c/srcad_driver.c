@@ -64,6 +64,7 @@
 #include "srcad_scatter.h"
 #include "srcad_optim.h"
 #include "srcad_rowgrad.h"
+#include "srcad_guards.h"
 
 #define MAXOPS (2 * SRCAD_MAXARGS)
 #define MAXD SRCAD_MAXDIMS
@@ -1572,6 +1573,7 @@ static PyMethodDef methods[] = {
     SRCAD_SCATTER_METHODS
     SRCAD_OPTIM_METHODS
     SRCAD_ROWGRAD_METHODS
+    SRCAD_GUARDS_METHODS
     {NULL, NULL, 0, NULL},
 };
 

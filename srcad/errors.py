@@ -57,5 +57,11 @@ class NoRuleError(SrcadError):
     """A call to a function that has no derivative rule."""
 
 
+class UnresolvedNameError(SrcadError):
+    """A free name the function reads is bound nowhere (yet): Python would raise NameError
+    when the line runs. A transform made before the name is defined (a decorator above a
+    helper defined later in the module) waits for the first call to look again."""
+
+
 class NonScalarOutputError(SrcadError):
     """`grad` of a function whose output is not a scalar."""

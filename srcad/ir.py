@@ -223,6 +223,7 @@ class Function:
     source_lines: dict = field(default_factory=dict)  # user line -> text
     mutable: set = field(default_factory=set)  # names assigned in loops/branches (not SSA)
     changes: dict = field(default_factory=dict)  # parameter -> line of an in-place change
+    guards: Any = None  # the lookups normalising it made (srcad.frontend.guards.Guards)
 
     @property
     def ret(self) -> Return:

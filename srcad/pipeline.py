@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import types
 from dataclasses import dataclass, field, replace
 
 from . import ir, memplan
@@ -62,6 +63,9 @@ class Compiled:
     rematerialised: list = None  # (name, line) of elementwise values the backward recomputes
     kernels: object = None  # fuse=True: the srcad.lower.LoweredModule (its C source, module)
     program: object = None  # the Program it was made from (srcad.memplan.peak walks it)
+    namespace: dict = None  # the generated module's globals (see `relink`)
+    roles: dict = None  # "main" | "fwd" | "bwd" -> the generated function's name
+    pooled: bool = False  # the entry points run with the buffer pool (memory_plan)
 
 
 def build(fn_ir: ir.Function, infos, signature: str, opts: Options, dump=None) -> Compiled:
@@ -195,7 +199,24 @@ def load(source: str, program: Program, fn_ir: ir.Function, opts: Options) -> Co
     return Compiled(source=source, functions=fns, saved=program.saved,
                     residuals=program.residuals, plan=opts.plan,
                     rematerialised=program.rematerialised, kernels=program.kernels,
-                    program=program)
+                    program=program, namespace=ns, roles=dict(program.roles),
+                    pooled=opts.memory_plan)
+
+
+def relink(c: Compiled, replace_objects: dict) -> Compiled:
+    """The same generated code reading other objects under its injected names
+    (`replace_objects`: id(old) -> new), as a new module: its functions are made again over
+    a copy of the namespace, so code already handed out (a vjp's pullback) keeps reading the
+    objects its forward read. Used when a global array is rebound to one of the same shape
+    and dtype (srcad/frontend/guards.py): nothing to rebuild."""
+    old_ns = c.namespace
+    ns = {k: replace_objects.get(id(v), v) for k, v in old_ns.items()}
+    for k, v in ns.items():
+        if isinstance(v, types.FunctionType) and v.__globals__ is old_ns:
+            ns[k] = types.FunctionType(v.__code__, ns, v.__name__, v.__defaults__,
+                                       v.__closure__)
+    fns = {role: pooled(ns[n]) if c.pooled else ns[n] for role, n in c.roles.items()}
+    return replace(c, functions=fns, namespace=ns)
 
 
 # -- split pairs ---------------------------------------------------------------------------

@@ -6,7 +6,10 @@ of a key it checks the arguments, runs the probe (srcad/probe.py), asks the memo
 planner for a plan if `memory_budget=` was given (srcad/plan.py), and builds the generated
 code (srcad/pipeline.py); later calls with that key go straight to the compiled function.
 mode="tape" runs f on the tape instead (srcad/tape.py). f's normalised IR is made once per
-function and cached until the op table changes (a new defvjp rule).
+function and cached until the op table changes (a new defvjp rule) or a name it read is
+rebound: every call first checks the guards normalising it recorded (srcad/frontend/guards.py:
+the globals, closure cells and attributes it looked up still hold the same objects), and
+re-specialises when one fails, so a call means what calling f means at that moment.
 
     g = Transformed(loss, "grad", ("W", "b"), {})   # what srcad.grad(loss, wrt=...) returns
     dW, db = g(W, b, x, y)                          # first call: probe, build; then cached
@@ -25,11 +28,12 @@ import numpy as np
 from . import ir, tape
 from .analysis.refusals import check_opaque
 from .binding import _describe, _is_float, _key_of
-from .errors import NonScalarOutputError, SrcadError
+from .errors import NonScalarOutputError, SrcadError, UnresolvedNameError
 from .frontend import normalize, parse_function
+from .frontend.guards import Guards, equivalent, recording
 from .ops import generation
 from .options import Options
-from .pipeline import Compiled, build
+from .pipeline import Compiled, build, relink
 from .plan import budget_plan
 from .probe import probe
 
@@ -37,12 +41,17 @@ _IR_CACHE: dict = {}
 
 
 def _ir_of(fn) -> ir.Function:
-    """The normalised IR of `fn`, cached until the op table changes (a new defvjp rule)."""
+    """The normalised IR of `fn`, cached until the op table changes (a new defvjp rule) or a
+    name it read is bound to another object (its guards)."""
     key = (fn, generation())
-    if key not in _IR_CACHE:
-        _IR_CACHE[key] = normalize(parse_function(fn))
-    return _IR_CACHE[key]
-
+    hit = _IR_CACHE.get(key)
+    if hit is not None and hit.guards.holds():
+        return hit
+    with recording() as guards:
+        made = normalize(parse_function(fn))
+    made.guards = guards
+    _IR_CACHE[key] = made
+    return made
 
 
 class Transformed:
@@ -64,9 +73,23 @@ class Transformed:
             self.inner = fn
             self._ir = fn._ir
             self.params = list(fn.params)
-        else:
-            self._ir = _ir_of(fn)
-            self.params = list(self._ir.params)
+            self._inner_version = fn._version
+        # what the code is built on: the guards of the names its IR read (a copy: accepting an
+        # equal value here must not hide the change from another transform of fn)
+        self._guards = Guards()
+        self._ir_stale = False  # normalise again before the next build (see `_ir`)
+        self._version = 0  # bumped whenever the built code changes (a transform of this sees it)
+        if self.inner is None:
+            try:
+                self._ir = _ir_of(fn)
+                self._guards = self._ir.guards.copy()
+            except UnresolvedNameError:
+                # (`@srcad.grad` above a helper the module defines later: Python reads the
+                # name when the function runs, so the first call normalises again)
+                self._ir_now = None
+                self._ir_stale = True
+            self.params = list(self._ir_now.params) if self._ir_now is not None else \
+                parse_function(fn).params
         self.single = not isinstance(wrt, (tuple, list))
         self.wrt = self._resolve_wrt(wrt)
         self.options = replace(self.options, wrt=tuple(self.wrt), single=self.single)
@@ -131,6 +154,60 @@ class Transformed:
                     hint=f"pass `{w}` as a float array (e.g. np.asarray({w}, dtype=float)) or "
                     f"leave it out of wrt")
 
+    # -- names read at call time ------------------------------------------------------------
+    @property
+    def _ir(self) -> ir.Function:
+        """fn's normalised IR as fn's names are bound now (normalised again when stale)."""
+        self._renormalise_if_stale()
+        return self._ir_now
+
+    def _renormalise_if_stale(self) -> None:
+        if self._ir_stale:
+            self._ir_now = _ir_of(self.fn)
+            self._guards = self._ir_now.guards.copy()
+            self._ir_stale = False
+
+    @_ir.setter
+    def _ir(self, value: ir.Function) -> None:
+        self._ir_now = value
+
+    def _fresh(self) -> None:
+        """Make the built code mean what calling fn means now: check the guards (the names
+        fn's normalisation looked up still hold their objects), and where one fails keep the
+        code (an equal literal; an array of the same shape and dtype, rebound in the generated
+        modules) or drop every specialisation (srcad/frontend/guards.py)."""
+        if self.inner is not None:
+            self.inner._fresh()
+            if self.inner._version != self._inner_version:  # (its code is what we parsed)
+                self._inner_version = self.inner._version
+                self._drop()
+            return
+        if self._guards.holds():
+            return
+        failed = self._guards.failures()
+        how = [None if e[0] == "absent" else equivalent(e[3], new) for e, new in failed]
+        if not all(how):
+            self._drop()
+            self._ir_stale = True
+            self._renormalise_if_stale()  # (now: a name that is gone is this call's error)
+            return
+        swaps = {id(e[3]): new for (e, new), h in zip(failed, how) if h == "rebind"}
+        for entry, new in failed:
+            self._guards.accept(entry, new)
+        if swaps:  # the same code over the new arrays (a new module: see pipeline.relink)
+            self._cache = {k: relink(c, swaps) for k, c in self._cache.items()}
+            self._mains.clear()
+            self._last = None
+            self._ir_stale = True  # (a later build must inject the new objects)
+            self._version += 1
+
+    def _drop(self) -> None:
+        """Forget every specialisation (a name fn reads was rebound)."""
+        self._cache.clear()
+        self._mains.clear()
+        self._last = None
+        self._version += 1
+
     # -- compilation -------------------------------------------------------------------------
     def compiled(self, values: list, given: int | None = None, *,
                  to_transform: bool = False) -> Compiled:
@@ -139,6 +216,7 @@ class Transformed:
         left to their defaults get no derivative. `to_transform`: the code will be parsed
         and transformed again (higher order), so loops are not checkpointed (the gradient
         is the same, bit for bit)."""
+        self._fresh()
         key = tuple([(v.shape, v.dtype, v.flags.c_contiguous)
                       if type(v) is np.ndarray else _key_of(v)
                      for v in values]) + (given,) + ((True,) if to_transform else ())
@@ -147,6 +225,7 @@ class Transformed:
             if not to_transform:
                 self._last = hit
             return hit
+        self._renormalise_if_stale()  # (an array it injects may have been rebound since)
         if self.inner is not None:
             main = self.inner.compiled(values, to_transform=True).functions["main"]
             self._ir = _ir_of(main)
@@ -231,6 +310,7 @@ class Transformed:
         if self.options.mode == "tape":
             raise SrcadError("mode='tape' runs the function eagerly and generates no source",
                              hint="use mode='source' (the default) to see generated code")
+        self._fresh()
         if self._last is None and self.inner is not None:
             raise SrcadError("a transform of a transform has no source until it is called: "
                              "its input is the inner transform's code for those arguments")
@@ -244,6 +324,7 @@ class Transformed:
         if self.inner is not None:
             raise SrcadError("mode='tape' cannot transform a transformed function",
                              hint="use mode='source' for higher-order derivatives")
+        self._fresh()  # (the refusals below read the IR: the one fn means now)
         env = dict(zip(self.params, values))
         n = len(self.params) if given is None else given
         wrt = self.wrt if self.kind not in ("vjp", "jvp") else [p for p in self.params[:n]
@@ -264,7 +345,8 @@ class Transformed:
     def __call__(self, *args, **kwargs):
         # the common path: positional arrays whose shapes were seen before -> straight to the
         # generated function (the key is built as `compiled` builds it)
-        if not kwargs and len(args) == self._nparams and self._fast:
+        if not kwargs and len(args) == self._nparams and self._fast and (
+                self.inner is None and self._guards.holds()):
             key = tuple([(v.shape, v.dtype, v.flags.c_contiguous)
                       if type(v) is np.ndarray else _key_of(v)
                          for v in args]) + (None,)

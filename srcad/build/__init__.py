@@ -74,11 +74,15 @@ def kernels_c_dir() -> Path:
     raise CompilerUnavailable("srcad's C sources (kernels_c/) are not installed")
 
 
+# the runtime's C files, in the order they are hashed (setup.py lists the same ones)
+RUNTIME_SOURCES = ("srcad_kernels.h", "srcad_pool.h", "srcad_scatter.h", "srcad_optim.h",
+                   "srcad_rowgrad.h", "srcad_guards.h", "srcad_driver.c")
+
+
 def _sources_sha() -> str:
     d = kernels_c_dir()
     h = hashlib.sha256()
-    for name in ("srcad_kernels.h", "srcad_pool.h", "srcad_scatter.h", "srcad_optim.h",
-                 "srcad_rowgrad.h", "srcad_driver.c"):
+    for name in RUNTIME_SOURCES:
         h.update((d / name).read_bytes())
     return h.hexdigest()
 

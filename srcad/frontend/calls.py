@@ -30,9 +30,10 @@ from .. import ir
 from ..checkpoint import Checkpointed
 from ..ops import table
 from ..ops.python_rows import dict_literal_op
+from . import guards
 from .methods import _BUILTIN_OPS, METHODS, RESERVED
-from .parse import LIFTED
 from .opaque import library_file, opaque_call, opaque_method
+from .parse import LIFTED
 
 _RETURN = ("<return>", 0)  # `into` marker: the op computes the function's result
 
@@ -217,7 +218,8 @@ class CallsMixin:
         elif into is not None:
             call.targets = [self.def_name(into[0], into[1])]
         else:
-            call.targets = [self.fresh(f"{hint}_{getattr(obj, '__name__', 'call')}")]
+            called = call.callee.name  # (a lambda bound to a name is `lambda_L<n>`)
+            call.targets = [self.fresh(f"{hint}_{called}")]
         self.body.append(call)
         var = ir.Var(call.targets[0])
         if into is not None and into is not _RETURN:
@@ -234,7 +236,10 @@ class CallsMixin:
         first argument."""
         if not isinstance(base, ir.Const):
             return None
-        method = getattr(base.value, attr, None)
+        method = getattr(base.value, attr, guards.MISSING)
+        guards.note_attr(base.value, attr, method)  # (the method `self.helper` finds now)
+        if method is guards.MISSING:
+            return None
         if isinstance(method, types.FunctionType) and table.lookup(method) is None and \
                 library_file(method) is None:  # a staticmethod, or a function attribute
             args, kwargs, starred = self.call_args(e, hint)

@@ -27,8 +27,9 @@ import gast
 import numpy as np
 
 from .. import ir
-from ..errors import NoRuleError, UnsupportedSyntaxError
+from ..errors import NoRuleError, UnresolvedNameError, UnsupportedSyntaxError
 from ..ops import control, table
+from . import guards
 from .calls import _RETURN
 from .methods import ATTRIBUTES, RESERVED
 from .opaque import opaque_attribute
@@ -247,7 +248,7 @@ class ExpressionsMixin:
             raise self.pf.error(f"`{e.id}` is used before it is assigned", e)
         obj = self.pf.resolve(e.id)
         if obj is UNRESOLVED:
-            raise self.pf.error(f"name `{e.id}` is not defined", e)
+            raise self.pf.error(f"name `{e.id}` is not defined", e, cls=UnresolvedNameError)
         return self.constant(obj, e.id, e)
 
     def constant(self, obj, spelled: str, node):
@@ -279,14 +280,16 @@ class ExpressionsMixin:
         if isinstance(e, gast.Name):
             obj = self.pf.resolve(e.id)
             if obj is UNRESOLVED:
-                raise self.pf.error(f"name `{e.id}` is not defined", e)
+                raise self.pf.error(f"name `{e.id}` is not defined", e, cls=UnresolvedNameError)
             return obj, e.id
         if isinstance(e, gast.Attribute):
             base, spelled = self.dotted(e.value)
             try:
-                return getattr(base, e.attr), f"{spelled}.{e.attr}"
+                obj = getattr(base, e.attr)
             except AttributeError:
                 raise self.pf.error(f"`{spelled}` has no attribute `{e.attr}`", e) from None
+            guards.note_attr(base, e.attr, obj)  # (`Config.beta`: read again at each call)
+            return obj, f"{spelled}.{e.attr}"
         raise self.unsupported(f"calling the result of a `{type(e).__name__}` expression", e)
 
     def global_value(self, e):

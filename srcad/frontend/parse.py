@@ -20,6 +20,7 @@ from typing import Any, Callable
 import gast
 
 from ..errors import SrcadError
+from . import guards
 
 _UNRESOLVED = object()
 LIFTED: dict = {}  # a nested def or lambda lifted out of its function -> its ParsedFunction
@@ -36,14 +37,22 @@ class ParsedFunction:
     params: list[str]
     closure: dict[str, Any] = field(default_factory=dict)
     constants: dict[str, Any] = field(default_factory=dict)  # local names bound to objects
+    cells: dict[str, Any] = field(default_factory=dict)  # closure name -> its cell (guards)
 
     def resolve(self, name: str) -> Any:
-        """The object a free name refers to, or raise SrcadError."""
+        """The object a free name refers to now, or UNRESOLVED. Each lookup is recorded as a
+        guard (guards.py): the code built from it is valid while the name keeps its object."""
         if name in self.closure:
-            return self.closure[name]
+            obj = self.closure[name]
+            if name in self.cells:
+                guards.note("cell", self.cells[name], name, obj)
+            return obj
         g = self.fn.__globals__
         if name in g:
-            return g[name]
+            obj = g[name]
+            guards.note("global", g, name, obj)
+            return obj
+        guards.note("absent", g, name)  # (a builtin, or nothing: while the module lacks it)
         if hasattr(builtins, name):
             return getattr(builtins, name)
         return _UNRESOLVED
@@ -113,13 +122,7 @@ def parse_function(fn: Callable) -> ParsedFunction:
         )
     gast.increment_lineno(module, first - 1)
     fdef.decorator_list = []
-    closure = {}
-    if fn.__closure__:
-        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
-            try:
-                closure[name] = cell.cell_contents
-            except ValueError:  # an empty cell: defined later in the enclosing scope
-                pass
+    closure, cells = _closure_of(fn), _cells_of(fn)
     # make sure linecache has the file, for error messages
     linecache.checkcache(filename)
     linecache.getlines(filename, fn.__globals__)
@@ -134,7 +137,12 @@ def parse_function(fn: Callable) -> ParsedFunction:
         last_line=first + len(lines) - 1,
         params=params,
         closure=closure,
+        cells=cells,
     )
+
+
+def _cells_of(fn) -> dict:
+    return dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
 
 
 def _closure_of(fn) -> dict:
@@ -184,7 +192,7 @@ def _parse_lambda(fn) -> ParsedFunction:
     linecache.getlines(filename, fn.__globals__)
     return ParsedFunction(fn=fn, name=name, filename=filename, tree=fdef, first_line=lam.lineno,
                           last_line=lam.end_lineno, params=[a.id for a in lam.args.args],
-                          closure=_closure_of(fn))
+                          closure=_closure_of(fn), cells=_cells_of(fn))
 
 
 UNRESOLVED = _UNRESOLVED
