@@ -32,6 +32,8 @@ def _flows(fn: ir.Function):
     depends on them, with no gradient) and of a user call."""
     for s in ir.walk(fn.body):
         if isinstance(s, ir.Call):
+            if is_opaque(s.op) and s.op.kind == "operator":
+                continue  # (`is`, `in`: a bool, piecewise constant like a comparison)
             if is_opaque(s.op):
                 yield list(s.args.values()), [s.target]
             elif s.op.name in POPS + ("cotangents",):
@@ -153,6 +155,16 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False) -> None:
         given = {p for p, a in s.args.items() if set(ir.atom_vars(a)) & dep}
         if not given:
             continue
+        if s.op.kind == "operator":
+            if s.op.label in ("is", "is not") and len(given) == 2:
+                raise NoRuleError(
+                    f"`a {s.op.label} b` compares the identity of two values that depend on "
+                    f"the arguments being differentiated: srcad's code may hold either as a "
+                    f"new array (a write gives a copy), so Python's answer is not kept",
+                    filename=fn.filename, lineno=s.line, func=fn.name,
+                    hint="compare what you mean: shapes, values (np.array_equal), or one of "
+                    "them with None")
+            continue  # (its bool carries no gradient, as `x > 0` carries none)
         if useful is None:
             useful = _useful(fn)
         names, consts = useful

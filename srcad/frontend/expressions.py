@@ -32,7 +32,7 @@ from ..ops import control, table
 from . import guards
 from .calls import _RETURN
 from .methods import ATTRIBUTES, RESERVED
-from .opaque import opaque_attribute
+from .opaque import opaque_attribute, opaque_compare
 from .parse import LIFTED, UNRESOLVED
 
 _BINOPS = {
@@ -55,6 +55,7 @@ _CMPOPS = {
     gast.Eq: np.equal,
     gast.NotEq: np.not_equal,
 }
+_PY_TESTS = {gast.Is: "is", gast.IsNot: "is not", gast.In: "in", gast.NotIn: "not in"}
 PY_BINARY = {"add", "subtract", "multiply", "divide", "power", "matmul", "floordiv", "mod",
              "bitwise_and", "bitwise_or"}  # the rows of _BINOPS
 
@@ -141,15 +142,15 @@ class ExpressionsMixin:
                 return self.result(self.op_call(np.logical_not, [operand], {}, e), hint, into, e)
             raise self.unsupported(f"the operator {type(e.op).__name__}", e)
         if isinstance(e, gast.Compare):
-            if any(type(o) not in _CMPOPS for o in e.ops):
-                raise self.unsupported("this comparison (`is` or `in`)", e,
-                                       "compare values with <, <=, >, >=, == or !=")
             # a < b < c is (a < b) and (b < c), each operand evaluated once
             operands = [self.expr(x, hint, None) for x in [e.left, *e.comparators]]
             tests = []
             for op, lhs, rhs in zip(e.ops, operands, operands[1:]):
                 last = len(tests) == len(e.ops) - 1
-                call = self.op_call(_CMPOPS[type(op)], [lhs, rhs], {}, e)
+                if type(op) in _PY_TESTS:  # `y is None`, `"seed" in params`: as Python does
+                    call = (opaque_compare(_PY_TESTS[type(op)]), {"_a0": lhs, "_a1": rhs})
+                else:
+                    call = self.op_call(_CMPOPS[type(op)], [lhs, rhs], {}, e)
                 tests.append(self.result(call, hint, into, e) if last and len(e.ops) == 1
                              else self.result(call, hint, None, e))
             return self.combine(np.logical_and, tests, hint, into, e) if len(tests) > 1 \

@@ -30,6 +30,7 @@ from __future__ import annotations
 import ast
 import builtins
 import math
+import operator
 import os
 import site
 import sys
@@ -122,6 +123,26 @@ def opaque_attribute(attr: str) -> OpaqueOp:
                     spelling=ast.parse(src, mode="eval").body, spelling_src=src,
                     differentiable=False, family="opaque attribute", kind="attribute",
                     label=f".{attr}", pure=True)
+
+
+_IDENTITY_MEMBERSHIP = {
+    "is": operator.is_, "is not": operator.is_not,
+    "in": lambda a, b: a in b, "not in": lambda a, b: a not in b,
+}
+
+
+def opaque_compare(symbol: str) -> OpaqueOp:
+    """`a is b`, `a is not b`, `a in b`, `a not in b`: Python's own test, run as written. Its
+    bool is piecewise constant, like `x > 0`'s: no gradient flows through it, whatever its
+    operands (`y is None`, `"seed" in params`, `b is not None` with b differentiated).
+    refusals.py refuses only `a is b` of two differentiated values: srcad's copy on write
+    may not keep their identity."""
+    src = f"_a0 {symbol} _a1"
+    return OpaqueOp(name="." + symbol.replace(" ", "_"), fn=_IDENTITY_MEMBERSHIP[symbol],
+                    params=(table.Param("_a0"), table.Param("_a1")),
+                    spelling=ast.parse(src, mode="eval").body, spelling_src=src,
+                    differentiable=False, family="opaque comparison", kind="operator",
+                    label=symbol, pure=True)
 
 
 def is_opaque(op) -> bool:
