@@ -252,7 +252,15 @@ def unindex(g, x, index):
             index %= length  # p[-1] is p[2] of three: one slot per item, whatever the spelling
         return GradTree({index: g}, length, like)
     dtype = _dtype(x)
-    out = np.zeros(_shape(x), dtype=np.result_type(g) if dtype is None else dtype)
+    if isinstance(x, np.ndarray):
+        # zeros in x's memory order: source mode scatters a gather's cotangent into its own
+        # adjoint buffer (`dx[i] += g`, which keeps that buffer's order), the tape and the
+        # other forms add `unindex(...)`; numpy lays out a sum of a transposed adjoint and
+        # C-ordered zeros in C order, and a later reduction over it then adds in another
+        # order (the two modes differed in the last bits)
+        out = np.zeros_like(x, dtype=np.result_type(g) if dtype is None else dtype)
+    else:
+        out = np.zeros(_shape(x), dtype=np.result_type(g) if dtype is None else dtype)
     parts = index if isinstance(index, tuple) else (index,)
     basic = all(p is None or p is Ellipsis or isinstance(p, (int, np.integer, slice))
                 for p in parts)

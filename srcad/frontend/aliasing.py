@@ -118,6 +118,10 @@ def returned_views(fn: ir.Function, n: int = 1, unpack: bool = False) -> list[se
     return [of(ret)] * n
 
 
+# what returns its input's memory, or writes into it, as numpy would (not a value of its own)
+_SHARING_FNS = (runtime.setitem, runtime.write_through, runtime.alias_again, runtime.view_again)
+
+
 def _user_name(ir_name: str) -> str:
     """The user's name for an IR name (`r_L5`, a later value of `r`, is `r`)."""
     return re.sub(r"_L\d+(_\d+)?$", "", ir_name)
@@ -483,16 +487,46 @@ class AliasingMixin:
                             roots[t] = roots.get(t, set()) | root_set(a.name)
                             view_at.setdefault(t, []).append(st)
 
-        def exists_at(view_stmt, stmt) -> bool:  # can this view exist when stmt runs?
-            return order[id(view_stmt)] < order[id(stmt)] or bool(
-                set(loops[id(view_stmt)]) & set(loops[id(stmt)]))
+        writes = {id(m[0]) for m in self.mutations}
+
+        def exists_at(v, view_stmt, stmt) -> bool:  # can this view exist when stmt runs?
+            return (order[id(view_stmt)] < order[id(stmt)] or bool(
+                set(loops[id(view_stmt)]) & set(loops[id(stmt)]))) and not any(
+                killed(v, view_stmt, d, stmt) for d in defs.get(v, ()))
+
+        def own_value(d) -> bool:
+            """Does `d` bind a new array of its own: made by an op that is no view (through
+            the copy into a loop name), and not a write (`r[i] = v`, `r += t` on a view of
+            another array is still that array's memory in numpy)?"""
+            while isinstance(d, ir.Call) and d.op.fn is control.identity and \
+                    id(d) not in writes:
+                src = next(iter(d.args.values()), None)
+                made = defs.get(src.name, ()) if isinstance(src, ir.Var) else ()
+                if len(made) != 1:
+                    return False
+                d = made[0]
+            return (isinstance(d, ir.Call) and not d.op.view and id(d) not in writes
+                    and id(d) not in self.propagations and d.op.fn not in _SHARING_FNS)
+
+        def killed(v, view_stmt, d, stmt) -> bool:
+            """Does `d` certainly give `v` a value of its own (`r = r.copy()`) after
+            `view_stmt` made it a view and before `stmt` runs? (Only where `d` is in a block
+            around `stmt`: it then runs before `stmt` whenever `stmt` runs.)"""
+            return (d not in view_at.get(v, ()) and block_of[id(d)] in around[id(stmt)]
+                    and order[id(view_stmt)] < order[id(d)] < order[id(stmt)]
+                    and own_value(d))
 
         def made_again(v, st, stmt) -> bool:
             """Is `v` certainly given a new value after the write and before `st` reads it?"""
             for d in defs.get(v, ()):
-                if d is stmt or block_of[id(d)] not in around[id(st)]:
+                if d is stmt or order[id(d)] >= order[id(st)]:
                     continue
-                if order[id(d)] >= order[id(st)]:
+                if block_of[id(d)] not in around[id(st)]:
+                    # a loop body that wrote, then made `v` again, and ended before `st`:
+                    # whenever the write ran, `d` ran after it (an early exit is a flag
+                    # that guards the rest of the body, so `d` is not in a block around it)
+                    if order[id(d)] > order[id(stmt)] and block_of[id(d)] in around[id(stmt)]:
+                        return True
                     continue
                 if order[id(st)] > order[id(stmt)]:
                     if order[id(d)] > order[id(stmt)]:
@@ -506,7 +540,7 @@ class AliasingMixin:
         for stmt, base, line, array, rebuilt in self.mutations:
             # only views that can exist when the write happens see it
             live = {v: r for v, r in roots.items()
-                    if any(exists_at(vs, stmt) for vs in view_at[v])}
+                    if any(exists_at(v, vs, stmt) for vs in view_at[v])}
             root = live.get(base, set()) | {base}
             sharing = {v for v, r in live.items() if r & root} | root
             for p in sorted((root | set(rebuilt)) & self.written_params()):
