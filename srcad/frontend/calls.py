@@ -46,6 +46,20 @@ def _hashable(obj) -> bool:
         return False
 
 
+def user_method(method):
+    """(function, the object it is bound to) if `method` is a user function reached as an
+    attribute: (f, MISSING) for a staticmethod or a function stored on an object, (f, obj) for
+    a method bound to an object or (a classmethod) to a class; None otherwise (a library's
+    method, a row's function, anything not a Python function)."""
+    fn, bound = method, guards.MISSING
+    if isinstance(method, types.MethodType):
+        fn, bound = method.__func__, method.__self__
+    if isinstance(fn, types.FunctionType) and table.lookup(fn) is None and \
+            library_file(fn) is None and fn not in LIFTED:
+        return fn, bound
+    return None
+
+
 class CallsMixin:
     """`call` and its helpers, for the `Normalizer` (normalize.py)."""
 
@@ -122,6 +136,8 @@ class CallsMixin:
         """What a call is: ("op", op, bound) or ("user", fn, spelled, args, kwargs,
         checkpointed)."""
         func = e.func
+        if isinstance(func, gast.Attribute) and self.is_super(func.value):
+            return self.super_call(func, e, hint)
         if isinstance(func, gast.Attribute):
             base = self.local_base(func.value, hint)
             if base is not None:
@@ -157,6 +173,12 @@ class CallsMixin:
                                                  starred, e))
         else:
             obj, spelled = self.dotted(func)
+            target = user_method(obj) if isinstance(func, gast.Attribute) else None
+            if target is not None and target[1] is not guards.MISSING:
+                # `act.fn(z)` on a global object, `Cost.make(y)` a classmethod: the function,
+                # with the object as its first argument
+                base = self.global_value(func.value)
+                return self.bound_method_call(base, func.attr, e, hint)
         if isinstance(obj, Checkpointed):  # ck = srcad.checkpoint(block) at module level
             obj, checkpointed = obj.fn, True
         if _hashable(obj) and obj in _BUILTIN_OPS and not (obj in (min, max)
@@ -231,26 +253,53 @@ class CallsMixin:
         return None
 
     def bound_method_call(self, base, attr: str, e, hint):
-        """``self.helper(x)`` on an object known when normalising (the `self` of
-        ``srcad.grad(obj.method)``): the method's function, traced with the object as its
-        first argument."""
+        """``self.helper(x)``, ``act.fn(z)``, ``Cost.make(y)`` on an object known when
+        normalising (the `self` of ``srcad.grad(obj.method)``, a global, an attribute of one,
+        a user object passed to a subroutine): the method's function, traced as a user
+        function with the object (or, for a classmethod, the class) as its first argument."""
         if not isinstance(base, ir.Const):
             return None
         method = getattr(base.value, attr, guards.MISSING)
         guards.note_attr(base.value, attr, method)  # (the method `self.helper` finds now)
-        if method is guards.MISSING:
+        return self.method_site(base, method, attr, e, hint)
+
+    def is_super(self, e) -> bool:
+        return (isinstance(e, gast.Call) and isinstance(e.func, gast.Name) and not e.args
+                and not e.keywords and e.func.id not in self.locals
+                and self.pf.resolve(e.func.id) is builtins.super)
+
+    def super_call(self, func: gast.Attribute, e, hint):
+        """``super().forward(x)`` in a method whose object is known (the `self` of
+        ``srcad.grad(obj.method)``, or passed on by its caller): the next class's method in
+        the object's method order, traced as a user function."""
+        cls = self.pf.closure.get("__class__")
+        first = next(iter(self.pf.constants), None) or (self.pf.params or [None])[0]
+        base = self.env.get(first) if first is not None else None
+        if cls is None or not isinstance(base, ir.Const):
+            raise self.unsupported(
+                "`super()` here: srcad resolves it only in a method whose object is known "
+                "when it is transformed", e,
+                "differentiate the bound method (srcad.grad(obj.method)), or call the "
+                "parent's method by name: Parent.method(self, ...)")
+        method = getattr(super(cls, base.value), func.attr, guards.MISSING)
+        guards.note_attr(cls, func.attr, getattr(cls, func.attr, guards.MISSING))
+        site = self.method_site(base, method, func.attr, e, hint)
+        if site is None:
+            raise self.unsupported(f"`super().{func.attr}`, which is not a user's method", e)
+        return site
+
+    def method_site(self, base: ir.Const, method, attr: str, e, hint):
+        """The user call of `method` (found as `base.attr`), or None if it is not a user's."""
+        target = user_method(method)
+        if target is None:
             return None
-        if isinstance(method, types.FunctionType) and table.lookup(method) is None and \
-                library_file(method) is None:  # a staticmethod, or a function attribute
-            args, kwargs, starred = self.call_args(e, hint)
-            if starred:
-                self.refuse_starred(e, f"`{attr}`")
-            return ("user", method, f"{type(base.value).__name__}_{attr}", args, kwargs, False)
-        fn = getattr(method, "__func__", None)
-        if not (isinstance(fn, types.FunctionType) and getattr(method, "__self__", None) is
-                base.value and table.lookup(fn) is None and library_file(fn) is None):
-            return None
+        fn, bound = target
         args, kwargs, starred = self.call_args(e, hint)
         if starred:
             self.refuse_starred(e, f"the method `{attr}`")
-        return ("user", fn, f"{type(base.value).__name__}_{attr}", [base, *args], kwargs, False)
+        # (named after where it is defined: `Base_forward` for super()'s, not the child's)
+        spelled = "_".join(p for p in fn.__qualname__.split(".") if p != "<locals>")
+        if bound is guards.MISSING:  # a staticmethod, or a function stored on the object
+            return ("user", fn, spelled, args, kwargs, False)
+        first = base if bound is base.value else self.constant(bound, bound.__name__, e)
+        return ("user", fn, spelled, [first, *args], kwargs, False)

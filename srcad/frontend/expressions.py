@@ -32,7 +32,7 @@ from ..ops import control, table
 from . import guards
 from .calls import _RETURN
 from .methods import ATTRIBUTES, RESERVED
-from .opaque import opaque_attribute, opaque_compare
+from .opaque import is_user_object, opaque_attribute, opaque_compare
 from .parse import LIFTED, UNRESOLVED
 
 _BINOPS = {
@@ -202,6 +202,12 @@ class ExpressionsMixin:
             base = self.local_base(e.value, hint)
             if base is None:
                 return self.global_value(e)
+            if isinstance(base, ir.Const) and is_user_object(base.value) and \
+                    e.attr not in ATTRIBUTES:
+                sub = getattr(base.value, e.attr, guards.MISSING)
+                if is_user_object(sub):  # `self.act`: an object whose methods resolve now
+                    guards.note_attr(base.value, e.attr, sub)
+                    return self.constant(sub, f"{base.src}.{e.attr}", e)
             fn = ATTRIBUTES.get(e.attr)
             if fn is None:  # (x.itemsize, rng.bit_generator: run as written, see opaque.py)
                 return self.result((opaque_attribute(e.attr), {"_obj": base}), hint, into, e)

@@ -52,7 +52,7 @@ from .fence import fence
 from .inline import InlineMixin
 from .loops import LoopsMixin
 from .methods import _BUILTIN_OPS, ATTRIBUTES, METHODS, RESERVED  # noqa: F401  (re-exported)
-from .opaque import library_file
+from .opaque import is_user_object, library_file
 from .parse import LIFTED, ParsedFunction, parse_function
 from .pylower import lower_python
 
@@ -116,6 +116,8 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             self.taken.add(name)
             self.env[name] = ir.Const(obj, name)
             self.inject[name] = obj
+        for name, obj in pf.known.items():  # a parameter its caller always passes this object
+            self.env[name] = ir.Const(obj, name)  # (spelled as the parameter: no injection)
         self.line = pf.first_line
 
     # -- names -------------------------------------------------------------------------------
@@ -389,9 +391,14 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                 f"`{spelled}` calls itself (directly or through other functions): srcad does "
                 f"not differentiate recursion", node, cls=UnsupportedSyntaxError,
                 hint="write the recursion as a loop")
+        pf = parse_function(fn)
+        # a user object the call always passes (a global, `self` or an attribute of it: each
+        # guarded) is known in the callee too, so its methods resolve there as well
+        pf.known = {p: a.value for p, a in zip(pf.params, args)
+                    if isinstance(a, ir.Const) and is_user_object(a.value)}
         _IN_PROGRESS.add(fn)
         try:
-            callee = normalize(parse_function(fn))
+            callee = normalize(pf)
         finally:
             _IN_PROGRESS.discard(fn)
         params = callee.params

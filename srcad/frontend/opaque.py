@@ -212,6 +212,22 @@ def library_file(fn) -> str | None:
     return None
 
 
+def is_user_object(value) -> bool:
+    """Is `value` an object of the user's program whose methods and sub-objects srcad can
+    resolve when normalising (a class, a function, an instance of a user class) -- not an
+    array, a number, a container, or an installed library's object (an rng, a dtype)?"""
+    if isinstance(value, type):
+        return not _is_library_module(value.__module__ or "") and \
+            getattr(sys.modules.get(value.__module__), "__file__", None) is not None and \
+            not is_library_module(sys.modules[value.__module__])
+    if isinstance(value, (types.FunctionType, types.MethodType)):
+        return library_file(getattr(value, "__func__", value)) is None
+    if isinstance(value, (np.ndarray, np.generic, int, float, complex, str, bytes, list, dict,
+                          tuple, set, frozenset, types.ModuleType)) or value is None:
+        return False
+    return is_user_object(type(value))
+
+
 def is_library_module(mod: types.ModuleType) -> bool:
     by_name = _is_library_module(mod.__name__)
     if by_name is not None:
