@@ -98,6 +98,11 @@ def run_effect(stmt: ir.Effect, env: dict, probe: bool = False) -> None:
                 return
         call_op(stmt.op, stmt.args, env)
         return
+    if stmt.kind == "setattr":  # (the probe leaves the caller's objects to the real call)
+        if not probe:
+            setattr(atom_value(stmt.args["_obj"], env), stmt.args["attr"].value,
+                    atom_value(stmt.args["value"], env))
+        return
     if stmt.kind == "assert":
         if not atom_value(stmt.args["test"], env):
             err = AssertionError(atom_value(stmt.args["msg"], env)) if "msg" in stmt.args \

@@ -31,6 +31,7 @@ from .binding import _describe, _is_float, _key_of
 from .errors import NonScalarOutputError, SrcadError, UnresolvedNameError
 from .frontend import normalize, parse_function
 from .frontend.guards import Guards, equivalent, recording
+from .frontend.opaque import is_user_object
 from .ops import generation
 from .options import Options
 from .pipeline import Compiled, build, relink
@@ -40,18 +41,43 @@ from .probe import probe
 _IR_CACHE: dict = {}
 
 
-def _ir_of(fn) -> ir.Function:
+def _ir_of(fn, known: dict | None = None) -> ir.Function:
     """The normalised IR of `fn`, cached until the op table changes (a new defvjp rule) or a
-    name it read is bound to another object (its guards)."""
-    key = (fn, generation())
+    name it read is bound to another object (its guards). `known`: parameters that hold these
+    user objects (their methods resolve when normalising)."""
+    key = (fn, generation()) + ((tuple((p, id(v)) for p, v in known.items()),)
+                                if known else ())
     hit = _IR_CACHE.get(key)
     if hit is not None and hit.guards.holds():
         return hit
     with recording() as guards:
-        made = normalize(parse_function(fn))
+        pf = parse_function(fn)
+        pf.known = dict(known or {})
+        made = normalize(pf)
     made.guards = guards
     _IR_CACHE[key] = made
     return made
+
+
+def _unwrap_attribute_state(fn_ir: ir.Function) -> None:
+    """`self.out = v` ran natively on the tape: the object holds the tape's wrapper of v. It
+    must end up holding v, as after a call in source mode (frontend/attrstate.py)."""
+    seen = set()
+    todo = [fn_ir]
+    while todo:
+        f = todo.pop()
+        if id(f) in seen:
+            continue
+        seen.add(id(f))
+        for s in ir.walk(f.body):
+            if isinstance(s, ir.UserCall):
+                todo.append(s.callee)
+            elif isinstance(s, ir.Effect) and s.kind == "setattr" and \
+                    isinstance(s.args["_obj"], ir.Const):
+                obj, attr = s.args["_obj"].value, s.args["attr"].value
+                held = getattr(obj, attr, None)
+                if isinstance(held, tape.Tensor):
+                    setattr(obj, attr, tape.value_of(held))
 
 
 class Transformed:
@@ -201,6 +227,24 @@ class Transformed:
             self._ir_stale = True  # (a later build must inject the new objects)
             self._version += 1
 
+    def _known_objects(self, values) -> dict:
+        """The arguments that are user objects (a layer, a cost class): their methods are
+        resolved when normalising, so the code is specialised on them, by identity."""
+        if self.inner is not None:
+            return {}
+        return {p: v for p, v in zip(self.params, values)
+                if not isinstance(v, (np.ndarray, np.generic, float, int, dict, list, tuple))
+                and v is not None and is_user_object(v)}
+
+    def _ir_with(self, known: dict) -> ir.Function:
+        """fn's IR with these parameters known to hold these objects (its guards join the
+        ones checked before each call)."""
+        if not known:
+            return self._ir
+        fn_ir = _ir_of(self.fn, known)
+        self._guards.extend(fn_ir.guards)
+        return fn_ir
+
     def _drop(self) -> None:
         """Forget every specialisation (a name fn reads was rebound)."""
         self._cache.clear()
@@ -220,6 +264,9 @@ class Transformed:
         key = tuple([(v.shape, v.dtype, v.flags.c_contiguous)
                       if type(v) is np.ndarray else _key_of(v)
                      for v in values]) + (given,) + ((True,) if to_transform else ())
+        known = self._known_objects(values)
+        if known:  # (the code resolved their methods: it is theirs, by identity)
+            key += (tuple(id(v) for v in known.values()),)
         hit = self._cache.get(key)
         if hit is not None:
             if not to_transform:
@@ -229,17 +276,18 @@ class Transformed:
         if self.inner is not None:
             main = self.inner.compiled(values, to_transform=True).functions["main"]
             self._ir = _ir_of(main)
+        fn_ir = self._ir_with(known)
         env = dict(zip(self.params, values))
         n = len(self.params) if given is None else given
         wrt = self.wrt if self.kind not in ("vjp", "jvp") else [p for p in self.params[:n]
                                                                if _is_float(env[p])]
         self._check_wrt_values(env, wrt)
-        check_opaque(self._ir, wrt)
+        check_opaque(fn_ir, wrt)
         # the probe must not consume a random generator's state: it runs on a copy
         probe_env = {k: copy.deepcopy(v) if isinstance(v, (np.random.Generator,
                                                           np.random.RandomState)) else v
                      for k, v in env.items()}
-        infos, out = probe(self._ir, probe_env, wrt)
+        infos, out = probe(fn_ir, probe_env, wrt)
         if self.kind not in ("vjp", "jvp") and not _is_float(out) and not (
                 isinstance(out, (np.ndarray, np.generic)) and np.ndim(out) != 0):
             raise SrcadError(
@@ -260,30 +308,32 @@ class Transformed:
                              f"{type(out).__name__}", filename=self._ir.filename,
                              lineno=self._ir.ret.line)
         signature = ", ".join(f"{p}: {_describe(env[p])}" for p in self.params)
-        c = self._build(wrt, infos, signature, values, to_transform=to_transform)
+        c = self._build(wrt, infos, signature, values, to_transform=to_transform, fn_ir=fn_ir)
         self._cache[key] = c
         if not to_transform:
             self._last = c
         return c
 
     def build_options(self, wrt, infos, signature, values=None,
-                      to_transform=False) -> Options:
+                      to_transform=False, fn_ir=None) -> Options:
         """The options one specialisation is built with: the user's, with the memory-budget
         planner's choices (measured on `values`) and fuse=True's recomputation."""
         opts = replace(self.options, wrt=tuple(wrt), reparsed=to_transform)
         if opts.memory_budget is not None and values is not None and \
                 self.kind != "jvp" and not to_transform:
-            opts = self._budget_policy(opts, infos, signature, values)
+            opts = self._budget_policy(opts, infos, signature, values, fn_ir or self._ir)
         if opts.fuse and opts.kind != "jvp" and not to_transform:
             # fused code recomputes elementwise values in the backward rather than saving
             # them: inside a kernel that costs arithmetic, not memory traffic
             opts = replace(opts, remat=True)
         return opts
 
-    def _build(self, wrt, infos, signature, values=None, to_transform=False) -> Compiled:
+    def _build(self, wrt, infos, signature, values=None, to_transform=False,
+               fn_ir=None) -> Compiled:
+        fn_ir = fn_ir or self._ir
         try:
-            opts = self.build_options(wrt, infos, signature, values, to_transform)
-            return build(self._ir, infos, signature, opts)
+            opts = self.build_options(wrt, infos, signature, values, to_transform, fn_ir)
+            return build(fn_ir, infos, signature, opts)
         except SrcadError:
             raise
         except Exception as e:  # an internal error must not reach the user bare
@@ -293,11 +343,11 @@ class Transformed:
                 filename=self._ir.filename, lineno=self._ir.first_line, func=self._ir.name,
                 hint="this is a bug in srcad; please report it with the function") from e
 
-    def _budget_policy(self, opts: Options, infos, signature, values) -> Options:
+    def _budget_policy(self, opts: Options, infos, signature, values, fn_ir) -> Options:
         """memory_budget: what to save and what to recompute, measured on these arguments
         (srcad.plan); warns when the budget cannot be met. Returns the options with the
         plan's choices."""
-        plan = budget_plan(self._ir, infos, signature, values, opts)
+        plan = budget_plan(fn_ir, infos, signature, values, opts)
         if not plan.fits:
             warnings.warn(
                 f"srcad: memory_budget={plan.budget:,} bytes cannot be met for "
@@ -325,14 +375,16 @@ class Transformed:
             raise SrcadError("mode='tape' cannot transform a transformed function",
                              hint="use mode='source' for higher-order derivatives")
         self._fresh()  # (the refusals below read the IR: the one fn means now)
+        fn_ir = self._ir_with(self._known_objects(values))
         env = dict(zip(self.params, values))
         n = len(self.params) if given is None else given
         wrt = self.wrt if self.kind not in ("vjp", "jvp") else [p for p in self.params[:n]
                                                                if _is_float(env[p])]
         self._check_wrt_values(env, wrt)
-        check_opaque(self._ir, wrt)  # (the same refusals as source mode, at the same lines)
+        check_opaque(fn_ir, wrt)  # (the same refusals as source mode, at the same lines)
         mask = [p in wrt for p in self.params]
         t, wrapped, out = tape.run(self.fn, values, mask)
+        _unwrap_attribute_state(fn_ir)
         value = tape.value_of(out)
         if self.kind in ("grad", "value_and_grad"):
             if not _is_float(value) or np.ndim(value) != 0:
@@ -361,7 +413,8 @@ class Transformed:
             result = picked[0] if self.single else tuple(picked)
             return (value, result) if self.kind == "value_and_grad" else result
         c = self.compiled(values)
-        if self._fast and not kwargs and len(args) == self._nparams:
+        if self._fast and not kwargs and len(args) == self._nparams and \
+                not self._known_objects(values):  # (objects: by identity, in `compiled`)
             key = tuple([(v.shape, v.dtype, v.flags.c_contiguous)
                       if type(v) is np.ndarray else _key_of(v)
                          for v in values]) + (None,)

@@ -70,3 +70,51 @@ model = Scaled()
 
 def through_model(x, y):
     return model.loss(x, y)
+
+
+def cost_passed_in(a, y, cost):
+    return cost.fn(a, y)
+
+
+def layer_passed_in(x, layer):
+    return np.sum(layer.forward(x) ** 2)
+
+
+class Dense:
+    """A layer that keeps its forward state on self, for a hand-written backward."""
+
+    def __init__(self, W, b):
+        self.W, self.b = W, b
+        self.calls = 0
+
+    def forward(self, x):
+        self.x = x
+        self.z = x @ self.W + self.b
+        self.out = np.tanh(self.z)
+        self.calls += 1
+        return self.out
+
+    def backward(self, dout):  # (the author's own backward: the oracle)
+        dz = dout * (1 - self.out ** 2)
+        return dz @ self.W.T
+
+    def loss(self, x):
+        h = self.forward(x)
+        return np.sum(h ** 2)
+
+    def loss_read_back(self, x):
+        self.forward(x)
+        return np.sum(self.out ** 2)  # (through the object, in another function: refused)
+
+    def loss_in_loop(self, x):
+        self.total = 0.0
+        for _ in range(2):
+            self.total += np.sum(np.sin(x @ self.W))
+        return self.total
+
+
+dense = Dense(np.array([[0.5, -1.0], [0.25, 2.0], [1.5, -0.5]]), np.array([0.1, -0.2]))
+
+
+def through_stateful_layer(x):
+    return dense.loss(x)

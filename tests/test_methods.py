@@ -21,6 +21,9 @@ CASES = {
     "classmethod through class and instance": (m.classmethods, (X,)),
     "super(), self.act.fn, self.helper, a class on self": (m.through_model, (X, Y)),
     "bound method transformed": (m.model.loss, (X, Y)),
+    "a class passed in, its staticmethod": (m.cost_passed_in, (X, Y, m.QuadraticCost)),
+    "an instance passed in, its staticmethod": (m.cost_passed_in, (X, Y, m.QuadraticCost())),
+    "a layer passed in, super() inside": (m.layer_passed_in, (X, m.model)),
 }
 
 
@@ -35,7 +38,8 @@ def test_user_methods_are_differentiated(case, how):
         got = pullback(1.0)[0]
     elif how == "jvp":
         v = np.linspace(0.5, 1.5, X.size)
-        out, tangent = srcad.jvp(fn, args, (v,) + tuple(np.zeros_like(a) for a in args[1:]))
+        out, tangent = srcad.jvp(fn, args, (v,) + tuple(
+            np.zeros_like(a) if isinstance(a, np.ndarray) else a for a in args[1:]))
         assert out == value and rel_error(tangent, np.sum(want * v)) < 1e-6
         return
     else:
@@ -67,3 +71,52 @@ def test_an_object_swapped_on_self_is_seen(monkeypatch):
     g(X)
     monkeypatch.setattr(m, "act", Sin())
     assert np.allclose(g(X), np.cos(X))
+
+
+def test_each_object_passed_in_gets_its_own_methods():
+    """The code is specialised on the object a parameter holds (its methods were resolved when
+    normalising): another object, of the same class or another, gets code of its own."""
+    g = srcad.grad(m.layer_passed_in)
+    for layer in (m.Layer(1.0), m.Layer(3.0), m.model, m.Layer(1.0)):
+        want = numerical_grad(m.layer_passed_in, (X, layer))
+        assert rel_error(g(X, layer), want) < 1e-6
+
+
+XB = np.array([[0.3, -0.5, 0.8], [0.1, 0.9, -0.4]])
+
+
+@pytest.mark.parametrize("how", ["source", "tape", "fuse", "vjp"])
+def test_self_attr_is_forward_state(how):
+    """`self.out = ...` runs as numpy would: the object ends up holding this call's forward
+    values (arrays, not srcad's), set once per call, and the gradient matches the author's
+    own backward."""
+    fn = m.through_stateful_layer
+    calls = m.dense.calls
+    if how == "vjp":
+        value, pullback = srcad.vjp(fn, XB)
+        g = pullback(1.0)[0]
+    else:
+        options = {"mode": "tape"} if how == "tape" else {"fuse": True} if how == "fuse" \
+            else {}
+        value, g = srcad.value_and_grad(fn, **options)(XB)
+    assert m.dense.calls == calls + 1
+    assert type(m.dense.out) is np.ndarray and m.dense.x is XB
+    assert np.array_equal(m.dense.out, np.tanh(XB @ m.dense.W + m.dense.b))
+    assert value == fn(XB)
+    want = m.dense.backward(2 * m.dense.out)
+    assert rel_error(g, want) < 1e-12 and rel_error(g, numerical_grad(fn, (XB,))) < 1e-6
+
+
+def test_self_attr_accumulated_in_a_loop():
+    g = srcad.grad(m.dense.loss_in_loop)(XB)
+    total = m.dense.total  # (what srcad's call left on the object)
+    assert total == m.dense.loss_in_loop(XB)
+    assert rel_error(g, numerical_grad(m.dense.loss_in_loop, (XB,))) < 1e-6
+
+
+def test_reading_forward_state_back_from_another_function_is_refused():
+    with pytest.raises(srcad.SrcadError) as e:
+        srcad.grad(m.dense.loss_read_back)(XB)
+    text = str(e.value)
+    assert "fixtures_methods.py" in text and "self.out ** 2" in text and ".out" in text
+    assert "returns" in (e.value.hint or "")

@@ -136,9 +136,47 @@ def _from_params(fn: ir.Function) -> set:
     return out
 
 
+def check_attribute_state(fn: ir.Function, wrt) -> None:
+    """`self.out = v` (frontend/attrstate.py) carries v by a local in the function that
+    assigns it; another function reading `.out` back through the object (a callee, or the
+    caller after the call) would get the value with no gradient. Refused at that read when
+    some function of the call stores a value that depends on the arguments under that name."""
+    stored, reads = {}, []
+    _attribute_flows(fn, list(wrt), set(), stored, reads)
+    for f, line, attr in reads:
+        if attr in stored:
+            where, at = stored[attr]
+            raise NoRuleError(
+                f"`.{attr}` is read through the object here, but {where.name} (line {at}) "
+                f"stores in it a value that depends on the arguments being differentiated: "
+                f"read back from the object it would carry no gradient",
+                filename=f.filename, lineno=line, func=f.name,
+                hint=f"use the value {where.name} returns (return it, or both it and "
+                f"`{attr}`), rather than reading `.{attr}` from the object")
+
+
+def _attribute_flows(fn: ir.Function, wrt, seen, stored, reads) -> None:
+    key = (id(fn), tuple(sorted(wrt)))
+    if key in seen:
+        return
+    seen.add(key)
+    dep = _dependent(fn, wrt)
+    for s in ir.walk(fn.body):
+        if isinstance(s, ir.Effect) and s.kind == "setattr" and \
+                set(ir.atom_vars(s.args["value"])) & dep:
+            stored.setdefault(s.args["attr"].value, (fn, s.line))
+        elif isinstance(s, ir.Call) and is_opaque(s.op) and s.op.kind == "attribute":
+            reads.append((fn, s.line, s.op.name[1:]))
+        elif isinstance(s, ir.UserCall):
+            inner = [p for p, a in zip(s.callee.params, s.args) if set(ir.atom_vars(a)) & dep]
+            _attribute_flows(s.callee, inner, seen, stored, reads)
+
+
 def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False) -> None:
     """Refuse an op with no rule where it would drop a gradient (see the module docstring);
     the user functions `fn` calls are checked with the arguments that reach them."""
+    if _seen is None:
+        check_attribute_state(fn, wrt)
     seen = set() if _seen is None else _seen
     key = (id(fn), tuple(sorted(wrt)))
     if key in seen:

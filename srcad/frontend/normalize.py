@@ -44,6 +44,7 @@ from ..naming import fresh
 from ..ops import control, table
 from .aliasing import AliasingMixin
 from .calls import _RETURN, CallsMixin
+from .attrstate import carry_attribute_state
 from .closures import lift_closures
 from .desugar import desugar
 from .effects import EffectsMixin, check_lost_changes
@@ -346,9 +347,17 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                 self.env[n] = self.emit(call, self.def_name(n, node.lineno), node)
         elif isinstance(target, gast.Subscript):
             self.setitem(target, value, node)
+        elif isinstance(target, gast.Attribute) and isinstance(target.value, gast.Name) and \
+                isinstance(value, gast.Name):  # `self.out = self_out` (attrstate.py)
+            args = {"_obj": self.expr(target.value, "obj", None),
+                    "attr": ir.Const(target.attr, repr(target.attr)),
+                    "value": self.expr(value, target.attr, None)}
+            self.body.append(ir.Effect("setattr", None, args, node.lineno))
         elif isinstance(target, gast.Attribute):
-            raise self.unsupported("assignment to an attribute", node,
-                                   "assign the new value to a name")
+            raise self.unsupported(
+                "assignment to an attribute of an expression (`a.b.c = v`, `f().x = v`)", node,
+                "keep the object in a name first (`layer = self.layer`), then assign "
+                "`layer.c = v`")
         else:
             raise self.unsupported(f"assignment to {type(target).__name__}", node)
 
@@ -452,6 +461,7 @@ def normalize(pf: ParsedFunction) -> ir.Function:
     """Fence and normalise a parsed function into the IR (see the module docstring)."""
     fence(pf)
     n = Normalizer(pf)
+    carry_attribute_state(pf.tree, n.taken)  # self.out = v: a local, and a setattr effect
     lift_closures(pf, n.taken)  # nested defs and lambdas (closures.py)
     lower_python(pf, n.taken)  # comprehensions, sum(...), lst.append (pylower.py)
     body = pf.tree.body

@@ -203,6 +203,10 @@ def effect_stmt(s: ir.Effect) -> ast.stmt:
     """How generated code spells an effect statement: the user's call, assert or raise."""
     if s.kind == "call":
         return ast.Expr(value=forward_expr(s.op, s.args))
+    if s.kind == "setattr":  # self.out = self_out (frontend/attrstate.py)
+        target = ast.Attribute(value=atom_expr(s.args["_obj"]), attr=s.args["attr"].value,
+                               ctx=ast.Store())
+        return ast.Assign(targets=[target], value=atom_expr(s.args["value"]), lineno=0)
     if s.kind == "assert":
         msg = s.args.get("msg")
         return ast.Assert(test=atom_expr(s.args["test"]),

@@ -1,0 +1,161 @@
+"""Forward state on objects: ``self.cache = x`` in a differentiated function.
+
+Layer classes written for a hand-written backward keep what the forward computed on the
+object (``self.x = x; self.out = np.tanh(x @ self.W); return self.out``). Python runs that
+assignment when the line runs and later reads of ``self.out`` in the call see the new value.
+
+Input: a parsed function's gast tree. Output: the same function in which each attribute the
+function assigns on a plain name (``B.attr`` with B a parameter, `self` or a global object
+that the function never rebinds) is carried by a local variable named after it
+(``self_out``):
+  * ``B.attr = v`` becomes ``self_out = v`` and then ``B.attr = self_out``, which the
+    normaliser emits as an `ir.Effect` of kind "setattr": the object ends up holding the
+    forward value, once per call (a checkpoint's recomputation does not set it again, the
+    first call's shape probe does not set it at all);
+  * ``B.attr += v`` becomes ``self_out = self_out + v`` and the same store;
+  * every read of ``B.attr`` in the function reads ``self_out``, so the value flows through
+    the gradient like any local; if the function may read it before assigning it, the
+    local starts as the object's value at entry (``getattr(B, "attr", None)``: a constant).
+Reads of such an attribute from another function (a callee or the caller reading
+``layer.out`` after the call) read the object and would carry no gradient:
+srcad/analysis/refusals.py refuses them where the stored value depends on the arguments.
+
+Before/after:
+    self.out = np.tanh(h)            self_out = np.tanh(h)
+    return self.out * 2              self.out = self_out           (Effect: setattr)
+                                     return self_out * 2
+"""
+
+from __future__ import annotations
+
+import gast
+
+from ..naming import fresh
+
+
+def _stores(tree) -> dict:
+    """(base name, attribute) -> True for each `B.attr = ...` / `B.attr += ...` on a name."""
+    found = {}
+    for node in _walk(tree):
+        targets = node.targets if isinstance(node, gast.Assign) else (
+            [node.target] if isinstance(node, (gast.AugAssign, gast.AnnAssign)) else [])
+        for t in targets:
+            if isinstance(t, gast.Attribute) and isinstance(t.value, gast.Name):
+                found[(t.value.id, t.attr)] = True
+    return found
+
+
+def _walk(tree):
+    """The function's own nodes: not nested functions, lambdas or classes."""
+    todo = list(tree.body)
+    while todo:
+        node = todo.pop()
+        yield node
+        for child in gast.iter_child_nodes(node):
+            if not isinstance(child, (gast.FunctionDef, gast.Lambda, gast.ClassDef)):
+                todo.append(child)
+
+
+def _rebound(tree) -> set:
+    return {n.id for n in _walk(tree) if isinstance(n, gast.Name) and
+            isinstance(n.ctx, gast.Store)}
+
+
+def _name(id_, ctx):
+    return gast.Name(id=id_, ctx=ctx, annotation=None, type_comment=None)
+
+
+class _Carry(gast.NodeTransformer):
+    def __init__(self, carried: dict):
+        self.carried = carried  # (base, attr) -> local name
+
+    def _local(self, node):
+        if isinstance(node, gast.Attribute) and isinstance(node.value, gast.Name):
+            return self.carried.get((node.value.id, node.attr))
+        return None
+
+    def visit_FunctionDef(self, node):  # (nested: its own function, not ours)
+        return node
+
+    visit_Lambda = visit_ClassDef = visit_FunctionDef
+
+    def visit_Attribute(self, node):
+        local = self._local(node)
+        if local is not None and isinstance(node.ctx, gast.Load):
+            return gast.copy_location(_name(local, gast.Load()), node)
+        return self.generic_visit(node)
+
+    def visit_Assign(self, node):
+        if len(node.targets) == 1 and self._local(node.targets[0]) is not None:
+            target = node.targets[0]
+            local = self._local(target)
+            node.value = self.visit(node.value)
+            keep = gast.copy_location(gast.Assign(targets=[_name(local, gast.Store())],
+                                                  value=node.value, type_comment=None), node)
+            store = gast.copy_location(gast.Assign(
+                targets=[target], value=_name(local, gast.Load()), type_comment=None), node)
+            return [keep, store]
+        return self.generic_visit(node)
+
+    def visit_AnnAssign(self, node):
+        if node.value is not None and self._local(node.target) is not None:
+            return self.visit_Assign(gast.copy_location(gast.Assign(
+                targets=[node.target], value=node.value, type_comment=None), node))
+        return self.generic_visit(node)
+
+    def visit_AugAssign(self, node):
+        local = self._local(node.target)
+        if local is None:
+            return self.generic_visit(node)
+        value = gast.copy_location(gast.BinOp(left=_name(local, gast.Load()), op=node.op,
+                                              right=self.visit(node.value)), node)
+        return self.visit_Assign(gast.copy_location(gast.Assign(
+            targets=[node.target], value=value, type_comment=None), node))
+
+
+def carry_attribute_state(tree: gast.FunctionDef, taken: set) -> dict:
+    """Rewrite `tree` as the module docstring says; returns (base, attr) -> local name."""
+    rebound = _rebound(tree)
+    stores = [k for k in _stores(tree) if k[0] not in rebound]
+    if not stores:
+        return {}
+    carried = {}
+    for base, attr in sorted(stores):
+        local = fresh(f"{base}_{attr}", taken)
+        taken.add(local)
+        carried[(base, attr)] = local
+    tree.body = [n for stmt in tree.body for n in _as_list(_Carry(carried).visit(stmt))]
+    # a read that may come first starts from the object's value at entry (a constant)
+    inits = []
+    for (base, attr), local in carried.items():
+        read_first = _may_read_before_store(tree, local)
+        if read_first:
+            get = gast.Call(func=_name("getattr", gast.Load()), args=[
+                _name(base, gast.Load()), gast.Constant(attr, None),
+                gast.Constant(None, None)], keywords=[])
+            inits.append(gast.Assign(targets=[_name(local, gast.Store())], value=get,
+                                     type_comment=None))
+    for stmt in inits:
+        gast.copy_location(stmt, tree.body[0])
+    tree.body = inits + tree.body
+    gast.fix_missing_locations(tree)
+    return carried
+
+
+def _as_list(x):
+    return x if isinstance(x, list) else [x]
+
+
+def _may_read_before_store(tree, local: str) -> bool:
+    """Is there a read of `local` not preceded, in straight-line top-level order, by a store
+    to it? (Conservative: a store inside a loop or branch does not count as before.)"""
+    for stmt in tree.body:
+        reads = any(isinstance(n, gast.Name) and n.id == local and isinstance(n.ctx, gast.Load)
+                    for n in gast.walk(stmt))
+        store_here = isinstance(stmt, gast.Assign) and any(
+            isinstance(t, gast.Name) and t.id == local for t in stmt.targets)
+        if store_here:
+            return reads  # (`local = local + v` reads first)
+        if reads:
+            return True
+    return False
