@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import operator
 from dataclasses import dataclass
 from typing import Callable
 
@@ -76,6 +77,22 @@ def _is_const(node, types=(int, float)) -> bool:
 
 _INT_OPS = {ast.Add: int.__add__, ast.Sub: int.__sub__, ast.Mult: int.__mul__,
             ast.FloorDiv: int.__floordiv__}
+_COMPARE = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt,
+            ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge}
+_ARITH = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul}
+
+
+def _const_number(node):
+    """The value of a numeric constant expression (``3.0 - 1``, ``-2``), or None."""
+    if _is_const(node):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        v = _const_number(node.operand)
+        return None if v is None else -v
+    if isinstance(node, ast.BinOp) and type(node.op) in _ARITH:
+        a, b = _const_number(node.left), _const_number(node.right)
+        return None if a is None or b is None else _ARITH[type(node.op)](a, b)
+    return None
 
 
 class _Simplify(ast.NodeTransformer):
@@ -116,9 +133,43 @@ class _Simplify(ast.NodeTransformer):
                     params = list(inspect.signature(fn).parameters)
                     mapping = dict(zip(params, node.args))
                     return self.visit(subst(parse_expr(template), mapping))
+        if fn is np.where:
+            return self._where(node)
         if fn in _RUNTIME_FUNCS:
             _drop_default_tail(node, fn)
         return node
+
+    def _where(self, node: ast.Call) -> ast.expr:
+        """``np.where(False, 1, x)`` (a rule's guard, decided by a constant: the power rule's
+        ``np.where(y == 0, 1, x)`` for ``x ** 3.0``) is ``x`` where x is an array of at least
+        one dimension whose dtype the constant does not change: the same values (np.where
+        copies them). Kept for scalars: there np.where is what makes a Python float a numpy
+        value (and a 0-d array computes ``** 2`` as a square, a numpy scalar with pow)."""
+        if len(node.args) != 3 or node.keywords or not isinstance(node.args[0], ast.Constant) \
+                or not isinstance(node.args[0].value, bool):
+            return node
+        chosen, other = (node.args[1], node.args[2]) if node.args[0].value else \
+            (node.args[2], node.args[1])
+        if not _is_const(other):
+            return node
+        info = self.info_of(chosen)
+        if info is None or info.dtype is None or info.ndim == 0:
+            return node
+        dtype = np.dtype(info.dtype)
+        if dtype.kind != "f" or np.result_type(other.value, dtype) != dtype:
+            return node
+        return chosen
+
+    def visit_Compare(self, node):
+        """A comparison of two numeric constants (``3.0 - 1 == 0``, a rule's guard on a
+        constant exponent) is its truth value: Python computes it the same way at run time."""
+        self.generic_visit(node)
+        if len(node.ops) != 1 or type(node.ops[0]) not in _COMPARE:
+            return node
+        left, right = _const_number(node.left), _const_number(node.comparators[0])
+        if left is None or right is None:
+            return node
+        return _const(bool(_COMPARE[type(node.ops[0])](left, right)))
 
     def visit_Attribute(self, node):
         self.generic_visit(node)
