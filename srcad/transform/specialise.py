@@ -8,7 +8,9 @@ forms can be simplified at generation time:
   * helpers marked ``static`` on constant arguments are evaluated
     (``inverse_permutation(None)`` is ``None``);
   * shape queries on values of known shape become constants (``np.size(h)`` is 512);
-  * integer arithmetic on constants, and multiplication by a literal 1.0 (the seed), fold;
+  * integer arithmetic on constants (``max`` and ``min`` of them too), comparisons of numeric
+    constants, and multiplication by a literal 1.0 (the seed), fold; ``np.where`` of a constant
+    condition picks an array operand where that keeps its values (`_Simplify._where`);
   * trailing arguments of runtime helpers equal to their defaults are dropped.
 Each rewrite keeps the numpy calls that run on arrays the same, so results are unchanged.
 """
@@ -16,6 +18,7 @@ Each rewrite keeps the numpy calls that run on arrays the same, so results are u
 from __future__ import annotations
 
 import ast
+import builtins
 import inspect
 import operator
 from dataclasses import dataclass
@@ -102,7 +105,9 @@ class _Simplify(ast.NodeTransformer):
 
     def resolve(self, func):
         if isinstance(func, ast.Name):
-            return self.globals.get(func.id, getattr(runtime, func.id, None))
+            found = self.globals.get(func.id, getattr(runtime, func.id, None))
+            return found if found is not None or func.id not in ("max", "min") else \
+                getattr(builtins, func.id)
         if (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
                 and func.value.id == "np"):
             return getattr(np, func.attr, None)
@@ -116,8 +121,10 @@ class _Simplify(ast.NodeTransformer):
         # shape queries on known values
         if fn in (np.size, np.shape, np.ndim) and len(node.args) == 1 and not node.keywords:
             info = self.info_of(node.args[0])
-            if info is not None:
-                value = {np.size: info.size, np.shape: info.shape, np.ndim: info.ndim}[fn]
+            shape = info.shape if info is not None else self._broadcast_shape(node.args[0])
+            if shape is not None:
+                value = {np.size: int(np.prod(shape, dtype=np.int64)), np.shape: shape,
+                         np.ndim: len(shape)}[fn]
                 return _const(value)
         # static helpers on constant arguments
         if getattr(fn, "static", False) and all(isinstance(a, ast.Constant) for a in node.args):
@@ -135,9 +142,23 @@ class _Simplify(ast.NodeTransformer):
                     return self.visit(subst(parse_expr(template), mapping))
         if fn is np.where:
             return self._where(node)
+        if fn in (max, min) and len(node.args) > 1 and not node.keywords and \
+                all(_is_const(a, int) for a in node.args):  # a rule's guard on a count
+            return _const(fn(a.value for a in node.args))
         if fn in _RUNTIME_FUNCS:
             _drop_default_tail(node, fn)
         return node
+
+    def _broadcast_shape(self, node) -> tuple | None:
+        """The shape of ``np.broadcast_to(v, (3, 4))`` (a seed spread over a reduction's
+        output), or None."""
+        if not (isinstance(node, ast.Call) and len(node.args) == 2 and not node.keywords
+                and self.resolve(node.func) is np.broadcast_to):
+            return None
+        shape = node.args[1]
+        if isinstance(shape, ast.Tuple) and all(_is_const(n, int) for n in shape.elts):
+            return tuple(n.value for n in shape.elts)
+        return None
 
     def _where(self, node: ast.Call) -> ast.expr:
         """``np.where(False, 1, x)`` (a rule's guard, decided by a constant: the power rule's
