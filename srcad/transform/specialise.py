@@ -27,7 +27,7 @@ from typing import Callable
 import numpy as np
 
 from .. import runtime
-from ..gcode import parse_expr
+from ..gcode import dtype_is_type, dtype_src, parse_expr
 from .templates import subst
 
 
@@ -237,8 +237,6 @@ _RUNTIME_FUNCS = {getattr(runtime, n) for n in runtime.__all__}
 # the ones the helper would run, so results are bitwise unchanged.
 
 
-def _dtype_name(dtype) -> str:
-    return f"np.{np.dtype(dtype).name}"
 
 
 def _unbroadcast_form(g: Info, x: Info):
@@ -269,8 +267,11 @@ def _unreduce_form(g: Info, x: Info, axis: Info | None = None, keepdims: Info | 
     src = "g"
     if g.ndim == 0 and x.dtype != np.float64:
         # a 0-d adjoint may be a Python float at run time (grown from the seed 1.0): cast it,
-        # as unreduce does, so that the broadcast array has x's dtype
-        src = f"{_dtype_name(x.dtype)}(g)"
+        # as unreduce does, so that the broadcast array has x's dtype (a dtype with no
+        # scalar type of its own, big-endian or object, keeps the helper)
+        if not dtype_is_type(x.dtype):
+            return None
+        src = f"{dtype_src(x.dtype)}(g)"
     if axis_v is not None and not keep_v:
         axes = axis_v if isinstance(axis_v, tuple) else (axis_v,)
         axes = sorted(a % x.ndim for a in axes)
