@@ -152,7 +152,7 @@ def test_power_at_zero_matches_torch(fn, x, mode):
     if type(x) is float and p < 0:  # the user's own 0.0 ** -1 raises in Python: said so
         # (tape mode runs the user's code as it is, and lets its exceptions through)
         with pytest.raises(srcad.SrcadError if mode == "source" else ZeroDivisionError,
-                           match="ZeroDivisionError in pow_neg" if mode == "source" else ""):
+                           match="ZeroDivisionError in pow_neg" if mode == "source" else None):
             srcad.grad(fn, mode=mode)(x)
         return
     want, want2 = _torch_pow_grads(x, p)
@@ -266,9 +266,11 @@ def test_empty_reductions(fn, shape, opts):
     _same(value, want)
     _same(g, np.zeros_like(x))
     t = torch.zeros(shape, dtype=torch.float64, requires_grad=True)
-    tfn = {mean_all: torch.mean, var_all: torch.var}.get(fn)
+    tfn = {mean_all: torch.mean, var_all: lambda t: torch.var(t, correction=0)}.get(fn)
     if tfn is not None:
-        (tg,) = torch.autograd.grad(tfn(t), t)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            (tg,) = torch.autograd.grad(tfn(t), t)
         assert tuple(tg.shape) == g.shape
 
 
@@ -363,3 +365,89 @@ def test_big_endian_central_differences():
     check_grads(be_loss, (x, w), wrt=(0, 1), mode="tape")
     g = numerical_grad(be_loss, (x, w), wrt=0)
     np.testing.assert_allclose(srcad.grad(be_loss)(x, w), g, rtol=1e-6)
+
+
+# -- 6. neighbours: float16, scalars of each kind, int arguments, empty and strided arrays --
+
+def smooth(x):
+    return np.sum(np.tanh(x) * x ** 2 + np.sqrt(x * x + 1.0))
+
+
+def int_power(x, n):
+    return np.sum(x ** n) * n
+
+
+def first_k(x, k):
+    return np.sum(x[:k] * 2.0)
+
+
+def empty_ops(x, W):
+    return np.sum(np.tanh(x @ W)) + np.sum(x * x) + np.sum(np.exp(x), axis=0).sum()
+
+
+def strided_loss(x, W):
+    return np.sum(np.tanh(x @ W) * x[:, :1])
+
+
+OPTS = [{}, {"mode": "tape"}, {"fuse": True}]
+
+
+@pytest.mark.parametrize("opts", OPTS, ids=str)
+def test_float16_arguments(opts):
+    x = np.linspace(-1.0, 1.0, 300).astype(np.float16)
+    g = srcad.grad(smooth, **opts)(x)
+    assert g.dtype == np.float16 and g.shape == x.shape
+    want = numerical_grad(smooth, (x.astype(np.float64),))
+    np.testing.assert_allclose(g.astype(np.float64), want, rtol=1e-2, atol=1e-2)
+    gs = srcad.grad(smooth, **opts)(np.float16(0.5))
+    assert isinstance(gs, np.float16)
+
+
+@pytest.mark.parametrize("opts", OPTS, ids=str)
+def test_scalar_kinds_agree(opts):
+    """A Python float, a numpy scalar and a 0-d array: one value, each gradient its own kind."""
+    want = numerical_grad(smooth, (0.5,))
+    for x, kind in ((0.5, float), (np.float64(0.5), np.float64), (np.array(0.5), np.ndarray),
+                    (np.float32(0.5), np.float32), (np.array(0.5, np.float32), np.ndarray)):
+        g = srcad.grad(smooth, **opts)(x)
+        assert isinstance(g, kind), (type(x), type(g))
+        assert np.result_type(g) == np.result_type(x)
+        np.testing.assert_allclose(float(g), want, rtol=1e-6 if np.result_type(x) == np.float64
+                                   else 1e-5)
+
+
+@pytest.mark.parametrize("opts", OPTS, ids=str)
+def test_int_arguments_not_differentiated(opts):
+    x = np.array([0.5, 2.0, -1.0])
+    for n in (3, np.int64(3)):
+        check_grads(int_power, (x, n), **opts)
+    check_grads(first_k, (x, 2), **opts)
+    with pytest.raises(srcad.SrcadError, match="with respect to `n`, an int"):
+        srcad.grad(int_power, wrt=1, **opts)(x, 3)
+
+
+@pytest.mark.parametrize("opts", OPTS, ids=str)
+@pytest.mark.parametrize("xs,ws", [((0, 3), (3, 2)), ((4, 0), (0, 2)), ((4, 3), (3, 0))])
+def test_empty_arrays_through_ops(opts, xs, ws):
+    x, W = np.zeros(xs), np.ones(ws)
+    gx, gW = srcad.grad(empty_ops, wrt=(0, 1), **opts)(x, W)
+    tx = torch.zeros(xs, dtype=torch.float64, requires_grad=True)
+    tW = torch.ones(ws, dtype=torch.float64, requires_grad=True)
+    loss = (torch.sum(torch.tanh(tx @ tW)) + torch.sum(tx * tx)
+            + torch.sum(torch.exp(tx), dim=0).sum())
+    wx, wW = torch.autograd.grad(loss, (tx, tW))
+    _same(gx, wx.numpy())
+    _same(gW, wW.numpy())
+
+
+@pytest.mark.parametrize("opts", OPTS, ids=str)
+def test_non_contiguous_arguments(opts):
+    rng = np.random.default_rng(3)
+    W = rng.standard_normal((6, 4))
+    for x in (rng.standard_normal((6, 5)).T, rng.standard_normal((10, 12))[::2, ::2]):
+        assert not x.flags.c_contiguous
+        got = srcad.grad(strided_loss, wrt=(0, 1), **opts)(x, W)
+        want = srcad.grad(strided_loss, wrt=(0, 1), **opts)(np.ascontiguousarray(x), W)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
+        check_grads(strided_loss, (x, W), wrt=(0, 1), **opts)
