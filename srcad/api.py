@@ -103,7 +103,26 @@ def jvp(fn, primals, tangents, **options):
                              f"shape {np.shape(v)}")
     c = t.compiled(values, given=len(primals))
     dots = [d for v, d in zip(values, tangents) if _is_float(v)]
-    return c.functions["main"](*values, *dots)
+    out, tangent = c.functions["main"](*values, *dots)
+    return out, _shaped_like(out, tangent)
+
+
+def _shaped_like(out, tangent):
+    """The output's tangent in the output's containers (as JAX): a list for a list, a tuple
+    (a namedtuple) for a tuple, a plain dict in the output's key order for a dict, nested --
+    generated code and the runtime carry a dict's or a grown list's tangent as their own
+    `Slots` / `Items`, and a returned list through a variable as a tuple."""
+    if isinstance(out, dict) and isinstance(tangent, dict):
+        return {k: _shaped_like(v, tangent.get(k)) for k, v in out.items()}
+    if isinstance(out, (list, tuple)) and isinstance(tangent, (list, tuple)) and \
+            len(out) == len(tangent):
+        items = [_shaped_like(o, d) for o, d in zip(out, tangent)]
+        if isinstance(out, list):
+            return items
+        if isinstance(out, tuple) and hasattr(type(out), "_fields"):
+            return type(out)(*items)
+        return tuple(items)
+    return tangent
 
 
 def _vjp_transformed(fn, options) -> Transformed:

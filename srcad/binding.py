@@ -47,3 +47,17 @@ def _describe(value) -> str:
     if isinstance(value, (np.ndarray, np.generic)):
         return f"{value.dtype}[{', '.join(map(str, np.shape(value)))}]"
     return type(value).__name__
+
+
+def _a(value) -> str:
+    """`value` described with its article, for messages: 'a float32[2, 3]', 'an int64[3]',
+    'an object array (object[2])', 'a list'.
+
+    >>> _a(np.array([1.0, 2.0], dtype=object))
+    'an object array (object[2])'
+    """
+    if isinstance(value, np.ndarray) and value.dtype.kind == "O":
+        return f"an object array ({_describe(value)})"
+    what = _describe(value) if isinstance(value, (np.ndarray, np.generic)) else \
+        type(value).__name__
+    return ("an " if what[:1] in tuple("aeiou") else "a ") + what

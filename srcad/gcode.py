@@ -11,6 +11,8 @@ import ast
 import copy
 from dataclasses import dataclass, field
 
+import numpy as np
+
 
 @dataclass
 class Line:
@@ -152,6 +154,23 @@ def assign(target: str, value: ast.expr) -> ast.Assign:
 
 def parse_expr(src: str) -> ast.expr:
     return ast.parse(src, mode="eval").body
+
+
+def dtype_src(dtype) -> str:
+    """How generated code spells a dtype: ``np.float32`` where numpy's scalar type of that
+    name is exactly this dtype (native byte order), else the dtype itself,
+    ``np.dtype('>f8')`` or ``np.dtype('O')`` (a big-endian array's dtype is named float64,
+    and ``np.object`` is gone)."""
+    dt = np.dtype(dtype)
+    scalar = getattr(np, dt.name, None) if dt.isnative and dt.kind in "biufc" else None
+    if isinstance(scalar, type) and issubclass(scalar, np.generic) and np.dtype(scalar) == dt:
+        return f"np.{dt.name}"
+    return f"np.{dt!r}"
+
+
+def dtype_is_type(dtype) -> bool:
+    """Is `dtype_src` a scalar type, callable on a value (``np.float32(g)``)?"""
+    return not dtype_src(dtype).startswith("np.dtype(")
 
 
 # -- fast ast copies and name sets ------------------------------------------------------------

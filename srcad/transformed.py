@@ -27,7 +27,7 @@ import numpy as np
 
 from . import ir, tape
 from .analysis.refusals import check_opaque
-from .binding import _describe, _is_float, _key_of
+from .binding import _a, _describe, _is_float, _key_of
 from .errors import NonScalarOutputError, SrcadError, UnresolvedNameError
 from .frontend import normalize, parse_function
 from .frontend.guards import Guards, equivalent, recording
@@ -171,10 +171,8 @@ class Transformed:
         for w in wrt:
             v = values[w]
             if not _is_float(v):
-                what = _describe(v) if isinstance(v, (np.ndarray, np.generic)) else \
-                    type(v).__name__
                 raise SrcadError(
-                    f"cannot differentiate {self._ir.name} with respect to `{w}`, a {what}: "
+                    f"cannot differentiate {self._ir.name} with respect to `{w}`, {_a(v)}: "
                     f"gradients are defined for floating-point arguments only",
                     filename=self._ir.filename, lineno=self._ir.first_line, func=self._ir.name,
                     hint=f"pass `{w}` as a float array (e.g. np.asarray({w}, dtype=float)) or "

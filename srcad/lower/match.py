@@ -74,6 +74,10 @@ class VT:
             return None
         if info.dtype is None:
             return cls("number") if info.value is None else cls("const", value=info.value)
+        if np.dtype(info.dtype) not in C_TYPES:
+            # a dtype no kernel reads (a big-endian float64, whose bytes C would take
+            # unswapped; float16; object): not a kernel operand, numpy computes it
+            return None
         return cls("array", np.dtype(info.dtype), tuple(info.shape))
 
 

@@ -45,14 +45,17 @@ defvjp(np.true_divide, lambda g, out, x, y: g / y, lambda g, out, x, y: -g * out
        derivation="d(x/y) = dx/y - (x/y) dy/y",
        test_cases=(("1.0 / a", [(3, 4)], POS), ("a / 4", [(3,)]), ("a / a", [(3,)], POS)))
 defvjp(np.power,
-       lambda g, out, x, y: g * y * x ** (y - 1),
+       # (the base is 1 where y = 0, and np.where makes a Python-float base a numpy value:
+       # 0.0 ** -0.5 is then inf, as numpy and torch give, not Python's ZeroDivisionError)
+       lambda g, out, x, y: g * y * np.where(y == 0, 1, x) ** (y - 1),
        lambda g, out, x, y: g * out * np.log(np.where(x == 0, 1, x).astype(np.result_type(out))),
        name="power", spelling="x ** y", elementwise=True, broadcasting=True, c="pow(x, y)",
        # ndarray.__pow__ computes these exponents with other ufuncs (square, sqrt,
        # reciprocal, a copy), not with the power loop: numpy/_core/src/multiarray/number.c
        c_consts={"y": {2: "x * x", 0.5: "sqrt(x)", -1: "1 / x", 1: "x"}},
        family="arithmetic", domain=(POS, ANY),
-       derivation="d(x^y) = y x^(y-1) dx + x^y log(x) dy (log term is 0 where x = 0, as torch; "
+       derivation="d(x^y) = y x^(y-1) dx + x^y log(x) dy (the first term is 0 where y = 0, "
+       "also at x = 0, and the log term 0 where x = 0, as torch; "
        "computed in out's dtype, so a Python-float base does not promote a float32 gradient; "
        "np.result_type, as out is a Python float when x and y are)",
        test_cases=(("a ** 2", [(3, 4)], ANY), ("a ** 3.0", [(3,)], ANY), ("2.0 ** a", [(3,)]),

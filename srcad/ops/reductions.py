@@ -4,7 +4,10 @@ negative, tuple; keepdims), cumsum and cumprod.
 A reduction's backward broadcasts ``g`` back over the reduced axes (`unreduce`, which
 re-inserts them when ``keepdims=False``). ``np.size(a) // np.size(g)`` is the number of
 elements reduced into each output (``g`` has the output's shape); once shapes are known it
-folds to a constant, so nothing but ``a`` is saved for it.
+folds to a constant, so nothing but ``a`` is saved for it. For an empty ``a`` (its gradient
+is empty whatever the count) the count is guarded with ``max``, as ``0 // 0`` and
+``1.0 / 0`` raise in Python: the mean's divisor is then 1, not 0 (numpy's mean of an empty
+array is NaN, with a RuntimeWarning; torch's and autograd's gradient is empty).
 """
 
 import numpy as np
@@ -49,7 +52,7 @@ defvjp(np.sum, lambda g, out, a, axis=None, keepdims=False: unreduce(g, a, axis,
        derivation="each input element contributes once: broadcast g back")
 defvjp(np.mean,
        lambda g, out, a, axis=None, keepdims=False:
-           unreduce(g / (np.size(a) // np.size(g)), a, axis, keepdims),
+           unreduce(g / max(np.size(a) // max(np.size(g), 1), 1), a, axis, keepdims),
        name="mean", linear=('a',), family="reduction", test_cases=_cases("mean"), c_row="mean",
        derivation="sum / n: broadcast g / n back (n = elements reduced into each output)")
 defvjp(np.max,
@@ -71,7 +74,7 @@ defvjp(np.prod,
 defvjp(np.var,
        lambda g, out, a, axis=None, ddof=0, keepdims=False:
            unreduce(g, a, axis, keepdims)
-           * (2 * (a - np.mean(a, axis=axis, keepdims=True)) / (np.size(a) // np.size(g) - ddof)),
+           * (2 * (a - np.mean(a, axis=axis, keepdims=True)) / (np.size(a) // max(np.size(g), 1) - ddof)),
        name="var", family="reduction",
        test_cases=_cases("var") + (("np.var(a, axis=1, ddof=1)", [(3, 4)]),
                                    ("np.var(a, ddof=1)", [(3, 4)]),
@@ -82,7 +85,7 @@ defvjp(np.var,
 defvjp(np.std,
        lambda g, out, a, axis=None, ddof=0, keepdims=False:
            unreduce(g / np.where(out == 0, 1, out), a, axis, keepdims)
-           * ((a - np.mean(a, axis=axis, keepdims=True)) / (np.size(a) // np.size(g) - ddof)),
+           * ((a - np.mean(a, axis=axis, keepdims=True)) / (np.size(a) // max(np.size(g), 1) - ddof)),
        name="std", family="reduction",
        test_cases=tuple(c for c in _cases("std") if c[1] != [()])
        + (("np.std(a, axis=0, ddof=1)", [(3, 4)]), ("a.std(axis=-1, ddof=1)", [(2, 3, 4)]),
@@ -141,11 +144,11 @@ defjvp(np.prod,
 defjvp(np.var,
        lambda g, out, a, axis=None, ddof=0, keepdims=False:
            np.sum(2 * (a - np.mean(a, axis=axis, keepdims=True)) * g, axis=axis,
-                  keepdims=keepdims) / (np.size(a) // np.size(out) - ddof))
+                  keepdims=keepdims) / (np.size(a) // max(np.size(out), 1) - ddof))
 defjvp(np.std,
        lambda g, out, a, axis=None, ddof=0, keepdims=False:
            np.sum((a - np.mean(a, axis=axis, keepdims=True)) * g, axis=axis, keepdims=keepdims)
-           / ((np.size(a) // np.size(out) - ddof) * np.where(out == 0, 1, out)))
+           / ((np.size(a) // max(np.size(out), 1) - ddof) * np.where(out == 0, 1, out)))
 defjvp(np.cumprod, lambda g, out, a, axis=None: cumprod_jvp(g, a, axis))
 defjvp(np.nansum,
        lambda g, out, a, axis=None, keepdims=False:

@@ -269,17 +269,15 @@ class Forward:
         f.body.extend(self.block(self.fn.body[:-1]))
         ret = self.fn.ret.value
         value = atom_expr(ret)
-        if isinstance(ret, ir.Seq):
-            tan = ast.Tuple(elts=[self.ret_tangent(a) for a in ret.items], ctx=ast.Load())
-        else:
-            tan = self.ret_tangent(ret)
+        tan = self.ret_tangent(ret)
         f.body.append(Line(ast.Return(value=ast.Tuple(elts=[value, tan], ctx=ast.Load())),
                            self.fn.ret.line))
         return f
 
     def ret_tangent(self, atom) -> ast.expr:
-        if isinstance(atom, ir.Seq):
-            return ast.Tuple(elts=[self.ret_tangent(a) for a in atom.items], ctx=ast.Load())
+        if isinstance(atom, ir.Seq):  # a list's tangent is a list, a tuple's a tuple (as JAX)
+            elts = [self.ret_tangent(a) for a in atom.items]
+            return (ast.List if atom.kind == "list" else ast.Tuple)(elts=elts, ctx=ast.Load())
         if isinstance(atom, ir.Const) and atom.value is None:
             return ast.Constant(None)
         if isinstance(atom, ir.Var) and atom.name in self.varied:

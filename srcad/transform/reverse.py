@@ -47,7 +47,8 @@ from .. import ir
 from ..analysis.activity import active_vars, stack_of
 from ..frontend.opaque import has_effects, may_change_state
 from ..gcode import RESTORE as _RESTORE
-from ..gcode import GFunction, Line, assign, clone, line_reads, name, store
+from ..gcode import (GFunction, Line, assign, clone, dtype_is_type, dtype_src, line_reads, name,
+                     parse_expr, store)
 from ..gcode import call as _call
 from ..gcode import compound as _compound
 from ..gcode import free_names as _free
@@ -219,9 +220,13 @@ class Reverse(AdjointsMixin, CallsMixin, CheckpointingMixin, ControlFlowMixin, S
                 return simplify(call, {}, lambda n: target if n is expr else self.info_of(n))
             if want.dtype is not None and target.dtype is not None and target.dtype != want.dtype:
                 if s.op.broadcasting or want.shape == target.shape:
-                    dtype = _np(str(want.dtype))
-                    if want.ndim == 0:  # the contribution may be a Python or numpy scalar
+                    dtype = parse_expr(dtype_src(want.dtype))
+                    if want.ndim == 0 and dtype_is_type(want.dtype):
+                        # the contribution may be a Python or numpy scalar
                         return ast.Call(func=dtype, args=[expr], keywords=[])
+                    if want.ndim == 0:  # (a 0-d array of a dtype with no scalar type)
+                        return ast.Call(func=_np("asarray"), args=[expr],
+                                        keywords=[ast.keyword(arg="dtype", value=dtype)])
                     return _method(expr, "astype", dtype)
             return expr
         if s.op.broadcasting:

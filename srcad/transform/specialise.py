@@ -8,7 +8,9 @@ forms can be simplified at generation time:
   * helpers marked ``static`` on constant arguments are evaluated
     (``inverse_permutation(None)`` is ``None``);
   * shape queries on values of known shape become constants (``np.size(h)`` is 512);
-  * integer arithmetic on constants, and multiplication by a literal 1.0 (the seed), fold;
+  * integer arithmetic on constants (``max`` and ``min`` of them too), comparisons of numeric
+    constants, and multiplication by a literal 1.0 (the seed), fold; ``np.where`` of a constant
+    condition picks an array operand where that keeps its values (`_Simplify._where`);
   * trailing arguments of runtime helpers equal to their defaults are dropped.
 Each rewrite keeps the numpy calls that run on arrays the same, so results are unchanged.
 """
@@ -16,14 +18,16 @@ Each rewrite keeps the numpy calls that run on arrays the same, so results are u
 from __future__ import annotations
 
 import ast
+import builtins
 import inspect
+import operator
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
 from .. import runtime
-from ..gcode import parse_expr
+from ..gcode import dtype_is_type, dtype_src, parse_expr
 from .templates import subst
 
 
@@ -76,6 +80,22 @@ def _is_const(node, types=(int, float)) -> bool:
 
 _INT_OPS = {ast.Add: int.__add__, ast.Sub: int.__sub__, ast.Mult: int.__mul__,
             ast.FloorDiv: int.__floordiv__}
+_COMPARE = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt,
+            ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge}
+_ARITH = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul}
+
+
+def _const_number(node):
+    """The value of a numeric constant expression (``3.0 - 1``, ``-2``), or None."""
+    if _is_const(node):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        v = _const_number(node.operand)
+        return None if v is None else -v
+    if isinstance(node, ast.BinOp) and type(node.op) in _ARITH:
+        a, b = _const_number(node.left), _const_number(node.right)
+        return None if a is None or b is None else _ARITH[type(node.op)](a, b)
+    return None
 
 
 class _Simplify(ast.NodeTransformer):
@@ -85,7 +105,9 @@ class _Simplify(ast.NodeTransformer):
 
     def resolve(self, func):
         if isinstance(func, ast.Name):
-            return self.globals.get(func.id, getattr(runtime, func.id, None))
+            found = self.globals.get(func.id, getattr(runtime, func.id, None))
+            return found if found is not None or func.id not in ("max", "min") else \
+                getattr(builtins, func.id)
         if (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
                 and func.value.id == "np"):
             return getattr(np, func.attr, None)
@@ -99,8 +121,10 @@ class _Simplify(ast.NodeTransformer):
         # shape queries on known values
         if fn in (np.size, np.shape, np.ndim) and len(node.args) == 1 and not node.keywords:
             info = self.info_of(node.args[0])
-            if info is not None:
-                value = {np.size: info.size, np.shape: info.shape, np.ndim: info.ndim}[fn]
+            shape = info.shape if info is not None else self._broadcast_shape(node.args[0])
+            if shape is not None:
+                value = {np.size: int(np.prod(shape, dtype=np.int64)), np.shape: shape,
+                         np.ndim: len(shape)}[fn]
                 return _const(value)
         # static helpers on constant arguments
         if getattr(fn, "static", False) and all(isinstance(a, ast.Constant) for a in node.args):
@@ -116,9 +140,57 @@ class _Simplify(ast.NodeTransformer):
                     params = list(inspect.signature(fn).parameters)
                     mapping = dict(zip(params, node.args))
                     return self.visit(subst(parse_expr(template), mapping))
+        if fn is np.where:
+            return self._where(node)
+        if fn in (max, min) and len(node.args) > 1 and not node.keywords and \
+                all(_is_const(a, int) for a in node.args):  # a rule's guard on a count
+            return _const(fn(a.value for a in node.args))
         if fn in _RUNTIME_FUNCS:
             _drop_default_tail(node, fn)
         return node
+
+    def _broadcast_shape(self, node) -> tuple | None:
+        """The shape of ``np.broadcast_to(v, (3, 4))`` (a seed spread over a reduction's
+        output), or None."""
+        if not (isinstance(node, ast.Call) and len(node.args) == 2 and not node.keywords
+                and self.resolve(node.func) is np.broadcast_to):
+            return None
+        shape = node.args[1]
+        if isinstance(shape, ast.Tuple) and all(_is_const(n, int) for n in shape.elts):
+            return tuple(n.value for n in shape.elts)
+        return None
+
+    def _where(self, node: ast.Call) -> ast.expr:
+        """``np.where(False, 1, x)`` (a rule's guard, decided by a constant: the power rule's
+        ``np.where(y == 0, 1, x)`` for ``x ** 3.0``) is ``x`` where x is an array of at least
+        one dimension whose dtype the constant does not change: the same values (np.where
+        copies them). Kept for scalars: there np.where is what makes a Python float a numpy
+        value (and a 0-d array computes ``** 2`` as a square, a numpy scalar with pow)."""
+        if len(node.args) != 3 or node.keywords or not isinstance(node.args[0], ast.Constant) \
+                or not isinstance(node.args[0].value, bool):
+            return node
+        chosen, other = (node.args[1], node.args[2]) if node.args[0].value else \
+            (node.args[2], node.args[1])
+        if not _is_const(other):
+            return node
+        info = self.info_of(chosen)
+        if info is None or info.dtype is None or info.ndim == 0:
+            return node
+        dtype = np.dtype(info.dtype)
+        if dtype.kind != "f" or np.result_type(other.value, dtype) != dtype:
+            return node
+        return chosen
+
+    def visit_Compare(self, node):
+        """A comparison of two numeric constants (``3.0 - 1 == 0``, a rule's guard on a
+        constant exponent) is its truth value: Python computes it the same way at run time."""
+        self.generic_visit(node)
+        if len(node.ops) != 1 or type(node.ops[0]) not in _COMPARE:
+            return node
+        left, right = _const_number(node.left), _const_number(node.comparators[0])
+        if left is None or right is None:
+            return node
+        return _const(bool(_COMPARE[type(node.ops[0])](left, right)))
 
     def visit_Attribute(self, node):
         self.generic_visit(node)
@@ -165,8 +237,6 @@ _RUNTIME_FUNCS = {getattr(runtime, n) for n in runtime.__all__}
 # the ones the helper would run, so results are bitwise unchanged.
 
 
-def _dtype_name(dtype) -> str:
-    return f"np.{np.dtype(dtype).name}"
 
 
 def _unbroadcast_form(g: Info, x: Info):
@@ -197,8 +267,11 @@ def _unreduce_form(g: Info, x: Info, axis: Info | None = None, keepdims: Info | 
     src = "g"
     if g.ndim == 0 and x.dtype != np.float64:
         # a 0-d adjoint may be a Python float at run time (grown from the seed 1.0): cast it,
-        # as unreduce does, so that the broadcast array has x's dtype
-        src = f"{_dtype_name(x.dtype)}(g)"
+        # as unreduce does, so that the broadcast array has x's dtype (a dtype with no
+        # scalar type of its own, big-endian or object, keeps the helper)
+        if not dtype_is_type(x.dtype):
+            return None
+        src = f"{dtype_src(x.dtype)}(g)"
     if axis_v is not None and not keep_v:
         axes = axis_v if isinstance(axis_v, tuple) else (axis_v,)
         axes = sorted(a % x.ndim for a in axes)

@@ -13,7 +13,7 @@ import ast
 import numpy as np
 
 from .. import ir
-from ..gcode import clone, name, parse_expr
+from ..gcode import clone, dtype_src, name, parse_expr
 from ..ops.table import Op
 
 
@@ -93,6 +93,8 @@ def _subst(makers: dict, node, memo: dict):
 
 
 def const_atom(value) -> ir.Const:
+    if isinstance(value, np.dtype):
+        return ir.Const(value, dtype_src(value))
     return ir.Const(value, repr(value) if not isinstance(value, type) else f"np.{value.__name__}")
 
 
