@@ -55,6 +55,7 @@ __all__ = [
     "zeros_grad",
     "as_grad",
     "astype",
+    "astype_shared",
     "clip_grad",
     "clip_grad_max",
     "clip_grad_min",
@@ -527,6 +528,13 @@ inverse_permutation.static = True
 def astype(x, dtype):
     """`x.astype(dtype)` as a function, so that the op table can hold it."""
     return np.asarray(x).astype(dtype)
+
+
+def astype_shared(x, dtype):
+    """`x.astype(dtype, copy=False)`: x itself where its dtype is already `dtype` (numpy may
+    share the memory: the op table marks it a view, so a write through it is handled as
+    through any view whose sharing is known only when running)."""
+    return np.asarray(x).astype(dtype, copy=False)
 
 
 def as_grad(d, x):

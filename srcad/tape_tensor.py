@@ -206,8 +206,9 @@ class Tensor:
     def clip(self, *a, **k):
         return self.tape.apply(np.clip, (self, *a), k)
 
-    def astype(self, dtype):
-        return self.tape.apply(runtime.astype, (self, dtype), {})
+    def astype(self, dtype, copy=True):
+        return self.tape.apply(runtime.astype if copy else runtime.astype_shared, (self, dtype),
+                               {})
 
     def argmax(self, *a, **k):
         return np.argmax(self.value, *a, **k)

@@ -145,6 +145,10 @@ class CallsMixin:
                 if user is not None:
                     return user
                 return ("op", *self.method_parts(base, func.attr, e, hint))
+        held = self.env.get(func.id) if isinstance(func, gast.Name) else None
+        if isinstance(held, ir.Const) and callable(held.value) and \
+                func.id in self.locals:  # `tanh = np.tanh; tanh(x)`: np.tanh's row
+            return self.call_of(held.value, held.src, func, e, hint)
         if isinstance(func, gast.Name) and func.id in self.locals:
             lifted = self.lifted_call(func.id, e, hint)
             if lifted is not None:
@@ -179,6 +183,19 @@ class CallsMixin:
                 # with the object as its first argument
                 base = self.global_value(func.value)
                 return self.bound_method_call(base, func.attr, e, hint)
+        return self.call_of(obj, spelled, func, e, hint, checkpointed)
+
+    def call_of(self, obj, spelled: str, func, e, hint, checkpointed=False):
+        """The call of a callable known when normalising: a row, a user function (or method,
+        with its object first), or an opaque call."""
+        target = user_method(obj) if isinstance(obj, types.MethodType) else None
+        if target is not None:  # (`f = act.fn; f(z)`)
+            fn, bound = target
+            args, kwargs, starred = self.call_args(e, hint)
+            if starred:
+                self.refuse_starred(e, f"the method `{spelled}`")
+            first = self.constant(bound, getattr(bound, "__name__", "obj"), e)
+            return ("user", fn, spelled, [first, *args], kwargs, checkpointed)
         if isinstance(obj, Checkpointed):  # ck = srcad.checkpoint(block) at module level
             obj, checkpointed = obj.fn, True
         if _hashable(obj) and obj in _BUILTIN_OPS and not (obj in (min, max)

@@ -305,6 +305,10 @@ class ExpressionsMixin:
 
     def op_call(self, fn, args, kwargs, node, spelled: str | None = None):
         """Bind a call to its op row's parameters: (op, {param: atom})."""
+        if fn is np.where and len(args) == 1 and not kwargs:
+            # np.where(c) is np.nonzero(c) (numpy's docs): integer indices, no derivative
+            callee = self.callee_atom(np.nonzero, "np.nonzero", node)
+            return self.opaque_parts(callee, "np.nonzero", args, {}, (), node, np.nonzero)
         op = table.lookup(fn)
         if op is None:
             name = spelled or getattr(fn, "__name__", repr(fn))
@@ -327,6 +331,9 @@ class ExpressionsMixin:
         for p in params:
             if p.required and p.name not in bound:
                 raise self.pf.error(f"`{op.name}` is missing its argument `{p.name}`", node)
+            if op.spell_defaults and p.name not in bound and not p.star:
+                bound[p.name] = ir.Const(p.default, _const_src(p.default, None) or
+                                         repr(p.default))
         ordered = {p.name: bound[p.name] for p in params if p.name in bound}
         return op, ordered
 

@@ -47,6 +47,14 @@ def _simple_method(fn):
     return make
 
 
+def _astype_method(self_atom, args, kwargs):
+    """x.astype(dtype, copy=...): `copy=False` may share x's memory (a row marked a view,
+    runtime.astype_shared); `copy=True` is the plain row."""
+    copy = kwargs.pop("copy", None)
+    shared = copy is not None and not (isinstance(copy, ir.Const) and copy.value)
+    return (runtime.astype_shared if shared else runtime.astype), [self_atom, *args], kwargs
+
+
 METHODS = {
     "sum": _reduction_method(np.sum),
     "mean": _reduction_method(np.mean),
@@ -72,7 +80,7 @@ METHODS = {
     "copy": _simple_method(np.copy),
     "dot": _simple_method(np.dot),
     "clip": _simple_method(np.clip),
-    "astype": _simple_method(runtime.astype),
+    "astype": _astype_method,
     "pop": _simple_method(runtime_ops.stack_pop),
 }
 ATTRIBUTES = {"T": np.transpose, "shape": np.shape, "ndim": np.ndim, "size": np.size,

@@ -373,6 +373,10 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                 raise self.unsupported("starred unpacking", node, "unpack into plain names")
 
     def bind(self, name: str, value, node):
+        fn = self.function_alias(value)
+        if fn is not None and name not in self.mutable and self.defs[name] == 1:
+            self.env[name] = fn  # `tanh = np.tanh`: calls through `tanh` are np.tanh's
+            return
         atom = self.expr(value, name, into=(name, node.lineno))
         self.record_view(name, value)
         if name in self.mutable:
@@ -391,6 +395,22 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                 self.alias_stmts.add(id(self.body[-1]))
         else:
             self.env[name] = atom
+
+    def function_alias(self, value) -> ir.Const | None:
+        """`np.tanh`, `helper`, `act.fn` on the right of `f = ...`: the function (a row, or a
+        user function) as a constant, or None for any other value."""
+        if not isinstance(value, (gast.Name, gast.Attribute)) or self.local_base_is_local(value):
+            return None
+        try:
+            obj, spelled = self.dotted(value)
+        except Exception:  # noqa: BLE001  (not a global: the plain path reports it)
+            return None
+        if not callable(obj) or isinstance(obj, type):
+            return None
+        if table.lookup(obj) is None and not (isinstance(obj, (types.FunctionType,
+                                                               types.MethodType))):
+            return None
+        return ir.Const(obj, spelled)
 
     # -- calls to other user functions -------------------------------------------------------
     def user_call(self, fn, spelled, args, kwargs, node) -> ir.UserCall:

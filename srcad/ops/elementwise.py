@@ -164,17 +164,20 @@ defvjp(np.where,
                                                             [(3, 4), (4,)]),
                    ("np.where(a < 0, 1.0, a)", [(3,)])))
 _CLIP_C = "((a > a_min || isnan(a)) ? a : a_min)"  # maximum(a, a_min), numpy's rule
-defvjp(np.clip,
-       lambda g, out, a, a_min, a_max: clip_grad(g, a, a_min, a_max),
-       lambda g, out, a, a_min, a_max: clip_grad_min(g, a, a_min, a_max),
-       lambda g, out, a, a_min, a_max: clip_grad_max(g, a, a_min, a_max),
+defvjp(np.clip,  # (one bound alone, x.clip(min=0): the other is None)
+       lambda g, out, a, a_min=None, a_max=None: clip_grad(g, a, a_min, a_max),
+       lambda g, out, a, a_min=None, a_max=None: clip_grad_min(g, a, a_min, a_max),
+       lambda g, out, a, a_min=None, a_max=None: clip_grad_max(g, a, a_min, a_max),
        name="clip", elementwise=True, broadcasting=True, family="selection",
+       keywords={"min": "a_min", "max": "a_max"},  # (numpy 2's names for them)
+       spell_defaults=True,  # (np.clip(x, 0, None): numpy 2 wants both bounds)
        c=f"({_CLIP_C} < a_max || isnan({_CLIP_C})) ? {_CLIP_C} : a_max", c_kinds="if",
        domain=(ANY, (-1.5, -0.5), (0.5, 1.5)),
        derivation="minimum(maximum(a, a_min), a_max): g flows to a inside [a_min, a_max], "
        "else to the bound that is the output",
        test_cases=(("np.clip(a, -1.0, 1.0)", [(3, 4)]), ("np.clip(a, None, 0.5)", [(3, 4)]),
                    ("np.clip(a, -0.5, None)", [(3,)]), ("a.clip(-1.0, 1.0)", [(3,)]),
+                   ("a.clip(min=-0.5)", [(3,)]), ("np.clip(a, max=0.5)", [(3, 4)]),
                    ("np.clip(a, b, c)", [(3, 4), (4,), ()], ((-2, 2), (0.5, 1), (-1, -0.5)))))
 
 # --- more binary functions --------------------------------------------------------------------

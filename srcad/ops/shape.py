@@ -11,6 +11,7 @@ import numpy as np
 
 from ..runtime import (
     astype,
+    astype_shared,
     setitem,
     setitem_grad_x,
     write_through,
@@ -115,6 +116,15 @@ defvjp(astype, lambda g, out, x, dtype: g.astype(x.dtype),
        test_cases=(("a.astype(np.float64)", [(3, 4)]), ("a.astype(float)", [(3,)]),
                    # rounds to float32 on the way, so float64 finite differences see 1e-7
                    ("a.astype(np.float32)", [(3, 4)], None, False, {"float64": 2e-3})))
+
+
+defvjp(astype_shared, lambda g, out, x, dtype: g.astype(x.dtype),
+       name="astype_shared", linear=('x',), spelling="x.astype(dtype, copy=False)",
+       family="shape", view=True,
+       derivation="cast the gradient back to the input's dtype",
+       test_cases=(("a.astype(np.float64, copy=False)", [(3, 4)]),
+                   ("a.astype(np.float32, copy=False)", [(3,)], None, False,
+                    {"float64": 2e-3})))
 
 
 # --- subscript assignment: x[index] = value as a value (copy on write) -----------------------

@@ -136,6 +136,8 @@ class Op:
     derivation: str = ""
     family: str = ""
     aliases: tuple = ()  # other callables that are this op (np.amax for np.max)
+    keywords: dict = field(default_factory=dict)  # other names of a parameter (clip's min=)
+    spell_defaults: bool = False  # numpy wants every parameter: a call gets the defaults too
     # parameters in which the op is linear (or, jointly, multilinear: matmul): the tangent
     # contribution of such a parameter is the op itself applied to that parameter's tangent
     linear: tuple = ()
@@ -201,6 +203,7 @@ class Op:
         if star is not None:
             bound[star.name] = tuple(args[n_fixed:])
         for k, v in kwargs.items():
+            k = self.keywords.get(k, k)
             if k not in self.param_names or (star is not None and k == star.name):
                 raise TypeError(f"`{self.name}` does not take the keyword `{k}` in "
                                 f"differentiated code (parameters: "
@@ -225,6 +228,8 @@ class Op:
         position (a star parameter's items spread after them), the rest by keyword."""
         positional, keywords = [], {}
         for p in self.params:
+            if p.name not in values and self.spell_defaults and not p.star:
+                values = {**values, p.name: p.default}
             if p.name not in values:
                 continue
             if p.star:
@@ -505,7 +510,9 @@ def _default_spelling(fn: Callable, params: tuple[Param, ...]) -> str:
 
 _META = {"name", "spelling", "params", "c", "c_expr", "c_version", "c_kinds", "c_types",
          "c_consts", "c_row", "elementwise",
-         "broadcasting", "view", "derivation", "family", "aliases", "domain", "dtypes", "tol",
+         "broadcasting", "view", "derivation", "family", "aliases", "keywords",
+         "spell_defaults", "domain",
+         "dtypes", "tol",
          "test_cases", "linear", "sequences", "canonical", "forward_form"}
 
 

@@ -1,0 +1,46 @@
+"""Everyday spellings that used to be refused or mis-read (issue 22's smaller items, issue 23's
+`np.where(cond)`): numpy 2's keywords on methods with a row (`x.clip(min=0)`,
+`x.astype(dt, copy=False)`), a numpy function or a method bound to a local name, `np.where`
+with one argument (np.nonzero), an object's attribute as a dtype. Each in every mode."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import srcad
+from srcad.testing import numerical_grad, rel_error
+from tests import fixtures_forms as m
+
+X = np.array([0.3, -0.5, 0.8, 1.2])
+FUNCTIONS = [m.clip_keywords, m.astype_keywords, m.numpy_function_in_a_local,
+             m.method_in_a_local, m.where_one_argument, m.dtype_from_an_object]
+
+
+@pytest.mark.parametrize("fn", FUNCTIONS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("how", ["source", "tape", "fuse", "jvp"])
+def test_everyday_forms(fn, how):
+    want = numerical_grad(fn, (X,))
+    if how == "jvp":
+        v = np.linspace(0.5, 1.5, X.size)
+        out, tangent = srcad.jvp(fn, (X,), (v,))
+        assert out == fn(X) and rel_error(tangent, np.sum(want * v)) < 1e-6
+        return
+    options = {"mode": "tape"} if how == "tape" else {"fuse": True} if how == "fuse" else {}
+    value, g = srcad.value_and_grad(fn, **options)(X)
+    assert value == fn(X)
+    assert rel_error(g, want) < 1e-6, (g, want)
+
+
+def test_a_write_through_astype_without_copy_is_not_guessed():
+    """`copy=False` may give x itself: a write through it is handled as through a view whose
+    sharing is known only when running -- refused, never a silently different x."""
+
+    def write_through(x):
+        y = x * 1.0
+        z = y.astype(np.float64, copy=False)
+        z[0] = 5.0
+        return np.sum(y * x)
+
+    with pytest.raises(srcad.SrcadError):
+        srcad.grad(write_through)(X)
