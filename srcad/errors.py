@@ -57,6 +57,12 @@ class NoRuleError(SrcadError):
     """A call to a function that has no derivative rule."""
 
 
+class SharingUnknownError(UnsupportedSyntaxError):
+    """An in-place write where numpy's memory sharing depends on what a name holds (an index
+    held in an argument: a view for an int or a slice, a copy for an array). A transform made
+    before any call waits for the first call's arguments to tell."""
+
+
 class UnresolvedNameError(SrcadError):
     """A free name the function reads is bound nowhere (yet): Python would raise NameError
     when the line runs. A transform made before the name is defined (a decorator above a

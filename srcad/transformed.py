@@ -28,7 +28,7 @@ import numpy as np
 from . import ir, tape
 from .analysis.refusals import check_opaque
 from .binding import _a, _describe, _is_float, _key_of
-from .errors import NonScalarOutputError, SrcadError, UnresolvedNameError
+from .errors import NonScalarOutputError, SharingUnknownError, SrcadError, UnresolvedNameError
 from .frontend import normalize, parse_function
 from .frontend.guards import Guards, equivalent, recording
 from .frontend.opaque import is_user_object
@@ -41,18 +41,20 @@ from .probe import probe
 _IR_CACHE: dict = {}
 
 
-def _ir_of(fn, known: dict | None = None) -> ir.Function:
+def _ir_of(fn, known: dict | None = None, arrays: frozenset = frozenset()) -> ir.Function:
     """The normalised IR of `fn`, cached until the op table changes (a new defvjp rule) or a
     name it read is bound to another object (its guards). `known`: parameters that hold these
-    user objects (their methods resolve when normalising)."""
+    user objects (their methods resolve when normalising); `arrays`: parameters that hold
+    arrays (indexing by one makes a copy, not a view)."""
     key = (fn, generation()) + ((tuple((p, id(v)) for p, v in known.items()),)
-                                if known else ())
+                                if known else ()) + ((arrays,) if arrays else ())
     hit = _IR_CACHE.get(key)
     if hit is not None and hit.guards.holds():
         return hit
     with recording() as guards:
         pf = parse_function(fn)
         pf.known = dict(known or {})
+        pf.arrays = arrays
         made = normalize(pf)
     made.guards = guards
     _IR_CACHE[key] = made
@@ -104,6 +106,7 @@ class Transformed:
         # equal value here must not hide the change from another transform of fn)
         self._guards = Guards()
         self._ir_stale = False  # normalise again before the next build (see `_ir`)
+        self._deferred = None  # a refusal that the first call's arguments may lift
         self._version = 0  # bumped whenever the built code changes (a transform of this sees it)
         if self.inner is None:
             try:
@@ -114,6 +117,11 @@ class Transformed:
                 # name when the function runs, so the first call normalises again)
                 self._ir_now = None
                 self._ir_stale = True
+            except SharingUnknownError as e:
+                # (`c = s[idx]; s -= m` with idx an argument: a view or a copy as idx holds
+                # an int or an array; the first call's arguments tell)
+                self._ir_now = None
+                self._deferred = e
             self.params = list(self._ir_now.params) if self._ir_now is not None else \
                 parse_function(fn).params
         self.single = not isinstance(wrt, (tuple, list))
@@ -183,13 +191,19 @@ class Transformed:
     def _ir(self) -> ir.Function:
         """fn's normalised IR as fn's names are bound now (normalised again when stale)."""
         self._renormalise_if_stale()
+        if self._ir_now is None and self._deferred is not None:
+            raise self._deferred
         return self._ir_now
 
     def _renormalise_if_stale(self) -> None:
         if self._ir_stale:
-            self._ir_now = _ir_of(self.fn)
-            self._guards = self._ir_now.guards.copy()
             self._ir_stale = False
+            try:
+                self._ir_now = _ir_of(self.fn)
+            except SharingUnknownError as e:  # (the arguments will tell: `_ir_with`)
+                self._ir_now, self._deferred, self._guards = None, e, Guards()
+                return
+            self._guards = self._ir_now.guards.copy()
 
     @_ir.setter
     def _ir(self, value: ir.Function) -> None:
@@ -234,13 +248,18 @@ class Transformed:
                 if not isinstance(v, (np.ndarray, np.generic, float, int, dict, list, tuple))
                 and v is not None and is_user_object(v)}
 
-    def _ir_with(self, known: dict) -> ir.Function:
+    def _ir_with(self, known: dict, values=()) -> ir.Function:
         """fn's IR with these parameters known to hold these objects (its guards join the
-        ones checked before each call)."""
-        if not known:
+        ones checked before each call); for a function whose in-place writes depend on what
+        an index argument holds (`_deferred`), also told which arguments are arrays."""
+        arrays = frozenset(p for p, v in zip(self.params, values)
+                           if type(v) is np.ndarray and v.ndim) if self._deferred else frozenset()
+        if not known and not arrays:
             return self._ir
-        fn_ir = _ir_of(self.fn, known)
+        fn_ir = _ir_of(self.fn, known, arrays)
         self._guards.extend(fn_ir.guards)
+        if self._ir_now is None:  # (messages name the function through `_ir`)
+            self._ir_now = fn_ir
         return fn_ir
 
     def _drop(self) -> None:
@@ -274,7 +293,7 @@ class Transformed:
         if self.inner is not None:
             main = self.inner.compiled(values, to_transform=True).functions["main"]
             self._ir = _ir_of(main)
-        fn_ir = self._ir_with(known)
+        fn_ir = self._ir_with(known, values)
         env = dict(zip(self.params, values))
         n = len(self.params) if given is None else given
         wrt = self.wrt if self.kind not in ("vjp", "jvp") else [p for p in self.params[:n]
@@ -373,7 +392,7 @@ class Transformed:
             raise SrcadError("mode='tape' cannot transform a transformed function",
                              hint="use mode='source' for higher-order derivatives")
         self._fresh()  # (the refusals below read the IR: the one fn means now)
-        fn_ir = self._ir_with(self._known_objects(values))
+        fn_ir = self._ir_with(self._known_objects(values), values)
         env = dict(zip(self.params, values))
         n = len(self.params) if given is None else given
         wrt = self.wrt if self.kind not in ("vjp", "jvp") else [p for p in self.params[:n]

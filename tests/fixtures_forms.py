@@ -44,3 +44,21 @@ def where_one_argument(x):
 
 def dtype_from_an_object(x):
     return np.sum(x.astype(cfg.dtype) ** 2) + cfg.eps
+
+
+def gather_then_write(x, idx):
+    s = x * 2.0
+    c = s[idx]  # (an array index: numpy copies)
+    s -= 1.0
+    return np.sum(c * c) * np.sum(s)
+
+
+def hint_applied_in_a_loop(x):
+    s = x * 2.0
+    total = 0.0
+    for _ in range(2):
+        c = s[1:]
+        s = s.copy()  # (the refusal's own hint: the write below goes into a new array)
+        s -= 1.0
+        total = total + np.sum(c * c)
+    return total

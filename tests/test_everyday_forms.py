@@ -44,3 +44,19 @@ def test_a_write_through_astype_without_copy_is_not_guessed():
 
     with pytest.raises(srcad.SrcadError):
         srcad.grad(write_through)(X)
+
+
+@pytest.mark.parametrize("mode", ["source", "tape"])
+def test_an_array_index_is_a_copy(mode):
+    """`c = s[idx]` with idx an integer array or a mask copies: a later `s -= 1` leaves c alone
+    (the transform, made before any call, asks the first call's arguments what idx holds)."""
+    g = srcad.grad(m.gather_then_write, mode=mode)
+    for idx in (np.array([0, 2]), X > 0):
+        want = numerical_grad(m.gather_then_write, (X, idx))
+        assert rel_error(g(X, idx), want) < 1e-6
+
+
+@pytest.mark.parametrize("mode", ["source", "tape"])
+def test_the_copy_hint_works_in_a_loop(mode):
+    g = srcad.grad(m.hint_applied_in_a_loop, mode=mode)(X)
+    assert rel_error(g, numerical_grad(m.hint_applied_in_a_loop, (X,))) < 1e-6

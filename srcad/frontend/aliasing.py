@@ -32,12 +32,13 @@ import numpy as np
 
 from .. import ir, runtime
 from ..ops import control
-from ..errors import UnsupportedSyntaxError
+from ..errors import SharingUnknownError, UnsupportedSyntaxError
 
 
-def _index_kind(part, ints) -> bool | None:
+def _index_kind(part, ints, arrays=frozenset()) -> bool | None:
     """Is this part of an index basic (True: int, slice, None, ...), advanced (False: a list,
-    an array, a mask), or unknown (None: a name that may hold either)?"""
+    an array, a mask -- or a name `arrays` says holds an array), or unknown (None: a name that
+    may hold either)?"""
     if isinstance(part, ir.Slice):
         return True
     if isinstance(part, ir.Const):
@@ -45,11 +46,12 @@ def _index_kind(part, ints) -> bool | None:
         return v is None or v is Ellipsis or isinstance(v, slice) or (
             isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)))
     if isinstance(part, ir.Var):
-        return True if part.name in ints else None
+        return True if part.name in ints else False if part.name in arrays else None
     return False
 
 
-def _makes_view(call: ir.Call, ints=frozenset(), maybe: bool = False) -> bool:
+def _makes_view(call: ir.Call, ints=frozenset(), maybe: bool = False,
+                arrays=frozenset()) -> bool:
     """Does this call return memory shared with its input?  Indexing does only with basic
     indices (ints, slices, None, ...); an integer array or a mask makes a copy. With `maybe`,
     an index whose kind is unknown counts as a view (for the check that refuses)."""
@@ -57,7 +59,7 @@ def _makes_view(call: ir.Call, ints=frozenset(), maybe: bool = False) -> bool:
         return True
     index = call.args.get("index")
     parts = index.parts if isinstance(index, ir.Index) else (index,)
-    kinds = [_index_kind(p, ints) for p in parts]
+    kinds = [_index_kind(p, ints, arrays) for p in parts]
     return all(k is True or (maybe and k is None) for k in kinds)
 
 
@@ -232,7 +234,7 @@ class AliasingMixin:
         if not (isinstance(call, ir.Call) and atom == ir.Var(call.target)
                 and call.args and next(iter(call.args.values())) == self.env.get(base)):
             return
-        if call.op.name == "getitem" and _makes_view(call, self.ints):
+        if call.op.name == "getitem" and _makes_view(call, self.ints, arrays=self.arrays):
             index = call.args["index"]
             parts = index.parts if isinstance(index, ir.Index) else (index,)
             # all integers: a view of a row, or one element copied out (by the base's ndim)
@@ -468,7 +470,8 @@ class AliasingMixin:
             if isinstance(st, ir.Call):
                 made.setdefault(st.target, st.line)
                 first = next(iter(st.args.values()), None)
-                shares = (st.op.view and _makes_view(st, self.ints, maybe=True)) or \
+                shares = (st.op.view and _makes_view(st, self.ints, maybe=True,
+                                                     arrays=self.arrays)) or \
                     id(st) in self.alias_stmts  # (`z = y` into a loop name: the same array)
                 if shares and isinstance(first, ir.Var):
                     roots[st.target] = roots.get(st.target, set()) | root_set(first.name)
@@ -549,6 +552,12 @@ class AliasingMixin:
                 sharing.add(base)
             elif base not in live and not any(base in r for r in live.values()):
                 continue  # `s += 1` on a name with no views: rebinding is what numpy does
+            # a view made from `base` before `base` certainly got an array of its own
+            # (`c = s[1:]; s = s.copy(); s -= 1`) views the old array, not the one written
+            for v in list(sharing - {base}):
+                if v in live and all(any(killed(base, vs, d, stmt) for d in defs.get(base, ()))
+                                     for vs in view_at[v] if exists_at(v, vs, stmt)):
+                    sharing.discard(v)
             sharing.discard(stmt.target)
             sharing -= rebuilt  # made again from the new value (`propagate_write`)
             for st in ir.walk(self.body):
@@ -565,7 +574,7 @@ class AliasingMixin:
                         f"(made at line {made.get(other, self.pf.first_line)}) shares its "
                         f"memory and is read at line {st.line}: srcad cannot tell here "
                         f"whether numpy's `{other_user}` would see the change",
-                        line, cls=UnsupportedSyntaxError,
+                        line, cls=SharingUnknownError,
                         hint=f"copy explicitly before writing (`{base_user} = "
                         f"{base_user}.copy()`), or build the new array with np.where / "
                         "np.concatenate")

@@ -39,6 +39,7 @@ class ParsedFunction:
     constants: dict[str, Any] = field(default_factory=dict)  # local names bound to objects
     cells: dict[str, Any] = field(default_factory=dict)  # closure name -> its cell (guards)
     known: dict[str, Any] = field(default_factory=dict)  # parameter -> the object it holds
+    arrays: frozenset = frozenset()  # parameters that hold arrays (an index by one: a copy)
 
     def resolve(self, name: str) -> Any:
         """The object a free name refers to now, or UNRESOLVED. Each lookup is recorded as a
