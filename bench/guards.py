@@ -3,8 +3,9 @@
 A transformed function checks, before each call, that the names its code was built on
 (globals, closure cells, class and object attributes: srcad/frontend/guards.py) still hold
 the same objects. This measures, for the zoo's models and a tiny function, how many guards
-that is, the check alone (ns), and a whole call with and without it (the "without" row
-replaces the check by a constant True: srcad before issue 21, which froze the names).
+that is, the check alone (ns: the C runtime's, and the Python fallback used where the C
+runtime is not installed), and a whole call with and without it (the "frozen" column replaces
+the check by a constant True: srcad before issue 21, which froze the names).
 
     python bench/guards.py [--repeat N]
 
@@ -23,6 +24,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import srcad  # noqa: E402
+from srcad.build import c_helper  # noqa: E402
 from srcad.frontend.guards import Guards  # noqa: E402
 from srcad.zoo import gpt, mlp  # noqa: E402
 
@@ -46,6 +48,8 @@ def measure(g, args, repeat):
     n_guards = len(g._guards)
     check = g._guards.holds
     t_check = min(timeit.repeat(check, number=20000, repeat=repeat)) / 20000
+    python_check = g._guards.python_check()
+    t_python = min(timeit.repeat(python_check, number=20000, repeat=repeat)) / 20000
     inner = 200
     with_guards = min(timeit.repeat(lambda: g(*args), number=inner, repeat=repeat)) / inner
     Guards.holds = lambda self: True  # (the check switched off: the frozen behaviour)
@@ -54,10 +58,21 @@ def measure(g, args, repeat):
     finally:
         del Guards.holds  # (back to the class's own method)
         Guards.holds = _HOLDS
-    return n_guards, t_check, with_guards, without
+    return n_guards, t_check, t_python, with_guards, without
 
 
 _HOLDS = Guards.holds
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
 
 
 def main():
@@ -66,12 +81,14 @@ def main():
     args = ap.parse_args()
     print(f"# {platform.processor() or platform.machine()}, python {platform.python_version()}, "
           f"numpy {np.__version__}")
-    print(f"{'function':32} {'guards':>6} {'check ns':>9} {'call us':>9} {'frozen us':>10} "
-          f"{'cost':>7}")
+    print(f"# {cpu_model()}; the C check: "
+          f"{'kernels_c/srcad_guards.h' if c_helper('guards_hold') else 'not installed'}")
+    print(f"{'function':30} {'guards':>6} {'C ns':>6} {'Python ns':>9} {'call us':>9} "
+          f"{'frozen us':>10} {'cost':>7}")
     for name, g, a in cases():
-        n, tc, tw, to = measure(g, a, args.repeat)
-        print(f"{name:32} {n:6d} {tc * 1e9:9.0f} {tw * 1e6:9.2f} {to * 1e6:10.2f} "
-              f"{(tw - to) / to * 100:6.1f}%")
+        n, tc, tp, tw, to = measure(g, a, args.repeat)
+        print(f"{name:30} {n:6d} {tc * 1e9:6.0f} {tp * 1e9:9.0f} {tw * 1e6:9.2f} "
+              f"{to * 1e6:10.2f} {(tw - to) / to * 100:6.1f}%")
 
 
 if __name__ == "__main__":

@@ -38,6 +38,7 @@ def _decorator(kind):
                              f"by keyword")
         return Transformed(fn, kind, wrt, options)
 
+    transform._srcad_transform = kind  # (`srcad.grad(f)(x)` inside a differentiated function)
     return transform
 
 

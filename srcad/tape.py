@@ -91,8 +91,8 @@ class Tape:
         self.origin: dict = {}  # id(argument Tensor) -> the Tensor of its value on entry
 
     # -- forward -----------------------------------------------------------------------------
-    def apply(self, fn, args, kwargs, py_operator=None):
-        op = table.lookup(fn)
+    def apply(self, fn, args, kwargs, py_operator=None, op=None):
+        op = op if op is not None else table.lookup(fn)
         name = getattr(fn, "__name__", repr(fn))
         if op is None:
             # no rule: source mode runs it as written on plain values, once check_opaque has
@@ -323,6 +323,7 @@ class Tape:
             self.entries.append(Entry(None, None, None, kind="enter", pairs=pairs))
             return traced(*args, **kwargs)
 
+        call.__wrapped__ = fn  # (srcad.grad(f) of the traced f transforms f itself)
         return call
 
     # -- backward ----------------------------------------------------------------------------

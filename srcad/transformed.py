@@ -25,7 +25,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from . import ir, tape
+from . import ir, runtime, tape
 from .analysis.refusals import check_opaque
 from .binding import _a, _describe, _is_float, _key_of
 from .errors import NonScalarOutputError, SharingUnknownError, SrcadError, UnresolvedNameError
@@ -33,6 +33,7 @@ from .frontend import normalize, parse_function
 from .frontend.guards import Guards, equivalent, recording
 from .frontend.opaque import is_user_object
 from .ops import generation
+from .ops.composed import transformed_call_op
 from .options import Options
 from .pipeline import Compiled, build, relink
 from .plan import budget_plan
@@ -313,7 +314,9 @@ class Transformed:
                 filename=self._ir.filename, lineno=self._ir.ret.line, func=self._ir.name,
                 hint="return the scalar loss to differentiate (a float, not an int, bool or "
                 "None)")
-        if self.kind not in ("vjp", "jvp") and np.ndim(out) != 0:
+        if self.kind not in ("vjp", "jvp") and np.size(out) != 1:
+            # (a size-1 array, (1,) or (1, 1), is differentiated as its one element, as
+            # autograd does: the backward is seeded with ones of its shape)
             raise NonScalarOutputError(
                 f"{self._ir.name} returns an array of shape {np.shape(out)}; grad needs a "
                 f"scalar output",
@@ -404,7 +407,7 @@ class Transformed:
         _unwrap_attribute_state(fn_ir)
         value = tape.value_of(out)
         if self.kind in ("grad", "value_and_grad"):
-            if not _is_float(value) or np.ndim(value) != 0:
+            if not _is_float(value) or np.size(value) != 1:
                 raise NonScalarOutputError(
                     f"{self._ir.name} returns {_describe(value)}; grad needs a floating-point "
                     f"scalar output", filename=self._ir.filename, lineno=self._ir.ret.line,
@@ -423,9 +426,14 @@ class Transformed:
             if main is not None:
                 return main(*args)
         values = self.bind(args, kwargs)
+        held = next((v for v in values if isinstance(v, tape.Tensor)), None)
+        if held is not None:  # called inside a function tape mode runs: one composed op
+            return held.tape.apply(None, (self, *values), {}, op=transformed_call_op(
+                len(values)))
         if self.options.mode == "tape":
             t, wrapped, out, value, mask = self.tape_call(values)
-            gs = tape.grads(t, wrapped, values, out, 1.0, mask)
+            seed = 1.0 if np.ndim(value) == 0 else np.ones_like(value)  # (size 1: see above)
+            gs = tape.grads(t, wrapped, values, out, seed, mask)
             picked = [gs[self.params.index(p)] for p in self.wrt]
             result = picked[0] if self.single else tuple(picked)
             return (value, result) if self.kind == "value_and_grad" else result
@@ -440,3 +448,40 @@ class Transformed:
 
     def __repr__(self):
         return f"<srcad.{self.kind} of {self._ir.name} wrt {', '.join(self.wrt)}>"
+
+    # -- called inside a differentiated function (srcad/ops/composed.py) ----------------------
+    _srcad_transformed = True  # (the frontend's mark: a call of this is a composed op)
+
+    def _derived(self, kind: str) -> Transformed:
+        """vjp / jvp of this transform, made once (its code is built per shape, cached)."""
+        derived = self.__dict__.setdefault("_derived_transforms", {})
+        if kind not in derived:
+            if self.kind != "grad":
+                raise SrcadError(
+                    f"a srcad.{self.kind} called inside a differentiated function can only be "
+                    f"differentiated for srcad.grad", hint="call srcad.grad(...) there, and "
+                    "compute the value with the function itself")
+            derived[kind] = Transformed(self, kind, (), {})
+        return derived[kind]
+
+    def vjp_at(self, args, cotangent) -> tuple:
+        """The pullback of this transform at `args`, applied to `cotangent`: one gradient per
+        argument (None for one that is not a float), as `srcad.vjp(self, *args)[1]`."""
+        t = self._derived("vjp")
+        values = list(args)
+        c = t.compiled(values, given=len(values))
+        out, saved = c.functions["fwd"](*values)
+        if np.result_type(cotangent) != np.result_type(out):
+            cotangent = np.asarray(cotangent, dtype=np.result_type(out))
+        grads = iter(c.functions["bwd"](runtime.fresh_stacks(saved), cotangent))
+        return tuple(next(grads) if _is_float(v) else None for v in values)
+
+    def jvp_at(self, args, i: int, tangent):
+        """The tangent of this transform's output along argument `i`'s `tangent` (the other
+        arguments held), as `srcad.jvp(self, args, ...)[1]`."""
+        t = self._derived("jvp")
+        values = list(args)
+        c = t.compiled(values, given=len(values))
+        dots = [tangent if k == i else np.zeros_like(v) for k, v in enumerate(values)
+                if _is_float(v)]
+        return c.functions["main"](*values, *dots)[1]

@@ -62,3 +62,11 @@ def hint_applied_in_a_loop(x):
         s -= 1.0
         total = total + np.sum(c * c)
     return total
+
+
+def size_one_vector(x):
+    return np.sum(x * x, keepdims=True)
+
+
+def size_one_matrix(x):
+    return x[None, :] @ np.sin(x)[:, None]

@@ -60,3 +60,14 @@ def test_an_array_index_is_a_copy(mode):
 def test_the_copy_hint_works_in_a_loop(mode):
     g = srcad.grad(m.hint_applied_in_a_loop, mode=mode)(X)
     assert rel_error(g, numerical_grad(m.hint_applied_in_a_loop, (X,))) < 1e-6
+
+
+@pytest.mark.parametrize("fn", [m.size_one_vector, m.size_one_matrix], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("mode", ["source", "tape"])
+def test_a_size_one_output_is_its_one_element(fn, mode):
+    """grad of an output of shape (1,) or (1, 1): the gradient of its one element (autograd's
+    rule, DESIGN's pinned API); value_and_grad returns the array as it is."""
+    value, g = srcad.value_and_grad(fn, mode=mode)(X)
+    assert np.array_equal(value, fn(X))
+    assert rel_error(g, numerical_grad(lambda x: fn(x).item(), (X,))) < 1e-6
+    assert rel_error(srcad.grad(fn, fuse=True)(X), g) == 0

@@ -554,9 +554,19 @@ class AliasingMixin:
                 continue  # `s += 1` on a name with no views: rebinding is what numpy does
             # a view made from `base` before `base` certainly got an array of its own
             # (`c = s[1:]; s = s.copy(); s -= 1`) views the old array, not the one written
+            # -- and no other definition of `base` that can run in between points it back at
+            # shared memory (`a = v.T` after `a = np.tanh(a)`)
+            def fresh_since(vs):
+                if not any(killed(base, vs, d, stmt) for d in defs.get(base, ())):
+                    return False
+                return all(own_value(d) for d in defs.get(base, ())
+                           if d is not stmt and id(d) not in writes and (
+                               order[id(d)] > order[id(vs)]
+                               or set(loops[id(d)]) & set(loops[id(stmt)])))
+
             for v in list(sharing - {base}):
-                if v in live and all(any(killed(base, vs, d, stmt) for d in defs.get(base, ()))
-                                     for vs in view_at[v] if exists_at(v, vs, stmt)):
+                if v in live and all(fresh_since(vs) for vs in view_at[v]
+                                     if exists_at(v, vs, stmt)):
                     sharing.discard(v)
             sharing.discard(stmt.target)
             sharing -= rebuilt  # made again from the new value (`propagate_write`)

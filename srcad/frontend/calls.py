@@ -20,6 +20,7 @@ Before/after:
 
 from __future__ import annotations
 
+import ast
 import builtins
 import types
 
@@ -29,6 +30,7 @@ import numpy as np
 from .. import ir
 from ..checkpoint import Checkpointed
 from ..ops import table
+from ..ops.composed import transformed_call_op
 from ..ops.python_rows import dict_literal_op
 from . import guards
 from .methods import _BUILTIN_OPS, METHODS, RESERVED
@@ -170,6 +172,9 @@ class CallsMixin:
                                            "write srcad.checkpoint(fn)(args)")
                 obj, spelled = self.dotted(func.args[0])
                 checkpointed = True
+            elif self.made_transform(func) is not None:  # srcad.grad(f)(x), in place
+                t, spelled = self.made_transform(func)
+                return self.call_of(t, spelled, func, e, hint)
             else:  # f(a)(b): run as written
                 callee = self.expr(func, hint, None)
                 args, kwargs, starred = self.call_args(e, hint)
@@ -185,9 +190,40 @@ class CallsMixin:
                 return self.bound_method_call(base, func.attr, e, hint)
         return self.call_of(obj, spelled, func, e, hint, checkpointed)
 
+    def made_transform(self, e: gast.Call):
+        """`srcad.grad(f, wrt=...)` (a transform of a function known when normalising, with
+        constant options): (the transformed function, its spelling), else None."""
+        if not isinstance(e.func, (gast.Name, gast.Attribute)) or self.local_base_is_local(
+                e.func) or len(e.args) != 1:
+            return None
+        try:
+            factory, spelled = self.dotted(e.func)
+        except Exception:  # noqa: BLE001  (not a global: not a transform)
+            return None
+        if getattr(factory, "_srcad_transform", None) is None:
+            return None
+        fn, fn_spelled = self.dotted(e.args[0])
+        options = {}
+        for k in e.keywords:
+            value = k.value
+            if not isinstance(value, (gast.Constant, gast.Tuple)) or k.arg is None:
+                raise self.unsupported(f"`{spelled}(...)` with a computed `{k.arg}=`", e,
+                                       "give the options as literals")
+            options[k.arg] = ast.literal_eval(gast.gast_to_ast(value))
+        return factory(fn, **options), f"{spelled.split('.')[-1]}_{fn_spelled}"
+
     def call_of(self, obj, spelled: str, func, e, hint, checkpointed=False):
         """The call of a callable known when normalising: a row, a user function (or method,
-        with its object first), or an opaque call."""
+        with its object first), a transformed function (srcad/ops/composed.py), or an opaque
+        call."""
+        if getattr(obj, "_srcad_transformed", False) is True:
+            args, kwargs, starred = self.call_args(e, hint)
+            if kwargs or starred:
+                raise self.unsupported(f"keyword or star arguments in a call of `{spelled}`",
+                                       e, "pass the arguments by position")
+            callee = self.callee_atom(obj, spelled.replace(".", "_"), func)
+            return ("op", transformed_call_op(len(args)),
+                    {"_t": callee, **{f"a{i}": a for i, a in enumerate(args)}})
         target = user_method(obj) if isinstance(obj, types.MethodType) else None
         if target is not None:  # (`f = act.fn; f(z)`)
             fn, bound = target

@@ -65,6 +65,13 @@ def _method_key(obj):
     return obj
 
 
+def _cell_contents(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:  # (an empty cell)
+        return MISSING
+
+
 class Guards:
     """The lookups one normalisation made, and a fast check that they still hold."""
 
@@ -107,24 +114,30 @@ class Guards:
         if not self.entries:
             return lambda: True
         c_check = c_helper("guards_hold")
-        if c_check is not None:
-            code = {"global": 0, "absent": 0, "cell": 1}
-            table = tuple((code.get(kind, 3 if callable(obj) else 2), where, name,
-                           MISSING if kind == "absent" else obj)
-                          for kind, where, name, obj in self.entries)
-            return functools.partial(c_check, table, MISSING)
-        params, terms = ["_M=_M", "_getattr=getattr", "_key=_key"], []
+        if c_check is None:
+            return self.python_check()
+        code = {"global": 0, "absent": 0, "cell": 1}
+        table = tuple((code.get(kind, 3 if callable(obj) else 2), where, name,
+                       MISSING if kind == "absent" else obj)
+                      for kind, where, name, obj in self.entries)
+        return functools.partial(c_check, table, MISSING)
+
+    def python_check(self):
+        """The check as one Python boolean expression (where the C runtime is not there)."""
+        if not self.entries:
+            return lambda: True
+        params, terms = ["_M=_M", "_getattr=getattr", "_key=_key", "_cell=_cell"], []
         for i, (kind, where, name, obj) in enumerate(self.entries):
             params += [f"w{i}=w{i}", f"o{i}=o{i}"]
             if kind in ("global", "absent"):
                 terms.append(f"w{i}.get({name!r}, _M) is o{i}")
             elif kind == "cell":
-                terms.append(f"w{i}.cell_contents is o{i}")
+                terms.append(f"_cell(w{i}) is o{i}")
             else:
                 terms.append(f"_key(_getattr(w{i}, {name!r}, _M)) is o{i}"
                              if callable(obj) else f"_getattr(w{i}, {name!r}, _M) is o{i}")
         src = f"def check({', '.join(params)}):\n    return ({' and '.join(terms)})\n"
-        env = {"_M": MISSING, "_key": _method_key}
+        env = {"_M": MISSING, "_key": _method_key, "_cell": _cell_contents}
         for i, (kind, where, name, obj) in enumerate(self.entries):
             env[f"w{i}"] = where
             env[f"o{i}"] = MISSING if kind == "absent" else obj
@@ -136,10 +149,7 @@ class Guards:
         if kind in ("global", "absent"):
             return where.get(name, MISSING)
         if kind == "cell":
-            try:
-                return where.cell_contents
-            except ValueError:
-                return MISSING
+            return _cell_contents(where)
         return _method_key(getattr(where, name, MISSING))
 
     def failures(self) -> list:

@@ -50,6 +50,7 @@ class ParsedFunction:
                 guards.note("cell", self.cells[name], name, obj)
             return obj
         g = self.fn.__globals__
+        g = getattr(g, "_base", g)  # (a function made while the tape runs: its module's)
         if name in g:
             obj = g[name]
             guards.note("global", g, name, obj)

@@ -490,7 +490,11 @@ class Reverse(AdjointsMixin, CallsMixin, CheckpointingMixin, ControlFlowMixin, S
         f = GFunction(name=self.module.function_name(f"{self.fn.name}_grad"),
                       params=list(self.fn.params))
         self.plan()
-        bwd = self.backward(ast.Constant(value=1.0))
+        ret = self.fn.ret.value
+        info = self.infos.get(ret.name) if isinstance(ret, ir.Var) else None
+        seed = ast.Constant(value=1.0) if info is None or info.ndim == 0 else \
+            _method(name("np"), "ones_like", name(ret.name))  # (a size-1 array output)
+        bwd = self.backward(seed)
         f.body.extend(self.forward())
         value = atom_expr(self.fn.ret.value)
         if with_value and _free(value) & self.mutable:
