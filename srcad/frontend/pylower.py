@@ -124,7 +124,13 @@ class _Lowerer:
         never aliased (``b = lst``, ``(lst, 1)``): their appends can be rebuilt as values."""
         made, other = set(), set()
         self.counts_store = set()
+        # a display that is returned (`return h, cache`) gives the list away as the function
+        # ends: no second name can change it afterwards
+        returned = {id(n.value) for n in gast.walk(self.pf.tree)
+                    if isinstance(n, gast.Return) and n.value is not None}
         for node in gast.walk(self.pf.tree):
+            if id(node) in returned:
+                continue
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
                 self.counts_store.add(node.id)
             if isinstance(node, gast.Assign):
@@ -135,6 +141,9 @@ class _Lowerer:
                             isinstance(v, gast.Call) and isinstance(v.func, gast.Name)
                             and v.func.id == "list")
                         (made if fresh_list else other).add(t.id)
+                    elif isinstance(t, gast.Subscript):  # `lst[i] = v`: a new list (setitem)
+                        other.update(n.id for n in gast.walk(t.slice)
+                                     if isinstance(n, gast.Name))
                     else:
                         other.update(n.id for n in gast.walk(t) if isinstance(n, gast.Name))
                 if isinstance(node.value, gast.Name):
@@ -177,6 +186,9 @@ class _Lowerer:
             s.body = self.body(s.body)
             s.orelse = self.body(s.orelse)
             return self.body(_located(pending, s)) + [s]
+        nested = self.nested_write(s)
+        if nested is not None:
+            return self.body(_located(nested, s))
         if isinstance(s, gast.Expr):
             rewritten = self.list_method(s)
             if rewritten is not None:
@@ -481,6 +493,35 @@ class _Lowerer:
         if isinstance(comp, gast.SetComp):
             out.append(_assign(acc, _call("set", [_name(acc)])))
         return out
+
+    # -- xs[t][i] = v --------------------------------------------------------------------------
+    def nested_write(self, s):
+        """``xs[t][i] = v`` / ``d['h'][0] += v`` (a write into an item of a dict, a list or an
+        array) as ``item = xs[t]; item[i] = v; xs[t] = item``: the item is written (copy on
+        write), then put back where it came from, as numpy and Python leave it."""
+        if isinstance(s, gast.Assign) and len(s.targets) == 1:
+            target = s.targets[0]
+        elif isinstance(s, gast.AugAssign):
+            target = s.target
+        else:
+            return None
+        if not (isinstance(target, gast.Subscript) and isinstance(target.value, gast.Subscript)):
+            return None
+        outer = target.value
+        item = self.fresh(f"{self.hint_of(outer)}_item")
+        load = copy.deepcopy(outer)
+        for n in gast.walk(load):
+            if hasattr(n, "ctx"):
+                n.ctx = gast.Load()
+        inner = gast.Subscript(value=_name(item, True), slice=target.slice, ctx=gast.Store())
+        inner.value.ctx = gast.Load()
+        if isinstance(s, gast.AugAssign):
+            write = gast.AugAssign(target=inner, op=s.op, value=s.value)
+        else:
+            write = _assign(inner, s.value)
+        back = copy.deepcopy(outer)
+        back.ctx = gast.Store()
+        return [_assign(item, load), write, _assign(back, _name(item))]
 
     # -- lst.append(v) ---------------------------------------------------------------------------
     def append(self, lst, value):
