@@ -150,6 +150,7 @@ __all__ = [
     "append_tangents",
     "appended_tangent",
     "container_set",
+    "store_into",
     "container_tangent_value",
     "container_tangent_x",
     "dict_keys",
@@ -316,6 +317,15 @@ def setitem(x, index, value):
     out = np.array(x, copy=True)
     out[index] = value
     return out
+
+
+def store_into(container, index, value):
+    """``param[k] = v`` on a dict (or list) the caller passed: the caller's own object ends up
+    holding v, as Python leaves it (an effect, once per call: frontend/aliasing.py). The
+    differentiated code itself carries the new dict as a value (`setitem`); an array argument
+    is left as it was (copy on write)."""
+    if isinstance(container, (dict, list)):
+        container[index] = value
 
 
 def write_through(x, index, value, view):

@@ -372,7 +372,7 @@ def test_list_appended_in_callee_and_returned(fn):
 
 
 def write_into_array_in_dict(x, v):
-    d = {"h": np.zeros(3), "k": x * 1.0}
+    d = {"h": np.zeros_like(x), "k": x * 1.0}  # (zeros_like: a buffer tape mode follows)
     d["h"][0] += v[0] * 2
     d["h"][1:] = x[:2] * v[1:]
     d["k"][2] = 0.0

@@ -519,6 +519,9 @@ class _Lowerer:
             write = gast.AugAssign(target=inner, op=s.op, value=s.value)
         else:
             write = _assign(inner, s.value)
+        if not hasattr(self.pf, "put_back"):
+            self.pf.put_back = set()
+        self.pf.put_back.add(item)  # (aliasing.setitem: the put-back reads the old container)
         back = copy.deepcopy(outer)
         back.ctx = gast.Store()
         return [_assign(item, load), write, _assign(back, _name(item))]
