@@ -32,7 +32,8 @@ from .runtime_linalg import (  # noqa: F401  (the matrix ops' helpers)
     kron_grad_b, matmul_grad_form, tensordot_grad_a, tensordot_grad_b)
 from .runtime_python import (  # noqa: F401  (lists and dicts: the Python people write)
     Items, Slots, append_tangents, appended_tangent, container_set, container_tangent_value,
-    container_tangent_x, dict_keys, dict_set, grow_grad, item_grad, without_item,
+    container_tangent_x, dict_get, get_grad_d, get_grad_default, get_tangent,
+    get_tangent_default, sequence_grad, sequence_tangent, dict_keys, dict_set, grow_grad, item_grad, without_item,
     head_grad, key_grad, key_tree, keyed_tangent, keys_tangent, last_grad, list_append,
     slot_tree, without_key)
 from .runtime_decompositions import (  # noqa: F401  (the decomposition ops' helpers)
@@ -153,6 +154,13 @@ __all__ = [
     "store_into",
     "container_tangent_value",
     "container_tangent_x",
+    "dict_get",
+    "get_grad_d",
+    "get_grad_default",
+    "get_tangent",
+    "get_tangent_default",
+    "sequence_grad",
+    "sequence_tangent",
     "dict_keys",
     "dict_set",
     "item_grad",

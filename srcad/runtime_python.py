@@ -253,6 +253,53 @@ def keys_tangent(g, key, out):
     return Slots(items, zero)
 
 
+def dict_get(d, key, default=None):
+    """``d.get(key, default)``."""
+    return d.get(key, default)
+
+
+def get_grad_d(g, d, key):
+    """The cotangent of `dict_get`'s d: g in the slot `key` if d has it."""
+    return GradTree({key: g}) if key in d else GradTree()
+
+
+def get_grad_default(g, d, key, default):
+    """The cotangent of `dict_get`'s default: g if d lacks `key`."""
+    return zeros_grad(default) if key in d else g
+
+
+def get_tangent(g, d, key, out):
+    """The tangent of ``dict_get(d, key, default)`` through d."""
+    v = _slot(g, key) if key in d else None
+    return zeros_grad(out) if v is None else v
+
+
+def get_tangent_default(g, d, key, out):
+    """The tangent of ``dict_get(d, key, default)`` through default."""
+    return zeros_grad(out) if key in d else g
+
+
+def sequence_grad(g, x):
+    """The cotangent of ``list(x)`` / ``tuple(x)``: x's own (a list's slots; an array's rows
+    stacked; a dict's keys carry none)."""
+    if isinstance(x, dict) or g is None or _is_zero(g):
+        return GradTree() if isinstance(x, dict) else g
+    n = len(x)
+    if isinstance(x, np.ndarray):
+        return np.stack([v if (v := _item(g, i)) is not None else np.zeros_like(x[i])
+                         for i in range(n)]).astype(x.dtype, copy=False)
+    return GradTree({i: v for i in range(n) if (v := _item(g, i)) is not None}, n, like=x)
+
+
+def sequence_tangent(g, x):
+    """The tangent of ``list(x)`` / ``tuple(x)``: item by item."""
+    if isinstance(x, dict):
+        return Items([0.0] * len(x), range(len(x)))
+    items = [_item(g, i) for i in range(len(x))]
+    return Items([_zero_like(x[i]) if v is None else v for i, v in enumerate(items)],
+                 {i for i, v in enumerate(items) if v is None})
+
+
 # -- `d[k] = v` / `xs[i] = v` on a dict or list the function holds (runtime.setitem) ----------
 
 
@@ -326,6 +373,7 @@ def container_tangent_value(g, index, out):
 
 __all__ = ["Items", "Slots", "append_tangents", "appended_tangent", "container_set",
            "container_tangent_value", "container_tangent_x", "item_grad", "without_item",
-           "dict_keys",
+           "dict_get", "get_grad_d", "get_grad_default", "get_tangent",
+           "get_tangent_default", "sequence_grad", "sequence_tangent", "dict_keys",
            "dict_set", "grow_grad", "head_grad", "key_grad", "key_tree", "keyed_tangent",
            "keys_tangent", "last_grad", "list_append", "slot_tree", "without_key"]

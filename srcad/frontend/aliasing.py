@@ -564,7 +564,7 @@ class AliasingMixin:
             root = live.get(base, set()) | {base}
             sharing = {v for v, r in live.items() if r & root} | root
             key = stmt.args.get("index") if isinstance(stmt, ir.Call) and \
-                stmt.op.fn is runtime.setitem else None
+                stmt.op.name == "setitem" else None
             keyed = isinstance(key, ir.Const) and isinstance(key.value, str)
             for p in sorted((root | set(rebuilt)) & self.written_params()):
                 if not keyed:  # (`param['k'] = v`: a dict, which the call writes into)
