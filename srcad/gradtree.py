@@ -71,6 +71,9 @@ class GradTree:
         cotangent this way."""
         if key in self.slots:
             return self.slots[key]
+        if self.length is not None and isinstance(key, int) and -self.length <= key < 0 \
+                and key + self.length in self.slots:  # (a list's slots: xs[-1] is xs[n-1])
+            return self.slots[key + self.length]
         if isinstance(self.like, (list, tuple)) and isinstance(key, int) and \
                 -len(self.like) <= key < len(self.like):
             return zeros_grad(self.like[key])

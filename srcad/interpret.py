@@ -103,6 +103,13 @@ def run_effect(stmt: ir.Effect, env: dict, probe: bool = False) -> None:
             setattr(atom_value(stmt.args["_obj"], env), stmt.args["attr"].value,
                     atom_value(stmt.args["value"], env))
         return
+    if stmt.kind == "setitem":  # param[k] = v: the caller's dict (once, by the real call)
+        if not probe:
+            from .runtime import store_into
+            store_into(atom_value(stmt.args["_obj"], env),
+                               atom_value(stmt.args["index"], env),
+                               atom_value(stmt.args["value"], env))
+        return
     if stmt.kind == "assert":
         if not atom_value(stmt.args["test"], env):
             err = AssertionError(atom_value(stmt.args["msg"], env)) if "msg" in stmt.args \

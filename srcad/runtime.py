@@ -31,7 +31,9 @@ from .runtime_linalg import (  # noqa: F401  (the matrix ops' helpers)
     einsum_jvp_first, einsum_jvp_tangent, from_columns, inner_grad_a, inner_grad_b, kron_grad_a,
     kron_grad_b, matmul_grad_form, tensordot_grad_a, tensordot_grad_b)
 from .runtime_python import (  # noqa: F401  (lists and dicts: the Python people write)
-    Items, Slots, append_tangents, appended_tangent, dict_keys, dict_set, grow_grad,
+    Items, Slots, append_tangents, appended_tangent, container_set, container_tangent_value,
+    container_tangent_x, dict_get, get_grad_d, get_grad_default, get_tangent,
+    get_tangent_default, sequence_grad, sequence_tangent, dict_keys, dict_set, grow_grad, item_grad, without_item,
     head_grad, key_grad, key_tree, keyed_tangent, keys_tangent, last_grad, list_append,
     slot_tree, without_key)
 from .runtime_decompositions import (  # noqa: F401  (the decomposition ops' helpers)
@@ -149,8 +151,21 @@ __all__ = [
     "Slots",
     "append_tangents",
     "appended_tangent",
+    "container_set",
+    "store_into",
+    "container_tangent_value",
+    "container_tangent_x",
+    "dict_get",
+    "get_grad_d",
+    "get_grad_default",
+    "get_tangent",
+    "get_tangent_default",
+    "sequence_grad",
+    "sequence_tangent",
     "dict_keys",
     "dict_set",
+    "item_grad",
+    "without_item",
     "grow_grad",
     "head_grad",
     "key_grad",
@@ -182,6 +197,10 @@ def unbroadcast(g, x):
     >>> unbroadcast(np.ones((2, 3)), np.zeros((1, 3))).tolist()
     [[2.0, 2.0, 2.0]]
     """
+    if isinstance(g, GradTree) or isinstance(x, (dict, list, tuple, GradTree)):
+        return g  # (the cotangent of a container stored whole: `d[k] = (a, b)`)
+    if isinstance(g, _Zero):  # (a slot of a container's cotangent that nothing reached)
+        return zeros_grad(x)
     shape = _shape(x)
     gshape = np.shape(g)
     if gshape != shape:
@@ -302,9 +321,20 @@ def setitem(x, index, value):
     saved value, the caller's argument): this is how `x[i] = v` and `x[i] += v` are
     differentiated (see frontend/normalize.py for the aliasing rules).
     """
+    if isinstance(x, (dict, list)):  # `d[k] = v` / `xs[i] = v` on a dict or list: a new one
+        return container_set(x, index, value)
     out = np.array(x, copy=True)
     out[index] = value
     return out
+
+
+def store_into(container, index, value):
+    """``param[k] = v`` on a dict (or list) the caller passed: the caller's own object ends up
+    holding v, as Python leaves it (an effect, once per call: frontend/aliasing.py). The
+    differentiated code itself carries the new dict as a value (`setitem`); an array argument
+    is left as it was (copy on write)."""
+    if isinstance(container, (dict, list)):
+        container[index] = value
 
 
 def write_through(x, index, value, view):
@@ -329,9 +359,34 @@ def view_again(x, index, view):
 
 def setitem_grad_x(g, index):
     """The cotangent of `setitem`'s `x`: `g` with the overwritten positions zeroed."""
+    if isinstance(g, (GradTree, _Zero)) or g is None:  # a dict's or list's cotangent
+        return without_item(g, index)
     out = np.array(g, copy=True)
     out[index] = 0
     return out
+
+
+def set_tangent_x(g, index, out):
+    """The tangent of ``setitem(x, index, value)`` through x: g, zero where it was written
+    (a dict's or list's tangent: zero under that key)."""
+    if isinstance(out, (dict, list)):
+        return container_tangent_x(g, index, out)
+    return setitem(g, index, 0)
+
+
+def set_tangent_value(g, index, out):
+    """The tangent of ``setitem(x, index, value)`` through value: zeros, g where it was
+    written (a dict's or list's tangent: g under that key, zeros elsewhere)."""
+    if isinstance(out, (dict, list)):
+        return container_tangent_value(g, index, out)
+    return setitem(np.zeros_like(out), index, g)
+
+
+def set_tangent_value_grad(g, index, ct):
+    """The transpose of `set_tangent_value` in its g: the written slot of ct."""
+    if isinstance(ct, (GradTree, _Zero, dict, list)) or ct is None:
+        return item_grad(ct, index, None)
+    return unbroadcast(ct[index], g)
 
 
 def unconcatenate(g, xs, axis=0):

@@ -253,6 +253,127 @@ def keys_tangent(g, key, out):
     return Slots(items, zero)
 
 
-__all__ = ["Items", "Slots", "append_tangents", "appended_tangent", "dict_keys",
+def dict_get(d, key, default=None):
+    """``d.get(key, default)``."""
+    return d.get(key, default)
+
+
+def get_grad_d(g, d, key):
+    """The cotangent of `dict_get`'s d: g in the slot `key` if d has it."""
+    return GradTree({key: g}) if key in d else GradTree()
+
+
+def get_grad_default(g, d, key, default):
+    """The cotangent of `dict_get`'s default: g if d lacks `key`."""
+    return zeros_grad(default) if key in d else g
+
+
+def get_tangent(g, d, key, out):
+    """The tangent of ``dict_get(d, key, default)`` through d."""
+    v = _slot(g, key) if key in d else None
+    return zeros_grad(out) if v is None else v
+
+
+def get_tangent_default(g, d, key, out):
+    """The tangent of ``dict_get(d, key, default)`` through default."""
+    return zeros_grad(out) if key in d else g
+
+
+def sequence_grad(g, x):
+    """The cotangent of ``list(x)`` / ``tuple(x)``: x's own (a list's slots; an array's rows
+    stacked; a dict's keys carry none)."""
+    if isinstance(x, dict) or g is None or _is_zero(g):
+        return GradTree() if isinstance(x, dict) else g
+    n = len(x)
+    if isinstance(x, np.ndarray):
+        return np.stack([v if (v := _item(g, i)) is not None else np.zeros_like(x[i])
+                         for i in range(n)]).astype(x.dtype, copy=False)
+    return GradTree({i: v for i in range(n) if (v := _item(g, i)) is not None}, n, like=x)
+
+
+def sequence_tangent(g, x):
+    """The tangent of ``list(x)`` / ``tuple(x)``: item by item."""
+    if isinstance(x, dict):
+        return Items([0.0] * len(x), range(len(x)))
+    items = [_item(g, i) for i in range(len(x))]
+    return Items([_zero_like(x[i]) if v is None else v for i, v in enumerate(items)],
+                 {i for i, v in enumerate(items) if v is None})
+
+
+# -- `d[k] = v` / `xs[i] = v` on a dict or list the function holds (runtime.setitem) ----------
+
+
+def _norm(index, n):
+    """A list index as the slot it names (negative counts from the end)."""
+    if isinstance(index, np.integer):
+        index = int(index)
+    if n is not None and isinstance(index, int) and not isinstance(index, bool) and index < 0:
+        index += n
+    return index
+
+
+def container_set(x, index, value):
+    """``x[index] = value`` on a dict or list as a value: a new dict or list (x unchanged),
+    as copy on write does for an array."""
+    out = dict(x) if isinstance(x, dict) else list(x)
+    out[index] = value
+    return out
+
+
+def without_item(g, index):
+    """The cotangent of the container `container_set` wrote into: g without the slot it
+    wrote (a projection, its own transpose)."""
+    if g is None or _is_zero(g):
+        return g
+    n = _length(g) if not isinstance(g, dict) and (
+        not isinstance(g, GradTree) or g.length is not None) else None
+    if isinstance(g, GradTree):
+        key = _norm(index, n)
+        return GradTree({k: v for k, v in g.slots.items() if k != key}, g.length, g.like)
+    if isinstance(g, dict):
+        return GradTree({k: v for k, v in g.items() if k != index})
+    key = _norm(index, n)
+    return GradTree({i: v for i in range(n) if i != key and (v := _item(g, i)) is not None}, n)
+
+
+def item_grad(g, index, value):
+    """The cotangent of the value `container_set` stored: g's slot (zeros if it has none)."""
+    n = None
+    if isinstance(g, GradTree):
+        n = g.length
+    elif isinstance(g, (list, tuple)):
+        n = len(g)
+    key = _norm(index, n)
+    v = _slot(g, key) if not isinstance(g, (list, tuple)) else _item(g, key)
+    if v is None:
+        return 0.0 if value is None else zeros_grad(value)
+    return v
+
+
+def container_tangent_x(g, index, out):
+    """The tangent of ``container_set(x, index, v)`` through x: x's tangents, zero in the
+    slot written."""
+    if isinstance(out, dict):
+        return keys_tangent(g, index, out)
+    key = _norm(index, len(out))
+    items = [_zero_like(v) if i == key or (t := _item(g, i)) is None else t
+             for i, v in enumerate(out)]
+    return Items(items, {i for i in range(len(out)) if i == key or _item(g, i) is None})
+
+
+def container_tangent_value(g, index, out):
+    """The tangent of ``container_set(x, index, v)`` through v: g in the slot written,
+    zeros elsewhere."""
+    if isinstance(out, dict):
+        return keyed_tangent(g, index, out)
+    key = _norm(index, len(out))
+    return Items([g if i == key else _zero_like(v) for i, v in enumerate(out)],
+                 [i for i in range(len(out)) if i != key])
+
+
+__all__ = ["Items", "Slots", "append_tangents", "appended_tangent", "container_set",
+           "container_tangent_value", "container_tangent_x", "item_grad", "without_item",
+           "dict_get", "get_grad_d", "get_grad_default", "get_tangent",
+           "get_tangent_default", "sequence_grad", "sequence_tangent", "dict_keys",
            "dict_set", "grow_grad", "head_grad", "key_grad", "key_tree", "keyed_tangent",
            "keys_tangent", "last_grad", "list_append", "slot_tree", "without_key"]

@@ -313,15 +313,27 @@ class Tape:
                     pairs.append((x, inner))
                     return inner
                 if isinstance(x, dict):
-                    return {k: fresh(v) for k, v in x.items()}
+                    inner = {k: fresh(v) for k, v in x.items()}
+                    dicts.append((x, inner, dict(inner)))
+                    return inner
                 if isinstance(x, (list, tuple)):
                     return type(x)(fresh(v) for v in x)
                 return x
 
+            dicts = []
             args = tuple(fresh(a) for a in args)
             kwargs = {k: fresh(v) for k, v in kwargs.items()}
             self.entries.append(Entry(None, None, None, kind="enter", pairs=pairs))
-            return traced(*args, **kwargs)
+            out = traced(*args, **kwargs)
+            for x, inner, made in dicts:  # `param[k] = v` in the callee: the caller's dict
+                for k in inner:
+                    if k not in made or inner[k] is not made[k]:
+                        x[k] = inner[k]
+            for x, inner in pairs:
+                if isinstance(inner, dict) and getattr(inner, "written", None):
+                    for k in inner.written:
+                        x[k] = dict.__getitem__(inner, k)
+            return out
 
         call.__wrapped__ = fn  # (srcad.grad(f) of the traced f transforms f itself)
         return call
@@ -579,6 +591,25 @@ def run(fn, values, wrt_mask):
             raise e.__cause__ from None
         raise
     return tape, wrapped, out
+
+
+def settle_arguments(values, wrapped) -> None:
+    """After the run: a dict (or list) argument the function stored into (``param[k] = v``)
+    holds plain values, as after a call in source mode -- the caller's own object, also when
+    the tape followed a wrapped copy of it."""
+    for original, w in zip(values, wrapped):
+        if isinstance(original, dict):
+            keys = list(w.keys()) if isinstance(w, dict) else []
+            for k in keys:
+                v = dict.__getitem__(w, k)
+                if w is original or k in getattr(w, "written", ()) or k not in original:
+                    if isinstance(v, Tensor) or w is not original:
+                        dict.__setitem__(original, k, value_of(v) if isinstance(v, Tensor)
+                                         else _raw_tree(v))
+        elif type(original) is list and w is original:
+            for i, v in enumerate(original):
+                if isinstance(v, Tensor):
+                    original[i] = v.value
 
 
 def grads(tape, wrapped, values, out, cotangent, wrt_mask):

@@ -56,9 +56,25 @@ class TensorDict(dict):
     def __init__(self, items, tape):
         super().__init__(items)
         self.tape = tape
+        self.written = set()  # keys the function stored into (`d[k] = v`): read as stored
 
     def __getitem__(self, key):
+        if key in self.written:  # (the stored value is its own Tensor: no gather)
+            return dict.__getitem__(self, key)
         return self.tape.index_container(self, key)
+
+    def __setitem__(self, key, value):
+        self.written.add(key)
+        dict.__setitem__(self, key, value)
+
+    def setdefault(self, key, default=None):
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def update(self, *args, **kwargs):
+        for k, v in dict(*args, **kwargs).items():
+            self[k] = v
 
     def values(self):
         return [self[k] for k in self.keys()]

@@ -405,6 +405,7 @@ class Transformed:
         mask = [p in wrt for p in self.params]
         t, wrapped, out = tape.run(self.fn, values, mask)
         _unwrap_attribute_state(fn_ir)
+        tape.settle_arguments(values, wrapped)  # (param[k] = v: plain values, as in source)
         value = tape.value_of(out)
         if self.kind in ("grad", "value_and_grad"):
             if not _is_float(value) or np.size(value) != 1:

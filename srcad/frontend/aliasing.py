@@ -148,11 +148,31 @@ class AliasingMixin:
         index = self.index(target.slice, name)
         v = self.expr(value, name, None)
         call = self.op_call(runtime.setitem, [base, index, v], {}, node)
+        start = len(self.body)
         new = self.result(call, name, (name, node.lineno), node)
+        if isinstance(value, gast.Name) and value.id in getattr(self.pf, "put_back", ()):
+            # `xs[t] = item` after `item = xs[t]; item[i] = v` (pylower.nested_write): puts
+            # the written item back where it came from, reading the old container on purpose
+            self.propagations.update(id(st) for st in self.body[start:])
         if isinstance(base, ir.Var):
             stmt = self.body[-1]
             rebuilt = self.propagate_write(name, base, new, node)
             self.mutations.append((stmt, base.name, node.lineno, True, rebuilt))
+        if name in self.pf.params and name in self.written_params():
+            # `param[k] = v` on a dict the caller passed: Python writes into the caller's
+            # object. The code above carries the new dict as a value (what the gradient
+            # follows); this effect stores v into the caller's own dict, once per call (the
+            # probe and a checkpoint's recomputation skip it; an array is left as it was)
+            self.body.append(ir.Effect("setitem", None, {
+                "_obj": self.entry_of(name), "index": index, "value": v}, node.lineno))
+
+    def entry_of(self, param: str) -> ir.Var:
+        """The parameter's value on entry (a loop rebinds the parameter's own IR name)."""
+        if param not in self.mutable:
+            return ir.Var(param)
+        if param not in self.entries:
+            self.entries[param] = self.fresh(f"{param}_entry")
+        return ir.Var(self.entries[param])
 
     # -- numpy's aliasing ----------------------------------------------------------------------
     # `r = y[0]` (a basic index), `r = y.T` / `np.transpose(y, axes)` / `np.swapaxes(y, a, b)`
@@ -546,8 +566,12 @@ class AliasingMixin:
                     if any(exists_at(v, vs, stmt) for vs in view_at[v])}
             root = live.get(base, set()) | {base}
             sharing = {v for v, r in live.items() if r & root} | root
+            key = stmt.args.get("index") if isinstance(stmt, ir.Call) and \
+                stmt.op.name == "setitem" else None
+            keyed = isinstance(key, ir.Const) and isinstance(key.value, str)
             for p in sorted((root | set(rebuilt)) & self.written_params()):
-                self.warn_parameter_write(p, line)
+                if not keyed:  # (`param['k'] = v`: a dict, which the call writes into)
+                    self.warn_parameter_write(p, line)
             if array:  # x[i] = v: x is an array, so a plain alias shares it too
                 sharing.add(base)
             elif base not in live and not any(base in r for r in live.values()):

@@ -90,6 +90,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         self.propagations: set = set()  # ids of the statements that carry a write to a base
         self.shared: list = []  # (base, view) IR names a carried write left sharing memory
         self.alias_stmts: set = set()  # ids of `z = y` copies into loop names (one array)
+        self.entries: dict = {}  # parameter -> the IR name of its value on entry (entry_of)
         # code srcad generated, transformed again (higher order): it adds in place only into
         # buffers it owns, so its `d += g` is not numpy's write into a shared array
         self.generated = str(pf.filename).startswith("<srcad-generated")
@@ -152,6 +153,9 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                 hint="return the value to differentiate",
                 cls=UnsupportedSyntaxError,
             )
+        for param, entry in self.entries.items():  # (see AliasingMixin.entry_of)
+            op, args = self.op_call(control.identity, [ir.Var(param)], {}, self.pf.first_line)
+            self.body.insert(0, ir.Call(entry, op, args, self.pf.first_line))
         self.check_mutations()
         self.snapshot_tests(self.body)
         lines = {n: self.pf.line(n) for n in range(self.pf.first_line, self.pf.last_line + 1)}

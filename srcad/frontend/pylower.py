@@ -44,8 +44,9 @@ from ..naming import fresh
 LIST_APPEND = "__srcad_list_append"
 DICT_SET = "__srcad_dict_set"
 DICT_KEYS = "__srcad_dict_keys"
+DICT_GET = "__srcad_dict_get"
 INTERNAL = {LIST_APPEND: runtime_python.list_append, DICT_SET: runtime_python.dict_set,
-            DICT_KEYS: runtime_python.dict_keys}
+            DICT_KEYS: runtime_python.dict_keys, DICT_GET: runtime_python.dict_get}
 
 _COMPS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
 
@@ -107,6 +108,7 @@ class _Lowerer:
                               if isinstance(n, gast.Name) and id(n) not in scoped)
         self.params = {a.id for a in pf.tree.args.posonlyargs + pf.tree.args.args}
         self.lists = self._local_lists()
+        self.dicts = self._local_dicts()
 
     def error(self, what, node, hint):
         return self.pf.error(what, node, hint=hint, cls=UnsupportedSyntaxError)
@@ -124,7 +126,13 @@ class _Lowerer:
         never aliased (``b = lst``, ``(lst, 1)``): their appends can be rebuilt as values."""
         made, other = set(), set()
         self.counts_store = set()
+        # a display that is returned (`return h, cache`) gives the list away as the function
+        # ends: no second name can change it afterwards
+        returned = {id(n.value) for n in gast.walk(self.pf.tree)
+                    if isinstance(n, gast.Return) and n.value is not None}
         for node in gast.walk(self.pf.tree):
+            if id(node) in returned:
+                continue
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
                 self.counts_store.add(node.id)
             if isinstance(node, gast.Assign):
@@ -135,6 +143,9 @@ class _Lowerer:
                             isinstance(v, gast.Call) and isinstance(v.func, gast.Name)
                             and v.func.id == "list")
                         (made if fresh_list else other).add(t.id)
+                    elif isinstance(t, gast.Subscript):  # `lst[i] = v`: a new list (setitem)
+                        other.update(n.id for n in gast.walk(t.slice)
+                                     if isinstance(n, gast.Name))
                     else:
                         other.update(n.id for n in gast.walk(t) if isinstance(n, gast.Name))
                 if isinstance(node.value, gast.Name):
@@ -147,6 +158,58 @@ class _Lowerer:
                 elts = node.values if isinstance(node, gast.Dict) else node.elts
                 other.update(e.id for e in elts if isinstance(e, gast.Name))
         return made - other - self.params
+
+    def _local_dicts(self) -> set:
+        """Names assigned only dicts the function makes (``{}``, ``{k: v}``, a comprehension,
+        ``dict(...)``): their ``setdefault`` / ``update`` / iteration are rewritten as writes
+        and reads by key (runtime.setitem makes a new dict each time)."""
+        made, other = set(), set()
+        for node in gast.walk(self.pf.tree):
+            if isinstance(node, gast.Assign):
+                for t in node.targets:
+                    for n in gast.walk(t):
+                        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                            v = node.value
+                            fresh_dict = t is n and (isinstance(v, (gast.Dict, gast.DictComp)) or (
+                                isinstance(v, gast.Call) and isinstance(v.func, gast.Name)
+                                and v.func.id == "dict" and self.builtin(v.func, "dict")))
+                            (made if fresh_dict else other).add(n.id)
+            elif isinstance(node, (gast.For, gast.AugAssign, gast.AnnAssign)):
+                other.update(n.id for n in gast.walk(node.target) if isinstance(n, gast.Name))
+        return made - other - self.params
+
+    def dict_method(self, s: gast.Expr):
+        """``d.setdefault(k, v)`` / ``d.update(...)`` on a dict the function makes, as writes
+        by key (each a new dict: runtime.setitem)."""
+        v = s.value
+        if not (isinstance(v, gast.Call) and isinstance(v.func, gast.Attribute)
+                and isinstance(v.func.value, gast.Name) and v.func.value.id in self.dicts):
+            return None
+        d, method = v.func.value.id, v.func.attr
+
+        def put(key, value):
+            return _assign(gast.Subscript(value=_name(d), slice=key, ctx=gast.Store()), value)
+
+        if method == "setdefault" and len(v.args) in (1, 2) and not v.keywords:
+            value = v.args[1] if len(v.args) == 2 else gast.Constant(value=None, kind=None)
+            test = gast.Compare(left=v.args[0], ops=[gast.NotIn()], comparators=[_name(d)])
+            return [gast.If(test=test, body=[put(copy.deepcopy(v.args[0]), value)], orelse=[])]
+        if method == "update" and len(v.args) <= 1 and all(k.arg for k in v.keywords):
+            out = []
+            if v.args:
+                src = v.args[0]
+                if isinstance(src, gast.Dict) and all(k is not None for k in src.keys):
+                    out += [put(k, val) for k, val in zip(src.keys, src.values)]
+                else:
+                    tmp = self.fresh(f"{d}_update")
+                    key = self.fresh("key")
+                    out.append(_assign(tmp, src))
+                    out.append(_for(_name(key, True), _call(DICT_KEYS, [_name(tmp)]), [
+                        put(_name(key), gast.Subscript(value=_name(tmp), slice=_name(key),
+                                                       ctx=gast.Load()))]))
+            out += [put(gast.Constant(value=k.arg, kind=None), k.value) for k in v.keywords]
+            return out
+        return None
 
     # -- statements ------------------------------------------------------------------------------
     def body(self, stmts) -> list:
@@ -177,8 +240,13 @@ class _Lowerer:
             s.body = self.body(s.body)
             s.orelse = self.body(s.orelse)
             return self.body(_located(pending, s)) + [s]
+        nested = self.nested_write(s)
+        if nested is not None:
+            return self.body(_located(nested, s))
         if isinstance(s, gast.Expr):
             rewritten = self.list_method(s)
+            if rewritten is None:
+                rewritten = self.dict_method(s)
             if rewritten is not None:
                 return self.body(_located(rewritten, s))
         if isinstance(s, gast.AugAssign) and isinstance(s.target, gast.Name) and \
@@ -293,6 +361,8 @@ class _Lowerer:
                                                              ctx=gast.Load())))
                 s.target = _name(key, True)
             s.iter = _call(DICT_KEYS, [_name(d.id)])
+        elif isinstance(it, gast.Name) and it.id in self.dicts:
+            s.iter = _call(DICT_KEYS, [_name(it.id)])  # for k in d: its keys
         elif isinstance(s.target, (gast.Tuple, gast.List)):
             inner = it
             if isinstance(it, gast.Call) and it.args and self.is_checkpoint(it.func):
@@ -348,6 +418,16 @@ class _Lowerer:
             done = self.builtin_call(e, pending, hint)
             if done is not None:
                 return done
+            f = e.func
+            if isinstance(f, gast.Attribute) and f.attr == "get" and isinstance(
+                    f.value, gast.Name) and 1 <= len(e.args) <= 2 and not e.keywords and (
+                    f.value.id in self.dicts or (f.value.id in self.params
+                                                 and f.value.id not in self.pf.known)):
+                # d.get(k, default) on a dict the function makes or is passed: a row
+                args = [self.expr(a, pending, hint) for a in e.args]
+                if len(args) == 1:
+                    args.append(gast.Constant(value=None, kind=None))
+                return gast.copy_location(_call(DICT_GET, [_name(f.value.id), *args]), e)
         if isinstance(e, _COMPS):
             acc = self.fresh(f"{hint}_{'dict' if isinstance(e, gast.DictComp) else 'list'}")
             pending.extend(self.comprehension(e, acc))
@@ -374,6 +454,8 @@ class _Lowerer:
         else:
             return None
         if name in ("list", "tuple"):
+            if not e.args and not e.keywords:  # list() / tuple(): empty
+                return (gast.List if name == "list" else gast.Tuple)(elts=[], ctx=gast.Load())
             if len(e.args) == 1 and not e.keywords and isinstance(e.args[0], gast.GeneratorExp):
                 acc = self.fresh(f"{hint}_list")
                 gen = e.args[0]
@@ -481,6 +563,38 @@ class _Lowerer:
         if isinstance(comp, gast.SetComp):
             out.append(_assign(acc, _call("set", [_name(acc)])))
         return out
+
+    # -- xs[t][i] = v --------------------------------------------------------------------------
+    def nested_write(self, s):
+        """``xs[t][i] = v`` / ``d['h'][0] += v`` (a write into an item of a dict, a list or an
+        array) as ``item = xs[t]; item[i] = v; xs[t] = item``: the item is written (copy on
+        write), then put back where it came from, as numpy and Python leave it."""
+        if isinstance(s, gast.Assign) and len(s.targets) == 1:
+            target = s.targets[0]
+        elif isinstance(s, gast.AugAssign):
+            target = s.target
+        else:
+            return None
+        if not (isinstance(target, gast.Subscript) and isinstance(target.value, gast.Subscript)):
+            return None
+        outer = target.value
+        item = self.fresh(f"{self.hint_of(outer)}_item")
+        load = copy.deepcopy(outer)
+        for n in gast.walk(load):
+            if hasattr(n, "ctx"):
+                n.ctx = gast.Load()
+        inner = gast.Subscript(value=_name(item, True), slice=target.slice, ctx=gast.Store())
+        inner.value.ctx = gast.Load()
+        if isinstance(s, gast.AugAssign):
+            write = gast.AugAssign(target=inner, op=s.op, value=s.value)
+        else:
+            write = _assign(inner, s.value)
+        if not hasattr(self.pf, "put_back"):
+            self.pf.put_back = set()
+        self.pf.put_back.add(item)  # (aliasing.setitem: the put-back reads the old container)
+        back = copy.deepcopy(outer)
+        back.ctx = gast.Store()
+        return [_assign(item, load), write, _assign(back, _name(item))]
 
     # -- lst.append(v) ---------------------------------------------------------------------------
     def append(self, lst, value):

@@ -24,6 +24,12 @@ from .. import runtime_python as rp
 from ..runtime_python import (  # (the rules' names)
     append_tangents,
     appended_tangent,
+    get_grad_d,
+    get_grad_default,
+    get_tangent,
+    get_tangent_default,
+    sequence_grad,
+    sequence_tangent,
     grow_grad,
     head_grad,
     key_grad,
@@ -108,6 +114,24 @@ defvjp(rp.keyed_tangent, lambda g, out, ct, key, out_: key_grad(g, key, ct), Non
 defvjp(rp.keys_tangent, lambda g, out, ct, key, out_: without_key(g, key), None, None,
        name="keys_tangent", linear=("ct",), family=_RT,
        derivation="ct's slots but one; its transpose drops that slot")
+
+defvjp(rp.dict_get, lambda g, out, d, key, default: get_grad_d(g, d, key), None,
+       lambda g, out, d, key, default: get_grad_default(g, d, key, default),
+       name="dict_get", spelling="d.get(key, default)", family=_FAM,
+       derivation="out = d[key] if key in d else default: g flows to that one",
+       test_cases=(("OP({'u': a, 'v': b}, 'v', a) * OP({'u': a}, 'w', b * a)", [(3,), (3,)]),))
+defjvp(rp.dict_get, lambda g, out, d, key, default: get_tangent(g, d, key, out), None,
+       lambda g, out, d, key, default: get_tangent_default(g, d, key, out))
+
+# --- list(x), tuple(x) ---------------------------------------------------------------------------
+for _seq in (list, tuple):
+    defvjp(_seq, lambda g, out, iterable: sequence_grad(g, iterable),
+           name=_seq.__name__, params=(Param("iterable"),), family=_FAM,
+           spelling=f"{_seq.__name__}(iterable)",
+           derivation="the same items: g item by item (an array's rows stacked)",
+           test_cases=((f"OP([a, b * a])[1] * OP((a, b))[0]", [(3,), (3,)]),
+                       (f"OP(a)[1] * 2.0", [(3, 2)])))
+    defjvp(_seq, lambda g, out, iterable: sequence_tangent(g, iterable))
 
 # --- dict literals ------------------------------------------------------------------------------
 

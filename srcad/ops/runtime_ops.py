@@ -71,6 +71,12 @@ defvjp(rt.unindex, lambda g, out, ct, x, index: g[index], None, None,
 defvjp(rt.setitem_grad_x, lambda g, out, ct, index: rt.setitem_grad_x(g, index), None,
        name="setitem_grad_x", linear=("ct",), family=_FAM,
        derivation="zeroes the written positions: a projection, its own transpose")
+defvjp(rt.set_tangent_x, lambda g, out, ct, index, out_: rt.setitem_grad_x(g, index), None,
+       None, name="set_tangent_x", linear=("ct",), family=_FAM,
+       derivation="zeroes the written positions (a dict's or list's slot): its transpose too")
+defvjp(rt.set_tangent_value, lambda g, out, ct, index, out_: rt.set_tangent_value_grad(
+       ct, index, g), None, None, name="set_tangent_value", linear=("ct",), family=_FAM,
+       derivation="ct at the written positions, zeros elsewhere; its transpose reads them")
 
 # --- linear maps of the matmul, dot, prod, cumsum, concatenate and stack rows ------------------
 # (their VJPs are their transposes, so generated code calling them can be differentiated in

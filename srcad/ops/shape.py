@@ -12,6 +12,8 @@ import numpy as np
 from ..runtime import (
     astype,
     astype_shared,
+    set_tangent_value,
+    set_tangent_x,
     setitem,
     setitem_grad_x,
     write_through,
@@ -136,13 +138,18 @@ defvjp(setitem,
        test_cases=(("OP(a, 1, b)", [(3, 4), (4,)]),
                    ("OP(a, np.s_[:, 1:3], b)", [(3, 4), (3, 2)]),
                    ("OP(a, np.s_[0], b)", [(3, 4), ()]),
-                   ("OP(a, a > 0, 0.0)", [(3, 4)])),
+                   ("OP(a, a > 0, 0.0)", [(3, 4)]),
+                   # a dict or a list: a new one with that item (runtime_python.container_set)
+                   ("OP({'u': a, 'v': b}, 'v', a * b)['v'] * OP({'u': a}, 'w', b)['u']",
+                    [(3,), (3,)]),
+                   ("OP({-1: a}, 0, b * a)[0] + OP({-1: a}, -1, b)[-1]", [(3,), (3,)]),
+                   ("OP([a, b], -1, a * b)[1] * OP([a, b], 0, b)[1]", [(3,), (3,)])),
        derivation="out = x except at index, where it is value: g flows to x outside the "
        "index and to value (summed over broadcasting) inside it")
 defjvp(setitem,
-       lambda g, out, x, index, value: setitem(g, index, 0),
+       lambda g, out, x, index, value: set_tangent_x(g, index, out),
        None,
-       lambda g, out, x, index, value: setitem(np.zeros_like(out), index, g))
+       lambda g, out, x, index, value: set_tangent_value(g, index, out))
 defvjp(write_through,
        lambda g, out, x, index, value, view: setitem_grad_x(g, index) if np.ndim(view) else g,
        None,

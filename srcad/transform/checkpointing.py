@@ -51,7 +51,9 @@ def stateful_call(body, seen=None, effects=False):
             return x
         if isinstance(x, ir.Call) and may_change_state(x.op):
             return x
-        if effects and isinstance(x, ir.Effect) and x.kind == "call":
+        if effects and isinstance(x, ir.Effect) and x.kind in ("call", "setitem"):
+            # (setitem: `param[k] = v` into the caller's dict, which a recomputation would
+            # both read changed and write again)
             return x
         if isinstance(x, ir.UserCall) and id(x.callee) not in seen:
             seen.add(id(x.callee))
@@ -93,8 +95,12 @@ class CheckpointingMixin:
         Generator's) would draw different ones: a checkpointed region must not."""
         draw = stateful_call(body, effects=what == "call")
         if draw is not None:
-            spelled = f"{draw.stack}.push" if isinstance(draw, ir.Push) else \
-                ast.unparse(forward_expr(draw.op, draw.args))  # (as the user wrote it)
+            if isinstance(draw, ir.Effect) and draw.kind == "setitem":  # param[k] = v
+                spelled = (f"{ast.unparse(atom_expr(draw.args['_obj']))}"
+                           f"[{ast.unparse(atom_expr(draw.args['index']))}] = ...")
+            else:
+                spelled = f"{draw.stack}.push" if isinstance(draw, ir.Push) else \
+                    ast.unparse(forward_expr(draw.op, draw.args))  # (as the user wrote it)
             raise SrcadError(
                 f"the checkpointed {what} at line {line} calls `{spelled}` (line {draw.line}), "
                 f"which may change state (a random draw, a stack) or have an effect (print); "

@@ -209,6 +209,10 @@ def effect_stmt(s: ir.Effect) -> ast.stmt:
         target = ast.Attribute(value=atom_expr(s.args["_obj"]), attr=s.args["attr"].value,
                                ctx=ast.Store())
         return ast.Assign(targets=[target], value=atom_expr(s.args["value"]), lineno=0)
+    if s.kind == "setitem":  # param[k] = v into the caller's dict (frontend/aliasing.py)
+        return ast.Expr(value=ast.Call(func=name("store_into"), args=[
+            atom_expr(s.args["_obj"]), atom_expr(s.args["index"]), atom_expr(s.args["value"])],
+            keywords=[]))
     if s.kind == "assert":
         msg = s.args.get("msg")
         return ast.Assert(test=atom_expr(s.args["test"]),

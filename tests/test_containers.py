@@ -1,0 +1,404 @@
+"""Dicts and lists as Python has them (issue 22, item 3).
+
+Small programs in the styles people write: a min-char-rnn loop that keeps everything in
+dicts keyed by time step (``hs[-1]`` the initial state), a batchnorm layer writing its running
+statistics into a dict argument, a layer library whose forward returns ``(out, cache)``, a
+callee that appends to a list and returns it. Each is checked against central differences
+and against the program's own result, in source mode, tape mode, fuse=True, and with vjp /
+jvp where they apply; the one place where a gradient would be lost is refused with a hint
+that works.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+
+import srcad
+from srcad.errors import SrcadError
+from srcad.testing import check_grads, check_jvp, check_vjp, numerical_grad
+
+MODES = [dict(), dict(mode="tape"), dict(fuse=True)]
+MODE_IDS = ["source", "tape", "fuse"]
+
+
+def _rng(seed=0):
+    return np.random.default_rng(seed)
+
+
+def _close(a, b, tol=1e-6):
+    if isinstance(a, dict):
+        assert a.keys() == b.keys()
+        for k in a:
+            _close(a[k], b[k], tol)
+        return
+    if isinstance(a, (list, tuple)):
+        assert len(a) == len(b)
+        for x, y in zip(a, b):
+            _close(x, y, tol)
+        return
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=tol, atol=tol)
+
+
+def _all_ways(fn, args, wrt=0, jvp=True):
+    """Gradient in every mode against central differences, the value against fn's own."""
+    for opts in MODES:
+        check_grads(fn, args, wrt=wrt, **opts)
+        v, _ = srcad.value_and_grad(fn, wrt=wrt, **opts)(*args)
+        _close(v, fn(*copy.deepcopy(args)))
+    if jvp:
+        check_jvp(fn, args)
+        check_vjp(fn, args)
+
+
+# -- 1. local dicts built by key ---------------------------------------------------------------
+
+
+def dict_by_key(x):
+    d = {}
+    d["k"] = x * 2
+    return np.sum(d["k"] ** 2)
+
+
+def dict_keys_of_kinds(x):
+    d = {}
+    d[-1] = x
+    d[0] = np.sin(d[-1])
+    d["s"] = d[0] * x
+    d[(1, 2)] = d["s"] + 1.0
+    d[-1] = d[(1, 2)] * 3.0  # overwritten: the old value's gradient flows through the others
+    return np.sum(d[-1]) + np.sum(d[0])
+
+
+def test_local_dict_by_key():
+    _all_ways(dict_by_key, (_rng().normal(size=3),))
+
+
+def test_local_dict_keys_of_every_kind():
+    _all_ways(dict_keys_of_kinds, (_rng().normal(size=(2, 3)),))
+
+
+def min_char_rnn_loss(inputs, targets, hprev, Wxh, Whh, Why, bh, by):
+    """Karpathy's min-char-rnn lossFun, forward pass (dicts keyed by time step)."""
+    xs, hs, ys, ps = {}, {}, {}, {}
+    hs[-1] = np.copy(hprev)
+    loss = 0
+    vocab = Wxh.shape[1]
+    for t in range(len(inputs)):
+        xs[t] = np.zeros((vocab, 1))
+        xs[t][inputs[t]] = 1
+        hs[t] = np.tanh(np.dot(Wxh, xs[t]) + np.dot(Whh, hs[t - 1]) + bh)
+        ys[t] = np.dot(Why, hs[t]) + by
+        ps[t] = np.exp(ys[t]) / np.sum(np.exp(ys[t]))
+        loss += -np.log(ps[t][targets[t], 0])
+    return loss
+
+
+def _rnn_args(seed=0):
+    r = _rng(seed)
+    vocab, hidden = 5, 4
+    inputs = [0, 3, 1, 4, 2, 2]
+    targets = [3, 1, 4, 2, 2, 0]
+    return (inputs, targets, r.normal(size=(hidden, 1)) * 0.5,
+            r.normal(size=(hidden, vocab)) * 0.5, r.normal(size=(hidden, hidden)) * 0.5,
+            r.normal(size=(vocab, hidden)) * 0.5, r.normal(size=(hidden, 1)) * 0.1,
+            r.normal(size=(vocab, 1)) * 0.1)
+
+
+@pytest.mark.parametrize("opts", MODES, ids=MODE_IDS)
+def test_min_char_rnn(opts):
+    args = _rnn_args()
+    wrt = ("hprev", "Wxh", "Whh", "Why", "bh", "by")
+    check_grads(min_char_rnn_loss, args, wrt=wrt, **opts)
+    v, _ = srcad.value_and_grad(min_char_rnn_loss, wrt=wrt, **opts)(*args)
+    _close(v, min_char_rnn_loss(*args))
+
+
+def rnn_states(W, U, xs, h0):
+    hs = {}
+    hs[-1] = h0
+    for t in range(xs.shape[0]):
+        hs[t] = np.tanh(W @ hs[t - 1] + U @ xs[t])
+    return np.sum(hs[xs.shape[0] - 1] ** 2) + np.sum(hs[0])
+
+
+def test_rnn_states_forward_and_backward_through_every_step():
+    r = _rng(1)
+    args = (r.normal(size=(3, 3)), r.normal(size=(3, 2)), r.normal(size=(4, 2)), r.normal(size=3))
+    for opts in MODES:
+        check_grads(rnn_states, args, wrt=(0, 1, 2, 3), **opts)
+    check_jvp(rnn_states, args)
+
+
+def dict_methods(x):
+    d = {"a": x}
+    d.setdefault("b", x * 2)
+    d.setdefault("a", x * 100)  # there already: no change
+    got = d.get("c", x * 3) + d.get("a")
+    d.update({"e": x * 4})
+    d.update(f=np.sin(x))
+    tot = 0.0
+    for k, v in d.items():
+        tot = tot + np.sum(v) * len(k)
+    for v in d.values():
+        tot = tot + np.sum(v ** 2)
+    for k in d.keys():
+        tot = tot + np.sum(d[k])
+    for k in d:
+        tot = tot + np.sum(d[k] * 0.5)
+    return tot + len(d) + ("a" in d) + ("z" not in d) + np.sum(got)
+
+
+def test_dict_methods():
+    _all_ways(dict_methods, (_rng().normal(size=3),))
+
+
+# -- 2. writes into dict arguments -------------------------------------------------------------
+
+
+def batchnorm_forward(x, gamma, beta, bn_param):
+    """cs231n-style batchnorm (train): running statistics into the dict argument."""
+    eps = bn_param.get("eps", 1e-5)
+    momentum = bn_param.get("momentum", 0.9)
+    running_mean = bn_param.get("running_mean", np.zeros(x.shape[1]))
+    running_var = bn_param.get("running_var", np.zeros(x.shape[1]))
+    mu = np.mean(x, axis=0)
+    var = np.var(x, axis=0)
+    xhat = (x - mu) / np.sqrt(var + eps)
+    out = gamma * xhat + beta
+    running_mean = momentum * running_mean + (1 - momentum) * mu
+    running_var = momentum * running_var + (1 - momentum) * var
+    bn_param["running_mean"] = running_mean
+    bn_param["running_var"] = running_var
+    return out
+
+
+def bn_loss(x, gamma, beta, bn_param):
+    out = batchnorm_forward(x, gamma, beta, bn_param)
+    return np.sum(np.tanh(out) * np.arange(out.size).reshape(out.shape))
+
+
+def _bn_args(seed=0):
+    r = _rng(seed)
+    return (r.normal(size=(5, 3)), r.normal(size=3), r.normal(size=3),
+            {"momentum": 0.8, "running_mean": r.normal(size=3), "running_var": np.ones(3)})
+
+
+@pytest.mark.parametrize("opts", MODES, ids=MODE_IDS)
+def test_batchnorm_writes_running_statistics_into_its_dict_argument(opts):
+    x, gamma, beta, param = _bn_args()
+    expected = copy.deepcopy(param)
+    want = bn_loss(x, gamma, beta, expected)  # numpy: once
+    numeric = numerical_grad(bn_loss, (x, gamma, beta, copy.deepcopy(param)), wrt=(0, 1, 2))
+    f = srcad.value_and_grad(bn_loss, wrt=(0, 1, 2), **opts)
+    for call in range(2):  # the first call's probe must not write twice nor leave its values
+        v, g = f(x, gamma, beta, param)
+        _close(v, want)
+        _close(g, numeric, 1e-5)
+        _close(param, expected)
+        for k in ("running_mean", "running_var"):
+            assert type(param[k]) is np.ndarray
+        want = bn_loss(x, gamma, beta, expected)  # numpy's second call
+
+
+def test_checkpointed_call_writing_into_a_dict_argument_is_refused():
+    """Recomputing it would read the caller's dict changed and write into it again."""
+    x, gamma, beta, param = _bn_args(1)
+    before = copy.deepcopy(param)
+    with pytest.raises(SrcadError) as e:
+        srcad.grad(_ckpt_loss, wrt=(0, 1))(x, gamma, beta, param)
+    assert "checkpoint" in str(e.value) and e.value.lineno is not None
+    _close(param, before)  # (refused before anything ran)
+
+
+def _ckpt_loss(x, gamma, beta, bn_param):
+    out = srcad.checkpoint(batchnorm_forward)(x, gamma, beta, bn_param)
+    return np.sum(out ** 2)
+
+
+def write_read_argument_dict(x, cache):
+    cache["h"] = np.tanh(x)
+    cache["n"] = cache.get("n", 0) + 1
+    return np.sum(cache["h"] ** 2)
+
+
+@pytest.mark.parametrize("opts", MODES, ids=MODE_IDS)
+def test_value_written_into_argument_dict_and_read_back_gets_its_gradient(opts):
+    x = _rng().normal(size=4)
+    cache = {}
+    g = srcad.grad(write_read_argument_dict, **opts)(x, cache)
+    _close(g, numerical_grad(write_read_argument_dict, (x, {})))
+    assert set(cache) == {"h", "n"} and cache["n"] == 1
+    _close(cache["h"], np.tanh(x))
+
+
+def affine_cache_into(x, w, cache):
+    out = np.tanh(x @ w)
+    cache["out"] = out
+    return out
+
+
+def loss_reads_callee_cache(x, w):
+    cache = {}
+    out = affine_cache_into(x, w, cache)
+    return np.sum(out) + np.sum(cache["out"] ** 2)
+
+
+def test_callee_write_into_dict_read_by_caller_is_refused_at_the_users_line():
+    args = _rng().normal(size=(2, 3)), _rng(1).normal(size=(3, 3))
+    with pytest.raises(SrcadError) as e:
+        srcad.grad(loss_reads_callee_cache, wrt=(0, 1))(*args)
+    assert e.value.lineno is not None and "return" in str(e.value)
+    assert "test_containers.py" in str(e.value)
+
+
+def affine_cache_returned(x, w, cache):  # the hint applied: the dict is returned too
+    out = np.tanh(x @ w)
+    cache["out"] = out
+    return out, cache
+
+
+def loss_uses_returned_cache(x, w):
+    cache = {}
+    out, cache = affine_cache_returned(x, w, cache)
+    return np.sum(out) + np.sum(cache["out"] ** 2)
+
+
+def test_the_refusals_hint_works():
+    args = (_rng().normal(size=(2, 3)), _rng(1).normal(size=(3, 3)))
+    for opts in MODES:
+        check_grads(loss_uses_returned_cache, args, wrt=(0, 1), **opts)
+
+
+# -- 3. lists and dicts from callees -----------------------------------------------------------
+
+
+def affine_forward(x, w, b):
+    out = x @ w + b
+    cache = (x, w, b)
+    return out, cache
+
+
+def relu_forward(x):
+    out = np.maximum(0, x)
+    cache = [x]
+    return out, cache
+
+
+def tanh_forward(x):
+    out = np.tanh(x)
+    return out, {"x": x, "out": out}
+
+
+def two_layer_loss(x, w1, b1, w2, b2):
+    h, cache1 = affine_forward(x, w1, b1)
+    a, cache2 = relu_forward(h)
+    t, cache3 = tanh_forward(a)
+    out, _ = affine_forward(t, w2, b2)
+    xin, _, _ = cache1
+    return np.sum(out ** 2) + np.sum(cache2[0]) + np.sum(cache3["out"]) + np.sum(xin)
+
+
+def test_layer_library_returning_out_and_cache():
+    r = _rng(2)
+    args = (r.normal(size=(4, 3)), r.normal(size=(3, 5)), r.normal(size=5),
+            r.normal(size=(5, 2)), r.normal(size=2))
+    _all_ways(two_layer_loss, args, wrt=(0, 1, 2, 3, 4), jvp=False)
+    check_jvp(two_layer_loss, args)
+
+
+def layer_appends(x, w):
+    cache = []
+    h = np.tanh(x @ w)
+    cache.append(h)
+    cache.append(x)
+    return h, cache
+
+
+def keeps_h_only(x, w):
+    h, _ = layer_appends(x, w)
+    return np.sum(h ** 2)
+
+
+def uses_the_list(x, w):
+    h, cache = layer_appends(x, w)
+    a, b = cache
+    again = list(cache)
+    frozen = tuple(again)
+    return np.sum(h * a) + np.sum(b) + np.sum(again[1]) + np.sum(frozen[0] ** 2) + len(again)
+
+
+def returns_list_alone(x, w):
+    out = []
+    for i in range(2):
+        out.append(np.sin(x * w[i, 0]))
+    return out
+
+
+def list_alone_loss(x, w):
+    hs = returns_list_alone(x, w)
+    return np.sum(hs[0] * hs[1])
+
+
+def returns_dict_of_list(x, w):
+    steps = []
+    h = x
+    for i in range(2):
+        h = np.tanh(h @ w)
+        steps.append(h)
+    return {"last": h, "steps": steps}
+
+
+def dict_of_list_loss(x, w):
+    d = returns_dict_of_list(x, w)
+    return np.sum(d["last"]) + np.sum(d["steps"][0] ** 2)
+
+
+@pytest.mark.parametrize("fn", [keeps_h_only, uses_the_list, list_alone_loss,
+                                dict_of_list_loss])
+def test_list_appended_in_callee_and_returned(fn):
+    r = _rng(3)
+    args = (r.normal(size=(2, 3)), r.normal(size=(3, 3)))
+    _all_ways(fn, args, wrt=(0, 1), jvp=False)
+    check_jvp(fn, args)
+    check_vjp(fn, args)
+
+
+# -- 4. arrays inside dicts and lists, written in place --------------------------------------
+
+
+def write_into_array_in_dict(x, v):
+    d = {"h": np.zeros_like(x), "k": x * 1.0}  # (zeros_like: a buffer tape mode follows)
+    d["h"][0] += v[0] * 2
+    d["h"][1:] = x[:2] * v[1:]
+    d["k"][2] = 0.0
+    return np.sum(d["h"] ** 2) + np.sum(d["k"])
+
+
+def write_into_array_in_list(x):
+    xs = [np.zeros(3), x * 2.0]
+    xs[0][1] = 1
+    xs[1][0] *= 3.0
+    return np.sum(xs[0] * x) + np.sum(xs[1] ** 2)
+
+
+def nested_write_into_array(a, b):
+    m = a * 1.0
+    m[0][1] = b[0]  # a row of a 2-d array: numpy writes into m itself
+    return np.sum(m ** 2)
+
+
+def test_array_in_dict_written_in_place():
+    r = _rng(4)
+    _all_ways(write_into_array_in_dict, (r.normal(size=3), r.normal(size=3)), wrt=(0, 1))
+
+
+def test_array_in_list_written_in_place():
+    _all_ways(write_into_array_in_list, (_rng(5).normal(size=3),))
+
+
+def test_nested_write_into_an_array_as_numpy():
+    r = _rng(6)
+    _all_ways(nested_write_into_array, (r.normal(size=(2, 3)), r.normal(size=2)), wrt=(0, 1))
