@@ -16,6 +16,7 @@ import numpy as np
 from . import ir
 from .checkpoint import check_schedule
 from .errors import SrcadError
+from .runtime import store_into
 
 
 def atom_value(atom, env: dict) -> Any:
@@ -105,7 +106,6 @@ def run_effect(stmt: ir.Effect, env: dict, probe: bool = False) -> None:
         return
     if stmt.kind == "setitem":  # param[k] = v: the caller's dict (once, by the real call)
         if not probe:
-            from .runtime import store_into
             store_into(atom_value(stmt.args["_obj"], env),
                                atom_value(stmt.args["index"], env),
                                atom_value(stmt.args["value"], env))

@@ -21,7 +21,7 @@ function, storing into an object of its caller (a parameter) counts as read by t
 from __future__ import annotations
 
 from .. import ir
-from ..errors import NoRuleError
+from ..errors import NoRuleError, UnsupportedSyntaxError
 from ..frontend.opaque import MUTATING, is_opaque
 from ..ops.runtime_ops import POPS
 
@@ -155,6 +155,36 @@ def check_attribute_state(fn: ir.Function, wrt) -> None:
                 f"`{attr}`), rather than reading `.{attr}` from the object")
 
 
+def check_argument_writes(fn: ir.Function, _seen=None) -> None:
+    """`cache[k] = v` in a called function writes into its caller's dict (an `ir.Effect`
+    "setitem", frontend/aliasing.py), once per call; srcad carries the new dict as a value
+    only inside the function that writes, so a caller reading that dict after the call would
+    not see the entry (or its gradient): refused at the read, with the way that works."""
+    seen = set() if _seen is None else _seen
+    if id(fn) in seen:
+        return
+    seen.add(id(fn))
+    order = list(ir.walk(fn.body))
+    for at, s in enumerate(order):
+        if not isinstance(s, ir.UserCall):
+            continue
+        written = {e.args["param"].value for e in ir.walk(s.callee.body)
+                   if isinstance(e, ir.Effect) and e.kind == "setitem" and "param" in e.args}
+        for p, a in zip(s.callee.params, s.args):
+            if p not in written or not isinstance(a, ir.Var):
+                continue
+            later = next((r for r in order[at + 1:] if a.name in ir.uses(r)), None)
+            if later is not None:
+                raise UnsupportedSyntaxError(
+                    f"{s.callee.name} (called at line {s.line}) writes into its argument "
+                    f"`{p}` in place; srcad carries such a write as a new value inside "
+                    f"{s.callee.name} only, so reading `{_user(a.name)}` here after the call "
+                    f"would not see it", filename=fn.filename, lineno=later.line, func=fn.name,
+                    hint=f"return it from {s.callee.name} (`return ..., {p}`) and read the "
+                    f"returned one")
+        check_argument_writes(s.callee, seen)
+
+
 def _attribute_flows(fn: ir.Function, wrt, seen, stored, reads) -> None:
     key = (id(fn), tuple(sorted(wrt)))
     if key in seen:
@@ -177,6 +207,7 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False) -> None:
     the user functions `fn` calls are checked with the arguments that reach them."""
     if _seen is None:
         check_attribute_state(fn, wrt)
+        check_argument_writes(fn)
     seen = set() if _seen is None else _seen
     key = (id(fn), tuple(sorted(wrt)))
     if key in seen:

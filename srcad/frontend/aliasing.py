@@ -164,7 +164,8 @@ class AliasingMixin:
             # follows); this effect stores v into the caller's own dict, once per call (the
             # probe and a checkpoint's recomputation skip it; an array is left as it was)
             self.body.append(ir.Effect("setitem", None, {
-                "_obj": self.entry_of(name), "index": index, "value": v}, node.lineno))
+                "_obj": self.entry_of(name), "index": index, "value": v,
+                "param": ir.Const(name, repr(name))}, node.lineno))
 
     def entry_of(self, param: str) -> ir.Var:
         """The parameter's value on entry (a loop rebinds the parameter's own IR name)."""

@@ -123,7 +123,31 @@ defvjp(rp.dict_get, lambda g, out, d, key, default: get_grad_d(g, d, key), None,
 defjvp(rp.dict_get, lambda g, out, d, key, default: get_tangent(g, d, key, out), None,
        lambda g, out, d, key, default: get_tangent_default(g, d, key, out))
 
+# dict_get's helpers: each linear in its first argument (a cotangent or tangent), the four
+# transposes of one another in pairs, so that generated code calling them differentiates again
+defvjp(rp.get_grad_d, lambda g, out, ct, d, key: get_tangent(g, d, key, ct), None, None,
+       name="get_grad_d", linear=("ct",), family=_RT,
+       derivation="ct in the slot `key`; its transpose reads that slot (get_tangent)")
+defvjp(rp.get_tangent, lambda g, out, t, d, key, like: get_grad_d(g, d, key), None, None, None,
+       name="get_tangent", linear=("t",), family=_RT,
+       derivation="t's slot `key`; its transpose puts g in that slot (get_grad_d)")
+defvjp(rp.get_grad_default,
+       lambda g, out, ct, d, key, default: get_tangent_default(g, d, key, ct), None, None, None,
+       name="get_grad_default", linear=("ct",), family=_RT,
+       derivation="ct where d lacks `key`; its own transpose (get_tangent_default)")
+defvjp(rp.get_tangent_default,
+       lambda g, out, t, d, key, like: get_grad_default(g, d, key, t), None, None, None,
+       name="get_tangent_default", linear=("t",), family=_RT,
+       derivation="t where d lacks `key`; its transpose is get_grad_default")
+
 # --- list(x), tuple(x) ---------------------------------------------------------------------------
+# (their helpers are linear in the cotangent / tangent and transposes of each other)
+defvjp(rp.sequence_grad, lambda g, out, ct, x: sequence_tangent(g, x), None,
+       name="sequence_grad", linear=("ct",), family=_RT,
+       derivation="list(x)'s cotangent as x's; its transpose is sequence_tangent")
+defvjp(rp.sequence_tangent, lambda g, out, t, x: sequence_grad(g, x), None,
+       name="sequence_tangent", linear=("t",), family=_RT,
+       derivation="x's tangent item by item; its transpose is sequence_grad")
 for _seq in (list, tuple):
     defvjp(_seq, lambda g, out, iterable: sequence_grad(g, iterable),
            name=_seq.__name__, params=(Param("iterable"),), family=_FAM,
