@@ -5,6 +5,7 @@
  *   kind 1  where.cell_contents is expected           (a closure cell; empty reads `missing`)
  *   kind 2  getattr(where, name, missing) is expected (a class or object attribute)
  *   kind 3  as 2, a bound method compared by its __func__
+ *   kind 4  where (a list) holds exactly the objects of the tuple `expected`, in order
  * True when every entry holds, False at the first that does not. The same as the Python
  * check guards.py compiles, at a few ns an entry instead of a few tens: a model's call pays
  * it every time. Raises TypeError for an entry it cannot read (the caller then uses Python).
@@ -61,6 +62,15 @@ py_guards_hold(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
             int same = key == expected;
             Py_DECREF(now);
             if (!same) Py_RETURN_FALSE;
+        } else if (kind == 4) {
+            if (!PyList_Check(where) || !PyTuple_Check(expected)) {
+                PyErr_SetString(PyExc_TypeError, "guards_hold: items of a list");
+                return NULL;
+            }
+            Py_ssize_t k = PyTuple_GET_SIZE(expected);
+            if (PyList_GET_SIZE(where) != k) Py_RETURN_FALSE;
+            for (Py_ssize_t j = 0; j < k; j++)
+                if (PyList_GET_ITEM(where, j) != PyTuple_GET_ITEM(expected, j)) Py_RETURN_FALSE;
         } else {
             if (PyErr_Occurred()) return NULL;
             PyErr_SetString(PyExc_TypeError, "guards_hold: unknown entry kind");

@@ -118,3 +118,44 @@ dense = Dense(np.array([[0.5, -1.0], [0.25, 2.0], [1.5, -0.5]]), np.array([0.1, 
 
 def through_stateful_layer(x):
     return dense.loss(x)
+
+
+class Linear:
+    def __init__(self, w, b):
+        self.W, self.b = w, b
+
+    def forward(self, x):
+        return x @ self.W + self.b
+
+
+class Activation:
+    def __init__(self, fn):
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(x)
+
+
+class Sequential:
+    """The usual container: a list of layers, each called in turn."""
+
+    def __init__(self, layers):
+        self.layers = layers
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer.forward(x)
+        return x
+
+    def loss(self, x, y):
+        return np.mean((self.forward(x) - y) ** 2)
+
+
+_r = np.random.default_rng(5)
+net = Sequential([Linear(_r.standard_normal((3, 4)), _r.standard_normal(4)),
+                  Activation(np.tanh),
+                  Linear(_r.standard_normal((4, 2)), _r.standard_normal(2))])
+
+
+def sequential_loss(x, y):
+    return net.loss(x, y)

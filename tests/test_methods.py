@@ -120,3 +120,34 @@ def test_reading_forward_state_back_from_another_function_is_refused():
     text = str(e.value)
     assert "fixtures_methods.py" in text and "self.out ** 2" in text and ".out" in text
     assert "returns" in (e.value.hint or "")
+
+
+XS = np.random.default_rng(6).standard_normal((5, 3))
+YS = np.random.default_rng(7).standard_normal((5, 2))
+
+
+@pytest.mark.parametrize("how", ["source", "tape", "fuse", "jvp"])
+def test_a_sequential_model_over_a_list_of_layers(how):
+    """`for layer in self.layers: x = layer.forward(x)`: the loop over user objects runs once
+    per layer, each with its own methods (the list's contents guarded)."""
+    fn = m.sequential_loss
+    want = numerical_grad(fn, (XS, YS))
+    if how == "jvp":
+        v = np.ones_like(XS)
+        out, tangent = srcad.jvp(fn, (XS, YS), (v, np.zeros_like(YS)))
+        assert out == fn(XS, YS) and rel_error(tangent, np.sum(want * v)) < 1e-6
+        return
+    options = {"mode": "tape"} if how == "tape" else {"fuse": True} if how == "fuse" else {}
+    value, g = srcad.value_and_grad(fn, **options)(XS, YS)
+    assert value == fn(XS, YS) and rel_error(g, want) < 1e-6
+
+
+def test_a_layer_appended_or_swapped_is_seen(monkeypatch):
+    g = srcad.grad(m.sequential_loss)
+    g(XS, YS)
+    layers = list(m.net.layers)
+    monkeypatch.setattr(m.net, "layers", layers)  # (restored after the test)
+    layers.append(m.Activation(np.sin))
+    assert rel_error(g(XS, YS), numerical_grad(m.sequential_loss, (XS, YS))) < 1e-6
+    layers[1] = m.Activation(np.cos)
+    assert rel_error(g(XS, YS), numerical_grad(m.sequential_loss, (XS, YS))) < 1e-6

@@ -196,16 +196,21 @@ def test_both_checks_agree(with_c, monkeypatch):
             return 1
 
     k = K()
-    c0, beta0 = cell.cell_contents, K.beta
+    layers = [K(), K()]
+    c0, beta0, first = cell.cell_contents, K.beta, layers[0]
     g = guards.Guards([("global", d, "a", d["a"]), ("global", d, "f", np.tanh),
                        ("absent", d, "len"), ("cell", cell, "c", cell.cell_contents),
-                       ("attr", K, "beta", K.beta), ("attr", k, "meth", k.meth)])
+                       ("attr", K, "beta", K.beta), ("attr", k, "meth", k.meth),
+                       ("items", layers, 2, layers)])
     assert g.holds()
     for change, undo in [(lambda: d.__setitem__("a", 9.0), lambda: d.__setitem__("a", 1.5)),
                          (lambda: d.__setitem__("len", 1), lambda: d.pop("len")),
                          (lambda: cell_owner[1](5.0), lambda: cell_owner[1](c0)),
                          (lambda: setattr(K, "beta", 3.0), lambda: setattr(K, "beta", beta0)),
-                         (lambda: setattr(k, "meth", lambda: 2), lambda: delattr(k, "meth"))]:
+                         (lambda: setattr(k, "meth", lambda: 2), lambda: delattr(k, "meth")),
+                         (lambda: layers.append(K()), lambda: layers.pop()),
+                         (lambda: layers.__setitem__(0, K()),
+                          lambda: layers.__setitem__(0, first))]:
         change()
         g.__dict__.pop("holds", None)
         assert not g.holds(), change

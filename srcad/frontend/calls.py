@@ -344,6 +344,8 @@ class CallsMixin:
     def method_site(self, base: ir.Const, method, attr: str, e, hint):
         """The user call of `method` (found as `base.attr`), or None if it is not a user's."""
         target = user_method(method)
+        if target is None and _hashable(method) and table.lookup(method) is not None:
+            return self.call_of(method, attr, e.func, e, hint)  # (`self.fn = np.tanh`)
         if target is None:
             return None
         fn, bound = target

@@ -32,7 +32,7 @@ from ..ops import control, table
 from . import guards
 from .calls import _RETURN
 from .methods import ATTRIBUTES, RESERVED
-from .opaque import is_user_object, opaque_attribute, opaque_compare
+from .opaque import is_object_sequence, is_user_object, opaque_attribute, opaque_compare
 from .parse import LIFTED, UNRESOLVED
 
 _BINOPS = {
@@ -205,8 +205,11 @@ class ExpressionsMixin:
             if isinstance(base, ir.Const) and is_user_object(base.value) and \
                     e.attr not in ATTRIBUTES:
                 sub = getattr(base.value, e.attr, guards.MISSING)
-                if is_user_object(sub):  # `self.act`: an object whose methods resolve now
+                if is_user_object(sub) or is_object_sequence(sub):
+                    # `self.act`, `self.layers`: objects whose methods resolve now
                     guards.note_attr(base.value, e.attr, sub)
+                    if isinstance(sub, list):
+                        guards.note("items", sub, len(sub), sub)
                     return self.constant(sub, f"{base.src}.{e.attr}", e)
             fn = ATTRIBUTES.get(e.attr)
             if fn is None:  # (x.itemsize, rng.bit_generator: run as written, see opaque.py)

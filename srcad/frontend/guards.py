@@ -17,6 +17,8 @@ same object. Three kinds:
     cell     cell.cell_contents is obj            a closure cell of the function
     attr     getattr(base, name, MISSING) is obj  `Config.beta`, `cfg.lr`, `mod.f`, a method
                                                   on an object (compared by its function)
+    items    the list holds these very objects    `for layer in self.layers:` unrolled over
+                                                  the layers (a list changes in place)
 
 Attributes of installed libraries' modules (`np.tanh`, `math.pi`) are not guarded: they are
 the library's, not the program's state. The check is one generated boolean expression over
@@ -65,6 +67,10 @@ def _method_key(obj):
     return obj
 
 
+def _same_items(seq, items: tuple) -> bool:
+    return len(seq) == len(items) and all(a is b for a, b in zip(seq, items))
+
+
 def _cell_contents(cell):
     try:
         return cell.cell_contents
@@ -88,6 +94,8 @@ class Guards:
             return
         if kind == "attr":
             obj = _method_key(obj)
+        if kind == "items":
+            obj = tuple(obj)
         entry = [kind, where, name, obj]
         self._seen[key] = entry
         self.entries.append(entry)
@@ -116,7 +124,7 @@ class Guards:
         c_check = c_helper("guards_hold")
         if c_check is None:
             return self.python_check()
-        code = {"global": 0, "absent": 0, "cell": 1}
+        code = {"global": 0, "absent": 0, "cell": 1, "items": 4}
         table = tuple((code.get(kind, 3 if callable(obj) else 2), where, name,
                        MISSING if kind == "absent" else obj)
                       for kind, where, name, obj in self.entries)
@@ -126,18 +134,22 @@ class Guards:
         """The check as one Python boolean expression (where the C runtime is not there)."""
         if not self.entries:
             return lambda: True
-        params, terms = ["_M=_M", "_getattr=getattr", "_key=_key", "_cell=_cell"], []
+        params, terms = ["_M=_M", "_getattr=getattr", "_key=_key", "_cell=_cell",
+                         "_same=_same"], []
         for i, (kind, where, name, obj) in enumerate(self.entries):
             params += [f"w{i}=w{i}", f"o{i}=o{i}"]
             if kind in ("global", "absent"):
                 terms.append(f"w{i}.get({name!r}, _M) is o{i}")
             elif kind == "cell":
                 terms.append(f"_cell(w{i}) is o{i}")
+            elif kind == "items":
+                terms.append(f"_same(w{i}, o{i})")
             else:
                 terms.append(f"_key(_getattr(w{i}, {name!r}, _M)) is o{i}"
                              if callable(obj) else f"_getattr(w{i}, {name!r}, _M) is o{i}")
         src = f"def check({', '.join(params)}):\n    return ({' and '.join(terms)})\n"
-        env = {"_M": MISSING, "_key": _method_key, "_cell": _cell_contents}
+        env = {"_M": MISSING, "_key": _method_key, "_cell": _cell_contents,
+               "_same": _same_items}
         for i, (kind, where, name, obj) in enumerate(self.entries):
             env[f"w{i}"] = where
             env[f"o{i}"] = MISSING if kind == "absent" else obj
@@ -150,6 +162,8 @@ class Guards:
             return where.get(name, MISSING)
         if kind == "cell":
             return _cell_contents(where)
+        if kind == "items":
+            return where if _same_items(where, entry[3]) else tuple(where)
         return _method_key(getattr(where, name, MISSING))
 
     def failures(self) -> list:
@@ -157,6 +171,10 @@ class Guards:
         out = []
         for e in self.entries:
             now = self.current(e)
+            if e[0] == "items":
+                if now is not e[1]:
+                    out.append((e, now))
+                continue
             if now is not (MISSING if e[0] == "absent" else e[3]):
                 out.append((e, now))
         return out

@@ -32,6 +32,7 @@ import numpy as np
 from .. import ir
 from ..checkpoint import check_schedule, checkpoint
 from ..ops import control
+from .opaque import is_object_sequence
 
 
 class LoopsMixin:
@@ -83,8 +84,11 @@ class LoopsMixin:
             if self.defs[target] == 1:  # only the loop assigns it: always an int
                 self.ints.add(target)
         else:
+            seq = self.expr(it, target, None)
+            if isinstance(seq, ir.Const) and is_object_sequence(seq.value) and not exits:
+                return self.unrolled(s, target, seq, body)
             # for x in xs: -> for x_index in range(len(xs)): x = xs[x_index]
-            seq = self.snapshot(self.expr(it, target, None), s)
+            seq = self.snapshot(seq, s)
             length = self.op_call(len, [seq], {}, s)
             n = self.emit(length, self.fresh(f"{target}_count"), s)
             start, stop, step = ir.Const(0, "0"), n, ir.Const(1, "1")
@@ -107,6 +111,15 @@ class LoopsMixin:
         finally:
             self.body = outer
         self.body.append(ir.For(loop_var, start, stop, step, loop_body, s.lineno, exits))
+
+    def unrolled(self, s: gast.For, target: str, seq: ir.Const, body) -> None:
+        """``for layer in self.layers:`` over user objects known when normalising (each
+        guarded): the body once per object, `layer` that object, so its methods resolve."""
+        for i, obj in enumerate(seq.value):
+            self.env[target] = self.constant(obj, f"{target}_{i}", s)
+            for st in body:
+                self.line = st.lineno
+                self.statement(st)
 
     def is_checkpoint(self, func) -> bool:
         root = func

@@ -228,6 +228,13 @@ def is_user_object(value) -> bool:
     return is_user_object(type(value))
 
 
+def is_object_sequence(value) -> bool:
+    """A list or tuple of user objects (`self.layers`): a loop over it is unrolled, each
+    iteration with its own object (frontend/loops.py)."""
+    return isinstance(value, (list, tuple)) and 0 < len(value) <= 256 and all(
+        is_user_object(v) for v in value)
+
+
 def is_library_module(mod: types.ModuleType) -> bool:
     by_name = _is_library_module(mod.__name__)
     if by_name is not None:
