@@ -149,3 +149,9 @@ defnondiff(rt.pop_or_zeros, name="pop_or_zeros", params=(Param("stack"), Param("
 #: ops that take a value off a stack (their `stack` argument): reverse mode turns each into a
 #: push of the popped value's cotangent
 POPS = ("pop", "pop_or_zeros")
+
+# --- a rule's division where both operands may be Python numbers ------------------------------
+defvjp(rt.ieee_divide, lambda g, out, x, y: g / y, lambda g, out, x, y: -g * out / y,
+       name="ieee_divide", spelling="ieee_divide(x, y)", elementwise=True, broadcasting=True,
+       c="x / y", family=_FAM, domain=((-2.0, 2.0), (0.5, 2.0)),
+       derivation="x / y (numpy's inf / nan where Python's numbers would raise): as divide")
