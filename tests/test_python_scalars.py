@@ -208,3 +208,39 @@ def test_python_scalars_at_the_edges(op, modules):
         if not _same(want, expected, rtol=1e-6, atol=1e-9):
             failures.append(f"{point}: srcad {want} != torch {expected} (value {value})")
     assert not failures, f"{op.name}:\n" + "\n".join(failures[:40])
+
+
+def log_of(x):
+    return np.log(x)
+
+
+def remainder_of(x):
+    return np.remainder(1.0, x)
+
+
+@pytest.mark.parametrize("x", [0.0, 0.5, -1.0])
+def test_second_order_at_a_python_float(x):
+    """Generated code that spells a division ieee_divide(...) is differentiated again (its
+    row), and agrees with the np.float64 argument's derivatives."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for fn in (log_of, remainder_of):
+            want = srcad.grad(srcad.grad(fn))(np.float64(x))
+            got = srcad.grad(srcad.grad(fn))(x)
+            assert type(got) is float and _same(got, want, rtol=1e-12, atol=0), (fn, got, want)
+            _, want_t = srcad.jvp(srcad.grad(fn), (np.float64(x),), (np.float64(1.0),))
+            _, got_t = srcad.jvp(srcad.grad(fn), (x,), (1.0,))
+            assert _same(float(got_t), float(want_t), rtol=1e-12, atol=0), (fn, got_t, want_t)
+
+
+def test_generated_code_keeps_numpy_divisions():
+    """Only a division whose operands may both be Python numbers is spelled ieee_divide:
+    `x ** 3.0`, an array's `g / x` and a np.float64 argument's read as before."""
+    g = srcad.grad(log_of)
+    g(0.5)
+    assert "ieee_divide(1.0, x)" in srcad.source(g)
+    g(np.float64(0.5))
+    assert "ieee_divide" not in srcad.source(g) and "1.0 / x" in srcad.source(g)
+    g = srcad.grad(lambda x: np.sum(np.log(x)))
+    g(np.ones(3))
+    assert "ieee_divide" not in srcad.source(g)
