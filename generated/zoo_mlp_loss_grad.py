@@ -3,7 +3,7 @@
 # specialised to: W1: float64[16, 32], b1: float64[32], W2: float64[32, 10], b2: float64[10], x: float64[4, 16], labels_onehot: float64[4, 10]
 # user source sha256: 6fa00083dfd5
 import numpy as np
-from srcad.runtime import extremum_grad
+from srcad.runtime import extremum_grad, ieee_divide
 
 
 def loss_grad(W1, b1, W2, b2, x, labels_onehot):
@@ -29,7 +29,7 @@ def loss_grad(W1, b1, W2, b2, x, labels_onehot):
     del loss_shape  # L12
     # --- backward ---
     # grad of L12: return -np.sum(logp * labels_onehot) / x.shape[0]
-    dloss_negative = 1.0 / loss_getitem  # L12
+    dloss_negative = ieee_divide(1.0, loss_getitem)  # L12
     dloss_sum = -dloss_negative  # L12
     dlogp = dloss_sum * labels_onehot  # L12
     # grad of L11: logp = shifted - np.log(np.sum(np.exp(shifted), axis=1, keepdims=True))

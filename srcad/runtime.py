@@ -43,6 +43,7 @@ from .runtime_decompositions import (  # noqa: F401  (the decomposition ops' hel
     transpose_if)
 
 __all__ = [
+    "ieee_divide",
     "Stack",
     "cotangents",
     "pop_or_zeros",
@@ -177,6 +178,23 @@ __all__ = [
     "slot_tree",
     "without_key",
 ]
+
+
+_PY_NUMBERS = (int, float, bool)
+
+
+def ieee_divide(x, y):
+    """``x / y`` as numpy computes it: where both are Python numbers and y is 0, numpy's
+    answer (an np.float64 inf or nan, with numpy's RuntimeWarning) in place of Python's
+    ZeroDivisionError; anywhere else exactly ``x / y``, of the same type.
+
+    Generated code spells a rule's division with it where both operands may be Python
+    numbers (`specialise.ieee_divisions`: ``g / x`` of np.log at a Python float argument),
+    and tape mode runs rules with their divisions spelled so too: a rule's derivative is
+    numpy's, never an exception Python's own arithmetic would raise."""
+    if type(x) in _PY_NUMBERS and type(y) in _PY_NUMBERS and y == 0:
+        return np.divide(x, y)
+    return x / y
 
 
 def _shape(x):

@@ -365,7 +365,7 @@ class Tape:
                 rule = op.vjp(p.name)
                 if rule is None or p.name not in e.args or not _has_tensor(e.args[p.name]):
                     continue
-                c = rule.fn(g, out_value, *(values[q.name] for q in op.params))
+                c = rule.tape_fn(g, out_value, *(values[q.name] for q in op.params))
                 arg = e.args[p.name]
                 if isinstance(arg, Tensor):
                     _accumulate(adj, arg, _fit(c, op, out_value, arg.value))

@@ -48,14 +48,18 @@ defvjp(np.power,
        # (the base is 1 where y = 0, and np.where makes a Python-float base a numpy value:
        # 0.0 ** -0.5 is then inf, as numpy and torch give, not Python's ZeroDivisionError)
        lambda g, out, x, y: g * y * np.where(y == 0, 1, x) ** (y - 1),
-       lambda g, out, x, y: g * out * np.log(np.where(x == 0, 1, x).astype(np.result_type(out))),
+       # (where x = 0 the log term is 0 for y >= 0, as torch, and log(0) = -inf for y < 0, as
+       # torch: np.where(x == 0, y >= 0, x) reads 1 or 0 there)
+       lambda g, out, x, y: g * out * np.log(np.where(x == 0, y >= 0, x)
+                                             .astype(np.result_type(out))),
        name="power", spelling="x ** y", elementwise=True, broadcasting=True, c="pow(x, y)",
        # ndarray.__pow__ computes these exponents with other ufuncs (square, sqrt,
        # reciprocal, a copy), not with the power loop: numpy/_core/src/multiarray/number.c
        c_consts={"y": {2: "x * x", 0.5: "sqrt(x)", -1: "1 / x", 1: "x"}},
        family="arithmetic", domain=(POS, ANY),
        derivation="d(x^y) = y x^(y-1) dx + x^y log(x) dy (the first term is 0 where y = 0, "
-       "also at x = 0, and the log term 0 where x = 0, as torch; "
+       "also at x = 0, and the log term 0 where x = 0 and y >= 0, -inf where x = 0 and y < 0 "
+       "(out * log 0), as torch; "
        "computed in out's dtype, so a Python-float base does not promote a float32 gradient; "
        "np.result_type, as out is a Python float when x and y are)",
        test_cases=(("a ** 2", [(3, 4)], ANY), ("a ** 3.0", [(3,)], ANY), ("2.0 ** a", [(3,)]),

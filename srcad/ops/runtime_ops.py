@@ -155,3 +155,12 @@ defnondiff(rt.pop_or_zeros, name="pop_or_zeros", params=(Param("stack"), Param("
 #: ops that take a value off a stack (their `stack` argument): reverse mode turns each into a
 #: push of the popped value's cotangent
 POPS = ("pop", "pop_or_zeros")
+
+# --- a rule's division where both operands may be Python numbers ------------------------------
+# (not marked elementwise: generated code calls it on Python numbers only, never on the
+# arrays the fuser or the op grid tests take; it is exercised by transforming generated code
+# again, tests/test_python_scalars.py)
+defvjp(rt.ieee_divide, lambda g, out, x, y: g / y, lambda g, out, x, y: -g * out / y,
+       name="ieee_divide", spelling="ieee_divide(x, y)", broadcasting=True, family=_FAM,
+       derivation="x / y (numpy's inf / nan where Python's numbers would raise): as divide")
+defjvp(rt.ieee_divide, lambda g, out, x, y: g / y, lambda g, out, x, y: -g * out / y)

@@ -105,6 +105,36 @@ class Rule:
     def globals(self) -> dict:
         return self.fn.__globals__
 
+    @functools.cached_property
+    def tape_fn(self) -> Callable:
+        """The rule as tape mode calls it: `fn` itself, or, where the rule divides, `fn`
+        with each ``a / b`` spelled ``ieee_divide(a, b)`` (numpy's inf / nan where both are
+        Python numbers and b is 0) -- what generated code runs where both may be Python
+        numbers, and exactly ``a / b`` everywhere else, so the two modes agree."""
+        if not any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div)
+                   for n in ast.walk(self.expr)):
+            return self.fn
+        from ..runtime import ieee_divide
+
+        class _Divisions(ast.NodeTransformer):
+            def visit_BinOp(self, node):
+                self.generic_visit(node)
+                if not isinstance(node.op, ast.Div):
+                    return node
+                return ast.Call(func=ast.Name(id="__srcad_ieee_divide", ctx=ast.Load()),
+                                args=[node.left, node.right], keywords=[])
+
+        body = ast.fix_missing_locations(_Divisions().visit(copy.deepcopy(self.expr)))
+        code = self.fn.__code__
+        free = code.co_freevars
+        src = (f"lambda __srcad_ieee_divide{''.join(', ' + v for v in free)}: "
+               f"lambda {', '.join(self.params)}: {ast.unparse(body)}")
+        outer = eval(src, self.fn.__globals__)  # noqa: S307  (the rule's own expression)
+        cells = [c.cell_contents for c in (self.fn.__closure__ or ())]
+        fn = outer(ieee_divide, *cells)
+        fn.__defaults__ = self.fn.__defaults__
+        return fn
+
 
 @dataclass
 class Op:

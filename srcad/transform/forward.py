@@ -32,7 +32,7 @@ from ..gcode import compound as _compound
 from ..gcode import free_names as _free
 from .adjoints import _np, zeros_expr
 from .module import Module
-from .specialise import Info, simplify
+from .specialise import Info, ieee_divisions, simplify
 from .templates import (as_array_operand, atom_expr, default_atom, effect_stmt, forward_expr,
                         loop_iter, subst)
 from ..analysis.activity import stacks_of
@@ -96,6 +96,18 @@ class Forward:
             return Info((), None, node.value)
         return None
 
+    def may_be_python(self, var: str) -> bool:
+        """Can the name hold a Python number when the code runs?  (As `Reverse`'s: a primal
+        where the first call saw one, a tangent where its primal is not an array; generic
+        code, with no call yet, is not asked.)"""
+        if not self.infos:
+            return False
+        if var in self.infos:
+            return self.infos[var].dtype is None
+        primal = next((p for p, t in self.tangent.items() if t == var), None)
+        info = self.infos.get(primal) if primal is not None else None
+        return info is None or info.dtype is None or info.ndim == 0
+
     # -- statements --------------------------------------------------------------------------
     def call(self, s: ir.Call, out: list) -> None:
         out.append(Line(assign(s.target, forward_expr(s.op, s.args, self.info_of)), s.line,
@@ -145,7 +157,8 @@ class Forward:
                     mapping[p.name] = as_array_operand(s.op, p.name, s.args.get(p.name),
                                                        self.containers) or default_atom(
                                                            s.op, p.name)
-                expr = simplify(subst(rule.expr, mapping), rule.globals, self.info_of)
+                expr = ieee_divisions(simplify(subst(rule.expr, mapping), rule.globals,
+                                               self.info_of), self.may_be_python)
             else:  # linear: the op applied to the tangent
                 args = dict(s.args)
                 args[pname] = _Raw(self.tangent_atom(atom))

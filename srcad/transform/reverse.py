@@ -59,7 +59,7 @@ from .calls import CallsMixin
 from .checkpointing import CheckpointingMixin
 from .control_flow import ControlFlowMixin
 from .module import Generated, Module
-from .specialise import Info, simplify
+from .specialise import Info, ieee_divisions, simplify
 from .stacks import StacksMixin
 from .templates import as_array_operand, atom_expr, default_atom, effect_stmt, forward_expr, subst
 
@@ -209,7 +209,20 @@ class Reverse(AdjointsMixin, CallsMixin, CheckpointingMixin, ControlFlowMixin, S
             mapping[p.name] = as_array_operand(s.op, p.name, s.args.get(p.name),
                                                self.containers) or default_atom(s.op, p.name)
         expr = subst(rule.expr, mapping)
-        return simplify(expr, rule.globals, self.info_of)
+        return ieee_divisions(simplify(expr, rule.globals, self.info_of), self.may_be_python)
+
+    def may_be_python(self, var: str) -> bool:
+        """Can the name hold a Python number when the backward runs?  A forward value is
+        one where the first call saw one; an adjoint may be one where its primal is not an
+        array (one grown from the seed 1.0); generic code (no call yet) is not asked."""
+        if not self.infos:
+            return False
+        if var in self.infos:
+            return self.infos[var].dtype is None
+        primal = next((p for p, a in self.adj.items() if a == var), None)
+        primal = primal or self.snap_of.get(var) or self.part_of.get(var)
+        info = self.infos.get(primal) if primal is not None else None
+        return info is None or info.dtype is None or info.ndim == 0
 
     def fit(self, expr: ast.expr, s: ir.Call, atom: ir.Var) -> ast.expr:
         """Make a contribution match its input: unbroadcast and/or cast, when needed."""

@@ -352,3 +352,55 @@ def _drop_default_tail(node: ast.Call, fn) -> None:
 
 def simplify(expr: ast.expr, globals_: dict, info_of) -> ast.expr:
     return ast.fix_missing_locations(_Simplify(globals_, info_of).visit(expr))
+
+
+# -- a rule's divisions of Python numbers ------------------------------------------------------
+# numpy calls whose value is a Python number (a shape query), not a numpy one
+_PY_VALUED = {"size", "ndim", "shape"}
+
+
+def may_be_python(node: ast.expr, name_may_be_python: Callable[[str], bool]) -> bool:
+    """Can `node` be a Python number (not a numpy value) when the code runs?  Constants
+    are; a numpy call is not (but np.size and the like); arithmetic is a Python number only
+    where all its operands are; a name asks `name_may_be_python`; anything else may be."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, (int, float))
+    if isinstance(node, ast.Name):
+        return name_may_be_python(node.id)
+    if isinstance(node, ast.BinOp):
+        return (may_be_python(node.left, name_may_be_python)
+                and may_be_python(node.right, name_may_be_python))
+    if isinstance(node, ast.UnaryOp):
+        return may_be_python(node.operand, name_may_be_python)
+    if isinstance(node, ast.Call):
+        func = node.func
+        while isinstance(func, ast.Attribute) and isinstance(func.value, ast.Attribute):
+            func = func.value
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and \
+                func.value.id == "np":
+            return node.func.attr in _PY_VALUED
+    return True
+
+
+def ieee_divisions(expr: ast.expr, name_may_be_python: Callable[[str], bool]) -> ast.expr:
+    """A rule's ``a / b`` spelled ``ieee_divide(a, b)`` where both may be Python numbers and
+    b is not a nonzero number written out: numpy's inf / nan where b is 0 (``g / x`` of
+    np.log at a Python float 0.0), not Python's ZeroDivisionError. Where either is a numpy
+    value the division already is numpy's, and stays as it is (``x ** 3.0``, ``g / x`` of an
+    array, ``1.0 / 128`` of a mean)."""
+
+    class _Divisions(ast.NodeTransformer):
+        def visit_BinOp(self, node):
+            self.generic_visit(node)
+            if not isinstance(node.op, ast.Div):
+                return node
+            divisor = _const_number(node.right)
+            if divisor is not None and divisor != 0:
+                return node
+            if not (may_be_python(node.left, name_may_be_python)
+                    and may_be_python(node.right, name_may_be_python)):
+                return node
+            return ast.Call(func=ast.Name(id="ieee_divide", ctx=ast.Load()),
+                            args=[node.left, node.right], keywords=[])
+
+    return ast.fix_missing_locations(_Divisions().visit(expr))
