@@ -70,3 +70,13 @@ def size_one_vector(x):
 
 def size_one_matrix(x):
     return x[None, :] @ np.sin(x)[:, None]
+
+
+def float_of_a_size_one_array(x):
+    b = np.sum(x * x, keepdims=True)
+    return float(b) * 2.0
+
+
+def float_hint_applied(x):
+    b = np.sum(x * x, keepdims=True)
+    return np.sum(b) * 2.0

@@ -71,3 +71,11 @@ def test_a_size_one_output_is_its_one_element(fn, mode):
     assert np.array_equal(value, fn(X))
     assert rel_error(g, numerical_grad(lambda x: fn(x).item(), (X,))) < 1e-6
     assert rel_error(srcad.grad(fn, fuse=True)(X), g) == 0
+
+
+def test_float_of_a_differentiated_value_is_refused_with_a_hint_that_works():
+    with pytest.raises(srcad.SrcadError) as e:
+        srcad.grad(m.float_of_a_size_one_array)(X)
+    assert "np.sum(x)" in (e.value.hint or "") and "fixtures_forms.py" in str(e.value)
+    g = srcad.grad(m.float_hint_applied)(X)  # (the hint, applied)
+    assert rel_error(g, numerical_grad(m.float_of_a_size_one_array, (X,))) < 1e-6

@@ -108,8 +108,14 @@ def _refuse(fn: ir.Function, s, why: str, hint: str):
                       filename=fn.filename, lineno=s.line, func=fn.name, hint=hint)
 
 
+_CONVERSIONS = {"float", "int", "complex", "bool", "item", "tolist"}
+
+
 def _hint(s) -> str:
     op = s.op
+    if op.label.strip(".()") in _CONVERSIONS:  # float(loss), x.item(): a plain number
+        return ("keep the value an array: for its one element write np.sum(x) or "
+                "x.reshape(()) (a 0-d array carries the gradient, a Python number does not)")
     if op.kind == "call" and op.library is not None and getattr(op, "srcad_own", False):
         return (f"`{op.label}` is one of srcad's own helpers ({op.library}) and has no row in "
                 f"the op table: this is a bug in srcad, please report it")
