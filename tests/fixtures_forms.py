@@ -74,7 +74,7 @@ def size_one_matrix(x):
 
 def float_of_a_size_one_array(x):
     b = np.sum(x * x, keepdims=True)
-    return float(b) * 2.0
+    return float(b[0]) * 2.0
 
 
 def float_hint_applied(x):

@@ -78,4 +78,4 @@ def test_float_of_a_differentiated_value_is_refused_with_a_hint_that_works():
         srcad.grad(m.float_of_a_size_one_array)(X)
     assert "np.sum(x)" in (e.value.hint or "") and "fixtures_forms.py" in str(e.value)
     g = srcad.grad(m.float_hint_applied)(X)  # (the hint, applied)
-    assert rel_error(g, numerical_grad(m.float_of_a_size_one_array, (X,))) < 1e-6
+    assert rel_error(g, numerical_grad(m.float_hint_applied, (X,))) < 1e-6
