@@ -113,7 +113,8 @@ class Tape:
             result = (py_operator(*positional) if py_operator is not None
                       else op.fn(*positional, **keywords))
         if op.family == "constructor" and isinstance(result, np.ndarray) and any(
-                _has_tensor(v) for v in bound.values()):
+                _has_tensor(v) for v in bound.values()) and not any(
+                _has_tensor(bound[p]) for p in bound if op.vjp(p) is not None):
             # np.zeros_like(x): a buffer the function may write differentiable values into,
             # in place or through views -- a Tensor (with no history) follows them
             return Tensor(result, self)
@@ -452,8 +453,9 @@ class _TracedGlobals(dict):
         return value
 
 
-# numpy callables that never hand a Tensor argument to its __array_function__
-_NO_DISPATCH = (np.asarray, np.array)
+# numpy callables that never hand a Tensor argument to its __array_function__ (np.full's
+# dispatcher sees only `like`, np.full_like's only the prototype, not the fill value)
+_NO_DISPATCH = (np.asarray, np.array, np.full, np.full_like)
 
 
 class _NumpyView:

@@ -20,8 +20,12 @@ function, storing into an object of its caller (a parameter) counts as read by t
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import ir
 from ..errors import NoRuleError
+from ..frontend.concatenators import is_concatenator
+from ..frontend.expressions import PY_BINARY
 from ..frontend.opaque import MUTATING, is_opaque
 from ..ops.runtime_ops import POPS
 
@@ -37,8 +41,10 @@ def _flows(fn: ir.Function):
             elif s.op.name in POPS + ("cotangents",):
                 yield [s.args["stack"]], [s.target]
             else:
+                extra = _ruleless(s)
                 yield [a for p, a in s.args.items()
-                       if s.op.vjp(p) is not None or s.op.jvp(p) is not None], [s.target]
+                       if s.op.vjp(p) is not None or s.op.jvp(p) is not None
+                       or (extra is not None and p in extra[0])], [s.target]
         elif isinstance(s, ir.UserCall):
             yield list(s.args), list(s.targets)
         elif isinstance(s, ir.Push):
@@ -144,11 +150,25 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False) -> None:
     seen.add(key)
     sites = [s for s in ir.walk(fn.body) if (isinstance(s, (ir.Call, ir.Effect)) and
                                              is_opaque(s.op))]
+    ruleless = [(s, r) for s in ir.walk(fn.body)
+                if isinstance(s, ir.Call) and (r := _ruleless(s)) is not None]
     calls = [s for s in ir.walk(fn.body) if isinstance(s, ir.UserCall)]
-    if not sites and not calls:
+    if not sites and not calls and not ruleless:
         return
     dep = _dependent(fn, wrt)
     useful = None
+    for s, (params, label, hint) in ruleless:
+        given = [p for p in params if p in s.args and set(ir.atom_vars(s.args[p])) & dep]
+        if not given:
+            continue
+        if useful is None:
+            useful = _useful(fn)
+        if s.target in useful[0]:
+            raise NoRuleError(
+                f"{label(given[0])} has no derivative rule in srcad, and it is given a value "
+                f"that depends on the arguments being differentiated: its result, which the "
+                f"output depends on, would carry no gradient (or a wrong one)",
+                filename=fn.filename, lineno=s.line, func=fn.name, hint=hint)
     for s in sites:
         given = {p for p, a in s.args.items() if set(ir.atom_vars(a)) & dep}
         if not given:
@@ -183,6 +203,67 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False) -> None:
         inner = [p for p, a in zip(s.callee.params, s.args) if set(ir.atom_vars(a)) & dep]
         if inner:
             check_opaque(s.callee, inner, seen, True)
+
+
+# values a subscript or a Python operator treats as numpy and Python do, with rules: an
+# index into them (an array, a container) is piecewise constant -- its derivative is zero
+_PLAIN = (bool, int, float, complex, str, bytes, type(None), np.ndarray, np.generic, list,
+          tuple, dict, range, slice, type, np.dtype, type(Ellipsis))
+
+
+def _spelled(obj, src: str) -> str:
+    """How the user wrote a global object: its numpy name if it is one of numpy's."""
+    for name in ("r_", "c_", "s_", "index_exp", "mgrid", "ogrid"):
+        if getattr(np, name, None) is obj:
+            return f"np.{name}"
+    return src
+
+
+def _subscript_hint(obj, spelled: str) -> str:
+    if is_concatenator(obj):
+        return (f"{spelled}[a, b, ...] and {spelled}['1', a, b] (an integer axis) are "
+                f"differentiated; for other directives write np.concatenate((np.atleast_2d(a), "
+                f"np.atleast_2d(b)), axis=0) (or the join you mean), which srcad differentiates")
+    if obj is np.s_ or obj is np.index_exp:
+        return (f"{spelled}[...] only builds an index: use the value itself (it returns it), "
+                f"or index with integers and slices that do not depend on the differentiated "
+                f"arguments")
+    return (f"srcad cannot see what `{spelled}`'s __getitem__ does with a differentiated "
+            f"value: write it as a function of yours (def lookup(key): ...), which srcad "
+            f"traces, or register a rule for a function with srcad.defvjp")
+
+
+def _ruleless(s) -> tuple | None:
+    """(parameters, label(param), hint) of a row's call whose result depends on those
+    parameters with no derivative rule for them -- where a differentiated value given there
+    is refused (see the module docstring) -- else None."""
+    op = s.op
+    if op.no_rule_for:
+        spelled = op.spelling_src.split("(")[0] if op.spelling_src else op.name
+        return (op.no_rule_for, lambda p: f"`{spelled}` (its argument `{p}`)",
+                f"`{spelled}` has no gradient for its argument here: compute the values with "
+                f"differentiable ops instead (e.g. start + step * np.arange(n))")
+    if op.name == "getitem":
+        base = s.args.get("a")
+        if isinstance(base, ir.Const) and not isinstance(base.value, _PLAIN):
+            spelled = _spelled(base.value, base.src)
+            return (("index",), lambda p: f"the subscript `{spelled}[...]` (of a "
+                    f"{type(base.value).__name__}, not an array)",
+                    _subscript_hint(base.value, spelled))
+        return None
+    if op.name in PY_BINARY:
+        odd = [a for a in s.args.values() if isinstance(a, ir.Const)
+               and not isinstance(a.value, _PLAIN)]
+        if odd:
+            obj = odd[0].value
+            spelled = _spelled(obj, odd[0].src)
+            others = tuple(p for p, a in s.args.items() if a is not odd[0])
+            return (others, lambda p: f"the Python operator of `{op.name}` on `{spelled}` "
+                    f"(a {type(obj).__name__})",
+                    f"srcad differentiates operators on arrays and numbers: convert "
+                    f"`{spelled}` to one first (np.asarray(...) or float(...)) outside the "
+                    f"differentiated function, or write the operation with numpy functions")
+    return None
 
 
 def _user(name: str) -> str:
