@@ -209,6 +209,7 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False) -> None:
 # index into them (an array, a container) is piecewise constant -- its derivative is zero
 _PLAIN = (bool, int, float, complex, str, bytes, type(None), np.ndarray, np.generic, list,
           tuple, dict, range, slice, type, np.dtype, type(Ellipsis))
+PLAIN_VALUES = _PLAIN
 
 
 def _spelled(obj, src: str) -> str:
@@ -264,6 +265,51 @@ def _ruleless(s) -> tuple | None:
                     f"`{spelled}` to one first (np.asarray(...) or float(...)) outside the "
                     f"differentiated function, or write the operation with numpy functions")
     return None
+
+
+def check_held_objects(functions: dict, objects: dict, main: ir.Function, wrt) -> None:
+    """The probe's half of the rule, where only the values say it: a subscript or a Python
+    operator whose object is a local holding neither an array, a number nor a container (a
+    user's or a library's object, `t = Table(); t[x]`), given a differentiated value, is
+    refused where the output needs its result. `objects`: {id(function): names that held
+    such an object}, recorded by the probe (srcad/probe.py)."""
+    for fid, fn in functions.items():
+        held = objects.get(fid)
+        if not held:
+            continue
+        dep = useful = None
+        for s in ir.walk(fn.body):
+            if not (isinstance(s, ir.Call) and (s.op.name == "getitem" or s.op.name in
+                                                 PY_BINARY)):
+                continue
+            if s.op.name == "getitem":
+                base = s.args.get("a")
+                odd = base if isinstance(base, ir.Var) and base.name in held else None
+                params = ("index",)
+            else:
+                odd = next((a for a in s.args.values()
+                            if isinstance(a, ir.Var) and a.name in held), None)
+                params = tuple(p for p, a in s.args.items() if a is not odd)
+            if odd is None:
+                continue
+            if dep is None:
+                # (a called function's parameters all count as differentiated: conservative)
+                dep = _dependent(fn, wrt if fn is main else fn.params)
+                useful = _useful(fn)[0]
+            given = [p for p in params if set(ir.atom_vars(s.args[p])) & dep]
+            if given and s.target in useful:
+                what = _user(odd.name)
+                kind = "the subscript" if s.op.name == "getitem" else \
+                    f"the Python operator of `{s.op.name}` on"
+                raise NoRuleError(
+                    f"{kind} `{what}` (an object, not an array or a number) has no derivative "
+                    f"rule in srcad, and it is given a value that depends on the arguments "
+                    f"being differentiated: its result, which the output depends on, would "
+                    f"carry no gradient (or a wrong one)",
+                    filename=fn.filename, lineno=s.line, func=fn.name,
+                    hint=f"srcad cannot see what `{what}` does with a differentiated value: "
+                    f"write it as a function of yours (def lookup(key): ...), which srcad "
+                    f"traces, or register a rule for a function with srcad.defvjp")
 
 
 def _user(name: str) -> str:
