@@ -21,7 +21,7 @@ import numpy as np
 
 from . import ir
 from .analysis.activity import varied_vars
-from .analysis.refusals import PLAIN_VALUES, check_held_objects
+from .analysis.refusals import check_held_objects, plain_value
 from .errors import SrcadError
 from .frontend.opaque import is_opaque
 from .interpret import PY_OPERATORS, evaluate
@@ -41,14 +41,14 @@ def probe(fn_ir: ir.Function, args: dict, wrt=None) -> tuple[dict, object]:
     executed: set = set()
     functions: dict = {id(fn_ir): fn_ir}
 
-    objects: dict = {id(fn_ir): {k for k, v in args.items() if not isinstance(v, PLAIN_VALUES)}}
+    objects: dict = {id(fn_ir): {k for k, v in args.items() if not plain_value(v)}}
 
     def record(fn, name, value, site):
         functions[id(fn)] = fn
         executed.add(site)
         if isinstance(value, (list, tuple)):
             containers.setdefault(id(fn), set()).add(name)
-        elif not isinstance(value, PLAIN_VALUES):
+        elif not plain_value(value):
             objects.setdefault(id(fn), set()).add(name)
         table = infos.setdefault(id(fn), {})
         info = Info.of(value)

@@ -209,7 +209,12 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False) -> None:
 # index into them (an array, a container) is piecewise constant -- its derivative is zero
 _PLAIN = (bool, int, float, complex, str, bytes, type(None), np.ndarray, np.generic, list,
           tuple, dict, range, slice, type, np.dtype, type(Ellipsis))
-PLAIN_VALUES = _PLAIN
+
+
+def plain_value(value) -> bool:
+    """Does a subscript or a Python operator on `value` mean what srcad's rows say (an
+    array, a number, a container; srcad's own gradient containers, GradTree)?"""
+    return isinstance(value, _PLAIN) or (type(value).__module__ or "").startswith("srcad.")
 
 
 def _spelled(obj, src: str) -> str:
@@ -246,7 +251,7 @@ def _ruleless(s) -> tuple | None:
                 f"differentiable ops instead (e.g. start + step * np.arange(n))")
     if op.name == "getitem":
         base = s.args.get("a")
-        if isinstance(base, ir.Const) and not isinstance(base.value, _PLAIN):
+        if isinstance(base, ir.Const) and not plain_value(base.value):
             spelled = _spelled(base.value, base.src)
             return (("index",), lambda p: f"the subscript `{spelled}[...]` (of a "
                     f"{type(base.value).__name__}, not an array)",
@@ -254,7 +259,7 @@ def _ruleless(s) -> tuple | None:
         return None
     if op.name in PY_BINARY:
         odd = [a for a in s.args.values() if isinstance(a, ir.Const)
-               and not isinstance(a.value, _PLAIN)]
+               and not plain_value(a.value)]
         if odd:
             obj = odd[0].value
             spelled = _spelled(obj, odd[0].src)
