@@ -16,6 +16,35 @@ function, storing into an object of its caller (a parameter) counts as read by t
     rng.normal(size=3) * x          fine: nothing rng.normal is given depends on x
     print(float(np.sum(x)))         fine: the float goes nowhere the gradient goes
     x * math.sqrt(np.sum(x))        NoRuleError at this line: math.sqrt has no rule
+
+The rule (issue 21): every expression whose result depends on a differentiated value has a
+derivative rule or is refused here. Beside opaque calls, the sites with no rule are
+(`_ruleless`, statically; `check_held_objects`, from the probe's values):
+  * a row's parameter listed in its `no_rule_for` (np.arange's start and step);
+  * a subscript of a global that is no array, number or container (np.s_, np.index_exp,
+    np.mgrid, np.r_ / np.c_ with a directive srcad does not lower, a user object's
+    __getitem__) -- np.r_[...] / np.c_[...] themselves are rows (frontend/concatenators.py);
+  * a Python operator with such an object as an operand (`some_lib_obj * x`);
+  * the same on a local that held such an object when the probe ran (`t = Table(); t[x]`).
+
+Every path of the normaliser that runs code as written, and why each is safe:
+  * opaque calls, methods, attributes, f-strings (frontend/opaque.py, effects.py): refused
+    here where given a dependent value and their result is useful, or where they may store
+    one in an object the output reads;
+  * ir.Effect statements (print, assert, raise, a bare call): no result; an opaque one is
+    checked as above, for storing into what the output reads;
+  * rows without a rule (comparisons, shapes, sign/floor/round, argmax, int(), len): their
+    true derivative is zero wherever it exists, so a dropped gradient is the true one -- but
+    for the parameters a row lists in `no_rule_for`, checked here;
+  * a subscript's index (getitem's `index` has no rule): into an array, list, tuple or dict
+    it selects, piecewise constant in the index; into anything else it is checked here;
+  * Python operators on lists and tuples (concatenation, repetition): refused by the probe
+    (probe.refuse_sequence_arithmetic) where a gradient flows through the sequence;
+  * iteration: `for v in xs` over an array, list, tuple, range, zip, enumerate is lowered to
+    subscripts (frontend/loops.py); over an opaque call's result (np.nditer(x), map(...),
+    iter(x)) the call itself is checked above; a function passed as a value (map(np.tanh,
+    xs)) is refused by the normaliser;
+  * globals: constants, injected as written; a global is never differentiated.
 """
 
 from __future__ import annotations
