@@ -285,3 +285,17 @@ def lut_of_int(x):
 @pytest.mark.parametrize("mode", ["source", "tape"])
 def test_inactive_runs_as_written(fn, mode):
     _close(srcad.grad(fn, mode=mode)(X), _fd(fn))
+
+
+def local_object_subscript(x):
+    t = Table()
+    return np.sum(np.sin(t[x]))
+
+
+def test_local_object_subscript_refused():
+    """A local holding a user object (the probe sees it): its subscript is refused in source
+    mode; tape mode runs Table.__getitem__ on the Tensor, and gets the true gradient."""
+    with pytest.raises(srcad.NoRuleError) as info:
+        srcad.grad(local_object_subscript)(X)
+    assert info.value.lineno == inspect.getsourcelines(local_object_subscript)[1] + 2
+    _close(srcad.grad(local_object_subscript, mode="tape")(X), _fd(local_object_subscript))
