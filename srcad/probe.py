@@ -21,6 +21,7 @@ import numpy as np
 
 from . import ir
 from .analysis.activity import varied_vars
+from .analysis.refusals import check_held_objects, plain_value
 from .errors import SrcadError
 from .frontend.opaque import is_opaque
 from .interpret import PY_OPERATORS, evaluate
@@ -40,11 +41,15 @@ def probe(fn_ir: ir.Function, args: dict, wrt=None) -> tuple[dict, object]:
     executed: set = set()
     functions: dict = {id(fn_ir): fn_ir}
 
+    objects: dict = {id(fn_ir): {k for k, v in args.items() if not plain_value(v)}}
+
     def record(fn, name, value, site):
         functions[id(fn)] = fn
         executed.add(site)
         if isinstance(value, (list, tuple)):
             containers.setdefault(id(fn), set()).add(name)
+        elif not plain_value(value):
+            objects.setdefault(id(fn), set()).add(name)
         table = infos.setdefault(id(fn), {})
         info = Info.of(value)
         key = (id(fn), name)
@@ -82,6 +87,7 @@ def probe(fn_ir: ir.Function, args: dict, wrt=None) -> tuple[dict, object]:
                   containers)
     if wrt is not None:
         refuse_sequence_arithmetic(functions, containers, infos, fn_ir, wrt)
+        check_held_objects(functions, objects, fn_ir, wrt)
     return clean, out
 
 

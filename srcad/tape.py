@@ -37,6 +37,8 @@ import numpy as np
 
 from . import runtime
 from .errors import SrcadError
+from .frontend import concatenators
+from .frontend.concatenators import is_concatenator
 from .frontend.opaque import is_library_module, library_file
 from .ops import table
 from .tape_builtins import LibraryView, plain_call, tape_builtins
@@ -111,7 +113,8 @@ class Tape:
             result = (py_operator(*positional) if py_operator is not None
                       else op.fn(*positional, **keywords))
         if op.family == "constructor" and isinstance(result, np.ndarray) and any(
-                _has_tensor(v) for v in bound.values()):
+                _has_tensor(v) for v in bound.values()) and not any(
+                _has_tensor(bound[p]) for p in bound if op.vjp(p) is not None):
             # np.zeros_like(x): a buffer the function may write differentiable values into,
             # in place or through views -- a Tensor (with no history) follows them
             return Tensor(result, self)
@@ -266,6 +269,8 @@ class Tape:
                 return self.scoped(obj)
             if not (obj.__module__ or "").startswith(("numpy", "srcad")):
                 return plain_call(obj, Tensor)  # a library's function (see tape_builtins.py)
+        if is_concatenator(obj):  # `from numpy import r_`
+            return _Concatenator(self, obj)
         if isinstance(obj, types.ModuleType) and _is_user_module(obj):
             return _ModuleView(self, obj)
         if isinstance(obj, types.ModuleType) and obj.__name__.split(".")[0] == "numpy":
@@ -461,8 +466,9 @@ class _TracedGlobals(dict):
         return value
 
 
-# numpy callables that never hand a Tensor argument to its __array_function__
-_NO_DISPATCH = (np.asarray, np.array)
+# numpy callables that never hand a Tensor argument to its __array_function__ (np.full's
+# dispatcher sees only `like`, np.full_like's only the prototype, not the fill value)
+_NO_DISPATCH = (np.asarray, np.array, np.full, np.full_like)
 
 
 class _NumpyView:
@@ -476,11 +482,53 @@ class _NumpyView:
         obj = getattr(self._mod, name)
         if isinstance(obj, types.ModuleType):
             return _NumpyView(self._tape, obj)
+        if is_concatenator(obj):
+            return _Concatenator(self._tape, obj)
         if callable(obj) and not isinstance(obj, type) and table.lookup(obj) is not None:
             return self._tape.sequence_aware(obj)
         if isinstance(obj, type) and issubclass(obj, np.generic) and table.lookup(obj):
             return _scalar_type(self._tape, obj)
         return obj
+
+
+class _Concatenator:
+    """np.r_ / np.c_ as traced code sees it: a subscript that holds a Tensor is the rows
+    source mode lowers it to (srcad/frontend/concatenators.py), on the tape; one that holds
+    none, or a form not lowered, is numpy's own (source mode refuses the latter where a
+    differentiated value reaches it, before the tape runs)."""
+
+    def __init__(self, tape, obj):
+        self._tape, self._obj = tape, obj
+
+    def __getitem__(self, key):
+        items = key if isinstance(key, tuple) else (key,)
+        if not _has_tensor(items) and not any(
+                isinstance(i, slice) and _has_tensor((i.start, i.stop, i.step)) for i in items):
+            return self._obj[key]
+
+        def apply(fn, args, kwargs, final):
+            del final
+            args = [tuple(a[1]) if isinstance(a, tuple) else a for a in args]
+            return self._tape.apply(fn, args, kwargs)
+
+        def slice_item(item):
+            if not isinstance(item, slice):
+                return None
+            bounds = (item.start, item.stop, item.step)
+            if not _has_tensor(bounds):
+                return np.r_[item]
+            if isinstance(item.step, complex) or item.stop is None:
+                raise LookupError(item)
+            return apply(np.arange, [0 if item.start is None else item.start, item.stop,
+                                     1 if item.step is None else item.step], {}, False)
+
+        out = concatenators.lower(self._obj, items, apply,
+                                  directive=lambda i: i if isinstance(i, str) else None,
+                                  slice_item=slice_item)
+        return self._obj[key] if out is None else out
+
+    def __getattr__(self, name):
+        return getattr(self._obj, name)
 
 
 class _SameType(type):

@@ -16,12 +16,45 @@ function, storing into an object of its caller (a parameter) counts as read by t
     rng.normal(size=3) * x          fine: nothing rng.normal is given depends on x
     print(float(np.sum(x)))         fine: the float goes nowhere the gradient goes
     x * math.sqrt(np.sum(x))        NoRuleError at this line: math.sqrt has no rule
+
+The rule (issue 21): every expression whose result depends on a differentiated value has a
+derivative rule or is refused here. Beside opaque calls, the sites with no rule are
+(`_ruleless`, statically; `check_held_objects`, from the probe's values):
+  * a row's parameter listed in its `no_rule_for` (np.arange's start and step);
+  * a subscript of a global that is no array, number or container (np.s_, np.index_exp,
+    np.mgrid, np.r_ / np.c_ with a directive srcad does not lower, a user object's
+    __getitem__) -- np.r_[...] / np.c_[...] themselves are rows (frontend/concatenators.py);
+  * a Python operator with such an object as an operand (`some_lib_obj * x`);
+  * the same on a local that held such an object when the probe ran (`t = Table(); t[x]`).
+
+Every path of the normaliser that runs code as written, and why each is safe:
+  * opaque calls, methods, attributes, f-strings (frontend/opaque.py, effects.py): refused
+    here where given a dependent value and their result is useful, or where they may store
+    one in an object the output reads;
+  * ir.Effect statements (print, assert, raise, a bare call): no result; an opaque one is
+    checked as above, for storing into what the output reads;
+  * rows without a rule (comparisons, shapes, sign/floor/round, argmax, int(), len): their
+    true derivative is zero wherever it exists, so a dropped gradient is the true one -- but
+    for the parameters a row lists in `no_rule_for`, checked here;
+  * a subscript's index (getitem's `index` has no rule): into an array, list, tuple or dict
+    it selects, piecewise constant in the index; into anything else it is checked here;
+  * Python operators on lists and tuples (concatenation, repetition): refused by the probe
+    (probe.refuse_sequence_arithmetic) where a gradient flows through the sequence;
+  * iteration: `for v in xs` over an array, list, tuple, range, zip, enumerate is lowered to
+    subscripts (frontend/loops.py); over an opaque call's result (np.nditer(x), map(...),
+    iter(x)) the call itself is checked above; a function passed as a value (map(np.tanh,
+    xs)) is refused by the normaliser;
+  * globals: constants, injected as written; a global is never differentiated.
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import ir
 from ..errors import NoRuleError, UnsupportedSyntaxError
+from ..frontend.concatenators import is_concatenator
+from ..frontend.expressions import PY_BINARY
 from ..frontend.opaque import MUTATING, is_opaque
 from ..ops.runtime_ops import POPS
 
@@ -39,8 +72,10 @@ def _flows(fn: ir.Function):
             elif s.op.name in POPS + ("cotangents",):
                 yield [s.args["stack"]], [s.target]
             else:
+                extra = _ruleless(s)
                 yield [a for p, a in s.args.items()
-                       if s.op.vjp(p) is not None or s.op.jvp(p) is not None], [s.target]
+                       if s.op.vjp(p) is not None or s.op.jvp(p) is not None
+                       or (extra is not None and p in extra[0])], [s.target]
         elif isinstance(s, ir.UserCall):
             yield list(s.args), list(s.targets)
         elif isinstance(s, ir.Push):
@@ -221,11 +256,25 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False) -> None:
     seen.add(key)
     sites = [s for s in ir.walk(fn.body) if (isinstance(s, (ir.Call, ir.Effect)) and
                                              is_opaque(s.op))]
+    ruleless = [(s, r) for s in ir.walk(fn.body)
+                if isinstance(s, ir.Call) and (r := _ruleless(s)) is not None]
     calls = [s for s in ir.walk(fn.body) if isinstance(s, ir.UserCall)]
-    if not sites and not calls:
+    if not sites and not calls and not ruleless:
         return
     dep = _dependent(fn, wrt)
     useful = None
+    for s, (params, label, hint) in ruleless:
+        given = [p for p in params if p in s.args and set(ir.atom_vars(s.args[p])) & dep]
+        if not given:
+            continue
+        if useful is None:
+            useful = _useful(fn)
+        if s.target in useful[0]:
+            raise NoRuleError(
+                f"{label(given[0])} has no derivative rule in srcad, and it is given a value "
+                f"that depends on the arguments being differentiated: its result, which the "
+                f"output depends on, would carry no gradient (or a wrong one)",
+                filename=fn.filename, lineno=s.line, func=fn.name, hint=hint)
     for s in sites:
         given = {p for p, a in s.args.items() if set(ir.atom_vars(a)) & dep}
         if not given:
@@ -270,6 +319,118 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False) -> None:
         inner = [p for p, a in zip(s.callee.params, s.args) if set(ir.atom_vars(a)) & dep]
         if inner:
             check_opaque(s.callee, inner, seen, True)
+
+
+# values a subscript or a Python operator treats as numpy and Python do, with rules: an
+# index into them (an array, a container) is piecewise constant -- its derivative is zero
+_PLAIN = (bool, int, float, complex, str, bytes, type(None), np.ndarray, np.generic, list,
+          tuple, dict, range, slice, type, np.dtype, type(Ellipsis))
+
+
+def plain_value(value) -> bool:
+    """Does a subscript or a Python operator on `value` mean what srcad's rows say (an
+    array, a number, a container; srcad's own gradient containers, GradTree)?"""
+    return isinstance(value, _PLAIN) or (type(value).__module__ or "").startswith("srcad.")
+
+
+def _spelled(obj, src: str) -> str:
+    """How the user wrote a global object: its numpy name if it is one of numpy's."""
+    for name in ("r_", "c_", "s_", "index_exp", "mgrid", "ogrid"):
+        if getattr(np, name, None) is obj:
+            return f"np.{name}"
+    return src
+
+
+def _subscript_hint(obj, spelled: str) -> str:
+    if is_concatenator(obj):
+        return (f"{spelled}[a, b, ...] and {spelled}['1', a, b] (an integer axis) are "
+                f"differentiated; for other directives write np.concatenate((np.atleast_2d(a), "
+                f"np.atleast_2d(b)), axis=0) (or the join you mean), which srcad differentiates")
+    if obj is np.s_ or obj is np.index_exp:
+        return (f"{spelled}[...] only builds an index: use the value itself (it returns it), "
+                f"or index with integers and slices that do not depend on the differentiated "
+                f"arguments")
+    return (f"srcad cannot see what `{spelled}`'s __getitem__ does with a differentiated "
+            f"value: write it as a function of yours (def lookup(key): ...), which srcad "
+            f"traces, or register a rule for a function with srcad.defvjp")
+
+
+def _ruleless(s) -> tuple | None:
+    """(parameters, label(param), hint) of a row's call whose result depends on those
+    parameters with no derivative rule for them -- where a differentiated value given there
+    is refused (see the module docstring) -- else None."""
+    op = s.op
+    if op.no_rule_for:
+        spelled = op.spelling_src.split("(")[0] if op.spelling_src else op.name
+        return (op.no_rule_for, lambda p: f"`{spelled}` (its argument `{p}`)",
+                f"`{spelled}` has no gradient for its argument here: compute the values with "
+                f"differentiable ops instead (e.g. start + step * np.arange(n))")
+    if op.name == "getitem":
+        base = s.args.get("a")
+        if isinstance(base, ir.Const) and not plain_value(base.value):
+            spelled = _spelled(base.value, base.src)
+            return (("index",), lambda p: f"the subscript `{spelled}[...]` (of a "
+                    f"{type(base.value).__name__}, not an array)",
+                    _subscript_hint(base.value, spelled))
+        return None
+    if op.name in PY_BINARY:
+        odd = [a for a in s.args.values() if isinstance(a, ir.Const)
+               and not plain_value(a.value)]
+        if odd:
+            obj = odd[0].value
+            spelled = _spelled(obj, odd[0].src)
+            others = tuple(p for p, a in s.args.items() if a is not odd[0])
+            return (others, lambda p: f"the Python operator of `{op.name}` on `{spelled}` "
+                    f"(a {type(obj).__name__})",
+                    f"srcad differentiates operators on arrays and numbers: convert "
+                    f"`{spelled}` to one first (np.asarray(...) or float(...)) outside the "
+                    f"differentiated function, or write the operation with numpy functions")
+    return None
+
+
+def check_held_objects(functions: dict, objects: dict, main: ir.Function, wrt) -> None:
+    """The probe's half of the rule, where only the values say it: a subscript or a Python
+    operator whose object is a local holding neither an array, a number nor a container (a
+    user's or a library's object, `t = Table(); t[x]`), given a differentiated value, is
+    refused where the output needs its result. `objects`: {id(function): names that held
+    such an object}, recorded by the probe (srcad/probe.py)."""
+    for fid, fn in functions.items():
+        held = objects.get(fid)
+        if not held:
+            continue
+        dep = useful = None
+        for s in ir.walk(fn.body):
+            if not (isinstance(s, ir.Call) and (s.op.name == "getitem" or s.op.name in
+                                                 PY_BINARY)):
+                continue
+            if s.op.name == "getitem":
+                base = s.args.get("a")
+                odd = base if isinstance(base, ir.Var) and base.name in held else None
+                params = ("index",)
+            else:
+                odd = next((a for a in s.args.values()
+                            if isinstance(a, ir.Var) and a.name in held), None)
+                params = tuple(p for p, a in s.args.items() if a is not odd)
+            if odd is None:
+                continue
+            if dep is None:
+                # (a called function's parameters all count as differentiated: conservative)
+                dep = _dependent(fn, wrt if fn is main else fn.params)
+                useful = _useful(fn)[0]
+            given = [p for p in params if set(ir.atom_vars(s.args[p])) & dep]
+            if given and s.target in useful:
+                what = _user(odd.name)
+                kind = "the subscript" if s.op.name == "getitem" else \
+                    f"the Python operator of `{s.op.name}` on"
+                raise NoRuleError(
+                    f"{kind} `{what}` (an object, not an array or a number) has no derivative "
+                    f"rule in srcad, and it is given a value that depends on the arguments "
+                    f"being differentiated: its result, which the output depends on, would "
+                    f"carry no gradient (or a wrong one)",
+                    filename=fn.filename, lineno=s.line, func=fn.name,
+                    hint=f"srcad cannot see what `{what}` does with a differentiated value: "
+                    f"write it as a function of yours (def lookup(key): ...), which srcad "
+                    f"traces, or register a rule for a function with srcad.defvjp")
 
 
 def _user(name: str) -> str:

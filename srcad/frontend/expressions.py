@@ -29,8 +29,9 @@ import numpy as np
 from .. import ir
 from ..errors import NoRuleError, UnresolvedNameError, UnsupportedSyntaxError
 from ..ops import control, table
-from . import guards
+from . import concatenators, guards
 from .calls import _RETURN
+from .concatenators import is_concatenator
 from .methods import ATTRIBUTES, RESERVED
 from .opaque import is_object_sequence, is_user_object, opaque_attribute, opaque_compare
 from .parse import LIFTED, UNRESOLVED
@@ -218,6 +219,10 @@ class ExpressionsMixin:
         if isinstance(e, gast.Subscript):
             base = self.expr(e.value, hint, None)
             index = self.index(e.slice, hint)
+            if isinstance(base, ir.Const) and is_concatenator(base.value):
+                lowered = self.concatenator(base.value, index, hint, into, e)
+                if lowered is not None:  # (else as written: refusals.py checks it)
+                    return lowered
             item = _static_item(base, index)
             if item is not None:  # `[a, b][-1]` is `b`: the item itself, as Python has it
                 return item
@@ -232,6 +237,40 @@ class ExpressionsMixin:
             raise self.unsupported("star-unpacking (`*xs`) here", e,
                                    "write the items out, or join arrays with np.concatenate")
         raise self.unsupported(f"the expression `{type(e).__name__}`", e)
+
+    def concatenator(self, obj, index, hint, into, node):
+        """`np.r_[...]` / `np.c_[...]` as rows (srcad/frontend/concatenators.py), or None."""
+
+        def apply(fn, args, kwargs, final):
+            args = [ir.Seq(tuple(a[1]), "tuple") if isinstance(a, tuple) else a for a in args]
+            kwargs = {k: ir.Const(v, repr(v)) for k, v in kwargs.items()}
+            return self.result(self.op_call(fn, args, kwargs, node), hint,
+                               into if final else None, node)
+
+        def directive(item):
+            if isinstance(item, ir.Const) and isinstance(item.value, str):
+                return item.value
+            return None
+
+        def slice_item(item):
+            if not isinstance(item, ir.Slice):
+                return None
+            bounds = (item.lower, item.upper, item.step)
+            if all(b is None or (isinstance(b, ir.Const) and isinstance(
+                    b.value, (int, float, complex)) and not isinstance(b.value, bool))
+                   for b in bounds):
+                value = np.r_[slice(*(None if b is None else b.value for b in bounds))]
+                return self.constant(value, self.fresh(f"{hint}_range"), node)
+            if isinstance(item.step, ir.Const) and isinstance(item.step.value, complex):
+                raise LookupError(item)  # (a linspace with bounds known only when running)
+            zero, one = ir.Const(0, "0"), ir.Const(1, "1")
+            if item.upper is None:
+                raise LookupError(item)
+            return apply(np.arange, [item.lower or zero, item.upper, item.step or one], {},
+                         False)
+
+        return concatenators.lower(obj, index.parts, apply, directive=directive,
+                                   slice_item=slice_item)
 
     def combine(self, fn, atoms, hint, into, node):
         acc = atoms[0]

@@ -76,8 +76,10 @@ def _op_cell(op: Op) -> str:
 
 
 def _backward_cell(op: Op) -> str:
+    refused = ("; a differentiated " + ", ".join(f"`{p}`" for p in op.no_rule_for)
+               + " is refused") if op.no_rule_for else ""
     if not op.differentiable:
-        return "no gradient"
+        return "no gradient" + refused
     parts = []
     for p, rule in zip(op.param_names, op.vjps + (None,) * len(op.params)):
         if rule is not None:

@@ -10,7 +10,8 @@ import operator
 
 import numpy as np
 
-from .table import Param, defnondiff
+from ..runtime import unbroadcast
+from .table import Param, defnondiff, defvjp
 
 _XY = (Param("x"), Param("y"))
 _X = (Param("x"),)
@@ -39,13 +40,20 @@ defnondiff(np.zeros_like, name="zeros_like", params=(Param("a"), Param("dtype", 
            family="constructor", test_cases=(("a + np.zeros_like(a)", [(3, 4)]),))
 defnondiff(np.ones_like, name="ones_like", params=(Param("a"), Param("dtype", None)),
            family="constructor", test_cases=(("a * np.ones_like(a)", [(3, 4)]),))
-defnondiff(np.full, name="full",
-           params=(Param("shape"), Param("fill_value"), Param("dtype", None)),
-           family="constructor", test_cases=(("a * np.full((3, 4), 2.0)", [(3, 4)]),))
-defnondiff(np.full_like, name="full_like",
-           params=(Param("a"), Param("fill_value"), Param("dtype", None)),
-           family="constructor", test_cases=(("a * np.full_like(a, 2.0)", [(3, 4)]),
-                                             ("a + np.full_like(a, 1, dtype=float)", [(3,)])))
+# (their fill value has a gradient: the sum of g over the broadcast, see `unbroadcast`)
+defvjp(np.full, None, lambda g, out, shape, fill_value, dtype=None: unbroadcast(g, fill_value),
+       None, name="full", linear=("fill_value",), family="constructor",
+       derivation="out is fill_value broadcast to shape: g summed back over the broadcast",
+       test_cases=(("a * np.full((3, 4), 2.0)", [(3, 4)]), ("np.full((2, 3), a)", [(3,)]),
+                   ("np.full(3, a) * b", [(), (3,)]), ("np.full((3, 2), a, dtype=float)", [(3, 1)])))
+defvjp(np.full_like, None,
+       lambda g, out, a, fill_value, dtype=None: unbroadcast(g, fill_value), None,
+       name="full_like", linear=("fill_value",), family="constructor",
+       derivation="out is fill_value broadcast to a's shape: g summed back over the broadcast",
+       test_cases=(("a * np.full_like(a, 2.0)", [(3, 4)]),
+                   ("a + np.full_like(a, 1, dtype=float)", [(3,)]),
+                   ("np.full_like(b, a) * b", [(), (3, 4)]),
+                   ("np.full_like(b, a)", [(4,), (3, 4)])))
 defnondiff(np.empty_like, name="empty_like", params=(Param("prototype"), Param("dtype", None)),
            family="constructor",
            test_cases=(("a + np.zeros_like(np.empty_like(a))", [(3, 4)]),
@@ -60,7 +68,7 @@ defnondiff(np.eye, name="eye", params=(Param("N"), Param("M", None), Param("k", 
            test_cases=(("a @ np.eye(4)", [(3, 4)]), ("a * np.eye(3, 4, k=1)", [(3, 4)])))
 defnondiff(np.arange, name="arange",
            params=(Param("start"), Param("stop", None), Param("step", None),
-                   Param("dtype", None)), family="constructor",
+                   Param("dtype", None)), family="constructor", no_rule_for=("start", "step"),
            test_cases=(("a * np.arange(4)", [(3, 4)]), ("a * np.arange(1, 9, 2)", [(3, 4)]),
                        ("a[np.arange(2)]", [(3, 4)])))
 

@@ -171,6 +171,11 @@ class Op:
     # parameters in which the op is linear (or, jointly, multilinear: matmul): the tangent
     # contribution of such a parameter is the op itself applied to that parameter's tangent
     linear: tuple = ()
+    # parameters the output depends on smoothly (a derivative that is not zero) but that the
+    # row has no rule for (np.arange's start and step): a value that depends on the arguments
+    # being differentiated, given there, is refused at the user's line
+    # (srcad/analysis/refusals.py), never run as written with its gradient dropped
+    no_rule_for: tuple = ()
     # parameters that take a sequence of separate arrays (np.concatenate's `arrays`): numpy
     # does not turn a list given there into one array, as it does for every other parameter
     sequences: tuple = ()
@@ -541,9 +546,8 @@ def _default_spelling(fn: Callable, params: tuple[Param, ...]) -> str:
 _META = {"name", "spelling", "params", "c", "c_expr", "c_version", "c_kinds", "c_types",
          "c_consts", "c_row", "elementwise",
          "broadcasting", "view", "derivation", "family", "aliases", "keywords",
-         "spell_defaults", "domain",
-         "dtypes", "tol",
-         "test_cases", "linear", "sequences", "canonical", "forward_form"}
+         "spell_defaults", "domain", "dtypes", "tol",
+         "test_cases", "linear", "sequences", "canonical", "forward_form", "no_rule_for"}
 
 
 def defvjp(fn: Callable, *rules: Callable | None, **meta: Any) -> Op:
