@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..errors import SrcadError
+from ..runtime import ieee_divide
 
 _MISSING = object()
 
@@ -114,7 +115,6 @@ class Rule:
         if not any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div)
                    for n in ast.walk(self.expr)):
             return self.fn
-        from ..runtime import ieee_divide
 
         class _Divisions(ast.NodeTransformer):
             def visit_BinOp(self, node):
