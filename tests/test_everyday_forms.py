@@ -14,7 +14,8 @@ from tests import fixtures_forms as m
 
 X = np.array([0.3, -0.5, 0.8, 1.2])
 FUNCTIONS = [m.clip_keywords, m.astype_keywords, m.numpy_function_in_a_local,
-             m.method_in_a_local, m.where_one_argument, m.dtype_from_an_object]
+             m.method_in_a_local, m.where_one_argument, m.dtype_from_an_object, m.cumsum,
+             m.loop_over_ndindex]
 
 
 @pytest.mark.parametrize("fn", FUNCTIONS, ids=lambda f: f.__name__)

@@ -32,7 +32,7 @@ import numpy as np
 from .. import ir
 from ..checkpoint import check_schedule, checkpoint
 from ..ops import control
-from .opaque import is_object_sequence
+from .opaque import is_object_sequence, is_opaque
 
 
 class LoopsMixin:
@@ -87,6 +87,13 @@ class LoopsMixin:
             seq = self.expr(it, target, None)
             if isinstance(seq, ir.Const) and is_object_sequence(seq.value) and not exits:
                 return self.unrolled(s, target, seq, body)
+            made = self.body[-1] if self.body else None
+            if isinstance(seq, ir.Var) and isinstance(made, ir.Call) and \
+                    made.target == seq.name and is_opaque(made.op):
+                # an iterator a library made (np.ndindex(3), map(...), a generator): its
+                # items, once, as Python's `for` takes them
+                seq = self.emit(self.op_call(list, [seq], {}, s), self.fresh(f"{target}_items"),
+                                s)
             # for x in xs: -> for x_index in range(len(xs)): x = xs[x_index]
             seq = self.snapshot(seq, s)
             length = self.op_call(len, [seq], {}, s)

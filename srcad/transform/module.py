@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from .. import runtime
 from ..gcode import GFunction
 from ..naming import fresh
 from ..options import Options
@@ -43,7 +44,9 @@ class Module:
         # names that held a list or tuple on the first call (see specialise.Infos)
         self.containers_by_fn = getattr(infos_by_fn, "containers", {})
         self.options = options if options is not None else Options()
-        self.names: set[str] = set()
+        # (a generated function never takes a helper's name: `cumsum_grad` of a user function
+        # called `cumsum` is not runtime.cumsum_grad)
+        self.names: set[str] = {n for n in dir(runtime) if not n.startswith("_")}
         self.pairs: dict[tuple, Pair] = {}
         self.jvp_functions: dict = {}  # (id(callee), wrt) -> (GFunction, Forward)
 
