@@ -38,7 +38,11 @@ def _assert_bitwise(a, b, where):
 # Programs that cannot agree bit for bit, and why. `while_newton_sqrt` binds `y = a` and then
 # rebinds `y` in a loop: source mode gives the copy an adjoint of its own, added into `da` when
 # the backward reaches the copy, while on the tape `y` *is* `a` until it is rebound, so the
-# same contributions to `da` are summed in another association order (1 ulp here).
+# same contributions to `da` are summed in another association order (1 ulp here). A copy
+# that stays one array is propagated away (srcad/frontend/aliases.py); this one is `a` for the
+# loop's first trip only, which the generated code cannot know statically (the tape would
+# have to see Python's name binding to keep an adjoint per name: it runs the user's code as
+# it is). Same class in the views fuzzer: KNOWN_BUGS["not_bitwise"].
 NOT_BITWISE = {"while_newton_sqrt"}
 
 

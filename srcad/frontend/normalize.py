@@ -42,6 +42,7 @@ from .. import ir
 from ..errors import UnsupportedSyntaxError
 from ..naming import fresh
 from ..ops import control, table
+from .aliases import propagate_aliases
 from .aliasing import AliasingMixin
 from .calls import _RETURN, CallsMixin
 from .attrstate import carry_attribute_state
@@ -158,6 +159,8 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             self.body.insert(0, ir.Call(entry, op, args, self.pf.first_line))
         self.check_mutations()
         self.snapshot_tests(self.body)
+        if not self.generated:  # (srcad's own code, transformed again: no tape to agree with)
+            self.body = propagate_aliases(self.body, self.pf.params)
         lines = {n: self.pf.line(n) for n in range(self.pf.first_line, self.pf.last_line + 1)}
         fn = ir.Function(
             name=self.pf.name,

@@ -121,6 +121,7 @@ class AdjointsMixin:
         return zeros_expr(name(var), self.infos.get(var))
 
     def accumulate(self, var: str, expr: ast.expr, line: int, out: list) -> None:
+        var = self.same.get(var, var)  # (an alias of an array adds into the array's adjoint)
         fresh = is_fresh(expr, {**runtime.__dict__, **self.globals}, bool(self.infos))
         # a gather from a container gives a GradTree (and a GradTree plus anything is one)
         gathered = isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and \

@@ -50,6 +50,7 @@ class ControlFlowMixin:
         for s in ir.walk(body):
             names.update(ir.defs(s))
             names.update(ir.uses(s))
+        names = {self.same.get(n, n) for n in names}  # (an alias shares its array's adjoint)
         return names & (self.active | self.stacks)
 
     def defined_before(self, var: str, stmt) -> bool:

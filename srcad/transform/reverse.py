@@ -103,6 +103,7 @@ class Reverse(AdjointsMixin, CallsMixin, CheckpointingMixin, ControlFlowMixin, S
         self._plain = 0  # > 0: emitting forward code that saves nothing (recomputation)
         self._recompute = 0  # > 0: emitting forward code the forward sweep already ran
         self.restore_stacks: dict[str, str] = {}
+        self.same = self.same_arrays()  # alias -> the name whose adjoint it shares
         self.plan_stacks()  # generated code transformed again: its stacks (stacks.py)
 
     # -- bookkeeping -------------------------------------------------------------------------
@@ -124,6 +125,28 @@ class Reverse(AdjointsMixin, CallsMixin, CheckpointingMixin, ControlFlowMixin, S
             elif isinstance(s, ir.While):
                 self._number(s.cond_body, depth + 1, arms, loops + (id(s),))
                 self._number(s.body, depth + 1, arms, loops + (id(s),))
+
+    def same_arrays(self) -> dict[str, str]:
+        """`y_L5 = alias_again(v, y)` (a name `v op= t` carried its new value to) where the
+        shapes show that y held an array, so y_L5 *is* v: at the top level, assigned once,
+        `v` not assigned after it. Its reads add into v's adjoint -- one array, one adjoint,
+        summed in the order the tape's one Tensor sums them -- and the copy has no backward.
+        (A scalar y keeps its old value instead; a plain `v = a` copy of this kind is
+        propagated away by the normaliser: srcad/frontend/aliases.py.)"""
+        same: dict[str, str] = {}
+        for s in self.fn.body:
+            if not (isinstance(s, ir.Call) and s.op.name == "alias_again"):
+                continue
+            new, old = s.args.get("new"), s.args.get("old")
+            info = self.infos.get(old.name) if isinstance(old, ir.Var) else None
+            if (isinstance(new, ir.Var) and info is not None and info.dtype is not None
+                    and info.ndim > 0 and s.target in self.active and new.name in self.active
+                    and s.target not in self.fn.params and s.target != new.name
+                    and len(self.def_sites.get(s.target, ())) == 1
+                    and all(self.order[id(d)] < self.order[id(s)]
+                            for d in self.def_sites.get(new.name, ()))):
+                same[s.target] = same.get(new.name, new.name)
+        return same
 
     def old_value_read(self, d, var: str) -> bool:
         """Does the backward read the value of `var` that `d` overwrites?  Only the backward of
@@ -247,7 +270,7 @@ class Reverse(AdjointsMixin, CallsMixin, CheckpointingMixin, ControlFlowMixin, S
         return expr
 
     def call_backward(self, s: ir.Call, out: list) -> None:
-        if s.target not in self.active or s.target not in self.state:
+        if s.target not in self.active or s.target not in self.state or s.target in self.same:
             return
         st = self.state.pop(s.target)  # consumed here: earlier values have adjoints of their own
         block: list[Line] = []
@@ -390,7 +413,7 @@ class Reverse(AdjointsMixin, CallsMixin, CheckpointingMixin, ControlFlowMixin, S
         body = self.fn.body[:-1]
         lines: list[Line] = []
         if isinstance(ret, ir.Var) and ret.name in self.active:
-            self.state[ret.name] = Adj(alias=seed)
+            self.state[self.same.get(ret.name, ret.name)] = Adj(alias=seed)
         elif isinstance(ret, ir.Seq):  # a tuple output: its cotangent is a tuple too
             self.seed_seq(ret, seed, lines)
         # first pass: which values does the backward read?  (restores are placeholders)
