@@ -397,6 +397,8 @@ def get(module: str, key: str, material: dict, c_source: str, comp: Compiler, *,
         return _LOADED[module]
     bad = False
     dirs = _lookup_dirs()
+    if len(dirs) > len(_PRIVATE):  # (the configured cache is trusted)
+        _clean_once(dirs[0])  # (the first use of the cache in this process: leftovers go)
     for look in dirs:
         so = _sealed(look, module, key)
         if so is not None:
