@@ -10,7 +10,9 @@ runtime and their fallbacks), or an exception saying why not:
 The C runtime (``kernels_c/srcad_driver.c``) is the extension ``srcad._kernels`` that
 ``pip install`` builds; when that is missing or older than the sources next to this
 package, the same file is compiled into the kernel cache instead. See `cache` for the
-cache's layout and safety rules and `compiler` for the flags.
+cache's layout and its trust model (what is loaded, and why that is safe) and `compiler` for
+the flags and the compiler's hygiene (fast-math refused, time limits, broken compilers
+remembered).
 """
 
 from __future__ import annotations
@@ -112,8 +114,7 @@ def runtime():
 
 
 def _build_runtime(sha: str):
-    d = cache.wanted_dir()
-    comp = compiler.find(d)
+    comp = compiler.find(cache.compiler_dir())
     name = f"srcad_rt_{sha[:20]}"
     src = (kernels_c_dir() / "srcad_driver.c").read_text()
     material = {"kind": "runtime", "recipe": RECIPE, "sources": sha, "compiler": comp.identity,
@@ -125,7 +126,8 @@ def _build_runtime(sha: str):
     include = [compiler.python_include(), np.get_include(), str(kernels_c_dir())]
     try:
         return cache.get(module, key, material, src, comp, include=include,
-                         extra=extra + ("-fopenmp",), before_build=compiler.check_works)
+                         extra=extra + ("-fopenmp",),
+                         before_build=lambda c: compiler.check_works(c, cache.compiler_dir()))
     except BuildFailed:
         # a compiler without OpenMP: the same runtime on one thread
         material["openmp"] = False
@@ -137,14 +139,14 @@ def _build_runtime(sha: str):
 
 def compiler_identity():
     """The compiler kernels are built with (raises `CompilerUnavailable`)."""
-    return compiler.find(cache.wanted_dir())
+    return compiler.find(cache.compiler_dir())
 
 
 def module_key(c_source: str, rows: dict, version: str) -> tuple[str, str, dict,
                                                                   compiler.Compiler]:
     """(module name, key, key material, compiler) for a kernel module's C text; `rows`: the
     C version of each op row it uses, `version`: srcad's (generated code's) version."""
-    comp = compiler.find(cache.wanted_dir())
+    comp = compiler.find(cache.compiler_dir())
     material = {"kind": "kernels", "recipe": RECIPE,
                 "source": hashlib.sha256(c_source.encode()).hexdigest(),
                 "compiler": comp.identity, "flags": list(compiler.flags(comp)),
@@ -175,7 +177,8 @@ def load_module(c_source: str, module: str, key: str, material: dict, comp, fall
                             extra=(f"-DSRCAD_MODULE={module}",),
                             before_build=compiler.known_broken)
         except BuildFailed:
-            compiler.check_works(comp)  # a compiler that builds nothing: CompilerUnavailable
+            # a compiler that builds nothing: CompilerUnavailable
+            compiler.check_works(comp, cache.compiler_dir())
             raise
     mod._init(rt.api, tuple(fallbacks))
     return mod

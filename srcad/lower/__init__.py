@@ -212,9 +212,11 @@ def lower(functions: list, infos_of: dict, namespace: dict, origin: dict):
         module_name, key, material, comp = build.module_key(text, rows, VERSION)
         module = build.load_module(text, module_name, key, material, comp, _fallbacks(kernels))
     except build.CompilerUnavailable as e:
-        if "compiler" not in _WARNED:
-            _WARNED.add("compiler")
-            warnings.warn(f"srcad: fuse=True needs a C compiler: {e}; running unfused",
+        tag = getattr(e, "warn_key", "compiler")
+        if tag not in _WARNED:
+            _WARNED.add(tag)
+            warnings.warn(getattr(e, "warning", None)
+                          or f"srcad: fuse=True needs a C compiler: {e}; running unfused",
                           stacklevel=2)
         return functions, None
     except build.BuildFailed as e:
