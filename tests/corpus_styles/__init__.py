@@ -30,7 +30,7 @@ def rng(seed=0):
     return np.random.default_rng(seed)
 
 
-MODULES = ["layers",
+MODULES = ["layers", "classes", "dictnets", "losses", "norms",
 ]
 
 
