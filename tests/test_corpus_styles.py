@@ -24,12 +24,71 @@ NUM_TOL = 1e-5   # central differences (h=1e-4) on these programs are good to ~1
 
 # ---- known failures, one reason string per class ----------------------------------------
 XFAILS: dict[tuple[str, str], str] = {}
+SKIPS: dict[str, str] = {}
+ALL_MODES = ("source", "tape", "fuse")
+SRC = ("source", "fuse")   # the fused code is built from the source transform
 
 
 def _xfail(names, modes, reason):
     for n in names:
         for m in modes:
             XFAILS[(n, m)] = reason
+
+
+_xfail(["layers.two_layer_built_inside", "layers.sigmoid_tanh_mse", "layers.dropout_fixed_mask",
+        "layers.batchnorm_layer_net", "layers.sequential_container",
+        "layers.params_dict_on_layer", "layers.forward_twice_same_layer",
+        "classes.activation_class_passed_in"], ALL_MODES,
+       "user object constructed inside the function: `Dense(W, b)` (a class called with "
+       "differentiated arrays) is a call with no rule, and its methods are not resolved")
+_xfail(["layers.input_saliency", "layers.layers_passed_in"], ALL_MODES,
+       "method of an object taken from a list: `for layer in layers: layer.forward(x)` is "
+       "not resolved to the user method (no rule for `.forward()`)")
+_xfail(["classes.call_dunder_global", "classes.classmethod_activation",
+        "classes.activation_passed_in", "classes.bce_classmethod_clip",
+        "classes.loss_object_passed_in", "classes.layer_holds_activation"], ALL_MODES,
+       "calling a user object (`act(x)`, `self.loss_fn(p, y)`): `__call__` is not resolved "
+       "to the user method (no rule for the object)")
+_xfail(["classes.registry_by_name"], ALL_MODES,
+       "calling the result of a subscript: `ACTIVATIONS[name]()` refused by the frontend")
+_xfail(["norms.bn_param_written_back", "norms.bn_test_mode_running_stats",
+        "norms.spatial_batchnorm", "recurrent.lstm_dicts_vstack",
+        "recurrent.stacked_rnn_tuple_keys"], SRC,
+       "store into a dict by key (`hs[t] = h`, `bn_param['running_mean'] = m`): lowered as "
+       "an array copy-on-write (runtime.setitem on a dict -> IndexError)")
+_xfail(["recurrent.char_rnn_loss"], ALL_MODES,
+       "store into an element of a container (`xs[t][i] = 1`): 'assignment into something "
+       "other than a local array'")
+_xfail(["dictnets.returns_loss_and_grads", "dictnets.fc_net_caches_dict"], ALL_MODES,
+       "tuple unpacking into subscript targets (`dh, grads['W2'] = f()`): refused, reported "
+       "as 'starred unpacking'")
+_xfail(["recurrent.gru_lists", "conv.conv1d_loop"], ALL_MODES,
+       "list built by `.append` refused as 'held as a value': a list bound by unpacking a "
+       "literal (`hs, zs = [h0], []`) or rebound to `np.array(out)` after the loop")
+_xfail(["policy.reinforce_insert"], ALL_MODES,
+       "`reversed()` of a list (`for r in reversed(rewards)`) refused: only reversed(range)")
+_xfail(["losses.hinge_zip_enumerate"], SRC,
+       "`enumerate(zip(X, y))` in source mode: TypeError object of type 'zip' has no len()")
+_xfail(["dictnets.layers_list_of_dicts"], ALL_MODES,
+       "pytree argument with a non-float leaf (`{'W': .., 'act': 'tanh'}`) refused for wrt "
+       "(numerical_grad gives None for such leaves)")
+_xfail(["conv.sliding_window_view_conv"], ALL_MODES,
+       "no rule: np.lib.stride_tricks.sliding_window_view")
+_xfail(["recurrent.cell_object_self_h"], SRC,
+       "WRONG GRADIENT (silent): state a method keeps on self (`self.h = tanh(W @ self.h + "
+       "..)`) across calls reads the previous call's value as a constant")
+_xfail(["dictnets.two_layer_net", "losses.svm_loss_naive", "losses.svm_loss_vectorized",
+        "losses.softmax_loss_naive", "losses.softmax_loss_vectorized"], ("tape",),
+       "tape: `X.dot(W)` (ndarray method on a tape value) calls __array__, reported as "
+       "'stored into a plain array (`a[i] = x`)'")
+_xfail(["recurrent.rnn_cs231n_preallocated", "recurrent.lstm_cs231n_loop",
+        "conv.im2col_slices_conv", "conv.zeros_pad_stride2", "conv.naive_conv_loss",
+        "conv.max_pool_loss", "conv.three_layer_convnet", "policy.gae_reversed"], ("tape",),
+       "tape: a differentiable value written into an array made by np.zeros (`out[i, j] = "
+       "v`, `h[:, t, :] = h_t`) is refused")
+SKIPS["policy.episodes_list_of_tuples"] = (
+    "HANG: srcad/frontend/effects.py check_lost_changes.root loops forever on "
+    "`disc = disc[::-1]` after `.append` in a nested loop")
 
 
 @functools.lru_cache(maxsize=None)
@@ -47,7 +106,9 @@ def _oracle(name):
 
 def _param(name, mode):
     marks = []
-    if (name, mode) in XFAILS:
+    if name in SKIPS:
+        marks.append(pytest.mark.skip(reason=SKIPS[name]))
+    elif (name, mode) in XFAILS:
         marks.append(pytest.mark.xfail(strict=True, reason=XFAILS[(name, mode)]))
     if mode == "fuse" and not PROGRAMS[name].fuse:
         marks.append(pytest.mark.slow)

@@ -30,7 +30,7 @@ def rng(seed=0):
     return np.random.default_rng(seed)
 
 
-MODULES = ["layers", "classes", "dictnets", "losses", "norms", "recurrent", "conv",
+MODULES = ["layers", "classes", "dictnets", "losses", "norms", "recurrent", "conv", "attention", "policy",
 ]
 
 
