@@ -41,7 +41,7 @@ _xfail(["layers.two_layer_built_inside", "layers.sigmoid_tanh_mse", "layers.drop
         "classes.activation_class_passed_in"], ALL_MODES,
        "user object constructed inside the function: `Dense(W, b)` (a class called with "
        "differentiated arrays) is a call with no rule, and its methods are not resolved")
-_xfail(["layers.input_saliency", "layers.layers_passed_in"], ALL_MODES,
+_xfail(["layers.layers_passed_in"], ALL_MODES,
        "method of an object taken from a list: `for layer in layers: layer.forward(x)` is "
        "not resolved to the user method (no rule for `.forward()`)")
 _xfail(["classes.call_dunder_global", "classes.classmethod_activation",
@@ -51,14 +51,6 @@ _xfail(["classes.call_dunder_global", "classes.classmethod_activation",
        "to the user method (no rule for the object)")
 _xfail(["classes.registry_by_name"], ALL_MODES,
        "calling the result of a subscript: `ACTIVATIONS[name]()` refused by the frontend")
-_xfail(["norms.bn_param_written_back", "norms.bn_test_mode_running_stats",
-        "norms.spatial_batchnorm", "recurrent.lstm_dicts_vstack",
-        "recurrent.stacked_rnn_tuple_keys"], SRC,
-       "store into a dict by key (`hs[t] = h`, `bn_param['running_mean'] = m`): lowered as "
-       "an array copy-on-write (runtime.setitem on a dict -> IndexError)")
-_xfail(["recurrent.char_rnn_loss"], ALL_MODES,
-       "store into an element of a container (`xs[t][i] = 1`): 'assignment into something "
-       "other than a local array'")
 _xfail(["dictnets.returns_loss_and_grads", "dictnets.fc_net_caches_dict"], ALL_MODES,
        "tuple unpacking into subscript targets (`dh, grads['W2'] = f()`): refused, reported "
        "as 'starred unpacking'")
@@ -74,9 +66,10 @@ _xfail(["dictnets.layers_list_of_dicts"], ALL_MODES,
        "(numerical_grad gives None for such leaves)")
 _xfail(["conv.sliding_window_view_conv"], ALL_MODES,
        "no rule: np.lib.stride_tricks.sliding_window_view")
-_xfail(["recurrent.cell_object_self_h"], SRC,
-       "WRONG GRADIENT (silent): state a method keeps on self (`self.h = tanh(W @ self.h + "
-       "..)`) across calls reads the previous call's value as a constant")
+_xfail(["recurrent.cell_object_self_h"], ALL_MODES,
+       "refused (it was a silent wrong gradient in source mode): state a method keeps on self "
+       "from one call to the next (`self.h = tanh(W @ self.h + ..)`) is read back through "
+       "the object, which srcad does not follow; the hint: pass h in as an argument")
 _xfail(["dictnets.two_layer_net", "losses.svm_loss_naive", "losses.svm_loss_vectorized",
         "losses.softmax_loss_naive", "losses.softmax_loss_vectorized"], ("tape",),
        "tape: `X.dot(W)` (ndarray method on a tape value) calls __array__, reported as "

@@ -193,7 +193,8 @@ def check_attribute_state(fn: ir.Function, wrt) -> None:
                 f"read back from the object it would carry no gradient",
                 filename=f.filename, lineno=line, func=f.name,
                 hint=f"use the value {where.name} returns (return it, or both it and "
-                f"`{attr}`), rather than reading `.{attr}` from the object")
+                f"`{attr}`), rather than reading `.{attr}` from the object; a state carried "
+                f"from one call to the next (an RNN cell's `h`) goes in as an argument")
 
 
 def check_argument_writes(fn: ir.Function, _seen=None) -> None:
@@ -238,6 +239,12 @@ def _attribute_flows(fn: ir.Function, wrt, seen, stored, reads) -> None:
             stored.setdefault(s.args["attr"].value, (fn, s.line))
         elif isinstance(s, ir.Call) and is_opaque(s.op) and s.op.kind == "attribute":
             reads.append((fn, s.line, s.op.name[1:]))
+        elif isinstance(s, ir.Call) and is_opaque(s.op) and s.op.kind == "call" and \
+                isinstance(s.args.get("_fn"), ir.Const) and s.args["_fn"].value is getattr \
+                and isinstance(s.args.get("_a1"), ir.Const):
+            # (`self.h` read before this function stores it, attrstate.py's start value:
+            # what an earlier call stored there, a step of an RNN cell, say)
+            reads.append((fn, s.line, s.args["_a1"].value))
         elif isinstance(s, ir.UserCall):
             inner = [p for p, a in zip(s.callee.params, s.args) if set(ir.atom_vars(a)) & dep]
             _attribute_flows(s.callee, inner, seen, stored, reads)
