@@ -79,9 +79,6 @@ _xfail(["recurrent.rnn_cs231n_preallocated", "recurrent.lstm_cs231n_loop",
         "conv.max_pool_loss", "conv.three_layer_convnet", "policy.gae_reversed"], ("tape",),
        "tape: a differentiable value written into an array made by np.zeros (`out[i, j] = "
        "v`, `h[:, t, :] = h_t`) is refused")
-SKIPS["policy.episodes_list_of_tuples"] = (
-    "HANG: srcad/frontend/effects.py check_lost_changes.root loops forever on "
-    "`disc = disc[::-1]` after `.append` in a nested loop")
 
 
 @functools.lru_cache(maxsize=None)

@@ -140,19 +140,22 @@ def check_lost_changes(fn: ir.Function) -> dict:
     Returns the parameters `fn` itself changes in place (name -> line), for its callers."""
     made = {s.target: s for s in ir.walk(fn.body) if isinstance(s, ir.Call)}
 
-    def held_as_value(atom) -> bool:
+    def held_as_value(atom, seen=()) -> bool:
         if isinstance(atom, ir.Seq):
             return True
         s = made.get(atom.name) if isinstance(atom, ir.Var) else None
-        if s is None:
+        if s is None or atom.name in seen:  # (`d = d.copy()` in a loop: one name, a cycle)
             return False
         if s.op.name in _VALUES:
             return True
-        return s.op.name == "copy" and held_as_value(next(iter(s.args.values())))
+        return s.op.name == "copy" and held_as_value(next(iter(s.args.values())),
+                                                     (*seen, atom.name))
 
     def root(atom):
-        while isinstance(atom, ir.Var) and atom.name in made and made[atom.name].op.name in (
-                "getitem", "copy"):
+        seen = set()  # (`d = d[::-1]` in a loop names itself: stop at the cycle)
+        while isinstance(atom, ir.Var) and atom.name in made and atom.name not in seen and \
+                made[atom.name].op.name in ("getitem", "copy"):
+            seen.add(atom.name)
             atom = next(iter(made[atom.name].args.values()))
         return atom
 
