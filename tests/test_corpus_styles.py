@@ -44,11 +44,6 @@ _xfail(["layers.two_layer_built_inside", "layers.sigmoid_tanh_mse", "layers.drop
 _xfail(["layers.layers_passed_in"], ALL_MODES,
        "method of an object taken from a list: `for layer in layers: layer.forward(x)` is "
        "not resolved to the user method (no rule for `.forward()`)")
-_xfail(["classes.call_dunder_global", "classes.classmethod_activation",
-        "classes.activation_passed_in", "classes.bce_classmethod_clip",
-        "classes.loss_object_passed_in", "classes.layer_holds_activation"], ALL_MODES,
-       "calling a user object (`act(x)`, `self.loss_fn(p, y)`): `__call__` is not resolved "
-       "to the user method (no rule for the object)")
 _xfail(["classes.registry_by_name"], ALL_MODES,
        "calling the result of a subscript: `ACTIVATIONS[name]()` refused by the frontend")
 _xfail(["dictnets.returns_loss_and_grads", "dictnets.fc_net_caches_dict"], ALL_MODES,

@@ -34,7 +34,7 @@ from ..ops.composed import transformed_call_op
 from ..ops.python_rows import dict_literal_op
 from . import guards
 from .methods import _BUILTIN_OPS, METHODS, RESERVED
-from .opaque import library_file, opaque_call, opaque_method
+from .opaque import is_user_object, library_file, opaque_call, opaque_method
 from .parse import LIFTED
 
 _RETURN = ("<return>", 0)  # `into` marker: the op computes the function's result
@@ -224,6 +224,12 @@ class CallsMixin:
             callee = self.callee_atom(obj, spelled.replace(".", "_"), func)
             return ("op", transformed_call_op(len(args)),
                     {"_t": callee, **{f"a{i}": a for i, a in enumerate(args)}})
+        if is_user_object(obj) and not isinstance(obj, (type, types.FunctionType,
+                                                         types.MethodType)):
+            call = getattr(obj, "__call__", None)  # `act(z)`: its class's __call__
+            guards.note_attr(type(obj), "__call__", getattr(type(obj), "__call__", None))
+            if user_method(call) is not None:
+                obj, spelled = call, f"{spelled}.__call__"
         target = user_method(obj) if isinstance(obj, types.MethodType) else None
         if target is not None:  # (`f = act.fn; f(z)`)
             fn, bound = target
@@ -344,8 +350,10 @@ class CallsMixin:
     def method_site(self, base: ir.Const, method, attr: str, e, hint):
         """The user call of `method` (found as `base.attr`), or None if it is not a user's."""
         target = user_method(method)
-        if target is None and _hashable(method) and table.lookup(method) is not None:
-            return self.call_of(method, attr, e.func, e, hint)  # (`self.fn = np.tanh`)
+        if target is None and ((_hashable(method) and table.lookup(method) is not None) or (
+                is_user_object(method) and callable(method))):
+            # (`self.fn = np.tanh`; `self.loss_fn = MSE()` called as `self.loss_fn(p, y)`)
+            return self.call_of(method, attr, e.func, e, hint)
         if target is None:
             return None
         fn, bound = target
