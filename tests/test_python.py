@@ -333,7 +333,9 @@ def calls_a_helper_that_stores(x, out):
 def test_no_rule_on_a_value_the_gradient_needs_is_refused(fn, args, match):
     at = helper_that_stores if fn is calls_a_helper_that_stores else None
     err = _refused(fn, args, match, at=at)
-    assert "srcad.defvjp" in str(err) or "build the value" in str(err)
+    # (a conversion to a Python number: keep it an array, which carries the gradient)
+    assert "srcad.defvjp" in str(err) or "build the value" in str(err) or (
+        fn is float_of_active and "x.reshape(())" in str(err))
 
 
 def logsumexp_on_active(x):

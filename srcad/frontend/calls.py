@@ -100,11 +100,7 @@ class CallsMixin:
             self.taken.add(root)
             return ir.Const(obj, spelled)
         name = spelled.replace(".", "_") if spelled.replace(".", "_").isidentifier() else "fn"
-        if name in self.locals or name in RESERVED or self.inject.get(name, obj) is not obj:
-            name = self.fresh(name)
-        self.inject[name] = obj
-        self.taken.add(name)
-        return ir.Const(obj, name)
+        return ir.Const(obj, self.claim(name, obj))
 
     def opaque_parts(self, callee: ir.Atom, label: str, args, kwargs, starred, node, obj=None):
         try:

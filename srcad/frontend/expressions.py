@@ -307,12 +307,8 @@ class ExpressionsMixin:
                                    "call it, or pass values in as arguments")
         src = _const_src(obj, spelled)
         if src is None:
-            name = spelled if spelled.isidentifier() else self.fresh(spelled.replace(".", "_"))
-            if name in self.locals or name in RESERVED:
-                name = self.fresh(name)
-            self.taken.add(name)
-            self.inject[name] = obj
-            src = name
+            src = self.claim(spelled if spelled.isidentifier() else
+                             self.fresh(spelled.replace(".", "_")), obj)
         return ir.Const(obj, src)
 
     def local_base(self, e, hint):

@@ -128,6 +128,20 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
     def fresh(self, base: str) -> str:
         return fresh(base.strip("_") or "t", self.taken)
 
+    def claim(self, name: str, obj) -> str:
+        """A name under which generated code reads `obj` (injected into its module): `name`
+        itself unless this function or another function of the same program (a caller, a
+        callee: one generated module) already uses it for another object."""
+        program = _PROGRAM[-1] if _PROGRAM else {}
+        while (program.get(name, obj) is not obj or self.inject.get(name, obj) is not obj
+               or name in self.locals or name in RESERVED):
+            self.taken.add(name)
+            name = self.fresh(name)
+        program[name] = obj
+        self.inject[name] = obj
+        self.taken.add(name)
+        return name
+
     def def_name(self, user: str, line: int) -> str:
         """The IR name for this definition of the user's variable `user`."""
         self.seen_defs[user] += 1
@@ -455,11 +469,8 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                 if default is inspect.Parameter.empty:
                     raise self.pf.error(f"`{spelled}` is missing its argument `{p}`", node)
                 bound[p] = self.constant(default, repr(default), node)
-        name = spelled if spelled.isidentifier() else self.fresh(spelled.replace(".", "_"))
-        if self.inject.get(name, fn) is not fn or name in self.locals:
-            name = self.fresh(name)
-        self.inject[name] = fn
-        self.taken.add(name)
+        name = self.claim(spelled if spelled.isidentifier() else
+                          self.fresh(spelled.replace(".", "_")), fn)
         return ir.UserCall([], callee, fn, name, [bound[p] for p in params], node.lineno,
                            multi=isinstance(callee.ret.value, ir.Seq))
 
@@ -483,10 +494,21 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
 
 
 _IN_PROGRESS: set = set()  # user functions being normalised (to catch recursion)
+_PROGRAM: list = []  # the names injected so far by the functions of the program in progress
 
 
 def normalize(pf: ParsedFunction) -> ir.Function:
     """Fence and normalise a parsed function into the IR (see the module docstring)."""
+    if _PROGRAM:  # (a callee: one generated module with its caller, one set of names)
+        return _normalize(pf)
+    _PROGRAM.append({})
+    try:
+        return _normalize(pf)
+    finally:
+        _PROGRAM.pop()
+
+
+def _normalize(pf: ParsedFunction) -> ir.Function:
     fence(pf)
     n = Normalizer(pf)
     carry_attribute_state(pf.tree, n.taken)  # self.out = v: a local, and a setattr effect
