@@ -58,6 +58,11 @@ from typing import Any
 
 import numpy as np
 
+try:  # numpy 2: the .npy header reader lives here (numpy 1.26: np.lib.format itself)
+    from numpy.lib import _format_impl
+except ImportError:  # pragma: no cover - numpy 1.26
+    _format_impl = np.lib.format
+
 from .errors import SrcadError
 
 __all__ = ["load", "save"]
@@ -218,8 +223,7 @@ def _header(fp) -> tuple:
     if version == (2, 0):
         return np.lib.format.read_array_header_2_0(fp)
     impl = getattr(np.lib.format, "_read_array_header", None)
-    if impl is None:
-        from numpy.lib import _format_impl
+    if impl is None:  # (numpy 2 keeps it in _format_impl)
         impl = _format_impl._read_array_header
     return impl(fp, version)
 

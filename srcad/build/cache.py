@@ -64,6 +64,7 @@ a process that died (``kill -9``) by the next start.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import hashlib
 import hmac
@@ -187,7 +188,6 @@ def _private_dir(problem: str | None = None) -> Path:
         _clean_private_leftovers()
         d = Path(tempfile.mkdtemp(prefix=f"srcad-kernels-{os.getpid()}-"))  # 0700
         _PRIVATE.append(d)
-        import atexit
         atexit.register(shutil.rmtree, d, True)
         if problem is not None:
             warnings.warn(f"srcad: the kernel cache {problem}; building kernels in the private "
