@@ -91,3 +91,21 @@ def loop_over_ndindex(x):
     for i in np.ndindex(x.shape[0]):
         s = s + x[i] ** 2
     return s
+
+
+def _pair(x):
+    return np.sum(x ** 2), np.tanh(x)
+
+
+def unpack_into_a_dict_entry(x):
+    out = {}
+    loss, out["h"] = _pair(x)
+    return loss + np.sum(out["h"] * x)
+
+
+def loop_over_reversed_list(x):
+    values = [x[0], x[1] * 2.0, x[2] * x[3]]
+    acc = 0.0
+    for v in reversed(values):
+        acc = acc * 0.5 + v
+    return acc

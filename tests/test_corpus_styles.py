@@ -46,14 +46,12 @@ _xfail(["layers.layers_passed_in"], ALL_MODES,
        "not resolved to the user method (no rule for `.forward()`)")
 _xfail(["classes.registry_by_name"], ALL_MODES,
        "calling the result of a subscript: `ACTIVATIONS[name]()` refused by the frontend")
-_xfail(["dictnets.returns_loss_and_grads", "dictnets.fc_net_caches_dict"], ALL_MODES,
-       "tuple unpacking into subscript targets (`dh, grads['W2'] = f()`): refused, reported "
-       "as 'starred unpacking'")
 _xfail(["recurrent.gru_lists", "conv.conv1d_loop"], ALL_MODES,
        "list built by `.append` refused as 'held as a value': a list bound by unpacking a "
        "literal (`hs, zs = [h0], []`) or rebound to `np.array(out)` after the loop")
 _xfail(["policy.reinforce_insert"], ALL_MODES,
-       "`reversed()` of a list (`for r in reversed(rewards)`) refused: only reversed(range)")
+       "`returns.insert(0, G)` on a list built in the function: refused as a lost change "
+       "(lst.append is followed, insert has no row)")
 _xfail(["losses.hinge_zip_enumerate"], SRC,
        "`enumerate(zip(X, y))` in source mode: TypeError object of type 'zip' has no len()")
 _xfail(["dictnets.layers_list_of_dicts"], ALL_MODES,
@@ -69,7 +67,8 @@ _xfail(["dictnets.two_layer_net", "losses.svm_loss_naive", "losses.svm_loss_vect
         "losses.softmax_loss_naive", "losses.softmax_loss_vectorized"], ("tape",),
        "tape: `X.dot(W)` (ndarray method on a tape value) calls __array__, reported as "
        "'stored into a plain array (`a[i] = x`)'")
-_xfail(["recurrent.rnn_cs231n_preallocated", "recurrent.lstm_cs231n_loop",
+_xfail(["dictnets.returns_loss_and_grads", "dictnets.fc_net_caches_dict",
+        "recurrent.rnn_cs231n_preallocated", "recurrent.lstm_cs231n_loop",
         "conv.im2col_slices_conv", "conv.zeros_pad_stride2", "conv.naive_conv_loss",
         "conv.max_pool_loss", "conv.three_layer_convnet", "policy.gae_reversed"], ("tape",),
        "tape: a differentiable value written into an array made by np.zeros (`out[i, j] = "

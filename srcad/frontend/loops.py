@@ -61,6 +61,12 @@ class LoopsMixin:
             builtin = self.pf.resolve(it.func.id)
         if builtin in (enumerate, zip) and isinstance(s.target, (gast.Tuple, gast.List)):
             return self.enumerate_or_zip(s, builtin, body, exits)
+        if builtin is reversed and isinstance(s.target, gast.Name) and len(it.args) == 1 and \
+                not self.is_range(it.args[0]):
+            # reversed(xs) of a list or an array: xs[::-1], walked by index like xs
+            it = gast.copy_location(gast.Subscript(value=it.args[0], slice=gast.Slice(
+                None, None, gast.Constant(-1, None)), ctx=gast.Load()), it)
+            builtin = None
         if builtin is reversed and isinstance(s.target, gast.Name) and len(it.args) == 1:
             return self.reversed_range(s, it.args[0], body, exits)
         if (isinstance(it, gast.Subscript) and isinstance(it.value, gast.Call)
@@ -127,6 +133,10 @@ class LoopsMixin:
             for st in body:
                 self.line = st.lineno
                 self.statement(st)
+
+    def is_range(self, e) -> bool:
+        return (isinstance(e, gast.Call) and isinstance(e.func, gast.Name)
+                and e.func.id not in self.locals and self.pf.resolve(e.func.id) is range)
 
     def is_checkpoint(self, func) -> bool:
         root = func

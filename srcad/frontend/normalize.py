@@ -315,6 +315,19 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
     def assign(self, target, value, node):
         if isinstance(target, gast.Name):
             self.bind(target.id, value, node)
+        elif isinstance(target, (gast.Tuple, gast.List)) and any(
+                isinstance(t, (gast.Subscript, gast.Attribute)) for t in target.elts) and \
+                not any(isinstance(t, gast.Starred) for t in target.elts):
+            # `dh, grads["W2"] = f(...)`: the value once, then each item into its target
+            whole = self.expr(value, "unpacked", into=None)
+            held = self.fresh("unpacked")
+            self.locals.add(held)
+            self.env[held] = whole
+            for i, t in enumerate(target.elts):
+                item = gast.copy_location(gast.Subscript(
+                    value=gast.Name(held, gast.Load(), None, None),
+                    slice=gast.Constant(i, None), ctx=gast.Load()), node)
+                self.assign(t, item, node)
         elif isinstance(target, (gast.Tuple, gast.List)):
             if any(isinstance(t, (gast.Tuple, gast.List)) for t in target.elts):
                 # (a, b), saved = g_fwd(x): unpack level by level
