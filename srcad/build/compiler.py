@@ -16,10 +16,10 @@ srcad never uses ``-ffast-math`` (it links ``crtfastmath.o``, which flushes subn
 process-wide). A module of two or more kernels is compiled as two translation units at once
 where a CPU is idle (`compile_split`, `parallel_parts`).
 
-Hygiene (issue 24). Flags of the fast-math family (`FORBIDDEN`: ``-ffast-math``, ``-Ofast``,
-``-funsafe-math-optimizations``, ``-fno-signed-zeros``, ...) anywhere on a command line --
-in ``CC``, in a response file ``@file`` it names, in clang's ``CCC_OVERRIDE_OPTIONS`` -- are
-refused before anything runs, in every build path (`UnsafeFlags`: one warning, unfused;
+Hygiene (issue 24). Flags of the fast-math family (`FORBIDDEN`, never passed: fast-math
+itself, -O-fast, the unsafe-math, finite-math and signed-zeros options, ...) anywhere on a
+command line -- in ``CC``, in a response file ``@file`` it names, in clang's
+``CCC_OVERRIDE_OPTIONS`` -- are refused before anything runs, in every build path (`UnsafeFlags`: one warning, unfused;
 never an ``assert``, which ``python -O`` strips). Every compiler run has a bounded time,
 ``SRCAD_CC_TIMEOUT`` seconds (default 120; ``--version`` gets at most 15), and runs in a
 process group of its own, killed whole when the time is up. A compiler that hangs, crashes
@@ -61,14 +61,14 @@ FLAGS = GCC_KERNELS + COMMON  # what gcc builds kernel modules with (flags() say
 # flags never passed: a command line carrying one (by prefix) is refused. Each changes
 # results (not bit-exact with numpy) or, -ffast-math above all, links crtfastmath.o, which
 # sets flush-to-zero for the whole process.
-FORBIDDEN = ("-ffast-math", "-Ofast", "-funsafe-math-optimizations", "-ffinite-math-only",
-             "-fno-signed-zeros", "-freciprocal-math", "-fassociative-math",
-             "-fno-trapping-math", "-fcx-limited-range", "-fcx-fortran-rules",
-             "-fno-honor-nans", "-fno-honor-infinities", "-fapprox-func",
-             "-ffp-model=fast", "-ffp-model=aggressive", "-fdenormal-fp-math",
-             "-menable-unsafe-fp-math", "-menable-no-nans", "-menable-no-infs",
-             "-mdaz-ftz", "-mrecip", "-mfpmath=387", "-ffp-contract=fast", "-ffp-contract=on",
-             "-fexcess-precision=fast", "crtfastmath")
+FORBIDDEN = (
+    "-ffast-math", "-Ofast", "-funsafe-math-optimizations",  # never passed: refused
+    "-ffinite-math-only", "-fno-signed-zeros", "-freciprocal-math", "-fassociative-math",
+    "-fno-trapping-math", "-fcx-limited-range", "-fcx-fortran-rules", "-fno-honor-nans",
+    "-fno-honor-infinities", "-fapprox-func", "-ffp-model=fast", "-ffp-model=aggressive",
+    "-fdenormal-fp-math", "-menable-unsafe-fp-math", "-menable-no-nans", "-menable-no-infs",
+    "-mdaz-ftz", "-mrecip", "-mfpmath=387", "-ffp-contract=fast", "-ffp-contract=on",
+    "-fexcess-precision=fast", "crtfastmath")
 
 
 class CompilerUnavailable(RuntimeError):
