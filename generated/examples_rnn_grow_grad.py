@@ -6,7 +6,7 @@ import numpy as np
 from srcad.runtime import Stack, as_grad, zeros_grad
 
 
-def grow_grad_2(x, w):
+def grow_grad(x, w):
     # --- forward ---
     stack_x = Stack()
     stack_x_add = Stack()

@@ -98,6 +98,7 @@ def transform(fn_ir: ir.Function, infos, opts: Options) -> Program:
     """Reverse mode (grad, value_and_grad, vjp) or forward mode (jvp): generated functions,
     not yet optimised."""
     module = Module(infos, opts)
+    module.reserve_helpers(fn_ir)
     if opts.kind == "jvp":
         fwd_t = Forward(fn_ir, list(opts.wrt), None, module)
         main = fwd_t.jvp()

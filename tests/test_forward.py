@@ -248,6 +248,10 @@ def _domain(op, n, case_domain=None):
 # (`check_consistency`, <u, J v> = <J^T u, v>; test_ops checks the reverse mode against finite
 # differences), never skipped. A torch failure on a row not named here fails the test.
 NO_TORCH_TWIN = {
+    "full": "torch._numpy's full takes a Number fill value, not a tensor",
+    "full_like": "torch._numpy's full_like takes a Number fill value, not a tensor",
+    "astype_shared": "torch._numpy does not implement astype(..., copy=False)",
+    "setitem": "torch has no dicts or lists of tensors to write into (its array cases run)",
     "tril": "torch's tril needs 2-D input (numpy broadcasts a 1-D m over rows)",
     "triu": "torch's triu needs 2-D input (numpy broadcasts a 1-D m over rows)",
     "take_along_axis": "torch._numpy rejects axis=None",
@@ -260,6 +264,11 @@ NO_TORCH_TWIN = {
 _ONE_TRIANGLE = ("numpy reads one triangle of this non-symmetric input; torch differentiates "
                  "another function of it")
 FD_ORACLE = {  # cases (by their expression) where torch runs but differentiates another function
+    "np.full(3, a) * b": "torch._numpy's full turns a 0-d fill value into a Python number: no "
+    "derivative through it",
+    "OP([a, b], -1, a * b)[1] * OP([a, b], 0, b)[1]": "torch makes one tensor of the list "
+    "[a, b] and writes into it: not a list's item replaced (srcad's value equals numpy's; the "
+    "tangent is checked against central differences)",
     "np.pad(a, 1, constant_values=b)": "torch takes constant_values as a Python number: no "
     "derivative through it",
     "np.linalg.cholesky(a + 3 * np.eye(3))": _ONE_TRIANGLE,

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import ir, runtime
-from ..gcode import Line, assign, clone, name, store
+from ..gcode import Line, assign, clone, dtype_src, name, store
 from ..gcode import free_names as _free
 from ..ops.table import lookup
 
@@ -118,7 +118,19 @@ class AdjointsMixin:
             self.bind(var, st.alias, line, out, owned=False)
 
     def zeros(self, var: str) -> ast.expr:
-        return zeros_expr(name(var), self.infos.get(var))
+        info = self.infos.get(var)
+        sites = self.def_sites.get(var, ())
+        if sites and var not in self.fn.params and all(self.arms[id(d)] for d in sites):
+            # a value made only on an arm of an earlier branch may be unbound where another
+            # branch's backward needs its zero: made from its shape and dtype, or -- where the
+            # first call never made it (no shape known) -- a scalar zero, which adds and
+            # broadcasts as zeros of any shape would
+            if info is None or info.shape is None or info.dtype is None:
+                return ast.Constant(0.0)
+            return ast.Call(func=_np("zeros"), args=[ast.Constant(tuple(info.shape))],
+                            keywords=[ast.keyword(arg="dtype", value=ast.parse(
+                                dtype_src(info.dtype), mode="eval").body)])
+        return zeros_expr(name(var), info)
 
     def accumulate(self, var: str, expr: ast.expr, line: int, out: list) -> None:
         var = self.same.get(var, var)  # (an alias of an array adds into the array's adjoint)

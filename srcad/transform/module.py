@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from .. import runtime
+from .. import ir
 from ..gcode import GFunction
 from ..naming import fresh
 from ..options import Options
@@ -44,11 +44,28 @@ class Module:
         # names that held a list or tuple on the first call (see specialise.Infos)
         self.containers_by_fn = getattr(infos_by_fn, "containers", {})
         self.options = options if options is not None else Options()
-        # (a generated function never takes a helper's name: `cumsum_grad` of a user function
-        # called `cumsum` is not runtime.cumsum_grad)
-        self.names: set[str] = {n for n in dir(runtime) if not n.startswith("_")}
+        self.names: set[str] = set()
         self.pairs: dict[tuple, Pair] = {}
         self.jvp_functions: dict = {}  # (id(callee), wrt) -> (GFunction, Forward)
+
+    def reserve_helpers(self, fn_ir: ir.Function) -> None:
+        """A generated function never takes the name of a helper its rules call: `cumsum_grad`
+        of a user function called `cumsum` is not runtime.cumsum_grad, which np.cumsum's rule
+        reads in the same module."""
+        seen, todo = set(), [fn_ir]
+        while todo:
+            f = todo.pop()
+            if id(f) in seen:
+                continue
+            seen.add(id(f))
+            for s in ir.walk(f.body):
+                if isinstance(s, ir.UserCall):
+                    todo.append(s.callee)
+                elif isinstance(s, ir.Call):
+                    for rule in (*s.op.vjps, *s.op.jvps):
+                        if rule is not None:
+                            self.names.update(n.id for n in ast.walk(rule.expr)
+                                              if isinstance(n, ast.Name))
 
     def function_name(self, base: str) -> str:
         return fresh(base, self.names)
