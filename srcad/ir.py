@@ -162,6 +162,21 @@ class While:
 Stmt = Union[Call, UserCall, Effect, Push, Return, If, For, While]
 
 
+def walk_program(fn: "Function"):
+    """Every statement of `fn` and of the user functions it calls (transitively), each
+    function once: what one generated module holds."""
+    seen, todo = set(), [fn]
+    while todo:
+        f = todo.pop()
+        if id(f) in seen:
+            continue
+        seen.add(id(f))
+        for s in walk(f.body):
+            if isinstance(s, UserCall):
+                todo.append(s.callee)
+            yield s
+
+
 def walk(body):
     """Every statement in `body`, nested ones included, in program order."""
     for s in body:

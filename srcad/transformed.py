@@ -65,22 +65,13 @@ def _ir_of(fn, known: dict | None = None, arrays: frozenset = frozenset()) -> ir
 def _unwrap_attribute_state(fn_ir: ir.Function) -> None:
     """`self.out = v` ran natively on the tape: the object holds the tape's wrapper of v. It
     must end up holding v, as after a call in source mode (frontend/attrstate.py)."""
-    seen = set()
-    todo = [fn_ir]
-    while todo:
-        f = todo.pop()
-        if id(f) in seen:
-            continue
-        seen.add(id(f))
-        for s in ir.walk(f.body):
-            if isinstance(s, ir.UserCall):
-                todo.append(s.callee)
-            elif isinstance(s, ir.Effect) and s.kind == "setattr" and \
-                    isinstance(s.args["_obj"], ir.Const):
-                obj, attr = s.args["_obj"].value, s.args["attr"].value
-                held = getattr(obj, attr, None)
-                if isinstance(held, tape.Tensor):
-                    setattr(obj, attr, tape.value_of(held))
+    for s in ir.walk_program(fn_ir):
+        if isinstance(s, ir.Effect) and s.kind == "setattr" and \
+                isinstance(s.args["_obj"], ir.Const):
+            obj, attr = s.args["_obj"].value, s.args["attr"].value
+            held = getattr(obj, attr, None)
+            if isinstance(held, tape.Tensor):
+                setattr(obj, attr, tape.value_of(held))
 
 
 class Transformed:

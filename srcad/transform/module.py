@@ -52,20 +52,12 @@ class Module:
         """A generated function never takes the name of a helper its rules call: `cumsum_grad`
         of a user function called `cumsum` is not runtime.cumsum_grad, which np.cumsum's rule
         reads in the same module."""
-        seen, todo = set(), [fn_ir]
-        while todo:
-            f = todo.pop()
-            if id(f) in seen:
-                continue
-            seen.add(id(f))
-            for s in ir.walk(f.body):
-                if isinstance(s, ir.UserCall):
-                    todo.append(s.callee)
-                elif isinstance(s, ir.Call):
-                    for rule in (*s.op.vjps, *s.op.jvps):
-                        if rule is not None:
-                            self.names.update(n.id for n in ast.walk(rule.expr)
-                                              if isinstance(n, ast.Name))
+        for s in ir.walk_program(fn_ir):
+            if isinstance(s, ir.Call):
+                for rule in (*s.op.vjps, *s.op.jvps):
+                    if rule is not None:
+                        self.names.update(n.id for n in ast.walk(rule.expr)
+                                          if isinstance(n, ast.Name))
 
     def function_name(self, base: str) -> str:
         return fresh(base, self.names)
