@@ -97,7 +97,7 @@ def zeros_grad(x):
     for None (a name generated code sets to None before a loop gives it a value: its zero
     adds to anything)."""
     if x is None:
-        return 0.0
+        return _ZERO  # (0.0 that unbroadcast turns into zeros of the shape it meets)
     if isinstance(x, (dict, list, tuple)):
         return GradTree(length=len(x) if not isinstance(x, dict) else None, like=x)
     if isinstance(x, GradTree):  # (a gradient, itself differentiated at a higher order)

@@ -120,13 +120,14 @@ class AdjointsMixin:
     def zeros(self, var: str) -> ast.expr:
         info = self.infos.get(var)
         sites = self.def_sites.get(var, ())
-        if sites and var not in self.fn.params and all(self.arms[id(d)] for d in sites):
-            # a value made only on an arm of an earlier branch may be unbound where another
-            # branch's backward needs its zero: made from its shape and dtype, or -- where the
-            # first call never made it (no shape known) -- a scalar zero, which adds and
-            # broadcasts as zeros of any shape would
+        arms = {self.arms[id(d)][-1] if self.arms[id(d)] else None for d in sites}
+        if sites and var not in self.fn.params and len(arms) == 1 and None not in arms:
+            # a value made on one arm of one branch only may be unbound where another branch's
+            # backward needs its zero: made from its shape and dtype, or -- where the first
+            # call never made it (no shape known) -- a scalar zero, which adds and broadcasts
+            # as zeros of any shape would
             if info is None or info.shape is None or info.dtype is None:
-                return ast.Constant(0.0)
+                return ast.Call(func=name("zeros_grad"), args=[ast.Constant(None)], keywords=[])
             return ast.Call(func=_np("zeros"), args=[ast.Constant(tuple(info.shape))],
                             keywords=[ast.keyword(arg="dtype", value=ast.parse(
                                 dtype_src(info.dtype), mode="eval").body)])
