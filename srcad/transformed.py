@@ -31,7 +31,7 @@ from .binding import _a, _describe, _is_float, _key_of
 from .errors import NonScalarOutputError, SharingUnknownError, SrcadError, UnresolvedNameError
 from .frontend import normalize, parse_function
 from .frontend.guards import Guards, equivalent, recording
-from .frontend.opaque import is_user_object
+from .frontend.opaque import is_object_sequence, is_user_object
 from .ops import generation
 from .ops.composed import transformed_call_op
 from .options import Options
@@ -57,6 +57,9 @@ def _ir_of(fn, known: dict | None = None, arrays: frozenset = frozenset()) -> ir
         pf.known = dict(known or {})
         pf.arrays = arrays
         made = normalize(pf)
+        for v in pf.known.values():
+            if isinstance(v, list):  # (a list of layers, in order: append or swap rebuilds)
+                guards.add("items", v, len(v), v)
     made.guards = guards
     _IR_CACHE[key] = made
     return made
@@ -232,13 +235,15 @@ class Transformed:
             self._version += 1
 
     def _known_objects(self, values) -> dict:
-        """The arguments that are user objects (a layer, a cost class): their methods are
-        resolved when normalising, so the code is specialised on them, by identity."""
+        """The arguments that are user objects (a layer, a cost class) or lists of them (the
+        layers of a model): their methods are resolved when normalising, so the code is
+        specialised on them, by identity (a list's items guarded too)."""
         if self.inner is not None:
             return {}
         return {p: v for p, v in zip(self.params, values)
-                if not isinstance(v, (np.ndarray, np.generic, float, int, dict, list, tuple))
-                and v is not None and is_user_object(v)}
+                if (not isinstance(v, (np.ndarray, np.generic, float, int, dict, list, tuple))
+                    and v is not None and is_user_object(v))
+                or (isinstance(v, (list, tuple)) and is_object_sequence(v))}
 
     def _ir_with(self, known: dict, values=()) -> ir.Function:
         """fn's IR with these parameters known to hold these objects (its guards join the

@@ -41,9 +41,6 @@ _xfail(["layers.two_layer_built_inside", "layers.sigmoid_tanh_mse", "layers.drop
         "classes.activation_class_passed_in"], ALL_MODES,
        "user object constructed inside the function: `Dense(W, b)` (a class called with "
        "differentiated arrays) is a call with no rule, and its methods are not resolved")
-_xfail(["layers.layers_passed_in"], ALL_MODES,
-       "method of an object taken from a list: `for layer in layers: layer.forward(x)` is "
-       "not resolved to the user method (no rule for `.forward()`)")
 _xfail(["classes.registry_by_name"], ALL_MODES,
        "calling the result of a subscript: `ACTIVATIONS[name]()` refused by the frontend")
 _xfail(["recurrent.gru_lists", "conv.conv1d_loop"], ALL_MODES,

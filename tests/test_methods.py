@@ -151,3 +151,20 @@ def test_a_layer_appended_or_swapped_is_seen(monkeypatch):
     assert rel_error(g(XS, YS), numerical_grad(m.sequential_loss, (XS, YS))) < 1e-6
     layers[1] = m.Activation(np.cos)
     assert rel_error(g(XS, YS), numerical_grad(m.sequential_loss, (XS, YS))) < 1e-6
+
+
+def layers_argument_loss(x, y, layers):
+    for layer in layers:
+        x = layer.forward(x)
+    return np.mean((x - y) ** 2)
+
+
+def test_a_list_of_layers_passed_as_an_argument():
+    layers = list(m.net.layers)
+    g = srcad.grad(layers_argument_loss)
+    want = numerical_grad(layers_argument_loss, (XS, YS, layers))
+    assert rel_error(g(XS, YS, layers), want) < 1e-6
+    layers.append(m.Activation(np.sin))  # (the same list, one more layer)
+    want = numerical_grad(layers_argument_loss, (XS, YS, layers))
+    assert rel_error(g(XS, YS, layers), want) < 1e-6
+    assert rel_error(srcad.grad(layers_argument_loss, mode="tape")(XS, YS, layers), want) < 1e-6
