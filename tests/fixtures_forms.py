@@ -109,3 +109,10 @@ def loop_over_reversed_list(x):
     for v in reversed(values):
         acc = acc * 0.5 + v
     return acc
+
+
+def enumerate_of_zip(x):
+    total = 0.0
+    for i, (a, b) in enumerate(zip(x, x[::-1])):
+        total = total + a * b * (i + 1)
+    return total

@@ -49,8 +49,6 @@ _xfail(["recurrent.gru_lists", "conv.conv1d_loop"], ALL_MODES,
 _xfail(["policy.reinforce_insert"], ALL_MODES,
        "`returns.insert(0, G)` on a list built in the function: refused as a lost change "
        "(lst.append is followed, insert has no row)")
-_xfail(["losses.hinge_zip_enumerate"], SRC,
-       "`enumerate(zip(X, y))` in source mode: TypeError object of type 'zip' has no len()")
 _xfail(["dictnets.layers_list_of_dicts"], ALL_MODES,
        "pytree argument with a non-float leaf (`{'W': .., 'act': 'tanh'}`) refused for wrt "
        "(numerical_grad gives None for such leaves)")

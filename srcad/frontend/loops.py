@@ -210,6 +210,21 @@ class LoopsMixin:
 
     def enumerate_or_zip(self, s, builtin, body, exits):
         """for i, x in enumerate(xs) / for a, b in zip(as_, bs): an index loop that indexes."""
+        inner = s.iter.args[0] if len(s.iter.args) == 1 else None
+        if builtin is enumerate and isinstance(inner, gast.Call) and \
+                isinstance(inner.func, gast.Name) and inner.func.id not in self.locals and \
+                self.pf.resolve(inner.func.id) is zip and not inner.keywords and \
+                len(s.target.elts) == 2 and isinstance(s.target.elts[0], gast.Name) and \
+                isinstance(s.target.elts[1], (gast.Tuple, gast.List)) and \
+                all(isinstance(t, gast.Name) for t in s.target.elts[1].elts) and \
+                len(s.target.elts[1].elts) == len(inner.args):
+            # for i, (x, y) in enumerate(zip(xs, ys)): zip's loop, counted by i
+            index = s.target.elts[0].id
+            names = [t.id for t in s.target.elts[1].elts]
+            seqs = [self.snapshot(self.expr(a, names[-1], None), s) for a in inner.args]
+            if self.defs[index] == 1:
+                self.ints.add(index)
+            return self.indexed_loop(s, index, list(zip(names, seqs)), body, exits)
         names = [t.id if isinstance(t, gast.Name) else None for t in s.target.elts]
         if None in names:
             raise self.unsupported("nested unpacking in a `for` target", s)
@@ -226,6 +241,10 @@ class LoopsMixin:
             index, items = self.fresh(f"{names[0]}_index"), list(zip(names, seqs))
             self.ints.add(index)
             self.mutable.add(index)
+        return self.indexed_loop(s, index, items, body, exits)
+
+    def indexed_loop(self, s, index: str, items: list, body, exits) -> None:
+        """`for index in range(min of the lengths)`, each name its sequence's item."""
         count = None
         for _, seq in items:
             n = self.emit(self.op_call(len, [seq], {}, s), self.fresh(f"{items[0][0]}_count"), s)

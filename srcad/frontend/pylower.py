@@ -369,6 +369,19 @@ class _Lowerer:
                 inner = it.args[0]  # for i, w in srcad.checkpoint(enumerate(Ws)): ...
             enum_zip = isinstance(inner, gast.Call) and isinstance(inner.func, gast.Name) and \
                 inner.func.id in ("enumerate", "zip")
+            if enum_zip and inner.func.id == "enumerate" and len(inner.args) == 1 and \
+                    isinstance(inner.args[0], gast.Call) and \
+                    isinstance(inner.args[0].func, gast.Name) and \
+                    inner.args[0].func.id == "zip" and inner.args[0].args and \
+                    len(s.target.elts) == 2 and isinstance(s.target.elts[1], (gast.Tuple,
+                                                                               gast.List)) and \
+                    len(s.target.elts[1].elts) == len(inner.args[0].args) and inner is it:
+                # for i, (a, b) in enumerate(zip(as_, bs)) is
+                # for i, a, b in zip(range(len(as_)), as_, bs)
+                seqs = inner.args[0].args
+                count = _call("range", [_call("len", [seqs[0]])])
+                s.iter = _call("zip", [count, *seqs])
+                s.target.elts = [s.target.elts[0], *s.target.elts[1].elts]  # (all names)
             if enum_zip:  # for i, (a, b) in enumerate(...): the nested part unpacked inside
                 elts = []
                 for t in s.target.elts:
