@@ -43,9 +43,9 @@ _xfail(["layers.two_layer_built_inside", "layers.sigmoid_tanh_mse", "layers.drop
        "differentiated arrays) is a call with no rule, and its methods are not resolved")
 _xfail(["classes.registry_by_name"], ALL_MODES,
        "calling the result of a subscript: `ACTIVATIONS[name]()` refused by the frontend")
-_xfail(["recurrent.gru_lists", "conv.conv1d_loop"], ALL_MODES,
-       "list built by `.append` refused as 'held as a value': a list bound by unpacking a "
-       "literal (`hs, zs = [h0], []`) or rebound to `np.array(out)` after the loop")
+_xfail(["conv.conv1d_loop"], ALL_MODES,
+       "list built by `.append` refused as 'held as a value': the list's name rebound to "
+       "`np.array(out)` after the loop")
 _xfail(["policy.reinforce_insert"], ALL_MODES,
        "`returns.insert(0, G)` on a list built in the function: refused as a lost change "
        "(lst.append is followed, insert has no row)")

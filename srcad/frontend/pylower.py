@@ -628,8 +628,41 @@ class _Lowerer:
         return None
 
 
+class _SplitParallel(gast.NodeTransformer):
+    """``hs, zs = [h0], []`` is ``hs = [h0]; zs = []`` where no name on the left is read on
+    the right (Python evaluates the right first; with no overlap the order cannot show): each
+    list is then one the function builds, which ``.append`` follows."""
+
+    def visit_Assign(self, node):
+        (target,) = node.targets if len(node.targets) == 1 else (None,)
+        value = node.value
+        if not (isinstance(target, (gast.Tuple, gast.List)) and
+                isinstance(value, (gast.Tuple, gast.List)) and
+                len(target.elts) == len(value.elts) and
+                all(isinstance(t, gast.Name) for t in target.elts)):
+            return node
+        names = {t.id for t in target.elts}
+        if len(names) != len(target.elts) or any(
+                isinstance(n, gast.Name) and n.id in names for v in value.elts
+                for n in gast.walk(v)):
+            return node
+        return [gast.copy_location(gast.Assign(targets=[t], value=v, type_comment=None), node)
+                for t, v in zip(target.elts, value.elts)]
+
+    def visit_FunctionDef(self, node):  # (a nested function: its own, lowered on its own)
+        if node is not self.top:
+            return node
+        self.generic_visit(node)
+        return node
+
+    visit_Lambda = visit_ClassDef = lambda self, node: node
+
+
 def lower_python(pf, taken: set) -> None:
     """Rewrite `pf.tree` in place (see the module docstring)."""
+    split = _SplitParallel()
+    split.top = pf.tree
+    split.visit(pf.tree)
     low = _Lowerer(pf, taken)
     pf.tree.body = low.body(pf.tree.body)
     pf.closure.update({k: v for k, v in INTERNAL.items()})
