@@ -32,7 +32,7 @@ import numpy as np
 
 from .. import ir, runtime
 from ..ops import control
-from ..errors import SharingUnknownError, UnsupportedSyntaxError
+from ..errors import SharingUnknownError
 
 
 def _index_kind(part, ints, arrays=frozenset()) -> bool | None:

@@ -32,7 +32,7 @@ from ..ops import control, table
 from . import concatenators, guards
 from .calls import _RETURN
 from .concatenators import is_concatenator
-from .methods import ATTRIBUTES, RESERVED
+from .methods import ATTRIBUTES
 from .opaque import is_object_sequence, is_user_object, opaque_attribute, opaque_compare
 from .parse import LIFTED, UNRESOLVED
 

@@ -153,8 +153,8 @@ for _seq in (list, tuple):
            name=_seq.__name__, params=(Param("iterable"),), family=_FAM,
            spelling=f"{_seq.__name__}(iterable)",
            derivation="the same items: g item by item (an array's rows stacked)",
-           test_cases=((f"OP([a, b * a])[1] * OP((a, b))[0]", [(3,), (3,)]),
-                       (f"OP(a)[1] * 2.0", [(3, 2)])))
+           test_cases=(("OP([a, b * a])[1] * OP((a, b))[0]", [(3,), (3,)]),
+                       ("OP(a)[1] * 2.0", [(3, 2)])))
     defjvp(_seq, lambda g, out, iterable: sequence_tangent(g, iterable))
 
 # --- dict literals ------------------------------------------------------------------------------
