@@ -107,25 +107,27 @@ class AdjointsMixin:
         out.append(Line(assign(d, value), line))
         self.state[var] = Adj(owned=owned, tree=tree)
 
-    def materialise(self, var: str, line, out: list, *, zeros: bool) -> None:
-        """Make var's adjoint a named variable (absent: zeros shaped like the value)."""
+    def materialise(self, var: str, line, out: list, *, zeros: bool, within=None) -> None:
+        """Make var's adjoint a named variable (absent: zeros shaped like the value).
+        `within`: the branch arms around the code this goes into (see `zeros`)."""
         st = self.state.get(var)
         if st is None:
             if zeros:  # (a container's zeros are an empty GradTree)
-                self.bind(var, self.zeros(var), line, out, owned=True,
+                self.bind(var, self.zeros(var, within), line, out, owned=True,
                           tree=self.maybe_container(var))
         elif st.alias is not None:
             self.bind(var, st.alias, line, out, owned=False)
 
-    def zeros(self, var: str) -> ast.expr:
+    def zeros(self, var: str, within=None) -> ast.expr:
         info = self.infos.get(var)
-        sites = self.def_sites.get(var, ())
+        sites = self.def_sites.get(var, ()) if within is not None else ()
         arms = {self.arms[id(d)][-1] if self.arms[id(d)] else None for d in sites}
-        if sites and var not in self.fn.params and len(arms) == 1 and None not in arms:
-            # a value made on one arm of one branch only may be unbound where another branch's
-            # backward needs its zero: made from its shape and dtype, or -- where the first
-            # call never made it (no shape known) -- a scalar zero, which adds and broadcasts
-            # as zeros of any shape would
+        if within is not None and sites and var not in self.fn.params and len(arms) == 1 \
+                and None not in arms and not arms & set(within):
+            # a value made on one arm of one branch only may be unbound in the code of
+            # another branch's arm (`within` does not hold its arm): its zero is made from its
+            # shape and dtype, or -- where the first call never made it (no shape known) -- a
+            # scalar zero, which adds and broadcasts as zeros of any shape would
             if info is None or info.shape is None or info.dtype is None:
                 return ast.Call(func=name("zeros_grad"), args=[ast.Constant(None)], keywords=[])
             return ast.Call(func=_np("zeros"), args=[ast.Constant(tuple(info.shape))],

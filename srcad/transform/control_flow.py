@@ -79,10 +79,11 @@ class ControlFlowMixin:
             branches.append(lines)
             states.append(self.state)
         need = {v for v in joined if any(v in st for st in states)}
-        for lines, st in zip(branches, states):
+        for k, (lines, st) in enumerate(zip(branches, states)):
             self.state = st
+            within = (*self.arms[id(s)], (id(s), k))  # (the arms around this branch's code)
             for v in sorted(need):
-                self.materialise(v, s.line, lines, zeros=True)
+                self.materialise(v, s.line, lines, zeros=True, within=within)
         self.state = {k: v for k, v in before.items() if k not in touched}
         for v in need:
             self.state[v] = Adj(owned=False)
