@@ -65,6 +65,13 @@ def _ir_of(fn, known: dict | None = None, arrays: frozenset = frozenset()) -> ir
     return made
 
 
+def _spec_key(values) -> tuple:
+    """What a specialisation is built for: each array's shape, dtype and layout, each other
+    value's key (srcad/binding.py) -- one spelling for `compiled` and the fast path."""
+    return tuple([(v.shape, v.dtype, v.flags.c_contiguous) if type(v) is np.ndarray
+                  else _key_of(v) for v in values])
+
+
 def _unwrap_attribute_state(fn_ir: ir.Function) -> None:
     """`self.out = v` ran natively on the tape: the object holds the tape's wrapper of v. It
     must end up holding v, as after a call in source mode (frontend/attrstate.py)."""
@@ -275,9 +282,7 @@ class Transformed:
         and transformed again (higher order), so loops are not checkpointed (the gradient
         is the same, bit for bit)."""
         self._fresh()
-        key = tuple([(v.shape, v.dtype, v.flags.c_contiguous)
-                      if type(v) is np.ndarray else _key_of(v)
-                     for v in values]) + (given,) + ((True,) if to_transform else ())
+        key = _spec_key(values) + (given,) + ((True,) if to_transform else ())
         known = self._known_objects(values)
         if known:  # (the code resolved their methods: it is theirs, by identity)
             key += (tuple(id(v) for v in known.values()),)
@@ -416,9 +421,9 @@ class Transformed:
         # generated function (the key is built as `compiled` builds it)
         if not kwargs and len(args) == self._nparams and self._fast and (
                 self.inner is None and self._guards.holds()):
+            # (`_spec_key` written out: one function call less on every call)
             key = tuple([(v.shape, v.dtype, v.flags.c_contiguous)
-                      if type(v) is np.ndarray else _key_of(v)
-                         for v in args]) + (None,)
+                         if type(v) is np.ndarray else _key_of(v) for v in args]) + (None,)
             main = self._mains.get(key)
             if main is not None:
                 return main(*args)
@@ -437,9 +442,7 @@ class Transformed:
         c = self.compiled(values)
         if self._fast and not kwargs and len(args) == self._nparams and \
                 not self._known_objects(values):  # (objects: by identity, in `compiled`)
-            key = tuple([(v.shape, v.dtype, v.flags.c_contiguous)
-                      if type(v) is np.ndarray else _key_of(v)
-                         for v in values]) + (None,)
+            key = _spec_key(values) + (None,)
             self._mains[key] = c.functions["main"]
         return c.functions["main"](*values)
 
