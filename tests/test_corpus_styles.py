@@ -35,12 +35,6 @@ def _xfail(names, modes, reason):
             XFAILS[(n, m)] = reason
 
 
-_xfail(["layers.two_layer_built_inside", "layers.sigmoid_tanh_mse", "layers.dropout_fixed_mask",
-        "layers.batchnorm_layer_net", "layers.sequential_container",
-        "layers.params_dict_on_layer", "layers.forward_twice_same_layer",
-        "classes.activation_class_passed_in"], ALL_MODES,
-       "user object constructed inside the function: `Dense(W, b)` (a class called with "
-       "differentiated arrays) is a call with no rule, and its methods are not resolved")
 _xfail(["classes.registry_by_name"], ALL_MODES,
        "calling the result of a subscript: `ACTIVATIONS[name]()` refused by the frontend")
 _xfail(["conv.conv1d_loop"], ALL_MODES,

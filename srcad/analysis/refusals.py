@@ -151,6 +151,11 @@ def _hint(s) -> str:
     if op.label.strip(".()") in _CONVERSIONS:  # float(loss), x.item(): a plain number
         return ("keep the value an array: for its one element write np.sum(x) or "
                 "x.reshape(()) (a 0-d array carries the gradient, a Python number does not)")
+    if getattr(op, "why", None):
+        return (f"an object built in the function is turned into local variables when srcad "
+                f"can follow every use of it; this one it cannot ({op.why}). Use it only "
+                f"through its attributes and methods here, or build it outside the function "
+                f"and pass the arrays to differentiate as arguments")
     if op.kind == "call" and op.library is not None and getattr(op, "srcad_own", False):
         return (f"`{op.label}` is one of srcad's own helpers ({op.library}) and has no row in "
                 f"the op table: this is a bug in srcad, please report it")

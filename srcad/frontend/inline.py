@@ -58,7 +58,7 @@ class InlineMixin:
                 if isinstance(s, ir.For) and s.target in names:
                     self.mutable.add(names[s.target])
         ret = r.atom(callee.ret.value)
-        if into is None and not isinstance(ret, ir.Seq):
+        if into is None:  # (a tuple stays a tuple of atoms: `a, b = g(x)` binds each)
             return ret
         op, args = self.op_call(control.identity, [ret], {}, node)
         return self.result((op, args), hint, into, node)

@@ -53,6 +53,7 @@ from .expressions import PY_BINARY, ExpressionsMixin
 from .fence import fence
 from .inline import InlineMixin
 from .loops import LoopsMixin
+from .objects import scalarise_objects
 from .methods import _BUILTIN_OPS, ATTRIBUTES, METHODS, RESERVED  # noqa: F401  (re-exported)
 from .opaque import is_user_object, library_file
 from .parse import LIFTED, ParsedFunction, parse_function
@@ -341,23 +342,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                 names.append(t.id)
             if isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) == len(names):
                 atoms = [self.expr(v, n, into=None) for v, n in zip(value.elts, names)]
-                # all right-hand sides first (`x, y = y, x` swaps), then the names
-                if any(n in self.mutable for n in names):
-                    snap = []
-                    for n, a in zip(names, atoms):
-                        if n in self.mutable and isinstance(a, ir.Var) and a.name in names:
-                            op, args = self.op_call(control.identity, [a], {}, node)
-                            a = self.emit((op, args), self.fresh(f"{a.name}_old"), node)
-                        snap.append(a)
-                    atoms = snap
-                for n, a in zip(names, atoms):
-                    if n in self.mutable:
-                        if a != ir.Var(n):
-                            op, args = self.op_call(control.identity, [a], {}, node)
-                            self.body.append(ir.Call(n, op, args, node.lineno))
-                        self.env[n] = ir.Var(n)
-                    else:
-                        self.env[n] = a
+                self.bind_items(names, atoms, node)
                 return
             if isinstance(value, gast.Call) and self.is_user_function(value.func):
                 # a, b = helper(x): the call's own targets
@@ -376,6 +361,9 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                         pass
                 return
             whole = self.expr(value, "_".join(names), into=None)
+            if isinstance(whole, ir.Seq) and len(whole.items) == len(names):
+                self.bind_items(names, list(whole.items), node)  # (an inlined call's tuple)
+                return
             for i, n in enumerate(names):
                 call = self.op_call(operator.getitem, [whole, ir.Index((ir.Const(i, repr(i)),),
                                                                        False)], {}, node)
@@ -395,6 +383,26 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                 "`layer.c = v`")
         else:
             raise self.unsupported(f"assignment to {type(target).__name__}", node)
+
+    def bind_items(self, names: list, atoms: list, node) -> None:
+        """`a, b = ...` of as many values: all right-hand sides first (`x, y = y, x` swaps),
+        then the names."""
+        if any(n in self.mutable for n in names):
+            snap = []
+            for n, a in zip(names, atoms):
+                if n in self.mutable and isinstance(a, ir.Var) and a.name in names:
+                    op, args = self.op_call(control.identity, [a], {}, node)
+                    a = self.emit((op, args), self.fresh(f"{a.name}_old"), node)
+                snap.append(a)
+            atoms = snap
+        for n, a in zip(names, atoms):
+            if n in self.mutable:
+                if a != ir.Var(n):
+                    op, args = self.op_call(control.identity, [a], {}, node)
+                    self.body.append(ir.Call(n, op, args, node.lineno))
+                self.env[n] = ir.Var(n)
+            else:
+                self.env[n] = a
 
     def unpack_atom(self, target, atom, node):
         for i, t in enumerate(target.elts):
@@ -524,6 +532,7 @@ def normalize(pf: ParsedFunction) -> ir.Function:
 def _normalize(pf: ParsedFunction) -> ir.Function:
     fence(pf)
     n = Normalizer(pf)
+    scalarise_objects(pf, n.taken)  # objects built here: their attributes are locals
     carry_attribute_state(pf.tree, n.taken)  # self.out = v: a local, and a setattr effect
     lift_closures(pf, n.taken)  # nested defs and lambdas (closures.py)
     lower_python(pf, n.taken)  # comprehensions, sum(...), lst.append (pylower.py)

@@ -54,6 +54,12 @@ class OpaqueOp(table.Op):
     pure: bool = False  # known to change no state and leave its arguments alone
     library: str | None = None  # a library function's file, for the message
     srcad_own: bool = False  # one of srcad's own functions (a row is missing: a bug)
+    why: str | None = None  # a user class whose object was not followed: why (objects.py)
+
+
+# a user class built in a differentiated function whose object srcad could not turn into
+# locals (frontend/objects.py) -> the first use it could not follow, for the refusal's hint
+NOT_FOLLOWED: dict = {}
 
 
 def _spell(head: str, positional: list, starred: tuple, keywords: tuple) -> str:
@@ -96,7 +102,8 @@ def opaque_call(label: str, nargs: int, keywords: tuple, starred: tuple = (), *,
                     params=params, spelling=ast.parse(src, mode="eval").body, spelling_src=src,
                     differentiable=False, family="opaque call", kind="call", label=label,
                     pure=callee is not None and known_pure(callee, keywords), library=lib,
-                    srcad_own=own)
+                    srcad_own=own, why=NOT_FOLLOWED.get(callee) if isinstance(callee, type)
+                    else None)
 
 
 def opaque_method(method: str, nargs: int, keywords: tuple, starred: tuple = ()) -> OpaqueOp:

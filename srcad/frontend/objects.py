@@ -1,0 +1,924 @@
+"""Objects built inside a differentiated function: ``fc = Dense(W, b); h = fc.forward(x)``.
+
+Layer libraries written for a hand-written backward are used by building the layers in the
+loss function and calling their methods: ``Dense(W1, b1)`` stores the very arrays being
+differentiated on the object, ``forward`` reads them back through ``self.W`` and keeps what
+it computed on ``self``. Python runs that code with one object whose attributes change; srcad
+needs the arrays' data flow. So an object the function builds is *scalarised* (compilers call
+it scalar replacement of aggregates): it never exists at run time; each of its attributes is a
+local variable of the function, and each method called on it is a function of its own that
+takes the attributes it reads and returns, after its result, the attributes it assigns:
+
+    fc = Dense(W, b)              fc_W, fc_b, fc_x = None, None, None    (its attributes)
+                                  fc_W, fc_b, fc_x = Dense___init__(W=W, b=b)
+    h = fc.forward(x)             forward, fc_x = Dense_forward(fc_W, fc_b, x=x)
+                                  h = forward
+    def Dense_forward(self_W, self_b, x):       (a nested function: lifted and inlined by
+        self_x = x                               closures.py / inline.py like any other)
+        return x @ self_W + self_b, self_x
+
+What is followed, statically, from the class the call resolves to (a user class of the same
+module, guarded like any other name): ``__init__`` and methods reached through the object,
+``self.m()``, ``super().m()``, ``obj()`` (``__call__``), properties (their getter), class
+attributes and static/class methods (read from the class: ``Dense.scale``); objects held in
+attributes (``self.act = Tanh()``) and lists of objects (``[Dense(..), Tanh()]``, iterated by
+``for``/``reversed``/``enumerate``, which are unrolled, indexed by a constant, ``len``);
+objects passed to methods and user functions (specialised per call site);
+``isinstance(obj, C)`` (a constant). Anything else the function does with such an object
+(returns it, hands it to a library, a dynamic attribute, ``self`` escaping a method, an
+object or list built in one arm of a branch only) leaves the function as written: the
+construction is then a call with no rule, refused where a gradient needs it.
+"""
+
+from __future__ import annotations
+
+import copy
+import operator
+import types
+from dataclasses import dataclass, field
+
+import gast
+
+from ..naming import fresh
+from . import guards
+from .opaque import NOT_FOLLOWED, is_user_object
+from .parse import UNRESOLVED, parse_function
+
+_COMPARE = {gast.Eq: operator.eq, gast.NotEq: operator.ne, gast.Lt: operator.lt,
+            gast.LtE: operator.le, gast.Gt: operator.gt, gast.GtE: operator.ge}
+_MAX_DEPTH = 24  # nested specialisations (a method calling methods ...): recursion is refused
+
+
+class _Unsupported(Exception):
+    """A use of a built object this pass does not follow: the function is left as written."""
+
+
+@dataclass(eq=False)
+class VObj:
+    """An object the function builds (never made at run time)."""
+    cls: type
+    clsexpr: gast.expr  # how the function that built it spells its class
+    attrs: tuple  # the attributes any of its methods assigns on self (its state)
+    objects: dict = field(default_factory=dict)  # attribute -> VObj | VList held in it
+    label: str = ""  # the name it was built under (its locals are `label_attr`)
+
+
+@dataclass(eq=False)
+class VList:
+    """A list of built objects, fixed once made."""
+    items: list
+
+
+def _name(id_, store=False):
+    return gast.Name(id=id_, ctx=gast.Store() if store else gast.Load(), annotation=None,
+                     type_comment=None)
+
+
+def _assign(targets: list, value, at):
+    if len(targets) == 1:
+        target = targets[0]
+    else:
+        target = gast.Tuple(elts=targets, ctx=gast.Store())
+    node = gast.Assign(targets=[target], value=value, type_comment=None)
+    return gast.copy_location(node, at)
+
+
+def _lookup(cls, attr):
+    """(class whose __dict__ holds `attr`, the raw entry) along the MRO, or (None, None)."""
+    for klass in cls.__mro__:
+        if attr in vars(klass):
+            return klass, vars(klass)[attr]
+    return None, None
+
+
+def _user_function(fn, globals_) -> bool:
+    return isinstance(fn, types.FunctionType) and fn.__globals__ is globals_ and \
+        is_user_object(fn)
+
+
+def _is_user_class(obj, globals_) -> bool:
+    if not isinstance(obj, type) or type(obj) is not type or not is_user_object(obj):
+        return False
+    if obj.__module__ != globals_.get("__name__"):
+        return False  # (another module: its methods read another namespace)
+    for bad in ("__new__", "__getattr__", "__getattribute__", "__setattr__", "__init_subclass__"):
+        owner, _ = _lookup(obj, bad)
+        if owner is not None and owner is not object:
+            return False
+    owner, init = _lookup(obj, "__init__")
+    return owner is object or _user_function(init, globals_)
+
+
+def _state_attrs(cls) -> tuple:
+    """Every attribute a method of `cls` (or a base) assigns on its first parameter."""
+    found = []
+    for klass in cls.__mro__:
+        if klass is object:
+            continue
+        for raw in vars(klass).values():
+            fn = raw.fget if isinstance(raw, property) else raw
+            if not isinstance(fn, types.FunctionType):
+                continue
+            try:
+                tree = parse_function(fn).tree
+            except Exception:  # noqa: BLE001  (no source: its stores cannot be followed)
+                continue
+            params = tree.args.posonlyargs + tree.args.args
+            if not params:
+                continue
+            me = params[0].id
+            for node in gast.walk(tree):
+                targets = node.targets if isinstance(node, gast.Assign) else (
+                    [node.target] if isinstance(node, (gast.AugAssign, gast.AnnAssign)) else [])
+                stack = list(targets)
+                while stack:
+                    t = stack.pop()
+                    if isinstance(t, (gast.Tuple, gast.List)):
+                        stack.extend(t.elts)
+                    elif isinstance(t, gast.Starred):
+                        stack.append(t.value)
+                    elif isinstance(t, gast.Attribute) and isinstance(t.value, gast.Name) \
+                            and t.value.id == me and t.attr not in found:
+                        found.append(t.attr)
+    return tuple(found)
+
+
+class _Scope:
+    """One function's view of the built objects: the local holding each attribute."""
+
+    def __init__(self, taken: set, locals_: set):
+        self.taken = taken
+        self.locals = locals_  # the function's own names (not globals)
+        self.env: dict = {}  # local name -> VObj | VList
+        self.names: dict = {}  # (id(VObj), attr) -> local name
+        self.objs: dict = {}  # id(VObj) -> VObj (keeps ids alive and meaningful)
+        self.entry: dict = {}  # (id, attr) -> name: state received from the caller
+        self.stored: set = set()  # (id, attr) assigned in this function
+        self.made: set = set()  # ids of objects built in this function
+        self.plain: set = set()  # names read as ordinary values
+
+    def local(self, o: VObj, attr: str, prefix: str | None = None) -> str:
+        key = (id(o), attr)
+        if key not in self.names:
+            base = f"{prefix or o.label or o.cls.__name__.lower()}_{attr}"
+            self.names[key] = fresh(base, self.taken)
+            self.objs[id(o)] = o
+            if id(o) not in self.made:
+                self.entry[key] = self.names[key]
+        return self.names[key]
+
+
+def _reachable(statics) -> list:
+    """The objects reachable from these static values, each once, in a fixed order."""
+    out, seen, todo = [], set(), list(statics)
+    while todo:
+        s = todo.pop(0)
+        if isinstance(s, VList):
+            todo[:0] = s.items
+        elif isinstance(s, VObj) and id(s) not in seen:
+            seen.add(id(s))
+            out.append(s)
+            todo.extend(s.objects[k] for k in sorted(s.objects))
+    return out
+
+
+class _Rewriter:
+    """Rewrites one function body (the user's, or a method's specialised copy)."""
+
+    def __init__(self, owner: _Objects, scope: _Scope, depth: int, klass=None, me=None):
+        self.o = owner
+        self.scope = scope
+        self.depth = depth
+        self.klass = klass  # the class whose method this is (for super())
+        self.me = me  # the VObj `self` is, in a method
+        self.pre: list = []  # statements hoisted before the one being rewritten
+        self.no_hoist = 0  # > 0 inside an expression evaluated lazily (IfExp, lambda, ...)
+        self.read_now: set = set()  # state locals the current statement has read so far
+        self.consts: dict = {}  # an unrolled loop's index -> its value in this copy
+        self.calls: list = []  # per call being rewritten: the state read before it
+        self.nested = 0  # inside a branch or a loop that is not unrolled
+        self.hint = None  # the name a construction is assigned to (its locals' prefix)
+
+    # -- statements --------------------------------------------------------------------------
+    def block(self, stmts) -> list:
+        out = []
+        for s in stmts:
+            out.extend(self.stmt(s))
+        return out
+
+    def stmt(self, s) -> list:
+        self.pre, self.read_now = [], set()
+        self.o.line = getattr(s, "lineno", self.o.line)
+        if isinstance(s, gast.Assign):
+            return self.assign(s)
+        if isinstance(s, gast.AugAssign):
+            value = self.value(s.value)
+            base = self.peek(s.target.value) if isinstance(s.target, gast.Attribute) else None
+            target = self.target(s.target)
+            if isinstance(base, VObj):  # `self.n += 1`: the attribute is rebound (attrstate.py)
+                read = gast.copy_location(_name(target.id), s)
+                return self.pre + [_assign([target], gast.copy_location(gast.BinOp(
+                    left=read, op=s.op, right=value), s), s)]
+            s.target, s.value = target, value
+            return self.pre + [s]
+        if isinstance(s, gast.AnnAssign):
+            if s.value is None:
+                return []
+            return self.stmt(gast.copy_location(gast.Assign(
+                targets=[s.target], value=s.value, type_comment=None), s))
+        if isinstance(s, gast.Expr):
+            v = self.expr(s.value)
+            if isinstance(v, (VObj, VList)):
+                return self.pre
+            if isinstance(v, gast.Name) and self.pre:
+                return self.pre  # (a method called for its effects)
+            s.value = v
+            return self.pre + [s]
+        if isinstance(s, gast.Return):
+            if s.value is not None:
+                v = self.expr(s.value)
+                if isinstance(v, (VObj, VList)):
+                    raise _Unsupported("the object is returned (`return self` or `return obj`)")
+                s.value = v
+            return self.pre + [s]
+        if isinstance(s, gast.If):
+            s.test = self.value(s.test)
+            pre = self.pre
+            if isinstance(s.test, gast.Constant):  # (`if isinstance(layer, Tanh):` unrolled)
+                return pre + self.block(s.body if s.test.value else s.orelse)
+            before = dict(self.scope.env)
+            self.nested += 1
+            s.body = self.block(s.body)
+            after_body = self.scope.env
+            self.scope.env = dict(before)
+            s.orelse = self.block(s.orelse)
+            self.nested -= 1
+            self._join(before, after_body, self.scope.env)
+            return pre + [s]
+        if isinstance(s, gast.For):
+            return self.for_(s)
+        if isinstance(s, gast.While):
+            self.no_hoist += 1
+            s.test = self.value(s.test)
+            self.no_hoist -= 1
+            before = dict(self.scope.env)
+            self.nested += 1
+            s.body = self.block(s.body)
+            s.orelse = self.block(s.orelse)
+            self.nested -= 1
+            self._same(before, self.scope.env)
+            return [s]
+        if isinstance(s, gast.FunctionDef):
+            self.no_hoist += 1
+            s.body = [self._generic(x) for x in s.body]
+            self.no_hoist -= 1
+            return [s]
+        out = self._generic(s)
+        return self.pre + [out]
+
+    def _join(self, before, a, b):
+        for name in set(a) | set(b):
+            if a.get(name) is not b.get(name):
+                raise _Unsupported(f"`{name}` holds a different object on each arm")
+        self.scope.env = dict(a)
+
+    def _same(self, before, after):
+        for name in set(before) | set(after):
+            if before.get(name) is not after.get(name) and name in before:
+                raise _Unsupported(f"`{name}` is rebound to another object in a loop")
+
+    def assign(self, s) -> list:
+        t0 = s.targets[0]
+        if len(s.targets) == 1 and isinstance(t0, (gast.Tuple, gast.List)) and \
+                isinstance(s.value, (gast.Tuple, gast.List)) and \
+                len(t0.elts) == len(s.value.elts) and \
+                all(isinstance(t, gast.Name) for t in t0.elts) and \
+                len({t.id for t in t0.elts}) == len(t0.elts) and \
+                not {t.id for t in t0.elts} & {n.id for n in gast.walk(s.value)
+                                                if isinstance(n, gast.Name)}:
+            # `fc, act = Affine(W), Tanh()`: one name at a time (no name is read on the right)
+            out = []
+            for t, v in zip(t0.elts, s.value.elts):
+                one = gast.copy_location(gast.Assign(targets=[t], value=v, type_comment=None), s)
+                self.pre, self.read_now = [], set()
+                out.extend(self.assign(one))
+            return out
+        self.hint = t0.id if len(s.targets) == 1 and isinstance(t0, gast.Name) else None
+        value = self.expr(s.value)
+        self.hint = None
+        if isinstance(value, (VObj, VList)):
+            if len(s.targets) != 1 or not isinstance(s.targets[0], (gast.Name, gast.Attribute)):
+                raise _Unsupported("an object assigned to a target other than a name")
+            t = s.targets[0]
+            if isinstance(t, gast.Name):
+                if t.id in self.scope.plain:
+                    raise _Unsupported(f"`{t.id}` holds an object and other values")
+                self.scope.env[t.id] = value
+                return self.pre
+            base = self.expr(t.value)
+            if not isinstance(base, VObj) or self._assigned_plain(base, t.attr):
+                raise _Unsupported("an object stored on something other than a built object")
+            if self.nested:
+                raise _Unsupported("an object stored on an object in a branch or a loop")
+            held = base.objects.get(t.attr)
+            if held is not None and held is not value:
+                raise _Unsupported(f"`.{t.attr}` rebound to another object")
+            base.objects[t.attr] = value
+            return self.pre
+        targets = [self.target(t) for t in s.targets]
+        s.targets, s.value = targets, value
+        return self.pre + [s]
+
+    def _assigned_plain(self, o: VObj, attr: str) -> bool:
+        return (id(o), attr) in self.scope.stored
+
+    def for_(self, s) -> list:
+        it = s.iter
+        wrap = None
+        if isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and \
+                it.func.id in ("reversed", "enumerate") and it.func.id not in self.scope.locals \
+                and len(it.args) == 1 and not it.keywords:
+            inner = self.peek(it.args[0])
+            if isinstance(inner, VList):
+                wrap = it.func.id
+                items = inner
+        if wrap is None:
+            v = self.expr(it)
+            if isinstance(v, VObj):
+                raise _Unsupported("iterating over a built object")
+            if isinstance(v, VList):
+                items, wrap = v, "plain"
+            else:
+                s.iter = v
+                if self._binds_object_name(s.target):
+                    raise _Unsupported("a loop variable that also holds a built object")
+                s.target = self.target(s.target)
+                pre = self.pre
+                before = dict(self.scope.env)
+                self.nested += 1
+                s.body = self.block(s.body)
+                s.orelse = self.block(s.orelse)
+                self.nested -= 1
+                self._same(before, self.scope.env)
+                return pre + [s]
+        # unrolled: one copy of the body per object, the loop variable bound to it
+        if s.orelse or any(isinstance(n, (gast.Break, gast.Continue)) for b in s.body
+                           for n in gast.walk(b)):
+            raise _Unsupported("break/continue in a loop over built objects")
+        pre = self.pre
+        seq = list(items.items)
+        if wrap == "reversed":
+            seq = seq[::-1]
+        out = list(pre)
+        for i, obj in enumerate(seq):
+            target = s.target
+            if wrap == "enumerate":
+                if not (isinstance(target, gast.Tuple) and len(target.elts) == 2 and
+                        isinstance(target.elts[1], gast.Name)):
+                    raise _Unsupported("enumerate over built objects into this target")
+                index = self._plain_target(target.elts[0])
+                out.append(_assign([index], gast.Constant(value=i, kind=None), s))
+                if isinstance(index, gast.Name):
+                    self.consts[index.id] = i
+                target = target.elts[1]
+            if not isinstance(target, gast.Name):
+                raise _Unsupported("a loop over built objects into this target")
+            self.scope.env[target.id] = obj
+            out.extend(self.block(copy.deepcopy(s.body)))
+        self.consts.clear()
+        return out
+
+    def _plain_target(self, t):
+        self.pre = []
+        out = self.target(t)
+        if self.pre:
+            raise _Unsupported("a target with a method call")
+        return out
+
+    def _binds_object_name(self, target) -> bool:
+        return any(isinstance(n, gast.Name) and n.id in self.scope.env
+                   for n in gast.walk(target))
+
+    # -- targets -----------------------------------------------------------------------------
+    def target(self, t):
+        if isinstance(t, gast.Name):
+            self.consts.pop(t.id, None)
+            if t.id in self.scope.env:
+                raise _Unsupported(f"`{t.id}` holds an object and other values")
+            self.scope.plain.add(t.id)
+            return t
+        if isinstance(t, (gast.Tuple, gast.List)):
+            t.elts = [self.target(e) for e in t.elts]
+            return t
+        if isinstance(t, gast.Starred):
+            t.value = self.target(t.value)
+            return t
+        if isinstance(t, gast.Attribute):
+            base = self.expr(t.value)
+            if isinstance(base, VObj):
+                if t.attr in base.objects:
+                    raise _Unsupported(f"`.{t.attr}` holds an object and other values")
+                if t.attr not in base.attrs:
+                    raise _Unsupported(f"`.{t.attr}` assigned from outside the class")
+                name = self.scope.local(base, t.attr)
+                self.scope.stored.add((id(base), t.attr))
+                return gast.copy_location(_name(name, store=True), t)
+            if isinstance(base, VList):
+                raise _Unsupported("an attribute of a list of objects")
+            t.value = base
+            return t
+        if isinstance(t, gast.Subscript):
+            base = self.expr(t.value)
+            if isinstance(base, (VObj, VList)):
+                raise _Unsupported("a write into a built object by index")
+            t.value = base
+            t.slice = self.value(t.slice)
+            return t
+        raise _Unsupported(f"assignment to a {type(t).__name__}")
+
+    # -- expressions -------------------------------------------------------------------------
+    def value(self, e):
+        v = self.expr(e)
+        if isinstance(v, (VObj, VList)):
+            raise _Unsupported("the object is handed to a function or operator srcad does not "
+                               "follow into, or held in a container")
+        return v
+
+    def expr(self, e):
+        if isinstance(e, gast.Name):
+            if isinstance(e.ctx, gast.Load) and e.id in self.scope.env:
+                return self.scope.env[e.id]
+            if isinstance(e.ctx, gast.Load) and e.id in self.consts:
+                return gast.copy_location(gast.Constant(value=self.consts[e.id], kind=None), e)
+            if isinstance(e.ctx, gast.Load) and e.id in self.scope.locals:
+                self.scope.plain.add(e.id)
+            return e
+        if isinstance(e, gast.Attribute) and isinstance(e.ctx, gast.Load):
+            base = self.expr(e.value)
+            if isinstance(base, VObj):
+                return self.attribute(base, e.attr, e)
+            if isinstance(base, VList):
+                raise _Unsupported("an attribute of a list of objects")
+            e.value = base
+            return e
+        if isinstance(e, gast.Subscript) and isinstance(e.ctx, gast.Load):
+            base = self.expr(e.value)
+            if isinstance(base, VList):
+                k = e.slice
+                if isinstance(k, gast.UnaryOp) and isinstance(k.op, gast.USub) and \
+                        isinstance(k.operand, gast.Constant):
+                    k = gast.Constant(value=-k.operand.value, kind=None)
+                if not (isinstance(k, gast.Constant) and type(k.value) is int):
+                    raise _Unsupported("a list of objects indexed by a variable")
+                try:
+                    return base.items[k.value]
+                except IndexError:
+                    raise _Unsupported("index out of range") from None
+            if isinstance(base, VObj):
+                raise _Unsupported("indexing a built object")
+            e.value = base
+            e.slice = self.value(e.slice)
+            return e
+        if isinstance(e, gast.Call):
+            return self.call(e)
+        if isinstance(e, gast.IfExp):
+            test = self.value(e.test)
+            if isinstance(test, gast.Constant):
+                return self.expr(e.body if test.value else e.orelse)
+            e.test = test
+            self.no_hoist += 1
+            try:
+                e.body, e.orelse = self.value(e.body), self.value(e.orelse)
+            finally:
+                self.no_hoist -= 1
+            return e
+        if isinstance(e, gast.Compare):
+            e = self._generic(e)
+            parts = [e.left] + list(e.comparators)
+            if all(isinstance(p, gast.Constant) and type(p.value) in (int, bool, str)
+                   for p in parts) and all(type(op) in _COMPARE for op in e.ops):
+                ok = all(_COMPARE[type(op)](a.value, b.value)
+                         for op, a, b in zip(e.ops, parts, parts[1:]))
+                return gast.copy_location(gast.Constant(value=ok, kind=None), e)
+            return e
+        if isinstance(e, gast.List) and e.elts and isinstance(e.ctx, gast.Load):
+            items = [self.expr(x) for x in e.elts]
+            if all(isinstance(x, VObj) for x in items):
+                return VList(items)
+            if any(isinstance(x, (VObj, VList)) for x in items):
+                raise _Unsupported("a list mixing objects and values")
+            e.elts = items
+            return e
+        return self._generic(e)
+
+    def _generic(self, node):
+        """Rewrite the expressions under `node` (one with no meaning of its own here)."""
+        lazy = isinstance(node, (gast.IfExp, gast.BoolOp, gast.Lambda, gast.ListComp,
+                                 gast.SetComp, gast.DictComp, gast.GeneratorExp))
+        self.no_hoist += lazy
+        try:
+            for fname, value in gast.iter_fields(node):
+                if isinstance(value, list):
+                    new = []
+                    for v in value:
+                        new.append(self._child(v))
+                    setattr(node, fname, new)
+                elif isinstance(value, gast.AST):
+                    setattr(node, fname, self._child(value))
+        finally:
+            self.no_hoist -= lazy
+        return node
+
+    def _child(self, v):
+        if isinstance(v, gast.expr):
+            if isinstance(getattr(v, "ctx", None), (gast.Store, gast.Del)):
+                return self.target(v) if not isinstance(v, gast.Name) else v
+            return self.value(v)
+        if isinstance(v, gast.AST):
+            return self._generic(v)
+        return v
+
+    def attribute(self, o: VObj, attr: str, node):
+        if attr in o.objects:
+            return o.objects[attr]
+        if attr in o.attrs:
+            name = self.scope.local(o, attr)
+            self.read_now.add(name)
+            return gast.copy_location(_name(name), node)
+        owner, raw = _lookup(o.cls, attr)
+        if owner is None or owner is object:
+            raise _Unsupported(f"`.{attr}` is not an attribute srcad can follow")
+        guards.note_attr(o.cls, attr, getattr(o.cls, attr))
+        if isinstance(raw, property):
+            if raw.fget is None:
+                raise _Unsupported("a property without a getter")
+            return self.specialise(raw.fget, o, owner, [], [], node)
+        if isinstance(raw, types.FunctionType):
+            raise _Unsupported(f"the method `.{attr}` used as a value")
+        return gast.copy_location(gast.Attribute(value=copy.deepcopy(o.clsexpr), attr=attr,
+                                                 ctx=gast.Load()), node)
+
+    def call(self, e):
+        self.calls.append(set(self.read_now))  # (what the statement read before this call)
+        try:
+            return self._call(e)
+        finally:
+            self.calls.pop()
+
+    def _call(self, e):
+        if any(isinstance(a, gast.Starred) for a in e.args) or \
+                any(k.arg is None for k in e.keywords):
+            return self._plain_call(e)
+        f = e.func
+        # super().m(...) in a method
+        if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Call) and \
+                isinstance(f.value.func, gast.Name) and f.value.func.id == "super" and \
+                self.me is not None and "super" not in self.scope.locals:
+            mro = self.me.cls.__mro__
+            rest = mro[mro.index(self.klass) + 1:]
+            for klass in rest:
+                if f.attr in vars(klass):
+                    return self.method(self.me, klass, vars(klass)[f.attr], f.attr, e)
+            raise _Unsupported(f"super().{f.attr} not found")
+        if isinstance(f, gast.Name) and f.id in ("isinstance", "len") and \
+                f.id not in self.scope.locals and e.args:
+            first = self.peek(e.args[0])
+            if f.id == "isinstance" and isinstance(first, VObj) and len(e.args) == 2:
+                cls = self.o.resolve_static(e.args[1], self.scope)
+                if not (isinstance(cls, type) or (isinstance(cls, tuple) and all(
+                        isinstance(c, type) for c in cls))):
+                    raise _Unsupported("isinstance of a built object against an unknown class")
+                return gast.copy_location(gast.Constant(
+                    value=issubclass(first.cls, cls), kind=None), e)
+            if f.id == "len" and isinstance(first, VList) and len(e.args) == 1:
+                return gast.copy_location(gast.Constant(value=len(first.items), kind=None), e)
+        if isinstance(f, gast.Attribute):
+            base = self.expr(f.value)
+            if isinstance(base, VObj):
+                if f.attr in base.objects:
+                    return self.call_object(base.objects[f.attr], e)
+                owner, raw = _lookup(base.cls, f.attr)
+                if f.attr in base.attrs or owner is None or owner is object:
+                    raise _Unsupported(f"calling `.{f.attr}` of a built object")
+                guards.note_attr(base.cls, f.attr, getattr(base.cls, f.attr))
+                return self.method(base, owner, raw, f.attr, e)
+            if isinstance(base, VList):
+                raise _Unsupported(f"`.{f.attr}()` on a list of objects")
+            f.value = base
+            return self._plain_call(e, func_done=True)
+        if isinstance(f, gast.Name) and f.id in self.scope.env:
+            return self.call_object(self.scope.env[f.id], e)
+        if not isinstance(f, (gast.Name, gast.Attribute)):  # `Affine(W)(x)`, `fs[0](x)`
+            target = self.expr(f)
+            if isinstance(target, (VObj, VList)):
+                return self.call_object(target, e)
+            e.func = target
+            return self._plain_call(e, func_done=True)
+        obj = self.o.resolve_static(f, self.scope)
+        if obj is not UNRESOLVED and _is_user_class(obj, self.o.globals):
+            return self.construct(obj, f, e)
+        if obj is not UNRESOLVED and _user_function(obj, self.o.globals):
+            args = [self.expr(a) for a in e.args]
+            kwargs = [(k.arg, self.expr(k.value)) for k in e.keywords]
+            if any(isinstance(v, (VObj, VList)) for v in args + [v for _, v in kwargs]):
+                return self.specialise(obj, None, None, args, kwargs, e)
+            e.args = args
+            e.keywords = [gast.keyword(arg=k, value=v) for k, v in kwargs]
+            return e
+        return self._plain_call(e)
+
+    def peek(self, e):
+        """What `e` means here when it is a built object or list, else None (no effect)."""
+        saved, plain = list(self.pre), set(self.scope.plain)
+        try:
+            v = self.expr(copy.deepcopy(e))
+        except _Unsupported:
+            v = None
+        self.pre, self.scope.plain = saved, plain
+        return v if isinstance(v, (VObj, VList)) else None
+
+    def _plain_call(self, e, func_done=False):
+        if not func_done:
+            e.func = self.value(e.func)
+        e.args = [self._child(a) for a in e.args]
+        for k in e.keywords:
+            k.value = self.value(k.value)
+        return e
+
+    def call_object(self, target, e):
+        if not isinstance(target, VObj):
+            raise _Unsupported("calling a list of objects")
+        owner, raw = _lookup(target.cls, "__call__")
+        if owner is None or owner is object:
+            raise _Unsupported("calling an object without __call__")
+        guards.note_attr(target.cls, "__call__", target.cls.__call__)
+        return self.method(target, owner, raw, "__call__", e)
+
+    def method(self, o: VObj, owner, raw, attr: str, e):
+        if isinstance(raw, (staticmethod, classmethod)):
+            func = gast.Attribute(value=copy.deepcopy(o.clsexpr), attr=attr, ctx=gast.Load())
+            e.func = gast.copy_location(func, e.func)
+            return self._plain_call(e, func_done=True)
+        if not isinstance(raw, types.FunctionType) or not _user_function(raw, self.o.globals):
+            raise _Unsupported(f"`.{attr}` is not a method srcad can follow")
+        args = [self.expr(a) for a in e.args]
+        kwargs = [(k.arg, self.expr(k.value)) for k in e.keywords]
+        return self.specialise(raw, o, owner, args, kwargs, e)
+
+    def construct(self, cls, f, e):
+        if self.no_hoist:
+            raise _Unsupported("an object built inside a lazily evaluated expression")
+        args = [self.expr(a) for a in e.args]
+        kwargs = [(k.arg, self.expr(k.value)) for k in e.keywords]
+        o = VObj(cls=cls, clsexpr=self._class_spelling(f), attrs=_state_attrs(cls))
+        self.scope.made.add(id(o))
+        self.scope.objs[id(o)] = o
+        prefix = self.hint or cls.__name__.lower()
+        o.label = prefix
+        self.hint = None
+        inits = []
+        for attr in o.attrs:
+            name = self.scope.local(o, attr, prefix)
+            self.scope.stored.add((id(o), attr))
+            if hasattr(cls, attr):  # (an instance attribute shadowing a class attribute)
+                value = gast.Attribute(value=copy.deepcopy(o.clsexpr), attr=attr,
+                                       ctx=gast.Load())
+            else:
+                value = gast.Constant(value=None, kind=None)
+            inits.append(_assign([_name(name, store=True)], value, e))
+        self.pre.extend(inits)
+        owner, init = _lookup(cls, "__init__")
+        if owner is object:
+            if args or kwargs:
+                raise _Unsupported("arguments to a class without __init__")
+            return o
+        guards.note_attr(cls, "__init__", cls.__init__)
+        self.specialise(init, o, owner, args, kwargs, e)
+        return o
+
+    def _class_spelling(self, f):
+        """The class's spelling for reads of its attributes: as the call spelled it."""
+        spelled = copy.deepcopy(f)
+        for n in gast.walk(spelled):
+            if isinstance(n, gast.Name):
+                if n.id in self.scope.env:
+                    raise _Unsupported("a class reached through a built object")
+        return spelled
+
+    # -- specialisation ----------------------------------------------------------------------
+    def specialise(self, fn, me: VObj | None, owner, args, kwargs, e):
+        """Call `fn` (a method of `me`, or a function given built objects) as a nested
+        function specialised to the objects it receives; returns the result's name."""
+        if self.no_hoist:
+            raise _Unsupported("a method called inside a lazily evaluated expression")
+        if self.depth >= _MAX_DEPTH:
+            raise _Unsupported("methods nested too deep (recursion?)")
+        try:
+            pfm = parse_function(fn)
+        except Exception as err:  # noqa: BLE001
+            raise _Unsupported(f"cannot read {fn.__qualname__}") from err
+        fdef = pfm.tree
+        a = fdef.args
+        if a.vararg is not None or a.kwarg is not None or a.kwonlyargs or a.posonlyargs:
+            raise _Unsupported(f"{fn.__qualname__} has a signature srcad cannot specialise")
+        params = [p.id for p in a.args]
+        defaults = dict(zip(params[len(params) - len(a.defaults):], a.defaults))
+        if me is not None:
+            if not params:
+                raise _Unsupported("a method without self")
+            self_name, params = params[0], params[1:]
+        if len(args) > len(params):
+            raise _Unsupported(f"too many arguments to {fn.__qualname__}")
+        bound = dict(zip(params, args))
+        for k, v in kwargs:
+            if k not in params or k in bound:
+                raise _Unsupported(f"argument `{k}` of {fn.__qualname__}")
+            bound[k] = v
+        for p in params:
+            if p not in bound and p not in defaults:
+                raise _Unsupported(f"{fn.__qualname__} is missing `{p}`")
+        statics = {p: v for p, v in bound.items() if isinstance(v, (VObj, VList))}
+        # the callee's scope
+        body_names = {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)}
+        inner = _Scope(set(body_names) | {fdef.name}, _locals_of(fdef))
+        if me is not None:
+            inner.env[self_name] = me
+        inner.env.update(statics)
+        reach = _reachable(([me] if me is not None else []) + list(statics.values()))
+        for obj in reach:
+            inner.objs[id(obj)] = obj
+        sub = _Rewriter(self.o, inner, self.depth + 1, klass=owner, me=me)
+        sub.scope = inner
+        line = self.o.line
+        body = sub.block(fdef.body)
+        self.o.line = line
+        # the state it reads (parameters) and the state it assigns (returned after the result)
+        reach_after = _reachable(([me] if me is not None else []) + list(statics.values()))
+        state_in = [(key, name) for key, name in inner.entry.items()]
+        state_out = []
+        for obj in reach_after:
+            for attr in obj.attrs:
+                key = (id(obj), attr)
+                if key in inner.stored and key in inner.names:
+                    state_out.append((key, inner.names[key]))
+        for obj in reach_after:  # objects it built and attached: their state was set there
+            self.scope.objs[id(obj)] = obj
+            if id(obj) in inner.made:
+                self.scope.made.add(id(obj))
+        label = f"{me.label}_{fn.__name__.strip('_')}" if me is not None else fn.__name__
+        new_name = fresh(label, self.o.taken)
+        rest = [p for p in params if p not in statics]
+        fdef.name = new_name
+        fdef.body = _with_state_returns(body, [n for _, n in state_out], fdef,
+                                        init=me is not None and fn.__name__ == "__init__")
+        pargs = [_param(n, fdef) for _, n in state_in] + [_param(p, fdef) for p in rest]
+        fdef.args = gast.arguments(args=pargs, posonlyargs=[], vararg=None, kwonlyargs=[],
+                                   kw_defaults=[], kwarg=None,
+                                   defaults=[defaults[p] for p in rest if p in defaults])
+        if any(p not in defaults for p in rest[len(rest) - len(fdef.args.defaults):]) and \
+                fdef.args.defaults:
+            raise _Unsupported("defaults before a parameter without one")
+        self.o.defs.append(fdef)
+        # the call site
+        call_args = []
+        for key, _ in state_in:
+            obj = self.scope.objs.get(key[0]) or inner.objs[key[0]]
+            call_args.append(_name(self.scope.local(obj, key[1])))
+        keywords = [gast.keyword(arg=p, value=bound[p]) for p in rest if p in bound]
+        call = gast.copy_location(gast.Call(func=_name(new_name), args=call_args,
+                                            keywords=keywords), e)
+        for name in (self.calls[-1] if self.calls else self.read_now):
+            if any(self.scope.local(self.scope.objs[k[0]], k[1]) == name for k, _ in state_out
+                   if k[0] in self.scope.objs):
+                raise _Unsupported("a statement reads an attribute a later call changes")
+        init = me is not None and fn.__name__ == "__init__"
+        result = fresh(f"{label}_out", self.scope.taken)
+        targets = [] if init else [_name(result, store=True)]
+        for key, _ in state_out:
+            obj = self.scope.objs.get(key[0]) or inner.objs[key[0]]
+            targets.append(_name(self.scope.local(obj, key[1]), store=True))
+            self.scope.stored.add(key)
+        if targets:
+            self.pre.append(_assign(targets, call, e))
+        else:
+            self.pre.append(gast.copy_location(gast.Expr(value=call), e))
+        return gast.copy_location(_name(result), e)
+
+
+def _param(name, at):
+    p = _name(name)
+    p.ctx = gast.Param()
+    return gast.copy_location(p, at)
+
+
+def _locals_of(fdef) -> set:
+    a = fdef.args
+    out = {p.id for p in a.posonlyargs + a.args + a.kwonlyargs}
+    for n in gast.walk(fdef):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+            out.add(n.id)
+    return out
+
+
+def _with_state_returns(body: list, state: list, at, init=False) -> list:
+    """Each `return v` of a specialised method also returns the state it assigned (an
+    `__init__` returns that state alone)."""
+
+    def pack(v):
+        elts = ([] if init else [v]) + [_name(n) for n in state]
+        if not elts:
+            return gast.Constant(value=None, kind=None)
+        return elts[0] if len(elts) == 1 else gast.Tuple(elts=elts, ctx=gast.Load())
+
+    def fix(stmts):
+        for s in stmts:
+            if isinstance(s, gast.Return):
+                v = s.value if s.value is not None else gast.Constant(value=None, kind=None)
+                s.value = pack(v)
+            for fname in ("body", "orelse"):
+                inner = getattr(s, fname, None)
+                if isinstance(inner, list) and not isinstance(s, gast.FunctionDef):
+                    fix(inner)
+
+    fix(body)
+    if not body or not isinstance(body[-1], gast.Return):
+        ret = gast.Return(value=pack(gast.Constant(value=None, kind=None)))
+        body.append(gast.copy_location(ret, body[-1] if body else at))
+    return body
+
+
+class _Objects:
+    def __init__(self, pf, taken: set):
+        self.pf = pf
+        self.taken = taken
+        self.globals = getattr(pf.fn.__globals__, "_base", pf.fn.__globals__)
+        self.defs: list = []
+        self.line = pf.first_line  # the line being rewritten (for the refusal's reason)
+
+    def resolve_static(self, e, scope: _Scope):
+        """The object a Name / dotted Attribute of globals (or a known parameter) means."""
+        if isinstance(e, gast.Name):
+            if e.id in scope.env:
+                return UNRESOLVED
+            if e.id in scope.locals:
+                if scope is self.top and e.id in self.pf.known:
+                    return self.pf.known[e.id]
+                return UNRESOLVED
+            return self.pf.resolve(e.id)
+        if isinstance(e, gast.Attribute):
+            base = self.resolve_static(e.value, scope)
+            if base is UNRESOLVED or not isinstance(base, (types.ModuleType, type)):
+                return UNRESOLVED
+            try:
+                obj = getattr(base, e.attr)
+            except AttributeError:
+                return UNRESOLVED
+            guards.note_attr(base, e.attr, obj)
+            return obj
+        return UNRESOLVED
+
+
+def scalarise_objects(pf, taken: set) -> None:
+    """Rewrite `pf.tree` as the module docstring says, in place; a function that builds no
+    object (or uses one in a way not followed) is left as it is."""
+    classes = _built_classes(pf)
+    if not classes:
+        return
+    work = _Objects(pf, taken)
+    scope = _Scope(taken, _locals_of(pf.tree) | set(pf.params))
+    work.top = scope
+    tree = copy.deepcopy(pf.tree)
+    try:
+        body = _Rewriter(work, scope, 0).block(tree.body)
+    except _Unsupported as err:
+        for cls in classes:
+            NOT_FOLLOWED[cls] = f"line {work.line}: {err}"
+        return
+    for cls in classes:
+        NOT_FOLLOWED.pop(cls, None)
+    tree.body = work.defs + body
+    gast.fix_missing_locations(tree)
+    pf.tree.body = tree.body
+
+
+def _built_classes(pf) -> list:
+    """The user classes the function calls (a cheap first look)."""
+    found = []
+    globals_ = getattr(pf.fn.__globals__, "_base", pf.fn.__globals__)
+    locals_ = _locals_of(pf.tree)
+    for n in gast.walk(pf.tree):
+        if not isinstance(n, gast.Call):
+            continue
+        f = n.func
+        obj = UNRESOLVED
+        if isinstance(f, gast.Name):
+            if f.id in locals_:
+                obj = pf.known.get(f.id, UNRESOLVED)
+            elif f.id in globals_ or f.id in pf.closure:
+                obj = pf.closure[f.id] if f.id in pf.closure else globals_[f.id]
+        elif isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) and \
+                f.value.id not in locals_ and f.value.id in globals_:
+            obj = getattr(globals_[f.value.id], f.attr, UNRESOLVED)
+        if obj is not UNRESOLVED and _is_user_class(obj, globals_) and obj not in found:
+            found.append(obj)
+    return found

@@ -1,0 +1,351 @@
+"""Objects built inside the differentiated function (issue 22, item 2; srcad/frontend/objects.py).
+
+``fc = Dense(W, b); h = fc.forward(x)``: the object never exists at run time; its attributes
+are locals and its methods are specialised per call site. Each class of use the pass follows
+has a program here, checked in source mode, tape mode and fuse=True against central
+differences and against calling the function itself (the value, and what the caller's
+arrays hold after); the uses it does not follow are refused at the user's line with a hint
+that names the use, and a class changed between calls is seen at the next call.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import srcad
+from srcad.errors import SrcadError
+from srcad.testing import check_grads, check_jvp, check_vjp
+
+MODES = [dict(), dict(mode="tape"), dict(fuse=True)]
+MODE_IDS = ["source", "tape", "fuse"]
+
+
+# ---- a small layer library ------------------------------------------------------------------
+class Affine:
+    scale = 1.0  # a class attribute read through self
+
+    def __init__(self, W, b=None):
+        self.W = W
+        self.b = b
+        self.calls = 0
+
+    def __call__(self, x):
+        self.calls += 1
+        out = x @ self.W * self.scale
+        if self.b is not None:
+            out = out + self.b
+        return out
+
+
+class Tanh:
+    def forward(self, x):
+        self.out = np.tanh(x)
+        return self.out
+
+
+class LeakyReLU:
+    alpha = 0.1
+
+    @staticmethod
+    def leak(z, a):
+        return np.where(z > 0, z, a * z)
+
+    @classmethod
+    def make(cls):
+        return cls.alpha
+
+    def forward(self, x):
+        return self.leak(x, self.make())
+
+
+class Base:
+    def __init__(self, W):
+        self.W = W
+
+    def forward(self, x):
+        return x @ self.W
+
+
+class Scaled(Base):
+    def __init__(self, W, s):
+        super().__init__(W)
+        self.s = s
+
+    def forward(self, x):
+        return super().forward(x) * self.s
+
+    @property
+    def weight(self):
+        return self.W * self.s
+
+
+class Block:
+    """Objects held in attributes, and a helper method."""
+
+    def __init__(self, W1, W2):
+        self.fc1 = Affine(W1)
+        self.act = Tanh()
+        self.fc2 = Affine(W2)
+
+    def hidden(self, x):
+        return self.act.forward(self.fc1(x))
+
+    def forward(self, x):
+        return self.fc2(self.hidden(x))
+
+
+class Sequential:
+    def __init__(self, layers):
+        self.layers = layers
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer.forward(x) if isinstance(layer, Tanh) else layer(x)
+        return x
+
+
+class Norm:
+    def __init__(self, gamma, eps=1e-5):
+        self.gamma = gamma
+        self.eps = eps
+        self.running = np.zeros(gamma.shape)
+
+    def forward(self, x, train=True):
+        if not train:
+            return (x - self.running) * self.gamma
+        mu = x.mean(axis=0)
+        self.running = 0.9 * self.running + 0.1 * mu
+        xc = x - mu
+        return xc / np.sqrt(np.mean(xc ** 2, axis=0) + self.eps) * self.gamma
+
+
+# ---- programs -------------------------------------------------------------------------------
+def call_dunder(W, b, x):
+    layer = Affine(W, b)
+    return np.sum(np.tanh(layer(x)) ** 2)
+
+
+def super_and_property(W, x):
+    layer = Scaled(W, 0.5)
+    return np.sum(layer.forward(x) ** 2) + np.sum(layer.weight)
+
+
+def static_and_class_methods(W, x):
+    act = LeakyReLU()
+    return np.sum(act.forward(x @ W) ** 2)
+
+
+def nested_objects(W1, W2, x):
+    block = Block(W1, W2)
+    return np.sum(block.forward(x) ** 2) + np.sum(block.act.out)
+
+
+def list_of_objects(W1, W2, x):
+    layers = [Affine(W1), Tanh(), Affine(W2)]
+    out = x
+    for i, layer in enumerate(layers):
+        out = layer.forward(out) if i == 1 else layer(out)
+    return np.sum(out ** 2) + len(layers) * np.sum(layers[-1].W)
+
+
+def reversed_list(W1, W2, x):
+    layers = [Affine(W1.T), Affine(W2.T)]
+    out = x @ W1 @ W2
+    for layer in reversed(layers):
+        out = np.tanh(layer(out))
+    return np.sum(out)
+
+
+def sequential_with_isinstance(W1, W2, x):
+    model = Sequential([Affine(W1), Tanh(), Affine(W2)])
+    return np.sum(model.forward(x) ** 2)
+
+
+def built_in_a_loop(W1, W2, x):
+    out = x
+    for W in (W1, W2):
+        layer = Affine(W)
+        out = np.tanh(layer(out))
+    return np.sum(out)
+
+
+def run_layer(layer, x):
+    return layer(x) * 2.0
+
+
+def passed_to_a_user_function(W, x):
+    layer = Affine(W)
+    return np.sum(np.sin(run_layer(layer, x)))
+
+
+def defaults_keywords_and_state(W, gamma, x):
+    fc = Affine(W)
+    norm = Norm(gamma)
+    h = norm.forward(fc(x), train=True)
+    h2 = norm.forward(h, False)  # reads the running mean the first call set
+    return np.sum(h ** 2) + np.sum(h2) + np.sum(norm.running) + fc.calls
+
+
+def temporary_object(W, x):
+    return np.sum(Affine(W)(x) ** 2)
+
+
+def same_object_twice(W, x1, x2):
+    fc, act = Affine(W), Tanh()
+    a = act.forward(fc(x1))
+    b = act.forward(fc(x2))
+    return np.sum(a * b) + fc.calls
+
+
+def _rng():
+    return np.random.default_rng(0)
+
+
+def _args(name):
+    r = _rng()
+    W = r.standard_normal((4, 3)) * 0.5
+    W2 = r.standard_normal((3, 2)) * 0.5
+    x = r.standard_normal((5, 4))
+    return {
+        "call_dunder": ((W, r.standard_normal(3) * 0.1, x), (0, 1, 2)),
+        "super_and_property": ((W, x), (0, 1)),
+        "static_and_class_methods": ((W, x), (0, 1)),
+        "nested_objects": ((W, W2, x), (0, 1, 2)),
+        "list_of_objects": ((W, W2, x), (0, 1, 2)),
+        "reversed_list": ((W, W2, x), (0, 1, 2)),
+        "sequential_with_isinstance": ((W, W2, x), (0, 1, 2)),
+        "built_in_a_loop": ((W, r.standard_normal((3, 3)) * 0.5, x), (0, 1, 2)),
+        "passed_to_a_user_function": ((W, x), (0, 1)),
+        "defaults_keywords_and_state": ((W, r.uniform(0.5, 1.5, 3), x), (0, 1, 2)),
+        "temporary_object": ((W, x), (0, 1)),
+        "same_object_twice": ((W, x, r.standard_normal((5, 4))), (0, 1, 2)),
+    }[name]
+
+
+PROGRAMS = [call_dunder, super_and_property, static_and_class_methods, nested_objects,
+            list_of_objects, reversed_list, sequential_with_isinstance, built_in_a_loop,
+            passed_to_a_user_function, defaults_keywords_and_state, temporary_object,
+            same_object_twice]
+
+
+@pytest.mark.parametrize("opts", MODES, ids=MODE_IDS)
+@pytest.mark.parametrize("fn", PROGRAMS, ids=lambda f: f.__name__)
+def test_built_objects_differentiated(fn, opts):
+    args, wrt = _args(fn.__name__)
+    check_grads(fn, args, wrt=wrt, **opts)
+    value, _ = srcad.value_and_grad(fn, wrt=wrt, **opts)(*args)
+    assert value == fn(*args)
+
+
+@pytest.mark.parametrize("fn", [nested_objects, sequential_with_isinstance,
+                                defaults_keywords_and_state], ids=lambda f: f.__name__)
+def test_built_objects_forward_and_vjp(fn):
+    args, _ = _args(fn.__name__)
+    check_jvp(fn, args)
+    check_vjp(fn, args)
+
+
+def test_the_object_is_gone_from_the_generated_code():
+    args, wrt = _args("nested_objects")
+    g = srcad.grad(nested_objects, wrt=wrt)
+    g(*args)
+    src = g.source
+    assert "Block(" not in src and "Affine(" not in src
+    assert "block_act_out" in src or "block_fc1" in src or "np.tanh" in src
+
+
+def test_the_callers_arrays_are_left_as_numpy_leaves_them():
+    args, wrt = _args("defaults_keywords_and_state")
+    before = [a.copy() for a in args]
+    srcad.grad(defaults_keywords_and_state, wrt=wrt)(*args)
+    for a, b in zip(args, before):
+        assert np.array_equal(a, b)
+
+
+# ---- a class changed between calls is seen at the next call ---------------------------------
+class Mutable:
+    gain = 2.0
+
+    def __init__(self, W):
+        self.W = W
+
+    def forward(self, x):
+        return x @ self.W * self.gain
+
+
+def uses_mutable(W, x):
+    return np.sum(Mutable(W).forward(x) ** 2)
+
+
+def _forward_cubed(self, x):
+    return (x @ self.W) ** 3
+
+
+def test_a_changed_class_attribute_or_method_is_seen(monkeypatch):
+    args, wrt = _args("temporary_object")
+    g = srcad.value_and_grad(uses_mutable, wrt=wrt)
+    v1, _ = g(*args)
+    assert v1 == uses_mutable(*args)
+    monkeypatch.setattr(Mutable, "gain", 3.0)
+    v2, _ = g(*args)
+    assert v2 == uses_mutable(*args) and v2 != v1
+    check_grads(uses_mutable, args, wrt=wrt)
+    monkeypatch.setattr(Mutable, "forward", _forward_cubed)
+    v3, _ = g(*args)
+    assert np.isclose(v3, uses_mutable(*args)) and not np.isclose(v3, v2)
+    check_grads(uses_mutable, args, wrt=wrt)
+
+
+# ---- uses not followed: refused at the user's line, naming the use --------------------------
+class Leaky:
+    def __init__(self, W):
+        self.W = W
+
+    def me(self):
+        return self
+
+    def forward(self, x):
+        return x @ self.W
+
+
+def returns_self(W, x):
+    layer = Leaky(W).me()
+    return np.sum(layer.forward(x))
+
+
+def built_on_one_arm(W, x):
+    if x.shape[0] > 2:
+        layer = Leaky(W)
+    else:
+        layer = None
+    return np.sum(layer.forward(x))
+
+
+def handed_to_a_library(W, x):
+    layer = Leaky(W)
+    forward = getattr(layer, "forward")
+    return np.sum(forward(x))
+
+
+@pytest.mark.parametrize("fn, why", [
+    (returns_self, "returned"),
+    (built_on_one_arm, "different object on each arm"),
+    (handed_to_a_library, "does not follow into"),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_uses_not_followed_are_refused_with_the_reason(fn, why):
+    args, wrt = _args("temporary_object")
+    with pytest.raises(SrcadError) as e:
+        srcad.grad(fn, wrt=wrt)(*args)
+    msg = str(e.value)
+    assert "test_built_objects.py" in msg and why in msg, msg
+    assert "Leaky" in msg
+
+
+def test_objects_whose_arrays_are_not_differentiated_run_as_written():
+    def only_x(W, x):
+        layer = Leaky(W).me()  # (not followed: runs as Python runs it, W is not differentiated)
+        return np.sum(x ** 2) * np.sum(layer.forward(W.T))
+
+    args, _ = _args("temporary_object")
+    check_grads(only_x, args, wrt=1)
