@@ -19,7 +19,7 @@ from dataclasses import replace
 import numpy as np
 
 from . import runtime, tape
-from .binding import _describe, _is_float
+from .binding import _describe, _is_differentiable, _is_float, _tangent_for
 from .errors import SrcadError
 from .memplan.peak import planned_peak
 from .pipeline import build
@@ -103,7 +103,7 @@ def jvp(fn, primals, tangents, **options):
             raise SrcadError(f"the tangent for `{p}` has shape {np.shape(d)} but the primal has "
                              f"shape {np.shape(v)}")
     c = t.compiled(values, given=len(primals))
-    dots = [d for v, d in zip(values, tangents) if _is_float(v)]
+    dots = [_tangent_for(d, v) for v, d in zip(values, tangents) if _is_differentiable(v)]
     out, tangent = c.functions["main"](*values, *dots)
     return out, _shaped_like(out, tangent)
 
@@ -186,7 +186,7 @@ def explain(fn, *args, wrt=None, print_report: bool = True, **options):
     values = t.bind(args, {})
     env = dict(zip(t.params, values))
     names = t._resolve_wrt(wrt) if wrt is not None else [p for p in t.params
-                                                          if _is_float(env[p])]
+                                                          if _is_differentiable(env[p])]
     t._check_wrt_values(env, names)
     infos, _ = probe(t._ir, env, names)
     signature = ", ".join(f"{p}: {_describe(env[p])}" for p in t.params)

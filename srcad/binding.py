@@ -23,6 +23,47 @@ def _is_float(value) -> bool:
     return isinstance(value, float)
 
 
+_INERT = (str, bytes, bool, int, type(None))
+
+
+def _is_differentiable(value) -> bool:
+    """A wrt argument: a float (array) or a pytree with float leaves; a pytree's other leaves
+    (a layer's activation name, a flag, a count, None) carry no gradient (theirs is None)."""
+    if isinstance(value, (dict, list, tuple)):
+        leaves = list(value.values()) if isinstance(value, dict) else list(value)
+        return any(_is_differentiable(v) for v in leaves) and all(
+            _is_differentiable(v) or _is_inert(v) for v in leaves)
+    return _is_float(value)
+
+
+def _is_inert(value) -> bool:
+    if isinstance(value, (np.ndarray, np.generic)):
+        return not np.issubdtype(value.dtype, np.inexact)
+    return isinstance(value, _INERT) or (isinstance(value, (dict, list, tuple)) and all(
+        _is_inert(v) for v in (value.values() if isinstance(value, dict) else value)))
+
+
+def _tangent_for(d, value):
+    """A jvp tangent for `value` with each inert leaf's tangent a float zero (the forward
+    code may read it: `n * x` where n is a pytree's int), whatever the caller passed there."""
+    if d is None and not _is_inert(value):  # (no tangent given for it: zeros)
+        if isinstance(value, dict):
+            return {k: _tangent_for(None, v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            items = [_tangent_for(None, v) for v in value]
+            return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+        return 0.0 if isinstance(value, float) else np.zeros_like(value)
+    if isinstance(value, dict) and isinstance(d, dict):
+        return {k: _tangent_for(d.get(k), v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)) and isinstance(d, (list, tuple)):
+        return type(value)(_tangent_for(t, v) for t, v in zip(d, value)) \
+            if not hasattr(value, "_fields") else type(value)(
+                *(_tangent_for(t, v) for t, v in zip(d, value)))
+    if _is_inert(value):
+        return np.zeros(np.shape(value)) if isinstance(value, np.ndarray) else 0.0
+    return d
+
+
 def _key_of(value):
     if type(value) is np.ndarray:
         return (value.shape, value.dtype)

@@ -13,7 +13,7 @@ import zlib
 import numpy as np
 
 from . import runtime
-from .binding import _is_float
+from .binding import _is_differentiable
 from .errors import SrcadError
 
 
@@ -75,4 +75,4 @@ class Pullback:
             cotangent = np.asarray(cotangent, dtype=self._out_dtype)
         grads = self._c.functions["bwd"](runtime.fresh_stacks(self._saved), cotangent)
         it = iter(grads)
-        return tuple(next(it) if _is_float(v) else None for v in self._values)
+        return tuple(next(it) if _is_differentiable(v) else None for v in self._values)

@@ -636,6 +636,8 @@ def _as_grad(d, x, lone):
         return type(x)(items) if not hasattr(x, "_fields") else type(x)(*items)
     if isinstance(x, float) and not isinstance(x, np.floating):
         return float(np.sum(d))
+    if _inert_leaf(x):  # (a pytree's name, flag or count: no gradient)
+        return None
     dtype = _dtype(x)
     dtype = np.float64 if dtype is None else dtype  # (a dtype's truth value is not reliable)
     if np.ndim(d) == 0 and np.shape(x) != ():
@@ -721,7 +723,17 @@ def zeros_grad_leaf(x):
         return as_grad(GradTree(), x)
     if isinstance(x, float):
         return 0.0
+    if _inert_leaf(x):
+        return None
     return np.zeros_like(x)
+
+
+def _inert_leaf(x) -> bool:
+    """A pytree leaf that carries no gradient: a string, a bool, an int, None, an integer
+    or bool array."""
+    if isinstance(x, (np.ndarray, np.generic)):
+        return not np.issubdtype(x.dtype, np.inexact)
+    return isinstance(x, (str, bytes, bool, int)) or x is None
 
 
 class Stack:

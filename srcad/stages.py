@@ -17,7 +17,7 @@ import ast
 
 from . import ir
 from .analysis.activity import active_vars
-from .binding import _describe, _is_float
+from .binding import _describe, _is_differentiable
 from .codegen import render_function
 from .errors import SrcadError
 from .pipeline import build
@@ -35,7 +35,7 @@ def stage_text(t: Transformed, stage: str, values=None) -> str:
         raise SrcadError(f"unknown stage {stage!r}", hint=f"the stages are {', '.join(STAGES)}")
     env = dict(zip(t.params, values)) if values is not None else None
     wrt = list(t.wrt) if t.kind not in ("vjp", "jvp") else [
-        p for p in t.params if env is None or _is_float(env[p])]
+        p for p in t.params if env is None or _is_differentiable(env[p])]
     if stage == "normalize":
         return ir_text(t._ir)
     if stage == "activity":

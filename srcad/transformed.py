@@ -27,7 +27,7 @@ import numpy as np
 
 from . import ir, runtime, tape
 from .analysis.refusals import check_opaque
-from .binding import _a, _describe, _is_float, _key_of
+from .binding import _a, _describe, _is_differentiable, _is_float, _key_of
 from .errors import NonScalarOutputError, SharingUnknownError, SrcadError, UnresolvedNameError
 from .frontend import normalize, parse_function
 from .frontend.guards import Guards, equivalent, recording
@@ -180,7 +180,7 @@ class Transformed:
     def _check_wrt_values(self, values: dict, wrt) -> None:
         for w in wrt:
             v = values[w]
-            if not _is_float(v):
+            if not _is_differentiable(v):
                 raise SrcadError(
                     f"cannot differentiate {self._ir.name} with respect to `{w}`, {_a(v)}: "
                     f"gradients are defined for floating-point arguments only",
@@ -299,7 +299,7 @@ class Transformed:
         env = dict(zip(self.params, values))
         n = len(self.params) if given is None else given
         wrt = self.wrt if self.kind not in ("vjp", "jvp") else [p for p in self.params[:n]
-                                                               if _is_float(env[p])]
+                                                               if _is_differentiable(env[p])]
         self._check_wrt_values(env, wrt)
         check_opaque(fn_ir, wrt)
         # the probe must not consume a random generator's state: it runs on a copy
@@ -400,7 +400,7 @@ class Transformed:
         env = dict(zip(self.params, values))
         n = len(self.params) if given is None else given
         wrt = self.wrt if self.kind not in ("vjp", "jvp") else [p for p in self.params[:n]
-                                                               if _is_float(env[p])]
+                                                               if _is_differentiable(env[p])]
         self._check_wrt_values(env, wrt)
         check_opaque(fn_ir, wrt)  # (the same refusals as source mode, at the same lines)
         mask = [p in wrt for p in self.params]
@@ -474,7 +474,7 @@ class Transformed:
         if np.result_type(cotangent) != np.result_type(out):
             cotangent = np.asarray(cotangent, dtype=np.result_type(out))
         grads = iter(c.functions["bwd"](runtime.fresh_stacks(saved), cotangent))
-        return tuple(next(grads) if _is_float(v) else None for v in values)
+        return tuple(next(grads) if _is_differentiable(v) else None for v in values)
 
     def jvp_at(self, args, i: int, tangent):
         """The tangent of this transform's output along argument `i`'s `tangent` (the other
@@ -483,5 +483,5 @@ class Transformed:
         values = list(args)
         c = t.compiled(values, given=len(values))
         dots = [tangent if k == i else np.zeros_like(v) for k, v in enumerate(values)
-                if _is_float(v)]
+                if _is_differentiable(v)]
         return c.functions["main"](*values, *dots)[1]

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from .. import api
+from ..binding import _is_differentiable
 from .trees import (
     _as_args,
     _default_tol,
@@ -37,14 +38,14 @@ _CONSISTENCY_DEFAULT_TOL = 1e-9
 
 def _all_float(tree: Any) -> bool:
     """Whether srcad differentiates this argument: every leaf (at least one) is a float."""
-    leaves = _flatten(tree)[1]
-    return bool(leaves) and all(_is_float_leaf(leaf) for leaf in leaves)
+    return _is_differentiable(tree)
 
 
 def _random_tree_like(tree: Any, gen: np.random.Generator) -> Any:
     """A random tree shaped and typed like ``tree`` (its float leaves must all be floats)."""
     _, leaves, td = _flatten(tree)
-    return _unflatten(td, [_random_like(leaf, gen) for leaf in leaves])
+    return _unflatten(td, [_random_like(leaf, gen) if _is_float_leaf(leaf) else None
+                           for leaf in leaves])
 
 
 def _tree_dot(a: Any, b: Any) -> float:
@@ -160,6 +161,7 @@ def check_jvp(
             t_leaves = _flatten(t)[1]
             moved.append(_unflatten(td, [
                 _present(leaf, np.asarray(leaf) + sign * h * np.asarray(v, dtype=np.float64))
+                if v is not None and _is_float_leaf(leaf) else leaf
                 for leaf, v in zip(leaves, t_leaves)
             ]))
         return fn(*moved)
