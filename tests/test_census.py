@@ -50,7 +50,7 @@ def test_rows_decide_the_class():
 
 def _module(tmp_path, name, body):
     path = tmp_path / f"{name}.py"
-    path.write_text("import numpy as np\nimport math\n\n\ndef f(x):\n"
+    path.write_text("import math\nimport operator\n\nimport numpy as np\n\n\ndef f(x):\n"
                     + textwrap.indent(body, "    ") + "\n")
     spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
@@ -70,6 +70,10 @@ NO_GRADIENT_SAMPLES = {
     "np.argwhere": "return np.sum(x[np.argwhere(x > 0)])",
     "np.searchsorted": "return np.sum(x[np.searchsorted(np.sort(x), 0.0)] * x)",
 }
+DIFFERENTIATED_SAMPLES = {  # Python-level spellings that are rows (aliases of numpy's)
+    "operator.mul": "return np.sum(operator.mul(x, x) + operator.truediv(x, 3.0))",
+    "builtins.pow": "return np.sum(pow(x, 3) - operator.pow(x, 2) + operator.neg(x))",
+}
 REFUSED_SAMPLES = {
     "np.fft.fft": "return np.sum(np.fft.fft(x).real)",
     "np.unique": "return np.sum(np.unique(x))",
@@ -86,6 +90,14 @@ def test_no_gradient_runs_as_written(tmp_path, name):
     f = _module(tmp_path, "ng_" + name.replace(".", "_"), NO_GRADIENT_SAMPLES[name])
     x = np.array([0.3, 0.7, -0.2, 1.4])
     check_grads(f, (x,))
+
+
+@pytest.mark.parametrize("name", sorted(DIFFERENTIATED_SAMPLES))
+@pytest.mark.parametrize("mode", ["source", "tape"])
+def test_differentiated_python_spellings(tmp_path, name, mode):
+    assert {x.name: x for x in c.census()}[name].kind == c.DIFFERENTIATED
+    f = _module(tmp_path, f"df_{name.replace('.', '_')}_{mode}", DIFFERENTIATED_SAMPLES[name])
+    check_grads(f, (np.array([0.3, 0.7, -0.2, 1.4]),), mode=mode)
 
 
 @pytest.mark.parametrize("name", sorted(REFUSED_SAMPLES))

@@ -150,8 +150,8 @@ REFUSED_NAMES: dict[str, str] = {
     _METHOD_FORM: """ndarray.conj ndarray.conjugate ndarray.real ndarray.imag ndarray.getfield
         ndarray.view ndarray.choose ndarray.mT ndarray.ptp""",
     _ITERATOR: "np.nditer np.ndenumerate ndarray.flat builtins.iter builtins.next",
-    _PY_SCALAR: """builtins.float builtins.pow builtins.divmod operator.abs operator.add
-        operator.sub operator.mul operator.truediv operator.pow operator.neg operator.pos
+    _PY_SCALAR: """builtins.float builtins.divmod operator.abs 
+        operator.pos
         operator.matmul operator.concat
         math.acos math.acosh math.asin math.asinh math.atan math.atan2 math.atanh math.cbrt
         math.copysign math.cos math.cosh math.degrees math.dist math.erf math.erfc math.exp
