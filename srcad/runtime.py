@@ -36,6 +36,7 @@ from .runtime_python import (  # noqa: F401  (lists and dicts: the Python people
     get_tangent_default, sequence_grad, sequence_tangent, dict_keys, dict_set, grow_grad, item_grad, without_item,
     head_grad, key_grad, key_tree, keyed_tangent, keys_tangent, last_grad, list_append,
     slot_tree, without_key)
+from .runtime_stats import order_grad, order_jvp  # noqa: F401  (order statistics)
 from .runtime_decompositions import (  # noqa: F401  (the decomposition ops' helpers)
     diag_embed, eig_gaps, fold_triangle, norm_grad, norm_grad_dot, norm_jvp, norm_matrix_axes,
     norm_reduce, norm_svd_unweights, norm_svd_weights, norm_uses_svd,
@@ -127,6 +128,9 @@ __all__ = [
     "kron_grad_b",
     "tensordot_grad_a",
     "tensordot_grad_b",
+    # srcad/runtime_stats.py
+    "order_grad",
+    "order_jvp",
     # srcad/runtime_decompositions.py
     "eig_gaps",
     "fold_triangle",

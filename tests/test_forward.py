@@ -179,6 +179,43 @@ class _TorchNumpy:
                 / tnp.sum(kept, axis=axis, keepdims=keepdims))
 
     @staticmethod
+    def quantile(a, q, axis=None, method="linear", keepdims=False, nan=False, scale=1.0):
+        """torch.quantile / torch.nanquantile (one dim: tuple axes moved last and flattened;
+        numpy's output shape, q's axes first)."""
+        t = tnp.asarray(a).tensor
+        qt = torch.as_tensor(np.asarray(q, dtype=np.float64) / scale, dtype=t.dtype)
+        nd = t.ndim
+        axes = tuple(range(nd)) if axis is None else tuple(_axes(axis, nd))[::-1]
+        kept = [d for d in range(nd) if d not in axes]
+        flat = t.permute(*kept, *axes).reshape(*[t.shape[d] for d in kept], -1)
+        f = torch.nanquantile if nan else torch.quantile
+        r = f(flat, qt, dim=-1, interpolation=method)
+        if keepdims:
+            shape = list(qt.shape) + [1 if d in axes else t.shape[d] for d in range(nd)]
+            r = r.reshape(shape)
+        return tnp.asarray(r)
+
+    @staticmethod
+    def nanquantile(a, q, axis=None, method="linear", keepdims=False):
+        return TNP.quantile(a, q, axis, method, keepdims, nan=True)
+
+    @staticmethod
+    def percentile(a, q, axis=None, method="linear", keepdims=False):
+        return TNP.quantile(a, q, axis, method, keepdims, scale=100.0)
+
+    @staticmethod
+    def nanpercentile(a, q, axis=None, method="linear", keepdims=False):
+        return TNP.quantile(a, q, axis, method, keepdims, nan=True, scale=100.0)
+
+    @staticmethod
+    def median(a, axis=None, keepdims=False):
+        return TNP.quantile(a, 0.5, axis, "linear", keepdims)
+
+    @staticmethod
+    def nanmedian(a, axis=None, keepdims=False):
+        return TNP.quantile(a, 0.5, axis, "linear", keepdims, nan=True)
+
+    @staticmethod
     def outer(a, b):
         return tnp.asarray(a).ravel()[:, None] * tnp.asarray(b).ravel()[None, :]
 

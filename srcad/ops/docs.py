@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .census import CLASSES, census
 from .table import Op, all_ops
 
 # Families in reading order; a family not listed here follows, in registration order.
@@ -136,7 +137,34 @@ def render_ops_md() -> str:
         out.append("| op | forward | backward | saved | derivation | fusable |")
         out.append("|---|---|---|---|---|---|")
         out.extend(_row(op) for op in rows)
+    out.append(_census_md())
     return "\n".join(out) + "\n"
+
+
+_CENSUS_HEADER = """
+## Census: numpy's public surface
+
+Every public callable of `numpy`, `numpy.linalg` and `numpy.fft`, the methods and
+attributes of `ndarray`, the ufunc methods, and the functions of `builtins` (those applied
+to arrays), `operator`, `math` and `statistics` that the installed versions have, each in
+one class (srcad/ops/census.py; tests/test_census.py fails on a name it does not classify):
+**differentiated** (a row of the table above, or a method or builtin lowered to one),
+**no gradient** (its result carries no derivative: it runs as written) or **refused** (a
+`SrcadError` at the user's line when given a differentiated value, with the reason).
+"""
+
+
+def _census_md() -> str:
+    """The census as a table, with counts per class."""
+    entries = census()
+    lines = [_CENSUS_HEADER]
+    counts = {k: sum(e.kind == k for e in entries) for k in CLASSES}
+    lines.append(f"{len(entries)} names: " + ", ".join(f"{n} {k}" for k, n in counts.items())
+                 + ".\n")
+    lines.append("| name | class | row or reason |")
+    lines.append("|---|---|---|")
+    lines.extend(f"| `{e.name}` | {e.kind} | {_cell(e.reason)} |" for e in entries)
+    return "\n".join(lines)
 
 
 def write_ops_md(path: str | Path = "docs/ops.md") -> Path:

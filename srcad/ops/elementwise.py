@@ -26,21 +26,25 @@ UNIT = (-0.9, 0.9)  # inside (-1, 1), for arcsin / arccos
 
 # --- binary arithmetic (python operators) -----------------------------------------------------
 defvjp(np.add, lambda g, out, x, y: g, lambda g, out, x, y: g,
-       name="add", spelling="x + y", elementwise=True, broadcasting=True, c="x + y", c_kinds="if",
+       name="add", aliases=(operator.add,),
+       spelling="x + y", elementwise=True, broadcasting=True, c="x + y", c_kinds="if",
        family="arithmetic", derivation="d(x+y) = dx + dy",
        test_cases=(("a + 1.0", [(3, 4)]), ("2 + a", [(3,)]), ("np.add(a, b)", [(3, 1), (4,)])))
 defvjp(np.subtract, lambda g, out, x, y: g, lambda g, out, x, y: -g,
-       name="subtract", spelling="x - y", elementwise=True, broadcasting=True, c="x - y",
+       name="subtract", aliases=(operator.sub,),
+       spelling="x - y", elementwise=True, broadcasting=True, c="x - y",
        c_kinds="if",
        family="arithmetic", derivation="d(x-y) = dx - dy",
        test_cases=(("1.0 - a", [(3, 4)]), ("a - 1", [(3,)])))
 defvjp(np.multiply, lambda g, out, x, y: g * y, lambda g, out, x, y: g * x,
-       name="multiply", spelling="x * y", elementwise=True, broadcasting=True, c="x * y",
+       name="multiply", aliases=(operator.mul,),
+       spelling="x * y", elementwise=True, broadcasting=True, c="x * y",
        c_kinds="if",
        family="arithmetic", derivation="d(xy) = y dx + x dy (product rule)",
        test_cases=(("2.0 * a", [(3, 4)]), ("a * 3", [()]), ("a * a", [(3, 4)])))
 defvjp(np.true_divide, lambda g, out, x, y: g / y, lambda g, out, x, y: -g * out / y,
-       name="divide", spelling="x / y", elementwise=True, broadcasting=True, c="x / y",
+       name="divide", aliases=(operator.truediv,),
+       spelling="x / y", elementwise=True, broadcasting=True, c="x / y",
        family="arithmetic", domain=(ANY, POS),
        derivation="d(x/y) = dx/y - (x/y) dy/y",
        test_cases=(("1.0 / a", [(3, 4)], POS), ("a / 4", [(3,)]), ("a / a", [(3,)], POS)))
@@ -52,7 +56,8 @@ defvjp(np.power,
        # torch: np.where(x == 0, y >= 0, x) reads 1 or 0 there)
        lambda g, out, x, y: g * out * np.log(np.where(x == 0, y >= 0, x)
                                              .astype(np.result_type(out))),
-       name="power", spelling="x ** y", elementwise=True, broadcasting=True, c="pow(x, y)",
+       name="power", aliases=(operator.pow, pow),
+       spelling="x ** y", elementwise=True, broadcasting=True, c="pow(x, y)",
        # ndarray.__pow__ computes these exponents with other ufuncs (square, sqrt,
        # reciprocal, a copy), not with the power loop: numpy/_core/src/multiarray/number.c
        c_consts={"y": {2: "x * x", 0.5: "sqrt(x)", -1: "1 / x", 1: "x"}},
@@ -65,7 +70,8 @@ defvjp(np.power,
        test_cases=(("a ** 2", [(3, 4)], ANY), ("a ** 3.0", [(3,)], ANY), ("2.0 ** a", [(3,)]),
                    ("a ** 0.5", [(3,)], POS), ("np.power(a, b)", [(3, 1), (4,)], (POS, ANY))))
 defvjp(np.negative, lambda g, out, x: -g,
-       name="negative", spelling="-x", elementwise=True, c="-x", c_kinds="if",
+       name="negative", aliases=(operator.neg,),
+       spelling="-x", elementwise=True, c="-x", c_kinds="if",
        family="arithmetic", derivation="d(-x) = -dx",
        test_cases=(("np.negative(a)", [(3,)]),))
 

@@ -90,7 +90,21 @@ defnondiff(np.floor, name="floor", params=_X, family="index", c="floor(x)",
 defnondiff(np.ceil, name="ceil", params=_X, family="index", c="ceil(x)",
            test_cases=(("a * np.ceil(a)", [(3, 4)]),))
 defnondiff(np.round, name="round", params=(Param("a"), Param("decimals", 0)), family="index",
+           aliases=tuple(getattr(np, n) for n in ("around", "round_") if hasattr(np, n)),
            test_cases=(("a * np.round(a)", [(3, 4)]), ("a * np.round(a, 1)", [(3,)])))
+# (more piecewise-constant functions: their derivative is 0 wherever it exists)
+for _f, _c in ((np.rint, "rint(x)"), (np.trunc, "trunc(x)"), (np.fix, None),
+               (np.spacing, None)):
+    defnondiff(_f, name=_f.__name__, params=_X, family="index", c=_c,
+               # (float32's spacing is not float64's: checked where the check computes)
+               dtypes=("float64",) if _f is np.spacing else ("float32", "float64"),
+               test_cases=((f"a * np.{_f.__name__}(a * 3)", [(3, 4)]),))
+for _f in (np.signbit, np.isinf, np.isneginf, np.isposinf):
+    defnondiff(_f, name=_f.__name__, params=_X, family="index",
+               test_cases=((f"a * np.{_f.__name__}(a - 0.5)", [(3, 4)]),
+                           (f"np.sum(a) * np.{_f.__name__}(a[0])", [(3,)])))
+defnondiff(np.heaviside, name="heaviside", params=_XY, family="index",
+           test_cases=(("a * np.heaviside(a, b)", _AB),))
 defnondiff(np.argpartition, name="argpartition",
            params=(Param("a"), Param("kth"), Param("axis", -1)), family="index",
            test_cases=(("a[np.argpartition(a, 2)]", [(5,)]),))
@@ -151,6 +165,7 @@ defnondiff(np.bitwise_or, name="bitwise_or", spelling="x | y", params=_XY, famil
 
 # --- integer arithmetic -----------------------------------------------------------------------
 defnondiff(operator.floordiv, name="floordiv", spelling="x // y", params=_XY, family="integer",
+           aliases=(np.floor_divide,),
            test_cases=(("a * (a.shape[0] // 2)", [(3, 4)]),))
 # (`x % y` is a row of srcad/ops/elementwise.py: on floats it has a gradient)
 

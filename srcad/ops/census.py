@@ -1,0 +1,345 @@
+"""The census: every public callable of numpy that people apply to arrays, classified.
+
+Scope: the public callables of `numpy`, `numpy.linalg` and `numpy.fft`, the methods and
+attributes of `numpy.ndarray`, the ufunc methods (``np.add.reduce``), and the functions of
+Python's `builtins` (the ones applied to arrays and numbers), `operator`, `math` and
+`statistics`. Each name is in one of three classes:
+
+* **differentiated** -- it has a row in the op table (`srcad.ops.lookup`), or it is an
+  ndarray method / attribute or a builtin the normaliser lowers to such a row
+  (srcad/frontend/methods.py). Read off the table, never listed here.
+* **no gradient** -- its result carries no derivative: a bool or integer result, a
+  constructor from shapes, a type, printing or configuration. A row without a rule (argmax,
+  comparisons) is read off the table; the others are listed here with their reason.
+* **refused** -- it has a real-valued derivative srcad has no rule for (or none exists in
+  srcad's scope: complex numbers, Python callbacks); given a differentiated value, the call is
+  a `SrcadError` at the user's line (srcad/analysis/refusals.py), never a silent zero. Listed
+  here with the reason and, where there is one, what to write instead.
+
+`census()` answers the whole table; docs/ops.md shows it with counts per class
+(srcad/ops/docs.py), and tests/test_census.py fails when the installed numpy has a public
+name this module does not classify. Names only some numpy versions have (numpy 1.26's
+``np.product``, numpy 2's ``np.unstack``) are listed once; a listed name missing in the
+installed numpy is skipped.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+import statistics
+import types
+from typing import NamedTuple
+
+import numpy as np
+
+from .table import lookup
+
+DIFFERENTIATED = "differentiated"
+NO_GRADIENT = "no gradient"
+REFUSED = "refused"
+CLASSES = (DIFFERENTIATED, NO_GRADIENT, REFUSED)
+
+# --- no gradient: reason -> names (qualified as the census prints them) ----------------------
+_BOOL = "a bool result (a test or comparison): piecewise constant"
+_INT = "an integer result (indices, counts, bits): piecewise constant"
+_PIECEWISE = "piecewise constant: its derivative is 0 wherever it exists"
+_CONSTRUCTOR = "a constructor from shapes, files or sizes: no array argument to differentiate"
+_META = "printing, configuration, I/O or type introspection: no numeric result"
+_TYPE = "a type or class (an integer, bool, string or datetime cast carries no gradient)"
+_ARRAY_META = "array metadata (memory, flags, strides): no numeric result"
+
+NO_GRADIENT_NAMES: dict[str, str] = {
+    _BOOL: """np.allclose np.array_equal np.array_equiv np.isclose np.iscomplex np.iscomplexobj
+        np.isfortran np.isin np.isinf np.isnat np.isneginf np.isposinf np.isreal np.isrealobj
+        np.isscalar np.issubdtype np.isdtype np.iterable np.may_share_memory np.shares_memory
+        np.signbit np.logical_xor np.can_cast np.is_busday np.in1d np.issctype np.issubclass_
+        np.issubsctype np.alltrue np.sometrue ndarray.all ndarray.any
+        builtins.all builtins.any builtins.bool builtins.isinstance builtins.callable
+        operator.eq operator.ne operator.lt operator.le operator.gt operator.ge operator.not_
+        operator.truth operator.is_ operator.is_not operator.contains
+        math.isclose math.isfinite math.isinf math.isnan""",
+    _INT: """np.argwhere np.bincount np.count_nonzero np.digitize np.flatnonzero np.nonzero
+        np.nanargmax np.nanargmin np.searchsorted np.lexsort np.ravel_multi_index
+        np.unravel_index np.diag_indices np.diag_indices_from np.tril_indices
+        np.tril_indices_from np.triu_indices np.triu_indices_from np.mask_indices np.indices
+        np.ix_ np.ndindex np.gcd np.lcm np.bitwise_count np.bitwise_invert np.bitwise_not
+        np.bitwise_xor np.bitwise_left_shift np.bitwise_right_shift np.left_shift
+        np.right_shift np.invert np.packbits np.unpackbits np.busday_count np.busday_offset
+        np.linalg.matrix_rank ndarray.argpartition ndarray.argsort ndarray.nonzero
+        ndarray.searchsorted builtins.len builtins.int builtins.hash builtins.range
+        builtins.id operator.index operator.indexOf operator.countOf operator.length_hint
+        operator.and_ operator.or_ operator.xor operator.inv operator.invert operator.lshift
+        operator.rshift math.comb math.factorial math.gcd math.isqrt math.lcm math.perm""",
+    _PIECEWISE: """np.rint np.trunc np.fix np.around np.round_ np.spacing np.heaviside
+        np.floor_divide ndarray.round builtins.round math.ceil math.floor math.trunc
+        math.ulp operator.floordiv operator.mod""",
+    _CONSTRUCTOR: """np.identity np.fromfunction np.fromiter np.frombuffer np.fromfile
+        np.fromstring np.fromregex np.genfromtxt np.loadtxt np.load np.memmap np.bartlett
+        np.blackman np.hamming np.hanning np.kaiser np.from_dlpack np.recfromcsv
+        np.recfromtxt np.fft.fftfreq np.fft.rfftfreq np.DataSource""",
+    _META: """np.array2string np.array_repr np.array_str np.base_repr np.binary_repr
+        np.format_float_positional np.format_float_scientific np.datetime_as_string
+        np.typename np.info np.get_include np.get_printoptions np.set_printoptions
+        np.printoptions np.getbufsize np.setbufsize np.geterr np.seterr np.geterrcall
+        np.seterrcall np.errstate np.show_config np.show_runtime np.test np.save np.savetxt
+        np.savez np.savez_compressed np.einsum_path np.broadcast_shapes np.min_scalar_type
+        np.mintypecode np.promote_types np.common_type np.finfo np.iinfo np.datetime_data
+        np.busdaycalendar np.broadcast np.flatiter np.nested_iters np.add_docstring
+        np.add_newdoc np.add_newdoc_ufunc np.byte_bounds np.deprecate np.deprecate_with_doc
+        np.disp np.find_common_type np.format_parser np.get_array_wrap np.geterrobj
+        np.seterrobj np.lookfor np.maximum_sctype np.obj2sctype np.safe_eval np.sctype2char
+        np.set_numeric_ops np.set_string_function np.source np.who np.RankWarning
+        np.compare_chararrays np.linalg.LinAlgError np.linalg.test np.fft.test
+        builtins.print builtins.repr builtins.str builtins.format builtins.type
+        ndarray.dump ndarray.dumps ndarray.tobytes ndarray.tofile ndarray.tostring
+        ndarray.to_device ndarray.setflags operator.attrgetter operator.itemgetter
+        operator.methodcaller statistics.StatisticsError""",
+    _TYPE: """np.bool np.bool_ np.byte np.bytes_ np.character np.datetime64 np.dtype
+        np.flexible np.floating np.generic np.inexact np.int8 np.int16 np.integer np.longlong
+        np.ndarray np.number np.object_ np.recarray np.record np.short np.signedinteger
+        np.str_ np.timedelta64 np.ubyte np.ufunc np.uint np.uint8 np.uint16 np.uint32
+        np.uint64 np.uintc np.uintp np.ulong np.ulonglong np.unsignedinteger np.ushort
+        np.void np.chararray np.string_ np.unicode_ np.int_ np.intc np.intp np.long
+        np.int32 np.int64""",
+    _ARRAY_META: """ndarray.base ndarray.ctypes ndarray.data ndarray.device ndarray.flags
+        ndarray.itemsize ndarray.nbytes ndarray.strides ndarray.byteswap
+        ndarray.newbyteorder""",
+}
+
+# --- refused: reason -> names ----------------------------------------------------------------
+_COMPLEX = "complex-valued: complex numbers are out of srcad's scope"
+_CALLBACK = ("takes a Python function numpy calls as a black box: write the loop or the "
+             "vectorised expression itself (srcad differentiates that)")
+_INPLACE = ("writes into its argument in place: write `y = x.copy(); y[i] = v` (copy-on-write "
+            "indexing has a rule) or the out-of-place function")
+_NO_RULE = "a real derivative exists; no rule yet (register one with srcad.defvjp)"
+_GATHER = "a data-dependent gather (which elements survive depends on the values): no rule yet"
+_PY_SCALAR = ("a Python-level function on Python numbers: no rule; use the numpy function on "
+              "arrays (np.sqrt, np.sum, np.mean, np.multiply, ...), which has one")
+_MATRIX = "np.matrix semantics (`*` is a matrix product): use arrays and `@`"
+_EXTENDED = "extended precision (long double): no rule; use float64"
+_METHOD_FORM = ("the method form is not lowered to the row; call the numpy function "
+                "(np.conj(x), np.real(x), np.sort(x), np.partition(x, k), x[...] = v)")
+_ITERATOR = ("an iterator object srcad cannot see through: iterate with `for v in x` over the "
+             "array or index it (both are lowered to subscripts)")
+_EDGES = "its bin edges depend on the data's min and max: no rule yet"
+
+REFUSED_NAMES: dict[str, str] = {
+    _COMPLEX: """np.cdouble np.clongdouble np.complex128 np.complex256 np.complex64
+        np.complexfloating np.csingle np.sort_complex np.roots np.cfloat np.clongfloat
+        np.complex_ np.longcomplex np.singlecomplex np.linalg.eig np.linalg.eigvals
+        np.fft.fft np.fft.fft2 np.fft.fftn np.fft.hfft np.fft.ifft np.fft.ifft2 np.fft.ifftn
+        np.fft.ihfft np.fft.irfft np.fft.irfft2 np.fft.irfftn np.fft.rfft np.fft.rfft2
+        np.fft.rfftn builtins.complex""",
+    _CALLBACK: """np.apply_along_axis np.apply_over_axes np.vectorize np.frompyfunc
+        np.piecewise builtins.map builtins.filter builtins.sorted operator.call""",
+    _INPLACE: """np.place np.putmask np.put_along_axis
+        ndarray.fill ndarray.put ndarray.resize ndarray.setfield ndarray.sort
+        ndarray.partition ndarray.itemset operator.setitem operator.delitem operator.iadd
+        operator.iand operator.iconcat operator.ifloordiv operator.ilshift operator.imatmul
+        operator.imod operator.imul operator.ior operator.ipow operator.irshift
+        operator.isub operator.itruediv operator.ixor""",
+    _GATHER: """np.unique np.unique_all np.unique_counts np.unique_inverse np.unique_values
+        np.intersect1d np.setdiff1d np.setxor1d np.union1d np.extract np.compress
+        np.trim_zeros np.delete ndarray.compress""",
+    _EDGES: "np.histogram np.histogram2d np.histogramdd np.histogram_bin_edges",
+    _MATRIX: "np.matrix np.asmatrix np.bmat np.mat",
+    _EXTENDED: "np.float128 np.longdouble np.longfloat",
+    _METHOD_FORM: """ndarray.conj ndarray.conjugate ndarray.real ndarray.imag ndarray.getfield
+        ndarray.view ndarray.choose ndarray.mT ndarray.ptp""",
+    _ITERATOR: "np.nditer np.ndenumerate ndarray.flat builtins.iter builtins.next",
+    _PY_SCALAR: """builtins.float builtins.divmod operator.abs 
+        operator.pos
+        operator.matmul operator.concat
+        math.acos math.acosh math.asin math.asinh math.atan math.atan2 math.atanh math.cbrt
+        math.copysign math.cos math.cosh math.degrees math.dist math.erf math.erfc math.exp
+        math.exp2 math.expm1 math.fabs math.fma math.fmod math.frexp math.fsum math.gamma
+        math.hypot math.ldexp math.lgamma math.log math.log10 math.log1p math.log2
+        math.modf math.nextafter math.pow math.prod math.radians math.remainder math.sin
+        math.sinh math.sqrt math.sumprod math.tan math.tanh
+        statistics.correlation statistics.covariance statistics.fmean
+        statistics.geometric_mean statistics.harmonic_mean statistics.linear_regression
+        statistics.LinearRegression statistics.NormalDist statistics.kde
+        statistics.kde_random statistics.mean statistics.median statistics.median_grouped
+        statistics.median_high statistics.median_low statistics.mode statistics.multimode
+        statistics.pstdev statistics.pvariance statistics.quantiles statistics.stdev
+        statistics.variance""",
+    _NO_RULE: """np.asarray_chkfinite np.ascontiguousarray np.asfortranarray np.asanyarray
+        np.require np.astype np.average np.block np.broadcast_arrays np.choose np.convolve
+        np.copysign np.copyto np.corrcoef np.correlate np.cov np.cumulative_prod
+        np.cumulative_sum np.diagflat np.divmod np.ediff1d np.fill_diagonal np.float_power
+        np.fmod np.frexp np.geomspace np.gradient np.i0 np.insert np.interp np.ldexp
+        np.logspace np.matrix_transpose np.matvec np.meshgrid np.modf
+        np.nancumprod np.nancumsum np.nanmax np.nanmin
+        np.nanprod np.nanstd np.nanvar np.nextafter np.poly
+        np.poly1d np.polyadd np.polyder np.polydiv np.polyfit np.polyint np.polymul
+        np.polysub np.polyval np.positive np.put np.resize np.trapezoid
+        np.trapz np.unstack np.unwrap np.vander np.vdot np.vecdot np.vecmat np.asfarray
+        np.cumproduct np.fastCopyAndTranspose np.msort np.product
+        np.linalg.cond np.linalg.cross np.linalg.diagonal np.linalg.eigvalsh np.linalg.lstsq
+        np.linalg.matmul np.linalg.matrix_norm np.linalg.matrix_power
+        np.linalg.matrix_transpose np.linalg.multi_dot np.linalg.outer
+        np.linalg.qr np.linalg.svdvals np.linalg.tensordot np.linalg.tensorinv
+        np.linalg.tensorsolve np.linalg.trace np.linalg.vecdot np.linalg.vector_norm
+        ndarray.item ndarray.tolist""",
+}
+
+# builtins people apply to arrays and numbers (the rest of `builtins` is not about arrays)
+BUILTINS = ("abs all any bool callable complex divmod enumerate filter float format hash id "
+            "int isinstance iter len list map max min next pow print range repr reversed round "
+            "sorted str sum tuple type zip").split()
+# lowered by the normaliser to rows or to loops over subscripts (srcad/frontend)
+_LOWERED_BUILTINS = {
+    "abs": "np.absolute", "max": "np.maximum (two arguments) or a reduction over a sequence",
+    "min": "np.minimum (two arguments) or a reduction over a sequence",
+    "sum": "a sum over a sequence (loops lowered to subscripts)",
+    "enumerate": "lowered to subscripts", "zip": "lowered to subscripts",
+    "reversed": "lowered to subscripts", "list": "row `list`", "tuple": "row `tuple`",
+}
+
+UFUNC_METHODS = ("reduce", "accumulate", "outer", "at", "reduceat")
+
+
+class Entry(NamedTuple):
+    name: str  # as the user spells it: np.median, np.linalg.pinv, ndarray.sum, math.sqrt
+    kind: str  # one of CLASSES
+    reason: str  # the row's name, or why not
+
+
+def _listed() -> dict[str, tuple[str, str]]:
+    out: dict[str, tuple[str, str]] = {}
+    for kind, groups in ((NO_GRADIENT, NO_GRADIENT_NAMES), (REFUSED, REFUSED_NAMES)):
+        for reason, names in groups.items():
+            for name in names.split():
+                if name in out:
+                    raise ValueError(f"the census lists {name} twice")
+                out[name] = (kind, reason)
+    return out
+
+
+def public_callables(mod) -> list[str]:
+    """The public callables of a module (classes included, submodules not)."""
+    names = []
+    for n in dir(mod):
+        if n.startswith("_"):
+            continue
+        try:
+            v = getattr(mod, n)
+        except AttributeError:  # (a deprecated name that raises on access)
+            continue
+        if callable(v) and not isinstance(v, types.ModuleType):
+            names.append(n)
+    return sorted(names)
+
+
+def surface() -> dict[str, object]:
+    """Every name the census must classify, qualified, mapped to its object (None for a
+    method or attribute of ndarray or ufunc, whose rows are reached through the normaliser)."""
+    out: dict[str, object] = {}
+    for prefix, mod in (("np", np), ("np.linalg", np.linalg), ("np.fft", np.fft),
+                        ("operator", operator), ("math", math), ("statistics", statistics)):
+        for n in public_callables(mod):
+            v = getattr(mod, n)
+            if prefix == "statistics" and getattr(v, "__module__", None) != "statistics":
+                continue  # (what statistics imports from math, collections, ...)
+            out[f"{prefix}.{n}"] = v
+    for n in dir(np.ndarray):
+        if not n.startswith("_"):
+            out[f"ndarray.{n}"] = None
+    for n in BUILTINS:
+        out[f"builtins.{n}"] = getattr(builtins, n)
+    for m in UFUNC_METHODS:
+        out[f"ufunc.{m}"] = None
+    return out
+
+
+def _row_entry(name: str, obj) -> Entry | None:
+    op = lookup(obj) if obj is not None else None
+    if op is None:
+        return None
+    kind = DIFFERENTIATED if op.differentiable else NO_GRADIENT
+    return Entry(name, kind, f"row `{op.name}`")
+
+
+def _method_entry(name: str) -> Entry | None:
+    from ..frontend.methods import ATTRIBUTES, METHODS  # (the normaliser's tables)
+
+    attr = name.split(".", 1)[1]
+    if attr in ATTRIBUTES:
+        fn = ATTRIBUTES[attr]
+    elif attr in METHODS:
+        try:
+            fn = METHODS[attr](object(), [], {})[0]
+        except (TypeError, AttributeError, KeyError):
+            return None
+    else:
+        return None
+    op = lookup(fn)
+    if op is None:
+        return None
+    kind = DIFFERENTIATED if op.differentiable else NO_GRADIENT
+    return Entry(name, kind, f"row `{op.name}`")
+
+
+def _ufunc_method_entry(name: str) -> Entry:
+    """``ufunc.reduce``: differentiated for the ufuncs whose methods have rows."""
+    method = name.split(".", 1)[1]
+    rowed = sorted(f"np.{u}.{method}" for u in dir(np) if isinstance(getattr(np, u, None),
+                                                                    np.ufunc)
+                   and _ufunc_row(getattr(np, u), method) is not None)
+    if rowed:
+        return Entry(name, DIFFERENTIATED, "rows for " + ", ".join(rowed)
+                     + "; other ufuncs' are refused (no rule yet)")
+    return Entry(name, REFUSED, _NO_RULE)
+
+
+def _ufunc_row(ufunc, method):
+    try:
+        return lookup(getattr(ufunc, method))
+    except (AttributeError, ValueError):
+        return None
+
+
+def census() -> list[Entry]:
+    """Every name of `surface()`, classified, sorted by name.
+
+    >>> e = {x.name: x for x in census()}
+    >>> e["np.tanh"].kind, e["np.argmax"].kind, e["np.fft.fft"].kind
+    ('differentiated', 'no gradient', 'refused')
+    """
+    listed = _listed()
+    out = []
+    for name, obj in surface().items():
+        if name.startswith("ufunc."):
+            entry = _ufunc_method_entry(name)
+        elif name.startswith("ndarray."):
+            entry = _method_entry(name)
+        elif name.startswith("builtins.") and name.split(".")[1] in _LOWERED_BUILTINS:
+            entry = Entry(name, DIFFERENTIATED, _LOWERED_BUILTINS[name.split(".")[1]])
+        else:
+            entry = _row_entry(name, obj)
+        if entry is None and name in listed:
+            entry = Entry(name, *listed[name])
+        if entry is not None:
+            out.append(entry)
+    return sorted(out, key=lambda e: e.name)
+
+
+def unclassified() -> list[str]:
+    """Names of `surface()` the census has no class for (tests/test_census.py wants none)."""
+    known = {e.name for e in census()}
+    return sorted(n for n in surface() if n not in known)
+
+
+def stale() -> list[str]:
+    """Listed names that a row now covers: the list should drop them."""
+    listed = _listed()
+    return sorted(e.name for e in census() if e.name in listed
+                  and e.reason.startswith("row ") and listed[e.name][0] == REFUSED)
+
+
+def counts() -> dict[str, int]:
+    entries = census()
+    return {k: sum(e.kind == k for e in entries) for k in CLASSES}

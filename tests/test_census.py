@@ -1,0 +1,127 @@
+"""The census of numpy's public surface (srcad/ops/census.py): complete, consistent with the
+op table, and honest about each class -- a sample of each is run through srcad.grad."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import srcad
+from srcad.ops import census as c
+from srcad.testing import check_grads
+
+
+def test_every_public_name_is_classified():
+    assert c.unclassified() == [], (
+        "public names the census does not classify: add each to NO_GRADIENT_NAMES or "
+        "REFUSED_NAMES in srcad/ops/census.py (or give it a row)")
+
+
+def test_no_name_is_listed_refused_and_has_a_row():
+    assert c.stale() == [], "these have rows now: drop them from REFUSED_NAMES"
+
+
+def test_classes_and_counts():
+    entries = c.census()
+    assert {e.kind for e in entries} == set(c.CLASSES)
+    counts = c.counts()
+    assert sum(counts.values()) == len(entries) == len({e.name for e in entries})
+    assert counts[c.DIFFERENTIATED] >= 150
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "ops.md").read_text()
+    assert f"{len(entries)} names: " + ", ".join(f"{n} {k}" for k, n in counts.items()) in docs
+
+
+def test_rows_decide_the_class():
+    e = {x.name: x for x in c.census()}
+    assert e["np.tanh"].kind == c.DIFFERENTIATED and e["np.tanh"].reason == "row `tanh`"
+    assert e["ndarray.sum"].kind == c.DIFFERENTIATED
+    assert e["ndarray.T"].kind == c.DIFFERENTIATED
+    assert e["ndarray.argmax"].kind == c.NO_GRADIENT
+    assert e["np.argmax"].kind == c.NO_GRADIENT
+    assert e["np.fft.fft"].kind == c.REFUSED and "complex" in e["np.fft.fft"].reason
+
+
+def _module(tmp_path, name, body):
+    path = tmp_path / f"{name}.py"
+    path.write_text("import math\nimport operator\n\nimport numpy as np\n\n\ndef f(x):\n"
+                    + textwrap.indent(body, "    ") + "\n")
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.f
+
+
+# a sample of each listed class, spelled as people use them on a differentiated x
+NO_GRADIENT_SAMPLES = {
+    "np.count_nonzero": "return np.sum(x) * np.count_nonzero(x > 0)",
+    "np.isclose": "return np.sum(np.where(np.isclose(x, 0.5), 0.0, x))",
+    "np.rint": "return np.sum(x * np.rint(x))",
+    "np.trunc": "return np.sum(x * np.trunc(x * 3))",
+    "np.signbit": "return np.sum(x) * np.signbit(x[0])",
+    "np.around": "return np.sum(x * np.around(x))",
+    "np.floor_divide": "return np.sum(x * np.floor_divide(x, 0.5))",
+    "np.argwhere": "return np.sum(x[np.argwhere(x > 0)])",
+    "np.searchsorted": "return np.sum(x[np.searchsorted(np.sort(x), 0.0)] * x)",
+}
+DIFFERENTIATED_SAMPLES = {  # Python-level spellings that are rows (aliases of numpy's)
+    "operator.mul": "return np.sum(operator.mul(x, x) + operator.truediv(x, 3.0))",
+    "builtins.pow": "return np.sum(pow(x, 3) - operator.pow(x, 2) + operator.neg(x))",
+}
+REFUSED_SAMPLES = {
+    "np.fft.fft": "return np.sum(np.fft.fft(x).real)",
+    "np.unique": "return np.sum(np.unique(x))",
+    "np.vectorize": "return np.sum(np.vectorize(lambda v: v * 2)(x))",
+    "math.sqrt": "return math.sqrt(np.sum(x * x))",
+    "np.histogram_bin_edges": "return np.sum(np.histogram_bin_edges(x, 3))",
+}
+
+
+@pytest.mark.parametrize("name", sorted(NO_GRADIENT_SAMPLES))
+def test_no_gradient_runs_as_written(tmp_path, name):
+    entry = {x.name: x for x in c.census()}[name]
+    assert entry.kind == c.NO_GRADIENT
+    f = _module(tmp_path, "ng_" + name.replace(".", "_"), NO_GRADIENT_SAMPLES[name])
+    x = np.array([0.3, 0.7, -0.2, 1.4])
+    check_grads(f, (x,))
+
+
+@pytest.mark.parametrize("name", sorted(DIFFERENTIATED_SAMPLES))
+@pytest.mark.parametrize("mode", ["source", "tape"])
+def test_differentiated_python_spellings(tmp_path, name, mode):
+    assert {x.name: x for x in c.census()}[name].kind == c.DIFFERENTIATED
+    f = _module(tmp_path, f"df_{name.replace('.', '_')}_{mode}", DIFFERENTIATED_SAMPLES[name])
+    check_grads(f, (np.array([0.3, 0.7, -0.2, 1.4]),), mode=mode)
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED_SAMPLES))
+def test_refused_is_an_error_at_the_line(tmp_path, name):
+    entry = {x.name: x for x in c.census()}[name]
+    assert entry.kind == c.REFUSED
+    f = _module(tmp_path, "rf_" + name.replace(".", "_"), REFUSED_SAMPLES[name])
+    with pytest.raises(srcad.SrcadError) as info:
+        srcad.grad(f)(np.array([0.3, 0.7, -0.2, 1.4]))
+    assert f"rf_{name.replace('.', '_')}.py" in str(info.value)
+
+
+_OLD = os.environ.get("SRCAD_OLD_NUMPY")  # a site dir holding numpy 1.26 (pip --target)
+
+
+@pytest.mark.skipif(not _OLD, reason="set SRCAD_OLD_NUMPY to a numpy 1.26 site directory")
+def test_census_on_an_older_numpy():
+    code = ("import numpy, warnings; warnings.simplefilter('ignore');"
+            "from srcad.ops import census as c;"
+            "assert numpy.__version__.startswith('1.'), numpy.__version__;"
+            "print(c.unclassified(), c.stale())")
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": f"{_OLD}{os.pathsep}{root}"}
+    out = subprocess.run([sys.executable, "-W", "ignore", "-c", code], check=False, env=env,
+                         cwd=root,
+                         capture_output=True, text=True, timeout=300)
+    assert out.stdout.strip().splitlines()[-1] == "[] []", out.stdout + out.stderr
