@@ -22,7 +22,7 @@ import numpy as np
 
 from . import api
 from .errors import SrcadError
-from .ops.docs import render_ops_md
+from .analysis.docs import render_ops_md
 from .optim import Adam
 from .zoo import data, gpt
 from .lower import text_only

@@ -1,4 +1,4 @@
-"""The census of numpy's public surface (srcad/ops/census.py): complete, consistent with the
+"""The census of numpy's public surface (srcad/analysis/census.py): complete, consistent with the
 op table, and honest about each class -- a sample of each is run through srcad.grad."""
 
 from __future__ import annotations
@@ -14,14 +14,14 @@ import numpy as np
 import pytest
 
 import srcad
-from srcad.ops import census as c
+from srcad.analysis import census as c
 from srcad.testing import check_grads
 
 
 def test_every_public_name_is_classified():
     assert c.unclassified() == [], (
         "public names the census does not classify: add each to NO_GRADIENT_NAMES or "
-        "REFUSED_NAMES in srcad/ops/census.py (or give it a row)")
+        "REFUSED_NAMES in srcad/analysis/census.py (or give it a row)")
 
 
 def test_no_name_is_listed_refused_and_has_a_row():
@@ -116,7 +116,7 @@ _OLD = os.environ.get("SRCAD_OLD_NUMPY")  # a site dir holding numpy 1.26 (pip -
 @pytest.mark.skipif(not _OLD, reason="set SRCAD_OLD_NUMPY to a numpy 1.26 site directory")
 def test_census_on_an_older_numpy():
     code = ("import numpy, warnings; warnings.simplefilter('ignore');"
-            "from srcad.ops import census as c;"
+            "from srcad.analysis import census as c;"
             "assert numpy.__version__.startswith('1.'), numpy.__version__;"
             "print(c.unclassified(), c.stale())")
     root = Path(__file__).resolve().parents[1]

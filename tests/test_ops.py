@@ -32,7 +32,7 @@ import pytest
 
 import srcad
 from srcad.ops import Case, all_ops
-from srcad.ops.docs import render_ops_md
+from srcad.analysis.docs import render_ops_md
 from srcad.testing import broadcast_shapes_for, check_grads, random_args
 
 OPS = all_ops()
@@ -254,7 +254,7 @@ def test_docs_are_fresh():
     path = Path(__file__).resolve().parents[1] / "docs" / "ops.md"
     assert path.exists() and path.read_text() == render_ops_md(), (
         "docs/ops.md is stale: run `python -m srcad regen` "
-        "(or python -c 'import srcad.ops.docs as d; d.write_ops_md()')"
+        "(or python -c 'import srcad.analysis.docs as d; d.write_ops_md()')"
     )
 
 

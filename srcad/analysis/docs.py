@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .census import CLASSES, census
-from .table import Op, all_ops
+from ..ops.table import Op, all_ops
 
 # Families in reading order; a family not listed here follows, in registration order.
 FAMILY_ORDER = (
@@ -147,7 +147,7 @@ _CENSUS_HEADER = """
 Every public callable of `numpy`, `numpy.linalg` and `numpy.fft`, the methods and
 attributes of `ndarray`, the ufunc methods, and the functions of `builtins` (those applied
 to arrays), `operator`, `math` and `statistics` that the installed versions have, each in
-one class (srcad/ops/census.py; tests/test_census.py fails on a name it does not classify):
+one class (srcad/analysis/census.py; tests/test_census.py fails on a name it does not classify):
 **differentiated** (a row of the table above, or a method or builtin lowered to one),
 **no gradient** (its result carries no derivative: it runs as written) or **refused** (a
 `SrcadError` at the user's line when given a differentiated value, with the reason).

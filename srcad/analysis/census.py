@@ -17,7 +17,7 @@ Python's `builtins` (the ones applied to arrays and numbers), `operator`, `math`
   here with the reason and, where there is one, what to write instead.
 
 `census()` answers the whole table; docs/ops.md shows it with counts per class
-(srcad/ops/docs.py), and tests/test_census.py fails when the installed numpy has a public
+(srcad/analysis/docs.py), and tests/test_census.py fails when the installed numpy has a public
 name this module does not classify. Names only some numpy versions have (numpy 1.26's
 ``np.product``, numpy 2's ``np.unstack``) are listed once; a listed name missing in the
 installed numpy is skipped.
@@ -34,7 +34,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .table import lookup
+from ..frontend.methods import ATTRIBUTES, METHODS  # (the normaliser's tables)
+from ..ops.table import lookup
 
 DIFFERENTIATED = "differentiated"
 NO_GRADIENT = "no gradient"
@@ -264,7 +265,6 @@ def _row_entry(name: str, obj) -> Entry | None:
 
 
 def _method_entry(name: str) -> Entry | None:
-    from ..frontend.methods import ATTRIBUTES, METHODS  # (the normaliser's tables)
 
     attr = name.split(".", 1)[1]
     if attr in ATTRIBUTES:
