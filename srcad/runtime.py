@@ -35,6 +35,7 @@ from .runtime_python import (  # noqa: F401  (lists and dicts: the Python people
     container_tangent_x, dict_get, get_grad_d, get_grad_default, get_tangent,
     get_tangent_default, sequence_grad, sequence_tangent, dict_keys, dict_set, grow_grad, item_grad, without_item,
     head_grad, key_grad, key_tree, keyed_tangent, keys_tangent, last_grad, list_append,
+    list_concat, put_span, span_tangent, take_span,
     slot_tree, without_key)
 from .runtime_stats import order_grad, order_jvp  # noqa: F401  (order statistics)
 from .runtime_decompositions import (  # noqa: F401  (the decomposition ops' helpers)
@@ -179,6 +180,10 @@ __all__ = [
     "keys_tangent",
     "last_grad",
     "list_append",
+    "list_concat",
+    "take_span",
+    "put_span",
+    "span_tangent",
     "slot_tree",
     "without_key",
 ]

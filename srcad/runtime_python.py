@@ -184,6 +184,39 @@ def slot_tree(g, xs):
     return GradTree({n: g}, n + 1)
 
 
+def list_concat(xs, ys):
+    """``xs + ys`` of two lists as a value (``lst.insert(i, v)`` is ``lst[:i] + [v] +
+    lst[i:]``)."""
+    return [*xs, *ys]
+
+
+def take_span(g, start, xs, total):
+    """Items start .. start + len(xs) of the list cotangent g (of a list `total` long), as
+    xs's cotangent."""
+    n = len(xs)
+    return GradTree({i: v for i in range(n) if (v := _item(g, start + i)) is not None}, n,
+                    like=xs)
+
+
+def put_span(g, start, xs, total):
+    """The transpose of `take_span`: g's items at start .. in a list `total` long."""
+    return GradTree({start + i: v for i in range(len(xs)) if (v := _item(g, i)) is not None},
+                    total)
+
+
+def span_tangent(g, start, xs, out):
+    """The tangent of `list_concat` through one operand (its items at `start`): zeros
+    elsewhere."""
+    items, zero = [], set()
+    for i, v in enumerate(out):
+        t = _item(g, i - start) if start <= i < start + len(xs) else None
+        if t is None:
+            zero.add(i)
+            t = _zero_like(v)
+        items.append(t)
+    return Items(items, zero)
+
+
 def _zero_like(v):
     if type(v) is np.ndarray:  # (np.zeros takes its pages lazily: a big zero item is cheap)
         return np.zeros(v.shape, v.dtype)

@@ -403,3 +403,59 @@ def test_array_in_list_written_in_place():
 def test_nested_write_into_an_array_as_numpy():
     r = _rng(6)
     _all_ways(nested_write_into_array, (r.normal(size=(2, 3)), r.normal(size=2)), wrt=(0, 1))
+
+
+# -- lists rebuilt, inserted into, concatenated, converted (issue 22, item 3) -------------------
+
+
+def insert_anywhere(x):
+    xs = [x, 2.0 * x, 3.0 * x]
+    xs.insert(1, np.sin(x))
+    xs.insert(-1, x * x)
+    xs.insert(10, np.cos(x))  # (past the end: appended, as Python clamps)
+    xs.insert(-10, np.exp(x))  # (before the start: first)
+    return np.sum(np.stack(xs) * np.arange(1.0, 8.0)[:, None])
+
+
+def returns_backwards(rewards, scale):
+    G, out = 0.0, []
+    for r in rewards[::-1]:
+        G = r * scale + 0.9 * G
+        out.insert(0, G)
+    return np.sum(np.stack(out) * np.arange(1.0, len(out) + 1.0))
+
+
+def cache_layer(x, w, cache):
+    h = np.tanh(x @ w)
+    return h, cache + [h]
+
+
+def concatenated_caches(x, w):
+    cache = []
+    h, cache = cache_layer(x, w, cache)
+    h2, cache = cache_layer(h, w, cache)
+    both = [x] + cache
+    pair = tuple(cache)
+    return np.sum(h2) + np.sum(both[1] * both[2]) * len(both) + np.sum(list(pair)[0])
+
+
+def list_rebound_to_an_array(x, k):
+    out = []
+    for i in range(x.shape[0] - 1):
+        out.append(np.dot(x[i:i + 2], k))
+    out = np.array(out)
+    out = out * out
+    return np.sum(out)
+
+
+@pytest.mark.parametrize("fn, make", [
+    (insert_anywhere, lambda r: (r.standard_normal(3),)),
+    (returns_backwards, lambda r: (r.standard_normal(4), np.array(0.5))),
+    (concatenated_caches, lambda r: (r.standard_normal((2, 3)), r.standard_normal((3, 3)))),
+    (list_rebound_to_an_array, lambda r: (r.standard_normal(5), r.standard_normal(2))),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_lists_inserted_concatenated_converted_rebound(fn, make):
+    args = make(_rng(3))
+    _all_ways(fn, args, wrt=tuple(range(len(args))), jvp=False)
+    check_jvp(fn, args, tol=1e-5)  # (a small output: central differences' own error ~1e-6)
+    check_vjp(fn, args, tol=1e-5)

@@ -37,12 +37,6 @@ def _xfail(names, modes, reason):
 
 _xfail(["classes.registry_by_name"], ALL_MODES,
        "calling the result of a subscript: `ACTIVATIONS[name]()` refused by the frontend")
-_xfail(["conv.conv1d_loop"], ALL_MODES,
-       "list built by `.append` refused as 'held as a value': the list's name rebound to "
-       "`np.array(out)` after the loop")
-_xfail(["policy.reinforce_insert"], ALL_MODES,
-       "`returns.insert(0, G)` on a list built in the function: refused as a lost change "
-       "(lst.append is followed, insert has no row)")
 _xfail(["conv.sliding_window_view_conv"], ALL_MODES,
        "no rule: np.lib.stride_tricks.sliding_window_view")
 _xfail(["recurrent.cell_object_self_h"], ALL_MODES,

@@ -10,7 +10,10 @@ Output: the same function with
     ``sum([a, b])`` as ``0 + a + b``; ``list(gen)`` / ``tuple(gen)`` as the list;
   * ``lst.append(v)`` / ``lst.extend(vs)`` / ``lst += [...]`` on a list the function makes
     (and never aliases) as ``lst = list_append(lst, v)``: a new list each time, which the
-    transforms differentiate like any value (runtime_python.py);
+    transforms differentiate like any value (runtime_python.py); ``lst.insert(i, v)`` as
+    ``lst[:i] + [v] + lst[i:]``, and ``a + b`` where a list display or such a list is an
+    operand as ``list_concat(a, b)``; a list's name given another kind of value at the top
+    level (``out = np.array(out)``) is a new name from there on;
   * ``for k, v in d.items()`` as ``for k in dict_keys(d): v = d[k]`` (``.values()``, ``.keys()``
     likewise), and a tuple loop target as one name unpacked in the body.
 The loop variables of a comprehension are renamed when the function uses those names
@@ -45,7 +48,8 @@ LIST_APPEND = "__srcad_list_append"
 DICT_SET = "__srcad_dict_set"
 DICT_KEYS = "__srcad_dict_keys"
 DICT_GET = "__srcad_dict_get"
-INTERNAL = {LIST_APPEND: runtime_python.list_append, DICT_SET: runtime_python.dict_set,
+LIST_CONCAT = "__srcad_list_concat"
+INTERNAL = {LIST_APPEND: runtime_python.list_append, LIST_CONCAT: runtime_python.list_concat, DICT_SET: runtime_python.dict_set,
             DICT_KEYS: runtime_python.dict_keys, DICT_GET: runtime_python.dict_get}
 
 _COMPS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
@@ -427,6 +431,13 @@ class _Lowerer:
             for v in e.values[1:]:
                 self.refuse_inside(v, e, "an operand after `and` / `or`")
             return e
+        if isinstance(e, gast.BinOp) and isinstance(e.op, gast.Add) and any(
+                isinstance(side, gast.List) or (isinstance(side, gast.Name) and
+                                                side.id in self.lists)
+                for side in (e.left, e.right)):
+            # `cache + [c]`: Python's list concatenation (a list display on one side says so)
+            return _call(LIST_CONCAT, [self.expr(e.left, pending, hint),
+                                       self.expr(e.right, pending, hint)])
         if isinstance(e, gast.Call):
             done = self.builtin_call(e, pending, hint)
             if done is not None:
@@ -617,11 +628,24 @@ class _Lowerer:
         v = s.value
         if not (isinstance(v, gast.Call) and isinstance(v.func, gast.Attribute)
                 and isinstance(v.func.value, gast.Name) and v.func.value.id in self.lists
-                and not v.keywords and len(v.args) == 1):
+                and not v.keywords and len(v.args) in (1, 2)):
             return None
         lst, method = v.func.value.id, v.func.attr
+        if len(v.args) == 2 and method != "insert":
+            return None
         if method == "append":
             return [self.append(lst, v.args[0])]
+        if method == "insert" and len(v.args) == 2:
+            # lst.insert(i, x) is lst[:i] + [x] + lst[i:] (the same clamping of i)
+            i, x = v.args
+            one = gast.List(elts=[x], ctx=gast.Load())
+            if isinstance(i, gast.Constant) and i.value == 0:
+                return [_assign(lst, _call(LIST_CONCAT, [one, _name(lst)]))]
+            head = gast.Subscript(value=_name(lst), slice=gast.Slice(
+                lower=None, upper=i, step=None), ctx=gast.Load())
+            tail = gast.Subscript(value=_name(lst), slice=gast.Slice(
+                lower=copy.deepcopy(i), upper=None, step=None), ctx=gast.Load())
+            return [_assign(lst, _call(LIST_CONCAT, [_call(LIST_CONCAT, [head, one]), tail]))]
         if method == "extend":
             item = self.fresh(f"{lst}_item")
             return [_for(_name(item, True), v.args[0], [self.append(lst, _name(item))])]
@@ -658,11 +682,47 @@ class _SplitParallel(gast.NodeTransformer):
     visit_Lambda = visit_ClassDef = lambda self, node: node
 
 
+def _fresh_list(v) -> bool:
+    return isinstance(v, (gast.List, gast.ListComp)) or (
+        isinstance(v, gast.Call) and isinstance(v.func, gast.Name) and v.func.id == "list")
+
+
+def _split_rebound_lists(tree, taken: set) -> None:
+    """``out = []; ...out.append(v)...; out = np.array(out)``: from the top-level statement that
+    gives a list's name another kind of value, the name is a new one (``out_2 =
+    np.array(out)`` and every later use): the list keeps a name that holds only lists, so its
+    appends are followed. Straight-line code at the top level only: there each later
+    statement sees the new value, as in Python."""
+    body = tree.body
+    for i, s in enumerate(body):
+        if not (isinstance(s, gast.Assign) and len(s.targets) == 1 and
+                isinstance(s.targets[0], gast.Name)) or _fresh_list(s.value):
+            continue
+        name = s.targets[0].id
+        earlier = [n for st in body[:i] for n in gast.walk(st)
+                   if isinstance(n, gast.Assign) and any(
+                       isinstance(t, gast.Name) and t.id == name for t in n.targets)]
+        if not earlier or not all(_fresh_list(n.value) for n in earlier):
+            continue
+        if any(isinstance(n, (gast.AugAssign, gast.For, gast.comprehension)) and any(
+                isinstance(x, gast.Name) and x.id == name for x in gast.walk(n.target))
+               for st in body[:i] for n in gast.walk(st)):
+            continue
+        new = fresh(f"{name}_L{s.lineno}", taken)
+        s.targets[0].id = new
+        for st in body[i + 1:]:
+            for n in gast.walk(st):
+                if isinstance(n, gast.Name) and n.id == name:
+                    n.id = new
+        return _split_rebound_lists(tree, taken)
+
+
 def lower_python(pf, taken: set) -> None:
     """Rewrite `pf.tree` in place (see the module docstring)."""
     split = _SplitParallel()
     split.top = pf.tree
     split.visit(pf.tree)
+    _split_rebound_lists(pf.tree, taken)
     low = _Lowerer(pf, taken)
     pf.tree.body = low.body(pf.tree.body)
     pf.closure.update({k: v for k, v in INTERNAL.items()})

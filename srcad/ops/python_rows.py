@@ -37,7 +37,10 @@ from ..runtime_python import (  # (the rules' names)
     keyed_tangent,
     keys_tangent,
     last_grad,
+    put_span,
     slot_tree,
+    span_tangent,
+    take_span,
     without_key,
 )
 from .table import Op, Param, Rule, defjvp, defnondiff, defvjp
@@ -85,6 +88,24 @@ defvjp(rp.append_tangents, lambda g, out, ct, xs, x: head_grad(g, xs), None, Non
 defvjp(rp.appended_tangent, lambda g, out, ct, xs: last_grad(g, xs, ct), None,
        name="appended_tangent", linear=("ct",), family=_RT,
        derivation="zeros, then ct; its transpose takes the last item")
+
+defvjp(rp.list_concat, lambda g, out, xs, ys: take_span(g, 0, xs, len(out)),
+       lambda g, out, xs, ys: take_span(g, len(xs), ys, len(out)),
+       name="list_concat", family=_FAM,
+       derivation="out = xs + ys: items [0, len(xs)) of g go to xs, the rest to ys",
+       test_cases=(("np.stack(OP([a], [b, a * b]))", [(3,), (3,)]),
+                   ("OP(OP([], [a]), [b * a])[1] * OP([a, b], [])[0]", [(2, 3), (2, 3)])))
+defjvp(rp.list_concat, lambda g, out, xs, ys: span_tangent(g, 0, xs, out),
+       lambda g, out, xs, ys: span_tangent(g, len(xs), ys, out))
+defvjp(rp.take_span, lambda g, out, ct, start, xs, total: put_span(g, start, xs, total), None,
+       None, None, name="take_span", linear=("ct",), family=_RT,
+       derivation="takes items start..; its transpose puts g there (zeros elsewhere)")
+defvjp(rp.put_span, lambda g, out, ct, start, xs, total: take_span(g, start, xs, total), None,
+       None, None, name="put_span", linear=("ct",), family=_RT,
+       derivation="puts ct at start..; its transpose takes those items")
+defvjp(rp.span_tangent, lambda g, out, ct, start, xs, o: take_span(g, start, xs, len(o)), None,
+       None, None, name="span_tangent", linear=("ct",), family=_RT,
+       derivation="ct's items at start.., zeros elsewhere; its transpose takes them")
 
 # --- dicts ----------------------------------------------------------------------------------
 defvjp(rp.dict_set, lambda g, out, d, key, value: without_key(g, key), None,
