@@ -63,6 +63,12 @@ class SharingUnknownError(UnsupportedSyntaxError):
     before any call waits for the first call's arguments to tell."""
 
 
+class CalleeUnknownError(SharingUnknownError):
+    """A callee picked from a registry by an argument (``ACTIVATIONS[name]()``): which class
+    or function it is depends on the value the argument holds, so a transform made before
+    any call waits for the first call's arguments to tell."""
+
+
 class UnresolvedNameError(SrcadError):
     """A free name the function reads is bound nowhere (yet): Python would raise NameError
     when the line runs. A transform made before the name is defined (a decorator above a

@@ -47,8 +47,8 @@ def _ir_of(fn, known: dict | None = None, arrays: frozenset = frozenset()) -> ir
     name it read is bound to another object (its guards). `known`: parameters that hold these
     user objects (their methods resolve when normalising); `arrays`: parameters that hold
     arrays (indexing by one makes a copy, not a view)."""
-    key = (fn, generation()) + ((tuple((p, id(v)) for p, v in known.items()),)
-                                if known else ()) + ((arrays,) if arrays else ())
+    key = (fn, generation()) + ((tuple((p, v if isinstance(v, str) else id(v))
+                                       for p, v in known.items()),) if known else ()) + ((arrays,) if arrays else ())
     hit = _IR_CACHE.get(key)
     if hit is not None and hit.guards.holds():
         return hit
@@ -244,13 +244,15 @@ class Transformed:
     def _known_objects(self, values) -> dict:
         """The arguments that are user objects (a layer, a cost class) or lists of them (the
         layers of a model): their methods are resolved when normalising, so the code is
-        specialised on them, by identity (a list's items guarded too)."""
+        specialised on them, by identity (a list's items guarded too); and short strings (a
+        registry key, a mode), specialised on their value as the built code already is."""
         if self.inner is not None:
             return {}
         return {p: v for p, v in zip(self.params, values)
                 if (not isinstance(v, (np.ndarray, np.generic, float, int, dict, list, tuple))
                     and v is not None and is_user_object(v))
-                or (isinstance(v, (list, tuple)) and is_object_sequence(v))}
+                or (isinstance(v, (list, tuple)) and is_object_sequence(v))
+                or (type(v) is str and len(v) <= 64)}  # (a name: `ACTIVATIONS[name]()`)
 
     def _ir_with(self, known: dict, values=()) -> ir.Function:
         """fn's IR with these parameters known to hold these objects (its guards join the

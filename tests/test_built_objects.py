@@ -349,3 +349,42 @@ def test_objects_whose_arrays_are_not_differentiated_run_as_written():
 
     args, _ = _args("temporary_object")
     check_grads(only_x, args, wrt=1)
+
+
+# ---- a registry of classes or functions picked by a string argument -------------------------
+class Sine:
+    def __call__(self, z):
+        return np.sin(z)
+
+
+def _cube(z):
+    return z ** 3
+
+
+CLASSES = {"tanh": Tanh, "sine": Sine}
+FUNCS = {"cube": _cube, "exp": np.exp}
+
+
+def by_name(W, x, name="sine", fname="cube"):
+    act = CLASSES[name]()
+    h = act(x @ W) if isinstance(act, Sine) else act.forward(x @ W)
+    return np.sum(FUNCS[fname](h))
+
+
+@pytest.mark.parametrize("name, fname", [("sine", "cube"), ("tanh", "exp"), ("tanh", "cube")])
+def test_a_registry_entry_picked_by_a_string_argument(name, fname):
+    args, wrt = _args("temporary_object")
+    for opts in MODES:
+        g = srcad.value_and_grad(by_name, wrt=wrt, **opts)
+        v, _ = g(*args, name=name, fname=fname)
+        assert np.isclose(v, by_name(*args, name=name, fname=fname))
+        check_grads(by_name, args + (name, fname), wrt=wrt, **opts)
+
+
+def test_a_registry_entry_changed_between_calls_is_seen(monkeypatch):
+    args, wrt = _args("temporary_object")
+    g = srcad.value_and_grad(by_name, wrt=wrt)
+    v1, _ = g(*args)
+    monkeypatch.setitem(FUNCS, "cube", np.sin)
+    v2, _ = g(*args)
+    assert np.isclose(v2, by_name(*args)) and not np.isclose(v1, v2)

@@ -35,8 +35,6 @@ def _xfail(names, modes, reason):
             XFAILS[(n, m)] = reason
 
 
-_xfail(["classes.registry_by_name"], ALL_MODES,
-       "calling the result of a subscript: `ACTIVATIONS[name]()` refused by the frontend")
 _xfail(["conv.sliding_window_view_conv"], ALL_MODES,
        "no rule: np.lib.stride_tricks.sliding_window_view")
 _xfail(["recurrent.cell_object_self_h"], ALL_MODES,

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 
 import gast
 
+from ..errors import CalleeUnknownError
 from ..naming import fresh
 from . import guards
 from .opaque import NOT_FOLLOWED, is_user_object
@@ -608,6 +609,23 @@ class _Rewriter:
             return self._plain_call(e, func_done=True)
         if isinstance(f, gast.Name) and f.id in self.scope.env:
             return self.call_object(self.scope.env[f.id], e)
+        if isinstance(f, gast.Subscript):  # `ACTIVATIONS[name]()`, `FUNCS[k](x)`
+            obj = self.o.resolve_static(f, self.scope)
+            if obj is not UNRESOLVED and _is_user_class(obj, self.o.globals):
+                return self.construct(obj, f, e)
+            if obj is not UNRESOLVED and callable(obj) and not isinstance(obj, type):
+                e.func = gast.copy_location(_name(self.o.bind(obj, f)), f)
+                return self._call(e)
+            key = f.slice
+            if obj is UNRESOLVED and isinstance(key, gast.Name) and self.scope is self.o.top \
+                    and key.id in self.o.pf.params and key.id not in self.o.pf.known and \
+                    isinstance(self.o.resolve_static(f.value, self.scope), dict):
+                raise self.o.pf.error(
+                    f"the callee `{f.value.id if isinstance(f.value, gast.Name) else ''}"
+                    f"[{key.id}]` depends on the value of the argument `{key.id}`", e,
+                    hint=f"srcad picks the callee when `{key.id}` is a string (each value "
+                    f"its own specialisation); pass the class or function itself otherwise",
+                    cls=CalleeUnknownError)
         if not isinstance(f, (gast.Name, gast.Attribute)):  # `Affine(W)(x)`, `fs[0](x)`
             target = self.expr(f)
             if isinstance(target, (VObj, VList)):
@@ -855,6 +873,14 @@ class _Objects:
         self.defs: list = []
         self.line = pf.first_line  # the line being rewritten (for the refusal's reason)
 
+    def bind(self, obj, at) -> str:
+        """A fresh name under which the function reads `obj` (a closure entry: resolved like
+        a free name, its lookup already guarded)."""
+        hint = getattr(obj, "__name__", "fn")
+        name = fresh(hint if hint.isidentifier() else "fn", self.taken)
+        self.pf.closure[name] = obj
+        return name
+
     def resolve_static(self, e, scope: _Scope):
         """The object a Name / dotted Attribute of globals (or a known parameter) means."""
         if isinstance(e, gast.Name):
@@ -865,6 +891,20 @@ class _Objects:
                     return self.pf.known[e.id]
                 return UNRESOLVED
             return self.pf.resolve(e.id)
+        if isinstance(e, gast.Subscript):  # `ACTIVATIONS[name]`: a registry of the module
+            base = self.resolve_static(e.value, scope)
+            key = e.slice
+            key = key.value if isinstance(key, gast.Constant) else \
+                self.resolve_static(key, scope) if isinstance(key, gast.Name) else UNRESOLVED
+            if isinstance(base, dict) and type(key) in (str, int) and key in base:
+                guards.note("global", base, key, base[key])  # (the entry, checked per call)
+                return base[key]
+            if isinstance(base, (tuple, list)) and type(key) is int and \
+                    -len(base) <= key < len(base):
+                if isinstance(base, list):
+                    guards.note("items", base, len(base), base)
+                return base[key]
+            return UNRESOLVED
         if isinstance(e, gast.Attribute):
             base = self.resolve_static(e.value, scope)
             if base is UNRESOLVED or not isinstance(base, (types.ModuleType, type)):
@@ -919,6 +959,17 @@ def _built_classes(pf) -> list:
         elif isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) and \
                 f.value.id not in locals_ and f.value.id in globals_:
             obj = getattr(globals_[f.value.id], f.attr, UNRESOLVED)
-        if obj is not UNRESOLVED and _is_user_class(obj, globals_) and obj not in found:
+        elif isinstance(f, gast.Subscript) and isinstance(f.value, gast.Name) and \
+                f.value.id not in locals_ and isinstance(globals_.get(f.value.id), dict):
+            obj = next((v for v in globals_[f.value.id].values()
+                        if _is_user_class(v, globals_)), UNRESOLVED)  # (a registry)
+            if obj is UNRESOLVED and any(callable(v) for v in globals_[f.value.id].values()):
+                obj = _REGISTRY
+        if obj is _REGISTRY and obj not in found:
+            found.append(obj)
+        elif obj is not UNRESOLVED and _is_user_class(obj, globals_) and obj not in found:
             found.append(obj)
     return found
+
+
+_REGISTRY = object()  # (a call through a global dict of functions: the pass looks at it)
