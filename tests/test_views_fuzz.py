@@ -732,13 +732,14 @@ ULP = 1e-13  # "the last bits": a different association order or memory layout
 # marks a bug told apart by the failure alone.
 KNOWN_BUGS = {
     # source and tape gradients differ in the last bits (1-4 ulp) where source mode gives
-    # two names of one array adjoints of their own and the tape has one Tensor: names that
-    # hold other values elsewhere, i.e. aliases made or carried to inside a branch arm or a
-    # loop body (test_bug_source_and_tape_not_bitwise_after_a_write_on_one_arm), and copies
-    # `y = a` whose name a loop rebinds later (one array for the first trip only: which
-    # the generated code cannot know statically; tests/test_tape.py NOT_BITWISE). At the top
-    # level, a copy that stays one array is propagated away (frontend/aliases.py) and the
-    # names `v op= t` carries to share v's adjoint (Reverse.same_arrays).
+    # two names of one array adjoints of their own and the tape has one Tensor, and the
+    # names are one array on some paths or trips only: a copy `y = a` whose name a loop
+    # rebinds later (one array for the first trip only; tests/test_tape.py NOT_BITWISE), an
+    # alias made in one arm, `z = alias_again(v, z)` carried inside a loop or an arm (one
+    # array only if z held one: known from the shapes, not to the frontend), and a name
+    # chosen for a class that is read through another one later. Names certainly one array
+    # on every path read it through one name (frontend/aliases.py share_reads); at the top
+    # level a copy is propagated away and `v op= t` shares v's adjoint (same_arrays).
     "not_bitwise": (lambda f, p: f.kind == "source != tape" and f.rel is not None
                     and f.rel <= ULP, _unchanged),
     # `v op= t` on a view numpy keeps in its own memory order (a transposed view): srcad's
@@ -1463,17 +1464,57 @@ def alias_written_on_one_arm(x):
     return np.sum(y * y) + np.sum(z * z) + np.sum(z) * 2.0
 
 
-@pytest.mark.xfail(strict=True, reason="bug: a write on one arm of a branch carries the new "
-                   "array to the other names (`y = alias_again(z, y)` in the arm), so after "
-                   "the branch y and z are one array on both paths under names that hold "
-                   "other values elsewhere; each keeps an adjoint of its own, added into the "
-                   "other's at the carry, while the tape's one Tensor adds them in use order "
-                   "(KNOWN_BUGS['not_bitwise'])")
-def test_bug_source_and_tape_not_bitwise_after_a_write_on_one_arm():
+def test_regression_source_and_tape_bitwise_after_a_write_on_one_arm():
+    """A write on one arm carries the new array to the other names (`y = identity(z)` in
+    the arm), so after the branch y and z are one array on both paths under names that hold
+    other values elsewhere; each kept an adjoint of its own, added into the other's at the
+    carry, while the tape's one Tensor adds in use order. Now every read of an array that
+    several names certainly hold goes through one of them (frontend/aliases.py
+    `share_reads`): one adjoint, the tape's order."""
     x = np.random.default_rng(0).standard_normal((4, 3))
     g_src = srcad.grad(alias_written_on_one_arm)(x.copy())
     g_tape = srcad.grad(alias_written_on_one_arm, mode="tape")(x.copy())
     assert np.array_equal(g_src, g_tape), np.max(np.abs(g_src - g_tape))
+
+
+def alias_written_in_loop_then_rebound(x):
+    a0 = x * -1.25
+    v1 = a0
+    s2 = np.sum(a0 * a0) * 0.3
+    for i3, c4 in enumerate([-2.0, -1.25, 1.5]):
+        s2 = np.tanh(s2) * 1.5
+        v1[..., 1::2] += np.sin(s2)  # a0 sees it
+    a0 = np.tanh(a0) * -0.75
+    return np.sum(a0 * a0) + np.sum(np.sin(v1)) + s2 * s2
+
+
+def alias_kept_while_a_branch_rewrites_it(x):
+    a0 = np.tanh(x)
+    v1 = a0[-1:, 2]
+    v1[-1] = np.tanh(np.sum(v1)) * -1.25
+    s = np.sum(np.sin(v1[-1, None])) + np.sum(np.cos(v1[0]))
+    if np.sum(x) > 0.0:
+        for i2 in range(1):
+            v1[-1 - i2] -= np.tanh(np.sum(v1)) * -0.75
+    return s * 2.0 + np.sum(a0) * -1.25 + np.sum(v1) * 2.0
+
+
+@pytest.mark.parametrize("fn", [alias_written_on_one_arm, alias_written_in_loop_then_rebound,
+                                alias_kept_while_a_branch_rewrites_it],
+                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("shape", [(4, 3), (5, 4)])
+def test_regression_source_and_tape_bitwise_for_one_array_under_names_of_loops_and_branches(
+        fn, shape):
+    """Names certainly bound to one array on every path (a write in a loop or an arm carries
+    the new array to the other name, or a branch may rebind one of them later): each read
+    of it goes through one name, chosen where the names became one array (the one kept
+    longest), so its contributions add into one adjoint in use order, as on the tape."""
+    x = np.random.default_rng(0).standard_normal(shape)
+    value, g_src = srcad.value_and_grad(fn)(x.copy())
+    assert value == fn(x.copy())
+    g_tape = srcad.grad(fn, mode="tape")(x.copy())
+    assert np.array_equal(g_src, g_tape), np.max(np.abs(g_src - g_tape))
+    assert _fd_check(fn, (x,), g_src) == "ok"
 
 
 def scale_param_in_loop(x):

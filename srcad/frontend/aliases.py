@@ -96,4 +96,245 @@ def propagate_aliases(body: list, params) -> list:
             del out[i]
             continue
         i += 1
+    return share_reads(out, params)
+
+
+# -- one array, one name to read it by, across branches and loops ------------------------------
+#
+# A copy `v = identity(a)` that `propagate_aliases` must keep (made in a loop or an arm, or
+# a name given other values elsewhere) still makes two names of one array for a while. Where
+# both are certainly that array -- on every path, on every trip -- reading either is the
+# same computation, so each such read is made through one of them, the class's
+# representative: the backward then adds every contribution to the array into one adjoint
+# in the order it reaches them, as the tape's one Tensor does. The representative is chosen
+# where the class is made (or a copy joins it): the name expected to keep the array
+# longest, so that reads after the others move on go through it too; it stays the same while
+# it holds the array (a read through another name would start a second sum).
+#
+#     a = x * 0.5                      a = x * 0.5
+#     v = identity(a)                  v = identity(a)
+#     for i in range(3):               for i in range(3):
+#         v = setitem(v, 0, t)             v = setitem(v, 0, t)
+#         a = identity(v)                  a = identity(v)
+#     w = np.tanh(a)                   w = np.tanh(v)        (a is assigned again below)
+#     a = w * 2.0                      a = w * 2.0
+#     out = v * a                      out = v * a
+
+_INF = 1 << 60
+
+
+def _common(p: tuple, q: tuple) -> int:
+    k = 0
+    while k < min(len(p), len(q)) and p[k] == q[k]:
+        k += 1
+    return k
+
+
+class _Program:
+    """Program order, the loops and blocks around each statement and each name's
+    assignments: enough to guess, at a statement, how long a name keeps its value."""
+
+    def __init__(self, body, params):
+        self.order: dict[int, int] = {}
+        self.loops: dict[int, tuple] = {}
+        self.path: dict[int, tuple] = {}  # id(stmt) -> the blocks around it, outermost first
+        self.span: dict[tuple, int] = {}  # a block -> the order of its last statement
+        self.assigned: dict[str, list] = {p: [(-1, ())] for p in params}  # (order, path)
+        self.scope: dict[str, tuple] = {p: () for p in params}  # blocks around all its defs
+        self.last_read: dict[str, int] = {}  # name -> the order of its last read
+        self.number(body, (), ())
+        for s in ir.walk(body):  # (a read in a loop is made again up to the loop's end)
+            at = self.span[(id(self.loops[id(s)][0]), 0, True)] if self.loops[id(s)] \
+                else self.order[id(s)]
+            for n in ir.uses(s):
+                self.last_read[n] = max(self.last_read.get(n, -1), at)
+
+    def number(self, stmts, around, inside):
+        for s in stmts:
+            self.order[id(s)] = len(self.order)
+            self.loops[id(s)] = around
+            self.path[id(s)] = inside
+            for d in ir.defs(s):
+                self.assigned.setdefault(d, []).append((self.order[id(s)], inside))
+                common = self.scope.get(d, inside)
+                self.scope[d] = inside[:_common(common, inside)]
+            # a block: (id(stmt), part, runs), `runs` false where it may well not run
+            if isinstance(s, ir.If):
+                for arm, sub in ((0, s.body), (1, s.orelse)):
+                    key = (id(s), arm, False)
+                    self.number(sub, around, inside + (key,))
+                    self.span[key] = len(self.order) - 1
+            elif isinstance(s, ir.For):
+                key = (id(s), 0, True)
+                self.number(s.body, around + (s,), inside + (key,))
+                self.span[key] = len(self.order) - 1
+            elif isinstance(s, ir.While):
+                key, body = (id(s), 0, True), (id(s), 1, False)
+                self.number(s.cond_body, around + (s,), inside + (key,))
+                self.number(s.body, around + (s,), inside + (key, body))
+                self.span[key] = self.span[body] = len(self.order) - 1
+
+    def kept_until(self, m: str, s) -> int:
+        """Where `m` stops holding the value it holds at `s`, as far as can be told: its last
+        read (a temporary's is near), where it is next assigned by a statement that runs whenever the code after `s` does (not
+        one in a branch arm or a while body: on the other path the value is still read
+        through `m`), at the end of a loop around `s` that assigns it (the next trip), or
+        where the block that makes it ends (a name made in one arm or one loop body is not
+        that value on every path after it)."""
+        here, mine = self.order[id(s)], self.path[id(s)]
+        later = [o for o, where in self.assigned.get(m, ())
+                 if o > here and all(runs for _, _, runs in where[_common(where, mine):])]
+        for loop in self.loops[id(s)]:
+            if any(self.order[id(loop)] <= o <= here for o, _ in self.assigned.get(m, ())):
+                later.append(self.span[(id(loop), 0, True)])
+        if self.scope.get(m):
+            later.append(self.span[self.scope[m][-1]])
+        later.append(self.last_read.get(m, -1))  # (read no more after that)
+        return min(later)
+
+    def best(self, names, s) -> str:
+        """The name of `names` expected to keep its value longest from `s` (the oldest, then
+        the first by spelling, on a tie)."""
+        return max(sorted(names), key=lambda m: (self.kept_until(m, s),
+                                                 -min(self.assigned.get(m, [(_INF,)]))[0]))
+
+
+# A state: name -> (the names certainly bound to the same object, the one to read it by);
+# only names in classes of two or more.
+
+def _set(out: dict, members: frozenset, rep: str) -> None:
+    for m in members:
+        out[m] = (members, rep)
+
+
+def _without(state: dict, v: str, prog: _Program, s) -> dict:
+    """`state` after `v` is given a value of its own at `s`."""
+    if v not in state:
+        return state
+    members, rep = state[v]
+    out = dict(state)
+    del out[v]
+    rest = members - {v}
+    if len(rest) > 1:
+        _set(out, rest, rep if rep != v else prog.best(rest, s))
+    else:
+        for m in rest:
+            del out[m]
     return out
+
+
+def _with_copy(state: dict, v: str, a: str, prog: _Program, s) -> dict:
+    """`state` after `v = identity(a)` (`s`)."""
+    out = _without(state, v, prog, s)
+    members, rep = out.get(a, (frozenset((a,)), a))
+    out = dict(out)
+    _set(out, members | {v}, prog.best((rep, v), s))
+    return out
+
+
+def _meet(s1: dict, s2: dict, prog: _Program, s) -> dict:
+    """Names that are one object in both states (where they join, after `s`)."""
+    out = {}
+    for n, (c1, r1) in s1.items():
+        if n in out or n not in s2:
+            continue
+        c2, r2 = s2[n]
+        both = c1 & c2
+        if len(both) > 1:
+            _set(out, both, r1 if r1 == r2 and r1 in both else prog.best(both, s))
+    return out
+
+
+def _members(state: dict) -> dict:
+    return {n: c for n, (c, _) in state.items()}
+
+
+class _MustAlias:
+    """For each statement, the classes of names certainly bound to one object before it
+    runs (a forward must-alias analysis over identity copies; loops to a fixed point of
+    the classes), each with its representative."""
+
+    def __init__(self, copy_op, prog: _Program):
+        self.copy = copy_op
+        self.prog = prog
+        self.before: dict[int, dict] = {}  # id(stmt) -> state before it
+
+    def block(self, body, state: dict) -> dict:
+        for s in body:
+            state = self.stmt(s, state)
+        return state
+
+    def stmt(self, s, state: dict) -> dict:
+        self.before[id(s)] = state
+        prog = self.prog
+        if isinstance(s, ir.Call):
+            src = s.args.get("x") if s.op is self.copy else None
+            if isinstance(src, ir.Var) and src.name != s.target:
+                return _with_copy(state, s.target, src.name, prog, s)
+            return _without(state, s.target, prog, s)
+        if isinstance(s, ir.UserCall):
+            for t in s.targets:
+                state = _without(state, t, prog, s)
+            return state
+        if isinstance(s, ir.If):
+            return _meet(self.block(s.body, state), self.block(s.orelse, state), prog, s)
+        if isinstance(s, (ir.For, ir.While)):
+            head = state
+            for _ in range(20):  # (the classes only shrink: a few rounds)
+                if isinstance(s, ir.For):
+                    end = self.block(s.body, _without(head, s.target, prog, s))
+                else:
+                    cond = self.block(s.cond_body, head)
+                    end = self.block(s.body, cond)
+                new = _meet(state, end, prog, s)
+                if _members(new) == _members(head):
+                    break
+                head = new
+            else:
+                raise AssertionError("internal: alias classes of a loop did not settle")
+            if isinstance(s, ir.For):
+                return head
+            return _meet(cond, end, prog, s) if s.exits else cond
+        return state
+
+
+def _rewritten(atom, names: dict):
+    if isinstance(atom, ir.Var):
+        return ir.Var(names[atom.name]) if atom.name in names else atom
+    if isinstance(atom, ir.Seq):
+        return ir.Seq(tuple(_rewritten(a, names) for a in atom.items), atom.kind)
+    if isinstance(atom, ir.Index):
+        return ir.Index(tuple(_rewritten(p, names) for p in atom.parts), atom.is_tuple)
+    if isinstance(atom, ir.Slice):
+        return ir.Slice(*(None if a is None else _rewritten(a, names)
+                          for a in (atom.lower, atom.upper, atom.step)))
+    return atom
+
+
+def share_reads(body: list, params) -> list:
+    """Make each read of an object that several names certainly hold through its class's
+    representative (see the comment above). Only the names statements read change; no
+    statement is added or removed, and every read gets the very object it got before."""
+    copy = table.lookup(control.identity)
+    if not any(isinstance(s, ir.Call) and s.op is copy for s in ir.walk(body)):
+        return body
+    flow = _MustAlias(copy, _Program(body, params))
+    flow.block(body, {})
+    for s in ir.walk(body):
+        # (not a branch's test nor a loop's bounds: the backward reads them again, where the
+        # name the normaliser snapshotted them under still holds them and another may not)
+        state = flow.before.get(id(s))
+        if not state or not isinstance(s, (ir.Call, ir.Effect, ir.UserCall, ir.Return)):
+            continue
+        names = {n: state[n][1] for n in ir.uses(s) if n in state and state[n][1] != n}
+        if isinstance(s, ir.Call):  # (never `v = identity(v)`)
+            names = {k: v for k, v in names.items() if v != s.target}
+        if not names:
+            continue
+        if isinstance(s, (ir.Call, ir.Effect)):
+            s.args = {k: _rewritten(a, names) for k, a in s.args.items()}
+        elif isinstance(s, ir.UserCall):
+            s.args = [_rewritten(a, names) for a in s.args]
+        elif isinstance(s, ir.Return):
+            s.value = _rewritten(s.value, names)
+    return body
