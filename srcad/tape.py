@@ -43,7 +43,7 @@ from .frontend.opaque import is_library_module, library_file
 from .ops import table
 from .tape_builtins import LibraryView, plain_call, tape_builtins
 from .tape_containers import CONTAINERS, TensorDict, raw_item, raw_items, rewrap, wrap_container
-from .tape_tensor import _PY, Tensor, _has_tensor, _unwrap
+from .tape_tensor import _PY, Plain, Tensor, _has_tensor, _unwrap, plain_view
 from .transform.specialise import Info
 
 
@@ -261,6 +261,8 @@ class Tape:
 
     def wrap(self, obj):
         """What a traced function sees for a global or closure value."""
+        if type(obj) is np.ndarray:  # a global array: numpy's, its `.dot` seeing Tensors
+            return plain_view(obj)
         if isinstance(obj, types.FunctionType):
             op = table.lookup(obj)
             if op is not None:
@@ -298,8 +300,17 @@ class Tape:
             if any(isinstance(a, (list, tuple)) and _has_tensor(a) for a in given) or (
                     fn in _NO_DISPATCH and any(_has_tensor(a) for a in given)):
                 return self.apply(fn, args, kwargs, _PY.get(fn))
-            return fn(*args, **kwargs)
+            out = fn(*args, **kwargs)
+            if constructor and _is_float_array(out):
+                # np.zeros(...) made in the function: a buffer it may write differentiable
+                # values into (`out[i] = v`, `h[:, t] = h_t`, `dx[...] += d`), in place or
+                # through views -- a Tensor with no history follows them, as source mode's
+                # copy on write does
+                return Tensor(out, self)
+            return out
 
+        op = table.lookup(fn)
+        constructor = op is not None and op.family == "constructor"
         return call
 
     def scoped(self, fn):
@@ -380,6 +391,10 @@ class Tape:
                     for item, piece in _pieces(arg, c):
                         _accumulate(adj, item, piece)
         return adj
+
+
+def _is_float_array(x) -> bool:
+    return type(x) is np.ndarray and np.issubdtype(x.dtype, np.floating)
 
 
 def _swap(seq, t, old):
@@ -577,7 +592,8 @@ def _wrap_args(tape, values, wrt_mask):
             return t
         return x
 
-    return [wrap_container(v, tape, leaf) if w else v for v, w in zip(values, wrt_mask)]
+    return [wrap_container(v, tape, leaf) if w else plain_view(v)
+            for v, w in zip(values, wrt_mask)]
 
 
 def _raw_tree(x):
@@ -673,4 +689,6 @@ def grads(tape, wrapped, values, out, cotangent, wrt_mask):
 def value_of(out):
     if isinstance(out, tuple):
         return tuple(value_of(o) for o in out)
+    if type(out) is Plain:
+        return out.view(np.ndarray)
     return out.value if isinstance(out, Tensor) else out

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dis
 import operator
+import os
 import sys
 
 import numpy as np
@@ -217,6 +218,59 @@ class Tensor:
         return np.argmin(self.value, *a, **k)
 
 
+class Plain(np.ndarray):
+    """A plain array the function reads (an argument not differentiated, a global), as its
+    traced code sees it: numpy's own array -- a view of the caller's, so writes into it,
+    its views and its aliases are numpy's -- whose `.dot` with a tape value goes to the tape.
+    numpy's ndarray methods do not look for overrides in their arguments (`X.dot(W)` asks a
+    Tensor W for a plain array through ``__array__``); of those that take an array, `dot` is
+    the one with a derivative (`X * t`, `X @ t`, `X.clip(t)` are ufuncs and reach the Tensor's
+    ``__array_ufunc__``). numpy keeps the subclass on views and results (`X[i].dot(W)`,
+    `X.T.dot(d)`); `_unwrap` turns it back into ndarray before any numpy call the tape makes,
+    so nothing the tape computes or returns holds one."""
+
+    _srcad_plain = True
+
+    def dot(self, b, out=None):
+        t = _first_tensor(b)
+        if t is None:
+            return np.ndarray.dot(self, _unwrap(b), out)
+        if out is not None:
+            raise user_error("tape mode: `a.dot(x, out=...)` writes a differentiable value "
+                             "into `out` in place, which the tape does not follow",
+                             hint="write `r = a.dot(x)` without out=")
+        return t.tape.apply(np.dot, (self.view(np.ndarray), b), {})
+
+
+def plain_view(x):
+    """`x` as traced code sees it: a `Plain` view of a numeric ndarray, else `x`."""
+    if type(x) is np.ndarray and x.dtype.kind in "biufc":
+        return x.view(Plain)
+    return x
+
+
+def _first_tensor(x):
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, (list, tuple)):
+        return next((t for t in map(_first_tensor, x) if t is not None), None)
+    return None
+
+
+def user_error(message, hint=None, cls=SrcadError):
+    """A refusal at the user's line: the innermost frame running code outside srcad."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_SRCAD_DIR):
+        frame = frame.f_back
+    if frame is None:
+        return cls(message, hint=hint)
+    return cls(message, hint=hint, filename=frame.f_code.co_filename,
+               lineno=frame.f_lineno, func=frame.f_code.co_name)
+
+
+_SRCAD_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
 _CALLS = {dis.opmap[n] for n in ("CALL", "PRECALL", "CALL_FUNCTION", "CALL_METHOD",
                                   "CALL_FUNCTION_KW", "CALL_FUNCTION_EX", "CALL_KW")
           if n in dis.opmap}
@@ -313,6 +367,8 @@ def _unwrap(x):
         return tuple(_unwrap(v) for v in x)
     if type(x) is dict:
         return {k: _unwrap(v) for k, v in x.items()}
+    if type(x) is Plain:
+        return x.view(np.ndarray)
     return x
 
 
