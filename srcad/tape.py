@@ -43,7 +43,7 @@ from .frontend.opaque import is_library_module, library_file
 from .ops import table
 from .tape_builtins import LibraryView, plain_call, tape_builtins
 from .tape_containers import CONTAINERS, TensorDict, raw_item, raw_items, rewrap, wrap_container
-from .tape_tensor import _PY, Plain, Tensor, _has_tensor, _unwrap, plain_view
+from .tape_tensor import _PY, Plain, Tensor, _has_tensor, _unwrap, plain_view, user_error
 from .transform.specialise import Info
 
 
@@ -105,7 +105,7 @@ class Tape:
         try:
             bound = op.bind(args, kwargs)
         except TypeError as e:
-            raise SrcadError(f"tape mode: {e}") from None
+            raise user_error(f"tape mode: {e}") from None
         values = {k: _unwrap(v) for k, v in bound.items()}
         positional, keywords = op.call_parts(values)
         result = _forward_form(op, values)
@@ -175,7 +175,7 @@ class Tape:
             if id(base) in done:
                 break
             if kind == "opaque":
-                raise SrcadError(
+                raise user_error(
                     "tape mode: a write through a view made by reshape/ravel/squeeze/... "
                     "(numpy shares memory here) is not followed",
                     hint="copy before writing (r = r.copy()), or write into the base array")
@@ -301,17 +301,25 @@ class Tape:
                     fn in _NO_DISPATCH and any(_has_tensor(a) for a in given)):
                 return self.apply(fn, args, kwargs, _PY.get(fn))
             out = fn(*args, **kwargs)
-            if constructor and _is_float_array(out):
-                # np.zeros(...) made in the function: a buffer it may write differentiable
-                # values into (`out[i] = v`, `h[:, t] = h_t`, `dx[...] += d`), in place or
-                # through views -- a Tensor with no history follows them, as source mode's
-                # copy on write does
-                return Tensor(out, self)
+            if type(out) is np.ndarray:
+                return self.made(out, given if makes else None)
             return out
 
         op = table.lookup(fn)
-        constructor = op is not None and op.family == "constructor"
+        makes = fn in _MAKERS or (op is not None and op.family == "constructor")
         return call
+
+    def made(self, out, args=None):
+        """A numpy call's array result, no Tensor among its arguments, as traced code sees it.
+        A new float array the function made itself (`args`: np.zeros, np.empty_like,
+        np.array, np.copy -- holding no memory of anything else) is a Tensor with no history:
+        a buffer the function may write differentiable values into (`out[i, j] = v`,
+        `h[:, t, :] = h_t`, `dx[...] += d`), in place or through its views, which the tape
+        follows as source mode's copy on write does. Any other is `Plain`, numpy's array."""
+        if args is not None and np.issubdtype(out.dtype, np.floating) and \
+                out.flags.owndata and not any(out is a for a in args):
+            return Tensor(out, self)
+        return plain_view(out)
 
     def scoped(self, fn):
         traced = self.traced(fn)
@@ -391,10 +399,6 @@ class Tape:
                     for item, piece in _pieces(arg, c):
                         _accumulate(adj, item, piece)
         return adj
-
-
-def _is_float_array(x) -> bool:
-    return type(x) is np.ndarray and np.issubdtype(x.dtype, np.floating)
 
 
 def _swap(seq, t, old):
@@ -484,6 +488,8 @@ class _TracedGlobals(dict):
 # numpy callables that never hand a Tensor argument to its __array_function__ (np.full's
 # dispatcher sees only `like`, np.full_like's only the prototype, not the fill value)
 _NO_DISPATCH = (np.asarray, np.array, np.full, np.full_like)
+# numpy callables with a row, besides the constructors, that make a new array (a copy)
+_MAKERS = (np.array, np.asarray, np.copy)
 
 
 class _NumpyView:
@@ -501,9 +507,22 @@ class _NumpyView:
             return _Concatenator(self._tape, obj)
         if callable(obj) and not isinstance(obj, type) and table.lookup(obj) is not None:
             return self._tape.sequence_aware(obj)
+        if callable(obj) and not isinstance(obj, type):  # no row: np.random.randn, ...
+            return _plain_results(self._tape, obj)
         if isinstance(obj, type) and issubclass(obj, np.generic) and table.lookup(obj):
             return _scalar_type(self._tape, obj)
         return obj
+
+
+def _plain_results(tape, fn):
+    """A numpy callable with no row as traced code sees it: its array results `Plain`."""
+
+    def call(*args, **kwargs):
+        out = fn(*args, **kwargs)
+        return tape.made(out) if type(out) is np.ndarray else out
+
+    call.__wrapped__ = fn
+    return call
 
 
 class _Concatenator:

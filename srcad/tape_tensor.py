@@ -46,19 +46,20 @@ class Tensor:
         out = kwargs.pop("out", None)
         if method != "__call__" or (out is not None and not (
                 len(out) == 1 and out[0] is inputs[0] and isinstance(inputs[0], np.ndarray))):
-            raise SrcadError(f"tape mode: `{ufunc.__name__}.{method}` / out= is not "
+            raise user_error(f"tape mode: `{ufunc.__name__}.{method}` / out= is not "
                              f"differentiable", hint="call the ufunc directly, without out=")
         # `a += t` with `a` a plain array: a new value that Python binds to `a` (source mode's
         # `a = a + t`), the array itself unchanged -- unless `a` is a view of another array,
         # which numpy would change and the tape cannot
         if out is not None and isinstance(out[0], np.ndarray) and (
-                out[0].base is not None or sys.getrefcount(out[0]) > _LONE_REFS):
+                sys.getrefcount(out[0]) > _LONE_REFS or _seen_elsewhere(out[0].base)):
             # a plain array with a view or another name: numpy changes what they see
-            raise SrcadError(
+            raise user_error(
                 f"tape mode: `{ufunc.__name__}` writes a differentiable value in place into a "
                 f"plain array; numpy changes it (and its views and aliases), which the tape "
                 f"cannot follow",
-                hint="make the buffer with np.zeros_like(x) of a differentiable x, or build "
+                hint="copy it first (`a = np.copy(a)`: the tape follows writes into arrays "
+                "the function makes -- np.zeros, np.zeros_like, np.array, np.copy), or build "
                 "the result with np.stack / np.concatenate, or use mode='source'")
         py = _PY.get(ufunc)
         return self.tape.apply(ufunc, inputs, kwargs, py)
@@ -90,20 +91,12 @@ class Tensor:
             return float(self.value)
         # numpy calls this to store a value into a plain array (`out[i] = t`): the gradient
         # would be silently wrong
-        raise SrcadError(
-            "tape mode: a differentiable value is being turned into a plain float (float(x), "
-            "or `a[i] = x` into an array the tape does not follow), which loses its gradient",
-            hint="build the array from differentiable values (np.stack, np.concatenate), or "
-            "use mode='source', which differentiates `a[i] = x`")
+        raise _lost_error(sys._getframe(1), "turned into a plain float")
 
     def __array__(self, dtype=None, copy=None):
-        # numpy wants a plain array (`a[i] = t` into an array the tape does not follow): the
-        # value would lose its gradient
-        raise SrcadError(
-            "tape mode: a differentiable value is being stored into a plain array (`a[i] = x`), "
-            "which loses its gradient",
-            hint="make the array with np.zeros_like(x) of a differentiable x, or build it with "
-            "np.stack / np.concatenate, or use mode='source', which differentiates `a[i] = x`")
+        # numpy wants a plain array: `a[i] = t` into an array the tape does not follow, or an
+        # ndarray method given t (`a.dot(t)` of an array the tape does not see as `Plain`)
+        raise _lost_error(sys._getframe(1), "turned into a plain array")
 
     def __index__(self):
         return operator.index(self.value)
@@ -128,7 +121,28 @@ class Tensor:
         # the value once check_opaque has made sure the gradient does not need it
         if attr.startswith("_"):
             raise AttributeError(attr)
+        if attr in _IN_PLACE and isinstance(self.value, np.ndarray):
+            return lambda *a, **k: self._in_place(attr, a, k)
         return getattr(self.value, attr)
+
+    def _in_place(self, name, args, kwargs):
+        """`t.fill(v)`, `t.sort()`, `t.put(i, v)`: numpy changes the array in place, so as
+        `t[i] = v` the tape writes a new value (copy on write) -- changing the value the
+        tape's earlier entries read would change their gradients."""
+        if name == "fill" and isinstance(args[0] if args else None, Tensor) and not kwargs:
+            self.tape.write(self, lambda old: self.tape.apply(np.full_like, (old, args[0]), {}))
+            return None
+        if _has_tensor(args) or _has_tensor(kwargs):
+            raise user_error(f"tape mode: `.{name}()` would store a differentiable value into "
+                             f"the array as a plain number, which loses its gradient",
+                             hint="write it with an index (`a[i] = v`) or use mode='source'")
+
+        def make(old):
+            new = np.array(old.value, copy=True)
+            getattr(new, name)(*args, **kwargs)
+            return new
+
+        self.tape.write(self, make)
 
     def __getitem__(self, index):
         return self.tape.apply(operator.getitem, (self, index), {})
@@ -271,6 +285,29 @@ def user_error(message, hint=None, cls=SrcadError):
 _SRCAD_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
+# ndarray methods that change the array in place (Tensor._in_place)
+_IN_PLACE = ("fill", "sort", "partition", "put")
+
+
+def _lost_error(frame, what):
+    """The refusal where numpy takes a Tensor's plain value (its gradient would be lost): in
+    a method call of a plain array (`a.dot(t)`) or a store into one (`a[i] = t`)."""
+    if _called(frame):
+        return user_error(
+            f"tape mode: a differentiable value given to a method of a plain numpy array (as in "
+            f"`a.dot(x)`) is {what}, which loses its gradient: numpy's ndarray methods do not "
+            f"let the tape see their arguments",
+            hint="call the numpy function instead (`np.dot(a, x)` or `a @ x` for `a.dot(x)`), "
+            "or use mode='source'")
+    return user_error(
+        f"tape mode: a differentiable value stored into an array the function did not make "
+        f"(an argument, a global, an array a library returned) is {what}, which loses its "
+        f"gradient",
+        hint="make the array in the function (np.zeros(...), np.zeros_like(x), np.array(a), "
+        "np.copy(a)) and write into that, build it with np.stack / np.concatenate, or use "
+        "mode='source'")
+
+
 _CALLS = {dis.opmap[n] for n in ("CALL", "PRECALL", "CALL_FUNCTION", "CALL_METHOD",
                                   "CALL_FUNCTION_KW", "CALL_FUNCTION_EX", "CALL_KW")
           if n in dis.opmap}
@@ -280,6 +317,14 @@ def _called(frame) -> bool:
     """Is `frame` (the user's code) at a call -- float(t) -- rather than a store (a[i] = t)?"""
     code = frame.f_code.co_code
     return 0 <= frame.f_lasti < len(code) and code[frame.f_lasti] in _CALLS
+
+
+def _seen_elsewhere(base) -> bool:
+    """Is `base`, the base of an array numpy writes into, seen by anything but that array?
+    (A `Plain` view of a result no name holds is the result itself, to numpy's semantics.)"""
+    if base is None:
+        return False
+    return type(base) is not np.ndarray or base.base is not None or sys.getrefcount(base) > 3
 
 
 class _RefProbe:
