@@ -301,7 +301,7 @@ class Tape:
                     fn in _NO_DISPATCH and any(_has_tensor(a) for a in given)):
                 return self.apply(fn, args, kwargs, _PY.get(fn))
             out = fn(*args, **kwargs)
-            if type(out) is np.ndarray:
+            if type(out) in (np.ndarray, Plain):  # (np.zeros_like(X) of a Plain X: Plain)
                 return self.made(out, given if makes else None)
             return out
 
@@ -318,7 +318,7 @@ class Tape:
         follows as source mode's copy on write does. Any other is `Plain`, numpy's array."""
         if args is not None and np.issubdtype(out.dtype, np.floating) and \
                 out.flags.owndata and not any(out is a for a in args):
-            return Tensor(out, self)
+            return Tensor(out.view(np.ndarray) if type(out) is Plain else out, self)
         return plain_view(out)
 
     def scoped(self, fn):

@@ -61,6 +61,8 @@ class Tensor:
                 hint="copy it first (`a = np.copy(a)`: the tape follows writes into arrays "
                 "the function makes -- np.zeros, np.zeros_like, np.array, np.copy), or build "
                 "the result with np.stack / np.concatenate, or use mode='source'")
+        if ufunc is _CLIP_UFUNC:  # plain.clip(t, ...): ndarray.clip calls numpy's ufunc
+            return self.tape.apply(np.clip, inputs, kwargs)
         py = _PY.get(ufunc)
         return self.tape.apply(ufunc, inputs, kwargs, py)
 
@@ -347,6 +349,12 @@ def _lone_refs() -> int:
 
 
 _LONE_REFS = _lone_refs()
+
+
+try:  # (the ufunc behind ndarray.clip: no row of its own, np.clip's semantics)
+    from numpy._core.umath import clip as _CLIP_UFUNC
+except ImportError:  # numpy < 2
+    from numpy.core.umath import clip as _CLIP_UFUNC
 
 
 _PY = {np.add: operator.add, np.subtract: operator.sub, np.multiply: operator.mul,
