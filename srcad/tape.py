@@ -686,13 +686,13 @@ def settle_arguments(values, wrapped) -> None:
             for k in keys:
                 v = dict.__getitem__(w, k)
                 if w is original or k in getattr(w, "written", ()) or k not in original:
-                    if isinstance(v, Tensor) or w is not original:
-                        dict.__setitem__(original, k, value_of(v) if isinstance(v, Tensor)
-                                         else _raw_tree(v))
+                    if isinstance(v, (Tensor, Plain)) or w is not original:
+                        dict.__setitem__(original, k, value_of(v) if isinstance(v, (
+                            Tensor, Plain)) else _raw_tree(v))
         elif type(original) is list and w is original:
             for i, v in enumerate(original):
-                if isinstance(v, Tensor):
-                    original[i] = v.value
+                if isinstance(v, (Tensor, Plain)):
+                    original[i] = value_of(v)
 
 
 def grads(tape, wrapped, values, out, cotangent, wrt_mask):

@@ -133,7 +133,7 @@ class Tensor:
         tape's earlier entries read would change their gradients."""
         if name == "fill" and isinstance(args[0] if args else None, Tensor) and not kwargs:
             self.tape.write(self, lambda old: self.tape.apply(np.full_like, (old, args[0]), {}))
-            return None
+            return
         if _has_tensor(args) or _has_tensor(kwargs):
             raise user_error(f"tape mode: `.{name}()` would store a differentiable value into "
                              f"the array as a plain number, which loses its gradient",

@@ -206,9 +206,18 @@ def test_plain_results_do_not_leak():
     def ret(W, X):
         return np.sum(X.dot(W)), X.T
 
-    (value, xt), pullback = srcad.vjp(ret, _W, _X, mode="tape")
+    (value, xt), _ = srcad.vjp(ret, _W, _X, mode="tape")
     assert type(xt) is np.ndarray and np.array_equal(xt, _X.T)
     assert type(value) is np.float64
+    cache = {}
+    srcad.grad(keeps_in_dict, mode="tape")(_W, _X, cache)
+    assert {k: type(v) for k, v in cache.items()} == {"X": np.ndarray, "m": np.ndarray}
+
+
+def keeps_in_dict(W, X, cache):
+    cache["X"] = X
+    cache["m"] = np.mean(X, axis=0)
+    return np.sum(X.dot(W))
 
 
 # -- refusals: where numpy's semantics cannot be kept, at the user's line, with a working hint ----
