@@ -87,6 +87,7 @@ def _forward_form(op, values):
 class Tape:
     def __init__(self):
         self.entries: list[Entry] = []
+        self.uses: dict = {}  # id(Tensor) -> the entries holding it (`_record`, `_replace`)
         self._traced: dict = {}
         self._scalar_types: dict = {}  # np.float64 -> its stand-in (see `_scalar_type`)
         self.views: dict = {}  # id -> Tensor that is a view of another, in creation order
@@ -126,7 +127,7 @@ class Tape:
         # array no Tensor touches): keep a copy of it, as source mode's code rebinds instead
         saved = {k: (np.array(v, copy=True) if isinstance(v, np.ndarray) else v)
                  for k, v in bound.items()}
-        self.entries.append(Entry(op, saved, out))
+        self._record(Entry(op, saved, out))
         base = next(iter(bound.values()), None)
         if (op.view and isinstance(base, Tensor) and isinstance(result, np.ndarray)
                 and isinstance(base.value, np.ndarray)
@@ -153,8 +154,7 @@ class Tape:
             return raw
         if not _has_tensor(out):
             return raw
-        self.entries.append(Entry(table.lookup(operator.getitem), {"a": c, "index": index},
-                                  out))
+        self._record(Entry(table.lookup(operator.getitem), {"a": c, "index": index}, out))
         return out
 
     def setitem(self, t: Tensor, index, value) -> None:
@@ -217,11 +217,29 @@ class Tape:
             return self.apply(np.transpose, (base, arg), {})
         return self.apply(np.swapaxes, (base, arg[0], arg[1]), {})
 
+    def _record(self, entry: Entry) -> None:
+        """Append `entry` to the tape, indexed by the Tensors it holds (as `_replace` finds
+        them: its result, its arguments and the items of list or tuple arguments, a call's
+        pairs), so that a write visits the entries that read the written Tensor only."""
+        self.entries.append(entry)
+        held = {}
+        if isinstance(entry.out, Tensor):
+            held[id(entry.out)] = entry.out
+        for v in (entry.args or {}).values():
+            _tensors_in(v, held)
+        for pair in entry.pairs or ():
+            _tensors_in(pair, held)
+        for key in held:
+            self.uses.setdefault(key, []).append(entry)
+
     def _replace(self, t: Tensor, make) -> None:
         old = Tensor(t.value, self)
         if id(t) in self.origin and self.origin[id(t)] is t:
             self.origin[id(t)] = old  # an argument's gradient is for its value on entry
-        for e in self.entries:
+        uses = self.uses.pop(id(t), [])
+        if uses:
+            self.uses[id(old)] = uses
+        for e in uses:
             if e.out is t:
                 e.out = old
             if e.args is not None:
@@ -237,9 +255,14 @@ class Tape:
         if isinstance(new, Tensor):
             t.value = new.value
             self.views.pop(id(new), None)  # (t keeps its own place, or none)
-            for e in self.entries:
+            made = self.uses.pop(id(new), [])
+            for e in made:
                 if e.out is new:
                     e.out = t
+            self.uses.setdefault(id(t), []).extend(e for e in made if e.out is t)
+            rest = [e for e in made if e.out is not t]
+            if rest:
+                self.uses[id(new)] = rest
         else:
             t.value = new
 
@@ -347,7 +370,7 @@ class Tape:
             dicts = []
             args = tuple(fresh(a) for a in args)
             kwargs = {k: fresh(v) for k, v in kwargs.items()}
-            self.entries.append(Entry(None, None, None, kind="enter", pairs=pairs))
+            self._record(Entry(None, None, None, kind="enter", pairs=pairs))
             out = traced(*args, **kwargs)
             for x, inner, made in dicts:  # `param[k] = v` in the callee: the caller's dict
                 for k in inner:
@@ -399,6 +422,15 @@ class Tape:
                     for item, piece in _pieces(arg, c):
                         _accumulate(adj, item, piece)
         return adj
+
+
+def _tensors_in(v, held: dict) -> None:
+    """The Tensors `_replace` may find in an entry's argument `v` (by id, into `held`)."""
+    if isinstance(v, Tensor):
+        held[id(v)] = v
+    elif type(v) in (list, tuple):
+        for item in v:
+            _tensors_in(item, held)
 
 
 def _swap(seq, t, old):
