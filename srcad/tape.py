@@ -13,6 +13,12 @@ subroutine (the callee's contributions to an argument are summed before they are
 the caller's), the tape runs user functions through wrappers that give the callee fresh
 Tensors for its arguments and add their adjoints back when the backward leaves the call.
 This front end shares nothing with srcad's parser: it is a second, independent mechanism.
+
+The arrays the function does not differentiate come in two kinds. A new float array it makes
+itself (np.zeros, np.empty_like, np.array, np.copy, ...) is a Tensor with no history: a buffer
+it may write differentiable values into (`out[i, j] = v`, `h[:, t] = h_t`), followed copy on
+write as source mode does. Every other (an argument, a global, numpy's result on those) is
+`Plain` (tape_tensor.py): numpy's own array, whose `.dot` given a Tensor goes to the tape.
 The wrapped value, `Tensor`, and its operators are in srcad/tape_tensor.py; this module holds
 the `Tape` (recording, writes through views, user functions, the backward) and `run`/`grads`.
 

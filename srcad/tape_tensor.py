@@ -5,8 +5,9 @@ Input: a value the user's function computes with, and the `Tape` it records onto
 numpy calls reach `Tape.apply` through ``__array_ufunc__`` / ``__array_function__``,
 operators and methods (``x @ W``, ``x.sum(axis=1)``, ``x.T``, ``x[i] = v``, ``x += t``) through
 the Tensor's own dunders, mapped as source mode's normaliser maps them -- and that refuses,
-with a clear `SrcadError`, what would silently lose its gradient (``float(t)`` stored into a
-plain array, ``out=``, a differentiable value written in place into a plain array).
+with a clear `SrcadError` at the user's line, what would silently lose its gradient (``t``
+stored into an array the tape does not follow, given to a method of one, ``out=``). `Plain`
+is how the tape shows traced code the arrays it does not follow (srcad/tape.py).
 `_unwrap` and `_has_tensor` see through Tensors inside lists, tuples, dicts and the tape's
 containers (srcad/tape_containers.py).
 

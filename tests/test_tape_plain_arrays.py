@@ -290,3 +290,35 @@ def test_refusal_at_the_users_line_and_its_hint_works(fn, hinted, args, hint):
     grad = srcad.grad(hinted, mode="tape")(*args)
     assert rel_error(grad, numerical_grad(hinted, args)) < 1e-6
     _same_bits(grad, srcad.grad(hinted)(*args))
+
+
+# -- the corpus programs of these two classes (tests/corpus_styles), source and tape bitwise -----
+CORPUS = ["dictnets.two_layer_net", "losses.svm_loss_naive", "losses.svm_loss_vectorized",
+          "losses.softmax_loss_naive", "losses.softmax_loss_vectorized",
+          "dictnets.returns_loss_and_grads", "dictnets.fc_net_caches_dict",
+          "recurrent.rnn_cs231n_preallocated", "recurrent.lstm_cs231n_loop",
+          "conv.im2col_slices_conv", "conv.zeros_pad_stride2", "conv.naive_conv_loss",
+          "conv.max_pool_loss", "conv.three_layer_convnet", "policy.gae_reversed"]
+
+
+def _same_tree(a, b, where):
+    if isinstance(a, dict):
+        assert list(a) == list(b), where
+        for k in a:
+            _same_tree(a[k], b[k], f"{where}[{k!r}]")
+    elif isinstance(a, (list, tuple)):
+        assert type(a) is type(b) and len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b)):
+            _same_tree(x, y, f"{where}[{i}]")
+    else:
+        _same_bits(a, b)
+
+
+@pytest.mark.parametrize("name", CORPUS)
+def test_corpus_program_bitwise_with_source(name):
+    from tests.corpus_styles import all_programs
+
+    p = next(q for q in all_programs() if q.name == name)
+    src = srcad.value_and_grad(p.fn, wrt=p.wrt)(*p.make_args())
+    tape = srcad.value_and_grad(p.fn, wrt=p.wrt, mode="tape")(*p.make_args())
+    _same_tree(src, tape, name)
