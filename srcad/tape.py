@@ -13,6 +13,12 @@ subroutine (the callee's contributions to an argument are summed before they are
 the caller's), the tape runs user functions through wrappers that give the callee fresh
 Tensors for its arguments and add their adjoints back when the backward leaves the call.
 This front end shares nothing with srcad's parser: it is a second, independent mechanism.
+
+The arrays the function does not differentiate come in two kinds. A new float array it makes
+itself (np.zeros, np.empty_like, np.array, np.copy, ...) is a Tensor with no history: a buffer
+it may write differentiable values into (`out[i, j] = v`, `h[:, t] = h_t`), followed copy on
+write as source mode does. Every other (an argument, a global, numpy's result on those) is
+`Plain` (tape_tensor.py): numpy's own array, whose `.dot` given a Tensor goes to the tape.
 The wrapped value, `Tensor`, and its operators are in srcad/tape_tensor.py; this module holds
 the `Tape` (recording, writes through views, user functions, the backward) and `run`/`grads`.
 
@@ -43,7 +49,7 @@ from .frontend.opaque import is_library_module, library_file
 from .ops import table
 from .tape_builtins import LibraryView, plain_call, tape_builtins
 from .tape_containers import CONTAINERS, TensorDict, raw_item, raw_items, rewrap, wrap_container
-from .tape_tensor import _PY, Tensor, _has_tensor, _unwrap
+from .tape_tensor import _PY, Plain, Tensor, _has_tensor, _unwrap, plain_view, user_error
 from .transform.specialise import Info
 
 
@@ -87,6 +93,7 @@ def _forward_form(op, values):
 class Tape:
     def __init__(self):
         self.entries: list[Entry] = []
+        self.uses: dict = {}  # id(Tensor) -> the entries holding it (`_record`, `_replace`)
         self._traced: dict = {}
         self._scalar_types: dict = {}  # np.float64 -> its stand-in (see `_scalar_type`)
         self.views: dict = {}  # id -> Tensor that is a view of another, in creation order
@@ -105,7 +112,7 @@ class Tape:
         try:
             bound = op.bind(args, kwargs)
         except TypeError as e:
-            raise SrcadError(f"tape mode: {e}") from None
+            raise user_error(f"tape mode: {e}") from None
         values = {k: _unwrap(v) for k, v in bound.items()}
         positional, keywords = op.call_parts(values)
         result = _forward_form(op, values)
@@ -126,7 +133,7 @@ class Tape:
         # array no Tensor touches): keep a copy of it, as source mode's code rebinds instead
         saved = {k: (np.array(v, copy=True) if isinstance(v, np.ndarray) else v)
                  for k, v in bound.items()}
-        self.entries.append(Entry(op, saved, out))
+        self._record(Entry(op, saved, out))
         base = next(iter(bound.values()), None)
         if (op.view and isinstance(base, Tensor) and isinstance(result, np.ndarray)
                 and isinstance(base.value, np.ndarray)
@@ -153,8 +160,7 @@ class Tape:
             return raw
         if not _has_tensor(out):
             return raw
-        self.entries.append(Entry(table.lookup(operator.getitem), {"a": c, "index": index},
-                                  out))
+        self._record(Entry(table.lookup(operator.getitem), {"a": c, "index": index}, out))
         return out
 
     def setitem(self, t: Tensor, index, value) -> None:
@@ -175,7 +181,7 @@ class Tape:
             if id(base) in done:
                 break
             if kind == "opaque":
-                raise SrcadError(
+                raise user_error(
                     "tape mode: a write through a view made by reshape/ravel/squeeze/... "
                     "(numpy shares memory here) is not followed",
                     hint="copy before writing (r = r.copy()), or write into the base array")
@@ -217,11 +223,29 @@ class Tape:
             return self.apply(np.transpose, (base, arg), {})
         return self.apply(np.swapaxes, (base, arg[0], arg[1]), {})
 
+    def _record(self, entry: Entry) -> None:
+        """Append `entry` to the tape, indexed by the Tensors it holds (as `_replace` finds
+        them: its result, its arguments and the items of list or tuple arguments, a call's
+        pairs), so that a write visits the entries that read the written Tensor only."""
+        self.entries.append(entry)
+        held = {}
+        if isinstance(entry.out, Tensor):
+            held[id(entry.out)] = entry.out
+        for v in (entry.args or {}).values():
+            _tensors_in(v, held)
+        for pair in entry.pairs or ():
+            _tensors_in(pair, held)
+        for key in held:
+            self.uses.setdefault(key, []).append(entry)
+
     def _replace(self, t: Tensor, make) -> None:
         old = Tensor(t.value, self)
         if id(t) in self.origin and self.origin[id(t)] is t:
             self.origin[id(t)] = old  # an argument's gradient is for its value on entry
-        for e in self.entries:
+        uses = self.uses.pop(id(t), [])
+        if uses:
+            self.uses[id(old)] = uses
+        for e in uses:
             if e.out is t:
                 e.out = old
             if e.args is not None:
@@ -237,9 +261,14 @@ class Tape:
         if isinstance(new, Tensor):
             t.value = new.value
             self.views.pop(id(new), None)  # (t keeps its own place, or none)
-            for e in self.entries:
+            made = self.uses.pop(id(new), [])
+            for e in made:
                 if e.out is new:
                     e.out = t
+            self.uses.setdefault(id(t), []).extend(e for e in made if e.out is t)
+            rest = [e for e in made if e.out is not t]
+            if rest:
+                self.uses[id(new)] = rest
         else:
             t.value = new
 
@@ -261,6 +290,8 @@ class Tape:
 
     def wrap(self, obj):
         """What a traced function sees for a global or closure value."""
+        if type(obj) is np.ndarray:  # a global array: numpy's, its `.dot` seeing Tensors
+            return plain_view(obj)
         if isinstance(obj, types.FunctionType):
             op = table.lookup(obj)
             if op is not None:
@@ -298,9 +329,26 @@ class Tape:
             if any(isinstance(a, (list, tuple)) and _has_tensor(a) for a in given) or (
                     fn in _NO_DISPATCH and any(_has_tensor(a) for a in given)):
                 return self.apply(fn, args, kwargs, _PY.get(fn))
-            return fn(*args, **kwargs)
+            out = fn(*args, **kwargs)
+            if type(out) in (np.ndarray, Plain):  # (np.zeros_like(X) of a Plain X: Plain)
+                return self.made(out, given if makes else None)
+            return out
 
+        op = table.lookup(fn)
+        makes = fn in _MAKERS or (op is not None and op.family == "constructor")
         return call
+
+    def made(self, out, args=None):
+        """A numpy call's array result, no Tensor among its arguments, as traced code sees it.
+        A new float array the function made itself (`args`: np.zeros, np.empty_like,
+        np.array, np.copy -- holding no memory of anything else) is a Tensor with no history:
+        a buffer the function may write differentiable values into (`out[i, j] = v`,
+        `h[:, t, :] = h_t`, `dx[...] += d`), in place or through its views, which the tape
+        follows as source mode's copy on write does. Any other is `Plain`, numpy's array."""
+        if args is not None and np.issubdtype(out.dtype, np.floating) and \
+                out.flags.owndata and not any(out is a for a in args):
+            return Tensor(out.view(np.ndarray) if type(out) is Plain else out, self)
+        return plain_view(out)
 
     def scoped(self, fn):
         traced = self.traced(fn)
@@ -328,7 +376,7 @@ class Tape:
             dicts = []
             args = tuple(fresh(a) for a in args)
             kwargs = {k: fresh(v) for k, v in kwargs.items()}
-            self.entries.append(Entry(None, None, None, kind="enter", pairs=pairs))
+            self._record(Entry(None, None, None, kind="enter", pairs=pairs))
             out = traced(*args, **kwargs)
             for x, inner, made in dicts:  # `param[k] = v` in the callee: the caller's dict
                 for k in inner:
@@ -380,6 +428,15 @@ class Tape:
                     for item, piece in _pieces(arg, c):
                         _accumulate(adj, item, piece)
         return adj
+
+
+def _tensors_in(v, held: dict) -> None:
+    """The Tensors `_replace` may find in an entry's argument `v` (by id, into `held`)."""
+    if isinstance(v, Tensor):
+        held[id(v)] = v
+    elif type(v) in (list, tuple):
+        for item in v:
+            _tensors_in(item, held)
 
 
 def _swap(seq, t, old):
@@ -469,6 +526,8 @@ class _TracedGlobals(dict):
 # numpy callables that never hand a Tensor argument to its __array_function__ (np.full's
 # dispatcher sees only `like`, np.full_like's only the prototype, not the fill value)
 _NO_DISPATCH = (np.asarray, np.array, np.full, np.full_like)
+# numpy callables with a row, besides the constructors, that make a new array (a copy)
+_MAKERS = (np.array, np.asarray, np.copy)
 
 
 class _NumpyView:
@@ -486,9 +545,22 @@ class _NumpyView:
             return _Concatenator(self._tape, obj)
         if callable(obj) and not isinstance(obj, type) and table.lookup(obj) is not None:
             return self._tape.sequence_aware(obj)
+        if callable(obj) and not isinstance(obj, type):  # no row: np.random.randn, ...
+            return _plain_results(self._tape, obj)
         if isinstance(obj, type) and issubclass(obj, np.generic) and table.lookup(obj):
             return _scalar_type(self._tape, obj)
         return obj
+
+
+def _plain_results(tape, fn):
+    """A numpy callable with no row as traced code sees it: its array results `Plain`."""
+
+    def call(*args, **kwargs):
+        out = fn(*args, **kwargs)
+        return tape.made(out) if type(out) is np.ndarray else out
+
+    call.__wrapped__ = fn
+    return call
 
 
 class _Concatenator:
@@ -577,7 +649,8 @@ def _wrap_args(tape, values, wrt_mask):
             return t
         return x
 
-    return [wrap_container(v, tape, leaf) if w else v for v, w in zip(values, wrt_mask)]
+    return [wrap_container(v, tape, leaf) if w else plain_view(v)
+            for v, w in zip(values, wrt_mask)]
 
 
 def _raw_tree(x):
@@ -651,13 +724,13 @@ def settle_arguments(values, wrapped) -> None:
             for k in keys:
                 v = dict.__getitem__(w, k)
                 if w is original or k in getattr(w, "written", ()) or k not in original:
-                    if isinstance(v, Tensor) or w is not original:
-                        dict.__setitem__(original, k, value_of(v) if isinstance(v, Tensor)
-                                         else _raw_tree(v))
+                    if isinstance(v, (Tensor, Plain)) or w is not original:
+                        dict.__setitem__(original, k, value_of(v) if isinstance(v, (
+                            Tensor, Plain)) else _raw_tree(v))
         elif type(original) is list and w is original:
             for i, v in enumerate(original):
-                if isinstance(v, Tensor):
-                    original[i] = v.value
+                if isinstance(v, (Tensor, Plain)):
+                    original[i] = value_of(v)
 
 
 def grads(tape, wrapped, values, out, cotangent, wrt_mask):
@@ -673,4 +746,6 @@ def grads(tape, wrapped, values, out, cotangent, wrt_mask):
 def value_of(out):
     if isinstance(out, tuple):
         return tuple(value_of(o) for o in out)
+    if type(out) is Plain:
+        return out.view(np.ndarray)
     return out.value if isinstance(out, Tensor) else out

@@ -29,6 +29,8 @@ def plain(x, tensor_type):
     """`x` with every Tensor in it replaced by its value."""
     if isinstance(x, tensor_type):
         return x.value
+    if getattr(type(x), "_srcad_plain", False):  # (tape_tensor.Plain: numpy's own array)
+        return x.view(type(x).__mro__[1])
     if isinstance(x, list):
         return [plain(v, tensor_type) for v in x]
     if isinstance(x, tuple) and not hasattr(x, "_fields"):

@@ -5,8 +5,9 @@ Input: a value the user's function computes with, and the `Tape` it records onto
 numpy calls reach `Tape.apply` through ``__array_ufunc__`` / ``__array_function__``,
 operators and methods (``x @ W``, ``x.sum(axis=1)``, ``x.T``, ``x[i] = v``, ``x += t``) through
 the Tensor's own dunders, mapped as source mode's normaliser maps them -- and that refuses,
-with a clear `SrcadError`, what would silently lose its gradient (``float(t)`` stored into a
-plain array, ``out=``, a differentiable value written in place into a plain array).
+with a clear `SrcadError` at the user's line, what would silently lose its gradient (``t``
+stored into an array the tape does not follow, given to a method of one, ``out=``). `Plain`
+is how the tape shows traced code the arrays it does not follow (srcad/tape.py).
 `_unwrap` and `_has_tensor` see through Tensors inside lists, tuples, dicts and the tape's
 containers (srcad/tape_containers.py).
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import dis
 import operator
+import os
 import sys
 
 import numpy as np
@@ -45,20 +47,23 @@ class Tensor:
         out = kwargs.pop("out", None)
         if method != "__call__" or (out is not None and not (
                 len(out) == 1 and out[0] is inputs[0] and isinstance(inputs[0], np.ndarray))):
-            raise SrcadError(f"tape mode: `{ufunc.__name__}.{method}` / out= is not "
+            raise user_error(f"tape mode: `{ufunc.__name__}.{method}` / out= is not "
                              f"differentiable", hint="call the ufunc directly, without out=")
         # `a += t` with `a` a plain array: a new value that Python binds to `a` (source mode's
         # `a = a + t`), the array itself unchanged -- unless `a` is a view of another array,
         # which numpy would change and the tape cannot
         if out is not None and isinstance(out[0], np.ndarray) and (
-                out[0].base is not None or sys.getrefcount(out[0]) > _LONE_REFS):
+                sys.getrefcount(out[0]) > _LONE_REFS or _seen_elsewhere(out[0].base)):
             # a plain array with a view or another name: numpy changes what they see
-            raise SrcadError(
+            raise user_error(
                 f"tape mode: `{ufunc.__name__}` writes a differentiable value in place into a "
                 f"plain array; numpy changes it (and its views and aliases), which the tape "
                 f"cannot follow",
-                hint="make the buffer with np.zeros_like(x) of a differentiable x, or build "
+                hint="copy it first (`a = np.copy(a)`: the tape follows writes into arrays "
+                "the function makes -- np.zeros, np.zeros_like, np.array, np.copy), or build "
                 "the result with np.stack / np.concatenate, or use mode='source'")
+        if ufunc is _CLIP_UFUNC:  # plain.clip(t, ...): ndarray.clip calls numpy's ufunc
+            return self.tape.apply(np.clip, inputs, kwargs)
         py = _PY.get(ufunc)
         return self.tape.apply(ufunc, inputs, kwargs, py)
 
@@ -89,20 +94,12 @@ class Tensor:
             return float(self.value)
         # numpy calls this to store a value into a plain array (`out[i] = t`): the gradient
         # would be silently wrong
-        raise SrcadError(
-            "tape mode: a differentiable value is being turned into a plain float (float(x), "
-            "or `a[i] = x` into an array the tape does not follow), which loses its gradient",
-            hint="build the array from differentiable values (np.stack, np.concatenate), or "
-            "use mode='source', which differentiates `a[i] = x`")
+        raise _lost_error(sys._getframe(1), "turned into a plain float")
 
     def __array__(self, dtype=None, copy=None):
-        # numpy wants a plain array (`a[i] = t` into an array the tape does not follow): the
-        # value would lose its gradient
-        raise SrcadError(
-            "tape mode: a differentiable value is being stored into a plain array (`a[i] = x`), "
-            "which loses its gradient",
-            hint="make the array with np.zeros_like(x) of a differentiable x, or build it with "
-            "np.stack / np.concatenate, or use mode='source', which differentiates `a[i] = x`")
+        # numpy wants a plain array: `a[i] = t` into an array the tape does not follow, or an
+        # ndarray method given t (`a.dot(t)` of an array the tape does not see as `Plain`)
+        raise _lost_error(sys._getframe(1), "turned into a plain array")
 
     def __index__(self):
         return operator.index(self.value)
@@ -127,7 +124,28 @@ class Tensor:
         # the value once check_opaque has made sure the gradient does not need it
         if attr.startswith("_"):
             raise AttributeError(attr)
+        if attr in _IN_PLACE and isinstance(self.value, np.ndarray):
+            return lambda *a, **k: self._in_place(attr, a, k)
         return getattr(self.value, attr)
+
+    def _in_place(self, name, args, kwargs):
+        """`t.fill(v)`, `t.sort()`, `t.put(i, v)`: numpy changes the array in place, so as
+        `t[i] = v` the tape writes a new value (copy on write) -- changing the value the
+        tape's earlier entries read would change their gradients."""
+        if name == "fill" and isinstance(args[0] if args else None, Tensor) and not kwargs:
+            self.tape.write(self, lambda old: self.tape.apply(np.full_like, (old, args[0]), {}))
+            return
+        if _has_tensor(args) or _has_tensor(kwargs):
+            raise user_error(f"tape mode: `.{name}()` would store a differentiable value into "
+                             f"the array as a plain number, which loses its gradient",
+                             hint="write it with an index (`a[i] = v`) or use mode='source'")
+
+        def make(old):
+            new = np.array(old.value, copy=True)
+            getattr(new, name)(*args, **kwargs)
+            return new
+
+        self.tape.write(self, make)
 
     def __getitem__(self, index):
         return self.tape.apply(operator.getitem, (self, index), {})
@@ -217,6 +235,82 @@ class Tensor:
         return np.argmin(self.value, *a, **k)
 
 
+class Plain(np.ndarray):
+    """A plain array the function reads (an argument not differentiated, a global), as its
+    traced code sees it: numpy's own array -- a view of the caller's, so writes into it,
+    its views and its aliases are numpy's -- whose `.dot` with a tape value goes to the tape.
+    numpy's ndarray methods do not look for overrides in their arguments (`X.dot(W)` asks a
+    Tensor W for a plain array through ``__array__``); of those that take an array, `dot` is
+    the one with a derivative (`X * t`, `X @ t`, `X.clip(t)` are ufuncs and reach the Tensor's
+    ``__array_ufunc__``). numpy keeps the subclass on views and results (`X[i].dot(W)`,
+    `X.T.dot(d)`); `_unwrap` turns it back into ndarray before any numpy call the tape makes,
+    so nothing the tape computes or returns holds one."""
+
+    _srcad_plain = True
+
+    def dot(self, b, out=None):
+        t = _first_tensor(b)
+        if t is None:
+            return np.ndarray.dot(self, _unwrap(b), out)
+        if out is not None:
+            raise user_error("tape mode: `a.dot(x, out=...)` writes a differentiable value "
+                             "into `out` in place, which the tape does not follow",
+                             hint="write `r = a.dot(x)` without out=")
+        return t.tape.apply(np.dot, (self.view(np.ndarray), b), {})
+
+
+def plain_view(x):
+    """`x` as traced code sees it: a `Plain` view of a numeric ndarray, else `x`."""
+    if type(x) is np.ndarray and x.dtype.kind in "biufc":
+        return x.view(Plain)
+    return x
+
+
+def _first_tensor(x):
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, (list, tuple)):
+        return next((t for t in map(_first_tensor, x) if t is not None), None)
+    return None
+
+
+def user_error(message, hint=None, cls=SrcadError):
+    """A refusal at the user's line: the innermost frame running code outside srcad."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_SRCAD_DIR):
+        frame = frame.f_back
+    if frame is None:
+        return cls(message, hint=hint)
+    return cls(message, hint=hint, filename=frame.f_code.co_filename,
+               lineno=frame.f_lineno, func=frame.f_code.co_name)
+
+
+_SRCAD_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+# ndarray methods that change the array in place (Tensor._in_place)
+_IN_PLACE = ("fill", "sort", "partition", "put")
+
+
+def _lost_error(frame, what):
+    """The refusal where numpy takes a Tensor's plain value (its gradient would be lost): in
+    a method call of a plain array (`a.dot(t)`) or a store into one (`a[i] = t`)."""
+    if _called(frame):
+        return user_error(
+            f"tape mode: a differentiable value given to a method of a plain numpy array (as in "
+            f"`a.dot(x)`) is {what}, which loses its gradient: numpy's ndarray methods do not "
+            f"let the tape see their arguments",
+            hint="call the numpy function instead (`np.dot(a, x)` or `a @ x` for `a.dot(x)`), "
+            "or use mode='source'")
+    return user_error(
+        f"tape mode: a differentiable value stored into an array the function did not make "
+        f"(an argument, a global, an array a library returned) is {what}, which loses its "
+        f"gradient",
+        hint="make the array in the function (np.zeros(...), np.zeros_like(x), np.array(a), "
+        "np.copy(a)) and write into that, build it with np.stack / np.concatenate, or use "
+        "mode='source'")
+
+
 _CALLS = {dis.opmap[n] for n in ("CALL", "PRECALL", "CALL_FUNCTION", "CALL_METHOD",
                                   "CALL_FUNCTION_KW", "CALL_FUNCTION_EX", "CALL_KW")
           if n in dis.opmap}
@@ -226,6 +320,14 @@ def _called(frame) -> bool:
     """Is `frame` (the user's code) at a call -- float(t) -- rather than a store (a[i] = t)?"""
     code = frame.f_code.co_code
     return 0 <= frame.f_lasti < len(code) and code[frame.f_lasti] in _CALLS
+
+
+def _seen_elsewhere(base) -> bool:
+    """Is `base`, the base of an array numpy writes into, seen by anything but that array?
+    (A `Plain` view of a result no name holds is the result itself, to numpy's semantics.)"""
+    if base is None:
+        return False
+    return type(base) is not np.ndarray or base.base is not None or sys.getrefcount(base) > 3
 
 
 class _RefProbe:
@@ -248,6 +350,12 @@ def _lone_refs() -> int:
 
 
 _LONE_REFS = _lone_refs()
+
+
+try:  # (the ufunc behind ndarray.clip: no row of its own, np.clip's semantics)
+    from numpy._core.umath import clip as _CLIP_UFUNC
+except ImportError:  # numpy < 2
+    from numpy.core.umath import clip as _CLIP_UFUNC
 
 
 _PY = {np.add: operator.add, np.subtract: operator.sub, np.multiply: operator.mul,
@@ -313,6 +421,8 @@ def _unwrap(x):
         return tuple(_unwrap(v) for v in x)
     if type(x) is dict:
         return {k: _unwrap(v) for k, v in x.items()}
+    if type(x) is Plain:
+        return x.view(np.ndarray)
     return x
 
 

@@ -41,16 +41,6 @@ _xfail(["recurrent.cell_object_self_h"], ALL_MODES,
        "refused (it was a silent wrong gradient in source mode): state a method keeps on self "
        "from one call to the next (`self.h = tanh(W @ self.h + ..)`) is read back through "
        "the object, which srcad does not follow; the hint: pass h in as an argument")
-_xfail(["dictnets.two_layer_net", "losses.svm_loss_naive", "losses.svm_loss_vectorized",
-        "losses.softmax_loss_naive", "losses.softmax_loss_vectorized"], ("tape",),
-       "tape: `X.dot(W)` (ndarray method on a tape value) calls __array__, reported as "
-       "'stored into a plain array (`a[i] = x`)'")
-_xfail(["dictnets.returns_loss_and_grads", "dictnets.fc_net_caches_dict",
-        "recurrent.rnn_cs231n_preallocated", "recurrent.lstm_cs231n_loop",
-        "conv.im2col_slices_conv", "conv.zeros_pad_stride2", "conv.naive_conv_loss",
-        "conv.max_pool_loss", "conv.three_layer_convnet", "policy.gae_reversed"], ("tape",),
-       "tape: a differentiable value written into an array made by np.zeros (`out[i, j] = "
-       "v`, `h[:, t, :] = h_t`) is refused")
 
 
 @functools.lru_cache(maxsize=None)
