@@ -135,6 +135,10 @@ class Tensor:
         if name == "fill" and isinstance(args[0] if args else None, Tensor) and not kwargs:
             self.tape.write(self, lambda old: self.tape.apply(np.full_like, (old, args[0]), {}))
             return
+        if name in ("sort", "partition") and not _has_tensor(args) and not _has_tensor(kwargs):
+            fn = np.sort if name == "sort" else np.partition  # (rows: the values move)
+            self.tape.write(self, lambda old: self.tape.apply(fn, (old, *args), kwargs))
+            return
         if _has_tensor(args) or _has_tensor(kwargs):
             raise user_error(f"tape mode: `.{name}()` would store a differentiable value into "
                              f"the array as a plain number, which loses its gradient",

@@ -8,7 +8,8 @@ This file generates thousands of small random programs made of exactly those pat
 (``ViewGen``): arrays made from the input (differentiable or plain), views by basic index
 (ints, slices, None, Ellipsis, loop variables, an int parameter ``k``), ``.T``,
 ``np.transpose``, ``np.swapaxes``, plain aliases, chains of views, reshape/ravel views and
-integer-array copies; writes ``v[i] = e``, ``v[i] += e``, ``v += e``, ``v *= e`` through
+integer-array copies; writes ``v[i] = e``, ``v[i] += e``, ``v += e``, ``v *= e``, ``v.fill(c)``,
+``v.sort()``, ``v.partition(0)`` through
 views, bases and the parameter; scalar copies ``s = y[0, 1]; s += 1`` and 0-d views; all of
 it in straight-line code, ``for`` loops over ``range``/``enumerate`` (the loop variable as an
 index), ``while`` loops and ``if``/``else`` on data; then a scalar that reads every base and
@@ -342,7 +343,11 @@ class ViewGen:
             rhs = self.factor(var.shape) if op == "*=" else self.value(var.shape)
             self.emit(f"{name} {op} {rhs}", write=True)
             return
-        kind = ch.weighted([(10, "basic"), (1, "fancy"), (1, "mask")])
+        kind = ch.weighted([(10, "basic"), (1, "fancy"), (1, "mask"), (1, "method")])
+        if kind == "method":  # numpy's in-place methods: a write into the memory, as `v[...] =`
+            self.emit(ch.pick([f"{name}.fill({self.const()})", f"{name}.sort()",
+                               f"{name}.sort(axis=0)", f"{name}.partition(0)"]), write=True)
+            return
         if kind == "mask":
             self.emit(f"{name}[{name} > 0.5] = {self.const()}", write=True)
             return

@@ -37,6 +37,7 @@ import copy
 from collections import Counter
 
 import gast
+import numpy as np
 
 from .. import runtime_python
 from ..checkpoint import checkpoint
@@ -49,7 +50,10 @@ DICT_SET = "__srcad_dict_set"
 DICT_KEYS = "__srcad_dict_keys"
 DICT_GET = "__srcad_dict_get"
 LIST_CONCAT = "__srcad_list_concat"
-INTERNAL = {LIST_APPEND: runtime_python.list_append, LIST_CONCAT: runtime_python.list_concat, DICT_SET: runtime_python.dict_set,
+ARRAY_SORT = "__srcad_sort"
+ARRAY_PARTITION = "__srcad_partition"
+INTERNAL = {LIST_APPEND: runtime_python.list_append, LIST_CONCAT: runtime_python.list_concat,
+            ARRAY_SORT: np.sort, ARRAY_PARTITION: np.partition, DICT_SET: runtime_python.dict_set,
             DICT_KEYS: runtime_python.dict_keys, DICT_GET: runtime_python.dict_get}
 
 _COMPS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
@@ -251,6 +255,8 @@ class _Lowerer:
             rewritten = self.list_method(s)
             if rewritten is None:
                 rewritten = self.dict_method(s)
+            if rewritten is None:
+                rewritten = self.array_method(s)
             if rewritten is not None:
                 return self.body(_located(rewritten, s))
         if isinstance(s, gast.AugAssign) and isinstance(s.target, gast.Name) and \
@@ -619,6 +625,35 @@ class _Lowerer:
         back = copy.deepcopy(outer)
         back.ctx = gast.Store()
         return [_assign(item, load), write, _assign(back, _name(item))]
+
+    # -- x.fill(v), x.sort(): numpy's in-place methods ---------------------------------------------
+    def array_method(self, s: gast.Expr):
+        """``x.fill(v)`` / ``x.sort(...)`` / ``x.partition(...)`` on a name that is not a list the
+        function makes: numpy changes x's memory in place, which is ``x[...] = v`` /
+        ``x[...] = np.sort(x, ...)`` -- a write srcad copies on (the backward of an earlier
+        ``y = x * w`` still reads the old x). Other in-place methods (``put``, ``resize``,
+        ``itemset``, ``byteswap``, ``setfield``) are refused: their writes would be lost."""
+        v = s.value
+        if not (isinstance(v, gast.Call) and isinstance(v.func, gast.Attribute)
+                and isinstance(v.func.value, gast.Name)
+                and v.func.value.id not in self.lists and v.func.value.id not in self.dicts
+                and not any(isinstance(a, gast.Starred) for a in v.args)
+                and all(k.arg for k in v.keywords)):
+            return None
+        x, method = v.func.value.id, v.func.attr
+        whole = gast.Subscript(value=_name(x), slice=gast.Constant(value=Ellipsis, kind=None),
+                               ctx=gast.Store())
+        if method == "fill" and len(v.args) == 1 and not v.keywords:
+            return [_assign(whole, v.args[0])]
+        if method in ("sort", "partition"):
+            fn = ARRAY_SORT if method == "sort" else ARRAY_PARTITION
+            return [_assign(whole, _call(fn, [_name(x), *v.args], v.keywords))]
+        if method in ("put", "resize", "itemset", "byteswap", "setfield"):
+            raise self.error(f"`{x}.{method}(...)` changes `{x}` in place, which srcad does not "
+                             f"follow (an earlier use's backward would read the new values)",
+                             s, f"write the change as an assignment, e.g. `{x}[idx] = v` for "
+                             f"put, or `{x} = np.resize({x}, shape)`")
+        return None
 
     # -- lst.append(v) ---------------------------------------------------------------------------
     def append(self, lst, value):
