@@ -388,3 +388,68 @@ def test_a_registry_entry_changed_between_calls_is_seen(monkeypatch):
     monkeypatch.setitem(FUNCS, "cube", np.sin)
     v2, _ = g(*args)
     assert np.isclose(v2, by_name(*args)) and not np.isclose(v1, v2)
+
+
+# ---- an existing object whose methods keep state a later method reads ------------------------
+class Cell:
+    def __init__(self, W, U):
+        self.W, self.U = W, U
+        self.h = np.zeros(W.shape[0])
+        self.steps = 0
+
+    def step(self, x):
+        self.h = np.tanh(self.W @ self.h + self.U @ x)
+        self.steps += 1
+        return self.readout()
+
+    def readout(self):
+        return np.sum(self.h ** 2)
+
+
+_r = np.random.default_rng(5)
+CELL = Cell(_r.standard_normal((3, 3)) * 0.5, _r.standard_normal((3, 2)) * 0.5)
+
+
+def run_global_cell(xs):
+    CELL.h = np.zeros(3)
+    total = 0.0
+    for x in xs:
+        total = total + CELL.step(x)
+    return total + np.sum(CELL.h)
+
+
+def run_cell_argument(xs, cell):
+    cell.h = np.zeros(3)
+    total = 0.0
+    for x in xs:
+        total = total + cell.step(x) * cell.h[0]
+    return total
+
+
+def test_state_an_existing_object_carries_through_the_call():
+    xs = _r.standard_normal((4, 2))
+    for opts in MODES:
+        check_grads(run_global_cell, (xs,), **opts)
+        v, _ = srcad.value_and_grad(run_global_cell, **opts)(xs)
+        h_after, steps_after = CELL.h.copy(), CELL.steps
+        assert v == run_global_cell(xs)  # (the plain call: the object as Python leaves it)
+        assert np.array_equal(h_after, CELL.h) and steps_after == CELL.steps - 4
+    cell = Cell(CELL.W, CELL.U)
+    for opts in MODES:
+        check_grads(run_cell_argument, (xs, cell), wrt=0, **opts)
+        srcad.grad(run_cell_argument, **opts)(xs, cell)
+        h = cell.h.copy()
+        run_cell_argument(xs, cell)
+        assert np.array_equal(h, cell.h)
+
+
+def run_cell_from_last_call(xs):
+    total = 0.0
+    for x in xs:  # (no reset: the first step reads the h an earlier call left)
+        total = total + CELL.step(x)
+    return total
+
+
+def test_state_from_an_earlier_call_is_refused_with_the_way_that_works():
+    with pytest.raises(SrcadError, match="goes in as an argument"):
+        srcad.grad(run_cell_from_last_call)(_r.standard_normal((3, 2)))

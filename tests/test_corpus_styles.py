@@ -37,10 +37,6 @@ def _xfail(names, modes, reason):
 
 _xfail(["conv.sliding_window_view_conv"], ALL_MODES,
        "no rule: np.lib.stride_tricks.sliding_window_view")
-_xfail(["recurrent.cell_object_self_h"], ALL_MODES,
-       "refused (it was a silent wrong gradient in source mode): state a method keeps on self "
-       "from one call to the next (`self.h = tanh(W @ self.h + ..)`) is read back through "
-       "the object, which srcad does not follow; the hint: pass h in as an argument")
 
 
 @functools.lru_cache(maxsize=None)

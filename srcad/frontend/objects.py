@@ -24,7 +24,12 @@ attributes and static/class methods (read from the class: ``Dense.scale``); obje
 attributes (``self.act = Tanh()``) and lists of objects (``[Dense(..), Tanh()]``, iterated by
 ``for``/``reversed``/``enumerate``, which are unrolled, indexed by a constant, ``len``);
 objects passed to methods and user functions (specialised per call site);
-``isinstance(obj, C)`` (a constant). Anything else the function does with such an object
+``isinstance(obj, C)`` (a constant); a class or function picked from a module registry by a
+string argument (``ACTIVATIONS[name]()``). An existing object the function reaches by a free
+name or an argument (a module-level RNN cell) is scalarised the same way when the methods
+called on it keep state that a later read in the call sees (``self.h = tanh(W @ self.h +
+..)``): its attributes are read as the call starts (those read before they are set) and
+written back as it returns. Anything else the function does with such an object
 (returns it, hands it to a library, a dynamic attribute, ``self`` escaping a method, an
 object or list built in one arm of a branch only) leaves the function as written: the
 construction is then a call with no rule, refused where a gradient needs it.
@@ -42,6 +47,7 @@ import gast
 from ..errors import CalleeUnknownError
 from ..naming import fresh
 from . import guards
+from .attrstate import _may_read_before_store
 from .opaque import NOT_FOLLOWED, is_user_object
 from .parse import UNRESOLVED, parse_function
 
@@ -772,7 +778,10 @@ class _Rewriter:
         self.o.line = line
         # the state it reads (parameters) and the state it assigns (returned after the result)
         reach_after = _reachable(([me] if me is not None else []) + list(statics.values()))
-        state_in = [(key, name) for key, name in inner.entry.items()]
+        # (an attribute the method sets before any read of it is not passed in)
+        probe = types.SimpleNamespace(body=body)
+        state_in = [(key, name) for key, name in inner.entry.items()
+                    if _may_read_before_store(probe, name)]
         state_out = []
         for obj in reach_after:
             for attr in obj.attrs:
@@ -922,12 +931,24 @@ def scalarise_objects(pf, taken: set) -> None:
     """Rewrite `pf.tree` as the module docstring says, in place; a function that builds no
     object (or uses one in a way not followed) is left as it is."""
     classes = _built_classes(pf)
-    if not classes:
+    stateful = _stateful_objects(pf)
+    if not classes and not stateful:
         return
     work = _Objects(pf, taken)
     scope = _Scope(taken, _locals_of(pf.tree) | set(pf.params))
     work.top = scope
     tree = copy.deepcopy(pf.tree)
+    entry = []
+    for name, obj in stateful.items():  # its state read when the call starts
+        o = VObj(cls=type(obj), clsexpr=_name(name), attrs=_object_attrs(obj), label=name)
+        scope.env[name] = o
+        scope.made.add(id(o))
+        scope.objs[id(o)] = o
+        for attr in o.attrs:
+            local = scope.local(o, attr)
+            value = gast.Attribute(value=_name(name), attr=attr, ctx=gast.Load()) \
+                if hasattr(obj, attr) else gast.Constant(value=None, kind=None)
+            entry.append(_assign([_name(local, store=True)], value, tree))
     try:
         body = _Rewriter(work, scope, 0).block(tree.body)
     except _Unsupported as err:
@@ -936,9 +957,113 @@ def scalarise_objects(pf, taken: set) -> None:
         return
     for cls in classes:
         NOT_FOLLOWED.pop(cls, None)
+    if stateful:  # ... and what the call left in it written back as it returns
+        back = []
+        for name, obj in stateful.items():
+            o = scope.env[name]
+            for attr in o.attrs:
+                if (id(o), attr) in scope.stored:
+                    back.append((name, attr, scope.names[(id(o), attr)]))
+        # (a state the call sets before it reads it is not read at the start: an earlier
+        # call's value there would be a constant of this one, which check_attribute_state
+        # refuses where the call stores a differentiated value under that name)
+        probe = types.SimpleNamespace(body=body)
+        entry = [e for e in entry if _may_read_before_store(probe, e.targets[0].id)]
+        body = entry + _before_returns(body, back)
     tree.body = work.defs + body
     gast.fix_missing_locations(tree)
     pf.tree.body = tree.body
+
+
+def _before_returns(body: list, back: list) -> list:
+    """`obj.attr = local` for each (obj, attr, local) before every `return` of the body."""
+    out = []
+    for s in body:
+        if isinstance(s, gast.Return):
+            for name, attr, local in back:
+                target = gast.Attribute(value=_name(name), attr=attr, ctx=gast.Store())
+                out.append(_assign([target], _name(local), s))
+        elif not isinstance(s, gast.FunctionDef):
+            for fname in ("body", "orelse"):
+                inner = getattr(s, fname, None)
+                if isinstance(inner, list):
+                    setattr(s, fname, _before_returns(inner, back))
+        out.append(s)
+    return out
+
+
+def _object_attrs(obj) -> tuple:
+    """An existing object's state: its instance attributes and every one its methods assign."""
+    found = list(vars(obj)) if hasattr(obj, "__dict__") else []
+    return tuple(found + [a for a in _state_attrs(type(obj)) if a not in found])
+
+
+def _self_accesses(fn) -> tuple[set, set, set]:
+    """(attributes read on self, attributes assigned on self, methods called on self) in
+    `fn`'s body."""
+    try:
+        tree = parse_function(fn).tree
+    except Exception:  # noqa: BLE001  (no source)
+        return set(), set(), set()
+    params = tree.args.posonlyargs + tree.args.args
+    if not params:
+        return set(), set(), set()
+    me = params[0].id
+    reads, writes, calls = set(), set(), set()
+    for n in gast.walk(tree):
+        if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Attribute) and \
+                isinstance(n.target.value, gast.Name) and n.target.value.id == me:
+            reads.add(n.target.attr)
+        if isinstance(n, gast.Attribute) and isinstance(n.value, gast.Name) and \
+                n.value.id == me:
+            (writes if isinstance(n.ctx, gast.Store) else reads).add(n.attr)
+        if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and \
+                isinstance(n.func.value, (gast.Name, gast.Call)):
+            calls.add(n.func.attr)
+    return reads, writes, calls
+
+
+def _stateful_objects(pf) -> dict:
+    """Objects the function reaches by a free name or a known parameter (a module-level RNN
+    cell) whose methods called here keep state on them that a later read in the same call
+    sees (`self.h = tanh(W @ self.h + ...)`): name -> object. Scalarised like a built object,
+    its attributes read at the call's start and written back as it returns, so the state a
+    method leaves is the state the next method reads, in the gradient too."""
+    globals_ = getattr(pf.fn.__globals__, "_base", pf.fn.__globals__)
+    locals_ = _locals_of(pf.tree)
+    used: dict = {}
+    for n in gast.walk(pf.tree):
+        if isinstance(n, gast.Attribute) and isinstance(n.value, gast.Name):
+            used.setdefault(n.value.id, set()).add(n.attr)
+    out = {}
+    for name, attrs in used.items():
+        if name in locals_:
+            obj = pf.known.get(name, UNRESOLVED) if name in pf.params else UNRESOLVED
+        else:
+            obj = pf.closure.get(name, globals_.get(name, UNRESOLVED))
+        if obj is UNRESOLVED or isinstance(obj, type) or not hasattr(obj, "__dict__") or \
+                not _is_user_class(type(obj), globals_):
+            continue
+        reads, writes, todo, seen = set(), set(), list(attrs), set()
+        for n in gast.walk(pf.tree):  # the function's own stores on it
+            if isinstance(n, gast.Attribute) and isinstance(n.value, gast.Name) and \
+                    n.value.id == name and isinstance(n.ctx, gast.Store):
+                writes.add(n.attr)
+        while todo:
+            m = todo.pop()
+            if m in seen:
+                continue
+            seen.add(m)
+            for klass in type(obj).__mro__:
+                raw = vars(klass).get(m)
+                if isinstance(raw, types.FunctionType):
+                    r, w, c = _self_accesses(raw)
+                    reads |= r
+                    writes |= w
+                    todo.extend(c)
+        if reads & writes:
+            out[name] = obj
+    return out
 
 
 def _built_classes(pf) -> list:
