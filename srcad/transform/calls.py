@@ -48,12 +48,26 @@ class CallsMixin:
         return [p for p, a in zip(s.callee.params, s.args)
                 if set(ir.atom_vars(a)) & self.active]
 
+    def live_outputs(self, s: ir.UserCall) -> tuple | None:
+        """Which of the unpacked outputs of a call get a cotangent: one bool per target,
+        True where the target is active here (None: all of them). A target bound to `_`,
+        or read by nothing that reaches this function's output, is dead: the callee is
+        specialised without its adjoint, and the call passes no zeros for it."""
+        ret = s.callee.ret.value
+        if not (s.unpack and isinstance(ret, ir.Seq) and len(ret.items) == len(s.targets)) \
+                or pushes_on_stacks(s.callee):  # (its stacks are outputs too: stacks.py)
+            return None
+        live = tuple(t in self.active for t in s.targets)
+        return live if any(live) and not all(live) else None
+
     def pair(self, s: ir.UserCall) -> Pair:
-        """The callee's `_fwd`/`_bwd` subroutines for this call's active arguments."""
+        """The callee's `_fwd`/`_bwd` subroutines for this call's active arguments and the
+        outputs it reads."""
         wrt = self.callee_wrt(s)
-        key = (id(s.callee), tuple(wrt))
+        live = self.live_outputs(s)
+        key = (id(s.callee), tuple(wrt), live)
         if key not in self.module.pairs:
-            sub = type(self)(s.callee, wrt, None, self.module)
+            sub = type(self)(s.callee, wrt, None, self.module, live=live)
             sub.subroutine = True
             fwd, bwd = sub.split(names=(
                 self.module.function_name(f"{s.callee.name}_fwd"),
@@ -88,14 +102,17 @@ class CallsMixin:
         p = self.pair(s)
         block: list[Line] = []
         cots = []
-        for t in s.targets:
+        live = self.live_outputs(s)
+        for k, t in enumerate(s.targets):
             st = self.state.pop(t, None)
+            if live is not None and not live[k]:
+                continue  # (a dead output: the callee's backward takes no cotangent for it)
             if st is None:
                 cots.append(self.zeros(t))
             else:
                 cots.append(clone(st.alias) if st.alias is not None
                             else name(self.adj[t]))
-        g = ast.Tuple(elts=cots, ctx=ast.Load()) if s.unpack else cots[0]
+        g = ast.Tuple(elts=cots, ctx=ast.Load()) if s.unpack and len(cots) > 1 else cots[0]
         wrt = self.callee_wrt(s)
         parts = []
         elts = []
