@@ -112,7 +112,9 @@ class CallsMixin:
             else:
                 cots.append(clone(st.alias) if st.alias is not None
                             else name(self.adj[t]))
-        g = ast.Tuple(elts=cots, ctx=ast.Load()) if s.unpack and len(cots) > 1 else cots[0]
+        # (one output read of several: its cotangent alone, as `live_output` seeds it)
+        bare = not s.unpack or (live is not None and len(cots) == 1)
+        g = cots[0] if bare else ast.Tuple(elts=cots, ctx=ast.Load())
         wrt = self.callee_wrt(s)
         parts = []
         elts = []
