@@ -14,6 +14,7 @@ import ast
 
 from .. import ir
 from ..analysis.activity import pushes_on_stacks
+from ..frontend.opaque import has_effects, may_change_state
 from ..gcode import RESTORE as _RESTORE
 from ..gcode import Line, clone, line_reads, name, store
 from ..gcode import call as _call
@@ -29,6 +30,28 @@ def _leaves(atom, expr: ast.expr):
         for i, item in enumerate(atom.items):
             yield from _leaves(item, ast.Subscript(value=clone(expr),
                                                    slice=ast.Constant(i), ctx=ast.Load()))
+
+
+def read_vars(fn: ir.Function, returned) -> set[str]:
+    """Names whose values `fn` reads for something that stays: its output (`returned`, the
+    atom its forward returns), an effect, control flow, or a statement computing such a
+    name (to a fixed point; flow-insensitive, so a name read anywhere for these counts)."""
+    stmts = list(ir.walk(fn.body[:-1]))
+    read = set(ir.atom_vars(returned))
+    for x in stmts:
+        computes = isinstance(x, (ir.Call, ir.UserCall))
+        if not computes or (isinstance(x, ir.Call) and may_change_state(x.op)) or (
+                isinstance(x, ir.UserCall) and has_effects(x.callee.body)):
+            read.update(ir.uses(x))
+    edges = [(set(ir.defs(x)), ir.uses(x)) for x in stmts if isinstance(x, (ir.Call, ir.UserCall))]
+    changed = True
+    while changed:
+        changed = False
+        for outs, ins in edges:
+            if outs & read and not set(ins) <= read:
+                read.update(ins)
+                changed = True
+    return read
 
 
 class CallsMixin:
@@ -53,26 +76,43 @@ class CallsMixin:
         True where the target is active here (None: all of them). A target bound to `_`,
         or read by nothing that reaches this function's output, is dead: the callee is
         specialised without its adjoint, and the call passes no zeros for it."""
-        ret = s.callee.ret.value
-        if not (s.unpack and isinstance(ret, ir.Seq) and len(ret.items) == len(s.targets)) \
-                or pushes_on_stacks(s.callee):  # (its stacks are outputs too: stacks.py)
+        if not self._unpacks_items(s):
             return None
         live = tuple(t in self.active for t in s.targets)
         return live if any(live) and not all(live) else None
+
+    def read_outputs(self, s: ir.UserCall) -> tuple | None:
+        """Which of the unpacked outputs of a call this function reads at all (None: all).
+        The callee's forward returns None for the others (`loss, _ = svm_loss(W, X, y)`),
+        so that what only they need is not computed: the optimiser drops it as it drops
+        any value nobody reads (a line kept for its effect stays)."""
+        if not self._unpacks_items(s):
+            return None
+        if self._read_here is None:
+            self._read_here = read_vars(self.fn, self.returned)
+        read = tuple(t in self._read_here for t in s.targets)
+        return None if all(read) else read
+
+    def _unpacks_items(self, s: ir.UserCall) -> bool:
+        """Does the call unpack the items of a tuple the callee returns, one name each?"""
+        ret = s.callee.ret.value
+        # (a callee that pushes on stacks has them as outputs too: stacks.py)
+        return (s.unpack and isinstance(ret, ir.Seq) and len(ret.items) == len(s.targets)
+                and not pushes_on_stacks(s.callee))
 
     def pair(self, s: ir.UserCall) -> Pair:
         """The callee's `_fwd`/`_bwd` subroutines for this call's active arguments and the
         outputs it reads."""
         wrt = self.callee_wrt(s)
-        live = self.live_outputs(s)
-        key = (id(s.callee), tuple(wrt), live)
+        live, read = self.live_outputs(s), self.read_outputs(s)
+        key = (id(s.callee), tuple(wrt), live, read)
         if key not in self.module.pairs:
-            sub = type(self)(s.callee, wrt, None, self.module, live=live)
+            sub = type(self)(s.callee, wrt, None, self.module, live=live, read=read)
             sub.subroutine = True
             fwd, bwd = sub.split(names=(
                 self.module.function_name(f"{s.callee.name}_fwd"),
                 self.module.function_name(f"{s.callee.name}_bwd")))
-            self.module.pairs[key] = Pair(fwd, bwd, atom_expr(s.callee.ret.value), sub)
+            self.module.pairs[key] = Pair(fwd, bwd, atom_expr(sub.returned), sub)
             self.globals.update(sub.globals)
         return self.module.pairs[key]
 

@@ -66,17 +66,23 @@ from .templates import as_array_operand, atom_expr, default_atom, effect_stmt, f
 
 class Reverse(AdjointsMixin, CallsMixin, CheckpointingMixin, ControlFlowMixin, StacksMixin):
     def __init__(self, fn: ir.Function, wrt: list[str], infos_by_fn: dict | None,
-                 module: Module | None = None, live: tuple | None = None):
+                 module: Module | None = None, live: tuple | None = None,
+                 read: tuple | None = None):
         self.fn = fn
         self.wrt = list(wrt)
         self.module = module or Module(infos_by_fn)
         self.infos = self.module.infos_by_fn.get(id(fn), {})
         self.containers = self.module.containers_by_fn.get(id(fn), set())
-        # a callee: which items of its returned tuple its caller reads (None: all). The
-        # backward takes cotangents for those alone (`live_output`); the rest are dead.
+        # a callee: which items of its returned tuple get a cotangent from its caller (None:
+        # all). The backward takes cotangents for those alone (`live_output`); the rest are
+        # dead. `read`: which the caller reads at all; the forward returns None for the others
         self.live = live
         self.out = live_output(fn, live)
+        self.returned = fn.ret.value if read is None else ir.Seq(tuple(
+            a if keep else ir.Const(None, "None") for a, keep in zip(fn.ret.value.items, read)),
+            fn.ret.value.kind)
         self.active = active_vars(fn, wrt, live)
+        self._read_here = None  # every name this function reads (calls.read_outputs)
         self.taken = set(fn.names) | set(fn.params)
         self.adj: dict[str, str] = {}  # primal name -> adjoint name
         self.part_of: dict[str, str] = {}  # a call's cotangent part -> the argument it is for
