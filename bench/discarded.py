@@ -24,14 +24,15 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-import srcad  # noqa: E402
+import srcad
 
 ALONE = re.compile(r"^(\s*)(.*?)\s*# alone: (.*)$")
 
 
 def variants(directory: str):
     """The programs as written, and with every `# alone:` line put in its place."""
-    text = open(os.path.join(HERE, "discarded_programs.py")).read()
+    with open(os.path.join(HERE, "discarded_programs.py")) as f:
+        text = f.read()
     alone = "\n".join(ALONE.sub(lambda m: m.group(1) + m.group(3), ln)
                       for ln in text.splitlines()) + "\n"
     out = []
@@ -101,8 +102,9 @@ def main(argv=None):
     ap.add_argument("--fuse", action="store_true")
     ap.add_argument("--only", default=None)
     opts = ap.parse_args(argv)
-    cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo")
-                if ln.startswith("model name")), platform.processor())
+    with open("/proc/cpuinfo") as f:
+        cpu = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")),
+                   platform.processor())
     print(f"CPU: {cpu} ({os.cpu_count()} logical cores); numpy {np.__version__}; "
           f"fuse={opts.fuse}")
     print(f"{'program':<14} {'with extra':>11} {'alone':>11} {'by hand':>11} "

@@ -219,7 +219,7 @@ def source_of(fn, **options):
 
 
 def function_text(source, name):
-    m = re.search(rf"^def {name}\(.*?(?=^def |\Z)", source, re.S | re.M)
+    m = re.search(rf"^def {name}\(.*?(?=^def |\Z)", source, re.DOTALL | re.MULTILINE)
     assert m, (name, source)
     return m.group(0)
 
