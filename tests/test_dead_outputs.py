@@ -306,3 +306,23 @@ def test_grad_of_a_tuple_output_is_refused_with_a_hint_that_works():
     assert rel_error(g, numerical_grad(loss_and_aux_loss, args, wrt=0)) < 1e-6
     src = srcad.source(srcad.grad(loss_and_aux_loss))
     assert "zeros" not in src
+
+
+# -- an output read only where nothing reaches the result: still computed -------------------
+def sum_and_double(x):
+    return np.sum(np.sin(x)), x * 2.0
+
+
+def read_in_a_branch(x):
+    a, b = sum_and_double(x)
+    if np.max(x) > -10.0:
+        b = b + 1.0     # runs (the optimiser keeps statements in branches), so b is read
+    return a
+
+
+def test_output_read_in_a_branch_that_reaches_nothing():
+    x = np.random.default_rng(4).standard_normal(3)
+    g = srcad.grad(read_in_a_branch)
+    assert rel_error(g(x), numerical_grad(read_in_a_branch, (x,), wrt=0)) < 1e-6
+    src = srcad.source(g)
+    assert "dsum_and_double_multiply" not in src and "zeros" not in src

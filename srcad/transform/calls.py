@@ -15,6 +15,7 @@ import ast
 from .. import ir
 from ..analysis.activity import pushes_on_stacks
 from ..frontend.opaque import has_effects, may_change_state
+from ..ops.runtime_ops import POPS
 from ..gcode import RESTORE as _RESTORE
 from ..gcode import Line, clone, line_reads, name, store
 from ..gcode import call as _call
@@ -34,16 +35,19 @@ def _leaves(atom, expr: ast.expr):
 
 def read_vars(fn: ir.Function, returned) -> set[str]:
     """Names whose values `fn` reads for something that stays: its output (`returned`, the
-    atom its forward returns), an effect, control flow, or a statement computing such a
-    name (to a fixed point; flow-insensitive, so a name read anywhere for these counts)."""
-    stmts = list(ir.walk(fn.body[:-1]))
+    atom its forward returns), an effect, control flow, any statement inside a branch or a
+    loop (the optimiser drops dead statements at the top level only: srcad/optimize.py), or
+    a top-level statement computing such a name (to a fixed point; flow-insensitive, so a
+    name read anywhere for these counts)."""
+    top = [x for x in fn.body[:-1] if isinstance(x, (ir.Call, ir.UserCall)) and not (
+        isinstance(x, ir.Call) and (may_change_state(x.op) or x.op.name in POPS)) and not (
+        isinstance(x, ir.UserCall) and has_effects(x.callee.body))]
+    droppable = {id(x) for x in top}
     read = set(ir.atom_vars(returned))
-    for x in stmts:
-        computes = isinstance(x, (ir.Call, ir.UserCall))
-        if not computes or (isinstance(x, ir.Call) and may_change_state(x.op)) or (
-                isinstance(x, ir.UserCall) and has_effects(x.callee.body)):
+    for x in ir.walk(fn.body[:-1]):
+        if id(x) not in droppable:
             read.update(ir.uses(x))
-    edges = [(set(ir.defs(x)), ir.uses(x)) for x in stmts if isinstance(x, (ir.Call, ir.UserCall))]
+    edges = [(set(ir.defs(x)), ir.uses(x)) for x in top]
     changed = True
     while changed:
         changed = False
