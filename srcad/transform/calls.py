@@ -6,6 +6,15 @@ these methods of `srcad.transform.reverse.Reverse`.
 
     h = block(h, W)          forward:   h, h_saved = block_fwd(h, W)
                              backward:  dh_part, dW_part = block_bwd(h_saved, dh)
+
+Outputs the caller does not differentiate are dead: the pair is specialised to the outputs
+that get a cotangent (`live_outputs`: no adjoint, zeros or stack for the others) and to
+those read at all (`read_outputs`: the forward returns None for the rest, and the optimiser
+drops what only they needed):
+
+    out, cache = layer(x, W)     forward:   (out, cache), out_saved = layer_fwd(x, W)
+    (cache never read)                      ... layer_fwd returns ((out, None), saved)
+                                 backward:  dx_part, dW_part = layer_bwd(out_saved, dout)
 """
 
 from __future__ import annotations
