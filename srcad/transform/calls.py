@@ -24,10 +24,10 @@ import ast
 from .. import ir
 from ..analysis.activity import pushes_on_stacks
 from ..frontend.opaque import has_effects, may_change_state
-from ..ops.runtime_ops import POPS
 from ..gcode import RESTORE as _RESTORE
 from ..gcode import Line, clone, line_reads, name, store
 from ..gcode import call as _call
+from ..ops.runtime_ops import POPS
 from .module import Pair
 from .templates import atom_expr
 
