@@ -309,6 +309,11 @@ class Transformed:
                                                           np.random.RandomState)) else v
                      for k, v in env.items()}
         infos, out = probe(fn_ir, probe_env, wrt)
+        if self.kind not in ("vjp", "jvp") and isinstance(out, (tuple, list, dict)):
+            raise SrcadError(
+                f"{self._ir.name} returns a {type(out).__name__}; grad needs one scalar output",
+                filename=self._ir.filename, lineno=self._ir.ret.line, func=self._ir.name,
+                hint=_keep_first_hint(self._ir.name, self.params, out))
         if self.kind not in ("vjp", "jvp") and not _is_float(out) and not (
                 isinstance(out, (np.ndarray, np.generic)) and np.ndim(out) != 0):
             raise SrcadError(
@@ -487,3 +492,14 @@ class Transformed:
         dots = [tangent if k == i else np.zeros_like(v) for k, v in enumerate(values)
                 if _is_differentiable(v)]
         return c.functions["main"](*values, *dots)[1]
+
+
+def _keep_first_hint(name: str, params, out) -> str:
+    """A wrapper that keeps a tuple output's first item, spelled for this function."""
+    args = ", ".join(params)
+    if not isinstance(out, tuple) or len(out) < 2:
+        return "return the scalar loss alone"
+    targets = ", ".join(["loss"] + ["_"] * (len(out) - 1))
+    return (f"differentiate a function that keeps the loss and drops the rest: `def "
+            f"{name}_loss({args}): {targets} = {name}({args}); return loss` (what it drops "
+            f"costs nothing in the backward)")

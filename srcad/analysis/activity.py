@@ -1,9 +1,11 @@
 """Activity analysis: which values depend on `wrt` (varied) and reach the output (useful).
 
-Input: an `ir.Function` and the names of the parameters to differentiate.
+Input: an `ir.Function` and the names of the parameters to differentiate (for a callee, also
+which items of its returned tuple the caller reads: `live`).
 Output: the set of active variable names, varied and useful; only they get adjoints
 (`active_vars`), or the varied ones alone (`varied_vars`: what forward mode gives tangents,
-and what the refusals of rule-less calls look at).
+and what the refusals of rule-less calls look at). An output the caller discards
+(`loss, _ = f(x)`) is not useful: what only feeds it gets no adjoint in `f`.
 An op argument carries dependence only through a parameter that has a VJP rule, so
 `x.shape`, comparisons and integer arithmetic stop activity. In generated code transformed
 again, a stack carries dependence from the values pushed on it to the names popped off it (and
@@ -16,8 +18,10 @@ from .. import ir
 from ..ops.runtime_ops import POPS
 
 
-def active_vars(fn: ir.Function, wrt) -> set[str]:
+def active_vars(fn: ir.Function, wrt, live: tuple | None = None) -> set[str]:
     """Varied (depends on wrt) and useful (reaches the output) names, to a fixed point.
+    `live`: one bool per item of the returned tuple, True where the caller reads it
+    (None: every output is read; see `live_output`).
 
     Loops make both questions circular (a value can feed the next iteration), so each is
     iterated until nothing changes; every pass is linear in the program's size.
@@ -46,7 +50,7 @@ def active_vars(fn: ir.Function, wrt) -> set[str]:
             if any(v in varied for v in ins) and not set(outs) <= varied:
                 varied.update(outs)
                 changed = True
-    useful = set(ir.atom_vars(fn.ret.value))
+    useful = set(ir.atom_vars(live_output(fn, live)))
     # what is pushed on a stack that another function pops leaves by the stack's identity
     # (srcad/transform/stacks.py): such a stack is an output, and so is a call that pushes
     useful |= {s.stack for s in stmts if isinstance(s, ir.Push) and s.stack not in local}
@@ -61,6 +65,19 @@ def active_vars(fn: ir.Function, wrt) -> set[str]:
                 useful.update(ins)
                 changed = True
     return varied & useful
+
+
+def live_output(fn: ir.Function, live: tuple | None):
+    """What of `fn`'s output gets a cotangent: the returned atom, or with `live` (one bool
+    per item of a returned tuple) the one item read, or a tuple of those read.
+
+        return out, cache     live=(True, False)  ->  out
+    """
+    ret = fn.ret.value
+    if live is None:
+        return ret
+    items = tuple(a for a, keep in zip(ret.items, live) if keep)
+    return items[0] if len(items) == 1 else ir.Seq(items)
 
 
 def varied_vars(fn: ir.Function, wrt) -> set[str]:

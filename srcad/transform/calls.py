@@ -6,6 +6,15 @@ these methods of `srcad.transform.reverse.Reverse`.
 
     h = block(h, W)          forward:   h, h_saved = block_fwd(h, W)
                              backward:  dh_part, dW_part = block_bwd(h_saved, dh)
+
+Outputs the caller does not differentiate are dead: the pair is specialised to the outputs
+that get a cotangent (`live_outputs`: no adjoint, zeros or stack for the others) and to
+those read at all (`read_outputs`: the forward returns None for the rest, and the optimiser
+drops what only they needed):
+
+    out, cache = layer(x, W)     forward:   (out, cache), out_saved = layer_fwd(x, W)
+    (cache never read)                      ... layer_fwd returns ((out, None), saved)
+                                 backward:  dx_part, dW_part = layer_bwd(out_saved, dout)
 """
 
 from __future__ import annotations
@@ -14,9 +23,11 @@ import ast
 
 from .. import ir
 from ..analysis.activity import pushes_on_stacks
+from ..frontend.opaque import has_effects, may_change_state
 from ..gcode import RESTORE as _RESTORE
 from ..gcode import Line, clone, line_reads, name, store
 from ..gcode import call as _call
+from ..ops.runtime_ops import POPS
 from .module import Pair
 from .templates import atom_expr
 
@@ -29,6 +40,31 @@ def _leaves(atom, expr: ast.expr):
         for i, item in enumerate(atom.items):
             yield from _leaves(item, ast.Subscript(value=clone(expr),
                                                    slice=ast.Constant(i), ctx=ast.Load()))
+
+
+def read_vars(fn: ir.Function, returned) -> set[str]:
+    """Names whose values `fn` reads for something that stays: its output (`returned`, the
+    atom its forward returns), an effect, control flow, any statement inside a branch or a
+    loop (the optimiser drops dead statements at the top level only: srcad/optimize.py), or
+    a top-level statement computing such a name (to a fixed point; flow-insensitive, so a
+    name read anywhere for these counts)."""
+    top = [x for x in fn.body[:-1] if isinstance(x, (ir.Call, ir.UserCall)) and not (
+        isinstance(x, ir.Call) and (may_change_state(x.op) or x.op.name in POPS)) and not (
+        isinstance(x, ir.UserCall) and has_effects(x.callee.body))]
+    droppable = {id(x) for x in top}
+    read = set(ir.atom_vars(returned))
+    for x in ir.walk(fn.body[:-1]):
+        if id(x) not in droppable:
+            read.update(ir.uses(x))
+    edges = [(set(ir.defs(x)), ir.uses(x)) for x in top]
+    changed = True
+    while changed:
+        changed = False
+        for outs, ins in edges:
+            if outs & read and not set(ins) <= read:
+                read.update(ins)
+                changed = True
+    return read
 
 
 class CallsMixin:
@@ -48,17 +84,48 @@ class CallsMixin:
         return [p for p, a in zip(s.callee.params, s.args)
                 if set(ir.atom_vars(a)) & self.active]
 
+    def live_outputs(self, s: ir.UserCall) -> tuple | None:
+        """Which of the unpacked outputs of a call get a cotangent: one bool per target,
+        True where the target is active here (None: all of them). A target bound to `_`,
+        or read by nothing that reaches this function's output, is dead: the callee is
+        specialised without its adjoint, and the call passes no zeros for it."""
+        if not self._unpacks_items(s):
+            return None
+        live = tuple(t in self.active for t in s.targets)
+        return live if any(live) and not all(live) else None
+
+    def read_outputs(self, s: ir.UserCall) -> tuple | None:
+        """Which of the unpacked outputs of a call this function reads at all (None: all).
+        The callee's forward returns None for the others (`loss, _ = svm_loss(W, X, y)`),
+        so that what only they need is not computed: the optimiser drops it as it drops
+        any value nobody reads (a line kept for its effect stays)."""
+        if not self._unpacks_items(s):
+            return None
+        if self._read_here is None:
+            self._read_here = read_vars(self.fn, self.returned)
+        read = tuple(t in self._read_here for t in s.targets)
+        return None if all(read) else read
+
+    def _unpacks_items(self, s: ir.UserCall) -> bool:
+        """Does the call unpack the items of a tuple the callee returns, one name each?"""
+        ret = s.callee.ret.value
+        # (a callee that pushes on stacks has them as outputs too: stacks.py)
+        return (s.unpack and isinstance(ret, ir.Seq) and len(ret.items) == len(s.targets)
+                and not pushes_on_stacks(s.callee))
+
     def pair(self, s: ir.UserCall) -> Pair:
-        """The callee's `_fwd`/`_bwd` subroutines for this call's active arguments."""
+        """The callee's `_fwd`/`_bwd` subroutines for this call's active arguments and the
+        outputs it reads."""
         wrt = self.callee_wrt(s)
-        key = (id(s.callee), tuple(wrt))
+        live, read = self.live_outputs(s), self.read_outputs(s)
+        key = (id(s.callee), tuple(wrt), live, read)
         if key not in self.module.pairs:
-            sub = type(self)(s.callee, wrt, None, self.module)
+            sub = type(self)(s.callee, wrt, None, self.module, live=live, read=read)
             sub.subroutine = True
             fwd, bwd = sub.split(names=(
                 self.module.function_name(f"{s.callee.name}_fwd"),
                 self.module.function_name(f"{s.callee.name}_bwd")))
-            self.module.pairs[key] = Pair(fwd, bwd, atom_expr(s.callee.ret.value), sub)
+            self.module.pairs[key] = Pair(fwd, bwd, atom_expr(sub.returned), sub)
             self.globals.update(sub.globals)
         return self.module.pairs[key]
 
@@ -88,14 +155,19 @@ class CallsMixin:
         p = self.pair(s)
         block: list[Line] = []
         cots = []
-        for t in s.targets:
+        live = self.live_outputs(s)
+        for k, t in enumerate(s.targets):
             st = self.state.pop(t, None)
+            if live is not None and not live[k]:
+                continue  # (a dead output: the callee's backward takes no cotangent for it)
             if st is None:
                 cots.append(self.zeros(t))
             else:
                 cots.append(clone(st.alias) if st.alias is not None
                             else name(self.adj[t]))
-        g = ast.Tuple(elts=cots, ctx=ast.Load()) if s.unpack else cots[0]
+        # (one output read of several: its cotangent alone, as `live_output` seeds it)
+        bare = not s.unpack or (live is not None and len(cots) == 1)
+        g = cots[0] if bare else ast.Tuple(elts=cots, ctx=ast.Load())
         wrt = self.callee_wrt(s)
         parts = []
         elts = []

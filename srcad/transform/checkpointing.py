@@ -212,7 +212,7 @@ class CheckpointingMixin:
             "default" if opts.memory_plan and not opts.reparsed else None)
         if policy is None:
             return []
-        ret = set(ir.atom_vars(self.fn.ret.value))
+        ret = set(ir.atom_vars(self.returned))
 
         def eligible(s):
             return (isinstance(s, ir.Call) and s.op.elementwise and s.target in needed

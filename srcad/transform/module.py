@@ -3,7 +3,7 @@ call to a user function gets (`Pair`).
 
     module = Module(infos, options)       # one per build (srcad/pipeline.py)
     Reverse(fn_ir, wrt, None, module)     # every transform of that build reads it
-    module.pairs[(id(callee), wrt)]       # -> Pair(fwd=block_fwd, bwd=block_bwd, ...)
+    module.pairs[(id(callee), wrt, live, read)]  # -> Pair(fwd=block_fwd, bwd=block_bwd, ...)
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ class Generated:
 
 @dataclass
 class Pair:
-    """A user function's generated subroutines, made once per (function, wrt) in a module."""
+    """A user function's generated subroutines, made once per (function, wrt, outputs the
+    caller differentiates, outputs it reads) in a module (see calls.py)."""
 
     fwd: GFunction
     bwd: GFunction

@@ -44,7 +44,7 @@ import copy
 import numpy as np
 
 from .. import ir
-from ..analysis.activity import active_vars, stack_of
+from ..analysis.activity import active_vars, live_output, stack_of
 from ..frontend.opaque import has_effects, may_change_state
 from ..gcode import RESTORE as _RESTORE
 from ..gcode import (GFunction, Line, assign, clone, dtype_is_type, dtype_src, line_reads, name,
@@ -66,13 +66,23 @@ from .templates import as_array_operand, atom_expr, default_atom, effect_stmt, f
 
 class Reverse(AdjointsMixin, CallsMixin, CheckpointingMixin, ControlFlowMixin, StacksMixin):
     def __init__(self, fn: ir.Function, wrt: list[str], infos_by_fn: dict | None,
-                 module: Module | None = None):
+                 module: Module | None = None, live: tuple | None = None,
+                 read: tuple | None = None):
         self.fn = fn
         self.wrt = list(wrt)
         self.module = module or Module(infos_by_fn)
         self.infos = self.module.infos_by_fn.get(id(fn), {})
         self.containers = self.module.containers_by_fn.get(id(fn), set())
-        self.active = active_vars(fn, wrt)
+        # a callee: which items of its returned tuple get a cotangent from its caller (None:
+        # all). The backward takes cotangents for those alone (`live_output`); the rest are
+        # dead. `read`: which the caller reads at all; the forward returns None for the others
+        self.live = live
+        self.out = live_output(fn, live)
+        self.returned = fn.ret.value if read is None else ir.Seq(tuple(
+            a if keep else ir.Const(None, "None") for a, keep in zip(fn.ret.value.items, read)),
+            fn.ret.value.kind)
+        self.active = active_vars(fn, wrt, live)
+        self._read_here = None  # every name this function reads (calls.read_outputs)
         self.taken = set(fn.names) | set(fn.params)
         self.adj: dict[str, str] = {}  # primal name -> adjoint name
         self.part_of: dict[str, str] = {}  # a call's cotangent part -> the argument it is for
@@ -409,7 +419,7 @@ class Reverse(AdjointsMixin, CallsMixin, CheckpointingMixin, ControlFlowMixin, S
     def backward(self, seed: ast.expr) -> list[Line]:
         """The backward sweep; then decide what the forward pushes, and finish the restores."""
         self._stacks: dict[str, str] = {}
-        ret = self.fn.ret.value
+        ret = self.out
         body = self.fn.body[:-1]
         lines: list[Line] = []
         if isinstance(ret, ir.Var) and ret.name in self.active:
@@ -552,7 +562,7 @@ class Reverse(AdjointsMixin, CallsMixin, CheckpointingMixin, ControlFlowMixin, S
             names = (self.module.function_name(f"{self.fn.name}_fwd"),
                      self.module.function_name(f"{self.fn.name}_bwd"))
         fwd = GFunction(name=names[0], params=list(self.fn.params))
-        ret = self.fn.ret.value
+        ret = self.out
         gname = self.fresh(f"d{ret.name}" if isinstance(ret, ir.Var) else "dout")
         if isinstance(ret, ir.Var):
             self.adj[ret.name] = gname  # (so that the cotangent has the output's Info)
