@@ -346,7 +346,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                 return
             if isinstance(value, gast.Call) and self.is_user_function(value.func):
                 # a, b = helper(x): the call's own targets
-                atom = self.expr(value, "_".join(names), into=None)
+                atom = self.expr(value, _hint(names), into=None)
                 call = self.body[-1]
                 assert isinstance(call, ir.UserCall) and ir.Var(call.targets[0]) == atom
                 if not call.multi:
@@ -360,7 +360,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                     if n in self.mutable and t != n:  # pragma: no cover - def_name keeps it
                         pass
                 return
-            whole = self.expr(value, "_".join(names), into=None)
+            whole = self.expr(value, _hint(names), into=None)
             if isinstance(whole, ir.Seq) and len(whole.items) == len(names):
                 self.bind_items(names, list(whole.items), node)  # (an inlined call's tuple)
                 return
@@ -512,6 +512,11 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         while isinstance(root, gast.Attribute):
             root = root.value
         return not (isinstance(root, gast.Name) and root.id not in self.locals)
+
+
+def _hint(names) -> str:
+    """Temporaries' names for `a, b = ...`: the names joined, `_` left out."""
+    return "_".join(n for n in names if n.strip("_")) or "unpacked"
 
 
 _IN_PROGRESS: set = set()  # user functions being normalised (to catch recursion)
