@@ -700,11 +700,16 @@ def run(fn, values, wrt_mask):
     """Run `fn` on the tape: (tape, wrapped args, output)."""
     tape = Tape()
     wrapped = _wrap_args(tape, values, wrt_mask)
+    func = fn.__func__ if inspect.ismethod(fn) else fn
+    keyword = [p.name for p in inspect.signature(func).parameters.values()
+               if p.kind is p.KEYWORD_ONLY]  # (the last values: passed by name)
+    n = len(wrapped) - len(keyword)
+    args, kwargs = list(wrapped[:n]), dict(zip(keyword, wrapped[n:]))
     try:
         if inspect.ismethod(fn):  # a bound method: its object comes first, as a constant
-            out = tape.traced(fn.__func__)(fn.__self__, *wrapped)
+            out = tape.traced(fn.__func__)(fn.__self__, *args, **kwargs)
         else:
-            out = tape.traced(fn)(*wrapped)
+            out = tape.traced(fn)(*args, **kwargs)
     except ValueError as e:
         # numpy turns our refusal to become a float (`a[i] = t` into a plain array) into
         # "setting an array element with a sequence": say what really happened

@@ -8,6 +8,7 @@ import pytest
 
 import srcad
 from srcad import api, transformed
+from srcad.testing import check_grads, numerical_grad
 from tests import fixtures_api as F
 
 
@@ -217,3 +218,32 @@ def test_random_generator_argument_passes_through_untouched():
 def test_method_without_rule_on_a_differentiated_value_is_an_error():
     with pytest.raises(srcad.SrcadError, match="conjugate"):
         srcad.grad(F.conjugate_method)(np.ones(3))
+
+
+# ---- keyword-only parameters: one more parameter, bound by name as the signature says ----------
+def _kw_loss(x, w, *, scale=2.0, reg=0.1):
+    return np.sum(np.tanh(x @ w) * scale) + reg * np.sum(w * w)
+
+
+def _kw_caller(x, w):
+    return _kw_loss(x, w, reg=0.5) + _kw_loss(x * 2.0, w, scale=-1.0)
+
+
+def _kw_required(x, *, w):
+    return np.sum(np.sin(x * w))
+
+
+@pytest.mark.parametrize("opts", [{}, {"mode": "tape"}, {"fuse": True}],
+                         ids=["source", "tape", "fuse"])
+def test_keyword_only_parameters(opts):
+    r = np.random.default_rng(4)
+    x, w = r.standard_normal((2, 3)), r.standard_normal((3, 2))
+    check_grads(_kw_caller, (x, w), wrt=(0, 1), **opts)
+    g = srcad.grad(_kw_loss, wrt="w", **opts)(x, w, reg=1.0, scale=3.0)
+    want = numerical_grad(lambda a, b: _kw_loss(a, b, reg=1.0, scale=3.0),
+                          (x, w), wrt=1)
+    assert np.allclose(g, want, atol=1e-6)
+    gw = srcad.grad(_kw_required, wrt="w", **opts)(x, w=x * 0.5)
+    assert np.allclose(gw, x * np.cos(x * x * 0.5))
+    with pytest.raises(srcad.SrcadError, match="positional"):
+        srcad.grad(_kw_loss, **opts)(x, w, 3.0)

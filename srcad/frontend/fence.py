@@ -47,13 +47,6 @@ def fence(pf: ParsedFunction) -> None:
             hint="give the function a fixed list of named parameters",
             cls=UnsupportedSyntaxError,
         )
-    if args.kwonlyargs:
-        raise pf.error(
-            f"{pf.name} has keyword-only parameters, which srcad does not support yet",
-            fdef,
-            hint="make them ordinary parameters",
-            cls=UnsupportedSyntaxError,
-        )
     for stmt in fdef.body:
         for node in gast.walk(stmt):
             kind = type(node)

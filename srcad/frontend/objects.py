@@ -941,6 +941,7 @@ def scalarise_objects(pf, taken: set) -> None:
     entry = []
     for name, obj in stateful.items():  # its state read when the call starts
         o = VObj(cls=type(obj), clsexpr=_name(name), attrs=_object_attrs(obj), label=name)
+        at = _first_use(tree.body, name) or tree
         scope.env[name] = o
         scope.made.add(id(o))
         scope.objs[id(o)] = o
@@ -948,7 +949,7 @@ def scalarise_objects(pf, taken: set) -> None:
             local = scope.local(o, attr)
             value = gast.Attribute(value=_name(name), attr=attr, ctx=gast.Load()) \
                 if hasattr(obj, attr) else gast.Constant(value=None, kind=None)
-            entry.append(_assign([_name(local, store=True)], value, tree))
+            entry.append(_assign([_name(local, store=True)], value, at))
     try:
         body = _Rewriter(work, scope, 0).block(tree.body)
     except _Unsupported as err:
@@ -970,9 +971,23 @@ def scalarise_objects(pf, taken: set) -> None:
         probe = types.SimpleNamespace(body=body)
         entry = [e for e in entry if _may_read_before_store(probe, e.targets[0].id)]
         body = entry + _before_returns(body, back)
-    tree.body = work.defs + body
+    tree.body = body + work.defs  # (the methods' nested defs: lifted out, closures.py)
     gast.fix_missing_locations(tree)
     pf.tree.body = tree.body
+
+
+def _first_use(body, name):
+    """The first simple statement of `body` (in order, into compound ones) reading `name`."""
+    for s in body:
+        inner = [x for f in ("body", "orelse") for x in (getattr(s, f, None) or [])
+                 if isinstance(getattr(s, f, None), list)]
+        if inner and not isinstance(s, gast.FunctionDef):
+            found = _first_use(inner, name)
+            if found is not None:
+                return found
+        if any(isinstance(n, gast.Name) and n.id == name for n in gast.walk(s)):
+            return s
+    return None
 
 
 def _before_returns(body: list, back: list) -> list:

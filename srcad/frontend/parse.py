@@ -125,6 +125,7 @@ def parse_function(fn: Callable) -> ParsedFunction:
         )
     gast.increment_lineno(module, first - 1)
     fdef.decorator_list = []
+    _keyword_only_as_ordinary(fdef)
     closure, cells = _closure_of(fn), _cells_of(fn)
     # make sure linecache has the file, for error messages
     linecache.checkcache(filename)
@@ -142,6 +143,23 @@ def parse_function(fn: Callable) -> ParsedFunction:
         closure=closure,
         cells=cells,
     )
+
+
+def _keyword_only_as_ordinary(fdef) -> None:
+    """`def f(x, *, scale=2.0)`: a keyword-only parameter is one more parameter of the
+    transformed code (callers bind it by name through the function's own signature, which
+    keeps it keyword-only); its default moves with it."""
+    a = fdef.args
+    if not a.kwonlyargs:
+        return
+    n = len(a.args) + len(a.posonlyargs)
+    defaults = [None] * (n - len(a.defaults)) + list(a.defaults) + list(a.kw_defaults)
+    a.args = list(a.args) + list(a.kwonlyargs)
+    while defaults and defaults[0] is None:
+        defaults.pop(0)
+    if any(d is None for d in defaults):  # (a later one without a default: keep them all)
+        defaults = []
+    a.defaults, a.kwonlyargs, a.kw_defaults = defaults, [], []
 
 
 def _cells_of(fn) -> dict:

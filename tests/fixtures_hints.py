@@ -1,0 +1,209 @@
+"""Programs srcad refuses, each next to the same program with the refusal's hint applied
+(tests/test_hints_work.py). A line marked `# refused here` is the one the refusal must name."""
+
+import math
+
+import numpy as np
+
+SCALE = 2.0
+
+
+# 1. try/except -> "move error handling outside the differentiated function"
+def try_block(x):
+    try:  # refused here
+        y = np.tanh(x)
+    except ValueError:
+        y = x
+    return np.sum(y * y)
+
+
+def try_block_hinted(x):
+    y = np.tanh(x)
+    return np.sum(y * y)
+
+
+# 2. a `with` block -> "move the context manager outside the differentiated function"
+def with_block(x):
+    with np.errstate(all="ignore"):  # refused here
+        y = np.log(x * x + 1.0)
+    return np.sum(y)
+
+
+def with_block_hinted(x):
+    y = np.log(x * x + 1.0)
+    return np.sum(y)
+
+
+# 3. `global` -> "pass the value in as an argument and return results"
+def global_statement(x):
+    global SCALE  # refused here
+    return np.sum(SCALE * x * x)
+
+
+def global_statement_hinted(x, scale=SCALE):
+    return np.sum(scale * x * x)
+
+
+# 4. an import inside -> "import at module level"
+def import_inside(x):
+    import math as m  # refused here
+    return np.sum(np.sin(x) * m.pi)
+
+
+def import_inside_hinted(x):
+    return np.sum(np.sin(x) * math.pi)
+
+
+# 5. a set literal -> "use a tuple"
+def set_literal(x):
+    rows = {0, 2}  # refused here
+    return np.sum(x[sorted(rows)] ** 2)
+
+
+def set_literal_hinted(x):
+    rows = (0, 2)
+    return np.sum(x[list(rows)] ** 2)
+
+
+# 6. `:=` -> "assign on its own line"
+def walrus(x):
+    if (n := np.sum(x * x)) > 0:  # refused here
+        return n * 2.0
+    return n
+
+
+def walrus_hinted(x):
+    n = np.sum(x * x)
+    if n > 0:
+        return n * 2.0
+    return n
+
+
+# 7. *args -> "give the function a fixed list of named parameters"
+def star_params(*xs):  # refused here
+    return np.sum(xs[0] * xs[0])
+
+
+def star_params_hinted(x):
+    return np.sum(x * x)
+
+
+# 8. recursion -> "write the recursion as a loop"
+def halve(x, n):
+    if n == 0:
+        return np.sum(x * x)
+    return halve(x * 0.5, n - 1)  # refused here
+
+
+def recursion(x):
+    return halve(x, 2)
+
+
+def recursion_hinted(x):
+    for _ in range(2):
+        x = x * 0.5
+    return np.sum(x * x)
+
+
+# 9. **kwargs in a call -> "pass keywords one by one"
+def kwargs_in_call(x):
+    opts = {"axis": 0}
+    return np.sum(np.sum(x * x, **opts))  # refused here
+
+
+def kwargs_in_call_hinted(x):
+    return np.sum(np.sum(x * x, axis=0))
+
+
+# 10. a library function with no rule -> "... or use the numpy function"
+_square = np.vectorize(lambda v: v * v)
+
+
+def library_function(x):
+    return np.sum(_square(x))  # refused here
+
+
+def library_function_hinted(x):
+    return np.sum(np.square(x))
+
+
+# 11. an in-place method srcad does not follow -> "write the change as an assignment"
+def put_method(x):
+    b = np.ones(x.shape[0])
+    y = b * x
+    b.put([0], 5.0)  # refused here
+    return np.sum(y * b)
+
+
+def put_method_hinted(x):
+    b = np.ones(x.shape[0])
+    y = b * x
+    b[[0]] = 5.0
+    return np.sum(y * b)
+
+
+# 12. a built object used in a way not followed -> "use it only through its attributes and
+#     methods here"
+class Scale:
+    def __init__(self, w):
+        self.w = w
+
+    def me(self):
+        return self
+
+    def apply(self, x):
+        return x * self.w
+
+
+def object_not_followed(x):
+    s = Scale(x)  # refused here
+    return np.sum(s.me().apply(x))
+
+
+def object_not_followed_hinted(x):
+    s = Scale(x)
+    return np.sum(s.apply(x))
+
+
+# 13. state an earlier call left on an object -> "goes in as an argument"
+class Cell:
+    def __init__(self):
+        self.h = np.zeros(3)
+
+    def step(self, x):
+        self.h = np.tanh(self.h * 0.5 + x)  # refused here
+        return np.sum(self.h)
+
+
+CELL = Cell()
+
+
+def state_from_an_earlier_call(xs):
+    total = 0.0
+    for x in xs:
+        total = total + CELL.step(x)
+    return total
+
+
+def step_hinted(h, x):
+    h = np.tanh(h * 0.5 + x)
+    return h, np.sum(h)
+
+
+def state_from_an_earlier_call_hinted(xs, h):
+    total = 0.0
+    for x in xs:
+        h, s = step_hinted(h, x)
+        total = total + s
+    return total
+
+
+# 14. float() of a differentiated value -> "keep the value an array: ... np.sum(x)"
+def float_of_value(x):
+    s = float(np.sum(x * x))  # refused here
+    return np.sum(x) * s
+
+
+def float_of_value_hinted(x):
+    s = np.sum(x * x)
+    return np.sum(x) * s

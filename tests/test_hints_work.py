@@ -1,0 +1,73 @@
+"""Every refusal says what is unsupported at the user's line, with a hint that works there
+(issue 22, item 5): each program of tests/fixtures_hints.py is refused at the line marked
+`# refused here`, with a hint; the program with that hint applied runs, and its gradient
+agrees with central differences in source mode, tape mode and fuse=True."""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+
+import srcad
+from srcad.errors import SrcadError
+from srcad.testing import check_grads
+
+from tests import fixtures_hints as m
+
+X = np.array([0.3, -0.8, 0.5, 1.1])
+
+CASES = [
+    ("try_block", (X,), "error handling outside"),
+    ("with_block", (X,), "context manager outside"),
+    ("global_statement", (X,), "as an argument"),
+    ("import_inside", (X,), "import at module level"),
+    ("set_literal", (X,), "use a tuple"),
+    ("walrus", (X,), "on its own line"),
+    ("star_params", (X,), "fixed list of named parameters"),
+    ("recursion", (X,), "as a loop"),
+    ("kwargs_in_call", (X.reshape(2, 2),), "keywords one by one"),
+    ("library_function", (X,), "numpy function"),
+    ("put_method", (X,), "as an assignment"),
+    ("object_not_followed", (X,), "only through its attributes and methods"),
+    ("state_from_an_earlier_call", (np.stack([X[:3], X[1:]]),), "goes in as an argument"),
+    ("float_of_value", (X,), "np.sum(x)"),
+]
+HINTED_ARGS = {"state_from_an_earlier_call": (np.stack([X[:3], X[1:]]), np.zeros(3))}
+
+
+def _marked_line(fn) -> int:
+    """The line of `fn` (or of what it calls in the fixtures) marked `# refused here`."""
+    source = inspect.getsource(m)
+    first = inspect.getsourcelines(fn)[1]
+    lines = source.splitlines()
+    marked = [i + 1 for i, text in enumerate(lines) if "# refused here" in text]
+    after = [n for n in marked if n >= first]
+    return min(after, default=None) if after else None
+
+
+@pytest.mark.parametrize("name, args, hint", CASES, ids=[c[0] for c in CASES])
+def test_refused_at_the_line_with_a_hint(name, args, hint):
+    fn = getattr(m, name)
+    with pytest.raises(SrcadError) as e:
+        srcad.grad(fn)(*args)
+    err = e.value
+    assert err.filename and err.filename.endswith("fixtures_hints.py"), str(err)
+    marked = {_marked_line(fn)}
+    if name == "recursion":
+        marked.add(inspect.getsourcelines(m.halve)[1] + 3)
+    if name == "state_from_an_earlier_call":  # (the read the step makes, or the loop's call)
+        marked |= {inspect.getsourcelines(m.Cell.step)[1] + 1,
+                   inspect.getsourcelines(fn)[1] + 3}
+    assert err.lineno in marked, (err.lineno, marked, str(err))
+    assert err.hint and hint in err.hint, err.hint
+
+
+@pytest.mark.parametrize("mode", [{}, {"mode": "tape"}, {"fuse": True}],
+                         ids=["source", "tape", "fuse"])
+@pytest.mark.parametrize("name, args, hint", CASES, ids=[c[0] for c in CASES])
+def test_the_hint_applied_runs(name, args, hint, mode):
+    hinted = getattr(m, f"{name}_hinted")
+    args = HINTED_ARGS.get(name, args)
+    check_grads(hinted, args, wrt=0, **mode)
