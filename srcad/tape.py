@@ -370,7 +370,8 @@ class Tape:
                     dicts.append((x, inner, dict(inner)))
                     return inner
                 if isinstance(x, (list, tuple)):
-                    return type(x)(fresh(v) for v in x)
+                    items = [fresh(v) for v in x]
+                    return type(x)(*items) if hasattr(type(x), "_fields") else type(x)(items)
                 return x
 
             dicts = []
@@ -674,7 +675,9 @@ def _collect(wrapped, original, adj, origin=None):
     if isinstance(wrapped, dict):
         return {k: _collect(wrapped[k], original[k], adj, origin) for k in original}
     if isinstance(wrapped, (list, tuple)):
-        return type(original)(_collect(w, o, adj, origin) for w, o in zip(wrapped, original))
+        items = [_collect(w, o, adj, origin) for w, o in zip(wrapped, original)]
+        return type(original)(*items) if hasattr(type(original), "_fields") else \
+            type(original)(items)
     if isinstance(wrapped, Tensor):
         first = (origin or {}).get(id(wrapped), wrapped)
         d = adj.get(id(first))

@@ -42,13 +42,16 @@ from .probe import probe
 _IR_CACHE: dict = {}
 
 
-def _ir_of(fn, known: dict | None = None, arrays: frozenset = frozenset()) -> ir.Function:
+def _ir_of(fn, known: dict | None = None, arrays: frozenset = frozenset(),
+           tuples: frozenset = frozenset()) -> ir.Function:
     """The normalised IR of `fn`, cached until the op table changes (a new defvjp rule) or a
     name it read is bound to another object (its guards). `known`: parameters that hold these
     user objects (their methods resolve when normalising); `arrays`: parameters that hold
-    arrays (indexing by one makes a copy, not a view)."""
+    arrays (indexing by one makes a copy, not a view); `tuples`: (parameter, namedtuple
+    type) for parameters that hold namedtuples (`p.W1` is `p[0]`)."""
     key = (fn, generation()) + ((tuple((p, v if isinstance(v, str) else id(v))
-                                       for p, v in known.items()),) if known else ()) + ((arrays,) if arrays else ())
+                                       for p, v in known.items()),) if known else ()) + ((arrays,) if arrays else ()) \
+        + ((tuples,) if tuples else ())
     hit = _IR_CACHE.get(key)
     if hit is not None and hit.guards.holds():
         return hit
@@ -56,6 +59,7 @@ def _ir_of(fn, known: dict | None = None, arrays: frozenset = frozenset()) -> ir
         pf = parse_function(fn)
         pf.known = dict(known or {})
         pf.arrays = arrays
+        pf.namedtuples = dict(tuples)
         made = normalize(pf)
         for v in pf.known.values():
             if isinstance(v, list):  # (a list of layers, in order: append or swap rebuilds)
@@ -252,7 +256,8 @@ class Transformed:
                 if (not isinstance(v, (np.ndarray, np.generic, float, int, dict, list, tuple))
                     and v is not None and is_user_object(v))
                 or (isinstance(v, (list, tuple)) and is_object_sequence(v))
-                or (type(v) is str and len(v) <= 64)}  # (a name: `ACTIVATIONS[name]()`)
+                or (type(v) is str and len(v) <= 64)  # (a name: `ACTIVATIONS[name]()`)
+                or (isinstance(v, functools.partial) and is_user_object(v.func))}
 
     def _ir_with(self, known: dict, values=()) -> ir.Function:
         """fn's IR with these parameters known to hold these objects (its guards join the
@@ -260,9 +265,12 @@ class Transformed:
         an index argument holds (`_deferred`), also told which arguments are arrays."""
         arrays = frozenset(p for p, v in zip(self.params, values)
                            if type(v) is np.ndarray and v.ndim) if self._deferred else frozenset()
-        if not known and not arrays:
+        tuples = frozenset((p, type(v)) for p, v in zip(self.params, values)
+                           if isinstance(v, tuple) and isinstance(getattr(type(v), "_fields",
+                                                                          None), tuple))
+        if not known and not arrays and not tuples:
             return self._ir
-        fn_ir = _ir_of(self.fn, known, arrays)
+        fn_ir = _ir_of(self.fn, known, arrays, tuples)
         self._guards.extend(fn_ir.guards)
         if self._ir_now is None:  # (messages name the function through `_ir`)
             self._ir_now = fn_ir

@@ -10,6 +10,8 @@ that names the use, and a class changed between calls is seen at the next call.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -453,3 +455,33 @@ def run_cell_from_last_call(xs):
 def test_state_from_an_earlier_call_is_refused_with_the_way_that_works():
     with pytest.raises(SrcadError, match="goes in as an argument"):
         srcad.grad(run_cell_from_last_call)(_r.standard_normal((3, 2)))
+
+
+# ---- @dataclass layers built in the function (their __init__ has no source: the fields say) --
+@dataclasses.dataclass
+class DenseDC:
+    W: np.ndarray
+    b: np.ndarray
+    gain: float = 1.0
+
+    def __post_init__(self):
+        self.Wg = self.W * self.gain
+
+    def __call__(self, x):
+        return x @ self.Wg + self.b
+
+
+def dataclass_layers(W1, b1, W2, x):
+    l1 = DenseDC(W1, b1, gain=0.5)
+    l2 = DenseDC(W=W2, b=np.zeros(W2.shape[1]))
+    return np.sum(np.tanh(l2(np.tanh(l1(x)))) ** 2)
+
+
+@pytest.mark.parametrize("opts", MODES, ids=MODE_IDS)
+def test_dataclass_layers_built_in_the_function(opts):
+    r = _rng()
+    args = (r.standard_normal((4, 3)), r.standard_normal(3), r.standard_normal((3, 2)),
+            r.standard_normal((5, 4)))
+    check_grads(dataclass_layers, args, wrt=(0, 1, 2, 3), **opts)
+    v, _ = srcad.value_and_grad(dataclass_layers, **opts)(*args)
+    assert v == dataclass_layers(*args)

@@ -11,7 +11,10 @@ that works.
 
 from __future__ import annotations
 
+import collections
 import copy
+import functools
+import typing
 
 import numpy as np
 import pytest
@@ -459,3 +462,62 @@ def test_lists_inserted_concatenated_converted_rebound(fn, make):
     _all_ways(fn, args, wrt=tuple(range(len(args))), jvp=False)
     check_jvp(fn, args, tol=1e-5)  # (a small output: central differences' own error ~1e-6)
     check_vjp(fn, args, tol=1e-5)
+
+
+# -- namedtuple parameters (a pytree whose fields are read by name) and functools.partial ------
+Params = collections.namedtuple("Params", ["W1", "b1", "W2", "b2"])
+
+
+class Layer(typing.NamedTuple):
+    W: np.ndarray
+    b: np.ndarray
+
+
+def nt_forward(p, X):
+    h = np.tanh(X @ p.W1 + p.b1)
+    return h @ p.W2 + p.b2
+
+
+def nt_loss(p, X):
+    return np.sum(nt_forward(p, X) ** 2) + 0.1 * np.sum(p.W1 ** 2)
+
+
+def typed_nt_loss(layer, X):
+    return np.sum(np.sin(X @ layer.W + layer.b))
+
+
+def _scaled_loss(W, X, scale, reg=0.0):
+    return np.sum(np.tanh(X @ W) * scale) + reg * np.sum(W * W)
+
+
+HALF = functools.partial(_scaled_loss, scale=0.5)
+WITH_REG = functools.partial(_scaled_loss, reg=0.25)
+
+
+def uses_partials(W, X):
+    return HALF(W, X) + WITH_REG(W, X, 2.0)
+
+
+def partial_argument(W, X, loss_fn):
+    return loss_fn(W, X) * 2.0
+
+
+def test_namedtuple_parameters_fields_by_name():
+    r = _rng(7)
+    p = Params(r.standard_normal((3, 4)) * 0.5, r.standard_normal(4) * 0.1,
+               r.standard_normal((4, 2)) * 0.5, r.standard_normal(2) * 0.1)
+    X = r.standard_normal((5, 3))
+    _all_ways(nt_loss, (p, X), wrt=0)
+    g = srcad.grad(nt_loss)(p, X)
+    assert type(g) is Params and g.W1.shape == p.W1.shape
+    layer = Layer(r.standard_normal((3, 2)), r.standard_normal(2))
+    _all_ways(typed_nt_loss, (layer, X), wrt=(0, 1))
+    assert type(srcad.grad(typed_nt_loss)(layer, X)) is Layer
+
+
+def test_functools_partial_of_a_user_function():
+    r = _rng(8)
+    W, X = r.standard_normal((3, 2)), r.standard_normal((4, 3))
+    _all_ways(uses_partials, (W, X), wrt=(0, 1))
+    for opts in MODES:
+        check_grads(partial_argument, (W, X, HALF), wrt=(0, 1), **opts)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import types
 
 import gast
@@ -234,6 +235,20 @@ class CallsMixin:
                 self.refuse_starred(e, f"the method `{spelled}`")
             first = self.constant(bound, getattr(bound, "__name__", "obj"), e)
             return ("user", fn, spelled, [first, *args], kwargs, checkpointed)
+        if isinstance(obj, functools.partial) and isinstance(obj.func, types.FunctionType) \
+                and table.lookup(obj.func) is None and library_file(obj.func) is None \
+                and obj.func not in LIFTED:
+            # `loss_half = functools.partial(loss, scale=0.5)` at module level: the user
+            # function, its bound arguments constants (read when the call is built: guarded
+            # with the partial's name), then the call's own
+            args, kwargs, starred = self.call_args(e, hint)
+            if starred:
+                self.refuse_starred(e, f"the partial `{spelled}`")
+            bound_args = [self.constant(a, f"{spelled}_arg{i}", e)
+                          for i, a in enumerate(obj.args)]
+            bound_kw = {k: self.constant(v, f"{spelled}_{k}", e) for k, v in obj.keywords.items()}
+            return ("user", obj.func, getattr(obj.func, "__name__", spelled),
+                    bound_args + args, {**bound_kw, **kwargs}, checkpointed)
         if isinstance(obj, Checkpointed):  # ck = srcad.checkpoint(block) at module level
             obj, checkpointed = obj.fn, True
         if _hashable(obj) and obj in _BUILTIN_OPS and not (obj in (min, max)

@@ -199,6 +199,14 @@ class ExpressionsMixin:
                     self.body = outer
             self.body.append(ir.If(test, branches[0], branches[1], e.lineno))
             return ir.Var(var)
+        if isinstance(e, gast.Attribute) and isinstance(e.value, gast.Name) and \
+                e.value.id in self.pf.namedtuples and not self.defs[e.value.id] and \
+                e.attr in self.pf.namedtuples[e.value.id]._fields:
+            # `p.W1` of a namedtuple argument (a pytree): its field by position, `p[0]`
+            index = self.pf.namedtuples[e.value.id]._fields.index(e.attr)
+            item = gast.copy_location(gast.Subscript(
+                value=e.value, slice=gast.Constant(value=index, kind=None), ctx=gast.Load()), e)
+            return self.expr(item, hint, into)
         if isinstance(e, gast.Attribute):
             base = self.local_base(e.value, hint)
             if base is None:

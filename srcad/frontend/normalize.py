@@ -468,6 +468,10 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         # guarded) is known in the callee too, so its methods resolve there as well
         pf.known = {p: a.value for p, a in zip(pf.params, args)
                     if isinstance(a, ir.Const) and is_user_object(a.value)}
+        # a namedtuple argument passed on as it is: `p.W1` is its field there too
+        pf.namedtuples = {p: self.pf.namedtuples[a.name] for p, a in zip(pf.params, args)
+                          if isinstance(a, ir.Var) and a.name in self.pf.namedtuples
+                          and not self.defs[a.name]}
         _IN_PROGRESS.add(fn)
         try:
             callee = normalize(pf)

@@ -38,6 +38,7 @@ construction is then a call with no rule, refused where a gradient needs it.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import operator
 import types
 from dataclasses import dataclass, field
@@ -113,7 +114,34 @@ def _is_user_class(obj, globals_) -> bool:
         if owner is not None and owner is not object:
             return False
     owner, init = _lookup(obj, "__init__")
-    return owner is object or _user_function(init, globals_)
+    return owner is object or _user_function(init, globals_) or _dataclass_init(obj)
+
+
+def _dataclass_init(cls) -> bool:
+    """Is `cls.__init__` the one @dataclass wrote (no source of its own: its fields say it)?"""
+    owner, init = _lookup(cls, "__init__")
+    return dataclasses.is_dataclass(owner) and isinstance(init, types.FunctionType) and \
+        init.__code__.co_filename.startswith("<") and \
+        getattr(owner, "__dataclass_params__", None) is not None and \
+        owner.__dataclass_params__.init
+
+
+def _fields(cls) -> list:
+    """The dataclass's `__init__` parameters: [(name, default AST or None)], or raise."""
+    out = []
+    for f in dataclasses.fields(cls):
+        if not f.init:
+            continue
+        if f.default_factory is not dataclasses.MISSING:
+            raise _Unsupported(f"the dataclass field `{f.name}` has a default_factory")
+        default = None
+        if f.default is not dataclasses.MISSING:
+            if f.default is not None and type(f.default) not in (int, float, bool, str):
+                raise _Unsupported(f"the dataclass field `{f.name}` has a default srcad "
+                                   "cannot spell")
+            default = gast.Constant(value=f.default, kind=None)
+        out.append((f.name, default))
+    return out
 
 
 def _state_attrs(cls) -> tuple:
@@ -694,7 +722,12 @@ class _Rewriter:
             raise _Unsupported("an object built inside a lazily evaluated expression")
         args = [self.expr(a) for a in e.args]
         kwargs = [(k.arg, self.expr(k.value)) for k in e.keywords]
-        o = VObj(cls=cls, clsexpr=self._class_spelling(f), attrs=_state_attrs(cls))
+        fields = _fields(cls) if _dataclass_init(cls) else None
+        attrs = _state_attrs(cls)
+        if fields is not None:
+            attrs = tuple(n for n, _ in fields) + tuple(a for a in attrs
+                                                        if a not in dict(fields))
+        o = VObj(cls=cls, clsexpr=self._class_spelling(f), attrs=attrs)
         self.scope.made.add(id(o))
         self.scope.objs[id(o)] = o
         prefix = self.hint or cls.__name__.lower()
@@ -711,6 +744,27 @@ class _Rewriter:
                 value = gast.Constant(value=None, kind=None)
             inits.append(_assign([_name(name, store=True)], value, e))
         self.pre.extend(inits)
+        if fields is not None:  # @dataclass: each field from its argument or its default
+            if len(args) > len(fields):
+                raise _Unsupported(f"too many arguments to {cls.__name__}")
+            given = dict(zip([n for n, _ in fields], args))
+            for k, v in kwargs:
+                if k in given or k not in dict(fields):
+                    raise _Unsupported(f"argument `{k}` of {cls.__name__}")
+                given[k] = v
+            for fname, default in fields:
+                value = given.get(fname, default)
+                if value is None:
+                    raise _Unsupported(f"{cls.__name__} is missing `{fname}`")
+                if isinstance(value, (VObj, VList)):
+                    o.objects[fname] = value
+                    continue
+                self.pre.append(_assign([_name(self.scope.local(o, fname), store=True)],
+                                        value, e))
+            post = _lookup(cls, "__post_init__")
+            if post[0] is not None:
+                self.specialise(post[1], o, post[0], [], [], e)
+            return o
         owner, init = _lookup(cls, "__init__")
         if owner is object:
             if args or kwargs:

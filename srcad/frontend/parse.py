@@ -40,6 +40,7 @@ class ParsedFunction:
     cells: dict[str, Any] = field(default_factory=dict)  # closure name -> its cell (guards)
     known: dict[str, Any] = field(default_factory=dict)  # parameter -> the object it holds
     arrays: frozenset = frozenset()  # parameters that hold arrays (an index by one: a copy)
+    namedtuples: dict = field(default_factory=dict)  # parameter -> its namedtuple type
 
     def resolve(self, name: str) -> Any:
         """The object a free name refers to now, or UNRESOLVED. Each lookup is recorded as a
