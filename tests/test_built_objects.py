@@ -485,3 +485,37 @@ def test_dataclass_layers_built_in_the_function(opts):
     check_grads(dataclass_layers, args, wrt=(0, 1, 2, 3), **opts)
     v, _ = srcad.value_and_grad(dataclass_layers, **opts)(*args)
     assert v == dataclass_layers(*args)
+
+
+# ---- layers from a module of the user's own (`from layers import Dense`) -----------------------
+from tests import fixtures_layers_module as layers  # noqa: E402
+
+
+def act(z):  # (this module's `act` is not the layers module's: the methods read theirs)
+    return z * 0.0
+
+
+def net_from_another_module(W1, b1, W2, b2, x, y):
+    net = layers.Net(W1, b1, W2, b2)
+    return net(x, y)
+
+
+def dense_from_another_module(W, b, x):
+    d = layers.Dense(W, b)
+    return np.sum(d.forward(x) ** 2)
+
+
+@pytest.mark.parametrize("opts", MODES, ids=MODE_IDS)
+def test_layers_from_another_module(opts, monkeypatch):
+    r = _rng()
+    args = (r.standard_normal((4, 3)) * 0.5, r.standard_normal(3) * 0.1,
+            r.standard_normal((3, 2)) * 0.5, r.standard_normal(2) * 0.1,
+            r.standard_normal((5, 4)), r.integers(0, 2, 5))
+    check_grads(net_from_another_module, args, wrt=(0, 1, 2, 3, 4), **opts)
+    v, _ = srcad.value_and_grad(net_from_another_module, **opts)(*args)
+    assert v == net_from_another_module(*args)
+    g = srcad.value_and_grad(dense_from_another_module, wrt=(0, 1, 2), **opts)
+    v1, _ = g(*args[:2], args[4])
+    monkeypatch.setattr(layers, "act", np.sin)  # (their module's name, rebound: seen)
+    v2, _ = g(*args[:2], args[4])
+    assert v2 == dense_from_another_module(*args[:2], args[4]) and v1 != v2

@@ -100,15 +100,15 @@ def _lookup(cls, attr):
 
 
 def _user_function(fn, globals_) -> bool:
-    return isinstance(fn, types.FunctionType) and fn.__globals__ is globals_ and \
-        is_user_object(fn)
+    """A Python function of the user's program (this module or another: a method of a class
+    imported from the user's layers module reads that module's names, see `localise`)."""
+    return isinstance(fn, types.FunctionType) and is_user_object(fn) and \
+        not fn.__code__.co_filename.startswith("<")
 
 
 def _is_user_class(obj, globals_) -> bool:
     if not isinstance(obj, type) or type(obj) is not type or not is_user_object(obj):
         return False
-    if obj.__module__ != globals_.get("__name__"):
-        return False  # (another module: its methods read another namespace)
     for bad in ("__new__", "__getattr__", "__getattribute__", "__setattr__", "__init_subclass__"):
         owner, _ = _lookup(obj, bad)
         if owner is not None and owner is not object:
@@ -326,12 +326,9 @@ class _Rewriter:
         t0 = s.targets[0]
         if len(s.targets) == 1 and isinstance(t0, (gast.Tuple, gast.List)) and \
                 isinstance(s.value, (gast.Tuple, gast.List)) and \
-                len(t0.elts) == len(s.value.elts) and \
-                all(isinstance(t, gast.Name) for t in t0.elts) and \
-                len({t.id for t in t0.elts}) == len(t0.elts) and \
-                not {t.id for t in t0.elts} & {n.id for n in gast.walk(s.value)
-                                                if isinstance(n, gast.Name)}:
-            # `fc, act = Affine(W), Tanh()`: one name at a time (no name is read on the right)
+                len(t0.elts) == len(s.value.elts) and _parallel_ok(t0.elts, s.value):
+            # `fc, act = Affine(W), Tanh()`, `self.l1, self.l2 = Dense(..), Dense(..)`: one
+            # target at a time (none of them is read on the right)
             out = []
             for t, v in zip(t0.elts, s.value.elts):
                 one = gast.copy_location(gast.Assign(targets=[t], value=v, type_comment=None), s)
@@ -639,6 +636,9 @@ class _Rewriter:
                 return self.method(base, owner, raw, f.attr, e)
             if isinstance(base, VList):
                 raise _Unsupported(f"`.{f.attr}()` on a list of objects")
+            obj = self.o.resolve_static(f, self.scope)  # (`layers.Dense(W, b)`: a module's)
+            if obj is not UNRESOLVED and _is_user_class(obj, self.o.globals):
+                return self.construct(obj, f, e)
             f.value = base
             return self._plain_call(e, func_done=True)
         if isinstance(f, gast.Name) and f.id in self.scope.env:
@@ -796,6 +796,8 @@ class _Rewriter:
         except Exception as err:  # noqa: BLE001
             raise _Unsupported(f"cannot read {fn.__qualname__}") from err
         fdef = pfm.tree
+        if fn.__globals__ is not self.o.globals:
+            self.o.localise(fdef, fn)
         a = fdef.args
         if a.vararg is not None or a.kwarg is not None or a.kwonlyargs or a.posonlyargs:
             raise _Unsupported(f"{fn.__qualname__} has a signature srcad cannot specialise")
@@ -886,6 +888,24 @@ class _Rewriter:
         return gast.copy_location(_name(result), e)
 
 
+def _key(t):
+    if isinstance(t, gast.Name):
+        return (t.id,)
+    if isinstance(t, gast.Attribute) and isinstance(t.value, gast.Name):
+        return (t.value.id, t.attr)
+    return None
+
+
+def _parallel_ok(targets, value) -> bool:
+    """`a, b = x, y` is `a = x; b = y` when the targets are distinct names or attributes of
+    names and the right reads none of them."""
+    keys = [_key(t) for t in targets]
+    if None in keys or len(set(keys)) != len(keys):
+        return False
+    read = {_key(n) for n in gast.walk(value) if isinstance(n, (gast.Name, gast.Attribute))}
+    return not (set(keys) & read)
+
+
 def _param(name, at):
     p = _name(name)
     p.ctx = gast.Param()
@@ -936,12 +956,37 @@ class _Objects:
         self.defs: list = []
         self.line = pf.first_line  # the line being rewritten (for the refusal's reason)
 
+    def localise(self, fdef, fn) -> None:
+        """A method of a class from another module of the user's (``from layers import
+        Dense``) reads that module's names: each free name it reads is renamed to one bound
+        to the object it means there (guarded on that module), unless the function's own
+        module binds the same object under it (``np``)."""
+        bound = _locals_of(fdef)
+        theirs = fn.__globals__
+        renames = {}
+        for n in gast.walk(fdef):
+            if not (isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)) or \
+                    n.id in bound:
+                continue
+            if n.id not in renames:
+                if n.id not in theirs:
+                    guards.note("absent", theirs, n.id)
+                    renames[n.id] = n.id  # (a builtin)
+                    continue
+                obj = theirs[n.id]
+                guards.note("global", theirs, n.id, obj)
+                mine = self.pf.closure.get(n.id, self.globals.get(n.id, guards.MISSING))
+                if n.id in self.pf.bound:
+                    mine = self.pf.bound[n.id]
+                renames[n.id] = n.id if mine is obj else self.bind(obj, n.id)
+            n.id = renames[n.id]
+
     def bind(self, obj, at) -> str:
         """A fresh name under which the function reads `obj` (a closure entry: resolved like
         a free name, its lookup already guarded)."""
-        hint = getattr(obj, "__name__", "fn")
+        hint = at if isinstance(at, str) else getattr(obj, "__name__", "fn")
         name = fresh(hint if hint.isidentifier() else "fn", self.taken)
-        self.pf.closure[name] = obj
+        self.pf.bound[name] = obj
         return name
 
     def resolve_static(self, e, scope: _Scope):

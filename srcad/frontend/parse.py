@@ -41,6 +41,7 @@ class ParsedFunction:
     known: dict[str, Any] = field(default_factory=dict)  # parameter -> the object it holds
     arrays: frozenset = frozenset()  # parameters that hold arrays (an index by one: a copy)
     namedtuples: dict = field(default_factory=dict)  # parameter -> its namedtuple type
+    bound: dict = field(default_factory=dict)  # names srcad gave objects (objects.py: guarded)
 
     def resolve(self, name: str) -> Any:
         """The object a free name refers to now, or UNRESOLVED. Each lookup is recorded as a
@@ -50,6 +51,8 @@ class ParsedFunction:
             if name in self.cells:
                 guards.note("cell", self.cells[name], name, obj)
             return obj
+        if name in self.bound:
+            return self.bound[name]
         g = self.fn.__globals__
         g = getattr(g, "_base", g)  # (a function made while the tape runs: its module's)
         if name in g:
@@ -80,7 +83,7 @@ def parse_function(fn: Callable) -> ParsedFunction:
         return ParsedFunction(fn=pf.fn, name=pf.name, filename=pf.filename,
                               tree=copy.deepcopy(pf.tree), first_line=pf.first_line,
                               last_line=pf.last_line, params=list(pf.params),
-                              closure=dict(pf.closure))
+                              closure=dict(pf.closure), bound=pf.bound)
     fn = inspect.unwrap(fn)
     if inspect.ismethod(fn) and inspect.isfunction(fn.__func__):
         # obj.method: `self` is the object, a constant (its arrays get no gradient); its
