@@ -36,7 +36,29 @@ from .runtime_python import (  # noqa: F401  (lists and dicts: the Python people
     get_tangent_default, sequence_grad, sequence_tangent, dict_keys, dict_set, grow_grad, item_grad, without_item,
     head_grad, key_grad, key_tree, keyed_tangent, keys_tangent, last_grad, list_append,
     slot_tree, without_key)
-from .runtime_stats import order_grad, order_jvp  # noqa: F401  (order statistics)
+from .runtime_signal import (  # noqa: F401  (convolutions, interp, gradient, choose)
+    choose_tree,
+    conv_crop,
+    conv_embed,
+    gradient_tree,
+    interp_basis,
+    multi_dot_grad,
+    multi_dot_jvp,
+    unchoose,
+    ungradient,
+)
+from .runtime_stats import (  # noqa: F401  (order statistics, average, cov)
+    average_weights,
+    cov_grad,
+    cov_jvp,
+    cov_part,
+    cov_place,
+    cov_stack,
+    cov_weights,
+    order_grad,
+    order_jvp,
+    unaverage_weights,
+)
 from .runtime_decompositions import (  # noqa: F401  (the decomposition ops' helpers)
     diag_embed, eig_gaps, fold_triangle, norm_grad, norm_grad_dot, norm_jvp, norm_matrix_axes,
     norm_reduce, norm_svd_unweights, norm_svd_weights, norm_uses_svd,
@@ -129,8 +151,26 @@ __all__ = [
     "tensordot_grad_a",
     "tensordot_grad_b",
     # srcad/runtime_stats.py
+    "average_weights",
+    "cov_grad",
+    "cov_jvp",
+    "cov_part",
+    "cov_place",
+    "cov_stack",
+    "cov_weights",
     "order_grad",
     "order_jvp",
+    "unaverage_weights",
+    # srcad/runtime_signal.py
+    "choose_tree",
+    "conv_crop",
+    "conv_embed",
+    "gradient_tree",
+    "interp_basis",
+    "multi_dot_grad",
+    "multi_dot_jvp",
+    "unchoose",
+    "ungradient",
     # srcad/runtime_decompositions.py
     "eig_gaps",
     "fold_triangle",

@@ -297,6 +297,7 @@ NO_TORCH_TWIN = {
     "partition": "torch._numpy has no partition",
     "rollaxis": "torch._numpy's rollaxis reshapes where it should transpose",
     "select": "torch._numpy has no select",
+    "interp": "torch has no interp (piecewise linear: checked against differences and vjp)",
 }
 _ONE_TRIANGLE = ("numpy reads one triangle of this non-symmetric input; torch differentiates "
                  "another function of it")
@@ -319,6 +320,19 @@ FD_ORACLE = {  # cases (by their expression) where torch runs but differentiates
     "np.linalg.eigh(a)[0] * np.linalg.eigh(a)[1][0] ** 2": _ONE_TRIANGLE,
     "np.linalg.svd(a, full_matrices=False)[0]": "torch's SVD picks other signs for the "
     "singular vectors",
+    **{c: "torch._numpy's convolve has no 'same' mode for an even-length kernel"
+       for c in ("np.convolve(a, b, 'same')",)},
+    **{c: "torch._numpy's correlate swaps its operands when v is the longer one (numpy "
+       "reverses the result then; torch does not)"
+       for c in ("np.correlate(a, b)", "np.correlate(a, b, 'same')",
+                 "np.correlate(a, b, mode='valid')")},
+    "np.cov(a, rowvar=False)": "torch._numpy's cov ignores rowvar",
+    "np.corrcoef(a, rowvar=False)": "torch._numpy's corrcoef ignores rowvar",
+    "np.gradient(a, [0.0, 1.0, 3.0, 3.5], edge_order=2)": "torch._numpy's gradient takes no "
+    "list of coordinates",
+    **{c: "torch._numpy's choose takes no mode="
+       for c in ("np.choose(np.array([0, 3, -1, 1]), [a, b], mode='clip')",
+                 "np.choose(np.array([0, 3, -1, 2]), [a, b, a * b], mode='wrap')")},
     **{c.format(f=f): "torch._numpy builds an array from a list of tensors with no derivative"
        for f in ("asarray", "array")
        for c in ("np.{f}([a, b])", "np.{f}((a, 2.0 * b, a))", "np.{f}([[a, b], [b, a]])",

@@ -168,23 +168,19 @@ REFUSED_NAMES: dict[str, str] = {
         statistics.pstdev statistics.pvariance statistics.quantiles statistics.stdev
         statistics.variance""",
     _NO_RULE: """np.asarray_chkfinite np.ascontiguousarray np.asfortranarray np.asanyarray
-        np.require np.astype np.average np.block np.broadcast_arrays np.choose np.convolve
-        np.copysign np.copyto np.corrcoef np.correlate np.cov np.cumulative_prod
-        np.cumulative_sum np.diagflat np.divmod np.ediff1d np.fill_diagonal np.float_power
-        np.fmod np.frexp np.geomspace np.gradient np.i0 np.insert np.interp np.ldexp
-        np.logspace np.matrix_transpose np.matvec np.meshgrid np.modf
-        np.nancumprod np.nancumsum np.nanmax np.nanmin
-        np.nanprod np.nanstd np.nanvar np.nextafter np.poly
-        np.poly1d np.polyadd np.polyder np.polydiv np.polyfit np.polyint np.polymul
-        np.polysub np.polyval np.positive np.put np.resize np.trapezoid
-        np.trapz np.unstack np.unwrap np.vander np.vdot np.vecdot np.vecmat np.asfarray
-        np.cumproduct np.fastCopyAndTranspose np.msort np.product
-        np.linalg.cond np.linalg.cross np.linalg.diagonal np.linalg.eigvalsh np.linalg.lstsq
-        np.linalg.matmul np.linalg.matrix_norm np.linalg.matrix_power
-        np.linalg.matrix_transpose np.linalg.multi_dot np.linalg.outer
-        np.linalg.qr np.linalg.svdvals np.linalg.tensordot np.linalg.tensorinv
-        np.linalg.tensorsolve np.linalg.trace np.linalg.vecdot np.linalg.vector_norm
-        ndarray.item ndarray.tolist""",
+        np.require np.astype np.block np.broadcast_arrays np.copysign np.copyto
+        np.cumulative_prod np.cumulative_sum np.diagflat np.divmod np.ediff1d np.fill_diagonal
+        np.float_power np.fmod np.frexp np.geomspace np.i0 np.insert np.ldexp np.logspace
+        np.matrix_transpose np.matvec np.meshgrid np.modf np.nancumprod np.nancumsum np.nanmax
+        np.nanmin np.nanprod np.nanstd np.nanvar np.nextafter np.poly np.poly1d np.polyadd
+        np.polyder np.polydiv np.polyfit np.polyint np.polymul np.polysub np.polyval
+        np.positive np.put np.resize np.trapezoid np.trapz np.unstack np.unwrap np.vander
+        np.vdot np.vecdot np.vecmat np.asfarray np.cumproduct np.fastCopyAndTranspose np.msort
+        np.product np.linalg.cond np.linalg.cross np.linalg.diagonal np.linalg.eigvalsh
+        np.linalg.lstsq np.linalg.matmul np.linalg.matrix_norm np.linalg.matrix_power
+        np.linalg.matrix_transpose np.linalg.outer np.linalg.qr np.linalg.svdvals
+        np.linalg.tensordot np.linalg.tensorinv np.linalg.tensorsolve np.linalg.trace
+        np.linalg.vecdot np.linalg.vector_norm ndarray.item ndarray.tolist""",
 }
 
 # builtins people apply to arrays and numbers (the rest of `builtins` is not about arrays)

@@ -12,6 +12,7 @@ from . import (  # noqa: F401  (registers rows)
     reductions,
     runtime_ops,
     shape,
+    signal,
     statistics,
 )
 from .table import (

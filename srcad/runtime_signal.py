@@ -1,0 +1,304 @@
+"""Runtime helpers for convolutions, interpolation, finite differences and selection
+(np.convolve, np.correlate, np.interp, np.gradient, np.choose, np.linalg.multi_dot;
+srcad/ops/signal.py).
+
+Each VJP or JVP here is linear in its first argument, and each has its transpose beside it,
+so that generated code calling them differentiates again (their rows:
+srcad/ops/signal.py):
+
+* convolutions: ``conv_embed`` puts the cotangent of a 'same' or 'valid' output where it
+  sits in the 'full' one (zeros elsewhere); ``conv_crop`` is its transpose (a slice);
+* np.interp: ``interp_basis`` answers, per query point, the two knots it lies between, the
+  inverse of their spacing and the offset that makes ``t = (x - offset) * inv_h`` the
+  weight of the right knot -- piecewise constant in x (no derivative), so the rules written
+  over it (np.take, srcad's untake) differentiate in x and fp again;
+* np.gradient: linear in f; ``ungradient`` is its transpose, one small matrix per axis
+  (numpy's own stencil, read off np.gradient of the identity);
+* np.choose: ``unchoose`` sends each element's cotangent to the choice it came from,
+  ``choose_tree`` is its transpose;
+* multi_dot: ``multi_dot_grad`` / ``multi_dot_jvp`` (first order: each product is taken
+  again with one factor replaced).
+
+>>> conv_embed(np.array([1.0, 2.0]), 3, 2, "valid", False).tolist()
+[0.0, 1.0, 2.0, 0.0]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .gradtree import GradTree, pieces_tree
+
+__all__ = [
+    "choose_tree",
+    "conv_crop",
+    "conv_embed",
+    "gradient_tree",
+    "interp_basis",
+    "multi_dot_grad",
+    "multi_dot_jvp",
+    "unchoose",
+    "ungradient",
+]
+
+
+def _absent(t) -> bool:
+    """A tangent or cotangent that is not there: None, or the 0.0 of a missing slot."""
+    return t is None or (np.ndim(t) == 0 and not np.any(t))
+
+
+# --- convolve / correlate ---------------------------------------------------------------------
+
+
+def _conv_slice(n_a: int, n_v: int, mode: str, corr: bool) -> slice:
+    """Where numpy's `mode` output sits in the 'full' one (numpy's offsets: measured against
+    its own convolve and correlate for every pair of lengths up to 7)."""
+    lo, hi = min(n_a, n_v), max(n_a, n_v)
+    if mode == "full":
+        return slice(0, n_a + n_v - 1)
+    if mode == "valid":
+        return slice(lo - 1, lo - 1 + hi - lo + 1)
+    if mode == "same":
+        start = n_a // 2 if corr and n_v > n_a else (lo - 1) // 2
+        return slice(start, start + hi)
+    raise ValueError(f"mode must be 'full', 'same' or 'valid', got {mode!r}")
+
+
+def _mode(mode) -> str:
+    return {0: "valid", 1: "same", 2: "full"}.get(mode, mode) if not isinstance(mode, str) \
+        else mode
+
+
+def conv_embed(ct, n_a, n_v, mode="full", corr=False):
+    """The 'full'-length array with `ct` (a `mode` output's cotangent) at its place."""
+    ct = np.ravel(ct)
+    out = np.zeros(int(n_a) + int(n_v) - 1, dtype=ct.dtype)
+    out[_conv_slice(int(n_a), int(n_v), _mode(mode), corr)] = ct
+    return out
+
+
+def conv_crop(t, n_a, n_v, mode="full", corr=False):
+    """The transpose of `conv_embed`: the `mode` part of a 'full'-length array."""
+    return np.asarray(t)[_conv_slice(int(n_a), int(n_v), _mode(mode), corr)]
+
+
+# --- interp ---------------------------------------------------------------------------------
+
+
+def interp_basis(x, xp, left=None, right=None, period=None, which="i0"):
+    """One piece of np.interp's local form at each query point x (an array shaped like x):
+    ``"i0"``, ``"i1"``: the indices into fp of the knots x lies between; ``"inv_h"``:
+    1 / (their spacing), 0 outside [xp[0], xp[-1]] (the value is constant there); ``"offset"``:
+    with ``t = (x - offset) * inv_h``, ``out = (1 - t) fp[i0] + t fp[i1]`` inside;
+    ``"mask"``: 0 where x is outside and numpy returns `left` / `right` rather than an end of
+    fp, else 1.
+
+    The kink convention: at a knot xp[k] itself, the interval to its right (numpy's value is
+    fp[k] either way); at the last knot, the last interval. So d out / dx at a knot is the
+    right-hand slope, and the left-hand one at xp[-1]."""
+    x = np.asarray(x, dtype=np.float64)
+    xp = np.asarray(xp, dtype=np.float64)
+    n = xp.shape[0]
+    if period is not None:
+        period = abs(float(period))
+        xe = x % period
+        xs = xp % period
+        order = np.argsort(xs, kind="stable")
+        xs = np.concatenate((xs[order][-1:] - period, xs[order], xs[order][:1] + period))
+        back = order[(np.arange(n + 2) - 1) % n]  # extended index -> fp's index
+        j = np.clip(np.searchsorted(xs, xe, side="right") - 1, 0, n)
+        h = xs[j + 1] - xs[j]
+        parts = {"i0": back[j], "i1": back[j + 1],
+                 "inv_h": np.where(h > 0, 1.0 / np.where(h > 0, h, 1.0), 0.0),
+                 "offset": x - xe + xs[j], "mask": np.ones(x.shape)}
+        return parts[which]
+    if n == 1:
+        zero = np.zeros(x.shape, dtype=np.intp)
+        below = (x < xp[0]) & (left is not None)
+        above = (x > xp[0]) & (right is not None)
+        parts = {"i0": zero, "i1": zero, "inv_h": np.zeros(x.shape), "offset": x,
+                 "mask": np.where(below | above, 0.0, 1.0)}
+        return parts[which]
+    j = np.clip(np.searchsorted(xp, x, side="right") - 1, 0, n - 2)
+    inside = (x >= xp[0]) & (x <= xp[-1])
+    below, above = x < xp[0], x > xp[-1]
+    h = xp[j + 1] - xp[j]
+    if which == "i0":
+        return np.where(above, n - 1, j)
+    if which == "i1":
+        return np.where(below, 0, j + 1)
+    if which == "inv_h":
+        return np.where(inside & (h > 0), 1.0 / np.where(h > 0, h, 1.0), 0.0)
+    if which == "offset":
+        return np.where(inside, xp[j], x)
+    if which == "mask":
+        fill = (below & (left is not None)) | (above & (right is not None))
+        return np.where(fill, 0.0, 1.0)
+    raise ValueError(which)
+
+
+# --- gradient -------------------------------------------------------------------------------
+
+
+def _gradient_axes(f, axis) -> tuple:
+    nd = np.ndim(f)
+    if axis is None:
+        return tuple(range(nd))
+    if isinstance(axis, (tuple, list)):
+        return tuple(int(a) % nd for a in axis)
+    return (int(axis) % nd,)
+
+
+def _spacings(varargs, n_axes: int) -> list:
+    if len(varargs) == 0:
+        return [1.0] * n_axes
+    if len(varargs) == 1 and np.ndim(varargs[0]) == 0:
+        return [varargs[0]] * n_axes
+    if len(varargs) == 1 and n_axes == 1:
+        return [varargs[0]]
+    return list(varargs)
+
+
+def _stencil(n: int, spacing, edge_order: int, dtype) -> np.ndarray:
+    """D with np.gradient(f, spacing, axis=0, edge_order) == D @ f for a length-n f:
+    np.gradient of the identity's columns (numpy's own coefficients)."""
+    eye = np.eye(n, dtype=dtype)
+    return np.gradient(eye, spacing, axis=0, edge_order=edge_order)
+
+
+def ungradient(ct, f, varargs=(), axis=None, edge_order=1):
+    """The VJP of ``np.gradient(f, *varargs, axis=axis, edge_order=edge_order)`` (linear in
+    f): each axis's cotangent sent back through the transpose of its stencil, summed. `ct` is
+    one array for one axis, else one item per axis (a scalar zero where nothing flowed)."""
+    axes = _gradient_axes(f, axis)
+    spacings = _spacings(tuple(varargs), len(axes))
+    dtype = np.result_type(f)
+    if not np.issubdtype(dtype, np.inexact):
+        dtype = np.dtype(np.float64)
+    several = isinstance(ct, (list, tuple, GradTree))
+    pieces = [ct[i] for i in range(len(axes))] if several else [ct]
+    out = np.zeros(np.shape(f), dtype=dtype)
+    for ax, sp, piece in zip(axes, spacings, pieces):
+        if _absent(piece):
+            continue
+        piece = np.broadcast_to(piece, np.shape(f))
+        d = _stencil(np.shape(f)[ax], sp, edge_order, dtype)
+        moved = np.moveaxis(piece, ax, 0)
+        back = np.tensordot(d.T, moved, axes=(1, 0))
+        out = out + np.moveaxis(back, 0, ax).astype(dtype, copy=False)
+    return out
+
+
+def gradient_tree(t, f, varargs=(), axis=None, edge_order=1, tree=True):
+    """np.gradient of `t` with f's spacing, axis and edge order: the transpose of
+    `ungradient` (several axes: a GradTree of pieces with ``tree``, numpy's tuple without)."""
+    out = np.gradient(np.broadcast_to(t, np.shape(f)), *varargs, axis=axis,
+                      edge_order=edge_order)
+    if isinstance(out, (list, tuple)):
+        return pieces_tree(list(out)) if tree else tuple(out)
+    return out
+
+
+# --- choose ---------------------------------------------------------------------------------
+
+
+def _choice_index(a, n: int, mode: str):
+    a = np.asarray(a)
+    if mode == "wrap":
+        return a % n
+    if mode == "clip":
+        return np.clip(a, 0, n - 1)
+    return a
+
+
+def _unbroadcast_to(g, shape, dtype):
+    g = np.asarray(g)
+    lead = g.ndim - len(shape)
+    if lead:
+        g = g.sum(axis=tuple(range(lead)))
+    axes = tuple(i for i, n in enumerate(shape) if n == 1 and g.shape[i] != 1)
+    if axes:
+        g = g.sum(axis=axes, keepdims=True)
+    return g.astype(dtype, copy=False) if dtype is not None else g
+
+
+def unchoose(ct, a, choices, mode="raise"):
+    """The VJP of ``np.choose(a, choices, mode)``: each element's cotangent to the choice it
+    was read from (summed back over the axes that choice was broadcast along)."""
+    n = len(choices)
+    idx = _choice_index(a, n, mode)
+    full = np.broadcast_shapes(np.shape(idx), np.shape(ct), *(np.shape(c) for c in choices))
+    ct = np.broadcast_to(ct, full)
+    idx = np.broadcast_to(idx, full)
+    pieces = []
+    for k in range(n):
+        c = choices[k]
+        dtype = getattr(c, "dtype", None)
+        if dtype is not None and not np.issubdtype(dtype, np.inexact):
+            dtype = None
+        pieces.append(_unbroadcast_to(np.where(idx == k, ct, 0), np.shape(c), dtype))
+    return pieces_tree(pieces, choices if isinstance(choices, np.ndarray) else None)
+
+
+def choose_tree(t, a, choices, mode="raise"):
+    """The transpose of `unchoose`: np.choose of the items of `t` (a zero where nothing
+    flowed), shaped like the choices."""
+    items = [t[k] for k in range(len(choices))]
+    items = [np.zeros(np.shape(c)) if v is None else
+             np.broadcast_to(v, np.shape(c)) if np.ndim(v) == 0 else v
+             for v, c in zip(items, choices)]
+    return np.choose(a, items, mode=mode)
+
+
+# --- multi_dot ------------------------------------------------------------------------------
+
+
+def _as_matrices(arrays):
+    """The factors as matrices (a 1-D first one a row, a 1-D last one a column)."""
+    mats = [np.asarray(x) for x in arrays]
+    if mats[0].ndim == 1:
+        mats[0] = mats[0][None, :]
+    if mats[-1].ndim == 1:
+        mats[-1] = mats[-1][:, None]
+    return mats
+
+
+def _chain(mats, lo, hi, size):
+    out = None
+    for m in mats[lo:hi]:
+        out = m if out is None else out @ m
+    return np.eye(size, dtype=np.result_type(*mats)) if out is None else out
+
+
+def multi_dot_grad(ct, arrays):
+    """The VJP of np.linalg.multi_dot: factor i's gradient is L^T G R^T, L and R the
+    products of the factors before and after it."""
+    mats = _as_matrices(arrays)
+    g = np.reshape(ct, (mats[0].shape[0], mats[-1].shape[1]))
+    pieces = []
+    for i, m in enumerate(mats):
+        left = _chain(mats, 0, i, m.shape[0])
+        right = _chain(mats, i + 1, len(mats), m.shape[1])
+        d = left.T @ g @ right.T
+        x = arrays[i]
+        dtype = getattr(x, "dtype", None)
+        d = np.reshape(d, np.shape(x))
+        pieces.append(d.astype(dtype, copy=False) if dtype is not None
+                      and np.issubdtype(dtype, np.inexact) else d)
+    return pieces_tree(pieces)
+
+
+def multi_dot_jvp(ts, arrays):
+    """The JVP of np.linalg.multi_dot: the sum over factors of the product with that factor
+    replaced by its tangent (a factor with none skipped)."""
+    out = None
+    for i in range(len(arrays)):
+        t = ts[i]
+        if _absent(t):
+            continue
+        term = np.linalg.multi_dot([*arrays[:i], np.broadcast_to(t, np.shape(arrays[i])),
+                                    *arrays[i + 1:]])
+        out = term if out is None else out + term
+    if out is None:
+        return np.zeros_like(np.linalg.multi_dot(list(arrays)))
+    return out
