@@ -44,6 +44,8 @@ from .runtime_signal import (  # noqa: F401  (convolutions, interp, gradient, ch
     interp_basis,
     multi_dot_grad,
     multi_dot_jvp,
+    outer_axes,
+    outer_shape,
     unchoose,
     ungradient,
 )
@@ -169,6 +171,8 @@ __all__ = [
     "interp_basis",
     "multi_dot_grad",
     "multi_dot_jvp",
+    "outer_axes",
+    "outer_shape",
     "unchoose",
     "ungradient",
     # srcad/runtime_decompositions.py

@@ -37,6 +37,8 @@ __all__ = [
     "interp_basis",
     "multi_dot_grad",
     "multi_dot_jvp",
+    "outer_axes",
+    "outer_shape",
     "unchoose",
     "ungradient",
 ]
@@ -302,3 +304,18 @@ def multi_dot_jvp(ts, arrays):
     if out is None:
         return np.zeros_like(np.linalg.multi_dot(list(arrays)))
     return out
+
+
+# --- ufunc.outer ----------------------------------------------------------------------------
+
+
+def outer_shape(a, b):
+    """a's shape followed by one 1 per axis of b: where ``ufunc.outer(a, b)`` puts a."""
+    return np.shape(a) + (1,) * np.ndim(b)
+
+
+def outer_axes(a, b, which=1):
+    """The axes of ``ufunc.outer(a, b)`` that came from b (``which=1``) or from a (0): what
+    a's (b's) cotangent is summed over."""
+    na, nb = np.ndim(a), np.ndim(b)
+    return tuple(range(na, na + nb)) if which == 1 else tuple(range(na))

@@ -26,6 +26,7 @@ import numpy as np
 from . import runtime
 from .errors import SrcadError
 from .interpret import check_inplace
+from .ops import table
 from .tape_containers import CONTAINERS, TensorDict, raw_items
 
 
@@ -43,6 +44,8 @@ class Tensor:
     # numpy protocols
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         out = kwargs.pop("out", None)
+        if method != "__call__" and out is None and table.lookup(getattr(ufunc, method)):
+            return self.tape.apply(getattr(ufunc, method), inputs, kwargs)  # np.add.reduce
         if method != "__call__" or (out is not None and not (
                 len(out) == 1 and out[0] is inputs[0] and isinstance(inputs[0], np.ndarray))):
             raise SrcadError(f"tape mode: `{ufunc.__name__}.{method}` / out= is not "

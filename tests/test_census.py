@@ -73,6 +73,11 @@ NO_GRADIENT_SAMPLES = {
 DIFFERENTIATED_SAMPLES = {  # Python-level spellings that are rows (aliases of numpy's)
     "operator.mul": "return np.sum(operator.mul(x, x) + operator.truediv(x, 3.0))",
     "builtins.pow": "return np.sum(pow(x, 3) - operator.pow(x, 2) + operator.neg(x))",
+    # ufunc methods: the rows of the reductions and products they equal (axis 0 by default)
+    "ufunc.reduce": "return np.add.reduce(x * x) + np.multiply.reduce(x) "
+                    "- np.maximum.reduce(x)",
+    "ufunc.accumulate": "return np.sum(np.add.accumulate(x) * np.multiply.accumulate(x))",
+    "ufunc.outer": "return np.sum(np.multiply.outer(x, x) * np.subtract.outer(x, 2 * x))",
 }
 REFUSED_SAMPLES = {
     "np.fft.fft": "return np.sum(np.fft.fft(x).real)",
@@ -80,6 +85,8 @@ REFUSED_SAMPLES = {
     "np.vectorize": "return np.sum(np.vectorize(lambda v: v * 2)(x))",
     "math.sqrt": "return math.sqrt(np.sum(x * x))",
     "np.histogram_bin_edges": "return np.sum(np.histogram_bin_edges(x, 3))",
+    "ufunc.at": "y = np.zeros(3)\nnp.add.at(y, [0, 1, 0, 2], x)\nreturn np.sum(y)",
+    "ufunc.reduceat": "return np.sum(np.add.reduceat(x, [0, 2]))",
 }
 
 

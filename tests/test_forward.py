@@ -228,6 +228,33 @@ class _TorchNumpy:
         return tnp.asarray(torch.tensordot(a.tensor, b.tensor, dims=dims))
 
 
+class _TorchUfunc:
+    """A ufunc of the oracle with numpy's methods, in torch: reduce and accumulate along
+    axis 0 by default (sum, prod, amax, amin, cumsum, cumprod), outer as a[..., None] op b."""
+
+    _REDUCE: ClassVar[dict] = {"add": "sum", "multiply": "prod", "maximum": "max",
+                               "minimum": "min"}
+    _ACCUMULATE: ClassVar[dict] = {"add": "cumsum", "multiply": "cumprod"}
+
+    def __init__(self, name):
+        self.name = name
+
+    def __call__(self, *args, **kwargs):
+        return getattr(tnp, self.name)(*args, **kwargs)
+
+    def reduce(self, a, axis=0, keepdims=False):
+        return getattr(TNP, self._REDUCE[self.name])(a, axis=axis, keepdims=keepdims)
+
+    def accumulate(self, a, axis=0):
+        return getattr(TNP, self._ACCUMULATE[self.name])(a, axis=axis)
+
+    def outer(self, a, b):
+        a, b = tnp.asarray(a), tnp.asarray(b)
+        return self(tnp.reshape(a, a.shape + (1,) * b.ndim), b)
+
+
+for _u in ("add", "subtract", "multiply", "maximum", "minimum"):
+    setattr(_TorchNumpy, _u, _TorchUfunc(_u))
 TNP = _TorchNumpy()
 
 
