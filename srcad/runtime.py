@@ -37,11 +37,13 @@ from .runtime_python import (  # noqa: F401  (lists and dicts: the Python people
     head_grad, key_grad, key_tree, keyed_tangent, keys_tangent, last_grad, list_append,
     slot_tree, without_key)
 from .runtime_signal import (  # noqa: F401  (convolutions, interp, gradient, choose)
+    array_item,
     choose_tree,
     conv_crop,
     conv_embed,
     gradient_tree,
     interp_basis,
+    item_grad,
     multi_dot_grad,
     multi_dot_jvp,
     outer_axes,
@@ -164,11 +166,13 @@ __all__ = [
     "order_jvp",
     "unaverage_weights",
     # srcad/runtime_signal.py
+    "array_item",
     "choose_tree",
     "conv_crop",
     "conv_embed",
     "gradient_tree",
     "interp_basis",
+    "item_grad",
     "multi_dot_grad",
     "multi_dot_jvp",
     "outer_axes",

@@ -30,11 +30,13 @@ import numpy as np
 from .gradtree import GradTree, pieces_tree
 
 __all__ = [
+    "array_item",
     "choose_tree",
     "conv_crop",
     "conv_embed",
     "gradient_tree",
     "interp_basis",
+    "item_grad",
     "multi_dot_grad",
     "multi_dot_jvp",
     "outer_axes",
@@ -319,3 +321,31 @@ def outer_axes(a, b, which=1):
     a's (b's) cotangent is summed over."""
     na, nb = np.ndim(a), np.ndim(b)
     return tuple(range(na, na + nb)) if which == 1 else tuple(range(na))
+
+
+# --- x.item() -------------------------------------------------------------------------------
+
+
+def array_item(x, index=()):
+    """``x.item(*index)`` as a function, so that the table can hold it: one element as a
+    Python number (numpy's own value; the derivative travels in the generated code's adjoint,
+    not in the number)."""
+    return np.asarray(x).item(*index)
+
+
+def item_grad(ct, x, index=()):
+    """The VJP of `array_item`: zeros shaped like x with `ct` at the element (a flat index,
+    a tuple of indices, or none for a size-1 x)."""
+    out = np.zeros(np.shape(x), dtype=np.result_type(x) if np.issubdtype(
+        np.result_type(x), np.inexact) else np.float64)
+    flat = out.reshape(-1)
+    if len(index) == 0:
+        pos = 0
+    elif len(index) == 1 and np.ndim(index[0]) == 0:
+        pos = int(index[0]) % max(flat.size, 1)
+    else:
+        idx = index[0] if len(index) == 1 else index
+        pos = int(np.ravel_multi_index(tuple(int(i) % n for i, n in zip(idx, out.shape)),
+                                       out.shape))
+    flat[pos] = ct
+    return out

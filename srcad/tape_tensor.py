@@ -141,6 +141,9 @@ class Tensor:
         self.tape.setitem(self, index, value)
 
     # methods, as source mode's normaliser maps them
+    def item(self, *index):
+        return self.tape.apply(runtime.array_item, (self, index), {})
+
     def sum(self, *a, **k):
         return self.tape.apply(np.sum, (self, *a), k)
 

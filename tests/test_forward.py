@@ -353,6 +353,10 @@ FD_ORACLE = {  # cases (by their expression) where torch runs but differentiates
        "reverses the result then; torch does not)"
        for c in ("np.correlate(a, b)", "np.correlate(a, b, 'same')",
                  "np.correlate(a, b, mode='valid')")},
+    **{c: "torch's item() is a Python number with no derivative (srcad carries it beside "
+       "the number)"
+       for c in ("a.item() * a", "a * a.item(2)", "a.item(1, 2) + a", "a.item((0, 1)) * a",
+                 "np.tanh(a.item(-1)) * a")},
     "np.cov(a, rowvar=False)": "torch._numpy's cov ignores rowvar",
     "np.corrcoef(a, rowvar=False)": "torch._numpy's corrcoef ignores rowvar",
     "np.gradient(a, [0.0, 1.0, 3.0, 3.5], edge_order=2)": "torch._numpy's gradient takes no "

@@ -126,6 +126,8 @@ _METHOD_FORM = ("the method form is not lowered to the row; call the numpy funct
 _ITERATOR = ("an iterator object srcad cannot see through: iterate with `for v in x` over the "
              "array or index it (both are lowered to subscripts)")
 _EDGES = "its bin edges depend on the data's min and max: no rule yet"
+_TOLIST = ("nested lists of Python numbers: a gradient would have to follow each one; use "
+           "x.item(i) (a row) for an element, or keep the array")
 
 REFUSED_NAMES: dict[str, str] = {
     _COMPLEX: """np.cdouble np.clongdouble np.complex128 np.complex256 np.complex64
@@ -147,6 +149,7 @@ REFUSED_NAMES: dict[str, str] = {
         np.trim_zeros np.delete ndarray.compress""",
     _EDGES: "np.histogram np.histogram2d np.histogramdd np.histogram_bin_edges",
     _MATRIX: "np.matrix np.asmatrix np.bmat np.mat",
+    _TOLIST: "ndarray.tolist",
     _EXTENDED: "np.float128 np.longdouble np.longfloat",
     _METHOD_FORM: """ndarray.conj ndarray.conjugate ndarray.real ndarray.imag ndarray.getfield
         ndarray.view ndarray.choose ndarray.mT ndarray.ptp""",
@@ -180,7 +183,7 @@ REFUSED_NAMES: dict[str, str] = {
         np.linalg.lstsq np.linalg.matmul np.linalg.matrix_norm np.linalg.matrix_power
         np.linalg.matrix_transpose np.linalg.outer np.linalg.qr np.linalg.svdvals
         np.linalg.tensordot np.linalg.tensorinv np.linalg.tensorsolve np.linalg.trace
-        np.linalg.vecdot np.linalg.vector_norm ndarray.item ndarray.tolist""",
+        np.linalg.vecdot np.linalg.vector_norm""",
 }
 
 # builtins people apply to arrays and numbers (the rest of `builtins` is not about arrays)

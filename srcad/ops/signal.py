@@ -24,11 +24,13 @@ import numpy as np
 
 from .. import runtime_signal as sg
 from ..runtime import (
+    array_item,
     choose_tree,
     conv_crop,
     conv_embed,
     gradient_tree,
     interp_basis,
+    item_grad,
     multi_dot_grad,
     multi_dot_jvp,
     unchoose,
@@ -170,6 +172,15 @@ defvjp(np.linalg.multi_dot, lambda g, out, arrays: multi_dot_grad(g, arrays),
                    ("np.linalg.multi_dot([a, b, a.T])", [(2, 3), (3, 3)])))
 defjvp(np.linalg.multi_dot, lambda g, out, arrays: multi_dot_jvp(g, arrays))
 
+# --- x.item() -------------------------------------------------------------------------------
+defvjp(sg.array_item, lambda g, out, x, index=(): item_grad(g, x, index), None,
+       name="item", spelling="array_item(x, index)", linear=("x",), family=_F,
+       derivation="one element as a Python number: g goes to that element (the number "
+       "carries no derivative; generated code carries it beside the number)",
+       test_cases=(("a.item() * a", [(1,)]), ("a * a.item(2)", [(4,)]),
+                   ("a.item(1, 2) + a", [(2, 3)]), ("a.item((0, 1)) * a", [(2, 3)]),
+                   ("np.tanh(a.item(-1)) * a", [(3,)])))
+
 # --- the helpers as rows (second order) -------------------------------------------------------
 _R = "runtime"
 _SECOND = "the second derivative of np.linalg.multi_dot"
@@ -181,6 +192,9 @@ defvjp(sg.conv_crop, lambda g, out, t, n_a, n_v, mode="full", corr=False:
        conv_embed(g, n_a, n_v, mode, corr), None, None, None, None,
        name="conv_crop", linear=("t",), family=_R,
        derivation="a slice; its transpose places it among zeros")
+defvjp(sg.item_grad, lambda g, out, ct, x, index=(): array_item(g, index), None, None,
+       name="item_grad", linear=("ct",), family=_R,
+       derivation="one element placed among zeros; its transpose reads that element")
 defnondiff(sg.interp_basis, name="interp_basis", family=_R,
            params=(Param("x"), Param("xp"), Param("left", None), Param("right", None),
                    Param("period", None), Param("which", "i0")))
