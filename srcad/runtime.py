@@ -50,6 +50,7 @@ from .runtime_signal import (  # noqa: F401  (convolutions, interp, gradient, ch
     outer_shape,
     unchoose,
     ungradient,
+    unwindow,
 )
 from .runtime_stats import (  # noqa: F401  (order statistics, average, cov)
     average_weights,
@@ -179,6 +180,7 @@ __all__ = [
     "outer_shape",
     "unchoose",
     "ungradient",
+    "unwindow",
     # srcad/runtime_decompositions.py
     "eig_gaps",
     "fold_triangle",

@@ -43,6 +43,7 @@ __all__ = [
     "outer_shape",
     "unchoose",
     "ungradient",
+    "unwindow",
 ]
 
 
@@ -348,4 +349,39 @@ def item_grad(ct, x, index=()):
         pos = int(np.ravel_multi_index(tuple(int(i) % n for i, n in zip(idx, out.shape)),
                                        out.shape))
     flat[pos] = ct
+    return out
+
+
+# --- sliding_window_view --------------------------------------------------------------------
+
+
+def _window_axes(ndim: int, window_shape, axis) -> tuple:
+    shape = (window_shape,) if np.ndim(window_shape) == 0 else tuple(window_shape)
+    if axis is None:
+        axes = tuple(range(ndim))
+    elif np.ndim(axis) == 0:
+        axes = (int(axis),)
+    else:
+        axes = tuple(axis)
+    return tuple(int(n) for n in shape), tuple(a % ndim for a in axes)
+
+
+def unwindow(ct, x, window_shape, axis=None):
+    """The VJP of ``sliding_window_view(x, window_shape, axis)`` (a view: every window reads
+    x): each window's cotangent added back where the window sits -- a scatter-add, one
+    shifted slice per position inside the window."""
+    ct = np.asarray(ct)
+    shape, axes = _window_axes(np.ndim(x), window_shape, axis)
+    dtype = np.result_type(x) if np.issubdtype(np.result_type(x), np.inexact) else ct.dtype
+    out = np.zeros(np.shape(x), dtype=dtype)
+    nd = np.ndim(x)
+    lead = ct.shape[:nd]  # the positions of the windows (x's axes, shortened)
+    for k in np.ndindex(*shape):
+        piece = ct[(Ellipsis, *k)]  # (the window axes come last, in `axis` order)
+        where = [slice(None)] * nd
+        for a, off in zip(axes, k):
+            prev = where[a]
+            start = (prev.start or 0) + off
+            where[a] = slice(start, start + lead[a])
+        out[tuple(where)] += piece
     return out

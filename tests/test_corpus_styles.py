@@ -43,8 +43,6 @@ _xfail(["conv.conv1d_loop"], ALL_MODES,
 _xfail(["policy.reinforce_insert"], ALL_MODES,
        "`returns.insert(0, G)` on a list built in the function: refused as a lost change "
        "(lst.append is followed, insert has no row)")
-_xfail(["conv.sliding_window_view_conv"], ALL_MODES,
-       "no rule: np.lib.stride_tricks.sliding_window_view")
 _xfail(["recurrent.cell_object_self_h"], ALL_MODES,
        "refused (it was a silent wrong gradient in source mode): state a method keeps on self "
        "from one call to the next (`self.h = tanh(W @ self.h + ..)`) is read back through "

@@ -253,6 +253,23 @@ class _TorchUfunc:
         return self(tnp.reshape(a, a.shape + (1,) * b.ndim), b)
 
 
+def _sliding_window_view(x, window_shape, axis=None):
+    """numpy's sliding_window_view with torch's unfold (each window axis appended last, in
+    `axis` order, as numpy does)."""
+    t = tnp.asarray(x).tensor
+    shape = (window_shape,) if np.ndim(window_shape) == 0 else tuple(window_shape)
+    axes = range(t.ndim) if axis is None else ((axis,) if np.ndim(axis) == 0 else axis)
+    for a, n in zip(axes, shape):
+        t = t.unfold(a % x.ndim, n, 1)
+    return tnp.asarray(t)
+
+
+class _Namespace:
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+
+_TorchNumpy.lib = _Namespace(stride_tricks=_Namespace(sliding_window_view=_sliding_window_view))
 for _u in ("add", "subtract", "multiply", "maximum", "minimum"):
     setattr(_TorchNumpy, _u, _TorchUfunc(_u))
 TNP = _TorchNumpy()

@@ -36,6 +36,7 @@ from ..runtime import (
     unchoose,
     ungradient,
     unsupported_derivative,
+    unwindow,
     untake,
 )
 from .table import Param, defjvp, defnondiff, defvjp
@@ -172,6 +173,22 @@ defvjp(np.linalg.multi_dot, lambda g, out, arrays: multi_dot_grad(g, arrays),
                    ("np.linalg.multi_dot([a, b, a.T])", [(2, 3), (3, 3)])))
 defjvp(np.linalg.multi_dot, lambda g, out, arrays: multi_dot_jvp(g, arrays))
 
+# --- sliding_window_view ----------------------------------------------------------------------
+_SWV = np.lib.stride_tricks.sliding_window_view
+defvjp(_SWV, lambda g, out, x, window_shape, axis=None: unwindow(g, x, window_shape, axis),
+       None, None, name="sliding_window_view", linear=("x",), view=True, family=_F,
+       spelling="np.lib.stride_tricks.sliding_window_view(x, window_shape, axis)",
+       params=(Param("x"), Param("window_shape"), Param("axis", None)),
+       derivation="a view in which every window reads x: the windows' cotangents added back "
+       "where each window sits (a scatter-add)",
+       test_cases=(("np.lib.stride_tricks.sliding_window_view(a, 3)", [(6,)]),
+                   ("np.lib.stride_tricks.sliding_window_view(a, (2, 3))", [(4, 5)]),
+                   ("np.lib.stride_tricks.sliding_window_view(a, 2, axis=0)", [(4, 3)]),
+                   ("np.lib.stride_tricks.sliding_window_view(a, (2, 2), axis=(1, 2))",
+                    [(2, 4, 3)]),
+                   ("np.lib.stride_tricks.sliding_window_view(a, (3, 2), axis=(-1, 0))",
+                    [(4, 5)])))
+
 # --- x.item() -------------------------------------------------------------------------------
 defvjp(sg.array_item, lambda g, out, x, index=(): item_grad(g, x, index), None,
        name="item", spelling="array_item(x, index)", linear=("x",), family=_F,
@@ -195,6 +212,10 @@ defvjp(sg.conv_crop, lambda g, out, t, n_a, n_v, mode="full", corr=False:
 defvjp(sg.item_grad, lambda g, out, ct, x, index=(): array_item(g, index), None, None,
        name="item_grad", linear=("ct",), family=_R,
        derivation="one element placed among zeros; its transpose reads that element")
+defvjp(sg.unwindow, lambda g, out, ct, x, window_shape, axis=None:
+       np.lib.stride_tricks.sliding_window_view(g, window_shape, axis), None, None, None,
+       name="unwindow", linear=("ct",), family=_R,
+       derivation="the windows added back; its transpose is the sliding window view")
 defnondiff(sg.interp_basis, name="interp_basis", family=_R,
            params=(Param("x"), Param("xp"), Param("left", None), Param("right", None),
                    Param("period", None), Param("which", "i0")))
