@@ -36,8 +36,8 @@ from ..runtime import (
     unchoose,
     ungradient,
     unsupported_derivative,
-    unwindow,
     untake,
+    unwindow,
 )
 from .table import Param, defjvp, defnondiff, defvjp
 
