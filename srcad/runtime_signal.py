@@ -25,6 +25,8 @@ srcad/ops/signal.py):
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from .gradtree import GradTree, pieces_tree
@@ -34,6 +36,7 @@ __all__ = [
     "choose_tree",
     "conv_crop",
     "conv_embed",
+    "diagonal_index",
     "gradient_tree",
     "interp_basis",
     "item_grad",
@@ -41,9 +44,11 @@ __all__ = [
     "multi_dot_jvp",
     "outer_axes",
     "outer_shape",
+    "put_index",
     "unchoose",
     "ungradient",
     "unwindow",
+    "last_writes",
 ]
 
 
@@ -385,3 +390,92 @@ def unwindow(ct, x, window_shape, axis=None):
             where[a] = slice(start, start + lead[a])
         out[tuple(where)] += piece
     return out
+
+
+# --- in-place writers: np.put, np.copyto, np.fill_diagonal as `x[index] = value` ------------
+
+
+def put_index(a, ind, mode="raise"):
+    """Where ``np.put(a, ind, v, mode)`` writes: a tuple of index arrays into `a` (numpy's
+    flat indices, negative ones from the end; 'wrap' and 'clip' as numpy folds them)."""
+    size = int(np.prod(np.shape(a)))
+    flat = np.asarray(ind, dtype=np.intp).ravel()
+    if mode == "wrap":
+        flat = flat % size
+    elif mode == "clip":
+        flat = np.clip(flat, 0, size - 1)
+    else:
+        if np.any((flat >= size) | (flat < -size)):
+            raise IndexError(f"index out of range for array of size {size}")
+        flat = flat % size
+    return np.unravel_index(flat, np.shape(a))
+
+
+def diagonal_index(a, wrap=False):
+    """Where ``np.fill_diagonal(a, val, wrap)`` writes (numpy's flat stride: 2-D a's
+    diagonal, past the square part only with ``wrap``; N-d a of equal sides)."""
+    shape = np.shape(a)
+    if len(shape) < 2:
+        raise ValueError("array must be at least 2-d")
+    if len(shape) == 2:
+        step = shape[1] + 1
+        end = None if wrap else shape[1] * shape[1]
+    else:
+        if len(set(shape)) != 1:
+            raise ValueError("All dimensions of input must be of equal length")
+        step = 1 + int(np.cumprod(shape[:-1]).sum())
+        end = None
+    size = int(np.prod(shape))
+    flat = np.arange(0, size if end is None else min(end, size), step)
+    return np.unravel_index(flat, shape)
+
+
+# the in-place writers srcad lowers to `x[index] = value` (copy on write): function ->
+# (its parameters, how to make the index from the bound arguments, the value)
+INPLACE_WRITERS = {np.put: "put", np.copyto: "copyto", np.fill_diagonal: "fill_diagonal"}
+
+
+def inplace_parts(func, args, kwargs):
+    """(target, index, value) of ``np.put(a, ind, v)`` / ``np.copyto(dst, src, where=)`` /
+    ``np.fill_diagonal(a, val, wrap)`` called with these arguments: the write is
+    ``target[index] = value``. (Tape mode's Tensor answers these calls with it.)"""
+    bound = inspect.signature(func).bind(*args, **kwargs).arguments
+    kind = INPLACE_WRITERS[func]
+    if kind == "put":
+        return bound["a"], put_index(bound["a"], bound["ind"], bound.get("mode", "raise")), \
+            bound["v"]
+    if kind == "fill_diagonal":
+        return bound["a"], diagonal_index(bound["a"], bound.get("wrap", False)), bound["val"]
+    where = bound.get("where", True)
+    value = bound["src"] if where is True else np.where(where, bound["src"], bound["dst"])
+    return bound["dst"], Ellipsis, value
+
+
+# --- x[index] = value with a repeated index: the last write wins ------------------------------
+
+
+def _has_int_array(index) -> bool:
+    items = index if isinstance(index, tuple) else (index,)
+    return any(isinstance(i, (list, np.ndarray)) and np.asarray(i).dtype.kind in "iu"
+               for i in items)
+
+
+def _last_writes(shape, index):
+    """A mask over ``x[index]`` (x of `shape`): True where that element is the last of the
+    elements written to its position -- numpy's ``x[index] = value`` keeps the last write to
+    a position an integer index repeats."""
+    pos = np.arange(int(np.prod(shape)), dtype=np.intp).reshape(shape)[index]
+    flat = np.ravel(pos)
+    _, first_from_end = np.unique(flat[::-1], return_index=True)
+    keep = np.zeros(flat.size, dtype=bool)
+    keep[flat.size - 1 - first_from_end] = True
+    return keep.reshape(np.shape(pos))
+
+
+def last_writes(ct, x, index):
+    """`ct` (shaped like ``x[index]``) with the elements a later write to the same position
+    overwrote set to 0: applied to ``g[index]``, the cotangent of the value of
+    ``y[index] = value``. Linear in ct, and its own transpose (a mask)."""
+    if not isinstance(x, np.ndarray) or not _has_int_array(index):
+        return ct  # (no position is written twice; a dict or list item is one slot)
+    return np.where(_last_writes(np.shape(x), index), ct, 0)

@@ -31,6 +31,7 @@ from ..runtime import (
     gradient_tree,
     interp_basis,
     item_grad,
+    last_writes,
     multi_dot_grad,
     multi_dot_jvp,
     unchoose,
@@ -216,6 +217,13 @@ defvjp(sg.unwindow, lambda g, out, ct, x, window_shape, axis=None:
        np.lib.stride_tricks.sliding_window_view(g, window_shape, axis), None, None, None,
        name="unwindow", linear=("ct",), family=_R,
        derivation="the windows added back; its transpose is the sliding window view")
+defvjp(sg.last_writes, lambda g, out, ct, x, index: last_writes(g, x, index), None, None,
+       name="last_writes", linear=("ct",), family=_R,
+       derivation="a mask (the writes a repeated index overwrote): its own transpose")
+defnondiff(sg.put_index, name="put_index", family=_R,
+           params=(Param("a"), Param("ind"), Param("mode", "raise")))
+defnondiff(sg.diagonal_index, name="diagonal_index", family=_R,
+           params=(Param("a"), Param("wrap", False)))
 defnondiff(sg.interp_basis, name="interp_basis", family=_R,
            params=(Param("x"), Param("xp"), Param("left", None), Param("right", None),
                    Param("period", None), Param("which", "i0")))
