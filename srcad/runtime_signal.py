@@ -40,6 +40,7 @@ __all__ = [
     "gradient_tree",
     "interp_basis",
     "item_grad",
+    "last_writes",
     "multi_dot_grad",
     "multi_dot_jvp",
     "outer_axes",
@@ -48,7 +49,6 @@ __all__ = [
     "unchoose",
     "ungradient",
     "unwindow",
-    "last_writes",
 ]
 
 

@@ -27,6 +27,7 @@ from . import runtime
 from .errors import SrcadError
 from .interpret import check_inplace
 from .ops import table
+from .runtime_signal import INPLACE_WRITERS, inplace_parts
 from .tape_containers import CONTAINERS, TensorDict, raw_items
 
 
@@ -66,6 +67,8 @@ class Tensor:
         return self.tape.apply(ufunc, inputs, kwargs, py)
 
     def __array_function__(self, func, types_, args, kwargs):
+        if func in INPLACE_WRITERS:  # np.put / np.copyto / np.fill_diagonal: x[index] = value
+            return _write_in_place(func, args, kwargs)
         return self.tape.apply(func, args, kwargs)
 
     # attributes
@@ -232,6 +235,26 @@ def _called(frame) -> bool:
     """Is `frame` (the user's code) at a call -- float(t) -- rather than a store (a[i] = t)?"""
     code = frame.f_code.co_code
     return 0 <= frame.f_lasti < len(code) and code[frame.f_lasti] in _CALLS
+
+
+def _write_in_place(func, args, kwargs):
+    """``np.put(t, ind, v)``, ``np.copyto(t, src)``, ``np.fill_diagonal(t, val)``: the write
+    ``t[index] = value`` as source mode lowers it (frontend/pylower.py), on the tape (copy on
+    write into the Tensor the user's name holds). Into a plain array, a differentiable value
+    is refused (numpy would store a plain number)."""
+    plain = [a.value if isinstance(a, Tensor) else a for a in args]
+    plain_kw = {k: v.value if isinstance(v, Tensor) else v for k, v in kwargs.items()}
+    _, index, _ = inplace_parts(func, plain, plain_kw)  # (from the values: no gradient)
+    bound_target, _, value = inplace_parts(func, args, kwargs)
+    if func is np.put and isinstance(value, Tensor):
+        value = value.tape.apply(np.ravel, (value,), {})
+    if not isinstance(bound_target, Tensor):
+        raise SrcadError(
+            f"tape mode: `np.{func.__name__}` writes a differentiable value into a plain "
+            f"array, which loses its gradient",
+            hint="make the array with np.zeros_like(x) of a differentiable x, or use "
+            "mode='source', which differentiates the write")
+    bound_target.tape.setitem(bound_target, index, value)
 
 
 class _RefProbe:

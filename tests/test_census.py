@@ -82,6 +82,10 @@ DIFFERENTIATED_SAMPLES = {  # Python-level spellings that are rows (aliases of n
     "ufunc.reduce": "return np.add.reduce(x * x) + np.multiply.reduce(x) "
                     "- np.maximum.reduce(x)",
     "ufunc.accumulate": "return np.sum(np.add.accumulate(x) * np.multiply.accumulate(x))",
+    # numpy's in-place writers: the subscript assignments they perform (copy on write)
+    "np.put": "y = x * 1.0\nnp.put(y, [0, 3], np.sin(x[1:3]))\nreturn np.sum(y * y)",
+    "np.copyto": "y = x * 2.0\nnp.copyto(y, x ** 3, where=x > 0.5)\nreturn np.sum(y * x)",
+    "np.fill_diagonal": "m = np.outer(x, x)\nnp.fill_diagonal(m, x)\nreturn np.sum(m * m)",
     "ndarray.item": "return np.sum(x) * x.item(0) + x.item(2) ** 2 + x[1:2].item()",
     "ufunc.outer": "return np.sum(np.multiply.outer(x, x) * np.subtract.outer(x, 2 * x))",
 }
