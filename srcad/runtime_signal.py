@@ -430,16 +430,37 @@ def diagonal_index(a, wrap=False):
     return np.unravel_index(flat, shape)
 
 
-# the in-place writers srcad lowers to `x[index] = value` (copy on write): function ->
-# (its parameters, how to make the index from the bound arguments, the value)
+# the in-place writers srcad lowers to `x[index] = value` (copy on write): function -> kind
 INPLACE_WRITERS = {np.put: "put", np.copyto: "copyto", np.fill_diagonal: "fill_diagonal"}
+
+
+def _put(a, ind, v, mode="raise"):
+    """np.put's parameters (spelled here: numpy 1.26's C copyto has no signature to read)."""
+
+
+def _copyto(dst, src, casting="same_kind", where=True):
+    """np.copyto's parameters."""
+
+
+def _fill_diagonal(a, val, wrap=False):
+    """np.fill_diagonal's parameters."""
+
+
+_SIGNATURES = {kind: inspect.signature(f) for kind, f in (
+    ("put", _put), ("copyto", _copyto), ("fill_diagonal", _fill_diagonal))}
+
+
+def bind_inplace(func, args, kwargs) -> dict:
+    """{parameter: argument} of a call of one of `INPLACE_WRITERS` (TypeError if it does not
+    bind)."""
+    return _SIGNATURES[INPLACE_WRITERS[func]].bind(*args, **kwargs).arguments
 
 
 def inplace_parts(func, args, kwargs):
     """(target, index, value) of ``np.put(a, ind, v)`` / ``np.copyto(dst, src, where=)`` /
     ``np.fill_diagonal(a, val, wrap)`` called with these arguments: the write is
     ``target[index] = value``. (Tape mode's Tensor answers these calls with it.)"""
-    bound = inspect.signature(func).bind(*args, **kwargs).arguments
+    bound = bind_inplace(func, args, kwargs)
     kind = INPLACE_WRITERS[func]
     if kind == "put":
         return bound["a"], put_index(bound["a"], bound["ind"], bound.get("mode", "raise")), \

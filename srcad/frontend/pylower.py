@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import builtins
 import copy
-import inspect
 from collections import Counter
 
 import gast
@@ -704,8 +703,8 @@ class _InplaceWriters(gast.NodeTransformer):
         if not fn:
             return node
         try:
-            bound = inspect.signature(fn).bind(
-                *v.args, **{k.arg: k.value for k in v.keywords}).arguments
+            bound = runtime_signal.bind_inplace(
+                fn, v.args, {k.arg: k.value for k in v.keywords})
         except TypeError:
             return node  # (numpy's own error, when it runs)
         kind = runtime_signal.INPLACE_WRITERS[fn]
