@@ -30,7 +30,10 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["order_grad", "order_jvp"]
+from .errors import SrcadError
+
+__all__ = ["average_weights", "cov_grad", "cov_jvp", "cov_part", "cov_place", "cov_stack",
+           "cov_weights", "order_grad", "order_jvp", "unaverage_weights"]
 
 
 def _axes(ndim: int, axis) -> tuple:
@@ -115,3 +118,129 @@ def order_jvp(t, a, q, axis=None, keepdims=False, method="linear", nan=False, pe
     red = [1 if ax in axes else s for ax, s in enumerate(a.shape)] if keepdims else list(rest)
     dtype = t.dtype if np.issubdtype(t.dtype, np.floating) else np.float64
     return out.reshape(qshape + tuple(red)).astype(dtype, copy=False)
+
+
+# --- np.average: its weights shaped like a ----------------------------------------------------
+
+
+def average_weights(weights, a, axis=None, returned=False):
+    """np.average's weights as an array shaped like `a` (numpy's rule: the same shape, or 1-D
+    along an int `axis`); ones in a's dtype where there are none. Linear in `weights`."""
+    if returned:
+        raise SrcadError("np.average(..., returned=True) is not differentiated",
+                         hint="compute the average and np.sum(weights) as two expressions")
+    shape = np.shape(a)
+    if weights is None:
+        dtype = np.result_type(a)
+        return np.ones(shape, dtype=dtype if np.issubdtype(dtype, np.inexact) else np.float64)
+    w = np.asarray(weights)
+    if w.shape != shape and w.ndim == 1 and axis is not None and len(shape) > 1:
+        w = np.reshape(w, tuple(-1 if d == int(axis) % len(shape) else 1
+                                for d in range(len(shape))))
+    return np.broadcast_to(w, shape)
+
+
+def unaverage_weights(ct, weights, a, axis=None, returned=False):
+    """The transpose of `average_weights`: `ct` (shaped like a) summed back to weights."""
+    ct = np.asarray(ct)
+    w_shape = np.shape(weights)
+    if w_shape != ct.shape:
+        ax = int(axis) % ct.ndim
+        ct = np.sum(ct, axis=tuple(d for d in range(ct.ndim) if d != ax))
+    dtype = getattr(weights, "dtype", None)
+    if dtype is not None and np.issubdtype(dtype, np.inexact):
+        ct = ct.astype(dtype, copy=False)
+    return np.reshape(ct, w_shape)
+
+
+# --- np.cov and np.corrcoef: X, the centering weights and the scale ---------------------------
+#
+# np.cov(m, y, rowvar, ...) stacks its observations as X (one variable per row), centers them
+# with the weights w (Xc = X - (X w / sum w) 1^T) and answers C = (Xc * w) Xc^T / f. So with
+# cw = w / sum(w) and sw = w / f, C = cov_jvp's bilinear form, and the helpers below are
+# linear maps with exact transposes: cov_stack / cov_part / cov_place move between m's (or
+# y's) layout and X's; cov_grad(G, X) = sym(G) X P S P^T with P = I - cw 1^T, S = diag(sw),
+# cov_jvp(T, X) = Tc S Xc^T + Xc S Tc^T -- each linear in both arguments and each other's
+# transpose in the first.
+
+
+def _cov_matrix(a, rowvar):
+    a = np.atleast_2d(np.asarray(a))
+    return a.T if not rowvar and a.shape[0] != 1 else a
+
+
+def cov_stack(m, y=None, rowvar=True):
+    """X: the observations of m (and y) one variable per row, in numpy's float dtype."""
+    dtype = np.result_type(m, np.float64) if y is None else np.result_type(m, y, np.float64)
+    parts = [_cov_matrix(m, rowvar)] + ([_cov_matrix(y, rowvar)] if y is not None else [])
+    return np.concatenate(parts, axis=0).astype(dtype, copy=False)
+
+
+def cov_part(ct, m, y=None, rowvar=True, part=0):
+    """The transpose of `cov_stack` for m (part 0) or y (part 1): the rows of `ct` that came
+    from it, in its layout and dtype."""
+    ct = np.asarray(ct)
+    k = _cov_matrix(m, rowvar).shape[0]
+    x = m if part == 0 else y
+    rows = ct[:k] if part == 0 else ct[k:]
+    mat = np.atleast_2d(np.asarray(x))
+    if not rowvar and mat.shape[0] != 1:
+        rows = rows.T
+    dtype = getattr(x, "dtype", None)
+    out = np.reshape(rows, np.shape(x))
+    return out.astype(dtype, copy=False) if dtype is not None and np.issubdtype(
+        dtype, np.inexact) else out
+
+
+def cov_place(t, m, y=None, rowvar=True, part=0):
+    """The transpose of `cov_part`: `t` (m's or y's layout) placed in X, zeros elsewhere."""
+    x = m if part == 0 else y
+    mine = _cov_matrix(np.broadcast_to(t, np.shape(x)), rowvar)
+    if y is None:
+        return mine
+    other = np.zeros_like(_cov_matrix(y if part == 0 else m, rowvar), dtype=mine.dtype)
+    return np.concatenate((mine, other) if part == 0 else (other, mine), axis=0)
+
+
+def cov_weights(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None,
+                which="center"):
+    """np.cov's weights per observation: ``"center"`` w / sum(w) (the mean's), ``"scale"``
+    w / f (numpy's normalisation f, from ddof, bias and the weights). No derivative (a
+    differentiated fweights or aweights is refused)."""
+    n_obs = cov_stack(m, y, rowvar).shape[1]
+    w = np.ones(n_obs)
+    if fweights is not None:
+        w = w * np.asarray(fweights, dtype=np.float64)
+    if aweights is not None:
+        w = w * np.asarray(aweights, dtype=np.float64)
+    w_sum = np.sum(w)
+    if which == "center":
+        return w / w_sum
+    if ddof is None:
+        ddof = 0 if bias else 1
+    if ddof == 0:
+        fact = w_sum
+    elif aweights is None:
+        fact = w_sum - ddof
+    else:
+        fact = w_sum - ddof * np.sum(w * np.asarray(aweights, dtype=np.float64)) / w_sum
+    return w / max(fact, 0.0) if fact > 0 else w * np.inf
+
+
+def _center(x, cw):
+    return x - np.reshape(x @ cw, (-1, 1))
+
+
+def cov_grad(G, X, cw, sw):
+    """The VJP of C = cov(X) w.r.t. X: sym(G) Xc S P^T, G reshaped to C's (n, n)."""
+    X = np.asarray(X)
+    n = X.shape[0]
+    G = np.reshape(G, (n, n))
+    d = ((G + G.T) @ _center(X, cw)) * sw
+    return d - np.sum(d, axis=1, keepdims=True) * cw
+
+
+def cov_jvp(T, X, cw, sw):
+    """The JVP of C = cov(X) along T (X's shape): Tc S Xc^T + Xc S Tc^T, (n, n)."""
+    Tc, Xc = _center(np.broadcast_to(T, np.shape(X)), cw), _center(np.asarray(X), cw)
+    return (Tc * sw) @ Xc.T + (Xc * sw) @ Tc.T

@@ -544,6 +544,8 @@ class _NumpyView:
             return _NumpyView(self._tape, obj)
         if is_concatenator(obj):
             return _Concatenator(self._tape, obj)
+        if isinstance(obj, np.ufunc) and table.lookup(obj) is not None:
+            return _UfuncView(self._tape, obj)
         if callable(obj) and not isinstance(obj, type) and table.lookup(obj) is not None:
             return self._tape.sequence_aware(obj)
         if callable(obj) and not isinstance(obj, type):  # no row: np.random.randn, ...
@@ -562,6 +564,25 @@ def _plain_results(tape, fn):
 
     call.__wrapped__ = fn
     return call
+
+
+class _UfuncView:
+    """A ufunc with a row as traced code sees it: called, the row (`Tape.sequence_aware`);
+    its methods with a row (``np.add.reduce``, ``np.multiply.outer``: srcad/ops/
+    ufunc_methods.py) likewise; anything else is the ufunc's own."""
+
+    def __init__(self, tape, ufunc):
+        self._tape, self._ufunc = tape, ufunc
+        self._call = tape.sequence_aware(ufunc)
+
+    def __call__(self, *args, **kwargs):
+        return self._call(*args, **kwargs)
+
+    def __getattr__(self, name):
+        obj = getattr(self._ufunc, name)
+        if callable(obj) and table.lookup(obj) is not None:
+            return self._tape.sequence_aware(obj)
+        return obj
 
 
 class _Concatenator:

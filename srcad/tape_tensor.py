@@ -28,6 +28,8 @@ import numpy as np
 from . import runtime
 from .errors import SrcadError
 from .interpret import check_inplace
+from .ops import table
+from .runtime_signal import INPLACE_WRITERS, inplace_parts
 from .tape_containers import CONTAINERS, TensorDict, raw_items
 
 
@@ -45,6 +47,8 @@ class Tensor:
     # numpy protocols
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         out = kwargs.pop("out", None)
+        if method != "__call__" and out is None and table.lookup(getattr(ufunc, method)):
+            return self.tape.apply(getattr(ufunc, method), inputs, kwargs)  # np.add.reduce
         if method != "__call__" or (out is not None and not (
                 len(out) == 1 and out[0] is inputs[0] and isinstance(inputs[0], np.ndarray))):
             raise user_error(f"tape mode: `{ufunc.__name__}.{method}` / out= is not "
@@ -68,6 +72,8 @@ class Tensor:
         return self.tape.apply(ufunc, inputs, kwargs, py)
 
     def __array_function__(self, func, types_, args, kwargs):
+        if func in INPLACE_WRITERS:  # np.put / np.copyto / np.fill_diagonal: x[index] = value
+            return _write_in_place(func, args, kwargs)
         return self.tape.apply(func, args, kwargs)
 
     # attributes
@@ -160,6 +166,9 @@ class Tensor:
         self.tape.setitem(self, index, value)
 
     # methods, as source mode's normaliser maps them
+    def item(self, *index):
+        return self.tape.apply(runtime.array_item, (self, index), {})
+
     def sum(self, *a, **k):
         return self.tape.apply(np.sum, (self, *a), k)
 
@@ -332,6 +341,26 @@ def _seen_elsewhere(base) -> bool:
     if base is None:
         return False
     return type(base) is not np.ndarray or base.base is not None or sys.getrefcount(base) > 3
+
+
+def _write_in_place(func, args, kwargs):
+    """``np.put(t, ind, v)``, ``np.copyto(t, src)``, ``np.fill_diagonal(t, val)``: the write
+    ``t[index] = value`` as source mode lowers it (frontend/pylower.py), on the tape (copy on
+    write into the Tensor the user's name holds). Into a plain array, a differentiable value
+    is refused (numpy would store a plain number)."""
+    plain = [a.value if isinstance(a, Tensor) else a for a in args]
+    plain_kw = {k: v.value if isinstance(v, Tensor) else v for k, v in kwargs.items()}
+    _, index, _ = inplace_parts(func, plain, plain_kw)  # (from the values: no gradient)
+    bound_target, _, value = inplace_parts(func, args, kwargs)
+    if func is np.put and isinstance(value, Tensor):
+        value = value.tape.apply(np.ravel, (value,), {})
+    if not isinstance(bound_target, Tensor):
+        raise SrcadError(
+            f"tape mode: `np.{func.__name__}` writes a differentiable value into a plain "
+            f"array, which loses its gradient",
+            hint="make the array with np.zeros_like(x) of a differentiable x, or use "
+            "mode='source', which differentiates the write")
+    bound_target.tape.setitem(bound_target, index, value)
 
 
 class _RefProbe:

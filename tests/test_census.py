@@ -69,10 +69,25 @@ NO_GRADIENT_SAMPLES = {
     "np.floor_divide": "return np.sum(x * np.floor_divide(x, 0.5))",
     "np.argwhere": "return np.sum(x[np.argwhere(x > 0)])",
     "np.searchsorted": "return np.sum(x[np.searchsorted(np.sort(x), 0.0)] * x)",
+    # an integer result of a function with no row, used in arithmetic with x: no gradient
+    # through it (refusals._INTEGER_RESULTS), the product rule's other half intact
+    "np.digitize": "return np.sum(x * np.digitize(x, [0.2, 0.6]))",
+    "np.flatnonzero": "return np.sum(x * np.flatnonzero(x > 0.0).size + x ** 2)",
+    "ndarray.searchsorted": "k = np.sort(x).searchsorted(0.5)\nreturn np.sum(x * k)",
 }
 DIFFERENTIATED_SAMPLES = {  # Python-level spellings that are rows (aliases of numpy's)
     "operator.mul": "return np.sum(operator.mul(x, x) + operator.truediv(x, 3.0))",
     "builtins.pow": "return np.sum(pow(x, 3) - operator.pow(x, 2) + operator.neg(x))",
+    # ufunc methods: the rows of the reductions and products they equal (axis 0 by default)
+    "ufunc.reduce": "return np.add.reduce(x * x) + np.multiply.reduce(x) "
+                    "- np.maximum.reduce(x)",
+    "ufunc.accumulate": "return np.sum(np.add.accumulate(x) * np.multiply.accumulate(x))",
+    # numpy's in-place writers: the subscript assignments they perform (copy on write)
+    "np.put": "y = x * 1.0\nnp.put(y, [0, 3], np.sin(x[1:3]))\nreturn np.sum(y * y)",
+    "np.copyto": "y = x * 2.0\nnp.copyto(y, x ** 3, where=x > 0.5)\nreturn np.sum(y * x)",
+    "np.fill_diagonal": "m = np.outer(x, x)\nnp.fill_diagonal(m, x)\nreturn np.sum(m * m)",
+    "ndarray.item": "return np.sum(x) * x.item(0) + x.item(2) ** 2 + x[1:2].item()",
+    "ufunc.outer": "return np.sum(np.multiply.outer(x, x) * np.subtract.outer(x, 2 * x))",
 }
 REFUSED_SAMPLES = {
     "np.fft.fft": "return np.sum(np.fft.fft(x).real)",
@@ -80,6 +95,10 @@ REFUSED_SAMPLES = {
     "np.vectorize": "return np.sum(np.vectorize(lambda v: v * 2)(x))",
     "math.sqrt": "return math.sqrt(np.sum(x * x))",
     "np.histogram_bin_edges": "return np.sum(np.histogram_bin_edges(x, 3))",
+    "ndarray.tolist": "return x.tolist()[0] * np.sum(x)",
+    "builtins.float": "return float(np.sum(x)) * np.sum(x)",
+    "ufunc.at": "y = np.zeros(3)\nnp.add.at(y, [0, 1, 0, 2], x)\nreturn np.sum(y)",
+    "ufunc.reduceat": "return np.sum(np.add.reduceat(x, [0, 2]))",
 }
 
 
@@ -125,3 +144,15 @@ def test_census_on_an_older_numpy():
                          cwd=root,
                          capture_output=True, text=True, timeout=300)
     assert out.stdout.strip().splitlines()[-1] == "[] []", out.stdout + out.stderr
+
+
+def test_an_integer_result_needs_no_rule_but_a_weighted_count_does(tmp_path):
+    """np.searchsorted / np.digitize results carry no gradient (refusals._INTEGER_RESULTS);
+    np.bincount with weights= sums the weights -- a float with a real derivative -- and is
+    still refused, never run as written with its gradient dropped."""
+    f = _module(tmp_path, "int_ok", "return np.sum(x * np.searchsorted(x, 0.5))")
+    x = np.array([0.1, 0.4, 0.7, 0.9])
+    check_grads(f, (x,))
+    g = _module(tmp_path, "bincount_w", "return np.sum(np.bincount([0, 1, 1, 0], weights=x))")
+    with pytest.raises(srcad.SrcadError, match="bincount"):
+        srcad.grad(g)(x)

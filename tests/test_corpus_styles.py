@@ -35,10 +35,6 @@ def _xfail(names, modes, reason):
             XFAILS[(n, m)] = reason
 
 
-_xfail(["conv.sliding_window_view_conv"], ALL_MODES,
-       "no rule: np.lib.stride_tricks.sliding_window_view")
-
-
 @functools.lru_cache(maxsize=None)
 def _numerical(name):
     p = PROGRAMS[name]

@@ -228,6 +228,50 @@ class _TorchNumpy:
         return tnp.asarray(torch.tensordot(a.tensor, b.tensor, dims=dims))
 
 
+class _TorchUfunc:
+    """A ufunc of the oracle with numpy's methods, in torch: reduce and accumulate along
+    axis 0 by default (sum, prod, amax, amin, cumsum, cumprod), outer as a[..., None] op b."""
+
+    _REDUCE: ClassVar[dict] = {"add": "sum", "multiply": "prod", "maximum": "max",
+                               "minimum": "min"}
+    _ACCUMULATE: ClassVar[dict] = {"add": "cumsum", "multiply": "cumprod"}
+
+    def __init__(self, name):
+        self.name = name
+
+    def __call__(self, *args, **kwargs):
+        return getattr(tnp, self.name)(*args, **kwargs)
+
+    def reduce(self, a, axis=0, keepdims=False):
+        return getattr(TNP, self._REDUCE[self.name])(a, axis=axis, keepdims=keepdims)
+
+    def accumulate(self, a, axis=0):
+        return getattr(TNP, self._ACCUMULATE[self.name])(a, axis=axis)
+
+    def outer(self, a, b):
+        a, b = tnp.asarray(a), tnp.asarray(b)
+        return self(tnp.reshape(a, a.shape + (1,) * b.ndim), b)
+
+
+def _sliding_window_view(x, window_shape, axis=None):
+    """numpy's sliding_window_view with torch's unfold (each window axis appended last, in
+    `axis` order, as numpy does)."""
+    t = tnp.asarray(x).tensor
+    shape = (window_shape,) if np.ndim(window_shape) == 0 else tuple(window_shape)
+    axes = range(t.ndim) if axis is None else ((axis,) if np.ndim(axis) == 0 else axis)
+    for a, n in zip(axes, shape):
+        t = t.unfold(a % x.ndim, n, 1)
+    return tnp.asarray(t)
+
+
+class _Namespace:
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+
+_TorchNumpy.lib = _Namespace(stride_tricks=_Namespace(sliding_window_view=_sliding_window_view))
+for _u in ("add", "subtract", "multiply", "maximum", "minimum"):
+    setattr(_TorchNumpy, _u, _TorchUfunc(_u))
 TNP = _TorchNumpy()
 
 
@@ -297,6 +341,7 @@ NO_TORCH_TWIN = {
     "partition": "torch._numpy has no partition",
     "rollaxis": "torch._numpy's rollaxis reshapes where it should transpose",
     "select": "torch._numpy has no select",
+    "interp": "torch has no interp (piecewise linear: checked against differences and vjp)",
 }
 _ONE_TRIANGLE = ("numpy reads one triangle of this non-symmetric input; torch differentiates "
                  "another function of it")
@@ -319,6 +364,23 @@ FD_ORACLE = {  # cases (by their expression) where torch runs but differentiates
     "np.linalg.eigh(a)[0] * np.linalg.eigh(a)[1][0] ** 2": _ONE_TRIANGLE,
     "np.linalg.svd(a, full_matrices=False)[0]": "torch's SVD picks other signs for the "
     "singular vectors",
+    **{c: "torch._numpy's convolve has no 'same' mode for an even-length kernel"
+       for c in ("np.convolve(a, b, 'same')",)},
+    **{c: "torch._numpy's correlate swaps its operands when v is the longer one (numpy "
+       "reverses the result then; torch does not)"
+       for c in ("np.correlate(a, b)", "np.correlate(a, b, 'same')",
+                 "np.correlate(a, b, mode='valid')")},
+    **{c: "torch's item() is a Python number with no derivative (srcad carries it beside "
+       "the number)"
+       for c in ("a.item() * a", "a * a.item(2)", "a.item(1, 2) + a", "a.item((0, 1)) * a",
+                 "np.tanh(a.item(-1)) * a")},
+    "np.cov(a, rowvar=False)": "torch._numpy's cov ignores rowvar",
+    "np.corrcoef(a, rowvar=False)": "torch._numpy's corrcoef ignores rowvar",
+    "np.gradient(a, [0.0, 1.0, 3.0, 3.5], edge_order=2)": "torch._numpy's gradient takes no "
+    "list of coordinates",
+    **{c: "torch._numpy's choose takes no mode="
+       for c in ("np.choose(np.array([0, 3, -1, 1]), [a, b], mode='clip')",
+                 "np.choose(np.array([0, 3, -1, 2]), [a, b, a * b], mode='wrap')")},
     **{c.format(f=f): "torch._numpy builds an array from a list of tensors with no derivative"
        for f in ("asarray", "array")
        for c in ("np.{f}([a, b])", "np.{f}((a, 2.0 * b, a))", "np.{f}([[a, b], [b, a]])",

@@ -126,6 +126,8 @@ _METHOD_FORM = ("the method form is not lowered to the row; call the numpy funct
 _ITERATOR = ("an iterator object srcad cannot see through: iterate with `for v in x` over the "
              "array or index it (both are lowered to subscripts)")
 _EDGES = "its bin edges depend on the data's min and max: no rule yet"
+_TOLIST = ("nested lists of Python numbers: a gradient would have to follow each one; use "
+           "x.item(i) (a row) for an element, or keep the array")
 
 REFUSED_NAMES: dict[str, str] = {
     _COMPLEX: """np.cdouble np.clongdouble np.complex128 np.complex256 np.complex64
@@ -147,6 +149,7 @@ REFUSED_NAMES: dict[str, str] = {
         np.trim_zeros np.delete ndarray.compress""",
     _EDGES: "np.histogram np.histogram2d np.histogramdd np.histogram_bin_edges",
     _MATRIX: "np.matrix np.asmatrix np.bmat np.mat",
+    _TOLIST: "ndarray.tolist",
     _EXTENDED: "np.float128 np.longdouble np.longfloat",
     _METHOD_FORM: """ndarray.conj ndarray.conjugate ndarray.real ndarray.imag ndarray.getfield
         ndarray.view ndarray.choose ndarray.mT ndarray.ptp""",
@@ -168,23 +171,18 @@ REFUSED_NAMES: dict[str, str] = {
         statistics.pstdev statistics.pvariance statistics.quantiles statistics.stdev
         statistics.variance""",
     _NO_RULE: """np.asarray_chkfinite np.ascontiguousarray np.asfortranarray np.asanyarray
-        np.require np.astype np.average np.block np.broadcast_arrays np.choose np.convolve
-        np.copysign np.copyto np.corrcoef np.correlate np.cov np.cumulative_prod
-        np.cumulative_sum np.diagflat np.divmod np.ediff1d np.fill_diagonal np.float_power
-        np.fmod np.frexp np.geomspace np.gradient np.i0 np.insert np.interp np.ldexp
-        np.logspace np.matrix_transpose np.matvec np.meshgrid np.modf
-        np.nancumprod np.nancumsum np.nanmax np.nanmin
-        np.nanprod np.nanstd np.nanvar np.nextafter np.poly
-        np.poly1d np.polyadd np.polyder np.polydiv np.polyfit np.polyint np.polymul
-        np.polysub np.polyval np.positive np.put np.resize np.trapezoid
-        np.trapz np.unstack np.unwrap np.vander np.vdot np.vecdot np.vecmat np.asfarray
-        np.cumproduct np.fastCopyAndTranspose np.msort np.product
-        np.linalg.cond np.linalg.cross np.linalg.diagonal np.linalg.eigvalsh np.linalg.lstsq
-        np.linalg.matmul np.linalg.matrix_norm np.linalg.matrix_power
-        np.linalg.matrix_transpose np.linalg.multi_dot np.linalg.outer
+        np.require np.astype np.block np.broadcast_arrays np.copysign np.cumulative_prod
+        np.cumulative_sum np.diagflat np.divmod np.ediff1d np.float_power np.fmod np.frexp
+        np.geomspace np.i0 np.insert np.ldexp np.logspace np.matrix_transpose np.matvec
+        np.meshgrid np.modf np.nancumprod np.nancumsum np.nanmax np.nanmin np.nanprod np.nanstd
+        np.nanvar np.nextafter np.poly np.poly1d np.polyadd np.polyder np.polydiv np.polyfit
+        np.polyint np.polymul np.polysub np.polyval np.positive np.resize np.trapezoid np.trapz
+        np.unstack np.unwrap np.vander np.vdot np.vecdot np.vecmat np.asfarray np.cumproduct
+        np.fastCopyAndTranspose np.msort np.product np.linalg.cond np.linalg.cross
+        np.linalg.diagonal np.linalg.eigvalsh np.linalg.lstsq np.linalg.matmul
+        np.linalg.matrix_norm np.linalg.matrix_power np.linalg.matrix_transpose np.linalg.outer
         np.linalg.qr np.linalg.svdvals np.linalg.tensordot np.linalg.tensorinv
-        np.linalg.tensorsolve np.linalg.trace np.linalg.vecdot np.linalg.vector_norm
-        ndarray.item ndarray.tolist""",
+        np.linalg.tensorsolve np.linalg.trace np.linalg.vecdot np.linalg.vector_norm""",
 }
 
 # builtins people apply to arrays and numbers (the rest of `builtins` is not about arrays)
@@ -198,6 +196,14 @@ _LOWERED_BUILTINS = {
     "sum": "a sum over a sequence (loops lowered to subscripts)",
     "enumerate": "lowered to subscripts", "zip": "lowered to subscripts",
     "reversed": "lowered to subscripts", "list": "row `list`", "tuple": "row `tuple`",
+}
+
+# numpy's in-place writers, lowered by the normaliser to the subscript assignment they
+# perform (frontend/pylower.py), differentiated copy-on-write like `x[i] = v`
+_LOWERED_NUMPY = {
+    "np.put": "lowered to a[put_index(a, ind, mode)] = ravel(v) (copy on write)",
+    "np.copyto": "lowered to dst[...] = src (np.where(where, src, dst) with where=)",
+    "np.fill_diagonal": "lowered to a[diagonal_index(a, wrap)] = val (copy on write)",
 }
 
 UFUNC_METHODS = ("reduce", "accumulate", "outer", "at", "reduceat")
@@ -318,6 +324,8 @@ def census() -> list[Entry]:
             entry = _method_entry(name)
         elif name.startswith("builtins.") and name.split(".")[1] in _LOWERED_BUILTINS:
             entry = Entry(name, DIFFERENTIATED, _LOWERED_BUILTINS[name.split(".")[1]])
+        elif name in _LOWERED_NUMPY:
+            entry = Entry(name, DIFFERENTIATED, _LOWERED_NUMPY[name])
         else:
             entry = _row_entry(name, obj)
         if entry is None and name in listed:

@@ -127,6 +127,32 @@ def _consts(atom):
             yield from _consts(a)
 
 
+# numpy functions (and ndarray methods) whose result is an integer or bool array or number
+# whatever they are given -- indices, counts, tests: piecewise constant, so a value computed
+# from a differentiated one carries no gradient through them (`x * np.searchsorted(x, 0.5)`
+# runs as written). Not np.bincount: with weights= its result is a float sum of them.
+_INTEGER_NAMES = ("searchsorted digitize count_nonzero argwhere flatnonzero nonzero nanargmax "
+                  "nanargmin lexsort ravel_multi_index unravel_index isin array_equal "
+                  "array_equiv allclose isclose isreal iscomplex isneginf isposinf")
+_INTEGER_RESULTS = frozenset(
+    [getattr(np, n) for n in _INTEGER_NAMES.split() if hasattr(np, n)]
+    + [np.linalg.matrix_rank])
+_INTEGER_METHODS = frozenset({"searchsorted", "nonzero", "argsort", "argpartition"})
+
+
+def _integer_result(s) -> bool:
+    """Is the opaque site `s` one of the calls above (its result carries no gradient)?"""
+    op = s.op
+    if op.kind == "method":
+        return op.label.strip(".()") in _INTEGER_METHODS
+    callee = s.args.get("_fn")
+    obj = getattr(callee, "value", None)
+    try:
+        return op.kind == "call" and obj in _INTEGER_RESULTS
+    except TypeError:  # (an unhashable callee)
+        return False
+
+
 def _site_label(s) -> str:
     op = s.op
     if op.kind == "call":
@@ -150,7 +176,9 @@ def _hint(s) -> str:
     op = s.op
     if op.label.strip(".()") in _CONVERSIONS:  # float(loss), x.item(): a plain number
         return ("keep the value an array: for its one element write np.sum(x) or "
-                "x.reshape(()) (a 0-d array carries the gradient, a Python number does not)")
+                "x.reshape(()) (a 0-d array carries the gradient, a Python number does not), "
+                "or x.item() / x.item(i), which srcad differentiates (the number, numpy's own, "
+                "has its derivative carried beside it)")
     if getattr(op, "why", None):
         return (f"an object built in the function is turned into local variables when srcad "
                 f"can follow every use of it; this one it cannot ({op.why}). Use it only "
@@ -301,6 +329,8 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False) -> None:
                     hint="compare what you mean: shapes, values (np.array_equal), or one of "
                     "them with None")
             continue  # (its bool carries no gradient, as `x > 0` carries none)
+        if _integer_result(s):
+            continue  # (an index, a count, a test: numpy's own, pure; no gradient to carry)
         if useful is None:
             useful = _useful(fn)
         names, consts = useful

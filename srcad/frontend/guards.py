@@ -235,4 +235,10 @@ def note_attr(base, name: str, obj) -> None:
         return
     if isinstance(base, types.ModuleType) and is_library_module(base):
         return
+    if isinstance(base, np.ufunc) and isinstance(getattr(base, "__dict__", None), dict) \
+            and name not in base.__dict__:
+        # np.add.reduce is a new bound object at each access: guard on nothing having been
+        # assigned over it (numpy 2's ufuncs take attributes) rather than on its identity
+        note("absent", base.__dict__, name)
+        return
     note("attr", base, name, obj)

@@ -55,6 +55,11 @@ def _astype_method(self_atom, args, kwargs):
     return (runtime.astype_shared if shared else runtime.astype), [self_atom, *args], kwargs
 
 
+def _item_method(self_atom, args, kwargs):
+    """x.item(), x.item(i), x.item(i, j), x.item((i, j)): one element, a Python number."""
+    return runtime.array_item, [self_atom, ir.Seq(tuple(args), "tuple")], kwargs
+
+
 METHODS = {
     "sum": _reduction_method(np.sum),
     "mean": _reduction_method(np.mean),
@@ -81,6 +86,7 @@ METHODS = {
     "dot": _simple_method(np.dot),
     "clip": _simple_method(np.clip),
     "astype": _astype_method,
+    "item": _item_method,
     "pop": _simple_method(runtime_ops.stack_pop),
 }
 ATTRIBUTES = {"T": np.transpose, "shape": np.shape, "ndim": np.ndim, "size": np.size,

@@ -39,7 +39,7 @@ from collections import Counter
 import gast
 import numpy as np
 
-from .. import runtime_python
+from .. import runtime_python, runtime_signal
 from ..checkpoint import checkpoint
 from ..errors import UnsupportedSyntaxError
 from ..naming import fresh
@@ -52,9 +52,15 @@ DICT_GET = "__srcad_dict_get"
 LIST_CONCAT = "__srcad_list_concat"
 ARRAY_SORT = "__srcad_sort"
 ARRAY_PARTITION = "__srcad_partition"
+PUT_INDEX = "__srcad_put_index"
+DIAGONAL_INDEX = "__srcad_diagonal_index"
+WHERE = "__srcad_where"
+RAVEL = "__srcad_ravel"
 INTERNAL = {LIST_APPEND: runtime_python.list_append, LIST_CONCAT: runtime_python.list_concat,
             ARRAY_SORT: np.sort, ARRAY_PARTITION: np.partition, DICT_SET: runtime_python.dict_set,
-            DICT_KEYS: runtime_python.dict_keys, DICT_GET: runtime_python.dict_get}
+            DICT_KEYS: runtime_python.dict_keys, DICT_GET: runtime_python.dict_get,
+            PUT_INDEX: runtime_signal.put_index, DIAGONAL_INDEX: runtime_signal.diagonal_index,
+            WHERE: np.where, RAVEL: np.ravel}
 
 _COMPS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
 
@@ -752,8 +758,77 @@ def _split_rebound_lists(tree, taken: set) -> None:
         return _split_rebound_lists(tree, taken)
 
 
+class _InplaceWriters(gast.NodeTransformer):
+    """``np.put(a, ind, v, mode)``, ``np.copyto(dst, src, where=w)`` and
+    ``np.fill_diagonal(a, val, wrap)`` as statements writing into a local array become the
+    subscript assignment numpy performs -- ``a[put_index(a, ind, mode)] = ravel(v)``,
+    ``dst[...] = src`` (``where(w, src, dst)`` with where=), ``a[diagonal_index(a, wrap)] =
+    val`` -- which srcad differentiates copy-on-write, with the array's views and aliases
+    (aliasing.py). Any other form (into an expression, star arguments, copyto's casting=)
+    is left as written: a call with no rule, refused where a differentiated value reaches it.
+    (numpy repeats a shorter put value or diagonal cyclically; the assignment broadcasts
+    instead and raises where that differs.)"""
+
+    def __init__(self, pf, stored: set):
+        self.pf, self.stored = pf, stored
+
+    def _callee(self, func):
+        names = []
+        while isinstance(func, gast.Attribute):
+            names.append(func.attr)
+            func = func.value
+        if not isinstance(func, gast.Name) or func.id in self.stored:
+            return None
+        obj = self.pf.resolve(func.id)
+        for n in reversed(names):
+            obj = getattr(obj, n, None)
+        try:
+            return runtime_signal.INPLACE_WRITERS.get(obj) and obj
+        except TypeError:  # (unhashable)
+            return None
+
+    def visit_Expr(self, node):
+        v = node.value
+        if not isinstance(v, gast.Call) or any(isinstance(a, gast.Starred) for a in v.args) \
+                or any(k.arg is None for k in v.keywords):
+            return node
+        fn = self._callee(v.func)
+        if not fn:
+            return node
+        try:
+            bound = runtime_signal.bind_inplace(
+                fn, v.args, {k.arg: k.value for k in v.keywords})
+        except TypeError:
+            return node  # (numpy's own error, when it runs)
+        kind = runtime_signal.INPLACE_WRITERS[fn]
+        dst = bound["dst" if kind == "copyto" else "a"]
+        if not isinstance(dst, gast.Name) or dst.id not in self.stored or "casting" in bound:
+            return node
+        target = _name(dst.id)
+        if kind == "put":
+            extra = [bound["mode"]] if "mode" in bound else []
+            index = _call(PUT_INDEX, [_name(dst.id), bound["ind"], *extra])
+            value = _call(RAVEL, [bound["v"]])
+        elif kind == "fill_diagonal":
+            extra = [bound["wrap"]] if "wrap" in bound else []
+            index = _call(DIAGONAL_INDEX, [_name(dst.id), *extra])
+            value = bound["val"]
+        else:
+            index = gast.Constant(value=Ellipsis, kind=None)
+            value = bound["src"]
+            if "where" in bound:
+                value = _call(WHERE, [bound["where"], value, _name(dst.id)])
+        sub = gast.Subscript(value=target, slice=index, ctx=gast.Store())
+        return gast.copy_location(gast.Assign(targets=[sub], value=value, type_comment=None),
+                                  node)
+
+
 def lower_python(pf, taken: set) -> None:
     """Rewrite `pf.tree` in place (see the module docstring)."""
+    stored = {n.id for n in gast.walk(pf.tree) if isinstance(n, gast.Name)
+              and isinstance(n.ctx, gast.Store)} | {
+        a.id for a in pf.tree.args.posonlyargs + pf.tree.args.args}
+    _InplaceWriters(pf, stored).visit(pf.tree)
     split = _SplitParallel()
     split.top = pf.tree
     split.visit(pf.tree)

@@ -12,7 +12,9 @@ from . import (  # noqa: F401  (registers rows)
     reductions,
     runtime_ops,
     shape,
+    signal,
     statistics,
+    ufunc_methods,
 )
 from .table import (
     Case,

@@ -24,6 +24,7 @@ from ..runtime import (
     unconcatenate,
     unindex,
     unstack,
+    last_writes,
 )
 from .table import defjvp, defvjp
 
@@ -131,19 +132,22 @@ defvjp(astype_shared, lambda g, out, x, dtype: g.astype(x.dtype),
 defvjp(setitem,
        lambda g, out, x, index, value: setitem_grad_x(g, index),
        None,
-       lambda g, out, x, index, value: unbroadcast(g[index], value),
+       lambda g, out, x, index, value: unbroadcast(last_writes(g[index], g, index), value),
        name="setitem", spelling="setitem(x, index, value)", family="shape",
        test_cases=(("OP(a, 1, b)", [(3, 4), (4,)]),
                    ("OP(a, np.s_[:, 1:3], b)", [(3, 4), (3, 2)]),
                    ("OP(a, np.s_[0], b)", [(3, 4), ()]),
                    ("OP(a, a > 0, 0.0)", [(3, 4)]),
+                   ("OP(a, np.array([1, 0, 1, 3]), b)", [(5,), (4,)]),
+                   ("OP(a, (np.array([0, 2, 0]), np.array([1, 1, 1])), b)", [(3, 2), (3,)]),
                    # a dict or a list: a new one with that item (runtime_python.container_set)
                    ("OP({'u': a, 'v': b}, 'v', a * b)['v'] * OP({'u': a}, 'w', b)['u']",
                     [(3,), (3,)]),
                    ("OP({-1: a}, 0, b * a)[0] + OP({-1: a}, -1, b)[-1]", [(3,), (3,)]),
                    ("OP([a, b], -1, a * b)[1] * OP([a, b], 0, b)[1]", [(3,), (3,)])),
        derivation="out = x except at index, where it is value: g flows to x outside the "
-       "index and to value (summed over broadcasting) inside it")
+       "index and to value (summed over broadcasting) inside it; where an integer index "
+       "repeats a position, only the last write there (numpy's) gets g")
 defjvp(setitem,
        lambda g, out, x, index, value: set_tangent_x(g, index, out),
        None,

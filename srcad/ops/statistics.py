@@ -16,8 +16,23 @@ Where the rank changes (a singular value crossing rcond) pinv is not continuous.
 import numpy as np
 
 from .. import runtime_stats as rs
-from ..runtime import extremum_grad, extremum_jvp, order_grad, order_jvp
-from .table import Param, defjvp, defvjp
+from ..runtime import (
+    average_weights,
+    cov_grad,
+    cov_jvp,
+    cov_part,
+    cov_place,
+    cov_stack,
+    cov_weights,
+    extremum_grad,
+    extremum_jvp,
+    order_grad,
+    order_jvp,
+    unaverage_weights,
+    unbroadcast,
+    unreduce,
+)
+from .table import Param, defjvp, defnondiff, defvjp
 
 _F = "statistics"
 _T = (2, 3, 4)
@@ -107,6 +122,87 @@ defvjp(np.linalg.pinv,
        test_cases=(("np.linalg.pinv(a)", [(3, 3)]), ("np.linalg.pinv(a)", [(3, 5)]),
                    ("np.linalg.pinv(a)", [(5, 3)]), ("np.linalg.pinv(a)", [(2, 4, 3)])))
 
+# --- average, cov, corrcoef -------------------------------------------------------------------
+defvjp(np.average,
+       lambda g, out, a, axis=None, weights=None, returned=False, keepdims=False:
+           unbroadcast(unreduce(g, a, axis, keepdims)
+                       * (average_weights(weights, a, axis, returned)
+                          / np.sum(average_weights(weights, a, axis, returned), axis=axis,
+                                   keepdims=True)), a),
+       None,
+       lambda g, out, a, axis=None, weights=None, returned=False, keepdims=False:
+           unaverage_weights(unreduce(g, a, axis, keepdims)
+                             * (a - unreduce(out, a, axis, keepdims))
+                             / np.sum(average_weights(weights, a, axis, returned), axis=axis,
+                                      keepdims=True), weights, a, axis),
+       None, None, name="average", linear=("a",), family=_F,
+       spelling="np.average(a, axis, weights, returned, keepdims)",
+       derivation="out = sum(w a) / sum(w) (w: weights broadcast along axis): da = g w / "
+       "sum(w), dw = g (a - out) / sum(w); returned=True is refused",
+       test_cases=(("np.average(a)", [(3, 4)]), ("np.average(a, axis=1)", [(3, 4)]),
+                   ("np.average(a, 0, b)", [(3, 4), (3, 4)]),
+                   ("np.average(a, axis=1, weights=b)", [(3, 4), (4,)]),
+                   ("np.average(a, axis=0, weights=b, keepdims=True)", [(3, 4), (3,)]),
+                   ("np.average(a, weights=b)", [_T, _T]),
+                   ("np.average(a, axis=(0, 2), weights=b)", [_T, _T]),
+                   ("np.average(a, axis=-1, weights=[1.0, 2.0, 0.5, 3.0])", [_T])),
+       domain=((-2.0, 2.0), (0.5, 2.0)))
+_COV = ("the cov of X (the observations, one variable per row): C = (Xc w) Xc^T / f, "
+        "Xc = X - X w 1^T / sum(w); dX = (G + G^T) Xc w / f (its row sums are 0)")
+defvjp(np.cov,
+       lambda g, out, m, y=None, rowvar=True, bias=False, ddof=None, fweights=None,
+       aweights=None:
+           cov_part(cov_grad(g, cov_stack(m, y, rowvar),
+                             cov_weights(m, y, rowvar, bias, ddof, fweights, aweights,
+                                         "center"),
+                             cov_weights(m, y, rowvar, bias, ddof, fweights, aweights,
+                                         "scale")), m, y, rowvar, 0),
+       lambda g, out, m, y=None, rowvar=True, bias=False, ddof=None, fweights=None,
+       aweights=None:
+           cov_part(cov_grad(g, cov_stack(m, y, rowvar),
+                             cov_weights(m, y, rowvar, bias, ddof, fweights, aweights,
+                                         "center"),
+                             cov_weights(m, y, rowvar, bias, ddof, fweights, aweights,
+                                         "scale")), m, y, rowvar, 1),
+       None, None, None, None, None, name="cov", family=_F,
+       no_rule_for=("fweights", "aweights"), derivation=_COV,
+       test_cases=(("np.cov(a)", [(3, 5)]), ("np.cov(a, rowvar=False)", [(5, 3)]),
+                   ("np.cov(a)", [(6,)]), ("np.cov(a, b)", [(5,), (5,)]),
+                   ("np.cov(a, b, rowvar=False)", [(4, 2), (4, 3)]),
+                   ("np.cov(a, bias=True)", [(2, 4)]), ("np.cov(a, ddof=0)", [(2, 4)]),
+                   ("np.cov(a, ddof=2)", [(3, 6)]),
+                   ("np.cov(a, fweights=np.array([1, 2, 1, 3]))", [(2, 4)]),
+                   ("np.cov(a, aweights=np.array([0.5, 2.0, 1.0, 1.5]))", [(2, 4)]),
+                   ("np.cov(a, b, False, aweights=[0.5, 2.0, 1.0], fweights=[1, 2, 2])",
+                    [(3,), (3, 2)])))
+_CORR = ("R = C / (s s^T), s = sqrt(diag C): dC = G / (s s^T) - diag(rowsum(G R) + "
+         "colsum(G R)) / (2 diag C), then cov's VJP")
+defvjp(np.corrcoef,
+       lambda g, out, x, y=None, rowvar=True:
+           cov_part(cov_grad(
+               np.atleast_2d(g)
+               / np.sqrt(np.outer(np.diagonal(np.atleast_2d(np.cov(x, y, rowvar))),
+                                  np.diagonal(np.atleast_2d(np.cov(x, y, rowvar)))))
+               - np.diag((np.sum(np.atleast_2d(g * out), axis=1)
+                          + np.sum(np.atleast_2d(g * out), axis=0))
+                         / (2 * np.diagonal(np.atleast_2d(np.cov(x, y, rowvar))))),
+               cov_stack(x, y, rowvar), cov_weights(x, y, rowvar, which="center"),
+               cov_weights(x, y, rowvar, which="scale")), x, y, rowvar, 0),
+       lambda g, out, x, y=None, rowvar=True:
+           cov_part(cov_grad(
+               np.atleast_2d(g)
+               / np.sqrt(np.outer(np.diagonal(np.atleast_2d(np.cov(x, y, rowvar))),
+                                  np.diagonal(np.atleast_2d(np.cov(x, y, rowvar)))))
+               - np.diag((np.sum(np.atleast_2d(g * out), axis=1)
+                          + np.sum(np.atleast_2d(g * out), axis=0))
+                         / (2 * np.diagonal(np.atleast_2d(np.cov(x, y, rowvar))))),
+               cov_stack(x, y, rowvar), cov_weights(x, y, rowvar, which="center"),
+               cov_weights(x, y, rowvar, which="scale")), x, y, rowvar, 1),
+       None, name="corrcoef", family=_F, derivation=_CORR,
+       test_cases=(("np.corrcoef(a)", [(3, 5)]), ("np.corrcoef(a, rowvar=False)", [(6, 2)]),
+                   ("np.corrcoef(a, b)", [(5,), (5,)]),
+                   ("np.corrcoef(a, b, rowvar=False)", [(4, 2), (4,)])))
+
 # --- forward mode ---------------------------------------------------------------------------
 defjvp(np.median,
        lambda g, out, a, axis=None, keepdims=False:
@@ -137,6 +233,111 @@ defjvp(np.linalg.pinv,
            @ (np.eye(np.shape(a)[-2], dtype=out.dtype) - a @ out)
            + (np.eye(np.shape(a)[-1], dtype=out.dtype) - out @ a) @ np.swapaxes(g, -1, -2)
            @ np.swapaxes(out, -1, -2) @ out, None, None)
+
+defjvp(np.average,
+       lambda g, out, a, axis=None, weights=None, returned=False, keepdims=False:
+           np.average(g, axis, weights, returned, keepdims=keepdims),
+       None,
+       lambda g, out, a, axis=None, weights=None, returned=False, keepdims=False:
+           np.sum(average_weights(g, a, axis, returned) * (a - unreduce(out, a, axis, keepdims)),
+                  axis=axis, keepdims=keepdims)
+           / np.sum(average_weights(weights, a, axis, returned), axis=axis, keepdims=keepdims),
+       None, None)
+defjvp(np.cov,
+       lambda g, out, m, y=None, rowvar=True, bias=False, ddof=None, fweights=None,
+       aweights=None:
+           np.reshape(cov_jvp(cov_place(g, m, y, rowvar, 0), cov_stack(m, y, rowvar),
+                              cov_weights(m, y, rowvar, bias, ddof, fweights, aweights,
+                                          "center"),
+                              cov_weights(m, y, rowvar, bias, ddof, fweights, aweights,
+                                          "scale")), np.shape(out)),
+       lambda g, out, m, y=None, rowvar=True, bias=False, ddof=None, fweights=None,
+       aweights=None:
+           np.reshape(cov_jvp(cov_place(g, m, y, rowvar, 1), cov_stack(m, y, rowvar),
+                              cov_weights(m, y, rowvar, bias, ddof, fweights, aweights,
+                                          "center"),
+                              cov_weights(m, y, rowvar, bias, ddof, fweights, aweights,
+                                          "scale")), np.shape(out)),
+       None, None, None, None, None)
+defjvp(np.corrcoef,
+       lambda g, out, x, y=None, rowvar=True:
+           np.reshape(
+               cov_jvp(cov_place(g, x, y, rowvar, 0), cov_stack(x, y, rowvar),
+                       cov_weights(x, y, rowvar, which="center"),
+                       cov_weights(x, y, rowvar, which="scale"))
+               / np.sqrt(np.outer(np.diagonal(np.atleast_2d(np.cov(x, y, rowvar))),
+                                  np.diagonal(np.atleast_2d(np.cov(x, y, rowvar)))))
+               - np.atleast_2d(out)
+               * (np.reshape(np.diagonal(cov_jvp(
+                   cov_place(g, x, y, rowvar, 0), cov_stack(x, y, rowvar),
+                       cov_weights(x, y, rowvar, which="center"),
+                       cov_weights(x, y, rowvar, which="scale")))
+                             / (2 * np.diagonal(np.atleast_2d(np.cov(x, y, rowvar)))),
+                             (-1, 1))
+                  + np.diagonal(cov_jvp(cov_place(g, x, y, rowvar, 0), cov_stack(x, y, rowvar),
+                       cov_weights(x, y, rowvar, which="center"),
+                       cov_weights(x, y, rowvar, which="scale")))
+                  / (2 * np.diagonal(np.atleast_2d(np.cov(x, y, rowvar))))),
+               np.shape(out)),
+       lambda g, out, x, y=None, rowvar=True:
+           np.reshape(
+               cov_jvp(cov_place(g, x, y, rowvar, 1), cov_stack(x, y, rowvar),
+                       cov_weights(x, y, rowvar, which="center"),
+                       cov_weights(x, y, rowvar, which="scale"))
+               / np.sqrt(np.outer(np.diagonal(np.atleast_2d(np.cov(x, y, rowvar))),
+                                  np.diagonal(np.atleast_2d(np.cov(x, y, rowvar)))))
+               - np.atleast_2d(out)
+               * (np.reshape(np.diagonal(cov_jvp(
+                   cov_place(g, x, y, rowvar, 1), cov_stack(x, y, rowvar),
+                       cov_weights(x, y, rowvar, which="center"),
+                       cov_weights(x, y, rowvar, which="scale")))
+                             / (2 * np.diagonal(np.atleast_2d(np.cov(x, y, rowvar)))),
+                             (-1, 1))
+                  + np.diagonal(cov_jvp(cov_place(g, x, y, rowvar, 1), cov_stack(x, y, rowvar),
+                       cov_weights(x, y, rowvar, which="center"),
+                       cov_weights(x, y, rowvar, which="scale")))
+                  / (2 * np.diagonal(np.atleast_2d(np.cov(x, y, rowvar))))),
+               np.shape(out)),
+       None)
+
+# --- the helpers of average and cov as rows (second order): linear maps with exact transposes
+_R = "runtime"
+defvjp(rs.average_weights, lambda g, out, weights, a, axis=None, returned=False:
+       unaverage_weights(g, weights, a, axis, returned), None, None, None,
+       name="average_weights", linear=("weights",), family=_R,
+       derivation="a broadcast; its transpose sums back")
+defvjp(rs.unaverage_weights, lambda g, out, ct, weights, a, axis=None, returned=False:
+       average_weights(g, a, axis, returned), None, None, None, None,
+       name="unaverage_weights", linear=("ct",), family=_R,
+       derivation="a sum; its transpose broadcasts")
+defvjp(rs.cov_stack, lambda g, out, m, y=None, rowvar=True: cov_part(g, m, y, rowvar, 0),
+       lambda g, out, m, y=None, rowvar=True: cov_part(g, m, y, rowvar, 1), None,
+       name="cov_stack", family=_R,
+       derivation="a relayout and a concatenation; its transpose takes each part back")
+defjvp(rs.cov_stack, lambda g, out, m, y=None, rowvar=True: cov_place(g, m, y, rowvar, 0),
+       lambda g, out, m, y=None, rowvar=True: cov_place(g, m, y, rowvar, 1), None)
+defvjp(rs.cov_part, lambda g, out, ct, m, y=None, rowvar=True, part=0:
+       cov_place(g, m, y, rowvar, part), None, None, None, None,
+       name="cov_part", linear=("ct",), family=_R,
+       derivation="a slice and a relayout; its transpose places it among zeros")
+defvjp(rs.cov_place, lambda g, out, t, m, y=None, rowvar=True, part=0:
+       cov_part(g, m, y, rowvar, part), None, None, None, None,
+       name="cov_place", linear=("t",), family=_R,
+       derivation="a placement among zeros; its transpose slices")
+defnondiff(rs.cov_weights, name="cov_weights", family=_R,
+           params=(Param("m"), Param("y", None), Param("rowvar", True), Param("bias", False),
+                   Param("ddof", None), Param("fweights", None), Param("aweights", None),
+                   Param("which", "center")))
+defvjp(rs.cov_grad, lambda g, out, G, X, cw, sw: np.reshape(cov_jvp(g, X, cw, sw), np.shape(G)),
+       lambda g, out, G, X, cw, sw: cov_grad(G, g, cw, sw), None, None,
+       name="cov_grad", linear=("G", "X"), family=_R,
+       derivation="sym(G) X P S P^T: bilinear; its transposes are cov_jvp (in G) and itself "
+       "(in X)")
+defvjp(rs.cov_jvp, lambda g, out, T, X, cw, sw: cov_grad(g, X, cw, sw),
+       lambda g, out, T, X, cw, sw: cov_grad(g, T, cw, sw), None, None,
+       name="cov_jvp", linear=("T", "X"), family=_R,
+       derivation="T Q X^T + X Q T^T (Q = P S P^T): bilinear and symmetric; its transpose "
+       "is cov_grad")
 
 # --- the helpers as rows (second order): linear in their first argument, each the other's
 # transpose; the weights are piecewise constant in a (no rule: 0 where defined)

@@ -320,6 +320,7 @@ _BY_FN: dict[int, Op] = {}  # id(callable) -> the op it is (a user registration 
 _TABLE: dict[str, Op] = {}  # srcad's own rows, by name, in registration order
 _USER: dict[int, Op] = {}  # rows users registered after import, by id of the callable
 _KEEPALIVE: list = []  # keeps registered callables alive, so that their ids stay theirs
+_UFUNC_METHODS: dict = {}  # (ufunc, method name) -> its row (np.add.reduce: the sum's)
 _GENERATION = 0  # bumped by every registration change, for caches keyed on the table
 
 
@@ -328,11 +329,23 @@ def _key(fn) -> int:
 
 
 def lookup(fn) -> Op | None:
-    """The row registered for a callable, or None."""
+    """The row registered for a callable, or None. A ufunc's method (``np.add.reduce``) is
+    a new bound object at every attribute access, so it is found by (ufunc, method name)."""
     try:
-        return _BY_FN.get(_key(fn))
+        op = _BY_FN.get(_key(fn))
     except TypeError:
         return None
+    if op is None and isinstance(getattr(fn, "__self__", None), np.ufunc):
+        return _UFUNC_METHODS.get((fn.__self__, getattr(fn, "__name__", None)))
+    return op
+
+
+def ufunc_method(op: Op, ufunc: np.ufunc, method: str) -> Op:
+    """Make `op` the row of ``ufunc.method`` (``np.add.reduce``: see `lookup`)."""
+    global _GENERATION
+    _GENERATION += 1
+    _UFUNC_METHODS[(ufunc, method)] = op
+    return op
 
 
 def by_name(name: str) -> Op:
