@@ -28,7 +28,8 @@ import numpy as np
 from . import ir, runtime, tape
 from .analysis.refusals import check_opaque
 from .binding import _a, _describe, _is_differentiable, _is_float, _key_of
-from .errors import NonScalarOutputError, SharingUnknownError, SrcadError, UnresolvedNameError
+from .errors import (NonScalarOutputError, SharingUnknownError, SrcadError, UnresolvedNameError,
+                     UnsupportedSyntaxError)
 from .frontend import normalize, parse_function
 from .frontend.guards import Guards, equivalent, recording
 from .frontend.opaque import is_object_sequence, is_user_object
@@ -57,6 +58,12 @@ def _ir_of(fn, known: dict | None = None, arrays: frozenset = frozenset(),
         return hit
     with recording() as guards:
         pf = parse_function(fn)
+        if pf.vararg is not None:
+            raise UnsupportedSyntaxError(
+                f"{pf.name} takes *{pf.vararg}, which srcad cannot differentiate with respect "
+                f"to", filename=pf.filename, lineno=pf.first_line, func=pf.name,
+                hint="give the function a fixed list of named parameters (a function it calls "
+                "may take *args)")
         pf.known = dict(known or {})
         pf.arrays = arrays
         pf.namedtuples = dict(tuples)

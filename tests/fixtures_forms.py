@@ -116,3 +116,17 @@ def enumerate_of_zip(x):
     for i, (a, b) in enumerate(zip(x, x[::-1])):
         total = total + a * b * (i + 1)
     return total
+
+
+# a helper taking *args (the function srcad transforms has fixed parameters)
+def _concat(*parts, axis=0):
+    return np.concatenate(parts, axis=axis)
+
+
+def _mean_of(*xs):
+    return sum(np.mean(x) for x in xs) / len(xs)
+
+
+def star_args_helpers(x):
+    both = _concat(x, np.sin(x), x ** 2)
+    return np.sum(both * both) + _mean_of(x, x * 2.0) + _mean_of(np.tanh(x))

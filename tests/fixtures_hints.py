@@ -207,3 +207,20 @@ def float_of_value(x):
 def float_of_value_hinted(x):
     s = np.sum(x * x)
     return np.sum(x) * s
+
+
+# 15. a nested function's default reading a local -> "pass it as an argument"
+def default_reads_a_local(x):
+    total = 0.0
+    for k in range(3):
+        f = lambda v, k=k: np.sum(np.tanh(v) * (k + 1))  # refused here  # noqa: E731
+        total = total + f(x)
+    return total
+
+
+def default_reads_a_local_hinted(x):
+    total = 0.0
+    for k in range(3):
+        f = lambda v, k: np.sum(np.tanh(v) * (k + 1))  # noqa: E731
+        total = total + f(x, k)
+    return total

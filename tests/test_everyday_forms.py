@@ -16,7 +16,7 @@ X = np.array([0.3, -0.5, 0.8, 1.2])
 FUNCTIONS = [m.clip_keywords, m.astype_keywords, m.numpy_function_in_a_local,
              m.method_in_a_local, m.where_one_argument, m.dtype_from_an_object, m.cumsum,
              m.loop_over_ndindex, m.unpack_into_a_dict_entry, m.loop_over_reversed_list,
-             m.enumerate_of_zip]
+             m.enumerate_of_zip, m.star_args_helpers]
 
 
 @pytest.mark.parametrize("fn", FUNCTIONS, ids=lambda f: f.__name__)

@@ -33,6 +33,7 @@ CASES = [
     ("object_not_followed", (X,), "only through its attributes and methods"),
     ("state_from_an_earlier_call", (np.stack([X[:3], X[1:]]),), "goes in as an argument"),
     ("float_of_value", (X,), "np.sum(x)"),
+    ("default_reads_a_local", (X,), "as an argument where the function is called"),
 ]
 HINTED_ARGS = {"state_from_an_earlier_call": (np.stack([X[:3], X[1:]]), np.zeros(3))}
 

@@ -241,6 +241,17 @@ def lift_closures(pf, taken: set) -> None:
     if clash:
         raise lf.error(f"the nested function `{clash[0]}` has the name of a variable of "
                        f"{pf.name}", lf.defs[clash[0]], "give the function another name")
+    for name, fdef in lf.defs.items():  # `lambda v, k=k: ...`: a default read at the def
+        a = fdef.args
+        for d in list(a.defaults) + [d for d in a.kw_defaults if d is not None]:
+            read = sorted({n.id for n in gast.walk(d) if isinstance(n, gast.Name)} &
+                          (outer_locals - set(lf.defs)))
+            if read:
+                raise lf.error(
+                    f"the default value of a parameter of `{name}` reads `{read[0]}`, a local "
+                    f"of {pf.name} (Python reads it once, where the function is made)", d,
+                    f"pass `{read[0]}` as an argument where the function is called, or use "
+                    f"functools.partial at module level")
     free = lf.free_vars(outer_locals - set(lf.defs))
     lifted = {n: lf.lifted_def(n, d, free[n]) for n, d in lf.defs.items()}
     for fdef in lifted.values():

@@ -40,7 +40,7 @@ def fence(pf: ParsedFunction) -> None:
     """Raise UnsupportedSyntaxError at the first construct srcad does not support."""
     fdef = pf.tree
     args = fdef.args
-    if args.vararg is not None or args.kwarg is not None:
+    if (args.vararg is not None and pf.vararg is None) or args.kwarg is not None:
         raise pf.error(
             f"{pf.name} takes *args or **kwargs, which srcad cannot differentiate",
             fdef,

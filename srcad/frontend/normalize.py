@@ -478,6 +478,11 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         finally:
             _IN_PROGRESS.discard(fn)
         params = callee.params
+        if pf.vararg is not None:  # `concat(a, b)` of `def concat(*xs)`: xs = (a, b)
+            fixed = params.index(pf.vararg)
+            args = list(args[:fixed]) + [ir.Seq(tuple(args[fixed:]))]
+            if pf.vararg in kwargs:
+                raise self.pf.error(f"`{spelled}` got `{pf.vararg}` by keyword", node)
         if len(args) > len(params):
             raise self.pf.error(f"`{spelled}` takes {len(params)} arguments, got {len(args)}",
                                 node)
@@ -489,7 +494,9 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             bound[k] = v
         sig = inspect.signature(fn)
         for p in params:
-            if p not in bound:
+            if p not in bound and p == pf.vararg:
+                bound[p] = ir.Seq(())
+            elif p not in bound:
                 default = sig.parameters[p].default
                 if default is inspect.Parameter.empty:
                     raise self.pf.error(f"`{spelled}` is missing its argument `{p}`", node)

@@ -41,6 +41,7 @@ class ParsedFunction:
     known: dict[str, Any] = field(default_factory=dict)  # parameter -> the object it holds
     arrays: frozenset = frozenset()  # parameters that hold arrays (an index by one: a copy)
     namedtuples: dict = field(default_factory=dict)  # parameter -> its namedtuple type
+    vararg: str | None = None  # `*xs`: the parameter holding the extra positional arguments
     bound: dict = field(default_factory=dict)  # names srcad gave objects (objects.py: guarded)
 
     def resolve(self, name: str) -> Any:
@@ -129,6 +130,7 @@ def parse_function(fn: Callable) -> ParsedFunction:
         )
     gast.increment_lineno(module, first - 1)
     fdef.decorator_list = []
+    vararg = _star_as_tuple(fdef)
     _keyword_only_as_ordinary(fdef)
     closure, cells = _closure_of(fn), _cells_of(fn)
     # make sure linecache has the file, for error messages
@@ -136,7 +138,7 @@ def parse_function(fn: Callable) -> ParsedFunction:
     linecache.getlines(filename, fn.__globals__)
     args = fdef.args
     params = [a.id for a in args.posonlyargs + args.args]
-    return ParsedFunction(
+    made = ParsedFunction(
         fn=fn,
         name=fn.__name__,
         filename=filename,
@@ -147,6 +149,22 @@ def parse_function(fn: Callable) -> ParsedFunction:
         closure=closure,
         cells=cells,
     )
+    made.vararg = vararg
+    return made
+
+
+def _star_as_tuple(fdef) -> str | None:
+    """`def concat(*xs)` (a function srcad calls, not one it transforms): `xs` is one more
+    parameter, the tuple of the extra positional arguments (normalize.user_call packs them)."""
+    a = fdef.args
+    if a.vararg is None or a.kwarg is not None:
+        return None
+    name = a.vararg.id if isinstance(a.vararg, gast.Name) else a.vararg.arg
+    param = gast.Name(id=name, ctx=gast.Param(), annotation=None, type_comment=None)
+    a.args = list(a.args) + [gast.copy_location(param, fdef)]
+    a.vararg = None
+    a.defaults = []  # (no default may follow a parameter without one; callers bind by signature)
+    return name
 
 
 def _keyword_only_as_ordinary(fdef) -> None:
