@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import parallel_models as pm
 import pytest
 
-import parallel_models as pm
 import srcad
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -21,7 +21,7 @@ WORKER = ROOT / "tests" / "pickle_worker.py"
 def _in_fresh_process(fn, args, pythonpath=None):
     path = pythonpath if pythonpath is not None else [ROOT / "tests", ROOT]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(map(str, path))}
-    p = subprocess.run([sys.executable, str(WORKER)], input=pickle.dumps((fn, args)),
+    p = subprocess.run([sys.executable, str(WORKER)], input=pickle.dumps((fn, args)), check=False,
                        capture_output=True, env=env, cwd=ROOT, timeout=120)
     assert p.returncode == 0, p.stderr.decode()
     return pickle.loads(p.stdout)
