@@ -186,3 +186,15 @@ def test_a_shard_lost_for_good_is_a_clear_error(client):
     assert isinstance(out.get("error"), srcad.SrcadError), out
     assert "a shard of slow_mse was lost" in str(out["error"])
     client.wait_for_workers(2, timeout=60)
+
+
+def test_the_demo_trains_sharded_over_the_workers(client, tmp_path, capsys):
+    from srcad.cli import demo
+
+    assert demo(steps=3, out_dir=tmp_path, workers=client) == 0
+    out = capsys.readouterr().out
+    assert "each batch split into 2 shards over 2 Dask worker processes" in out
+    line = next(s for s in out.splitlines() if s.startswith("step 1: sharded vs one process"))
+    diff = float(line.split("the gradient by at most ")[1].split()[0])
+    assert diff < 1e-5  # (float32 parameters ~0.02: a few ulps of the largest terms)
+    assert "tokens/s" in out
