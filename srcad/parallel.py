@@ -196,7 +196,7 @@ class Sharded:
         result's structure (tuples, lists, dicts of arrays)."""
         if len(results) != len(weights):  # (never silently drop a shard)
             raise SrcadError(f"{len(results)} shard results for {len(weights)} shards")
-        total = _scaled(results[0], weights[0])
+        total = _scaled(results[0], weights[0], copy=True)  # (owned: added into in place)
         for r, w in zip(results[1:], weights[1:]):
             total = _added(total, _scaled(r, w))
         return total
@@ -246,15 +246,18 @@ class Sharded:
                 f"{', '.join(self.t.wrt)}, batch {self.batch}, shards {self.shards}>")
 
 
-def _scaled(r, w: float):
-    if w == 1.0:
+def _scaled(r, w: float, copy: bool = False):
+    """w * r over r's structure (r itself for w == 1, unless `copy`)."""
+    if w == 1.0 and not copy:
         return r
     if isinstance(r, dict):
-        return {k: _scaled(v, w) for k, v in r.items()}
+        return {k: _scaled(v, w, copy) for k, v in r.items()}
     if isinstance(r, (tuple, list)):
-        return type(r)(_scaled(v, w) for v in r)
+        return type(r)(_scaled(v, w, copy) for v in r)
     if r is None:
         return None
+    if w == 1.0:
+        return np.array(r, copy=True) if isinstance(r, np.ndarray) else r
     return r * w  # (a Python float: the array keeps its dtype)
 
 
@@ -269,6 +272,10 @@ def _added(a, b):
         return type(a)(_added(u, v) for u, v in zip(a, b))
     if a is None:
         return None
+    if isinstance(a, np.ndarray) and a.shape == np.shape(b) and \
+            np.result_type(a, b) == a.dtype:
+        a += b  # (the same sum as a + b, without a new array per shard)
+        return a
     return a + b
 
 
