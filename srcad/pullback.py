@@ -58,6 +58,15 @@ class Pullback:
     def source(self) -> str:
         return self._c.source
 
+    def __reduce__(self):
+        # (the saved values are this process's forward, tied to code built here: sending them
+        # would mean sending the generated code's private layout; send the primals instead)
+        raise SrcadError(
+            f"a pullback of {self._t._ir.name} cannot be sent to another process: it holds "
+            f"the values this process's forward saved",
+            hint="send the primals and call srcad.vjp there (a srcad.grad or "
+            "srcad.value_and_grad pickles by reference)")
+
     def __call__(self, cotangent):
         for label, v, crc in self._guards:
             if _checksum(v) != crc:

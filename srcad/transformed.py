@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import copy
 import functools
+import importlib
 import inspect
+import types
 import warnings
 from dataclasses import replace
 
@@ -471,6 +473,16 @@ class Transformed:
     def __repr__(self):
         return f"<srcad.{self.kind} of {self._ir.name} wrt {', '.join(self.wrt)}>"
 
+    # -- pickling: by reference (another process rebuilds it: srcad/parallel.py) ----------------
+    def __reduce__(self):
+        """What `pickle` sends: the user function by module and qualified name (or, for a
+        transform of a transform, the inner transform, itself by reference), the kind, `wrt`
+        and the user's options -- never generated code or kernels. The receiving process
+        builds its own specialisations and kernels (its SRCAD_CACHE_DIR) on first call."""
+        wrt = self.wrt[0] if self.single else tuple(self.wrt)
+        return (_rebuilt, (_reference(self.fn, self.kind), self.kind, wrt,
+                           tuple(sorted(self.options.user().items()))))
+
     # -- called inside a differentiated function (srcad/ops/composed.py) ----------------------
     _srcad_transformed = True  # (the frontend's mark: a call of this is a composed op)
 
@@ -518,3 +530,75 @@ def _keep_first_hint(name: str, params, out) -> str:
     return (f"differentiate a function that keeps the loss and drops the rest: `def "
             f"{name}_loss({args}): {targets} = {name}({args}); return loss` (what it drops "
             f"costs nothing in the backward)")
+
+
+# -- pickling by reference ----------------------------------------------------------------------
+_REBUILT: dict = {}  # (fn, kind, wrt, options) -> the Transformed this process rebuilt
+
+
+def _unwrapped(obj):
+    """The plain function under `@srcad.grad` decorations (what a module binds the name to)."""
+    while isinstance(obj, Transformed):
+        obj = obj.fn
+    return obj
+
+
+def _reference(fn, kind: str):
+    """How `fn` travels: a plain function as ("ref", module, qualname), checked here to name
+    this very function (so the receiver cannot silently rebuild another); anything else (a
+    transform, a bound method) as itself, for pickle to handle."""
+    if not isinstance(fn, types.FunctionType):
+        return fn
+    module, qualname = fn.__module__, fn.__qualname__
+    where = f"{module}.{qualname}"
+    if "<locals>" in qualname or "<lambda>" in qualname:
+        raise SrcadError(
+            f"srcad.{kind} of {where} cannot be sent to another process: a function defined "
+            f"inside another function (or a lambda) has no name to import it by there",
+            filename=fn.__code__.co_filename, lineno=fn.__code__.co_firstlineno,
+            hint="define the function at the top level of a module the receiving process "
+            "can import")
+    try:
+        found = _unwrapped(_resolve(module, qualname, kind))
+    except SrcadError:
+        found = None
+    if found is not fn:
+        raise SrcadError(
+            f"srcad.{kind} of {where} cannot be sent to another process by name: {where} is "
+            f"now bound to {'nothing' if found is None else repr(found)}, not this function",
+            filename=fn.__code__.co_filename, lineno=fn.__code__.co_firstlineno,
+            hint="transform the function the module's name holds (do not rebind or delete it)")
+    return ("ref", module, qualname)
+
+
+def _resolve(module: str, qualname: str, kind: str):
+    """The object `module.qualname` names in this process (imported if need be)."""
+    try:
+        obj = importlib.import_module(module)
+        for part in qualname.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError) as e:
+        raise SrcadError(
+            f"cannot rebuild srcad.{kind} of {module}.{qualname} in this process: "
+            f"{type(e).__name__}: {e}",
+            hint="a transformed function travels by reference: its module must be importable "
+            "here (installed or on sys.path; a script's __main__ is not) and define it at "
+            "the top level") from None
+    return obj
+
+
+def _rebuilt(ref, kind: str, wrt, options: tuple) -> Transformed:
+    """The receiving side of `Transformed.__reduce__`: the transform of the function `ref`
+    names, made once per process (later unpickles reuse its specialisations and kernels)."""
+    if isinstance(ref, tuple) and len(ref) == 3 and ref[0] == "ref":
+        fn = _unwrapped(_resolve(ref[1], ref[2], kind))
+    else:
+        fn = ref
+    key = (fn, kind, wrt, options)
+    try:
+        hit = _REBUILT.get(key)
+    except TypeError:  # (an unhashable callable: rebuilt every time)
+        return Transformed(fn, kind, wrt, dict(options))
+    if hit is None:
+        hit = _REBUILT[key] = Transformed(fn, kind, wrt, dict(options))
+    return hit

@@ -25,6 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 FUNCTION_LEVEL_ALLOWED: set[tuple[str, str]] = {
     # filelock takes ~15 ms to import and is needed only to build a kernel, never to load one
     ("srcad/build/cache.py", "filelock"),
+    # Dask distributed: the `distributed` extra, imported only when srcad.parallel is used
+    ("srcad/parallel.py", "distributed"),
 }
 
 
