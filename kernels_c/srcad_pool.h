@@ -291,6 +291,10 @@ static PyObject *pool_capsule = NULL; /* the handler as numpy takes it; lives fo
 
 /* -- pooled(fn): fn, run with the pool as numpy's allocator ------------------------------ */
 
+/* the threads chosen per call from the cores free (srcad_threads.h, included later) */
+static int threads_enter(int *kernel);
+static void threads_exit(int blas, int kernel);
+
 typedef struct {
     PyObject_HEAD
     PyObject *fn;
@@ -301,10 +305,19 @@ static PyObject *
 pooled_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     PyObject *fn = ((Pooled *)self)->fn;
-    if (!pool_enabled) return PyObject_Vectorcall(fn, args, nargsf, kwnames);
+    int kernel_threads, blas_threads = threads_enter(&kernel_threads);
+    if (!pool_enabled) {
+        PyObject *result = PyObject_Vectorcall(fn, args, nargsf, kwnames);
+        threads_exit(blas_threads, kernel_threads);
+        return result;
+    }
     PyObject *before = PyDataMem_SetHandler(pool_capsule);
-    if (before == NULL) return NULL;
+    if (before == NULL) {
+        threads_exit(blas_threads, kernel_threads);
+        return NULL;
+    }
     PyObject *result = PyObject_Vectorcall(fn, args, nargsf, kwnames);
+    threads_exit(blas_threads, kernel_threads);
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
     PyObject *ours = PyDataMem_SetHandler(before);
