@@ -500,7 +500,31 @@ def measure(label, peers, torch64, repeat, warmup, contend=False):
                      "foreign_cpu_fraction": max(0.0, foreign), "wall_s": wall}}
 
 
-ORDER = ["srcad fuse=False", "srcad fuse=True", "torch eager", "torch.compile", "jax.jit(grad)"]
+ORDER = ["srcad fuse=False", "srcad fuse=True", "srcad fixed threads", "torch eager",
+         "torch.compile", "jax.jit(grad)"]
+
+
+def fixed_threads_peer(peers):
+    """With --contend: fused srcad again, with its per-call thread choice told the machine is
+    quiet (the user's threads as they are: srcad before kernels_c/srcad_threads.h), so that
+    the choice's effect is measured in the same rounds."""
+    from srcad import build
+
+    rt = build._pool_runtime()
+    fused = next((p for p in peers if p.name == "srcad fuse=True" and p.skip is None), None)
+    if fused is None or rt is None or not hasattr(rt, "threads_assume"):
+        return Peer("srcad fixed threads", skip="no fused srcad with the per-call choice")
+
+    def fixed(fn):
+        def call():
+            before = rt.threads_assume(0.0)
+            try:
+                return fn()
+            finally:
+                rt.threads_assume(before)
+        return call
+
+    return Peer("srcad fixed threads", first=fixed(fused.first), step=fixed(fused.step))
 
 
 def print_table(res):
@@ -663,6 +687,8 @@ def main(argv=None) -> int:
         for size in BLOCK_SIZES[:1] if args.quick else BLOCK_SIZES:
             b, t, d, h = size
             peers, t64 = block_peers(*size, fuse_ok, fuse_why)
+            if args.contend:
+                peers.append(fixed_threads_peer(peers))
             res = measure(f"block B{b} T{t} D{d}", peers, t64,
                           repeat if d < 512 else max(5, repeat // 2), args.warmup,
                           args.contend)
@@ -670,6 +696,8 @@ def main(argv=None) -> int:
             results.append(res)
     if "gpt" in only:
         peers, t64 = gpt_peers(fuse_ok, fuse_why)
+        if args.contend:
+            peers.append(fixed_threads_peer(peers))
         c = GPT_CFG
         res = measure(f"gpt step L{c['layers']} D{c['width']} B{c['batch']} T{c['context']}",
                       peers, t64, repeat, args.warmup, args.contend)
