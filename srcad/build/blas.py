@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import ctypes
 
+import numpy  # noqa: F401  (numpy's BLAS is loaded with numpy: it must be mapped to be found)
+
 # (set, get) pairs, most specific first
 NAMES = (("scipy_openblas_set_num_threads64_", "scipy_openblas_get_num_threads64_"),
          ("scipy_openblas_set_num_threads", "scipy_openblas_get_num_threads"),
@@ -43,8 +45,6 @@ def loaded_libraries(word: str = "openblas") -> list[str]:
 def thread_functions() -> tuple[int, int, str] | None:
     """(set address, get address, library path) of the loaded OpenBLAS's
     ``set_num_threads(int)`` / ``get_num_threads()``, or None."""
-    import numpy  # noqa: F401  (numpy's BLAS is loaded with numpy)
-
     for path in loaded_libraries():
         try:
             lib = ctypes.CDLL(path)
