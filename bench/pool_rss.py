@@ -19,6 +19,7 @@ Cases:
 
     python bench/pool_rss.py                 # every case, 3 rounds
     python bench/pool_rss.py --case mlp-spill --rounds 5 --n 3000
+    python bench/pool_rss.py --inprocess --rounds 10   # steady cases, one process, A/B
 """
 
 from __future__ import annotations
@@ -101,6 +102,51 @@ def child(model: str, fuse: bool, n: int, keep: int) -> dict:
             "ms": 1e3 * statistics.median(times[len(times) // 2:]), "pool": build.pool_stats()}
 
 
+def inprocess(model: str, fuse: bool, rounds: int, calls: int, keep: int) -> dict:
+    """Steady-state step time of both configurations in one process: per round, each in
+    turn (the pool emptied, its blocks then made afresh in that configuration), `calls`
+    calls keeping every `keep`-th gradient; medians of the per-round times and their ratio."""
+    sys.path.insert(0, str(ROOT))
+    import numpy as np
+
+    import srcad
+    from srcad import build
+    from srcad.zoo import mlp, transformer
+
+    rt = build._pool_runtime()
+    rng = np.random.default_rng(0)
+    if model == "mlp":
+        g = srcad.grad(mlp.loss, wrt=(0, 1, 2, 3), fuse=fuse)
+        args = (*mlp.init(rng, 256, 512, 10), *mlp.batch(rng, 256, 256, 10))
+    else:
+        C = 256 if model == "block" else 128
+        p = transformer.randomize(rng, transformer.init(rng, C, 4))
+        x, probe = (rng.standard_normal((8, 64, C)) for _ in range(2))
+        g = srcad.grad(transformer.block_loss, fuse=fuse)
+        args = (p, x, 4, probe)
+    g(*args)
+    times = {c: [] for c in CONFIGS}
+    held = []
+    for r in range(rounds):
+        order = list(CONFIGS)[r % 2:] + list(CONFIGS)[:r % 2]
+        for config in order:
+            rt.pool_configure(True, -1, -1 if CONFIGS[config] == "off" else int(CONFIGS[config]))
+            held.clear()
+            build.release_buffers()
+            for _ in range(3):
+                g(*args)
+            t = time.perf_counter()
+            for i in range(calls):
+                out = g(*args)
+                if i % keep == 0:
+                    held.append(out)
+                del out
+            times[config].append((time.perf_counter() - t) / calls)
+    ratios = [a / b for a, b in zip(times["mmap"], times["malloc"])]
+    return {"ms": {c: 1e3 * statistics.median(v) for c, v in times.items()},
+            "ratios": ratios, "median_ratio": statistics.median(ratios)}
+
+
 def run_child(case: str, config: str, n: int | None) -> dict:
     model, fuse, limit, keep, calls = CASES[case]
     env = dict(os.environ, SRCAD_POOL_MAP_MIN=CONFIGS[config])
@@ -129,7 +175,20 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--n", type=int, default=None, help="calls per child (default: the case's)")
     ap.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
+    ap.add_argument("--inprocess", action="store_true", help="the steady cases' step time, "
+                    "both configurations alternating in this process (--rounds rounds)")
     a = ap.parse_args()
+    if a.inprocess:
+        print(f"# {cpu_model()}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f} at start")
+        for case in a.case or ["mlp-steady", "block-steady"]:
+            model, fuse, _, keep, _ = CASES[case]
+            r = inprocess(model, fuse, a.rounds, a.n or (200 if model == "mlp" else 50), keep)
+            print(f"{case:13} in one process: ms/step " + ", ".join(
+                f"{c} {v:.2f}" for c, v in r["ms"].items()) + "; mmap/malloc per round "
+                + " ".join(f"{x:.3f}" for x in r["ratios"])
+                + f", median {r['median_ratio']:.3f}", flush=True)
+        print(f"# load {os.getloadavg()[0]:.2f} at end")
+        return
     if a.child:
         model, fuse, n, keep = a.child
         print(json.dumps(child(model, fuse == "1", int(n), int(keep))))

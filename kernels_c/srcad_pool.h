@@ -58,6 +58,7 @@ typedef struct pool_head {
     uint64_t magic;         /* POOL_MAGIC: the block is the pool's */
     struct pool_head *next; /* the next free block of the same class, while free */
     size_t mapped;          /* bytes of its mapping (munmap), or 0: from malloc (free) */
+    void *base;             /* where its mapping starts (the header is `colour` bytes in) */
 } pool_head;
 
 typedef struct {
@@ -122,12 +123,21 @@ pool_fresh(size_t cap, int *zeroed)
     size_t mapped = 0;
     *zeroed = 0;
     if (cap > SIZE_MAX - POOL_HEAD - pool_page) return NULL;
+    void *base = NULL;
     if (cap >= pool_map_min) {
-        size_t len = (POOL_HEAD + cap + pool_page - 1) & ~(pool_page - 1);
-        p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED)
-            p = NULL; /* (out of mappings, or of memory: malloc may still serve it) */
+        /* the block starts at one of 64 cache-line offsets in its first page, in turn
+         * (jemalloc's "cache-oblivious" large allocations do the same): arrays that all
+         * began at the same page offset would contend for the same cache sets, and a loop
+         * reading one while writing another would see 4 KiB aliasing */
+        static unsigned colour_next = 0;
+        size_t colour = (size_t)(__atomic_fetch_add(&colour_next, 1u, __ATOMIC_RELAXED) & 63u)
+                        * 64;
+        size_t len = (colour + POOL_HEAD + cap + pool_page - 1) & ~(pool_page - 1);
+        base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (base == MAP_FAILED)
+            base = NULL; /* (out of mappings, or of memory: malloc may still serve it) */
         else {
+            p = (char *)base + colour;
             mapped = len;
             *zeroed = 1;
         }
@@ -139,6 +149,7 @@ pool_fresh(size_t cap, int *zeroed)
     h->magic = POOL_MAGIC;
     h->next = NULL;
     h->mapped = mapped;
+    h->base = base;
     return p;
 }
 
@@ -148,7 +159,7 @@ pool_unmake(pool_head *h)
 {
     h->magic = 0;
     if (h->mapped)
-        munmap(h, h->mapped);
+        munmap(h->base, h->mapped);
     else
         free(h);
 }
@@ -431,19 +442,22 @@ py_pool_release(PyObject *self, PyObject *noargs)
     Py_RETURN_NONE;
 }
 
-/* pool_configure(enabled, limit) -> (enabled, limit) before; limit < 0 leaves it */
+/* pool_configure(enabled, limit[, map_min]) -> (enabled, limit) before; limit < 0 leaves
+ * it; map_min: blocks from this size on are mappings (-1: none; absent: unchanged) */
 static PyObject *
 py_pool_configure(PyObject *self, PyObject *args)
 {
     (void)self;
     int enabled;
-    long long limit;
-    if (!PyArg_ParseTuple(args, "pL", &enabled, &limit)) return NULL;
+    long long limit, map_min = -2;
+    if (!PyArg_ParseTuple(args, "pL|L", &enabled, &limit, &map_min)) return NULL;
     PyObject *before = Py_BuildValue("(On)", pool_enabled ? Py_True : Py_False,
                                      (Py_ssize_t)pool_limit);
     pthread_mutex_lock(&pool_lock);
     pool_enabled = enabled;
     if (limit >= 0) pool_limit = (size_t)limit;
+    if (map_min >= 0) pool_map_min = (size_t)map_min;
+    if (map_min == -1) pool_map_min = SIZE_MAX;
     pthread_mutex_unlock(&pool_lock);
     if (!enabled || (limit >= 0 && pool_kept > pool_limit)) pool_release();
     return before;
@@ -457,7 +471,8 @@ py_pool_configure(PyObject *self, PyObject *args)
         {"pool_release", py_pool_release, METH_NOARGS,                                       \
          "give the pool's free blocks back to the system"},                                  \
         {"pool_configure", py_pool_configure, METH_VARARGS,                                  \
-         "pool_configure(enabled, limit_bytes) -> the settings before (limit < 0: keep)"},
+         "pool_configure(enabled, limit_bytes[, map_min]) -> the settings before (limit < 0: "  \
+         "keep; map_min -1: no mappings)"},
 
 /* module init: the type, the capsule, the environment's settings */
 static int
