@@ -124,15 +124,19 @@ threads_sample(double t)
 }
 
 /* before a call: lower the threads if cores are taken; returns the user's BLAS threads to
- * restore (0: nothing was changed) and, in *kernel, srcad's kernel threads to restore */
+ * restore (0: nothing was changed) and, in *kernel, srcad's kernel threads to restore (0:
+ * unchanged; -1: the choice did not run, nothing to undo). Not with set_adaptive(False)
+ * either: who turns that off wants the threads set, every time (the thread tests). */
 static int
 threads_enter(int *kernel)
 {
-    *kernel = 0;
+    *kernel = -1;
 #ifndef __linux__
     return 0; /* (no /proc/stat: the user's settings as they are) */
 #endif
-    if (!threads_adaptive || threads_depth++ > 0) return 0;
+    if (!threads_adaptive || !adaptive) return 0;
+    *kernel = 0;
+    if (threads_depth++ > 0) return 0;
     double t = threads_clock(CLOCK_MONOTONIC_COARSE);
     if (threads_last < 0.0 || t - threads_last >= THREADS_PERIOD) threads_sample(t);
     double foreign = threads_fake >= 0.0 ? threads_fake : threads_foreign;
@@ -158,10 +162,8 @@ threads_enter(int *kernel)
 static void
 threads_exit(int blas, int kernel)
 {
-#ifndef __linux__
-    return;
-#endif
-    if (threads_adaptive && threads_depth > 0) threads_depth--;
+    if (kernel < 0) return;
+    threads_depth--;
     if (blas > 0 && threads_blas_set != NULL) threads_blas_set(blas);
     if (kernel > 0) num_threads = kernel;
 }

@@ -163,3 +163,19 @@ def test_off_by_environment():
                          text=True, timeout=300, check=False)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split()[-1] == "0"
+
+
+@needs_blas
+@needs_cpus
+def test_not_with_set_adaptive_false():
+    """Whoever turns the runtime's adaptivity off (the thread tests) gets the threads set."""
+    prime()
+    ncpu = len(os.sched_getaffinity(0))
+    old = RT.set_adaptive(False)
+    try:
+        with user_threads(ncpu), assume(ncpu - 1):
+            assert seen_inside() == (ncpu, ncpu)
+    finally:
+        RT.set_adaptive(old)
+    with user_threads(ncpu), assume(ncpu - 1):
+        assert seen_inside() == (1, 1)
