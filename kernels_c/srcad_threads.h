@@ -110,7 +110,10 @@ threads_sample(double t)
         threads_adaptive = 0; /* no /proc/stat: nothing to choose from */
         return;
     }
-    if (threads_last >= 0.0 && t > threads_last) {
+    /* (a counter that went back -- a CPU taken offline, a forked child's own clock -- gives
+     * no sample: the next one starts from here) */
+    if (threads_last >= 0.0 && t > threads_last && busy >= threads_last_busy &&
+        own >= threads_last_own) {
         double wall = t - threads_last;
         double all = (double)(busy - threads_last_busy) / (double)threads_hz;
         double foreign = (all - (own - threads_last_own)) / wall;
