@@ -17,6 +17,15 @@ Cases:
   mlp-steady    the MLP with the default limit (every block from the pool: no system calls)
   block-steady  block_loss B8 T64 C128, fuse=True, default limit
 
+Measured (AMD EPYC, 2 cores shared with other jobs: load 3-6 throughout, so step times are
+noisy by +-40% per round; 3 rounds, 2026-12-02):
+  mlp-spill     excess 75.2 MiB malloc, -0.8 mmap; step time mmap/malloc 1.59 (1.36-1.76)
+  block-spill   excess 59.2 MiB malloc, -0.5 mmap; step time mmap/malloc 1.61 (0.99-1.64)
+  --inprocess   (12 rounds) mlp-steady 0.986, block-steady 0.951: no difference resolvable
+So the default (every block from the pool) is unchanged; a limit below a call's working set
+now costs the page faults of the blocks that do not fit under it, every call, where malloc
+had kept them (and more) resident: raise the limit rather than pay either.
+
     python bench/pool_rss.py                 # every case, 3 rounds
     python bench/pool_rss.py --case mlp-spill --rounds 5 --n 3000
     python bench/pool_rss.py --inprocess --rounds 10   # steady cases, one process, A/B
