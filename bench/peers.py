@@ -40,7 +40,14 @@ Outputs: a table on stdout, ``bench/results/peers.json``, ``bench/results/peers.
 REPORT.md-ready section in ``--report`` (default /work/notes/peers_report.md when /work/notes
 exists).
 
-    python bench/peers.py [--repeat N] [--quick] [--only block,gpt]
+With ``--contend`` every peer also runs with one core made busy by the bench itself: a child
+process spinning on the last CPU of this process's affinity, stopped (SIGSTOP) in the quiet
+rounds and let run (SIGCONT) in the busy ones, rounds alternating, 0.3 s after each switch
+before the calls; each peer's contended/quiet ratio of medians is reported (issue 25: a
+library whose threads wait for a taken core collapses; srcad chooses its threads per call
+from the cores free, kernels_c/srcad_threads.h).
+
+    python bench/peers.py [--repeat N] [--quick] [--only block,gpt] [--contend]
 """
 
 from __future__ import annotations
@@ -51,7 +58,9 @@ import json
 import os
 import platform
 import resource
+import signal
 import statistics
+import subprocess
 import sys
 import time
 import warnings
@@ -404,7 +413,28 @@ def flatten_torch(tree):
 
 # -- the harness ----------------------------------------------------------------------------
 
-def measure(label, peers, torch64, repeat, warmup):
+class Spinner:
+    """A child process keeping one core busy (the last CPU this process may use), switched
+    on and off with SIGCONT / SIGSTOP."""
+
+    def __init__(self):
+        cpu = max(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+        code = ("import os\n"
+                + (f"os.sched_setaffinity(0, {{{cpu}}})\n" if cpu is not None else "")
+                + "while True: pass\n")
+        self.cpu = cpu
+        self.proc = subprocess.Popen([sys.executable, "-c", code])
+        self.busy(False)
+
+    def busy(self, on: bool):
+        os.kill(self.proc.pid, signal.SIGCONT if on else signal.SIGSTOP)
+
+    def close(self):
+        self.proc.kill()
+        self.proc.wait()
+
+
+def measure(label, peers, torch64, repeat, warmup, contend=False):
     live = [p for p in peers if p.skip is None]
     rows = {p.name: {"skip": p.skip} for p in peers if p.skip is not None}
     grads = {}
@@ -425,22 +455,34 @@ def measure(label, peers, torch64, repeat, warmup):
     if ref is not None and ref64 is not None:
         noise = worst_rel_err(ref, ref64)
     times = {p.name: [] for p in live}
+    busy_times = {p.name: [] for p in live}
     faults = {p.name: [] for p in live}
+    spinner = Spinner() if contend else None
     load0, busy0, own0, wall0 = loadavg(), cpu_busy_seconds(), own_cpu_seconds(), time.time()
     gc.collect()
     gc.disable()
     try:
-        for r in range(repeat):
-            for p in live[r % len(live):] + live[:r % len(live)]:
+        for r in range(2 * repeat if contend else repeat):
+            busy = contend and r % 2 == 1
+            if contend:
+                spinner.busy(busy)
+                time.sleep(0.3)
+            k = r // 2 if contend else r
+            for p in live[k % len(live):] + live[:k % len(live)]:
                 f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
                 t0 = time.perf_counter()
                 p.step()
                 t1 = time.perf_counter()
+                if busy:
+                    busy_times[p.name].append(t1 - t0)
+                    continue
                 faults[p.name].append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0)
                 times[p.name].append(t1 - t0)
             gc.collect()
     finally:
         gc.enable()
+        if spinner is not None:
+            spinner.close()
     wall = time.time() - wall0
     foreign = (cpu_busy_seconds() - busy0 - (own_cpu_seconds() - own0)) / (wall * os.cpu_count())
     for p in live:
@@ -448,13 +490,41 @@ def measure(label, peers, torch64, repeat, warmup):
         q = statistics.quantiles(ts, n=4) if len(ts) > 1 else [ts[0]] * 3
         rows[p.name].update(median_ms=statistics.median(ts) * 1e3, p25_ms=q[0] * 1e3,
                             p75_ms=q[2] * 1e3, minflt_per_call=statistics.median(faults[p.name]))
-    return {"workload": label, "rows": rows, "repeat": repeat,
+        if contend:
+            c = statistics.median(busy_times[p.name]) * 1e3
+            rows[p.name].update(contended_ms=c, contended_ratio=c / rows[p.name]["median_ms"])
+    # (with --contend the foreign CPU below includes the bench's own spinner's half of it)
+    return {"workload": label, "rows": rows, "repeat": repeat, "contend": contend,
             "torch32_vs_torch64": None if noise is None else {"err": noise[0], "where": noise[1]},
             "load": {"loadavg_before": load0, "loadavg_after": loadavg(),
                      "foreign_cpu_fraction": max(0.0, foreign), "wall_s": wall}}
 
 
-ORDER = ["srcad fuse=False", "srcad fuse=True", "torch eager", "torch.compile", "jax.jit(grad)"]
+ORDER = ["srcad fuse=False", "srcad fuse=True", "srcad fixed threads", "torch eager",
+         "torch.compile", "jax.jit(grad)"]
+
+
+def fixed_threads_peer(peers):
+    """With --contend: fused srcad again, with its per-call thread choice told the machine is
+    quiet (the user's threads as they are: srcad before kernels_c/srcad_threads.h), so that
+    the choice's effect is measured in the same rounds."""
+    from srcad import build
+
+    rt = build._pool_runtime()
+    fused = next((p for p in peers if p.name == "srcad fuse=True" and p.skip is None), None)
+    if fused is None or rt is None or not hasattr(rt, "threads_assume"):
+        return Peer("srcad fixed threads", skip="no fused srcad with the per-call choice")
+
+    def fixed(fn):
+        def call():
+            before = rt.threads_assume(0.0)
+            try:
+                return fn()
+            finally:
+                rt.threads_assume(before)
+        return call
+
+    return Peer("srcad fixed threads", first=fixed(fused.first), step=fixed(fused.step))
 
 
 def print_table(res):
@@ -472,6 +542,13 @@ def print_table(res):
         print(f"  {name:<18} {row['median_ms']:9.2f} [{row['p25_ms']:7.2f}, {row['p75_ms']:7.2f}]"
               f" {row['first_call_s']:12.2f} {row['minflt_per_call']:11.0f} "
               f"{'-' if err is None else f'{err:9.1e}'}")
+    if res.get("contend"):
+        print(f"  one core busy (the bench's spinner), median of {res['repeat']} calls each:")
+        for name in ORDER:
+            row = res["rows"].get(name)
+            if row and not row.get("skip"):
+                print(f"  {name:<18} {row['contended_ms']:9.2f} ms contended, "
+                      f"{row['median_ms']:9.2f} quiet: ratio {row['contended_ratio']:.2f}")
     n = res["torch32_vs_torch64"]
     ld = res["load"]
     if n:
@@ -537,6 +614,17 @@ def write_report(path, env, results, command):
             lines.append(f"| {res['workload']} | {name} | {row['first_call_s']:.2f} s | "
                          f"{row['minflt_per_call']:.0f} | "
                          f"{'—' if err is None else f'{err:.1e}'} |")
+    if any(res.get("contend") for res in results):
+        lines += ["", ("One core busy (the bench's own spinner, alternate rounds): contended ms "
+                       "(contended/quiet)"), "",
+                  "| workload | " + " | ".join(ORDER) + " |", "|---|" + "---|" * len(ORDER)]
+        for res in results:
+            cells = []
+            for name in ORDER:
+                row = res["rows"].get(name, {"skip": "not run"})
+                cells.append("—" if row.get("skip") or "contended_ms" not in row else
+                             f"{row['contended_ms']:.2f} ms ({row['contended_ratio']:.2f}x)")
+            lines.append(f"| {res['workload']} | " + " | ".join(cells) + " |")
     lines.append("")
     for res in results:
         ld, n = res["load"], res["torch32_vs_torch64"]
@@ -584,6 +672,8 @@ def main(argv=None) -> int:
                     "(default: a fresh, empty one, so that srcad's first call includes gcc)")
     ap.add_argument("--threads", default=None, help="threads for every peer's kernels "
                     "(BLAS, OpenMP, torch, XLA); default: each library's own (all cores)")
+    ap.add_argument("--contend", action="store_true", help="also run every peer with one "
+                    "core kept busy by the bench (alternate rounds) and report contended/quiet")
     ap.add_argument("--report", default="/work/notes/peers_report.md"
                     if os.path.isdir("/work/notes") else None)
     args = ap.parse_args(argv)
@@ -597,15 +687,20 @@ def main(argv=None) -> int:
         for size in BLOCK_SIZES[:1] if args.quick else BLOCK_SIZES:
             b, t, d, h = size
             peers, t64 = block_peers(*size, fuse_ok, fuse_why)
+            if args.contend:
+                peers.append(fixed_threads_peer(peers))
             res = measure(f"block B{b} T{t} D{d}", peers, t64,
-                          repeat if d < 512 else max(5, repeat // 2), args.warmup)
+                          repeat if d < 512 else max(5, repeat // 2), args.warmup,
+                          args.contend)
             print_table(res)
             results.append(res)
     if "gpt" in only:
         peers, t64 = gpt_peers(fuse_ok, fuse_why)
+        if args.contend:
+            peers.append(fixed_threads_peer(peers))
         c = GPT_CFG
         res = measure(f"gpt step L{c['layers']} D{c['width']} B{c['batch']} T{c['context']}",
-                      peers, t64, repeat, args.warmup)
+                      peers, t64, repeat, args.warmup, args.contend)
         print_table(res)
         results.append(res)
     if args.quick:

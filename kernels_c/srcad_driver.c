@@ -93,6 +93,8 @@ default_threads(void)
 #endif
 }
 
+#include "srcad_threads.h" /* (after num_threads: it chooses them per call) */
+
 #include <time.h>
 
 static double
@@ -1574,6 +1576,7 @@ static PyMethodDef methods[] = {
     SRCAD_OPTIM_METHODS
     SRCAD_ROWGRAD_METHODS
     SRCAD_GUARDS_METHODS
+    SRCAD_THREADS_METHODS
     {NULL, NULL, 0, NULL},
 };
 
@@ -1593,6 +1596,7 @@ SRCAD_CAT(PyInit_, SRCAD_DRIVER_NAME)(void)
     PyObject *m = PyModule_Create(&moduledef);
     if (m == NULL) return NULL;
     num_threads = default_threads();
+    threads_init();
     const char *env = getenv("SRCAD_PARALLEL_THRESHOLD");
     if (env != NULL && *env) parallel_min = (npy_intp)atoll(env);
     PyObject *cap = PyCapsule_New(&api, "srcad._kernels.api", NULL);

@@ -19,12 +19,24 @@
  * and its block is then reused.
  *
  * Layout: every block is one 64-byte header followed by the data (so the data is 64-byte
- * aligned); the header holds the block's capacity (its size class) and, while the block is
- * free, the link of its list. Size classes: multiples of 64 bytes up to 4 KiB, of 4 KiB
- * above. Free lists: an open-addressed table keyed by the class. Freed blocks are kept while
- * the bytes kept stay under the limit (SRCAD_POOL_LIMIT bytes, default 1 GiB), else they go
- * back to the system. SRCAD_BUFFER_POOL=0 turns the pool off (the handler is then never
- * installed). A mutex guards the lists: numpy may free an array without the GIL.
+ * aligned); the header holds the block's capacity (its size class), how it was got from the
+ * system and, while the block is free, the link of its list. Size classes: multiples of 64
+ * bytes up to 4 KiB, of 4 KiB above. Free lists: an open-addressed table keyed by the class.
+ * Freed blocks are kept while the bytes kept stay under the limit (SRCAD_POOL_LIMIT bytes,
+ * default 1 GiB), else they go back to the system. SRCAD_BUFFER_POOL=0 turns the pool off
+ * (the handler is then never installed). A mutex guards the lists: numpy may free an array
+ * without the GIL.
+ *
+ * Blocks of 64 KiB and more (SRCAD_POOL_MAP_MIN bytes; "off": none) are mappings of their
+ * own (mmap), unmapped when they go back: the process's memory is then bounded by what is in
+ * use plus the limit. From malloc it was not: with a limit below a call's working set and a
+ * caller that keeps some gradients, the blocks the pool gave back fragmented glibc's heap
+ * around the kept arrays, neither reused for the next call's blocks nor returned to the
+ * kernel, and the resident set grew without end (the MLP of tests/test_pool_rss.py, limit
+ * 1 MiB, every 25th gradient kept: 109 MiB above the kept bytes after 3,000 calls and
+ * rising; 0 MiB as mappings). Smaller blocks still come from malloc (a mapping costs a page
+ * and a system call). A mapping the kernel refuses (vm.max_map_count) falls back to malloc.
+ * A fresh mapping is zeros, so calloc skips the memset there.
  */
 #ifndef SRCAD_POOL_H
 #define SRCAD_POOL_H
@@ -34,6 +46,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #define POOL_HEAD 64
 #define POOL_MAGIC 0x5352434144504f4fULL /* "SRCADPOO" */
@@ -44,6 +57,8 @@ typedef struct pool_head {
     size_t cap;             /* bytes of data this block holds */
     uint64_t magic;         /* POOL_MAGIC: the block is the pool's */
     struct pool_head *next; /* the next free block of the same class, while free */
+    size_t mapped;          /* bytes of its mapping (munmap), or 0: from malloc (free) */
+    void *base;             /* where its mapping starts (the header is `colour` bytes in) */
 } pool_head;
 
 typedef struct {
@@ -80,11 +95,13 @@ pool_slot_of(size_t cap)
     return NULL;
 }
 
-static void *
-pool_fresh(size_t cap)
+static size_t pool_page = 4096;
+/* from here on, a block is a mapping of its own (SRCAD_POOL_MAP_MIN; "off": never) */
+static size_t pool_map_min = (size_t)64 << 10;
+
+static void
+pool_advise_huge(void *p, size_t cap)
 {
-    void *p = NULL;
-    if (cap > SIZE_MAX - POOL_HEAD || posix_memalign(&p, 64, POOL_HEAD + cap) != 0) return NULL;
 #ifdef MADV_HUGEPAGE
     if (cap >= POOL_HUGE) {
         /* the page-aligned part of the block, as numpy's own allocator does */
@@ -92,20 +109,68 @@ pool_fresh(size_t cap)
         uintptr_t hi = ((uintptr_t)p + POOL_HEAD + cap) & ~(uintptr_t)4095;
         if (hi > lo) madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
     }
+#else
+    (void)p;
+    (void)cap;
 #endif
+}
+
+/* a new block of class `cap` from the system; *zeroed: its data is known to be zeros */
+static void *
+pool_fresh(size_t cap, int *zeroed)
+{
+    void *p = NULL;
+    size_t mapped = 0;
+    *zeroed = 0;
+    if (cap > SIZE_MAX - POOL_HEAD - pool_page) return NULL;
+    void *base = NULL;
+    if (cap >= pool_map_min) {
+        /* the block starts at one of 64 cache-line offsets in its first page, in turn
+         * (jemalloc's "cache-oblivious" large allocations do the same): arrays that all
+         * began at the same page offset would contend for the same cache sets, and a loop
+         * reading one while writing another would see 4 KiB aliasing */
+        static unsigned colour_next = 0;
+        size_t colour = (size_t)(__atomic_fetch_add(&colour_next, 1u, __ATOMIC_RELAXED) & 63u)
+                        * 64;
+        size_t len = (colour + POOL_HEAD + cap + pool_page - 1) & ~(pool_page - 1);
+        base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (base == MAP_FAILED)
+            base = NULL; /* (out of mappings, or of memory: malloc may still serve it) */
+        else {
+            p = (char *)base + colour;
+            mapped = len;
+            *zeroed = 1;
+        }
+    }
+    if (p == NULL && posix_memalign(&p, 64, POOL_HEAD + cap) != 0) return NULL;
+    pool_advise_huge(p, cap);
     pool_head *h = (pool_head *)p;
     h->cap = cap;
     h->magic = POOL_MAGIC;
     h->next = NULL;
+    h->mapped = mapped;
+    h->base = base;
     return p;
 }
 
-static void *
-pool_malloc(void *ctx, size_t size)
+/* give one block back to the system */
+static void
+pool_unmake(pool_head *h)
 {
-    (void)ctx;
+    h->magic = 0;
+    if (h->mapped)
+        munmap(h->base, h->mapped);
+    else
+        free(h);
+}
+
+/* a block of at least `size` bytes; *zeroed: its data is known to be zeros */
+static void *
+pool_get(size_t size, int *zeroed)
+{
     size_t cap = pool_class(size);
     pool_head *h = NULL;
+    *zeroed = 0;
     pthread_mutex_lock(&pool_lock);
     pool_slot *s = pool_slot_of(cap);
     if (s != NULL && s->cap == cap && s->free != NULL) {
@@ -121,7 +186,7 @@ pool_malloc(void *ctx, size_t size)
     if (pool_out > pool_peak) pool_peak = pool_out;
     pthread_mutex_unlock(&pool_lock);
     if (h == NULL) {
-        h = (pool_head *)pool_fresh(cap);
+        h = (pool_head *)pool_fresh(cap, zeroed);
         if (h == NULL) {
             pthread_mutex_lock(&pool_lock);
             pool_out -= cap;
@@ -134,11 +199,21 @@ pool_malloc(void *ctx, size_t size)
 }
 
 static void *
+pool_malloc(void *ctx, size_t size)
+{
+    (void)ctx;
+    int zeroed;
+    return pool_get(size, &zeroed);
+}
+
+static void *
 pool_calloc(void *ctx, size_t nelem, size_t elsize)
 {
+    (void)ctx;
     if (elsize != 0 && nelem > SIZE_MAX / elsize) return NULL;
-    void *p = pool_malloc(ctx, nelem * elsize);
-    if (p != NULL) memset(p, 0, nelem * elsize);
+    int zeroed;
+    void *p = pool_get(nelem * elsize, &zeroed);
+    if (p != NULL && !zeroed) memset(p, 0, nelem * elsize); /* (a fresh mapping is zeros) */
     return p;
 }
 
@@ -171,7 +246,7 @@ pool_free(void *ctx, void *ptr, size_t size)
     }
     if (!keep) pool_spills++;
     pthread_mutex_unlock(&pool_lock);
-    if (!keep) free(h);
+    if (!keep) pool_unmake(h);
 }
 
 static void *
@@ -208,7 +283,7 @@ pool_release(void)
     pthread_mutex_unlock(&pool_lock);
     while (lists != NULL) {
         pool_head *next = lists->next;
-        free(lists);
+        pool_unmake(lists);
         lists = next;
     }
 }
@@ -227,6 +302,10 @@ static PyObject *pool_capsule = NULL; /* the handler as numpy takes it; lives fo
 
 /* -- pooled(fn): fn, run with the pool as numpy's allocator ------------------------------ */
 
+/* the threads chosen per call from the cores free (srcad_threads.h, included later) */
+static int threads_enter(int *kernel);
+static void threads_exit(int blas, int kernel);
+
 typedef struct {
     PyObject_HEAD
     PyObject *fn;
@@ -237,10 +316,19 @@ static PyObject *
 pooled_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     PyObject *fn = ((Pooled *)self)->fn;
-    if (!pool_enabled) return PyObject_Vectorcall(fn, args, nargsf, kwnames);
+    int kernel_threads, blas_threads = threads_enter(&kernel_threads);
+    if (!pool_enabled) {
+        PyObject *result = PyObject_Vectorcall(fn, args, nargsf, kwnames);
+        threads_exit(blas_threads, kernel_threads);
+        return result;
+    }
     PyObject *before = PyDataMem_SetHandler(pool_capsule);
-    if (before == NULL) return NULL;
+    if (before == NULL) {
+        threads_exit(blas_threads, kernel_threads);
+        return NULL;
+    }
     PyObject *result = PyObject_Vectorcall(fn, args, nargsf, kwnames);
+    threads_exit(blas_threads, kernel_threads);
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
     PyObject *ours = PyDataMem_SetHandler(before);
@@ -338,10 +426,11 @@ py_pool_stats(PyObject *self, PyObject *noargs)
     size_t kept = pool_kept, out = pool_out, peak = pool_peak;
     unsigned long long hits = pool_hits, misses = pool_misses, spills = pool_spills;
     pthread_mutex_unlock(&pool_lock);
-    return Py_BuildValue("{s:i,s:n,s:n,s:n,s:n,s:K,s:K,s:K}", "enabled", pool_enabled,
+    Py_ssize_t map_min = pool_map_min > (size_t)PY_SSIZE_T_MAX ? -1 : (Py_ssize_t)pool_map_min;
+    return Py_BuildValue("{s:i,s:n,s:n,s:n,s:n,s:K,s:K,s:K,s:n}", "enabled", pool_enabled,
                          "limit", (Py_ssize_t)pool_limit, "kept", (Py_ssize_t)kept, "in_use",
                          (Py_ssize_t)out, "peak_in_use", (Py_ssize_t)peak, "hits", hits,
-                         "misses", misses, "spills", spills);
+                         "misses", misses, "spills", spills, "map_min", map_min);
 }
 
 static PyObject *
@@ -353,19 +442,22 @@ py_pool_release(PyObject *self, PyObject *noargs)
     Py_RETURN_NONE;
 }
 
-/* pool_configure(enabled, limit) -> (enabled, limit) before; limit < 0 leaves it */
+/* pool_configure(enabled, limit[, map_min]) -> (enabled, limit) before; limit < 0 leaves
+ * it; map_min: blocks from this size on are mappings (-1: none; absent: unchanged) */
 static PyObject *
 py_pool_configure(PyObject *self, PyObject *args)
 {
     (void)self;
     int enabled;
-    long long limit;
-    if (!PyArg_ParseTuple(args, "pL", &enabled, &limit)) return NULL;
+    long long limit, map_min = -2;
+    if (!PyArg_ParseTuple(args, "pL|L", &enabled, &limit, &map_min)) return NULL;
     PyObject *before = Py_BuildValue("(On)", pool_enabled ? Py_True : Py_False,
                                      (Py_ssize_t)pool_limit);
     pthread_mutex_lock(&pool_lock);
     pool_enabled = enabled;
     if (limit >= 0) pool_limit = (size_t)limit;
+    if (map_min >= 0) pool_map_min = (size_t)map_min;
+    if (map_min == -1) pool_map_min = SIZE_MAX;
     pthread_mutex_unlock(&pool_lock);
     if (!enabled || (limit >= 0 && pool_kept > pool_limit)) pool_release();
     return before;
@@ -379,7 +471,8 @@ py_pool_configure(PyObject *self, PyObject *args)
         {"pool_release", py_pool_release, METH_NOARGS,                                       \
          "give the pool's free blocks back to the system"},                                  \
         {"pool_configure", py_pool_configure, METH_VARARGS,                                  \
-         "pool_configure(enabled, limit_bytes) -> the settings before (limit < 0: keep)"},
+         "pool_configure(enabled, limit_bytes[, map_min]) -> the settings before (limit < 0: "  \
+         "keep; map_min -1: no mappings)"},
 
 /* module init: the type, the capsule, the environment's settings */
 static int
@@ -389,6 +482,15 @@ pool_init(PyObject *m)
     if (env != NULL && (strcmp(env, "0") == 0 || strcmp(env, "off") == 0)) pool_enabled = 0;
     env = getenv("SRCAD_POOL_LIMIT");
     if (env != NULL && *env) pool_limit = (size_t)strtoull(env, NULL, 10);
+    long page = sysconf(_SC_PAGESIZE);
+    if (page > 0 && (page & (page - 1)) == 0) pool_page = (size_t)page;
+    env = getenv("SRCAD_POOL_MAP_MIN");
+    if (env != NULL && *env) {
+        if (strcmp(env, "off") == 0)
+            pool_map_min = SIZE_MAX;
+        else
+            pool_map_min = (size_t)strtoull(env, NULL, 10);
+    }
     pthread_atfork(NULL, NULL, pool_after_fork);
     if (PyType_Ready(&PooledType) < 0) return -1;
     pool_capsule = PyCapsule_New(&pool_handler, "mem_handler", NULL);

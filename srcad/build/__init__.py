@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import cache, compiler
+from . import blas, cache, compiler
 from .compiler import BuildFailed, CompilerUnavailable
 
 
@@ -60,7 +60,7 @@ except ImportError:
 
 __all__ = ["load_module", "runtime", "kernels_c_dir", "header_sha", "BuildFailed",
            "CompilerUnavailable", "compiler_identity", "set_num_threads", "stats", "pooled",
-           "pool_stats", "release_buffers", "c_helper"]
+           "pool_stats", "release_buffers", "c_helper", "threads_stats"]
 
 _RUNTIME: list = []
 RECIPE = 2  # how modules are compiled (flags, defines, split into parts): bump when that changes
@@ -78,7 +78,7 @@ def kernels_c_dir() -> Path:
 
 # the runtime's C files, in the order they are hashed (setup.py lists the same ones)
 RUNTIME_SOURCES = ("srcad_kernels.h", "srcad_pool.h", "srcad_scatter.h", "srcad_optim.h",
-                   "srcad_rowgrad.h", "srcad_guards.h", "srcad_driver.c")
+                   "srcad_rowgrad.h", "srcad_guards.h", "srcad_threads.h", "srcad_driver.c")
 
 
 def _sources_sha() -> str:
@@ -213,7 +213,38 @@ def pooled(fn):
     `fn` itself where the C runtime is not there (the pool is an optimisation, not a
     requirement) or ``SRCAD_BUFFER_POOL=0`` turned it off."""
     rt = _pool_runtime()
-    return rt.pooled(fn) if rt is not None else fn
+    if rt is None:
+        return fn
+    if not _BLAS:
+        _BLAS.append(_hand_blas_to(rt))
+    return rt.pooled(fn)
+
+
+_BLAS: list = []  # the BLAS library handed to the runtime's per-call thread choice (or None)
+
+
+def _hand_blas_to(rt):
+    """Give the runtime numpy's OpenBLAS thread-count functions (srcad_threads.h), once:
+    around each pooled call it lowers the BLAS's and its own threads to the cores other
+    processes leave free, and restores them after. The library's path, or None (not
+    OpenBLAS, or a runtime without the choice): then only srcad's kernel threads are chosen."""
+    if not hasattr(rt, "threads_configure"):
+        return None
+    found = blas.thread_functions()
+    if found is None:
+        return None
+    rt.threads_configure(found[0], found[1])
+    return found[2]
+
+
+def threads_stats() -> dict:
+    """The per-call thread choice (kernels_c/srcad_threads.h): whether it is on, the CPUs this
+    process may use, the cores other processes kept busy at the last sample, the threads the
+    last call was given, samples taken, calls run with fewer threads, the BLAS found."""
+    rt = _pool_runtime()
+    if rt is None or not hasattr(rt, "threads_stats"):
+        return {"adaptive": 0}
+    return dict(rt.threads_stats(), blas_library=_BLAS[0] if _BLAS else None)
 
 
 def c_helper(name: str):

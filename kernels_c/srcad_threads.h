@@ -1,0 +1,232 @@
+/*
+ * srcad_threads.h -- threads chosen per call from the cores actually free. Included by
+ * srcad_driver.c alone, after its settings (num_threads).
+ *
+ * Why: numpy's OpenBLAS runs a GEMM on as many threads as the machine has cores, whether or
+ * not another process is using them. With one core of two busy elsewhere, a two-thread GEMM
+ * waits for its second thread at every synchronisation: the fused Transformer block (B8 T128
+ * D512) took 3.1x its quiet time on a 2-core Xeon while one thread stayed level (issue 25).
+ * So around every call of a generated entry point (pooled_vectorcall, srcad_pool.h) the
+ * runtime looks at how many of the cores this process may run on are busy with other
+ * processes, and if fewer are free than the user's BLAS threads, runs the call with that many
+ * BLAS threads (and srcad's own kernel threads no more), then restores the user's setting.
+ * On a quiet machine it changes nothing and calls nothing but a clock read.
+ *
+ * How busy: /proc/stat's per-CPU busy jiffies over the CPUs of this process's affinity mask,
+ * less this process's own CPU time (CLOCK_PROCESS_CPUTIME_ID), over the time since the last
+ * sample; sampled at most every THREADS_PERIOD seconds (a sample costs a read of /proc/stat),
+ * so a call sees the load of the last period or so. A CPU counts as taken when the foreign
+ * load is at least half a core (rounded). The BLAS: OpenBLAS's set/get functions, found by
+ * srcad.build (ctypes, in the libraries numpy loaded) and handed over as addresses; without
+ * them only srcad's kernel threads are chosen. Off with SRCAD_ADAPTIVE_THREADS=0 (or where
+ * /proc/stat is not there). Values do not depend on it: OpenBLAS splits a GEMM's rows and
+ * columns between threads, never its sums, and srcad's kernels are elementwise across threads
+ * (tests/test_threads_load.py checks the gradients bit for bit).
+ *
+ * Caveat: OpenBLAS's thread count is one setting for the process; a call on one Python thread
+ * that lowers it lowers it for a BLAS call another thread makes meanwhile (values unchanged).
+ */
+#ifndef SRCAD_THREADS_H
+#define SRCAD_THREADS_H
+
+#include <sched.h>
+#include <stdio.h>
+#include <time.h>
+
+#define THREADS_PERIOD 0.1 /* seconds between samples of /proc/stat */
+#define THREADS_MAXCPU 1024
+
+typedef void (*blas_set_fn)(int);
+typedef int (*blas_get_fn)(void);
+
+static int threads_adaptive = 1;
+static blas_set_fn threads_blas_set = NULL;
+static blas_get_fn threads_blas_get = NULL;
+static double threads_last = -1.0;       /* when the last sample was taken (monotonic s) */
+static double threads_last_own = 0.0;    /* this process's CPU seconds then */
+static unsigned long long threads_last_busy = 0; /* busy jiffies of our CPUs then */
+static double threads_foreign = 0.0;     /* cores busy with other processes (last period) */
+static double threads_fake = -1.0;       /* tests: a foreign load to assume (< 0: measure) */
+static int threads_ncpu = 1;             /* CPUs this process may run on */
+static unsigned long long threads_samples = 0, threads_lowered = 0;
+static int threads_last_choice = 0;
+static __thread int threads_depth = 0;   /* pooled calls in progress on this thread */
+static long threads_hz = 100;
+
+static double
+threads_clock(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+#ifdef __linux__
+/* busy jiffies (user+nice+system+irq+softirq+steal) of the CPUs in `mask`; 0 on failure */
+static unsigned long long
+threads_busy_jiffies(const cpu_set_t *mask)
+{
+    FILE *f = fopen("/proc/stat", "r");
+    if (f == NULL) return 0;
+    char line[512];
+    unsigned long long busy = 0;
+    int seen = 0;
+    while (fgets(line, sizeof line, f) != NULL) {
+        if (line[0] != 'c' || line[1] != 'p' || line[2] != 'u') break;
+        if (line[3] == ' ') continue; /* the aggregate line */
+        int cpu;
+        unsigned long long v[8] = {0};
+        if (sscanf(line + 3, "%d %llu %llu %llu %llu %llu %llu %llu %llu", &cpu, &v[0], &v[1],
+                   &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) < 5)
+            continue;
+        if (cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, mask)) continue;
+        /* user nice system idle iowait irq softirq steal */
+        busy += v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
+        seen = 1;
+    }
+    fclose(f);
+    return seen ? busy : 0;
+}
+#endif
+
+static void
+threads_sample(double t)
+{
+#ifndef __linux__
+    (void)t;
+    threads_adaptive = 0;
+#else
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    if (sched_getaffinity(0, sizeof mask, &mask) != 0) {
+        threads_adaptive = 0;
+        return;
+    }
+    int n = CPU_COUNT(&mask);
+    threads_ncpu = n > 0 ? n : 1;
+    unsigned long long busy = threads_busy_jiffies(&mask);
+    double own = threads_clock(CLOCK_PROCESS_CPUTIME_ID);
+    if (busy == 0) {
+        threads_adaptive = 0; /* no /proc/stat: nothing to choose from */
+        return;
+    }
+    /* (a counter that went back -- a CPU taken offline, a forked child's own clock -- gives
+     * no sample: the next one starts from here) */
+    if (threads_last >= 0.0 && t > threads_last && busy >= threads_last_busy &&
+        own >= threads_last_own) {
+        double wall = t - threads_last;
+        double all = (double)(busy - threads_last_busy) / (double)threads_hz;
+        double foreign = (all - (own - threads_last_own)) / wall;
+        threads_foreign = foreign < 0.0 ? 0.0 : foreign;
+        threads_samples++;
+    }
+    threads_last = t;
+    threads_last_busy = busy;
+    threads_last_own = own;
+#endif
+}
+
+/* before a call: lower the threads if cores are taken; returns the user's BLAS threads to
+ * restore (0: nothing was changed) and, in *kernel, srcad's kernel threads to restore (0:
+ * unchanged; -1: the choice did not run, nothing to undo). Not with set_adaptive(False)
+ * either: who turns that off wants the threads set, every time (the thread tests). */
+static int
+threads_enter(int *kernel)
+{
+    *kernel = -1;
+#ifndef __linux__
+    return 0; /* (no /proc/stat: the user's settings as they are) */
+#endif
+    if (!threads_adaptive || !adaptive) return 0;
+    *kernel = 0;
+    if (threads_depth++ > 0) return 0;
+    double t = threads_clock(CLOCK_MONOTONIC_COARSE);
+    if (threads_last < 0.0 || t - threads_last >= THREADS_PERIOD) threads_sample(t);
+    double foreign = threads_fake >= 0.0 ? threads_fake : threads_foreign;
+    int taken = (int)(foreign + 0.5);
+    int free_cpus = threads_ncpu - taken;
+    if (free_cpus < 1) free_cpus = 1;
+    int blas = threads_blas_get != NULL ? threads_blas_get() : 0;
+    int choice = free_cpus;
+    threads_last_choice = choice;
+    int restore = 0;
+    if (threads_blas_set != NULL && blas > choice) {
+        threads_blas_set(choice);
+        restore = blas;
+    }
+    if (num_threads > choice) {
+        *kernel = num_threads;
+        num_threads = choice;
+    }
+    if (restore || *kernel) threads_lowered++;
+    return restore;
+}
+
+static void
+threads_exit(int blas, int kernel)
+{
+    if (kernel < 0) return;
+    threads_depth--;
+    if (blas > 0 && threads_blas_set != NULL) threads_blas_set(blas);
+    if (kernel > 0) num_threads = kernel;
+}
+
+/* threads_configure(set_address, get_address) -> None: OpenBLAS's functions (0, 0: none) */
+static PyObject *
+py_threads_configure(PyObject *self, PyObject *args)
+{
+    (void)self;
+    unsigned long long set_addr, get_addr;
+    if (!PyArg_ParseTuple(args, "KK", &set_addr, &get_addr)) return NULL;
+    if ((set_addr == 0) != (get_addr == 0)) {
+        PyErr_SetString(PyExc_ValueError, "threads_configure: both functions or neither");
+        return NULL;
+    }
+    threads_blas_set = (blas_set_fn)(uintptr_t)set_addr;
+    threads_blas_get = (blas_get_fn)(uintptr_t)get_addr;
+    Py_RETURN_NONE;
+}
+
+/* threads_assume(foreign_cores) -> previous: for tests, a foreign load to assume (< 0:
+ * measure it) */
+static PyObject *
+py_threads_assume(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    double v = PyFloat_AsDouble(arg);
+    if (v == -1.0 && PyErr_Occurred()) return NULL;
+    double old = threads_fake;
+    threads_fake = v;
+    return PyFloat_FromDouble(old);
+}
+
+static PyObject *
+py_threads_stats(PyObject *self, PyObject *noargs)
+{
+    (void)self;
+    (void)noargs;
+    return Py_BuildValue("{s:i,s:i,s:d,s:i,s:K,s:K,s:i,s:i}", "adaptive", threads_adaptive,
+                         "cpus", threads_ncpu, "foreign_cores", threads_foreign, "last_choice",
+                         threads_last_choice, "samples", threads_samples, "lowered",
+                         threads_lowered, "blas", threads_blas_set != NULL,
+                         "blas_threads", threads_blas_get != NULL ? threads_blas_get() : 0);
+}
+
+#define SRCAD_THREADS_METHODS                                                                 \
+    {"threads_configure", py_threads_configure, METH_VARARGS,                                \
+     "threads_configure(set_address, get_address): the BLAS's thread-count functions"},      \
+        {"threads_assume", py_threads_assume, METH_O,                                        \
+         "threads_assume(foreign_cores) -> previous: a load to assume (< 0: measure)"},      \
+        {"threads_stats", py_threads_stats, METH_NOARGS,                                     \
+         "the per-call thread choice: CPUs, foreign load, last choice, samples, lowered"},
+
+static void
+threads_init(void)
+{
+    const char *env = getenv("SRCAD_ADAPTIVE_THREADS");
+    if (env != NULL && (strcmp(env, "0") == 0 || strcmp(env, "off") == 0)) threads_adaptive = 0;
+    long hz = sysconf(_SC_CLK_TCK);
+    if (hz > 0) threads_hz = hz;
+}
+
+#endif /* SRCAD_THREADS_H */

@@ -1,0 +1,181 @@
+"""Threads chosen per call from the cores free (kernels_c/srcad_threads.h, issue 25 item 2).
+
+Around a generated function's call the runtime lowers numpy's OpenBLAS threads and its own
+kernel threads to the cores other processes leave free, and restores the user's settings
+after. What must hold (never timed here: bench/peers.py --contend measures the speed):
+the threads inside a call are the free cores' count when that is below the user's setting,
+and the user's setting otherwise; after the call (also one that raises, also nested calls)
+the user's settings are back; gradients are the same bits whatever the choice; a process
+really keeping a core busy is seen; SRCAD_ADAPTIVE_THREADS=0 turns the choice off.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import srcad
+from srcad import build
+from srcad.build import blas
+from srcad.zoo import transformer
+
+ROOT = Path(__file__).resolve().parent.parent
+
+with contextlib.suppress(Exception):  # (no compiler: the skips below say so)
+    build.runtime()
+
+RT = build._pool_runtime()
+pytestmark = [
+    pytest.mark.skipif(RT is None or not hasattr(RT, "threads_assume"),
+                       reason="the C runtime (srcad._kernels) with the thread choice is not here"),
+    pytest.mark.skipif(not sys.platform.startswith("linux"),
+                       reason="the free cores are read from /proc/stat (Linux only)"),
+]
+
+FOUND = blas.thread_functions()
+needs_blas = pytest.mark.skipif(FOUND is None, reason="numpy's BLAS is not an OpenBLAS with "
+                                "set/get_num_threads")
+needs_cpus = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2,
+                                reason="one CPU: there is no thread to take away")
+
+
+def blas_threads() -> int:
+    get = ctypes.CFUNCTYPE(ctypes.c_int)(FOUND[1])
+    return get()
+
+
+def set_blas_threads(n: int) -> None:
+    ctypes.CFUNCTYPE(None, ctypes.c_int)(FOUND[0])(n)
+
+
+@contextlib.contextmanager
+def assume(foreign_cores: float):
+    before = RT.threads_assume(float(foreign_cores))
+    try:
+        yield
+    finally:
+        RT.threads_assume(before)
+
+
+@contextlib.contextmanager
+def user_threads(n: int):
+    """The user's settings: BLAS and srcad's kernels at `n` threads."""
+    b, k = blas_threads(), build.set_num_threads(n)
+    set_blas_threads(n)
+    try:
+        yield
+    finally:
+        set_blas_threads(b)
+        build.set_num_threads(k)
+
+
+def seen_inside():
+    """(BLAS threads, kernel threads) as a pooled call sees them."""
+    return RT.pooled(lambda: (blas_threads(), RT.stats()["num_threads"]))()
+
+
+def prime():
+    """Give the runtime its BLAS functions and one sample of /proc/stat."""
+    build.pooled(lambda: None)()
+
+
+@needs_blas
+@needs_cpus
+def test_threads_lowered_to_the_free_cores_and_restored_after():
+    prime()
+    ncpu = len(os.sched_getaffinity(0))
+    with user_threads(ncpu):
+        with assume(ncpu - 1):  # every core but one busy elsewhere
+            assert seen_inside() == (1, 1)
+            assert (blas_threads(), RT.stats()["num_threads"]) == (ncpu, ncpu)
+        with assume(0.0):  # a quiet machine: the user's settings as they are
+            assert seen_inside() == (ncpu, ncpu)
+        with assume(ncpu + 5.0):  # more load than cores: still one thread
+            assert seen_inside() == (1, 1)
+    with user_threads(1), assume(0.0):  # never more than the user asked for
+        assert seen_inside() == (1, 1)
+
+
+@needs_blas
+@needs_cpus
+def test_restored_after_an_exception_and_after_nested_calls():
+    prime()
+    ncpu = len(os.sched_getaffinity(0))
+
+    def boom():
+        raise KeyError("inside")
+
+    with user_threads(ncpu), assume(ncpu - 1):
+        with pytest.raises(KeyError, match="inside"):
+            RT.pooled(boom)()
+        assert blas_threads() == ncpu and RT.stats()["num_threads"] == ncpu
+        inner = RT.pooled(lambda: blas_threads())
+        assert RT.pooled(lambda: (inner(), blas_threads()))() == (1, 1)
+        assert blas_threads() == ncpu and RT.stats()["num_threads"] == ncpu
+
+
+@needs_cpus
+def test_gradients_are_the_same_bits_whatever_the_choice():
+    rng = np.random.default_rng(3)
+    p = transformer.randomize(rng, transformer.init(rng, 128, 4, dtype=np.float32))
+    x, probe = (rng.standard_normal((8, 64, 128)).astype(np.float32) for _ in range(2))
+    ncpu = len(os.sched_getaffinity(0))
+    for fuse in (False, True):
+        g = srcad.grad(transformer.block_loss, fuse=fuse)
+        with assume(0.0):
+            quiet = g(p, x, 4, probe)
+        with assume(ncpu - 1):
+            busy = g(p, x, 4, probe)
+        for k in quiet:
+            assert np.array_equal(quiet[k], busy[k]), (fuse, k)
+
+
+def test_a_busy_core_is_seen():
+    prime()
+    spin = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        time.sleep(0.3)
+        foreign = []
+        for _ in range(5):  # samples at most every 0.1 s: a call each 0.15 s
+            time.sleep(0.15)
+            build.pooled(lambda: None)()
+            foreign.append(build.threads_stats()["foreign_cores"])
+    finally:
+        spin.kill()
+        spin.wait()
+    # other processes on the machine only add to it
+    assert max(foreign) >= 0.5, foreign
+
+
+def test_off_by_environment():
+    code = ("import srcad; from srcad import build; build.runtime(); "
+            "build.pooled(lambda: None)(); print(build.threads_stats()['adaptive'])")
+    env = dict(os.environ, SRCAD_ADAPTIVE_THREADS="0")
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True,
+                         text=True, timeout=300, check=False)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split()[-1] == "0"
+
+
+@needs_blas
+@needs_cpus
+def test_not_with_set_adaptive_false():
+    """Whoever turns the runtime's adaptivity off (the thread tests) gets the threads set."""
+    prime()
+    ncpu = len(os.sched_getaffinity(0))
+    old = RT.set_adaptive(False)
+    try:
+        with user_threads(ncpu), assume(ncpu - 1):
+            assert seen_inside() == (ncpu, ncpu)
+    finally:
+        RT.set_adaptive(old)
+    with user_threads(ncpu), assume(ncpu - 1):
+        assert seen_inside() == (1, 1)
