@@ -20,7 +20,8 @@ from setuptools.command.build_py import build_py
 ROOT = Path(__file__).resolve().parent
 C_DIR = "kernels_c"
 C_FILES = ("srcad_kernels.h", "srcad_pool.h", "srcad_scatter.h", "srcad_optim.h",
-           "srcad_rowgrad.h", "srcad_guards.h", "srcad_threads.h", "srcad_driver.c")  # srcad.build hashes the same files
+           "srcad_rowgrad.h", "srcad_guards.h", "srcad_threads.h",
+           "srcad_driver.c")  # srcad.build hashes the same files
 
 
 def _sources_sha() -> str:
@@ -71,6 +72,8 @@ class BuildPyWithC(build_py):
 setup(
     ext_modules=[Extension(
         "srcad._kernels", sources=[f"{C_DIR}/srcad_driver.c"], include_dirs=[C_DIR],
+        # (a changed header rebuilds the extension: the driver includes them all)
+        depends=[f"{C_DIR}/{name}" for name in C_FILES if name.endswith(".h")],
         define_macros=[("SRCAD_SOURCE_SHA", f'"{_sources_sha()}"')],
         # exact IEEE arithmetic (never -ffast-math); portable code (no -march=native: the
         # installed runtime may run on another CPU of the same architecture)
