@@ -61,7 +61,7 @@ NO_GRADIENT_NAMES: dict[str, str] = {
         operator.eq operator.ne operator.lt operator.le operator.gt operator.ge operator.not_
         operator.truth operator.is_ operator.is_not operator.contains
         math.isclose math.isfinite math.isinf math.isnan""",
-    _INT: """np.argwhere np.bincount np.count_nonzero np.digitize np.flatnonzero np.nonzero
+    _INT: """np.argwhere np.count_nonzero np.digitize np.flatnonzero np.nonzero
         np.nanargmax np.nanargmin np.searchsorted np.lexsort np.ravel_multi_index
         np.unravel_index np.diag_indices np.diag_indices_from np.tril_indices
         np.tril_indices_from np.triu_indices np.triu_indices_from np.mask_indices np.indices
@@ -116,6 +116,8 @@ _CALLBACK = ("takes a Python function numpy calls as a black box: write the loop
 _INPLACE = ("writes into its argument in place: write `y = x.copy(); y[i] = v` (copy-on-write "
             "indexing has a rule) or the out-of-place function")
 _NO_RULE = "a real derivative exists; no rule yet (register one with srcad.defvjp)"
+_WEIGHTED_COUNT = ("counts are integers, but with weights= the result is a float sum of "
+                   "the weights: no rule for that yet (np.add.at or a one-hot matmul has one)")
 _GATHER = "a data-dependent gather (which elements survive depends on the values): no rule yet"
 _PY_SCALAR = ("a Python-level function on Python numbers: no rule; use the numpy function on "
               "arrays (np.sqrt, np.sum, np.mean, np.multiply, ...), which has one")
@@ -139,8 +141,8 @@ REFUSED_NAMES: dict[str, str] = {
     _CALLBACK: """np.apply_along_axis np.apply_over_axes np.vectorize np.frompyfunc
         np.piecewise builtins.map builtins.filter builtins.sorted operator.call""",
     _INPLACE: """np.place np.putmask np.put_along_axis
-        ndarray.fill ndarray.put ndarray.resize ndarray.setfield ndarray.sort
-        ndarray.partition ndarray.itemset operator.setitem operator.delitem operator.iadd
+        ndarray.put ndarray.resize ndarray.setfield
+        ndarray.itemset operator.setitem operator.delitem operator.iadd
         operator.iand operator.iconcat operator.ifloordiv operator.ilshift operator.imatmul
         operator.imod operator.imul operator.ior operator.ipow operator.irshift
         operator.isub operator.itruediv operator.ixor""",
@@ -148,6 +150,7 @@ REFUSED_NAMES: dict[str, str] = {
         np.intersect1d np.setdiff1d np.setxor1d np.union1d np.extract np.compress
         np.trim_zeros np.delete ndarray.compress""",
     _EDGES: "np.histogram np.histogram2d np.histogramdd np.histogram_bin_edges",
+    _WEIGHTED_COUNT: "np.bincount",
     _MATRIX: "np.matrix np.asmatrix np.bmat np.mat",
     _TOLIST: "ndarray.tolist",
     _EXTENDED: "np.float128 np.longdouble np.longfloat",
@@ -204,6 +207,9 @@ _LOWERED_NUMPY = {
     "np.put": "lowered to a[put_index(a, ind, mode)] = ravel(v) (copy on write)",
     "np.copyto": "lowered to dst[...] = src (np.where(where, src, dst) with where=)",
     "np.fill_diagonal": "lowered to a[diagonal_index(a, wrap)] = val (copy on write)",
+    "ndarray.fill": "x.fill(v) lowered to x[...] = v (copy on write)",
+    "ndarray.sort": "x.sort() lowered to x[...] = np.sort(x) (copy on write)",
+    "ndarray.partition": "x.partition(k) lowered to x[...] = np.partition(x, k)",
 }
 
 UFUNC_METHODS = ("reduce", "accumulate", "outer", "at", "reduceat")
@@ -320,6 +326,8 @@ def census() -> list[Entry]:
     for name, obj in surface().items():
         if name.startswith("ufunc."):
             entry = _ufunc_method_entry(name)
+        elif name in _LOWERED_NUMPY:
+            entry = Entry(name, DIFFERENTIATED, _LOWERED_NUMPY[name])
         elif name.startswith("ndarray."):
             entry = _method_entry(name)
         elif name.startswith("builtins.") and name.split(".")[1] in _LOWERED_BUILTINS:
