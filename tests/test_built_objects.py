@@ -519,3 +519,60 @@ def test_layers_from_another_module(opts, monkeypatch):
     monkeypatch.setattr(layers, "act", np.sin)  # (their module's name, rebound: seen)
     v2, _ = g(*args[:2], args[4])
     assert v2 == dense_from_another_module(*args[:2], args[4]) and v1 != v2
+
+
+# ---- a PyTorch-like Module: __call__(*args) forwarding to forward, super().__init__() -----------
+class Module:
+    def __call__(self, *args):
+        return self.forward(*args)
+
+
+class TLinear(Module):
+    def __init__(self, W, b=None, scale=1.0):
+        super().__init__()
+        self.W, self.b, self.scale = W, b, scale
+
+    def forward(self, x):
+        y = x @ self.W * self.scale
+        return y if self.b is None else y + self.b
+
+
+class TReLU(Module):
+    def forward(self, x):
+        return np.maximum(x, 0.0)
+
+
+class TMSE(Module):
+    def forward(self, pred, target, *weights):
+        err = (pred - target) ** 2
+        for w in weights:
+            err = err * w
+        return np.mean(err) * len(weights) if weights else np.mean(err)
+
+
+class TMLP(Module):
+    def __init__(self, params):
+        super().__init__()
+        self.l1 = TLinear(params["W1"], params["b1"])
+        self.act = TReLU()
+        self.l2 = TLinear(params["W2"], scale=0.5)
+
+    def forward(self, x):
+        return self.l2(self.act(self.l1(x)))
+
+
+def module_style(params, x, y, w):
+    model = TMLP(params)
+    return TMSE()(model(x), y) + TMSE()(model(x), y, w, w)
+
+
+@pytest.mark.parametrize("opts", MODES, ids=MODE_IDS)
+def test_module_style_with_star_args_and_super_init(opts):
+    r = _rng()
+    params = {"W1": r.standard_normal((3, 4)), "b1": r.standard_normal(4),
+              "W2": r.standard_normal((4, 2))}
+    args = (params, r.standard_normal((5, 3)), r.standard_normal((5, 2)),
+            r.uniform(0.5, 1.5, (5, 2)))
+    check_grads(module_style, args, wrt=(0, 1), **opts)
+    v, _ = srcad.value_and_grad(module_style, wrt=(0, 1), **opts)(*args)
+    assert v == module_style(*args)

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import inspect
 import operator
 import types
 from dataclasses import dataclass, field
@@ -75,6 +76,12 @@ class VObj:
 class VList:
     """A list of built objects, fixed once made."""
     items: list
+
+
+@dataclass(eq=False)
+class VTuple:
+    """A method's `*args` at one call site: the extra arguments, one parameter each."""
+    items: list  # gast.Name loads
 
 
 def _name(id_, store=False):
@@ -376,6 +383,8 @@ class _Rewriter:
                 items = inner
         if wrap is None:
             v = self.expr(it)
+            if isinstance(v, VTuple):  # `for w in weights` of a method's *weights
+                v = self.value(it)
             if isinstance(v, VObj):
                 raise _Unsupported("iterating over a built object")
             if isinstance(v, VList):
@@ -471,6 +480,9 @@ class _Rewriter:
     # -- expressions -------------------------------------------------------------------------
     def value(self, e):
         v = self.expr(e)
+        if isinstance(v, VTuple):  # `args` as a value: the tuple of its items
+            return gast.copy_location(gast.Tuple(elts=[copy.deepcopy(x) for x in v.items],
+                                                 ctx=gast.Load()), e)
         if isinstance(v, (VObj, VList)):
             raise _Unsupported("the object is handed to a function or operator srcad does not "
                                "follow into, or held in a container")
@@ -478,6 +490,10 @@ class _Rewriter:
 
     def expr(self, e):
         if isinstance(e, gast.Name):
+            if isinstance(e.ctx, gast.Load) and isinstance(self.scope.env.get(e.id), VTuple):
+                return gast.copy_location(gast.Tuple(  # (a method's *args: its items)
+                    elts=[copy.deepcopy(x) for x in self.scope.env[e.id].items],
+                    ctx=gast.Load()), e)
             if isinstance(e.ctx, gast.Load) and e.id in self.scope.env:
                 return self.scope.env[e.id]
             if isinstance(e.ctx, gast.Load) and e.id in self.consts:
@@ -495,6 +511,14 @@ class _Rewriter:
             return e
         if isinstance(e, gast.Subscript) and isinstance(e.ctx, gast.Load):
             base = self.expr(e.value)
+            if isinstance(base, VTuple) and isinstance(e.slice, gast.Constant) and \
+                    type(e.slice.value) is int and -len(base.items) <= e.slice.value < \
+                    len(base.items):
+                return copy.deepcopy(base.items[e.slice.value])
+            if isinstance(base, VTuple):
+                e.value = self.value(e.value)
+                e.slice = self.value(e.slice)
+                return e
             if isinstance(base, VList):
                 k = e.slice
                 if isinstance(k, gast.UnaryOp) and isinstance(k.op, gast.USub) and \
@@ -598,6 +622,19 @@ class _Rewriter:
             self.calls.pop()
 
     def _call(self, e):
+        expanded = []
+        for a in e.args:  # `self.forward(*args)` with args a method's *args: its items
+            if isinstance(a, gast.Starred) and isinstance(a.value, gast.Name) and \
+                    isinstance(self.scope.env.get(a.value.id), VTuple):
+                expanded.extend(copy.deepcopy(x) for x in self.scope.env[a.value.id].items)
+            else:
+                expanded.append(a)
+        e.args = expanded
+        if isinstance(e.func, gast.Name) and e.func.id == "len" and len(e.args) == 1 and \
+                isinstance(e.args[0], gast.Name) and \
+                isinstance(self.scope.env.get(e.args[0].id), VTuple):
+            return gast.copy_location(gast.Constant(
+                value=len(self.scope.env[e.args[0].id].items), kind=None), e)
         if any(isinstance(a, gast.Starred) for a in e.args) or \
                 any(k.arg is None for k in e.keywords):
             return self._plain_call(e)
@@ -609,6 +646,9 @@ class _Rewriter:
             mro = self.me.cls.__mro__
             rest = mro[mro.index(self.klass) + 1:]
             for klass in rest:
+                if klass is object and f.attr == "__init__" and not e.args and \
+                        not e.keywords:  # (a base with no __init__ of its own: nothing)
+                    return gast.copy_location(gast.Constant(value=None, kind=None), e)
                 if f.attr in vars(klass):
                     return self.method(self.me, klass, vars(klass)[f.attr], f.attr, e)
             raise _Unsupported(f"super().{f.attr} not found")
@@ -802,11 +842,27 @@ class _Rewriter:
         if a.vararg is not None or a.kwarg is not None or a.kwonlyargs or a.posonlyargs:
             raise _Unsupported(f"{fn.__qualname__} has a signature srcad cannot specialise")
         params = [p.id for p in a.args]
-        defaults = dict(zip(params[len(params) - len(a.defaults):], a.defaults))
+        try:
+            sig = inspect.signature(fn).parameters
+        except (TypeError, ValueError):
+            raise _Unsupported(f"no signature for {fn.__qualname__}") from None
+        defaults = {p: _default_ast(sig[p].default, self.o, p) for p in params
+                    if p in sig and sig[p].default is not inspect.Parameter.empty}
         if me is not None:
             if not params:
                 raise _Unsupported("a method without self")
             self_name, params = params[0], params[1:]
+        star = None
+        if pfm.vararg is not None:  # `def __call__(self, *args)`: one parameter an item
+            fixed = params.index(pfm.vararg)
+            extra, args = args[fixed:], args[:fixed]
+            if any(isinstance(v, (VObj, VList, VTuple)) for v in extra):
+                raise _Unsupported("an object passed through *args")
+            taken = {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)}
+            star = [fresh(f"{pfm.vararg}_{i}", taken) for i in range(len(extra))]
+            params = [p for p in params if p != pfm.vararg]
+            params = params[:fixed] + star + params[fixed:]
+            args = list(args) + list(extra)
         if len(args) > len(params):
             raise _Unsupported(f"too many arguments to {fn.__qualname__}")
         bound = dict(zip(params, args))
@@ -824,6 +880,8 @@ class _Rewriter:
         if me is not None:
             inner.env[self_name] = me
         inner.env.update(statics)
+        if star is not None:
+            inner.env[pfm.vararg] = VTuple([_name(n) for n in star])
         reach = _reachable(([me] if me is not None else []) + list(statics.values()))
         for obj in reach:
             inner.objs[id(obj)] = obj
@@ -856,18 +914,15 @@ class _Rewriter:
                                         init=me is not None and fn.__name__ == "__init__")
         pargs = [_param(n, fdef) for _, n in state_in] + [_param(p, fdef) for p in rest]
         fdef.args = gast.arguments(args=pargs, posonlyargs=[], vararg=None, kwonlyargs=[],
-                                   kw_defaults=[], kwarg=None,
-                                   defaults=[defaults[p] for p in rest if p in defaults])
-        if any(p not in defaults for p in rest[len(rest) - len(fdef.args.defaults):]) and \
-                fdef.args.defaults:
-            raise _Unsupported("defaults before a parameter without one")
+                                   kw_defaults=[], kwarg=None, defaults=[])
         self.o.defs.append(fdef)
         # the call site
         call_args = []
         for key, _ in state_in:
             obj = self.scope.objs.get(key[0]) or inner.objs[key[0]]
             call_args.append(_name(self.scope.local(obj, key[1])))
-        keywords = [gast.keyword(arg=p, value=bound[p]) for p in rest if p in bound]
+        keywords = [gast.keyword(arg=p, value=bound[p] if p in bound else
+                                 copy.deepcopy(defaults[p])) for p in rest]
         call = gast.copy_location(gast.Call(func=_name(new_name), args=call_args,
                                             keywords=keywords), e)
         for name in (self.calls[-1] if self.calls else self.read_now):
@@ -904,6 +959,13 @@ def _parallel_ok(targets, value) -> bool:
         return False
     read = {_key(n) for n in gast.walk(value) if isinstance(n, (gast.Name, gast.Attribute))}
     return not (set(keys) & read)
+
+
+def _default_ast(value, work, name):
+    """A parameter's default as the call site passes it: a literal, else a bound name."""
+    if value is None or type(value) in (int, float, bool, str):
+        return gast.Constant(value=value, kind=None)
+    return _name(work.bind(value, f"{name}_default"))
 
 
 def _param(name, at):
