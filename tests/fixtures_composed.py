@@ -41,3 +41,10 @@ def per_example_norms(w, xs):
         g = srcad.grad(pair_loss)(w, 0.5, xs[i])
         total = total + np.sum(g * g)
     return total
+
+
+GRADS = [grad_energy, srcad.grad(lambda x: np.sum(np.cos(x) * x))]  # noqa: E731
+
+
+def grad_taken_from_a_list(x):
+    return np.sum(GRADS[0](x) ** 2) + np.sum(GRADS[1](x) * x)

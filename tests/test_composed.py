@@ -23,6 +23,7 @@ CASES = {
     "srcad.grad(lambda ...)(x)": (m.grad_of_a_lambda, (X,), 0),
     "srcad.grad(f, wrt=1)": (m.grad_with_wrt, (W, B, X), (0, 1)),
     "per-example gradients in a loop": (m.per_example_norms, (W, XS), 0),
+    "a grad object taken from a list": (m.grad_taken_from_a_list, (X,), 0),
 }
 
 

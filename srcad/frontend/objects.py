@@ -1261,10 +1261,13 @@ def _built_classes(pf) -> list:
                 f.value.id not in locals_ and f.value.id in globals_:
             obj = getattr(globals_[f.value.id], f.attr, UNRESOLVED)
         elif isinstance(f, gast.Subscript) and isinstance(f.value, gast.Name) and \
-                f.value.id not in locals_ and isinstance(globals_.get(f.value.id), dict):
-            obj = next((v for v in globals_[f.value.id].values()
-                        if _is_user_class(v, globals_)), UNRESOLVED)  # (a registry)
-            if obj is UNRESOLVED and any(callable(v) for v in globals_[f.value.id].values()):
+                f.value.id not in locals_ and \
+                isinstance(globals_.get(f.value.id), (dict, list, tuple)):
+            held = globals_[f.value.id]
+            items = list(held.values()) if isinstance(held, dict) else list(held)
+            obj = next((v for v in items if _is_user_class(v, globals_)),
+                       UNRESOLVED)  # (a registry)
+            if obj is UNRESOLVED and any(callable(v) for v in items):
                 obj = _REGISTRY
         if obj is _REGISTRY and obj not in found:
             found.append(obj)
