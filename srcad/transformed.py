@@ -51,7 +51,7 @@ def _ir_of(fn, known: dict | None = None, arrays: frozenset = frozenset(),
     name it read is bound to another object (its guards). `known`: parameters that hold these
     user objects (their methods resolve when normalising); `arrays`: parameters that hold
     arrays (indexing by one makes a copy, not a view); `tuples`: (parameter, namedtuple
-    type) for parameters that hold namedtuples (`p.W1` is `p[0]`)."""
+    type, kind) for parameters that hold namedtuples (`p.W1` is `p[0]`) or lists of them."""
     key = (fn, generation()) + ((tuple((p, v if isinstance(v, str) else id(v))
                                        for p, v in known.items()),) if known else ()) + ((arrays,) if arrays else ()) \
         + ((tuples,) if tuples else ())
@@ -68,7 +68,8 @@ def _ir_of(fn, known: dict | None = None, arrays: frozenset = frozenset(),
                 "may take *args)")
         pf.known = dict(known or {})
         pf.arrays = arrays
-        pf.namedtuples = dict(tuples)
+        pf.namedtuples = {p: t for p, t, kind in tuples if kind == "self"}
+        pf.namedtuple_items = {p: t for p, t, kind in tuples if kind == "items"}
         made = normalize(pf)
         for v in pf.known.values():
             if isinstance(v, list):  # (a list of layers, in order: append or swap rebuilds)
@@ -76,6 +77,21 @@ def _ir_of(fn, known: dict | None = None, arrays: frozenset = frozenset(),
     made.guards = guards
     _IR_CACHE[key] = made
     return made
+
+
+def _is_namedtuple(v) -> bool:
+    return isinstance(v, tuple) and isinstance(getattr(type(v), "_fields", None), tuple)
+
+
+def _namedtuple_params(params, values):
+    """(parameter, namedtuple type, "self" | "items") for the parameters that hold a namedtuple
+    or a list / tuple of namedtuples of one type (`for layer in layers: layer.W`)."""
+    for p, v in zip(params, values):
+        if _is_namedtuple(v):
+            yield p, type(v), "self"
+        elif isinstance(v, (list, tuple)) and v and all(
+                _is_namedtuple(x) and type(x) is type(v[0]) for x in v):
+            yield p, type(v[0]), "items"
 
 
 def _spec_key(values) -> tuple:
@@ -274,9 +290,7 @@ class Transformed:
         an index argument holds (`_deferred`), also told which arguments are arrays."""
         arrays = frozenset(p for p, v in zip(self.params, values)
                            if type(v) is np.ndarray and v.ndim) if self._deferred else frozenset()
-        tuples = frozenset((p, type(v)) for p, v in zip(self.params, values)
-                           if isinstance(v, tuple) and isinstance(getattr(type(v), "_fields",
-                                                                          None), tuple))
+        tuples = frozenset(_namedtuple_params(self.params, values))
         if not known and not arrays and not tuples:
             return self._ir
         fn_ir = _ir_of(self.fn, known, arrays, tuples)

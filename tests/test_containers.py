@@ -521,3 +521,20 @@ def test_functools_partial_of_a_user_function():
     _all_ways(uses_partials, (W, X), wrt=(0, 1))
     for opts in MODES:
         check_grads(partial_argument, (W, X, HALF), wrt=(0, 1), **opts)
+
+
+def layers_of_namedtuples(layers, X):
+    h = X
+    for layer in layers:
+        h = np.tanh(h @ layer.W + layer.b)
+    return np.sum(h ** 2)
+
+
+def test_a_list_of_namedtuple_layers():
+    r = _rng(9)
+    layers = [Layer(r.standard_normal((3, 4)) * 0.5, r.standard_normal(4) * 0.1),
+              Layer(r.standard_normal((4, 2)) * 0.5, r.standard_normal(2) * 0.1)]
+    X = r.standard_normal((5, 3))
+    _all_ways(layers_of_namedtuples, (layers, X), wrt=(0, 1))
+    g = srcad.grad(layers_of_namedtuples)(layers, X)
+    assert type(g) is list and all(type(x) is Layer for x in g)

@@ -199,11 +199,10 @@ class ExpressionsMixin:
                     self.body = outer
             self.body.append(ir.If(test, branches[0], branches[1], e.lineno))
             return ir.Var(var)
-        if isinstance(e, gast.Attribute) and isinstance(e.value, gast.Name) and \
-                e.value.id in self.pf.namedtuples and not self.defs[e.value.id] and \
-                e.attr in self.pf.namedtuples[e.value.id]._fields:
+        nt = self.namedtuple_of(e.value) if isinstance(e, gast.Attribute) else None
+        if nt is not None and e.attr in nt._fields:
             # `p.W1` of a namedtuple argument (a pytree): its field by position, `p[0]`
-            index = self.pf.namedtuples[e.value.id]._fields.index(e.attr)
+            index = nt._fields.index(e.attr)
             item = gast.copy_location(gast.Subscript(
                 value=e.value, slice=gast.Constant(value=index, kind=None), ctx=gast.Load()), e)
             return self.expr(item, hint, into)
@@ -327,6 +326,15 @@ class ExpressionsMixin:
         if isinstance(root, gast.Name) and root.id not in self.locals:
             return None
         return self.expr(e, hint, None)
+
+    def namedtuple_of(self, e):
+        """The namedtuple type `e` (a name) holds: a parameter never rebound, or the variable
+        of a loop over a parameter holding a list of them (`for layer in layers:`)."""
+        if not isinstance(e, gast.Name):
+            return None
+        if e.id in self.pf.namedtuples and not self.defs[e.id]:
+            return self.pf.namedtuples[e.id]
+        return self.nt_vars.get(e.id)
 
     def dotted(self, e) -> tuple[object, str]:
         """Resolve a global `a.b.c` to its object."""

@@ -77,6 +77,9 @@ class LoopsMixin:
             raise self.unsupported("a `for` loop with a tuple target", s,
                                    "loop over range(len(...)), enumerate(...) or zip(...)")
         target = s.target.id
+        if isinstance(it, gast.Name) and it.id in self.pf.namedtuple_items and \
+                not self.defs[it.id] and self.defs[target] == 1:
+            self.nt_vars[target] = self.pf.namedtuple_items[it.id]  # (`layer.W`: layer[0])
         prefix = []
         if (isinstance(it, gast.Call) and isinstance(it.func, gast.Name)
                 and it.func.id not in self.locals and self.pf.resolve(it.func.id) is range):

@@ -115,6 +115,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         self.ints: set = set()  # names that certainly hold Python ints (see note_int)
         self.arrays = pf.arrays  # parameters that hold arrays (the call's arguments said)
         self.shapes: set = set()  # names that hold an array's shape
+        self.nt_vars: dict = {}  # loop variable -> the namedtuple type of the items it runs over
         self.env: dict[str, ir.Var | ir.Const] = {p: ir.Var(p) for p in pf.params}
         for name, obj in pf.constants.items():  # `self` of a bound method: an object
             self.locals.add(name)

@@ -41,6 +41,7 @@ class ParsedFunction:
     known: dict[str, Any] = field(default_factory=dict)  # parameter -> the object it holds
     arrays: frozenset = frozenset()  # parameters that hold arrays (an index by one: a copy)
     namedtuples: dict = field(default_factory=dict)  # parameter -> its namedtuple type
+    namedtuple_items: dict = field(default_factory=dict)  # parameter -> its items' type
     vararg: str | None = None  # `*xs`: the parameter holding the extra positional arguments
     bound: dict = field(default_factory=dict)  # names srcad gave objects (objects.py: guarded)
 
