@@ -1266,8 +1266,10 @@ def list_grown_in_a_loop(x):
     return np.sum(hs[2])
 
 
-def test_growing_a_list_in_a_loop_is_refused_clearly():
-    """`hs + [h]` on a list made in a loop: srcad does not know its items there, and says so
-    rather than adding arrays as numpy would."""
-    with pytest.raises(srcad.SrcadError, match="concatenates"):
-        srcad.grad(list_grown_in_a_loop)(np.array([1.0, 2.0]))
+@pytest.mark.parametrize("opts", [{}, {"mode": "tape"}, {"fuse": True}],
+                         ids=["source", "tape", "fuse"])
+def test_growing_a_list_in_a_loop(opts):
+    """`hs + [h]` on a list made in a loop is Python's concatenation (a list_concat row),
+    never numpy's addition of the arrays."""
+    x = np.array([1.0, 2.0])
+    assert _equal(srcad.grad(list_grown_in_a_loop, **opts)(x), np.full(2, 4.0))

@@ -79,7 +79,14 @@ def user_threads(n: int):
 
 def seen_inside():
     """(BLAS threads, kernel threads) as a pooled call sees them."""
-    return RT.pooled(lambda: (blas_threads(), RT.stats()["num_threads"]))()
+    return Seen(RT.pooled(lambda: (blas_threads(), RT.stats()["num_threads"]))())
+
+
+class Seen(tuple):
+    """A pair that says, when a comparison fails, what the runtime's thread choice saw."""
+
+    def __repr__(self):
+        return f"{tuple(self)!r} (threads_stats: {build.threads_stats()})"
 
 
 def prime():

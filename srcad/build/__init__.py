@@ -215,12 +215,16 @@ def pooled(fn):
     rt = _pool_runtime()
     if rt is None:
         return fn
-    if not _BLAS:
-        _BLAS.append(_hand_blas_to(rt))
+    if _BLAS.get(rt) is None and _BLAS_TRIES.get(rt, 0) < 3:
+        # (per runtime: a process may load another one, a cache build; and again if the
+        # BLAS was not found yet)
+        _BLAS_TRIES[rt] = _BLAS_TRIES.get(rt, 0) + 1
+        _BLAS[rt] = _hand_blas_to(rt)
     return rt.pooled(fn)
 
 
-_BLAS: list = []  # the BLAS library handed to the runtime's per-call thread choice (or None)
+_BLAS: dict = {}  # runtime -> the BLAS library handed to its per-call thread choice (or None)
+_BLAS_TRIES: dict = {}  # runtime -> how often the BLAS was looked for
 
 
 def _hand_blas_to(rt):
@@ -244,7 +248,7 @@ def threads_stats() -> dict:
     rt = _pool_runtime()
     if rt is None or not hasattr(rt, "threads_stats"):
         return {"adaptive": 0}
-    return dict(rt.threads_stats(), blas_library=_BLAS[0] if _BLAS else None)
+    return dict(rt.threads_stats(), blas_library=_BLAS.get(rt))
 
 
 def c_helper(name: str):
