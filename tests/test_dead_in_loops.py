@@ -221,7 +221,7 @@ def test_the_unused_accumulator_is_gone_from_the_generated_loop():
 def draws_in_a_loop(w, rng, n):
     s = 0.0
     for i in range(n):
-        unused = rng.standard_normal(3)     # not read, but it moves the generator
+        unused = rng.standard_normal(3)  # noqa: F841 (not read, but it moves the generator)
         s = s + np.sum(w * rng.standard_normal(3))
     return s
 
