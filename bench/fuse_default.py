@@ -148,7 +148,7 @@ def main(argv=None):
         f_ms, t_ms, same = steady(name, opts.repeat)
         print(f"{name:<12} {cells[False][0]:>18.3f} {cells[True][0]:>7.3f} "
               f"{cells[False][1]:>10.3f} {cells[True][1]:>10.3f} {f_ms:>13.3f} {t_ms:>8.3f} "
-              f"{t_ms / f_ms:>6.3f} {str(same):>7}", flush=True)
+              f"{t_ms / f_ms:>6.3f} {same!s:>7}", flush=True)
 
 
 if __name__ == "__main__":
