@@ -5,9 +5,15 @@ accumulations (``da += expr``), stack pushes and pops, compound statements (loop
 branches, as `Line`s with bodies) and one final ``return``. Output: the same functions with
   * copies propagated: ``a = b`` (a name or a literal) is removed and later reads of ``a``
     read ``b`` -- only for a name assigned exactly once anywhere and never ``+=``'d;
-  * dead statements removed: a top-level assignment whose target is never read afterwards
-    (a stack pop, `pop_or_zeros` too, is never removed: it keeps the stack in step with its
-    pushes);
+  * dead statements removed, at the top level and inside loops and branches: an assignment
+    to plain names none of which a live statement reads afterwards -- a value carried round
+    a loop is live if read after the loop or by a live statement of a later iteration (a
+    stack push or pop, `pop_or_zeros` too, a line marked `keep` and a write through a
+    subscript or an attribute are never removed); an `if` or a `range` loop left empty goes;
+
+        for i in range(n):                     for i in range(n):
+            s = s + np.sum(X[i])        ->         s = s + np.sum(X[i])
+            dW = setitem(dW, i, X[i])          (dW read by nothing else)
   * ``del`` inserted after the last use of each array the function made (and, in a loop
     body, of each array an iteration makes for itself).
 Each pass is a single linear sweep; the first two repeat until nothing changes.
