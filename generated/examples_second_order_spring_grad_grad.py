@@ -39,8 +39,6 @@ def spring_grad_grad(k, x, v, n):
         v_add = v + v_multiply  # L27
         v = v_add  # L28
     spring_multiply = 0.5 * v  # L29
-    spring_cos = np.cos(x)  # L30
-    spring_subtract = 1.0 - spring_cos  # L31
     dspring_cos = -k  # L34
     dx_negative = -dspring_cos  # L35
     dx_sin = np.sin(x)  # L35
@@ -48,7 +46,6 @@ def spring_grad_grad(k, x, v, n):
     dspring_multiply = v  # L36
     dv_multiply = dspring_multiply * 0.5  # L37
     dv = spring_multiply + dv_multiply  # L37
-    dk = spring_subtract  # L38
     for i in reversed(range(n)):  # L40
         dv_add = dv  # L42
         stack_da.push(da)  # L43
@@ -58,7 +55,6 @@ def spring_grad_grad(k, x, v, n):
         dx_add = dx  # L46
         dv_multiply_2 = dx_add * 0.1  # L47
         dv = dv_add + dv_multiply_2  # L47
-        da_negative = da * a_sin  # L49
         stack_da_sin.push(da_sin)  # L50
         da_sin = da * a_negative  # L50
         stack_dx_cos.push(dx_cos)  # L51
@@ -67,9 +63,6 @@ def spring_grad_grad(k, x, v, n):
         dx = dx_add + dx_multiply  # L51
         stack_a_sin_2.push(a_sin)  # L52
         a_sin = stack_a_sin.pop()  # L52
-        dk_negative = -da_negative  # L53
-        dk_add = dk + dk_negative  # L53
-        dk = dk_add  # L53
         stack_a_negative_2.push(a_negative)  # L54
         a_negative = stack_a_negative.pop()  # L54
     # --- backward ---

@@ -5,9 +5,15 @@ accumulations (``da += expr``), stack pushes and pops, compound statements (loop
 branches, as `Line`s with bodies) and one final ``return``. Output: the same functions with
   * copies propagated: ``a = b`` (a name or a literal) is removed and later reads of ``a``
     read ``b`` -- only for a name assigned exactly once anywhere and never ``+=``'d;
-  * dead statements removed: a top-level assignment whose target is never read afterwards
-    (a stack pop, `pop_or_zeros` too, is never removed: it keeps the stack in step with its
-    pushes);
+  * dead statements removed, at the top level and inside loops and branches: an assignment
+    to plain names none of which a live statement reads afterwards -- a value carried round
+    a loop is live if read after the loop or by a live statement of a later iteration (a
+    stack push or pop, `pop_or_zeros` too, a line marked `keep` and a write through a
+    subscript or an attribute are never removed); an `if` or a `range` loop left empty goes;
+
+        for i in range(n):                     for i in range(n):
+            s = s + np.sum(X[i])        ->         s = s + np.sum(X[i])
+            dW = setitem(dW, i, X[i])          (dW read by nothing else)
   * ``del`` inserted after the last use of each array the function made (and, in a loop
     body, of each array an iteration makes for itself).
 Each pass is a single linear sweep; the first two repeat until nothing changes.
@@ -17,8 +23,8 @@ from __future__ import annotations
 
 import ast
 
-from .gcode import (GFunction, Line, clone, exposed_reads, line_reads, line_writes, names_read,
-                    names_written, nodes)
+from .gcode import (GFunction, Line, clone, exposed_reads, line_reads, line_writes,
+                    names_mentioned, names_read, names_written, nodes)
 
 
 class _Rename(ast.NodeTransformer):
@@ -92,42 +98,163 @@ def propagate_copies(f: GFunction) -> bool:
     return changed
 
 
-def eliminate_dead(f: GFunction) -> bool:
-    live: set[str] = set()
-    keep = []
-    changed = False
-    for ln in reversed(f.body):
+def _pure_targets(node: ast.stmt) -> bool:
+    """Does the statement bind plain names only (``a = ..``, ``a, b = ..``, ``a += ..``)?
+    A write through a subscript or an attribute changes an object others may hold."""
+    targets = node.targets if isinstance(node, ast.Assign) else \
+        [node.target] if isinstance(node, ast.AugAssign) else []
+    todo = list(targets)
+    while todo:
+        t = todo.pop()
+        if isinstance(t, (ast.Tuple, ast.List)):
+            todo.extend(t.elts)
+        elif not isinstance(t, ast.Name):
+            return False
+    return bool(targets)
+
+
+def _removable(ln: Line, live: set[str]) -> bool:
+    """Is `ln` (a simple statement) dead where `live` is what is read after it?"""
+    node = ln.node
+    if ln.keep or not isinstance(node, (ast.Assign, ast.AugAssign)) or not _pure_targets(node):
+        return False
+    return not (names_written(node) & live) and not _has_side_effect(node)
+
+
+_PURE_RANGE = ("range", "reversed")
+
+
+def _pure_iter(expr: ast.expr) -> bool:
+    """`range(..)` / `reversed(range(..))[..]` over names and literals: walking it does nothing."""
+    for n in nodes(expr):
+        if isinstance(n, ast.Call):
+            if not (isinstance(n.func, ast.Name) and n.func.id in _PURE_RANGE and not n.keywords):
+                return False
+        elif not isinstance(n, (ast.Name, ast.Constant, ast.Subscript, ast.Slice, ast.Load,
+                                ast.UnaryOp, ast.USub, ast.BinOp, ast.Add, ast.Sub)):
+            return False
+    return True
+
+
+class _Liveness:
+    """Backward liveness over `Line`s, nested bodies included, where a dead statement reads
+    nothing (so a value read only by dead statements is dead too: faint variables). A loop's
+    body is solved to a fixed point: what is live at the end of an iteration is what the loop
+    leaves live plus what the next iteration reads before writing it. With `prune`, the sweep
+    also removes the statements it finds dead (run it once the sets are stable)."""
+
+    def __init__(self, prune: bool):
+        self.prune = prune
+        self.changed = False
+
+    def lines(self, body: list, out: set, loop) -> set:
+        live = set(out)
+        keep = []
+        for ln in reversed(body):
+            if ln.node is None:
+                keep.append(ln)
+                continue
+            live, stays = self.line(ln, live, loop)
+            if stays:
+                keep.append(ln)
+            else:
+                self.changed = True
+        if self.prune:
+            keep.reverse()
+            body[:] = _drop_orphan_comments(keep)
+        return live
+
+    def line(self, ln: Line, out: set, loop) -> tuple[set, bool]:
         node = ln.node
-        if node is None:
-            keep.append(ln)
-            continue
-        if isinstance(node, ast.Return):
-            live |= names_read(node)
-            keep.append(ln)
-            continue
         if ln.compound:
-            live |= line_reads(ln)
-            keep.append(ln)
-            continue
-        written = line_writes(ln)
-        if written and not (written & live) and not _has_side_effect(node) and not ln.keep:
-            changed = True
-            continue
-        if isinstance(node, ast.Assign):
-            live -= written
-        live |= line_reads(ln)
-        keep.append(ln)
-    keep.reverse()
-    # drop comment lines that no longer head any statement
-    body = []
-    for i, ln in enumerate(keep):
+            return self.compound(ln, out, loop)
+        if isinstance(node, ast.Break):
+            return (set(loop[0]) if loop else set(out)), True
+        if isinstance(node, ast.Continue):
+            return (set(loop[1]) if loop else set(out)), True
+        if isinstance(node, (ast.Return, ast.Raise)):
+            return names_read(node), True
+        if isinstance(node, ast.Delete):  # (a del keeps what it deletes bound)
+            return set(out) | names_mentioned(node), True
+        if _removable(ln, out):
+            return out, False
+        kill = names_written(node) if isinstance(node, ast.Assign) else set()
+        return (out - kill) | names_read(node), True
+
+    def compound(self, ln: Line, out: set, loop) -> tuple[set, bool]:
+        node = ln.node
+        head = names_read(node)
+        if isinstance(node, ast.If):
+            live = self.lines(ln.body, out, loop) | self.lines(ln.orelse or [], out, loop)
+            if self.prune:
+                ln.orelse = ln.orelse if _has_statement(ln.orelse) else None
+                if not _has_statement(ln.body):
+                    if ln.orelse is None and _is_pure(node.test):
+                        return set(out), False
+                    ln.body = [Line(ast.Pass(), ln.line)]
+            return live | head, True
+        if isinstance(node, (ast.For, ast.While)) and not ln.orelse:
+            target = names_mentioned(node.target) if isinstance(node, ast.For) else set()
+            head = head if isinstance(node, ast.While) else set()  # (a for's iter: once)
+            top = set(out) | head
+            for _ in range(1000):  # the sets only grow: a few rounds
+                body_in = self.lines_dry(ln.body, top, (out, top))
+                new = set(out) | head | (body_in - target)
+                if new == top:
+                    break
+                top = new
+            body_in = self.lines(ln.body, top, (out, top))
+            if self.prune and not _has_statement(ln.body):
+                if isinstance(node, ast.For) and not (target & out) and _pure_iter(node.iter):
+                    return set(out), False
+                ln.body = [Line(ast.Pass(), ln.line)]
+            return top | names_read(node), True
+        # (a with / try / for-else: left as it is, everything in it read)
+        return set(out) | line_reads(ln), True
+
+    def lines_dry(self, body: list, out: set, loop) -> set:
+        prune, changed = self.prune, self.changed
+        self.prune = False
+        try:
+            return self.lines(body, out, loop)
+        finally:
+            self.prune, self.changed = prune, changed
+
+
+def _has_statement(body) -> bool:
+    return any(ln.node is not None and not isinstance(ln.node, ast.Pass) for ln in body or [])
+
+
+_TEST_NODES = (ast.Name, ast.Constant, ast.Load, ast.UnaryOp, ast.Not, ast.BoolOp, ast.And,
+               ast.Or)
+
+
+def _is_pure(test: ast.expr) -> bool:
+    """A branch test that only reads names (a dropped `if` must not drop an effect)."""
+    return all(isinstance(n, _TEST_NODES) for n in nodes(test))
+
+
+def _drop_orphan_comments(body: list) -> list:
+    """Drop `# grad of ..` comment lines that no longer head any statement."""
+    out = []
+    for i, ln in enumerate(body):
         if ln.node is None and ln.comment and ln.comment.startswith("grad of"):
-            nxt = keep[i + 1] if i + 1 < len(keep) else None
+            nxt = body[i + 1] if i + 1 < len(body) else None
             if nxt is None or nxt.node is None:
                 continue
-        body.append(ln)
-    f.body = body
-    return changed
+        out.append(ln)
+    return out
+
+
+def eliminate_dead(f: GFunction) -> bool:
+    """Remove every assignment whose value nothing live reads -- at the top level and inside
+    loops and branches (a value carried round a loop is live if read after the loop, or by a
+    live statement of a later iteration). A statement with an effect stays: a stack push or
+    pop, a line marked `keep` (a print, a random draw, an opaque call that may change
+    state), a write through a subscript or an attribute, anything not an assignment."""
+    sweep = _Liveness(prune=True)
+    sweep.lines(f.body, set(), None)
+    return sweep.changed
 
 
 def release_dead(f: GFunction, infos: dict | None = None) -> None:
