@@ -47,6 +47,11 @@ needs_cpus = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2,
                                 reason="one CPU: there is no thread to take away")
 
 
+def rt():
+    """The runtime generated code uses now (the one `build.pooled` wraps calls with)."""
+    return build._pool_runtime()
+
+
 def blas_threads() -> int:
     get = ctypes.CFUNCTYPE(ctypes.c_int)(FOUND[1])
     return get()
@@ -58,11 +63,11 @@ def set_blas_threads(n: int) -> None:
 
 @contextlib.contextmanager
 def assume(foreign_cores: float):
-    before = RT.threads_assume(float(foreign_cores))
+    before = rt().threads_assume(float(foreign_cores))
     try:
         yield
     finally:
-        RT.threads_assume(before)
+        rt().threads_assume(before)
 
 
 @contextlib.contextmanager
@@ -79,7 +84,7 @@ def user_threads(n: int):
 
 def seen_inside():
     """(BLAS threads, kernel threads) as a pooled call sees them."""
-    return Seen(RT.pooled(lambda: (blas_threads(), RT.stats()["num_threads"]))())
+    return Seen(build.pooled(lambda: (blas_threads(), rt().stats()["num_threads"]))())
 
 
 class Seen(tuple):
@@ -102,7 +107,7 @@ def test_threads_lowered_to_the_free_cores_and_restored_after():
     with user_threads(ncpu):
         with assume(ncpu - 1):  # every core but one busy elsewhere
             assert seen_inside() == (1, 1)
-            assert (blas_threads(), RT.stats()["num_threads"]) == (ncpu, ncpu)
+            assert (blas_threads(), rt().stats()["num_threads"]) == (ncpu, ncpu)
         with assume(0.0):  # a quiet machine: the user's settings as they are
             assert seen_inside() == (ncpu, ncpu)
         with assume(ncpu + 5.0):  # more load than cores: still one thread
@@ -122,11 +127,11 @@ def test_restored_after_an_exception_and_after_nested_calls():
 
     with user_threads(ncpu), assume(ncpu - 1):
         with pytest.raises(KeyError, match="inside"):
-            RT.pooled(boom)()
-        assert blas_threads() == ncpu and RT.stats()["num_threads"] == ncpu
-        inner = RT.pooled(lambda: blas_threads())
-        assert RT.pooled(lambda: (inner(), blas_threads()))() == (1, 1)
-        assert blas_threads() == ncpu and RT.stats()["num_threads"] == ncpu
+            build.pooled(boom)()
+        assert blas_threads() == ncpu and rt().stats()["num_threads"] == ncpu
+        inner = build.pooled(lambda: blas_threads())
+        assert build.pooled(lambda: (inner(), blas_threads()))() == (1, 1)
+        assert blas_threads() == ncpu and rt().stats()["num_threads"] == ncpu
 
 
 @needs_cpus
@@ -178,11 +183,11 @@ def test_not_with_set_adaptive_false():
     """Whoever turns the runtime's adaptivity off (the thread tests) gets the threads set."""
     prime()
     ncpu = len(os.sched_getaffinity(0))
-    old = RT.set_adaptive(False)
+    old = rt().set_adaptive(False)
     try:
         with user_threads(ncpu), assume(ncpu - 1):
             assert seen_inside() == (ncpu, ncpu)
     finally:
-        RT.set_adaptive(old)
+        rt().set_adaptive(old)
     with user_threads(ncpu), assume(ncpu - 1):
         assert seen_inside() == (1, 1)
