@@ -85,14 +85,41 @@ def sorted_(data, key=None, reverse=False):
     return sorted_by(data, keys, reverse)
 
 
+def copy(x):
+    """copy.copy: a new array (np.copy) or a new list / tuple / dict of the same items."""
+    if isinstance(x, np.ndarray):
+        return np.copy(x)
+    if isinstance(x, list):
+        return [v for v in x]
+    if isinstance(x, dict):
+        return {k: v for k, v in x.items()}
+    return x
+
+
+def deepcopy(x):
+    """copy.deepcopy of an array, a number, or a list / tuple / dict of arrays and numbers
+    (one level: deeper containers are refused by srcad as recursion)."""
+    if isinstance(x, np.ndarray):
+        return np.copy(x)
+    if isinstance(x, list):
+        return [np.copy(v) if isinstance(v, np.ndarray) else v for v in x]
+    if isinstance(x, tuple):
+        return tuple(np.copy(v) if isinstance(v, np.ndarray) else v for v in x)
+    if isinstance(x, dict):
+        return {k: np.copy(v) if isinstance(v, np.ndarray) else v for k, v in x.items()}
+    return x
+
+
 def _substitutes() -> dict:
+    import copy as copy_module
     import math
     import statistics
 
     return {math.fsum: fsum, statistics.mean: mean, statistics.fmean: mean,
             statistics.median: median, statistics.variance: variance,
             statistics.pvariance: pvariance, statistics.stdev: stdev,
-            statistics.pstdev: pstdev}
+            statistics.pstdev: pstdev, copy_module.copy: copy,
+            copy_module.deepcopy: deepcopy}
 
 
 # the library function -> the function srcad differentiates in its place

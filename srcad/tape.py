@@ -54,7 +54,8 @@ from .tape_tensor import _PY, Plain, Tensor, _has_tensor, _unwrap, plain_view, u
 from .transform.specialise import Info
 
 
-_BUILTIN_NAMES = {"round", "isinstance", "print", "repr", "format", "hash", "id", "sorted"}
+_BUILTIN_NAMES = {"round", "isinstance", "print", "repr", "format", "hash", "id", "sorted",
+                  "float"}
 
 
 class Entry:

@@ -18,6 +18,9 @@ from __future__ import annotations
 import builtins
 import types
 
+import numpy as np
+
+from . import runtime
 from .ops import table
 from .pyfuncs import SUBSTITUTES, TAPE_ONLY
 
@@ -63,7 +66,33 @@ def tape_builtins(tape, tensor_type) -> dict:
     """Builtins for the tape's traced functions (by name)."""
     out = {n: plain_call(getattr(builtins, n), tensor_type) for n in _UNWRAPPING}
     out["sorted"] = tape.substitute(builtins.sorted)  # (srcad/pyfuncs.py)
+    out["float"] = _tape_float(tape, tensor_type)
     return out
+
+
+class _FloatType(type):
+    """`float` as the tape shows it: ``float(t)`` of a Tensor is the row `to_float` (source
+    mode's float(x)); everything else -- ``float("nan")``, ``isinstance(v, float)``,
+    ``dtype=float`` (numpy reads the class's `dtype`), ``float.fromhex`` -- is float's."""
+
+    def __instancecheck__(cls, v):
+        return isinstance(v, float)
+
+    def __subclasscheck__(cls, c):
+        return issubclass(c, float)
+
+    def __call__(cls, *args, **kwargs):
+        if len(args) == 1 and not kwargs and isinstance(args[0], cls._t):
+            return cls._tape.apply(runtime.to_float, args, {})
+        return float(*args, **kwargs)
+
+    def __getattr__(cls, name):
+        return getattr(float, name)
+
+
+def _tape_float(tape, tensor_type):
+    return _FloatType("float", (), {"_tape": tape, "_t": tensor_type,
+                                    "dtype": np.dtype(np.float64)})
 
 
 class LibraryView:

@@ -255,7 +255,8 @@ class CallsMixin:
         if _hashable(obj) and obj in SUBSTITUTES:  # statistics.mean: srcad/pyfuncs.py's
             obj = SUBSTITUTES[obj]
         if _hashable(obj) and obj in _BUILTIN_OPS and not (obj in (min, max)
-                                                            and len(e.args) != 2):
+                                                            and len(e.args) != 2) and not (
+                obj is float and (len(e.args) != 1 or e.keywords)):
             obj = _BUILTIN_OPS[obj]
         if obj is dict and not e.args and all(k.arg is not None for k in e.keywords):
             keys = [ir.Const(k.arg, repr(k.arg)) for k in e.keywords]  # dict(a=x, b=y)
