@@ -110,6 +110,20 @@ def deepcopy(x):
     return x
 
 
+def tolist(x):
+    """x.tolist() of an array: nested lists of Python numbers (`x.item()` of each element),
+    each float carrying its element's derivative."""
+    if x.ndim == 0:
+        return x.item()
+    if x.ndim == 1:
+        return [v.item() for v in x]
+    if x.ndim == 2:
+        return [[v.item() for v in r] for r in x]
+    if x.ndim == 3:
+        return [[[v.item() for v in c] for c in r] for r in x]
+    return [[[[v.item() for v in d] for d in c] for c in r] for r in x]
+
+
 def _substitutes() -> dict:
     import copy as copy_module
     import math

@@ -114,4 +114,4 @@ METHODS.update({"__neg__": _simple_method(np.negative), "__pos__": _simple_metho
                 "__getitem__": _simple_method(operator.getitem)})
 
 ATTRIBUTES = {"T": np.transpose, "shape": np.shape, "ndim": np.ndim, "size": np.size,
-              "dtype": np.result_type}
+              "dtype": np.result_type, "flat": np.ravel}  # (x.flat: read, iterated, indexed)

@@ -13,6 +13,7 @@ Called by pylower.py's `_Lowerer.expr` for each call it meets; a call it rewrite
   * ``sorted(xs, key=k, reverse=r)`` -> ``sorted_by(xs, [k(v) for v in xs], r)``
     (srcad/pyfuncs.py: a stable argsort of the keys, the items gathered in that order, a
     list), ``key=None`` -> the items themselves;
+  * ``x.tolist()`` -> ``tolist(x)`` (srcad/pyfuncs.py: nested lists of Python floats);
   * ``zip(*pairs)`` with a list or tuple display -> ``zip(p0, p1, ...)``; of any other list ->
     ``[tuple(p[j] for p in pairs) for j in range(min(len(p) for p in pairs))]`` (a list of
     tuples, as ``list(zip(*pairs))``).
@@ -31,6 +32,7 @@ import functools
 import gast
 
 SORTED_BY = "__srcad_sorted_by"
+TOLIST = "__srcad_tolist"
 
 
 def _name(id_, store=False):
@@ -81,6 +83,9 @@ def _is(obj, target) -> bool:
 def rewrite(low, e: gast.Call, pending: list, hint: str, held: set):
     """The rewritten expression for the call `e`, or None (see the module docstring). `held`:
     ids of map calls assigned straight to a name (left as written)."""
+    if isinstance(e.func, gast.Attribute) and e.func.attr == "tolist" and not e.args and \
+            not e.keywords:  # x.tolist(): srcad/pyfuncs.py's (any other object's: its own)
+        return _call(TOLIST, [low.expr(e.func.value, pending, hint)])
     obj = callee_object(low, e.func)
     if obj is None:
         return None
