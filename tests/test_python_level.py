@@ -146,7 +146,8 @@ CASES = [f_map_ufunc, f_map_lambda, f_map_two, f_map_user, f_reduce_ufunc, f_red
          f_reduce_init, f_sorted, f_sorted_key, f_sorted_list, f_fsum, f_mean, f_median_odd,
          f_median_even, f_variance, f_stdev, f_deepcopy, f_copy_list, f_deepcopy_list,
          f_dunder, f_tolist, f_tolist_2d, f_flat, f_float, f_zip_star, f_zip_star_list]
-MODES = [{"mode": "source"}, {"mode": "source", "fuse": True}, {"mode": "tape"}]
+MODES = [{"mode": "source"}, pytest.param({"mode": "source", "fuse": True},
+                                          marks=pytest.mark.slow), {"mode": "tape"}]
 MODE_IDS = ["source", "fused", "tape"]
 
 
@@ -178,7 +179,8 @@ def test_tape_agrees_with_source_bit_for_bit(f):
 
 
 @pytest.mark.parametrize("f", [f_map_lambda, f_reduce_loop, f_sorted_key, f_median_even,
-                               f_stdev, f_dunder, f_tolist_2d, f_float],
+                               f_stdev, f_dunder, pytest.param(f_tolist_2d,
+                                                               marks=pytest.mark.slow), f_float],
                          ids=lambda f: f.__name__)
 def test_second_order(f):
     h = srcad.hessian(f)(X.copy())
