@@ -324,6 +324,12 @@ def sequence_grad(g, x):
     return GradTree({i: v for i in range(n) if (v := _item(g, i)) is not None}, n, like=x)
 
 
+def to_float(x):
+    """``float(x)`` as a function the table can hold: a Python float of a number, a numpy
+    scalar or a size-1 array (its derivative: the identity, in the generated code's adjoint)."""
+    return float(x)
+
+
 def sequence_tangent(g, x):
     """The tangent of ``list(x)`` / ``tuple(x)``: item by item."""
     if isinstance(x, dict):

@@ -47,13 +47,15 @@ from .frontend import concatenators
 from .frontend.concatenators import is_concatenator
 from .frontend.opaque import is_library_module, library_file
 from .ops import table
-from .tape_builtins import LibraryView, plain_call, tape_builtins
+from .pyfuncs import SUBSTITUTES, TAPE_ONLY
+from .tape_builtins import LibraryView, _hashable, plain_call, tape_builtins
 from .tape_containers import CONTAINERS, TensorDict, raw_item, raw_items, rewrap, wrap_container
 from .tape_tensor import _PY, Plain, Tensor, _has_tensor, _unwrap, plain_view, user_error
 from .transform.specialise import Info
 
 
-_BUILTIN_NAMES = {"round", "isinstance", "print", "repr", "format", "hash", "id", "sorted"}
+_BUILTIN_NAMES = {"round", "isinstance", "print", "repr", "format", "hash", "id", "sorted",
+                  "float"}
 
 
 class Entry:
@@ -288,8 +290,16 @@ class Tape:
         self._traced[fn] = out
         return out
 
+    def substitute(self, obj):
+        """What the traced code calls for `obj`, a key of pyfuncs.SUBSTITUTES or TAPE_ONLY:
+        srcad/pyfuncs.py's function, traced as user code, or `obj` itself."""
+        fn = SUBSTITUTES.get(obj, TAPE_ONLY.get(obj))
+        return obj if fn is None else self.scoped(fn)
+
     def wrap(self, obj):
         """What a traced function sees for a global or closure value."""
+        if _hashable(obj) and (obj in SUBSTITUTES or obj in TAPE_ONLY):
+            return self.substitute(obj)  # (statistics.mean: srcad/pyfuncs.py's)
         if type(obj) is np.ndarray:  # a global array: numpy's, its `.dot` seeing Tensors
             return plain_view(obj)
         if isinstance(obj, types.FunctionType):
@@ -307,7 +317,7 @@ class Tape:
         if isinstance(obj, types.ModuleType) and obj.__name__.split(".")[0] == "numpy":
             return _NumpyView(self, obj)
         if isinstance(obj, types.ModuleType) and not obj.__name__.startswith("srcad"):
-            return LibraryView(obj, Tensor, is_library_module)
+            return LibraryView(obj, Tensor, is_library_module, self.substitute)
         if isinstance(obj, types.BuiltinFunctionType) and table.lookup(obj) is None and \
                 not (getattr(obj, "__module__", None) or "").startswith("numpy"):
             return plain_call(obj, Tensor)  # (from math import sqrt)

@@ -18,11 +18,23 @@ from __future__ import annotations
 import builtins
 import types
 
+import numpy as np
+
+from . import runtime
 from .ops import table
+from .pyfuncs import SUBSTITUTES, TAPE_ONLY
+
+
+def _hashable(obj) -> bool:
+    try:
+        hash(obj)
+        return True
+    except TypeError:
+        return False
 
 # (not the builtin types -- float, int, bool, str -- which numpy takes as dtypes: a Tensor's
 # __float__, __int__, __str__ serve them)
-_UNWRAPPING = ("round", "isinstance", "print", "repr", "format", "hash", "id", "sorted")
+_UNWRAPPING = ("round", "isinstance", "print", "repr", "format", "hash", "id")
 
 
 def plain(x, tensor_type):
@@ -52,21 +64,53 @@ def plain_call(fn, tensor_type):
 
 def tape_builtins(tape, tensor_type) -> dict:
     """Builtins for the tape's traced functions (by name)."""
-    del tape
-    return {n: plain_call(getattr(builtins, n), tensor_type) for n in _UNWRAPPING}
+    out = {n: plain_call(getattr(builtins, n), tensor_type) for n in _UNWRAPPING}
+    out["sorted"] = tape.substitute(builtins.sorted)  # (srcad/pyfuncs.py)
+    out["float"] = _tape_float(tape, tensor_type)
+    return out
+
+
+class _FloatType(type):
+    """`float` as the tape shows it: ``float(t)`` of a Tensor is the row `to_float` (source
+    mode's float(x)); everything else -- ``float("nan")``, ``isinstance(v, float)``,
+    ``dtype=float`` (numpy reads the class's `dtype`), ``float.fromhex`` -- is float's."""
+
+    def __instancecheck__(cls, v):
+        return isinstance(v, float)
+
+    def __subclasscheck__(cls, c):
+        return issubclass(c, float)
+
+    def __call__(cls, *args, **kwargs):
+        if len(args) == 1 and not kwargs and isinstance(args[0], cls._t):
+            return cls._tape.apply(runtime.to_float, args, {})
+        return float(*args, **kwargs)
+
+    def __getattr__(cls, name):
+        return getattr(float, name)
+
+
+def _tape_float(tape, tensor_type):
+    return _FloatType("float", (), {"_tape": tape, "_t": tensor_type,
+                                    "dtype": np.dtype(np.float64)})
 
 
 class LibraryView:
     """A library module (math, scipy.special, ...) as the tape shows it: its functions see
     plain values (source mode runs them as written, on plain values)."""
 
-    def __init__(self, mod, tensor_type, is_library_module):
+    def __init__(self, mod, tensor_type, is_library_module, substitute=None):
         self._mod, self._t, self._lib = mod, tensor_type, is_library_module
+        self._sub = substitute  # (statistics.mean -> the tape's Tape.substitute)
 
     def __getattr__(self, name):
         value = getattr(self._mod, name)
         if isinstance(value, types.ModuleType):
-            return LibraryView(value, self._t, self._lib) if self._lib(value) else value
+            return LibraryView(value, self._t, self._lib, self._sub) if self._lib(value) \
+                else value
+        if self._sub is not None and _hashable(value) and (
+                value in SUBSTITUTES or value in TAPE_ONLY):
+            return self._sub(value)
         if callable(value) and not isinstance(value, type):
             if table.lookup(value) is None:
                 return plain_call(value, self._t)

@@ -211,6 +211,15 @@ class Tensor:
     def flatten(self):
         return self.tape.apply(runtime.flatten, (self,), {})
 
+    # x.flat (read: iterated, indexed) is np.ravel(x), x.tolist() srcad/pyfuncs.py's, as in
+    # source mode (frontend/methods.py, frontend/pylevel.py)
+    flat = property(lambda self: self.tape.apply(np.ravel, (self,), {}))
+
+    def tolist(self):
+        from .pyfuncs import tolist
+
+        return self.tape.scoped(tolist)(self)
+
     def reshape(self, *shape, **k):
         shape = shape[0] if len(shape) == 1 else shape
         return self.tape.apply(np.reshape, (self, shape), k)

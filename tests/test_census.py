@@ -88,6 +88,13 @@ DIFFERENTIATED_SAMPLES = {  # Python-level spellings that are rows (aliases of n
     "np.fill_diagonal": "m = np.outer(x, x)\nnp.fill_diagonal(m, x)\nreturn np.sum(m * m)",
     "ndarray.item": "return np.sum(x) * x.item(0) + x.item(2) ** 2 + x[1:2].item()",
     "ufunc.outer": "return np.sum(np.multiply.outer(x, x) * np.subtract.outer(x, 2 * x))",
+    # Python-level functions (frontend/pylevel.py, srcad/pyfuncs.py)
+    "ndarray.tolist": "return x.tolist()[0] * np.sum(x)",
+    "builtins.float": "return float(np.sum(x)) * np.sum(x)",
+    "builtins.map": "return sum(map(np.tanh, x)) * x[0]",
+    "builtins.sorted": "return sorted(x * x)[1] * sorted(x, reverse=True)[0]",
+    "ndarray.flat": "return sum(v for v in (x * x).flat) * x.flat[1]",
+    "math.fsum": "return math.fsum(x * x)",
 }
 REFUSED_SAMPLES = {
     "np.fft.fft": "return np.sum(np.fft.fft(x).real)",
@@ -95,8 +102,6 @@ REFUSED_SAMPLES = {
     "np.vectorize": "return np.sum(np.vectorize(lambda v: v * 2)(x))",
     "math.sqrt": "return math.sqrt(np.sum(x * x))",
     "np.histogram_bin_edges": "return np.sum(np.histogram_bin_edges(x, 3))",
-    "ndarray.tolist": "return x.tolist()[0] * np.sum(x)",
-    "builtins.float": "return float(np.sum(x)) * np.sum(x)",
     "ufunc.at": "y = np.zeros(3)\nnp.add.at(y, [0, 1, 0, 2], x)\nreturn np.sum(y)",
     "ufunc.reduceat": "return np.sum(np.add.reduceat(x, [0, 2]))",
 }

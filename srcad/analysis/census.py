@@ -139,7 +139,7 @@ REFUSED_NAMES: dict[str, str] = {
         np.fft.ihfft np.fft.irfft np.fft.irfft2 np.fft.irfftn np.fft.rfft np.fft.rfft2
         np.fft.rfftn builtins.complex""",
     _CALLBACK: """np.apply_along_axis np.apply_over_axes np.vectorize np.frompyfunc
-        np.piecewise builtins.map builtins.filter builtins.sorted operator.call""",
+        np.piecewise builtins.filter operator.call""",
     _INPLACE: """np.place np.putmask np.put_along_axis
         ndarray.put ndarray.resize ndarray.setfield
         ndarray.itemset operator.setitem operator.delitem operator.iadd
@@ -152,27 +152,25 @@ REFUSED_NAMES: dict[str, str] = {
     _EDGES: "np.histogram np.histogram2d np.histogramdd np.histogram_bin_edges",
     _WEIGHTED_COUNT: "np.bincount",
     _MATRIX: "np.matrix np.asmatrix np.bmat np.mat",
-    _TOLIST: "ndarray.tolist",
     _EXTENDED: "np.float128 np.longdouble np.longfloat",
     _METHOD_FORM: """ndarray.conj ndarray.conjugate ndarray.real ndarray.imag ndarray.getfield
         ndarray.view ndarray.choose ndarray.mT ndarray.ptp""",
-    _ITERATOR: "np.nditer np.ndenumerate ndarray.flat builtins.iter builtins.next",
-    _PY_SCALAR: """builtins.float builtins.divmod operator.abs 
+    _ITERATOR: "np.nditer np.ndenumerate builtins.iter builtins.next",
+    _PY_SCALAR: """builtins.divmod operator.abs 
         operator.pos
         operator.matmul operator.concat
         math.acos math.acosh math.asin math.asinh math.atan math.atan2 math.atanh math.cbrt
         math.copysign math.cos math.cosh math.degrees math.dist math.erf math.erfc math.exp
-        math.exp2 math.expm1 math.fabs math.fma math.fmod math.frexp math.fsum math.gamma
+        math.exp2 math.expm1 math.fabs math.fma math.fmod math.frexp math.gamma
         math.hypot math.ldexp math.lgamma math.log math.log10 math.log1p math.log2
         math.modf math.nextafter math.pow math.prod math.radians math.remainder math.sin
         math.sinh math.sqrt math.sumprod math.tan math.tanh
-        statistics.correlation statistics.covariance statistics.fmean
+        statistics.correlation statistics.covariance
         statistics.geometric_mean statistics.harmonic_mean statistics.linear_regression
         statistics.LinearRegression statistics.NormalDist statistics.kde
-        statistics.kde_random statistics.mean statistics.median statistics.median_grouped
+        statistics.kde_random statistics.median_grouped
         statistics.median_high statistics.median_low statistics.mode statistics.multimode
-        statistics.pstdev statistics.pvariance statistics.quantiles statistics.stdev
-        statistics.variance""",
+        statistics.quantiles""",
     _NO_RULE: """np.asarray_chkfinite np.ascontiguousarray np.asfortranarray np.asanyarray
         np.require np.astype np.block np.broadcast_arrays np.copysign np.cumulative_prod
         np.cumulative_sum np.diagflat np.divmod np.ediff1d np.float_power np.fmod np.frexp
@@ -210,6 +208,22 @@ _LOWERED_NUMPY = {
     "ndarray.fill": "x.fill(v) lowered to x[...] = v (copy on write)",
     "ndarray.sort": "x.sort() lowered to x[...] = np.sort(x) (copy on write)",
     "ndarray.partition": "x.partition(k) lowered to x[...] = np.partition(x, k)",
+}
+
+# Python-level functions srcad calls in their place a function of srcad/pyfuncs.py (traced as
+# user code in both modes) or rewrites into constructs it differentiates (frontend/pylevel.py)
+_PYFUNCS = "srcad/pyfuncs.py's {}: np.array of the items, then numpy (values agree to rounding)"
+_LOWERED_PYTHON = {
+    "builtins.map": "map(f, xs) lowered to [f(v) for v in xs] where consumed once (an argument "
+                    "or a loop's iterable; a map held in a name runs as written)",
+    "builtins.sorted": "lowered to a stable argsort of the keys (key=, reverse=) and a gather: "
+                       "a list of the items",
+    "builtins.float": "row `float` (to_float): the identity derivative",
+    "ndarray.tolist": "srcad/pyfuncs.py's tolist: nested lists of x.item() of each element",
+    "ndarray.flat": "np.ravel(x) when read, iterated or indexed (a write through it is refused)",
+    "math.fsum": _PYFUNCS.format("fsum"),
+    **{f"statistics.{n}": _PYFUNCS.format(n if n != "fmean" else "mean")
+       for n in ("mean", "fmean", "median", "variance", "pvariance", "stdev", "pstdev")},
 }
 
 UFUNC_METHODS = ("reduce", "accumulate", "outer", "at", "reduceat")
@@ -328,6 +342,8 @@ def census() -> list[Entry]:
             entry = _ufunc_method_entry(name)
         elif name in _LOWERED_NUMPY:
             entry = Entry(name, DIFFERENTIATED, _LOWERED_NUMPY[name])
+        elif name in _LOWERED_PYTHON:
+            entry = Entry(name, DIFFERENTIATED, _LOWERED_PYTHON[name])
         elif name.startswith("ndarray."):
             entry = _method_entry(name)
         elif name.startswith("builtins.") and name.split(".")[1] in _LOWERED_BUILTINS:

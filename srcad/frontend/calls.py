@@ -33,6 +33,7 @@ from ..checkpoint import Checkpointed
 from ..ops import table
 from ..ops.composed import transformed_call_op
 from ..ops.python_rows import dict_literal_op
+from ..pyfuncs import SUBSTITUTES
 from . import guards
 from .methods import _BUILTIN_OPS, METHODS, RESERVED
 from .opaque import is_user_object, library_file, opaque_call, opaque_method
@@ -251,8 +252,11 @@ class CallsMixin:
                     bound_args + args, {**bound_kw, **kwargs}, checkpointed)
         if isinstance(obj, Checkpointed):  # ck = srcad.checkpoint(block) at module level
             obj, checkpointed = obj.fn, True
+        if _hashable(obj) and obj in SUBSTITUTES:  # statistics.mean: srcad/pyfuncs.py's
+            obj = SUBSTITUTES[obj]
         if _hashable(obj) and obj in _BUILTIN_OPS and not (obj in (min, max)
-                                                            and len(e.args) != 2):
+                                                            and len(e.args) != 2) and not (
+                obj is float and (len(e.args) != 1 or e.keywords)):
             obj = _BUILTIN_OPS[obj]
         if obj is dict and not e.args and all(k.arg is not None for k in e.keywords):
             keys = [ir.Const(k.arg, repr(k.arg)) for k in e.keywords]  # dict(a=x, b=y)

@@ -8,12 +8,15 @@ Input: nothing (tables). Output: `METHODS` (method name -> how to bind the call 
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from .. import ir, runtime
 from ..ops import runtime_ops
 
-_BUILTIN_OPS = {abs: np.absolute, len: len, min: np.minimum, max: np.maximum}  # min/max of two
+_BUILTIN_OPS = {abs: np.absolute, len: len, min: np.minimum, max: np.maximum,  # min/max of two
+               float: runtime.to_float}
 
 
 # names generated code always has in scope
@@ -89,5 +92,26 @@ METHODS = {
     "item": _item_method,
     "pop": _simple_method(runtime_ops.stack_pop),
 }
+
+
+def _reflected_method(fn):
+    """``x.__radd__(y)`` is ``y + x``: the row with the operands swapped."""
+
+    def make(self_atom, args, kwargs):
+        return fn, [*args, self_atom], kwargs
+
+    return make
+
+
+# the operators' dunder methods, called by name (``x.__mul__(y)``): each its operator's row
+# (frontend/expressions.py's _BINOPS), the reflected ones with the operands swapped
+_DUNDERS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "truediv": np.true_divide,
+            "pow": np.power, "matmul": np.matmul}
+METHODS.update({f"__{k}__": _simple_method(fn) for k, fn in _DUNDERS.items()})
+METHODS.update({f"__r{k}__": _reflected_method(fn) for k, fn in _DUNDERS.items()})
+METHODS.update({"__neg__": _simple_method(np.negative), "__pos__": _simple_method(np.positive),
+                "__abs__": _simple_method(np.absolute),
+                "__getitem__": _simple_method(operator.getitem)})
+
 ATTRIBUTES = {"T": np.transpose, "shape": np.shape, "ndim": np.ndim, "size": np.size,
-              "dtype": np.result_type}
+              "dtype": np.result_type, "flat": np.ravel}  # (x.flat: read, iterated, indexed)

@@ -39,10 +39,11 @@ from collections import Counter
 import gast
 import numpy as np
 
-from .. import runtime_python, runtime_signal
+from .. import pyfuncs, runtime_python, runtime_signal
 from ..checkpoint import checkpoint
 from ..errors import UnsupportedSyntaxError
 from ..naming import fresh
+from . import pylevel
 
 # internal names the rewritten tree calls; ParsedFunction.resolve finds them in its closure
 LIST_APPEND = "__srcad_list_append"
@@ -60,7 +61,8 @@ INTERNAL = {LIST_APPEND: runtime_python.list_append, LIST_CONCAT: runtime_python
             ARRAY_SORT: np.sort, ARRAY_PARTITION: np.partition, DICT_SET: runtime_python.dict_set,
             DICT_KEYS: runtime_python.dict_keys, DICT_GET: runtime_python.dict_get,
             PUT_INDEX: runtime_signal.put_index, DIAGONAL_INDEX: runtime_signal.diagonal_index,
-            WHERE: np.where, RAVEL: np.ravel}
+            WHERE: np.where, RAVEL: np.ravel, pylevel.SORTED_BY: pyfuncs.sorted_by,
+            pylevel.TOLIST: pyfuncs.tolist}
 
 _COMPS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
 
@@ -123,6 +125,8 @@ class _Lowerer:
         self.params = {a.id for a in pf.tree.args.posonlyargs + pf.tree.args.args}
         self.lists = self._local_lists()
         self.dicts = self._local_dicts()
+        self.held_maps = {id(n.value) for n in gast.walk(pf.tree) if isinstance(n, gast.Assign)
+                          and isinstance(n.value, gast.Call)}  # (m = map(f, xs): as written)
 
     def error(self, what, node, hint):
         return self.pf.error(what, node, hint=hint, cls=UnsupportedSyntaxError)
@@ -451,6 +455,9 @@ class _Lowerer:
             return _call(LIST_CONCAT, [self.expr(e.left, pending, hint),
                                        self.expr(e.right, pending, hint)])
         if isinstance(e, gast.Call):
+            done = pylevel.rewrite(self, e, pending, hint, self.held_maps)  # map, reduce, ...
+            if done is not None:
+                return done
             done = self.builtin_call(e, pending, hint)
             if done is not None:
                 return done

@@ -28,8 +28,6 @@ from ..runtime_python import (  # (the rules' names)
     get_grad_default,
     get_tangent,
     get_tangent_default,
-    sequence_grad,
-    sequence_tangent,
     grow_grad,
     head_grad,
     key_grad,
@@ -38,11 +36,14 @@ from ..runtime_python import (  # (the rules' names)
     keys_tangent,
     last_grad,
     put_span,
+    sequence_grad,
+    sequence_tangent,
     slot_tree,
     span_tangent,
     take_span,
     without_key,
 )
+from ..runtime_signal import item_grad
 from .table import Op, Param, Rule, defjvp, defnondiff, defvjp
 
 _FAM = "python"
@@ -59,6 +60,12 @@ defnondiff(round, name="py_round", params=(Param("number"), Param("ndigits", Non
 defnondiff(isinstance, name="isinstance", params=(Param("obj"), Param("classinfo")),
            spelling="isinstance(obj, classinfo)", family=_FAM,
            test_cases=(("a * isinstance(a, np.ndarray)", [(3,)]),))
+
+defvjp(rp.to_float, lambda g, out, x: item_grad(g, x), name="float", params=(Param("x"),),
+       spelling="float(x)", linear=("x",), family=_FAM,
+       derivation="the same number as a Python float: g, shaped like x (a size-1 array)",
+       test_cases=(("OP(a[1]) * a", [(3,)]), ("OP(np.sum(a)) * 2.0", [(2, 2)]),
+                   ("OP(a) * 2.0", [()])))
 
 # --- lists ----------------------------------------------------------------------------------
 defvjp(rp.list_append, lambda g, out, xs, x: head_grad(g, xs),

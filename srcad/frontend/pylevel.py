@@ -1,0 +1,180 @@
+"""Python-level calls on arrays, as constructs srcad already differentiates (gast -> gast).
+
+Called by pylower.py's `_Lowerer.expr` for each call it meets; a call it rewrites becomes
+  * ``map(f, xs)`` / ``map(f, xs, ys)`` -> the list ``[f(v) for v in xs]`` /
+    ``[f(v, w) for v, w in zip(xs, ys)]`` (``f`` a ufunc, a user function, a lambda, an
+    `operator` function: called as written). A map is lazy; the list has the same items in
+    the same order, which is the same thing where the map is consumed once -- an argument of
+    a call (``list(map(...))``, ``sum(map(...))``, ``np.array(map(...))``), or a loop's
+    iterable. A map held in a name (``m = map(f, xs)``) is left as written (no rule: fine
+    where no gradient flows through it, refused where one does);
+  * ``functools.reduce(f, xs)`` / ``reduce(f, xs, init)`` -> the fold ``f(f(x0, x1), x2)``
+    (unrolled for a list display, else a loop), Python's own order;
+  * ``sorted(xs, key=k, reverse=r)`` -> ``sorted_by(xs, [k(v) for v in xs], r)``
+    (srcad/pyfuncs.py: a stable argsort of the keys, the items gathered in that order, a
+    list), ``key=None`` -> the items themselves;
+  * ``x.tolist()`` -> ``tolist(x)`` (srcad/pyfuncs.py: nested lists of Python floats);
+  * ``zip(*pairs)`` with a list or tuple display -> ``zip(p0, p1, ...)``; of any other list ->
+    ``[tuple(p[j] for p in pairs) for j in range(min(len(p) for p in pairs))]`` (a list of
+    tuples, as ``list(zip(*pairs))``).
+
+Before/after:
+    ys = list(map(np.tanh, xs))         ys = list([np.tanh(v) for v in xs])
+    p = reduce(np.multiply, [x, y, z])  p = np.multiply(np.multiply(x, y), z)
+"""
+
+from __future__ import annotations
+
+import builtins
+import copy
+import functools
+
+import gast
+
+SORTED_BY = "__srcad_sorted_by"
+TOLIST = "__srcad_tolist"
+
+
+def _name(id_, store=False):
+    return gast.Name(id=id_, ctx=gast.Store() if store else gast.Load(), annotation=None,
+                     type_comment=None)
+
+
+def _call(func, args, keywords=()):
+    return gast.Call(func=_name(func) if isinstance(func, str) else func, args=list(args),
+                     keywords=list(keywords))
+
+
+def _comp(target, iter_):
+    return gast.comprehension(target=target, iter=iter_, ifs=[], is_async=0)
+
+
+def callee_object(low, func):
+    """The object a callee spelled ``name`` or ``mod.attr`` refers to (not a local), or None."""
+    parts = []
+    while isinstance(func, gast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    if not isinstance(func, gast.Name) or func.id in low.counts_store or \
+            func.id in low.params:
+        return None
+    obj = low.pf.resolve(func.id)
+    for p in reversed(parts):
+        obj = getattr(obj, p, None)
+    return obj
+
+
+def apply(f, args):
+    """``f(*args)`` as gast, for a callee given as a value: a lifted lambda with its free
+    variables (``functools.partial(lifted, w=w)``) is called as ``lifted(*args, w=w)``."""
+    if isinstance(f, gast.Call) and isinstance(f.func, gast.Name) and \
+            f.func.id == "__srcad_partial" and len(f.args) == 1:
+        return _call(copy.deepcopy(f.args[0]), args, copy.deepcopy(f.keywords))
+    return _call(copy.deepcopy(f), args)
+
+
+def _is(obj, target) -> bool:
+    try:
+        return obj is target
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def rewrite(low, e: gast.Call, pending: list, hint: str, held: set):
+    """The rewritten expression for the call `e`, or None (see the module docstring). `held`:
+    ids of map calls assigned straight to a name (left as written)."""
+    if isinstance(e.func, gast.Attribute) and e.func.attr == "tolist" and not e.args and \
+            not e.keywords:  # x.tolist(): srcad/pyfuncs.py's (any other object's: its own)
+        return _call(TOLIST, [low.expr(e.func.value, pending, hint)])
+    obj = callee_object(low, e.func)
+    if obj is None:
+        return None
+    starred = any(isinstance(a, gast.Starred) for a in e.args)
+    if _is(obj, builtins.map) and len(e.args) >= 2 and not e.keywords and not starred \
+            and id(e) not in held:
+        f, its = e.args[0], e.args[1:]
+        if len(its) == 1:
+            v = low.fresh(f"{hint}_item")
+            comp = gast.ListComp(elt=apply(f, [_name(v)]),
+                                 generators=[_comp(_name(v, True), its[0])])
+        else:
+            vs = [low.fresh(f"{hint}_item") for _ in its]
+            target = gast.Tuple(elts=[_name(v, True) for v in vs], ctx=gast.Store())
+            comp = gast.ListComp(elt=apply(f, [_name(v) for v in vs]),
+                                 generators=[_comp(target, _call("zip", its))])
+        return low.expr(gast.copy_location(comp, e), pending, hint)
+    if _is(obj, functools.reduce) and len(e.args) in (2, 3) and not e.keywords \
+            and not starred:
+        return _fold(low, e, pending, hint)
+    if _is(obj, builtins.sorted) and len(e.args) == 1 and not starred and \
+            all(k.arg in ("key", "reverse") for k in e.keywords):
+        return _sorted(low, e, pending, hint)
+    if _is(obj, builtins.zip) and len(e.args) == 1 and starred and not e.keywords:
+        return _transpose(low, e, pending, hint)
+    return None
+
+
+def _fold(low, e, pending, hint):
+    from .pylower import _assign, _for
+
+    f, items = e.args[0], e.args[1]
+    init = e.args[2] if len(e.args) == 3 else None
+    if isinstance(items, (gast.List, gast.Tuple)) and not any(
+            isinstance(x, gast.Starred) for x in items.elts) and (items.elts or init):
+        elts = list(items.elts)
+        acc = init if init is not None else elts.pop(0)
+        for x in elts:
+            acc = apply(f, [acc, x])
+        return low.expr(gast.copy_location(acc, e), pending, hint)
+    acc = low.fresh(f"{hint}_reduce")
+    item = low.fresh(f"{acc}_item")
+    if init is not None:
+        pending.append(_assign(acc, low.expr(init, pending, hint)))
+        body = [_assign(acc, apply(f, [_name(acc), _name(item)]))]
+    else:
+        first = low.fresh(f"{acc}_first")
+        pending.append(_assign(first, gast.Constant(value=True, kind=None)))
+        body = [gast.If(test=_name(first),
+                        body=[_assign(acc, _name(item)),
+                              _assign(first, gast.Constant(value=False, kind=None))],
+                        orelse=[_assign(acc, apply(f, [_name(acc), _name(item)]))])]
+    loop = _for(_name(item, True), items, body)
+    pending.append(gast.copy_location(loop, e))
+    return _name(acc)
+
+
+def _sorted(low, e, pending, hint):
+    from .pylower import _assign
+
+    kw = {k.arg: k.value for k in e.keywords}
+    data = low.fresh(f"{hint}_items")
+    pending.append(_assign(data, low.expr(e.args[0], pending, hint)))
+    key = kw.get("key")
+    if key is None or (isinstance(key, gast.Constant) and key.value is None):
+        keys = gast.Constant(value=None, kind=None)
+    else:
+        v = low.fresh(f"{hint}_item")
+        keys = low.expr(gast.ListComp(elt=apply(key, [_name(v)]),
+                                      generators=[_comp(_name(v, True), _name(data))]),
+                        pending, f"{hint}_keys")
+    reverse = kw.get("reverse", gast.Constant(value=False, kind=None))
+    return _call(SORTED_BY, [_name(data), keys, low.expr(reverse, pending, hint)])
+
+
+def _transpose(low, e, pending, hint):
+    rows = e.args[0].value
+    if isinstance(rows, (gast.List, gast.Tuple)) and not any(
+            isinstance(x, gast.Starred) for x in rows.elts):
+        return low.expr(gast.copy_location(_call("zip", rows.elts), e), pending, hint)
+    from .pylower import _assign
+
+    held = low.fresh(f"{hint}_rows")
+    pending.append(_assign(held, low.expr(rows, pending, hint)))
+    p, j, q = (low.fresh(f"{hint}_{s}") for s in ("row", "col", "len"))
+    width = _call("min", [gast.GeneratorExp(elt=_call("len", [_name(q)]),
+                                            generators=[_comp(_name(q, True), _name(held))])])
+    column = _call("tuple", [gast.GeneratorExp(
+        elt=gast.Subscript(value=_name(p), slice=_name(j), ctx=gast.Load()),
+        generators=[_comp(_name(p, True), _name(held))])])
+    comp = gast.ListComp(elt=column, generators=[_comp(_name(j, True), _call("range", [width]))])
+    return low.expr(gast.copy_location(comp, e), pending, hint)

@@ -1,0 +1,153 @@
+"""Python-level functions people apply to arrays, written in the numpy srcad differentiates.
+
+``statistics.mean(x)``, ``math.fsum(x)``, ``sorted(x)``, ... have no derivative rule of their
+own: srcad calls the function of the same meaning here in their place (frontend/calls.py's
+`SUBSTITUTES` in source mode, tape.py's `wrap` in tape mode), and these functions are traced
+as the user's own code (frontend/opaque.py: this module is not a library), so both modes
+differentiate the same numpy calls, first and second order, reverse and forward.
+
+Each takes what its original takes: a list (or tuple) of scalars or a 1-D array. The values
+are numpy's: ``fsum`` and ``statistics.mean`` add in numpy's order, not with Python's exact
+sums, so they agree with the originals to rounding.
+
+Before/after:
+    statistics.median(x)        ->  pyfuncs.median(x):  s = np.sort(np.array(x)); middle of s
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def fsum(data):
+    """math.fsum: the sum of the items."""
+    a = np.array(data)
+    return np.sum(a)
+
+
+def mean(data):
+    """statistics.mean / statistics.fmean: the sum over the number of items."""
+    a = np.array(data)
+    return np.sum(a) / a.shape[0]
+
+
+def median(data):
+    """statistics.median: the middle item in sorted order (the mean of the two middle ones
+    for an even number of items)."""
+    s = np.sort(np.array(data))
+    n = s.shape[0]
+    if n % 2 == 1:
+        return s[n // 2]
+    return (s[n // 2 - 1] + s[n // 2]) / 2
+
+
+def pvariance(data):
+    """statistics.pvariance: the mean squared deviation from the mean."""
+    a = np.array(data)
+    d = a - np.sum(a) / a.shape[0]
+    return np.sum(d * d) / a.shape[0]
+
+
+def variance(data):
+    """statistics.variance: the squared deviations from the mean over n - 1."""
+    a = np.array(data)
+    d = a - np.sum(a) / a.shape[0]
+    return np.sum(d * d) / (a.shape[0] - 1)
+
+
+def pstdev(data):
+    """statistics.pstdev: the square root of pvariance."""
+    return np.sqrt(pvariance(data))
+
+
+def stdev(data):
+    """statistics.stdev: the square root of variance."""
+    return np.sqrt(variance(data))
+
+
+def sorted_by(data, keys, reverse):
+    """sorted(data, key=..., reverse=...) with the keys already computed (a list, or None for
+    the items themselves): a stable sort, as Python's, reversed in the same stable way; the
+    result is a list of the items, each carrying its own derivative."""
+    a = np.array(data)
+    k = a if keys is None else np.array(keys)
+    if reverse:
+        order = np.argsort(-k, kind="stable")
+    else:
+        order = np.argsort(k, kind="stable")
+    return list(a[order])
+
+
+def sorted_(data, key=None, reverse=False):
+    """sorted(data, key=..., reverse=...) as tape mode runs it (source mode computes the keys
+    in the user's function: frontend/pylevel.py)."""
+    keys = None if key is None else [key(v) for v in data]
+    return sorted_by(data, keys, reverse)
+
+
+def copy(x):
+    """copy.copy: a new array (np.copy) or a new list / tuple / dict of the same items."""
+    if isinstance(x, np.ndarray):
+        return np.copy(x)
+    if isinstance(x, list):
+        return [v for v in x]
+    if isinstance(x, dict):
+        return {k: v for k, v in x.items()}
+    return x
+
+
+def deepcopy(x):
+    """copy.deepcopy of an array, a number, or a list / tuple / dict of arrays and numbers
+    (one level: deeper containers are refused by srcad as recursion)."""
+    if isinstance(x, np.ndarray):
+        return np.copy(x)
+    if isinstance(x, list):
+        return [np.copy(v) if isinstance(v, np.ndarray) else v for v in x]
+    if isinstance(x, tuple):
+        return tuple(np.copy(v) if isinstance(v, np.ndarray) else v for v in x)
+    if isinstance(x, dict):
+        return {k: np.copy(v) if isinstance(v, np.ndarray) else v for k, v in x.items()}
+    return x
+
+
+def tolist(x):
+    """x.tolist() of an array: nested lists of Python numbers (`x.item()` of each element),
+    each float carrying its element's derivative."""
+    if x.ndim == 0:
+        return x.item()
+    if x.ndim == 1:
+        return [v.item() for v in x]
+    if x.ndim == 2:
+        return [[v.item() for v in r] for r in x]
+    if x.ndim == 3:
+        return [[[v.item() for v in c] for c in r] for r in x]
+    return [[[[v.item() for v in d] for d in c] for c in r] for r in x]
+
+
+def _substitutes() -> dict:
+    import copy as copy_module
+    import math
+    import statistics
+
+    return {math.fsum: fsum, statistics.mean: mean, statistics.fmean: mean,
+            statistics.median: median, statistics.variance: variance,
+            statistics.pvariance: pvariance, statistics.stdev: stdev,
+            statistics.pstdev: pstdev, copy_module.copy: copy,
+            copy_module.deepcopy: deepcopy}
+
+
+# the library function -> the function srcad differentiates in its place
+SUBSTITUTES = _substitutes()
+
+
+def _tape_only() -> dict:
+    import builtins
+    import functools
+
+    # (source mode rewrites these calls: frontend/pylevel.py; None: the callable as it is,
+    # given the Tensors themselves -- not a library function seeing plain values)
+    return {functools.reduce: None, builtins.map: None, builtins.sorted: sorted_}
+
+
+# what tape mode calls in place of a callable (on top of SUBSTITUTES)
+TAPE_ONLY = _tape_only()
