@@ -7,8 +7,9 @@ as the user's own code (frontend/opaque.py: this module is not a library), so bo
 differentiate the same numpy calls, first and second order, reverse and forward.
 
 Each takes what its original takes: a list (or tuple) of scalars or a 1-D array. The values
-are numpy's: ``fsum`` and ``statistics.mean`` add in numpy's order, not with Python's exact
-sums, so they agree with the originals to rounding.
+are Python's: ``fsum`` and the ``statistics`` functions are rows (srcad/ops/python_rows.py)
+whose value is the original's (exact sums, correctly rounded) and whose derivative is the plain
+formula's.
 
 Before/after:
     statistics.median(x)        ->  pyfuncs.median(x):  s = np.sort(np.array(x)); middle of s
@@ -18,17 +19,22 @@ from __future__ import annotations
 
 import numpy as np
 
+from .runtime_python import py_fsum, py_mean, py_stdev, py_variance
+
 
 def fsum(data):
-    """math.fsum: the sum of the items."""
-    a = np.array(data)
-    return np.sum(a)
+    """math.fsum: the exactly rounded sum of the items."""
+    return py_fsum(np.array(data, dtype=float))
 
 
 def mean(data):
-    """statistics.mean / statistics.fmean: the sum over the number of items."""
-    a = np.array(data)
-    return np.sum(a) / a.shape[0]
+    """statistics.mean: the correctly rounded mean."""
+    return py_mean(np.array(data, dtype=float), True)
+
+
+def fmean(data):
+    """statistics.fmean: math.fsum of the items over their number."""
+    return py_mean(np.array(data, dtype=float), False)
 
 
 def median(data):
@@ -43,26 +49,22 @@ def median(data):
 
 def pvariance(data):
     """statistics.pvariance: the mean squared deviation from the mean."""
-    a = np.array(data)
-    d = a - np.sum(a) / a.shape[0]
-    return np.sum(d * d) / a.shape[0]
+    return py_variance(np.array(data, dtype=float), 0)
 
 
 def variance(data):
     """statistics.variance: the squared deviations from the mean over n - 1."""
-    a = np.array(data)
-    d = a - np.sum(a) / a.shape[0]
-    return np.sum(d * d) / (a.shape[0] - 1)
+    return py_variance(np.array(data, dtype=float), 1)
 
 
 def pstdev(data):
     """statistics.pstdev: the square root of pvariance."""
-    return np.sqrt(pvariance(data))
+    return py_stdev(np.array(data, dtype=float), 0)
 
 
 def stdev(data):
     """statistics.stdev: the square root of variance."""
-    return np.sqrt(variance(data))
+    return py_stdev(np.array(data, dtype=float), 1)
 
 
 def sorted_by(data, keys, reverse):
@@ -129,7 +131,7 @@ def _substitutes() -> dict:
     import math
     import statistics
 
-    return {math.fsum: fsum, statistics.mean: mean, statistics.fmean: mean,
+    return {math.fsum: fsum, statistics.mean: mean, statistics.fmean: fmean,
             statistics.median: median, statistics.variance: variance,
             statistics.pvariance: pvariance, statistics.stdev: stdev,
             statistics.pstdev: pstdev, copy_module.copy: copy,

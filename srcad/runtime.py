@@ -36,7 +36,7 @@ from .runtime_python import (  # noqa: F401  (lists and dicts: the Python people
     get_tangent_default, sequence_grad, sequence_tangent, dict_keys, dict_set, grow_grad, item_grad, without_item,
     head_grad, key_grad, key_tree, keyed_tangent, keys_tangent, last_grad, list_append,
     list_concat, put_span, span_tangent, take_span,
-    slot_tree, to_float, without_key)
+    py_fsum, py_mean, py_stdev, py_variance, slot_tree, to_float, without_key)
 from .runtime_signal import (  # noqa: F401  (convolutions, interp, gradient, choose)
     array_item,
     choose_tree,
@@ -225,6 +225,10 @@ __all__ = [
     "sequence_grad",
     "sequence_tangent",
     "to_float",
+    "py_fsum",
+    "py_mean",
+    "py_stdev",
+    "py_variance",
     "dict_keys",
     "dict_set",
     "item_grad",

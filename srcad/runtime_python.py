@@ -22,6 +22,9 @@ code calling them can be differentiated again.
 
 from __future__ import annotations
 
+import math
+import statistics
+
 import numpy as np
 
 from .gradtree import GradTree, zeros_grad
@@ -328,6 +331,32 @@ def to_float(x):
     """``float(x)`` as a function the table can hold: a Python float of a number, a numpy
     scalar or a size-1 array (its derivative: the identity, in the generated code's adjoint)."""
     return float(x)
+
+
+def py_fsum(a):
+    """``math.fsum`` of a 1-D float array (pyfuncs.fsum): Python's exactly rounded sum, so the
+    value is the one calling math.fsum gives; its derivative is the sum's."""
+    return math.fsum(a.tolist())
+
+
+def py_mean(a, exact):
+    """``statistics.mean`` (exact: the correctly rounded mean of the exact sum) or
+    ``statistics.fmean`` (math.fsum over n) of a 1-D float array, as a Python float."""
+    return float(statistics.mean(a.tolist()) if exact else statistics.fmean(a.tolist()))
+
+
+def py_variance(a, ddof):
+    """``statistics.variance`` (ddof=1) or ``statistics.pvariance`` (ddof=0) of a 1-D float
+    array: Python's exact sums of squared deviations, correctly rounded."""
+    f = statistics.variance if ddof else statistics.pvariance
+    return float(f(a.tolist()))
+
+
+def py_stdev(a, ddof):
+    """``statistics.stdev`` (ddof=1) or ``statistics.pstdev`` (ddof=0) of a 1-D float array:
+    the correctly rounded square root of the exact variance."""
+    f = statistics.stdev if ddof else statistics.pstdev
+    return float(f(a.tolist()))
 
 
 def sequence_tangent(g, x):

@@ -212,7 +212,8 @@ _LOWERED_NUMPY = {
 
 # Python-level functions srcad calls in their place a function of srcad/pyfuncs.py (traced as
 # user code in both modes) or rewrites into constructs it differentiates (frontend/pylevel.py)
-_PYFUNCS = "srcad/pyfuncs.py's {}: np.array of the items, then numpy (values agree to rounding)"
+_PYFUNCS = ("srcad/pyfuncs.py's {}: np.array of the items, then a row whose value is Python's "
+            "own (exact sums, correctly rounded)")
 _LOWERED_PYTHON = {
     "builtins.map": "map(f, xs) lowered to [f(v) for v in xs] where consumed once (an argument "
                     "or a loop's iterable; a map held in a name runs as written)",
@@ -222,7 +223,9 @@ _LOWERED_PYTHON = {
     "ndarray.tolist": "srcad/pyfuncs.py's tolist: nested lists of x.item() of each element",
     "ndarray.flat": "np.ravel(x) when read, iterated or indexed (a write through it is refused)",
     "math.fsum": _PYFUNCS.format("fsum"),
-    **{f"statistics.{n}": _PYFUNCS.format(n if n != "fmean" else "mean")
+    **{f"statistics.{n}": (_PYFUNCS if n != "median" else
+                                 "srcad/pyfuncs.py's median: np.sort, the middle item (or the "
+                                 "mean of the two middle ones)").format(n)
        for n in ("mean", "fmean", "median", "variance", "pvariance", "stdev", "pstdev")},
 }
 

@@ -16,6 +16,7 @@ Where the rank changes (a singular value crossing rcond) pinv is not continuous.
 import numpy as np
 
 from .. import runtime_stats as rs
+from ..runtime_python import py_fsum, py_mean, py_stdev, py_variance
 from ..runtime import (
     average_weights,
     cov_grad,
@@ -351,3 +352,32 @@ defvjp(rs.order_jvp,
        percent=False: order_grad(g, a, q, axis, keepdims, method, nan, percent),
        name="order_jvp", linear=("t",), family="runtime",
        derivation="the quantile's JVP, linear in t; its transpose is the quantile's VJP")
+
+
+# --- math.fsum and statistics (srcad/pyfuncs.py calls these on np.array(data, dtype=float)) ---
+# The value is Python's (exact sums, correctly rounded); the derivative is the plain formula's.
+defvjp(py_fsum, lambda g, out, a: g * np.ones_like(a), name="py_fsum",
+       params=(Param("a"),), family="python", linear=("a",),
+       derivation="the exactly rounded sum: g for every item",
+       test_cases=(("OP(np.asarray(a * a, dtype=float))", [(5,)]),))
+defjvp(py_fsum, lambda g, out, a: np.sum(g))
+defvjp(py_mean, lambda g, out, a, exact: g * np.ones_like(a) / a.shape[0], None,
+       name="py_mean", params=(Param("a"), Param("exact")), family="python", linear=("a",),
+       derivation="the correctly rounded mean: g / n for every item",
+       test_cases=(("OP(np.asarray(a * a, dtype=float), True)", [(5,)]),
+                   ("OP(np.asarray(np.sin(a), dtype=float), False)", [(4,)])))
+defjvp(py_mean, lambda g, out, a, exact: np.sum(g) / a.shape[0], None)
+defvjp(py_variance, lambda g, out, a, ddof: g * 2.0 * (a - np.mean(a)) / (a.shape[0] - ddof),
+       None, name="py_variance", params=(Param("a"), Param("ddof")), family="python",
+       derivation="sum((a - mean)**2) / (n - ddof), exactly rounded: 2 (a - mean) / (n - ddof)",
+       test_cases=(("OP(np.asarray(a * a, dtype=float), 1)", [(5,)]),
+                   ("OP(np.asarray(np.sin(a), dtype=float), 0)", [(4,)])))
+defjvp(py_variance,
+       lambda g, out, a, ddof: np.sum(g * 2.0 * (a - np.mean(a))) / (a.shape[0] - ddof), None)
+defvjp(py_stdev, lambda g, out, a, ddof: g * (a - np.mean(a)) / ((a.shape[0] - ddof) * out),
+       None, name="py_stdev", params=(Param("a"), Param("ddof")), family="python",
+       derivation="sqrt of the variance: (a - mean) / ((n - ddof) out)",
+       test_cases=(("OP(np.asarray(a * a, dtype=float), 1)", [(5,)]),
+                   ("OP(np.asarray(np.sin(a), dtype=float), 0)", [(4,)])))
+defjvp(py_stdev,
+       lambda g, out, a, ddof: np.sum(g * (a - np.mean(a))) / ((a.shape[0] - ddof) * out), None)
