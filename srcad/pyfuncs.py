@@ -114,16 +114,19 @@ def deepcopy(x):
 
 def tolist(x):
     """x.tolist() of an array: nested lists of Python numbers (`x.item()` of each element),
-    each float carrying its element's derivative."""
+    each float carrying its element's derivative. Built flat and then grouped from the last
+    axis outwards (a loop, not recursion, so any number of dimensions)."""
     if x.ndim == 0:
         return x.item()
     if x.ndim == 1:
         return [v.item() for v in x]
-    if x.ndim == 2:
-        return [[v.item() for v in r] for r in x]
-    if x.ndim == 3:
-        return [[[v.item() for v in c] for c in r] for r in x]
-    return [[[[v.item() for v in d] for d in c] for c in r] for r in x]
+    items = [v.item() for v in x.reshape(-1)]
+    shape = x.shape
+    for axis in range(x.ndim - 1, 0, -1):
+        n = shape[axis]
+        groups = len(items) // n if n else int(np.prod(shape[:axis]))
+        items = [items[i * n:(i + 1) * n] for i in range(groups)]
+    return items
 
 
 def _substitutes() -> dict:

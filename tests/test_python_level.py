@@ -122,6 +122,11 @@ def f_tolist_2d(x):
     return rows[0][1] * rows[1][0] + x[0:1].tolist()[0]
 
 
+def f_tolist_5d(x):
+    deep = (x[:4] * x[1:]).reshape(1, 2, 1, 2, 1).tolist()
+    return deep[0][1][0][0][0] * deep[0][0][0][1][0] + len(deep[0])
+
+
 def f_flat(x):
     return sum(v for v in (x * x).flat) + x[:4].reshape(2, 2).flat[3] * x[0]
 
@@ -145,7 +150,7 @@ def f_zip_star_list(x):
 CASES = [f_map_ufunc, f_map_lambda, f_map_two, f_map_user, f_reduce_ufunc, f_reduce_loop,
          f_reduce_init, f_sorted, f_sorted_key, f_sorted_list, f_fsum, f_mean, f_median_odd,
          f_median_even, f_variance, f_stdev, f_deepcopy, f_copy_list, f_deepcopy_list,
-         f_dunder, f_tolist, f_tolist_2d, f_flat, f_float, f_zip_star, f_zip_star_list]
+         f_dunder, f_tolist, f_tolist_2d, f_tolist_5d, f_flat, f_float, f_zip_star, f_zip_star_list]
 MODES = [{"mode": "source"}, pytest.param({"mode": "source", "fuse": True},
                                           marks=pytest.mark.slow), {"mode": "tape"}]
 MODE_IDS = ["source", "fused", "tape"]
