@@ -49,7 +49,9 @@ from .frontend.opaque import is_library_module, library_file
 from .ops import table
 from .tape_builtins import LibraryView, plain_call, tape_builtins
 from .tape_containers import CONTAINERS, TensorDict, raw_item, raw_items, rewrap, wrap_container
-from .tape_tensor import _PY, Plain, Tensor, _has_tensor, _unwrap, plain_view, user_error
+from .runtime_at import AT_FORMS
+from .tape_tensor import (
+    _PY, Plain, Tensor, _has_tensor, _unwrap, plain_view, user_error, write_at)
 from .transform.specialise import Info
 
 
@@ -580,6 +582,8 @@ class _UfuncView:
 
     def __getattr__(self, name):
         obj = getattr(self._ufunc, name)
+        if name == "at" and self._ufunc in AT_FORMS:  # np.add.at(t, i, v): a write (tape_tensor)
+            return lambda *args: write_at(self._ufunc, args)
         if callable(obj) and table.lookup(obj) is not None:
             return self._tape.sequence_aware(obj)
         return obj

@@ -342,6 +342,11 @@ NO_TORCH_TWIN = {
     "rollaxis": "torch._numpy's rollaxis reshapes where it should transpose",
     "select": "torch._numpy has no select",
     "interp": "torch has no interp (piecewise linear: checked against differences and vjp)",
+    **{f"{u}_{m}": "torch._numpy has no ufunc.at / ufunc.reduceat (tests/test_numpy_functions.py "
+       "checks them against torch's index_add / scatter_reduce / segment_reduce)"
+       for u, m in [(u, "at") for u in ("add", "subtract", "multiply", "maximum", "minimum",
+                                        "negative")]
+       + [(u, "reduceat") for u in ("add", "multiply", "maximum", "minimum")]},
 }
 _ONE_TRIANGLE = ("numpy reads one triangle of this non-symmetric input; torch differentiates "
                  "another function of it")

@@ -210,6 +210,9 @@ _LOWERED_NUMPY = {
     "ndarray.fill": "x.fill(v) lowered to x[...] = v (copy on write)",
     "ndarray.sort": "x.sort() lowered to x[...] = np.sort(x) (copy on write)",
     "ndarray.partition": "x.partition(k) lowered to x[...] = np.partition(x, k)",
+    "ufunc.at": "np.add.at / subtract / multiply / maximum / minimum / negative.at lowered to "
+                "a[...] = add_at(a, indices, b) (copy on write; repeated indices accumulate); "
+                "other ufuncs' are refused (no rule yet)",
 }
 
 UFUNC_METHODS = ("reduce", "accumulate", "outer", "at", "reduceat")
@@ -324,7 +327,7 @@ def census() -> list[Entry]:
     listed = _listed()
     out = []
     for name, obj in surface().items():
-        if name.startswith("ufunc."):
+        if name.startswith("ufunc.") and name not in _LOWERED_NUMPY:
             entry = _ufunc_method_entry(name)
         elif name in _LOWERED_NUMPY:
             entry = Entry(name, DIFFERENTIATED, _LOWERED_NUMPY[name])
