@@ -88,6 +88,9 @@ DIFFERENTIATED_SAMPLES = {  # Python-level spellings that are rows (aliases of n
     "np.fill_diagonal": "m = np.outer(x, x)\nnp.fill_diagonal(m, x)\nreturn np.sum(m * m)",
     "ndarray.item": "return np.sum(x) * x.item(0) + x.item(2) ** 2 + x[1:2].item()",
     "ufunc.outer": "return np.sum(np.multiply.outer(x, x) * np.subtract.outer(x, 2 * x))",
+    # ufunc.at: a write that accumulates (copy on write); reduceat: a reduction by segment
+    "ufunc.at": "y = np.zeros(3)\nnp.add.at(y, [0, 1, 0, 2], x)\nreturn np.sum(y * y)",
+    "ufunc.reduceat": "return np.sum(np.multiply.reduceat(x, [0, 2]) ** 2)",
 }
 REFUSED_SAMPLES = {
     "np.fft.fft": "return np.sum(np.fft.fft(x).real)",
@@ -97,8 +100,6 @@ REFUSED_SAMPLES = {
     "np.histogram_bin_edges": "return np.sum(np.histogram_bin_edges(x, 3))",
     "ndarray.tolist": "return x.tolist()[0] * np.sum(x)",
     "builtins.float": "return float(np.sum(x)) * np.sum(x)",
-    "ufunc.at": "y = np.zeros(3)\nnp.add.at(y, [0, 1, 0, 2], x)\nreturn np.sum(y)",
-    "ufunc.reduceat": "return np.sum(np.add.reduceat(x, [0, 2]))",
 }
 
 
