@@ -50,6 +50,7 @@ from .ops import table
 from .tape_builtins import LibraryView, plain_call, tape_builtins
 from .tape_containers import CONTAINERS, TensorDict, raw_item, raw_items, rewrap, wrap_container
 from .runtime_at import AT_FORMS
+from .runtime_callbacks import VectorizeEager
 from .tape_tensor import (
     _PY, Plain, Tensor, _has_tensor, _unwrap, plain_view, user_error, write_at)
 from .transform.specialise import Info
@@ -290,8 +291,14 @@ class Tape:
         self._traced[fn] = out
         return out
 
+    def numpy_view(self):
+        """numpy as traced code sees it (`_NumpyView`)."""
+        return _NumpyView(self, np)
+
     def wrap(self, obj):
         """What a traced function sees for a global or closure value."""
+        if isinstance(obj, np.vectorize):  # (a vectorize object: its loop on the tape)
+            return VectorizeEager(self.numpy_view(), _has_tensor, obj)
         if type(obj) is np.ndarray:  # a global array: numpy's, its `.dot` seeing Tensors
             return plain_view(obj)
         if isinstance(obj, types.FunctionType):
@@ -548,6 +555,8 @@ class _NumpyView:
             return _Concatenator(self._tape, obj)
         if isinstance(obj, np.ufunc) and table.lookup(obj) is not None:
             return _UfuncView(self._tape, obj)
+        if obj is np.vectorize:  # np.vectorize(f)(t): its loop on the tape
+            return lambda *a, **k: VectorizeEager(self, _has_tensor, np.vectorize(*a, **k))
         if callable(obj) and not isinstance(obj, type) and table.lookup(obj) is not None:
             return self._tape.sequence_aware(obj)
         if callable(obj) and not isinstance(obj, type):  # no row: np.random.randn, ...

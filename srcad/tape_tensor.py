@@ -30,6 +30,7 @@ from .errors import SrcadError
 from .interpret import check_inplace
 from .ops import table
 from .runtime_at import AT_FORMS
+from .runtime_callbacks import eager_callbacks
 from .runtime_signal import INPLACE_WRITERS, inplace_parts
 from .tape_containers import CONTAINERS, TensorDict, raw_items
 
@@ -75,6 +76,8 @@ class Tensor:
         return self.tape.apply(ufunc, inputs, kwargs, py)
 
     def __array_function__(self, func, types_, args, kwargs):
+        if func in _EAGER:  # np.piecewise / np.apply_along_axis: numpy's loop, on the tape
+            return _EAGER[func](self.tape.numpy_view(), *args, **kwargs)
         if func in INPLACE_WRITERS:  # np.put / np.copyto / np.fill_diagonal: x[index] = value
             return _write_in_place(func, args, kwargs)
         return self.tape.apply(func, args, kwargs)
@@ -414,6 +417,8 @@ try:  # (the ufunc behind ndarray.clip: no row of its own, np.clip's semantics)
 except ImportError:  # numpy < 2
     from numpy.core.umath import clip as _CLIP_UFUNC
 
+
+_EAGER = eager_callbacks()
 
 _PY = {np.add: operator.add, np.subtract: operator.sub, np.multiply: operator.mul,
        np.true_divide: operator.truediv, np.power: operator.pow, np.matmul: operator.matmul,

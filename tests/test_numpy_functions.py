@@ -97,13 +97,72 @@ def maximum_reduceat(x):
 
 def minimum_reduceat(x):
     return np.sum(np.exp(np.minimum.reduceat(np.outer(x, x), [0, 3], axis=0)))
+
+
+def branchy(v):
+    return v * v if v > 0 else -v
+
+
+vbranchy = np.vectorize(branchy)
+
+
+@np.vectorize
+def decorated(v):
+    return np.sin(v) if v < 0.5 else v * 2.0
+
+
+def piecewise(x):
+    return np.sum(np.piecewise(x, [x < 0, x >= 0], [lambda v: -v, lambda v: v * v]))
+
+
+def piecewise_default(x):
+    # later conditions win; a constant; the default where no condition holds; a ufunc
+    y = np.piecewise(x, [x < 0.5, x < 0, x > 1.0], [np.sin, 2.0, lambda v: v ** 3, np.tanh])
+    return np.sum(y * x)
+
+
+def piecewise_one_condition(x):
+    return np.sum(np.piecewise(x * 2.0, x > 0, [branchy_arrays, lambda v, k: v * k], 3.0))
+
+
+def branchy_arrays(v, k):
+    return np.exp(v) * k
+
+
+def vectorize(x):
+    return np.sum(np.vectorize(lambda v: v * v if v > 0 else -v)(x))
+
+
+def vectorize_objects(x):
+    return np.sum(vbranchy(x) * decorated(x))
+
+
+def vectorize_broadcast(x):
+    y = np.vectorize(lambda a, b: a * b if a > b else a + b, otypes='d')(x, x[::-1].reshape(4, 1))
+    return np.sum(y ** 2)
+
+
+def apply_along_axis(x):
+    return np.sum(np.apply_along_axis(lambda r: r * r.sum(), 1, x.reshape(2, 2)) ** 2)
+
+
+def apply_along_axis_outer(x):
+    m = np.reshape(np.concatenate([x, x * x]), (2, 4))
+    return np.sum(np.apply_along_axis(lambda r, s: np.outer(r, r) * s, 0, m, 1.5) ** 2)
+
+
+def apply_along_axis_scalar(x):
+    return np.sum(np.sin(np.apply_along_axis(np.max, -1, np.outer(x, x))))
 '''
 
 AT = ["add_at", "add_at_into_x", "add_at_2d_broadcast", "add_at_view", "subtract_at",
       "multiply_at", "maximum_at", "minimum_at", "negative_at"]
 REDUCEAT = ["add_reduceat", "add_reduceat_overlap", "multiply_reduceat", "maximum_reduceat",
             "minimum_reduceat"]
-NAMES = AT + REDUCEAT
+CALLBACKS = ["piecewise", "piecewise_default", "piecewise_one_condition", "vectorize",
+             "vectorize_objects", "vectorize_broadcast", "apply_along_axis",
+             "apply_along_axis_outer", "apply_along_axis_scalar"]
+NAMES = AT + REDUCEAT + CALLBACKS
 
 
 @pytest.fixture(scope="module")
@@ -263,3 +322,20 @@ def test_at_into_a_plain_array_is_refused_in_tape_mode(tmp_path):
     assert np.array_equal(y, np.ones(3))
     with pytest.raises(srcad.SrcadError, match="plain array"):
         srcad.grad(m.f, mode="tape")(np.array([0.5, 2.0]), y)
+
+
+def test_piecewise_against_torch(mod):
+    def build(t):
+        y = torch.where(t < 0, -t, t * t)
+        return y.sum()
+    for mode in ("source", "tape"):
+        np.testing.assert_allclose(srcad.grad(mod.piecewise, mode=mode)(_x()),
+                                   _torch_grad(build, _x()), rtol=1e-12)
+
+
+def test_apply_along_axis_against_torch(mod):
+    def build(t):
+        m = t.reshape(2, 2)
+        return ((m * m.sum(1, keepdim=True)) ** 2).sum()
+    np.testing.assert_allclose(srcad.grad(mod.apply_along_axis)(_x()),
+                               _torch_grad(build, _x()), rtol=1e-12)
