@@ -9,8 +9,6 @@ so the two modes agree bit for bit.
 
 from __future__ import annotations
 
-import numpy as np
-
 VECTORIZE_NAME = "__srcad_vectorized_"  # the name a vectorize object's function is called by
 
 

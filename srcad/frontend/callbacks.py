@@ -42,8 +42,8 @@ import copy
 import gast
 import numpy as np
 
-from ..naming import fresh
 from .. import runtime_callbacks
+from ..naming import fresh
 from ..runtime_callbacks import VECTORIZE_NAME
 
 _SIMPLE = (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Return, gast.Expr)
