@@ -56,6 +56,9 @@ from .runtime_signal import (  # noqa: F401  (convolutions, interp, gradient, ch
     unwindow,
     last_writes,
 )
+from .runtime_at import (  # noqa: F401  (ufunc.at as a value, the group matrices)
+    add_at, subtract_at, multiply_at, maximum_at, minimum_at, negative_at,
+    at_gather, at_take_a, at_take_b, reduceat_gather, reduceat_scatter)
 from .runtime_stats import (  # noqa: F401  (order statistics, average, cov)
     average_weights,
     cov_grad,
@@ -159,6 +162,18 @@ __all__ = [
     "kron_grad_b",
     "tensordot_grad_a",
     "tensordot_grad_b",
+    # srcad/runtime_at.py
+    "add_at",
+    "subtract_at",
+    "multiply_at",
+    "maximum_at",
+    "minimum_at",
+    "negative_at",
+    "at_gather",
+    "at_take_a",
+    "at_take_b",
+    "reduceat_gather",
+    "reduceat_scatter",
     # srcad/runtime_stats.py
     "average_weights",
     "cov_grad",

@@ -50,7 +50,10 @@ from .ops import table
 from .pyfuncs import SUBSTITUTES, TAPE_ONLY
 from .tape_builtins import LibraryView, _hashable, plain_call, tape_builtins
 from .tape_containers import CONTAINERS, TensorDict, raw_item, raw_items, rewrap, wrap_container
-from .tape_tensor import _PY, Plain, Tensor, _has_tensor, _unwrap, plain_view, user_error
+from .runtime_at import AT_FORMS
+from .runtime_callbacks import VectorizeEager
+from .tape_tensor import (
+    _PY, Plain, Tensor, _has_tensor, _unwrap, plain_view, user_error, write_at)
 from .transform.specialise import Info
 
 
@@ -296,10 +299,16 @@ class Tape:
         fn = SUBSTITUTES.get(obj, TAPE_ONLY.get(obj))
         return obj if fn is None else self.scoped(fn)
 
+    def numpy_view(self):
+        """numpy as traced code sees it (`_NumpyView`)."""
+        return _NumpyView(self, np)
+
     def wrap(self, obj):
         """What a traced function sees for a global or closure value."""
         if _hashable(obj) and (obj in SUBSTITUTES or obj in TAPE_ONLY):
             return self.substitute(obj)  # (statistics.mean: srcad/pyfuncs.py's)
+        if isinstance(obj, np.vectorize):  # (a vectorize object: its loop on the tape)
+            return VectorizeEager(self.numpy_view(), _has_tensor, obj)
         if type(obj) is np.ndarray:  # a global array: numpy's, its `.dot` seeing Tensors
             return plain_view(obj)
         if isinstance(obj, types.FunctionType):
@@ -556,6 +565,8 @@ class _NumpyView:
             return _Concatenator(self._tape, obj)
         if isinstance(obj, np.ufunc) and table.lookup(obj) is not None:
             return _UfuncView(self._tape, obj)
+        if obj is np.vectorize:  # np.vectorize(f)(t): its loop on the tape
+            return lambda *a, **k: VectorizeEager(self, _has_tensor, np.vectorize(*a, **k))
         if callable(obj) and not isinstance(obj, type) and table.lookup(obj) is not None:
             return self._tape.sequence_aware(obj)
         if callable(obj) and not isinstance(obj, type):  # no row: np.random.randn, ...
@@ -590,6 +601,8 @@ class _UfuncView:
 
     def __getattr__(self, name):
         obj = getattr(self._ufunc, name)
+        if name == "at" and self._ufunc in AT_FORMS:  # np.add.at(t, i, v): a write (tape_tensor)
+            return lambda *args: write_at(self._ufunc, args)
         if callable(obj) and table.lookup(obj) is not None:
             return self._tape.sequence_aware(obj)
         return obj

@@ -29,6 +29,8 @@ from . import runtime
 from .errors import SrcadError
 from .interpret import check_inplace
 from .ops import table
+from .runtime_at import AT_FORMS
+from .runtime_callbacks import eager_callbacks
 from .runtime_signal import INPLACE_WRITERS, inplace_parts
 from .tape_containers import CONTAINERS, TensorDict, raw_items
 
@@ -47,6 +49,8 @@ class Tensor:
     # numpy protocols
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         out = kwargs.pop("out", None)
+        if method == "at" and ufunc in AT_FORMS and out is None and not kwargs:
+            return write_at(ufunc, inputs)  # np.add.at(t, i, v): t[...] = add_at(t, i, v)
         if method != "__call__" and out is None and table.lookup(getattr(ufunc, method)):
             return self.tape.apply(getattr(ufunc, method), inputs, kwargs)  # np.add.reduce
         if method != "__call__" or (out is not None and not (
@@ -72,6 +76,8 @@ class Tensor:
         return self.tape.apply(ufunc, inputs, kwargs, py)
 
     def __array_function__(self, func, types_, args, kwargs):
+        if func in _EAGER:  # np.piecewise / np.apply_along_axis: numpy's loop, on the tape
+            return _EAGER[func](self.tape.numpy_view(), *args, **kwargs)
         if func in INPLACE_WRITERS:  # np.put / np.copyto / np.fill_diagonal: x[index] = value
             return _write_in_place(func, args, kwargs)
         return self.tape.apply(func, args, kwargs)
@@ -372,6 +378,27 @@ def _write_in_place(func, args, kwargs):
     bound_target.tape.setitem(bound_target, index, value)
 
 
+def write_at(ufunc, args):
+    """``np.add.at(t, indices, v)`` (any ufunc of `AT_FORMS`): the write ``t[...] =
+    add_at(t, indices, v)`` as source mode lowers it (frontend/pylower.py), on the tape.
+    Into a plain array, a differentiable value is refused (numpy would store plain numbers);
+    with no Tensor at all it is numpy's own call."""
+    target = args[0]
+    if not isinstance(target, Tensor):
+        if _has_tensor(tuple(args[1:])):
+            raise SrcadError(
+                f"tape mode: `np.{ufunc.__name__}.at` writes a differentiable value into a "
+                f"plain array, which loses its gradient",
+                hint="make the array with np.zeros_like(x) of a differentiable x (or "
+                "np.zeros inside the function), or use mode='source'")
+        return ufunc.at(*args)
+    if len(args) != ufunc.nin + 1:
+        return ufunc.at(*_unwrap(tuple(args)))  # (numpy's own error)
+    value = target.tape.apply(AT_FORMS[ufunc], args, {})
+    target.tape.setitem(target, Ellipsis, value)
+    return None
+
+
 class _RefProbe:
     """Measures how many references numpy's in-place call path itself holds to `a` in
     `a += t` (t overriding the ufunc): one more means another name or a view holds `a`."""
@@ -399,6 +426,8 @@ try:  # (the ufunc behind ndarray.clip: no row of its own, np.clip's semantics)
 except ImportError:  # numpy < 2
     from numpy.core.umath import clip as _CLIP_UFUNC
 
+
+_EAGER = eager_callbacks()
 
 _PY = {np.add: operator.add, np.subtract: operator.sub, np.multiply: operator.mul,
        np.true_divide: operator.truediv, np.power: operator.pow, np.matmul: operator.matmul,

@@ -95,15 +95,21 @@ DIFFERENTIATED_SAMPLES = {  # Python-level spellings that are rows (aliases of n
     "builtins.sorted": "return sorted(x * x)[1] * sorted(x, reverse=True)[0]",
     "ndarray.flat": "return sum(v for v in (x * x).flat) * x.flat[1]",
     "math.fsum": "return math.fsum(x * x)",
+    # ufunc.at: a write that accumulates (copy on write); reduceat: a reduction by segment
+    "ufunc.at": "y = np.zeros(3)\nnp.add.at(y, [0, 1, 0, 2], x)\nreturn np.sum(y * y)",
+    "ufunc.reduceat": "return np.sum(np.multiply.reduceat(x, [0, 2]) ** 2)",
+    # numpy functions that call a Python function: numpy's loops, written out
+    "np.vectorize": "return np.sum(np.vectorize(lambda v: v * v if v > 0 else -v)(x))",
+    "np.piecewise": "return np.sum(np.piecewise(x, [x < 0, x > 1], [np.sin, lambda v: v * v]))",
+    "np.apply_along_axis": "return np.sum(np.apply_along_axis(lambda r: r * r.sum(), 0, "
+                           "np.outer(x, x)))",
 }
 REFUSED_SAMPLES = {
     "np.fft.fft": "return np.sum(np.fft.fft(x).real)",
     "np.unique": "return np.sum(np.unique(x))",
-    "np.vectorize": "return np.sum(np.vectorize(lambda v: v * 2)(x))",
+    "np.frompyfunc": "return np.sum(np.frompyfunc(lambda v: v * 2, 1, 1)(x).astype(float))",
     "math.sqrt": "return math.sqrt(np.sum(x * x))",
     "np.histogram_bin_edges": "return np.sum(np.histogram_bin_edges(x, 3))",
-    "ufunc.at": "y = np.zeros(3)\nnp.add.at(y, [0, 1, 0, 2], x)\nreturn np.sum(y)",
-    "ufunc.reduceat": "return np.sum(np.add.reduceat(x, [0, 2]))",
 }
 
 

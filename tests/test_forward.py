@@ -299,6 +299,15 @@ def _torch_op(op):
         return lambda x, index, view: x[index] if tnp.asarray(view).ndim else view
     if op.name == "alias_again":  # the cases alias arrays
         return lambda new, old: new
+    # math.fsum / statistics rows: Python's exact sums on a list of floats detach in torch
+    if op.name == "py_fsum":
+        return lambda a: TNP.sum(a)
+    if op.name == "py_mean":
+        return lambda a, exact: TNP.mean(a)
+    if op.name == "py_variance":
+        return lambda a, ddof: TNP.var(a, ddof=ddof)
+    if op.name == "py_stdev":
+        return lambda a, ddof: TNP.std(a, ddof=ddof)
     return getattr(TNP, name) if getattr(np, name, None) is op.fn else op.fn
 
 
@@ -342,10 +351,17 @@ NO_TORCH_TWIN = {
     "rollaxis": "torch._numpy's rollaxis reshapes where it should transpose",
     "select": "torch._numpy has no select",
     "interp": "torch has no interp (piecewise linear: checked against differences and vjp)",
+    **{f"{u}_{m}": "torch._numpy has no ufunc.at / ufunc.reduceat (tests/test_numpy_functions.py "
+       "checks them against torch's index_add / scatter_reduce / segment_reduce)"
+       for u, m in [(u, "at") for u in ("add", "subtract", "multiply", "maximum", "minimum",
+                                        "negative")]
+       + [(u, "reduceat") for u in ("add", "multiply", "maximum", "minimum")]},
 }
 _ONE_TRIANGLE = ("numpy reads one triangle of this non-symmetric input; torch differentiates "
                  "another function of it")
 FD_ORACLE = {  # cases (by their expression) where torch runs but differentiates another function
+    **{e: "torch detaches float(t): a Python number carries no tangent there"
+       for e in ("OP(a[1]) * a", "OP(np.sum(a)) * 2.0", "OP(a) * 2.0")},
     "np.full(3, a) * b": "torch._numpy's full turns a 0-d fill value into a Python number: no "
     "derivative through it",
     "OP([a, b], -1, a * b)[1] * OP([a, b], 0, b)[1]": "torch makes one tensor of the list "

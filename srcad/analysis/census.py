@@ -138,8 +138,7 @@ REFUSED_NAMES: dict[str, str] = {
         np.fft.fft np.fft.fft2 np.fft.fftn np.fft.hfft np.fft.ifft np.fft.ifft2 np.fft.ifftn
         np.fft.ihfft np.fft.irfft np.fft.irfft2 np.fft.irfftn np.fft.rfft np.fft.rfft2
         np.fft.rfftn builtins.complex""",
-    _CALLBACK: """np.apply_along_axis np.apply_over_axes np.vectorize np.frompyfunc
-        np.piecewise builtins.filter operator.call""",
+    _CALLBACK: """np.apply_over_axes np.frompyfunc builtins.filter operator.call""",
     _INPLACE: """np.place np.putmask np.put_along_axis
         ndarray.put ndarray.resize ndarray.setfield
         ndarray.itemset operator.setitem operator.delitem operator.iadd
@@ -208,6 +207,18 @@ _LOWERED_NUMPY = {
     "ndarray.fill": "x.fill(v) lowered to x[...] = v (copy on write)",
     "ndarray.sort": "x.sort() lowered to x[...] = np.sort(x) (copy on write)",
     "ndarray.partition": "x.partition(k) lowered to x[...] = np.partition(x, k)",
+    "np.piecewise": "lowered to numpy's loop: y = zeros_like(x); y[c] = f(x[c]) per condition "
+                    "(later ones win, then the default); condlist a list display or one "
+                    "condition",
+    "np.vectorize": "np.vectorize(f)(x, ...) and global / decorated vectorize objects lowered to "
+                    "a loop calling f per broadcast element (f may branch on it); "
+                    "signature=, excluded=, otypes other than one float type, and a "
+                    "vectorize object held in a local are refused",
+    "np.apply_along_axis": "lowered to a loop over the 1-d slices, results stacked, their axes "
+                           "where the axis was (numpy's layout)",
+    "ufunc.at": "np.add.at / subtract / multiply / maximum / minimum / negative.at lowered to "
+                "a[...] = add_at(a, indices, b) (copy on write; repeated indices accumulate); "
+                "other ufuncs' are refused (no rule yet)",
 }
 
 # Python-level functions srcad calls in their place a function of srcad/pyfuncs.py (traced as
@@ -341,7 +352,7 @@ def census() -> list[Entry]:
     listed = _listed()
     out = []
     for name, obj in surface().items():
-        if name.startswith("ufunc."):
+        if name.startswith("ufunc.") and name not in _LOWERED_NUMPY:
             entry = _ufunc_method_entry(name)
         elif name in _LOWERED_NUMPY:
             entry = Entry(name, DIFFERENTIATED, _LOWERED_NUMPY[name])

@@ -58,6 +58,7 @@ from .methods import _BUILTIN_OPS, ATTRIBUTES, METHODS, RESERVED  # noqa: F401  
 from .opaque import is_user_object, library_file
 from .parse import LIFTED, ParsedFunction, parse_function
 from .pylower import lower_python
+from .callbacks import lower_callbacks
 
 
 class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, ExpressionsMixin,
@@ -551,6 +552,7 @@ def _normalize(pf: ParsedFunction) -> ir.Function:
     n = Normalizer(pf)
     scalarise_objects(pf, n.taken)  # objects built here: their attributes are locals
     carry_attribute_state(pf.tree, n.taken)  # self.out = v: a local, and a setattr effect
+    lower_callbacks(pf, n.taken)  # np.piecewise, np.vectorize, ... as loops (callbacks.py)
     lift_closures(pf, n.taken)  # nested defs and lambdas (closures.py)
     lower_python(pf, n.taken)  # comprehensions, sum(...), lst.append (pylower.py)
     body = pf.tree.body

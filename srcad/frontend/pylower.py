@@ -39,7 +39,7 @@ from collections import Counter
 import gast
 import numpy as np
 
-from .. import pyfuncs, runtime_python, runtime_signal
+from .. import pyfuncs, runtime_at, runtime_python, runtime_signal
 from ..checkpoint import checkpoint
 from ..errors import UnsupportedSyntaxError
 from ..naming import fresh
@@ -63,6 +63,9 @@ INTERNAL = {LIST_APPEND: runtime_python.list_append, LIST_CONCAT: runtime_python
             PUT_INDEX: runtime_signal.put_index, DIAGONAL_INDEX: runtime_signal.diagonal_index,
             WHERE: np.where, RAVEL: np.ravel, pylevel.SORTED_BY: pyfuncs.sorted_by,
             pylevel.TOLIST: pyfuncs.tolist}
+# ufunc.at's value forms (np.add.at -> add_at), by the name the lowering spells
+AT_NAMES = {form: f"__srcad_{form.__name__}" for form in runtime_at.AT_FORMS.values()}
+INTERNAL.update({name: form for form, name in AT_NAMES.items()})
 
 _COMPS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
 
@@ -794,11 +797,44 @@ class _InplaceWriters(gast.NodeTransformer):
         except TypeError:  # (unhashable)
             return None
 
+    def _ufunc_at(self, v):
+        """``np.add.at(a, indices, b)`` / ``np.negative.at(a, indices)`` into a local array:
+        ``a[...] = add_at(a, indices, b)`` (srcad/runtime_at.py: numpy's call on a copy)."""
+        func = v.func
+        if not (isinstance(func, gast.Attribute) and func.attr == "at") or v.keywords:
+            return None
+        ufunc = self._resolve(func.value)
+        form = runtime_at.AT_FORMS.get(ufunc) if isinstance(ufunc, np.ufunc) else None
+        if form is None or len(v.args) != ufunc.nin + 1:
+            return None
+        dst = v.args[0]
+        if not isinstance(dst, gast.Name) or dst.id not in self.stored:
+            return None
+        value = _call(AT_NAMES[form], [_name(dst.id), *v.args[1:]])
+        sub = gast.Subscript(value=_name(dst.id, store=False),
+                             slice=gast.Constant(value=Ellipsis, kind=None), ctx=gast.Store())
+        return gast.Assign(targets=[sub], value=value, type_comment=None)
+
+    def _resolve(self, func):
+        names = []
+        while isinstance(func, gast.Attribute):
+            names.append(func.attr)
+            func = func.value
+        if not isinstance(func, gast.Name) or func.id in self.stored:
+            return None
+        obj = self.pf.resolve(func.id)
+        for n in reversed(names):
+            obj = getattr(obj, n, None)
+        return obj
+
     def visit_Expr(self, node):
         v = node.value
         if not isinstance(v, gast.Call) or any(isinstance(a, gast.Starred) for a in v.args) \
                 or any(k.arg is None for k in v.keywords):
             return node
+        at = self._ufunc_at(v)
+        if at is not None:
+            return gast.copy_location(at, node)
         fn = self._callee(v.func)
         if not fn:
             return node

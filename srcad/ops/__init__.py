@@ -14,6 +14,7 @@ from . import (  # noqa: F401  (registers rows)
     shape,
     signal,
     statistics,
+    ufunc_at,
     ufunc_methods,
 )
 from .table import (

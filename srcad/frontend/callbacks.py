@@ -1,0 +1,321 @@
+"""numpy functions that call a Python function: np.piecewise, np.vectorize and
+np.apply_along_axis, written out as the loops and writes numpy performs (gast -> gast).
+
+Input: a fenced gast `FunctionDef` (before closures.py lifts its lambdas). Output: the same
+function where such a call, inside a simple statement (an assignment, ``return``, an
+expression), is computed by statements just before it, which srcad differentiates like any
+code -- the callable is called as the user wrote it (a lambda is given a name, lifted by
+closures.py; a module-level function or a numpy function is called by its name), so its
+control flow on its own argument works:
+
+  * ``np.piecewise(x, [c0, c1], [f0, f1, default], *args, **kw)``: ``y = np.zeros_like(x)``,
+    then for each condition in order (later ones win) ``y[c] = f(x[c], *args, **kw)`` when c
+    selects anything (``y[c] = f`` for a value), a default under ``~(c0 | c1)`` when there is
+    one function more than conditions -- numpy's algorithm. A condition list that is not a
+    list display (a name holding one) is not lowered: which form it is depends on its value.
+  * ``np.vectorize(f)(x, z)`` (or a global / decorated vectorize object; otypes one float
+    type at most, no excluded=, no signature=): f applied to each element of the broadcast
+    arguments in C order, the results made an array of their shape.
+  * ``np.apply_along_axis(f, axis, arr, *args, **kw)``: f applied to each 1-d slice along
+    the axis, the results stacked and their axes put where the axis was (numpy's layout).
+Any other form is left as written: a call with no rule, refused where a differentiated value
+reaches it. Tape mode runs the same algorithm on its values (srcad/tape_callbacks.py).
+
+Before/after:
+    y = np.piecewise(x, [x < 0], [lambda v: -v, np.sin])
+                                        piecewise_x = x
+                                        piecewise_c0 = np.asarray(x < 0, dtype=bool)
+                                        piecewise_c1 = np.logical_not(piecewise_c0)
+                                        piecewise_f0 = lambda v: -v
+                                        piecewise_y = np.zeros_like(piecewise_x)
+                                        if np.any(piecewise_c0):
+                                            piecewise_y[piecewise_c0] = piecewise_f0(
+                                                piecewise_x[piecewise_c0])
+                                        if np.any(piecewise_c1): ... np.sin(...)
+                                        y = piecewise_y
+"""
+
+from __future__ import annotations
+
+import copy
+
+import gast
+import numpy as np
+
+from .. import runtime_callbacks
+from ..naming import fresh
+from ..runtime_callbacks import VECTORIZE_NAME
+
+_SIMPLE = (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Return, gast.Expr)
+_SCOPES = (gast.Lambda, gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp,
+           gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)
+
+
+def _name(id_, store=False):
+    return gast.Name(id=id_, ctx=gast.Store() if store else gast.Load(), annotation=None,
+                     type_comment=None)
+
+
+def _parse(src: str, subs: dict) -> list:
+    """Statements of `src`, each Name in `subs` replaced by a copy of its node (a str: the
+    name it stands for)."""
+    tree = gast.parse(src.replace("np.", NP + "."))
+
+    class _Sub(gast.NodeTransformer):
+        def visit_Name(self, node):
+            if node.id in subs:
+                v = subs[node.id]
+                if isinstance(v, str):
+                    return gast.copy_location(_name(v, isinstance(node.ctx, gast.Store)), node)
+                return copy.deepcopy(v)
+            return node
+
+    return [_Sub().visit(s) for s in tree.body]
+
+
+class _Lowerer:
+    def __init__(self, pf, taken: set):
+        self.pf, self.taken = pf, taken
+        self.used = False
+        self.stored = {n.id for n in gast.walk(pf.tree) if isinstance(n, gast.Name)
+                       and isinstance(n.ctx, gast.Store)} | {
+            a.id for a in pf.tree.args.posonlyargs + pf.tree.args.args}
+        self.lambdas = {t.id for n in gast.walk(pf.tree) if isinstance(n, gast.Assign)
+                        and isinstance(n.value, gast.Lambda) for t in n.targets
+                        if isinstance(t, gast.Name)}
+
+    def resolve(self, e):
+        """The object an expression names (a global, or an attribute of one), else None."""
+        names = []
+        while isinstance(e, gast.Attribute):
+            names.append(e.attr)
+            e = e.value
+        if not isinstance(e, gast.Name) or e.id in self.stored:
+            return None
+        try:
+            obj = self.pf.resolve(e.id)
+            for n in reversed(names):
+                obj = getattr(obj, n)
+        except AttributeError:
+            return None
+        return obj
+
+    def fresh(self, base):
+        return fresh(base, self.taken)
+
+    # -- statements ---------------------------------------------------------------------------
+    def body(self, stmts: list) -> list:
+        out = []
+        for s in stmts:
+            for field in ("body", "orelse", "finalbody"):
+                if isinstance(getattr(s, field, None), list) and not isinstance(s, _SCOPES):
+                    setattr(s, field, self.body(getattr(s, field)))
+            if isinstance(s, gast.Try):
+                for h in s.handlers:
+                    h.body = self.body(h.body)
+            if isinstance(s, _SIMPLE):
+                before = []
+                self.rewrite(s, before)
+                for b in before:
+                    gast.copy_location(b, s)
+                    for n in gast.walk(b):
+                        if hasattr(n, "lineno"):
+                            gast.copy_location(n, s)
+                out.extend(before)
+            out.append(s)
+        return out
+
+    def rewrite(self, node, before: list):
+        """Replace the calls inside `node` (not inside a lambda or comprehension) by names
+        the statements appended to `before` compute (innermost first)."""
+        for field, value in gast.iter_fields(node):
+            if isinstance(value, list):
+                for i, v in enumerate(value):
+                    if isinstance(v, gast.AST) and not isinstance(v, _SCOPES):
+                        self.rewrite(v, before)
+                        value[i] = self.lowered(v, before) or v
+            elif isinstance(value, gast.AST) and not isinstance(value, _SCOPES):
+                self.rewrite(value, before)
+                setattr(node, field, self.lowered(value, before) or value)
+
+    def lowered(self, e, before):
+        if not isinstance(e, gast.Call) or any(isinstance(a, gast.Starred) for a in e.args) \
+                or any(k.arg is None for k in e.keywords):
+            return None
+        fn = self.resolve(e.func)
+        mine: list = []
+        out = self._lowered(e, fn, mine)
+        if out is not None:  # (statements of a form given up half way are dropped)
+            before.extend(mine)
+            self.used = True
+        return out
+
+    def _lowered(self, e, fn, before):
+        try:
+            if fn is np.piecewise:
+                return self.piecewise(e, before)
+            if fn is np.apply_along_axis:
+                return self.apply_along_axis(e, before)
+        except TypeError:  # (unhashable)
+            return None
+        if isinstance(e.func, gast.Call) and self.resolve(e.func.func) is np.vectorize:
+            return self.vectorize_call(e.func, e, before)
+        if isinstance(fn, np.vectorize):
+            return self.vectorize_object(fn, e, before)
+        return None
+
+    # -- the callable, as a name to call ------------------------------------------------------
+    def callee(self, f, base, before):
+        """An expression to call for the function `f` is, or None when `f` is a value."""
+        if isinstance(f, gast.Lambda):
+            name = self.fresh(base)
+            before.append(gast.Assign(targets=[_name(name, True)], value=f, type_comment=None))
+            return _name(name)
+        if isinstance(f, gast.Name) and f.id in self.lambdas:
+            return f
+        if isinstance(f, (gast.Name, gast.Attribute)):
+            obj = self.resolve(f)
+            if obj is not None and callable(obj) and not isinstance(obj, type):
+                return f
+        return None
+
+    # -- np.piecewise ---------------------------------------------------------------------------
+    def piecewise(self, e, before):
+        args = e.args
+        if len(args) < 3 or any(k.arg in ("x", "condlist", "funclist") for k in e.keywords):
+            return None
+        x, conds, funcs, extra = args[0], args[1], args[2], args[3:]
+        if not isinstance(funcs, (gast.List, gast.Tuple)):
+            return None
+        if isinstance(conds, (gast.List, gast.Tuple)):
+            items = list(conds.elts)
+            if items and not any(isinstance(c, (gast.List, gast.Tuple)) for c in items) and \
+                    all(isinstance(c, gast.Constant) for c in items):
+                return None  # (a list of Python bools: numpy reads it as one condition)
+        elif isinstance(conds, (gast.Compare, gast.BoolOp, gast.UnaryOp, gast.BinOp)):
+            items = [conds]  # one boolean array: numpy wraps it in a list
+        else:
+            return None
+        n, nf = len(items), len(funcs.elts)
+        if nf not in (n, n + 1) or not items:
+            return None
+        xs = self.fresh("piecewise_x")
+        before.extend(_parse(f"{xs} = np.asarray(X)", {"X": x}))
+        names = []
+        for k, c in enumerate(items):
+            cn = self.fresh(f"piecewise_c{k}")
+            before.extend(_parse(f"{cn} = np.asarray(C, dtype=bool)", {"C": c}))
+            names.append(cn)
+        if nf == n + 1:
+            cn = self.fresh(f"piecewise_c{n}")
+            either = names[0]
+            for other in names[1:]:
+                either = f"np.logical_or({either}, {other})"
+            before.extend(_parse(f"{cn} = np.logical_not({either})", {}))
+            names.append(cn)
+        calls = [self.callee(f, f"piecewise_f{k}", before) for k, f in enumerate(funcs.elts)]
+        ys = self.fresh("piecewise_y")
+        before.extend(_parse(f"{ys} = np.zeros_like({xs})", {}))
+        for k, (cn, call) in enumerate(zip(names, calls)):
+            if call is None:
+                before.extend(_parse(f"{ys}[{cn}] = V", {"V": funcs.elts[k]}))
+                continue
+            value = gast.Call(func=call, args=[_parse(f"{xs}[{cn}]", {})[0].value,
+                                               *copy.deepcopy(extra)],
+                              keywords=copy.deepcopy(e.keywords))
+            before.extend(_parse(f"if np.any({cn}):\n    {ys}[{cn}] = V", {"V": value}))
+        return _name(ys)
+
+    # -- np.vectorize ---------------------------------------------------------------------------
+    def vectorize_call(self, make, e, before):
+        if len(make.args) != 1:
+            return None
+        otypes = None
+        for k in make.keywords:
+            if k.arg in ("doc", "cache"):
+                continue
+            if k.arg == "otypes" and isinstance(k.value, gast.Constant) and \
+                    isinstance(k.value.value, str):
+                otypes = k.value.value
+                continue
+            return None
+        call = self.callee(make.args[0], "vectorized", before)
+        if call is None:
+            return None
+        return self.elementwise(call, otypes, e, before)
+
+    def vectorize_object(self, obj, e, before):
+        if obj.signature is not None or obj.excluded or e.keywords:
+            return None
+        name = self.fresh(f"{VECTORIZE_NAME}{getattr(obj.pyfunc, '__name__', 'f')}")
+        self.pf.closure[name] = obj.pyfunc
+        otypes = obj.otypes if isinstance(obj.otypes, str) and obj.otypes else None
+        return self.elementwise(_name(name), otypes, e, before)
+
+    def elementwise(self, call, otypes, e, before):
+        if otypes is not None and (len(otypes) != 1 or np.dtype(otypes).kind != "f"):
+            return None
+        if e.keywords or not e.args:
+            return None
+        args = [self.fresh(f"vectorize_arg{k}") for k in range(len(e.args))]
+        for a, node in zip(args, e.args):
+            before.extend(_parse(f"{a} = np.asarray(A)", {"A": node}))
+        shape = self.fresh("vectorize_shape")
+        before.extend(_parse(f"{shape} = np.broadcast_shapes("
+                             + ", ".join(f"np.shape({a})" for a in args) + ")", {}))
+        flat = [self.fresh(f"vectorize_flat{k}") for k in range(len(args))]
+        for a, fl in zip(args, flat):
+            before.extend(_parse(f"{fl} = np.ravel(np.broadcast_to({a}, {shape}))", {}))
+        out, i = self.fresh("vectorize_out"), self.fresh("vectorize_i")
+        value = gast.Call(func=call, args=[_parse(f"{fl}[{i}]", {})[0].value for fl in flat],
+                          keywords=[])
+        before.extend(_parse(f"{out} = []\nfor {i} in range(np.size({flat[0]})):\n"
+                             f"    {out}.append(V)", {"V": value}))
+        res = self.fresh("vectorized")
+        cast = f".astype(np.dtype({otypes!r}))" if otypes else ""
+        before.extend(_parse(f"{res} = np.reshape(np.array({out}){cast}, {shape})", {}))
+        return _name(res)
+
+    # -- np.apply_along_axis --------------------------------------------------------------------
+    def apply_along_axis(self, e, before):
+        if len(e.args) < 3 or any(k.arg in ("func1d", "axis", "arr") for k in e.keywords):
+            return None
+        f, axis, arr, extra = e.args[0], e.args[1], e.args[2], e.args[3:]
+        call = self.callee(f, "along_axis_f", before)
+        if call is None:
+            return None
+        m, ax, flat, rows, i, res = (self.fresh(b) for b in (
+            "along_axis_arr", "along_axis", "along_axis_rows", "along_axis_out",
+            "along_axis_i", "along_axis_res"))
+        before.extend(_parse(f"{ax} = AX\n{m} = np.moveaxis(np.asarray(A), {ax}, -1)\n"
+                             f"{flat} = np.reshape({m}, (-1, np.shape({m})[-1]))",
+                             {"AX": axis, "A": arr}))
+        value = gast.Call(func=call, args=[_parse(f"{flat}[{i}]", {})[0].value,
+                                           *copy.deepcopy(extra)],
+                          keywords=copy.deepcopy(e.keywords))
+        before.extend(_parse(f"{rows} = []\nfor {i} in range(np.shape({flat})[0]):\n"
+                             f"    {rows}.append(V)", {"V": value}))
+        before.extend(_parse(
+            f"{res} = np.array({rows})\n"
+            f"{res} = np.reshape({res}, np.shape({m})[:-1] + np.shape({res})[1:])\n"
+            f"{res} = np.moveaxis({res}, {SOURCE}(np.ndim({m}), np.ndim({res})), "
+            f"{DEST}(np.ndim({m}), {ax}, np.ndim({res})))", {}))
+        return _name(res)
+
+
+NP = "__srcad_np"  # numpy, by a name the user's module cannot shadow
+SOURCE = "__srcad_along_axis_source"
+DEST = "__srcad_along_axis_dest"
+
+
+def lower_callbacks(pf, taken: set) -> None:
+    """Rewrite `pf.tree` in place (see the module docstring)."""
+    if not any(isinstance(n, gast.Call) for n in gast.walk(pf.tree)):
+        return
+    low = _Lowerer(pf, taken)
+    body = low.body(pf.tree.body)
+    if low.used:
+        pf.tree.body = body
+        pf.closure.update({NP: np, SOURCE: runtime_callbacks.along_axis_source,
+                           DEST: runtime_callbacks.along_axis_dest})
+        gast.fix_missing_locations(pf.tree)

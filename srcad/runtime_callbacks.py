@@ -1,0 +1,107 @@
+"""np.piecewise, np.vectorize and np.apply_along_axis as the loops numpy runs: the shape
+helpers source mode's lowering calls (frontend/callbacks.py), and the same algorithms run
+eagerly for tape mode on its values (tape_tensor.py / tape.py), numpy call for numpy call,
+so the two modes agree bit for bit.
+
+    >>> along_axis_source(3, 4), along_axis_dest(3, 1, 4)
+    ((2, 3), (1, 2))
+"""
+
+from __future__ import annotations
+
+VECTORIZE_NAME = "__srcad_vectorized_"  # the name a vectorize object's function is called by
+
+
+def along_axis_source(ndim_arr, ndim_res):
+    """Where the function's result axes are in the stacked results (after the other axes of
+    an array of ndim_arr axes, the one iterated over removed)."""
+    return tuple(range(ndim_arr - 1, ndim_res))
+
+
+def along_axis_dest(ndim_arr, axis, ndim_res):
+    """Where numpy puts them: at the axis iterated over."""
+    axis = axis % ndim_arr
+    return tuple(range(axis, axis + ndim_res - ndim_arr + 1))
+
+
+# --- eager forms (tape mode): `np` is the numpy the tape's traced code sees ----------------------
+
+
+def piecewise_eager(np, x, condlist, funclist, *args, **kw):
+    """np.piecewise as frontend/callbacks.py writes it out: later conditions win, a default
+    where none holds when there is one function more than conditions."""
+    if not isinstance(funclist, (list, tuple)):
+        raise TypeError("piecewise: give the functions as a list")
+    items = list(condlist) if isinstance(condlist, (list, tuple)) else [condlist]  # (one array)
+    if not items:
+        raise ValueError("piecewise: no conditions")
+    if not any(isinstance(c, (list, tuple)) for c in items) and all(
+            isinstance(c, bool) for c in items):
+        raise TypeError("piecewise: a list of Python bools (one condition) is not supported")
+    n = len(items)
+    if len(funclist) not in (n, n + 1):
+        raise ValueError(f"with {n} condition(s), either {n} or {n + 1} functions are needed")
+    xs = np.asarray(x)
+    conds = [np.asarray(c, dtype=bool) for c in items]
+    if len(funclist) == n + 1:
+        either = conds[0]
+        for c in conds[1:]:
+            either = np.logical_or(either, c)
+        conds.append(np.logical_not(either))
+    y = np.zeros_like(xs)
+    for c, f in zip(conds, funclist):
+        if not callable(f):
+            y[c] = f
+        elif np.any(c):
+            y[c] = f(xs[c], *args, **kw)
+    return y
+
+
+def vectorize_eager(np, pyfunc, otypes, *args):
+    """np.vectorize(pyfunc, otypes=otypes)(*args) as a loop over the broadcast elements."""
+    arrays = [np.asarray(a) for a in args]
+    shape = np.broadcast_shapes(*(np.shape(a) for a in arrays))
+    flat = [np.ravel(np.broadcast_to(a, shape)) for a in arrays]
+    out = [pyfunc(*(fl[i] for fl in flat)) for i in range(np.size(flat[0]))]
+    res = np.array(out)
+    if otypes:
+        res = res.astype(np.dtype(otypes))
+    return np.reshape(res, shape)
+
+
+def apply_along_axis_eager(np, func1d, axis, arr, *args, **kw):
+    """np.apply_along_axis as a loop over the 1-d slices, the results stacked, their axes
+    where the axis was."""
+    m = np.moveaxis(np.asarray(arr), axis, -1)
+    flat = np.reshape(m, (-1, np.shape(m)[-1]))
+    rows = [func1d(flat[i], *args, **kw) for i in range(np.shape(flat)[0])]
+    res = np.array(rows)
+    res = np.reshape(res, np.shape(m)[:-1] + np.shape(res)[1:])
+    return np.moveaxis(res, along_axis_source(np.ndim(m), np.ndim(res)),
+                       along_axis_dest(np.ndim(m), axis, np.ndim(res)))
+
+
+class VectorizeEager:
+    """A np.vectorize object as tape mode's traced code sees it: given a tape value, the loop
+    of `vectorize_eager`; otherwise numpy's own object. Forms source mode does not lower
+    (signature=, excluded=, keywords) are numpy's, which refuses a tape value."""
+
+    def __init__(self, np_view, has_value, obj):
+        self._np, self._has_value, self._obj = np_view, has_value, obj
+
+    def __call__(self, *args, **kwargs):
+        obj = self._obj
+        otypes = obj.otypes if isinstance(obj.otypes, str) and obj.otypes else None
+        if self._has_value(args) and not kwargs and obj.signature is None and \
+                not obj.excluded and args and (otypes is None or len(otypes) == 1):
+            return vectorize_eager(self._np, obj.pyfunc, otypes, *args)
+        return obj(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._obj, name)
+
+
+def eager_callbacks():
+    """numpy function -> its eager form (`np` first), for tape mode's __array_function__."""
+    import numpy
+    return {numpy.piecewise: piecewise_eager, numpy.apply_along_axis: apply_along_axis_eager}
