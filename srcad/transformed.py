@@ -43,9 +43,9 @@ from .errors import (NonScalarOutputError, SharingUnknownError, SrcadError, Unre
 from .frontend import normalize, parse_function
 from .frontend.guards import Guards, equivalent, recording
 from .frontend.opaque import is_object_sequence, is_user_object
+from .lower import builds_now, quiet
 from .ops import generation
 from .ops.composed import transformed_call_op
-from .lower import builds_now, quiet
 from .options import Options, fuse_after
 from .pipeline import Compiled, build, relink
 from .plan import budget_plan
@@ -136,7 +136,7 @@ class _Pending:
     what its fused build needs (the same IR, probe results and options), and the objects
     rebound since (`Transformed._fresh`'s swaps, applied to the fused module with `relink`)."""
 
-    __slots__ = ("calls", "at", "fn_ir", "infos", "signature", "opts", "swaps")
+    __slots__ = ("at", "calls", "fn_ir", "infos", "opts", "signature", "swaps")
 
     def __init__(self, at, fn_ir, infos, signature, opts):
         self.calls, self.at = 1, at
@@ -444,7 +444,7 @@ class Transformed:
         try:
             with quiet():
                 fused = build(pending.fn_ir, pending.infos, pending.signature, opts)
-        except Exception as e:  # (a bug: the unfused code is right, and keeps running)
+        except Exception as e:  # noqa: BLE001  (a bug: the unfused code is right and runs)
             warnings.warn(f"srcad: fusing {self._ir.name} failed ({type(e).__name__}: {e}); "
                           f"it keeps running unfused. This is a bug in srcad, please report "
                           f"it (fuse=False silences this)", stacklevel=4)
