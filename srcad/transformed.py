@@ -433,8 +433,9 @@ class Transformed:
         probe results and options, with fuse=True) and use it from this call on, where a
         compiler works and something fused; otherwise the unfused code stays. Silent, but for
         a bug in the fuser (a warning, and the unfused code)."""
-        del self._pending[key]
         current = self._cache[key]
+        if self._pending.pop(key, None) is None:  # (another thread took it)
+            return current
         try:
             compiler_identity()  # (cached per process: no compiler, no build attempted)
         except CompilerUnavailable:
