@@ -306,3 +306,22 @@ def test_pickles_with_its_fuse_option():
         g = srcad.grad(F.loss, **options)
         back = pickle.loads(pickle.dumps(g))
         assert back.options.fuse is want
+
+
+@needs_cc
+def test_a_fused_build_that_fails_warns_and_stays_unfused(monkeypatch):
+    from srcad import transformed
+
+    g = srcad.grad(loss)
+    args = _args()
+    want = _bits(g(*args))
+    g(*args)
+
+    def broken(*a, **k):
+        raise RuntimeError("the fuser broke")
+
+    monkeypatch.setattr(transformed, "build", broken)
+    with pytest.warns(UserWarning, match="fusing loss failed .*the fuser broke"):
+        assert _bits(g(*args)) == want
+    assert [_bits(g(*args)) for _ in range(2)] == [want] * 2
+    assert not _fused(g)
