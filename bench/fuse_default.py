@@ -1,10 +1,13 @@
-"""Should `fuse` default to on? (issue 25 item 3.) For the README's first example and the
-zoo's models, fuse=False against fuse=True:
+"""What `fuse` should default to (issue 25 item 3), and what the tiered default does. For
+the README's first example and the zoo's models, three configurations: fuse=False (F),
+fuse=True (T) and the default, fuse omitted (A: unfused, fused on a specialisation's third
+call; SRCAD_FUSE is cleared for the children):
 
-* first call (parse, probe, transform, build, compile, first run) in a fresh process with a
-  cold kernel cache (a new SRCAD_CACHE_DIR) and with a warm one (the cold run's cache);
-* steady state: both built in one process, called interleaved, ratio of medians;
-* that the two gradients are bit for bit equal.
+* calls 1-5 (the first: parse, probe, transform, build, compile, run) in a fresh process with
+  a cold kernel cache (a new SRCAD_CACHE_DIR) and with a warm one (the cold run's cache),
+  median over --runs processes;
+* steady state: the three built and warmed up in one process, called interleaved, medians;
+* that every gradient is bit for bit equal: the three configurations, and A's calls 1-5.
 
     python bench/fuse_default.py [--runs 3] [--repeat 15] [--only readme,mlp,block,gpt]
 """
@@ -58,28 +61,37 @@ def make(name: str):
     raise SystemExit(f"unknown workload {name}")
 
 
-def transform(kind, fn, wrt, fuse):
+CONFIGS = ("F", "T", "A")  # fuse=False, fuse=True, fuse omitted (the tiered default)
+
+
+def transform(kind, fn, wrt, config):
     import srcad
-    return getattr(srcad, kind)(fn, wrt=wrt, fuse=fuse)
+    options = {} if config == "A" else {"fuse": config == "T"}
+    return getattr(srcad, kind)(fn, wrt=wrt, **options)
 
 
-def first_call(name: str, fuse: bool) -> dict:
-    """In this (fresh) process: the first call's wall time, and the second's."""
+def calls(name: str, config: str, n: int = 5) -> dict:
+    """In this (fresh) process: the wall time of calls 1..n (the first includes making the
+    transform), and whether their results are bit for bit equal."""
+    import hashlib
     sys.path.insert(0, ROOT)
     fn, kind, wrt, args = make(name)
+    times, digests = [], set()
     t0 = time.perf_counter()
-    g = transform(kind, fn, wrt, fuse)
-    g(*args)
-    t1 = time.perf_counter()
-    g(*args)
-    t2 = time.perf_counter()
-    return {"first": t1 - t0, "second": t2 - t1}
+    g = transform(kind, fn, wrt, config)
+    for _ in range(n):
+        out = g(*args)
+        t1 = time.perf_counter()
+        times.append(t1 - t0)
+        digests.add(hashlib.sha256(flat(out)).hexdigest())
+        t0 = time.perf_counter()
+    return {"times": times, "same": len(digests) == 1, "digest": digests.pop()}
 
 
-def in_fresh_process(name, fuse, cache) -> dict:
+def in_fresh_process(name, config, cache) -> dict:
     env = dict(os.environ, SRCAD_CACHE_DIR=cache)
-    out = subprocess.run([sys.executable, __file__, "--child", name] + (["--fuse"] if fuse
-                                                                        else []),
+    env.pop("SRCAD_FUSE", None)
+    out = subprocess.run([sys.executable, __file__, "--child", name, "--config", config],
                          env=env, capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -93,26 +105,29 @@ def flat(tree):
     return np.asarray(tree).tobytes()
 
 
-def steady(name: str, repeat: int) -> tuple[float, float, bool]:
-    """(unfused ms, fused ms, bitwise equal) per call, interleaved in this process."""
+def steady(name: str, repeat: int) -> tuple[list, bool]:
+    """([F, T, A] ms per call, all bitwise equal), interleaved in this process; A is past its
+    third call (fused) when timed."""
     import numpy as np
     sys.path.insert(0, ROOT)
+    os.environ.pop("SRCAD_FUSE", None)
     fn, kind, wrt, args = make(name)
-    gs = [transform(kind, fn, wrt, fuse) for fuse in (False, True)]
-    same = flat(gs[0](*args)) == flat(gs[1](*args))
-    for g in gs:  # warm up (and pick the number of calls per sample)
-        g(*args)
+    gs = [transform(kind, fn, wrt, c) for c in CONFIGS]
+    outs = set()
+    for g in gs:  # warm up: A through its tiers (and pick the number of calls per sample)
+        for _ in range(4):
+            outs.add(flat(g(*args)))
     t0 = time.perf_counter()
     gs[0](*args)
     inner = max(1, int(0.05 / max(time.perf_counter() - t0, 1e-6)))
-    times = [[], []]
+    times = [[] for _ in gs]
     for _ in range(repeat):
         for k, g in enumerate(gs):
             t0 = time.perf_counter()
             for _ in range(inner):
                 g(*args)
             times[k].append((time.perf_counter() - t0) / inner)
-    return (float(np.median(times[0])) * 1e3, float(np.median(times[1])) * 1e3, same)
+    return [float(np.median(t)) * 1e3 for t in times], len(outs) == 1
 
 
 def main(argv=None):
@@ -121,34 +136,40 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=15)
     ap.add_argument("--only", default=",".join(WORKLOADS))
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
-    ap.add_argument("--fuse", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--config", default="A", help=argparse.SUPPRESS)
     opts = ap.parse_args(argv)
     if opts.child:
-        print(json.dumps(first_call(opts.child, opts.fuse)))
+        print(json.dumps(calls(opts.child, opts.config)))
         return
     with open("/proc/cpuinfo") as f:
         cpu = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")),
                    platform.processor())
     print(f"CPU: {cpu} ({os.cpu_count()} logical cores); OPENBLAS_NUM_THREADS="
           f"{os.environ.get('OPENBLAS_NUM_THREADS')}")
-    print(f"{'workload':<12} {'first call, s: cold F / cold T / warm F / warm T':>48} "
-          f"{'steady ms: F':>13} {'T':>8} {'T/F':>6} {'bitwise':>7}")
+    print("calls 1-5, ms (median of fresh processes); F fuse=False, T fuse=True, "
+          "A default (tiered)")
     for name in opts.only.split(","):
-        cells = {}
-        for fuse in (False, True):
-            cold, warm = [], []
+        digests = set()
+        for config in CONFIGS:
+            cold, warm, same = [], [], True
             for _ in range(opts.runs):
                 cache = tempfile.mkdtemp(prefix="srcad-fusedefault-")
                 try:
-                    cold.append(in_fresh_process(name, fuse, cache)["first"])
-                    warm.append(in_fresh_process(name, fuse, cache)["first"])
+                    for into in (cold, warm):
+                        r = in_fresh_process(name, config, cache)
+                        into.append(r["times"])
+                        same &= r["same"]
+                        digests.add(r["digest"])
                 finally:
                     shutil.rmtree(cache, ignore_errors=True)
-            cells[fuse] = (statistics.median(cold), statistics.median(warm))
-        f_ms, t_ms, same = steady(name, opts.repeat)
-        print(f"{name:<12} {cells[False][0]:>18.3f} {cells[True][0]:>7.3f} "
-              f"{cells[False][1]:>10.3f} {cells[True][1]:>10.3f} {f_ms:>13.3f} {t_ms:>8.3f} "
-              f"{t_ms / f_ms:>6.3f} {same!s:>7}", flush=True)
+            med = [[statistics.median(c) for c in zip(*x)] for x in (cold, warm)]
+            print(f"{name:<12} {config}  cold " + " ".join(f"{t * 1e3:7.1f}" for t in med[0])
+                  + "   warm " + " ".join(f"{t * 1e3:7.1f}" for t in med[1])
+                  + f"   calls 1-5 bitwise {same}", flush=True)
+        (f_ms, t_ms, a_ms), same = steady(name, opts.repeat)
+        print(f"{name:<12} steady ms F {f_ms:.3f}  T {t_ms:.3f}  A {a_ms:.3f}   T/F "
+              f"{t_ms / f_ms:.3f}  A/T {a_ms / t_ms:.3f}   F, T, A bitwise "
+              f"{same and len(digests) == 1}", flush=True)
 
 
 if __name__ == "__main__":

@@ -224,7 +224,13 @@ def _planned(t, infos, signature, opts, values):
 
 
 def source(transformed) -> str:
-    """The generated Python source of a transformed function (or of a vjp's pullback)."""
+    """The generated Python source of a transformed function (or of a vjp's pullback): the
+    code that runs now, for the specialisation called last (before any call: a generic build).
+
+    Under the default (`fuse` omitted) that is the unfused code on a specialisation's first
+    two calls and the lowered code, calling C kernels, from its third on (SRCAD_FUSE sets
+    the call); the header's options line says which (``fuse=False`` / ``fuse=True``). A
+    pullback shows the code of the forward that made it."""
     if isinstance(transformed, (Transformed, Pullback)):
         return transformed.source
     raise SrcadError(f"srcad.source needs a function made by srcad, got {transformed!r}")

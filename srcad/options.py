@@ -6,18 +6,46 @@ transforms through their `Module`); no stage configures another by setting attri
 memory-budget planner (srcad/plan.py) and higher order vary it with `dataclasses.replace`.
 
     >>> Options.of("grad", ("W", "b"), single=False, mode="tape")
-    Options(kind='grad', wrt=('W', 'b'), single=False, mode='tape', fuse=False, ...)
+    Options(kind='grad', wrt=('W', 'b'), single=False, mode='tape', fuse=None, ...)
+
+`fuse`: True (fuse from a specialisation's first call), False (never), or omitted (None,
+also spelled "auto"): tiered -- a specialisation runs unfused, and on its `fuse_after()`-th
+call (3 unless the environment's SRCAD_FUSE says otherwise) it is lowered to C kernels and
+built, where a C compiler works (srcad/transformed.py `Transformed.compiled`). Each build
+gets a plain bool (`Transformed.build_options`).
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field, fields
 
 from .errors import SrcadError
 
-# the user's keywords on grad / value_and_grad / vjp / jvp, with their defaults (DESIGN.md)
-USER_OPTIONS = {"fuse": False, "mode": "source", "memory_budget": None, "memory_plan": True}
+# the user's keywords on grad / value_and_grad / vjp / jvp, with their defaults (DESIGN.md);
+# fuse=None is the automatic default (see the module docstring)
+USER_OPTIONS = {"fuse": None, "mode": "source", "memory_budget": None, "memory_plan": True}
 KINDS = ("grad", "value_and_grad", "vjp", "jvp")
+FUSE_AFTER = 3  # the default: a specialisation is fused on its third call (REPORT.md)
+
+
+def fuse_after() -> int:
+    """On which call of a specialisation an omitted `fuse` fuses it: SRCAD_FUSE = "auto"
+    (or unset: `FUSE_AFTER`), "0" / "off" (never), "1" / "on" (from the first call, as
+    fuse=True), or a number N (on the Nth call). An explicit fuse= keyword overrides it."""
+    raw = os.environ.get("SRCAD_FUSE", "").strip().lower()
+    if raw in ("", "auto"):
+        return FUSE_AFTER
+    if raw in ("off", "false", "no", "never"):
+        return 0
+    if raw in ("on", "true", "yes", "always"):
+        return 1
+    if raw.isdigit():
+        return int(raw)
+    raise SrcadError(f"SRCAD_FUSE={raw!r} is not understood",
+                     hint="set SRCAD_FUSE to auto (fuse a specialisation on its third call), "
+                     "0 (never fuse), 1 (fuse from the first call) or a number N (on the Nth "
+                     "call); fuse=True / fuse=False on the transform override it")
 
 
 @dataclass(frozen=True)
@@ -30,8 +58,10 @@ class Options:
     single: bool = True  # grad returns one gradient (wrt was not a tuple)
     # the user's keywords
     mode: str = "source"  # "source" (generated code) or "tape" (the eager reference)
-    fuse: bool = False  # lower elementwise chains to C kernels (the pipeline's lower stage;
-    #                     a fused build also recomputes elementwise values in the backward)
+    fuse: bool | None = None  # lower elementwise chains to C kernels (the pipeline's lower
+    #                     stage; a fused build also recomputes elementwise values in the
+    #                     backward). None: automatic, tiered (the module docstring); a build's
+    #                     own options always hold a bool
     memory_budget: float | None = None  # bytes: the planner chooses what to recompute
     memory_plan: bool = True  # compute in place where an owned buffer dies (srcad/memplan/)
     # the memory-budget planner's choices (srcad/plan.py); none by default
@@ -59,15 +89,18 @@ class Options:
             raise SrcadError(f"internal: unknown transform kind {kind!r}")
         if opts["mode"] not in ("source", "tape"):
             raise SrcadError(f"mode must be 'source' or 'tape', got {opts['mode']!r}")
-        if not isinstance(opts["fuse"], bool):
-            raise SrcadError(f"fuse must be True or False, got {opts['fuse']!r}")
+        if isinstance(opts["fuse"], str) and opts["fuse"] == "auto":
+            opts["fuse"] = None
+        if opts["fuse"] is not None and not isinstance(opts["fuse"], bool):
+            raise SrcadError(f"fuse must be True, False or omitted (automatic), got "
+                             f"{opts['fuse']!r}")
         budget = opts["memory_budget"]
         if budget is not None and (isinstance(budget, bool)
                                    or not isinstance(budget, (int, float)) or budget < 0):
             raise SrcadError(f"memory_budget must be a number of bytes, got {budget!r}")
         if not isinstance(opts["memory_plan"], bool):
             raise SrcadError(f"memory_plan must be True or False, got {opts['memory_plan']!r}")
-        return cls(kind=kind, wrt=tuple(wrt), single=single, fuse=bool(opts["fuse"]),
+        return cls(kind=kind, wrt=tuple(wrt), single=single, fuse=opts["fuse"],
                    mode=opts["mode"], memory_budget=budget, memory_plan=opts["memory_plan"])
 
     def user(self) -> dict:
@@ -85,8 +118,9 @@ class Options:
         budget = ("none" if self.memory_budget is None
                   else f"memory_budget={self.memory_budget}")
         policy = f" (the policy: {self.plan.describe()})" if self.plan is not None else ""
-        return (f"{self.kind} wrt=({', '.join(self.wrt)}) mode={self.mode} fuse={self.fuse} "
-                f"checkpoint={budget}{policy}" + ("" if self.memory_plan else " memory_plan=off"))
+        return (f"{self.kind} wrt=({', '.join(self.wrt)}) mode={self.mode} "
+                f"fuse={bool(self.fuse)} checkpoint={budget}{policy}"
+                + ("" if self.memory_plan else " memory_plan=off"))
 
 
 FIELDS = tuple(f.name for f in fields(Options))

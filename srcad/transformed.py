@@ -11,6 +11,13 @@ rebound: every call first checks the guards normalising it recorded (srcad/front
 the globals, closure cells and attributes it looked up still hold the same objects), and
 re-specialises when one fails, so a call means what calling f means at that moment.
 
+Fusion in tiers (fuse omitted, the default): a specialisation is built unfused; on its third
+call (`options.fuse_after()`: SRCAD_FUSE) it is built again with fuse=True -- lowered to C
+kernels -- and that build replaces it, where a compiler works and something fused (else the
+unfused code stays, silently). Only the build differs: the fuser inlines correctly rounded
+expressions and calls numpy's loops otherwise, so every gradient is bit for bit the same on
+every call. fuse=True fuses from the first call, fuse=False never.
+
     g = Transformed(loss, "grad", ("W", "b"), {})   # what srcad.grad(loss, wrt=...) returns
     dW, db = g(W, b, x, y)                          # first call: probe, build; then cached
 """
@@ -30,15 +37,16 @@ import numpy as np
 from . import ir, runtime, tape
 from .analysis.refusals import check_opaque
 from .binding import _a, _describe, _is_differentiable, _is_float, _key_of
-from .build import c_helper
+from .build import CompilerUnavailable, c_helper, compiler_identity
 from .errors import (NonScalarOutputError, SharingUnknownError, SrcadError, UnresolvedNameError,
                      UnsupportedSyntaxError)
 from .frontend import normalize, parse_function
 from .frontend.guards import Guards, equivalent, recording
 from .frontend.opaque import is_object_sequence, is_user_object
+from .lower import builds_now, quiet
 from .ops import generation
 from .ops.composed import transformed_call_op
-from .options import Options
+from .options import Options, fuse_after
 from .pipeline import Compiled, build, relink
 from .plan import budget_plan
 from .probe import probe
@@ -123,6 +131,26 @@ def _unwrap_attribute_state(fn_ir: ir.Function) -> None:
                 setattr(obj, attr, tape.value_of(held))
 
 
+class _Pending:
+    """A specialisation built unfused under the automatic default, to be fused on call `at`:
+    what its fused build needs (the same IR, probe results and options), and the objects
+    rebound since (`Transformed._fresh`'s swaps, applied to the fused module with `relink`)."""
+
+    __slots__ = ("at", "calls", "fn_ir", "infos", "opts", "signature", "swaps")
+
+    def __init__(self, at, fn_ir, infos, signature, opts):
+        self.calls, self.at = 1, at
+        self.fn_ir, self.infos, self.signature, self.opts = fn_ir, infos, signature, opts
+        self.swaps: dict = {}
+
+    def rebound(self, swaps: dict) -> None:
+        """Objects the generated code reads were rebound (id(old) -> new): compose."""
+        for k, v in self.swaps.items():
+            self.swaps[k] = swaps.get(id(v), v)
+        for k, v in swaps.items():
+            self.swaps.setdefault(k, v)
+
+
 class Transformed:
     """A transformed function: calling it runs the generated code for its inputs."""
 
@@ -169,6 +197,8 @@ class Transformed:
         self.wrt = self._resolve_wrt(wrt)
         self.options = replace(self.options, wrt=tuple(self.wrt), single=self.single)
         self._cache: dict = {}
+        self._pending: dict = {}  # specialisation key -> _Pending (fused on a later call)
+        self._unsettled = False  # the last `compiled` returned code that will be replaced
         self._last: Compiled | None = None
         self._mains: dict = {}  # specialisation key -> generated function, for __call__
         self._nparams = len(self.params)
@@ -275,6 +305,8 @@ class Transformed:
             self._guards.accept(entry, new)
         if swaps:  # the same code over the new arrays (a new module: see pipeline.relink)
             self._cache = {k: relink(c, swaps) for k, c in self._cache.items()}
+            for pending in self._pending.values():
+                pending.rebound(swaps)
             self._mains.clear()
             self._last = None
             self._ir_stale = True  # (a later build must inject the new objects)
@@ -312,6 +344,7 @@ class Transformed:
     def _drop(self) -> None:
         """Forget every specialisation (a name fn reads was rebound)."""
         self._cache.clear()
+        self._pending.clear()
         self._mains.clear()
         self._last = None
         self._version += 1
@@ -331,6 +364,12 @@ class Transformed:
             key += (tuple(id(v) for v in known.values()),)
         hit = self._cache.get(key)
         if hit is not None:
+            pending = self._pending.get(key)
+            if pending is not None:
+                pending.calls += 1
+                if pending.calls >= pending.at and builds_now():
+                    hit = self._fuse_now(key, pending)
+            self._unsettled = key in self._pending
             if not to_transform:
                 self._last = hit
             return hit
@@ -377,17 +416,55 @@ class Transformed:
                              f"{type(out).__name__}", filename=self._ir.filename,
                              lineno=self._ir.ret.line)
         signature = ", ".join(f"{p}: {_describe(env[p])}" for p in self.params)
-        c = self._build(wrt, infos, signature, values, to_transform=to_transform, fn_ir=fn_ir)
+        opts = self._options_or_error(wrt, infos, signature, values, to_transform, fn_ir)
+        c = self._build(wrt, infos, signature, values, to_transform=to_transform, fn_ir=fn_ir,
+                        opts=opts)
         self._cache[key] = c
+        at = fuse_after() if self.options.fuse is None else 0
+        if at > 1 and not to_transform and not opts.fuse:  # (tiered: fused on call `at`)
+            self._pending[key] = _Pending(at, fn_ir, infos, signature, opts)
+        self._unsettled = key in self._pending
         if not to_transform:
             self._last = c
         return c
 
+    def _fuse_now(self, key, pending: _Pending) -> Compiled:
+        """The automatic default's second tier: build this specialisation fused (the same IR,
+        probe results and options, with fuse=True) and use it from this call on, where a
+        compiler works and something fused; otherwise the unfused code stays. Silent, but for
+        a bug in the fuser (a warning, and the unfused code)."""
+        current = self._cache[key]
+        if self._pending.pop(key, None) is None:  # (another thread took it)
+            return current
+        try:
+            compiler_identity()  # (cached per process: no compiler, no build attempted)
+        except CompilerUnavailable:
+            return current
+        opts = replace(pending.opts, fuse=True,
+                       remat=True if pending.opts.kind != "jvp" else pending.opts.remat)
+        try:
+            with quiet():
+                fused = build(pending.fn_ir, pending.infos, pending.signature, opts)
+        except Exception as e:  # noqa: BLE001  (a bug: the unfused code is right and runs)
+            warnings.warn(f"srcad: fusing {self._ir.name} failed ({type(e).__name__}: {e}); "
+                          f"it keeps running unfused. This is a bug in srcad, please report "
+                          f"it (fuse=False silences this)", stacklevel=4)
+            return current
+        if fused.kernels is None or fused.kernels.module is None:
+            return current  # (nothing fused, or no compiler after all)
+        if pending.swaps:  # (a global array rebound since the first build: read the new one)
+            fused = relink(fused, pending.swaps)
+        self._cache[key] = fused
+        return fused
+
     def build_options(self, wrt, infos, signature, values=None,
                       to_transform=False, fn_ir=None) -> Options:
         """The options one specialisation is built with: the user's, with the memory-budget
-        planner's choices (measured on `values`) and fuse=True's recomputation."""
-        opts = replace(self.options, wrt=tuple(wrt), reparsed=to_transform)
+        planner's choices (measured on `values`) and fuse=True's recomputation. The
+        automatic default builds unfused (fused later: `_fuse_now`) unless SRCAD_FUSE says
+        to fuse from the first call."""
+        fuse = self.options.fuse if self.options.fuse is not None else fuse_after() == 1
+        opts = replace(self.options, wrt=tuple(wrt), reparsed=to_transform, fuse=fuse)
         if opts.memory_budget is not None and values is not None and \
                 self.kind != "jvp" and not to_transform:
             opts = self._budget_policy(opts, infos, signature, values, fn_ir or self._ir)
@@ -397,11 +474,24 @@ class Transformed:
             opts = replace(opts, remat=True)
         return opts
 
+    def _options_or_error(self, wrt, infos, signature, values, to_transform, fn_ir) -> Options:
+        try:
+            return self.build_options(wrt, infos, signature, values, to_transform, fn_ir)
+        except SrcadError:
+            raise
+        except Exception as e:  # an internal error must not reach the user bare
+            raise SrcadError(
+                f"internal error while transforming {self._ir.name}: "
+                f"{type(e).__name__}: {e}",
+                filename=self._ir.filename, lineno=self._ir.first_line, func=self._ir.name,
+                hint="this is a bug in srcad; please report it with the function") from e
+
     def _build(self, wrt, infos, signature, values=None, to_transform=False,
-               fn_ir=None) -> Compiled:
+               fn_ir=None, opts=None) -> Compiled:
         fn_ir = fn_ir or self._ir
         try:
-            opts = self.build_options(wrt, infos, signature, values, to_transform, fn_ir)
+            if opts is None:
+                opts = self.build_options(wrt, infos, signature, values, to_transform, fn_ir)
             return build(fn_ir, infos, signature, opts)
         except SrcadError:
             raise
@@ -489,8 +579,8 @@ class Transformed:
             result = picked[0] if self.single else tuple(picked)
             return (value, result) if self.kind == "value_and_grad" else result
         c = self.compiled(values)
-        if self._fast and not kwargs and len(args) == self._nparams and \
-                not self._known_objects(values):  # (objects: by identity, in `compiled`)
+        if self._fast and not kwargs and len(args) == self._nparams and not self._unsettled \
+                and not self._known_objects(values):  # (objects: by identity, in `compiled`)
             self._mains[_spec_key(values) + (None,)] = c.functions["main"]
             key = _array_key(tuple(values))
             if key is not None:

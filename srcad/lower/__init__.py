@@ -42,10 +42,29 @@ from . import cgen
 from .fuse import FunctionLowering
 from .match import VT
 
-__all__ = ["lower", "plan", "LoweredModule", "text_only", "batch"]
+__all__ = ["lower", "plan", "LoweredModule", "text_only", "batch", "quiet", "builds_now"]
 
 _WARNED: set = set()
 _TEXT_ONLY: list = [False]
+_QUIET: list = [False]
+
+
+@contextlib.contextmanager
+def quiet():
+    """Within it, no compiler leaves `lower` silent (the unfused code runs, as always): the
+    automatic default (fuse omitted) fuses only where it can and says nothing otherwise. A
+    later fuse=True still gets its one warning."""
+    old = _QUIET[0]
+    _QUIET[0] = True
+    try:
+        yield
+    finally:
+        _QUIET[0] = old
+
+
+def builds_now() -> bool:
+    """Whether `lower` would build and load kernels now (not inside `text_only` or `batch`)."""
+    return not _TEXT_ONLY[0] and not _BATCH
 
 
 @contextlib.contextmanager
@@ -213,7 +232,7 @@ def lower(functions: list, infos_of: dict, namespace: dict, origin: dict):
         module = build.load_module(text, module_name, key, material, comp, _fallbacks(kernels))
     except build.CompilerUnavailable as e:
         tag = getattr(e, "warn_key", "compiler")
-        if tag not in _WARNED:
+        if tag not in _WARNED and not _QUIET[0]:
             _WARNED.add(tag)
             warnings.warn(getattr(e, "warning", None)
                           or f"srcad: fuse=True needs a C compiler: {e}; running unfused",
