@@ -42,6 +42,7 @@ from .options import Options
 from .pipeline import Compiled, build, relink
 from .plan import budget_plan
 from .probe import probe
+from .pullback import cotangent_like, dense_cotangent, grad_tree, out_structure
 
 _IR_CACHE: dict = {}
 
@@ -372,10 +373,6 @@ class Transformed:
                 filename=self._ir.filename, lineno=self._ir.ret.line, func=self._ir.name,
                 hint="reduce it to a scalar (e.g. np.sum), or use srcad.vjp(f, *args) to "
                 "pull back a cotangent of that shape")
-        if self.kind == "vjp" and not isinstance(out, (np.ndarray, np.generic, float, int)):
-            raise SrcadError(f"{self._ir.name} must return one array for srcad.vjp, got "
-                             f"{type(out).__name__}", filename=self._ir.filename,
-                             lineno=self._ir.ret.line)
         signature = ", ".join(f"{p}: {_describe(env[p])}" for p in self.params)
         c = self._build(wrt, infos, signature, values, to_transform=to_transform, fn_ir=fn_ir)
         self._cache[key] = c
@@ -477,9 +474,9 @@ class Transformed:
             if main is not None:
                 return main(*args)
         values = self.bind(args, kwargs)
-        held = next((v for v in values if isinstance(v, tape.Tensor)), None)
+        held = next((v for v in values if _tape_of(v) is not None), None)
         if held is not None:  # called inside a function tape mode runs: one composed op
-            return held.tape.apply(None, (self, *values), {}, op=transformed_call_op(
+            return _tape_of(held).apply(None, (self, *values), {}, op=transformed_call_op(
                 len(values)))
         if self.options.mode == "tape":
             t, wrapped, out, value, mask = self.tape_call(values)
@@ -532,10 +529,12 @@ class Transformed:
         values = list(args)
         c = t.compiled(values, given=len(values))
         out, saved = c.functions["fwd"](*values)
-        if np.result_type(cotangent) != np.result_type(out):
-            cotangent = np.asarray(cotangent, dtype=np.result_type(out))
+        cotangent = cotangent_like(out_structure(out), dense_cotangent(out, cotangent),
+                                   self._ir.name)
         grads = iter(c.functions["bwd"](runtime.fresh_stacks(saved), cotangent))
-        return tuple(next(grads) if _is_differentiable(v) else None for v in values)
+        # (a container argument's gradient as generated code carries one: a GradTree)
+        return tuple(grad_tree(next(grads), v) if _is_differentiable(v) else None
+                     for v in values)
 
     def jvp_at(self, args, i: int, tangent):
         """The tangent of this transform's output along argument `i`'s `tangent` (the other
@@ -546,6 +545,18 @@ class Transformed:
         dots = [tangent if k == i else np.zeros_like(v) for k, v in enumerate(values)
                 if _is_differentiable(v)]
         return c.functions["main"](*values, *dots)[1]
+
+
+def _tape_of(v):
+    """The tape that a value tape mode follows belongs to (a Tensor, a container argument
+    of Tensors, or a plain list / tuple / dict holding one), else None."""
+    if isinstance(v, tape.Tensor) or isinstance(v, tape.CONTAINERS):
+        return v.tape
+    if type(v) in (list, tuple):
+        return next((t for x in v if (t := _tape_of(x)) is not None), None)
+    if type(v) is dict:
+        return next((t for x in v.values() if (t := _tape_of(x)) is not None), None)
+    return None
 
 
 def _keep_first_hint(name: str, params, out) -> str:

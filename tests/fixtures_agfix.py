@@ -1,0 +1,36 @@
+"""Programs for tests/test_agfix.py: container outputs of srcad.vjp, transforms inside
+transforms, and the other cases autograd answers (issue 23)."""
+
+import numpy as np
+
+import srcad
+
+
+def tuple_out(x, w):
+    return np.sum(np.tanh(x * w)), x ** 2 * w
+
+
+def list_out(x):
+    return [np.sin(x), x * 3.0]
+
+
+def dict_out(x, w):
+    return {"loss": np.sum(x * w), "aux": {"sq": x * x, "pair": (w, np.cos(x))}}
+
+
+def uses_two_keys(d):
+    return np.sum(np.sin(d["a"])) + np.sum(d["b"] ** 3)
+
+
+def grad_of_dict_inside(d):
+    g = srcad.grad(uses_two_keys)(d)
+    return np.sum(np.sin(g["a"])) + np.sum(g["b"] ** 2)
+
+
+def uses_two_items(s):
+    return np.sum(np.sin(s[0]) * s[1])
+
+
+def grad_of_list_inside(s):
+    g = srcad.grad(uses_two_items)(s)
+    return np.sum(g[0] ** 2) + np.sum(np.cos(g[1]))

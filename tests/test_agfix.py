@@ -1,0 +1,78 @@
+"""srcad.vjp of a function returning a pytree, transforms inside transforms, and the other
+cases where autograd and JAX give an answer (issue 23): each gradient against central
+differences, in both modes."""
+
+import numpy as np
+import pytest
+
+import fixtures_agfix as F
+import srcad
+from srcad.testing import check_grads, check_vjp, numerical_grad, rel_error
+
+MODES = ("source", "tape")
+RNG = np.random.default_rng(23)
+X, W = RNG.standard_normal(4), RNG.standard_normal(4)
+
+
+# -- srcad.vjp of a container output (JAX: a cotangent of the output's structure) -----------
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("fn,args", [(F.tuple_out, (X, W)), (F.list_out, (X,)),
+                                     (F.dict_out, (X, W))])
+def test_vjp_of_a_container_output(fn, args, mode):
+    check_vjp(fn, args, mode=mode)
+    out, _ = srcad.vjp(fn, *args, mode=mode)
+    want = fn(*args)
+    assert type(out) is type(want)
+    if isinstance(want, dict):
+        assert list(out) == list(want) and type(out["aux"]["pair"]) is tuple
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_vjp_container_pullback_is_the_sum_of_its_parts(mode):
+    """pullback((g1, g2)) is pullback of g1 through the first output plus g2 through the
+    second, each computed by hand."""
+    out, pb = srcad.vjp(F.tuple_out, X, W, mode=mode)
+    g2 = RNG.standard_normal(4)
+    dx, dw = pb((0.7, g2))
+    t = np.tanh(X * W)
+    np.testing.assert_allclose(dx, 0.7 * (1 - t ** 2) * W + g2 * 2 * X * W, rtol=1e-12)
+    np.testing.assert_allclose(dw, 0.7 * (1 - t ** 2) * X + g2 * X ** 2, rtol=1e-12)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("bad,says", [
+    (np.ones(4), "is a"), ((1.0,), "tuple of 1"), ((1.0, np.ones(3)), "[1] has shape (3,)"),
+    ([1.0, np.ones(4), 2.0], "list of 3")])
+def test_vjp_container_cotangent_of_the_wrong_structure(bad, says, mode):
+    _, pb = srcad.vjp(F.tuple_out, X, W, mode=mode)
+    with pytest.raises(srcad.SrcadError) as e:
+        pb(bad)
+    assert says in str(e.value)
+
+
+def test_vjp_dict_cotangent_with_other_keys():
+    _, pb = srcad.vjp(F.dict_out, X, W)
+    with pytest.raises(srcad.SrcadError, match="keys"):
+        pb({"loss": 1.0, "other": {}})
+
+
+# -- srcad.grad of a container argument, inside a differentiated function ----------------------
+
+@pytest.mark.parametrize("mode", MODES)
+def test_grad_of_a_dict_inside_a_grad(mode):
+    """The inner gradient is a dict; a key the inner function does not read ("c") gets no
+    gradient, and the others a true one (not zeros)."""
+    d = {"a": RNG.standard_normal(3), "b": RNG.standard_normal(2), "c": RNG.standard_normal(2)}
+    g = srcad.grad(F.grad_of_dict_inside, mode=mode)(d)
+    want = numerical_grad(F.grad_of_dict_inside, (d,))
+    assert list(g) == ["a", "b", "c"] and np.any(g["a"]) and np.any(g["b"])
+    assert rel_error(g, want) < 1e-6
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("kind", [list, tuple])
+def test_grad_of_a_sequence_inside_a_grad(kind, mode):
+    s = kind([RNG.standard_normal(3), RNG.standard_normal(3)])
+    check_grads(F.grad_of_list_inside, (s,), mode=mode)
+    assert type(srcad.grad(F.grad_of_list_inside, mode=mode)(s)) is kind
