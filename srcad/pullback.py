@@ -124,6 +124,27 @@ def grad_tree(g, x):
     return g
 
 
+def zero_tangent(x):
+    """A zero tangent for `x`, of its structure (zeros for each array leaf)."""
+    if isinstance(x, dict):
+        return {k: zero_tangent(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return type(x)(zero_tangent(v) for v in x) if not hasattr(type(x), "_fields") else \
+            tuple(zero_tangent(v) for v in x)
+    return np.zeros_like(x)
+
+
+def tangent_tree(t):
+    """A container's tangent as generated forward code adds them: item by item (`Items`,
+    `Slots`; a tuple's `+` would concatenate); an array's as it is."""
+    from .runtime_python import Items, Slots
+    if isinstance(t, dict):
+        return Slots({k: tangent_tree(v) for k, v in t.items()})
+    if isinstance(t, (list, tuple)):
+        return Items([tangent_tree(v) for v in t])
+    return t
+
+
 def _is_zero(g) -> bool:
     return g is None or (isinstance(g, (int, float)) and not isinstance(g, (bool, np.generic))
                          and g == 0)

@@ -76,8 +76,11 @@ from .runtime_decompositions import (  # noqa: F401  (the decomposition ops' hel
     norm_reduce, norm_svd_unweights, norm_svd_weights, norm_uses_svd,
     phi_lower, svd_gaps, svd_grad, svd_jvp, svd_s_grad, svd_s_grad_usv, symmetric_from,
     transpose_if)
+from .runtime_trees import tree_scale, tree_vdot  # noqa: F401  (srcad/pullbacks.py)
 
 __all__ = [
+    "tree_scale",
+    "tree_vdot",
     "ieee_divide",
     "Stack",
     "cotangents",

@@ -42,7 +42,8 @@ from .options import Options
 from .pipeline import Compiled, build, relink
 from .plan import budget_plan
 from .probe import probe
-from .pullback import cotangent_like, dense_cotangent, grad_tree, out_structure
+from .pullback import (cotangent_like, dense_cotangent, grad_tree, out_structure, tangent_tree,
+                       zero_tangent)
 
 _IR_CACHE: dict = {}
 
@@ -136,7 +137,7 @@ class Transformed:
         if isinstance(fn, Transformed):
             # higher order: the generated code of `fn` (for each input signature) is ordinary
             # Python, and it is what this transform parses
-            if fn.kind != "grad":
+            if fn.kind != "grad" and not (fn.kind == "value_and_grad" and kind in ("vjp", "jvp")):
                 raise SrcadError(
                     f"srcad can transform a srcad.grad again, not a srcad.{fn.kind}",
                     hint="write the derivative you want as srcad.grad(...) of a function")
@@ -514,13 +515,22 @@ class Transformed:
         """vjp / jvp of this transform, made once (its code is built per shape, cached)."""
         derived = self.__dict__.setdefault("_derived_transforms", {})
         if kind not in derived:
-            if self.kind != "grad":
+            if self.kind not in ("grad", "value_and_grad"):
                 raise SrcadError(
                     f"a srcad.{self.kind} called inside a differentiated function can only be "
                     f"differentiated for srcad.grad", hint="call srcad.grad(...) there, and "
                     "compute the value with the function itself")
             derived[kind] = Transformed(self, kind, (), {})
         return derived[kind]
+
+    def pullbacks(self, n: int):
+        """``t.vjp_at((a0, ..., a<n-1>), g)`` as a function of (a0, ..., g) that srcad can
+        differentiate again (srcad/pullbacks.py), made once per n."""
+        from .pullbacks import Pullbacks
+        made = self.__dict__.setdefault("_pullbacks", {})
+        if n not in made:
+            made[n] = Pullbacks(self, n)
+        return made[n]
 
     def vjp_at(self, args, cotangent) -> tuple:
         """The pullback of this transform at `args`, applied to `cotangent`: one gradient per
@@ -542,9 +552,9 @@ class Transformed:
         t = self._derived("jvp")
         values = list(args)
         c = t.compiled(values, given=len(values))
-        dots = [tangent if k == i else np.zeros_like(v) for k, v in enumerate(values)
+        dots = [tangent if k == i else zero_tangent(v) for k, v in enumerate(values)
                 if _is_differentiable(v)]
-        return c.functions["main"](*values, *dots)[1]
+        return tangent_tree(c.functions["main"](*values, *dots)[1])
 
 
 def _tape_of(v):

@@ -34,3 +34,20 @@ def uses_two_items(s):
 def grad_of_list_inside(s):
     g = srcad.grad(uses_two_items)(s)
     return np.sum(g[0] ** 2) + np.sum(np.cos(g[1]))
+
+
+def energy(x):
+    return np.sum(np.sin(x) * x ** 2)
+
+
+def value_and_grad_inside(x):
+    v, g = srcad.value_and_grad(energy)(x)
+    return v * np.sum(g ** 2)
+
+
+def cube(y):
+    return y ** 3 * 0.5
+
+
+def calls_grad_of_scalar(x):
+    return np.sin(srcad.grad(cube)(x)) * x

@@ -76,3 +76,27 @@ def test_grad_of_a_sequence_inside_a_grad(kind, mode):
     s = kind([RNG.standard_normal(3), RNG.standard_normal(3)])
     check_grads(F.grad_of_list_inside, (s,), mode=mode)
     assert type(srcad.grad(F.grad_of_list_inside, mode=mode)(s)) is kind
+
+
+# -- value_and_grad inside, and second derivatives through an inner transform ----------------
+
+@pytest.mark.parametrize("mode", MODES)
+def test_value_and_grad_inside_a_grad(mode):
+    check_grads(F.value_and_grad_inside, (X,), mode=mode)
+
+
+def test_second_derivatives_through_an_inner_value_and_grad():
+    v = RNG.standard_normal(4)
+    g = srcad.grad(F.value_and_grad_inside)
+    _, hv = srcad.jvp(g, (X,), (v,))  # forward over reverse
+    h = 1e-5
+    fd = (g(X + h * v) - g(X - h * v)) / (2 * h)
+    assert rel_error(hv, fd) < 1e-6
+    check_vjp(g, (X,), tol=1e-5)  # reverse over reverse
+
+
+def test_grad_of_grad_of_a_function_that_calls_grad():
+    for x in (0.3, -1.2):
+        check_grads(srcad.grad(F.calls_grad_of_scalar), (x,), tol=1e-6)
+    with pytest.raises(srcad.SrcadError, match="third derivative"):
+        srcad.grad(srcad.grad(srcad.grad(F.calls_grad_of_scalar)))(0.3)

@@ -754,12 +754,9 @@ def test_list_made_output():
     check_jvp(F.list_made, (1.3,))
 
 
-@refused("the second derivative of a function that calls srcad.grad: the outer gradient's "
-         "code calls the inner transform's pullback (`vjp_at`), which has no rule of its own")
+@refused("reverse over reverse through an inner srcad.grad of a tuple argument (forward over "
+         "reverse, the Hessian-vector product, works), and a third derivative through it")
 def test_tuple_nested_higher_order():
-    for m in MODES:  # (the first derivative, through the inner grad of a tuple)
-        g = srcad.grad(F.tuple_nested_higher, mode=m)(5.0)
-        assert rel_error(g, numerical_grad(F.tuple_nested_higher, (5.0,))) < 1e-7
     check(F.tuple_nested_higher, (5.0,), order=2)
     for m in MODES:
         check_grads(srcad.grad(F.tuple_nested_higher), (10.0,), mode=m)
@@ -779,7 +776,6 @@ def test_wrappers_value_and_grad():
     assert rel_error(g, srcad.grad(F.sum_sin_sq)(x)) == 0.0
 
 
-@refused("srcad.value_and_grad called inside a differentiated function")
 def test_wrappers_value_and_grad_inside():
     check(F.value_of_value_and_grad, (R(5, seed=51),), order=2)
 

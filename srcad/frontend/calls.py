@@ -214,6 +214,14 @@ class CallsMixin:
         """The call of a callable known when normalising: a row, a user function (or method,
         with its object first), a transformed function (srcad/ops/composed.py), or an opaque
         call."""
+        if isinstance(obj, types.MethodType) and obj.__name__ == "vjp_at" and getattr(
+                obj.__self__, "_srcad_transformed", False) is True and len(e.args) == 2 and \
+                isinstance(e.args[0], gast.Tuple) and not e.keywords:
+            # `t.vjp_at((a0, ...), g)`: generated code being differentiated again -- the
+            # pullback as a transformed function of (a0, ..., g) (srcad/pullbacks.py)
+            n = len(e.args[0].elts)
+            obj, spelled = obj.__self__.pullbacks(n), spelled.rpartition(".")[0] + "_pullbacks"
+            e = gast.Call(func=e.func, args=[*e.args[0].elts, e.args[1]], keywords=[])
         if getattr(obj, "_srcad_transformed", False) is True:
             args, kwargs, starred = self.call_args(e, hint)
             if kwargs or starred:
