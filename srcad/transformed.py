@@ -479,6 +479,14 @@ class Transformed:
         if held is not None:  # called inside a function tape mode runs: one composed op
             return _tape_of(held).apply(None, (self, *values), {}, op=transformed_call_op(
                 len(values)))
+        if getattr(self.fn, "__closure__", None) and any(
+                _tape_of(_cell_value(c)) is not None for c in self.fn.__closure__):
+            raise SrcadError(
+                f"srcad.{self.kind} of {self._ir.name}, a nested function reading a value that "
+                f"tape mode is differentiating, is not supported in tape mode",
+                filename=self._ir.filename, lineno=self._ir.first_line, func=self._ir.name,
+                hint="differentiate the enclosing function with mode='source' (the default), "
+                "which passes the value to the inner transform as an argument")
         if self.options.mode == "tape":
             t, wrapped, out, value, mask = self.tape_call(values)
             seed = 1.0 if np.ndim(value) == 0 else np.ones_like(value)  # (size 1: see above)
@@ -555,6 +563,13 @@ class Transformed:
         dots = [tangent if k == i else zero_tangent(v) for k, v in enumerate(values)
                 if _is_differentiable(v)]
         return tangent_tree(c.functions["main"](*values, *dots)[1])
+
+
+def _cell_value(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:  # (an empty cell)
+        return None
 
 
 def _tape_of(v):

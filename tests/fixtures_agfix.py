@@ -51,3 +51,25 @@ def cube(y):
 
 def calls_grad_of_scalar(x):
     return np.sin(srcad.grad(cube)(x)) * x
+
+
+def grad_of_a_closure(w, b):
+    def loss(x):
+        return np.sum(np.tanh(x * w + b) ** 2)
+    g = srcad.grad(loss)(np.linspace(-1.0, 1.0, 4))
+    return np.sum(g * w) + np.sum(np.cos(g))
+
+
+def grad_of_a_closure_two_args(w):
+    scale = np.sum(w ** 2)
+
+    def pair(a, c):
+        return np.sum(np.sin(a * w) * c) * scale
+    ga, gc = srcad.grad(pair, wrt=(0, 1))(0.5, 2.0)
+    return ga * gc
+
+
+def closure_called_with_a_keyword(w):
+    def inner(y):
+        return y * np.sum(w)
+    return srcad.grad(inner)(y=2.0)

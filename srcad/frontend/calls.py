@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
+import inspect
 import types
 
 import gast
@@ -172,7 +173,7 @@ class CallsMixin:
                 checkpointed = True
             elif self.made_transform(func) is not None:  # srcad.grad(f)(x), in place
                 t, spelled = self.made_transform(func)
-                return self.call_of(t, spelled, func, e, hint)
+                return self.call_of(t, spelled, func, self.with_free_variables(func, e), hint)
             else:  # f(a)(b): run as written
                 callee = self.expr(func, hint, None)
                 args, kwargs, starred = self.call_args(e, hint)
@@ -200,7 +201,10 @@ class CallsMixin:
             return None
         if getattr(factory, "_srcad_transform", None) is None:
             return None
-        fn, fn_spelled = self.dotted(e.args[0])
+        target = e.args[0]
+        if self.is_lifted_partial(target):  # (a nested def: lifted, its free variables bound)
+            target = target.args[0]
+        fn, fn_spelled = self.dotted(target)
         options = {}
         for k in e.keywords:
             value = k.value
@@ -209,6 +213,29 @@ class CallsMixin:
                                        "give the options as literals")
             options[k.arg] = ast.literal_eval(gast.gast_to_ast(value))
         return factory(fn, **options), f"{spelled.split('.')[-1]}_{fn_spelled}"
+
+    def is_lifted_partial(self, e) -> bool:
+        """`partial(g, w=w)`: a nested function used as a value (srcad/frontend/closures.py)."""
+        from .closures import PARTIAL
+        return isinstance(e, gast.Call) and isinstance(e.func, gast.Name) and \
+            e.func.id == PARTIAL and len(e.args) == 1 and isinstance(e.args[0], gast.Name)
+
+    def with_free_variables(self, made: gast.Call, e: gast.Call) -> gast.Call:
+        """``srcad.grad(g)(y)`` with g a nested function (lifted with its free variables as
+        extra parameters, last): the call passes them after the call's own arguments, so the
+        inner transform's derivative w.r.t. them flows (the enclosing function's locals)."""
+        target = made.args[0]
+        if not self.is_lifted_partial(target):
+            return e
+        free = [k.value for k in target.keywords]
+        fn, _ = self.dotted(target.args[0])
+        own = len(inspect.signature(fn).parameters) - len(free)
+        if e.keywords or len(e.args) != own or any(isinstance(a, gast.Starred) for a in e.args):
+            raise self.unsupported(
+                f"this call of a transform of the nested function `{target.args[0].id}` (it "
+                f"takes {own} argument(s), passed by position)", e,
+                "pass every argument of the nested function by position")
+        return gast.copy_location(gast.Call(func=e.func, args=[*e.args, *free], keywords=[]), e)
 
     def call_of(self, obj, spelled: str, func, e, hint, checkpointed=False):
         """The call of a callable known when normalising: a row, a user function (or method,
