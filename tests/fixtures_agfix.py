@@ -73,3 +73,14 @@ def closure_called_with_a_keyword(w):
     def inner(y):
         return y * np.sum(w)
     return srcad.grad(inner)(y=2.0)
+
+
+def reads_a_tree(p, x):
+    return x * 2.0 + np.sum(p.get("a", 0.0)) * x
+
+
+def sums_a_list(xs, x):
+    total = x ** 2
+    for v in xs:
+        total = total + np.sum(v) * x
+    return total

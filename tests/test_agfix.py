@@ -117,3 +117,26 @@ def test_grad_of_a_closure_refusals():
         srcad.grad(F.closure_called_with_a_keyword)(np.ones(2))
     with pytest.raises(srcad.SrcadError, match="tape mode"):
         srcad.grad(F.grad_of_a_closure, mode="tape")(np.ones(4), np.ones(4))
+
+
+# -- an empty pytree argument: its gradient is empty (JAX, autograd) -------------------------
+
+@pytest.mark.parametrize("mode", MODES)
+def test_grad_wrt_an_empty_pytree(mode):
+    gp, gx = srcad.grad(F.reads_a_tree, wrt=(0, 1), mode=mode)({}, 1.5)
+    assert gp == {} and type(gp) is dict and gx == 2.0
+    for empty in ([], ()):
+        gs, gx = srcad.grad(F.sums_a_list, wrt=(0, 1), mode=mode)(empty, 1.5)
+        assert type(gs) is type(empty) and len(gs) == 0 and gx == 3.0
+    # and next to a full one: the full one's gradient is unchanged
+    p = {"a": RNG.standard_normal(3)}
+    gp, gx = srcad.grad(F.reads_a_tree, wrt=(0, 1), mode=mode)(p, 1.5)
+    np.testing.assert_allclose(gp["a"], np.full(3, 1.5))
+    assert rel_error(gx, 2.0 + np.sum(p["a"])) < 1e-12
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_vjp_with_an_empty_pytree_primal(mode):
+    out, pb = srcad.vjp(F.reads_a_tree, {}, 1.5, mode=mode)
+    assert out == 3.0
+    assert pb(1.0) == ({}, 2.0)

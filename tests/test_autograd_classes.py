@@ -707,14 +707,12 @@ def test_dict_iteration(fn):
     check(fn, (d,))
 
 
-@pytest.mark.parametrize("d", [{"k": 3.0}, {"j": 4.0}, pytest.param(
-    {}, marks=refused("differentiating w.r.t. an empty dict is refused"))])
+@pytest.mark.parametrize("d", [{"k": 3.0}, {"j": 4.0}, {}])
 def test_dict_get_with_default(d):
     x = 2.0
     check(F.dict_get, (d, x), wrt=(0, 1))
 
 
-@refused("differentiating w.r.t. an empty dict is refused (autograd: an empty gradient)")
 def test_dict_grad_wrt_empty_dict():
     for m in MODES:
         gd, gx = srcad.grad(F.dict_get, wrt=(0, 1), mode=m)({}, 2.0)
