@@ -1,6 +1,8 @@
 """Programs for tests/test_agfix.py: container outputs of srcad.vjp, transforms inside
 transforms, and the other cases autograd answers (issue 23)."""
 
+import operator
+
 import numpy as np
 
 import srcad
@@ -84,3 +86,26 @@ def sums_a_list(xs, x):
     for v in xs:
         total = total + np.sum(v) * x
     return total
+
+
+def items_sorted_by_itemgetter(d):
+    t = 0.0
+    for i, (k, v) in enumerate(sorted(d.items(), key=operator.itemgetter(0), reverse=True)):
+        t = t + np.sum(np.sin(v)) * (i + 2.0)
+    return t
+
+
+def items_and_values_as_lists(d):
+    items = list(d.items())
+    vals = list(d.values())
+    return np.sum(items[0][1] * 2.0) + np.sum(vals[-1] ** 2) + np.sum(
+        np.cos(d[sorted(d.keys())[1]]))
+
+
+def dict_from_pairs(x):
+    return dict([("p", x * 2.0), ("r", np.sin(x)), ("p", x ** 3)], q=np.cos(x))
+
+
+def literal_with_a_key_twice(x):
+    d = {"p": x * 2.0, "r": x, "p": x ** 3}  # noqa: F601 (the case: the later value wins)
+    return np.sum(d["p"]) + np.sum(np.sin(d["r"])) * len(d)

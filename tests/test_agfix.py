@@ -140,3 +140,30 @@ def test_vjp_with_an_empty_pytree_primal(mode):
     out, pb = srcad.vjp(F.reads_a_tree, {}, 1.5, mode=mode)
     assert out == 3.0
     assert pb(1.0) == ({}, 2.0)
+
+
+# -- a dict argument's items / values / keys as values; dict(pairs, **kw) ---------------------
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("fn", [F.items_sorted_by_itemgetter, F.items_and_values_as_lists])
+def test_dict_views_as_values(fn, mode):
+    d = {"b": RNG.standard_normal((3, 2)), "a": RNG.standard_normal(4),
+         "c": RNG.standard_normal((2, 2))}
+    check_grads(fn, (d,), mode=mode)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_dict_from_pairs_and_keywords(mode):
+    out, _ = srcad.vjp(F.dict_from_pairs, X, mode=mode)
+    want = F.dict_from_pairs(X)
+    assert list(out) == list(want) == ["p", "r", "q"]
+    np.testing.assert_array_equal(out["p"], X ** 3)
+    check_vjp(F.dict_from_pairs, (X,), mode=mode)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_key_written_twice_keeps_only_its_last_value(mode):
+    """{"p": a, "p": b}["p"] is b: a gets no gradient (it used to get b's)."""
+    check_grads(F.literal_with_a_key_twice, (X,), mode=mode)
+    g = srcad.grad(F.literal_with_a_key_twice, mode=mode)(X)
+    np.testing.assert_allclose(g, 3 * X ** 2 + 2 * np.cos(X), rtol=1e-12)

@@ -700,8 +700,7 @@ def test_dict_grad_inside_grad():
     check(F.dict_grad_inside, (d,))
 
 
-@pytest.mark.parametrize("fn", [F.dict_iter_sorted, pytest.param(
-    F.dict_items_values_keys, marks=refused("d.items() on a dict argument has no rule"))])
+@pytest.mark.parametrize("fn", [F.dict_iter_sorted, F.dict_items_values_keys])
 def test_dict_iteration(fn):
     d = {"b": R(3, 2, seed=44), "a": R(4, seed=45), "c": R(2, 2, seed=46)}
     check(fn, (d,))
@@ -719,7 +718,6 @@ def test_dict_grad_wrt_empty_dict():
         assert gd == {} and gx == 6.0
 
 
-@refused("srcad.vjp takes one array out (a dict output is refused); dict(...) has no rule")
 @pytest.mark.parametrize("fn", [F.dict_made, F.dict_literal])
 def test_dict_outputs(fn):
     for m in MODES:

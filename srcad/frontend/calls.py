@@ -296,6 +296,17 @@ class CallsMixin:
         if obj is dict and not e.args and all(k.arg is not None for k in e.keywords):
             keys = [ir.Const(k.arg, repr(k.arg)) for k in e.keywords]  # dict(a=x, b=y)
             return ("op", *self.dict_parts(keys, [k.value for k in e.keywords], hint))
+        if obj is dict and len(e.args) == 1 and isinstance(e.args[0], (gast.List, gast.Tuple)) \
+                and all(isinstance(p, gast.Tuple) and len(p.elts) == 2 and not any(
+                    isinstance(x, gast.Starred) for x in p.elts) for p in e.args[0].elts) \
+                and all(k.arg is not None for k in e.keywords):
+            # dict([(k0, v0), ...], a=x): the pairs in order, then the keywords (a later key
+            # replaces an earlier one's value, in its first place, as a dict literal does)
+            pairs = e.args[0].elts
+            keys = [self.expr(p.elts[0], f"{hint}_key", None) for p in pairs] + [
+                ir.Const(k.arg, repr(k.arg)) for k in e.keywords]
+            values = [p.elts[1] for p in pairs] + [k.value for k in e.keywords]
+            return ("op", *self.dict_parts(keys, values, hint))
         user = isinstance(obj, types.FunctionType) and table.lookup(obj) is None and \
             library_file(obj) is None
         if checkpointed and not user:
@@ -315,13 +326,23 @@ class CallsMixin:
 
     def dict_parts(self, keys: list, values: list, hint: str):
         """A dict literal's op and arguments (keys: atoms; values: gast expressions)."""
-        bound = {}
+        entries: dict = {}  # a key written twice keeps its first place and its last value
         for i, (k, v) in enumerate(zip(keys, values)):
-            bound[f"k{i}"] = k
             name = k.value if isinstance(k, ir.Const) and isinstance(k.value, str) and \
                 k.value.isidentifier() else hint
-            bound[f"v{i}"] = self.expr(v, name, None)
-        return dict_literal_op(len(keys)), bound
+            atom = self.expr(v, name, None)
+            known = isinstance(k, ir.Const) and isinstance(k.value, (str, int, float, bool,
+                                                                      type(None), bytes))
+            slot = ("const", k.value) if known else ("at", i)  # (1 and 1.0: one key)
+            if slot in entries:  # (the earlier value was computed; the dict drops it)
+                entries[slot] = (entries[slot][0], atom)
+            else:
+                entries[slot] = (k, atom)
+        bound = {}
+        for i, (k, atom) in enumerate(entries.values()):
+            bound[f"k{i}"] = k
+            bound[f"v{i}"] = atom
+        return dict_literal_op(len(entries)), bound
 
     def dict_display(self, e: gast.Dict, hint: str, into):
         """{"a": x, "b": y}: an op that builds the dict (`**d` in a display is refused)."""
