@@ -64,10 +64,10 @@ def vjp(fn, *primals, **options):
     if t.options.mode == "tape":
         tp, wrapped, out, value, mask = t.tape_call(values, given=n_given)
         value = _tree_value(out)
-        structure = out_structure(value)
+        structure, name = out_structure(value), t._ir.name
 
         def pullback(cotangent):
-            cotangent = cotangent_like(structure, cotangent, t._ir.name)
+            cotangent = cotangent_like(structure, cotangent, name)
             return tuple(tape.grads(tp, wrapped, values, tuple(tree_leaves(out)),
                                     tuple(tree_leaves(cotangent)), mask))[:n_given]
 

@@ -168,6 +168,7 @@ class Pullback:
         self._saved = saved
         self._values = values
         self._out = out_structure(out)
+        self._name = t._ir.name
         # the caller owns the arguments and the output: if the backward keeps a reference to
         # one of them, remember a checksum, so that a change made before the pullback runs is
         # reported instead of silently corrupting the gradient
@@ -199,7 +200,9 @@ class Pullback:
                     f"before its pullback; the backward needs its original values",
                     filename=self._t._ir.filename, lineno=self._t._ir.first_line,
                     hint="copy the array before changing it, or call vjp again")
-        cotangent = cotangent_like(self._out, cotangent, self._t._ir.name)
+        # (the name for messages read once: `_ir` on the hot path would renormalise a stale
+        # IR between the forward and this call)
+        cotangent = cotangent_like(self._out, cotangent, self._name)
         grads = self._c.functions["bwd"](runtime.fresh_stacks(self._saved), cotangent)
         it = iter(grads)
         return tuple(next(it) if _is_differentiable(v) else None for v in self._values)

@@ -42,6 +42,7 @@ from .options import Options
 from .pipeline import Compiled, build, relink
 from .plan import budget_plan
 from .probe import probe
+from .wrappers import needs_wrapper, reference_check, wrapper
 from .pullback import (cotangent_like, dense_cotangent, grad_tree, out_structure, tangent_tree,
                        zero_tangent)
 
@@ -129,6 +130,8 @@ class Transformed:
     """A transformed function: calling it runs the generated code for its inputs."""
 
     def __init__(self, fn, kind: str, wrt, options: dict):
+        if needs_wrapper(fn):  # (a functools.partial, np.sin: srcad/wrappers.py)
+            fn = wrapper(fn)
         self.fn = fn
         self.kind = kind  # "grad" | "value_and_grad" | "vjp" | "jvp"
         # (validated first: a bad option is the user's first error, before any parsing)
@@ -513,7 +516,10 @@ class Transformed:
         and the user's options -- never generated code or kernels. The receiving process
         builds its own specialisations and kernels (its SRCAD_CACHE_DIR) on first call."""
         wrt = self.wrt[0] if self.single else tuple(self.wrt)
-        return (_rebuilt, (_reference(self.fn, self.kind), self.kind, wrt,
+        fn = getattr(self.fn, "__srcad_wraps__", self.fn)  # (a partial: pickle's own way)
+        if fn is not self.fn:
+            reference_check(fn, self.kind)
+        return (_rebuilt, (_reference(fn, self.kind), self.kind, wrt,
                            tuple(sorted(self.options.user().items()))))
 
     # -- called inside a differentiated function (srcad/ops/composed.py) ----------------------
@@ -548,7 +554,7 @@ class Transformed:
         c = t.compiled(values, given=len(values))
         out, saved = c.functions["fwd"](*values)
         cotangent = cotangent_like(out_structure(out), dense_cotangent(out, cotangent),
-                                   self._ir.name)
+                                   getattr(self.fn, "__name__", "the function"))
         grads = iter(c.functions["bwd"](runtime.fresh_stacks(saved), cotangent))
         # (a container argument's gradient as generated code carries one: a GradTree)
         return tuple(grad_tree(next(grads), v) if _is_differentiable(v) else None

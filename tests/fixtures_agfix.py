@@ -109,3 +109,7 @@ def dict_from_pairs(x):
 def literal_with_a_key_twice(x):
     d = {"p": x * 2.0, "r": x, "p": x ** 3}  # noqa: F601 (the case: the later value wins)
     return np.sum(d["p"]) + np.sum(np.sin(d["r"])) * len(d)
+
+
+def three(a, b, c, scale=1.0):
+    return np.sum(np.sin(a) * b ** 2) * c * scale

@@ -167,3 +167,45 @@ def test_a_key_written_twice_keeps_only_its_last_value(mode):
     check_grads(F.literal_with_a_key_twice, (X,), mode=mode)
     g = srcad.grad(F.literal_with_a_key_twice, mode=mode)(X)
     np.testing.assert_allclose(g, 3 * X ** 2 + 2 * np.cos(X), rtol=1e-12)
+
+
+# -- functools.partial, and numpy functions passed directly ----------------------------------
+
+@pytest.mark.parametrize("mode", MODES)
+def test_grad_of_a_partial(mode):
+    import functools
+    a, b = RNG.standard_normal(3), RNG.standard_normal(3)
+    p = functools.partial(F.three, a, scale=0.5)  # remaining: b, c (and scale=)
+    gb, gc = srcad.grad(p, wrt=(0, 1), mode=mode)(b, 1.7)
+    want = numerical_grad(lambda b, c: F.three(a, b, c, scale=0.5), (b, 1.7), wrt=(0, 1))
+    assert rel_error((gb, gc), want) < 1e-7
+    g = srcad.grad(p, wrt="c", mode=mode)(b, 1.7, scale=2.0)  # a keyword overrides its binding
+    assert rel_error(g, F.three(a, b, 1.0, scale=2.0)) < 1e-12
+    pp = functools.partial(p, b)  # a partial of a partial: remaining c
+    assert rel_error(srcad.grad(pp, mode=mode)(1.7), gc) < 1e-12
+    with pytest.raises(srcad.SrcadError, match="out of range"):
+        srcad.grad(pp, wrt=2)  # (c, and scale, a keyword parameter)
+
+
+def test_a_partial_pickles_by_reference():
+    import functools
+    import pickle
+    g = srcad.grad(functools.partial(F.three, np.ones(2), scale=0.5), wrt=1)
+    h = pickle.loads(pickle.dumps(g))
+    b = RNG.standard_normal(2)
+    assert h(b, 2.0) == g(b, 2.0)
+
+    def local(x, y):
+        return x * y
+    with pytest.raises(srcad.SrcadError, match="cannot be sent to another process"):
+        pickle.dumps(srcad.grad(functools.partial(local, y=2.0)))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_numpy_functions_passed_directly(mode):
+    x = RNG.standard_normal((3, 3))
+    assert rel_error(srcad.grad(np.sin, mode=mode)(0.4), np.cos(0.4)) < 1e-15
+    check_vjp(np.tril, (x,), mode=mode)
+    check_vjp(np.arctan2, (x, x.T + 2.0), mode=mode)
+    _, pb = srcad.vjp(np.tril, x, mode=mode)
+    np.testing.assert_array_equal(pb(np.ones((3, 3)))[0], np.tril(np.ones((3, 3))))

@@ -866,7 +866,6 @@ def test_wrappers_unused_argument():
         assert srcad.grad(F.two_args_first, wrt=1, mode=m)(3.0, 1.0) == 0.0
 
 
-@refused("functools.partial is not a Python function srcad can read")
 def test_wrappers_partial():
     import functools
     for m in MODES:
