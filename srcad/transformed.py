@@ -41,6 +41,7 @@ from .ops.composed import transformed_call_op
 from .options import Options
 from .pipeline import Compiled, build, relink
 from .plan import budget_plan
+from .booleans import is_bool_output, zero_gradient_compiled
 from .probe import probe
 from .wrappers import needs_wrapper, reference_check, wrapper
 from .pullback import (cotangent_like, dense_cotangent, grad_tree, out_structure, tangent_tree,
@@ -360,6 +361,11 @@ class Transformed:
                 f"{self._ir.name} returns a {type(out).__name__}; grad needs one scalar output",
                 filename=self._ir.filename, lineno=self._ir.ret.line, func=self._ir.name,
                 hint=_keep_first_hint(self._ir.name, self.params, out))
+        if self.kind not in ("vjp", "jvp") and is_bool_output(out):  # (x < y: zeros)
+            c = self._cache[key] = zero_gradient_compiled(self, fn_ir)
+            if not to_transform:
+                self._last = c
+            return c
         if self.kind not in ("vjp", "jvp") and not _is_float(out) and not (
                 isinstance(out, (np.ndarray, np.generic)) and np.ndim(out) != 0):
             raise SrcadError(
@@ -457,7 +463,7 @@ class Transformed:
         _unwrap_attribute_state(fn_ir)
         tape.settle_arguments(values, wrapped)  # (param[k] = v: plain values, as in source)
         value = tape.value_of(out)
-        if self.kind in ("grad", "value_and_grad"):
+        if self.kind in ("grad", "value_and_grad") and not is_bool_output(value):
             if not _is_float(value) or np.size(value) != 1:
                 raise NonScalarOutputError(
                     f"{self._ir.name} returns {_describe(value)}; grad needs a floating-point "
@@ -492,6 +498,10 @@ class Transformed:
                 "which passes the value to the inner transform as an argument")
         if self.options.mode == "tape":
             t, wrapped, out, value, mask = self.tape_call(values)
+            if is_bool_output(value):  # (x < y: zeros, as in source mode; one warning)
+                if ("bool",) not in self._cache:
+                    self._cache[("bool",)] = zero_gradient_compiled(self, self._ir)
+                return self._cache[("bool",)].functions["main"](*values)
             seed = 1.0 if np.ndim(value) == 0 else np.ones_like(value)  # (size 1: see above)
             gs = tape.grads(t, wrapped, values, out, seed, mask)
             picked = [gs[self.params.index(p)] for p in self.wrt]

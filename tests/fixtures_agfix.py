@@ -113,3 +113,7 @@ def literal_with_a_key_twice(x):
 
 def three(a, b, c, scale=1.0):
     return np.sum(np.sin(a) * b ** 2) * c * scale
+
+
+def compares(p, x):
+    return np.sum(p["w"] * x) > 0.5  # the return line the warning names

@@ -209,3 +209,23 @@ def test_numpy_functions_passed_directly(mode):
     check_vjp(np.arctan2, (x, x.T + 2.0), mode=mode)
     _, pb = srcad.vjp(np.tril, x, mode=mode)
     np.testing.assert_array_equal(pb(np.ones((3, 3)))[0], np.tril(np.ones((3, 3))))
+
+
+# -- a bool output: zeros, one warning at the user's line --------------------------------------
+
+@pytest.mark.parametrize("mode", MODES)
+def test_bool_output_gives_zeros_and_one_warning(mode):
+    import inspect
+    import warnings
+    p, x = {"w": RNG.standard_normal(3).astype(np.float32), "n": 2}, RNG.standard_normal(3)
+    g = srcad.value_and_grad(F.compares, wrt=(0, 1), mode=mode)
+    with pytest.warns(UserWarning, match="returns a bool") as caught:
+        v, (gp, gx) = g(p, x)
+    assert v == F.compares(p, x)
+    assert gp["w"].dtype == np.float32 and not np.any(gp["w"]) and gp["n"] is None
+    assert gx.shape == x.shape and not np.any(gx)
+    lines, first = inspect.getsourcelines(F.compares)
+    assert caught[0].filename == F.__file__ and caught[0].lineno == first + 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (once: the next call is quiet)
+        g(p, x)
