@@ -117,3 +117,11 @@ def three(a, b, c, scale=1.0):
 
 def compares(p, x):
     return np.sum(p["w"] * x) > 0.5  # the return line the warning names
+
+
+MASK = np.array([True, False, True, False])
+
+
+def inverted_mask(x):
+    keep = ~(x > 0.0)
+    return np.sum(np.where(~MASK, x ** 2, 0.0)) + np.sum(np.where(keep, np.sin(x), x)) + (~3)

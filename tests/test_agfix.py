@@ -229,3 +229,10 @@ def test_bool_output_gives_zeros_and_one_warning(mode):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # (once: the next call is quiet)
         g(p, x)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_invert_of_a_mask_runs_as_written(mode):
+    x = np.array([0.3, -1.2, 2.0, -0.4])
+    assert F.inverted_mask(x) == srcad.value_and_grad(F.inverted_mask, mode=mode)(x)[0]
+    check_grads(F.inverted_mask, (x,), mode=mode)
