@@ -125,3 +125,19 @@ MASK = np.array([True, False, True, False])
 def inverted_mask(x):
     keep = ~(x > 0.0)
     return np.sum(np.where(~MASK, x ** 2, 0.0)) + np.sum(np.where(keep, np.sin(x), x)) + (~3)
+
+
+VAR_KW = {"axis": 1, "keepdims": True}
+
+
+def spread_display(x):
+    return np.sum(np.cross(x, x[::-1] * 2.0 + 1.0, **{"axis": 1}) ** 2) + np.sum(
+        np.std(x, **{"axis": 0, "ddof": 1}))
+
+
+def spread_global(x):
+    return np.sum(np.var(x, **VAR_KW))
+
+
+def spread_global_as_hinted(x):
+    return np.sum(np.var(x, axis=VAR_KW['axis'], keepdims=VAR_KW['keepdims']))

@@ -236,3 +236,15 @@ def test_invert_of_a_mask_runs_as_written(mode):
     x = np.array([0.3, -1.2, 2.0, -0.4])
     assert F.inverted_mask(x) == srcad.value_and_grad(F.inverted_mask, mode=mode)(x)[0]
     check_grads(F.inverted_mask, (x,), mode=mode)
+
+
+# -- **kw in a call: a dict display is spread; a name holding a dict is refused with the
+#    keywords written out (the same for every numpy function) ---------------------------------
+
+@pytest.mark.parametrize("mode", MODES)
+def test_double_star_keywords(mode):
+    x = RNG.standard_normal((3, 3))
+    check_grads(F.spread_display, (x,), mode=mode)
+    with pytest.raises(srcad.SrcadError, match=r"axis=VAR_KW\['axis'\], keepdims="):
+        srcad.grad(F.spread_global, mode=mode)(x)
+    check_grads(F.spread_global_as_hinted, (x,), mode=mode)  # (the hint, applied)

@@ -70,9 +70,7 @@ class CallsMixin:
 
     def call_args(self, e: gast.Call, hint: str):
         """(positional atoms, keyword atoms, positions of starred arguments)."""
-        for k in e.keywords:
-            if k.arg is None:
-                raise self.unsupported("`**kwargs` in a call", e, "pass keywords one by one")
+        e.keywords = self.spread_keywords(e)
         args, starred = [], []
         for i, a in enumerate(e.args):
             if isinstance(a, gast.Starred):
@@ -81,6 +79,37 @@ class CallsMixin:
             args.append(self.expr(a, hint, None))
         kwargs = {k.arg: self.expr(k.value, hint, None) for k in e.keywords}
         return args, kwargs, tuple(starred)
+
+    def spread_keywords(self, e: gast.Call) -> list:
+        """The call's keywords with ``**{"axis": 1}`` (a dict display with string keys)
+        spread out; ``**kw`` of a name is refused, with the keywords written out in the hint
+        when the name holds a dict now (a dict's keys and values can change between calls
+        without rebinding the name: the code srcad builds is specialised on them)."""
+        out = []
+        for k in e.keywords:
+            if k.arg is not None:
+                out.append(k)
+                continue
+            v = k.value
+            if isinstance(v, gast.Dict) and all(
+                    isinstance(key, gast.Constant) and isinstance(key.value, str)
+                    for key in v.keys):
+                out.extend(gast.keyword(arg=key.value, value=val)
+                           for key, val in zip(v.keys, v.values))
+                continue
+            spelled = None
+            if isinstance(v, (gast.Name, gast.Attribute)) and self.local_base(v, "kw") is None:
+                try:
+                    held, _ = self.dotted(v)
+                except Exception:  # noqa: BLE001  (not resolvable: the plain hint)
+                    held = None
+                if isinstance(held, dict) and all(isinstance(x, str) for x in held):
+                    spelled = ", ".join(f"{x}={gast.unparse(v)}[{x!r}]" for x in held)
+            raise self.unsupported(
+                "`**kwargs` in a call", e,
+                f"pass the keywords one by one ({spelled})" if spelled else
+                "pass keywords one by one (a dict display, **{'axis': 1}, is spread)")
+        return out
 
     def refuse_starred(self, e, what: str):
         raise self.unsupported(f"star-arguments (`*args`) in a call to {what}", e,
