@@ -591,7 +591,7 @@ def _cell_value(cell):
 def _tape_of(v):
     """The tape that a value tape mode follows belongs to (a Tensor, a container argument
     of Tensors, or a plain list / tuple / dict holding one), else None."""
-    if isinstance(v, tape.Tensor) or isinstance(v, tape.CONTAINERS):
+    if isinstance(v, (tape.Tensor, *tape.CONTAINERS)):
         return v.tape
     if type(v) in (list, tuple):
         return next((t for x in v if (t := _tape_of(x)) is not None), None)

@@ -43,8 +43,10 @@ def needs_wrapper(fn) -> bool:
         while isinstance(inner, functools.partial):
             inner = inner.func
         return isinstance(inner, (types.FunctionType, types.MethodType)) or _rowed(inner)
-    if isinstance(fn, (types.FunctionType, types.MethodType)):  # (np.tril: numpy's source
-        from .frontend.opaque import library_file                # is not what we read)
+    if isinstance(fn, (types.FunctionType, types.MethodType)):
+        # (np.tril: a library's function with a row -- numpy's source is not what we read)
+        from .frontend.opaque import library_file
+
         return _rowed(fn) and library_file(fn) is not None
     return isinstance(fn, np.ufunc) or _rowed(fn)
 
@@ -87,7 +89,7 @@ def wrapper(fn):
     filename = f"<srcad-wrapper {name} {next(_COUNTER)}>"
     src = f"def {name}({', '.join(spelled)}):\n    return _fn({', '.join(passed)})\n"
     linecache.cache[filename] = (len(src), None, src.splitlines(keepends=True), filename)
-    exec(compile(src, filename, "exec"), namespace)  # (our own text)
+    exec(compile(src, filename, "exec"), namespace)  # noqa: S102 (our own text)
     made = namespace[name]
     made.__srcad_wraps__ = fn
     return made

@@ -131,8 +131,8 @@ VAR_KW = {"axis": 1, "keepdims": True}
 
 
 def spread_display(x):
-    return np.sum(np.cross(x, x[::-1] * 2.0 + 1.0, **{"axis": 1}) ** 2) + np.sum(
-        np.std(x, **{"axis": 0, "ddof": 1}))
+    return np.sum(np.cross(x, x[::-1] * 2.0 + 1.0, **{"axis": 1}) ** 2) + np.sum(  # noqa: PIE804
+        np.std(x, **{"axis": 0, "ddof": 1}))  # noqa: PIE804 (the case)
 
 
 def spread_global(x):

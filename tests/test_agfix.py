@@ -2,10 +2,10 @@
 cases where autograd and JAX give an answer (issue 23): each gradient against central
 differences, in both modes."""
 
+import fixtures_agfix as F
 import numpy as np
 import pytest
 
-import fixtures_agfix as F
 import srcad
 from srcad.testing import check_grads, check_vjp, numerical_grad, rel_error
 
@@ -32,7 +32,7 @@ def test_vjp_of_a_container_output(fn, args, mode):
 def test_vjp_container_pullback_is_the_sum_of_its_parts(mode):
     """pullback((g1, g2)) is pullback of g1 through the first output plus g2 through the
     second, each computed by hand."""
-    out, pb = srcad.vjp(F.tuple_out, X, W, mode=mode)
+    _, pb = srcad.vjp(F.tuple_out, X, W, mode=mode)
     g2 = RNG.standard_normal(4)
     dx, dw = pb((0.7, g2))
     t = np.tanh(X * W)
@@ -224,7 +224,7 @@ def test_bool_output_gives_zeros_and_one_warning(mode):
     assert v == F.compares(p, x)
     assert gp["w"].dtype == np.float32 and not np.any(gp["w"]) and gp["n"] is None
     assert gx.shape == x.shape and not np.any(gx)
-    lines, first = inspect.getsourcelines(F.compares)
+    _, first = inspect.getsourcelines(F.compares)
     assert caught[0].filename == F.__file__ and caught[0].lineno == first + 1
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # (once: the next call is quiet)
