@@ -25,6 +25,7 @@ import linecache
 
 from .binding import _is_differentiable
 from .errors import SrcadError
+from .gradtree import GradTree
 from .pullback import dense_cotangent, grad_tree, tangent_tree
 
 _COUNTER = itertools.count()
@@ -83,6 +84,8 @@ class Pullbacks:
         return dense_cotangent(self.t(*args), g)
 
     def __call__(self, *values):
+        if isinstance(self.t, Pullbacks):  # (third order: the pullback of a pullback)
+            self._refuse_containers(values)
         args, g = list(values[:self.n]), values[self.n]
         t, mask = self._grad(args)
         if t is None:
@@ -98,15 +101,18 @@ class Pullbacks:
             raise SrcadError("a transform's pullback has no float argument to differentiate")
         return t, mask, [*args, self._dense(args, values[self.n])]
 
-    def vjp_at(self, values, cotangent) -> tuple:
-        if any(isinstance(v, (dict, list, tuple)) for v in values):
-            # (the transpose of generated code's container cotangents is not modelled yet:
-            # `unbroadcast`'s rule broadcasts an array)
+    def _refuse_containers(self, values) -> None:
+        # (the transpose of generated code's container cotangents is not modelled yet:
+        # `unbroadcast`'s rule broadcasts an array)
+        if any(isinstance(v, (dict, list, tuple, GradTree)) for v in values[:self.n]):
             raise SrcadError(
                 f"a second derivative in reverse over reverse through {self.t!r} of a dict, "
                 f"list or tuple argument is not supported",
                 hint="take it forward over reverse: srcad.jvp(srcad.grad(f), (x,), (v,)) "
                 "gives the Hessian-vector product")
+
+    def vjp_at(self, values, cotangent) -> tuple:
+        self._refuse_containers(values)
         t, mask, full = self._bound(values)
         picked = tuple(_item(cotangent, i) for i in mask)  # (t's output: one per mask)
         return t.vjp_at(tuple(full), picked)
@@ -116,10 +122,26 @@ class Pullbacks:
         got = dict(zip(mask, t.jvp_at(tuple(full), i, tangent)))
         return tangent_tree([got.get(k) for k in range(self.n)])
 
+    def compiled(self, values, given=None, *, to_transform=False):
+        """The generated code of the pullback's gradient for these (a0, ..., g): what a
+        pullback of this pullback differentiates (a third derivative of t)."""
+        del given, to_transform
+        self._refuse_containers(values)
+        args = list(values[:self.n])
+        t, mask = self._grad(args)
+        if t is None or len(mask) != self.n:
+            raise SrcadError(
+                "a third derivative through a transform called inside a differentiated "
+                "function, with an argument that is not a float array, is not supported",
+                hint="pass the inner transform only the float arguments")
+        return t.compiled([*args, self._dense(args, values[self.n])], to_transform=True)
+
     def pullbacks(self, n: int):
-        raise SrcadError(
-            "a third derivative through a transform called inside a differentiated function "
-            "is not supported", hint="differentiate at most twice around an inner srcad.grad")
+        """This pullback's own pullback (third order): `Pullbacks(self, n)`."""
+        made = self.__dict__.setdefault("_pullbacks", {})
+        if n not in made:
+            made[n] = Pullbacks(self, n)
+        return made[n]
 
 
 def _item(cotangent, i):

@@ -96,10 +96,18 @@ def test_second_derivatives_through_an_inner_value_and_grad():
 
 
 def test_grad_of_grad_of_a_function_that_calls_grad():
+    """grad(grad(f)) with f calling grad(cube): the second derivative of f, a third of cube
+    (the pullback of the inner pullback), against differences of the first."""
+    g, gg = srcad.grad(F.calls_grad_of_scalar), srcad.grad(srcad.grad(F.calls_grad_of_scalar))
     for x in (0.3, -1.2):
-        check_grads(srcad.grad(F.calls_grad_of_scalar), (x,), tol=1e-6)
-    with pytest.raises(srcad.SrcadError, match="third derivative"):
-        srcad.grad(srcad.grad(srcad.grad(F.calls_grad_of_scalar)))(0.3)
+        check_grads(g, (x,), tol=1e-6)
+        h = 1e-5
+        assert rel_error(gg(x), (g(x + h) - g(x - h)) / (2 * h)) < 1e-7
+    x = RNG.standard_normal(3)  # and on an array, forward over reverse over reverse
+    v = RNG.standard_normal(3)
+    gv = srcad.grad(F.value_and_grad_inside)
+    _, hv = srcad.jvp(gv, (x,), (v,))
+    assert rel_error(hv, (gv(x + 1e-5 * v) - gv(x - 1e-5 * v)) / 2e-5) < 1e-6
 
 
 # -- srcad.grad of a nested function, inside a differentiated function -------------------------
