@@ -70,12 +70,22 @@ class Pullbacks:
         derivative, taken through that code), and the positions it differentiates."""
         from .transformed import Transformed, _spec_key
         mask = tuple(i for i, v in enumerate(args) if _is_differentiable(v))
-        key = (mask, _spec_key(args))
+        # (t's code as t's names are bound now: a rebound global it reads rebuilds t's code,
+        # and so the function over it)
+        key = (mask, _spec_key(args), self.version())
         if key not in self._grads:
             main = self.t.compiled(list(args), to_transform=True).functions["main"]
             h = _pullback_function(main, self.n, getattr(self.t, "__name__", "transform"))
             self._grads[key] = Transformed(h, "grad", mask, {}) if mask else None
         return self._grads[key], mask
+
+    def version(self):
+        """Which code of t this is over: t's `_version` once t has checked its guards."""
+        t = self.t
+        if isinstance(t, Pullbacks):
+            return t.version()
+        t._fresh()
+        return t._version
 
     def _dense(self, args, g):
         """The cotangent as a plain pytree of t's output structure (zeros where none)."""

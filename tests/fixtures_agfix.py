@@ -141,3 +141,14 @@ def spread_global(x):
 
 def spread_global_as_hinted(x):
     return np.sum(np.var(x, axis=VAR_KW['axis'], keepdims=VAR_KW['keepdims']))
+
+
+SCALE = 2.0
+
+
+def scaled_cube(y):
+    return SCALE * y ** 3
+
+
+def calls_scaled(x):
+    return np.sin(srcad.grad(scaled_cube)(x)) * x

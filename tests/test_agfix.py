@@ -256,3 +256,12 @@ def test_double_star_keywords(mode):
     with pytest.raises(srcad.SrcadError, match=r"axis=VAR_KW\['axis'\], keepdims="):
         srcad.grad(F.spread_global, mode=mode)(x)
     check_grads(F.spread_global_as_hinted, (x,), mode=mode)  # (the hint, applied)
+
+
+def test_second_derivative_through_an_inner_grad_reads_names_at_each_call(monkeypatch):
+    g, gg = srcad.grad(F.calls_scaled), srcad.grad(srcad.grad(F.calls_scaled))
+    for scale in (2.0, -0.5):
+        monkeypatch.setattr(F, "SCALE", scale)
+        for x in (0.4, 1.1):
+            h = 1e-5
+            assert rel_error(gg(x), (g(x + h) - g(x - h)) / (2 * h)) < 1e-7, scale
