@@ -27,7 +27,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from . import ir, runtime, tape
+from . import closure_lift, ir, runtime, tape
 from .analysis.refusals import check_opaque
 from .binding import _a, _describe, _is_differentiable, _is_float, _key_of
 from .build import c_helper
@@ -488,14 +488,16 @@ class Transformed:
         if held is not None:  # called inside a function tape mode runs: one composed op
             return _tape_of(held).apply(None, (self, *values), {}, op=transformed_call_op(
                 len(values)))
-        if getattr(self.fn, "__closure__", None) and any(
+        if self.inner is None and getattr(self.fn, "__closure__", None) and any(
                 _tape_of(_cell_value(c)) is not None for c in self.fn.__closure__):
-            raise SrcadError(
-                f"srcad.{self.kind} of {self._ir.name}, a nested function reading a value that "
-                f"tape mode is differentiating, is not supported in tape mode",
-                filename=self._ir.filename, lineno=self._ir.first_line, func=self._ir.name,
-                hint="differentiate the enclosing function with mode='source' (the default), "
-                "which passes the value to the inner transform as an argument")
+            # a nested function over the tape's values (tape mode runs the enclosing one as
+            # written): its free variables as arguments, one composed op (closure_lift.py)
+            lift = self.__dict__.setdefault("_lifted", {})
+            if "t" not in lift:
+                lift["t"] = Transformed(closure_lift.lifted(self.fn), self.kind,
+                                        self.wrt[0] if self.single else tuple(self.wrt),
+                                        self.options.user())
+            return lift["t"](*values, *closure_lift.cell_values(self.fn))
         if self.options.mode == "tape":
             t, wrapped, out, value, mask = self.tape_call(values)
             if is_bool_output(value):  # (x < y: zeros, as in source mode; one warning)
