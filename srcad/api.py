@@ -24,7 +24,7 @@ from .errors import SrcadError
 from .memplan.peak import planned_peak
 from .pipeline import build
 from .probe import probe
-from .pullback import Pullback
+from .pullback import Pullback, cotangent_like, out_structure, tree_leaves
 from .report import Saved, report
 from .transformed import _IR_CACHE, Transformed, _ir_of  # noqa: F401  (tests reach them here)
 
@@ -63,19 +63,29 @@ def vjp(fn, *primals, **options):
     n_given = len(primals)
     if t.options.mode == "tape":
         tp, wrapped, out, value, mask = t.tape_call(values, given=n_given)
+        value = _tree_value(out)
+        structure, name = out_structure(value), t._ir.name
 
         def pullback(cotangent):
-            if np.shape(cotangent) != np.shape(value):
-                raise SrcadError(f"the cotangent has shape {np.shape(cotangent)} but the "
-                                 f"output has shape {np.shape(value)}")
-            if np.result_type(cotangent) != np.result_type(value):
-                cotangent = np.asarray(cotangent, dtype=np.result_type(value))
-            return tuple(tape.grads(tp, wrapped, values, out, cotangent, mask))[:n_given]
+            cotangent = cotangent_like(structure, cotangent, name)
+            return tuple(tape.grads(tp, wrapped, values, tuple(tree_leaves(out)),
+                                    tuple(tree_leaves(cotangent)), mask))[:n_given]
 
         return value, pullback
     c = t.compiled(values, given=n_given)
     out, saved = c.functions["fwd"](*values)
     return out, Pullback(t, c, saved, values[:n_given], out)
+
+
+def _tree_value(out):
+    """A tape output's value: its containers kept (a list stays a list), each leaf plain."""
+    if isinstance(out, dict):
+        return {k: _tree_value(v) for k, v in out.items()}
+    if isinstance(out, list):
+        return [_tree_value(v) for v in out]
+    if isinstance(out, tuple) and not hasattr(type(out), "_fields"):
+        return tuple(_tree_value(v) for v in out)
+    return tape.value_of(out)
 
 
 _VJP_CACHE: dict = {}

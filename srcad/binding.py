@@ -31,6 +31,8 @@ def _is_differentiable(value) -> bool:
     (a layer's activation name, a flag, a count, None) carry no gradient (theirs is None)."""
     if isinstance(value, (dict, list, tuple)):
         leaves = list(value.values()) if isinstance(value, dict) else list(value)
+        if not leaves:  # (an empty pytree: its gradient is empty, as in JAX and autograd)
+            return True
         return any(_is_differentiable(v) for v in leaves) and all(
             _is_differentiable(v) or _is_inert(v) for v in leaves)
     return _is_float(value)

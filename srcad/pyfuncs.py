@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .runtime_python import py_fsum, py_mean, py_stdev, py_variance
+from .runtime_python import py_fsum, py_mean, py_stdev, py_variance, sort_order
 
 
 def fsum(data):
@@ -71,18 +71,16 @@ def sorted_by(data, keys, reverse):
     """sorted(data, key=..., reverse=...) with the keys already computed (a list, or None for
     the items themselves): a stable sort, as Python's, reversed in the same stable way; the
     result is a list of the items, each carrying its own derivative."""
-    a = np.array(data)
-    k = a if keys is None else np.array(keys)
-    if reverse:
-        order = np.argsort(-k, kind="stable")
-    else:
-        order = np.argsort(k, kind="stable")
-    return list(a[order])
+    items = list(data)  # (a dict's keys, a list's items, an array's elements)
+    order = sort_order(items if keys is None else keys, reverse)
+    return [items[i] for i in order]
 
 
 def sorted_(data, key=None, reverse=False):
     """sorted(data, key=..., reverse=...) as tape mode runs it (source mode computes the keys
     in the user's function: frontend/pylevel.py)."""
+    if not isinstance(data, (list, tuple, np.ndarray)):  # (a dict's keys, a generator)
+        data = list(data)
     keys = None if key is None else [key(v) for v in data]
     return sorted_by(data, keys, reverse)
 

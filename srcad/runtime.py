@@ -36,7 +36,7 @@ from .runtime_python import (  # noqa: F401  (lists and dicts: the Python people
     get_tangent_default, sequence_grad, sequence_tangent, dict_keys, dict_set, grow_grad, item_grad, without_item,
     head_grad, key_grad, key_tree, keyed_tangent, keys_tangent, last_grad, list_append,
     list_concat, put_span, span_tangent, take_span,
-    py_fsum, py_mean, py_stdev, py_variance, slot_tree, to_float, without_key)
+    py_fsum, py_mean, py_stdev, py_variance, slot_tree, sort_order, to_float, without_key)
 from .runtime_signal import (  # noqa: F401  (convolutions, interp, gradient, choose)
     array_item,
     choose_tree,
@@ -76,8 +76,12 @@ from .runtime_decompositions import (  # noqa: F401  (the decomposition ops' hel
     norm_reduce, norm_svd_unweights, norm_svd_weights, norm_uses_svd,
     phi_lower, svd_gaps, svd_grad, svd_jvp, svd_s_grad, svd_s_grad_usv, symmetric_from,
     transpose_if)
+from .runtime_trees import tree_scale, tree_vdot  # noqa: F401  (srcad/pullbacks.py)
 
 __all__ = [
+    "tree_scale",
+    "tree_vdot",
+    "sort_order",
     "ieee_divide",
     "Stack",
     "cotangents",

@@ -253,6 +253,15 @@ def dict_keys(d):
     return list(d.keys())
 
 
+def sort_order(keys, reverse=False):
+    """The positions of `keys` in the order Python's ``sorted(..., reverse=reverse)`` puts
+    them (stable; equal keys keep their order, reversed or not): numbers, strings, tuples --
+    whatever Python compares. A permutation: no derivative."""
+    if not isinstance(keys, (list, tuple)):
+        keys = list(keys)
+    return sorted(range(len(keys)), key=keys.__getitem__, reverse=bool(reverse))
+
+
 def key_grad(g, key, value):
     """The cotangent of the value stored under `key`: g's slot (zeros if it has none)."""
     v = _slot(g, key)

@@ -34,7 +34,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from . import ir, runtime, tape
+from . import closure_lift, ir, runtime, tape
 from .analysis.refusals import check_opaque
 from .binding import _a, _describe, _is_differentiable, _is_float, _key_of
 from .build import CompilerUnavailable, c_helper, compiler_identity
@@ -49,7 +49,11 @@ from .ops.composed import transformed_call_op
 from .options import Options, fuse_after
 from .pipeline import Compiled, build, relink
 from .plan import budget_plan
+from .booleans import is_bool_output, zero_gradient_compiled
 from .probe import probe
+from .wrappers import needs_wrapper, reference_check, wrapper
+from .pullback import (cotangent_like, dense_cotangent, grad_tree, out_structure, tangent_tree,
+                       zero_tangent)
 
 _IR_CACHE: dict = {}
 
@@ -155,6 +159,8 @@ class Transformed:
     """A transformed function: calling it runs the generated code for its inputs."""
 
     def __init__(self, fn, kind: str, wrt, options: dict):
+        if needs_wrapper(fn):  # (a functools.partial, np.sin: srcad/wrappers.py)
+            fn = wrapper(fn)
         self.fn = fn
         self.kind = kind  # "grad" | "value_and_grad" | "vjp" | "jvp"
         # (validated first: a bad option is the user's first error, before any parsing)
@@ -163,7 +169,7 @@ class Transformed:
         if isinstance(fn, Transformed):
             # higher order: the generated code of `fn` (for each input signature) is ordinary
             # Python, and it is what this transform parses
-            if fn.kind != "grad":
+            if fn.kind != "grad" and not (fn.kind == "value_and_grad" and kind in ("vjp", "jvp")):
                 raise SrcadError(
                     f"srcad can transform a srcad.grad again, not a srcad.{fn.kind}",
                     hint="write the derivative you want as srcad.grad(...) of a function")
@@ -394,6 +400,11 @@ class Transformed:
                 f"{self._ir.name} returns a {type(out).__name__}; grad needs one scalar output",
                 filename=self._ir.filename, lineno=self._ir.ret.line, func=self._ir.name,
                 hint=_keep_first_hint(self._ir.name, self.params, out))
+        if self.kind not in ("vjp", "jvp") and is_bool_output(out):  # (x < y: zeros)
+            c = self._cache[key] = zero_gradient_compiled(self, fn_ir)
+            if not to_transform:
+                self._last = c
+            return c
         if self.kind not in ("vjp", "jvp") and not _is_float(out) and not (
                 isinstance(out, (np.ndarray, np.generic)) and np.ndim(out) != 0):
             raise SrcadError(
@@ -411,10 +422,6 @@ class Transformed:
                 filename=self._ir.filename, lineno=self._ir.ret.line, func=self._ir.name,
                 hint="reduce it to a scalar (e.g. np.sum), or use srcad.vjp(f, *args) to "
                 "pull back a cotangent of that shape")
-        if self.kind == "vjp" and not isinstance(out, (np.ndarray, np.generic, float, int)):
-            raise SrcadError(f"{self._ir.name} must return one array for srcad.vjp, got "
-                             f"{type(out).__name__}", filename=self._ir.filename,
-                             lineno=self._ir.ret.line)
         signature = ", ".join(f"{p}: {_describe(env[p])}" for p in self.params)
         opts = self._options_or_error(wrt, infos, signature, values, to_transform, fn_ir)
         c = self._build(wrt, infos, signature, values, to_transform=to_transform, fn_ir=fn_ir,
@@ -546,7 +553,7 @@ class Transformed:
         _unwrap_attribute_state(fn_ir)
         tape.settle_arguments(values, wrapped)  # (param[k] = v: plain values, as in source)
         value = tape.value_of(out)
-        if self.kind in ("grad", "value_and_grad"):
+        if self.kind in ("grad", "value_and_grad") and not is_bool_output(value):
             if not _is_float(value) or np.size(value) != 1:
                 raise NonScalarOutputError(
                     f"{self._ir.name} returns {_describe(value)}; grad needs a floating-point "
@@ -567,12 +574,26 @@ class Transformed:
             if main is not None:
                 return main(*args)
         values = self.bind(args, kwargs)
-        held = next((v for v in values if isinstance(v, tape.Tensor)), None)
+        held = next((v for v in values if _tape_of(v) is not None), None)
         if held is not None:  # called inside a function tape mode runs: one composed op
-            return held.tape.apply(None, (self, *values), {}, op=transformed_call_op(
+            return _tape_of(held).apply(None, (self, *values), {}, op=transformed_call_op(
                 len(values)))
+        if self.inner is None and getattr(self.fn, "__closure__", None) and any(
+                _tape_of(_cell_value(c)) is not None for c in self.fn.__closure__):
+            # a nested function over the tape's values (tape mode runs the enclosing one as
+            # written): its free variables as arguments, one composed op (closure_lift.py)
+            lift = self.__dict__.setdefault("_lifted", {})
+            if "t" not in lift:
+                lift["t"] = Transformed(closure_lift.lifted(self.fn), self.kind,
+                                        self.wrt[0] if self.single else tuple(self.wrt),
+                                        self.options.user())
+            return lift["t"](*values, *closure_lift.cell_values(self.fn))
         if self.options.mode == "tape":
             t, wrapped, out, value, mask = self.tape_call(values)
+            if is_bool_output(value):  # (x < y: zeros, as in source mode; one warning)
+                if ("bool",) not in self._cache:
+                    self._cache[("bool",)] = zero_gradient_compiled(self, self._ir)
+                return self._cache[("bool",)].functions["main"](*values)
             seed = 1.0 if np.ndim(value) == 0 else np.ones_like(value)  # (size 1: see above)
             gs = tape.grads(t, wrapped, values, out, seed, mask)
             picked = [gs[self.params.index(p)] for p in self.wrt]
@@ -597,7 +618,10 @@ class Transformed:
         and the user's options -- never generated code or kernels. The receiving process
         builds its own specialisations and kernels (its SRCAD_CACHE_DIR) on first call."""
         wrt = self.wrt[0] if self.single else tuple(self.wrt)
-        return (_rebuilt, (_reference(self.fn, self.kind), self.kind, wrt,
+        fn = getattr(self.fn, "__srcad_wraps__", self.fn)  # (a partial: pickle's own way)
+        if fn is not self.fn:
+            reference_check(fn, self.kind)
+        return (_rebuilt, (_reference(fn, self.kind), self.kind, wrt,
                            tuple(sorted(self.options.user().items()))))
 
     # -- called inside a differentiated function (srcad/ops/composed.py) ----------------------
@@ -607,13 +631,22 @@ class Transformed:
         """vjp / jvp of this transform, made once (its code is built per shape, cached)."""
         derived = self.__dict__.setdefault("_derived_transforms", {})
         if kind not in derived:
-            if self.kind != "grad":
+            if self.kind not in ("grad", "value_and_grad"):
                 raise SrcadError(
                     f"a srcad.{self.kind} called inside a differentiated function can only be "
                     f"differentiated for srcad.grad", hint="call srcad.grad(...) there, and "
                     "compute the value with the function itself")
             derived[kind] = Transformed(self, kind, (), {})
         return derived[kind]
+
+    def pullbacks(self, n: int):
+        """``t.vjp_at((a0, ..., a<n-1>), g)`` as a function of (a0, ..., g) that srcad can
+        differentiate again (srcad/pullbacks.py), made once per n."""
+        from .pullbacks import Pullbacks
+        made = self.__dict__.setdefault("_pullbacks", {})
+        if n not in made:
+            made[n] = Pullbacks(self, n)
+        return made[n]
 
     def vjp_at(self, args, cotangent) -> tuple:
         """The pullback of this transform at `args`, applied to `cotangent`: one gradient per
@@ -622,10 +655,12 @@ class Transformed:
         values = list(args)
         c = t.compiled(values, given=len(values))
         out, saved = c.functions["fwd"](*values)
-        if np.result_type(cotangent) != np.result_type(out):
-            cotangent = np.asarray(cotangent, dtype=np.result_type(out))
+        cotangent = cotangent_like(out_structure(out), dense_cotangent(out, cotangent),
+                                   getattr(self.fn, "__name__", "the function"))
         grads = iter(c.functions["bwd"](runtime.fresh_stacks(saved), cotangent))
-        return tuple(next(grads) if _is_differentiable(v) else None for v in values)
+        # (a container argument's gradient as generated code carries one: a GradTree)
+        return tuple(grad_tree(next(grads), v) if _is_differentiable(v) else None
+                     for v in values)
 
     def jvp_at(self, args, i: int, tangent):
         """The tangent of this transform's output along argument `i`'s `tangent` (the other
@@ -633,9 +668,28 @@ class Transformed:
         t = self._derived("jvp")
         values = list(args)
         c = t.compiled(values, given=len(values))
-        dots = [tangent if k == i else np.zeros_like(v) for k, v in enumerate(values)
+        dots = [tangent if k == i else zero_tangent(v) for k, v in enumerate(values)
                 if _is_differentiable(v)]
-        return c.functions["main"](*values, *dots)[1]
+        return tangent_tree(c.functions["main"](*values, *dots)[1])
+
+
+def _cell_value(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:  # (an empty cell)
+        return None
+
+
+def _tape_of(v):
+    """The tape that a value tape mode follows belongs to (a Tensor, a container argument
+    of Tensors, or a plain list / tuple / dict holding one), else None."""
+    if isinstance(v, (tape.Tensor, *tape.CONTAINERS)):
+        return v.tape
+    if type(v) in (list, tuple):
+        return next((t for x in v if (t := _tape_of(x)) is not None), None)
+    if type(v) is dict:
+        return next((t for x in v.values() if (t := _tape_of(x)) is not None), None)
+    return None
 
 
 def _keep_first_hint(name: str, params, out) -> str:

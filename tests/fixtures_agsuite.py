@@ -528,7 +528,7 @@ def cross_of(axisa=-1, axisb=-1, axisc=-1, axis=None):
 
 def select_of(default):
     def f(x):
-        return np.select([K_MASK, np.logical_not(K_MASK) & (x > 0)], [x * 2.0, np.sin(x)], default=default)
+        return np.select([K_MASK, ~K_MASK & (x > 0)], [x * 2.0, np.sin(x)], default=default)
     return f
 
 

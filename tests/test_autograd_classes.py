@@ -582,13 +582,13 @@ def test_binary_comparisons_zero_gradient_and_value(kind):
                 assert np.shape(gb) == np.shape(b) and not np.any(gb)
 
 
-@refused("a bool output to grad is refused (autograd warns and returns 0); transformed.py")
 @pytest.mark.parametrize("kind", CMP)
 def test_core_comparison_output_has_zero_gradient(kind):
     """autograd: grad of ``x < y`` on Python floats is 0 (a bool output, with a warning)."""
     fn = F.cmp_raw(kind)
     for m in MODES:
-        g = srcad.grad(fn, wrt=(0, 1), mode=m)(0.7, 1.8)
+        with pytest.warns(UserWarning, match="returns a bool"):
+            g = srcad.grad(fn, wrt=(0, 1), mode=m)(0.7, 1.8)
         assert g == (0.0, 0.0)
 
 
@@ -624,16 +624,14 @@ def test_logic_assert_inside():
     check(F.assert_inside, (np.array([1.0, 2.0, 3.0]),))
 
 
-def test_logic_bool_output_is_refused_or_zero():
-    """autograd raises TypeError for a bool-valued function; srcad says so in a SrcadError
-    or gives the zero gradient (never a nonzero one)."""
+def test_logic_bool_output_has_zero_gradient():
+    """A bool-valued function (np.allclose): the zero gradient, with a warning (its
+    derivative is zero almost everywhere), never a nonzero one."""
     x = np.array([1.0, 2.0, 3.0])
     for m in MODES:
-        try:
+        with pytest.warns(UserWarning, match="returns a bool"):
             g = srcad.grad(F.allclose_out, mode=m)(x)
-        except srcad.SrcadError:
-            continue
-        assert np.shape(g) == x.shape and not np.any(g)
+        assert np.shape(g) == x.shape and g.dtype == x.dtype and not np.any(g)
 
 
 def test_logic_falseyness():
@@ -679,8 +677,6 @@ def test_sequences_getter_grads_and_second_order(kind):
     check(F.seq_sincos, (s,))
 
 
-@refused("grad inside a differentiated function, of a list/tuple argument: the inner grad's "
-         "container gradient is refused by srcad.vjp ('must return one array')")
 @pytest.mark.parametrize("kind", [list, tuple])
 def test_sequences_grad_inside_grad(kind):
     check(F.seq_grad_inside, (_seq(kind),))
@@ -697,35 +693,29 @@ def test_dict_getter_grads_and_second_order():
     check(F.dict_sincos, (d,))
 
 
-@refused("grad inside a differentiated function, of a dict argument: the inner gradient "
-         "(a dict) is refused by srcad.vjp")
 def test_dict_grad_inside_grad():
     d = {"a": R(5, 6, seed=41), "b": R(4, 3, seed=42), "x": R(2, 4, seed=43)}
     check(F.dict_grad_inside, (d,))
 
 
-@pytest.mark.parametrize("fn", [F.dict_iter_sorted, pytest.param(
-    F.dict_items_values_keys, marks=refused("d.items() on a dict argument has no rule"))])
+@pytest.mark.parametrize("fn", [F.dict_iter_sorted, F.dict_items_values_keys])
 def test_dict_iteration(fn):
     d = {"b": R(3, 2, seed=44), "a": R(4, seed=45), "c": R(2, 2, seed=46)}
     check(fn, (d,))
 
 
-@pytest.mark.parametrize("d", [{"k": 3.0}, {"j": 4.0}, pytest.param(
-    {}, marks=refused("differentiating w.r.t. an empty dict is refused"))])
+@pytest.mark.parametrize("d", [{"k": 3.0}, {"j": 4.0}, {}])
 def test_dict_get_with_default(d):
     x = 2.0
     check(F.dict_get, (d, x), wrt=(0, 1))
 
 
-@refused("differentiating w.r.t. an empty dict is refused (autograd: an empty gradient)")
 def test_dict_grad_wrt_empty_dict():
     for m in MODES:
         gd, gx = srcad.grad(F.dict_get, wrt=(0, 1), mode=m)({}, 2.0)
         assert gd == {} and gx == 6.0
 
 
-@refused("srcad.vjp takes one array out (a dict output is refused); dict(...) has no rule")
 @pytest.mark.parametrize("fn", [F.dict_made, F.dict_literal])
 def test_dict_outputs(fn):
     for m in MODES:
@@ -752,14 +742,15 @@ def test_list_and_tuple_programs(fn, x):
         assert rel_error(g, want) < 1e-6
 
 
-@refused("srcad.vjp takes one array out (a list output is refused)")
 def test_list_made_output():
     for m in MODES:
         check_vjp(F.list_made, (1.3,), mode=m)
     check_jvp(F.list_made, (1.3,))
 
 
-@refused("grad of a function of a tuple, called inside a differentiated function")
+@refused("reverse over reverse through an inner srcad.grad of a tuple argument (forward over "
+         "reverse, the Hessian-vector product, works; so does an array argument's, to third "
+         "order): the transpose of unbroadcast over container cotangents is not modelled")
 def test_tuple_nested_higher_order():
     check(F.tuple_nested_higher, (5.0,), order=2)
     for m in MODES:
@@ -780,7 +771,6 @@ def test_wrappers_value_and_grad():
     assert rel_error(g, srcad.grad(F.sum_sin_sq)(x)) == 0.0
 
 
-@refused("srcad.value_and_grad called inside a differentiated function")
 def test_wrappers_value_and_grad_inside():
     check(F.value_of_value_and_grad, (R(5, seed=51),), order=2)
 
@@ -853,7 +843,6 @@ def test_wrappers_make_jvp_and_ggnvp():
             assert rel_error(ggnvp, explicit) < 1e-10
 
 
-@refused("srcad.vjp takes one array out (a tuple (loss, aux) is refused)")
 def test_wrappers_grad_and_aux_via_vjp():
     x = R(3, seed=61)
     (_s, aux), pb = srcad.vjp(F.multiple_outputs_aux, x)
@@ -876,7 +865,6 @@ def test_wrappers_unused_argument():
         assert srcad.grad(F.two_args_first, wrt=1, mode=m)(3.0, 1.0) == 0.0
 
 
-@refused("functools.partial is not a Python function srcad can read")
 def test_wrappers_partial():
     import functools
     for m in MODES:
@@ -919,8 +907,6 @@ def test_graphs_hess_vector_prod_through_inner_grad():
     check(F.vector_product, (a, b))
 
 
-@refused("srcad.grad(inner_closure)(2.0) inside a differentiated function: 'calling the result "
-         "of a Call expression'")
 @pytest.mark.parametrize("fn", [F.enclosing_ref, F.enclosing_ref_2])
 def test_graphs_enclosing_scope_grad(fn):
     check(fn, (1.3,))

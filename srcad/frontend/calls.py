@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
+import inspect
 import types
 
 import gast
@@ -69,9 +70,7 @@ class CallsMixin:
 
     def call_args(self, e: gast.Call, hint: str):
         """(positional atoms, keyword atoms, positions of starred arguments)."""
-        for k in e.keywords:
-            if k.arg is None:
-                raise self.unsupported("`**kwargs` in a call", e, "pass keywords one by one")
+        e.keywords = self.spread_keywords(e)
         args, starred = [], []
         for i, a in enumerate(e.args):
             if isinstance(a, gast.Starred):
@@ -80,6 +79,37 @@ class CallsMixin:
             args.append(self.expr(a, hint, None))
         kwargs = {k.arg: self.expr(k.value, hint, None) for k in e.keywords}
         return args, kwargs, tuple(starred)
+
+    def spread_keywords(self, e: gast.Call) -> list:
+        """The call's keywords with ``**{"axis": 1}`` (a dict display with string keys)
+        spread out; ``**kw`` of a name is refused, with the keywords written out in the hint
+        when the name holds a dict now (a dict's keys and values can change between calls
+        without rebinding the name: the code srcad builds is specialised on them)."""
+        out = []
+        for k in e.keywords:
+            if k.arg is not None:
+                out.append(k)
+                continue
+            v = k.value
+            if isinstance(v, gast.Dict) and all(
+                    isinstance(key, gast.Constant) and isinstance(key.value, str)
+                    for key in v.keys):
+                out.extend(gast.keyword(arg=key.value, value=val)
+                           for key, val in zip(v.keys, v.values))
+                continue
+            spelled = None
+            if isinstance(v, (gast.Name, gast.Attribute)) and self.local_base(v, "kw") is None:
+                try:
+                    held, _ = self.dotted(v)
+                except Exception:  # noqa: BLE001  (not resolvable: the plain hint)
+                    held = None
+                if isinstance(held, dict) and all(isinstance(x, str) for x in held):
+                    spelled = ", ".join(f"{x}={gast.unparse(v)}[{x!r}]" for x in held)
+            raise self.unsupported(
+                "`**kwargs` in a call", e,
+                f"pass the keywords one by one ({spelled})" if spelled else
+                "pass keywords one by one (a dict display, **{'axis': 1}, is spread)")
+        return out
 
     def refuse_starred(self, e, what: str):
         raise self.unsupported(f"star-arguments (`*args`) in a call to {what}", e,
@@ -172,7 +202,7 @@ class CallsMixin:
                 checkpointed = True
             elif self.made_transform(func) is not None:  # srcad.grad(f)(x), in place
                 t, spelled = self.made_transform(func)
-                return self.call_of(t, spelled, func, e, hint)
+                return self.call_of(t, spelled, func, self.with_free_variables(func, e), hint)
             else:  # f(a)(b): run as written
                 callee = self.expr(func, hint, None)
                 args, kwargs, starred = self.call_args(e, hint)
@@ -200,7 +230,10 @@ class CallsMixin:
             return None
         if getattr(factory, "_srcad_transform", None) is None:
             return None
-        fn, fn_spelled = self.dotted(e.args[0])
+        target = e.args[0]
+        if self.is_lifted_partial(target):  # (a nested def: lifted, its free variables bound)
+            target = target.args[0]
+        fn, fn_spelled = self.dotted(target)
         options = {}
         for k in e.keywords:
             value = k.value
@@ -210,10 +243,41 @@ class CallsMixin:
             options[k.arg] = ast.literal_eval(gast.gast_to_ast(value))
         return factory(fn, **options), f"{spelled.split('.')[-1]}_{fn_spelled}"
 
+    def is_lifted_partial(self, e) -> bool:
+        """`partial(g, w=w)`: a nested function used as a value (srcad/frontend/closures.py)."""
+        from .closures import PARTIAL
+        return isinstance(e, gast.Call) and isinstance(e.func, gast.Name) and \
+            e.func.id == PARTIAL and len(e.args) == 1 and isinstance(e.args[0], gast.Name)
+
+    def with_free_variables(self, made: gast.Call, e: gast.Call) -> gast.Call:
+        """``srcad.grad(g)(y)`` with g a nested function (lifted with its free variables as
+        extra parameters, last): the call passes them after the call's own arguments, so the
+        inner transform's derivative w.r.t. them flows (the enclosing function's locals)."""
+        target = made.args[0]
+        if not self.is_lifted_partial(target):
+            return e
+        free = [k.value for k in target.keywords]
+        fn, _ = self.dotted(target.args[0])
+        own = len(inspect.signature(fn).parameters) - len(free)
+        if e.keywords or len(e.args) != own or any(isinstance(a, gast.Starred) for a in e.args):
+            raise self.unsupported(
+                f"this call of a transform of the nested function `{target.args[0].id}` (it "
+                f"takes {own} argument(s), passed by position)", e,
+                "pass every argument of the nested function by position")
+        return gast.copy_location(gast.Call(func=e.func, args=[*e.args, *free], keywords=[]), e)
+
     def call_of(self, obj, spelled: str, func, e, hint, checkpointed=False):
         """The call of a callable known when normalising: a row, a user function (or method,
         with its object first), a transformed function (srcad/ops/composed.py), or an opaque
         call."""
+        if isinstance(obj, types.MethodType) and obj.__name__ == "vjp_at" and getattr(
+                obj.__self__, "_srcad_transformed", False) is True and len(e.args) == 2 and \
+                isinstance(e.args[0], gast.Tuple) and not e.keywords:
+            # `t.vjp_at((a0, ...), g)`: generated code being differentiated again -- the
+            # pullback as a transformed function of (a0, ..., g) (srcad/pullbacks.py)
+            n = len(e.args[0].elts)
+            obj, spelled = obj.__self__.pullbacks(n), spelled.rpartition(".")[0] + "_pullbacks"
+            e = gast.Call(func=e.func, args=[*e.args[0].elts, e.args[1]], keywords=[])
         if getattr(obj, "_srcad_transformed", False) is True:
             args, kwargs, starred = self.call_args(e, hint)
             if kwargs or starred:
@@ -261,6 +325,17 @@ class CallsMixin:
         if obj is dict and not e.args and all(k.arg is not None for k in e.keywords):
             keys = [ir.Const(k.arg, repr(k.arg)) for k in e.keywords]  # dict(a=x, b=y)
             return ("op", *self.dict_parts(keys, [k.value for k in e.keywords], hint))
+        if obj is dict and len(e.args) == 1 and isinstance(e.args[0], (gast.List, gast.Tuple)) \
+                and all(isinstance(p, gast.Tuple) and len(p.elts) == 2 and not any(
+                    isinstance(x, gast.Starred) for x in p.elts) for p in e.args[0].elts) \
+                and all(k.arg is not None for k in e.keywords):
+            # dict([(k0, v0), ...], a=x): the pairs in order, then the keywords (a later key
+            # replaces an earlier one's value, in its first place, as a dict literal does)
+            pairs = e.args[0].elts
+            keys = [self.expr(p.elts[0], f"{hint}_key", None) for p in pairs] + [
+                ir.Const(k.arg, repr(k.arg)) for k in e.keywords]
+            values = [p.elts[1] for p in pairs] + [k.value for k in e.keywords]
+            return ("op", *self.dict_parts(keys, values, hint))
         user = isinstance(obj, types.FunctionType) and table.lookup(obj) is None and \
             library_file(obj) is None
         if checkpointed and not user:
@@ -280,13 +355,23 @@ class CallsMixin:
 
     def dict_parts(self, keys: list, values: list, hint: str):
         """A dict literal's op and arguments (keys: atoms; values: gast expressions)."""
-        bound = {}
+        entries: dict = {}  # a key written twice keeps its first place and its last value
         for i, (k, v) in enumerate(zip(keys, values)):
-            bound[f"k{i}"] = k
             name = k.value if isinstance(k, ir.Const) and isinstance(k.value, str) and \
                 k.value.isidentifier() else hint
-            bound[f"v{i}"] = self.expr(v, name, None)
-        return dict_literal_op(len(keys)), bound
+            atom = self.expr(v, name, None)
+            known = isinstance(k, ir.Const) and isinstance(k.value, (str, int, float, bool,
+                                                                      type(None), bytes))
+            slot = ("const", k.value) if known else ("at", i)  # (1 and 1.0: one key)
+            if slot in entries:  # (the earlier value was computed; the dict drops it)
+                entries[slot] = (entries[slot][0], atom)
+            else:
+                entries[slot] = (k, atom)
+        bound = {}
+        for i, (k, atom) in enumerate(entries.values()):
+            bound[f"k{i}"] = k
+            bound[f"v{i}"] = atom
+        return dict_literal_op(len(entries)), bound
 
     def dict_display(self, e: gast.Dict, hint: str, into):
         """{"a": x, "b": y}: an op that builds the dict (`**d` in a display is refused)."""

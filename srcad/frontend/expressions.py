@@ -141,6 +141,8 @@ class ExpressionsMixin:
                 return self.result(self.op_call(np.negative, [operand], {}, e), hint, into, e)
             if isinstance(e.op, gast.Not):
                 return self.result(self.op_call(np.logical_not, [operand], {}, e), hint, into, e)
+            if isinstance(e.op, gast.Invert):  # `~mask`: no gradient, Python's own `~`
+                return self.result(self.op_call(np.invert, [operand], {}, e), hint, into, e)
             raise self.unsupported(f"the operator {type(e.op).__name__}", e)
         if isinstance(e, gast.Compare):
             # a < b < c is (a < b) and (b < c), each operand evaluated once

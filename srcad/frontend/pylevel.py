@@ -28,6 +28,7 @@ from __future__ import annotations
 import builtins
 import copy
 import functools
+import operator
 
 import gast
 
@@ -154,11 +155,23 @@ def _sorted(low, e, pending, hint):
         keys = gast.Constant(value=None, kind=None)
     else:
         v = low.fresh(f"{hint}_item")
-        keys = low.expr(gast.ListComp(elt=apply(key, [_name(v)]),
+        keys = low.expr(gast.ListComp(elt=_key_of(low, key, _name(v)),
                                       generators=[_comp(_name(v, True), _name(data))]),
                         pending, f"{hint}_keys")
     reverse = kw.get("reverse", gast.Constant(value=False, kind=None))
     return _call(SORTED_BY, [_name(data), keys, low.expr(reverse, pending, hint)])
+
+
+def _key_of(low, key, v):
+    """``key(v)``; for ``key=operator.itemgetter(i, ...)`` the item(s) themselves, ``v[i]``
+    (what it returns), so that no opaque call stands between the items and the sort."""
+    if isinstance(key, gast.Call) and key.args and not key.keywords and not any(
+            isinstance(a, gast.Starred) for a in key.args) and _is(
+            callee_object(low, key.func), operator.itemgetter):
+        items = [gast.Subscript(value=copy.deepcopy(v), slice=copy.deepcopy(a), ctx=gast.Load())
+                 for a in key.args]
+        return items[0] if len(items) == 1 else gast.Tuple(elts=items, ctx=gast.Load())
+    return apply(key, [v])
 
 
 def _transpose(low, e, pending, hint):

@@ -474,6 +474,26 @@ class _Lowerer:
                 if len(args) == 1:
                     args.append(gast.Constant(value=None, kind=None))
                 return gast.copy_location(_call(DICT_GET, [_name(f.value.id), *args]), e)
+            if isinstance(f, gast.Attribute) and f.attr == "keys" and isinstance(
+                    f.value, gast.Name) and not e.args and not e.keywords and (
+                    f.value.id in self.dicts or (f.value.id in self.params
+                                                 and f.value.id not in self.pf.known)):
+                return gast.copy_location(_call(DICT_KEYS, [_name(f.value.id)]), e)
+            if isinstance(f, gast.Attribute) and f.attr in ("items", "values") and isinstance(
+                    f.value, gast.Name) and not e.args and not e.keywords and (
+                    f.value.id in self.dicts or (f.value.id in self.params
+                                                 and f.value.id not in self.pf.known)):
+                # d.items() / d.values() as a value (sorted(d.items(), key=...)): the list
+                # Python's view holds, read by key -- each item a gather of d's
+                key = self.fresh("key")
+                item = gast.Subscript(value=_name(f.value.id), slice=_name(key),
+                                      ctx=gast.Load())
+                elt = item if f.attr == "values" else gast.Tuple(
+                    elts=[_name(key), item], ctx=gast.Load())
+                comp = gast.ListComp(elt=elt, generators=[gast.comprehension(
+                    target=_name(key, True), iter=_call(DICT_KEYS, [_name(f.value.id)]),
+                    ifs=[], is_async=0)])
+                return self.expr(gast.copy_location(comp, e), pending, hint)
         if isinstance(e, _COMPS):
             acc = self.fresh(f"{hint}_{'dict' if isinstance(e, gast.DictComp) else 'list'}")
             pending.extend(self.comprehension(e, acc))

@@ -17,7 +17,8 @@ from __future__ import annotations
 import ast
 import functools
 
-from .table import Op, Param, Rule
+from ..runtime_trees import tree_scale, tree_vdot
+from .table import Op, Param, Rule, defjvp, defvjp
 
 _FAM = "composed transforms"
 
@@ -45,3 +46,16 @@ def transformed_call_op(n: int) -> Op:
               jvps=jvps, differentiable=n > 0, family=_FAM,
               derivation="the transform's own pullback (reverse over reverse) and tangent "
               "(forward over reverse)")
+
+
+# the inner product and scaling of pytrees (srcad/runtime_trees.py): a transform's pullback
+# written as a function srcad can differentiate again (srcad/pullbacks.py). Bilinear, each
+# the other's transpose.
+defvjp(tree_vdot, lambda g, out, o, t: tree_scale(g, t), lambda g, out, o, t: tree_scale(g, o),
+       name="tree_vdot", family="runtime",
+       derivation="bilinear: each argument's cotangent is the other scaled by g")
+defjvp(tree_vdot, lambda g, out, o, t: tree_vdot(g, t), lambda g, out, o, t: tree_vdot(o, g))
+defvjp(tree_scale, lambda g, out, s, t: tree_vdot(g, t), lambda g, out, s, t: tree_scale(s, g),
+       name="tree_scale", family="runtime",
+       derivation="bilinear: tree_vdot's transpose in t")
+defjvp(tree_scale, lambda g, out, s, t: tree_scale(g, t), lambda g, out, s, t: tree_scale(s, g))

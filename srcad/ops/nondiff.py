@@ -162,6 +162,11 @@ defnondiff(np.bitwise_and, name="bitwise_and", spelling="x & y", params=_XY, fam
 defnondiff(np.bitwise_or, name="bitwise_or", spelling="x | y", params=_XY, family="compare",
            c="x | y", c_kinds="bi",
            test_cases=(("np.where((a > 0) | (b > 0), a, b)", _AB),))
+# `~x` as Python spells it (a bool array's negation, an integer's complement, `~True` is -2):
+# no gradient, run as written
+defnondiff(np.invert, name="invert", spelling="~x", params=_X, family="compare",
+           aliases=(operator.invert,),
+           test_cases=(("np.where(~(a > b), a, b)", _AB),))
 
 # --- integer arithmetic -----------------------------------------------------------------------
 defnondiff(operator.floordiv, name="floordiv", spelling="x // y", params=_XY, family="integer",

@@ -127,6 +127,8 @@ defjvp(rp.dict_set, lambda g, out, d, key, value: keys_tangent(g, key, out), Non
 defnondiff(rp.dict_keys, name="dict_keys", params=(Param("d"),), family=_FAM,
            spelling="dict_keys(d)",
            test_cases=(("a * len(OP({'u': 1, 'v': 2}))", [(3,)]),))
+defnondiff(rp.sort_order, name="sort_order", params=(Param("keys"), Param("reverse", False)),
+           family=_FAM, spelling="sort_order(keys, reverse)")
 defvjp(rp.key_grad, lambda g, out, ct, key, value: key_tree(g, key), None, None,
        name="key_grad", linear=("ct",), family=_RT,
        derivation="takes a slot; its transpose puts g there")

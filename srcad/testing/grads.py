@@ -71,7 +71,8 @@ def numerical_grad(
         return _scalar_output(fn(*built))
 
     for pos in positions:
-        if not any(_is_float_leaf(leaf) for leaf in flat[pos][1]):
+        if flat[pos][1] and not any(_is_float_leaf(leaf) for leaf in flat[pos][1]):
+            # (an empty dict, list or tuple has an empty gradient, as in JAX and autograd)
             raise TypeError(
                 f"cannot differentiate with respect to argument {names[pos]!r}: it has no "
                 f"floating-point values ({type(args[pos]).__name__})"

@@ -1,0 +1,106 @@
+"""What srcad transforms for a callable that is not a plain function: a `functools.partial`
+of one, or a numpy function with a row (``srcad.grad(np.sin)``, ``srcad.grad(np.tril)``).
+
+Each becomes a small Python function, written here as source (registered in linecache, so
+that srcad reads it like the user's), with the callable's own signature, whose body calls
+the callable: ``def f(x, *, y=<bound>): return <partial>(x, y=y)``. The frontend resolves the
+call as it resolves one in the user's code: a partial of a user function is that function
+with its bound arguments (srcad/frontend/calls.py), a numpy function its row. Calling the
+transform means what calling the callable means; wrt positions and names count the
+parameters the callable still takes.
+
+    srcad.grad(functools.partial(loss, W=W0))(x)   # d loss(x, W=W0) / dx
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import itertools
+import linecache
+import types
+
+import numpy as np
+
+from .errors import SrcadError
+
+_COUNTER = itertools.count()
+
+
+def _rowed(fn) -> bool:
+    from .ops import table
+    try:
+        return table.lookup(fn) is not None
+    except TypeError:  # (unhashable)
+        return False
+
+
+def needs_wrapper(fn) -> bool:
+    """A partial of a Python function (or of another such partial), or a numpy callable
+    srcad has a row for."""
+    if isinstance(fn, functools.partial):
+        inner = fn.func
+        while isinstance(inner, functools.partial):
+            inner = inner.func
+        return isinstance(inner, (types.FunctionType, types.MethodType)) or _rowed(inner)
+    if isinstance(fn, (types.FunctionType, types.MethodType)):
+        # (np.tril: a library's function with a row -- numpy's source is not what we read)
+        from .frontend.opaque import library_file
+
+        return _rowed(fn) and library_file(fn) is not None
+    return isinstance(fn, np.ufunc) or _rowed(fn)
+
+
+def _parameters(fn) -> list:
+    if isinstance(fn, np.ufunc):
+        return [inspect.Parameter(f"x{i}" if fn.nin > 1 else "x",
+                                  inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                for i in range(fn.nin)]
+    try:
+        return list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        raise SrcadError(f"srcad cannot read the parameters of {fn!r}",
+                         hint="wrap it in a function: srcad.grad(lambda x: f(x))") from None
+
+
+def wrapper(fn):
+    """The plain function that calls `fn` with its own parameters (see the module)."""
+    params = _parameters(fn)
+    name = getattr(fn, "__name__", None) or getattr(getattr(fn, "func", None), "__name__",
+                                                     "partial")
+    name = name if name.isidentifier() else "fn"
+    namespace = {"_fn": fn}
+    spelled, passed, star = [], [], False
+    for p in params:
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            raise SrcadError(
+                f"srcad.grad of {fn!r}: it takes *{p.name}, which srcad cannot differentiate "
+                f"with respect to", hint="wrap it in a function with named parameters")
+        text = p.name
+        if p.default is not p.empty:
+            namespace[f"_default_{p.name}"] = p.default
+            text += f"=_default_{p.name}"
+        if p.kind == p.KEYWORD_ONLY and not star:
+            spelled.append("*")
+            star = True
+        spelled.append(text)
+        passed.append(p.name if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                      else f"{p.name}={p.name}")
+    filename = f"<srcad-wrapper {name} {next(_COUNTER)}>"
+    src = f"def {name}({', '.join(spelled)}):\n    return _fn({', '.join(passed)})\n"
+    linecache.cache[filename] = (len(src), None, src.splitlines(keepends=True), filename)
+    exec(compile(src, filename, "exec"), namespace)  # noqa: S102 (our own text)
+    made = namespace[name]
+    made.__srcad_wraps__ = fn
+    return made
+
+
+def reference_check(fn, kind: str) -> None:
+    """A partial travels to another process as itself (pickle's own way): its function must
+    be importable there -- say so now, as for a transformed function (a SrcadError)."""
+    from .transformed import _reference
+    inner = fn
+    while isinstance(inner, functools.partial):
+        inner = inner.func
+    if isinstance(inner, types.FunctionType):
+        _reference(inner, kind)
