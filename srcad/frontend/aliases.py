@@ -74,7 +74,7 @@ def _rename_in(stmts, old: str, new: ir.Var) -> None:
             s.cond = _rename(s.cond, old, new)
 
 
-def propagate_aliases(body: list, params) -> list:
+def propagate_aliases(body: list, params, fresh=None) -> list:
     """`body` with each top-level `v = identity(a)` that stays one array renamed away (see
     the module docstring)."""
     copy = table.lookup(control.identity)
@@ -96,7 +96,8 @@ def propagate_aliases(body: list, params) -> list:
             del out[i]
             continue
         i += 1
-    return share_reads(out, params)
+    out = share_reads(out, params)
+    return out if fresh is None else split_reads(out, params, fresh)
 
 
 # -- one array, one name to read it by, across branches and loops ------------------------------
@@ -338,3 +339,172 @@ def share_reads(body: list, params) -> list:
         elif isinstance(s, ir.Return):
             s.value = _rewritten(s.value, names)
     return body
+
+
+# -- one array, one name to read it by, where the names are one array on some runs only ---------
+#
+# `y = a` copied where `y` is given other values later (`y = a` before `while ...: y = f(y)`,
+# a copy in one arm or in a loop) makes `y` the array `a` on some paths or trips only, which
+# the code cannot know statically: source mode would sum the contributions read through `y`
+# in y's adjoint and add that into a's where the copy was made, while the tape's one Tensor
+# sums every contribution in the order the backward reaches it -- the same sum in another
+# association order. Where `a` is a name that keeps one array from its (single, top-level)
+# assignment on, a statement reading `y` where `y` may hold that array asks at run time:
+#
+#     y = identity(a)                    y = identity(a)
+#     while ...:                         while ...:
+#         d = a / y                          y_is_a = y is a
+#         s = y + d                          if y_is_a:
+#         y = 0.5 * s                            d = a / a
+#                                                s = a + d
+#                                            else:
+#                                                d = a / y
+#                                                s = y + d
+#                                            y = 0.5 * s
+#
+# On the trip where `y` is `a` every read is one of `a`: one adjoint, the tape's order. The
+# two arms compute the same values (an `is` test never changes a value).
+
+
+def _stable_names(body, params) -> set:
+    """Names bound to one object from their first assignment on: a parameter never
+    assigned, or a name assigned once, by a statement at the top level."""
+    count: dict[str, int] = {}
+    for s in ir.walk(body):
+        for d in ir.defs(s):
+            count[d] = count.get(d, 0) + 1
+    top = {d for s in body for d in ir.defs(s) if not isinstance(s, (ir.If, ir.For, ir.While))}
+    return {p for p in params if p not in count} | {n for n in top if count.get(n) == 1}
+
+
+class _MayHold:
+    """For each statement, the names that may hold the object of a stable name `a` before
+    it runs (a forward may-alias flow over identity copies: union where paths join)."""
+
+    def __init__(self, copy_op, a: str):
+        self.copy, self.a = copy_op, a
+        self.before: dict[int, frozenset] = {}
+
+    def block(self, body, state: frozenset) -> frozenset:
+        for s in body:
+            state = self.stmt(s, state)
+        return state
+
+    def stmt(self, s, state: frozenset) -> frozenset:
+        self.before[id(s)] = self.before.get(id(s), frozenset()) | state
+        if isinstance(s, ir.Call):
+            src = s.args.get("x") if s.op is self.copy else None
+            if isinstance(src, ir.Var) and (src.name == self.a or src.name in state):
+                return state | {s.target}
+            return state - {s.target}
+        if isinstance(s, ir.UserCall):
+            return state - set(s.targets)
+        if isinstance(s, ir.If):
+            return self.block(s.body, state) | self.block(s.orelse, state)
+        if isinstance(s, (ir.For, ir.While)):
+            head = state
+            for _ in range(50):  # (the sets only grow)
+                if isinstance(s, ir.For):
+                    end = self.block(s.body, head - {s.target})
+                else:
+                    cond = self.block(s.cond_body, head)
+                    end = self.block(s.body, cond)
+                new = state | end
+                if new == head:
+                    break
+                head = new
+            else:
+                raise AssertionError("internal: may-alias sets of a loop did not settle")
+            if isinstance(s, ir.For):
+                return head | (head - {s.target})
+            return self.block(s.cond_body, head) | (end if s.exits else frozenset())
+        return state
+
+
+def split_reads(body: list, params, fresh) -> list:
+    """Reads of a name that may (not must) hold a stable name's array made through that
+    name when it does, asked at run time (see the comment above)."""
+    copy = table.lookup(control.identity)
+    same = table.lookup(control.same_object)
+    stable = _stable_names(body, params)
+    sources = {s.args["x"].name for s in ir.walk(body)
+               if isinstance(s, ir.Call) and s.op is copy and isinstance(s.args.get("x"), ir.Var)
+               and s.args["x"].name in stable and s.args["x"].name != s.target}
+    made: set = set()  # ids of the branches made here (not split again: one test a read)
+    for a in sorted(sources):
+        flow = _MayHold(copy, a)
+        flow.block(body, frozenset())
+        prog = _Program(body, params)
+        must = _MustAlias(copy, prog)
+        must.block(body, {})
+        if not all(_with_copy(must.before[id(c)], c.target, c.args["x"].name, prog, c)
+                   .get(a, (None, None))[1] == a
+                   for c in ir.walk(body) if isinstance(c, ir.Call) and c.op is copy
+                   and isinstance(c.args.get("x"), ir.Var) and id(c) in must.before
+                   and (c.args["x"].name == a or c.args["x"].name in flow.before[id(c)])):
+            continue  # (where the copy is certainly `a`, its reads go through another name)
+        for s in ir.walk(body):  # (names certainly `a` there: share_reads' business)
+            state = must.before.get(id(s), {})
+            if id(s) in flow.before and a in state:
+                flow.before[id(s)] = flow.before[id(s)] - state[a][0]
+        _split_block(body, a, flow, same, fresh, made)
+    return body
+
+
+def _split_block(stmts: list, a: str, flow: _MayHold, same, fresh, made: set) -> None:
+    i = 0
+    while i < len(stmts):
+        s = stmts[i]
+        for sub in (getattr(s, "body", None), getattr(s, "orelse", None),
+                    getattr(s, "cond_body", None)):
+            if isinstance(sub, list) and id(s) not in made:
+                _split_block(sub, a, flow, same, fresh, made)
+        y = _aliased_read(s, a, flow)
+        if y is None:
+            i += 1
+            continue
+        # the statements after it, up to one that assigns y or a: the last one that reads
+        # y, or a value made in the group (so that no temporary crosses the branch)
+        group, end = [s], 1
+        defined = set(ir.defs(s))
+        while y not in ir.defs(group[-1]) and a not in ir.defs(group[-1]) \
+                and i + len(group) < len(stmts) \
+                and isinstance(stmts[i + len(group)], (ir.Call, ir.UserCall, ir.Effect)):
+            t = stmts[i + len(group)]
+            if t.__class__ is ir.Call and t.op is same:
+                break
+            group.append(t)
+            if y in ir.uses(t) or defined & set(ir.uses(t)):
+                end = len(group)
+            defined |= set(ir.defs(t))
+        group = group[:end]
+        test = fresh(f"{y}_is_{a}")
+        line = s.line
+        first = [_renamed_copy(t, y, a) for t in group]
+        branch = ir.If(ir.Var(test), first, group, line)
+        made.add(id(branch))
+        stmts[i:i + len(group)] = [ir.Call(test, same, {"a": ir.Var(y), "b": ir.Var(a)}, line),
+                                   branch]
+        i += 2
+
+
+def _aliased_read(s, a: str, flow: _MayHold):
+    """The one name other than `a` that `s` reads and that may hold a's array, or None."""
+    if not isinstance(s, (ir.Call, ir.UserCall, ir.Effect)):
+        return None
+    if isinstance(s, ir.Call) and s.op.name == "same_object":
+        return None
+    may = flow.before.get(id(s), frozenset())
+    names = {n for n in ir.uses(s) if n in may and n != a}
+    return names.pop() if len(names) == 1 else None
+
+
+def _renamed_copy(s, old: str, a: str):
+    import copy as _copy
+    t = _copy.copy(s)
+    new = ir.Var(a)
+    if isinstance(t, (ir.Call, ir.Effect)):
+        t.args = {k: _rename(v, old, new) for k, v in t.args.items()}
+    elif isinstance(t, ir.UserCall):
+        t.args = [_rename(v, old, new) for v in t.args]
+    return t
