@@ -18,4 +18,5 @@ def same_object(a, b):
     return a is b
 
 
-defnondiff(same_object, name="same_object", spelling="a is b", family="control")
+defnondiff(same_object, name="same_object", spelling="a is b", family="control",
+           test_cases=(("a * OP(a, a) + b * OP(a, b)", [(3,), (3,)]),))
