@@ -223,3 +223,33 @@ def test_copy_on_some_paths_bitwise(fn, seed):
                     fn.__name__)
     srcad.testing.check_grads(fn, (x,))
     assert " is a" in srcad.source(srcad.grad(fn))  # (decided when it runs)
+
+
+def copy_of_parameter_in_one_arm(x):
+    a = np.tanh(x)
+    v = a[1]
+    if np.sum(x) > 0.0:
+        a = x
+    return np.sum(x * x) + np.sum(a) * 0.25 + np.sum(v)
+
+
+def copy_of_parameter_in_one_arm_with_views(x):
+    a = np.tanh(x)
+    v = np.swapaxes(a, 1, -1)
+    if np.sum(x) > 0.0:
+        a = x
+    w = np.transpose(v, (1, 0))
+    return np.sum(x * x) + np.sum(a) * 0.25 + np.sum(np.sin(v)) + np.sum(w) * -1.25
+
+
+@pytest.mark.parametrize("fn", [copy_of_parameter_in_one_arm,
+                                copy_of_parameter_in_one_arm_with_views])
+@pytest.mark.parametrize("shift", [0.1, 0.2, 0.3])  # (the arm runs: a is x)
+def test_copy_of_parameter_bitwise(fn, shift):
+    """A parameter never assigned holds its array to the end: the name reads go through where
+    a copy of it may hold that array (frontend/aliases.py `_Program.kept_until`)."""
+    x = np.random.default_rng(0).standard_normal((3, 4))
+    x -= x.mean() - shift
+    _assert_bitwise(srcad.value_and_grad(fn)(x), srcad.value_and_grad(fn, mode="tape")(x),
+                    fn.__name__)
+    srcad.testing.check_grads(fn, (x,))

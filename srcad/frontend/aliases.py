@@ -183,6 +183,8 @@ class _Program:
         where the block that makes it ends (a name made in one arm or one loop body is not
         that value on every path after it)."""
         here, mine = self.order[id(s)], self.path[id(s)]
+        if self.assigned.get(m) == [(-1, ())]:
+            return _INF  # (a parameter never assigned: the caller holds it to the end)
         later = [o for o, where in self.assigned.get(m, ())
                  if o > here and all(runs for _, _, runs in where[_common(where, mine):])]
         for loop in self.loops[id(s)]:
