@@ -215,7 +215,19 @@ def copy_in_loop_arm(x):
     return s
 
 
-@pytest.mark.parametrize("fn", [copy_rebound_in_for, copy_in_one_arm, copy_in_loop_arm])
+def copy_of_loop_result(x):
+    a = np.tanh(x)
+    for i in range(3):
+        a = np.tanh(a) * 1.5
+        y = a  # `a` after the loop, until the next loop rebinds y
+    r = np.tanh(a[1]) * -0.75
+    for i in range(3):
+        y = np.tanh(y) * 0.5
+    return np.sum(a * a) + np.sum(y) * -2.0 + np.sum(r)
+
+
+@pytest.mark.parametrize("fn", [copy_rebound_in_for, copy_in_one_arm, copy_in_loop_arm,
+                                copy_of_loop_result])
 @pytest.mark.parametrize("seed", range(3))
 def test_copy_on_some_paths_bitwise(fn, seed):
     x = np.random.default_rng(seed).standard_normal(4)

@@ -368,17 +368,6 @@ def share_reads(body: list, params) -> list:
 # two arms compute the same values (an `is` test never changes a value).
 
 
-def _stable_names(body, params) -> set:
-    """Names bound to one object from their first assignment on: a parameter never
-    assigned, or a name assigned once, by a statement at the top level."""
-    count: dict[str, int] = {}
-    for s in ir.walk(body):
-        for d in ir.defs(s):
-            count[d] = count.get(d, 0) + 1
-    top = {d for s in body for d in ir.defs(s) if not isinstance(s, (ir.If, ir.For, ir.While))}
-    return {p for p in params if p not in count} | {n for n in top if count.get(n) == 1}
-
-
 class _MayHold:
     """For each statement, the names that may hold the object of a stable name `a` before
     it runs (a forward may-alias flow over identity copies: union where paths join)."""
@@ -428,10 +417,11 @@ def split_reads(body: list, params, fresh) -> list:
     name when it does, asked at run time (see the comment above)."""
     copy = table.lookup(control.identity)
     same = table.lookup(control.same_object)
-    stable = _stable_names(body, params)
+    top = set(params) | {d for s in body for d in ir.defs(s)
+                         if not isinstance(s, (ir.If, ir.For, ir.While))}
     sources = {s.args["x"].name for s in ir.walk(body)
                if isinstance(s, ir.Call) and s.op is copy and isinstance(s.args.get("x"), ir.Var)
-               and s.args["x"].name in stable and s.args["x"].name != s.target}
+               and s.args["x"].name in top and s.args["x"].name != s.target}
     made: set = set()  # ids of the branches made here (not split again: one test a read)
     for a in sorted(sources):
         flow = _MayHold(copy, a)
@@ -449,8 +439,23 @@ def split_reads(body: list, params, fresh) -> list:
             state = must.before.get(id(s), {})
             if id(s) in flow.before and a in state:
                 flow.before[id(s)] = flow.before[id(s)] - state[a][0]
+        for s in ir.walk(body):  # (only where `a` is assigned for the last time: see below)
+            if id(s) in flow.before and not _settled(prog, a, s):
+                flow.before[id(s)] = frozenset()
         _split_block(body, a, flow, same, fresh, made)
     return body
+
+
+def _settled(prog: _Program, a: str, s) -> bool:
+    """Does `a` hold, at `s`, the array it keeps from there on: every assignment of it before
+    `s` and in no loop around `s`, one of them at the top level (or `a` a parameter)?"""
+    here = prog.order[id(s)]
+    sites = prog.assigned.get(a, ())
+    inside = [(prog.order[id(loop)], prog.span[(id(loop), 0, True)])
+              for loop in prog.loops[id(s)]]
+    return (any(where == () for _, where in sites)
+            and all(o < here and not any(lo <= o <= hi for lo, hi in inside)
+                    for o, _ in sites if o >= 0))
 
 
 def _split_block(stmts: list, a: str, flow: _MayHold, same, fresh, made: set) -> None:
