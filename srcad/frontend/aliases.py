@@ -15,7 +15,7 @@ level (not in a loop or a branch), `v` assigned nowhere else, `a` assigned nowhe
 from there on and the copy is dropped: one name, one adjoint, the tape's order. A copy in
 a loop, or one whose name is given another value later (`y = a` before `while ...: y = ...`),
 keeps its own name: there the two names are one array for only part of the run, which the
-generated code cannot know statically (tests/test_tape.py, NOT_BITWISE).
+generated code cannot know statically; `split_reads` (below) asks `y is a` when it runs.
 
 Before/after:
     a = identity(a_add)              a = identity(a_add)        (a: assigned in a branch)
