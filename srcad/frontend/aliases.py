@@ -26,6 +26,8 @@ Before/after:
 
 from __future__ import annotations
 
+import dataclasses
+
 from .. import ir
 from ..ops import control, table
 
@@ -350,8 +352,9 @@ def share_reads(body: list, params) -> list:
 # the code cannot know statically: source mode would sum the contributions read through `y`
 # in y's adjoint and add that into a's where the copy was made, while the tape's one Tensor
 # sums every contribution in the order the backward reaches it -- the same sum in another
-# association order. Where `a` is a name that keeps one array from its (single, top-level)
-# assignment on, a statement reading `y` where `y` may hold that array asks at run time:
+# association order. Where `a` has its final value (a parameter never assigned, or a name
+# after its last assignment, one at the top level) and `y` may hold that array but need not,
+# a statement reading `y` asks at run time (the names certainly one array are share_reads'):
 #
 #     y = identity(a)                    y = identity(a)
 #     while ...:                         while ...:
@@ -407,7 +410,7 @@ class _MayHold:
             else:
                 raise AssertionError("internal: may-alias sets of a loop did not settle")
             if isinstance(s, ir.For):
-                return head | (head - {s.target})
+                return head
             return self.block(s.cond_body, head) | (end if s.exits else frozenset())
         return state
 
@@ -507,11 +510,8 @@ def _aliased_read(s, a: str, flow: _MayHold):
 
 
 def _renamed_copy(s, old: str, a: str):
-    import copy as _copy
-    t = _copy.copy(s)
+    """`s` again, reading `a` where it reads `old`."""
     new = ir.Var(a)
-    if isinstance(t, (ir.Call, ir.Effect)):
-        t.args = {k: _rename(v, old, new) for k, v in t.args.items()}
-    elif isinstance(t, ir.UserCall):
-        t.args = [_rename(v, old, new) for v in t.args]
-    return t
+    if isinstance(s, ir.UserCall):
+        return dataclasses.replace(s, args=[_rename(v, old, new) for v in s.args])
+    return dataclasses.replace(s, args={k: _rename(v, old, new) for k, v in s.args.items()})
