@@ -27,8 +27,9 @@ Validity by construction:
   ``np.exp(x) + 1.0``; a divisor is ``x * x + 1.0``, ``2.0 + np.tanh(x)`` or ``1.5 + np.cos(x)``;
   a power's base is ``x * x + 1.0``;
 - float32 programs use only Python-float constants (NEP 50 keeps them float32);
-- no plain copy ``y = a`` is ever generated, so the known not-bitwise pattern (a copy
-  rebound in a loop, see ``tests/test_tape.py::NOT_BITWISE``) cannot occur;
+- no plain copy ``y = a`` is ever generated (a copy rebound in a loop was a not-bitwise
+  pattern; srcad/frontend/aliases.py `split_reads` and tests/test_tape.py's
+  copy-on-some-paths tests cover it now);
 - augmented assignment (a real in-place write in numpy) only targets a value that the
   program itself allocated, that is no view and of which no view was taken.
 """

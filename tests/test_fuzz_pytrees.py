@@ -154,8 +154,8 @@ class PyGen:
             return 'p["layers"]', k, False
         if self.kind == "nested":
             # (not a literal list of items, `[p[0][1], p[1][1]]`: its items are the values
-            # themselves, so a name taken from it and rebound in a loop is a plain copy, the
-            # known not-bitwise pattern of tests/test_tape.py::NOT_BITWISE)
+            # themselves, so a name taken from it and rebound in a loop is a plain copy: see
+            # srcad/frontend/aliases.py split_reads)
             return f"p[{ch.int(-k, k - 1)}]", 2, False
         return "p", k, self.kind == "floats"
 

@@ -15,7 +15,7 @@ level (not in a loop or a branch), `v` assigned nowhere else, `a` assigned nowhe
 from there on and the copy is dropped: one name, one adjoint, the tape's order. A copy in
 a loop, or one whose name is given another value later (`y = a` before `while ...: y = ...`),
 keeps its own name: there the two names are one array for only part of the run, which the
-generated code cannot know statically (tests/test_tape.py, NOT_BITWISE).
+generated code cannot know statically; `split_reads` (below) asks `y is a` when it runs.
 
 Before/after:
     a = identity(a_add)              a = identity(a_add)        (a: assigned in a branch)
@@ -25,6 +25,8 @@ Before/after:
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 from .. import ir
 from ..ops import control, table
@@ -74,7 +76,7 @@ def _rename_in(stmts, old: str, new: ir.Var) -> None:
             s.cond = _rename(s.cond, old, new)
 
 
-def propagate_aliases(body: list, params) -> list:
+def propagate_aliases(body: list, params, fresh=None) -> list:
     """`body` with each top-level `v = identity(a)` that stays one array renamed away (see
     the module docstring)."""
     copy = table.lookup(control.identity)
@@ -96,7 +98,8 @@ def propagate_aliases(body: list, params) -> list:
             del out[i]
             continue
         i += 1
-    return share_reads(out, params)
+    out = share_reads(out, params)
+    return out if fresh is None else split_reads(out, params, fresh)
 
 
 # -- one array, one name to read it by, across branches and loops ------------------------------
@@ -182,6 +185,8 @@ class _Program:
         where the block that makes it ends (a name made in one arm or one loop body is not
         that value on every path after it)."""
         here, mine = self.order[id(s)], self.path[id(s)]
+        if self.assigned.get(m) == [(-1, ())]:
+            return _INF  # (a parameter never assigned: the caller holds it to the end)
         later = [o for o, where in self.assigned.get(m, ())
                  if o > here and all(runs for _, _, runs in where[_common(where, mine):])]
         for loop in self.loops[id(s)]:
@@ -338,3 +343,175 @@ def share_reads(body: list, params) -> list:
         elif isinstance(s, ir.Return):
             s.value = _rewritten(s.value, names)
     return body
+
+
+# -- one array, one name to read it by, where the names are one array on some runs only ---------
+#
+# `y = a` copied where `y` is given other values later (`y = a` before `while ...: y = f(y)`,
+# a copy in one arm or in a loop) makes `y` the array `a` on some paths or trips only, which
+# the code cannot know statically: source mode would sum the contributions read through `y`
+# in y's adjoint and add that into a's where the copy was made, while the tape's one Tensor
+# sums every contribution in the order the backward reaches it -- the same sum in another
+# association order. Where `a` has its final value (a parameter never assigned, or a name
+# after its last assignment, one at the top level) and `y` may hold that array but need not,
+# a statement reading `y` asks at run time (the names certainly one array are share_reads'):
+#
+#     y = identity(a)                    y = identity(a)
+#     while ...:                         while ...:
+#         d = a / y                          y_is_a = y is a
+#         s = y + d                          if y_is_a:
+#         y = 0.5 * s                            d = a / a
+#                                                s = a + d
+#                                            else:
+#                                                d = a / y
+#                                                s = y + d
+#                                            y = 0.5 * s
+#
+# On the trip where `y` is `a` every read is one of `a`: one adjoint, the tape's order. The
+# two arms compute the same values (an `is` test never changes a value).
+
+
+class _MayHold:
+    """For each statement, the names that may hold the object of a stable name `a` before
+    it runs (a forward may-alias flow over identity copies: union where paths join)."""
+
+    def __init__(self, copy_op, a: str):
+        self.copy, self.a = copy_op, a
+        self.before: dict[int, frozenset] = {}
+
+    def block(self, body, state: frozenset) -> frozenset:
+        for s in body:
+            state = self.stmt(s, state)
+        return state
+
+    def stmt(self, s, state: frozenset) -> frozenset:
+        self.before[id(s)] = self.before.get(id(s), frozenset()) | state
+        if isinstance(s, ir.Call):
+            src = s.args.get("x") if s.op is self.copy else None
+            if isinstance(src, ir.Var) and (src.name == self.a or src.name in state):
+                return state | {s.target}
+            return state - {s.target}
+        if isinstance(s, ir.UserCall):
+            return state - set(s.targets)
+        if isinstance(s, ir.If):
+            return self.block(s.body, state) | self.block(s.orelse, state)
+        if isinstance(s, (ir.For, ir.While)):
+            head = state
+            for _ in range(50):  # (the sets only grow)
+                if isinstance(s, ir.For):
+                    end = self.block(s.body, head - {s.target})
+                else:
+                    cond = self.block(s.cond_body, head)
+                    end = self.block(s.body, cond)
+                new = state | end
+                if new == head:
+                    break
+                head = new
+            else:
+                raise AssertionError("internal: may-alias sets of a loop did not settle")
+            if isinstance(s, ir.For):
+                return head
+            return self.block(s.cond_body, head) | (end if s.exits else frozenset())
+        return state
+
+
+def split_reads(body: list, params, fresh) -> list:
+    """Reads of a name that may (not must) hold a stable name's array made through that
+    name when it does, asked at run time (see the comment above)."""
+    copy = table.lookup(control.identity)
+    same = table.lookup(control.same_object)
+    top = set(params) | {d for s in body for d in ir.defs(s)
+                         if not isinstance(s, (ir.If, ir.For, ir.While))}
+    sources = {s.args["x"].name for s in ir.walk(body)
+               if isinstance(s, ir.Call) and s.op is copy and isinstance(s.args.get("x"), ir.Var)
+               and s.args["x"].name in top and s.args["x"].name != s.target}
+    made: set = set()  # ids of the branches made here (not split again: one test a read)
+    for a in sorted(sources):
+        flow = _MayHold(copy, a)
+        flow.block(body, frozenset())
+        prog = _Program(body, params)
+        must = _MustAlias(copy, prog)
+        must.block(body, {})
+        if not all(_with_copy(must.before[id(c)], c.target, c.args["x"].name, prog, c)
+                   .get(a, (None, None))[1] == a
+                   for c in ir.walk(body) if isinstance(c, ir.Call) and c.op is copy
+                   and isinstance(c.args.get("x"), ir.Var) and id(c) in must.before
+                   and (c.args["x"].name == a or c.args["x"].name in flow.before[id(c)])):
+            continue  # (where the copy is certainly `a`, its reads go through another name)
+        for s in ir.walk(body):  # (names certainly `a` there: share_reads' business)
+            state = must.before.get(id(s), {})
+            if id(s) in flow.before and a in state:
+                flow.before[id(s)] = flow.before[id(s)] - state[a][0]
+        for s in ir.walk(body):  # (only where `a` is assigned for the last time: see below)
+            if id(s) in flow.before and not _settled(prog, a, s):
+                flow.before[id(s)] = frozenset()
+        _split_block(body, a, flow, same, fresh, made)
+    return body
+
+
+def _settled(prog: _Program, a: str, s) -> bool:
+    """Does `a` hold, at `s`, the array it keeps from there on: every assignment of it before
+    `s` and in no loop around `s`, one of them at the top level (or `a` a parameter)?"""
+    here = prog.order[id(s)]
+    sites = prog.assigned.get(a, ())
+    inside = [(prog.order[id(loop)], prog.span[(id(loop), 0, True)])
+              for loop in prog.loops[id(s)]]
+    return (any(where == () for _, where in sites)
+            and all(o < here and not any(lo <= o <= hi for lo, hi in inside)
+                    for o, _ in sites if o >= 0))
+
+
+def _split_block(stmts: list, a: str, flow: _MayHold, same, fresh, made: set) -> None:
+    i = 0
+    while i < len(stmts):
+        s = stmts[i]
+        for sub in (getattr(s, "body", None), getattr(s, "orelse", None),
+                    getattr(s, "cond_body", None)):
+            if isinstance(sub, list) and id(s) not in made:
+                _split_block(sub, a, flow, same, fresh, made)
+        y = _aliased_read(s, a, flow)
+        if y is None:
+            i += 1
+            continue
+        # the statements after it, up to one that assigns y or a: the last one that reads
+        # y, or a value made in the group (so that no temporary crosses the branch)
+        group, end = [s], 1
+        defined = set(ir.defs(s))
+        while y not in ir.defs(group[-1]) and a not in ir.defs(group[-1]) \
+                and i + len(group) < len(stmts) \
+                and isinstance(stmts[i + len(group)], (ir.Call, ir.UserCall, ir.Effect)):
+            t = stmts[i + len(group)]
+            if t.__class__ is ir.Call and t.op is same:
+                break
+            group.append(t)
+            if y in ir.uses(t) or defined & set(ir.uses(t)):
+                end = len(group)
+            defined |= set(ir.defs(t))
+        group = group[:end]
+        test = fresh(f"{y}_is_{a}")
+        line = s.line
+        first = [_renamed_copy(t, y, a) for t in group]
+        branch = ir.If(ir.Var(test), first, group, line)
+        made.add(id(branch))
+        stmts[i:i + len(group)] = [ir.Call(test, same, {"a": ir.Var(y), "b": ir.Var(a)}, line),
+                                   branch]
+        i += 2
+
+
+def _aliased_read(s, a: str, flow: _MayHold):
+    """The one name other than `a` that `s` reads and that may hold a's array, or None."""
+    if not isinstance(s, (ir.Call, ir.UserCall, ir.Effect)):
+        return None
+    if isinstance(s, ir.Call) and s.op.name == "same_object":
+        return None
+    may = flow.before.get(id(s), frozenset())
+    names = {n for n in ir.uses(s) if n in may and n != a}
+    return names.pop() if len(names) == 1 else None
+
+
+def _renamed_copy(s, old: str, a: str):
+    """`s` again, reading `a` where it reads `old`."""
+    new = ir.Var(a)
+    if isinstance(s, ir.UserCall):
+        return dataclasses.replace(s, args=[_rename(v, old, new) for v in s.args])
+    return dataclasses.replace(s, args={k: _rename(v, old, new) for k, v in s.args.items()})

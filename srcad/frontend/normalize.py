@@ -177,7 +177,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         self.check_mutations()
         self.snapshot_tests(self.body)
         if not self.generated:  # (srcad's own code, transformed again: no tape to agree with)
-            self.body = propagate_aliases(self.body, self.pf.params)
+            self.body = propagate_aliases(self.body, self.pf.params, self.fresh)
         lines = {n: self.pf.line(n) for n in range(self.pf.first_line, self.pf.last_line + 1)}
         fn = ir.Function(
             name=self.pf.name,
