@@ -104,3 +104,10 @@ def _a(value) -> str:
     what = _describe(value) if isinstance(value, (np.ndarray, np.generic)) else \
         type(value).__name__
     return ("an " if what[:1] in tuple("aeiou") else "a ") + what
+
+
+def _spec_key(values) -> tuple:
+    """What a specialisation is built for: each array's shape, dtype and layout, each other
+    value's key (srcad/binding.py) -- one spelling for `compiled` and the fast path."""
+    return tuple([(v.shape, v.dtype, v.flags.c_contiguous) if type(v) is np.ndarray
+                  else _key_of(v) for v in values])

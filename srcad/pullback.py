@@ -16,6 +16,7 @@ from . import runtime
 from .binding import _is_differentiable
 from .errors import SrcadError
 from .gradtree import GradTree
+from .runtime_python import Items, Slots
 
 
 def _checksum(a: np.ndarray) -> int:
@@ -137,7 +138,6 @@ def zero_tangent(x):
 def tangent_tree(t):
     """A container's tangent as generated forward code adds them: item by item (`Items`,
     `Slots`; a tuple's `+` would concatenate); an array's as it is."""
-    from .runtime_python import Items, Slots
     if isinstance(t, dict):
         return Slots({k: tangent_tree(v) for k, v in t.items()})
     if isinstance(t, (list, tuple)):

@@ -23,10 +23,11 @@ from __future__ import annotations
 import itertools
 import linecache
 
-from .binding import _is_differentiable
+from .binding import _is_differentiable, _spec_key
 from .errors import SrcadError
 from .gradtree import GradTree
 from .pullback import dense_cotangent, grad_tree, tangent_tree
+from .runtime_trees import tree_vdot
 
 _COUNTER = itertools.count()
 
@@ -34,7 +35,6 @@ _COUNTER = itertools.count()
 def _pullback_function(t, n: int, name: str):
     """``def <name>_pullback(a0, ..., g): return tree_vdot(_t(a0, ...), g)``, compiled from
     source registered in linecache so that srcad can read it."""
-    from .runtime_trees import tree_vdot
     args = ", ".join(f"a{i}" for i in range(n))
     fname = f"{name}_pullback"
     filename = f"<srcad-pullback {fname} {next(_COUNTER)}>"
@@ -54,6 +54,9 @@ class Pullbacks:
 
     def __init__(self, t, n: int):
         self.t, self.n = t, n
+        # the transform class of the root (srcad.transformed.Transformed), which this module
+        # cannot import (it sits below it): the pullback's own gradient is one of those
+        self.make = t.make if isinstance(t, Pullbacks) else type(t)
         self.__name__ = f"{getattr(t, '__name__', 'transform')}_pullbacks"
         self._grads: dict = {}
 
@@ -68,7 +71,6 @@ class Pullbacks:
         """grad, w.r.t. the differentiable a's, of the pullback function over t's generated
         code for these arguments (its own code: differentiating it needs t's second
         derivative, taken through that code), and the positions it differentiates."""
-        from .transformed import Transformed, _spec_key
         mask = tuple(i for i, v in enumerate(args) if _is_differentiable(v))
         # (t's code as t's names are bound now: a rebound global it reads rebuilds t's code,
         # and so the function over it)
@@ -76,7 +78,7 @@ class Pullbacks:
         if key not in self._grads:
             main = self.t.compiled(list(args), to_transform=True).functions["main"]
             h = _pullback_function(main, self.n, getattr(self.t, "__name__", "transform"))
-            self._grads[key] = Transformed(h, "grad", mask, {}) if mask else None
+            self._grads[key] = self.make(h, "grad", mask, {}) if mask else None
         return self._grads[key], mask
 
     def version(self):
@@ -155,7 +157,6 @@ class Pullbacks:
 
 
 def _item(cotangent, i):
-    from .gradtree import GradTree
     if isinstance(cotangent, GradTree):
         return cotangent.slots.get(i)
     if isinstance(cotangent, (list, tuple)):

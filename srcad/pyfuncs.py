@@ -17,6 +17,12 @@ Before/after:
 
 from __future__ import annotations
 
+import builtins
+import copy as copy_module
+import functools
+import math
+import statistics
+
 import numpy as np
 
 from .runtime_python import py_fsum, py_mean, py_stdev, py_variance, sort_order
@@ -128,9 +134,6 @@ def tolist(x):
 
 
 def _substitutes() -> dict:
-    import copy as copy_module
-    import math
-    import statistics
 
     return {math.fsum: fsum, statistics.mean: mean, statistics.fmean: fmean,
             statistics.median: median, statistics.variance: variance,
@@ -144,8 +147,6 @@ SUBSTITUTES = _substitutes()
 
 
 def _tape_only() -> dict:
-    import builtins
-    import functools
 
     # (source mode rewrites these calls: frontend/pylevel.py; None: the callable as it is,
     # given the Tensors themselves -- not a library function seeing plain values)

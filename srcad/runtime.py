@@ -19,6 +19,7 @@ import numpy as np
 from .build import c_helper, scatter_add_rows
 from .checkpoint import LoopCheckpoints
 from .gradtree import _ZERO, GradTree, _slot, _Zero, pieces_tree, zeros_grad  # noqa: F401
+from .runtime_arrays import _dtype, _shape, unbroadcast  # noqa: F401  (written once there)
 from .runtime_arrays import (  # noqa: F401  (the array ops' helpers)
     asarray_like, unasarray,
     concatenate_pieces, cumprod_grad, cumprod_jvp, diag_grad, flatten, hsplit_axis, join_pieces,
@@ -244,6 +245,7 @@ __all__ = [
     "sequence_grad",
     "sequence_tangent",
     "to_float",
+    "same_object",
     "py_fsum",
     "py_mean",
     "py_stdev",
@@ -286,44 +288,10 @@ def ieee_divide(x, y):
     return x / y
 
 
-def _shape(x):
-    return np.shape(x)
-
-
-def _dtype(x):
-    if isinstance(x, (np.ndarray, np.generic)):
-        return x.dtype
-    return None
-
-
-def unbroadcast(g, x):
-    """Sum `g` over the axes along which `x` was broadcast; cast to `x`'s dtype.
-
-    The backward of broadcasting, written once (HIPS autograd's `unbroadcast`).
-
-    >>> unbroadcast(np.ones((2, 3)), np.zeros((1, 3))).tolist()
-    [[2.0, 2.0, 2.0]]
-    """
-    if isinstance(g, GradTree) or isinstance(x, (dict, list, tuple, GradTree)):
-        return g  # (the cotangent of a container stored whole: `d[k] = (a, b)`)
-    if isinstance(g, _Zero):  # (a slot of a container's cotangent that nothing reached)
-        return zeros_grad(x)
-    shape = _shape(x)
-    gshape = np.shape(g)
-    if gshape != shape:
-        lead = len(gshape) - len(shape)
-        axes = tuple(range(lead)) + tuple(
-            i + lead for i, n in enumerate(shape) if n == 1 and gshape[i + lead] != 1
-        )
-        if axes:
-            g = np.sum(g, axis=axes)
-        g = np.reshape(np.asarray(g), shape)  # asarray: a full sum is a numpy scalar
-    dtype = _dtype(x)
-    if dtype is not None and np.result_type(g) != dtype:
-        g = np.asarray(g).astype(dtype)
-    return g
-
-
+def same_object(a, b):
+    """`y is a`: are two names bound to one array? (frontend/aliases.py `split_reads`: which
+    adjoint a read adds into; no gradient of its own.)"""
+    return a is b
 
 
 def _norm_axes(axis, ndim):

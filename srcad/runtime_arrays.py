@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import SrcadError
-from .gradtree import GradTree, pieces_tree
+from .gradtree import GradTree, _Zero, pieces_tree, zeros_grad
 
 __all__ = [
     "asarray_like",
@@ -56,6 +56,45 @@ __all__ = [
     "untake_along_axis",
     "untile",
 ]
+
+
+
+def _shape(x):
+    return np.shape(x)
+
+
+def _dtype(x):
+    if isinstance(x, (np.ndarray, np.generic)):
+        return x.dtype
+    return None
+
+
+def unbroadcast(g, x):
+    """Sum `g` over the axes along which `x` was broadcast; cast to `x`'s dtype.
+
+    The backward of broadcasting, written once (HIPS autograd's `unbroadcast`).
+
+    >>> unbroadcast(np.ones((2, 3)), np.zeros((1, 3))).tolist()
+    [[2.0, 2.0, 2.0]]
+    """
+    if isinstance(g, GradTree) or isinstance(x, (dict, list, tuple, GradTree)):
+        return g  # (the cotangent of a container stored whole: `d[k] = (a, b)`)
+    if isinstance(g, _Zero):  # (a slot of a container's cotangent that nothing reached)
+        return zeros_grad(x)
+    shape = _shape(x)
+    gshape = np.shape(g)
+    if gshape != shape:
+        lead = len(gshape) - len(shape)
+        axes = tuple(range(lead)) + tuple(
+            i + lead for i, n in enumerate(shape) if n == 1 and gshape[i + lead] != 1
+        )
+        if axes:
+            g = np.sum(g, axis=axes)
+        g = np.reshape(np.asarray(g), shape)  # asarray: a full sum is a numpy scalar
+    dtype = _dtype(x)
+    if dtype is not None and np.result_type(g) != dtype:
+        g = np.asarray(g).astype(dtype)
+    return g
 
 
 def _zeros_for(ct, x):

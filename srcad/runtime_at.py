@@ -26,10 +26,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .runtime_arrays import unbroadcast
 
-def unbroadcast(g, x):
-    from .runtime import unbroadcast as sum_to  # (runtime imports this module)
-    return sum_to(g, x)
+
 
 # --- ufunc.at as a value: numpy's own in-place call, on a copy ------------------------------
 

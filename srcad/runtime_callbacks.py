@@ -9,6 +9,8 @@ so the two modes agree bit for bit.
 
 from __future__ import annotations
 
+import numpy  # (not `np`: the eager forms take the numpy the tape's traced code sees as `np`)
+
 VECTORIZE_NAME = "__srcad_vectorized_"  # the name a vectorize object's function is called by
 
 
@@ -103,5 +105,4 @@ class VectorizeEager:
 
 def eager_callbacks():
     """numpy function -> its eager form (`np` first), for tape mode's __array_function__."""
-    import numpy
     return {numpy.piecewise: piecewise_eager, numpy.apply_along_axis: apply_along_axis_eager}

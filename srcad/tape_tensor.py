@@ -29,6 +29,7 @@ from . import runtime
 from .errors import SrcadError
 from .interpret import check_inplace
 from .ops import table
+from .pyfuncs import tolist
 from .runtime_at import AT_FORMS
 from .runtime_callbacks import eager_callbacks
 from .runtime_signal import INPLACE_WRITERS, inplace_parts
@@ -222,8 +223,6 @@ class Tensor:
     flat = property(lambda self: self.tape.apply(np.ravel, (self,), {}))
 
     def tolist(self):
-        from .pyfuncs import tolist
-
         return self.tape.scoped(tolist)(self)
 
     def reshape(self, *shape, **k):

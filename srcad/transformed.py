@@ -36,7 +36,7 @@ import numpy as np
 
 from . import closure_lift, ir, runtime, tape
 from .analysis.refusals import check_opaque
-from .binding import _a, _describe, _is_differentiable, _is_float, _key_of
+from .binding import _a, _describe, _is_differentiable, _is_float, _key_of, _spec_key
 from .build import CompilerUnavailable, c_helper, compiler_identity
 from .errors import (NonScalarOutputError, SharingUnknownError, SrcadError, UnresolvedNameError,
                      UnsupportedSyntaxError)
@@ -51,7 +51,8 @@ from .pipeline import Compiled, build, relink
 from .plan import budget_plan
 from .booleans import is_bool_output, zero_gradient_compiled
 from .probe import probe
-from .wrappers import needs_wrapper, reference_check, wrapper
+from .wrappers import needs_wrapper, wrapper
+from .pullbacks import Pullbacks
 from .pullback import (cotangent_like, dense_cotangent, grad_tree, out_structure, tangent_tree,
                        zero_tangent)
 
@@ -105,13 +106,6 @@ def _namedtuple_params(params, values):
         elif isinstance(v, (list, tuple)) and v and all(
                 _is_namedtuple(x) and type(x) is type(v[0]) for x in v):
             yield p, type(v[0]), "items"
-
-
-def _spec_key(values) -> tuple:
-    """What a specialisation is built for: each array's shape, dtype and layout, each other
-    value's key (srcad/binding.py) -- one spelling for `compiled` and the fast path."""
-    return tuple([(v.shape, v.dtype, v.flags.c_contiguous) if type(v) is np.ndarray
-                  else _key_of(v) for v in values])
 
 
 def _array_key(args: tuple):
@@ -642,7 +636,6 @@ class Transformed:
     def pullbacks(self, n: int):
         """``t.vjp_at((a0, ..., a<n-1>), g)`` as a function of (a0, ..., g) that srcad can
         differentiate again (srcad/pullbacks.py), made once per n."""
-        from .pullbacks import Pullbacks
         made = self.__dict__.setdefault("_pullbacks", {})
         if n not in made:
             made[n] = Pullbacks(self, n)
@@ -740,6 +733,16 @@ def _reference(fn, kind: str):
             filename=fn.__code__.co_filename, lineno=fn.__code__.co_firstlineno,
             hint="transform the function the module's name holds (do not rebind or delete it)")
     return ("ref", module, qualname)
+
+
+def reference_check(fn, kind: str) -> None:
+    """A partial travels to another process as itself (pickle's own way): its function must
+    be importable there -- say so now, as for a transformed function (a SrcadError)."""
+    inner = fn
+    while isinstance(inner, functools.partial):
+        inner = inner.func
+    if isinstance(inner, types.FunctionType):
+        _reference(inner, kind)
 
 
 def _resolve(module: str, qualname: str, kind: str):

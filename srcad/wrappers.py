@@ -23,12 +23,13 @@ import types
 import numpy as np
 
 from .errors import SrcadError
+from .frontend.opaque import library_file
+from .ops import table
 
 _COUNTER = itertools.count()
 
 
 def _rowed(fn) -> bool:
-    from .ops import table
     try:
         return table.lookup(fn) is not None
     except TypeError:  # (unhashable)
@@ -45,8 +46,6 @@ def needs_wrapper(fn) -> bool:
         return isinstance(inner, (types.FunctionType, types.MethodType)) or _rowed(inner)
     if isinstance(fn, (types.FunctionType, types.MethodType)):
         # (np.tril: a library's function with a row -- numpy's source is not what we read)
-        from .frontend.opaque import library_file
-
         return _rowed(fn) and library_file(fn) is not None
     return isinstance(fn, np.ufunc) or _rowed(fn)
 
@@ -93,14 +92,3 @@ def wrapper(fn):
     made = namespace[name]
     made.__srcad_wraps__ = fn
     return made
-
-
-def reference_check(fn, kind: str) -> None:
-    """A partial travels to another process as itself (pickle's own way): its function must
-    be importable there -- say so now, as for a transformed function (a SrcadError)."""
-    from .transformed import _reference
-    inner = fn
-    while isinstance(inner, functools.partial):
-        inner = inner.func
-    if isinstance(inner, types.FunctionType):
-        _reference(inner, kind)

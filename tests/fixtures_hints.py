@@ -116,11 +116,11 @@ def kwargs_in_call_hinted(x):
 
 
 # 10. a library function with no rule -> "... or use the numpy function"
-_square = np.vectorize(lambda v: v * v)
+_square = np.frompyfunc(lambda v: v * v, 1, 1)  # (numpy calls the lambda: srcad cannot see it)
 
 
 def library_function(x):
-    return np.sum(_square(x))  # refused here
+    return np.sum(_square(x).astype(float))  # refused here
 
 
 def library_function_hinted(x):
@@ -198,15 +198,16 @@ def state_from_an_earlier_call_hinted(xs, h):
     return total
 
 
-# 14. float() of a differentiated value -> "keep the value an array: ... np.sum(x)"
-def float_of_value(x):
-    s = float(np.sum(x * x))  # refused here
-    return np.sum(x) * s
+# 14. a map kept in a name (lazy: srcad follows a map only where it is consumed) -> "[f(v) for v
+# in xs]"
+def map_kept_in_a_name(x):
+    squashed = map(np.tanh, x)  # refused here
+    return sum(squashed) * x[0]
 
 
-def float_of_value_hinted(x):
-    s = np.sum(x * x)
-    return np.sum(x) * s
+def map_kept_in_a_name_hinted(x):
+    squashed = [np.tanh(v) for v in x]
+    return sum(squashed) * x[0]
 
 
 # 15. a nested function's default reading a local -> "pass it as an argument"

@@ -32,7 +32,7 @@ CASES = [
     ("put_method", (X,), "as an assignment"),
     ("object_not_followed", (X,), "only through its attributes and methods"),
     ("state_from_an_earlier_call", (np.stack([X[:3], X[1:]]),), "goes in as an argument"),
-    ("float_of_value", (X,), "np.sum(x)"),
+    ("map_kept_in_a_name", (X,), "[f(v) for v in xs]"),
     ("default_reads_a_local", (X,), "as an argument where the function is called"),
 ]
 HINTED_ARGS = {"state_from_an_earlier_call": (np.stack([X[:3], X[1:]]), np.zeros(3))}

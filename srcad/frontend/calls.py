@@ -36,6 +36,7 @@ from ..ops.composed import transformed_call_op
 from ..ops.python_rows import dict_literal_op
 from ..pyfuncs import SUBSTITUTES
 from . import guards
+from .closures import PARTIAL
 from .methods import _BUILTIN_OPS, METHODS, RESERVED
 from .opaque import is_user_object, library_file, opaque_call, opaque_method
 from .parse import LIFTED
@@ -245,7 +246,6 @@ class CallsMixin:
 
     def is_lifted_partial(self, e) -> bool:
         """`partial(g, w=w)`: a nested function used as a value (srcad/frontend/closures.py)."""
-        from .closures import PARTIAL
         return isinstance(e, gast.Call) and isinstance(e.func, gast.Name) and \
             e.func.id == PARTIAL and len(e.args) == 1 and isinstance(e.args[0], gast.Name)
 

@@ -313,7 +313,8 @@ class ExpressionsMixin:
         if isinstance(obj, (types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
                             np.ufunc)) and not isinstance(obj, type) and obj not in LIFTED:
             raise self.unsupported(f"`{spelled}` ({type(obj).__name__}) used as a value", node,
-                                   "call it, or pass values in as arguments")
+                                   "call it where it is used (for a map kept in a name: "
+                                   "`[f(v) for v in xs]`), or pass values in as arguments")
         src = _const_src(obj, spelled)
         if src is None:
             src = self.claim(spelled if spelled.isidentifier() else

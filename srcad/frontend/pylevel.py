@@ -46,6 +46,15 @@ def _call(func, args, keywords=()):
                      keywords=list(keywords))
 
 
+def _assign(target, value):
+    return gast.Assign(targets=[_name(target, True) if isinstance(target, str) else target],
+                       value=value, type_comment=None)
+
+
+def _for(target, iter_, body):
+    return gast.For(target=target, iter=iter_, body=body, orelse=[], type_comment=None)
+
+
 def _comp(target, iter_):
     return gast.comprehension(target=target, iter=iter_, ifs=[], is_async=0)
 
@@ -116,7 +125,6 @@ def rewrite(low, e: gast.Call, pending: list, hint: str, held: set):
 
 
 def _fold(low, e, pending, hint):
-    from .pylower import _assign, _for
 
     f, items = e.args[0], e.args[1]
     init = e.args[2] if len(e.args) == 3 else None
@@ -145,7 +153,6 @@ def _fold(low, e, pending, hint):
 
 
 def _sorted(low, e, pending, hint):
-    from .pylower import _assign
 
     kw = {k.arg: k.value for k in e.keywords}
     data = low.fresh(f"{hint}_items")
@@ -179,7 +186,6 @@ def _transpose(low, e, pending, hint):
     if isinstance(rows, (gast.List, gast.Tuple)) and not any(
             isinstance(x, gast.Starred) for x in rows.elts):
         return low.expr(gast.copy_location(_call("zip", rows.elts), e), pending, hint)
-    from .pylower import _assign
 
     held = low.fresh(f"{hint}_rows")
     pending.append(_assign(held, low.expr(rows, pending, hint)))

@@ -44,6 +44,7 @@ from ..checkpoint import checkpoint
 from ..errors import UnsupportedSyntaxError
 from ..naming import fresh
 from . import pylevel
+from .pylevel import _assign, _call, _for, _name
 
 # internal names the rewritten tree calls; ParsedFunction.resolve finds them in its closure
 LIST_APPEND = "__srcad_list_append"
@@ -68,25 +69,6 @@ AT_NAMES = {form: f"__srcad_{form.__name__}" for form in runtime_at.AT_FORMS.val
 INTERNAL.update({name: form for form, name in AT_NAMES.items()})
 
 _COMPS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
-
-
-def _name(id_, store=False):
-    return gast.Name(id=id_, ctx=gast.Store() if store else gast.Load(), annotation=None,
-                     type_comment=None)
-
-
-def _call(func, args, keywords=()):
-    return gast.Call(func=_name(func) if isinstance(func, str) else func, args=list(args),
-                     keywords=list(keywords))
-
-
-def _assign(target, value):
-    return gast.Assign(targets=[_name(target, True) if isinstance(target, str) else target],
-                       value=value, type_comment=None)
-
-
-def _for(target, iter_, body):
-    return gast.For(target=target, iter=iter_, body=body, orelse=[], type_comment=None)
 
 
 def _located(nodes, at):

@@ -1,5 +1,6 @@
 """Ops that normalisation introduces: copying a value into a loop- or branch-assigned name."""
 
+from ..runtime import same_object
 from .table import defnondiff, defvjp
 
 
@@ -12,11 +13,7 @@ defvjp(identity, lambda g, out, x: g, name="copy", linear=('x',), spelling="x", 
        derivation="the adjoint passes through unchanged")
 
 
-def same_object(a, b):
-    """`y is a`: are two names bound to one array? (frontend/aliases.py `split_reads`: which
-    adjoint a read adds into; no gradient of its own.)"""
-    return a is b
-
-
-defnondiff(same_object, name="same_object", spelling="a is b", family="control",
+# `y is a` as generated code asks it (srcad/runtime.py): spelled as a call, not `is`, so that
+# generated code differentiated again reads the row, not a user's identity test
+defnondiff(same_object, name="same_object", family="control",
            test_cases=(("a * OP(a, a) + b * OP(a, b)", [(3,), (3,)]),))
