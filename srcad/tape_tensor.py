@@ -251,6 +251,21 @@ class Tensor:
     def clip(self, *a, **k):
         return self.tape.apply(np.clip, (self, *a), k)
 
+    # the method forms of rows (frontend/methods.py's METHODS and ATTRIBUTES, as source mode)
+    def conj(self):
+        return self.tape.apply(np.conjugate, (self,), {})
+
+    conjugate = conj
+
+    def choose(self, choices, *a, **k):
+        return self.tape.apply(np.choose, (self, choices, *a), k)
+
+    def ptp(self, *a, **k):
+        return self.tape.apply(np.ptp, (self, *a), k)
+
+    real = property(lambda self: self.tape.apply(np.real, (self,), {}))
+    imag = property(lambda self: self.tape.apply(np.imag, (self,), {}))
+
     def astype(self, dtype, copy=True):
         return self.tape.apply(runtime.astype if copy else runtime.astype_shared, (self, dtype),
                                {})
@@ -267,8 +282,8 @@ class Plain(np.ndarray):
     traced code sees it: numpy's own array -- a view of the caller's, so writes into it,
     its views and its aliases are numpy's -- whose `.dot` with a tape value goes to the tape.
     numpy's ndarray methods do not look for overrides in their arguments (`X.dot(W)` asks a
-    Tensor W for a plain array through ``__array__``); of those that take an array, `dot` is
-    the one with a derivative (`X * t`, `X @ t`, `X.clip(t)` are ufuncs and reach the Tensor's
+    Tensor W for a plain array through ``__array__``); of those that take an array, `dot` and
+    `choose` have a derivative (`X * t`, `X @ t`, `X.clip(t)` are ufuncs and reach the Tensor's
     ``__array_ufunc__``). numpy keeps the subclass on views and results (`X[i].dot(W)`,
     `X.T.dot(d)`); `_unwrap` turns it back into ndarray before any numpy call the tape makes,
     so nothing the tape computes or returns holds one."""
@@ -284,6 +299,17 @@ class Plain(np.ndarray):
                              "into `out` in place, which the tape does not follow",
                              hint="write `r = a.dot(x)` without out=")
         return t.tape.apply(np.dot, (self.view(np.ndarray), b), {})
+
+    def choose(self, choices, out=None, mode="raise"):
+        """`idx.choose([a, b])`: the indices plain, the choices differentiable (np.choose)."""
+        t = _first_tensor(choices)
+        if t is None:
+            return np.ndarray.choose(self, _unwrap(choices), out, mode)
+        if out is not None:
+            raise user_error("tape mode: `a.choose(choices, out=...)` writes a differentiable "
+                             "value into `out` in place, which the tape does not follow",
+                             hint="write `r = a.choose(choices)` without out=")
+        return t.tape.apply(np.choose, (self.view(np.ndarray), choices), {"mode": mode})
 
 
 def plain_view(x):

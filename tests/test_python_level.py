@@ -246,3 +246,26 @@ def undifferentiated_uses(x, n):
 def test_nothing_differentiated_runs_as_written(mode):
     g = srcad.grad(undifferentiated_uses, mode=mode)(X.copy(), 2.0)
     np.testing.assert_allclose(g, np.full(5, 3 * 2.0))
+
+
+# --- method forms of rows (frontend/methods.py; tape_tensor.py) ------------------------------
+def m_conj(x):
+    return np.sum(x.conj() * x.conjugate() * x.real) + np.sum(x.imag)
+
+
+def m_choose(x):
+    idx = np.array([0, 1, 0, 1, 1])
+    return np.sum(idx.choose([x * x, np.sin(x)]))
+
+
+def m_ptp_as_function(x):  # (ndarray.ptp is gone in numpy 2; np.ptp is its row)
+    return np.ptp(x * x) * 2.0
+
+
+@pytest.mark.parametrize("mode", ["source", "tape"])
+@pytest.mark.parametrize("f", [m_conj, m_choose, m_ptp_as_function], ids=lambda f: f.__name__)
+def test_method_forms(f, mode):
+    value, g = srcad.value_and_grad(f, mode=mode)(X.copy())
+    assert value == f(X.copy())
+    np.testing.assert_allclose(g, numerical_grad(f, (X.copy(),), wrt=0), rtol=1e-6, atol=1e-7)
+    assert np.any(g != 0)

@@ -125,6 +125,8 @@ _MATRIX = "np.matrix semantics (`*` is a matrix product): use arrays and `@`"
 _EXTENDED = "extended precision (long double): no rule; use float64"
 _METHOD_FORM = ("the method form is not lowered to the row; call the numpy function "
                 "(np.conj(x), np.real(x), np.sort(x), np.partition(x, k), x[...] = v)")
+_BITS = ("reads the array's bytes as another dtype (x.view(np.int64), x.getfield): no derivative "
+         "of a reinterpretation; x.view() of the same dtype is x itself: use x")
 _ITERATOR = ("an iterator object srcad cannot see through: iterate with `for v in x` over the "
              "array or index it (both are lowered to subscripts)")
 _EDGES = "its bin edges depend on the data's min and max: no rule yet"
@@ -152,8 +154,8 @@ REFUSED_NAMES: dict[str, str] = {
     _WEIGHTED_COUNT: "np.bincount",
     _MATRIX: "np.matrix np.asmatrix np.bmat np.mat",
     _EXTENDED: "np.float128 np.longdouble np.longfloat",
-    _METHOD_FORM: """ndarray.conj ndarray.conjugate ndarray.real ndarray.imag ndarray.getfield
-        ndarray.view ndarray.choose ndarray.mT ndarray.ptp""",
+    _METHOD_FORM: "ndarray.mT",
+    _BITS: "ndarray.getfield ndarray.view",
     _ITERATOR: "np.nditer np.ndenumerate builtins.iter builtins.next",
     _PY_SCALAR: """builtins.divmod operator.abs 
         operator.pos

@@ -88,6 +88,10 @@ METHODS = {
     "copy": _simple_method(np.copy),
     "dot": _simple_method(np.dot),
     "clip": _simple_method(np.clip),
+    "conj": _simple_method(np.conjugate),
+    "conjugate": _simple_method(np.conjugate),
+    "choose": _simple_method(np.choose),  # (x.choose(choices): x the indices)
+    "ptp": _reduction_method(np.ptp),  # (numpy < 2)
     "astype": _astype_method,
     "item": _item_method,
     "pop": _simple_method(runtime_ops.stack_pop),
@@ -114,4 +118,5 @@ METHODS.update({"__neg__": _simple_method(np.negative), "__pos__": _simple_metho
                 "__getitem__": _simple_method(operator.getitem)})
 
 ATTRIBUTES = {"T": np.transpose, "shape": np.shape, "ndim": np.ndim, "size": np.size,
-              "dtype": np.result_type, "flat": np.ravel}  # (x.flat: read, iterated, indexed)
+              "dtype": np.result_type, "flat": np.ravel,  # (x.flat: read, iterated, indexed)
+              "real": np.real, "imag": np.imag}  # (a real array's: itself, and zeros)
