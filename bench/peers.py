@@ -13,12 +13,13 @@ Workloads, all float32, the same math on every side:
 The peers run the same source: torch uses the op-for-op twins in ``tests/torch_twins.py``
 (F.layer_norm, F.gelu(approximate="tanh"), torch.softmax and F.cross_entropy compute the same
 functions); jax runs the zoo's own files with ``np`` bound to ``jax.numpy``
-(``bench/jax_twins.py``). Rows: srcad (``fuse=False``; ``fuse=True`` when this tree has it, else
-the row says why it is absent), torch eager (forward + ``torch.autograd.grad``; the GPT step
-``backward()`` + ``torch.optim.Adam``), ``torch.compile(dynamic=False)`` of the loss (AOTAutograd
-compiles forward and backward; the Adam step stays eager), and ``jax.jit(jax.grad)`` (the GPT
-step jits value_and_grad and a hand-written Adam with torch's formula together). A row whose
-peer is not installed is skipped and says so.
+(``bench/jax_twins.py``). Rows: srcad (``fuse=False``; ``fuse=True`` when this tree has it,
+else the row says why it is absent; the default, fuse omitted: fused from the third call),
+torch eager (forward + ``torch.autograd.grad``; the GPT step ``backward()`` +
+``torch.optim.Adam``), ``torch.compile(dynamic=False)`` of the loss (AOTAutograd compiles
+forward and backward; the Adam step stays eager), and ``jax.jit(jax.grad)`` (the GPT step jits
+value_and_grad and a hand-written Adam with torch's formula together). A row whose peer is not
+installed is skipped and says so.
 
 How it is measured, in one process: every peer is built and its first call timed (srcad:
 parse, transform, compile and run; torch.compile: trace, compile and run; jax: trace, XLA
@@ -223,12 +224,12 @@ def block_peers(batch, seq, width, heads, fuse_ok, fuse_why):
     probe = rng.standard_normal((batch, seq, width)).astype(np.float32)
     peers = []
 
-    for fuse in (False, True):
-        name = f"srcad fuse={fuse}"
-        if fuse and not fuse_ok:
+    for fuse in (False, True, None):
+        name = f"srcad fuse={fuse}" if fuse is not None else "srcad default"
+        if fuse is not False and not fuse_ok:
             peers.append(Peer(name, skip=f"fuse=True absent on this tree ({fuse_why})"))
             continue
-        g = srcad.grad(T.block_loss, wrt="p", fuse=fuse)
+        g = srcad.grad(T.block_loss, wrt="p", **({} if fuse is None else {"fuse": fuse}))
         peers.append(Peer(name, first=lambda g=g: flatten(g(p, x, heads, probe)),
                           step=lambda g=g: g(p, x, heads, probe)))
 
@@ -293,12 +294,13 @@ def gpt_peers(fuse_ok, fuse_why):
                     else v.copy()) for k, v in tree.items()}
 
     peers = []
-    for fuse in (False, True):
-        name = f"srcad fuse={fuse}"
-        if fuse and not fuse_ok:
+    for fuse in (False, True, None):
+        name = f"srcad fuse={fuse}" if fuse is not None else "srcad default"
+        if fuse is not False and not fuse_ok:
             peers.append(Peer(name, skip=f"fuse=True absent on this tree ({fuse_why})"))
             continue
-        grad_fn = srcad.value_and_grad(gpt.loss, wrt="params", fuse=fuse)
+        grad_fn = srcad.value_and_grad(gpt.loss, wrt="params",
+                                       **({} if fuse is None else {"fuse": fuse}))
         params = copy(params0)
         opt = Adam(params, lr=lr)
         state = {"i": 0}
@@ -500,7 +502,8 @@ def measure(label, peers, torch64, repeat, warmup, contend=False):
                      "foreign_cpu_fraction": max(0.0, foreign), "wall_s": wall}}
 
 
-ORDER = ["srcad fuse=False", "srcad fuse=True", "srcad fixed threads", "torch eager",
+ORDER = ["srcad fuse=False", "srcad fuse=True", "srcad default", "srcad fixed threads",
+         "torch eager",
          "torch.compile", "jax.jit(grad)"]
 
 
