@@ -351,6 +351,14 @@ NO_TORCH_TWIN = {
     "rollaxis": "torch._numpy's rollaxis reshapes where it should transpose",
     "select": "torch._numpy has no select",
     "interp": "torch has no interp (piecewise linear: checked against differences and vjp)",
+    **{r: "torch._numpy has no such function (numpy 2's array-API spellings, the nan-reductions, "
+       "the array conversions)"
+       for r in ("asanyarray", "asfortranarray", "asarray_chkfinite", "require", "np_astype",
+                 "matrix_transpose", "linalg_matrix_transpose", "linalg_matmul", "linalg_outer",
+                 "linalg_tensordot", "linalg_trace", "linalg_diagonal", "linalg_cross", "vecdot",
+                 "linalg_vecdot", "matvec", "vecmat", "matrix_norm", "svdvals", "cumulative_sum",
+                 "cumulative_prod", "nanmax", "nanmin", "nanprod", "nanvar", "nanstd",
+                 "nancumsum", "nancumprod")},
     **{f"{u}_{m}": "torch._numpy has no ufunc.at / ufunc.reduceat (tests/test_numpy_functions.py "
        "checks them against torch's index_add / scatter_reduce / segment_reduce)"
        for u, m in [(u, "at") for u in ("add", "subtract", "multiply", "maximum", "minimum",
@@ -390,6 +398,11 @@ FD_ORACLE = {  # cases (by their expression) where torch runs but differentiates
        "the number)"
        for c in ("a.item() * a", "a * a.item(2)", "a.item(1, 2) + a", "a.item((0, 1)) * a",
                  "np.tanh(a.item(-1)) * a")},
+    "np.ascontiguousarray(a) * 2.0": "torch._numpy's ascontiguousarray keeps a 0-d array 0-d "
+    "(numpy makes it 1-d)",
+    "np.ascontiguousarray([a, b])": "torch._numpy builds an array from a list of tensors with no "
+    "derivative",
+    "np.linalg.eigvalsh(a, 'U')": _ONE_TRIANGLE,
     "np.cov(a, rowvar=False)": "torch._numpy's cov ignores rowvar",
     "np.corrcoef(a, rowvar=False)": "torch._numpy's corrcoef ignores rowvar",
     "np.gradient(a, [0.0, 1.0, 3.0, 3.5], edge_order=2)": "torch._numpy's gradient takes no "

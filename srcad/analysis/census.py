@@ -170,19 +170,19 @@ REFUSED_NAMES: dict[str, str] = {
         statistics.kde_random statistics.median_grouped
         statistics.median_high statistics.median_low statistics.mode statistics.multimode
         statistics.quantiles""",
-    _NO_RULE: """np.asarray_chkfinite np.ascontiguousarray np.asfortranarray np.asanyarray
-        np.require np.astype np.block np.broadcast_arrays np.copysign np.cumulative_prod
-        np.cumulative_sum np.diagflat np.divmod np.ediff1d np.float_power np.fmod np.frexp
-        np.geomspace np.i0 np.insert np.ldexp np.logspace np.matrix_transpose np.matvec
-        np.meshgrid np.modf np.nancumprod np.nancumsum np.nanmax np.nanmin np.nanprod np.nanstd
-        np.nanvar np.nextafter np.poly np.poly1d np.polyadd np.polyder np.polydiv np.polyfit
-        np.polyint np.polymul np.polysub np.polyval np.positive np.resize np.trapezoid np.trapz
-        np.unstack np.unwrap np.vander np.vdot np.vecdot np.vecmat np.asfarray np.cumproduct
-        np.fastCopyAndTranspose np.msort np.product np.linalg.cond np.linalg.cross
-        np.linalg.diagonal np.linalg.eigvalsh np.linalg.lstsq np.linalg.matmul
-        np.linalg.matrix_norm np.linalg.matrix_power np.linalg.matrix_transpose np.linalg.outer
-        np.linalg.qr np.linalg.svdvals np.linalg.tensordot np.linalg.tensorinv
-        np.linalg.tensorsolve np.linalg.trace np.linalg.vecdot np.linalg.vector_norm""",
+    _NO_RULE: """
+        np.block np.broadcast_arrays np.copysign
+        np.diagflat np.divmod np.ediff1d np.float_power np.fmod np.frexp
+        np.geomspace np.i0 np.insert np.ldexp np.logspace
+        np.meshgrid np.modf
+        np.nextafter np.poly np.poly1d np.polyadd np.polyder np.polydiv np.polyfit
+        np.polyint np.polymul np.polysub np.polyval np.resize np.trapezoid np.trapz
+        np.unstack np.unwrap np.vander np.asfarray np.cumproduct
+        np.fastCopyAndTranspose np.msort np.product np.linalg.cond
+        np.linalg.lstsq
+        np.linalg.matrix_power
+        np.linalg.qr np.linalg.tensorinv
+        np.linalg.tensorsolve np.linalg.vector_norm""",
 }
 
 # builtins people apply to arrays and numbers (the rest of `builtins` is not about arrays)

@@ -16,6 +16,7 @@ from . import (  # noqa: F401  (registers rows)
     statistics,
     ufunc_at,
     ufunc_methods,
+    wrappers,
 )
 from .table import (
     Case,
