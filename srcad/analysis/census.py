@@ -171,13 +171,13 @@ REFUSED_NAMES: dict[str, str] = {
         statistics.median_high statistics.median_low statistics.mode statistics.multimode
         statistics.quantiles""",
     _NO_RULE: """
-        np.block np.broadcast_arrays np.copysign
-        np.diagflat np.divmod np.ediff1d np.float_power np.fmod np.frexp
-        np.geomspace np.i0 np.insert np.ldexp np.logspace
-        np.meshgrid np.modf
-        np.nextafter np.poly np.poly1d np.polyadd np.polyder np.polydiv np.polyfit
+        np.block np.broadcast_arrays
+        np.diagflat np.ediff1d
+        np.geomspace np.i0 np.insert np.logspace
+        np.meshgrid
+        np.poly np.poly1d np.polyadd np.polyder np.polydiv np.polyfit
         np.polyint np.polymul np.polysub np.polyval np.resize np.trapezoid np.trapz
-        np.unstack np.unwrap np.vander np.asfarray np.cumproduct
+        np.unstack np.vander np.asfarray np.cumproduct
         np.fastCopyAndTranspose np.msort np.product np.linalg.cond
         np.linalg.lstsq
         np.linalg.matrix_power

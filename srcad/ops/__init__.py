@@ -8,6 +8,7 @@ from . import (  # noqa: F401  (registers rows)
     linalg,
     matrix,
     nondiff,
+    numeric,
     python_rows,
     reductions,
     runtime_ops,
