@@ -77,6 +77,9 @@ from .runtime_decompositions import (  # noqa: F401  (the decomposition ops' hel
     phi_lower, svd_gaps, svd_grad, svd_jvp, svd_s_grad, svd_s_grad_usv, symmetric_from,
     transpose_if)
 
+from . import runtime_pymath as _pymath  # (Python's math functions, by their row names)
+from .runtime_pymath import *  # noqa: F401,F403
+
 __all__ = [
     "ieee_divide",
     "Stack",
@@ -263,6 +266,7 @@ __all__ = [
     "slot_tree",
     "without_key",
 ]
+__all__ += _pymath.__all__
 
 
 _PY_NUMBERS = (int, float, bool)

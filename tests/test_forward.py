@@ -275,10 +275,27 @@ for _u in ("add", "subtract", "multiply", "maximum", "minimum"):
 TNP = _TorchNumpy()
 
 
+_MATH_TO_NUMPY = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "atan2": "arctan2",
+                  "asinh": "arcsinh", "acosh": "arccosh", "atanh": "arctanh", "pow": "power"}
+
+
+def _math_twin(name):
+    """math.<name> on torch arrays: torch._numpy's function of the same meaning (its value is a
+    0-d array, not a Python float, and keeps the derivative)."""
+    if name == "log":
+        return lambda x, base=None: TNP.log(x) if base is None else TNP.log(x) / TNP.log(base)
+    if name in ("erf", "erfc"):
+        fn = getattr(torch.special, name)
+        return lambda x: tnp.asarray(fn(tnp.asarray(x).tensor))
+    return getattr(TNP, _MATH_TO_NUMPY.get(name, name))
+
+
 def _torch_op(op):
     """The oracle's ``OP``: torch._numpy's function for a numpy row, else the row's own
     callable (a pure-Python row such as ``copy``'s identity runs on torch arrays as is)."""
     name = getattr(op.fn, "__name__", "")
+    if op.family == "python math" and op.name.startswith("math_"):
+        return _math_twin(op.name[len("math_"):])
     if op.name == "setitem":  # copy on write, in torch
         def setitem(x, index, value):
             out = TNP.array(x, copy=True)

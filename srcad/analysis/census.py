@@ -155,15 +155,15 @@ REFUSED_NAMES: dict[str, str] = {
     _METHOD_FORM: """ndarray.conj ndarray.conjugate ndarray.real ndarray.imag ndarray.getfield
         ndarray.view ndarray.choose ndarray.mT ndarray.ptp""",
     _ITERATOR: "np.nditer np.ndenumerate builtins.iter builtins.next",
-    _PY_SCALAR: """builtins.divmod operator.abs 
-        operator.pos
-        operator.matmul operator.concat
-        math.acos math.acosh math.asin math.asinh math.atan math.atan2 math.atanh math.cbrt
-        math.copysign math.cos math.cosh math.degrees math.dist math.erf math.erfc math.exp
-        math.exp2 math.expm1 math.fabs math.fma math.fmod math.frexp math.gamma
-        math.hypot math.ldexp math.lgamma math.log math.log10 math.log1p math.log2
-        math.modf math.nextafter math.pow math.prod math.radians math.remainder math.sin
-        math.sinh math.sqrt math.sumprod math.tan math.tanh
+    _PY_SCALAR: """builtins.divmod 
+       
+        operator.concat
+       
+        math.dist
+        math.fma math.frexp math.gamma
+        math.ldexp math.lgamma
+        math.modf math.nextafter math.prod math.remainder
+        math.sumprod
         statistics.correlation statistics.covariance
         statistics.geometric_mean statistics.harmonic_mean statistics.linear_regression
         statistics.LinearRegression statistics.NormalDist statistics.kde

@@ -9,6 +9,7 @@ from . import (  # noqa: F401  (registers rows)
     matrix,
     nondiff,
     numeric,
+    pymath,
     python_rows,
     reductions,
     runtime_ops,
