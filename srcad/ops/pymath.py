@@ -101,7 +101,7 @@ _row("fmod", lambda g, out, x, y: g * np.ones_like(x), lambda g, out, x, y: -g *
      domain=(ANY, POS), cases=_CASES2,
      derivation="x - trunc(x / y) y: dx - trunc(x / y) dy (piecewise)")
 _scalar(defvjp(math_log,  # (math.log itself takes no keywords: tape mode calls the row's fn so)
-       lambda g, out, x, base=None: g / x if base is None else g / (x * np.log(base)),
+       lambda g, out, x, base=None: g / (x * np.log(base)) if base else g / x,
        lambda g, out, x, base=None: -g * np.log(x) / (base * np.log(base) ** 2),
        name="math_log", family=_F, aliases=(math.log,), spelling="math_log(x, base)", domain=(POS, (1.5, 3.0)),
        derivation="log x / log b: dx / (x log b) - log x / (b log(b)^2) db",
