@@ -195,7 +195,7 @@ def calls_qr(A):
 
 
 def calls_python_function(x):
-    return np.sum(np.polyval(x, 0.5))  # ERR
+    return np.sum(np.polyfit(x, x * x, 2))  # ERR
 
 
 def calls_math_lgamma(x):
@@ -208,7 +208,7 @@ def calls_unknown_method(x):
 
 @pytest.mark.parametrize("fn, arg, name", [
     (calls_qr, np.eye(3) * 2.0, "qr"),
-    (calls_python_function, X, "polyval"),
+    (calls_python_function, X, "polyfit"),
     (calls_math_lgamma, 0.5, "lgamma"),
     (calls_unknown_method, X, "conjugate"),
 ], ids=["np.linalg.qr", "python_function", "math.lgamma", "method"])

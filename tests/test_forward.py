@@ -377,6 +377,9 @@ NO_TORCH_TWIN = {
                  "cumulative_prod", "nanmax", "nanmin", "nanprod", "nanvar", "nanstd",
                  "nancumsum", "nancumprod")},
     "frexp": "torch._numpy has no frexp", "unwrap": "torch._numpy has no unwrap",
+    **{r: "torch._numpy has no polynomial functions, ediff1d or trapezoid"
+       for r in ("polyval", "polyder", "polyint", "polyadd", "polysub", "polymul", "ediff1d",
+                 "trapezoid", "trapz")},
     "modf": "torch has no forward-mode rule for floor_divide (in its modf)",
     "divmod": "torch has no forward-mode rule for floor_divide",
     **{f"{u}_{m}": "torch._numpy has no ufunc.at / ufunc.reduceat (tests/test_numpy_functions.py "

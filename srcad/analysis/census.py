@@ -170,19 +170,11 @@ REFUSED_NAMES: dict[str, str] = {
         statistics.kde_random statistics.median_grouped
         statistics.median_high statistics.median_low statistics.mode statistics.multimode
         statistics.quantiles""",
-    _NO_RULE: """
-        np.block np.broadcast_arrays
-        np.diagflat np.ediff1d
-        np.geomspace np.i0 np.insert np.logspace
-        np.meshgrid
-        np.poly np.poly1d np.polyadd np.polyder np.polydiv np.polyfit
-        np.polyint np.polymul np.polysub np.polyval np.resize np.trapezoid np.trapz
-        np.unstack np.vander np.asfarray np.cumproduct
-        np.fastCopyAndTranspose np.msort np.product np.linalg.cond
-        np.linalg.lstsq
-        np.linalg.matrix_power
-        np.linalg.qr np.linalg.tensorinv
-        np.linalg.tensorsolve np.linalg.vector_norm""",
+    _NO_RULE: """np.block np.broadcast_arrays np.geomspace np.i0 np.insert np.logspace
+        np.meshgrid np.poly np.poly1d np.polydiv np.polyfit np.unstack np.asfarray np.cumproduct
+        np.fastCopyAndTranspose np.msort np.product np.linalg.cond np.linalg.lstsq
+        np.linalg.matrix_power np.linalg.qr np.linalg.tensorinv np.linalg.tensorsolve
+        np.linalg.vector_norm""",
 }
 
 # builtins people apply to arrays and numbers (the rest of `builtins` is not about arrays)
