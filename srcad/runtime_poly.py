@@ -18,4 +18,4 @@ def count_of(v):
     return 0 if v is None else int(np.size(np.asarray(v)))
 
 
-__all__ = ["trapezoid_weights", "count_of"]
+__all__ = ["count_of", "trapezoid_weights"]
