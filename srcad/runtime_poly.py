@@ -18,4 +18,33 @@ def count_of(v):
     return 0 if v is None else int(np.size(np.asarray(v)))
 
 
-__all__ = ["count_of", "trapezoid_weights"]
+def _reduced(ndim, axis):
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if np.ndim(axis) == 0 else tuple(axis)
+    return tuple(sorted(int(a) % ndim for a in axes))
+
+
+def vn_perm(ndim, axis):
+    """np.linalg.vector_norm's reduced axes moved last: the transpose's axes."""
+    red = _reduced(ndim, axis)
+    return tuple(a for a in range(ndim) if a not in red) + red
+
+
+def vn_unperm(ndim, axis):
+    """The inverse of `vn_perm`."""
+    return tuple(int(i) for i in np.argsort(vn_perm(ndim, axis)))
+
+
+def vn_shapes(shape, axis, which):
+    """Shapes for vector_norm over `axis` as a norm over one last axis: "flat" (kept axes, then
+    the reduced ones as one), "keep" (kept axes, then 1), "perm" (the transposed shape)."""
+    red = _reduced(len(shape), axis)
+    kept = tuple(n for a, n in enumerate(shape) if a not in red)
+    if which == "perm":
+        return kept + tuple(shape[a] for a in red)
+    return kept + ((int(np.prod([shape[a] for a in red], dtype=np.int64)),) if which == "flat"
+                   else (1,))
+
+
+__all__ = ["count_of", "trapezoid_weights", "vn_perm", "vn_shapes", "vn_unperm"]

@@ -174,7 +174,7 @@ REFUSED_NAMES: dict[str, str] = {
         np.meshgrid np.poly np.poly1d np.polydiv np.polyfit np.unstack np.asfarray np.cumproduct
         np.fastCopyAndTranspose np.msort np.product np.linalg.cond np.linalg.lstsq
         np.linalg.matrix_power np.linalg.qr np.linalg.tensorinv np.linalg.tensorsolve
-        np.linalg.vector_norm""",
+       """,
 }
 
 # builtins people apply to arrays and numbers (the rest of `builtins` is not about arrays)

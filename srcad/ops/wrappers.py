@@ -35,7 +35,8 @@ from ..runtime import (
     undiagonal,
     unreduce,
 )
-from .table import defjvp, defvjp
+from ..runtime_poly import vn_perm, vn_shapes, vn_unperm
+from .table import Param, defjvp, defnondiff, defvjp
 
 _F = "array"
 _L = "linalg"
@@ -196,6 +197,36 @@ if _has(_LA, "matrix_norm"):
                        ("np.linalg.matrix_norm(a, ord='nuc')", [(3, 4)])))
     defjvp(_LA.matrix_norm, lambda g, out, x, keepdims=False, ord="fro":
            norm_jvp(g, out, x, ord, (-2, -1), keepdims))
+if _has(_LA, "vector_norm"):
+    # (the reduced axes moved last and flattened into one: np.linalg.norm's vector rule over
+    # axis -1, whatever ord, for any number of reduced axes)
+    defvjp(_LA.vector_norm,
+           lambda g, out, x, axis=None, keepdims=False, ord=2: np.transpose(np.reshape(
+               norm_grad(np.reshape(g, vn_shapes(np.shape(x), axis, "keep")),
+                         np.reshape(out, vn_shapes(np.shape(x), axis, "keep")),
+                         np.reshape(np.transpose(x, vn_perm(np.ndim(x), axis)),
+                                    vn_shapes(np.shape(x), axis, "flat")), ord, -1, True),
+               vn_shapes(np.shape(x), axis, "perm")), vn_unperm(np.ndim(x), axis)),
+           name="vector_norm", family=_L,
+           derivation="the p-norm over the reduced axes (all by default): x / out for p = 2, "
+           "sign(x) |x|^(p-1) / out^(p-1), inf / -inf: sign(x) on the extreme entries",
+           test_cases=(("np.linalg.vector_norm(a)", [(3, 4)]),
+                       ("np.linalg.vector_norm(a, axis=1)", [(3, 4)]),
+                       ("np.linalg.vector_norm(a, axis=(0, 2), keepdims=True)", [(2, 3, 4)]),
+                       ("np.linalg.vector_norm(a, ord=1)", [(2, 3)]),
+                       ("np.linalg.vector_norm(a, axis=(-1, 0), ord=3)", [(3, 2, 4)]),
+                       ("np.linalg.vector_norm(a, ord=np.inf, axis=0)", [(4, 3)])))
+    defjvp(_LA.vector_norm,
+           lambda g, out, x, axis=None, keepdims=False, ord=2: np.reshape(norm_jvp(
+               np.reshape(np.transpose(g, vn_perm(np.ndim(x), axis)),
+                          vn_shapes(np.shape(x), axis, "flat")),
+               np.reshape(out, vn_shapes(np.shape(x), axis, "keep")),
+               np.reshape(np.transpose(x, vn_perm(np.ndim(x), axis)),
+                          vn_shapes(np.shape(x), axis, "flat")), ord, -1, True), np.shape(out)))
+    for _h in (vn_perm, vn_unperm):
+        defnondiff(_h, name=_h.__name__, family="runtime", params=(Param("ndim"), Param("axis")))
+    defnondiff(vn_shapes, name="vn_shapes", family="runtime",
+               params=(Param("shape"), Param("axis"), Param("which")))
 if _has(_LA, "svdvals"):
     defvjp(_LA.svdvals, lambda g, out, x: svd_s_grad(g, np.linalg.svd(x, full_matrices=False)),
            name="svdvals", family=_L,
