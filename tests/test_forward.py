@@ -429,6 +429,7 @@ FD_ORACLE = {  # cases (by their expression) where torch runs but differentiates
     "np.linalg.eigvalsh(a, 'U')": _ONE_TRIANGLE,
     **{c: "torch's forward-mode ldexp is not 2^e dx for a tensor exponent"
        for c in ("np.ldexp(a, np.array([1, -2, 0]))", "np.ldexp(a, np.array([[2], [-1]]))")},
+    "np.linalg.lstsq(a, b)[3]": "torch's lstsq returns its singular values without a derivative",
     "np.cov(a, rowvar=False)": "torch._numpy's cov ignores rowvar",
     "np.corrcoef(a, rowvar=False)": "torch._numpy's corrcoef ignores rowvar",
     "np.gradient(a, [0.0, 1.0, 3.0, 3.5], edge_order=2)": "torch._numpy's gradient takes no "

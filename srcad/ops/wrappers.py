@@ -11,6 +11,7 @@ exist (numpy 1.26 has neither ``np.vecdot`` nor ``np.linalg.matmul``).
 import numpy as np
 
 from ..runtime import (
+    Items,
     cumprod_grad,
     cumprod_jvp,
     cumsum_grad,
@@ -357,3 +358,65 @@ defvjp(np.nancumprod,
 defjvp(np.nancumprod,
        lambda g, out, a, axis=None:
            cumprod_jvp(np.where(np.isnan(a), 0, g), np.where(np.isnan(a), 1, a), axis))
+
+# --- least squares ----------------------------------------------------------------------------
+# (x, residuals, rank, s) = lstsq(a, b): x = P b with P = pinv(a) (a of full rank); B, X, G the
+# right-hand sides, solutions and their cotangent as columns, R = B - a X the residual vectors.
+# residuals_j = |R_j|^2 (a tall a): d = 2 R_j^T (dB_j - dA X_j), as a^T R = 0.
+_LSTSQ = ("x = pinv(a) b (full rank): dA through pinv's VJP with G = g_x B^T, db = P^T g_x; "
+          "the residuals |b - a x|^2 (tall a): dA = -2 R X^T, db = 2 R (per column); s: the "
+          "singular values' U diag(g) V^T; rank: none")
+defvjp(_LA.lstsq,
+       lambda g, out, a, b, rcond=None: (
+           -np.linalg.pinv(a).T @ (np.reshape(g[0] * np.ones_like(out[0]), (np.shape(a)[1], -1))
+                                   @ np.reshape(b, (np.shape(a)[0], -1)).T)
+           @ np.linalg.pinv(a).T
+           + (np.eye(np.shape(a)[0], dtype=np.result_type(out[0])) - a @ np.linalg.pinv(a))
+           @ (np.reshape(g[0] * np.ones_like(out[0]), (np.shape(a)[1], -1))
+              @ np.reshape(b, (np.shape(a)[0], -1)).T).T
+           @ np.linalg.pinv(a) @ np.linalg.pinv(a).T
+           + np.linalg.pinv(a).T @ np.linalg.pinv(a)
+           @ (np.reshape(g[0] * np.ones_like(out[0]), (np.shape(a)[1], -1))
+              @ np.reshape(b, (np.shape(a)[0], -1)).T).T
+           @ (np.eye(np.shape(a)[1], dtype=np.result_type(out[0])) - np.linalg.pinv(a) @ a)
+           - 2 * ((np.reshape(b, (np.shape(a)[0], -1)) - a @ np.reshape(out[0], (np.shape(a)[1],
+                                                                                  -1)))
+                  * (g[1] * np.ones_like(out[1]) if np.size(out[1]) else 0.0))
+           @ np.reshape(out[0], (np.shape(a)[1], -1)).T
+           + (svd_s_grad(g[3] * np.ones_like(out[3]), np.linalg.svd(a, full_matrices=False))
+              if np.any(g[3]) else 0.0)),
+       lambda g, out, a, b, rcond=None: np.reshape(
+           np.linalg.pinv(a).T @ np.reshape(g[0] * np.ones_like(out[0]), (np.shape(a)[1], -1))
+           + 2 * (np.reshape(b, (np.shape(a)[0], -1)) - a @ np.reshape(out[0], (np.shape(a)[1],
+                                                                                -1)))
+           * (g[1] * np.ones_like(out[1]) if np.size(out[1]) else 0.0), np.shape(b)),
+       None, name="lstsq", family=_L, domain=(-1.0, 1.0), derivation=_LSTSQ,
+       test_cases=(("np.linalg.lstsq(a, b)[0]", [(5, 3), (5,)]),
+                   ("np.linalg.lstsq(a, b, rcond=None)[0]", [(4, 2), (4, 3)]),
+                   ("np.linalg.lstsq(a + 2 * np.eye(3), b)[0]", [(3, 3), (3,)]),
+                   ("np.linalg.lstsq(a, b)[0]", [(2, 4), (2,)]),
+                   ("np.linalg.lstsq(a, b)[1]", [(5, 2), (5, 3)]),
+                   ("np.linalg.lstsq(a, b)[1] * np.linalg.lstsq(a, b)[0][0]", [(4, 2), (4,)]),
+                   ("np.linalg.lstsq(a, b)[3]", [(4, 3), (4,)])))
+# (the tangent as `Items`, which add item by item: a's and b's terms are summed by `+`)
+defjvp(_LA.lstsq,
+       lambda g, out, a, b, rcond=None: Items([
+           np.reshape((-np.linalg.pinv(a) @ g @ np.linalg.pinv(a)
+                       + np.linalg.pinv(a) @ np.linalg.pinv(a).T @ g.T
+                       @ (np.eye(np.shape(a)[0], dtype=g.dtype) - a @ np.linalg.pinv(a))
+                       + (np.eye(np.shape(a)[1], dtype=g.dtype) - np.linalg.pinv(a) @ a) @ g.T
+                       @ np.linalg.pinv(a).T @ np.linalg.pinv(a))
+                      @ np.reshape(b, (np.shape(a)[0], -1)), np.shape(out[0])),
+           -2 * np.sum((np.reshape(b, (np.shape(a)[0], -1))
+                        - a @ np.reshape(out[0], (np.shape(a)[1], -1)))
+                       * (g @ np.reshape(out[0], (np.shape(a)[1], -1))), axis=0)
+           if np.size(out[1]) else np.zeros_like(out[1]),
+           np.zeros_like(out[2]), svd_jvp(g, out[3], a, False, False, False)]),
+       lambda g, out, a, b, rcond=None: Items([
+           np.reshape(np.linalg.pinv(a) @ np.reshape(g, (np.shape(a)[0], -1)),
+                      np.shape(out[0])),
+           2 * np.sum((np.reshape(b, (np.shape(a)[0], -1))
+                       - a @ np.reshape(out[0], (np.shape(a)[1], -1)))
+                      * np.reshape(g, (np.shape(a)[0], -1)), axis=0)
+           if np.size(out[1]) else np.zeros_like(out[1]),
+           np.zeros_like(out[2]), np.zeros_like(out[3])]), None)
