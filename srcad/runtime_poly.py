@@ -47,4 +47,18 @@ def vn_shapes(shape, axis, which):
                    else (1,))
 
 
-__all__ = ["count_of", "trapezoid_weights", "vn_perm", "vn_shapes", "vn_unperm"]
+def power_sum(ct, m, n):
+    """sum over k < n of m^k ct m^(n-1-k) (matrices: the last two axes; 0 for n <= 0): the
+    derivative of m^n along ct, and, with m transposed, its transpose."""
+    n = int(n)
+    ct = np.asarray(ct)
+    if n <= 0:
+        return np.zeros(np.broadcast_shapes(np.shape(ct), np.shape(m)),
+                        dtype=np.result_type(ct, m))
+    powers = [np.broadcast_to(np.eye(np.shape(m)[-1], dtype=np.result_type(m)), np.shape(m))]
+    for _ in range(n - 1):
+        powers.append(powers[-1] @ m)
+    return sum(powers[k] @ ct @ powers[n - 1 - k] for k in range(n))
+
+
+__all__ = ["count_of", "power_sum", "trapezoid_weights", "vn_perm", "vn_shapes", "vn_unperm"]

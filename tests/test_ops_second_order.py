@@ -39,7 +39,7 @@ ROWS = {op.name for op in srcad.ops.all_ops()
 # factorisation, an eigenbasis, a recurrence or products of the other elements, and say so
 # when differentiated again
 FIRST_ORDER_ONLY = {"cumprod", "multiply_accumulate", "multi_dot", "cumulative_prod",
-                    "nancumprod"}
+                    "nancumprod", "matrix_power"}
 
 
 def first_order_only(op, src: str, shapes) -> bool:

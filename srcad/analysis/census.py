@@ -173,7 +173,7 @@ REFUSED_NAMES: dict[str, str] = {
     _NO_RULE: """np.block np.broadcast_arrays np.geomspace np.i0 np.insert np.logspace
         np.meshgrid np.poly np.poly1d np.polydiv np.polyfit np.unstack np.asfarray np.cumproduct
         np.fastCopyAndTranspose np.msort np.product np.linalg.cond
-        np.linalg.matrix_power np.linalg.qr np.linalg.tensorinv np.linalg.tensorsolve
+        np.linalg.qr np.linalg.tensorinv np.linalg.tensorsolve
        """,
 }
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..runtime import (
     Items,
+    unsupported_derivative,
     cumprod_grad,
     cumprod_jvp,
     cumsum_grad,
@@ -36,7 +37,7 @@ from ..runtime import (
     undiagonal,
     unreduce,
 )
-from ..runtime_poly import vn_perm, vn_shapes, vn_unperm
+from ..runtime_poly import power_sum, vn_perm, vn_shapes, vn_unperm
 from .table import Param, defjvp, defnondiff, defvjp
 
 _F = "array"
@@ -420,3 +421,28 @@ defjvp(_LA.lstsq,
                       * np.reshape(g, (np.shape(a)[0], -1)), axis=0)
            if np.size(out[1]) else np.zeros_like(out[1]),
            np.zeros_like(out[2]), np.zeros_like(out[3])]), None)
+
+# --- matrix_power -------------------------------------------------------------------------------
+_MP = ("A^n = A A ... A: dA = sum_k (A^T)^k G (A^T)^(n-1-k); n < 0: the same for B = inv(A) "
+       "and |n|, then dA = -B^T dB B^T; n = 0: none. First order only: the sum's derivative in "
+       "A is refused")
+defvjp(_LA.matrix_power,
+       lambda g, out, a, n: power_sum(g, np.swapaxes(a, -1, -2), n) if n >= 0 else
+       -np.swapaxes(np.linalg.inv(a), -1, -2) @ power_sum(
+           g, np.swapaxes(np.linalg.inv(a), -1, -2), -n) @ np.swapaxes(np.linalg.inv(a), -1, -2),
+       None, name="matrix_power", family=_L, domain=(-1.0, 1.0), derivation=_MP,
+       test_cases=(("np.linalg.matrix_power(a, 3)", [(3, 3)]),
+                   ("np.linalg.matrix_power(a, 1)", [(2, 2)]),
+                   ("np.linalg.matrix_power(a, 0) * a", [(3, 3)]),
+                   ("np.linalg.matrix_power(a, 2)", [(2, 3, 3)]),
+                   ("np.linalg.matrix_power(a + 3 * np.eye(3), -2)", [(3, 3)])))
+defjvp(_LA.matrix_power,
+       lambda g, out, a, n: power_sum(g, a, n) if n >= 0 else power_sum(
+           -np.linalg.inv(a) @ g @ np.linalg.inv(a), np.linalg.inv(a), -n), None)
+defvjp(power_sum, lambda g, out, ct, m, n: power_sum(g, np.swapaxes(m, -1, -2), n),
+       lambda g, out, ct, m, n: unsupported_derivative("the second derivative of "
+                                                       "np.linalg.matrix_power"), None,
+       name="power_sum", linear=("ct",), family="runtime",
+       derivation="linear in ct; its transpose is the sum with m transposed (no rule in m)")
+defjvp(power_sum, None, lambda g, out, ct, m, n: unsupported_derivative(
+    "the second derivative of np.linalg.matrix_power"), None)
