@@ -12,7 +12,6 @@ import numpy as np
 
 from ..runtime import (
     Items,
-    unsupported_derivative,
     cumprod_grad,
     cumprod_jvp,
     cumsum_grad,
@@ -36,6 +35,7 @@ from ..runtime import (
     unbroadcast,
     undiagonal,
     unreduce,
+    unsupported_derivative,
 )
 from ..runtime_poly import power_sum, vn_perm, vn_shapes, vn_unperm
 from .table import Param, defjvp, defnondiff, defvjp
