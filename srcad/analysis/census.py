@@ -172,8 +172,8 @@ REFUSED_NAMES: dict[str, str] = {
         statistics.quantiles""",
     _NO_RULE: """np.block np.broadcast_arrays np.geomspace np.i0 np.insert np.logspace
         np.meshgrid np.poly np.poly1d np.polydiv np.polyfit np.unstack np.asfarray np.cumproduct
-        np.fastCopyAndTranspose np.msort np.product np.linalg.cond
-        np.linalg.qr np.linalg.tensorinv np.linalg.tensorsolve
+        np.fastCopyAndTranspose np.msort np.product
+        np.linalg.qr np.linalg.tensorsolve
        """,
 }
 

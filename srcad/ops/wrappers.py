@@ -8,6 +8,8 @@ the wrapped row's formula. Names only some numpy versions have are registered wh
 exist (numpy 1.26 has neither ``np.vecdot`` nor ``np.linalg.matmul``).
 """
 
+from math import isqrt
+
 import numpy as np
 
 from ..runtime import (
@@ -446,3 +448,60 @@ defvjp(power_sum, lambda g, out, ct, m, n: power_sum(g, np.swapaxes(m, -1, -2), 
        derivation="linear in ct; its transpose is the sum with m transposed (no rule in m)")
 defjvp(power_sum, None, lambda g, out, ct, m, n: unsupported_derivative(
     "the second derivative of np.linalg.matrix_power"), None)
+
+# --- cond (2-norm), tensorinv -----------------------------------------------------------------
+_COND = ("p None / 2: s_max / s_min, -2: s_min / s_max, of the singular values (distinct): "
+         "U diag(w) V^T with w the ratio's derivative in s; other p are refused (an error when "
+         "the gradient is computed)")
+defvjp(_LA.cond,
+       lambda g, out, x, p=None: svd_s_grad(
+           np.expand_dims(g, -1) * (
+               (np.arange(np.shape(x)[-1]) == 0)
+               / np.linalg.svd(x, compute_uv=False)[..., -1:]
+               - (np.arange(np.shape(x)[-1]) == np.shape(x)[-1] - 1)
+               * np.linalg.svd(x, compute_uv=False)[..., :1]
+               / np.linalg.svd(x, compute_uv=False)[..., -1:] ** 2
+               if p in (None, 2) else
+               (np.arange(np.shape(x)[-1]) == np.shape(x)[-1] - 1)
+               / np.linalg.svd(x, compute_uv=False)[..., :1]
+               - (np.arange(np.shape(x)[-1]) == 0)
+               * np.linalg.svd(x, compute_uv=False)[..., -1:]
+               / np.linalg.svd(x, compute_uv=False)[..., :1] ** 2),
+           np.linalg.svd(x, full_matrices=False))
+       if p in (None, 2, -2) else unsupported_derivative(
+           "the gradient of np.linalg.cond for p other than None, 2 and -2"),
+       None, name="cond", family=_L, domain=(-1.0, 1.0), derivation=_COND,
+       test_cases=(("np.linalg.cond(a + 3 * np.eye(3))", [(3, 3)]),
+                   ("np.linalg.cond(a + 2 * np.eye(3), 2)", [(3, 3)]),
+                   ("np.linalg.cond(a - 2 * np.eye(3), -2)", [(3, 3)]),
+                   ("np.linalg.cond(a + 3 * np.eye(3))", [(2, 3, 3)])))
+defjvp(_LA.cond,
+       lambda g, out, x, p=None: (
+           svd_jvp(g, np.linalg.svd(x, compute_uv=False), x, False, False, False)[..., 0]
+           / np.linalg.svd(x, compute_uv=False)[..., -1]
+           - np.linalg.svd(x, compute_uv=False)[..., 0]
+           * svd_jvp(g, np.linalg.svd(x, compute_uv=False), x, False, False, False)[..., -1]
+           / np.linalg.svd(x, compute_uv=False)[..., -1] ** 2
+           if p in (None, 2) else
+           svd_jvp(g, np.linalg.svd(x, compute_uv=False), x, False, False, False)[..., -1]
+           / np.linalg.svd(x, compute_uv=False)[..., 0]
+           - np.linalg.svd(x, compute_uv=False)[..., -1]
+           * svd_jvp(g, np.linalg.svd(x, compute_uv=False), x, False, False, False)[..., 0]
+           / np.linalg.svd(x, compute_uv=False)[..., 0] ** 2)
+       if p in (None, 2, -2) else unsupported_derivative(
+           "the derivative of np.linalg.cond for p other than None, 2 and -2"), None)
+defvjp(_LA.tensorinv,
+       lambda g, out, a, ind=2: np.reshape(
+           -np.reshape(out, (isqrt(np.size(a)), -1)).T
+           @ np.reshape(g, (isqrt(np.size(a)), -1))
+           @ np.reshape(out, (isqrt(np.size(a)), -1)).T, np.shape(a)),
+       None, name="tensorinv", family=_L, domain=(-1.0, 1.0),
+       derivation="inv of a as an N x N matrix (its first `ind` axes the rows): dA = -B^T G B^T "
+       "with B the result as a matrix, reshaped back",
+       test_cases=(("np.linalg.tensorinv(a + 3 * np.eye(4).reshape(4, 2, 2), 1)", [(4, 2, 2)]),
+                   ("np.linalg.tensorinv(a + 3 * np.eye(6).reshape(2, 3, 6))", [(2, 3, 6)])))
+defjvp(_LA.tensorinv,
+       lambda g, out, a, ind=2: np.reshape(
+           -np.reshape(out, (isqrt(np.size(a)), -1))
+           @ np.reshape(g, (-1, isqrt(np.size(a))))
+           @ np.reshape(out, (isqrt(np.size(a)), -1)), np.shape(out)), None)
