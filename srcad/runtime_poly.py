@@ -61,4 +61,14 @@ def power_sum(ct, m, n):
     return sum(powers[k] @ ct @ powers[n - 1 - k] for k in range(n))
 
 
-__all__ = ["count_of", "power_sum", "trapezoid_weights", "vn_perm", "vn_shapes", "vn_unperm"]
+def space_fraction(shape, num, endpoint=True, axis=0):
+    """Where each point of np.linspace / logspace / geomspace's output (of this shape) sits
+    between its endpoints: 0 at start to 1 at stop (short of 1 without the endpoint), along
+    `axis`."""
+    t = np.linspace(0.0, 1.0, int(num), endpoint=endpoint)
+    along = [1] * len(shape)
+    along[int(axis) % max(len(shape), 1)] = int(num)
+    return np.broadcast_to(np.reshape(t, along), tuple(shape))
+
+
+__all__ = ["count_of", "power_sum", "space_fraction", "trapezoid_weights", "vn_perm", "vn_shapes", "vn_unperm"]

@@ -378,6 +378,8 @@ NO_TORCH_TWIN = {
                  "cumulative_prod", "nanmax", "nanmin", "nanprod", "nanvar", "nanstd",
                  "nancumsum", "nancumprod")},
     "frexp": "torch._numpy has no frexp", "unwrap": "torch._numpy has no unwrap",
+    "logspace": "torch has no forward-mode rule for logspace",
+    "geomspace": "torch's geomspace takes no tensor endpoints",
     **{r: "torch._numpy has no polynomial functions, ediff1d or trapezoid"
        for r in ("polyval", "polyder", "polyint", "polyadd", "polysub", "polymul", "ediff1d",
                  "trapezoid", "trapz")},

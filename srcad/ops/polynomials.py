@@ -10,7 +10,8 @@ polyint are linear in p, and their VJPs are g times those factors, placed back.
 
 import numpy as np
 
-from ..runtime_poly import count_of, trapezoid_weights
+from ..runtime import unbroadcast
+from ..runtime_poly import count_of, space_fraction, trapezoid_weights
 from .table import Param, defjvp, defnondiff, defvjp
 
 _F = "polynomial"
@@ -122,6 +123,8 @@ defvjp(np.resize,
 defnondiff(trapezoid_weights, name="trapezoid_weights", family="runtime",
            params=(Param("n"), Param("x", None), Param("dx", 1.0)))
 defnondiff(count_of, name="count_of", family="runtime", params=(Param("v"),))
+defnondiff(space_fraction, name="space_fraction", family="runtime",
+           params=(Param("shape"), Param("num"), Param("endpoint", True), Param("axis", 0)))
 
 # --- forward mode (the rows above that are not linear) -----------------------------------------
 defjvp(np.polyval, lambda g, out, p, x: np.polyval(g, x),
@@ -145,3 +148,60 @@ defjvp(np.polyint, lambda g, out, p, m=1, k=None:
 defjvp(np.ediff1d, lambda g, out, ary, to_end=None, to_begin=None:
        np.ediff1d(g, to_end, to_begin) - np.ediff1d(np.zeros_like(g), to_end, to_begin),
        None, None)
+
+# --- logspace, geomspace: the endpoints (and logspace's base) ---------------------------------
+# (T: where each output sits between the endpoints, 0 to 1, shaped like the output)
+defvjp(np.logspace,
+       lambda g, out, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0:
+           unbroadcast(np.sum(g * out * np.log(base) * (1 - space_fraction(
+               np.shape(out), num, endpoint, axis)),
+               axis=axis), start),
+       lambda g, out, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0:
+           unbroadcast(np.sum(g * out * np.log(base) * space_fraction(
+               np.shape(out), num, endpoint, axis),
+               axis=axis), stop),
+       None, None,
+       lambda g, out, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0:
+           unbroadcast(np.sum(g * out * (np.log(out) / np.log(base))
+                              / base, axis=axis), base),
+       None, None, name="logspace", family=_A, domain=((-1.0, 1.0), (-1.0, 1.0), (1.5, 3.0)),
+       derivation="base^((1 - t) start + t stop): d = out log(base) ((1 - t) dstart + t dstop) "
+       "+ out (exponent / base) dbase, summed over the points",
+       test_cases=(("np.logspace(a, b, 5)", [(), ()]), ("np.logspace(a, b, 4, endpoint=False)",
+                                                      [(), ()]),
+                   ("np.logspace(a, b, 3, base=c)", [(), (), ()]),
+                   ("np.logspace(a, b, 3, axis=1)", [(2,), (2,)]),
+                   ("np.logspace(a, 1.0, 4)", [(3,)])))
+defvjp(np.geomspace,
+       lambda g, out, start, stop, num=50, endpoint=True, dtype=None, axis=0:
+           unbroadcast(np.sum(g * out * (1 - space_fraction(np.shape(out), num, endpoint, axis)),
+               axis=axis) / start, start),
+       lambda g, out, start, stop, num=50, endpoint=True, dtype=None, axis=0:
+           unbroadcast(np.sum(g * out * space_fraction(np.shape(out), num, endpoint, axis),
+               axis=axis) / stop, stop),
+       None, None, None, None, name="geomspace", family=_A, domain=(0.5, 2.0),
+       derivation="start (stop / start)^t: d = out ((1 - t) dstart / start + t dstop / stop), "
+       "summed over the points",
+       test_cases=(("np.geomspace(a, b, 5)", [(), ()]),
+                   ("np.geomspace(a, b, 4, endpoint=False)", [(), ()]),
+                   ("np.geomspace(-a, -b, 3)", [(), ()]),
+                   ("np.geomspace(a, b, 3, axis=1)", [(2,), (2,)])))
+defjvp(np.logspace,
+       lambda g, out, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0:
+           out * np.log(base) * (1 - space_fraction(np.shape(out), num, endpoint, axis))
+           * np.expand_dims(g, axis),
+       lambda g, out, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0:
+           out * np.log(base) * space_fraction(
+               np.shape(out), num, endpoint, axis) * np.expand_dims(g, axis),
+       None, None,
+       lambda g, out, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0:
+           out * (np.log(out) / np.log(base)) / base
+           * np.expand_dims(g, axis), None, None)
+defjvp(np.geomspace,
+       lambda g, out, start, stop, num=50, endpoint=True, dtype=None, axis=0:
+           out * (1 - space_fraction(
+               np.shape(out), num, endpoint, axis)) * np.expand_dims(g / start, axis),
+       lambda g, out, start, stop, num=50, endpoint=True, dtype=None, axis=0:
+           out * space_fraction(
+               np.shape(out), num, endpoint, axis) * np.expand_dims(g / stop, axis),
+       None, None, None, None)
