@@ -170,7 +170,7 @@ REFUSED_NAMES: dict[str, str] = {
         statistics.kde_random statistics.median_grouped
         statistics.median_high statistics.median_low statistics.mode statistics.multimode
         statistics.quantiles""",
-    _NO_RULE: """np.block np.broadcast_arrays np.i0 np.insert
+    _NO_RULE: """np.block np.broadcast_arrays np.insert
         np.meshgrid np.poly np.poly1d np.polydiv np.polyfit np.unstack np.asfarray np.cumproduct
         np.fastCopyAndTranspose np.msort np.product
         np.linalg.qr np.linalg.tensorsolve

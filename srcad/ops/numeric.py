@@ -18,6 +18,7 @@ Choices worth knowing:
 
 import numpy as np
 
+from ..runtime_poly import bessel_i1
 from .elementwise import ANY, POS
 from .table import defjvp, defvjp
 
@@ -98,3 +99,17 @@ defvjp(np.unwrap, lambda g, out, p, discont=None, axis=-1, period=2 * np.pi: g,
        test_cases=(("np.unwrap(a * 3.0)", [(6,)]), ("np.unwrap(a * 3.0, axis=0)", [(5, 3)]),
                    ("np.unwrap(a, period=1.0)", [(2, 6)])))
 defjvp(np.unwrap, lambda g, out, p, discont=None, axis=-1, period=2 * np.pi: g)
+
+# --- i0 -----------------------------------------------------------------------------------------
+defvjp(np.i0, lambda g, out, x: g * bessel_i1(x),
+       name="i0", family=_F, domain=(-3.0, 3.0),
+       derivation="d I0(x) = I1(x) dx (I1 by the midpoint rule of its integral, "
+       "srcad/runtime_poly.py)",
+       test_cases=(("np.i0(a)", [(3, 4)]), ("np.i0(a * 1.5)", [(5,)])))
+defjvp(np.i0, lambda g, out, x: g * bessel_i1(x))
+defvjp(bessel_i1,
+       lambda g, out, x: g * np.where(x == 0, 0.5, np.i0(x) - out / np.where(x == 0, 1, x)),
+       name="bessel_i1", family="runtime",
+       derivation="I1'(x) = I0(x) - I1(x) / x (1/2 at 0)")
+defjvp(bessel_i1,
+       lambda g, out, x: g * np.where(x == 0, 0.5, np.i0(x) - out / np.where(x == 0, 1, x)))
