@@ -79,6 +79,11 @@ from .runtime_decompositions import (  # noqa: F401  (the decomposition ops' hel
     transpose_if)
 from .runtime_trees import tree_scale, tree_vdot  # noqa: F401  (srcad/pullbacks.py)
 
+from . import runtime_pymath as _pymath  # (Python's math functions, by their row names)
+from .runtime_pymath import *  # noqa: F401,F403
+from . import runtime_poly as _poly  # (constants of srcad/ops/polynomials.py's rules)
+from .runtime_poly import *  # noqa: F401,F403
+
 __all__ = [
     "tree_scale",
     "tree_vdot",
@@ -269,6 +274,7 @@ __all__ = [
     "slot_tree",
     "without_key",
 ]
+__all__ += _pymath.__all__ + _poly.__all__
 
 
 _PY_NUMBERS = (int, float, bool)

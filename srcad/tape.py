@@ -327,9 +327,11 @@ class Tape:
             return _NumpyView(self, obj)
         if isinstance(obj, types.ModuleType) and not obj.__name__.startswith("srcad"):
             return LibraryView(obj, Tensor, is_library_module, self.substitute)
-        if isinstance(obj, types.BuiltinFunctionType) and table.lookup(obj) is None and \
+        if isinstance(obj, types.BuiltinFunctionType) and \
                 not (getattr(obj, "__module__", None) or "").startswith("numpy"):
-            return plain_call(obj, Tensor)  # (from math import sqrt)
+            if table.lookup(obj) is None:
+                return plain_call(obj, Tensor)  # (from math import sqrt)
+            return lambda *a, **k: self.apply(obj, a, k)  # (from math import sin: its row)
         if isinstance(obj, type) and issubclass(obj, np.generic) and table.lookup(obj):
             return _scalar_type(self, obj)  # `from numpy import float64`
         if not isinstance(obj, types.FunctionType) and callable(obj) and (
@@ -545,7 +547,8 @@ class _TracedGlobals(dict):
 
 # numpy callables that never hand a Tensor argument to its __array_function__ (np.full's
 # dispatcher sees only `like`, np.full_like's only the prototype, not the fill value)
-_NO_DISPATCH = (np.asarray, np.array, np.full, np.full_like)
+_NO_DISPATCH = (np.asarray, np.array, np.full, np.full_like, np.asanyarray,
+                np.ascontiguousarray, np.asfortranarray, np.asarray_chkfinite, np.require)
 # numpy callables with a row, besides the constructors, that make a new array (a copy)
 _MAKERS = (np.array, np.asarray, np.copy)
 

@@ -114,4 +114,8 @@ class LibraryView:
         if callable(value) and not isinstance(value, type):
             if table.lookup(value) is None:
                 return plain_call(value, self._t)
+            tape = getattr(self._sub, "__self__", None)  # (math.sin: its row, on the tape)
+            if tape is not None and not (getattr(value, "__module__", None) or "").startswith(
+                    "numpy"):
+                return lambda *a, **k: tape.apply(value, a, k)
         return value

@@ -108,7 +108,7 @@ REFUSED_SAMPLES = {
     "np.fft.fft": "return np.sum(np.fft.fft(x).real)",
     "np.unique": "return np.sum(np.unique(x))",
     "np.frompyfunc": "return np.sum(np.frompyfunc(lambda v: v * 2, 1, 1)(x).astype(float))",
-    "math.sqrt": "return math.sqrt(np.sum(x * x))",
+    "math.lgamma": "return math.lgamma(np.sum(x * x) + 1.0)",
     "np.histogram_bin_edges": "return np.sum(np.histogram_bin_edges(x, 3))",
 }
 

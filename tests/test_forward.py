@@ -275,10 +275,27 @@ for _u in ("add", "subtract", "multiply", "maximum", "minimum"):
 TNP = _TorchNumpy()
 
 
+_MATH_TO_NUMPY = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "atan2": "arctan2",
+                  "asinh": "arcsinh", "acosh": "arccosh", "atanh": "arctanh", "pow": "power"}
+
+
+def _math_twin(name):
+    """math.<name> on torch arrays: torch._numpy's function of the same meaning (its value is a
+    0-d array, not a Python float, and keeps the derivative)."""
+    if name == "log":
+        return lambda x, base=None: TNP.log(x) if base is None else TNP.log(x) / TNP.log(base)
+    if name in ("erf", "erfc"):
+        fn = getattr(torch.special, name)
+        return lambda x: tnp.asarray(fn(tnp.asarray(x).tensor))
+    return getattr(TNP, _MATH_TO_NUMPY.get(name, name))
+
+
 def _torch_op(op):
     """The oracle's ``OP``: torch._numpy's function for a numpy row, else the row's own
     callable (a pure-Python row such as ``copy``'s identity runs on torch arrays as is)."""
     name = getattr(op.fn, "__name__", "")
+    if op.family == "python math" and op.name.startswith("math_"):
+        return _math_twin(op.name[len("math_"):])
     if op.name == "setitem":  # copy on write, in torch
         def setitem(x, index, value):
             out = TNP.array(x, copy=True)
@@ -351,6 +368,23 @@ NO_TORCH_TWIN = {
     "rollaxis": "torch._numpy's rollaxis reshapes where it should transpose",
     "select": "torch._numpy has no select",
     "interp": "torch has no interp (piecewise linear: checked against differences and vjp)",
+    **{r: "torch._numpy has no such function (numpy 2's array-API spellings, the nan-reductions, "
+       "the array conversions)"
+       for r in ("asanyarray", "asfortranarray", "asarray_chkfinite", "require", "np_astype",
+                 "matrix_transpose", "linalg_matrix_transpose", "linalg_matmul", "linalg_outer",
+                 "linalg_tensordot", "linalg_trace", "linalg_diagonal", "linalg_cross", "vecdot",
+                 "linalg_vecdot", "matvec", "vecmat", "matrix_norm", "vector_norm", "svdvals",
+                 "cumulative_sum",
+                 "cumulative_prod", "nanmax", "nanmin", "nanprod", "nanvar", "nanstd",
+                 "nancumsum", "nancumprod")},
+    "frexp": "torch._numpy has no frexp", "unwrap": "torch._numpy has no unwrap",
+    "logspace": "torch has no forward-mode rule for logspace",
+    "geomspace": "torch's geomspace takes no tensor endpoints",
+    **{r: "torch._numpy has no polynomial functions, ediff1d or trapezoid"
+       for r in ("polyval", "polyder", "polyint", "polyadd", "polysub", "polymul", "ediff1d",
+                 "trapezoid", "trapz")},
+    "modf": "torch has no forward-mode rule for floor_divide (in its modf)",
+    "divmod": "torch has no forward-mode rule for floor_divide",
     **{f"{u}_{m}": "torch._numpy has no ufunc.at / ufunc.reduceat (tests/test_numpy_functions.py "
        "checks them against torch's index_add / scatter_reduce / segment_reduce)"
        for u, m in [(u, "at") for u in ("add", "subtract", "multiply", "maximum", "minimum",
@@ -390,6 +424,14 @@ FD_ORACLE = {  # cases (by their expression) where torch runs but differentiates
        "the number)"
        for c in ("a.item() * a", "a * a.item(2)", "a.item(1, 2) + a", "a.item((0, 1)) * a",
                  "np.tanh(a.item(-1)) * a")},
+    "np.ascontiguousarray(a) * 2.0": "torch._numpy's ascontiguousarray keeps a 0-d array 0-d "
+    "(numpy makes it 1-d)",
+    "np.ascontiguousarray([a, b])": "torch._numpy builds an array from a list of tensors with no "
+    "derivative",
+    "np.linalg.eigvalsh(a, 'U')": _ONE_TRIANGLE,
+    **{c: "torch's forward-mode ldexp is not 2^e dx for a tensor exponent"
+       for c in ("np.ldexp(a, np.array([1, -2, 0]))", "np.ldexp(a, np.array([[2], [-1]]))")},
+    "np.linalg.lstsq(a, b)[3]": "torch's lstsq returns its singular values without a derivative",
     "np.cov(a, rowvar=False)": "torch._numpy's cov ignores rowvar",
     "np.corrcoef(a, rowvar=False)": "torch._numpy's corrcoef ignores rowvar",
     "np.gradient(a, [0.0, 1.0, 3.0, 3.5], edge_order=2)": "torch._numpy's gradient takes no "
@@ -460,6 +502,8 @@ def _grid():
         else:
             grid = [(s, "float64") for s in TRIPLES] + [(TRIPLES[0], "float32")]
         for shapes, dtype in grid:
+            if dtype not in op.dtypes:  # (float_power: float64 whatever the inputs)
+                continue
             key = f"{op.name}-{_shape_id(shapes)}"
             yield pytest.param(op, shapes, dtype, marks=_marks(key), id=f"{key}-{dtype}")
 

@@ -198,7 +198,7 @@ def test_case(case_dir, op, case, dtype):
 _C_NAMES = {
     "sqrt", "cbrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "pow", "fabs",
     "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "isnan", "hypot",
-    "atan2", "asinh", "acosh", "atanh", "fmod", "copysign",
+    "atan2", "asinh", "acosh", "atanh", "fmod", "copysign", "nextafter",
 }
 
 

@@ -38,7 +38,8 @@ ROWS = {op.name for op in srcad.ops.all_ops()
 # first derivatives only: their gradient helpers depend on the input through an SVD, a
 # factorisation, an eigenbasis, a recurrence or products of the other elements, and say so
 # when differentiated again
-FIRST_ORDER_ONLY = {"cumprod", "multiply_accumulate", "multi_dot"}
+FIRST_ORDER_ONLY = {"cumprod", "multiply_accumulate", "multi_dot", "cumulative_prod",
+                    "nancumprod", "matrix_power"}
 
 
 def first_order_only(op, src: str, shapes) -> bool:

@@ -157,34 +157,26 @@ REFUSED_NAMES: dict[str, str] = {
     _METHOD_FORM: "ndarray.mT",
     _BITS: "ndarray.getfield ndarray.view",
     _ITERATOR: "np.nditer np.ndenumerate builtins.iter builtins.next",
-    _PY_SCALAR: """builtins.divmod operator.abs 
-        operator.pos
-        operator.matmul operator.concat
-        math.acos math.acosh math.asin math.asinh math.atan math.atan2 math.atanh math.cbrt
-        math.copysign math.cos math.cosh math.degrees math.dist math.erf math.erfc math.exp
-        math.exp2 math.expm1 math.fabs math.fma math.fmod math.frexp math.gamma
-        math.hypot math.ldexp math.lgamma math.log math.log10 math.log1p math.log2
-        math.modf math.nextafter math.pow math.prod math.radians math.remainder math.sin
-        math.sinh math.sqrt math.sumprod math.tan math.tanh
+    _PY_SCALAR: """builtins.divmod 
+       
+        operator.concat
+       
+        math.dist
+        math.fma math.frexp math.gamma
+        math.ldexp math.lgamma
+        math.modf math.nextafter math.prod math.remainder
+        math.sumprod
         statistics.correlation statistics.covariance
         statistics.geometric_mean statistics.harmonic_mean statistics.linear_regression
         statistics.LinearRegression statistics.NormalDist statistics.kde
         statistics.kde_random statistics.median_grouped
         statistics.median_high statistics.median_low statistics.mode statistics.multimode
         statistics.quantiles""",
-    _NO_RULE: """np.asarray_chkfinite np.ascontiguousarray np.asfortranarray np.asanyarray
-        np.require np.astype np.block np.broadcast_arrays np.copysign np.cumulative_prod
-        np.cumulative_sum np.diagflat np.divmod np.ediff1d np.float_power np.fmod np.frexp
-        np.geomspace np.i0 np.insert np.ldexp np.logspace np.matrix_transpose np.matvec
-        np.meshgrid np.modf np.nancumprod np.nancumsum np.nanmax np.nanmin np.nanprod np.nanstd
-        np.nanvar np.nextafter np.poly np.poly1d np.polyadd np.polyder np.polydiv np.polyfit
-        np.polyint np.polymul np.polysub np.polyval np.positive np.resize np.trapezoid np.trapz
-        np.unstack np.unwrap np.vander np.vdot np.vecdot np.vecmat np.asfarray np.cumproduct
-        np.fastCopyAndTranspose np.msort np.product np.linalg.cond np.linalg.cross
-        np.linalg.diagonal np.linalg.eigvalsh np.linalg.lstsq np.linalg.matmul
-        np.linalg.matrix_norm np.linalg.matrix_power np.linalg.matrix_transpose np.linalg.outer
-        np.linalg.qr np.linalg.svdvals np.linalg.tensordot np.linalg.tensorinv
-        np.linalg.tensorsolve np.linalg.trace np.linalg.vecdot np.linalg.vector_norm""",
+    _NO_RULE: """np.block np.broadcast_arrays np.insert
+        np.meshgrid np.poly np.poly1d np.polydiv np.polyfit np.unstack np.asfarray np.cumproduct
+        np.fastCopyAndTranspose np.msort np.product
+        np.linalg.qr np.linalg.tensorsolve
+       """,
 }
 
 # builtins people apply to arrays and numbers (the rest of `builtins` is not about arrays)

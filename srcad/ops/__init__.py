@@ -8,6 +8,9 @@ from . import (  # noqa: F401  (registers rows)
     linalg,
     matrix,
     nondiff,
+    numeric,
+    polynomials,
+    pymath,
     python_rows,
     reductions,
     runtime_ops,
@@ -16,6 +19,7 @@ from . import (  # noqa: F401  (registers rows)
     statistics,
     ufunc_at,
     ufunc_methods,
+    wrappers,
 )
 from .table import (
     Case,
