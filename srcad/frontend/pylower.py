@@ -785,15 +785,7 @@ class _InplaceWriters(gast.NodeTransformer):
         self.pf, self.stored = pf, stored
 
     def _callee(self, func):
-        names = []
-        while isinstance(func, gast.Attribute):
-            names.append(func.attr)
-            func = func.value
-        if not isinstance(func, gast.Name) or func.id in self.stored:
-            return None
-        obj = self.pf.resolve(func.id)
-        for n in reversed(names):
-            obj = getattr(obj, n, None)
+        obj = self._resolve(func)
         try:
             return runtime_signal.INPLACE_WRITERS.get(obj) and obj
         except TypeError:  # (unhashable)
@@ -815,7 +807,7 @@ class _InplaceWriters(gast.NodeTransformer):
         value = _call(AT_NAMES[form], [_name(dst.id), *v.args[1:]])
         sub = gast.Subscript(value=_name(dst.id, store=False),
                              slice=gast.Constant(value=Ellipsis, kind=None), ctx=gast.Store())
-        return gast.Assign(targets=[sub], value=value, type_comment=None)
+        return _assign(sub, value)
 
     def _resolve(self, func):
         names = []
