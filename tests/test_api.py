@@ -217,7 +217,7 @@ def test_random_generator_argument_passes_through_untouched():
 
 
 def test_method_without_rule_on_a_differentiated_value_is_an_error():
-    with pytest.raises(srcad.SrcadError, match="conjugate"):
+    with pytest.raises(srcad.SrcadError, match="getfield"):
         srcad.grad(F.conjugate_method)(np.ones(3))
 
 

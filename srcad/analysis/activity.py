@@ -147,9 +147,23 @@ def pushes_on_stacks(fn: ir.Function, seen: set | None = None) -> bool:
     return False
 
 
+def certain_defs(body) -> set[str]:
+    """Names `body` certainly assigns when it runs to its end: its plain statements' and, of
+    a branch, what both arms assign (a loop's body may not run; `break` is an exit flag, so an
+    arm always runs to its end)."""
+    out: set[str] = set()
+    for x in body:
+        if isinstance(x, ir.If):
+            out |= certain_defs(x.body) & certain_defs(x.orelse)
+        elif not isinstance(x, (ir.For, ir.While)):
+            out |= set(ir.defs(x))
+    return out
+
+
 def exposed_uses(body, defined: frozenset) -> set[str]:
     """Names `body` may read before it assigns them (`defined`: certainly assigned on entry):
-    an assignment under a branch or in a loop does not count after that statement."""
+    an assignment in a loop, or on one arm of a branch only, does not count after that
+    statement."""
     out: set[str] = set()
     done = set(defined)
     for x in body:
@@ -157,6 +171,7 @@ def exposed_uses(body, defined: frozenset) -> set[str]:
         if isinstance(x, ir.If):
             out |= exposed_uses(x.body, frozenset(done))
             out |= exposed_uses(x.orelse, frozenset(done))
+            done |= certain_defs(x.body) & certain_defs(x.orelse)  # (assigned on both arms)
         elif isinstance(x, ir.For):
             out |= exposed_uses(x.body, frozenset(done | {x.target}))
         elif isinstance(x, ir.While):

@@ -128,7 +128,9 @@ defnondiff(rp.dict_keys, name="dict_keys", params=(Param("d"),), family=_FAM,
            spelling="dict_keys(d)",
            test_cases=(("a * len(OP({'u': 1, 'v': 2}))", [(3,)]),))
 defnondiff(rp.sort_order, name="sort_order", params=(Param("keys"), Param("reverse", False)),
-           family=_FAM, spelling="sort_order(keys, reverse)")
+           family=_FAM, spelling="sort_order(keys, reverse)",
+           test_cases=(("a[OP([2.0, 0.5, 1.0])]", [(3,)]),
+                       ("a[OP(['b', 'c', 'a'], True)] * a", [(3,)])))
 defvjp(rp.key_grad, lambda g, out, ct, key, value: key_tree(g, key), None, None,
        name="key_grad", linear=("ct",), family=_RT,
        derivation="takes a slot; its transpose puts g there")
