@@ -111,3 +111,12 @@ def _spec_key(values) -> tuple:
     value's key (srcad/binding.py) -- one spelling for `compiled` and the fast path."""
     return tuple([(v.shape, v.dtype, v.flags.c_contiguous) if type(v) is np.ndarray
                   else _key_of(v) for v in values])
+
+
+def _hashable(obj) -> bool:
+    """Can `obj` be looked up in a dict (an op table, a substitutes map)?"""
+    try:
+        hash(obj)
+        return True
+    except TypeError:
+        return False

@@ -21,16 +21,9 @@ import types
 import numpy as np
 
 from . import runtime
+from .binding import _hashable
 from .ops import table
 from .pyfuncs import SUBSTITUTES, TAPE_ONLY
-
-
-def _hashable(obj) -> bool:
-    try:
-        hash(obj)
-        return True
-    except TypeError:
-        return False
 
 # (not the builtin types -- float, int, bool, str -- which numpy takes as dtypes: a Tensor's
 # __float__, __int__, __str__ serve them)

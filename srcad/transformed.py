@@ -475,17 +475,19 @@ class Transformed:
             opts = replace(opts, remat=True)
         return opts
 
+    def _internal_error(self, e: Exception) -> SrcadError:
+        return SrcadError(
+            f"internal error while transforming {self._ir.name}: {type(e).__name__}: {e}",
+            filename=self._ir.filename, lineno=self._ir.first_line, func=self._ir.name,
+            hint="this is a bug in srcad; please report it with the function")
+
     def _options_or_error(self, wrt, infos, signature, values, to_transform, fn_ir) -> Options:
         try:
             return self.build_options(wrt, infos, signature, values, to_transform, fn_ir)
         except SrcadError:
             raise
         except Exception as e:  # an internal error must not reach the user bare
-            raise SrcadError(
-                f"internal error while transforming {self._ir.name}: "
-                f"{type(e).__name__}: {e}",
-                filename=self._ir.filename, lineno=self._ir.first_line, func=self._ir.name,
-                hint="this is a bug in srcad; please report it with the function") from e
+            raise self._internal_error(e) from e
 
     def _build(self, wrt, infos, signature, values=None, to_transform=False,
                fn_ir=None, opts=None) -> Compiled:
@@ -497,11 +499,7 @@ class Transformed:
         except SrcadError:
             raise
         except Exception as e:  # an internal error must not reach the user bare
-            raise SrcadError(
-                f"internal error while transforming {self._ir.name}: "
-                f"{type(e).__name__}: {e}",
-                filename=self._ir.filename, lineno=self._ir.first_line, func=self._ir.name,
-                hint="this is a bug in srcad; please report it with the function") from e
+            raise self._internal_error(e) from e
 
     def _budget_policy(self, opts: Options, infos, signature, values, fn_ir) -> Options:
         """memory_budget: what to save and what to recompute, measured on these arguments

@@ -30,6 +30,7 @@ import gast
 import numpy as np
 
 from .. import ir
+from ..binding import _hashable
 from ..checkpoint import Checkpointed
 from ..ops import table
 from ..ops.composed import transformed_call_op
@@ -42,14 +43,6 @@ from .opaque import is_user_object, library_file, opaque_call, opaque_method
 from .parse import LIFTED
 
 _RETURN = ("<return>", 0)  # `into` marker: the op computes the function's result
-
-
-def _hashable(obj) -> bool:
-    try:
-        hash(obj)
-        return True
-    except TypeError:
-        return False
 
 
 def user_method(method):
