@@ -27,6 +27,7 @@ from .probe import probe
 from .pullback import Pullback, cotangent_like, out_structure, tree_leaves
 from .report import Saved, report
 from .transformed import _IR_CACHE, Transformed, _ir_of  # noqa: F401  (tests reach them here)
+from .wrappers import fixed_arity, takes_star
 
 
 def _decorator(kind):
@@ -58,7 +59,7 @@ def vjp(fn, *primals, **options):
     The saved values live in the pullback between the two calls. A non-float primal gets
     None.
     """
-    t = _vjp_transformed(fn, options)
+    t = _vjp_transformed(fn, options, len(primals))
     values = t.bind(primals, {})
     n_given = len(primals)
     if t.options.mode == "tape":
@@ -102,6 +103,8 @@ def jvp(fn, primals, tangents, **options):
                          hint="write srcad.jvp(f, (x,), (v,)) for one argument")
     if len(primals) != len(tangents):
         raise SrcadError(f"srcad.jvp got {len(primals)} primals but {len(tangents)} tangents")
+    if takes_star(fn):  # (one primal, one tangent per positional argument, as JAX)
+        fn = fixed_arity(fn, len(primals))
     key = (fn, tuple(sorted(options.items())))
     t = _JVP_CACHE.get(key)
     if t is None:
@@ -136,7 +139,9 @@ def _shaped_like(out, tangent):
     return tangent
 
 
-def _vjp_transformed(fn, options) -> Transformed:
+def _vjp_transformed(fn, options, n: int) -> Transformed:
+    if takes_star(fn):  # (one primal, one cotangent per positional argument, as JAX)
+        fn = fixed_arity(fn, n)
     key = (fn, tuple(sorted(options.items(), key=lambda kv: kv[0])))
     try:
         t = _VJP_CACHE.get(key)

@@ -90,7 +90,7 @@ def _target(path, func: str, wrt, kind: str, options: dict | None = None):
         raise SrcadError(f"{path} has no function {func!r}")
     args = _example_args(module, func)
     if kind == "vjp":
-        return api._vjp_transformed(fn, options), args
+        return api._vjp_transformed(fn, options, len(args or ())), args
     wrt_value = tuple(wrt) if wrt is not None and len(wrt) > 1 else (wrt[0] if wrt else 0)
     if kind == "grad_grad":
         if args is None or isinstance(wrt_value, tuple):

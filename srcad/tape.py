@@ -746,15 +746,26 @@ def _add_trees(a, b):
     return a + b
 
 
-def run(fn, values, wrt_mask):
-    """Run `fn` on the tape: (tape, wrapped args, output)."""
+def run(fn, values, wrt_mask, names):
+    """Run `fn` on the tape: (tape, wrapped args, output). `values` are the values of fn's
+    parameters `names` (a `*rest` one a tuple, a `**kw` one a dict), passed as fn takes them."""
     tape = Tape()
     wrapped = _wrap_args(tape, values, wrt_mask)
     func = fn.__func__ if inspect.ismethod(fn) else fn
-    keyword = [p.name for p in inspect.signature(func).parameters.values()
-               if p.kind is p.KEYWORD_ONLY]  # (the last values: passed by name)
-    n = len(wrapped) - len(keyword)
-    args, kwargs = list(wrapped[:n]), dict(zip(keyword, wrapped[n:]))
+    given = dict(zip(names, wrapped))
+    args, kwargs = [], {}
+    for p in inspect.signature(func).parameters.values():
+        if p.name not in given:  # (a bound method's object)
+            continue
+        v = given[p.name]
+        if p.kind is p.VAR_POSITIONAL:
+            args.extend(v)
+        elif p.kind is p.VAR_KEYWORD:
+            kwargs.update(v)
+        elif p.kind is p.KEYWORD_ONLY:
+            kwargs[p.name] = v
+        else:
+            args.append(v)
     try:
         if inspect.ismethod(fn):  # a bound method: its object comes first, as a constant
             out = tape.traced(fn.__func__)(fn.__self__, *args, **kwargs)

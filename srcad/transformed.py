@@ -40,7 +40,7 @@ from .binding import _a, _describe, _is_differentiable, _is_float, _key_of, _spe
 from .build import CompilerUnavailable, c_helper, compiler_identity
 from .errors import (NonScalarOutputError, SharingUnknownError, SrcadError, UnresolvedNameError,
                      UnsupportedSyntaxError)
-from .frontend import normalize, parse_function
+from .frontend import normalize, parse_function, star_params_as_containers
 from .frontend.guards import Guards, equivalent, recording
 from .frontend.opaque import is_object_sequence, is_user_object
 from .lower import builds_now, quiet
@@ -74,12 +74,7 @@ def _ir_of(fn, known: dict | None = None, arrays: frozenset = frozenset(),
         return hit
     with recording() as guards:
         pf = parse_function(fn)
-        if pf.vararg is not None:
-            raise UnsupportedSyntaxError(
-                f"{pf.name} takes *{pf.vararg}, which srcad cannot differentiate with respect "
-                f"to", filename=pf.filename, lineno=pf.first_line, func=pf.name,
-                hint="give the function a fixed list of named parameters (a function it calls "
-                "may take *args)")
+        star_params_as_containers(pf)
         pf.known = dict(known or {})
         pf.arrays = arrays
         pf.namedtuples = {p: t for p, t, kind in tuples if kind == "self"}
@@ -91,6 +86,13 @@ def _ir_of(fn, known: dict | None = None, arrays: frozenset = frozenset(),
     made.guards = guards
     _IR_CACHE[key] = made
     return made
+
+
+def _params_of(fn) -> list[str]:
+    """fn's parameters as its transformed code takes them (`*rest`, `**kw`: one each)."""
+    pf = parse_function(fn)
+    star_params_as_containers(pf)
+    return pf.params
 
 
 def _is_namedtuple(v) -> bool:
@@ -192,7 +194,7 @@ class Transformed:
                 self._ir_now = None
                 self._deferred = e
             self.params = list(self._ir_now.params) if self._ir_now is not None else \
-                parse_function(fn).params
+                _params_of(fn)
         self.single = not isinstance(wrt, (tuple, list))
         self.wrt = self._resolve_wrt(wrt)
         self.options = replace(self.options, wrt=tuple(self.wrt), single=self.single)
@@ -201,9 +203,12 @@ class Transformed:
         self._unsettled = False  # the last `compiled` returned code that will be replaced
         self._last: Compiled | None = None
         self._mains: dict = {}  # specialisation key -> generated function, for __call__
-        self._nparams = len(self.params)
-        self._fast = self.options.mode == "source" and kind in ("grad", "value_and_grad")
         self.__signature__ = inspect.signature(fn)
+        # (`*rest` / `**kw`: arguments are bound through the signature, never positionally)
+        starred = any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+                      for p in self.__signature__.parameters.values())
+        self._nparams = -1 if starred else len(self.params)
+        self._fast = self.options.mode == "source" and kind in ("grad", "value_and_grad")
         functools.update_wrapper(self, fn, updated=())  # (not fn.__dict__: our own state)
 
     def _resolve_wrt(self, wrt) -> list[str]:
@@ -215,6 +220,17 @@ class Transformed:
             if isinstance(w, bool) or not isinstance(w, (int, str)):
                 raise SrcadError(f"wrt must hold argument positions or names, got {w!r}")
             if isinstance(w, int):
+                star = self._star_position()
+                code = getattr(self.fn, "__code__", None)
+                if star is not None and not 0 <= w < star:
+                    raise SrcadError(
+                        f"wrt={w}: {self._ir.name} takes *{self.params[star]}, so argument "
+                        f"{w} is one of the extra positional arguments, not a parameter",
+                        filename=getattr(code, "co_filename", None),
+                        lineno=getattr(code, "co_firstlineno", None), func=code and code.co_name,
+                        hint=f"differentiate with respect to all of them, "
+                        f"wrt={self.params[star]!r} (a tuple of gradients), or name the "
+                        f"parameter")
                 if not -len(self.params) <= w < len(self.params):
                     raise SrcadError(
                         f"wrt={w} is out of range: {self._ir.name} has {len(self.params)} "
@@ -235,9 +251,17 @@ class Transformed:
             raise SrcadError(f"wrt names an argument twice: {items}")
         return names
 
+    def _star_position(self) -> int | None:
+        """Where `*rest` sits among the positional parameters (None: fn takes no *rest)."""
+        params = list(inspect.signature(self.fn).parameters.values())
+        for i, p in enumerate(params):
+            if p.kind == p.VAR_POSITIONAL:
+                return i
+        return None
+
     # -- arguments ---------------------------------------------------------------------------
     def bind(self, args, kwargs) -> list:
-        if not kwargs and len(args) == len(self.params):
+        if not kwargs and len(args) == self._nparams:
             return list(args)
         try:
             bound = self.__signature__.bind(*args, **kwargs)
@@ -541,7 +565,7 @@ class Transformed:
         self._check_wrt_values(env, wrt)
         check_opaque(fn_ir, wrt)  # (the same refusals as source mode, at the same lines)
         mask = [p in wrt for p in self.params]
-        t, wrapped, out = tape.run(self.fn, values, mask)
+        t, wrapped, out = tape.run(self.fn, values, mask, self.params)
         _unwrap_attribute_state(fn_ir)
         tape.settle_arguments(values, wrapped)  # (param[k] = v: plain values, as in source)
         value = tape.value_of(out)

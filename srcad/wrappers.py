@@ -62,6 +62,43 @@ def _parameters(fn) -> list:
                          hint="wrap it in a function: srcad.grad(lambda x: f(x))") from None
 
 
+def takes_star(fn) -> bool:
+    """Does `fn` (a plain Python function) take `*rest`?"""
+    if not isinstance(fn, (types.FunctionType, types.MethodType)):
+        return False
+    return any(p.kind is p.VAR_POSITIONAL for p in inspect.signature(fn).parameters.values())
+
+
+@functools.lru_cache(maxsize=256)
+def fixed_arity(fn, n: int):
+    """`fn(x, *rest)` called with n positional arguments, as a function of exactly those:
+    ``def f(x, rest_0, rest_1): return fn(x, rest_0, rest_1)`` -- what srcad.vjp / srcad.jvp
+    transform, so that primals, tangents and cotangents are one per positional argument (as
+    JAX's), whatever fn packs into its tuple. (One per fn and n: the transforms cache on it.)"""
+    named = [p.name for p in inspect.signature(fn).parameters.values()
+             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    star = next(p.name for p in inspect.signature(fn).parameters.values()
+                if p.kind is p.VAR_POSITIONAL)
+    taken = set(named)
+    extra = []
+    for i in range(max(0, n - len(named))):
+        name = f"{star}_{i}"
+        while name in taken:
+            name += "_"
+        taken.add(name)
+        extra.append(name)
+    params = ", ".join(named[:n] + extra)
+    name = fn.__name__ if fn.__name__.isidentifier() else "fn"
+    filename = f"<srcad-wrapper {name} {next(_COUNTER)}>"
+    src = f"def {name}({params}):\n    return _fn({params})\n"
+    linecache.cache[filename] = (len(src), None, src.splitlines(keepends=True), filename)
+    namespace = {"_fn": fn}
+    exec(compile(src, filename, "exec"), namespace)  # noqa: S102 (our own text)
+    made = namespace[name]
+    made.__srcad_wraps__ = fn
+    return made
+
+
 def wrapper(fn):
     """The plain function that calls `fn` with its own parameters (see the module)."""
     params = _parameters(fn)

@@ -248,3 +248,60 @@ def test_keyword_only_parameters(opts):
     assert np.allclose(gw, x * np.cos(x * x * 0.5))
     with pytest.raises(srcad.SrcadError, match="positional"):
         srcad.grad(_kw_loss, **opts)(x, w, 3.0)
+
+
+# ---- *rest and **kw of the differentiated function: a tuple and a dict parameter --------------
+def _star_loss(x, *rest, scale=2.0, **kw):
+    t = scale * np.sum(np.tanh(x) ** 2)
+    for r in rest:
+        t = t + np.sum(np.sin(r) * x)
+    if "w" in kw:
+        t = t + np.sum(kw["w"] * x * x)
+    return t + kw.get("bias", 0.0)
+
+
+def _star_only(x, *rest):
+    return np.sum(x * x) + sum(np.sum(r * x) for r in rest)
+
+
+@pytest.mark.parametrize("opts", [{}, {"mode": "tape"}], ids=["source", "tape"])
+def test_star_and_double_star_parameters(opts):
+    r = np.random.default_rng(5)
+    x, r1, r2, w = (r.standard_normal(3) for _ in range(4))
+    # grad of x with extra arguments (and without any): Python binds them, srcad does too
+    for extra, kw in [((), {}), ((r1,), {}), ((r1, r2), {"w": w, "bias": 1.5, "scale": -1.0})]:
+        g = srcad.grad(_star_loss, **opts)(x, *extra, **kw)
+        want = numerical_grad(lambda a, e=extra, k=kw: _star_loss(a, *e, **k), (x,))
+        assert np.allclose(g, want, atol=1e-6), (extra, kw)
+    # every extra argument: a tuple of gradients; every extra keyword: a dict of them
+    value, (gx, grest, gkw) = srcad.value_and_grad(_star_loss, wrt=(0, "rest", "kw"), **opts)(
+        x, r1, r2, w=w, bias=1.5)
+    assert value == _star_loss(x, r1, r2, w=w, bias=1.5)
+    assert isinstance(grest, tuple) and len(grest) == 2 and isinstance(gkw, dict)
+    want = numerical_grad(lambda a, b, c: _star_loss(a, b, c, w=w, bias=1.5), (x, r1, r2),
+                          wrt=(0, 1, 2))
+    for got, expected in zip((gx, *grest), want):
+        assert np.allclose(got, expected, atol=1e-6)
+    assert np.allclose(gkw["w"], x * x) and np.isclose(gkw["bias"], 1.0)
+    # a positional call whose length equals the parameter count is still bound as Python does
+    assert np.allclose(srcad.grad(_star_only, **opts)(x, r1), 2 * x + r1)
+    assert np.allclose(srcad.grad(_star_only, **opts)(x), 2 * x)
+
+
+def test_star_parameters_forward_and_reverse():
+    r = np.random.default_rng(6)
+    x, r1, tx, t1 = (r.standard_normal(3) for _ in range(4))
+    out, tan = srcad.jvp(_star_only, (x, r1), (tx, t1))
+    assert np.isclose(out, _star_only(x, r1))
+    assert np.isclose(tan, np.sum(2 * x * tx) + np.sum(t1 * x) + np.sum(r1 * tx))
+    for opts in ({}, {"mode": "tape"}):  # (one cotangent per positional argument, as JAX)
+        out, pullback = srcad.vjp(_star_only, x, r1, **opts)
+        gx, g1 = pullback(1.0)
+        assert np.allclose(gx, 2 * x + r1) and np.allclose(g1, x)
+        assert np.isclose(srcad.jvp(_star_only, (x,), (tx,), **opts)[1], np.sum(2 * x * tx))
+
+
+def test_position_among_the_extra_arguments_is_refused_with_a_hint():
+    with pytest.raises(srcad.SrcadError, match="extra positional") as e:
+        srcad.grad(_star_only, wrt=1)
+    assert "wrt='rest'" in str(e.value)

@@ -5,6 +5,6 @@ normalize (desugar + A-normal form, see normalize.py for the output grammar).
 """
 
 from .normalize import normalize
-from .parse import ParsedFunction, parse_function
+from .parse import ParsedFunction, parse_function, star_params_as_containers
 
-__all__ = ["ParsedFunction", "normalize", "parse_function"]
+__all__ = ["ParsedFunction", "normalize", "parse_function", "star_params_as_containers"]

@@ -43,6 +43,7 @@ class ParsedFunction:
     namedtuples: dict = field(default_factory=dict)  # parameter -> its namedtuple type
     namedtuple_items: dict = field(default_factory=dict)  # parameter -> its items' type
     vararg: str | None = None  # `*xs`: the parameter holding the extra positional arguments
+    varkw: str | None = None  # `**kw` of a function srcad transforms: the dict parameter
     bound: dict = field(default_factory=dict)  # names srcad gave objects (objects.py: guarded)
 
     def resolve(self, name: str) -> Any:
@@ -166,6 +167,33 @@ def _star_as_tuple(fdef) -> str | None:
     a.vararg = None
     a.defaults = []  # (no default may follow a parameter without one; callers bind by signature)
     return name
+
+
+def star_params_as_containers(pf: ParsedFunction) -> None:
+    """`def f(x, *rest, **kw)` transformed itself: `rest` is one more parameter, the tuple of
+    the extra positional arguments, and `kw` another, the dict of the extra keywords (the
+    call binds them through f's own signature, as Python does); both are pytrees like any
+    tuple or dict argument."""
+    a = pf.tree.args
+    if a.kwarg is not None:
+        name = a.kwarg.id if isinstance(a.kwarg, gast.Name) else a.kwarg.arg
+        if pf.vararg is None and a.vararg is not None:
+            pf.vararg = _star_as_tuple_anyway(pf.tree)
+            pf.params = pf.params + [pf.vararg]
+        param = gast.Name(id=name, ctx=gast.Param(), annotation=None, type_comment=None)
+        a.args = list(a.args) + [gast.copy_location(param, pf.tree)]
+        a.kwarg = None
+        a.defaults = []
+        pf.varkw = name
+        pf.params = pf.params + [name]
+
+
+def _star_as_tuple_anyway(fdef) -> str:
+    kwarg, fdef.args.kwarg = fdef.args.kwarg, None
+    try:
+        return _star_as_tuple(fdef)
+    finally:
+        fdef.args.kwarg = kwarg
 
 
 def _keyword_only_as_ordinary(fdef) -> None:
