@@ -58,6 +58,7 @@ from .methods import _BUILTIN_OPS, ATTRIBUTES, METHODS, RESERVED  # noqa: F401  
 from .opaque import is_user_object, library_file
 from .parse import LIFTED, ParsedFunction, parse_function
 from .pylower import lower_python
+from .walrus import hoist_named_exprs
 from .callbacks import lower_callbacks
 
 
@@ -548,6 +549,7 @@ def normalize(pf: ParsedFunction) -> ir.Function:
 
 
 def _normalize(pf: ParsedFunction) -> ir.Function:
+    hoist_named_exprs(pf.tree)  # `if (n := f(x)) > 0:` -> `n = f(x)` first (walrus.py)
     fence(pf)
     n = Normalizer(pf)
     scalarise_objects(pf, n.taken)  # objects built here: their attributes are locals
