@@ -97,6 +97,7 @@ __all__ = [
     "write_through",
     "view_again",
     "alias_again",
+    "in_layout",
     "setitem_grad_x",
     "GradTree",
     "pieces_tree",
@@ -430,6 +431,21 @@ def alias_again(new, old):
     """After `y op= t`, a name that was `y` (`z = y`): the same array, so it sees the new
     values, or -- when `y` held a scalar, which `op=` rebinds -- the old value."""
     return new if isinstance(old, np.ndarray) else old
+
+
+def in_layout(new, like):
+    """numpy's `v op= t` as a value: numpy writes the result into v's own memory, so v keeps
+    its memory order (a transposed view stays F-ordered), where srcad's `v op t` gets the
+    order the ufunc picks (C where the operands' orders differ). The same values in `like`'s
+    layout (`np.empty_like`, order 'K'), so that a later reduction over v adds in numpy's
+    order; an array already in that layout (every C-ordered one) is returned as it is."""
+    if (type(new) is np.ndarray and type(like) is np.ndarray and like.ndim > 1
+            and not like.flags.c_contiguous and new.shape == like.shape):
+        out = np.empty_like(like, dtype=new.dtype)
+        if out.strides != new.strides:
+            out[...] = new
+            return out
+    return new
 
 
 def view_again(x, index, view):

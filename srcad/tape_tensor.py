@@ -480,6 +480,9 @@ def _inplace(fn):
         check_inplace(self.value, new.value if isinstance(new, Tensor) else new)
         if ((self.view is not None or isinstance(self.value, np.ndarray))
                 and isinstance(new, Tensor) and np.shape(new.value) == np.shape(self.value)):
+            # (made in self's memory layout, as numpy's and source mode's: normalize.py
+            # keep_layout)
+            new = self.tape.apply(runtime.in_layout, (new, self), {})
             self.tape.write(self, lambda old: new)
             return self
         return new

@@ -147,6 +147,8 @@ class _Program:
         self.last_read: dict[str, int] = {}  # name -> the order of its last read
         self.number(body, (), ())
         for s in ir.walk(body):  # (a read in a loop is made again up to the loop's end)
+            if isinstance(s, ir.Effect):
+                continue  # (no gradient flows through it: no contribution to the adjoint)
             at = self.span[(id(self.loops[id(s)][0]), 0, True)] if self.loops[id(s)] \
                 else self.order[id(s)]
             for n in ir.uses(s):

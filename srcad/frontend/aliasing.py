@@ -381,8 +381,13 @@ class AliasingMixin:
             for view, (base, kind, arg) in list(self.views.items()):
                 if base in done and view not in done:
                     before_view = self.env.get(view)
+                    # (an alias of a base written through an index is that array, written:
+                    # `identity`, one array for share_reads; only `base op= t` may have
+                    # rebound a scalar base, which its aliases do not see: alias_again)
+                    keep = before_view if kind != "alias" or (augmented and base == name) \
+                        else None
                     made = self.rebind(view, self.remake(self.env[base], kind, arg, node,
-                                                         before_view), node)
+                                                         keep), node)
                     self.shared.append((self.env[base].name, made.name))
                     done.add(view)
                     self.carry_to_aliases(view, before_view, made, node, False, done)

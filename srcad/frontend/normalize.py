@@ -38,7 +38,7 @@ from collections import Counter
 
 import gast
 
-from .. import ir
+from .. import ir, runtime
 from ..errors import UnsupportedSyntaxError
 from ..naming import fresh
 from ..ops import control, table
@@ -228,7 +228,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             kept = {k: v for k, v in self.views.items() if s.target.id in (k, v[0])}
             start = len(self.body)
             self.assign(s.target, value, s)
-            self.mark_inplace(self.body[start:], self.env.get(s.target.id))
+            self.mark_inplace(self.body[start:], self.env.get(s.target.id), s)
             self.views.update(kept)  # `r += 1` on a view writes into its base in numpy
             # numpy would write into that array in place (srcad's own code, transformed again,
             # adds in place only into buffers it owns: not a write anything else can see)
@@ -294,7 +294,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                 body.insert(i, ir.Call(snap, op, args, s.line))
                 s.test = ir.Var(snap)
 
-    def mark_inplace(self, made: list, result) -> None:
+    def mark_inplace(self, made: list, result, node) -> None:
         """Mark the op of `x op= y` (numpy runs it into x's memory: see interpret.py's
         check_inplace): the call that made x's new value `result`, through the copy a loop
         name takes (`h_add = h + b; h = h_add`)."""
@@ -305,6 +305,20 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             st = calls.get(src.name) if isinstance(src, ir.Var) else None
         if st is not None and st.op.name in PY_BINARY:
             st.inplace = True
+            self.keep_layout(st, node)
+
+    def keep_layout(self, st: ir.Call, node) -> None:
+        """`v op= t` keeps v's memory layout in numpy (the result goes into v's memory), so
+        the new value is made in it too: `v_op = v + t; v_new = in_layout(v_op, v)` (the same
+        values; a later reduction then adds in numpy's order). The tape does the same
+        (tape_tensor.py `_inplace`)."""
+        like = next(iter(st.args.values()))
+        at = next((i for i in range(len(self.body) - 1, -1, -1) if self.body[i] is st), None)
+        if not isinstance(like, ir.Var) or at is None:
+            return
+        target, st.target = st.target, self.fresh(f"{st.target}_op")
+        op, args = self.op_call(runtime.in_layout, [ir.Var(st.target), like], {}, node)
+        self.body.insert(at + 1, ir.Call(target, op, args, st.line))
 
     def sub_block(self, stmts) -> list:
         outer, self.body = self.body, []

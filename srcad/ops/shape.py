@@ -19,6 +19,7 @@ from ..runtime import (
     write_through,
     view_again,
     alias_again,
+    in_layout,
     inverse_permutation,
     unbroadcast,
     unconcatenate,
@@ -180,6 +181,16 @@ defvjp(alias_again,
        test_cases=(("OP(a, b)", [(3, 4), (3, 4)]),),
        derivation="an alias of an array written in place is the new array (g flows to "
        "it); of a scalar, its old value")
+defvjp(in_layout,
+       lambda g, out, new, like: g,
+       None,
+       name="in_layout", spelling="in_layout(new, like)", family="shape",
+       test_cases=(("OP(a, b)", [(3, 4), (3, 4)]), ("OP(a, b.T)", [(4, 3), (3, 4)])),
+       derivation="the same values in another memory layout (`v op= t` keeps v's): g "
+       "flows to them; `like` only gives the layout")
+defjvp(in_layout,
+       lambda g, out, new, like: g,
+       None)
 defjvp(alias_again,
        lambda g, out, new, old: g if isinstance(old, np.ndarray) else np.zeros_like(out),
        lambda g, out, new, old: np.zeros_like(out) if isinstance(old, np.ndarray) else g)
