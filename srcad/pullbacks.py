@@ -95,10 +95,18 @@ class Pullbacks:
             return g
         return dense_cotangent(self.t(*args), g)
 
+    def _args(self, values) -> list:
+        """The a's of a call; for the pullback of a pullback (third order) the last a is the
+        inner pullback's cotangent, which generated code may carry as a `GradTree` (missing
+        slots zero): as a plain pytree of the inner output's structure, it is a float argument
+        like any other."""
+        args = list(values[:self.n])
+        if isinstance(self.t, Pullbacks) and args:
+            args[-1] = self.t._dense(args[:-1], args[-1])
+        return args
+
     def __call__(self, *values):
-        if isinstance(self.t, Pullbacks):  # (third order: the pullback of a pullback)
-            self._refuse_containers(values)
-        args, g = list(values[:self.n]), values[self.n]
+        args, g = self._args(values), values[self.n]
         t, mask = self._grad(args)
         if t is None:
             return tuple(None for _ in args)
@@ -107,24 +115,13 @@ class Pullbacks:
 
     # -- transformed-like: what the composed op's rules call ---------------------------------
     def _bound(self, values):
-        args = list(values[:self.n])
+        args = self._args(values)
         t, mask = self._grad(args)
         if t is None:
             raise SrcadError("a transform's pullback has no float argument to differentiate")
         return t, mask, [*args, self._dense(args, values[self.n])]
 
-    def _refuse_containers(self, values) -> None:
-        # (the transpose of generated code's container cotangents is not modelled yet:
-        # `unbroadcast`'s rule broadcasts an array)
-        if any(isinstance(v, (dict, list, tuple, GradTree)) for v in values[:self.n]):
-            raise SrcadError(
-                f"a second derivative in reverse over reverse through {self.t!r} of a dict, "
-                f"list or tuple argument is not supported",
-                hint="take it forward over reverse: srcad.jvp(srcad.grad(f), (x,), (v,)) "
-                "gives the Hessian-vector product")
-
     def vjp_at(self, values, cotangent) -> tuple:
-        self._refuse_containers(values)
         t, mask, full = self._bound(values)
         picked = tuple(_item(cotangent, i) for i in mask)  # (t's output: one per mask)
         return t.vjp_at(tuple(full), picked)
@@ -138,8 +135,7 @@ class Pullbacks:
         """The generated code of the pullback's gradient for these (a0, ..., g): what a
         pullback of this pullback differentiates (a third derivative of t)."""
         del given, to_transform
-        self._refuse_containers(values)
-        args = list(values[:self.n])
+        args = self._args(values)
         t, mask = self._grad(args)
         if t is None or len(mask) != self.n:
             raise SrcadError(
