@@ -93,6 +93,11 @@ class Pullbacks:
         """The cotangent as a plain pytree of t's output structure (zeros where none)."""
         if type(g).__module__ == "numpy" or isinstance(g, float):
             return g
+        if isinstance(self.t, Pullbacks):
+            # (an inner pullback's output is one gradient per its a, each of that a's
+            # structure, which generated code carries as a GradTree: the a's give the plain
+            # structure)
+            return dense_cotangent(tuple(self.t._args(args)), g)
         return dense_cotangent(self.t(*args), g)
 
     def _args(self, values) -> list:
