@@ -20,31 +20,11 @@ construction repeats at every order.
 
 from __future__ import annotations
 
-import itertools
-import linecache
-
 from .binding import _is_differentiable, _spec_key
 from .errors import SrcadError
 from .gradtree import GradTree
 from .pullback import dense_cotangent, grad_tree, tangent_tree
-from .runtime_trees import tree_vdot
-
-_COUNTER = itertools.count()
-
-
-def _pullback_function(t, n: int, name: str):
-    """``def <name>_pullback(a0, ..., g): return tree_vdot(_t(a0, ...), g)``, compiled from
-    source registered in linecache so that srcad can read it."""
-    args = ", ".join(f"a{i}" for i in range(n))
-    fname = f"{name}_pullback"
-    filename = f"<srcad-pullback {fname} {next(_COUNTER)}>"
-    src = (f"def {fname}({args}{', ' if n else ''}g):\n"
-           f"    return tree_vdot(_t({args}), g)\n")
-    lines = src.splitlines(keepends=True)
-    linecache.cache[filename] = (len(src), None, lines, filename)
-    namespace = {"_t": t, "tree_vdot": tree_vdot}
-    exec(compile(src, filename, "exec"), namespace)  # noqa: S102 (our own text)
-    return namespace[fname]
+from .runtime_trees import vdot_function
 
 
 class Pullbacks:
@@ -77,7 +57,8 @@ class Pullbacks:
         key = (mask, _spec_key(args), self.version())
         if key not in self._grads:
             main = self.t.compiled(list(args), to_transform=True).functions["main"]
-            h = _pullback_function(main, self.n, getattr(self.t, "__name__", "transform"))
+            h = vdot_function(main, self.n,
+                              f"{getattr(self.t, '__name__', 'transform')}_pullback")
             self._grads[key] = self.make(h, "grad", mask, {}) if mask else None
         return self._grads[key], mask
 

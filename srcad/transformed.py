@@ -570,13 +570,13 @@ class Transformed:
         mask = [p in wrt for p in self.params]
         t, wrapped, out = tape.run(call_inner, values, mask)
         value = tape.value_of(out)
-        if self.kind in ("grad", "value_and_grad") and not is_bool_output(value):
-            if not _is_float(value) or np.size(value) != 1:
-                raise NonScalarOutputError(
-                    f"{self._ir.name}'s gradient is {_describe(value)}; grad needs a "
-                    f"floating-point scalar output", filename=self._ir.filename,
-                    lineno=self._ir.ret.line, func=self._ir.name,
-                    hint="use srcad.vjp or srcad.jvp for other outputs")
+        if self.kind in ("grad", "value_and_grad") and not is_bool_output(value) and (
+                not _is_float(value) or np.size(value) != 1):
+            raise NonScalarOutputError(
+                f"{self._ir.name}'s gradient is {_describe(value)}; grad needs a "
+                f"floating-point scalar output", filename=self._ir.filename,
+                lineno=self._ir.ret.line, func=self._ir.name,
+                hint="use srcad.vjp or srcad.jvp for other outputs")
         return t, wrapped, out, value, mask
 
     def __call__(self, *args, **kwargs):
