@@ -187,3 +187,23 @@ def held_in_dict_by_hand(w, x):
     t = np.tanh(np.dot(w, x))
     g = 2.0 * t * (1.0 - t ** 2) * x
     return t ** 2 * np.sum(g * g)
+
+
+def two_out(x, y):
+    return np.tanh(x * y) + x
+
+
+def vjp_of_two(x, y):
+    out, pullback = srcad.vjp(two_out, x, y)
+    gx, gy = pullback(out)
+    return np.sum(gx * gy)
+
+
+def vjp_of_two_by_hand(x, y):
+    out = np.tanh(x * y) + x
+    s = out * (1.0 - np.tanh(x * y) ** 2)
+    return np.sum((s * y + out) * (s * x))
+
+
+def scalar_vjp(s):
+    return vjp_of_tuple(s * A, np.cos(s) * B) + jvp_inside(np.sin(s) * A, s * B)
