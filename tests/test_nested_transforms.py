@@ -79,3 +79,12 @@ def test_grad_of_grad(name, fn):
 def test_grad_of_grad_of_grad(name, fn):
     # a fourth derivative of the inner function: a pullback of a pullback of its gradient
     check_grads(srcad.grad(srcad.grad(fn)), (0.7,), tol=1e-4)
+
+
+def test_a_form_not_lowered_is_refused_at_its_line_with_the_form_that_works():
+    with pytest.raises(srcad.SrcadError) as err:
+        srcad.grad(F.pullback_returned)(F.A, F.B)
+    e = err.value
+    assert e.lineno == F.pullback_returned.__code__.co_firstlineno + 1
+    assert "srcad.vjp" in str(e) and "pullback(ct)" in e.hint
+    # (the form the hint gives is vjp_tuple's, checked above)

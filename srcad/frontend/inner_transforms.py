@@ -28,6 +28,7 @@ import ast
 
 import gast
 
+from ..errors import UnsupportedSyntaxError
 from ..naming import fresh
 from .callbacks import _SCOPES, _name
 
@@ -66,7 +67,14 @@ class _Lowerer:
                 if isinstance(getattr(s, field, None), list) and not isinstance(s, _SCOPES):
                     setattr(s, field, self.block(getattr(s, field)))
             lowered = self.statement(s)
-            out.extend(lowered if lowered is not None else [s])
+            if lowered is None:
+                out.append(s)
+                continue
+            for new in lowered:  # (at the user's line: errors and comments name it)
+                for node in gast.walk(new):
+                    if hasattr(node, "lineno") or isinstance(node, (gast.stmt, gast.expr)):
+                        gast.copy_location(node, s)
+            out.extend(lowered)
         return out
 
     def statement(self, s):
@@ -154,6 +162,25 @@ class _Lowerer:
         _Calls().visit(tree)
 
 
+    def refuse_the_rest(self, tree) -> None:
+        """A call of srcad.vjp / srcad.jvp in a form not lowered: refused here, with the form
+        that works (the function's own refusal would blame `f` used as a value)."""
+        for node in gast.walk(tree):
+            if not isinstance(node, gast.Call):
+                continue
+            kind = getattr(self.resolve(node.func), "_srcad_inner", None)
+            if kind is None:
+                continue
+            hint = ("write `out, pullback = srcad.vjp(f, x)` with f a module-level function, "
+                    "and call the pullback in this function: `(dx,) = pullback(ct)`"
+                    if kind == "vjp" else
+                    "write `out, tangent = srcad.jvp(f, (x, ...), (v, ...))` with f a "
+                    "module-level function and the primals and tangents as tuple displays")
+            raise self.pf.error(f"this form of srcad.{kind} inside a differentiated function "
+                                f"is not supported", node, hint=hint,
+                                cls=UnsupportedSyntaxError)
+
+
 def lower_inner_transforms(pf, taken: set) -> None:
     """Rewrite `pf.tree` in place (see the module docstring)."""
     if not any(isinstance(n, gast.Call) and getattr(n.func, "attr", getattr(
@@ -164,9 +191,5 @@ def lower_inner_transforms(pf, taken: set) -> None:
     if body is not pf.tree.body:
         pf.tree.body = body
     low.pullback_calls(pf.tree)
-    for node in gast.walk(pf.tree):
-        for field in _BLOCKS:
-            for s in getattr(node, field, None) or ():
-                if isinstance(s, gast.stmt):
-                    gast.fix_missing_locations(s)
+    low.refuse_the_rest(pf.tree)
     gast.fix_missing_locations(pf.tree)
