@@ -67,7 +67,7 @@ def vjp(fn, *primals, **options):
     held = next((v for v in primals if _tape_of(v) is not None), None)
     if held is not None:  # inside a function tape mode runs: the pullback as a grad call
         out = fn(*primals)
-        t = _pullback_transform(_untraced(fn), len(primals), options)
+        t = _pullback_transform(tape.untraced(fn), len(primals), options)
         return out, lambda cotangent: t(*primals, cotangent)
     t = _vjp_transformed(fn, options)
     values = t.bind(primals, {})
@@ -116,7 +116,7 @@ def jvp(fn, primals, tangents, **options):
     held = next((v for v in (*primals, *tangents) if _tape_of(v) is not None), None)
     if held is not None:  # inside a function tape mode runs: the tangent as a grad call
         out = fn(*primals)
-        return out, _tangent_transform(_untraced(fn), len(primals), options)(
+        return out, _tangent_transform(tape.untraced(fn), len(primals), options)(
             *primals, *tangents, out)
     key = (fn, tuple(sorted(options.items())))
     t = _JVP_CACHE.get(key)
@@ -135,13 +135,6 @@ def jvp(fn, primals, tangents, **options):
 
 
 _INNER_CACHE: dict = {}
-
-
-def _untraced(fn):
-    """The user's function for the one tape mode's traced code calls (tape.py's wrapper)."""
-    if getattr(fn, "__module__", None) == tape.__name__ and hasattr(fn, "__wrapped__"):
-        return fn.__wrapped__
-    return fn
 
 
 def _pullback_transform(fn, n: int, options: dict) -> Transformed:

@@ -314,7 +314,11 @@ class Tape:
         if isinstance(obj, types.FunctionType):
             op = table.lookup(obj)
             if op is not None:
-                return lambda *a, **k: self.apply(obj, a, k)
+                def call(*a, **k):
+                    return self.apply(obj, a, k)
+
+                call.__wrapped__ = obj  # (`untraced`)
+                return call
             if _is_user_function(obj):
                 return self.scoped(obj)
             if not (obj.__module__ or "").startswith(("numpy", "srcad")):
@@ -357,6 +361,7 @@ class Tape:
 
         op = table.lookup(fn)
         makes = fn in _MAKERS or (op is not None and op.family == "constructor")
+        call.__wrapped__ = fn  # (`untraced`)
         return call
 
     def made(self, out, args=None):
@@ -744,6 +749,16 @@ def _add_trees(a, b):
     if b is None or not np.any(b):
         return a
     return a + b
+
+
+def untraced(fn):
+    """What a traced function's view of a callable stands for: the user's function or numpy's
+    callable itself (srcad.vjp / srcad.jvp called in traced code transform that object)."""
+    if isinstance(fn, _UfuncView):
+        return fn._ufunc
+    if getattr(fn, "__module__", None) == __name__ and hasattr(fn, "__wrapped__"):
+        return fn.__wrapped__
+    return fn
 
 
 def run(fn, values, wrt_mask):

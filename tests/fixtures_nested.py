@@ -209,6 +209,48 @@ def scalar_vjp(s):
     return vjp_of_tuple(s * A, np.cos(s) * B) + jvp_inside(np.sin(s) * A, s * B)
 
 
+def two_outputs(x, y):
+    return np.sin(x) * y, x * x
+
+
+def jvp_of_tuple_output(x, y):
+    out, t = srcad.jvp(two_outputs, (x, y), (y, np.ones_like(x)))
+    return np.sum(out[0] * t[0]) + np.sum(t[1] ** 2)
+
+
+def jvp_of_tuple_output_by_hand(x, y):
+    t0, t1 = np.cos(x) * y * y + np.sin(x), 2.0 * x * y
+    return np.sum(np.sin(x) * y * t0) + np.sum(t1 ** 2)
+
+
+def vjp_of_dict(x, y):
+    out, pullback = srcad.vjp(dict_loss, {"W": np.outer(y, x), "x": x, "b": y})
+    (g,) = pullback(2.0)
+    return out + np.sum(g["W"] * np.outer(y, x)) + np.sum(g["x"] * g["b"])
+
+
+def vjp_of_dict_by_hand(x, y):
+    gW, gx, gb = _dict_grad(np.outer(y, x), x, y)
+    out = dict_loss({"W": np.outer(y, x), "x": x, "b": y})
+    return out + np.sum(2.0 * gW * np.outer(y, x)) + np.sum(4.0 * gx * gb)
+
+
+def jvp_of_numpy_in_a_loop(w, xs):
+    total = 0.0
+    for x in xs:
+        out, t = srcad.jvp(np.tanh, (w * x,), (x,))
+        total = total + np.sum(t * out)
+    return total
+
+
+def jvp_of_numpy_in_a_loop_by_hand(w, xs):
+    total = 0.0
+    for x in xs:
+        out = np.tanh(w * x)
+        total = total + np.sum((1.0 - out ** 2) * x * out)
+    return total
+
+
 def pullback_returned(x, y):
     out, pullback = srcad.vjp(pair_out, (x, y))
     return np.sum(out), pullback  # (the pullback escapes: refused at the srcad.vjp line)

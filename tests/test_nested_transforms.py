@@ -28,6 +28,11 @@ CASES = [
     ("vjp_tuple", F.vjp_of_tuple, F.vjp_of_tuple_by_hand, (F.A, F.B), (0, 1)),
     ("vjp_two_primals", F.vjp_of_two, F.vjp_of_two_by_hand, (F.A, F.B), (0, 1)),
     ("jvp", F.jvp_inside, F.jvp_inside_by_hand, (F.A, F.B), (0, 1)),
+    ("jvp_tuple_output", F.jvp_of_tuple_output, F.jvp_of_tuple_output_by_hand, (F.A, F.B),
+     (0, 1)),
+    ("vjp_dict", F.vjp_of_dict, F.vjp_of_dict_by_hand, (F.A, F.B), (0, 1)),
+    ("jvp_numpy_loop", F.jvp_of_numpy_in_a_loop, F.jvp_of_numpy_in_a_loop_by_hand,
+     (F.A, XS), 0),
     ("per_example", F.per_example_norms, F.per_example_norms_by_hand, (F.A, XS), 0),
     ("per_example_loop", F.per_example_loop, None, (F.A, XS), (0, 1)),
     ("held_in_global", F.held_in_global, None, (F.A, F.B), (0, 1)),
@@ -37,7 +42,8 @@ CASES = [
 
 
 # (the quick suite keeps one case of each kind; the rest run under -m slow)
-SLOW = {"grad_list", "grad_dict", "value_and_grad_dict", "per_example_loop"}
+SLOW = {"grad_list", "grad_dict", "value_and_grad_dict", "per_example_loop", "jvp_tuple_output",
+        "vjp_dict", "jvp_numpy_loop"}
 
 
 @pytest.mark.parametrize("name,fn,by_hand,args,wrt", [
