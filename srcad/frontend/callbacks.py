@@ -13,9 +13,11 @@ control flow on its own argument works:
     selects anything (``y[c] = f`` for a value), a default under ``~(c0 | c1)`` when there is
     one function more than conditions -- numpy's algorithm. A condition list held in a value
     (a name) is read as numpy reads it when the code runs (`piecewise_conditions`).
-  * ``np.vectorize(f)(x, z)`` (or a global / decorated vectorize object; otypes one float
-    type at most, no excluded=, no signature=): f applied to each element of the broadcast
-    arguments in C order, the results made an array of their shape.
+  * ``np.vectorize(f)(x, z)`` (or a global / decorated vectorize object, or one held in a
+    local that is only called; otypes one float type at most): f applied to each element of
+    the broadcast arguments in C order, the results made an array of their shape. With
+    signature= (one output) the loop runs over the non-core dimensions and f gets the core
+    arrays; excluded= arguments are passed whole (`general`).
   * ``np.apply_along_axis(f, axis, arr, *args, **kw)``: f applied to each 1-d slice along
     the axis, the results stacked and their axes put where the axis was (numpy's layout).
 Any other form is left as written: a call with no rule, refused where a differentiated value
