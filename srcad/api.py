@@ -26,7 +26,13 @@ from .pipeline import build
 from .probe import probe
 from .pullback import Pullback, cotangent_like, out_structure, tree_leaves
 from .report import Saved, report
-from .transformed import _IR_CACHE, Transformed, _ir_of  # noqa: F401  (tests reach them here)
+from .runtime_trees import vdot_function
+from .transformed import (  # noqa: F401  (tests reach the first three here)
+    _IR_CACHE,
+    Transformed,
+    _ir_of,
+    _tape_of,
+)
 from .wrappers import fixed_arity, takes_star
 
 
@@ -59,6 +65,11 @@ def vjp(fn, *primals, **options):
     The saved values live in the pullback between the two calls. A non-float primal gets
     None.
     """
+    held = next((v for v in primals if _tape_of(v) is not None), None)
+    if held is not None:  # inside a function tape mode runs: the pullback as a grad call
+        out = fn(*primals)
+        t = _pullback_transform(tape.untraced(fn), len(primals), options)
+        return out, lambda cotangent: t(*primals, cotangent)
     t = _vjp_transformed(fn, options, len(primals))
     values = t.bind(primals, {})
     n_given = len(primals)
@@ -103,6 +114,11 @@ def jvp(fn, primals, tangents, **options):
                          hint="write srcad.jvp(f, (x,), (v,)) for one argument")
     if len(primals) != len(tangents):
         raise SrcadError(f"srcad.jvp got {len(primals)} primals but {len(tangents)} tangents")
+    held = next((v for v in (*primals, *tangents) if _tape_of(v) is not None), None)
+    if held is not None:  # inside a function tape mode runs: the tangent as a grad call
+        out = fn(*primals)
+        return out, _tangent_transform(tape.untraced(fn), len(primals), options)(
+            *primals, *tangents, out)
     if takes_star(fn):  # (one primal, one tangent per positional argument, as JAX)
         fn = fixed_arity(fn, len(primals))
     key = (fn, tuple(sorted(options.items())))
@@ -119,6 +135,40 @@ def jvp(fn, primals, tangents, **options):
     dots = [_tangent_for(d, v) for v, d in zip(values, tangents) if _is_differentiable(v)]
     out, tangent = c.functions["main"](*values, *dots)
     return out, _shaped_like(out, tangent)
+
+
+_INNER_CACHE: dict = {}
+
+
+def _pullback_transform(fn, n: int, options: dict) -> Transformed:
+    """``srcad.vjp(fn, a0, ...)``'s pullback as one transform called inside a differentiated
+    function: the gradient w.r.t. the a's of ``tree_vdot(fn(a0, ...), g)``, called as
+    ``t(a0, ..., g)`` (a tuple, one gradient per a)."""
+    key = ("vjp", fn, n, tuple(sorted(options.items())))
+    if key not in _INNER_CACHE:
+        h = vdot_function(fn, n, f"{getattr(fn, '__name__', 'f')}_vjp")
+        _INNER_CACHE[key] = Transformed(h, "grad", tuple(range(n)), options)
+    return _INNER_CACHE[key]
+
+
+def _tangent_transform(fn, n: int, options: dict) -> Transformed:
+    """``srcad.jvp(fn, (a0, ...), (t0, ...))``'s tangent as one transform called inside a
+    differentiated function, ``t(a0, ..., t0, ..., c)``: the gradient w.r.t. c of
+    ``tree_vdot(pullback(a0, ..., c), (t0, ...))`` -- linear in c, so it holds at any c of the
+    output's structure (the output itself is passed)."""
+    key = ("jvp", fn, n, tuple(sorted(options.items())))
+    if key not in _INNER_CACHE:
+        h = vdot_function(_pullback_transform(fn, n, options), n,
+                          f"{getattr(fn, '__name__', 'f')}_jvp", with_tangents=True)
+        _INNER_CACHE[key] = Transformed(h, "grad", 2 * n, options)
+    return _INNER_CACHE[key]
+
+
+# (``srcad.vjp(f, x)`` / ``srcad.jvp(f, ...)`` written inside a differentiated function: the
+# frontend lowers them to calls of these transforms, which it finds here without an import
+# of this module: srcad/frontend/inner_transforms.py)
+vjp._srcad_inner, vjp._srcad_transform_of = "vjp", _pullback_transform
+jvp._srcad_inner, jvp._srcad_transform_of = "jvp", _tangent_transform
 
 
 def _shaped_like(out, tangent):

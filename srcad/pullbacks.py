@@ -20,31 +20,11 @@ construction repeats at every order.
 
 from __future__ import annotations
 
-import itertools
-import linecache
-
 from .binding import _is_differentiable, _spec_key
 from .errors import SrcadError
 from .gradtree import GradTree
 from .pullback import dense_cotangent, grad_tree, tangent_tree
-from .runtime_trees import tree_vdot
-
-_COUNTER = itertools.count()
-
-
-def _pullback_function(t, n: int, name: str):
-    """``def <name>_pullback(a0, ..., g): return tree_vdot(_t(a0, ...), g)``, compiled from
-    source registered in linecache so that srcad can read it."""
-    args = ", ".join(f"a{i}" for i in range(n))
-    fname = f"{name}_pullback"
-    filename = f"<srcad-pullback {fname} {next(_COUNTER)}>"
-    src = (f"def {fname}({args}{', ' if n else ''}g):\n"
-           f"    return tree_vdot(_t({args}), g)\n")
-    lines = src.splitlines(keepends=True)
-    linecache.cache[filename] = (len(src), None, lines, filename)
-    namespace = {"_t": t, "tree_vdot": tree_vdot}
-    exec(compile(src, filename, "exec"), namespace)  # noqa: S102 (our own text)
-    return namespace[fname]
+from .runtime_trees import vdot_function
 
 
 class Pullbacks:
@@ -77,7 +57,8 @@ class Pullbacks:
         key = (mask, _spec_key(args), self.version())
         if key not in self._grads:
             main = self.t.compiled(list(args), to_transform=True).functions["main"]
-            h = _pullback_function(main, self.n, getattr(self.t, "__name__", "transform"))
+            h = vdot_function(main, self.n,
+                              f"{getattr(self.t, '__name__', 'transform')}_pullback")
             self._grads[key] = self.make(h, "grad", mask, {}) if mask else None
         return self._grads[key], mask
 
@@ -93,12 +74,25 @@ class Pullbacks:
         """The cotangent as a plain pytree of t's output structure (zeros where none)."""
         if type(g).__module__ == "numpy" or isinstance(g, float):
             return g
+        if isinstance(self.t, Pullbacks):
+            # (an inner pullback's output is one gradient per its a, each of that a's
+            # structure, which generated code carries as a GradTree: the a's give the plain
+            # structure)
+            return dense_cotangent(tuple(self.t._args(args)), g)
         return dense_cotangent(self.t(*args), g)
 
+    def _args(self, values) -> list:
+        """The a's of a call; for the pullback of a pullback (third order) the last a is the
+        inner pullback's cotangent, which generated code may carry as a `GradTree` (missing
+        slots zero): as a plain pytree of the inner output's structure, it is a float argument
+        like any other."""
+        args = list(values[:self.n])
+        if isinstance(self.t, Pullbacks) and args:
+            args[-1] = self.t._dense(args[:-1], args[-1])
+        return args
+
     def __call__(self, *values):
-        if isinstance(self.t, Pullbacks):  # (third order: the pullback of a pullback)
-            self._refuse_containers(values)
-        args, g = list(values[:self.n]), values[self.n]
+        args, g = self._args(values), values[self.n]
         t, mask = self._grad(args)
         if t is None:
             return tuple(None for _ in args)
@@ -107,24 +101,13 @@ class Pullbacks:
 
     # -- transformed-like: what the composed op's rules call ---------------------------------
     def _bound(self, values):
-        args = list(values[:self.n])
+        args = self._args(values)
         t, mask = self._grad(args)
         if t is None:
             raise SrcadError("a transform's pullback has no float argument to differentiate")
         return t, mask, [*args, self._dense(args, values[self.n])]
 
-    def _refuse_containers(self, values) -> None:
-        # (the transpose of generated code's container cotangents is not modelled yet:
-        # `unbroadcast`'s rule broadcasts an array)
-        if any(isinstance(v, (dict, list, tuple, GradTree)) for v in values[:self.n]):
-            raise SrcadError(
-                f"a second derivative in reverse over reverse through {self.t!r} of a dict, "
-                f"list or tuple argument is not supported",
-                hint="take it forward over reverse: srcad.jvp(srcad.grad(f), (x,), (v,)) "
-                "gives the Hessian-vector product")
-
     def vjp_at(self, values, cotangent) -> tuple:
-        self._refuse_containers(values)
         t, mask, full = self._bound(values)
         picked = tuple(_item(cotangent, i) for i in mask)  # (t's output: one per mask)
         return t.vjp_at(tuple(full), picked)
@@ -138,8 +121,7 @@ class Pullbacks:
         """The generated code of the pullback's gradient for these (a0, ..., g): what a
         pullback of this pullback differentiates (a third derivative of t)."""
         del given, to_transform
-        self._refuse_containers(values)
-        args = list(values[:self.n])
+        args = self._args(values)
         t, mask = self._grad(args)
         if t is None or len(mask) != self.n:
             raise SrcadError(

@@ -19,7 +19,7 @@ import numpy as np
 from .build import c_helper, scatter_add_rows
 from .checkpoint import LoopCheckpoints
 from .gradtree import _ZERO, GradTree, _slot, _Zero, pieces_tree, zeros_grad  # noqa: F401
-from .runtime_arrays import _dtype, _shape, unbroadcast  # noqa: F401  (written once there)
+from .runtime_arrays import _dtype, _shape, rebroadcast, unbroadcast  # noqa: F401  (written once there)
 from .runtime_arrays import (  # noqa: F401  (the array ops' helpers)
     asarray_like, unasarray,
     concatenate_pieces, cumprod_grad, cumprod_jvp, diag_grad, flatten, hsplit_axis, join_pieces,
@@ -119,6 +119,7 @@ __all__ = [
     "prod_grad",
     "select_grad",
     "unbroadcast",
+    "rebroadcast",
     "unconcatenate",
     "unindex",
     "unreduce",

@@ -97,6 +97,22 @@ def unbroadcast(g, x):
     return g
 
 
+def rebroadcast(h, ct):
+    """The transpose of ``unbroadcast(ct, x)`` (its VJP in ct): `h` broadcast back to `ct`'s
+    shape. Where unbroadcast passed a container's cotangent through whole (a `GradTree`, or
+    the cotangent of a dict, list or tuple), its transpose passes `h` through whole too.
+
+    >>> rebroadcast(np.array([1.0, 2.0]), np.zeros((2, 2))).tolist()
+    [[1.0, 2.0], [1.0, 2.0]]
+    """
+    if isinstance(h, (GradTree, dict, list, tuple)) or isinstance(ct, (GradTree, dict, list,
+                                                                       tuple)):
+        return h
+    if isinstance(h, _Zero):
+        return zeros_grad(ct)
+    return np.broadcast_to(h, np.shape(ct))
+
+
 def _zeros_for(ct, x):
     """Zeros shaped like `x`, in `x`'s dtype when it has one (else `ct`'s)."""
     dtype = getattr(x, "dtype", None)

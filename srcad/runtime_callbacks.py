@@ -9,6 +9,8 @@ so the two modes agree bit for bit.
 
 from __future__ import annotations
 
+import re
+
 import numpy  # (not `np`: the eager forms take the numpy the tape's traced code sees as `np`)
 
 VECTORIZE_NAME = "__srcad_vectorized_"  # the name a vectorize object's function is called by
@@ -24,6 +26,14 @@ def along_axis_dest(ndim_arr, axis, ndim_res):
     """Where numpy puts them: at the axis iterated over."""
     axis = axis % ndim_arr
     return tuple(range(axis, axis + ndim_res - ndim_arr + 1))
+
+
+def piecewise_count(n, nf):
+    """How many conditions np.piecewise was given (n), checked against the nf functions as
+    numpy checks them."""
+    if nf not in (n, n + 1) or n == 0:
+        raise ValueError(f"with {n} condition(s), either {n} or {n + 1} functions are needed")
+    return n
 
 
 # --- eager forms (tape mode): `np` is the numpy the tape's traced code sees ----------------------
@@ -71,6 +81,48 @@ def vectorize_eager(np, pyfunc, otypes, *args):
     return np.reshape(res, shape)
 
 
+def signature_cores(signature):
+    """np.vectorize's `signature` ("(n),()->(n)"): how many core dimensions each input has,
+    and how many outputs there are."""
+    lhs, arrow, rhs = signature.replace(" ", "").partition("->")
+    if not arrow:
+        raise ValueError(f"not a generalised ufunc signature: {signature!r}")
+    inputs = re.findall(r"\(([^)]*)\)", lhs)
+    return tuple(len([d for d in i.split(",") if d]) for i in inputs), len(
+        re.findall(r"\(([^)]*)\)", rhs))
+
+
+def vectorize_general_eager(np, pyfunc, otypes, cores, excluded, args, kwargs):
+    """np.vectorize(pyfunc, otypes=, signature=, excluded=)(*args, **kwargs) as the loop
+    frontend/callbacks.py writes (`cores`: each vectorized input's core dimensions, the
+    positional ones then the keywords, as numpy orders them; None: no signature)."""
+    keys = [i for i in range(len(args)) if i not in excluded] + [
+        k for k in kwargs if k not in excluded]
+    arrays = [np.asarray(args[k] if isinstance(k, int) else kwargs[k]) for k in keys]
+    cores = cores if cores is not None else (0,) * len(arrays)
+    if len(cores) != len(arrays):
+        raise TypeError(f"wrong number of positional arguments: expected {len(cores)}, "
+                        f"got {len(arrays)}")
+    core_shapes = [np.shape(a)[np.ndim(a) - c:] for a, c in zip(arrays, cores)]
+    shape = np.broadcast_shapes(*(np.shape(a)[:np.ndim(a) - c] for a, c in zip(arrays, cores)))
+    flat = [np.reshape(np.broadcast_to(a, shape + cs), (-1,) + cs)
+            for a, cs in zip(arrays, core_shapes)]
+    out = []
+    for i in range(np.shape(flat[0])[0]):
+        pos = [args[k] for k in range(len(args))]
+        kw = dict(kwargs)
+        for k, fl in zip(keys, flat):
+            if isinstance(k, int):
+                pos[k] = fl[i]
+            else:
+                kw[k] = fl[i]
+        out.append(pyfunc(*pos, **kw))
+    res = np.array(out)
+    if otypes:
+        res = res.astype(np.dtype(otypes))
+    return np.reshape(res, shape + np.shape(res)[1:])
+
+
 def apply_along_axis_eager(np, func1d, axis, arr, *args, **kw):
     """np.apply_along_axis as a loop over the 1-d slices, the results stacked, their axes
     where the axis was."""
@@ -97,6 +149,15 @@ class VectorizeEager:
         if self._has_value(args) and not kwargs and obj.signature is None and \
                 not obj.excluded and args and (otypes is None or len(otypes) == 1):
             return vectorize_eager(self._np, obj.pyfunc, otypes, *args)
+        if (self._has_value(args) or self._has_value(tuple(kwargs.values()))) and (
+                otypes is None or len(otypes) == 1):
+            cores = None
+            if obj.signature is not None:
+                cores, outputs = signature_cores(obj.signature)
+                if outputs != 1:
+                    return obj(*args, **kwargs)
+            return vectorize_general_eager(self._np, obj.pyfunc, otypes, cores,
+                                           set(obj.excluded), args, kwargs)
         return obj(*args, **kwargs)
 
     def __getattr__(self, name):

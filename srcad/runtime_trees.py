@@ -12,6 +12,9 @@ result is a `GradTree` (how generated code carries a container's cotangent); a m
 
 from __future__ import annotations
 
+import itertools
+import linecache
+
 import numpy as np
 
 from .gradtree import GradTree
@@ -69,3 +72,27 @@ def tree_scale(s, t):
     length = t.length if isinstance(t, GradTree) else (
         None if isinstance(t, dict) else len(t))
     return GradTree({k: tree_scale(s, v) for k, v in parts}, length, like)
+
+
+_COUNTER = itertools.count()
+
+
+def vdot_function(fn, n: int, name: str, with_tangents: bool = False):
+    """``def <name>(a0, ..., a<n-1>, g): return tree_vdot(_f(a0, ...), g)``, compiled from
+    source registered in linecache so that srcad can parse it (a transform's pullback as a
+    function: its gradient w.r.t. the a's is the pullback applied to g). With
+    `with_tangents`: ``def <name>(a0, ..., t0, ..., g): return tree_vdot(_f(a0, ..., g),
+    (t0, ...))`` -- for `_f` that pullback, its gradient w.r.t. g is the JVP along the t's."""
+    args = ", ".join(f"a{i}" for i in range(n))
+    filename = f"<srcad-pullback {name} {next(_COUNTER)}>"
+    if with_tangents:
+        tangents = ", ".join(f"t{i}" for i in range(n))
+        src = (f"def {name}({args}, {tangents}, g):\n"
+               f"    return tree_vdot(_f({args}, g), ({tangents},))\n")
+    else:
+        src = (f"def {name}({args}{', ' if n else ''}g):\n"
+               f"    return tree_vdot(_f({args}), g)\n")
+    linecache.cache[filename] = (len(src), None, src.splitlines(keepends=True), filename)
+    namespace = {"_f": fn, "tree_vdot": tree_vdot}
+    exec(compile(src, filename, "exec"), namespace)  # noqa: S102 (our own text)
+    return namespace[name]

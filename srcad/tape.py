@@ -314,7 +314,11 @@ class Tape:
         if isinstance(obj, types.FunctionType):
             op = table.lookup(obj)
             if op is not None:
-                return lambda *a, **k: self.apply(obj, a, k)
+                def call(*a, **k):
+                    return self.apply(obj, a, k)
+
+                call.__wrapped__ = obj  # (`untraced`)
+                return call
             if _is_user_function(obj):
                 return self.scoped(obj)
             if not (obj.__module__ or "").startswith(("numpy", "srcad")):
@@ -357,6 +361,7 @@ class Tape:
 
         op = table.lookup(fn)
         makes = fn in _MAKERS or (op is not None and op.family == "constructor")
+        call.__wrapped__ = fn  # (`untraced`)
         return call
 
     def made(self, out, args=None):
@@ -746,16 +751,27 @@ def _add_trees(a, b):
     return a + b
 
 
+def untraced(fn):
+    """What a traced function's view of a callable stands for: the user's function or numpy's
+    callable itself (srcad.vjp / srcad.jvp called in traced code transform that object)."""
+    if isinstance(fn, _UfuncView):
+        return fn._ufunc
+    if getattr(fn, "__module__", None) == __name__ and hasattr(fn, "__wrapped__"):
+        return fn.__wrapped__
+    return fn
+
+
 def run(fn, values, wrt_mask, names):
     """Run `fn` on the tape: (tape, wrapped args, output). `values` are the values of fn's
-    parameters `names` (a `*rest` one a tuple, a `**kw` one a dict), passed as fn takes them."""
+    parameters `names` (a `*rest` one a tuple, a `**kw` one a dict), passed as fn takes them
+    (names None: every value positionally)."""
     tape = Tape()
     wrapped = _wrap_args(tape, values, wrt_mask)
     func = fn.__func__ if inspect.ismethod(fn) else fn
-    given = dict(zip(names, wrapped))
-    args, kwargs = [], {}
+    given = dict(zip(names, wrapped)) if names is not None else {}
+    args, kwargs = [] if names is not None else list(wrapped), {}
     for p in inspect.signature(func).parameters.values():
-        if p.name not in given:  # (a bound method's object)
+        if p.name not in given:  # (a bound method's object; names None: all positional)
             continue
         v = given[p.name]
         if p.kind is p.VAR_POSITIONAL:

@@ -554,8 +554,7 @@ class Transformed:
     def tape_call(self, values, given=None):
         """mode="tape": run `fn` eagerly on the tape and replay the same VJP rules."""
         if self.inner is not None:
-            raise SrcadError("mode='tape' cannot transform a transformed function",
-                             hint="use mode='source' for higher-order derivatives")
+            return self._tape_over_inner(values, given)
         self._fresh()  # (the refusals below read the IR: the one fn means now)
         fn_ir = self._ir_with(self._known_objects(values), values)
         env = dict(zip(self.params, values))
@@ -575,6 +574,33 @@ class Transformed:
                     f"{self._ir.name} returns {_describe(value)}; grad needs a floating-point "
                     f"scalar output", filename=self._ir.filename, lineno=self._ir.ret.line,
                     func=self._ir.name, hint="use srcad.vjp for other outputs")
+        return t, wrapped, out, value, mask
+
+    def _tape_over_inner(self, values, given=None):
+        """mode="tape" of a transformed function (``srcad.grad(srcad.grad(f), mode="tape")``):
+        the tape records the inner transform's call as one composed op, as it does for a
+        transform called inside a function it runs; its backward is the inner transform's own
+        pullback (reverse over reverse through the inner's generated code)."""
+        inner = self.inner
+
+        def call_inner(*args):
+            return inner(*args)
+
+        n = len(self.params) if given is None else given
+        env = dict(zip(self.params, values))
+        wrt = self.wrt if self.kind not in ("vjp", "jvp") else [p for p in self.params[:n]
+                                                               if _is_differentiable(env[p])]
+        self._check_wrt_values(env, wrt)
+        mask = [p in wrt for p in self.params]
+        t, wrapped, out = tape.run(call_inner, values, mask, None)
+        value = tape.value_of(out)
+        if self.kind in ("grad", "value_and_grad") and not is_bool_output(value) and (
+                not _is_float(value) or np.size(value) != 1):
+            raise NonScalarOutputError(
+                f"{self._ir.name}'s gradient is {_describe(value)}; grad needs a "
+                f"floating-point scalar output", filename=self._ir.filename,
+                lineno=self._ir.ret.line, func=self._ir.name,
+                hint="use srcad.vjp or srcad.jvp for other outputs")
         return t, wrapped, out, value, mask
 
     def __call__(self, *args, **kwargs):

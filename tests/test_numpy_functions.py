@@ -142,6 +142,41 @@ def vectorize_broadcast(x):
     return np.sum(y ** 2)
 
 
+def vectorize_local(x):
+    vf = np.vectorize(branchy)  # (held in a local, called twice)
+    return np.sum(vf(x) * vf(x[::-1]))
+
+
+def vectorize_signature(x):
+    rows = np.vectorize(lambda r, s: np.sum(r ** 2) * r[0] + s, signature="(n),()->()")
+    return np.sum(np.sin(rows(x.reshape(2, 2), x[:2])))
+
+
+def vectorize_signature_out(x):
+    y = np.vectorize(lambda r: np.cumsum(np.sin(r)) * r[::-1], signature="(n)->(n)")(
+        x.reshape(2, 2))
+    return np.sum(y ** 2)
+
+
+def power_plus(v, p):
+    return v ** p + np.cos(v) if v > 0 else v * p
+
+
+def vectorize_excluded(x):
+    return np.sum(np.vectorize(power_plus, excluded={1})(x, 3) * x)
+
+
+def vectorize_excluded_keyword(x):
+    return np.sum(np.vectorize(power_plus, excluded={"p"})(x * 2.0, p=2))
+
+
+def piecewise_condlist_value(x):
+    conds = [x < 0, x > 1.0]
+    one = x > 0.5
+    y = np.piecewise(x, conds, [np.sin, lambda v: v ** 2, np.tanh])
+    return np.sum(y * np.piecewise(x, one, [np.exp, np.cos]))
+
+
 def apply_along_axis(x):
     return np.sum(np.apply_along_axis(lambda r: r * r.sum(), 1, x.reshape(2, 2)) ** 2)
 
@@ -161,7 +196,9 @@ REDUCEAT = ["add_reduceat", "add_reduceat_overlap", "multiply_reduceat", "maximu
             "minimum_reduceat"]
 CALLBACKS = ["piecewise", "piecewise_default", "piecewise_one_condition", "vectorize",
              "vectorize_objects", "vectorize_broadcast", "apply_along_axis",
-             "apply_along_axis_outer", "apply_along_axis_scalar"]
+             "apply_along_axis_outer", "apply_along_axis_scalar", "vectorize_local",
+             "vectorize_signature", "vectorize_signature_out", "vectorize_excluded",
+             "vectorize_excluded_keyword", "piecewise_condlist_value"]
 NAMES = AT + REDUCEAT + CALLBACKS
 
 

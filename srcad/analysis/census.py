@@ -202,12 +202,13 @@ _LOWERED_NUMPY = {
     "ndarray.sort": "x.sort() lowered to x[...] = np.sort(x) (copy on write)",
     "ndarray.partition": "x.partition(k) lowered to x[...] = np.partition(x, k)",
     "np.piecewise": "lowered to numpy's loop: y = zeros_like(x); y[c] = f(x[c]) per condition "
-                    "(later ones win, then the default); condlist a list display or one "
-                    "condition",
+                    "(later ones win, then the default); condlist a list display, one "
+                    "condition, or a value read as numpy reads it",
     "np.vectorize": "np.vectorize(f)(x, ...) and global / decorated vectorize objects lowered to "
-                    "a loop calling f per broadcast element (f may branch on it); "
-                    "signature=, excluded=, otypes other than one float type, and a "
-                    "vectorize object held in a local are refused",
+                    "a loop calling f per broadcast element (f may branch on it), also "
+                    "held in a local; signature= (one output) loops over the non-core "
+                    "dimensions, excluded= arguments pass whole; otypes other than one "
+                    "float type and several outputs are refused",
     "np.apply_along_axis": "lowered to a loop over the 1-d slices, results stacked, their axes "
                            "where the axis was (numpy's layout)",
     "ufunc.at": "np.add.at / subtract / multiply / maximum / minimum / negative.at lowered to "

@@ -11,11 +11,13 @@ control flow on its own argument works:
   * ``np.piecewise(x, [c0, c1], [f0, f1, default], *args, **kw)``: ``y = np.zeros_like(x)``,
     then for each condition in order (later ones win) ``y[c] = f(x[c], *args, **kw)`` when c
     selects anything (``y[c] = f`` for a value), a default under ``~(c0 | c1)`` when there is
-    one function more than conditions -- numpy's algorithm. A condition list that is not a
-    list display (a name holding one) is not lowered: which form it is depends on its value.
-  * ``np.vectorize(f)(x, z)`` (or a global / decorated vectorize object; otypes one float
-    type at most, no excluded=, no signature=): f applied to each element of the broadcast
-    arguments in C order, the results made an array of their shape.
+    one function more than conditions -- numpy's algorithm. A condition list held in a value
+    (a name) is read as numpy reads it when the code runs (`piecewise_conditions`).
+  * ``np.vectorize(f)(x, z)`` (or a global / decorated vectorize object, or one held in a
+    local that is only called; otypes one float type at most): f applied to each element of
+    the broadcast arguments in C order, the results made an array of their shape. With
+    signature= (one output) the loop runs over the non-core dimensions and f gets the core
+    arrays; excluded= arguments are passed whole (`general`).
   * ``np.apply_along_axis(f, axis, arr, *args, **kw)``: f applied to each 1-d slice along
     the axis, the results stacked and their axes put where the axis was (numpy's layout).
 Any other form is left as written: a call with no rule, refused where a differentiated value
@@ -83,6 +85,41 @@ class _Lowerer:
         self.lambdas = {t.id for n in gast.walk(pf.tree) if isinstance(n, gast.Assign)
                         and isinstance(n.value, gast.Lambda) for t in n.targets
                         if isinstance(t, gast.Name)}
+        self.held = self.held_vectorize()
+
+    def held_vectorize(self) -> dict:
+        """``vf = np.vectorize(f, ...)`` held in a local that is only called: name -> the
+        assignment (dropped; each call ``vf(x)`` is lowered as ``np.vectorize(f, ...)(x)``).
+        Only where the name is assigned once and what the call reads (f, a lambda's free
+        names) is assigned at most once, so that every call means what the object held."""
+        stores: dict = {}
+        for n in gast.walk(self.pf.tree):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                stores[n.id] = stores.get(n.id, 0) + 1
+        for a in self.pf.tree.args.posonlyargs + self.pf.tree.args.args:
+            stores[a.id] = stores.get(a.id, 0) + 1
+        called = {id(n.func) for n in gast.walk(self.pf.tree) if isinstance(n, gast.Call)}
+        held = {}
+        for n in gast.walk(self.pf.tree):
+            if not (isinstance(n, gast.Assign) and len(n.targets) == 1 and isinstance(
+                    n.targets[0], gast.Name) and isinstance(n.value, gast.Call)):
+                continue
+            name = n.targets[0].id
+            if stores.get(name) != 1 or not isinstance(n.value.func, (gast.Name, gast.Attribute)):
+                continue
+            try:
+                if self.resolve(n.value.func) is not np.vectorize:
+                    continue
+            except TypeError:
+                continue
+            uses = [u for u in gast.walk(self.pf.tree) if isinstance(u, gast.Name)
+                    and u.id == name and isinstance(u.ctx, gast.Load)]
+            reads = {u.id for u in gast.walk(n.value) if isinstance(u, gast.Name)
+                     and isinstance(u.ctx, gast.Load)}
+            if uses and all(id(u) in called for u in uses) and all(
+                    stores.get(r, 0) <= 1 for r in reads):
+                held[name] = n
+        return held
 
     def resolve(self, e):
         """The object an expression names (a global, or an attribute of one), else None."""
@@ -158,6 +195,8 @@ class _Lowerer:
                 return self.apply_along_axis(e, before)
         except TypeError:  # (unhashable)
             return None
+        if isinstance(e.func, gast.Name) and e.func.id in self.held:
+            return self.vectorize_call(copy.deepcopy(self.held[e.func.id].value), e, before)
         if isinstance(e.func, gast.Call) and self.resolve(e.func.func) is np.vectorize:
             return self.vectorize_call(e.func, e, before)
         if isinstance(fn, np.vectorize):
@@ -194,19 +233,24 @@ class _Lowerer:
                 return None  # (a list of Python bools: numpy reads it as one condition)
         elif isinstance(conds, (gast.Compare, gast.BoolOp, gast.UnaryOp, gast.BinOp)):
             items = [conds]  # one boolean array: numpy wraps it in a list
+        elif isinstance(conds, (gast.Name, gast.Attribute, gast.Subscript, gast.Call)):
+            items = None  # (a value: which form it is, the run tells)
         else:
             return None
-        n, nf = len(items), len(funcs.elts)
-        if nf not in (n, n + 1) or not items:
+        nf = len(funcs.elts)
+        n = nf if items is None else len(items)
+        if items is not None and (nf not in (n, n + 1) or not items):
             return None
         xs = self.fresh("piecewise_x")
         before.extend(_parse(f"{xs} = np.asarray(X)", {"X": x}))
         names = []
-        for k, c in enumerate(items):
+        if items is None:
+            names = self.piecewise_conditions(conds, xs, nf, before)
+        for k, c in enumerate(items or ()):
             cn = self.fresh(f"piecewise_c{k}")
             before.extend(_parse(f"{cn} = np.asarray(C, dtype=bool)", {"C": c}))
             names.append(cn)
-        if nf == n + 1:
+        if items is not None and nf == n + 1:
             cn = self.fresh(f"piecewise_c{n}")
             either = names[0]
             for other in names[1:]:
@@ -226,31 +270,114 @@ class _Lowerer:
             before.extend(_parse(f"if np.any({cn}):\n    {ys}[{cn}] = V", {"V": value}))
         return _name(ys)
 
+    def piecewise_conditions(self, conds, xs, nf, before) -> list:
+        """A condition list held in a value (``conds = [x < 0, x > 1]``): numpy's reading of
+        it at run time -- one boolean array (of x's dimensions) is one condition -- then nf
+        conditions, the last one the default (none of the others holds) when the value holds
+        one condition fewer than there are functions."""
+        cs, count = self.fresh("piecewise_conds"), self.fresh("piecewise_count")
+        before.extend(_parse(
+            f"{cs} = np.asarray(C, dtype=bool)\n"
+            f"if np.ndim({cs}) == np.ndim({xs}):\n"
+            f"    {cs} = np.expand_dims({cs}, 0)\n"
+            f"{count} = {COUNT}(np.shape({cs})[0], {nf})", {"C": conds}))
+        names = [self.fresh(f"piecewise_c{k}") for k in range(nf)]
+        for k, cn in enumerate(names[:-1]):
+            before.extend(_parse(f"{cn} = {cs}[{k}]", {}))
+        last = names[-1]
+        before.extend(_parse(
+            f"if {count} == {nf}:\n"
+            f"    {last} = {cs}[{nf - 1}]\n"
+            f"else:\n"
+            f"    {last} = np.logical_not(np.any({cs}, axis=0))", {}))
+        return names
+
     # -- np.vectorize ---------------------------------------------------------------------------
     def vectorize_call(self, make, e, before):
         if len(make.args) != 1:
             return None
-        otypes = None
+        otypes = signature = None
+        excluded: set = set()
         for k in make.keywords:
+            value = k.value
             if k.arg in ("doc", "cache"):
                 continue
-            if k.arg == "otypes" and isinstance(k.value, gast.Constant) and \
-                    isinstance(k.value.value, str):
-                otypes = k.value.value
+            if k.arg in ("otypes", "signature") and isinstance(value, gast.Constant) and \
+                    isinstance(value.value, str):
+                otypes, signature = (value.value, signature) if k.arg == "otypes" else (
+                    otypes, value.value)
+                continue
+            if k.arg == "excluded" and isinstance(value, (gast.Set, gast.Tuple, gast.List)) \
+                    and all(isinstance(v, gast.Constant) and isinstance(v.value, (int, str))
+                            for v in value.elts):
+                excluded = {v.value for v in value.elts}
                 continue
             return None
         call = self.callee(make.args[0], "vectorized", before)
         if call is None:
             return None
-        return self.elementwise(call, otypes, e, before)
+        if signature is None and not excluded:
+            return self.elementwise(call, otypes, e, before)
+        return self.general(call, otypes, signature, excluded, e, before)
 
     def vectorize_object(self, obj, e, before):
-        if obj.signature is not None or obj.excluded or e.keywords:
-            return None
         name = self.fresh(f"{VECTORIZE_NAME}{getattr(obj.pyfunc, '__name__', 'f')}")
         self.pf.closure[name] = obj.pyfunc
         otypes = obj.otypes if isinstance(obj.otypes, str) and obj.otypes else None
-        return self.elementwise(_name(name), otypes, e, before)
+        if obj.signature is None and not obj.excluded and not e.keywords:
+            return self.elementwise(_name(name), otypes, e, before)
+        return self.general(_name(name), otypes, obj.signature, set(obj.excluded), e, before)
+
+    def general(self, call, otypes, signature, excluded, e, before):
+        """np.vectorize with signature= or excluded= (or keywords): the arguments not
+        excluded -- positional, then keywords, numpy's order -- broadcast over their loop
+        dimensions (all but the signature's core ones), f called on each loop element's core
+        arrays, the excluded ones passed as they are; the results stacked in the loop shape."""
+        if otypes is not None and (len(otypes) != 1 or np.dtype(otypes).kind != "f"):
+            return None
+        cores = None
+        if signature is not None:
+            try:
+                cores, outputs = runtime_callbacks.signature_cores(signature)
+            except ValueError:
+                return None
+            if outputs != 1:
+                return None
+        vector = [(i, a) for i, a in enumerate(e.args) if i not in excluded] + [
+            (k.arg, k.value) for k in e.keywords if k.arg not in excluded]
+        if not vector or (cores is not None and len(cores) != len(vector)):
+            return None
+        cores = cores or (0,) * len(vector)
+        passed = {}
+        for key, node in [(i, a) for i, a in enumerate(e.args) if i in excluded] + [
+                (k.arg, k.value) for k in e.keywords if k.arg in excluded]:
+            passed[key] = self.fresh("vectorize_excluded")
+            before.extend(_parse(f"{passed[key]} = A", {"A": node}))
+        arrays = [self.fresh(f"vectorize_arg{k}") for k in range(len(vector))]
+        cores_of = [self.fresh(f"vectorize_core{k}") for k in range(len(vector))]
+        for a, c, (_, node), n in zip(arrays, cores_of, vector, cores):
+            before.extend(_parse(f"{a} = np.asarray(A)\n{c} = np.shape({a})[np.ndim({a}) - {n}:]",
+                                 {"A": node}))
+        shape = self.fresh("vectorize_shape")
+        before.extend(_parse(f"{shape} = np.broadcast_shapes(" + ", ".join(
+            f"np.shape({a})[:np.ndim({a}) - {n}]" for a, n in zip(arrays, cores)) + ")", {}))
+        flat = [self.fresh(f"vectorize_flat{k}") for k in range(len(vector))]
+        for a, c, fl in zip(arrays, cores_of, flat):
+            before.extend(_parse(
+                f"{fl} = np.reshape(np.broadcast_to({a}, {shape} + {c}), (-1,) + {c})", {}))
+        out, i = self.fresh("vectorize_out"), self.fresh("vectorize_i")
+        item = {key: _parse(f"{fl}[{i}]", {})[0].value for (key, _), fl in zip(vector, flat)}
+        item.update({key: _name(n) for key, n in passed.items()})
+        value = gast.Call(func=call, args=[item[k] for k in range(len(e.args))],
+                          keywords=[gast.keyword(arg=k.arg, value=item[k.arg])
+                                    for k in e.keywords])
+        before.extend(_parse(f"{out} = []\nfor {i} in range(np.shape({flat[0]})[0]):\n"
+                             f"    {out}.append(V)", {"V": value}))
+        res = self.fresh("vectorized")
+        cast = f".astype(np.dtype({otypes!r}))" if otypes else ""
+        before.extend(_parse(f"{res} = np.array({out}){cast}\n"
+                             f"{res} = np.reshape({res}, {shape} + np.shape({res})[1:])", {}))
+        return _name(res)
 
     def elementwise(self, call, otypes, e, before):
         if otypes is not None and (len(otypes) != 1 or np.dtype(otypes).kind != "f"):
@@ -305,6 +432,7 @@ class _Lowerer:
 
 NP = "__srcad_np"  # numpy, by a name the user's module cannot shadow
 SOURCE = "__srcad_along_axis_source"
+COUNT = "__srcad_piecewise_count"
 DEST = "__srcad_along_axis_dest"
 
 
@@ -314,8 +442,33 @@ def lower_callbacks(pf, taken: set) -> None:
         return
     low = _Lowerer(pf, taken)
     body = low.body(pf.tree.body)
+    if low.held:
+        body = _drop_held(body, low.held)
     if low.used:
         pf.tree.body = body
         pf.closure.update({NP: np, SOURCE: runtime_callbacks.along_axis_source,
+                           COUNT: runtime_callbacks.piecewise_count,
                            DEST: runtime_callbacks.along_axis_dest})
         gast.fix_missing_locations(pf.tree)
+
+
+def _drop_held(body: list, held: dict) -> list:
+    """The assignments ``vf = np.vectorize(f)`` whose calls were all lowered (nothing reads
+    vf any more) dropped; one a call still reads stays (that call is refused as written)."""
+    read = {n.id for s in body for n in gast.walk(s) if isinstance(n, gast.Name)
+            and isinstance(n.ctx, gast.Load)}
+    drop = {id(a) for name, a in held.items() if name not in read}
+
+    def block(stmts):
+        out = []
+        for s in stmts:
+            if id(s) in drop:
+                continue
+            for field in ("body", "orelse", "finalbody"):
+                stmts_in = getattr(s, field, None)
+                if isinstance(stmts_in, list) and stmts_in and not isinstance(s, _SCOPES):
+                    setattr(s, field, block(stmts_in) or [gast.Pass()])
+            out.append(s)
+        return out
+
+    return block(body)

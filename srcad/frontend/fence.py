@@ -48,6 +48,7 @@ def fence(pf: ParsedFunction) -> None:
             cls=UnsupportedSyntaxError,
         )
     for stmt in fdef.body:
+        _excluded_as_tuple(stmt)
         for node in gast.walk(stmt):
             kind = type(node)
             if kind in _REJECT:
@@ -58,3 +59,16 @@ def fence(pf: ParsedFunction) -> None:
                     hint=instead,
                     cls=UnsupportedSyntaxError,
                 )
+
+
+def _excluded_as_tuple(stmt) -> None:
+    """``np.vectorize(f, excluded={1, "p"})``: the set of constants numpy makes a set of
+    anyway, read as the tuple (frontend/callbacks.py lowers the call)."""
+    for node in gast.walk(stmt):
+        if isinstance(node, gast.Call) and getattr(node.func, "attr", getattr(
+                node.func, "id", None)) == "vectorize":
+            for k in node.keywords:
+                if k.arg == "excluded" and isinstance(k.value, gast.Set) and all(
+                        isinstance(v, gast.Constant) for v in k.value.elts):
+                    k.value = gast.copy_location(
+                        gast.Tuple(elts=k.value.elts, ctx=gast.Load()), k.value)

@@ -60,6 +60,7 @@ from .parse import LIFTED, ParsedFunction, parse_function
 from .pylower import lower_python
 from .walrus import hoist_named_exprs
 from .callbacks import lower_callbacks
+from .inner_transforms import lower_inner_transforms
 
 
 class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, ExpressionsMixin,
@@ -569,6 +570,7 @@ def _normalize(pf: ParsedFunction) -> ir.Function:
     scalarise_objects(pf, n.taken)  # objects built here: their attributes are locals
     carry_attribute_state(pf.tree, n.taken)  # self.out = v: a local, and a setattr effect
     lower_callbacks(pf, n.taken)  # np.piecewise, np.vectorize, ... as loops (callbacks.py)
+    lower_inner_transforms(pf, n.taken)  # srcad.vjp / srcad.jvp inside: srcad.grad calls
     lift_closures(pf, n.taken)  # nested defs and lambdas (closures.py)
     lower_python(pf, n.taken)  # comprehensions, sum(...), lst.append (pylower.py)
     body = pf.tree.body

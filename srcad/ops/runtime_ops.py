@@ -22,6 +22,7 @@ from ..runtime import (
     matmul_grad_b,
     prod_grad,
     prod_others_jvp,
+    rebroadcast,
     select_grad,
     stack_pieces,
     unbroadcast,
@@ -34,10 +35,16 @@ _FAM = "runtime"
 
 # --- reductions and broadcasts ----------------------------------------------------------------
 defvjp(rt.unbroadcast,
-       lambda g, out, ct, x: np.broadcast_to(g, np.shape(ct)),
+       lambda g, out, ct, x: rebroadcast(g, ct),
        None,
        name="unbroadcast", linear=("ct",), family=_FAM,
-       derivation="a sum over the broadcast axes; its transpose broadcasts back")
+       derivation="a sum over the broadcast axes; its transpose broadcasts back (a "
+       "container's cotangent passes through whole, both ways)")
+defvjp(rt.rebroadcast,
+       lambda g, out, h, ct: unbroadcast(g, h),
+       None,
+       name="rebroadcast", linear=("h",), family=_FAM,
+       derivation="unbroadcast's transpose: a broadcast; its own transpose sums back")
 defvjp(rt.unreduce,
        lambda g, out, ct, x, axis=None, keepdims=False:
            np.reshape(np.sum(g, axis=axis, keepdims=keepdims), np.shape(ct)),
