@@ -6,7 +6,7 @@ import expit``, ``sps.logsumexp(x, axis=1)``); scipy stays optional.
 
 The op table's grids (tests/test_ops.py, test_tape.py, test_forward.py,
 test_ops_second_order.py) run each row's own ``test_cases`` too; these add the torch oracle
-and the user-facing spellings.
+(tests/special_twins.py) and the user-facing spellings.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import pytest
 sps = pytest.importorskip("scipy.special")
 torch = pytest.importorskip("torch")
 
+import special_twins  # noqa: E402
 import srcad  # noqa: E402
 from scipy.special import expit, logsumexp  # noqa: E402
 from srcad.testing import check_grads, check_jvp, random_args  # noqa: E402
@@ -103,29 +104,30 @@ def f_log_softmax(x):
     return sps.log_softmax(x, axis=1)
 
 
-T = torch.special
-# name: (function, shapes, domain, torch twin or None)
+W = special_twins.TWINS  # torch's functions (torch.special where torch has them)
+# name: (function, shapes, domain, torch twin)
 CASES = {
-    "expit": (f_expit, [(3, 4)], ANY, lambda x: T.expit(x) * 2.0),
-    "log_expit": (f_log_expit, [(5,)], ANY, lambda x: torch.nn.functional.logsigmoid(x)),
-    "logit": (f_logit, [(5,)], UNIT, T.logit),
-    "erf": (f_erf, [(3, 4)], ANY, T.erf),
-    "erfc": (f_erfc, [(5,)], ANY, T.erfc),
-    "ndtr": (f_ndtr, [(5,)], ANY, T.ndtr),
-    "log_ndtr": (f_log_ndtr, [(5,)], (-6.0, 2.0), T.log_ndtr),
-    "gammaln": (f_gammaln, [(3, 4)], POS, T.gammaln),
-    "digamma": (f_digamma, [(5,)], POS, T.digamma),
-    "polygamma": (f_polygamma, [(5,)], POS, lambda x: T.polygamma(1, x)),
-    "entr": (f_entr, [(5,)], POS, T.entr),
-    "betaln": (f_betaln, [(3, 1), (4,)], (POS, POS),
-               lambda a, b: T.gammaln(a) + T.gammaln(b) - T.gammaln(a + b)),
-    "xlogy": (f_xlogy, [(3, 1), (4,)], (ANY, POS), T.xlogy),
-    "xlog1py": (f_xlog1py, [(3, 4), (4,)], (ANY, (-0.5, 2.0)), T.xlog1py),
-    "logsumexp": (f_logsumexp, [(3, 4)], ANY, lambda x: torch.logsumexp(x, dim=1)),
+    "expit": (f_expit, [(3, 4)], ANY, lambda x: W["special_expit"](x) * 2.0),
+    "log_expit": (f_log_expit, [(5,)], ANY, W["special_log_expit"]),
+    "logit": (f_logit, [(5,)], UNIT, W["special_logit"]),
+    "erf": (f_erf, [(3, 4)], ANY, W["special_erf"]),
+    "erfc": (f_erfc, [(5,)], ANY, W["special_erfc"]),
+    "ndtr": (f_ndtr, [(5,)], ANY, W["special_ndtr"]),
+    "log_ndtr": (f_log_ndtr, [(5,)], (-6.0, 2.0), W["special_log_ndtr"]),
+    "gammaln": (f_gammaln, [(3, 4)], POS, W["special_gammaln"]),
+    "digamma": (f_digamma, [(5,)], POS, W["special_digamma"]),
+    "polygamma": (f_polygamma, [(5,)], POS, lambda x: W["special_polygamma"](1, x)),
+    "entr": (f_entr, [(5,)], POS, W["special_entr"]),
+    "betaln": (f_betaln, [(3, 1), (4,)], (POS, POS), W["special_betaln"]),
+    "xlogy": (f_xlogy, [(3, 1), (4,)], (ANY, POS), W["special_xlogy"]),
+    "xlog1py": (f_xlog1py, [(3, 4), (4,)], (ANY, (-0.5, 2.0)), W["special_xlog1py"]),
+    "logsumexp": (f_logsumexp, [(3, 4)], ANY,
+                  lambda x: W["special_logsumexp"](x, axis=1)),
     "logsumexp_b": (f_logsumexp_b, [(3, 4), (4,)], (ANY, POS),
-                    lambda x, b: torch.log(torch.sum(b * torch.exp(x), dim=0, keepdim=True))),
-    "softmax": (f_softmax, [(3, 4)], ANY, lambda x: torch.softmax(x, dim=-1)),
-    "log_softmax": (f_log_softmax, [(3, 4)], ANY, lambda x: torch.log_softmax(x, dim=1)),
+                    lambda x, b: W["special_logsumexp"](x, axis=0, b=b, keepdims=True)),
+    "softmax": (f_softmax, [(3, 4)], ANY, lambda x: W["special_softmax"](x, axis=-1)),
+    "log_softmax": (f_log_softmax, [(3, 4)], ANY,
+                    lambda x: W["special_log_softmax"](x, axis=1)),
 }
 TOL = {"float32": 2e-3, "float64": 1e-6}
 

@@ -36,6 +36,7 @@ FAMILY_TITLES = {
     "compare": "Comparisons and logic (no gradient)",
     "integer": "Integer arithmetic (no gradient)",
     "control": "Introduced by normalisation",
+    "scipy.special": "scipy.special (when scipy is installed: srcad/ops/special.py)",
 }
 _DASH = "—"
 
@@ -68,6 +69,8 @@ def _op_cell(op: Op) -> str:
     cell = f"**{op.name}**"
     names = []
     for fn in op.aliases:
+        if getattr(fn, "__name__", None) == op.name:  # (the name generated code calls it by)
+            continue
         mod = getattr(fn, "__module__", "") or ""
         prefix = "np." if mod.startswith("numpy") else ""
         names.append(f"`{prefix}{getattr(fn, '__name__', repr(fn))}`")
