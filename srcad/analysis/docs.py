@@ -69,9 +69,9 @@ def _op_cell(op: Op) -> str:
     cell = f"**{op.name}**"
     names = []
     for fn in op.aliases:
-        if getattr(fn, "__name__", None) == op.name:  # (the name generated code calls it by)
-            continue
         mod = getattr(fn, "__module__", "") or ""
+        if mod.startswith("srcad."):  # (srcad's own helper generated code calls it by)
+            continue
         prefix = "np." if mod.startswith("numpy") else ""
         names.append(f"`{prefix}{getattr(fn, '__name__', repr(fn))}`")
     if names:
