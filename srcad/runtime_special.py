@@ -104,7 +104,7 @@ def special_weights(b, a):
     return np.broadcast_to(b, _shape(a))
 
 
-NAMES = ("expit log_expit logit erf erfc gammaln digamma polygamma ndtr log_ndtr entr xlogy "
-         "xlog1py betaln logsumexp softmax log_softmax").split()
+NAMES = ("expit", "log_expit", "logit", "erf", "erfc", "gammaln", "digamma", "polygamma", "ndtr",
+         "log_ndtr", "entr", "xlogy", "xlog1py", "betaln", "logsumexp", "softmax", "log_softmax")
 
 __all__ = [f"special_{n}" for n in NAMES] + ["special_weights"]

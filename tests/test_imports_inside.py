@@ -24,6 +24,7 @@ MODE_IDS = ["source", "tape"]
 
 def library_imports(x):
     import math
+
     import numpy.linalg
     from numpy import tanh as th
     h = th(x) * math.pi
@@ -128,7 +129,7 @@ def relative(x):
 
 def rebound(x):
     import math
-    math = 2.0
+    math = 2.0  # noqa: F811
     return np.sum(x) * math
 
 

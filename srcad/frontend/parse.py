@@ -194,7 +194,7 @@ class Import:
                 obj = getattr(module, self.attr, _UNRESOLVED)
                 if obj is _UNRESOLVED:  # `from pkg import submodule`
                     obj = importlib.import_module(f"{self.module}.{self.attr}")
-        except Exception as e:  # noqa: BLE001  (what the statement would raise at the call)
+        except Exception as e:  # (what the statement would raise at the call)
             raise pf.error(f"the import in {pf.name} fails: {type(e).__name__}: {e}", self.node,
                            hint="srcad runs the function's imports as each call would: make "
                            "the module importable") from e
