@@ -395,15 +395,17 @@ def by_name(name: str) -> Op:
     raise KeyError(name)
 
 
-def all_ops(*, user: bool = False) -> list[Op]:
+def all_ops(*, user: bool = False, optional: bool = True) -> list[Op]:
     """srcad's own rows in registration order; with ``user=True``, then users' rows.
 
     Users' registrations never change this list's table part, so the docs and the op
     tests generated from it do not depend on what else was imported; an optional library's
-    rows (`optional_rows`) are in it whenever the library is installed.
+    rows (`optional_rows`) are in it whenever the library is installed (``optional=False``:
+    only if the program imported it -- a caller that needs no completeness, and should not
+    import the library, such as the fuser's index of C expressions).
     """
     if _OPTIONAL:
-        _load_optional(listing=True)
+        _load_optional(listing=optional)
     return list(_TABLE.values()) + (list(_USER.values()) if user else [])
 
 
