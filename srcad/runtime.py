@@ -83,6 +83,8 @@ from . import runtime_pymath as _pymath  # (Python's math functions, by their ro
 from .runtime_pymath import *  # noqa: F401,F403
 from . import runtime_poly as _poly  # (constants of srcad/ops/polynomials.py's rules)
 from .runtime_poly import *  # noqa: F401,F403
+from . import runtime_special as _special  # (scipy.special's functions: srcad/ops/special.py)
+from .runtime_special import *  # noqa: F401,F403
 
 __all__ = [
     "tree_scale",
@@ -276,7 +278,7 @@ __all__ = [
     "slot_tree",
     "without_key",
 ]
-__all__ += _pymath.__all__ + _poly.__all__
+__all__ += _pymath.__all__ + _poly.__all__ + _special.__all__
 
 
 _PY_NUMBERS = (int, float, bool)

@@ -528,6 +528,21 @@ def _is_user_module(mod) -> bool:
     return not is_library_module(mod)
 
 
+def _importing_builtins(tape, base) -> dict:
+    """The traced function's builtins: its module's, with an `__import__` whose modules the
+    function sees through the tape (`Tape.wrap`), as it sees its globals: ``import math`` or
+    ``from scipy.special import expit`` in the function's body binds a view, its functions
+    with a row applied on the tape (source mode reads the same imports: frontend/parse.py)."""
+    own = base.get("__builtins__", builtins)
+    own = own if isinstance(own, dict) else vars(own)
+    real = own.get("__import__", builtins.__import__)
+
+    def traced_import(name, globals=None, locals=None, fromlist=(), level=0):
+        return tape.wrap(real(name, base, locals, fromlist, level))
+
+    return {**own, "__import__": traced_import}
+
+
 class _TracedGlobals(dict):
     """A function's globals as the tape shows them (wrapped on first access)."""
 
@@ -536,7 +551,7 @@ class _TracedGlobals(dict):
         self._tape = tape
         self._base = base
         self._builtins = None
-        self["__builtins__"] = base.get("__builtins__", builtins)
+        self["__builtins__"] = _importing_builtins(tape, base)
 
     def __missing__(self, key):
         if key not in self._base and key in _BUILTIN_NAMES:

@@ -44,14 +44,15 @@ def global_statement_hinted(x, scale=SCALE):
     return np.sum(scale * x * x)
 
 
-# 4. an import inside -> "import at module level"
+# 4. a relative import inside -> "import at module level" (an absolute one is read as the
+# call would: tests/test_imports_inside.py)
 def import_inside(x):
-    import math as m  # refused here
-    return np.sum(np.sin(x) * m.pi)
+    from .fixtures_hints import SCALE as s  # refused here
+    return np.sum(np.sin(x) * s)
 
 
 def import_inside_hinted(x):
-    return np.sum(np.sin(x) * math.pi)
+    return np.sum(np.sin(x) * SCALE * math.pi)
 
 
 # 5. a set literal -> "use a tuple"

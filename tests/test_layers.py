@@ -27,6 +27,8 @@ FUNCTION_LEVEL_ALLOWED: set[tuple[str, str]] = {
     ("srcad/build/cache.py", "filelock"),
     # Dask distributed: the `distributed` extra, imported only when srcad.parallel is used
     ("srcad/parallel.py", "distributed"),
+    # scipy: the scipy.special rows register once scipy is imported (srcad/ops/special.py)
+    ("srcad/ops/special.py", "scipy.special"),
 }
 
 

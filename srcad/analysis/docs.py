@@ -36,6 +36,7 @@ FAMILY_TITLES = {
     "compare": "Comparisons and logic (no gradient)",
     "integer": "Integer arithmetic (no gradient)",
     "control": "Introduced by normalisation",
+    "scipy.special": "scipy.special (when scipy is installed: srcad/ops/special.py)",
 }
 _DASH = "—"
 
@@ -69,6 +70,8 @@ def _op_cell(op: Op) -> str:
     names = []
     for fn in op.aliases:
         mod = getattr(fn, "__module__", "") or ""
+        if mod.startswith("srcad."):  # (srcad's own helper generated code calls it by)
+            continue
         prefix = "np." if mod.startswith("numpy") else ""
         names.append(f"`{prefix}{getattr(fn, '__name__', repr(fn))}`")
     if names:

@@ -265,6 +265,6 @@ def lift_closures(pf, taken: set) -> None:
         LIFTED[fn] = ParsedFunction(
             fn=fn, name=name, filename=pf.filename, tree=tree, first_line=tree.lineno,
             last_line=getattr(tree, "end_lineno", tree.lineno) or tree.lineno,
-            params=_params(tree), closure=closure, bound=pf.bound)
+            params=_params(tree), closure=closure, bound=pf.bound, imported=pf.imported)
     pf.closure.update(made)
     pf.closure[PARTIAL] = functools.partial

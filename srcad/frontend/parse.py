@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import builtins
 import copy
+import importlib
 import inspect
 import linecache
+import sys
 import textwrap
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import gast
 
-from ..errors import SrcadError
+from ..errors import SrcadError, UnsupportedSyntaxError
 from . import guards
 
 _UNRESOLVED = object()
@@ -45,10 +47,13 @@ class ParsedFunction:
     vararg: str | None = None  # `*xs`: the parameter holding the extra positional arguments
     varkw: str | None = None  # `**kw` of a function srcad transforms: the dict parameter
     bound: dict = field(default_factory=dict)  # names srcad gave objects (objects.py: guarded)
+    imported: dict = field(default_factory=dict)  # a name an import in the body binds -> Import
 
     def resolve(self, name: str) -> Any:
         """The object a free name refers to now, or UNRESOLVED. Each lookup is recorded as a
         guard (guards.py): the code built from it is valid while the name keeps its object."""
+        if name in self.imported:
+            return self.imported[name].bind(self)
         if name in self.closure:
             obj = self.closure[name]
             if name in self.cells:
@@ -86,7 +91,8 @@ def parse_function(fn: Callable) -> ParsedFunction:
         return ParsedFunction(fn=pf.fn, name=pf.name, filename=pf.filename,
                               tree=copy.deepcopy(pf.tree), first_line=pf.first_line,
                               last_line=pf.last_line, params=list(pf.params),
-                              closure=dict(pf.closure), bound=pf.bound)
+                              closure=dict(pf.closure), bound=pf.bound,
+                              imported=pf.imported)
     fn = inspect.unwrap(fn)
     if inspect.ismethod(fn) and inspect.isfunction(fn.__func__):
         # obj.method: `self` is the object, a constant (its arrays get no gradient); its
@@ -152,7 +158,104 @@ def parse_function(fn: Callable) -> ParsedFunction:
         cells=cells,
     )
     made.vararg = vararg
+    made.imported = _imports_of(made)
     return made
+
+
+# ---------------------------------------------------------------------------------------------
+# import statements in the function's body
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Import:
+    """What one name of an import statement in the function binds, as Python runs the
+    statement at every call: ``import a.b`` binds `a` (the package, with a.b imported),
+    ``import a.b as c`` the module a.b, ``from a.b import n`` a.b's attribute n (or its
+    submodule n). srcad reads it when it normalises the function, as it reads a global, and
+    guards the lookup: sys.modules' entry for the module, and the attribute (guards.py's
+    rules: an installed library's module attributes are not guarded). A call that finds
+    another object rebuilds the code."""
+
+    module: str  # the module the statement imports
+    attr: str | None  # `from module import attr`; None for `import module`
+    top: bool  # `import a.b` without `as`: the name is the top package
+    node: Any  # the statement, for errors
+
+    @property
+    def key(self) -> tuple:
+        return (self.module, self.attr, self.top)
+
+    def bind(self, pf: ParsedFunction) -> Any:
+        where = self.module.partition(".")[0] if self.top else self.module
+        try:
+            module = importlib.import_module(self.module)
+            obj = sys.modules[where] if self.top else module
+            if self.attr is not None:
+                obj = getattr(module, self.attr, _UNRESOLVED)
+                if obj is _UNRESOLVED:  # `from pkg import submodule`
+                    obj = importlib.import_module(f"{self.module}.{self.attr}")
+        except Exception as e:  # (what the statement would raise at the call)
+            raise pf.error(f"the import in {pf.name} fails: {type(e).__name__}: {e}", self.node,
+                           hint="srcad runs the function's imports as each call would: make "
+                           "the module importable") from e
+        guards.note("global", sys.modules, where, sys.modules.get(where, guards.MISSING))
+        if self.attr is not None:
+            guards.note_attr(module, self.attr, obj)
+        return obj
+
+
+def _imports_of(pf: ParsedFunction) -> dict:
+    """The names the import statements of `pf`'s own body bind (not those of nested defs,
+    which stay refused), each an `Import`; the statements themselves are taken out of the
+    tree (`pass` in their place). A relative import, or a name an import binds that the
+    function also assigns, is refused at its line (``import *`` cannot be in a function)."""
+    out: dict = {}
+    scopes = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
+
+    def visit(body: list) -> list:
+        kept = []
+        for stmt in body:
+            if isinstance(stmt, (gast.Import, gast.ImportFrom)):
+                for name, imp in _bindings(pf, stmt):
+                    if name in out and out[name].key != imp.key:
+                        raise pf.error(f"`{name}` is imported twice in {pf.name}, from "
+                                       f"different places", stmt, hint="import it once",
+                                       cls=UnsupportedSyntaxError)
+                    out.setdefault(name, imp)
+                kept.append(gast.copy_location(gast.Pass(), stmt))
+                continue
+            for fld in ("body", "orelse", "finalbody"):
+                inner = getattr(stmt, fld, None)
+                if isinstance(inner, list) and not isinstance(stmt, scopes):
+                    setattr(stmt, fld, visit(inner))
+            kept.append(stmt)
+        return kept
+
+    pf.tree.body = visit(pf.tree.body)
+    if out:
+        assigned = set(pf.params) | {
+            n.id for n in gast.walk(pf.tree)
+            if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}
+        clash = sorted(set(out) & assigned)
+        if clash:
+            raise pf.error(f"`{clash[0]}` is bound by an import in {pf.name} and assigned too",
+                           out[clash[0]].node, hint="give the import or the variable another "
+                           "name", cls=UnsupportedSyntaxError)
+    return out
+
+
+def _bindings(pf: ParsedFunction, stmt) -> list:
+    """(name, Import) for each name `stmt` binds."""
+    if isinstance(stmt, gast.Import):
+        return [(a.asname or a.name.partition(".")[0],
+                 Import(a.name, None, a.asname is None and "." in a.name, stmt))
+                for a in stmt.names]
+    if stmt.level:
+        raise pf.error(f"a relative import (`from {'.' * stmt.level}{stmt.module or ''} import "
+                       f"...`) inside {pf.name}", stmt, hint="import at module level, or write "
+                       "the absolute module name", cls=UnsupportedSyntaxError)
+    return [(a.asname or a.name, Import(stmt.module, a.name, False, stmt)) for a in stmt.names]
 
 
 def _star_as_tuple(fdef) -> str | None:

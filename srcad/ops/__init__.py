@@ -16,6 +16,7 @@ from . import (  # noqa: F401  (registers rows)
     runtime_ops,
     shape,
     signal,
+    special,
     statistics,
     ufunc_at,
     ufunc_methods,

@@ -212,7 +212,7 @@ class Op:
         Python's builtins take containers as they are, and a shape or an axis is no array."""
         fn = self.fn
         numpy = isinstance(fn, np.ufunc) or (getattr(fn, "__module__", None) or "").startswith(
-            "numpy")
+            ("numpy", "scipy."))  # (scipy.special.logsumexp takes arrays as numpy does)
         if not numpy or pname in self.sequences or (
                 self.vjp(pname) is None and self.jvp(pname) is None):
             return False
@@ -322,6 +322,9 @@ _USER: dict[int, Op] = {}  # rows users registered after import, by id of the ca
 _KEEPALIVE: list = []  # keeps registered callables alive, so that their ids stay theirs
 _UFUNC_METHODS: dict = {}  # (ufunc, method name) -> its row (np.add.reduce: the sum's)
 _GENERATION = 0  # bumped by every registration change, for caches keyed on the table
+# rows of an optional library (scipy.special), registered once it is loaded: its module name ->
+# (the function registering them, the module of srcad's helpers their spellings call)
+_OPTIONAL: dict[str, tuple[Callable[[], None], str]] = {}
 
 
 def _key(fn) -> int:
@@ -335,6 +338,8 @@ def lookup(fn) -> Op | None:
         op = _BY_FN.get(_key(fn))
     except TypeError:
         return None
+    if op is None and _OPTIONAL and _load_optional(fn):
+        op = _BY_FN.get(_key(fn))
     if op is None and isinstance(getattr(fn, "__self__", None), np.ufunc):
         return _UFUNC_METHODS.get((fn.__self__, getattr(fn, "__name__", None)))
     return op
@@ -348,8 +353,40 @@ def ufunc_method(op: Op, ufunc: np.ufunc, method: str) -> Op:
     return op
 
 
+def optional_rows(module: str, register: Callable[[], None], helpers: str) -> None:
+    """Rows for the callables of an optional library (``scipy.special``), which srcad does not
+    import: `register` (it imports the library and calls `defvjp`) runs once, the first time
+    a lookup misses while `module` is imported (the user's code imported it, so its
+    callables may be asked for) or for a callable of `helpers` (srcad's module whose
+    functions the rows' spellings call: generated code read again), and when the whole table
+    is listed (`all_ops`, `by_name`: the docs and the op tests) if the library is installed.
+    Without the library, nothing is registered and nothing else changes."""
+    _OPTIONAL[module] = (register, helpers)
+
+
+def _load_optional(fn=None, *, listing: bool = False) -> bool:
+    """Register the optional rows that are due (see `optional_rows`) for a lookup of `fn`
+    that missed; True if any were."""
+    try:
+        fn_module = getattr(fn, "__module__", None)
+    except Exception:  # noqa: BLE001  (an object whose attributes raise: no helper of ours)
+        fn_module = None
+    loaded = False
+    for module, (register, helpers) in list(_OPTIONAL.items()):
+        if module in sys.modules or fn_module == helpers or listing:
+            del _OPTIONAL[module]
+            try:
+                register()
+            except ImportError:  # (not installed: its rows do not exist)
+                continue
+            loaded = True
+    return loaded
+
+
 def by_name(name: str) -> Op:
     """A row of srcad's table by name (a user's row if no table row has that name)."""
+    if name not in _TABLE and _OPTIONAL:
+        _load_optional(listing=True)
     if name in _TABLE:
         return _TABLE[name]
     for op in reversed(list(_USER.values())):
@@ -358,12 +395,17 @@ def by_name(name: str) -> Op:
     raise KeyError(name)
 
 
-def all_ops(*, user: bool = False) -> list[Op]:
+def all_ops(*, user: bool = False, optional: bool = True) -> list[Op]:
     """srcad's own rows in registration order; with ``user=True``, then users' rows.
 
     Users' registrations never change this list's table part, so the docs and the op
-    tests generated from it do not depend on what else was imported.
+    tests generated from it do not depend on what else was imported; an optional library's
+    rows (`optional_rows`) are in it whenever the library is installed (``optional=False``:
+    only if the program imported it -- a caller that needs no completeness, and should not
+    import the library, such as the fuser's index of C expressions).
     """
+    if _OPTIONAL:
+        _load_optional(listing=optional)
     return list(_TABLE.values()) + (list(_USER.values()) if user else [])
 
 
@@ -392,10 +434,12 @@ def _from_the_table() -> bool:
 def _register(op: Op) -> Op:
     global _GENERATION
     _GENERATION += 1
+    table_row = _from_the_table()
     for fn in (op.fn, *op.aliases):
         _KEEPALIVE.append(fn)
-        _BY_FN[_key(fn)] = op
-    if _from_the_table():
+        if not (table_row and _key(fn) in _USER):  # (a user's row made before an optional
+            _BY_FN[_key(fn)] = op                  # library's rows loaded keeps winning)
+    if table_row:
         if op.name in _TABLE and _TABLE[op.name].fn is not op.fn:
             raise ValueError(f"two table rows are named {op.name!r}")
         _TABLE[op.name] = op
