@@ -83,6 +83,8 @@ from . import runtime_pymath as _pymath  # (Python's math functions, by their ro
 from .runtime_pymath import *  # noqa: F401,F403
 from . import runtime_poly as _poly  # (constants of srcad/ops/polynomials.py's rules)
 from .runtime_poly import *  # noqa: F401,F403
+from . import runtime_pieces as _pieces  # (tuple outputs, np.block, np.insert)
+from .runtime_pieces import *  # noqa: F401,F403
 
 __all__ = [
     "tree_scale",
@@ -274,7 +276,7 @@ __all__ = [
     "slot_tree",
     "without_key",
 ]
-__all__ += _pymath.__all__ + _poly.__all__
+__all__ += _pymath.__all__ + _poly.__all__ + _pieces.__all__
 
 
 _PY_NUMBERS = (int, float, bool)
