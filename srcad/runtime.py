@@ -73,7 +73,7 @@ from .runtime_stats import (  # noqa: F401  (order statistics, average, cov)
     unaverage_weights,
 )
 from .runtime_decompositions import (  # noqa: F401  (the decomposition ops' helpers)
-    diag_embed, eig_gaps, fold_triangle, norm_grad, norm_grad_dot, norm_jvp, norm_matrix_axes,
+    diag_embed, eig_gaps, fold_triangle, moved_axes, qr_kind, norm_grad, norm_grad_dot, norm_jvp, norm_matrix_axes,
     norm_reduce, norm_svd_unweights, norm_svd_weights, norm_uses_svd,
     phi_lower, svd_gaps, svd_grad, svd_jvp, svd_s_grad, svd_s_grad_usv, symmetric_from,
     transpose_if)

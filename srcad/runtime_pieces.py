@@ -185,7 +185,7 @@ def _insert_marks(arr, obj, values, axis):
     and one whose entries are 1 + the flat index of the values element there (0 elsewhere)."""
     arr_idx = np.arange(1, np.size(arr) + 1, dtype=np.float64).reshape(np.shape(arr))
     val_idx = np.arange(1, np.size(values) + 1, dtype=np.float64).reshape(np.shape(values))
-    from_arr = np.insert(arr_idx, obj, 0.0, axis=axis)
+    from_arr = np.insert(arr_idx, obj, np.zeros(np.shape(values)), axis=axis)
     from_val = np.insert(np.zeros(np.shape(arr)), obj, val_idx, axis=axis)
     return from_arr.astype(np.int64), from_val.astype(np.int64)
 

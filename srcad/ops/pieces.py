@@ -68,7 +68,7 @@ defvjp(np.block, lambda g, out, arrays: unblock(g, arrays),
                    ("np.block([[a, b], [c, np.zeros((1, 2))]])", [(2, 3), (2, 2), (1, 3)]),
                    ("np.block([[a], [b]])", [(3,), (3,)]),
                    ("np.block([[a, 1.0], [b, c]])", [(1, 2), (2, 2), (2, 1)]),
-                   ("np.block([[[a, b]], [[c, a]]])", [(2, 1), (2, 2), (2, 1)])))
+                   ("np.block([[[a, b]], [[b, a]]])", [(2, 1), (2, 2)])))
 defjvp(np.block, lambda g, out, arrays: block_pieces(g, arrays))
 
 defvjp(np.insert, lambda g, out, arr, obj, values, axis=None:
