@@ -568,6 +568,8 @@ class _NumpyView:
             return _Concatenator(self._tape, obj)
         if isinstance(obj, np.ufunc) and table.lookup(obj) is not None:
             return _UfuncView(self._tape, obj)
+        if _hashable(obj) and obj in SUBSTITUTES:  # np.polyfit: srcad/pyfuncs.py's
+            return self._tape.substitute(obj)
         if obj is np.vectorize:  # np.vectorize(f)(t): its loop on the tape
             return lambda *a, **k: VectorizeEager(self, _has_tensor, np.vectorize(*a, **k))
         if callable(obj) and not isinstance(obj, type) and table.lookup(obj) is not None:

@@ -173,3 +173,65 @@ def test_cond_every_p(key):
     want = _torch_grads(lambda t: torch.linalg.matrix_norm(t, p) * torch.linalg.matrix_norm(
         torch.linalg.inv(t), p) * t.sum(), (a,))[0]
     np.testing.assert_allclose(srcad.grad(f_cond)(a, key), want, rtol=1e-9)
+
+
+# --- polynomials -------------------------------------------------------------------------------
+def f_poly(r):
+    return np.sum(np.poly(r) * np.arange(1.0, np.size(r) + 2.0))
+
+
+def f_polydiv(u, v):
+    q, r = np.polydiv(u, v)
+    return np.sum(q ** 2) + np.sum(r * np.arange(1.0, np.size(r) + 1.0))
+
+
+def f_polyfit(x, y):
+    return np.sum(np.polyfit(x, y, 2) * np.array([1.0, -2.0, 0.5]))
+
+
+def f_polyfit_w(x, y, w):
+    return np.sum(np.polyfit(x, y, 1, w=w) ** 2)
+
+
+def test_poly_values_are_numpys_and_gradients():
+    r = RNG.uniform(-1, 1, 4)
+    out, _ = srcad.vjp(lambda_poly, r)
+    assert np.array_equal(out, np.poly(r))
+    _check(f_poly, (r,))
+    want = _torch_grads(lambda t: (torch_poly(t) * torch.arange(1.0, 6.0,
+                                                              dtype=torch.float64)).sum(), (r,))
+    np.testing.assert_allclose(srcad.grad(f_poly)(r), want[0], rtol=1e-12)
+
+
+def lambda_poly(r):
+    return np.poly(r)
+
+
+def torch_poly(t):
+    c = torch.ones(1, dtype=t.dtype)
+    for z in t:
+        c = torch.cat([c, torch.zeros(1, dtype=t.dtype)]) - z * torch.cat(
+            [torch.zeros(1, dtype=t.dtype), c])
+    return c
+
+
+def test_polydiv():
+    u, v = RNG.uniform(-1, 1, 5), RNG.uniform(0.5, 1.5, 3)
+    _check(f_polydiv, (u, v))
+
+
+def test_polyfit_value_is_numpys_and_gradients():
+    x, y = np.linspace(-1, 1, 6), RNG.standard_normal(6)
+    (q, _), pullback = srcad.vjp(polyfit_pair, x, y)
+    assert np.array_equal(q, np.polyfit(x, y, 2))
+    _check(f_polyfit, (x, y))
+    _check(f_polyfit_w, (x, y, RNG.uniform(0.5, 1.5, 6)))
+    # torch: the same least-squares fit through lstsq's gradient
+    want = _torch_grads(lambda a, b: (torch.linalg.lstsq(torch.stack([a * a, a, torch.ones_like(a)], 1), b[:, None]).solution[
+        :, 0] * torch.tensor([1.0, -2.0, 0.5], dtype=torch.float64)).sum(), (x, y))
+    for g, w in zip(srcad.grad(f_polyfit, wrt=(0, 1))(x, y), want):
+        np.testing.assert_allclose(g, w, rtol=1e-8, atol=1e-10)
+
+
+def polyfit_pair(x, y):
+    return np.polyfit(x, y, 2), np.sum(x)
