@@ -194,6 +194,76 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     return (c.T / scale).T
 
 
+class poly1d:
+    """np.poly1d built inside differentiated code: the coefficient array (highest power first)
+    and numpy's polynomial functions on it, so that calling it, its derivative, integral and
+    arithmetic differentiate through np.polyval / polyder / polyint / polyadd / polymul.
+    Leading zero coefficients are kept (numpy drops them; their derivative is not zero);
+    ``roots`` (complex in general) is not here."""
+
+    def __init__(self, c_or_r, r=False, variable=None):
+        self.coeffs = np.atleast_1d(c_or_r) if not r else poly(c_or_r)
+        self.variable = "x" if variable is None else variable
+
+    def __call__(self, val):
+        return np.polyval(self.coeffs, val)
+
+    @property
+    def order(self):
+        return self.coeffs.shape[0] - 1
+
+    @property
+    def c(self):
+        return self.coeffs
+
+    @property
+    def coef(self):
+        return self.coeffs
+
+    @property
+    def coefficients(self):
+        return self.coeffs
+
+    def __len__(self):
+        return self.order
+
+    def deriv(self, m=1):
+        return poly1d(np.polyder(self.coeffs, m))
+
+    def integ(self, m=1, k=0):
+        return poly1d(np.polyint(self.coeffs, m, k))
+
+    def __neg__(self):
+        return poly1d(-self.coeffs)
+
+    def __add__(self, other):
+        return poly1d(np.polyadd(self.coeffs, _coefficients(other)))
+
+    def __radd__(self, other):
+        return poly1d(np.polyadd(_coefficients(other), self.coeffs))
+
+    def __sub__(self, other):
+        return poly1d(np.polysub(self.coeffs, _coefficients(other)))
+
+    def __rsub__(self, other):
+        return poly1d(np.polysub(_coefficients(other), self.coeffs))
+
+    def __mul__(self, other):
+        if isinstance(other, poly1d):
+            return poly1d(np.polymul(self.coeffs, other.coeffs))
+        return poly1d(self.coeffs * other)
+
+    def __rmul__(self, other):
+        return poly1d(other * self.coeffs)
+
+
+def _coefficients(p):
+    """A poly1d's coefficients, or a number or array as numpy's poly1d arithmetic reads it."""
+    if isinstance(p, poly1d):
+        return p.coeffs
+    return np.atleast_1d(p)
+
+
 def sorted_by(data, keys, reverse):
     """sorted(data, key=..., reverse=...) with the keys already computed (a list, or None for
     the items themselves): a stable sort, as Python's, reversed in the same stable way; the
@@ -270,6 +340,8 @@ def _substitutes() -> dict:
 
 # the library function -> the function srcad differentiates in its place
 SUBSTITUTES = _substitutes()
+# library classes srcad builds as user classes in their place (frontend/objects.py; tape mode)
+CLASS_SUBSTITUTES = {np.poly1d: poly1d}
 
 
 def _tape_only() -> dict:

@@ -235,3 +235,99 @@ def test_polyfit_value_is_numpys_and_gradients():
 
 def polyfit_pair(x, y):
     return np.polyfit(x, y, 2), np.sum(x)
+
+
+# --- Python's math.prod, math.dist and statistics ----------------------------------------------
+def f_prod(x):
+    return math.prod([x[0], x[1] * 2.0, x[2]]) + math.prod(x, start=0.5)
+
+
+def f_dist(x, y):
+    return math.dist(x, y) * math.dist([x[0], y[1]], [0.5, x[2]])
+
+
+def f_median_low_high(x):
+    return statistics.median_low(x) * statistics.median_high([x[0], x[1], x[2], x[3]])
+
+
+def f_means(x, w):
+    return statistics.geometric_mean(x) + statistics.harmonic_mean(x, weights=w) \
+        * statistics.harmonic_mean([x[0], x[1]])
+
+
+def f_cov_corr(x, y):
+    return statistics.covariance(x, y) + statistics.correlation(x, y) * x[0]
+
+
+@pytest.mark.parametrize("fn, shapes", [
+    (f_prod, [(3,)]), (f_dist, [(3,), (3,)]), (f_median_low_high, [(4,)]),
+    (f_means, [(4,), (4,)]), (f_cov_corr, [(5,), (5,)])],
+    ids=lambda v: getattr(v, "__name__", ""))
+def test_python_level(fn, shapes):
+    args = [RNG.uniform(0.5, 2.0, s) for s in shapes]
+    _check(fn, args)
+
+
+def py_values(x, y):
+    return (math.prod(x), math.dist(x, y), statistics.median_low(x), statistics.median_high(x),
+            statistics.geometric_mean(x), statistics.harmonic_mean(x),
+            statistics.covariance(x, y), statistics.correlation(x, y))
+
+
+def test_python_level_values_are_pythons():
+    x, y = [0.3, 1.7, 0.9, 2.2], [1.1, 0.4, 0.8, 1.9]
+    want = py_values(x, y)
+    out, _ = srcad.vjp(py_values, np.array(x), np.array(y))
+    assert [float(v) for v in out] == [float(v) for v in want]
+
+
+def test_python_level_match_torch():
+    x, y = RNG.uniform(0.5, 2.0, 5), RNG.uniform(0.5, 2.0, 5)
+    got = srcad.grad(f_cov_corr, wrt=(0, 1))(x, y)
+
+    def torch_f(a, b):
+        c = torch.cov(torch.stack([a, b]))[0, 1]
+        return c + torch.corrcoef(torch.stack([a, b]))[0, 1] * a[0]
+
+    for g, w in zip(got, _torch_grads(torch_f, (x, y))):
+        np.testing.assert_allclose(g, w, rtol=1e-10)
+    got = srcad.grad(f_dist, wrt=(0, 1))(x[:3], y[:3])
+    want = _torch_grads(lambda a, b: torch.dist(a, b) * torch.dist(
+        torch.stack([a[0], b[1]]), torch.stack([torch.tensor(0.5, dtype=a.dtype), a[2]])),
+        (x[:3], y[:3]))
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-10)
+
+
+def f_lgamma(x):
+    return math.lgamma(x[0])
+
+
+def test_lgamma_stays_refused():
+    with pytest.raises(srcad.SrcadError, match="lgamma"):
+        srcad.grad(f_lgamma)(np.array([1.5]))
+
+
+def f_poly1d(c, x):
+    p = np.poly1d(c)
+    return np.sum(p(x) * p.c[0]) + p.order
+
+
+def f_poly1d_roots(r, x):
+    return np.sum(np.poly1d(r, r=True)(x) ** 2)
+
+
+def test_poly1d_called():
+    c, x = RNG.standard_normal(3), RNG.standard_normal(2)
+    _check(f_poly1d, (c, x))
+    _check(f_poly1d_roots, (c, x))
+    assert f_poly1d(c, x) == srcad.vjp(f_poly1d, c, x)[0]
+
+
+def f_poly1d_deriv(c, x):
+    return np.sum(np.poly1d(c).deriv()(x))
+
+
+def test_poly1d_methods_returning_a_poly1d_are_refused_not_zero():
+    with pytest.raises(srcad.SrcadError, match="poly1d"):
+        srcad.grad(f_poly1d_deriv)(RNG.standard_normal(3), RNG.standard_normal(2))
