@@ -158,7 +158,7 @@ def polydiv(u, v):
     m = u.shape[0] - 1
     n = v.shape[0] - 1
     scale = 1. / v[0]
-    q = np.zeros((m - n + 1 if m - n + 1 > 1 else 1,), w.dtype)
+    q = np.zeros((m - n + 1 if m - n + 1 > 1 else 1,), w.dtype)  # noqa: FURB136 (ints)
     r = u.astype(w.dtype)
     for k in range(m - n + 1):
         d = scale * r[k]

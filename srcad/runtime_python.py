@@ -479,7 +479,8 @@ def container_tangent_value(g, index, out):
 
 
 __all__ = ["py_correlation", "py_covariance", "py_dist", "py_geometric_mean",
-           "py_harmonic_mean", "Items", "Slots", "append_tangents", "appended_tangent", "container_set",
+           "py_harmonic_mean", "Items", "Slots", "append_tangents", "appended_tangent",
+           "container_set",
            "container_tangent_value", "container_tangent_x", "item_grad", "without_item",
            "dict_get", "get_grad_d", "get_grad_default", "get_tangent",
            "get_tangent_default", "sequence_grad", "sequence_tangent", "dict_keys",
