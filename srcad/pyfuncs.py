@@ -11,8 +11,15 @@ are Python's: ``fsum`` and the ``statistics`` functions are rows (srcad/ops/pyth
 whose value is the original's (exact sums, correctly rounded) and whose derivative is the plain
 formula's.
 
+numpy's polynomial fits and divisions (np.polyfit, np.poly, np.polydiv) are here too, written
+as numpy writes them (the same calls in the same order, so the same values) with rows that
+exist (np.vander, np.linalg.lstsq, np.convolve, copy-on-write subscripts); and np.poly1d
+built inside differentiated code is this module's `poly1d` class (`CLASS_SUBSTITUTES`:
+frontend/objects.py builds it as a user class, tape mode calls it).
+
 Before/after:
     statistics.median(x)        ->  pyfuncs.median(x):  s = np.sort(np.array(x)); middle of s
+    np.polyfit(x, y, 2)         ->  pyfuncs.polyfit(x, y, 2):  lstsq of the scaled vander(x, 3)
 """
 
 from __future__ import annotations
