@@ -11,8 +11,15 @@ are Python's: ``fsum`` and the ``statistics`` functions are rows (srcad/ops/pyth
 whose value is the original's (exact sums, correctly rounded) and whose derivative is the plain
 formula's.
 
+numpy's polynomial fits and divisions (np.polyfit, np.poly, np.polydiv) are here too, written
+as numpy writes them (the same calls in the same order, so the same values) with rows that
+exist (np.vander, np.linalg.lstsq, np.convolve, copy-on-write subscripts); and np.poly1d
+built inside differentiated code is this module's `poly1d` class (`CLASS_SUBSTITUTES`:
+frontend/objects.py builds it as a user class, tape mode calls it).
+
 Before/after:
     statistics.median(x)        ->  pyfuncs.median(x):  s = np.sort(np.array(x)); middle of s
+    np.polyfit(x, y, 2)         ->  pyfuncs.polyfit(x, y, 2):  lstsq of the scaled vander(x, 3)
 """
 
 from __future__ import annotations
@@ -25,7 +32,19 @@ import statistics
 
 import numpy as np
 
-from .runtime_python import py_fsum, py_mean, py_stdev, py_variance, sort_order
+from .runtime_arrays import unsupported_derivative
+from .runtime_python import (
+    py_correlation,
+    py_covariance,
+    py_dist,
+    py_fsum,
+    py_geometric_mean,
+    py_harmonic_mean,
+    py_mean,
+    py_stdev,
+    py_variance,
+    sort_order,
+)
 
 
 def fsum(data):
@@ -71,6 +90,185 @@ def pstdev(data):
 def stdev(data):
     """statistics.stdev: the square root of variance."""
     return py_stdev(np.array(data, dtype=float), 1)
+
+
+def median_low(data):
+    """statistics.median_low: the lower middle item in sorted order."""
+    s = np.sort(np.array(data))
+    return s[(s.shape[0] - 1) // 2]
+
+
+def median_high(data):
+    """statistics.median_high: the higher middle item in sorted order."""
+    s = np.sort(np.array(data))
+    return s[s.shape[0] // 2]
+
+
+def geometric_mean(data):
+    """statistics.geometric_mean: exp of the mean log."""
+    return py_geometric_mean(np.array(data, dtype=float))
+
+
+def harmonic_mean(data, weights=None):
+    """statistics.harmonic_mean: sum(w) / sum(w / x) (w ones without weights)."""
+    a = np.array(data, dtype=float)
+    if weights is None:
+        return py_harmonic_mean(a, np.ones_like(a))
+    return py_harmonic_mean(a, np.array(weights, dtype=float))
+
+
+def covariance(x, y):
+    """statistics.covariance: the sample covariance (n - 1)."""
+    return py_covariance(np.array(x, dtype=float), np.array(y, dtype=float))
+
+
+def correlation(x, y, method="linear"):
+    """statistics.correlation: Pearson's r ('linear') or Spearman's ('ranked')."""
+    return py_correlation(np.array(x, dtype=float), np.array(y, dtype=float), method)
+
+
+def prod(data, start=1):
+    """math.prod: start times the items, one multiplication at a time from the left, as
+    Python's (so the value is math.prod's)."""
+    out = start
+    for v in data:
+        out = out * v
+    return out
+
+
+def dist(p, q):
+    """math.dist: the Euclidean distance between two points given as sequences."""
+    return py_dist(np.array(p, dtype=float), np.array(q, dtype=float))
+
+
+# --- numpy's polynomial fits and divisions: numpy's own steps, so the values are numpy's ------
+def poly(seq_of_zeros):
+    """np.poly of a 1-D sequence of roots: the product of (x - r), one convolution per root
+    (numpy's loop). A square matrix's characteristic polynomial goes through its eigenvalues,
+    which are complex: refused."""
+    seq = np.atleast_1d(seq_of_zeros)
+    if seq.ndim != 1:
+        unsupported_derivative("np.poly of a matrix (its eigenvalues are complex)")
+    seq = seq.astype(np.mintypecode(seq.dtype.char))
+    a = np.ones((1,), dtype=seq.dtype)
+    for i in range(seq.shape[0]):
+        a = np.convolve(a, np.concatenate((np.ones((1,), dtype=seq.dtype), -seq[i:i + 1])))
+    return a
+
+
+def polydiv(u, v):
+    """np.polydiv: numpy's long division (the quotient's coefficients one at a time, the
+    remainder's leading zeros dropped)."""
+    u = np.atleast_1d(u) + 0.0
+    v = np.atleast_1d(v) + 0.0
+    w = u[0] + v[0]
+    m = u.shape[0] - 1
+    n = v.shape[0] - 1
+    scale = 1. / v[0]
+    q = np.zeros((m - n + 1 if m - n + 1 > 1 else 1,), w.dtype)  # noqa: FURB136 (ints)
+    r = u.astype(w.dtype)
+    for k in range(m - n + 1):
+        d = scale * r[k]
+        q[k] = d
+        r[k:k + n + 1] = r[k:k + n + 1] - d * v
+    while np.allclose(r[0], 0, rtol=1e-14) and r.shape[-1] > 1:
+        r = r[1:]
+    return q, r
+
+
+def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
+    """np.polyfit: the least-squares solve of the column-scaled Vandermonde system (numpy's
+    steps, through np.linalg.lstsq's row); full= and cov= are refused."""
+    if full or cov:
+        unsupported_derivative("np.polyfit with full=True or cov=True")
+    order = int(deg) + 1
+    x = np.asarray(x) + 0.0
+    y = np.asarray(y) + 0.0
+    if rcond is None:
+        rcond = x.shape[0] * np.finfo(x.dtype).eps
+    lhs = np.vander(x, order)
+    rhs = y
+    if w is not None:
+        w = np.asarray(w) + 0.0
+        lhs = lhs * w[:, None]
+        if rhs.ndim == 2:
+            rhs = rhs * w[:, None]
+        else:
+            rhs = rhs * w
+    scale = np.sqrt((lhs * lhs).sum(axis=0))
+    lhs = lhs / scale
+    c = np.linalg.lstsq(lhs, rhs, rcond)[0]
+    return (c.T / scale).T
+
+
+class poly1d:
+    """np.poly1d built inside differentiated code: the coefficient array (highest power first)
+    and numpy's polynomial functions on it, so that calling it, its derivative, integral and
+    arithmetic differentiate through np.polyval / polyder / polyint / polyadd / polymul.
+    Leading zero coefficients are kept (numpy drops them; their derivative is not zero);
+    ``roots`` (complex in general) is not here."""
+
+    def __init__(self, c_or_r, r=False, variable=None):
+        self.coeffs = np.atleast_1d(c_or_r) if not r else poly(c_or_r)
+        self.variable = "x" if variable is None else variable
+
+    def __call__(self, val):
+        return np.polyval(self.coeffs, val)
+
+    @property
+    def order(self):
+        return self.coeffs.shape[0] - 1
+
+    @property
+    def c(self):
+        return self.coeffs
+
+    @property
+    def coef(self):
+        return self.coeffs
+
+    @property
+    def coefficients(self):
+        return self.coeffs
+
+    def __len__(self):
+        return self.order
+
+    def deriv(self, m=1):
+        return poly1d(np.polyder(self.coeffs, m))
+
+    def integ(self, m=1, k=0):
+        return poly1d(np.polyint(self.coeffs, m, k))
+
+    def __neg__(self):
+        return poly1d(-self.coeffs)
+
+    def __add__(self, other):
+        return poly1d(np.polyadd(self.coeffs, _coefficients(other)))
+
+    def __radd__(self, other):
+        return poly1d(np.polyadd(_coefficients(other), self.coeffs))
+
+    def __sub__(self, other):
+        return poly1d(np.polysub(self.coeffs, _coefficients(other)))
+
+    def __rsub__(self, other):
+        return poly1d(np.polysub(_coefficients(other), self.coeffs))
+
+    def __mul__(self, other):
+        if isinstance(other, poly1d):
+            return poly1d(np.polymul(self.coeffs, other.coeffs))
+        return poly1d(self.coeffs * other)
+
+    def __rmul__(self, other):
+        return poly1d(other * self.coeffs)
+
+
+def _coefficients(p):
+    """A poly1d's coefficients, or a number or array as numpy's poly1d arithmetic reads it."""
+    if isinstance(p, poly1d):
+        return p.coeffs
+    return np.atleast_1d(p)
 
 
 def sorted_by(data, keys, reverse):
@@ -139,11 +337,18 @@ def _substitutes() -> dict:
             statistics.median: median, statistics.variance: variance,
             statistics.pvariance: pvariance, statistics.stdev: stdev,
             statistics.pstdev: pstdev, copy_module.copy: copy,
+            statistics.median_low: median_low, statistics.median_high: median_high,
+            statistics.geometric_mean: geometric_mean,
+            statistics.harmonic_mean: harmonic_mean, statistics.covariance: covariance,
+            statistics.correlation: correlation, math.prod: prod, math.dist: dist,
+            np.poly: poly, np.polydiv: polydiv, np.polyfit: polyfit,
             copy_module.deepcopy: deepcopy}
 
 
 # the library function -> the function srcad differentiates in its place
 SUBSTITUTES = _substitutes()
+# library classes srcad builds as user classes in their place (frontend/objects.py; tape mode)
+CLASS_SUBSTITUTES = {np.poly1d: poly1d}
 
 
 def _tape_only() -> dict:

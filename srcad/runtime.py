@@ -37,6 +37,7 @@ from .runtime_python import (  # noqa: F401  (lists and dicts: the Python people
     get_tangent_default, sequence_grad, sequence_tangent, dict_keys, dict_set, grow_grad, item_grad, without_item,
     head_grad, key_grad, key_tree, keyed_tangent, keys_tangent, last_grad, list_append,
     list_concat, put_span, span_tangent, take_span,
+    py_correlation, py_covariance, py_dist, py_geometric_mean, py_harmonic_mean,
     py_fsum, py_mean, py_stdev, py_variance, slot_tree, sort_order, to_float, without_key)
 from .runtime_signal import (  # noqa: F401  (convolutions, interp, gradient, choose)
     array_item,
@@ -73,7 +74,7 @@ from .runtime_stats import (  # noqa: F401  (order statistics, average, cov)
     unaverage_weights,
 )
 from .runtime_decompositions import (  # noqa: F401  (the decomposition ops' helpers)
-    diag_embed, eig_gaps, fold_triangle, norm_grad, norm_grad_dot, norm_jvp, norm_matrix_axes,
+    diag_embed, eig_gaps, fold_triangle, moved_axes, qr_kind, norm_grad, norm_grad_dot, norm_jvp, norm_matrix_axes,
     norm_reduce, norm_svd_unweights, norm_svd_weights, norm_uses_svd,
     phi_lower, svd_gaps, svd_grad, svd_jvp, svd_s_grad, svd_s_grad_usv, symmetric_from,
     transpose_if)
@@ -85,6 +86,8 @@ from . import runtime_poly as _poly  # (constants of srcad/ops/polynomials.py's 
 from .runtime_poly import *  # noqa: F401,F403
 from . import runtime_special as _special  # (scipy.special's functions: srcad/ops/special.py)
 from .runtime_special import *  # noqa: F401,F403
+from . import runtime_pieces as _pieces  # (tuple outputs, np.block, np.insert)
+from .runtime_pieces import *  # noqa: F401,F403
 
 __all__ = [
     "tree_scale",
@@ -222,6 +225,8 @@ __all__ = [
     "fold_triangle",
     "phi_lower",
     "symmetric_from",
+    "moved_axes",
+    "qr_kind",
     "transpose_if",
     "norm_grad",
     "norm_grad_dot",
@@ -257,6 +262,11 @@ __all__ = [
     "same_object",
     "py_fsum",
     "py_mean",
+    "py_correlation",
+    "py_covariance",
+    "py_dist",
+    "py_geometric_mean",
+    "py_harmonic_mean",
     "py_stdev",
     "py_variance",
     "dict_keys",
@@ -278,7 +288,7 @@ __all__ = [
     "slot_tree",
     "without_key",
 ]
-__all__ += _pymath.__all__ + _poly.__all__ + _special.__all__
+__all__ += _pymath.__all__ + _poly.__all__ + _special.__all__ + _pieces.__all__
 
 
 _PY_NUMBERS = (int, float, bool)

@@ -25,6 +25,7 @@ from .errors import SrcadError
 from .runtime_linalg import _T, _float_dtype, _like, _tree
 
 __all__ = [
+    "moved_axes", "qr_kind",
     "eig_gaps",
     "fold_triangle",
     "phi_lower",
@@ -404,3 +405,29 @@ def svd_jvp(t, out, a, full_matrices=True, compute_uv=True, hermitian=False):
         ttu = _T(t) @ u
         dv = dv + (ttu - v @ (_T(v) @ ttu)) / s[..., None, :]
     return _tree((du, ds, _T(dv)))
+
+
+# --- qr, tensorsolve -----------------------------------------------------------------------
+
+
+def qr_kind(a, mode="reduced"):
+    """Which QR np.linalg.qr(a, mode) computes, for its rules: "qr" (Q and R, the reduced
+    factorisation of a matrix with at least as many rows as columns; 'complete' of a square
+    one is the same) or "r" (R alone). Every other case is a SrcadError: a wide matrix's R is
+    not a function of its first columns alone (no rule yet), 'complete' Q of a tall matrix
+    is not unique, 'raw' is LAPACK's packed form."""
+    m, n = np.shape(a)[-2:]
+    if mode in ("reduced", "complete", "r") and m >= n and (mode != "complete" or m == n):
+        return "r" if mode == "r" else "qr"
+    raise SrcadError(
+        f"srcad has no derivative rule for np.linalg.qr(a, mode={mode!r}) of a {m} x {n} "
+        f"matrix",
+        hint="differentiate the reduced QR of a matrix with at least as many rows as columns "
+        "(mode='reduced' or 'r'); for a wide matrix, take the QR of its transpose")
+
+
+def moved_axes(ndim, axes=None):
+    """np.linalg.tensorsolve's `axes` as np.moveaxis arguments (source, destination): numpy
+    moves them, in order, to the end of a's axes."""
+    src = () if axes is None else tuple(int(k) % ndim for k in axes)
+    return src, tuple(range(ndim - len(src), ndim))

@@ -368,6 +368,36 @@ def py_stdev(a, ddof):
     return float(f(a.tolist()))
 
 
+def py_dist(a, b):
+    """``math.dist`` of two 1-D float arrays of coordinates: Python's own (correctly rounded
+    hypot of the differences), as a Python float."""
+    return math.dist(a.tolist(), b.tolist())
+
+
+def py_geometric_mean(a):
+    """``statistics.geometric_mean`` of a 1-D float array, Python's value."""
+    return float(statistics.geometric_mean(a.tolist()))
+
+
+def py_harmonic_mean(a, w):
+    """``statistics.harmonic_mean`` of a 1-D float array with weights `w` (ones where the
+    user gave none: Python's sum of weights is then n, the same value)."""
+    return float(statistics.harmonic_mean(a.tolist(), w.tolist()))
+
+
+def py_covariance(a, b):
+    """``statistics.covariance`` (n - 1 in the denominator) of two 1-D float arrays."""
+    return float(statistics.covariance(a.tolist(), b.tolist()))
+
+
+def py_correlation(a, b, method="linear"):
+    """``statistics.correlation`` of two 1-D float arrays: Pearson's ('linear') or, for
+    method='ranked' (Python 3.12), Spearman's of the ranks."""
+    if method == "linear":
+        return float(statistics.correlation(a.tolist(), b.tolist()))
+    return float(statistics.correlation(a.tolist(), b.tolist(), method=method))
+
+
 def sequence_tangent(g, x):
     """The tangent of ``list(x)`` / ``tuple(x)``: item by item."""
     if isinstance(x, dict):
@@ -448,7 +478,9 @@ def container_tangent_value(g, index, out):
                  [i for i in range(len(out)) if i != key])
 
 
-__all__ = ["Items", "Slots", "append_tangents", "appended_tangent", "container_set",
+__all__ = ["py_correlation", "py_covariance", "py_dist", "py_geometric_mean",
+           "py_harmonic_mean", "Items", "Slots", "append_tangents", "appended_tangent",
+           "container_set",
            "container_tangent_value", "container_tangent_x", "item_grad", "without_item",
            "dict_get", "get_grad_d", "get_grad_default", "get_tangent",
            "get_tangent_default", "sequence_grad", "sequence_tangent", "dict_keys",

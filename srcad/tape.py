@@ -47,7 +47,7 @@ from .frontend import concatenators
 from .frontend.concatenators import is_concatenator
 from .frontend.opaque import is_library_module, library_file
 from .ops import table
-from .pyfuncs import SUBSTITUTES, TAPE_ONLY
+from .pyfuncs import CLASS_SUBSTITUTES, SUBSTITUTES, TAPE_ONLY
 from .tape_builtins import LibraryView, _hashable, plain_call, tape_builtins
 from .tape_containers import CONTAINERS, TensorDict, raw_item, raw_items, rewrap, wrap_container
 from .runtime_at import AT_FORMS
@@ -588,6 +588,10 @@ class _NumpyView:
             return _Concatenator(self._tape, obj)
         if isinstance(obj, np.ufunc) and table.lookup(obj) is not None:
             return _UfuncView(self._tape, obj)
+        if _hashable(obj) and obj in SUBSTITUTES:  # np.polyfit: srcad/pyfuncs.py's
+            return self._tape.substitute(obj)
+        if _hashable(obj) and obj in CLASS_SUBSTITUTES:  # np.poly1d: srcad/pyfuncs.py's
+            return CLASS_SUBSTITUTES[obj]
         if obj is np.vectorize:  # np.vectorize(f)(t): its loop on the tape
             return lambda *a, **k: VectorizeEager(self, _has_tensor, np.vectorize(*a, **k))
         if callable(obj) and not isinstance(obj, type) and table.lookup(obj) is not None:

@@ -130,6 +130,8 @@ _BITS = ("reads the array's bytes as another dtype (x.view(np.int64), x.getfield
 _ITERATOR = ("an iterator object srcad cannot see through: iterate with `for v in x` over the "
              "array or index it (both are lowered to subscripts)")
 _EDGES = "its bin edges depend on the data's min and max: no rule yet"
+_DIGAMMA = ("its derivative is the digamma function (lgamma's; gamma's times gamma), which "
+            "numpy does not have: no rule")
 _TOLIST = ("nested lists of Python numbers: a gradient would have to follow each one; use "
            "x.item(i) (a row) for an element, or keep the array")
 
@@ -157,26 +159,15 @@ REFUSED_NAMES: dict[str, str] = {
     _METHOD_FORM: "ndarray.mT",
     _BITS: "ndarray.getfield ndarray.view",
     _ITERATOR: "np.nditer np.ndenumerate builtins.iter builtins.next",
-    _PY_SCALAR: """builtins.divmod 
-       
-        operator.concat
-       
-        math.dist
-        math.fma math.frexp math.gamma
-        math.ldexp math.lgamma
-        math.modf math.nextafter math.prod math.remainder
-        math.sumprod
-        statistics.correlation statistics.covariance
-        statistics.geometric_mean statistics.harmonic_mean statistics.linear_regression
+    _PY_SCALAR: """builtins.divmod operator.concat
+        math.fma math.frexp math.ldexp math.modf math.nextafter math.remainder math.sumprod
+        statistics.linear_regression
         statistics.LinearRegression statistics.NormalDist statistics.kde
         statistics.kde_random statistics.median_grouped
-        statistics.median_high statistics.median_low statistics.mode statistics.multimode
+        statistics.mode statistics.multimode
         statistics.quantiles""",
-    _NO_RULE: """np.block np.broadcast_arrays np.insert
-        np.meshgrid np.poly np.poly1d np.polydiv np.polyfit np.unstack np.asfarray np.cumproduct
-        np.fastCopyAndTranspose np.msort np.product
-        np.linalg.qr np.linalg.tensorsolve
-       """,
+    _DIGAMMA: "math.gamma math.lgamma",
+    _NO_RULE: """np.asfarray np.cumproduct np.fastCopyAndTranspose np.msort np.product""",
 }
 
 # builtins people apply to arrays and numbers (the rest of `builtins` is not about arrays)
@@ -232,7 +223,22 @@ _LOWERED_PYTHON = {
     **{f"statistics.{n}": (_PYFUNCS if n != "median" else
                                  "srcad/pyfuncs.py's median: np.sort, the middle item (or the "
                                  "mean of the two middle ones)").format(n)
-       for n in ("mean", "fmean", "median", "variance", "pvariance", "stdev", "pstdev")},
+       for n in ("mean", "fmean", "median", "variance", "pvariance", "stdev", "pstdev",
+                 "geometric_mean", "harmonic_mean", "covariance", "correlation")},
+    **{f"statistics.{n}": f"srcad/pyfuncs.py's {n}: np.sort, the {w} middle item"
+       for n, w in (("median_low", "lower"), ("median_high", "higher"))},
+    "math.prod": "srcad/pyfuncs.py's prod: the items multiplied from the left, as Python does",
+    "math.dist": _PYFUNCS.format("dist"),
+    "np.poly": "srcad/pyfuncs.py's poly: numpy's loop of np.convolve per root (a square "
+               "matrix's characteristic polynomial needs complex eigenvalues: refused)",
+    "np.polydiv": "srcad/pyfuncs.py's polydiv: numpy's long division, written with rows "
+                  "(copy-on-write subscripts)",
+    "np.poly1d": "srcad/pyfuncs.py's poly1d, built as a user class (frontend/objects.py): "
+                 "calling it is np.polyval of its coefficients (np.poly of the roots for "
+                 "r=True); methods that return a new poly1d (deriv, integ, arithmetic) are "
+                 "refused: use np.polyder / polyint / polyadd / polymul on p.coeffs",
+    "np.polyfit": "srcad/pyfuncs.py's polyfit: numpy's scaled Vandermonde system through "
+                  "np.linalg.lstsq's row (full= and cov= refused)",
 }
 
 UFUNC_METHODS = ("reduce", "accumulate", "outer", "at", "reduceat")

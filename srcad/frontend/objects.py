@@ -48,6 +48,7 @@ import gast
 
 from ..errors import CalleeUnknownError
 from ..naming import fresh
+from ..pyfuncs import CLASS_SUBSTITUTES
 from . import guards
 from .attrstate import _may_read_before_store
 from .opaque import NOT_FOLLOWED, is_user_object
@@ -111,6 +112,12 @@ def _user_function(fn, globals_) -> bool:
     imported from the user's layers module reads that module's names, see `localise`)."""
     return isinstance(fn, types.FunctionType) and is_user_object(fn) and \
         not fn.__code__.co_filename.startswith("<")
+
+
+def _substituted(obj):
+    """The class srcad builds in place of a library class (srcad/pyfuncs.py's poly1d for
+    np.poly1d), or obj itself."""
+    return CLASS_SUBSTITUTES.get(obj, obj) if isinstance(obj, type) else obj
 
 
 def _is_user_class(obj, globals_) -> bool:
@@ -677,6 +684,7 @@ class _Rewriter:
             if isinstance(base, VList):
                 raise _Unsupported(f"`.{f.attr}()` on a list of objects")
             obj = self.o.resolve_static(f, self.scope)  # (`layers.Dense(W, b)`: a module's)
+            obj = _substituted(obj)  # (np.poly1d: srcad/pyfuncs.py's)
             if obj is not UNRESOLVED and _is_user_class(obj, self.o.globals):
                 return self.construct(obj, f, e)
             f.value = base
@@ -706,7 +714,7 @@ class _Rewriter:
                 return self.call_object(target, e)
             e.func = target
             return self._plain_call(e, func_done=True)
-        obj = self.o.resolve_static(f, self.scope)
+        obj = _substituted(self.o.resolve_static(f, self.scope))
         if obj is not UNRESOLVED and _is_user_class(obj, self.o.globals):
             return self.construct(obj, f, e)
         if obj is not UNRESOLVED and _user_function(obj, self.o.globals):
@@ -1271,7 +1279,9 @@ def _built_classes(pf) -> list:
                 obj = _REGISTRY
         if obj is _REGISTRY and obj not in found:
             found.append(obj)
-        elif obj is not UNRESOLVED and _is_user_class(obj, globals_) and obj not in found:
+        obj = _substituted(obj)
+        if obj is not _REGISTRY and obj is not UNRESOLVED and _is_user_class(obj, globals_) \
+                and obj not in found:
             found.append(obj)
     return found
 

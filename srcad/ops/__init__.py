@@ -9,6 +9,7 @@ from . import (  # noqa: F401  (registers rows)
     matrix,
     nondiff,
     numeric,
+    pieces,
     polynomials,
     pymath,
     python_rows,

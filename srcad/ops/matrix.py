@@ -34,6 +34,8 @@ from ..runtime import (
     einsum_jvp_first,
     fold_triangle,
     from_columns,
+    moved_axes,
+    qr_kind,
     inner_grad_a,
     inner_grad_b,
     kron_grad_a,
@@ -55,7 +57,7 @@ from ..runtime import (
     svd_gaps,
     svd_s_grad,
 )
-from .table import Case, Param, defjvp, defvjp
+from .table import Case, Param, defjvp, defnondiff, defvjp
 
 _F = "linalg"
 SMALL = (-1.0, 1.0)  # entries of the matrices made well conditioned below (+ 3 I)
@@ -366,3 +368,88 @@ defvjp(np.linalg.svd,
 defjvp(np.linalg.svd,
        lambda g, out, a, full_matrices=True, compute_uv=True, hermitian=False:
            svd_jvp(g, out, a, full_matrices, compute_uv, hermitian))
+
+# --- qr, tensorsolve --------------------------------------------------------------------------
+# (Q, R) = out, the reduced QR of a tall or square matrix; g[0], g[1] their cotangents
+_QR = ("A = Q R (m >= n): M = R gR^T - gQ^T Q, dA = (gQ + Q copyltu(M)) R^-T with copyltu "
+       "the lower triangle mirrored (the standard QR VJP; Walter and Lehmann 2018); mode 'r': "
+       "gQ = 0; a wide matrix and 'complete' Q of a tall one are refused. JVP: X = dA R^-1, "
+       "C = Q^T X, W = tril(C, -1) - tril(C, -1)^T: dQ = Q (W - C) + X, dR = (C - W) R")
+defvjp(np.linalg.qr,
+       lambda g, out, a, mode="reduced": np.swapaxes(np.linalg.solve(out[1], np.swapaxes(
+           g[0] * np.ones_like(out[0]) + out[0] @ symmetric_from(
+               out[1] @ np.swapaxes(g[1] * np.ones_like(out[1]), -1, -2)
+               - np.swapaxes(g[0] * np.ones_like(out[0]), -1, -2) @ out[0]), -1, -2)), -1, -2)
+       if qr_kind(a, mode) == "qr" else
+       np.swapaxes(np.linalg.solve(out, np.swapaxes(np.linalg.qr(a)[0] @ symmetric_from(
+           out @ np.swapaxes(g, -1, -2)), -1, -2)), -1, -2),
+       None, name="qr", family=_F, derivation=_QR,
+       test_cases=(("np.linalg.qr(a)[0]", [(4, 3)]), ("np.linalg.qr(a)[1]", [(4, 3)]),
+                   ("np.linalg.qr(a)[0] * np.linalg.qr(a)[1][0]", [(3, 3)]),
+                   ("np.linalg.qr(a)[1] ** 2", [(2, 4, 2)]),
+                   ("np.linalg.qr(a, mode='r') ** 2", [(4, 3)]),
+                   ("np.linalg.qr(a, 'complete')[0]", [(3, 3)])))
+defjvp(np.linalg.qr,
+       lambda g, out, a, mode="reduced": (
+           out[0] @ (np.tril(np.swapaxes(out[0], -1, -2) @ np.swapaxes(np.linalg.solve(
+               np.swapaxes(out[1], -1, -2), np.swapaxes(g, -1, -2)), -1, -2), -1)
+                     - np.swapaxes(np.tril(np.swapaxes(out[0], -1, -2) @ np.swapaxes(
+                         np.linalg.solve(np.swapaxes(out[1], -1, -2), np.swapaxes(g, -1, -2)),
+                         -1, -2), -1), -1, -2)
+                     - np.swapaxes(out[0], -1, -2) @ np.swapaxes(np.linalg.solve(
+                         np.swapaxes(out[1], -1, -2), np.swapaxes(g, -1, -2)), -1, -2))
+           + np.swapaxes(np.linalg.solve(np.swapaxes(out[1], -1, -2), np.swapaxes(g, -1, -2)),
+                         -1, -2),
+           (np.swapaxes(out[0], -1, -2) @ np.swapaxes(np.linalg.solve(
+               np.swapaxes(out[1], -1, -2), np.swapaxes(g, -1, -2)), -1, -2)
+            - np.tril(np.swapaxes(out[0], -1, -2) @ np.swapaxes(np.linalg.solve(
+                np.swapaxes(out[1], -1, -2), np.swapaxes(g, -1, -2)), -1, -2), -1)
+            + np.swapaxes(np.tril(np.swapaxes(out[0], -1, -2) @ np.swapaxes(np.linalg.solve(
+                np.swapaxes(out[1], -1, -2), np.swapaxes(g, -1, -2)), -1, -2), -1), -1, -2))
+           @ out[1])
+       if qr_kind(a, mode) == "qr" else
+       (np.swapaxes(np.linalg.qr(a)[0], -1, -2) @ np.swapaxes(np.linalg.solve(
+           np.swapaxes(out, -1, -2), np.swapaxes(g, -1, -2)), -1, -2)
+        - np.tril(np.swapaxes(np.linalg.qr(a)[0], -1, -2) @ np.swapaxes(np.linalg.solve(
+            np.swapaxes(out, -1, -2), np.swapaxes(g, -1, -2)), -1, -2), -1)
+        + np.swapaxes(np.tril(np.swapaxes(np.linalg.qr(a)[0], -1, -2) @ np.swapaxes(
+            np.linalg.solve(np.swapaxes(out, -1, -2), np.swapaxes(g, -1, -2)), -1, -2), -1),
+            -1, -2)) @ out,
+       None)
+
+# (A: a with the `axes` moved last, as an N x N matrix; x = out flattened)
+_TSOLVE = ("x = A^-1 b with A = a (axes moved last) as an N x N matrix: db = A^-T g, "
+           "da = -db x^T, each reshaped back (solve's rule)")
+defvjp(np.linalg.tensorsolve,
+       lambda g, out, a, b, axes=None: np.moveaxis(np.reshape(-np.outer(np.linalg.solve(
+           np.reshape(np.moveaxis(a, moved_axes(np.ndim(a), axes)[0],
+                                  moved_axes(np.ndim(a), axes)[1]), (np.size(b), -1)).T,
+           np.ravel(g)), np.ravel(out)), np.shape(np.moveaxis(
+               a, moved_axes(np.ndim(a), axes)[0], moved_axes(np.ndim(a), axes)[1]))),
+           moved_axes(np.ndim(a), axes)[1], moved_axes(np.ndim(a), axes)[0]),
+       lambda g, out, a, b, axes=None: np.reshape(np.linalg.solve(
+           np.reshape(np.moveaxis(a, moved_axes(np.ndim(a), axes)[0],
+                                  moved_axes(np.ndim(a), axes)[1]), (np.size(b), -1)).T,
+           np.ravel(g)), np.shape(b)),
+       None, name="tensorsolve", family=_F, domain=SMALL, derivation=_TSOLVE,
+       test_cases=(("np.linalg.tensorsolve(a + 3 * np.eye(6).reshape(2, 3, 6), b)",
+                    [(2, 3, 6), (2, 3)]),
+                   ("np.linalg.tensorsolve(a + 3 * np.eye(4).reshape(4, 2, 2), b)",
+                    [(4, 2, 2), (4,)]),
+                   ("np.linalg.tensorsolve(a + 3 * np.eye(6).reshape(6, 2, 3)"
+                    ".transpose(1, 0, 2), b, axes=(1,))", [(2, 6, 3), (2, 3)])))
+defjvp(np.linalg.tensorsolve,
+       lambda g, out, a, b, axes=None: np.reshape(-np.linalg.solve(
+           np.reshape(np.moveaxis(a, moved_axes(np.ndim(a), axes)[0],
+                                  moved_axes(np.ndim(a), axes)[1]), (np.size(b), -1)),
+           np.reshape(np.moveaxis(g, moved_axes(np.ndim(a), axes)[0],
+                                  moved_axes(np.ndim(a), axes)[1]), (np.size(b), -1))
+           @ np.ravel(out)), np.shape(out)),
+       lambda g, out, a, b, axes=None: np.reshape(np.linalg.solve(
+           np.reshape(np.moveaxis(a, moved_axes(np.ndim(a), axes)[0],
+                                  moved_axes(np.ndim(a), axes)[1]), (np.size(b), -1)),
+           np.ravel(g)), np.shape(out)), None)
+defnondiff(qr_kind, name="qr_kind", family="runtime",
+           params=(Param("a"), Param("mode", "reduced")))
+defnondiff(moved_axes, name="moved_axes", family="runtime",
+           params=(Param("ndim"), Param("axes", None)))

@@ -16,7 +16,17 @@ Where the rank changes (a singular value crossing rcond) pinv is not continuous.
 import numpy as np
 
 from .. import runtime_stats as rs
-from ..runtime_python import py_fsum, py_mean, py_stdev, py_variance
+from ..runtime_python import (
+    py_correlation,
+    py_covariance,
+    py_dist,
+    py_fsum,
+    py_geometric_mean,
+    py_harmonic_mean,
+    py_mean,
+    py_stdev,
+    py_variance,
+)
 from ..runtime import (
     average_weights,
     cov_grad,
@@ -381,3 +391,63 @@ defvjp(py_stdev, lambda g, out, a, ddof: g * (a - np.mean(a)) / ((a.shape[0] - d
                    ("OP(np.asarray(np.sin(a), dtype=float), 0)", [(4,)])))
 defjvp(py_stdev,
        lambda g, out, a, ddof: np.sum(g * (a - np.mean(a))) / ((a.shape[0] - ddof) * out), None)
+
+# (math.dist, geometric_mean, harmonic_mean, covariance, correlation: srcad/pyfuncs.py calls
+# these on np.array(data, dtype=float); the value is Python's, the derivative the formula's)
+defvjp(py_dist, lambda g, out, a, b: g * (a - b) / np.where(out == 0, 1.0, out),
+       lambda g, out, a, b: g * (b - a) / np.where(out == 0, 1.0, out),
+       name="py_dist", params=(Param("a"), Param("b")), family="python",
+       derivation="sqrt(sum((a - b)^2)): (a - b) / out (0 where the points coincide)",
+       test_cases=(("OP(np.asarray(a, dtype=float), np.asarray(b, dtype=float))",
+                    [(3,), (3,)]),))
+defjvp(py_dist, lambda g, out, a, b: np.sum(g * (a - b)) / np.where(out == 0, 1.0, out),
+       lambda g, out, a, b: np.sum(g * (b - a)) / np.where(out == 0, 1.0, out))
+defvjp(py_geometric_mean, lambda g, out, a: g * out / (a.shape[0] * a),
+       name="py_geometric_mean", params=(Param("a"),), family="python", domain=(0.5, 2.0),
+       derivation="exp(mean(log a)): out / (n a)",
+       test_cases=(("OP(np.asarray(a, dtype=float))", [(4,)]),))
+defjvp(py_geometric_mean, lambda g, out, a: out * np.sum(g / a) / a.shape[0])
+defvjp(py_harmonic_mean, lambda g, out, a, w: g * out ** 2 * w / (np.sum(w) * a ** 2),
+       lambda g, out, a, w: g * (out - out ** 2 / a) / np.sum(w),
+       name="py_harmonic_mean", params=(Param("a"), Param("w")), family="python",
+       domain=(0.5, 2.0),
+       derivation="sum(w) / sum(w / a): da = out^2 w / (sum(w) a^2), dw = (out - out^2 / a) / "
+       "sum(w)",
+       test_cases=(("OP(np.asarray(a, dtype=float), np.asarray(b, dtype=float))",
+                    [(4,), (4,)]),))
+defjvp(py_harmonic_mean, lambda g, out, a, w: out ** 2 * np.sum(g * w / a ** 2) / np.sum(w),
+       lambda g, out, a, w: np.sum(g * (out - out ** 2 / a)) / np.sum(w))
+defvjp(py_covariance, lambda g, out, a, b: g * (b - np.mean(b)) / (a.shape[0] - 1),
+       lambda g, out, a, b: g * (a - np.mean(a)) / (a.shape[0] - 1),
+       name="py_covariance", params=(Param("a"), Param("b")), family="python",
+       derivation="sum((a - mean a)(b - mean b)) / (n - 1): da = (b - mean b) / (n - 1)",
+       test_cases=(("OP(np.asarray(a, dtype=float), np.asarray(b, dtype=float))",
+                    [(4,), (4,)]),))
+defjvp(py_covariance, lambda g, out, a, b: np.sum(g * (b - np.mean(b))) / (a.shape[0] - 1),
+       lambda g, out, a, b: np.sum(g * (a - np.mean(a))) / (a.shape[0] - 1))
+# (Pearson's r = Sab / sqrt(Saa Sbb) of the deviations da, db: dr/da = db / sqrt(Saa Sbb)
+# - r da / Saa; 'ranked' is a correlation of ranks, piecewise constant: 0)
+defvjp(py_correlation,
+       lambda g, out, a, b, method="linear": g * (
+           (b - np.mean(b)) / np.sqrt(np.sum((a - np.mean(a)) ** 2) * np.sum((b - np.mean(b)) ** 2))
+           - out * (a - np.mean(a)) / np.sum((a - np.mean(a)) ** 2))
+       if method == "linear" else np.zeros_like(a),
+       lambda g, out, a, b, method="linear": g * (
+           (a - np.mean(a)) / np.sqrt(np.sum((a - np.mean(a)) ** 2) * np.sum((b - np.mean(b)) ** 2))
+           - out * (b - np.mean(b)) / np.sum((b - np.mean(b)) ** 2))
+       if method == "linear" else np.zeros_like(b), None,
+       name="py_correlation", params=(Param("a"), Param("b"), Param("method", "linear")),
+       family="python",
+       derivation="Pearson's r = Sab / sqrt(Saa Sbb) over the deviations: dr/da = (b - mean b) "
+       "/ sqrt(Saa Sbb) - r (a - mean a) / Saa; method='ranked': ranks, piecewise constant (0)",
+       test_cases=(("OP(np.asarray(a, dtype=float), np.asarray(b, dtype=float))",
+                    [(5,), (5,)]),))
+defjvp(py_correlation,
+       lambda g, out, a, b, method="linear": np.sum(g * (
+           (b - np.mean(b)) / np.sqrt(np.sum((a - np.mean(a)) ** 2) * np.sum((b - np.mean(b)) ** 2))
+           - out * (a - np.mean(a)) / np.sum((a - np.mean(a)) ** 2)))
+       if method == "linear" else 0.0 * np.sum(g),
+       lambda g, out, a, b, method="linear": np.sum(g * (
+           (a - np.mean(a)) / np.sqrt(np.sum((a - np.mean(a)) ** 2) * np.sum((b - np.mean(b)) ** 2))
+           - out * (b - np.mean(b)) / np.sum((b - np.mean(b)) ** 2)))
+       if method == "linear" else 0.0 * np.sum(g), None)

@@ -451,8 +451,9 @@ defjvp(power_sum, None, lambda g, out, ct, m, n: unsupported_derivative(
 
 # --- cond (2-norm), tensorinv -----------------------------------------------------------------
 _COND = ("p None / 2: s_max / s_min, -2: s_min / s_max, of the singular values (distinct): "
-         "U diag(w) V^T with w the ratio's derivative in s; other p are refused (an error when "
-         "the gradient is computed)")
+         "U diag(w) V^T with w the ratio's derivative in s; other p ('fro', 'nuc', 1, -1, inf, "
+         "-inf): |x|_p |B|_p with B = inv(x), through the norm's rule and inv's "
+         "(dB = -B dx B)")
 defvjp(_LA.cond,
        lambda g, out, x, p=None: svd_s_grad(
            np.expand_dims(g, -1) * (
@@ -468,13 +469,29 @@ defvjp(_LA.cond,
                * np.linalg.svd(x, compute_uv=False)[..., -1:]
                / np.linalg.svd(x, compute_uv=False)[..., :1] ** 2),
            np.linalg.svd(x, full_matrices=False))
-       if p in (None, 2, -2) else unsupported_derivative(
-           "the gradient of np.linalg.cond for p other than None, 2 and -2"),
+       # other p: cond = |x|_p |B|_p with B = inv(x), so dx = |B| d|x| - B^T (|x| d|B|) B^T
+       if p in (None, 2, -2) else
+       (svd_s_grad(norm_svd_weights(g * np.linalg.norm(np.linalg.inv(x), p, (-2, -1)), x, p,
+                                    (-2, -1)), np.linalg.svd(x, full_matrices=False))
+        if p == "nuc" else norm_grad(g * np.linalg.norm(np.linalg.inv(x), p, (-2, -1)),
+                                     np.linalg.norm(x, p, (-2, -1)), x, p, (-2, -1), False))
+       - np.swapaxes(np.linalg.inv(x), -1, -2) @ (
+           svd_s_grad(norm_svd_weights(g * np.linalg.norm(x, p, (-2, -1)), np.linalg.inv(x), p,
+                                       (-2, -1)), np.linalg.svd(np.linalg.inv(x),
+                                                                full_matrices=False))
+           if p == "nuc" else norm_grad(g * np.linalg.norm(x, p, (-2, -1)),
+                                        np.linalg.norm(np.linalg.inv(x), p, (-2, -1)),
+                                        np.linalg.inv(x), p, (-2, -1), False))
+       @ np.swapaxes(np.linalg.inv(x), -1, -2),
        None, name="cond", family=_L, domain=(-1.0, 1.0), derivation=_COND,
        test_cases=(("np.linalg.cond(a + 3 * np.eye(3))", [(3, 3)]),
                    ("np.linalg.cond(a + 2 * np.eye(3), 2)", [(3, 3)]),
                    ("np.linalg.cond(a - 2 * np.eye(3), -2)", [(3, 3)]),
-                   ("np.linalg.cond(a + 3 * np.eye(3))", [(2, 3, 3)])))
+                   ("np.linalg.cond(a + 3 * np.eye(3))", [(2, 3, 3)]),
+                   ("np.linalg.cond(a + 3 * np.eye(3), 'fro')", [(3, 3)]),
+                   ("np.linalg.cond(a + 3 * np.eye(3), 'nuc')", [(2, 3, 3)]),
+                   ("np.linalg.cond(a + 3 * np.eye(3), 1)", [(3, 3)]),
+                   ("np.linalg.cond(a + 3 * np.eye(3), -np.inf)", [(3, 3)])))
 defjvp(_LA.cond,
        lambda g, out, x, p=None: (
            svd_jvp(g, np.linalg.svd(x, compute_uv=False), x, False, False, False)[..., 0]
@@ -488,8 +505,17 @@ defjvp(_LA.cond,
            - np.linalg.svd(x, compute_uv=False)[..., -1]
            * svd_jvp(g, np.linalg.svd(x, compute_uv=False), x, False, False, False)[..., 0]
            / np.linalg.svd(x, compute_uv=False)[..., 0] ** 2)
-       if p in (None, 2, -2) else unsupported_derivative(
-           "the derivative of np.linalg.cond for p other than None, 2 and -2"), None)
+       if p in (None, 2, -2) else
+       np.linalg.norm(np.linalg.inv(x), p, (-2, -1)) * (
+           np.sum(svd_jvp(g, np.linalg.svd(x, compute_uv=False), x, False, False, False), -1)
+           if p == "nuc" else norm_jvp(g, np.linalg.norm(x, p, (-2, -1)), x, p, (-2, -1)))
+       + np.linalg.norm(x, p, (-2, -1)) * (
+           np.sum(svd_jvp(-np.linalg.inv(x) @ g @ np.linalg.inv(x),
+                          np.linalg.svd(np.linalg.inv(x), compute_uv=False), np.linalg.inv(x),
+                          False, False, False), -1)
+           if p == "nuc" else norm_jvp(-np.linalg.inv(x) @ g @ np.linalg.inv(x),
+                                       np.linalg.norm(np.linalg.inv(x), p, (-2, -1)),
+                                       np.linalg.inv(x), p, (-2, -1))), None)
 defvjp(_LA.tensorinv,
        lambda g, out, a, ind=2: np.reshape(
            -np.reshape(out, (isqrt(np.size(a)), -1)).T

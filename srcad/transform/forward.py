@@ -68,8 +68,11 @@ class Forward:
         return self.tangent[var]
 
     def zeros(self, var: str) -> ast.expr:
-        if var in self.none_vars:
-            return ast.Constant(None)
+        if var in self.none_vars:  # (None before its loop, then maybe a constant array)
+            return ast.IfExp(test=ast.Compare(left=name(var), ops=[ast.Is()],
+                                              comparators=[ast.Constant(None)]),
+                             body=ast.Constant(None),
+                             orelse=zeros_expr(name(var), self.infos.get(var)))
         return zeros_expr(name(var), self.infos.get(var))
 
     def tangent_atom(self, atom) -> ast.expr:
