@@ -31,6 +31,7 @@ import corpus_control as CC
 import corpus_straight as CS
 import numpy as np
 import pytest
+import special_twins
 import test_control_flow as TCF  # the control-flow corpus's torch twins
 import test_torch_agreement as TSA  # the straight-line corpus's torch twins
 import torch
@@ -325,6 +326,18 @@ def _torch_op(op):
         return lambda a, ddof: TNP.var(a, ddof=ddof)
     if op.name == "py_stdev":
         return lambda a, ddof: TNP.std(a, ddof=ddof)
+    if op.name == "py_dist":  # math.dist / statistics rows: Python's floats detach in torch
+        return lambda a, b: TNP.sqrt(TNP.sum((a - b) ** 2))
+    if op.name == "py_geometric_mean":
+        return lambda a: TNP.exp(TNP.mean(TNP.log(a)))
+    if op.name == "py_harmonic_mean":
+        return lambda a, w: TNP.sum(w) / TNP.sum(w / a)
+    if op.name == "py_covariance":
+        return lambda a, b: TNP.sum((a - a.mean()) * (b - b.mean())) / (len(a) - 1)
+    if op.name == "py_correlation":
+        return lambda a, b: TNP.corrcoef(TNP.stack([a, b]))[0, 1]
+    if op.family == "scipy.special":  # torch.special's (tests/special_twins.py)
+        return special_twins.twin(op.name)
     return getattr(TNP, name) if getattr(np, name, None) is op.fn else op.fn
 
 
@@ -378,6 +391,8 @@ NO_TORCH_TWIN = {
                  "cumulative_prod", "nanmax", "nanmin", "nanprod", "nanvar", "nanstd",
                  "nancumsum", "nancumprod")},
     "frexp": "torch._numpy has no frexp", "unwrap": "torch._numpy has no unwrap",
+    **{r: "torch._numpy has no block, insert or unstack"
+       for r in ("block", "insert", "np_unstack")},
     "logspace": "torch has no forward-mode rule for logspace",
     "geomspace": "torch's geomspace takes no tensor endpoints",
     **{r: "torch._numpy has no polynomial functions, ediff1d or trapezoid"
@@ -443,6 +458,8 @@ FD_ORACLE = {  # cases (by their expression) where torch runs but differentiates
        for f in ("asarray", "array")
        for c in ("np.{f}([a, b])", "np.{f}((a, 2.0 * b, a))", "np.{f}([[a, b], [b, a]])",
                  "np.{f}([a, b], dtype=np.float64)")},
+    "np.linalg.qr(a, mode='r') ** 2": "torch's qr backward needs Q, which mode='r' does not "
+    "compute",
 }
 
 
