@@ -20,6 +20,21 @@ bandwidth.
 
     python bench/gflops.py          # ~2 minutes; writes bench/results/gflops.json, gflops.png
     python bench/gflops.py --plot   # only redraw the plot from gflops.json
+
+On a machine shared with other processes the sequential medians above drift between the
+step and its floor; ``--floor`` measures only the ratios, interleaved:
+
+    python bench/gflops.py --floor [--threads 1] [--rounds 9] [--sizes small,large] [--peers]
+
+Each round times the fused step (srcad's default options, fuse=True), then its GEMM floor
+(every GEMM once per sample), then torch.compile and jax.jit of the same block (``--peers``),
+each a median of a few calls; the table gives the median over rounds of each and of the
+per-round ratio step / floor, with the ratio's min and max over rounds (the spread).
+``--cpu-time`` times by the process's CPU time instead of the wall clock: with one thread
+everywhere (``--threads 1``) that is the work done, whatever share of a core other processes
+leave this one (torch and XLA may still run helper threads: their rows count those too).
+``--threads N`` fixes numpy's BLAS, srcad's kernels, torch and XLA to N threads before they
+start.
 """
 
 from __future__ import annotations
@@ -31,7 +46,26 @@ import statistics
 import sys
 import time
 
-import numpy as np
+
+def _threads_from_argv(argv):
+    for i, a in enumerate(argv):
+        if a == "--threads" and i + 1 < len(argv):
+            return argv[i + 1]
+        if a.startswith("--threads="):
+            return a.split("=", 1)[1]
+    return None
+
+
+_THREADS = _threads_from_argv(sys.argv[1:])
+if _THREADS is not None:  # before numpy (and torch, jax) start their pools
+    for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+                 "SRCAD_NUM_THREADS"):
+        os.environ[_var] = _THREADS
+    if _THREADS == "1":
+        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
+                                   + " --xla_cpu_multi_thread_eigen=false").strip()
+
+import numpy as np  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -171,6 +205,118 @@ def block(B, Tn, D, H, ceil):
     return row
 
 
+_CLOCK = time.process_time if "--cpu-time" in sys.argv[1:] else time.perf_counter
+
+
+def _median_of(fn, calls):
+    out = []
+    for _ in range(calls):
+        t = _CLOCK()
+        fn()
+        out.append(_CLOCK() - t)
+    return statistics.median(out)
+
+
+def block_peers(B, Tn, D, H, with_peers):
+    """{name: step} of the fused srcad gradient and (with_peers) torch.compile and jax.jit of
+    the same block, plus the GEMM floor's closures; every step already called once."""
+    rng = np.random.default_rng(0)
+    p = T.randomize(rng, T.init(rng, D, H, np.float32))
+    x = rng.standard_normal((B, Tn, D)).astype(np.float32)
+    probe = rng.standard_normal((B, Tn, D)).astype(np.float32)
+    g0, g1 = srcad.grad(T.block_loss, wrt="p", fuse=False), srcad.grad(T.block_loss, wrt="p",
+                                                                       fuse=True)
+    r0, r1 = g0(p, x, H, probe), g1(p, x, H, probe)
+    assert all(np.array_equal(r0[k], r1[k]) for k in r0), "fused != unfused"
+    steps = {"srcad fused": lambda: g1(p, x, H, probe)}
+    if with_peers:
+        try:
+            import torch
+            sys.path[:0] = [os.path.join(ROOT, "tests")]
+            import torch_twins as TT
+            if _THREADS is not None:
+                torch.set_num_threads(int(_THREADS))
+            torch._dynamo.reset()
+            tp = TT.to_torch(p)
+            leaves = list(tp.values())
+            tx, tprobe = torch.tensor(x), torch.tensor(probe)
+            cf = torch.compile(TT.block_loss, dynamic=False)
+            steps["torch.compile"] = lambda: torch.autograd.grad(cf(tp, tx, H, tprobe), leaves)
+        except ImportError as e:
+            print(f"  (no torch.compile: {e})")
+        try:
+            import jax
+            import jax.numpy as jnp
+            sys.path[:0] = [HERE]
+            import jax_twins
+            jT, _ = jax_twins.load()
+            jp = {k: jnp.asarray(v) for k, v in p.items()}
+            jx, jprobe = jnp.asarray(x), jnp.asarray(probe)
+            jg = jax.jit(jax.grad(lambda p_, x_, pr_: jT.block_loss(p_, x_, H, pr_)))
+            steps["jax.jit"] = lambda: jax.block_until_ready(jg(jp, jx, jprobe))
+        except ImportError as e:
+            print(f"  (no jax.jit: {e})")
+    for f in steps.values():
+        f()
+        f()
+    gemm_calls = []
+    for m, k, n in gemms(B, Tn, D):
+        a, b, dc = (rng.standard_normal(s).astype(np.float32) for s in ((m, k), (k, n), (m, n)))
+        at, bt = np.ascontiguousarray(a.T), np.ascontiguousarray(b.T)
+        gemm_calls += [lambda a=a, b=b: a @ b, lambda dc=dc, bt=bt: dc @ bt,
+                       lambda at=at, dc=dc: at @ dc]
+    return steps, gemm_calls
+
+
+def floor_mode(argv):
+    """Interleaved rounds: the fused step, its GEMM floor, the peers; ratios per round."""
+    opt = dict(rounds=9, sizes="small,large", calls=5)
+    for key in opt:
+        for i, a in enumerate(argv):
+            if a == f"--{key}" and i + 1 < len(argv):
+                opt[key] = type(opt[key])(argv[i + 1])
+    with_peers = "--peers" in argv
+    sizes = {"small": (8, 64, 128, 4), "large": (8, 128, 512, 4)}
+    print(f"GEMM floor, interleaved: {len(os.sched_getaffinity(0))} CPUs "
+          f"({cpu_name()}), numpy {np.__version__}, BLAS {blas_info()}, "
+          f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE')}, threads "
+          f"{_THREADS or 'default'}, SRCAD_NUM_THREADS={os.environ.get('SRCAD_NUM_THREADS')}, "
+          f"load {os.getloadavg()[0]:.2f}, clock {_CLOCK.__name__}", flush=True)
+    for size in opt["sizes"].split(","):
+        B, Tn, D, H = sizes[size]
+        steps, gemm_calls = block_peers(B, Tn, D, H, with_peers)
+        times = {name: [] for name in list(steps) + ["GEMM floor"]}
+        ratios = {name: [] for name in steps}
+        calls = opt["calls"] if size == "large" else 4 * opt["calls"]
+        for _ in range(opt["rounds"]):
+            floor = sum(_median_of(f, calls) for f in gemm_calls)
+            times["GEMM floor"].append(floor)
+            for name, f in steps.items():
+                t = _median_of(f, calls)
+                times[name].append(t)
+                ratios[name].append(t / floor)
+        print(f"  B{B} T{Tn} D{D} H{H} ({opt['rounds']} rounds x {calls} calls, load "
+              f"{os.getloadavg()[0]:.2f}):")
+        for name, ts in times.items():
+            line = f"    {name:14s} {statistics.median(ts) * 1e3:8.2f} ms"
+            if name in ratios:
+                r = ratios[name]
+                line += (f"  / floor {statistics.median(r):.3f} "
+                         f"(rounds {min(r):.3f}-{max(r):.3f})")
+            print(line, flush=True)
+
+
+def cpu_name():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
 def plot(out, path):
     """Per thread count and block size: achieved GFLOP/s of the whole gradient (unfused,
     fused) and of its GEMMs alone, against the SGEMM peak measured in the same run."""
@@ -208,6 +354,9 @@ def plot(out, path):
 
 def main():
     results = os.path.join(HERE, "results")
+    if "--floor" in sys.argv[1:]:
+        floor_mode(sys.argv[1:])
+        return
     if "--plot" in sys.argv[1:]:
         with open(os.path.join(results, "gflops.json")) as f:
             plot(json.load(f), os.path.join(results, "gflops.png"))

@@ -5,7 +5,7 @@
 # from the user's module: attention, gelu, layer_norm, merge_heads, mlp, softmax, split_heads
 # fused C kernels (built into srcad's kernel cache; `python -m srcad show FILE:FUNC --fuse --out DIR` writes their C): fused_add_multiply_subtract_35ac08, fused_divide_negative_multiply_and_3_more_e48be2, fused_max_subtract_exp_and_2_more_82b6bd, fused_mean_subtract_multiply_and_3_more_3e5fb4, fused_mean_subtract_multiply_and_3_more_c4e841, fused_multiply_add_tanh_fb4c49, fused_multiply_divide_negative_and_3_more_61cdfb, fused_multiply_where_006dc9, fused_where_multiply_2d82f9
 import numpy as np
-from srcad.runtime import as_grad, extremum_grad, inverse_permutation, unbroadcast, unindex
+from srcad.runtime import as_grad, extremum_grad_add, inverse_permutation, unbroadcast, unindex
 
 
 def gelu_fwd(x):
@@ -185,7 +185,7 @@ def softmax_bwd(saved, dsoftmax):
     # in place: fused_divide_negative_multiply_and_3_more_e48be2 writes dz into dsoftmax's buffer (dsoftmax dies here)
     dz, dz_max = fused_divide_negative_multiply_and_3_more_e48be2(dsoftmax, softmax_sum, softmax, e, out=(dsoftmax, None))  # L38
     # grad of L36: z = x - np.max(x, axis=-1, keepdims=True)
-    dx = dz + extremum_grad(dz_max, z_max, x, -1, True)  # L36
+    dx = extremum_grad_add(dz, dz_max, z_max, x, -1, True)  # L36
     del dz, dz_max  # L36
     return (dx,)  # L38
 

@@ -13,6 +13,11 @@
  * The case: x a C-contiguous, aligned, native float32 or float64 array with a non-empty last
  * axis; g and out of x's dtype, C-contiguous, one value per row (x.size / x.shape[-1] values,
  * any shape). Anything else is a TypeError and the caller runs the numpy statements.
+ *
+ * extremum_grad_rows(g, out, x, acc) adds the result to `acc` (an array of x's shape, dtype
+ * and layout) in the same pass: acc + extremum_grad(g, out, x), elementwise, acc the left
+ * operand as numpy's `acc + ...` has it -- the softmax backward's `dx = dz + extremum_grad(
+ * ...)` (srcad.runtime.extremum_grad_add, fused code) without the middle array and its pass.
  */
 #ifndef SRCAD_ROWGRAD_H
 #define SRCAD_ROWGRAD_H
@@ -32,6 +37,23 @@
             const T share = g[r] / (T)count;                                                  \
             for (npy_intp j = 0; j < L; j++) dr[j] = xr[j] == e ? share : (T)0;               \
         }                                                                                     \
+    }                                                                                         \
+    static SRCAD_RUNTIME_LOOP void extremum_rows_add_##T(const T *restrict g,                 \
+                                                         const T *restrict out,               \
+                                                         const T *restrict x,                 \
+                                                         const T *restrict acc,               \
+                                                         T *restrict dx, npy_intp rows,       \
+                                                         npy_intp L)                          \
+    {                                                                                         \
+        for (npy_intp r = 0; r < rows; r++) {                                                 \
+            const T *xr = x + r * L, *ar = acc + r * L;                                       \
+            T *dr = dx + r * L;                                                               \
+            const T e = out[r];                                                               \
+            npy_intp count = 0;                                                               \
+            for (npy_intp j = 0; j < L; j++) count += xr[j] == e;                             \
+            const T share = g[r] / (T)count;                                                  \
+            for (npy_intp j = 0; j < L; j++) dr[j] = ar[j] + (xr[j] == e ? share : (T)0);     \
+        }                                                                                     \
     }
 EXTREMUM_ROWS(float)
 EXTREMUM_ROWS(double)
@@ -40,9 +62,11 @@ static PyObject *
 py_extremum_grad_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    if (nargs != 3 || !PyArray_CheckExact(args[0]) || !PyArray_CheckExact(args[1]) ||
-        !PyArray_CheckExact(args[2])) {
-        PyErr_SetString(PyExc_TypeError, "extremum_grad_rows(g, out, x): three ndarrays");
+    if ((nargs != 3 && nargs != 4) || !PyArray_CheckExact(args[0]) ||
+        !PyArray_CheckExact(args[1]) || !PyArray_CheckExact(args[2]) ||
+        (nargs == 4 && !PyArray_CheckExact(args[3]))) {
+        PyErr_SetString(PyExc_TypeError,
+                        "extremum_grad_rows(g, out, x[, acc]): three or four ndarrays");
         return NULL;
     }
     PyArrayObject *g = (PyArrayObject *)args[0], *out = (PyArrayObject *)args[1],
@@ -56,12 +80,33 @@ py_extremum_grad_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     for (int k = 0; ok && k < 2; k++)
         ok = PyArray_TYPE(row[k]) == type && PyArray_SIZE(row[k]) == rows &&
              PyArray_ISCARRAY_RO(row[k]) && PyArray_ISNOTSWAPPED(row[k]);
+    PyArrayObject *acc = nargs == 4 ? (PyArrayObject *)args[3] : NULL;
+    if (ok && acc != NULL) {
+        ok = PyArray_TYPE(acc) == type && PyArray_NDIM(acc) == nd &&
+             PyArray_CompareLists(PyArray_DIMS(acc), PyArray_DIMS(x), nd) &&
+             PyArray_ISCARRAY_RO(acc) && PyArray_ISNOTSWAPPED(acc);
+    }
     if (!ok) {
         PyErr_SetString(PyExc_TypeError, "extremum_grad_rows: not the case it handles");
         return NULL;
     }
     PyArrayObject *dx = (PyArrayObject *)PyArray_SimpleNew(nd, PyArray_DIMS(x), type);
     if (dx == NULL) return NULL;
+    if (acc != NULL) {
+        if (type == NPY_FLOAT)
+            extremum_rows_add_float((const float *)PyArray_DATA(g),
+                                    (const float *)PyArray_DATA(out),
+                                    (const float *)PyArray_DATA(x),
+                                    (const float *)PyArray_DATA(acc),
+                                    (float *)PyArray_DATA(dx), rows, L);
+        else
+            extremum_rows_add_double((const double *)PyArray_DATA(g),
+                                     (const double *)PyArray_DATA(out),
+                                     (const double *)PyArray_DATA(x),
+                                     (const double *)PyArray_DATA(acc),
+                                     (double *)PyArray_DATA(dx), rows, L);
+        return (PyObject *)dx;
+    }
     if (type == NPY_FLOAT)
         extremum_rows_float((const float *)PyArray_DATA(g), (const float *)PyArray_DATA(out),
                             (const float *)PyArray_DATA(x), (float *)PyArray_DATA(dx), rows, L);
@@ -74,6 +119,7 @@ py_extremum_grad_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 
 #define SRCAD_ROWGRAD_METHODS                                                                 \
     {"extremum_grad_rows", (PyCFunction)(void (*)(void))py_extremum_grad_rows, METH_FASTCALL, \
-     "extremum_grad_rows(g, out, x): extremum_grad over the last axis, a new array"},
+     "extremum_grad_rows(g, out, x[, acc]): extremum_grad over the last axis (added to acc), "   \
+     "a new array"},
 
 #endif /* SRCAD_ROWGRAD_H */

@@ -117,6 +117,7 @@ __all__ = [
     "dot_grad_a",
     "dot_grad_b",
     "extremum_grad",
+    "extremum_grad_add",
     "extremum_jvp",
     "inverse_permutation",
     "matmul_grad_a",
@@ -601,6 +602,23 @@ def extremum_grad(g, out, x, axis=None, keepdims=False):
     # array, so the same bits), then placed where the extrema are: two full passes, not four
     share = gk / count.astype(gk.dtype)
     return np.where(mask, share, np.zeros((), share.dtype))
+
+
+def extremum_grad_add(acc, g, out, x, axis=None, keepdims=False):
+    """``acc + extremum_grad(g, out, x, axis, keepdims)``, the same values: fused code's form of
+    an adjoint that adds a max/min's gradient to another contribution (the softmax
+    backward's ``dx = dz + extremum_grad(dz_max, z_max, x, -1, True)``). Over the last axis of
+    same-typed C-ordered arrays, one C pass: no middle array of shares, no second pass to add
+    it (kernels_c/srcad_rowgrad.h); numpy's two statements otherwise."""
+    if isinstance(x, np.ndarray) and type(acc) is np.ndarray and x.ndim and \
+            axis in (-1, x.ndim - 1):
+        rows = c_helper("extremum_grad_rows")
+        if rows is not None:
+            try:
+                return rows(_kept(g, x, axis, keepdims), _kept(out, x, axis, keepdims), x, acc)
+            except TypeError:
+                pass  # (not a case it handles, or a runtime built before `acc`)
+    return acc + extremum_grad(g, out, x, axis, keepdims)
 
 
 def extremum_jvp(g, out, x, axis=None, keepdims=False):

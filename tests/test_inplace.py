@@ -221,3 +221,33 @@ def test_augmented_assignment_that_numpy_would_cast_is_refused():
         with pytest.raises((srcad.SrcadError, ValueError), match="non-broadcastable"):
             srcad.grad(aug_mixed_dtype, mode=mode)(np.ones(3), np.ones((2, 3)))
     check_grads(aug_mixed_dtype, (np.ones(3), np.ones(3)), wrt=(0, 1))
+
+
+def _fill_columns(w, x):
+    out = np.zeros((x.shape[0], 3))
+    for j in range(3):
+        out[:, j] = x @ w[:, j] + j
+    return np.sum(out ** 2)
+
+
+def _fill_repeated(v):
+    out = np.zeros(4)
+    out[np.array([1, 1, 2])] = v  # position 1 written twice: the last write wins
+    return np.sum(out * np.arange(4.0))
+
+
+def test_basic_index_writes_drop_last_writes_and_keep_the_gradient():
+    """`out[:, j] = v` with a slice and a loop counter writes no position twice, so the
+    specialised source hands the cotangent through without `last_writes` (issue 25: a
+    helper call per iteration); an integer-array index keeps it. Gradients: tape mode's bit
+    for bit, and central differences."""
+    w, x = rng.standard_normal((4, 3)), rng.standard_normal((5, 4))
+    g = srcad.grad(_fill_columns, wrt=0)
+    got = g(w, x)
+    assert "last_writes" not in srcad.source(g)
+    assert np.array_equal(got, srcad.grad(_fill_columns, wrt=0, mode="tape")(w, x))
+    check_grads(_fill_columns, (w, x), wrt=0)
+    v = rng.standard_normal(3)
+    g2 = srcad.grad(_fill_repeated)
+    assert "last_writes" in srcad.source(g2)
+    np.testing.assert_array_equal(g2(v), [0.0, 1.0, 2.0])  # the first write to 1 is lost

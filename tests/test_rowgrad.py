@@ -158,3 +158,82 @@ def test_softmax_gradient_through_srcad(fuse):
     xt = torch.tensor(x, requires_grad=True)
     (torch.softmax(xt, -1) * torch.tensor(w)).sum().backward()
     np.testing.assert_allclose(got, xt.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def _add_both(acc, g, out, x, axis, keepdims):
+    """extremum_grad_add through the C helper (asserted taken) and through numpy."""
+    calls = []
+    real = runtime.c_helper
+
+    def spy(name):
+        fn = real(name)
+
+        def counted(*a):
+            calls.append(len(a))
+            return fn(*a)
+        return counted if fn is not None else None
+    runtime.c_helper = spy
+    try:
+        got = runtime.extremum_grad_add(acc, g, out, x, axis, keepdims)
+    finally:
+        runtime.c_helper = real
+    with np.errstate(all="ignore"):
+        want = acc + runtime.extremum_grad(g, out, x, axis, keepdims)
+    return got, want, calls
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_added_form_is_the_sum_bit_for_bit(dtype):
+    """acc + extremum_grad(...) in one pass: ties, signed zeros, infinities, NaN rows; acc
+    with -0.0 (where numpy's sum with +0.0 gives +0.0), infinities and NaN."""
+    rng = np.random.default_rng(4)
+    for L in [1, 2, 7, 8, 9, 16, 33, 64, 67]:
+        x = _rows(rng, L, dtype)
+        x = np.stack([x, x[::-1]])  # (2, rows, L)
+        acc = rng.standard_normal(x.shape).astype(dtype)
+        acc[0, :, 0] = -0.0
+        acc[1, :, -1] = np.inf
+        acc[1, 0, :] = np.nan
+        for keepdims in (True, False):
+            with np.errstate(invalid="ignore"):
+                out = x.max(axis=-1, keepdims=keepdims)
+            g = rng.standard_normal(out.shape).astype(dtype)
+            got, want, calls = _add_both(acc, g, out, x, -1, keepdims)
+            assert calls == [4], calls
+            assert got is not acc and _same(got, want), (L, keepdims)
+
+
+def test_added_form_refusals_fall_back_to_numpy():
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((6, 10)).astype(np.float32)
+    out = x.max(-1, keepdims=True)
+    g = rng.standard_normal((6, 1)).astype(np.float32)
+    for acc in (rng.standard_normal((6, 10)),  # float64: numpy promotes
+                rng.standard_normal((1, 10)).astype(np.float32),  # broadcast
+                rng.standard_normal((10, 6)).astype(np.float32).T,  # F order
+                np.float32(2.0)):
+        got = runtime.extremum_grad_add(acc, g, out, x, -1, True)
+        want = acc + runtime.extremum_grad(g, out, x, -1, True)
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+
+
+def test_fused_softmax_backward_uses_the_added_form():
+    """fuse=True writes the softmax backward's `dz + extremum_grad(...)` as one call, and
+    its gradient is fuse=False's bit for bit (a tie at the max, a -inf row entry)."""
+    from srcad.zoo.transformer import softmax
+
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((2, 3, 5, 9)).astype(np.float32)
+    x[0, 0, 0, :3] = 4.0
+    x[1, 2, 1, 4] = -np.inf
+    w = rng.standard_normal(x.shape).astype(np.float32)
+
+    def f(x, w):
+        return np.sum(softmax(x) * w)
+    g1, g0 = srcad.grad(f, fuse=True), srcad.grad(f, fuse=False)
+    got, want = g1(x, w), g0(x, w)
+    src = srcad.source(g1)
+    if "fused_" in src:  # (a compiler built the kernels)
+        assert "extremum_grad_add(" in src
+    assert "extremum_grad_add" not in srcad.source(g0)
+    assert _same(got, want)

@@ -27,6 +27,7 @@ After::
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import copy
 import linecache
@@ -188,6 +189,12 @@ def plan(functions: list, infos_of: dict, namespace: dict, origin: dict):
         env = {n: vt for n, i in (infos_of.get(f.name) or {}).items()
                if (vt := VT.of_info(i)) is not None}
         f.body = fl.body(f.body, env)
+    if "extremum_grad_add" not in taken and \
+            namespace.get("extremum_grad", runtime.extremum_grad) is runtime.extremum_grad:
+        for f in work:
+            for top in f.body:
+                for ln in top.walk():
+                    _extremum_add(ln)
     unique, seen = [], set()
     for k in kernels:
         if k.name not in seen:
@@ -197,6 +204,26 @@ def plan(functions: list, infos_of: dict, namespace: dict, origin: dict):
         return functions, [], None
     text = cgen.module_c(unique, f"{where_file}:{origin.get('name', '?')}")
     return work, unique, text
+
+
+def _extremum_add(ln) -> None:
+    """``d = a + extremum_grad(g, out, x, ...)`` (an adjoint's two contributions, the
+    softmax backward's) becomes ``d = extremum_grad_add(a, g, out, x, ...)``: the same values
+    (the runtime adds in one C pass over the last axis, `a` the left operand as here), without
+    the array of shares between them."""
+    node = ln.node
+    if ln.compound or not isinstance(node, ast.Assign) or len(node.targets) != 1:
+        return
+    v = node.value
+    if not (isinstance(v, ast.BinOp) and isinstance(v.op, ast.Add) and
+            isinstance(v.left, ast.Name) and isinstance(v.right, ast.Call) and
+            isinstance(v.right.func, ast.Name) and v.right.func.id == "extremum_grad" and
+            not v.right.keywords and 3 <= len(v.right.args) <= 5):
+        return
+    node.value = ast.Call(func=ast.Name("extremum_grad_add", ast.Load()),
+                          args=[v.left] + v.right.args, keywords=[])
+    ast.copy_location(node.value, v)
+    ast.fix_missing_locations(node)
 
 
 def _fallbacks(kernels) -> tuple:

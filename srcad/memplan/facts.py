@@ -35,7 +35,7 @@ _C_CALLS = {"zeros", "ones", "empty", "full"}
 _C_HELPERS = {"matmul_grad_a", "matmul_grad_b"}
 _REDUCTIONS = {"sum", "mean", "max", "min", "prod"}
 _FRESH_HELPERS = {"matmul_grad_a", "matmul_grad_b", "select_grad", "extremum_grad",
-                  "clip_grad", "astype"}
+                  "extremum_grad_add", "clip_grad", "astype"}
 
 
 

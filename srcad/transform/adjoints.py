@@ -25,7 +25,8 @@ from ..ops.table import lookup
 
 _FRESH_HELPERS = {
     runtime.unindex, runtime.matmul_grad_a, runtime.matmul_grad_b,
-    runtime.select_grad, runtime.extremum_grad, runtime.clip_grad, runtime.as_grad,
+    runtime.select_grad, runtime.extremum_grad, runtime.extremum_grad_add, runtime.clip_grad,
+    runtime.as_grad,
     runtime.astype,
 }
 _VIEW_NP = {np.reshape, np.transpose, np.swapaxes, np.expand_dims, np.squeeze,

@@ -129,6 +129,9 @@ class _Simplify(ast.NodeTransformer):
         # static helpers on constant arguments
         if getattr(fn, "static", False) and all(isinstance(a, ast.Constant) for a in node.args):
             return _const(fn(*[a.value for a in node.args]))
+        if fn is runtime.last_writes and len(node.args) == 3 and not node.keywords and \
+                self._basic_index(node.args[2]):
+            return node.args[0]  # (no position written twice: the helper hands back ct)
         simplify = SIMPLIFY.get(fn)
         if simplify is not None and not node.keywords:
             infos = [self.info_of(a) for a in node.args]
@@ -148,6 +151,30 @@ class _Simplify(ast.NodeTransformer):
         if fn in _RUNTIME_FUNCS:
             _drop_default_tail(node, fn)
         return node
+
+    def _basic_index(self, node) -> bool:
+        """Is `node` (``np.s_[...]``) certainly an index without a list or an integer array,
+        whatever it is called with? Slices, constants and names of 0-d values: with such an
+        index `last_writes` hands back its cotangent unchanged."""
+        if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute)
+                and isinstance(node.value.value, ast.Name) and node.value.value.id == "np"
+                and node.value.attr == "s_"):
+            return False
+        items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        for item in items:
+            if isinstance(item, ast.Slice):
+                parts = [p for p in (item.lower, item.upper, item.step) if p is not None]
+            else:
+                parts = [item]
+            for p in parts:
+                if isinstance(p, ast.Constant) and not isinstance(p.value, (list, tuple)):
+                    continue
+                if isinstance(p, ast.Name):
+                    info = self.info_of(p)
+                    if info is not None and info.shape == ():
+                        continue
+                return False
+        return True
 
     def _broadcast_shape(self, node) -> tuple | None:
         """The shape of ``np.broadcast_to(v, (3, 4))`` (a seed spread over a reduction's
