@@ -173,7 +173,7 @@ class FunctionLowering:
         self.taken.update(f.params)
         # srcad's own rows, by identity (`_pure_call` asks per call; `op in rows` compares
         # dataclasses field by field until it meets the op)
-        self._rows = table.all_ops()
+        self._rows = table.all_ops(optional=False)  # (no scipy import for this)
         self._row_ids = {id(op) for op in self._rows}
 
     # -- static types ------------------------------------------------------------------------
