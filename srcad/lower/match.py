@@ -105,7 +105,7 @@ def _index() -> _Index:
     if _INDEX and _INDEX[0].generation == gen:
         return _INDEX[0]
     idx = _Index(gen)
-    for op in table.all_ops(user=True):
+    for op in table.all_ops(user=True, optional=False):  # (scipy rows: none fusable)
         if not fusable_row(op):
             continue
         sp, names = op.spelling, op.param_names
@@ -464,7 +464,7 @@ def _row_methods() -> dict:
     if _ROW_METHODS and _ROW_METHODS[0][0] == gen:
         return _ROW_METHODS[0][1]
     out = {}
-    for op in table.all_ops(user=True):
+    for op in table.all_ops(user=True, optional=False):  # (scipy rows: none fusable)
         name = getattr(op.fn, "__name__", "")
         if op.c_row in ("sum", "mean", "max", "min") and getattr(np, name, None) is op.fn and \
                 hasattr(np.ndarray, name):
