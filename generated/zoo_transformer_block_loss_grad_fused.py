@@ -3,7 +3,7 @@
 # specialised to: p: dict, x: float64[2, 8, 16], n_heads: int, probe: float64[2, 8, 16]
 # user source sha256: 792704cb8207
 # from the user's module: attention, gelu, layer_norm, merge_heads, mlp, softmax, split_heads
-# fused C kernels (built into srcad's kernel cache; `python -m srcad show FILE:FUNC --fuse --out DIR` writes their C): fused_add_multiply_subtract_35ac08, fused_divide_negative_multiply_and_3_more_e48be2, fused_max_subtract_exp_and_2_more_82b6bd, fused_mean_subtract_multiply_and_3_more_3e5fb4, fused_mean_subtract_multiply_and_3_more_c4e841, fused_multiply_add_tanh_fb4c49, fused_multiply_divide_negative_and_3_more_61cdfb, fused_multiply_where_006dc9, fused_where_multiply_2d82f9
+# fused C kernels (built into srcad's kernel cache; `python -m srcad show FILE:FUNC --fuse --out DIR` writes their C): fused_add_multiply_subtract_35ac08, fused_divide_negative_multiply_and_3_more_f686eb, fused_max_subtract_exp_and_2_more_63fa16, fused_mean_subtract_multiply_and_3_more_5f4e31, fused_mean_subtract_multiply_and_3_more_8e2e24, fused_multiply_add_tanh_fb4c49, fused_multiply_divide_negative_and_3_more_0b89f9, fused_multiply_where_006dc9, fused_where_multiply_2d82f9
 import numpy as np
 from srcad.runtime import as_grad, extremum_grad_add, inverse_permutation, unbroadcast, unindex
 
@@ -85,7 +85,7 @@ def mlp_bwd(saved, dmlp):
 
 def layer_norm_fwd(x, gain, bias, eps):
     # --- forward ---
-    # fused kernel fused_mean_subtract_multiply_and_3_more_c4e841 (L23-L26): 9 ops in one pass over [2, 8, 16], in place of:
+    # fused kernel fused_mean_subtract_multiply_and_3_more_5f4e31 (L23-L26): 9 ops in one pass over [2, 8, 16], in place of:
     #   mu = np.mean(x, axis=-1, keepdims=True)  # L23
     #   xc = x - mu  # L24
     #   var_multiply = xc * xc  # L25
@@ -95,7 +95,7 @@ def layer_norm_fwd(x, gain, bias, eps):
     #   layer_norm_divide = xc / layer_norm_sqrt  # L26
     #   layer_norm_multiply = layer_norm_divide * gain  # L26
     #   layer_norm = layer_norm_multiply + bias  # L26
-    xc, layer_norm_sqrt, layer_norm = fused_mean_subtract_multiply_and_3_more_c4e841(x, eps, gain, bias)  # L23
+    xc, layer_norm_sqrt, layer_norm = fused_mean_subtract_multiply_and_3_more_5f4e31(x, eps, gain, bias)  # L23
     return (layer_norm, (gain, xc, layer_norm_sqrt))  # L26
 
 
@@ -107,7 +107,7 @@ def layer_norm_bwd(saved, dlayer_norm):
     # grad of L25: var = np.mean(xc * xc, axis=-1, keepdims=True)
     # grad of L24: xc = x - mu
     # grad of L23: mu = np.mean(x, axis=-1, keepdims=True)
-    # fused kernel fused_multiply_divide_negative_and_3_more_61cdfb (L23-L26): 21 ops in one pass over [2, 8, 16], in place of:
+    # fused kernel fused_multiply_divide_negative_and_3_more_0b89f9 (L23-L26): 21 ops in one pass over [2, 8, 16], in place of:
     #   dlayer_norm_divide = dlayer_norm * gain  # L26
     #   layer_norm_divide = xc / layer_norm_sqrt  # L26
     #   dgain_multiply = dlayer_norm * layer_norm_divide  # L26
@@ -123,7 +123,7 @@ def layer_norm_bwd(saved, dlayer_norm):
     #   dmu = dmu_negative.sum(axis=2, keepdims=True)  # L24
     #   dx_divide = dmu / 16  # L23
     #   dx = dxc + np.broadcast_to(dx_divide, (2, 8, 16))  # L23
-    dgain_multiply, dx = fused_multiply_divide_negative_and_3_more_61cdfb(dlayer_norm, gain, xc, layer_norm_sqrt)  # L26
+    dgain_multiply, dx = fused_multiply_divide_negative_and_3_more_0b89f9(dlayer_norm, gain, xc, layer_norm_sqrt)  # L26
     # recomputed, not kept from the forward (fuse=True): layer_norm_divide
     dgain = dgain_multiply.sum(axis=(0, 1))  # L26
     del dgain_multiply  # L26
@@ -158,13 +158,13 @@ def merge_heads_bwd(saved, dmerge_heads):
 
 def softmax_fwd(x):
     # --- forward ---
-    # fused kernel fused_max_subtract_exp_and_2_more_82b6bd (L36-L38): 5 ops in one pass over [2, 4, 8, 8], in place of:
+    # fused kernel fused_max_subtract_exp_and_2_more_63fa16 (L36-L38): 5 ops in one pass over [2, 4, 8, 8], in place of:
     #   z_max = np.max(x, axis=-1, keepdims=True)  # L36
     #   z = x - z_max  # L36
     #   e = np.exp(z)  # L37
     #   softmax_sum = np.sum(e, axis=-1, keepdims=True)  # L38
     #   softmax = e / softmax_sum  # L38
-    z_max, e, softmax_sum, softmax = fused_max_subtract_exp_and_2_more_82b6bd(x)  # L36
+    z_max, e, softmax_sum, softmax = fused_max_subtract_exp_and_2_more_63fa16(x)  # L36
     return (softmax, (x, z_max, e, softmax_sum, softmax))  # L38
 
 
@@ -174,7 +174,7 @@ def softmax_bwd(saved, dsoftmax):
     # --- backward ---
     # grad of L38: return e / np.sum(e, axis=-1, keepdims=True)
     # grad of L37: e = np.exp(z)
-    # fused kernel fused_divide_negative_multiply_and_3_more_e48be2 (L36-L38): 10 ops in one pass over [2, 4, 8, 8], in place of:
+    # fused kernel fused_divide_negative_multiply_and_3_more_f686eb (L36-L38): 10 ops in one pass over [2, 4, 8, 8], in place of:
     #   de = dsoftmax / softmax_sum  # L38
     #   dsoftmax_sum_divide = -dsoftmax * softmax / softmax_sum  # L38
     #   dsoftmax_sum = dsoftmax_sum_divide.sum(axis=3, keepdims=True)  # L38
@@ -182,8 +182,8 @@ def softmax_bwd(saved, dsoftmax):
     #   dz = de * e  # L37
     #   dz_max_negative = -dz  # L36
     #   dz_max = dz_max_negative.sum(axis=3, keepdims=True)  # L36
-    # in place: fused_divide_negative_multiply_and_3_more_e48be2 writes dz into dsoftmax's buffer (dsoftmax dies here)
-    dz, dz_max = fused_divide_negative_multiply_and_3_more_e48be2(dsoftmax, softmax_sum, softmax, e, out=(dsoftmax, None))  # L38
+    # in place: fused_divide_negative_multiply_and_3_more_f686eb writes dz into dsoftmax's buffer (dsoftmax dies here)
+    dz, dz_max = fused_divide_negative_multiply_and_3_more_f686eb(dsoftmax, softmax_sum, softmax, e, out=(dsoftmax, None))  # L38
     # grad of L36: z = x - np.max(x, axis=-1, keepdims=True)
     dx = extremum_grad_add(dz, dz_max, z_max, x, -1, True)  # L36
     del dz, dz_max  # L36
@@ -369,7 +369,7 @@ def attention_bwd(saved, dattention):
 
 def layer_norm_fwd_2(x, gain, bias, eps):
     # --- forward ---
-    # fused kernel fused_mean_subtract_multiply_and_3_more_3e5fb4 (L23-L26): 9 ops in one pass over [2, 8, 16], in place of:
+    # fused kernel fused_mean_subtract_multiply_and_3_more_8e2e24 (L23-L26): 9 ops in one pass over [2, 8, 16], in place of:
     #   mu = np.mean(x, axis=-1, keepdims=True)  # L23
     #   xc = x - mu  # L24
     #   var_multiply = xc * xc  # L25
@@ -379,7 +379,7 @@ def layer_norm_fwd_2(x, gain, bias, eps):
     #   layer_norm_divide = xc / layer_norm_sqrt  # L26
     #   layer_norm_multiply = layer_norm_divide * gain  # L26
     #   layer_norm = layer_norm_multiply + bias  # L26
-    layer_norm_divide, layer_norm = fused_mean_subtract_multiply_and_3_more_3e5fb4(x, eps, gain, bias)  # L23
+    layer_norm_divide, layer_norm = fused_mean_subtract_multiply_and_3_more_8e2e24(x, eps, gain, bias)  # L23
     return (layer_norm, (layer_norm_divide,))  # L26
 
 

@@ -76,6 +76,8 @@ static npy_intp parallel_min = 65536; /* elements; below this a kernel runs on o
 static int strict = 0;                /* raise instead of falling back (tests) */
 static int adaptive = 1;              /* use threads only where they have paid off */
 static unsigned long long n_calls = 0, n_fallbacks = 0;
+/* row kernel calls that ran their rows a chunk at a time (k->block_rows) */
+static unsigned long long n_row_chunked = 0;
 static char last_fallback[512] = "";
 
 static int
@@ -591,7 +593,41 @@ typedef struct {
     int through[MAXOPS]; /* an output written through scratch, copied after the block */
     npy_intp last[MAXOPS]; /* an argument's stride along the row: not its item size, the row
                             * is filled (0) or gathered into scratch first */
+    int chunk;             /* run k->block_rows on chunks of rows (rows_chunkable) */
+    npy_intp rs[MAXOPS];   /* then: each operand's bytes from one row to the next */
 } rowplan_t;
+
+/* Can the kernel's chunk function run this plan: has it one, and are every operand's rows
+ * evenly spaced (row r at data + r * rs over all outer axes: C order, or the same row for
+ * all), none gathered or filled? Sets pl->rs. (An output written through scratch is
+ * written into a chunk of scratch rows, copied out after the chunk.) */
+static int
+rows_chunkable(rowplan_t *pl)
+{
+    srcad_kernel *k = pl->k;
+    if (k->block_rows == NULL || pl->rows < 2) return 0;
+    for (int op = 0; op < pl->nop; op++) {
+        const int value = op < k->nin && k->in[op].kind != SRCAD_ARRAY;
+        if (op < k->nin && !value && !pl->one[op] && pl->last[op] != pl->itemsize[op])
+            return 0;
+        npy_intp rs = 0, span = 1;
+        int set = 0;
+        for (int d = pl->nouter - 1; d >= 0; d--) {
+            if (pl->outer[d] == 1) continue;
+            const npy_intp st = value ? 0 : pl->ost[op][d];
+            if (!set) {
+                rs = st;
+                set = 1;
+            }
+            else if (st != rs * span) {
+                return 0;
+            }
+            span *= pl->outer[d];
+        }
+        pl->rs[op] = rs;
+    }
+    return 1;
+}
 
 static int
 rows_work(const rowplan_t *pl, npy_intp r0, npy_intp r1)
@@ -599,11 +635,41 @@ rows_work(const rowplan_t *pl, npy_intp r0, npy_intp r1)
     srcad_kernel *k = pl->k;
     const int nop = pl->nop, nin = k->nin;
     const npy_intp L = pl->len;
+    char *p[MAXOPS], *tmp[SRCAD_MAXARGS + 1], *raw[MAXOPS], *at[MAXOPS];
+    intptr_t step[MAXOPS];
+    if (pl->chunk) {
+        /* SRCAD_ROWS rows at most, and no more than fill SRCAD_BLOCK elements per scratch
+         * value (a chunk's scratch stays in the L1 cache) */
+        npy_intp R = L > 0 ? SRCAD_BLOCK / L : SRCAD_ROWS;
+        R = R < 1 ? 1 : (R > SRCAD_ROWS ? SRCAD_ROWS : R);
+        const size_t cslot = ((size_t)(R * L) * 8 + 63) & ~(size_t)63;
+        char *cbuf = scratch(cslot * (size_t)(nop + k->ntmp) + 64);
+        if (cbuf == NULL) return -1;
+        for (int t = 0; t < k->ntmp; t++) tmp[t] = cbuf + cslot * (size_t)(nop + t);
+        npy_intp rs[MAXOPS]; /* (an output written through scratch: its scratch rows') */
+        for (int op = 0; op < nop; op++) {
+            rs[op] = pl->through[op] ? (pl->one[op] ? 1 : L) * pl->itemsize[op] : pl->rs[op];
+        }
+        feclearexcept(FE_ALL_EXCEPT);
+        for (npy_intp r = r0; r < r1; r += R) {
+            const npy_intp nr = r1 - r < R ? r1 - r : R;
+            for (int op = 0; op < nop; op++) {
+                p[op] = pl->through[op] ? cbuf + cslot * (size_t)op : pl->data[op] + r * rs[op];
+            }
+            k->block_rows(p, rs, nr, L, k->loops, tmp);
+            for (int op = nin; op < nop; op++) {
+                if (!pl->through[op]) continue;
+                for (npy_intp q = 0; q < nr; q++) {
+                    memcpy(pl->data[op] + (r + q) * pl->rs[op], p[op] + q * rs[op],
+                           (size_t)rs[op]);
+                }
+            }
+        }
+        return fetestexcept(FE_DIVBYZERO | FE_OVERFLOW | FE_UNDERFLOW | FE_INVALID);
+    }
     const size_t slot = ((size_t)L * 8 + 63) & ~(size_t)63;
     char *buf = scratch(slot * (size_t)(nop + k->ntmp) + 64);
     if (buf == NULL) return -1;
-    char *p[MAXOPS], *tmp[SRCAD_MAXARGS + 1], *raw[MAXOPS], *at[MAXOPS];
-    intptr_t step[MAXOPS];
     for (int t = 0; t < k->ntmp; t++) tmp[t] = buf + slot * (size_t)(nop + t);
     feclearexcept(FE_ALL_EXCEPT);
     for (npy_intp r = r0; r < r1; r++) {
@@ -783,6 +849,8 @@ run_rows(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs, PyObject *con
         }
     }
     npy_intp total = pl.rows * pl.len;
+    pl.chunk = rows_chunkable(&pl);
+    n_row_chunked += (unsigned long long)pl.chunk;
     if (total > 0) {
         int nt = (total >= parallel_min && num_threads > 1) ? num_threads : 1;
         if (nt > 1 && adaptive && (k->ns_serial == 0.0 || k->backoff > 0)) {
@@ -1496,8 +1564,9 @@ py_stats(PyObject *self, PyObject *noargs)
 #ifdef _OPENMP
     omp = 1;
 #endif
-    return Py_BuildValue("{s:K,s:K,s:s,s:i,s:n,s:i,s:i}", "calls", n_calls, "fallbacks",
-                         n_fallbacks, "last_fallback", last_fallback, "num_threads",
+    return Py_BuildValue("{s:K,s:K,s:K,s:s,s:i,s:n,s:i,s:i}", "calls", n_calls, "fallbacks",
+                         n_fallbacks, "row_chunked", n_row_chunked, "last_fallback",
+                         last_fallback, "num_threads",
                          num_threads, "parallel_threshold", (Py_ssize_t)parallel_min,
                          "openmp", omp, "abi", SRCAD_ABI);
 }
@@ -1507,7 +1576,7 @@ py_reset_stats(PyObject *self, PyObject *noargs)
 {
     (void)self;
     (void)noargs;
-    n_calls = n_fallbacks = 0;
+    n_calls = n_fallbacks = n_row_chunked = 0;
     last_fallback[0] = 0;
     Py_RETURN_NONE;
 }

@@ -31,7 +31,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#define SRCAD_ABI 2
+#define SRCAD_ABI 3
 
 /* elements per block when a kernel needs scratch space (a numpy loop call between two
  * stretches of inline arithmetic, a gathered strided operand, an output written back) */
@@ -75,6 +75,16 @@ typedef struct {
  * round differently: numpy's bits for that layout are only had that way. */
 typedef void (*srcad_block_fn)(char *const *p, intptr_t n, const srcad_loop *loops,
                                char *const *tmp, char *const *raw, const intptr_t *step);
+
+/* A row kernel's chunk function: nr (<= SRCAD_ROWS) consecutive rows of length n; p: each
+ * argument's and output's first row (a 0-d or number argument: its value), rs: the bytes
+ * from one row to the next (0: the same value for every row), tmp: scratch of nr * n
+ * elements each (srcad/lower/cgen_rows.py `rows_text`). */
+typedef void (*srcad_rows_fn)(char *const *p, const intptr_t *rs, intptr_t nr, intptr_t n,
+                              const srcad_loop *loops, char *const *tmp);
+
+/* the most rows a chunk function is given at once (it keeps SRCAD_ROWS row values each) */
+#define SRCAD_ROWS 16
 
 enum {
     SRCAD_ARRAY = 0,  /* an ndarray of exactly `type`, broadcast into the kernel's shape */
@@ -141,6 +151,10 @@ typedef struct srcad_kernel {
     unsigned long long row_out;
     unsigned long long dense_in; /* bit k: argument k is reduced directly or read by numpy's
                                   * own loop: its rows must be of adjacent elements */
+    /* the same rows a chunk at a time (NULL: one row per `block` call); the runtime uses it
+     * when every operand's rows are evenly spaced and none is gathered or written through
+     * scratch */
+    srcad_rows_fn block_rows;
 } srcad_kernel;
 
 typedef struct {

@@ -321,3 +321,52 @@ def test_strided_rows_fall_back_where_numpy_reads_them_and_agree():
     assert "strided" in build.stats()["last_fallback"], build.stats()["last_fallback"]
     assert _bits(g(x, y), g0(x, y))
     assert build.stats()["fallbacks"] == before + 1  # (x gathered, no fallback)
+
+
+def test_row_chunks_call_numpy_once_per_chunk_bitwise():
+    """The runtime runs a row kernel a chunk of rows at a time (`block_rows`) where every
+    operand's rows are evenly spaced: numpy's exp once over the chunk's rows, a row value
+    (the max) kept across that call for each row, a one-value-per-row argument, a broadcast
+    gain, chunks with a shorter last one (15, 37 rows; 7 or 16 rows to a chunk) and rows of
+    more than a chunk's scratch (one row to a chunk); every other row of a matrix (evenly
+    spaced: chunked, numpy's loop on them then called row by row) and a row argument
+    broadcast over a middle axis (not evenly spaced: row by row). Bit for bit against
+    fuse=False."""
+    from srcad.lower.standalone import fuse_functions
+
+    src = ("def f(x, m, g):\n"
+           "    mx = np.max(x, axis=-1, keepdims=True)\n"
+           "    e = np.exp(x - mx)\n"
+           "    s = np.sum(e * g, axis=-1, keepdims=True)\n"
+           "    return np.log(e / s + 0.5) * mx + m\n",
+           "def direct(x):\n"
+           "    e = np.exp(x)\n"
+           "    return e / np.sum(e, axis=-1, keepdims=True)\n")
+    rng = np.random.default_rng(13)
+    cases = []
+    for shape, dt in (((3, 5, 64), np.float32), ((37, 129), np.float64),
+                      ((3, 1500), np.float32)):
+        x = (rng.standard_normal(shape) * 4).astype(dt)
+        x[..., ::3] = -1e9  # exp underflows to 0 (numpy raises the flag)
+        m = rng.standard_normal(shape[:-1] + (1,)).astype(dt)
+        g = rng.standard_normal(shape[-1]).astype(dt)
+        cases.append(((x, m, g), True))
+    rows = rng.standard_normal((10, 40)).astype(np.float32)
+    cases.append(((rows[::2], rng.standard_normal((5, 1)).astype(np.float32),
+                   rng.standard_normal(40).astype(np.float32)), True))
+    base = rng.standard_normal((3, 5, 40)).astype(np.float32)
+    cases.append(((base, rng.standard_normal((3, 1, 1)).astype(np.float32),
+                   rng.standard_normal(40).astype(np.float32)), False))
+    rt = build.runtime()
+    for (x, m, g), chunked in cases:
+        ex = [(np.ascontiguousarray(x), m, g), (np.ascontiguousarray(x),)]
+        (f, d), _, text = fuse_functions(list(src), ex)
+        (f0, d0), _, _ = fuse_functions(list(src), ex, fuse=False)
+        assert text.count("= fused_") == 2, text
+        before = rt.stats()
+        with np.errstate(all="ignore"):
+            assert _bits(f(x, m, g), f0(x, m, g)), x.shape
+            assert _bits(d(x), d0(x)), x.shape
+        after = rt.stats()
+        assert after["fallbacks"] == before["fallbacks"], after["last_fallback"]
+        assert after["row_chunked"] - before["row_chunked"] == (2 if chunked else 1), x.shape

@@ -281,5 +281,6 @@ def release_buffers() -> None:
 
 
 def stats() -> dict:
-    """The runtime's counters and settings: calls, fallbacks and the last one's reason."""
+    """The runtime's counters and settings: calls, fallbacks and the last one's reason,
+    ``row_chunked``: row kernel calls that ran their rows a chunk at a time."""
     return runtime().stats()

@@ -155,6 +155,7 @@ class _Block:
             passed += [f"raw[{j}]", f"step[{j}]"]
         params += ["intptr_t n", "const srcad_loop *loops"]
         passed += ["n", "loops"]
+        self.params = params  # (a row kernel's chunk function calls its parts with these)
         notes = []
         for a in k.args:
             notes.append(f" *   {_comment(a.name)}: {self.arg_note(a)}")

@@ -29,6 +29,8 @@ scratch row of `n` elements (the runtime sizes them) or in its output row.
 
 from __future__ import annotations
 
+import re
+
 from .cgen import _Block, _comment, _conv
 from .match import C_TYPES
 
@@ -79,7 +81,152 @@ class RowBlock(_Block):
             if a.kind == "array" and a.row:
                 self.locals.append(f"    const {C_TYPES[a.dtype]} {a.cname} = in_{a.cname}[0];"
                                    f"  /* one value per row */")
-        return super().text()
+        return super().text() + "\n" + self.rows_text()
+
+    # -- the chunk function: `nr` consecutive rows per call ---------------------------------
+    # The runtime hands a row kernel a chunk of up to SRCAD_ROWS rows at once when every
+    # operand's rows lie at a fixed distance from each other (`rs`, bytes; 0 for one value
+    # for all rows). The block's steps run row by row in "parts" as in `_body`; a numpy loop
+    # over full rows with no per-row operand (np.exp of a row) runs once over the chunk's
+    # rows where they are adjacent in memory: one call instead of nr (numpy's elementwise
+    # loops give every element the same bits whatever the call's length, as the unfused
+    # whole-array call shows), and one floating-point-flag raise (an underflowing exp
+    # raises it through glibc's slow x87 path at every call).
+
+    def _batched(self, si: int) -> bool:
+        kind, js = self.steps[si]
+        if kind != "call":
+            return False
+        s = self.k.stmts[js[0]]
+        return not s.row and not any(ref.kind != "const" and self._is_row(ref)
+                                     for ref in s.operands.values())
+
+    def _row_pointers(self, names: set, r: str) -> list:
+        """Declarations of the named row pointers (in_, out_, tmp_) at row `r` of the chunk,
+        shadowing `_body`'s parameters of the same names."""
+        k, decl = self.k, []
+
+        def at(i):
+            return f"p[{i}]" if r == "0" else f"(p[{i}] + {r} * rs[{i}])"
+
+        for j, a in enumerate(k.args):
+            if a.kind == "array" and f"in_{a.cname}" in names:
+                ct = C_TYPES[a.dtype]
+                decl.append(f"const {ct} *restrict in_{a.cname} = "
+                            f"(const {ct} *){at(j)};")
+        for i, o in enumerate(k.outs):
+            if f"out_{o.name_c}" in names:
+                ct = k.stmts[o.stmt].ctype
+                decl.append(f"{ct} *restrict out_{o.name_c} = "
+                            f"({ct} *){at(self.nin + i)};")
+        for t, (name, dtype) in enumerate(self.tmps):
+            if name in names:
+                ct = C_TYPES[dtype]
+                decl.append(f"{ct} *restrict {name} = ({ct} *)tmp[{t}]"
+                            + ("" if r == "0" else f" + {r} * n") + ";")
+        return decl
+
+    def _contiguous(self, names: set) -> str:
+        """C condition: the named arguments' and outputs' rows are adjacent in the chunk."""
+        k, conds = self.k, []
+        for j, a in enumerate(k.args):
+            if a.kind == "array" and f"in_{a.cname}" in names:
+                conds.append(f"rs[{j}] == n * (intptr_t)sizeof({C_TYPES[a.dtype]})")
+        for i, o in enumerate(k.outs):
+            if f"out_{o.name_c}" in names:
+                conds.append(f"rs[{self.nin + i}] == n * (intptr_t)sizeof("
+                             f"{k.stmts[o.stmt].ctype})")
+        return " && ".join(conds) or "1"
+
+    def rows_text(self) -> str:
+        k, name = self.k, self.k.name
+        assert not self.raw_args  # (a row kernel reads its arguments' rows in place)
+        parts: list = []  # ("part", [step]) or ("call", step)
+        for si in range(len(self.steps)):
+            if self._batched(si):
+                parts.append(("call", si))
+            elif parts and parts[-1][0] == "part":
+                parts[-1][1].append(si)
+            else:
+                parts.append(("part", [si]))
+        part_of = {si: pi for pi, (kind, what) in enumerate(parts)
+                   for si in (what if kind == "part" else [what])}
+        # row values one part computes and a later part reads
+        gives: dict = {}
+        takes: dict = {}
+        for j, s in enumerate(k.stmts):
+            if not s.row:
+                continue
+            pj = part_of[self.step_of[j]]
+            for q, _ in self.uses.get(j, []):
+                pq = part_of[self.step_of[q]]
+                if pq > pj:
+                    for d, pk in ((gives, pj), (takes, pq)):
+                        if j not in d.setdefault(pk, []):
+                            d[pk].append(j)
+        crossing = sorted({j for js in gives.values() for j in js})
+        out, calls = [], []
+        one_part = len(parts) == 1
+        for pi, (kind, what) in enumerate(parts):
+            if kind == "call":
+                lines = self.step_lines[what]
+                names = set(re.findall(r"\b(?:in|out|tmp)_\w+", "\n".join(lines)))
+                calls.append(
+                    [f"    if ({self._contiguous(names)}) {{  /* adjacent rows: one call */",
+                     "        const intptr_t n_all = n * nr;"]
+                    + [f"        {d}" for d in self._row_pointers(names, "0")]
+                    + ["        {", "            const intptr_t n = n_all;"]
+                    + [f"        {ln}" for ln in lines]
+                    + ["        }", "    }", "    else {",
+                       "        for (intptr_t r = 0; r < nr; r++) {"]
+                    + [f"            {d}" for d in self._row_pointers(names, "r")]
+                    + [f"        {ln}" for ln in lines]
+                    + ["        }", "    }"])
+                continue
+            fn = f"{name}_body" if one_part else f"{name}_part{pi}"
+            extra, pass_extra = [], []
+            for j in sorted(set(gives.get(pi, [])) | set(takes.get(pi, []))):
+                s = k.stmts[j]
+                extra.append(f"{s.ctype} *restrict rowx_{s.cname}")
+                pass_extra.append(f"rowv_{s.cname} + r")
+            if not one_part:
+                head = [f"static inline void\n{fn}("
+                        + ", ".join(self.params[:-2] + extra + self.params[-2:]) + ")", "{",
+                        "    (void)n;", "    (void)loops;"]
+                head += self.locals + [f"    (void){a.cname};" for a in k.args
+                                       if a.kind == "array" and a.row]
+                for j in takes.get(pi, []):
+                    s = k.stmts[j]
+                    head.append(f"    const {s.ctype} {s.cname} = rowx_{s.cname}[0];")
+                body = [ln for si in what for ln in self.step_lines[si]]
+                tail = [f"    rowx_{k.stmts[j].cname}[0] = {k.stmts[j].cname};"
+                        for j in gives.get(pi, [])]
+                out.append("\n".join(head + body + tail + ["}", ""]))
+            passed = []
+            for j, a in enumerate(k.args):
+                ct = C_TYPES[a.dtype]
+                passed.append({"array": f"(const {ct} *)(p[{j}] + r * rs[{j}])",
+                               "scalar": f"*(const {ct} *)p[{j}]"}.get(
+                                   a.kind, f"*(const double *)p[{j}]"))
+            for i, o in enumerate(k.outs):
+                ct = k.stmts[o.stmt].ctype
+                passed.append(f"({ct} *)(p[{self.nin + i}] + r * rs[{self.nin + i}])")
+            for t, (_, dtype) in enumerate(self.tmps):
+                passed.append(f"({C_TYPES[dtype]} *)tmp[{t}] + r * n")
+            calls.append(["    for (intptr_t r = 0; r < nr; r++) {",
+                          f"        {fn}({', '.join(passed + pass_extra + ['n', 'loops'])});",
+                          "    }"])
+        decl = [f"    {k.stmts[j].ctype} rowv_{k.stmts[j].cname}[SRCAD_ROWS];"
+                for j in crossing]
+        fn = [f"/* {name}_rows: nr consecutive rows (nr <= SRCAD_ROWS):",
+              " * p[i] points at the first one's row of argument or output i, rs[i] is the",
+              " * distance between its rows in bytes, tmp holds nr rows of each scratch value */",
+              f"static void\n{name}_rows(char *const *p, const intptr_t *rs, intptr_t nr, "
+              f"intptr_t n, const srcad_loop *loops, char *const *tmp)", "{"]
+        if not self.tmps:
+            fn.append("    (void)tmp;")
+        fn += decl + [ln for c in calls for ln in c] + ["}", ""]
+        return "\n".join(out + fn)
 
     @staticmethod
     def arg_note(a) -> str:
@@ -92,18 +239,21 @@ class RowBlock(_Block):
         return super().out_note(o) + row
 
     def _emit_steps(self) -> list:
-        body = []
+        body, self.step_lines = [], []
         for si, (kind, js) in enumerate(self.steps):
             if kind == "seg":
-                body.extend(self.row_segment(si, js))
+                lines = self.row_segment(si, js)
             elif kind == "row":
+                lines = []
                 for j in js:
-                    body.append(self.statement(j)[4:])
-                    body.extend(self._store_row(j))
+                    lines.append(self.statement(j)[4:])
+                    lines.extend(self._store_row(j))
             elif kind == "reduce":
-                body.extend(self.reduce(js[0]))
+                lines = self.reduce(js[0])
             else:
-                body.extend(self.row_call(js[0]))
+                lines = self.row_call(js[0])
+            self.step_lines.append(lines)
+            body.extend(lines)
         return body
 
     def _store_row(self, j: int) -> list:
@@ -225,6 +375,6 @@ class RowBlock(_Block):
                                         for r in s.operands.values() if r.kind == "arg"}
         fields = (f".rowwise = 1, .shape = {name}_shape, .in_shape = {name}_in_shape, "
                   f".row_in = {row_in}ULL, .row_out = {row_out}ULL, "
-                  f".dense_in = {sum(1 << j for j in dense)}ULL")
+                  f".dense_in = {sum(1 << j for j in dense)}ULL, .block_rows = {name}_rows")
         return tables, fields
 
