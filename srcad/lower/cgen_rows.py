@@ -221,8 +221,8 @@ class RowBlock(_Block):
         fn = [f"/* {name}_rows: nr consecutive rows (nr <= SRCAD_ROWS):",
               " * p[i] points at the first one's row of argument or output i, rs[i] is the",
               " * distance between its rows in bytes, tmp holds nr rows of each scratch value */",
-              f"static void\n{name}_rows(char *const *p, const intptr_t *rs, intptr_t nr, "
-              f"intptr_t n, const srcad_loop *loops, char *const *tmp)", "{"]
+              (f"static void\n{name}_rows(char *const *p, const intptr_t *rs, intptr_t nr, "
+               f"intptr_t n, const srcad_loop *loops, char *const *tmp)"), "{"]
         if not self.tmps:
             fn.append("    (void)tmp;")
         fn += decl + [ln for c in calls for ln in c] + ["}", ""]
