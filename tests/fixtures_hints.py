@@ -68,19 +68,19 @@ def set_literal_hinted(x):
 
 # 6. `:=` -> "assign on its own line"
 def walrus(x):
-    if (n := np.sum(x * x)) > 0:  # refused here
+    if np.sum(x) > -10.0 and (n := np.sum(x * x)) > 0:  # refused here
         return n * 2.0
-    return n
+    return np.sum(x)
 
 
 def walrus_hinted(x):
     n = np.sum(x * x)
-    if n > 0:
+    if np.sum(x) > -10.0 and n > 0:
         return n * 2.0
-    return n
+    return np.sum(x)
 
 
-# 7. *args -> "give the function a fixed list of named parameters"
+# 7. a position among *args -> "name the parameter"
 def star_params(*xs):  # refused here
     return np.sum(xs[0] * xs[0])
 

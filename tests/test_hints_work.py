@@ -25,7 +25,7 @@ CASES = [
     ("import_inside", (X,), "import at module level"),
     ("set_literal", (X,), "use a tuple"),
     ("walrus", (X,), "on its own line"),
-    ("star_params", (X,), "fixed list of named parameters"),
+    ("star_params", (X,), "name the parameter"),
     ("recursion", (X,), "as a loop"),
     ("kwargs_in_call", (X.reshape(2, 2),), "keywords one by one"),
     ("library_function", (X,), "numpy function"),
