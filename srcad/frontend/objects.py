@@ -699,13 +699,16 @@ class _Rewriter:
                 e.func = gast.copy_location(_name(self.o.bind(obj, f)), f)
                 return self._call(e)
             key = f.slice
-            if obj is UNRESOLVED and isinstance(key, gast.Name) and self.scope is self.o.top \
-                    and key.id in self.o.pf.params and key.id not in self.o.pf.known and \
+            arg = key.id if isinstance(key, gast.Name) else key.value.id if isinstance(
+                key, gast.Attribute) and isinstance(key.value, gast.Name) else None
+            if obj is UNRESOLVED and arg is not None and self.scope is self.o.top \
+                    and arg in self.o.pf.params and arg not in self.o.pf.known and \
                     isinstance(self.o.resolve_static(f.value, self.scope), dict):
+                spelled = gast.unparse(key) if hasattr(gast, "unparse") else arg
                 raise self.o.pf.error(
-                    f"the callee `{f.value.id if isinstance(f.value, gast.Name) else ''}"
-                    f"[{key.id}]` depends on the value of the argument `{key.id}`", e,
-                    hint=f"srcad picks the callee when `{key.id}` is a string (each value "
+                    f"the callee `{_spelled(f.value)}[{spelled}]` depends on the value of the "
+                    f"argument `{arg}`", e,
+                    hint=f"srcad picks the callee when `{spelled}` is a string (each value "
                     f"its own specialisation); pass the class or function itself otherwise",
                     cls=CalleeUnknownError)
         if not isinstance(f, (gast.Name, gast.Attribute)):  # `Affine(W)(x)`, `fs[0](x)`
@@ -1059,6 +1062,21 @@ class _Objects:
         self.pf.bound[name] = obj
         return name
 
+    def _static_key_attr(self, e: gast.Attribute, scope: _Scope):
+        """A registry key read from an attribute (`FUNCS[cfg.act]`, `cfg` a parameter or a
+        global holding a config object): the string or int it holds, guarded per call."""
+        base = self.resolve_static(e.value, scope)
+        if base is UNRESOLVED and isinstance(e.value, gast.Name) and scope is self.top and \
+                e.value.id in self.pf.known and e.value.id not in scope.env:
+            base = self.pf.known[e.value.id]
+        if base is UNRESOLVED or isinstance(base, types.ModuleType):
+            return UNRESOLVED
+        val = getattr(base, e.attr, UNRESOLVED)
+        if type(val) not in (str, int):
+            return UNRESOLVED
+        guards.note_attr(base, e.attr, val)
+        return val
+
     def resolve_static(self, e, scope: _Scope):
         """The object a Name / dotted Attribute of globals (or a known parameter) means."""
         if isinstance(e, gast.Name):
@@ -1073,7 +1091,9 @@ class _Objects:
             base = self.resolve_static(e.value, scope)
             key = e.slice
             key = key.value if isinstance(key, gast.Constant) else \
-                self.resolve_static(key, scope) if isinstance(key, gast.Name) else UNRESOLVED
+                self.resolve_static(key, scope) if isinstance(key, gast.Name) else \
+                self._static_key_attr(key, scope) if isinstance(key, gast.Attribute) else \
+                UNRESOLVED
             if isinstance(base, dict) and type(key) in (str, int) and key in base:
                 guards.note("global", base, key, base[key])  # (the entry, checked per call)
                 return base[key]
@@ -1250,6 +1270,28 @@ def _stateful_objects(pf) -> dict:
     return out
 
 
+def _spelled(e) -> str:
+    """`a.b.c` as written ('' for anything else)."""
+    if isinstance(e, gast.Name):
+        return e.id
+    if isinstance(e, gast.Attribute):
+        base = _spelled(e.value)
+        return f"{base}.{e.attr}" if base else ""
+    return ""
+
+
+def _global_of(e, globals_: dict, locals_: set):
+    """The object a global name or a dotted attribute of one (`H.ACTIVATIONS`) holds, for a
+    first look (UNRESOLVED otherwise; the pass resolves it again with guards)."""
+    if isinstance(e, gast.Name):
+        return UNRESOLVED if e.id in locals_ else globals_.get(e.id, UNRESOLVED)
+    if isinstance(e, gast.Attribute):
+        base = _global_of(e.value, globals_, locals_)
+        if isinstance(base, (types.ModuleType, type)):
+            return getattr(base, e.attr, UNRESOLVED)
+    return UNRESOLVED
+
+
 def _built_classes(pf) -> list:
     """The user classes the function calls (a cheap first look)."""
     found = []
@@ -1268,10 +1310,9 @@ def _built_classes(pf) -> list:
         elif isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) and \
                 f.value.id not in locals_ and f.value.id in globals_:
             obj = getattr(globals_[f.value.id], f.attr, UNRESOLVED)
-        elif isinstance(f, gast.Subscript) and isinstance(f.value, gast.Name) and \
-                f.value.id not in locals_ and \
-                isinstance(globals_.get(f.value.id), (dict, list, tuple)):
-            held = globals_[f.value.id]
+        elif isinstance(f, gast.Subscript) and \
+                isinstance(_global_of(f.value, globals_, locals_), (dict, list, tuple)):
+            held = _global_of(f.value, globals_, locals_)
             items = list(held.values()) if isinstance(held, dict) else list(held)
             obj = next((v for v in items if _is_user_class(v, globals_)),
                        UNRESOLVED)  # (a registry)

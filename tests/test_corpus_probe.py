@@ -1,0 +1,103 @@
+"""A probe corpus of our own in the styles of public numpy-from-scratch code
+(tests/corpus_probe/: course layer libraries, from-scratch RNN/CNN/attention/VAE/GAN code,
+numpy ML libraries, models organised in objects and containers).
+
+Every program: source and tape mode (fuse=True for those marked), the value equals calling
+the function and the gradient matches central differences. Below the corpus, one focused
+test per class of failure the probe found (each failed before its fix)."""
+
+from __future__ import annotations
+
+import functools
+import warnings
+
+import numpy as np
+import pytest
+
+import srcad
+from srcad.testing import numerical_grad, rel_error
+from tests.corpus_probe import all_probes
+from tests.corpus_probe import helpers as H
+
+PROBES = {p.name: p for p in all_probes()}
+
+
+@functools.lru_cache(maxsize=None)
+def _numerical(name):
+    p = PROBES[name]
+    g = numerical_grad(p.fn, p.make_args(), wrt=p.wrt)
+    return g if isinstance(p.wrt, tuple) else (g,)
+
+
+def _param(name, mode):
+    p = PROBES[name]
+    marks = [pytest.mark.slow] if p.slow or (mode == "fuse" and not p.fuse) else []
+    return pytest.param(name, mode, marks=marks, id=f"{name}-{mode}")
+
+
+def test_probe_corpus_is_large_enough():
+    assert len(PROBES) >= 40
+    assert len({p.fn for p in PROBES.values()}) == len(PROBES)
+
+
+@pytest.mark.parametrize("name,mode", [_param(n, m) for n in sorted(PROBES)
+                                       for m in ("source", "tape", "fuse")])
+def test_probe_program(name, mode):
+    p = PROBES[name]
+    value = p.fn(*p.make_args())
+    options = {"fuse": True} if mode == "fuse" else {"mode": mode}
+    if mode == "source":
+        options["fuse"] = False
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # (a write into an argument: JAX's semantics)
+        out, got = srcad.value_and_grad(p.fn, wrt=p.wrt, **options)(*p.make_args())
+    got = got if isinstance(p.wrt, tuple) else (got,)
+    assert np.array_equal(np.asarray(out), np.asarray(value)), (out, value)
+    for g, w, n in zip(got, _numerical(name), p.wrt if isinstance(p.wrt, tuple) else (p.wrt,)):
+        assert rel_error(g, w) < p.tol, n
+
+
+# ---- the classes the probe found ---------------------------------------------------------
+
+X6 = np.linspace(-0.9, 1.1, 6)
+FNS = {"tanh": np.tanh, "sig": H.sigmoid}
+
+
+class _Cfg:
+    def __init__(self, act="tanh"):
+        self.act = act
+
+
+def _registry_in_module(x):
+    return np.sum(H.ACTIVATIONS["sigmoid"](x) ** 2)
+
+
+def _registry_in_module_by_arg(x, name="relu"):
+    return np.sum(H.ACTIVATIONS[name](x * 2.0) ** 2)
+
+
+def _registry_by_config(x, cfg):
+    return np.sum(FNS[cfg.act](x) ** 2)
+
+
+@pytest.mark.parametrize("mode", ["source", "tape"])
+@pytest.mark.parametrize("fn,args", [(_registry_in_module, (X6,)),
+                                     (_registry_in_module_by_arg, (X6,)),
+                                     (_registry_in_module_by_arg, (X6, "leaky")),
+                                     (_registry_by_config, (X6, _Cfg()))],
+                         ids=["module.REG[const]", "module.REG[arg]", "module.REG[arg2]",
+                              "REG[cfg.attr]"])
+def test_call_through_a_registry_subscript(fn, args, mode):
+    """`H.ACTIVATIONS["sigmoid"](x)` (a registry of another module) and `FNS[cfg.act](x)` (a
+    key read from a config object): were 'calling the result of a Subscript expression'."""
+    got = srcad.grad(fn, wrt=0, mode=mode)(*args)
+    assert rel_error(got, numerical_grad(fn, args)) < 1e-6
+
+
+def test_registry_key_on_a_config_object_is_guarded():
+    """Changing `cfg.act` on the same object changes the next call, as calling f does."""
+    cfg = _Cfg()
+    g = srcad.grad(_registry_by_config, wrt=0)
+    assert rel_error(g(X6, cfg), numerical_grad(_registry_by_config, (X6, cfg))) < 1e-6
+    cfg.act = "sig"
+    assert rel_error(g(X6, cfg), numerical_grad(_registry_by_config, (X6, cfg))) < 1e-6
