@@ -101,3 +101,63 @@ def test_registry_key_on_a_config_object_is_guarded():
     assert rel_error(g(X6, cfg), numerical_grad(_registry_by_config, (X6, cfg))) < 1e-6
     cfg.act = "sig"
     assert rel_error(g(X6, cfg), numerical_grad(_registry_by_config, (X6, cfg))) < 1e-6
+
+
+def _windows_of_transpose(x):
+    xt = x.T                                     # (a layout numpy would not copy)
+    cols = np.lib.stride_tricks.as_strided(xt, shape=(xt.shape[0] - 1, 2, xt.shape[1]),
+                                           strides=(xt.strides[0], xt.strides[0],
+                                                    xt.strides[1]))
+    return np.sum(np.sin(cols) * np.arange(cols.size).reshape(cols.shape))
+
+
+def _im2col_strided(x, w):
+    N, C, H, W = x.shape
+    kh, kw = w.shape[2:]
+    s = x.strides
+    cols = np.lib.stride_tricks.as_strided(
+        x, (N, C, H - kh + 1, W - kw + 1, kh, kw), (s[0], s[1], s[2], s[3], s[2], s[3]))
+    return np.sum(np.einsum("ncijkl,fckl->nfij", cols, w) ** 2)
+
+
+_R = np.random.default_rng(3)
+_XS = (_R.standard_normal((2, 2, 4, 3)), _R.standard_normal((3, 2, 2, 2)))
+
+
+@pytest.mark.parametrize("mode", ["source", "tape"])
+def test_as_strided_im2col(mode):
+    """`x.strides` of a differentiated array and np.lib.stride_tricks.as_strided (the
+    memory-strided im2col): were refused ('the attribute .strides has no derivative rule')."""
+    got = srcad.grad(_im2col_strided, wrt=(0, 1), mode=mode)(*_XS)
+    want = numerical_grad(_im2col_strided, _XS, wrt=(0, 1))
+    assert rel_error(got, want) < 1e-6
+
+
+def test_as_strided_of_a_transposed_view_jvp_and_second_order():
+    x = _R.standard_normal((3, 4))
+    assert rel_error(srcad.grad(_windows_of_transpose)(x),
+                     numerical_grad(_windows_of_transpose, (x,))) < 1e-6
+    v = _R.standard_normal((3, 4))
+    _, t = srcad.jvp(_windows_of_transpose, (x,), (v,))
+    assert abs(t - np.sum(numerical_grad(_windows_of_transpose, (x,)) * v)) < 1e-6
+    hv = srcad.jvp(srcad.grad(_windows_of_transpose), (x,), (v,))[1]
+    g = srcad.grad(_windows_of_transpose)
+    fd = (g(x + 1e-5 * v) - g(x - 1e-5 * v)) / 2e-5
+    assert rel_error(hv, fd) < 1e-5
+
+
+def test_as_strided_in_float32():
+    x = _XS[0].astype(np.float32)
+    w = _XS[1].astype(np.float32)
+    gx, gw = srcad.grad(_im2col_strided, wrt=(0, 1))(x, w)
+    assert gx.dtype == np.float32 and gw.dtype == np.float32
+    assert rel_error(gx, numerical_grad(_im2col_strided, _XS)) < 1e-3
+
+
+def _past_the_end(x):
+    return np.sum(np.lib.stride_tricks.as_strided(x, (x.size + 1,), x.strides) ** 2)
+
+
+def test_as_strided_past_the_end_is_an_error_not_a_gradient():
+    with pytest.raises(srcad.SrcadError, match="outside its input"):
+        srcad.grad(_past_the_end)(np.ones(4))
