@@ -161,3 +161,94 @@ def _past_the_end(x):
 def test_as_strided_past_the_end_is_an_error_not_a_gradient():
     with pytest.raises(srcad.SrcadError, match="outside its input"):
         srcad.grad(_past_the_end)(np.ones(4))
+
+
+# containers of built objects: dict literals, OrderedDict / {} / [] filled in __init__
+
+from collections import OrderedDict  # noqa: E402
+
+from tests.corpus_probe.objects import Affine, Relu  # noqa: E402
+
+
+class _Net:
+    def __init__(self, W1, b1, W2, b2):
+        self.layers = OrderedDict()
+        self.layers["fc1"] = Affine(W1, b1)
+        self.layers["act"] = Relu()
+        self.layers["fc2"] = Affine(W2, b2)
+        self.extra = []
+        self.extra.append(Affine(W2.T, b1))
+
+    def predict(self, x):
+        for name, layer in self.layers.items():
+            x = layer.forward(x)
+            if name == "act":
+                x = x * 1.5
+        return x
+
+
+class _PlainDictNet(_Net):
+    def __init__(self, W1, b1, W2, b2):
+        self.layers = {}
+        self.layers["fc1"] = Affine(W1, b1)
+        self.layers["act"] = Relu()
+        self.layers["fc2"] = Affine(W2, b2)
+
+
+def _od_items(W1, b1, W2, b2, X):
+    net = _Net(W1, b1, W2, b2)
+    out = net.predict(X)
+    back = net.extra[0].forward(out)
+    return np.sum(np.tanh(out)) + np.sum(back ** 2)
+
+
+def _plain_dict_sliced(W1, b1, W2, b2, X):
+    net = _PlainDictNet(W1, b1, W2, b2)
+    h = net.layers["fc1"].forward(X)
+    for layer in list(net.layers.values())[1:]:
+        h = layer.forward(h)
+    order = [k for k in net.layers.keys()]
+    assert order == ["fc1", "act", "fc2"]
+    return np.sum(h ** 2) / len(net.layers)
+
+
+def _dict_literal(W1, b1, W2, b2, X):
+    layers = {"a1": Affine(W1, b1), "r": Relu(), "a2": Affine(W2, b2)}
+    for layer in layers.values():
+        X = layer.forward(X)
+    return np.sum(X ** 2)
+
+
+_NR = np.random.default_rng(5)
+_NET = (_NR.standard_normal((3, 4)), _NR.standard_normal(4), _NR.standard_normal((4, 3)),
+        _NR.standard_normal(3) * 0.1, _NR.standard_normal((5, 3)))
+
+
+@pytest.mark.parametrize("mode", ["source", "tape"])
+@pytest.mark.parametrize("fn", [_od_items, _plain_dict_sliced, _dict_literal])
+def test_dicts_and_lists_of_built_layers(fn, mode):
+    """An OrderedDict / {} of layers filled in __init__ (the 'deep learning from scratch'
+    TwoLayerNet), a list appended in __init__, a dict literal of layers; iterated by
+    .values()/.items()/list(...)/keys, indexed by a constant key: were refused ('`_Net` has no
+    derivative rule')."""
+    got = srcad.grad(fn, wrt=(0, 1, 2, 3), mode=mode)(*_NET)
+    assert rel_error(got, numerical_grad(fn, _NET, wrt=(0, 1, 2, 3))) < 1e-6
+
+
+class _Mixed:
+    def __init__(self, W):
+        self.parts = {}
+        self.parts["fc"] = Affine(W, W[0])
+        self.parts["scale"] = W * 2.0
+
+
+def _mixed_dict(W, X):
+    m = _Mixed(W)
+    return np.sum(m.parts["fc"].forward(X) * m.parts["scale"][0])
+
+
+def test_a_dict_of_objects_and_arrays_is_refused_at_the_users_line():
+    W = _NR.standard_normal((3, 3))
+    with pytest.raises(srcad.SrcadError) as info:
+        srcad.grad(_mixed_dict)(W, _NET[4])
+    assert "test_corpus_probe.py" in str(info.value) and "_Mixed" in str(info.value)
