@@ -22,7 +22,7 @@ from tests.corpus_probe import helpers as H
 PROBES = {p.name: p for p in all_probes()}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _numerical(name):
     p = PROBES[name]
     g = numerical_grad(p.fn, p.make_args(), wrt=p.wrt)
@@ -165,9 +165,9 @@ def test_as_strided_past_the_end_is_an_error_not_a_gradient():
 
 # containers of built objects: dict literals, OrderedDict / {} / [] filled in __init__
 
-from collections import OrderedDict  # noqa: E402
+from collections import OrderedDict
 
-from tests.corpus_probe.objects import Affine, Relu  # noqa: E402
+from tests.corpus_probe.objects import Affine, Relu
 
 
 class _Net:
@@ -252,3 +252,60 @@ def test_a_dict_of_objects_and_arrays_is_refused_at_the_users_line():
     with pytest.raises(srcad.SrcadError) as info:
         srcad.grad(_mixed_dict)(W, _NET[4])
     assert "test_corpus_probe.py" in str(info.value) and "_Mixed" in str(info.value)
+
+
+# getattr(A, "name") is A.name
+
+class _Acts:
+    @staticmethod
+    def softplus(x):
+        return np.log1p(np.exp(x))
+
+    @staticmethod
+    def tanh(x):
+        return np.tanh(x)
+
+
+class _ActLayer:
+    def __init__(self, W):
+        self.W = W
+
+    def _swish(self, z):
+        return z * H.sigmoid(z)
+
+    def forward(self, x):
+        return getattr(self, "_" + "swish")(x @ self.W)
+
+
+def _getattr_class_by_arg(x, name="softplus"):
+    fn = getattr(_Acts, name)
+    return np.sum(fn(x) ** 2)
+
+
+def _getattr_numpy_by_arg(x, name="tanh"):
+    return np.sum(getattr(np, name)(x) * x)
+
+
+def _getattr_self_method(W, x):
+    return np.sum(_ActLayer(W).forward(x) ** 2)
+
+
+@pytest.mark.parametrize("mode", ["source", "tape"])
+@pytest.mark.parametrize("fn,args", [(_getattr_class_by_arg, (X6,)),
+                                     (_getattr_class_by_arg, (X6, "tanh")),
+                                     (_getattr_numpy_by_arg, (X6,)),
+                                     (_getattr_numpy_by_arg, (X6, "sin")),
+                                     (_getattr_self_method, (_NET[0][:, :3], _NET[4]))],
+                         ids=["class-arg", "class-arg2", "numpy-arg", "numpy-arg2", "self"])
+def test_getattr_with_a_string_is_the_attribute(fn, args, mode):
+    """`getattr(Activations, name)(z)`, `getattr(np, name)(x)`, `getattr(self, "_swish")`:
+    were refused ('`fn` has no derivative rule', '`np` (module) used as a value')."""
+    got = srcad.grad(fn, wrt=0, mode=mode)(*args)
+    assert rel_error(got, numerical_grad(fn, args)) < 1e-6
+
+
+def test_getattr_name_changes_between_calls():
+    g = srcad.grad(_getattr_numpy_by_arg)
+    for name in ("tanh", "sin", "tanh"):
+        want = numerical_grad(_getattr_numpy_by_arg, (X6, name))
+        assert rel_error(g(X6, name), want) < 1e-6

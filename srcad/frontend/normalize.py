@@ -39,7 +39,7 @@ from collections import Counter
 import gast
 
 from .. import ir, runtime
-from ..errors import UnsupportedSyntaxError
+from ..errors import CalleeUnknownError, UnsupportedSyntaxError
 from ..naming import fresh
 from ..ops import control, table
 from .aliases import propagate_aliases
@@ -56,7 +56,7 @@ from .loops import LoopsMixin
 from .objects import scalarise_objects
 from .methods import _BUILTIN_OPS, ATTRIBUTES, METHODS, RESERVED  # noqa: F401  (re-exported)
 from .opaque import is_user_object, library_file
-from .parse import LIFTED, ParsedFunction, parse_function
+from .parse import LIFTED, ParsedFunction, parse_function, static_getattr
 from .pylower import lower_python
 from .walrus import hoist_named_exprs
 from .callbacks import lower_callbacks
@@ -563,9 +563,38 @@ def normalize(pf: ParsedFunction) -> ir.Function:
         _PROGRAM.pop()
 
 
+def _getattr_waits_for_arguments(pf: ParsedFunction) -> None:
+    """`getattr(A, name)` left by static_getattr with `name` a parameter: which attribute it
+    is depends on the string the argument holds, so a transform made before any call waits
+    for the first call's arguments (CalleeUnknownError), as `ACTIVATIONS[name]()` does."""
+    stored = {x.id for x in gast.walk(pf.tree) if isinstance(x, gast.Name)
+              and isinstance(x.ctx, gast.Store)}
+    if "getattr" in stored or "getattr" in pf.fn.__globals__:
+        return
+    for n in gast.walk(pf.tree):
+        if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and \
+                n.func.id == "getattr" and len(n.args) == 2:
+            key, base = n.args[1], n.args[0]
+            if not (isinstance(base, gast.Name) and base.id not in pf.params and
+                    base.id not in stored and
+                    isinstance(pf.resolve(base.id), (types.ModuleType, type))):
+                continue  # (getattr(cfg, key) of an object: runs as written, as before)
+            names = {x.id for x in gast.walk(key) if isinstance(x, gast.Name)}
+            waiting = sorted(p for p in names & set(pf.params) if p not in pf.known)
+            if waiting:
+                raise pf.error(
+                    f"`getattr(..., {waiting[0]})` depends on the value of the argument "
+                    f"`{waiting[0]}`", n, cls=CalleeUnknownError,
+                    hint=f"srcad follows the attribute when `{waiting[0]}` is a string (each "
+                    f"value its own specialisation); pass the function itself otherwise")
+
+
 def _normalize(pf: ParsedFunction) -> ir.Function:
     hoist_named_exprs(pf.tree)  # `if (n := f(x)) > 0:` -> `n = f(x)` first (walrus.py)
     fence(pf)
+    static_getattr(pf.tree, pf.fn.__globals__,
+                   {k: v for k, v in pf.known.items() if type(v) is str})  # getattr(A, name)
+    _getattr_waits_for_arguments(pf)
     n = Normalizer(pf)
     scalarise_objects(pf, n.taken)  # objects built here: their attributes are locals
     carry_attribute_state(pf.tree, n.taken)  # self.out = v: a local, and a setattr effect

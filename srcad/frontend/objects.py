@@ -39,10 +39,10 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from collections import OrderedDict
 import inspect
 import operator
 import types
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import gast

@@ -25,6 +25,7 @@ import numpy as np
 from .. import runtime_signal as sg
 from ..runtime import (
     array_item,
+    array_strides,
     choose_tree,
     conv_crop,
     conv_embed,
@@ -34,14 +35,13 @@ from ..runtime import (
     last_writes,
     multi_dot_grad,
     multi_dot_jvp,
+    restride,
     unchoose,
     ungradient,
+    unstride,
     unsupported_derivative,
     untake,
     unwindow,
-    array_strides,
-    restride,
-    unstride,
 )
 from .table import Param, defjvp, defnondiff, defvjp
 

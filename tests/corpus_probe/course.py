@@ -5,8 +5,8 @@ arguments, in-place ReLU, mask-based stable sigmoid, mini-batch loops."""
 import numpy as np
 
 from . import Probe, rng
-from .helpers import activate, cross_entropy, softmax
 from . import helpers as H
+from .helpers import activate, cross_entropy, softmax
 
 REG = 1e-3
 ACTIVATION = "tanh"

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import Probe, rng
-from .helpers import relu, sigmoid, softmax, cross_entropy
+from .helpers import cross_entropy, relu, sigmoid, softmax
 
 ACT_FNS = {"relu": relu, "tanh": np.tanh, "sigmoid": sigmoid}
 
