@@ -33,7 +33,7 @@ def rng(seed=0):
 
 
 MODULES = ["course", "recurrent", "convnets", "transformers", "generative", "mllib",
-           "objects"]
+           "objects", "inplace"]
 
 
 def all_probes():
