@@ -29,9 +29,20 @@ def _numerical(name):
     return g if isinstance(p.wrt, tuple) else (g,)
 
 
+# what srcad still refuses, one reason per class (strict: a fix must remove the entry)
+XFAILS = {
+    "objects.appended_layers_call": "layers appended in a loop in __init__ "
+    "(`for i in range(len(Ws)): self.layers.append(Dense(...))`): the objects pass unrolls "
+    "loops over built objects, not loops that build them; refused at the user's line",
+}
+
+
 def _param(name, mode):
     p = PROBES[name]
     marks = [pytest.mark.slow] if p.slow or (mode == "fuse" and not p.fuse) else []
+    if name in XFAILS:
+        marks.append(pytest.mark.xfail(strict=True, reason=XFAILS[name],
+                                       raises=srcad.SrcadError))
     return pytest.param(name, mode, marks=marks, id=f"{name}-{mode}")
 
 

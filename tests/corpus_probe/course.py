@@ -258,7 +258,7 @@ def _early():
 
 W = ("W1", "b1", "W2", "b2")
 PROGRAMS = [
-    Probe("course.layer_list_params_unpack", layer_list_params_unpack, lambda: _mlp(1), W, True),
+    Probe("course.layer_list_params_unpack", layer_list_params_unpack, lambda: _mlp(1), W),
     Probe("course.layer_list_onehot", layer_list_onehot, lambda: _mlp(2), W),
     Probe("course.masked_sigmoid_bce", masked_sigmoid_bce, _bce, ("w", "b")),
     Probe("course.fstring_params_loop", fstring_params_loop, _params_dict, "params"),

@@ -155,5 +155,5 @@ PROGRAMS = [
     Probe("generative.gan_discriminator_loss", gan_discriminator_loss, _ganD, "D"),
     Probe("generative.tied_autoencoder", tied_autoencoder, _ae, ("W", "b_enc", "b_dec")),
     Probe("generative.planar_flow", planar_flow, _flow, ("u", "w", "b")),
-    Probe("generative.mdn_nll", mdn_nll, _mdn, "W", True),
+    Probe("generative.mdn_nll", mdn_nll, _mdn, "W"),
 ]

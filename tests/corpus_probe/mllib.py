@@ -187,8 +187,8 @@ PROGRAMS = [
           ("log_ell", "log_sf", "log_sn")),
     Probe("mllib.sgns", sgns, _sgns, ("W_in", "W_out")),
     Probe("mllib.tsne_kl", tsne_kl, _tsne, "Y"),
-    Probe("mllib.matrix_factorization", matrix_factorization, _mf, ("P", "Q"), True),
+    Probe("mllib.matrix_factorization", matrix_factorization, _mf, ("P", "Q")),
     Probe("mllib.poisson_glm", poisson_glm, _pois, "w"),
     Probe("mllib.softmax_regression_lse", softmax_regression_lse, _smr, "W"),
-    Probe("mllib.soft_kmeans", soft_kmeans, _km, "C", True),
+    Probe("mllib.soft_kmeans", soft_kmeans, _km, "C"),
 ]
