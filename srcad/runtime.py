@@ -57,6 +57,10 @@ from .runtime_signal import (  # noqa: F401  (convolutions, interp, gradient, ch
     ungradient,
     unwindow,
     last_writes,
+    array_strides,
+    restride,
+    strided_index,
+    unstride,
 )
 from .runtime_at import (  # noqa: F401  (ufunc.at as a value, the group matrices)
     add_at, subtract_at, multiply_at, maximum_at, minimum_at, negative_at,

@@ -29,6 +29,7 @@ import inspect
 
 import numpy as np
 
+from .errors import SrcadError
 from .gradtree import GradTree, pieces_tree
 
 __all__ = [
@@ -390,6 +391,75 @@ def unwindow(ct, x, window_shape, axis=None):
             where[a] = slice(start, start + lead[a])
         out[tuple(where)] += piece
     return out
+
+
+# --- as_strided -------------------------------------------------------------------------------
+
+
+def array_strides(x) -> tuple:
+    """``x.strides``: bytes between neighbours along each axis (a layout, no derivative)."""
+    return np.asarray(x).strides
+
+
+def _item_offsets(shape, strides, itemsize: int) -> np.ndarray:
+    """The memory offset, in items, of every element of an array of this shape and these
+    byte strides (C order), relative to its first element."""
+    off = np.zeros(tuple(shape), dtype=np.intp)
+    for axis, (n, s) in enumerate(zip(shape, strides)):
+        step = [1] * len(shape)
+        step[axis] = n
+        off = off + (np.arange(n, dtype=np.intp) * (s // itemsize)).reshape(step)
+    return off
+
+
+def strided_index(x, shape=None, strides=None) -> np.ndarray:
+    """For ``as_strided(x, shape, strides)``: the flat (C order) index into x of the element
+    each output element reads. The output's byte offsets are mapped back to x's elements
+    through x's own strides, so any layout of x works; an output element that reads memory
+    no element of x owns, or an x whose elements share memory, is an error (numpy would read
+    garbage or an ambiguous element: no derivative)."""
+    x = np.asarray(x)
+    shape = x.shape if shape is None else tuple(int(n) for n in shape)
+    strides = x.strides if strides is None else tuple(int(s) for s in strides)
+    if len(strides) != len(shape):
+        raise SrcadError("as_strided: shape and strides have different lengths")
+    isz = x.itemsize
+    if any(s % isz for s in x.strides + strides):
+        raise SrcadError("as_strided: strides that are not whole items have no derivative")
+    if x.size == 0 or int(np.prod(shape)) == 0:
+        return np.zeros(shape, dtype=np.intp)
+    xoff = _item_offsets(x.shape, x.strides, isz).ravel()
+    ooff = _item_offsets(shape, strides, isz)
+    lo = min(int(xoff.min()), int(ooff.min()))
+    hi = max(int(xoff.max()), int(ooff.max()))
+    table = np.full(hi - lo + 1, -1, dtype=np.intp)
+    table[xoff - lo] = np.arange(x.size, dtype=np.intp)
+    if np.count_nonzero(table >= 0) != x.size:
+        raise SrcadError("as_strided of an array whose elements share memory (a broadcast "
+                         "or a strided view of one) has no derivative: copy it first")
+    ids = table[ooff - lo]
+    if (ids < 0).any():
+        raise SrcadError("as_strided reads memory outside its input (shape and strides "
+                         "run past the array): no derivative")
+    return ids
+
+
+def unstride(ct, x, shape=None, strides=None):
+    """The VJP of ``as_strided(x, shape, strides)``: every output element's cotangent added
+    to the element of x it reads (a scatter-add; windows that overlap add up)."""
+    ids = strided_index(x, shape, strides)
+    dtype = np.result_type(x) if np.issubdtype(np.result_type(x), np.inexact) else \
+        np.result_type(ct)
+    out = np.zeros(np.size(x), dtype=dtype)
+    np.add.at(out, ids.ravel(), np.ravel(np.broadcast_to(ct, ids.shape)))
+    return out.reshape(np.shape(x))
+
+
+def restride(t, x, shape=None, strides=None):
+    """The JVP of ``as_strided(x, shape, strides)`` (and unstride's transpose): x's tangent
+    read at the elements each output element reads."""
+    ids = strided_index(x, shape, strides)
+    return np.ravel(np.broadcast_to(t, np.shape(x)))[ids]
 
 
 # --- in-place writers: np.put, np.copyto, np.fill_diagonal as `x[index] = value` ------------

@@ -568,7 +568,8 @@ class _TracedGlobals(dict):
 # numpy callables that never hand a Tensor argument to its __array_function__ (np.full's
 # dispatcher sees only `like`, np.full_like's only the prototype, not the fill value)
 _NO_DISPATCH = (np.asarray, np.array, np.full, np.full_like, np.asanyarray,
-                np.ascontiguousarray, np.asfortranarray, np.asarray_chkfinite, np.require)
+                np.ascontiguousarray, np.asfortranarray, np.asarray_chkfinite, np.require,
+                np.lib.stride_tricks.as_strided)  # (as_strided: no dispatcher at all)
 # numpy callables with a row, besides the constructors, that make a new array (a copy)
 _MAKERS = (np.array, np.asarray, np.copy)
 

@@ -54,6 +54,11 @@ class Tensor:
             return write_at(ufunc, inputs)  # np.add.at(t, i, v): t[...] = add_at(t, i, v)
         if method != "__call__" and out is None and table.lookup(getattr(ufunc, method)):
             return self.tape.apply(getattr(ufunc, method), inputs, kwargs)  # np.add.reduce
+        if method == "__call__" and out is not None and len(out) == 1 and \
+                isinstance(out[0], Tensor) and table.lookup(ufunc) is not None:
+            # np.exp(s, out=s), np.maximum(z, 0, out=a) into an array the tape follows:
+            # source mode's `s[...] = np.exp(s)` (frontend/normalize.py), copy on write
+            return _into(out[0], self.tape.apply(ufunc, inputs, kwargs, _PY.get(ufunc)))
         if method != "__call__" or (out is not None and not (
                 len(out) == 1 and out[0] is inputs[0] and isinstance(inputs[0], np.ndarray))):
             raise user_error(f"tape mode: `{ufunc.__name__}.{method}` / out= is not "
@@ -81,6 +86,10 @@ class Tensor:
             return _EAGER[func](self.tape.numpy_view(), *args, **kwargs)
         if func in INPLACE_WRITERS:  # np.put / np.copyto / np.fill_diagonal: x[index] = value
             return _write_in_place(func, args, kwargs)
+        if func is np.clip and isinstance(kwargs.get("out"), Tensor):  # np.clip(a, .., out=a)
+            kwargs = dict(kwargs)
+            out = kwargs.pop("out")
+            return _into(out, self.tape.apply(func, args, kwargs))
         return self.tape.apply(func, args, kwargs)
 
     # attributes
@@ -434,6 +443,12 @@ class _RefProbe:
         out = kwargs.pop("out", None)
         self.refs = sys.getrefcount(out[0])
         return 0.0
+
+
+def _into(out, value):
+    """numpy's `out=`: the value written into `out` (`out[...] = value`), `out` returned."""
+    out[...] = value
+    return out
 
 
 def _lone_refs() -> int:

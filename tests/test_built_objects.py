@@ -11,6 +11,7 @@ that names the use, and a class changed between calls is seen at the next call.
 from __future__ import annotations
 
 import dataclasses
+import operator
 
 import numpy as np
 import pytest
@@ -326,7 +327,7 @@ def built_on_one_arm(W, x):
 
 def handed_to_a_library(W, x):
     layer = Leaky(W)
-    forward = getattr(layer, "forward")
+    forward = operator.attrgetter("forward")(layer)  # (getattr(layer, "forward"): followed)
     return np.sum(forward(x))
 
 

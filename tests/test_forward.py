@@ -393,6 +393,7 @@ NO_TORCH_TWIN = {
     "frexp": "torch._numpy has no frexp", "unwrap": "torch._numpy has no unwrap",
     **{r: "torch._numpy has no block, insert or unstack"
        for r in ("block", "insert", "np_unstack")},
+    "as_strided": "torch strides count elements, numpy's bytes (checked by differences)",
     "logspace": "torch has no forward-mode rule for logspace",
     "geomspace": "torch's geomspace takes no tensor endpoints",
     **{r: "torch._numpy has no polynomial functions, ediff1d or trapezoid"

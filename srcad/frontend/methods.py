@@ -119,4 +119,5 @@ METHODS.update({"__neg__": _simple_method(np.negative), "__pos__": _simple_metho
 
 ATTRIBUTES = {"T": np.transpose, "shape": np.shape, "ndim": np.ndim, "size": np.size,
               "dtype": np.result_type, "flat": np.ravel,  # (x.flat: read, iterated, indexed)
-              "real": np.real, "imag": np.imag}  # (a real array's: itself, and zeros)
+              "real": np.real, "imag": np.imag,
+              "strides": runtime.array_strides}  # (a layout, no derivative: as_strided)  # (a real array's: itself, and zeros)

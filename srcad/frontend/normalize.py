@@ -31,15 +31,17 @@ Before/after:
 
 from __future__ import annotations
 
+import copy
 import inspect
 import operator
 import types
 from collections import Counter
 
 import gast
+import numpy as np
 
 from .. import ir, runtime
-from ..errors import UnsupportedSyntaxError
+from ..errors import CalleeUnknownError, UnsupportedSyntaxError
 from ..naming import fresh
 from ..ops import control, table
 from .aliases import propagate_aliases
@@ -56,7 +58,7 @@ from .loops import LoopsMixin
 from .objects import scalarise_objects
 from .methods import _BUILTIN_OPS, ATTRIBUTES, METHODS, RESERVED  # noqa: F401  (re-exported)
 from .opaque import is_user_object, library_file
-from .parse import LIFTED, ParsedFunction, parse_function
+from .parse import LIFTED, ParsedFunction, parse_function, static_getattr
 from .pylower import lower_python
 from .walrus import hoist_named_exprs
 from .callbacks import lower_callbacks
@@ -563,9 +565,106 @@ def normalize(pf: ParsedFunction) -> ir.Function:
         _PROGRAM.pop()
 
 
+def _out_keyword_as_write(pf: ParsedFunction) -> None:
+    """``np.exp(s, out=s)``, ``np.maximum(z, 0, out=a)``, ``np.clip(a, lo, hi, out=a)`` as a
+    statement (or assigned: ``y = np.exp(s, out=s)``) is numpy's write of the result into
+    `out`: rewritten as ``s[...] = np.exp(s)`` (then ``y = s``), which copy on write and
+    the views' aliasing follow like any other write. Only for numpy ufuncs and np.clip, and
+    an `out` spelled as a name, an attribute or a subscript of them."""
+
+    def simple(e):
+        return isinstance(e, gast.Name) or (
+            isinstance(e, (gast.Attribute, gast.Subscript)) and simple(e.value))
+
+    def numpy_callable(f):
+        parts = []
+        while isinstance(f, gast.Attribute):
+            parts.append(f.attr)
+            f = f.value
+        if not isinstance(f, gast.Name) or f.id in locals_:
+            return False
+        obj = pf.resolve(f.id)
+        for a in reversed(parts):
+            obj = getattr(obj, a, None)
+        return isinstance(obj, np.ufunc) or obj is np.clip
+
+    def split(call):
+        out = [k for k in call.keywords if k.arg == "out"]
+        if len(out) != 1 or not simple(out[0].value) or not numpy_callable(call.func):
+            return None
+        call.keywords = [k for k in call.keywords if k.arg != "out"]
+        target = copy.deepcopy(out[0].value)
+        for n in gast.walk(target):
+            if hasattr(n, "ctx"):
+                n.ctx = gast.Load()
+        store = gast.Subscript(value=target, slice=gast.Constant(value=Ellipsis, kind=None),
+                               ctx=gast.Store())
+        return gast.Assign(targets=[store], value=call, type_comment=None), target
+
+    def block(stmts):
+        res = []
+        for st in stmts:
+            for field in ("body", "orelse", "finalbody"):
+                if isinstance(getattr(st, field, None), list) and \
+                        not isinstance(st, gast.FunctionDef):
+                    setattr(st, field, block(getattr(st, field)))
+            made = None
+            if isinstance(st, gast.Expr) and isinstance(st.value, gast.Call):
+                made = split(st.value)
+                if made is not None:
+                    res.append(gast.copy_location(made[0], st))
+                    continue
+            elif isinstance(st, gast.Assign) and len(st.targets) == 1 and \
+                    isinstance(st.value, gast.Call):
+                made = split(st.value)
+                if made is not None:
+                    res.append(gast.copy_location(made[0], st))
+                    res.append(gast.copy_location(gast.Assign(
+                        targets=st.targets, value=made[1], type_comment=None), st))
+                    continue
+            res.append(st)
+        return res
+
+    locals_ = {n.id for n in gast.walk(pf.tree) if isinstance(n, gast.Name)
+               and isinstance(n.ctx, gast.Store)} | set(pf.params)
+    if any(isinstance(n, gast.keyword) and n.arg == "out" for n in gast.walk(pf.tree)):
+        pf.tree.body = block(pf.tree.body)
+        gast.fix_missing_locations(pf.tree)
+
+
+def _getattr_waits_for_arguments(pf: ParsedFunction) -> None:
+    """`getattr(A, name)` left by static_getattr with `name` a parameter: which attribute it
+    is depends on the string the argument holds, so a transform made before any call waits
+    for the first call's arguments (CalleeUnknownError), as `ACTIVATIONS[name]()` does."""
+    stored = {x.id for x in gast.walk(pf.tree) if isinstance(x, gast.Name)
+              and isinstance(x.ctx, gast.Store)}
+    if "getattr" in stored or "getattr" in pf.fn.__globals__:
+        return
+    for n in gast.walk(pf.tree):
+        if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and \
+                n.func.id == "getattr" and len(n.args) == 2:
+            key, base = n.args[1], n.args[0]
+            if not (isinstance(base, gast.Name) and base.id not in pf.params and
+                    base.id not in stored and
+                    isinstance(pf.resolve(base.id), (types.ModuleType, type))):
+                continue  # (getattr(cfg, key) of an object: runs as written, as before)
+            names = {x.id for x in gast.walk(key) if isinstance(x, gast.Name)}
+            waiting = sorted(p for p in names & set(pf.params) if p not in pf.known)
+            if waiting:
+                raise pf.error(
+                    f"`getattr(..., {waiting[0]})` depends on the value of the argument "
+                    f"`{waiting[0]}`", n, cls=CalleeUnknownError,
+                    hint=f"srcad follows the attribute when `{waiting[0]}` is a string (each "
+                    f"value its own specialisation); pass the function itself otherwise")
+
+
 def _normalize(pf: ParsedFunction) -> ir.Function:
     hoist_named_exprs(pf.tree)  # `if (n := f(x)) > 0:` -> `n = f(x)` first (walrus.py)
     fence(pf)
+    static_getattr(pf.tree, pf.fn.__globals__,
+                   {k: v for k, v in pf.known.items() if type(v) is str})  # getattr(A, name)
+    _getattr_waits_for_arguments(pf)
+    _out_keyword_as_write(pf)  # np.exp(s, out=s) -> s[...] = np.exp(s)
     n = Normalizer(pf)
     scalarise_objects(pf, n.taken)  # objects built here: their attributes are locals
     carry_attribute_state(pf.tree, n.taken)  # self.out = v: a local, and a setattr effect

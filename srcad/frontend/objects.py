@@ -42,6 +42,7 @@ import dataclasses
 import inspect
 import operator
 import types
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import gast
@@ -75,8 +76,11 @@ class VObj:
 
 @dataclass(eq=False)
 class VList:
-    """A list of built objects, fixed once made."""
+    """A list of built objects, fixed once made; or a dict of them (`keys`: its constant
+    keys in insertion order, as a dict or an OrderedDict of layers keeps them)."""
     items: list
+    keys: list | None = None
+    pairs: bool = False  # `d.items()` of such a dict: iterated as (key, object) pairs
 
 
 @dataclass(eq=False)
@@ -247,11 +251,13 @@ class _Rewriter:
         self.calls: list = []  # per call being rewritten: the state read before it
         self.nested = 0  # inside a branch or a loop that is not unrolled
         self.hint = None  # the name a construction is assigned to (its locals' prefix)
+        self.rest: list = []  # the statements after the current one, in its block
 
     # -- statements --------------------------------------------------------------------------
     def block(self, stmts) -> list:
         out = []
-        for s in stmts:
+        for i, s in enumerate(stmts):
+            self.rest = stmts[i + 1:]
             out.extend(self.stmt(s))
         return out
 
@@ -350,8 +356,11 @@ class _Rewriter:
                 out.extend(self.assign(one))
             return out
         self.hint = t0.id if len(s.targets) == 1 and isinstance(t0, gast.Name) else None
-        value = self.expr(s.value)
+        empty = self._empty_container(s)
+        value = empty if empty is not None else self.expr(s.value)
         self.hint = None
+        if isinstance(value, VObj) and len(s.targets) == 1 and isinstance(t0, gast.Subscript):
+            return self._store_item(t0, value)
         if isinstance(value, (VObj, VList)):
             if len(s.targets) != 1 or not isinstance(s.targets[0], (gast.Name, gast.Attribute)):
                 raise _Unsupported("an object assigned to a target other than a name")
@@ -375,6 +384,82 @@ class _Rewriter:
         s.targets, s.value = targets, value
         return self.pre + [s]
 
+    def _keys_list(self, d: VList, at):
+        return gast.copy_location(gast.List(elts=[gast.Constant(value=k, kind=None)
+                                                  for k in d.keys], ctx=gast.Load()), at)
+
+    def _container_method(self, base: VList, attr: str, e):
+        if attr == "append" and base.keys is None and len(e.args) == 1 and not e.keywords:
+            item = self.expr(e.args[0])
+            if not isinstance(item, VObj) or self.nested:
+                raise _Unsupported("`.append()` of a value or in a branch or a loop, to a "
+                                   "list of objects")
+            base.items.append(item)
+            return base
+        if base.keys is not None and not e.args and not e.keywords:
+            if attr == "values":
+                return VList(list(base.items))
+            if attr == "keys":
+                return self._keys_list(base, e)
+            if attr == "items":
+                return VList(list(base.items), list(base.keys), pairs=True)
+        raise _Unsupported(f"`.{attr}()` on a list of objects")
+
+    def _empty_container(self, s):
+        """`self.layers = OrderedDict()` (or `{}`, `dict()`, `[]`, `list()`) that the rest
+        of the block fills with built objects only (`self.layers["fc1"] = Affine(W1, b1)`,
+        `self.layers.append(Relu())`): an empty VList to fill, else None (a plain value)."""
+        v, t = s.value, s.targets[0]
+        if len(s.targets) != 1 or not isinstance(t, (gast.Name, gast.Attribute)):
+            return None
+        if isinstance(v, gast.Dict) and not v.keys:
+            keyed = True
+        elif isinstance(v, gast.List) and not v.elts:
+            keyed = False
+        elif isinstance(v, gast.Call) and not v.args and not v.keywords:
+            maker = self.o.resolve_static(v.func, self.scope)
+            if maker not in (dict, list, OrderedDict):
+                return None
+            keyed = maker is not list
+        else:
+            return None
+        spelled = gast.dump(t)
+        fills, others = 0, 0
+        for n in (x for r in self.rest for x in gast.walk(r)):
+            if isinstance(n, gast.Assign) and any(
+                    isinstance(x, gast.Subscript) and gast.dump(x.value) == spelled.replace(
+                        "Store()", "Load()") for x in n.targets):
+                fills += self._builds_object(n.value) and keyed
+                others += not (self._builds_object(n.value) and keyed)
+            elif isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and \
+                    gast.dump(n.func.value) == spelled.replace("Store()", "Load()") and \
+                    n.func.attr in ("append", "update", "extend", "insert", "setdefault"):
+                ok = not keyed and n.func.attr == "append" and len(n.args) == 1 and \
+                    self._builds_object(n.args[0])
+                fills += ok
+                others += not ok
+        if not fills or others:
+            return None
+        return VList([], [] if keyed else None)
+
+    def _builds_object(self, e) -> bool:
+        return isinstance(e, gast.Call) and _is_user_class(
+            self.o.resolve_static(e.func, self.scope), self.o.globals)
+
+    def _store_item(self, t, value) -> list:
+        """`layers["fc1"] = Affine(W1, b1)` into a dict of built objects (a constant key)."""
+        base = self.expr(t.value)
+        k = t.slice
+        if not isinstance(base, VList) or base.keys is None or self.nested or \
+                not isinstance(k, gast.Constant) or type(k.value) not in (str, int):
+            raise _Unsupported("an object stored into a container srcad does not follow")
+        if k.value in base.keys:
+            base.items[base.keys.index(k.value)] = value
+        else:
+            base.keys.append(k.value)
+            base.items.append(value)
+        return self.pre
+
     def _assigned_plain(self, o: VObj, attr: str) -> bool:
         return (id(o), attr) in self.scope.stored
 
@@ -394,8 +479,10 @@ class _Rewriter:
                 v = self.value(it)
             if isinstance(v, VObj):
                 raise _Unsupported("iterating over a built object")
+            if isinstance(v, VList) and v.keys is not None and not v.pairs:
+                raise _Unsupported("a loop over a dict of objects itself (its keys)")
             if isinstance(v, VList):
-                items, wrap = v, "plain"
+                items, wrap = v, "pairs" if v.pairs else "plain"
             else:
                 s.iter = v
                 if self._binds_object_name(s.target):
@@ -428,6 +515,15 @@ class _Rewriter:
                 out.append(_assign([index], gast.Constant(value=i, kind=None), s))
                 if isinstance(index, gast.Name):
                     self.consts[index.id] = i
+                target = target.elts[1]
+            if wrap == "pairs":  # `for name, layer in layers.items()`
+                if not (isinstance(target, gast.Tuple) and len(target.elts) == 2 and
+                        isinstance(target.elts[1], gast.Name)):
+                    raise _Unsupported("a loop over a dict's items into this target")
+                key = self._plain_target(target.elts[0])
+                out.append(_assign([key], gast.Constant(value=items.keys[i], kind=None), s))
+                if isinstance(key, gast.Name):
+                    self.consts[key.id] = items.keys[i]
                 target = target.elts[1]
             if not isinstance(target, gast.Name):
                 raise _Unsupported("a loop over built objects into this target")
@@ -526,6 +622,16 @@ class _Rewriter:
                 e.value = self.value(e.value)
                 e.slice = self.value(e.slice)
                 return e
+            if isinstance(base, VList) and base.keys is not None:
+                k = e.slice
+                if base.pairs or not (isinstance(k, gast.Constant) and k.value in base.keys):
+                    raise _Unsupported("a dict of objects indexed by a variable or a missing key")
+                return base.items[base.keys.index(k.value)]
+            if isinstance(base, VList) and isinstance(e.slice, gast.Slice):
+                parts = [_const_int(p) for p in (e.slice.lower, e.slice.upper, e.slice.step)]
+                if any(p is UNRESOLVED for p in parts):
+                    raise _Unsupported("a list of objects sliced by a variable")
+                return VList(base.items[slice(*parts)])  # (`layers[1:]`, `layers[::-1]`)
             if isinstance(base, VList):
                 k = e.slice
                 if isinstance(k, gast.UnaryOp) and isinstance(k.op, gast.USub) and \
@@ -563,6 +669,16 @@ class _Rewriter:
                 ok = all(_COMPARE[type(op)](a.value, b.value)
                          for op, a, b in zip(e.ops, parts, parts[1:]))
                 return gast.copy_location(gast.Constant(value=ok, kind=None), e)
+            return e
+        if isinstance(e, gast.Dict) and e.keys and all(
+                isinstance(k, gast.Constant) and type(k.value) in (str, int) for k in e.keys) \
+                and len({k.value for k in e.keys}) == len(e.keys):
+            items = [self.expr(x) for x in e.values]
+            if all(isinstance(x, VObj) for x in items):  # `{"fc1": Affine(W1, b1), ...}`
+                return VList(items, [k.value for k in e.keys])
+            if any(isinstance(x, (VObj, VList)) for x in items):
+                raise _Unsupported("a dict mixing objects and values")
+            e.values = items
             return e
         if isinstance(e, gast.List) and e.elts and isinstance(e.ctx, gast.Load):
             items = [self.expr(x) for x in e.elts]
@@ -671,6 +787,12 @@ class _Rewriter:
                     value=issubclass(first.cls, cls), kind=None), e)
             if f.id == "len" and isinstance(first, VList) and len(e.args) == 1:
                 return gast.copy_location(gast.Constant(value=len(first.items), kind=None), e)
+        if isinstance(f, gast.Name) and f.id in ("list", "tuple") and \
+                f.id not in self.scope.locals and len(e.args) == 1 and not e.keywords:
+            first = self.peek(e.args[0])
+            if isinstance(first, VList):  # `list(self.layers.values())`: the same objects
+                return VList(list(first.items)) if first.keys is None else \
+                    self._keys_list(first, e)
         if isinstance(f, gast.Attribute):
             base = self.expr(f.value)
             if isinstance(base, VObj):
@@ -682,7 +804,7 @@ class _Rewriter:
                 guards.note_attr(base.cls, f.attr, getattr(base.cls, f.attr))
                 return self.method(base, owner, raw, f.attr, e)
             if isinstance(base, VList):
-                raise _Unsupported(f"`.{f.attr}()` on a list of objects")
+                return self._container_method(base, f.attr, e)
             obj = self.o.resolve_static(f, self.scope)  # (`layers.Dense(W, b)`: a module's)
             obj = _substituted(obj)  # (np.poly1d: srcad/pyfuncs.py's)
             if obj is not UNRESOLVED and _is_user_class(obj, self.o.globals):
@@ -699,13 +821,16 @@ class _Rewriter:
                 e.func = gast.copy_location(_name(self.o.bind(obj, f)), f)
                 return self._call(e)
             key = f.slice
-            if obj is UNRESOLVED and isinstance(key, gast.Name) and self.scope is self.o.top \
-                    and key.id in self.o.pf.params and key.id not in self.o.pf.known and \
+            arg = key.id if isinstance(key, gast.Name) else key.value.id if isinstance(
+                key, gast.Attribute) and isinstance(key.value, gast.Name) else None
+            if obj is UNRESOLVED and arg is not None and self.scope is self.o.top \
+                    and arg in self.o.pf.params and arg not in self.o.pf.known and \
                     isinstance(self.o.resolve_static(f.value, self.scope), dict):
+                spelled = gast.unparse(key) if hasattr(gast, "unparse") else arg
                 raise self.o.pf.error(
-                    f"the callee `{f.value.id if isinstance(f.value, gast.Name) else ''}"
-                    f"[{key.id}]` depends on the value of the argument `{key.id}`", e,
-                    hint=f"srcad picks the callee when `{key.id}` is a string (each value "
+                    f"the callee `{_spelled(f.value)}[{spelled}]` depends on the value of the "
+                    f"argument `{arg}`", e,
+                    hint=f"srcad picks the callee when `{spelled}` is a string (each value "
                     f"its own specialisation); pass the class or function itself otherwise",
                     cls=CalleeUnknownError)
         if not isinstance(f, (gast.Name, gast.Attribute)):  # `Affine(W)(x)`, `fs[0](x)`
@@ -1059,6 +1184,21 @@ class _Objects:
         self.pf.bound[name] = obj
         return name
 
+    def _static_key_attr(self, e: gast.Attribute, scope: _Scope):
+        """A registry key read from an attribute (`FUNCS[cfg.act]`, `cfg` a parameter or a
+        global holding a config object): the string or int it holds, guarded per call."""
+        base = self.resolve_static(e.value, scope)
+        if base is UNRESOLVED and isinstance(e.value, gast.Name) and scope is self.top and \
+                e.value.id in self.pf.known and e.value.id not in scope.env:
+            base = self.pf.known[e.value.id]
+        if base is UNRESOLVED or isinstance(base, types.ModuleType):
+            return UNRESOLVED
+        val = getattr(base, e.attr, UNRESOLVED)
+        if type(val) not in (str, int):
+            return UNRESOLVED
+        guards.note_attr(base, e.attr, val)
+        return val
+
     def resolve_static(self, e, scope: _Scope):
         """The object a Name / dotted Attribute of globals (or a known parameter) means."""
         if isinstance(e, gast.Name):
@@ -1073,7 +1213,9 @@ class _Objects:
             base = self.resolve_static(e.value, scope)
             key = e.slice
             key = key.value if isinstance(key, gast.Constant) else \
-                self.resolve_static(key, scope) if isinstance(key, gast.Name) else UNRESOLVED
+                self.resolve_static(key, scope) if isinstance(key, gast.Name) else \
+                self._static_key_attr(key, scope) if isinstance(key, gast.Attribute) else \
+                UNRESOLVED
             if isinstance(base, dict) and type(key) in (str, int) and key in base:
                 guards.note("global", base, key, base[key])  # (the entry, checked per call)
                 return base[key]
@@ -1250,6 +1392,38 @@ def _stateful_objects(pf) -> dict:
     return out
 
 
+def _const_int(e):
+    """None, an int constant or its negation as written, else UNRESOLVED."""
+    if e is None:
+        return None
+    if isinstance(e, gast.UnaryOp) and isinstance(e.op, gast.USub):
+        v = _const_int(e.operand)
+        return -v if type(v) is int else UNRESOLVED
+    return e.value if isinstance(e, gast.Constant) and type(e.value) is int else UNRESOLVED
+
+
+def _spelled(e) -> str:
+    """`a.b.c` as written ('' for anything else)."""
+    if isinstance(e, gast.Name):
+        return e.id
+    if isinstance(e, gast.Attribute):
+        base = _spelled(e.value)
+        return f"{base}.{e.attr}" if base else ""
+    return ""
+
+
+def _global_of(e, globals_: dict, locals_: set):
+    """The object a global name or a dotted attribute of one (`H.ACTIVATIONS`) holds, for a
+    first look (UNRESOLVED otherwise; the pass resolves it again with guards)."""
+    if isinstance(e, gast.Name):
+        return UNRESOLVED if e.id in locals_ else globals_.get(e.id, UNRESOLVED)
+    if isinstance(e, gast.Attribute):
+        base = _global_of(e.value, globals_, locals_)
+        if isinstance(base, (types.ModuleType, type)):
+            return getattr(base, e.attr, UNRESOLVED)
+    return UNRESOLVED
+
+
 def _built_classes(pf) -> list:
     """The user classes the function calls (a cheap first look)."""
     found = []
@@ -1268,10 +1442,9 @@ def _built_classes(pf) -> list:
         elif isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) and \
                 f.value.id not in locals_ and f.value.id in globals_:
             obj = getattr(globals_[f.value.id], f.attr, UNRESOLVED)
-        elif isinstance(f, gast.Subscript) and isinstance(f.value, gast.Name) and \
-                f.value.id not in locals_ and \
-                isinstance(globals_.get(f.value.id), (dict, list, tuple)):
-            held = globals_[f.value.id]
+        elif isinstance(f, gast.Subscript) and \
+                isinstance(_global_of(f.value, globals_, locals_), (dict, list, tuple)):
+            held = _global_of(f.value, globals_, locals_)
             items = list(held.values()) if isinstance(held, dict) else list(held)
             obj = next((v for v in items if _is_user_class(v, globals_)),
                        UNRESOLVED)  # (a registry)

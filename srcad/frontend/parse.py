@@ -138,6 +138,7 @@ def parse_function(fn: Callable) -> ParsedFunction:
         )
     gast.increment_lineno(module, first - 1)
     fdef.decorator_list = []
+    static_getattr(fdef, fn.__globals__)
     vararg = _star_as_tuple(fdef)
     _keyword_only_as_ordinary(fdef)
     closure, cells = _closure_of(fn), _cells_of(fn)
@@ -160,6 +161,44 @@ def parse_function(fn: Callable) -> ParsedFunction:
     made.vararg = vararg
     made.imported = _imports_of(made)
     return made
+
+
+def static_getattr(fdef, globals_: dict, strings: dict | None = None) -> None:
+    """``getattr(obj, "name")`` is ``obj.name`` (Python's own meaning of the builtin with two
+    arguments): rewritten in place so that a function or method picked by a constant string
+    (``fn = getattr(Activations, "softplus")``, ``getattr(self, "_" + kind)(x)``) is followed
+    as the attribute it is. `strings`: parameters known to hold these strings (each value
+    its own specialisation) and never rebound in the function."""
+    stored = {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)
+              and isinstance(n.ctx, gast.Store)}
+    if "getattr" in stored or "getattr" in globals_ or any(
+            a.id == "getattr" for a in fdef.args.args + fdef.args.posonlyargs):
+        return
+    strings = {k: v for k, v in (strings or {}).items() if k not in stored}
+
+    def text(e):
+        if isinstance(e, gast.Constant) and type(e.value) is str:
+            return e.value
+        if isinstance(e, gast.Name) and e.id in strings:
+            return strings[e.id]
+        if isinstance(e, gast.BinOp) and isinstance(e.op, gast.Add):
+            a, b = text(e.left), text(e.right)
+            return a + b if a is not None and b is not None else None
+        return None
+
+    class Rewrite(gast.NodeTransformer):
+        def visit_Call(self, node):
+            self.generic_visit(node)
+            f = node.func
+            if isinstance(f, gast.Name) and f.id == "getattr" and len(node.args) == 2 \
+                    and not node.keywords:
+                name = text(node.args[1])
+                if name is not None and name.isidentifier():
+                    return gast.copy_location(gast.Attribute(
+                        value=node.args[0], attr=name, ctx=gast.Load()), node)
+            return node
+
+    Rewrite().visit(fdef)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ import numpy as np
 from .. import runtime_signal as sg
 from ..runtime import (
     array_item,
+    array_strides,
     choose_tree,
     conv_crop,
     conv_embed,
@@ -34,8 +35,10 @@ from ..runtime import (
     last_writes,
     multi_dot_grad,
     multi_dot_jvp,
+    restride,
     unchoose,
     ungradient,
+    unstride,
     unsupported_derivative,
     untake,
     unwindow,
@@ -190,6 +193,24 @@ defvjp(_SWV, lambda g, out, x, window_shape, axis=None: unwindow(g, x, window_sh
                    ("np.lib.stride_tricks.sliding_window_view(a, (3, 2), axis=(-1, 0))",
                     [(4, 5)])))
 
+# --- as_strided (and x.strides, which im2col code reads to call it) ----------------------------
+_AS = np.lib.stride_tricks.as_strided
+defnondiff(array_strides, name="strides", spelling="a.strides", params=(Param("a"),),
+           family="query", test_cases=(("a * len(a.strides)", [(3, 4)]),))
+defvjp(_AS, lambda g, out, x, shape=None, strides=None, subok=False, writeable=True:
+       unstride(g, x, shape, strides), None, None, None, None,
+       name="as_strided", linear=("x",), view=True, family=_F,
+       spelling="np.lib.stride_tricks.as_strided(x, shape, strides, subok, writeable)",
+       params=(Param("x"), Param("shape", None), Param("strides", None), Param("subok", False),
+               Param("writeable", True)),
+       derivation="a view in which each element reads one element of x (found through x's "
+       "own strides): the cotangents added back to the elements they read (a scatter-add)",
+       test_cases=(("np.lib.stride_tricks.as_strided(a, (3, 2), a.strides * 2)", [(4,)]),
+                   ("np.lib.stride_tricks.as_strided(a, (2, 2, 2, 2), a.strides * 2)",
+                    [(3, 3)])))
+defjvp(_AS, lambda g, out, x, shape=None, strides=None, subok=False, writeable=True:
+       restride(g, x, shape, strides))
+
 # --- x.item() -------------------------------------------------------------------------------
 defvjp(sg.array_item, lambda g, out, x, index=(): item_grad(g, x, index), None,
        name="item", spelling="array_item(x, index)", linear=("x",), family=_F,
@@ -217,6 +238,18 @@ defvjp(sg.unwindow, lambda g, out, ct, x, window_shape, axis=None:
        np.lib.stride_tricks.sliding_window_view(g, window_shape, axis), None, None, None,
        name="unwindow", linear=("ct",), family=_R,
        derivation="the windows added back; its transpose is the sliding window view")
+defvjp(sg.unstride, lambda g, out, ct, x, shape=None, strides=None:
+       restride(g, x, shape, strides), None, None, None,
+       name="unstride", linear=("ct",), family=_R,
+       derivation="the strided reads added back; its transpose reads them again")
+defjvp(sg.unstride, lambda g, out, ct, x, shape=None, strides=None:
+       unstride(g, x, shape, strides))
+defvjp(sg.restride, lambda g, out, t, x, shape=None, strides=None:
+       unstride(g, x, shape, strides), None, None, None,
+       name="restride", linear=("t",), family=_R,
+       derivation="a gather of the elements as_strided reads; its transpose adds them back")
+defjvp(sg.restride, lambda g, out, t, x, shape=None, strides=None:
+       restride(g, x, shape, strides))
 defvjp(sg.last_writes, lambda g, out, ct, x, index: last_writes(g, x, index), None, None,
        name="last_writes", linear=("ct",), family=_R,
        derivation="a mask (the writes a repeated index overwrote): its own transpose")
