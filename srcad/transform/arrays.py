@@ -33,7 +33,12 @@ from ..frontend.opaque import is_opaque
 from ..naming import fresh
 from ..ops import control, table
 
-_PASSES = ("copy", "in_layout", "setitem", "write_through")  # an array in, that array's kind out
+# ops that make an array of one dimension or more of one (their first operand)
+_PASSES = ("copy", "in_layout", "setitem", "write_through", "transpose", "swapaxes",
+           "moveaxis", "rollaxis", "matrix_transpose", "linalg_matrix_transpose", "flip",
+           "fliplr", "flipud", "rot90", "ravel", "atleast_1d", "atleast_2d", "atleast_3d",
+           "expand_dims", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray",
+           "np_astype", "astype_shared")
 
 
 class _Arrays:
@@ -64,7 +69,8 @@ class _Arrays:
         if s.op.name in _PASSES or s.op.name == "alias_again":
             return isinstance(first, ir.Var) and first.name in state and (
                 s.op.name != "alias_again" or _var_in(s.args.get("old"), state))
-        if s.op.elementwise:  # (an array operand of one dimension or more: an array out)
+        if s.op.elementwise and s.op.name != "where":  # (`np.where(c)`: a tuple)
+            # (an array operand of one dimension or more: an array out)
             return any(isinstance(a, ir.Var) and a.name in state for a in args) and \
                 all(self.numeric(a, state) for a in args)
         return False
@@ -95,7 +101,8 @@ class _Arrays:
                 head = new
             if isinstance(s, ir.For):
                 return (head - {s.target}) | ({s.target} if self.known(s.target) else set())
-            return self.block(s.cond_body, head) & (end if s.exits else head)
+            done = self.block(s.cond_body, head)  # (the test false; or an exit flag set)
+            return done & end if s.exits else done
         return state
 
 

@@ -55,11 +55,11 @@ from ..gcode import free_names as _free
 from ..gcode import method as _method
 from ..naming import fresh
 from .adjoints import Adj, AdjointsMixin, _np, zeros_expr
+from .arrays import with_array_aliases
 from .calls import CallsMixin
 from .checkpointing import CheckpointingMixin
 from .control_flow import ControlFlowMixin
 from .module import Generated, Module
-from .arrays import with_array_aliases
 from .specialise import Info, ieee_divisions, simplify
 from .stacks import StacksMixin
 from .templates import as_array_operand, atom_expr, default_atom, effect_stmt, forward_expr, subst
