@@ -1754,6 +1754,45 @@ def test_regression_source_and_tape_bitwise_for_names_bound_on_some_paths(fn):
     assert np.array_equal(g_src, g_tape), np.max(np.abs(g_src - g_tape))
 
 
+def alias_carried_back_at_the_end_of_a_trip(x):
+    a = np.tanh(x)
+    v = a
+    for i in range(1):
+        a[-2:, -1] *= -1.1  # v sees it (v is made again from a: `v = a`)
+        s = np.sum(v * v) * 0.3
+    return np.sum(v) * 0.5 + s * s
+
+
+def both_names_rebound_on_an_arm_in_a_loop(x):
+    a = np.tanh(x)
+    v = a
+    g = v[[0, 0]]  # (a copy)
+    for i in range(1):
+        if np.sum(np.sin(v)) < 100.0:  # taken: v and a read the array, then move on
+            v = np.tanh(v) * -2.0
+            a = np.tanh(a) * 0.25
+    return np.sum(np.sin(a)) + np.sum(np.sin(v)) + np.sum(g * g)
+
+
+@pytest.mark.parametrize("fn", [alias_carried_back_at_the_end_of_a_trip,
+                                both_names_rebound_on_an_arm_in_a_loop],
+                         ids=lambda f: f.__name__)
+def test_regression_source_and_tape_bitwise_for_names_moving_on_in_loops(fn):
+    """Views-fuzz slow batches 88/7 and 56/7 (of 40-89): a class made again in a loop's body
+    is read by the name the trips start with (`_MustAlias.leave`: the head's representative
+    wins a tie), so reads in the body and after the loop add into one adjoint; and a name
+    that may hold the array of one given other values later is asked `y is a` where `a` is
+    bound, not only where it has its final value (split_reads `_bound`): reading `a` adds
+    to the adjoint of the value it has there, the very array."""
+    x = np.random.default_rng(0).standard_normal((3, 4))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        value, g_src = srcad.value_and_grad(fn)(x.copy())
+        g_tape = srcad.grad(fn, mode="tape")(x.copy())
+    assert value == fn(x.copy())
+    assert np.array_equal(g_src, g_tape), np.max(np.abs(g_src - g_tape))
+
+
 def test_an_alias_of_a_scalar_keeps_its_value_after_op():
     """The other side of alias_again: `b = a; a *= t` on a numpy scalar rebinds a, b keeps
     the old value (no copy made of it), in both modes."""

@@ -149,6 +149,7 @@ class _Program:
         self.scope: dict[str, tuple] = {p: () for p in params}  # blocks around all its defs
         self.last_read: dict[str, int] = {}  # name -> the order of its last read
         self.same_array: set = set()  # orders of assignments of numpy's same array (a write)
+        self.prefer: frozenset = frozenset()  # names `best` takes on a tie (_MustAlias.leave)
         self.number(body, (), ())
         for s in ir.walk(body):  # (a read in a loop is made again up to the loop's end)
             if isinstance(s, ir.Effect):
@@ -220,9 +221,10 @@ class _Program:
     def best(self, names, s) -> str:
         """The name of `names` expected to keep its value longest from `s`: on every path
         first (`b = a; ...; if c: b = t`: a, through which the array is read after the branch
-        on every path), then on some path; the oldest, then the first by spelling, on a tie."""
+        on every path), then on some path; on a tie, one of `prefer`, the oldest, the first
+        by spelling."""
         return max(sorted(names), key=lambda m: (self.kept_until(m, s, True),
-                                                 self.kept_until(m, s),
+                                                 self.kept_until(m, s), m in self.prefer,
                                                  -min(self.assigned.get(m, [(_INF,)]))[0]))
 
 
@@ -378,16 +380,31 @@ class _MustAlias:
                 head = new
             else:
                 raise AssertionError("internal: alias classes of a loop did not settle")
-            if isinstance(s, ir.For):
-                # (a loop certainly run, over a constant range: it ends where its last trip
-                # does, started from the classes every trip starts with)
-                if _runs(s):  # (read by the name the trips read it by, where it can)
-                    return _keep_reps(self.block(s.body, _without(head, s.target, prog, s)),
-                                      head)
-                new = {n for n in _assigned_in(s.body) if prog.unbound(n, s)}
-                return _meet_unbound(state, end, new, set(), prog, s) if new else head
-            return _meet(cond, end, prog, s) if s.exits else cond
+            # once more, a class made again in the body read by the name the trips start
+            # with where both keep the array as long (`v = a` at the end of a trip)
+            outer = prog.prefer
+            prog.prefer = outer | {r for _, r, _ in head.values()}
+            try:
+                return self.leave(s, state, head)
+            finally:
+                prog.prefer = outer
         return state
+
+    def leave(self, s, state: dict, head: dict) -> dict:
+        """The last pass over loop `s` from its classes at the start of a trip `head`
+        (`state`: before the loop): the classes after it."""
+        prog = self.prog
+        if isinstance(s, ir.While):
+            cond = self.block(s.cond_body, head)
+            end = self.block(s.body, cond)
+            return _meet(cond, end, prog, s) if s.exits else cond
+        end = self.block(s.body, _without(head, s.target, prog, s))
+        # (a loop certainly run, over a constant range: it ends where its last trip does,
+        # read by the name the trips read it by where it can)
+        if _runs(s):
+            return _keep_reps(end, head)
+        new = {n for n in _assigned_in(s.body) if prog.unbound(n, s)}
+        return _meet_unbound(state, end, new, set(), prog, s) if new else head
 
 
 def _runs(loop: ir.For) -> bool:
@@ -449,9 +466,10 @@ def share_reads(body: list, params) -> list:
 # the code cannot know statically: source mode would sum the contributions read through `y`
 # in y's adjoint and add that into a's where the copy was made, while the tape's one Tensor
 # sums every contribution in the order the backward reaches it -- the same sum in another
-# association order. Where `a` has its final value (a parameter never assigned, or a name
-# after its last assignment, one at the top level) and `y` may hold that array but need not,
-# a statement reading `y` asks at run time (the names certainly one array are share_reads'):
+# association order. Where `a` is certainly bound (a parameter, or a name assigned at the
+# top level before) and `y` may hold a's array but need not, a statement reading `y` asks at
+# run time (the names certainly one array are share_reads'); where `a` is given another
+# value later, reading it adds to the adjoint of the value it has there, the same array:
 #
 #     y = identity(a)                    y = identity(a)
 #     while ...:                         while ...:
@@ -544,23 +562,19 @@ def split_reads(body: list, params, fresh) -> list:
             state = must.before.get(id(s), {})
             if id(s) in flow.before and a in state:
                 flow.before[id(s)] = flow.before[id(s)] - state[a][0]
-        for s in ir.walk(body):  # (only where `a` is assigned for the last time: see below)
-            if id(s) in flow.before and not _settled(prog, a, s):
+        for s in ir.walk(body):  # (only where `a` is bound)
+            if id(s) in flow.before and not _bound(prog, a, s):
                 flow.before[id(s)] = frozenset()
         _split_block(body, a, flow, same, fresh, made)
     return body
 
 
-def _settled(prog: _Program, a: str, s) -> bool:
-    """Does `a` hold, at `s`, the array it keeps from there on: every assignment of it before
-    `s` and in no loop around `s`, one of them at the top level (or `a` a parameter)?"""
+def _bound(prog: _Program, a: str, s) -> bool:
+    """Is `a` certainly bound when `s` runs: assigned at the top level before it (or a
+    parameter)? (Its value there need not be its last: where `y` is `a`, reading `a` adds to
+    the adjoint of the value `a` has there, as the tape's Tensor for that array does.)"""
     here = prog.order[id(s)]
-    sites = prog.assigned.get(a, ())
-    inside = [(prog.order[id(loop)], prog.span[(id(loop), 0, True)])
-              for loop in prog.loops[id(s)]]
-    return (any(where == () for _, where in sites)
-            and all(o < here and not any(lo <= o <= hi for lo, hi in inside)
-                    for o, _ in sites if o >= 0))
+    return any(where == () and o < here for o, where in prog.assigned.get(a, ()))
 
 
 def _split_block(stmts: list, a: str, flow: _MayHold, same, fresh, made: set) -> None:
