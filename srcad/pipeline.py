@@ -116,7 +116,7 @@ def transform(fn_ir: ir.Function, infos, opts: Options) -> Program:
     if opts.kind == "vjp":
         fwd, bwd = rev.split()
         main, roles = [fwd, bwd], {"fwd": fwd.name, "bwd": bwd.name}
-        pairs = [(fwd, bwd, atom_expr(fn_ir.ret.value), fn_ir.ret.line, rev.all_infos())]
+        pairs = [(fwd, bwd, atom_expr(rev.fn.ret.value), rev.fn.ret.line, rev.all_infos())]
     else:
         main = rev.joint(with_value=(opts.kind == "value_and_grad"),
                          single=opts.single).functions
@@ -140,7 +140,7 @@ def transform(fn_ir: ir.Function, infos, opts: Options) -> Program:
     for pair in module.pairs.values():
         program.infos_of[pair.fwd.name] = program.infos_of[pair.bwd.name] = \
             pair.rev.all_infos()
-    program.residuals = dict(rev.saved_of)
+    program.residuals = {rev.original_id(k): n for k, n in rev.saved_of.items()}
     program.rematerialised = list(rev.rematerialised) + [
         (f"{pair.rev.fn.name}: {n}", line) for pair in module.pairs.values()
         for n, line in pair.rev.rematerialised]

@@ -84,7 +84,8 @@ def probe(fn_ir: ir.Function, args: dict, wrt=None) -> tuple[dict, object]:
         for name in _path_dependent(fn, executed) | _touched_by_effects(fn):
             infos.setdefault(fid, {})[name] = None
     clean = Infos({k: {n: i for n, i in t.items() if i is not None} for k, t in infos.items()},
-                  containers)
+                  containers, {id(fn_ir): {k: i for k, v in args.items()
+                                           if (i := Info.of(v)) is not None}})
     if wrt is not None:
         refuse_sequence_arithmetic(functions, containers, infos, fn_ir, wrt)
         check_held_objects(functions, objects, fn_ir, wrt)

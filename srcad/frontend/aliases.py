@@ -124,6 +124,9 @@ def propagate_aliases(body: list, params, fresh=None) -> list:
 #     out = v * a                      out = v * a
 
 _INF = 1 << 60
+# assignments that keep numpy's array under the name (srcad writes copy on write): what a
+# write carries to the names that share its memory (frontend/aliasing.py), and copies
+_SAME_ARRAY = {"copy", "setitem", "write_through", "view_again", "alias_again", "in_layout"}
 
 
 def _common(p: tuple, q: tuple) -> int:
@@ -145,6 +148,8 @@ class _Program:
         self.assigned: dict[str, list] = {p: [(-1, ())] for p in params}  # (order, path)
         self.scope: dict[str, tuple] = {p: () for p in params}  # blocks around all its defs
         self.last_read: dict[str, int] = {}  # name -> the order of its last read
+        self.same_array: set = set()  # orders of assignments of numpy's same array (a write)
+        self.prefer: frozenset = frozenset()  # names `best` takes on a tie (_MustAlias.leave)
         self.number(body, (), ())
         for s in ir.walk(body):  # (a read in a loop is made again up to the loop's end)
             if isinstance(s, ir.Effect):
@@ -161,6 +166,8 @@ class _Program:
             self.path[id(s)] = inside
             for d in ir.defs(s):
                 self.assigned.setdefault(d, []).append((self.order[id(s)], inside))
+                if isinstance(s, ir.Call) and s.op.name in _SAME_ARRAY:
+                    self.same_array.add(self.order[id(s)])
                 common = self.scope.get(d, inside)
                 self.scope[d] = inside[:_common(common, inside)]
             # a block: (id(stmt), part, runs), `runs` false where it may well not run
@@ -179,18 +186,21 @@ class _Program:
                 self.number(s.body, around + (s,), inside + (key, body))
                 self.span[key] = self.span[body] = len(self.order) - 1
 
-    def kept_until(self, m: str, s) -> int:
+    def kept_until(self, m: str, s, surely: bool = False) -> int:
         """Where `m` stops holding the value it holds at `s`, as far as can be told: its last
         read (a temporary's is near), where it is next assigned by a statement that runs whenever the code after `s` does (not
         one in a branch arm or a while body: on the other path the value is still read
         through `m`), at the end of a loop around `s` that assigns it (the next trip), or
         where the block that makes it ends (a name made in one arm or one loop body is not
-        that value on every path after it)."""
+        that value on every path after it). `surely`: where it may stop, on some path (an
+        assignment in an arm counts too, unless it is of the same array in numpy: a write,
+        copy on write, or an alias carried along)."""
         here, mine = self.order[id(s)], self.path[id(s)]
         if self.assigned.get(m) == [(-1, ())]:
             return _INF  # (a parameter never assigned: the caller holds it to the end)
         later = [o for o, where in self.assigned.get(m, ())
-                 if o > here and all(runs for _, _, runs in where[_common(where, mine):])]
+                 if o > here and (surely and o not in self.same_array or all(
+                     runs for _, _, runs in where[_common(where, mine):]))]
         for loop in self.loops[id(s)]:
             if any(self.order[id(loop)] <= o <= here for o, _ in self.assigned.get(m, ())):
                 later.append(self.span[(id(loop), 0, True)])
@@ -199,61 +209,128 @@ class _Program:
         later.append(self.last_read.get(m, -1))  # (read no more after that)
         return min(later)
 
+    def unbound(self, n: str, s) -> bool:
+        """Is `n` certainly unbound when `s` starts: assigned only later in program order,
+        and not in a loop around `s` (an earlier trip)?"""
+        here = self.order[id(s)]
+        inside = [(self.order[id(loop)], self.span[(id(loop), 0, True)])
+                  for loop in self.loops[id(s)]]
+        return all(o > here and not any(lo <= o <= hi for lo, hi in inside)
+                   for o, _ in self.assigned.get(n, [(-1, ())]))
+
     def best(self, names, s) -> str:
-        """The name of `names` expected to keep its value longest from `s` (the oldest, then
-        the first by spelling, on a tie)."""
-        return max(sorted(names), key=lambda m: (self.kept_until(m, s),
+        """The name of `names` expected to keep its value longest from `s`: on every path
+        first (`b = a; ...; if c: b = t`: a, through which the array is read after the branch
+        on every path), then on some path; on a tie, one of `prefer`, the oldest, the first
+        by spelling."""
+        return max(sorted(names), key=lambda m: (self.kept_until(m, s, True),
+                                                 self.kept_until(m, s), m in self.prefer,
                                                  -min(self.assigned.get(m, [(_INF,)]))[0]))
 
 
-# A state: name -> (the names certainly bound to the same object, the one to read it by);
-# only names in classes of two or more.
+# A state: name -> (the names certainly bound to the same object, the one to read it by,
+# the weak ones); only names in classes of two or more. A weak name may be unbound where
+# the others are bound (it joined where a path that never binds it joins one that binds it
+# to the class: `_meet_unbound`), so it is never the one to read the others by; the others
+# are bound together, and whenever a weak one is.
 
-def _set(out: dict, members: frozenset, rep: str) -> None:
+_NONE: frozenset = frozenset()
+
+
+def _set(out: dict, members: frozenset, rep: str, weak: frozenset = _NONE) -> None:
     for m in members:
-        out[m] = (members, rep)
+        out[m] = (members, rep, weak & members)
+
+
+def _drop(out: dict, members) -> None:
+    for m in members:
+        out.pop(m, None)
 
 
 def _without(state: dict, v: str, prog: _Program, s) -> dict:
     """`state` after `v` is given a value of its own at `s`."""
     if v not in state:
         return state
-    members, rep = state[v]
+    members, rep, weak = state[v]
     out = dict(state)
     del out[v]
     rest = members - {v}
-    if len(rest) > 1:
-        _set(out, rest, rep if rep != v else prog.best(rest, s))
+    strong = rest - weak
+    if len(rest) > 1 and strong:
+        _set(out, rest, rep if rep != v else prog.best(strong, s), weak)
     else:
-        for m in rest:
-            del out[m]
+        _drop(out, rest)
     return out
 
 
 def _with_copy(state: dict, v: str, a: str, prog: _Program, s) -> dict:
-    """`state` after `v = identity(a)` (`s`)."""
+    """`state` after `v = identity(a)` (`s`): both are bound from here."""
     out = _without(state, v, prog, s)
-    members, rep = out.get(a, (frozenset((a,)), a))
+    members, rep, weak = out.get(a, (frozenset((a,)), a, _NONE))
     out = dict(out)
-    _set(out, members | {v}, prog.best((rep, v), s))
+    _set(out, members | {v}, prog.best((rep, v), s), weak - {a, v})
     return out
 
 
 def _meet(s1: dict, s2: dict, prog: _Program, s) -> dict:
     """Names that are one object in both states (where they join, after `s`)."""
     out = {}
-    for n, (c1, r1) in s1.items():
+    for n, (c1, r1, w1) in s1.items():
         if n in out or n not in s2:
             continue
-        c2, r2 = s2[n]
+        c2, r2, w2 = s2[n]
         both = c1 & c2
-        if len(both) > 1:
-            _set(out, both, r1 if r1 == r2 and r1 in both else prog.best(both, s))
+        weak = (w1 | w2) & both
+        strong = both - weak
+        if len(both) > 1 and strong:
+            _set(out, both, r1 if r1 == r2 and r1 in strong else prog.best(strong, s), weak)
     return out
 
 
+def _meet_unbound(s1: dict, s2: dict, w1: set, w2: set, prog: _Program, s) -> dict:
+    """`_meet`, where the names of `w1` are certainly unbound on the first path (those of
+    `w2` on the second): a read of one after the join runs only where it was bound, on the
+    other path, so it may join the class it has there (`for ...: v11 = v4` in a loop that
+    may run no trip, `if c: w = a`), as a weak member -- or, a class of such names alone,
+    as one of their own."""
+    out = _meet(s1, s2, prog, s)
+    for other, wild in ((s2, w1), (s1, w2)):
+        seen = set()
+        for c, r, weak in other.values():
+            if c in seen or not c & wild:
+                continue
+            seen.add(c)
+            w, bound = (c & wild) - weak, c - wild
+            if not bound:
+                if len(w) > 1 and not any(m in out for m in w):
+                    _set(out, w, r if r in w else prog.best(w, s))
+                continue
+            strong = bound - weak  # (bound together with w, on the other path)
+            if not strong or any(m in out for m in w):
+                continue
+            anchor = r if r in strong else prog.best(strong, s)
+            members, rep, was = out.get(anchor, (frozenset((anchor,)), anchor, _NONE))
+            _set(out, members | w, rep, was | w)
+    return out
+
+
+def _keep_reps(state: dict, before: dict) -> dict:
+    """`state`, each class read by the name `before` reads it by where that is one of its
+    strong members."""
+    out = dict(state)
+    for n, (c, r, weak) in state.items():
+        old = before.get(n, (None, None))[1]
+        if old is not None and old != r and old in c - weak:
+            _set(out, c, old, weak)
+    return out
+
+
+def _assigned_in(stmts) -> set:
+    return {d for t in ir.walk(stmts) for d in ir.defs(t)}
+
+
 def _members(state: dict) -> dict:
-    return {n: c for n, (c, _) in state.items()}
+    return {n: c for n, (c, _, _) in state.items()}
 
 
 class _MustAlias:
@@ -284,7 +361,11 @@ class _MustAlias:
                 state = _without(state, t, prog, s)
             return state
         if isinstance(s, ir.If):
-            return _meet(self.block(s.body, state), self.block(s.orelse, state), prog, s)
+            first, second = self.block(s.body, state), self.block(s.orelse, state)
+            new = {n for n in _assigned_in(s.body) ^ _assigned_in(s.orelse)
+                   if prog.unbound(n, s)}
+            return _meet_unbound(first, second, new - _assigned_in(s.body),
+                                 new - _assigned_in(s.orelse), prog, s)
         if isinstance(s, (ir.For, ir.While)):
             head = state
             for _ in range(20):  # (the classes only shrink: a few rounds)
@@ -299,10 +380,41 @@ class _MustAlias:
                 head = new
             else:
                 raise AssertionError("internal: alias classes of a loop did not settle")
-            if isinstance(s, ir.For):
-                return head
-            return _meet(cond, end, prog, s) if s.exits else cond
+            # once more, a class made again in the body read by the name the trips start
+            # with where both keep the array as long (`v = a` at the end of a trip)
+            outer = prog.prefer
+            prog.prefer = outer | {r for _, r, _ in head.values()}
+            try:
+                return self.leave(s, state, head)
+            finally:
+                prog.prefer = outer
         return state
+
+    def leave(self, s, state: dict, head: dict) -> dict:
+        """The last pass over loop `s` from its classes at the start of a trip `head`
+        (`state`: before the loop): the classes after it."""
+        prog = self.prog
+        if isinstance(s, ir.While):
+            cond = self.block(s.cond_body, head)
+            end = self.block(s.body, cond)
+            return _meet(cond, end, prog, s) if s.exits else cond
+        end = self.block(s.body, _without(head, s.target, prog, s))
+        # (a loop certainly run, over a constant range: it ends where its last trip does,
+        # read by the name the trips read it by where it can)
+        if _runs(s):
+            return _keep_reps(end, head)
+        new = {n for n in _assigned_in(s.body) if prog.unbound(n, s)}
+        return _meet_unbound(state, end, new, set(), prog, s) if new else head
+
+
+def _runs(loop: ir.For) -> bool:
+    """Does the loop run at least one trip: a constant, non-empty range, no limit?"""
+    bounds = [loop.start, loop.stop, loop.step]
+    if loop.limit is not None or not all(
+            isinstance(b, ir.Const) and type(b.value) is int for b in bounds if b is not None):
+        return False
+    start, stop, step = (None if b is None else b.value for b in bounds)
+    return len(range(start or 0, stop, step or 1)) > 0 if stop is not None else False
 
 
 def _rewritten(atom, names: dict):
@@ -354,9 +466,10 @@ def share_reads(body: list, params) -> list:
 # the code cannot know statically: source mode would sum the contributions read through `y`
 # in y's adjoint and add that into a's where the copy was made, while the tape's one Tensor
 # sums every contribution in the order the backward reaches it -- the same sum in another
-# association order. Where `a` has its final value (a parameter never assigned, or a name
-# after its last assignment, one at the top level) and `y` may hold that array but need not,
-# a statement reading `y` asks at run time (the names certainly one array are share_reads'):
+# association order. Where `a` is certainly bound (a parameter, or a name assigned at the
+# top level before) and `y` may hold a's array but need not, a statement reading `y` asks at
+# run time (the names certainly one array are share_reads'); where `a` is given another
+# value later, reading it adds to the adjoint of the value it has there, the same array:
 #
 #     y = identity(a)                    y = identity(a)
 #     while ...:                         while ...:
@@ -390,6 +503,8 @@ class _MayHold:
         self.before[id(s)] = self.before.get(id(s), frozenset()) | state
         if isinstance(s, ir.Call):
             src = s.args.get("x") if s.op is self.copy else None
+            if s.target == self.a and isinstance(src, ir.Var) and src.name != self.a:
+                return frozenset((src.name,))  # (`a = y`: y holds a's array from here)
             if isinstance(src, ir.Var) and (src.name == self.a or src.name in state):
                 return state | {s.target}
             return state - {s.target}
@@ -424,9 +539,11 @@ def split_reads(body: list, params, fresh) -> list:
     same = table.lookup(control.same_object)
     top = set(params) | {d for s in body for d in ir.defs(s)
                          if not isinstance(s, (ir.If, ir.For, ir.While))}
-    sources = {s.args["x"].name for s in ir.walk(body)
-               if isinstance(s, ir.Call) and s.op is copy and isinstance(s.args.get("x"), ir.Var)
-               and s.args["x"].name in top and s.args["x"].name != s.target}
+    copies = [s for s in ir.walk(body) if isinstance(s, ir.Call) and s.op is copy
+              and isinstance(s.args.get("x"), ir.Var) and s.args["x"].name != s.target]
+    # (either side of a copy: `y = a` and `a = y` both leave y holding a's array)
+    sources = {s.args["x"].name for s in copies if s.args["x"].name in top} | {
+        s.target for s in copies if id(s) in {id(t) for t in body} and s.target not in params}
     made: set = set()  # ids of the branches made here (not split again: one test a read)
     for a in sorted(sources):
         flow = _MayHold(copy, a)
@@ -435,32 +552,29 @@ def split_reads(body: list, params, fresh) -> list:
         must = _MustAlias(copy, prog)
         must.block(body, {})
         if not all(_with_copy(must.before[id(c)], c.target, c.args["x"].name, prog, c)
-                   .get(a, (None, None))[1] == a
+                   .get(a, (None, None, None))[1] == a
                    for c in ir.walk(body) if isinstance(c, ir.Call) and c.op is copy
                    and isinstance(c.args.get("x"), ir.Var) and id(c) in must.before
-                   and (c.args["x"].name == a or c.args["x"].name in flow.before[id(c)])):
+                   and (c.args["x"].name == a or c.args["x"].name in flow.before[id(c)]
+                        or c.target == a)):
             continue  # (where the copy is certainly `a`, its reads go through another name)
         for s in ir.walk(body):  # (names certainly `a` there: share_reads' business)
             state = must.before.get(id(s), {})
             if id(s) in flow.before and a in state:
                 flow.before[id(s)] = flow.before[id(s)] - state[a][0]
-        for s in ir.walk(body):  # (only where `a` is assigned for the last time: see below)
-            if id(s) in flow.before and not _settled(prog, a, s):
+        for s in ir.walk(body):  # (only where `a` is bound)
+            if id(s) in flow.before and not _bound(prog, a, s):
                 flow.before[id(s)] = frozenset()
         _split_block(body, a, flow, same, fresh, made)
     return body
 
 
-def _settled(prog: _Program, a: str, s) -> bool:
-    """Does `a` hold, at `s`, the array it keeps from there on: every assignment of it before
-    `s` and in no loop around `s`, one of them at the top level (or `a` a parameter)?"""
+def _bound(prog: _Program, a: str, s) -> bool:
+    """Is `a` certainly bound when `s` runs: assigned at the top level before it (or a
+    parameter)? (Its value there need not be its last: where `y` is `a`, reading `a` adds to
+    the adjoint of the value `a` has there, as the tape's Tensor for that array does.)"""
     here = prog.order[id(s)]
-    sites = prog.assigned.get(a, ())
-    inside = [(prog.order[id(loop)], prog.span[(id(loop), 0, True)])
-              for loop in prog.loops[id(s)]]
-    return (any(where == () for _, where in sites)
-            and all(o < here and not any(lo <= o <= hi for lo, hi in inside)
-                    for o, _ in sites if o >= 0))
+    return any(where == () and o < here for o, where in prog.assigned.get(a, ()))
 
 
 def _split_block(stmts: list, a: str, flow: _MayHold, same, fresh, made: set) -> None:

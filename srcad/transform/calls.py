@@ -72,7 +72,7 @@ class CallsMixin:
 
     def recompute(self, s: ir.UserCall) -> bool:
         """Is this call checkpointed (by srcad.checkpoint, or by a memory_budget policy)?"""
-        return s.checkpoint or id(s) in self.module.options.checkpoint_ids
+        return s.checkpoint or self.ir_id(s) in self.module.options.checkpoint_ids
 
     def call_is_active(self, s: ir.UserCall) -> bool:
         # (a callee that pushes on stacks has outputs besides its result: stacks.py)

@@ -84,8 +84,8 @@ class CheckpointingMixin:
         """(every, snapshots) atoms if loop `s` is checkpointed, else None."""
         if not isinstance(s, ir.For) or not self.module.options.checkpoint_loops:
             return None
-        if id(s) in self.module.options.loop_schedules:
-            every, snaps = self.module.options.loop_schedules[id(s)]
+        if self.ir_id(s) in self.module.options.loop_schedules:
+            every, snaps = self.module.options.loop_schedules[self.ir_id(s)]
             return (None if every is None else ir.Const(every, str(every)),
                     None if snaps is None else ir.Const(snaps, str(snaps)))
         return s.checkpoint

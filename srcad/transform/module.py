@@ -44,6 +44,7 @@ class Module:
         self.infos_by_fn = infos_by_fn or {}
         # names that held a list or tuple on the first call (see specialise.Infos)
         self.containers_by_fn = getattr(infos_by_fn, "containers", {})
+        self.entry_by_fn = getattr(infos_by_fn, "entry", {})  # parameters' Info at entry
         self.options = options if options is not None else Options()
         self.names: set[str] = set()
         self.pairs: dict[tuple, Pair] = {}

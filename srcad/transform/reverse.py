@@ -55,6 +55,7 @@ from ..gcode import free_names as _free
 from ..gcode import method as _method
 from ..naming import fresh
 from .adjoints import Adj, AdjointsMixin, _np, zeros_expr
+from .arrays import with_array_aliases
 from .calls import CallsMixin
 from .checkpointing import CheckpointingMixin
 from .control_flow import ControlFlowMixin
@@ -68,11 +69,15 @@ class Reverse(AdjointsMixin, CallsMixin, CheckpointingMixin, ControlFlowMixin, S
     def __init__(self, fn: ir.Function, wrt: list[str], infos_by_fn: dict | None,
                  module: Module | None = None, live: tuple | None = None,
                  read: tuple | None = None):
-        self.fn = fn
         self.wrt = list(wrt)
         self.module = module or Module(infos_by_fn)
         self.infos = self.module.infos_by_fn.get(id(fn), {})
         self.containers = self.module.containers_by_fn.get(id(fn), set())
+        # (aliases the shapes show to be one array: a copy of the IR where that changes it;
+        # `origin`: copied statement -> the original, whose id the planner's options name)
+        fn, self.origin = with_array_aliases(fn, self.infos,
+                                             self.module.entry_by_fn.get(id(fn), {}))
+        self.fn = fn
         # a callee: which items of its returned tuple get a cotangent from its caller (None:
         # all). The backward takes cotangents for those alone (`live_output`); the rest are
         # dead. `read`: which the caller reads at all; the forward returns None for the others
@@ -184,6 +189,13 @@ class Reverse(AdjointsMixin, CallsMixin, CheckpointingMixin, ControlFlowMixin, S
 
     def fresh(self, base: str) -> str:
         return fresh(base, self.taken)
+
+    def ir_id(self, s) -> int:
+        """The id options name `s` by: its original's, where the IR is a copy (arrays.py)."""
+        return self.original_id(id(s))
+
+    def original_id(self, k: int) -> int:
+        return id(self.origin[k]) if k in self.origin else k
 
     def adj_name(self, var: str) -> str:
         if var not in self.adj:

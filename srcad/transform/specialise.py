@@ -63,9 +63,12 @@ class Infos(dict):
     """What the first call (the probe) found: {id(function): {name: Info}}, and, in
     `containers`, {id(function): names that held a list or tuple} (those get no Info)."""
 
-    def __init__(self, tables=(), containers=None):
+    def __init__(self, tables=(), containers=None, entry=None):
         super().__init__(tables)
         self.containers = dict(containers or {})
+        # {id(function): {parameter: Info}} of the values the call began with (the
+        # specialisation's own arguments: true however the body rebinds them)
+        self.entry = dict(entry or {})
 
 
 def _const(v) -> ast.Constant:

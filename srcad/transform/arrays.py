@@ -1,0 +1,189 @@
+"""Aliases of arrays, per specialisation: `alias_again` made a plain copy where the shapes
+show its old value was an array.
+
+`b = a; a op= t` rebinds `b` to the new value only where `a` held an array (numpy writes
+into it); a scalar `a` is rebound and `b` keeps the old value. The normaliser cannot tell
+the two apart, so it writes `b = alias_again(a_new, b)` (srcad/frontend/aliasing.py), which
+picks at run time -- and is no copy for frontend/aliases.py: the two names are not known to
+be one array after it, so each gets an adjoint of its own, and the backward adds their
+contributions in another order than the tape's one Tensor (the same sum, other last bits).
+
+The probe knows which: where `b` certainly holds an array (of one dimension or more) when
+`alias_again` runs, the statement is `b = identity(a_new)`, and the names certainly one
+array again read it through one name (`share_reads`, `split_reads` run again). The IR is
+shared between specialisations, so this is done on a copy (`with_array_aliases`), made only
+where a statement changes; `origin` maps each copied statement back to the one it copies
+(the memory-budget planner names user calls and loops by the original's id).
+
+    a0 = identity(x)                         a0 = identity(x)
+    if c:                                    if c:
+        a0_op = a0 * 1.1                         a0_op = a0 * 1.1
+        a0 = in_layout(a0_op, a0)                a0 = in_layout(a0_op, a0)
+        x = alias_again(a0, x)                   x = identity(a0)
+    out = sin(x) + a0                        out = sin(a0) + a0      (x: float64[3, 4])
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from .. import ir
+from ..frontend.aliases import share_reads, split_reads
+from ..frontend.opaque import is_opaque
+from ..naming import fresh
+from ..ops import control, table
+
+# ops that make an array of one dimension or more of one (their first operand)
+_PASSES = ("copy", "in_layout", "setitem", "write_through", "transpose", "swapaxes",
+           "moveaxis", "rollaxis", "matrix_transpose", "linalg_matrix_transpose", "flip",
+           "fliplr", "flipud", "rot90", "ravel", "atleast_1d", "atleast_2d", "atleast_3d",
+           "expand_dims", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray",
+           "np_astype", "astype_shared")
+
+
+class _Arrays:
+    """For each statement, the names certainly bound to a numpy array of one dimension or
+    more before it runs (a forward must flow: intersection where paths join, loops to a
+    fixed point)."""
+
+    def __init__(self, infos: dict, numeric: set):
+        self.infos = infos
+        self.numeric_names = numeric
+        self.before: dict[int, frozenset] = {}
+
+    def known(self, name: str) -> bool:
+        info = self.infos.get(name)
+        return info is not None and info.dtype is not None and info.ndim > 0
+
+    def numeric(self, atom, state) -> bool:
+        if isinstance(atom, ir.Var):
+            return atom.name in state or atom.name in self.numeric_names
+        return _number(atom)
+
+    def made(self, s: ir.Call, state: frozenset) -> bool:
+        """Is the value `s` makes certainly such an array?"""
+        if self.known(s.target):
+            return True
+        args = list(s.args.values())
+        first = args[0] if args else None
+        if s.op.name in _PASSES or s.op.name == "alias_again":
+            return isinstance(first, ir.Var) and first.name in state and (
+                s.op.name != "alias_again" or _var_in(s.args.get("old"), state))
+        if s.op.elementwise and s.op.name != "where":  # (`np.where(c)`: a tuple)
+            # (an array operand of one dimension or more: an array out)
+            return any(isinstance(a, ir.Var) and a.name in state for a in args) and \
+                all(self.numeric(a, state) for a in args)
+        return False
+
+    def block(self, body, state: frozenset) -> frozenset:
+        for s in body:
+            state = self.stmt(s, state)
+        return state
+
+    def stmt(self, s, state: frozenset) -> frozenset:
+        self.before[id(s)] = state  # (a loop's last pass runs from its fixed point)
+        if isinstance(s, ir.Call):
+            return state | {s.target} if self.made(s, state) else state - {s.target}
+        if isinstance(s, ir.UserCall):
+            return (state - set(s.targets)) | {t for t in s.targets if self.known(t)}
+        if isinstance(s, ir.If):
+            return self.block(s.body, state) & self.block(s.orelse, state)
+        if isinstance(s, (ir.For, ir.While)):
+            head = state
+            for _ in range(50):  # (the sets only shrink)
+                if isinstance(s, ir.For):
+                    end = self.block(s.body, head - {s.target})
+                else:
+                    end = self.block(s.body, self.block(s.cond_body, head))
+                new = state & end
+                if new == head:
+                    break
+                head = new
+            if isinstance(s, ir.For):
+                return (head - {s.target}) | ({s.target} if self.known(s.target) else set())
+            done = self.block(s.cond_body, head)  # (the test false; or an exit flag set)
+            return done & end if s.exits else done
+        return state
+
+
+def _number(atom) -> bool:
+    return isinstance(atom, ir.Const) and type(atom.value) in (int, float, bool)
+
+
+def _numeric(fn: ir.Function, infos: dict, params: set) -> set:
+    """Names certainly bound to a number or a numpy value (an array, a scalar; or what a
+    numpy function returns of them) whenever they are read: every assignment of them is an
+    op-table call on such values and constants (not an opaque call: a user object may come
+    out), or a loop's counter, or the probe saw a number in each (an Info). `params`: the
+    parameters that start as one."""
+    sites: dict = {}
+    for s in ir.walk(fn.body):
+        for d in ir.defs(s):
+            sites.setdefault(d, []).append(s)
+    names = {n for n in sites if n in infos or all(
+        isinstance(s, ir.For) or isinstance(s, ir.Call) and not is_opaque(s.op)
+        for s in sites[n])}
+    names |= {p for p in params if p not in sites}
+    names -= {p for p in fn.params if p not in params and p not in infos}
+    changed = True
+    while changed:
+        changed = False
+        for n in list(names):
+            if n not in infos and any(isinstance(s, ir.Call) and not all(
+                    v in names for a in s.args.values() for v in ir.atom_vars(a))
+                    for s in sites.get(n, ())):
+                names.discard(n)
+                changed = True
+    return names
+
+
+def _var_in(atom, state) -> bool:
+    return isinstance(atom, ir.Var) and atom.name in state
+
+
+def _copy(stmts: list, origin: dict) -> list:
+    out = []
+    for s in stmts:
+        if isinstance(s, ir.If):
+            c = dataclasses.replace(s, body=_copy(s.body, origin),
+                                    orelse=_copy(s.orelse, origin))
+        elif isinstance(s, ir.For):
+            c = dataclasses.replace(s, body=_copy(s.body, origin), exits=list(s.exits))
+        elif isinstance(s, ir.While):
+            c = dataclasses.replace(s, cond_body=_copy(s.cond_body, origin),
+                                    body=_copy(s.body, origin), exits=list(s.exits))
+        else:
+            c = dataclasses.replace(s)
+        origin[id(c)] = s
+        out.append(c)
+    return out
+
+
+def with_array_aliases(fn: ir.Function, infos: dict, entry: dict) -> tuple[ir.Function, dict]:
+    """`fn`, or a copy of it with each `alias_again` whose old value is certainly an array
+    made a copy (see the module docstring); and {id(copied statement): original}. `infos`:
+    the probe's Info of each name (of every value it takes); `entry`: the parameters'."""
+    if not (infos or entry) or not any(isinstance(s, ir.Call) and s.op.name == "alias_again"
+                                       for s in ir.walk(fn.body)):
+        return fn, {}
+    arrays = {p for p in fn.params if (i := infos.get(p, entry.get(p))) is not None
+              and i.dtype is not None and i.ndim > 0}
+    flow = _Arrays(infos, _numeric(fn, infos, {p for p in fn.params if p in infos or p in entry}))
+    flow.block(fn.body, frozenset(arrays))
+    hits = {id(s) for s in ir.walk(fn.body)
+            if isinstance(s, ir.Call) and s.op.name == "alias_again"
+            and _var_in(s.args.get("old"), flow.before.get(id(s), frozenset()))
+            and isinstance(s.args.get("new"), ir.Var) and s.args["new"].name != s.target}
+    if not hits:
+        return fn, {}
+    origin: dict = {}
+    body = _copy(fn.body, origin)
+    copy_op = table.lookup(control.identity)
+    for s in ir.walk(body):
+        if id(origin[id(s)]) in hits:
+            s.op, s.args = copy_op, {"x": s.args["new"]}
+    names = set(fn.names)
+    new = dataclasses.replace(fn, body=body, names=names)
+    new.body = split_reads(share_reads(new.body, fn.params), fn.params,
+                           lambda base: fresh(base.strip("_") or "t", names))
+    return new, origin
