@@ -98,6 +98,8 @@ class Tensor:
     size = property(lambda self: np.size(self.value))
     dtype = property(lambda self: np.result_type(self.value))
     T = property(lambda self: self.tape.apply(np.transpose, (self,), {}))
+    if hasattr(np, "matrix_transpose"):  # (numpy >= 2; frontend/methods.py ATTRIBUTES)
+        mT = property(lambda self: self.tape.apply(np.matrix_transpose, (self,), {}))
 
     def __len__(self):
         return len(self.value)

@@ -269,3 +269,30 @@ def test_copy_of_parameter_bitwise(fn, shift):
     _assert_bitwise(srcad.value_and_grad(fn)(x), srcad.value_and_grad(fn, mode="tape")(x),
                     fn.__name__)
     srcad.testing.check_grads(fn, (x,))
+
+
+# ---------------------------------------------------------------------------------------------
+# attributes source mode lowers to a row are the tape's own too (not the plain value's)
+# ---------------------------------------------------------------------------------------------
+def test_every_lowered_attribute_is_recorded_on_the_tape():
+    """An attribute source mode lowers to a numpy function (frontend/methods.py ATTRIBUTES)
+    passes check_opaque, so the tape must record it: one the Tensor lacked fell through to the
+    plain value and its gradient was silently zero (`x.mT` before it was a Tensor property)."""
+    from srcad.frontend.methods import ATTRIBUTES
+    from srcad.tape_tensor import Tensor
+
+    no_gradient = {"shape", "ndim", "size", "dtype", "strides"}  # (queries: ints, a dtype)
+    missing = [a for a in ATTRIBUTES if a not in no_gradient and not isinstance(
+        getattr(Tensor, a, None), property)]
+    assert not missing, f"ATTRIBUTES the tape's Tensor does not record: {missing}"
+    x = np.random.default_rng(0).standard_normal((2, 3, 4))
+    for mode in ("source", "tape"):
+        g = srcad.grad(_attr_loss, mode=mode)(x.copy())
+        assert np.allclose(g, srcad.testing.numerical_grad(_attr_loss, (x,)), atol=1e-6)
+
+
+def _attr_loss(x):
+    out = np.sum(np.sin(x.T) * 1.5) + np.sum(np.cos(x.real)) + np.sum(np.tanh(x.flat[:5]))
+    if hasattr(x, "mT"):
+        out = out + np.sum(np.sin(x.mT @ x) * 0.5)
+    return out

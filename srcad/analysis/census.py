@@ -156,7 +156,6 @@ REFUSED_NAMES: dict[str, str] = {
     _WEIGHTED_COUNT: "np.bincount",
     _MATRIX: "np.matrix np.asmatrix np.bmat np.mat",
     _EXTENDED: "np.float128 np.longdouble np.longfloat",
-    _METHOD_FORM: "ndarray.mT",
     _BITS: "ndarray.getfield ndarray.view",
     _ITERATOR: "np.nditer np.ndenumerate builtins.iter builtins.next",
     _PY_SCALAR: """builtins.divmod operator.concat

@@ -120,4 +120,6 @@ METHODS.update({"__neg__": _simple_method(np.negative), "__pos__": _simple_metho
 ATTRIBUTES = {"T": np.transpose, "shape": np.shape, "ndim": np.ndim, "size": np.size,
               "dtype": np.result_type, "flat": np.ravel,  # (x.flat: read, iterated, indexed)
               "real": np.real, "imag": np.imag,
-              "strides": runtime.array_strides}  # (a layout, no derivative: as_strided)  # (a real array's: itself, and zeros)
+              "strides": runtime.array_strides}
+if hasattr(np, "matrix_transpose"):  # (numpy >= 2: x.mT, the last two axes swapped)
+    ATTRIBUTES["mT"] = np.matrix_transpose  # (a layout, no derivative: as_strided)  # (a real array's: itself, and zeros)
