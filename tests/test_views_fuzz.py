@@ -732,13 +732,30 @@ def _unchanged(source):
 # name: (the failures it explains, the rewrite that removes its trigger). A rewrite keeps
 # numpy's semantics (or, reshape -> copy, makes an equally valid program); `_unchanged`
 # marks a bug told apart by the failure alone.
-# (empty: every bug found is fixed, its regression cases stay below. The last, `not_bitwise`
-# -- source and tape gradients differing in the last bits where two names of one array had
-# adjoints of their own -- was closed by frontend/aliases.py (one name to read an array by:
-# share_reads, split_reads, names bound on some paths only) and transform/arrays.py
-# (`alias_again` a copy where the shapes show an array); its cases: test_regression_source_
-# and_tape_bitwise_*.)
-KNOWN_BUGS: dict = {}
+ULP = 1e-13  # "the last bits": a different association order or memory layout
+
+
+# name: (the failures it explains, the rewrite that removes its trigger). A rewrite keeps
+# numpy's semantics (or, reshape -> copy, makes an equally valid program); `_unchanged`
+# marks a bug told apart by the failure alone.
+KNOWN_BUGS = {
+    # source and tape gradients differ in the last bits (1-4 ulp): source mode sums the
+    # contributions to one array in several adjoints, the tape in its one Tensor, in
+    # another association order. Fixed for names of one array (frontend/aliases.py: one
+    # name to read an array by -- share_reads, split_reads, names bound on some paths
+    # only; transform/arrays.py: `alias_again` a copy where the shapes show an array): no
+    # program of batches 0-89 (4,950) needs this entry any more. Still open, in the slow
+    # batches only (11 of 13,200 programs of batches 90-329: 130/35 133/49 140/0 154/32
+    # 176/4 206/27 209/10 248/1 248/12 303/42 308/4; all as before these fixes): views
+    # made again after a write add their adjoints into the base's where they are made
+    # again, in that order, where the tape adds each where the backward reaches its read
+    # (140/0, `v = x[:2]; t = a.T; a[m] = 2`: test_bug_source_and_tape_bitwise_for_views_
+    # made_again_after_a_write), and a scalar copy written by `op=` still routes the base's
+    # adjoint through its write-through chain (133/49, 130/35, `e = x[1, -1]; e += 3`:
+    # ..._for_a_scalar_copy_shifted); the other eight are not yet sorted into classes.
+    "not_bitwise": (lambda f, p: f.kind == "source != tape" and f.rel is not None
+                    and f.rel <= ULP, _unchanged),
+}
 
 
 def _attribute(prog, finding, seed=0):
@@ -1069,7 +1086,7 @@ def test_tape_refuses_inplace_into_a_view_of_a_plain_array():
 
 
 # ----------------------------------------------------------------------------------------
-# Bugs found by the fuzzer (minimal programs, shrunk by hand): an open one is xfail(strict)
+# Bugs found by the fuzzer (minimal programs, shrunk by hand), open: xfail(strict=True)
 # ----------------------------------------------------------------------------------------
 
 
@@ -1790,6 +1807,49 @@ def test_regression_source_and_tape_bitwise_for_names_moving_on_in_loops(fn):
         value, g_src = srcad.value_and_grad(fn)(x.copy())
         g_tape = srcad.grad(fn, mode="tape")(x.copy())
     assert value == fn(x.copy())
+    assert np.array_equal(g_src, g_tape), np.max(np.abs(g_src - g_tape))
+
+
+def views_made_again_after_a_write(x):
+    a = x
+    v = x[:2]
+    a *= 1.5
+    t = a.transpose()
+    a[a > 0.5] = 2.0  # v and t are made again from a
+    return np.sum(x * x) + np.sum(v * v) + np.sum(np.sin(t))
+
+
+def scalar_copy_shifted_then_view_read_in_arm(x):
+    a = np.tanh(x)
+    t = x.T
+    e = x[1, -1]  # a scalar copy
+    e += 3.0
+    if np.sum(np.sin(a)) < 100.0:  # taken
+        r = t[0:1] * 1.0
+    else:
+        r = t[0:1] * 2.0
+    return np.sum(x * x) + e * e + np.sum(r * r)
+
+
+@pytest.mark.xfail(strict=True, reason="KNOWN_BUGS['not_bitwise']: views made again after "
+                   "a write add their adjoints into the base's in the order they are made")
+def test_bug_source_and_tape_bitwise_for_views_made_again_after_a_write():
+    x = np.random.default_rng(0).standard_normal((3, 1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # (a write into the parameter)
+        g_src = srcad.grad(views_made_again_after_a_write)(x.copy())
+        g_tape = srcad.grad(views_made_again_after_a_write, mode="tape")(x.copy())
+    assert np.array_equal(g_src, g_tape), np.max(np.abs(g_src - g_tape))
+
+
+@pytest.mark.xfail(strict=True, reason="KNOWN_BUGS['not_bitwise']: a scalar copy written by "
+                   "`op=` routes the base's adjoint through its write-through chain")
+def test_bug_source_and_tape_bitwise_for_a_scalar_copy_shifted():
+    x = np.random.default_rng(0).standard_normal((3, 1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # ("if it is an array": it is not)
+        g_src = srcad.grad(scalar_copy_shifted_then_view_read_in_arm)(x.copy())
+        g_tape = srcad.grad(scalar_copy_shifted_then_view_read_in_arm, mode="tape")(x.copy())
     assert np.array_equal(g_src, g_tape), np.max(np.abs(g_src - g_tape))
 
 
