@@ -302,7 +302,7 @@ def method_on_active(x):
 
 
 def attribute_of_active(x):
-    return np.sum(x[:, None].mT)  # ERR
+    return np.sum(x[:, None].base)  # ERR (a view's base: numpy's memory, no rule)
 
 
 def stores_into_an_argument(x, out):
@@ -324,7 +324,7 @@ def calls_a_helper_that_stores(x, out):
     (lgamma_of_active, (np.ones(3),), "`math.lgamma` has no derivative rule"),
     (chained_no_rule, (np.ones(3),), "`math.lgamma` has no derivative rule"),
     (method_on_active, (np.ones(3),), r"the method `.getfield\(\)`"),
-    (attribute_of_active, (np.ones(3),), "the attribute `.mT`"),
+    (attribute_of_active, (np.ones(3),), "the attribute `.base`"),
     (stores_into_an_argument, (np.ones(3), [np.zeros(3)]), "may store it in or change `out`"),
     (calls_a_helper_that_stores, (np.ones(3), [np.zeros(3)]),
      "may store it in or change `out`"),
