@@ -297,11 +297,13 @@ def _bindings(pf: ParsedFunction, stmt) -> list:
     return [(a.asname or a.name, Import(stmt.module, a.name, False, stmt)) for a in stmt.names]
 
 
-def _star_as_tuple(fdef) -> str | None:
+def _star_as_tuple(fdef, with_kwarg: bool = False) -> str | None:
     """`def concat(*xs)` (a function srcad calls, not one it transforms): `xs` is one more
-    parameter, the tuple of the extra positional arguments (normalize.user_call packs them)."""
+    parameter, the tuple of the extra positional arguments (normalize.user_call packs them).
+    A callee that also takes `**kw` keeps both (refused); the transformed function's `**kw`
+    becomes a parameter too (`star_params_as_containers`, with_kwarg)."""
     a = fdef.args
-    if a.vararg is None or a.kwarg is not None:
+    if a.vararg is None or (a.kwarg is not None and not with_kwarg):
         return None
     name = a.vararg.id if isinstance(a.vararg, gast.Name) else a.vararg.arg
     param = gast.Name(id=name, ctx=gast.Param(), annotation=None, type_comment=None)
@@ -320,7 +322,7 @@ def star_params_as_containers(pf: ParsedFunction) -> None:
     if a.kwarg is not None:
         name = a.kwarg.id if isinstance(a.kwarg, gast.Name) else a.kwarg.arg
         if pf.vararg is None and a.vararg is not None:
-            pf.vararg = _star_as_tuple_anyway(pf.tree)
+            pf.vararg = _star_as_tuple(pf.tree, with_kwarg=True)
             pf.params = pf.params + [pf.vararg]
         param = gast.Name(id=name, ctx=gast.Param(), annotation=None, type_comment=None)
         a.args = list(a.args) + [gast.copy_location(param, pf.tree)]
@@ -328,14 +330,6 @@ def star_params_as_containers(pf: ParsedFunction) -> None:
         a.defaults = []
         pf.varkw = name
         pf.params = pf.params + [name]
-
-
-def _star_as_tuple_anyway(fdef) -> str:
-    kwarg, fdef.args.kwarg = fdef.args.kwarg, None
-    try:
-        return _star_as_tuple(fdef)
-    finally:
-        fdef.args.kwarg = kwarg
 
 
 def _keyword_only_as_ordinary(fdef) -> None:
