@@ -66,6 +66,11 @@ class Call:
     args: dict  # param name -> Atom, only the ones given (defaults come from the op)
     line: int
     inplace: bool = False  # `x op= y` on a name: numpy writes into x (see interpret.py)
+    # (key, atom): this statement carries `e op= t` through `e = x[i, j]` to what shares x's
+    # memory (frontend/aliasing.py, a group `key` that begins with `write_through`); where the
+    # shapes show e is a scalar copy, nothing is written and the name keeps `atom`, its value
+    # before (transform/arrays.py). None: not such a statement.
+    undo: tuple | None = None
 
 
 @dataclass

@@ -743,16 +743,12 @@ KNOWN_BUGS = {
     # contributions to one array in several adjoints, the tape in its one Tensor, in
     # another association order. Fixed for names of one array (frontend/aliases.py: one
     # name to read an array by -- share_reads, split_reads, names bound on some paths
-    # only; transform/arrays.py: `alias_again` a copy where the shapes show an array): no
-    # program of batches 0-89 (4,950) needs this entry any more. Still open, in the slow
-    # batches only (11 of 13,200 programs of batches 90-329: 130/35 133/49 140/0 154/32
-    # 176/4 206/27 209/10 248/1 248/12 303/42 308/4; all as before these fixes): views
-    # made again after a write add their adjoints into the base's where they are made
-    # again, in that order, where the tape adds each where the backward reaches its read
-    # (140/0, `v = x[:2]; t = a.T; a[m] = 2`: test_bug_source_and_tape_bitwise_for_views_
-    # made_again_after_a_write), and a scalar copy written by `op=` still routes the base's
-    # adjoint through its write-through chain (133/49, 130/35, `e = x[1, -1]; e += 3`:
-    # ..._for_a_scalar_copy_shifted); the other eight are not yet sorted into classes.
+    # only; transform/arrays.py: `alias_again` a copy where the shapes show an array; a
+    # write through a scalar copy dropped; views made again in the order they were made):
+    # no program of batches 0-89 (4,950) needs this entry any more, and of the 11 of the
+    # slow batches 90-329 (13,200) that did, 5 remain: 130/35 154/32 206/27 248/12 303/42
+    # (not yet sorted into classes; 133/49 140/0 176/4 209/10 248/1 308/4 pass, each class
+    # with a regression test above).
     "not_bitwise": (lambda f, p: f.kind == "source != tape" and f.rel is not None
                     and f.rel <= ULP, _unchanged),
 }
@@ -1831,9 +1827,11 @@ def scalar_copy_shifted_then_view_read_in_arm(x):
     return np.sum(x * x) + e * e + np.sum(r * r)
 
 
-@pytest.mark.xfail(strict=True, reason="KNOWN_BUGS['not_bitwise']: views made again after "
-                   "a write add their adjoints into the base's in the order they are made")
-def test_bug_source_and_tape_bitwise_for_views_made_again_after_a_write():
+def test_regression_source_and_tape_bitwise_for_views_made_again_after_a_write():
+    """Views-fuzz slow program 140/0: after `a[m] = 2`, `v` (a view of `x`, an alias of `a`)
+    and `t` (of `a`) are made again in the order they were made, as the tape's Tensors are
+    (an alias made again first, as soon as its base is: aliasing.propagate_write), so the
+    backward adds their adjoints into the base's in the tape's order."""
     x = np.random.default_rng(0).standard_normal((3, 1))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # (a write into the parameter)
@@ -1842,15 +1840,73 @@ def test_bug_source_and_tape_bitwise_for_views_made_again_after_a_write():
     assert np.array_equal(g_src, g_tape), np.max(np.abs(g_src - g_tape))
 
 
-@pytest.mark.xfail(strict=True, reason="KNOWN_BUGS['not_bitwise']: a scalar copy written by "
-                   "`op=` routes the base's adjoint through its write-through chain")
-def test_bug_source_and_tape_bitwise_for_a_scalar_copy_shifted():
+def test_regression_source_and_tape_bitwise_for_a_scalar_copy_shifted():
+    """Views-fuzz slow program 133/49: `e = x[1, -1]; e += 3` writes into x only if
+    e is an array; where the shapes show a scalar copy, the write-through and the views made
+    again after it are dropped (transform/arrays.py, `_scalar_copies`), so `t = x.T` keeps
+    its value from before and its adjoint reaches x where the tape's does."""
     x = np.random.default_rng(0).standard_normal((3, 1))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # ("if it is an array": it is not)
         g_src = srcad.grad(scalar_copy_shifted_then_view_read_in_arm)(x.copy())
         g_tape = srcad.grad(scalar_copy_shifted_then_view_read_in_arm, mode="tape")(x.copy())
     assert np.array_equal(g_src, g_tape), np.max(np.abs(g_src - g_tape))
+
+
+def one_array_again_on_one_arm(x):
+    a0 = x * 1.5
+    v1 = a0
+    v1[:, -1, 1] = 0.5  # a0 and v1: one array, both names given new values here
+    v2 = a0.T
+    if np.sum(x) > -0.5:  # not taken for the test's x
+        a0 = a0[[0, 1]]
+    else:
+        v2 *= 1.1  # a0 and v1 one array again (written through v2)
+    return np.sum(a0 * a0) + np.sum(np.sin(v1)) + np.sum(np.sin(v2))
+
+
+def test_regression_source_and_tape_bitwise_for_names_one_array_again_on_one_arm():
+    """Views-fuzz slow program 176/4: after the branch `a0` and `v1` are one array on one arm
+    only, so reads of a0 ask `a0 is v1` (split_reads). A top-level copy whose names are all
+    given new values before the branch (`v1 = a0` above the write) no longer stops that
+    (aliases._class_ends_straight): the reads after the join add into one adjoint in the
+    tape's order."""
+    x = np.random.default_rng(0).standard_normal((2, 3, 4))
+    assert not np.sum(x) > -0.5
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        value, g_src = srcad.value_and_grad(one_array_again_on_one_arm)(x.copy())
+        g_tape = srcad.grad(one_array_again_on_one_arm, mode="tape")(x.copy())
+    assert value == one_array_again_on_one_arm(x.copy())
+    assert np.array_equal(g_src, g_tape), np.max(np.abs(g_src - g_tape))
+
+
+def _element_then_transpose(x):
+    t = x.T
+    e = x[1, 0]  # a scalar copy of a matrix's element; a view of a row of a 3-d array
+    e += 3.0
+    return np.sum(np.sin(t) * t) + np.sum(e * e)
+
+
+@pytest.mark.parametrize("shape", [(3, 2), (3, 2, 2)], ids=["scalar copy", "row view"])
+def test_one_write_through_an_element_index_scalar_or_view_by_shape(shape):
+    """The same source specialised twice: for a matrix `e += 3` writes nothing into x (the
+    write-through dropped by the shapes), for a 3-d array it writes x[1, 0] and t sees it.
+    Both against central differences, and source == tape bit for bit."""
+    x = np.random.default_rng(1).standard_normal(shape)
+    fn = _element_then_transpose
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        value, g_src = srcad.value_and_grad(fn)(x.copy())
+        g_tape = srcad.grad(fn, mode="tape")(x.copy())
+        assert value == fn(x.copy())
+    assert np.array_equal(g_src, g_tape), np.max(np.abs(g_src - g_tape))
+    fd = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        h = np.zeros_like(x)
+        h[i] = 1e-6
+        fd[i] = (fn(x + h) - fn(x - h)) / 2e-6
+    np.testing.assert_allclose(g_src, fd, rtol=1e-6, atol=1e-6)
 
 
 def test_an_alias_of_a_scalar_keeps_its_value_after_op():

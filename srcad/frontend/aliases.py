@@ -556,7 +556,8 @@ def split_reads(body: list, params, fresh) -> list:
                    for c in ir.walk(body) if isinstance(c, ir.Call) and c.op is copy
                    and isinstance(c.args.get("x"), ir.Var) and id(c) in must.before
                    and (c.args["x"].name == a or c.args["x"].name in flow.before[id(c)]
-                        or c.target == a)):
+                        or c.target == a)
+                   and not _class_ends_straight(body, c, must, prog)):
             continue  # (where the copy is certainly `a`, its reads go through another name)
         for s in ir.walk(body):  # (names certainly `a` there: share_reads' business)
             state = must.before.get(id(s), {})
@@ -567,6 +568,23 @@ def split_reads(body: list, params, fresh) -> list:
                 flow.before[id(s)] = frozenset()
         _split_block(body, a, flow, same, fresh, made)
     return body
+
+
+def _class_ends_straight(body: list, c, must: "_MustAlias", prog: _Program) -> bool:
+    """Is `c` a top-level copy whose names are all given other values before the next
+    branch or loop? (Its representative then matters to the straight-line reads between,
+    which are certain and never split, and to nothing after.)"""
+    i = next((k for k, t in enumerate(body) if t is c), None)
+    if i is None:
+        return False
+    members = _with_copy(must.before[id(c)], c.target, c.args["x"].name, prog, c).get(
+        c.target, (frozenset(), None, None))[0]
+    rebound: set = set()
+    for t in body[i + 1:]:
+        if isinstance(t, (ir.If, ir.For, ir.While)):
+            break
+        rebound.update(ir.defs(t))
+    return bool(members) and members <= rebound
 
 
 def _bound(prog: _Program, a: str, s) -> bool:

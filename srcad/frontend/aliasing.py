@@ -301,6 +301,14 @@ class AliasingMixin:
 
     def rebind(self, user: str, call_parts, node) -> ir.Var:
         """Bind `user` to a propagated value (its own name if it is mutable)."""
+        start, before = len(self.body), self.env.get(user)
+        var = self._rebind(user, call_parts, node)
+        if self.undo_key is not None:
+            for st in self.body[start:]:
+                st.undo = (self.undo_key, before)
+        return var
+
+    def _rebind(self, user: str, call_parts, node) -> ir.Var:
         if user not in self.mutable:
             var = self.emit(call_parts, self.fresh(f"{user}_L{node.lineno}"), node)
             self.propagations.add(id(self.body[-1]))  # reads the old value on purpose
@@ -369,29 +377,33 @@ class AliasingMixin:
                 break
             before = old if augmented and at == name else None
             base_old = self.env[base]
+            if kind == "element" and before is not None:  # (write_through: see ir.Call.undo)
+                self.undo_key = f"{name}@{len(self.body)}"
             value = self.rebind(base, self.write_back(base, kind, arg, value, node, before),
                                 node)
             self.shared.append((value.name, self.env[at].name))  # numpy: still one memory
             done.add(base)
             self.carry_to_aliases(base, base_old, value, node, False, done)
             at = base
-        changed = True
-        while changed:  # and down again: every known view of a rebuilt name is made again
-            changed = False
-            for view, (base, kind, arg) in list(self.views.items()):
-                if base in done and view not in done:
-                    before_view = self.env.get(view)
-                    # (an alias of a base written through an index is that array, written:
-                    # `identity`, one array for share_reads; only `base op= t` may have
-                    # rebound a scalar base, which its aliases do not see: alias_again)
-                    keep = before_view if kind != "alias" or (augmented and base == name) \
-                        else None
-                    made = self.rebind(view, self.remake(self.env[base], kind, arg, node,
-                                                         keep), node)
-                    self.shared.append((self.env[base].name, made.name))
-                    done.add(view)
-                    self.carry_to_aliases(view, before_view, made, node, False, done)
-                    changed = True
+        while True:  # and down again: every known view of a rebuilt name is made again,
+            # in the order the views were made (the tape's order: an alias is the same array
+            # there, so an alias is made again first, as soon as its base is)
+            ready = [(view, rel) for view, rel in self.views.items()
+                     if rel[0] in done and view not in done]
+            if not ready:
+                break
+            view, (base, kind, arg) = next(((v, r) for v, r in ready if r[1] == "alias"),
+                                           ready[0])
+            before_view = self.env.get(view)
+            # (an alias of a base written through an index is that array, written:
+            # `identity`, one array for share_reads; only `base op= t` may have
+            # rebound a scalar base, which its aliases do not see: alias_again)
+            keep = before_view if kind != "alias" or (augmented and base == name) else None
+            made = self.rebind(view, self.remake(self.env[base], kind, arg, node, keep), node)
+            self.shared.append((self.env[base].name, made.name))
+            done.add(view)
+            self.carry_to_aliases(view, before_view, made, node, False, done)
+        self.undo_key = None
         return done
 
     def carry_to_aliases(self, name, old, new, node, augmented, done) -> None:

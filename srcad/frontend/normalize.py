@@ -95,6 +95,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         self.mutations: list = []  # (statement, IR name written into, line): see setitem
         self.views: dict = {}  # straight-line name -> (base name, index) of a basic view
         self.propagations: set = set()  # ids of the statements that carry a write to a base
+        self.undo_key: str | None = None  # a write through a scalar copy, maybe (ir.Call.undo)
         self.shared: list = []  # (base, view) IR names a carried write left sharing memory
         self.alias_stmts: set = set()  # ids of `z = y` copies into loop names (one array)
         self.entries: dict = {}  # parameter -> the IR name of its value on entry (entry_of)

@@ -1,5 +1,5 @@
 """Aliases of arrays, per specialisation: `alias_again` made a plain copy where the shapes
-show its old value was an array.
+show its old value was an array, and a write through a scalar copy dropped.
 
 `b = a; a op= t` rebinds `b` to the new value only where `a` held an array (numpy writes
 into it); a scalar `a` is rebound and `b` keeps the old value. The normaliser cannot tell
@@ -21,6 +21,13 @@ where a statement changes; `origin` maps each copied statement back to the one i
         a0 = in_layout(a0_op, a0)                a0 = in_layout(a0_op, a0)
         x = alias_again(a0, x)                   x = identity(a0)
     out = sin(x) + a0                        out = sin(a0) + a0      (x: float64[3, 4])
+
+Likewise `e = x[1, -1]; e += 3` writes into x only if e is an array (a row of a 3-d x), not a
+scalar copy: the normaliser writes `x_L2 = write_through(x, (1, -1), e, e_L1)` and makes the
+views of x again from x_L2 (ir.Call.undo marks that group). Where the probe saw a scalar,
+each name of the group keeps its value from before (`identity`), so `t = x.T` read later is
+the t made before, and its adjoint reaches x where the tape's does (the tape never sees a
+view there).
 """
 
 from __future__ import annotations
@@ -159,29 +166,61 @@ def _copy(stmts: list, origin: dict) -> list:
     return out
 
 
+def _scalar(atom, infos: dict) -> bool:
+    """Is `atom` certainly a scalar (a numpy or Python number, no array) whenever it is read?"""
+    info = infos.get(atom.name) if isinstance(atom, ir.Var) else None
+    return info is not None and info.ndim == 0
+
+
+def _scalar_copies(fn: ir.Function, infos: dict) -> dict:
+    """{id(statement): its new args (an `identity`)} for the writes through a scalar copy
+    (`e = x[1, -1]; e += 3`, the normaliser's `write_through` group, ir.Call.undo) the shapes
+    show to write nothing: each name the group rebinds keeps its value from before; and for
+    `view_again` of such a copy, which is the copy."""
+    groups: dict = {}
+    out: dict = {}
+    for s in ir.walk(fn.body):
+        if isinstance(s, ir.Call) and s.undo is not None:
+            groups.setdefault(s.undo[0], []).append(s)
+        elif isinstance(s, ir.Call) and s.op.name == "view_again" and _scalar(
+                s.args.get("view"), infos):
+            out[id(s)] = {"x": s.args["view"]}
+    for members in groups.values():
+        head = members[0]
+        if head.op.name == "write_through" and _scalar(head.args.get("view"), infos) and all(
+                s.undo[1] is not None for s in members):
+            out.update((id(s), {"x": s.undo[1]}) for s in members)
+    return out
+
+
 def with_array_aliases(fn: ir.Function, infos: dict, entry: dict) -> tuple[ir.Function, dict]:
     """`fn`, or a copy of it with each `alias_again` whose old value is certainly an array
-    made a copy (see the module docstring); and {id(copied statement): original}. `infos`:
-    the probe's Info of each name (of every value it takes); `entry`: the parameters'."""
-    if not (infos or entry) or not any(isinstance(s, ir.Call) and s.op.name == "alias_again"
-                                       for s in ir.walk(fn.body)):
+    made a copy (see the module docstring), and each write through a scalar copy dropped
+    (`_scalar_copies`); and {id(copied statement): original}. `infos`: the probe's Info of
+    each name (of every value it takes); `entry`: the parameters'."""
+    if not (infos or entry):
         return fn, {}
-    arrays = {p for p in fn.params if (i := infos.get(p, entry.get(p))) is not None
-              and i.dtype is not None and i.ndim > 0}
-    flow = _Arrays(infos, _numeric(fn, infos, {p for p in fn.params if p in infos or p in entry}))
-    flow.block(fn.body, frozenset(arrays))
-    hits = {id(s) for s in ir.walk(fn.body)
-            if isinstance(s, ir.Call) and s.op.name == "alias_again"
-            and _var_in(s.args.get("old"), flow.before.get(id(s), frozenset()))
-            and isinstance(s.args.get("new"), ir.Var) and s.args["new"].name != s.target}
+    hits = _scalar_copies(fn, infos)
+    if any(isinstance(s, ir.Call) and s.op.name == "alias_again" for s in ir.walk(fn.body)):
+        arrays = {p for p in fn.params if (i := infos.get(p, entry.get(p))) is not None
+                  and i.dtype is not None and i.ndim > 0}
+        flow = _Arrays(infos, _numeric(fn, infos, {p for p in fn.params
+                                                   if p in infos or p in entry}))
+        flow.block(fn.body, frozenset(arrays))
+        hits.update((id(s), {"x": s.args["new"]}) for s in ir.walk(fn.body)
+                    if isinstance(s, ir.Call) and s.op.name == "alias_again"
+                    and _var_in(s.args.get("old"), flow.before.get(id(s), frozenset()))
+                    and isinstance(s.args.get("new"), ir.Var)
+                    and s.args["new"].name != s.target)
     if not hits:
         return fn, {}
     origin: dict = {}
     body = _copy(fn.body, origin)
     copy_op = table.lookup(control.identity)
     for s in ir.walk(body):
-        if id(origin[id(s)]) in hits:
-            s.op, s.args = copy_op, {"x": s.args["new"]}
+        args = hits.get(id(origin[id(s)]))
+        if args is not None:
+            s.op, s.args = copy_op, args
     names = set(fn.names)
     new = dataclasses.replace(fn, body=body, names=names)
     new.body = split_reads(share_reads(new.body, fn.params), fn.params,
