@@ -29,6 +29,10 @@ __all__ = [
     "compress_index",
     "delete_index",
     "first_index",
+    "hist_counts",
+    "hist_counts_grad",
+    "hist_edges_grad",
+    "hist_edges_tangent",
     "set_grad",
     "set_tangent",
     "trim_index",
@@ -192,3 +196,71 @@ def bincount_grad(ct, x, weights):
     if np.issubdtype(dtype, np.floating):
         g = g.astype(dtype, copy=False)
     return np.reshape(g, np.shape(weights))
+
+
+# --- np.histogram: its counts (srcad/pyfuncs.py's histogram) and its edges ---------------------
+def hist_counts(a, bins=10, range=None, weights=None):
+    """np.histogram's first output without density: numpy's own counts (or sums of the
+    weights), so the values are numpy's bit for bit; linear in the weights."""
+    return np.histogram(a, bins, range, weights=weights)[0]
+
+
+def _hist_bins(a, bins, range):
+    """(each element's bin, clipped into range; whether it falls in one), as np.histogram
+    bins it: edges[k] <= a < edges[k + 1], the last bin closed, values outside dropped."""
+    edges = np.histogram_bin_edges(a, bins, range)
+    flat = np.ravel(a)
+    idx = np.searchsorted(edges, flat, side="right") - 1
+    idx = np.where(flat == edges[-1], edges.size - 2, idx)
+    inside = (idx >= 0) & (idx < edges.size - 1)
+    return np.clip(idx, 0, edges.size - 2), inside
+
+
+def hist_counts_grad(ct, a, bins=10, range=None, weights=None):
+    """The VJP of `hist_counts` in the weights: each element reads its bin's cotangent (zero
+    outside the range), in the weights' dtype."""
+    idx, inside = _hist_bins(a, bins, range)
+    g = np.where(inside, np.take(np.asarray(ct), idx), 0)
+    dtype = np.asarray(weights).dtype if weights is not None else np.dtype(np.float64)
+    if np.issubdtype(dtype, np.floating):
+        g = g.astype(dtype, copy=False)
+    return np.reshape(g, np.shape(weights) if weights is not None else np.shape(a))
+
+
+def _edges_weights(a, edges, bins, range):
+    """(the weights of min(a) and of max(a) in each edge -- linspace's 1 - k/n and k/n --,
+    min(a)'s and max(a)'s share of each element: ties split evenly), or None where the edges
+    do not depend on a (range= given, or bins an array of edges)."""
+    if range is not None or np.ndim(bins) != 0 or isinstance(bins, bytes) or np.size(a) == 0:
+        return None
+    n = np.size(edges) - 1
+    k = np.arange(n + 1) / n
+    flat = np.asarray(a)
+    lo = (flat == np.min(flat))
+    hi = (flat == np.max(flat))
+    return 1 - k, k, lo / np.sum(lo), hi / np.sum(hi)
+
+
+def hist_edges_grad(ct, a, edges, bins=10, range=None):
+    """The VJP of np.histogram_bin_edges in `a`: where the edges are
+    ``linspace(min(a), max(a), n + 1)`` (numpy's when no range= and bins an int or an
+    estimator's name), their cotangent goes to the min and max elements (as JAX's)."""
+    res = np.zeros(np.shape(a), _float(a))
+    w = _edges_weights(a, edges, bins, range)
+    if w is None:
+        return res
+    w_lo, w_hi, lo, hi = w
+    ct = np.asarray(ct)
+    return (res + np.sum(ct * w_lo) * lo + np.sum(ct * w_hi) * hi).astype(res.dtype)
+
+
+def hist_edges_tangent(t, a, edges, bins=10, range=None):
+    """The JVP of np.histogram_bin_edges (`hist_edges_grad`'s transpose): the tangent of
+    min(a) and max(a) spread along the edges."""
+    w = _edges_weights(a, edges, bins, range)
+    dtype = _float(t)
+    if w is None:
+        return np.zeros(np.shape(edges), dtype)
+    w_lo, w_hi, lo, hi = w
+    t = np.asarray(t)
+    return (np.sum(t * lo) * w_lo + np.sum(t * hi) * w_hi).astype(dtype)

@@ -91,6 +91,8 @@ DIFFERENTIATED_SAMPLES = {  # Python-level spellings that are rows (aliases of n
     # data-dependent gathers (srcad/ops/gathers.py): the method form too
     "np.unique": "return np.sum(np.unique(np.concatenate([x, x])) ** 2)",
     "ndarray.compress": "return np.sum(x.compress(x > 0.0) ** 2)",
+    "np.histogram": "h, e = np.histogram(x, 3, weights=x * x, density=True)\n"
+                    "return np.sum(h * np.arange(3.0)) + np.sum(e ** 2)",
     # Python-level functions (frontend/pylevel.py, srcad/pyfuncs.py)
     "ndarray.tolist": "return x.tolist()[0] * np.sum(x)",
     "builtins.float": "return float(np.sum(x)) * np.sum(x)",
@@ -111,7 +113,7 @@ REFUSED_SAMPLES = {
     "np.fft.fft": "return np.sum(np.fft.fft(x).real)",
     "np.frompyfunc": "return np.sum(np.frompyfunc(lambda v: v * 2, 1, 1)(x).astype(float))",
     "math.lgamma": "return math.lgamma(np.sum(x * x) + 1.0)",
-    "np.histogram_bin_edges": "return np.sum(np.histogram_bin_edges(x, 3))",
+    "np.histogram2d": "return np.sum(np.histogram2d(x, x, 3)[1])",
 }
 
 

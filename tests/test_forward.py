@@ -405,6 +405,7 @@ NO_TORCH_TWIN = {
                  "unique_counts", "unique_inverse", "intersect1d", "setdiff1d", "union1d",
                  "setxor1d")},
     "unique": "torch's unique has no forward-mode rule (nor return_index=)",
+    "histogram_bin_edges": "torch._numpy's histogram_bin_edges takes no estimator name",
     "bincount": "torch's bincount has no forward-mode rule in the weights (tests/test_gathers.py "
     "checks it against torch's index_add)",
     "modf": "torch has no forward-mode rule for floor_divide (in its modf)",

@@ -25,6 +25,10 @@ from ..runtime_gathers import (
     bincount_grad,
     compress_index,
     delete_index,
+    hist_counts,
+    hist_counts_grad,
+    hist_edges_grad,
+    hist_edges_tangent,
     set_grad,
     set_tangent,
     trim_index,
@@ -159,6 +163,26 @@ defvjp(np.bincount, None, lambda g, out, x, weights=None, minlength=0:
                    ("np.bincount(np.array([0, 3]), a * b)", [(2,), (2,)]),
                    ("np.bincount(np.array([2, 2, 2]), a)[2] * a", [(3,)])))
 
+# --- np.histogram (srcad/pyfuncs.py's histogram: these two rows, then density as numpy) -------
+defvjp(np.histogram_bin_edges, lambda g, out, a, bins=10, range=None, weights=None:
+       hist_edges_grad(g, a, out, bins, range), None, None, None,
+       name="histogram_bin_edges", no_rule_for=("bins", "range"), family=_F,
+       derivation="linspace(min(a), max(a), n + 1) when no range= is given and bins is a "
+       "number or an estimator's name (n piecewise constant): edge k moves with min(a) by "
+       "1 - k/n and with max(a) by k/n (ties split evenly, as min and max; JAX's); constant "
+       "edges otherwise; a differentiated bins= array or range= is refused",
+       test_cases=(("np.histogram_bin_edges(a, 4)", [(5,)]),
+                   ("np.histogram_bin_edges(a, 'sturges') * 2.0", [(2, 3)]),
+                   ("np.histogram_bin_edges(np.concatenate([a, a]), 3)", [(4,)]),
+                   ("np.histogram_bin_edges(a, 3, range=(-1.0, 1.0)) + a[0]", [(4,)])))
+defjvp(np.histogram_bin_edges, lambda g, out, a, bins=10, range=None, weights=None:
+       hist_edges_tangent(g, a, out, bins, range), None, None, None)
+defvjp(rg.hist_counts, None, None, None, lambda g, out, a, bins=10, range=None, weights=None:
+       hist_counts_grad(g, a, bins, range, weights),
+       name="hist_counts", linear=("weights",), family=_RT,
+       derivation="np.histogram's counts: a scatter-add of the weights by bin (piecewise "
+       "constant in a); g read at each element's bin, zero outside the range")
+
 # --- the helpers as rows --------------------------------------------------------------------------
 for _fn in (rg.delete_index, rg.compress_index, rg.trim_index, rg.first_index):
     defnondiff(_fn, name=_fn.__name__, family=_RT)
@@ -178,6 +202,18 @@ defvjp(rg.set_tangent, lambda g, out, t, value, ar1, ar2, which=0:
        set_grad(g, value, ar1, ar2, which), None, None, None, None,
        name="set_tangent", linear=("t",), family=_RT,
        derivation="a set operation's JVP from one input (a gather); its transpose scatters")
+defvjp(rg.hist_counts_grad, lambda g, out, ct, a, bins=10, range=None, weights=None:
+       hist_counts(a, bins, range, g), None, None, None, None,
+       name="hist_counts_grad", linear=("ct",), family=_RT,
+       derivation="hist_counts' VJP (a gather at the bins); its transpose is hist_counts")
+defvjp(rg.hist_edges_grad, lambda g, out, ct, a, edges, bins=10, range=None:
+       hist_edges_tangent(g, a, edges, bins, range), None, None, None, None,
+       name="hist_edges_grad", linear=("ct",), family=_RT,
+       derivation="histogram_bin_edges' VJP (to min(a), max(a)); its transpose spreads them")
+defvjp(rg.hist_edges_tangent, lambda g, out, t, a, edges, bins=10, range=None:
+       hist_edges_grad(g, a, edges, bins, range), None, None, None, None,
+       name="hist_edges_tangent", linear=("t",), family=_RT,
+       derivation="histogram_bin_edges' JVP; its transpose gathers at min(a), max(a)")
 defvjp(rg.bincount_grad, lambda g, out, ct, x, weights: np.bincount(x, g, np.size(ct)),
        None, None,
        name="bincount_grad", linear=("ct",), family=_RT,
