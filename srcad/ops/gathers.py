@@ -165,18 +165,22 @@ defvjp(np.bincount, None, lambda g, out, x, weights=None, minlength=0:
 
 # --- np.histogram (srcad/pyfuncs.py's histogram: these two rows, then density as numpy) -------
 defvjp(np.histogram_bin_edges, lambda g, out, a, bins=10, range=None, weights=None:
-       hist_edges_grad(g, a, out, bins, range), None, None, None,
-       name="histogram_bin_edges", no_rule_for=("bins", "range"), family=_F,
+       hist_edges_grad(g, a, out, bins, range),
+       lambda g, out, a, bins=10, range=None, weights=None: g, None, None,
+       name="histogram_bin_edges", no_rule_for=("range",), family=_F,
        derivation="linspace(min(a), max(a), n + 1) when no range= is given and bins is a "
        "number or an estimator's name (n piecewise constant): edge k moves with min(a) by "
        "1 - k/n and with max(a) by k/n (ties split evenly, as min and max; JAX's); constant "
-       "edges otherwise; a differentiated bins= array or range= is refused",
+       "edges otherwise; a bins= array is the edges (its cotangent is g); a differentiated "
+       "range= is refused",
        test_cases=(("np.histogram_bin_edges(a, 4)", [(5,)]),
                    ("np.histogram_bin_edges(a, 'sturges') * 2.0", [(2, 3)]),
                    ("np.histogram_bin_edges(np.concatenate([a, a]), 3)", [(4,)]),
-                   ("np.histogram_bin_edges(a, 3, range=(-1.0, 1.0)) + a[0]", [(4,)])))
+                   ("np.histogram_bin_edges(a, 3, range=(-1.0, 1.0)) + a[0]", [(4,)]),
+                   ("np.histogram_bin_edges(a, np.sort(b)) * 2.0", [(3,), (4,)])))
 defjvp(np.histogram_bin_edges, lambda g, out, a, bins=10, range=None, weights=None:
-       hist_edges_tangent(g, a, out, bins, range), None, None, None)
+       hist_edges_tangent(g, a, out, bins, range),
+       lambda g, out, a, bins=10, range=None, weights=None: g, None, None)
 defvjp(rg.hist_counts, None, None, None, lambda g, out, a, bins=10, range=None, weights=None:
        hist_counts_grad(g, a, bins, range, weights),
        name="hist_counts", linear=("weights",), family=_RT,
