@@ -33,6 +33,7 @@ import statistics
 import numpy as np
 
 from .runtime_arrays import unsupported_derivative
+from .runtime_gathers import hist_counts
 from .runtime_python import (
     py_correlation,
     py_covariance,
@@ -331,6 +332,18 @@ def tolist(x):
     return items
 
 
+def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002  (numpy's)
+    """np.histogram: numpy's counts (`hist_counts`, linear in the weights) and its bin edges
+    (np.histogram_bin_edges' row: through min(a) and max(a) where they set them, as JAX's);
+    density= divides by the bins' widths and the total, as numpy does."""
+    edges = np.histogram_bin_edges(a, bins, range, weights)
+    counts = hist_counts(a, bins, range, weights)
+    if density:
+        db = np.diff(edges).astype(float)
+        return counts / db / np.sum(counts), edges
+    return counts, edges
+
+
 def _substitutes() -> dict:
 
     return {math.fsum: fsum, statistics.mean: mean, statistics.fmean: fmean,
@@ -341,7 +354,7 @@ def _substitutes() -> dict:
             statistics.geometric_mean: geometric_mean,
             statistics.harmonic_mean: harmonic_mean, statistics.covariance: covariance,
             statistics.correlation: correlation, math.prod: prod, math.dist: dist,
-            np.poly: poly, np.polydiv: polydiv, np.polyfit: polyfit,
+            np.poly: poly, np.polydiv: polydiv, np.polyfit: polyfit, np.histogram: histogram,
             copy_module.deepcopy: deepcopy}
 
 

@@ -92,6 +92,8 @@ from . import runtime_special as _special  # (scipy.special's functions: srcad/o
 from .runtime_special import *  # noqa: F401,F403
 from . import runtime_pieces as _pieces  # (tuple outputs, np.block, np.insert)
 from .runtime_pieces import *  # noqa: F401,F403
+from . import runtime_gathers as _gathers  # (data-dependent gathers, np.bincount)
+from .runtime_gathers import *  # noqa: F401,F403
 
 __all__ = [
     "tree_scale",
@@ -294,6 +296,7 @@ __all__ = [
     "without_key",
 ]
 __all__ += _pymath.__all__ + _poly.__all__ + _special.__all__ + _pieces.__all__
+__all__ += _gathers.__all__
 
 
 _PY_NUMBERS = (int, float, bool)

@@ -274,6 +274,9 @@ class Tensor:
     def ptp(self, *a, **k):
         return self.tape.apply(np.ptp, (self, *a), k)
 
+    def compress(self, condition, *a, **k):
+        return self.tape.apply(np.compress, (condition, self, *a), k)
+
     real = property(lambda self: self.tape.apply(np.real, (self,), {}))
     imag = property(lambda self: self.tape.apply(np.imag, (self,), {}))
 

@@ -88,6 +88,11 @@ DIFFERENTIATED_SAMPLES = {  # Python-level spellings that are rows (aliases of n
     "np.fill_diagonal": "m = np.outer(x, x)\nnp.fill_diagonal(m, x)\nreturn np.sum(m * m)",
     "ndarray.item": "return np.sum(x) * x.item(0) + x.item(2) ** 2 + x[1:2].item()",
     "ufunc.outer": "return np.sum(np.multiply.outer(x, x) * np.subtract.outer(x, 2 * x))",
+    # data-dependent gathers (srcad/ops/gathers.py): the method form too
+    "np.unique": "return np.sum(np.unique(np.concatenate([x, x])) ** 2)",
+    "ndarray.compress": "return np.sum(x.compress(x > 0.0) ** 2)",
+    "np.histogram": "h, e = np.histogram(x, 3, weights=x * x, density=True)\n"
+                    "return np.sum(h * np.arange(3.0)) + np.sum(e ** 2)",
     # Python-level functions (frontend/pylevel.py, srcad/pyfuncs.py)
     "ndarray.tolist": "return x.tolist()[0] * np.sum(x)",
     "builtins.float": "return float(np.sum(x)) * np.sum(x)",
@@ -106,10 +111,9 @@ DIFFERENTIATED_SAMPLES = {  # Python-level spellings that are rows (aliases of n
 }
 REFUSED_SAMPLES = {
     "np.fft.fft": "return np.sum(np.fft.fft(x).real)",
-    "np.unique": "return np.sum(np.unique(x))",
     "np.frompyfunc": "return np.sum(np.frompyfunc(lambda v: v * 2, 1, 1)(x).astype(float))",
     "math.lgamma": "return math.lgamma(np.sum(x * x) + 1.0)",
-    "np.histogram_bin_edges": "return np.sum(np.histogram_bin_edges(x, 3))",
+    "np.histogram2d": "return np.sum(np.histogram2d(x, x, 3)[1])",
 }
 
 
@@ -157,13 +161,14 @@ def test_census_on_an_older_numpy():
     assert out.stdout.strip().splitlines()[-1] == "[] []", out.stdout + out.stderr
 
 
-def test_an_integer_result_needs_no_rule_but_a_weighted_count_does(tmp_path):
+def test_an_integer_result_needs_no_rule_but_a_weighted_count_has_one(tmp_path):
     """np.searchsorted / np.digitize results carry no gradient (refusals._INTEGER_RESULTS);
-    np.bincount with weights= sums the weights -- a float with a real derivative -- and is
-    still refused, never run as written with its gradient dropped."""
+    np.bincount with weights= sums the weights -- a float with a real derivative -- and has
+    a row (srcad/ops/gathers.py), never run as written with its gradient dropped."""
     f = _module(tmp_path, "int_ok", "return np.sum(x * np.searchsorted(x, 0.5))")
     x = np.array([0.1, 0.4, 0.7, 0.9])
     check_grads(f, (x,))
-    g = _module(tmp_path, "bincount_w", "return np.sum(np.bincount([0, 1, 1, 0], weights=x))")
-    with pytest.raises(srcad.SrcadError, match="bincount"):
-        srcad.grad(g)(x)
+    g = _module(tmp_path, "bincount_w",
+                "return np.sum(np.bincount([0, 1, 1, 0], weights=x) ** 2)")
+    check_grads(g, (x,))
+    assert np.allclose(srcad.grad(g)(x), 2 * np.array([1.0, 1.1, 1.1, 1.0]))

@@ -399,6 +399,15 @@ NO_TORCH_TWIN = {
     **{r: "torch._numpy has no polynomial functions, ediff1d or trapezoid"
        for r in ("polyval", "polyder", "polyint", "polyadd", "polysub", "polymul", "ediff1d",
                  "trapezoid", "trapz")},
+    **{r: "torch._numpy has no such function (tests/test_gathers.py checks the gradients "
+       "against torch's index_select / index_add of the same indices)"
+       for r in ("delete", "compress", "extract", "trim_zeros", "unique_values", "unique_all",
+                 "unique_counts", "unique_inverse", "intersect1d", "setdiff1d", "union1d",
+                 "setxor1d")},
+    "unique": "torch's unique has no forward-mode rule (nor return_index=)",
+    "histogram_bin_edges": "torch._numpy's histogram_bin_edges takes no estimator name",
+    "bincount": "torch's bincount has no forward-mode rule in the weights (tests/test_gathers.py "
+    "checks it against torch's index_add)",
     "modf": "torch has no forward-mode rule for floor_divide (in its modf)",
     "divmod": "torch has no forward-mode rule for floor_divide",
     **{f"{u}_{m}": "torch._numpy has no ufunc.at / ufunc.reduceat (tests/test_numpy_functions.py "

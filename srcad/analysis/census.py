@@ -116,9 +116,6 @@ _CALLBACK = ("takes a Python function numpy calls as a black box: write the loop
 _INPLACE = ("writes into its argument in place: write `y = x.copy(); y[i] = v` (copy-on-write "
             "indexing has a rule) or the out-of-place function")
 _NO_RULE = "a real derivative exists; no rule yet (register one with srcad.defvjp)"
-_WEIGHTED_COUNT = ("counts are integers, but with weights= the result is a float sum of "
-                   "the weights: no rule for that yet (np.add.at or a one-hot matmul has one)")
-_GATHER = "a data-dependent gather (which elements survive depends on the values): no rule yet"
 _PY_SCALAR = ("a Python-level function on Python numbers: no rule; use the numpy function on "
               "arrays (np.sqrt, np.sum, np.mean, np.multiply, ...), which has one")
 _MATRIX = "np.matrix semantics (`*` is a matrix product): use arrays and `@`"
@@ -129,7 +126,8 @@ _BITS = ("reads the array's bytes as another dtype (x.view(np.int64), x.getfield
          "of a reinterpretation; x.view() of the same dtype is x itself: use x")
 _ITERATOR = ("an iterator object srcad cannot see through: iterate with `for v in x` over the "
              "array or index it (both are lowered to subscripts)")
-_EDGES = "its bin edges depend on the data's min and max: no rule yet"
+_EDGES = ("its bin edges depend on the data's min and max: no rule yet (np.histogram and "
+          "np.histogram_bin_edges have one)")
 _DIGAMMA = ("its derivative is the digamma function (lgamma's; gamma's times gamma), which "
             "numpy does not have: no rule")
 _TOLIST = ("nested lists of Python numbers: a gradient would have to follow each one; use "
@@ -149,11 +147,7 @@ REFUSED_NAMES: dict[str, str] = {
         operator.iand operator.iconcat operator.ifloordiv operator.ilshift operator.imatmul
         operator.imod operator.imul operator.ior operator.ipow operator.irshift
         operator.isub operator.itruediv operator.ixor""",
-    _GATHER: """np.unique np.unique_all np.unique_counts np.unique_inverse np.unique_values
-        np.intersect1d np.setdiff1d np.setxor1d np.union1d np.extract np.compress
-        np.trim_zeros np.delete ndarray.compress""",
-    _EDGES: "np.histogram np.histogram2d np.histogramdd np.histogram_bin_edges",
-    _WEIGHTED_COUNT: "np.bincount",
+    _EDGES: "np.histogram2d np.histogramdd",
     _MATRIX: "np.matrix np.asmatrix np.bmat np.mat",
     _EXTENDED: "np.float128 np.longdouble np.longfloat",
     _BITS: "ndarray.getfield ndarray.view",
@@ -236,6 +230,9 @@ _LOWERED_PYTHON = {
                  "calling it is np.polyval of its coefficients (np.poly of the roots for "
                  "r=True); methods that return a new poly1d (deriv, integ, arithmetic) are "
                  "refused: use np.polyder / polyint / polyadd / polymul on p.coeffs",
+    "np.histogram": "srcad/pyfuncs.py's histogram: np.histogram_bin_edges' row (through min(a) "
+                    "and max(a) where they set the edges, as JAX) and the counts' (linear in "
+                    "weights=), then density= as numpy divides",
     "np.polyfit": "srcad/pyfuncs.py's polyfit: numpy's scaled Vandermonde system through "
                   "np.linalg.lstsq's row (full= and cov= refused)",
 }

@@ -58,6 +58,14 @@ def _astype_method(self_atom, args, kwargs):
     return (runtime.astype_shared if shared else runtime.astype), [self_atom, *args], kwargs
 
 
+def _compress_method(self_atom, args, kwargs):
+    """x.compress(condition, axis): np.compress(condition, x, axis) (x the second argument)."""
+    if not args and "condition" in kwargs:
+        kwargs = dict(kwargs)
+        args = [kwargs.pop("condition")]
+    return np.compress, [*args[:1], self_atom, *args[1:]], kwargs
+
+
 def _item_method(self_atom, args, kwargs):
     """x.item(), x.item(i), x.item(i, j), x.item((i, j)): one element, a Python number."""
     return runtime.array_item, [self_atom, ir.Seq(tuple(args), "tuple")], kwargs
@@ -91,6 +99,7 @@ METHODS = {
     "conj": _simple_method(np.conjugate),
     "conjugate": _simple_method(np.conjugate),
     "choose": _simple_method(np.choose),  # (x.choose(choices): x the indices)
+    "compress": _compress_method,
     "ptp": _reduction_method(np.ptp),  # (numpy < 2)
     "astype": _astype_method,
     "item": _item_method,

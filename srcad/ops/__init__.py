@@ -4,6 +4,7 @@ from . import (  # noqa: F401  (registers rows)
     arrays,
     control,
     elementwise,
+    gathers,
     helper_rows,
     linalg,
     matrix,
