@@ -245,6 +245,7 @@ class AliasingMixin:
         base = _view_source(value)
         if base is None or base not in self.locals or base == name:
             return
+        self.view_made[name] = len(self.view_made) + 1  # (a new array: the last made)
         atom = self.env.get(name)
         if isinstance(value, gast.Name):
             # an alias: straight-line names share their atom (env); loop names need a link
@@ -371,6 +372,7 @@ class AliasingMixin:
             known = next((o for o in group if o in self.views), None)
             if known is not None:
                 self.views[name] = self.views[known]
+                self.view_made[name] = self.view_made.get(known, 0)
         while at in self.views:  # up the chain of views: write into each base in turn
             base, kind, arg = self.views[at]
             if base in done:
@@ -392,8 +394,8 @@ class AliasingMixin:
                      if rel[0] in done and view not in done]
             if not ready:
                 break
-            view, (base, kind, arg) = next(((v, r) for v, r in ready if r[1] == "alias"),
-                                           ready[0])
+            view, (base, kind, arg) = min(ready, key=lambda vr: (
+                vr[1][1] != "alias", self.view_made.get(vr[0], 0)))
             before_view = self.env.get(view)
             # (an alias of a base written through an index is that array, written:
             # `identity`, one array for share_reads; only `base op= t` may have

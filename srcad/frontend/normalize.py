@@ -94,6 +94,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         self.seen_defs = Counter()
         self.mutations: list = []  # (statement, IR name written into, line): see setitem
         self.views: dict = {}  # straight-line name -> (base name, index) of a basic view
+        self.view_made: dict = {}  # view name -> when its view was made (its tape order)
         self.propagations: set = set()  # ids of the statements that carry a write to a base
         self.undo_key: str | None = None  # a write through a scalar copy, maybe (ir.Call.undo)
         self.shared: list = []  # (base, view) IR names a carried write left sharing memory
