@@ -30,11 +30,7 @@ def _numerical(name):
 
 
 # what srcad still refuses, one reason per class (strict: a fix must remove the entry)
-XFAILS = {
-    "objects.appended_layers_call": "layers appended in a loop in __init__ "
-    "(`for i in range(len(Ws)): self.layers.append(Dense(...))`): the objects pass unrolls "
-    "loops over built objects, not loops that build them; refused at the user's line",
-}
+XFAILS: dict = {}
 
 
 def _param(name, mode):
@@ -169,9 +165,20 @@ def _past_the_end(x):
     return np.sum(np.lib.stride_tricks.as_strided(x, (x.size + 1,), x.strides) ** 2)
 
 
-def test_as_strided_past_the_end_is_an_error_not_a_gradient():
-    with pytest.raises(srcad.SrcadError, match="outside its input"):
-        srcad.grad(_past_the_end)(np.ones(4))
+@pytest.mark.parametrize("how", ["source", "tape", "jvp", "fuse"])
+def test_as_strided_past_the_end_is_an_error_not_a_gradient(how):
+    """Refused when the forward is first run (the probe, or the tape), at the user's line:
+    was raised by the backward helper at run time, with no file or line."""
+    x = np.ones(4)
+    with pytest.raises(srcad.SrcadError, match="outside its input") as info:
+        if how == "jvp":
+            srcad.jvp(_past_the_end, (x,), (x,))
+        else:
+            srcad.grad(_past_the_end, **({"fuse": True} if how == "fuse" else
+                                         {"mode": how}))(x)
+    line = _past_the_end.__code__.co_firstlineno + 1
+    assert info.value.filename == __file__ and info.value.lineno == line
+    assert "as_strided" in str(info.value).splitlines()[-1]
 
 
 # containers of built objects: dict literals, OrderedDict / {} / [] filled in __init__
