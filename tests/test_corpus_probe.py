@@ -359,3 +359,53 @@ def test_ufunc_out_keyword_is_a_write(fn):
     assert rel_error(got["source"], want) < 1e-6
     np.testing.assert_array_equal(got["source"], got["tape"])
     assert srcad.value_and_grad(fn)(*_OW)[0] == fn(*_OW)
+
+
+# a loop rebinding a name to arrays of different shapes (`W = params["W%d" % i]`, then the
+# last layer's `W` after the loop): the backward sweep's zero for dW was shaped like the value
+# `W` held then (the last layer's), and `dW + part` failed to broadcast (or broadcast wrong)
+
+def _affine_relu(x, w, b):
+    out = np.maximum(x @ w + b, 0)
+    return out, (x, w, b)
+
+
+def _layers_by_key(params, X, n):
+    h = X
+    for i in range(n - 1):
+        W, b = params["W%d" % (i + 1)], params["b%d" % (i + 1)]
+        h, _ = _affine_relu(h, W, b)
+    W, b = params["W%d" % n], params["b%d" % n]
+    return np.sum(np.tanh(h @ W + b) ** 2)
+
+
+def _layers_skipping(params, X, n):
+    h = X
+    for i in range(n):
+        W = params["W%d" % (i + 1)]
+        if W.shape[0] == W.shape[1] and i > 0:
+            continue  # (a square layer left out: its W gets no contribution)
+        h, _ = _affine_relu(h, W, params["b%d" % (i + 1)])
+    return np.sum(h ** 2)
+
+
+def _keyed(dims, square_extra=False):
+    r = np.random.default_rng(21)
+    p = {}
+    for i in range(len(dims) - 1):
+        p["W%d" % (i + 1)] = r.standard_normal((dims[i], dims[i + 1])) * 0.6
+        p["b%d" % (i + 1)] = r.standard_normal(dims[i + 1]) * 0.2 + 0.3
+    return p, r.standard_normal((3, dims[0])), len(dims) - 1
+
+
+@pytest.mark.parametrize("mode", ["source", "tape"])
+@pytest.mark.parametrize("fn,dims", [(_layers_by_key, [4, 5, 5, 3]),
+                                     (_layers_by_key, [2, 6, 3, 4, 2]),
+                                     (_layers_skipping, [3, 4, 4, 2])],
+                         ids=["by-key", "by-key-5", "skipping"])
+def test_a_loop_rebinding_a_name_to_other_shapes(fn, dims, mode):
+    args = _keyed(dims)
+    got = srcad.grad(fn, mode=mode)(*args)
+    want = numerical_grad(fn, args)
+    assert rel_error(got, want) < 1e-6
+    assert all(np.shape(got[k]) == np.shape(args[0][k]) for k in args[0])
