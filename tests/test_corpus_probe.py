@@ -30,13 +30,39 @@ def _numerical(name):
 
 
 # what srcad still refuses, one reason per class (strict: a fix must remove the entry)
-XFAILS: dict = {}
+XFAILS = {
+    "wild_layers.batchnorm_param_dicts": "a callee writes into a dict argument the caller "
+    "reads after the call (`bn_param['running_mean'] = ...` in batchnorm_forward, read by the "
+    "next call): refused at the user's line with a hint (return it instead)",
+    "wild_layers.numpy_ml_layers": "an object handed to a builtin (`str(type(self.act_fn))` in "
+    "__init__) and a list inside a dict attribute appended by a method "
+    "(`self.derived_variables['Z'].append(Z)`): the objects pass leaves the class as written",
+    "wild_layers.keras_like_add": "layers appended to a list attribute by a method the caller "
+    "calls (`model.add(Dense(..))`, Keras-like): only fills in the same block as "
+    "`self.layers = []` are followed",
+    "wild_layers.adam_unrolled": "source mode: an optimizer object whose dict attributes "
+    "(`self.m[k]`) are filled in a loop over a dict argument's keys (`for k in params`) "
+    "inside a method: the probe fails with KeyError (tape mode works)",
+    "wild_layers.property_partial_config": "calling a callable held in an attribute of a "
+    "built object (`self.cfg.hidden_act(x)`, a functools.partial default of a dataclass "
+    "config built in the function)",
+    "wild_layers.strided_conv_class": "tape mode only: a @staticmethod called through self "
+    "(`self.im2col(x, ...)`) runs untraced, so np.lib.stride_tricks.as_strided gets a Tensor",
+    "wild_sequence.gpt2_kwargs_heads": "`**c_attn` spreading a dict argument into a user "
+    "function's keywords (`linear(x, **c_attn)`, GPT-2 from scratch): only a dict display "
+    "is spread",
+}
+
+
+# the modes an entry fails in, where not all
+_XFAIL_MODES = {"wild_layers.strided_conv_class": ("tape",),
+                "wild_layers.adam_unrolled": ("source", "fuse")}
 
 
 def _param(name, mode):
     p = PROBES[name]
     marks = [pytest.mark.slow] if p.slow or (mode == "fuse" and not p.fuse) else []
-    if name in XFAILS:
+    if name in XFAILS and mode in _XFAIL_MODES.get(name, (mode,)):
         marks.append(pytest.mark.xfail(strict=True, reason=XFAILS[name],
                                        raises=srcad.SrcadError))
     return pytest.param(name, mode, marks=marks, id=f"{name}-{mode}")

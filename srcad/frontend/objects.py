@@ -154,20 +154,22 @@ def _dataclass_init(cls) -> bool:
         owner.__dataclass_params__.init
 
 
-def _fields(cls) -> list:
-    """The dataclass's `__init__` parameters: [(name, default AST or None)], or raise."""
+def _fields(cls, bind) -> list:
+    """The dataclass's `__init__` parameters: [(name, default AST or None)]. A default that
+    is no literal (a functools.partial, a function) is read under a name `bind` gives it; a
+    default_factory is called there, as the dataclass's __init__ calls it."""
     out = []
     for f in dataclasses.fields(cls):
         if not f.init:
             continue
-        if f.default_factory is not dataclasses.MISSING:
-            raise _Unsupported(f"the dataclass field `{f.name}` has a default_factory")
         default = None
-        if f.default is not dataclasses.MISSING:
-            if f.default is not None and type(f.default) not in (int, float, bool, str):
-                raise _Unsupported(f"the dataclass field `{f.name}` has a default srcad "
-                                   "cannot spell")
-            default = gast.Constant(value=f.default, kind=None)
+        if f.default_factory is not dataclasses.MISSING:
+            default = gast.Call(func=_name(bind(f.default_factory, f"{f.name}_factory")),
+                                args=[], keywords=[])
+        elif f.default is not dataclasses.MISSING:
+            default = gast.Constant(value=f.default, kind=None) if f.default is None or \
+                type(f.default) in (int, float, bool, str) else \
+                _name(bind(f.default, f"{f.name}_default"))
         out.append((f.name, default))
     return out
 
@@ -1125,7 +1127,7 @@ class _Rewriter:
             raise _Unsupported("an object built inside a lazily evaluated expression")
         args = [self.expr(a) for a in e.args]
         kwargs = [(k.arg, self.expr(k.value)) for k in e.keywords]
-        fields = _fields(cls) if _dataclass_init(cls) else None
+        fields = _fields(cls, self.o.bind) if _dataclass_init(cls) else None
         attrs = _state_attrs(cls)
         if fields is not None:
             attrs = tuple(n for n, _ in fields) + tuple(a for a in attrs
