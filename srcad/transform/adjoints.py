@@ -108,27 +108,19 @@ class AdjointsMixin:
         out.append(Line(assign(d, value), line))
         self.state[var] = Adj(owned=owned, tree=tree)
 
-    def materialise(self, var: str, line, out: list, *, zeros: bool, within=None,
-                    stale: bool = False) -> None:
+    def materialise(self, var: str, line, out: list, *, zeros: bool, within=None) -> None:
         """Make var's adjoint a named variable (absent: zeros shaped like the value).
-        `within`: the branch arms around the code this goes into (see `zeros`); `stale`: the
-        name may hold another value than the one the adjoint belongs to (see `zeros`)."""
+        `within`: the branch arms around the code this goes into (see `zeros`)."""
         st = self.state.get(var)
         if st is None:
             if zeros:  # (a container's zeros are an empty GradTree)
-                self.bind(var, self.zeros(var, within, stale), line, out, owned=True,
+                self.bind(var, self.zeros(var, within), line, out, owned=True,
                           tree=self.maybe_container(var))
         elif st.alias is not None:
             self.bind(var, st.alias, line, out, owned=False)
 
-    def zeros(self, var: str, within=None, stale: bool = False) -> ast.expr:
+    def zeros(self, var: str, within=None) -> ast.expr:
         info = self.infos.get(var)
-        stale = stale or var in getattr(self, "stale_now", ())  # (in a loop that rebinds it)
-        if stale and (info is None or info.shape is None or info.dtype is None) and \
-                var not in self.containers:
-            # (a loop rebinds it to values of different shapes: the value it holds when the
-            # backward sweep resets its adjoint may be another iteration's)
-            return ast.Call(func=name("zeros_grad"), args=[ast.Constant(None)], keywords=[])
         sites = self.def_sites.get(var, ()) if within is not None else ()
         arms = {self.arms[id(d)][-1] if self.arms[id(d)] else None for d in sites}
         if within is not None and sites and var not in self.fn.params and len(arms) == 1 \

@@ -103,29 +103,20 @@ class ControlFlowMixin:
             return
         local = self.loop_locals(s, body)
         carried = touched - local - self.stacks
-        made = {d for x in ir.walk(body) for d in ir.defs(x)}
-        # a name the loop rebinds (`W = params["W%d" % i]`) holds, in the backward sweep,
-        # some other iteration's value (or one assigned after the loop): its adjoint's zero
-        # cannot be shaped like it where its shape varies (a scalar zero adds to any shape)
-        stale = {v for v in carried if v in made and v not in self.fn.params}
         for v in sorted(carried):
-            self.materialise(v, s.line, out, zeros=True, stale=v in stale)
+            self.materialise(v, s.line, out, zeros=True)
         # the adjoint of a value the loop does not assign is only added to in the loop: a
         # buffer it owns on entry stays its own (contributions go in place)
+        made = {d for x in ir.walk(body) for d in ir.defs(x)}
         owned = {v for v in carried if v not in made and v in self.state
                  and self.state[v].named and self.state[v].owned}
         before = {k: v for k, v in self.state.items() if k not in carried}
         self.state = {k: v for k, v in self.state.items() if k not in local}
         for v in carried:
             self.state[v] = Adj(owned=v in owned)
-        outer = getattr(self, "stale_now", frozenset())
-        self.stale_now = outer | {v for v in made if v not in self.fn.params}
-        try:
-            lines = self.bwd_block(s.body)
-        finally:
-            self.stale_now = outer
+        lines = self.bwd_block(s.body)
         for v in sorted(carried):
-            self.materialise(v, s.line, lines, zeros=True, stale=v in stale)
+            self.materialise(v, s.line, lines, zeros=True)
         ends_owned = {v for v in owned if v in self.state and self.state[v].named
                       and self.state[v].owned}
         self.state = before
