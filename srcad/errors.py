@@ -63,6 +63,13 @@ class SharingUnknownError(UnsupportedSyntaxError):
     before any call waits for the first call's arguments to tell."""
 
 
+class CountUnknownError(SharingUnknownError):
+    """A loop that builds objects into a list (``for i in range(len(Ws)):
+    self.layers.append(Dense(Ws[i], ...))``) runs as many times as an argument's length (or
+    an int argument) says: a transform made before any call waits for the first call's
+    arguments to tell, and is specialised on them."""
+
+
 class CalleeUnknownError(SharingUnknownError):
     """A callee picked from a registry by an argument (``ACTIVATIONS[name]()``): which class
     or function it is depends on the value the argument holds, so a transform made before

@@ -64,6 +64,12 @@ def call_op(op, args: dict, env: dict):
     return op.fn(*positional, **keywords)
 
 
+def check_op(op, args: dict, env: dict) -> None:
+    """An op's own check of its arguments' values (`Op.check`: as_strided past its input)."""
+    if op.check is not None:
+        op.check(**{p.name: atom_value(args[p.name], env) for p in op.params if p.name in args})
+
+
 def check_inplace(old, new, where=None) -> None:
     """`x op= y` into an array x: numpy writes the result into x's own memory, so it keeps x's
     shape and dtype (a float64 y is cast into a float32 x; a result broadcast larger than x
@@ -132,6 +138,8 @@ def run_block(body, env: dict, record=None, fn=None, probe: bool = False) -> Non
     for stmt in body:
         if isinstance(stmt, ir.Call):
             try:
+                if probe:
+                    check_op(stmt.op, stmt.args, env)
                 value = call_op(stmt.op, stmt.args, env)
                 if stmt.inplace:
                     check_inplace(atom_value(next(iter(stmt.args.values())), env), value,
@@ -139,6 +147,7 @@ def run_block(body, env: dict, record=None, fn=None, probe: bool = False) -> Non
             except Exception as e:
                 if not hasattr(e, "_srcad_line"):
                     e._srcad_line = stmt.line  # which user line failed, for the message
+                    e._srcad_fn = fn  # (and in which function: a callee's line is its own)
                 raise
             env[stmt.target] = value
             if record is not None:

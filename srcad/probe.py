@@ -65,7 +65,11 @@ def probe(fn_ir: ir.Function, args: dict, wrt=None) -> tuple[dict, object]:
     rng_states = np.random.get_state(), random.getstate()
     try:
         env = evaluate(fn_ir, args, record, probe=True)
-    except SrcadError:
+    except SrcadError as e:
+        line, where = getattr(e, "_srcad_line", None), getattr(e, "_srcad_fn", None) or fn_ir
+        if e.filename is None and line is not None:  # (an op's check: at the user's line)
+            raise type(e)(e.message, filename=where.filename, lineno=line, func=where.name,
+                          hint=e.hint) from None
         raise
     except Exception as e:
         if getattr(e, "_srcad_user", False):  # the user's own assert / raise

@@ -119,6 +119,11 @@ class Tape:
         except TypeError as e:
             raise user_error(f"tape mode: {e}") from None
         values = {k: _unwrap(v) for k, v in bound.items()}
+        if op.check is not None:  # (arguments with no derivative: refused at the user's line)
+            try:
+                op.check(**values)
+            except SrcadError as e:
+                raise user_error(e.message, e.hint, type(e)) from None
         positional, keywords = op.call_parts(values)
         result = _forward_form(op, values)
         if result is _NO_FORM:

@@ -38,8 +38,8 @@ from . import closure_lift, ir, runtime, tape
 from .analysis.refusals import check_opaque
 from .binding import _a, _describe, _is_differentiable, _is_float, _key_of, _spec_key
 from .build import CompilerUnavailable, c_helper, compiler_identity
-from .errors import (NonScalarOutputError, SharingUnknownError, SrcadError, UnresolvedNameError,
-                     UnsupportedSyntaxError)
+from .errors import (CountUnknownError, NonScalarOutputError, SharingUnknownError, SrcadError,
+                     UnresolvedNameError, UnsupportedSyntaxError)
 from .frontend import normalize, parse_function, star_params_as_containers
 from .frontend.guards import Guards, equivalent, recording
 from .frontend.opaque import is_object_sequence, is_user_object
@@ -60,15 +60,17 @@ _IR_CACHE: dict = {}
 
 
 def _ir_of(fn, known: dict | None = None, arrays: frozenset = frozenset(),
-           tuples: frozenset = frozenset()) -> ir.Function:
+           tuples: frozenset = frozenset(), statics: frozenset | None = None) -> ir.Function:
     """The normalised IR of `fn`, cached until the op table changes (a new defvjp rule) or a
     name it read is bound to another object (its guards). `known`: parameters that hold these
     user objects (their methods resolve when normalising); `arrays`: parameters that hold
     arrays (indexing by one makes a copy, not a view); `tuples`: (parameter, namedtuple
-    type, kind) for parameters that hold namedtuples (`p.W1` is `p[0]`) or lists of them."""
+    type, kind) for parameters that hold namedtuples (`p.W1` is `p[0]`) or lists of them;
+    `statics`: (parameter, "len" | "int", n) for the list / tuple / int arguments, once a
+    loop building objects asked for them (CountUnknownError)."""
     key = (fn, generation()) + ((tuple((p, v if isinstance(v, str) else id(v))
                                        for p, v in known.items()),) if known else ()) + ((arrays,) if arrays else ()) \
-        + ((tuples,) if tuples else ())
+        + ((tuples,) if tuples else ()) + ((statics,) if statics is not None else ())
     hit = _IR_CACHE.get(key)
     if hit is not None and hit.guards.holds():
         return hit
@@ -79,6 +81,8 @@ def _ir_of(fn, known: dict | None = None, arrays: frozenset = frozenset(),
         pf.arrays = arrays
         pf.namedtuples = {p: t for p, t, kind in tuples if kind == "self"}
         pf.namedtuple_items = {p: t for p, t, kind in tuples if kind == "items"}
+        pf.statics = None if statics is None else {p: (k, n) for p, k, n in statics}
+        pf.deferrable = statics is None
         made = normalize(pf)
         for v in pf.known.values():
             if isinstance(v, list):  # (a list of layers, in order: append or swap rebuilds)
@@ -108,6 +112,17 @@ def _namedtuple_params(params, values):
         elif isinstance(v, (list, tuple)) and v and all(
                 _is_namedtuple(x) and type(x) is type(v[0]) for x in v):
             yield p, type(v[0]), "items"
+
+
+def _static_params(params, values):
+    """(parameter, "len", n) for each list / tuple argument, (parameter, "int", v) for each
+    int one: the counts a loop building objects may run over (both are in the
+    specialisation's key already: binding.py's `_key_of`)."""
+    for p, v in zip(params, values):
+        if isinstance(v, (list, tuple)):
+            yield p, "len", len(v)
+        elif type(v) is int:
+            yield p, "int", v
 
 
 def _array_key(args: tuple):
@@ -170,7 +185,10 @@ class Transformed:
                     f"srcad can transform a srcad.grad again, not a srcad.{fn.kind}",
                     hint="write the derivative you want as srcad.grad(...) of a function")
             self.inner = fn
-            self._ir = fn._ir
+            try:
+                self._ir = fn._ir
+            except SharingUnknownError:  # (fn waits for its first call's arguments: so do we)
+                self._ir_now = None
             self.params = list(fn.params)
             self._inner_version = fn._version
         # what the code is built on: the guards of the names its IR read (a copy: accepting an
@@ -357,9 +375,18 @@ class Transformed:
         arrays = frozenset(p for p, v in zip(self.params, values)
                            if type(v) is np.ndarray and v.ndim) if self._deferred else frozenset()
         tuples = frozenset(_namedtuple_params(self.params, values))
-        if not known and not arrays and not tuples:
+        statics = frozenset(_static_params(self.params, values)) \
+            if isinstance(self._deferred, CountUnknownError) else None
+        if not known and not arrays and not tuples and statics is None:
             return self._ir
-        fn_ir = _ir_of(self.fn, known, arrays, tuples)
+        try:
+            fn_ir = _ir_of(self.fn, known, arrays, tuples, statics)
+        except CountUnknownError as e:  # (told only now: the arguments' counts settle it)
+            if statics is not None:
+                raise
+            self._deferred = e
+            statics = frozenset(_static_params(self.params, values))
+            fn_ir = _ir_of(self.fn, known, arrays, tuples, statics)
         self._guards.extend(fn_ir.guards)
         if self._ir_now is None:  # (messages name the function through `_ir`)
             self._ir_now = fn_ir

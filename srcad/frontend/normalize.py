@@ -55,7 +55,7 @@ from .expressions import PY_BINARY, ExpressionsMixin
 from .fence import fence
 from .inline import InlineMixin
 from .loops import LoopsMixin
-from .objects import scalarise_objects
+from .objects import mutated_names, scalarise_objects
 from .methods import _BUILTIN_OPS, ATTRIBUTES, METHODS, RESERVED  # noqa: F401  (re-exported)
 from .opaque import is_user_object, library_file
 from .parse import LIFTED, ParsedFunction, parse_function, static_getattr
@@ -494,6 +494,16 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         pf.namedtuples = {p: self.pf.namedtuples[a.name] for p, a in zip(pf.params, args)
                           if isinstance(a, ir.Var) and a.name in self.pf.namedtuples
                           and not self.defs[a.name]}
+        # a list / int argument passed on as it is: its count is known there too (objects.py:
+        # a loop building layers), and the callee may wait for it as its caller does
+        caller = self.pf.statics or {}
+        changed = mutated_names(self.pf.tree.body)
+        pf.statics = {p: caller[a.name] for p, a in zip(pf.params, args)
+                      if isinstance(a, ir.Var) and a.name in caller and not self.defs[a.name]
+                      and a.name not in changed}
+        pf.statics.update({p: ("int", a.value) for p, a in zip(pf.params, args)
+                           if isinstance(a, ir.Const) and type(a.value) is int})
+        pf.deferrable = self.pf.deferrable
         _IN_PROGRESS.add(fn)
         try:
             callee = normalize(pf)

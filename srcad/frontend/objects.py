@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 
 import gast
 
-from ..errors import CalleeUnknownError
+from ..errors import CalleeUnknownError, CountUnknownError
 from ..naming import fresh
 from ..pyfuncs import CLASS_SUBSTITUTES
 from . import guards
@@ -56,7 +56,13 @@ from .opaque import NOT_FOLLOWED, is_user_object
 from .parse import UNRESOLVED, parse_function
 
 _COMPARE = {gast.Eq: operator.eq, gast.NotEq: operator.ne, gast.Lt: operator.lt,
-            gast.LtE: operator.le, gast.Gt: operator.gt, gast.GtE: operator.ge}
+            gast.LtE: operator.le, gast.Gt: operator.gt, gast.GtE: operator.ge,
+            gast.Is: operator.is_, gast.IsNot: operator.is_not}
+_INT_OPS = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
+            gast.FloorDiv: operator.floordiv, gast.Mod: operator.mod}
+_FOLD_OPS = {**_INT_OPS, gast.Div: operator.truediv}
+_CONST_TYPES = (str, int, float, bool, type(None))
+_MUTATORS = ("append", "extend", "insert", "pop", "remove", "clear", "reverse", "sort")
 _MAX_DEPTH = 24  # nested specialisations (a method calling methods ...): recursion is refused
 
 
@@ -72,6 +78,10 @@ class VObj:
     attrs: tuple  # the attributes any of its methods assigns on self (its state)
     objects: dict = field(default_factory=dict)  # attribute -> VObj | VList held in it
     label: str = ""  # the name it was built under (its locals are `label_attr`)
+    # attribute -> the constant (a str, a number, None) or the list length its __init__ gave
+    # it, where no other method assigns it (`self.activation = "relu"`, `self.Ws = Ws`)
+    consts: dict = field(default_factory=dict)
+    lengths: dict = field(default_factory=dict)
 
 
 @dataclass(eq=False)
@@ -144,20 +154,22 @@ def _dataclass_init(cls) -> bool:
         owner.__dataclass_params__.init
 
 
-def _fields(cls) -> list:
-    """The dataclass's `__init__` parameters: [(name, default AST or None)], or raise."""
+def _fields(cls, bind) -> list:
+    """The dataclass's `__init__` parameters: [(name, default AST or None)]. A default that
+    is no literal (a functools.partial, a function) is read under a name `bind` gives it; a
+    default_factory is called there, as the dataclass's __init__ calls it."""
     out = []
     for f in dataclasses.fields(cls):
         if not f.init:
             continue
-        if f.default_factory is not dataclasses.MISSING:
-            raise _Unsupported(f"the dataclass field `{f.name}` has a default_factory")
         default = None
-        if f.default is not dataclasses.MISSING:
-            if f.default is not None and type(f.default) not in (int, float, bool, str):
-                raise _Unsupported(f"the dataclass field `{f.name}` has a default srcad "
-                                   "cannot spell")
-            default = gast.Constant(value=f.default, kind=None)
+        if f.default_factory is not dataclasses.MISSING:
+            default = gast.Call(func=_name(bind(f.default_factory, f"{f.name}_factory")),
+                                args=[], keywords=[])
+        elif f.default is not dataclasses.MISSING:
+            default = gast.Constant(value=f.default, kind=None) if f.default is None or \
+                type(f.default) in (int, float, bool, str) else \
+                _name(bind(f.default, f"{f.name}_default"))
         out.append((f.name, default))
     return out
 
@@ -209,6 +221,15 @@ class _Scope:
         self.stored: set = set()  # (id, attr) assigned in this function
         self.made: set = set()  # ids of objects built in this function
         self.plain: set = set()  # names read as ordinary values
+        self.lengths: dict = {}  # name -> the length of the list / tuple it holds (static)
+        self.mutated: set = set()  # names a list method / an index store changes (no length)
+        self.unsafe: set = set()  # names declared global / nonlocal (never a constant)
+
+    def watch(self, fdef) -> None:
+        """Note the names of `fdef`'s body whose value srcad must not take as known."""
+        self.mutated |= mutated_names(fdef.body)
+        self.unsafe |= {n for x in gast.walk(fdef) if isinstance(x, (gast.Global, gast.Nonlocal))
+                        for n in x.names}
 
     def local(self, o: VObj, attr: str, prefix: str | None = None) -> str:
         key = (id(o), attr)
@@ -247,7 +268,10 @@ class _Rewriter:
         self.pre: list = []  # statements hoisted before the one being rewritten
         self.no_hoist = 0  # > 0 inside an expression evaluated lazily (IfExp, lambda, ...)
         self.read_now: set = set()  # state locals the current statement has read so far
-        self.consts: dict = {}  # an unrolled loop's index -> its value in this copy
+        # names holding a constant here: an unrolled loop's index in this copy, a parameter
+        # given a literal, `n = len(Ws)` / `act = "relu"` outside branches and loops
+        self.consts: dict = {}
+        self.in_def = 0  # > 0 inside a nested def or lambda (reads there: when it is called)
         self.calls: list = []  # per call being rewritten: the state read before it
         self.nested = 0  # inside a branch or a loop that is not unrolled
         self.hint = None  # the name a construction is assigned to (its locals' prefix)
@@ -313,6 +337,7 @@ class _Rewriter:
         if isinstance(s, gast.For):
             return self.for_(s)
         if isinstance(s, gast.While):
+            self._forget_stored(s.body + s.orelse)
             self.no_hoist += 1
             s.test = self.value(s.test)
             self.no_hoist -= 1
@@ -325,7 +350,9 @@ class _Rewriter:
             return [s]
         if isinstance(s, gast.FunctionDef):
             self.no_hoist += 1
+            self.in_def += 1
             s.body = [self._generic(x) for x in s.body]
+            self.in_def -= 1
             self.no_hoist -= 1
             return [s]
         out = self._generic(s)
@@ -380,9 +407,34 @@ class _Rewriter:
                 raise _Unsupported(f"`.{t.attr}` rebound to another object")
             base.objects[t.attr] = value
             return self.pre
+        held = self.peek(t0.value) if len(s.targets) == 1 and \
+            isinstance(t0, gast.Attribute) else None
         targets = [self.target(t) for t in s.targets]
         s.targets, s.value = targets, value
+        if len(s.targets) == 1:
+            self._note_static(t0, held, value)
         return self.pre + [s]
+
+    def _note_static(self, t, held, value) -> None:
+        """`n = len(Ws)`, `act = "relu"`, `self.activation = activation` (a literal),
+        `self.Ws = Ws` outside branches and loops: the value is known below, until stored."""
+        if self.nested or self.in_def:
+            return
+        const = value.value if isinstance(value, gast.Constant) and \
+            type(value.value) in _CONST_TYPES else UNRESOLVED
+        n = self._static_len(value) if isinstance(value, (gast.Name, gast.List, gast.Tuple)) \
+            else UNRESOLVED
+        if isinstance(t, gast.Name) and t.id not in self.scope.unsafe:
+            if const is not UNRESOLVED:
+                self.consts[t.id] = const
+            if n is not UNRESOLVED and t.id not in self.scope.mutated:
+                self.scope.lengths[t.id] = n
+        elif isinstance(t, gast.Attribute) and isinstance(held, VObj) and \
+                t.attr not in _changed_attrs(held.cls):
+            if const is not UNRESOLVED:
+                held.consts[t.attr] = const
+            if n is not UNRESOLVED:
+                held.lengths[t.attr] = n
 
     def _keys_list(self, d: VList, at):
         return gast.copy_location(gast.List(elts=[gast.Constant(value=k, kind=None)
@@ -392,8 +444,9 @@ class _Rewriter:
         if attr == "append" and base.keys is None and len(e.args) == 1 and not e.keywords:
             item = self.expr(e.args[0])
             if not isinstance(item, VObj) or self.nested:
-                raise _Unsupported("`.append()` of a value or in a branch or a loop, to a "
-                                   "list of objects")
+                raise _Unsupported("`.append()` of a value, or in a branch or in a loop whose "
+                                   "count is not known before running (a literal, an int "
+                                   "argument, a list argument's length), to a list of objects")
             base.items.append(item)
             return base
         if base.keys is not None and not e.args and not e.keywords:
@@ -425,6 +478,9 @@ class _Rewriter:
             return None
         spelled = gast.dump(t)
         fills, others = 0, 0
+        built = {x.targets[0].id for r in self.rest for x in gast.walk(r)  # `layer = Dense(..)`
+                 if isinstance(x, gast.Assign) and len(x.targets) == 1 and
+                 isinstance(x.targets[0], gast.Name) and self._builds_object(x.value)}
         for n in (x for r in self.rest for x in gast.walk(r)):
             if isinstance(n, gast.Assign) and any(
                     isinstance(x, gast.Subscript) and gast.dump(x.value) == spelled.replace(
@@ -435,7 +491,8 @@ class _Rewriter:
                     gast.dump(n.func.value) == spelled.replace("Store()", "Load()") and \
                     n.func.attr in ("append", "update", "extend", "insert", "setdefault"):
                 ok = not keyed and n.func.attr == "append" and len(n.args) == 1 and \
-                    self._builds_object(n.args[0])
+                    (self._builds_object(n.args[0]) or (isinstance(n.args[0], gast.Name) and
+                                                        n.args[0].id in built))
                 fills += ok
                 others += not ok
         if not fills or others:
@@ -449,7 +506,7 @@ class _Rewriter:
     def _store_item(self, t, value) -> list:
         """`layers["fc1"] = Affine(W1, b1)` into a dict of built objects (a constant key)."""
         base = self.expr(t.value)
-        k = t.slice
+        k = self.value(t.slice) if isinstance(base, VList) else t.slice  # (`f"fc{i}"`)
         if not isinstance(base, VList) or base.keys is None or self.nested or \
                 not isinstance(k, gast.Constant) or type(k.value) not in (str, int):
             raise _Unsupported("an object stored into a container srcad does not follow")
@@ -473,6 +530,19 @@ class _Rewriter:
             if isinstance(inner, VList):
                 wrap = it.func.id
                 items = inner
+        if wrap is None and not s.orelse and self._fills_objects(s.body):
+            # `for i in range(len(Ws)): self.layers.append(Dense(Ws[i], ..))`: unrolled when
+            # its count is known before running (a literal, an argument's length)
+            seq = self._static_seq(it, _stored_names([s.target] + s.body))
+            if seq is not UNRESOLVED and not any(
+                    isinstance(n, (gast.Break, gast.Continue)) for b in s.body
+                    for n in gast.walk(b)):
+                return self._unroll_static(s, seq)
+            if seq is UNRESOLVED and self.o.pf.deferrable:
+                raise self.o.pf.error(
+                    "this loop builds objects into a list as many times as an argument says",
+                    s, cls=CountUnknownError,
+                    hint="srcad unrolls it once the first call's arguments give the count")
         if wrap is None:
             v = self.expr(it)
             if isinstance(v, VTuple):  # `for w in weights` of a method's *weights
@@ -485,6 +555,7 @@ class _Rewriter:
                 items, wrap = v, "pairs" if v.pairs else "plain"
             else:
                 s.iter = v
+                self._forget_stored([s.target] + s.body + s.orelse)
                 if self._binds_object_name(s.target):
                     raise _Unsupported("a loop variable that also holds a built object")
                 s.target = self.target(s.target)
@@ -529,8 +600,151 @@ class _Rewriter:
                 raise _Unsupported("a loop over built objects into this target")
             self.scope.env[target.id] = obj
             out.extend(self.block(copy.deepcopy(s.body)))
-        self.consts.clear()
+        return out  # (straight-line copies: the constants they leave hold after the loop)
+
+    def _unroll_static(self, s, seq) -> list:
+        """One copy of the loop's body per item, after `target = item` (an index, `Ws[k]`)."""
+        out = []
+        for item in seq:
+            for t, v in _bindings(s.target, item):
+                one = gast.Assign(targets=[copy.deepcopy(t)], value=copy.deepcopy(v),
+                                  type_comment=None)
+                out.extend(self.stmt(gast.copy_location(one, s)))
+            out.extend(self.block(copy.deepcopy(s.body)))
         return out
+
+    def _fills_objects(self, body) -> bool:
+        """Does the loop body `.append()` to / store into a list or dict of built objects?"""
+        for n in (x for b in body for x in gast.walk(b)):
+            if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and \
+                    n.func.attr == "append" and isinstance(self.peek(n.func.value), VList):
+                return True
+            if isinstance(n, gast.Assign) and any(
+                    isinstance(t, gast.Subscript) and isinstance(self.peek(t.value), VList)
+                    for t in n.targets):
+                return True
+        return False
+
+    def _forget_stored(self, stmts) -> None:
+        """Entering a loop that runs as written: what its body assigns is no constant in it
+        (a read before the store sees the previous iteration's value)."""
+        for n in (x for b in stmts for x in gast.walk(b)):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
+                self.consts.pop(n.id, None)
+                self.scope.lengths.pop(n.id, None)
+            elif isinstance(n, gast.Attribute) and isinstance(n.ctx, (gast.Store, gast.Del)):
+                for o in self.scope.objs.values():
+                    if isinstance(o, VObj):
+                        o.consts.pop(n.attr, None)
+                        o.lengths.pop(n.attr, None)
+        for name in mutated_names(stmts):
+            self.scope.lengths.pop(name, None)
+
+    # -- what is known before running ----------------------------------------------------------
+    def _static_int(self, e):
+        """The int `e` certainly holds here (a literal, a known constant, `len` of a list of
+        known length, arithmetic of those), else UNRESOLVED."""
+        if isinstance(e, gast.Constant):
+            return e.value if type(e.value) is int else UNRESOLVED
+        if isinstance(e, gast.Name) and isinstance(e.ctx, gast.Load) and \
+                e.id not in self.scope.env and not self.in_def:
+            v = self.consts.get(e.id, UNRESOLVED)
+            return v if type(v) is int else UNRESOLVED
+        if isinstance(e, gast.Attribute):
+            base = self.peek(e.value)
+            v = base.consts.get(e.attr, UNRESOLVED) if isinstance(base, VObj) else UNRESOLVED
+            return v if type(v) is int else UNRESOLVED
+        if isinstance(e, gast.Call) and isinstance(e.func, gast.Name) and e.func.id == "len" \
+                and e.func.id not in self.scope.locals and len(e.args) == 1 and not e.keywords:
+            return self._static_len(e.args[0])
+        if isinstance(e, gast.UnaryOp) and isinstance(e.op, gast.USub):
+            v = self._static_int(e.operand)
+            return -v if v is not UNRESOLVED else UNRESOLVED
+        if isinstance(e, gast.BinOp) and type(e.op) in _INT_OPS:
+            a, b = self._static_int(e.left), self._static_int(e.right)
+            if a is UNRESOLVED or b is UNRESOLVED:
+                return UNRESOLVED
+            try:
+                return _INT_OPS[type(e.op)](a, b)
+            except ArithmeticError:
+                return UNRESOLVED
+        return UNRESOLVED
+
+    def _static_len(self, e):
+        """The length of the list / tuple `e` holds, when known before running."""
+        held = self.peek(e)
+        if isinstance(held, VList):
+            return len(held.items)
+        if isinstance(e, gast.Name) and isinstance(self.scope.env.get(e.id), VTuple):
+            return len(self.scope.env[e.id].items)
+        if isinstance(e, gast.Name) and e.id not in self.scope.env:
+            return self.scope.lengths.get(e.id, UNRESOLVED)
+        if isinstance(e, gast.Attribute):
+            base = self.peek(e.value)
+            return base.lengths.get(e.attr, UNRESOLVED) if isinstance(base, VObj) else \
+                UNRESOLVED
+        if isinstance(e, (gast.List, gast.Tuple)) and \
+                not any(isinstance(x, gast.Starred) for x in e.elts):
+            return len(e.elts)
+        if isinstance(e, gast.Subscript) and isinstance(e.slice, gast.Slice):
+            n = self._static_len(e.value)
+            parts = [None if p is None else self._static_int(p)
+                     for p in (e.slice.lower, e.slice.upper, e.slice.step)]
+            if n is UNRESOLVED or UNRESOLVED in parts or parts[2] == 0:
+                return UNRESOLVED
+            return len(range(n)[slice(*parts)])
+        if isinstance(e, gast.Call) and isinstance(e.func, gast.Name) and \
+                e.func.id == "range" and e.func.id not in self.scope.locals and \
+                1 <= len(e.args) <= 3 and not e.keywords:
+            parts = [self._static_int(a) for a in e.args]
+            if UNRESOLVED in parts or (len(parts) == 3 and parts[2] == 0):
+                return UNRESOLVED
+            return len(range(*parts))
+        return UNRESOLVED
+
+    def _static_seq(self, e, stored: set):
+        """The items a loop over `e` binds, as expressions read at each iteration (a
+        constant; `Ws[k]` of a list of known length the loop leaves alone), else UNRESOLVED."""
+        if self.peek(e) is not None:
+            return UNRESOLVED  # (a list of built objects: the loop over it unrolls anyway)
+        if isinstance(e, gast.Call) and isinstance(e.func, gast.Name) and \
+                e.func.id not in self.scope.locals and not e.keywords:
+            f, args = e.func.id, e.args
+            if f == "range" and 1 <= len(args) <= 3:
+                parts = [self._static_int(a) for a in args]
+                if UNRESOLVED in parts or (len(parts) == 3 and parts[2] == 0):
+                    return UNRESOLVED
+                return [gast.Constant(value=k, kind=None) for k in range(*parts)]
+            if f == "zip" and args:
+                seqs = [self._static_seq(a, stored) for a in args]
+                if any(q is UNRESOLVED for q in seqs):
+                    return UNRESOLVED
+                n = min(len(q) for q in seqs)
+                return [gast.Tuple(elts=[q[k] for q in seqs], ctx=gast.Load())
+                        for k in range(n)]
+            if f == "enumerate" and len(args) in (1, 2):
+                seq = self._static_seq(args[0], stored)
+                start = self._static_int(args[1]) if len(args) == 2 else 0
+                if seq is UNRESOLVED or start is UNRESOLVED:
+                    return UNRESOLVED
+                return [gast.Tuple(elts=[gast.Constant(value=start + k, kind=None), x],
+                                   ctx=gast.Load()) for k, x in enumerate(seq)]
+            if f in ("reversed", "list", "tuple") and len(args) == 1:
+                seq = self._static_seq(args[0], stored)
+                if seq is UNRESOLVED:
+                    return UNRESOLVED
+                return seq[::-1] if f == "reversed" else seq
+        if isinstance(e, (gast.List, gast.Tuple)) and all(
+                isinstance(x, gast.Constant) for x in e.elts):
+            return [copy.deepcopy(x) for x in e.elts]
+        read = {n.id for n in gast.walk(e) if isinstance(n, gast.Name)}
+        if read & stored or any(isinstance(n, gast.Call) for n in gast.walk(e)):
+            return UNRESOLVED
+        n = self._static_len(e)
+        if n is UNRESOLVED:
+            return UNRESOLVED
+        return [gast.Subscript(value=copy.deepcopy(e), slice=gast.Constant(value=k, kind=None),
+                               ctx=gast.Load()) for k in range(n)]
 
     def _plain_target(self, t):
         self.pre = []
@@ -547,6 +761,7 @@ class _Rewriter:
     def target(self, t):
         if isinstance(t, gast.Name):
             self.consts.pop(t.id, None)
+            self.scope.lengths.pop(t.id, None)
             if t.id in self.scope.env:
                 raise _Unsupported(f"`{t.id}` holds an object and other values")
             self.scope.plain.add(t.id)
@@ -564,6 +779,8 @@ class _Rewriter:
                     raise _Unsupported(f"`.{t.attr}` holds an object and other values")
                 if t.attr not in base.attrs:
                     raise _Unsupported(f"`.{t.attr}` assigned from outside the class")
+                base.consts.pop(t.attr, None)
+                base.lengths.pop(t.attr, None)
                 name = self.scope.local(base, t.attr)
                 self.scope.stored.add((id(base), t.attr))
                 return gast.copy_location(_name(name, store=True), t)
@@ -599,7 +816,7 @@ class _Rewriter:
                     ctx=gast.Load()), e)
             if isinstance(e.ctx, gast.Load) and e.id in self.scope.env:
                 return self.scope.env[e.id]
-            if isinstance(e.ctx, gast.Load) and e.id in self.consts:
+            if isinstance(e.ctx, gast.Load) and e.id in self.consts and not self.in_def:
                 return gast.copy_location(gast.Constant(value=self.consts[e.id], kind=None), e)
             if isinstance(e.ctx, gast.Load) and e.id in self.scope.locals:
                 self.scope.plain.add(e.id)
@@ -622,6 +839,8 @@ class _Rewriter:
                 e.value = self.value(e.value)
                 e.slice = self.value(e.slice)
                 return e
+            if isinstance(base, VList) and not isinstance(e.slice, gast.Slice):
+                e.slice = self.value(e.slice)  # (an unrolled index, `f"fc{i}"`: constants)
             if isinstance(base, VList) and base.keys is not None:
                 k = e.slice
                 if base.pairs or not (isinstance(k, gast.Constant) and k.value in base.keys):
@@ -664,8 +883,11 @@ class _Rewriter:
         if isinstance(e, gast.Compare):
             e = self._generic(e)
             parts = [e.left] + list(e.comparators)
-            if all(isinstance(p, gast.Constant) and type(p.value) in (int, bool, str)
-                   for p in parts) and all(type(op) in _COMPARE for op in e.ops):
+            if all(isinstance(p, gast.Constant) and type(p.value) in _CONST_TYPES
+                   for p in parts) and all(type(op) in _COMPARE for op in e.ops) and \
+                    all(type(a.value) in (bool, type(None)) or type(b.value) in (
+                        bool, type(None)) for op, a, b in zip(e.ops, parts, parts[1:])
+                        if isinstance(op, (gast.Is, gast.IsNot))):
                 ok = all(_COMPARE[type(op)](a.value, b.value)
                          for op, a, b in zip(e.ops, parts, parts[1:]))
                 return gast.copy_location(gast.Constant(value=ok, kind=None), e)
@@ -688,6 +910,8 @@ class _Rewriter:
                 raise _Unsupported("a list mixing objects and values")
             e.elts = items
             return e
+        if isinstance(e, (gast.BinOp, gast.UnaryOp, gast.JoinedStr)):
+            return _fold(self._generic(e))
         return self._generic(e)
 
     def _generic(self, node):
@@ -695,6 +919,7 @@ class _Rewriter:
         lazy = isinstance(node, (gast.IfExp, gast.BoolOp, gast.Lambda, gast.ListComp,
                                  gast.SetComp, gast.DictComp, gast.GeneratorExp))
         self.no_hoist += lazy
+        self.in_def += isinstance(node, gast.Lambda)
         try:
             for fname, value in gast.iter_fields(node):
                 if isinstance(value, list):
@@ -706,6 +931,7 @@ class _Rewriter:
                     setattr(node, fname, self._child(value))
         finally:
             self.no_hoist -= lazy
+            self.in_def -= isinstance(node, gast.Lambda)
         return node
 
     def _child(self, v):
@@ -720,6 +946,8 @@ class _Rewriter:
     def attribute(self, o: VObj, attr: str, node):
         if attr in o.objects:
             return o.objects[attr]
+        if attr in o.consts and not self.in_def:
+            return gast.copy_location(gast.Constant(value=o.consts[attr], kind=None), node)
         if attr in o.attrs:
             name = self.scope.local(o, attr)
             self.read_now.add(name)
@@ -787,6 +1015,10 @@ class _Rewriter:
                     value=issubclass(first.cls, cls), kind=None), e)
             if f.id == "len" and isinstance(first, VList) and len(e.args) == 1:
                 return gast.copy_location(gast.Constant(value=len(first.items), kind=None), e)
+            if f.id == "len" and len(e.args) == 1 and not e.keywords and not self.in_def and \
+                    self._static_len(e.args[0]) is not UNRESOLVED:  # (a list of known length)
+                return gast.copy_location(gast.Constant(value=self._static_len(e.args[0]),
+                                                        kind=None), e)
         if isinstance(f, gast.Name) and f.id in ("list", "tuple") and \
                 f.id not in self.scope.locals and len(e.args) == 1 and not e.keywords:
             first = self.peek(e.args[0])
@@ -895,7 +1127,7 @@ class _Rewriter:
             raise _Unsupported("an object built inside a lazily evaluated expression")
         args = [self.expr(a) for a in e.args]
         kwargs = [(k.arg, self.expr(k.value)) for k in e.keywords]
-        fields = _fields(cls) if _dataclass_init(cls) else None
+        fields = _fields(cls, self.o.bind) if _dataclass_init(cls) else None
         attrs = _state_attrs(cls)
         if fields is not None:
             attrs = tuple(n for n, _ in fields) + tuple(a for a in attrs
@@ -1020,6 +1252,21 @@ class _Rewriter:
             inner.objs[id(obj)] = obj
         sub = _Rewriter(self.o, inner, self.depth + 1, klass=owner, me=me)
         sub.scope = inner
+        inner.watch(fdef)
+        given = list(bound.items()) + [(p, defaults[p]) for p in params
+                                       if p not in bound and p in defaults]
+        for p, v in given:  # what the call site knows of its arguments, the method knows
+            if p in statics or p in inner.unsafe or not isinstance(v, gast.AST):
+                continue
+            if isinstance(v, gast.Constant) and type(v.value) in _CONST_TYPES:
+                sub.consts[p] = v.value
+                continue
+            n = self._static_len(v)
+            if p in inner.mutated:  # (the method changes the list: its length is unknown)
+                if isinstance(v, gast.Name):
+                    self.scope.lengths.pop(v.id, None)
+            elif n is not UNRESOLVED:
+                inner.lengths[p] = n
         line = self.o.line
         body = sub.block(fdef.body)
         self.o.line = line
@@ -1074,6 +1321,105 @@ class _Rewriter:
         else:
             self.pre.append(gast.copy_location(gast.Expr(value=call), e))
         return gast.copy_location(_name(result), e)
+
+
+def _fold(e):
+    """`3 - 1`, `-1`, `f"fc{2}"` of constants: the constant (else `e` as it is)."""
+    if isinstance(e, gast.BinOp) and isinstance(e.left, gast.Constant) and \
+            isinstance(e.right, gast.Constant) and type(e.op) in _FOLD_OPS:
+        a, b = e.left.value, e.right.value
+        numbers = all(type(v) in (int, float) for v in (a, b))
+        strings = isinstance(e.op, gast.Add) and all(type(v) is str for v in (a, b))
+        if numbers or strings:
+            try:
+                return gast.copy_location(gast.Constant(
+                    value=_FOLD_OPS[type(e.op)](a, b), kind=None), e)
+            except ArithmeticError:
+                return e
+    if isinstance(e, gast.UnaryOp) and isinstance(e.operand, gast.Constant) and \
+            type(e.operand.value) in (int, float) and isinstance(e.op, (gast.USub, gast.UAdd)):
+        v = e.operand.value
+        return gast.copy_location(gast.Constant(
+            value=-v if isinstance(e.op, gast.USub) else v, kind=None), e)
+    if isinstance(e, gast.JoinedStr):
+        parts = []
+        for v in e.values:
+            if isinstance(v, gast.Constant) and type(v.value) is str:
+                parts.append(v.value)
+            elif isinstance(v, gast.FormattedValue) and v.conversion in (-1, None) and \
+                    v.format_spec is None and isinstance(v.value, gast.Constant) and \
+                    type(v.value.value) in (str, int):
+                parts.append(str(v.value.value))
+            else:
+                return e
+        return gast.copy_location(gast.Constant(value="".join(parts), kind=None), e)
+    return e
+
+
+def _bindings(target, item) -> list:
+    """(target, value) pairs binding a loop's target to one item: `i, W` to `(0, Ws[0])`
+    pair by pair; any other target to the item whole."""
+    if isinstance(target, (gast.Tuple, gast.List)) and isinstance(item, gast.Tuple) and \
+            len(target.elts) == len(item.elts) and \
+            not any(isinstance(t, gast.Starred) for t in target.elts):
+        return [p for t, v in zip(target.elts, item.elts) for p in _bindings(t, v)]
+    return [(target, item)]
+
+
+def _stored_names(stmts) -> set:
+    """The names `stmts` assign, delete or change through a list method / an index store."""
+    out = {n.id for b in stmts for n in gast.walk(b)
+           if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del))}
+    return out | mutated_names(stmts)
+
+
+def mutated_names(stmts) -> set:
+    """Names whose list `stmts` may change in place: `xs.append(..)`, `xs[i] = ..`,
+    `del xs[i]`, `xs += ..` (a method given the list: see `specialise`)."""
+    out = set()
+    for n in (x for b in stmts for x in gast.walk(b)):
+        if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and \
+                isinstance(n.func.value, gast.Name) and n.func.attr in _MUTATORS:
+            out.add(n.func.value.id)
+        elif isinstance(n, gast.Subscript) and isinstance(n.ctx, (gast.Store, gast.Del)) and \
+                isinstance(n.value, gast.Name):
+            out.add(n.value.id)
+        elif isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
+            out.add(n.target.id)
+    return out
+
+
+_CHANGED: dict = {}
+
+
+def _changed_attrs(cls) -> set:
+    """The attributes a method of `cls` other than __init__ / __post_init__ assigns, or any
+    method changes in place (`self.sizes.append(..)`): never taken as known."""
+    if cls not in _CHANGED:
+        out = set()
+        for klass in cls.__mro__:
+            for name, raw in vars(klass).items():
+                fn = raw.fget if isinstance(raw, property) else raw
+                if not isinstance(fn, types.FunctionType):
+                    continue
+                reads, writes, _ = _self_accesses(fn)
+                if name not in ("__init__", "__post_init__"):
+                    out |= writes
+                try:
+                    tree = parse_function(fn).tree
+                except Exception:  # noqa: BLE001  (no source)
+                    continue
+                for n in gast.walk(tree):
+                    if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and \
+                            isinstance(n.func.value, gast.Attribute) and \
+                            n.func.attr in _MUTATORS:
+                        out.add(n.func.value.attr)
+                    elif isinstance(n, gast.Subscript) and isinstance(
+                            n.ctx, (gast.Store, gast.Del)) and \
+                            isinstance(n.value, gast.Attribute):
+                        out.add(n.value.attr)
+        _CHANGED[cls] = out
+    return _CHANGED[cls]
 
 
 def _key(t):
@@ -1249,6 +1595,15 @@ def scalarise_objects(pf, taken: set) -> None:
     scope = _Scope(taken, _locals_of(pf.tree) | set(pf.params))
     work.top = scope
     tree = copy.deepcopy(pf.tree)
+    scope.watch(tree)
+    top = _Rewriter(work, scope, 0)
+    for name, (kind, n) in (pf.statics or {}).items():  # (the call's arguments told)
+        if name in scope.unsafe:
+            continue
+        if kind == "len" and name not in scope.mutated:
+            scope.lengths[name] = n
+        elif kind == "int":
+            top.consts[name] = n
     entry = []
     for name, obj in stateful.items():  # its state read when the call starts
         o = VObj(cls=type(obj), clsexpr=_name(name), attrs=_object_attrs(obj), label=name)
@@ -1262,7 +1617,7 @@ def scalarise_objects(pf, taken: set) -> None:
                 if hasattr(obj, attr) else gast.Constant(value=None, kind=None)
             entry.append(_assign([_name(local, store=True)], value, at))
     try:
-        body = _Rewriter(work, scope, 0).block(tree.body)
+        body = top.block(tree.body)
     except _Unsupported as err:
         for cls in classes:
             NOT_FOLLOWED[cls] = f"line {work.line}: {err}"

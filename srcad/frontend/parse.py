@@ -48,6 +48,10 @@ class ParsedFunction:
     varkw: str | None = None  # `**kw` of a function srcad transforms: the dict parameter
     bound: dict = field(default_factory=dict)  # names srcad gave objects (objects.py: guarded)
     imported: dict = field(default_factory=dict)  # a name an import in the body binds -> Import
+    # parameter -> ("len", n) for a list / tuple argument, ("int", v) for an int one: what a
+    # loop that builds objects counts on (frontend/objects.py); None: not asked for yet
+    statics: dict | None = None
+    deferrable: bool = False  # a transform's own function: it may wait for the arguments
 
     def resolve(self, name: str) -> Any:
         """The object a free name refers to now, or UNRESOLVED. Each lookup is recorded as a

@@ -205,6 +205,8 @@ defvjp(_AS, lambda g, out, x, shape=None, strides=None, subok=False, writeable=T
                Param("writeable", True)),
        derivation="a view in which each element reads one element of x (found through x's "
        "own strides): the cotangents added back to the elements they read (a scatter-add)",
+       check=lambda x, shape=None, strides=None, subok=False, writeable=True:
+       sg.strided_index(x, shape, strides),
        test_cases=(("np.lib.stride_tricks.as_strided(a, (3, 2), a.strides * 2)", [(4,)]),
                    ("np.lib.stride_tricks.as_strided(a, (2, 2, 2, 2), a.strides * 2)",
                     [(3, 3)])))

@@ -191,6 +191,10 @@ class Op:
     # Generated code (reverse, forward, recomputation) and tape mode both run it, so the two
     # modes compute the same numpy calls (matmul: N-D @ 2-D as one 2-D GEMM)
     forward_form: Callable | None = None
+    # arguments on which the op has no derivative, found only from their values (as_strided
+    # reading past its input): ``check(**arguments)`` raises a SrcadError. The probe and the
+    # tape call it before the forward, so the refusal names the user's line
+    check: Callable | None = None
     # test metadata (read by tests/test_ops.py)
     domain: tuple = (-2.0, 2.0)  # (low, high) for every argument, or one pair per argument
     dtypes: tuple[str, ...] = ("float32", "float64")
@@ -604,7 +608,8 @@ _META = {"name", "spelling", "params", "c", "c_expr", "c_version", "c_kinds", "c
          "c_consts", "c_row", "elementwise",
          "broadcasting", "view", "derivation", "family", "aliases", "keywords",
          "spell_defaults", "domain", "dtypes", "tol",
-         "test_cases", "linear", "sequences", "canonical", "forward_form", "no_rule_for"}
+         "test_cases", "linear", "sequences", "canonical", "forward_form", "no_rule_for",
+         "check"}
 
 
 def defvjp(fn: Callable, *rules: Callable | None, **meta: Any) -> Op:
