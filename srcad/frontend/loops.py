@@ -105,8 +105,7 @@ class LoopsMixin:
                                 s)
             # for x in xs: -> for x_index in range(len(xs)): x = xs[x_index]
             seq = self.snapshot(seq, s)
-            length = self.op_call(len, [seq], {}, s)
-            n = self.emit(length, self.fresh(f"{target}_count"), s)
+            n = self.loop_count(seq, f"{target}_count", s)
             start, stop, step = ir.Const(0, "0"), n, ir.Const(1, "1")
             loop_var = self.fresh(f"{target}_index")
             self.ints.add(loop_var)
@@ -203,6 +202,14 @@ class LoopsMixin:
         loop.reverse, loop.limit = reverse, limit
         self.body.append(loop)
 
+    def loop_count(self, seq, hint: str, node):
+        """The number of items of `seq`, which a loop runs over: a constant for a list or
+        tuple display (`enumerate([2.0, 0.5])`; the loop then certainly runs its trips),
+        else `len(seq)` when the loop starts."""
+        if isinstance(seq, ir.Seq):
+            return ir.Const(len(seq.items), str(len(seq.items)))
+        return self.emit(self.op_call(len, [seq], {}, node), self.fresh(hint), node)
+
     def snapshot(self, seq, node):
         """The sequence a loop iterates over is evaluated once: if its name is reassigned
         (in the loop, say), iterate over a copy of the reference taken before the loop."""
@@ -250,9 +257,12 @@ class LoopsMixin:
         """`for index in range(min of the lengths)`, each name its sequence's item."""
         count = None
         for _, seq in items:
-            n = self.emit(self.op_call(len, [seq], {}, s), self.fresh(f"{items[0][0]}_count"), s)
-            count = n if count is None else self.emit(
-                self.op_call(np.minimum, [count, n], {}, s), self.fresh("count"), s)
+            n = self.loop_count(seq, f"{items[0][0]}_count", s)
+            if isinstance(count, ir.Const) and isinstance(n, ir.Const):
+                count = n if n.value < count.value else count
+            else:
+                count = n if count is None else self.emit(
+                    self.op_call(np.minimum, [count, n], {}, s), self.fresh("count"), s)
         outer, self.body = self.body, []
         try:
             self.env[index] = ir.Var(index)
