@@ -342,6 +342,7 @@ class _MustAlias:
         self.copy = copy_op
         self.prog = prog
         self.before: dict[int, dict] = {}  # id(stmt) -> state before it
+        self.after: dict[int, dict] = {}  # id(copy) -> state after it (the last pass's)
 
     def block(self, body, state: dict) -> dict:
         for s in body:
@@ -354,7 +355,8 @@ class _MustAlias:
         if isinstance(s, ir.Call):
             src = s.args.get("x") if s.op is self.copy else None
             if isinstance(src, ir.Var) and src.name != s.target:
-                return _with_copy(state, s.target, src.name, prog, s)
+                self.after[id(s)] = _with_copy(state, s.target, src.name, prog, s)
+                return self.after[id(s)]
             return _without(state, s.target, prog, s)
         if isinstance(s, ir.UserCall):
             for t in s.targets:
@@ -551,13 +553,12 @@ def split_reads(body: list, params, fresh) -> list:
         prog = _Program(body, params)
         must = _MustAlias(copy, prog)
         must.block(body, {})
-        if not all(_with_copy(must.before[id(c)], c.target, c.args["x"].name, prog, c)
-                   .get(a, (None, None, None))[1] == a
+        if not all(must.after[id(c)].get(a, (None, None, None))[1] == a
                    for c in ir.walk(body) if isinstance(c, ir.Call) and c.op is copy
                    and isinstance(c.args.get("x"), ir.Var) and id(c) in must.before
                    and (c.args["x"].name == a or c.args["x"].name in flow.before[id(c)]
                         or c.target == a)
-                   and not _class_ends_straight(body, c, must, prog)):
+                   and not _class_ends_straight(body, c, must)):
             continue  # (where the copy is certainly `a`, its reads go through another name)
         for s in ir.walk(body):  # (names certainly `a` there: share_reads' business)
             state = must.before.get(id(s), {})
@@ -570,15 +571,14 @@ def split_reads(body: list, params, fresh) -> list:
     return body
 
 
-def _class_ends_straight(body: list, c, must: "_MustAlias", prog: _Program) -> bool:
+def _class_ends_straight(body: list, c, must: "_MustAlias") -> bool:
     """Is `c` a top-level copy whose names are all given other values before the next
     branch or loop? (Its representative then matters to the straight-line reads between,
     which are certain and never split, and to nothing after.)"""
     i = next((k for k, t in enumerate(body) if t is c), None)
     if i is None:
         return False
-    members = _with_copy(must.before[id(c)], c.target, c.args["x"].name, prog, c).get(
-        c.target, (frozenset(), None, None))[0]
+    members = must.after[id(c)].get(c.target, (frozenset(), None, None))[0]
     rebound: set = set()
     for t in body[i + 1:]:
         if isinstance(t, (ir.If, ir.For, ir.While)):
