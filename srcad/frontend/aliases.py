@@ -206,6 +206,8 @@ class _Program:
                 later.append(self.span[(id(loop), 0, True)])
         if self.scope.get(m):
             later.append(self.span[self.scope[m][-1]])
+        if not later:
+            return _INF  # (never given another value: it holds this one to the end)
         later.append(self.last_read.get(m, -1))  # (read no more after that)
         return min(later)
 
@@ -492,8 +494,9 @@ class _MayHold:
     """For each statement, the names that may hold the object of a stable name `a` before
     it runs (a forward may-alias flow over identity copies: union where paths join)."""
 
-    def __init__(self, copy_op, a: str):
+    def __init__(self, copy_op, a: str, must: "_MustAlias | None" = None):
         self.copy, self.a = copy_op, a
+        self.must = must  # (`a = y`: every name certainly y's object holds a's from there)
         self.before: dict[int, frozenset] = {}
 
     def block(self, body, state: frozenset) -> frozenset:
@@ -506,7 +509,10 @@ class _MayHold:
         if isinstance(s, ir.Call):
             src = s.args.get("x") if s.op is self.copy else None
             if s.target == self.a and isinstance(src, ir.Var) and src.name != self.a:
-                return frozenset((src.name,))  # (`a = y`: y holds a's array from here)
+                # (`a = y`: y holds a's array from here, and the names certainly y's object)
+                after = self.must.after.get(id(s), {}) if self.must is not None else {}
+                return frozenset((src.name,)) | (after.get(self.a, (frozenset(),))[0]
+                                                  - {self.a})
             if isinstance(src, ir.Var) and (src.name == self.a or src.name in state):
                 return state | {s.target}
             return state - {s.target}
@@ -548,11 +554,11 @@ def split_reads(body: list, params, fresh) -> list:
         s.target for s in copies if id(s) in {id(t) for t in body} and s.target not in params}
     made: set = set()  # ids of the branches made here (not split again: one test a read)
     for a in sorted(sources):
-        flow = _MayHold(copy, a)
-        flow.block(body, frozenset())
         prog = _Program(body, params)
         must = _MustAlias(copy, prog)
         must.block(body, {})
+        flow = _MayHold(copy, a, must)
+        flow.block(body, frozenset())
         if not all(must.after[id(c)].get(a, (None, None, None))[1] == a
                    for c in ir.walk(body) if isinstance(c, ir.Call) and c.op is copy
                    and isinstance(c.args.get("x"), ir.Var) and id(c) in must.before
