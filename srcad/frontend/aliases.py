@@ -559,7 +559,7 @@ def split_reads(body: list, params, fresh) -> list:
         must.block(body, {})
         flow = _MayHold(copy, a, must)
         flow.block(body, frozenset())
-        if not all(must.after[id(c)].get(a, (None, None, None))[1] == a
+        if not all(_after(must, c).get(a, (None, None, None))[1] == a
                    for c in ir.walk(body) if isinstance(c, ir.Call) and c.op is copy
                    and isinstance(c.args.get("x"), ir.Var) and id(c) in must.before
                    and (c.args["x"].name == a or c.args["x"].name in flow.before[id(c)]
@@ -577,6 +577,15 @@ def split_reads(body: list, params, fresh) -> list:
     return body
 
 
+def _after(must: "_MustAlias", c) -> dict:
+    """The classes after the copy `c` as the flow's last pass found them (`v = identity(v)`
+    copies nothing: as if a copy of another name)."""
+    found = must.after.get(id(c))
+    if found is None:
+        found = _with_copy(must.before[id(c)], c.target, c.args["x"].name, must.prog, c)
+    return found
+
+
 def _class_ends_straight(body: list, c, must: "_MustAlias") -> bool:
     """Is `c` a top-level copy whose names are all given other values before the next
     branch or loop? (Its representative then matters to the straight-line reads between,
@@ -584,7 +593,7 @@ def _class_ends_straight(body: list, c, must: "_MustAlias") -> bool:
     i = next((k for k, t in enumerate(body) if t is c), None)
     if i is None:
         return False
-    members = must.after[id(c)].get(c.target, (frozenset(), None, None))[0]
+    members = _after(must, c).get(c.target, (frozenset(), None, None))[0]
     rebound: set = set()
     for t in body[i + 1:]:
         if isinstance(t, (ir.If, ir.For, ir.While)):
