@@ -70,7 +70,7 @@ CASES = [
     (stats_one_point, (A,), {}, "statistics.variance"),
     (stats_negative, (A,), {}, "statistics.harmonic_mean"),
     (polyfit_full, (A, A ** 2), {"wrt": (0, 1)}, "np.polyfit"),
-    (poly1d_of_matrix, (A,), {}, "np.poly1d"),
+    (poly1d_of_matrix, (A,), {}, "np.poly"),
     (sorted_dict_key, (A,), {}, "sorted"),
     (fsum_of_matrix, (A,), {}, "math.fsum"),
     (via_helper, (A,), {}, "statistics.pvariance"),
