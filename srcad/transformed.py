@@ -655,7 +655,7 @@ class Transformed:
                 try:
                     return main(*args)
                 except SrcadError as e:  # (a refusal at run time: the user's line)
-                    _at_generated_line(e, self._last or self.compiled(list(args)), self._ir)
+                    _at_generated_line(e, self._ir)
                     raise
         values = self.bind(args, kwargs)
         held = next((v for v in values if _tape_of(v) is not None), None)
@@ -693,7 +693,7 @@ class Transformed:
         try:
             return c.functions["main"](*values)
         except SrcadError as e:  # (a refusal at run time: the user's line)
-            _at_generated_line(e, c, self._ir)
+            _at_generated_line(e, self._ir)
             raise
 
     def __repr__(self):
@@ -783,32 +783,37 @@ def _tape_of(v):
 _LINE_MARK = re.compile(r"#\s*L(\d+)\s*$")
 
 
-def _at_generated_line(err: SrcadError, c: Compiled, fn_ir: ir.Function) -> None:
+def _at_generated_line(err: SrcadError, fn_ir: ir.Function) -> None:
     """`err`, a SrcadError that names no line (or one of srcad/pyfuncs.py), raised while the
-    generated code `c` of `fn_ir` ran (a refusal of srcad's runtime, or of its stand-in for
-    a library function): made to name the line of `fn_ir` its entry point was running (the
-    `# L<n>` each generated line ends with), with the stand-in it was inside ("in
+    generated code of `fn_ir` ran (a refusal of srcad's runtime, or of its stand-in for a
+    library function): made to name the line of `fn_ir` its entry point was running (the
+    `# L<n>` each generated line ends with), with the stand-in it was inside, if any ("in
     np.polyfit: ...")."""
     if err.filename is not None and not in_substitute(err.filename):
         return
-    entries = set((c.roles or {}).values())
     frames = []
     tb = err.__traceback__
     while tb is not None:
-        frames.append((tb.tb_frame.f_code, tb.tb_lineno))
+        if tb.tb_frame.f_code.co_filename.startswith("<srcad-generated"):
+            frames.append((tb.tb_frame.f_code, tb.tb_lineno))
         tb = tb.tb_next
-    for i in range(len(frames) - 1, -1, -1):
-        code, lineno = frames[i]
-        if code.co_name not in entries:
-            continue
-        mark = _LINE_MARK.search(linecache.getline(code.co_filename, lineno))
-        if mark is None:
-            return
-        inner = frames[i + 1][0].co_name if i + 1 < len(frames) else ""
-        label = label_of(inner.rsplit("_", 1)[0]) if inner.startswith("<") is False and \
-            frames[i + 1][0].co_filename == code.co_filename else None
-        at_call_site(err, fn_ir.filename, int(mark.group(1)), fn_ir.name, label)
+    if not frames:
         return
+    (code, lineno), inner = frames[0], frames[1:2]
+    mark = _LINE_MARK.search(linecache.getline(code.co_filename, lineno))
+    if mark is not None:
+        label = label_of(inner[0][0].co_name.rsplit("_", 1)[0]) if inner else None
+        at_call_site(err, fn_ir.filename, int(mark.group(1)), fn_ir.name, label)
+
+
+def run_generated(entry, fn_ir: ir.Function, *args):
+    """`entry(*args)`, a generated function of `fn_ir`: a refusal it raises that names no
+    line of the user's names the one it was running (`_at_generated_line`)."""
+    try:
+        return entry(*args)
+    except SrcadError as e:
+        _at_generated_line(e, fn_ir)
+        raise
 
 
 def _at_traced_line(err: Exception):

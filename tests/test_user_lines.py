@@ -144,3 +144,14 @@ def test_accepted_calls_still_differentiate(mode):
     assert np.all(np.isfinite(g[1]))
     ref = srcad.grad(fine, wrt=(0, 1))(A, A * 2.0)
     np.testing.assert_array_equal(g[1], ref[1])
+
+
+@pytest.mark.parametrize("mode", ["source", "tape"])
+def test_vjp_and_jvp_at_run_time(mode):
+    """np.polyfit's refusal is raised by its generated code as it runs (fwd, jvp)."""
+    with pytest.raises(srcad.SrcadError) as info:
+        srcad.vjp(polyfit_full, A, A ** 2, mode=mode)
+    _check(info.value, polyfit_full, "np.polyfit")
+    with pytest.raises(srcad.SrcadError) as info:
+        srcad.jvp(polyfit_full, (A, A ** 2), (A, A), mode=mode)
+    _check(info.value, polyfit_full, "np.polyfit")
