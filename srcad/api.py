@@ -32,6 +32,7 @@ from .transformed import (  # noqa: F401  (tests reach the first three here)
     Transformed,
     _ir_of,
     _tape_of,
+    run_generated,
 )
 from .wrappers import fixed_arity, takes_star
 
@@ -85,7 +86,7 @@ def vjp(fn, *primals, **options):
 
         return value, pullback
     c = t.compiled(values, given=n_given)
-    out, saved = c.functions["fwd"](*values)
+    out, saved = run_generated(c.functions["fwd"], t._ir, *values)
     return out, Pullback(t, c, saved, values[:n_given], out)
 
 
@@ -133,7 +134,7 @@ def jvp(fn, primals, tangents, **options):
                              f"shape {np.shape(v)}")
     c = t.compiled(values, given=len(primals))
     dots = [_tangent_for(d, v) for v, d in zip(values, tangents) if _is_differentiable(v)]
-    out, tangent = c.functions["main"](*values, *dots)
+    out, tangent = run_generated(c.functions["main"], t._ir, *values, *dots)
     return out, _shaped_like(out, tangent)
 
 

@@ -9,6 +9,8 @@ inside the compiler.
 from __future__ import annotations
 
 import linecache
+import os
+import re
 
 
 class SrcadError(Exception):
@@ -47,6 +49,35 @@ class SrcadError(Exception):
         if self.hint:
             parts.append(f"  hint: {self.hint}")
         return "\n".join(parts)
+
+
+# srcad's own Python that it runs in place of a library function (np.histogram, statistics.*:
+# srcad/pyfuncs.py), traced as user code: its lines are srcad's, never the user's to read
+SUBSTITUTE_FILES = frozenset({os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                           "pyfuncs.py")})
+
+
+def in_substitute(filename: str | None) -> bool:
+    """Is `filename` srcad's code that stands in for a library function (SUBSTITUTE_FILES)?"""
+    return filename is not None and os.path.abspath(filename) in SUBSTITUTE_FILES
+
+
+def at_call_site(err: SrcadError, filename: str | None, lineno: int | None, func: str | None,
+                 within: str | None = None) -> SrcadError:
+    """`err`, raised inside the call at `filename`:`lineno` (in `func`) of a library function
+    srcad runs its own code in place of (`within`, as the user spells it: "np.histogram"),
+    made to name that call: an error that names no line, or a line of SUBSTITUTE_FILES, is
+    the call's (the substitute's detail kept: "in np.histogram: ..."). Any other is left as
+    it is (it already names a user's line). Changed in place, so its type, traceback and
+    cause stay; returned."""
+    if not isinstance(err, SrcadError) or filename is None or in_substitute(filename) or (
+            err.filename is not None and not in_substitute(err.filename)):
+        return err
+    if within and not re.search(rf"(?<![\w.]){re.escape(within)}(?!\w)", err.message):
+        err.message = f"in {within}: {err.message}"
+    err.filename, err.lineno, err.func = filename, lineno, func
+    err.args = (err._render(),)
+    return err
 
 
 class UnsupportedSyntaxError(SrcadError):

@@ -15,7 +15,8 @@ import numpy as np
 
 from . import ir
 from .checkpoint import check_schedule
-from .errors import SrcadError
+from .errors import SrcadError, at_call_site, in_substitute
+from .pyfuncs import label_of
 from .runtime import store_into
 
 
@@ -158,7 +159,11 @@ def run_block(body, env: dict, record=None, fn=None, probe: bool = False) -> Non
             if record is not None:
                 for p, v in inner.items():
                     record(stmt.callee, p, v, None)
-            run_block(stmt.callee.body, inner, record, stmt.callee, probe)
+            try:
+                run_block(stmt.callee.body, inner, record, stmt.callee, probe)
+            except Exception as e:
+                _at_call(e, fn, stmt)
+                raise
             result = inner["<return>"]
             values = list(result) if stmt.unpack else [result]
             for t, v in zip(stmt.targets, values):
@@ -171,7 +176,7 @@ def run_block(body, env: dict, record=None, fn=None, probe: bool = False) -> Non
             except Exception as e:
                 if not hasattr(e, "_srcad_line"):
                     try:
-                        e._srcad_line = stmt.line
+                        e._srcad_line, e._srcad_fn = stmt.line, fn
                     except AttributeError:
                         pass
                 raise
@@ -206,6 +211,23 @@ def run_block(body, env: dict, record=None, fn=None, probe: bool = False) -> Non
                 run_block(stmt.body, env, record, fn, probe)
                 if any(env[f] for f in stmt.exits):
                     break
+
+
+def _at_call(e: Exception, fn, stmt: ir.UserCall) -> None:
+    """An exception out of srcad's stand-in for a library function (srcad/pyfuncs.py: `fn`
+    calls np.histogram, statistics.mean, ...) is the call's: a SrcadError names the call's
+    line (errors.at_call_site); any other, not the user's own, is reported at it (the
+    probe's message, "StatisticsError in statistics.variance: ...")."""
+    if fn is None or in_substitute(fn.filename) or not in_substitute(stmt.callee.filename):
+        return
+    label = label_of(stmt.callee.name) or stmt.callee.name
+    if isinstance(e, SrcadError):
+        at_call_site(e, fn.filename, stmt.line, fn.name, label)
+    elif not getattr(e, "_srcad_user", False):
+        try:
+            e._srcad_line, e._srcad_fn, e._srcad_within = stmt.line, fn, label
+        except AttributeError:
+            pass
 
 
 def evaluate(fn: ir.Function, args: dict, record=None, probe: bool = False) -> dict:

@@ -75,9 +75,10 @@ def probe(fn_ir: ir.Function, args: dict, wrt=None) -> tuple[dict, object]:
         if getattr(e, "_srcad_user", False):  # the user's own assert / raise
             raise
         line = getattr(e, "_srcad_line", None)
+        at = getattr(e, "_srcad_fn", None) or fn_ir  # (the function whose line it is)
         raise SrcadError(
-            f"{type(e).__name__} in {fn_ir.name}: {e}",
-            filename=fn_ir.filename, lineno=line, func=fn_ir.name,
+            f"{type(e).__name__} in {getattr(e, '_srcad_within', None) or at.name}: {e}",
+            filename=at.filename, lineno=line, func=at.name,
             hint="the error comes from the user's code on these inputs",
         ) from e
     finally:

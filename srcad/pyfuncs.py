@@ -373,3 +373,29 @@ def _tape_only() -> dict:
 
 # what tape mode calls in place of a callable (on top of SUBSTITUTES)
 TAPE_ONLY = _tape_only()
+
+
+def _labels() -> dict:
+
+    def spelled(obj):
+        module = {"numpy": "np", "builtins": ""}.get(obj.__module__, obj.__module__)
+        return f"{module}.{obj.__name__}" if module else obj.__name__
+
+    out = {fn: spelled(obj) for table in (SUBSTITUTES, CLASS_SUBSTITUTES, TAPE_ONLY)
+           for obj, fn in table.items() if fn is not None}
+    out.update({sorted_by: "sorted", tolist: "x.tolist"})
+    return {getattr(fn, "__name__", fn): name for fn, name in out.items()}
+
+
+# a function or class of this module's name -> the call it stands in for, as users write it
+# ("histogram" -> "np.histogram"): what a refusal inside it names (srcad.errors.at_call_site)
+LABELS = _labels()
+
+
+def label_of(name: str) -> str | None:
+    """The call a function of this module named `name` stands in for ("histogram" ->
+    "np.histogram", "poly1d.deriv" -> "np.poly1d.deriv"); None for another name."""
+    head, dot, rest = name.partition(".")
+    if rest in ("__init__", "__call__"):  # (np.poly1d(c), p(x): the class's own call)
+        dot, rest = "", ""
+    return LABELS[head] + dot + rest if head in LABELS else None

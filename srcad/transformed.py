@@ -28,6 +28,9 @@ import copy
 import functools
 import importlib
 import inspect
+import linecache
+import re
+import sys
 import types
 import warnings
 from dataclasses import replace
@@ -39,10 +42,11 @@ from .analysis.refusals import check_opaque
 from .binding import _a, _describe, _is_differentiable, _is_float, _key_of, _spec_key
 from .build import CompilerUnavailable, c_helper, compiler_identity
 from .errors import (CountUnknownError, NonScalarOutputError, SharingUnknownError, SrcadError,
-                     UnresolvedNameError, UnsupportedSyntaxError)
+                     UnresolvedNameError, UnsupportedSyntaxError, at_call_site, in_substitute)
 from .frontend import normalize, parse_function, star_params_as_containers
+from .frontend.calls import at_user_lines
 from .frontend.guards import Guards, equivalent, recording
-from .frontend.opaque import is_object_sequence, is_user_object
+from .frontend.opaque import is_library_module, is_object_sequence, is_user_object
 from .lower import builds_now, quiet
 from .ops import generation
 from .ops.composed import transformed_call_op
@@ -51,6 +55,7 @@ from .pipeline import Compiled, build, relink
 from .plan import budget_plan
 from .booleans import is_bool_output, zero_gradient_compiled
 from .probe import probe
+from .pyfuncs import label_of
 from .wrappers import needs_wrapper, wrapper
 from .pullbacks import Pullbacks
 from .pullback import (cotangent_like, dense_cotangent, grad_tree, out_structure, tangent_tree,
@@ -434,7 +439,8 @@ class Transformed:
         wrt = self.wrt if self.kind not in ("vjp", "jvp") else [p for p in self.params[:n]
                                                                if _is_differentiable(env[p])]
         self._check_wrt_values(env, wrt)
-        check_opaque(fn_ir, wrt)
+        with at_user_lines(fn_ir):
+            check_opaque(fn_ir, wrt)
         # the probe must not consume a random generator's state: it runs on a copy
         probe_env = {k: copy.deepcopy(v) if isinstance(v, (np.random.Generator,
                                                           np.random.RandomState)) else v
@@ -469,8 +475,9 @@ class Transformed:
                 "pull back a cotangent of that shape")
         signature = ", ".join(f"{p}: {_describe(env[p])}" for p in self.params)
         opts = self._options_or_error(wrt, infos, signature, values, to_transform, fn_ir)
-        c = self._build(wrt, infos, signature, values, to_transform=to_transform, fn_ir=fn_ir,
-                        opts=opts)
+        with at_user_lines(fn_ir):
+            c = self._build(wrt, infos, signature, values, to_transform=to_transform,
+                            fn_ir=fn_ir, opts=opts)
         self._cache[key] = c
         at = fuse_after() if self.options.fuse is None else 0
         if at > 1 and not to_transform and not opts.fuse:  # (tiered: fused on call `at`)
@@ -589,9 +596,13 @@ class Transformed:
         wrt = self.wrt if self.kind not in ("vjp", "jvp") else [p for p in self.params[:n]
                                                                if _is_differentiable(env[p])]
         self._check_wrt_values(env, wrt)
-        check_opaque(fn_ir, wrt)  # (the same refusals as source mode, at the same lines)
+        with at_user_lines(fn_ir):  # (the same refusals as source mode, at the same lines)
+            check_opaque(fn_ir, wrt)
         mask = [p in wrt for p in self.params]
-        t, wrapped, out = tape.run(self.fn, values, mask, self.params)
+        try:
+            t, wrapped, out = tape.run(self.fn, values, mask, self.params)
+        except Exception as e:
+            raise _at_traced_line(e)  # noqa: B904  (the same exception, or one at its line)
         _unwrap_attribute_state(fn_ir)
         tape.settle_arguments(values, wrapped)  # (param[k] = v: plain values, as in source)
         value = tape.value_of(out)
@@ -641,7 +652,11 @@ class Transformed:
                              if type(v) is np.ndarray else _key_of(v) for v in args]) + (None,)
             main = self._mains.get(key)
             if main is not None:
-                return main(*args)
+                try:
+                    return main(*args)
+                except SrcadError as e:  # (a refusal at run time: the user's line)
+                    _at_generated_line(e, self._ir)
+                    raise
         values = self.bind(args, kwargs)
         held = next((v for v in values if _tape_of(v) is not None), None)
         if held is not None:  # called inside a function tape mode runs: one composed op
@@ -675,7 +690,11 @@ class Transformed:
             key = _array_key(tuple(values))
             if key is not None:
                 self._mains[key] = c.functions["main"]
-        return c.functions["main"](*values)
+        try:
+            return c.functions["main"](*values)
+        except SrcadError as e:  # (a refusal at run time: the user's line)
+            _at_generated_line(e, self._ir)
+            raise
 
     def __repr__(self):
         return f"<srcad.{self.kind} of {self._ir.name} wrt {', '.join(self.wrt)}>"
@@ -758,6 +777,79 @@ def _tape_of(v):
     if type(v) is dict:
         return next((t for x in v.values() if (t := _tape_of(x)) is not None), None)
     return None
+
+
+# --- refusals raised while code runs: the user's line ---------------------------------------
+_LINE_MARK = re.compile(r"#\s*L(\d+)\s*$")
+
+
+def _at_generated_line(err: SrcadError, fn_ir: ir.Function) -> None:
+    """`err`, a SrcadError that names no line (or one of srcad/pyfuncs.py), raised while the
+    generated code of `fn_ir` ran (a refusal of srcad's runtime, or of its stand-in for a
+    library function): made to name the line of `fn_ir` its entry point was running (the
+    `# L<n>` each generated line ends with), with the stand-in it was inside, if any ("in
+    np.polyfit: ...")."""
+    if err.filename is not None and not in_substitute(err.filename):
+        return
+    frames = []
+    tb = err.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename.startswith("<srcad-generated"):
+            frames.append((tb.tb_frame.f_code, tb.tb_lineno))
+        tb = tb.tb_next
+    if not frames:
+        return
+    (code, lineno), inner = frames[0], frames[1:2]
+    mark = _LINE_MARK.search(linecache.getline(code.co_filename, lineno))
+    if mark is not None:
+        label = label_of(inner[0][0].co_name.rsplit("_", 1)[0]) if inner else None
+        at_call_site(err, fn_ir.filename, int(mark.group(1)), fn_ir.name, label)
+
+
+def run_generated(entry, fn_ir: ir.Function, *args):
+    """`entry(*args)`, a generated function of `fn_ir`: a refusal it raises that names no
+    line of the user's names the one it was running (`_at_generated_line`)."""
+    try:
+        return entry(*args)
+    except SrcadError as e:
+        _at_generated_line(e, fn_ir)
+        raise
+
+
+def _at_traced_line(err: Exception):
+    """`err`, raised while tape mode ran the user's function: a SrcadError that names no
+    line (or one of srcad/pyfuncs.py) names the user's line that made the call it came from
+    (the innermost frame of the user's code); another exception raised inside srcad's stand-in
+    for a library function (not by the user's code it calls back: a key function) becomes a
+    SrcadError at that line, as source mode's probe reports it. Returns the error to raise."""
+    user, inside = None, None  # (the innermost user frame; the stand-in frame it called)
+    tb = err.__traceback__
+    while tb is not None:
+        frame = tb.tb_frame
+        if in_substitute(frame.f_code.co_filename):
+            if user is not None and inside is None:
+                inside = getattr(frame.f_code, "co_qualname", frame.f_code.co_name)
+        else:
+            try:  # (a traced function's globals: tape.py's _TracedGlobals, filled on reads)
+                mod = sys.modules.get(frame.f_globals["__name__"])
+            except Exception:  # noqa: BLE001
+                mod = None
+            if mod is not None and not is_library_module(mod):
+                user, inside = (frame.f_code, tb.tb_lineno), None
+        tb = tb.tb_next
+    if user is None:
+        return err
+    code, lineno = user
+    if isinstance(err, SrcadError):
+        return at_call_site(err, code.co_filename, lineno, code.co_name, label_of(inside or ""))
+    if inside is None or getattr(err, "_srcad_user", False):
+        return err  # (the user's own code raised it)
+    label = label_of(inside) or inside
+    out = SrcadError(f"{type(err).__name__} in {label}: {err}", filename=code.co_filename,
+                     lineno=lineno, func=code.co_name,
+                     hint="the error comes from the user's code on these inputs")
+    out.__cause__ = err
+    return out
 
 
 def _keep_first_hint(name: str, params, out) -> str:

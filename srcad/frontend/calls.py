@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import contextlib
 import functools
 import inspect
 import types
@@ -35,7 +36,8 @@ from ..checkpoint import Checkpointed
 from ..ops import table
 from ..ops.composed import transformed_call_op
 from ..ops.python_rows import dict_literal_op
-from ..pyfuncs import SUBSTITUTES
+from ..errors import SrcadError, at_call_site, in_substitute
+from ..pyfuncs import SUBSTITUTES, label_of
 from . import guards
 from .closures import PARTIAL
 from .methods import _BUILTIN_OPS, METHODS, RESERVED
@@ -57,6 +59,52 @@ def user_method(method):
             library_file(fn) is None and fn not in LIFTED:
         return fn, bound
     return None
+
+
+def at_user_call(err: SrcadError, fn: ir.Function) -> SrcadError:
+    """`err`, raised by a check of `fn`'s IR at a line of srcad's code standing in for a
+    library function (srcad/pyfuncs.py: np.histogram, statistics.mean, ...), made to name the
+    user's call of it (errors.at_call_site): the first call of `fn` (or of a user function
+    it calls) into a substitute that holds the function `err` names. Any other error: as it
+    is."""
+    if not in_substitute(err.filename):
+        return err
+    seen: set = set()
+
+    def holds(callee: ir.Function) -> bool:  # (the substitute, or one it calls)
+        return callee.name == err.func or any(
+            holds(s.callee) for s in ir.walk(callee.body) if isinstance(s, ir.UserCall))
+
+    def visit(f: ir.Function):
+        if id(f) in seen:
+            return None
+        seen.add(id(f))
+        for s in ir.walk(f.body):
+            if not isinstance(s, ir.UserCall):
+                continue
+            if in_substitute(s.callee.filename):
+                if holds(s.callee):
+                    return f, s
+            elif (found := visit(s.callee)) is not None:
+                return found
+        return None
+
+    found = visit(fn)
+    if found is None:
+        return err
+    f, s = found
+    return at_call_site(err, f.filename, s.line, f.name, label_of(s.callee.name))
+
+
+@contextlib.contextmanager
+def at_user_lines(fn: ir.Function):
+    """A SrcadError raised in the block, by a check of `fn`'s IR, names the user's line
+    (`at_user_call`)."""
+    try:
+        yield
+    except SrcadError as e:
+        at_user_call(e, fn)
+        raise
 
 
 class CallsMixin:

@@ -41,9 +41,11 @@ import gast
 import numpy as np
 
 from .. import ir, runtime
-from ..errors import CalleeUnknownError, UnsupportedSyntaxError
+from ..errors import CalleeUnknownError, SrcadError, UnsupportedSyntaxError, at_call_site, \
+    in_substitute
 from ..naming import fresh
 from ..ops import control, table
+from ..pyfuncs import label_of
 from .aliases import propagate_aliases
 from .aliasing import AliasingMixin
 from .calls import _RETURN, CallsMixin
@@ -507,6 +509,11 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         _IN_PROGRESS.add(fn)
         try:
             callee = normalize(pf)
+        except SrcadError as e:  # (inside srcad's stand-in for a library function: the call)
+            if in_substitute(pf.filename):
+                at_call_site(e, self.pf.filename, node.lineno, self.pf.name,
+                             label_of(fn.__qualname__) or spelled)
+            raise
         finally:
             _IN_PROGRESS.discard(fn)
         params = callee.params

@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 
 import gast
 
-from ..errors import CalleeUnknownError, CountUnknownError
+from ..errors import CalleeUnknownError, CountUnknownError, in_substitute
 from ..naming import fresh
 from ..pyfuncs import CLASS_SUBSTITUTES
 from . import guards
@@ -1201,6 +1201,10 @@ class _Rewriter:
         except Exception as err:  # noqa: BLE001
             raise _Unsupported(f"cannot read {fn.__qualname__}") from err
         fdef = pfm.tree
+        if in_substitute(pfm.filename):  # (np.poly1d's stand-in: its lines are the call's)
+            for n in gast.walk(fdef):
+                if hasattr(n, "lineno"):
+                    n.lineno = getattr(e, "lineno", None) or self.o.line
         if fn.__globals__ is not self.o.globals:
             self.o.localise(fdef, fn)
         a = fdef.args
