@@ -43,9 +43,6 @@ XFAILS = {
     "wild_layers.adam_unrolled": "source mode: an optimizer object whose dict attributes "
     "(`self.m[k]`) are filled in a loop over a dict argument's keys (`for k in params`) "
     "inside a method: the probe fails with KeyError (tape mode works)",
-    "wild_layers.property_partial_config": "calling a callable held in an attribute of a "
-    "built object (`self.cfg.hidden_act(x)`, a functools.partial default of a dataclass "
-    "config built in the function)",
     "wild_layers.strided_conv_class": "tape mode only: a @staticmethod called through self "
     "(`self.im2col(x, ...)`) runs untraced, so np.lib.stride_tricks.as_strided gets a Tensor",
 }
@@ -525,3 +522,53 @@ def test_a_spread_the_signature_does_not_settle_is_refused_at_its_line(fn, what)
     with pytest.raises(srcad.SrcadError, match=what) as e:
         srcad.grad(fn)(c, r.standard_normal((2, 3)))
     assert "test_corpus_probe.py" in str(e.value) and "hint" in str(e.value)
+
+
+# ---- a callable held in an attribute of a built object ---------------------------------------
+
+def _relu(z):
+    return np.maximum(z, 0.0)
+
+
+class _HeldAct:
+    def __init__(self, W, b, act=_relu):
+        self.W, self.b = W, b
+        self.act = act
+
+    def __call__(self, x):
+        return self.act(x @ self.W + self.b)
+
+
+class _HeldOp:
+    def __init__(self, W):
+        self.W = W
+        self.act = np.tanh
+        self.gate = lambda z: z * (z > 0)
+
+    def forward(self, x):
+        return self.gate(self.act(x @ self.W))
+
+
+def _held_default(W, b, x):
+    return np.sum(_HeldAct(W, b)(x) ** 2)
+
+
+def _held_given(W, b, x):
+    return np.sum(_HeldAct(W, b, act=np.sin)(x) ** 2) + np.sum(_HeldAct(W, b, np.tanh)(x))
+
+
+def _held_op_and_lambda(W, b, x):
+    return np.sum(_HeldOp(W).forward(x) ** 2) + np.sum(b)
+
+
+@pytest.mark.parametrize("mode", ["source", "tape"])
+@pytest.mark.parametrize("fn", [_held_default, _held_given, _held_op_and_lambda],
+                         ids=["default-fn", "given-op", "op-and-lambda"])
+def test_calling_a_callable_held_in_an_attribute(fn, mode):
+    """`self.act(z)` with `self.act` set in __init__ to a function (a default), an op given
+    at construction, np.tanh, a lambda: the call is that callable's (was 'calling `.act` of
+    a built object')."""
+    r = np.random.default_rng(8)
+    args = (r.standard_normal((3, 4)), r.standard_normal(4), r.standard_normal((2, 3)))
+    got = srcad.grad(fn, wrt=(0, 1), mode=mode)(*args)
+    assert rel_error(got, numerical_grad(fn, args, wrt=(0, 1))) < 1e-6

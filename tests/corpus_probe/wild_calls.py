@@ -82,3 +82,50 @@ PROGRAMS = [
     Probe("wild_calls.unflatten_mlp", unflatten_mlp, _unflatten, "theta", tol=1e-3),
     Probe("wild_calls.gpt2_block_kwargs", gpt2_block_kwargs, _gpt2_block, "params"),
 ]
+
+
+# ---- callables held in attributes of built objects ----------------------------------------
+
+
+def swish(z, beta=1.0):
+    return z / (1 + np.exp(-beta * z))
+
+
+class ActLayer:
+    """numpy-ml style: the activation chosen at construction, a function, an op or a lambda
+    kept on self and called from forward."""
+
+    def __init__(self, W, b, act=swish, out_act=None):
+        self.W, self.b = W, b
+        self.act = act
+        self.out = out_act if out_act is not None else (lambda z: z)
+        self.clip = lambda z: np.clip(z, -3.0, 3.0)
+
+    def forward(self, x):
+        return self.out(self.clip(self.act(x @ self.W + self.b)))
+
+
+class Stack2:
+    def __init__(self, W1, b1, W2, b2):
+        self.layers = [ActLayer(W1, b1), ActLayer(W2, b2, act=np.tanh, out_act=np.sin)]
+
+    def __call__(self, x):
+        for layer in self.layers:
+            x = layer.forward(x)
+        return x
+
+
+def held_activations(W1, b1, W2, b2, x):
+    return np.mean(Stack2(W1, b1, W2, b2)(x) ** 2)
+
+
+def _held():
+    r = rng(503)
+    return (r.standard_normal((3, 5)) * 0.5, r.standard_normal(5) * 0.1,
+            r.standard_normal((5, 2)) * 0.5, r.standard_normal(2) * 0.1,
+            r.standard_normal((4, 3)))
+
+
+PROGRAMS += [
+    Probe("wild_calls.held_activations", held_activations, _held, ("W1", "b1", "W2", "b2")),
+]
