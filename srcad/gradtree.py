@@ -23,6 +23,12 @@ class _Zero(float):
     def __getitem__(self, key):
         return self
 
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """Promote as a Python float does (NEP 50: a weak scalar): a float32 gradient plus
+        this zero stays float32 (a float subclass is otherwise taken as a float64 scalar)."""
+        inputs = tuple(0.0 if isinstance(x, _Zero) else x for x in inputs)
+        return getattr(ufunc, method)(*inputs, **kwargs)
+
 
 _ZERO = _Zero(0.0)
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 import builtins
 import contextlib
+import copy
 import functools
 import inspect
 import types
@@ -43,6 +44,7 @@ from .closures import PARTIAL
 from .methods import _BUILTIN_OPS, METHODS, RESERVED
 from .opaque import is_user_object, library_file, opaque_call, opaque_method
 from .parse import LIFTED
+from .pylower import DICT_GET
 
 _RETURN = ("<return>", 0)  # `into` marker: the op computes the function's result
 
@@ -152,6 +154,70 @@ class CallsMixin:
                 f"pass the keywords one by one ({spelled})" if spelled else
                 "pass keywords one by one (a dict display, **{'axis': 1}, is spread)")
         return out
+
+    def spread_for(self, fn, e: gast.Call, skip: int = 0, given=()) -> gast.Call:
+        """``f(x, **c)`` and ``f(x, *t)`` of a user function `fn` with a fixed signature,
+        written out as Python binds them: each parameter the call leaves to ``**c`` becomes
+        ``p=c["p"]`` (one with a literal default ``p=c.get("p", default)``, pylower.py's row), ``*t`` the
+        parameters it fills by position, ``t[0], t[1], ...`` (GPT-2-from-scratch code:
+        ``linear(x, **c_attn)``). `skip`: leading parameters already bound (a method's
+        object, a partial's arguments); `given`: keywords a partial binds. A spread whose
+        reach the signature does not settle (a callee taking ``*args``/``**kwargs``, an
+        optional parameter ``*t`` might fill) is left to `call_args`, which refuses it."""
+        spreads = [k for k in e.keywords if k.arg is None and not isinstance(k.value, gast.Dict)]
+        stars = [i for i, a in enumerate(e.args) if isinstance(a, gast.Starred)]
+        if not spreads and not stars:
+            return e
+        try:
+            params = list(inspect.signature(fn).parameters.values())[skip:]
+        except (TypeError, ValueError):
+            return e
+        P = inspect.Parameter
+        if any(p.kind in (P.VAR_POSITIONAL, P.VAR_KEYWORD) for p in params) or \
+                len(spreads) > 1 or len(stars) > 1 or (stars and stars[0] != len(e.args) - 1):
+            return e
+        named = {k.arg for k in e.keywords if k.arg is not None} | set(given)
+        positional = [p for p in params if p.kind in (P.POSITIONAL_ONLY,
+                                                       P.POSITIONAL_OR_KEYWORD)]
+        args = list(e.args)
+        if stars:
+            star = args.pop()
+            rest = positional[len(args):]
+            held = self.env.get(star.value.id) if isinstance(star.value, gast.Name) else None
+            if isinstance(held, ir.Seq):  # (`args = [w, b]`: its length is known)
+                count = len(held.items)
+            else:  # the parameters with no default, up to one passed by keyword
+                count = next((i for i, p in enumerate(rest) if p.name in named
+                              or p.default is not P.empty), len(rest))
+            if count > len(rest) or any(p.name in named for p in rest[:count]) or any(
+                    p.name not in named and p.default is P.empty for p in rest[count:]) or (
+                    not isinstance(held, ir.Seq) and any(p.name not in named
+                                                         for p in rest[count:])):
+                return e  # (how many `*t` fills is known only when it runs)
+            args += [gast.copy_location(gast.Subscript(
+                value=copy.deepcopy(star.value), slice=gast.Constant(i, None),
+                ctx=gast.Load()), star) for i in range(count)]
+        keywords = [k for k in e.keywords if k.arg is not None or isinstance(k.value, gast.Dict)]
+        if spreads:
+            d = spreads[0].value
+            bound = {p.name for p in positional[:len(args)]} | named
+            for p in params:
+                if p.name in bound or p.kind is P.POSITIONAL_ONLY:
+                    continue
+                key = gast.Constant(p.name, None)
+                if p.default is P.empty:
+                    value = gast.Subscript(value=copy.deepcopy(d), slice=key, ctx=gast.Load())
+                elif isinstance(p.default, (str, int, float, bool, type(None))):
+                    value = gast.Call(func=gast.Name(DICT_GET, gast.Load(), None, None),
+                                      args=[copy.deepcopy(d), key,
+                                            gast.Constant(p.default, None)], keywords=[])
+                else:
+                    raise self.unsupported(
+                        f"`**{gast.unparse(d)}` for the parameter `{p.name}`, whose default "
+                        "is not a literal", e,
+                        f"pass {p.name}= explicitly, or give it a literal default")
+                keywords.append(gast.keyword(arg=p.name, value=gast.copy_location(value, d)))
+        return gast.copy_location(gast.Call(func=e.func, args=args, keywords=keywords), e)
 
     def refuse_starred(self, e, what: str):
         raise self.unsupported(f"star-arguments (`*args`) in a call to {what}", e,
@@ -336,6 +402,7 @@ class CallsMixin:
         target = user_method(obj) if isinstance(obj, types.MethodType) else None
         if target is not None:  # (`f = act.fn; f(z)`)
             fn, bound = target
+            e = self.spread_for(fn, e, skip=1)
             args, kwargs, starred = self.call_args(e, hint)
             if starred:
                 self.refuse_starred(e, f"the method `{spelled}`")
@@ -347,6 +414,7 @@ class CallsMixin:
             # `loss_half = functools.partial(loss, scale=0.5)` at module level: the user
             # function, its bound arguments constants (read when the call is built: guarded
             # with the partial's name), then the call's own
+            e = self.spread_for(obj.func, e, skip=len(obj.args), given=obj.keywords)
             args, kwargs, starred = self.call_args(e, hint)
             if starred:
                 self.refuse_starred(e, f"the partial `{spelled}`")
@@ -382,6 +450,8 @@ class CallsMixin:
         if checkpointed and not user:
             raise self.unsupported(f"srcad.checkpoint of `{spelled}`, which is not a plain "
                                    f"user function", e, "checkpoint a function defined with def")
+        if user:
+            e = self.spread_for(obj, e)
         args, kwargs, starred = self.call_args(e, hint)
         if user:
             if starred:
@@ -498,6 +568,7 @@ class CallsMixin:
         if target is None:
             return None
         fn, bound = target
+        e = self.spread_for(fn, e, skip=0 if bound is guards.MISSING else 1)
         args, kwargs, starred = self.call_args(e, hint)
         if starred:
             self.refuse_starred(e, f"the method `{attr}`")

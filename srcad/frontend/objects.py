@@ -82,6 +82,9 @@ class VObj:
     # it, where no other method assigns it (`self.activation = "relu"`, `self.Ws = Ws`)
     consts: dict = field(default_factory=dict)
     lengths: dict = field(default_factory=dict)
+    # attribute -> the callable its __init__ stored there, known when normalising (a global
+    # function, np.tanh, a partial; `self.act = act` given one): `self.act(z)` calls it
+    funcs: dict = field(default_factory=dict)
 
 
 @dataclass(eq=False)
@@ -271,6 +274,7 @@ class _Rewriter:
         # names holding a constant here: an unrolled loop's index in this copy, a parameter
         # given a literal, `n = len(Ws)` / `act = "relu"` outside branches and loops
         self.consts: dict = {}
+        self.funcs: dict = {}  # names holding a callable known here (see VObj.funcs)
         self.in_def = 0  # > 0 inside a nested def or lambda (reads there: when it is called)
         self.calls: list = []  # per call being rewritten: the state read before it
         self.nested = 0  # inside a branch or a loop that is not unrolled
@@ -409,6 +413,14 @@ class _Rewriter:
             return self.pre
         held = self.peek(t0.value) if len(s.targets) == 1 and \
             isinstance(t0, gast.Attribute) else None
+        if isinstance(held, VObj) and not self.nested and not self.in_def and \
+                t0.attr in held.attrs and t0.attr not in _changed_attrs(held.cls) and \
+                self._static_callable(value, lambdas=True) is not UNRESOLVED:
+            # `self.act = np.tanh` / `= act` given one / a lambda in __init__: no state, a
+            # callable known from here on (`self.act(z)` calls it)
+            held.funcs[t0.attr] = self._static_callable(value, lambdas=True)
+            held.consts.pop(t0.attr, None)
+            return self.pre
         targets = [self.target(t) for t in s.targets]
         s.targets, s.value = targets, value
         if len(s.targets) == 1:
@@ -424,9 +436,12 @@ class _Rewriter:
             type(value.value) in _CONST_TYPES else UNRESOLVED
         n = self._static_len(value) if isinstance(value, (gast.Name, gast.List, gast.Tuple)) \
             else UNRESOLVED
+        fn = self._static_callable(value)
         if isinstance(t, gast.Name) and t.id not in self.scope.unsafe:
             if const is not UNRESOLVED:
                 self.consts[t.id] = const
+            if fn is not UNRESOLVED:
+                self.funcs[t.id] = fn
             if n is not UNRESOLVED and t.id not in self.scope.mutated:
                 self.scope.lengths[t.id] = n
         elif isinstance(t, gast.Attribute) and isinstance(held, VObj) and \
@@ -435,6 +450,41 @@ class _Rewriter:
                 held.consts[t.attr] = const
             if n is not UNRESOLVED:
                 held.lengths[t.attr] = n
+            if fn is not UNRESOLVED:
+                held.funcs[t.attr] = fn
+
+    def _func_ref(self, fn, hint: str):
+        """An expression for a callable `_static_callable` found: the lambda itself, or a
+        name the function reads it under."""
+        if isinstance(fn, gast.Lambda):
+            return copy.deepcopy(fn)
+        return _name(self.o.bind(fn, hint))
+
+    def _static_callable(self, value, lambdas: bool = False):
+        """The function, partial or op `value` (a name or a dotted name) certainly holds
+        here, else UNRESOLVED: not a class (a construction) nor a built object."""
+        if isinstance(value, gast.Name) and value.id in self.funcs and \
+                value.id not in self.scope.env:
+            return self.funcs[value.id]
+        if lambdas and isinstance(value, gast.Lambda) and not self.in_def:
+            # `self.act = lambda z: ...` reading no local of where it is written: the same
+            # lambda wherever it is called
+            own = {a.id for a in value.args.args}
+            if value.args.vararg is None and value.args.kwarg is None and not any(
+                    isinstance(n, gast.Name) and n.id not in own and (
+                        n.id in self.scope.locals or n.id in self.scope.env)
+                    for n in gast.walk(value.body)):
+                return value
+        if not isinstance(value, (gast.Name, gast.Attribute)) or self.in_def:
+            return UNRESOLVED
+        try:
+            obj = self.o.resolve_static(value, self.scope)
+        except Exception:  # noqa: BLE001  (not a static name)
+            return UNRESOLVED
+        if obj is UNRESOLVED or isinstance(obj, (type, types.ModuleType)) or \
+                not callable(obj):
+            return UNRESOLVED
+        return obj
 
     def _keys_list(self, d: VList, at):
         return gast.copy_location(gast.List(elts=[gast.Constant(value=k, kind=None)
@@ -631,11 +681,13 @@ class _Rewriter:
         for n in (x for b in stmts for x in gast.walk(b)):
             if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
                 self.consts.pop(n.id, None)
+                self.funcs.pop(n.id, None)
                 self.scope.lengths.pop(n.id, None)
             elif isinstance(n, gast.Attribute) and isinstance(n.ctx, (gast.Store, gast.Del)):
                 for o in self.scope.objs.values():
                     if isinstance(o, VObj):
                         o.consts.pop(n.attr, None)
+                        o.funcs.pop(n.attr, None)
                         o.lengths.pop(n.attr, None)
         for name in mutated_names(stmts):
             self.scope.lengths.pop(name, None)
@@ -761,6 +813,7 @@ class _Rewriter:
     def target(self, t):
         if isinstance(t, gast.Name):
             self.consts.pop(t.id, None)
+            self.funcs.pop(t.id, None)
             self.scope.lengths.pop(t.id, None)
             if t.id in self.scope.env:
                 raise _Unsupported(f"`{t.id}` holds an object and other values")
@@ -780,6 +833,7 @@ class _Rewriter:
                 if t.attr not in base.attrs:
                     raise _Unsupported(f"`.{t.attr}` assigned from outside the class")
                 base.consts.pop(t.attr, None)
+                base.funcs.pop(t.attr, None)
                 base.lengths.pop(t.attr, None)
                 name = self.scope.local(base, t.attr)
                 self.scope.stored.add((id(base), t.attr))
@@ -818,6 +872,9 @@ class _Rewriter:
                 return self.scope.env[e.id]
             if isinstance(e.ctx, gast.Load) and e.id in self.consts and not self.in_def:
                 return gast.copy_location(gast.Constant(value=self.consts[e.id], kind=None), e)
+            if isinstance(e.ctx, gast.Load) and e.id in self.funcs and not self.in_def:
+                # (a callable known here, `act` given np.tanh: read under a name of its own)
+                return gast.copy_location(self._func_ref(self.funcs[e.id], e.id), e)
             if isinstance(e.ctx, gast.Load) and e.id in self.scope.locals:
                 self.scope.plain.add(e.id)
             return e
@@ -891,6 +948,12 @@ class _Rewriter:
                 ok = all(_COMPARE[type(op)](a.value, b.value)
                          for op, a, b in zip(e.ops, parts, parts[1:]))
                 return gast.copy_location(gast.Constant(value=ok, kind=None), e)
+            if len(e.ops) == 1 and isinstance(e.ops[0], (gast.Is, gast.IsNot)) and any(
+                    isinstance(p, gast.Constant) and p.value is None for p in parts) and any(
+                    self._static_callable(p) is not UNRESOLVED for p in parts):
+                # `act is None` of a function known here (`out_act if out_act is not None`)
+                return gast.copy_location(gast.Constant(
+                    value=isinstance(e.ops[0], gast.IsNot), kind=None), e)
             return e
         if isinstance(e, gast.Dict) and e.keys and all(
                 isinstance(k, gast.Constant) and type(k.value) in (str, int) for k in e.keys) \
@@ -946,6 +1009,8 @@ class _Rewriter:
     def attribute(self, o: VObj, attr: str, node):
         if attr in o.objects:
             return o.objects[attr]
+        if attr in o.funcs and not self.in_def:
+            return gast.copy_location(self._func_ref(o.funcs[attr], attr), node)
         if attr in o.consts and not self.in_def:
             return gast.copy_location(gast.Constant(value=o.consts[attr], kind=None), node)
         if attr in o.attrs:
@@ -1030,6 +1095,11 @@ class _Rewriter:
             if isinstance(base, VObj):
                 if f.attr in base.objects:
                     return self.call_object(base.objects[f.attr], e)
+                if f.attr in base.funcs and not self.in_def:
+                    # `self.act(z)` with `self.act = np.tanh` (or a function, a partial, a
+                    # lambda)
+                    e.func = gast.copy_location(self._func_ref(base.funcs[f.attr], f.attr), f)
+                    return self._call(e)
                 owner, raw = _lookup(base.cls, f.attr)
                 if f.attr in base.attrs or owner is None or owner is object:
                     raise _Unsupported(f"calling `.{f.attr}` of a built object")
@@ -1166,6 +1236,10 @@ class _Rewriter:
                     continue
                 self.pre.append(_assign([_name(self.scope.local(o, fname), store=True)],
                                         value, e))
+                held = self._static_callable(value)
+                if held is not UNRESOLVED and not self.nested and \
+                        fname not in _changed_attrs(cls):  # (`hidden_act=partial(..)`)
+                    o.funcs[fname] = held
             post = _lookup(cls, "__post_init__")
             if post[0] is not None:
                 self.specialise(post[1], o, post[0], [], [], e)
@@ -1259,11 +1333,21 @@ class _Rewriter:
         inner.watch(fdef)
         given = list(bound.items()) + [(p, defaults[p]) for p in params
                                        if p not in bound and p in defaults]
+        fixed_fns: set = set()
         for p, v in given:  # what the call site knows of its arguments, the method knows
             if p in statics or p in inner.unsafe or not isinstance(v, gast.AST):
                 continue
             if isinstance(v, gast.Constant) and type(v.value) in _CONST_TYPES:
                 sub.consts[p] = v.value
+                continue
+            held = self._static_callable(v)
+            if held is not UNRESOLVED and not any(
+                    isinstance(n, gast.Name) and n.id == p and isinstance(n.ctx, (
+                        gast.Store, gast.Del)) for n in gast.walk(fdef)):
+                # (`Dense(W, b, act=np.tanh)`: the method reads it as that callable, and it
+                # is not passed: a function is no value srcad passes)
+                sub.funcs[p] = held
+                fixed_fns.add(p)
                 continue
             n = self._static_len(v)
             if p in inner.mutated:  # (the method changes the list: its length is unknown)
@@ -1292,7 +1376,7 @@ class _Rewriter:
                 self.scope.made.add(id(obj))
         label = f"{me.label}_{fn.__name__.strip('_')}" if me is not None else fn.__name__
         new_name = fresh(label, self.o.taken)
-        rest = [p for p in params if p not in statics]
+        rest = [p for p in params if p not in statics and p not in fixed_fns]
         fdef.name = new_name
         fdef.body = _with_state_returns(body, [n for _, n in state_out], fdef,
                                         init=me is not None and fn.__name__ == "__init__")

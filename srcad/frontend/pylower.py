@@ -372,6 +372,16 @@ class _Lowerer:
             inner = it
             if isinstance(it, gast.Call) and it.args and self.is_checkpoint(it.func):
                 inner = it.args[0]  # for i, w in srcad.checkpoint(enumerate(Ws)): ...
+            if isinstance(inner, gast.Call) and isinstance(inner.func, gast.Name) and \
+                    inner.func.id == "zip" and len(inner.args) == 1 and not inner.keywords and \
+                    isinstance(inner.args[0], gast.Starred) and \
+                    isinstance(inner.args[0].value, gast.Name):
+                # for q, k, v in zip(*heads): unpacking n names says heads holds n sequences
+                # (Python raises otherwise): zip(heads[0], ..., heads[n-1])
+                seq = inner.args[0].value
+                inner.args = [gast.copy_location(gast.Subscript(
+                    value=_name(seq.id), slice=gast.Constant(i, None), ctx=gast.Load()), seq)
+                    for i in range(len(s.target.elts))]
             enum_zip = isinstance(inner, gast.Call) and isinstance(inner.func, gast.Name) and \
                 inner.func.id in ("enumerate", "zip")
             if enum_zip and inner.func.id == "enumerate" and len(inner.args) == 1 and \

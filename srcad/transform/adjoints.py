@@ -108,19 +108,32 @@ class AdjointsMixin:
         out.append(Line(assign(d, value), line))
         self.state[var] = Adj(owned=owned, tree=tree)
 
-    def materialise(self, var: str, line, out: list, *, zeros: bool, within=None) -> None:
+    def materialise(self, var: str, line, out: list, *, zeros: bool, within=None,
+                    stale: bool = False) -> None:
         """Make var's adjoint a named variable (absent: zeros shaped like the value).
-        `within`: the branch arms around the code this goes into (see `zeros`)."""
+        `within`: the branch arms around the code this goes into (see `zeros`); `stale`: the
+        name may hold another value than the one the adjoint belongs to (see `zeros`)."""
         st = self.state.get(var)
         if st is None:
             if zeros:  # (a container's zeros are an empty GradTree)
-                self.bind(var, self.zeros(var, within), line, out, owned=True,
+                self.bind(var, self.zeros(var, within, stale), line, out, owned=True,
                           tree=self.maybe_container(var))
         elif st.alias is not None:
             self.bind(var, st.alias, line, out, owned=False)
 
-    def zeros(self, var: str, within=None) -> ast.expr:
+    def zeros(self, var: str, within=None, stale: bool = False) -> ast.expr:
         info = self.infos.get(var)
+        stale = stale or var in getattr(self, "stale_now", ())  # (in a loop that rebinds it)
+        if stale and (info is None or info.shape is None or info.dtype is None) and \
+                var not in self.containers and not self.restored(var):
+            # a loop rebinds it, maybe to values of other shapes (`W = params["W%d" % i]`),
+            # and the backward does not pop its old values back: the value it holds when the
+            # backward sweep resets its adjoint may be another iteration's. The forward is
+            # then planned to push them (reverse.py: `rezero`), so that the zero is made like
+            # the value the adjoint belongs to; where it cannot be, a scalar zero (weak, as a
+            # Python float: it adds to any shape and keeps the dtype it meets)
+            self.rezero.add(var)
+            return ast.Call(func=name("zeros_grad"), args=[ast.Constant(None)], keywords=[])
         sites = self.def_sites.get(var, ()) if within is not None else ()
         arms = {self.arms[id(d)][-1] if self.arms[id(d)] else None for d in sites}
         if within is not None and sites and var not in self.fn.params and len(arms) == 1 \

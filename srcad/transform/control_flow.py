@@ -103,20 +103,29 @@ class ControlFlowMixin:
             return
         local = self.loop_locals(s, body)
         carried = touched - local - self.stacks
+        made = {d for x in ir.walk(body) for d in ir.defs(x)}
+        # a name the loop rebinds (`W = params["W%d" % i]`) holds, in the backward sweep,
+        # some other iteration's value (or one assigned after the loop) unless the backward
+        # pops back its values: see `zeros` (adjoints.py)
+        stale = {v for v in carried if v in made and v not in self.fn.params}
         for v in sorted(carried):
-            self.materialise(v, s.line, out, zeros=True)
+            self.materialise(v, s.line, out, zeros=True, stale=v in stale)
         # the adjoint of a value the loop does not assign is only added to in the loop: a
         # buffer it owns on entry stays its own (contributions go in place)
-        made = {d for x in ir.walk(body) for d in ir.defs(x)}
         owned = {v for v in carried if v not in made and v in self.state
                  and self.state[v].named and self.state[v].owned}
         before = {k: v for k, v in self.state.items() if k not in carried}
         self.state = {k: v for k, v in self.state.items() if k not in local}
         for v in carried:
             self.state[v] = Adj(owned=v in owned)
-        lines = self.bwd_block(s.body)
+        outer = getattr(self, "stale_now", frozenset())
+        self.stale_now = outer | {v for v in made if v not in self.fn.params}
+        try:
+            lines = self.bwd_block(s.body)
+        finally:
+            self.stale_now = outer
         for v in sorted(carried):
-            self.materialise(v, s.line, lines, zeros=True)
+            self.materialise(v, s.line, lines, zeros=True, stale=v in stale)
         ends_owned = {v for v in owned if v in self.state and self.state[v].named
                       and self.state[v].owned}
         self.state = before
@@ -133,6 +142,16 @@ class ControlFlowMixin:
             return
         self.comment(out, s.line)
         out.append(_compound(header, s.line, lines or [Line(ast.Pass(), s.line)]))
+
+    def restored(self, var: str) -> bool:
+        """Does the backward sweep pop back every value the forward overwrites in `var` (each
+        assignment that may overwrite it pushes the old value)? Then at each point of the
+        backward `var` holds the value the forward held there, and zeros like it are shaped
+        like its adjoint."""
+        sites = self.def_sites.get(var, ())
+        return bool(sites) and all(var in self.pushes.get(id(d), ()) or (
+            isinstance(d, (ir.Call, ir.UserCall)) and not self.may_overwrite(d, var))
+            for d in sites)
 
     def loop_locals(self, s, body) -> set[str]:
         """Names that live and die within one iteration: their adjoints never cross it. A

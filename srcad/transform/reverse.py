@@ -110,6 +110,7 @@ class Reverse(AdjointsMixin, CallsMixin, CheckpointingMixin, ControlFlowMixin, S
         self.mutable |= {t for s in ir.walk(fn.body) if self.loop_depth[id(s)] > 0
                          for t in ir.defs(s)}
         self.pushes: dict[int, list[str]] = {}  # id(stmt) -> names pushed before it runs
+        self.rezero: set[str] = set()  # names pushed so that their adjoints' zeros fit them
         self.saved_of: dict[int, str] = {}  # id(user call) -> name of its callee's residuals
         self.restored_early: set[int] = set()  # checkpointed calls that pop before recomputing
         self.counters: dict[int, str] = {}  # id(loop) -> trip counter name
@@ -451,8 +452,8 @@ class Reverse(AdjointsMixin, CallsMixin, CheckpointingMixin, ControlFlowMixin, S
         for s in ir.walk(body):
             if not isinstance(s, (ir.Call, ir.UserCall)):
                 continue
-            names = [t for t in ir.defs(s) if t in self.mutable and t in needed
-                     and self.may_overwrite(s, t) and self.old_value_read(s, t)]
+            names = [t for t in ir.defs(s) if t in self.mutable and self.may_overwrite(s, t)
+                     and (t in self.rezero or (t in needed and self.old_value_read(s, t)))]
             if id(s) in self.saved_of and self.loop_depth[id(s)] > 0 and not self.recompute(s):
                 names.append(self.saved_of[id(s)])
             if names:
