@@ -193,6 +193,18 @@ def _scalar_copies(fn: ir.Function, infos: dict) -> dict:
     return out
 
 
+def _drop_self_copies(stmts: list, copy_op) -> None:
+    """Remove `v = identity(v)` (a name of a loop or a branch that keeps its value when a
+    write through a scalar copy is dropped): it does nothing."""
+    stmts[:] = [s for s in stmts if not (isinstance(s, ir.Call) and s.op is copy_op
+                                         and s.args.get("x") == ir.Var(s.target))]
+    for s in stmts:
+        for block in (getattr(s, "body", None), getattr(s, "orelse", None),
+                      getattr(s, "cond_body", None)):
+            if isinstance(block, list):
+                _drop_self_copies(block, copy_op)
+
+
 def with_array_aliases(fn: ir.Function, infos: dict, entry: dict) -> tuple[ir.Function, dict]:
     """`fn`, or a copy of it with each `alias_again` whose old value is certainly an array
     made a copy (see the module docstring), and each write through a scalar copy dropped
@@ -221,6 +233,7 @@ def with_array_aliases(fn: ir.Function, infos: dict, entry: dict) -> tuple[ir.Fu
         args = hits.get(id(origin[id(s)]))
         if args is not None:
             s.op, s.args = copy_op, args
+    _drop_self_copies(body, copy_op)
     names = set(fn.names)
     new = dataclasses.replace(fn, body=body, names=names)
     new.body = split_reads(share_reads(new.body, fn.params), fn.params,
