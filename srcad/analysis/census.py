@@ -143,8 +143,7 @@ REFUSED_NAMES: dict[str, str] = {
         np.fft.ihfft np.fft.irfft np.fft.irfft2 np.fft.irfftn np.fft.rfft np.fft.rfft2
         np.fft.rfftn builtins.complex""",
     _CALLBACK: """np.apply_over_axes np.frompyfunc builtins.filter operator.call""",
-    _INPLACE: """np.place np.putmask np.put_along_axis
-        ndarray.put ndarray.resize ndarray.setfield
+    _INPLACE: """ndarray.resize ndarray.setfield
         ndarray.itemset operator.setitem operator.delitem operator.iadd
         operator.iand operator.iconcat operator.ifloordiv operator.ilshift operator.imatmul
         operator.imod operator.imul operator.ior operator.ipow operator.irshift
@@ -185,7 +184,15 @@ _LOWERED_BUILTINS = {
 # numpy's in-place writers, lowered by the normaliser to the subscript assignment they
 # perform (frontend/pylower.py), differentiated copy-on-write like `x[i] = v`
 _LOWERED_NUMPY = {
-    "np.put": "lowered to a[put_index(a, ind, mode)] = ravel(v) (copy on write)",
+    "np.put": "lowered to a[put_index(a, ind, mode)] = ravel(v)[put_take(v, ind)] (copy on "
+              "write; a short v repeated)",
+    "ndarray.put": "x.put(indices, values, mode) lowered as np.put (copy on write)",
+    "np.put_along_axis": "lowered to a[along_axis_index(a, indices, axis)] = values (copy on "
+                         "write; values broadcast, a repeated index keeps the last write)",
+    "np.place": "lowered to a[mask_index(a, mask)] = ravel(vals)[place_take(vals, mask, a)] "
+                "(copy on write; vals repeated)",
+    "np.putmask": "lowered to a[mask_index(a, mask)] = ravel(values)[putmask_take(values, "
+                  "mask, a)] (copy on write; values repeated by flat position)",
     "np.copyto": "lowered to dst[...] = src (np.where(where, src, dst) with where=)",
     "np.fill_diagonal": "lowered to a[diagonal_index(a, wrap)] = val (copy on write)",
     "ndarray.fill": "x.fill(v) lowered to x[...] = v (copy on write)",
