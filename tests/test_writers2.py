@@ -362,3 +362,153 @@ def test_refusals_name_the_users_line(fn, line):
     with pytest.raises(srcad.SrcadError) as err:
         srcad.grad(fn, wrt=(0, 1))(x, v)
     assert "test_writers2.py" in str(err.value) and line in str(err.value)
+
+
+# --- np.poly1d: methods that return a new poly1d, arithmetic ---------------------------------
+def f_poly_deriv(c, x):
+    p = np.poly1d(c)
+    q = p.deriv()
+    return np.sum(q(x) * p(x)) + np.sum(p.deriv(2).coeffs)
+
+
+def f_poly_integ(c, x):
+    p = np.poly1d(c)
+    q = p.integ(2, k=0.5)
+    return np.sum(np.sin(q(x))) + q.order * q.c[1] + np.sum(p.integ()(x))
+
+
+def f_poly_arithmetic(c, x):
+    p = np.poly1d(c)
+    q = np.poly1d(x[:2])
+    r = (p * q - 2.0 * p + q * 3.0) ** 2 - -p
+    s = (1.5 - r) / 4.0 + p
+    return np.sum(s(x) ** 2) + s.o
+
+
+def f_poly_with_arrays(c, x):
+    p = np.poly1d(c)
+    p += np.poly1d(x[1:])  # `p = p + ...`: no __iadd__, as Python falls back to
+    q = p * x[:2] + x[:1]  # an array is a polynomial's coefficients, as numpy reads it
+    xx = np.stack([x, x * x])  # evaluated at a 2-d array
+    return np.sum(q(xx) * p.coeffs[-1])
+
+
+POLY_FNS = [f_poly_deriv, f_poly_integ, f_poly_arithmetic, f_poly_with_arrays]
+
+
+@pytest.mark.parametrize("fn", POLY_FNS, ids=lambda f: f.__name__)
+def test_poly1d_methods(fn):
+    c, x = RNG.uniform(-1.0, 1.0, 3), RNG.uniform(-1.0, 1.0, 3)
+    assert srcad.value_and_grad(fn, wrt=(0, 1))(c, x)[0] == pytest.approx(fn(c, x), rel=1e-13)
+    _check(fn, (c, x), tol=1e-5)
+
+
+def test_poly1d_deriv_against_torch():
+    c, x = RNG.uniform(-1.0, 1.0, 4), RNG.uniform(-1.0, 1.0, 3)
+
+    def horner(coeffs, t):
+        out = torch.zeros_like(t)
+        for k in range(coeffs.shape[0]):
+            out = out * t + coeffs[k]
+        return out
+
+    def t_fn(c, x):  # p' = c[:-1] * (n, ..., 1), p'' likewise
+        n = c.shape[0] - 1
+        d1 = c[:-1] * torch.arange(n, 0, -1, dtype=c.dtype)
+        d2 = d1[:-1] * torch.arange(n - 1, 0, -1, dtype=c.dtype)
+        return (horner(d1, x) * horner(c, x)).sum() + d2.sum()
+
+    _assert_grads(f_poly_deriv, (c, x), _torch_grads(t_fn, (c, x)))
+
+
+def test_poly1d_float32():
+    c = RNG.uniform(-1.0, 1.0, 3).astype(np.float32)
+    x = RNG.uniform(-1.0, 1.0, 3).astype(np.float32)
+    g = srcad.grad(f_poly_deriv, wrt=(0, 1))(c, x)
+    assert g[0].dtype == np.float32 and g[1].dtype == np.float32
+    check_grads(f_poly_deriv, (c, x), wrt=(0, 1), tol=2e-3)
+
+
+def f_poly_divided_by_poly(c, x):
+    p, q = np.poly1d(c), np.poly1d(x[:2])
+    return np.sum((p / q)(x))
+
+
+def f_poly_composed(c, x):
+    p, q = np.poly1d(c), np.poly1d(x[:2])
+    return np.sum(p(q)(x))
+
+
+def f_poly_integ_constant(c, x):
+    q = np.poly1d(c).integ(1, k=x[0])  # np.polyint has no rule for its k
+    return np.sum(q(x))
+
+
+def f_poly_roots(c, x):
+    return np.sum(np.poly1d(c).r * x[0])
+
+
+@pytest.mark.parametrize("fn, line", [
+    (f_poly_divided_by_poly, "return np.sum((p / q)(x))"),
+    (f_poly_composed, "p, q = np.poly1d(c), np.poly1d(x[:2])"),  # (not followed: numpy's call)
+    (f_poly_integ_constant, "q = np.poly1d(c).integ(1, k=x[0])"),
+    (f_poly_roots, "return np.sum(np.poly1d(c).r * x[0])"),
+], ids=lambda f: getattr(f, "__name__", ""))
+def test_poly1d_refusals(fn, line):
+    c, x = RNG.uniform(-1.0, 1.0, 3), RNG.uniform(-1.0, 1.0, 3)
+    with pytest.raises(srcad.SrcadError) as err:
+        srcad.grad(fn, wrt=(0, 1))(c, x)
+    assert "test_writers2.py" in str(err.value) and line in str(err.value), str(err.value)
+
+
+# --- operators on any built object (the mechanism poly1d's arithmetic uses) --------------------
+class Pair:
+    def __init__(self, a, b):
+        self.a = a
+        self.b = b
+
+    def __add__(self, other):
+        return Pair(self.a + other.a, self.b + other.b)
+
+    def __mul__(self, k):
+        return Pair(self.a * k, self.b * k)
+
+    def __rmul__(self, k):
+        return Pair(k * self.a, k * self.b)
+
+    def __neg__(self):
+        return Pair(-self.a, -self.b)
+
+    def swapped(self):
+        return Pair(self.b, self.a)
+
+    def norm(self):
+        return np.sum(self.a * self.a) + np.sum(np.sin(self.b))
+
+
+class Lazy(Pair):
+    def __add__(self, other):
+        if not isinstance(other, Pair):
+            return NotImplemented
+        return Lazy(self.a + other.a, self.b)
+
+
+def f_pair_operators(x, y):
+    p = Pair(x, y)
+    q = (p + p.swapped()) * 2.0 + -(0.5 * p)
+    q += p
+    return q.norm()
+
+
+def f_pair_not_implemented(x, y):
+    return (Lazy(x, y) + Pair(y, x)).norm()
+
+
+def test_operators_on_a_user_class():
+    x, y = RNG.uniform(-1.0, 1.0, 3), RNG.uniform(-1.0, 1.0, 3)
+    assert srcad.value_and_grad(f_pair_operators, wrt=(0, 1))(x, y)[0] == \
+        pytest.approx(f_pair_operators(x, y), rel=1e-14)
+    _check(f_pair_operators, (x, y))
+    with pytest.raises(srcad.SrcadError) as err:  # (may return NotImplemented: not followed)
+        srcad.grad(f_pair_not_implemented)(x, y)
+    assert "test_writers2.py" in str(err.value)

@@ -241,8 +241,9 @@ _LOWERED_PYTHON = {
                   "(copy-on-write subscripts)",
     "np.poly1d": "srcad/pyfuncs.py's poly1d, built as a user class (frontend/objects.py): "
                  "calling it is np.polyval of its coefficients (np.poly of the roots for "
-                 "r=True); methods that return a new poly1d (deriv, integ, arithmetic) are "
-                 "refused: use np.polyder / polyint / polyadd / polymul on p.coeffs",
+                 "r=True); deriv, integ, + - * ** and scalar / return a new poly1d through "
+                 "np.polyder / polyint / polyadd / polysub / polymul (leading zero "
+                 "coefficients kept; p / q, p(q) and roots refused)",
     "np.polyfit": "srcad/pyfuncs.py's polyfit: numpy's scaled Vandermonde system through "
                   "np.linalg.lstsq's row (full= and cov= refused)",
 }
