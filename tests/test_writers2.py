@@ -512,3 +512,94 @@ def test_operators_on_a_user_class():
     with pytest.raises(srcad.SrcadError) as err:  # (may return NotImplemented: not followed)
         srcad.grad(f_pair_not_implemented)(x, y)
     assert "test_writers2.py" in str(err.value)
+
+
+# --- np.vectorize with several outputs -----------------------------------------------------------
+def two_outputs(a, b):
+    if a > b:  # (f may branch on its element)
+        return a * b, np.sin(a)
+    return a + b, a * a
+
+
+vec_two = np.vectorize(two_outputs)
+
+
+def row_stats(r):
+    return np.sum(r * r), r / np.sum(r)
+
+
+def f_vectorize_lambda(x):
+    u, w = np.vectorize(lambda a: (a * 2.0, np.exp(a) * a))(x)
+    return np.sum(u * w)
+
+
+def f_vectorize_object(x, y):
+    u, w = vec_two(x, y[:1])  # broadcast (2, 3) with (1, 3)
+    return np.sum(np.cos(u) * w)
+
+
+def f_vectorize_local_otypes(x, y):
+    vf = np.vectorize(two_outputs, otypes="dd")
+    res = vf(x, 0.5)
+    return np.sum(res[0] * res[1]) + np.sum(vf(y, x)[1])
+
+
+def f_vectorize_signature(x, y):
+    s, n = np.vectorize(row_stats, signature="(n)->(),(n)")(x * y)
+    return np.sum(np.sin(s)) + np.sum(n * x)
+
+
+def f_vectorize_signature_excluded(x, y):
+    f = np.vectorize(lambda r, k: (np.sum(r) * k, r * k), signature="(n)->(),(n)",
+                     excluded={1})
+    s, r = f(x, 3.0)
+    return np.sum(s * s) + np.sum(np.tanh(r) * y)
+
+
+VEC_FNS = [f_vectorize_object, f_vectorize_local_otypes, f_vectorize_signature,
+           f_vectorize_signature_excluded]
+
+
+def test_vectorize_lambda_with_two_outputs():
+    x = RNG.uniform(0.2, 1.0, (2, 3))
+    val = srcad.value_and_grad(f_vectorize_lambda)(x)[0]
+    assert val == f_vectorize_lambda(x)
+    _check(f_vectorize_lambda, (x,))
+
+
+@pytest.mark.parametrize("fn", VEC_FNS, ids=lambda f: f.__name__)
+def test_vectorize_several_outputs(fn):
+    x, y = RNG.uniform(0.2, 1.0, (2, 3)), RNG.uniform(0.2, 1.0, (2, 3))
+    assert srcad.value_and_grad(fn, wrt=(0, 1))(x, y)[0] == fn(x, y)
+    _check(fn, (x, y))
+
+
+def test_vectorize_signature_against_torch():
+    x, y = RNG.uniform(0.2, 1.0, (2, 3)), RNG.uniform(0.2, 1.0, (2, 3))
+
+    def t_fn(x, y):
+        z = x * y
+        s = (z * z).sum(-1)
+        n = z / z.sum(-1, keepdim=True)
+        return torch.sin(s).sum() + (n * x).sum()
+
+    _assert_grads(f_vectorize_signature, (x, y), _torch_grads(t_fn, (x, y)))
+
+
+def test_vectorize_float32():
+    x = RNG.uniform(0.2, 1.0, (2, 3)).astype(np.float32)
+    y = RNG.uniform(0.2, 1.0, (2, 3)).astype(np.float32)
+    g = srcad.grad(f_vectorize_signature, wrt=(0, 1))(x, y)
+    assert g[0].dtype == np.float32 and g[1].dtype == np.float32
+    check_grads(f_vectorize_signature, (x, y), wrt=(0, 1), tol=2e-3)
+
+
+def f_vectorize_complex_otypes(x):
+    u, w = np.vectorize(lambda a: (a, a * 2.0), otypes="dD")(x)  # a complex output
+    return np.sum(u * w.real)
+
+
+def test_vectorize_refusal_names_the_users_line():
+    with pytest.raises(srcad.SrcadError) as err:
+        srcad.grad(f_vectorize_complex_otypes)(RNG.uniform(0.2, 1.0, 3))
+    assert "test_writers2.py" in str(err.value) and "otypes=\"dD\"" in str(err.value)

@@ -203,9 +203,10 @@ _LOWERED_NUMPY = {
                     "condition, or a value read as numpy reads it",
     "np.vectorize": "np.vectorize(f)(x, ...) and global / decorated vectorize objects lowered to "
                     "a loop calling f per broadcast element (f may branch on it), also "
-                    "held in a local; signature= (one output) loops over the non-core "
-                    "dimensions, excluded= arguments pass whole; otypes other than one "
-                    "float type and several outputs are refused",
+                    "held in a local; signature= loops over the non-core "
+                    "dimensions, excluded= arguments pass whole; several outputs (the "
+                    "signature's, or f returning a tuple display) a tuple of arrays; otypes "
+                    "other than float types are refused",
     "np.apply_along_axis": "lowered to a loop over the 1-d slices, results stacked, their axes "
                            "where the axis was (numpy's layout)",
     "ufunc.at": "np.add.at / subtract / multiply / maximum / minimum / negative.at lowered to "
