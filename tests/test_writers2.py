@@ -393,14 +393,35 @@ def f_poly_with_arrays(c, x):
     return np.sum(q(xx) * p.coeffs[-1])
 
 
-POLY_FNS = [f_poly_deriv, f_poly_integ, f_poly_arithmetic, f_poly_with_arrays]
+def f_poly_operators(c, x):
+    p = np.poly1d(c)
+    s = (1.5 - p) / 2.0 + (-p) * p - p * 0.5
+    return np.sum(s(x) * x)
 
 
-@pytest.mark.parametrize("fn", POLY_FNS, ids=lambda f: f.__name__)
+def f_poly_power(c, x):
+    return np.sum((np.poly1d(c) ** 3)(x))
+
+
+POLY_FNS = [f_poly_deriv, f_poly_integ, f_poly_operators, f_poly_with_arrays,
+            pytest.param(f_poly_arithmetic, marks=pytest.mark.slow)]
+
+
+@pytest.mark.parametrize("fn", POLY_FNS, ids=lambda f: getattr(f, "__name__", None))
 def test_poly1d_methods(fn):
     c, x = RNG.uniform(-1.0, 1.0, 3), RNG.uniform(-1.0, 1.0, 3)
     assert srcad.value_and_grad(fn, wrt=(0, 1))(c, x)[0] == pytest.approx(fn(c, x), rel=1e-13)
     _check(fn, (c, x), tol=1e-5)
+
+
+def test_poly1d_power():
+    # (first order here; f_poly_arithmetic's p ** 2 goes through second order, -m slow)
+    c, x = RNG.uniform(-1.0, 1.0, 3), RNG.uniform(-1.0, 1.0, 3)
+    assert srcad.value_and_grad(f_poly_power, wrt=(0, 1))(c, x)[0] == \
+        pytest.approx(f_poly_power(c, x), rel=1e-13)
+    for mode in ("source", "tape"):
+        check_grads(f_poly_power, (c, x), wrt=(0, 1), mode=mode)
+    check_jvp(f_poly_power, (c, x), tol=1e-5)
 
 
 def test_poly1d_deriv_against_torch():
