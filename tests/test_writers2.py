@@ -261,6 +261,15 @@ def f_write_into_view_expression(x, v):
     return np.sum(y * y)
 
 
+def f_writes_in_a_loop(x, v):
+    y = x * 1.0
+    for i in range(3):
+        np.putmask(y, y > 0.5 + 0.1 * i, np.sin(y[0, :2]) * v[i])
+        np.put_along_axis(y, np.array([[i % 3], [0]]), y[:, 2:] * v[i], axis=1)
+        np.add.at(y[1], [0, 0, 2], v[:1] * y[0, 1])  # (ufunc.at through a view, too)
+    return np.sum(y * y)
+
+
 def f_write_into_a_copy(x, v):
     y = x * 1.0
     np.place(y[[0]], x[[0]] > 0.5, v)  # a fancy index is a copy: the write is lost
@@ -282,6 +291,15 @@ def test_views_and_aliases():
                           atol=1e-15), fn.__name__
         _check(fn, (MASK_X, v))
     _check(f_transposed_view, (x, v))
+
+
+def test_writes_in_a_loop_fused_and_not():
+    v = RNG.uniform(0.2, 1.0, 3)
+    _check(f_writes_in_a_loop, (MASK_X, v), second=False)
+    a = srcad.value_and_grad(f_writes_in_a_loop, wrt=(0, 1))(MASK_X, v)
+    b = srcad.value_and_grad(f_writes_in_a_loop, wrt=(0, 1), fuse=True)(MASK_X, v)
+    assert a[0] == b[0] == f_writes_in_a_loop(MASK_X, v)
+    assert all(np.array_equal(p, q) for p, q in zip(a[1], b[1]))
 
 
 # --- float32 -----------------------------------------------------------------------------------
