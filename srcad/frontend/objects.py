@@ -25,14 +25,19 @@ attributes (``self.act = Tanh()``) and lists of objects (``[Dense(..), Tanh()]``
 ``for``/``reversed``/``enumerate``, which are unrolled, indexed by a constant, ``len``);
 objects passed to methods and user functions (specialised per call site);
 ``isinstance(obj, C)`` (a constant); a class or function picked from a module registry by a
-string argument (``ACTIVATIONS[name]()``). An existing object the function reaches by a free
-name or an argument (a module-level RNN cell) is scalarised the same way when the methods
-called on it keep state that a later read in the call sees (``self.h = tanh(W @ self.h +
-..)``): its attributes are read as the call starts (those read before they are set) and
-written back as it returns. Anything else the function does with such an object
-(returns it, hands it to a library, a dynamic attribute, ``self`` escaping a method, an
-object or list built in one arm of a branch only) leaves the function as written: the
-construction is then a call with no rule, refused where a gradient needs it.
+string argument (``ACTIVATIONS[name]()``); a method whose one ``return`` (its last statement)
+gives back an object it builds (``def deriv(self): return poly1d(...)``: the caller holds the
+new object, its state returned after the result); operators on built objects (``p + q`` is
+``p.__add__(q)``, or ``q.__radd__(p)`` as Python picks; ``-p``; ``p += q`` with no
+``__iadd__`` is ``p = p + q``), unless the method may return NotImplemented. An existing
+object the function reaches by a free name or an argument (a module-level RNN cell) is
+scalarised the same way when the methods called on it keep state that a later read in the
+call sees (``self.h = tanh(W @ self.h + ..)``): its attributes are read as the call starts
+(those read before they are set) and written back as it returns. Anything else the function
+does with such an object (returns it from the function, hands it to a library, a dynamic
+attribute, ``self`` escaping a method, an object or list built in one arm of a branch only)
+leaves the function as written: the construction is then a call with no rule, refused where
+a gradient needs it.
 """
 
 from __future__ import annotations
