@@ -205,9 +205,15 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
 class poly1d:
     """np.poly1d built inside differentiated code: the coefficient array (highest power first)
     and numpy's polynomial functions on it, so that calling it, its derivative, integral and
-    arithmetic differentiate through np.polyval / polyder / polyint / polyadd / polymul.
-    Leading zero coefficients are kept (numpy drops them; their derivative is not zero);
-    ``roots`` (complex in general) is not here."""
+    arithmetic differentiate through np.polyval / polyder / polyint / polyadd / polysub /
+    polymul. Source mode scalarises it (frontend/objects.py: each method a function of the
+    coefficients; a method's new poly1d is the caller's object; ``p + q`` is ``p.__add__(q)``);
+    tape mode calls it. Each method builds its result once, after branches that compute the
+    coefficients (a branch on ``isinstance(other, poly1d)`` is decided statically there).
+    Leading zero coefficients are kept (numpy drops them; their derivative is not zero), so
+    ``coeffs`` and ``order`` can be longer than numpy's where a leading coefficient is 0;
+    ``roots`` (complex in general), ``p / q`` of two polynomials (a quotient and a remainder:
+    np.polydiv on the coefficients has a rule) and composition ``p(q)`` are not here."""
 
     def __init__(self, c_or_r, r=False, variable=None):
         self.coeffs = np.atleast_1d(c_or_r) if not r else poly(c_or_r)
@@ -218,6 +224,10 @@ class poly1d:
 
     @property
     def order(self):
+        return self.coeffs.shape[0] - 1
+
+    @property
+    def o(self):
         return self.coeffs.shape[0] - 1
 
     @property
@@ -244,32 +254,59 @@ class poly1d:
     def __neg__(self):
         return poly1d(-self.coeffs)
 
+    def __pos__(self):
+        return poly1d(self.coeffs)
+
     def __add__(self, other):
-        return poly1d(np.polyadd(self.coeffs, _coefficients(other)))
+        if isinstance(other, poly1d):
+            c = np.polyadd(self.coeffs, other.coeffs)
+        else:
+            c = np.polyadd(self.coeffs, np.atleast_1d(other))
+        return poly1d(c)
 
     def __radd__(self, other):
-        return poly1d(np.polyadd(_coefficients(other), self.coeffs))
+        return poly1d(np.polyadd(np.atleast_1d(other), self.coeffs))
 
     def __sub__(self, other):
-        return poly1d(np.polysub(self.coeffs, _coefficients(other)))
+        if isinstance(other, poly1d):
+            c = np.polysub(self.coeffs, other.coeffs)
+        else:
+            c = np.polysub(self.coeffs, np.atleast_1d(other))
+        return poly1d(c)
 
     def __rsub__(self, other):
-        return poly1d(np.polysub(_coefficients(other), self.coeffs))
+        return poly1d(np.polysub(np.atleast_1d(other), self.coeffs))
 
     def __mul__(self, other):
+        # numpy: a scalar scales the coefficients; an array holds a polynomial's coefficients
         if isinstance(other, poly1d):
-            return poly1d(np.polymul(self.coeffs, other.coeffs))
-        return poly1d(self.coeffs * other)
+            c = np.polymul(self.coeffs, other.coeffs)
+        elif np.isscalar(other):
+            c = self.coeffs * other
+        else:
+            c = np.polymul(self.coeffs, np.atleast_1d(other))
+        return poly1d(c)
 
     def __rmul__(self, other):
-        return poly1d(other * self.coeffs)
+        if np.isscalar(other):
+            c = other * self.coeffs
+        else:
+            c = np.polymul(np.atleast_1d(other), self.coeffs)
+        return poly1d(c)
 
+    def __truediv__(self, other):
+        if isinstance(other, poly1d) or not np.isscalar(other):
+            raise TypeError("srcad: p / q of two polynomials (numpy's quotient and remainder) "
+                            "is not followed; use np.polydiv(p.coeffs, q.coeffs)")
+        return poly1d(self.coeffs / other)
 
-def _coefficients(p):
-    """A poly1d's coefficients, or a number or array as numpy's poly1d arithmetic reads it."""
-    if isinstance(p, poly1d):
-        return p.coeffs
-    return np.atleast_1d(p)
+    def __pow__(self, val):
+        if not np.isscalar(val) or int(val) != val or val < 0:
+            raise ValueError("Power to non-negative integers only.")
+        c = np.ones(1)
+        for _ in range(int(val)):
+            c = np.polymul(self.coeffs, c)
+        return poly1d(c)
 
 
 def sorted_by(data, keys, reverse):

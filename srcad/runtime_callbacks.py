@@ -75,10 +75,17 @@ def vectorize_eager(np, pyfunc, otypes, *args):
     shape = np.broadcast_shapes(*(np.shape(a) for a in arrays))
     flat = [np.ravel(np.broadcast_to(a, shape)) for a in arrays]
     out = [pyfunc(*(fl[i] for fl in flat)) for i in range(np.size(flat[0]))]
-    res = np.array(out)
-    if otypes:
-        res = res.astype(np.dtype(otypes))
-    return np.reshape(res, shape)
+    if out and isinstance(out[0], tuple):  # several outputs: one array each
+        return tuple(np.reshape(_cast(np, np.array([o[k] for o in out]), otypes, k), shape)
+                     for k in range(len(out[0])))
+    return np.reshape(_cast(np, np.array(out), otypes, 0), shape)
+
+
+def _cast(np, res, otypes, k):
+    """Output k cast to its otype (one code for every output, or one each)."""
+    if not otypes:
+        return res
+    return res.astype(np.dtype(otypes[k] if len(otypes) > 1 else otypes))
 
 
 def signature_cores(signature):
@@ -117,9 +124,11 @@ def vectorize_general_eager(np, pyfunc, otypes, cores, excluded, args, kwargs):
             else:
                 kw[k] = fl[i]
         out.append(pyfunc(*pos, **kw))
-    res = np.array(out)
-    if otypes:
-        res = res.astype(np.dtype(otypes))
+    if out and isinstance(out[0], tuple):  # several outputs: one array each
+        results = [_cast(np, np.array([o[k] for o in out]), otypes, k)
+                   for k in range(len(out[0]))]
+        return tuple(np.reshape(r, shape + np.shape(r)[1:]) for r in results)
+    res = _cast(np, np.array(out), otypes, 0)
     return np.reshape(res, shape + np.shape(res)[1:])
 
 
@@ -147,15 +156,12 @@ class VectorizeEager:
         obj = self._obj
         otypes = obj.otypes if isinstance(obj.otypes, str) and obj.otypes else None
         if self._has_value(args) and not kwargs and obj.signature is None and \
-                not obj.excluded and args and (otypes is None or len(otypes) == 1):
+                not obj.excluded and args:
             return vectorize_eager(self._np, obj.pyfunc, otypes, *args)
-        if (self._has_value(args) or self._has_value(tuple(kwargs.values()))) and (
-                otypes is None or len(otypes) == 1):
+        if self._has_value(args) or self._has_value(tuple(kwargs.values())):
             cores = None
             if obj.signature is not None:
-                cores, outputs = signature_cores(obj.signature)
-                if outputs != 1:
-                    return obj(*args, **kwargs)
+                cores, _ = signature_cores(obj.signature)
             return vectorize_general_eager(self._np, obj.pyfunc, otypes, cores,
                                            set(obj.excluded), args, kwargs)
         return obj(*args, **kwargs)

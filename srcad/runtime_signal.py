@@ -47,6 +47,11 @@ __all__ = [
     "outer_axes",
     "outer_shape",
     "put_index",
+    "put_take",
+    "along_axis_index",
+    "mask_index",
+    "place_take",
+    "putmask_take",
     "unchoose",
     "ungradient",
     "unwindow",
@@ -462,7 +467,8 @@ def restride(t, x, shape=None, strides=None):
     return np.ravel(np.broadcast_to(t, np.shape(x)))[ids]
 
 
-# --- in-place writers: np.put, np.copyto, np.fill_diagonal as `x[index] = value` ------------
+# --- in-place writers: np.put, np.copyto, np.fill_diagonal, np.put_along_axis, np.place,
+# np.putmask as `x[index] = value` (the value gathered from a flat v where numpy cycles it) ----
 
 
 def put_index(a, ind, mode="raise"):
@@ -500,8 +506,88 @@ def diagonal_index(a, wrap=False):
     return np.unravel_index(flat, shape)
 
 
+def along_axis_index(a, indices, axis):
+    """Where ``np.put_along_axis(a, indices, values, axis)`` writes: `indices` on `axis` and,
+    on every other axis, an arange shaped to broadcast against it (numpy's fancy index: the
+    values broadcast to its shape). With axis None, `indices` (1-d) are flat positions."""
+    indices = np.asarray(indices)
+    if indices.dtype.kind not in "iu":
+        raise IndexError("`indices` must be an integer array")
+    if axis is None:
+        if indices.ndim != 1:
+            raise ValueError("when axis=None, `indices` must have a single dimension.")
+        return put_index(a, indices)
+    shape = np.shape(a)
+    ndim = len(shape)
+    if indices.ndim != ndim:
+        raise ValueError("`indices` and `arr` must have the same number of dimensions")
+    if not -ndim <= axis < ndim:
+        raise np.exceptions.AxisError(axis, ndim)
+    axis %= ndim
+    index = []
+    for d, n in enumerate(shape):
+        index.append(indices if d == axis else
+                     np.arange(n).reshape((1,) * d + (n,) + (1,) * (ndim - d - 1)))
+    return tuple(index)
+
+
+def mask_index(a, mask):
+    """Where ``np.place(a, mask, vals)`` and ``np.putmask(a, mask, values)`` write: the
+    positions of a whose flat counterpart in `mask` is true (a tuple of index arrays, in
+    flat order; mask must have a's size, as numpy requires)."""
+    mask = np.asarray(mask)
+    size = int(np.prod(np.shape(a)))
+    if mask.size != size:
+        raise ValueError("putmask: mask and data must be the same size")
+    return np.unravel_index(np.flatnonzero(mask), np.shape(a))
+
+
+def _safe_cast(values, a) -> None:
+    """numpy's check in np.place / np.putmask: an array of values must cast safely to a's
+    dtype (a Python number or list is read in a's dtype)."""
+    if isinstance(values, np.ndarray) and not np.can_cast(values.dtype, np.result_type(a),
+                                                          "safe"):
+        what = "scalar" if values.ndim == 0 else "array data"
+        raise TypeError(f"Cannot cast {what} from {values.dtype!r} to "
+                        f"{np.result_type(a)!r} according to the rule 'safe'")
+
+
+def put_take(v, ind):
+    """Which items of ``np.ravel(v)`` ``np.put(a, ind, v)`` stores, in order: one per index,
+    `v` repeated when it is shorter. (An empty `v`, with which numpy writes nothing, is an
+    error here.)"""
+    count, size = int(np.size(ind)), int(np.size(v))
+    if size == 0 and count:
+        raise ValueError("np.put with an empty v: srcad does not lower it")
+    return np.arange(count, dtype=np.intp) % max(size, 1)
+
+
+def place_take(vals, mask, a):
+    """Which items of ``np.ravel(vals)`` ``np.place(a, mask, vals)`` stores, in order: the
+    first N, N the number of true entries, `vals` repeated when it is shorter."""
+    _safe_cast(vals, a)
+    count = int(np.count_nonzero(mask))
+    size = int(np.size(vals))
+    if size == 0 and count:
+        raise ValueError("Cannot insert from an empty array!")
+    return np.arange(count, dtype=np.intp) % max(size, 1)
+
+
+def putmask_take(values, mask, a):
+    """Which items of ``np.ravel(values)`` ``np.putmask(a, mask, values)`` stores, in order:
+    at flat position n, ``values.flat[n % values.size]`` (values repeated). (An empty
+    `values`, with which numpy writes nothing, is an error here.)"""
+    _safe_cast(values, a)
+    flat = np.flatnonzero(np.asarray(mask))
+    if np.size(values) == 0 and flat.size:
+        raise ValueError("np.putmask with empty values: srcad does not lower it")
+    return flat % max(int(np.size(values)), 1)
+
+
 # the in-place writers srcad lowers to `x[index] = value` (copy on write): function -> kind
-INPLACE_WRITERS = {np.put: "put", np.copyto: "copyto", np.fill_diagonal: "fill_diagonal"}
+INPLACE_WRITERS = {np.put: "put", np.copyto: "copyto", np.fill_diagonal: "fill_diagonal",
+                   np.put_along_axis: "put_along_axis", np.place: "place",
+                   np.putmask: "putmask"}
 
 
 def _put(a, ind, v, mode="raise"):
@@ -516,8 +602,23 @@ def _fill_diagonal(a, val, wrap=False):
     """np.fill_diagonal's parameters."""
 
 
+def _put_along_axis(arr, indices, values, axis):
+    """np.put_along_axis's parameters."""
+
+
+def _place(arr, mask, vals):
+    """np.place's parameters."""
+
+
+def _putmask(a, mask, values):
+    """np.putmask's parameters."""
+
+
 _SIGNATURES = {kind: inspect.signature(f) for kind, f in (
-    ("put", _put), ("copyto", _copyto), ("fill_diagonal", _fill_diagonal))}
+    ("put", _put), ("copyto", _copyto), ("fill_diagonal", _fill_diagonal),
+    ("put_along_axis", _put_along_axis), ("place", _place), ("putmask", _putmask))}
+# (the argument each writes into)
+TARGETS = {"copyto": "dst", "put_along_axis": "arr", "place": "arr"}
 
 
 def bind_inplace(func, args, kwargs) -> dict:
@@ -527,19 +628,31 @@ def bind_inplace(func, args, kwargs) -> dict:
 
 
 def inplace_parts(func, args, kwargs):
-    """(target, index, value) of ``np.put(a, ind, v)`` / ``np.copyto(dst, src, where=)`` /
-    ``np.fill_diagonal(a, val, wrap)`` called with these arguments: the write is
-    ``target[index] = value``. (Tape mode's Tensor answers these calls with it.)"""
+    """(target, index, value, take) of ``np.put(a, ind, v)`` / ``np.copyto(dst, src, where=)``
+    / ``np.fill_diagonal(a, val, wrap)`` / ``np.put_along_axis(arr, indices, values, axis)``
+    / ``np.place(arr, mask, vals)`` / ``np.putmask(a, mask, values)`` called with these
+    arguments: the write is ``target[index] = value``, or, where `take` is not None,
+    ``target[index] = np.ravel(value)[take]`` (numpy's repetition of a short value). (Tape
+    mode's Tensor answers these calls with it.)"""
     bound = bind_inplace(func, args, kwargs)
     kind = INPLACE_WRITERS[func]
+    if kind == "put_along_axis":
+        return bound["arr"], along_axis_index(bound["arr"], bound["indices"], bound["axis"]), \
+            bound["values"], None
+    if kind in ("place", "putmask"):
+        a, mask = bound["arr" if kind == "place" else "a"], bound["mask"]
+        value = bound["vals" if kind == "place" else "values"]
+        take = (place_take if kind == "place" else putmask_take)(value, mask, a)
+        return a, mask_index(a, mask), value, take
     if kind == "put":
         return bound["a"], put_index(bound["a"], bound["ind"], bound.get("mode", "raise")), \
-            bound["v"]
+            bound["v"], put_take(bound["v"], bound["ind"])
     if kind == "fill_diagonal":
-        return bound["a"], diagonal_index(bound["a"], bound.get("wrap", False)), bound["val"]
+        return bound["a"], diagonal_index(bound["a"], bound.get("wrap", False)), bound["val"], \
+            None
     where = bound.get("where", True)
     value = bound["src"] if where is True else np.where(where, bound["src"], bound["dst"])
-    return bound["dst"], Ellipsis, value
+    return bound["dst"], Ellipsis, value, None
 
 
 # --- x[index] = value with a repeated index: the last write wins ------------------------------

@@ -84,7 +84,7 @@ class Tensor:
     def __array_function__(self, func, types_, args, kwargs):
         if func in _EAGER:  # np.piecewise / np.apply_along_axis: numpy's loop, on the tape
             return _EAGER[func](self.tape.numpy_view(), *args, **kwargs)
-        if func in INPLACE_WRITERS:  # np.put / np.copyto / np.fill_diagonal: x[index] = value
+        if func in INPLACE_WRITERS:  # np.put / np.copyto / np.place / ...: x[index] = value
             return _write_in_place(func, args, kwargs)
         if func is np.clip and isinstance(kwargs.get("out"), Tensor):  # np.clip(a, .., out=a)
             kwargs = dict(kwargs)
@@ -158,6 +158,10 @@ class Tensor:
         tape's earlier entries read would change their gradients."""
         if name == "fill" and isinstance(args[0] if args else None, Tensor) and not kwargs:
             self.tape.write(self, lambda old: self.tape.apply(np.full_like, (old, args[0]), {}))
+            return
+        if name == "put":  # t.put(ind, v, mode): np.put's write
+            renamed = {_PUT_METHOD_NAMES.get(k, k): v for k, v in kwargs.items()}
+            _write_in_place(np.put, (self, *args), renamed)
             return
         if name in ("sort", "partition") and not _has_tensor(args) and not _has_tensor(kwargs):
             fn = np.sort if name == "sort" else np.partition  # (rows: the values move)
@@ -357,6 +361,7 @@ _SRCAD_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 # ndarray methods that change the array in place (Tensor._in_place)
 _IN_PLACE = ("fill", "sort", "partition", "put")
+_PUT_METHOD_NAMES = {"indices": "ind", "values": "v"}  # (x.put's keywords, np.put's names)
 
 
 def _lost_error(frame, what):
@@ -398,16 +403,21 @@ def _seen_elsewhere(base) -> bool:
 
 
 def _write_in_place(func, args, kwargs):
-    """``np.put(t, ind, v)``, ``np.copyto(t, src)``, ``np.fill_diagonal(t, val)``: the write
+    """``np.put(t, ind, v)``, ``np.copyto(t, src)``, ``np.fill_diagonal(t, val)`` (and
+    np.put_along_axis / np.place / np.putmask, and ``t.put(ind, v)``): the write
     ``t[index] = value`` as source mode lowers it (frontend/pylower.py), on the tape (copy on
     write into the Tensor the user's name holds). Into a plain array, a differentiable value
     is refused (numpy would store a plain number)."""
     plain = [a.value if isinstance(a, Tensor) else a for a in args]
     plain_kw = {k: v.value if isinstance(v, Tensor) else v for k, v in kwargs.items()}
-    _, index, _ = inplace_parts(func, plain, plain_kw)  # (from the values: no gradient)
-    bound_target, _, value = inplace_parts(func, args, kwargs)
-    if func is np.put and isinstance(value, Tensor):
+    _, index, _, take = inplace_parts(func, plain, plain_kw)  # (from the values: no gradient)
+    bound_target, _, value, _ = inplace_parts(func, args, kwargs)
+    if (func is np.put or take is not None) and isinstance(value, Tensor):
         value = value.tape.apply(np.ravel, (value,), {})
+        if take is not None:  # (np.place / np.putmask: the items numpy stores, repeated)
+            value = value.tape.apply(operator.getitem, (value, take), {})
+    elif take is not None:
+        value = np.ravel(value)[take]
     if not isinstance(bound_target, Tensor):
         raise SrcadError(
             f"tape mode: `np.{func.__name__}` writes a differentiable value into a plain "

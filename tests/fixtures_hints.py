@@ -129,18 +129,16 @@ def library_function_hinted(x):
 
 
 # 11. an in-place method srcad does not follow -> "write the change as an assignment"
-def put_method(x):
-    b = np.ones(x.shape[0])
-    y = b * x
-    b.put([0], 5.0)  # refused here
-    return np.sum(y * b)
+def resize_method(x):
+    b = np.sin(x)
+    b.resize((2, 2))  # refused here
+    return np.sum(b * b[::-1])
 
 
-def put_method_hinted(x):
-    b = np.ones(x.shape[0])
-    y = b * x
-    b[[0]] = 5.0
-    return np.sum(y * b)
+def resize_method_hinted(x):
+    b = np.sin(x)
+    b = np.resize(b, (2, 2))
+    return np.sum(b * b[::-1])
 
 
 # 12. a built object used in a way not followed -> "use it only through its attributes and

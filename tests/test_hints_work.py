@@ -29,7 +29,7 @@ CASES = [
     ("recursion", (X,), "as a loop"),
     ("kwargs_in_call", (X.reshape(2, 2),), "keywords one by one"),
     ("library_function", (X,), "numpy function"),
-    ("put_method", (X,), "as an assignment"),
+    ("resize_method", (X,), "as an assignment"),  # (x.put is np.put's write: followed)
     ("object_not_followed", (X,), "only through its attributes and methods"),
     ("state_from_an_earlier_call", (np.stack([X[:3], X[1:]]),), "goes in as an argument"),
     ("map_kept_in_a_name", (X,), "[f(v) for v in xs]"),

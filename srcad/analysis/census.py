@@ -141,8 +141,7 @@ REFUSED_NAMES: dict[str, str] = {
         np.fft.ihfft np.fft.irfft np.fft.irfft2 np.fft.irfftn np.fft.rfft np.fft.rfft2
         np.fft.rfftn builtins.complex""",
     _CALLBACK: """np.apply_over_axes np.frompyfunc builtins.filter operator.call""",
-    _INPLACE: """np.place np.putmask np.put_along_axis
-        ndarray.put ndarray.resize ndarray.setfield
+    _INPLACE: """ndarray.resize ndarray.setfield
         ndarray.itemset operator.setitem operator.delitem operator.iadd
         operator.iand operator.iconcat operator.ifloordiv operator.ilshift operator.imatmul
         operator.imod operator.imul operator.ior operator.ipow operator.irshift
@@ -179,7 +178,15 @@ _LOWERED_BUILTINS = {
 # numpy's in-place writers, lowered by the normaliser to the subscript assignment they
 # perform (frontend/pylower.py), differentiated copy-on-write like `x[i] = v`
 _LOWERED_NUMPY = {
-    "np.put": "lowered to a[put_index(a, ind, mode)] = ravel(v) (copy on write)",
+    "np.put": "lowered to a[put_index(a, ind, mode)] = ravel(v)[put_take(v, ind)] (copy on "
+              "write; a short v repeated)",
+    "ndarray.put": "x.put(indices, values, mode) lowered as np.put (copy on write)",
+    "np.put_along_axis": "lowered to a[along_axis_index(a, indices, axis)] = values (copy on "
+                         "write; values broadcast, a repeated index keeps the last write)",
+    "np.place": "lowered to a[mask_index(a, mask)] = ravel(vals)[place_take(vals, mask, a)] "
+                "(copy on write; vals repeated)",
+    "np.putmask": "lowered to a[mask_index(a, mask)] = ravel(values)[putmask_take(values, "
+                  "mask, a)] (copy on write; values repeated by flat position)",
     "np.copyto": "lowered to dst[...] = src (np.where(where, src, dst) with where=)",
     "np.fill_diagonal": "lowered to a[diagonal_index(a, wrap)] = val (copy on write)",
     "ndarray.fill": "x.fill(v) lowered to x[...] = v (copy on write)",
@@ -190,9 +197,10 @@ _LOWERED_NUMPY = {
                     "condition, or a value read as numpy reads it",
     "np.vectorize": "np.vectorize(f)(x, ...) and global / decorated vectorize objects lowered to "
                     "a loop calling f per broadcast element (f may branch on it), also "
-                    "held in a local; signature= (one output) loops over the non-core "
-                    "dimensions, excluded= arguments pass whole; otypes other than one "
-                    "float type and several outputs are refused",
+                    "held in a local; signature= loops over the non-core "
+                    "dimensions, excluded= arguments pass whole; several outputs (the "
+                    "signature's, or f returning a tuple display) a tuple of arrays; otypes "
+                    "other than float types are refused",
     "np.apply_along_axis": "lowered to a loop over the 1-d slices, results stacked, their axes "
                            "where the axis was (numpy's layout)",
     "ufunc.at": "np.add.at / subtract / multiply / maximum / minimum / negative.at lowered to "
@@ -228,8 +236,9 @@ _LOWERED_PYTHON = {
                   "(copy-on-write subscripts)",
     "np.poly1d": "srcad/pyfuncs.py's poly1d, built as a user class (frontend/objects.py): "
                  "calling it is np.polyval of its coefficients (np.poly of the roots for "
-                 "r=True); methods that return a new poly1d (deriv, integ, arithmetic) are "
-                 "refused: use np.polyder / polyint / polyadd / polymul on p.coeffs",
+                 "r=True); deriv, integ, + - * ** and scalar / return a new poly1d through "
+                 "np.polyder / polyint / polyadd / polysub / polymul (leading zero "
+                 "coefficients kept; p / q, p(q) and roots refused)",
     "np.histogram": "srcad/pyfuncs.py's histogram: np.histogram_bin_edges' row (through min(a) "
                     "and max(a) where they set the edges, as JAX) and the counts' (linear in "
                     "weights=), then density= as numpy divides",

@@ -14,10 +14,12 @@ control flow on its own argument works:
     one function more than conditions -- numpy's algorithm. A condition list held in a value
     (a name) is read as numpy reads it when the code runs (`piecewise_conditions`).
   * ``np.vectorize(f)(x, z)`` (or a global / decorated vectorize object, or one held in a
-    local that is only called; otypes one float type at most): f applied to each element of
-    the broadcast arguments in C order, the results made an array of their shape. With
-    signature= (one output) the loop runs over the non-core dimensions and f gets the core
-    arrays; excluded= arguments are passed whole (`general`).
+    local that is only called; otypes float types): f applied to each element of the
+    broadcast arguments in C order, the results made an array of their shape. With
+    signature= the loop runs over the non-core dimensions and f gets the core arrays;
+    excluded= arguments are passed whole (`general`). Several outputs -- the signature's
+    count, or f returning a tuple display of n items at every return -- are one list per
+    output in the loop and a tuple of arrays after it.
   * ``np.apply_along_axis(f, axis, arr, *args, **kw)``: f applied to each 1-d slice along
     the axis, the results stacked and their axes put where the axis was (numpy's layout).
 Any other form is left as written: a call with no rule, refused where a differentiated value
@@ -40,12 +42,14 @@ Before/after:
 from __future__ import annotations
 
 import copy
+import types
 
 import gast
 import numpy as np
 
 from .. import runtime_callbacks
 from ..naming import fresh
+from .parse import parse_function
 from ..runtime_callbacks import VECTORIZE_NAME
 
 _SIMPLE = (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Return, gast.Expr)
@@ -313,36 +317,91 @@ class _Lowerer:
                 excluded = {v.value for v in value.elts}
                 continue
             return None
+        nout = self.outputs(make.args[0])
         call = self.callee(make.args[0], "vectorized", before)
         if call is None:
             return None
         if signature is None and not excluded:
-            return self.elementwise(call, otypes, e, before)
-        return self.general(call, otypes, signature, excluded, e, before)
+            return self.elementwise(call, otypes, e, before, nout)
+        return self.general(call, otypes, signature, excluded, e, before, nout)
 
     def vectorize_object(self, obj, e, before):
         name = self.fresh(f"{VECTORIZE_NAME}{getattr(obj.pyfunc, '__name__', 'f')}")
         self.pf.closure[name] = obj.pyfunc
         otypes = obj.otypes if isinstance(obj.otypes, str) and obj.otypes else None
+        nout = _returned_tuple(obj.pyfunc)
         if obj.signature is None and not obj.excluded and not e.keywords:
-            return self.elementwise(_name(name), otypes, e, before)
-        return self.general(_name(name), otypes, obj.signature, set(obj.excluded), e, before)
+            return self.elementwise(_name(name), otypes, e, before, nout)
+        return self.general(_name(name), otypes, obj.signature, set(obj.excluded), e, before,
+                            nout)
 
-    def general(self, call, otypes, signature, excluded, e, before):
+    def outputs(self, f) -> int:
+        """How many outputs np.vectorize gives for `f`: n when f (a lambda, a lambda held in
+        a local, a Python function) returns a tuple display of n items wherever it returns
+        (numpy counts the first call's tuple), else 1."""
+        if isinstance(f, gast.Name) and f.id in self.lambdas:
+            held = [n.value for n in gast.walk(self.pf.tree) if isinstance(n, gast.Assign)
+                    and any(isinstance(t, gast.Name) and t.id == f.id for t in n.targets)]
+            f = held[0] if len(held) == 1 else None
+        if isinstance(f, gast.Lambda):
+            return len(f.body.elts) if isinstance(f.body, gast.Tuple) else 1
+        if isinstance(f, (gast.Name, gast.Attribute)):
+            return _returned_tuple(self.resolve(f))
+        return 1
+
+    def _stacked(self, out_lists, results, otypes, shape, core: bool, before):
+        """The results of the loop: each output's list made an array (cast to its otype),
+        of the loop's shape (then f's own dimensions, with a signature); a tuple display of
+        them for several outputs."""
+        names = []
+        for k, (out, res) in enumerate(zip(out_lists, results)):
+            code = otypes[k] if otypes and len(otypes) == len(out_lists) else otypes
+            cast = f".astype(np.dtype({code!r}))" if code else ""
+            if core:
+                before.extend(_parse(f"{res} = np.array({out}){cast}\n"
+                                     f"{res} = np.reshape({res}, {shape} + np.shape({res})[1:])",
+                                     {}))
+            else:
+                before.extend(_parse(f"{res} = np.reshape(np.array({out}){cast}, {shape})", {}))
+            names.append(_name(res))
+        if len(names) == 1:
+            return names[0]
+        return gast.Tuple(elts=names, ctx=gast.Load())
+
+    def _loop(self, value, count, nout, before):
+        """``for i in range(count)``: f's result (`value`, reading `i`) appended to one list per
+        output (item k of a tuple of `nout`). Returns the lists' names."""
+        i = self.fresh("vectorize_i")
+        for n in gast.walk(value):
+            if isinstance(n, gast.Name) and n.id == "__I__":
+                n.id = i
+        if nout == 1:
+            out = self.fresh("vectorize_out")
+            before.extend(_parse(f"{out} = []\nfor {i} in range({count}):\n"
+                                 f"    {out}.append(V)", {"V": value}))
+            return [out]
+        outs = [self.fresh(f"vectorize_out{k}") for k in range(nout)]
+        item = self.fresh("vectorize_item")
+        before.extend(_parse(
+            "".join(f"{o} = []\n" for o in outs) + f"for {i} in range({count}):\n"
+            f"    {item} = V\n" + "".join(
+                f"    {o}.append({item}[{k}])\n" for k, o in enumerate(outs)), {"V": value}))
+        return outs
+
+    def general(self, call, otypes, signature, excluded, e, before, nout=1):
         """np.vectorize with signature= or excluded= (or keywords): the arguments not
         excluded -- positional, then keywords, numpy's order -- broadcast over their loop
         dimensions (all but the signature's core ones), f called on each loop element's core
-        arrays, the excluded ones passed as they are; the results stacked in the loop shape."""
-        if otypes is not None and (len(otypes) != 1 or np.dtype(otypes).kind != "f"):
-            return None
+        arrays, the excluded ones passed as they are; the results stacked in the loop shape
+        (one array per output: the signature's count, else `nout`)."""
         cores = None
         if signature is not None:
             try:
-                cores, outputs = runtime_callbacks.signature_cores(signature)
+                cores, nout = runtime_callbacks.signature_cores(signature)
             except ValueError:
                 return None
-            if outputs != 1:
-                return None
+        if not _float_otypes(otypes, nout):
+            return None
         vector = [(i, a) for i, a in enumerate(e.args) if i not in excluded] + [
             (k.arg, k.value) for k in e.keywords if k.arg not in excluded]
         if not vector or (cores is not None and len(cores) != len(vector)):
@@ -365,22 +424,18 @@ class _Lowerer:
         for a, c, fl in zip(arrays, cores_of, flat):
             before.extend(_parse(
                 f"{fl} = np.reshape(np.broadcast_to({a}, {shape} + {c}), (-1,) + {c})", {}))
-        out, i = self.fresh("vectorize_out"), self.fresh("vectorize_i")
-        item = {key: _parse(f"{fl}[{i}]", {})[0].value for (key, _), fl in zip(vector, flat)}
+        item = {key: _parse(f"{fl}[__I__]", {})[0].value for (key, _), fl in zip(vector, flat)}
         item.update({key: _name(n) for key, n in passed.items()})
         value = gast.Call(func=call, args=[item[k] for k in range(len(e.args))],
                           keywords=[gast.keyword(arg=k.arg, value=item[k.arg])
                                     for k in e.keywords])
-        before.extend(_parse(f"{out} = []\nfor {i} in range(np.shape({flat[0]})[0]):\n"
-                             f"    {out}.append(V)", {"V": value}))
-        res = self.fresh("vectorized")
-        cast = f".astype(np.dtype({otypes!r}))" if otypes else ""
-        before.extend(_parse(f"{res} = np.array({out}){cast}\n"
-                             f"{res} = np.reshape({res}, {shape} + np.shape({res})[1:])", {}))
-        return _name(res)
+        outs = self._loop(value, f"np.shape({flat[0]})[0]", nout, before)
+        results = [self.fresh("vectorized")] if nout == 1 else [
+            self.fresh(f"vectorized{k}") for k in range(nout)]
+        return self._stacked(outs, results, otypes, shape, True, before)
 
-    def elementwise(self, call, otypes, e, before):
-        if otypes is not None and (len(otypes) != 1 or np.dtype(otypes).kind != "f"):
+    def elementwise(self, call, otypes, e, before, nout=1):
+        if not _float_otypes(otypes, nout):
             return None
         if e.keywords or not e.args:
             return None
@@ -393,15 +448,12 @@ class _Lowerer:
         flat = [self.fresh(f"vectorize_flat{k}") for k in range(len(args))]
         for a, fl in zip(args, flat):
             before.extend(_parse(f"{fl} = np.ravel(np.broadcast_to({a}, {shape}))", {}))
-        out, i = self.fresh("vectorize_out"), self.fresh("vectorize_i")
-        value = gast.Call(func=call, args=[_parse(f"{fl}[{i}]", {})[0].value for fl in flat],
+        value = gast.Call(func=call, args=[_parse(f"{fl}[__I__]", {})[0].value for fl in flat],
                           keywords=[])
-        before.extend(_parse(f"{out} = []\nfor {i} in range(np.size({flat[0]})):\n"
-                             f"    {out}.append(V)", {"V": value}))
-        res = self.fresh("vectorized")
-        cast = f".astype(np.dtype({otypes!r}))" if otypes else ""
-        before.extend(_parse(f"{res} = np.reshape(np.array({out}){cast}, {shape})", {}))
-        return _name(res)
+        outs = self._loop(value, f"np.size({flat[0]})", nout, before)
+        results = [self.fresh("vectorized")] if nout == 1 else [
+            self.fresh(f"vectorized{k}") for k in range(nout)]
+        return self._stacked(outs, results, otypes, shape, False, before)
 
     # -- np.apply_along_axis --------------------------------------------------------------------
     def apply_along_axis(self, e, before):
@@ -428,6 +480,40 @@ class _Lowerer:
             f"{res} = np.moveaxis({res}, {SOURCE}(np.ndim({m}), np.ndim({res})), "
             f"{DEST}(np.ndim({m}), {ax}, np.ndim({res})))", {}))
         return _name(res)
+
+
+def _float_otypes(otypes, nout) -> bool:
+    """otypes srcad follows: none, or one float type per output (one for all outputs)."""
+    try:
+        return otypes is None or (len(otypes) in (1, nout) and all(
+            np.dtype(c).kind == "f" for c in otypes))
+    except TypeError:  # (not a type code: numpy's own error, as written)
+        return False
+
+
+def _returned_tuple(fn) -> int:
+    """n when the Python function `fn` returns a tuple display of n items (n > 1) at every
+    ``return``, else 1."""
+    if not isinstance(fn, types.FunctionType):
+        return 1
+    try:
+        tree = parse_function(fn).tree
+    except Exception:  # noqa: BLE001  (no source: one output, as before)
+        return 1
+    if isinstance(tree, gast.Lambda) or (isinstance(tree, gast.FunctionDef) and isinstance(
+            getattr(tree, "body", None), gast.expr)):
+        body = tree.body
+        return len(body.elts) if isinstance(body, gast.Tuple) and len(body.elts) > 1 else 1
+    sizes = set()
+    todo = list(tree.body)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef, gast.Lambda)):
+            continue
+        if isinstance(n, gast.Return):
+            sizes.add(len(n.value.elts) if isinstance(n.value, gast.Tuple) else 1)
+        todo.extend(gast.iter_child_nodes(n))
+    return sizes.pop() if len(sizes) == 1 else 1
 
 
 NP = "__srcad_np"  # numpy, by a name the user's module cannot shadow

@@ -25,14 +25,19 @@ attributes (``self.act = Tanh()``) and lists of objects (``[Dense(..), Tanh()]``
 ``for``/``reversed``/``enumerate``, which are unrolled, indexed by a constant, ``len``);
 objects passed to methods and user functions (specialised per call site);
 ``isinstance(obj, C)`` (a constant); a class or function picked from a module registry by a
-string argument (``ACTIVATIONS[name]()``). An existing object the function reaches by a free
-name or an argument (a module-level RNN cell) is scalarised the same way when the methods
-called on it keep state that a later read in the call sees (``self.h = tanh(W @ self.h +
-..)``): its attributes are read as the call starts (those read before they are set) and
-written back as it returns. Anything else the function does with such an object
-(returns it, hands it to a library, a dynamic attribute, ``self`` escaping a method, an
-object or list built in one arm of a branch only) leaves the function as written: the
-construction is then a call with no rule, refused where a gradient needs it.
+string argument (``ACTIVATIONS[name]()``); a method whose one ``return`` (its last statement)
+gives back an object it builds (``def deriv(self): return poly1d(...)``: the caller holds the
+new object, its state returned after the result); operators on built objects (``p + q`` is
+``p.__add__(q)``, or ``q.__radd__(p)`` as Python picks; ``-p``; ``p += q`` with no
+``__iadd__`` is ``p = p + q``), unless the method may return NotImplemented. An existing
+object the function reaches by a free name or an argument (a module-level RNN cell) is
+scalarised the same way when the methods called on it keep state that a later read in the
+call sees (``self.h = tanh(W @ self.h + ..)``): its attributes are read as the call starts
+(those read before they are set) and written back as it returns. Anything else the function
+does with such an object (returns it from the function, hands it to a library, a dynamic
+attribute, ``self`` escaping a method, an object or list built in one arm of a branch only)
+leaves the function as written: the construction is then a call with no rule, refused where
+a gradient needs it.
 """
 
 from __future__ import annotations
@@ -55,6 +60,7 @@ from .attrstate import _may_read_before_store
 from .opaque import NOT_FOLLOWED, is_user_object
 from .parse import UNRESOLVED, parse_function
 
+_SUBSTITUTE_CLASSES = tuple(CLASS_SUBSTITUTES.values())
 _COMPARE = {gast.Eq: operator.eq, gast.NotEq: operator.ne, gast.Lt: operator.lt,
             gast.LtE: operator.le, gast.Gt: operator.gt, gast.GtE: operator.ge,
             gast.Is: operator.is_, gast.IsNot: operator.is_not}
@@ -64,6 +70,10 @@ _FOLD_OPS = {**_INT_OPS, gast.Div: operator.truediv}
 _CONST_TYPES = (str, int, float, bool, type(None))
 _MUTATORS = ("append", "extend", "insert", "pop", "remove", "clear", "reverse", "sort")
 _MAX_DEPTH = 24  # nested specialisations (a method calling methods ...): recursion is refused
+# operators a built object answers with its methods (``p + q`` -> ``p.__add__(q)``)
+_BINARY = {gast.Add: "add", gast.Sub: "sub", gast.Mult: "mul", gast.Div: "truediv",
+           gast.FloorDiv: "floordiv", gast.Mod: "mod", gast.Pow: "pow", gast.MatMult: "matmul"}
+_UNARY = {gast.USub: "__neg__", gast.UAdd: "__pos__"}
 
 
 class _Unsupported(Exception):
@@ -280,6 +290,8 @@ class _Rewriter:
         self.nested = 0  # inside a branch or a loop that is not unrolled
         self.hint = None  # the name a construction is assigned to (its locals' prefix)
         self.rest: list = []  # the statements after the current one, in its block
+        self.object_return = None  # a method's one `return`, last in its body (specialise)
+        self.returned = None  # the object that `return` gives back, built in the method
 
     # -- statements --------------------------------------------------------------------------
     def block(self, stmts) -> list:
@@ -294,6 +306,16 @@ class _Rewriter:
         self.o.line = getattr(s, "lineno", self.o.line)
         if isinstance(s, gast.Assign):
             return self.assign(s)
+        if isinstance(s, gast.AugAssign) and isinstance(s.target, gast.Name) and \
+                isinstance(self.scope.env.get(s.target.id), VObj) and type(s.op) in _BINARY:
+            o = self.scope.env[s.target.id]
+            if _lookup(o.cls, f"__i{_BINARY[type(s.op)]}__")[0] not in (None, object):
+                raise _Unsupported("an in-place operator method (`__iadd__`)")
+            # `p += q` with no __iadd__: `p = p + q`, as Python falls back to
+            read = gast.copy_location(_name(s.target.id), s.target)
+            return self.assign(gast.copy_location(gast.Assign(
+                targets=[s.target], value=gast.copy_location(gast.BinOp(
+                    left=read, op=s.op, right=s.value), s), type_comment=None), s))
         if isinstance(s, gast.AugAssign):
             value = self.value(s.value)
             base = self.peek(s.target.value) if isinstance(s.target, gast.Attribute) else None
@@ -320,6 +342,12 @@ class _Rewriter:
         if isinstance(s, gast.Return):
             if s.value is not None:
                 v = self.expr(s.value)
+                if isinstance(v, VObj) and s is self.object_return and \
+                        id(v) in self.scope.made:
+                    # `return poly1d(...)` as a method's one return: the caller holds the
+                    # object (its state returned after the result: `specialise`)
+                    self.returned = v
+                    v = gast.copy_location(gast.Constant(value=None, kind=None), s)
                 if isinstance(v, (VObj, VList)):
                     raise _Unsupported("the object is returned (`return self` or `return obj`)")
                 s.value = v
@@ -965,6 +993,14 @@ class _Rewriter:
                 raise _Unsupported("a dict mixing objects and values")
             e.values = items
             return e
+        if isinstance(e, gast.BinOp):
+            return self.binop(e)
+        if isinstance(e, gast.UnaryOp) and type(e.op) in _UNARY:
+            operand = self.expr(e.operand)
+            if isinstance(operand, VObj):
+                return self.dunder(operand, _UNARY[type(e.op)], [], e)
+            e.operand = self._as_value(operand, e.operand)
+            return e
         if isinstance(e, gast.List) and e.elts and isinstance(e.ctx, gast.Load):
             items = [self.expr(x) for x in e.elts]
             if all(isinstance(x, VObj) for x in items):
@@ -976,6 +1012,42 @@ class _Rewriter:
         if isinstance(e, (gast.BinOp, gast.UnaryOp, gast.JoinedStr)):
             return _fold(self._generic(e))
         return self._generic(e)
+
+    def binop(self, e):
+        """``p + q``, ``2 * p``, ``p ** 3`` with a built object as an operand: its ``__add__``
+        (or the right one's ``__radd__``), as Python picks (a method that may return
+        NotImplemented is not followed)."""
+        left, right = self.expr(e.left), self.expr(e.right)
+        name = _BINARY.get(type(e.op))
+        if name is not None and (isinstance(left, VObj) or isinstance(right, VObj)):
+            order = [(left, f"__{name}__", right), (right, f"__r{name}__", left)]
+            if isinstance(left, VObj) and isinstance(right, VObj) and \
+                    right.cls is not left.cls and issubclass(right.cls, left.cls):
+                order.reverse()  # (a subclass's reflected method first, as Python)
+            for obj, attr, other in order:
+                if isinstance(obj, VObj) and _lookup(obj.cls, attr)[0] not in (None, object):
+                    return self.dunder(obj, attr, [other], e)
+        e.left = self._as_value(left, e.left)
+        e.right = self._as_value(right, e.right)
+        return e
+
+    def dunder(self, o: VObj, attr: str, args: list, e):
+        """`o`'s operator method `attr` called with these (already rewritten) arguments."""
+        owner, raw = _lookup(o.cls, attr)
+        if not isinstance(raw, types.FunctionType) or not _user_function(raw, self.o.globals):
+            raise _Unsupported(f"`{attr}` is not a method srcad can follow")
+        if "NotImplemented" in raw.__code__.co_names:
+            raise _Unsupported(f"`{attr}` may return NotImplemented")
+        guards.note_attr(o.cls, attr, getattr(o.cls, attr))
+        return self.specialise(raw, o, owner, args, [], e)
+
+    def _as_value(self, v, at):
+        if isinstance(v, VTuple):
+            return gast.copy_location(gast.Tuple(elts=[copy.deepcopy(x) for x in v.items],
+                                                 ctx=gast.Load()), at)
+        if isinstance(v, (VObj, VList)):
+            raise _Unsupported("the object is an operand of an operator it has no method for")
+        return v
 
     def _generic(self, node):
         """Rewrite the expressions under `node` (one with no meaning of its own here)."""
@@ -1078,6 +1150,12 @@ class _Rewriter:
                     raise _Unsupported("isinstance of a built object against an unknown class")
                 return gast.copy_location(gast.Constant(
                     value=issubclass(first.cls, cls), kind=None), e)
+            if f.id == "isinstance" and first is None and len(e.args) == 2 and \
+                    any(self.o.resolve_static(e.args[1], self.scope) is c
+                        for c in _SUBSTITUTE_CLASSES):
+                # (srcad/pyfuncs.py's poly1d exists only as built objects: a value that is
+                # not one is no instance of it)
+                return gast.copy_location(gast.Constant(value=False, kind=None), e)
             if f.id == "len" and isinstance(first, VList) and len(e.args) == 1:
                 return gast.copy_location(gast.Constant(value=len(first.items), kind=None), e)
             if f.id == "len" and len(e.args) == 1 and not e.keywords and not self.in_def and \
@@ -1276,9 +1354,7 @@ class _Rewriter:
             raise _Unsupported(f"cannot read {fn.__qualname__}") from err
         fdef = pfm.tree
         if in_substitute(pfm.filename):  # (np.poly1d's stand-in: its lines are the call's)
-            for n in gast.walk(fdef):
-                if hasattr(n, "lineno"):
-                    n.lineno = getattr(e, "lineno", None) or self.o.line
+            _relocate(fdef, e, self.o.line)
         if fn.__globals__ is not self.o.globals:
             self.o.localise(fdef, fn)
         a = fdef.args
@@ -1355,11 +1431,19 @@ class _Rewriter:
                     self.scope.lengths.pop(v.id, None)
             elif n is not UNRESOLVED:
                 inner.lengths[p] = n
+        returns = [n for n in _walk_own(fdef) if isinstance(n, gast.Return)]
+        if len(returns) == 1 and fdef.body and returns[0] is fdef.body[-1]:
+            sub.object_return = returns[0]
+        hint = self.hint
         line = self.o.line
         body = sub.block(fdef.body)
         self.o.line = line
+        returned = sub.returned  # (an object the method built and returns: the call's value)
+        if returned is not None and hint:
+            returned.label = hint
         # the state it reads (parameters) and the state it assigns (returned after the result)
-        reach_after = _reachable(([me] if me is not None else []) + list(statics.values()))
+        reach_after = _reachable(([me] if me is not None else []) + list(statics.values()) +
+                                 ([returned] if returned is not None else []))
         # (an attribute the method sets before any read of it is not passed in)
         probe = types.SimpleNamespace(body=body)
         state_in = [(key, name) for key, name in inner.entry.items()
@@ -1408,6 +1492,8 @@ class _Rewriter:
             self.pre.append(_assign(targets, call, e))
         else:
             self.pre.append(gast.copy_location(gast.Expr(value=call), e))
+        if returned is not None:
+            return returned
         return gast.copy_location(_name(result), e)
 
 
@@ -1508,6 +1594,27 @@ def _changed_attrs(cls) -> set:
                         out.add(n.value.attr)
         _CHANGED[cls] = out
     return _CHANGED[cls]
+
+
+def _relocate(tree, at, line: int) -> None:
+    """Every node of `tree` placed at `at`'s location (else at `line`): what it computes, and
+    any error it raises, is the user's line (the methods of srcad/pyfuncs.py's classes)."""
+    for n in gast.walk(tree):
+        if isinstance(n, (gast.stmt, gast.expr)):
+            for f in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
+                setattr(n, f, getattr(at, f, None))
+            n.lineno = n.lineno or line
+
+
+def _walk_own(fdef):
+    """The nodes of `fdef`'s body, not those of functions or classes nested in it."""
+    todo = list(fdef.body)
+    while todo:
+        n = todo.pop()
+        yield n
+        if not isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef,
+                              gast.Lambda)):
+            todo.extend(gast.iter_child_nodes(n))
 
 
 def _key(t):

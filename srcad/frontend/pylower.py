@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import builtins
 import copy
+import inspect
 from collections import Counter
 
 import gast
@@ -55,20 +56,33 @@ LIST_CONCAT = "__srcad_list_concat"
 ARRAY_SORT = "__srcad_sort"
 ARRAY_PARTITION = "__srcad_partition"
 PUT_INDEX = "__srcad_put_index"
+PUT_TAKE = "__srcad_put_take"
 DIAGONAL_INDEX = "__srcad_diagonal_index"
 WHERE = "__srcad_where"
 RAVEL = "__srcad_ravel"
+ALONG_AXIS_INDEX = "__srcad_along_axis_index"
+MASK_INDEX = "__srcad_mask_index"
+TAKES = {"place": "__srcad_place_take", "putmask": "__srcad_putmask_take"}
 INTERNAL = {LIST_APPEND: runtime_python.list_append, LIST_CONCAT: runtime_python.list_concat,
             ARRAY_SORT: np.sort, ARRAY_PARTITION: np.partition, DICT_SET: runtime_python.dict_set,
             DICT_KEYS: runtime_python.dict_keys, DICT_GET: runtime_python.dict_get,
             PUT_INDEX: runtime_signal.put_index, DIAGONAL_INDEX: runtime_signal.diagonal_index,
             WHERE: np.where, RAVEL: np.ravel, pylevel.SORTED_BY: pyfuncs.sorted_by,
-            pylevel.TOLIST: pyfuncs.tolist}
+            pylevel.TOLIST: pyfuncs.tolist, ALONG_AXIS_INDEX: runtime_signal.along_axis_index,
+            MASK_INDEX: runtime_signal.mask_index, TAKES["place"]: runtime_signal.place_take,
+            TAKES["putmask"]: runtime_signal.putmask_take, PUT_TAKE: runtime_signal.put_take}
 # ufunc.at's value forms (np.add.at -> add_at), by the name the lowering spells
 AT_NAMES = {form: f"__srcad_{form.__name__}" for form in runtime_at.AT_FORMS.values()}
 INTERNAL.update({name: form for form, name in AT_NAMES.items()})
 
 _COMPS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
+
+
+def _put_method(indices, values, mode="raise"):
+    """ndarray.put's parameters."""
+
+
+_PUT_METHOD = inspect.signature(_put_method)
 
 
 def _located(nodes, at):
@@ -659,8 +673,10 @@ class _Lowerer:
         """``x.fill(v)`` / ``x.sort(...)`` / ``x.partition(...)`` on a name that is not a list the
         function makes: numpy changes x's memory in place, which is ``x[...] = v`` /
         ``x[...] = np.sort(x, ...)`` -- a write srcad copies on (the backward of an earlier
-        ``y = x * w`` still reads the old x). Other in-place methods (``put``, ``resize``,
-        ``itemset``, ``byteswap``, ``setfield``) are refused: their writes would be lost."""
+        ``y = x * w`` still reads the old x). (``x.put(indices, values, mode)`` on the
+        function's own array is np.put's write: _InplaceWriters.) Other in-place methods
+        (``put`` on another array, ``resize``, ``itemset``, ``byteswap``, ``setfield``) are
+        refused: their writes would be lost."""
         v = s.value
         if not (isinstance(v, gast.Call) and isinstance(v.func, gast.Attribute)
                 and isinstance(v.func.value, gast.Name)
@@ -781,18 +797,24 @@ def _split_rebound_lists(tree, taken: set) -> None:
 
 
 class _InplaceWriters(gast.NodeTransformer):
-    """``np.put(a, ind, v, mode)``, ``np.copyto(dst, src, where=w)`` and
-    ``np.fill_diagonal(a, val, wrap)`` as statements writing into a local array become the
-    subscript assignment numpy performs -- ``a[put_index(a, ind, mode)] = ravel(v)``,
+    """``np.put(a, ind, v, mode)``, ``np.copyto(dst, src, where=w)``,
+    ``np.fill_diagonal(a, val, wrap)``, ``np.put_along_axis(a, indices, values, axis)``,
+    ``np.place(a, mask, vals)``, ``np.putmask(a, mask, values)`` and ``a.put(indices,
+    values, mode)`` as statements writing into a local array become the subscript
+    assignment numpy performs -- ``a[put_index(a, ind, mode)] = ravel(v)[put_take(v, ind)]``,
     ``dst[...] = src`` (``where(w, src, dst)`` with where=), ``a[diagonal_index(a, wrap)] =
-    val`` -- which srcad differentiates copy-on-write, with the array's views and aliases
-    (aliasing.py). Any other form (into an expression, star arguments, copyto's casting=)
-    is left as written: a call with no rule, refused where a differentiated value reaches it.
-    (numpy repeats a shorter put value or diagonal cyclically; the assignment broadcasts
-    instead and raises where that differs.)"""
+    val``, ``a[along_axis_index(a, indices, axis)] = values``, ``a[mask_index(a, mask)] =
+    ravel(vals)[place_take(vals, mask, a)]`` (putmask: ``putmask_take``); the `*_take`
+    gathers repeat a short value as numpy does -- which srcad differentiates copy-on-write,
+    with the array's views and aliases (aliasing.py). Any other form (into an expression,
+    star arguments, copyto's casting=) is left as written: a call with no rule, refused where
+    a differentiated value reaches it. (numpy repeats a shorter diagonal value cyclically;
+    the assignment broadcasts instead and raises where that differs.) An argument read twice
+    (the values, put's indices, the mask) that is not a name or a constant is computed once,
+    into a name, before the write, in the call's order."""
 
-    def __init__(self, pf, stored: set):
-        self.pf, self.stored = pf, stored
+    def __init__(self, pf, stored: set, taken: set):
+        self.pf, self.stored, self.taken = pf, stored, taken
 
     def _callee(self, func):
         obj = self._resolve(func)
@@ -811,13 +833,40 @@ class _InplaceWriters(gast.NodeTransformer):
         form = runtime_at.AT_FORMS.get(ufunc) if isinstance(ufunc, np.ufunc) else None
         if form is None or len(v.args) != ufunc.nin + 1:
             return None
-        dst = v.args[0]
-        if not isinstance(dst, gast.Name) or dst.id not in self.stored:
+        pre = []
+        dst = self._view_target(v.args[0], pre, v)
+        if dst is None:
             return None
         value = _call(AT_NAMES[form], [_name(dst.id), *v.args[1:]])
         sub = gast.Subscript(value=_name(dst.id, store=False),
                              slice=gast.Constant(value=Ellipsis, kind=None), ctx=gast.Store())
-        return _assign(sub, value)
+        return pre + [_assign(sub, value)]
+
+    def _view_target(self, dst, pre: list, at):
+        """The name the write goes into: `dst` itself when it names the function's own
+        array; for a subscript or ``.T`` of one (``np.putmask(y[0], m, v)``: numpy writes
+        through the view, or into a copy that is then lost, as a fancy index makes), a fresh
+        name holding it (appended to `pre`), which the write goes into and aliasing.py
+        follows back to the array; None for another array (the call is left as written).
+        Another expression over the function's arrays (``y.reshape(6)``, which may be a
+        view) is refused: numpy's write through it would be lost to the gradient."""
+        if isinstance(dst, gast.Name):
+            return dst if dst.id in self.stored else None
+        root = dst
+        while isinstance(root, gast.Subscript) or (
+                isinstance(root, gast.Attribute) and root.attr in ("T", "mT")):
+            root = root.value
+        if not (isinstance(root, gast.Name) and root.id in self.stored):
+            if any(isinstance(n, gast.Name) and n.id in self.stored for n in gast.walk(dst)):
+                raise self.pf.error(
+                    f"the write into `{gast.unparse(dst)}` (numpy may write through a view "
+                    f"there) is not followed by srcad", at,
+                    hint="write into the array itself (`y = ...; np.putmask(y, m, v)`), a "
+                    "subscript of it or its `.T`", cls=UnsupportedSyntaxError)
+            return None
+        name = fresh(f"{root.id}_view", self.taken)
+        pre.append(_assign(name, dst))
+        return _name(name)
 
     def _resolve(self, func):
         names = []
@@ -833,29 +882,64 @@ class _InplaceWriters(gast.NodeTransformer):
 
     def visit_Expr(self, node):
         v = node.value
-        if not isinstance(v, gast.Call) or any(isinstance(a, gast.Starred) for a in v.args) \
-                or any(k.arg is None for k in v.keywords):
+        if not isinstance(v, gast.Call):
+            return node
+        if any(isinstance(a, gast.Starred) for a in v.args) or \
+                any(k.arg is None for k in v.keywords):
+            if self._callee(v.func) or self._put_method(v.func) or (
+                    isinstance(v.func, gast.Attribute) and v.func.attr == "at" and
+                    isinstance(self._resolve(v.func.value), np.ufunc)):
+                raise self.pf.error(
+                    f"`{gast.unparse(v.func)}(...)` with star arguments writes into an array "
+                    f"srcad cannot see", node, hint="pass the arguments themselves "
+                    "(the array written into by its name), which srcad differentiates",
+                    cls=UnsupportedSyntaxError)
             return node
         at = self._ufunc_at(v)
         if at is not None:
-            return gast.copy_location(at, node)
+            return [gast.copy_location(s, node) for s in at]
+        keywords = {k.arg: k.value for k in v.keywords}
         fn = self._callee(v.func)
+        if not fn and self._put_method(v.func):  # x.put(indices, values, mode): np.put's
+            try:
+                bound = _PUT_METHOD.bind(*v.args, **keywords).arguments
+            except TypeError:
+                return node
+            fn, keywords = np.put, {"a": v.func.value, "ind": bound["indices"],
+                                    "v": bound["values"]}
+            if "mode" in bound:
+                keywords["mode"] = bound["mode"]
+            v = gast.Call(func=v.func, args=[], keywords=[])
         if not fn:
             return node
         try:
-            bound = runtime_signal.bind_inplace(
-                fn, v.args, {k.arg: k.value for k in v.keywords})
+            bound = runtime_signal.bind_inplace(fn, v.args, keywords)
         except TypeError:
             return node  # (numpy's own error, when it runs)
         kind = runtime_signal.INPLACE_WRITERS[fn]
-        dst = bound["dst" if kind == "copyto" else "a"]
-        if not isinstance(dst, gast.Name) or dst.id not in self.stored or "casting" in bound:
+        pre = []
+        dst = self._view_target(bound[runtime_signal.TARGETS.get(kind, "a")], pre, node)
+        if dst is None or "casting" in bound:
             return node
         target = _name(dst.id)
-        if kind == "put":
+        if kind == "put_along_axis":
+            index = _call(ALONG_AXIS_INDEX, [_name(dst.id), bound["indices"], bound["axis"]])
+            value = bound["values"]
+        elif kind in ("place", "putmask"):
+            mask = self._once(bound["mask"], f"{dst.id}_mask", pre)
+            vals = self._once(bound["vals" if kind == "place" else "values"],
+                              f"{dst.id}_values", pre)
+            index = _call(MASK_INDEX, [_name(dst.id), mask])
+            value = gast.Subscript(value=_call(RAVEL, [vals]), slice=_call(
+                TAKES[kind], [copy.deepcopy(vals), copy.deepcopy(mask), _name(dst.id)]),
+                ctx=gast.Load())
+        elif kind == "put":
+            ind = self._once(bound["ind"], f"{dst.id}_ind", pre)
+            vals = self._once(bound["v"], f"{dst.id}_values", pre)
             extra = [bound["mode"]] if "mode" in bound else []
-            index = _call(PUT_INDEX, [_name(dst.id), bound["ind"], *extra])
-            value = _call(RAVEL, [bound["v"]])
+            index = _call(PUT_INDEX, [_name(dst.id), ind, *extra])
+            value = gast.Subscript(value=_call(RAVEL, [vals]), slice=_call(
+                PUT_TAKE, [copy.deepcopy(vals), copy.deepcopy(ind)]), ctx=gast.Load())
         elif kind == "fill_diagonal":
             extra = [bound["wrap"]] if "wrap" in bound else []
             index = _call(DIAGONAL_INDEX, [_name(dst.id), *extra])
@@ -866,8 +950,28 @@ class _InplaceWriters(gast.NodeTransformer):
             if "where" in bound:
                 value = _call(WHERE, [bound["where"], value, _name(dst.id)])
         sub = gast.Subscript(value=target, slice=index, ctx=gast.Store())
-        return gast.copy_location(gast.Assign(targets=[sub], value=value, type_comment=None),
-                                  node)
+        write = gast.Assign(targets=[sub], value=value, type_comment=None)
+        return [gast.copy_location(s, node) for s in pre + [write]]
+
+    def _put_method(self, func) -> bool:
+        """Is `func` ``x.put`` of the function's own array x (a name it assigns or a
+        parameter), or of a subscript or ``.T`` of it?"""
+        if not (isinstance(func, gast.Attribute) and func.attr == "put"):
+            return False
+        root = func.value
+        while isinstance(root, gast.Subscript) or (
+                isinstance(root, gast.Attribute) and root.attr in ("T", "mT")):
+            root = root.value
+        return isinstance(root, gast.Name) and root.id in self.stored
+
+    def _once(self, expr, hint, pre: list):
+        """`expr` itself when reading it twice is reading it once (a name, a constant), else
+        a fresh name it is computed into (appended to `pre`)."""
+        if isinstance(expr, (gast.Name, gast.Constant)):
+            return expr
+        name = fresh(hint, self.taken)
+        pre.append(_assign(name, expr))
+        return _name(name)
 
 
 def lower_python(pf, taken: set) -> None:
@@ -875,7 +979,7 @@ def lower_python(pf, taken: set) -> None:
     stored = {n.id for n in gast.walk(pf.tree) if isinstance(n, gast.Name)
               and isinstance(n.ctx, gast.Store)} | {
         a.id for a in pf.tree.args.posonlyargs + pf.tree.args.args}
-    _InplaceWriters(pf, stored).visit(pf.tree)
+    _InplaceWriters(pf, stored, taken).visit(pf.tree)
     split = _SplitParallel()
     split.top = pf.tree
     split.visit(pf.tree)

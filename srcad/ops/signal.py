@@ -259,6 +259,14 @@ defnondiff(sg.put_index, name="put_index", family=_R,
            params=(Param("a"), Param("ind"), Param("mode", "raise")))
 defnondiff(sg.diagonal_index, name="diagonal_index", family=_R,
            params=(Param("a"), Param("wrap", False)))
+defnondiff(sg.along_axis_index, name="along_axis_index", family=_R,
+           params=(Param("a"), Param("indices"), Param("axis")))
+defnondiff(sg.mask_index, name="mask_index", family=_R, params=(Param("a"), Param("mask")))
+defnondiff(sg.put_take, name="put_take", family=_R, params=(Param("v"), Param("ind")))
+defnondiff(sg.place_take, name="place_take", family=_R,
+           params=(Param("vals"), Param("mask"), Param("a")))
+defnondiff(sg.putmask_take, name="putmask_take", family=_R,
+           params=(Param("values"), Param("mask"), Param("a")))
 defnondiff(sg.interp_basis, name="interp_basis", family=_R,
            params=(Param("x"), Param("xp"), Param("left", None), Param("right", None),
                    Param("period", None), Param("which", "i0")))
