@@ -43,6 +43,36 @@
 
 typedef unsigned char srcad_bool; /* numpy's bool: one byte, 0 or 1 */
 
+/* A selection `c ? a : b` of two floating values already computed, without a branch: the
+ * bits of the one chosen (NaN payloads and signed zeros kept). The generated code writes
+ * np.where, maximum, clip, ... this way (srcad/lower/cexpr.py) because a C conditional lets
+ * gcc move the computation of `a` into the branch, and under -ftrapping-math it then does
+ * not vectorise the loop (a masked score, `np.where(causal, s * scale, -1e9)`, ran one
+ * element at a time). Both values are computed in any case, as numpy computes both
+ * arrays before np.where picks. */
+static inline float srcad_select_float(int c, float a, float b)
+{
+    uint32_t ia, ib, r;
+    memcpy(&ia, &a, sizeof ia);
+    memcpy(&ib, &b, sizeof ib);
+    const uint32_t m = (uint32_t)0 - (uint32_t)(c != 0);
+    r = (ia & m) | (ib & ~m);
+    float o;
+    memcpy(&o, &r, sizeof o);
+    return o;
+}
+static inline double srcad_select_double(int c, double a, double b)
+{
+    uint64_t ia, ib, r;
+    memcpy(&ia, &a, sizeof ia);
+    memcpy(&ib, &b, sizeof ib);
+    const uint64_t m = (uint64_t)0 - (uint64_t)(c != 0);
+    r = (ia & m) | (ib & ~m);
+    double o;
+    memcpy(&o, &r, sizeof o);
+    return o;
+}
+
 #define SRCAD_STR2(x) #x
 #define SRCAD_STR(x) SRCAD_STR2(x)
 #define SRCAD_CAT2(a, b) a##b
