@@ -4,7 +4,7 @@
 # user source sha256: 8fa1f8695a44
 # from the user's module: attention, cross_entropy, gelu, layer_norm, log_softmax, merge_heads, mlp, softmax, split_heads
 import numpy as np
-from srcad.runtime import Stack, as_grad, extremum_grad, inverse_permutation, unbroadcast, unindex, zeros_grad
+from srcad.runtime import Stack, as_grad, extremum_grad, unbroadcast, unindex, zeros_grad
 
 
 def log_softmax_fwd(x):
@@ -276,7 +276,7 @@ def merge_heads_bwd(saved, dmerge_heads):
     # --- backward ---
     # grad of L56: return np.reshape(np.transpose(x, (0, 2, 1, 3)), (B, T, H * D))
     dmerge_heads_transpose = np.reshape(dmerge_heads, (2, 8, 4, 4))  # L56
-    dx = np.transpose(dmerge_heads_transpose, inverse_permutation((0, 2, 1, 3), 4))  # L56
+    dx = np.transpose(dmerge_heads_transpose, (0, 2, 1, 3))  # L56
     del dmerge_heads_transpose  # L56
     return (dx,)  # L56
 
@@ -330,7 +330,7 @@ def split_heads_bwd(saved, dsplit_heads):
     # saved by the forward: nothing
     # --- backward ---
     # grad of L50: return np.transpose(np.reshape(x, (B, T, n_heads, C // n_heads)), (0, 2, 1, 3))
-    dsplit_heads_reshape = np.transpose(dsplit_heads, inverse_permutation((0, 2, 1, 3), 4))  # L50
+    dsplit_heads_reshape = np.transpose(dsplit_heads, (0, 2, 1, 3))  # L50
     dx = np.reshape(dsplit_heads_reshape, (2, 8, 16))  # L50
     del dsplit_heads_reshape  # L50
     return (dx,)  # L50
@@ -354,7 +354,7 @@ def split_heads_bwd_2(saved, dsplit_heads):
     # saved by the forward: nothing
     # --- backward ---
     # grad of L50: return np.transpose(np.reshape(x, (B, T, n_heads, C // n_heads)), (0, 2, 1, 3))
-    dsplit_heads_reshape = np.transpose(dsplit_heads, inverse_permutation((0, 2, 1, 3), 4))  # L50
+    dsplit_heads_reshape = np.transpose(dsplit_heads, (0, 2, 1, 3))  # L50
     dx = np.reshape(dsplit_heads_reshape, (2, 8, 16))  # L50
     del dsplit_heads_reshape  # L50
     return (dx,)  # L50
@@ -378,7 +378,7 @@ def split_heads_bwd_3(saved, dsplit_heads):
     # saved by the forward: nothing
     # --- backward ---
     # grad of L50: return np.transpose(np.reshape(x, (B, T, n_heads, C // n_heads)), (0, 2, 1, 3))
-    dsplit_heads_reshape = np.transpose(dsplit_heads, inverse_permutation((0, 2, 1, 3), 4))  # L50
+    dsplit_heads_reshape = np.transpose(dsplit_heads, (0, 2, 1, 3))  # L50
     dx = np.reshape(dsplit_heads_reshape, (2, 8, 16))  # L50
     del dsplit_heads_reshape  # L50
     return (dx,)  # L50
