@@ -4,7 +4,7 @@
 # user source sha256: 8fa1f8695a44
 # from the user's module: attention, cross_entropy, gelu, layer_norm, log_softmax, merge_heads, mlp, softmax, split_heads
 import numpy as np
-from srcad.runtime import Stack, as_grad, extremum_grad, inverse_permutation, unbroadcast, unindex, zeros_grad
+from srcad.runtime import Stack, as_grad, extremum_grad, unindex, zeros_grad
 
 
 def log_softmax_fwd(x):
@@ -198,8 +198,8 @@ def mlp_bwd(saved, dmlp):
     dmlp_gelu = (dmlp.reshape(16, 16) @ w_proj.T).reshape((2, 8, 64))  # L79
     dmlp_add_part, = gelu_bwd(mlp_gelu_saved, dmlp_gelu)  # L79
     del dmlp_gelu  # L79
-    dw_fc = unbroadcast(x.reshape(16, 16).T @ dmlp_add_part.reshape(16, 64), w_fc)  # L79
-    dx = unbroadcast((dmlp_add_part.reshape(16, 64) @ w_fc.T).reshape((2, 8, 16)), x)  # L79
+    dw_fc = x.reshape(16, 16).T @ dmlp_add_part.reshape(16, 64)  # L79
+    dx = (dmlp_add_part.reshape(16, 64) @ w_fc.T).reshape((2, 8, 16))  # L79
     db_fc = dmlp_add_part.sum(axis=(0, 1))  # L79
     del dmlp_add_part  # L79
     dw_proj = mlp_gelu.reshape(16, 64).T @ dmlp.reshape(16, 16)  # L79
@@ -276,7 +276,7 @@ def merge_heads_bwd(saved, dmerge_heads):
     # --- backward ---
     # grad of L56: return np.reshape(np.transpose(x, (0, 2, 1, 3)), (B, T, H * D))
     dmerge_heads_transpose = np.reshape(dmerge_heads, (2, 8, 4, 4))  # L56
-    dx = np.transpose(dmerge_heads_transpose, inverse_permutation((0, 2, 1, 3), 4))  # L56
+    dx = np.transpose(dmerge_heads_transpose, (0, 2, 1, 3))  # L56
     del dmerge_heads_transpose  # L56
     return (dx,)  # L56
 
@@ -330,7 +330,7 @@ def split_heads_bwd(saved, dsplit_heads):
     # saved by the forward: nothing
     # --- backward ---
     # grad of L50: return np.transpose(np.reshape(x, (B, T, n_heads, C // n_heads)), (0, 2, 1, 3))
-    dsplit_heads_reshape = np.transpose(dsplit_heads, inverse_permutation((0, 2, 1, 3), 4))  # L50
+    dsplit_heads_reshape = np.transpose(dsplit_heads, (0, 2, 1, 3))  # L50
     dx = np.reshape(dsplit_heads_reshape, (2, 8, 16))  # L50
     del dsplit_heads_reshape  # L50
     return (dx,)  # L50
@@ -354,7 +354,7 @@ def split_heads_bwd_2(saved, dsplit_heads):
     # saved by the forward: nothing
     # --- backward ---
     # grad of L50: return np.transpose(np.reshape(x, (B, T, n_heads, C // n_heads)), (0, 2, 1, 3))
-    dsplit_heads_reshape = np.transpose(dsplit_heads, inverse_permutation((0, 2, 1, 3), 4))  # L50
+    dsplit_heads_reshape = np.transpose(dsplit_heads, (0, 2, 1, 3))  # L50
     dx = np.reshape(dsplit_heads_reshape, (2, 8, 16))  # L50
     del dsplit_heads_reshape  # L50
     return (dx,)  # L50
@@ -378,7 +378,7 @@ def split_heads_bwd_3(saved, dsplit_heads):
     # saved by the forward: nothing
     # --- backward ---
     # grad of L50: return np.transpose(np.reshape(x, (B, T, n_heads, C // n_heads)), (0, 2, 1, 3))
-    dsplit_heads_reshape = np.transpose(dsplit_heads, inverse_permutation((0, 2, 1, 3), 4))  # L50
+    dsplit_heads_reshape = np.transpose(dsplit_heads, (0, 2, 1, 3))  # L50
     dx = np.reshape(dsplit_heads_reshape, (2, 8, 16))  # L50
     del dsplit_heads_reshape  # L50
     return (dx,)  # L50
@@ -445,8 +445,8 @@ def attention_bwd(saved, dattention):
     # grad of L73: out = merge_heads(att @ v)
     dout_matmul_part, = merge_heads_bwd(out_saved, dout)  # L73
     del dout  # L73
-    dv = unbroadcast(np.swapaxes(att, -1, -2) @ dout_matmul_part, v)  # L73
-    datt = unbroadcast(dout_matmul_part @ np.swapaxes(v, -1, -2), att)  # L73
+    dv = np.swapaxes(att, -1, -2) @ dout_matmul_part  # L73
+    datt = dout_matmul_part @ np.swapaxes(v, -1, -2)  # L73
     del dout_matmul_part  # L73
     # grad of L72: att = softmax(scores)
     dscores_part, = softmax_bwd(att_saved, datt)  # L72
@@ -465,21 +465,21 @@ def attention_bwd(saved, dattention):
     # grad of L67: v = split_heads(x @ w_v + b_v, n_heads)
     dv_add_part, = split_heads_bwd(v_saved, dv)  # L67
     del dv  # L67
-    dx = unbroadcast((dv_add_part.reshape(16, 16) @ w_v.T).reshape((2, 8, 16)), x)  # L67
-    dw_v = unbroadcast(x.reshape(16, 16).T @ dv_add_part.reshape(16, 16), w_v)  # L67
+    dx = (dv_add_part.reshape(16, 16) @ w_v.T).reshape((2, 8, 16))  # L67
+    dw_v = x.reshape(16, 16).T @ dv_add_part.reshape(16, 16)  # L67
     db_v = dv_add_part.sum(axis=(0, 1))  # L67
     del dv_add_part  # L67
     # grad of L66: k = split_heads(x @ w_k, n_heads)
     dk_matmul_part, = split_heads_bwd_2(k_saved, dk)  # L66
     del dk  # L66
-    dx += unbroadcast((dk_matmul_part.reshape(16, 16) @ w_k.T).reshape((2, 8, 16)), x)  # L66
-    dw_k = unbroadcast(x.reshape(16, 16).T @ dk_matmul_part.reshape(16, 16), w_k)  # L66
+    dx += (dk_matmul_part.reshape(16, 16) @ w_k.T).reshape((2, 8, 16))  # L66
+    dw_k = x.reshape(16, 16).T @ dk_matmul_part.reshape(16, 16)  # L66
     del dk_matmul_part  # L66
     # grad of L65: q = split_heads(x @ w_q + b_q, n_heads)
     dq_add_part, = split_heads_bwd_3(q_saved, dq)  # L65
     del dq  # L65
-    dx += unbroadcast((dq_add_part.reshape(16, 16) @ w_q.T).reshape((2, 8, 16)), x)  # L65
-    dw_q = unbroadcast(x.reshape(16, 16).T @ dq_add_part.reshape(16, 16), w_q)  # L65
+    dx += (dq_add_part.reshape(16, 16) @ w_q.T).reshape((2, 8, 16))  # L65
+    dw_q = x.reshape(16, 16).T @ dq_add_part.reshape(16, 16)  # L65
     db_q = dq_add_part.sum(axis=(0, 1))  # L65
     del dq_add_part  # L65
     dw_o = out.reshape(16, 16).T @ dattention.reshape(16, 16)  # L74

@@ -3,9 +3,9 @@
 # specialised to: p: dict, x: float64[2, 8, 16], n_heads: int, probe: float64[2, 8, 16]
 # user source sha256: 792704cb8207
 # from the user's module: attention, gelu, layer_norm, merge_heads, mlp, softmax, split_heads
-# fused C kernels (built into srcad's kernel cache; `python -m srcad show FILE:FUNC --fuse --out DIR` writes their C): fused_add_multiply_subtract_35ac08, fused_divide_negative_multiply_and_3_more_f686eb, fused_max_subtract_exp_and_2_more_63fa16, fused_mean_subtract_multiply_and_3_more_5f4e31, fused_mean_subtract_multiply_and_3_more_8e2e24, fused_multiply_add_tanh_fb4c49, fused_multiply_divide_negative_and_3_more_0b89f9, fused_multiply_where_006dc9, fused_where_multiply_2d82f9
+# fused C kernels (built into srcad's kernel cache; `python -m srcad show FILE:FUNC --fuse --out DIR` writes their C): fused_add_multiply_subtract_35ac08, fused_divide_negative_multiply_and_3_more_f686eb, fused_max_subtract_exp_and_2_more_63fa16, fused_mean_subtract_multiply_and_3_more_5f4e31, fused_mean_subtract_multiply_and_3_more_8e2e24, fused_multiply_add_tanh_fb4c49, fused_multiply_divide_negative_and_3_more_0b89f9, fused_multiply_where_0f20e4, fused_where_multiply_62c1a9
 import numpy as np
-from srcad.runtime import as_grad, extremum_grad_add, inverse_permutation, unbroadcast, unindex
+from srcad.runtime import as_grad, extremum_grad_add, unindex
 
 
 def gelu_fwd(x):
@@ -74,8 +74,8 @@ def mlp_bwd(saved, dmlp):
     dmlp_gelu = (dmlp.reshape(16, 16) @ w_proj.T).reshape((2, 8, 64))  # L79
     dmlp_add_part, = gelu_bwd(mlp_gelu_saved, dmlp_gelu)  # L79
     del dmlp_gelu  # L79
-    dw_fc = unbroadcast(x.reshape(16, 16).T @ dmlp_add_part.reshape(16, 64), w_fc)  # L79
-    dx = unbroadcast((dmlp_add_part.reshape(16, 64) @ w_fc.T).reshape((2, 8, 16)), x)  # L79
+    dw_fc = x.reshape(16, 16).T @ dmlp_add_part.reshape(16, 64)  # L79
+    dx = (dmlp_add_part.reshape(16, 64) @ w_fc.T).reshape((2, 8, 16))  # L79
     db_fc = dmlp_add_part.sum(axis=(0, 1))  # L79
     del dmlp_add_part  # L79
     dw_proj = mlp_gelu.reshape(16, 64).T @ dmlp.reshape(16, 16)  # L79
@@ -151,7 +151,7 @@ def merge_heads_bwd(saved, dmerge_heads):
     # --- backward ---
     # grad of L56: return np.reshape(np.transpose(x, (0, 2, 1, 3)), (B, T, H * D))
     dmerge_heads_transpose = np.reshape(dmerge_heads, (2, 8, 4, 4))  # L56
-    dx = np.transpose(dmerge_heads_transpose, inverse_permutation((0, 2, 1, 3), 4))  # L56
+    dx = np.transpose(dmerge_heads_transpose, (0, 2, 1, 3))  # L56
     del dmerge_heads_transpose  # L56
     return (dx,)  # L56
 
@@ -208,7 +208,7 @@ def split_heads_bwd(saved, dsplit_heads):
     # saved by the forward: nothing
     # --- backward ---
     # grad of L50: return np.transpose(np.reshape(x, (B, T, n_heads, C // n_heads)), (0, 2, 1, 3))
-    dsplit_heads_reshape = np.transpose(dsplit_heads, inverse_permutation((0, 2, 1, 3), 4))  # L50
+    dsplit_heads_reshape = np.transpose(dsplit_heads, (0, 2, 1, 3))  # L50
     dx = np.reshape(dsplit_heads_reshape, (2, 8, 16))  # L50
     del dsplit_heads_reshape  # L50
     return (dx,)  # L50
@@ -232,7 +232,7 @@ def split_heads_bwd_2(saved, dsplit_heads):
     # saved by the forward: nothing
     # --- backward ---
     # grad of L50: return np.transpose(np.reshape(x, (B, T, n_heads, C // n_heads)), (0, 2, 1, 3))
-    dsplit_heads_reshape = np.transpose(dsplit_heads, inverse_permutation((0, 2, 1, 3), 4))  # L50
+    dsplit_heads_reshape = np.transpose(dsplit_heads, (0, 2, 1, 3))  # L50
     dx = np.reshape(dsplit_heads_reshape, (2, 8, 16))  # L50
     del dsplit_heads_reshape  # L50
     return (dx,)  # L50
@@ -256,7 +256,7 @@ def split_heads_bwd_3(saved, dsplit_heads):
     # saved by the forward: nothing
     # --- backward ---
     # grad of L50: return np.transpose(np.reshape(x, (B, T, n_heads, C // n_heads)), (0, 2, 1, 3))
-    dsplit_heads_reshape = np.transpose(dsplit_heads, inverse_permutation((0, 2, 1, 3), 4))  # L50
+    dsplit_heads_reshape = np.transpose(dsplit_heads, (0, 2, 1, 3))  # L50
     dx = np.reshape(dsplit_heads_reshape, (2, 8, 16))  # L50
     del dsplit_heads_reshape  # L50
     return (dx,)  # L50
@@ -296,11 +296,11 @@ def attention_fwd(x, w_q, b_q, w_k, w_v, b_v, w_o, b_o, n_heads):
     del causal_arange_2  # L70
     causal = causal_getitem >= causal_getitem_2  # L70
     scores_matmul = q @ scores_swapaxes  # L69
-    # fused kernel fused_multiply_where_006dc9 (L69-L71): 2 ops in one pass over [2, 4, 8, 8], in place of:
+    # fused kernel fused_multiply_where_0f20e4 (L69-L71): 2 ops in one pass over [2, 4, 8, 8], in place of:
     #   scores_L69 = scores_matmul * scale  # L69
     #   scores = np.where(causal, scores_L69, -1000000000.0)  # L71
-    # in place: fused_multiply_where_006dc9 writes scores into scores_matmul's buffer (scores_matmul dies here)
-    scores = fused_multiply_where_006dc9(scores_matmul, scale, causal, out=scores_matmul)  # L69
+    # in place: fused_multiply_where_0f20e4 writes scores into scores_matmul's buffer (scores_matmul dies here)
+    scores = fused_multiply_where_0f20e4(scores_matmul, scale, causal, out=scores_matmul)  # L69
     del scores_matmul  # L69
     del causal_getitem, causal_getitem_2  # L70
     att, att_saved = softmax_fwd(scores)  # L72
@@ -324,17 +324,17 @@ def attention_bwd(saved, dattention):
     # grad of L73: out = merge_heads(att @ v)
     dout_matmul_part, = merge_heads_bwd(out_saved, dout)  # L73
     del dout  # L73
-    dv = unbroadcast(np.swapaxes(att, -1, -2) @ dout_matmul_part, v)  # L73
-    datt = unbroadcast(dout_matmul_part @ np.swapaxes(v, -1, -2), att)  # L73
+    dv = np.swapaxes(att, -1, -2) @ dout_matmul_part  # L73
+    datt = dout_matmul_part @ np.swapaxes(v, -1, -2)  # L73
     del dout_matmul_part  # L73
     # grad of L72: att = softmax(scores)
     dscores_part, = softmax_bwd(att_saved, datt)  # L72
     del datt  # L72
     # grad of L71: scores = np.where(causal, scores, MASKED)
-    # fused kernel fused_where_multiply_2d82f9 (L69-L71): 2 ops in one pass over [2, 4, 8, 8], in place of:
+    # fused kernel fused_where_multiply_62c1a9 (L69-L71): 2 ops in one pass over [2, 4, 8, 8], in place of:
     #   dscores_L69 = np.where(causal, dscores_part, 0)  # L71
     #   dscores_matmul = dscores_L69 * scale  # L69
-    dscores_matmul = fused_where_multiply_2d82f9(causal, dscores_part, scale)  # L71
+    dscores_matmul = fused_where_multiply_62c1a9(causal, dscores_part, scale)  # L71
     del dscores_part  # L71
     # grad of L69: scores = (q @ np.swapaxes(k, -1, -2)) * scale
     dscores_swapaxes = np.swapaxes(q, -1, -2) @ dscores_matmul  # L69
@@ -345,21 +345,21 @@ def attention_bwd(saved, dattention):
     # grad of L67: v = split_heads(x @ w_v + b_v, n_heads)
     dv_add_part, = split_heads_bwd(v_saved, dv)  # L67
     del dv  # L67
-    dx = unbroadcast((dv_add_part.reshape(16, 16) @ w_v.T).reshape((2, 8, 16)), x)  # L67
-    dw_v = unbroadcast(x.reshape(16, 16).T @ dv_add_part.reshape(16, 16), w_v)  # L67
+    dx = (dv_add_part.reshape(16, 16) @ w_v.T).reshape((2, 8, 16))  # L67
+    dw_v = x.reshape(16, 16).T @ dv_add_part.reshape(16, 16)  # L67
     db_v = dv_add_part.sum(axis=(0, 1))  # L67
     del dv_add_part  # L67
     # grad of L66: k = split_heads(x @ w_k, n_heads)
     dk_matmul_part, = split_heads_bwd_2(k_saved, dk)  # L66
     del dk  # L66
-    dx += unbroadcast((dk_matmul_part.reshape(16, 16) @ w_k.T).reshape((2, 8, 16)), x)  # L66
-    dw_k = unbroadcast(x.reshape(16, 16).T @ dk_matmul_part.reshape(16, 16), w_k)  # L66
+    dx += (dk_matmul_part.reshape(16, 16) @ w_k.T).reshape((2, 8, 16))  # L66
+    dw_k = x.reshape(16, 16).T @ dk_matmul_part.reshape(16, 16)  # L66
     del dk_matmul_part  # L66
     # grad of L65: q = split_heads(x @ w_q + b_q, n_heads)
     dq_add_part, = split_heads_bwd_3(q_saved, dq)  # L65
     del dq  # L65
-    dx += unbroadcast((dq_add_part.reshape(16, 16) @ w_q.T).reshape((2, 8, 16)), x)  # L65
-    dw_q = unbroadcast(x.reshape(16, 16).T @ dq_add_part.reshape(16, 16), w_q)  # L65
+    dx += (dq_add_part.reshape(16, 16) @ w_q.T).reshape((2, 8, 16))  # L65
+    dw_q = x.reshape(16, 16).T @ dq_add_part.reshape(16, 16)  # L65
     db_q = dq_add_part.sum(axis=(0, 1))  # L65
     del dq_add_part  # L65
     dw_o = out.reshape(16, 16).T @ dattention.reshape(16, 16)  # L74

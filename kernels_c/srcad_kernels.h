@@ -43,6 +43,36 @@
 
 typedef unsigned char srcad_bool; /* numpy's bool: one byte, 0 or 1 */
 
+/* A selection `c ? a : b` of two floating values already computed, without a branch: the
+ * bits of the one chosen (NaN payloads and signed zeros kept). The generated code writes
+ * np.where, maximum, clip, ... this way (srcad/lower/cexpr.py) because a C conditional lets
+ * gcc move the computation of `a` into the branch, and under -ftrapping-math it then does
+ * not vectorise the loop (a masked score, `np.where(causal, s * scale, -1e9)`, ran one
+ * element at a time). Both values are computed in any case, as numpy computes both
+ * arrays before np.where picks. */
+static inline float srcad_select_float(int c, float a, float b)
+{
+    uint32_t ia, ib, r;
+    memcpy(&ia, &a, sizeof ia);
+    memcpy(&ib, &b, sizeof ib);
+    const uint32_t m = (uint32_t)0 - (uint32_t)(c != 0);
+    r = (ia & m) | (ib & ~m);
+    float o;
+    memcpy(&o, &r, sizeof o);
+    return o;
+}
+static inline double srcad_select_double(int c, double a, double b)
+{
+    uint64_t ia, ib, r;
+    memcpy(&ia, &a, sizeof ia);
+    memcpy(&ib, &b, sizeof ib);
+    const uint64_t m = (uint64_t)0 - (uint64_t)(c != 0);
+    r = (ia & m) | (ib & ~m);
+    double o;
+    memcpy(&o, &r, sizeof o);
+    return o;
+}
+
 #define SRCAD_STR2(x) #x
 #define SRCAD_STR(x) SRCAD_STR2(x)
 #define SRCAD_CAT2(a, b) a##b
@@ -214,6 +244,27 @@ static inline void srcad_call_2_1(const srcad_loop *l, const void *x, const void
  *     way, the two results added.
  * Every operation is rounded in the row's own type (float stays float). mean is this sum
  * divided by the count converted to the row's type, as numpy's mean does. */
+/* The eight running sums as one value: with GCC's vector extension (gcc, clang) a vector of
+ * eight, added lane by lane -- the same eight IEEE additions in the same order as eight
+ * scalars, kept in registers (the scalar array went through the stack, and the row's sum
+ * waited on it: 23 -> 7 ns a row of 64 floats, 42 -> 12 ns a row of 128, on Zen 3) --
+ * else an array of eight. */
+#if defined(__GNUC__)
+typedef float srcad_eight_float __attribute__((vector_size(8 * sizeof(float))));
+typedef double srcad_eight_double __attribute__((vector_size(8 * sizeof(double))));
+#define SRCAD_EIGHT(T) SRCAD_CAT(srcad_eight_, T)
+#define SRCAD_EIGHT_LOAD(r, p) memcpy(&(r), (p), sizeof(r))
+#define SRCAD_EIGHT_ADD(r, x) ((r) += (x))
+#define SRCAD_AT(r, k) ((r)[k])
+#else
+typedef struct { float v[8]; } srcad_eight_float;
+typedef struct { double v[8]; } srcad_eight_double;
+#define SRCAD_EIGHT(T) SRCAD_CAT(srcad_eight_, T)
+#define SRCAD_EIGHT_LOAD(r, p) memcpy((r).v, (p), sizeof((r).v))
+#define SRCAD_EIGHT_ADD(r, x) for (int k_ = 0; k_ < 8; k_++) (r).v[k_] += (x).v[k_]
+#define SRCAD_AT(r, k) ((r).v[k])
+#endif
+
 #define SRCAD_PAIRWISE(T, NAME)                                                              \
     static T NAME(const T *a, intptr_t n)                                                    \
     {                                                                                        \
@@ -223,13 +274,15 @@ static inline void srcad_call_2_1(const srcad_loop *l, const void *x, const void
             return s;                                                                        \
         }                                                                                    \
         if (n <= 128) {                                                                      \
-            T r[8];                                                                          \
-            for (int k = 0; k < 8; k++) r[k] = a[k];                                         \
+            SRCAD_EIGHT(T) r, x;                                                             \
+            SRCAD_EIGHT_LOAD(r, a);                                                          \
             intptr_t i = 8;                                                                  \
             for (; i < n - (n % 8); i += 8) {                                                \
-                for (int k = 0; k < 8; k++) r[k] += a[i + k];                                \
+                SRCAD_EIGHT_LOAD(x, a + i);                                                  \
+                SRCAD_EIGHT_ADD(r, x);                                                       \
             }                                                                                \
-            T s = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));         \
+            T s = ((SRCAD_AT(r, 0) + SRCAD_AT(r, 1)) + (SRCAD_AT(r, 2) + SRCAD_AT(r, 3)))    \
+                + ((SRCAD_AT(r, 4) + SRCAD_AT(r, 5)) + (SRCAD_AT(r, 6) + SRCAD_AT(r, 7)));   \
             for (; i < n; i++) s += a[i];                                                    \
             return s;                                                                        \
         }                                                                                    \

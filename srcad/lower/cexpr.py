@@ -18,7 +18,10 @@ copysign, rounding to integers, classification). Anything else (exp, log, tanh, 
 is not computed from this text: the fuser calls numpy's own inner loop for the op instead.
 
     >>> emit(parse("(x > y || isnan(x)) ? x : y"), {"x": ("a", "F"), "y": ("b", "F")}, "float")
-    '((__builtin_isgreater(a, b) || __builtin_isnan(a)) ? a : b)'
+    'srcad_select_float((__builtin_isgreater(a, b) || __builtin_isnan(a)), a, b)'
+
+  * a selection between two values whose evaluation raises no flag is branch-free
+    (``srcad_select_float``, kernels_c/srcad_kernels.h), so gcc vectorises its loop.
 """
 
 from __future__ import annotations
@@ -224,6 +227,9 @@ def _emit(t, env, ctype):
         c, _ = _emit(t.c, env, ctype)
         a, ka = _emit(t.a, env, ctype)
         b, kb = _emit(t.b, env, ctype)
+        if floating and "F" in (ka, kb) and _flag_free(t.a) and _flag_free(t.b):
+            return (f"srcad_select_{ctype}({c}, {_as(a, ka, ctype)}, {_as(b, kb, ctype)})",
+                    "F")
         return f"({c} ? {a} : {b})", ("F" if "F" in (ka, kb) else "I")
     # a call
     args = [_emit(a, env, ctype) for a in t.args]
@@ -238,6 +244,24 @@ def _emit(t, env, ctype):
         name = t.fn + ("f" if ctype == "float" else "")
         return f"{name}({', '.join(_as(x, k, ctype) for x, k in args)})", "F"
     raise ValueError(f"C function {t.fn!r} cannot be computed inline")
+
+
+_NO_FLAGS = {"==", "!=", "<", ">", "<=", ">=", "&&", "||"}
+
+
+def _flag_free(t) -> bool:
+    """Whether evaluating `t` can raise no floating-point flag (names, literals, quiet
+    comparisons, classification, selections of such): a selection between two such values may
+    evaluate both, branch-free (`srcad_select_float`), as numpy's np.where has both computed."""
+    if isinstance(t, (Var, Num)):
+        return True
+    if isinstance(t, Un):
+        return t.op in ("-", "!") and _flag_free(t.x)
+    if isinstance(t, Bin):
+        return t.op in _NO_FLAGS and _flag_free(t.a) and _flag_free(t.b)
+    if isinstance(t, Tern):
+        return _flag_free(t.c) and _flag_free(t.a) and _flag_free(t.b)
+    return t.fn in _CLASSIFY and all(_flag_free(a) for a in t.args)
 
 
 def _as(text: str, kind: str, ctype: str) -> str:

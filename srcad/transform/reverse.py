@@ -212,6 +212,8 @@ class Reverse(AdjointsMixin, CallsMixin, CheckpointingMixin, ControlFlowMixin, S
                     return self.infos.get(primal)
             if node.id in self.snap_of:
                 return self.infos.get(self.snap_of[node.id])
+            if node.id in self.part_of:  # a subroutine's cotangent for an argument
+                return self._part_info(self.part_of[node.id])
             return None
         if isinstance(node, ast.Constant):
             return Info((), None, node.value)
@@ -239,11 +241,20 @@ class Reverse(AdjointsMixin, CallsMixin, CheckpointingMixin, ControlFlowMixin, S
             if primal in self.infos:
                 out[d] = self.infos[primal]
         for part, primal in self.part_of.items():
-            info = self.infos.get(primal)
-            if info is not None and info.dtype is not None and info.ndim > 0 and \
-                    np.dtype(info.dtype).kind == "f":
-                out[part] = Info(info.shape, info.dtype, c_order=False)
+            info = self._part_info(primal)
+            if info is not None:
+                out[part] = info
         return out
+
+    def _part_info(self, primal: str) -> Info | None:
+        """The Info of the part of `primal`'s adjoint a subroutine's backward returns: the
+        argument's own where it is a float array (the callee's contributions are each cast and
+        shaped to it), its memory order unknown; None otherwise."""
+        info = self.infos.get(primal)
+        if info is not None and info.dtype is not None and info.ndim > 0 and \
+                np.dtype(info.dtype).kind == "f":
+            return Info(info.shape, info.dtype, c_order=False)
+        return None
 
     # -- one statement -------------------------------------------------------------------------
     def contribution(self, s: ir.Call, pname: str, g: ast.expr) -> ast.expr:

@@ -5,8 +5,9 @@ forms can be simplified at generation time:
   * runtime helpers with a ``simplify`` hook (``unbroadcast(g, x)`` with equal shapes is
     ``g``; a 2-D ``matmul_grad_b(g, a, b)`` is ``a.T @ g``, an N-D @ 2-D one the single GEMM
     ``x.reshape(512, 128).T @ g.reshape(512, 512)``);
-  * helpers marked ``static`` on constant arguments are evaluated
-    (``inverse_permutation(None)`` is ``None``);
+  * helpers marked ``static`` on constant arguments (tuples of constants too) are evaluated
+    (``inverse_permutation(None)`` is ``None``, ``inverse_permutation((0, 2, 1, 3), 4)`` is
+    ``(0, 2, 1, 3)``);
   * shape queries on values of known shape become constants (``np.size(h)`` is 512);
   * integer arithmetic on constants (``max`` and ``min`` of them too), comparisons of numeric
     constants, and multiplication by a literal 1.0 (the seed), fold; ``np.where`` of a constant
@@ -101,6 +102,20 @@ def _const_number(node):
     return None
 
 
+def _literal(node) -> bool:
+    """A constant, or a tuple of them (``(0, 2, 1, 3)``: a transpose's axes)."""
+    if isinstance(node, ast.Tuple):
+        return all(_literal(e) for e in node.elts)
+    return isinstance(node, ast.Constant)
+
+
+def _plain(value) -> bool:
+    """A value Python writes as a literal (a numpy scalar's repr is not one)."""
+    if isinstance(value, tuple):
+        return all(_plain(v) for v in value)
+    return value is None or type(value) in (int, float, bool, str)
+
+
 class _Simplify(ast.NodeTransformer):
     def __init__(self, globals_: dict, info_of: Callable[[ast.expr], Info | None]):
         self.globals = globals_
@@ -130,8 +145,11 @@ class _Simplify(ast.NodeTransformer):
                          np.ndim: len(shape)}[fn]
                 return _const(value)
         # static helpers on constant arguments
-        if getattr(fn, "static", False) and all(isinstance(a, ast.Constant) for a in node.args):
-            return _const(fn(*[a.value for a in node.args]))
+        if getattr(fn, "static", False) and not node.keywords and \
+                all(_literal(a) for a in node.args):
+            value = fn(*[ast.literal_eval(a) for a in node.args])
+            if _plain(value):
+                return _const(value)
         if fn is runtime.last_writes and len(node.args) == 3 and not node.keywords and \
                 self._basic_index(node.args[2]):
             return node.args[0]  # (no position written twice: the helper hands back ct)
