@@ -1000,7 +1000,7 @@ class _Rewriter:
             if isinstance(operand, VObj):
                 return self.dunder(operand, _UNARY[type(e.op)], [], e)
             e.operand = self._as_value(operand, e.operand)
-            return e
+            return _fold(e)
         if isinstance(e, gast.List) and e.elts and isinstance(e.ctx, gast.Load):
             items = [self.expr(x) for x in e.elts]
             if all(isinstance(x, VObj) for x in items):
@@ -1029,7 +1029,7 @@ class _Rewriter:
                     return self.dunder(obj, attr, [other], e)
         e.left = self._as_value(left, e.left)
         e.right = self._as_value(right, e.right)
-        return e
+        return _fold(e)
 
     def dunder(self, o: VObj, attr: str, args: list, e):
         """`o`'s operator method `attr` called with these (already rewritten) arguments."""
