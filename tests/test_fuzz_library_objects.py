@@ -36,6 +36,14 @@ program:
 (np.r_'s subscript ran as an inactive expression: zero gradients in grad, vjp and jvp);
 the other batches fail on np.c_, np.full / np.full_like's fill value (zero or partial
 gradients, in tape mode too), np.arange's start and np.s_[x].
+
+The last templates write into a differentiated array in place through a library call or a
+method on a view expression (``y[1:].sort()``, ``rng.shuffle(y)``, ``np.negative(y[::2],
+out=y[::2])``). With srcad/analysis/refusals.py and srcad/frontend/pylower.py as they were
+before (the session of 2026-12-02, fourth: ``git checkout a6693a9 -- srcad/analysis/
+refusals.py srcad/frontend/pylower.py``), 26 of the 30 default batches fail: wrong
+gradients in source mode for sorts, fills and partitions of a view, in both modes for a
+shuffle.
 """
 
 from __future__ import annotations
@@ -129,6 +137,15 @@ TEMPLATES = [
      "        {n} = {n} + u * v", "stmt"),
     ("{n} = 0.0\n    for v in map(np.tanh, np.ravel({a})):\n        {n} = {n} + v", "stmt"),
     ("{n} = [v for v in np.ravel({a}).flat]", "stmt"),
+    # in-place library writes into a differentiated array, through a view expression too
+    ("{n} = np.ravel({a}) * 1.0\n    {n}[::-1].sort()", "stmt"),
+    ("{n} = np.ravel({a}) * 1.0\n    {n}[1:].sort()", "stmt"),
+    ("{n} = np.ravel({a}) * 1.0\n    {n}[:2].fill(0.5)", "stmt"),
+    ("{n} = np.ravel({a}) * 1.0\n    {n}[1:].partition(0)", "stmt"),
+    ("{n} = np.ravel({a}) * 1.0\n    np.random.default_rng(1).shuffle({n})", "stmt"),
+    ("{n} = np.ravel({a}) * 1.0\n    np.random.default_rng(2).shuffle({n}[1:])", "stmt"),
+    ("{n} = np.ravel({a}) * 1.0\n    np.negative({n}[::2], out={n}[::2])", "stmt"),
+    ("{n} = np.ravel({a}) * 1.0\n    np.copyto({n}[::2], 0.5)", "stmt"),
 ]
 SEED_BUG = 0  # np.r_[...]: the first template (see the module docstring)
 SHAPES = [(3,), (2, 3), (4,)]

@@ -119,6 +119,36 @@ def _useful(fn: ir.Function) -> tuple[set, set]:
     return names, consts
 
 
+# ops whose result may share memory with their first operand (numpy's views, and copies
+# srcad makes of one name into another)
+_VIEW_OPS = {"getitem", "copy", "transpose", "swapaxes", "moveaxis", "matrix_transpose",
+             "reshape", "ravel", "squeeze", "expand_dims", "diagonal", "real", "view",
+             "broadcast_to", "atleast_1d", "atleast_2d", "atleast_3d", "asarray", "flip",
+             "fliplr", "flipud", "rot90"}
+
+
+def _view_sources(fn: ir.Function) -> dict:
+    """{name: the names it may be a view of}, one step: from the ops that may make a view."""
+    out: dict = {}
+    for s in ir.walk(fn.body):
+        if isinstance(s, ir.Call) and s.op.name in _VIEW_OPS and s.args:
+            first = next(iter(s.args.values()))
+            if isinstance(first, ir.Var):
+                out.setdefault(s.target, set()).add(first.name)
+    return out
+
+
+def _view_roots(name: str, views: dict) -> set:
+    """`name` and every name it may be a view of, through views of views."""
+    seen, todo = set(), [name]
+    while todo:
+        n = todo.pop()
+        if n not in seen:
+            seen.add(n)
+            todo.extend(views.get(n, ()))
+    return seen
+
+
 def _consts(atom):
     if isinstance(atom, ir.Const):
         yield atom.src
@@ -303,6 +333,7 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False) -> None:
         return
     dep = _dependent(fn, wrt)
     useful = None
+    views = None
     for s, (params, label, hint) in ruleless:
         given = [p for p in params if p in s.args and set(ir.atom_vars(s.args[p])) & dep]
         if not given:
@@ -342,21 +373,32 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False) -> None:
             continue
         shared = _from_params(fn) if _callee else set()
         method = s.op.kind == "method"
-        if method:  # it may store its arguments in its object, or change the object itself
-            holders = ["_obj"] if (given - {"_obj"} or s.op.name[1:] in MUTATING) else []
+        if method and s.op.name[1:] in MUTATING:  # (`rng.shuffle(y)` changes y; `v.sort()` v)
+            holders = list(s.args)
+        elif method:  # it may store its arguments in its object, or change the object itself
+            holders = ["_obj"] if given - {"_obj"} else []
         else:  # a function srcad knows nothing about may change any of its arguments
             holders = [p for p in s.args if p != "_fn"]
+        if views is None:
+            views = _view_sources(fn)
         for p in holders:
             a = s.args[p]
-            held = (isinstance(a, ir.Var) and (a.name in names or a.name in shared)) or (
+            # (a view of an array the output reads is that array: a change through it shows)
+            held = (isinstance(a, ir.Var) and any(
+                v in names or v in shared for v in _view_roots(a.name, views))) or (
                 isinstance(a, ir.Const) and a.src in consts)
             if held:
                 what = a.name if isinstance(a, ir.Var) else a.src
+                hint = ("build the value with operations srcad differentiates (a list made "
+                        "in the function follows lst.append(v)), or pass it on directly")
+                if s.op.name.endswith("shuffle"):
+                    hint = (f"shuffle by an index: `order = rng.permutation(len(v))` (the same "
+                            f"draws as rng.shuffle), then `v = v[order]`, which srcad "
+                            f"differentiates")
                 _refuse(fn, s, f"it is given a value that depends on the arguments being "
                         f"differentiated; it may store it in or change `{_user(what)}`, "
                         f"which the output depends on, and the gradient would not follow",
-                        "build the value with operations srcad differentiates (a list "
-                        "made in the function follows lst.append(v)), or pass it on directly")
+                        hint)
     for s in calls:
         inner = [p for p, a in zip(s.callee.params, s.args) if set(ir.atom_vars(a)) & dep]
         if inner:

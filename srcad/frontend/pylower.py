@@ -796,6 +796,10 @@ def _split_rebound_lists(tree, taken: set) -> None:
         return _split_rebound_lists(tree, taken)
 
 
+# numpy's in-place methods _Lowerer.array_method lowers on a name (`x.sort()`)
+_VIEW_METHODS = ("sort", "fill", "partition")
+
+
 class _InplaceWriters(gast.NodeTransformer):
     """``np.put(a, ind, v, mode)``, ``np.copyto(dst, src, where=w)``,
     ``np.fill_diagonal(a, val, wrap)``, ``np.put_along_axis(a, indices, values, axis)``,
@@ -898,6 +902,19 @@ class _InplaceWriters(gast.NodeTransformer):
         at = self._ufunc_at(v)
         if at is not None:
             return [gast.copy_location(s, node) for s in at]
+        if isinstance(v.func, gast.Attribute) and v.func.attr in _VIEW_METHODS and \
+                not isinstance(v.func.value, gast.Name):
+            # `y[0].sort()`: numpy sorts y's row in place -- the method on a name holding
+            # the view (`y_view = y[0]; y_view.sort()`, lowered as x.sort() is), which
+            # aliasing.py writes back into y; a copy (`y[[0, 1]]`) is sorted and lost
+            pre = []
+            dst = self._view_target(v.func.value, pre, node)
+            if dst is None:
+                return node
+            call = gast.Call(func=gast.Attribute(value=_name(dst.id), attr=v.func.attr,
+                                                 ctx=gast.Load()),
+                             args=v.args, keywords=v.keywords)
+            return [gast.copy_location(s, node) for s in pre + [gast.Expr(value=call)]]
         keywords = {k.arg: k.value for k in v.keywords}
         fn = self._callee(v.func)
         if not fn and self._put_method(v.func):  # x.put(indices, values, mode): np.put's
