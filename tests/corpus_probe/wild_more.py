@@ -1,0 +1,54 @@
+"""Second programs, written differently, for the classes wild_layers.py's strict xfails named
+(see XFAILS in tests/test_corpus_probe.py): a method of a user class that numpy does not
+dispatch on (as_strided in a classmethod of a base class, on a module-level layer), ..."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import Probe, rng
+
+# ---- a method calling numpy that has no dispatcher (tape mode traces user methods) --------
+
+
+class Framed:
+    """A base class whose classmethod cuts the last axis into overlapping frames."""
+
+    @classmethod
+    def frames(cls, x, size, hop):
+        n = (x.shape[-1] - size) // hop + 1
+        s = x.strides
+        return np.lib.stride_tricks.as_strided(
+            x, shape=x.shape[:-1] + (n, size), strides=s[:-1] + (s[-1] * hop, s[-1]))
+
+
+class Conv1D(Framed):
+    def __init__(self, w, hop):
+        self.w = w
+        self.hop = hop
+
+    @property
+    def width(self):
+        return self.w.shape[0]
+
+    def __call__(self, x):
+        return self.frames(x, self.width, self.hop) @ self.w
+
+
+SMOOTH = Conv1D(np.array([0.25, 0.5, 0.25]), 1)  # (a module-level layer)
+
+
+def strided_frames_method(w, x):
+    conv = Conv1D(w, hop=2)
+    y = np.tanh(conv(np.ascontiguousarray(x)))
+    return np.sum(SMOOTH(y) ** 2) + 0.1 * np.sum(Conv1D.frames(x, 2, 3))
+
+
+def _frames():
+    r = rng(601)
+    return r.standard_normal(4) * 0.5, r.standard_normal((3, 17))
+
+
+PROGRAMS = [
+    Probe("wild_more.strided_frames_method", strided_frames_method, _frames, ("w", "x")),
+]
