@@ -52,3 +52,58 @@ def _frames():
 PROGRAMS = [
     Probe("wild_more.strided_frames_method", strided_frames_method, _frames, ("w", "x")),
 ]
+
+
+# ---- Keras-like: a method that appends its argument to a list attribute --------------------
+
+
+class Linear:
+    def __init__(self, W, b=None):
+        self.W, self.b = W, b
+
+    def __call__(self, x):
+        z = x @ self.W
+        return z if self.b is None else z + self.b
+
+
+class Act:
+    def __init__(self, kind):
+        self.kind = kind
+
+    def __call__(self, x):
+        return np.tanh(x) if self.kind == "tanh" else np.maximum(x, 0.0)
+
+
+class Net:
+    def __init__(self, scale=1.0):
+        self.stack = list()
+        self.scale = scale
+
+    def push(self, layer):
+        self.stack.append(layer)
+
+    def __call__(self, x):
+        for i, layer in enumerate(self.stack):
+            x = layer(x) if i > 0 else layer(x) * 1.5
+        return x * self.scale
+
+
+def keras_like_push(W1, b1, W2, X):
+    net = Net(scale=0.5)
+    hidden = Linear(W1, b1)
+    net.push(hidden)
+    net.push(Act("tanh"))
+    net.push(Linear(W2))
+    out = net(X)
+    return np.mean(out ** 2) + 0.01 * np.sum(hidden.W ** 2) + 0.1 * len(net.stack)
+
+
+def _push():
+    r = rng(602)
+    return (r.standard_normal((3, 4)) * 0.5, r.standard_normal(4) * 0.1,
+            r.standard_normal((4, 2)) * 0.5, r.standard_normal((5, 3)))
+
+
+PROGRAMS += [
+    Probe("wild_more.keras_like_push", keras_like_push, _push, ("W1", "b1", "W2"), fuse=True),
+]
