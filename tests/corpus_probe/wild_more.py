@@ -1,6 +1,8 @@
 """Second programs, written differently, for the classes wild_layers.py's strict xfails named
-(see XFAILS in tests/test_corpus_probe.py): a method of a user class that numpy does not
-dispatch on (as_strided in a classmethod of a base class, on a module-level layer), ..."""
+(see XFAILS in tests/test_corpus_probe.py): a method of a user class calling numpy where
+numpy does not dispatch (as_strided in a classmethod of a base class, a property, a
+module-level layer: tape mode traces user methods), and Keras-like layers pushed onto a list
+attribute by a method the caller calls (`net.push(Linear(W))`)."""
 
 from __future__ import annotations
 
