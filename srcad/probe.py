@@ -42,10 +42,17 @@ def probe(fn_ir: ir.Function, args: dict, wrt=None) -> tuple[dict, object]:
     functions: dict = {id(fn_ir): fn_ir}
 
     objects: dict = {id(fn_ir): {k for k, v in args.items() if not plain_value(v)}}
+    # {id(function): names that held anything but integers (or sequences of them)}; a name
+    # recorded and not in it held only integers: a shape, a stride, a count
+    held: dict = {id(fn_ir): set(args)}
+    not_integral: dict = {id(fn_ir): {k for k, v in args.items() if not _integral(v)}}
 
     def record(fn, name, value, site):
         functions[id(fn)] = fn
         executed.add(site)
+        held.setdefault(id(fn), set()).add(name)
+        if not _integral(value):
+            not_integral.setdefault(id(fn), set()).add(name)
         if isinstance(value, (list, tuple)):
             containers.setdefault(id(fn), set()).add(name)
         elif not plain_value(value):
@@ -92,16 +99,27 @@ def probe(fn_ir: ir.Function, args: dict, wrt=None) -> tuple[dict, object]:
                   containers, {id(fn_ir): {k: i for k, v in args.items()
                                            if (i := Info.of(v)) is not None}})
     if wrt is not None:
-        refuse_sequence_arithmetic(functions, containers, infos, fn_ir, wrt)
+        integral = {fid: names - not_integral.get(fid, set()) for fid, names in held.items()}
+        refuse_sequence_arithmetic(functions, containers, infos, fn_ir, wrt, integral)
         check_held_objects(functions, objects, fn_ir, wrt)
     return clean, out
 
 
+def _integral(value) -> bool:
+    """An integer, or a list or tuple of them (`x.shape`, `x.strides`): it carries no
+    gradient, whatever it was computed from."""
+    if isinstance(value, (list, tuple)):
+        return all(_integral(v) for v in value)
+    return isinstance(value, (int, np.integer, np.bool_))
+
+
 def refuse_sequence_arithmetic(functions: dict, containers: dict, infos: dict,
-                               main: ir.Function, wrt) -> None:
+                               main: ir.Function, wrt, integral=None) -> None:
     """A Python operator on a list or tuple concatenates or repeats it (the generated code
     runs Python's `+` as written) while its op row's rule adds or scales: where gradients
-    flow through such an operand, refuse instead of returning a wrong gradient."""
+    flow through such an operand, refuse instead of returning a wrong gradient. (A name that
+    held only integers on the probe -- `integral`: a shape, a count -- carries none.)"""
+    integral = integral or {}
     for fid, fn in functions.items():
         seqs = containers.get(fid, set())
         table = infos.get(fid, {})
@@ -119,7 +137,8 @@ def refuse_sequence_arithmetic(functions: dict, containers: dict, infos: dict,
             if varied is None:
                 # (a called function's parameters all count as differentiated: conservative)
                 varied = varied_vars(fn, wrt if fn is main else fn.params)
-            bad = [v for a in sequences for v in ir.atom_vars(a) if v in varied]
+            bad = [v for a in sequences for v in ir.atom_vars(a)
+                   if v in varied and v not in integral.get(fid, ())]
             if bad:
                 raise SrcadError(
                     f"`{fn.source_lines.get(s.line, s.op.name)}` applies a Python operator to "

@@ -45,7 +45,7 @@ from . import runtime
 from .errors import SrcadError
 from .frontend import concatenators
 from .frontend.concatenators import is_concatenator
-from .frontend.opaque import is_library_module, library_file
+from .frontend.opaque import is_library_module, is_user_object, library_file
 from .ops import table
 from .pyfuncs import CLASS_SUBSTITUTES, SUBSTITUTES, TAPE_ONLY
 from .tape_builtins import LibraryView, _hashable, plain_call, tape_builtins
@@ -56,6 +56,9 @@ from .tape_tensor import (
     _PY, Plain, Tensor, _has_tensor, _unwrap, plain_view, user_error, write_at)
 from .transform.specialise import Info
 
+
+# a class's entries `Tape.follow_class` leaves as they are
+_UNFOLLOWED = {"__new__", "__init_subclass__", "__class_getitem__", "__del__", "__set_name__"}
 
 _BUILTIN_NAMES = {"round", "isinstance", "print", "repr", "format", "hash", "id", "sorted",
                   "float"}
@@ -103,6 +106,8 @@ class Tape:
         self._scalar_types: dict = {}  # np.float64 -> its stand-in (see `_scalar_type`)
         self.views: dict = {}  # id -> Tensor that is a view of another, in creation order
         self.origin: dict = {}  # id(argument Tensor) -> the Tensor of its value on entry
+        self.patched: list = []  # (class, name, entry before the run): `follow_class`
+        self._followed: set = set()
 
     # -- forward -----------------------------------------------------------------------------
     def apply(self, fn, args, kwargs, py_operator=None, op=None):
@@ -295,8 +300,59 @@ class Tape:
                             for c in fn.__closure__)
         out = types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, closure)
         out.__kwdefaults__ = fn.__kwdefaults__
+        out._srcad_untraced = fn  # (`follow_class`: the user's function behind it)
         self._traced[fn] = out
         return out
+
+    def follow_class(self, cls) -> None:
+        """Trace the methods of a user class (and its user bases) as part of their callers:
+        for the run, each function in the class's __dict__ (a method, a @staticmethod, a
+        @classmethod, a property's accessors) is replaced by its traced form, so that
+        `self.im2col(x)` sees numpy through the tape as the function that called it does
+        (np.lib.stride_tricks.as_strided given a Tensor). Source mode inlines methods into
+        their callers (frontend/objects.py), so no subroutine boundary is added here; the
+        class itself (identity, isinstance, class attributes) is the user's. `restore_classes`
+        puts the class back when the run ends."""
+        for c in cls.__mro__:
+            if c in self._followed or not is_user_object(c):
+                continue
+            self._followed.add(c)
+            for name, entry in list(vars(c).items()):
+                new = self._traced_entry(entry) if name not in _UNFOLLOWED else None
+                if new is None:
+                    continue
+                try:
+                    setattr(c, name, new)
+                except (AttributeError, TypeError):  # (a class that refuses: left as it is)
+                    continue
+                self.patched.append((c, name, entry))
+
+    def _traced_entry(self, entry):
+        def traced(fn):
+            fn = getattr(fn, "_srcad_untraced", fn)  # (a tape further out traced it)
+            if isinstance(fn, types.FunctionType) and _is_user_function(fn):
+                return self.traced(fn)
+            return None
+
+        if isinstance(entry, types.FunctionType):
+            return traced(entry)
+        if isinstance(entry, (staticmethod, classmethod)):
+            fn = traced(entry.__func__)
+            return None if fn is None else type(entry)(fn)
+        if type(entry) is property:
+            parts = [entry.fget, entry.fset, entry.fdel]
+            new = [traced(f) if f is not None else None for f in parts]
+            if all(n is None for n in new):
+                return None
+            return property(*[n if n is not None else f for n, f in zip(new, parts)],
+                            entry.__doc__)
+        return None
+
+    def restore_classes(self) -> None:
+        for c, name, entry in reversed(self.patched):
+            setattr(c, name, entry)
+        self.patched.clear()
+        self._followed.clear()
 
     def substitute(self, obj):
         """What the traced code calls for `obj`, a key of pyfuncs.SUBSTITUTES or TAPE_ONLY:
@@ -330,6 +386,10 @@ class Tape:
                 return plain_call(obj, Tensor)  # a library's function (see tape_builtins.py)
         if is_concatenator(obj):  # `from numpy import r_`
             return _Concatenator(self, obj)
+        if not isinstance(obj, types.FunctionType) and is_user_object(obj):
+            # a user class or an object of one (a module-level layer): its methods traced
+            self.follow_class(obj if isinstance(obj, type) else type(obj))
+            return obj
         if isinstance(obj, types.ModuleType) and _is_user_module(obj):
             return _ModuleView(self, obj)
         if isinstance(obj, types.ModuleType) and obj.__name__.split(".")[0] == "numpy":
@@ -807,6 +867,9 @@ def run(fn, values, wrt_mask, names):
             kwargs[p.name] = v
         else:
             args.append(v)
+    for v in (*values, getattr(fn, "__self__", None)):
+        if not isinstance(v, type) and is_user_object(v):  # (an object given to fn)
+            tape.follow_class(type(v))
     try:
         if inspect.ismethod(fn):  # a bound method: its object comes first, as a constant
             out = tape.traced(fn.__func__)(fn.__self__, *args, **kwargs)
@@ -818,6 +881,8 @@ def run(fn, values, wrt_mask, names):
         if isinstance(e.__cause__, SrcadError):
             raise e.__cause__ from None
         raise
+    finally:
+        tape.restore_classes()
     return tape, wrapped, out
 
 

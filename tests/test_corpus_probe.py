@@ -37,20 +37,14 @@ XFAILS = {
     "wild_layers.numpy_ml_layers": "an object handed to a builtin (`str(type(self.act_fn))` in "
     "__init__) and a list inside a dict attribute appended by a method "
     "(`self.derived_variables['Z'].append(Z)`): the objects pass leaves the class as written",
-    "wild_layers.keras_like_add": "layers appended to a list attribute by a method the caller "
-    "calls (`model.add(Dense(..))`, Keras-like): only fills in the same block as "
-    "`self.layers = []` are followed",
     "wild_layers.adam_unrolled": "source mode: an optimizer object whose dict attributes "
     "(`self.m[k]`) are filled in a loop over a dict argument's keys (`for k in params`) "
     "inside a method: the probe fails with KeyError (tape mode works)",
-    "wild_layers.strided_conv_class": "tape mode only: a @staticmethod called through self "
-    "(`self.im2col(x, ...)`) runs untraced, so np.lib.stride_tricks.as_strided gets a Tensor",
 }
 
 
 # the modes an entry fails in, where not all
-_XFAIL_MODES = {"wild_layers.strided_conv_class": ("tape",),
-                "wild_layers.adam_unrolled": ("source", "fuse")}
+_XFAIL_MODES = {"wild_layers.adam_unrolled": ("source", "fuse")}
 
 
 def _param(name, mode):
@@ -572,3 +566,80 @@ def test_calling_a_callable_held_in_an_attribute(fn, mode):
     args = (r.standard_normal((3, 4)), r.standard_normal(4), r.standard_normal((2, 3)))
     got = srcad.grad(fn, wrt=(0, 1), mode=mode)(*args)
     assert rel_error(got, numerical_grad(fn, args, wrt=(0, 1))) < 1e-6
+
+
+# ---- tape mode traces the methods of user classes; Keras-like `model.add(layer)` -------------
+
+from tests.corpus_probe.wild_layers import Conv2D, strided_conv_class
+from tests.corpus_probe.wild_more import Act, Linear, Net
+
+
+def test_tape_leaves_the_users_classes_as_they_were():
+    """Tape mode swaps a class's functions for their traced forms for the run only: after it
+    (and after an error in it) the class holds the user's own functions again."""
+    before = dict(vars(Conv2D))
+    args = tuple(np.asarray(a) for a in PROBES["wild_layers.strided_conv_class"].make_args())
+    srcad.grad(strided_conv_class, wrt=(0, 1, 2), mode="tape")(*args)
+    assert dict(vars(Conv2D)) == before
+    with pytest.raises(Exception):
+        srcad.grad(strided_conv_class, mode="tape")(args[0], args[1], args[2][:, :1, :1])
+    assert dict(vars(Conv2D)) == before
+
+
+def test_tape_method_of_an_object_given_as_an_argument_float32():
+    """The object is an argument (a bound method's self): its class is traced too; float32
+    stays float32 and source and tape agree bit for bit."""
+    r = np.random.default_rng(4)
+    W = (r.standard_normal((3, 2, 3, 3)) * 0.4).astype(np.float32)
+    x = r.standard_normal((2, 2, 5, 5)).astype(np.float32)
+
+    def loss(x, conv):
+        return np.sum(np.tanh(conv.forward(x)))
+
+    conv = Conv2D(W, np.zeros(3, np.float32), stride=2, padding=1)
+    got = {m: srcad.grad(loss, mode=m)(x, conv) for m in ("source", "tape")}
+    assert got["tape"].dtype == np.float32
+    np.testing.assert_array_equal(got["source"], got["tape"])
+    want = numerical_grad(loss, (x.astype(np.float64), conv))
+    assert rel_error(got["tape"], want) < 1e-3
+
+
+def _push_in_a_loop(Ws, X):
+    net = Net()
+    for W in Ws:
+        net.push(Linear(W))
+    net.push(Act("relu"))
+    return np.sum(net(X) ** 2)
+
+
+def _push_in_a_branch(W1, W2, X, deep):
+    net = Net()
+    net.push(Linear(W1))
+    if deep:
+        net.push(Linear(W2))
+    return np.sum(net(X) ** 2)
+
+
+@pytest.mark.parametrize("mode", ["source", "tape"])
+def test_method_appending_layers_in_a_loop_over_a_list_argument(mode):
+    """`for W in Ws: net.push(Linear(W))`: unrolled (the list's length is guarded); a call
+    with another length is transformed again."""
+    r = np.random.default_rng(6)
+    X = r.standard_normal((2, 3))
+    g = srcad.grad(_push_in_a_loop, mode=mode)
+    for n in (2, 3):
+        Ws = [r.standard_normal((3, 3)) * 0.6 for _ in range(n)]
+        got = g(Ws, X)
+        want = numerical_grad(_push_in_a_loop, (Ws, X))
+        assert len(got) == n and rel_error(got, want) < 1e-6
+
+
+@pytest.mark.parametrize("mode", ["source", "tape"])
+def test_method_appending_a_layer_in_a_branch_is_refused_at_its_line(mode):
+    r = np.random.default_rng(6)
+    W = r.standard_normal((3, 3))
+    with pytest.raises(srcad.SrcadError) as info:
+        srcad.grad(_push_in_a_branch, mode=mode)(W, W, r.standard_normal((2, 3)), True)
+    assert info.value.filename == __file__
+    assert info.value.lineno == _push_in_a_branch.__code__.co_firstlineno + 2
+    assert "in a branch or in a loop" in str(info.value) and "hint" in str(info.value)

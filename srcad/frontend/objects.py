@@ -57,7 +57,7 @@ from ..naming import fresh
 from ..pyfuncs import CLASS_SUBSTITUTES
 from . import guards
 from .attrstate import _may_read_before_store
-from .opaque import NOT_FOLLOWED, is_user_object
+from .opaque import NOT_FOLLOWED, is_user_object, library_file
 from .parse import UNRESOLVED, parse_function
 
 _SUBSTITUTE_CLASSES = tuple(CLASS_SUBSTITUTES.values())
@@ -288,6 +288,7 @@ class _Rewriter:
         self.in_def = 0  # > 0 inside a nested def or lambda (reads there: when it is called)
         self.calls: list = []  # per call being rewritten: the state read before it
         self.nested = 0  # inside a branch or a loop that is not unrolled
+        self.outer_nested = 0  # a method called inside such a branch or loop (its callers')
         self.hint = None  # the name a construction is assigned to (its locals' prefix)
         self.rest: list = []  # the statements after the current one, in its block
         self.object_return = None  # a method's one `return`, last in its body (specialise)
@@ -521,7 +522,7 @@ class _Rewriter:
     def _container_method(self, base: VList, attr: str, e):
         if attr == "append" and base.keys is None and len(e.args) == 1 and not e.keywords:
             item = self.expr(e.args[0])
-            if not isinstance(item, VObj) or self.nested:
+            if not isinstance(item, VObj) or self.nested or self.outer_nested:
                 raise _Unsupported("`.append()` of a value, or in a branch or in a loop whose "
                                    "count is not known before running (a literal, an int "
                                    "argument, a list argument's length), to a list of objects")
@@ -573,9 +574,66 @@ class _Rewriter:
                                                         n.args[0].id in built))
                 fills += ok
                 others += not ok
+        if not fills and not others and not keyed and self._filled_by_methods(t):
+            return VList([], None)
         if not fills or others:
             return None
         return VList([], [] if keyed else None)
+
+    def _filled_by_methods(self, t) -> bool:
+        """`self.layers = []` in __init__ that another method fills (Keras-like
+        `def add(self, layer): self.layers.append(layer)`): a list of objects when the class
+        changes it only by such appends of a parameter and every call of those methods in the
+        differentiated function hands them a built object (`model.add(Dense(..))`). (A
+        non-object appended after all is refused by `_container_method`: the function is then
+        left as written.)"""
+        me = self.peek(t.value) if isinstance(t, gast.Attribute) else None
+        if not isinstance(me, VObj) or self.me is not me:
+            return False
+        adders = set()
+        for klass in me.cls.__mro__:
+            for name, raw in vars(klass).items():
+                if not isinstance(raw, types.FunctionType) or library_file(raw) is not None:
+                    continue
+                try:
+                    fdef = parse_function(raw).tree
+                except Exception:  # noqa: BLE001  (no source)
+                    return False
+                found = _appends_of_a_parameter(fdef, t.attr, name == "__init__")
+                if found is None:
+                    return False
+                adders |= {(name, i) for i in found}
+        if not adders:
+            return False
+        return self._given_objects(adders)
+
+    def _given_objects(self, adders) -> bool:
+        """Does every call `x.add(..)` (a method of `adders`, by name) in the function hand
+        the appended parameter a construction of a user class, or a name assigned one?"""
+        tree = self.o.pf.tree
+        top = self.o.top
+        built = {x.targets[0].id for x in gast.walk(tree)
+                 if isinstance(x, gast.Assign) and len(x.targets) == 1 and
+                 isinstance(x.targets[0], gast.Name) and isinstance(x.value, gast.Call) and
+                 _is_user_class(self.o.resolve_static(x.value.func, top), self.o.globals)}
+        names = {n for n, _ in adders}
+        calls = 0
+        for n in gast.walk(tree):
+            if not (isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and
+                    n.func.attr in names):
+                continue
+            for name, i in adders:
+                if name != n.func.attr:
+                    continue
+                if n.keywords or len(n.args) != 1 or i != 1:
+                    return False
+                a = n.args[0]
+                if not ((isinstance(a, gast.Call) and _is_user_class(
+                        self.o.resolve_static(a.func, top), self.o.globals)) or
+                        (isinstance(a, gast.Name) and a.id in built)):
+                    return False
+                calls += 1
+        return calls > 0
 
     def _builds_object(self, e) -> bool:
         return isinstance(e, gast.Call) and _is_user_class(
@@ -586,6 +644,7 @@ class _Rewriter:
         base = self.expr(t.value)
         k = self.value(t.slice) if isinstance(base, VList) else t.slice  # (`f"fc{i}"`)
         if not isinstance(base, VList) or base.keys is None or self.nested or \
+                self.outer_nested or \
                 not isinstance(k, gast.Constant) or type(k.value) not in (str, int):
             raise _Unsupported("an object stored into a container srcad does not follow")
         if k.value in base.keys:
@@ -697,11 +756,30 @@ class _Rewriter:
             if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and \
                     n.func.attr == "append" and isinstance(self.peek(n.func.value), VList):
                 return True
+            if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and \
+                    self._appending_method(self.peek(n.func.value), n.func.attr):
+                return True  # (`model.add(Dense(W, b))`: see `_filled_by_methods`)
             if isinstance(n, gast.Assign) and any(
                     isinstance(t, gast.Subscript) and isinstance(self.peek(t.value), VList)
                     for t in n.targets):
                 return True
         return False
+
+    def _appending_method(self, o, name: str) -> bool:
+        """Is `o.name(..)` a method of a built object appending to a list of objects it
+        holds (`_filled_by_methods`)?"""
+        if not isinstance(o, VObj):
+            return False
+        _, raw = _lookup(o.cls, name)
+        if not isinstance(raw, types.FunctionType):
+            return False
+        try:
+            fdef = parse_function(raw).tree
+        except Exception:  # noqa: BLE001  (no source)
+            return False
+        return any(isinstance(v, VList) and v.keys is None and
+                   _appends_of_a_parameter(copy.deepcopy(fdef), a, False)
+                   for a, v in o.objects.items())
 
     def _forget_stored(self, stmts) -> None:
         """Entering a loop that runs as written: what its body assigns is no constant in it
@@ -1406,6 +1484,7 @@ class _Rewriter:
             inner.objs[id(obj)] = obj
         sub = _Rewriter(self.o, inner, self.depth + 1, klass=owner, me=me)
         sub.scope = inner
+        sub.outer_nested = self.nested + self.outer_nested
         inner.watch(fdef)
         given = list(bound.items()) + [(p, defaults[p]) for p in params
                                        if p not in bound and p in defaults]
@@ -1528,6 +1607,38 @@ def _fold(e):
                 return e
         return gast.copy_location(gast.Constant(value="".join(parts), kind=None), e)
     return e
+
+
+def _appends_of_a_parameter(fdef, attr: str, init: bool):
+    """The positions of the parameters a method appends to `self.<attr>` (`self.layers.
+    append(layer)`), or None where it changes or rebinds `self.<attr>` otherwise (__init__'s
+    own `self.<attr> = []` aside)."""
+    params = [a.id for a in fdef.args.args]
+    if not params:
+        return set()
+    me = params[0]
+
+    def mine(e):
+        return isinstance(e, gast.Attribute) and e.attr == attr and \
+            isinstance(e.value, gast.Name) and e.value.id == me
+
+    found = set()
+    for n in gast.walk(fdef):
+        if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and \
+                mine(n.func.value) and n.func.attr in _MUTATORS:
+            a = n.args[0] if len(n.args) == 1 and not n.keywords else None
+            if n.func.attr != "append" or not isinstance(a, gast.Name) or \
+                    a.id not in params[1:] or any(
+                        isinstance(x, gast.Name) and x.id == a.id and
+                        isinstance(x.ctx, (gast.Store, gast.Del)) for x in gast.walk(fdef)):
+                return None
+            found.add(params.index(a.id))
+        elif isinstance(n, gast.Subscript) and isinstance(n.ctx, (gast.Store, gast.Del)) and \
+                mine(n.value):
+            return None
+        elif mine(n) and isinstance(n.ctx, (gast.Store, gast.Del)) and not init:
+            return None
+    return found
 
 
 def _bindings(target, item) -> list:

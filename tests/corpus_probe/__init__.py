@@ -33,7 +33,7 @@ def rng(seed=0):
 
 
 MODULES = ["course", "recurrent", "convnets", "transformers", "generative", "mllib",
-           "objects", "inplace", "wild_layers", "wild_sequence", "wild_calls"]
+           "objects", "inplace", "wild_layers", "wild_sequence", "wild_calls", "wild_more"]
 
 
 def all_probes():
