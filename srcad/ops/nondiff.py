@@ -18,14 +18,24 @@ _X = (Param("x"),)
 _AB = [(3, 4), (3, 4)]
 
 # --- shape queries ----------------------------------------------------------------------------
-defnondiff(np.shape, name="shape", spelling="a.shape", params=(Param("a"),), family="query",
+def _attribute_form(attr):
+    """`a.shape` where a is a numpy value (an array or a numpy scalar); `np.shape(a)` where it
+    may be a Python number or a list, which has no such attribute."""
+    return lambda info: f"a.{attr}" if info is not None and info.dtype is not None else None
+
+
+defnondiff(np.shape, name="shape", spelling="np.shape(a)", params=(Param("a"),),
+           family="query", forward_form=_attribute_form("shape"),
            test_cases=(("a * a.shape[0]", [(3, 4)]),
                        ("np.reshape(a, (a.shape[1], a.shape[0]))", [(3, 4)]),
                        ("np.sum(a, axis=0) / np.shape(a)[0]", [(3, 4)])))
-defnondiff(np.ndim, name="ndim", spelling="a.ndim", params=(Param("a"),), family="query",
-           test_cases=(("a * a.ndim", [(3, 4)]),))
-defnondiff(np.size, name="size", spelling="a.size", params=(Param("a"),), family="query",
-           test_cases=(("a / a.size", [(3, 4)]),))
+defnondiff(np.ndim, name="ndim", spelling="np.ndim(a)", params=(Param("a"),), family="query",
+           forward_form=_attribute_form("ndim"),
+           test_cases=(("a * a.ndim", [(3, 4)]), ("a * (np.ndim(2.0) + 1)", [(3,)])))
+defnondiff(np.size, name="size", spelling="np.size(a)", params=(Param("a"),), family="query",
+           forward_form=_attribute_form("size"),
+           test_cases=(("a / a.size", [(3, 4)]), ("a / (np.size(2.0) + np.size([1, 2]))",
+                                                  [(3,)])))
 defnondiff(len, name="len", spelling="len(obj)", params=(Param("obj"),), family="query",
            test_cases=(("a * len(a)", [(3, 4)]),))
 
