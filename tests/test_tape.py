@@ -291,6 +291,29 @@ def test_every_lowered_attribute_is_recorded_on_the_tape():
         assert np.allclose(g, srcad.testing.numerical_grad(_attr_loss, (x,)), atol=1e-6)
 
 
+def test_every_lowered_method_is_recorded_on_the_tape():
+    """The same for methods (frontend/methods.py METHODS: `x.sum()`, `x.clip(a, b)`, `x @ y`'s
+    `__matmul__`, ...): each must be the Tensor's own, recorded as its row, not handed by
+    `Tensor.__getattr__` to the plain value (a silently zero gradient in tape mode). `pop` is
+    a list's (lowered for lists the function makes; a Tensor has none, as an array has none)."""
+    from srcad.frontend.methods import METHODS
+    from srcad.tape_tensor import Tensor
+
+    missing = [m for m in METHODS if m != "pop" and not any(
+        m in vars(k) for k in Tensor.__mro__ if k is not object)]
+    assert not missing, f"METHODS the tape's Tensor does not record: {missing}"
+    x = np.random.default_rng(1).standard_normal((3, 4))
+    for mode in ("source", "tape"):
+        g = srcad.grad(_method_loss, mode=mode)(x.copy())
+        assert np.allclose(g, srcad.testing.numerical_grad(_method_loss, (x,)), atol=1e-6)
+
+
+def _method_loss(x):
+    y = x.clip(-0.8, 0.8).reshape(4, 3).T
+    return (y.sum(axis=0).max() + x.mean() * x.std() + (x @ x.T).trace()
+            + x.cumsum(axis=1).prod() * 1e-3 + abs(-x).min() + x.ravel().dot(x.ravel()))
+
+
 def _attr_loss(x):
     out = np.sum(np.sin(x.T) * 1.5) + np.sum(np.cos(x.real)) + np.sum(np.tanh(x.flat[:5]))
     if hasattr(x, "mT"):
