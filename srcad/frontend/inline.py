@@ -21,7 +21,6 @@ from __future__ import annotations
 import dataclasses
 
 from .. import ir
-from ..errors import UnsupportedSyntaxError
 from ..ops import control
 
 
@@ -74,6 +73,12 @@ class InlineMixin:
         for p, a in zip(call.callee.params, call.args):
             if p in call.callee.written and isinstance(a, ir.Var):
                 names = [n for n, v in self.env.items() if v == a and n in self.locals]
+                if any(n not in self.mutable and self.body is not getattr(
+                        self, "top_body", self.body) for n in names):
+                    # (in a loop or a branch, a name that does not keep one name for all
+                    # its values could not carry the new dict out: left a call, which
+                    # check_argument_writes refuses where the caller reads the name after)
+                    return {}
                 if names:
                     out[p] = names
         return out
@@ -119,13 +124,6 @@ class InlineMixin:
 
     def rebind_written(self, n: str, final, node) -> None:
         """The caller's name `n` holds the dict the callee wrote into: its new value."""
-        if n not in self.mutable and self.body is not getattr(self, "top_body", self.body):
-            raise self.pf.error(
-                f"`{n}` is written into by the function called here (a loop or a branch), "
-                f"and srcad could not tell so before: the name would not carry the new dict "
-                f"out of the loop", node, cls=UnsupportedSyntaxError,
-                hint=f"call the function by its plain name, or return `{n}` from it and "
-                f"assign it (`..., {n} = f(..., {n})`)")
         if n in self.mutable:
             if final != ir.Var(n):
                 op, args = self.op_call(control.identity, [final], {}, node)
