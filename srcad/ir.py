@@ -244,6 +244,10 @@ class Function:
     mutable: set = field(default_factory=set)  # names assigned in loops/branches (not SSA)
     changes: dict = field(default_factory=dict)  # parameter -> line of an in-place change
     guards: Any = None  # the lookups normalising it made (srcad.frontend.guards.Guards)
+    # dict parameter -> the atom holding its value at the return, for a parameter the body
+    # writes into (`p[k] = v`: an `Effect` "setitem"); a caller that passes its own dict is
+    # given these values back (frontend/inline.py)
+    written: dict = field(default_factory=dict)
 
     @property
     def ret(self) -> Return:

@@ -31,20 +31,20 @@ def _numerical(name):
 
 # what srcad still refuses, one reason per class (strict: a fix must remove the entry)
 XFAILS = {
-    "wild_layers.batchnorm_param_dicts": "a callee writes into a dict argument the caller "
-    "reads after the call (`bn_param['running_mean'] = ...` in batchnorm_forward, read by the "
-    "next call): refused at the user's line with a hint (return it instead)",
     "wild_layers.numpy_ml_layers": "an object handed to a builtin (`str(type(self.act_fn))` in "
     "__init__) and a list inside a dict attribute appended by a method "
     "(`self.derived_variables['Z'].append(Z)`): the objects pass leaves the class as written",
     "wild_layers.adam_unrolled": "source mode: an optimizer object whose dict attributes "
     "(`self.m[k]`) are filled in a loop over a dict argument's keys (`for k in params`) "
     "inside a method: the probe fails with KeyError (tape mode works)",
+    "wild_dicts.momentum_over_keys": "source mode: `for name in params` over a dict argument "
+    "inside a method is walked by index (KeyError), as in adam_unrolled (tape mode works)",
 }
 
 
 # the modes an entry fails in, where not all
-_XFAIL_MODES = {"wild_layers.adam_unrolled": ("source", "fuse")}
+_XFAIL_MODES = {"wild_layers.adam_unrolled": ("source", "fuse"),
+                "wild_dicts.momentum_over_keys": ("source", "fuse")}
 
 
 def _param(name, mode):
@@ -643,3 +643,35 @@ def test_method_appending_a_layer_in_a_branch_is_refused_at_its_line(mode):
     assert info.value.filename == __file__
     assert info.value.lineno == _push_in_a_branch.__code__.co_firstlineno + 2
     assert "in a branch or in a loop" in str(info.value) and "hint" in str(info.value)
+
+
+# ---- a called function writing into a dict its caller passes (CS231n's bn_param) ----------
+
+from tests.corpus_probe.wild_layers import batchnorm_forward
+
+
+def _bn_into_argument(W, X, bn_param):
+    h, _ = batchnorm_forward(X @ W, 1.5, 0.1, bn_param)
+    h2, _ = batchnorm_forward(np.tanh(h), 1.0, 0.0, bn_param)
+    return np.sum(h2 ** 3) + np.sum(bn_param["running_mean"] ** 2)
+
+
+@pytest.mark.parametrize("mode", ["source", "tape"])
+def test_a_callee_writing_into_the_callers_dict(mode):
+    """`bn_param["running_mean"] = ...` in the callee: the caller reads the new entry (its
+    gradient flows back through both calls), and the caller's own dict holds after the call
+    exactly what Python leaves in it (was refused: 'writes into its argument in place')."""
+    r = np.random.default_rng(9)
+    W, X = r.standard_normal((3, 4)), r.standard_normal((6, 3))
+    fresh = lambda: {"mode": "train", "momentum": 0.7}  # noqa: E731
+    want_param = fresh()
+    value = _bn_into_argument(W, X, want_param)
+    got_param = fresh()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out, g = srcad.value_and_grad(_bn_into_argument, wrt=(0, 1), mode=mode)(W, X, got_param)
+    assert out == value and set(got_param) == set(want_param)
+    for k in want_param:
+        assert np.array_equal(got_param[k], want_param[k]), k
+    num = numerical_grad(lambda W, X: _bn_into_argument(W, X, fresh()), (W, X), wrt=(0, 1))
+    assert rel_error(g, num) < 1e-6

@@ -503,6 +503,11 @@ class CallsMixin:
         call = self.user_call(obj, spelled, args, kwargs, e)
         if obj in LIFTED and not checkpointed:  # a nested def or lambda (inline.py)
             return self.inline_call(call, into, hint, e)
+        if not checkpointed and self.passes_written_dict(call):
+            # `bn_forward(x, bn_param)` writing `bn_param[k] = v`: Python changes the caller's
+            # dict, so the caller reads the new entries after the call -- spliced in here,
+            # the callee's writes are the caller's (inline.py), gradients included
+            return self.inline_call(call, into, hint, e)
         call.checkpoint = checkpointed
         call.discard = discard
         if into is _RETURN:

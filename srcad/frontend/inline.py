@@ -47,7 +47,8 @@ class InlineMixin:
             self.inject[consts.get(k, k)] = obj
             self.taken.add(consts.get(k, k))
         r = _Renamer(names, atoms, consts)
-        self.body.extend(r.block(callee.body[:-1]))
+        holders = self.written_holders(call)
+        self.body.extend(self.caller_effects(r.block(callee.body[:-1]), holders, node))
         self.mutable |= {names[n] for n in callee.mutable if n in names}
         # every name the body assigns in a loop or branch keeps one name for all its values
         for s in ir.walk(callee.body):
@@ -58,10 +59,78 @@ class InlineMixin:
                 if isinstance(s, ir.For) and s.target in names:
                     self.mutable.add(names[s.target])
         ret = r.atom(callee.ret.value)
+        for p, final in callee.written.items():  # the caller's names see the written dict
+            for n in holders.get(p, ()):
+                self.rebind_written(n, r.atom(final), node)
         if into is None:  # (a tuple stays a tuple of atoms: `a, b = g(x)` binds each)
             return ret
         op, args = self.op_call(control.identity, [ret], {}, node)
         return self.result((op, args), hint, into, node)
+
+    def written_holders(self, call: ir.UserCall) -> dict:
+        """{callee parameter it writes into: the caller's names holding the dict passed}"""
+        out = {}
+        for p, a in zip(call.callee.params, call.args):
+            if p in call.callee.written and isinstance(a, ir.Var):
+                names = [n for n, v in self.env.items() if v == a and n in self.locals]
+                if any(n not in self.mutable and self.body is not getattr(
+                        self, "top_body", self.body) for n in names):
+                    # (in a loop or a branch, a name that does not keep one name for all
+                    # its values could not carry the new dict out: left a call, which
+                    # check_argument_writes refuses where the caller reads the name after)
+                    return {}
+                if names:
+                    out[p] = names
+        return out
+
+    def passes_written_dict(self, call: ir.UserCall) -> bool:
+        """Does the callee write into a dict that the caller holds by a name?"""
+        return bool(self.written_holders(call))
+
+    def caller_effects(self, body: list, holders: dict, node) -> list:
+        """The spliced body's writes into the caller's dict (`Effect` "setitem") go into the
+        object the caller's name holds as Python sees it: its parameter's own object (then
+        an effect of the caller's, which its own caller sees), else the object the name was
+        given by its last plain assignment (srcad's copy-on-write made new dicts since)."""
+        objects, params = {}, {}
+        for p, names in holders.items():
+            n = names[0]
+            if n in self.pf.params and n in self.written_params():
+                objects[p], params[p] = self.entry_of(n), n
+                continue
+            seen = getattr(self, "dict_objects", None)
+            if seen is None:
+                seen = self.dict_objects = {}
+            made = seen.get(n)
+            if made is None or made[0] != self.seen_defs[n]:
+                atom = self.env[n]
+                if n in self.mutable:  # (the name is given the new dict after the call)
+                    op, args = self.op_call(control.identity, [atom], {}, node)
+                    atom = self.emit((op, args), self.fresh(f"{n}_object"), node)
+                made = seen[n] = (self.seen_defs[n], atom)
+            objects[p] = made[1]
+        out = []
+        for s in body:
+            if isinstance(s, ir.Effect) and s.kind == "setitem" and "param" in s.args and \
+                    s.args["param"].value in objects:
+                p = s.args["param"].value
+                args = {k: v for k, v in s.args.items() if k != "param"}
+                args["_obj"] = objects[p]
+                if p in params:
+                    args["param"] = ir.Const(params[p], repr(params[p]))
+                s = dataclasses.replace(s, args=args)
+            out.append(s)
+        return out
+
+    def rebind_written(self, n: str, final, node) -> None:
+        """The caller's name `n` holds the dict the callee wrote into: its new value."""
+        if n in self.mutable:
+            if final != ir.Var(n):
+                op, args = self.op_call(control.identity, [final], {}, node)
+                self.body.append(ir.Call(n, op, args, node.lineno))
+            self.env[n] = ir.Var(n)
+        else:
+            self.env[n] = final
 
 
 class _Renamer:

@@ -34,6 +34,7 @@ from __future__ import annotations
 import copy
 import inspect
 import operator
+import textwrap
 import types
 from collections import Counter
 
@@ -121,6 +122,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                                                                                 gast.Name):
                                     self.mutable.add(t.value.id)
         self.mutable |= self.view_families_in_control_flow()
+        self.mutable |= self.dicts_written_in_control_flow()
         self.ints: set = set()  # names that certainly hold Python ints (see note_int)
         self.arrays = pf.arrays  # parameters that hold arrays (the call's arguments said)
         self.shapes: set = set()  # names that hold an array's shape
@@ -169,6 +171,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
 
     # -- statements --------------------------------------------------------------------------
     def run(self) -> ir.Function:
+        self.top_body = self.body
         for stmt in self.pf.tree.body:
             self.line = stmt.lineno
             self.statement(stmt)
@@ -184,8 +187,22 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             self.body.insert(0, ir.Call(entry, op, args, self.pf.first_line))
         self.check_mutations()
         self.snapshot_tests(self.body)
+        # a dict parameter the body writes into: its value at the return rides along with
+        # the returned atom while names are propagated below, then is kept apart (`written`)
+        written = [p for p in self.pf.params if any(
+            isinstance(s, ir.Effect) and s.kind == "setitem" and "param" in s.args
+            and s.args["param"].value == p for s in ir.walk(self.body))]
+        ret = self.body[-1]
+        if written:
+            self.body[-1] = ir.Return(ir.Seq((ret.value, *(self.env[p] for p in written))),
+                                      ret.line)
         if not self.generated:  # (srcad's own code, transformed again: no tape to agree with)
             self.body = propagate_aliases(self.body, self.pf.params, self.fresh)
+        finals = {}
+        if written:
+            items = self.body[-1].value.items
+            self.body[-1] = ir.Return(items[0], ret.line)
+            finals = dict(zip(written, items[1:]))
         lines = {n: self.pf.line(n) for n in range(self.pf.first_line, self.pf.last_line + 1)}
         fn = ir.Function(
             name=self.pf.name,
@@ -198,6 +215,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             names=self.taken,
             source_lines=lines,
             mutable=set(self.mutable),
+            written=finals,
         )
         fn.changes = check_lost_changes(fn)
         return fn
@@ -371,8 +389,11 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             if isinstance(value, gast.Call) and self.is_user_function(value.func):
                 # a, b = helper(x): the call's own targets
                 atom = self.expr(value, _hint(names), into=None)
-                call = self.body[-1]
-                assert isinstance(call, ir.UserCall) and ir.Var(call.targets[0]) == atom
+                call = self.body[-1] if self.body else None
+                if not (isinstance(call, ir.UserCall) and ir.Var(call.targets[0]) == atom):
+                    # (spliced in: frontend/inline.py) the callee's tuple, or an atom holding one
+                    self.unpack_spliced(names, atom, node)
+                    return
                 if not call.multi:
                     raise self.pf.error("unpacking the result of a function that does not "
                                         "return a tuple", node)
@@ -438,6 +459,42 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                 self.unpack_atom(t, self.emit(call, self.fresh("unpacked"), node), node)
             else:
                 raise self.unsupported("starred unpacking", node, "unpack into plain names")
+
+    def dicts_written_in_control_flow(self) -> set:
+        """Names passed, in a loop or a branch, to a function that writes into that
+        parameter (`store[k] = v`): the call is spliced in and the name given the written dict
+        (inline.py), so it keeps one name for all its values."""
+        out = set()
+        for node in gast.walk(self.pf.tree):
+            if not isinstance(node, (gast.If, gast.For, gast.While)):
+                continue
+            for n in (x for inner in node.body + node.orelse for x in gast.walk(inner)):
+                if not (isinstance(n, gast.Call) and isinstance(n.func, gast.Name)):
+                    continue
+                names = [a.id if isinstance(a, gast.Name) else None for a in n.args]
+                if not any(names) or n.func.id in names:
+                    continue
+                try:
+                    fn = self.pf.resolve(n.func.id)
+                except Exception:  # noqa: BLE001  (not a global: nothing to learn here)
+                    continue
+                written = _written_params(fn)
+                params = list(inspect.signature(fn).parameters) if written else []
+                out.update(a for a, p in zip(names, params) if a and p in written)
+                out.update(k.value.id for k in n.keywords
+                           if k.arg in written and isinstance(k.value, gast.Name))
+        return out
+
+    def unpack_spliced(self, names: list, atom, node) -> None:
+        """`a, b = helper(x)` where the call was spliced into this function: its returned
+        tuple's items, or the items of the atom it returned."""
+        if isinstance(atom, ir.Seq) and len(atom.items) == len(names):
+            self.bind_items(names, list(atom.items), node)
+            return
+        for i, n in enumerate(names):
+            call = self.op_call(operator.getitem, [atom, ir.Index((ir.Const(i, repr(i)),),
+                                                                  False)], {}, node)
+            self.env[n] = self.emit(call, self.def_name(n, node.lineno), node)
 
     def bind(self, name: str, value, node):
         fn = self.function_alias(value)
@@ -699,3 +756,28 @@ def _normalize(pf: ParsedFunction) -> ir.Function:
     desugar(pf.tree, n.taken)
     n.__init__(pf)  # names and definitions again, now that flags exist
     return n.run()
+
+
+_WRITTEN: dict = {}
+
+
+def _written_params(fn) -> set:
+    """The parameters of a plain Python function whose items its source assigns
+    (`p[k] = v`, `p[k] += v`): what a call may write into (cached per code object)."""
+    if not isinstance(fn, types.FunctionType) or fn in LIFTED:
+        return set()
+    code = fn.__code__
+    if code not in _WRITTEN:
+        out = set()
+        try:
+            tree = gast.parse(textwrap.dedent(inspect.getsource(fn)))
+        except (OSError, TypeError, SyntaxError):
+            tree = None
+        params = set(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
+        for n in gast.walk(tree) if tree is not None else ():
+            targets = n.targets if isinstance(n, gast.Assign) else \
+                [n.target] if isinstance(n, gast.AugAssign) else []
+            out.update(t.value.id for t in targets if isinstance(t, gast.Subscript)
+                       and isinstance(t.value, gast.Name) and t.value.id in params)
+        _WRITTEN[code] = out
+    return _WRITTEN[code]

@@ -33,7 +33,8 @@ def rng(seed=0):
 
 
 MODULES = ["course", "recurrent", "convnets", "transformers", "generative", "mllib",
-           "objects", "inplace", "wild_layers", "wild_sequence", "wild_calls", "wild_more"]
+           "objects", "inplace", "wild_layers", "wild_sequence", "wild_calls", "wild_more",
+           "wild_dicts"]
 
 
 def all_probes():
