@@ -19,9 +19,12 @@
  * load is at least half a core (rounded). The BLAS: OpenBLAS's set/get functions, found by
  * srcad.build (ctypes, in the libraries numpy loaded) and handed over as addresses; without
  * them only srcad's kernel threads are chosen. Off with SRCAD_ADAPTIVE_THREADS=0 (or where
- * /proc/stat is not there). Values do not depend on it: OpenBLAS splits a GEMM's rows and
- * columns between threads, never its sums, and srcad's kernels are elementwise across threads
- * (tests/test_threads_load.py checks the gradients bit for bit).
+ * /proc/stat is not there). Values do not depend on it: srcad's kernels are elementwise
+ * across threads, and the BLAS's functions are handed over only where its products keep their
+ * bits at one thread and at the user's count (srcad/build/blas.py threads_change_values: most
+ * OpenBLAS kernels split a GEMM's rows and columns, never its sums; 0.3.31's Haswell SGEMM on
+ * a Zen 3 does not keep float32's bits, so there only srcad's threads are chosen).
+ * tests/test_threads_load.py checks the gradients bit for bit.
  *
  * Caveat: OpenBLAS's thread count is one setting for the process; a call on one Python thread
  * that lowers it lowers it for a BLAS call another thread makes meanwhile (values unchanged).

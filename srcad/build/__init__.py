@@ -231,11 +231,13 @@ def _hand_blas_to(rt):
     """Give the runtime numpy's OpenBLAS thread-count functions (srcad_threads.h), once:
     around each pooled call it lowers the BLAS's and its own threads to the cores other
     processes leave free, and restores them after. The library's path, or None (not
-    OpenBLAS, or a runtime without the choice): then only srcad's kernel threads are chosen."""
+    OpenBLAS, a runtime without the choice, or a BLAS whose products change with its thread
+    count, which would break bit-for-bit equal results between calls): then only srcad's
+    kernel threads are chosen."""
     if not hasattr(rt, "threads_configure"):
         return None
     found = blas.thread_functions()
-    if found is None:
+    if found is None or blas.threads_change_values(found[0], found[1]):
         return None
     rt.threads_configure(found[0], found[1])
     return found[2]

@@ -62,3 +62,31 @@ def thread_functions() -> tuple[int, int, str] | None:
             return (ctypes.cast(set_fn, ctypes.c_void_p).value,
                     ctypes.cast(get_fn, ctypes.c_void_p).value, path)
     return None
+
+
+def threads_change_values(set_addr: int, get_addr: int) -> bool:
+    """Do the BLAS's products depend on its thread count? A few float32 and float64 GEMMs
+    (plain and batched, the sizes of a small Transformer's) at the process's thread count
+    and at one thread, compared bit for bit; the count is restored. OpenBLAS splits a GEMM's
+    rows and columns between threads, and on most kernels the bits stay; OpenBLAS 0.3.31's
+    Haswell SGEMM on a Zen 3 changes them (float64 does not). Where they change, srcad
+    leaves the BLAS's threads alone (srcad/build/__init__.py `_hand_blas_to`)."""
+    import numpy as np
+
+    set_fn = ctypes.CFUNCTYPE(None, ctypes.c_int)(set_addr)
+    get_fn = ctypes.CFUNCTYPE(ctypes.c_int)(get_addr)
+    threads = get_fn()
+    if threads <= 1:
+        return False  # (nothing to lower)
+    rng = np.random.default_rng(0)
+    shapes = (((128, 128), (128, 128)), ((64, 512), (512, 256)), ((4, 64, 96), (96, 80)),
+              ((256, 64), (64, 256)))
+    pairs = [(rng.standard_normal(a).astype(dt), rng.standard_normal(b).astype(dt))
+             for dt in (np.float32, np.float64) for a, b in shapes]
+    try:
+        many = [a @ b for a, b in pairs]
+        set_fn(1)
+        one = [a @ b for a, b in pairs]
+    finally:
+        set_fn(threads)
+    return not all(np.array_equal(x, y) for x, y in zip(many, one))
