@@ -187,8 +187,9 @@ class _Program:
                 self.span[key] = self.span[body] = len(self.order) - 1
 
     def kept_until(self, m: str, s, surely: bool = False) -> int:
-        """Where `m` stops holding the value it holds at `s`, as far as can be told: its last
-        read (a temporary's is near), where it is next assigned by a statement that runs whenever the code after `s` does (not
+        """Where `m` stops holding the value it holds at `s`, as far as can be told (never,
+        for a name not given another value: it keeps it to the end, whatever it reads last):
+        its last read (a temporary's is near), where it is next assigned by a statement that runs whenever the code after `s` does (not
         one in a branch arm or a while body: on the other path the value is still read
         through `m`), at the end of a loop around `s` that assigns it (the next trip), or
         where the block that makes it ends (a name made in one arm or one loop body is not
