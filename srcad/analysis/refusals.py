@@ -392,9 +392,9 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False) -> None:
                 hint = ("build the value with operations srcad differentiates (a list made "
                         "in the function follows lst.append(v)), or pass it on directly")
                 if s.op.name.endswith("shuffle"):
-                    hint = (f"shuffle by an index: `order = rng.permutation(len(v))` (the same "
-                            f"draws as rng.shuffle), then `v = v[order]`, which srcad "
-                            f"differentiates")
+                    hint = ("shuffle by an index: `order = rng.permutation(len(v))` (the same "
+                            "draws as rng.shuffle), then `v = v[order]`, which srcad "
+                            "differentiates")
                 _refuse(fn, s, f"it is given a value that depends on the arguments being "
                         f"differentiated; it may store it in or change `{_user(what)}`, "
                         f"which the output depends on, and the gradient would not follow",
