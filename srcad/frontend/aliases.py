@@ -187,9 +187,8 @@ class _Program:
                 self.span[key] = self.span[body] = len(self.order) - 1
 
     def kept_until(self, m: str, s, surely: bool = False) -> int:
-        """Where `m` stops holding the value it holds at `s`, as far as can be told (never,
-        for a name not given another value: it keeps it to the end, whatever it reads last):
-        its last read (a temporary's is near), where it is next assigned by a statement that runs whenever the code after `s` does (not
+        """Where `m` stops holding the value it holds at `s`, as far as can be told: its last
+        read (a temporary's is near), where it is next assigned by a statement that runs whenever the code after `s` does (not
         one in a branch arm or a while body: on the other path the value is still read
         through `m`), at the end of a loop around `s` that assigns it (the next trip), or
         where the block that makes it ends (a name made in one arm or one loop body is not
@@ -207,8 +206,6 @@ class _Program:
                 later.append(self.span[(id(loop), 0, True)])
         if self.scope.get(m):
             later.append(self.span[self.scope[m][-1]])
-        if not later:
-            return _INF  # (never given another value: it holds this one to the end)
         later.append(self.last_read.get(m, -1))  # (read no more after that)
         return min(later)
 
@@ -495,9 +492,8 @@ class _MayHold:
     """For each statement, the names that may hold the object of a stable name `a` before
     it runs (a forward may-alias flow over identity copies: union where paths join)."""
 
-    def __init__(self, copy_op, a: str, must: "_MustAlias | None" = None):
+    def __init__(self, copy_op, a: str):
         self.copy, self.a = copy_op, a
-        self.must = must  # (`a = y`: every name certainly y's object holds a's from there)
         self.before: dict[int, frozenset] = {}
 
     def block(self, body, state: frozenset) -> frozenset:
@@ -510,10 +506,7 @@ class _MayHold:
         if isinstance(s, ir.Call):
             src = s.args.get("x") if s.op is self.copy else None
             if s.target == self.a and isinstance(src, ir.Var) and src.name != self.a:
-                # (`a = y`: y holds a's array from here, and the names certainly y's object)
-                after = self.must.after.get(id(s), {}) if self.must is not None else {}
-                return frozenset((src.name,)) | (after.get(self.a, (frozenset(),))[0]
-                                                  - {self.a})
+                return frozenset((src.name,))  # (`a = y`: y holds a's array from here)
             if isinstance(src, ir.Var) and (src.name == self.a or src.name in state):
                 return state | {s.target}
             return state - {s.target}
@@ -558,7 +551,7 @@ def split_reads(body: list, params, fresh) -> list:
         prog = _Program(body, params)
         must = _MustAlias(copy, prog)
         must.block(body, {})
-        flow = _MayHold(copy, a, must)
+        flow = _MayHold(copy, a)
         flow.block(body, frozenset())
         if not all(_after(must, c).get(a, (None, None, None))[1] == a
                    for c in ir.walk(body) if isinstance(c, ir.Call) and c.op is copy
