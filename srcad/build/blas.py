@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ctypes
 
-import numpy  # noqa: F401  (numpy's BLAS is loaded with numpy: it must be mapped to be found)
+import numpy as np  # (numpy's BLAS is loaded with numpy: it must be mapped to be found)
 
 # (set, get) pairs, most specific first
 NAMES = (("scipy_openblas_set_num_threads64_", "scipy_openblas_get_num_threads64_"),
@@ -71,8 +71,6 @@ def threads_change_values(set_addr: int, get_addr: int) -> bool:
     rows and columns between threads, and on most kernels the bits stay; OpenBLAS 0.3.31's
     Haswell SGEMM on a Zen 3 changes them (float64 does not). Where they change, srcad
     leaves the BLAS's threads alone (srcad/build/__init__.py `_hand_blas_to`)."""
-    import numpy as np
-
     set_fn = ctypes.CFUNCTYPE(None, ctypes.c_int)(set_addr)
     get_fn = ctypes.CFUNCTYPE(ctypes.c_int)(get_addr)
     threads = get_fn()
