@@ -393,6 +393,30 @@ def test_a_registry_entry_changed_between_calls_is_seen(monkeypatch):
     assert np.isclose(v2, by_name(*args)) and not np.isclose(v1, v2)
 
 
+ACTS = {"leaky": lambda z: np.maximum(z, 0.1 * z), "cube": _cube, "tanh": np.tanh}
+
+
+def held_entry(W, x, name="leaky"):
+    act = ACTS[name]  # a registry entry held in a name, then called (a lambda, a function, a ufunc)
+    out = ACTS["tanh"]
+    return np.sum(out(act(x @ W)))
+
+
+@pytest.mark.parametrize("name", ["leaky", "cube", "tanh"])
+def test_a_registry_entry_held_in_a_name_then_called(name, monkeypatch):
+    """`act = ACTS[name]; act(z)`: refused before ("`act` has no derivative rule"); the name
+    holds the entry the key picks, read again at each call like a direct `ACTS[name](z)`."""
+    args, wrt = _args("temporary_object")
+    for opts in MODES:
+        g = srcad.value_and_grad(held_entry, wrt=wrt, **opts)
+        assert g(*args, name)[0] == held_entry(*args, name)
+        check_grads(held_entry, args + (name,), wrt=wrt, **opts)
+        with monkeypatch.context() as m:
+            m.setitem(ACTS, name, np.sin)
+            assert g(*args, name)[0] == held_entry(*args, name)
+            check_grads(held_entry, args + (name,), wrt=wrt, **opts)
+
+
 # ---- an existing object whose methods keep state a later method reads ------------------------
 class Cell:
     def __init__(self, W, U):

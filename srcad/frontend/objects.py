@@ -504,8 +504,8 @@ class _Rewriter:
                         n.id in self.scope.locals or n.id in self.scope.env)
                     for n in gast.walk(value.body)):
                 return value
-        if not isinstance(value, (gast.Name, gast.Attribute)) or self.in_def:
-            return UNRESOLVED
+        if not isinstance(value, (gast.Name, gast.Attribute, gast.Subscript)) or self.in_def:
+            return UNRESOLVED  # (a subscript: `act = ACTIVATIONS[name]`, a module's registry)
         try:
             obj = self.o.resolve_static(value, self.scope)
         except Exception:  # noqa: BLE001  (not a static name)
@@ -667,7 +667,8 @@ class _Rewriter:
             if isinstance(inner, VList):
                 wrap = it.func.id
                 items = inner
-        if wrap is None and not s.orelse and self._fills_objects(s.body):
+        if wrap is None and not s.orelse and (self._fills_objects(s.body) or
+                                              self._indexes_objects(s.body, s.target)):
             # `for i in range(len(Ws)): self.layers.append(Dense(Ws[i], ..))`: unrolled when
             # its count is known before running (a literal, an argument's length)
             seq = self._static_seq(it, _stored_names([s.target] + s.body))
@@ -764,6 +765,16 @@ class _Rewriter:
                     for t in n.targets):
                 return True
         return False
+
+    def _indexes_objects(self, body, target) -> bool:
+        """Does the loop body index a list of built objects by the loop variable
+        (`for i in range(len(self.layers)): x = self.layers[i].forward(x)`)? Then it is
+        unrolled like a loop filling one, each copy reading a constant index."""
+        names = {n.id for n in gast.walk(target) if isinstance(n, gast.Name)}
+        return any(isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Load) and
+                   isinstance(self.peek(n.value), VList) and
+                   any(isinstance(m, gast.Name) and m.id in names for m in gast.walk(n.slice))
+                   for b in body for n in gast.walk(b))
 
     def _appending_method(self, o, name: str) -> bool:
         """Is `o.name(..)` a method of a built object appending to a list of objects it
@@ -1449,12 +1460,20 @@ class _Rewriter:
             if not params:
                 raise _Unsupported("a method without self")
             self_name, params = params[0], params[1:]
-        star = None
-        if pfm.vararg is not None:  # `def __call__(self, *args)`: one parameter an item
+        star = star_objects = None
+        if pfm.vararg is not None and args[params.index(pfm.vararg):] and all(
+                isinstance(v, VObj) for v in args[params.index(pfm.vararg):]):
+            # `Sequential(Dense(..), ReLU(), Dense(..))` into `def __init__(self, *layers)`:
+            # the extra arguments are built objects, a fixed list of them
+            fixed = params.index(pfm.vararg)
+            star_objects = VList(list(args[fixed:]))
+            args = args[:fixed]
+            params = [p for p in params if p != pfm.vararg]
+        elif pfm.vararg is not None:  # `def __call__(self, *args)`: one parameter an item
             fixed = params.index(pfm.vararg)
             extra, args = args[fixed:], args[:fixed]
             if any(isinstance(v, (VObj, VList, VTuple)) for v in extra):
-                raise _Unsupported("an object passed through *args")
+                raise _Unsupported("an object passed through *args with other values")
             taken = {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)}
             star = [fresh(f"{pfm.vararg}_{i}", taken) for i in range(len(extra))]
             params = [p for p in params if p != pfm.vararg]
@@ -1471,6 +1490,8 @@ class _Rewriter:
             if p not in bound and p not in defaults:
                 raise _Unsupported(f"{fn.__qualname__} is missing `{p}`")
         statics = {p: v for p, v in bound.items() if isinstance(v, (VObj, VList))}
+        if star_objects is not None:
+            statics[pfm.vararg] = star_objects
         # the callee's scope
         body_names = {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)}
         inner = _Scope(set(body_names) | {fdef.name}, _locals_of(fdef))
@@ -2091,6 +2112,10 @@ def _built_classes(pf) -> list:
     globals_ = getattr(pf.fn.__globals__, "_base", pf.fn.__globals__)
     locals_ = _locals_of(pf.tree)
     for n in gast.walk(pf.tree):
+        if isinstance(n, gast.Assign) and isinstance(n.value, gast.Subscript) and \
+                _REGISTRY not in found and _registry_of_callables(
+                    _global_of(n.value.value, globals_, locals_)):
+            found.append(_REGISTRY)  # `act = ACTIVATIONS[name]`, then `act(z)`
         if not isinstance(n, gast.Call):
             continue
         f = n.func
@@ -2121,3 +2146,11 @@ def _built_classes(pf) -> list:
 
 
 _REGISTRY = object()  # (a call through a global dict of functions: the pass looks at it)
+
+
+def _registry_of_callables(held) -> bool:
+    """A global dict / list / tuple holding a function (a registry of activations, losses)."""
+    if not isinstance(held, (dict, list, tuple)):
+        return False
+    items = held.values() if isinstance(held, dict) else held
+    return any(callable(v) and not isinstance(v, type) for v in items)
