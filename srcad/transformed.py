@@ -48,7 +48,7 @@ from .frontend.calls import at_user_lines
 from .frontend.guards import Guards, equivalent, recording
 from .frontend.opaque import is_library_module, is_object_sequence, is_user_object
 from .lower import builds_now, quiet
-from .ops import generation
+from .ops import generation, lookup
 from .ops.composed import transformed_call_op
 from .options import Options, fuse_after
 from .pipeline import Compiled, build, relink
@@ -106,6 +106,16 @@ def _params_of(fn) -> list[str]:
 
 def _is_namedtuple(v) -> bool:
     return isinstance(v, tuple) and isinstance(getattr(type(v), "_fields", None), tuple)
+
+
+def _has_row(v) -> bool:
+    """Is `v` a library function with an op row (np.tanh, np.exp given as an argument)?"""
+    if not callable(v) or isinstance(v, type) or is_user_object(v):
+        return False
+    try:
+        return lookup(v) is not None
+    except TypeError:  # (unhashable)
+        return False
 
 
 def _namedtuple_params(params, values):
@@ -371,6 +381,7 @@ class Transformed:
                     and v is not None and is_user_object(v))
                 or (isinstance(v, (list, tuple)) and is_object_sequence(v))
                 or (type(v) is str and len(v) <= 64)  # (a name: `ACTIVATIONS[name]()`)
+                or _has_row(v)  # (a numpy function given as an argument: `act=np.tanh`)
                 or (isinstance(v, functools.partial) and is_user_object(v.func))}
 
     def _ir_with(self, known: dict, values=()) -> ir.Function:

@@ -454,6 +454,9 @@ class _Rewriter:
         s.targets, s.value = targets, value
         if len(s.targets) == 1:
             self._note_static(t0, held, value)
+            if isinstance(t0, gast.Name) and isinstance(self.funcs.get(t0.id), dict):
+                # (`acts = {"relu": relu, ...}`: the dict of those functions, read as one)
+                s.value = gast.copy_location(self._func_ref(self.funcs[t0.id], t0.id), value)
         return self.pre + [s]
 
     def _note_static(self, t, held, value) -> None:
@@ -504,6 +507,15 @@ class _Rewriter:
                         n.id in self.scope.locals or n.id in self.scope.env)
                     for n in gast.walk(value.body)):
                 return value
+        if isinstance(value, gast.Dict) and not self.in_def and value.keys and all(
+                isinstance(k, gast.Constant) and type(k.value) in (str, int)
+                for k in value.keys):
+            # `{"relu": relu, "tanh": np.tanh}`: a registry of functions made here, the same
+            # functions at every call (each name's lookup guarded)
+            fns = [self._static_callable(v) for v in value.values]
+            if all(f is not UNRESOLVED and not isinstance(f, dict) for f in fns):
+                return {k.value: f for k, f in zip(value.keys, fns)}
+            return UNRESOLVED
         if not isinstance(value, (gast.Name, gast.Attribute, gast.Subscript)) or self.in_def:
             return UNRESOLVED  # (a subscript: `act = ACTIVATIONS[name]`, a module's registry)
         try:
@@ -765,6 +777,35 @@ class _Rewriter:
                     for t in n.targets):
                 return True
         return False
+
+    def _registry_made_here(self, f: gast.Subscript) -> None:
+        """`acts[name](z)` / `self.activations[self.act](z)` where the function (or its
+        __init__) made `acts` a dict display of functions (`_static_callable`): the dict is
+        read under a name of its own and a key known here is a constant, so the callee
+        resolves as a module's registry does."""
+        v = f.value
+        fns = self.funcs.get(v.id) if isinstance(v, gast.Name) and \
+            v.id not in self.scope.env else None
+        if isinstance(v, gast.Attribute) and isinstance(self.peek(v.value), VObj):
+            fns = self.peek(v.value).funcs.get(v.attr)
+        if not isinstance(fns, dict) or self.in_def:
+            return
+        f.value = gast.copy_location(self._func_ref(fns, "registry"), v)
+        k = f.slice
+        if isinstance(k, gast.Name) and k.id in self.consts and k.id not in self.scope.env:
+            f.slice = gast.copy_location(gast.Constant(value=self.consts[k.id], kind=None), k)
+        elif isinstance(k, gast.Attribute) and isinstance(self.peek(k.value), VObj) and \
+                k.attr in self.peek(k.value).consts:
+            f.slice = gast.copy_location(gast.Constant(
+                value=self.peek(k.value).consts[k.attr], kind=None), k)
+        if not isinstance(f.slice, gast.Constant) and self.o.pf.deferrable and \
+                not self.o.pf.known and self.o.resolve_static(f, self.scope) is UNRESOLVED:
+            if self.o.pf.params:  # (the key may be a string argument: known at the first call)
+                raise self.o.pf.error(
+                    f"the callee `{_spelled(v)}[...]` depends on the arguments' values", f,
+                    hint="srcad picks the callee when the key is a string argument (each "
+                    "value its own specialisation); pass the function itself otherwise",
+                    cls=CalleeUnknownError)
 
     def _indexes_objects(self, body, target) -> bool:
         """Does the loop body index a list of built objects by the loop variable
@@ -1037,7 +1078,14 @@ class _Rewriter:
                 except IndexError:
                     raise _Unsupported("index out of range") from None
             if isinstance(base, VObj):
-                raise _Unsupported("indexing a built object")
+                owner, raw = _lookup(base.cls, "__getitem__")
+                if owner is None or owner is object or isinstance(e.slice, gast.Slice):
+                    raise _Unsupported("indexing a built object")
+                # `params["W1"]` of an object with __getitem__: that method, called
+                guards.note_attr(base.cls, "__getitem__", base.cls.__getitem__)
+                call = gast.copy_location(gast.Call(func=copy.deepcopy(e.value),
+                                                    args=[e.slice], keywords=[]), e)
+                return self.method(base, owner, raw, "__getitem__", call)
             e.value = base
             e.slice = self.value(e.slice)
             return e
@@ -1283,6 +1331,7 @@ class _Rewriter:
         if isinstance(f, gast.Name) and f.id in self.scope.env:
             return self.call_object(self.scope.env[f.id], e)
         if isinstance(f, gast.Subscript):  # `ACTIVATIONS[name]()`, `FUNCS[k](x)`
+            self._registry_made_here(f)
             obj = self.o.resolve_static(f, self.scope)
             if obj is not UNRESOLVED and _is_user_class(obj, self.o.globals):
                 return self.construct(obj, f, e)
@@ -1447,9 +1496,21 @@ class _Rewriter:
         if fn.__globals__ is not self.o.globals:
             self.o.localise(fdef, fn)
         a = fdef.args
-        if a.vararg is not None or a.kwarg is not None or a.kwonlyargs or a.posonlyargs:
+        if a.vararg is not None or a.kwonlyargs or a.posonlyargs or (
+                a.kwarg is not None and not isinstance(a.kwarg, gast.Name)):
             raise _Unsupported(f"{fn.__qualname__} has a signature srcad cannot specialise")
         params = [p.id for p in a.args]
+        if a.kwarg is not None:  # `def __init__(self, W, **options)`: a dict of the rest
+            named = set(params)
+            extra = [(k, v) for k, v in kwargs if k not in named]
+            if any(k is None or isinstance(v, (VObj, VList, VTuple)) for k, v in extra):
+                raise _Unsupported(f"{fn.__qualname__}'s **{a.kwarg.id} given objects")
+            kwargs = [(k, v) for k, v in kwargs if k in named] + [(a.kwarg.id, gast.Dict(
+                keys=[gast.Constant(value=k, kind=None) for k, _ in extra],
+                values=[v for _, v in extra]))]
+            params.append(a.kwarg.id)
+            a.args.append(a.kwarg)
+            a.kwarg = None
         try:
             sig = inspect.signature(fn).parameters
         except (TypeError, ValueError):
@@ -1515,6 +1576,12 @@ class _Rewriter:
                 continue
             if isinstance(v, gast.Constant) and type(v.value) in _CONST_TYPES:
                 sub.consts[p] = v.value
+                continue
+            if isinstance(v, gast.Name) and self.scope is self.o.top and \
+                    type(self.o.pf.known.get(v.id)) is str and v.id not in self.scope.env and \
+                    v.id not in _stored_names(self.o.pf.tree.body):
+                # (`Chooses(W, act)` given the string argument the code is specialised on)
+                sub.consts[p] = self.o.pf.known[v.id]
                 continue
             held = self._static_callable(v)
             if held is not UNRESOLVED and not any(
@@ -2116,6 +2183,11 @@ def _built_classes(pf) -> list:
                 _REGISTRY not in found and _registry_of_callables(
                     _global_of(n.value.value, globals_, locals_)):
             found.append(_REGISTRY)  # `act = ACTIVATIONS[name]`, then `act(z)`
+        if isinstance(n, gast.Assign) and isinstance(n.value, gast.Dict) and \
+                _REGISTRY not in found and any(
+                    isinstance(v, (gast.Name, gast.Attribute)) and _registry_of_callables(
+                        [_global_of(v, globals_, locals_)]) for v in n.value.values):
+            found.append(_REGISTRY)  # `acts = {"relu": relu, ...}`, then `acts[name](z)`
         if not isinstance(n, gast.Call):
             continue
         f = n.func
