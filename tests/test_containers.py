@@ -540,3 +540,26 @@ def test_a_list_of_namedtuple_layers():
     _all_ways(layers_of_namedtuples, (layers, X), wrt=(0, 1))
     g = srcad.grad(layers_of_namedtuples)(layers, X)
     assert type(g) is list and all(type(x) is Layer for x in g)
+
+
+def _loss_over_dict_keys(params, x):
+    s = 0.0
+    for k in params:  # a dict argument: its keys, in insertion order, as Python walks them
+        s = s + np.sum(params[k] ** 2) * np.sum(x)
+    for name in reversed(list(params)):
+        s = s * 0.5 + np.sum(np.tanh(params[name]))
+    return s
+
+
+@pytest.mark.parametrize("mode", ["source", "tape"])
+def test_for_k_in_a_dict_argument_walks_its_keys(mode):
+    """`for k in params` over a dict argument (numpy code keeps parameters so): source mode
+    walked it as a sequence (`params[0]`: KeyError) before it knew the argument is a dict."""
+    params = {"W": np.linspace(-1, 1, 6).reshape(2, 3), "b": np.array([0.5, -0.25])}
+    x = np.linspace(0.1, 0.3, 3)
+    value, g = srcad.value_and_grad(_loss_over_dict_keys, mode=mode)(params, x)
+    assert value == _loss_over_dict_keys(params, x)
+    for k in params:
+        fd = srcad.testing.numerical_grad(
+            lambda v, k=k: _loss_over_dict_keys({**params, k: v}, x), (params[k],))
+        np.testing.assert_allclose(g[k], fd, rtol=1e-6, atol=1e-8)

@@ -42,6 +42,7 @@ class ParsedFunction:
     cells: dict[str, Any] = field(default_factory=dict)  # closure name -> its cell (guards)
     known: dict[str, Any] = field(default_factory=dict)  # parameter -> the object it holds
     arrays: frozenset = frozenset()  # parameters that hold arrays (an index by one: a copy)
+    dict_params: frozenset = frozenset()  # parameters that hold dicts (`for k in d`: its keys)
     namedtuples: dict = field(default_factory=dict)  # parameter -> its namedtuple type
     namedtuple_items: dict = field(default_factory=dict)  # parameter -> its items' type
     vararg: str | None = None  # `*xs`: the parameter holding the extra positional arguments

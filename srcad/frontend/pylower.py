@@ -124,6 +124,11 @@ class _Lowerer:
         self.params = {a.id for a in pf.tree.args.posonlyargs + pf.tree.args.args}
         self.lists = self._local_lists()
         self.dicts = self._local_dicts()
+        # parameters the call's arguments show to be dicts, never rebound: `for k in d` walks
+        # their keys (their other methods are the caller's dict's: left as written)
+        stored = {n.id for n in gast.walk(pf.tree) if isinstance(n, gast.Name)
+                  and isinstance(n.ctx, gast.Store)}
+        self.dict_params = set(getattr(pf, "dict_params", ())) - stored
         self.held_maps = {id(n.value) for n in gast.walk(pf.tree) if isinstance(n, gast.Assign)
                           and isinstance(n.value, gast.Call)}  # (m = map(f, xs): as written)
 
@@ -380,7 +385,7 @@ class _Lowerer:
                                                              ctx=gast.Load())))
                 s.target = _name(key, True)
             s.iter = _call(DICT_KEYS, [_name(d.id)])
-        elif isinstance(it, gast.Name) and it.id in self.dicts:
+        elif isinstance(it, gast.Name) and (it.id in self.dicts or it.id in self.dict_params):
             s.iter = _call(DICT_KEYS, [_name(it.id)])  # for k in d: its keys
         elif isinstance(s.target, (gast.Tuple, gast.List)):
             inner = it
