@@ -45,6 +45,7 @@ from .errors import (CountUnknownError, NonScalarOutputError, SharingUnknownErro
                      UnresolvedNameError, UnsupportedSyntaxError, at_call_site, in_substitute)
 from .frontend import normalize, parse_function, star_params_as_containers
 from .frontend.calls import at_user_lines
+from .frontend.parse import dict_paths_of
 from .frontend.guards import Guards, equivalent, recording
 from .frontend.opaque import is_library_module, is_object_sequence, is_user_object
 from .lower import builds_now, quiet
@@ -73,8 +74,8 @@ def _ir_of(fn, known: dict | None = None, arrays: frozenset = frozenset(),
     arrays (indexing by one makes a copy, not a view); `tuples`: (parameter, namedtuple
     type, kind) for parameters that hold namedtuples (`p.W1` is `p[0]`) or lists of them;
     `statics`: (parameter, "len" | "int", n) for the list / tuple / int arguments, once a
-    loop building objects asked for them (CountUnknownError); `dicts`: parameters that hold
-    dicts (`for k in d` walks their keys, as Python does)."""
+    loop building objects asked for them (CountUnknownError); `dicts`: where the arguments
+    hold dicts (parse.dict_paths_of: `for k in d` walks their keys, as Python does)."""
     key = (fn, generation()) + ((tuple((p, v if isinstance(v, str) else id(v))
                                        for p, v in known.items()),) if known else ()) + ((arrays,) if arrays else ()) \
         + ((tuples,) if tuples else ()) + ((statics,) if statics is not None else ()) \
@@ -87,7 +88,7 @@ def _ir_of(fn, known: dict | None = None, arrays: frozenset = frozenset(),
         star_params_as_containers(pf)
         pf.known = dict(known or {})
         pf.arrays = arrays
-        pf.dict_params = dicts
+        pf.dict_paths = dicts
         pf.namedtuples = {p: t for p, t, kind in tuples if kind == "self"}
         pf.namedtuple_items = {p: t for p, t, kind in tuples if kind == "items"}
         pf.statics = None if statics is None else {p: (k, n) for p, k, n in statics}
@@ -392,7 +393,7 @@ class Transformed:
         tuples = frozenset(_namedtuple_params(self.params, values))
         statics = frozenset(_static_params(self.params, values)) \
             if isinstance(self._deferred, CountUnknownError) else None
-        dicts = frozenset(p for p, v in zip(self.params, values) if isinstance(v, dict))
+        dicts = dict_paths_of(self.params, values)
         if not known and not arrays and not tuples and statics is None and not dicts:
             return self._ir
         try:
