@@ -783,3 +783,26 @@ def test_a_dict_argument_stepped_in_a_loop_by_a_callee():
     src = srcad.grad(_steps_its_dict_argument)({"W": W, "v": x}, x)
     tape = srcad.grad(_steps_its_dict_argument, mode="tape")({"W": W, "v": x}, x)
     _close(src, tape, 1e-9)
+
+
+def _fill_then_rebind(cache, x):
+    cache["a"] = np.sin(x)  # into the caller's dict
+    cache = {}  # then a new dict under the same name: the caller's is not written again
+    cache["b"] = x * 2
+    return np.sum(cache["b"])
+
+
+def _reads_what_the_callee_filled(x):
+    cache = {"a": x}
+    s = _fill_then_rebind(cache, x)
+    return s + np.sum(cache["a"] ** 2)
+
+
+@pytest.mark.xfail(strict=True, reason="a callee parameter written by key and then rebound by "
+                   "plain assignment gets no write-back record: source mode's caller reads its "
+                   "dict's old entry (a wrong value, silently; tape mode is right)")
+def test_a_callee_writes_into_a_dict_then_rebinds_the_name():
+    x = np.array([0.3, 0.7])
+    want = _reads_what_the_callee_filled(x)
+    assert srcad.value_and_grad(_reads_what_the_callee_filled, mode="tape")(x)[0] == want
+    assert srcad.value_and_grad(_reads_what_the_callee_filled)(x)[0] == want
