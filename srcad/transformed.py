@@ -45,6 +45,7 @@ from .errors import (CountUnknownError, NonScalarOutputError, SharingUnknownErro
                      UnresolvedNameError, UnsupportedSyntaxError, at_call_site, in_substitute)
 from .frontend import normalize, parse_function, star_params_as_containers
 from .frontend.calls import at_user_lines
+from .frontend.parse import dict_paths_of
 from .frontend.guards import Guards, equivalent, recording
 from .frontend.opaque import is_library_module, is_object_sequence, is_user_object
 from .lower import builds_now, quiet
@@ -65,17 +66,20 @@ _IR_CACHE: dict = {}
 
 
 def _ir_of(fn, known: dict | None = None, arrays: frozenset = frozenset(),
-           tuples: frozenset = frozenset(), statics: frozenset | None = None) -> ir.Function:
+           tuples: frozenset = frozenset(), statics: frozenset | None = None,
+           dicts: frozenset = frozenset()) -> ir.Function:
     """The normalised IR of `fn`, cached until the op table changes (a new defvjp rule) or a
     name it read is bound to another object (its guards). `known`: parameters that hold these
     user objects (their methods resolve when normalising); `arrays`: parameters that hold
     arrays (indexing by one makes a copy, not a view); `tuples`: (parameter, namedtuple
     type, kind) for parameters that hold namedtuples (`p.W1` is `p[0]`) or lists of them;
     `statics`: (parameter, "len" | "int", n) for the list / tuple / int arguments, once a
-    loop building objects asked for them (CountUnknownError)."""
+    loop building objects asked for them (CountUnknownError); `dicts`: where the arguments
+    hold dicts (parse.dict_paths_of: `for k in d` walks their keys, as Python does)."""
     key = (fn, generation()) + ((tuple((p, v if isinstance(v, str) else id(v))
                                        for p, v in known.items()),) if known else ()) + ((arrays,) if arrays else ()) \
-        + ((tuples,) if tuples else ()) + ((statics,) if statics is not None else ())
+        + ((tuples,) if tuples else ()) + ((statics,) if statics is not None else ()) \
+        + ((("dicts", dicts),) if dicts else ())
     hit = _IR_CACHE.get(key)
     if hit is not None and hit.guards.holds():
         return hit
@@ -84,6 +88,7 @@ def _ir_of(fn, known: dict | None = None, arrays: frozenset = frozenset(),
         star_params_as_containers(pf)
         pf.known = dict(known or {})
         pf.arrays = arrays
+        pf.dict_paths = dicts
         pf.namedtuples = {p: t for p, t, kind in tuples if kind == "self"}
         pf.namedtuple_items = {p: t for p, t, kind in tuples if kind == "items"}
         pf.statics = None if statics is None else {p: (k, n) for p, k, n in statics}
@@ -387,22 +392,29 @@ class Transformed:
     def _ir_with(self, known: dict, values=()) -> ir.Function:
         """fn's IR with these parameters known to hold these objects (its guards join the
         ones checked before each call); for a function whose in-place writes depend on what
-        an index argument holds (`_deferred`), also told which arguments are arrays."""
+        an index argument holds (`_deferred`), also told which arguments are arrays. A
+        transform of a transform parses the inner one's generated code for these arguments
+        (`self._ir`, set by `compiled`), which the inner one specialised on them already:
+        normalising `self.fn` here would differentiate the user's function, not its
+        derivative."""
+        if self.inner is not None:
+            return self._ir
         arrays = frozenset(p for p, v in zip(self.params, values)
                            if type(v) is np.ndarray and v.ndim) if self._deferred else frozenset()
         tuples = frozenset(_namedtuple_params(self.params, values))
         statics = frozenset(_static_params(self.params, values)) \
             if isinstance(self._deferred, CountUnknownError) else None
-        if not known and not arrays and not tuples and statics is None:
+        dicts = dict_paths_of(self.params, values)
+        if not known and not arrays and not tuples and statics is None and not dicts:
             return self._ir
         try:
-            fn_ir = _ir_of(self.fn, known, arrays, tuples, statics)
+            fn_ir = _ir_of(self.fn, known, arrays, tuples, statics, dicts)
         except CountUnknownError as e:  # (told only now: the arguments' counts settle it)
             if statics is not None:
                 raise
             self._deferred = e
             statics = frozenset(_static_params(self.params, values))
-            fn_ir = _ir_of(self.fn, known, arrays, tuples, statics)
+            fn_ir = _ir_of(self.fn, known, arrays, tuples, statics, dicts)
         self._guards.extend(fn_ir.guards)
         if self._ir_now is None:  # (messages name the function through `_ir`)
             self._ir_now = fn_ir
