@@ -795,9 +795,9 @@ def _tape_of(v):
     of Tensors, or a plain list / tuple / dict holding one), else None."""
     if isinstance(v, (tape.Tensor, *tape.CONTAINERS)):
         return v.tape
-    if type(v) in (list, tuple):
+    if isinstance(v, (list, tuple)):  # (a namedtuple too: `P(W, b)` of Tensors)
         return next((t for x in v if (t := _tape_of(x)) is not None), None)
-    if type(v) is dict:
+    if isinstance(v, dict):
         return next((t for x in v.values() if (t := _tape_of(x)) is not None), None)
     return None
 
