@@ -455,6 +455,13 @@ class Tape:
                 if isinstance(x, CONTAINERS):  # the callee's own container (and leaves)
                     inner = wrap_container(_raw_tree(x), self, fresh)
                     pairs.append((x, inner))
+                    if isinstance(x, dict) and x.written:
+                        # an entry the caller stored (`p["W"] = ...` by an earlier call) is
+                        # read as stored in the callee too: its cotangent goes to that value
+                        # (paired above), not into the container's adjoint, which reaches
+                        # the argument's original entries
+                        inner.written |= x.written
+                        kept.append((inner, {k: dict.__getitem__(inner, k) for k in x.written}))
                     return inner
                 if isinstance(x, dict):
                     inner = {k: fresh(v) for k, v in x.items()}
@@ -465,7 +472,7 @@ class Tape:
                     return type(x)(*items) if hasattr(type(x), "_fields") else type(x)(items)
                 return x
 
-            dicts = []
+            dicts, kept = [], []
             args = tuple(fresh(a) for a in args)
             kwargs = {k: fresh(v) for k, v in kwargs.items()}
             self._record(Entry(None, None, None, kind="enter", pairs=pairs))
@@ -474,10 +481,14 @@ class Tape:
                 for k in inner:
                     if k not in made or inner[k] is not made[k]:
                         x[k] = inner[k]
+            unchanged = {id(inner): made for inner, made in kept}
             for x, inner in pairs:
                 if isinstance(inner, dict) and getattr(inner, "written", None):
+                    made = unchanged.get(id(inner), {})
                     for k in inner.written:
-                        x[k] = dict.__getitem__(inner, k)
+                        v = dict.__getitem__(inner, k)
+                        if k not in made or v is not made[k]:  # (stored by this call)
+                            x[k] = v
             return out
 
         call.__wrapped__ = fn  # (srcad.grad(f) of the traced f transforms f itself)
