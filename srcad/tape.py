@@ -171,12 +171,24 @@ class Tape:
         elif isinstance(raw, CONTAINERS) or (isinstance(raw, (list, tuple))
                                              and isinstance(index, slice)):
             out = rewrap(raw, self, like=c if isinstance(index, slice) else None)
+            if isinstance(index, slice) and getattr(c, "written", None) and \
+                    isinstance(out, list):  # (items stored before: read as stored there too)
+                at = range(*index.indices(len(c)))
+                out.written = {j for j, i in enumerate(at) if i in c.written}
         else:
             return raw
         if not _has_tensor(out):
             return raw
         self._record(Entry(table.lookup(operator.getitem), {"a": c, "index": index}, out))
         return out
+
+    def refuse_container_change(self, what: str):
+        """A list argument's length or order changed in tape mode: refused at the user's
+        line (its items' gradients are matched by position), as source mode refuses it."""
+        raise user_error(f"tape mode: {what} on a list the function is given (its items are "
+                         f"followed by position)",
+                         hint="make a new list (`ys = list(xs) + [v]`, `ys = xs[::-1]`) "
+                         "and change that")
 
     def setitem(self, t: Tensor, index, value) -> None:
         """x[i] = v, copy on write as in source mode, then numpy's aliasing (`write`)."""
