@@ -113,6 +113,7 @@ __all__ = [
     "setitem",
     "write_through",
     "view_again",
+    "is_view_of",
     "alias_again",
     "in_layout",
     "setitem_grad_x",
@@ -489,8 +490,16 @@ def in_layout(new, like):
 
 def view_again(x, index, view):
     """`view = x[index]` made again from a new `x` (its base was written): a view follows
-    its base, a scalar copy (an index that picked one element) keeps its value."""
-    return x[index] if np.ndim(view) else view
+    its base, a scalar copy (an index that picked one element) keeps its value, and so does
+    an item of a list, tuple or dict (the object itself, not a view: a write puts another
+    object in its slot)."""
+    return x[index] if is_view_of(x, view) else view
+
+
+def is_view_of(x, view) -> bool:
+    """Did `view = x[index]` give a view of x's memory (an array of an array), rather than
+    a scalar copy or a container's item? (`view_again`'s choice, its rules' too.)"""
+    return bool(np.ndim(view)) and not isinstance(x, (list, tuple, dict))
 
 
 def setitem_grad_x(g, index):

@@ -49,7 +49,8 @@ from .frontend.opaque import is_library_module, is_user_object, library_file
 from .ops import table
 from .pyfuncs import CLASS_SUBSTITUTES, SUBSTITUTES, TAPE_ONLY
 from .tape_builtins import LibraryView, _hashable, plain_call, tape_builtins
-from .tape_containers import CONTAINERS, TensorDict, raw_item, raw_items, rewrap, wrap_container
+from .tape_containers import (CONTAINERS, TensorDict, TensorList, raw_item, raw_items, rewrap,
+                              wrap_container)
 from .runtime_at import AT_FORMS
 from .runtime_callbacks import VectorizeEager
 from .tape_tensor import (
@@ -123,6 +124,13 @@ class Tape:
             bound = op.bind(args, kwargs)
         except TypeError as e:
             raise user_error(f"tape mode: {e}") from None
+        for p, v in list(bound.items()):
+            if isinstance(v, TensorList) and v.written and fn is not operator.getitem:
+                # a list argument with items stored into it, taken whole (`np.sum(p, axis=0)`,
+                # `np.stack(p)`): its items as they are now (a stored one itself, the others
+                # read from the argument), so each position's cotangent reaches its own item
+                items = list(v)
+                bound[p] = items if p in op.sequences else self.apply(np.stack, (items,), {})
         values = {k: _unwrap(v) for k, v in bound.items()}
         if op.check is not None:  # (arguments with no derivative: refused at the user's line)
             try:

@@ -276,6 +276,9 @@ def sink(f: GFunction, facts: _Facts) -> int:
             o_writes = names_written(other.node)
             if isinstance(other.node, ast.Delete):
                 o_writes = {t.id for t in other.node.targets if isinstance(t, ast.Name)}
+            if isinstance(other.node, ast.Expr):  # a call made for its effect (`store_into(p,
+                o_writes = o_writes | o_reads   # k, v)` fills the caller's dict): it may change
+                                                # what it is given
             if target in o_reads or target in o_writes or o_writes & reads or other.keep:
                 break
             j += 1

@@ -18,6 +18,8 @@ from ..runtime import (
     setitem_grad_x,
     write_through,
     view_again,
+    is_view_of,
+    zeros_grad,
     alias_again,
     in_layout,
     inverse_permutation,
@@ -166,14 +168,15 @@ defvjp(write_through,
        derivation="a write into x[index] when that index gave a view (an array), none when "
        "it gave a scalar copy: as setitem, or the identity")
 defvjp(view_again,
-       lambda g, out, x, index, view: unindex(g, x, index) if np.ndim(view) else np.zeros_like(x),
+       lambda g, out, x, index, view:
+           unindex(g, x, index) if is_view_of(x, view) else zeros_grad(x),
        None,
-       lambda g, out, x, index, view: np.zeros_like(view) if np.ndim(view) else g,
+       lambda g, out, x, index, view: np.zeros_like(view) if is_view_of(x, view) else g,
        name="view_again", spelling="view_again(x, index, view)", family="shape",
        test_cases=(("OP(a, 1, b)", [(3, 4), (4,)]),
                    ("OP(a, (1, 2), b)", [(3, 4), ()])),
        derivation="the view made again from its base (g flows to x at index), or the scalar "
-       "copy kept (g flows to it)")
+       "copy or container item kept (g flows to it)")
 defvjp(alias_again,
        lambda g, out, new, old: g if isinstance(old, np.ndarray) else np.zeros_like(new),
        lambda g, out, new, old: np.zeros_like(old) if isinstance(old, np.ndarray) else g,
@@ -195,9 +198,9 @@ defjvp(alias_again,
        lambda g, out, new, old: g if isinstance(old, np.ndarray) else np.zeros_like(out),
        lambda g, out, new, old: np.zeros_like(out) if isinstance(old, np.ndarray) else g)
 defjvp(view_again,
-       lambda g, out, x, index, view: g[index] if np.ndim(view) else np.zeros_like(out),
+       lambda g, out, x, index, view: g[index] if is_view_of(x, view) else np.zeros_like(out),
        None,
-       lambda g, out, x, index, view: np.zeros_like(out) if np.ndim(view) else g)
+       lambda g, out, x, index, view: np.zeros_like(out) if is_view_of(x, view) else g)
 defjvp(write_through,
        lambda g, out, x, index, value, view: setitem(g, index, 0) if np.ndim(view) else g,
        None,
