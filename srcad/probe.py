@@ -25,6 +25,8 @@ from .analysis.refusals import check_held_objects, plain_value
 from .errors import SrcadError
 from .frontend.opaque import is_opaque
 from .interpret import PY_OPERATORS, evaluate
+from .ops import control
+from .ops import table as table_of_ops
 from .transform.specialise import Info, Infos
 
 
@@ -93,8 +95,9 @@ def probe(fn_ir: ir.Function, args: dict, wrt=None) -> tuple[dict, object]:
         random.setstate(rng_states[1])
     out = env["<return>"]
     for fid, fn in functions.items():
-        for name in _path_dependent(fn, executed) | _touched_by_effects(fn):
-            infos.setdefault(fid, {})[name] = None
+        table = infos.setdefault(fid, {})
+        for name in _path_dependent(fn, executed, table) | _touched_by_effects(fn):
+            table[name] = None
     clean = Infos({k: {n: i for n, i in t.items() if i is not None} for k, t in infos.items()},
                   containers, {id(fn_ir): {k: i for k, v in args.items()
                                            if (i := Info.of(v)) is not None}})
@@ -170,20 +173,83 @@ def _touched_by_effects(fn: ir.Function) -> set:
     return unknown
 
 
-def _path_dependent(fn: ir.Function, executed: set) -> set:
+def _path_dependent(fn: ir.Function, executed: set, table: dict) -> set:
     """Names whose shape this call cannot vouch for: assigned by a statement that did not run
-    (another branch, a loop that ran no trips), and everything computed from them. Code is
-    specialised only on the rest, so that every path shares one correct transform."""
-    unknown = set()
-    stmts = [s for s in ir.walk(fn.body) if isinstance(s, (ir.Call, ir.UserCall))]
-    for s in stmts:
-        if id(s) not in executed:
-            unknown.update(ir.defs(s))
-    changed = bool(unknown)
-    while changed:
-        changed = False
-        for s in stmts:
-            if set(ir.uses(s)) & unknown and not set(ir.defs(s)) <= unknown:
-                unknown.update(ir.defs(s))
-                changed = True
-    return unknown
+    (another branch, a loop that ran no trips), or computed from such a value where it may
+    reach (`_Reaching`: `e = v[1]` before an arm not taken rebinds v is computed from the v
+    that ran). Code is specialised only on the rest, so that every path shares one correct
+    transform.
+
+    A statement that did not run but whose value is certainly one of its operands' -- a copy
+    into a name (`e = identity(e_again)`), or `view_again(x, i, e)` of a 0-d `e` (a scalar
+    copy keeps its value: `e = v[1]; e += 3` and a write into v on the arm not taken) -- has
+    that operand's Info (`table`, filled in for it), unless the name holds another."""
+    unknown: set = set()
+    while True:
+        flow = _Reaching(executed, table, unknown)
+        flow.block(fn.body, frozenset())
+        if flow.unknown <= unknown:
+            return unknown
+        unknown |= flow.unknown
+
+
+class _Reaching:
+    """A forward may-flow: the names whose value where a statement runs may be one the probe
+    cannot vouch for (union where paths join, loops to a fixed point). `unknown`: the names
+    some statement gives such a value (grows from the last pass's, `known_before`)."""
+
+    def __init__(self, executed: set, table: dict, known_before: set):
+        self.executed, self.table, self.earlier = executed, table, known_before
+        self.copy_op = table_of_ops.lookup(control.identity)
+        self.unknown: set = set(known_before)
+
+    def block(self, body, state: frozenset) -> frozenset:
+        for s in body:
+            state = self.stmt(s, state)
+        return state
+
+    def stmt(self, s, state: frozenset) -> frozenset:
+        if isinstance(s, ir.If):
+            return self.block(s.body, state) | self.block(s.orelse, state)
+        if isinstance(s, (ir.For, ir.While)):
+            seen = state
+            while True:
+                if isinstance(s, ir.For):
+                    out = self.block(s.body, seen)
+                else:
+                    cond = self.block(s.cond_body, seen)
+                    out = cond | self.block(s.body, cond)
+                if out <= seen:
+                    return seen
+                seen = seen | out
+        if not isinstance(s, (ir.Call, ir.UserCall)):
+            return state
+        names = set(ir.defs(s))
+        if self._path_dependent(s, state):
+            self.unknown |= names
+            return state | names
+        return state - names
+
+    def _path_dependent(self, s, state) -> bool:
+        if id(s) in self.executed:
+            return bool(set(ir.uses(s)) & state)
+        src = self._passed_through(s)
+        info = self.table.get(src)
+        return (src is None or src in state or src in self.earlier or info is None
+                or self.table.setdefault(s.target, info) != info)
+
+    def _passed_through(self, s) -> str | None:
+        """The name whose value statement `s` certainly is, whatever path reaches it."""
+        if not isinstance(s, ir.Call):
+            return None
+        if s.op is self.copy_op:
+            src = s.args.get("x")
+        elif s.op.name == "view_again":
+            src = s.args.get("view")
+            info = self.table.get(src.name) if isinstance(src, ir.Var) else None
+            if info is None or info.ndim != 0:
+                return None
+        else:
+            return None
+        return src.name if isinstance(src, ir.Var) else None
+

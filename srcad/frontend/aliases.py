@@ -150,6 +150,14 @@ class _Program:
         self.last_read: dict[str, int] = {}  # name -> the order of its last read
         self.same_array: set = set()  # orders of assignments of numpy's same array (a write)
         self.prefer: frozenset = frozenset()  # names `best` takes on a tie (_MustAlias.leave)
+        # (a name assigned once by an op that makes a new array: `a = identity(a_tanh)` in
+        # an arm gives `a` another array, as `a = np.tanh(a)` does, not a write)
+        made: dict[str, list] = {}
+        for s in ir.walk(body):
+            for d in ir.defs(s):
+                made.setdefault(d, []).append(s)
+        self.new_array = {n for n, ss in made.items() if n not in params and len(ss) == 1
+                          and isinstance(ss[0], ir.Call) and ss[0].op.name not in _SAME_ARRAY}
         self.number(body, (), ())
         for s in ir.walk(body):  # (a read in a loop is made again up to the loop's end)
             if isinstance(s, ir.Effect):
@@ -166,7 +174,9 @@ class _Program:
             self.path[id(s)] = inside
             for d in ir.defs(s):
                 self.assigned.setdefault(d, []).append((self.order[id(s)], inside))
-                if isinstance(s, ir.Call) and s.op.name in _SAME_ARRAY:
+                if isinstance(s, ir.Call) and s.op.name in _SAME_ARRAY and not (
+                        s.op.name == "copy" and isinstance(x := s.args.get("x"), ir.Var)
+                        and x.name in self.new_array):
                     self.same_array.add(self.order[id(s)])
                 common = self.scope.get(d, inside)
                 self.scope[d] = inside[:_common(common, inside)]
