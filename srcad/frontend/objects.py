@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import inspect
 import operator
 import types
@@ -69,6 +70,16 @@ _INT_OPS = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.
 _FOLD_OPS = {**_INT_OPS, gast.Div: operator.truediv}
 _CONST_TYPES = (str, int, float, bool, type(None))
 _MUTATORS = ("append", "extend", "insert", "pop", "remove", "clear", "reverse", "sort")
+# builtins that say something of an object itself (its class, identity, attributes), never
+# of its arrays: followed on a built object (`_Rewriter._object_builtin`)
+_OBJECT_BUILTINS = ("type", "id", "callable", "str", "repr", "len", "hasattr", "getattr")
+# the changes to a list held in an attribute written as assignments (`_container_change`)
+_CHANGES = ("append", "extend", "insert", "pop")
+# what may be done with such a list (or a dict of them) besides changing it, by the name it
+# is read through: nothing that keeps a second name for it
+_READ_METHODS = ("get", "keys", "index", "count", "copy", "values", "items")
+_CONSUMERS = ("len", "sum", "min", "max", "list", "tuple", "sorted", "any", "all", "str",
+              "repr", "print", "enumerate", "reversed", "zip")
 _MAX_DEPTH = 24  # nested specialisations (a method calling methods ...): recursion is refused
 # operators a built object answers with its methods (``p + q`` -> ``p.__add__(q)``)
 _BINARY = {gast.Add: "add", gast.Sub: "sub", gast.Mult: "mul", gast.Div: "truediv",
@@ -95,6 +106,7 @@ class VObj:
     # attribute -> the callable its __init__ stored there, known when normalising (a global
     # function, np.tanh, a partial; `self.act = act` given one): `self.act(z)` calls it
     funcs: dict = field(default_factory=dict)
+    built: bool = True  # made in the function (not an existing object it reaches)
 
 
 @dataclass(eq=False)
@@ -332,6 +344,12 @@ class _Rewriter:
                 return []
             return self.stmt(gast.copy_location(gast.Assign(
                 targets=[s.target], value=s.value, type_comment=None), s))
+        changed = self._container_change(s)
+        if changed is not None:
+            out = []
+            for one in changed:
+                out.extend(self.stmt(one))
+            return out
         if isinstance(s, gast.Expr):
             v = self.expr(s.value)
             if isinstance(v, (VObj, VList)):
@@ -390,6 +408,80 @@ class _Rewriter:
             return [s]
         out = self._generic(s)
         return self.pre + [out]
+
+    def _container_change(self, s):
+        """`self.cache.append(Z)`, `self.derived["Z"].append(Z)`, `x = self.stack.pop()` on a
+        list (or a dict's list) a built object holds in an attribute: the same change as an
+        assignment, `self.cache = self.cache + [Z]`, `self.derived["Z"] = self.derived["Z"] +
+        [Z]` (a new list: the attribute's state then flows through the methods like any
+        other). Only where no second name can see the list change (`_container_depth`);
+        else None (the statement as written)."""
+        target = None
+        if isinstance(s, gast.Assign) and len(s.targets) == 1 and \
+                isinstance(s.targets[0], gast.Name):
+            target, call = s.targets[0], s.value
+        elif isinstance(s, gast.Expr):
+            call = s.value
+        else:
+            return None
+        if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) and
+                call.func.attr in _CHANGES and not call.keywords) or \
+                (target is not None and call.func.attr != "pop"):
+            return None
+        path, depth = call.func.value, 0
+        root = path
+        while isinstance(root, gast.Subscript):
+            root, depth = root.value, depth + 1
+        if not isinstance(root, gast.Attribute):
+            return None
+        o = self.peek(root.value)
+        if not isinstance(o, VObj) or not o.built or root.attr not in o.attrs or \
+                root.attr in o.objects or root.attr in o.funcs or \
+                self.o.container_depth(o.cls, root.attr) is None:
+            return None
+
+        def read():
+            return copy.deepcopy(path)
+
+        def part(lower=None, upper=None):
+            return gast.Subscript(value=read(), slice=gast.Slice(
+                lower=lower, upper=upper, step=None), ctx=gast.Load())
+
+        def num(k):
+            return gast.Constant(value=k, kind=None)
+
+        def add(a, b):
+            return gast.BinOp(left=a, op=gast.Add(), right=b)
+
+        store = copy.deepcopy(path)
+        store.ctx = gast.Store()
+        args, how = call.args, call.func.attr
+        out = []
+        if how == "append" and len(args) == 1:
+            value = add(read(), gast.List(elts=[args[0]], ctx=gast.Load()))
+        elif how == "extend" and len(args) == 1:
+            value = add(read(), gast.Call(func=_name("list"), args=[args[0]], keywords=[]))
+        elif how == "insert" and len(args) == 2:  # (as `a[i:i] = [v]`: Python's clamping)
+            value = add(add(part(upper=args[0]), gast.List(elts=[args[1]], ctx=gast.Load())),
+                        part(lower=copy.deepcopy(args[0])))
+        elif how == "pop" and (not args or isinstance(_const_int(args[0]), int)):
+            i = _const_int(args[0]) if args else -1
+            if target is not None:
+                item = gast.Subscript(value=read(), slice=num(i), ctx=gast.Load())
+                out.append(_assign([target], item, s))
+            value = part(upper=num(-1)) if i == -1 else \
+                add(part(upper=num(i)), part(lower=num(i + 1)))
+        else:
+            return None
+        if "list" in self.scope.locals and how == "extend":
+            return None
+        out.append(_assign([store], value, s))
+        for x in out:
+            for n in gast.walk(x):
+                if isinstance(n, (gast.expr, gast.stmt)) and \
+                        getattr(n, "lineno", None) is None:
+                    gast.copy_location(n, s)
+        return out
 
     def _join(self, before, a, b):
         for name in set(a) | set(b):
@@ -1043,6 +1135,20 @@ class _Rewriter:
             finally:
                 self.no_hoist -= 1
             return e
+        if isinstance(e, gast.Compare) and len(e.ops) == 1 and \
+                isinstance(e.ops[0], (gast.Is, gast.IsNot)):
+            # `act_fn if act_fn is not None else Tanh()` given an object: an identity known
+            # here (a built object is none of None, a literal, another object)
+            sides = [self.peek(x) for x in (e.left, e.comparators[0])]
+            if any(x is not None for x in sides):
+                other = [x if v is None else v for x, v in zip((e.left, e.comparators[0]),
+                                                               sides)]
+                if not all(isinstance(x, (VObj, VList)) or isinstance(x, gast.Constant)
+                           for x in other):
+                    raise _Unsupported("a built object compared by identity with a value")
+                same = other[0] is other[1]
+                return gast.copy_location(gast.Constant(
+                    value=same if isinstance(e.ops[0], gast.Is) else not same, kind=None), e)
         if isinstance(e, gast.Compare):
             e = self._generic(e)
             parts = [e.left] + list(e.comparators)
@@ -1240,6 +1346,17 @@ class _Rewriter:
                     self._static_len(e.args[0]) is not UNRESOLVED:  # (a list of known length)
                 return gast.copy_location(gast.Constant(value=self._static_len(e.args[0]),
                                                         kind=None), e)
+        if isinstance(f, gast.Name) and f.id in _OBJECT_BUILTINS and \
+                f.id not in self.scope.locals and e.args and not e.keywords and \
+                isinstance(self.peek(e.args[0]), VObj):
+            return self._object_builtin(f.id, self.peek(e.args[0]), e)
+        if isinstance(f, gast.Call) and isinstance(f.func, gast.Name) and \
+                f.func.id == "getattr" and "getattr" not in self.scope.locals and \
+                len(f.args) == 2 and not f.keywords and isinstance(self.peek(f.args[0]), VObj):
+            # `getattr(self, "_" + self.kind)(x)`: the method (or callable attribute) named
+            e.func = gast.copy_location(gast.Attribute(
+                value=f.args[0], attr=self._attr_name(f.args[1]), ctx=gast.Load()), f)
+            return self._call(e)
         if isinstance(f, gast.Name) and f.id in ("list", "tuple") and \
                 f.id not in self.scope.locals and len(e.args) == 1 and not e.keywords:
             first = self.peek(e.args[0])
@@ -1309,6 +1426,59 @@ class _Rewriter:
             e.keywords = [gast.keyword(arg=k, value=v) for k, v in kwargs]
             return e
         return self._plain_call(e)
+
+    def _attr_name(self, e) -> str:
+        """The attribute a `getattr` / `hasattr` names: a string known here."""
+        k = self.value(e)
+        if not (isinstance(k, gast.Constant) and type(k.value) is str and
+                k.value.isidentifier()):
+            raise _Unsupported("getattr / hasattr of a built object by a name not known "
+                               "before running")
+        return k.value
+
+    def _has(self, o: VObj, attr: str):
+        """Whether `o` has `attr` here: True, False, or None (not known before running)."""
+        if attr in o.objects or attr in o.funcs or attr in o.consts:
+            return True
+        if attr in o.attrs:
+            return True if attr in _set_by_init(o.cls) else None
+        return _lookup(o.cls, attr)[0] is not None
+
+    def _object_builtin(self, name: str, o: VObj, e):
+        """A Python builtin applied to a built object, for what it says of the object (its
+        class, a name, an attribute), never of its arrays: `str(type(self.act))` in a
+        hyperparameters dict, `getattr(self, "_" + kind)`, `hasattr(layer, "W")`."""
+        const = functools.partial(gast.Constant, kind=None)
+        if name == "type" and len(e.args) == 1:
+            return gast.copy_location(_name(self.o.bind(o.cls, o.cls.__name__)), e)
+        if name == "id" and len(e.args) == 1:
+            return gast.copy_location(const(value=id(o)), e)
+        if name == "callable" and len(e.args) == 1:
+            found = _lookup(o.cls, "__call__")[0]
+            return gast.copy_location(const(value=found not in (None, object)), e)
+        if name in ("str", "repr") and len(e.args) == 1:
+            for dunder in (("__str__", "__repr__") if name == "str" else ("__repr__",)):
+                if _lookup(o.cls, dunder)[0] not in (None, object):
+                    return self.dunder(o, dunder, [], e)
+            cls = o.cls  # (object.__repr__: the class's name, an address of this object)
+            return gast.copy_location(const(
+                value=f"<{cls.__module__}.{cls.__qualname__} object at {hex(id(o))}>"), e)
+        if name == "len" and len(e.args) == 1:
+            return self.dunder(o, "__len__", [], e)
+        if name in ("hasattr", "getattr") and len(e.args) in ((2,) if name == "hasattr"
+                                                             else (2, 3)):
+            attr = self._attr_name(e.args[1])
+            has = self._has(o, attr)
+            if name == "hasattr" or (len(e.args) == 3 and has is not True):
+                if has is None:
+                    raise _Unsupported(f"whether `.{attr}` is set is not known before running")
+                if name == "hasattr":
+                    return gast.copy_location(const(value=has), e)
+                if not has:
+                    return self.expr(e.args[2])
+            return self.expr(gast.copy_location(gast.Attribute(
+                value=e.args[0], attr=attr, ctx=gast.Load()), e))
+        raise _Unsupported(f"`{name}()` of a built object with these arguments")
 
     def peek(self, e):
         """What `e` means here when it is a built object or list, else None (no effect)."""
@@ -1674,6 +1844,174 @@ def mutated_names(stmts) -> set:
     return out
 
 
+def _parents(tree) -> dict:
+    out = {}
+    for n in gast.walk(tree):
+        for c in gast.iter_child_nodes(n):
+            out[id(c)] = n
+    return out
+
+
+def _chain(n, parents):
+    """(the outermost of `n[..][..]` loads, how many subscripts it adds)."""
+    depth = 0
+    while True:
+        p = parents.get(id(n))
+        if isinstance(p, gast.Subscript) and p.value is n and isinstance(p.ctx, gast.Load):
+            n, depth = p, depth + 1
+        else:
+            return n, depth
+
+
+def _fresh(e, k: int) -> bool:
+    """Is `e` a new container down to `k` levels of items (`[]`, `{"Z": [], "A": []}`,
+    `self.cache + [Z]`)? k < 0: any value."""
+    if k < 0 or (isinstance(e, gast.Constant) and e.value is None):
+        return True
+    if isinstance(e, (gast.List, gast.Tuple)):
+        return all(_fresh(x, k - 1) for x in e.elts)
+    if isinstance(e, gast.Dict):
+        return None not in e.keys and all(_fresh(x, k - 1) for x in e.values)
+    if isinstance(e, gast.ListComp):
+        return _fresh(e.elt, k - 1)
+    if isinstance(e, gast.DictComp):
+        return _fresh(e.value, k - 1)
+    if isinstance(e, gast.Call) and isinstance(e.func, gast.Name) and \
+            e.func.id in ("list", "dict") and not e.keywords and \
+            (not e.args or (k == 0 and len(e.args) == 1)):
+        return True
+    if isinstance(e, gast.BinOp) and isinstance(e.op, gast.Add) and k == 0:
+        return any(isinstance(x, (gast.List, gast.ListComp)) for x in (e.left, e.right))
+    return False
+
+
+def _container_depth(trees, attr: str, modules: set):
+    """How deep the lists held in attribute `attr` are changed in place by statements of
+    `trees` (0: `self.cache.append(..)`, 1: `self.derived["Z"].append(..)`), where writing
+    those changes as assignments (`_Rewriter._container_change`) keeps Python's meaning:
+    every value stored there is a new container (down to the level changed), and no read of
+    it keeps a second name for a changed list (it is indexed, measured, iterated, handed to
+    numpy). Else None (as is: also where nothing changes it in place)."""
+    changes = []
+    for tree in trees:
+        parents = _parents(tree)
+        for n in gast.walk(tree):
+            if not (isinstance(n, gast.Attribute) and n.attr == attr):
+                continue
+            if isinstance(n.ctx, gast.Store):
+                p = parents.get(id(n))
+                if isinstance(p, gast.Assign) and len(p.targets) == 1:
+                    changes.append(("store", p.value, 0))
+                elif isinstance(p, gast.AugAssign) and isinstance(p.op, gast.Add):
+                    changes.append(("store", p.value, 0))  # (`+=`: rebinds, see stmt)
+                elif isinstance(p, gast.AnnAssign) and p.value is not None:
+                    changes.append(("store", p.value, 0))
+                else:
+                    return None
+                continue
+            if not isinstance(n.ctx, gast.Load):
+                return None
+            top, depth = _chain(n, parents)
+            p = parents.get(id(top))
+            if isinstance(p, gast.Subscript) and p.value is top and \
+                    isinstance(p.ctx, gast.Store):  # `self.derived["Z"] = []`
+                q = parents.get(id(p))
+                if not (isinstance(q, gast.Assign) and len(q.targets) == 1):
+                    return None
+                changes.append(("store", q.value, depth + 1))
+                continue
+            if isinstance(p, gast.Attribute) and p.value is top:
+                q = parents.get(id(p))
+                if not (isinstance(q, gast.Call) and q.func is p):
+                    return None
+                if p.attr in _CHANGES:
+                    stmt = parents.get(id(q))
+                    if not (isinstance(stmt, gast.Expr) or (
+                            p.attr == "pop" and isinstance(stmt, gast.Assign) and
+                            len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name))):
+                        return None
+                    changes.append(("change", None, depth))
+                    continue
+                if p.attr in _READ_METHODS:
+                    changes.append(("read", p.attr, depth))
+                    continue
+                changes.append(("other", p.attr, depth))
+                continue
+            if isinstance(p, gast.Call) and top in p.args:
+                f = p.func
+                if isinstance(f, gast.Name) and f.id in _CONSUMERS:
+                    changes.append(("len" if f.id == "len" else "read", f.id, depth))
+                    continue
+                if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) and \
+                        f.value.id in modules:  # (`np.stack(self.cache)`)
+                    changes.append(("read", f.attr, depth))
+                    continue
+            if isinstance(p, gast.Compare) and top in p.comparators and all(
+                    isinstance(op, (gast.In, gast.NotIn)) for op in p.ops):
+                continue
+            loop = p if isinstance(p, gast.For) and p.iter is top else None
+            if isinstance(p, gast.Call) and isinstance(parents.get(id(p)), gast.For) and \
+                    parents[id(p)].iter is p and isinstance(p.func, gast.Name) and \
+                    p.func.id in ("enumerate", "reversed", "zip"):
+                loop = parents[id(p)]
+            if loop is not None:
+                if any(isinstance(x, gast.Attribute) and x.attr == attr and
+                       not isinstance(x.ctx, gast.Load) or (
+                           isinstance(x, gast.Call) and isinstance(x.func, gast.Attribute) and
+                           x.func.attr in _CHANGES and any(
+                               isinstance(y, gast.Attribute) and y.attr == attr
+                               for y in gast.walk(x.func.value)))
+                       for b in loop.body for x in gast.walk(b)):
+                    return None  # (a list changed while a loop walks it)
+                changes.append(("read", "for", depth))
+                continue
+            changes.append(("other", None, depth))
+    changed = [d for kind, _, d in changes if kind == "change"]
+    if not changed or max(changed) > 1:
+        return None
+    level = max(changed)
+    for kind, what, depth in changes:
+        if kind == "store" and not _fresh(what, level - depth):
+            return None
+        if kind == "other" and depth <= level:
+            return None  # (a changed list under a second name)
+        if kind == "read" and depth <= level and (
+                depth < level or what in ("get", "values", "items")):
+            return None  # (its items are changed lists, under a second name)
+    return level
+
+
+_SET_BY_INIT: dict = {}
+
+
+def _set_by_init(cls) -> set:
+    """The attributes `cls.__init__` (its own, or a base's) always assigns: statements of its
+    body itself (not in a branch or a loop) storing `self.<attr>`; a dataclass's fields."""
+    if cls not in _SET_BY_INIT:
+        out = set(f.name for f in dataclasses.fields(cls)) if dataclasses.is_dataclass(cls) \
+            else set()
+        owner, init = _lookup(cls, "__init__")
+        if isinstance(init, types.FunctionType):
+            try:
+                tree = parse_function(init).tree
+            except Exception:  # noqa: BLE001  (no source)
+                tree = None
+            params = tree.args.args if tree is not None else []
+            for s in tree.body if params else ():
+                targets = s.targets if isinstance(s, gast.Assign) else \
+                    [s.target] if isinstance(s, gast.AnnAssign) and s.value is not None else []
+                stack = list(targets)
+                while stack:
+                    t = stack.pop()
+                    if isinstance(t, (gast.Tuple, gast.List)):
+                        stack.extend(t.elts)
+                    elif isinstance(t, gast.Attribute) and isinstance(t.value, gast.Name) \
+                            and t.value.id == params[0].id:
+                        out.add(t.attr)
+        _SET_BY_INIT[cls] = out
+    return _SET_BY_INIT[cls]
+
+
 _CHANGED: dict = {}
 
 
@@ -1802,6 +2140,7 @@ class _Objects:
         self.globals = getattr(pf.fn.__globals__, "_base", pf.fn.__globals__)
         self.defs: list = []
         self.line = pf.first_line  # the line being rewritten (for the refusal's reason)
+        self.containers: dict = {}  # (class, attribute) -> _container_depth
 
     def localise(self, fdef, fn) -> None:
         """A method of a class from another module of the user's (``from layers import
@@ -1827,6 +2166,32 @@ class _Objects:
                     mine = self.pf.bound[n.id]
                 renames[n.id] = n.id if mine is obj else self.bind(obj, n.id)
             n.id = renames[n.id]
+
+    def trees_of(self, cls) -> list:
+        """The parsed methods of `cls` and its bases (the user's own)."""
+        out = []
+        for klass in cls.__mro__:
+            for raw in vars(klass).values():
+                fn = raw.fget if isinstance(raw, property) else \
+                    raw.__func__ if isinstance(raw, (staticmethod, classmethod)) else raw
+                if isinstance(fn, types.FunctionType) and library_file(fn) is None:
+                    try:
+                        out.append(parse_function(fn).tree)
+                    except Exception:  # noqa: BLE001  (no source: nothing is followed)
+                        return None
+        return out
+
+    def modules(self) -> set:
+        return {k for k, v in self.globals.items() if isinstance(v, types.ModuleType)}
+
+    def container_depth(self, cls, attr: str, extra=()):
+        """`_container_depth` of `cls`'s attribute over its methods and this function."""
+        key = (cls, attr)
+        if key not in self.containers:
+            trees = self.trees_of(cls)
+            self.containers[key] = None if trees is None else _container_depth(
+                trees + [self.pf.tree], attr, self.modules())
+        return self.containers[key]
 
     def bind(self, obj, at) -> str:
         """A fresh name under which the function reads `obj` (a closure entry: resolved like
@@ -1912,7 +2277,8 @@ def scalarise_objects(pf, taken: set) -> None:
             top.consts[name] = n
     entry = []
     for name, obj in stateful.items():  # its state read when the call starts
-        o = VObj(cls=type(obj), clsexpr=_name(name), attrs=_object_attrs(obj), label=name)
+        o = VObj(cls=type(obj), clsexpr=_name(name), attrs=_object_attrs(obj), label=name,
+                 built=False)
         at = _first_use(tree.body, name) or tree
         scope.env[name] = o
         scope.made.add(id(o))
