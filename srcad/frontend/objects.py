@@ -56,6 +56,7 @@ import gast
 from ..errors import CalleeUnknownError, CountUnknownError, in_substitute
 from ..naming import fresh
 from ..pyfuncs import CLASS_SUBSTITUTES
+from ..runtime_python import list_concat
 from . import guards
 from .attrstate import _may_read_before_store
 from .opaque import NOT_FOLLOWED, is_user_object, library_file
@@ -317,6 +318,12 @@ class _Rewriter:
     def stmt(self, s) -> list:
         self.pre, self.read_now = [], set()
         self.o.line = getattr(s, "lineno", self.o.line)
+        changed = self._container_change(s)
+        if changed is not None:
+            out = []
+            for one in changed:
+                out.extend(self.stmt(one))
+            return out
         if isinstance(s, gast.Assign):
             return self.assign(s)
         if isinstance(s, gast.AugAssign) and isinstance(s.target, gast.Name) and \
@@ -344,12 +351,6 @@ class _Rewriter:
                 return []
             return self.stmt(gast.copy_location(gast.Assign(
                 targets=[s.target], value=s.value, type_comment=None), s))
-        changed = self._container_change(s)
-        if changed is not None:
-            out = []
-            for one in changed:
-                out.extend(self.stmt(one))
-            return out
         if isinstance(s, gast.Expr):
             v = self.expr(s.value)
             if isinstance(v, (VObj, VList)):
@@ -450,8 +451,10 @@ class _Rewriter:
         def num(k):
             return gast.Constant(value=k, kind=None)
 
-        def add(a, b):
-            return gast.BinOp(left=a, op=gast.Add(), right=b)
+        def add(a, b):  # (the lists' `a + b`, as srcad differentiates it)
+            if self.o.concat is None:
+                self.o.concat = self.o.bind(list_concat, "list_concat")
+            return gast.Call(func=_name(self.o.concat), args=[a, b], keywords=[])
 
         store = copy.deepcopy(path)
         store.ctx = gast.Store()
@@ -460,7 +463,7 @@ class _Rewriter:
         if how == "append" and len(args) == 1:
             value = add(read(), gast.List(elts=[args[0]], ctx=gast.Load()))
         elif how == "extend" and len(args) == 1:
-            value = add(read(), gast.Call(func=_name("list"), args=[args[0]], keywords=[]))
+            value = add(read(), args[0])
         elif how == "insert" and len(args) == 2:  # (as `a[i:i] = [v]`: Python's clamping)
             value = add(add(part(upper=args[0]), gast.List(elts=[args[1]], ctx=gast.Load())),
                         part(lower=copy.deepcopy(args[0])))
@@ -472,8 +475,6 @@ class _Rewriter:
             value = part(upper=num(-1)) if i == -1 else \
                 add(part(upper=num(i)), part(lower=num(i + 1)))
         else:
-            return None
-        if "list" in self.scope.locals and how == "extend":
             return None
         out.append(_assign([store], value, s))
         for x in out:
@@ -1601,6 +1602,7 @@ class _Rewriter:
         except Exception as err:  # noqa: BLE001
             raise _Unsupported(f"cannot read {fn.__qualname__}") from err
         fdef = pfm.tree
+        self.o.followed.append(copy.deepcopy(fdef))
         if in_substitute(pfm.filename):  # (np.poly1d's stand-in: its lines are the call's)
             _relocate(fdef, e, self.o.line)
         if fn.__globals__ is not self.o.globals:
@@ -1866,7 +1868,7 @@ def _chain(n, parents):
 def _fresh(e, k: int) -> bool:
     """Is `e` a new container down to `k` levels of items (`[]`, `{"Z": [], "A": []}`,
     `self.cache + [Z]`)? k < 0: any value."""
-    if k < 0 or (isinstance(e, gast.Constant) and e.value is None):
+    if k < 0 or isinstance(e, gast.Constant):  # (a number, a string: never changed)
         return True
     if isinstance(e, (gast.List, gast.Tuple)):
         return all(_fresh(x, k - 1) for x in e.elts)
@@ -1896,8 +1898,9 @@ def _container_depth(trees, attr: str, modules: set):
     for tree in trees:
         parents = _parents(tree)
         for n in gast.walk(tree):
-            if not (isinstance(n, gast.Attribute) and n.attr == attr):
-                continue
+            if not (isinstance(n, gast.Attribute) and n.attr == attr) or (
+                    isinstance(n.value, gast.Name) and n.value.id in modules):
+                continue  # (`np.stack` is not an object's `.stack`)
             if isinstance(n.ctx, gast.Store):
                 p = parents.get(id(n))
                 if isinstance(p, gast.Assign) and len(p.targets) == 1:
@@ -2141,6 +2144,8 @@ class _Objects:
         self.defs: list = []
         self.line = pf.first_line  # the line being rewritten (for the refusal's reason)
         self.containers: dict = {}  # (class, attribute) -> _container_depth
+        self.concat = None  # the name list_concat is read under (`_container_change`)
+        self.followed: list = []  # the functions specialised (as written): `check_containers`
 
     def localise(self, fdef, fn) -> None:
         """A method of a class from another module of the user's (``from layers import
@@ -2190,8 +2195,19 @@ class _Objects:
         if key not in self.containers:
             trees = self.trees_of(cls)
             self.containers[key] = None if trees is None else _container_depth(
-                trees + [self.pf.tree], attr, self.modules())
+                trees + [self.pf.tree] + self.followed, attr, self.modules())
         return self.containers[key]
+
+    def check_containers(self) -> None:
+        """Each list written as assignments (`_Rewriter._container_change`) again, over every
+        function followed (one handed the object may keep a second name for the list)."""
+        for (cls, attr), depth in list(self.containers.items()):
+            if depth is None:
+                continue
+            del self.containers[(cls, attr)]
+            if self.container_depth(cls, attr) != depth:
+                raise _Unsupported(f"the list in `.{attr}`, changed in place, is read under a "
+                                   f"second name")
 
     def bind(self, obj, at) -> str:
         """A fresh name under which the function reads `obj` (a closure entry: resolved like
@@ -2290,6 +2306,7 @@ def scalarise_objects(pf, taken: set) -> None:
             entry.append(_assign([_name(local, store=True)], value, at))
     try:
         body = top.block(tree.body)
+        work.check_containers()
     except _Unsupported as err:
         for cls in classes:
             NOT_FOLLOWED[cls] = f"line {work.line}: {err}"
