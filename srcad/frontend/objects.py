@@ -108,6 +108,9 @@ class VObj:
     # function, np.tanh, a partial; `self.act = act` given one): `self.act(z)` calls it
     funcs: dict = field(default_factory=dict)
     built: bool = True  # made in the function (not an existing object it reaches)
+    # the attributes assigned so far (`hasattr`): on every path, on some path
+    surely: set = field(default_factory=set)
+    maybe: set = field(default_factory=set)
 
 
 @dataclass(eq=False)
@@ -603,9 +606,11 @@ class _Rewriter:
             obj = self.o.resolve_static(value, self.scope)
         except Exception:  # noqa: BLE001  (not a static name)
             return UNRESOLVED
-        if obj is UNRESOLVED or isinstance(obj, (type, types.ModuleType)) or \
-                not callable(obj):
+        if obj is UNRESOLVED or isinstance(obj, (type, types.ModuleType)):
             return UNRESOLVED
+        if not callable(obj) and not (is_user_object(type(obj)) and
+                                      not isinstance(obj, _SUBSTITUTE_CLASSES)):
+            return UNRESOLVED  # (a global config object of the user's: as static as these)
         return obj
 
     def _keys_list(self, d: VList, at):
@@ -904,6 +909,8 @@ class _Rewriter:
         if isinstance(e, gast.Attribute):
             base = self.peek(e.value)
             v = base.consts.get(e.attr, UNRESOLVED) if isinstance(base, VObj) else UNRESOLVED
+            if base is None and not self.in_def:  # (`cfg.depth` of a global config object:
+                v = self.o._static_key_attr(e, self.scope)  # guarded per call)
             return v if type(v) is int else UNRESOLVED
         if isinstance(e, gast.Call) and isinstance(e.func, gast.Name) and e.func.id == "len" \
                 and e.func.id not in self.scope.locals and len(e.args) == 1 and not e.keywords:
@@ -1036,6 +1043,9 @@ class _Rewriter:
                 base.lengths.pop(t.attr, None)
                 name = self.scope.local(base, t.attr)
                 self.scope.stored.add((id(base), t.attr))
+                base.maybe.add(t.attr)
+                if not (self.nested or self.outer_nested or self.in_def):
+                    base.surely.add(t.attr)
                 return gast.copy_location(_name(name, store=True), t)
             if isinstance(base, VList):
                 raise _Unsupported("an attribute of a list of objects")
@@ -1186,6 +1196,9 @@ class _Rewriter:
                 return self.dunder(operand, _UNARY[type(e.op)], [], e)
             e.operand = self._as_value(operand, e.operand)
             return _fold(e)
+        if isinstance(e, gast.ListComp) and not self.in_def and not self.no_hoist and \
+                any(self._builds_object(n) for n in gast.walk(e.elt)):
+            return self.expr(self._unrolled_comprehension(e))
         if isinstance(e, gast.List) and e.elts and isinstance(e.ctx, gast.Load):
             items = [self.expr(x) for x in e.elts]
             if all(isinstance(x, VObj) for x in items):
@@ -1197,6 +1210,40 @@ class _Rewriter:
         if isinstance(e, (gast.BinOp, gast.UnaryOp, gast.JoinedStr)):
             return _fold(self._generic(e))
         return self._generic(e)
+
+    def _unrolled_comprehension(self, e):
+        """`[Residual(Ws[i], cfg) for i in range(depth)]` building objects, over a sequence
+        whose items are known before running: the list display of its items, each with the
+        loop variable replaced by its item (`[Residual(Ws[0], cfg), Residual(Ws[1], cfg)]`)."""
+        (g,) = e.generators if len(e.generators) == 1 else (None,)
+        if g is None or g.ifs or any(isinstance(n, (gast.Lambda, gast.ListComp, gast.SetComp,
+                                                    gast.DictComp, gast.GeneratorExp))
+                                     for n in gast.walk(e.elt)):
+            raise _Unsupported("a comprehension building objects with conditions or nested "
+                               "comprehensions")
+        seq = self._static_seq(g.iter, set())
+        if seq is UNRESOLVED:
+            raise _Unsupported("a comprehension building objects over a sequence whose length "
+                               "is not known before running")
+        elts = []
+        for item in seq:
+            binds = {}
+            for t, v in _bindings(g.target, item):
+                if not isinstance(t, gast.Name):
+                    raise _Unsupported("a comprehension building objects into this target")
+                binds[t.id] = v
+            elt = copy.deepcopy(e.elt)
+
+            class _Put(gast.NodeTransformer):
+                def visit_Name(self, n):
+                    if n.id in binds and isinstance(n.ctx, gast.Load):
+                        return gast.copy_location(copy.deepcopy(binds[n.id]), n)
+                    return n
+
+            elts.append(_Put().visit(elt))
+        out = gast.copy_location(gast.List(elts=elts, ctx=gast.Load()), e)
+        gast.fix_missing_locations(out)
+        return out
 
     def binop(self, e):
         """``p + q``, ``2 * p``, ``p ** 3`` with a built object as an operand: its ``__add__``
@@ -1238,6 +1285,13 @@ class _Rewriter:
         """Rewrite the expressions under `node` (one with no meaning of its own here)."""
         lazy = isinstance(node, (gast.IfExp, gast.BoolOp, gast.Lambda, gast.ListComp,
                                  gast.SetComp, gast.DictComp, gast.GeneratorExp))
+        first = None
+        if isinstance(node, (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)) \
+                and not self.in_def:
+            # (a comprehension's first iterable is evaluated where it stands, as Python does:
+            # `sum(np.sum(p ** 2) for p in net.parameters())` calls the method once, here)
+            first = node.generators[0]
+            first.iter = self._child(first.iter)
         self.no_hoist += lazy
         self.in_def += isinstance(node, gast.Lambda)
         try:
@@ -1245,6 +1299,11 @@ class _Rewriter:
                 if isinstance(value, list):
                     new = []
                     for v in value:
+                        if v is first:  # (its iterable done above)
+                            first.target = self._child(first.target)
+                            first.ifs = [self._child(x) for x in first.ifs]
+                            new.append(first)
+                            continue
                         new.append(self._child(v))
                     setattr(node, fname, new)
                 elif isinstance(value, gast.AST):
@@ -1441,6 +1500,9 @@ class _Rewriter:
         """Whether `o` has `attr` here: True, False, or None (not known before running)."""
         if attr in o.objects or attr in o.funcs or attr in o.consts:
             return True
+        if attr in o.attrs and o.built:
+            return True if attr in o.surely else None if attr in o.maybe else \
+                _lookup(o.cls, attr)[0] is not None
         if attr in o.attrs:
             return True if attr in _set_by_init(o.cls) else None
         return _lookup(o.cls, attr)[0] is not None
@@ -1555,6 +1617,8 @@ class _Rewriter:
                     raise _Unsupported(f"argument `{k}` of {cls.__name__}")
                 given[k] = v
             for fname, default in fields:
+                o.surely.add(fname)
+                o.maybe.add(fname)
                 value = given.get(fname, default)
                 if value is None:
                     raise _Unsupported(f"{cls.__name__} is missing `{fname}`")
@@ -1951,6 +2015,9 @@ def _container_depth(trees, attr: str, modules: set):
                     continue
             if isinstance(p, gast.Compare) and top in p.comparators and all(
                     isinstance(op, (gast.In, gast.NotIn)) for op in p.ops):
+                continue
+            if isinstance(p, gast.comprehension) and p.iter is top:
+                changes.append(("read", "for", depth))  # (`for c in self.caches` inside)
                 continue
             loop = p if isinstance(p, gast.For) and p.iter is top else None
             if isinstance(p, gast.Call) and isinstance(parents.get(id(p)), gast.For) and \
