@@ -783,7 +783,7 @@ class _Rewriter:
             if isinstance(v, VTuple):  # `for w in weights` of a method's *weights
                 v = self.value(it)
             if isinstance(v, VObj):
-                raise _Unsupported("iterating over a built object")
+                v = self._delegated(v, "__iter__")
             if isinstance(v, VList) and v.keys is not None and not v.pairs:
                 raise _Unsupported("a loop over a dict of objects itself (its keys)")
             if isinstance(v, VList):
@@ -914,6 +914,12 @@ class _Rewriter:
             return v if type(v) is int else UNRESOLVED
         if isinstance(e, gast.Call) and isinstance(e.func, gast.Name) and e.func.id == "len" \
                 and e.func.id not in self.scope.locals and len(e.args) == 1 and not e.keywords:
+            held = self.peek(e.args[0])
+            if isinstance(held, VObj) and _delegate(held.cls, "__len__") is not None:
+                try:  # (`len(model)` of a container class: its list's)
+                    return len(self._delegated(held, "__len__").items)
+                except _Unsupported:
+                    return UNRESOLVED
             return self._static_len(e.args[0])
         if isinstance(e, gast.UnaryOp) and isinstance(e.op, gast.USub):
             v = self._static_int(e.operand)
@@ -1128,8 +1134,21 @@ class _Rewriter:
                     return base.items[k.value]
                 except IndexError:
                     raise _Unsupported("index out of range") from None
-            if isinstance(base, VObj):
-                raise _Unsupported("indexing a built object")
+            if isinstance(base, VObj):  # `model[0]`: its __getitem__ reading a list of objects
+                held = self._delegated(base, "__getitem__")
+                base = held
+                e.slice = self.value(e.slice)
+                k = e.slice
+                if isinstance(k, gast.UnaryOp) and isinstance(k.op, gast.USub) and \
+                        isinstance(k.operand, gast.Constant):
+                    k = gast.Constant(value=-k.operand.value, kind=None)
+                if held.keys is not None and isinstance(k, gast.Constant) and \
+                        k.value in held.keys:
+                    return held.items[held.keys.index(k.value)]
+                if held.keys is None and isinstance(k, gast.Constant) and \
+                        type(k.value) is int and -len(held.items) <= k.value < len(held.items):
+                    return held.items[k.value]
+                raise _Unsupported("a built object indexed by a value not known before running")
             e.value = base
             e.slice = self.value(e.slice)
             return e
@@ -1196,8 +1215,23 @@ class _Rewriter:
                 return self.dunder(operand, _UNARY[type(e.op)], [], e)
             e.operand = self._as_value(operand, e.operand)
             return _fold(e)
-        if isinstance(e, gast.ListComp) and not self.in_def and not self.no_hoist and \
-                any(self._builds_object(n) for n in gast.walk(e.elt)):
+        if isinstance(e, (gast.ListComp, gast.GeneratorExp)) and not self.in_def and \
+                not self.no_hoist and len(e.generators) == 1 and \
+                isinstance(e.generators[0].target, gast.Name):
+            over = self.peek(e.generators[0].iter)
+            if isinstance(over, VObj):
+                over = self._delegated(over, "__iter__")
+            if isinstance(over, VList) and over.keys is None and not over.pairs:
+                # `sum(np.sum(l.W ** 2) for l in self.layers)`, `[l.W for l in layers]`
+                return self.expr(self._over_objects(e, over))
+        if isinstance(e, (gast.ListComp, gast.GeneratorExp)) and not self.in_def and \
+                not self.no_hoist and (any(self._builds_object(n) for n in gast.walk(e.elt)) or (
+                    len(e.generators) == 1 and any(
+                        isinstance(n, gast.Name) and n.id in self.scope.env
+                        for n in gast.walk(e.elt)) and
+                    self._static_seq(e.generators[0].iter, set()) is not UNRESOLVED)):
+            # (`[Residual(Ws[i], cfg) for i in range(depth)]`, `sum(np.sum(model[i].W ** 2)
+            # for i in range(0, len(model), 2))`: unrolled)
             return self.expr(self._unrolled_comprehension(e))
         if isinstance(e, gast.List) and e.elts and isinstance(e.ctx, gast.Load):
             items = [self.expr(x) for x in e.elts]
@@ -1210,6 +1244,49 @@ class _Rewriter:
         if isinstance(e, (gast.BinOp, gast.UnaryOp, gast.JoinedStr)):
             return _fold(self._generic(e))
         return self._generic(e)
+
+    def _delegated(self, o: VObj, dunder: str):
+        """The list of objects `o`'s `dunder` hands the operation to (`_delegate`)."""
+        attr = _delegate(o.cls, dunder)
+        held = o.objects.get(attr) if attr is not None else None
+        if not isinstance(held, VList):
+            raise _Unsupported(f"`{dunder}` of a built object, other than handing it to a "
+                               f"list of objects it holds")
+        guards.note_attr(o.cls, dunder, getattr(o.cls, dunder))
+        if dunder == "__iter__" and held.keys is not None:
+            raise _Unsupported("iterating over a dict of objects itself (its keys)")
+        return VList(list(held.items)) if dunder == "__iter__" else held
+
+    def _over_objects(self, e, over: VList):
+        """A comprehension over a list of built objects as the list display of its items:
+        one copy of the element per object (its condition, known here, picks them)."""
+        g = e.generators[0]
+        if any(isinstance(n, (gast.Lambda, gast.ListComp, gast.SetComp, gast.DictComp,
+                              gast.GeneratorExp)) for n in gast.walk(e.elt)):
+            raise _Unsupported("a comprehension over objects with a nested comprehension")
+        elts = []
+        for obj in over.items:
+            name = fresh(f"{g.target.id}_item", self.scope.taken)
+            self.scope.env[name] = obj
+
+            class _Put(gast.NodeTransformer):
+                def visit_Name(self, n):
+                    if n.id == g.target.id:
+                        return gast.copy_location(_name(name), n)
+                    return n
+
+            keep = True
+            for cond in g.ifs:
+                c = self.value(_Put().visit(copy.deepcopy(cond)))
+                if not isinstance(c, gast.Constant):
+                    raise _Unsupported("a comprehension over objects with a condition not "
+                                       "known before running")
+                keep = keep and bool(c.value)
+            if keep:
+                elts.append(_Put().visit(copy.deepcopy(e.elt)))
+        out = gast.copy_location(gast.List(elts=elts, ctx=gast.Load()), e)
+        gast.fix_missing_locations(out)
+        return out
 
     def _unrolled_comprehension(self, e):
         """`[Residual(Ws[i], cfg) for i in range(depth)]` building objects, over a sequence
@@ -1527,6 +1604,9 @@ class _Rewriter:
             return gast.copy_location(const(
                 value=f"<{cls.__module__}.{cls.__qualname__} object at {hex(id(o))}>"), e)
         if name == "len" and len(e.args) == 1:
+            if _delegate(o.cls, "__len__") is not None:
+                return gast.copy_location(const(value=len(self._delegated(o, "__len__").items)),
+                                          e)
             return self.dunder(o, "__len__", [], e)
         if name in ("hasattr", "getattr") and len(e.args) in ((2,) if name == "hasattr"
                                                              else (2, 3)):
@@ -1685,12 +1765,19 @@ class _Rewriter:
             if not params:
                 raise _Unsupported("a method without self")
             self_name, params = params[0], params[1:]
-        star = None
-        if pfm.vararg is not None:  # `def __call__(self, *args)`: one parameter an item
+        star = star_objs = None
+        if pfm.vararg is not None and args[params.index(pfm.vararg):] and all(
+                isinstance(v, VObj) for v in args[params.index(pfm.vararg):]):
+            # `Sequential(Dense(..), Tanh(), ..)` into `def __init__(self, *layers)`: the
+            # method's `layers` is the list of those objects
+            fixed = params.index(pfm.vararg)
+            star_objs, args = VList(list(args[fixed:])), args[:fixed]
+            params = [p for p in params if p != pfm.vararg]
+        elif pfm.vararg is not None:  # `def __call__(self, *args)`: one parameter an item
             fixed = params.index(pfm.vararg)
             extra, args = args[fixed:], args[:fixed]
             if any(isinstance(v, (VObj, VList, VTuple)) for v in extra):
-                raise _Unsupported("an object passed through *args")
+                raise _Unsupported("objects and values mixed in *args")
             taken = {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)}
             star = [fresh(f"{pfm.vararg}_{i}", taken) for i in range(len(extra))]
             params = [p for p in params if p != pfm.vararg]
@@ -1715,6 +1802,9 @@ class _Rewriter:
         inner.env.update(statics)
         if star is not None:
             inner.env[pfm.vararg] = VTuple([_name(n) for n in star])
+        if star_objs is not None:
+            inner.env[pfm.vararg] = star_objs
+            statics[pfm.vararg] = star_objs
         reach = _reachable(([me] if me is not None else []) + list(statics.values()))
         for obj in reach:
             inner.objs[id(obj)] = obj
@@ -1908,6 +1998,55 @@ def mutated_names(stmts) -> set:
         elif isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
             out.add(n.target.id)
     return out
+
+
+def _delegate(cls, dunder: str):
+    """The attribute `cls`'s `dunder` hands the operation to, when its body says only that:
+    `__iter__`: `return iter(self.layers)`, `yield from self.layers`, `for l in self.layers:
+    yield l`; `__len__`: `return len(self.layers)`; `__getitem__`: `return self.layers[i]`
+    (the index its parameter). Else None."""
+    owner, raw = _lookup(cls, dunder)
+    if not isinstance(raw, types.FunctionType) or owner is object or \
+            library_file(raw) is not None:
+        return None
+    try:
+        fdef = parse_function(raw).tree
+    except Exception:  # noqa: BLE001  (no source)
+        return None
+    params = [a.id for a in fdef.args.args]
+    body = [s for s in fdef.body if not (isinstance(s, gast.Expr) and
+                                         isinstance(s.value, gast.Constant))]
+    if len(body) != 1 or not params:
+        return None
+    me, (s,) = params[0], body
+
+    def mine(e):
+        return e.attr if isinstance(e, gast.Attribute) and isinstance(e.value, gast.Name) \
+            and e.value.id == me else None
+
+    def call_of(e, name):
+        return mine(e.args[0]) if isinstance(e, gast.Call) and isinstance(e.func, gast.Name) \
+            and e.func.id == name and len(e.args) == 1 and not e.keywords else None
+
+    if dunder == "__iter__":
+        if isinstance(s, gast.Return):
+            return call_of(s.value, "iter")
+        if isinstance(s, gast.Expr) and isinstance(s.value, gast.YieldFrom):
+            return mine(s.value.value)
+        if isinstance(s, gast.For) and isinstance(s.target, gast.Name) and not s.orelse and \
+                len(s.body) == 1 and isinstance(s.body[0], gast.Expr) and \
+                isinstance(s.body[0].value, gast.Yield) and \
+                isinstance(s.body[0].value.value, gast.Name) and \
+                s.body[0].value.value.id == s.target.id:
+            return mine(s.iter)
+        return None
+    if dunder == "__len__" and isinstance(s, gast.Return):
+        return call_of(s.value, "len")
+    if dunder == "__getitem__" and isinstance(s, gast.Return) and len(params) == 2 and \
+            isinstance(s.value, gast.Subscript) and isinstance(s.value.slice, gast.Name) and \
+            s.value.slice.id == params[1]:
+        return mine(s.value.value)
+    return None
 
 
 def _parents(tree) -> dict:
