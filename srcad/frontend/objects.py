@@ -29,7 +29,21 @@ string argument (``ACTIVATIONS[name]()``); a method whose one ``return`` (its la
 gives back an object it builds (``def deriv(self): return poly1d(...)``: the caller holds the
 new object, its state returned after the result); operators on built objects (``p + q`` is
 ``p.__add__(q)``, or ``q.__radd__(p)`` as Python picks; ``-p``; ``p += q`` with no
-``__iadd__`` is ``p = p + q``), unless the method may return NotImplemented. An existing
+``__iadd__`` is ``p = p + q``), unless the method may return NotImplemented; builtins that
+say something of the object itself (`_object_builtin`: ``type``, ``id``, ``callable``,
+``str``/``repr`` -- its ``__str__``/``__repr__``, or object's with an address of its own --,
+``hasattr`` from the attributes assigned so far, ``getattr`` by a known name, also called:
+``getattr(self, "_" + self.kind)(x)``); ``obj is None`` (a constant); ``*layers`` of objects
+(a list of them); ``__iter__`` / ``__len__`` / ``__getitem__`` that hand over to a list of
+objects the object holds (`_delegate`); comprehensions over a list of objects or over a known
+range reading them, unrolled; a comprehension's first iterable evaluated where it stands (a
+method called there). Lists held in attributes that methods change in place
+(``self.cache.append(z)``, ``self.derived["Z"].append(z)``, ``x = self.hs.pop(0)``) are
+written as assignments (`_Rewriter._container_change`: ``self.cache = list_concat(self.cache,
+[z])``), so their state flows through the methods like any attribute's -- only where every
+value stored there is a new list and no read keeps a second name for it (`_container_depth`,
+checked again over every function followed); else the change is left as written (and
+refused where it matters). An existing
 object the function reaches by a free name or an argument (a module-level RNN cell) is
 scalarised the same way when the methods called on it keep state that a later read in the
 call sees (``self.h = tanh(W @ self.h + ..)``): its attributes are read as the call starts
