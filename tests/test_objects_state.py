@@ -240,3 +240,42 @@ def indexed_by_a_value(W, X, k):
 def test_an_object_indexed_by_a_value_is_refused():
     with pytest.raises(srcad.SrcadError):
         srcad.grad(indexed_by_a_value)(W, X, 1)
+
+
+# --- a method that changes nothing, called after `and` / in `x if c else y` --------------------
+class Scaled:
+    def __init__(self, W, cap):
+        self.W = W
+        self.cap = cap
+        self.calls = []
+
+    @property
+    def norm(self):
+        return np.sqrt(np.sum(self.W ** 2))
+
+    def clipped(self):
+        return self.W * (self.cap / self.norm)
+
+    def logged(self):
+        self.calls.append(1)
+        return self.W
+
+
+def lazy_pure_methods(W, X):
+    layer = Scaled(W, 1.0)
+    Wc = layer.clipped() if layer.norm > layer.cap else layer.W
+    big = np.sum(X) > 0 and layer.norm > 0.5
+    return np.sum(np.tanh(X @ Wc)) + (1.0 if big else 0.0)
+
+
+def lazy_changing_method(W, X):
+    layer = Scaled(W, 1.0)
+    Wc = layer.logged() if np.sum(X) > 0 else layer.W
+    return np.sum(X @ Wc) + len(layer.calls)
+
+
+def test_methods_that_change_nothing_run_where_python_runs_them():
+    _check(lazy_pure_methods, W, X)
+    _check(lazy_pure_methods, W * 0.1, X)
+    with pytest.raises(srcad.SrcadError):
+        srcad.grad(lazy_changing_method)(W, X)

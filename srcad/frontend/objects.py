@@ -1751,8 +1751,7 @@ class _Rewriter:
     def specialise(self, fn, me: VObj | None, owner, args, kwargs, e):
         """Call `fn` (a method of `me`, or a function given built objects) as a nested
         function specialised to the objects it receives; returns the result's name."""
-        if self.no_hoist:
-            raise _Unsupported("a method called inside a lazily evaluated expression")
+        lazy = self.no_hoist > 0  # (after `and`, in `x if c else y`: called there, or not)
         if self.depth >= _MAX_DEPTH:
             raise _Unsupported("methods nested too deep (recursion?)")
         try:
@@ -1877,6 +1876,9 @@ class _Rewriter:
             self.scope.objs[id(obj)] = obj
             if id(obj) in inner.made:
                 self.scope.made.add(id(obj))
+        if lazy and (state_out or returned is not None):
+            raise _Unsupported("a method that changes the object called inside a lazily "
+                               "evaluated expression")
         label = f"{me.label}_{fn.__name__.strip('_')}" if me is not None else fn.__name__
         new_name = fresh(label, self.o.taken)
         rest = [p for p in params if p not in statics and p not in fixed_fns]
@@ -1896,6 +1898,8 @@ class _Rewriter:
                                  copy.deepcopy(defaults[p])) for p in rest]
         call = gast.copy_location(gast.Call(func=_name(new_name), args=call_args,
                                             keywords=keywords), e)
+        if lazy:  # (changing nothing: called where Python calls it, if it does)
+            return call
         for name in (self.calls[-1] if self.calls else self.read_now):
             if any(self.scope.local(self.scope.objs[k[0]], k[1]) == name for k, _ in state_out
                    if k[0] in self.scope.objs):

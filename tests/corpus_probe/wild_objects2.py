@@ -431,6 +431,105 @@ def batchnorm_running_stats(W, gamma, beta, X, y):
     return np.mean((h2 - y) ** 2) + 0.1 * np.mean((h3 - y) ** 2)
 
 
+# ---- numpy-ml style, lazily initialised: hyperparameters as a @property ------------------------
+
+class ReLU2:
+    def __str__(self):
+        return "ReLU"
+
+    def __call__(self, z):
+        return np.maximum(z, 0.0)
+
+
+class LazyFC:
+    def __init__(self, n_out, act_fn, W, b):
+        self.n_out = n_out
+        self.act_fn = act_fn
+        self.W0, self.b0 = W, b
+        self.is_initialized = False
+
+    def _init_params(self):
+        self.parameters = {"W": self.W0, "b": self.b0}
+        self.derived_variables = {"Z": [], "out": []}
+        self.is_initialized = True
+
+    @property
+    def hyperparameters(self):
+        return {"layer": "FullyConnected", "n_out": self.n_out, "act_fn": str(self.act_fn)}
+
+    def forward(self, X):
+        if not self.is_initialized:
+            self._init_params()
+        Z = X @ self.parameters["W"] + self.parameters["b"]
+        out = self.act_fn(Z)
+        self.derived_variables["Z"].append(Z)
+        self.derived_variables["out"].extend([out])
+        return out
+
+
+def lazy_init_property(W1, b1, W2, b2, X, y):
+    l1, l2 = LazyFC(5, ReLU2(), W1, b1), LazyFC(2, Sigmoid(), W2, b2)
+    out = l2.forward(l1.forward(X))
+    hp = l1.hyperparameters
+    scale = 2.0 if hp["act_fn"] == "ReLU" and l2.hyperparameters["n_out"] == 2 else 1.0
+    z_last = l1.derived_variables["Z"][-1]
+    return scale * np.mean((out - y) ** 2) + 1e-3 * np.sum(z_last ** 2)
+
+
+# ---- an OrderedDict of layers with __getitem__ by name; activations kept per layer -------------
+
+class NamedNet:
+    def __init__(self, W1, b1, W2, b2):
+        self.layers = {}
+        self.layers["fc1"] = Dense(W1, b1)
+        self.layers["act"] = Tanh()
+        self.layers["fc2"] = Dense(W2, b2)
+        self.activations = []
+
+    def __getitem__(self, name):
+        return self.layers[name]
+
+    def forward(self, x):
+        self.activations = []
+        for name, layer in self.layers.items():
+            x = layer(x)
+            self.activations.append(x)
+        return x
+
+
+def named_layers_getitem(W1, b1, W2, b2, X, y):
+    net = NamedNet(W1, b1, W2, b2)
+    out = net.forward(X)
+    sparsity = np.mean(np.abs(net.activations[1]))
+    return np.mean((out - y) ** 2) + 1e-2 * sparsity + 1e-3 * np.sum(net["fc2"].W ** 2)
+
+
+# ---- a trainer object unrolling two gradient steps and keeping its losses --------------------
+
+class Trainer:
+    def __init__(self, lr):
+        self.lr = lr
+        self.losses = []
+
+    def loss(self, w, X, y):
+        r = X @ w - y
+        value = np.mean(r ** 2)
+        self.losses.append(value)
+        return value, 2.0 * X.T @ r / X.shape[0]
+
+    def step(self, w, X, y):
+        _, g = self.loss(w, X, y)
+        return w - self.lr * g
+
+
+def trainer_losses_list(w, X, y):
+    tr = Trainer(0.1)
+    w1 = tr.step(w, X, y)
+    w2 = tr.step(w1, X, y)
+    final, _ = tr.loss(w2, X, y)
+    return final + 0.1 * sum(tr.losses[:-1]) + 0.01 * len(tr.losses)
+
+
 # ---- arguments -------------------------------------------------------------------------------
 
 def _mlp(seed, out=2):
@@ -512,6 +611,12 @@ def _bnorm():
             0.1 * r.standard_normal(4), r.standard_normal((8, 3)), r.standard_normal((8, 4)))
 
 
+def _trainer():
+    r = rng(513)
+    X = r.standard_normal((8, 3))
+    return r.standard_normal(3), X, X @ np.array([0.5, -1.0, 2.0])
+
+
 PROGRAMS = [
     Probe("wild_objects2.retained_derived_dicts", retained_derived_dicts, lambda: _mlp(500),
           ("W1", "b1", "W2", "b2")),
@@ -532,4 +637,9 @@ PROGRAMS = [
     Probe("wild_objects2.frozen_config_residual", frozen_config_residual, _resid, "Ws"),
     Probe("wild_objects2.batchnorm_running_stats", batchnorm_running_stats, _bnorm,
           ("W", "gamma", "beta")),
+    Probe("wild_objects2.lazy_init_property", lazy_init_property, lambda: _mlp(514),
+          ("W1", "b1", "W2", "b2")),
+    Probe("wild_objects2.named_layers_getitem", named_layers_getitem, lambda: _mlp(515),
+          ("W1", "b1", "W2", "b2")),
+    Probe("wild_objects2.trainer_losses_list", trainer_losses_list, _trainer, "w"),
 ]
