@@ -18,6 +18,7 @@ import numpy as np
 
 from .build import c_helper, scatter_add_rows
 from .checkpoint import LoopCheckpoints
+from .errors import SrcadError
 from .gradtree import _ZERO, GradTree, _slot, _Zero, pieces_tree, zeros_grad  # noqa: F401
 from .runtime_arrays import _dtype, _shape, rebroadcast, unbroadcast  # noqa: F401  (written once there)
 from .runtime_arrays import (  # noqa: F401  (the array ops' helpers)
@@ -434,6 +435,13 @@ def setitem(x, index, value):
     saved value, the caller's argument): this is how `x[i] = v` and `x[i] += v` are
     differentiated (see frontend/normalize.py for the aliasing rules).
     """
+    if isinstance(x, list) and isinstance(index, slice):
+        # (the write-back of `ys = xs[a:b]; ys[i] = v` followed as numpy's view, or a slice
+        # assignment into a list: in Python a slice of a list is a copy)
+        raise SrcadError("a write into a list through a slice of it (`ys = xs[a:b]` then "
+                         "`ys[i] = v`, or `xs[a:b] = ...`): srcad follows a slice as numpy's "
+                         "view, but a slice of a Python list is a copy",
+                         hint="copy with `ys = list(xs)` (or `list(xs[a:b])`) before writing")
     if isinstance(x, (dict, list)):  # `d[k] = v` / `xs[i] = v` on a dict or list: a new one
         return container_set(x, index, value)
     out = np.array(x, copy=True)

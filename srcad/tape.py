@@ -171,12 +171,24 @@ class Tape:
         elif isinstance(raw, CONTAINERS) or (isinstance(raw, (list, tuple))
                                              and isinstance(index, slice)):
             out = rewrap(raw, self, like=c if isinstance(index, slice) else None)
+            if isinstance(index, slice) and getattr(c, "written", None) and \
+                    isinstance(out, list):  # (items stored before: read as stored there too)
+                at = range(*index.indices(len(c)))
+                out.written = {j for j, i in enumerate(at) if i in c.written}
         else:
             return raw
         if not _has_tensor(out):
             return raw
         self._record(Entry(table.lookup(operator.getitem), {"a": c, "index": index}, out))
         return out
+
+    def refuse_container_change(self, what: str):
+        """A list argument's length or order changed in tape mode: refused at the user's
+        line (its items' gradients are matched by position), as source mode refuses it."""
+        raise user_error(f"tape mode: {what} on a list the function is given (its items are "
+                         f"followed by position)",
+                         hint="make a new list (`ys = list(xs) + [v]`, `ys = xs[::-1]`) "
+                         "and change that")
 
     def setitem(self, t: Tensor, index, value) -> None:
         """x[i] = v, copy on write as in source mode, then numpy's aliasing (`write`)."""
@@ -455,6 +467,13 @@ class Tape:
                 if isinstance(x, CONTAINERS):  # the callee's own container (and leaves)
                     inner = wrap_container(_raw_tree(x), self, fresh)
                     pairs.append((x, inner))
+                    if isinstance(x, dict) and x.written:
+                        # an entry the caller stored (`p["W"] = ...` by an earlier call) is
+                        # read as stored in the callee too: its cotangent goes to that value
+                        # (paired above), not into the container's adjoint, which reaches
+                        # the argument's original entries
+                        inner.written |= x.written
+                        kept.append((inner, {k: dict.__getitem__(inner, k) for k in x.written}))
                     return inner
                 if isinstance(x, dict):
                     inner = {k: fresh(v) for k, v in x.items()}
@@ -465,7 +484,7 @@ class Tape:
                     return type(x)(*items) if hasattr(type(x), "_fields") else type(x)(items)
                 return x
 
-            dicts = []
+            dicts, kept = [], []
             args = tuple(fresh(a) for a in args)
             kwargs = {k: fresh(v) for k, v in kwargs.items()}
             self._record(Entry(None, None, None, kind="enter", pairs=pairs))
@@ -474,10 +493,14 @@ class Tape:
                 for k in inner:
                     if k not in made or inner[k] is not made[k]:
                         x[k] = inner[k]
+            unchanged = {id(inner): made for inner, made in kept}
             for x, inner in pairs:
                 if isinstance(inner, dict) and getattr(inner, "written", None):
+                    made = unchanged.get(id(inner), {})
                     for k in inner.written:
-                        x[k] = dict.__getitem__(inner, k)
+                        v = dict.__getitem__(inner, k)
+                        if k not in made or v is not made[k]:  # (stored by this call)
+                            x[k] = v
             return out
 
         call.__wrapped__ = fn  # (srcad.grad(f) of the traced f transforms f itself)

@@ -20,18 +20,52 @@ import operator
 
 
 class TensorList(list):
-    """A list argument whose items the tape follows."""
+    """A list argument whose items the tape follows. An item the function stores
+    (`Ws[0] = Ws[0] * 2`) is read as stored, like a dict's (its cotangent goes to the stored
+    value, not into the container's adjoint, which reaches the argument's original items);
+    a change of its length or order (append, pop, sort, ...) is refused, as in source mode."""
 
-    def __init__(self, items, tape):
+    def __init__(self, items, tape, written=()):
         super().__init__(items)
         self.tape = tape
+        self.written = set(written)  # positions the function stored into
+
+    def _position(self, index):
+        i = operator.index(index)
+        return i + len(self) if i < 0 else i
 
     def __getitem__(self, index):
+        if not isinstance(index, slice) and self.written and \
+                self._position(index) in self.written:
+            return list.__getitem__(self, index)
         return self.tape.index_container(self, index)
+
+    def __setitem__(self, index, value):
+        if isinstance(index, slice):
+            value = list(value)
+            at = range(*index.indices(len(self)))
+            if len(value) != len(at):
+                self.tape.refuse_container_change(f"a slice assignment resizing it")
+            self.written.update(at)
+        else:
+            self.written.add(self._position(index))
+        list.__setitem__(self, index, value)
 
     def __iter__(self):
         for i in range(len(self)):
             yield self[i]
+
+
+def _refused(name):
+    def method(self, *args, **kwargs):
+        self.tape.refuse_container_change(f"`.{name}()`")
+    method.__name__ = name
+    return method
+
+
+for _name in ("append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse",
+              "__delitem__", "__iadd__", "__imul__"):
+    setattr(TensorList, _name, _refused(_name.strip("_")))
 
 
 class TensorTuple(tuple):

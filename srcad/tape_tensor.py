@@ -546,8 +546,9 @@ def _unwrap(x):
         return tuple(items) if isinstance(x, tuple) else items
     if isinstance(x, list):
         return [_unwrap(v) for v in x]
-    if isinstance(x, tuple):
-        return tuple(_unwrap(v) for v in x)
+    if isinstance(x, tuple):  # (a namedtuple keeps its type: `p.W` still reads)
+        items = [_unwrap(v) for v in x]
+        return type(x)(*items) if hasattr(type(x), "_fields") else tuple(items)
     if type(x) is dict:
         return {k: _unwrap(v) for k, v in x.items()}
     if type(x) is Plain:

@@ -45,10 +45,11 @@ from .errors import (CountUnknownError, NonScalarOutputError, SharingUnknownErro
                      UnresolvedNameError, UnsupportedSyntaxError, at_call_site, in_substitute)
 from .frontend import normalize, parse_function, star_params_as_containers
 from .frontend.calls import at_user_lines
+from .frontend.parse import dict_paths_of
 from .frontend.guards import Guards, equivalent, recording
 from .frontend.opaque import is_library_module, is_object_sequence, is_user_object
 from .lower import builds_now, quiet
-from .ops import generation
+from .ops import generation, lookup
 from .ops.composed import transformed_call_op
 from .options import Options, fuse_after
 from .pipeline import Compiled, build, relink
@@ -65,17 +66,20 @@ _IR_CACHE: dict = {}
 
 
 def _ir_of(fn, known: dict | None = None, arrays: frozenset = frozenset(),
-           tuples: frozenset = frozenset(), statics: frozenset | None = None) -> ir.Function:
+           tuples: frozenset = frozenset(), statics: frozenset | None = None,
+           dicts: frozenset = frozenset()) -> ir.Function:
     """The normalised IR of `fn`, cached until the op table changes (a new defvjp rule) or a
     name it read is bound to another object (its guards). `known`: parameters that hold these
     user objects (their methods resolve when normalising); `arrays`: parameters that hold
     arrays (indexing by one makes a copy, not a view); `tuples`: (parameter, namedtuple
     type, kind) for parameters that hold namedtuples (`p.W1` is `p[0]`) or lists of them;
     `statics`: (parameter, "len" | "int", n) for the list / tuple / int arguments, once a
-    loop building objects asked for them (CountUnknownError)."""
+    loop building objects asked for them (CountUnknownError); `dicts`: where the arguments
+    hold dicts (parse.dict_paths_of: `for k in d` walks their keys, as Python does)."""
     key = (fn, generation()) + ((tuple((p, v if isinstance(v, str) else id(v))
                                        for p, v in known.items()),) if known else ()) + ((arrays,) if arrays else ()) \
-        + ((tuples,) if tuples else ()) + ((statics,) if statics is not None else ())
+        + ((tuples,) if tuples else ()) + ((statics,) if statics is not None else ()) \
+        + ((("dicts", dicts),) if dicts else ())
     hit = _IR_CACHE.get(key)
     if hit is not None and hit.guards.holds():
         return hit
@@ -84,6 +88,7 @@ def _ir_of(fn, known: dict | None = None, arrays: frozenset = frozenset(),
         star_params_as_containers(pf)
         pf.known = dict(known or {})
         pf.arrays = arrays
+        pf.dict_paths = dicts
         pf.namedtuples = {p: t for p, t, kind in tuples if kind == "self"}
         pf.namedtuple_items = {p: t for p, t, kind in tuples if kind == "items"}
         pf.statics = None if statics is None else {p: (k, n) for p, k, n in statics}
@@ -106,6 +111,16 @@ def _params_of(fn) -> list[str]:
 
 def _is_namedtuple(v) -> bool:
     return isinstance(v, tuple) and isinstance(getattr(type(v), "_fields", None), tuple)
+
+
+def _has_row(v) -> bool:
+    """Is `v` a library function with an op row (np.tanh, np.exp given as an argument)?"""
+    if not callable(v) or isinstance(v, type) or is_user_object(v):
+        return False
+    try:
+        return lookup(v) is not None
+    except TypeError:  # (unhashable)
+        return False
 
 
 def _namedtuple_params(params, values):
@@ -371,27 +386,35 @@ class Transformed:
                     and v is not None and is_user_object(v))
                 or (isinstance(v, (list, tuple)) and is_object_sequence(v))
                 or (type(v) is str and len(v) <= 64)  # (a name: `ACTIVATIONS[name]()`)
+                or _has_row(v)  # (a numpy function given as an argument: `act=np.tanh`)
                 or (isinstance(v, functools.partial) and is_user_object(v.func))}
 
     def _ir_with(self, known: dict, values=()) -> ir.Function:
         """fn's IR with these parameters known to hold these objects (its guards join the
         ones checked before each call); for a function whose in-place writes depend on what
-        an index argument holds (`_deferred`), also told which arguments are arrays."""
+        an index argument holds (`_deferred`), also told which arguments are arrays. A
+        transform of a transform parses the inner one's generated code for these arguments
+        (`self._ir`, set by `compiled`), which the inner one specialised on them already:
+        normalising `self.fn` here would differentiate the user's function, not its
+        derivative."""
+        if self.inner is not None:
+            return self._ir
         arrays = frozenset(p for p, v in zip(self.params, values)
                            if type(v) is np.ndarray and v.ndim) if self._deferred else frozenset()
         tuples = frozenset(_namedtuple_params(self.params, values))
         statics = frozenset(_static_params(self.params, values)) \
             if isinstance(self._deferred, CountUnknownError) else None
-        if not known and not arrays and not tuples and statics is None:
+        dicts = dict_paths_of(self.params, values)
+        if not known and not arrays and not tuples and statics is None and not dicts:
             return self._ir
         try:
-            fn_ir = _ir_of(self.fn, known, arrays, tuples, statics)
+            fn_ir = _ir_of(self.fn, known, arrays, tuples, statics, dicts)
         except CountUnknownError as e:  # (told only now: the arguments' counts settle it)
             if statics is not None:
                 raise
             self._deferred = e
             statics = frozenset(_static_params(self.params, values))
-            fn_ir = _ir_of(self.fn, known, arrays, tuples, statics)
+            fn_ir = _ir_of(self.fn, known, arrays, tuples, statics, dicts)
         self._guards.extend(fn_ir.guards)
         if self._ir_now is None:  # (messages name the function through `_ir`)
             self._ir_now = fn_ir
@@ -772,9 +795,9 @@ def _tape_of(v):
     of Tensors, or a plain list / tuple / dict holding one), else None."""
     if isinstance(v, (tape.Tensor, *tape.CONTAINERS)):
         return v.tape
-    if type(v) in (list, tuple):
+    if isinstance(v, (list, tuple)):  # (a namedtuple too: `P(W, b)` of Tensors)
         return next((t for x in v if (t := _tape_of(x)) is not None), None)
-    if type(v) is dict:
+    if isinstance(v, dict):
         return next((t for x in v.values() if (t := _tape_of(x)) is not None), None)
     return None
 

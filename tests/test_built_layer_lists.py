@@ -189,3 +189,108 @@ def test_a_count_known_only_when_running_is_refused_at_the_users_line():
     with pytest.raises(srcad.SrcadError) as info:
         srcad.grad(count_from_a_shape)(r.standard_normal((3, 3)), r.standard_normal((2, 3)))
     assert "test_built_layer_lists.py" in str(info.value)
+
+
+# ---- layers given to a container's constructor as *args (nn.Sequential's spelling) ----------
+class Layer:
+    def __init__(self):
+        self.cache = None
+
+    def __call__(self, x):
+        return self.forward(x)
+
+
+class Affine(Layer):
+    def __init__(self, W, b):
+        super().__init__()
+        self.W, self.b = W, b
+
+    def forward(self, x):
+        self.cache = x
+        return x @ self.W + self.b
+
+
+class Relu(Layer):
+    def forward(self, x):
+        self.cache = x > 0
+        return x * self.cache
+
+
+class Sequential:
+    def __init__(self, *layers, scale=1.0):
+        self.layers = list(layers)
+        self.scale = scale
+
+    def __call__(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x * self.scale
+
+
+class Stack:
+    def __init__(self, *blocks):
+        self.blocks = blocks  # (the tuple itself)
+
+    def forward(self, x):
+        for i in range(len(self.blocks) - 1, -1, -1):
+            x = self.blocks[i].forward(x) + x
+        return x
+
+
+def sequential_of_layers(Ws, bs, X):
+    net = Sequential(Affine(Ws[0], bs[0]), Relu(), Affine(Ws[1], bs[1]), scale=0.5)
+    out = net(X)
+    seen = net.layers[0].cache  # (a layer's cache, read back through the container)
+    return np.sum(out ** 2) + np.sum(seen) * len(net.layers)
+
+
+def stack_of_blocks(W, X):
+    return np.sum(np.tanh(Stack(Dense(W, W[0], "tanh"), Dense(W.T, W[1]))
+                          .forward(X)))
+
+
+@pytest.mark.parametrize("mode", ["source", "tape", "fuse"])
+def test_layers_given_to_a_constructor_as_star_args(mode):
+    """`Sequential(Affine(..), Relu(), Affine(..))` into `def __init__(self, *layers)`: was
+    refused ("`Affine` has no derivative rule"); the extra arguments are a fixed list of
+    built objects, followed like a list display of them."""
+    opts = dict(fuse=True) if mode == "fuse" else dict(mode=mode)
+    Ws, bs, X = _net(12, [3, 4, 2])
+    g = srcad.value_and_grad(sequential_of_layers, wrt=(0, 1, 2), **opts)
+    value, got = g(Ws, bs, X)
+    assert value == sequential_of_layers(Ws, bs, X)
+    assert rel_error(got, numerical_grad(sequential_of_layers, (Ws, bs, X),
+                                         wrt=(0, 1, 2))) < 1e-6
+    r = np.random.default_rng(13)
+    W, X = r.standard_normal((3, 3)) * 0.5, r.standard_normal((4, 3))
+    value, got = srcad.value_and_grad(stack_of_blocks, wrt=(0, 1), **opts)(W, X)
+    assert value == stack_of_blocks(W, X)
+    assert rel_error(got, numerical_grad(stack_of_blocks, (W, X), wrt=(0, 1))) < 1e-6
+
+
+class IndexedNet:
+    def __init__(self, Ws, bs):
+        self.layers = [Affine(Ws[0], bs[0]), Relu(), Affine(Ws[1], bs[1])]
+
+    def forward(self, x):
+        for i in range(len(self.layers)):  # (by index, as from-scratch code often loops)
+            x = self.layers[i].forward(x)
+        return x
+
+
+def indexed_forward(Ws, bs, X):
+    net = IndexedNet(Ws, bs)
+    out = net.forward(X)
+    for k in reversed(range(3)):  # (a local list of them, walked backwards by index)
+        out = out + 0.1 * np.sum(net.layers[k].cache)
+    return np.sum(out ** 2)
+
+
+@pytest.mark.parametrize("mode", ["source", "tape"])
+def test_a_list_of_objects_indexed_by_the_loop_variable(mode):
+    """`for i in range(len(self.layers)): x = self.layers[i].forward(x)`: was refused ("a
+    list of objects indexed by a variable"); the loop is unrolled, its count known."""
+    Ws, bs, X = _net(14, [3, 4, 2])
+    value, got = srcad.value_and_grad(indexed_forward, wrt=(0, 1, 2), mode=mode)(Ws, bs, X)
+    assert value == indexed_forward(Ws, bs, X)
+    assert rel_error(got, numerical_grad(indexed_forward, (Ws, bs, X), wrt=(0, 1, 2))) < 1e-6

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import operator
+import sys
 
 import numpy as np
 import pytest
@@ -391,6 +392,140 @@ def test_a_registry_entry_changed_between_calls_is_seen(monkeypatch):
     monkeypatch.setitem(FUNCS, "cube", np.sin)
     v2, _ = g(*args)
     assert np.isclose(v2, by_name(*args)) and not np.isclose(v1, v2)
+
+
+ACTS = {"leaky": lambda z: np.maximum(z, 0.1 * z), "cube": _cube, "tanh": np.tanh}
+
+
+def held_entry(W, x, name="leaky"):
+    act = ACTS[name]  # a registry entry held in a name, then called (a lambda, a function, a ufunc)
+    out = ACTS["tanh"]
+    return np.sum(out(act(x @ W)))
+
+
+@pytest.mark.parametrize("name", ["leaky", "cube", "tanh"])
+def test_a_registry_entry_held_in_a_name_then_called(name, monkeypatch):
+    """`act = ACTS[name]; act(z)`: refused before ("`act` has no derivative rule"); the name
+    holds the entry the key picks, read again at each call like a direct `ACTS[name](z)`."""
+    args, wrt = _args("temporary_object")
+    for opts in MODES:
+        g = srcad.value_and_grad(held_entry, wrt=wrt, **opts)
+        assert g(*args, name)[0] == held_entry(*args, name)
+        check_grads(held_entry, args + (name,), wrt=wrt, **opts)
+        with monkeypatch.context() as m:
+            m.setitem(ACTS, name, np.sin)
+            assert g(*args, name)[0] == held_entry(*args, name)
+            check_grads(held_entry, args + (name,), wrt=wrt, **opts)
+
+
+class Chooses:
+    def __init__(self, W, act="cube"):
+        self.W = W
+        self.act = act
+        self.activations = {"cube": _cube, "tanh": np.tanh, "leaky": _leaky}
+
+    def forward(self, x):
+        return self.activations[self.act](x @ self.W)
+
+
+def _leaky(z):
+    return np.maximum(z, 0.1 * z)
+
+
+def registry_in_init(W, x, act="cube"):
+    return np.sum(Chooses(W, act).forward(x))
+
+
+def registry_local(W, x, name="leaky"):
+    acts = {"cube": _cube, "tanh": np.tanh, "leaky": _leaky}
+    h = acts[name](x @ W)
+    return np.sum(acts["tanh"](h)) + len(acts)
+
+
+@pytest.mark.parametrize("fn", [registry_in_init, registry_local])
+def test_a_dict_of_functions_made_in_the_function(fn, monkeypatch):
+    """`self.activations = {"relu": relu, ...}` in __init__ and `acts = {...}` in the
+    function, then `acts[name](z)`: refused before ("`_cube` (function) used as a value"); the
+    display's functions are the module's (guarded), so rebinding one is seen."""
+    args, wrt = _args("temporary_object")
+    for opts in MODES:
+        g = srcad.value_and_grad(fn, wrt=wrt, **opts)
+        for key in ("cube", "tanh", "leaky"):
+            assert g(*args, key)[0] == fn(*args, key)
+            check_grads(fn, args + (key,), wrt=wrt, **opts)
+        with monkeypatch.context() as m:
+            m.setattr(sys.modules[__name__], "_leaky", np.sin)
+            assert g(*args, "leaky")[0] == fn(*args, "leaky")
+            check_grads(fn, args + ("leaky",), wrt=wrt, **opts)
+
+
+class ParamStore:
+    def __init__(self, **arrays):
+        self.arrays = arrays
+
+    def __getitem__(self, key):
+        return self.arrays[key] * self.scale(key)
+
+    def scale(self, key):
+        return 0.5 if key.startswith("b") else 1.0
+
+
+def indexed_store(W, x):
+    p = ParamStore(W=W, b=W[0])
+    return np.sum(np.tanh(x @ p["W"] + p["b"]))
+
+
+class Options:
+    def __init__(self, W, b, **opts):
+        self.W, self.b = W, b
+        self.scale = opts.get("scale", 1.0)
+        self.act = opts.get("act", "tanh")
+
+    def forward(self, x):
+        z = (x @ self.W + self.b) * self.scale
+        return np.tanh(z) if self.act == "tanh" else np.maximum(z, 0.1 * z)
+
+
+def options_given(W, x):
+    return np.sum(Options(W, W[1], scale=0.5, act="leaky").forward(x)) + \
+        np.sum(Options(W, W[0]).forward(x))
+
+
+@pytest.mark.parametrize("fn", [indexed_store, options_given])
+def test_a_constructor_taking_keyword_arguments(fn):
+    """`def __init__(self, **arrays)` / `(self, W, b, **opts)`: was refused ("a signature
+    srcad cannot specialise"); the extra keywords are a dict display given to the method."""
+    args, wrt = _args("temporary_object")
+    for opts in MODES:
+        assert srcad.value_and_grad(fn, wrt=wrt, **opts)(*args)[0] == fn(*args)
+        check_grads(fn, args, wrt=wrt, **opts)
+
+
+def test_an_object_with_getitem_is_indexed_through_it():
+    """`p["W"]` of a built object whose class defines __getitem__: the method is called (was
+    refused: "indexing a built object", the object handed on as written)."""
+    args, wrt = _args("temporary_object")
+    for opts in MODES:
+        assert srcad.value_and_grad(indexed_store, wrt=wrt, **opts)(*args)[0] == \
+            indexed_store(*args)
+        check_grads(indexed_store, args, wrt=wrt, **opts)
+
+
+def act_given(W, x, act):
+    return np.sum(act(x @ W)) + np.sum(act(W))
+
+
+def test_a_numpy_function_given_as_an_argument():
+    """`f(W, x, np.tanh)`: a numpy function passed like a user function is (refused before:
+    "`act` has no derivative rule"); each function given its own specialisation, so another
+    one on a later call is called, not the first."""
+    args, wrt = _args("temporary_object")
+    W, x = args[0], args[1]
+    for opts in MODES:
+        g = srcad.value_and_grad(act_given, wrt=(0, 1), **opts)
+        for act in (np.tanh, np.sin, _cube, np.exp, np.tanh):
+            assert g(W, x, act)[0] == act_given(W, x, act)
+            check_grads(act_given, (W, x, act), wrt=(0, 1), **opts)
 
 
 # ---- an existing object whose methods keep state a later method reads ------------------------

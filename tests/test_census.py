@@ -165,6 +165,26 @@ def test_census_on_an_older_numpy():
     assert out.stdout.strip().splitlines()[-1] == "[] []", out.stdout + out.stderr
 
 
+@pytest.mark.skipif(not _OLD, reason="set SRCAD_OLD_NUMPY to a numpy 1.26 site directory")
+def test_numpy_1_aliases_are_their_rows_on_an_older_numpy(tmp_path):
+    """np.product / np.cumproduct (numpy < 2's names for prod / cumprod) are those rows:
+    their gradients are the rows' in both modes, checked against central differences."""
+    (tmp_path / "old_aliases.py").write_text(
+        "import numpy as np\n\n\ndef f(x):\n"
+        "    return np.sum(np.cumproduct(x, axis=1)) + np.product(x, axis=0)[1]\n")
+    code = ("import numpy as np, warnings; warnings.simplefilter('ignore'); import srcad;"
+            "from srcad.testing import numerical_grad; from old_aliases import f;"
+            "x = np.array([[0.7, 1.2, 0.9], [1.1, 0.8, 1.3]]);"
+            "n = numerical_grad(f, (x,));"
+            "print([float(np.max(np.abs(srcad.grad(f, mode=m)(x) - n))) < 1e-7"
+            " for m in ('source', 'tape')])")
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join((_OLD, str(root), str(tmp_path)))}
+    out = subprocess.run([sys.executable, "-W", "ignore", "-c", code], check=False, env=env,
+                         cwd=root, capture_output=True, text=True, timeout=300)
+    assert out.stdout.strip().splitlines()[-1:] == ["[True, True]"], out.stdout + out.stderr
+
+
 def test_an_integer_result_needs_no_rule_but_a_weighted_count_has_one(tmp_path):
     """np.searchsorted / np.digitize results carry no gradient (refusals._INTEGER_RESULTS);
     np.bincount with weights= sums the weights -- a float with a real derivative -- and has

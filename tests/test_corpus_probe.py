@@ -31,17 +31,11 @@ def _numerical(name):
 
 # what srcad still refuses, one reason per class (strict: a fix must remove the entry)
 XFAILS = {
-    "wild_layers.adam_unrolled": "source mode: an optimizer object whose dict attributes "
-    "(`self.m[k]`) are filled in a loop over a dict argument's keys (`for k in params`) "
-    "inside a method: the probe fails with KeyError (tape mode works)",
-    "wild_dicts.momentum_over_keys": "source mode: `for name in params` over a dict argument "
-    "inside a method is walked by index (KeyError), as in adam_unrolled (tape mode works)",
 }
 
 
 # the modes an entry fails in, where not all
-_XFAIL_MODES = {"wild_layers.adam_unrolled": ("source", "fuse"),
-                "wild_dicts.momentum_over_keys": ("source", "fuse")}
+_XFAIL_MODES: dict = {}
 
 
 def _param(name, mode):

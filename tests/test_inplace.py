@@ -136,6 +136,22 @@ def test_writing_into_a_copy_of_a_parameter_does_not_warn():
         srcad.grad(F.setrow, wrt=(0, 1))(X, V4)
 
 
+@pytest.mark.parametrize("mode", ["source", "tape"])
+def test_writing_a_key_of_a_dict_argument_does_not_warn(mode):
+    """`bn_param["running_mean"] = ...` writes into the caller's dict, as Python does: no
+    warning that the caller's array is left unchanged (it warned: the key was an index of one
+    part, not read as a string)."""
+    import warnings
+
+    for _ in range(2):
+        bn_param, expected = {}, {}
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            srcad.grad(F.keep_running_mean, mode=mode)(X, bn_param)
+        F.keep_running_mean(X, expected)
+        assert np.array_equal(bn_param["running_mean"], expected["running_mean"])
+
+
 def stacked_then_written(u):
     v = u * u
     s = np.stack((v, u))  # reads v's value before the writes below

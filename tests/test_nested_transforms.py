@@ -8,7 +8,10 @@ and against the same function with the inner derivative written out by hand
 
 from __future__ import annotations
 
+import collections
+
 import fixtures_nested as F
+import numpy as np
 import pytest
 
 import srcad
@@ -94,3 +97,60 @@ def test_a_form_not_lowered_is_refused_at_its_line_with_the_form_that_works():
     assert e.lineno == F.pullback_returned.__code__.co_firstlineno + 1
     assert "srcad.vjp" in str(e) and "pullback(ct)" in e.hint
     # (the form the hint gives is vjp_tuple's, checked above)
+
+
+# ---- a transform of a transform, every container an argument can be, every mode pair --------
+_Pair = collections.namedtuple("_Pair", "W b")
+
+
+def _by_fields(s, p, x):
+    return np.sum(np.tanh(s * (x @ p.W) + p.b) ** 2)
+
+
+def _by_index(s, p, x):
+    return np.sum(np.tanh(s * (x @ p[0]) + p[1]) ** 2)
+
+
+def _by_key(s, p, x):
+    return np.sum(np.tanh(s * (x @ p["W"]) + p["b"]) ** 2)
+
+
+def _containers():
+    r = np.random.default_rng(31)
+    W, b = r.standard_normal((3, 2)) * 0.6, r.standard_normal(2) * 0.3
+    return [("namedtuple", _by_fields, _Pair(W, b)), ("namedtuple-index", _by_index, _Pair(W, b)),
+            ("list", _by_index, [W, b]), ("tuple", _by_index, (W, b)),
+            ("dict", _by_key, {"W": W, "b": b}),
+            ("ordereddict", _by_key, collections.OrderedDict(W=W, b=b))]
+
+
+def _leaves(tree):
+    return list(tree.values()) if isinstance(tree, dict) else list(tree)
+
+
+@pytest.mark.parametrize("inner", ["source", "tape"])
+@pytest.mark.parametrize("outer", ["source", "tape"])
+@pytest.mark.parametrize("kind,fn,p", _containers(), ids=[c[0] for c in _containers()])
+def test_a_mixed_partial_through_every_container_in_every_mode_pair(kind, fn, p, inner, outer):
+    """d2f / ds dp with p a container: tape over tape gave zeros for a namedtuple (the tape's
+    unwrapping made it a plain tuple and the inner transform did not see its Tensors), and
+    tape over source raised; every pair against central differences of the inner gradient,
+    the gradient in the argument's own container type."""
+    x = np.random.default_rng(32).standard_normal((4, 3))
+    g = srcad.grad(srcad.grad(fn, wrt=0, mode=inner), wrt=1, mode=outer)(0.7, p, x)
+    assert type(g) is type(p) or (isinstance(p, dict) and isinstance(g, dict))
+    inner_grad = srcad.grad(fn, wrt=0)
+    eps = 1e-6
+    leaves = _leaves(p)
+    for i, (got, leaf) in enumerate(zip(_leaves(g), leaves)):
+        want = np.zeros_like(leaf)
+        for j in np.ndindex(leaf.shape):
+            moved = []
+            for sign in (1, -1):
+                copies = [v.copy() for v in leaves]
+                copies[i][j] += sign * eps
+                q = type(p)(*copies) if hasattr(p, "_fields") else (
+                    type(p)(zip(p.keys(), copies)) if isinstance(p, dict) else type(p)(copies))
+                moved.append(inner_grad(0.7, q, x))
+            want[j] = (moved[0] - moved[1]) / (2 * eps)
+        assert rel_error(got, want) < 1e-6, (kind, i)

@@ -116,6 +116,8 @@ _CALLBACK = ("takes a Python function numpy calls as a black box: write the loop
 _INPLACE = ("writes into its argument in place: write `y = x.copy(); y[i] = v` (copy-on-write "
             "indexing has a rule) or the out-of-place function")
 _NO_RULE = "a real derivative exists; no rule yet (register one with srcad.defvjp)"
+_REMOVED = ("removed in numpy 2 (deprecated before): write np.asarray(a, dtype=float), "
+            "a.T.copy() or np.sort(a, axis=0), which have rows")
 _PY_SCALAR = ("a Python-level function on Python numbers: no rule; use the numpy function on "
               "arrays (np.sqrt, np.sum, np.mean, np.multiply, ...), which has one")
 _MATRIX = "np.matrix semantics (`*` is a matrix product): use arrays and `@`"
@@ -156,7 +158,7 @@ REFUSED_NAMES: dict[str, str] = {
         statistics.mode statistics.multimode
         statistics.quantiles""",
     _DIGAMMA: "math.gamma math.lgamma",
-    _NO_RULE: """np.asfarray np.cumproduct np.fastCopyAndTranspose np.msort np.product""",
+    _REMOVED: "np.asfarray np.fastCopyAndTranspose np.msort",
 }
 
 # builtins people apply to arrays and numbers (the rest of `builtins` is not about arrays)

@@ -588,9 +588,13 @@ class AliasingMixin:
             sharing = {v for v, r in live.items() if r & root} | root
             key = stmt.args.get("index") if isinstance(stmt, ir.Call) and \
                 stmt.op.name == "setitem" else None
+            if isinstance(key, ir.Index) and len(key.parts) == 1 and not key.is_tuple:
+                key = key.parts[0]  # (`p['k']`: an index of one part)
             keyed = isinstance(key, ir.Const) and isinstance(key.value, str)
             for p in sorted((root | set(rebuilt)) & self.written_params()):
-                if not keyed:  # (`param['k'] = v`: a dict, which the call writes into)
+                # (`param['k'] = v`, or any key of a parameter the call's values show to be
+                # a dict: the call writes into the caller's dict, as Python does)
+                if not keyed and (p,) not in getattr(self.pf, "dict_paths", ()):
                     self.warn_parameter_write(p, line)
             if array:  # x[i] = v: x is an array, so a plain alias shares it too
                 sharing.add(base)

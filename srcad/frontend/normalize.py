@@ -472,14 +472,16 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                 if not (isinstance(n, gast.Call) and isinstance(n.func, gast.Name)):
                     continue
                 names = [a.id if isinstance(a, gast.Name) else None for a in n.args]
-                if not any(names) or n.func.id in names:
+                named = [k.value.id for k in n.keywords if isinstance(k.value, gast.Name)]
+                if not any(names + named) or n.func.id in names + named:
                     continue
                 try:
                     fn = self.pf.resolve(n.func.id)
                 except Exception:  # noqa: BLE001  (not a global: nothing to learn here)
                     continue
                 written = _written_params(fn)
-                params = list(inspect.signature(fn).parameters) if written else []
+                params = [] if not written else list(LIFTED[fn].params) if fn in LIFTED \
+                    else list(inspect.signature(fn).parameters)
                 out.update(a for a, p in zip(names, params) if a and p in written)
                 out.update(k.value.id for k in n.keywords
                            if k.arg in written and isinstance(k.value, gast.Name))
@@ -553,6 +555,11 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         pf.namedtuples = {p: self.pf.namedtuples[a.name] for p, a in zip(pf.params, args)
                           if isinstance(a, ir.Var) and a.name in self.pf.namedtuples
                           and not self.defs[a.name]}
+        # a dict argument (or one holding dicts) passed on as it is: `for k in d` walks its
+        # keys there too (pylower.py; `opt.step(params, grads)` of an optimizer object)
+        passed = [(p, a) for p, a in zip(pf.params, args)] + list(kwargs.items())
+        pf.dict_paths = frozenset((p,) + f[1:] for p, a in passed if isinstance(a, ir.Var)
+                                  for f in self.pf.dict_known if f[0] == a.name)
         # a list / int argument passed on as it is: its count is known there too (objects.py:
         # a loop building layers), and the callee may wait for it as its caller does
         caller = self.pf.statics or {}
@@ -763,21 +770,29 @@ _WRITTEN: dict = {}
 
 def _written_params(fn) -> set:
     """The parameters of a plain Python function whose items its source assigns
-    (`p[k] = v`, `p[k] += v`): what a call may write into (cached per code object)."""
-    if not isinstance(fn, types.FunctionType) or fn in LIFTED:
+    (`p[k] = v`, `p[k] += v`): what a call may write into (cached per code object; a
+    function lifted out of its own (a method of an object the function builds, objects.py):
+    read from its lifted tree)."""
+    if fn in LIFTED:
+        return _written_in(LIFTED[fn].tree, set(LIFTED[fn].params))
+    if not isinstance(fn, types.FunctionType):
         return set()
     code = fn.__code__
     if code not in _WRITTEN:
-        out = set()
         try:
             tree = gast.parse(textwrap.dedent(inspect.getsource(fn)))
         except (OSError, TypeError, SyntaxError):
             tree = None
         params = set(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
-        for n in gast.walk(tree) if tree is not None else ():
-            targets = n.targets if isinstance(n, gast.Assign) else \
-                [n.target] if isinstance(n, gast.AugAssign) else []
-            out.update(t.value.id for t in targets if isinstance(t, gast.Subscript)
-                       and isinstance(t.value, gast.Name) and t.value.id in params)
-        _WRITTEN[code] = out
+        _WRITTEN[code] = _written_in(tree, params) if tree is not None else set()
     return _WRITTEN[code]
+
+
+def _written_in(tree, params: set) -> set:
+    out = set()
+    for n in gast.walk(tree):
+        targets = n.targets if isinstance(n, gast.Assign) else \
+            [n.target] if isinstance(n, gast.AugAssign) else []
+        out.update(t.value.id for t in targets if isinstance(t, gast.Subscript)
+                   and isinstance(t.value, gast.Name) and t.value.id in params)
+    return out

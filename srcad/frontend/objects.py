@@ -564,6 +564,9 @@ class _Rewriter:
         s.targets, s.value = targets, value
         if len(s.targets) == 1:
             self._note_static(t0, held, value)
+            if isinstance(t0, gast.Name) and isinstance(self.funcs.get(t0.id), dict):
+                # (`acts = {"relu": relu, ...}`: the dict of those functions, read as one)
+                s.value = gast.copy_location(self._func_ref(self.funcs[t0.id], t0.id), value)
         return self.pre + [s]
 
     def _note_static(self, t, held, value) -> None:
@@ -614,8 +617,17 @@ class _Rewriter:
                         n.id in self.scope.locals or n.id in self.scope.env)
                     for n in gast.walk(value.body)):
                 return value
-        if not isinstance(value, (gast.Name, gast.Attribute)) or self.in_def:
+        if isinstance(value, gast.Dict) and not self.in_def and value.keys and all(
+                isinstance(k, gast.Constant) and type(k.value) in (str, int)
+                for k in value.keys):
+            # `{"relu": relu, "tanh": np.tanh}`: a registry of functions made here, the same
+            # functions at every call (each name's lookup guarded)
+            fns = [self._static_callable(v) for v in value.values]
+            if all(f is not UNRESOLVED and not isinstance(f, dict) for f in fns):
+                return {k.value: f for k, f in zip(value.keys, fns)}
             return UNRESOLVED
+        if not isinstance(value, (gast.Name, gast.Attribute, gast.Subscript)) or self.in_def:
+            return UNRESOLVED  # (a subscript: `act = ACTIVATIONS[name]`, a module's registry)
         try:
             obj = self.o.resolve_static(value, self.scope)
         except Exception:  # noqa: BLE001  (not a static name)
@@ -779,7 +791,8 @@ class _Rewriter:
             if isinstance(inner, VList):
                 wrap = it.func.id
                 items = inner
-        if wrap is None and not s.orelse and self._fills_objects(s.body):
+        if wrap is None and not s.orelse and (self._fills_objects(s.body) or
+                                              self._indexes_objects(s.body, s.target)):
             # `for i in range(len(Ws)): self.layers.append(Dense(Ws[i], ..))`: unrolled when
             # its count is known before running (a literal, an argument's length)
             seq = self._static_seq(it, _stored_names([s.target] + s.body))
@@ -876,6 +889,45 @@ class _Rewriter:
                     for t in n.targets):
                 return True
         return False
+
+    def _registry_made_here(self, f: gast.Subscript) -> None:
+        """`acts[name](z)` / `self.activations[self.act](z)` where the function (or its
+        __init__) made `acts` a dict display of functions (`_static_callable`): the dict is
+        read under a name of its own and a key known here is a constant, so the callee
+        resolves as a module's registry does."""
+        v = f.value
+        fns = self.funcs.get(v.id) if isinstance(v, gast.Name) and \
+            v.id not in self.scope.env else None
+        if isinstance(v, gast.Attribute) and isinstance(self.peek(v.value), VObj):
+            fns = self.peek(v.value).funcs.get(v.attr)
+        if not isinstance(fns, dict) or self.in_def:
+            return
+        f.value = gast.copy_location(self._func_ref(fns, "registry"), v)
+        k = f.slice
+        if isinstance(k, gast.Name) and k.id in self.consts and k.id not in self.scope.env:
+            f.slice = gast.copy_location(gast.Constant(value=self.consts[k.id], kind=None), k)
+        elif isinstance(k, gast.Attribute) and isinstance(self.peek(k.value), VObj) and \
+                k.attr in self.peek(k.value).consts:
+            f.slice = gast.copy_location(gast.Constant(
+                value=self.peek(k.value).consts[k.attr], kind=None), k)
+        if not isinstance(f.slice, gast.Constant) and self.o.pf.deferrable and \
+                not self.o.pf.known and self.o.resolve_static(f, self.scope) is UNRESOLVED:
+            if self.o.pf.params:  # (the key may be a string argument: known at the first call)
+                raise self.o.pf.error(
+                    f"the callee `{_spelled(v)}[...]` depends on the arguments' values", f,
+                    hint="srcad picks the callee when the key is a string argument (each "
+                    "value its own specialisation); pass the function itself otherwise",
+                    cls=CalleeUnknownError)
+
+    def _indexes_objects(self, body, target) -> bool:
+        """Does the loop body index a list of built objects by the loop variable
+        (`for i in range(len(self.layers)): x = self.layers[i].forward(x)`)? Then it is
+        unrolled like a loop filling one, each copy reading a constant index."""
+        names = {n.id for n in gast.walk(target) if isinstance(n, gast.Name)}
+        return any(isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Load) and
+                   isinstance(self.peek(n.value), VList) and
+                   any(isinstance(m, gast.Name) and m.id in names for m in gast.walk(n.slice))
+                   for b in body for n in gast.walk(b))
 
     def _appending_method(self, o, name: str) -> bool:
         """Is `o.name(..)` a method of a built object appending to a list of objects it
@@ -1148,7 +1200,8 @@ class _Rewriter:
                     return base.items[k.value]
                 except IndexError:
                     raise _Unsupported("index out of range") from None
-            if isinstance(base, VObj):  # `model[0]`: its __getitem__ reading a list of objects
+            if isinstance(base, VObj) and _delegate(base.cls, "__getitem__") is not None:
+                # `model[0]`: its __getitem__ reading a list of objects it holds
                 held = self._delegated(base, "__getitem__")
                 base = held
                 e.slice = self.value(e.slice)
@@ -1163,6 +1216,15 @@ class _Rewriter:
                         type(k.value) is int and -len(held.items) <= k.value < len(held.items):
                     return held.items[k.value]
                 raise _Unsupported("a built object indexed by a value not known before running")
+            if isinstance(base, VObj):
+                owner, raw = _lookup(base.cls, "__getitem__")
+                if owner is None or owner is object or isinstance(e.slice, gast.Slice):
+                    raise _Unsupported("indexing a built object")
+                # `params["W1"]` of an object with __getitem__: that method, called
+                guards.note_attr(base.cls, "__getitem__", base.cls.__getitem__)
+                call = gast.copy_location(gast.Call(func=copy.deepcopy(e.value),
+                                                    args=[e.slice], keywords=[]), e)
+                return self.method(base, owner, raw, "__getitem__", call)
             e.value = base
             e.slice = self.value(e.slice)
             return e
@@ -1540,6 +1602,7 @@ class _Rewriter:
         if isinstance(f, gast.Name) and f.id in self.scope.env:
             return self.call_object(self.scope.env[f.id], e)
         if isinstance(f, gast.Subscript):  # `ACTIVATIONS[name]()`, `FUNCS[k](x)`
+            self._registry_made_here(f)
             obj = self.o.resolve_static(f, self.scope)
             if obj is not UNRESOLVED and _is_user_class(obj, self.o.globals):
                 return self.construct(obj, f, e)
@@ -1765,9 +1828,21 @@ class _Rewriter:
         if fn.__globals__ is not self.o.globals:
             self.o.localise(fdef, fn)
         a = fdef.args
-        if a.vararg is not None or a.kwarg is not None or a.kwonlyargs or a.posonlyargs:
+        if a.vararg is not None or a.kwonlyargs or a.posonlyargs or (
+                a.kwarg is not None and not isinstance(a.kwarg, gast.Name)):
             raise _Unsupported(f"{fn.__qualname__} has a signature srcad cannot specialise")
         params = [p.id for p in a.args]
+        if a.kwarg is not None:  # `def __init__(self, W, **options)`: a dict of the rest
+            named = set(params)
+            extra = [(k, v) for k, v in kwargs if k not in named]
+            if any(k is None or isinstance(v, (VObj, VList, VTuple)) for k, v in extra):
+                raise _Unsupported(f"{fn.__qualname__}'s **{a.kwarg.id} given objects")
+            kwargs = [(k, v) for k, v in kwargs if k in named] + [(a.kwarg.id, gast.Dict(
+                keys=[gast.Constant(value=k, kind=None) for k, _ in extra],
+                values=[v for _, v in extra]))]
+            params.append(a.kwarg.id)
+            a.args.append(a.kwarg)
+            a.kwarg = None
         try:
             sig = inspect.signature(fn).parameters
         except (TypeError, ValueError):
@@ -1778,19 +1853,20 @@ class _Rewriter:
             if not params:
                 raise _Unsupported("a method without self")
             self_name, params = params[0], params[1:]
-        star = star_objs = None
+        star = star_objects = None
         if pfm.vararg is not None and args[params.index(pfm.vararg):] and all(
                 isinstance(v, VObj) for v in args[params.index(pfm.vararg):]):
-            # `Sequential(Dense(..), Tanh(), ..)` into `def __init__(self, *layers)`: the
-            # method's `layers` is the list of those objects
+            # `Sequential(Dense(..), ReLU(), Dense(..))` into `def __init__(self, *layers)`:
+            # the extra arguments are built objects, a fixed list of them
             fixed = params.index(pfm.vararg)
-            star_objs, args = VList(list(args[fixed:])), args[:fixed]
+            star_objects = VList(list(args[fixed:]))
+            args = args[:fixed]
             params = [p for p in params if p != pfm.vararg]
         elif pfm.vararg is not None:  # `def __call__(self, *args)`: one parameter an item
             fixed = params.index(pfm.vararg)
             extra, args = args[fixed:], args[:fixed]
             if any(isinstance(v, (VObj, VList, VTuple)) for v in extra):
-                raise _Unsupported("objects and values mixed in *args")
+                raise _Unsupported("an object passed through *args with other values")
             taken = {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)}
             star = [fresh(f"{pfm.vararg}_{i}", taken) for i in range(len(extra))]
             params = [p for p in params if p != pfm.vararg]
@@ -1807,6 +1883,8 @@ class _Rewriter:
             if p not in bound and p not in defaults:
                 raise _Unsupported(f"{fn.__qualname__} is missing `{p}`")
         statics = {p: v for p, v in bound.items() if isinstance(v, (VObj, VList))}
+        if star_objects is not None:
+            statics[pfm.vararg] = star_objects
         # the callee's scope
         body_names = {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)}
         inner = _Scope(set(body_names) | {fdef.name}, _locals_of(fdef))
@@ -1815,9 +1893,6 @@ class _Rewriter:
         inner.env.update(statics)
         if star is not None:
             inner.env[pfm.vararg] = VTuple([_name(n) for n in star])
-        if star_objs is not None:
-            inner.env[pfm.vararg] = star_objs
-            statics[pfm.vararg] = star_objs
         reach = _reachable(([me] if me is not None else []) + list(statics.values()))
         for obj in reach:
             inner.objs[id(obj)] = obj
@@ -1833,6 +1908,12 @@ class _Rewriter:
                 continue
             if isinstance(v, gast.Constant) and type(v.value) in _CONST_TYPES:
                 sub.consts[p] = v.value
+                continue
+            if isinstance(v, gast.Name) and self.scope is self.o.top and \
+                    type(self.o.pf.known.get(v.id)) is str and v.id not in self.scope.env and \
+                    v.id not in _stored_names(self.o.pf.tree.body):
+                # (`Chooses(W, act)` given the string argument the code is specialised on)
+                sub.consts[p] = self.o.pf.known[v.id]
                 continue
             held = self._static_callable(v)
             if held is not UNRESOLVED and not any(
@@ -2698,6 +2779,15 @@ def _built_classes(pf) -> list:
     globals_ = getattr(pf.fn.__globals__, "_base", pf.fn.__globals__)
     locals_ = _locals_of(pf.tree)
     for n in gast.walk(pf.tree):
+        if isinstance(n, gast.Assign) and isinstance(n.value, gast.Subscript) and \
+                _REGISTRY not in found and _registry_of_callables(
+                    _global_of(n.value.value, globals_, locals_)):
+            found.append(_REGISTRY)  # `act = ACTIVATIONS[name]`, then `act(z)`
+        if isinstance(n, gast.Assign) and isinstance(n.value, gast.Dict) and \
+                _REGISTRY not in found and any(
+                    isinstance(v, (gast.Name, gast.Attribute)) and _registry_of_callables(
+                        [_global_of(v, globals_, locals_)]) for v in n.value.values):
+            found.append(_REGISTRY)  # `acts = {"relu": relu, ...}`, then `acts[name](z)`
         if not isinstance(n, gast.Call):
             continue
         f = n.func
@@ -2728,3 +2818,11 @@ def _built_classes(pf) -> list:
 
 
 _REGISTRY = object()  # (a call through a global dict of functions: the pass looks at it)
+
+
+def _registry_of_callables(held) -> bool:
+    """A global dict / list / tuple holding a function (a registry of activations, losses)."""
+    if not isinstance(held, (dict, list, tuple)):
+        return False
+    items = held.values() if isinstance(held, dict) else held
+    return any(callable(v) and not isinstance(v, type) for v in items)

@@ -26,6 +26,27 @@ from . import guards
 
 _UNRESOLVED = object()
 LIFTED: dict = {}  # a nested def or lambda lifted out of its function -> its ParsedFunction
+EACH = ...  # a dict path's step that stands for every item (`ps[i]`, `for p in ps`)
+
+
+def dict_paths_of(params, values, depth: int = 4) -> frozenset:
+    """Where these arguments hold dicts, as `ParsedFunction.dict_paths` spells it: each
+    parameter holding a dict, each item (by constant key or index) of a list, tuple or dict
+    holding one, and `EACH` where every item of a container holds a dict there."""
+    def within(v, depth) -> set:
+        if depth < 0 or not isinstance(v, (dict, list, tuple)) or len(v) > 4096:
+            return set()
+        items = list(v.items()) if isinstance(v, dict) else list(enumerate(v))
+        out = {()} if isinstance(v, dict) else set()
+        common = None
+        for k, x in items:
+            inner = within(x, depth - 1)
+            if type(k) in (str, int):
+                out |= {(k,) + r for r in inner}
+            common = inner if common is None else common & inner
+        return out | {(EACH,) + r for r in common or ()}
+
+    return frozenset((p,) + r for p, v in zip(params, values) for r in within(v, depth))
 
 
 @dataclass
@@ -42,6 +63,10 @@ class ParsedFunction:
     cells: dict[str, Any] = field(default_factory=dict)  # closure name -> its cell (guards)
     known: dict[str, Any] = field(default_factory=dict)  # parameter -> the object it holds
     arrays: frozenset = frozenset()  # parameters that hold arrays (an index by one: a copy)
+    # where the arguments hold dicts (`for k in d` walks their keys): paths from a parameter,
+    # ("p",) for p itself, ("p", "enc") for p["enc"], ("ps", EACH) for every item of ps
+    dict_paths: frozenset = frozenset()
+    dict_known: frozenset = frozenset()  # the same, of this function's names (its callees')
     namedtuples: dict = field(default_factory=dict)  # parameter -> its namedtuple type
     namedtuple_items: dict = field(default_factory=dict)  # parameter -> its items' type
     vararg: str | None = None  # `*xs`: the parameter holding the extra positional arguments

@@ -45,6 +45,7 @@ from ..checkpoint import checkpoint
 from ..errors import UnsupportedSyntaxError
 from ..naming import fresh
 from . import pylevel
+from .parse import EACH
 from .pylevel import _assign, _call, _for, _name
 
 # internal names the rewritten tree calls; ParsedFunction.resolve finds them in its closure
@@ -124,6 +125,12 @@ class _Lowerer:
         self.params = {a.id for a in pf.tree.args.posonlyargs + pf.tree.args.args}
         self.lists = self._local_lists()
         self.dicts = self._local_dicts()
+        # where the call's arguments hold dicts (parameters never rebound, their items by
+        # constant key or index, every item: parse.dict_paths_of): `for k in d` walks the keys
+        self.stores = Counter(n.id for n in gast.walk(pf.tree) if isinstance(n, gast.Name)
+                              and isinstance(n.ctx, gast.Store))
+        self.dict_paths = {f for f in pf.dict_paths if f[0] not in self.stores}
+        self.item_paths: dict = {}  # loop variable -> the path of the items it runs over
         self.held_maps = {id(n.value) for n in gast.walk(pf.tree) if isinstance(n, gast.Assign)
                           and isinstance(n.value, gast.Call)}  # (m = map(f, xs): as written)
 
@@ -357,6 +364,9 @@ class _Lowerer:
         """dict iteration and tuple targets (the normaliser walks ranges and sequences)."""
         pre, head = [], []
         it = s.iter
+        path = self.dict_path(it)
+        if path in self.dict_paths:
+            path = None  # (a dict: the loop variable takes its keys)
         method = it.func.attr if (isinstance(it, gast.Call) and isinstance(
             it.func, gast.Attribute) and not it.args and not it.keywords) else None
         if method in ("items", "values", "keys"):
@@ -382,6 +392,12 @@ class _Lowerer:
             s.iter = _call(DICT_KEYS, [_name(d.id)])
         elif isinstance(it, gast.Name) and it.id in self.dicts:
             s.iter = _call(DICT_KEYS, [_name(it.id)])  # for k in d: its keys
+        elif self.dict_path(it) in self.dict_paths:  # for k in params (a dict argument)
+            if not isinstance(it, gast.Name):
+                tmp = self.fresh("mapping")
+                pre.append(_assign(tmp, it))
+                it = _name(tmp)
+            s.iter = _call(DICT_KEYS, [_name(it.id)])
         elif isinstance(s.target, (gast.Tuple, gast.List)):
             inner = it
             if isinstance(it, gast.Call) and it.args and self.is_checkpoint(it.func):
@@ -425,8 +441,28 @@ class _Lowerer:
                 tmp = self.fresh("item")
                 head.append(_assign(s.target, _name(tmp)))
                 s.target = _name(tmp, True)
+        if path is not None and isinstance(s.target, gast.Name) and \
+                self.stores[s.target.id] == 1:  # for layer in layers: layer[...] is layers[i]
+            self.item_paths[s.target.id] = path + (EACH,)
+            pf = self.pf
+            pf.dict_known = pf.dict_known | {(s.target.id,) + f[len(path) + 1:]
+                                             for f in self.dict_paths
+                                             if f[:len(path) + 1] == path + (EACH,)}
         s.body = _located(head, s) + s.body
         return s, _located(pre, s)
+
+    def dict_path(self, e):
+        """`e`'s path in `dict_paths` (`params`, `params["enc"]`, `ps[i]`, a loop variable
+        over `ps`), or None where `e` is not read from an argument so."""
+        if isinstance(e, gast.Name):
+            if e.id in self.item_paths:
+                return self.item_paths[e.id]
+            return (e.id,) if e.id in self.params and e.id not in self.stores else None
+        if isinstance(e, gast.Subscript) and not isinstance(e.slice, (gast.Slice, gast.Tuple)):
+            base = self.dict_path(e.value)
+            k = e.slice.value if isinstance(e.slice, gast.Constant) else None
+            return None if base is None else base + ((k,) if type(k) in (str, int) else (EACH,))
+        return None
 
     def is_checkpoint(self, func) -> bool:
         parts = []
@@ -1002,6 +1038,8 @@ def lower_python(pf, taken: set) -> None:
     split.visit(pf.tree)
     _split_rebound_lists(pf.tree, taken)
     low = _Lowerer(pf, taken)
+    # what its callees are told (normalize.user_call): the dicts this function holds
+    pf.dict_known = frozenset(low.dict_paths) | {(d,) for d in low.dicts}
     pf.tree.body = low.body(pf.tree.body)
     pf.closure.update({k: v for k, v in INTERNAL.items()})
     gast.fix_missing_locations(pf.tree)

@@ -68,6 +68,7 @@ defvjp(np.min,
 defvjp(np.prod,
        lambda g, out, a, axis=None, keepdims=False: prod_grad(g, a, axis, keepdims),
        name="prod", family="reduction", domain=(0.5, 1.5),
+       aliases=(np.product,) if hasattr(np, "product") else (),  # (numpy < 2)
        test_cases=_cases("prod"),
        derivation="d prod = (product of the other elements) dx_i: exclusive cumulative "
        "products from both sides, exact where inputs are 0 (as torch)")
@@ -102,6 +103,7 @@ defvjp(np.cumsum, lambda g, out, a, axis=None: cumsum_grad(g, a, axis),
 
 defvjp(np.cumprod, lambda g, out, a, axis=None: cumprod_grad(g, a, axis),
        name="cumprod", family="reduction",
+       aliases=(np.cumproduct,) if hasattr(np, "cumproduct") else (),  # (numpy < 2)
        test_cases=(("np.cumprod(a)", [(3, 4)]), ("np.cumprod(a, axis=0)", [(3, 4)]),
                    ("np.cumprod(a, axis=-1)", [(2, 3, 4)]), ("np.cumprod(a, 1)", [(2, 3, 4)]),
                    ("np.cumprod(a)", [()]),
