@@ -33,7 +33,7 @@ import statistics
 import numpy as np
 
 from .runtime_arrays import unsupported_derivative
-from .runtime_gathers import hist_counts
+from .runtime_gathers import hist_counts, histdd_counts
 from .runtime_python import (
     py_correlation,
     py_covariance,
@@ -381,6 +381,49 @@ def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002
     return counts, edges
 
 
+def histogramdd(sample, bins=10, range=None, density=None, weights=None):  # noqa: A002
+    """np.histogramdd: numpy's counts (`histdd_counts`, linear in the weights) and each
+    dimension's edges through np.histogram_bin_edges' row (numpy's linspace between the
+    coordinate's min and max, or range=, or the edges given); density= divides by each
+    dimension's bin widths, then the total, as numpy does. `sample`: an (N, D) array, or D
+    arrays of N coordinates (a 1-D array: one dimension)."""
+    return _histogramdd(sample, bins, range, density, weights)
+
+
+def _histogramdd(sample, bins, ranges, density, weights):
+    # (`range` is not a local here: the loops below are lowered to range())
+    if isinstance(sample, (list, tuple)) or np.ndim(sample) < 2:
+        sample = np.atleast_2d(sample).T
+    dims = np.shape(sample)[1]
+    if np.ndim(bins) != 0 or isinstance(bins, (list, tuple)):
+        per_bins = list(bins)
+    else:
+        per_bins = [bins for _ in range(dims)]
+    if len(per_bins) != dims:
+        raise ValueError("The dimension of bins must be equal to the dimension of the sample x.")
+    per_range = [None] * dims if ranges is None else list(ranges)
+    edges = [np.histogram_bin_edges(sample[:, i], per_bins[i], per_range[i])
+             for i in range(dims)]
+    counts = histdd_counts(sample, bins, ranges, weights)
+    if density:
+        total = np.sum(counts)
+        for i in range(dims):
+            shape = [1] * dims
+            shape[i] = -1
+            counts = counts / np.reshape(np.diff(edges[i]), shape)
+        counts = counts / total
+    return counts, edges
+
+
+def histogram2d(x, y, bins=10, range=None, density=None, weights=None):  # noqa: A002
+    """np.histogram2d: np.histogramdd of the points (x, y) (srcad/pyfuncs.py's), its two edge
+    arrays apart; one array of edges given for both dimensions as numpy reads it."""
+    if np.ndim(bins) == 1 and len(bins) not in (1, 2):
+        bins = [bins, bins]
+    counts, edges = np.histogramdd([x, y], bins, range, density, weights)
+    return counts, edges[0], edges[1]
+
+
 def _substitutes() -> dict:
 
     return {math.fsum: fsum, statistics.mean: mean, statistics.fmean: fmean,
@@ -392,6 +435,7 @@ def _substitutes() -> dict:
             statistics.harmonic_mean: harmonic_mean, statistics.covariance: covariance,
             statistics.correlation: correlation, math.prod: prod, math.dist: dist,
             np.poly: poly, np.polydiv: polydiv, np.polyfit: polyfit, np.histogram: histogram,
+            np.histogramdd: histogramdd, np.histogram2d: histogram2d,
             copy_module.deepcopy: deepcopy}
 
 

@@ -31,6 +31,8 @@ __all__ = [
     "first_index",
     "hist_counts",
     "hist_counts_grad",
+    "histdd_counts",
+    "histdd_counts_grad",
     "hist_edges_grad",
     "hist_edges_tangent",
     "set_grad",
@@ -225,6 +227,36 @@ def hist_counts_grad(ct, a, bins=10, range=None, weights=None):
     if np.issubdtype(dtype, np.floating):
         g = g.astype(dtype, copy=False)
     return np.reshape(g, np.shape(weights) if weights is not None else np.shape(a))
+
+
+def histdd_counts(sample, bins=10, range=None, weights=None):
+    """np.histogramdd's first output without density (np.histogram2d's through it): numpy's
+    own counts (or sums of the weights) as floats; linear in the weights. `sample` is the
+    (N, D) array of points."""
+    return np.histogramdd(sample, bins, range, weights=weights)[0]
+
+
+def histdd_counts_grad(ct, sample, bins=10, range=None, weights=None):
+    """The VJP of `histdd_counts` in the weights: each point reads its cell's cotangent (zero
+    where a coordinate falls outside its edges), binned as np.histogramdd bins: edges[k] <= x
+    < edges[k + 1] per dimension, the last bin closed."""
+    sample = np.asarray(sample)
+    edges = np.histogramdd(sample, bins, range)[1]
+    ct = np.asarray(ct)
+    n = sample.shape[0]
+    inside = np.ones(n, dtype=bool)
+    cell = []
+    for i, e in enumerate(edges):
+        col = sample[:, i]
+        idx = np.searchsorted(e, col, side="right") - 1
+        idx = np.where(col == e[-1], e.size - 2, idx)
+        inside &= (idx >= 0) & (idx < e.size - 1)
+        cell.append(np.clip(idx, 0, e.size - 2))
+    g = np.where(inside, ct[tuple(cell)] if n else np.zeros(0), 0)
+    dtype = np.asarray(weights).dtype if weights is not None else np.dtype(np.float64)
+    if np.issubdtype(dtype, np.floating):
+        g = g.astype(dtype, copy=False)
+    return np.reshape(g, np.shape(weights) if weights is not None else (n,))
 
 
 def _edges_weights(a, edges, bins, range):

@@ -93,6 +93,10 @@ DIFFERENTIATED_SAMPLES = {  # Python-level spellings that are rows (aliases of n
     "ndarray.compress": "return np.sum(x.compress(x > 0.0) ** 2)",
     "np.histogram": "h, e = np.histogram(x, 3, weights=x * x, density=True)\n"
                     "return np.sum(h * np.arange(3.0)) + np.sum(e ** 2)",
+    "np.histogram2d": "h, xe, ye = np.histogram2d(x, x * x, 3, weights=x, density=True)\n"
+                      "return np.sum(h * np.arange(3.0)) + np.sum(xe ** 2) + np.sum(ye)",
+    "np.histogramdd": "h, e = np.histogramdd(np.stack([x, x * x], axis=1), (2, 3), weights=x)\n"
+                      "return np.sum(h ** 2) + np.sum(e[0] ** 2) + np.sum(e[1])",
     # Python-level functions (frontend/pylevel.py, srcad/pyfuncs.py)
     "ndarray.tolist": "return x.tolist()[0] * np.sum(x)",
     "builtins.float": "return float(np.sum(x)) * np.sum(x)",
@@ -113,7 +117,7 @@ REFUSED_SAMPLES = {
     "np.fft.fft": "return np.sum(np.fft.fft(x).real)",
     "np.frompyfunc": "return np.sum(np.frompyfunc(lambda v: v * 2, 1, 1)(x).astype(float))",
     "math.lgamma": "return math.lgamma(np.sum(x * x) + 1.0)",
-    "np.histogram2d": "return np.sum(np.histogram2d(x, x, 3)[1])",
+    "np.apply_over_axes": "return np.sum(np.apply_over_axes(np.sum, np.outer(x, x), [0]))",
 }
 
 

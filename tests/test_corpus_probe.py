@@ -31,9 +31,6 @@ def _numerical(name):
 
 # what srcad still refuses, one reason per class (strict: a fix must remove the entry)
 XFAILS = {
-    "wild_layers.numpy_ml_layers": "an object handed to a builtin (`str(type(self.act_fn))` in "
-    "__init__) and a list inside a dict attribute appended by a method "
-    "(`self.derived_variables['Z'].append(Z)`): the objects pass leaves the class as written",
 }
 
 

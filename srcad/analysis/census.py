@@ -128,8 +128,6 @@ _BITS = ("reads the array's bytes as another dtype (x.view(np.int64), x.getfield
          "of a reinterpretation; x.view() of the same dtype is x itself: use x")
 _ITERATOR = ("an iterator object srcad cannot see through: iterate with `for v in x` over the "
              "array or index it (both are lowered to subscripts)")
-_EDGES = ("its bin edges depend on the data's min and max: no rule yet (np.histogram and "
-          "np.histogram_bin_edges have one)")
 _DIGAMMA = ("its derivative is the digamma function (lgamma's; gamma's times gamma), which "
             "numpy does not have: no rule")
 _TOLIST = ("nested lists of Python numbers: a gradient would have to follow each one; use "
@@ -148,7 +146,6 @@ REFUSED_NAMES: dict[str, str] = {
         operator.iand operator.iconcat operator.ifloordiv operator.ilshift operator.imatmul
         operator.imod operator.imul operator.ior operator.ipow operator.irshift
         operator.isub operator.itruediv operator.ixor""",
-    _EDGES: "np.histogram2d np.histogramdd",
     _MATRIX: "np.matrix np.asmatrix np.bmat np.mat",
     _EXTENDED: "np.float128 np.longdouble np.longfloat",
     _BITS: "ndarray.getfield ndarray.view",
@@ -244,6 +241,11 @@ _LOWERED_PYTHON = {
     "np.histogram": "srcad/pyfuncs.py's histogram: np.histogram_bin_edges' row (through min(a) "
                     "and max(a) where they set the edges, as JAX) and the counts' (linear in "
                     "weights=), then density= as numpy divides",
+    "np.histogramdd": "srcad/pyfuncs.py's histogramdd: each dimension's edges through "
+                      "np.histogram_bin_edges' row (min and max of its coordinates, as JAX), "
+                      "the counts' (linear in weights=), then density= as numpy divides",
+    "np.histogram2d": "srcad/pyfuncs.py's histogram2d: np.histogramdd of the points (x, y) "
+                      "(srcad/pyfuncs.py's), its two edge arrays apart",
     "np.polyfit": "srcad/pyfuncs.py's polyfit: numpy's scaled Vandermonde system through "
                   "np.linalg.lstsq's row (full= and cov= refused)",
 }

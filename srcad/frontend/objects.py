@@ -29,7 +29,21 @@ string argument (``ACTIVATIONS[name]()``); a method whose one ``return`` (its la
 gives back an object it builds (``def deriv(self): return poly1d(...)``: the caller holds the
 new object, its state returned after the result); operators on built objects (``p + q`` is
 ``p.__add__(q)``, or ``q.__radd__(p)`` as Python picks; ``-p``; ``p += q`` with no
-``__iadd__`` is ``p = p + q``), unless the method may return NotImplemented. An existing
+``__iadd__`` is ``p = p + q``), unless the method may return NotImplemented; builtins that
+say something of the object itself (`_object_builtin`: ``type``, ``id``, ``callable``,
+``str``/``repr`` -- its ``__str__``/``__repr__``, or object's with an address of its own --,
+``hasattr`` from the attributes assigned so far, ``getattr`` by a known name, also called:
+``getattr(self, "_" + self.kind)(x)``); ``obj is None`` (a constant); ``*layers`` of objects
+(a list of them); ``__iter__`` / ``__len__`` / ``__getitem__`` that hand over to a list of
+objects the object holds (`_delegate`); comprehensions over a list of objects or over a known
+range reading them, unrolled; a comprehension's first iterable evaluated where it stands (a
+method called there). Lists held in attributes that methods change in place
+(``self.cache.append(z)``, ``self.derived["Z"].append(z)``, ``x = self.hs.pop(0)``) are
+written as assignments (`_Rewriter._container_change`: ``self.cache = list_concat(self.cache,
+[z])``), so their state flows through the methods like any attribute's -- only where every
+value stored there is a new list and no read keeps a second name for it (`_container_depth`,
+checked again over every function followed); else the change is left as written (and
+refused where it matters). An existing
 object the function reaches by a free name or an argument (a module-level RNN cell) is
 scalarised the same way when the methods called on it keep state that a later read in the
 call sees (``self.h = tanh(W @ self.h + ..)``): its attributes are read as the call starts
@@ -44,6 +58,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import inspect
 import operator
 import types
@@ -55,6 +70,7 @@ import gast
 from ..errors import CalleeUnknownError, CountUnknownError, in_substitute
 from ..naming import fresh
 from ..pyfuncs import CLASS_SUBSTITUTES
+from ..runtime_python import list_concat
 from . import guards
 from .attrstate import _may_read_before_store
 from .opaque import NOT_FOLLOWED, is_user_object, library_file
@@ -69,6 +85,16 @@ _INT_OPS = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.
 _FOLD_OPS = {**_INT_OPS, gast.Div: operator.truediv}
 _CONST_TYPES = (str, int, float, bool, type(None))
 _MUTATORS = ("append", "extend", "insert", "pop", "remove", "clear", "reverse", "sort")
+# builtins that say something of an object itself (its class, identity, attributes), never
+# of its arrays: followed on a built object (`_Rewriter._object_builtin`)
+_OBJECT_BUILTINS = ("type", "id", "callable", "str", "repr", "len", "hasattr", "getattr")
+# the changes to a list held in an attribute written as assignments (`_container_change`)
+_CHANGES = ("append", "extend", "insert", "pop")
+# what may be done with such a list (or a dict of them) besides changing it, by the name it
+# is read through: nothing that keeps a second name for it
+_READ_METHODS = ("get", "keys", "index", "count", "copy", "values", "items")
+_CONSUMERS = ("len", "sum", "min", "max", "list", "tuple", "sorted", "any", "all", "str",
+              "repr", "print", "enumerate", "reversed", "zip")
 _MAX_DEPTH = 24  # nested specialisations (a method calling methods ...): recursion is refused
 # operators a built object answers with its methods (``p + q`` -> ``p.__add__(q)``)
 _BINARY = {gast.Add: "add", gast.Sub: "sub", gast.Mult: "mul", gast.Div: "truediv",
@@ -95,6 +121,10 @@ class VObj:
     # attribute -> the callable its __init__ stored there, known when normalising (a global
     # function, np.tanh, a partial; `self.act = act` given one): `self.act(z)` calls it
     funcs: dict = field(default_factory=dict)
+    built: bool = True  # made in the function (not an existing object it reaches)
+    # the attributes assigned so far (`hasattr`): on every path, on some path
+    surely: set = field(default_factory=set)
+    maybe: set = field(default_factory=set)
 
 
 @dataclass(eq=False)
@@ -305,6 +335,12 @@ class _Rewriter:
     def stmt(self, s) -> list:
         self.pre, self.read_now = [], set()
         self.o.line = getattr(s, "lineno", self.o.line)
+        changed = self._container_change(s)
+        if changed is not None:
+            out = []
+            for one in changed:
+                out.extend(self.stmt(one))
+            return out
         if isinstance(s, gast.Assign):
             return self.assign(s)
         if isinstance(s, gast.AugAssign) and isinstance(s.target, gast.Name) and \
@@ -390,6 +426,80 @@ class _Rewriter:
             return [s]
         out = self._generic(s)
         return self.pre + [out]
+
+    def _container_change(self, s):
+        """`self.cache.append(Z)`, `self.derived["Z"].append(Z)`, `x = self.stack.pop()` on a
+        list (or a dict's list) a built object holds in an attribute: the same change as an
+        assignment, `self.cache = self.cache + [Z]`, `self.derived["Z"] = self.derived["Z"] +
+        [Z]` (a new list: the attribute's state then flows through the methods like any
+        other). Only where no second name can see the list change (`_container_depth`);
+        else None (the statement as written)."""
+        target = None
+        if isinstance(s, gast.Assign) and len(s.targets) == 1 and \
+                isinstance(s.targets[0], gast.Name):
+            target, call = s.targets[0], s.value
+        elif isinstance(s, gast.Expr):
+            call = s.value
+        else:
+            return None
+        if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) and
+                call.func.attr in _CHANGES and not call.keywords) or \
+                (target is not None and call.func.attr != "pop"):
+            return None
+        path, depth = call.func.value, 0
+        root = path
+        while isinstance(root, gast.Subscript):
+            root, depth = root.value, depth + 1
+        if not isinstance(root, gast.Attribute):
+            return None
+        o = self.peek(root.value)
+        if not isinstance(o, VObj) or not o.built or root.attr not in o.attrs or \
+                root.attr in o.objects or root.attr in o.funcs or \
+                self.o.container_depth(o.cls, root.attr) is None:
+            return None
+
+        def read():
+            return copy.deepcopy(path)
+
+        def part(lower=None, upper=None):
+            return gast.Subscript(value=read(), slice=gast.Slice(
+                lower=lower, upper=upper, step=None), ctx=gast.Load())
+
+        def num(k):
+            return gast.Constant(value=k, kind=None)
+
+        def add(a, b):  # (the lists' `a + b`, as srcad differentiates it)
+            if self.o.concat is None:
+                self.o.concat = self.o.bind(list_concat, "list_concat")
+            return gast.Call(func=_name(self.o.concat), args=[a, b], keywords=[])
+
+        store = copy.deepcopy(path)
+        store.ctx = gast.Store()
+        args, how = call.args, call.func.attr
+        out = []
+        if how == "append" and len(args) == 1:
+            value = add(read(), gast.List(elts=[args[0]], ctx=gast.Load()))
+        elif how == "extend" and len(args) == 1:
+            value = add(read(), args[0])
+        elif how == "insert" and len(args) == 2:  # (as `a[i:i] = [v]`: Python's clamping)
+            value = add(add(part(upper=args[0]), gast.List(elts=[args[1]], ctx=gast.Load())),
+                        part(lower=copy.deepcopy(args[0])))
+        elif how == "pop" and (not args or isinstance(_const_int(args[0]), int)):
+            i = _const_int(args[0]) if args else -1
+            if target is not None:
+                item = gast.Subscript(value=read(), slice=num(i), ctx=gast.Load())
+                out.append(_assign([target], item, s))
+            value = part(upper=num(-1)) if i == -1 else \
+                add(part(upper=num(i)), part(lower=num(i + 1)))
+        else:
+            return None
+        out.append(_assign([store], value, s))
+        for x in out:
+            for n in gast.walk(x):
+                if isinstance(n, (gast.expr, gast.stmt)) and \
+                        getattr(n, "lineno", None) is None:
+                    gast.copy_location(n, s)
+        return out
 
     def _join(self, before, a, b):
         for name in set(a) | set(b):
@@ -522,9 +632,11 @@ class _Rewriter:
             obj = self.o.resolve_static(value, self.scope)
         except Exception:  # noqa: BLE001  (not a static name)
             return UNRESOLVED
-        if obj is UNRESOLVED or isinstance(obj, (type, types.ModuleType)) or \
-                not callable(obj):
+        if obj is UNRESOLVED or isinstance(obj, (type, types.ModuleType)):
             return UNRESOLVED
+        if not callable(obj) and not (is_user_object(type(obj)) and
+                                      not isinstance(obj, _SUBSTITUTE_CLASSES)):
+            return UNRESOLVED  # (a global config object of the user's: as static as these)
         return obj
 
     def _keys_list(self, d: VList, at):
@@ -698,7 +810,7 @@ class _Rewriter:
             if isinstance(v, VTuple):  # `for w in weights` of a method's *weights
                 v = self.value(it)
             if isinstance(v, VObj):
-                raise _Unsupported("iterating over a built object")
+                v = self._delegated(v, "__iter__")
             if isinstance(v, VList) and v.keys is not None and not v.pairs:
                 raise _Unsupported("a loop over a dict of objects itself (its keys)")
             if isinstance(v, VList):
@@ -863,9 +975,17 @@ class _Rewriter:
         if isinstance(e, gast.Attribute):
             base = self.peek(e.value)
             v = base.consts.get(e.attr, UNRESOLVED) if isinstance(base, VObj) else UNRESOLVED
+            if base is None and not self.in_def:  # (`cfg.depth` of a global config object:
+                v = self.o._static_key_attr(e, self.scope)  # guarded per call)
             return v if type(v) is int else UNRESOLVED
         if isinstance(e, gast.Call) and isinstance(e.func, gast.Name) and e.func.id == "len" \
                 and e.func.id not in self.scope.locals and len(e.args) == 1 and not e.keywords:
+            held = self.peek(e.args[0])
+            if isinstance(held, VObj) and _delegate(held.cls, "__len__") is not None:
+                try:  # (`len(model)` of a container class: its list's)
+                    return len(self._delegated(held, "__len__").items)
+                except _Unsupported:
+                    return UNRESOLVED
             return self._static_len(e.args[0])
         if isinstance(e, gast.UnaryOp) and isinstance(e.op, gast.USub):
             v = self._static_int(e.operand)
@@ -995,6 +1115,9 @@ class _Rewriter:
                 base.lengths.pop(t.attr, None)
                 name = self.scope.local(base, t.attr)
                 self.scope.stored.add((id(base), t.attr))
+                base.maybe.add(t.attr)
+                if not (self.nested or self.outer_nested or self.in_def):
+                    base.surely.add(t.attr)
                 return gast.copy_location(_name(name, store=True), t)
             if isinstance(base, VList):
                 raise _Unsupported("an attribute of a list of objects")
@@ -1077,6 +1200,22 @@ class _Rewriter:
                     return base.items[k.value]
                 except IndexError:
                     raise _Unsupported("index out of range") from None
+            if isinstance(base, VObj) and _delegate(base.cls, "__getitem__") is not None:
+                # `model[0]`: its __getitem__ reading a list of objects it holds
+                held = self._delegated(base, "__getitem__")
+                base = held
+                e.slice = self.value(e.slice)
+                k = e.slice
+                if isinstance(k, gast.UnaryOp) and isinstance(k.op, gast.USub) and \
+                        isinstance(k.operand, gast.Constant):
+                    k = gast.Constant(value=-k.operand.value, kind=None)
+                if held.keys is not None and isinstance(k, gast.Constant) and \
+                        k.value in held.keys:
+                    return held.items[held.keys.index(k.value)]
+                if held.keys is None and isinstance(k, gast.Constant) and \
+                        type(k.value) is int and -len(held.items) <= k.value < len(held.items):
+                    return held.items[k.value]
+                raise _Unsupported("a built object indexed by a value not known before running")
             if isinstance(base, VObj):
                 owner, raw = _lookup(base.cls, "__getitem__")
                 if owner is None or owner is object or isinstance(e.slice, gast.Slice):
@@ -1102,6 +1241,20 @@ class _Rewriter:
             finally:
                 self.no_hoist -= 1
             return e
+        if isinstance(e, gast.Compare) and len(e.ops) == 1 and \
+                isinstance(e.ops[0], (gast.Is, gast.IsNot)):
+            # `act_fn if act_fn is not None else Tanh()` given an object: an identity known
+            # here (a built object is none of None, a literal, another object)
+            sides = [self.peek(x) for x in (e.left, e.comparators[0])]
+            if any(x is not None for x in sides):
+                other = [x if v is None else v for x, v in zip((e.left, e.comparators[0]),
+                                                               sides)]
+                if not all(isinstance(x, (VObj, VList)) or isinstance(x, gast.Constant)
+                           for x in other):
+                    raise _Unsupported("a built object compared by identity with a value")
+                same = other[0] is other[1]
+                return gast.copy_location(gast.Constant(
+                    value=same if isinstance(e.ops[0], gast.Is) else not same, kind=None), e)
         if isinstance(e, gast.Compare):
             e = self._generic(e)
             parts = [e.left] + list(e.comparators)
@@ -1138,6 +1291,24 @@ class _Rewriter:
                 return self.dunder(operand, _UNARY[type(e.op)], [], e)
             e.operand = self._as_value(operand, e.operand)
             return _fold(e)
+        if isinstance(e, (gast.ListComp, gast.GeneratorExp)) and not self.in_def and \
+                not self.no_hoist and len(e.generators) == 1 and \
+                isinstance(e.generators[0].target, gast.Name):
+            over = self.peek(e.generators[0].iter)
+            if isinstance(over, VObj):
+                over = self._delegated(over, "__iter__")
+            if isinstance(over, VList) and over.keys is None and not over.pairs:
+                # `sum(np.sum(l.W ** 2) for l in self.layers)`, `[l.W for l in layers]`
+                return self.expr(self._over_objects(e, over))
+        if isinstance(e, (gast.ListComp, gast.GeneratorExp)) and not self.in_def and \
+                not self.no_hoist and (any(self._builds_object(n) for n in gast.walk(e.elt)) or (
+                    len(e.generators) == 1 and any(
+                        isinstance(n, gast.Name) and n.id in self.scope.env
+                        for n in gast.walk(e.elt)) and
+                    self._static_seq(e.generators[0].iter, set()) is not UNRESOLVED)):
+            # (`[Residual(Ws[i], cfg) for i in range(depth)]`, `sum(np.sum(model[i].W ** 2)
+            # for i in range(0, len(model), 2))`: unrolled)
+            return self.expr(self._unrolled_comprehension(e))
         if isinstance(e, gast.List) and e.elts and isinstance(e.ctx, gast.Load):
             items = [self.expr(x) for x in e.elts]
             if all(isinstance(x, VObj) for x in items):
@@ -1149,6 +1320,83 @@ class _Rewriter:
         if isinstance(e, (gast.BinOp, gast.UnaryOp, gast.JoinedStr)):
             return _fold(self._generic(e))
         return self._generic(e)
+
+    def _delegated(self, o: VObj, dunder: str):
+        """The list of objects `o`'s `dunder` hands the operation to (`_delegate`)."""
+        attr = _delegate(o.cls, dunder)
+        held = o.objects.get(attr) if attr is not None else None
+        if not isinstance(held, VList):
+            raise _Unsupported(f"`{dunder}` of a built object, other than handing it to a "
+                               f"list of objects it holds")
+        guards.note_attr(o.cls, dunder, getattr(o.cls, dunder))
+        if dunder == "__iter__" and held.keys is not None:
+            raise _Unsupported("iterating over a dict of objects itself (its keys)")
+        return VList(list(held.items)) if dunder == "__iter__" else held
+
+    def _over_objects(self, e, over: VList):
+        """A comprehension over a list of built objects as the list display of its items:
+        one copy of the element per object (its condition, known here, picks them)."""
+        g = e.generators[0]
+        if any(isinstance(n, (gast.Lambda, gast.ListComp, gast.SetComp, gast.DictComp,
+                              gast.GeneratorExp)) for n in gast.walk(e.elt)):
+            raise _Unsupported("a comprehension over objects with a nested comprehension")
+        elts = []
+        for obj in over.items:
+            name = fresh(f"{g.target.id}_item", self.scope.taken)
+            self.scope.env[name] = obj
+
+            class _Put(gast.NodeTransformer):
+                def visit_Name(self, n):
+                    if n.id == g.target.id:
+                        return gast.copy_location(_name(name), n)
+                    return n
+
+            keep = True
+            for cond in g.ifs:
+                c = self.value(_Put().visit(copy.deepcopy(cond)))
+                if not isinstance(c, gast.Constant):
+                    raise _Unsupported("a comprehension over objects with a condition not "
+                                       "known before running")
+                keep = keep and bool(c.value)
+            if keep:
+                elts.append(_Put().visit(copy.deepcopy(e.elt)))
+        out = gast.copy_location(gast.List(elts=elts, ctx=gast.Load()), e)
+        gast.fix_missing_locations(out)
+        return out
+
+    def _unrolled_comprehension(self, e):
+        """`[Residual(Ws[i], cfg) for i in range(depth)]` building objects, over a sequence
+        whose items are known before running: the list display of its items, each with the
+        loop variable replaced by its item (`[Residual(Ws[0], cfg), Residual(Ws[1], cfg)]`)."""
+        (g,) = e.generators if len(e.generators) == 1 else (None,)
+        if g is None or g.ifs or any(isinstance(n, (gast.Lambda, gast.ListComp, gast.SetComp,
+                                                    gast.DictComp, gast.GeneratorExp))
+                                     for n in gast.walk(e.elt)):
+            raise _Unsupported("a comprehension building objects with conditions or nested "
+                               "comprehensions")
+        seq = self._static_seq(g.iter, set())
+        if seq is UNRESOLVED:
+            raise _Unsupported("a comprehension building objects over a sequence whose length "
+                               "is not known before running")
+        elts = []
+        for item in seq:
+            binds = {}
+            for t, v in _bindings(g.target, item):
+                if not isinstance(t, gast.Name):
+                    raise _Unsupported("a comprehension building objects into this target")
+                binds[t.id] = v
+            elt = copy.deepcopy(e.elt)
+
+            class _Put(gast.NodeTransformer):
+                def visit_Name(self, n):
+                    if n.id in binds and isinstance(n.ctx, gast.Load):
+                        return gast.copy_location(copy.deepcopy(binds[n.id]), n)
+                    return n
+
+            elts.append(_Put().visit(elt))
+        out = gast.copy_location(gast.List(elts=elts, ctx=gast.Load()), e)
+        gast.fix_missing_locations(out)
+        return out
 
     def binop(self, e):
         """``p + q``, ``2 * p``, ``p ** 3`` with a built object as an operand: its ``__add__``
@@ -1190,6 +1438,13 @@ class _Rewriter:
         """Rewrite the expressions under `node` (one with no meaning of its own here)."""
         lazy = isinstance(node, (gast.IfExp, gast.BoolOp, gast.Lambda, gast.ListComp,
                                  gast.SetComp, gast.DictComp, gast.GeneratorExp))
+        first = None
+        if isinstance(node, (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)) \
+                and not self.in_def:
+            # (a comprehension's first iterable is evaluated where it stands, as Python does:
+            # `sum(np.sum(p ** 2) for p in net.parameters())` calls the method once, here)
+            first = node.generators[0]
+            first.iter = self._child(first.iter)
         self.no_hoist += lazy
         self.in_def += isinstance(node, gast.Lambda)
         try:
@@ -1197,6 +1452,11 @@ class _Rewriter:
                 if isinstance(value, list):
                     new = []
                     for v in value:
+                        if v is first:  # (its iterable done above)
+                            first.target = self._child(first.target)
+                            first.ifs = [self._child(x) for x in first.ifs]
+                            new.append(first)
+                            continue
                         new.append(self._child(v))
                     setattr(node, fname, new)
                 elif isinstance(value, gast.AST):
@@ -1299,6 +1559,17 @@ class _Rewriter:
                     self._static_len(e.args[0]) is not UNRESOLVED:  # (a list of known length)
                 return gast.copy_location(gast.Constant(value=self._static_len(e.args[0]),
                                                         kind=None), e)
+        if isinstance(f, gast.Name) and f.id in _OBJECT_BUILTINS and \
+                f.id not in self.scope.locals and e.args and not e.keywords and \
+                isinstance(self.peek(e.args[0]), VObj):
+            return self._object_builtin(f.id, self.peek(e.args[0]), e)
+        if isinstance(f, gast.Call) and isinstance(f.func, gast.Name) and \
+                f.func.id == "getattr" and "getattr" not in self.scope.locals and \
+                len(f.args) == 2 and not f.keywords and isinstance(self.peek(f.args[0]), VObj):
+            # `getattr(self, "_" + self.kind)(x)`: the method (or callable attribute) named
+            e.func = gast.copy_location(gast.Attribute(
+                value=f.args[0], attr=self._attr_name(f.args[1]), ctx=gast.Load()), f)
+            return self._call(e)
         if isinstance(f, gast.Name) and f.id in ("list", "tuple") and \
                 f.id not in self.scope.locals and len(e.args) == 1 and not e.keywords:
             first = self.peek(e.args[0])
@@ -1369,6 +1640,65 @@ class _Rewriter:
             e.keywords = [gast.keyword(arg=k, value=v) for k, v in kwargs]
             return e
         return self._plain_call(e)
+
+    def _attr_name(self, e) -> str:
+        """The attribute a `getattr` / `hasattr` names: a string known here."""
+        k = self.value(e)
+        if not (isinstance(k, gast.Constant) and type(k.value) is str and
+                k.value.isidentifier()):
+            raise _Unsupported("getattr / hasattr of a built object by a name not known "
+                               "before running")
+        return k.value
+
+    def _has(self, o: VObj, attr: str):
+        """Whether `o` has `attr` here: True, False, or None (not known before running)."""
+        if attr in o.objects or attr in o.funcs or attr in o.consts:
+            return True
+        if attr in o.attrs and o.built:
+            return True if attr in o.surely else None if attr in o.maybe else \
+                _lookup(o.cls, attr)[0] is not None
+        if attr in o.attrs:
+            return True if attr in _set_by_init(o.cls) else None
+        return _lookup(o.cls, attr)[0] is not None
+
+    def _object_builtin(self, name: str, o: VObj, e):
+        """A Python builtin applied to a built object, for what it says of the object (its
+        class, a name, an attribute), never of its arrays: `str(type(self.act))` in a
+        hyperparameters dict, `getattr(self, "_" + kind)`, `hasattr(layer, "W")`."""
+        const = functools.partial(gast.Constant, kind=None)
+        if name == "type" and len(e.args) == 1:
+            return gast.copy_location(_name(self.o.bind(o.cls, o.cls.__name__)), e)
+        if name == "id" and len(e.args) == 1:
+            return gast.copy_location(const(value=id(o)), e)
+        if name == "callable" and len(e.args) == 1:
+            found = _lookup(o.cls, "__call__")[0]
+            return gast.copy_location(const(value=found not in (None, object)), e)
+        if name in ("str", "repr") and len(e.args) == 1:
+            for dunder in (("__str__", "__repr__") if name == "str" else ("__repr__",)):
+                if _lookup(o.cls, dunder)[0] not in (None, object):
+                    return self.dunder(o, dunder, [], e)
+            cls = o.cls  # (object.__repr__: the class's name, an address of this object)
+            return gast.copy_location(const(
+                value=f"<{cls.__module__}.{cls.__qualname__} object at {hex(id(o))}>"), e)
+        if name == "len" and len(e.args) == 1:
+            if _delegate(o.cls, "__len__") is not None:
+                return gast.copy_location(const(value=len(self._delegated(o, "__len__").items)),
+                                          e)
+            return self.dunder(o, "__len__", [], e)
+        if name in ("hasattr", "getattr") and len(e.args) in ((2,) if name == "hasattr"
+                                                             else (2, 3)):
+            attr = self._attr_name(e.args[1])
+            has = self._has(o, attr)
+            if name == "hasattr" or (len(e.args) == 3 and has is not True):
+                if has is None:
+                    raise _Unsupported(f"whether `.{attr}` is set is not known before running")
+                if name == "hasattr":
+                    return gast.copy_location(const(value=has), e)
+                if not has:
+                    return self.expr(e.args[2])
+            return self.expr(gast.copy_location(gast.Attribute(
+                value=e.args[0], attr=attr, ctx=gast.Load()), e))
+        raise _Unsupported(f"`{name}()` of a built object with these arguments")
 
     def peek(self, e):
         """What `e` means here when it is a built object or list, else None (no effect)."""
@@ -1444,6 +1774,8 @@ class _Rewriter:
                     raise _Unsupported(f"argument `{k}` of {cls.__name__}")
                 given[k] = v
             for fname, default in fields:
+                o.surely.add(fname)
+                o.maybe.add(fname)
                 value = given.get(fname, default)
                 if value is None:
                     raise _Unsupported(f"{cls.__name__} is missing `{fname}`")
@@ -1482,8 +1814,7 @@ class _Rewriter:
     def specialise(self, fn, me: VObj | None, owner, args, kwargs, e):
         """Call `fn` (a method of `me`, or a function given built objects) as a nested
         function specialised to the objects it receives; returns the result's name."""
-        if self.no_hoist:
-            raise _Unsupported("a method called inside a lazily evaluated expression")
+        lazy = self.no_hoist > 0  # (after `and`, in `x if c else y`: called there, or not)
         if self.depth >= _MAX_DEPTH:
             raise _Unsupported("methods nested too deep (recursion?)")
         try:
@@ -1491,6 +1822,7 @@ class _Rewriter:
         except Exception as err:  # noqa: BLE001
             raise _Unsupported(f"cannot read {fn.__qualname__}") from err
         fdef = pfm.tree
+        self.o.followed.append(copy.deepcopy(fdef))
         if in_substitute(pfm.filename):  # (np.poly1d's stand-in: its lines are the call's)
             _relocate(fdef, e, self.o.line)
         if fn.__globals__ is not self.o.globals:
@@ -1625,6 +1957,9 @@ class _Rewriter:
             self.scope.objs[id(obj)] = obj
             if id(obj) in inner.made:
                 self.scope.made.add(id(obj))
+        if lazy and (state_out or returned is not None):
+            raise _Unsupported("a method that changes the object called inside a lazily "
+                               "evaluated expression")
         label = f"{me.label}_{fn.__name__.strip('_')}" if me is not None else fn.__name__
         new_name = fresh(label, self.o.taken)
         rest = [p for p in params if p not in statics and p not in fixed_fns]
@@ -1644,6 +1979,8 @@ class _Rewriter:
                                  copy.deepcopy(defaults[p])) for p in rest]
         call = gast.copy_location(gast.Call(func=_name(new_name), args=call_args,
                                             keywords=keywords), e)
+        if lazy:  # (changing nothing: called where Python calls it, if it does)
+            return call
         for name in (self.calls[-1] if self.calls else self.read_now):
             if any(self.scope.local(self.scope.objs[k[0]], k[1]) == name for k, _ in state_out
                    if k[0] in self.scope.objs):
@@ -1760,6 +2097,227 @@ def mutated_names(stmts) -> set:
         elif isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
             out.add(n.target.id)
     return out
+
+
+def _delegate(cls, dunder: str):
+    """The attribute `cls`'s `dunder` hands the operation to, when its body says only that:
+    `__iter__`: `return iter(self.layers)`, `yield from self.layers`, `for l in self.layers:
+    yield l`; `__len__`: `return len(self.layers)`; `__getitem__`: `return self.layers[i]`
+    (the index its parameter). Else None."""
+    owner, raw = _lookup(cls, dunder)
+    if not isinstance(raw, types.FunctionType) or owner is object or \
+            library_file(raw) is not None:
+        return None
+    try:
+        fdef = parse_function(raw).tree
+    except Exception:  # noqa: BLE001  (no source)
+        return None
+    params = [a.id for a in fdef.args.args]
+    body = [s for s in fdef.body if not (isinstance(s, gast.Expr) and
+                                         isinstance(s.value, gast.Constant))]
+    if len(body) != 1 or not params:
+        return None
+    me, (s,) = params[0], body
+
+    def mine(e):
+        return e.attr if isinstance(e, gast.Attribute) and isinstance(e.value, gast.Name) \
+            and e.value.id == me else None
+
+    def call_of(e, name):
+        return mine(e.args[0]) if isinstance(e, gast.Call) and isinstance(e.func, gast.Name) \
+            and e.func.id == name and len(e.args) == 1 and not e.keywords else None
+
+    if dunder == "__iter__":
+        if isinstance(s, gast.Return):
+            return call_of(s.value, "iter")
+        if isinstance(s, gast.Expr) and isinstance(s.value, gast.YieldFrom):
+            return mine(s.value.value)
+        if isinstance(s, gast.For) and isinstance(s.target, gast.Name) and not s.orelse and \
+                len(s.body) == 1 and isinstance(s.body[0], gast.Expr) and \
+                isinstance(s.body[0].value, gast.Yield) and \
+                isinstance(s.body[0].value.value, gast.Name) and \
+                s.body[0].value.value.id == s.target.id:
+            return mine(s.iter)
+        return None
+    if dunder == "__len__" and isinstance(s, gast.Return):
+        return call_of(s.value, "len")
+    if dunder == "__getitem__" and isinstance(s, gast.Return) and len(params) == 2 and \
+            isinstance(s.value, gast.Subscript) and isinstance(s.value.slice, gast.Name) and \
+            s.value.slice.id == params[1]:
+        return mine(s.value.value)
+    return None
+
+
+def _parents(tree) -> dict:
+    out = {}
+    for n in gast.walk(tree):
+        for c in gast.iter_child_nodes(n):
+            out[id(c)] = n
+    return out
+
+
+def _chain(n, parents):
+    """(the outermost of `n[..][..]` loads, how many subscripts it adds)."""
+    depth = 0
+    while True:
+        p = parents.get(id(n))
+        if isinstance(p, gast.Subscript) and p.value is n and isinstance(p.ctx, gast.Load):
+            n, depth = p, depth + 1
+        else:
+            return n, depth
+
+
+def _fresh(e, k: int) -> bool:
+    """Is `e` a new container down to `k` levels of items (`[]`, `{"Z": [], "A": []}`,
+    `self.cache + [Z]`)? k < 0: any value."""
+    if k < 0 or isinstance(e, gast.Constant):  # (a number, a string: never changed)
+        return True
+    if isinstance(e, (gast.List, gast.Tuple)):
+        return all(_fresh(x, k - 1) for x in e.elts)
+    if isinstance(e, gast.Dict):
+        return None not in e.keys and all(_fresh(x, k - 1) for x in e.values)
+    if isinstance(e, gast.ListComp):
+        return _fresh(e.elt, k - 1)
+    if isinstance(e, gast.DictComp):
+        return _fresh(e.value, k - 1)
+    if isinstance(e, gast.Call) and isinstance(e.func, gast.Name) and \
+            e.func.id in ("list", "dict") and not e.keywords and \
+            (not e.args or (k == 0 and len(e.args) == 1)):
+        return True
+    if isinstance(e, gast.BinOp) and isinstance(e.op, gast.Add) and k == 0:
+        return any(isinstance(x, (gast.List, gast.ListComp)) for x in (e.left, e.right))
+    return False
+
+
+def _container_depth(trees, attr: str, modules: set):
+    """How deep the lists held in attribute `attr` are changed in place by statements of
+    `trees` (0: `self.cache.append(..)`, 1: `self.derived["Z"].append(..)`), where writing
+    those changes as assignments (`_Rewriter._container_change`) keeps Python's meaning:
+    every value stored there is a new container (down to the level changed), and no read of
+    it keeps a second name for a changed list (it is indexed, measured, iterated, handed to
+    numpy). Else None (as is: also where nothing changes it in place)."""
+    changes = []
+    for tree in trees:
+        parents = _parents(tree)
+        for n in gast.walk(tree):
+            if not (isinstance(n, gast.Attribute) and n.attr == attr) or (
+                    isinstance(n.value, gast.Name) and n.value.id in modules):
+                continue  # (`np.stack` is not an object's `.stack`)
+            if isinstance(n.ctx, gast.Store):
+                p = parents.get(id(n))
+                if isinstance(p, gast.Assign) and len(p.targets) == 1:
+                    changes.append(("store", p.value, 0))
+                elif isinstance(p, gast.AugAssign) and isinstance(p.op, gast.Add):
+                    changes.append(("store", p.value, 0))  # (`+=`: rebinds, see stmt)
+                elif isinstance(p, gast.AnnAssign) and p.value is not None:
+                    changes.append(("store", p.value, 0))
+                else:
+                    return None
+                continue
+            if not isinstance(n.ctx, gast.Load):
+                return None
+            top, depth = _chain(n, parents)
+            p = parents.get(id(top))
+            if isinstance(p, gast.Subscript) and p.value is top and \
+                    isinstance(p.ctx, gast.Store):  # `self.derived["Z"] = []`
+                q = parents.get(id(p))
+                if not (isinstance(q, gast.Assign) and len(q.targets) == 1):
+                    return None
+                changes.append(("store", q.value, depth + 1))
+                continue
+            if isinstance(p, gast.Attribute) and p.value is top:
+                q = parents.get(id(p))
+                if not (isinstance(q, gast.Call) and q.func is p):
+                    return None
+                if p.attr in _CHANGES:
+                    stmt = parents.get(id(q))
+                    if not (isinstance(stmt, gast.Expr) or (
+                            p.attr == "pop" and isinstance(stmt, gast.Assign) and
+                            len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name))):
+                        return None
+                    changes.append(("change", None, depth))
+                    continue
+                if p.attr in _READ_METHODS:
+                    changes.append(("read", p.attr, depth))
+                    continue
+                changes.append(("other", p.attr, depth))
+                continue
+            if isinstance(p, gast.Call) and top in p.args:
+                f = p.func
+                if isinstance(f, gast.Name) and f.id in _CONSUMERS:
+                    changes.append(("len" if f.id == "len" else "read", f.id, depth))
+                    continue
+                if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) and \
+                        f.value.id in modules:  # (`np.stack(self.cache)`)
+                    changes.append(("read", f.attr, depth))
+                    continue
+            if isinstance(p, gast.Compare) and top in p.comparators and all(
+                    isinstance(op, (gast.In, gast.NotIn)) for op in p.ops):
+                continue
+            if isinstance(p, gast.comprehension) and p.iter is top:
+                changes.append(("read", "for", depth))  # (`for c in self.caches` inside)
+                continue
+            loop = p if isinstance(p, gast.For) and p.iter is top else None
+            if isinstance(p, gast.Call) and isinstance(parents.get(id(p)), gast.For) and \
+                    parents[id(p)].iter is p and isinstance(p.func, gast.Name) and \
+                    p.func.id in ("enumerate", "reversed", "zip"):
+                loop = parents[id(p)]
+            if loop is not None:
+                if any(isinstance(x, gast.Attribute) and x.attr == attr and
+                       not isinstance(x.ctx, gast.Load) or (
+                           isinstance(x, gast.Call) and isinstance(x.func, gast.Attribute) and
+                           x.func.attr in _CHANGES and any(
+                               isinstance(y, gast.Attribute) and y.attr == attr
+                               for y in gast.walk(x.func.value)))
+                       for b in loop.body for x in gast.walk(b)):
+                    return None  # (a list changed while a loop walks it)
+                changes.append(("read", "for", depth))
+                continue
+            changes.append(("other", None, depth))
+    changed = [d for kind, _, d in changes if kind == "change"]
+    if not changed or max(changed) > 1:
+        return None
+    level = max(changed)
+    for kind, what, depth in changes:
+        if kind == "store" and not _fresh(what, level - depth):
+            return None
+        if kind == "other" and depth <= level:
+            return None  # (a changed list under a second name)
+        if kind == "read" and depth <= level and (
+                depth < level or what in ("get", "values", "items")):
+            return None  # (its items are changed lists, under a second name)
+    return level
+
+
+_SET_BY_INIT: dict = {}
+
+
+def _set_by_init(cls) -> set:
+    """The attributes `cls.__init__` (its own, or a base's) always assigns: statements of its
+    body itself (not in a branch or a loop) storing `self.<attr>`; a dataclass's fields."""
+    if cls not in _SET_BY_INIT:
+        out = set(f.name for f in dataclasses.fields(cls)) if dataclasses.is_dataclass(cls) \
+            else set()
+        owner, init = _lookup(cls, "__init__")
+        if isinstance(init, types.FunctionType):
+            try:
+                tree = parse_function(init).tree
+            except Exception:  # noqa: BLE001  (no source)
+                tree = None
+            params = tree.args.args if tree is not None else []
+            for s in tree.body if params else ():
+                targets = s.targets if isinstance(s, gast.Assign) else \
+                    [s.target] if isinstance(s, gast.AnnAssign) and s.value is not None else []
+                stack = list(targets)
+                while stack:
+                    t = stack.pop()
+                    if isinstance(t, (gast.Tuple, gast.List)):
+                        stack.extend(t.elts)
+                    elif isinstance(t, gast.Attribute) and isinstance(t.value, gast.Name) \
+                            and t.value.id == params[0].id:
+                        out.add(t.attr)
+        _SET_BY_INIT[cls] = out
+    return _SET_BY_INIT[cls]
 
 
 _CHANGED: dict = {}
@@ -1890,6 +2448,9 @@ class _Objects:
         self.globals = getattr(pf.fn.__globals__, "_base", pf.fn.__globals__)
         self.defs: list = []
         self.line = pf.first_line  # the line being rewritten (for the refusal's reason)
+        self.containers: dict = {}  # (class, attribute) -> _container_depth
+        self.concat = None  # the name list_concat is read under (`_container_change`)
+        self.followed: list = []  # the functions specialised (as written): `check_containers`
 
     def localise(self, fdef, fn) -> None:
         """A method of a class from another module of the user's (``from layers import
@@ -1915,6 +2476,43 @@ class _Objects:
                     mine = self.pf.bound[n.id]
                 renames[n.id] = n.id if mine is obj else self.bind(obj, n.id)
             n.id = renames[n.id]
+
+    def trees_of(self, cls) -> list:
+        """The parsed methods of `cls` and its bases (the user's own)."""
+        out = []
+        for klass in cls.__mro__:
+            for raw in vars(klass).values():
+                fn = raw.fget if isinstance(raw, property) else \
+                    raw.__func__ if isinstance(raw, (staticmethod, classmethod)) else raw
+                if isinstance(fn, types.FunctionType) and library_file(fn) is None:
+                    try:
+                        out.append(parse_function(fn).tree)
+                    except Exception:  # noqa: BLE001  (no source: nothing is followed)
+                        return None
+        return out
+
+    def modules(self) -> set:
+        return {k for k, v in self.globals.items() if isinstance(v, types.ModuleType)}
+
+    def container_depth(self, cls, attr: str, extra=()):
+        """`_container_depth` of `cls`'s attribute over its methods and this function."""
+        key = (cls, attr)
+        if key not in self.containers:
+            trees = self.trees_of(cls)
+            self.containers[key] = None if trees is None else _container_depth(
+                trees + [self.pf.tree] + self.followed, attr, self.modules())
+        return self.containers[key]
+
+    def check_containers(self) -> None:
+        """Each list written as assignments (`_Rewriter._container_change`) again, over every
+        function followed (one handed the object may keep a second name for the list)."""
+        for (cls, attr), depth in list(self.containers.items()):
+            if depth is None:
+                continue
+            del self.containers[(cls, attr)]
+            if self.container_depth(cls, attr) != depth:
+                raise _Unsupported(f"the list in `.{attr}`, changed in place, is read under a "
+                                   f"second name")
 
     def bind(self, obj, at) -> str:
         """A fresh name under which the function reads `obj` (a closure entry: resolved like
@@ -2000,7 +2598,8 @@ def scalarise_objects(pf, taken: set) -> None:
             top.consts[name] = n
     entry = []
     for name, obj in stateful.items():  # its state read when the call starts
-        o = VObj(cls=type(obj), clsexpr=_name(name), attrs=_object_attrs(obj), label=name)
+        o = VObj(cls=type(obj), clsexpr=_name(name), attrs=_object_attrs(obj), label=name,
+                 built=False)
         at = _first_use(tree.body, name) or tree
         scope.env[name] = o
         scope.made.add(id(o))
@@ -2012,6 +2611,7 @@ def scalarise_objects(pf, taken: set) -> None:
             entry.append(_assign([_name(local, store=True)], value, at))
     try:
         body = top.block(tree.body)
+        work.check_containers()
     except _Unsupported as err:
         for cls in classes:
             NOT_FOLLOWED[cls] = f"line {work.line}: {err}"

@@ -27,6 +27,8 @@ from ..runtime_gathers import (
     delete_index,
     hist_counts,
     hist_counts_grad,
+    histdd_counts,
+    histdd_counts_grad,
     hist_edges_grad,
     hist_edges_tangent,
     set_grad,
@@ -186,6 +188,13 @@ defvjp(rg.hist_counts, None, None, None, lambda g, out, a, bins=10, range=None, 
        name="hist_counts", linear=("weights",), family=_RT,
        derivation="np.histogram's counts: a scatter-add of the weights by bin (piecewise "
        "constant in a); g read at each element's bin, zero outside the range")
+defvjp(rg.histdd_counts, None, None, None,
+       lambda g, out, sample, bins=10, range=None, weights=None:
+       histdd_counts_grad(g, sample, bins, range, weights),
+       name="histdd_counts", linear=("weights",), family=_RT,
+       derivation="np.histogramdd's (np.histogram2d's) counts: a scatter-add of the weights by "
+       "cell (piecewise constant in the points); g read at each point's cell, zero outside "
+       "the edges")
 
 # --- the helpers as rows --------------------------------------------------------------------------
 for _fn in (rg.delete_index, rg.compress_index, rg.trim_index, rg.first_index):
@@ -210,6 +219,10 @@ defvjp(rg.hist_counts_grad, lambda g, out, ct, a, bins=10, range=None, weights=N
        hist_counts(a, bins, range, g), None, None, None, None,
        name="hist_counts_grad", linear=("ct",), family=_RT,
        derivation="hist_counts' VJP (a gather at the bins); its transpose is hist_counts")
+defvjp(rg.histdd_counts_grad, lambda g, out, ct, sample, bins=10, range=None, weights=None:
+       histdd_counts(sample, bins, range, g), None, None, None, None,
+       name="histdd_counts_grad", linear=("ct",), family=_RT,
+       derivation="histdd_counts' VJP (a gather at the cells); its transpose is histdd_counts")
 defvjp(rg.hist_edges_grad, lambda g, out, ct, a, edges, bins=10, range=None:
        hist_edges_tangent(g, a, edges, bins, range), None, None, None, None,
        name="hist_edges_grad", linear=("ct",), family=_RT,
