@@ -978,3 +978,48 @@ def test_items_unpacked_before_a_write_into_a_list_argument():
     want = numerical_grad(_unpacked_before_a_write, (copy.deepcopy(p), x))
     got = srcad.grad(_unpacked_before_a_write)(copy.deepcopy(p), x)
     assert rel_error(got, want) < 1e-7
+
+
+def _copy_method(p, x):
+    q = p.copy()
+    q["W"] = q["W"] * x[0]
+    return np.sum(q["W"] ** 2) + np.sum(p["W"] * p["b"])
+
+
+def _dict_of(p, x):
+    q = dict(p)
+    q["b"] = np.tanh(q["b"]) + x[1]
+    return np.sum(q["W"] @ q["b"]) + np.sum(p["b"])
+
+
+def _deepcopied(p, x):
+    q = copy.deepcopy(p)
+    q["W"] = q["W"] - 0.1 * np.outer(x[:2], q["b"])
+    return np.sum(q["W"] ** 2) + np.sum(p["W"])
+
+
+def _local_copied(W, b, x):
+    p = {"W": W, "b": b}
+    q = p.copy()
+    q["W"] = q["W"] * x[0]
+    return np.sum(q["W"]) + np.sum(p["W"] ** 2)
+
+
+@pytest.mark.parametrize("fn", [_copy_method, _dict_of, _deepcopied])
+def test_a_copied_dict_argument_written(fn):
+    """`q = p.copy()` / `dict(p)` / `copy.deepcopy(p)` of a dict argument, then `q[k] = ...`:
+    source mode read the copy as an array's (IndexError at the user's line, or refused as a
+    view); now a new dict of the same entries. The caller's dict is left as Python leaves it."""
+    r = _rng(47)
+    p, x = {"W": r.normal(size=(2, 3)), "b": r.normal(size=3)}, r.normal(size=3)
+    want = numerical_grad(fn, (copy.deepcopy(p), x), wrt=(0, 1))
+    for mode in ("source", "tape"):
+        mine = copy.deepcopy(p)
+        value, got = srcad.value_and_grad(fn, wrt=(0, 1), mode=mode)(mine, x)
+        assert value == fn(copy.deepcopy(p), x)
+        assert all(np.array_equal(mine[k], p[k]) for k in p)
+        assert rel_error(got[0]["W"], want[0]["W"]) < 1e-7
+        assert rel_error(got[0]["b"], want[0]["b"]) < 1e-7
+        assert rel_error(got[1], want[1]) < 1e-7
+    r2 = _rng(48)
+    check_grads(_local_copied, (r2.normal(size=(2, 3)), r2.normal(size=3), x), wrt=(0, 1, 2))

@@ -536,6 +536,17 @@ class _Lowerer:
                     target=_name(key, True), iter=_call(DICT_KEYS, [_name(f.value.id)]),
                     ifs=[], is_async=0)])
                 return self.expr(gast.copy_location(comp, e), pending, hint)
+            copied = self.dict_copied(e)
+            if copied is not None:
+                # `q = p.copy()` / `dict(p)` / `copy.deepcopy(p)` of a dict the function is
+                # given or makes: a new dict of the same entries (arrays are values here:
+                # a later write into one is copy on write, as deepcopy's copy would be)
+                key = self.fresh("key")
+                comp = gast.DictComp(key=_name(key), value=gast.Subscript(
+                    value=copy.deepcopy(copied), slice=_name(key), ctx=gast.Load()),
+                    generators=[gast.comprehension(target=_name(key, True), iter=_call(
+                        DICT_KEYS, [copy.deepcopy(copied)]), ifs=[], is_async=0)])
+                return self.expr(gast.copy_location(comp, e), pending, hint)
         if isinstance(e, _COMPS):
             acc = self.fresh(f"{hint}_{'dict' if isinstance(e, gast.DictComp) else 'list'}")
             pending.extend(self.comprehension(e, acc))
@@ -547,6 +558,23 @@ class _Lowerer:
                 setattr(e, field, [self.expr(v, pending, hint) if isinstance(v, gast.expr) else
                                    self.keyword(v, pending, hint) for v in value])
         return e
+
+    def dict_copied(self, e: gast.Call):
+        """The dict `e` copies (`d.copy()`, `dict(d)`, `copy.deepcopy(d)`), when `d` is a
+        dict the function makes or the call's values show it is given, else None."""
+        f, src = e.func, None
+        if isinstance(f, gast.Attribute) and f.attr == "copy" and not e.args and not e.keywords:
+            src = f.value
+        elif len(e.args) == 1 and not e.keywords and (self.builtin(f, "dict") or (
+                isinstance(f, gast.Attribute) and f.attr == "deepcopy" and isinstance(
+                    f.value, gast.Name) and f.value.id not in self.stores and
+                self.pf.resolve(f.value.id) is copy)):
+            src = e.args[0]
+        if src is None or isinstance(src, gast.Starred):
+            return None
+        if isinstance(src, gast.Name) and src.id in self.dicts and self.stores[src.id] <= 1:
+            return src
+        return src if self.dict_path(src) in self.dict_paths else None
 
     def keyword(self, k, pending, hint):
         if isinstance(k, gast.keyword):
