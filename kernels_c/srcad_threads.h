@@ -20,14 +20,21 @@
  * srcad.build (ctypes, in the libraries numpy loaded) and handed over as addresses; without
  * them only srcad's kernel threads are chosen. Off with SRCAD_ADAPTIVE_THREADS=0 (or where
  * /proc/stat is not there). Values do not depend on it: srcad's kernels are elementwise
- * across threads, and the BLAS's functions are handed over only where its products keep their
- * bits at one thread and at the user's count (srcad/build/blas.py threads_change_values: most
- * OpenBLAS kernels split a GEMM's rows and columns, never its sums; 0.3.31's Haswell SGEMM on
- * a Zen 3 does not keep float32's bits, so there only srcad's threads are chosen).
- * tests/test_threads_load.py checks the gradients bit for bit.
+ * across threads, and the BLAS's threads are lowered only where its products keep their bits
+ * at one thread and at the user's count (srcad/build/blas.py threads_change_values: most
+ * OpenBLAS kernels split a GEMM's rows and columns, never its sums). Where they do not keep
+ * them (0.3.31's Haswell SGEMM on a Zen 3: the threads' shares of the rows end inside the
+ * micro-kernel's 12-row tiles, whose edge rows are summed in another order), the BLAS is
+ * *pinned*: every srcad call runs it at one thread, loaded or not, so its products have the
+ * one-thread bits in every call and mode, and srcad_gemm.h gets the parallelism back with
+ * row blocks that srcad's threads pull as they come free. tests/test_threads_load.py and
+ * tests/test_gemm.py check the gradients bit for bit.
  *
  * Caveat: OpenBLAS's thread count is one setting for the process; a call on one Python thread
- * that lowers it lowers it for a BLAS call another thread makes meanwhile (values unchanged).
+ * that lowers it lowers it for a BLAS call another thread makes meanwhile (values unchanged
+ * where the BLAS is not pinned; where it is, that other call gets the one-thread bits). Pinned
+ * calls on several Python threads share the setting: the first in lowers it, the last out
+ * restores it.
  */
 #ifndef SRCAD_THREADS_H
 #define SRCAD_THREADS_H
@@ -55,6 +62,8 @@ static unsigned long long threads_samples = 0, threads_lowered = 0;
 static int threads_last_choice = 0;
 static __thread int threads_depth = 0;   /* pooled calls in progress on this thread */
 static int threads_pin = 0;              /* the BLAS at one thread in every call (see enter) */
+static int threads_pinned_calls = 0;     /* pinned calls in progress, all Python threads */
+static int threads_pinned_user = 0;      /* the BLAS's threads before the first of them */
 static int threads_kernel_user = 0;      /* srcad's kernel threads before the call lowered
                                           * them (srcad_gemm.h shares blocks dynamically, so
                                           * it uses them all); 0: outside a call */
@@ -151,11 +160,13 @@ threads_enter(int *kernel)
             *kernel = -2; /* (exit: only the depth to undo) */
             return 0;
         }
-        int blas = threads_blas_get();
-        if (blas > 1) {
-            threads_blas_set(1);
-            pinned = blas;
+        /* one setting for the process: the first call in progress (on any Python thread;
+         * the GIL orders these) lowers it, the last one out restores it */
+        if (threads_pinned_calls++ == 0) {
+            threads_pinned_user = threads_blas_get();
+            if (threads_pinned_user > 1) threads_blas_set(1);
         }
+        pinned = -1; /* (exit: one pinned call less) */
         *kernel = -2;
         threads_kernel_user = num_threads;
     }
@@ -191,7 +202,7 @@ threads_enter(int *kernel)
         *kernel = num_threads;
         num_threads = choice;
     }
-    if (restore || *kernel) threads_lowered++;
+    if ((restore && restore != -1) || *kernel) threads_lowered++;
     return restore;
 }
 
@@ -200,7 +211,12 @@ threads_exit(int blas, int kernel)
 {
     if (kernel == -1) return;
     threads_depth--;
-    if (blas > 0 && threads_blas_set != NULL) threads_blas_set(blas);
+    if (blas == -1) {
+        if (--threads_pinned_calls == 0 && threads_pinned_user > 1)
+            threads_blas_set(threads_pinned_user);
+    }
+    else if (blas > 0 && threads_blas_set != NULL)
+        threads_blas_set(blas);
     if (kernel > 0) num_threads = kernel;
     if (threads_depth == 0) threads_kernel_user = 0;
 }
