@@ -20,7 +20,7 @@ from setuptools.command.build_py import build_py
 ROOT = Path(__file__).resolve().parent
 C_DIR = "kernels_c"
 C_FILES = ("srcad_kernels.h", "srcad_pool.h", "srcad_scatter.h", "srcad_optim.h",
-           "srcad_rowgrad.h", "srcad_guards.h", "srcad_threads.h",
+           "srcad_rowgrad.h", "srcad_guards.h", "srcad_threads.h", "srcad_gemm.h",
            "srcad_driver.c")  # srcad.build hashes the same files
 
 

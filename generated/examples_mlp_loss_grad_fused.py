@@ -4,11 +4,12 @@
 # user source sha256: 011c6cad365e
 # fused C kernels (built into srcad's kernel cache; `python -m srcad show FILE:FUNC --fuse --out DIR` writes their C): fused_add_tanh_subtract_and_1_more_54aed1
 import numpy as np
+from srcad.runtime import gemm
 
 
 def loss_grad(W, b, x, y):
     # --- forward ---
-    h_matmul = x @ W  # L10
+    h_matmul = gemm(x, W)  # L10
     # recomputed, not kept from the forward (fuse=True): loss_subtract
     # fused kernel fused_add_tanh_subtract_and_1_more_54aed1 (L10-L11): 7 ops in one pass over [4, 32], in place of:
     #   h_add = h_matmul + b  # L10
@@ -21,7 +22,7 @@ def loss_grad(W, b, x, y):
     del h_matmul  # L10
     # --- backward ---
     # grad of L10: h = np.tanh(x @ W + b)
-    dW = x.T @ dh_add  # L10
+    dW = gemm(x.T, dh_add)  # L10
     db = dh_add.sum(axis=0)  # L10
     del dh_add  # L10
     return (dW, db)  # L11

@@ -5,7 +5,7 @@
 # from the user's module: attention, gelu, layer_norm, merge_heads, mlp, softmax, split_heads
 # fused C kernels (built into srcad's kernel cache; `python -m srcad show FILE:FUNC --fuse --out DIR` writes their C): fused_add_multiply_subtract_35ac08, fused_divide_negative_multiply_and_3_more_f686eb, fused_max_subtract_exp_and_2_more_63fa16, fused_mean_subtract_multiply_and_3_more_5f4e31, fused_mean_subtract_multiply_and_3_more_8e2e24, fused_multiply_add_tanh_fb4c49, fused_multiply_divide_negative_and_3_more_0b89f9, fused_multiply_where_0f20e4, fused_where_multiply_62c1a9
 import numpy as np
-from srcad.runtime import as_grad, extremum_grad_add, unindex
+from srcad.runtime import as_grad, extremum_grad_add, gemm, unindex
 
 
 def gelu_fwd(x):
@@ -53,13 +53,13 @@ def gelu_bwd(saved, dgelu):
 
 def mlp_fwd(x, w_fc, b_fc, w_proj, b_proj):
     # --- forward ---
-    mlp_matmul = x @ w_fc  # L79
+    mlp_matmul = gemm(x, w_fc)  # L79
     # in place: mlp_add = mlp_matmul + b_fc (into mlp_matmul); mlp_add takes over mlp_matmul's buffer
     mlp_add = np.add(mlp_matmul, b_fc, out=mlp_matmul)  # L79
     del mlp_matmul  # L79
     mlp_gelu, mlp_gelu_saved = gelu_fwd(mlp_add)  # L79
     del mlp_add  # L79
-    mlp_matmul_2 = mlp_gelu @ w_proj  # L79
+    mlp_matmul_2 = gemm(mlp_gelu, w_proj)  # L79
     # in place: mlp = mlp_matmul_2 + b_proj (into mlp_matmul_2); mlp takes over mlp_matmul_2's buffer
     mlp = np.add(mlp_matmul_2, b_proj, out=mlp_matmul_2)  # L79
     del mlp_matmul_2  # L79
@@ -71,14 +71,14 @@ def mlp_bwd(saved, dmlp):
     x, w_fc, w_proj, mlp_gelu, mlp_gelu_saved = saved
     # --- backward ---
     # grad of L79: return gelu(x @ w_fc + b_fc) @ w_proj + b_proj
-    dmlp_gelu = (dmlp.reshape(16, 16) @ w_proj.T).reshape((2, 8, 64))  # L79
+    dmlp_gelu = gemm(dmlp.reshape(16, 16), w_proj.T).reshape((2, 8, 64))  # L79
     dmlp_add_part, = gelu_bwd(mlp_gelu_saved, dmlp_gelu)  # L79
     del dmlp_gelu  # L79
-    dw_fc = x.reshape(16, 16).T @ dmlp_add_part.reshape(16, 64)  # L79
-    dx = (dmlp_add_part.reshape(16, 64) @ w_fc.T).reshape((2, 8, 16))  # L79
+    dw_fc = gemm(x.reshape(16, 16).T, dmlp_add_part.reshape(16, 64))  # L79
+    dx = gemm(dmlp_add_part.reshape(16, 64), w_fc.T).reshape((2, 8, 16))  # L79
     db_fc = dmlp_add_part.sum(axis=(0, 1))  # L79
     del dmlp_add_part  # L79
-    dw_proj = mlp_gelu.reshape(16, 64).T @ dmlp.reshape(16, 16)  # L79
+    dw_proj = gemm(mlp_gelu.reshape(16, 64).T, dmlp.reshape(16, 16))  # L79
     db_proj = dmlp.sum(axis=(0, 1))  # L79
     return (dx, dw_fc, db_fc, dw_proj, db_proj)  # L79
 
@@ -267,16 +267,16 @@ def attention_fwd(x, w_q, b_q, w_k, w_v, b_v, w_o, b_o, n_heads):
     T_shape = x.shape  # L64
     T = T_shape[1]  # L64
     del T_shape  # L64
-    q_matmul = x @ w_q  # L65
+    q_matmul = gemm(x, w_q)  # L65
     # in place: q_add = q_matmul + b_q (into q_matmul); q_add takes over q_matmul's buffer
     q_add = np.add(q_matmul, b_q, out=q_matmul)  # L65
     del q_matmul  # L65
     q, q_saved = split_heads_fwd_3(q_add, n_heads)  # L65
     del q_add  # L65
-    k_matmul = x @ w_k  # L66
+    k_matmul = gemm(x, w_k)  # L66
     k, k_saved = split_heads_fwd_2(k_matmul, n_heads)  # L66
     del k_matmul  # L66
-    v_matmul = x @ w_v  # L67
+    v_matmul = gemm(x, w_v)  # L67
     # in place: v_add = v_matmul + b_v (into v_matmul); v_add takes over v_matmul's buffer
     v_add = np.add(v_matmul, b_v, out=v_matmul)  # L67
     del v_matmul  # L67
@@ -295,7 +295,7 @@ def attention_fwd(x, w_q, b_q, w_k, w_v, b_v, w_o, b_o, n_heads):
     causal_getitem_2 = causal_arange_2[None, :]  # L70
     del causal_arange_2  # L70
     causal = causal_getitem >= causal_getitem_2  # L70
-    scores_matmul = q @ scores_swapaxes  # L69
+    scores_matmul = gemm(q, scores_swapaxes)  # L69
     # fused kernel fused_multiply_where_0f20e4 (L69-L71): 2 ops in one pass over [2, 4, 8, 8], in place of:
     #   scores_L69 = scores_matmul * scale  # L69
     #   scores = np.where(causal, scores_L69, -1000000000.0)  # L71
@@ -305,10 +305,10 @@ def attention_fwd(x, w_q, b_q, w_k, w_v, b_v, w_o, b_o, n_heads):
     del causal_getitem, causal_getitem_2  # L70
     att, att_saved = softmax_fwd(scores)  # L72
     del scores  # L72
-    out_matmul = att @ v  # L73
+    out_matmul = gemm(att, v)  # L73
     out, out_saved = merge_heads_fwd(out_matmul)  # L73
     del out_matmul  # L73
-    attention_matmul = out @ w_o  # L74
+    attention_matmul = gemm(out, w_o)  # L74
     # in place: attention = attention_matmul + b_o (into attention_matmul); attention takes over attention_matmul's buffer
     attention = np.add(attention_matmul, b_o, out=attention_matmul)  # L74
     del attention_matmul  # L74
@@ -320,12 +320,12 @@ def attention_bwd(saved, dattention):
     x, w_q, w_k, w_v, w_o, q, q_saved, k_saved, v, v_saved, scale, scores_swapaxes, causal, att, att_saved, out, out_saved = saved
     # --- backward ---
     # grad of L74: return out @ w_o + b_o
-    dout = (dattention.reshape(16, 16) @ w_o.T).reshape((2, 8, 16))  # L74
+    dout = gemm(dattention.reshape(16, 16), w_o.T).reshape((2, 8, 16))  # L74
     # grad of L73: out = merge_heads(att @ v)
     dout_matmul_part, = merge_heads_bwd(out_saved, dout)  # L73
     del dout  # L73
-    dv = np.swapaxes(att, -1, -2) @ dout_matmul_part  # L73
-    datt = dout_matmul_part @ np.swapaxes(v, -1, -2)  # L73
+    dv = gemm(np.swapaxes(att, -1, -2), dout_matmul_part)  # L73
+    datt = gemm(dout_matmul_part, np.swapaxes(v, -1, -2))  # L73
     del dout_matmul_part  # L73
     # grad of L72: att = softmax(scores)
     dscores_part, = softmax_bwd(att_saved, datt)  # L72
@@ -337,32 +337,32 @@ def attention_bwd(saved, dattention):
     dscores_matmul = fused_where_multiply_62c1a9(causal, dscores_part, scale)  # L71
     del dscores_part  # L71
     # grad of L69: scores = (q @ np.swapaxes(k, -1, -2)) * scale
-    dscores_swapaxes = np.swapaxes(q, -1, -2) @ dscores_matmul  # L69
-    dq = dscores_matmul @ np.swapaxes(scores_swapaxes, -1, -2)  # L69
+    dscores_swapaxes = gemm(np.swapaxes(q, -1, -2), dscores_matmul)  # L69
+    dq = gemm(dscores_matmul, np.swapaxes(scores_swapaxes, -1, -2))  # L69
     del dscores_matmul  # L69
     dk = np.swapaxes(dscores_swapaxes, -1, -2)  # L69
     del dscores_swapaxes  # L69
     # grad of L67: v = split_heads(x @ w_v + b_v, n_heads)
     dv_add_part, = split_heads_bwd(v_saved, dv)  # L67
     del dv  # L67
-    dx = (dv_add_part.reshape(16, 16) @ w_v.T).reshape((2, 8, 16))  # L67
-    dw_v = x.reshape(16, 16).T @ dv_add_part.reshape(16, 16)  # L67
+    dx = gemm(dv_add_part.reshape(16, 16), w_v.T).reshape((2, 8, 16))  # L67
+    dw_v = gemm(x.reshape(16, 16).T, dv_add_part.reshape(16, 16))  # L67
     db_v = dv_add_part.sum(axis=(0, 1))  # L67
     del dv_add_part  # L67
     # grad of L66: k = split_heads(x @ w_k, n_heads)
     dk_matmul_part, = split_heads_bwd_2(k_saved, dk)  # L66
     del dk  # L66
-    dx += (dk_matmul_part.reshape(16, 16) @ w_k.T).reshape((2, 8, 16))  # L66
-    dw_k = x.reshape(16, 16).T @ dk_matmul_part.reshape(16, 16)  # L66
+    dx += gemm(dk_matmul_part.reshape(16, 16), w_k.T).reshape((2, 8, 16))  # L66
+    dw_k = gemm(x.reshape(16, 16).T, dk_matmul_part.reshape(16, 16))  # L66
     del dk_matmul_part  # L66
     # grad of L65: q = split_heads(x @ w_q + b_q, n_heads)
     dq_add_part, = split_heads_bwd_3(q_saved, dq)  # L65
     del dq  # L65
-    dx += (dq_add_part.reshape(16, 16) @ w_q.T).reshape((2, 8, 16))  # L65
-    dw_q = x.reshape(16, 16).T @ dq_add_part.reshape(16, 16)  # L65
+    dx += gemm(dq_add_part.reshape(16, 16), w_q.T).reshape((2, 8, 16))  # L65
+    dw_q = gemm(x.reshape(16, 16).T, dq_add_part.reshape(16, 16))  # L65
     db_q = dq_add_part.sum(axis=(0, 1))  # L65
     del dq_add_part  # L65
-    dw_o = out.reshape(16, 16).T @ dattention.reshape(16, 16)  # L74
+    dw_o = gemm(out.reshape(16, 16).T, dattention.reshape(16, 16))  # L74
     db_o = dattention.sum(axis=(0, 1))  # L74
     return (dx, dw_q, db_q, dw_k, dw_v, db_v, dw_o, db_o)  # L74
 

@@ -96,6 +96,7 @@ default_threads(void)
 }
 
 #include "srcad_threads.h" /* (after num_threads: it chooses them per call) */
+#include "srcad_gemm.h"    /* (after srcad_threads.h: it shares the threads it chose) */
 
 #include <time.h>
 
@@ -1646,6 +1647,7 @@ static PyMethodDef methods[] = {
     SRCAD_ROWGRAD_METHODS
     SRCAD_GUARDS_METHODS
     SRCAD_THREADS_METHODS
+    SRCAD_GEMM_METHODS
     {NULL, NULL, 0, NULL},
 };
 

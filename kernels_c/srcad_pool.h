@@ -310,6 +310,7 @@ typedef struct {
     PyObject_HEAD
     PyObject *fn;
     vectorcallfunc vectorcall;
+    int pool; /* 0: only the per-call thread choice (pooled(fn, False)), not the allocator */
 } Pooled;
 
 static PyObject *
@@ -317,7 +318,7 @@ pooled_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject
 {
     PyObject *fn = ((Pooled *)self)->fn;
     int kernel_threads, blas_threads = threads_enter(&kernel_threads);
-    if (!pool_enabled) {
+    if (!pool_enabled || !((Pooled *)self)->pool) {
         PyObject *result = PyObject_Vectorcall(fn, args, nargsf, kwnames);
         threads_exit(blas_threads, kernel_threads);
         return result;
@@ -401,9 +402,12 @@ static PyTypeObject PooledType = {
 };
 
 static PyObject *
-py_pooled(PyObject *self, PyObject *fn)
+py_pooled(PyObject *self, PyObject *args)
 {
     (void)self;
+    PyObject *fn;
+    int pool = 1;
+    if (!PyArg_ParseTuple(args, "O|p:pooled", &fn, &pool)) return NULL;
     if (!PyCallable_Check(fn)) {
         PyErr_SetString(PyExc_TypeError, "pooled(fn): fn must be callable");
         return NULL;
@@ -413,6 +417,7 @@ py_pooled(PyObject *self, PyObject *fn)
     Py_INCREF(fn);
     p->fn = fn;
     p->vectorcall = pooled_vectorcall;
+    p->pool = pool;
     PyObject_GC_Track((PyObject *)p);
     return (PyObject *)p;
 }
@@ -464,8 +469,9 @@ py_pool_configure(PyObject *self, PyObject *args)
 }
 
 #define SRCAD_POOL_METHODS                                                                    \
-    {"pooled", py_pooled, METH_O,                                                            \
-     "pooled(fn) -> fn that runs with srcad's buffer pool as numpy's allocator"},            \
+    {"pooled", py_pooled, METH_VARARGS,                                                      \
+     "pooled(fn[, pool]) -> fn that runs with srcad's buffer pool as numpy's allocator "    \
+     "(pool False: with the per-call thread choice only)"},                                  \
         {"pool_stats", py_pool_stats, METH_NOARGS,                                           \
          "the buffer pool's bytes kept, in use, their peak, hits, misses, spills"},          \
         {"pool_release", py_pool_release, METH_NOARGS,                                       \

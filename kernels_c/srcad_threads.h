@@ -20,14 +20,21 @@
  * srcad.build (ctypes, in the libraries numpy loaded) and handed over as addresses; without
  * them only srcad's kernel threads are chosen. Off with SRCAD_ADAPTIVE_THREADS=0 (or where
  * /proc/stat is not there). Values do not depend on it: srcad's kernels are elementwise
- * across threads, and the BLAS's functions are handed over only where its products keep their
- * bits at one thread and at the user's count (srcad/build/blas.py threads_change_values: most
- * OpenBLAS kernels split a GEMM's rows and columns, never its sums; 0.3.31's Haswell SGEMM on
- * a Zen 3 does not keep float32's bits, so there only srcad's threads are chosen).
- * tests/test_threads_load.py checks the gradients bit for bit.
+ * across threads, and the BLAS's threads are lowered only where its products keep their bits
+ * at one thread and at the user's count (srcad/build/blas.py threads_change_values: most
+ * OpenBLAS kernels split a GEMM's rows and columns, never its sums). Where they do not keep
+ * them (0.3.31's Haswell SGEMM on a Zen 3: the threads' shares of the rows end inside the
+ * micro-kernel's 12-row tiles, whose edge rows are summed in another order), the BLAS is
+ * *pinned*: every srcad call runs it at one thread, loaded or not, so its products have the
+ * one-thread bits in every call and mode, and srcad_gemm.h gets the parallelism back with
+ * row blocks that srcad's threads pull as they come free. tests/test_threads_load.py and
+ * tests/test_gemm.py check the gradients bit for bit.
  *
  * Caveat: OpenBLAS's thread count is one setting for the process; a call on one Python thread
- * that lowers it lowers it for a BLAS call another thread makes meanwhile (values unchanged).
+ * that lowers it lowers it for a BLAS call another thread makes meanwhile (values unchanged
+ * where the BLAS is not pinned; where it is, that other call gets the one-thread bits). Pinned
+ * calls on several Python threads share the setting: the first in lowers it, the last out
+ * restores it.
  */
 #ifndef SRCAD_THREADS_H
 #define SRCAD_THREADS_H
@@ -54,6 +61,12 @@ static int threads_ncpu = 1;             /* CPUs this process may run on */
 static unsigned long long threads_samples = 0, threads_lowered = 0;
 static int threads_last_choice = 0;
 static __thread int threads_depth = 0;   /* pooled calls in progress on this thread */
+static int threads_pin = 0;              /* the BLAS at one thread in every call (see enter) */
+static int threads_pinned_calls = 0;     /* pinned calls in progress, all Python threads */
+static int threads_pinned_user = 0;      /* the BLAS's threads before the first of them */
+static int threads_kernel_user = 0;      /* srcad's kernel threads before the call lowered
+                                          * them (srcad_gemm.h shares blocks dynamically, so
+                                          * it uses them all); 0: outside a call */
 static long threads_hz = 100;
 
 static double
@@ -132,61 +145,98 @@ threads_sample(double t)
 /* before a call: lower the threads if cores are taken; returns the user's BLAS threads to
  * restore (0: nothing was changed) and, in *kernel, srcad's kernel threads to restore (0:
  * unchanged; -1: the choice did not run, nothing to undo). Not with set_adaptive(False)
- * either: who turns that off wants the threads set, every time (the thread tests). */
+ * either: who turns that off wants the threads set, every time (the thread tests).
+ * With `threads_pin` (a BLAS whose products change with its thread count) the BLAS runs
+ * every outermost call at one thread, loaded or not, and that regardless of the choice being
+ * on: its bits must not depend on anything but the operands (srcad_gemm.h gets the
+ * parallelism back). */
 static int
 threads_enter(int *kernel)
 {
     *kernel = -1;
+    int pinned = 0;
+    if (threads_pin && threads_blas_get != NULL) {
+        if (threads_depth++ > 0) {
+            *kernel = -2; /* (exit: only the depth to undo) */
+            return 0;
+        }
+        /* one setting for the process: the first call in progress (on any Python thread;
+         * the GIL orders these) lowers it, the last one out restores it */
+        if (threads_pinned_calls++ == 0) {
+            threads_pinned_user = threads_blas_get();
+            if (threads_pinned_user > 1) threads_blas_set(1);
+        }
+        pinned = -1; /* (exit: one pinned call less) */
+        *kernel = -2;
+        threads_kernel_user = num_threads;
+    }
 #ifndef __linux__
-    return 0; /* (no /proc/stat: the user's settings as they are) */
+    return pinned; /* (no /proc/stat: the user's settings as they are) */
 #endif
-    if (!threads_adaptive || !adaptive) return 0;
-    *kernel = 0;
-    if (threads_depth++ > 0) return 0;
+    if (!threads_adaptive || !adaptive) return pinned;
+    if (*kernel == -2) {
+        *kernel = 0;
+    }
+    else {
+        *kernel = 0;
+        if (threads_depth++ > 0) return 0;
+        threads_kernel_user = num_threads;
+    }
     double t = threads_clock(CLOCK_MONOTONIC_COARSE);
     if (threads_last < 0.0 || t - threads_last >= THREADS_PERIOD) threads_sample(t);
     double foreign = threads_fake >= 0.0 ? threads_fake : threads_foreign;
     int taken = (int)(foreign + 0.5);
     int free_cpus = threads_ncpu - taken;
     if (free_cpus < 1) free_cpus = 1;
-    int blas = threads_blas_get != NULL ? threads_blas_get() : 0;
     int choice = free_cpus;
     threads_last_choice = choice;
-    int restore = 0;
-    if (threads_blas_set != NULL && blas > choice) {
-        threads_blas_set(choice);
-        restore = blas;
+    int restore = pinned;
+    if (!threads_pin && threads_blas_set != NULL) {
+        int blas = threads_blas_get();
+        if (blas > choice) {
+            threads_blas_set(choice);
+            restore = blas;
+        }
     }
     if (num_threads > choice) {
         *kernel = num_threads;
         num_threads = choice;
     }
-    if (restore || *kernel) threads_lowered++;
+    if ((restore && restore != -1) || *kernel) threads_lowered++;
     return restore;
 }
 
 static void
 threads_exit(int blas, int kernel)
 {
-    if (kernel < 0) return;
+    if (kernel == -1) return;
     threads_depth--;
-    if (blas > 0 && threads_blas_set != NULL) threads_blas_set(blas);
+    if (blas == -1) {
+        if (--threads_pinned_calls == 0 && threads_pinned_user > 1)
+            threads_blas_set(threads_pinned_user);
+    }
+    else if (blas > 0 && threads_blas_set != NULL)
+        threads_blas_set(blas);
     if (kernel > 0) num_threads = kernel;
+    if (threads_depth == 0) threads_kernel_user = 0;
 }
 
-/* threads_configure(set_address, get_address) -> None: OpenBLAS's functions (0, 0: none) */
+/* threads_configure(set_address, get_address[, pin]) -> None: OpenBLAS's functions (0, 0:
+ * none); pin: run every call's BLAS at one thread (its products change with its threads) */
 static PyObject *
 py_threads_configure(PyObject *self, PyObject *args)
 {
     (void)self;
     unsigned long long set_addr, get_addr;
-    if (!PyArg_ParseTuple(args, "KK", &set_addr, &get_addr)) return NULL;
+    int pin = 0;
+    if (!PyArg_ParseTuple(args, "KK|p", &set_addr, &get_addr, &pin)) return NULL;
     if ((set_addr == 0) != (get_addr == 0)) {
         PyErr_SetString(PyExc_ValueError, "threads_configure: both functions or neither");
         return NULL;
     }
     threads_blas_set = (blas_set_fn)(uintptr_t)set_addr;
     threads_blas_get = (blas_get_fn)(uintptr_t)get_addr;
+    threads_pin = pin && set_addr != 0;
     Py_RETURN_NONE;
 }
 
@@ -208,16 +258,17 @@ py_threads_stats(PyObject *self, PyObject *noargs)
 {
     (void)self;
     (void)noargs;
-    return Py_BuildValue("{s:i,s:i,s:d,s:i,s:K,s:K,s:i,s:i}", "adaptive", threads_adaptive,
+    return Py_BuildValue("{s:i,s:i,s:d,s:i,s:K,s:K,s:i,s:i,s:i}", "adaptive", threads_adaptive,
                          "cpus", threads_ncpu, "foreign_cores", threads_foreign, "last_choice",
                          threads_last_choice, "samples", threads_samples, "lowered",
                          threads_lowered, "blas", threads_blas_set != NULL,
-                         "blas_threads", threads_blas_get != NULL ? threads_blas_get() : 0);
+                         "blas_threads", threads_blas_get != NULL ? threads_blas_get() : 0,
+                         "blas_pinned", threads_pin);
 }
 
 #define SRCAD_THREADS_METHODS                                                                 \
     {"threads_configure", py_threads_configure, METH_VARARGS,                                \
-     "threads_configure(set_address, get_address): the BLAS's thread-count functions"},      \
+     "threads_configure(set_address, get_address[, pin]): the BLAS's thread-count functions"},      \
         {"threads_assume", py_threads_assume, METH_O,                                        \
          "threads_assume(foreign_cores) -> previous: a load to assume (< 0: measure)"},      \
         {"threads_stats", py_threads_stats, METH_NOARGS,                                     \

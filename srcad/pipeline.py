@@ -23,9 +23,10 @@ import types
 from dataclasses import dataclass, field, replace
 
 from . import ir, memplan
-from .build import pooled
+from .build import pinned, pooled
 from .codegen import compile_source, render
 from .lower import lower as lower_chains
+from .lower import matmuls_as_gemm
 from .errors import SrcadError
 from .gcode import GFunction, Line, exposed_reads, line_writes
 from .optimize import optimize
@@ -85,7 +86,10 @@ def build(fn_ir: ir.Function, infos, signature: str, opts: Options, dump=None) -
         memplan.plan(program, opts.kind)
     say("lower", program.functions)
     k = program.kernels
-    source = render(program.functions, origin=origin, inject=program.inject,
+    # (fused code: its matmuls on srcad's threads, srcad.runtime.gemm)
+    shown = (matmuls_as_gemm(program.functions) if opts.fuse and not opts.reparsed
+             else program.functions)
+    source = render(shown, origin=origin, inject=program.inject,
                     kernels=(k.name, sorted(x.name for x in k.kernels)) if k else None)
     say("final", source)
     return load(source, program, fn_ir, opts)
@@ -194,8 +198,9 @@ def load(source: str, program: Program, fn_ir: ir.Function, opts: Options) -> Co
     ns = compile_source(source, filename, {**program.inject, **{
         k: v for k, v in program.helpers.items() if k != "np"}, **kernels})
     # memory_plan: the entry points run with the buffer pool as numpy's allocator, so that a
-    # repeated call reuses its buffers across calls too (no fresh pages in steady state)
-    fns = {role: pooled(ns[n]) if opts.memory_plan else ns[n]
+    # repeated call reuses its buffers across calls too (no fresh pages in steady state);
+    # without it, still with the BLAS's threads as every srcad call has them (`pinned`)
+    fns = {role: pooled(ns[n]) if opts.memory_plan else pinned(ns[n])
            for role, n in program.roles.items()}
     return Compiled(source=source, functions=fns, saved=program.saved,
                     residuals=program.residuals, plan=opts.plan,
@@ -216,7 +221,7 @@ def relink(c: Compiled, replace_objects: dict) -> Compiled:
         if isinstance(v, types.FunctionType) and v.__globals__ is old_ns:
             ns[k] = types.FunctionType(v.__code__, ns, v.__name__, v.__defaults__,
                                        v.__closure__)
-    fns = {role: pooled(ns[n]) if c.pooled else ns[n] for role, n in c.roles.items()}
+    fns = {role: pooled(ns[n]) if c.pooled else pinned(ns[n]) for role, n in c.roles.items()}
     return replace(c, functions=fns, namespace=ns)
 
 

@@ -135,6 +135,7 @@ __all__ = [
     "inverse_permutation",
     "matmul_grad_a",
     "matmul_grad_b",
+    "gemm",
     "prod_grad",
     "select_grad",
     "unbroadcast",
@@ -427,6 +428,25 @@ def _scatter_rows(out, index, g) -> bool:
 
 
 _SCATTER: list = [None]
+
+
+def gemm(a, b):
+    """``a @ b``, as fused code (``fuse=True``) spells a matmul: numpy's product bit for bit.
+    Where srcad runs the BLAS at one thread in its calls (a BLAS whose products change with
+    its thread count: srcad.build.pinned), the C runtime's `gemm` computes large float32 and
+    float64 products on srcad's own threads, blocks of rows pulled one at a time, each a
+    one-thread BLAS call (kernels_c/srcad_gemm.h); everything else, and everything without the
+    C runtime, is numpy's own ``a @ b``."""
+    fn = _GEMM[0]
+    if fn is None:
+        fn = c_helper("gemm")
+        if fn is None:  # (no runtime yet, or none at all: numpy's, and look again next time)
+            return a @ b
+        _GEMM[0] = fn
+    return fn(a, b)
+
+
+_GEMM: list = [None]
 
 
 def setitem(x, index, value):

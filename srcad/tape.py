@@ -42,6 +42,7 @@ import types
 import numpy as np
 
 from . import runtime
+from .build import pinned
 from .errors import SrcadError
 from .frontend import concatenators
 from .frontend.concatenators import is_concatenator
@@ -880,7 +881,12 @@ def untraced(fn):
 def run(fn, values, wrt_mask, names):
     """Run `fn` on the tape: (tape, wrapped args, output). `values` are the values of fn's
     parameters `names` (a `*rest` one a tuple, a `**kw` one a dict), passed as fn takes them
-    (names None: every value positionally)."""
+    (names None: every value positionally). With the BLAS at one thread where srcad's
+    generated code runs it so (srcad.build.pinned): the same products, the same bits."""
+    return pinned(_run)(fn, values, wrt_mask, names)
+
+
+def _run(fn, values, wrt_mask, names):
     tape = Tape()
     wrapped = _wrap_args(tape, values, wrt_mask)
     func = fn.__func__ if inspect.ismethod(fn) else fn
@@ -937,6 +943,10 @@ def settle_arguments(values, wrapped) -> None:
 
 
 def grads(tape, wrapped, values, out, cotangent, wrt_mask):
+    return pinned(_grads)(tape, wrapped, values, out, cotangent, wrt_mask)
+
+
+def _grads(tape, wrapped, values, out, cotangent, wrt_mask):
     if isinstance(out, tuple):
         seeds = list(zip(out, cotangent))
     else:

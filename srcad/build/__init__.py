@@ -18,6 +18,7 @@ remembered).
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import hashlib
 import importlib
 import os
@@ -60,7 +61,7 @@ except ImportError:
 
 __all__ = ["load_module", "runtime", "kernels_c_dir", "header_sha", "BuildFailed",
            "CompilerUnavailable", "compiler_identity", "set_num_threads", "stats", "pooled",
-           "pool_stats", "release_buffers", "c_helper", "threads_stats"]
+           "pool_stats", "release_buffers", "c_helper", "threads_stats", "pinned"]
 
 _RUNTIME: list = []
 RECIPE = 2  # how modules are compiled (flags, defines, split into parts): bump when that changes
@@ -78,7 +79,8 @@ def kernels_c_dir() -> Path:
 
 # the runtime's C files, in the order they are hashed (setup.py lists the same ones)
 RUNTIME_SOURCES = ("srcad_kernels.h", "srcad_pool.h", "srcad_scatter.h", "srcad_optim.h",
-                   "srcad_rowgrad.h", "srcad_guards.h", "srcad_threads.h", "srcad_driver.c")
+                   "srcad_rowgrad.h", "srcad_guards.h", "srcad_threads.h", "srcad_gemm.h",
+                   "srcad_driver.c")
 
 
 def _sources_sha() -> str:
@@ -215,16 +217,33 @@ def pooled(fn):
     rt = _pool_runtime()
     if rt is None:
         return fn
+    _find_blas(rt)
+    return rt.pooled(fn)
+
+
+def pinned(fn):
+    """`fn`, run with the BLAS at one thread (the user's count restored after), where srcad
+    holds it there (`_pin_blas`: a BLAS whose products change with its thread count); `fn`
+    itself elsewhere. For the calls of srcad that do not run through `pooled` (tape mode,
+    ``memory_plan=False``, the matmul probes), so that every mode gets the same bits."""
+    rt = _pool_runtime()
+    if rt is None:
+        return fn
+    _find_blas(rt)
+    return rt.pooled(fn, False) if _PINNED.get(rt) else fn
+
+
+def _find_blas(rt) -> None:
     if _BLAS.get(rt) is None and _BLAS_TRIES.get(rt, 0) < 3:
         # (per runtime: a process may load another one, a cache build; and again if the
         # BLAS was not found yet)
         _BLAS_TRIES[rt] = _BLAS_TRIES.get(rt, 0) + 1
         _BLAS[rt] = _hand_blas_to(rt)
-    return rt.pooled(fn)
 
 
 _BLAS: dict = {}  # runtime -> the BLAS library handed to its per-call thread choice (or None)
 _BLAS_TRIES: dict = {}  # runtime -> how often the BLAS was looked for
+_PINNED: dict = {}  # runtime -> True where it runs the BLAS at one thread in every call
 
 
 def _hand_blas_to(rt):
@@ -237,10 +256,49 @@ def _hand_blas_to(rt):
     if not hasattr(rt, "threads_configure"):
         return None
     found = blas.thread_functions()
-    if found is None or blas.threads_change_values(found[0], found[1]):
+    if found is None:
         return None
-    rt.threads_configure(found[0], found[1])
-    return found[2]
+    if not blas.threads_change_values(found[0], found[1]):
+        rt.threads_configure(found[0], found[1])
+        return found[2]
+    if _pin_blas(rt, found):
+        return found[2]
+    return None
+
+
+def _pin_blas(rt, found) -> bool:
+    """Where the BLAS's products change with its thread count: run it at one thread in every
+    srcad call (so every call and mode has the one-thread bits, whatever the load) and get
+    the parallelism back in the runtime's `gemm` (kernels_c/srcad_gemm.h: blocks of rows,
+    each a one-thread cblas call, pulled by srcad's threads as they come free). Only where
+    the row granule is found and `gemm` then gives numpy's one-thread `a @ b` bit for bit on
+    a few shapes; else False and nothing is changed."""
+    if not hasattr(rt, "gemm_configure"):
+        return False
+    fns = blas.gemm_functions(found[2])
+    if fns is None:
+        return False
+    set_fn = ctypes.CFUNCTYPE(None, ctypes.c_int)(found[0])
+    get_fn = ctypes.CFUNCTYPE(ctypes.c_int)(found[1])
+    threads = get_fn()
+    set_fn(1)
+    try:
+        g32, g64 = blas.row_granule(fns[0], np.float32), blas.row_granule(fns[1], np.float64)
+        if g32 is None or g64 is None:
+            return False
+        rt.gemm_configure(fns[0], fns[1], g32, g64, 0)  # (min_work 0: split even the probes)
+        try:
+            ok = blas.gemm_agrees(rt.gemm, set_fn)
+        finally:
+            rt.gemm_configure(fns[0], fns[1], g32, g64, 1 << 21)
+    finally:
+        set_fn(threads)
+    if not ok:
+        rt.gemm_configure(0, 0, 0, 0)
+        return False
+    rt.threads_configure(found[0], found[1], True)
+    _PINNED[rt] = True
+    return True
 
 
 def threads_stats() -> dict:
@@ -250,7 +308,8 @@ def threads_stats() -> dict:
     rt = _pool_runtime()
     if rt is None or not hasattr(rt, "threads_stats"):
         return {"adaptive": 0}
-    return dict(rt.threads_stats(), blas_library=_BLAS.get(rt))
+    return dict(rt.threads_stats(), blas_library=_BLAS.get(rt),
+                **(rt.gemm_stats() if _PINNED.get(rt) else {}))
 
 
 def c_helper(name: str):
@@ -258,8 +317,10 @@ def c_helper(name: str):
     caller then runs the numpy it stands in for): ``scatter_add_rows(out, index, g)``
     (np.add.at for row scatters, kernels_c/srcad_scatter.h), ``adam_step``/``adam_steps``
     (Adam's update, kernels_c/srcad_optim.h), ``extremum_grad_rows(g, out, x)`` (the VJP of a
-    max/min over the last axis, kernels_c/srcad_rowgrad.h). Each is bit for bit the numpy
-    it replaces and raises TypeError for a case it does not handle."""
+    max/min over the last axis, kernels_c/srcad_rowgrad.h), ``gemm(a, b)`` (``a @ b`` on
+    srcad's threads, kernels_c/srcad_gemm.h: numpy's own ``a @ b`` for what it does not
+    handle). Each is bit for bit the numpy it replaces and raises TypeError for a case it
+    does not handle (gemm: never)."""
     rt = _pool_runtime()
     return getattr(rt, name, None) if rt is not None else None
 

@@ -13,6 +13,7 @@ system without /proc) gives None: the runtime then chooses srcad's own kernel th
 from __future__ import annotations
 
 import ctypes
+import os
 
 import numpy as np  # (numpy's BLAS is loaded with numpy: it must be mapped to be found)
 
@@ -74,17 +75,121 @@ def threads_change_values(set_addr: int, get_addr: int) -> bool:
     set_fn = ctypes.CFUNCTYPE(None, ctypes.c_int)(set_addr)
     get_fn = ctypes.CFUNCTYPE(ctypes.c_int)(get_addr)
     threads = get_fn()
-    if threads <= 1:
-        return False  # (nothing to lower)
+    # (at the process's count, or at two where the user holds it at one just now -- a
+    # threadpoolctl block: the answer is kept for the process, whose count may rise again)
+    many = threads if threads > 1 else min(2, os.cpu_count() or 1)
+    if many <= 1:
+        return False  # (one CPU: nothing to lower)
     rng = np.random.default_rng(0)
     shapes = (((128, 128), (128, 128)), ((64, 512), (512, 256)), ((4, 64, 96), (96, 80)),
               ((256, 64), (64, 256)))
     pairs = [(rng.standard_normal(a).astype(dt), rng.standard_normal(b).astype(dt))
              for dt in (np.float32, np.float64) for a, b in shapes]
     try:
-        many = [a @ b for a, b in pairs]
+        set_fn(many)
+        at_many = [a @ b for a, b in pairs]
         set_fn(1)
         one = [a @ b for a, b in pairs]
     finally:
         set_fn(threads)
-    return not all(np.array_equal(x, y) for x, y in zip(many, one))
+    return not all(np.array_equal(x, y) for x, y in zip(at_many, one))
+
+
+# 64-bit-integer cblas GEMMs (sgemm, dgemm), most specific first: srcad_gemm.h calls them with
+# int64 dimensions, so a 32-bit-integer BLAS is not used
+GEMM_NAMES = (("scipy_cblas_sgemm64_", "scipy_cblas_dgemm64_"),
+              ("cblas_sgemm64_", "cblas_dgemm64_"))
+
+
+def gemm_functions(path: str) -> tuple[int, int] | None:
+    """(cblas_sgemm address, cblas_dgemm address) of the OpenBLAS at `path` (the one numpy
+    loaded, `thread_functions`), under its 64-bit-integer names, or None."""
+    try:
+        lib = ctypes.CDLL(path)
+    except OSError:
+        return None
+    for s_name, d_name in GEMM_NAMES:
+        try:
+            s, d = getattr(lib, s_name), getattr(lib, d_name)
+        except AttributeError:
+            continue
+        return (ctypes.cast(s, ctypes.c_void_p).value, ctypes.cast(d, ctypes.c_void_p).value)
+    return None
+
+
+def _cblas(addr: int, dtype):
+    real = ctypes.c_float if dtype == np.float32 else ctypes.c_double
+    i64, p = ctypes.c_int64, ctypes.c_void_p
+    return ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_int, ctypes.c_int, i64, i64, i64, real,
+                            p, i64, p, i64, real, p, i64)(addr)
+
+
+def _rows_call(fn, a, b, out, r0, r1) -> None:
+    """One row-major cblas call for rows [r0, r1) of out = a @ b (a C- or F-ordered)."""
+    size = a.itemsize
+    trans_a, lda, step = ((111, a.strides[0] // size, a.strides[0]) if a.flags.c_contiguous
+                          else (112, a.strides[1] // size, size))
+    trans_b, ldb = ((111, b.strides[0] // size) if b.flags.c_contiguous
+                    else (112, b.strides[1] // size))
+    fn(101, trans_a, trans_b, r1 - r0, b.shape[1], a.shape[1], 1.0, a.ctypes.data + r0 * step,
+       lda, b.ctypes.data, ldb, 0.0, out.ctypes.data + r0 * out.strides[0], out.shape[1])
+
+
+GRANULES = (1, 2, 4, 6, 8, 12, 16, 24, 32, 48, 64)
+
+
+def row_granule(addr: int, dtype) -> int | None:
+    """The least row count g such that one single-threaded cblas GEMM on a block of rows
+    that starts at a multiple of g (the last block ending at the last row) gives bitwise
+    those rows of the call on the whole product: the column unroll of the kernel's
+    column-major product (rows of an edge tile are summed in another order). Measured on a
+    few shapes, plain and transposed operands, blocks of g and 2g rows; the caller holds the
+    BLAS at one thread. None: no candidate up to 64 holds."""
+    rng = np.random.default_rng(0)
+    fn = _cblas(addr, dtype)
+    for g in GRANULES:
+        ok = True
+        for m, k, n in ((7 * g + 5, 64, 40), (5 * g + 2, 300, 97), (3 * g + 3, 17, 33)):
+            for t_a in (False, True):
+                for t_b in (False, True):
+                    a = rng.standard_normal((k, m) if t_a else (m, k)).astype(dtype)
+                    b = rng.standard_normal((n, k) if t_b else (k, n)).astype(dtype)
+                    a, b = (a.T if t_a else a), (b.T if t_b else b)
+                    whole = np.empty((m, n), dtype)
+                    _rows_call(fn, a, b, whole, 0, m)
+                    blocks = np.empty((m, n), dtype)
+                    starts = [r for r in range(0, m, g) if m - r >= 2]
+                    starts = starts[:1] + starts[2:]  # (one block of 2g rows, then g's)
+                    for r0, r1 in zip(starts, starts[1:] + [m]):
+                        _rows_call(fn, a, b, blocks, r0, r1)
+                    if not np.array_equal(whole, blocks):
+                        ok = False
+                        break
+                if not ok:
+                    break
+            if not ok:
+                break
+        if ok:
+            return g
+    return None
+
+
+def gemm_agrees(gemm, set_threads) -> bool:
+    """Does the runtime's `gemm` give numpy's `a @ b` bit for bit (the BLAS at one thread, as
+    the caller holds it)? Plain, transposed and stacked float32/float64 operands of a few
+    sizes, its kernel threads at 2 so that the row blocks are shared out."""
+    rng = np.random.default_rng(1)
+    cases = (((100, 64), (64, 50)), ((64, 100), (100, 64)), ((3, 40, 30), (30, 20)),
+             ((2, 3, 26, 16), (2, 3, 16, 26)), ((37, 5), (5, 41)))
+    for dt in (np.float32, np.float64):
+        for sa, sb in cases:
+            a = rng.standard_normal(sa).astype(dt)
+            b = rng.standard_normal(sb).astype(dt)
+            for x, y in ((a, b), (np.ascontiguousarray(a.swapaxes(-1, -2)).swapaxes(-1, -2),
+                                  np.ascontiguousarray(b.swapaxes(-1, -2)).swapaxes(-1, -2))):
+                want = x @ y
+                got = gemm(x, y)
+                if got.shape != want.shape or got.strides != want.strides or \
+                        not np.array_equal(got, want):
+                    return False
+    return True

@@ -43,7 +43,8 @@ from . import cgen
 from .fuse import FunctionLowering
 from .match import VT
 
-__all__ = ["lower", "plan", "LoweredModule", "text_only", "batch", "quiet", "builds_now"]
+__all__ = ["lower", "plan", "LoweredModule", "text_only", "batch", "quiet", "builds_now",
+           "matmuls_as_gemm"]
 
 _WARNED: set = set()
 _TEXT_ONLY: list = [False]
@@ -272,3 +273,44 @@ def lower(functions: list, infos_of: dict, namespace: dict, origin: dict):
     lowered = LoweredModule(text, kernels, module, module_name,
                             {k.name: getattr(module, k.name) for k in kernels})
     return work, lowered
+
+
+GEMM = "gemm"  # srcad.runtime.gemm: `a @ b` on srcad's threads (kernels_c/srcad_gemm.h)
+
+
+def matmuls_as_gemm(functions: list) -> list:
+    """Fused code's matmuls as calls of the runtime's `gemm` (``h = gemm(x, W)  # L10``, for
+    ``h = x @ W``): numpy's product bit for bit, computed where srcad runs the BLAS at one
+    thread (srcad.build.pinned) by srcad's own threads, blocks of rows pulled as each comes
+    free, so a core another process holds delays one block, not half the product. Copies of
+    `functions` (the program keeps its `@`: the memory plan's walkers read it); the functions
+    themselves where none has a matmul or any of them already uses the name."""
+    def matmuls(node):
+        return any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.MatMult)
+                   for n in ast.walk(node))
+
+    lines = [sub for f in functions for ln in f.body for sub in ln.walk()
+             if sub.node is not None]
+    if not any(matmuls(ln.node) for ln in lines):
+        return functions
+    names = {n.id for ln in lines for n in ast.walk(ln.node) if isinstance(n, ast.Name)}
+    names |= {p for f in functions for p in f.params} | {f.name for f in functions}
+    names |= {n.arg for ln in lines for n in ast.walk(ln.node) if isinstance(n, ast.arg)}
+    if GEMM in names:
+        return functions
+
+    class Rewrite(ast.NodeTransformer):
+        def visit_BinOp(self, node):
+            self.generic_visit(node)
+            if not isinstance(node.op, ast.MatMult):
+                return node
+            return ast.copy_location(ast.Call(ast.Name(GEMM, ast.Load()),
+                                              [node.left, node.right], []), node)
+
+    out = copy.deepcopy(functions)
+    for f in out:
+        for ln in f.body:
+            for sub in ln.walk():
+                if sub.node is not None and matmuls(sub.node):
+                    sub.node = Rewrite().visit(sub.node)
+    return out

@@ -1,0 +1,264 @@
+/*
+ * srcad_gemm.h -- gemm(a, b): numpy's `a @ b` for float32/float64 matrices, bit for bit
+ * numpy's product with its OpenBLAS at one thread, computed by srcad's own threads pulling
+ * blocks of the product's rows (or whole matrices of a stack) one at a time, each one
+ * single-threaded cblas GEMM call. Included by srcad_driver.c alone, after srcad_threads.h.
+ *
+ * Why (issue 25): on a CPU where the BLAS's products change with its thread count (OpenBLAS
+ * 0.3.31's Haswell SGEMM on a Zen 3: srcad/build/blas.py threads_change_values) srcad runs
+ * its calls with the BLAS at one thread (srcad_threads.h, `threads_pin`), so that every call
+ * and every mode gets the same bits whatever the load. The parallelism comes back here, and
+ * dynamically: a static two-thread split waits for the thread whose core another process
+ * holds (the block's GEMMs took 2.4x their quiet time with one core of two busy); threads
+ * that pull the next block when they are done let the thread on the free core do most of
+ * the work.
+ *
+ * Why the bits are numpy's: numpy's matmul of two matrices is one cblas_?gemm call (trans
+ * flags and leading dimensions read from the strides, the result C-contiguous); a stack is
+ * one such call per matrix, in a loop. One call on a block of rows is bitwise those rows of
+ * the call on the whole when the block starts at a multiple of the kernel's row granule (the
+ * micro-kernel's column unroll of the column-major product OpenBLAS computes: 12 for the
+ * Haswell SGEMM, 2 for its DGEMM; rows of an edge tile are summed differently) and the last
+ * block ends at the last row. The granule is measured, not assumed (srcad/build/blas.py
+ * `row_granule`), and handed over with the functions. A 1-row block is never made (OpenBLAS
+ * may hand an M=1 GEMM to GEMV): the tail goes with the last block.
+ *
+ * Handled: a and b exact ndarrays of one dtype (float32, float64), native byte order,
+ * aligned; both 2-D, or a stack (ndim >= 3) times a matrix, or two stacks of the same leading
+ * shape; each matrix with one unit stride and the other at least its extent (what numpy
+ * hands to cblas); at least 2 rows, 2 columns and 2 summed; not a matrix times its own
+ * transpose (numpy's SYRK); a stack's leading axes in C order (numpy then lays the result
+ * out C-contiguous). Anything else is numpy's own `a @ b` (PyNumber_MatrixMultiply), as is
+ * everything before srcad.build configures the functions.
+ */
+#ifndef SRCAD_GEMM_H
+#define SRCAD_GEMM_H
+
+#include <stdint.h>
+
+#define GEMM_ROW_MAJOR 101
+#define GEMM_NO_TRANS 111
+#define GEMM_TRANS 112
+
+typedef void (*gemm_s_fn)(int, int, int, int64_t, int64_t, int64_t, float, const float *,
+                          int64_t, const float *, int64_t, float, float *, int64_t);
+typedef void (*gemm_d_fn)(int, int, int, int64_t, int64_t, int64_t, double, const double *,
+                          int64_t, const double *, int64_t, double, double *, int64_t);
+
+static gemm_s_fn gemm_s = NULL;
+static gemm_d_fn gemm_d = NULL;
+static npy_intp gemm_granule[2] = {0, 0}; /* float32, float64: rows a block starts at */
+static npy_intp gemm_min_work = (npy_intp)1 << 21; /* m*k*n below this: one call */
+static unsigned long long gemm_calls = 0, gemm_split = 0, gemm_fellback = 0;
+
+typedef struct {
+    int trans;    /* GEMM_NO_TRANS / GEMM_TRANS */
+    npy_intp ld;  /* leading dimension, in elements */
+    npy_intp row; /* elements from one row of the operand to the next */
+} gemm_operand;
+
+/* the operand as numpy's matmul hands it to cblas (row-major), from its last two strides;
+ * 0: not blasable */
+static int
+gemm_operand_of(npy_intp rows, npy_intp cols, npy_intp s_row, npy_intp s_col, npy_intp size,
+                gemm_operand *o)
+{
+    if (s_row % size != 0 || s_col % size != 0) return 0;
+    npy_intp r = s_row / size, c = s_col / size;
+    if (c == 1 && r >= cols && r > 0) {
+        o->trans = GEMM_NO_TRANS;
+        o->ld = r;
+        o->row = r;
+        return 1;
+    }
+    if (r == 1 && c >= rows && c > 0) {
+        o->trans = GEMM_TRANS;
+        o->ld = c;
+        o->row = 1;
+        return 1;
+    }
+    return 0;
+}
+
+/* one block of rows [r0, r1) of one matrix of the product */
+static void
+gemm_block(int dt, const char *a, const gemm_operand *oa, const char *b,
+           const gemm_operand *ob, char *c, npy_intp r0, npy_intp r1, npy_intp k, npy_intp n)
+{
+    npy_intp size = dt == 0 ? 4 : 8;
+    const char *ar = a + r0 * oa->row * size;
+    char *cr = c + r0 * n * size;
+    if (dt == 0)
+        gemm_s(GEMM_ROW_MAJOR, oa->trans, ob->trans, r1 - r0, n, k, 1.0f, (const float *)ar,
+               oa->ld, (const float *)b, ob->ld, 0.0f, (float *)cr, n);
+    else
+        gemm_d(GEMM_ROW_MAJOR, oa->trans, ob->trans, r1 - r0, n, k, 1.0, (const double *)ar,
+               oa->ld, (const double *)b, ob->ld, 0.0, (double *)cr, n);
+}
+
+/* leading axes [0, lead) of `x` in C order (strides not increasing, none negative)? */
+static int
+gemm_lead_c_order(PyArrayObject *x, int lead)
+{
+    for (int d = 0; d < lead; d++) {
+        if (PyArray_STRIDE(x, d) < 0) return 0;
+        if (d + 1 < lead && PyArray_DIM(x, d + 1) > 1 && PyArray_DIM(x, d) > 1 &&
+            PyArray_STRIDE(x, d) < PyArray_STRIDE(x, d + 1))
+            return 0;
+    }
+    return 1;
+}
+
+/* byte offset of item `i` (C order over the leading axes) in `x` */
+static npy_intp
+gemm_item_offset(PyArrayObject *x, int lead, npy_intp i)
+{
+    npy_intp off = 0;
+    for (int d = lead - 1; d >= 0; d--) {
+        npy_intp n = PyArray_DIM(x, d);
+        off += (i % n) * PyArray_STRIDE(x, d);
+        i /= n;
+    }
+    return off;
+}
+
+static PyObject *
+gemm_numpy(PyObject *a, PyObject *b)
+{
+    gemm_fellback++;
+    return PyNumber_MatrixMultiply(a, b);
+}
+
+static PyObject *
+py_gemm(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "gemm(a, b): two arguments");
+        return NULL;
+    }
+    PyObject *ao = args[0], *bo = args[1];
+    gemm_calls++;
+    if (gemm_s == NULL || !PyArray_CheckExact(ao) || !PyArray_CheckExact(bo))
+        return gemm_numpy(ao, bo);
+    PyArrayObject *a = (PyArrayObject *)ao, *b = (PyArrayObject *)bo;
+    int type = PyArray_TYPE(a), na = PyArray_NDIM(a), nb = PyArray_NDIM(b);
+    if ((type != NPY_FLOAT && type != NPY_DOUBLE) || PyArray_TYPE(b) != type ||
+        !PyArray_ISNOTSWAPPED(a) || !PyArray_ISNOTSWAPPED(b) || !PyArray_ISALIGNED(a) ||
+        !PyArray_ISALIGNED(b) || na < 2 || nb < 2 || (nb > 2 && nb != na))
+        return gemm_numpy(ao, bo);
+    int dt = type == NPY_FLOAT ? 0 : 1;
+    npy_intp size = dt == 0 ? 4 : 8, granule = gemm_granule[dt];
+    int lead = na - 2;
+    npy_intp m = PyArray_DIM(a, na - 2), k = PyArray_DIM(a, na - 1), n = PyArray_DIM(b, nb - 1);
+    if (granule < 1 || PyArray_DIM(b, nb - 2) != k || m < 2 || k < 2 || n < 2)
+        return gemm_numpy(ao, bo);
+    npy_intp items = 1;
+    for (int d = 0; d < lead; d++) {
+        if (nb > 2 && PyArray_DIM(b, d) != PyArray_DIM(a, d)) return gemm_numpy(ao, bo);
+        items *= PyArray_DIM(a, d);
+    }
+    if (items < 1 || !gemm_lead_c_order(a, lead) || (nb > 2 && !gemm_lead_c_order(b, lead)))
+        return gemm_numpy(ao, bo);
+    gemm_operand oa, ob;
+    if (!gemm_operand_of(m, k, PyArray_STRIDE(a, na - 2), PyArray_STRIDE(a, na - 1), size,
+                         &oa) ||
+        !gemm_operand_of(k, n, PyArray_STRIDE(b, nb - 2), PyArray_STRIDE(b, nb - 1), size, &ob))
+        return gemm_numpy(ao, bo);
+    /* a matrix times its own transpose: numpy calls SYRK (other bits) */
+    if (m == n && oa.trans != ob.trans && PyArray_STRIDE(a, na - 2) == PyArray_STRIDE(b, nb - 1) &&
+        PyArray_STRIDE(a, na - 1) == PyArray_STRIDE(b, nb - 2)) {
+        for (npy_intp i = 0; i < items; i++) {
+            npy_intp ob_off = nb > 2 ? gemm_item_offset(b, lead, i) : 0;
+            if (PyArray_BYTES(a) + gemm_item_offset(a, lead, i) == PyArray_BYTES(b) + ob_off)
+                return gemm_numpy(ao, bo);
+        }
+    }
+    npy_intp dims[SRCAD_MAXDIMS];
+    if (na > SRCAD_MAXDIMS) return gemm_numpy(ao, bo);
+    for (int d = 0; d < lead; d++) dims[d] = PyArray_DIM(a, d);
+    dims[lead] = m;
+    dims[lead + 1] = n;
+    PyArrayObject *out = (PyArrayObject *)PyArray_SimpleNew(na, dims, type);
+    if (out == NULL) return NULL;
+    if (PyArray_SIZE(out) == 0) return (PyObject *)out;
+
+    /* the work: blocks of rows of each matrix, each starting at a multiple of the granule,
+     * about 4 per thread where the product is large enough to share */
+    int threads = threads_kernel_user > 0 ? threads_kernel_user : num_threads;
+    double work = (double)items * (double)m * (double)k * (double)n;
+    npy_intp per = m; /* rows per block */
+    if (threads > 1 && work >= (double)gemm_min_work) {
+        npy_intp want = 4 * (npy_intp)threads;
+        if (items < want) {
+            npy_intp blocks = (want + items - 1) / items; /* per matrix */
+            per = (m + blocks - 1) / blocks;
+            per = ((per + granule - 1) / granule) * granule;
+            if (per < 2 * granule) per = 2 * granule;
+            if (per > m) per = m;
+        }
+    }
+    else
+        threads = 1;
+    npy_intp blocks_per = (m + per - 1) / per;
+    if (blocks_per > 1 && m - (blocks_per - 1) * per < 2) blocks_per--; /* no 1-row tail */
+    npy_intp tasks = items * blocks_per;
+    const char *abase = PyArray_BYTES(a), *bbase = PyArray_BYTES(b);
+    char *obase = PyArray_BYTES(out);
+    npy_intp out_item = m * n * size;
+    if (tasks > 1) gemm_split++;
+    Py_BEGIN_ALLOW_THREADS
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (threads > 1 && tasks > 1)
+#endif
+    for (npy_intp t = 0; t < tasks; t++) {
+        npy_intp i = t / blocks_per, j = t % blocks_per;
+        npy_intp r0 = j * per, r1 = j == blocks_per - 1 ? m : r0 + per;
+        const char *ai = abase + gemm_item_offset(a, lead, i);
+        const char *bi = bbase + (nb > 2 ? gemm_item_offset(b, lead, i) : 0);
+        gemm_block(dt, ai, &oa, bi, &ob, obase + i * out_item, r0, r1, k, n);
+    }
+    Py_END_ALLOW_THREADS
+    return (PyObject *)out;
+}
+
+/* gemm_configure(sgemm, dgemm, granule32, granule64[, min_work]) -> None: the 64-bit-integer
+ * cblas_sgemm/cblas_dgemm of numpy's OpenBLAS (addresses; 0, 0: none, gemm is numpy's @) */
+static PyObject *
+py_gemm_configure(PyObject *self, PyObject *args)
+{
+    (void)self;
+    unsigned long long s, d;
+    Py_ssize_t g32, g64, min_work = -1;
+    if (!PyArg_ParseTuple(args, "KKnn|n", &s, &d, &g32, &g64, &min_work)) return NULL;
+    if ((s == 0) != (d == 0)) {
+        PyErr_SetString(PyExc_ValueError, "gemm_configure: both functions or neither");
+        return NULL;
+    }
+    gemm_s = (gemm_s_fn)(uintptr_t)s;
+    gemm_d = (gemm_d_fn)(uintptr_t)d;
+    gemm_granule[0] = g32;
+    gemm_granule[1] = g64;
+    if (min_work >= 0) gemm_min_work = min_work;
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+py_gemm_stats(PyObject *self, PyObject *noargs)
+{
+    (void)self;
+    (void)noargs;
+    return Py_BuildValue("{s:i,s:n,s:n,s:n,s:K,s:K,s:K}", "configured", gemm_s != NULL,
+                         "granule_float32", gemm_granule[0], "granule_float64",
+                         gemm_granule[1], "min_work", gemm_min_work, "calls", gemm_calls,
+                         "split", gemm_split, "numpy", gemm_fellback);
+}
+
+#define SRCAD_GEMM_METHODS                                                                    \
+    {"gemm", (PyCFunction)(void (*)(void))py_gemm, METH_FASTCALL,                           \
+     "gemm(a, b): a @ b, numpy's bits at one BLAS thread, on srcad's threads"},              \
+        {"gemm_configure", py_gemm_configure, METH_VARARGS,                                  \
+         "gemm_configure(sgemm, dgemm, granule32, granule64[, min_work])"},                  \
+        {"gemm_stats", py_gemm_stats, METH_NOARGS, "gemm's counters and settings"},
+
+#endif /* SRCAD_GEMM_H */

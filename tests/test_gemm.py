@@ -1,0 +1,152 @@
+"""The runtime's `gemm` (kernels_c/srcad_gemm.h) and the BLAS held at one thread in srcad's
+calls where its products change with its thread count (issue 25 item 2).
+
+What must hold (never timed here: bench/peers.py --contend measures the speed): `gemm(a, b)`
+is numpy's `a @ b` bit for bit -- values, dtype, shape and strides -- at the BLAS thread count
+srcad's calls run (one thread where srcad.build pins it, else the user's), for every operand
+it handles (row blocks shared between srcad's threads) and for every one it hands back to
+numpy; fused code spells its matmuls with it and still agrees with unfused code and tape
+mode bit for bit, loaded or not; without the C runtime it is numpy's own product.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+
+import numpy as np
+import pytest
+
+import srcad
+from srcad import build, runtime
+from srcad.lower import matmuls_as_gemm
+from srcad.zoo import transformer
+
+with contextlib.suppress(Exception):  # (no compiler: the skips below say so)
+    build.runtime()
+
+RT = build._pool_runtime()
+needs_gemm = pytest.mark.skipif(RT is None or not hasattr(RT, "gemm"),
+                                reason="the C runtime (srcad._kernels) with gemm is not here")
+
+
+def _same(got, want):
+    return (type(got) is type(want) and got.dtype == want.dtype and got.shape == want.shape
+            and got.strides == want.strides and got.tobytes() == want.tobytes())
+
+
+def _operand(rng, shape, dtype, layout):
+    """An array of `shape` whose last two axes are C-ordered, transposed (F-ordered matrices)
+    or a strided view (every other column of a wider array)."""
+    if layout == "T":
+        return np.ascontiguousarray(rng.standard_normal(shape).astype(dtype).swapaxes(-1, -2)
+                                    ).swapaxes(-1, -2)
+    if layout == "strided":
+        wide = rng.standard_normal(shape[:-1] + (2 * shape[-1],)).astype(dtype)
+        return wide[..., ::2]
+    return rng.standard_normal(shape).astype(dtype)
+
+
+SHAPES = [((1024, 512), (512, 96)), ((300, 200), (200, 130)), ((97, 64), (64, 301)),
+          ((25, 300), (300, 400)), ((13, 700), (700, 250)), ((200, 2), (2, 200)),
+          ((2, 500), (500, 500)), ((4, 128, 64), (64, 128)), ((2, 3, 50, 40), (2, 3, 40, 70)),
+          ((8, 128, 96), (8, 96, 128)), ((7, 5), (5, 3)), ((1, 300), (300, 300)),
+          ((300, 300), (300, 1)), ((300, 1), (1, 300)), ((0, 30), (30, 40)),
+          ((30, 0), (0, 40)), ((3, 0, 4), (4, 5)), ((5, 30), (30,)), ((30,), (30, 5))]
+
+
+@needs_gemm
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shapes", SHAPES, ids=lambda s: f"{s[0]}@{s[1]}")
+def test_gemm_is_numpys_product_bit_for_bit(shapes, dtype):
+    rng = np.random.default_rng(abs(hash(shapes)) % 2**32)
+    old = build.set_num_threads(2)  # (row blocks shared out even on one CPU)
+    try:
+        for la in ("C", "T", "strided"):
+            for lb in ("C", "T", "strided"):
+                if (la != "C" and len(shapes[0]) < 2) or (lb != "C" and len(shapes[1]) < 2):
+                    continue
+                a = _operand(rng, shapes[0], dtype, la)
+                b = _operand(rng, shapes[1], dtype, lb)
+                got, want = build.pinned(lambda: (runtime.gemm(a, b), a @ b))()
+                assert _same(got, want), (la, lb)
+    finally:
+        build.set_num_threads(old)
+
+
+@needs_gemm
+def test_gemm_hands_other_cases_to_numpy():
+    """Mixed and integer dtypes, a matrix times its own transpose (numpy's SYRK), broadcast
+    stacks, scalars' errors: numpy's own result, or numpy's own exception."""
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((300, 200)).astype(np.float32)
+    cases = [(a, a.T), (a.T, a), (a, a.astype(np.float64).T), (a.astype(np.int64), a.T.astype(
+        np.int64)), (a[None].repeat(2, 0), a.T[None]), (a.astype(np.complex64), a.T),
+        (np.asfortranarray(rng.standard_normal((3, 40, 50))), rng.standard_normal((50, 60)))]
+    for x, y in cases:
+        got, want = build.pinned(lambda x=x, y=y: (runtime.gemm(x, y), x @ y))()
+        assert _same(got, want), (x.dtype, x.shape, y.dtype, y.shape)
+    for x, y in ((a, a), (2.0, a), (a[0], a[:, 0])):
+        try:
+            want = x @ y
+        except (ValueError, TypeError) as e:
+            with pytest.raises(type(e)):
+                runtime.gemm(x, y)
+        else:
+            assert np.array_equal(runtime.gemm(x, y), want)
+
+
+def test_without_the_c_runtime_gemm_is_numpys(monkeypatch):
+    monkeypatch.setattr(runtime, "c_helper", lambda name: None)
+    monkeypatch.setattr(runtime, "_GEMM", [None])
+    rng = np.random.default_rng(6)
+    a, b = rng.standard_normal((50, 40)), rng.standard_normal((40, 30))
+    assert _same(runtime.gemm(a, b), a @ b)
+
+
+def test_fused_code_spells_matmul_as_gemm_unless_the_name_is_taken():
+    def uses_name(x, w):
+        gemm = x @ w
+        return np.sum(np.tanh(gemm) * 2.0 + 1.0)
+
+    def plain(x, w):
+        return np.sum(np.tanh(x @ w) * 2.0 + 1.0)
+
+    x, w = np.ones((4, 3)), np.ones((3, 5))
+    taken = srcad.grad(uses_name, wrt=1, fuse=True)
+    free = srcad.grad(plain, wrt=1, fuse=True)
+    assert np.array_equal(taken(x, w), free(x, w))
+    assert "gemm(" not in srcad.source(taken) and " @ " in srcad.source(taken)
+    assert "gemm(x, w)" in srcad.source(free)
+    assert matmuls_as_gemm([]) == []
+
+
+@pytest.mark.skipif(RT is None or not hasattr(RT, "threads_assume"),
+                    reason="the C runtime with the thread choice is not here")
+@pytest.mark.parametrize("width,heads", [(128, 4), (96, 2)])
+def test_fused_unfused_and_tape_agree_whatever_the_load(width, heads):
+    """The block's gradients: fuse=True (gemm), fuse=False, memory_plan=False and tape mode,
+    quiet and with every core but one assumed busy: one set of bits (where the BLAS is
+    pinned, numpy's at one thread)."""
+    rng = np.random.default_rng(11)
+    p = transformer.randomize(rng, transformer.init(rng, width, heads, dtype=np.float32))
+    x, probe = (rng.standard_normal((4, 36, width)).astype(np.float32) for _ in range(2))
+    forms = {"fused": dict(fuse=True), "unfused": dict(fuse=False),
+             "no plan": dict(fuse=False, memory_plan=False), "tape": dict(mode="tape")}
+    ncpu = len(os.sched_getaffinity(0))
+    seen = {}
+    for load in (0.0, ncpu - 1.0):
+        before = RT.threads_assume(load)
+        try:
+            for name, kw in forms.items():
+                seen[(name, load)] = srcad.value_and_grad(
+                    transformer.block_loss, wrt="p", **kw)(p, x, heads, probe)
+        finally:
+            RT.threads_assume(before)
+    ref_value, ref = seen[("fused", 0.0)]
+    for key, (value, grads) in seen.items():
+        assert value == ref_value, key
+        assert all(np.array_equal(grads[k], ref[k]) for k in ref), (key, [
+            k for k in ref if not np.array_equal(grads[k], ref[k])])
+    if build.threads_stats().get("blas_pinned"):
+        assert build.threads_stats()["split"] > 0
