@@ -476,13 +476,13 @@ class Tape:
                 if isinstance(x, CONTAINERS):  # the callee's own container (and leaves)
                     inner = wrap_container(_raw_tree(x), self, fresh)
                     pairs.append((x, inner))
-                    if isinstance(x, dict) and x.written:
+                    if getattr(x, "written", None):
                         # an entry the caller stored (`p["W"] = ...` by an earlier call) is
                         # read as stored in the callee too: its cotangent goes to that value
                         # (paired above), not into the container's adjoint, which reaches
                         # the argument's original entries
                         inner.written |= x.written
-                        kept.append((inner, {k: dict.__getitem__(inner, k) for k in x.written}))
+                        kept.append((inner, {k: raw_item(inner, k) for k in x.written}))
                     return inner
                 if isinstance(x, dict):
                     inner = {k: fresh(v) for k, v in x.items()}
@@ -503,11 +503,11 @@ class Tape:
                     if k not in made or inner[k] is not made[k]:
                         x[k] = inner[k]
             unchanged = {id(inner): made for inner, made in kept}
-            for x, inner in pairs:
-                if isinstance(inner, dict) and getattr(inner, "written", None):
+            for x, inner in pairs:  # (`p[k] = v` into a dict or list argument: the caller's)
+                if isinstance(inner, (dict, list)) and getattr(inner, "written", None):
                     made = unchanged.get(id(inner), {})
                     for k in inner.written:
-                        v = dict.__getitem__(inner, k)
+                        v = raw_item(inner, k)
                         if k not in made or v is not made[k]:  # (stored by this call)
                             x[k] = v
             return out
@@ -940,6 +940,10 @@ def settle_arguments(values, wrapped) -> None:
             for i, v in enumerate(original):
                 if isinstance(v, (Tensor, Plain)):
                     original[i] = value_of(v)
+        elif type(original) is list and isinstance(w, list) and getattr(w, "written", None):
+            for i in w.written:  # (`Ws[i] = v` into a list argument: the caller's list)
+                v = raw_item(w, i)
+                original[i] = value_of(v) if isinstance(v, (Tensor, Plain)) else _raw_tree(v)
 
 
 def grads(tape, wrapped, values, out, cotangent, wrt_mask):
