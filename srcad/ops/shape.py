@@ -29,7 +29,7 @@ from ..runtime import (
     unstack,
     last_writes,
 )
-from .table import defjvp, defvjp
+from .table import Param, defjvp, defnondiff, defvjp
 
 _T = (2, 3, 4)
 
@@ -177,6 +177,9 @@ defvjp(view_again,
                    ("OP(a, (1, 2), b)", [(3, 4), ()])),
        derivation="the view made again from its base (g flows to x at index), or the scalar "
        "copy or container item kept (g flows to it)")
+defnondiff(is_view_of, name="is_view_of", params=(Param("x"), Param("view")), family="shape",
+           spelling="is_view_of(x, view)",
+           test_cases=(("a * OP(b, b[1])", [(3,), (2, 3)]),))  # (a bool: view_again's choice)
 defvjp(alias_again,
        lambda g, out, new, old: g if isinstance(old, np.ndarray) else np.zeros_like(new),
        lambda g, out, new, old: np.zeros_like(old) if isinstance(old, np.ndarray) else g,
