@@ -17,7 +17,7 @@ from . import ir
 from .checkpoint import check_schedule
 from .errors import SrcadError, at_call_site, in_substitute
 from .pyfuncs import label_of
-from .runtime import store_into
+from .runtime import own, store_into
 
 
 def atom_value(atom, env: dict) -> Any:
@@ -111,9 +111,15 @@ def run_effect(stmt: ir.Effect, env: dict, probe: bool = False) -> None:
             setattr(atom_value(stmt.args["_obj"], env), stmt.args["attr"].value,
                     atom_value(stmt.args["value"], env))
         return
+    if stmt.kind == "own":  # p_caller, p = p, own(p) (frontend/normalize.py: own_on_entry)
+        param = stmt.args["param"].name
+        env[stmt.args["caller"].value], env[param] = env[param], own(env[param])
+        return
     if stmt.kind == "setitem":  # param[k] = v: the caller's dict (once, by the real call)
         if not probe:
-            store_into(atom_value(stmt.args["_obj"], env),
+            caller = stmt.args.get("caller")
+            store_into(env[caller.value] if caller is not None else
+                       atom_value(stmt.args["_obj"], env),
                                atom_value(stmt.args["index"], env),
                                atom_value(stmt.args["value"], env))
         return

@@ -80,12 +80,22 @@ def budget_plan(fn_ir, infos, signature, values, opts: Options) -> BudgetPlan:
     that recomputes least among those within 2% of that least peak -- or the program as
     written, if no plan beats it.
     """
-    # every measuring run gets its own copy of a random generator the caller passed in
+    # every measuring run gets its own copy of a random generator the caller passed in, and
+    # of the lists and dicts holding the arguments (the function may store into them: the
+    # caller's own are written once, by the call itself)
     given = values
 
+    def fresh(v):
+        if isinstance(v, (np.random.Generator, np.random.RandomState)):
+            return copy.deepcopy(v)
+        if type(v) is list:
+            return [fresh(item) for item in v]
+        if type(v) is dict:
+            return {k: fresh(item) for k, item in v.items()}
+        return v
+
     def fresh_values():
-        return [copy.deepcopy(v) if isinstance(v, (np.random.Generator, np.random.RandomState))
-                else v for v in given]
+        return [fresh(v) for v in given]
 
     budget = int(opts.memory_budget)
     kind = "vjp" if opts.kind == "vjp" else "grad"

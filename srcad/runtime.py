@@ -111,6 +111,7 @@ __all__ = [
     "pop_or_zeros",
     "LoopCheckpoints",
     "setitem",
+    "own",
     "write_through",
     "view_again",
     "is_view_of",
@@ -479,12 +480,24 @@ def store_into(container, index, value):
         container[index] = value
 
 
+def own(container):
+    """The generated code's own copy of a list or dict argument the function stores into
+    (`p_caller, p = p, own(p)`): the stores go into the caller's object (`store_into`), and
+    the code, whose backward reads the argument as it came in, reads this copy. The items are
+    shared; anything but a list or dict (an array is copied on write) is itself."""
+    if type(container) is list:
+        return list(container)
+    if type(container) is dict:
+        return dict(container)
+    return container
+
+
 def write_through(x, index, value, view):
     """numpy's `view += t`, seen from `x`, where `view = x[index]` with integer indices: an
     array view (x changes: `x[index] = value`), or a scalar copy when the index picks one
     element (x stays as it is). Only the kind of `view` decides, so one generated line serves
-    both."""
-    return setitem(x, index, value) if np.ndim(view) else x
+    both. A list or dict item is the object itself: `x` holds it, written."""
+    return setitem(x, index, value) if isinstance(view, (list, dict)) or np.ndim(view) else x
 
 
 def alias_again(new, old):
@@ -519,7 +532,7 @@ def view_again(x, index, view):
 def is_view_of(x, view) -> bool:
     """Did `view = x[index]` give a view of x's memory (an array of an array), rather than
     a scalar copy or a container's item? (`view_again`'s choice, its rules' too.)"""
-    return bool(np.ndim(view)) and not isinstance(x, (list, tuple, dict))
+    return not isinstance(x, (list, tuple, dict)) and bool(np.ndim(view))
 
 
 def setitem_grad_x(g, index):

@@ -50,7 +50,7 @@ from .frontend.opaque import is_library_module, is_user_object, library_file
 from .ops import table
 from .pyfuncs import CLASS_SUBSTITUTES, SUBSTITUTES, TAPE_ONLY
 from .tape_builtins import LibraryView, _hashable, plain_call, tape_builtins
-from .tape_containers import (CONTAINERS, TensorDict, TensorList, raw_item, raw_items, rewrap,
+from .tape_containers import (CONTAINERS, TensorDict, TensorList, TensorTuple, raw_item, raw_items, rewrap,
                               wrap_container)
 from .runtime_at import AT_FORMS
 from .runtime_callbacks import VectorizeEager
@@ -67,14 +67,17 @@ _BUILTIN_NAMES = {"round", "isinstance", "print", "repr", "format", "hash", "id"
 
 
 class Entry:
-    __slots__ = ("op", "args", "out", "kind", "pairs")
+    __slots__ = ("op", "args", "out", "kind", "pairs", "frozen")
 
-    def __init__(self, op, args, out, kind="op", pairs=None):
+    def __init__(self, op, args, out, kind="op", pairs=None, frozen=None):
         self.op = op  # the row
         self.args = args  # param name -> argument as given (Tensors inside)
         self.out = out  # the result Tensor
         self.kind = kind  # "op", or "call": leaving a user function (backward adds back)
         self.pairs = pairs  # for "call": [(outer Tensor, inner Tensor), ...]
+        # param name -> a followed container argument's values when the row read it (the
+        # function may store into the container later; the backward reads them as they were)
+        self.frozen = frozen
 
 
 _VIEW_KINDS = {operator.getitem: "index", np.transpose: "transpose", np.swapaxes: "swapaxes"}
@@ -155,9 +158,9 @@ class Tape:
         out = Tensor(result, self)
         # a plain array the backward will read may be changed in place later (v += 1.0 on an
         # array no Tensor touches): keep a copy of it, as source mode's code rebinds instead
-        saved = {k: (np.array(v, copy=True) if isinstance(v, np.ndarray) else v)
-                 for k, v in bound.items()}
-        self._record(Entry(op, saved, out))
+        saved = {k: _as_read(v) for k, v in bound.items()}
+        frozen = {k: _unwrap(v) for k, v in bound.items() if isinstance(v, CONTAINERS)}
+        self._record(Entry(op, saved, out, frozen=frozen or None))
         base = next(iter(bound.values()), None)
         if (op.view and isinstance(base, Tensor) and isinstance(result, np.ndarray)
                 and isinstance(base.value, np.ndarray)
@@ -184,6 +187,9 @@ class Tape:
                     isinstance(out, list):  # (items stored before: read as stored there too)
                 at = range(*index.indices(len(c)))
                 out.written = {j for j, i in enumerate(at) if i in c.written}
+            elif not isinstance(index, slice) and not isinstance(out, TensorTuple) and \
+                    not isinstance(c, TensorTuple):  # (a store into it is a store into c)
+                out.outer = (c, index)
         else:
             return raw
         if not _has_tensor(out):
@@ -535,6 +541,8 @@ class Tape:
             out_value = _unwrap(e.out)
             values = {p.name: _unwrap(e.args[p.name]) if p.name in e.args else p.default
                       for p in op.params}
+            if e.frozen:
+                values.update(e.frozen)
             for k, v in values.items():  # a list numpy took as one array: so does the rule
                 if isinstance(v, (list, tuple)) and op.takes_array(k):
                     values[k] = np.asarray(v)
@@ -552,6 +560,21 @@ class Tape:
                     for item, piece in _pieces(arg, c):
                         _accumulate(adj, item, piece)
         return adj
+
+
+def _as_read(v):
+    """An argument as a row read it, kept for the backward: a plain array the function may
+    change in place later (`v += 1.0` on an array no Tensor touches) is copied, as source
+    mode's code rebinds instead; a plain list or dict the function may store into later
+    (`Ws[1] = ...` after `np.max(Ws)`) is kept as it is now, its Tensors themselves kept."""
+    if isinstance(v, np.ndarray):
+        return np.array(v, copy=True)
+    if type(v) is list:
+        return [_as_read(item) if type(item) in (list, dict) else item for item in v]
+    if type(v) is dict:
+        return {k: _as_read(item) if type(item) in (list, dict) else item
+                for k, item in v.items()}
+    return v
 
 
 def _tensors_in(v, held: dict) -> None:
@@ -928,22 +951,43 @@ def settle_arguments(values, wrapped) -> None:
     holds plain values, as after a call in source mode -- the caller's own object, also when
     the tape followed a wrapped copy of it."""
     for original, w in zip(values, wrapped):
-        if isinstance(original, dict):
+        if w is original:  # (not followed: the function ran on the caller's own object)
+            _plain_in_place(original)
+        elif isinstance(original, dict):
             keys = list(w.keys()) if isinstance(w, dict) else []
             for k in keys:
-                v = dict.__getitem__(w, k)
-                if w is original or k in getattr(w, "written", ()) or k not in original:
-                    if isinstance(v, (Tensor, Plain)) or w is not original:
-                        dict.__setitem__(original, k, value_of(v) if isinstance(v, (
-                            Tensor, Plain)) else _raw_tree(v))
-        elif type(original) is list and w is original:
-            for i, v in enumerate(original):
-                if isinstance(v, (Tensor, Plain)):
-                    original[i] = value_of(v)
+                if k in getattr(w, "written", ()) or k not in original:
+                    dict.__setitem__(original, k, _plain_tree(dict.__getitem__(w, k)))
         elif type(original) is list and isinstance(w, list) and getattr(w, "written", None):
             for i in w.written:  # (`Ws[i] = v` into a list argument: the caller's list)
-                v = raw_item(w, i)
-                original[i] = value_of(v) if isinstance(v, (Tensor, Plain)) else _raw_tree(v)
+                original[i] = _plain_tree(raw_item(w, i))
+
+
+def _plain_tree(x):
+    """What a store left in a followed container, as plain values: dicts, lists and tuples
+    of arrays (a Tensor's value), as source mode leaves the caller's object."""
+    if isinstance(x, (Tensor, Plain)):
+        return value_of(x)
+    if isinstance(x, TensorDict):
+        return {k: _plain_tree(dict.__getitem__(x, k)) for k in x.keys()}
+    if isinstance(x, CONTAINERS):
+        items = [_plain_tree(v) for v in raw_items(x)]
+        return tuple(items) if isinstance(x, tuple) else items
+    if type(x) in (list, dict):
+        _plain_in_place(x)
+    return x
+
+
+def _plain_in_place(x) -> None:
+    """A plain list or dict of the caller's the function stored Tensors into, at any depth:
+    their values in their place."""
+    keys = list(x.keys()) if type(x) is dict else range(len(x)) if type(x) is list else ()
+    for k in keys:
+        v = x[k]
+        if isinstance(v, (Tensor, Plain)) or isinstance(v, CONTAINERS):
+            x[k] = _plain_tree(v)
+        elif type(v) in (list, dict):
+            _plain_in_place(v)
 
 
 def grads(tape, wrapped, values, out, cotangent, wrt_mask):

@@ -50,6 +50,7 @@ class TensorList(list):
         else:
             self.written.add(self._position(index))
         list.__setitem__(self, index, value)
+        stored_into_item(self)
 
     def __iter__(self):
         for i in range(len(self)):
@@ -100,6 +101,7 @@ class TensorDict(dict):
     def __setitem__(self, key, value):
         self.written.add(key)
         dict.__setitem__(self, key, value)
+        stored_into_item(self)
 
     def setdefault(self, key, default=None):
         if key not in self:
@@ -118,6 +120,17 @@ class TensorDict(dict):
 
     def get(self, key, default=None):
         return self[key] if key in self else default
+
+
+def stored_into_item(container) -> None:
+    """A store into a container read as an item of another (`p["layers"][0] = v`, or through
+    a name, `L = p["layers"]; L[0] = v`): the outer one holds this container from now on, as
+    stored (Python's outer dict holds the very list written), up to the argument itself."""
+    outer = getattr(container, "outer", None)
+    if outer is not None:
+        container.outer = None  # (held as stored now: no longer a gather's result)
+        parent, key = outer
+        parent[key] = container
 
 
 CONTAINERS = (TensorList, TensorTuple, TensorDict)

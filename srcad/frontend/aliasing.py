@@ -43,7 +43,8 @@ def _index_kind(part, ints, arrays=frozenset()) -> bool | None:
         return True
     if isinstance(part, ir.Const):
         v = part.value
-        return v is None or v is Ellipsis or isinstance(v, slice) or (
+        # (a string key picks an item of a dict: the object itself, as an int picks a list's)
+        return v is None or v is Ellipsis or isinstance(v, (slice, str)) or (
             isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)))
     if isinstance(part, ir.Var):
         return True if part.name in ints else False if part.name in arrays else None
@@ -158,7 +159,7 @@ class AliasingMixin:
             stmt = self.body[-1]
             rebuilt = self.propagate_write(name, base, new, node)
             self.mutations.append((stmt, base.name, node.lineno, True, rebuilt))
-        if name in self.pf.params and name in self.written_params():
+        if self.reaches_argument(name):
             # `param[k] = v` on a dict the caller passed: Python writes into the caller's
             # object. The code above carries the new dict as a value (what the gradient
             # follows); this effect stores v into the caller's own dict, once per call (the
@@ -381,9 +382,16 @@ class AliasingMixin:
             base_old = self.env[base]
             if kind == "element" and before is not None:  # (write_through: see ir.Call.undo)
                 self.undo_key = f"{name}@{len(self.body)}"
+            item = self.env[at]
             value = self.rebind(base, self.write_back(base, kind, arg, value, node, before),
                                 node)
-            self.shared.append((value.name, self.env[at].name))  # numpy: still one memory
+            self.shared.append((value.name, item.name))  # numpy: still one memory
+            if kind == "element" and self.reaches_argument(base):
+                # `L = p["layers"]; L[0] = v`: the caller's dict holds the written item, as
+                # Python leaves it (`store_into` leaves an array argument as it was)
+                self.body.append(ir.Effect("setitem", None, {
+                    "_obj": self.entry_of(base), "index": arg, "value": item,
+                    "param": ir.Const(base, repr(base))}, node.lineno))
             done.add(base)
             self.carry_to_aliases(base, base_old, value, node, False, done)
             at = base
@@ -434,6 +442,17 @@ class AliasingMixin:
         rebound = {t.id for n in gast.walk(self.pf.tree) if isinstance(n, gast.Assign)
                    for t in n.targets if isinstance(t, gast.Name)}
         return set(self.pf.params) - rebound
+
+    def reaches_argument(self, name: str) -> bool:
+        """Does a write into `name` here go into the object the caller passed? Yes for a
+        parameter never rebound by plain assignment (`written_params`), and for one rebound
+        only in straight-line code (`cache = {}`) before its first rebinding; after it, or
+        where a loop or branch rebinds it, the name may hold another object (no effect)."""
+        if name not in self.pf.params or self.generated:
+            return False
+        if name in self.written_params():
+            return True
+        return name not in self.mutable and name not in self.rebound_params
 
     def warn_parameter_write(self, param: str, line: int) -> None:
         """numpy would write into the caller's array; srcad's copy on write leaves it as it

@@ -95,7 +95,7 @@ class InlineMixin:
         objects, params = {}, {}
         for p, names in holders.items():
             n = names[0]
-            if n in self.pf.params and n in self.written_params():
+            if self.reaches_argument(n):
                 objects[p], params[p] = self.entry_of(n), n
                 continue
             seen = getattr(self, "dict_objects", None)
@@ -163,14 +163,16 @@ class _Renamer:
         return {k: self.atom(v) for k, v in d.items()}
 
     def block(self, body) -> list:
-        return [self.stmt(s) for s in body]
+        # (a callee's own copy of an argument it stores into, and the name its stores go to,
+        # are the callee's: spliced into its caller, the stores go where caller_effects says)
+        return [self.stmt(s) for s in body if not (isinstance(s, ir.Effect) and s.kind == "own")]
 
     def stmt(self, s):
         rep = dataclasses.replace
         if isinstance(s, ir.Call):
             return rep(s, target=self.name(s.target), args=self.args(s.args))
         if isinstance(s, ir.Effect):
-            return rep(s, args=self.args(s.args))
+            return rep(s, args=self.args({k: v for k, v in s.args.items() if k != "caller"}))
         if isinstance(s, ir.UserCall):
             return rep(s, targets=[self.name(t) for t in s.targets],
                        args=[self.atom(a) for a in s.args])

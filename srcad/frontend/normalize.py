@@ -37,6 +37,7 @@ import operator
 import textwrap
 import types
 from collections import Counter
+from collections.abc import Iterator
 
 import gast
 import numpy as np
@@ -103,6 +104,10 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         self.shared: list = []  # (base, view) IR names a carried write left sharing memory
         self.alias_stmts: set = set()  # ids of `z = y` copies into loop names (one array)
         self.entries: dict = {}  # parameter -> the IR name of its value on entry (entry_of)
+        # a parameter stored into (`cache[k] = v`) and then given another object by plain
+        # assignment (`cache = {}`): its value when it was rebound -- what the caller's
+        # object holds at the return (reaches_argument)
+        self.rebound_params: dict = {}
         # code srcad generated, transformed again (higher order): it adds in place only into
         # buffers it owns, so its `d += g` is not numpy's write into a shared array
         self.generated = str(pf.filename).startswith("<srcad-generated")
@@ -194,8 +199,8 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             and s.args["param"].value == p for s in ir.walk(self.body))]
         ret = self.body[-1]
         if written:
-            self.body[-1] = ir.Return(ir.Seq((ret.value, *(self.env[p] for p in written))),
-                                      ret.line)
+            finals = (self.rebound_params.get(p, self.env[p]) for p in written)
+            self.body[-1] = ir.Return(ir.Seq((ret.value, *finals)), ret.line)
         if not self.generated:  # (srcad's own code, transformed again: no tape to agree with)
             self.body = propagate_aliases(self.body, self.pf.params, self.fresh)
         finals = {}
@@ -203,6 +208,8 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             items = self.body[-1].value.items
             self.body[-1] = ir.Return(items[0], ret.line)
             finals = dict(zip(written, items[1:]))
+        for p in reversed(written):
+            self.own_on_entry(p)
         lines = {n: self.pf.line(n) for n in range(self.pf.first_line, self.pf.last_line + 1)}
         fn = ir.Function(
             name=self.pf.name,
@@ -220,6 +227,20 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         fn.changes = check_lost_changes(fn)
         return fn
 
+    def own_on_entry(self, param: str) -> None:
+        """A parameter the function stores into (`p[k] = v` on the caller's list or dict): the
+        generated code reads its own shallow copy of it under the parameter's name (as the
+        argument came in: the backward, a pullback or a recomputation reads it long after the
+        stores), and the stores go into the caller's object, kept under a name of its own."""
+        held = self.fresh(f"{param}_caller")
+        caller = ir.Const(held, repr(held))
+        for s in ir.walk(self.body):
+            if isinstance(s, ir.Effect) and s.kind == "setitem" and "param" in s.args \
+                    and s.args["param"].value == param:
+                s.args["caller"] = caller
+        self.body.insert(0, ir.Effect("own", None, {"param": ir.Var(param), "caller": caller},
+                                      self.pf.first_line))
+
     def statement(self, s):
         if isinstance(s, gast.Return):
             if s.value is None:
@@ -233,6 +254,9 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             if len(targets) != 1:
                 raise self.unsupported("chained assignment (a = b = ...)", s,
                                        "assign one name per statement")
+            for t in _bound_names(targets[0]):
+                if t in self.pf.params and t not in self.rebound_params and not self.generated:
+                    self.rebound_params[t] = self.env[t]
             self.assign(targets[0], s.value, s)
         elif isinstance(s, gast.AugAssign):
             if isinstance(s.target, gast.Subscript):
@@ -766,6 +790,15 @@ def _normalize(pf: ParsedFunction) -> ir.Function:
 
 
 _WRITTEN: dict = {}
+
+
+def _bound_names(target) -> Iterator[str]:
+    """The names an assignment target rebinds (`a`, `a, (b, c)`; not `a[i]` or `a.b`)."""
+    if isinstance(target, gast.Name):
+        yield target.id
+    elif isinstance(target, (gast.Tuple, gast.List)):
+        for t in target.elts:
+            yield from _bound_names(t.value if isinstance(t, gast.Starred) else t)
 
 
 def _written_params(fn) -> set:

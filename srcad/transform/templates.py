@@ -210,9 +210,17 @@ def effect_stmt(s: ir.Effect) -> ast.stmt:
                                ctx=ast.Store())
         return ast.Assign(targets=[target], value=atom_expr(s.args["value"]), lineno=0)
     if s.kind == "setitem":  # param[k] = v into the caller's dict (frontend/aliasing.py)
+        obj = name(s.args["caller"].value) if "caller" in s.args else atom_expr(s.args["_obj"])
         return ast.Expr(value=ast.Call(func=name("store_into"), args=[
-            atom_expr(s.args["_obj"]), atom_expr(s.args["index"]), atom_expr(s.args["value"])],
-            keywords=[]))
+            obj, atom_expr(s.args["index"]), atom_expr(s.args["value"])], keywords=[]))
+    if s.kind == "own":  # p_caller, p = p, own(p) (frontend/normalize.py: own_on_entry)
+        p, caller = atom_expr(s.args["param"]), s.args["caller"].value
+        return ast.Assign(targets=[ast.Tuple(elts=[ast.Name(id=caller, ctx=ast.Store()),
+                                                   ast.Name(id=p.id, ctx=ast.Store())],
+                                             ctx=ast.Store())],
+                          value=ast.Tuple(elts=[p, ast.Call(func=name("own"), args=[
+                              atom_expr(s.args["param"])], keywords=[])], ctx=ast.Load()),
+                          lineno=0)
     if s.kind == "assert":
         msg = s.args.get("msg")
         return ast.Assert(test=atom_expr(s.args["test"]),
