@@ -67,7 +67,7 @@ _IR_CACHE: dict = {}
 
 def _ir_of(fn, known: dict | None = None, arrays: frozenset = frozenset(),
            tuples: frozenset = frozenset(), statics: frozenset | None = None,
-           dicts: frozenset = frozenset()) -> ir.Function:
+           dicts: frozenset = frozenset(), containers: frozenset = frozenset()) -> ir.Function:
     """The normalised IR of `fn`, cached until the op table changes (a new defvjp rule) or a
     name it read is bound to another object (its guards). `known`: parameters that hold these
     user objects (their methods resolve when normalising); `arrays`: parameters that hold
@@ -75,11 +75,14 @@ def _ir_of(fn, known: dict | None = None, arrays: frozenset = frozenset(),
     type, kind) for parameters that hold namedtuples (`p.W1` is `p[0]`) or lists of them;
     `statics`: (parameter, "len" | "int", n) for the list / tuple / int arguments, once a
     loop building objects asked for them (CountUnknownError); `dicts`: where the arguments
-    hold dicts (parse.dict_paths_of: `for k in d` walks their keys, as Python does)."""
+    hold dicts (parse.dict_paths_of: `for k in d` walks their keys, as Python does);
+    `containers`: parameters that hold lists, tuples or dicts (a store into one shares no
+    memory with the names holding its items)."""
     key = (fn, generation()) + ((tuple((p, v if isinstance(v, str) else id(v))
                                        for p, v in known.items()),) if known else ()) + ((arrays,) if arrays else ()) \
         + ((tuples,) if tuples else ()) + ((statics,) if statics is not None else ()) \
-        + ((("dicts", dicts),) if dicts else ())
+        + ((("dicts", dicts),) if dicts else ()) \
+        + ((("containers", containers),) if containers else ())
     hit = _IR_CACHE.get(key)
     if hit is not None and hit.guards.holds():
         return hit
@@ -88,6 +91,7 @@ def _ir_of(fn, known: dict | None = None, arrays: frozenset = frozenset(),
         star_params_as_containers(pf)
         pf.known = dict(known or {})
         pf.arrays = arrays
+        pf.containers = containers
         pf.dict_paths = dicts
         pf.namedtuples = {p: t for p, t, kind in tuples if kind == "self"}
         pf.namedtuple_items = {p: t for p, t, kind in tuples if kind == "items"}
@@ -401,20 +405,25 @@ class Transformed:
             return self._ir
         arrays = frozenset(p for p, v in zip(self.params, values)
                            if type(v) is np.ndarray and v.ndim) if self._deferred else frozenset()
+        # (and which hold lists, tuples and dicts: a store into one replaces an item, which
+        # names bound to the old item keep -- no memory is shared)
+        containers = frozenset(p for p, v in zip(self.params, values)
+                               if type(v) in (list, tuple, dict)) if self._deferred else frozenset()
         tuples = frozenset(_namedtuple_params(self.params, values))
         statics = frozenset(_static_params(self.params, values)) \
             if isinstance(self._deferred, CountUnknownError) else None
         dicts = dict_paths_of(self.params, values)
-        if not known and not arrays and not tuples and statics is None and not dicts:
+        if not known and not arrays and not tuples and statics is None and not dicts \
+                and not containers:
             return self._ir
         try:
-            fn_ir = _ir_of(self.fn, known, arrays, tuples, statics, dicts)
+            fn_ir = _ir_of(self.fn, known, arrays, tuples, statics, dicts, containers)
         except CountUnknownError as e:  # (told only now: the arguments' counts settle it)
             if statics is not None:
                 raise
             self._deferred = e
             statics = frozenset(_static_params(self.params, values))
-            fn_ir = _ir_of(self.fn, known, arrays, tuples, statics, dicts)
+            fn_ir = _ir_of(self.fn, known, arrays, tuples, statics, dicts, containers)
         self._guards.extend(fn_ir.guards)
         if self._ir_now is None:  # (messages name the function through `_ir`)
             self._ir_now = fn_ir

@@ -780,12 +780,7 @@ def _steps_its_dict_argument_twice(p, x):
     return np.sum(p["W"] ** 2 * p["v"])
 
 
-@pytest.mark.parametrize("fn", [_steps_its_dict_argument, pytest.param(
-    _steps_its_dict_argument_twice, marks=pytest.mark.xfail(
-        strict=True, raises=SrcadError, reason="source mode: after the first call writes into "
-        "the dict argument, the second call's `for k in params` no longer knows it holds a "
-        "dict (the write-back rebinds it; parse.dict_paths follows names): KeyError 0 at the "
-        "user's line (tape mode is right)"))])
+@pytest.mark.parametrize("fn", [_steps_its_dict_argument, _steps_its_dict_argument_twice])
 def test_a_dict_argument_stepped_twice_by_a_callee(fn):
     """A callee writing into the caller's dict argument, called twice (in a loop or not):
     tape mode's second call read the entries the first one stored through the container's
@@ -1138,11 +1133,9 @@ def _unpacked_before_a_write(p, x):
     return np.sum(u2 * x) + np.sum(p[-1] * u1)
 
 
-@pytest.mark.xfail(strict=True, raises=SrcadError, reason="open: items unpacked from a list "
-                   "argument before a store into it are refused in source mode as numpy "
-                   "views (SharingUnknownError: a list's items are no views; the normaliser "
-                   "does not know the argument is a list)")
 def test_items_unpacked_before_a_write_into_a_list_argument():
+    # (refused in source mode as numpy views: a list's items are no views, which the first
+    # call's arguments tell -- pf.containers)
     r = _rng(46)
     p, x = [r.normal(size=3), r.normal(size=3)], r.normal(size=3)
     want = numerical_grad(_unpacked_before_a_write, (copy.deepcopy(p), x))

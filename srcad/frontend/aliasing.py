@@ -599,22 +599,63 @@ class AliasingMixin:
                         return True
             return False
 
+        warn = []  # (told once the writes are known to be sound: a refusal says enough)
+
+        def setitems_of(st) -> list:
+            """The `setitem` calls a write is (`params = params_setitem` in a loop: the
+            setitems that made the value, one per branch)."""
+            if isinstance(st, ir.Call) and st.op.name == "copy" and isinstance(
+                    st.args.get("x"), ir.Var):
+                return [d for d in defs.get(st.args["x"].name, ()) if isinstance(d, ir.Call)
+                        and d.op.name == "setitem"] or [st]
+            return [st]
+
+        def is_keyed(st, base) -> bool:
+            """Is this write a store by key into a dict: `p['k'] = v`, or `for k in p:
+            p[k] = ...` (indexed by its own items, so a dict -- which the transform made
+            before any call cannot know yet)?"""
+            key = st.args.get("index") if isinstance(st, ir.Call) and \
+                st.op.name == "setitem" else None
+            if isinstance(key, ir.Index) and len(key.parts) == 1 and not key.is_tuple:
+                key = key.parts[0]  # (`p['k']`: an index of one part)
+            if isinstance(key, ir.Const):
+                return isinstance(key.value, str)
+            return isinstance(key, ir.Var) and any(
+                isinstance(d, ir.Call) and d.op.name == "getitem"
+                and isinstance(d.args.get("a"), ir.Var)
+                and root_of(d.args["a"].name) == root_of(base)
+                for d in defs.get(key.name, ()))
+
+        def root_of(v: str) -> str:
+            """The user's name at the start of a chain of plain copies (`params_iter =
+            params`)."""
+            seen = set()
+            while v not in seen:
+                seen.add(v)
+                made = [d for d in defs.get(v, ()) if isinstance(d, ir.Call)]
+                if len(made) != 1 or made[0].op.name != "copy" or not isinstance(
+                        made[0].args.get("x"), ir.Var):
+                    break
+                v = made[0].args["x"].name
+            return _user_name(v)
         for stmt, base, line, array, rebuilt in self.mutations:
             # only views that can exist when the write happens see it
             live = {v: r for v, r in roots.items()
                     if any(exists_at(v, vs, stmt) for vs in view_at[v])}
             root = live.get(base, set()) | {base}
             sharing = {v for v, r in live.items() if r & root} | root
-            key = stmt.args.get("index") if isinstance(stmt, ir.Call) and \
-                stmt.op.name == "setitem" else None
-            if isinstance(key, ir.Index) and len(key.parts) == 1 and not key.is_tuple:
-                key = key.parts[0]  # (`p['k']`: an index of one part)
-            keyed = isinstance(key, ir.Const) and isinstance(key.value, str)
+            keyed = all(is_keyed(w, base) for w in setitems_of(stmt))
             for p in sorted((root | set(rebuilt)) & self.written_params()):
                 # (`param['k'] = v`, or any key of a parameter the call's values show to be
-                # a dict: the call writes into the caller's dict, as Python does)
-                if not keyed and (p,) not in getattr(self.pf, "dict_paths", ()):
-                    self.warn_parameter_write(p, line)
+                # a dict or a list: the call writes into the caller's object, as Python does)
+                if not keyed and (p,) not in getattr(self.pf, "dict_paths", ()) and \
+                        p not in self.pf.containers:
+                    warn.append((p, line))
+            if _user_name(base) in self.pf.containers and \
+                    _user_name(base) in self.written_params():
+                # a store into a list or dict argument puts another object in the slot: the
+                # names holding its items keep theirs (no memory is shared), as in Python
+                continue
             if array:  # x[i] = v: x is an array, so a plain alias shares it too
                 sharing.add(base)
             elif base not in live and not any(base in r for r in live.values()):
@@ -655,3 +696,5 @@ class AliasingMixin:
                         hint=f"copy explicitly before writing (`{base_user} = "
                         f"{base_user}.copy()`), or build the new array with np.where / "
                         "np.concatenate")
+        for p, line in dict.fromkeys(warn):
+            self.warn_parameter_write(p, line)

@@ -581,9 +581,16 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                           and not self.defs[a.name]}
         # a dict argument (or one holding dicts) passed on as it is: `for k in d` walks its
         # keys there too (pylower.py; `opt.step(params, grads)` of an optimizer object)
+        # (by the names holding it: after a callee stored into the dict, the caller's name
+        # holds the dict written back, `params_L12`, a dict still)
         passed = [(p, a) for p, a in zip(pf.params, args)] + list(kwargs.items())
+        holders = {}
+        for n, v in self.env.items():
+            if isinstance(v, ir.Var):
+                holders.setdefault(v.name, {v.name}).add(n)
         pf.dict_paths = frozenset((p,) + f[1:] for p, a in passed if isinstance(a, ir.Var)
-                                  for f in self.pf.dict_known if f[0] == a.name)
+                                  for f in self.pf.dict_known
+                                  if f[0] in holders.get(a.name, {a.name}))
         # a list / int argument passed on as it is: its count is known there too (objects.py:
         # a loop building layers), and the callee may wait for it as its caller does
         caller = self.pf.statics or {}

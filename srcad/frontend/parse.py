@@ -63,6 +63,7 @@ class ParsedFunction:
     cells: dict[str, Any] = field(default_factory=dict)  # closure name -> its cell (guards)
     known: dict[str, Any] = field(default_factory=dict)  # parameter -> the object it holds
     arrays: frozenset = frozenset()  # parameters that hold arrays (an index by one: a copy)
+    containers: frozenset = frozenset()  # parameters that hold lists, tuples or dicts
     # where the arguments hold dicts (`for k in d` walks their keys): paths from a parameter,
     # ("p",) for p itself, ("p", "enc") for p["enc"], ("ps", EACH) for every item of ps
     dict_paths: frozenset = frozenset()
