@@ -74,6 +74,10 @@ class Options:
     # higher order: the generated code will be parsed and transformed again, so it keeps
     # no srcad.checkpoint(range(...)) loops and writes no in-place statements
     reparsed: bool = False
+    # a memory-budget candidate measured on the caller's arguments (srcad/plan.py): it makes
+    # no effects (a print, `self.attr = v`, a store into the caller's dict) -- the real call
+    # makes them, once
+    measuring: bool = False
 
     @classmethod
     def of(cls, kind: str, wrt=(), *, single: bool = True, **user) -> "Options":

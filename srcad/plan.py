@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import math
+import random
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -103,7 +104,7 @@ def budget_plan(fn_ir, infos, signature, values, opts: Options) -> BudgetPlan:
     # kernel build per candidate, and a fused program keeps no more temporaries than the
     # unfused one, so a plan that fits still fits
     base = replace(opts, kind=kind, single=opts.single if kind == "grad" else False, plan=None,
-                   fuse=False)
+                   fuse=False, measuring=True)
 
     def variant(**choices) -> Options:
         return replace(base, **choices)
@@ -128,7 +129,13 @@ def budget_plan(fn_ir, infos, signature, values, opts: Options) -> BudgetPlan:
             def run():
                 c.functions["main"](*fresh_values())
         last["compiled"] = c
-        return measure_peak(run)
+        # (numpy's and Python's global generators as they were: the real call draws from them)
+        np_state, py_state = np.random.get_state(), random.getstate()
+        try:
+            return measure_peak(run)
+        finally:
+            np.random.set_state(np_state)
+            random.setstate(py_state)
 
     plan = BudgetPlan(budget, frozenset(), {}, [])
     peak = run_plan(frozenset(), {})

@@ -164,39 +164,6 @@ def object_not_followed_hinted(x):
     return np.sum(s.apply(x))
 
 
-# 13. state an earlier call left on an object -> "goes in as an argument"
-class Cell:
-    def __init__(self):
-        self.h = np.zeros(3)
-
-    def step(self, x):
-        self.h = np.tanh(self.h * 0.5 + x)  # refused here
-        return np.sum(self.h)
-
-
-CELL = Cell()
-
-
-def state_from_an_earlier_call(xs):
-    total = 0.0
-    for x in xs:
-        total = total + CELL.step(x)
-    return total
-
-
-def step_hinted(h, x):
-    h = np.tanh(h * 0.5 + x)
-    return h, np.sum(h)
-
-
-def state_from_an_earlier_call_hinted(xs, h):
-    total = 0.0
-    for x in xs:
-        h, s = step_hinted(h, x)
-        total = total + s
-    return total
-
-
 # 14. a map kept in a name (lazy: srcad follows a map only where it is consumed) -> "[f(v) for v
 # in xs]"
 def map_kept_in_a_name(x):

@@ -19,7 +19,7 @@ import pytest
 
 import srcad
 from srcad.errors import SrcadError
-from srcad.testing import check_grads, check_jvp, check_vjp
+from srcad.testing import check_grads, check_jvp, check_vjp, numerical_grad, rel_error
 
 MODES = [dict(), dict(mode="tape"), dict(fuse=True)]
 MODE_IDS = ["source", "tape", "fuse"]
@@ -588,9 +588,25 @@ def run_cell_from_last_call(xs):
     return total
 
 
-def test_state_from_an_earlier_call_is_refused_with_the_way_that_works():
-    with pytest.raises(SrcadError, match="goes in as an argument"):
-        srcad.grad(run_cell_from_last_call)(_r.standard_normal((3, 2)))
+@pytest.mark.parametrize("opts", MODES, ids=MODE_IDS)
+def test_state_from_an_earlier_call_is_a_constant_of_this_one(opts):
+    """The first step reads the h an earlier call left on the object (a constant of this
+    call, as in Python; it was refused); the later steps read the h this call stored, carried
+    with its gradient. The object keeps the last h, once per call."""
+    xs = _r.standard_normal((3, 2))
+    start = np.tanh(_r.standard_normal(3))
+
+    def from_start(xs):
+        CELL.h = start.copy()
+        return run_cell_from_last_call(xs)
+
+    CELL.h = start.copy()
+    value, g = srcad.value_and_grad(run_cell_from_last_call, **opts)(xs)
+    after = CELL.h.copy()
+    assert value == from_start(xs) and np.array_equal(after, CELL.h)
+    CELL.h = start.copy()
+    want = numerical_grad(from_start, (xs,))
+    assert rel_error(g, want) < 1e-7
 
 
 # ---- @dataclass layers built in the function (their __init__ has no source: the fields say) --

@@ -31,11 +31,10 @@ CASES = [
     ("library_function", (X,), "numpy function"),
     ("resize_method", (X,), "as an assignment"),  # (x.put is np.put's write: followed)
     ("object_not_followed", (X,), "only through its attributes and methods"),
-    ("state_from_an_earlier_call", (np.stack([X[:3], X[1:]]),), "goes in as an argument"),
     ("map_kept_in_a_name", (X,), "[f(v) for v in xs]"),
     ("default_reads_a_local", (X,), "as an argument where the function is called"),
 ]
-HINTED_ARGS = {"state_from_an_earlier_call": (np.stack([X[:3], X[1:]]), np.zeros(3))}
+HINTED_ARGS: dict = {}
 
 
 def _marked_line(fn) -> int:
@@ -58,9 +57,6 @@ def test_refused_at_the_line_with_a_hint(name, args, hint):
     marked = {_marked_line(fn)}
     if name == "recursion":
         marked.add(inspect.getsourcelines(m.halve)[1] + 3)
-    if name == "state_from_an_earlier_call":  # (the read the step makes, or the loop's call)
-        marked |= {inspect.getsourcelines(m.Cell.step)[1] + 1,
-                   inspect.getsourcelines(fn)[1] + 3}
     assert err.lineno in marked, (err.lineno, marked, str(err))
     assert err.hint and hint in err.hint, err.hint
 

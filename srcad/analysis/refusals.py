@@ -243,12 +243,22 @@ def _from_params(fn: ir.Function) -> set:
 def check_attribute_state(fn: ir.Function, wrt) -> None:
     """`self.out = v` (frontend/attrstate.py) carries v by a local in the function that
     assigns it; another function reading `.out` back through the object (a callee, or the
-    caller after the call) would get the value with no gradient. Refused at that read when
-    some function of the call stores a value that depends on the arguments under that name."""
-    stored, reads = {}, []
-    _attribute_flows(fn, list(wrt), set(), stored, reads)
-    for f, line, attr in reads:
-        if attr in stored:
+    caller after the call) would get the value with no gradient. Refused at such a read when
+    a function of the call stores a value that depends on the arguments under that name
+    before it -- earlier in the call, or on an earlier trip of a loop around both. A read
+    that comes first (a BatchNorm's running mean, blended with this call's batch and stored
+    again) reads what an earlier call left there: a constant of this one, as in Python."""
+    events = []
+    _attribute_flows(fn, list(wrt), {}, events, False)
+    stored = {}
+    for kind, attr, f, line, in_loop in events:
+        if kind == "store":
+            stored.setdefault(attr, (f, line))
+    before = set()
+    for kind, attr, f, line, in_loop in events:
+        if kind == "store":
+            before.add(attr)
+        elif attr in before or (in_loop and attr in stored):
             where, at = stored[attr]
             raise NoRuleError(
                 f"`.{attr}` is read through the object here, but {where.name} (line {at}) "
@@ -290,27 +300,47 @@ def check_argument_writes(fn: ir.Function, _seen=None) -> None:
         check_argument_writes(s.callee, seen)
 
 
-def _attribute_flows(fn: ir.Function, wrt, seen, stored, reads) -> None:
-    key = (id(fn), tuple(sorted(wrt)))
-    if key in seen:
+def _attribute_flows(fn: ir.Function, wrt, cache, events, in_loop) -> None:
+    """The stores of argument-dependent values into attributes and the reads of attributes
+    through objects, in the order one call runs them (a callee's where it is called; each
+    marked with whether a loop encloses it), appended to `events`."""
+    key = (id(fn), tuple(sorted(wrt)), in_loop)
+    if key in cache:
+        events.extend(cache[key])
         return
-    seen.add(key)
+    cache[key] = []  # (recursion is refused elsewhere; a cycle here adds nothing)
     dep = _dependent(fn, wrt)
-    for s in ir.walk(fn.body):
-        if isinstance(s, ir.Effect) and s.kind == "setattr" and \
-                set(ir.atom_vars(s.args["value"])) & dep:
-            stored.setdefault(s.args["attr"].value, (fn, s.line))
-        elif isinstance(s, ir.Call) and is_opaque(s.op) and s.op.kind == "attribute":
-            reads.append((fn, s.line, s.op.name[1:]))
-        elif isinstance(s, ir.Call) and is_opaque(s.op) and s.op.kind == "call" and \
-                isinstance(s.args.get("_fn"), ir.Const) and s.args["_fn"].value is getattr \
-                and isinstance(s.args.get("_a1"), ir.Const):
-            # (`self.h` read before this function stores it, attrstate.py's start value:
-            # what an earlier call stored there, a step of an RNN cell, say)
-            reads.append((fn, s.line, s.args["_a1"].value))
-        elif isinstance(s, ir.UserCall):
-            inner = [p for p, a in zip(s.callee.params, s.args) if set(ir.atom_vars(a)) & dep]
-            _attribute_flows(s.callee, inner, seen, stored, reads)
+    mine = []
+
+    def visit(body, loop):
+        for s in body:
+            if isinstance(s, ir.Effect) and s.kind == "setattr" and \
+                    set(ir.atom_vars(s.args["value"])) & dep:
+                mine.append(("store", s.args["attr"].value, fn, s.line, loop))
+            elif isinstance(s, ir.Call) and is_opaque(s.op) and s.op.kind == "attribute":
+                mine.append(("read", s.op.name[1:], fn, s.line, loop))
+            elif isinstance(s, ir.Call) and is_opaque(s.op) and s.op.kind == "call" and \
+                    isinstance(s.args.get("_fn"), ir.Const) and s.args["_fn"].value is getattr \
+                    and isinstance(s.args.get("_a1"), ir.Const):
+                # (`self.h` read before this function stores it, attrstate.py's start value:
+                # what was stored there before -- by an earlier step of an RNN cell, say)
+                mine.append(("read", s.args["_a1"].value, fn, s.line, loop))
+            elif isinstance(s, ir.UserCall):
+                inner = [p for p, a in zip(s.callee.params, s.args)
+                         if set(ir.atom_vars(a)) & dep]
+                _attribute_flows(s.callee, inner, cache, mine, loop)
+            if isinstance(s, ir.If):
+                visit(s.body, loop)
+                visit(s.orelse, loop)
+            elif isinstance(s, ir.For):
+                visit(s.body, True)
+            elif isinstance(s, ir.While):
+                visit(s.cond_body, True)
+                visit(s.body, True)
+
+    visit(fn.body, in_loop)
+    cache[key] = mine
+    events.extend(mine)
 
 
 def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False) -> None:

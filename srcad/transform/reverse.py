@@ -412,7 +412,8 @@ class Reverse(AdjointsMixin, CallsMixin, CheckpointingMixin, ControlFlowMixin, S
                 out.append(Line(self.user_call_forward(s), s.line,
                                 keep=has_effects(s.callee.body)))
             elif isinstance(s, ir.Effect):
-                if not self._recompute:  # (a recomputation does not print again)
+                # (a recomputation does not print again; a measured candidate not at all)
+                if not self._recompute and not self.module.options.measuring:
                     out.append(Line(effect_stmt(s), s.line))
             elif isinstance(s, ir.Push):
                 out.append(Line(ast.Expr(_method(name(s.stack), "push", atom_expr(s.value))),
