@@ -97,3 +97,141 @@ def test_unpacking_something_else_refused():
         srcad.grad(unpack_unknown)(X, Holder())
     assert "test_python_statements.py" in str(info.value)
     assert "{**obj.params" in str(info.value)
+
+
+# --- global / nonlocal ----------------------------------------------------------------------
+step = 0
+SCALE = 1.5
+last_loss = None
+
+
+def counts_steps(x):
+    global step
+    step = step + 1
+    return np.sum(np.sin(x) * step)
+
+
+def reads_declared_only(x):
+    global SCALE
+    return np.sum(x * SCALE)
+
+
+def augmented_and_later_read(x):
+    global step
+    before = step
+    step += 2
+    return np.sum(x * x) * (step - before)
+
+
+def stores_loss(x):
+    global last_loss
+    y = np.sum(np.tanh(x) ** 2)
+    last_loss = y  # a plain value: no gradient leaves the call through it
+    return y * 2.0
+
+
+def make_counter():
+    count = 0
+
+    def body(x):
+        nonlocal count
+        count += 1
+        return np.sum(x ** 2) * count
+
+    def read():
+        return count
+    return body, read
+
+
+def test_global_counter_is_set_once_per_call():
+    global step
+    for mode in MODES:
+        step = 3
+        g = srcad.grad(counts_steps, mode=mode)(X)
+        assert step == 4, mode  # Python's meaning: the call sets it once
+        np.testing.assert_allclose(g, np.cos(X) * 4)
+        v, _ = srcad.value_and_grad(counts_steps, mode=mode)(X)
+        assert step == 5 and v == np.sum(np.sin(X) * 5), mode
+
+
+def test_global_counter_gradient():
+    global step
+    step = 0
+    num = numerical_grad(lambda x: np.sum(np.sin(x) * 7), (X,))
+    for mode in MODES:
+        step = 6
+        g = srcad.grad(counts_steps, mode=mode)(X)
+        assert rel_error(g, num) < 1e-6, mode
+
+
+def test_global_augmented_later_read_sees_new_value():
+    global step
+    for mode in MODES:
+        step = 10
+        v, g = srcad.value_and_grad(augmented_and_later_read, mode=mode)(X)
+        assert step == 12
+        assert v == np.sum(X * X) * 2
+        np.testing.assert_allclose(g, 4 * X)
+
+
+def test_global_only_read():
+    _check(reads_declared_only, X)
+
+
+def test_differentiated_value_stored_as_plain_value():
+    global last_loss
+    for mode in MODES:
+        last_loss = None
+        g = srcad.grad(stores_loss, mode=mode)(X)
+        assert type(last_loss) in (float, np.float64), (mode, type(last_loss))
+        assert last_loss == np.sum(np.tanh(X) ** 2), mode
+        np.testing.assert_allclose(g, numerical_grad(stores_loss, (X,)), rtol=1e-6)
+
+
+def test_nonlocal_counter():
+    for mode in MODES:
+        body, read = make_counter()
+        g = srcad.grad(body, mode=mode)
+        np.testing.assert_allclose(g(X), 2 * X)
+        assert read() == 1
+        np.testing.assert_allclose(g(X), 4 * X)
+        assert read() == 2, mode
+
+
+def nonlocal_of_the_differentiated_function(x):
+    total = 0.0
+
+    def add(v):
+        nonlocal total
+        total = total + v
+    add(x)
+    return np.sum(total)
+
+
+def test_nonlocal_of_the_function_itself_refused():
+    with pytest.raises(srcad.SrcadError) as info:
+        srcad.grad(nonlocal_of_the_differentiated_function)(X)
+    assert "nonlocal total" in str(info.value) and "test_python_statements.py" in str(info.value)
+
+
+def nested_reads_assigned_global(x):
+    global step
+    step = step + 1
+    scale = lambda v: v * step  # noqa: E731
+    return np.sum(scale(x))
+
+
+def test_nested_function_reading_assigned_global_refused():
+    with pytest.raises(srcad.SrcadError) as info:
+        srcad.grad(nested_reads_assigned_global)(X)
+    assert "pass `step` to it as an argument" in str(info.value)
+    assert "test_python_statements.py" in str(info.value)
+
+
+def test_global_counter_forward_mode():
+    global step
+    step = 1
+    out, tangent = srcad.jvp(counts_steps, (X,), (np.ones(4),))
+    assert step == 2
+    assert out == np.sum(np.sin(X) * 2)
+    np.testing.assert_allclose(tangent, np.sum(np.cos(X) * 2))
