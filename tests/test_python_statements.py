@@ -235,3 +235,31 @@ def test_global_counter_forward_mode():
     assert step == 2
     assert out == np.sum(np.sin(X) * 2)
     np.testing.assert_allclose(tangent, np.sum(np.cos(X) * 2))
+
+
+def bumps_step(x):
+    global step
+    step += 1
+    return np.tanh(x) * step
+
+
+def calls_a_bumper(x):
+    global step
+    y = bumps_step(x)
+    step = step * 10
+    return np.sum(y * step)
+
+
+def test_callee_assigning_the_same_global_refused():
+    with pytest.raises(srcad.SrcadError) as info:
+        srcad.grad(calls_a_bumper)(X)
+    assert "bumps_step assigns the global `step` too" in str(info.value)
+    assert "y = bumps_step(x)" in str(info.value)
+
+
+def test_callee_assigning_a_global_alone():
+    global step
+    step = 2
+    v, g = srcad.value_and_grad(lambda x: np.sum(bumps_step(x)))(X)
+    assert step == 3 and v == np.sum(np.tanh(X) * 3)
+    np.testing.assert_allclose(g, 3 * (1 - np.tanh(X) ** 2))

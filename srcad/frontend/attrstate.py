@@ -43,6 +43,8 @@ is stored as a plain value, as ``self.out`` is: it carries no gradient out of th
 
 from __future__ import annotations
 
+import dis
+
 import gast
 
 from ..errors import UnsupportedSyntaxError
@@ -243,8 +245,31 @@ def declared_names(pf, taken: set) -> None:
                 f"a nested function or class uses `{node.id}`, which {pf.name} assigns as a "
                 f"{word} name: srcad would give it the value from before the call", node,
                 hint=f"pass `{node.id}` to it as an argument", cls=UnsupportedSyntaxError)
+    _callees_leave_alone(pf, bases, declared)
     tree.body = [n for stmt in tree.body for n in _as_list(_Declared(bases).visit(stmt) or [])]
     gast.fix_missing_locations(tree)
+
+
+def _callees_leave_alone(pf, bases: dict, declared: dict) -> None:
+    """The function carries a declared name by a local from its start value on (read at
+    entry): refused where a function it calls by name assigns that global too (the local would
+    miss the change, silently)."""
+    for node in _walk(pf.tree):
+        if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)):
+            continue
+        callee = pf.resolve(node.func.id)
+        code = getattr(callee, "__code__", None)
+        if code is None:
+            continue
+        stored = {i.argval for i in dis.get_instructions(code)
+                  if i.opname in ("STORE_GLOBAL", "DELETE_GLOBAL")}
+        for name in sorted(stored & set(bases)):
+            if declared[name][0] is gast.Global:
+                raise pf.error(
+                    f"{node.func.id} assigns the global `{name}` too, which {pf.name} assigns: "
+                    f"srcad carries `{name}` in {pf.name} by a local, which would miss the "
+                    "change", node, hint=f"return the new value from {node.func.id} and "
+                    f"assign `{name}` in {pf.name} only", cls=UnsupportedSyntaxError)
 
 
 def carry_attribute_state(tree: gast.FunctionDef, taken: set) -> dict:
