@@ -101,6 +101,11 @@ class CountUnknownError(SharingUnknownError):
     arguments to tell, and is specialised on them."""
 
 
+class DictUnknownError(SharingUnknownError):
+    """``{**p, "k": v}`` with ``p`` an argument: srcad builds the new dict from p's keys,
+    which only a call's arguments tell; a transform made before any call waits for them."""
+
+
 class CalleeUnknownError(SharingUnknownError):
     """A callee picked from a registry by an argument (``ACTIVATIONS[name]()``): which class
     or function it is depends on the value the argument holds, so a transform made before

@@ -35,6 +35,8 @@ Before/after:
 from __future__ import annotations
 
 import builtins
+import dis
+import functools
 import inspect
 import operator
 import types
@@ -327,6 +329,9 @@ class Tape:
                             for c in fn.__closure__)
         out = types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, closure)
         out.__kwdefaults__ = fn.__kwdefaults__
+        names, cells = _declared_stores(fn.__code__)
+        if names or cells:
+            out = _settling(out, fn, g, closure, names, cells)
         out._srcad_untraced = fn  # (`follow_class`: the user's function behind it)
         self._traced[fn] = out
         return out
@@ -663,6 +668,44 @@ def _importing_builtins(tape, base) -> dict:
     return {**own, "__import__": traced_import}
 
 
+def _declared_stores(code) -> tuple:
+    """The module globals (`global step; step = ...`) and closure cells (`nonlocal count;
+    count += 1`) that `code` assigns."""
+    names, cells = set(), set()
+    for ins in dis.get_instructions(code):
+        if ins.opname in ("STORE_GLOBAL", "DELETE_GLOBAL"):
+            names.add(ins.argval)
+        elif ins.opname == "STORE_DEREF" and ins.argval in code.co_freevars:
+            cells.add(ins.argval)
+    return names, cells
+
+
+def _settling(traced, fn, g, closure, names: set, cells: set):
+    """`traced`, which sets module globals or closure cells: it runs on the tape's own
+    globals and cells, so each call ends by setting the user's (plain values, as source mode
+    stores them: frontend/attrstate.py `declared_names`), as Python would have set them."""
+    start = {i: c.cell_contents for i, c in enumerate(closure or ()) if _cell_full(c)}
+
+    @functools.wraps(fn)
+    def settled(*args, **kwargs):
+        try:
+            return traced(*args, **kwargs)
+        finally:
+            for name in names:
+                if dict.__contains__(g, name) and dict.__getitem__(g, name) is not \
+                        g.read.get(name, _UNSET):
+                    g._base[name] = _plain_tree(dict.__getitem__(g, name))
+            for i, name in enumerate(fn.__code__.co_freevars):
+                if name in cells and _cell_full(closure[i]) and \
+                        closure[i].cell_contents is not start.get(i, _UNSET):
+                    fn.__closure__[i].cell_contents = _plain_tree(closure[i].cell_contents)
+
+    return settled
+
+
+_UNSET = object()
+
+
 class _TracedGlobals(dict):
     """A function's globals as the tape shows them (wrapped on first access)."""
 
@@ -671,6 +714,7 @@ class _TracedGlobals(dict):
         self._tape = tape
         self._base = base
         self._builtins = None
+        self.read: dict = {}  # name -> what the tape showed for it (`_settling`)
         self["__builtins__"] = _importing_builtins(tape, base)
 
     def __missing__(self, key):
@@ -682,6 +726,7 @@ class _TracedGlobals(dict):
             return value
         value = self._tape.wrap(self._base[key])
         self[key] = value
+        self.read[key] = value
         return value
 
 

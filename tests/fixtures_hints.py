@@ -34,14 +34,22 @@ def with_block_hinted(x):
     return np.sum(y)
 
 
-# 3. `global` -> "pass the value in as an argument and return results"
+# 3. a nested function reading a global the function assigns -> "pass it as an argument"
+LENGTH = None
+
+
 def global_statement(x):
-    global SCALE  # refused here
-    return np.sum(SCALE * x * x)
+    global LENGTH
+    LENGTH = x.shape[0]
+    scaled = lambda v: v * LENGTH  # refused here  # noqa: E731
+    return np.sum(scaled(x) * x)
 
 
-def global_statement_hinted(x, scale=SCALE):
-    return np.sum(scale * x * x)
+def global_statement_hinted(x):
+    global LENGTH
+    LENGTH = x.shape[0]
+    scaled = lambda v, n: v * n  # noqa: E731
+    return np.sum(scaled(x, LENGTH) * x)
 
 
 # 4. a relative import inside -> "import at module level" (an absolute one is read as the

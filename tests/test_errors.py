@@ -101,8 +101,7 @@ def uses_raise_from(x):
 
 
 def uses_dict_unpacking(x):
-    d = {"a": x}
-    e = {**d, "b": x}  # ERR
+    e = {**dict(a=x), "b": x}  # ERR  (a dict srcad does not know to be one: a call's result)
     return np.sum(e["b"])
 
 
@@ -113,16 +112,24 @@ def uses_nested_name_clash(x):
     return np.sum(x) * inner
 
 
+_CALLS = 0
+
+
 def uses_global(x):
-    global X  # ERR  # noqa: PLW0602
-    return np.sum(x * X)
+    global _CALLS
+    _CALLS = _CALLS + 1
+    scale = lambda v: v * _CALLS  # ERR  (would read the count from before the call)  # noqa: E731
+    return np.sum(scale(x))
 
 
 def uses_nonlocal_factory():
-    k = 2.0
-
     def uses_nonlocal(x):
-        nonlocal k  # ERR
+        k = 2.0
+
+        def bump():
+            nonlocal k  # ERR  (a variable of the differentiated function: no cell to set)
+            k = k + 1.0
+        bump()
         return np.sum(x * k)
 
     return uses_nonlocal

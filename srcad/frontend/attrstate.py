@@ -24,12 +24,30 @@ Before/after:
     self.out = np.tanh(h)            self_out = np.tanh(h)
     return self.out * 2              self.out = self_out           (Effect: setattr)
                                      return self_out * 2
+
+``global NAME`` / ``nonlocal NAME`` (`declared_names`, before the above) make a name the
+function assigns the same kind of state: the module's globals and the function's closure
+cells are given as objects (`GlobalNames`, `ClosureNames`) whose attributes are those names,
+so ``global step; step = step + 1`` is ``globals.step = globals.step + 1`` and is carried as
+above: the start value is read when the call runs (no guard, no rebuild when the counter
+moves), later reads in the call see the new value, and the module global (or the cell) is set
+once per call, as Python sets it. A value that depends on the arguments being differentiated
+is stored as a plain value, as ``self.out`` is: it carries no gradient out of the call.
+
+    step = 0                         globals_step = getattr(globals, "step", None)
+    def f(x):                        globals_step = globals_step + 1
+        global step                  globals.step = globals_step   (Effect: setattr)
+        step = step + 1              return x * globals_step
+        return x * step
 """
 
 from __future__ import annotations
 
+import dis
+
 import gast
 
+from ..errors import UnsupportedSyntaxError
 from ..naming import fresh
 
 
@@ -111,6 +129,147 @@ class _Carry(gast.NodeTransformer):
                                               right=self.visit(node.value)), node)
         return self.visit_Assign(gast.copy_location(gast.Assign(
             targets=[node.target], value=value, type_comment=None), node))
+
+
+class GlobalNames:
+    """A module's globals as attributes: ``ns.step`` reads and ``ns.step = v`` sets the
+    global `step` in the dict (`declared_names`)."""
+
+    def __init__(self, namespace: dict):
+        object.__setattr__(self, "_namespace", namespace)
+
+    def __getattr__(self, name):
+        try:
+            return self._namespace[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __setattr__(self, name, value):
+        self._namespace[name] = value
+
+    def __repr__(self):
+        return f"<globals of {self._namespace.get('__name__', '?')}>"
+
+
+class ClosureNames:
+    """A function's closure cells as attributes: ``ns.count`` reads and ``ns.count = v`` sets
+    what the cell holds, as ``nonlocal count; count = v`` does (`declared_names`)."""
+
+    def __init__(self, cells: dict):
+        object.__setattr__(self, "_cells", cells)
+
+    def __getattr__(self, name):
+        try:
+            return self._cells[name].cell_contents
+        except (KeyError, ValueError):  # (no such cell, or an empty one)
+            raise AttributeError(name) from None
+
+    def __setattr__(self, name, value):
+        self._cells[name].cell_contents = value
+
+    def __repr__(self):
+        return f"<closure cells {sorted(self._cells)}>"
+
+
+class _Declared(gast.NodeTransformer):
+    """Drop `global` / `nonlocal` statements; each use of a declared name in the function's
+    own scope becomes an attribute of its namespace object's name."""
+
+    def __init__(self, bases: dict):
+        self.bases = bases  # declared name -> the name bound to its namespace object
+
+    def visit_FunctionDef(self, node):  # (nested: its own scope)
+        return node
+
+    visit_Lambda = visit_ClassDef = visit_FunctionDef
+
+    def visit_Global(self, node):
+        return None
+
+    visit_Nonlocal = visit_Global
+
+    def visit_Name(self, node):
+        base = self.bases.get(node.id)
+        if base is None:
+            return node
+        return gast.copy_location(gast.Attribute(value=_name(base, gast.Load()), attr=node.id,
+                                                 ctx=node.ctx), node)
+
+
+def declared_names(pf, taken: set) -> None:
+    """``global NAME`` / ``nonlocal NAME`` in `pf`'s function, as the module docstring says
+    (then `carry_attribute_state` carries the names it assigns). A declared name that the
+    function only reads is read as any global or closure name is. Refused at their line: a
+    `nonlocal` of a variable of a function srcad lifted this one out of (it has no cell), a
+    `del` of a declared name, and a nested function reading a name this one assigns (it
+    would read the value from before the call)."""
+    tree = pf.tree
+    declared = {}  # name -> (kind, statement)
+    for node in _walk(tree):
+        if isinstance(node, (gast.Global, gast.Nonlocal)):
+            for n in node.names:
+                declared[n] = (type(node), node)
+    if not declared:
+        return
+    assigned = {n.id for n in _walk(tree) if isinstance(n, gast.Name) and
+                not isinstance(n.ctx, gast.Load) and n.id in declared}
+    bases = {}
+    namespaces = {}
+    for name in sorted(assigned):
+        kind, stmt = declared[name]
+        if kind is gast.Nonlocal and name not in pf.cells:
+            raise pf.error(
+                f"`nonlocal {name}` names a variable of the function around {pf.name}, which "
+                f"srcad differentiates as one function with it: there is no cell to set", stmt,
+                hint=f"return the new value from {pf.name} and assign `{name}` where it is "
+                "called", cls=UnsupportedSyntaxError)
+        what = "globals" if kind is gast.Global else "closure"
+        if what not in namespaces:
+            base = fresh(what, taken)
+            taken.add(base)
+            g = pf.fn.__globals__
+            g = getattr(g, "_base", g)  # (a function made while the tape runs: its module's)
+            pf.bound[base] = GlobalNames(g) if kind is gast.Global else ClosureNames(pf.cells)
+            namespaces[what] = base
+        bases[name] = namespaces[what]
+    own = {id(n) for n in _walk(tree)}
+    for node in gast.walk(tree):
+        if not (isinstance(node, gast.Name) and node.id in bases):
+            continue
+        word = "global" if declared[node.id][0] is gast.Global else "nonlocal"
+        if isinstance(node.ctx, gast.Del):
+            raise pf.error(f"`del {node.id}` of a {word} name", node,
+                           hint=f"assign `{node.id} = None` instead", cls=UnsupportedSyntaxError)
+        if id(node) not in own:
+            raise pf.error(
+                f"a nested function or class uses `{node.id}`, which {pf.name} assigns as a "
+                f"{word} name: srcad would give it the value from before the call", node,
+                hint=f"pass `{node.id}` to it as an argument", cls=UnsupportedSyntaxError)
+    _callees_leave_alone(pf, bases, declared)
+    tree.body = [n for stmt in tree.body for n in _as_list(_Declared(bases).visit(stmt) or [])]
+    gast.fix_missing_locations(tree)
+
+
+def _callees_leave_alone(pf, bases: dict, declared: dict) -> None:
+    """The function carries a declared name by a local from its start value on (read at
+    entry): refused where a function it calls by name assigns that global too (the local would
+    miss the change, silently)."""
+    for node in _walk(pf.tree):
+        if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)):
+            continue
+        callee = pf.resolve(node.func.id)
+        code = getattr(callee, "__code__", None)
+        if code is None:
+            continue
+        stored = {i.argval for i in dis.get_instructions(code)
+                  if i.opname in ("STORE_GLOBAL", "DELETE_GLOBAL")}
+        for name in sorted(stored & set(bases)):
+            if declared[name][0] is gast.Global:
+                raise pf.error(
+                    f"{node.func.id} assigns the global `{name}` too, which {pf.name} assigns: "
+                    f"srcad carries `{name}` in {pf.name} by a local, which would miss the "
+                    "change", node, hint=f"return the new value from {node.func.id} and "
+                    f"assign `{name}` in {pf.name} only", cls=UnsupportedSyntaxError)
 
 
 def carry_attribute_state(tree: gast.FunctionDef, taken: set) -> dict:

@@ -4,8 +4,9 @@ Input: a `ParsedFunction`. Output: nothing; raises `UnsupportedSyntaxError` nami
 construct, the user's file and line, and what to write instead.
 
 What is no longer fenced is lowered by a later pass: nested defs and lambdas (closures.py),
-comprehensions and generator expressions (pylower.py), print / assert / raise and f-strings
-(effects.py), dict displays and star-arguments to calls with no rule (calls.py). Those passes
+comprehensions, generator expressions and `**` in dict displays (pylower.py), print / assert /
+raise and f-strings (effects.py), `global` / `nonlocal` (attrstate.py), dict displays and
+star-arguments to calls with no rule (calls.py). Those passes
 refuse, each with a hint, the few forms they cannot lower.
 """
 
@@ -26,8 +27,6 @@ _REJECT = {
     gast.ClassDef: ("a class definition", "define classes at module level"),
     gast.Yield: ("`yield` (a generator)", "return arrays instead of yielding them"),
     gast.YieldFrom: ("`yield from` (a generator)", "return arrays instead of yielding them"),
-    gast.Global: ("a `global` statement", "pass the value in as an argument and return results"),
-    gast.Nonlocal: ("a `nonlocal` statement", "pass the value in as an argument"),
     gast.Import: ("an import inside the function", "import at module level"),
     gast.ImportFrom: ("an import inside the function", "import at module level"),
     gast.Set: ("a set literal", "use a tuple"),

@@ -51,7 +51,7 @@ from ..pyfuncs import label_of
 from .aliases import propagate_aliases
 from .aliasing import AliasingMixin
 from .calls import _RETURN, CallsMixin
-from .attrstate import carry_attribute_state
+from .attrstate import carry_attribute_state, declared_names
 from .closures import lift_closures
 from .desugar import desugar
 from .effects import EffectsMixin, check_lost_changes
@@ -781,6 +781,7 @@ def _normalize(pf: ParsedFunction) -> ir.Function:
     _out_keyword_as_write(pf)  # np.exp(s, out=s) -> s[...] = np.exp(s)
     n = Normalizer(pf)
     scalarise_objects(pf, n.taken)  # objects built here: their attributes are locals
+    declared_names(pf, n.taken)  # global step; step += 1: state, as self.out is
     carry_attribute_state(pf.tree, n.taken)  # self.out = v: a local, and a setattr effect
     lower_callbacks(pf, n.taken)  # np.piecewise, np.vectorize, ... as loops (callbacks.py)
     lower_inner_transforms(pf, n.taken)  # srcad.vjp / srcad.jvp inside: srcad.grad calls

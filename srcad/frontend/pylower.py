@@ -42,7 +42,7 @@ import numpy as np
 
 from .. import pyfuncs, runtime_at, runtime_python, runtime_signal
 from ..checkpoint import checkpoint
-from ..errors import UnsupportedSyntaxError
+from ..errors import DictUnknownError, UnsupportedSyntaxError
 from ..naming import fresh
 from . import pylevel
 from .parse import EACH
@@ -547,6 +547,8 @@ class _Lowerer:
                     generators=[gast.comprehension(target=_name(key, True), iter=_call(
                         DICT_KEYS, [copy.deepcopy(copied)]), ifs=[], is_async=0)])
                 return self.expr(gast.copy_location(comp, e), pending, hint)
+        if isinstance(e, gast.Dict) and any(k is None for k in e.keys):
+            return self.dict_unpacked(e, pending, hint)
         if isinstance(e, _COMPS):
             acc = self.fresh(f"{hint}_{'dict' if isinstance(e, gast.DictComp) else 'list'}")
             pending.extend(self.comprehension(e, acc))
@@ -559,6 +561,50 @@ class _Lowerer:
                                    self.keyword(v, pending, hint) for v in value])
         return e
 
+    def dict_unpacked(self, e: gast.Dict, pending: list, hint: str):
+        """``{**p, "k": v, **q}``: a new dict built entry by entry, in Python's order (left to
+        right; a later key replaces an earlier one's value and keeps its first position), as
+        `dict(p)` is (dict_copied): ``acc = {}``, then for each ``**p`` a loop
+        ``for key in dict_keys(p): acc = dict_set(acc, key, p[key])`` and for each ``k: v``
+        ``acc = dict_set(acc, k, v)``. Gradients reach the entries that survive and v."""
+        acc = self.fresh(f"{hint}_dict")
+        stmts = [_assign(acc, gast.Dict(keys=[], values=[]))]
+        for k, v in zip(e.keys, e.values):
+            if k is not None:
+                stmts.append(_assign(acc, _call(DICT_SET, [_name(acc), k, v])))
+                continue
+            src = self.dict_source(v)
+            path = self.dict_path(v)
+            if src is None and path is not None and not self.pf.dict_paths:
+                raise self.pf.error(
+                    f"`**{path[0]}` unpacks the argument `{path[0]}`: srcad reads its keys "
+                    "from a dict passed in, and no call has passed one yet", v,
+                    hint=f"call the function with a dict for `{path[0]}`",
+                    cls=DictUnknownError)
+            if src is None:
+                raise self.error("`**` unpacking of a value srcad does not know to be a dict", v,
+                                 "unpack a dict argument or a dict the function makes, or "
+                                 "write its entries out (`{'a': d['a'], ...}`)")
+            if not isinstance(src, gast.Name):  # (p["enc"]: read once, as Python reads it)
+                held = self.fresh(f"{hint}_unpacked")
+                stmts.append(_assign(held, src))
+                src = _name(held)
+            key = self.fresh("key")
+            item = gast.Subscript(value=copy.deepcopy(src), slice=_name(key), ctx=gast.Load())
+            stmts.append(_for(_name(key, True), _call(DICT_KEYS, [copy.deepcopy(src)]), [
+                _assign(acc, _call(DICT_SET, [_name(acc), _name(key), item]))]))
+        pending.extend(_located(stmts, e))
+        return gast.copy_location(_name(acc), e)
+
+    def dict_source(self, src):
+        """`src` when it is a dict the function makes (assigned once) or the call's values
+        show it is given (an argument, an item of one), else None."""
+        if isinstance(src, gast.Name) and src.id in self.dicts and self.stores[src.id] <= 1:
+            return src
+        if isinstance(src, gast.Dict):  # a display inside the display
+            return src
+        return src if self.dict_path(src) in self.dict_paths else None
+
     def dict_copied(self, e: gast.Call):
         """The dict `e` copies (`d.copy()`, `dict(d)`, `copy.deepcopy(d)`), when `d` is a
         dict the function makes or the call's values show it is given, else None."""
@@ -570,11 +616,9 @@ class _Lowerer:
                     f.value, gast.Name) and f.value.id not in self.stores and
                 self.pf.resolve(f.value.id) is copy)):
             src = e.args[0]
-        if src is None or isinstance(src, gast.Starred):
+        if src is None or isinstance(src, gast.Starred) or isinstance(src, gast.Dict):
             return None
-        if isinstance(src, gast.Name) and src.id in self.dicts and self.stores[src.id] <= 1:
-            return src
-        return src if self.dict_path(src) in self.dict_paths else None
+        return self.dict_source(src)
 
     def keyword(self, k, pending, hint):
         if isinstance(k, gast.keyword):
