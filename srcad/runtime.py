@@ -115,6 +115,8 @@ __all__ = [
     "write_through",
     "view_again",
     "is_view_of",
+    "item_again",
+    "takes_written",
     "alias_again",
     "in_layout",
     "setitem_grad_x",
@@ -527,6 +529,22 @@ def view_again(x, index, view):
     an item of a list, tuple or dict (the object itself, not a view: a write puts another
     object in its slot)."""
     return x[index] if is_view_of(x, view) else view
+
+
+def item_again(x, index, view, old, new):
+    """`view = x[index]` made again after a write through another name bound to an item of x
+    (the item `old`, now `new`): a list's, tuple's or dict's item is an object, so `view`
+    becomes the written one if it was that very object (Python's names share it, whatever
+    the index spelled: `p[-1]`, `p[1]`) and keeps its own otherwise (a slot stored into since
+    it was bound holds another); an array's view follows its base (`view_again`)."""
+    if takes_written(x, view, old):
+        return new
+    return view_again(x, index, view)
+
+
+def takes_written(x, view, old) -> bool:
+    """`item_again`'s choice: is `view` the container item written through another name?"""
+    return isinstance(x, (list, tuple, dict)) and view is old
 
 
 def is_view_of(x, view) -> bool:

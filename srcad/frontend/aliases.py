@@ -126,7 +126,8 @@ def propagate_aliases(body: list, params, fresh=None) -> list:
 _INF = 1 << 60
 # assignments that keep numpy's array under the name (srcad writes copy on write): what a
 # write carries to the names that share its memory (frontend/aliasing.py), and copies
-_SAME_ARRAY = {"copy", "setitem", "write_through", "view_again", "alias_again", "in_layout"}
+_SAME_ARRAY = {"copy", "setitem", "write_through", "view_again", "item_again", "alias_again",
+               "in_layout"}
 
 
 def _common(p: tuple, q: tuple) -> int:

@@ -122,12 +122,27 @@ def returned_views(fn: ir.Function, n: int = 1, unpack: bool = False) -> list[se
 
 
 # what returns its input's memory, or writes into it, as numpy would (not a value of its own)
-_SHARING_FNS = (runtime.setitem, runtime.write_through, runtime.alias_again, runtime.view_again)
+_SHARING_FNS = (runtime.setitem, runtime.write_through, runtime.alias_again, runtime.view_again,
+                runtime.item_again)
 
 
 def _user_name(ir_name: str) -> str:
     """The user's name for an IR name (`r_L5`, a later value of `r`, is `r`)."""
     return re.sub(r"_L\d+(_\d+)?$", "", ir_name)
+
+
+def _names_bound(assign) -> set:
+    """The names a plain assignment rebinds (`a = ...`, `a, (b, c) = ...`)."""
+    out, todo = set(), list(assign.targets)
+    while todo:
+        t = todo.pop()
+        if isinstance(t, gast.Name):
+            out.add(t.id)
+        elif isinstance(t, (gast.Tuple, gast.List)):
+            todo.extend(t.elts)
+        elif isinstance(t, gast.Starred):
+            todo.append(t.value)
+    return out
 
 
 def _const(value) -> ir.Const:
@@ -146,6 +161,10 @@ class AliasingMixin:
                                    "assign into a name: x = x.copy(); x[i] = v")
         name = target.value.id
         base = self.name_atom(target.value)
+        # the parameter whose object this is (`q = p; q['b'] = v` stores into p's object)
+        param = name if name in self.pf.params else next(
+            (p for p in self.pf.params if p not in self.mutable and name not in self.mutable
+             and isinstance(base, ir.Var) and self.env.get(p) == base), None)
         index = self.index(target.slice, name)
         v = self.expr(value, name, None)
         call = self.op_call(runtime.setitem, [base, index, v], {}, node)
@@ -159,14 +178,14 @@ class AliasingMixin:
             stmt = self.body[-1]
             rebuilt = self.propagate_write(name, base, new, node)
             self.mutations.append((stmt, base.name, node.lineno, True, rebuilt))
-        if self.reaches_argument(name):
+        if param is not None and self.reaches_argument(param, node):
             # `param[k] = v` on a dict the caller passed: Python writes into the caller's
             # object. The code above carries the new dict as a value (what the gradient
             # follows); this effect stores v into the caller's own dict, once per call (the
             # probe and a checkpoint's recomputation skip it; an array is left as it was)
             self.body.append(ir.Effect("setitem", None, {
-                "_obj": self.entry_of(name), "index": index, "value": v,
-                "param": ir.Const(name, repr(name))}, node.lineno))
+                "_obj": self.entry_of(param), "index": index, "value": v,
+                "param": ir.Const(param, repr(param))}, node.lineno))
 
     def entry_of(self, param: str) -> ir.Var:
         """The parameter's value on entry (a loop rebinds the parameter's own IR name)."""
@@ -374,6 +393,10 @@ class AliasingMixin:
             if known is not None:
                 self.views[name] = self.views[known]
                 self.view_made[name] = self.view_made.get(known, 0)
+        # (base, the item written through before and after): a container's item is an object,
+        # which every name bound to it shares (`item_again`, below)
+        through = {}
+        at_old = old
         while at in self.views:  # up the chain of views: write into each base in turn
             base, kind, arg = self.views[at]
             if base in done:
@@ -383,6 +406,8 @@ class AliasingMixin:
             if kind == "element" and before is not None:  # (write_through: see ir.Call.undo)
                 self.undo_key = f"{name}@{len(self.body)}"
             item = self.env[at]
+            if kind == "element":
+                through.setdefault(base, (at_old, item))
             value = self.rebind(base, self.write_back(base, kind, arg, value, node, before),
                                 node)
             self.shared.append((value.name, item.name))  # numpy: still one memory
@@ -394,7 +419,7 @@ class AliasingMixin:
                     "param": ir.Const(base, repr(base))}, node.lineno))
             done.add(base)
             self.carry_to_aliases(base, base_old, value, node, False, done)
-            at = base
+            at, at_old = base, base_old
         while True:  # and down again: every known view of a rebuilt name is made again,
             # in the order the views were made (the tape's order: an alias is the same array
             # there, so an alias is made again first, as soon as its base is)
@@ -409,7 +434,16 @@ class AliasingMixin:
             # `identity`, one array for share_reads; only `base op= t` may have
             # rebound a scalar base, which its aliases do not see: alias_again)
             keep = before_view if kind != "alias" or (augmented and base == name) else None
-            made = self.rebind(view, self.remake(self.env[base], kind, arg, node, keep), node)
+            if kind == "element" and base in through and before_view is not None:
+                # `u = p['a']; n = p['a']; n *= 2`: u is the object written if it is that
+                # very object (the same slot, `p[-1]` and `p[1]`; not a slot stored into
+                # since u was bound), else what it was -- an array's view follows its base
+                old_item, new_item = through[base]
+                made = self.rebind(view, self.op_call(runtime.item_again, [
+                    self.env[base], arg, before_view, old_item, new_item], {}, node), node)
+            else:
+                made = self.rebind(view, self.remake(self.env[base], kind, arg, node, keep),
+                                   node)
             self.shared.append((self.env[base].name, made.name))
             done.add(view)
             self.carry_to_aliases(view, before_view, made, node, False, done)
@@ -443,16 +477,29 @@ class AliasingMixin:
                    for t in n.targets if isinstance(t, gast.Name)}
         return set(self.pf.params) - rebound
 
-    def reaches_argument(self, name: str) -> bool:
+    def reaches_argument(self, name: str, node=None) -> bool:
         """Does a write into `name` here go into the object the caller passed? Yes for a
         parameter never rebound by plain assignment (`written_params`), and for one rebound
-        only in straight-line code (`cache = {}`) before its first rebinding; after it, or
-        where a loop or branch rebinds it, the name may hold another object (no effect)."""
+        later (`cache = {}`) before its first rebinding; not after a rebinding made on every
+        path. Where the name holds the caller's object on some paths only -- after a
+        rebinding in a branch, or in a loop that rebinds it -- a store (`node`) is refused:
+        Python's target depends on the path taken."""
         if name not in self.pf.params or self.generated:
             return False
         if name in self.written_params():
             return True
-        return name not in self.mutable and name not in self.rebound_params
+        if node is not None:
+            loops = self.enclosing(node, (gast.For, gast.While))
+            rebinds_in_loop = any(name in _names_bound(n) for loop in loops
+                                  for n in gast.walk(loop) if isinstance(n, gast.Assign))
+            if name in self.rebound_maybe or (name not in self.rebound_params
+                                              and rebinds_in_loop):
+                raise self.unsupported(
+                    f"a store into `{name}`, which holds the caller's object on some paths "
+                    f"and another one (rebound in a branch or a loop) on others", node,
+                    f"give the new object its own name, so that `{name}` always holds the "
+                    f"caller's")
+        return name not in self.rebound_params
 
     def warn_parameter_write(self, param: str, line: int) -> None:
         """numpy would write into the caller's array; srcad's copy on write leaves it as it

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import gast
+
 from .. import ir
 from ..ops import control
 
@@ -60,7 +62,11 @@ class InlineMixin:
                     self.mutable.add(names[s.target])
         ret = r.atom(callee.ret.value)
         for p, final in callee.written.items():  # the caller's names see the written dict
-            for n in holders.get(p, ()):
+            held = holders.get(p, [])
+            if isinstance(held, tuple):  # (an item of a container the caller's name holds)
+                self.store_written_item(held[1], held[2], r.atom(final), node)
+                continue
+            for n in held:
                 self.rebind_written(n, r.atom(final), node)
         if into is None:  # (a tuple stays a tuple of atoms: `a, b = g(x)` binds each)
             return ret
@@ -81,7 +87,28 @@ class InlineMixin:
                     return {}
                 if names:
                     out[p] = names
+                elif self.body is getattr(self, "top_body", self.body):
+                    item = self.item_of_a_name(a)
+                    if item is not None:  # (`fill(p[0], x)`: p's item, written)
+                        out[p] = item
         return out
+
+    def item_of_a_name(self, a: ir.Var):
+        """(name, index) where `a` was just read as `name[index]` (a constant index, or a
+        name's) from a container a local name holds; else None."""
+        made = next((s for s in reversed(self.body) if isinstance(s, ir.Call)
+                     and s.target == a.name), None)
+        if made is None or made.op.name != "getitem" or not isinstance(made.args.get("a"),
+                                                                          ir.Var):
+            return None
+        index = made.args.get("index")
+        parts = index.parts if isinstance(index, ir.Index) else (index,)
+        if len(parts) != 1 or isinstance(index, ir.Index) and index.is_tuple or not (
+                isinstance(parts[0], ir.Const) and type(parts[0].value) in (int, str)):
+            return None
+        names = [n for n, v in self.env.items() if v == made.args["a"] and n in self.locals
+                 and n not in self.mutable]
+        return ("item", names[0], parts[0]) if names else None
 
     def passes_written_dict(self, call: ir.UserCall) -> bool:
         """Does the callee write into a dict that the caller holds by a name?"""
@@ -94,6 +121,9 @@ class InlineMixin:
         given by its last plain assignment (srcad's copy-on-write made new dicts since)."""
         objects, params = {}, {}
         for p, names in holders.items():
+            if isinstance(names, tuple):  # (an item: the caller's own store, made after)
+                objects[p] = None
+                continue
             n = names[0]
             if self.reaches_argument(n):
                 objects[p], params[p] = self.entry_of(n), n
@@ -114,6 +144,8 @@ class InlineMixin:
             if isinstance(s, ir.Effect) and s.kind == "setitem" and "param" in s.args and \
                     s.args["param"].value in objects:
                 p = s.args["param"].value
+                if objects[p] is None:
+                    continue
                 args = {k: v for k, v in s.args.items() if k != "param"}
                 args["_obj"] = objects[p]
                 if p in params:
@@ -121,6 +153,23 @@ class InlineMixin:
                 s = dataclasses.replace(s, args=args)
             out.append(s)
         return out
+
+    def store_written_item(self, name: str, index: ir.Const, final, node) -> None:
+        """`fill(p[0], x)` writing into its argument: Python's `p[0]` is that very object,
+        written; here `p[0] = <the written value>`, as the user would write it (so that the
+        views of p, p's own write-back and a store into the caller's object follow)."""
+        held = self.fresh(f"{name}_item")
+        self.locals.add(held)
+        self.env[held] = final
+        target = gast.Subscript(value=gast.Name(name, gast.Load(), None, None),
+                                slice=gast.Constant(index.value, None), ctx=gast.Store())
+        value = gast.Name(held, gast.Load(), None, None)
+        stmt = gast.copy_location(gast.Assign(targets=[target], value=value), node)
+        gast.copy_location(target, node)
+        gast.copy_location(target.value, node)
+        gast.copy_location(target.slice, node)
+        gast.copy_location(value, node)
+        self.setitem(target, value, stmt)
 
     def rebind_written(self, n: str, final, node) -> None:
         """The caller's name `n` holds the dict the callee wrote into: its new value."""

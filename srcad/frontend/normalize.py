@@ -108,6 +108,8 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         # assignment (`cache = {}`): its value when it was rebound -- what the caller's
         # object holds at the return (reaches_argument)
         self.rebound_params: dict = {}
+        self.rebound_maybe: set = set()  # ... rebound in a branch or a loop
+        self._parents: dict | None = None  # id(gast node) -> its parent (enclosing)
         # code srcad generated, transformed again (higher order): it adds in place only into
         # buffers it owns, so its `d += g` is not numpy's write into a shared array
         self.generated = str(pf.filename).startswith("<srcad-generated")
@@ -227,6 +229,18 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         fn.changes = check_lost_changes(fn)
         return fn
 
+    def enclosing(self, node, kinds) -> list:
+        """The statements of `kinds` (loops, branches) around `node` in the function."""
+        if self._parents is None:
+            self._parents = {id(c): n for n in gast.walk(self.pf.tree)
+                             for c in gast.iter_child_nodes(n)}
+        out, at = [], self._parents.get(id(node))
+        while at is not None and at is not self.pf.tree:
+            if isinstance(at, kinds):
+                out.append(at)
+            at = self._parents.get(id(at))
+        return out
+
     def own_on_entry(self, param: str) -> None:
         """A parameter the function stores into (`p[k] = v` on the caller's list or dict): the
         generated code reads its own shallow copy of it under the parameter's name (as the
@@ -256,7 +270,13 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                                        "assign one name per statement")
             for t in _bound_names(targets[0]):
                 if t in self.pf.params and t not in self.rebound_params and not self.generated:
-                    self.rebound_params[t] = self.env[t]
+                    held = self.env[t]
+                    if t in self.mutable:  # (one IR name for all its values: keep this one)
+                        op, args = self.op_call(control.identity, [held], {}, s)
+                        held = self.emit((op, args), self.fresh(f"{t}_before_L{s.lineno}"), s)
+                    self.rebound_params[t] = held
+                    if self.enclosing(s, (gast.If, gast.For, gast.While)):
+                        self.rebound_maybe.add(t)  # (on some paths only: reaches_argument)
             self.assign(targets[0], s.value, s)
         elif isinstance(s, gast.AugAssign):
             if isinstance(s.target, gast.Subscript):

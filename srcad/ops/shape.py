@@ -19,6 +19,8 @@ from ..runtime import (
     write_through,
     view_again,
     is_view_of,
+    item_again,
+    takes_written,
     zeros_grad,
     alias_again,
     in_layout,
@@ -180,6 +182,24 @@ defvjp(view_again,
 defnondiff(is_view_of, name="is_view_of", params=(Param("x"), Param("view")), family="shape",
            spelling="is_view_of(x, view)",
            test_cases=(("a * OP(b, b[1])", [(3,), (2, 3)]),))  # (a bool: view_again's choice)
+defvjp(item_again,
+       lambda g, out, x, index, view, old, new:
+           unindex(g, x, index) if is_view_of(x, view) else zeros_grad(x),
+       None,
+       lambda g, out, x, index, view, old, new:
+           zeros_grad(view) if is_view_of(x, view) or takes_written(x, view, old) else g,
+       None,
+       lambda g, out, x, index, view, old, new:
+           g if takes_written(x, view, old) else zeros_grad(new),
+       name="item_again", spelling="item_again(x, index, view, old, new)", family="shape",
+       test_cases=(("OP(a, 1, b, b, c)", [(3, 4), (4,), (4,)]),
+                   ("OP(a, (1, 2), b, b, c)", [(3, 4), (), ()])),
+       derivation="view_again, except that a container's item that is the object written "
+       "through another name becomes the written one (g flows to it)")
+defnondiff(takes_written, name="takes_written",
+           params=(Param("x"), Param("view"), Param("old")), family="shape",
+           spelling="takes_written(x, view, old)",
+           test_cases=(("a * OP(b, b[1], b[1])", [(3,), (2, 3)]),))  # (a bool)
 defvjp(alias_again,
        lambda g, out, new, old: g if isinstance(old, np.ndarray) else np.zeros_like(new),
        lambda g, out, new, old: np.zeros_like(old) if isinstance(old, np.ndarray) else g,
@@ -200,6 +220,15 @@ defjvp(in_layout,
 defjvp(alias_again,
        lambda g, out, new, old: g if isinstance(old, np.ndarray) else np.zeros_like(out),
        lambda g, out, new, old: np.zeros_like(out) if isinstance(old, np.ndarray) else g)
+defjvp(item_again,
+       lambda g, out, x, index, view, old, new:
+           g[index] if is_view_of(x, view) else zeros_grad(out),
+       None,
+       lambda g, out, x, index, view, old, new:
+           zeros_grad(out) if is_view_of(x, view) or takes_written(x, view, old) else g,
+       None,
+       lambda g, out, x, index, view, old, new:
+           g if takes_written(x, view, old) else zeros_grad(out))
 defjvp(view_again,
        lambda g, out, x, index, view: g[index] if is_view_of(x, view) else np.zeros_like(out),
        None,
