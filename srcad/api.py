@@ -103,19 +103,17 @@ def _as_given(saved, memo=None):
     stay one object (`p` and `u = p[0]`, both saved)."""
     memo = {} if memo is None else memo
     kind = type(saved)
-    if kind is not list and kind is not dict and kind is not tuple and \
-            kind is not runtime.Stack and not (isinstance(saved, tuple)
-                                               and hasattr(kind, "_fields")):
+    if kind not in _COPIED and not (isinstance(saved, tuple) and hasattr(kind, "_fields")):
         return saved
     if id(saved) in memo:
         return memo[id(saved)]
     if kind is dict:
         out = memo[id(saved)] = {}
         for k, v in saved.items():
-            out[k] = _as_given(v, memo)
+            out[k] = v if type(v) in _SHARED else _as_given(v, memo)
     elif kind is list:
         out = memo[id(saved)] = []
-        out.extend(_as_given(v, memo) for v in saved)
+        out.extend(v if type(v) in _SHARED else _as_given(v, memo) for v in saved)
     elif kind is runtime.Stack:
         out = memo[id(saved)] = runtime.Stack()
         out._items = [_as_given(v, memo) for v in saved._items]
@@ -125,6 +123,10 @@ def _as_given(saved, memo=None):
         out = memo[id(saved)] = saved if all(a is b for a, b in zip(items, saved)) else \
             kind(*items) if kind is not tuple else tuple(items)
     return out
+
+
+_COPIED = frozenset({list, dict, tuple, runtime.Stack})
+_SHARED = frozenset({np.ndarray, float, int, np.float64, np.float32, type(None)})
 
 
 def _tree_value(out):
