@@ -78,6 +78,9 @@ def vjp(fn, *primals, **options):
         tp, wrapped, out, value, mask = t.tape_call(values, given=n_given)
         value = _tree_value(out)
         structure, name = out_structure(value), t._ir.name
+        # (the arguments' structure as the run left it: a container the caller changes
+        # after vjp returned neither shapes nor feeds the gradients)
+        wrapped, values = _as_given((wrapped, values))
 
         def pullback(cotangent):
             cotangent = cotangent_like(structure, cotangent, name)
@@ -87,7 +90,43 @@ def vjp(fn, *primals, **options):
         return value, pullback
     c = t.compiled(values, given=n_given)
     out, saved = run_generated(c.functions["fwd"], t._ir, *values)
-    return out, Pullback(t, c, saved, values[:n_given], out)
+    saved, given = _as_given((saved, values[:n_given]))
+    return out, Pullback(t, c, saved, given, out)
+
+
+def _as_given(saved, memo=None):
+    """`saved` with every list, dict and tuple in it copied (its arrays and other objects
+    shared), Stacks too: the pullback is the derivative at the point given to vjp (JAX's),
+    so what it reads must be the values the forward left, not containers the caller still
+    holds and may change (`p[0][1] = ...`, `p[0].append(...)`) before calling it. Its arrays
+    are checked instead (Pullback's checksums: they are not copied). Objects reached twice
+    stay one object (`p` and `u = p[0]`, both saved)."""
+    memo = {} if memo is None else memo
+    kind = type(saved)
+    if kind not in _COPIED and not (isinstance(saved, tuple) and hasattr(kind, "_fields")):
+        return saved
+    if id(saved) in memo:
+        return memo[id(saved)]
+    if kind is dict:
+        out = memo[id(saved)] = {}
+        for k, v in saved.items():
+            out[k] = v if type(v) in _SHARED else _as_given(v, memo)
+    elif kind is list:
+        out = memo[id(saved)] = []
+        out.extend(v if type(v) in _SHARED else _as_given(v, memo) for v in saved)
+    elif kind is runtime.Stack:
+        out = memo[id(saved)] = runtime.Stack()
+        out._items = [_as_given(v, memo) for v in saved._items]
+        out._cotangents = saved._cotangents
+    else:  # (a tuple cannot hold itself: its items first)
+        items = [_as_given(v, memo) for v in saved]
+        out = memo[id(saved)] = saved if all(a is b for a, b in zip(items, saved)) else \
+            kind(*items) if kind is not tuple else tuple(items)
+    return out
+
+
+_COPIED = frozenset({list, dict, tuple, runtime.Stack})
+_SHARED = frozenset({np.ndarray, float, int, np.float64, np.float32, type(None)})
 
 
 def _tree_value(out):

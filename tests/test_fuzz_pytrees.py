@@ -756,13 +756,13 @@ def _item_scaled_in_place(p, x):
     return np.sum(p["a"] * x)
 
 
-@pytest.mark.xfail(strict=True, raises=IndexError, reason="open (store fuzzer): srcad.jvp of "
-                   "`W = p['a']; W *= 1.5` on a dict argument crashes in the tangent code "
-                   "(`setitem(np.zeros_like(p), 'a', ..)`: IndexError; a list argument read "
-                   "whole first: ValueError), both modes -- not a SrcadError at the user's line")
-def test_jvp_in_place_write_through_an_item():
+@pytest.mark.parametrize("mode", ["source", "tape"])
+def test_jvp_in_place_write_through_an_item(mode):
+    """(Crashed in the tangent code, `setitem(np.zeros_like(p), 'a', ..)`: the write_through
+    row's JVP now writes a container's tangent as setitem's does.)"""
     p, x = {"a": np.array([0.3, 0.5, 0.7])}, np.array([0.4, 0.5, 0.6])
-    _, t = srcad.jvp(_item_scaled_in_place, (p, x), ({"a": np.ones(3)}, np.zeros(3)))
+    _, t = srcad.jvp(_item_scaled_in_place, (copy.deepcopy(p), x),
+                     ({"a": np.ones(3)}, np.zeros(3)), mode=mode)
     assert abs(t - 1.5 * np.sum(x)) < 1e-12
 
 
@@ -839,15 +839,14 @@ def _max_of_an_inner_list(p, x):
     return np.sum(u * u * x)
 
 
-@pytest.mark.xfail(strict=True, reason="open (store fuzzer): source mode's pullback reads a "
-                   "list held inside the argument when it is called: the caller giving it a "
-                   "new item after srcad.vjp returned changes the gradient, silently (tape "
-                   "mode is right; the fuzzer also saw it through `np.max(np.max(p, axis=0), "
-                   "axis=0)` with only outer slots rebound)")
-def test_a_pullback_reads_an_inner_list_as_it_came_in():
+@pytest.mark.parametrize("mode", ["source", "tape"])
+def test_a_pullback_reads_an_inner_list_as_it_came_in(mode):
+    """(Source mode's pullback read the caller's inner list when called: srcad.vjp now keeps
+    its own copy of the saved values' containers. The fuzzer also saw it through
+    `np.max(np.max(p, axis=0), axis=0)` with only outer slots rebound.)"""
     p = [[np.array([0.1, 0.9, 0.3]), np.array([0.7, 0.2, 0.9])]]
     x = np.array([0.4, 0.5, 0.6])
-    _, pullback = srcad.vjp(_max_of_an_inner_list, p, x)
+    _, pullback = srcad.vjp(_max_of_an_inner_list, p, x, mode=mode)
     before = pullback(1.0)[0][0][0].copy()
     p[0][0] = p[0][0] * -3.0 + 7.0
     np.testing.assert_array_equal(pullback(1.0)[0][0][0], before)

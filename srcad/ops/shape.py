@@ -233,9 +233,11 @@ defjvp(view_again,
        lambda g, out, x, index, view: g[index] if is_view_of(x, view) else np.zeros_like(out),
        None,
        lambda g, out, x, index, view: np.zeros_like(out) if is_view_of(x, view) else g)
-defjvp(write_through,
-       lambda g, out, x, index, value, view: setitem(g, index, 0) if np.ndim(view) else g,
-       None,
+defjvp(write_through,  # (setitem's where it writes, into an array or a list or dict; a
+       # scalar copy's value reaches nothing: zeros, of x's kind, to add to g)
        lambda g, out, x, index, value, view: (
-           setitem(np.zeros_like(out), index, g) if np.ndim(view) else np.zeros_like(out)),
+           set_tangent_x(g, index, out) if np.ndim(view) else g),
+       None,
+       lambda g, out, x, index, value, view:
+           set_tangent_value(g if np.ndim(view) else zeros_grad(value), index, out),
        None)
