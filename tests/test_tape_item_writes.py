@@ -229,6 +229,7 @@ def test_jvp(prog):
         if isinstance(e, ValueError) and "inhomogeneous" not in str(e):
             raise
         pytest.xfail("jvp of an in-place write through an item: open (test_fuzz_pytrees)")
+        return  # (with --runxfail)
     assert out == pytest.approx(want_value, rel=1e-13, abs=1e-13)
     assert tangent == pytest.approx(directional, rel=1e-6, abs=1e-7)
     _assert_after(mine, python_after)
