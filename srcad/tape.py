@@ -115,6 +115,12 @@ class Tape:
         self.origin: dict = {}  # id(argument Tensor) -> the Tensor of its value on entry
         self.patched: list = []  # (class, name, entry before the run): `follow_class`
         self._followed: set = set()
+        # id(an argument's leaf) -> (the leaf, the Tensors read from it as a container's item:
+        # one object to Python, `W = p["W"]` and `u = p["W"]`), and -> the Tensor that holds
+        # it since a write in place through one of them (`item_written`)
+        self.item_reads: dict = {}
+        self.superseded: dict = {}
+        self._syncing = False
 
     # -- forward -----------------------------------------------------------------------------
     def apply(self, fn, args, kwargs, py_operator=None, op=None):
@@ -131,12 +137,13 @@ class Tape:
         except TypeError as e:
             raise user_error(f"tape mode: {e}") from None
         for p, v in list(bound.items()):
-            if isinstance(v, TensorList) and v.written and fn is not operator.getitem:
+            now = self._as_now(v) if fn is not operator.getitem else v
+            if now is not v:
                 # a list argument with items stored into it, taken whole (`np.sum(p, axis=0)`,
                 # `np.stack(p)`): its items as they are now (a stored one itself, the others
                 # read from the argument), so each position's cotangent reaches its own item
-                items = list(v)
-                bound[p] = items if p in op.sequences else self.apply(np.stack, (items,), {})
+                bound[p] = now if p in op.sequences or not isinstance(v, CONTAINERS) else \
+                    self.apply(np.stack, (now,), {})
         values = {k: _unwrap(v) for k, v in bound.items()}
         if op.check is not None:  # (arguments with no derivative: refused at the user's line)
             try:
@@ -181,7 +188,12 @@ class Tape:
         result, as source mode's `p[i]` is a getitem with an adjoint of its own."""
         raw = raw_item(c, index)
         if isinstance(raw, Tensor):
+            held = self.superseded.get(id(raw))
+            if held is not None:  # written in place through a name (`W -= d`): that object
+                return held
             out = Tensor(raw.value, self)
+            out.held_in = (c, index, raw)
+            self.item_reads.setdefault(id(raw), (raw, []))[1].append(out)
         elif isinstance(raw, CONTAINERS) or (isinstance(raw, (list, tuple))
                                              and isinstance(index, slice)):
             out = rewrap(raw, self, like=c if isinstance(index, slice) else None)
@@ -219,6 +231,7 @@ class Tape:
         bases up the chain of views, then every view of a rebuilt Tensor."""
         self._replace(t, make)
         done = {id(t)}
+        rebuilt = [t]
         at = t
         while at.view is not None:
             base, kind, arg = at.view
@@ -231,6 +244,7 @@ class Tape:
                     hint="copy before writing (r = r.copy()), or write into the base array")
             self._replace(base, lambda old, k=kind, a=arg, v=at: self._write_back(old, k, a, v))
             done.add(id(base))
+            rebuilt.append(base)
             at = base
         changed = True
         while changed:
@@ -247,7 +261,60 @@ class Tape:
                 self._replace(v, lambda old, b=base, k=kind, a=arg: self._remake(b, k, a))
                 v.view = (base, kind, arg)
                 done.add(id(v))
+                rebuilt.append(v)
                 changed = True
+        if not self._syncing:
+            for r in rebuilt:
+                if r.held_in is not None:
+                    self.item_written(r)
+
+    def item_written(self, t: Tensor) -> None:
+        """`t`, read as a container's item (`W = p["W"]`, `for w in p`), was written in place
+        (`W -= lr * g`, `W[0] = v`): in Python the name holds the container's own array, so
+        the container holds the written value from now on -- stored into it, read as stored
+        (a list's or dict's: its cotangent goes to `t`, the caller's container holds it after
+        the call: `settle_arguments`), up to the argument (`stored_into_item`) -- and every
+        other read of that item (`u = p["W"]` before the write, through any path) is that
+        array: it takes t's value (source mode's `propagate_write` rebuilding its aliases)."""
+        c, key, leaf = t.held_in
+        self.superseded[id(leaf)] = t
+        group = self.item_reads[id(leaf)][1]
+        if isinstance(c, (TensorList, TensorDict)):
+            now = raw_item(c, key)
+            if now is not t and (now is leaf or any(now is m for m in group)):
+                c[key] = t  # (a later store `p["W"] = v` is not undone: then c holds v)
+        self._syncing = True
+        try:
+            for m in group:
+                if m is not t:
+                    self.write(m, lambda old: self.apply(runtime.setitem, (old, Ellipsis, t), {}))
+        finally:
+            self._syncing = False
+
+    def _as_now(self, v):
+        """A followed list or tuple taken whole (also inside a plain list), as it is now: one
+        with items stored into it (`p[0][1] = v`, at any depth) or written in place through
+        a name (`item_written`) is the list of its items as read now (a stored one itself,
+        the others read from the argument: so each cotangent reaches its own item); `v`
+        itself where nothing changed."""
+        if isinstance(v, (TensorList, TensorTuple)):
+            if not (getattr(v, "written", None) or self._holds_superseded(v)):
+                return v
+            return [self._as_now(item) for item in v]  # (a gather per item not stored)
+        if type(v) in (list, tuple):
+            items = [self._as_now(item) for item in v]
+            return v if all(a is b for a, b in zip(items, v)) else type(v)(items)
+        return v
+
+    def _holds_superseded(self, c) -> bool:
+        if not self.superseded:
+            return False
+        for v in raw_items(c):
+            if isinstance(v, Tensor) and id(v) in self.superseded:
+                return True
+            if isinstance(v, CONTAINERS) and self._holds_superseded(v):
+                return True
+        return False
 
     def _write_back(self, old_base, kind, arg, view):
         if kind == "index":
@@ -604,14 +671,14 @@ def _pieces(arg, c):
             piece = c.slots.get(k) if isinstance(c, runtime.GradTree) else c.get(k)
             if piece is None:
                 continue
-            if isinstance(item, Tensor):
+            if isinstance(item, (Tensor, *CONTAINERS)):
                 yield item, piece
             elif isinstance(item, (list, tuple, dict)):
                 yield from _pieces(item, piece)
         return
-    for item, piece in zip(arg, c):
-        if isinstance(item, Tensor):
-            yield item, piece
+    for item, piece in zip(raw_items(arg) if isinstance(arg, CONTAINERS) else arg, c):
+        if isinstance(item, (Tensor, *CONTAINERS)):  # (a container: its own adjoint, which
+            yield item, piece                         # its gather takes on: not iterated here)
         elif isinstance(item, (list, tuple, dict)):
             yield from _pieces(item, piece)
 
@@ -1006,6 +1073,26 @@ def settle_arguments(values, wrapped) -> None:
         elif type(original) is list and isinstance(w, list) and getattr(w, "written", None):
             for i in w.written:  # (`Ws[i] = v` into a list argument: the caller's list)
                 original[i] = _plain_tree(raw_item(w, i))
+        _settle_items_written(original, w)
+
+
+def _settle_items_written(original, w) -> None:
+    """An argument's item written in place through a name where the tape could not store it
+    into the container it was read from (`q = p[1:]; W = q[0]; W *= 2`, a list read as a
+    slice): the caller's list or dict holds its value, as where it could (`Tape.item_written`;
+    a tuple's item is left as it came in, as source mode leaves it)."""
+    if not isinstance(w, CONTAINERS) or type(original) not in (list, dict, tuple):
+        return
+    keys = list(w.keys()) if isinstance(w, TensorDict) else range(len(w))
+    for k in keys:
+        if k in getattr(w, "written", ()) or (isinstance(original, dict) and k not in original):
+            continue  # (stored: settled above)
+        v = raw_item(w, k)
+        now = v.tape.superseded.get(id(v)) if isinstance(v, Tensor) else None
+        if now is not None and type(original) is not tuple:
+            original[k] = value_of(now)
+        elif isinstance(v, CONTAINERS):
+            _settle_items_written(original[k], v)
 
 
 def _plain_tree(x):

@@ -130,6 +130,8 @@ def stored_into_item(container) -> None:
     if outer is not None:
         container.outer = None  # (held as stored now: no longer a gather's result)
         parent, key = outer
+        if key in getattr(parent, "written", ()) and raw_item(parent, key) is not container:
+            return  # (`e = p["enc"]; p["enc"] = {...}; e["W"] = v`: no longer p's item)
         parent[key] = container
 
 

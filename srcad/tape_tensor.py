@@ -39,13 +39,17 @@ from .tape_containers import CONTAINERS, TensorDict, raw_items
 class Tensor:
     """A float value the tape follows."""
 
-    __slots__ = ("value", "tape", "view")
+    __slots__ = ("value", "tape", "view", "held_in")
     __array_priority__ = 1000
 
     def __init__(self, value, tape):
         self.value = value
         self.tape = tape
         self.view = None  # (base Tensor, kind, arg) while this value is a view of the base
+        # (container, key, the argument's leaf) for an item read from a followed container
+        # (`W = p["W"]`): Python's name holds the container's own array, so a write into it
+        # in place is a write into the container's item (`Tape.item_written`)
+        self.held_in = None
 
     # numpy protocols
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):

@@ -682,15 +682,19 @@ def _item_stepped_in_place(p, x):
     return np.sum(p["W"] * x)
 
 
-@pytest.mark.xfail(strict=True, reason="open (store fuzzer): tape mode with the dict "
-                   "differentiated: `W = p['W']; W -= ...` reaches neither p['W'] nor the "
-                   "caller's dict -- value 0.79 for 0.713, a wrong gradient, silently (with "
-                   "only x differentiated it is refused)")
 def test_tape_in_place_write_through_an_item():
+    """(store fuzzer) Tape mode with the dict differentiated: `W = p['W']; W -= ...` reached
+    neither p['W'] nor the caller's dict (value 0.79 for 0.713, a wrong gradient, silently);
+    now the dict holds the written item (`Tape.item_written`). More forms:
+    tests/test_tape_item_writes.py."""
     p, x = {"W": np.array([0.3, 0.5, 0.7])}, np.array([0.4, 0.5, 0.6])
-    mine = copy.deepcopy(p)
-    value, _ = srcad.value_and_grad(_item_stepped_in_place, wrt=(0, 1), mode="tape")(mine, x)
-    assert value == _item_stepped_in_place(copy.deepcopy(p), x)
+    fn = _item_stepped_in_place
+    mine, python_after = copy.deepcopy(p), copy.deepcopy(p)
+    value, got = srcad.value_and_grad(fn, wrt=(0, 1), mode="tape")(mine, x)
+    assert value == fn(python_after, x.copy())
+    want = numerical_grad(lambda p, x: fn(copy.deepcopy(p), x.copy()), (p, x))
+    assert all(_fd_close(a, b, 1e-9) for (_, a), (_, b) in zip(_leaves(got), _leaves(want)))
+    np.testing.assert_array_equal(mine["W"], python_after["W"])
 
 
 def _item_scaled_in_place_with_another_name(p, x):
@@ -858,11 +862,11 @@ def _min_of_an_inner_list_then_a_store(p, x):
     return np.sum(u) + np.sum(np.sum(p, axis=(0, 1)) ** 2)
 
 
-@pytest.mark.xfail(strict=True, reason="open (store fuzzer): tape mode, a list held inside the "
-                   "list argument read whole (`np.min(p[0], axis=0)`) before an item is stored "
-                   "into it, then the argument read whole: a wrong gradient, silently (source "
-                   "mode is right; the top-level list's case is fixed)")
 def test_tape_inner_list_read_whole_before_a_store():
+    """(store fuzzer) Tape mode, a list held inside the list argument read whole
+    (`np.min(p[0], axis=0)`) before an item is stored into it, then the argument read whole:
+    a wrong gradient, silently (the backward iterated the inner list, which recorded gathers
+    no one read); now its items as they are now are taken (`Tape._as_now`)."""
     p = [[np.array([0.3, -0.5, 0.7]), np.array([0.1, 0.2, -0.3])]]
     x = np.array([0.4, 0.5, 0.6])
     fn = _min_of_an_inner_list_then_a_store
