@@ -17,7 +17,7 @@ from . import ir
 from .checkpoint import check_schedule
 from .errors import SrcadError, at_call_site, in_substitute
 from .pyfuncs import label_of
-from .runtime import own, store_into
+from .runtime import own, store_into, store_through
 
 
 def atom_value(atom, env: dict) -> Any:
@@ -118,10 +118,12 @@ def run_effect(stmt: ir.Effect, env: dict, probe: bool = False) -> None:
     if stmt.kind == "setitem":  # param[k] = v: the caller's dict (once, by the real call)
         if not probe:
             caller = stmt.args.get("caller")
-            store_into(env[caller.value] if caller is not None else
-                       atom_value(stmt.args["_obj"], env),
-                               atom_value(stmt.args["index"], env),
-                               atom_value(stmt.args["value"], env))
+            obj = env[caller.value] if caller is not None else atom_value(stmt.args["_obj"], env)
+            index, value = atom_value(stmt.args["index"], env), atom_value(stmt.args["value"], env)
+            if "old" in stmt.args:
+                store_through(obj, index, value, atom_value(stmt.args["old"], env))
+            else:
+                store_into(obj, index, value)
         return
     if stmt.kind == "assert":
         if not atom_value(stmt.args["test"], env):

@@ -116,6 +116,7 @@ __all__ = [
     "view_again",
     "is_view_of",
     "item_again",
+    "writes_through",
     "takes_written",
     "alias_again",
     "in_layout",
@@ -272,6 +273,7 @@ __all__ = [
     "appended_tangent",
     "container_set",
     "store_into",
+    "store_through",
     "container_tangent_value",
     "container_tangent_x",
     "dict_get",
@@ -482,6 +484,14 @@ def store_into(container, index, value):
         container[index] = value
 
 
+def store_through(container, index, value, old):
+    """The caller's object after a write through a name bound to its item (`W = p['W'];
+    W -= t`): its slot holds the written item if it still held that object (`old`), as in
+    Python; a slot stored into since holds another object, left as it is."""
+    if isinstance(container, (dict, list)) and writes_through(container, index, old):
+        container[index] = value
+
+
 def own(container):
     """The generated code's own copy of a list or dict argument the function stores into
     (`p_caller, p = p, own(p)`): the stores go into the caller's object (`store_into`), and
@@ -497,9 +507,18 @@ def own(container):
 def write_through(x, index, value, view):
     """numpy's `view += t`, seen from `x`, where `view = x[index]` with integer indices: an
     array view (x changes: `x[index] = value`), or a scalar copy when the index picks one
-    element (x stays as it is). Only the kind of `view` decides, so one generated line serves
-    both. A list or dict item is the object itself: `x` holds it, written."""
-    return setitem(x, index, value) if isinstance(view, (list, dict)) or np.ndim(view) else x
+    element (x stays as it is); a list's or dict's item is the object itself: `x` holds it,
+    written -- if its slot still holds that object (`W = p['W']; p['W'] = W * 2; W -= t`
+    leaves p as it is). One generated line serves every case (`writes_through`)."""
+    return setitem(x, index, value) if writes_through(x, index, view) else x
+
+
+def writes_through(x, index, view) -> bool:
+    """`write_through`'s choice, and its rules': does writing `view` (read as x[index]) write
+    x?"""
+    if isinstance(x, (list, dict)):  # (a number item: `v *= 2` rebinds v, the slot keeps it)
+        return x[index] is view and isinstance(view, (np.ndarray, list, dict))
+    return isinstance(view, (list, dict)) or bool(np.ndim(view))
 
 
 def alias_again(new, old):

@@ -526,18 +526,12 @@ class _Open(Exception):
 
 
 def _known_open(prog, config) -> bool:
-    """Open classes, each with its strict xfail below: an item bound to a name and written in
-    place through it (`W = p["W"]; W -= ...`) under tape mode with the container
-    differentiated (the write reaches neither `p["W"]` nor the caller: a wrong value and
-    gradient, silently: test_tape_in_place_write_through_an_item), and under jvp (a crash
-    in the tangent code, both modes: test_jvp_in_place_write_through_an_item)."""
-    if prog.inplace and (config.endswith("tape") or config.startswith("jvp")):
-        return True
-    # a list of lists: tape mode reading an inner list whole before a store into it
-    # (test_tape_inner_list_read_whole_before_a_store), and a source-mode pullback reading
-    # the caller's list when called (test_a_pullback_reads_an_inner_list_as_it_came_in)
-    return prog.kind == "nested" and (config.endswith("tape") and "a" in prog.features
-                                      or config == "vjp source")
+    """Open classes the generator makes (each with its strict xfail): none now. The ones it
+    found -- in-place writes through an item under tape mode and jvp, a list of lists under
+    tape mode and a source-mode pullback -- are fixed (tests/test_tape_item_writes.py,
+    tests/test_vjp_jvp_containers.py); a class found next goes here with its xfail."""
+    del prog, config
+    return False
 
 
 def check_writes(prog, fn, seed=0):

@@ -336,7 +336,8 @@ def _check_tape(fn, p, x):
                    "its slot in the argument given a new dict: the old dict's items get None "
                    "for a gradient (a wrong gradient, silently; the value is right); also with "
                    "a store through the old name (whose value was wrong too: fixed, "
-                   "`stored_into_item`); source mode gives a wrong value")
+                   "`stored_into_item`); source mode is right (tests/test_containers.py "
+                   "test_source_mode_items_across_slot_stores)")
 @pytest.mark.parametrize("fn", [_old_inner_dict_read_after_its_slot_is_rebound,
                                 _store_through_a_name_after_its_slot_is_rebound])
 def test_old_inner_dict_after_its_slot_is_rebound(fn):
@@ -345,8 +346,8 @@ def test_old_inner_dict_after_its_slot_is_rebound(fn):
 
 @pytest.mark.xfail(strict=True, reason="open: two names bound to one inner dict (`e1 = p['enc']; "
                    "e2 = p['enc']`), a store through each: tape mode reads gathered copies, one "
-                   "store is lost -- a wrong value (0.754 for 2.576), silently; source mode too "
-                   "(1.42)")
+                   "store is lost -- a wrong value (0.754 for 2.576), silently; source mode is "
+                   "right (tests/test_containers.py test_source_mode_items_across_slot_stores)")
 def test_two_names_for_one_inner_dict():
     p = {"enc": {"W": np.array([0.3, -0.2, 0.9]), "b": np.array([0.1, 0.2, 0.3])}}
     _check_tape(_two_names_for_one_inner_dict, p, np.array([0.4, 0.5, 0.6]))

@@ -340,11 +340,13 @@ class AliasingMixin:
         self.env[user] = var
         return var
 
-    def write_back(self, base: str, kind: str, arg, new: ir.Var, node, old=None):
+    def write_back(self, base: str, kind: str, arg, new: ir.Var, node, old=None, item=None):
         """The new value of `base` after its view (kind, arg) took the value `new` (`old`:
-        the view before, when an augmented assignment may have rebound a scalar copy)."""
-        if kind == "element" and old is not None:
-            return self.op_call(runtime.write_through, [self.env[base], arg, new, old], {},
+        the view before, when an augmented assignment may have rebound a scalar copy;
+        `item`: the view before, for a container's slot stored into since it was read)."""
+        if kind == "element" and (old is not None or item is not None):
+            return self.op_call(runtime.write_through, [self.env[base], arg, new,
+                                                        old if old is not None else item], {},
                                 node)
         if kind in ("index", "element"):
             return self.op_call(runtime.setitem, [self.env[base], arg, new], {}, node)
@@ -408,15 +410,16 @@ class AliasingMixin:
             item = self.env[at]
             if kind == "element":
                 through.setdefault(base, (at_old, item))
-            value = self.rebind(base, self.write_back(base, kind, arg, value, node, before),
-                                node)
+            value = self.rebind(base, self.write_back(base, kind, arg, value, node, before,
+                                                      item=at_old), node)
             self.shared.append((value.name, item.name))  # numpy: still one memory
             if kind == "element" and self.reaches_argument(base):
                 # `L = p["layers"]; L[0] = v`: the caller's dict holds the written item, as
                 # Python leaves it (`store_into` leaves an array argument as it was)
                 self.body.append(ir.Effect("setitem", None, {
                     "_obj": self.entry_of(base), "index": arg, "value": item,
-                    "param": ir.Const(base, repr(base))}, node.lineno))
+                    "old": at_old, "param": ir.Const(base, repr(base))}, node.lineno))
+                self.propagations.add(id(self.body[-1]))  # (reads the old item on purpose)
             done.add(base)
             self.carry_to_aliases(base, base_old, value, node, False, done)
             at, at_old = base, base_old

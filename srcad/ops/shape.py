@@ -21,6 +21,7 @@ from ..runtime import (
     is_view_of,
     item_again,
     takes_written,
+    writes_through,
     zeros_grad,
     alias_again,
     in_layout,
@@ -158,10 +159,12 @@ defjvp(setitem,
        None,
        lambda g, out, x, index, value: set_tangent_value(g, index, out))
 defvjp(write_through,
-       lambda g, out, x, index, value, view: setitem_grad_x(g, index) if np.ndim(view) else g,
+       lambda g, out, x, index, value, view:
+           setitem_grad_x(g, index) if writes_through(x, index, view) else g,
        None,
        lambda g, out, x, index, value, view: (
-           unbroadcast(g[index], value) if np.ndim(view) else np.zeros_like(value)),
+           unbroadcast(g[index], value) if writes_through(x, index, view)
+           else zeros_grad(value)),
        None,
        name="write_through", spelling="write_through(x, index, value, view)", family="shape",
        test_cases=(("OP(a, 1, b, a[1])", [(3, 4), (4,)]),
@@ -196,6 +199,10 @@ defvjp(item_again,
                    ("OP(a, (1, 2), b, b, c)", [(3, 4), (), ()])),
        derivation="view_again, except that a container's item that is the object written "
        "through another name becomes the written one (g flows to it)")
+defnondiff(writes_through, name="writes_through",
+           params=(Param("x"), Param("index"), Param("view")), family="shape",
+           spelling="writes_through(x, index, view)",
+           test_cases=(("a * OP(b, 1, b[1])", [(3,), (2, 3)]),))  # (a bool)
 defnondiff(takes_written, name="takes_written",
            params=(Param("x"), Param("view"), Param("old")), family="shape",
            spelling="takes_written(x, view, old)",
@@ -236,8 +243,8 @@ defjvp(view_again,
 defjvp(write_through,  # (setitem's where it writes, into an array or a list or dict; a
        # scalar copy's value reaches nothing: zeros, of x's kind, to add to g)
        lambda g, out, x, index, value, view: (
-           set_tangent_x(g, index, out) if np.ndim(view) else g),
+           set_tangent_x(g, index, out) if writes_through(x, index, view) else g),
        None,
-       lambda g, out, x, index, value, view:
-           set_tangent_value(g if np.ndim(view) else zeros_grad(value), index, out),
+       lambda g, out, x, index, value, view: set_tangent_value(
+           g if writes_through(x, index, view) else zeros_grad(value), index, out),
        None)

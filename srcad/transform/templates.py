@@ -211,8 +211,11 @@ def effect_stmt(s: ir.Effect) -> ast.stmt:
         return ast.Assign(targets=[target], value=atom_expr(s.args["value"]), lineno=0)
     if s.kind == "setitem":  # param[k] = v into the caller's dict (frontend/aliasing.py)
         obj = name(s.args["caller"].value) if "caller" in s.args else atom_expr(s.args["_obj"])
-        return ast.Expr(value=ast.Call(func=name("store_into"), args=[
-            obj, atom_expr(s.args["index"]), atom_expr(s.args["value"])], keywords=[]))
+        args = [obj, atom_expr(s.args["index"]), atom_expr(s.args["value"])]
+        if "old" in s.args:  # (a write through a name bound to the item: `store_through`)
+            return ast.Expr(value=ast.Call(func=name("store_through"),
+                                           args=args + [atom_expr(s.args["old"])], keywords=[]))
+        return ast.Expr(value=ast.Call(func=name("store_into"), args=args, keywords=[]))
     if s.kind == "own":  # p_caller, p = p, own(p) (frontend/normalize.py: own_on_entry)
         p, caller = atom_expr(s.args["param"]), s.args["caller"].value
         return ast.Assign(targets=[ast.Tuple(elts=[ast.Name(id=caller, ctx=ast.Store()),
