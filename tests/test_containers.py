@@ -1226,31 +1226,15 @@ def test_a_list_argument_written_is_left_as_python_leaves_it(fn):
 
 
 # ---- items across slot stores (found by the tape helper's and the store fuzzer's programs) --
-def _stored_then_written(p, x):
-    W = p["W"]
-    p["W"] = W * 2.0  # (p["W"] is a new array now: the write below is into the old one)
-    W -= x
-    return np.sum(p["W"] ** 2) + np.sum(W * x)
-
-
-def _old_inner_dict_after_its_slot_is_rebound(p, x):
-    e = p["enc"]
-    p["enc"] = {"W": x * 2.0}
-    e["W"] = e["W"] * x  # (e is no longer p's item: p["enc"] stays the new dict)
-    return np.sum(p["enc"]["W"]) + np.sum(e["W"])
-
-
-def _two_names_for_one_inner_dict(p, x):
-    e1 = p["enc"]
-    e2 = p["enc"]  # (the same dict as e1)
-    e1["W"] = e1["W"] * x
-    e2["b"] = e2["b"] + x
-    return np.sum(p["enc"]["W"] * p["enc"]["b"]) + np.sum(e1["b"])
+from tests.test_tape_item_writes import (  # noqa: E402  (the tape file's programs, in source mode)
+    _store_through_a_name_after_its_slot_is_rebound, _stored_then_written,
+    _two_names_for_one_inner_dict)
 
 
 @pytest.mark.parametrize("fn, p", [
     (_stored_then_written, {"W": np.array([0.3, -0.5, 0.7])}),
-    (_old_inner_dict_after_its_slot_is_rebound, {"enc": {"W": np.array([0.3, -0.2, 0.9])}}),
+    (_store_through_a_name_after_its_slot_is_rebound,
+     {"enc": {"W": np.array([0.3, -0.2, 0.9])}}),
     (_two_names_for_one_inner_dict, {"enc": {"W": np.array([0.3, -0.2, 0.9]),
                                              "b": np.array([0.1, 0.2, 0.3])}}),
 ], ids=["stored then written", "old inner dict", "two names"])

@@ -23,9 +23,10 @@ Before/after (a write through a row view in a loop):
 
 from __future__ import annotations
 
-import warnings
 import operator
 import re
+import warnings
+from collections.abc import Iterator
 
 import gast
 import numpy as np
@@ -131,18 +132,13 @@ def _user_name(ir_name: str) -> str:
     return re.sub(r"_L\d+(_\d+)?$", "", ir_name)
 
 
-def _names_bound(assign) -> set:
-    """The names a plain assignment rebinds (`a = ...`, `a, (b, c) = ...`)."""
-    out, todo = set(), list(assign.targets)
-    while todo:
-        t = todo.pop()
-        if isinstance(t, gast.Name):
-            out.add(t.id)
-        elif isinstance(t, (gast.Tuple, gast.List)):
-            todo.extend(t.elts)
-        elif isinstance(t, gast.Starred):
-            todo.append(t.value)
-    return out
+def bound_names(target) -> Iterator[str]:
+    """The names an assignment target rebinds (`a`, `a, (b, *c)`; not `a[i]` or `a.b`)."""
+    if isinstance(target, gast.Name):
+        yield target.id
+    elif isinstance(target, (gast.Tuple, gast.List)):
+        for t in target.elts:
+            yield from bound_names(t.value if isinstance(t, gast.Starred) else t)
 
 
 def _const(value) -> ir.Const:
@@ -493,8 +489,9 @@ class AliasingMixin:
             return True
         if node is not None:
             loops = self.enclosing(node, (gast.For, gast.While))
-            rebinds_in_loop = any(name in _names_bound(n) for loop in loops
-                                  for n in gast.walk(loop) if isinstance(n, gast.Assign))
+            rebinds_in_loop = any(name in bound_names(t) for loop in loops
+                                  for n in gast.walk(loop) if isinstance(n, gast.Assign)
+                                  for t in n.targets)
             if name in self.rebound_maybe or (name not in self.rebound_params
                                               and rebinds_in_loop):
                 raise self.unsupported(

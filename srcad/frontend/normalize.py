@@ -37,7 +37,6 @@ import operator
 import textwrap
 import types
 from collections import Counter
-from collections.abc import Iterator
 
 import gast
 import numpy as np
@@ -49,7 +48,7 @@ from ..naming import fresh
 from ..ops import control, table
 from ..pyfuncs import label_of
 from .aliases import propagate_aliases
-from .aliasing import AliasingMixin
+from .aliasing import AliasingMixin, bound_names
 from .calls import _RETURN, CallsMixin
 from .attrstate import carry_attribute_state, declared_names
 from .closures import lift_closures
@@ -268,7 +267,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             if len(targets) != 1:
                 raise self.unsupported("chained assignment (a = b = ...)", s,
                                        "assign one name per statement")
-            for t in _bound_names(targets[0]):
+            for t in bound_names(targets[0]):
                 if t in self.pf.params and t not in self.rebound_params and not self.generated:
                     held = self.env[t]
                     if t in self.mutable:  # (one IR name for all its values: keep this one)
@@ -818,15 +817,6 @@ def _normalize(pf: ParsedFunction) -> ir.Function:
 
 
 _WRITTEN: dict = {}
-
-
-def _bound_names(target) -> Iterator[str]:
-    """The names an assignment target rebinds (`a`, `a, (b, c)`; not `a[i]` or `a.b`)."""
-    if isinstance(target, gast.Name):
-        yield target.id
-    elif isinstance(target, (gast.Tuple, gast.List)):
-        for t in target.elts:
-            yield from _bound_names(t.value if isinstance(t, gast.Starred) else t)
 
 
 def _written_params(fn) -> set:
