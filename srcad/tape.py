@@ -196,6 +196,9 @@ class Tape:
             self.item_reads.setdefault(id(raw), (raw, []))[1].append(out)
         elif isinstance(raw, CONTAINERS) or (isinstance(raw, (list, tuple))
                                              and isinstance(index, slice)):
+            reads = getattr(c, "nested_reads", None) if not isinstance(index, slice) else None
+            slot = None if reads is None else (
+                c._position(index) if isinstance(c, TensorList) else index)
             out = rewrap(raw, self, like=c if isinstance(index, slice) else None)
             if isinstance(index, slice) and getattr(c, "written", None) and \
                     isinstance(out, list):  # (items stored before: read as stored there too)
@@ -204,6 +207,10 @@ class Tape:
             elif not isinstance(index, slice) and not isinstance(out, TensorTuple) and \
                     not isinstance(c, TensorTuple):  # (a store into it is a store into c)
                 out.outer = (c, index)
+                if reads is not None:  # (`e1 = p["enc"]; e2 = p["enc"]`: one dict in Python,
+                    # two reads here, each its own gather: a store through one is in both)
+                    out.siblings = reads.setdefault(slot, [])
+                    out.siblings.append(out)
         else:
             return raw
         if not _has_tensor(out):
@@ -1105,8 +1112,10 @@ def _plain_tree(x):
     if isinstance(x, CONTAINERS):
         items = [_plain_tree(v) for v in raw_items(x)]
         return tuple(items) if isinstance(x, tuple) else items
-    if type(x) in (list, dict):
-        _plain_in_place(x)
+    if type(x) is dict:  # (a new one: the tape's own stays as the backward reads it)
+        return {k: _plain_tree(v) for k, v in x.items()}
+    if type(x) is list:
+        return [_plain_tree(v) for v in x]
     return x
 
 

@@ -29,6 +29,7 @@ class TensorList(list):
         super().__init__(items)
         self.tape = tape
         self.written = set(written)  # positions the function stored into
+        self.nested_reads: dict = {}  # position -> the containers read there (index_container)
 
     def _position(self, index):
         i = operator.index(index)
@@ -47,9 +48,13 @@ class TensorList(list):
             if len(value) != len(at):
                 self.tape.refuse_container_change(f"a slice assignment resizing it")
             self.written.update(at)
+            for i in at:
+                self.nested_reads.pop(i, None)
         else:
             self.written.add(self._position(index))
+            self.nested_reads.pop(self._position(index), None)
         list.__setitem__(self, index, value)
+        stored_into_siblings(self, index, value)
         stored_into_item(self)
 
     def __iter__(self):
@@ -92,6 +97,7 @@ class TensorDict(dict):
         super().__init__(items)
         self.tape = tape
         self.written = set()  # keys the function stored into (`d[k] = v`): read as stored
+        self.nested_reads: dict = {}  # key -> the containers read there (index_container)
 
     def __getitem__(self, key):
         if key in self.written:  # (the stored value is its own Tensor: no gather)
@@ -100,7 +106,9 @@ class TensorDict(dict):
 
     def __setitem__(self, key, value):
         self.written.add(key)
+        self.nested_reads.pop(key, None)
         dict.__setitem__(self, key, value)
+        stored_into_siblings(self, key, value)
         stored_into_item(self)
 
     def setdefault(self, key, default=None):
@@ -120,6 +128,19 @@ class TensorDict(dict):
 
     def get(self, key, default=None):
         return self[key] if key in self else default
+
+
+def stored_into_siblings(container, key, value) -> None:
+    """A store into a container read from a slot of another: every other read of that slot
+    (Python's one object, read here as one container per read) holds it too."""
+    for sib in getattr(container, "siblings", ()):
+        if sib is container:
+            continue
+        if isinstance(key, slice):
+            sib.written.update(range(*key.indices(len(sib))))
+        else:
+            sib.written.add(sib._position(key) if isinstance(sib, TensorList) else key)
+        (list if isinstance(sib, list) else dict).__setitem__(sib, key, value)
 
 
 def stored_into_item(container) -> None:

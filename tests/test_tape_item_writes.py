@@ -296,7 +296,7 @@ def test_refused_or_right(fn, make):
     _assert_after(mine, python_after)
 
 
-# ---- open classes found on the way (both modes; strict xfails with the smallest programs) ----
+# ---- classes found on the way (their smallest programs; source mode: tests/test_containers.py) ----
 
 
 def _old_inner_dict_read_after_its_slot_is_rebound(p, x):
@@ -332,22 +332,16 @@ def _check_tape(fn, p, x):
     _assert_after(mine, python_after)
 
 
-@pytest.mark.xfail(strict=True, reason="open: tape mode, an inner dict read through a name, then "
-                   "its slot in the argument given a new dict: the old dict's items get None "
-                   "for a gradient (a wrong gradient, silently; the value is right); also with "
-                   "a store through the old name (whose value was wrong too: fixed, "
-                   "`stored_into_item`); source mode is right (tests/test_containers.py "
-                   "test_source_mode_items_across_slot_stores)")
 @pytest.mark.parametrize("fn", [_old_inner_dict_read_after_its_slot_is_rebound,
                                 _store_through_a_name_after_its_slot_is_rebound])
 def test_old_inner_dict_after_its_slot_is_rebound(fn):
+    """(Its items got no gradient: the caller's copy of the stored dict was made plain in
+    place, under the tape's feet -- settle_arguments builds new plain containers now.)"""
     _check_tape(fn, {"enc": {"W": np.array([0.3, -0.2, 0.9])}}, np.array([0.4, 0.5, 0.6]))
 
 
-@pytest.mark.xfail(strict=True, reason="open: two names bound to one inner dict (`e1 = p['enc']; "
-                   "e2 = p['enc']`), a store through each: tape mode reads gathered copies, one "
-                   "store is lost -- a wrong value (0.754 for 2.576), silently; source mode is "
-                   "right (tests/test_containers.py test_source_mode_items_across_slot_stores)")
 def test_two_names_for_one_inner_dict():
+    """(Each read of p["enc"] gave a fresh container, so one store was lost: 0.754 for 2.576;
+    a nested slot read again is the container read before, until a store replaces it.)"""
     p = {"enc": {"W": np.array([0.3, -0.2, 0.9]), "b": np.array([0.1, 0.2, 0.3])}}
     _check_tape(_two_names_for_one_inner_dict, p, np.array([0.4, 0.5, 0.6]))
