@@ -980,6 +980,11 @@ def _collect(wrapped, original, adj, origin=None):
     container's own adjoint (its gathers, numpy using it as an array), plus what reached its
     leaves directly (a callee's, a plain list's pieces)."""
     if isinstance(wrapped, CONTAINERS):
+        if isinstance(wrapped, TensorDict) and isinstance(original, dict) and \
+                set(original) != set(wrapped.entry_keys):
+            # (a key the function stored into the caller's dict is no argument's: the
+            # gradient has the keys given, as source mode's and JAX's)
+            original = {k: original[k] for k in wrapped.entry_keys if k in original}
         direct = _collect(_raw_tree(wrapped), original, adj, origin)
         d = adj.get(id(wrapped))
         return direct if d is None else _add_trees(runtime.as_grad(d, original), direct)

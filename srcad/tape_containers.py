@@ -98,6 +98,7 @@ class TensorDict(dict):
         self.tape = tape
         self.written = set()  # keys the function stored into (`d[k] = v`): read as stored
         self.nested_reads: dict = {}  # key -> the containers read there (index_container)
+        self.entry_keys = tuple(self.keys())  # (its gradient has these: the argument's)
 
     def __getitem__(self, key):
         if key in self.written:  # (the stored value is its own Tensor: no gather)

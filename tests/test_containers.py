@@ -1255,3 +1255,20 @@ def test_source_mode_items_across_slot_stores(fn, p):
         assert rel_error(a, b) < 1e-7
     for a, b in zip(_leaves_of(mine)[0], _leaves_of(python_after)[0]):
         np.testing.assert_array_equal(a, b)
+
+
+def _adds_a_key(p, x):
+    p["c"] = p["a"] * x
+    return np.sum(p["c"] ** 2) + np.sum(p["b"])
+
+
+@pytest.mark.parametrize("mode", ["source", "tape"])
+def test_a_key_the_function_adds_is_not_in_the_gradient(mode):
+    """The caller's dict holds the added key after the call, as Python leaves it; the
+    gradient has the keys the argument was given (tape mode added a zero "c")."""
+    p, x = {"a": np.array([0.3, 0.5]), "b": np.array([1.0, 2.0])}, np.array([0.4, 0.5])
+    mine = copy.deepcopy(p)
+    g = srcad.grad(_adds_a_key, mode=mode)(mine, x)
+    assert list(g) == ["a", "b"] and list(mine) == ["a", "b", "c"]
+    np.testing.assert_allclose(g["a"], 2 * p["a"] * x * x)
+    np.testing.assert_array_equal(mine["c"], p["a"] * x)

@@ -67,9 +67,9 @@ def uses_with(x):
 
 
 def uses_class(x):
-    class Box:  # ERR
-        pass
-    return np.sum(x)
+    class Box:  # ERR  (its body reads x: made anew at every call, not once)
+        held = x
+    return np.sum(Box.held)
 
 
 def uses_comp_in_branch(x):

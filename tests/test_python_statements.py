@@ -263,3 +263,61 @@ def test_callee_assigning_a_global_alone():
     v, g = srcad.value_and_grad(lambda x: np.sum(bumps_step(x)))(X)
     assert step == 3 and v == np.sum(np.tanh(X) * 3)
     np.testing.assert_allclose(g, 3 * (1 - np.tanh(X) ** 2))
+
+
+# ---- a class defined in the function (made once, followed as a module-level class is) -----
+def mlp_of_local_classes(W, b, x):
+    class Dense:
+        def __init__(self, W, b):
+            self.W, self.b = W, b
+
+        def __call__(self, x):
+            return np.tanh(x @ self.W + self.b)
+
+    class MLP:
+        def __init__(self, layers):
+            self.layers = layers
+
+        def forward(self, x):
+            for layer in self.layers:
+                x = layer(x)
+            return x
+
+    net = MLP([Dense(W, b), Dense(W.T, b * 0.5)])
+    return np.sum(net.forward(x) ** 2)
+
+
+@pytest.mark.parametrize("mode", ["source", "tape"])
+def test_classes_defined_in_the_function(mode):
+    r = np.random.default_rng(4)
+    args = (r.normal(size=(3, 3)), r.normal(size=3), r.normal(size=(2, 3)))
+    value, g = srcad.value_and_grad(mlp_of_local_classes, wrt=(0, 1, 2), mode=mode)(*args)
+    assert value == mlp_of_local_classes(*args)
+    want = numerical_grad(mlp_of_local_classes, args, wrt=(0, 1, 2))
+    assert all(rel_error(a, b) < 1e-7 for a, b in zip(g, want))
+
+
+def class_reading_a_local(x, s):
+    class Scaled:
+        def __call__(self, v):
+            return v * s  # (the call's s: Python makes the class again at every call)
+
+    return np.sum(Scaled()(x))
+
+
+def class_in_a_branch(x):
+    if np.sum(x) > 0:
+        class Twice:
+            def __call__(self, v):
+                return v * 2
+    return np.sum(x)
+
+
+@pytest.mark.parametrize("fn, args, match", [
+    (class_reading_a_local, (X, 2.0), "reads `s`, a value of the call"),
+    (class_in_a_branch, (X,), "in a loop, a branch or a nested function"),
+])
+def test_classes_the_function_cannot_make_once_are_refused(fn, args, match):
+    with pytest.raises(srcad.SrcadError, match=match) as info:
+        srcad.grad(fn)(*args)
+    assert info.value.filename.endswith("test_python_statements.py")

@@ -2795,6 +2795,8 @@ def _built_classes(pf) -> list:
         if isinstance(f, gast.Name):
             if f.id in locals_:
                 obj = pf.known.get(f.id, UNRESOLVED)
+            elif f.id in getattr(pf, "classes", {}):  # (a class the function defines)
+                obj = pf.classes[f.id]
             elif f.id in globals_ or f.id in pf.closure:
                 obj = pf.closure[f.id] if f.id in pf.closure else globals_[f.id]
         elif isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) and \

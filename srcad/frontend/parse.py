@@ -9,6 +9,7 @@ xp``, ``from numpy import tanh`` and a module-level alias all reach the same op 
 
 from __future__ import annotations
 
+import ast
 import builtins
 import copy
 import importlib
@@ -74,6 +75,7 @@ class ParsedFunction:
     varkw: str | None = None  # `**kw` of a function srcad transforms: the dict parameter
     bound: dict = field(default_factory=dict)  # names srcad gave objects (objects.py: guarded)
     imported: dict = field(default_factory=dict)  # a name an import in the body binds -> Import
+    classes: dict = field(default_factory=dict)  # a class the body defines -> the class made
     # parameter -> ("len", n) for a list / tuple argument, ("int", v) for an int one: what a
     # loop that builds objects counts on (frontend/objects.py); None: not asked for yet
     statics: dict | None = None
@@ -84,6 +86,8 @@ class ParsedFunction:
         guard (guards.py): the code built from it is valid while the name keeps its object."""
         if name in self.imported:
             return self.imported[name].bind(self)
+        if name in self.classes:
+            return self.classes[name]
         if name in self.closure:
             obj = self.closure[name]
             if name in self.cells:
@@ -190,6 +194,7 @@ def parse_function(fn: Callable) -> ParsedFunction:
     )
     made.vararg = vararg
     made.imported = _imports_of(made)
+    made.classes = _classes_of(made)
     return made
 
 
@@ -311,6 +316,51 @@ def _imports_of(pf: ParsedFunction) -> dict:
             raise pf.error(f"`{clash[0]}` is bound by an import in {pf.name} and assigned too",
                            out[clash[0]].node, hint="give the import or the variable another "
                            "name", cls=UnsupportedSyntaxError)
+    return out
+
+
+def _classes_of(pf: ParsedFunction) -> dict:
+    """The classes the function's body defines at its top level (`class Layer: ...`, then
+    `Layer(W)(x)`), each made once here, in the function's module, and followed as a
+    module-level class is (objects.py); the statements are taken out of the tree. Python
+    makes the class again at every call: the same class, unless its body reads the call's
+    values -- a class reading one of the function's locals (or its closure's) is refused,
+    as is one defined in a loop or a branch, or a name that is also assigned."""
+    out: dict = {}
+    assigned = set(pf.params) | {n.id for n in gast.walk(pf.tree) if isinstance(n, gast.Name)
+                                 and not isinstance(n.ctx, gast.Load)}
+    local = assigned | set(pf.closure)
+    kept = []
+    for stmt in pf.tree.body:
+        if not isinstance(stmt, gast.ClassDef):
+            kept.append(stmt)
+            continue
+        own = {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)
+               and not isinstance(n.ctx, gast.Load)} | {
+            a.id for f in gast.walk(stmt) if isinstance(f, (gast.FunctionDef, gast.Lambda))
+            for a in f.args.args + f.args.posonlyargs + f.args.kwonlyargs
+            + [x for x in (f.args.vararg, f.args.kwarg) if x is not None]}
+        read = sorted({n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)
+                       and isinstance(n.ctx, gast.Load)} - own & (local - {stmt.name}))
+        if read or stmt.name in assigned or stmt.name in out:
+            why = (f"its body reads `{read[0]}`, a value of the call" if read else
+                   f"`{stmt.name}` is also assigned in {pf.name}")
+            raise pf.error(f"a class defined in {pf.name} ({why})", stmt,
+                           hint="define the class at module level and pass the value to "
+                           "its constructor", cls=UnsupportedSyntaxError)
+        module = ast.Module(body=[gast.gast_to_ast(stmt)], type_ignores=[])
+        ast.fix_missing_locations(module)
+        made: dict = {}
+        try:
+            exec(compile(module, pf.filename, "exec"), pf.fn.__globals__, made)  # noqa: S102
+        except Exception as e:  # (what the statement would raise at the call)
+            raise pf.error(f"the class statement in {pf.name} fails: {type(e).__name__}: {e}",
+                           stmt, cls=UnsupportedSyntaxError) from e
+        cls = made[stmt.name]
+        cls.__qualname__ = f"{pf.fn.__qualname__}.<locals>.{stmt.name}"  # (where Python's is)
+        out[stmt.name] = cls
+        kept.append(gast.copy_location(gast.Pass(), stmt))
+    pf.tree.body = kept
     return out
 
 
