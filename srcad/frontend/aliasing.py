@@ -734,6 +734,17 @@ class AliasingMixin:
                 if later and used:
                     other = sorted(used)[0]
                     other_user, base_user = _user_name(other), _user_name(base)
+                    if keyed:  # (a store by key: into a dict that is an item of another)
+                        raise self.pf.error(
+                            f"line {line} stores into `{base_user}`, an item of "
+                            f"`{other_user}` (read at line {st.line}) that srcad cannot put "
+                            f"back into it, as Python's one object would be",
+                            line, cls=SharingUnknownError,
+                            hint=f"store through the container itself "
+                            f"(`{other_user}[i][key] = ...`, with `for i in "
+                            f"range(len({other_user}))`), or copy the item first "
+                            f"(`{base_user} = dict({base_user})`) if the container is to stay "
+                            f"as it was")
                     raise self.pf.error(
                         f"line {line} writes into an array in place, but `{other_user}` "
                         f"(made at line {made.get(other, self.pf.first_line)}) shares its "
