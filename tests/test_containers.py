@@ -22,6 +22,7 @@ import pytest
 import srcad
 from srcad.errors import SrcadError
 from srcad.testing import check_grads, check_jvp, check_vjp, numerical_grad, rel_error
+from srcad.testing.trees import _flatten, _unflatten
 
 MODES = [dict(), dict(mode="tape"), dict(fuse=True)]
 MODE_IDS = ["source", "tape", "fuse"]
@@ -1044,19 +1045,8 @@ def test_a_container_argument_read_after_stores_into_it(prog, kind, mode):
 
 def _leaves_of(tree):
     """The arrays of a list/dict tree in order, and a function rebuilding the tree."""
-    if isinstance(tree, np.ndarray):
-        return [tree], lambda ls: ls[0]
-    keys = list(tree) if isinstance(tree, dict) else list(range(len(tree)))
-    parts = [_leaves_of(tree[k]) for k in keys]
-
-    def rebuild(ls):
-        out, at = ({} if isinstance(tree, dict) else [None] * len(keys)), 0
-        for k, (items, sub) in zip(keys, parts):
-            out[k] = sub(ls[at:at + len(items)])
-            at += len(items)
-        return out
-
-    return [leaf for items, _ in parts for leaf in items], rebuild
+    _, leaves, treedef = _flatten(tree)
+    return leaves, lambda ls: _unflatten(treedef, ls)
 
 
 def _item_list_written_by_name(p, x):
