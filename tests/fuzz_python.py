@@ -69,17 +69,17 @@ def statement(g) -> bool:
         g.assign(E(f"{a.op} * {draw}.astype({a.text}.dtype)", s, 1.5 * B, atom=False), name)
         return True
     if kind == "print":
-        what = ch.pick((f'f"{name}: {{{a.text}.shape}}"',
+        what = ch.pick((f'f"{name}: {{np.shape({a.text})}}"',
                         f'f"{name} {{float(np.sum({a.text})):.3f}}"',
-                        f'"{name}", {a.text}.ndim'))
+                        f'"{name}", np.ndim({a.text})'))
         g.emit(f"print({what}, file=_SINK)")
         return True
     if kind == "assert":
         form = ch.int(0, 1)
         if form == 0:
-            g.emit(f"assert {a.text}.shape == {s!r}, \"{name}: shape\"")
+            g.emit(f"assert np.shape({a.text}) == {s!r}, \"{name}: shape\"")  # (a float too)
         else:
-            g.emit(f"assert np.all(np.isfinite({a.text})), f\"{name} at {{{a.text}.shape}}\"")
+            g.emit(f"assert np.all(np.isfinite({a.text})), f\"{name} at {{np.shape({a.text})}}\"")
         return True
     t = g.module.fresh("t")
     te = E(t, s, B, fresh=False)

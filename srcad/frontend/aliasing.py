@@ -172,6 +172,8 @@ class AliasingMixin:
             self.propagations.update(id(st) for st in self.body[start:])
         if isinstance(base, ir.Var):
             stmt = self.body[-1]
+            if name in self.views:  # (written back into the container it was read from)
+                self.put_back_stores.add(id(stmt))
             rebuilt = self.propagate_write(name, base, new, node)
             self.mutations.append((stmt, base.name, node.lineno, True, rebuilt))
         if param is not None and self.reaches_argument(param, node):
@@ -698,10 +700,13 @@ class AliasingMixin:
                 if not keyed and (p,) not in getattr(self.pf, "dict_paths", ()) and \
                         p not in self.pf.containers:
                     warn.append((p, line))
-            if _user_name(base) in self.pf.containers and \
-                    _user_name(base) in self.written_params():
-                # a store into a list or dict argument puts another object in the slot: the
-                # names holding its items keep theirs (no memory is shared), as in Python
+            if (_user_name(base) in self.pf.containers
+                    and _user_name(base) in self.written_params()) or (
+                        keyed and id(stmt) in self.put_back_stores):
+                # a store into a list or dict argument, or by key into a dict that is put back
+                # into the container it came from (`e = p["enc"]; e["W"] = v`), puts another
+                # object in the slot: the names holding other items keep theirs (no memory is
+                # shared), as in Python
                 continue
             if array:  # x[i] = v: x is an array, so a plain alias shares it too
                 sharing.add(base)
