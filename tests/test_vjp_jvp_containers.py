@@ -21,19 +21,13 @@ import pytest
 
 import srcad
 from srcad.testing import numerical_grad
+from srcad.testing.trees import _flatten
 
 MODES = ("source", "tape")
 
 
 def _leaves(tree):
-    if isinstance(tree, dict):
-        for k in tree:
-            yield from _leaves(tree[k])
-    elif isinstance(tree, (list, tuple)):
-        for v in tree:
-            yield from _leaves(v)
-    else:
-        yield tree
+    return _flatten(tree)[1]  # (srcad.testing's own: dicts in insertion order)
 
 
 def _axpy(h, t, p):
