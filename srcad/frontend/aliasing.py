@@ -340,11 +340,11 @@ class AliasingMixin:
 
     def write_back(self, base: str, kind: str, arg, new: ir.Var, node, old=None, item=None):
         """The new value of `base` after its view (kind, arg) took the value `new` (`old`:
-        the view before, when an augmented assignment may have rebound a scalar copy;
-        `item`: the view before, for a container's slot stored into since it was read)."""
-        if kind == "element" and (old is not None or item is not None):
-            return self.op_call(runtime.write_through, [self.env[base], arg, new,
-                                                        old if old is not None else item], {},
+        the view before, when an augmented assignment may have rebound a scalar; `item`: the
+        view before the write, which `write_through` asks about -- an array's view or a
+        scalar copy, a container's slot stored into since it was read)."""
+        if kind == "element" and item is not None:
+            return self.op_call(runtime.write_through, [self.env[base], arg, new, item], {},
                                 node)
         if kind in ("index", "element"):
             return self.op_call(runtime.setitem, [self.env[base], arg, new], {}, node)
