@@ -202,6 +202,27 @@ class CW:
             self.bind(back)
 
     # -- (b) an item bound to a name, written through it -------------------------------------
+    def slot_write(self, name, slot, rhs, forms, last) -> bool:
+        """One write into the argument's `slot` (`p[1]`, `p["b"]`) among `forms`: a store
+        through the container after binding a name to the item ("whole_ok", the only form
+        without open_forms), a store through a name for the whole container ("whole"), or an
+        in-place write through a name for the item (`-= ...`, or `last()`'s statement).
+        Returns whether the item was written in place."""
+        form = self.ch.pick(forms if self.open_forms else ("whole_ok",))
+        item = slot[1:]  # (`[1]`, `["b"]`)
+        if form == "whole_ok":
+            self.emit(f"{name} = {slot}")
+            self.emit(f"{slot} = {rhs}")
+            self.vals.append(name)  # (the item as it was: the store left it alone)
+            return False
+        if form == "whole":
+            self.emit(f"{name} = p")
+            self.emit(f"{name}{item} = {rhs}")
+            return False
+        self.emit(f"{name} = {slot}")
+        self.emit(f"{name} -= 0.25 * {rhs}" if form == "isub" else last())
+        return True
+
     def alias_write(self):
         ch, k = self.ch, self.k
         i = ch.int(-k, k - 1)
@@ -209,23 +230,9 @@ class CW:
         name = self.fresh("n")
         inplace = False
         if self.kind == "list":
-            form = ch.pick(("whole", "isub", "row") if self.open_forms else ("whole_ok",))
-            if form == "whole_ok":  # (a store through the container, after binding a name)
-                self.emit(f"{name} = p[{i}]")
-                self.emit(f"p[{i}] = {rhs}")
-                self.vals.append(name)  # (the item as it was: the store left it alone)
-            elif form == "whole":
-                self.emit(f"{name} = p")
-                self.emit(f"{name}[{i}] = {rhs}")
-            elif form == "isub":
-                self.emit(f"{name} = p[{i}]")
-                self.emit(f"{name} -= 0.25 * {rhs}")
-                inplace = True
-            else:
-                self.emit(f"{name} = p[{i}]")
-                self.emit(f"{name}[{ch.int(0, 2)}] = np.sum({rhs}) * 0.5")
-                inplace = True
             back = f"p[{i}]"
+            inplace = self.slot_write(name, back, rhs, ("whole", "isub", "row"), lambda: (
+                f"{name}[{ch.int(0, 2)}] = np.sum({rhs}) * 0.5"))
         elif self.kind == "nested":
             j = ch.int(-2, 1)
             self.emit(f"{name} = p[{i}]")
@@ -235,24 +242,9 @@ class CW:
                 self.emit(f"{name}[{j}] = {name}[{j}] * 0.5 + {rhs}")
             back = f"p[{i}][{j}]"
         elif self.kind == "flat":
-            key = FLAT_KEYS[ch.int(0, k - 1)]
-            form = ch.pick(("whole", "isub", "imul") if self.open_forms else ("whole_ok",))
-            if form == "whole_ok":
-                self.emit(f'{name} = p["{key}"]')
-                self.emit(f'p["{key}"] = {rhs}')
-                self.vals.append(name)
-            elif form == "whole":
-                self.emit(f"{name} = p")
-                self.emit(f'{name}["{key}"] = {rhs}')
-            elif form == "isub":
-                self.emit(f'{name} = p["{key}"]')
-                self.emit(f"{name} -= 0.25 * {rhs}")
-                inplace = True
-            else:
-                self.emit(f'{name} = p["{key}"]')
-                self.emit(f"{name} *= 1.5")
-                inplace = True
-            back = f'p["{key}"]'
+            back = f'p["{FLAT_KEYS[ch.int(0, k - 1)]}"]'
+            inplace = self.slot_write(name, back, rhs, ("whole", "isub", "imul"),
+                                      lambda: f"{name} *= 1.5")
         else:
             form = ch.pick(("layers", "step", "row", "enc", "b") if self.open_forms else
                            ("layers", "enc"))
