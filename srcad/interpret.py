@@ -49,9 +49,20 @@ PY_OPERATORS = {
 }
 
 
+# The attributes the shape probe has set (id(obj), name) -> (obj, value): it leaves the
+# objects to the real call, but a later read in the same run sees what Python would
+# (`self.n_in = X.shape[1]; self._init_params()` of a layer initialised on its first call).
+_PROBED_ATTRS: list = []
+
+
 def call_op(op, args: dict, env: dict):
     """Call an op's numpy forward: required parameters by position (a variadic one's items
     spread), the rest by keyword."""
+    if _PROBED_ATTRS and getattr(op, "kind", None) == "attribute" and "_obj" in args:
+        obj = atom_value(args["_obj"], env)
+        held = _PROBED_ATTRS[-1].get((id(obj), op.name[1:]))
+        if held is not None and held[0] is obj:
+            return held[1]
     py = PY_OPERATORS.get(op.name)
     if py is not None:
         # generated code spells these rows as Python's operators (`x + y`): compute as it
@@ -107,9 +118,11 @@ def run_effect(stmt: ir.Effect, env: dict, probe: bool = False) -> None:
         call_op(stmt.op, stmt.args, env)
         return
     if stmt.kind == "setattr":  # (the probe leaves the caller's objects to the real call)
+        obj, value = atom_value(stmt.args["_obj"], env), atom_value(stmt.args["value"], env)
         if not probe:
-            setattr(atom_value(stmt.args["_obj"], env), stmt.args["attr"].value,
-                    atom_value(stmt.args["value"], env))
+            setattr(obj, stmt.args["attr"].value, value)
+        elif _PROBED_ATTRS:
+            _PROBED_ATTRS[-1][(id(obj), stmt.args["attr"].value)] = (obj, value)
         return
     if stmt.kind == "own":  # p_caller, p = p, own(p) (frontend/normalize.py: own_on_entry)
         param = stmt.args["param"].name

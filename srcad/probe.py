@@ -19,7 +19,7 @@ import random
 
 import numpy as np
 
-from . import ir
+from . import interpret, ir
 from .analysis.activity import varied_vars
 from .analysis.refusals import check_held_objects, plain_value
 from .errors import SrcadError
@@ -72,6 +72,7 @@ def probe(fn_ir: ir.Function, args: dict, wrt=None) -> tuple[dict, object]:
 
     # the probe must not move a global random generator the real call then draws from
     rng_states = np.random.get_state(), random.getstate()
+    interpret._PROBED_ATTRS.append({})  # (attributes it sets, seen by its later reads)
     try:
         env = evaluate(fn_ir, args, record, probe=True)
     except SrcadError as e:
@@ -91,6 +92,7 @@ def probe(fn_ir: ir.Function, args: dict, wrt=None) -> tuple[dict, object]:
             hint="the error comes from the user's code on these inputs",
         ) from e
     finally:
+        interpret._PROBED_ATTRS.pop()
         np.random.set_state(rng_states[0])
         random.setstate(rng_states[1])
     out = env["<return>"]

@@ -47,7 +47,7 @@ from .frontend import normalize, parse_function, star_params_as_containers
 from .frontend.calls import at_user_lines
 from .frontend.parse import dict_paths_of
 from .frontend.guards import Guards, equivalent, recording
-from .frontend.opaque import is_library_module, is_object_sequence, is_user_object
+from .frontend.opaque import MUTATING, is_library_module, is_object_sequence, is_user_object
 from .lower import builds_now, quiet
 from .ops import generation, lookup
 from .ops.composed import transformed_call_op
@@ -168,6 +168,18 @@ def _unwrap_attribute_state(fn_ir: ir.Function) -> None:
             held = getattr(obj, attr, None)
             if isinstance(held, tape.Tensor):
                 setattr(obj, attr, tape.value_of(held))
+    # `self.X.append(X)`, `self.cache["Z"].append(Z)` (a list or dict an object holds, changed
+    # by its own method) ran natively too: the tape's wrappers in them become their values
+    stores = [s for s in ir.walk_program(fn_ir) if isinstance(s, (ir.Call, ir.Effect)) and
+              getattr(s.op, "kind", None) == "method" and s.op.name[1:] in MUTATING]
+    if not stores:
+        return
+    for s in ir.walk_program(fn_ir):
+        for a in getattr(s, "args", {}).values() if isinstance(s, (ir.Call, ir.Effect)) else ():
+            if isinstance(a, ir.Const) and is_user_object(a.value):
+                for held in vars(a.value).values() if hasattr(a.value, "__dict__") else ():
+                    if type(held) in (list, dict):
+                        tape._plain_in_place(held)
 
 
 class _Pending:

@@ -179,8 +179,38 @@ def existing_object_appends(W, X):
     return np.sum(LOG.forward(X @ W))
 
 
+class CacheThenWrite(Cache):
+    def forward(self, x):
+        z = x @ self.W
+        self.cache.append(z)
+        z += 1.0  # (Python's list shows this: it holds z itself)
+        return np.tanh(z)
+
+
+LOG_WRITTEN = CacheThenWrite(np.eye(3))
+
+
+def existing_object_appends_then_writes(W, X):
+    return np.sum(LOG_WRITTEN.forward(X @ W))
+
+
+def test_an_existing_object_keeps_the_arrays_its_method_appends():
+    """`self.cache.append(z)` on an object from outside the call: Python's list gets z itself,
+    once per call; srcad's code appends the same array (its value, in both modes)."""
+    LOG.cache.clear()
+    _check(existing_object_appends, W, X)
+    want = (X @ W) @ LOG.W
+    LOG.cache.clear()
+    for mode in ("source", "tape"):
+        srcad.grad(existing_object_appends, mode=mode)(W, X)
+    assert len(LOG.cache) == 2
+    for kept in LOG.cache:
+        assert type(kept) is np.ndarray
+        np.testing.assert_array_equal(kept, want)
+
+
 @pytest.mark.parametrize("fn", [alias_before_change, list_from_outside, kept_by_a_function,
-                                hasattr_not_known, existing_object_appends])
+                                hasattr_not_known, existing_object_appends_then_writes])
 def test_refused_where_pythons_meaning_cannot_be_kept(fn):
     with pytest.raises(srcad.SrcadError) as info:
         srcad.grad(fn)(W, X)

@@ -343,6 +343,31 @@ def _attribute_flows(fn: ir.Function, wrt, cache, events, in_loop) -> None:
     events.extend(mine)
 
 
+def _refuse_stored_then_written(fn: ir.Function, s, views: dict) -> None:
+    """`self.cache.append(z)` then `z += 1` (or `z[0] = v`, or a write through a view of z):
+    Python's list holds z itself and shows the write; srcad's code writes a copy (copy on
+    write), so the list would keep the value before -- refused at the store."""
+    stored = set()
+    for p, a in s.args.items():
+        if p != "_obj" and isinstance(a, ir.Var):
+            stored |= _view_roots(a.name, views)
+    if not stored:
+        return
+    for c in ir.walk(fn.body):
+        if not isinstance(c, ir.Call) or not (c.inplace or c.undo is not None or
+                                              c.op.name == "setitem"):
+            continue
+        first = next(iter(c.args.values()), None)
+        if isinstance(first, ir.Var) and _view_roots(first.name, views) & stored:
+            raise NoRuleError(
+                f"`{_site_label(s)}` stores an array the function then writes into in place "
+                f"(line {c.line}): Python's object would hold the written array, srcad's "
+                f"code writes a copy (copy on write), so the stored one would keep the old "
+                f"values", filename=fn.filename, lineno=s.line, func=fn.name,
+                hint="store a copy (`.append(z.copy())`), or write into a new array after "
+                "storing (`z = z + 1`)")
+
+
 def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False) -> None:
     """Refuse an op with no rule where it would drop a gradient (see the module docstring);
     the user functions `fn` calls are checked with the arguments that reach them."""
@@ -403,8 +428,15 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False) -> None:
             continue
         shared = _from_params(fn) if _callee else set()
         method = s.op.kind == "method"
-        if method and s.op.name[1:] in MUTATING:  # (`rng.shuffle(y)` changes y; `v.sort()` v)
+        if method and s.op.name[1:] in ("shuffle", "permutation"):  # (`rng.shuffle(y)`: y)
             holders = list(s.args)
+        elif method and s.op.name[1:] in MUTATING:
+            # `v.sort()` changes v, `lst.append(a)` the list, not a (Python stores the object:
+            # `self.X.append(X)`, a layer keeping its input, stores the array the call got)
+            holders = ["_obj"]
+            if views is None:
+                views = _view_sources(fn)
+            _refuse_stored_then_written(fn, s, views)
         elif method:  # it may store its arguments in its object, or change the object itself
             holders = ["_obj"] if given - {"_obj"} else []
         else:  # a function srcad knows nothing about may change any of its arguments

@@ -316,6 +316,13 @@ class CallsMixin:
                 args, kwargs, starred = self.call_args(e, hint)
                 return ("op", *self.opaque_parts(callee, "the result of a call", args, kwargs,
                                                  starred, e))
+        elif isinstance(func, gast.Subscript):  # `self.layers[-1](h)`, `acts[0](z)`
+            held = self.expr(func, hint, None)
+            if isinstance(held, ir.Const) and is_user_object(held.value):
+                spelled = "".join(c if c.isalnum() else "_" for c in held.src).strip("_")
+                return self.call_of(held.value, spelled, func, e, hint)
+            args, kwargs, starred = self.call_args(e, hint)
+            return ("op", *self.opaque_parts(held, "an item", args, kwargs, starred, e))
         else:
             obj, spelled = self.dotted(func)
             target = user_method(obj) if isinstance(func, gast.Attribute) else None

@@ -144,12 +144,25 @@ class ExpressionsMixin:
             if isinstance(e.op, gast.Invert):  # `~mask`: no gradient, Python's own `~`
                 return self.result(self.op_call(np.invert, [operand], {}, e), hint, into, e)
             raise self.unsupported(f"the operator {type(e.op).__name__}", e)
+        if isinstance(e, gast.Compare) and len(e.ops) == 1 and \
+                isinstance(e.ops[0], (gast.Is, gast.IsNot)):
+            known = self.known_is_none(e.left, e.comparators[0])
+            if known is not None:  # `self.act is not None`, the attribute guarded
+                value = known if isinstance(e.ops[0], gast.Is) else not known
+                return ir.Const(value, repr(value))
         if isinstance(e, gast.Compare):
             # a < b < c is (a < b) and (b < c), each operand evaluated once
             operands = [self.expr(x, hint, None) for x in [e.left, *e.comparators]]
             tests = []
             for op, lhs, rhs in zip(e.ops, operands, operands[1:]):
                 last = len(tests) == len(e.ops) - 1
+                if isinstance(op, (gast.Is, gast.IsNot)) and isinstance(lhs, ir.Const) and \
+                        isinstance(rhs, ir.Const) and len(e.ops) == 1 and any(
+                            v.value is None or type(v.value) is bool for v in (lhs, rhs)):
+                    # `self.act is not None` of an attribute known here (its lookup guarded)
+                    same = lhs.value is rhs.value
+                    value = same if isinstance(op, gast.Is) else not same
+                    return ir.Const(value, repr(value))
                 if type(op) in _PY_TESTS:  # `y is None`, `"seed" in params`: as Python does
                     call = (opaque_compare(_PY_TESTS[type(op)]), {"_a0": lhs, "_a1": rhs})
                 else:
@@ -187,6 +200,10 @@ class ExpressionsMixin:
             return self.fstring(e, hint, into)
         if isinstance(e, gast.IfExp):
             test = self.expr(e.test, hint, None)
+            if isinstance(test, ir.Const) and type(test.value) is bool:
+                # `self.act(z) if self.act is not None else z`, the test known (and guarded)
+                # here: the other arm is no code
+                return self.expr(e.body if test.value else e.orelse, hint, into)
             var = self.fresh(f"{hint}_if")
             self.mutable.add(var)
             branches = []
@@ -235,6 +252,14 @@ class ExpressionsMixin:
             item = _static_item(base, index)
             if item is not None:  # `[a, b][-1]` is `b`: the item itself, as Python has it
                 return item
+            part = index.parts[0] if not index.is_tuple else None
+            if isinstance(base, ir.Const) and is_object_sequence(base.value) and \
+                    isinstance(part, ir.Const) and type(part.value) is int and \
+                    -len(base.value) <= part.value < len(base.value):
+                # `self.layers[-1].forward(h)`: the object itself, whose methods resolve now
+                # (the list guarded to hold these very objects, as a loop over it is)
+                guards.note("items", base.value, len(base.value), base.value)
+                return self.constant(base.value[part.value], f"{base.src}[{part.value}]", e)
             part = index.parts[0] if not index.is_tuple else None
             if (into is None and isinstance(part, ir.Const) and isinstance(part.value, str)
                     and part.value.isidentifier()):
@@ -338,6 +363,36 @@ class ExpressionsMixin:
         if e.id in self.pf.namedtuples and not self.defs[e.id]:
             return self.pf.namedtuples[e.id]
         return self.nt_vars.get(e.id)
+
+    def known_is_none(self, left, right) -> bool | None:
+        """`obj.attr is None` where obj is an object known here (`self` of a method called on
+        a global object): whether the attribute holds None now, its lookup guarded like a
+        global's (the code is rebuilt if it is rebound) -- so `if self.bias is not None:`
+        keeps only the branch Python takes. None when not known here."""
+        if isinstance(left, gast.Constant) and left.value is None:
+            left, right = right, left
+        if not (isinstance(right, gast.Constant) and right.value is None) or \
+                not isinstance(left, gast.Attribute):
+            return None
+        chain = []
+        root = left
+        while isinstance(root, gast.Attribute):
+            chain.append(root.attr)
+            root = root.value
+        held = self.env.get(root.id) if isinstance(root, gast.Name) else None
+        if not (isinstance(held, ir.Const) and is_user_object(held.value)):
+            return None
+        obj = held.value
+        for attr in reversed(chain):
+            if isinstance(obj, (np.ndarray, list, dict, tuple)):
+                return None  # (an array's or a container's attribute: read when it runs)
+            try:
+                value = getattr(obj, attr)
+            except AttributeError:
+                return None
+            guards.note_attr(obj, attr, value)
+            obj = value
+        return obj is None
 
     def dotted(self, e) -> tuple[object, str]:
         """Resolve a global `a.b.c` to its object."""

@@ -32,6 +32,7 @@ import numpy as np
 from .. import ir
 from ..checkpoint import check_schedule, checkpoint
 from ..ops import control
+from . import guards
 from .opaque import is_object_sequence, is_opaque
 
 
@@ -95,6 +96,10 @@ class LoopsMixin:
         else:
             seq = self.expr(it, target, None)
             if isinstance(seq, ir.Const) and is_object_sequence(seq.value) and not exits:
+                # (unrolled over these very objects: a list changed in place -- `layers[:] =
+                # ...`, `layers.append(...)` -- is other code, so the items are guarded)
+                if isinstance(seq.value, list):
+                    guards.note("items", seq.value, len(seq.value), seq.value)
                 return self.unrolled(s, target, seq, body)
             made = self.body[-1] if self.body else None
             if isinstance(seq, ir.Var) and isinstance(made, ir.Call) and \

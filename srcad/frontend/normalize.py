@@ -61,7 +61,7 @@ from .loops import LoopsMixin
 from .objects import mutated_names, scalarise_objects
 from .methods import _BUILTIN_OPS, ATTRIBUTES, METHODS, RESERVED  # noqa: F401  (re-exported)
 from .opaque import is_user_object, library_file
-from .parse import LIFTED, ParsedFunction, parse_function, static_getattr
+from .parse import LIFTED, ParsedFunction, parse_function, star_params_for_call, static_getattr
 from .pylower import lower_python
 from .walrus import hoist_named_exprs
 from .callbacks import lower_callbacks
@@ -330,6 +330,16 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             return  # `del x` only frees memory: no value changes
         elif isinstance(s, gast.If):
             test = self.expr(s.test, "cond", None)
+            if _known_truth(test) is not None:
+                # `if self.act is not None:` of an attribute known (and guarded) here: only
+                # the branch Python takes is code (the other may call None, or a method
+                # with other parameters)
+                taken, dead = (s.body, s.orelse) if _known_truth(test) else (s.orelse, s.body)
+                self.forget_defs(dead)
+                for st in taken:
+                    self.line = st.lineno
+                    self.statement(st)
+                return
             before = dict(self.views)
             body = self.sub_block(s.body)
             after_body, self.views = self.views, dict(before)
@@ -388,6 +398,20 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         target, st.target = st.target, self.fresh(f"{st.target}_op")
         op, args = self.op_call(runtime.in_layout, [ir.Var(st.target), like], {}, node)
         self.body.insert(at + 1, ir.Call(target, op, args, st.line))
+
+    def forget_defs(self, stmts) -> None:
+        """Statements dropped as dead (a branch a known test never takes): the definitions
+        they held no longer count (`def_name` names a variable's last definition after the
+        user's name)."""
+        for st in stmts:
+            for node in gast.walk(st):
+                if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+                    self.defs[node.id] -= 1
+                targets = node.targets if isinstance(node, gast.Assign) else (
+                    [node.target] if isinstance(node, gast.AugAssign) else [])
+                for t in targets:
+                    if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name):
+                        self.defs[t.value.id] -= 1
 
     def sub_block(self, stmts) -> list:
         outer, self.body = self.body, []
@@ -585,12 +609,19 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
     # -- calls to other user functions -------------------------------------------------------
     def user_call(self, fn, spelled, args, kwargs, node) -> ir.UserCall:
         """A call to another user function: normalise it too (a subroutine of its own)."""
-        if fn in _IN_PROGRESS:
+        # (one function on other objects is no recursion: `Module.__call__` of a model
+        # calling its layers' `__call__`; the same function on the same objects is)
+        key = (fn, tuple(id(a.value) for a in args if isinstance(a, ir.Const)
+                         and is_user_object(a.value)))
+        if key in _IN_PROGRESS:
             raise self.pf.error(
                 f"`{spelled}` calls itself (directly or through other functions): srcad does "
                 f"not differentiate recursion", node, cls=UnsupportedSyntaxError,
                 hint="write the recursion as a loop")
         pf = parse_function(fn)
+        if pf.vararg is not None or pf.tree.args.vararg is not None or \
+                pf.tree.args.kwarg is not None:  # `def __call__(self, *args, **kwargs)`
+            args, kwargs = star_params_for_call(pf, list(args), dict(kwargs))
         # a user object the call always passes (a global, `self` or an attribute of it: each
         # guarded) is known in the callee too, so its methods resolve there as well
         pf.known = {p: a.value for p, a in zip(pf.params, args)
@@ -621,7 +652,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         pf.statics.update({p: ("int", a.value) for p, a in zip(pf.params, args)
                            if isinstance(a, ir.Const) and type(a.value) is int})
         pf.deferrable = self.pf.deferrable
-        _IN_PROGRESS.add(fn)
+        _IN_PROGRESS.add(key)
         try:
             callee = normalize(pf)
         except SrcadError as e:  # (inside srcad's stand-in for a library function: the call)
@@ -630,13 +661,8 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                              label_of(fn.__qualname__) or spelled)
             raise
         finally:
-            _IN_PROGRESS.discard(fn)
+            _IN_PROGRESS.discard(key)
         params = callee.params
-        if pf.vararg is not None:  # `concat(a, b)` of `def concat(*xs)`: xs = (a, b)
-            fixed = params.index(pf.vararg)
-            args = list(args[:fixed]) + [ir.Seq(tuple(args[fixed:]))]
-            if pf.vararg in kwargs:
-                raise self.pf.error(f"`{spelled}` got `{pf.vararg}` by keyword", node)
         if len(args) > len(params):
             raise self.pf.error(f"`{spelled}` takes {len(params)} arguments, got {len(args)}",
                                 node)
@@ -648,9 +674,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             bound[k] = v
         sig = inspect.signature(fn)
         for p in params:
-            if p not in bound and p == pf.vararg:
-                bound[p] = ir.Seq(())
-            elif p not in bound:
+            if p not in bound:
                 default = sig.parameters[p].default
                 if default is inspect.Parameter.empty:
                     raise self.pf.error(f"`{spelled}` is missing its argument `{p}`", node)
@@ -679,12 +703,26 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         return not (isinstance(root, gast.Name) and root.id not in self.locals)
 
 
+def _known_truth(atom) -> bool | None:
+    """The truth of a test folded to a constant here (`self.act is not None` of a guarded
+    attribute, a literal flag), or None when it is known only when the code runs."""
+    if not isinstance(atom, ir.Const):
+        return None
+    v = atom.value
+    if v is None or type(v) in (bool, int, float, str, bytes):
+        return bool(v)
+    if isinstance(v, (types.FunctionType, types.BuiltinFunctionType, np.ufunc, type,
+                      types.ModuleType)):
+        return True  # (a function or class: always true)
+    return None  # (a container or an object: its truth may change without a rebinding)
+
+
 def _hint(names) -> str:
     """Temporaries' names for `a, b = ...`: the names joined, `_` left out."""
     return "_".join(n for n in names if n.strip("_")) or "unpacked"
 
 
-_IN_PROGRESS: set = set()  # user functions being normalised (to catch recursion)
+_IN_PROGRESS: set = set()  # (user function, objects) being normalised (to catch recursion)
 _PROGRAM: list = []  # the names injected so far by the functions of the program in progress
 
 

@@ -56,6 +56,7 @@ a gradient needs it.
 
 from __future__ import annotations
 
+import abc
 import copy
 import dataclasses
 import functools
@@ -178,7 +179,10 @@ def _substituted(obj):
 
 
 def _is_user_class(obj, globals_) -> bool:
-    if not isinstance(obj, type) or type(obj) is not type or not is_user_object(obj):
+    if not isinstance(obj, type) or type(obj) not in (type, abc.ABCMeta) or \
+            not is_user_object(obj):
+        return False
+    if getattr(obj, "__abstractmethods__", None):  # (Python refuses to make one)
         return False
     for bad in ("__new__", "__getattr__", "__getattribute__", "__setattr__", "__init_subclass__"):
         owner, _ = _lookup(obj, bad)

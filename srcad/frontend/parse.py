@@ -23,6 +23,7 @@ from typing import Any, Callable
 import gast
 
 from ..errors import SrcadError, UnsupportedSyntaxError
+from ..naming import fresh
 from . import guards
 
 _UNRESOLVED = object()
@@ -410,6 +411,121 @@ def star_params_as_containers(pf: ParsedFunction) -> None:
         a.defaults = []
         pf.varkw = name
         pf.params = pf.params + [name]
+
+
+def star_params_for_call(pf: ParsedFunction, args: list, kwargs: dict) -> tuple[list, dict]:
+    """A callee taking ``*args`` and/or ``**kwargs`` (``def __call__(self, *args, **kwargs):
+    return self.forward(*args, **kwargs)``, a decorator's wrapper), specialised to one call:
+    each extra positional argument becomes a parameter of its own, each extra keyword too,
+    and the body starts by packing them as Python does (``args = (args_0, args_1)``,
+    ``kwargs = {"train": kwargs_train}``) -- so `*args` and `**kwargs` in the body are a
+    tuple and a dict display of known length and keys, spread like any other. Called once
+    per call site (each gets its own generated subroutine). Returns the call's arguments
+    for the new parameters: the positional ones, then the rest by keyword.
+
+    Before/after (called as ``wrap(x, 3.0, b=y)``):
+        def wrap(a, *args, **kw):          def wrap(a, args_0, kw_b):
+            return h(a, *args, **kw)           args = (args_0,)
+                                               kw = {"b": kw_b}
+                                               return h(a, *args, **kw)
+    """
+    a = pf.tree.args
+    star = pf.vararg or (_arg_name(a.vararg) if a.vararg is not None else None)
+    kw = _arg_name(a.kwarg) if a.kwarg is not None else None
+    P = inspect.Parameter
+    sig = inspect.signature(pf.fn).parameters
+    positional = [p for p in pf.params if p != star and p in sig and
+                  sig[p].kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD)]
+    named = [p for p in pf.params if p != star]
+    extra = list(args[len(positional):]) if star is not None else []
+    given = list(args[:len(positional)]) if star is not None else list(args)
+    extra_keys = [k for k in kwargs if k not in named] if kw is not None else []
+    taken = {n.id for n in gast.walk(pf.tree) if isinstance(n, gast.Name)} | set(pf.params)
+    items = [fresh(f"{star}_{i}", taken) for i in range(len(extra))]
+    keyed = [fresh(f"{kw}_{k}", taken) for k in extra_keys]
+
+    def param(name):
+        return gast.copy_location(gast.Name(id=name, ctx=gast.Param(), annotation=None,
+                                            type_comment=None), pf.tree)
+
+    rest = [p for p in named if p not in positional]
+    by_name = {p.id: p for p in a.posonlyargs + a.args}
+    order = positional + items + rest + keyed
+    a.posonlyargs = []
+    a.args = [by_name[p] if p in by_name else param(p) for p in order]
+    a.vararg = a.kwarg = None
+    a.defaults = []  # (callers bind by the signature: user_call fills defaults from it)
+    head = []
+    if star is not None:
+        head.append(gast.Assign(targets=[gast.Name(star, gast.Store(), None, None)],
+                                value=gast.Tuple([gast.Name(n, gast.Load(), None, None)
+                                                  for n in items], gast.Load())))
+    if kw is not None:
+        head.append(gast.Assign(targets=[gast.Name(kw, gast.Store(), None, None)],
+                                value=gast.Dict([gast.Constant(k, None) for k in extra_keys],
+                                                [gast.Name(n, gast.Load(), None, None)
+                                                 for n in keyed])))
+    for stmt in head:
+        gast.copy_location(stmt, pf.tree.body[0])
+        for node in gast.walk(stmt):
+            gast.copy_location(node, pf.tree.body[0])
+    _spread_in_calls(pf.tree, star, items, kw, dict(zip(extra_keys, keyed)))
+    pf.tree.body[:0] = head
+    pf.params = order
+    pf.vararg = None
+    new_kwargs = {k: v for k, v in kwargs.items() if k in named}
+    new_kwargs.update(zip(keyed, (kwargs[k] for k in extra_keys)))
+    return given + extra, new_kwargs
+
+
+_READ_ONLY = {"get", "keys", "values", "items", "copy", "index", "count"}
+
+
+def _spread_in_calls(fdef, star, items, kw, keyed) -> None:
+    """`f(*args, **kwargs)` in the specialised body: the star parameters' items written out
+    (`f(args_0, args_1, train=kwargs_train)`), wherever the body never rebinds or changes
+    the tuple / dict (`kwargs.pop("train")` keeps the dict, spread by the call's own rules)."""
+    def untouched(name):
+        for n in gast.walk(fdef):
+            if isinstance(n, gast.Name) and n.id == name and not isinstance(n.ctx, gast.Load):
+                return False
+            if isinstance(n, (gast.Subscript, gast.Attribute)) and isinstance(
+                    n.value, gast.Name) and n.value.id == name and (
+                    not isinstance(n.ctx, gast.Load) or (
+                        isinstance(n, gast.Attribute) and n.attr not in _READ_ONLY)):
+                return False
+        return True
+
+    spread_star = star is not None and untouched(star)
+    spread_kw = kw is not None and untouched(kw)
+    for node in gast.walk(fdef):
+        if not isinstance(node, gast.Call):
+            continue
+        if spread_star:
+            args = []
+            for a in node.args:
+                if isinstance(a, gast.Starred) and isinstance(a.value, gast.Name) and \
+                        a.value.id == star:
+                    args.extend(gast.copy_location(gast.Name(n, gast.Load(), None, None), a)
+                                for n in items)
+                else:
+                    args.append(a)
+            node.args = args
+        if spread_kw:
+            keywords = []
+            for k in node.keywords:
+                if k.arg is None and isinstance(k.value, gast.Name) and k.value.id == kw:
+                    keywords.extend(gast.copy_location(gast.keyword(
+                        arg=key, value=gast.copy_location(
+                            gast.Name(n, gast.Load(), None, None), k.value)), k.value)
+                        for key, n in keyed.items())
+                else:
+                    keywords.append(k)
+            node.keywords = keywords
+
+
+def _arg_name(node) -> str:
+    return node.id if isinstance(node, gast.Name) else node.arg
 
 
 def _keyword_only_as_ordinary(fdef) -> None:

@@ -1,0 +1,451 @@
+"""Forms of numpy layer libraries. Callees taking ``*args`` / ``**kwargs``: the forwarding wrappers of torch-like numpy
+frameworks (``Module.__call__(self, *args, **kwargs): return self.forward(*args,
+**kwargs)``), decorators' wrappers and option dicts -- each call site specialises the callee
+to its arguments (frontend/parse.py `star_params_for_call`), and one function called on other
+objects (a model's ``__call__`` calling its layers' ``__call__``) is not recursion.
+
+Every case: the value of calling the function and central differences, source and tape
+mode; a few through vjp/jvp and fuse=True."""
+
+from __future__ import annotations
+
+import abc
+import functools
+
+import numpy as np
+import pytest
+
+import srcad
+from srcad.testing import numerical_grad
+
+MODES = ("source", "tape")
+
+
+def _h(a, b=2.0, c=0.5):
+    return a * b + c * np.sin(a)
+
+
+def _star(*args):
+    return _h(*args)
+
+
+def _options(a, **kw):
+    return _h(a, **kw)
+
+
+def _both(*args, **kwargs):
+    return _h(*args, **kwargs)
+
+
+def _counted(*xs):
+    total = 0.0
+    for v in xs:
+        total = total + np.sum(v ** 2)
+    return total * len(xs)
+
+
+def _get(a, **kw):
+    return a * kw.get("scale", 3.0) + kw["shift"]
+
+
+def _positional_then_star(a, b, *rest, scale=1.0):
+    out = a * b
+    for r in rest:
+        out = out + r
+    return out * scale
+
+
+class Module:
+    def __init__(self):
+        self.training = True
+
+    def __call__(self, *args, **kwargs):
+        return self.forward(*args, **kwargs)
+
+
+class Linear(Module):
+    def __init__(self, n_in, n_out, seed):
+        super().__init__()
+        r = np.random.RandomState(seed)
+        self.W = r.randn(n_in, n_out) / np.sqrt(n_in)
+        self.b = np.zeros(n_out)
+
+    def forward(self, x, **unused):
+        return x.dot(self.W) + self.b
+
+
+class Tanh(Module):
+    def forward(self, x, train=False):
+        return np.tanh(x)
+
+
+class Dropout(Module):
+    def __init__(self, p):
+        super().__init__()
+        self.p = p
+
+    def forward(self, x, train=False):
+        if not train:
+            return x
+        mask = np.random.RandomState(0).rand(*x.shape) > self.p
+        return x * mask / (1 - self.p)
+
+
+class Sequential(Module):
+    def __init__(self, *mods):
+        super().__init__()
+        self.mods = list(mods)
+
+    def forward(self, x, **kwargs):
+        for m in self.mods:
+            x = m(x, **kwargs)
+        return x
+
+
+MODEL = Sequential(Linear(4, 6, 0), Tanh(), Dropout(0.5), Linear(6, 2, 1))
+
+
+def _logged(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return fn(*args, **kwargs)
+    return wrapper
+
+
+@_logged
+def _layer(x, W, scale=1.0):
+    return np.tanh(x @ W) * scale
+
+
+W0 = np.random.default_rng(3).standard_normal((4, 3))
+
+
+def f_star(x):
+    return np.sum(_star(x, 3.0))
+
+
+def f_star_all(x):
+    return np.sum(_star(x, x, 0.25))
+
+
+def f_options(x):
+    return np.sum(_options(x, c=x, b=1.5))
+
+
+def f_options_none(x):
+    return np.sum(_options(x))
+
+
+def f_both(x):
+    return np.sum(_both(x, c=2.0)) + np.sum(_both(x, x))
+
+
+def f_counted(x):
+    return _counted(x, 2 * x, np.sin(x)) + _counted(x)
+
+
+def f_get(x):
+    return np.sum(_get(x, shift=x ** 2)) + np.sum(_get(x, scale=0.5, shift=1.0))
+
+
+def f_positional_then_star(x):
+    return np.sum(_positional_then_star(x, x, np.cos(x), 1.0, scale=2.0))
+
+
+def f_module(x):
+    return np.mean(MODEL(x) ** 2)
+
+
+def f_module_train(x):
+    return np.mean(MODEL(x, train=True) ** 2)
+
+
+def f_decorated(x):
+    return np.sum(_layer(x, W0, scale=2.0)) + np.sum(_layer(x, W0))
+
+
+CASES = [f_star, f_star_all, f_options, f_options_none, f_both, f_counted, f_get,
+         f_positional_then_star, f_module, f_module_train, f_decorated]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("fn", CASES, ids=[f.__name__ for f in CASES])
+def test_star_parameters_value_and_gradient(fn, mode):
+    x = np.random.default_rng(0).standard_normal((3, 4)) + 0.1
+    value, g = srcad.value_and_grad(fn, mode=mode)(x.copy())
+    assert value == pytest.approx(fn(x.copy()), rel=1e-12)
+    np.testing.assert_allclose(g, numerical_grad(fn, (x.copy(),)), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("fn", [f_module, f_both, f_get], ids=lambda f: f.__name__)
+def test_star_parameters_fused_and_forward(fn):
+    x = np.random.default_rng(1).standard_normal((3, 4))
+    want = srcad.grad(fn, mode="tape")(x.copy())
+    np.testing.assert_allclose(srcad.grad(fn, fuse=True)(x.copy()), want, rtol=1e-10)
+    t = np.random.default_rng(2).standard_normal((3, 4))
+    _, tangent = srcad.jvp(fn, (x.copy(),), (t,))
+    assert tangent == pytest.approx(np.sum(want * t), rel=1e-9)
+
+
+def test_each_call_site_gets_its_own_specialisation():
+    """`_both(x, c=2.0)` and `_both(x, x)` bind different parameters: two subroutines."""
+    t = srcad.grad(f_both)
+    t(np.ones((2, 4)))
+    src = srcad.source(t)
+    assert "def _both_fwd(" in src and "def _both_fwd_2(" in src
+
+
+class Node:
+    def __init__(self, child=None):
+        self.child = child
+
+    def __call__(self, x):
+        return np.sin(x) if self.child is None else self.child(np.cos(x))
+
+
+class Loop:
+    def __call__(self, x):
+        return self(x * 0.5)
+
+
+CHAIN = Node(Node(Node()))
+LOOP = Loop()
+
+
+def f_chain(x):
+    return np.sum(CHAIN(x))
+
+
+def f_loop(x):
+    return np.sum(LOOP(x))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_one_method_on_other_objects_is_not_recursion(mode):
+    x = np.linspace(-1.0, 1.0, 5)
+    np.testing.assert_allclose(srcad.grad(f_chain, mode=mode)(x),
+                               numerical_grad(f_chain, (x,)), rtol=1e-7)
+
+
+def test_a_method_calling_itself_on_its_own_object_is_still_refused():
+    with pytest.raises(srcad.SrcadError, match="calls itself"):
+        srcad.grad(f_loop)(np.ones(3))
+
+
+# -- optional attributes, layers kept in lists, lazy initialisation, cached inputs ----------
+# (the styles of numpy layer libraries: `bias=None`, `act_fn=None`, `self.layers[-1]`,
+# `if not self.is_initialized: self._init_params()`, `self.X.append(X)`)
+
+
+class Dense:
+    def __init__(self, W, b=None, act=None):
+        self.W, self.b, self.act = W, b, act
+
+    def __call__(self, x):
+        out = x @ self.W
+        if self.b is not None:
+            out = out + self.b
+        if self.act is not None:
+            out = self.act(out)
+        return out
+
+
+PLAIN = Dense(np.linspace(-1.0, 1.0, 12).reshape(4, 3))
+FULL = Dense(np.linspace(-1.0, 1.0, 12).reshape(4, 3), np.ones(3), np.tanh)
+
+
+def f_plain(x):
+    return np.sum(PLAIN(x) ** 2)
+
+
+def f_full(x):
+    return np.sum(FULL(x) ** 2)
+
+
+class Gate:
+    def __init__(self, act=None):
+        self.act = act
+
+    def __call__(self, z):
+        return self.act(z) if self.act is not None else z
+
+
+GATES = [Gate(), Gate(np.sin)]
+
+
+def f_ternary_gates(x):
+    return np.sum(GATES[0](x) * GATES[-1](x))
+
+
+class LazyLayer:
+    """A layer that makes its weights on its first call (numpy-ml's style)."""
+
+    def __init__(self, n_out, act=None):
+        self.n_in = None
+        self.n_out = n_out
+        self.act = Gate(np.tanh) if act is None else act
+        self.is_initialized = False
+        self.parameters = {"W": None, "b": None}
+        self.X = []
+        self.derived = {"Z": []}
+
+    def _init_params(self):
+        rng = np.random.default_rng(0)
+        b = np.zeros((1, self.n_out))
+        W = rng.standard_normal((self.n_in, self.n_out)) * 0.5
+        self.parameters = {"W": W, "b": b}
+        self.is_initialized = True
+
+    def forward(self, X, retain_derived=True):
+        if not self.is_initialized:
+            self.n_in = X.shape[1]
+            self._init_params()
+        Z = X @ self.parameters["W"] + self.parameters["b"]
+        Y = self.act(Z)
+        if retain_derived:
+            self.X.append(X)
+            self.derived["Z"].append(Z)
+        return Y
+
+
+LAZY: list = []
+
+
+def f_lazy(x):
+    h = x
+    for layer in LAZY:
+        h = layer.forward(h)
+    return np.sum(h ** 2)
+
+
+def f_lazy_indexed(x):
+    return np.sum(LAZY[1].forward(LAZY[0].forward(x, retain_derived=False),
+                                  retain_derived=False) ** 2)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("fn", [f_plain, f_full, f_ternary_gates], ids=lambda f: f.__name__)
+def test_optional_attributes_take_the_branch_python_takes(fn, mode):
+    x = np.random.default_rng(0).standard_normal((3, 4))
+    value, g = srcad.value_and_grad(fn, mode=mode)(x.copy())
+    assert value == pytest.approx(fn(x.copy()), rel=1e-12)
+    np.testing.assert_allclose(g, numerical_grad(fn, (x.copy(),)), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_optional_attribute_set_later_is_seen_at_the_next_call(mode):
+    """The folded `self.b is not None` is guarded: setting the attribute rebuilds the code."""
+    layer = Dense(np.linspace(-1.0, 1.0, 12).reshape(4, 3))
+
+    def f(x):
+        return np.sum(layer(x) ** 2)
+
+    x = np.random.default_rng(1).standard_normal((3, 4))
+    t = srcad.value_and_grad(f, mode=mode)
+    t(x)
+    layer.b = np.full(3, 0.5)
+    layer.act = np.sin
+    value, g = t(x)
+    assert value == pytest.approx(f(x), rel=1e-12)
+    np.testing.assert_allclose(g, numerical_grad(f, (x,)), rtol=1e-6, atol=1e-8)
+    layer.b = None
+    value, g = t(x)
+    assert value == pytest.approx(f(x), rel=1e-12)
+    np.testing.assert_allclose(g, numerical_grad(f, (x,)), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("fn", [f_lazy, f_lazy_indexed], ids=lambda f: f.__name__)
+def test_layers_initialised_on_their_first_call(fn, mode):
+    """The first call makes the weights (the shape probe sees the attributes the call sets
+    before its callee reads them), later calls reuse them; the cached inputs are the
+    arrays Python would have appended."""
+    LAZY[:] = [LazyLayer(5), LazyLayer(2)]
+    x = np.random.default_rng(2).standard_normal((3, 4))
+    t = srcad.value_and_grad(fn, mode=mode)
+    value, g = t(x.copy())
+    assert all(layer.is_initialized for layer in LAZY)
+    W0 = LAZY[0].parameters["W"]
+    assert value == pytest.approx(fn(x.copy()), rel=1e-12)
+    np.testing.assert_allclose(g, numerical_grad(fn, (x.copy(),)), rtol=1e-6, atol=1e-8)
+    assert LAZY[0].parameters["W"] is W0  # (made once)
+    if fn is f_lazy:
+        kept = LAZY[0].X[0]
+        np.testing.assert_array_equal(kept, x)
+        np.testing.assert_allclose(LAZY[1].derived["Z"][0],
+                                   np.tanh(x @ W0) @ LAZY[1].parameters["W"], rtol=1e-12)
+
+
+class Scale:
+    def __init__(self, s):
+        self.s = s
+
+    def forward(self, x):
+        return np.tanh(x * self.s)
+
+
+STACK = [Scale(1.0), Scale(2.0)]
+
+
+def f_stack(x):
+    h = x
+    for layer in STACK:
+        h = layer.forward(h)
+    return np.sum(h)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_list_of_layers_changed_in_place_is_seen_at_the_next_call(mode):
+    """The loop is unrolled over the list's objects: `STACK[:] = ...` and `STACK.append(...)`
+    change what the function computes (silently stale before: the items were not guarded)."""
+    x = np.linspace(0.1, 1.0, 4)
+    t = srcad.value_and_grad(f_stack, mode=mode)
+    try:
+        for change in (lambda: STACK.__setitem__(slice(None), [Scale(3.0), Scale(0.5)]),
+                       lambda: STACK.append(Scale(1.5)), lambda: STACK.pop(0)):
+            change()
+            value, g = t(x)
+            assert value == pytest.approx(f_stack(x), rel=1e-12)
+            np.testing.assert_allclose(g, numerical_grad(f_stack, (x,)), rtol=1e-6)
+    finally:
+        STACK[:] = [Scale(1.0), Scale(2.0)]
+
+
+class ActivationBase(abc.ABC):
+    """numpy-ml's pattern: an abstract base, `__call__` handing over to `fn`."""
+
+    def __call__(self, z):
+        if z.ndim == 1:
+            z = z.reshape(1, -1)
+        return self.fn(z)
+
+    @abc.abstractmethod
+    def fn(self, z):
+        raise NotImplementedError
+
+
+class SoftPlus(ActivationBase):
+    def fn(self, z):
+        return np.log1p(np.exp(z))
+
+
+class Affine(abc.ABC):
+    def __init__(self, W):
+        self.W = W
+
+    def forward(self, X):
+        return X @ self.W
+
+
+def f_abc_built_inside(x):
+    act = SoftPlus()
+    layer = Affine(np.full((4, 2), 0.25))
+    return np.sum(act(layer.forward(x)) ** 2)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_classes_with_an_abstract_base_built_in_the_function(mode):
+    x = np.random.default_rng(4).standard_normal((3, 4))
+    value, g = srcad.value_and_grad(f_abc_built_inside, mode=mode)(x.copy())
+    assert value == pytest.approx(f_abc_built_inside(x.copy()), rel=1e-12)
+    np.testing.assert_allclose(g, numerical_grad(f_abc_built_inside, (x.copy(),)), rtol=1e-6)
