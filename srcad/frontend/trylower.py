@@ -1,0 +1,594 @@
+"""try / except / else / finally in a differentiated function, lowered to a probe and branches
+(gast -> gast).
+
+Input: a fenced gast `FunctionDef`. Output: the same function with no `gast.Try`: each is
+
+    try:                                  tried_L3, raised_L3 = attempt('f:L3:..', (K, n))
+        L = np.linalg.cholesky(K)         if tried_L3:
+    except np.linalg.LinAlgError as e:        L = np.linalg.cholesky(K)
+        L = np.linalg.cholesky(K + J)         <else block>
+    else:                                 elif isinstance(raised_L3, np.linalg.LinAlgError):
+        <else block>                          e = raised_L3
+    finally:                                  L = np.linalg.cholesky(K + J)
+        <finally block>                   else:
+                                              raise raised_L3
+                                          <finally block>
+
+The design. Generated code is straight-line numpy with `if`/loops: it has no way to stop a
+block part way and reverse only what ran. So the try body is *probed*: `attempt` (srcad/
+runtime_try.py) runs the body as the user's own Python -- a function compiled from the body's
+source in the user's module, taking the local names it reads -- inside a real `try`, and
+returns (completed, the exception). Which branch runs is then an ordinary `if` on a value
+that carries no gradient, which every mode already differentiates: source and tape, fuse,
+vjp, jvp, and the generated code again (grad of grad). When the probe completed, the body
+runs again, differentiated, and the else block after it; when it raised, the handlers are
+tried in order with `isinstance` (a bare `except`: BaseException), and an exception no
+handler takes is raised again, after the finally block.
+
+Since the probe runs the user's Python, which exceptions happen is exactly Python's (a
+`FloatingPointError` under np.errstate, a `LinAlgError`, a `KeyError`, the user's own
+`raise`, one from a callee) -- also where the differentiated code would not raise (a fused
+kernel raises no FloatingPointError). The price: the body runs twice when it completes
+(once probed, once differentiated), and the refusals below, each at the user's line:
+
+  (a) Python keeps the assignments the body made before it raised; srcad's handlers see the
+      values from before the try. A name the body assigns (other than in its last
+      statement, a plain assignment: nothing is assigned if that one raises) that a handler
+      reads before assigning it, or that is read after the try (or in the finally block, or
+      in the loop around the try) when a handler did not assign it, is refused;
+  (b) the probed body must have no effects, which would happen twice: print, a bare call of
+      a list method that changes it, a store into an item or attribute of a name from
+      outside the body, `x += ...` on an outside name, a random draw, `global`/`nonlocal` --
+      also in a function of the user's the body calls (followed three calls deep);
+  (c) `return`/`break`/`continue` work in the body, the handlers and the else block (the
+      probe stops at them, completed; the branches are ordinary code for desugar.py), but
+      not with a finally block, nor inside one (the finally block would be skipped);
+  (d) the body may read and assign one name (`h = h + 1`): the probe takes the value before.
+
+A finally block that only computes values runs after the branches, without a probe of its
+own: when an exception leaves the try, it leaves the differentiated function too (an
+enclosing try's probe runs this one as Python), so skipping it is not visible. A finally
+block with effects (`counter["calls"] += 1`, print) runs exactly once, also when the
+exception propagates: the try/except part is then probed as a whole (Python's own
+`try: (try/except/else) finally:`), its handlers included.
+
+Tape mode runs the user's function as written: a try there is Python's, and what the tape
+recorded before a raise is dead (nothing reads it), so it contributes nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import copy
+import hashlib
+import inspect
+import textwrap
+import types
+
+import gast
+
+from .. import runtime_try
+from ..errors import UnsupportedSyntaxError
+from ..naming import fresh
+from .opaque import MUTATING, is_user_object
+from .parse import _UNRESOLVED
+
+_SCOPES = (gast.Lambda, gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp,
+           gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)
+_LOOPS = (gast.For, gast.While)
+_JUMPS = (gast.Return, gast.Break, gast.Continue)
+_EXITS = (gast.Return, gast.Break, gast.Continue, gast.Raise)
+# methods of numpy's random generators (np.random.default_rng(), RandomState): a draw
+_DRAWS = {"normal", "uniform", "standard_normal", "random", "integers", "choice",
+          "permutation", "shuffle", "rand", "randn", "randint", "binomial", "poisson",
+          "exponential", "beta", "gamma", "multivariate_normal", "random_sample", "laplace",
+          "logistic", "lognormal", "dirichlet", "multinomial", "standard_t", "bytes",
+          "random_integers", "standard_exponential", "standard_gamma", "geometric",
+          "chisquare", "triangular", "vonmises", "weibull", "pareto", "rayleigh", "gumbel",
+          "hypergeometric", "zipf", "seed", "bit_generator", "spawn"}
+
+
+def _name(id_, store=False):
+    return gast.Name(id=id_, ctx=gast.Store() if store else gast.Load(), annotation=None,
+                     type_comment=None)
+
+
+def _stmts(src: str, subs: dict) -> list:
+    """Statements of `src`, each Name in `subs` replaced by a copy of its node."""
+    tree = gast.parse(textwrap.dedent(src))
+
+    class _Sub(gast.NodeTransformer):
+        def visit_Name(self, node):
+            v = subs.get(node.id)
+            return copy.deepcopy(v) if v is not None else node
+
+    return _Sub().visit(tree).body
+
+
+def _walk_scope(node):
+    """The nodes of `node` outside nested scopes (lambdas, comprehensions, defs)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(c for c in gast.iter_child_nodes(n) if not isinstance(c, _SCOPES))
+
+
+def _walk_all(stmts):
+    for s in stmts:
+        yield from gast.walk(s)
+
+
+def _stores(stmts) -> set:
+    """Names the statements assign, outside nested scopes."""
+    return {n.id for s in stmts for n in _walk_scope(s)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+
+
+def _loads(stmts) -> list:
+    return [n for n in _walk_all(stmts) if isinstance(n, gast.Name)
+            and isinstance(n.ctx, gast.Load)]
+
+
+def _ordered(node):
+    """(name node, is_store) in the order Python evaluates them (an assignment's value before
+    its targets; `x += v` reads x first)."""
+    if isinstance(node, gast.Name):
+        yield node, isinstance(node.ctx, gast.Store)
+        return
+    if isinstance(node, gast.Assign):
+        yield from _ordered(node.value)
+        for t in node.targets:
+            yield from _ordered(t)
+        return
+    if isinstance(node, gast.AugAssign):
+        if isinstance(node.target, gast.Name):
+            yield gast.Name(id=node.target.id, ctx=gast.Load(), annotation=None,
+                            type_comment=None), False
+        yield from _ordered(node.value)
+        yield from _ordered(node.target)
+        return
+    if isinstance(node, gast.For):
+        for part in (node.iter, node.target, *node.body, *node.orelse):
+            yield from _ordered(part)
+        return
+    if isinstance(node, (gast.ListComp, gast.SetComp, gast.GeneratorExp, gast.DictComp)):
+        for g in node.generators:
+            yield from _ordered(g.iter)
+            yield from _ordered(g.target)
+            for c in g.ifs:
+                yield from _ordered(c)
+        for part in ((node.key, node.value) if isinstance(node, gast.DictComp) else (node.elt,)):
+            yield from _ordered(part)
+        return
+    for c in gast.iter_child_nodes(node):
+        yield from _ordered(c)
+
+
+def _first_stored(stmts) -> set:
+    """Names whose first use in the statements is an assignment: the body's own."""
+    seen, own = set(), set()
+    for s in stmts:
+        for n, store in _ordered(s):
+            if n.id not in seen:
+                seen.add(n.id)
+                if store:
+                    own.add(n.id)
+    return own
+
+
+def _reads_first(stmts) -> list:
+    """The local names a block reads before it assigns them (first read of each), in order."""
+    seen, out = set(), []
+    for s in stmts:
+        for n, store in _ordered(s):
+            if n.id not in seen:
+                seen.add(n.id)
+                if not store:
+                    out.append(n)
+    return out
+
+
+def _jumps(stmts, in_loop=False):
+    """return anywhere; break/continue outside loops nested in the statements."""
+    for s in stmts:
+        stack = [(s, in_loop)]
+        while stack:
+            n, loop = stack.pop()
+            if isinstance(n, gast.Return) or (isinstance(n, (gast.Break, gast.Continue))
+                                              and not loop):
+                yield n
+            if isinstance(n, _SCOPES):
+                continue
+            inner = loop or isinstance(n, _LOOPS)
+            stack.extend((c, inner) for c in gast.iter_child_nodes(n))
+
+
+def _root(e):
+    while isinstance(e, (gast.Subscript, gast.Attribute, gast.Starred)):
+        e = e.value
+    return e
+
+
+def _chain(e) -> list | None:
+    names = []
+    while isinstance(e, gast.Attribute):
+        names.append(e.attr)
+        e = e.value
+    if not isinstance(e, gast.Name):
+        return None
+    return [e.id, *reversed(names)]
+
+
+class _Effects:
+    """The first thing a probed block does besides computing values (see (b) above)."""
+
+    def __init__(self, resolve):
+        self.resolve = resolve  # name -> object, or None
+
+    def obj(self, e, resolve=None):
+        chain = _chain(e)
+        if chain is None:
+            return None
+        obj = (resolve or self.resolve)(chain[0])
+        for a in chain[1:]:
+            obj = getattr(obj, a, None)
+        return obj
+
+    def first(self, stmts, own: set, resolve=None, depth=0, seen=None):
+        """(node, what) of the first effect in `stmts`, names in `own` being the block's own
+        (made in it: writing into them changes nothing outside), or None."""
+        seen = set() if seen is None else seen
+        for s in stmts:
+            for n in gast.walk(s):
+                found = self.effect(n, own, resolve, depth, seen)
+                if found is not None:
+                    return found
+        return None
+
+    def effect(self, n, own, resolve, depth, seen):
+        if isinstance(n, (gast.Global, gast.Nonlocal)):
+            return n, f"`{'global' if isinstance(n, gast.Global) else 'nonlocal'}`"
+        targets = n.targets if isinstance(n, gast.Assign) else \
+            [n.target] if isinstance(n, (gast.AugAssign, gast.AnnAssign)) else \
+            n.targets if isinstance(n, gast.Delete) else []
+        for t in targets:
+            for part in (t.elts if isinstance(t, (gast.Tuple, gast.List)) else [t]):
+                if isinstance(part, (gast.Subscript, gast.Attribute)):
+                    r = _root(part)
+                    if not (isinstance(r, gast.Name) and r.id in own):
+                        return part, "a store into an object from outside the try body"
+                elif isinstance(n, gast.AugAssign) and isinstance(part, gast.Name) and \
+                        part.id not in own:
+                    return n, (f"`{part.id} {_OPS.get(type(n.op), '?=')} ...` (an update in "
+                               f"place of an array from outside the try body)")
+        if not isinstance(n, gast.Call):
+            return None
+        f = n.func
+        if isinstance(f, gast.Name) and f.id in ("print", "input", "open", "exec", "setattr",
+                                                 "delattr"):
+            return n, f"`{f.id}(...)`"
+        chain = _chain(f)
+        if chain is not None and ("random" in chain[1:-1] or (
+                len(chain) > 1 and chain[-1] in _DRAWS)):
+            return n, f"`{'.'.join(chain)}(...)` (a random draw)"
+        if isinstance(f, gast.Attribute) and f.attr in MUTATING:
+            r = _root(f.value)
+            if not (isinstance(r, gast.Name) and r.id in own):
+                return n, f"`.{f.attr}(...)` (a change in place)"
+        if depth < 3:
+            fn = self.obj(f, resolve)
+            fn = getattr(fn, "__func__", fn)
+            if isinstance(fn, types.FunctionType) and is_user_object(fn) and \
+                    fn.__code__ not in seen:
+                seen.add(fn.__code__)
+                inner = self.callee(fn, depth, seen)
+                if inner is not None:
+                    return n, f"a call of `{fn.__name__}`, which does {inner[1]} (line " \
+                              f"{inner[0].lineno + fn.__code__.co_firstlineno - 1})"
+        return None
+
+    def callee(self, fn, depth, seen):
+        try:
+            tree = gast.parse(textwrap.dedent(inspect.getsource(fn)))
+        except (OSError, TypeError, SyntaxError):
+            return None
+        fdef = tree.body[0]
+        if not isinstance(fdef, gast.FunctionDef):
+            return None
+        cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+
+        def resolve(name):
+            if name in cells:
+                try:
+                    return cells[name].cell_contents
+                except ValueError:
+                    return None
+            if name in fn.__globals__:
+                return fn.__globals__[name]
+            return getattr(builtins, name, None)
+
+        own = _first_stored(fdef.body)  # (its parameters are the caller's objects)
+        return self.first(fdef.body, own, resolve, depth + 1, seen)
+
+
+_OPS = {gast.Add: "+=", gast.Sub: "-=", gast.Mult: "*=", gast.Div: "/=", gast.Pow: "**=",
+        gast.MatMult: "@=", gast.FloorDiv: "//=", gast.Mod: "%="}
+
+
+class _Lowerer:
+    def __init__(self, pf, taken: set):
+        self.pf, self.taken = pf, taken
+        tree = pf.tree
+        self.locals = set(pf.params) | {n.id for n in gast.walk(tree) if isinstance(
+            n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        self.attempt = None  # the name the code calls runtime_try.attempt by
+        self.effects = _Effects(self._resolve)
+
+    def _resolve(self, name):
+        if name in self.locals:
+            return self.pf.constants.get(name, self.pf.known.get(name))
+        obj = self.pf.resolve(name)
+        return None if obj is _UNRESOLVED else obj
+
+    def error(self, message, node, hint):
+        return self.pf.error(message, node, hint=hint, cls=UnsupportedSyntaxError)
+
+    # -- the walk -------------------------------------------------------------------------
+    def block(self, stmts: list, loops: tuple) -> list:
+        out = []
+        for s in stmts:
+            if isinstance(s, (gast.FunctionDef, gast.ClassDef, gast.AsyncFunctionDef)):
+                out.append(s)  # (a nested def is lowered when it is normalised itself)
+                continue
+            if isinstance(s, gast.Try):
+                out.extend(self.lower(s, loops))
+                continue
+            inner = loops + (s,) if isinstance(s, _LOOPS) else loops
+            for field in ("body", "orelse"):
+                if isinstance(getattr(s, field, None), list):
+                    setattr(s, field, self.block(getattr(s, field), inner))
+            out.append(s)
+        return out
+
+    # -- one try statement ----------------------------------------------------------------
+    def lower(self, t: gast.Try, loops: tuple) -> list:
+        for s in t.finalbody:
+            for j in _jumps([s]):
+                raise self.error(f"`{type(j).__name__.lower()}` in a finally block", j,
+                                 "move it after the try statement")
+        if t.finalbody:
+            for j in _jumps(t.body + t.orelse + [s for h in t.handlers for s in h.body]):
+                raise self.error(
+                    f"`{type(j).__name__.lower()}` in a try statement with a finally block "
+                    f"(srcad would skip the finally block)", j,
+                    "assign the result and jump after the try statement: `out = step(x)` "
+                    "in the try, `return out` after it")
+        effectful = self.effects.first(t.finalbody, _first_stored(t.finalbody))
+        if t.handlers and effectful is not None:
+            # (try/except/else/finally is Python's try: (try/except/else) finally: ...)
+            inner = gast.copy_location(gast.Try(body=t.body, handlers=t.handlers,
+                                                orelse=t.orelse, finalbody=[]), t)
+            t = gast.copy_location(gast.Try(body=[inner], handlers=[], orelse=[],
+                                            finalbody=t.finalbody), t)
+            t.end_lineno = getattr(inner, "end_lineno", None)
+        original = copy.deepcopy(t.body)
+        t.body = self.block(t.body, loops)
+        t.orelse = self.block(t.orelse, loops)
+        for h in t.handlers:
+            h.body = self.block(h.body, loops)
+        t.finalbody = self.block(t.finalbody, loops)
+        if not t.handlers and effectful is None:
+            return t.body + t.finalbody  # (see the module docstring: nothing to see)
+        self.check_effects(t, original)
+        self.check_partial(t, loops)
+        ok = fresh(f"tried_L{t.lineno}", self.taken)
+        exc = fresh(f"raised_L{t.lineno}", self.taken)
+        probe = self.probe(t, original, ok, exc)
+        for s in probe:
+            for n in gast.walk(s):
+                gast.copy_location(n, t)
+        dispatch = self.dispatch(t, ok, exc)
+        out = probe + dispatch + t.finalbody
+        if not t.handlers:  # (try/finally: the exception leaves after the finally block)
+            reraise = _stmts(f"if not {ok}:\n    raise {exc}\n", {})
+            for n in gast.walk(reraise[0]):
+                gast.copy_location(n, t)
+            out += reraise
+        return out
+
+    def probe(self, t, original, ok, exc) -> list:
+        """`ok, exc = attempt(key, (reads...))` and the body registered under key."""
+        own = _first_stored(original)
+        reads = []
+        for n in _loads(original):
+            if n.id in self.locals and n.id not in own and n.id not in reads:
+                reads.append(n.id)
+        reads += [n for n in sorted({x.id for x in _loads(original)} & set(self.pf.closure))
+                  if n not in reads and n not in self.locals]
+        key = self.register(t, original, reads)
+        if self.attempt is None:
+            self.attempt = fresh("attempt", self.taken)
+            self.pf.closure[self.attempt] = runtime_try.attempt
+        args = ", ".join(reads) + ("," if len(reads) == 1 else "")
+        return _stmts(f"{ok}, {exc} = {self.attempt}({key!r}, ({args}))\n", {})
+
+    def register(self, t, original, reads) -> str:
+        """Compile the body as `def <name>(reads...)` in the user's module: the probe."""
+        body = copy.deepcopy(original)
+
+        class _Exit(gast.NodeTransformer):  # break/continue of the loop around: leave
+            def __init__(self):
+                self.depth = 0
+
+            def visit_For(self, node):
+                self.depth += 1
+                self.generic_visit(node)
+                self.depth -= 1
+                return node
+
+            visit_While = visit_For
+
+            def visit_FunctionDef(self, node):
+                return node
+
+            visit_Lambda = visit_ClassDef = visit_FunctionDef
+
+            def visit_Break(self, node):
+                if self.depth:
+                    return node
+                return gast.copy_location(gast.Return(value=None), node)
+
+            visit_Continue = visit_Break
+
+        body = [_Exit().visit(s) for s in body]
+        name = f"{self.pf.name}_try_L{t.lineno}"
+        args = gast.arguments(args=[_name(r, False) for r in reads], posonlyargs=[],
+                              vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
+                              defaults=[])
+        for a in args.args:
+            a.ctx = gast.Param()
+        fdef = gast.FunctionDef(name=name, args=args, body=body + [gast.Return(value=None)],
+                                decorator_list=[], returns=None, type_comment=None,
+                                type_params=[])
+        module = gast.Module(body=[fdef], type_ignores=[])
+        gast.fix_missing_locations(module)
+        tree = gast.gast_to_ast(module)
+        ast.fix_missing_locations(tree)
+        text = ast.unparse(tree)
+        key = f"{name}:{hashlib.sha256((self.pf.filename + text).encode()).hexdigest()[:12]}"
+        if key not in runtime_try.BODIES:
+            g = self.pf.fn.__globals__
+            g = getattr(g, "_base", g)
+            space: dict = {}
+            exec(compile(tree, self.pf.filename, "exec"), g, space)  # noqa: S102  (the user's)
+            runtime_try.BODIES[key] = space[name]
+        return key
+
+    def dispatch(self, t, ok, exc) -> list:
+        """`if ok: body; else-block` then the handlers in order on the exception."""
+        # (no handler: the exception is raised again after the finally block, by `lower`)
+        fallback = _stmts(f"raise {exc}\n", {}) if t.handlers else []
+        chain = fallback
+        for h in reversed(t.handlers):
+            body = self.reraise(h.body, exc)
+            if h.name is not None:
+                body = [gast.copy_location(gast.Assign(
+                    targets=[_name(h.name.id, True)], value=_name(exc), type_comment=None),
+                    h)] + body
+            test = _stmts(f"isinstance({exc}, T)\n", {"T": h.type})[0].value \
+                if h.type is not None else _stmts(f"isinstance({exc}, BaseException)\n",
+                                                  {})[0].value
+            branch = gast.If(test=test, body=body or [gast.Pass()], orelse=chain)
+            for n in gast.walk(test):
+                gast.copy_location(n, h)
+            gast.copy_location(branch, h)
+            chain = [branch]
+        for s in fallback:
+            for n in gast.walk(s):
+                gast.copy_location(n, t)
+        top = gast.If(test=_name(ok), body=(t.body + t.orelse) or [gast.Pass()], orelse=chain)
+        gast.copy_location(top, t)
+        gast.copy_location(top.test, t)
+        return [top]
+
+    def reraise(self, body, exc) -> list:
+        """A bare `raise` in a handler re-raises the exception it caught."""
+        class _Bare(gast.NodeTransformer):
+            def visit_Raise(self, node):
+                if node.exc is None:
+                    node.exc = gast.copy_location(_name(exc), node)
+                return node
+
+            def visit_FunctionDef(self, node):
+                return node
+
+            visit_Lambda = visit_ClassDef = visit_FunctionDef
+
+        return [_Bare().visit(s) for s in body]
+
+    # -- refusals -------------------------------------------------------------------------
+    def check_effects(self, t, original) -> None:
+        found = self.effects.first(original, _first_stored(original))
+        if found is not None:
+            node, what = found
+            raise self.error(
+                f"{what} in a try body: srcad runs the try body twice (once as Python, to see "
+                f"whether it raises, then differentiated), so it would happen twice", node,
+                "move it out of the try body: into the else block (`else:` runs once, when "
+                "the body did not raise) or after the try statement")
+
+    def check_partial(self, t, loops) -> None:
+        """(a) in the module docstring."""
+        body = t.body
+        last = body[-1] if body else None
+        atomic = _stores([last]) if isinstance(last, gast.Assign) and all(
+            isinstance(n, (gast.Name, gast.Tuple, gast.List)) for tgt in last.targets
+            for n in [tgt]) and not any(
+            isinstance(x, (gast.Subscript, gast.Attribute, gast.Starred))
+            for tgt in last.targets for x in gast.walk(tgt)) else set()
+        risky = _stores(body[:-1]) | (_stores([last]) - atomic if last is not None else set())
+        if not risky:
+            return
+        hint = ("assign {n} in the except block before reading it, or compute it before the "
+                "try statement")
+        for h in t.handlers:
+            assigned = {h.name.id} if h.name is not None else set()
+            for s in h.body:
+                for n in _reads_first([s]):
+                    if n.id in risky and n.id not in assigned:
+                        raise self.error(
+                            f"`{n.id}` is read in an except block, but the try body (line "
+                            f"{t.lineno}) assigns it and may have raised after that: Python "
+                            f"would see that assignment, srcad the value from before the try",
+                            n, hint.format(n=f"`{n.id}`"))
+                if isinstance(s, gast.Assign):
+                    assigned |= _stores([s])
+            if h.body and isinstance(h.body[-1], _EXITS):
+                continue  # (it leaves: nothing after the try sees its names)
+            for name in sorted(risky - assigned):
+                later = self.read_later(name, t, loops)
+                if later is not None:
+                    raise self.error(
+                        f"`{name}` is read here after a try statement (line {t.lineno}) whose "
+                        f"body assigns it and may raise after that, and the except block at "
+                        f"line {h.lineno} does not assign it: Python would see the body's "
+                        f"assignment, srcad the value from before the try", later,
+                        f"assign `{name}` in every except block, or compute it before the "
+                        f"try statement")
+        if not t.handlers:
+            for n in _reads_first(t.finalbody):
+                if n.id in risky:
+                    raise self.error(
+                        f"`{n.id}` is read in a finally block, but the try body (line "
+                        f"{t.lineno}) assigns it and may have raised after that", n,
+                        f"compute `{n.id}` before the try statement, or read it after the "
+                        f"try statement")
+
+    def read_later(self, name, t, loops):
+        """A read of `name` after the try statement: in its finally block, on a later line,
+        or anywhere in a loop around it (the next iteration)."""
+        for n in _loads(t.finalbody):
+            if n.id == name:
+                return n
+        end = getattr(t, "end_lineno", None) or max(
+            (getattr(n, "lineno", 0) or 0 for n in gast.walk(t)), default=t.lineno)
+        inside = {id(n) for n in gast.walk(t)}
+        for n in _loads(self.pf.tree.body):
+            if n.id == name and id(n) not in inside and (n.lineno or 0) > end:
+                return n
+        for loop in loops:
+            for n in _loads([loop]):
+                if n.id == name and id(n) not in inside:
+                    return n
+        return None
+
+
+def lower_try(pf, taken: set) -> None:
+    """Rewrite `pf.tree` in place (see the module docstring)."""
+    if not any(isinstance(n, gast.Try) for n in gast.walk(pf.tree)):
+        return
+    low = _Lowerer(pf, taken)
+    pf.tree.body = low.block(pf.tree.body, ())
+    gast.fix_missing_locations(pf.tree)
