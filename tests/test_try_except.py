@@ -515,6 +515,181 @@ REFUSED = [
 ]
 
 
+def view_write_in_body(x, d):
+    try:
+        v = x[:2]
+        v[0] = 5.0  # refused
+        y = checked_div(x, d)
+    except ZeroDivisionError:
+        y = x
+    return np.sum(y)
+
+
+def alias_update_in_body(x, d):
+    try:
+        y = checked_div(x, d)
+        v = step(y)
+        v += 1.0  # refused
+    except ZeroDivisionError:
+        v = x
+    return np.sum(v)
+
+
+class Dense:
+    def __init__(self, W):
+        self.W = W
+
+    def forward(self, x):
+        return np.tanh(x @ self.W)
+
+
+def built_object_in_body(x, W):
+    layer = Dense(W)
+    try:
+        h = layer.forward(x)  # refused
+    except ValueError:
+        h = x[:3]
+    return np.sum(h * h)
+
+
+def partial_read_next_iteration(x, ds):
+    h = x
+    acc = 0.0
+    for d in ds:
+        acc = acc + np.sum(h)  # refused
+        try:
+            h = np.sin(h)
+            q = checked_div(h, d)
+        except ZeroDivisionError:
+            q = x
+        acc = acc + np.sum(q)
+    return acc
+
+
+REFUSED += [
+    (partial_read_next_iteration, (X, [1.0, 0.0]), "read here after a try statement"),
+    (view_write_in_body, (X, 0.0), "store into an object from outside"),
+    (alias_update_in_body, (X, 0.0), "update in place"),
+    (built_object_in_body, (X, W), "built in this function"),
+]
+
+
+def fresh_writes_in_body(x, d):
+    try:
+        out = np.zeros(4)
+        out[1:] = checked_div(x[1:], d)
+        acc = np.tanh(x)
+        acc += out
+    except ZeroDivisionError:
+        acc = x * 1.0
+    return np.sum(acc * acc)
+
+
+@pytest.mark.parametrize("d", [0.0, 2.0])
+def test_writes_into_arrays_the_body_makes(d):
+    _check(fresh_writes_in_body, X, d)
+
+
+# --- where the body's names come from ------------------------------------------------------------
+def layer_argument(x, layer):
+    try:
+        h = layer.forward(x)
+    except ValueError:
+        h = x[:3]
+    return np.sum(h * h)
+
+
+def test_object_passed_as_an_argument():
+    _check(layer_argument, X, Dense(W))
+
+
+class Model:
+    def __init__(self, W):
+        self.W = W
+
+    def loss(self, x):
+        try:
+            h = np.log(check_positive(x @ self.W))
+        except ValueError:
+            h = np.tanh(x @ self.W)
+        return np.sum(h)
+
+
+def check_positive(v):
+    if not np.all(v > 0):
+        raise ValueError("not positive")
+    return v
+
+
+def test_bound_method_reads_self():
+    _check(Model(W).loss, X)
+    _check(Model(np.abs(W)).loss, np.abs(X))
+
+
+def make_closure(scale):
+    def f(x):
+        try:
+            y = np.sum(np.log(check_positive(x))) * scale
+        except ValueError:
+            y = np.sum(x * x) * scale
+        return y
+    return f
+
+
+def test_closure_cells():
+    _check(make_closure(2.0), X)
+    _check(make_closure(2.0), np.abs(X))
+
+
+def nested_def_with_try(x):
+    def inner(v):
+        try:
+            r = np.log(check_positive(v))
+        except ValueError:
+            r = v * 2.0
+        return r
+    return np.sum(inner(x) * x)
+
+
+def test_nested_def_with_try():
+    _check(nested_def_with_try, X)
+    _check(nested_def_with_try, np.abs(X))
+
+
+def try_in_handler(x, d):
+    try:
+        y = checked_div(x, d)
+    except ZeroDivisionError:
+        try:
+            y = np.log(check_positive(x))
+        except ValueError:
+            y = x * 3.0
+    return np.sum(y)
+
+
+@pytest.mark.parametrize("x", [X, np.abs(X)], ids=["inner-raises", "inner-completes"])
+def test_try_in_a_handler(x):
+    _check(try_in_handler, x, 0.0)
+
+
+def break_in_body(x, n):
+    h = x
+    k = 0
+    while True:
+        try:
+            if k >= n:
+                break
+            h = np.sin(h)
+        except ValueError:
+            pass
+        k = k + 1
+    return np.sum(h)
+
+
+def test_break_in_the_body():
+    _check(break_in_body, X, 3)
+
+
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("fn, args, what", REFUSED, ids=[c[0].__name__ for c in REFUSED])
 def test_refused_at_the_line(fn, args, what, mode):

@@ -178,6 +178,64 @@ def _first_stored(stmts) -> set:
     return own
 
 
+# what a call may hand back without copying: a view of, or the very object it is given
+_VIEWS = {"reshape", "ravel", "transpose", "view", "squeeze", "swapaxes", "moveaxis",
+          "rollaxis", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray",
+          "diagonal", "expand_dims", "broadcast_to", "broadcast_arrays", "atleast_1d",
+          "atleast_2d", "atleast_3d", "real", "imag", "get", "pop", "setdefault", "values",
+          "items", "keys", "split", "array_split", "hsplit", "vsplit", "dsplit", "flip",
+          "fliplr", "flipud", "rot90", "unstack", "require", "nan_to_num", "matrix_transpose",
+          "permute_dims", "lib", "as_strided", "sliding_window_view", "reversed", "iter",
+          "next"}
+# methods of an array that make a new one
+_NEW_METHODS = {"copy", "astype", "sum", "mean", "prod", "max", "min", "dot", "std", "var",
+                "cumsum", "cumprod", "round", "clip", "flatten", "tolist", "argmax", "argmin"}
+_DISPLAYS = (gast.List, gast.Dict, gast.Set, gast.ListComp, gast.DictComp, gast.SetComp,
+             gast.BinOp, gast.UnaryOp, gast.Constant, gast.JoinedStr, gast.Compare)
+
+
+class _Fresh:
+    """Is an expression certainly a new object (not a view of, or a name for, one the block
+    did not make)? A display or an arithmetic result, a library function's result (a
+    module's, as `np.zeros`, `np.tanh`), an array's `.copy()`; not a name, an item, an
+    attribute, a view-making call, or a call of the user's (which may return its argument)."""
+
+    def __init__(self, resolve):
+        self.resolve = resolve
+
+    def __call__(self, v) -> bool:
+        if isinstance(v, _DISPLAYS):
+            return True
+        if not isinstance(v, gast.Call):
+            return False
+        chain = _chain(v.func)
+        if chain is None or chain[-1] in _VIEWS:
+            return False
+        if len(chain) == 1:
+            return chain[0] in ("list", "dict", "set", "float", "int", "str", "len", "sum",
+                                "abs", "round", "tuple", "sorted")
+        root = self.resolve(chain[0])
+        if isinstance(root, types.ModuleType):
+            return True
+        return chain[-1] in _NEW_METHODS
+
+
+def _made_fresh(stmts, fresh_value) -> set:
+    """The block's own names (`_first_stored`) first bound to a new object (`_Fresh`):
+    writing into them changes nothing outside the block (`v = x[:2]; v[0] = 1` would)."""
+    own = _first_stored(stmts)
+    made, seen = set(), set()
+    for s in stmts:
+        for n in gast.walk(s):
+            if isinstance(n, gast.Assign) and len(n.targets) == 1 and isinstance(
+                    n.targets[0], gast.Name) and n.targets[0].id in own and \
+                    n.targets[0].id not in seen:
+                seen.add(n.targets[0].id)
+                if fresh_value(n.value):
+                    made.add(n.targets[0].id)
+    return made
+
+
 def _reads_first(stmts) -> list:
     """The local names a block reads before it assigns them (first read of each), in order."""
     seen, out = set(), []
@@ -309,7 +367,7 @@ class _Effects:
                 return fn.__globals__[name]
             return getattr(builtins, name, None)
 
-        own = _first_stored(fdef.body)  # (its parameters are the caller's objects)
+        own = _made_fresh(fdef.body, _Fresh(resolve))  # (its parameters: the caller's)
         return self.first(fdef.body, own, resolve, depth + 1, seen)
 
 
@@ -325,6 +383,7 @@ class _Lowerer:
             n, gast.Name) and isinstance(n.ctx, gast.Store)}
         self.attempt = None  # the name the code calls runtime_try.attempt by
         self.effects = _Effects(self._resolve)
+        self.fresh = _Fresh(self._resolve)
 
     def _resolve(self, name):
         if name in self.locals:
@@ -365,7 +424,7 @@ class _Lowerer:
                     f"(srcad would skip the finally block)", j,
                     "assign the result and jump after the try statement: `out = step(x)` "
                     "in the try, `return out` after it")
-        effectful = self.effects.first(t.finalbody, _first_stored(t.finalbody))
+        effectful = self.effects.first(t.finalbody, _made_fresh(t.finalbody, self.fresh))
         if t.handlers and effectful is not None:
             # (try/except/else/finally is Python's try: (try/except/else) finally: ...)
             inner = gast.copy_location(gast.Try(body=t.body, handlers=t.handlers,
@@ -405,8 +464,14 @@ class _Lowerer:
         for n in _loads(original):
             if n.id in self.locals and n.id not in own and n.id not in reads:
                 reads.append(n.id)
-        reads += [n for n in sorted({x.id for x in _loads(original)} & set(self.pf.closure))
+        # (names srcad binds for this function -- a closure's cells, `self` of a bound method,
+        # a class or import of the body -- are not in the module's globals: passed too)
+        pf = self.pf
+        bound = set(pf.closure) | set(pf.constants) | set(pf.bound) | set(pf.classes) | \
+            set(pf.imported)
+        reads += [n for n in sorted({x.id for x in _loads(original)} & bound)
                   if n not in reads and n not in self.locals]
+        self.check_built_objects(original, reads)
         key = self.register(t, original, reads)
         if self.attempt is None:
             self.attempt = fresh("attempt", self.taken)
@@ -510,7 +575,7 @@ class _Lowerer:
 
     # -- refusals -------------------------------------------------------------------------
     def check_effects(self, t, original) -> None:
-        found = self.effects.first(original, _first_stored(original))
+        found = self.effects.first(original, _made_fresh(original, self.fresh))
         if found is not None:
             node, what = found
             raise self.error(
@@ -518,6 +583,26 @@ class _Lowerer:
                 f"whether it raises, then differentiated), so it would happen twice", node,
                 "move it out of the try body: into the else block (`else:` runs once, when "
                 "the body did not raise) or after the try statement")
+
+    def check_built_objects(self, original, reads) -> None:
+        """An object this function builds (`layer = Dense(W)`) is taken apart into its
+        attributes (objects.py): it does not exist for the probe to run the body on."""
+        built = {}
+        for n in gast.walk(self.pf.tree):
+            if isinstance(n, gast.Assign) and isinstance(n.value, gast.Call):
+                cls = self.effects.obj(n.value.func)
+                if isinstance(cls, type) and is_user_object(cls):
+                    for t in n.targets:
+                        if isinstance(t, gast.Name):
+                            built[t.id] = cls
+        for n in _loads(original):
+            if n.id in reads and n.id in built:
+                raise self.error(
+                    f"`{n.id}` is a `{built[n.id].__name__}` built in this function, which "
+                    f"srcad takes apart into its attributes; a try body is also run as "
+                    f"Python (to see whether it raises), which needs the object itself", n,
+                    f"build the object outside the differentiated function and pass it in "
+                    f"as an argument, or use `{n.id}` before the try statement")
 
     def check_partial(self, t, loops) -> None:
         """(a) in the module docstring."""
