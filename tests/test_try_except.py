@@ -717,17 +717,6 @@ def test_break_in_the_body():
     _check(break_in_body, X, 3)
 
 
-@pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("fn, args, what", REFUSED, ids=[c[0].__name__ for c in REFUSED])
-def test_refused_at_the_line(fn, args, what, mode):
-    with pytest.raises(srcad.SrcadError, match=what) as info:
-        srcad.grad(fn, mode=mode)(*args)
-    err = info.value
-    assert err.lineno == _line_of(fn), (err.lineno, str(err))
-    assert err.filename.endswith("test_try_except.py")
-    assert err.hint
-
-
 # --- more forms ----------------------------------------------------------------------------------
 def return_in_body(x, d):
     try:
@@ -789,3 +778,86 @@ def test_jvp_through_cholesky_fallback_and_finally():
     out, tan = srcad.jvp(counted, (X, stats), (X, None))
     assert stats["calls"] == 1.0 and np.allclose(out, counted(X, {"calls": 0.0}))
     assert abs(tan - np.dot(numerical_grad(counted, (X, {"calls": 0.0})), X)) < 1e-6
+
+
+def conditional_assignment_in_body(x, d, flag):
+    y = x * 0.5
+    try:
+        if flag:
+            y = np.cos(x)
+        z = checked_div(y, d) + np.sum([y * k for k in range(2)])
+        f = lambda v: v * y  # noqa: E731
+        z = f(z)
+    except ZeroDivisionError:
+        z = x * 4.0
+    return np.sum(z)
+
+
+@pytest.mark.parametrize("flag", [False, True])
+@pytest.mark.parametrize("d", [0.0, 2.0])
+def test_body_reads_a_name_it_assigns_only_on_one_path(d, flag):
+    _check(conditional_assignment_in_body, X, d, flag)
+
+
+def all_four(x, d, stats):
+    try:
+        y = checked_div(x, d)
+    except ZeroDivisionError as e:
+        y = x * len(str(e))
+    else:
+        y = y + 1.0
+    finally:
+        stats["calls"] += 1.0
+    return np.sum(y * y)
+
+
+def partial_read_in_finally(x, d, stats):
+    try:
+        y = np.sin(x)
+        z = checked_div(y, d)
+    except ZeroDivisionError:
+        z = x
+    finally:
+        stats["last"] = np.sum(y)  # refused
+    return np.sum(z)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("d", [0.0, 2.0, -1.0])
+def test_except_else_finally_with_an_effect(d, mode):
+    stats = {"calls": 0.0}
+    g = srcad.value_and_grad(all_four, mode=mode)
+    if d < 0:  # (the handler does not take the ValueError: it leaves, after the finally)
+        g(X, 2.0, stats)
+        with pytest.raises(ValueError, match="negative d"):
+            g(X, d, stats)
+        assert stats["calls"] == 2.0
+        return
+    v, dx = g(X, d, stats)
+    assert stats["calls"] == 1.0
+    assert np.allclose(v, all_four(X, d, {"calls": 0.0}))
+    assert rel_error(dx, numerical_grad(all_four, (X, d, {"calls": 0.0}))) < 1e-6
+
+
+def partial_read_in_try_finally(x, stats):
+    try:
+        y = np.sin(x)
+        z = strict_step(y)
+    finally:
+        stats["last"] = np.sum(y)  # refused
+    return np.sum(z)
+
+
+REFUSED += [(partial_read_in_finally, (X, 0.0, {}), "read here after a try statement"),
+            (partial_read_in_try_finally, (X, {}), "read in a finally block")]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("fn, args, what", REFUSED, ids=[c[0].__name__ for c in REFUSED])
+def test_refused_at_the_line(fn, args, what, mode):
+    with pytest.raises(srcad.SrcadError, match=what) as info:
+        srcad.grad(fn, mode=mode)(*args)
+    err = info.value
+    assert err.lineno == _line_of(fn), (err.lineno, str(err))
+    assert err.filename.endswith("test_try_except.py")
+    assert err.hint

@@ -77,7 +77,6 @@ from .parse import _UNRESOLVED
 _SCOPES = (gast.Lambda, gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp,
            gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)
 _LOOPS = (gast.For, gast.While)
-_JUMPS = (gast.Return, gast.Break, gast.Continue)
 _EXITS = (gast.Return, gast.Break, gast.Continue, gast.Raise)
 # methods of numpy's random generators (np.random.default_rng(), RandomState): a draw
 _DRAWS = {"normal", "uniform", "standard_normal", "random", "integers", "choice",
@@ -131,51 +130,115 @@ def _loads(stmts) -> list:
             and isinstance(n.ctx, gast.Load)]
 
 
-def _ordered(node):
+def _ordered(node, scoped=frozenset()):
     """(name node, is_store) in the order Python evaluates them (an assignment's value before
-    its targets; `x += v` reads x first)."""
+    its targets; `x += v` reads x first). A comprehension's or lambda's own names are left
+    out: they are not the enclosing block's."""
     if isinstance(node, gast.Name):
-        yield node, isinstance(node.ctx, gast.Store)
+        if node.id not in scoped:
+            yield node, isinstance(node.ctx, gast.Store)
         return
     if isinstance(node, gast.Assign):
-        yield from _ordered(node.value)
+        yield from _ordered(node.value, scoped)
         for t in node.targets:
-            yield from _ordered(t)
+            yield from _ordered(t, scoped)
         return
     if isinstance(node, gast.AugAssign):
         if isinstance(node.target, gast.Name):
-            yield gast.Name(id=node.target.id, ctx=gast.Load(), annotation=None,
-                            type_comment=None), False
-        yield from _ordered(node.value)
-        yield from _ordered(node.target)
-        return
-    if isinstance(node, gast.For):
-        for part in (node.iter, node.target, *node.body, *node.orelse):
-            yield from _ordered(part)
+            yield _name(node.target.id), False
+        yield from _ordered(node.value, scoped)
+        yield from _ordered(node.target, scoped)
         return
     if isinstance(node, (gast.ListComp, gast.SetComp, gast.GeneratorExp, gast.DictComp)):
-        for g in node.generators:
-            yield from _ordered(g.iter)
-            yield from _ordered(g.target)
+        inner = set(scoped)
+        for k, g in enumerate(node.generators):
+            yield from _ordered(g.iter, scoped if k == 0 else inner)
+            inner |= {n.id for n in gast.walk(g.target) if isinstance(n, gast.Name)}
             for c in g.ifs:
-                yield from _ordered(c)
+                yield from _ordered(c, inner)
         for part in ((node.key, node.value) if isinstance(node, gast.DictComp) else (node.elt,)):
-            yield from _ordered(part)
+            yield from _ordered(part, inner)
+        return
+    if isinstance(node, gast.Lambda):
+        own = {a.id for a in node.args.args + node.args.kwonlyargs}
+        yield from _ordered(node.body, scoped | own)
         return
     for c in gast.iter_child_nodes(node):
-        yield from _ordered(c)
+        yield from _ordered(c, scoped)
+
+
+class _Flow:
+    """Which names a block reads that it has not certainly assigned before (its inputs: the
+    probe's arguments), and which it certainly assigns by its end -- following branches (a
+    name assigned in both arms of an `if`), loops (their target inside them) and handlers."""
+
+    def __init__(self):
+        self.reads: list = []  # the first read node of each input name, in order
+        self._seen: set = set()
+
+    def expr(self, node, defined: set) -> None:
+        for n, store in _ordered(node):
+            if store:
+                defined.add(n.id)
+            elif n.id not in defined and n.id not in self._seen:
+                self._seen.add(n.id)
+                self.reads.append(n)
+
+    def block(self, stmts, defined) -> set:
+        defined = set(defined)
+        for s in stmts:
+            if isinstance(s, gast.If):
+                self.expr(s.test, defined)
+                defined |= self.block(s.body, defined) & self.block(s.orelse, defined)
+            elif isinstance(s, gast.For):
+                self.expr(s.iter, defined)
+                inner = set(defined)
+                self.expr(s.target, inner)
+                self.block(s.body, inner)
+                self.block(s.orelse, defined)
+            elif isinstance(s, gast.While):
+                self.expr(s.test, defined)
+                self.block(s.body, defined)
+                self.block(s.orelse, defined)
+            elif isinstance(s, gast.Try):
+                after = self.block(s.body, defined)
+                for h in s.handlers:
+                    if h.type is not None:
+                        self.expr(h.type, defined)
+                    self.block(h.body, defined | ({h.name.id} if h.name is not None else set()))
+                self.block(s.orelse, after)
+                defined |= self.block(s.finalbody, defined)
+            elif isinstance(s, gast.With):
+                inner = set(defined)
+                for item in s.items:
+                    self.expr(item.context_expr, inner)
+                    if item.optional_vars is not None:
+                        self.expr(item.optional_vars, inner)
+                defined |= self.block(s.body, inner)
+            elif isinstance(s, (gast.FunctionDef, gast.ClassDef)):
+                for d in s.decorator_list:
+                    self.expr(d, defined)
+                args = s.args.args + s.args.kwonlyargs if isinstance(s, gast.FunctionDef) \
+                    else []
+                self.block(s.body, defined | {a.id for a in args} | _stores(s.body))
+                defined.add(s.name)
+            else:
+                self.expr(s, defined)
+        return defined
+
+
+def _inputs(stmts) -> list:
+    """The first read of each name the block reads before it certainly assigns it."""
+    flow = _Flow()
+    flow.block(stmts, set())
+    return flow.reads
 
 
 def _first_stored(stmts) -> set:
-    """Names whose first use in the statements is an assignment: the body's own."""
-    seen, own = set(), set()
-    for s in stmts:
-        for n, store in _ordered(s):
-            if n.id not in seen:
-                seen.add(n.id)
-                if store:
-                    own.add(n.id)
-    return own
+    """Names the block certainly assigns before it reads them: the block's own."""
+    flow = _Flow()
+    done = flow.block(stmts, set())
+    return done - {n.id for n in flow.reads}
 
 
 # what a call may hand back without copying: a view of, or the very object it is given
@@ -234,18 +297,6 @@ def _made_fresh(stmts, fresh_value) -> set:
                 if fresh_value(n.value):
                     made.add(n.targets[0].id)
     return made
-
-
-def _reads_first(stmts) -> list:
-    """The local names a block reads before it assigns them (first read of each), in order."""
-    seen, out = set(), []
-    for s in stmts:
-        for n, store in _ordered(s):
-            if n.id not in seen:
-                seen.add(n.id)
-                if not store:
-                    out.append(n)
-    return out
 
 
 def _jumps(stmts, in_loop=False):
@@ -424,14 +475,18 @@ class _Lowerer:
                     f"(srcad would skip the finally block)", j,
                     "assign the result and jump after the try statement: `out = step(x)` "
                     "in the try, `return out` after it")
-        effectful = self.effects.first(t.finalbody, _made_fresh(t.finalbody, self.fresh))
+        # (a finally block that raises would replace the exception leaving the body)
+        effectful = next((s for s in t.finalbody for n in gast.walk(s) if isinstance(
+            n, (gast.Raise, gast.Assert))), None) or self.effects.first(
+            t.finalbody, _made_fresh(t.finalbody, self.fresh))
         if t.handlers and effectful is not None:
             # (try/except/else/finally is Python's try: (try/except/else) finally: ...)
             inner = gast.copy_location(gast.Try(body=t.body, handlers=t.handlers,
                                                 orelse=t.orelse, finalbody=[]), t)
+            inner.end_lineno = max(getattr(n, "end_lineno", None) or 0 for part in (
+                t.body, t.orelse, *(h.body for h in t.handlers)) for n in part)
             t = gast.copy_location(gast.Try(body=[inner], handlers=[], orelse=[],
                                             finalbody=t.finalbody), t)
-            t.end_lineno = getattr(inner, "end_lineno", None)
         original = copy.deepcopy(t.body)
         t.body = self.block(t.body, loops)
         t.orelse = self.block(t.orelse, loops)
@@ -459,18 +514,16 @@ class _Lowerer:
 
     def probe(self, t, original, ok, exc) -> list:
         """`ok, exc = attempt(key, (reads...))` and the body registered under key."""
-        own = _first_stored(original)
-        reads = []
-        for n in _loads(original):
-            if n.id in self.locals and n.id not in own and n.id not in reads:
-                reads.append(n.id)
-        # (names srcad binds for this function -- a closure's cells, `self` of a bound method,
-        # a class or import of the body -- are not in the module's globals: passed too)
+        # the function's locals the body reads before it certainly assigns them, and the
+        # names srcad binds for this function (a closure's cells, `self` of a bound method, a
+        # class or an import of the body), which are not in the module's globals
         pf = self.pf
         bound = set(pf.closure) | set(pf.constants) | set(pf.bound) | set(pf.classes) | \
             set(pf.imported)
-        reads += [n for n in sorted({x.id for x in _loads(original)} & bound)
-                  if n not in reads and n not in self.locals]
+        reads = []
+        for n in _inputs(original):
+            if (n.id in self.locals or n.id in bound) and n.id not in reads:
+                reads.append(n.id)
         self.check_built_objects(original, reads)
         key = self.register(t, original, reads)
         if self.attempt is None:
@@ -621,7 +674,7 @@ class _Lowerer:
         for h in t.handlers:
             assigned = {h.name.id} if h.name is not None else set()
             for s in h.body:
-                for n in _reads_first([s]):
+                for n in _inputs([s]):
                     if n.id in risky and n.id not in assigned:
                         raise self.error(
                             f"`{n.id}` is read in an except block, but the try body (line "
@@ -643,7 +696,7 @@ class _Lowerer:
                         f"assign `{name}` in every except block, or compute it before the "
                         f"try statement")
         if not t.handlers:
-            for n in _reads_first(t.finalbody):
+            for n in _inputs(t.finalbody):
                 if n.id in risky:
                     raise self.error(
                         f"`{n.id}` is read in a finally block, but the try body (line "
