@@ -848,7 +848,37 @@ def partial_read_in_try_finally(x, stats):
     return np.sum(z)
 
 
-REFUSED += [(partial_read_in_finally, (X, 0.0, {}), "read here after a try statement"),
+def handler_effect_with_finally_effect(x, d, stats):
+    try:
+        y = checked_div(x, d)
+    except ZeroDivisionError:
+        print("fallback")  # refused
+        y = x
+    finally:
+        stats["calls"] += 1.0
+    return np.sum(y)
+
+
+def handler_effect_without_finally_effect(x, d):
+    try:
+        y = checked_div(x, d)
+    except ZeroDivisionError:
+        print("fallback")
+        y = x
+    finally:
+        z = 2.0
+    return np.sum(y) * z
+
+
+def test_effects_in_a_handler_run_once(capsys):
+    _check(handler_effect_without_finally_effect, X, 0.0)
+    capsys.readouterr()
+    srcad.grad(handler_effect_without_finally_effect)(X, 0.0)  # (its shape probe skips it)
+    assert capsys.readouterr().out == "fallback\n"
+
+
+REFUSED += [(handler_effect_with_finally_effect, (X, 0.0, {"calls": 0.0}), "except or else"),
+            (partial_read_in_finally, (X, 0.0, {}), "read here after a try statement"),
             (partial_read_in_try_finally, (X, {}), "read in a finally block")]
 
 

@@ -505,6 +505,7 @@ class _Lowerer:
                                                 orelse=t.orelse, finalbody=[]), t)
             inner.end_lineno = max(getattr(n, "end_lineno", None) or 0 for part in (
                 t.body, t.orelse, *(h.body for h in t.handlers)) for n in part)
+            inner._srcad_split = True
             t = gast.copy_location(gast.Try(body=[inner], handlers=[], orelse=[],
                                             finalbody=t.finalbody), t)
         original = copy.deepcopy(t.body)
@@ -651,6 +652,16 @@ class _Lowerer:
         found = self.effects.first(original, _made_fresh(original, self.fresh))
         if found is not None:
             node, what = found
+            split = original and isinstance(original[0], gast.Try) and getattr(
+                original[0], "_srcad_split", False)
+            if split and not any(n is node for s in original[0].body for n in gast.walk(s)):
+                raise self.error(
+                    f"{what} in the except or else block of a try statement whose finally "
+                    f"block has effects: srcad runs the try/except part as Python first, to see "
+                    f"whether an exception leaves it for the finally block, then again "
+                    f"differentiated, so it would happen twice", node,
+                    "move the finally block's effect after the try statement (and out of "
+                    "`finally:`), or this one out of the except/else block")
             raise self.error(
                 f"{what} in a try body: srcad runs the try body twice (once as Python, to see "
                 f"whether it raises, then differentiated), so it would happen twice", node,
