@@ -525,9 +525,42 @@ def inplace_in_body(x):
 
 def return_with_finally(x, stats):
     try:
-        return np.sum(step(x))  # refused
+        if np.sum(x) > 0:
+            return np.sum(step(x))  # refused
+        y = x * 2.0
     finally:
         stats["calls"] += 1
+    return np.sum(y)
+
+
+def returns_then_finally(x, d, stats):
+    try:
+        return np.sum(checked_div(x, d) ** 2)
+    except ZeroDivisionError:
+        return np.sum(np.cos(x))
+    finally:
+        stats["calls"] += 1.0
+
+
+def returns_then_pure_finally(x, d):
+    try:
+        y = checked_div(x, d)
+        return np.sum(y * y)
+    finally:
+        z = 1.0
+    return z
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("d", [0.0, 2.0])
+def test_return_as_the_last_statement_with_finally(d, mode):
+    stats = {"calls": 0.0}
+    v, g = srcad.value_and_grad(returns_then_finally, mode=mode)(X, d, stats)
+    assert stats["calls"] == 1.0
+    assert np.allclose(v, returns_then_finally(X, d, {"calls": 0.0}))
+    assert rel_error(g, numerical_grad(returns_then_finally, (X, d, {"calls": 0.0}))) < 1e-6
+    if d:
+        _check(returns_then_pure_finally, X, d)
 
 
 REFUSED = [

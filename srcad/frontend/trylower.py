@@ -51,8 +51,10 @@ below, each at the user's line with what to write instead:
       srcad). An object the function builds (`layer = Dense(W)`, which objects.py takes apart
       into its attributes) does not exist for the probe: using one in a try body is refused;
   (c) `return`/`break`/`continue` work in the body, the handlers and the else block (the
-      probe stops at them, completed; the branches are ordinary code for desugar.py), but
-      not with a finally block, nor inside one (the finally block would be skipped);
+      probe stops at them, completed; the branches are ordinary code for desugar.py). With a
+      finally block, a `return` that ends the body, the else block or a handler is kept for
+      after the finally block (`returns_after_finally`); other jumps there, and any inside
+      the finally block, are refused (the finally block would be skipped);
   (d) the body may read and assign one name (`h = h + 1`): the probe takes the value before.
 
 A finally block that only computes values runs after the branches, without a probe of its
@@ -453,6 +455,7 @@ class _Lowerer:
         self.locals = set(pf.params) | {n.id for n in gast.walk(tree) if isinstance(
             n, gast.Name) and isinstance(n.ctx, gast.Store)}
         self.attempt = None  # the name the code calls runtime_try.attempt by
+        self.synthetic: set = set()  # names this pass makes, assigned where they are safe
         self.effects = _Effects(self._resolve)
         self.fresh = _Fresh(self._resolve)
 
@@ -488,13 +491,15 @@ class _Lowerer:
             for j in _jumps([s]):
                 raise self.error(f"`{type(j).__name__.lower()}` in a finally block", j,
                                  "move it after the try statement")
+        pre, post = self.returns_after_finally(t) if t.finalbody else ([], [])
         if t.finalbody:
             for j in _jumps(t.body + t.orelse + [s for h in t.handlers for s in h.body]):
                 raise self.error(
                     f"`{type(j).__name__.lower()}` in a try statement with a finally block "
                     f"(srcad would skip the finally block)", j,
-                    "assign the result and jump after the try statement: `out = step(x)` "
-                    "in the try, `return out` after it")
+                    "return as the last statement of the try body or of an except block "
+                    "(srcad returns after the finally block), or assign the result and jump "
+                    "after the try statement")
         # (a finally block that raises would replace the exception leaving the body)
         effectful = next((s for s in t.finalbody for n in gast.walk(s) if isinstance(
             n, (gast.Raise, gast.Assert))), None) or self.effects.first(
@@ -515,7 +520,7 @@ class _Lowerer:
             h.body = self.block(h.body, loops)
         t.finalbody = self.block(t.finalbody, loops)
         if not t.handlers and effectful is None:
-            return t.body + t.finalbody  # (see the module docstring: nothing to see)
+            return pre + t.body + t.finalbody + post  # (see the docstring: nothing to see)
         self.check_effects(t, original)
         self.check_partial(t, loops)
         ok = fresh(f"tried_L{t.lineno}", self.taken)
@@ -525,13 +530,45 @@ class _Lowerer:
             for n in gast.walk(s):
                 gast.copy_location(n, t)
         dispatch = self.dispatch(t, ok, exc)
-        out = probe + dispatch + t.finalbody
+        out = pre + probe + dispatch + t.finalbody
         if not t.handlers:  # (try/finally: the exception leaves after the finally block)
             reraise = _stmts(f"if not {ok}:\n    raise {exc}\n", {})
             for n in gast.walk(reraise[0]):
                 gast.copy_location(n, t)
             out += reraise
-        return out
+        return out + post
+
+    def returns_after_finally(self, t) -> tuple[list, list]:
+        """`return v` as the last statement of the try body, the else block or a handler, in
+        a try with a finally block: `result = v; returned = True` there, and `if returned:
+        return result` after the finally block, which runs first (as in Python). Returns
+        (statements before the try, statements after it)."""
+        blocks = [t.body, t.orelse, *(h.body for h in t.handlers)]
+        if not any(b and isinstance(b[-1], gast.Return) for b in blocks):
+            return [], []
+        flag = fresh(f"returned_L{t.lineno}", self.taken)
+        result = fresh(f"result_L{t.lineno}", self.taken)
+        self.synthetic |= {flag, result}
+        for b in blocks:
+            if b and isinstance(b[-1], gast.Return):
+                r = b.pop()
+                value = r.value if r.value is not None else gast.Constant(value=None, kind=None)
+                new = _stmts(f"{result} = V\n{flag} = True\n", {"V": value})
+                for st in new:
+                    for n in gast.walk(st):
+                        if not hasattr(n, "lineno") or n.lineno is None or n is st or \
+                                isinstance(n, gast.Name) and n.id in (flag, result):
+                            gast.copy_location(n, r)
+                b.extend(new)
+        if t.body and isinstance(t.body[-1], gast.Assign) and t.body[-1].targets[0].id == flag:
+            t.orelse = []  # (the body returned: the else block never runs)
+        pre = _stmts(f"{flag} = False\n{result} = None\n", {})
+        post = _stmts(f"if {flag}:\n    return {result}\n", {})
+        for st in pre + post:
+            for n in gast.walk(st):
+                gast.copy_location(n, t)
+        return pre, post
+
 
     def probe(self, t, original, ok, exc) -> list:
         """`ok, exc = attempt(key, (reads...))` and the body registered under key."""
@@ -698,6 +735,7 @@ class _Lowerer:
             isinstance(x, (gast.Subscript, gast.Attribute, gast.Starred))
             for tgt in last.targets for x in gast.walk(tgt)) else set()
         risky = _stores(body[:-1]) | (_stores([last]) - atomic if last is not None else set())
+        risky -= self.synthetic  # (`result = v; returned = True`: read only after both ran)
         if not risky:
             return
         hint = ("assign {n} in the except block before reading it, or compute it before the "
