@@ -20,3 +20,13 @@ def attempt(key: str, args: tuple):
     except BaseException as e:  # noqa: BLE001  (dispatched by the caller, or raised again)
         return False, e
     return True, None
+
+
+def with_cause(exc, cause):
+    """`raise exc from cause` in a handler, as the exception to raise: Python's own
+    `__cause__` (None: `raise exc from None`), and no context shown."""
+    if isinstance(exc, type):
+        exc = exc()
+    exc.__cause__ = cause
+    exc.__suppress_context__ = True
+    return exc

@@ -275,7 +275,7 @@ def reraises(x, d):
     except ValueError:
         raise
     except ZeroDivisionError as e:
-        raise RuntimeError(f"wrapped: {e}")
+        raise RuntimeError(f"wrapped: {e}") from e
     return np.sum(y)
 
 
@@ -283,8 +283,9 @@ def reraises(x, d):
 def test_handler_that_raises(mode):
     with pytest.raises(ValueError, match="negative d"):
         srcad.grad(reraises, mode=mode)(X, -1.0)
-    with pytest.raises(RuntimeError, match="wrapped: d is zero"):
+    with pytest.raises(RuntimeError, match="wrapped: d is zero") as info:
         srcad.grad(reraises, mode=mode)(X, 0.0)
+    assert isinstance(info.value.__cause__, ZeroDivisionError)  # (`from e`)
     assert rel_error(srcad.grad(reraises, mode=mode)(X, 2.0), np.full(4, 0.5)) < 1e-12
 
 

@@ -454,7 +454,7 @@ class _Lowerer:
         tree = pf.tree
         self.locals = set(pf.params) | {n.id for n in gast.walk(tree) if isinstance(
             n, gast.Name) and isinstance(n.ctx, gast.Store)}
-        self.attempt = None  # the name the code calls runtime_try.attempt by
+        self.helpers: dict = {}  # runtime_try's helpers -> the names the code calls them by
         self.synthetic: set = set()  # names this pass makes, assigned where they are safe
         self.effects = _Effects(self._resolve)
         self.fresh = _Fresh(self._resolve)
@@ -584,11 +584,16 @@ class _Lowerer:
                 reads.append(n.id)
         self.check_built_objects(original, reads)
         key = self.register(t, original, reads)
-        if self.attempt is None:
-            self.attempt = fresh("attempt", self.taken)
-            self.pf.closure[self.attempt] = runtime_try.attempt
+        attempt = self.helper("attempt")
         args = ", ".join(reads) + ("," if len(reads) == 1 else "")
-        return _stmts(f"{ok}, {exc} = {self.attempt}({key!r}, ({args}))\n", {})
+        return _stmts(f"{ok}, {exc} = {attempt}({key!r}, ({args}))\n", {})
+
+    def helper(self, name: str) -> str:
+        """The name the code calls runtime_try's `name` by (bound for this function)."""
+        if name not in self.helpers:
+            self.helpers[name] = fresh(name, self.taken)
+            self.pf.closure[self.helpers[name]] = getattr(runtime_try, name)
+        return self.helpers[name]
 
     def register(self, t, original, reads) -> str:
         """Compile the body as `def <name>(reads...)` in the user's module: the probe."""
@@ -670,11 +675,19 @@ class _Lowerer:
         return [top]
 
     def reraise(self, body, exc) -> list:
-        """A bare `raise` in a handler re-raises the exception it caught."""
+        """A bare `raise` in a handler re-raises the exception it caught; `raise E(...) from
+        e` raises `with_cause(E(...), e)` (runtime_try.py: Python's `__cause__`)."""
+        lowerer = self
+
         class _Bare(gast.NodeTransformer):
             def visit_Raise(self, node):
                 if node.exc is None:
                     node.exc = gast.copy_location(_name(exc), node)
+                elif node.cause is not None:
+                    node.exc = gast.copy_location(gast.Call(
+                        func=_name(lowerer.helper("with_cause")),
+                        args=[node.exc, node.cause], keywords=[]), node)
+                    node.cause = None
                 return node
 
             def visit_FunctionDef(self, node):
