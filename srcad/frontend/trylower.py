@@ -398,8 +398,8 @@ class _Effects:
             return None
         f = n.func
         if isinstance(f, gast.Name) and f.id in ("print", "input", "open", "exec", "setattr",
-                                                 "delattr"):
-            return n, f"`{f.id}(...)`"
+                                                 "delattr", "next"):
+            return n, f"`{f.id}(...)`" + (" (it advances the iterator)" if f.id == "next" else "")
         chain = _chain(f)
         if chain is not None and ("random" in chain[1:-1] or (
                 len(chain) > 1 and chain[-1] in _DRAWS)):
