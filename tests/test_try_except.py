@@ -68,6 +68,7 @@ def cached_hidden(x, key):
 @pytest.mark.parametrize("key", ["warm", "cold"])
 def test_dict_lookup_fallback(key):
     _check(cached_hidden, X, key)
+    _check(cached_hidden, X, key, modes=("source",), fuse=True)
 
 
 def test_dict_lookup_sees_the_dict_at_each_call():
@@ -154,6 +155,7 @@ def finally_pure(x):
 
 def test_finally_that_only_computes():
     _check(finally_pure, X)
+    _check(finally_pure, X, modes=("source",), fuse=True)
 
 
 # --- the user's own raise, several types, as e, else -----------------------------------------
