@@ -53,6 +53,22 @@ def test_cholesky_jitter_fallback(K):
     _check(gp_loglik, K, X, modes=("source",), fuse=True)
 
 
+def is_positive_definite(K):
+    try:
+        np.linalg.cholesky(K)  # (its value unused: only whether it raises)
+        pd = True
+    except np.linalg.LinAlgError:
+        pd = False
+    if pd:
+        return np.sum(K * 2.0)
+    return np.sum(K * K)
+
+
+@pytest.mark.parametrize("K", [SPD, SING + 0.0], ids=["spd", "singular"])
+def test_cholesky_as_a_test(K):
+    _check(is_positive_definite, K)
+
+
 # --- a dict lookup with a fallback ---------------------------------------------------------------
 CACHE = {"warm": np.full(3, 0.5)}
 
