@@ -89,6 +89,7 @@ from .runtime_decompositions import (  # noqa: F401  (the decomposition ops' hel
     phi_lower, svd_gaps, svd_grad, svd_jvp, svd_s_grad, svd_s_grad_usv, symmetric_from,
     transpose_if)
 from .runtime_trees import tree_scale, tree_vdot  # noqa: F401  (srcad/pullbacks.py)
+from .runtime_try import attempt  # noqa: F401  (a try statement's probe: frontend/trylower.py)
 
 from . import runtime_pymath as _pymath  # (Python's math functions, by their row names)
 from .runtime_pymath import *  # noqa: F401,F403
@@ -102,6 +103,7 @@ from . import runtime_gathers as _gathers  # (data-dependent gathers, np.bincoun
 from .runtime_gathers import *  # noqa: F401,F403
 
 __all__ = [
+    "attempt",
     "tree_scale",
     "tree_vdot",
     "sort_order",

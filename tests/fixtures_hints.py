@@ -8,17 +8,23 @@ import numpy as np
 SCALE = 2.0
 
 
-# 1. try/except -> "move error handling outside the differentiated function"
+# 1. an effect in a try body (run twice) -> "move it out of the try body: into the else block"
 def try_block(x):
-    try:  # refused here
+    try:
         y = np.tanh(x)
+        print("tanh done")  # refused here
     except ValueError:
         y = x
     return np.sum(y * y)
 
 
 def try_block_hinted(x):
-    y = np.tanh(x)
+    try:
+        y = np.tanh(x)
+    except ValueError:
+        y = x
+    else:
+        print("tanh done")
     return np.sum(y * y)
 
 

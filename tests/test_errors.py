@@ -52,9 +52,10 @@ def raises_at(fn, *args, cls=srcad.SrcadError, transform=None, **kw):
 # -- unsupported constructs --------------------------------------------------------------------
 
 
-def uses_try(x):
-    try:  # ERR
+def uses_try(x):  # (a try works; an effect in its body, which srcad runs twice, does not)
+    try:
         y = np.sin(x)
+        print("sin")  # ERR
     except ValueError:
         y = x
     return np.sum(y)

@@ -19,7 +19,7 @@ from tests import fixtures_hints as m
 X = np.array([0.3, -0.8, 0.5, 1.1])
 
 CASES = [
-    ("try_block", (X,), "error handling outside"),
+    ("try_block", (X,), "into the else block"),
     ("with_block", (X,), "context manager outside"),
     ("global_statement", (X,), "as an argument"),
     ("import_inside", (X,), "import at module level"),

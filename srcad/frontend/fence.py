@@ -5,7 +5,8 @@ construct, the user's file and line, and what to write instead.
 
 What is no longer fenced is lowered by a later pass: nested defs and lambdas (closures.py),
 comprehensions, generator expressions and `**` in dict displays (pylower.py), print / assert /
-raise and f-strings (effects.py), `global` / `nonlocal` (attrstate.py), dict displays and
+raise and f-strings (effects.py), `global` / `nonlocal` (attrstate.py), try/except/else/
+finally (trylower.py), dict displays and
 star-arguments to calls with no rule (calls.py). Those passes
 refuse, each with a hint, the few forms they cannot lower.
 """
@@ -18,7 +19,6 @@ from ..errors import UnsupportedSyntaxError
 from .parse import ParsedFunction
 
 _REJECT = {
-    gast.Try: ("try/except", "move error handling outside the differentiated function"),
     gast.With: ("a `with` block", "move the context manager outside the differentiated function"),
     gast.AsyncWith: ("`async with`", "differentiate a synchronous function"),
     gast.AsyncFor: ("`async for`", "differentiate a synchronous function"),

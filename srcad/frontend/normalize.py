@@ -63,6 +63,7 @@ from .methods import _BUILTIN_OPS, ATTRIBUTES, METHODS, RESERVED  # noqa: F401  
 from .opaque import is_user_object, library_file
 from .parse import LIFTED, ParsedFunction, parse_function, star_params_for_call, static_getattr
 from .pylower import lower_python
+from .trylower import lower_try
 from .walrus import hoist_named_exprs
 from .callbacks import lower_callbacks
 from .inner_transforms import lower_inner_transforms
@@ -838,6 +839,7 @@ def _normalize(pf: ParsedFunction) -> ir.Function:
     _getattr_waits_for_arguments(pf)
     _out_keyword_as_write(pf)  # np.exp(s, out=s) -> s[...] = np.exp(s)
     n = Normalizer(pf)
+    lower_try(pf, n.taken)  # try/except/else/finally: a probe and branches (trylower.py)
     scalarise_objects(pf, n.taken)  # objects built here: their attributes are locals
     declared_names(pf, n.taken)  # global step; step += 1: state, as self.out is
     carry_attribute_state(pf.tree, n.taken)  # self.out = v: a local, and a setattr effect

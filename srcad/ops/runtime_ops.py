@@ -171,3 +171,7 @@ defvjp(rt.ieee_divide, lambda g, out, x, y: g / y, lambda g, out, x, y: -g * out
        name="ieee_divide", spelling="ieee_divide(x, y)", broadcasting=True, family=_FAM,
        derivation="x / y (numpy's inf / nan where Python's numbers would raise): as divide")
 defjvp(rt.ieee_divide, lambda g, out, x, y: g / y, lambda g, out, x, y: -g * out / y)
+
+# the probe of a try statement (srcad/frontend/trylower.py): runs the try body as Python and
+# returns (completed, the exception); which branch runs carries no gradient
+defnondiff(rt.attempt, name="attempt", params=(Param("key"), Param("args")), family=_FAM)
