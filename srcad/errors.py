@@ -8,6 +8,7 @@ inside the compiler.
 
 from __future__ import annotations
 
+import functools
 import linecache
 import os
 import re
@@ -78,6 +79,37 @@ def at_call_site(err: SrcadError, filename: str | None, lineno: int | None, func
     err.filename, err.lineno, err.func = filename, lineno, func
     err.args = (err._render(),)
     return err
+
+
+@functools.cache
+def _also(kind: type) -> type | None:
+    """A SrcadError class that is also a `kind` (None where Python cannot make one: an
+    exception type whose instances are laid out differently, OSError's kind)."""
+    try:
+        return type(kind.__name__, (SrcadError, kind), {"__module__": kind.__module__,
+                                                         "__qualname__": kind.__qualname__})
+    except TypeError:
+        return None
+
+
+def user_error(err: BaseException, message: str, **where) -> SrcadError:
+    """The user's own code raised `err` on these inputs (a shape mismatch, a singular
+    matrix, 0.0 ** -1) while srcad ran it: a SrcadError at the user's line that is also an
+    instance of err's type -- `except np.linalg.LinAlgError:` around the call catches it as it
+    catches the plain function's, in every mode (as numpy's AxisError is both a ValueError
+    and an IndexError). `err` is its cause."""
+    cls = _also(type(err)) if isinstance(err, Exception) and \
+        not isinstance(err, SrcadError) else None
+    out = None
+    if cls is not None:
+        try:
+            out = cls(message, **where)
+        except Exception:  # noqa: BLE001  (an __init__ wanting its own arguments)
+            out = None
+    if out is None:
+        out = SrcadError(message, **where)
+    out.__cause__ = err
+    return out
 
 
 class UnsupportedSyntaxError(SrcadError):

@@ -22,7 +22,7 @@ import numpy as np
 from . import interpret, ir
 from .analysis.activity import varied_vars
 from .analysis.refusals import check_held_objects, plain_value
-from .errors import SrcadError
+from .errors import SrcadError, user_error
 from .frontend.opaque import is_opaque
 from .interpret import PY_OPERATORS, evaluate
 from .ops import control
@@ -86,8 +86,8 @@ def probe(fn_ir: ir.Function, args: dict, wrt=None) -> tuple[dict, object]:
             raise
         line = getattr(e, "_srcad_line", None)
         at = getattr(e, "_srcad_fn", None) or fn_ir  # (the function whose line it is)
-        raise SrcadError(
-            f"{type(e).__name__} in {getattr(e, '_srcad_within', None) or at.name}: {e}",
+        raise user_error(
+            e, f"{type(e).__name__} in {getattr(e, '_srcad_within', None) or at.name}: {e}",
             filename=at.filename, lineno=line, func=at.name,
             hint="the error comes from the user's code on these inputs",
         ) from e

@@ -42,7 +42,8 @@ from .analysis.refusals import check_opaque
 from .binding import _a, _describe, _is_differentiable, _is_float, _key_of, _spec_key
 from .build import CompilerUnavailable, c_helper, compiler_identity
 from .errors import (CountUnknownError, NonScalarOutputError, SharingUnknownError, SrcadError,
-                     UnresolvedNameError, UnsupportedSyntaxError, at_call_site, in_substitute)
+                     UnresolvedNameError, UnsupportedSyntaxError, at_call_site, in_substitute,
+                     user_error)
 from .frontend import normalize, parse_function, star_params_as_containers
 from .frontend.calls import at_user_lines
 from .frontend.parse import dict_paths_of
@@ -889,11 +890,9 @@ def _at_traced_line(err: Exception):
     if inside is None or getattr(err, "_srcad_user", False):
         return err  # (the user's own code raised it)
     label = label_of(inside) or inside
-    out = SrcadError(f"{type(err).__name__} in {label}: {err}", filename=code.co_filename,
-                     lineno=lineno, func=code.co_name,
-                     hint="the error comes from the user's code on these inputs")
-    out.__cause__ = err
-    return out
+    return user_error(err, f"{type(err).__name__} in {label}: {err}",
+                      filename=code.co_filename, lineno=lineno, func=code.co_name,
+                      hint="the error comes from the user's code on these inputs")
 
 
 def _keep_first_hint(name: str, params, out) -> str:

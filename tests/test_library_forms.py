@@ -449,3 +449,28 @@ def test_classes_with_an_abstract_base_built_in_the_function(mode):
     value, g = srcad.value_and_grad(f_abc_built_inside, mode=mode)(x.copy())
     assert value == pytest.approx(f_abc_built_inside(x.copy()), rel=1e-12)
     np.testing.assert_allclose(g, numerical_grad(f_abc_built_inside, (x.copy(),)), rtol=1e-6)
+
+
+def _singular(x):
+    return np.sum(np.linalg.inv(np.outer(x, x)))
+
+
+def _bad_shapes(x):
+    return np.sum(x @ np.ones((7, 2)))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("fn, kind", [(_singular, np.linalg.LinAlgError),
+                                      (_bad_shapes, ValueError)], ids=["singular", "shapes"])
+def test_the_users_own_exception_is_caught_by_its_type(fn, kind, mode):
+    """`except np.linalg.LinAlgError:` around a transformed call catches what the plain call
+    raises, on the first call (srcad's shape probe) and later ones, in both modes; source
+    mode's is a SrcadError at the user's line too (errors.user_error)."""
+    x = np.array([1.0, 2.0, 3.0, 4.0])
+    t = srcad.grad(fn, mode=mode)
+    for _ in range(2):
+        with pytest.raises(kind) as info:
+            t(x)
+        if mode == "source":
+            assert isinstance(info.value, srcad.SrcadError)
+            assert "test_library_forms.py" in str(info.value)

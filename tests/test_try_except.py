@@ -278,13 +278,12 @@ def test_exception_from_a_handler_reaches_the_caller_after_a_first_call():
         srcad.grad(fallback_fails_too, mode="tape")(-SPD)
 
 
-@pytest.mark.xfail(strict=True, raises=srcad.SrcadError, reason="srcad's first call runs the "
-                   "IR once to learn shapes (srcad/probe.py), which reports an exception an op "
-                   "raises there as a SrcadError at the user's line (not the exception itself) "
-                   "-- with or without a try; later calls raise the exception itself")
 def test_exception_from_a_handler_on_the_first_call_reaches_the_caller():
-    with pytest.raises(np.linalg.LinAlgError):
+    """(The first call's shape probe reports the op's exception at the user's line as a
+    SrcadError that is also a LinAlgError: errors.user_error.)"""
+    with pytest.raises(np.linalg.LinAlgError) as info:
         srcad.grad(fallback_fails_too)(-SPD)
+    assert isinstance(info.value, srcad.SrcadError) and "test_try_except.py" in str(info.value)
 
 
 def reraises(x, d):
