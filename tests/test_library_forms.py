@@ -474,3 +474,37 @@ def test_the_users_own_exception_is_caught_by_its_type(fn, kind, mode):
         if mode == "source":
             assert isinstance(info.value, srcad.SrcadError)
             assert "test_library_forms.py" in str(info.value)
+
+
+class LayerBase(abc.ABC):
+    def __init__(self):
+        self.act_fn = None  # (numpy-ml: the base says "none yet", the subclass sets one)
+        self.parameters = {}
+
+    @abc.abstractmethod
+    def forward(self, X):
+        raise NotImplementedError
+
+
+class FC(LayerBase):
+    def __init__(self, W, act_fn=None):
+        super().__init__()
+        self.act_fn = SoftPlus() if act_fn is None else act_fn
+        self.parameters = {"W": W}
+
+    def forward(self, X):
+        return self.act_fn(X @ self.parameters["W"])
+
+
+def f_base_none_then_object(W):
+    x = np.linspace(-1.0, 1.0, 12).reshape(3, 4)
+    return np.sum(FC(W).forward(x) ** 2) + np.sum(FC(W, Gate(np.tanh)).forward(x))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_attribute_a_base_class_sets_to_none_then_an_object(mode):
+    W = np.random.default_rng(5).standard_normal((4, 2))
+    value, g = srcad.value_and_grad(f_base_none_then_object, mode=mode)(W.copy())
+    assert value == pytest.approx(f_base_none_then_object(W.copy()), rel=1e-12)
+    np.testing.assert_allclose(g, numerical_grad(f_base_none_then_object, (W.copy(),)),
+                               rtol=1e-6)

@@ -126,6 +126,7 @@ class VObj:
     # the attributes assigned so far (`hasattr`): on every path, on some path
     surely: set = field(default_factory=set)
     maybe: set = field(default_factory=set)
+    nones: set = field(default_factory=set)  # attributes whose last store was `= None`
 
 
 @dataclass(eq=False)
@@ -545,6 +546,12 @@ class _Rewriter:
                 self.scope.env[t.id] = value
                 return self.pre
             base = self.expr(t.value)
+            if isinstance(base, VObj) and t.attr in base.nones and \
+                    not (self.nested or self.outer_nested or self.in_def):
+                # `self.act_fn = None` in a base class's __init__, then `self.act_fn = ReLU()`
+                # in the subclass's: from here on the attribute holds the object
+                self.scope.stored.discard((id(base), t.attr))
+                base.nones.discard(t.attr)
             if not isinstance(base, VObj) or self._assigned_plain(base, t.attr):
                 raise _Unsupported("an object stored on something other than a built object")
             if self.nested:
@@ -564,6 +571,14 @@ class _Rewriter:
             held.funcs[t0.attr] = self._static_callable(value, lambdas=True)
             held.consts.pop(t0.attr, None)
             return self.pre
+        if len(s.targets) == 1 and isinstance(t0, gast.Attribute):
+            held_by = self.peek(t0.value)
+            if isinstance(held_by, VObj):
+                if isinstance(value, gast.Constant) and value.value is None and \
+                        not (self.nested or self.outer_nested or self.in_def):
+                    held_by.nones.add(t0.attr)
+                else:
+                    held_by.nones.discard(t0.attr)
         targets = [self.target(t) for t in s.targets]
         s.targets, s.value = targets, value
         if len(s.targets) == 1:
