@@ -508,3 +508,115 @@ def test_an_attribute_a_base_class_sets_to_none_then_an_object(mode):
     assert value == pytest.approx(f_base_none_then_object(W.copy()), rel=1e-12)
     np.testing.assert_allclose(g, numerical_grad(f_base_none_then_object, (W.copy(),)),
                                rtol=1e-6)
+
+
+# -- "forward stores, the caller reads" (Neural Networks from Scratch's style) ----------------
+# `dense1.forward(X); activation1.forward(dense1.output)`: forward returns nothing and keeps
+# its result on the object. Source mode read `dense1.output` as the value an earlier plain call
+# had left there (a zero gradient, a stale value: silently) or refused a cold first call.
+
+
+class LayerDense:
+    def __init__(self, n_inputs, n_neurons, l2=0.0):
+        self.weights = 0.1 * np.random.RandomState(0).randn(n_inputs, n_neurons)
+        self.biases = np.zeros((1, n_neurons))
+        self.l2 = l2
+
+    def forward(self, inputs, training):
+        self.inputs = inputs
+        self.output = np.dot(inputs, self.weights) + self.biases
+
+
+class ActivationReLU:
+    def forward(self, inputs, training):
+        self.inputs = inputs
+        self.output = np.maximum(0, inputs)
+
+
+class ActivationSoftmax:
+    def forward(self, inputs, training):
+        self.inputs = inputs
+        exp_values = np.exp(inputs - np.max(inputs, axis=1, keepdims=True))
+        self.output = exp_values / np.sum(exp_values, axis=1, keepdims=True)
+
+
+class LossCCE:
+    def remember_trainable_layers(self, layers):
+        self.trainable_layers = layers
+
+    def regularization_loss(self):
+        total = 0
+        for layer in self.trainable_layers:
+            if layer.l2 > 0:
+                total += layer.l2 * np.sum(layer.weights * layer.weights)
+        return total
+
+    def calculate(self, output, y, *, include_regularization=False):
+        data_loss = np.mean(self.forward(output, y))
+        if not include_regularization:
+            return data_loss
+        return data_loss, self.regularization_loss()
+
+    def forward(self, y_pred, y_true):
+        samples = len(y_pred)
+        clipped = np.clip(y_pred, 1e-7, 1 - 1e-7)
+        if len(y_true.shape) == 1:
+            correct = clipped[range(samples), y_true]
+        else:
+            correct = np.sum(clipped * y_true, axis=1)
+        return -np.log(correct)
+
+
+class Model:
+    """The book's Model: layers linked by `prev`, each forward reading `prev.output`."""
+
+    def __init__(self, layers):
+        self.layers = layers
+        for i, layer in enumerate(layers):
+            layer.prev = layers[i - 1] if i > 0 else None
+
+    def forward(self, X, training):
+        self.layers[0].forward(X, training)
+        for layer in self.layers[1:]:
+            layer.forward(layer.prev.output, training)
+        return self.layers[-1].output
+
+
+NN_DENSE1, NN_ACT1 = LayerDense(4, 8, l2=5e-4), ActivationReLU()
+NN_DENSE2, NN_ACT2 = LayerDense(8, 3), ActivationSoftmax()
+NN_LOSS = LossCCE()
+NN_LOSS.remember_trainable_layers([NN_DENSE1, NN_DENSE2])
+NN_Y = np.array([0, 1, 2, 1, 0])
+NN_MODEL = Model([LayerDense(4, 6), ActivationReLU(), LayerDense(6, 3), ActivationSoftmax()])
+
+
+def nnfs_loss(X):
+    NN_DENSE1.forward(X, training=True)
+    NN_ACT1.forward(NN_DENSE1.output, training=True)
+    NN_DENSE2.forward(NN_ACT1.output, training=True)
+    NN_ACT2.forward(NN_DENSE2.output, training=True)
+    data_loss, reg = NN_LOSS.calculate(NN_ACT2.output, NN_Y, include_regularization=True)
+    return data_loss + reg
+
+
+def nnfs_model_loss(X):
+    out = NN_MODEL.forward(X, training=True)
+    return NN_LOSS.calculate(out, NN_Y)
+
+
+@pytest.mark.parametrize("warm", [False, True], ids=["first call", "after a plain call"])
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("fn", [nnfs_loss, nnfs_model_loss], ids=lambda f: f.__name__)
+def test_forward_stores_on_the_object_and_the_caller_reads_it(fn, mode, warm):
+    X = np.random.default_rng(6).standard_normal((5, 4))
+    for layer in (NN_DENSE1, NN_ACT1, NN_DENSE2, NN_ACT2, *NN_MODEL.layers):
+        layer.__dict__.pop("output", None)
+    if warm:
+        fn(X + 1.0)  # (leaves other values on the objects: they must not be read)
+    value, g = srcad.value_and_grad(fn, mode=mode)(X.copy())
+    assert value == pytest.approx(fn(X.copy()), rel=1e-12)
+    np.testing.assert_allclose(g, numerical_grad(fn, (X.copy(),)), rtol=1e-6, atol=1e-9)
+    srcad.grad(fn, mode=mode)(X.copy())
+    last = NN_ACT2 if fn is nnfs_loss else NN_MODEL.layers[-1]
+    assert type(last.output) is np.ndarray  # (the object holds the array, as after a call)
+    np.testing.assert_allclose(np.sum(last.output, axis=1), 1.0, rtol=1e-12)

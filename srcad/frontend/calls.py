@@ -26,6 +26,7 @@ import contextlib
 import copy
 import functools
 import inspect
+import operator
 import types
 
 import gast
@@ -277,7 +278,8 @@ class CallsMixin:
         if isinstance(func, gast.Attribute) and self.is_super(func.value):
             return self.super_call(func, e, hint)
         if isinstance(func, gast.Attribute):
-            base = self.local_base(func.value, hint)
+            carried = self.carried_read(func.value)  # (`dense1.output.sum()`: state.py)
+            base = carried if carried is not None else self.local_base(func.value, hint)
             if base is not None:
                 user = self.bound_method_call(base, func.attr, e, hint)
                 if user is not None:
@@ -524,11 +526,59 @@ class CallsMixin:
         else:
             called = call.callee.name  # (a lambda bound to a name is `lambda_L<n>`)
             call.targets = [self.fresh(f"{hint}_{called}")]
-        self.body.append(call)
-        var = ir.Var(call.targets[0])
+        if getattr(call, "carried", None):
+            # (the callee's value, then what it left on objects: `d1.output` read below)
+            result = call.targets[0]
+            call.targets = [self.fresh(f"{result}_and_state")]
+            self.body.append(call)
+            whole = ir.Var(call.targets[0])
+            var = self.emit(self.op_call(operator.getitem, [whole, _at(0)], {}, e), result, e)
+            call.carried_atoms = []
+            for i, (obj, attr) in enumerate(call.carried, 1):
+                held = self.emit(self.op_call(operator.getitem, [whole, _at(i)], {}, e),
+                                 self.fresh(f"{call.callee.name}_{attr}"), e)
+                self.attr_carry[(id(obj), attr)] = (obj, held)
+                call.carried_atoms.append((obj, attr, held))
+        else:
+            self.body.append(call)
+            var = ir.Var(call.targets[0])
         if into is not None and into is not _RETURN:
             self.env[into[0]] = var
         return var
+
+    def carried_read(self, e) -> ir.Var | None:
+        """`d1.output` / `layer.prev.output` after a call that stored it (`self.output = ...`
+        in d1's forward): the value the callee stored, carried out of it (state.py)."""
+        if not self.attr_carry or not isinstance(e, gast.Attribute):
+            return None
+        chain, root = [], e.value
+        while isinstance(root, gast.Attribute):
+            chain.append(root.attr)
+            root = root.value
+        if isinstance(root, gast.Subscript):  # (`self.layers[-1].output`)
+            held = self.expr(root, "obj", None)
+            if not isinstance(held, ir.Const):
+                return None
+            obj = held.value
+        elif not isinstance(root, gast.Name):
+            return None
+        elif root.id in self.locals:
+            held = self.env.get(root.id)
+            if not isinstance(held, ir.Const):
+                return None
+            obj = held.value
+        else:
+            obj = self.pf.resolve(root.id)
+        for attr in reversed(chain):  # (`layer.prev`: an object held by an object)
+            if not is_user_object(obj):
+                return None
+            sub = getattr(obj, attr, guards.MISSING)
+            guards.note_attr(obj, attr, sub)
+            obj = sub
+        if not is_user_object(obj):
+            return None
+        hit = self.attr_carry.get((id(obj), e.attr))
+        return hit[1] if hit is not None and hit[0] is obj else None
 
     # hooks (closures.py, methods)
     def lifted_call(self, name: str, e, hint):
@@ -590,3 +640,7 @@ class CallsMixin:
             return ("user", fn, spelled, args, kwargs, False)
         first = base if bound is base.value else self.constant(bound, bound.__name__, e)
         return ("user", fn, spelled, [first, *args], kwargs, False)
+
+
+def _at(i: int) -> ir.Index:
+    return ir.Index((ir.Const(i, repr(i)),), False)

@@ -226,6 +226,9 @@ class ExpressionsMixin:
                 value=e.value, slice=gast.Constant(value=index, kind=None), ctx=gast.Load()), e)
             return self.expr(item, hint, into)
         if isinstance(e, gast.Attribute):
+            carried = self.carried_read(e)
+            if carried is not None:  # `dense1.output` after `dense1.forward(X)` (state.py)
+                return carried
             base = self.local_base(e.value, hint)
             if base is None:
                 return self.global_value(e)
@@ -260,6 +263,16 @@ class ExpressionsMixin:
                 # (the list guarded to hold these very objects, as a loop over it is)
                 guards.note("items", base.value, len(base.value), base.value)
                 return self.constant(base.value[part.value], f"{base.src}[{part.value}]", e)
+            if isinstance(base, ir.Const) and is_object_sequence(base.value) and \
+                    isinstance(part, ir.Slice) and all(
+                        b is None or (isinstance(b, ir.Const) and type(b.value) is int)
+                        for b in (part.lower, part.upper, part.step)):
+                # `for layer in self.layers[1:]:`: those objects (a loop over them unrolls)
+                bounds = slice(*(None if b is None else b.value
+                                 for b in (part.lower, part.upper, part.step)))
+                guards.note("items", base.value, len(base.value), base.value)
+                picked = base.value[bounds]
+                return ir.Const(picked, f"{base.src}[{bounds.start}:{bounds.stop}]")
             part = index.parts[0] if not index.is_tuple else None
             if (into is None and isinstance(part, ir.Const) and isinstance(part.value, str)
                     and part.value.isidentifier()):

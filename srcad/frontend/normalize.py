@@ -62,6 +62,7 @@ from .objects import mutated_names, scalarise_objects
 from .methods import _BUILTIN_OPS, ATTRIBUTES, METHODS, RESERVED  # noqa: F401  (re-exported)
 from .opaque import is_user_object, library_file
 from .parse import LIFTED, ParsedFunction, parse_function, star_params_for_call, static_getattr
+from .state import carried_state, with_state
 from .pylower import lower_python
 from .trylower import lower_try
 from .walrus import hoist_named_exprs
@@ -97,6 +98,9 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                     self.defs[t.value.id] += 1
         self.seen_defs = Counter()
         self.mutations: list = []  # (statement, IR name written into, line): see setitem
+        # (id(obj), attr) -> (obj, Var): the value a callee stored in `obj.attr` (`self.output
+        # = ...` in a layer's forward), which later reads of `obj.attr` here read (state.py)
+        self.attr_carry: dict = {}
         self.views: dict = {}  # straight-line name -> (base name, index) of a basic view
         self.view_made: dict = {}  # view name -> when its view was made (its tape order)
         self.propagations: set = set()  # ids of the statements that carry a write to a base
@@ -663,6 +667,11 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             raise
         finally:
             _IN_PROGRESS.discard(key)
+        carried = carried_state(callee)
+        if carried:  # the attributes the callee leaves on objects, returned with its value
+            callee.body[-1] = ir.Return(ir.Seq((callee.ret.value, *[a for _, _, a in carried]),
+                                               "tuple"), callee.ret.line)
+            fn = with_state(fn, [(o, attr) for o, attr, _ in carried])
         params = callee.params
         if len(args) > len(params):
             raise self.pf.error(f"`{spelled}` takes {len(params)} arguments, got {len(args)}",
@@ -682,8 +691,10 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                 bound[p] = self.constant(default, repr(default), node)
         name = self.claim(spelled if spelled.isidentifier() else
                           self.fresh(spelled.replace(".", "_")), fn)
-        return ir.UserCall([], callee, fn, name, [bound[p] for p in params], node.lineno,
+        call = ir.UserCall([], callee, fn, name, [bound[p] for p in params], node.lineno,
                            multi=isinstance(callee.ret.value, ir.Seq))
+        call.carried = [(o, attr) for o, attr, _ in carried]
+        return call
 
     def is_user_function(self, func) -> bool:
         if isinstance(func, gast.Name) and func.id in self.locals:
