@@ -19,7 +19,6 @@ from .parse import ParsedFunction
 
 _REJECT = {
     gast.Try: ("try/except", "move error handling outside the differentiated function"),
-    gast.With: ("a `with` block", "move the context manager outside the differentiated function"),
     gast.AsyncWith: ("`async with`", "differentiate a synchronous function"),
     gast.AsyncFor: ("`async for`", "differentiate a synchronous function"),
     gast.AsyncFunctionDef: ("an async function", "differentiate a synchronous function"),

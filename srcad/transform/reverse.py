@@ -379,6 +379,12 @@ class Reverse(AdjointsMixin, CallsMixin, CheckpointingMixin, ControlFlowMixin, S
                     self.pop_backward(s, out)
                 elif isinstance(s, ir.Call):
                     self.call_backward(s, out)
+                    back = getattr(s.op, "context_back", None)
+                    if back is not None:  # a `with` block's edge (frontend/withlower.py)
+                        handle = name(s.target) if s.op.context_entry else \
+                            atom_expr(s.args["_a0"])
+                        out.append(Line(ast.Expr(_call(back, handle)), s.line, keep=True))
+                        self.bwd_reads[id(s)] = self.bwd_reads.get(id(s), set()) | {handle.id}
                 else:
                     self.user_call_backward(s, out)
                 if id(s) not in self.restored_early:
