@@ -18,15 +18,17 @@ entry points of a program that has a `with`: when the call raises, the contexts 
 and did not leave are exited, innermost first, with the exception (Python's `with`), so
 numpy's error state and the warning filters never leak out of a call that raised.
 
-The shape probe (srcad/probe.py: the first call's IR run, `probing`) enters numpy's and the
-warnings' contexts as the real call does, and leaves a user's context manager alone (it runs
-once per call, as a `print` does): `as t` is the object itself there (the usual
-``return self``).
+The shape probe (srcad/probe.py: the first call's IR run, `interpreting`) enters numpy's
+and the warnings' contexts and `contextlib.nullcontext` as the real call does, and leaves a
+user's context manager to the real call: it enters and exits a copy of it (as it runs a
+method on a copy of its object), or, where the manager cannot be copied, enters nothing and
+binds `as t` to the manager itself (the usual ``return self``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 import sys
 import threading
@@ -118,11 +120,18 @@ def enter_context(cm) -> Context:
         raise TypeError(f"'{type(cm).__name__}' object does not support the context manager "
                         f"protocol")
     h = Context(cm)
-    if getattr(_LOCAL, "probing", 0) and not is_state_context(cm):
-        h.value = cm  # (the probe leaves a user's manager to the real call)
-    else:
-        h.value = type(cm).__enter__(cm)
-        h.entered = True
+    if getattr(_LOCAL, "probing", 0) and not (is_state_context(cm) or
+                                              isinstance(cm, contextlib.nullcontext)):
+        # (the probe leaves a user's manager to the real call: it enters a copy, or, where
+        # the manager cannot be copied, binds `as` to the manager itself)
+        try:
+            h.cm = copy.deepcopy(cm)
+        except Exception:  # noqa: BLE001  (a lock, a file: nothing to enter in the probe)
+            h.value = cm
+            _stack().append(h)
+            return h
+    h.value = type(h.cm).__enter__(h.cm)
+    h.entered = True
     _stack().append(h)
     return h
 
