@@ -208,3 +208,51 @@ def unwinding(fn):
 
 
 SUPPRESS = contextlib.suppress
+
+
+# -- tape mode (srcad/tape.py): the user's `with` runs natively; each recorded op keeps the
+# error state and warning filters it ran under, and the backward replays each op's rule
+# under them (the same rule as the generated code's: an op inside a silenced block has a
+# silenced adjoint)
+try:  # (numpy >= 2: the error state is a context variable; cheap to read per op)
+    from numpy._core._ufunc_config import _extobj_contextvar as _EXTOBJ
+except ImportError:  # pragma: no cover - (older numpy: read the settings themselves)
+    _EXTOBJ = None
+
+
+def ambient():
+    """The error state and warning filters an op runs under now (identities, not copies:
+    a block's filters list keeps what it held when the block ended)."""
+    err = _EXTOBJ.get() if _EXTOBJ is not None else tuple(sorted(np.geterr().items()))
+    return (err, warnings.filters)
+
+
+class Replay:
+    """`replay(state)` before each op's rule in the tape's backward; restores at the end."""
+
+    def __init__(self):
+        self.start = self.now = ambient()
+        self.token = None
+
+    def __call__(self, state) -> None:
+        if state is None or (state[0] is self.now[0] and state[1] is self.now[1]):
+            return
+        self._apply(state)
+
+    def _apply(self, state) -> None:
+        err, filters = state
+        if err is not self.now[0]:
+            if _EXTOBJ is not None:
+                _EXTOBJ.set(err)
+            else:  # pragma: no cover
+                np.seterr(**dict(err))
+        if filters is not self.now[1]:
+            warnings.filters = filters
+            warnings._filters_mutated()
+        self.now = state
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self._apply(self.start)

@@ -146,6 +146,7 @@ class _Forms:
         for n in gast.walk(fdef):
             if isinstance(n, gast.Name):
                 self.taken.add(n.id)
+        self.displays = _fixed_displays(fdef)
         fdef.body = self.block(fdef.body)
         gast.fix_missing_locations(fdef)
 
@@ -214,6 +215,11 @@ class _Forms:
             if isinstance(a, gast.Starred) and isinstance(a.value, (gast.List, gast.Tuple)) \
                     and not any(isinstance(x, gast.Starred) for x in a.value.elts):
                 args.extend(a.value.elts)
+            elif isinstance(a, gast.Starred) and isinstance(a.value, gast.Name) and \
+                    a.value.id in self.displays:  # (a local list of known length)
+                args.extend(gast.copy_location(gast.Subscript(
+                    value=_name(a.value.id), slice=gast.Constant(i, None), ctx=gast.Load()), a)
+                    for i in range(self.displays[a.value.id]))
             else:
                 args.append(a)
         call.args = args
@@ -333,6 +339,31 @@ class _Forms:
         for st in out:
             gast.copy_location(st, node)
         return out
+
+
+def _fixed_displays(fdef) -> dict:
+    """Local names bound once, to a list or tuple display, and read only by index or as a
+    star-argument (nothing can change how many items they hold) -> that number."""
+    stores: dict = {}
+    for n in gast.walk(fdef):
+        if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
+            stores[n.id] = stores.get(n.id, 0) + 1
+    found = {}
+    for n in gast.walk(fdef):
+        if isinstance(n, gast.Assign) and len(n.targets) == 1 and \
+                isinstance(n.targets[0], gast.Name) and stores.get(n.targets[0].id) == 1 and \
+                isinstance(n.value, (gast.List, gast.Tuple)) and \
+                not any(isinstance(x, gast.Starred) for x in n.value.elts):
+            found[n.targets[0].id] = len(n.value.elts)
+    if not found:
+        return found
+    for parent in gast.walk(fdef):
+        for child in gast.iter_child_nodes(parent):
+            if isinstance(child, gast.Name) and isinstance(child.ctx, gast.Load) and \
+                    child.id in found and not isinstance(parent, gast.Starred) and not (
+                        isinstance(parent, gast.Subscript) and parent.value is child):
+                del found[child.id]
+    return found
 
 
 def _starred(target) -> bool:
