@@ -54,6 +54,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import inspect
+import textwrap
 
 import gast
 import numpy as np
@@ -147,6 +148,7 @@ class _Forms:
             if isinstance(n, gast.Name):
                 self.taken.add(n.id)
         self.displays = _fixed_displays(fdef)
+        self.generator_calls(fdef)
         fdef.body = self.block(fdef.body)
         gast.fix_missing_locations(fdef)
 
@@ -233,6 +235,99 @@ class _Forms:
                 return e
             return gast.copy_location(gast.Constant(value, None), e)
         return e
+
+    # -- generators ------------------------------------------------------------------------------
+    def generator_calls(self, fdef) -> None:
+        """Each call of a generator function in `fdef`: consumed whole where it is made (see the
+        module docstring), else refused; the generator is then normalised as a function that
+        returns the list of its values (`generator`)."""
+        parents = {id(c): n for n in gast.walk(fdef) for c in gast.iter_child_nodes(n)}
+        for call in gast.walk(fdef):
+            if not isinstance(call, gast.Call):
+                continue
+            fn = self.resolve(call.func)
+            if not inspect.isgeneratorfunction(fn):
+                continue
+            label = getattr(fn, "__name__", "the generator")
+            parent = parents.get(id(call))
+            consumer, early = None, False
+            if isinstance(parent, gast.For) and parent.iter is call:
+                consumer, early = parent, _leaves_early(parent.body)
+            elif isinstance(parent, gast.comprehension) and parent.iter is call:
+                consumer = parent
+            elif isinstance(parent, gast.Call) and call in parent.args and \
+                    self.resolve(parent.func) in _CONSUMERS:
+                consumer, early = parent, self.resolve(parent.func) in _EARLY
+                outer = parents.get(id(parent))
+                if self.resolve(parent.func) in (zip, enumerate) and isinstance(outer, gast.For):
+                    early = early or _leaves_early(outer.body)
+            if consumer is None:
+                raise self.error(
+                    f"a call of the generator function `{label}` that is not consumed whole "
+                    f"where it is made (srcad runs a generator as a function that returns "
+                    f"the list of its values)", call,
+                    f"loop over it (`for v in {label}(...)`), or take `list({label}(...))` "
+                    f"and index the list")
+            effects = _has_effects(_source_tree(fn))
+            if effects and (early or (isinstance(consumer, gast.For) and
+                                      _has_effects(consumer.body))):
+                raise self.error(
+                    f"the generator `{label}` has effects (a call made for its effect, a "
+                    f"write to an object) and its consumer "
+                    + ("may stop before its end" if early else "has effects of its own")
+                    + ": running the generator whole first would change their order", call,
+                    f"take `list({label}(...))` first if that order is what you mean, or "
+                    f"move the effects out of the generator")
+            if early and _may_not_end(_source_tree(fn)):
+                raise self.error(
+                    f"the consumer of the generator `{label}` may stop before its end, and "
+                    f"the generator has a `while` loop (it may never end)", call,
+                    f"give the generator a bound (`for i in range(n)`) or consume it whole")
+            _CONSUMED.add(fn)
+
+    def generator(self, fdef) -> None:
+        """`yield v` -> `yielded.append(v)`, `return` -> `return yielded` (this function is a
+        generator that a caller consumes whole: `generator_calls`)."""
+        if self.pf.fn not in _CONSUMED:
+            return  # (the fence refuses its `yield`)
+        acc = self.fresh("yielded")
+        for n in gast.walk(fdef):
+            if isinstance(n, gast.YieldFrom):
+                raise self.error("`yield from` in a generator srcad differentiates", n,
+                                 "write the loop: `for v in inner(...): yield v`")
+        count = [0]
+
+        def block(stmts):
+            out = []
+            for st in stmts:
+                if isinstance(st, (gast.FunctionDef, gast.ClassDef)):
+                    out.append(st)
+                    continue
+                if isinstance(st, gast.Expr) and isinstance(st.value, gast.Yield):
+                    value = st.value.value or gast.Constant(None, None)
+                    append = gast.Call(func=gast.Attribute(value=_name(acc), attr="append",
+                                                           ctx=gast.Load()),
+                                       args=[value], keywords=[])
+                    out.append(gast.copy_location(gast.Expr(value=append), st))
+                    count[0] += 1
+                    continue
+                if isinstance(st, gast.Return):
+                    out.append(gast.copy_location(gast.Return(value=_name(acc)), st))
+                    continue
+                for field in ("body", "orelse"):
+                    if isinstance(getattr(st, field, None), list):
+                        setattr(st, field, block(getattr(st, field)))
+                out.append(st)
+            return out
+
+        body = block(fdef.body)
+        for n in gast.walk(gast.Module(body=body, type_ignores=[])):
+            if isinstance(n, gast.Yield):
+                raise self.error("`yield` used as a value (`x = yield v`, `send`)", n,
+                                 "yield as a statement: `yield v`")
+        init = _assign(acc, gast.List(elts=[], ctx=gast.Load()), fdef.body[0])
+        ret = gast.copy_location(gast.Return(value=_name(acc)), fdef.body[-1])
+        fdef.body = [init] + body + [ret]
 
     # -- with ------------------------------------------------------------------------------------
     def with_block(self, s) -> list:
@@ -366,6 +461,42 @@ def _fixed_displays(fdef) -> dict:
     return found
 
 
+def _source_tree(fn):
+    try:
+        return gast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return gast.Module(body=[], type_ignores=[])
+
+
+def _has_effects(node) -> bool:
+    """A call made for its effect (print, a method on an object) or a write to an attribute:
+    what another piece of code could see the order of."""
+    if isinstance(node, list):
+        return any(_has_effects(n) for n in node)
+    for n in gast.walk(node):
+        if isinstance(n, gast.Expr) and isinstance(n.value, gast.Call):
+            return True
+        if isinstance(n, (gast.Global, gast.Nonlocal)):
+            return True
+        if isinstance(n, (gast.Assign, gast.AugAssign)):
+            targets = n.targets if isinstance(n, gast.Assign) else [n.target]
+            if any(isinstance(t, gast.Attribute) for t in targets):
+                return True
+    return False
+
+
+def _leaves_early(body) -> bool:
+    """Does a `for` body leave its loop (break, return) before the iterator ends?"""
+    for n in gast.walk(gast.Module(body=body, type_ignores=[])):
+        if isinstance(n, (gast.Break, gast.Return)):
+            return True
+    return False
+
+
+def _may_not_end(node) -> bool:
+    return any(isinstance(n, gast.While) for n in gast.walk(node))
+
+
 def _starred(target) -> bool:
     return isinstance(target, (gast.Tuple, gast.List)) and any(
         isinstance(t, gast.Starred) or _starred(t) for t in target.elts)
@@ -418,16 +549,13 @@ def _hashable(v):
 
 def lower_forms(pf, taken: set) -> None:
     """Rewrite `pf.tree` in place (see the module docstring)."""
+    forms = _Forms(pf, taken)
     if inspect.isgeneratorfunction(getattr(pf, "fn", None)):
-        _Generator(pf, taken).run()
-    _Forms(pf, taken).run(pf.tree)
+        forms.generator(pf.tree)
+    forms.run(pf.tree)
 
 
-class _Generator:
-    """A generator function srcad normalises as a callee: the list of what it yields."""
-
-    def __init__(self, pf, taken):
-        self.pf, self.taken = pf, taken
-
-    def run(self):
-        pass
+# generator functions whose every call a caller consumes whole (`_Forms.generator_calls`)
+_CONSUMED: set = set()
+# consumers that may stop before a generator's end
+_EARLY = {zip, any, all}
