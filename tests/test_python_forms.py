@@ -239,6 +239,12 @@ def context_of_x(x):
     return np.sum(y)
 
 
+def context_holds_x(x):
+    with Scaled(x * 2.0):
+        y = np.sin(x)
+    return np.sum(y)
+
+
 def suppressing(x):
     with contextlib.suppress(ValueError):
         y = np.sin(x)
@@ -247,9 +253,10 @@ def suppressing(x):
 
 @pytest.mark.parametrize("opts", MODES[:2], ids=str)
 def test_with_refusals(opts):
-    with pytest.raises(srcad.SrcadError, match="depends on the arguments") as e:
-        srcad.grad(context_of_x, **opts)(X)
-    assert e.value.lineno == _line_of(context_of_x, "with Scaled")
+    for fn in (context_of_x, context_holds_x):
+        with pytest.raises(srcad.SrcadError, match="depend on the arguments") as e:
+            srcad.grad(fn, **opts)(X)
+        assert e.value.lineno == _line_of(fn, "with Scaled")
     with pytest.raises(srcad.SrcadError, match="suppress") as e:
         srcad.grad(suppressing, **opts)(X)
     assert e.value.lineno == _line_of(suppressing, "with contextlib")
@@ -447,3 +454,115 @@ def test_constant_sets():
     with pytest.raises(srcad.SrcadError, match="set") as e:
         srcad.grad(set_of_x)(X)
     assert e.value.lineno == _line_of(set_of_x, "s = {")
+
+
+# --- generator functions as callees ---------------------------------------------------------------
+def batches(x):
+    for i in range(3):
+        yield x[i] * (i + 1.0)
+
+
+def windows(x, k):
+    for i in range(len(x) - k + 1):
+        w = x[i:i + k]
+        if np.sum(w) > 100.0:
+            return
+        yield np.mean(w)
+
+
+def for_over_generator(x):
+    s = 0.0
+    for v in batches(x):
+        s = s + np.sum(np.sin(v))
+    return s
+
+
+def sum_of_generator(x):
+    return sum(np.sum(v * v) for v in batches(x))
+
+
+def list_of_generator(x):
+    vs = list(batches(x))
+    return np.sum(vs[0] * vs[2]) + len(vs)
+
+
+def generator_with_return(x):
+    return sum(windows(x, 2)) + max(windows(x, 3))
+
+
+def generator_in_comprehension(x):
+    ys = [np.tanh(v) for v in batches(x)]
+    return np.sum(np.stack(ys) ** 2)
+
+
+@pytest.mark.parametrize("fn, args", [
+    (for_over_generator, (M,)), (sum_of_generator, (M,)), (list_of_generator, (M,)),
+    (generator_with_return, (X,)), (generator_in_comprehension, (M,)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_generators(fn, args):
+    _check(fn, *args)
+
+
+def noisy(x):
+    for i in range(3):
+        print("yielding", i)
+        yield x[i]
+
+
+def counter():
+    i = 0
+    while True:
+        yield float(i)
+        i += 1
+
+
+def next_of_generator(x):
+    it = batches(x)
+    return np.sum(next(it))
+
+
+def noisy_consumer(x):
+    s = 0.0
+    for v in noisy(x):
+        print("got", v.shape)
+        s = s + np.sum(v)
+    return s
+
+
+def noisy_break(x):
+    s = 0.0
+    for v in noisy(x):
+        s = s + np.sum(v)
+        break
+    return s
+
+
+def endless_zip(x):
+    return sum(np.sum(v * c) for c, v in zip(counter(), x))
+
+
+def delegating(x):
+    yield from batches(x)
+
+
+def uses_delegating(x):
+    return sum(np.sum(v) for v in delegating(x))
+
+
+@pytest.mark.parametrize("fn, text, line", [
+    (next_of_generator, "not consumed whole", "it = batches"),
+    (noisy_consumer, "effects of its own", "for v in noisy"),
+    (noisy_break, "may stop before its end", "for v in noisy"),
+    (endless_zip, "`while` loop", "zip(counter()"),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_generator_refusals(fn, text, line):
+    for mode in ("source", "tape"):
+        with pytest.raises(srcad.SrcadError, match=text) as e:
+            srcad.grad(fn, mode=mode)(M)
+        assert e.value.lineno == _line_of(fn, line)
+
+
+def test_yield_from_refused_at_its_line():
+    with pytest.raises(srcad.SrcadError, match="yield from") as e:
+        srcad.grad(uses_delegating)(M)
+    assert e.value.lineno == _line_of(delegating, "yield from")
