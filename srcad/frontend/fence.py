@@ -3,7 +3,10 @@
 Input: a `ParsedFunction`. Output: nothing; raises `UnsupportedSyntaxError` naming the
 construct, the user's file and line, and what to write instead.
 
-What is no longer fenced is lowered by a later pass: nested defs and lambdas (closures.py),
+What is no longer fenced is lowered by a pass: `with` blocks, `for`/`while ... else`, starred
+targets, `reversed(xs)`, star-arguments of a display, sets of constants and the `yield` of a
+generator function a caller consumes whole (pyforms.py, before the fence), nested defs and
+lambdas (closures.py),
 comprehensions, generator expressions and `**` in dict displays (pylower.py), print / assert /
 raise and f-strings (effects.py), `global` / `nonlocal` (attrstate.py), dict displays and
 star-arguments to calls with no rule (calls.py). Those passes
@@ -25,11 +28,13 @@ _REJECT = {
     gast.Await: ("`await`", "differentiate a synchronous function"),
     gast.ClassDef: ("a class definition in a loop, a branch or a nested function",
                     "define classes at module level (or at the function's top level)"),
-    gast.Yield: ("`yield` (a generator)", "return arrays instead of yielding them"),
+    gast.Yield: ("`yield` (a generator)", "return arrays instead of yielding them (a "
+                 "generator function the differentiated function calls and consumes whole is "
+                 "supported)"),
     gast.YieldFrom: ("`yield from` (a generator)", "return arrays instead of yielding them"),
     gast.Import: ("an import inside the function", "import at module level"),
     gast.ImportFrom: ("an import inside the function", "import at module level"),
-    gast.Set: ("a set literal", "use a tuple"),
+    gast.Set: ("a set display of values that are not constants", "use a tuple, or a list"),
     gast.NamedExpr: ("an assignment expression (`:=`)", "assign on its own line"),
     gast.Match: ("a `match` statement", "use if/elif"),
 }
