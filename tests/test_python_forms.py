@@ -310,7 +310,30 @@ def nested_else(x):
     return s
 
 
-@pytest.mark.parametrize("fn", [first_above, no_break_else, while_else, nested_else])
+def checkpointed_else(x):
+    h = x
+    for _ in srcad.checkpoint(range(4)):
+        h = np.sin(h) + 0.5 * h
+    else:  # noqa: PLW0120  (no break: the else always runs)
+        h = h * 2.0
+    return np.sum(h)
+
+
+def search_flag(x):
+    found = False
+    s = 0.0
+    for i in range(5):
+        for j in range(5):
+            if x[j] > x[i] + 0.5:
+                found = True
+                break
+        else:
+            s = s + x[i] ** 2
+    return s + np.sum(x) * found
+
+
+@pytest.mark.parametrize("fn", [first_above, no_break_else, while_else, nested_else,
+                                checkpointed_else, search_flag])
 @pytest.mark.parametrize("x", [X, np.full(5, 0.1), np.full(5, 2.0)], ids=["x", "small", "big"])
 def test_loop_else(fn, x):
     _check(fn, x)
