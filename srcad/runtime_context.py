@@ -136,6 +136,13 @@ def enter_context(cm) -> Context:
     return h
 
 
+def enter_state(cm) -> Context:
+    """`enter_context` of numpy's error state, the warning filters or a null context
+    (``with np.errstate(...)``, spelled so by the frontend): entering it again when a
+    checkpointed region is recomputed changes nothing anyone sees."""
+    return enter_context(cm)
+
+
 def context_value(h: Context):
     """What `__enter__` returned: the `as` target's value."""
     return h.value
@@ -154,6 +161,11 @@ def exit_context(h: Context) -> None:
     if h.entered:
         h.entered = False
         type(h.cm).__exit__(h.cm, None, None, None)
+
+
+def exit_state(h: Context) -> None:
+    """`exit_context` of a context `enter_state` entered."""
+    exit_context(h)
 
 
 # the calls that set what a state context holds, by the name generated code spells

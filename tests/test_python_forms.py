@@ -89,7 +89,16 @@ def in_a_loop(x):
     return s
 
 
+def checkpointed_errstate(x):
+    h = x
+    for _ in srcad.checkpoint(range(6), every=2):
+        with np.errstate(divide="ignore"):  # (entered again when the steps are recomputed)
+            h = np.tanh(h) + 0.5 * np.log(h * h + 1.0)
+    return np.sum(h)
+
+
 @pytest.mark.parametrize("fn, args", [
+    (checkpointed_errstate, (X,)),
     (loglik, (P, (R.uniform(size=5) > 0.5).astype(float))),
     (errstate_as_decorated_block, (X,)),
     (caught_warnings, (P,)),
@@ -589,3 +598,25 @@ def test_yield_from_refused_at_its_line():
     with pytest.raises(srcad.SrcadError, match="yield from") as e:
         srcad.grad(uses_delegating)(M)
     assert e.value.lineno == _line_of(delegating, "yield from")
+
+
+# --- vjp, jvp and second order through the lowered forms -------------------------------------------
+@pytest.mark.parametrize("fn, x", [
+    (first_above, X), (while_else, X), (first_rest, X), (rows, M), (reversed_list, X),
+    (for_over_generator, M), (in_a_loop, X), (star_add, X),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_vjp_jvp_second_order(fn, x):
+    num = numerical_grad(fn, (x,))
+    out, pull = srcad.vjp(fn, x)
+    assert np.allclose(out, fn(x))
+    assert rel_error(pull(1.0)[0], num) < 1e-6
+    v = R.standard_normal(x.shape)
+    value, tangent = srcad.jvp(fn, (x,), (v,))
+    assert np.allclose(value, fn(x))
+    assert np.allclose(tangent, np.sum(num * v), atol=1e-6)
+    g = srcad.grad(fn)
+    hv = srcad.jvp(g, (x,), (v,))[1]
+    fd = (g(x + 1e-5 * v) - g(x - 1e-5 * v)) / 2e-5
+    assert np.allclose(hv, fd, atol=1e-4)
+    gg = srcad.grad(lambda y: np.sum(g(y) ** 2))(x)
+    assert rel_error(gg, numerical_grad(lambda y: np.sum(g(y) ** 2), (x,))) < 1e-5

@@ -69,6 +69,8 @@ from .opaque import is_opaque
 _HELPERS = {"enter_context": runtime_context.enter_context,
             "context_value": runtime_context.context_value,
             "exit_context": runtime_context.exit_context,
+            "enter_state": runtime_context.enter_state,
+            "exit_state": runtime_context.exit_state,
             "context_setting": runtime_context.context_setting}
 
 _STATE = {np.errstate, runtime_context.warnings.catch_warnings}
@@ -346,7 +348,9 @@ class _Forms:
                              "write the try/except it stands for, or call the code that may "
                              "raise outside the differentiated function")
         handle = self.fresh(f"context_L{s.lineno}")
-        out = [_assign(handle, _call(self.helper("enter_context"), cm), s)]
+        state = made in _STATE or made is contextlib.nullcontext
+        out = [_assign(handle, _call(self.helper("enter_state" if state else "enter_context"),
+                                     cm), s)]
         out[0].srcad_enter = handle
         if item.optional_vars is not None:
             target = item.optional_vars
@@ -355,7 +359,8 @@ class _Forms:
                 out[-1:] = self.starred(target, out[-1].value, s)
         out.extend(self.settings_as_values(body) if made in _STATE else body)
         exit_ = _assign(self.fresh(f"{handle}_exit"),
-                        _call(self.helper("exit_context"), _name(handle)), s)
+                        _call(self.helper("exit_state" if state else "exit_context"),
+                              _name(handle)), s)
         exit_.srcad_exit = handle
         out.append(exit_)
         return out
@@ -529,14 +534,22 @@ def mark_context_edges(fn, claim) -> None:
     blocks, or generated code's, transformed again): each op names the helper the backward
     calls at that edge -- `leave_context` where the forward entered, `reenter_context` where it
     left (srcad/transform/reverse.py), injected under `claim`'s name."""
-    back = {runtime_context.enter_context: ("leave_context", runtime_context.leave_context),
-            runtime_context.exit_context: ("reenter_context", runtime_context.reenter_context)}
+    rc = runtime_context
+    leave, reenter = ("leave_context", rc.leave_context), ("reenter_context", rc.reenter_context)
+    back = {rc.enter_context: leave, rc.enter_state: leave, rc.exit_context: reenter,
+            rc.exit_state: reenter}
     for s in ir.walk(fn.body):
         callee = s.args.get("_fn") if isinstance(s, ir.Call) and is_opaque(s.op) else None
-        if isinstance(callee, ir.Const) and _hashable(callee.value) in back:
-            spelled, helper = back[callee.value]
+        fn_ = _hashable(callee.value) if isinstance(callee, ir.Const) else None
+        if fn_ in back:
+            spelled, helper = back[fn_]
             s.op.context_back = claim(spelled, helper)
-            s.op.context_entry = callee.value is runtime_context.enter_context
+            s.op.context_entry = fn_ in (rc.enter_context, rc.enter_state)
+        # (a recomputation -- a checkpointed region -- may enter numpy's error state or the
+        # warning filters again: srcad/transform/checkpointing.py)
+        s_op = s.op if fn_ in (rc.enter_state, rc.exit_state, rc.context_setting) else None
+        if s_op is not None:
+            s_op.recomputable = True
 
 
 def _hashable(v):
