@@ -600,6 +600,47 @@ def test_yield_from_refused_at_its_line():
     assert e.value.lineno == _line_of(delegating, "yield from")
 
 
+# --- the forms inside a nested function and a method ----------------------------------------------
+def nested_forms(x):
+    def inner(v):
+        with np.errstate(divide="ignore"):
+            w = np.log(v * v + 1.0)
+            if np.sum(w) > 100.0:
+                return w
+        first, *rest = [w, v]
+        for u in (1.0, 2.0):
+            w = w * u
+        else:
+            w = w + rest[0]
+        return w + first
+    return np.sum(inner(x) * inner(2.0 * x))
+
+
+class Layer:
+    def __init__(self, W):
+        self.W = W
+
+    def forward(self, x):
+        with np.errstate(over="ignore"):
+            h = np.tanh(x @ self.W)
+        first, *rest = [h, x]
+        for k in range(3):
+            if k > 5:
+                break
+        else:
+            h = h * 2.0
+        return h + rest[0] @ self.W + first
+
+
+def layer_forms(W, x):
+    return np.sum(Layer(W).forward(x) ** 2)
+
+
+def test_forms_in_nested_functions_and_methods():
+    _check(nested_forms, X)
+    _check(layer_forms, R.standard_normal((3, 3)), R.standard_normal((2, 3)))
+
+
 # --- vjp, jvp and second order through the lowered forms -------------------------------------------
 @pytest.mark.parametrize("fn, x", [
     (first_above, X), (while_else, X), (first_rest, X), (rows, M), (reversed_list, X),

@@ -121,8 +121,12 @@ class _Forms:
 
     def helper(self, key) -> str:
         if key not in self.helpers:
+            given = [k for k, v in self.pf.bound.items() if v is _HELPERS[key]]
+            if given:  # (the function's names: a nested def's `with` shares them)
+                self.helpers[key] = given[0]
+                return given[0]
             self.helpers[key] = self.fresh(key)
-            self.pf.closure[self.helpers[key]] = _HELPERS[key]
+            self.pf.bound[self.helpers[key]] = _HELPERS[key]
         return self.helpers[key]
 
     def resolve(self, e):
@@ -161,7 +165,10 @@ class _Forms:
         return out
 
     def stmt(self, s) -> list:
-        if isinstance(s, (gast.FunctionDef, gast.ClassDef, gast.AsyncFunctionDef)):
+        if isinstance(s, gast.FunctionDef):  # (a nested def: closures.py splices it in)
+            s.body = self.block(s.body)
+            return [s]
+        if isinstance(s, (gast.ClassDef, gast.AsyncFunctionDef)):
             return [s]
         self.expressions(s)
         for field in ("body", "orelse"):
