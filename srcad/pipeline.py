@@ -212,8 +212,9 @@ def load(source: str, program: Program, fn_ir: ir.Function, opts: Options) -> Co
 def _unwinding(fn, ns: dict):
     """An entry point of code with a `with` block exits the contexts a raising call entered
     (srcad/runtime_context.py); any other is `fn` itself."""
-    if any(v is runtime_context.enter_context or v is runtime_context.reenter_context
-           for v in ns.values()):
+    entries = (runtime_context.enter_context, runtime_context.enter_state,
+               runtime_context.reenter_context)
+    if any(v is e for v in ns.values() for e in entries):
         return runtime_context.unwinding(fn)
     return fn
 

@@ -144,6 +144,13 @@ def test_errstate_raise_does_not_leak(opts):
         with pytest.raises((FloatingPointError, srcad.SrcadError), match="divide by zero"):
             g(np.array([0.0, 2.0]))
         assert np.geterr() == before  # (Python's `with` restores it: so does srcad)
+    if opts.get("mode") != "tape":
+        for run in (lambda v: srcad.vjp(log_raising, v, **opts),
+                    lambda v: srcad.jvp(log_raising, (v,), (np.ones(2),), **opts)):
+            run(np.array([1.0, 2.0]))  # (built: the next call runs the generated code)
+            with pytest.raises((FloatingPointError, srcad.SrcadError), match="divide by zero"):
+                run(np.array([0.0, 2.0]))
+            assert np.geterr() == before
 
 
 def warnings_then_raise(x):

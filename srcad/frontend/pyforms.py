@@ -18,9 +18,12 @@ same tree in which
     The backward of the block: numpy's `np.errstate` and `warnings.catch_warnings` are state,
     and the adjoint of the block runs under the error state and warning filters the forward
     block had at its end (entered again around it: no divide warning from the backward of a
-    `np.log(x)` the user silenced; `all="raise"` raises there too). Any other manager (a
-    user's `Timer`, `contextlib.nullcontext`) is entered once, by the forward sweep; the
-    shape probe of the first call leaves it alone (it runs once per call, as `print` does).
+    `np.log(x)` the user silenced; `all="raise"` raises there too; tape mode runs each op's
+    rule under the state its op ran under). Any other manager (a user's `Timer`,
+    `contextlib.nullcontext`) is entered once per call, by the forward sweep; the shape probe
+    of the first call enters a copy of a user's manager (runtime_context.py). A block of
+    numpy's error state, the warning filters or a null context may be recomputed (a
+    checkpointed loop: `enter_state`); one of any other manager may not (refused there).
     ``contextlib.suppress(...)`` is a try/except and is refused with that hint.
   * ``for``/``while ... else``: the else block after the loop, under ``if not <flag>:`` where
     the loop has a `break` of its own (the flag set just before each such `break`), and
