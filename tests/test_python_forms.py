@@ -221,6 +221,59 @@ def test_user_context_manager_entered_once_per_call(fn, opts):
     assert rel_error(dW, numerical_grad(fn, (W, x))) < 1e-6
 
 
+class Depth:
+    """Counts how deep the blocks it guards are open, and how often they were entered."""
+
+    def __init__(self):
+        self.open, self.entered = 0, 0
+
+    def __enter__(self):
+        self.open += 1
+        self.entered += 1
+        return self
+
+    def __exit__(self, *exc):
+        self.open -= 1
+        return False
+
+
+DEPTH = Depth()
+
+
+def jumps_in_with(x):
+    s = 0.0
+    for i in range(6):
+        with DEPTH:
+            s = s + np.sum(np.sin(x * (i + 1.0)))
+            if i == 1:
+                continue
+            if s > 1.5:
+                break
+            s = s * 1.1
+    return s
+
+
+@pytest.mark.parametrize("opts", MODES, ids=str)
+@pytest.mark.parametrize("x", [X, X * 0.01], ids=["breaks", "runs"])
+def test_break_and_continue_leave_the_block(opts, x):
+    g = srcad.grad(jumps_in_with, **opts)
+    for _ in range(2):
+        DEPTH.entered = 0
+        g(x)
+        assert DEPTH.open == 0
+        s, want = 0.0, 0
+        for i in range(6):  # (how many iterations Python runs)
+            want += 1
+            s = s + np.sum(np.sin(x * (i + 1.0)))
+            if i == 1:
+                continue
+            if s > 1.5:
+                break
+            s = s * 1.1
+        assert DEPTH.entered == want
+    assert rel_error(g(x), numerical_grad(jumps_in_with, (x,))) < 1e-6
+
+
 def test_with_vjp_jvp_and_grad_of_grad():
     x = X.copy()
     out, pull = srcad.vjp(errstate_as_decorated_block, x)
