@@ -428,7 +428,10 @@ class _Forms:
                         body=[gast.Raise(exc=_call("ValueError", gast.Constant(
                             f"not enough values to unpack (expected at least {need})", None)),
                             cause=None)], orelse=[])
-        out.append(gast.copy_location(check, node))
+        known = isinstance(value, (gast.List, gast.Tuple)) and not any(
+            isinstance(v, gast.Starred) for v in value.elts)
+        if not known or len(value.elts) < need:  # (a display's length is known: no test)
+            out.append(gast.copy_location(check, node))
         for i, t in enumerate(elts):
             if i < star:
                 index = gast.Constant(i, None)
