@@ -64,7 +64,7 @@ def import_inside_hinted(x):
     return np.sum(np.sin(x) * SCALE * math.pi)
 
 
-# 5. a set literal -> "use a tuple"
+# 5. a set display outside a test -> "use a tuple"
 def set_literal(x):
     rows = {0, 2}  # refused here
     return np.sum(x[sorted(rows)] ** 2)

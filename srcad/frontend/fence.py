@@ -34,7 +34,8 @@ _REJECT = {
     gast.YieldFrom: ("`yield from` (a generator)", "return arrays instead of yielding them"),
     gast.Import: ("an import inside the function", "import at module level"),
     gast.ImportFrom: ("an import inside the function", "import at module level"),
-    gast.Set: ("a set display of values that are not constants", "use a tuple, or a list"),
+    gast.Set: ("a set display (a set of constants is read only in a test: `mode in {...}`)",
+               "use a tuple"),
     gast.NamedExpr: ("an assignment expression (`:=`)", "assign on its own line"),
     gast.Match: ("a `match` statement", "use if/elif"),
 }
