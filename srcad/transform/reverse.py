@@ -504,11 +504,14 @@ class Reverse(AdjointsMixin, CallsMixin, CheckpointingMixin, ControlFlowMixin, S
         return [self._finish_restores(ln) for ln in lines]
 
     def restores_in_blocks(self, body) -> bool:
-        """Is there a branch or a loop whose backward may be only restores (see `backward`)?"""
-        return any(isinstance(s, (ir.If, ir.For, ir.While)) and any(
-            id(c) in self.pushes for c in ir.walk(getattr(s, "cond_body", []) + s.body +
-                                                  getattr(s, "orelse", [])))
-                   for s in ir.walk(body))
+        """Is there a branch or a loop whose backward is only restores (see `backward`): one
+        the trial left out (it touches no active name) that the pushes now put in?"""
+        for s in ir.walk(body):
+            if isinstance(s, (ir.If, ir.For, ir.While)):
+                inner = getattr(s, "cond_body", []) + s.body + getattr(s, "orelse", [])
+                if not self.touched(inner) and any(id(c) in self.pushes for c in ir.walk(inner)):
+                    return True
+        return False
 
     def seed_seq(self, seq: ir.Seq, seed: ast.expr, lines: list) -> None:
         """Seed each item of a (nested) tuple output with its part of the cotangent."""
