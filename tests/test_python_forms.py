@@ -660,7 +660,7 @@ def test_yield_from_refused_at_its_line():
     assert e.value.lineno == _line_of(delegating, "yield from")
 
 
-# --- the forms inside a nested function and a method ----------------------------------------------
+# --- the forms inside a nested function and a method -----------------------------------------
 def nested_forms(x):
     def inner(v):
         with np.errstate(divide="ignore"):
@@ -701,7 +701,7 @@ def test_forms_in_nested_functions_and_methods():
     _check(layer_forms, R.standard_normal((3, 3)), R.standard_normal((2, 3)))
 
 
-# --- vjp, jvp and second order through the lowered forms -------------------------------------------
+# --- vjp, jvp and second order through the lowered forms ----------------------------------------
 @pytest.mark.parametrize("fn, x", [
     (first_above, X), (while_else, X), (first_rest, X), (rows, M), (reversed_list, X),
     (for_over_generator, M), (in_a_loop, X), (star_add, X),
