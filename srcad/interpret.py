@@ -18,6 +18,7 @@ from .checkpoint import check_schedule
 from .errors import SrcadError, at_call_site, in_substitute
 from .pyfuncs import label_of
 from .runtime import own, store_into, store_through
+from .runtime_context import interpreting
 
 
 def atom_value(atom, env: dict) -> Any:
@@ -254,5 +255,6 @@ def _at_call(e: Exception, fn, stmt: ir.UserCall) -> None:
 def evaluate(fn: ir.Function, args: dict, record=None, probe: bool = False) -> dict:
     """Run the IR on concrete arguments; return every variable's value (and '<return>')."""
     env = dict(args)
-    run_block(fn.body, env, record, fn, probe)
+    with interpreting(probe):  # (a `with` block's contexts: srcad/runtime_context.py)
+        run_block(fn.body, env, record, fn, probe)
     return env

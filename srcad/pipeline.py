@@ -22,7 +22,7 @@ import hashlib
 import types
 from dataclasses import dataclass, field, replace
 
-from . import ir, memplan
+from . import ir, memplan, runtime_context
 from .build import pinned, pooled
 from .codegen import compile_source, render
 from .lower import lower as lower_chains
@@ -200,13 +200,23 @@ def load(source: str, program: Program, fn_ir: ir.Function, opts: Options) -> Co
     # memory_plan: the entry points run with the buffer pool as numpy's allocator, so that a
     # repeated call reuses its buffers across calls too (no fresh pages in steady state);
     # without it, still with the BLAS's threads as every srcad call has them (`pinned`)
-    fns = {role: pooled(ns[n]) if opts.memory_plan else pinned(ns[n])
+    fns = {role: _unwinding(pooled(ns[n]) if opts.memory_plan else pinned(ns[n]), ns)
            for role, n in program.roles.items()}
     return Compiled(source=source, functions=fns, saved=program.saved,
                     residuals=program.residuals, plan=opts.plan,
                     rematerialised=program.rematerialised, kernels=program.kernels,
                     program=program, namespace=ns, roles=dict(program.roles),
                     pooled=opts.memory_plan)
+
+
+def _unwinding(fn, ns: dict):
+    """An entry point of code with a `with` block exits the contexts a raising call entered
+    (srcad/runtime_context.py); any other is `fn` itself."""
+    entries = (runtime_context.enter_context, runtime_context.enter_state,
+               runtime_context.reenter_context)
+    if any(v is e for v in ns.values() for e in entries):
+        return runtime_context.unwinding(fn)
+    return fn
 
 
 def relink(c: Compiled, replace_objects: dict) -> Compiled:
@@ -221,7 +231,8 @@ def relink(c: Compiled, replace_objects: dict) -> Compiled:
         if isinstance(v, types.FunctionType) and v.__globals__ is old_ns:
             ns[k] = types.FunctionType(v.__code__, ns, v.__name__, v.__defaults__,
                                        v.__closure__)
-    fns = {role: pooled(ns[n]) if c.pooled else pinned(ns[n]) for role, n in c.roles.items()}
+    fns = {role: _unwinding(pooled(ns[n]) if c.pooled else pinned(ns[n]), ns)
+           for role, n in c.roles.items()}
     return replace(c, functions=fns, namespace=ns)
 
 

@@ -55,6 +55,7 @@ from .tape_builtins import LibraryView, _hashable, plain_call, tape_builtins
 from .tape_containers import (CONTAINERS, TensorDict, TensorList, TensorTuple, raw_item, raw_items, rewrap,
                               wrap_container)
 from .runtime_at import AT_FORMS
+from .runtime_context import Replay, ambient
 from .runtime_callbacks import VectorizeEager
 from .tape_tensor import (
     _PY, Plain, Tensor, _has_tensor, _unwrap, plain_view, user_error, write_at)
@@ -69,7 +70,7 @@ _BUILTIN_NAMES = {"round", "isinstance", "print", "repr", "format", "hash", "id"
 
 
 class Entry:
-    __slots__ = ("op", "args", "out", "kind", "pairs", "frozen")
+    __slots__ = ("op", "args", "out", "kind", "pairs", "frozen", "state")
 
     def __init__(self, op, args, out, kind="op", pairs=None, frozen=None):
         self.op = op  # the row
@@ -80,6 +81,7 @@ class Entry:
         # param name -> a followed container argument's values when the row read it (the
         # function may store into the container later; the backward reads them as they were)
         self.frozen = frozen
+        self.state = None  # the error state and warning filters it ran under (`_record`)
 
 
 _VIEW_KINDS = {operator.getitem: "index", np.transpose: "transpose", np.swapaxes: "swapaxes"}
@@ -346,6 +348,7 @@ class Tape:
         them: its result, its arguments and the items of list or tuple arguments, a call's
         pairs), so that a write visits the entries that read the written Tensor only."""
         self.entries.append(entry)
+        entry.state = ambient()  # (a `with np.errstate(...)` block: runtime_context.py)
         held = {}
         if isinstance(entry.out, Tensor):
             held[id(entry.out)] = entry.out
@@ -607,7 +610,13 @@ class Tape:
         for t, g in seeds:
             if isinstance(t, Tensor):
                 _accumulate(adj, t, g)
+        with Replay() as replay:
+            self._backward(adj, replay)
+        return adj
+
+    def _backward(self, adj: dict, replay) -> None:
         for e in reversed(self.entries):
+            replay(e.state)
             if e.kind == "enter":
                 for outer, inner in e.pairs:
                     if id(inner) in adj:
@@ -638,7 +647,6 @@ class Tape:
                 else:  # a list of arrays (concatenate, stack): one piece per item
                     for item, piece in _pieces(arg, c):
                         _accumulate(adj, item, piece)
-        return adj
 
 
 def _as_read(v):

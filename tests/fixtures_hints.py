@@ -1,6 +1,7 @@
 """Programs srcad refuses, each next to the same program with the refusal's hint applied
 (tests/test_hints_work.py). A line marked `# refused here` is the one the refusal must name."""
 
+import contextlib
 import math
 
 import numpy as np
@@ -28,9 +29,9 @@ def try_block_hinted(x):
     return np.sum(y * y)
 
 
-# 2. a `with` block -> "move the context manager outside the differentiated function"
+# 2. `with contextlib.suppress(...)` (a try/except) -> "write the try/except it stands for"
 def with_block(x):
-    with np.errstate(all="ignore"):  # refused here
+    with contextlib.suppress(FloatingPointError):  # refused here
         y = np.log(x * x + 1.0)
     return np.sum(y)
 
@@ -69,7 +70,7 @@ def import_inside_hinted(x):
     return np.sum(np.sin(x) * SCALE * math.pi)
 
 
-# 5. a set literal -> "use a tuple"
+# 5. a set display outside a test -> "use a tuple"
 def set_literal(x):
     rows = {0, 2}  # refused here
     return np.sum(x[sorted(rows)] ** 2)

@@ -20,7 +20,7 @@ X = np.array([0.3, -0.8, 0.5, 1.1])
 
 CASES = [
     ("try_block", (X,), "into the else block"),
-    ("with_block", (X,), "context manager outside"),
+    ("with_block", (X,), "try/except"),
     ("global_statement", (X,), "as an argument"),
     ("import_inside", (X,), "import at module level"),
     ("set_literal", (X,), "use a tuple"),

@@ -1019,15 +1019,6 @@ def with_unknown_keyword(x, n):
     return np.sum(h)
 
 
-def with_else(x, n):
-    h = x
-    for l in srcad.checkpoint(range(n)):
-        h = np.sin(h)
-    else:  # noqa: PLW0120
-        h = h * 2.0
-    return np.sum(h)
-
-
 def _line_of(fn, text) -> int:
     lines, first = inspect.getsourcelines(fn)
     (k,) = [i for i, line in enumerate(lines) if text in line]
@@ -1043,7 +1034,6 @@ def _line_of(fn, text) -> int:
     (with_snapshots_negative, "snapshots= must be a positive integer, got -1"),
     (with_every_float, "every= must be a positive integer, got 1.5"),
     (with_unknown_keyword, "srcad.checkpoint in a `for` header"),
-    (with_else, "`for ... else`"),
 ], ids=lambda v: v.__name__ if callable(v) else "")
 @pytest.mark.parametrize("transform", ["grad", "vjp", "jvp"])
 def test_misuse_is_refused_at_the_users_line(fn, words, transform):

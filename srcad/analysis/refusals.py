@@ -401,6 +401,15 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False) -> None:
                 f"that depends on the arguments being differentiated: its result, which the "
                 f"output depends on, would carry no gradient (or a wrong one)",
                 filename=fn.filename, lineno=s.line, func=fn.name, hint=hint)
+    for s in sites:  # `with cm:` (frontend/pyforms.py), before what is made in the block
+        if getattr(s.op, "context_entry", False) and any(
+                set(ir.atom_vars(a)) & dep for a in s.args.values()):
+            raise UnsupportedSyntaxError(
+                "the context manager of this `with` block is made from values that depend on "
+                "the arguments being differentiated: srcad enters it as Python does, but no "
+                "gradient flows through it", filename=fn.filename, lineno=s.line, func=fn.name,
+                hint="make the context manager from values that do not depend on them, and "
+                "compute with the differentiated values inside the block")
     for s in sites:
         given = {p for p, a in s.args.items() if set(ir.atom_vars(a)) & dep}
         if not given:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import gast
 
 from ..naming import fresh
+from .pyforms import entry_of, exit_of
 
 
 def _name(id_, ctx=None):
@@ -87,12 +88,29 @@ class Desugarer:
             new, flags = self.stmt(s, ctx)
             out.extend(new)
             if flags:
-                rest = self.block(stmts[i + 1:], ctx)
-                if rest:
-                    guard = gast.If(test=_not(sorted(flags), s), body=rest, orelse=[])
-                    out.append(gast.copy_location(guard, stmts[i + 1]))
+                self.guarded(stmts, i + 1, flags, ctx, out)
                 return out
         return out
+
+    def guarded(self, stmts, start, flags, ctx, out) -> None:
+        """The statements from `start` on, after a jump that set one of `flags`: under
+        ``if not <flags>:``, except the exit of a `with` block the jump leaves (pyforms.py),
+        which runs in any case (the statements after it are guarded again)."""
+        entered = set()
+        for s in stmts[:start]:
+            entered = (entered | {entry_of(s)}) - {exit_of(s)}
+        end = next((k for k in range(start, len(stmts)) if exit_of(stmts[k]) in entered - {None}),
+                   len(stmts))
+        part = stmts[start:end]
+        rest = self.block(part, ctx)
+        if rest:
+            guard = gast.If(test=_not(sorted(flags), stmts[start]), body=rest, orelse=[])
+            out.append(gast.copy_location(guard, stmts[start]))
+        if end < len(stmts):
+            for s in part:
+                flags = flags | self.stmt_flags_probe(s, ctx)
+            out.append(stmts[end])
+            self.guarded(stmts, end + 1, flags, ctx, out)
 
     def stmt(self, s, ctx):
         """The desugared statements and the flags they may have set."""

@@ -3,7 +3,10 @@
 Input: a `ParsedFunction`. Output: nothing; raises `UnsupportedSyntaxError` naming the
 construct, the user's file and line, and what to write instead.
 
-What is no longer fenced is lowered by a later pass: nested defs and lambdas (closures.py),
+What is no longer fenced is lowered by a pass: `with` blocks, `for`/`while ... else`, starred
+targets, `reversed(xs)`, star-arguments of a display, sets of constants and the `yield` of a
+generator function a caller consumes whole (pyforms.py, before the fence), nested defs and
+lambdas (closures.py),
 comprehensions, generator expressions and `**` in dict displays (pylower.py), print / assert /
 raise and f-strings (effects.py), `global` / `nonlocal` (attrstate.py), try/except/else/
 finally (trylower.py), dict displays and
@@ -19,18 +22,20 @@ from ..errors import UnsupportedSyntaxError
 from .parse import ParsedFunction
 
 _REJECT = {
-    gast.With: ("a `with` block", "move the context manager outside the differentiated function"),
     gast.AsyncWith: ("`async with`", "differentiate a synchronous function"),
     gast.AsyncFor: ("`async for`", "differentiate a synchronous function"),
     gast.AsyncFunctionDef: ("an async function", "differentiate a synchronous function"),
     gast.Await: ("`await`", "differentiate a synchronous function"),
     gast.ClassDef: ("a class definition in a loop, a branch or a nested function",
                     "define classes at module level (or at the function's top level)"),
-    gast.Yield: ("`yield` (a generator)", "return arrays instead of yielding them"),
+    gast.Yield: ("`yield` (a generator)", "return arrays instead of yielding them (a "
+                 "generator function the differentiated function calls and consumes whole is "
+                 "supported)"),
     gast.YieldFrom: ("`yield from` (a generator)", "return arrays instead of yielding them"),
     gast.Import: ("an import inside the function", "import at module level"),
     gast.ImportFrom: ("an import inside the function", "import at module level"),
-    gast.Set: ("a set literal", "use a tuple"),
+    gast.Set: ("a set display (a set of constants is read only in a test: `mode in {...}`)",
+               "use a tuple"),
     gast.NamedExpr: ("an assignment expression (`:=`)", "assign on its own line"),
     gast.Match: ("a `match` statement", "use if/elif"),
 }

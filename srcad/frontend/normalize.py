@@ -66,6 +66,7 @@ from .state import carried_state, with_state
 from .pylower import lower_python
 from .trylower import lower_try
 from .walrus import hoist_named_exprs
+from .pyforms import lower_forms, mark_context_edges
 from .callbacks import lower_callbacks
 from .inner_transforms import lower_inner_transforms
 
@@ -844,6 +845,7 @@ def _getattr_waits_for_arguments(pf: ParsedFunction) -> None:
 
 def _normalize(pf: ParsedFunction) -> ir.Function:
     hoist_named_exprs(pf.tree)  # `if (n := f(x)) > 0:` -> `n = f(x)` first (walrus.py)
+    lower_forms(pf, set())  # with, loop else, starred targets, reversed(xs) (pyforms.py)
     fence(pf)
     static_getattr(pf.tree, pf.fn.__globals__,
                    {k: v for k, v in pf.known.items() if type(v) is str})  # getattr(A, name)
@@ -865,7 +867,9 @@ def _normalize(pf: ParsedFunction) -> ir.Function:
         gast.fix_missing_locations(pf.tree)
     desugar(pf.tree, n.taken)
     n.__init__(pf)  # names and definitions again, now that flags exist
-    return n.run()
+    fn = n.run()
+    mark_context_edges(fn, n.claim)  # a `with` block's entry and exit (pyforms.py)
+    return fn
 
 
 _WRITTEN: dict = {}

@@ -49,7 +49,8 @@ def stateful_call(body, seen=None, effects=False):
     for x in ir.walk(body):
         if isinstance(x, ir.Push) or (isinstance(x, ir.Call) and x.op.name in POPS):
             return x
-        if isinstance(x, ir.Call) and may_change_state(x.op):
+        if isinstance(x, ir.Call) and may_change_state(x.op) and \
+                not getattr(x.op, "recomputable", False):  # (np.errstate: frontend/pyforms.py)
             return x
         if effects and isinstance(x, ir.Effect) and x.kind in ("call", "setitem"):
             # (setitem: `param[k] = v` into the caller's dict, which a recomputation would

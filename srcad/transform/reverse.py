@@ -379,6 +379,12 @@ class Reverse(AdjointsMixin, CallsMixin, CheckpointingMixin, ControlFlowMixin, S
                     self.pop_backward(s, out)
                 elif isinstance(s, ir.Call):
                     self.call_backward(s, out)
+                    back = getattr(s.op, "context_back", None)
+                    if back is not None:  # a `with` block's edge (frontend/withlower.py)
+                        handle = name(s.target) if s.op.context_entry else \
+                            atom_expr(s.args["_a0"])
+                        out.append(Line(ast.Expr(_call(back, handle)), s.line, keep=True))
+                        self.bwd_reads[id(s)] = self.bwd_reads.get(id(s), set()) | {handle.id}
                 else:
                     self.user_call_backward(s, out)
                 if id(s) not in self.restored_early:
@@ -455,21 +461,38 @@ class Reverse(AdjointsMixin, CallsMixin, CheckpointingMixin, ControlFlowMixin, S
         self.pushes = {}
         probe_state = {k: copy.copy(v) for k, v in self.state.items()}
         saved_adj, saved_taken = dict(self.adj), set(self.taken)
-        trial = self.bwd_block(body)
-        needed = set(self.channels)  # (their cotangents are bound at the top)
-        for ln in trial:
-            needed |= line_reads(ln)
-        needed |= set(self.counters.values())
-        # a value is pushed where it is overwritten, if the backward reads it
-        for s in ir.walk(body):
-            if not isinstance(s, (ir.Call, ir.UserCall)):
-                continue
-            names = [t for t in ir.defs(s) if t in self.mutable and self.may_overwrite(s, t)
-                     and (t in self.rezero or (t in needed and self.old_value_read(s, t)))]
-            if id(s) in self.saved_of and self.loop_depth[id(s)] > 0 and not self.recompute(s):
-                names.append(self.saved_of[id(s)])
-            if names:
-                self.pushes[id(s)] = names
+        saved_channels = dict(self.channels)
+        for trial_pass in range(4):
+            # (again while the pushes grow: a branch whose backward is only the restores of
+            # values it overwrote -- `if c: found = True; break` in a loop -- appears once
+            # those are pushed, and reads its test, which must be pushed in turn)
+            if trial_pass:
+                self.state = {k: copy.copy(v) for k, v in probe_state.items()}
+                self.adj, self.taken = dict(saved_adj), set(saved_taken)
+                self._stacks, self.channels = {}, dict(saved_channels)
+            trial = self.bwd_block(body)
+            needed = set(self.channels)  # (their cotangents are bound at the top)
+            for ln in trial:
+                needed |= line_reads(ln)
+            needed |= set(self.counters.values())
+            # a value is pushed where it is overwritten, if the backward reads it
+            pushes = {}
+            for s in ir.walk(body):
+                if not isinstance(s, (ir.Call, ir.UserCall)):
+                    continue
+                names = [t for t in ir.defs(s) if t in self.mutable and
+                         self.may_overwrite(s, t) and (t in self.rezero or (
+                             t in needed and self.old_value_read(s, t)))]
+                if id(s) in self.saved_of and self.loop_depth[id(s)] > 0 and \
+                        not self.recompute(s):
+                    names.append(self.saved_of[id(s)])
+                if names:
+                    pushes[id(s)] = names
+            if pushes == self.pushes:
+                break
+            self.pushes = pushes
+            if not self.restores_in_blocks(body):
+                break
         # second pass, for real
         self.state = probe_state
         self.adj, self.taken = saved_adj, saved_taken
@@ -479,6 +502,16 @@ class Reverse(AdjointsMixin, CallsMixin, CheckpointingMixin, ControlFlowMixin, S
         lines = [Line(comment="--- backward ---")] + self.cotangent_bindings() + lines + swept
         lines = self.rematerialise(lines, needed)
         return [self._finish_restores(ln) for ln in lines]
+
+    def restores_in_blocks(self, body) -> bool:
+        """Is there a branch or a loop whose backward is only restores (see `backward`): one
+        the trial left out (it touches no active name) that the pushes now put in?"""
+        for s in ir.walk(body):
+            if isinstance(s, (ir.If, ir.For, ir.While)):
+                inner = getattr(s, "cond_body", []) + s.body + getattr(s, "orelse", [])
+                if not self.touched(inner) and any(id(c) in self.pushes for c in ir.walk(inner)):
+                    return True
+        return False
 
     def seed_seq(self, seq: ir.Seq, seed: ast.expr, lines: list) -> None:
         """Seed each item of a (nested) tuple output with its part of the cotangent."""

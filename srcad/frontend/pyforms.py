@@ -1,0 +1,587 @@
+"""Python statement forms lowered to ones srcad differentiates (gast -> gast, before the fence).
+
+Input: a parsed function's gast tree (`ParsedFunction`), walrus already hoisted. Output: the
+same tree in which
+
+  * ``with cm as t: body`` is ``h = enter_context(cm); t = context_value(h); body;
+    h_exit = exit_context(h)`` (several items: nested, the first outermost). The context
+    manager expression must not depend on the differentiated arguments (refused at the `with`
+    line: srcad/analysis/refusals.py). When `__exit__` runs:
+      - at the end of the block, also after a `return`, `break` or `continue` inside it:
+        desugar.py guards the rest of the block by the jump's flag but never its exit
+        (`is_exit`), so the exit runs once, before the statements after the block;
+      - when the body raises: generated code's entry points exit every context the call
+        entered and did not leave, innermost first, with the exception (runtime_context's
+        `unwinding`), so numpy's error state and the warning filters never leak out of a call
+        that raised. A manager whose `__exit__` returns true (suppresses) cannot resume the
+        function: the exception still propagates (write try/except for that).
+    The backward of the block: numpy's `np.errstate` and `warnings.catch_warnings` are state,
+    and the adjoint of the block runs under the error state and warning filters the forward
+    block had at its end (entered again around it: no divide warning from the backward of a
+    `np.log(x)` the user silenced; `all="raise"` raises there too; tape mode runs each op's
+    rule under the state its op ran under). Any other manager (a user's `Timer`,
+    `contextlib.nullcontext`) is entered once per call, by the forward sweep; the shape probe
+    of the first call enters a copy of a user's manager (runtime_context.py). A block of
+    numpy's error state, the warning filters or a null context may be recomputed (a
+    checkpointed loop: `enter_state`); one of any other manager may not (refused there).
+    ``contextlib.suppress(...)`` is a try/except and is refused with that hint.
+  * ``for``/``while ... else``: the else block after the loop, under ``if not <flag>:`` where
+    the loop has a `break` of its own (the flag set just before each such `break`), and
+    unconditionally where it has none.
+  * Starred assignment targets ``a, *rest, b = value`` (also nested: ``(a, b), *c = ...``): the
+    value once, as Python unpacks it -- ``items = list(value)`` (a differentiated array's rows
+    along axis 0, a list, a tuple a call returned) -- then ``a = items[0]``, ``rest =
+    items[1:len(items) - 1]`` (a list, as in Python), ``b = items[-1]``; a starred name `_`
+    binds nothing. Too few items raise Python's ValueError.
+  * ``reversed(xs)`` of a list, tuple or array consumed as an iterable (a `for`, a
+    comprehension, ``list(...)``, ``tuple(...)``, ``zip(...)``, ``enumerate(...)``, ``sum``,
+    ``min``, ``max``) is ``xs[::-1]`` (the same items in the same order: rows in reverse for
+    an array); ``reversed(range(...))`` stays (loops.py walks it backward).
+  * ``f(*[a, b], c)`` where the starred value is a list or tuple display: its items spliced
+    into the positional arguments (``np.add(*[a, b])`` is ``np.add(a, b)``).
+  * A set display of constants (``mode in {"train", "eval"}``) is a frozenset constant; a set
+    display holding any other value stays refused (fence.py).
+  * A generator function called from the function -- ``def batches(x): for i in range(3):
+    yield x[i] * i`` -- is lowered, when srcad normalises it as a callee, to a function that
+    builds and returns the list of the values it yields (``yield v`` is ``acc.append(v)``, a
+    bare ``return`` returns the list). The caller must consume the generator whole where it
+    calls it: a `for` over it, a comprehension, ``list(...)``, ``tuple(...)``, ``sum(...)``,
+    ``min``/``max``, ``zip``/``enumerate`` in a `for` header. Where the generator has effects
+    (print, a write to an argument or an object) the consumer may neither break out early
+    nor have effects of its own (their order would change). Anything else -- ``yield``
+    as a value, ``yield from``, ``next(gen)``, ``gen.send`` -- is refused with a hint.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import inspect
+import textwrap
+
+import gast
+import numpy as np
+
+from .. import ir, runtime_context
+from ..errors import UnsupportedSyntaxError
+from ..naming import fresh
+from .opaque import is_opaque
+
+# the runtime helpers the rewritten tree calls, and the names it calls them by (in the
+# function's closure, as pylower.py's internal names; fresh where the function uses the name)
+_HELPERS = {"enter_context": runtime_context.enter_context,
+            "context_value": runtime_context.context_value,
+            "exit_context": runtime_context.exit_context,
+            "enter_state": runtime_context.enter_state,
+            "exit_state": runtime_context.exit_state,
+            "context_setting": runtime_context.context_setting}
+
+_STATE = {np.errstate, runtime_context.warnings.catch_warnings}
+_SETTINGS = set(runtime_context.SETTINGS_BY_FN)
+
+_CONSUMERS = {list, tuple, zip, enumerate, sum, min, max, sorted, set, frozenset, dict,
+              any, all}
+
+
+def _name(id_, ctx=None):
+    return gast.Name(id=id_, ctx=ctx or gast.Load(), annotation=None, type_comment=None)
+
+
+def _call(func, *args):
+    return gast.Call(func=func if isinstance(func, gast.AST) else _name(func), args=list(args),
+                     keywords=[])
+
+
+def _assign(target, value, node):
+    if isinstance(target, str):
+        target = _name(target, gast.Store())
+    return gast.copy_location(gast.Assign(targets=[target], value=value, type_comment=None),
+                              node)
+
+
+def entry_of(stmt) -> str | None:
+    """The handle a `with` block's entry statement makes (desugar.py: see `exit_of`)."""
+    return getattr(stmt, "srcad_enter", None)
+
+
+def exit_of(stmt) -> str | None:
+    """The handle a `with` block's exit statement leaves: desugar.py never guards the exit of
+    a block entered before a jump."""
+    return getattr(stmt, "srcad_exit", None)
+
+
+class _Forms:
+    def __init__(self, pf, taken: set):
+        self.pf = pf
+        self.taken = taken
+        self.helpers: dict = {}  # helper key -> the name the tree calls it by
+
+    def error(self, what, node, hint):
+        return self.pf.error(what, node, hint=hint, cls=UnsupportedSyntaxError)
+
+    def fresh(self, base):
+        return fresh(base, self.taken)
+
+    def helper(self, key) -> str:
+        if key not in self.helpers:
+            given = [k for k, v in self.pf.bound.items() if v is _HELPERS[key]]
+            if given:  # (the function's names: a nested def's `with` shares them)
+                self.helpers[key] = given[0]
+                return given[0]
+            self.helpers[key] = self.fresh(key)
+            self.pf.bound[self.helpers[key]] = _HELPERS[key]
+        return self.helpers[key]
+
+    def resolve(self, e):
+        """The object a dotted name (`np.errstate`, `contextlib.suppress`) refers to, or None
+        for a local or anything else."""
+        parts = []
+        while isinstance(e, gast.Attribute):
+            parts.append(e.attr)
+            e = e.value
+        if not isinstance(e, gast.Name) or e.id in self.locals:
+            return None
+        try:
+            obj = self.pf.resolve(e.id)
+            for a in reversed(parts):
+                obj = getattr(obj, a)
+        except Exception:  # noqa: BLE001  (not resolvable here: not one of ours)
+            return None
+        return obj
+
+    # -- the walk ------------------------------------------------------------------------------
+    def run(self, fdef):
+        self.locals = {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)
+                       and isinstance(n.ctx, gast.Store)} | set(self.pf.params)
+        for n in gast.walk(fdef):
+            if isinstance(n, gast.Name):
+                self.taken.add(n.id)
+        self.displays = _fixed_displays(fdef)
+        self.generator_calls(fdef)
+        fdef.body = self.block(fdef.body)
+        gast.fix_missing_locations(fdef)
+
+    def block(self, stmts) -> list:
+        out = []
+        for s in stmts:
+            out.extend(self.stmt(s))
+        return out
+
+    def stmt(self, s) -> list:
+        if isinstance(s, gast.FunctionDef):  # (a nested def: closures.py splices it in)
+            s.body = self.block(s.body)
+            return [s]
+        if isinstance(s, (gast.ClassDef, gast.AsyncFunctionDef)):
+            return [s]
+        self.expressions(s)
+        for field in ("body", "orelse"):
+            if isinstance(getattr(s, field, None), list):
+                setattr(s, field, self.block(getattr(s, field)))
+        if isinstance(s, gast.With):
+            return self.with_block(s)
+        if isinstance(s, (gast.For, gast.While)) and s.orelse:
+            return self.loop_else(s)
+        if isinstance(s, gast.Assign) and len(s.targets) == 1 and _starred(s.targets[0]):
+            return self.starred(s.targets[0], s.value, s)
+        if isinstance(s, gast.For) and _starred(s.target):
+            item = self.fresh("item")
+            s.body = self.starred(s.target, _name(item), s) + s.body
+            s.target = _name(item, gast.Store())
+        return [s]
+
+    # -- expressions -----------------------------------------------------------------------------
+    def expressions(self, s) -> None:
+        """reversed(xs) as xs[::-1], star displays spliced, constant sets: in the expressions
+        of statement `s` (not in its nested statements: those come in their turn)."""
+        stack = [c for c in gast.iter_child_nodes(s) if not isinstance(c, gast.stmt)]
+        while stack:
+            n = stack.pop()
+            if isinstance(n, gast.Call):
+                self.splice_star_displays(n)
+                for i, a in enumerate(n.args):
+                    n.args[i] = self.reversed_item(a, self.resolve(n.func) in _CONSUMERS)
+            if isinstance(n, gast.comprehension):
+                n.iter = self.reversed_item(n.iter, True)
+            if isinstance(n, gast.Compare):
+                n.comparators = [self.constant_set(c) for c in n.comparators]
+            stack.extend(c for c in gast.iter_child_nodes(n) if not isinstance(c, gast.stmt))
+        if isinstance(s, gast.For):
+            s.iter = self.reversed_item(s.iter, False)
+            if isinstance(s.iter, gast.Call) and self.resolve(s.iter.func) in (zip, enumerate):
+                s.iter.args = [self.reversed_item(a, True) for a in s.iter.args]
+
+    def reversed_item(self, e, consumed: bool):
+        """`reversed(xs)` -> `xs[::-1]` where it is consumed as an iterable (not of a range:
+        loops.py walks that backward)."""
+        if not (consumed and isinstance(e, gast.Call) and len(e.args) == 1 and not e.keywords
+                and self.resolve(e.func) is reversed):
+            return e
+        inner = e.args[0]
+        if isinstance(inner, gast.Call) and self.resolve(inner.func) is range:
+            return e
+        return gast.copy_location(gast.Subscript(
+            value=inner, slice=gast.Slice(None, None, gast.Constant(-1, None)),
+            ctx=gast.Load()), e)
+
+    def splice_star_displays(self, call) -> None:
+        args = []
+        for a in call.args:
+            if isinstance(a, gast.Starred) and isinstance(a.value, (gast.List, gast.Tuple)) \
+                    and not any(isinstance(x, gast.Starred) for x in a.value.elts):
+                args.extend(a.value.elts)
+            elif isinstance(a, gast.Starred) and isinstance(a.value, gast.Name) and \
+                    a.value.id in self.displays:  # (a local list of known length)
+                args.extend(gast.copy_location(gast.Subscript(
+                    value=_name(a.value.id), slice=gast.Constant(i, None), ctx=gast.Load()), a)
+                    for i in range(self.displays[a.value.id]))
+            else:
+                args.append(a)
+        call.args = args
+
+    def constant_set(self, e):
+        """`{"train", "eval"}`: a frozenset constant (a set of hashable constants)."""
+        if isinstance(e, gast.Set) and all(isinstance(x, gast.Constant) for x in e.elts):
+            try:
+                value = frozenset(x.value for x in e.elts)
+            except TypeError:
+                return e
+            return gast.copy_location(gast.Constant(value, None), e)
+        return e
+
+    # -- generators ------------------------------------------------------------------------------
+    def generator_calls(self, fdef) -> None:
+        """Each call of a generator function in `fdef`: consumed whole where it is made (see the
+        module docstring), else refused; the generator is then normalised as a function that
+        returns the list of its values (`generator`)."""
+        parents = {id(c): n for n in gast.walk(fdef) for c in gast.iter_child_nodes(n)}
+        for call in gast.walk(fdef):
+            if not isinstance(call, gast.Call):
+                continue
+            fn = self.resolve(call.func)
+            if not inspect.isgeneratorfunction(fn):
+                continue
+            label = getattr(fn, "__name__", "the generator")
+            parent = parents.get(id(call))
+            consumer, early = None, False
+            if isinstance(parent, gast.For) and parent.iter is call:
+                consumer, early = parent, _leaves_early(parent.body)
+            elif isinstance(parent, gast.comprehension) and parent.iter is call:
+                consumer = parent
+            elif isinstance(parent, gast.Call) and call in parent.args and \
+                    self.resolve(parent.func) in _CONSUMERS:
+                consumer, early = parent, self.resolve(parent.func) in _EARLY
+                outer = parents.get(id(parent))
+                if self.resolve(parent.func) in (zip, enumerate) and isinstance(outer, gast.For):
+                    early = early or _leaves_early(outer.body)
+            if consumer is None:
+                raise self.error(
+                    f"a call of the generator function `{label}` that is not consumed whole "
+                    f"where it is made (srcad runs a generator as a function that returns "
+                    f"the list of its values)", call,
+                    f"loop over it (`for v in {label}(...)`), or take `list({label}(...))` "
+                    f"and index the list")
+            effects = _has_effects(_source_tree(fn))
+            if effects and (early or (isinstance(consumer, gast.For) and
+                                      _has_effects(consumer.body))):
+                raise self.error(
+                    f"the generator `{label}` has effects (a call made for its effect, a "
+                    f"write to an object) and its consumer "
+                    + ("may stop before its end" if early else "has effects of its own")
+                    + ": running the generator whole first would change their order", call,
+                    f"take `list({label}(...))` first if that order is what you mean, or "
+                    f"move the effects out of the generator")
+            if early and _may_not_end(_source_tree(fn)):
+                raise self.error(
+                    f"the consumer of the generator `{label}` may stop before its end, and "
+                    f"the generator has a `while` loop (it may never end)", call,
+                    f"give the generator a bound (`for i in range(n)`) or consume it whole")
+            _CONSUMED.add(fn)
+
+    def generator(self, fdef) -> None:
+        """`yield v` -> `yielded.append(v)`, `return` -> `return yielded` (this function is a
+        generator that a caller consumes whole: `generator_calls`)."""
+        if self.pf.fn not in _CONSUMED:
+            return  # (the fence refuses its `yield`)
+        acc = self.fresh("yielded")
+        for n in gast.walk(fdef):
+            if isinstance(n, gast.YieldFrom):
+                raise self.error("`yield from` in a generator srcad differentiates", n,
+                                 "write the loop: `for v in inner(...): yield v`")
+        count = [0]
+
+        def block(stmts):
+            out = []
+            for st in stmts:
+                if isinstance(st, (gast.FunctionDef, gast.ClassDef)):
+                    out.append(st)
+                    continue
+                if isinstance(st, gast.Expr) and isinstance(st.value, gast.Yield):
+                    value = st.value.value or gast.Constant(None, None)
+                    append = gast.Call(func=gast.Attribute(value=_name(acc), attr="append",
+                                                           ctx=gast.Load()),
+                                       args=[value], keywords=[])
+                    out.append(gast.copy_location(gast.Expr(value=append), st))
+                    count[0] += 1
+                    continue
+                if isinstance(st, gast.Return):
+                    out.append(gast.copy_location(gast.Return(value=_name(acc)), st))
+                    continue
+                for field in ("body", "orelse"):
+                    if isinstance(getattr(st, field, None), list):
+                        setattr(st, field, block(getattr(st, field)))
+                out.append(st)
+            return out
+
+        body = block(fdef.body)
+        for n in gast.walk(gast.Module(body=body, type_ignores=[])):
+            if isinstance(n, gast.Yield):
+                raise self.error("`yield` used as a value (`x = yield v`, `send`)", n,
+                                 "yield as a statement: `yield v`")
+        init = _assign(acc, gast.List(elts=[], ctx=gast.Load()), fdef.body[0])
+        ret = gast.copy_location(gast.Return(value=_name(acc)), fdef.body[-1])
+        fdef.body = [init] + body + [ret]
+
+    # -- with ------------------------------------------------------------------------------------
+    def with_block(self, s) -> list:
+        if not s.items:  # pragma: no cover - (Python's grammar needs one)
+            return s.body
+        item, rest = s.items[0], s.items[1:]
+        body = s.body
+        if rest:
+            inner = gast.copy_location(gast.With(items=rest, body=body, type_comment=None), s)
+            body = self.with_block(inner)
+        cm = item.context_expr
+        made = self.resolve(cm.func) if isinstance(cm, gast.Call) else self.resolve(cm)
+        if made is contextlib.suppress:
+            raise self.error("`with contextlib.suppress(...)` in a differentiated function "
+                             "(it is a try/except)", s,
+                             "write the try/except it stands for, or call the code that may "
+                             "raise outside the differentiated function")
+        handle = self.fresh(f"context_L{s.lineno}")
+        state = made in _STATE or made is contextlib.nullcontext
+        out = [_assign(handle, _call(self.helper("enter_state" if state else "enter_context"),
+                                     cm), s)]
+        out[0].srcad_enter = handle
+        if item.optional_vars is not None:
+            target = item.optional_vars
+            out.append(_assign(target, _call(self.helper("context_value"), _name(handle)), s))
+            if _starred(target):
+                out[-1:] = self.starred(target, out[-1].value, s)
+        out.extend(self.settings_as_values(body) if made in _STATE else body)
+        exit_ = _assign(self.fresh(f"{handle}_exit"),
+                        _call(self.helper("exit_state" if state else "exit_context"),
+                              _name(handle)), s)
+        exit_.srcad_exit = handle
+        out.append(exit_)
+        return out
+
+    def settings_as_values(self, body) -> list:
+        """``warnings.simplefilter("ignore")`` (and `filterwarnings`, `np.seterr`) in a block
+        of a state context: a value (``setting_L5 = context_setting(warnings.simplefilter,
+        "ignore")``), not a call made for its effect, so that the shape probe runs it too,
+        inside the block as the real call does (the probe skips effects: interpret.py)."""
+        out = []
+        for st in body:
+            if isinstance(st, gast.Expr) and isinstance(st.value, gast.Call) and \
+                    self.resolve(st.value.func) in _SETTINGS:
+                call = st.value
+                key = runtime_context.SETTINGS_BY_FN[self.resolve(call.func)]
+                call.args = [gast.Constant(key, None)] + call.args
+                call.func = _name(self.helper("context_setting"))
+                st = _assign(self.fresh(f"setting_L{st.lineno}"), call, st)
+            for field in ("body", "orelse"):
+                if isinstance(getattr(st, field, None), list):
+                    setattr(st, field, self.settings_as_values(getattr(st, field)))
+            out.append(st)
+        return out
+
+    # -- for/while ... else ----------------------------------------------------------------------
+    def loop_else(self, s) -> list:
+        orelse, s.orelse = s.orelse, []
+        breaks = _own_breaks(s.body)
+        if not breaks:
+            return [s] + orelse
+        flag = self.fresh(f"no_break_L{s.lineno}")
+        for parent, field, index in reversed(breaks):
+            stmts = getattr(parent, field) if parent is not None else s.body
+            brk = stmts[index]
+            stmts.insert(index, _assign(flag, gast.Constant(False, None), brk))
+        init = _assign(flag, gast.Constant(True, None), s)
+        guard = gast.copy_location(gast.If(test=_name(flag), body=orelse, orelse=[]), s)
+        return [init, s, guard]
+
+    # -- starred targets -------------------------------------------------------------------------
+    def starred(self, target, value, node) -> list:
+        """`a, *rest, b = value` (see the module docstring)."""
+        elts = target.elts
+        star = next(i for i, t in enumerate(elts) if isinstance(t, gast.Starred))
+        if sum(isinstance(t, gast.Starred) for t in elts) > 1:
+            raise self.error("two starred names in one assignment", node,
+                             "Python refuses it too: keep one `*name`")
+        items = self.fresh("items")
+        out = [_assign(items, _call("list", value), node)]
+        after = len(elts) - star - 1
+        need = len(elts) - 1
+        length = _call("len", _name(items))
+        check = gast.If(test=gast.Compare(left=copy.deepcopy(length), ops=[gast.Lt()],
+                                          comparators=[gast.Constant(need, None)]),
+                        body=[gast.Raise(exc=_call("ValueError", gast.Constant(
+                            f"not enough values to unpack (expected at least {need})", None)),
+                            cause=None)], orelse=[])
+        known = isinstance(value, (gast.List, gast.Tuple)) and not any(
+            isinstance(v, gast.Starred) for v in value.elts)
+        if not known or len(value.elts) < need:  # (a display's length is known: no test)
+            out.append(gast.copy_location(check, node))
+        for i, t in enumerate(elts):
+            if i < star:
+                index = gast.Constant(i, None)
+            elif i > star:
+                index = gast.Constant(i - len(elts), None)
+            else:
+                t = t.value
+                if isinstance(t, gast.Name) and t.id == "_":
+                    continue
+                upper = None if after == 0 else gast.BinOp(
+                    left=copy.deepcopy(length), op=gast.Sub(), right=gast.Constant(after, None))
+                index = gast.Slice(gast.Constant(star, None) if star else None, upper, None)
+            item = gast.Subscript(value=_name(items), slice=index, ctx=gast.Load())
+            if isinstance(t, (gast.Tuple, gast.List)) and _starred(t):
+                out.extend(self.starred(t, item, node))
+            else:
+                out.append(_assign(t, item, node))
+        for st in out:
+            gast.copy_location(st, node)
+        return out
+
+
+def _fixed_displays(fdef) -> dict:
+    """Local names bound once, to a list or tuple display, and read only by index or as a
+    star-argument (nothing can change how many items they hold) -> that number."""
+    stores: dict = {}
+    for n in gast.walk(fdef):
+        if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
+            stores[n.id] = stores.get(n.id, 0) + 1
+    found = {}
+    for n in gast.walk(fdef):
+        if isinstance(n, gast.Assign) and len(n.targets) == 1 and \
+                isinstance(n.targets[0], gast.Name) and stores.get(n.targets[0].id) == 1 and \
+                isinstance(n.value, (gast.List, gast.Tuple)) and \
+                not any(isinstance(x, gast.Starred) for x in n.value.elts):
+            found[n.targets[0].id] = len(n.value.elts)
+    if not found:
+        return found
+    for parent in gast.walk(fdef):
+        for child in gast.iter_child_nodes(parent):
+            if isinstance(child, gast.Name) and isinstance(child.ctx, gast.Load) and \
+                    child.id in found and not isinstance(parent, gast.Starred) and not (
+                        isinstance(parent, gast.Subscript) and parent.value is child):
+                del found[child.id]
+    return found
+
+
+def _source_tree(fn):
+    try:
+        return gast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return gast.Module(body=[], type_ignores=[])
+
+
+def _has_effects(node) -> bool:
+    """A call made for its effect (print, a method on an object) or a write to an attribute:
+    what another piece of code could see the order of."""
+    if isinstance(node, list):
+        return any(_has_effects(n) for n in node)
+    for n in gast.walk(node):
+        if isinstance(n, gast.Expr) and isinstance(n.value, gast.Call):
+            return True
+        if isinstance(n, (gast.Global, gast.Nonlocal)):
+            return True
+        if isinstance(n, (gast.Assign, gast.AugAssign)):
+            targets = n.targets if isinstance(n, gast.Assign) else [n.target]
+            if any(isinstance(t, gast.Attribute) for t in targets):
+                return True
+    return False
+
+
+def _leaves_early(body) -> bool:
+    """Does a `for` body leave its loop (break, return) before the iterator ends?"""
+    for n in gast.walk(gast.Module(body=body, type_ignores=[])):
+        if isinstance(n, (gast.Break, gast.Return)):
+            return True
+    return False
+
+
+def _may_not_end(node) -> bool:
+    return any(isinstance(n, gast.While) for n in gast.walk(node))
+
+
+def _starred(target) -> bool:
+    return isinstance(target, (gast.Tuple, gast.List)) and any(
+        isinstance(t, gast.Starred) or _starred(t) for t in target.elts)
+
+
+def _own_breaks(body) -> list:
+    """(parent statement or None for the loop body, field, index) of each `break` of this loop
+    (not of a nested loop), in order."""
+    found = []
+
+    def walk(stmts, parent, field):
+        for i, st in enumerate(stmts):
+            if isinstance(st, gast.Break):
+                found.append((parent, field, i))
+            elif isinstance(st, (gast.For, gast.While, gast.FunctionDef, gast.ClassDef)):
+                continue
+            else:
+                for f in ("body", "orelse", "finalbody"):
+                    if isinstance(getattr(st, f, None), list):
+                        walk(getattr(st, f), st, f)
+                for h in getattr(st, "handlers", None) or []:
+                    walk(h.body, h, "body")
+
+    walk(body, None, "body")
+    return found
+
+
+def mark_context_edges(fn, claim) -> None:
+    """The normalised calls of `enter_context` / `exit_context` (this function's `with`
+    blocks, or generated code's, transformed again): each op names the helper the backward
+    calls at that edge -- `leave_context` where the forward entered, `reenter_context` where it
+    left (srcad/transform/reverse.py), injected under `claim`'s name."""
+    rc = runtime_context
+    leave, reenter = ("leave_context", rc.leave_context), ("reenter_context", rc.reenter_context)
+    back = {rc.enter_context: leave, rc.enter_state: leave, rc.exit_context: reenter,
+            rc.exit_state: reenter}
+    for s in ir.walk(fn.body):
+        callee = s.args.get("_fn") if isinstance(s, ir.Call) and is_opaque(s.op) else None
+        fn_ = _hashable(callee.value) if isinstance(callee, ir.Const) else None
+        if fn_ in back:
+            spelled, helper = back[fn_]
+            s.op.context_back = claim(spelled, helper)
+            s.op.context_entry = fn_ in (rc.enter_context, rc.enter_state)
+        # (a recomputation -- a checkpointed region -- may enter numpy's error state or the
+        # warning filters again: srcad/transform/checkpointing.py)
+        s_op = s.op if fn_ in (rc.enter_state, rc.exit_state, rc.context_setting) else None
+        if s_op is not None:
+            s_op.recomputable = True
+
+
+def _hashable(v):
+    try:
+        hash(v)
+    except TypeError:
+        return None
+    return v
+
+
+def lower_forms(pf, taken: set) -> None:
+    """Rewrite `pf.tree` in place (see the module docstring)."""
+    forms = _Forms(pf, taken)
+    if inspect.isgeneratorfunction(getattr(pf, "fn", None)):
+        forms.generator(pf.tree)
+    forms.run(pf.tree)
+
+
+# generator functions whose every call a caller consumes whole (`_Forms.generator_calls`)
+_CONSUMED: set = set()
+# consumers that may stop before a generator's end
+_EARLY = {zip, any, all}
