@@ -224,6 +224,8 @@ class _Forms:
             ctx=gast.Load()), e)
 
     def splice_star_displays(self, call) -> None:
+        if self.resolve(call.func) is zip:
+            return  # (`a, b = zip(*pairs)`: pylevel.py transposes it as a whole)
         args = []
         for a in call.args:
             if isinstance(a, gast.Starred) and isinstance(a.value, (gast.List, gast.Tuple)) \
