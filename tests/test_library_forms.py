@@ -620,3 +620,35 @@ def test_forward_stores_on_the_object_and_the_caller_reads_it(fn, mode, warm):
     last = NN_ACT2 if fn is nnfs_loss else NN_MODEL.layers[-1]
     assert type(last.output) is np.ndarray  # (the object holds the array, as after a call)
     np.testing.assert_allclose(np.sum(last.output, axis=1), 1.0, rtol=1e-12)
+
+
+def nnfs_loss_of_weights(W1, W2):
+    """The gradient w.r.t. the layers' weights, set on them first (the book's backward gives
+    dweights: what a user compares against)."""
+    NN_DENSE1.weights = W1
+    NN_DENSE2.weights = W2
+    return nnfs_loss(NN_X)
+
+
+NN_X = np.random.default_rng(8).standard_normal((5, 4))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_weights_set_on_the_layers_then_read_by_their_methods(mode):
+    W1, W2 = NN_DENSE1.weights.copy(), NN_DENSE2.weights.copy()
+    try:
+        value, (g1, g2) = srcad.value_and_grad(nnfs_loss_of_weights, wrt=(0, 1), mode=mode)(
+            W1.copy(), W2.copy())
+        assert value == pytest.approx(nnfs_loss_of_weights(W1.copy(), W2.copy()), rel=1e-12)
+        n1, n2 = numerical_grad(nnfs_loss_of_weights, (W1.copy(), W2.copy()), wrt=(0, 1))
+        np.testing.assert_allclose(g1, n1, rtol=1e-6, atol=1e-9)
+        np.testing.assert_allclose(g2, n2, rtol=1e-6, atol=1e-9)
+        # the book's own backward of the same step, by hand: dweights of the last layer
+        nnfs_loss_of_weights(W1, W2)
+        probs, y = NN_ACT2.output, NN_Y
+        dvalues = probs.copy()
+        dvalues[range(len(y)), y] -= 1
+        dvalues /= len(y)
+        np.testing.assert_allclose(g2, NN_DENSE2.inputs.T @ dvalues, rtol=1e-9, atol=1e-12)
+    finally:
+        NN_DENSE1.weights, NN_DENSE2.weights = W1, W2

@@ -62,7 +62,7 @@ from .objects import mutated_names, scalarise_objects
 from .methods import _BUILTIN_OPS, ATTRIBUTES, METHODS, RESERVED  # noqa: F401  (re-exported)
 from .opaque import is_user_object, library_file
 from .parse import LIFTED, ParsedFunction, parse_function, star_params_for_call, static_getattr
-from .state import carried_state, with_state
+from .state import carried_state, state_given, with_state
 from .pylower import lower_python
 from .trylower import lower_try
 from .walrus import hoist_named_exprs
@@ -405,6 +405,17 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         op, args = self.op_call(runtime.in_layout, [ir.Var(st.target), like], {}, node)
         self.body.insert(at + 1, ir.Call(target, op, args, st.line))
 
+    def note_state(self, obj, attr: str, value) -> None:
+        """`obj.attr = v` here: a callee called after it that reads `obj.attr` is given v
+        (state.py); set in a branch or a loop, the value there is not one atom: forgotten."""
+        if not (isinstance(obj, ir.Const) and is_user_object(obj.value)):
+            return
+        key = (id(obj.value), attr)
+        if self.body is self.top_body:
+            self.attr_carry[key] = (obj.value, value)
+        else:
+            self.attr_carry.pop(key, None)
+
     def forget_defs(self, stmts) -> None:
         """Statements dropped as dead (a branch a known test never takes): the definitions
         they held no longer count (`def_name` names a variable's last definition after the
@@ -495,6 +506,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                     "attr": ir.Const(target.attr, repr(target.attr)),
                     "value": self.expr(value, target.attr, None)}
             self.body.append(ir.Effect("setattr", None, args, node.lineno))
+            self.note_state(args["_obj"], target.attr, args["value"])
         elif isinstance(target, gast.Attribute):
             raise self.unsupported(
                 "assignment to an attribute of an expression (`a.b.c = v`, `f().x = v`)", node,
@@ -658,6 +670,15 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         pf.statics.update({p: ("int", a.value) for p, a in zip(pf.params, args)
                            if isinstance(a, ir.Const) and type(a.value) is int})
         pf.deferrable = self.pf.deferrable
+        if self.attr_carry:  # what this function stored on objects, read there (state.py)
+            taken = {n.id for n in gast.walk(pf.tree) if isinstance(n, gast.Name)} | \
+                set(pf.params)
+            pf.attr_in = [(obj, attr, fresh(f"{attr}_given", taken), atom)
+                          for obj, attr, atom in ((o, k[1], a) for k, (o, a) in
+                                                  self.attr_carry.items())]
+            for _, _, pname, atom in pf.attr_in:
+                kwargs[pname] = atom
+            fn = state_given(fn, len(pf.attr_in))
         _IN_PROGRESS.add(key)
         try:
             callee = normalize(pf)
@@ -668,7 +689,9 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             raise
         finally:
             _IN_PROGRESS.discard(key)
-        carried = carried_state(callee)
+        carried, blocked = carried_state(callee)
+        for k in blocked:  # (set in a branch or a loop there: this function's value is old)
+            self.attr_carry.pop(k, None)
         if carried:  # the attributes the callee leaves on objects, returned with its value
             callee.body[-1] = ir.Return(ir.Seq((callee.ret.value, *[a for _, _, a in carried]),
                                                "tuple"), callee.ret.line)
@@ -866,7 +889,12 @@ def _normalize(pf: ParsedFunction) -> ir.Function:
         body.append(gast.copy_location(none, body[-1]))
         gast.fix_missing_locations(pf.tree)
     desugar(pf.tree, n.taken)
+    for _, _, pname, _ in pf.attr_in:  # (the caller's stores on objects, given: state.py)
+        pf.params.append(pname)
+        pf.tree.args.args.append(gast.Name(pname, gast.Param(), None, None))
     n.__init__(pf)  # names and definitions again, now that flags exist
+    for obj, attr, pname, _ in pf.attr_in:
+        n.attr_carry[(id(obj), attr)] = (obj, ir.Var(pname))
     fn = n.run()
     mark_context_edges(fn, n.claim)  # a `with` block's entry and exit (pyforms.py)
     return fn

@@ -80,6 +80,10 @@ class ParsedFunction:
     # parameter -> ("len", n) for a list / tuple argument, ("int", v) for an int one: what a
     # loop that builds objects counts on (frontend/objects.py); None: not asked for yet
     statics: dict | None = None
+    # [(obj, attr, parameter)]: values the caller stored in `obj.attr` before the call (its
+    # own `layer.W = W` or an earlier callee's `self.output = ...`), given to this callee as
+    # extra parameters its reads of `obj.attr` read (frontend/state.py)
+    attr_in: list = field(default_factory=list)
     deferrable: bool = False  # a transform's own function: it may wait for the arguments
 
     def resolve(self, name: str) -> Any:

@@ -11,6 +11,11 @@ normalising (``self`` bound to a global layer, or a layer of a list), and the ca
 reads of that attribute (``dense1.output``, ``layer.prev.output``: calls.py `carried_read`)
 read that value -- so the gradient flows through the object as Python's values do.
 
+The other way: what the caller stored on an object before a call (``dense1.weights = W1``,
+carried by attrstate.py's local, or an earlier callee's ``self.output``) is given to the
+callee as one more parameter per attribute (parse.ParsedFunction.attr_in), which its reads of
+``self.weights`` read -- so a gradient w.r.t. weights set on layers reaches them.
+
 Input: a callee's `ir.Function` (normalised). Output: `carried_state` -- [(object, attribute,
 the atom holding the value at its end)] for each attribute a top-level ``setattr`` effect (or
 a call of its own that carried one out) sets, in the order they were first set; the caller
@@ -34,9 +39,10 @@ from .. import ir
 from .opaque import is_user_object
 
 
-def carried_state(fn: ir.Function) -> list:
-    """[(obj, attr, atom)]: what `fn` leaves in `obj.attr` at its end, for the attributes it
-    sets at its top level (see the module docstring)."""
+def carried_state(fn: ir.Function) -> tuple[list, set]:
+    """([(obj, attr, atom)], blocked): what `fn` leaves in `obj.attr` at its end, for the
+    attributes it sets at its top level (see the module docstring); `blocked`: the (id(obj),
+    attr) it sets in a branch or a loop (the caller's own value for them is stale after)."""
     found: dict = {}
     blocked: set = set()
     for s in fn.body:
@@ -47,7 +53,7 @@ def carried_state(fn: ir.Function) -> list:
             continue
         for obj, attr, atom in _sets(s):
             found[(id(obj), attr)] = (obj, attr, atom)
-    return [v for k, v in found.items() if k not in blocked]
+    return [v for k, v in found.items() if k not in blocked], blocked
 
 
 def _sets(s):
@@ -59,6 +65,17 @@ def _sets(s):
     elif isinstance(s, ir.UserCall):
         # (a callee's own callee set it: the caller bound it to a name after the call)
         yield from getattr(s, "carried_atoms", ())
+
+
+def state_given(fn, n: int):
+    """`fn` as plain Python, called with `n` more arguments (the values given for its reads of
+    objects' attributes, state.py): the object holds them already, the call drops them."""
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        return fn(*args[:len(args) - n], **kwargs)
+
+    return run
 
 
 def with_state(fn, attrs: list):
