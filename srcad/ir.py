@@ -95,6 +95,10 @@ class UserCall:
     unpack: bool = False  # ... which the call site unpacks into `targets`
     checkpoint: bool = False  # srcad.checkpoint: save the inputs, recompute in the backward
     discard: bool = False  # a call made for its effect (a statement): its result is dropped
+    # [(obj, attr)]: attributes the callee leaves on known objects, returned after its value
+    # (frontend/state.py); `carried_atoms`: [(obj, attr, atom)] where the caller bound them
+    carried: list = field(default_factory=list)
+    carried_atoms: list = field(default_factory=list)
 
 
 @dataclass
@@ -248,6 +252,9 @@ class Function:
     # writes into (`p[k] = v`: an `Effect` "setitem"); a caller that passes its own dict is
     # given these values back (frontend/inline.py)
     written: dict = field(default_factory=dict)
+    # (id(obj), attr) the function (or a callee) sets in a branch or a loop: its caller reads
+    # them when the code runs (frontend/state.py)
+    attr_unknown: set = field(default_factory=set)
 
     @property
     def ret(self) -> Return:

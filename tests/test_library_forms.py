@@ -652,3 +652,46 @@ def test_weights_set_on_the_layers_then_read_by_their_methods(mode):
         np.testing.assert_allclose(g2, NN_DENSE2.inputs.T @ dvalues, rtol=1e-9, atol=1e-12)
     finally:
         NN_DENSE1.weights, NN_DENSE2.weights = W1, W2
+
+
+class Branchy:
+    def __init__(self, W):
+        self.W = W
+        self.output = None
+
+    def forward(self, x, squash):
+        if squash:
+            self.output = np.tanh(x @ self.W)
+        else:
+            self.output = x @ self.W
+
+
+class Looping:
+    def forward(self, x):
+        for i in range(2):
+            self.last = x * (i + 1.0)
+
+
+BRANCHY, LOOPING = Branchy(np.eye(3) * 0.5), Looping()
+
+
+def reads_branch_state(x):
+    BRANCHY.forward(x, True)
+    return np.sum(BRANCHY.output ** 2)
+
+
+def reads_loop_state(x):
+    LOOPING.forward(x)
+    return np.sum(LOOPING.last ** 2)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("fn", [reads_branch_state, reads_loop_state], ids=lambda f: f.__name__)
+def test_state_a_callee_sets_in_a_branch_or_loop_is_refused_not_stale(fn, mode):
+    """Read back after a callee set it in a branch or a loop: source mode folded the value an
+    earlier plain call had left (a wrong value and gradient, silently). Now the attribute is
+    read when the code runs, and refused where its value carries the gradient."""
+    x = np.linspace(0.1, 1.0, 3)
+    fn(x * 3.0)  # (another value on the object first)
+    with pytest.raises(srcad.SrcadError, match="read through the object"):
+        srcad.value_and_grad(fn, mode=mode)(x)

@@ -43,7 +43,7 @@ from ..pyfuncs import SUBSTITUTES, label_of
 from . import guards
 from .closures import PARTIAL
 from .methods import _BUILTIN_OPS, METHODS, RESERVED
-from .opaque import is_user_object, library_file, opaque_call, opaque_method
+from .opaque import is_user_object, library_file, opaque_attribute, opaque_call, opaque_method
 from .parse import LIFTED
 from .pylower import DICT_GET
 
@@ -526,7 +526,7 @@ class CallsMixin:
         else:
             called = call.callee.name  # (a lambda bound to a name is `lambda_L<n>`)
             call.targets = [self.fresh(f"{hint}_{called}")]
-        if getattr(call, "carried", None):
+        if call.carried:
             # (the callee's value, then what it left on objects: `d1.output` read below)
             result = call.targets[0]
             call.targets = [self.fresh(f"{result}_and_state")]
@@ -546,12 +546,29 @@ class CallsMixin:
             self.env[into[0]] = var
         return var
 
-    def carried_read(self, e) -> ir.Var | None:
+    def carried_read(self, e):
         """`d1.output` / `layer.prev.output` after a call that stored it (`self.output = ...`
-        in d1's forward): the value the callee stored, carried out of it (state.py)."""
-        if not self.attr_carry or not isinstance(e, gast.Attribute):
+        in d1's forward): the value the callee stored, carried out of it (state.py) -- or,
+        where a callee stored it in a branch or a loop, the attribute read when the code runs
+        (never a value folded before the call; refusals.check_attribute_state refuses it
+        where the stored value carries a gradient). None: neither."""
+        if not (self.attr_carry or self.attr_unknown) or not isinstance(e, gast.Attribute):
             return None
-        chain, root = [], e.value
+        obj = self.known_object(e.value)
+        if obj is None:
+            return None
+        hit = self.attr_carry.get((id(obj), e.attr))
+        if hit is not None and hit[0] is obj:
+            return hit[1]
+        if (id(obj), e.attr) in self.attr_unknown:
+            base = self.expr(e.value, "obj", None)
+            return self.result((opaque_attribute(e.attr), {"_obj": base}), e.attr, None, e)
+        return None
+
+    def known_object(self, e):
+        """The user object `e` (a name, `a.b`, `self.layers[-1]`) certainly holds when
+        normalising, or None."""
+        chain, root = [], e
         while isinstance(root, gast.Attribute):
             chain.append(root.attr)
             root = root.value
@@ -575,10 +592,7 @@ class CallsMixin:
             sub = getattr(obj, attr, guards.MISSING)
             guards.note_attr(obj, attr, sub)
             obj = sub
-        if not is_user_object(obj):
-            return None
-        hit = self.attr_carry.get((id(obj), e.attr))
-        return hit[1] if hit is not None and hit[0] is obj else None
+        return obj if is_user_object(obj) else None
 
     # hooks (closures.py, methods)
     def lifted_call(self, name: str, e, hint):

@@ -102,6 +102,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         # (id(obj), attr) -> (obj, Var): the value a callee stored in `obj.attr` (`self.output
         # = ...` in a layer's forward), which later reads of `obj.attr` here read (state.py)
         self.attr_carry: dict = {}
+        self.attr_unknown: set = set()  # (id(obj), attr) a callee set in a branch or loop
         self.views: dict = {}  # straight-line name -> (base name, index) of a basic view
         self.view_made: dict = {}  # view name -> when its view was made (its tape order)
         self.propagations: set = set()  # ids of the statements that carry a write to a base
@@ -413,8 +414,10 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         key = (id(obj.value), attr)
         if self.body is self.top_body:
             self.attr_carry[key] = (obj.value, value)
+            self.attr_unknown.discard(key)
         else:
             self.attr_carry.pop(key, None)
+            self.attr_unknown.add(key)
 
     def forget_defs(self, stmts) -> None:
         """Statements dropped as dead (a branch a known test never takes): the definitions
@@ -690,8 +693,11 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         finally:
             _IN_PROGRESS.discard(key)
         carried, blocked = carried_state(callee)
+        blocked = blocked | callee.attr_unknown
         for k in blocked:  # (set in a branch or a loop there: this function's value is old)
             self.attr_carry.pop(k, None)
+        self.attr_unknown |= blocked
+        self.attr_unknown -= {(id(o), attr) for o, attr, _ in carried}
         if carried:  # the attributes the callee leaves on objects, returned with its value
             callee.body[-1] = ir.Return(ir.Seq((callee.ret.value, *[a for _, _, a in carried]),
                                                "tuple"), callee.ret.line)
@@ -896,6 +902,7 @@ def _normalize(pf: ParsedFunction) -> ir.Function:
     for obj, attr, pname, _ in pf.attr_in:
         n.attr_carry[(id(obj), attr)] = (obj, ir.Var(pname))
     fn = n.run()
+    fn.attr_unknown = n.attr_unknown  # (what its caller must read when the code runs)
     mark_context_edges(fn, n.claim)  # a `with` block's entry and exit (pyforms.py)
     return fn
 

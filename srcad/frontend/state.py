@@ -64,7 +64,7 @@ def _sets(s):
             yield obj.value, s.args["attr"].value, s.args["value"]
     elif isinstance(s, ir.UserCall):
         # (a callee's own callee set it: the caller bound it to a name after the call)
-        yield from getattr(s, "carried_atoms", ())
+        yield from s.carried_atoms
 
 
 def state_given(fn, n: int):
