@@ -695,3 +695,61 @@ def test_state_a_callee_sets_in_a_branch_or_loop_is_refused_not_stale(fn, mode):
     fn(x * 3.0)  # (another value on the object first)
     with pytest.raises(srcad.SrcadError, match="read through the object"):
         srcad.value_and_grad(fn, mode=mode)(x)
+
+
+# -- generator methods (a CNN from scratch walking its image regions) ------------------------
+class Conv3x3:
+    def __init__(self, num_filters):
+        self.num_filters = num_filters
+        self.filters = np.random.RandomState(0).randn(num_filters, 3, 3) / 9
+
+    def iterate_regions(self, image):
+        h, w = image.shape
+        for i in range(h - 2):
+            for j in range(w - 2):
+                yield image[i:(i + 3), j:(j + 3)], i, j
+
+    def forward(self, image):
+        self.last_input = image
+        h, w = image.shape
+        output = np.zeros((h - 2, w - 2, self.num_filters))
+        for region, i, j in self.iterate_regions(image):
+            output[i, j] = np.sum(region * self.filters, axis=(1, 2))
+        return output
+
+
+class MaxPool2:
+    def iterate_regions(self, image):
+        h, w, _ = image.shape
+        for i in range(h // 2):
+            for j in range(w // 2):
+                yield image[(i * 2):(i * 2 + 2), (j * 2):(j * 2 + 2)], i, j
+
+    def forward(self, image):
+        h, w, n = image.shape
+        output = np.zeros((h // 2, w // 2, n))
+        for region, i, j in self.iterate_regions(image):
+            output[i, j] = np.amax(region, axis=(0, 1))
+        return output
+
+
+CONV, POOL = Conv3x3(4), MaxPool2()
+SOFT_W = np.random.RandomState(1).randn(36, 3) / 36
+
+
+def cnn_loss(image):
+    out = POOL.forward(CONV.forward(image / 255 - 0.5)).flatten()
+    totals = np.dot(out, SOFT_W)
+    probs = np.exp(totals) / np.sum(np.exp(totals))
+    return -np.log(probs[1])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_generator_methods_consumed_by_a_loop(mode):
+    """`for region, i, j in self.iterate_regions(image):` -- a generator method of the layer
+    (it was refused at its `yield`: only module-level generator functions were followed)."""
+    image = np.random.default_rng(0).uniform(0, 255, (8, 8))
+    value, g = srcad.value_and_grad(cnn_loss, mode=mode)(image.copy())
+    assert value == pytest.approx(cnn_loss(image.copy()), rel=1e-12)
+    np.testing.assert_allclose(g, numerical_grad(cnn_loss, (image.copy(),), h=1e-3),
+                               rtol=1e-5, atol=1e-10)

@@ -149,6 +149,27 @@ class _Forms:
             return None
         return obj
 
+    def resolve_on_object(self, e):
+        """`self.iterate_regions` where `self` holds an object known here (the method's own
+        object: a bound method transformed, or a callee given a known object): the attribute
+        found on it now, or None."""
+        parts = []
+        while isinstance(e, gast.Attribute):
+            parts.append(e.attr)
+            e = e.value
+        if not parts or not isinstance(e, gast.Name):
+            return None
+        held = {**self.pf.known, **self.pf.constants}
+        if e.id not in held:
+            return None
+        obj = held[e.id]
+        try:
+            for a in reversed(parts):
+                obj = getattr(obj, a)
+        except AttributeError:
+            return None
+        return obj
+
     # -- the walk ------------------------------------------------------------------------------
     def run(self, fdef):
         self.locals = {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)
@@ -259,9 +280,10 @@ class _Forms:
         for call in gast.walk(fdef):
             if not isinstance(call, gast.Call):
                 continue
-            fn = self.resolve(call.func)
+            fn = self.resolve(call.func) or self.resolve_on_object(call.func)
             if not inspect.isgeneratorfunction(fn):
                 continue
+            fn = getattr(fn, "__func__", fn)  # (`self.iterate_regions(image)`: the function)
             label = getattr(fn, "__name__", "the generator")
             parent = parents.get(id(call))
             consumer, early = None, False
