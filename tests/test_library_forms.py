@@ -753,3 +753,69 @@ def test_generator_methods_consumed_by_a_loop(mode):
     assert value == pytest.approx(cnn_loss(image.copy()), rel=1e-12)
     np.testing.assert_allclose(g, numerical_grad(cnn_loss, (image.copy(),), h=1e-3),
                                rtol=1e-5, atol=1e-10)
+
+
+# -- weights set through an expression (`net.layers[0].W = W`, ML-From-Scratch's style) -------
+class MLFSDense:
+    def __init__(self, n_in, n_units, seed):
+        limit = 1 / np.sqrt(n_in)
+        self.W = np.random.RandomState(seed).uniform(-limit, limit, (n_in, n_units))
+        self.w0 = np.zeros((1, n_units))
+
+    def forward_pass(self, X, training=True):
+        self.layer_input = X
+        return X.dot(self.W) + self.w0
+
+
+class MLFSActivation:
+    def __init__(self, fn):
+        self.activation_func = fn
+
+    def forward_pass(self, X, training=True):
+        self.layer_input = X
+        return self.activation_func(X)
+
+
+class MLFSNet:
+    def __init__(self, layers):
+        self.layers = layers
+
+    def _forward_pass(self, X, training=True):
+        out = X
+        for layer in self.layers:
+            out = layer.forward_pass(out, training)
+        return out
+
+
+MLFS = MLFSNet([MLFSDense(4, 6, 0), MLFSActivation(np.tanh), MLFSDense(6, 3, 1),
+                MLFSActivation(np.tanh)])
+MLFS_X = np.random.default_rng(9).standard_normal((5, 4))
+
+
+def mlfs_loss_first_weights(W):
+    MLFS.layers[0].W = W  # (the other Dense keeps its own W: one attribute name, two objects)
+    return np.mean(MLFS._forward_pass(MLFS_X) ** 2)
+
+
+def mlfs_loss_through_a_name(W):
+    layer = MLFS.layers[2]
+    layer.W = W
+    return np.mean(MLFS._forward_pass(MLFS_X) ** 2)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("fn, index", [(mlfs_loss_first_weights, 0),
+                                       (mlfs_loss_through_a_name, 2)],
+                         ids=["net.layers[0].W = W", "layer = ...; layer.W = W"])
+def test_weights_set_on_one_layer_of_a_list(fn, index, mode):
+    W0 = MLFS.layers[index].W.copy()
+    try:
+        value, g = srcad.value_and_grad(fn, mode=mode)(W0.copy())
+        assert value == pytest.approx(fn(W0.copy()), rel=1e-12)
+        np.testing.assert_allclose(g, numerical_grad(fn, (W0.copy(),)), rtol=1e-6, atol=1e-10)
+        W1 = W0 * 0.5
+        srcad.grad(fn, mode=mode)(W1)
+        assert type(MLFS.layers[index].W) is np.ndarray
+        np.testing.assert_array_equal(MLFS.layers[index].W, W1)  # (what Python leaves)
+    finally:
+        MLFS.layers[index].W = W0

@@ -250,16 +250,23 @@ def check_attribute_state(fn: ir.Function, wrt) -> None:
     again) reads what an earlier call left there: a constant of this one, as in Python."""
     events = []
     _attribute_flows(fn, list(wrt), {}, events, False)
-    stored = {}
-    for kind, attr, f, line, in_loop in events:
+
+    def same(a, b):  # (one object, or either not known when normalising: maybe one)
+        return a is None or b is None or a == b
+
+    stored = []
+    for kind, attr, f, line, in_loop, obj in events:
         if kind == "store":
-            stored.setdefault(attr, (f, line))
-    before = set()
-    for kind, attr, f, line, in_loop in events:
+            stored.append((attr, obj, f, line))
+    before = []
+    for kind, attr, f, line, in_loop, obj in events:
         if kind == "store":
-            before.add(attr)
-        elif attr in before or (in_loop and attr in stored):
-            where, at = stored[attr]
+            before.append((attr, obj))
+            continue
+        hit = any(a == attr and same(o, obj) for a, o in before) or (in_loop and any(
+            a == attr and same(o, obj) for a, o, _, _ in stored))
+        if hit:
+            where, at = next((w, ln) for a, o, w, ln in stored if a == attr and same(o, obj))
             raise NoRuleError(
                 f"`.{attr}` is read through the object here, but {where.name} (line {at}) "
                 f"stores in it a value that depends on the arguments being differentiated: "
@@ -300,6 +307,12 @@ def check_argument_writes(fn: ir.Function, _seen=None) -> None:
         check_argument_writes(s.callee, seen)
 
 
+def _object_id(atom):
+    """id of the object an attribute is stored on or read from, where normalising knew it
+    (`self` of a method called on a global layer), else None (any object)."""
+    return id(atom.value) if isinstance(atom, ir.Const) else None
+
+
 def _attribute_flows(fn: ir.Function, wrt, cache, events, in_loop) -> None:
     """The stores of argument-dependent values into attributes and the reads of attributes
     through objects, in the order one call runs them (a callee's where it is called; each
@@ -316,15 +329,18 @@ def _attribute_flows(fn: ir.Function, wrt, cache, events, in_loop) -> None:
         for s in body:
             if isinstance(s, ir.Effect) and s.kind == "setattr" and \
                     set(ir.atom_vars(s.args["value"])) & dep:
-                mine.append(("store", s.args["attr"].value, fn, s.line, loop))
+                mine.append(("store", s.args["attr"].value, fn, s.line, loop,
+                             _object_id(s.args["_obj"])))
             elif isinstance(s, ir.Call) and is_opaque(s.op) and s.op.kind == "attribute":
-                mine.append(("read", s.op.name[1:], fn, s.line, loop))
+                mine.append(("read", s.op.name[1:], fn, s.line, loop,
+                             _object_id(s.args.get("_obj"))))
             elif isinstance(s, ir.Call) and is_opaque(s.op) and s.op.kind == "call" and \
                     isinstance(s.args.get("_fn"), ir.Const) and s.args["_fn"].value is getattr \
                     and isinstance(s.args.get("_a1"), ir.Const):
                 # (`self.h` read before this function stores it, attrstate.py's start value:
                 # what was stored there before -- by an earlier step of an RNN cell, say)
-                mine.append(("read", s.args["_a1"].value, fn, s.line, loop))
+                mine.append(("read", s.args["_a1"].value, fn, s.line, loop,
+                             _object_id(s.args.get("_a0"))))
             elif isinstance(s, ir.UserCall):
                 inner = [p for p, a in zip(s.callee.params, s.args)
                          if set(ir.atom_vars(a)) & dep]

@@ -510,6 +510,15 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                     "value": self.expr(value, target.attr, None)}
             self.body.append(ir.Effect("setattr", None, args, node.lineno))
             self.note_state(args["_obj"], target.attr, args["value"])
+        elif isinstance(target, gast.Attribute) and \
+                self.known_object(target.value) is not None:
+            # `net.layers[0].W = W`: an attribute of an object known here (state.py: later
+            # reads here, and the methods called after, read this value)
+            args = {"_obj": self.expr(target.value, "obj", None),
+                    "attr": ir.Const(target.attr, repr(target.attr)),
+                    "value": self.expr(value, target.attr, None)}
+            self.body.append(ir.Effect("setattr", None, args, node.lineno))
+            self.note_state(args["_obj"], target.attr, args["value"])
         elif isinstance(target, gast.Attribute):
             raise self.unsupported(
                 "assignment to an attribute of an expression (`a.b.c = v`, `f().x = v`)", node,
