@@ -819,3 +819,40 @@ def test_weights_set_on_one_layer_of_a_list(fn, index, mode):
         np.testing.assert_array_equal(MLFS.layers[index].W, W1)  # (what Python leaves)
     finally:
         MLFS.layers[index].W = W0
+
+
+class EarlyOut:
+    def __init__(self, W, act=None, child=None):
+        self.W, self.act, self.child = W, act, child
+
+    def __call__(self, x):
+        z = x @ self.W
+        if self.act is None:
+            return z if self.child is None else self.child(z)
+        if self.child is not None:
+            z = self.child(z)
+        return self.act(z)
+
+
+EARLY = EarlyOut(np.eye(3) * 0.5, child=EarlyOut(np.eye(3) * 2.0, act=np.tanh))
+
+
+def f_early_return_on_none(x):
+    return np.sum(EARLY(x) ** 2)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_early_return_on_an_optional_attribute(mode):
+    """`if self.act is None: return z` then `return self.act(z)`: the branch Python takes
+    (knowntests.py, before the return becomes flags), guarded: setting `act` later rebuilds."""
+    x = np.linspace(0.1, 1.0, 3)
+    t = srcad.value_and_grad(f_early_return_on_none, mode=mode)
+    try:
+        for act in (None, np.sin):
+            EARLY.act = act
+            value, g = t(x)
+            assert value == pytest.approx(f_early_return_on_none(x), rel=1e-12)
+            np.testing.assert_allclose(g, numerical_grad(f_early_return_on_none, (x,)),
+                                       rtol=1e-6)
+    finally:
+        EARLY.act = None

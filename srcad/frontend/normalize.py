@@ -57,6 +57,7 @@ from .effects import EffectsMixin, check_lost_changes
 from .expressions import PY_BINARY, ExpressionsMixin
 from .fence import fence
 from .inline import InlineMixin
+from .knowntests import fold_known_tests
 from .loops import LoopsMixin
 from .objects import mutated_names, scalarise_objects
 from .methods import _BUILTIN_OPS, ATTRIBUTES, METHODS, RESERVED  # noqa: F401  (re-exported)
@@ -884,6 +885,7 @@ def _getattr_waits_for_arguments(pf: ParsedFunction) -> None:
 def _normalize(pf: ParsedFunction) -> ir.Function:
     hoist_named_exprs(pf.tree)  # `if (n := f(x)) > 0:` -> `n = f(x)` first (walrus.py)
     lower_forms(pf, set())  # with, loop else, starred targets, reversed(xs) (pyforms.py)
+    fold_known_tests(pf)  # `if self.act is None: return z` of a known object (knowntests.py)
     fence(pf)
     static_getattr(pf.tree, pf.fn.__globals__,
                    {k: v for k, v in pf.known.items() if type(v) is str})  # getattr(A, name)
