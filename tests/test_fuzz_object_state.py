@@ -1,0 +1,247 @@
+"""Differential fuzzing of state kept on objects (tests/fuzz_object_state.py's programs).
+
+COUNTS_PLACEHOLDER
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import re
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import srcad
+from srcad.testing import numerical_grad, rel_error
+from tests import fuzz_object_state as FS
+
+PER_BATCH = int(os.environ.get("SRCAD_FUZZ_STATE_N", "6"))
+BATCHES = 4  # the default run: 4 x 6 programs, each cold and warm, source / tape (/ fuse)
+SLOW_BATCHES = 30
+FD_TOL = 1e-6
+
+
+class Failure(AssertionError):
+    pass
+
+
+# Classes of program srcad still gets wrong on main (each minimised into a strict xfail below):
+# a failure of a program with one of these forms is counted as "open", not failed.
+KNOWN_OPEN = {
+    "a method appends to self.cache, read back": lambda f: {"A cache", "B cache",
+                                                            "remember"} & f,
+    "forward_prev after weights set on a layer": lambda f: {"prev", "weights"} <= f,
+    "forward_prev of a forward storing twice": lambda f: {"prev", "A twice"} <= f,
+    "a read after f's own loop over the layers": lambda f: "net loop_here" in f,
+    "one layer reached by its global and by NET.layers[i]": lambda f: "via layers" in f,
+    "weights set, then a method's loop over the layers": lambda f: {"weights",
+                                                                    "net loop_method"} <= f,
+}
+
+
+def known_open(prog) -> str | None:
+    for reason, test in KNOWN_OPEN.items():
+        if test(prog.features):
+            return reason
+    return None
+
+
+# -- the objects' state -------------------------------------------------------------------------
+def objects(prog, mod):
+    p = prog.name[:-1]  # ("p3_f" -> "p3_")
+    return {n: getattr(mod, p + n) for n in prog.objects}
+
+
+def snapshot(objs):
+    """What each object holds now (its lists by content): `restore` puts it back."""
+    return [(o, dict(o.__dict__), {a: list(v) for a, v in o.__dict__.items()
+                                   if isinstance(v, list)}) for o in objs.values()]
+
+
+def restore(snap):
+    for o, attrs, lists in snap:
+        o.__dict__.clear()
+        o.__dict__.update(attrs)
+        for a, items in lists.items():
+            attrs[a][:] = items
+
+
+def capture(objs):
+    def copy(v):
+        if isinstance(v, list):
+            return [copy(u) for u in v]
+        if isinstance(v, np.ndarray):
+            return v.copy()
+        return v
+
+    return {n: {a: copy(v) for a, v in o.__dict__.items()} for n, o in objs.items()}
+
+
+def state_diff(got, want) -> str | None:
+    """Where the objects' attributes after srcad's call differ from the plain call's."""
+    def same(g, w):
+        if isinstance(w, list):
+            return isinstance(g, list) and len(g) == len(w) and all(map(same, g, w))
+        if isinstance(w, np.ndarray):
+            return type(g) is np.ndarray and g.shape == w.shape and np.allclose(
+                g, w, rtol=1e-12, atol=1e-14)
+        if isinstance(w, (float, int, bool, type(None), np.generic)):
+            return type(g) is type(w) and g == w
+        return g is w
+
+    for n in want:
+        if set(got[n]) != set(want[n]):
+            return f"{n}: attributes {sorted(got[n])}, plain {sorted(want[n])}"
+        for a, w in want[n].items():
+            if not same(got[n][a], w):
+                return f"{n}.{a}: {got[n][a]!r}, plain {w!r}"
+    return None
+
+
+# -- one check -----------------------------------------------------------------------------------
+def refusal_reason(e: BaseException) -> str:
+    """The message's gist, names and places taken out (to count refusals by reason)."""
+    text = str(e).split("\n")[0]
+    text = re.sub(r"^.*?line \d+[^:]*:\s*", "", text)
+    text = re.sub(r"'[^']*'|\"[^\"]*\"|`[^`]*`", "_", text)
+    text = re.sub(r"\bp\d+_\w+", "_", text)
+    text = re.sub(r"\d+", "N", text)
+    return text[:110]
+
+
+def _fd(fn, args, wrt):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return [numerical_grad(fn, tuple(a.copy() for a in args), wrt=wrt, h=h)
+                for h in (1e-6, 1e-5)]
+
+
+def _close(g, fds, n) -> bool:
+    def ok(g, f):
+        g = np.asarray(g, np.float64)
+        return rel_error(g, f) <= FD_TOL or np.max(np.abs(g - f), initial=0.0) <= 1e-9
+
+    if n == 1:
+        return any(ok(g, f) for f in fds)
+    return any(all(ok(gi, fi) for gi, fi in zip(g, f)) for f in fds)
+
+
+MODES = {"source": {"mode": "source"}, "tape": {"mode": "tape"},
+         "fuse": {"mode": "source", "fuse": True}}
+
+
+def check(prog, mod, args, warm_args, modes, tally) -> None:
+    """Each mode in `modes`: a refusal (counted in tally) or exactly the plain call's value and
+    objects' state and a gradient matching central differences; raises Failure otherwise."""
+    fn = getattr(mod, prog.name)
+    objs = objects(prog, mod)
+    if warm_args is not None:
+        fn(*[a.copy() for a in warm_args])  # (other values on the objects)
+    start = snapshot(objs)
+    want = fn(*[a.copy() for a in args])
+    want_state = capture(objs)
+    n = len(args)
+    wrt = tuple(range(n)) if n > 1 else 0
+    fds = None
+    for m in modes:
+        restore(start)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                value, g = srcad.value_and_grad(fn, wrt=wrt, **MODES[m])(
+                    *[a.copy() for a in args])
+        except srcad.SrcadError as e:
+            tally["refused"] += 1
+            tally["reasons"][refusal_reason(e)] += 1
+            continue
+        except Exception as e:  # (classifying is the point)
+            raise Failure(f"{m}: crash {type(e).__name__}: {e}") from e
+        where = f"{m}, {'after a plain call' if warm_args is not None else 'first call'}"
+        if not (isinstance(value, (float, np.floating)) and value == want):
+            if not np.isclose(value, want, rtol=1e-12, atol=0.0):
+                raise Failure(f"{where}: value {value!r}, plain {want!r}")
+        diff = state_diff(capture(objs), want_state)
+        if diff:
+            raise Failure(f"{where}: objects after the call: {diff}")
+        if fds is None:
+            restore(start)
+            fds = _fd(fn, args, wrt)
+        if not _close(g, fds, n):
+            zero = " (zero)" if not any(np.any(gi) for gi in (g if n > 1 else [g])) else ""
+            raise Failure(f"{where}: gradient {g!r}{zero}, differences {fds[0]!r}")
+        tally["passed"] += 1
+    restore(start)
+
+
+def run_batch(seed, n=PER_BATCH, verbose=False):
+    """Check batch `seed`'s n programs, cold and warm. Returns the tally and the failures."""
+    programs = FS.batch_programs(seed, n)
+    mods = {"cold": FS.import_programs(programs, f"st{seed}c"),
+            "warm": FS.import_programs(programs, f"st{seed}w")}
+    tally = {"programs": 0, "checks": 0, "refused": 0, "passed": 0, "differ": 0, "open": 0,
+             "reasons": collections.Counter()}
+    failures = []
+    for i, prog in enumerate(programs):
+        args = prog.make_args(seed * 100 + i)
+        warm_args = prog.make_args(seed * 100 + i + 50)
+        modes = ("source", "tape", "fuse") if i % 2 else ("source", "tape")
+        tally["programs"] += 1
+        bad = False
+        for kind, warm in (("cold", None), ("warm", warm_args)):
+            tally["checks"] += len(modes)
+            try:
+                check(prog, mods[kind], args, warm, modes, tally)
+            except Failure as e:
+                bad = True
+                failures.append((prog, str(e), known_open(prog)))
+                if verbose:
+                    print(f"--- seed {seed} {prog.name} ({kind}): {e}\n{prog.source}")
+        tally["differ"] += bad
+    return tally, failures
+
+
+@pytest.mark.parametrize("seed", range(BATCHES))
+def test_object_state_batch(seed):
+    tally, failures = run_batch(seed)
+    print(f"seed {seed}: {tally['programs']} programs, {tally['checks']} checks, "
+          f"{tally['refused']} refused, {tally['passed']} passed")
+    new = [(prog, msg) for prog, msg, why in failures if why is None]
+    if new:
+        prog, msg = new[0]
+        raise Failure(f"{len(new)} failing: {msg}\n{prog.source}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(BATCHES, BATCHES + SLOW_BATCHES))
+def test_object_state_batch_slow(seed):
+    test_object_state_batch(seed)
+
+
+def main(argv):
+    """python -m tests.test_fuzz_object_state [FIRST [LAST]] [-v]: batches FIRST..LAST."""
+    verbose = "-v" in argv
+    argv = [a for a in argv if a != "-v"]
+    first = int(argv[0]) if argv else 0
+    last = int(argv[1]) if len(argv) > 1 else first + BATCHES - 1
+    totals = collections.Counter()
+    reasons = collections.Counter()
+    for seed in range(first, last + 1):
+        tally, failures = run_batch(seed, verbose=verbose)
+        reasons.update(tally.pop("reasons"))
+        totals.update(tally)
+        print(f"seed {seed}: {tally['programs']} programs, {tally['checks']} checks: "
+              f"{tally['refused']} refused, {tally['passed']} passed, {tally['differ']} "
+              f"programs differ", flush=True)
+        for prog, msg, why in failures:
+            totals["open"] += why is not None
+            print(f"    {prog.name}: {msg.splitlines()[0][:150]} [{why or 'NEW'}]")
+    print(f"total: {dict(totals)}")
+    for r, k in reasons.most_common():
+        print(f"  {k:4d}  {r}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
