@@ -64,7 +64,7 @@ FORWARDS = {
 Z_SET = {"top_two"}  # forwards that also set self.z
 # how often each is drawn (the branch and loop forms are refused where they carry the
 # gradient: drawn less, so that most programs reach a gradient)
-WEIGHTS = {"top": 4, "top_two": 2, "twice": 2, "local_branch": 2, "branch_const": 1,
+WEIGHTS = {"top": 6, "top_two": 2, "twice": 2, "local_branch": 2, "branch_const": 1,
            "branch_data": 1, "loop": 1, "local_loop": 1, "cache": 2}
 # Forms srcad still gets wrong (silently) on main: left out of the default run, generated
 # with open_forms=True (tests/test_fuzz_object_state.py: the strict xfails).
@@ -203,7 +203,7 @@ class {p}Net:
     def via(self, name) -> str:
         """An expression for the layer `name`: its global, or through NET.layers."""
         index = {"L1": 0, "A1": 1, "L2": 2}.get(name)
-        if index is not None and self.ch.flag(0.4):
+        if index is not None and self.ch.flag(0.25):
             self.features.add("via layers")
             return f"{self.p}NET.layers[{self.ch.pick((index, index - 3))}]"
         return self.obj(name)
@@ -289,7 +289,7 @@ class {p}Net:
     # -- the program -----------------------------------------------------------------------------
     def function(self):
         ch = self.ch
-        n_w = ch.weighted([(2, 0), (3, 1), (2, 2)])
+        n_w = ch.weighted([(3, 0), (2, 1), (1, 2)])
         params = ["x"] + [f"W{k + 1}" for k in range(n_w)]
         targets = ch.pick((("L1", "L2"), ("L2", "L1"), ("L1", "L3"), ("L3", "L2")))
         order = list(range(n_w))
@@ -298,8 +298,8 @@ class {p}Net:
         for k in order:  # weights set before any step (a step may reach any layer)
             self.set_weight(f"W{k + 1}", targets[k])
         cur = "x"
-        for _ in range(ch.int(1, 4)):
-            step = ch.weighted([(4, self.step_call), (2, self.step_prev), (3, self.step_net),
+        for _ in range(ch.int(1, 3) + ch.flag(0.3)):
+            step = ch.weighted([(8, self.step_call), (2, self.step_prev), (3, self.step_net),
                                 (2, self.step_score), (1, self.step_remember)])
             if "net loop_here" in self.features:
                 self.features.add("after loop_here")

@@ -38,8 +38,8 @@ KNOWN_OPEN = {
         {"A twice", "A loop"} & f),
     "a read after f's own loop over the layers": lambda f: "net loop_here" in f,
     "one layer reached by its global and by NET.layers[i]": lambda f: "via layers" in f,
-    "weights set, then a method's loop over the layers": lambda f: {"weights",
-                                                                    "net loop_method"} <= f,
+    "weights set, then a method of the net looping over the layers": lambda f: (
+        "weights" in f and {"net loop_method", "net forward"} & f),
 }
 
 
