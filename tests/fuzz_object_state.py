@@ -66,9 +66,6 @@ Z_SET = {"top_two"}  # forwards that also set self.z
 # gradient: drawn less, so that most programs reach a gradient)
 WEIGHTS = {"top": 6, "top_two": 2, "twice": 2, "local_branch": 2, "branch_const": 1,
            "branch_data": 1, "loop": 1, "local_loop": 1, "cache": 2}
-# Forms srcad still gets wrong (silently) on main: left out of the default run, generated
-# with open_forms=True (tests/test_fuzz_object_state.py: the strict xfails).
-OPEN_FORMS = ("cache",)
 
 
 def _fmt(a) -> str:
@@ -94,16 +91,15 @@ class Prog:
 
 
 class Gen:
-    def __init__(self, ch, index, open_forms=False):
-        self.ch, self.p, self.open_forms = ch, f"p{index}_", open_forms
+    def __init__(self, ch, index):
+        self.ch, self.p = ch, f"p{index}_"
         self.lines: list[str] = []
         self.terms: list[str] = []
         self.called: set[str] = set()  # objects whose forward ran in this call of f
         self.cached: set[str] = set()  # layers whose cache got an item in this call
         self.n = 0
         self.steps: list[str] = []
-        self.features: set[str] = set()  # (for OPEN: the forms srcad still gets wrong)
-        self.weights_set = False
+        self.features: set[str] = set()  # (test_fuzz_object_state.KNOWN_OPEN reads them)
 
     def fresh(self, stem="h"):
         self.n += 1
@@ -115,7 +111,7 @@ class Gen:
     # -- the classes ---------------------------------------------------------------------------
     def classes(self) -> str:
         p, ch = self.p, self.ch
-        options = [(w, k) for k, w in WEIGHTS.items() if self.open_forms or k not in OPEN_FORMS]
+        options = [(w, k) for k, w in WEIGHTS.items()]
         fa, fb = ch.weighted(options), ch.weighted(options)
         self.fwd = {"A": fa, "B": fb}
         self.sets_z = {"L1": fa in Z_SET, "L3": fa in Z_SET, "L2": fb in Z_SET}
@@ -330,8 +326,8 @@ class {p}Net:
         self.features.add("weights")
 
 
-def generate(ch, index, open_forms=False) -> Prog:
-    g = Gen(ch, index, open_forms)
+def generate(ch, index) -> Prog:
+    g = Gen(ch, index)
     classes = g.classes()
     fn, n_w = g.function()
     return Prog(f"p{index}_f", classes + "\n\n" + fn + "\n", n_w,
@@ -339,8 +335,8 @@ def generate(ch, index, open_forms=False) -> Prog:
                 features=frozenset(g.features | {"A " + g.fwd["A"], "B " + g.fwd["B"]}))
 
 
-def batch_programs(seed, n, open_forms=False):
-    return [generate(FP.RandomChooser(seed * 7919 + i), i, open_forms) for i in range(n)]
+def batch_programs(seed, n):
+    return [generate(FP.RandomChooser(seed * 7919 + i), i) for i in range(n)]
 
 
 def import_programs(programs, tag):
