@@ -13,26 +13,32 @@ function (see its docstring for the counts before and after those commits).
 Each program (every name prefixed ``p<i>_``) has:
 
 * ``Base`` (``__init__`` sets ``self.output = None`` and ``self.prev = None``) and two
-  subclasses ``DenseA`` / ``DenseB`` of it, each ``forward(self, x)`` drawn from `FORWARDS`:
-  storing at top level, in a branch on a constant (``self.squash``) or on the data, in a
-  loop, twice (reading its own attribute back), through a local set in a branch, appending
-  to ``self.cache``; ``score(self)`` reads ``self.output`` another method set,
-  ``forward_prev(self)`` reads ``self.prev.output``, ``remember(self)`` appends to the cache;
-* ``Act(Base)`` storing ``self.output = tanh(x)`` (and ``self.inputs``);
+  subclasses ``DenseA`` / ``DenseB`` of it, each ``forward(self, x)`` drawn from `FORWARDS`
+  (weighted by `WEIGHTS`): storing ``self.output`` at top level, two attributes, twice
+  (reading its own attribute back), through a local set in a branch on a constant
+  (``self.squash``) or in a loop, in a branch on a constant or on the data, in a loop, or
+  appending to ``self.cache`` and reading ``self.cache[-1]``; ``score(self)`` reads
+  ``self.output`` that ``forward`` set, ``forward_prev(self)`` reads ``self.prev.output``,
+  ``remember(self)`` appends ``self.output`` to the cache;
+* ``Act(Base)`` storing ``self.output = tanh(x) * 1.5`` (or a sine) and ``self.inputs``;
 * ``Net`` holding a list of layers (linking ``prev`` in ``__init__``), with ``forward``
   (``self.layers[0].forward(x)``, then each ``layer.forward(layer.prev.output)``, returning
-  ``self.layers[-1].output``) and ``forward_loop`` (a loop variable, storing
+  ``self.layers[-1].output``) and ``forward_loop`` (a loop variable; it stores
   ``self.output``);
 * module-level instances ``L1`` (DenseA), ``A1`` (Act), ``L2`` (DenseB), ``NET`` =
-  Net([L1, A1, L2]) sharing them, and ``L3`` (DenseA, its ``prev`` set to ``L1``);
-* ``f(x, [W1, [W2]])``: weights set from the arguments (``L1.W = W1``,
-  ``NET.layers[0].W = W1``, ``layer = NET.layers[2]; layer.W = W2``) before the layer's
-  first use, then 2-5 steps in random order -- a call and a read of what it stored through
-  the global name, through ``NET.layers[i]``, through a loop variable, through ``prev``,
-  ``score()``, the cache, ``inputs`` -- summed into a scalar.
+  Net([L1, A1, L2]) sharing them, and ``L3`` (DenseA, its ``prev`` set to ``L1``); the
+  weights of the layers the function does not set are kept on them;
+* ``f(x, [W1, [W2]])``: weights set from the arguments first (``L1.W = W1``,
+  ``NET.layers[0].W = W1``, ``layer = NET.layers[2]; layer.W = W2``), then 1-4 steps in
+  random order -- a layer's ``forward`` called and what it stored read back through the global
+  name or ``NET.layers[i]`` (also ``.z``, ``.inputs``), ``L3.forward_prev()`` (and
+  ``L3.prev.output``), ``NET.forward`` / ``NET.forward_loop`` / f's own loop over
+  ``NET.layers`` (read through ``NET.output``, ``NET.layers[-1].output``, the loop variable),
+  ``score()``, ``remember()`` and ``cache[-1]`` -- summed into a scalar.
 
 Every read of an attribute in `f` reads what this call stored (or what ``__init__`` kept):
 the plain function is a function of its arguments, whatever the objects held before.
+`Prog.features` names the forms a program has (test_fuzz_object_state.KNOWN_OPEN reads them).
 """
 
 from __future__ import annotations

@@ -75,11 +75,14 @@ FD_TOL = 1e-6
 
 
 class Failure(AssertionError):
-    pass
+    def __init__(self, msg, mode=None):
+        super().__init__(msg)
+        self.mode = mode
 
 
 # Classes of program srcad still gets wrong on main (each minimised into a strict xfail below):
-# a failure of a program with one of these forms is counted as "open", not failed.
+# a failure of a program with one of these forms *in source mode* (all of them are) is counted
+# as "open", not failed; tape mode is held to every program.
 KNOWN_OPEN = {
     "a method appends to self.cache, read back": lambda f: {"A cache", "B cache",
                                                             "remember"} & f,
@@ -208,20 +211,20 @@ def check(fn, objs, args, warm_args, modes, tally) -> None:
             tally["reasons"][refusal_reason(e)] += 1
             continue
         except Exception as e:  # (classifying is the point)
-            raise Failure(f"{m}: crash {type(e).__name__}: {e}") from e
+            raise Failure(f"{m}: crash {type(e).__name__}: {e}", m) from e
         where = f"{m}, {'after a plain call' if warm_args is not None else 'first call'}"
         if not (isinstance(value, (float, np.floating)) and value == want):
             if not np.isclose(value, want, rtol=1e-12, atol=0.0):
-                raise Failure(f"{where}: value {value!r}, plain {want!r}")
+                raise Failure(f"{where}: value {value!r}, plain {want!r}", m)
         diff = state_diff(capture(objs), want_state)
         if diff:
-            raise Failure(f"{where}: objects after the call: {diff}")
+            raise Failure(f"{where}: objects after the call: {diff}", m)
         if fds is None:
             restore(start)
             fds = _fd(fn, args, wrt)
         if not _close(g, fds, n):
             zero = " (zero)" if not any(np.any(gi) for gi in (g if n > 1 else [g])) else ""
-            raise Failure(f"{where}: gradient {g!r}{zero}, differences {fds[0]!r}")
+            raise Failure(f"{where}: gradient {g!r}{zero}, differences {fds[0]!r}", m)
         tally["passed"] += 1
     restore(start)
 
@@ -247,7 +250,8 @@ def run_batch(seed, n=PER_BATCH, verbose=False):
                       modes, tally)
             except Failure as e:
                 bad = True
-                failures.append((prog, str(e), known_open(prog)))
+                failures.append((prog, str(e), known_open(prog) if e.mode in (
+                    "source", "fuse") else None))
                 if verbose:
                     print(f"--- seed {seed} {prog.name} ({kind}): {e}\n{prog.source}")
         tally["differ"] += bad
