@@ -1,0 +1,351 @@
+"""Random programs that keep their state on objects ("forward stores, the caller reads").
+
+Layer classes in Neural Networks from Scratch's style return nothing from ``forward`` and
+keep the result on the object (``self.output = ...``); the caller reads ``dense1.output``
+afterwards, or ``layer.prev.output``, or ``self.layers[-1].output``; the differentiated
+function sets weights on a layer (``dense1.W = W1``) that its methods then read. Before
+b2a4a18 / 330f56f / e3e1bd8 srcad's source mode read such an attribute as the value an
+*earlier plain call* had left on the object: a stale value and a zero or wrong gradient,
+silently. This generator writes modules of small layer-like classes and a function
+``f(x, ...)`` driving them; tests/test_fuzz_object_state.py checks srcad against the plain
+function (see its docstring for the counts before and after those commits).
+
+Each program (every name prefixed ``p<i>_``) has:
+
+* ``Base`` (``__init__`` sets ``self.output = None`` and ``self.prev = None``) and two
+  subclasses ``DenseA`` / ``DenseB`` of it, each ``forward(self, x)`` drawn from `FORWARDS`
+  (weighted by `WEIGHTS`): storing ``self.output`` at top level, two attributes, twice
+  (reading its own attribute back), through a local set in a branch on a constant
+  (``self.squash``) or in a loop, in a branch on a constant or on the data, in a loop, or
+  appending to ``self.cache`` and reading ``self.cache[-1]``; ``score(self)`` reads
+  ``self.output`` that ``forward`` set, ``forward_prev(self)`` reads ``self.prev.output``,
+  ``remember(self)`` appends ``self.output`` to the cache;
+* ``Act(Base)`` storing ``self.output = tanh(x) * 1.5`` (or a sine) and ``self.inputs``;
+* ``Net`` holding a list of layers (linking ``prev`` in ``__init__``), with ``forward``
+  (``self.layers[0].forward(x)``, then each ``layer.forward(layer.prev.output)``, returning
+  ``self.layers[-1].output``) and ``forward_loop`` (a loop variable; it stores
+  ``self.output``);
+* module-level instances ``L1`` (DenseA), ``A1`` (Act), ``L2`` (DenseB), ``NET`` =
+  Net([L1, A1, L2]) sharing them, and ``L3`` (DenseA, its ``prev`` set to ``L1``); the
+  weights of the layers the function does not set are kept on them;
+* ``f(x, [W1, [W2]])``: weights set from the arguments first (``L1.W = W1``,
+  ``NET.layers[0].W = W1``, ``layer = NET.layers[2]; layer.W = W2``), then 1-4 steps in
+  random order -- a layer's ``forward`` called and what it stored read back through the global
+  name or ``NET.layers[i]`` (also ``.z``, ``.inputs``), ``L3.forward_prev()`` (and
+  ``L3.prev.output``), ``NET.forward`` / ``NET.forward_loop`` / f's own loop over
+  ``NET.layers`` (read through ``NET.output``, ``NET.layers[-1].output``, the loop variable),
+  ``score()``, ``remember()`` and ``cache[-1]`` -- summed into a scalar.
+
+Every read of an attribute in `f` reads what this call stored (or what ``__init__`` kept):
+the plain function is a function of its arguments, whatever the objects held before.
+`Prog.features` names the forms a program has (test_fuzz_object_state.KNOWN_OPEN reads them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tests import fuzz_programs as FP
+
+# forward(self, x) bodies: (name, lines, attributes set besides output/inputs)
+FORWARDS = {
+    "top": ["self.output = np.tanh(x @ self.W + self.b)"],
+    "top_two": ["z = x @ self.W", "self.z = z", "self.output = np.sin(z) + self.b"],
+    "twice": ["self.output = x @ self.W", "self.output = np.tanh(self.output + self.b)"],
+    "local_branch": ["z = x @ self.W + self.b", "if self.squash:", "    h = np.tanh(z)",
+                     "else:", "    h = z * 0.5", "self.output = h"],
+    "branch_const": ["z = x @ self.W + self.b", "if self.squash:",
+                     "    self.output = np.tanh(z)", "else:", "    self.output = z * 0.5"],
+    "branch_data": ["z = x @ self.W + self.b", "if np.sum(x) > 0.0:",
+                    "    self.output = np.tanh(z)", "else:", "    self.output = np.sin(z)"],
+    "loop": ["h = x", "for i in range(2):", "    self.output = np.tanh(h @ self.W) + self.b",
+             "    h = self.output * 0.5"],
+    "local_loop": ["h = x", "for i in range(2):", "    h = np.tanh(h @ self.W + self.b)",
+                   "self.output = h"],
+    "cache": ["z = np.tanh(x @ self.W)", "self.cache.append(z)",
+              "self.output = self.cache[-1] * 0.5 + self.b"],
+}
+Z_SET = {"top_two"}  # forwards that also set self.z
+# how often each is drawn (the branch and loop forms are refused where they carry the
+# gradient: drawn less, so that most programs reach a gradient)
+WEIGHTS = {"top": 6, "top_two": 2, "twice": 2, "local_branch": 2, "branch_const": 1,
+           "branch_data": 1, "loop": 1, "local_loop": 1, "cache": 2}
+
+
+def _fmt(a) -> str:
+    return "np.array(" + np.array2string(np.asarray(a), precision=3, separator=", ",
+                                          floatmode="fixed").replace("\n", "") + ")"
+
+
+@dataclass
+class Prog:
+    name: str
+    source: str
+    n_weights: int  # W arguments after x
+    objects: tuple = ("L1", "A1", "L2", "L3", "NET")
+    forwards: tuple = ()
+    steps: list = field(default_factory=list)
+    features: frozenset = frozenset()
+
+    def make_args(self, seed):
+        rng = np.random.default_rng(seed)
+        args = [rng.uniform(-1.0, 1.0, 3)]
+        args += [rng.uniform(-0.8, 0.8, (3, 3)) for _ in range(self.n_weights)]
+        return tuple(args)
+
+
+class Gen:
+    def __init__(self, ch, index):
+        self.ch, self.p = ch, f"p{index}_"
+        self.lines: list[str] = []
+        self.terms: list[str] = []
+        self.called: set[str] = set()  # objects whose forward ran in this call of f
+        self.cached: set[str] = set()  # layers whose cache got an item in this call
+        self.n = 0
+        self.steps: list[str] = []
+        self.features: set[str] = set()  # (test_fuzz_object_state.KNOWN_OPEN reads them)
+
+    def fresh(self, stem="h"):
+        self.n += 1
+        return f"{stem}{self.n}"
+
+    def emit(self, text):
+        self.lines.append("    " + text)
+
+    # -- the classes ---------------------------------------------------------------------------
+    def classes(self) -> str:
+        p, ch = self.p, self.ch
+        options = [(w, k) for k, w in WEIGHTS.items()]
+        fa, fb = ch.weighted(options), ch.weighted(options)
+        self.fwd = {"A": fa, "B": fb}
+        self.sets_z = {"L1": fa in Z_SET, "L3": fa in Z_SET, "L2": fb in Z_SET}
+        self.caches = {"L1": fa == "cache", "L3": fa == "cache", "L2": fb == "cache"}
+
+        def dense(cls, body):
+            inner = "\n".join("        " + s for s in ["self.inputs = x"] + FORWARDS[body])
+            return f'''
+class {p}{cls}({p}Base):
+    def __init__(self, W, b, squash):
+        super().__init__()
+        self.W = W
+        self.b = b
+        self.squash = squash
+        self.cache = []
+
+    def forward(self, x):
+{inner}
+
+    def forward_prev(self):
+        self.forward(self.prev.output)
+
+    def score(self):
+        return np.sum(np.tanh(self.output) * self.b)
+
+    def remember(self):
+        self.cache.append(self.output * 1.0)
+'''
+        rng = np.random.default_rng(ch.int(0, 10 ** 6))
+
+        def w():
+            return _fmt(rng.uniform(-0.8, 0.8, (3, 3)))
+
+        def b():
+            return _fmt(rng.uniform(-0.5, 0.5, 3))
+
+        act = ch.pick(("np.tanh(x) * 1.5", "np.sin(x) + x * 0.5"))
+        return f'''
+class {p}Base:
+    def __init__(self):
+        self.output = None
+        self.prev = None
+
+{dense("DenseA", fa)}
+{dense("DenseB", fb)}
+
+class {p}Act({p}Base):
+    def forward(self, x):
+        self.inputs = x
+        self.output = {act}
+
+
+class {p}Net:
+    def __init__(self, layers):
+        self.layers = layers
+        for i, layer in enumerate(layers):
+            layer.prev = layers[i - 1] if i > 0 else None
+
+    def forward(self, x):
+        self.layers[0].forward(x)
+        for layer in self.layers[1:]:
+            layer.forward(layer.prev.output)
+        return self.layers[-1].output
+
+    def forward_loop(self, x):
+        h = x
+        for layer in self.layers:
+            layer.forward(h)
+            h = layer.output
+        self.output = h
+
+
+{p}L1 = {p}DenseA({w()}, {b()}, {ch.pick(("True", "False"))})
+{p}A1 = {p}Act()
+{p}L2 = {p}DenseB({w()}, {b()}, {ch.pick(("True", "False"))})
+{p}NET = {p}Net([{p}L1, {p}A1, {p}L2])
+{p}L3 = {p}DenseA({w()}, {b()}, {ch.pick(("True", "False"))})
+{p}L3.prev = {p}L1
+'''
+
+    # -- the function's steps ------------------------------------------------------------------
+    def obj(self, name) -> str:
+        return self.p + name
+
+    def via(self, name) -> str:
+        """An expression for the layer `name`: its global, or through NET.layers."""
+        index = {"L1": 0, "A1": 1, "L2": 2}.get(name)
+        if index is not None and self.ch.flag(0.25):
+            self.features.add("via layers")
+            return f"{self.p}NET.layers[{self.ch.pick((index, index - 3))}]"
+        return self.obj(name)
+
+    def read_back(self, name) -> str:
+        """A read of what layer `name` just stored (and maybe more of it)."""
+        ch = self.ch
+        e = f"{self.via(name)}.output"
+        if name != "A1" and self.sets_z[name] and ch.flag(0.3):
+            e = f"({e} + np.tanh({self.via(name)}.z) * 0.5)"
+        if ch.flag(0.25):
+            self.terms.append(f"np.sum({self.via(name)}.inputs * 0.25)")
+        return e
+
+    def step_call(self, cur):
+        ch = self.ch
+        name = ch.pick(("L1", "A1", "L2", "L3"))
+        self.emit(f"{self.via(name)}.forward({cur})")
+        self.called.add(name)
+        if name != "A1" and self.caches[name]:
+            self.cached.add(name)
+        self.steps.append(f"call {name}")
+        return self.read_back(name)
+
+    def step_prev(self, cur):
+        """L3.forward_prev() reads L1.output: L1 must have run in this call."""
+        if "L1" not in self.called:
+            self.emit(f"{self.via('L1')}.forward({cur})")
+            self.called.add("L1")
+        self.emit(f"{self.obj('L3')}.forward_prev()")
+        self.features.add("prev")
+        self.called.add("L3")
+        if self.caches["L3"]:
+            self.cached.add("L3")
+        self.steps.append("prev")
+        return self.ch.pick((f"{self.obj('L3')}.output", f"{self.obj('L3')}.prev.output * "
+                             f"0.5 + {self.obj('L3')}.output"))
+
+    def step_net(self, cur):
+        ch = self.ch
+        form = ch.pick(("forward", "loop_method", "loop_here"))
+        net = self.obj("NET")
+        self.called.update(("L1", "A1", "L2"))
+        for name in ("L1", "L2"):
+            if self.caches[name]:
+                self.cached.add(name)
+        self.steps.append(f"net {form}")
+        self.features.add(f"net {form}")
+        if form == "forward":
+            h = self.fresh()
+            self.emit(f"{h} = {net}.forward({cur})")
+            return ch.pick((h, f"{net}.layers[-1].output", f"{self.obj('L2')}.output"))
+        if form == "loop_method":
+            self.emit(f"{net}.forward_loop({cur})")
+            return ch.pick((f"{net}.output", f"{net}.layers[-1].output * {net}.output"))
+        h = self.fresh()
+        self.emit(f"{h} = {cur}")
+        self.emit(f"for layer in {net}.layers:")
+        self.emit(f"    layer.forward({h})")
+        self.emit(f"    {h} = layer.output")
+        return ch.pick((h, f"{net}.layers[{ch.int(0, 2)}].output + {h}"))
+
+    def step_score(self, cur):
+        done = sorted(n for n in self.called if n != "A1")
+        if not done:
+            return self.step_call(cur)
+        name = self.ch.pick(done)
+        self.terms.append(f"{self.via(name)}.score()")
+        self.steps.append(f"score {name}")
+        return None
+
+    def step_remember(self, cur):
+        done = sorted(n for n in self.called if n != "A1")
+        if not done:
+            return self.step_call(cur)
+        name = self.ch.pick(done)
+        self.emit(f"{self.via(name)}.remember()")
+        self.steps.append(f"remember {name}")
+        self.features.add("remember")
+        self.cached.add(name)
+        return f"{self.via(name)}.cache[-1] * 0.75"
+
+    # -- the program -----------------------------------------------------------------------------
+    def function(self):
+        ch = self.ch
+        n_w = ch.weighted([(3, 0), (2, 1), (1, 2)])
+        params = ["x"] + [f"W{k + 1}" for k in range(n_w)]
+        targets = ch.pick((("L1", "L2"), ("L2", "L1"), ("L1", "L3"), ("L3", "L2")))
+        order = list(range(n_w))
+        if n_w == 2 and ch.flag(0.5):
+            order.reverse()
+        for k in order:  # weights set before any step (a step may reach any layer)
+            self.set_weight(f"W{k + 1}", targets[k])
+        cur = "x"
+        for _ in range(ch.int(1, 3) + ch.flag(0.3)):
+            step = ch.weighted([(8, self.step_call), (2, self.step_prev), (3, self.step_net),
+                                (2, self.step_score), (1, self.step_remember)])
+            if "net loop_here" in self.features:
+                self.features.add("after loop_here")
+            out = step(cur)
+            if out is not None:
+                h = self.fresh()
+                self.emit(f"{h} = {out}")
+                cur = h
+                if ch.flag(0.5):
+                    self.terms.append(f"np.sum(np.tanh({h}) * x)")
+        self.terms.append(f"np.sum({cur} * {cur})")
+        self.emit(f"return {' + '.join(self.terms)}")
+        return f"def {self.p}f({', '.join(params)}):\n" + "\n".join(self.lines), n_w
+
+    def set_weight(self, arg, name):
+        ch = self.ch
+        form = ch.weighted([(4, "global"), (1, "layers"), (1, "local")])
+        index = {"L1": 0, "L2": 2}.get(name)
+        if form == "global" or index is None:
+            self.emit(f"{self.obj(name)}.W = {arg}")
+        elif form == "layers":
+            self.emit(f"{self.p}NET.layers[{index}].W = {arg}")
+        else:
+            v = self.fresh("layer")
+            self.emit(f"{v} = {self.p}NET.layers[{index}]")
+            self.emit(f"{v}.W = {arg}")
+        self.steps.append(f"{arg} -> {name} ({form})")
+        self.features.add("weights")
+
+
+def generate(ch, index) -> Prog:
+    g = Gen(ch, index)
+    classes = g.classes()
+    fn, n_w = g.function()
+    return Prog(f"p{index}_f", classes + "\n\n" + fn + "\n", n_w,
+                forwards=(g.fwd["A"], g.fwd["B"]), steps=g.steps,
+                features=frozenset(g.features | {"A " + g.fwd["A"], "B " + g.fwd["B"]}))
+
+
+def batch_programs(seed, n):
+    return [generate(FP.RandomChooser(seed * 7919 + i), i) for i in range(n)]
+
+
+def import_programs(programs, tag):
+    """A fresh module holding `programs` (its own objects: a cold start)."""
+    return FP.import_source("import numpy as np\n\n" + "\n\n".join(p.source for p in programs),
+                            tag)
