@@ -255,6 +255,9 @@ class Function:
     # (id(obj), attr) the function (or a callee) sets in a branch or a loop: its caller reads
     # them when the code runs (frontend/state.py)
     attr_unknown: set = field(default_factory=set)
+    # [(obj, attr, atom)]: what the function leaves in the attributes of objects known when
+    # normalising that it carries by a local (frontend/state.py reads it for its caller)
+    state_out: list = field(default_factory=list)
 
     @property
     def ret(self) -> Return:

@@ -187,6 +187,13 @@ def slot_tree(g, xs):
     return GradTree({n: g}, n + 1)
 
 
+def object_attribute(obj, name: str):
+    """``obj.<name>`` read as the code runs: the object's own list that generated code changes
+    in place (``self.cache.append(z)`` on a list kept across calls: frontend/attrstate.py,
+    objects.py), where the function reads its changed copy by a local."""
+    return getattr(obj, name)
+
+
 def list_concat(xs, ys):
     """``xs + ys`` of two lists as a value (``lst.insert(i, v)`` is ``lst[:i] + [v] +
     lst[i:]``)."""

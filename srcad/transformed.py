@@ -169,6 +169,8 @@ def _unwrap_attribute_state(fn_ir: ir.Function) -> None:
             held = getattr(obj, attr, None)
             if isinstance(held, tape.Tensor):
                 setattr(obj, attr, tape.value_of(held))
+            elif type(held) in (list, dict):  # (`self.cache = [h]`, made in the call)
+                tape._plain_in_place(held)
     # `self.X.append(X)`, `self.cache["Z"].append(Z)` (a list or dict an object holds, changed
     # by its own method) ran natively too: the tape's wrappers in them become their values
     stores = [s for s in ir.walk_program(fn_ir) if isinstance(s, (ir.Call, ir.Effect)) and

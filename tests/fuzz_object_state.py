@@ -17,7 +17,9 @@ Each program (every name prefixed ``p<i>_``) has:
   (weighted by `WEIGHTS`): storing ``self.output`` at top level, two attributes, twice
   (reading its own attribute back), through a local set in a branch on a constant
   (``self.squash``) or in a loop, in a branch on a constant or on the data, in a loop, or
-  appending to ``self.cache`` and reading ``self.cache[-1]``; ``score(self)`` reads
+  appending to ``self.cache`` and reading ``self.cache[-1]``, making ``self.cache`` again and
+  appending in a loop, storing in a ``while`` loop, calling a helper method that stores
+  ``self.z`` and ``self.output`` (after its own store, or alone); ``score(self)`` reads
   ``self.output`` that ``forward`` set, ``forward_prev(self)`` reads ``self.prev.output``,
   ``remember(self)`` appends ``self.output`` to the cache;
 * ``Act(Base)`` storing ``self.output = tanh(x) * 1.5`` (or a sine) and ``self.inputs``;
@@ -66,12 +68,22 @@ FORWARDS = {
                    "self.output = h"],
     "cache": ["z = np.tanh(x @ self.W)", "self.cache.append(z)",
               "self.output = self.cache[-1] * 0.5 + self.b"],
+    # (session of 2026-12-03: a list made again per call, a while loop, a helper method
+    # storing the output, the forward's own store then the helper's)
+    "fresh_cache": ["self.cache = []", "h = x", "for i in range(2):",
+                    "    h = np.tanh(h @ self.W)", "    self.cache.append(h)",
+                    "self.output = self.cache[-1] + self.b"],
+    "while": ["h = x", "i = 0", "while i < 2:", "    self.output = np.tanh(h @ self.W) + self.b",
+              "    h = self.output * 0.5", "    i += 1"],
+    "helper": ["self._finish(x @ self.W)"],
+    "own_then_helper": ["self.output = x @ self.W", "self._finish(self.output * 0.5)"],
 }
-Z_SET = {"top_two"}  # forwards that also set self.z
-# how often each is drawn (the branch and loop forms are refused where they carry the
-# gradient: drawn less, so that most programs reach a gradient)
+Z_SET = {"top_two", "helper", "own_then_helper"}  # forwards that also set self.z
+CACHES = {"cache", "fresh_cache"}  # forwards that append to self.cache
+# how often each is drawn
 WEIGHTS = {"top": 6, "top_two": 2, "twice": 2, "local_branch": 2, "branch_const": 1,
-           "branch_data": 1, "loop": 1, "local_loop": 1, "cache": 2}
+           "branch_data": 1, "loop": 1, "local_loop": 1, "cache": 2, "fresh_cache": 1,
+           "while": 1, "helper": 1, "own_then_helper": 1}
 
 
 def _fmt(a) -> str:
@@ -121,7 +133,7 @@ class Gen:
         fa, fb = ch.weighted(options), ch.weighted(options)
         self.fwd = {"A": fa, "B": fb}
         self.sets_z = {"L1": fa in Z_SET, "L3": fa in Z_SET, "L2": fb in Z_SET}
-        self.caches = {"L1": fa == "cache", "L3": fa == "cache", "L2": fb == "cache"}
+        self.caches = {"L1": fa in CACHES, "L3": fa in CACHES, "L2": fb in CACHES}
 
         def dense(cls, body):
             inner = "\n".join("        " + s for s in ["self.inputs = x"] + FORWARDS[body])
@@ -145,6 +157,10 @@ class {p}{cls}({p}Base):
 
     def remember(self):
         self.cache.append(self.output * 1.0)
+
+    def _finish(self, z):
+        self.z = z
+        self.output = np.tanh(z) + self.b
 '''
         rng = np.random.default_rng(ch.int(0, 10 ** 6))
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import srcad
-from srcad.testing import numerical_grad
+from srcad.testing import numerical_grad, rel_error
 
 MODES = ("source", "tape")
 
@@ -687,14 +687,22 @@ def reads_loop_state(x):
 
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("fn", [reads_branch_state, reads_loop_state], ids=lambda f: f.__name__)
-def test_state_a_callee_sets_in_a_branch_or_loop_is_refused_not_stale(fn, mode):
+def test_state_a_callee_sets_in_a_branch_or_loop_is_carried_out(fn, mode):
     """Read back after a callee set it in a branch or a loop: source mode folded the value an
-    earlier plain call had left (a wrong value and gradient, silently). Now the attribute is
-    read when the code runs, and refused where its value carries the gradient."""
+    earlier plain call had left (a wrong value and gradient, silently); then it was refused.
+    Now the callee returns what its local for the attribute holds at its end (state.py), on
+    every path: the value, the gradient and the object afterwards are Python's."""
     x = np.linspace(0.1, 1.0, 3)
     fn(x * 3.0)  # (another value on the object first)
-    with pytest.raises(srcad.SrcadError, match="read through the object"):
-        srcad.value_and_grad(fn, mode=mode)(x)
+    want = fn(x)
+    obj = BRANCHY if fn is reads_branch_state else LOOPING
+    attr = "output" if fn is reads_branch_state else "last"
+    after = getattr(obj, attr).copy()
+    fn(x * 3.0)
+    value, g = srcad.value_and_grad(fn, mode=mode)(x)
+    assert value == want
+    np.testing.assert_array_equal(getattr(obj, attr), after)
+    assert rel_error(g, numerical_grad(fn, (x,), wrt=0)) < 1e-6
 
 
 # -- generator methods (a CNN from scratch walking its image regions) ------------------------
@@ -856,3 +864,71 @@ def test_an_early_return_on_an_optional_attribute(mode):
                                        rtol=1e-6)
     finally:
         EARLY.act = None
+
+
+# -- state kept on module-level layers: lists appended to, a value read then stored ------------
+class Keeper:
+    def __init__(self, W):
+        self.W = W
+        self.cache = []
+
+    def forward(self, x):
+        z = np.tanh(x @ self.W)
+        self.cache.append(z)
+        self.output = self.cache[-1] * 2.0
+
+
+class Running:
+    def __init__(self):
+        self.mean = np.zeros(3)
+
+    def update(self, x):
+        self.mean = 0.9 * self.mean + 0.1 * x
+
+
+KEEPER = Keeper(np.random.RandomState(4).uniform(-0.8, 0.8, (3, 3)))
+RUNNING = Running()
+
+
+def keeps_a_cache(x):
+    KEEPER.forward(x)
+    KEEPER.forward(x * 0.5)
+    return np.sum(KEEPER.output * KEEPER.cache[-2])
+
+
+def reads_what_it_reset(x):
+    RUNNING.mean = x * 2.0
+    RUNNING.update(x)
+    return np.sum(RUNNING.mean ** 2)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_list_kept_across_calls_is_appended_to_in_place(mode):
+    """`self.cache.append(z)` on a module-level layer's list, read back by `self.cache[-1]`
+    in the method and `cache[-2]` by the caller: the method reads its changed list by a local
+    (attrstate.py), the object's own list is appended to as Python appends (the same list
+    object, two more items) -- it was a zero gradient after a plain call (fuzz_object_state)."""
+    x = np.linspace(-0.4, 0.9, 3)
+    keeps_a_cache(x + 1.0)
+    own = KEEPER.cache
+    before = len(own)
+    want = keeps_a_cache(x)
+    value, g = srcad.value_and_grad(keeps_a_cache, mode=mode)(x)
+    assert value == want
+    assert KEEPER.cache is own and len(own) == before + 4
+    np.testing.assert_array_equal(own[-1], own[-3])
+    assert rel_error(g, numerical_grad(keeps_a_cache, (x,), wrt=0)) < 1e-6
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_callee_reads_the_value_its_caller_stored_before_storing_its_own(mode):
+    """`RUNNING.mean = 2x`, then `update` reads `self.mean` before it stores it: it reads the
+    caller's value (given to it, state.py), not the one an earlier call left on the object."""
+    x = np.linspace(-0.4, 0.9, 3)
+    reads_what_it_reset(x * 3.0)
+    want = reads_what_it_reset(x)
+    RUNNING.mean = np.ones(3)
+    value, g = srcad.value_and_grad(reads_what_it_reset, mode=mode)(x)
+    assert value == want
+    np.testing.assert_allclose(RUNNING.mean, 1.9 * x, rtol=1e-15)
+    assert rel_error(g, numerical_grad(reads_what_it_reset, (x,), wrt=0)) < 1e-6

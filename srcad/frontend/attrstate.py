@@ -63,6 +63,87 @@ def _stores(tree) -> dict:
     return found
 
 
+_LIST_CHANGES = ("append", "extend")
+# (pylower.py puts runtime_python's list_concat and object_attribute under these names)
+LIST_CONCAT = "__srcad_list_concat"
+OBJECT_ATTRIBUTE = "__srcad_object_attribute"
+
+
+def _list_change(stmt):
+    """(base, attr, how, items) for ``B.attr.append(v)`` / ``B.attr.extend([u, v])`` as a
+    statement (items: the new items as a list display), else None."""
+    if not (isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call)):
+        return None
+    call = stmt.value
+    f = call.func
+    if not (isinstance(f, gast.Attribute) and f.attr in _LIST_CHANGES and
+            isinstance(f.value, gast.Attribute) and isinstance(f.value.value, gast.Name) and
+            len(call.args) == 1 and not call.keywords):
+        return None
+    arg = call.args[0]
+    if f.attr == "append":
+        items = gast.List(elts=[arg], ctx=gast.Load())
+    elif isinstance(arg, (gast.List, gast.Tuple)):
+        items = gast.List(elts=list(arg.elts), ctx=gast.Load())
+    else:
+        return None
+    return f.value.value.id, f.value.attr, f.attr, items
+
+
+def _list_changes(tree, holds_list) -> dict:
+    """(base, attr) -> "fresh" | "kept": the lists held in attributes that the function
+    appends to (`self.cache.append(z)`) and otherwise only reads by item, by length or by
+    iterating -- no second name for the list, no write into it. "fresh": the function
+    assigns the attribute at its top level before the first change (a list made in this
+    call: the changes may make new lists); "kept": it never assigns it and the object holds
+    a list now (`holds_list(base, attr)`; a list kept across calls: Python's list itself is
+    changed, and the function reads the changed one by a local)."""
+    changes: dict = {}
+    for node in _walk(tree):
+        found = _list_change(node)
+        if found is not None:
+            changes.setdefault(found[:2], []).append(node.value.func.value)
+    if not changes:
+        return {}
+    allowed = {id(a) for uses in changes.values() for a in uses}
+    for node in _walk(tree):  # the reads that keep no second name for the list
+        if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Load):
+            allowed.add(id(node.value))
+        elif isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
+                node.func.id == "len" and len(node.args) == 1:
+            allowed.add(id(node.args[0]))
+        elif isinstance(node, (gast.For, gast.comprehension)):
+            allowed.add(id(node.iter))
+    stored = _stores(tree)
+    out = {}
+    for key in changes:
+        uses = [n for n in _walk(tree) if isinstance(n, gast.Attribute) and
+                isinstance(n.value, gast.Name) and (n.value.id, n.attr) == key]
+        if any(isinstance(n.ctx, gast.Load) and id(n) not in allowed for n in uses) or any(
+                isinstance(n, gast.Subscript) and not isinstance(n.ctx, gast.Load) and
+                isinstance(n.value, gast.Attribute) and isinstance(n.value.value, gast.Name)
+                and (n.value.value.id, n.value.attr) == key for n in _walk(tree)):
+            continue
+        if key in stored:
+            if _assigned_before_change(tree, key):
+                out[key] = "fresh"
+        elif holds_list(*key):
+            out[key] = "kept"
+    return out
+
+
+def _assigned_before_change(tree, key) -> bool:
+    """Does a top-level statement assign ``B.attr`` before any statement changes it?"""
+    for stmt in tree.body:
+        if isinstance(stmt, gast.Assign) and any(
+                isinstance(t, gast.Attribute) and isinstance(t.value, gast.Name) and
+                (t.value.id, t.attr) == key for t in stmt.targets):
+            return True
+        if any((_list_change(n) or (None, None))[:2] == key for n in _walk_stmt(stmt)):
+            return False
+    return False
+
+
 def _walk(tree):
     """The function's own nodes: not nested functions, lambdas or classes."""
     todo = list(tree.body)
@@ -84,8 +165,53 @@ def _name(id_, ctx):
 
 
 class _Carry(gast.NodeTransformer):
-    def __init__(self, carried: dict):
+    def __init__(self, carried: dict, changes: dict | None = None, taken: set | None = None):
         self.carried = carried  # (base, attr) -> local name
+        self.changes = changes or {}  # (base, attr) -> "fresh" | "kept" (`_list_changes`)
+        self.taken = taken if taken is not None else set()
+
+    def visit_Expr(self, node):
+        """`B.attr.append(v)` on a list the function carries by a local: the local is the
+        list with v added (`list_concat`); a list made in this call ("fresh") is stored as
+        the new list, a list kept across calls ("kept") is changed as Python changes it, the
+        item bound to a name first so that both hold the same object."""
+        found = _list_change(node)
+        if found is None or (found[0], found[1]) not in self.changes:
+            return self.generic_visit(node)
+        base, attr, how, items = found
+        local = self.carried[(base, attr)]
+        items = self.visit(items)
+        if self.changes[(base, attr)] == "fresh":
+            target = gast.Attribute(value=_name(base, gast.Load()), attr=attr,
+                                    ctx=gast.Store())
+            grown = gast.Call(func=_name(LIST_CONCAT, gast.Load()),
+                              args=[_name(local, gast.Load()), items], keywords=[])
+            return self.visit_Assign(gast.copy_location(gast.Assign(
+                targets=[target], value=grown, type_comment=None), node))
+        out, names = [], []
+        for item in items.elts:
+            held = fresh(f"{attr}_item", self.taken)
+            self.taken.add(held)
+            out.append(gast.Assign(targets=[_name(held, gast.Store())], value=item,
+                                   type_comment=None))
+            names.append(held)
+        grown = gast.Call(func=_name(LIST_CONCAT, gast.Load()), args=[
+            _name(local, gast.Load()),
+            gast.List(elts=[_name(n, gast.Load()) for n in names], ctx=gast.Load())],
+            keywords=[])
+        out.append(gast.Assign(targets=[_name(local, gast.Store())], value=grown,
+                               type_comment=None))
+        # (the object's own list, changed in place: read from the object as the code runs,
+        # not the local)
+        receiver = gast.Call(func=_name(OBJECT_ATTRIBUTE, gast.Load()), args=[
+            _name(base, gast.Load()), gast.Constant(attr, None)], keywords=[])
+        for held in names:
+            out.append(gast.Expr(value=gast.Call(
+                func=gast.Attribute(value=receiver, attr="append", ctx=gast.Load()),
+                args=[_name(held, gast.Load())], keywords=[])))
+        for x in out:
+            gast.copy_location(x, node)
+        return out
 
     def _local(self, node):
         if isinstance(node, gast.Attribute) and isinstance(node.value, gast.Name):
@@ -272,10 +398,17 @@ def _callees_leave_alone(pf, bases: dict, declared: dict) -> None:
                     f"assign `{name}` in {pf.name} only", cls=UnsupportedSyntaxError)
 
 
-def carry_attribute_state(tree: gast.FunctionDef, taken: set) -> dict:
-    """Rewrite `tree` as the module docstring says; returns (base, attr) -> local name."""
+def carry_attribute_state(tree: gast.FunctionDef, taken: set, carry_out: bool = False,
+                          holds_list=lambda base, attr: False) -> dict:
+    """Rewrite `tree` as the module docstring says; returns (base, attr) -> local name.
+    `carry_out` (a callee, whose caller reads what it leaves on objects: state.py): every
+    local holds the attribute's value at the end, on every path -- so one stored only in a
+    branch or a loop starts from the object's value at entry too."""
     rebound = _rebound(tree)
+    changes = {k: how for k, how in _list_changes(tree, holds_list).items()
+               if k[0] not in rebound}
     stores = [k for k in _stores(tree) if k[0] not in rebound]
+    stores += [k for k in changes if k not in stores]
     if not stores:
         return {}
     carried = {}
@@ -283,15 +416,18 @@ def carry_attribute_state(tree: gast.FunctionDef, taken: set) -> dict:
         local = fresh(f"{base}_{attr}", taken)
         taken.add(local)
         carried[(base, attr)] = local
-    tree.body = [n for stmt in tree.body for n in _as_list(_Carry(carried).visit(stmt))]
+    tree.body = [n for stmt in tree.body for n in _as_list(
+        _Carry(carried, changes, taken).visit(stmt))]
     # a read that may come first starts from the object's value at entry (a constant)
     inits = []
     for (base, attr), local in carried.items():
         read_first = _may_read_before_store(tree, local)
-        if read_first:
+        if read_first or (carry_out and not _stored_at_top(tree, local)):
             get = gast.Call(func=_name("getattr", gast.Load()), args=[
                 _name(base, gast.Load()), gast.Constant(attr, None),
                 gast.Constant(None, None)], keywords=[])
+            if changes.get((base, attr)) == "kept":  # (its own list: the object's changes)
+                get = gast.Call(func=_name("list", gast.Load()), args=[get], keywords=[])
             inits.append(gast.Assign(targets=[_name(local, gast.Store())], value=get,
                                      type_comment=None))
     for stmt in inits:
@@ -303,6 +439,22 @@ def carry_attribute_state(tree: gast.FunctionDef, taken: set) -> dict:
 
 def _as_list(x):
     return x if isinstance(x, list) else [x]
+
+
+def _stored_at_top(tree, local: str) -> bool:
+    """Does a top-level statement of the function (not one in a branch or a loop) store
+    `local` before any early `return`? (Then it holds a value at every return.)"""
+    for stmt in tree.body:
+        if isinstance(stmt, gast.Assign) and any(
+                isinstance(t, gast.Name) and t.id == local for t in stmt.targets):
+            return True
+        if any(isinstance(n, gast.Return) for n in _walk_stmt(stmt)):
+            return False
+    return False
+
+
+def _walk_stmt(stmt):
+    yield from _walk(gast.Module(body=[stmt], type_ignores=[]))
 
 
 def _may_read_before_store(tree, local: str) -> bool:

@@ -35,7 +35,7 @@ import numpy as np
 from .. import ir
 from ..binding import _hashable
 from ..checkpoint import Checkpointed
-from ..ops import table
+from ..ops import control, table
 from ..ops.composed import transformed_call_op
 from ..ops.python_rows import dict_literal_op
 from ..errors import SrcadError, at_call_site, in_substitute
@@ -502,6 +502,9 @@ class CallsMixin:
         return self.result(self.dict_parts(keys, e.values, hint), hint, into, e)
 
     def call(self, e: gast.Call, hint: str, into):
+        carried = self.carried_getattr(e)
+        if carried is not None:
+            return carried
         site = self.resolve_call(e, hint)
         if site[0] == "op":
             return self.result((site[1], site[2]), hint, into, e)
@@ -539,6 +542,7 @@ class CallsMixin:
                                  self.fresh(f"{call.callee.name}_{attr}"), e)
                 self.attr_carry[(id(obj), attr)] = (obj, held)
                 call.carried_atoms.append((obj, attr, held))
+                self.carry_into_local(obj, attr, held, e)
         else:
             self.body.append(call)
             var = ir.Var(call.targets[0])
@@ -546,17 +550,57 @@ class CallsMixin:
             self.env[into[0]] = var
         return var
 
+    def carry_into_local(self, obj, attr: str, held, node, via: str | None = None) -> None:
+        """`obj.attr` holds `held` now (a callee left it there, or this function stored it
+        through another name for the object): each local this function keeps `obj.attr` in
+        (attrstate.py's for its own `self.attr`, objects.py's for an existing object it
+        scalarised) but `via` holds it from here on, as the object does in Python."""
+        for o, a, local in self.state_locals:
+            if o is not obj or a != attr or local == via:
+                continue
+            if self.body is not self.top_body and local not in self.mutable:
+                raise self.unsupported(
+                    f"`.{attr}` of this object is set here, inside a branch or a loop, and "
+                    f"{self.pf.name} also keeps it under another name: srcad carries it by "
+                    f"one value per place here", node, hint=f"set `.{attr}` through one name "
+                    "for the object, or return the value from the call")
+            if self.env.get(local) == held:
+                continue
+            op, args = self.op_call(control.identity, [held], {}, node)
+            # (a name of its own: the local's own definitions keep theirs, def_name)
+            name = local if local in self.mutable else self.fresh(local)
+            self.env[local] = self.emit((op, args), name, node)
+
+    def carried_getattr(self, e: gast.Call):
+        """`getattr(obj, "attr", default)` (attrstate.py's start value of a local, or the
+        user's) of an object known here: `carried_read` of `obj.attr`, or None."""
+        if not (isinstance(e.func, gast.Name) and e.func.id == "getattr" and
+                e.func.id not in self.locals and 2 <= len(e.args) <= 3 and not e.keywords and
+                isinstance(e.args[1], gast.Constant) and isinstance(e.args[1].value, str) and
+                self.pf.resolve("getattr") is builtins.getattr):
+            return None
+        read = gast.copy_location(gast.Attribute(value=e.args[0], attr=e.args[1].value,
+                                                 ctx=gast.Load()), e)
+        return self.carried_read(read)
+
     def carried_read(self, e):
         """`d1.output` / `layer.prev.output` after a call that stored it (`self.output = ...`
-        in d1's forward): the value the callee stored, carried out of it (state.py) -- or,
+        in d1's forward): the value the callee stored, carried out of it (state.py); the
+        local this function keeps the attribute in (attrstate.py, objects.py), read through
+        another spelling of the object (`net.layers[2].output`) -- or,
         where a callee stored it in a branch or a loop, the attribute read when the code runs
         (never a value folded before the call; refusals.check_attribute_state refuses it
         where the stored value carries a gradient). None: neither."""
-        if not (self.attr_carry or self.attr_unknown) or not isinstance(e, gast.Attribute):
+        if not (self.attr_carry or self.attr_unknown or self.state_locals) or \
+                not isinstance(e, gast.Attribute):
             return None
         obj = self.known_object(e.value)
         if obj is None:
             return None
+        local = next((loc for o, a, loc in self.state_locals if o is obj and a == e.attr),
+                     None)
+        if local is not None and local in self.env:  # (the object spelled another way:
+            return self.env[local]  # `net.layers[2].output` of the layer whose .output it is)
         hit = self.attr_carry.get((id(obj), e.attr))
         if hit is not None and hit[0] is obj:
             return hit[1]

@@ -32,6 +32,7 @@ Before/after:
 from __future__ import annotations
 
 import copy
+import functools
 import inspect
 import operator
 import textwrap
@@ -104,6 +105,11 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         # = ...` in a layer's forward), which later reads of `obj.attr` here read (state.py)
         self.attr_carry: dict = {}
         self.attr_unknown: set = set()  # (id(obj), attr) a callee set in a branch or loop
+        # (obj, attr, local): the attributes of objects known here this function carries by a
+        # local (attrstate.py), whose values at the end its caller reads (state.py)
+        self.state_locals: list = []
+        self.state_names: dict = {}  # local -> (obj, attr), of state_locals
+        self.carry_out = False  # (a callee called, not spliced in: its state_out is read)
         self.views: dict = {}  # straight-line name -> (base name, index) of a basic view
         self.view_made: dict = {}  # view name -> when its view was made (its tape order)
         self.propagations: set = set()  # ids of the statements that carry a write to a base
@@ -207,17 +213,24 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         written = [p for p in self.pf.params if any(
             isinstance(s, ir.Effect) and s.kind == "setitem" and "param" in s.args
             and s.args["param"].value == p for s in ir.walk(self.body))]
+        # (so does what the function leaves in each attribute it carries by a local, for its
+        # caller: state.py)
         ret = self.body[-1]
-        if written:
-            finals = (self.rebound_params.get(p, self.env[p]) for p in written)
-            self.body[-1] = ir.Return(ir.Seq((ret.value, *finals)), ret.line)
+        state = [(obj, attr, self.env[local]) for obj, attr, local in self.state_locals
+                 if local in self.env] if self.carry_out else []
+        riding = [self.rebound_params.get(p, self.env[p]) for p in written] + \
+            [atom for _, _, atom in state]
+        if riding:
+            self.body[-1] = ir.Return(ir.Seq((ret.value, *riding)), ret.line)
         if not self.generated:  # (srcad's own code, transformed again: no tape to agree with)
             self.body = propagate_aliases(self.body, self.pf.params, self.fresh)
         finals = {}
-        if written:
+        if riding:
             items = self.body[-1].value.items
             self.body[-1] = ir.Return(items[0], ret.line)
-            finals = dict(zip(written, items[1:]))
+            finals = dict(zip(written, items[1:1 + len(written)]))
+            state = [(obj, attr, atom) for (obj, attr, _), atom in
+                     zip(state, items[1 + len(written):])]
         for p in reversed(written):
             self.own_on_entry(p)
         lines = {n: self.pf.line(n) for n in range(self.pf.first_line, self.pf.last_line + 1)}
@@ -233,6 +246,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             source_lines=lines,
             mutable=set(self.mutable),
             written=finals,
+            state_out=state,
         )
         fn.changes = check_lost_changes(fn)
         return fn
@@ -407,11 +421,25 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         op, args = self.op_call(runtime.in_layout, [ir.Var(st.target), like], {}, node)
         self.body.insert(at + 1, ir.Call(target, op, args, st.line))
 
-    def note_state(self, obj, attr: str, value) -> None:
+    def state_now(self) -> list:
+        """[(obj, attr, atom)]: the values this function holds for attributes of objects known
+        here at this point -- stored by it or carried out of a callee (`attr_carry`), or the
+        local an attribute lives in (attrstate.py's, or an existing object's scalarised by
+        objects.py) where it is bound: what a callee reading them is given (state.py)."""
+        now = {k: (o, k[1], a) for k, (o, a) in self.attr_carry.items()}
+        for obj, attr, local in self.state_locals:
+            if local in self.env and (id(obj), attr) not in now:
+                now[(id(obj), attr)] = (obj, attr, self.env[local])
+        return list(now.values())
+
+    def note_state(self, obj, attr: str, value, node) -> None:
         """`obj.attr = v` here: a callee called after it that reads `obj.attr` is given v
-        (state.py); set in a branch or a loop, the value there is not one atom: forgotten."""
+        (state.py), and the other locals this function keeps `obj.attr` in hold it too; set
+        in a branch or a loop, the value there is not one atom: forgotten."""
         if not (isinstance(obj, ir.Const) and is_user_object(obj.value)):
             return
+        if not (isinstance(value, ir.Var) and value.name in self.state_names):  # (bind did)
+            self.carry_into_local(obj.value, attr, value, node)
         key = (id(obj.value), attr)
         if self.body is self.top_body:
             self.attr_carry[key] = (obj.value, value)
@@ -510,7 +538,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                     "attr": ir.Const(target.attr, repr(target.attr)),
                     "value": self.expr(value, target.attr, None)}
             self.body.append(ir.Effect("setattr", None, args, node.lineno))
-            self.note_state(args["_obj"], target.attr, args["value"])
+            self.note_state(args["_obj"], target.attr, args["value"], node)
         elif isinstance(target, gast.Attribute) and \
                 self.known_object(target.value) is not None:
             # `net.layers[0].W = W`: an attribute of an object known here (state.py: later
@@ -519,7 +547,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                     "attr": ir.Const(target.attr, repr(target.attr)),
                     "value": self.expr(value, target.attr, None)}
             self.body.append(ir.Effect("setattr", None, args, node.lineno))
-            self.note_state(args["_obj"], target.attr, args["value"])
+            self.note_state(args["_obj"], target.attr, args["value"], node)
         elif isinstance(target, gast.Attribute):
             raise self.unsupported(
                 "assignment to an attribute of an expression (`a.b.c = v`, `f().x = v`)", node,
@@ -620,6 +648,9 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                 self.alias_stmts.add(id(self.body[-1]))
         else:
             self.env[name] = atom
+        if name in self.state_names:  # (a local an attribute lives in: state.py)
+            obj, attr = self.state_names[name]
+            self.carry_into_local(obj, attr, self.env[name], node, via=name)
 
     def function_alias(self, value) -> ir.Const | None:
         """`np.tanh`, `helper`, `act.fn` on the right of `f = ...`: the function (a row, or a
@@ -683,15 +714,15 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         pf.statics.update({p: ("int", a.value) for p, a in zip(pf.params, args)
                            if isinstance(a, ir.Const) and type(a.value) is int})
         pf.deferrable = self.pf.deferrable
-        if self.attr_carry:  # what this function stored on objects, read there (state.py)
+        given = self.state_now()
+        if given:  # what this function stored on objects, read there (state.py)
             taken = {n.id for n in gast.walk(pf.tree) if isinstance(n, gast.Name)} | \
                 set(pf.params)
             pf.attr_in = [(obj, attr, fresh(f"{attr}_given", taken), atom)
-                          for obj, attr, atom in ((o, k[1], a) for k, (o, a) in
-                                                  self.attr_carry.items())]
+                          for obj, attr, atom in given]
             for _, _, pname, atom in pf.attr_in:
                 kwargs[pname] = atom
-            fn = state_given(fn, len(pf.attr_in))
+            fn = state_given(fn, [(obj, attr) for obj, attr, _, _ in pf.attr_in])
         _IN_PROGRESS.add(key)
         try:
             callee = normalize(pf)
@@ -702,6 +733,16 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             raise
         finally:
             _IN_PROGRESS.discard(key)
+        if pf.attr_in:  # (only the values it reads: the others are no parameters of it)
+            used = {n for st in ir.walk(callee.body) for n in ir.uses(st)} | {
+                n for _, _, a in callee.state_out for n in ir.atom_vars(a)}
+            unused = {pname for _, _, pname, _ in pf.attr_in if pname not in used}
+            callee.params = [p for p in callee.params if p not in unused]
+            for pname in unused:
+                kwargs.pop(pname)
+            pf.attr_in = [g for g in pf.attr_in if g[2] not in unused]
+            fn = state_given(fn.__wrapped__, [(obj, attr) for obj, attr, _, _ in pf.attr_in]) \
+                if pf.attr_in else fn.__wrapped__
         carried, blocked = carried_state(callee)
         blocked = blocked | callee.attr_unknown
         for k in blocked:  # (set in a branch or a loop there: this function's value is old)
@@ -784,7 +825,7 @@ def normalize(pf: ParsedFunction) -> ir.Function:
         return _normalize(pf)
     _PROGRAM.append({})
     try:
-        return _normalize(pf)
+        return _normalize(pf, root=True)
     finally:
         _PROGRAM.pop()
 
@@ -882,7 +923,47 @@ def _getattr_waits_for_arguments(pf: ParsedFunction) -> None:
                     f"value its own specialisation); pass the function itself otherwise")
 
 
-def _normalize(pf: ParsedFunction) -> ir.Function:
+def _holds_list(pf: ParsedFunction, base: str, attr: str) -> bool:
+    """Does `base.attr` (base: a parameter its caller always passes one object, or a free
+    name) hold a list now? (attrstate.py carries the changes of such a list by a local.)"""
+    stored = {x.id for x in gast.walk(pf.tree) if isinstance(x, gast.Name)
+              and isinstance(x.ctx, gast.Store)}
+    if base in pf.known:
+        obj = pf.known[base]
+    elif base in pf.constants:
+        obj = pf.constants[base]
+    elif base in pf.params or base in stored:
+        return False
+    else:
+        try:
+            obj = pf.resolve(base)
+        except Exception:  # (a name the module does not hold: the code says so later)
+            return False
+    return is_user_object(obj) and type(getattr(obj, attr, None)) is list
+
+
+def _known_state_locals(pf: ParsedFunction, n: Normalizer, carried: dict) -> list:
+    """[(obj, attr, local)] for the attributes `carry_attribute_state` carries by a local on
+    an object known here (`self` its caller passes, a global object): what the function
+    leaves in them, its caller reads (state.py)."""
+    out = []
+    for (base, attr), local in carried.items():
+        held = n.env.get(base)
+        if isinstance(held, ir.Const):
+            obj = held.value
+        elif base in n.locals or base in pf.params:
+            continue
+        else:
+            try:
+                obj = pf.resolve(base)
+            except Exception:  # (a name the module does not hold: the code says so later)
+                continue
+        if is_user_object(obj):
+            out.append((obj, attr, local))
+    return out
+
+
+def _normalize(pf: ParsedFunction, root: bool = False) -> ir.Function:
     hoist_named_exprs(pf.tree)  # `if (n := f(x)) > 0:` -> `n = f(x)` first (walrus.py)
     lower_forms(pf, set())  # with, loop else, starred targets, reversed(xs) (pyforms.py)
     fold_known_tests(pf)  # `if self.act is None: return z` of a known object (knowntests.py)
@@ -893,9 +974,14 @@ def _normalize(pf: ParsedFunction) -> ir.Function:
     _out_keyword_as_write(pf)  # np.exp(s, out=s) -> s[...] = np.exp(s)
     n = Normalizer(pf)
     lower_try(pf, n.taken)  # try/except/else/finally: a probe and branches (trylower.py)
-    scalarise_objects(pf, n.taken)  # objects built here: their attributes are locals
+    scalarised = scalarise_objects(pf, n.taken)  # objects built here: attributes are locals
     declared_names(pf, n.taken)  # global step; step += 1: state, as self.out is
-    carry_attribute_state(pf.tree, n.taken)  # self.out = v: a local, and a setattr effect
+    # self.out = v: a local, and a setattr effect
+    # (a callee's state is read by its caller; a nested function's is its caller's own:
+    # spliced in, inline.py)
+    carry_out = not root and pf.fn not in LIFTED
+    state_locals = carry_attribute_state(pf.tree, n.taken, carry_out=carry_out,
+                                         holds_list=functools.partial(_holds_list, pf))
     lower_callbacks(pf, n.taken)  # np.piecewise, np.vectorize, ... as loops (callbacks.py)
     lower_inner_transforms(pf, n.taken)  # srcad.vjp / srcad.jvp inside: srcad.grad calls
     lift_closures(pf, n.taken)  # nested defs and lambdas (closures.py)
@@ -910,6 +996,9 @@ def _normalize(pf: ParsedFunction) -> ir.Function:
         pf.params.append(pname)
         pf.tree.args.args.append(gast.Name(pname, gast.Param(), None, None))
     n.__init__(pf)  # names and definitions again, now that flags exist
+    n.state_locals = scalarised + _known_state_locals(pf, n, state_locals)
+    n.state_names = {local: (obj, attr) for obj, attr, local in n.state_locals}
+    n.carry_out = carry_out
     for obj, attr, pname, _ in pf.attr_in:
         n.attr_carry[(id(obj), attr)] = (obj, ir.Var(pname))
     fn = n.run()

@@ -73,7 +73,7 @@ from ..naming import fresh
 from ..pyfuncs import CLASS_SUBSTITUTES
 from ..runtime_python import list_concat
 from . import guards
-from .attrstate import _may_read_before_store
+from .attrstate import OBJECT_ATTRIBUTE, _may_read_before_store
 from .opaque import NOT_FOLLOWED, is_user_object, library_file
 from .parse import UNRESOLVED, parse_function
 
@@ -127,6 +127,9 @@ class VObj:
     surely: set = field(default_factory=set)
     maybe: set = field(default_factory=set)
     nones: set = field(default_factory=set)  # attributes whose last store was `= None`
+    real: object = None  # the object itself, for an existing one (not built)
+    # an existing object's lists the call appends to, never assigns (`_container_change`)
+    kept: set = field(default_factory=set)
 
 
 @dataclass(eq=False)
@@ -458,10 +461,12 @@ class _Rewriter:
         if not isinstance(root, gast.Attribute):
             return None
         o = self.peek(root.value)
-        if not isinstance(o, VObj) or not o.built or root.attr not in o.attrs or \
+        if not isinstance(o, VObj) or root.attr not in o.attrs or \
                 root.attr in o.objects or root.attr in o.funcs or \
                 self.o.container_depth(o.cls, root.attr) is None:
             return None
+        if not o.built:  # (an existing object's list: see `_kept_change`)
+            return self._kept_change(s, o, root, depth, call, target)
 
         def read():
             return copy.deepcopy(path)
@@ -504,6 +509,50 @@ class _Rewriter:
                 if isinstance(n, (gast.expr, gast.stmt)) and \
                         getattr(n, "lineno", None) is None:
                     gast.copy_location(n, s)
+        return out
+
+    def _kept_change(self, s, o, root, depth, call, target):
+        """`self.cache.append(z)` on a list an existing object holds (a module-level layer
+        keeping a cache across calls) that no code followed here assigns: Python changes
+        that list itself, so the object's own list is appended to as the code runs, and the
+        call reads the changed list by its local (``cache = list_concat(cache, [z])``, which
+        srcad differentiates). None (the statement as written) for any other change."""
+        how = call.func.attr
+        if depth != 0 or target is not None or how not in ("append", "extend") or \
+                not self.o.kept_list(o, root.attr):
+            return None
+        arg = call.args[0] if len(call.args) == 1 else None
+        if how == "append" and arg is not None:
+            new = [arg]
+        elif how == "extend" and isinstance(arg, (gast.List, gast.Tuple)):
+            new = list(arg.elts)
+        else:
+            return None
+        out, held = [], []
+        for item in new:
+            name = fresh(f"{root.attr}_item", self.o.taken)
+            out.append(_assign([_name(name, store=True)], item, s))
+            held.append(name)
+        if self.o.concat is None:
+            self.o.concat = self.o.bind(list_concat, "list_concat")
+        store = copy.deepcopy(root)
+        store.ctx = gast.Store()
+        grown = gast.Call(func=_name(self.o.concat), args=[
+            copy.deepcopy(root), gast.List(elts=[_name(n) for n in held], ctx=gast.Load())],
+            keywords=[])
+        out.append(_assign([store], grown, s))
+        real = self.o.bind(o.real, f"{o.label}_object")  # (not the scalarised name)
+        for name in held:
+            lst = gast.Call(func=_name(OBJECT_ATTRIBUTE), args=[
+                _name(real), gast.Constant(value=root.attr, kind=None)], keywords=[])
+            out.append(gast.Expr(value=gast.Call(func=gast.Attribute(
+                value=lst, attr="append", ctx=gast.Load()), args=[_name(name)], keywords=[])))
+        for x in out:
+            for n in gast.walk(x):
+                if isinstance(n, (gast.expr, gast.stmt)) and \
+                        getattr(n, "lineno", None) is None:
+                    gast.copy_location(n, s)
+        o.kept.add(root.attr)
         return out
 
     def _join(self, before, a, b):
@@ -2522,6 +2571,23 @@ class _Objects:
                 trees + [self.pf.tree] + self.followed, attr, self.modules())
         return self.containers[key]
 
+    def kept_list(self, o, attr: str) -> bool:
+        """Does existing object `o` hold a list in `attr` that no code followed here (the
+        function, the functions it hands objects to, the class's methods but `__init__`)
+        assigns? (Its changes are Python's changes to that list: `_kept_change`.)"""
+        if o.real is None or type(getattr(o.real, attr, None)) is not list:
+            return False
+        trees = self.trees_of(o.cls)
+        if trees is None:
+            return False
+        for tree in [t for t in trees if t.name != "__init__"] + [self.pf.tree] + \
+                self.followed:
+            for n in gast.walk(tree):
+                if isinstance(n, gast.Attribute) and n.attr == attr and \
+                        not isinstance(n.ctx, gast.Load):
+                    return False
+        return True
+
     def check_containers(self) -> None:
         """Each list written as assignments (`_Rewriter._container_change`) again, over every
         function followed (one handed the object may keep a second name for the list)."""
@@ -2595,13 +2661,16 @@ class _Objects:
         return UNRESOLVED
 
 
-def scalarise_objects(pf, taken: set) -> None:
+def scalarise_objects(pf, taken: set) -> list:
     """Rewrite `pf.tree` as the module docstring says, in place; a function that builds no
-    object (or uses one in a way not followed) is left as it is."""
+    object (or uses one in a way not followed) is left as it is. Returns [(obj, attr, local)]
+    for the existing objects scalarised: the local each attribute lives in during the call
+    (the user functions called here are given those values and give back what they leave
+    there: state.py)."""
     classes = _built_classes(pf)
     stateful = _stateful_objects(pf)
     if not classes and not stateful:
-        return
+        return []
     work = _Objects(pf, taken)
     scope = _Scope(taken, _locals_of(pf.tree) | set(pf.params))
     work.top = scope
@@ -2618,7 +2687,7 @@ def scalarise_objects(pf, taken: set) -> None:
     entry = []
     for name, obj in stateful.items():  # its state read when the call starts
         o = VObj(cls=type(obj), clsexpr=_name(name), attrs=_object_attrs(obj), label=name,
-                 built=False)
+                 built=False, real=obj)
         at = _first_use(tree.body, name) or tree
         scope.env[name] = o
         scope.made.add(id(o))
@@ -2634,7 +2703,7 @@ def scalarise_objects(pf, taken: set) -> None:
     except _Unsupported as err:
         for cls in classes:
             NOT_FOLLOWED[cls] = f"line {work.line}: {err}"
-        return
+        return []
     for cls in classes:
         NOT_FOLLOWED.pop(cls, None)
     if stateful:  # ... and what the call left in it written back as it returns
@@ -2642,17 +2711,26 @@ def scalarise_objects(pf, taken: set) -> None:
         for name, obj in stateful.items():
             o = scope.env[name]
             for attr in o.attrs:
-                if (id(o), attr) in scope.stored:
+                if (id(o), attr) in scope.stored and attr not in o.kept:
                     back.append((name, attr, scope.names[(id(o), attr)]))
         # (a state the call sets before it reads it is not read at the start: an earlier
         # call's value there would be a constant of this one, which check_attribute_state
         # refuses where the call stores a differentiated value under that name)
         probe = types.SimpleNamespace(body=body)
         entry = [e for e in entry if _may_read_before_store(probe, e.targets[0].id)]
+        kept = {scope.names[(id(scope.env[n]), a)] for n in stateful
+                for a in scope.env[n].kept}
+        for e in entry:  # (a list the call appends to: its own copy, the object's changes)
+            if e.targets[0].id in kept:
+                e.value = gast.copy_location(gast.Call(func=_name("list"), args=[e.value],
+                                                       keywords=[]), e.value)
         body = entry + _before_returns(body, back)
     tree.body = body + work.defs  # (the methods' nested defs: lifted out, closures.py)
     gast.fix_missing_locations(tree)
     pf.tree.body = tree.body
+    return [(obj, attr, scope.names[(id(scope.env[name]), attr)])
+            for name, obj in stateful.items() for attr in scope.env[name].attrs
+            if (id(scope.env[name]), attr) in scope.names]
 
 
 def _first_use(body, name):

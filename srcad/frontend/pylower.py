@@ -54,6 +54,7 @@ DICT_SET = "__srcad_dict_set"
 DICT_KEYS = "__srcad_dict_keys"
 DICT_GET = "__srcad_dict_get"
 LIST_CONCAT = "__srcad_list_concat"
+OBJECT_ATTRIBUTE = "__srcad_object_attribute"
 ARRAY_SORT = "__srcad_sort"
 ARRAY_PARTITION = "__srcad_partition"
 PUT_INDEX = "__srcad_put_index"
@@ -65,6 +66,7 @@ ALONG_AXIS_INDEX = "__srcad_along_axis_index"
 MASK_INDEX = "__srcad_mask_index"
 TAKES = {"place": "__srcad_place_take", "putmask": "__srcad_putmask_take"}
 INTERNAL = {LIST_APPEND: runtime_python.list_append, LIST_CONCAT: runtime_python.list_concat,
+            OBJECT_ATTRIBUTE: runtime_python.object_attribute,
             ARRAY_SORT: np.sort, ARRAY_PARTITION: np.partition, DICT_SET: runtime_python.dict_set,
             DICT_KEYS: runtime_python.dict_keys, DICT_GET: runtime_python.dict_get,
             PUT_INDEX: runtime_signal.put_index, DIAGONAL_INDEX: runtime_signal.diagonal_index,
@@ -870,8 +872,11 @@ class _SplitParallel(gast.NodeTransformer):
 
 
 def _fresh_list(v) -> bool:
+    """A list made by the expression (a display, a comprehension, `list(...)`, or the lists'
+    `a + b` / append srcad writes: attrstate.py's `self.cache.append(z)`)."""
     return isinstance(v, (gast.List, gast.ListComp)) or (
-        isinstance(v, gast.Call) and isinstance(v.func, gast.Name) and v.func.id == "list")
+        isinstance(v, gast.Call) and isinstance(v.func, gast.Name) and
+        v.func.id in ("list", LIST_CONCAT, LIST_APPEND))
 
 
 def _split_rebound_lists(tree, taken: set) -> None:

@@ -21,8 +21,11 @@ the atom holding the value at its end)] for each attribute a top-level ``setattr
 a call of its own that carried one out) sets, in the order they were first set; the caller
 (normalize.user_call) appends those atoms to the callee's return value and calls
 `with_state(fn, ...)` wherever it runs the callee as plain Python (no gradient through it),
-which returns the same tuple. An attribute set inside a branch or a loop of the callee is
-not carried (its value at the end is not one atom): reads of it stay what they were.
+which returns the same tuple. The callee's own stores are carried by attrstate.py's local,
+in a branch or a loop too (the local holds the value at the end on every path; a call of its
+own that sets the attribute sets the local after it: calls.py); a callee of its own called in
+a branch or a loop that sets an attribute the callee does not carry itself leaves it unknown
+(`blocked`): the caller reads it when the code runs, or is refused.
 
 Before/after (the caller):
     dense1.forward(X)                    forward_and_state = D_forward(dense1, X)
@@ -40,42 +43,63 @@ from .opaque import is_user_object
 
 
 def carried_state(fn: ir.Function) -> tuple[list, set]:
-    """([(obj, attr, atom)], blocked): what `fn` leaves in `obj.attr` at its end, for the
-    attributes it sets at its top level (see the module docstring); `blocked`: the (id(obj),
-    attr) it sets in a branch or a loop (the caller's own value for them is stale after)."""
+    """([(obj, attr, atom)], blocked): what `fn` leaves in `obj.attr` at its end -- the
+    value of the local it carries the attribute by (attrstate.py; a store in a branch or a
+    loop included: the local holds the last value on every path), or what a callee called at
+    its top level carried out; `blocked`: the (id(obj), attr) a callee called in a branch or
+    a loop of `fn` sets and `fn` does not carry itself (the caller's own value for them is
+    stale after the call)."""
     found: dict = {}
     blocked: set = set()
     for s in fn.body:
         if isinstance(s, (ir.If, ir.For, ir.While)):
             for inner in ir.walk([s]):
-                for obj, attr, _ in _sets(inner):
-                    blocked.add((id(obj), attr))
-            continue
-        for obj, attr, atom in _sets(s):
-            found[(id(obj), attr)] = (obj, attr, atom)
+                if isinstance(inner, ir.UserCall):
+                    blocked |= {(id(obj), attr) for obj, attr, _ in inner.carried_atoms}
+                    blocked |= inner.callee.attr_unknown
+        elif isinstance(s, ir.UserCall):
+            for obj, attr, atom in s.carried_atoms:
+                # (a callee's own callee set it: the caller bound it to a name after the call)
+                found[(id(obj), attr)] = (obj, attr, atom)
+                blocked.discard((id(obj), attr))
+    for obj, attr, atom in fn.state_out:  # (the local saw every store, the callees' too)
+        found[(id(obj), attr)] = (obj, attr, atom)
+        blocked.discard((id(obj), attr))
     return [v for k, v in found.items() if k not in blocked], blocked
 
 
-def _sets(s):
-    """The attributes statement `s` sets on known objects: (obj, attr, atom)."""
-    if isinstance(s, ir.Effect) and s.kind == "setattr":
-        obj = s.args["_obj"]
-        if isinstance(obj, ir.Const) and is_user_object(obj.value):
-            yield obj.value, s.args["attr"].value, s.args["value"]
-    elif isinstance(s, ir.UserCall):
-        # (a callee's own callee set it: the caller bound it to a name after the call)
-        yield from s.carried_atoms
-
-
-def state_given(fn, n: int):
-    """`fn` as plain Python, called with `n` more arguments (the values given for its reads of
-    objects' attributes, state.py): the object holds them already, the call drops them."""
+def state_given(fn, attrs: list):
+    """`fn` as plain Python, called with one more argument per (obj, attr) of `attrs` (the
+    values given for its reads of objects' attributes, state.py): each is put on its object
+    first (the caller's code keeps the call's state in locals and stores it as it returns;
+    Python's object holds it already at this point of the call), then `fn` runs."""
+    n = len(attrs)
 
     @functools.wraps(fn)
     def run(*args, **kwargs):
+        for (obj, attr), value in zip(attrs, args[len(args) - n:]):
+            _put(obj, attr, value)
         return fn(*args[:len(args) - n], **kwargs)
 
     return run
+
+
+def _put(obj, attr: str, value) -> None:
+    """`obj.attr = value` for plain Python that reads it. A list: the object's own list where
+    it holds these very items already (a list kept across calls, changed in place:
+    attrstate.py), else a copy (the code may still read its own list, which `fn` may change
+    in place: `self.cache.append(...)`)."""
+    if isinstance(value, list):
+        current = getattr(obj, attr, None)
+        if isinstance(current, list) and len(current) == len(value) and all(
+                a is b for a, b in zip(current, value)):
+            return
+        value = list(value)
+    setattr(obj, attr, value)
+
+
+def _now(value):
+    return list(value) if isinstance(value, list) else value
 
 
 def with_state(fn, attrs: list):
@@ -83,7 +107,8 @@ def with_state(fn, attrs: list):
 
     @functools.wraps(fn)
     def run(*args, **kwargs):
-        return (fn(*args, **kwargs), *[getattr(o, a) for o, a in attrs])
+        # (a list as it is now: the object's own may be changed in place later in the call)
+        return (fn(*args, **kwargs), *[_now(getattr(o, a)) for o, a in attrs])
 
     run.__wrapped_state__ = attrs
     return run
