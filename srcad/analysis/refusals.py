@@ -62,8 +62,16 @@ from ..ops.runtime_ops import POPS
 def _flows(fn: ir.Function):
     """(inputs, outputs) of each statement along which a value's dependence travels: a row's
     arguments with a derivative rule, every argument of an op with no rule (its result
-    depends on them, with no gradient) and of a user call."""
+    depends on them, with no gradient) and of a user call. An op with no rule that may keep
+    what it is given (`net.add(layer)`, `box.put(v)`: a method may store its arguments in its
+    object; a library function may change any argument) also makes those objects depend on
+    it: `d.set(W); net.add(d); net.run(X)` reaches the output from W."""
     for s in ir.walk(fn.body):
+        if isinstance(s, (ir.Call, ir.Effect)) and is_opaque(s.op) and not s.op.pure and \
+                s.op.kind != "operator":
+            holders = _holders(s)
+            if holders:
+                yield list(s.args.values()), holders
         if isinstance(s, ir.Call):
             if is_opaque(s.op) and s.op.kind == "operator":
                 continue  # (`is`, `in`: a bool, piecewise constant like a comparison)
@@ -80,6 +88,16 @@ def _flows(fn: ir.Function):
             yield list(s.args), list(s.targets)
         elif isinstance(s, ir.Push):
             yield [s.value], [s.stack]
+
+
+def _holders(s) -> list:
+    """The names an op with no rule may store what it is given in, or change: a method's
+    object (`rng.shuffle(y)`: also y), any argument of a function srcad does not know."""
+    if s.op.kind == "method":
+        params = list(s.args) if s.op.name[1:] in ("shuffle", "permutation") else ["_obj"]
+    else:
+        params = [p for p in s.args if p != "_fn"]
+    return [s.args[p].name for p in params if isinstance(s.args.get(p), ir.Var)]
 
 
 def _dependent(fn: ir.Function, wrt) -> set:
