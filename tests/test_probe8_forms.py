@@ -277,3 +277,97 @@ def test_keras_like_model_with_a_loss_class_argument(mode):
     args = (R.standard_normal((3, 4)), R.standard_normal((4, 2)), R.standard_normal((5, 3)),
             R.standard_normal((5, 2)))
     _check(_keras_like, args, wrt=(0, 1), mode=mode)
+
+
+# ---- an estimator whose fit returns self ---------------------------------------------------
+
+class _LinReg:
+    def __init__(self, lr=0.1, n_iter=3):
+        self.lr = lr
+        self.n_iter = n_iter
+        self.history = []
+
+    def fit(self, X, y, w0):
+        self.w = w0.copy()
+        for _ in range(self.n_iter):
+            err = X @ self.w - y
+            self.w -= self.lr * X.T @ err / len(y)
+            self.history.append(np.mean(err ** 2))
+        return self
+
+    def predict(self, X):
+        return X @ self.w
+
+
+def _fit_bare(w0, X, y):
+    model = _LinReg()
+    model.fit(X, y, w0)
+    return np.sum(model.predict(X) ** 2) + model.history[-1]
+
+
+def _fit_chained(w0, X, y):
+    model = _LinReg(lr=0.2).fit(X, y, w0)
+    return np.sum(_LinReg(n_iter=2).fit(X, y, w0).predict(X)) + np.sum(model.w ** 2)
+
+
+@pytest.mark.parametrize("mode", ["source", "tape"])
+@pytest.mark.parametrize("fn", [_fit_bare, _fit_chained])
+def test_fit_returning_self(fn, mode):
+    """`def fit(...): ...; return self` (scikit-learn's convention), called for its effect or
+    chained (`Model().fit(X, y).predict(X)`): was 'the object is returned', so the object was
+    left as written and `model.fit(X, y, w0)` refused."""
+    args = (R.standard_normal(3), R.standard_normal((6, 3)), R.standard_normal(6))
+    _check(fn, args, mode=mode)
+
+
+# ---- a list of caches wrapped in a tuple as the forward ends (the course's rnn_forward) ----
+
+def _rnn_forward(x, a0, Waa, Wax):
+    caches = []
+    a = np.zeros((a0.shape[0], x.shape[1], x.shape[2]))
+    a_next = a0
+    for t in range(x.shape[2]):
+        a_next = np.tanh(Waa @ a_next + Wax @ x[:, :, t])
+        a[:, :, t] = a_next
+        caches.append((a_next, x[:, :, t]))
+    caches = (caches, x)
+    return a, caches
+
+
+def _rnn_forward_returned(x, a0, Waa, Wax):
+    caches = []
+    a_next = a0
+    for t in range(x.shape[2]):
+        a_next = np.tanh(Waa @ a_next + Wax @ x[:, :, t])
+        caches.append(a_next)
+    return a_next, (caches, x)
+
+
+def _course_rnn(Waa, Wax, x, a0):
+    a, (caches, _) = _rnn_forward(x, a0, Waa, Wax)
+    last, (hs, _) = _rnn_forward_returned(x, a0, Waa, Wax)
+    return np.sum(a ** 2) + np.sum(caches[-1][0]) + np.sum(hs[0] * last)
+
+
+@pytest.mark.parametrize("mode", ["source", "tape"])
+def test_list_wrapped_in_a_tuple_after_its_appends(mode):
+    """`caches.append(cache)` in the loop, then `caches = (caches, x)` (or `return a, (caches,
+    x)`): a second holder made after the last change to the list, so its appends are still
+    values (pylower.py); was '`.append()` changes a list ... srcad holds as a value'."""
+    args = (R.standard_normal((3, 3)) * 0.5, R.standard_normal((3, 2)) * 0.5,
+            R.standard_normal((2, 2, 4)), R.standard_normal((3, 2)))
+    _check(_course_rnn, args, wrt=(0, 1), mode=mode)
+
+
+def _appended_through_a_dict(W):
+    lst = []
+    for i in range(2):
+        lst.append(W * i)
+    d = {"a": lst}
+    d["a"].append(W * 5)          # (changes lst through the dict)
+    return np.sum(lst[-1] ** 2)
+
+
+def test_list_changed_through_a_later_holder_is_still_refused():
+    with pytest.raises(srcad.SrcadError, match="changes a list or dict in place"):
+        srcad.grad(_appended_through_a_dict)(np.linspace(-0.5, 0.7, 6).reshape(3, 2))

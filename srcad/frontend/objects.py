@@ -384,10 +384,11 @@ class _Rewriter:
         if isinstance(s, gast.Return):
             if s.value is not None:
                 v = self.expr(s.value)
-                if isinstance(v, VObj) and s is self.object_return and \
-                        id(v) in self.scope.made:
+                if isinstance(v, VObj) and s is self.object_return and (
+                        id(v) in self.scope.made or v is self.me):
                     # `return poly1d(...)` as a method's one return: the caller holds the
-                    # object (its state returned after the result: `specialise`)
+                    # object (its state returned after the result: `specialise`); `return
+                    # self` (an estimator's `fit`): the object it was called on
                     self.returned = v
                     v = gast.copy_location(gast.Constant(value=None, kind=None), s)
                 if isinstance(v, (VObj, VList)):
@@ -1999,7 +2000,7 @@ class _Rewriter:
         body = sub.block(fdef.body)
         self.o.line = line
         returned = sub.returned  # (an object the method built and returns: the call's value)
-        if returned is not None and hint:
+        if returned is not None and hint and id(returned) in inner.made:
             returned.label = hint
         # the state it reads (parameters) and the state it assigns (returned after the result)
         reach_after = _reachable(([me] if me is not None else []) + list(statics.values()) +

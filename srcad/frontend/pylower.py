@@ -45,6 +45,7 @@ from ..checkpoint import checkpoint
 from ..errors import DictUnknownError, UnsupportedSyntaxError
 from ..naming import fresh
 from . import pylevel
+from .opaque import MUTATING
 from .parse import EACH
 from .pylevel import _assign, _call, _for, _name
 
@@ -110,6 +111,44 @@ class _Substitute(gast.NodeTransformer):
         return node
 
 
+def _displays(e) -> set:
+    """The ids of `e` and the displays nested in it through displays only (`(h, (c, x))`)."""
+    out, stack = set(), [e]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (gast.Tuple, gast.List, gast.Set, gast.Dict)):
+            out.add(id(n))
+            stack.extend(n.values if isinstance(n, gast.Dict) else n.elts)
+    return out
+
+
+def _changed_in_place(stmt) -> set:
+    """Names `stmt` may change the object of in place, or rebind: a method called on them
+    (`lst.append(v)`), `lst += ...`, `lst[i] = v`, `del lst[i]`, any store of the name."""
+    out = set()
+    for n in gast.walk(stmt):
+        if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and \
+                isinstance(n.func.value, gast.Name):
+            out.add(n.func.value.id)
+        elif isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
+            out.add(n.target.id)
+        elif isinstance(n, gast.Subscript) and isinstance(n.ctx, (gast.Store, gast.Del)) and \
+                isinstance(n.value, gast.Name):
+            out.add(n.value.id)
+        elif isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+            out.add(n.id)
+    return out
+
+
+def _changes_any(stmt) -> bool:
+    """May `stmt` change some object in place: a method that does (`.append`, `.update`,
+    ...) on any receiver, a subscript store or delete, an augmented assignment?"""
+    return any((isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and
+                n.func.attr in MUTATING) or isinstance(n, gast.AugAssign) or
+               (isinstance(n, gast.Subscript) and isinstance(n.ctx, (gast.Store, gast.Del)))
+               for n in gast.walk(stmt))
+
+
 class _Lowerer:
     def __init__(self, pf, taken: set):
         self.pf = pf
@@ -150,10 +189,33 @@ class _Lowerer:
         never aliased (``b = lst``, ``(lst, 1)``): their appends can be rebuilt as values."""
         made, other = set(), set()
         self.counts_store = set()
-        # a display that is returned (`return h, cache`) gives the list away as the function
-        # ends: no second name can change it afterwards
-        returned = {id(n.value) for n in gast.walk(self.pf.tree)
-                    if isinstance(n, gast.Return) and n.value is not None}
+        # a display that is returned (`return h, cache`, `return h, (cache, x)`) gives the
+        # list away as the function ends: no second name can change it afterwards
+        returned = set()
+        for n in gast.walk(self.pf.tree):
+            if isinstance(n, gast.Return) and n.value is not None:
+                returned |= _displays(n.value)
+        # a display or a second name made at the top level after the last statement that may
+        # change the list (`caches = (caches, x)` as a course's forward ends) holds the final
+        # list: its appends before can still be rebuilt as values
+        # (and after the last that changes any object in place: `d = {"a": lst}` then
+        # `d["a"].append(v)` changes the list through the dict)
+        top, last_change, last_any = {}, {}, -1
+        for i, st in enumerate(self.pf.tree.body):
+            for n in gast.walk(st):
+                top[id(n)] = i
+            for name in _changed_in_place(st):
+                last_change[name] = i
+            if _changes_any(st):
+                last_any = i
+
+        def late(node, name) -> bool:
+            return top.get(id(node), -1) > max(last_any, last_change.get(
+                name, len(self.pf.tree.body)))
+
+        def aliased(node, names):
+            other.update(x for x in names if not late(node, x))
+
         for node in gast.walk(self.pf.tree):
             if id(node) in returned:
                 continue
@@ -166,21 +228,24 @@ class _Lowerer:
                         fresh_list = isinstance(v, (gast.List, gast.ListComp)) or (
                             isinstance(v, gast.Call) and isinstance(v.func, gast.Name)
                             and v.func.id == "list")
-                        (made if fresh_list else other).add(t.id)
+                        if fresh_list:
+                            made.add(t.id)
+                        else:
+                            aliased(node, [t.id])
                     elif isinstance(t, gast.Subscript):  # `lst[i] = v`: a new list (setitem)
                         other.update(n.id for n in gast.walk(t.slice)
                                      if isinstance(n, gast.Name))
                     else:
                         other.update(n.id for n in gast.walk(t) if isinstance(n, gast.Name))
                 if isinstance(node.value, gast.Name):
-                    other.add(node.value.id)  # `b = lst`: two names, one list
+                    aliased(node, [node.value.id])  # `b = lst`: two names, one list
             elif isinstance(node, (gast.For, gast.AugAssign)):
                 t = node.target
                 if not (isinstance(node, gast.AugAssign) and isinstance(t, gast.Name)):
                     other.update(n.id for n in gast.walk(t) if isinstance(n, gast.Name))
             elif isinstance(node, (gast.Tuple, gast.List, gast.Set, gast.Dict)):
                 elts = node.values if isinstance(node, gast.Dict) else node.elts
-                other.update(e.id for e in elts if isinstance(e, gast.Name))
+                aliased(node, [e.id for e in elts if isinstance(e, gast.Name)])
         return made - other - self.params
 
     def _local_dicts(self) -> set:
