@@ -371,3 +371,129 @@ def _appended_through_a_dict(W):
 def test_list_changed_through_a_later_holder_is_still_refused():
     with pytest.raises(srcad.SrcadError, match="changes a list or dict in place"):
         srcad.grad(_appended_through_a_dict)(np.linspace(-0.5, 0.7, 6).reshape(3, 2))
+
+
+# ---- a module-level function handed to a solver of the user's ------------------------------
+
+def _decay(t, y, k):
+    return -k * y + np.sin(t)
+
+
+def _euler(f, y0, t_span, n, k):
+    t0, t1 = t_span
+    h = (t1 - t0) / n
+    ts, ys = [t0], [y0]
+    y = y0
+    for _ in range(n):
+        y = y + h * f(ts[-1], y, k)
+        ys.append(y)
+        ts.append(ts[-1] + h)
+    return np.array(ts), np.array(ys)
+
+
+def _solve(y0, k):
+    ts, ys = _euler(_decay, y0, (0.0, 1.0), 4, k)
+    return np.trapezoid(np.sum(ys ** 2, axis=1), ts)
+
+
+@pytest.mark.parametrize("mode", ["source", "tape"])
+def test_user_function_passed_to_a_user_solver(mode):
+    """`integrate(rhs, y0, ...)` with `rhs` a module-level function: was '`rhs` (function)
+    used as a value' (nested defs and lambdas were passed already); and `np.trapezoid(e, ts)`
+    with `ts, ys` unpacked from the solver was refused for `x`, as every item of a callee's
+    tuple was taken to depend on every argument (refusals.py now asks the callee)."""
+    _check(_solve, (np.array([1.0, -0.4]), np.array(0.8)), wrt=(0, 1), mode=mode)
+
+
+def _times_from_params(y0, k):
+    ts, ys = _euler(_decay, y0, (0.0, k), 4, k)   # (ts depends on k: its spacing)
+    return np.trapezoid(np.sum(ys ** 2, axis=1), ts)
+
+
+def test_a_tuple_item_that_does_depend_is_still_refused():
+    with pytest.raises(srcad.SrcadError, match="np.trapezoid"):
+        srcad.grad(_times_from_params, wrt=(0, 1))(np.array([1.0, -0.4]), np.array(0.8))
+
+
+# ---- zip(*np.nonzero(R)) -------------------------------------------------------------------
+
+def _mf_nonzero(P, Q, R, beta=0.02):
+    e = 0
+    for i, j in zip(*np.nonzero(R)):
+        e = e + pow(R[i][j] - np.dot(P[i, :], Q[:, j]), 2)
+        for k in range(P.shape[1]):
+            e = e + (beta / 2) * (pow(P[i][k], 2) + pow(Q[k][j], 2))
+    return e
+
+
+@pytest.mark.parametrize("mode", ["source", "tape"])
+def test_zip_of_a_starred_call(mode):
+    """`for i, j in zip(*np.nonzero(R))` (the matrix-factorisation tutorials' loop): the
+    starred value through a name of its own, then zip(t[0], t[1]) as for `zip(*heads)`; was
+    'a `for` loop with a tuple target'."""
+    R = np.array([[5, 3, 0, 1], [4, 0, 0, 1], [1, 1, 0, 5], [0, 1, 5, 4]], dtype=float)
+    _check(_mf_nonzero, (R[:, :2] / 5 + 0.1, R[:2, :] / 5 - 0.2, R), wrt=(0, 1), mode=mode)
+
+
+# ---- numpy's out given by position ---------------------------------------------------------
+
+def _clip_out_positional(W, X):
+    p = 1 / (1 + np.exp(-(X @ W)))
+    eps = np.finfo(float).eps
+    np.clip(p, eps, 1 - eps, p)
+    s = X @ W
+    np.exp(s, s)
+    np.multiply(s, p, s)
+    return np.sum(np.log(p)) + np.sum(s)
+
+
+@pytest.mark.parametrize("mode", ["source", "tape"])
+def test_out_given_by_position(mode):
+    """`np.clip(p, eps, 1 - eps, p)` (numpy-ml's losses), `np.exp(s, s)`: numpy's out by
+    position is out= (pyforms.py, tape_tensor.py); np.clip's was '`clip` takes at most 3
+    positional arguments', a ufunc's a call with no rule."""
+    _check(_clip_out_positional, (R.standard_normal((3, 2)) * 0.5, R.standard_normal((4, 3))),
+           mode=mode)
+
+
+# ---- a dict of lists appended by key -------------------------------------------------------
+
+def _history_dicts(W, X):
+    from collections import defaultdict
+    caches = {"Z": [], "A": []}
+    hist = defaultdict(list)
+    h = X
+    for t in range(3):
+        z = h @ W
+        h = np.tanh(z)
+        caches["Z"].append(z)
+        caches["A"].append(h)
+        hist["norm"].append(np.sum(h ** 2))
+    total = 0.0
+    for v in hist["norm"]:
+        total = total + v
+    return np.sum(np.stack(caches["Z"]) ** 2) * 0.1 + np.sum(caches["A"][-1]) + total + \
+        len(hist)
+
+
+@pytest.mark.parametrize("mode", ["source", "tape"])
+def test_dict_of_lists_appended_by_key(mode):
+    """`caches = {"Z": [], "A": []}` / `hist = defaultdict(list)` then `caches["Z"].append(z)`:
+    appends written as values (`caches["Z"] = list_append(caches["Z"], z)`, pylower.py) where
+    no second name sees the lists; was 'the method `.append()` has no derivative rule'."""
+    _check(_history_dicts, (R.standard_normal((3, 3)) * 0.5, R.standard_normal((4, 3))),
+           mode=mode)
+
+
+def _dict_list_with_a_second_name(W, X):
+    acts = {"z": []}
+    zs = acts["z"]
+    for i in range(2):
+        acts["z"].append(X @ W * i)
+    return np.sum(np.concatenate(zs))
+
+
+def test_dict_of_lists_with_a_second_name_is_still_refused():
+    with pytest.raises(srcad.SrcadError, match="append"):
+        srcad.grad(_dict_list_with_a_second_name)(R.standard_normal((3, 3)),
+                                                  R.standard_normal((4, 3)))

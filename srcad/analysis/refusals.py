@@ -85,9 +85,33 @@ def _flows(fn: ir.Function):
                        if s.op.vjp(p) is not None or s.op.jvp(p) is not None
                        or (extra is not None and p in extra[0])], [s.target]
         elif isinstance(s, ir.UserCall):
-            yield list(s.args), list(s.targets)
+            items = _item_params(s)
+            if items is None:
+                yield list(s.args), list(s.targets)
+            else:  # (`ts, ys = integrate(rhs, y0)`: ts is made from constants alone)
+                for t, params in zip(s.targets, items):
+                    yield [a for p, a in zip(s.callee.params, s.args) if p in params], [t]
         elif isinstance(s, ir.Push):
             yield [s.value], [s.stack]
+
+
+def _item_params(s: ir.UserCall):
+    """For a call that unpacks its callee's returned tuple, the callee's parameters each item
+    depends on (through ops with a rule or without one), else None. (Kept on the callee, for
+    the body it was computed from: a callee called in a loop is asked once.)"""
+    callee = s.callee
+    ret = callee.ret.value if callee.body and isinstance(callee.body[-1], ir.Return) else None
+    if not (s.unpack and not s.carried and isinstance(ret, ir.Seq) and
+            len(ret.items) == len(s.targets)):
+        return None
+    key = (id(callee.body), len(callee.body), id(ret))
+    held = getattr(callee, "_item_params", None)
+    if held is None or held[0] != key:
+        deps = {p: _dependent(callee, [p]) for p in callee.params}
+        held = (key, [{p for p, d in deps.items() if set(ir.atom_vars(item)) & d}
+                      for item in ret.items])
+        callee._item_params = held
+    return held[1]
 
 
 def _holders(s) -> list:
