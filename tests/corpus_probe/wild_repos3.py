@@ -432,6 +432,55 @@ def mlfs_conv_maxpool(W, w0, X, y):
     return np.mean(MSquareLoss().loss(y, flat))
 
 
+def padding_for(filter_shape, output_shape="same"):
+    if output_shape == "valid":
+        return (0, 0), (0, 0)
+    filter_height, filter_width = filter_shape
+    return ((filter_height - 1) // 2, filter_height // 2), ((filter_width - 1) // 2,
+                                                            filter_width // 2)
+
+
+def image_to_column_padded(images, filter_shape, stride, output_shape='same'):
+    filter_height, filter_width = filter_shape
+    pad_h, pad_w = padding_for(filter_shape, output_shape)
+    images_padded = np.pad(images, ((0, 0), (0, 0), pad_h, pad_w), mode='constant')
+    k, i, j = get_im2col_indices(images.shape, filter_shape, (pad_h, pad_w), stride)
+    cols = images_padded[:, k, i, j]
+    return cols.transpose(1, 2, 0).reshape(filter_height * filter_width * images.shape[1], -1)
+
+
+class MConv2DSame(MConv2D):
+    def forward_pass(self, X, training=True):
+        batch_size = X.shape[0]
+        self.X_col = image_to_column_padded(X, self.filter_shape, self.stride, self.padding)
+        output = self.W.reshape((self.n_filters, -1)).dot(self.X_col) + self.w0
+        return output.reshape(self.output_shape() + (batch_size, )).transpose(3, 0, 1, 2)
+
+    def output_shape(self):
+        channels, height, width = self.input_shape
+        pad_h, pad_w = padding_for(self.filter_shape, output_shape=self.padding)
+        output_height = (height + np.sum(pad_h) - self.filter_shape[0]) / self.stride + 1
+        output_width = (width + np.sum(pad_w) - self.filter_shape[1]) / self.stride + 1
+        return self.n_filters, int(output_height), int(output_width)
+
+
+class MMaxPool(MMaxPooling2D):
+    def forward_pass(self, X, training=True):
+        batch_size, channels, height, width = X.shape
+        _, out_height, out_width = self.output_shape()
+        X_col = image_to_column_padded(X.reshape(batch_size * channels, 1, height, width),
+                                       self.pool_shape, self.stride, 'valid')
+        output = self._pool_forward(X_col)
+        return output.reshape(out_height, out_width, batch_size, channels).transpose(2, 3, 0, 1)
+
+
+def mlfs_conv_early_return_padding(W, w0, X, y):
+    conv = MConv2DSame(W, w0, input_shape=X.shape[1:])
+    h = MActivation('softplus').forward_pass(conv.forward_pass(X))
+    out = MMaxPool(input_shape=h.shape[1:]).forward_pass(h)
+    return np.mean(MSquareLoss().loss(y, out.reshape((out.shape[0], -1))))
+
+
 def _mlfs_conv():
     r = rng(804)
     return (r.standard_normal((2, 2, 3, 3)) * 0.4, r.standard_normal((2, 1)) * 0.1,
@@ -1582,6 +1631,96 @@ def _gru():
             np.zeros(3))
 
 
+def add_noise(x, scale, seed=0):
+    rs = np.random.RandomState(seed)
+    return x + scale * rs.randn(*x.shape)
+
+
+def denoising_clip_assert(W, X):
+    Xn = add_noise(X, 0.1)
+    H = np.tanh(Xn @ W)
+    R = H @ W.T
+    loss = np.mean((R - X) ** 2)
+    resid = 2 * (R - X) / R.size
+    rnorm = np.linalg.norm(resid)
+    if rnorm > 0.05:
+        resid = resid * (0.05 / rnorm)
+    assert np.isfinite(loss), f"loss diverged: {loss}"
+    log.debug(f"loss={loss:.4f} |r|={rnorm:.3f}")
+    return loss + 0.1 * np.sum(resid * R)
+
+
+def _dae():
+    r = rng(836)
+    return r.standard_normal((4, 3)) * 0.5, r.standard_normal((6, 4))
+
+
+def sorted_items_builtins(params, X, y):
+    h = X
+    for name, W in sorted(params.items()):
+        if name.startswith("W"):
+            z = h @ W
+            h = np.maximum(z, 0.01 * z)
+    worst = max(np.max(np.abs(W)) for W in params.values())
+    smallest = min(np.sum(W ** 2) for W in params.values())
+    return np.mean((h - y) ** 2) + 0.01 * worst + 0.1 * smallest
+
+
+def _sib():
+    r = rng(837)
+    return ({"W1": r.standard_normal((4, 2)) * 0.5, "W0": r.standard_normal((3, 4)) * 0.5},
+            r.standard_normal((5, 3)), r.standard_normal((5, 2)))
+
+
+class MLPModel:
+    def __init__(self, W1, W2, act="tanh"):
+        self.W1 = W1
+        self.W2 = W2
+        self.act = act
+
+    @classmethod
+    def from_params(cls, params, **kwargs):
+        return cls(params["W1"], params["W2"], **kwargs)
+
+    @property
+    def weights(self):
+        return [self.W1, self.W2]
+
+    @staticmethod
+    def activation(z, kind):
+        return np.tanh(z) if kind == "tanh" else np.maximum(z, 0)
+
+    def __call__(self, x):
+        return self.activation(x @ self.W1, self.act) @ self.W2
+
+
+def classmethod_constructor(params, X, y):
+    model = MLPModel.from_params(params, act="tanh")
+    pred = model(X)
+    return np.mean((pred - y) ** 2) + 1e-3 * sum(np.sum(w * w) for w in model.weights)
+
+
+def _cmc():
+    r = rng(838)
+    return ({"W1": r.standard_normal((3, 4)) * 0.5, "W2": r.standard_normal((4, 2)) * 0.5},
+            r.standard_normal((5, 3)), r.standard_normal((5, 2)))
+
+
+def calculate_loss_args(model, X, y, reg_lambda=0.01):
+    num_examples = len(X)
+    W1, b1, W2, b2 = model['W1'], model['b1'], model['W2'], model['b2']
+    a1 = np.tanh(X.dot(W1) + b1)
+    exp_scores = np.exp(a1.dot(W2) + b2)
+    probs = exp_scores / np.sum(exp_scores, axis=1, keepdims=True)
+    data_loss = np.sum(-np.log(probs[range(num_examples), y]))
+    data_loss += reg_lambda / 2 * (np.sum(np.square(W1)) + np.sum(np.square(W2)))
+    return 1. / num_examples * data_loss
+
+
+def _nn_args():
+    return _nn_model()[0], X_nn, y_nn
+
+
 PROGRAMS = [
     Probe("wild_repos3.network2_cross_entropy", network2_cross_entropy, _net2(), ("weights", "biases")),
     Probe("wild_repos3.network2_quadratic_labels", network2_quadratic_labels, _net2(True),
@@ -1589,6 +1728,8 @@ PROGRAMS = [
     Probe("wild_repos3.mlfs_classifier", mlfs_classifier, _mlfs, ("W1", "w01", "W2", "w02"), fuse=True),
     Probe("wild_repos3.mlfs_rnn_prealloc", mlfs_rnn_prealloc, _mlfs_rnn, ("U", "V", "W")),
     Probe("wild_repos3.mlfs_conv_maxpool", mlfs_conv_maxpool, _mlfs_conv, ("W", "w0", "X")),
+    Probe("wild_repos3.mlfs_conv_early_return_padding", mlfs_conv_early_return_padding,
+          _mlfs_conv, ("W", "w0", "X")),
     Probe("wild_repos3.dl_L_layer", dl_L_layer, _dl_L, "parameters", fuse=True),
     Probe("wild_repos3.dl_dropout_l2", dl_dropout_l2, _dl_drop, "parameters"),
     Probe("wild_repos3.dl_rnn", dl_rnn, _dl_rnn, ("parameters", "a0")),
@@ -1623,4 +1764,8 @@ PROGRAMS = [
     Probe("wild_repos3.contrastive_losses", contrastive_losses, _contrast, ("A", "B", "Wa")),
     Probe("wild_repos3.label_smoothing", label_smoothing, _ls, "W", fuse=True),
     Probe("wild_repos3.gru_hstack", gru_hstack, _gru, ("Wz", "Wr", "Wh", "h0")),
+    Probe("wild_repos3.denoising_clip_assert", denoising_clip_assert, _dae, "W"),
+    Probe("wild_repos3.sorted_items_builtins", sorted_items_builtins, _sib, "params"),
+    Probe("wild_repos3.classmethod_constructor", classmethod_constructor, _cmc, "params"),
+    Probe("wild_repos3.calculate_loss_args", calculate_loss_args, _nn_args, "model", fuse=True),
 ]
