@@ -405,6 +405,30 @@ def test_user_function_passed_to_a_user_solver(mode):
     _check(_solve, (np.array([1.0, -0.4]), np.array(0.8)), wrt=(0, 1), mode=mode)
 
 
+def _scaled(v):
+    return v * v + 1.0
+
+
+def _list_of_functions(x):
+    fns = [_scaled, _decay_free]
+    h = x
+    for f in fns:
+        h = f(h)
+    return np.sum(h)
+
+
+def _decay_free(v):
+    return np.tanh(v) * 0.5
+
+
+@pytest.mark.parametrize("mode", ["source", "tape"])
+def test_loop_over_a_local_list_of_user_functions(mode):
+    """`fns = [relu, tanh]; for f in fns: h = f(h)` (user functions): the body once per
+    function, as a loop over a global list of them already was (loops.py); with functions
+    now values, was a call with no rule."""
+    _check(_list_of_functions, (np.linspace(-0.9, 1.1, 6).reshape(3, 2),), mode=mode)
+
+
 def _times_from_params(y0, k):
     ts, ys = _euler(_decay, y0, (0.0, k), 4, k)   # (ts depends on k: its spacing)
     return np.trapezoid(np.sum(ys ** 2, axis=1), ts)
