@@ -190,20 +190,32 @@ def _pad_pairs(pad_width, ndim):
     return np.broadcast_to(np.asarray(pad_width, dtype=np.intp), (ndim, 2))
 
 
-def _check_constant(mode):
-    if mode != "constant":
+# np.pad's modes whose every padded cell is a copy of one cell of the array
+COPY_PAD_MODES = ("edge", "reflect", "symmetric", "wrap")
+
+
+def _check_constant(mode, copies=False):
+    if mode != "constant" and not (copies and mode in COPY_PAD_MODES):
         raise SrcadError(
-            f"the gradient of np.pad with mode={mode!r} is not implemented (only mode='constant')",
+            f"the gradient of np.pad with mode={mode!r} is not implemented (mode='constant'"
+            f"{', and for the array ' + ', '.join(map(repr, COPY_PAD_MODES)) if copies else ''})",
             hint="pad with mode='constant', or register a rule for your padding")
 
 
 def unpad(ct, array, pad_width, mode="constant"):
-    """The VJP of ``np.pad(array, pad_width)`` in constant mode: the part of `ct` that holds
-    `array` (the padding is constant, so it sends nothing back)."""
-    _check_constant(mode)
+    """The VJP of ``np.pad(array, pad_width, mode)``: in constant mode the part of `ct` that
+    holds `array` (the padding is constant, so it sends nothing back); in a mode that copies
+    cells of the array into the border (edge, reflect, symmetric, wrap) each cell of `ct` is
+    added back onto the cell it copies -- where np.pad puts the cells' own indices."""
+    _check_constant(mode, copies=True)
     pairs = _pad_pairs(pad_width, np.ndim(array))
-    index = tuple(slice(int(b), int(b) + n) for (b, _), n in zip(pairs, np.shape(array)))
-    return ct[index]
+    if mode == "constant":
+        index = tuple(slice(int(b), int(b) + n) for (b, _), n in zip(pairs, np.shape(array)))
+        return ct[index]
+    source = np.pad(np.arange(np.size(array)).reshape(np.shape(array)), pairs, mode=mode)
+    out = _zeros_for(ct, array)
+    np.add.at(out.reshape(-1), source.reshape(-1), np.reshape(ct, -1))
+    return out
 
 
 def pad_value_grad(ct, array, pad_width, mode="constant", constant_values=0):

@@ -90,6 +90,8 @@ class Tensor:
             return _EAGER[func](self.tape.numpy_view(), *args, **kwargs)
         if func in INPLACE_WRITERS:  # np.put / np.copyto / np.place / ...: x[index] = value
             return _write_in_place(func, args, kwargs)
+        if func is np.clip and len(args) == 4 and "out" not in kwargs:  # (out by position)
+            args, kwargs = args[:3], {**kwargs, "out": args[3]}
         if func is np.clip and isinstance(kwargs.get("out"), Tensor):  # np.clip(a, .., out=a)
             kwargs = dict(kwargs)
             out = kwargs.pop("out")

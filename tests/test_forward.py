@@ -428,6 +428,9 @@ FD_ORACLE = {  # cases (by their expression) where torch runs but differentiates
     "tangent is checked against central differences)",
     "np.pad(a, 1, constant_values=b)": "torch takes constant_values as a Python number: no "
     "derivative through it",
+    **{c: "torch._numpy's pad implements mode='constant' only"
+       for c in ("np.pad(a, 1, mode='edge')", "np.pad(a, ((1, 2), (2, 1)), mode='reflect')",
+                 "np.pad(a, (2, 3), 'symmetric')", "np.pad(a, ((4, 1), (0, 2)), mode='wrap')")},
     "np.linalg.cholesky(a + 3 * np.eye(3))": _ONE_TRIANGLE,
     "np.linalg.cholesky(a + 3 * np.eye(3), upper=True)": _ONE_TRIANGLE,
     "np.linalg.cholesky(a @ a.T + 3 * np.eye(3), upper=True)": "torch._numpy's cholesky takes "

@@ -62,8 +62,16 @@ from ..ops.runtime_ops import POPS
 def _flows(fn: ir.Function):
     """(inputs, outputs) of each statement along which a value's dependence travels: a row's
     arguments with a derivative rule, every argument of an op with no rule (its result
-    depends on them, with no gradient) and of a user call."""
+    depends on them, with no gradient) and of a user call. An op with no rule that may keep
+    what it is given (`net.add(layer)`, `box.put(v)`: a method may store its arguments in its
+    object; a library function may change any argument) also makes those objects depend on
+    it: `d.set(W); net.add(d); net.run(X)` reaches the output from W."""
     for s in ir.walk(fn.body):
+        if isinstance(s, (ir.Call, ir.Effect)) and is_opaque(s.op) and not s.op.pure and \
+                s.op.kind != "operator":
+            holders = _holders(s)
+            if holders:
+                yield list(s.args.values()), holders
         if isinstance(s, ir.Call):
             if is_opaque(s.op) and s.op.kind == "operator":
                 continue  # (`is`, `in`: a bool, piecewise constant like a comparison)
@@ -77,9 +85,43 @@ def _flows(fn: ir.Function):
                        if s.op.vjp(p) is not None or s.op.jvp(p) is not None
                        or (extra is not None and p in extra[0])], [s.target]
         elif isinstance(s, ir.UserCall):
-            yield list(s.args), list(s.targets)
+            items = _item_params(s)
+            if items is None:
+                yield list(s.args), list(s.targets)
+            else:  # (`ts, ys = integrate(rhs, y0)`: ts is made from constants alone)
+                for t, params in zip(s.targets, items):
+                    yield [a for p, a in zip(s.callee.params, s.args) if p in params], [t]
         elif isinstance(s, ir.Push):
             yield [s.value], [s.stack]
+
+
+def _item_params(s: ir.UserCall):
+    """For a call that unpacks its callee's returned tuple, the callee's parameters each item
+    depends on (through ops with a rule or without one), else None. (Kept on the callee, for
+    the body it was computed from: a callee called in a loop is asked once.)"""
+    callee = s.callee
+    ret = callee.ret.value if callee.body and isinstance(callee.body[-1], ir.Return) else None
+    if not (s.unpack and not s.carried and isinstance(ret, ir.Seq) and
+            len(ret.items) == len(s.targets)):
+        return None
+    key = (id(callee.body), len(callee.body), id(ret))
+    held = getattr(callee, "_item_params", None)
+    if held is None or held[0] != key:
+        deps = {p: _dependent(callee, [p]) for p in callee.params}
+        held = (key, [{p for p, d in deps.items() if set(ir.atom_vars(item)) & d}
+                      for item in ret.items])
+        callee._item_params = held
+    return held[1]
+
+
+def _holders(s) -> list:
+    """The names an op with no rule may store what it is given in, or change: a method's
+    object (`rng.shuffle(y)`: also y), any argument of a function srcad does not know."""
+    if s.op.kind == "method":
+        params = list(s.args) if s.op.name[1:] in ("shuffle", "permutation") else ["_obj"]
+    else:
+        params = [p for p in s.args if p != "_fn"]
+    return [s.args[p].name for p in params if isinstance(s.args.get(p), ir.Var)]
 
 
 def _dependent(fn: ir.Function, wrt) -> set:

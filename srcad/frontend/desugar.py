@@ -3,7 +3,9 @@
 Input: a fenced gast `FunctionDef`. Output: the same function in which
   * no `continue` remains, and `break` appears only as a loop's trailing exit test
     ``if <flag>: break`` (one per flag), so every executed iteration runs its whole body;
-  * `return` appears once, as the last statement of the function;
+  * `return` appears once, as the last statement of the function (a tuple of result names
+    where every return gives a tuple of one size and the end is never reached: callers
+    unpack it as they unpack `return a, b`);
   * statements after a jump are guarded by ``if not <flag>:``.
 The backward sweep then only needs each loop's trip count and each branch's test, which it
 records like any other value. Flags are named after the loop's line (``broke_L7``).
@@ -72,11 +74,60 @@ def _jumps_body(body) -> set[str]:
     return out
 
 
+def _own_returns(fdef) -> list:
+    """The `return` statements of `fdef` itself (not of functions or lambdas nested in it)."""
+    out, stack = [], list(fdef.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, gast.Return):
+            out.append(n)
+        if not isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda,
+                              gast.ClassDef)):
+            stack.extend(gast.iter_child_nodes(n))
+    return out
+
+
+def _falls_off(stmts) -> bool:
+    """May running `stmts` reach their end (no return or raise stops it on every path)?"""
+    if not stmts:
+        return True
+    last = stmts[-1]
+    if isinstance(last, (gast.Return, gast.Raise)):
+        return False
+    if isinstance(last, gast.If):
+        return _falls_off(last.body) or _falls_off(last.orelse)
+    return True
+
+
+def _unreachable_tail(body) -> bool:
+    """Is `body`'s last statement a return no path reaches (the `return None` the normaliser
+    appends after an `if ...: return a / else: return b`)?"""
+    return len(body) > 1 and isinstance(body[-1], gast.Return) and not _falls_off(body[:-1])
+
+
+def _tuple_arity(fdef) -> int:
+    """n where every return of `fdef` that may run gives a tuple display of n items (no
+    starred item) and its end is never reached (so it never returns None): `if mode ==
+    "valid": return (0, 0), (0, 0) / else: return ...`; else 0."""
+    body = fdef.body[:-1] if _unreachable_tail(fdef.body) else fdef.body
+    if _falls_off(body):
+        return 0
+    tail = fdef.body[-1] if body is not fdef.body else None
+    sizes = {len(r.value.elts) if isinstance(r.value, gast.Tuple) and not any(
+        isinstance(e, gast.Starred) for e in r.value.elts) else 0
+        for r in _own_returns(fdef) if r is not tail}
+    n = sizes.pop() if len(sizes) == 1 else 0
+    return n if n >= 2 else 0
+
+
 class Desugarer:
     def __init__(self, taken: set[str]):
         self.taken = taken
         self.returned: str | None = None
         self.result: str | None = None
+        # a function whose every return gives an n-tuple: its items' names (the single
+        # return at the end then gives a tuple too, which a caller may unpack)
+        self.results: list | None = None
 
     def fresh(self, base):
         return fresh(base, self.taken)
@@ -119,8 +170,9 @@ class Desugarer:
                 self.returned = self.fresh("returned")
                 self.result = self.fresh("result")
             value = s.value if s.value is not None else gast.Constant(None, None)
-            a = gast.copy_location(
-                gast.Assign(targets=[_name(self.result, gast.Store())], value=value), s)
+            target = _name(self.result, gast.Store()) if self.results is None else gast.Tuple(
+                elts=[_name(r, gast.Store()) for r in self.results], ctx=gast.Store())
+            a = gast.copy_location(gast.Assign(targets=[target], value=value), s)
             return [a, _assign(self.returned, True, s)], {self.returned}
         if isinstance(s, gast.Break):
             return [_assign(ctx["break"], True, s)], {ctx["break"]}
@@ -197,13 +249,19 @@ def desugar(fdef: gast.FunctionDef, taken: set[str]) -> None:
         fdef.body = d.block(body[:-1] if last is not None else body, {}) + (
             [last] if last is not None else [])
         return
+    n = _tuple_arity(fdef)
+    if n:
+        d.results = [d.fresh(f"result{i}") for i in range(n)]
+        if _unreachable_tail(body):  # (no path reaches it: it would assign None to n names)
+            body = body[:-1]
     new = d.block(body, {})
     if early:
         init = [_assign(d.returned, False, body[0])]
-        init_result = gast.copy_location(gast.Assign(
-            targets=[_name(d.result, gast.Store())], value=gast.Constant(None, None)), body[0])
-        ret = gast.Return(value=_name(d.result))
+        results = [d.result] if d.results is None else d.results
+        init_result = [_assign(r, None, body[0]) for r in results]
+        ret = gast.Return(value=_name(d.result) if d.results is None else gast.Tuple(
+            elts=[_name(r) for r in d.results], ctx=gast.Load()))
         gast.copy_location(ret, last if last is not None else body[-1])
-        fdef.body = init + [init_result] + new + [ret]
+        fdef.body = init + init_result + new + [ret]
     else:
         fdef.body = new

@@ -349,7 +349,8 @@ class ExpressionsMixin:
 
     def constant(self, obj, spelled: str, node):
         if isinstance(obj, (types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
-                            np.ufunc)) and not isinstance(obj, type) and obj not in LIFTED:
+                            np.ufunc)) and not isinstance(obj, type) and obj not in LIFTED \
+                and not _passable(obj):
             raise self.unsupported(f"`{spelled}` ({type(obj).__name__}) used as a value", node,
                                    "call it where it is used (for a map kept in a name: "
                                    "`[f(v) for v in xs]`), or pass values in as arguments")
@@ -490,3 +491,10 @@ def _static_item(base, index):
             sl = slice(*(None if b is None else b.value for b in bounds))
             return ir.Seq(tuple(base.items[sl]), base.kind)
     return None
+
+
+def _passable(obj) -> bool:
+    """A user function, which may be held as a value and handed to another user function
+    (`integrate(rhs, y0)`: the callee knows it, as it knows a user object it is passed, and
+    its calls of it are subroutine calls of `rhs`)."""
+    return isinstance(obj, types.FunctionType) and is_user_object(obj)

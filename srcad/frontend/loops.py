@@ -25,6 +25,7 @@ Before/after:
 from __future__ import annotations
 
 import operator
+import types
 
 import gast
 import numpy as np
@@ -95,6 +96,16 @@ class LoopsMixin:
                 self.ints.add(target)
         else:
             seq = self.expr(it, target, None)
+            if isinstance(seq, ir.Seq) and seq.items and not exits and all(
+                    isinstance(a, ir.Const) and isinstance(a.value, types.FunctionType)
+                    for a in seq.items):
+                # `fns = [relu, tanh]; for f in fns: h = f(h)`: the body once per function
+                for item in seq.items:
+                    self.env[target] = item
+                    for st in body:
+                        self.line = st.lineno
+                        self.statement(st)
+                return
             if isinstance(seq, ir.Const) and is_object_sequence(seq.value) and not exits:
                 # (unrolled over these very objects: a list changed in place -- `layers[:] =
                 # ...`, `layers.append(...)` -- is other code, so the items are guarded)

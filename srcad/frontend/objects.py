@@ -387,10 +387,11 @@ class _Rewriter:
         if isinstance(s, gast.Return):
             if s.value is not None:
                 v = self.expr(s.value)
-                if isinstance(v, VObj) and s is self.object_return and \
-                        id(v) in self.scope.made:
+                if isinstance(v, VObj) and s is self.object_return and (
+                        id(v) in self.scope.made or v is self.me):
                     # `return poly1d(...)` as a method's one return: the caller holds the
-                    # object (its state returned after the result: `specialise`)
+                    # object (its state returned after the result: `specialise`); `return
+                    # self` (an estimator's `fit`): the object it was called on
                     self.returned = v
                     v = gast.copy_location(gast.Constant(value=None, kind=None), s)
                 if isinstance(v, (VObj, VList)):
@@ -398,7 +399,7 @@ class _Rewriter:
                 s.value = v
             return self.pre + [s]
         if isinstance(s, gast.If):
-            s.test = self.value(s.test)
+            s.test = self.test(s.test)
             pre = self.pre
             if isinstance(s.test, gast.Constant):  # (`if isinstance(layer, Tanh):` unrolled)
                 return pre + self.block(s.body if s.test.value else s.orelse)
@@ -707,6 +708,19 @@ class _Rewriter:
             return UNRESOLVED  # (a global config object of the user's: as static as these)
         return obj
 
+    def _static_class(self, value):
+        """The user class `value` (a name or a dotted name) certainly holds here, else
+        UNRESOLVED."""
+        if self.in_def or not isinstance(value, (gast.Name, gast.Attribute)):
+            return UNRESOLVED
+        try:
+            obj = self.o.resolve_static(value, self.scope)
+        except Exception:  # noqa: BLE001  (not a static name)
+            return UNRESOLVED
+        obj = _substituted(obj)
+        return obj if obj is not UNRESOLVED and _is_user_class(obj, self.o.globals) \
+            else UNRESOLVED
+
     def _keys_list(self, d: VList, at):
         return gast.copy_location(gast.List(elts=[gast.Constant(value=k, kind=None)
                                                   for k in d.keys], ctx=gast.Load()), at)
@@ -968,9 +982,10 @@ class _Rewriter:
             v.id not in self.scope.env else None
         if isinstance(v, gast.Attribute) and isinstance(self.peek(v.value), VObj):
             fns = self.peek(v.value).funcs.get(v.attr)
-        if not isinstance(fns, dict) or self.in_def:
+        if self.in_def:
             return
-        f.value = gast.copy_location(self._func_ref(fns, "registry"), v)
+        # a key known here is a constant, also for a module's registry (`self.func =
+        # ACTIVATIONS[name]()` in the __init__ of a built object given name="tanh")
         k = f.slice
         if isinstance(k, gast.Name) and k.id in self.consts and k.id not in self.scope.env:
             f.slice = gast.copy_location(gast.Constant(value=self.consts[k.id], kind=None), k)
@@ -978,6 +993,9 @@ class _Rewriter:
                 k.attr in self.peek(k.value).consts:
             f.slice = gast.copy_location(gast.Constant(
                 value=self.peek(k.value).consts[k.attr], kind=None), k)
+        if not isinstance(fns, dict):
+            return
+        f.value = gast.copy_location(self._func_ref(fns, "registry"), v)
         if not isinstance(f.slice, gast.Constant) and self.o.pf.deferrable and \
                 not self.o.pf.known and self.o.resolve_static(f, self.scope) is UNRESOLVED:
             if self.o.pf.params:  # (the key may be a string argument: known at the first call)
@@ -1211,6 +1229,21 @@ class _Rewriter:
                                "follow into, or held in a container")
         return v
 
+    def test(self, e):
+        """A test's value; a built list's or object's truth is a constant here (`if
+        self.layers:` in a Keras-like `add`, `if not self.layers:`)."""
+        negated = isinstance(e, gast.UnaryOp) and isinstance(e.op, gast.Not)
+        inner = e.operand if negated else e
+        v = self.peek(inner) if isinstance(inner, (gast.Name, gast.Attribute)) else None
+        if isinstance(v, VList):
+            truth = bool(v.items)
+        elif isinstance(v, VObj) and all(_lookup(v.cls, m)[0] in (None, object)
+                                         for m in ("__bool__", "__len__")):
+            truth = True  # (an object with neither is true, as Python says)
+        else:
+            return self.value(e)
+        return gast.copy_location(gast.Constant(value=truth != negated, kind=None), e)
+
     def expr(self, e):
         if isinstance(e, gast.Name):
             if isinstance(e.ctx, gast.Load) and isinstance(self.scope.env.get(e.id), VTuple):
@@ -1299,7 +1332,7 @@ class _Rewriter:
         if isinstance(e, gast.Call):
             return self.call(e)
         if isinstance(e, gast.IfExp):
-            test = self.value(e.test)
+            test = self.test(e.test)
             if isinstance(test, gast.Constant):
                 return self.expr(e.body if test.value else e.orelse)
             e.test = test
@@ -1554,6 +1587,8 @@ class _Rewriter:
             name = self.scope.local(o, attr)
             self.read_now.add(name)
             return gast.copy_location(_name(name), node)
+        if attr == "__class__" and "__class__" not in o.attrs:  # (`self.__class__.__name__`)
+            return gast.copy_location(_name(self.o.bind(o.cls, o.cls.__name__)), node)
         owner, raw = _lookup(o.cls, attr)
         if owner is None or owner is object:
             raise _Unsupported(f"`.{attr}` is not an attribute srcad can follow")
@@ -1669,6 +1704,10 @@ class _Rewriter:
             return self._plain_call(e, func_done=True)
         if isinstance(f, gast.Name) and f.id in self.scope.env:
             return self.call_object(self.scope.env[f.id], e)
+        if isinstance(f, gast.Name) and f.id in self.funcs and not self.in_def and \
+                _is_user_class(self.funcs[f.id], self.o.globals):  # (a class argument)
+            cls = self.funcs[f.id]
+            return self.construct(cls, gast.copy_location(self._func_ref(cls, f.id), f), e)
         if isinstance(f, gast.Subscript):  # `ACTIVATIONS[name]()`, `FUNCS[k](x)`
             self._registry_made_here(f)
             obj = self.o.resolve_static(f, self.scope)
@@ -1984,6 +2023,10 @@ class _Rewriter:
                 sub.consts[p] = self.o.pf.known[v.id]
                 continue
             held = self._static_callable(v)
+            if held is UNRESOLVED:
+                # (`Net(loss=CrossEntropy)` and `self.loss_function = loss()`: a class of
+                # the user's given as an argument, built where the method calls it)
+                held = self._static_class(v)
             if held is not UNRESOLVED and not any(
                     isinstance(n, gast.Name) and n.id == p and isinstance(n.ctx, (
                         gast.Store, gast.Del)) for n in gast.walk(fdef)):
@@ -2006,7 +2049,7 @@ class _Rewriter:
         body = sub.block(fdef.body)
         self.o.line = line
         returned = sub.returned  # (an object the method built and returns: the call's value)
-        if returned is not None and hint:
+        if returned is not None and hint and id(returned) in inner.made:
             returned.label = hint
         # the state it reads (parameters) and the state it assigns (returned after the result)
         reach_after = _reachable(([me] if me is not None else []) + list(statics.values()) +

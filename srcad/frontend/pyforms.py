@@ -219,6 +219,7 @@ class _Forms:
             n = stack.pop()
             if isinstance(n, gast.Call):
                 self.splice_star_displays(n)
+                self.positional_out(n)
                 for i, a in enumerate(n.args):
                     n.args[i] = self.reversed_item(a, self.resolve(n.func) in _CONSUMERS)
             if isinstance(n, gast.comprehension):
@@ -260,6 +261,18 @@ class _Forms:
             else:
                 args.append(a)
         call.args = args
+
+    def positional_out(self, call) -> None:
+        """`np.clip(p, eps, 1 - eps, p)`, `np.exp(s, s)`: numpy's `out` given by position (after
+        a ufunc's inputs, np.clip's bounds) is the keyword `out=` (normalize.py's write)."""
+        if call.keywords or any(isinstance(a, gast.Starred) for a in call.args):
+            return
+        fn = self.resolve(call.func)
+        n_in = fn.nin if isinstance(fn, np.ufunc) and fn.nout == 1 else \
+            3 if fn is np.clip else None
+        if n_in is not None and len(call.args) == n_in + 1:
+            out = call.args.pop()
+            call.keywords = [gast.keyword(arg="out", value=out)]
 
     def constant_set(self, e):
         """`{"train", "eval"}`: a frozenset constant (a set of hashable constants)."""

@@ -33,6 +33,7 @@ Before/after:
 from __future__ import annotations
 
 import builtins
+import collections
 import copy
 import inspect
 from collections import Counter
@@ -45,6 +46,7 @@ from ..checkpoint import checkpoint
 from ..errors import DictUnknownError, UnsupportedSyntaxError
 from ..naming import fresh
 from . import pylevel
+from .opaque import MUTATING
 from .parse import EACH
 from .pylevel import _assign, _call, _for, _name
 
@@ -112,6 +114,48 @@ class _Substitute(gast.NodeTransformer):
         return node
 
 
+def _displays(e) -> set:
+    """The ids of `e` and the displays nested in it through displays only (`(h, (c, x))`)."""
+    out, stack = set(), [e]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (gast.Tuple, gast.List, gast.Set, gast.Dict)):
+            out.add(id(n))
+            stack.extend(n.values if isinstance(n, gast.Dict) else n.elts)
+    return out
+
+
+def _changed_in_place(stmt) -> set:
+    """Names `stmt` may change the object of in place, or rebind: a method called on them
+    (`lst.append(v)`), `lst += ...`, `lst[i] = v`, `del lst[i]`, any store of the name."""
+    out = set()
+    for n in gast.walk(stmt):
+        if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and \
+                isinstance(n.func.value, gast.Name):
+            out.add(n.func.value.id)
+        elif isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
+            out.add(n.target.id)
+        elif isinstance(n, gast.Subscript) and isinstance(n.ctx, (gast.Store, gast.Del)) and \
+                isinstance(n.value, gast.Name):
+            out.add(n.value.id)
+        elif isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+            out.add(n.id)
+    return out
+
+
+# methods of a list that read it (a dict of lists' items read where they stand)
+_LIST_READS = ("index", "count", "copy", "__len__")
+
+
+def _changes_any(stmt) -> bool:
+    """May `stmt` change some object in place: a method that does (`.append`, `.update`,
+    ...) on any receiver, a subscript store or delete, an augmented assignment?"""
+    return any((isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and
+                n.func.attr in MUTATING) or isinstance(n, gast.AugAssign) or
+               (isinstance(n, gast.Subscript) and isinstance(n.ctx, (gast.Store, gast.Del)))
+               for n in gast.walk(stmt))
+
+
 class _Lowerer:
     def __init__(self, pf, taken: set):
         self.pf = pf
@@ -127,6 +171,7 @@ class _Lowerer:
         self.params = {a.id for a in pf.tree.args.posonlyargs + pf.tree.args.args}
         self.lists = self._local_lists()
         self.dicts = self._local_dicts()
+        self.list_dicts = self._dicts_of_lists()
         # where the call's arguments hold dicts (parameters never rebound, their items by
         # constant key or index, every item: parse.dict_paths_of): `for k in d` walks the keys
         self.stores = Counter(n.id for n in gast.walk(pf.tree) if isinstance(n, gast.Name)
@@ -152,10 +197,33 @@ class _Lowerer:
         never aliased (``b = lst``, ``(lst, 1)``): their appends can be rebuilt as values."""
         made, other = set(), set()
         self.counts_store = set()
-        # a display that is returned (`return h, cache`) gives the list away as the function
-        # ends: no second name can change it afterwards
-        returned = {id(n.value) for n in gast.walk(self.pf.tree)
-                    if isinstance(n, gast.Return) and n.value is not None}
+        # a display that is returned (`return h, cache`, `return h, (cache, x)`) gives the
+        # list away as the function ends: no second name can change it afterwards
+        returned = set()
+        for n in gast.walk(self.pf.tree):
+            if isinstance(n, gast.Return) and n.value is not None:
+                returned |= _displays(n.value)
+        # a display or a second name made at the top level after the last statement that may
+        # change the list (`caches = (caches, x)` as a course's forward ends) holds the final
+        # list: its appends before can still be rebuilt as values
+        # (and after the last that changes any object in place: `d = {"a": lst}` then
+        # `d["a"].append(v)` changes the list through the dict)
+        top, last_change, last_any = {}, {}, -1
+        for i, st in enumerate(self.pf.tree.body):
+            for n in gast.walk(st):
+                top[id(n)] = i
+            for name in _changed_in_place(st):
+                last_change[name] = i
+            if _changes_any(st):
+                last_any = i
+
+        def late(node, name) -> bool:
+            return top.get(id(node), -1) > max(last_any, last_change.get(
+                name, len(self.pf.tree.body)))
+
+        def aliased(node, names):
+            other.update(x for x in names if not late(node, x))
+
         for node in gast.walk(self.pf.tree):
             if id(node) in returned:
                 continue
@@ -168,21 +236,24 @@ class _Lowerer:
                         fresh_list = isinstance(v, (gast.List, gast.ListComp)) or (
                             isinstance(v, gast.Call) and isinstance(v.func, gast.Name)
                             and v.func.id == "list")
-                        (made if fresh_list else other).add(t.id)
+                        if fresh_list:
+                            made.add(t.id)
+                        else:
+                            aliased(node, [t.id])
                     elif isinstance(t, gast.Subscript):  # `lst[i] = v`: a new list (setitem)
                         other.update(n.id for n in gast.walk(t.slice)
                                      if isinstance(n, gast.Name))
                     else:
                         other.update(n.id for n in gast.walk(t) if isinstance(n, gast.Name))
                 if isinstance(node.value, gast.Name):
-                    other.add(node.value.id)  # `b = lst`: two names, one list
+                    aliased(node, [node.value.id])  # `b = lst`: two names, one list
             elif isinstance(node, (gast.For, gast.AugAssign)):
                 t = node.target
                 if not (isinstance(node, gast.AugAssign) and isinstance(t, gast.Name)):
                     other.update(n.id for n in gast.walk(t) if isinstance(n, gast.Name))
             elif isinstance(node, (gast.Tuple, gast.List, gast.Set, gast.Dict)):
                 elts = node.values if isinstance(node, gast.Dict) else node.elts
-                other.update(e.id for e in elts if isinstance(e, gast.Name))
+                aliased(node, [e.id for e in elts if isinstance(e, gast.Name)])
         return made - other - self.params
 
     def _local_dicts(self) -> set:
@@ -203,6 +274,141 @@ class _Lowerer:
             elif isinstance(node, (gast.For, gast.AugAssign, gast.AnnAssign)):
                 other.update(n.id for n in gast.walk(node.target) if isinstance(n, gast.Name))
         return made - other - self.params
+
+    def _is_defaultdict_list(self, v) -> bool:
+        """`defaultdict(list)` (collections' own, `list` the builtin)."""
+        return isinstance(v, gast.Call) and len(v.args) == 1 and not v.keywords and \
+            isinstance(v.func, (gast.Name, gast.Attribute)) and \
+            self._resolve_dotted(v.func) is collections.defaultdict and \
+            isinstance(v.args[0], gast.Name) and self.builtin(v.args[0], "list")
+
+    def _resolve_dotted(self, e):
+        parts = []
+        while isinstance(e, gast.Attribute):
+            parts.append(e.attr)
+            e = e.value
+        if not isinstance(e, gast.Name) or e.id in self.counts_store:
+            return None
+        obj = self.pf.resolve(e.id)
+        for a in reversed(parts):
+            obj = getattr(obj, a, None)
+        return obj
+
+    def _dicts_of_lists(self) -> dict:
+        """Names holding a dict of lists the function makes and appends to by key -- ``acts
+        = {"z": [], "h": []}`` or ``acts = defaultdict(list)``, then ``acts["z"].append(z)``
+        -- where no second name for the dict or for one of its lists can see a change: every
+        store gives a fresh list display, every read of an item is a value used where it
+        stands (`np.stack(acts["z"])`, `acts["h"][-1]`), not bound to a name or put in a
+        display. name -> True for a defaultdict(list) (a missing key starts an empty list)."""
+        fresh = (gast.List, gast.ListComp)
+        out = {}
+        for node in gast.walk(self.pf.tree):
+            if isinstance(node, gast.Assign) and len(node.targets) == 1 and \
+                    isinstance(node.targets[0], gast.Name):
+                v, name = node.value, node.targets[0].id
+                if isinstance(v, gast.Dict) and all(k is not None for k in v.keys) and \
+                        all(isinstance(x, fresh) for x in v.values):
+                    out.setdefault(name, False)
+                elif self._is_defaultdict_list(v):
+                    out[name] = True
+        if not out:
+            return {}
+        parent = {}
+        for node in gast.walk(self.pf.tree):
+            for c in gast.iter_child_nodes(node):
+                parent[id(c)] = node
+        bad = set(self.params)
+        for node in gast.walk(self.pf.tree):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store) and \
+                    node.id in out:
+                up = parent.get(id(node))
+                if not (isinstance(up, gast.Assign) and len(up.targets) == 1 and
+                        up.targets[0] is node and (
+                            (isinstance(up.value, gast.Dict) and all(
+                                k is not None for k in up.value.keys) and
+                             all(isinstance(x, fresh) for x in up.value.values)) or
+                            self._is_defaultdict_list(up.value))):
+                    bad.add(node.id)  # (rebound to something else)
+                continue
+            if not (isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and
+                    node.id in out):
+                continue
+            up = parent.get(id(node))
+            if isinstance(up, gast.Attribute) and up.value is node and \
+                    up.attr in ("items", "keys", "values", "get"):
+                continue  # (d.items(), d.get(k): the dict read)
+            if isinstance(up, gast.Compare) or isinstance(up, gast.Return):
+                continue  # (`k in d`; the dict given back as the function ends)
+            if isinstance(up, gast.Call) and isinstance(up.func, gast.Name) and \
+                    up.func.id == "len" and self.builtin(up.func, "len"):
+                continue
+            if not (isinstance(up, gast.Subscript) and up.value is node):
+                bad.add(node.id)
+                continue
+            if isinstance(up.ctx, (gast.Store, gast.Del)):
+                top = parent.get(id(up))
+                if not (isinstance(up.ctx, gast.Store) and isinstance(top, gast.Assign) and
+                        len(top.targets) == 1 and isinstance(top.value, fresh)):
+                    bad.add(node.id)  # (`d[k] = lst`: a list with another name)
+                continue
+            user = parent.get(id(up))
+            if isinstance(user, gast.Attribute) and user.value is up:
+                call = parent.get(id(user))
+                if user.attr in ("append", "extend") and isinstance(call, gast.Call) and \
+                        call.func is user and isinstance(parent.get(id(call)), gast.Expr):
+                    continue  # (the change this lowering writes as a value)
+                if user.attr in _LIST_READS:
+                    continue
+                bad.add(node.id)
+            elif isinstance(user, (gast.For, gast.comprehension)) and user.iter is up:
+                if any(self._appends_to(n, node.id) for n in gast.walk(user)):
+                    bad.add(node.id)  # (a loop over a list it appends to)
+            elif isinstance(user, (gast.Assign, gast.AnnAssign, gast.Tuple, gast.List,
+                                   gast.Set, gast.Dict, gast.Starred, gast.NamedExpr)) or (
+                    isinstance(user, gast.AugAssign) and user.target is up):
+                bad.add(node.id)  # (a second name, a holder)
+        return {k: v for k, v in out.items() if k not in bad}
+
+    @staticmethod
+    def _appends_to(n, d: str) -> bool:
+        return isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and \
+            isinstance(n.func.value, gast.Subscript) and \
+            isinstance(n.func.value.value, gast.Name) and n.func.value.value.id == d
+
+    def dict_list_method(self, s: gast.Expr):
+        """``acts["z"].append(z)`` / ``.extend(zs)`` on a dict of lists `_dicts_of_lists`
+        found: ``acts["z"] = list_append(acts["z"], z)`` (a missing key of a defaultdict(list)
+        an empty list: ``dict_get(acts, "z", [])``)."""
+        v = s.value
+        if not (isinstance(v, gast.Call) and isinstance(v.func, gast.Attribute) and
+                v.func.attr in ("append", "extend") and len(v.args) == 1 and
+                not v.keywords and isinstance(v.func.value, gast.Subscript) and
+                isinstance(v.func.value.value, gast.Name) and
+                v.func.value.value.id in self.list_dicts):
+            return None
+        d = v.func.value.value.id
+        key = v.func.value.slice
+        pre = []
+        if not isinstance(key, (gast.Constant, gast.Name)):
+            tmp = self.fresh(f"{d}_key")
+            pre.append(_assign(tmp, key))
+            key = _name(tmp)
+
+        def current():
+            if self.list_dicts[d]:
+                return _call(DICT_GET, [_name(d), copy.deepcopy(key),
+                                        gast.List(elts=[], ctx=gast.Load())])
+            return gast.Subscript(value=_name(d), slice=copy.deepcopy(key), ctx=gast.Load())
+
+        def put(value):
+            return _assign(gast.Subscript(value=_name(d), slice=copy.deepcopy(key),
+                                          ctx=gast.Store()), _call(LIST_APPEND, [current(), value]))
+
+        if v.func.attr == "append":
+            return pre + [put(v.args[0])]
+        item = self.fresh(f"{d}_item")
+        return pre + [_for(_name(item, True), v.args[0], [put(_name(item))])]
 
     def dict_method(self, s: gast.Expr):
         """``d.setdefault(k, v)`` / ``d.update(...)`` on a dict the function makes, as writes
@@ -269,8 +475,15 @@ class _Lowerer:
         nested = self.nested_write(s)
         if nested is not None:
             return self.body(_located(nested, s))
+        if isinstance(s, gast.Assign) and len(s.targets) == 1 and \
+                isinstance(s.targets[0], gast.Name) and s.targets[0].id in self.list_dicts \
+                and self._is_defaultdict_list(s.value):
+            s.value = gast.copy_location(gast.Dict(keys=[], values=[]), s.value)
+            return [s]  # (defaultdict(list): a dict whose appends start a missing key's list)
         if isinstance(s, gast.Expr):
             rewritten = self.list_method(s)
+            if rewritten is None:
+                rewritten = self.dict_list_method(s)
             if rewritten is None:
                 rewritten = self.dict_method(s)
             if rewritten is None:
@@ -406,11 +619,15 @@ class _Lowerer:
                 inner = it.args[0]  # for i, w in srcad.checkpoint(enumerate(Ws)): ...
             if isinstance(inner, gast.Call) and isinstance(inner.func, gast.Name) and \
                     inner.func.id == "zip" and len(inner.args) == 1 and not inner.keywords and \
-                    isinstance(inner.args[0], gast.Starred) and \
-                    isinstance(inner.args[0].value, gast.Name):
+                    isinstance(inner.args[0], gast.Starred):
                 # for q, k, v in zip(*heads): unpacking n names says heads holds n sequences
-                # (Python raises otherwise): zip(heads[0], ..., heads[n-1])
+                # (Python raises otherwise): zip(heads[0], ..., heads[n-1]); `zip(*np.nonzero(
+                # R))` through a name of its own
                 seq = inner.args[0].value
+                if not isinstance(seq, gast.Name):
+                    tmp = self.fresh("zipped")
+                    pre.append(gast.copy_location(_assign(tmp, seq), seq))
+                    seq = gast.copy_location(_name(tmp), seq)
                 inner.args = [gast.copy_location(gast.Subscript(
                     value=_name(seq.id), slice=gast.Constant(i, None), ctx=gast.Load()), seq)
                     for i in range(len(s.target.elts))]

@@ -92,13 +92,19 @@ defvjp(np.pad,
            pad_value_grad(g, array, pad_width, mode, constant_values),
        name="pad", family=_F,
        derivation="constant mode: g's middle goes back to the array, its border to a scalar "
-       "constant_values (the gradient of other modes is refused)",
+       "constant_values; edge, reflect, symmetric and wrap copy cells of the array into the "
+       "border, so g's border is added back onto the cells it copies (other modes are "
+       "refused)",
        test_cases=(("np.pad(a, 1)", [(3, 4)]), ("np.pad(a, (1, 2))", [(3,)]),
                    ("np.pad(a, ((1, 0), (2, 1)))", [(2, 3)]), ("np.pad(a, ((0, 2),))", [(2, 3)]),
                    ("np.pad(a, [[1, 1], [0, 2]])", [(2, 3)]),
                    ("np.pad(a, 2, mode='constant', constant_values=1.5)", [(2,)]),
                    ("np.pad(a, 1, constant_values=b)", [(2, 3), ()]),
-                   ("np.pad(a, (0, 1), 'constant')", [(3,)])))
+                   ("np.pad(a, (0, 1), 'constant')", [(3,)]),
+                   ("np.pad(a, 1, mode='edge')", [(3, 4)]),
+                   ("np.pad(a, ((1, 2), (2, 1)), mode='reflect')", [(3, 4)]),
+                   ("np.pad(a, (2, 3), 'symmetric')", [(3,)]),
+                   ("np.pad(a, ((4, 1), (0, 2)), mode='wrap')", [(2, 3)])))
 defjvp(np.pad,
        lambda g, out, array, pad_width, mode="constant", constant_values=0:
            np.pad(g, pad_width, mode),

@@ -84,9 +84,11 @@ defvjp(ra.undiagonal, lambda g, out, ct, x, offset=0, axis1=0, axis2=1:
 defvjp(ra.diag_grad, lambda g, out, ct, v, k=0: np.diag(g, k), None, None,
        name="diag_grad", linear=("ct",), family=_FAM,
        derivation="np.diag's transpose; np.diag is its own transpose in the other direction")
-defvjp(ra.unpad, lambda g, out, ct, array, pad_width, mode="constant": np.pad(g, pad_width),
+defvjp(ra.unpad, lambda g, out, ct, array, pad_width, mode="constant":
+       np.pad(g, pad_width, mode),
        None, None, None, name="unpad", linear=("ct",), family=_FAM,
-       derivation="a crop; its transpose pads with zeros")
+       derivation="a crop (constant mode) or a sum of the copies onto their cells (edge, "
+       "reflect, symmetric, wrap); its transpose is the padding itself")
 defvjp(ra.pad_value_grad,
        lambda g, out, ct, array, pad_width, mode="constant", constant_values=0:
            np.pad(np.zeros_like(array), pad_width, constant_values=g),
