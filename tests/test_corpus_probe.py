@@ -31,10 +31,6 @@ def _numerical(name):
 
 # what srcad still refuses, one reason per class (strict: a fix must remove the entry)
 XFAILS = {
-    "wild_repos3.calculate_loss":
-        "a method of a module-level array given a differentiated argument (`X_nn.dot(W1)`, "
-        "`X.T.dot(h)`) is an opaque call: calls.py's resolve_call sends a dotted global to "
-        "call_of as a bound method instead of method_parts (METHODS' row)",
     "wild_repos3.mlfs_conv_maxpool":
         "a helper returning a tuple from an if/elif chain whose end Python may reach "
         "(determine_padding): 'unpacking the result of a function that does not return a "

@@ -327,6 +327,12 @@ class CallsMixin:
             return ("op", *self.opaque_parts(held, "an item", args, kwargs, starred, e))
         else:
             obj, spelled = self.dotted(func)
+            if isinstance(func, gast.Attribute) and \
+                    isinstance(getattr(obj, "__self__", None), np.ndarray):
+                # `X.dot(W1)`, `X.T.dot(h)` of a module-level array: the method's row, as
+                # for a local array (not a bound method run as written)
+                base = self.expr(func.value, hint, None)
+                return ("op", *self.method_parts(base, func.attr, e, hint))
             target = user_method(obj) if isinstance(func, gast.Attribute) else None
             if target is not None and target[1] is not guards.MISSING:
                 # `act.fn(z)` on a global object, `Cost.make(y)` a classmethod: the function,

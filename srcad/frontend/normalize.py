@@ -666,6 +666,9 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         if table.lookup(obj) is None and not (isinstance(obj, (types.FunctionType,
                                                                types.MethodType))):
             return None
+        if table.lookup(obj) is None:  # (a user function: passed on as a value, generated
+            spelled = self.claim(spelled if spelled.isidentifier() else  # code reads it)
+                                 self.fresh(spelled.replace(".", "_")), obj)
         return ir.Const(obj, spelled)
 
     # -- calls to other user functions -------------------------------------------------------
