@@ -38,7 +38,7 @@ ROWS = {op.name for op in srcad.ops.all_ops()
 # first derivatives only: their gradient helpers depend on the input through an SVD, a
 # factorisation, an eigenbasis, a recurrence or products of the other elements, and say so
 # when differentiated again
-FIRST_ORDER_ONLY = {"cumprod", "multiply_accumulate", "multi_dot", "cumulative_prod",
+FIRST_ORDER_ONLY = {"cumprod", "multiply_accumulate", "cumulative_prod",
                     "nancumprod", "matrix_power"}
 
 
