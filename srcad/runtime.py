@@ -151,6 +151,9 @@ __all__ = [
     "unconcatenate",
     "unindex",
     "unreduce",
+    "masked",
+    "filled",
+    "masked_count",
     "unstack",
     # srcad/runtime_arrays.py
     "asarray_like",
@@ -373,6 +376,37 @@ def _kept(g, x, axis=None, keepdims=False):
     if dtype is not None and g.dtype != dtype:
         g = g.astype(dtype)
     return g
+
+
+def masked(x, where=True):
+    """`x` where `where` holds and 0 elsewhere: the gradient of a reduction's ``where=``
+    (numpy reads only the elements it selects). ``where=True`` (numpy's default) is `x`
+    itself, and the specialiser drops the call (srcad/transform/specialise.py)."""
+    if where is True:
+        return x
+    return np.where(where, x, np.zeros((), dtype=np.result_type(x)))
+
+
+def filled(x, where=True, value=0.0):
+    """`x` where `where` holds, `value` elsewhere (``np.max(x, where=m)``'s gradient reads the
+    selected elements only: the others filled with NaN, which equals nothing). ``where=True``
+    is `x` itself."""
+    if where is True:
+        return x
+    return np.where(where, x, np.asarray(value, dtype=np.result_type(x)))
+
+
+def masked_count(n, x, axis=None, keepdims=False, where=True):
+    """How many elements of `x` a reduction with ``where=`` reads into each output: `n` (the
+    caller's count of the whole slot) for ``where=True``, else the count of `where`
+    broadcast to x's shape over `axis`, in x's float dtype (a divisor that keeps float32)."""
+    if where is True:
+        return n
+    dtype = _dtype(x)
+    if dtype is None or not np.issubdtype(dtype, np.inexact):
+        dtype = np.dtype(np.float64)
+    count = np.sum(np.broadcast_to(where, _shape(x)), axis=axis, keepdims=keepdims)
+    return count.astype(dtype)
 
 
 def unindex(g, x, index):
@@ -710,7 +744,9 @@ def extremum_grad(g, out, x, axis=None, keepdims=False):
     gk = _kept(g, x, axis, keepdims)
     # each extremum's share, once per reduced slot (the same division as on the broadcast
     # array, so the same bits), then placed where the extrema are: two full passes, not four
-    share = gk / count.astype(gk.dtype)
+    # (a slot with no extremum -- NaN in it, or an initial= that is the max -- gets nothing:
+    # divided by 1, not 0, its share is never placed)
+    share = gk / np.maximum(count, 1).astype(gk.dtype)
     return np.where(mask, share, np.zeros((), share.dtype))
 
 
@@ -732,11 +768,12 @@ def extremum_grad_add(acc, g, out, x, axis=None, keepdims=False):
 
 
 def extremum_jvp(g, out, x, axis=None, keepdims=False):
-    """JVP of max/min reductions: the mean of the tangent over the tied extrema."""
+    """JVP of max/min reductions: the mean of the tangent over the tied extrema (0 where there
+    is none: NaN in the slot, or an initial= that is the max, as the VJP)."""
     mask = x == unreduce(out, x, axis, keepdims)
     num = np.sum(np.where(mask, g, 0), axis=axis, keepdims=keepdims)
     count = np.sum(mask, axis=axis, keepdims=keepdims)
-    return num / count.astype(np.result_type(num))
+    return num / np.maximum(count, 1).astype(np.result_type(num))
 
 
 def clip_grad(g, a, a_min, a_max):

@@ -419,6 +419,12 @@ NO_TORCH_TWIN = {
 _ONE_TRIANGLE = ("numpy reads one triangle of this non-symmetric input; torch differentiates "
                  "another function of it")
 FD_ORACLE = {  # cases (by their expression) where torch runs but differentiates another function
+    **{c.src: "torch._numpy's reductions take no where= or initial= (jax.numpy agrees: "
+       "tests/test_surface_audit.py)" for op in OPS for c in cases_of(op)
+       if "where=" in c.src or "initial=" in c.src},
+    **{e: "torch._numpy copies the items of np.gradient's list into one tensor when np.sin "
+       "reads it: no tangent through them" for e in (
+           "np.sin(np.gradient(a))", "np.sin(np.gradient(a, 0.5, 2.0, edge_order=2))")},
     **{e: "torch detaches float(t): a Python number carries no tangent there"
        for e in ("OP(a[1]) * a", "OP(np.sum(a)) * 2.0", "OP(a) * 2.0")},
     "np.full(3, a) * b": "torch._numpy's full turns a 0-d fill value into a Python number: no "
