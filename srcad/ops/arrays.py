@@ -20,6 +20,7 @@ from ..runtime import (
     select_default_jvp,
     unappend,
     undiff,
+    rediff,
     unjoin,
     unpermute,
     unselect,
@@ -234,13 +235,34 @@ defjvp(np.linspace,
 
 # --- more of autograd's surface: diff, partition, rollaxis, rot90, splits and stacks, select,
 # append, flatten -----------------------------------------------------------------------------
-defvjp(np.diff, lambda g, out, a, n=1, axis=-1: undiff(g, a, n, axis),
-       name="diff", linear=("a",), family=_F,
-       derivation="differences: the transpose of one is minus the difference of g padded "
-       "with zeros at both ends (n times)",
+defvjp(np.diff,
+       lambda g, out, a, n=1, axis=-1, prepend=None, append=None:
+           undiff(g, a, n, axis, prepend, append),
+       None, None,
+       lambda g, out, a, n=1, axis=-1, prepend=None, append=None:
+           undiff(g, a, n, axis, prepend, append, "prepend"),
+       lambda g, out, a, n=1, axis=-1, prepend=None, append=None:
+           undiff(g, a, n, axis, prepend, append, "append"),
+       name="diff", family=_F,
+       derivation="differences of a joined to prepend= and append= (linear in the three): "
+       "the transpose of one difference is minus the difference of g padded with zeros at "
+       "both ends (n times), each part its slice (a 0-d prepend / append, broadcast by "
+       "numpy, the sum of its)",
        test_cases=(("np.diff(a)", [(5,)]), ("np.diff(a, 2)", [(5, 5)]),
                    ("np.diff(a, axis=0)", [(5, 5)]), ("np.diff(a, n=2, axis=1)", [(2, 5, 5)]),
-                   ("np.diff(a, axis=0)", [(1,)])))
+                   ("np.diff(a, axis=0)", [(1,)]),
+                   ("np.diff(a, prepend=0.5)", [(5,)]),
+                   ("np.diff(a, append=b, axis=0)", [(3, 4), (1, 4)]),
+                   ("np.diff(a, 2, prepend=b, append=c)", [(2, 5), (2, 1), (2, 2)]),
+                   ("np.diff(a, prepend=b[0], append=b[1], axis=1)", [(3, 4), (2,)])))
+defjvp(np.diff,
+       lambda g, out, a, n=1, axis=-1, prepend=None, append=None:
+           rediff(g, a, n, axis, prepend, append),
+       None, None,
+       lambda g, out, a, n=1, axis=-1, prepend=None, append=None:
+           rediff(g, a, n, axis, prepend, append, "prepend"),
+       lambda g, out, a, n=1, axis=-1, prepend=None, append=None:
+           rediff(g, a, n, axis, prepend, append, "append"))
 defvjp(np.partition, lambda g, out, a, kth, axis=-1: unpermute(g, out, a, axis),
        name="partition", family=_F,
        derivation="a permutation of a: each g goes to the element whose value it holds "
