@@ -396,6 +396,21 @@ def stale() -> list[str]:
                   and e.reason.startswith("row ") and listed[e.name][0] == REFUSED)
 
 
+def refused_reason(label: str) -> str | None:
+    """The census's reason for refusing a callable as a message names it (`np.nditer`,
+    `numpy.fft.fft`, `.view()`, `divmod`), or None where the census does not list it as
+    refused (srcad/analysis/refusals.py quotes it in the refusal's hint)."""
+    name = label
+    if name.startswith(".") and name.endswith("()"):
+        name = "ndarray." + name[1:-2]
+    elif name.startswith("numpy."):
+        name = "np." + name[len("numpy."):]
+    elif "." not in name:
+        name = "builtins." + name
+    kind, reason = _listed().get(name, (None, None))
+    return reason if kind == REFUSED else None
+
+
 def counts() -> dict[str, int]:
     entries = census()
     return {k: sum(e.kind == k for e in entries) for k in CLASSES}
