@@ -24,7 +24,7 @@ from .runtime_arrays import _dtype, _shape, rebroadcast, unbroadcast  # noqa: F4
 from .runtime_arrays import (  # noqa: F401  (the array ops' helpers)
     asarray_like, unasarray,
     concatenate_pieces, cumprod_grad, cumprod_grad2, cumprod_jvp, cumprod_jvp2, diag_grad, flatten, hsplit_axis, join_pieces,
-    opposite, pad_value_grad, permute_like, place_appended, prod_others_jvp, rolled_to,
+    opposite, pad_tangent, pad_value_grad, permute_like, place_appended, prod_others_jvp, rolled_to,
     select_default_grad, select_default_jvp, select_pieces, sort_like, stack_pieces, unappend, undiagonal, undiff, rediff,
     unjoin, unpad, unpermute, unrepeat, unselect, unsort, unsplit, unsupported_derivative,
     untake, untake_along_axis, untile)
@@ -184,6 +184,7 @@ __all__ = [
     "rediff",
     "unjoin",
     "unpad",
+    "pad_tangent",
     "unpermute",
     "unrepeat",
     "unselect",

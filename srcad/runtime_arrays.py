@@ -51,6 +51,7 @@ __all__ = [
     "stack_pieces",
     "undiagonal",
     "unpad",
+    "pad_tangent",
     "unrepeat",
     "unsort",
     "unsplit",
@@ -203,6 +204,9 @@ def _check_constant(mode, copies=False):
             f"the gradient of np.pad with mode={mode!r} is not implemented (mode='constant'"
             f"{', and for the array ' + ', '.join(map(repr, COPY_PAD_MODES)) if copies else ''})",
             hint="pad with mode='constant', or register a rule for your padding")
+# ... and the other modes in which np.pad is linear in the array (its tangent is np.pad of the
+# tangent; maximum, minimum and median pick values, empty leaves the border undefined)
+_LINEAR_PAD_MODES = ("constant", *COPY_PAD_MODES, "mean", "linear_ramp")
 
 
 def unpad(ct, array, pad_width, mode="constant"):
@@ -219,6 +223,19 @@ def unpad(ct, array, pad_width, mode="constant"):
     out = _zeros_for(ct, array)
     np.add.at(out.reshape(-1), source.reshape(-1), np.reshape(ct, -1))
     return out
+
+
+def pad_tangent(t, pad_width, mode="constant"):
+    """np.pad's JVP w.r.t. the array: np.pad of the tangent, in the modes where the pad is
+    linear in the array (where it picks a maximum, minimum or median, or leaves the border
+    empty, it is not: refused)."""
+    if mode not in _LINEAR_PAD_MODES:
+        raise SrcadError(
+            f"the derivative of np.pad with mode={mode!r} is not implemented (modes: "
+            f"{', '.join(_LINEAR_PAD_MODES)})",
+            hint="pad with one of those modes (or write the padding with np.concatenate of "
+            "slices, which srcad differentiates), or register a rule for your padding")
+    return np.pad(t, pad_width, mode)
 
 
 def pad_value_grad(ct, array, pad_width, mode="constant", constant_values=0):

@@ -26,6 +26,7 @@ from ..runtime import (
     unselect,
     diag_grad,
     opposite,
+    pad_tangent,
     pad_value_grad,
     sort_like,
     unbroadcast,
@@ -93,9 +94,9 @@ defvjp(np.pad,
            pad_value_grad(g, array, pad_width, mode, constant_values),
        name="pad", family=_F,
        derivation="constant mode: g's middle goes back to the array, its border to a scalar "
-       "constant_values; edge, reflect, symmetric and wrap copy cells of the array into the "
-       "border, so g's border is added back onto the cells it copies (other modes are "
-       "refused)",
+       "constant_values; edge, reflect, symmetric and wrap copy elements into the border: "
+       "each cell's g added to the element it copies (mean and linear_ramp: forward mode "
+       "only; maximum, minimum, median and empty are refused)",
        test_cases=(("np.pad(a, 1)", [(3, 4)]), ("np.pad(a, (1, 2))", [(3,)]),
                    ("np.pad(a, ((1, 0), (2, 1)))", [(2, 3)]), ("np.pad(a, ((0, 2),))", [(2, 3)]),
                    ("np.pad(a, [[1, 1], [0, 2]])", [(2, 3)]),
@@ -105,10 +106,13 @@ defvjp(np.pad,
                    ("np.pad(a, 1, mode='edge')", [(3, 4)]),
                    ("np.pad(a, ((1, 2), (2, 1)), mode='reflect')", [(3, 4)]),
                    ("np.pad(a, (2, 3), 'symmetric')", [(3,)]),
-                   ("np.pad(a, ((4, 1), (0, 2)), mode='wrap')", [(2, 3)])))
+                   ("np.pad(a, ((4, 1), (0, 2)), mode='wrap')", [(2, 3)]),
+                   ("np.pad(a, (3, 1), 'symmetric')", [(2,)]),
+                   ("np.pad(a, ((0, 0), (5, 2)), mode='wrap')", [(2, 3)]),
+                   ("np.pad(a, ((1, 0), (2, 1), (0, 2)), mode='reflect')", [(2, 3, 4)])))
 defjvp(np.pad,
        lambda g, out, array, pad_width, mode="constant", constant_values=0:
-           np.pad(g, pad_width, mode),
+           pad_tangent(g, pad_width, mode),
        None, None,
        lambda g, out, array, pad_width, mode="constant", constant_values=0:
            np.pad(np.zeros_like(array), pad_width, mode, constant_values=g))

@@ -29,6 +29,7 @@ from ..runtime import (
     select_default_jvp,
     select_pieces,
     unappend,
+    unpad,
     undiff,
     rediff,
     unconcatenate,
@@ -91,8 +92,12 @@ defvjp(ra.diag_grad, lambda g, out, ct, v, k=0: np.diag(g, k), None, None,
 defvjp(ra.unpad, lambda g, out, ct, array, pad_width, mode="constant":
        np.pad(g, pad_width, mode),
        None, None, None, name="unpad", linear=("ct",), family=_FAM,
-       derivation="a crop (constant mode) or a sum of the copies onto their cells (edge, "
-       "reflect, symmetric, wrap); its transpose is the padding itself")
+       derivation="a crop (constant mode) or a scatter-add by np.pad's index map (edge, "
+       "reflect, symmetric, wrap); its transpose is np.pad in that mode")
+defvjp(ra.pad_tangent, lambda g, out, t, pad_width, mode="constant":
+       unpad(g, t, pad_width, mode),
+       None, None, name="pad_tangent", linear=("t",), family=_FAM,
+       derivation="np.pad of a tangent; its transpose is unpad")
 defvjp(ra.pad_value_grad,
        lambda g, out, ct, array, pad_width, mode="constant", constant_values=0:
            np.pad(np.zeros_like(array), pad_width, constant_values=g),
