@@ -74,6 +74,10 @@ from .runtime_at import (  # noqa: F401  (ufunc.at as a value, the group matrice
     add_at, subtract_at, multiply_at, maximum_at, minimum_at, negative_at,
     at_gather, at_take_a, at_take_b, reduceat_gather, reduceat_scatter)
 from .runtime_stats import (  # noqa: F401  (order statistics, average, cov)
+    average_identity,
+    average_pair,
+    average_part,
+    average_plus_count,
     average_weights,
     cov_grad,
     cov_jvp,
@@ -222,6 +226,10 @@ __all__ = [
     "reduceat_gather",
     "reduceat_scatter",
     # srcad/runtime_stats.py
+    "average_identity",
+    "average_pair",
+    "average_part",
+    "average_plus_count",
     "average_weights",
     "cov_grad",
     "cov_jvp",

@@ -425,9 +425,10 @@ FD_ORACLE = {  # cases (by their expression) where torch runs but differentiates
     **{c.src: "torch._numpy's pad implements no mode but constant" for op in OPS
        if op.name == "pad" for c in cases_of(op)
        if any(m in c.src for m in ("edge", "reflect", "symmetric", "wrap"))},
-    **{e: "torch._numpy copies the items of np.gradient's list into one tensor when np.sin "
-       "reads it: no tangent through them" for e in (
-           "np.sin(np.gradient(a))", "np.sin(np.gradient(a, 0.5, 2.0, edge_order=2))")},
+    **{e: "torch._numpy copies the items of a tuple (np.gradient's, np.average's pair) into "
+       "one tensor when a function reads it as an array: no tangent through them" for e in (
+           "np.sin(np.gradient(a))", "np.sin(np.gradient(a, 0.5, 2.0, edge_order=2))",
+           "np.prod(np.average(a, axis=0, weights=b, returned=True), axis=0)")},
     **{e: "torch detaches float(t): a Python number carries no tangent there"
        for e in ("OP(a[1]) * a", "OP(np.sum(a)) * 2.0", "OP(a) * 2.0")},
     "np.full(3, a) * b": "torch._numpy's full turns a 0-d fill value into a Python number: no "

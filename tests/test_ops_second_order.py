@@ -42,8 +42,8 @@ FIRST_ORDER_ONLY = {"matrix_power"}
 
 
 def first_order_only(op, src: str, shapes) -> bool:
-    """The rows above."""
-    return op.name in FIRST_ORDER_ONLY
+    """The rows above, and np.average(..., returned=True) (its pair: first order)."""
+    return op.name in FIRST_ORDER_ONLY or (op.name == "average" and "returned=True" in src)
 
 
 def _cases():

@@ -393,6 +393,23 @@ def _count_form(n, x=None, axis=None, keepdims=None, where: Info | None = None):
     return None
 
 
+def _average_part_form(v, returned=None):
+    return "v" if returned is None or returned.value is False else None
+
+
+def _average_pair_form(t, t_count=None, returned=None):
+    return "t" if returned is None or returned.value is False else None
+
+
+def _average_plus_form(x, ct=None, a=None, axis=None, keepdims=None, returned=None):
+    return "x" if returned is None or returned.value is False else None
+
+
+# (np.average's returned=: with numpy's default returned=False these are their argument)
+_average_part_form.known_from = 1
+_average_pair_form.known_from = 2
+_average_plus_form.known_from = 5
+
 # (a reduction's where=: with numpy's default where=True these helpers are their argument)
 _masked_form.known_from = _filled_form.known_from = 1
 _count_form.known_from = 4
@@ -407,6 +424,9 @@ SIMPLIFY = {
     runtime.masked: _masked_form,
     runtime.filled: _filled_form,
     runtime.masked_count: _count_form,
+    runtime.average_part: _average_part_form,
+    runtime.average_pair: _average_pair_form,
+    runtime.average_plus_count: _average_plus_form,
 }
 
 
