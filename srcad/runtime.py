@@ -399,7 +399,7 @@ def masked(x, where=True):
     return np.where(where, x, np.zeros((), dtype=np.result_type(x)))
 
 
-def filled(x, where=True, value=0.0):
+def filled(x, where=True, value=np.nan):
     """`x` where `where` holds, `value` elsewhere (``np.max(x, where=m)``'s gradient reads the
     selected elements only: the others filled with NaN, which equals nothing). ``where=True``
     is `x` itself."""

@@ -305,10 +305,15 @@ def untake_along_axis(ct, arr, indices, axis=-1):
     return out
 
 
-def untake(ct, a, indices, axis=None):
-    """The VJP of ``np.take(a, indices, axis)``: `ct` added back at the indices (flattened
-    for ``axis=None``; a repeated index accumulates)."""
+def untake(ct, a, indices, axis=None, mode="raise"):
+    """The VJP of ``np.take(a, indices, axis, mode=mode)``: `ct` added back at the indices
+    (flattened for ``axis=None``; a repeated index accumulates; mode='wrap' / 'clip' read an
+    index out of range as numpy does)."""
     out = _zeros_for(ct, a)
+    if mode != "raise":
+        n = out.size if axis is None else out.shape[axis]
+        indices = np.asarray(indices)
+        indices = indices % n if mode == "wrap" else np.clip(indices, 0, n - 1)
     if axis is None:
         np.add.at(out.reshape(-1), indices, ct)
         return out

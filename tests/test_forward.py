@@ -419,9 +419,11 @@ NO_TORCH_TWIN = {
 _ONE_TRIANGLE = ("numpy reads one triangle of this non-symmetric input; torch differentiates "
                  "another function of it")
 FD_ORACLE = {  # cases (by their expression) where torch runs but differentiates another function
-    **{c.src: "torch._numpy's reductions take no where= or initial= (jax.numpy agrees: "
-       "tests/test_surface_audit.py)" for op in OPS for c in cases_of(op)
-       if "where=" in c.src or "initial=" in c.src},
+    **{c.src: "torch._numpy's reductions take no where=, initial= or correction= (jax.numpy "
+       "agrees: tests/test_surface_audit.py)" for op in OPS for c in cases_of(op)
+       if "where=" in c.src or "initial=" in c.src or "correction=" in c.src},
+    **{c.src: "torch._numpy's take takes no mode=" for op in OPS if op.name == "take"
+       for c in cases_of(op) if "mode=" in c.src},
     **{c.src: "torch._numpy's pad implements no mode but constant" for op in OPS
        if op.name == "pad" for c in cases_of(op)
        if any(m in c.src for m in ("edge", "reflect", "symmetric", "wrap"))},

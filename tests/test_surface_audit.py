@@ -313,6 +313,45 @@ def meshgrid_select(x):
     return np.sum(np.sin(u * v)) + np.sum(taken * np.arange(4.0)) + np.sum(picked * x)
 
 
+def max_where_at_zero(x):
+    # (the maximum of the selected elements is exactly 0 in some rows: the elements where=
+    # leaves out must not tie with it)
+    r = np.maximum(x, 0.0)
+    return np.sum(np.sin(np.max(r, axis=1, where=x < 0.2, initial=0.0)) * np.arange(1.0, 4.0)) \
+        + np.sum(np.max(r * x, axis=0, where=x > -0.5, initial=-1.0))
+
+
+def nan_where(x):
+    y = np.where(x > 1.2, np.nan, x)
+    m = x > -1.0
+    return np.nansum(np.sin(y), where=m) + np.sum(np.sin(np.nanmean(y * y, axis=0, where=m))) \
+        + np.nanmax(y, where=x < 0.9, initial=-9.0) + np.nanvar(y, axis=1, where=m).sum() \
+        + np.nanstd(y, where=m, ddof=1) + np.sum(np.nanprod(np.abs(y) + 0.5, axis=1, where=m))
+
+
+def pad_modes(x):
+    return np.sum(np.sin(np.pad(x, 2, mode="reflect")) * np.arange(56.0).reshape(7, 8)) \
+        + np.sum(np.pad(x, ((1, 2), (0, 3)), mode="edge") ** 2) \
+        + np.sum(np.sin(np.pad(x, 1, mode="symmetric"))) \
+        + np.sum(np.pad(x, (0, 4), mode="wrap") ** 3)
+
+
+def take_modes_and_dtypes(x):
+    return np.sum(np.take(x, [0, 5, -7, 13], mode="wrap") ** 2) \
+        + np.sum(np.sin(np.take(x, [[0, 9], [-3, 1]], axis=1, mode="clip"))) \
+        + np.sum(np.sin(np.cumsum(x, axis=0, dtype=np.float64))) \
+        + np.sum(np.cumprod(x, axis=1, dtype=np.float64)) + np.var(x, axis=0, correction=1).sum()
+
+
+def average_returned(x, w):
+    avg, total = np.average(x, axis=1, weights=w, returned=True)
+    return np.sum(np.sin(avg) * total)
+
+
+def pad_maximum(x):
+    return np.sum(np.sin(np.pad(x, 1, mode="maximum")))
+
+
 # --- API-level: size-1 and bool outputs, wrt an empty dict -----------------------------------
 def size1_vector(x):
     return np.sum(x * np.sin(x), keepdims=True).reshape(1)
@@ -509,6 +548,41 @@ PROBES = [
                                                 total_repeat_length=4))),
           census=("np.tril", "np.triu", "np.roll", "np.rot90", "np.flip", "np.tile",
                   "np.repeat")),
+    Probe("np.max(where=) with the maximum at 0", max_where_at_zero, (X34,),
+          jax=lambda x: (lambda r: _jnp().sum(_jnp().sin(_jnp().max(r, axis=1, where=x < 0.2,
+                                                                     initial=0.0))
+                                              * _jnp().arange(1.0, 4.0))
+                         + _jnp().sum(_jnp().max(r * x, axis=0, where=x > -0.5, initial=-1.0)))(
+              _jnp().maximum(x, 0.0)), census=("np.max",)),
+    Probe("np.nansum / nanmean / nanmax / nanvar / nanstd / nanprod(where=)", nan_where,
+          (_r(3, 4, low=-1.5, high=1.5, seed=5),),
+          jax=lambda x: (lambda y, m: _jnp().nansum(_jnp().sin(y), where=m)
+                         + _jnp().sum(_jnp().sin(_jnp().nanmean(y * y, axis=0, where=m)))
+                         + _jnp().nanmax(y, where=x < 0.9, initial=-9.0)
+                         + _jnp().nanvar(y, axis=1, where=m).sum()
+                         + _jnp().nanstd(y, where=m, ddof=1)
+                         + _jnp().sum(_jnp().nanprod(_jnp().abs(y) + 0.5, axis=1, where=m)))(
+              _jnp().where(x > 1.2, _jnp().nan, x), x > -1.0),
+          census=("np.nansum", "np.nanmean", "np.nanmax", "np.nanvar", "np.nanstd",
+                  "np.nanprod")),
+    Probe("np.pad(mode=reflect / edge / symmetric / wrap)", pad_modes, (X34,),
+          jax=lambda x: _jnp().sum(_jnp().sin(_jnp().pad(x, 2, mode="reflect"))
+                                   * _jnp().arange(56.0).reshape(7, 8))
+          + _jnp().sum(_jnp().pad(x, ((1, 2), (0, 3)), mode="edge") ** 2)
+          + _jnp().sum(_jnp().sin(_jnp().pad(x, 1, mode="symmetric")))
+          + _jnp().sum(_jnp().pad(x, (0, 4), mode="wrap") ** 3), census=("np.pad",)),
+    Probe("np.take(mode=) / cumsum(dtype=) / cumprod(dtype=) / var(correction=)",
+          take_modes_and_dtypes, (X34,),
+          jax=lambda x: _jnp().sum(_jnp().take(x, _jnp().array([0, 5, -7, 13]), mode="wrap") ** 2)
+          + _jnp().sum(_jnp().sin(_jnp().take(x, _jnp().array([[0, 9], [-3, 1]]), axis=1,
+                                               mode="clip")))
+          + _jnp().sum(_jnp().sin(_jnp().cumsum(x, axis=0)))
+          + _jnp().sum(_jnp().cumprod(x, axis=1)) + _jnp().var(x, axis=0, ddof=1).sum(),
+          census=("np.take", "np.cumsum", "np.cumprod", "np.var")),
+    Probe("np.average(returned=True)", average_returned,
+          (X34, _r(4, seed=3, low=0.5, high=2.0)),
+          jax=lambda x, w: (lambda aw: _jnp().sum(_jnp().sin(aw[0]) * aw[1]))(
+              _jnp().average(x, axis=1, weights=w, returned=True)), census=("np.average",)),
     Probe("np.meshgrid / take_along_axis / select", meshgrid_select, (X34,),
           jax=lambda x: (lambda u, v: _jnp().sum(_jnp().sin(u * v)))(*_jnp().meshgrid(x[0], x[1]))
           + _jnp().sum(_jnp().take_along_axis(x, _jnp().argsort(x, axis=1), axis=1)
@@ -548,7 +622,8 @@ def test_forward_mode_against_central_differences(probe, mode):
     check_jvp(probe.fn, copy.deepcopy(probe.args), mode=mode, tol=probe.tol)
 
 
-SECOND = [p for p in PROBES if p.fn not in (dict_get_items,)]  # (a dict: first order below)
+# (a dict: first order below; np.average(returned=True): a second derivative is refused, below)
+SECOND = [p for p in PROBES if p.fn not in (dict_get_items, average_returned)]
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -723,3 +798,22 @@ def test_third_derivative_of_cumprod_is_refused():
     check_grads(cumprod_gradient_norm, (x,), tol=1e-5)
     with pytest.raises(srcad.SrcadError, match="third derivative of np.cumprod"):
         srcad.jvp(srcad.grad(cumprod_gradient_norm), (x,), (np.ones_like(x),))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_second_derivative_of_average_returned_is_refused(mode):
+    args = _BY_NAME["np.average(returned=True)"].args
+    with pytest.raises(srcad.SrcadError, match="returned=True"):
+        srcad.jvp(srcad.grad(average_returned, mode=mode), args,
+                  tuple(np.ones_like(a) for a in args), mode=mode)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_pad_modes_that_pick_a_value_are_refused(mode):
+    """np.pad's maximum / minimum / median modes are not linear in the array: both modes
+    refuse them (forward mode gave np.pad of the tangent: a wrong value)."""
+    x = X34.copy()
+    with pytest.raises(srcad.SrcadError, match="mode='maximum'"):
+        srcad.grad(pad_maximum, mode=mode)(x)
+    with pytest.raises(srcad.SrcadError, match="mode='maximum'"):
+        srcad.jvp(pad_maximum, (x,), (np.ones_like(x),), mode=mode)

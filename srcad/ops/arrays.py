@@ -166,13 +166,17 @@ defvjp(np.array, lambda g, out, object, dtype=None: unasarray(g, object),
        name="array", sequences=("object",), linear=("object",), family=_F, derivation=_ASARRAY + " (a copy)",
        test_cases=tuple((s.format(f="array"), sh) for s, sh in _LIST_CASES))
 
-defvjp(np.take, lambda g, out, a, indices, axis=None: untake(g, a, indices, axis),
+defvjp(np.take, lambda g, out, a, indices, axis=None, mode="raise":
+       untake(g, a, indices, axis, mode),
        name="take", linear=("a",), family=_F,
-       derivation="a gather: scatter-add g back at the indices (flat for axis=None)",
+       derivation="a gather: scatter-add g back at the indices (flat for axis=None; mode= "
+       "'wrap' / 'clip' as numpy reads them)",
        test_cases=(("np.take(a, [0, 2, 2])", [(5,)]),
                    ("np.take(a, [[0, 1], [3, 3]], axis=1)", [(3, 4)]),
                    ("np.take(a, 1, axis=0)", [(3, 4)]), ("np.take(a, [-1, 0], axis=-1)", [(2, 3)]),
-                   ("np.take(a, 7)", [(3, 4)]), ("a.take([0, 0], axis=1)", [(3, 4)])))
+                   ("np.take(a, 7)", [(3, 4)]), ("a.take([0, 0], axis=1)", [(3, 4)]),
+                   ("np.take(a, [0, 5, -7, 2], mode='wrap')", [(4,)]),
+                   ("np.take(a, [[0, 9], [-3, 1]], axis=1, mode='clip')", [(2, 3)])))
 
 # --- splits -----------------------------------------------------------------------------------
 for _fn, _name in ((np.split, "split"), (np.array_split, "array_split")):

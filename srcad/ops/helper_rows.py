@@ -113,8 +113,9 @@ defvjp(ra.untake_along_axis,
        lambda g, out, ct, arr, indices, axis=-1: np.take_along_axis(g, indices, axis),
        None, None, None, name="untake_along_axis", linear=("ct",), family=_FAM,
        derivation="a scatter-add; its transpose gathers")
-defvjp(ra.untake, lambda g, out, ct, a, indices, axis=None: np.take(g, indices, axis),
-       None, None, None, name="untake", linear=("ct",), family=_FAM,
+defvjp(ra.untake, lambda g, out, ct, a, indices, axis=None, mode="raise":
+       np.take(g, indices, axis, mode=mode),
+       None, None, None, None, name="untake", linear=("ct",), family=_FAM,
        derivation="a scatter-add; its transpose gathers")
 defvjp(ra.unrepeat, lambda g, out, ct, a, repeats, axis=None: np.repeat(g, repeats, axis),
        None, None, None, name="unrepeat", linear=("ct",), family=_FAM,

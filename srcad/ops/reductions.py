@@ -65,13 +65,14 @@ def _mask(*shape, k=3) -> str:
     return f"np.arange({n}).reshape({shape}) % {k} != 1"
 
 
-def _where_cases(fn: str, extremum: bool = False) -> tuple:
+def _where_cases(fn: str, extremum: bool = False, method: bool = True) -> tuple:
     init = ", initial=-5.0" if extremum and fn == "max" else ", initial=5.0" if extremum \
         else ""
     return ((f"np.{fn}(a, where={_mask(3, 4)}{init})", [(3, 4)]),
             (f"np.{fn}(a, axis=1, where={_mask(3, 4)}{init})", [(3, 4)]),
             (f"np.{fn}(a, axis=0, keepdims=True, where={_mask(3, 4)}{init})", [(3, 4)]),
-            (f"a.{fn}(axis=-1, where=np.arange(4) % 3 != 1{init})", [(2, 3, 4)]),
+            (f"{'a.' + fn + '(' if method else 'np.' + fn + '(a, '}axis=-1, "
+             f"where=np.arange(4) % 3 != 1{init})", [(2, 3, 4)]),
             (f"np.{fn}(a, axis=(0, 2), where={_mask(2, 3, 4)}{init})", [(2, 3, 4)]))
 
 
@@ -126,11 +127,12 @@ defvjp(np.var,
            masked(unreduce(g, a, axis, keepdims), where)
            * (2 * (a - np.mean(a, axis=axis, keepdims=True, where=where))
               / (masked_count(np.size(a) // max(np.size(g), 1), a, axis, True, where) - ddof)),
-       name="var", family="reduction",
+       name="var", family="reduction", keywords={"correction": "ddof"},
        test_cases=_cases("var") + (("np.var(a, axis=1, ddof=1)", [(3, 4)]),
                                    ("np.var(a, ddof=1)", [(3, 4)]),
                                    ("a.var(axis=0, ddof=1, keepdims=True)", [(3, 4)]),
-                                   ("a.var(1)", [(3, 4)]))
+                                   ("a.var(1)", [(3, 4)]),
+                                   ("np.var(a, axis=0, correction=1)", [(3, 4)]))
        + _where_cases("var")
        + ((f"np.var(a, axis=0, ddof=1, where={_mask(4, 3, k=4)}, keepdims=True)", [(4, 3)]),),
        derivation="var = sum((a - mean)^2) / (n - ddof); the mean's own term sums to 0, so "
@@ -141,7 +143,7 @@ defvjp(np.std,
            masked(unreduce(g / np.where(out == 0, 1, out), a, axis, keepdims), where)
            * ((a - np.mean(a, axis=axis, keepdims=True, where=where))
               / (masked_count(np.size(a) // max(np.size(g), 1), a, axis, True, where) - ddof)),
-       name="std", family="reduction",
+       name="std", family="reduction", keywords={"correction": "ddof"},
        test_cases=tuple(c for c in _cases("std") if c[1] != [()])
        + (("np.std(a, axis=0, ddof=1)", [(3, 4)]), ("a.std(axis=-1, ddof=1)", [(2, 3, 4)]),
           ("a.std(0, keepdims=True)", [(3, 4)]), ("np.std(a)", [()]),
@@ -151,13 +153,14 @@ defvjp(np.std,
        derivation="std = sqrt(var): d std = d var / (2 std) = (a - mean) / ((n - ddof) std) da; "
        "where std = 0 (a - mean = 0 there) the subgradient 0, which central differences see "
        "(torch gives NaN)")
-defvjp(np.cumsum, lambda g, out, a, axis=None: cumsum_grad(g, a, axis),
+defvjp(np.cumsum, lambda g, out, a, axis=None, dtype=None: cumsum_grad(g, a, axis),
        name="cumsum", linear=('a',), family="reduction",
        test_cases=(("np.cumsum(a)", [(3, 4)]), ("np.cumsum(a, axis=0)", [(3, 4)]),
-                   ("np.cumsum(a, axis=-1)", [(2, 3, 4)]), ("np.cumsum(a, 1)", [(2, 3, 4)])),
+                   ("np.cumsum(a, axis=-1)", [(2, 3, 4)]), ("np.cumsum(a, 1)", [(2, 3, 4)]),
+                   ("np.cumsum(a, axis=0, dtype=np.float64)", [(3, 4)])),
        derivation="out_i = sum_{j<=i} a_j, so da_j = sum_{i>=j} g_i: a reversed cumsum of g")
 
-defvjp(np.cumprod, lambda g, out, a, axis=None: cumprod_grad(g, a, axis),
+defvjp(np.cumprod, lambda g, out, a, axis=None, dtype=None: cumprod_grad(g, a, axis),
        name="cumprod", family="reduction",
        aliases=(np.cumproduct,) if hasattr(np, "cumproduct") else (),  # (numpy < 2)
        test_cases=(("np.cumprod(a)", [(3, 4)]), ("np.cumprod(a, axis=0)", [(3, 4)]),
@@ -167,27 +170,32 @@ defvjp(np.cumprod, lambda g, out, a, axis=None: cumprod_grad(g, a, axis),
                    ("np.cumprod(a * (np.arange(4) != 1), axis=1)", [(2, 4)]),
                    ("np.cumprod(a * (np.arange(4) % 2))", [(4,)]),
                    ("np.cumprod(a * (np.arange(2)[:, None] == 1), axis=-1)", [(2, 3)]),
-                   ("a.cumprod(axis=0)", [(3, 2)])),
+                   ("a.cumprod(axis=0)", [(3, 2)]),
+                   ("np.cumprod(a, 1, dtype=np.float64)", [(2, 3)])),
        derivation="out_i = prod_{k<=i} a_k: da_j = (prod_{k<j} a_k) h_j with h_j = g_j + "
        "a_{j+1} h_{j+1}, a backward recurrence that never divides (exact with zeros)")
 _NAN = "np.where(a > 1.5, np.nan, a)"  # NaNs where a > 1.5: they get no gradient
 defvjp(np.nansum,
-       lambda g, out, a, axis=None, keepdims=False:
-           np.where(np.isnan(a), 0, unreduce(g, a, axis, keepdims)),
+       lambda g, out, a, axis=None, dtype=None, keepdims=False, where=True:
+           np.where(np.isnan(filled(a, where)), 0, unreduce(g, a, axis, keepdims)),
        name="nansum", family="reduction",
        test_cases=tuple((c.replace("(a", f"({_NAN}", 1), s) for c, s in _cases("nansum",
                                                                              method=False))
-       + (("np.nansum(a, axis=1)", [(3, 4)]),),
-       derivation="a sum that skips NaNs: broadcast g back, 0 where a is NaN")
+       + (("np.nansum(a, axis=1)", [(3, 4)]),) + _where_cases("nansum", method=False)
+       + ((f"np.nansum({_NAN}, axis=1, where={_mask(3, 4)})", [(3, 4)]),),
+       derivation="a sum that skips NaNs (and what where= leaves out): broadcast g back, 0 "
+       "where a is NaN")
 defvjp(np.nanmean,
-       lambda g, out, a, axis=None, keepdims=False:
-           np.where(np.isnan(a), 0, unreduce(g / np.sum(np.logical_not(np.isnan(a)), axis=axis,
-                                                       keepdims=keepdims), a, axis, keepdims)),
+       lambda g, out, a, axis=None, dtype=None, keepdims=False, where=True:
+           np.where(np.isnan(filled(a, where)), 0,
+                    unreduce(g / np.sum(np.logical_not(np.isnan(filled(a, where))), axis=axis,
+                                        keepdims=keepdims), a, axis, keepdims)),
        name="nanmean", family="reduction",
        test_cases=tuple((c.replace("(a", f"({_NAN}", 1), s) for c, s in _cases("nanmean",
                                                                               method=False)
                         if s != [()] and s != [(5,)])
-       + (("np.nanmean(a, axis=0)", [(3, 4)]),),
+       + (("np.nanmean(a, axis=0)", [(3, 4)]),) + _where_cases("nanmean", method=False)
+       + ((f"np.nanmean({_NAN}, axis=1, where={_mask(3, 4)})", [(3, 4)]),),
        derivation="nansum / n with n the number of non-NaN elements reduced into each output: "
        "broadcast g / n back, 0 where a is NaN")
 
@@ -212,11 +220,12 @@ defjvp(np.std,
                   keepdims=keepdims, where=where)
            / ((masked_count(np.size(a) // max(np.size(out), 1), a, axis, keepdims, where) - ddof)
               * np.where(out == 0, 1, out)))
-defjvp(np.cumprod, lambda g, out, a, axis=None: cumprod_jvp(g, a, axis))
+defjvp(np.cumprod, lambda g, out, a, axis=None, dtype=None: cumprod_jvp(g, a, axis))
 defjvp(np.nansum,
-       lambda g, out, a, axis=None, keepdims=False:
-           np.sum(np.where(np.isnan(a), 0, g), axis=axis, keepdims=keepdims))
+       lambda g, out, a, axis=None, dtype=None, keepdims=False, where=True:
+           np.sum(np.where(np.isnan(filled(a, where)), 0, g), axis=axis, keepdims=keepdims))
 defjvp(np.nanmean,
-       lambda g, out, a, axis=None, keepdims=False:
-           np.sum(np.where(np.isnan(a), 0, g), axis=axis, keepdims=keepdims)
-           / np.sum(np.logical_not(np.isnan(a)), axis=axis, keepdims=keepdims).astype(out.dtype))
+       lambda g, out, a, axis=None, dtype=None, keepdims=False, where=True:
+           np.sum(np.where(np.isnan(filled(a, where)), 0, g), axis=axis, keepdims=keepdims)
+           / np.sum(np.logical_not(np.isnan(filled(a, where))), axis=axis,
+                    keepdims=keepdims).astype(out.dtype))

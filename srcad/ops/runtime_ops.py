@@ -56,10 +56,10 @@ defvjp(rt.unreduce,
 defvjp(rt.masked, lambda g, out, x, where=True: masked(g, where), None,
        name="masked", linear=("x",), family=_FAM,
        derivation="a mask (0 where `where` is False): its own transpose")
-defvjp(rt.filled, lambda g, out, x, where=True, value=0.0: masked(g, where), None, None,
+defvjp(rt.filled, lambda g, out, x, where=True, value=np.nan: masked(g, where), None, None,
        name="filled", family=_FAM,
        derivation="x where `where` holds, a constant elsewhere: g through the same mask")
-defjvp(rt.filled, lambda g, out, x, where=True, value=0.0: masked(g, where), None, None)
+defjvp(rt.filled, lambda g, out, x, where=True, value=np.nan: masked(g, where), None, None)
 defnondiff(rt.masked_count, name="masked_count", family=_FAM,
            params=(Param("n"), Param("x"), Param("axis", None), Param("keepdims", False),
                    Param("where", True)))
