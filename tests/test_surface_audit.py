@@ -314,11 +314,13 @@ def meshgrid_select(x):
 
 
 def max_where_at_zero(x):
-    # (the maximum of the selected elements is exactly 0 in some rows: the elements where=
-    # leaves out must not tie with it)
-    r = np.maximum(x, 0.0)
-    return np.sum(np.sin(np.max(r, axis=1, where=x < 0.2, initial=0.0)) * np.arange(1.0, 4.0)) \
-        + np.sum(np.max(r * x, axis=0, where=x > -0.5, initial=-1.0))
+    # (the maximum of the selected elements is exactly 0 in two rows, beside elements where=
+    # leaves out: they must not tie with it)
+    return np.sum(np.sin(np.max(x, axis=1, where=x < 0.5, initial=-5.0)) * np.arange(1.0, 4.0)) \
+        + np.sum(np.min(x * x, axis=0, where=x > -0.6, initial=9.0))
+
+
+X_ZEROS = np.array([[-0.5, 0.0, 0.7, -0.3], [0.2, 0.9, -1.1, 0.1], [0.0, -0.2, 1.3, -0.7]])
 
 
 def nan_where(x):
@@ -548,12 +550,11 @@ PROBES = [
                                                 total_repeat_length=4))),
           census=("np.tril", "np.triu", "np.roll", "np.rot90", "np.flip", "np.tile",
                   "np.repeat")),
-    Probe("np.max(where=) with the maximum at 0", max_where_at_zero, (X34,),
-          jax=lambda x: (lambda r: _jnp().sum(_jnp().sin(_jnp().max(r, axis=1, where=x < 0.2,
-                                                                     initial=0.0))
-                                              * _jnp().arange(1.0, 4.0))
-                         + _jnp().sum(_jnp().max(r * x, axis=0, where=x > -0.5, initial=-1.0)))(
-              _jnp().maximum(x, 0.0)), census=("np.max",)),
+    Probe("np.max(where=) with the maximum at 0", max_where_at_zero, (X_ZEROS,),
+          jax=lambda x: _jnp().sum(_jnp().sin(_jnp().max(x, axis=1, where=x < 0.5, initial=-5.0))
+                                   * _jnp().arange(1.0, 4.0))
+          + _jnp().sum(_jnp().min(x * x, axis=0, where=x > -0.6, initial=9.0)),
+          census=("np.max", "np.min")),
     Probe("np.nansum / nanmean / nanmax / nanvar / nanstd / nanprod(where=)", nan_where,
           (_r(3, 4, low=-1.5, high=1.5, seed=5),),
           jax=lambda x: (lambda y, m: _jnp().nansum(_jnp().sin(y), where=m)
