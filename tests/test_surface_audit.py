@@ -350,6 +350,11 @@ def average_returned(x, w):
     return np.sum(np.sin(avg) * total)
 
 
+def apply_over_axes(x):
+    return np.sum(np.sin(np.apply_over_axes(np.sum, x * x, [0, -1]))) \
+        + np.sum(np.apply_over_axes(lambda a, ax: np.tanh(a).mean(axis=ax), x, 1) ** 2)
+
+
 def pad_maximum(x):
     return np.sum(np.sin(np.pad(x, 1, mode="maximum")))
 
@@ -584,6 +589,10 @@ PROBES = [
           (X34, _r(4, seed=3, low=0.5, high=2.0)),
           jax=lambda x, w: (lambda aw: _jnp().sum(_jnp().sin(aw[0]) * aw[1]))(
               _jnp().average(x, axis=1, weights=w, returned=True)), census=("np.average",)),
+    Probe("np.apply_over_axes", apply_over_axes, (_r(2, 3, 4),),
+          jax=lambda x: _jnp().sum(_jnp().sin(_jnp().apply_over_axes(_jnp().sum, x * x, [0, -1])))
+          + _jnp().sum(_jnp().apply_over_axes(lambda a, ax: _jnp().tanh(a).mean(axis=ax), x,
+                                              [1]) ** 2)),
     Probe("np.meshgrid / take_along_axis / select", meshgrid_select, (X34,),
           jax=lambda x: (lambda u, v: _jnp().sum(_jnp().sin(u * v)))(*_jnp().meshgrid(x[0], x[1]))
           + _jnp().sum(_jnp().take_along_axis(x, _jnp().argsort(x, axis=1), axis=1)
@@ -818,3 +827,17 @@ def test_pad_modes_that_pick_a_value_are_refused(mode):
         srcad.grad(pad_maximum, mode=mode)(x)
     with pytest.raises(srcad.SrcadError, match="mode='maximum'"):
         srcad.jvp(pad_maximum, (x,), (np.ones_like(x),), mode=mode)
+
+
+def mean_over_a_computed_axis(x):
+    ax = int(np.argmax(np.array([0, 5])))  # 1, known only when the code runs
+    return np.sum(np.mean(x, axis=ax) * np.array([1.0, 2.0, 3.0])) + np.sum(np.sum(x, ax) ** 2)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_reduction_over_an_axis_known_only_at_run_time(mode):
+    """The specialised backward of a reduction must not take an axis whose value is not known
+    when the code is generated for axis=None (a square x gave the transposed gradient)."""
+    x = _r(3, 3)
+    check_grads(mean_over_a_computed_axis, (x,), mode=mode)
+    check_jvp(mean_over_a_computed_axis, (x,), mode=mode)

@@ -317,6 +317,11 @@ def _unreduce_form(g: Info, x: Info, axis: Info | None = None, keepdims: Info | 
     keep_v = False if keepdims is None else keepdims.value
     if x.dtype is None or (g.dtype is not None and g.dtype != x.dtype):
         return None
+    if axis_v is None and not keep_v and g.ndim != 0:
+        # (an axis whose value is not known here -- a name computed when the code runs -- has
+        # no value in its Info, as None has none: a reduction over every axis gives a 0-d g,
+        # so this one is over some axes, which the helper finds when it runs)
+        return None
     src = "g"
     if g.ndim == 0 and x.dtype != np.float64:
         # a 0-d adjoint may be a Python float at run time (grown from the seed 1.0): cast it,
