@@ -20,6 +20,13 @@ depend on the input (a sine around it), and checked:
   two the issue allows to be refused (x.view(dtype), np.nditer), as refused, and the
   refusal is a SrcadError at the user's line that gives the census's reason.
 
+Then what the audit found and fixed, each a test that failed before: a third derivative of
+multi_dot / cumprod is refused (their second derivatives are rules now), the second derivative
+of np.average(..., returned=True) is refused, np.pad's maximum / minimum / median modes are
+refused in forward mode too (np.pad of the tangent was a wrong value), a max with where= whose
+selected maximum is 0, and a reduction over an axis computed when the code runs (the
+specialised backward read it as axis=None: a transposed gradient).
+
 Run: ``PYTHONPATH=. python -m pytest -n 0 tests/test_surface_audit.py``.
 """
 
