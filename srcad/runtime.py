@@ -23,9 +23,9 @@ from .gradtree import _ZERO, GradTree, _slot, _Zero, pieces_tree, zeros_grad  # 
 from .runtime_arrays import _dtype, _shape, rebroadcast, unbroadcast  # noqa: F401  (written once there)
 from .runtime_arrays import (  # noqa: F401  (the array ops' helpers)
     asarray_like, unasarray,
-    concatenate_pieces, cumprod_grad, cumprod_jvp, diag_grad, flatten, hsplit_axis, join_pieces,
-    opposite, pad_value_grad, permute_like, place_appended, prod_others_jvp, rolled_to,
-    select_default_grad, select_default_jvp, select_pieces, sort_like, stack_pieces, unappend, undiagonal, undiff,
+    concatenate_pieces, cumprod_grad, cumprod_grad2, cumprod_jvp, cumprod_jvp2, diag_grad, flatten, hsplit_axis, join_pieces,
+    opposite, pad_tangent, pad_value_grad, permute_like, place_appended, prod_others_jvp, rolled_to,
+    select_default_grad, select_default_jvp, select_pieces, sort_like, stack_pieces, unappend, undiagonal, undiff, rediff,
     unjoin, unpad, unpermute, unrepeat, unselect, unsort, unsplit, unsupported_derivative,
     untake, untake_along_axis, untile)
 from .runtime_linalg import (  # noqa: F401  (the matrix ops' helpers)
@@ -51,7 +51,9 @@ from .runtime_signal import (  # noqa: F401  (convolutions, interp, gradient, ch
     interp_basis,
     item_grad,
     multi_dot_grad,
+    multi_dot_grad2,
     multi_dot_jvp,
+    multi_dot_jvp2,
     outer_axes,
     outer_shape,
     mask_index,
@@ -72,6 +74,10 @@ from .runtime_at import (  # noqa: F401  (ufunc.at as a value, the group matrice
     add_at, subtract_at, multiply_at, maximum_at, minimum_at, negative_at,
     at_gather, at_take_a, at_take_b, reduceat_gather, reduceat_scatter)
 from .runtime_stats import (  # noqa: F401  (order statistics, average, cov)
+    average_identity,
+    average_pair,
+    average_part,
+    average_plus_count,
     average_weights,
     cov_grad,
     cov_jvp,
@@ -149,12 +155,17 @@ __all__ = [
     "unconcatenate",
     "unindex",
     "unreduce",
+    "masked",
+    "filled",
+    "masked_count",
     "unstack",
     # srcad/runtime_arrays.py
     "asarray_like",
     "unasarray",
     "concatenate_pieces",
     "cumprod_grad",
+    "cumprod_grad2",
+    "cumprod_jvp2",
     "cumprod_jvp",
     "prod_others_jvp",
     "diag_grad",
@@ -174,8 +185,10 @@ __all__ = [
     "unappend",
     "undiagonal",
     "undiff",
+    "rediff",
     "unjoin",
     "unpad",
+    "pad_tangent",
     "unpermute",
     "unrepeat",
     "unselect",
@@ -213,6 +226,10 @@ __all__ = [
     "reduceat_gather",
     "reduceat_scatter",
     # srcad/runtime_stats.py
+    "average_identity",
+    "average_pair",
+    "average_part",
+    "average_plus_count",
     "average_weights",
     "cov_grad",
     "cov_jvp",
@@ -234,7 +251,9 @@ __all__ = [
     "interp_basis",
     "item_grad",
     "multi_dot_grad",
+    "multi_dot_grad2",
     "multi_dot_jvp",
+    "multi_dot_jvp2",
     "outer_axes",
     "outer_shape",
     "mask_index",
@@ -369,6 +388,37 @@ def _kept(g, x, axis=None, keepdims=False):
     if dtype is not None and g.dtype != dtype:
         g = g.astype(dtype)
     return g
+
+
+def masked(x, where=True):
+    """`x` where `where` holds and 0 elsewhere: the gradient of a reduction's ``where=``
+    (numpy reads only the elements it selects). ``where=True`` (numpy's default) is `x`
+    itself, and the specialiser drops the call (srcad/transform/specialise.py)."""
+    if where is True:
+        return x
+    return np.where(where, x, np.zeros((), dtype=np.result_type(x)))
+
+
+def filled(x, where=True, value=np.nan):
+    """`x` where `where` holds, `value` elsewhere (``np.max(x, where=m)``'s gradient reads the
+    selected elements only: the others filled with NaN, which equals nothing). ``where=True``
+    is `x` itself."""
+    if where is True:
+        return x
+    return np.where(where, x, np.asarray(value, dtype=np.result_type(x)))
+
+
+def masked_count(n, x, axis=None, keepdims=False, where=True):
+    """How many elements of `x` a reduction with ``where=`` reads into each output: `n` (the
+    caller's count of the whole slot) for ``where=True``, else the count of `where`
+    broadcast to x's shape over `axis`, in x's float dtype (a divisor that keeps float32)."""
+    if where is True:
+        return n
+    dtype = _dtype(x)
+    if dtype is None or not np.issubdtype(dtype, np.inexact):
+        dtype = np.dtype(np.float64)
+    count = np.sum(np.broadcast_to(where, _shape(x)), axis=axis, keepdims=keepdims)
+    return count.astype(dtype)
 
 
 def unindex(g, x, index):
@@ -706,7 +756,9 @@ def extremum_grad(g, out, x, axis=None, keepdims=False):
     gk = _kept(g, x, axis, keepdims)
     # each extremum's share, once per reduced slot (the same division as on the broadcast
     # array, so the same bits), then placed where the extrema are: two full passes, not four
-    share = gk / count.astype(gk.dtype)
+    # (a slot with no extremum -- NaN in it, or an initial= that is the max -- gets nothing:
+    # divided by 1, not 0, its share is never placed)
+    share = gk / np.maximum(count, 1).astype(gk.dtype)
     return np.where(mask, share, np.zeros((), share.dtype))
 
 
@@ -728,11 +780,12 @@ def extremum_grad_add(acc, g, out, x, axis=None, keepdims=False):
 
 
 def extremum_jvp(g, out, x, axis=None, keepdims=False):
-    """JVP of max/min reductions: the mean of the tangent over the tied extrema."""
+    """JVP of max/min reductions: the mean of the tangent over the tied extrema (0 where there
+    is none: NaN in the slot, or an initial= that is the max, as the VJP)."""
     mask = x == unreduce(out, x, axis, keepdims)
     num = np.sum(np.where(mask, g, 0), axis=axis, keepdims=keepdims)
     count = np.sum(mask, axis=axis, keepdims=keepdims)
-    return num / count.astype(np.result_type(num))
+    return num / np.maximum(count, 1).astype(np.result_type(num))
 
 
 def clip_grad(g, a, a_min, a_max):

@@ -34,11 +34,14 @@ __all__ = [
     "select_pieces",
     "unappend",
     "undiff",
+    "rediff",
     "unjoin",
     "unpermute",
     "unselect",
     "cumprod_grad",
+    "cumprod_grad2",
     "cumprod_jvp",
+    "cumprod_jvp2",
     "prod_others_jvp",
     "diag_grad",
     "opposite",
@@ -48,6 +51,7 @@ __all__ = [
     "stack_pieces",
     "undiagonal",
     "unpad",
+    "pad_tangent",
     "unrepeat",
     "unsort",
     "unsplit",
@@ -200,6 +204,9 @@ def _check_constant(mode, copies=False):
             f"the gradient of np.pad with mode={mode!r} is not implemented (mode='constant'"
             f"{', and for the array ' + ', '.join(map(repr, COPY_PAD_MODES)) if copies else ''})",
             hint="pad with mode='constant', or register a rule for your padding")
+# ... and the other modes in which np.pad is linear in the array (its tangent is np.pad of the
+# tangent; maximum, minimum and median pick values, empty leaves the border undefined)
+_LINEAR_PAD_MODES = ("constant", *COPY_PAD_MODES, "mean", "linear_ramp")
 
 
 def unpad(ct, array, pad_width, mode="constant"):
@@ -216,6 +223,19 @@ def unpad(ct, array, pad_width, mode="constant"):
     out = _zeros_for(ct, array)
     np.add.at(out.reshape(-1), source.reshape(-1), np.reshape(ct, -1))
     return out
+
+
+def pad_tangent(t, pad_width, mode="constant"):
+    """np.pad's JVP w.r.t. the array: np.pad of the tangent, in the modes where the pad is
+    linear in the array (where it picks a maximum, minimum or median, or leaves the border
+    empty, it is not: refused)."""
+    if mode not in _LINEAR_PAD_MODES:
+        raise SrcadError(
+            f"the derivative of np.pad with mode={mode!r} is not implemented (modes: "
+            f"{', '.join(_LINEAR_PAD_MODES)})",
+            hint="pad with one of those modes (or write the padding with np.concatenate of "
+            "slices, which srcad differentiates), or register a rule for your padding")
+    return np.pad(t, pad_width, mode)
 
 
 def pad_value_grad(ct, array, pad_width, mode="constant", constant_values=0):
@@ -285,10 +305,15 @@ def untake_along_axis(ct, arr, indices, axis=-1):
     return out
 
 
-def untake(ct, a, indices, axis=None):
-    """The VJP of ``np.take(a, indices, axis)``: `ct` added back at the indices (flattened
-    for ``axis=None``; a repeated index accumulates)."""
+def untake(ct, a, indices, axis=None, mode="raise"):
+    """The VJP of ``np.take(a, indices, axis, mode=mode)``: `ct` added back at the indices
+    (flattened for ``axis=None``; a repeated index accumulates; mode='wrap' / 'clip' read an
+    index out of range as numpy does)."""
     out = _zeros_for(ct, a)
+    if mode != "raise":
+        n = out.size if axis is None else out.shape[axis]
+        indices = np.asarray(indices)
+        indices = indices % n if mode == "wrap" else np.clip(indices, 0, n - 1)
     if axis is None:
         np.add.at(out.reshape(-1), indices, ct)
         return out
@@ -437,6 +462,63 @@ def cumprod_jvp(t, a, axis=None):
     return _like(back(d), a)
 
 
+def _cumprod_tangents(am, tm):
+    """The running product o and its tangent d along the last axis, before each position
+    (o_{i-1}, d_{i-1}; 1 and 0 before the first): o_i = o_{i-1} a_i, d_i = d_{i-1} a_i +
+    o_{i-1} t_i."""
+    dtype = np.result_type(tm, am)
+    n = am.shape[-1]
+    o_before = np.ones(am.shape, dtype)
+    d_before = np.zeros(am.shape, dtype)
+    o, d = np.ones(am.shape[:-1], dtype), np.zeros(am.shape[:-1], dtype)
+    for i in range(n):
+        o_before[..., i], d_before[..., i] = o, d
+        o, d = o * am[..., i], d * am[..., i] + o * tm[..., i]
+    return o_before, d_before
+
+
+def cumprod_jvp2(t, s, a, axis=None):
+    """cumprod's second derivative along tangents `t` and `s` (symmetric, bilinear): the
+    derivative of ``cumprod_jvp(t, a)`` along ``a + s``. A forward recurrence, exact where
+    `a` holds zeros: dd_i = dd_{i-1} a_i + dt_{i-1} s_i + ds_{i-1} t_i."""
+    am, back = _last(a, axis)
+    tm = np.broadcast_to(_last(t, axis)[0], am.shape)
+    sm = np.broadcast_to(_last(s, axis)[0], am.shape)
+    _, dt = _cumprod_tangents(am, tm)
+    _, ds = _cumprod_tangents(am, sm)
+    dd = np.zeros(am.shape, np.result_type(tm, sm, am))
+    prev = np.zeros(am.shape[:-1], dd.dtype)
+    for i in range(am.shape[-1]):
+        prev = prev * am[..., i] + dt[..., i] * sm[..., i] + ds[..., i] * tm[..., i]
+        dd[..., i] = prev
+    return _like(np.reshape(back(dd), np.shape(a)), a)
+
+
+def cumprod_grad2(ct, a, t, axis=None):
+    """cumprod's second derivative as a map to a's shape, <cumprod_grad2(G, a, t), s> =
+    <G, cumprod_jvp2(t, s, a)>: the derivative of ``cumprod_grad(G, a)`` along ``a + t``,
+    and the VJP of ``cumprod_jvp(t, a)`` w.r.t. a at G. The reverse of the recurrence above
+    (no division): H_i = l_i dt_{i-1} + m_i o_{i-1}, with l_i = G_i + a_{i+1} l_{i+1} and
+    m_i = t_{i+1} l_{i+1} + a_{i+1} m_{i+1}."""
+    am, back = _last(a, axis)
+    gm = np.broadcast_to(_last(ct, axis)[0], am.shape)
+    tm = np.broadcast_to(_last(t, axis)[0], am.shape)
+    o_before, dt = _cumprod_tangents(am, tm)
+    dtype = np.result_type(gm, tm, am)
+    h = np.empty(am.shape, dtype)
+    n = am.shape[-1]
+    lam = np.zeros(am.shape[:-1], dtype)
+    mu = np.zeros(am.shape[:-1], dtype)
+    for i in range(n - 1, -1, -1):
+        if i < n - 1:
+            lam, mu = gm[..., i] + am[..., i + 1] * lam, \
+                tm[..., i + 1] * lam + am[..., i + 1] * mu
+        else:
+            lam = gm[..., i] + lam
+        h[..., i] = lam * dt[..., i] + mu * o_before[..., i]
+    return _like(np.reshape(back(h), np.shape(a)), a)
+
+
 def prod_others_jvp(t, a, axis=None):
     """np.prod's second derivative as a map: element k of each reduced group gets the sum,
     over the group's other elements i, of t_i times the product of the group's elements other
@@ -474,16 +556,60 @@ def prod_others_jvp(t, a, axis=None):
 # --- differences, permutations, joins, selections, appends --------------------------------------
 
 
-def undiff(ct, a, n=1, axis=-1):
-    """The VJP of ``np.diff(a, n, axis)``: n times the transpose of one difference, which is
-    minus the difference of `ct` padded with a zero at both ends."""
+def _diff_end(v, a, axis):
+    """np.diff's prepend= / append= as numpy reads it: a 0-d value broadcast to a's shape with
+    one element along `axis`; None (not given): nothing."""
+    if v is None:
+        return None
+    v = np.asarray(v)
+    if v.ndim == 0:
+        shape = list(np.shape(a))
+        shape[axis] = 1
+        v = np.broadcast_to(v, tuple(shape))
+    return v
+
+
+def undiff(ct, a, n=1, axis=-1, prepend=None, append=None, part="a"):
+    """The VJP of ``np.diff(a, n, axis, prepend=, append=)`` w.r.t. `part` ("a", "prepend"
+    or "append"): n times the transpose of one difference (minus the difference of `ct` padded
+    with a zero at both ends) over the joined array numpy differences, then that part's
+    slice of it (summed to a 0-d prepend / append, which numpy broadcast)."""
     ct = np.asarray(ct)
     axis = axis % max(np.ndim(a), 1)
     for _ in range(n):
         pad = [(0, 0)] * ct.ndim
         pad[axis] = (1, 1)
         ct = -np.diff(np.pad(ct, pad), axis=axis)
-    return _like(ct, a)
+    front, back = _diff_end(prepend, a, axis), _diff_end(append, a, axis)
+    p = 0 if front is None else front.shape[axis]
+    q = 0 if back is None else back.shape[axis]
+    length = ct.shape[axis]
+    lo, hi = {"a": (p, length - q), "prepend": (0, p), "append": (length - q, length)}[part]
+    piece = np.take(ct, np.arange(lo, hi), axis=axis) if (p or q) else ct
+    if part == "a":
+        return _like(piece, a)
+    given = prepend if part == "prepend" else append
+    if np.ndim(given) == 0:
+        piece = np.sum(piece)
+    return _like(np.asarray(piece), given)
+
+
+def rediff(t, a, n=1, axis=-1, prepend=None, append=None, part="a"):
+    """np.diff's JVP w.r.t. `part` (its map is linear in a, prepend and append jointly): the
+    difference of the joined array with `t` in that part's place and zeros in the others; the
+    transpose of `undiff`."""
+    axis = axis % max(np.ndim(a), 1)
+    front, back = _diff_end(prepend, a, axis), _diff_end(append, a, axis)
+    dtype = np.result_type(t, 0.0)
+    zero = {k: None if v is None else np.zeros(v.shape, dtype) for k, v in
+            (("prepend", front), ("append", back))}
+    body = np.broadcast_to(t, np.shape(a)) if part == "a" else np.zeros(np.shape(a), dtype)
+    pieces = [zero["prepend"], body, zero["append"]]
+    if part != "a":
+        pieces[0 if part == "prepend" else 2] = _diff_end(t, a, axis)
+    joined = [v for v in pieces if v is not None]
+    return np.diff(np.concatenate(joined, axis=axis) if len(joined) > 1 else joined[0],
+                   n, axis=axis)
 
 
 def _orders(out, a, axis):

@@ -28,6 +28,13 @@ def along_axis_dest(ndim_arr, axis, ndim_res):
     return tuple(range(axis, axis + ndim_res - ndim_arr + 1))
 
 
+def over_axes(axes, ndim):
+    """np.apply_over_axes' axes, as numpy reads them: one or a sequence, negative ones from
+    the end (a list of Python ints)."""
+    axes = [axes] if numpy.ndim(axes) == 0 else list(axes)
+    return [int(a) + ndim if int(a) < 0 else int(a) for a in axes]
+
+
 def piecewise_count(n, nf):
     """How many conditions np.piecewise was given (n), checked against the nf functions as
     numpy checks them."""
@@ -144,6 +151,20 @@ def apply_along_axis_eager(np, func1d, axis, arr, *args, **kw):
                        along_axis_dest(np.ndim(m), axis, np.ndim(res)))
 
 
+def apply_over_axes_eager(np, func, a, axes):
+    """np.apply_over_axes as numpy loops: func(a, axis) per axis in turn, a result that
+    dropped the axis given it back (np.expand_dims)."""
+    val = np.asarray(a)
+    for axis in over_axes(axes, numpy.ndim(a)):
+        res = func(val, axis)
+        if np.ndim(res) != np.ndim(val):
+            res = np.expand_dims(res, axis)
+            if np.ndim(res) != np.ndim(val):
+                raise ValueError("function is not returning an array of the correct shape")
+        val = res
+    return val
+
+
 class VectorizeEager:
     """A np.vectorize object as tape mode's traced code sees it: given a tape value, the loop
     of `vectorize_eager`; otherwise numpy's own object. Forms source mode does not lower
@@ -172,4 +193,5 @@ class VectorizeEager:
 
 def eager_callbacks():
     """numpy function -> its eager form (`np` first), for tape mode's __array_function__."""
-    return {numpy.piecewise: piecewise_eager, numpy.apply_along_axis: apply_along_axis_eager}
+    return {numpy.piecewise: piecewise_eager, numpy.apply_along_axis: apply_along_axis_eager,
+            numpy.apply_over_axes: apply_over_axes_eager}

@@ -16,8 +16,9 @@ srcad/ops/signal.py):
   (numpy's own stencil, read off np.gradient of the identity);
 * np.choose: ``unchoose`` sends each element's cotangent to the choice it came from,
   ``choose_tree`` is its transpose;
-* multi_dot: ``multi_dot_grad`` / ``multi_dot_jvp`` (first order: each product is taken
-  again with one factor replaced).
+* multi_dot: ``multi_dot_grad`` / ``multi_dot_jvp`` (each product taken again with one
+  factor replaced) and, for second derivatives, ``multi_dot_grad2`` / ``multi_dot_jvp2``
+  (two factors replaced; a third derivative is refused).
 
 >>> conv_embed(np.array([1.0, 2.0]), 3, 2, "valid", False).tolist()
 [0.0, 1.0, 2.0, 0.0]
@@ -43,7 +44,9 @@ __all__ = [
     "item_grad",
     "last_writes",
     "multi_dot_grad",
+    "multi_dot_grad2",
     "multi_dot_jvp",
+    "multi_dot_jvp2",
     "outer_axes",
     "outer_shape",
     "put_index",
@@ -191,7 +194,10 @@ def ungradient(ct, f, varargs=(), axis=None, edge_order=1):
     dtype = np.result_type(f)
     if not np.issubdtype(dtype, np.inexact):
         dtype = np.dtype(np.float64)
-    several = isinstance(ct, (list, tuple, GradTree))
+    # several axes: numpy's tuple, or one stacked array where a ufunc read the tuple as one
+    # (np.sin(np.gradient(f)) with f 2-D: its cotangent is (len(axes), *f.shape))
+    several = isinstance(ct, (list, tuple, GradTree)) or (
+        len(axes) > 1 and np.ndim(ct) == np.ndim(f) + 1)
     pieces = [ct[i] for i in range(len(axes))] if several else [ct]
     out = np.zeros(np.shape(f), dtype=dtype)
     for ax, sp, piece in zip(axes, spacings, pieces):
@@ -207,11 +213,15 @@ def ungradient(ct, f, varargs=(), axis=None, edge_order=1):
 
 def gradient_tree(t, f, varargs=(), axis=None, edge_order=1, tree=True):
     """np.gradient of `t` with f's spacing, axis and edge order: the transpose of
-    `ungradient` (several axes: a GradTree of pieces with ``tree``, numpy's tuple without)."""
+    `ungradient`. Several axes: a GradTree of pieces with ``tree`` True, numpy's tuple with
+    False; ``tree`` an array (the cotangent `ungradient` got, one stacked array where a ufunc
+    read numpy's tuple as one) stacks them likewise."""
     out = np.gradient(np.broadcast_to(t, np.shape(f)), *varargs, axis=axis,
                       edge_order=edge_order)
     if isinstance(out, (list, tuple)):
-        return pieces_tree(list(out)) if tree else tuple(out)
+        if isinstance(tree, np.ndarray) and tree.ndim == np.ndim(f) + 1:
+            return np.stack(out)
+        return pieces_tree(list(out)) if tree is not False else tuple(out)
     return out
 
 
@@ -315,6 +325,58 @@ def multi_dot_jvp(ts, arrays):
         term = np.linalg.multi_dot([*arrays[:i], np.broadcast_to(t, np.shape(arrays[i])),
                                     *arrays[i + 1:]])
         out = term if out is None else out + term
+    if out is None:
+        return np.zeros_like(np.linalg.multi_dot(list(arrays)))
+    return out
+
+
+def _replaced(arrays, i, t):
+    """The factors with factor i replaced by `t` (broadcast to its shape)."""
+    return [*arrays[:i], np.broadcast_to(t, np.shape(arrays[i])), *arrays[i + 1:]]
+
+
+def _zeros_like_factor(x):
+    dtype = getattr(x, "dtype", None)
+    if dtype is None or not np.issubdtype(dtype, np.inexact):
+        dtype = np.float64
+    return np.zeros(np.shape(x), dtype=dtype)
+
+
+def multi_dot_grad2(ct, arrays, hs):
+    """multi_dot's second derivative, one bilinear map serving three rules: piece j is the
+    sum over the factors i != j (with an ``hs[i]``) of factor j's gradient at `ct` with
+    factor i replaced by ``hs[i]``. It is the derivative of ``multi_dot_grad(ct, arrays)``
+    along ``hs`` (the JVP), the VJP of ``multi_dot_grad(ct, arrays)`` w.r.t. the factors at
+    the cotangent ``hs``, and the VJP of ``multi_dot_jvp(hs, arrays)`` w.r.t. the factors at
+    ``ct`` (multilinearity: factor j's gradient does not read factor j)."""
+    n = len(arrays)
+    total = [None] * n
+    for i in range(n):
+        h = hs[i]
+        if _absent(h):
+            continue
+        pieces = multi_dot_grad(ct, _replaced(arrays, i, h))
+        for j in range(n):
+            if j != i:
+                total[j] = pieces[j] if total[j] is None else total[j] + pieces[j]
+    return pieces_tree([_zeros_like_factor(x) if t is None else t
+                        for x, t in zip(arrays, total)])
+
+
+def multi_dot_jvp2(ts, arrays, ss):
+    """The derivative of ``multi_dot_jvp(ts, arrays)`` along the factors' tangents `ss`:
+    the sum over pairs of factors i != j of the product with factor i replaced by ``ts[i]``
+    and factor j by ``ss[j]`` (symmetric in ts and ss)."""
+    out = None
+    for i in range(len(arrays)):
+        if _absent(ts[i]):
+            continue
+        with_t = _replaced(arrays, i, ts[i])
+        for j in range(len(arrays)):
+            if j == i or _absent(ss[j]):
+                continue
+            term = np.linalg.multi_dot(_replaced(with_t, j, ss[j]))
+            out = term if out is None else out + term
     if out is None:
         return np.zeros_like(np.linalg.multi_dot(list(arrays)))
     return out

@@ -32,7 +32,8 @@ import numpy as np
 
 from .errors import SrcadError
 
-__all__ = ["average_weights", "cov_grad", "cov_jvp", "cov_part", "cov_place", "cov_stack",
+__all__ = ["average_identity", "average_pair", "average_part", "average_plus_count",
+           "average_weights", "cov_grad", "cov_jvp", "cov_part", "cov_place", "cov_stack",
            "cov_weights", "order_grad", "order_jvp", "unaverage_weights"]
 
 
@@ -125,10 +126,8 @@ def order_jvp(t, a, q, axis=None, keepdims=False, method="linear", nan=False, pe
 
 def average_weights(weights, a, axis=None, returned=False):
     """np.average's weights as an array shaped like `a` (numpy's rule: the same shape, or 1-D
-    along an int `axis`); ones in a's dtype where there are none. Linear in `weights`."""
-    if returned:
-        raise SrcadError("np.average(..., returned=True) is not differentiated",
-                         hint="compute the average and np.sum(weights) as two expressions")
+    along an int `axis`); ones in a's dtype where there are none. Linear in `weights`.
+    (`returned` is not read: kept for generated code that passes it.)"""
     shape = np.shape(a)
     if weights is None:
         dtype = np.result_type(a)
@@ -138,6 +137,55 @@ def average_weights(weights, a, axis=None, returned=False):
         w = np.reshape(w, tuple(-1 if d == int(axis) % len(shape) else 1
                                 for d in range(len(shape))))
     return np.broadcast_to(w, shape)
+
+
+# --- np.average(..., returned=True): the pair (average, sum of the weights) -----------------
+# With numpy's default returned=False each of these is its first argument, and the specialiser
+# drops the call (srcad/transform/specialise.py): the rules read as they did without them.
+
+
+def average_part(v, returned=False):
+    """The average in np.average's output or its cotangent: `v` itself, or the first of the
+    pair returned=True gives (a cotangent's missing slot: 0.0)."""
+    return v[0] if returned else v
+
+
+def average_pair(t, t_count=None, returned=False):
+    """np.average's tangent from its average's `t`: `t`, or for returned=True the pair (t,
+    the tangent of the sum of the weights broadcast to the average's shape, as numpy
+    broadcasts that sum; zeros for None), stacked along a new first axis -- the transform
+    adds the terms of a and of the weights with `+`, which would concatenate two tuples;
+    indexing and unpacking read the stack as the pair."""
+    if not returned:
+        return t
+    t = np.asarray(t)
+    count = np.zeros_like(t) if t_count is None else np.broadcast_to(t_count, t.shape)
+    return np.stack((t, count.astype(t.dtype, copy=False)))
+
+
+def average_plus_count(x, ct, a, axis=None, keepdims=False, returned=False):
+    """A cotangent for the weights (shaped like `a`): `x`, plus for returned=True the
+    cotangent of the sum of the weights (the pair's second) spread back over the reduced
+    axes -- each weight adds into it once."""
+    if not returned:
+        return x
+    c = ct[1]
+    if c is None or (np.ndim(c) == 0 and not np.any(c)):
+        return x
+    shape = np.shape(a)
+    if axis is not None and not keepdims:
+        c = np.expand_dims(c, _axes(len(shape), axis))
+    return x + np.broadcast_to(c, shape)
+
+
+def average_identity(x, returned=False):
+    """`x`; for returned=True a second derivative srcad does not implement (an error, never
+    zeros): the rows of the helpers above send their cotangents through this."""
+    if returned:
+        raise SrcadError("srcad has no derivative rule for the second derivative of "
+                         "np.average(..., returned=True)",
+                         hint="first derivatives of it are supported, in both modes")
+    return x
 
 
 def unaverage_weights(ct, weights, a, axis=None, returned=False):

@@ -112,12 +112,12 @@ DIFFERENTIATED_SAMPLES = {  # Python-level spellings that are rows (aliases of n
     "np.piecewise": "return np.sum(np.piecewise(x, [x < 0, x > 1], [np.sin, lambda v: v * v]))",
     "np.apply_along_axis": "return np.sum(np.apply_along_axis(lambda r: r * r.sum(), 0, "
                            "np.outer(x, x)))",
+    "np.apply_over_axes": "return np.sum(np.apply_over_axes(np.sum, np.outer(x, x), [0]) ** 2)",
 }
 REFUSED_SAMPLES = {
     "np.fft.fft": "return np.sum(np.fft.fft(x).real)",
     "np.frompyfunc": "return np.sum(np.frompyfunc(lambda v: v * 2, 1, 1)(x).astype(float))",
     "math.lgamma": "return math.lgamma(np.sum(x * x) + 1.0)",
-    "np.apply_over_axes": "return np.sum(np.apply_over_axes(np.sum, np.outer(x, x), [0]))",
 }
 
 

@@ -238,7 +238,7 @@ def test_saved_is_derived_from_the_rules():
     assert by("multiply").saved == {"x", "y"}
     assert by("tanh").saved == {"out"}
     assert by("exp").saved == {"out"}
-    assert by("sum").saved == {"a", "axis", "keepdims"}
+    assert by("sum").saved == {"a", "axis", "keepdims", "where"}  # (where=: a mask)
 
 
 def test_aliases_share_the_row():

@@ -35,16 +35,15 @@ from srcad.testing import random_args, rel_error
 NOT_YET: set = set()
 ROWS = {op.name for op in srcad.ops.all_ops()
         if op.differentiable and op.family != "runtime" and op.name not in NOT_YET}
-# first derivatives only: their gradient helpers depend on the input through an SVD, a
-# factorisation, an eigenbasis, a recurrence or products of the other elements, and say so
-# when differentiated again
-FIRST_ORDER_ONLY = {"cumprod", "multiply_accumulate", "multi_dot", "cumulative_prod",
-                    "nancumprod", "matrix_power"}
+# first derivatives only: their gradient helpers depend on the input through repeated
+# products of it, and say so when differentiated again (cumprod's family and multi_dot have
+# second derivatives: srcad/ops/helper_rows.py, srcad/ops/signal.py)
+FIRST_ORDER_ONLY = {"matrix_power"}
 
 
 def first_order_only(op, src: str, shapes) -> bool:
-    """The rows above."""
-    return op.name in FIRST_ORDER_ONLY
+    """The rows above, and np.average(..., returned=True) (its pair: first order)."""
+    return op.name in FIRST_ORDER_ONLY or (op.name == "average" and "returned=True" in src)
 
 
 def _cases():

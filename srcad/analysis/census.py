@@ -140,7 +140,7 @@ REFUSED_NAMES: dict[str, str] = {
         np.fft.fft np.fft.fft2 np.fft.fftn np.fft.hfft np.fft.ifft np.fft.ifft2 np.fft.ifftn
         np.fft.ihfft np.fft.irfft np.fft.irfft2 np.fft.irfftn np.fft.rfft np.fft.rfft2
         np.fft.rfftn builtins.complex""",
-    _CALLBACK: """np.apply_over_axes np.frompyfunc builtins.filter operator.call""",
+    _CALLBACK: """np.frompyfunc builtins.filter operator.call""",
     _INPLACE: """ndarray.resize ndarray.setfield
         ndarray.itemset operator.setitem operator.delitem operator.iadd
         operator.iand operator.iconcat operator.ifloordiv operator.ilshift operator.imatmul
@@ -202,6 +202,8 @@ _LOWERED_NUMPY = {
                     "other than float types are refused",
     "np.apply_along_axis": "lowered to a loop over the 1-d slices, results stacked, their axes "
                            "where the axis was (numpy's layout)",
+    "np.apply_over_axes": "lowered to numpy's loop: a = f(a, axis) per axis, a result that "
+                          "dropped the axis given it back (np.expand_dims)",
     "ufunc.at": "np.add.at / subtract / multiply / maximum / minimum / negative.at lowered to "
                 "a[...] = add_at(a, indices, b) (copy on write; repeated indices accumulate); "
                 "other ufuncs' are refused (no rule yet)",
@@ -394,6 +396,21 @@ def stale() -> list[str]:
     listed = _listed()
     return sorted(e.name for e in census() if e.name in listed
                   and e.reason.startswith("row ") and listed[e.name][0] == REFUSED)
+
+
+def refused_reason(label: str) -> str | None:
+    """The census's reason for refusing a callable as a message names it (`np.nditer`,
+    `numpy.fft.fft`, `.view()`, `divmod`), or None where the census does not list it as
+    refused (srcad/analysis/refusals.py quotes it in the refusal's hint)."""
+    name = label
+    if name.startswith(".") and name.endswith("()"):
+        name = "ndarray." + name[1:-2]
+    elif name.startswith("numpy."):
+        name = "np." + name[len("numpy."):]
+    elif "." not in name:
+        name = "builtins." + name
+    kind, reason = _listed().get(name, (None, None))
+    return reason if kind == REFUSED else None
 
 
 def counts() -> dict[str, int]:

@@ -53,6 +53,7 @@ import numpy as np
 
 from .. import ir
 from ..errors import NoRuleError, UnsupportedSyntaxError
+from .census import refused_reason
 from ..frontend.concatenators import is_concatenator
 from ..frontend.expressions import PY_BINARY
 from ..frontend.opaque import MUTATING, is_opaque
@@ -245,6 +246,14 @@ _CONVERSIONS = {"float", "int", "complex", "bool", "item", "tolist"}
 
 
 def _hint(s) -> str:
+    """What to do instead; for a callable the census lists as refused, its reason first
+    (srcad/analysis/census.py, docs/ops.md)."""
+    reason = refused_reason(s.op.label) if getattr(s.op, "label", "") else None
+    hint = _what_to_do(s)
+    return hint if reason is None else f"the census (docs/ops.md): {reason}. Else {hint}"
+
+
+def _what_to_do(s) -> str:
     op = s.op
     if op.label.strip(".()") in _CONVERSIONS:  # float(loss), x.item(): a plain number
         return ("keep the value an array: for its one element write np.sum(x) or "

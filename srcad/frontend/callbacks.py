@@ -1,5 +1,6 @@
-"""numpy functions that call a Python function: np.piecewise, np.vectorize and
-np.apply_along_axis, written out as the loops and writes numpy performs (gast -> gast).
+"""numpy functions that call a Python function: np.piecewise, np.vectorize,
+np.apply_along_axis and np.apply_over_axes, written out as the loops and writes numpy performs
+(gast -> gast).
 
 Input: a fenced gast `FunctionDef` (before closures.py lifts its lambdas). Output: the same
 function where such a call, inside a simple statement (an assignment, ``return``, an
@@ -22,6 +23,8 @@ control flow on its own argument works:
     output in the loop and a tuple of arrays after it.
   * ``np.apply_along_axis(f, axis, arr, *args, **kw)``: f applied to each 1-d slice along
     the axis, the results stacked and their axes put where the axis was (numpy's layout).
+  * ``np.apply_over_axes(f, a, axes)``: ``a = f(a, axis)`` for each axis in turn, a result
+    that dropped the axis given it back with np.expand_dims (numpy's loop).
 Any other form is left as written: a call with no rule, refused where a differentiated value
 reaches it. Tape mode runs the same algorithm on its values (srcad/tape_callbacks.py).
 
@@ -197,6 +200,8 @@ class _Lowerer:
                 return self.piecewise(e, before)
             if fn is np.apply_along_axis:
                 return self.apply_along_axis(e, before)
+            if fn is np.apply_over_axes:
+                return self.apply_over_axes(e, before)
         except TypeError:  # (unhashable)
             return None
         if isinstance(e.func, gast.Name) and e.func.id in self.held:
@@ -482,6 +487,29 @@ class _Lowerer:
         return _name(res)
 
 
+    # -- np.apply_over_axes ---------------------------------------------------------------------
+    def apply_over_axes(self, e, before):
+        if len(e.args) != 3 or e.keywords:
+            return None
+        f, arr, axes = e.args
+        call = self.callee(f, "over_axes_f", before)
+        if call is None:
+            return None
+        val, ax, res = (self.fresh(b) for b in ("over_axes_val", "over_axes", "over_axes_res"))
+        value = gast.Call(func=call, args=[_name(val), _name(ax)], keywords=[])
+        before.extend(_parse(
+            f"{val} = np.asarray(A)\n"
+            f"for {ax} in {OVER}(AX, np.ndim({val})):\n"
+            f"    {res} = V\n"
+            f"    if np.ndim({res}) != np.ndim({val}):\n"
+            f"        {res} = np.expand_dims({res}, {ax})\n"
+            f"        if np.ndim({res}) != np.ndim({val}):\n"
+            f"            raise ValueError('function is not returning an array of the correct "
+            f"shape')\n"
+            f"    {val} = {res}", {"A": arr, "AX": axes, "V": value}))
+        return _name(val)
+
+
 def _float_otypes(otypes, nout) -> bool:
     """otypes srcad follows: none, or one float type per output (one for all outputs)."""
     try:
@@ -520,6 +548,7 @@ NP = "__srcad_np"  # numpy, by a name the user's module cannot shadow
 SOURCE = "__srcad_along_axis_source"
 COUNT = "__srcad_piecewise_count"
 DEST = "__srcad_along_axis_dest"
+OVER = "__srcad_over_axes"
 
 
 def lower_callbacks(pf, taken: set) -> None:
@@ -534,7 +563,8 @@ def lower_callbacks(pf, taken: set) -> None:
         pf.tree.body = body
         pf.closure.update({NP: np, SOURCE: runtime_callbacks.along_axis_source,
                            COUNT: runtime_callbacks.piecewise_count,
-                           DEST: runtime_callbacks.along_axis_dest})
+                           DEST: runtime_callbacks.along_axis_dest,
+                           OVER: runtime_callbacks.over_axes})
         gast.fix_missing_locations(pf.tree)
 
 

@@ -20,11 +20,13 @@ from ..runtime import (
     select_default_jvp,
     unappend,
     undiff,
+    rediff,
     unjoin,
     unpermute,
     unselect,
     diag_grad,
     opposite,
+    pad_tangent,
     pad_value_grad,
     sort_like,
     unbroadcast,
@@ -92,9 +94,9 @@ defvjp(np.pad,
            pad_value_grad(g, array, pad_width, mode, constant_values),
        name="pad", family=_F,
        derivation="constant mode: g's middle goes back to the array, its border to a scalar "
-       "constant_values; edge, reflect, symmetric and wrap copy cells of the array into the "
-       "border, so g's border is added back onto the cells it copies (other modes are "
-       "refused)",
+       "constant_values; edge, reflect, symmetric and wrap copy elements into the border: "
+       "each cell's g added to the element it copies (mean and linear_ramp: forward mode "
+       "only; maximum, minimum, median and empty are refused)",
        test_cases=(("np.pad(a, 1)", [(3, 4)]), ("np.pad(a, (1, 2))", [(3,)]),
                    ("np.pad(a, ((1, 0), (2, 1)))", [(2, 3)]), ("np.pad(a, ((0, 2),))", [(2, 3)]),
                    ("np.pad(a, [[1, 1], [0, 2]])", [(2, 3)]),
@@ -104,10 +106,13 @@ defvjp(np.pad,
                    ("np.pad(a, 1, mode='edge')", [(3, 4)]),
                    ("np.pad(a, ((1, 2), (2, 1)), mode='reflect')", [(3, 4)]),
                    ("np.pad(a, (2, 3), 'symmetric')", [(3,)]),
-                   ("np.pad(a, ((4, 1), (0, 2)), mode='wrap')", [(2, 3)])))
+                   ("np.pad(a, ((4, 1), (0, 2)), mode='wrap')", [(2, 3)]),
+                   ("np.pad(a, (3, 1), 'symmetric')", [(2,)]),
+                   ("np.pad(a, ((0, 0), (5, 2)), mode='wrap')", [(2, 3)]),
+                   ("np.pad(a, ((1, 0), (2, 1), (0, 2)), mode='reflect')", [(2, 3, 4)])))
 defjvp(np.pad,
        lambda g, out, array, pad_width, mode="constant", constant_values=0:
-           np.pad(g, pad_width, mode),
+           pad_tangent(g, pad_width, mode),
        None, None,
        lambda g, out, array, pad_width, mode="constant", constant_values=0:
            np.pad(np.zeros_like(array), pad_width, mode, constant_values=g))
@@ -161,13 +166,17 @@ defvjp(np.array, lambda g, out, object, dtype=None: unasarray(g, object),
        name="array", sequences=("object",), linear=("object",), family=_F, derivation=_ASARRAY + " (a copy)",
        test_cases=tuple((s.format(f="array"), sh) for s, sh in _LIST_CASES))
 
-defvjp(np.take, lambda g, out, a, indices, axis=None: untake(g, a, indices, axis),
+defvjp(np.take, lambda g, out, a, indices, axis=None, mode="raise":
+       untake(g, a, indices, axis, mode),
        name="take", linear=("a",), family=_F,
-       derivation="a gather: scatter-add g back at the indices (flat for axis=None)",
+       derivation="a gather: scatter-add g back at the indices (flat for axis=None; mode= "
+       "'wrap' / 'clip' as numpy reads them)",
        test_cases=(("np.take(a, [0, 2, 2])", [(5,)]),
                    ("np.take(a, [[0, 1], [3, 3]], axis=1)", [(3, 4)]),
                    ("np.take(a, 1, axis=0)", [(3, 4)]), ("np.take(a, [-1, 0], axis=-1)", [(2, 3)]),
-                   ("np.take(a, 7)", [(3, 4)]), ("a.take([0, 0], axis=1)", [(3, 4)])))
+                   ("np.take(a, 7)", [(3, 4)]), ("a.take([0, 0], axis=1)", [(3, 4)]),
+                   ("np.take(a, [0, 5, -7, 2], mode='wrap')", [(4,)]),
+                   ("np.take(a, [[0, 9], [-3, 1]], axis=1, mode='clip')", [(2, 3)])))
 
 # --- splits -----------------------------------------------------------------------------------
 for _fn, _name in ((np.split, "split"), (np.array_split, "array_split")):
@@ -234,13 +243,34 @@ defjvp(np.linspace,
 
 # --- more of autograd's surface: diff, partition, rollaxis, rot90, splits and stacks, select,
 # append, flatten -----------------------------------------------------------------------------
-defvjp(np.diff, lambda g, out, a, n=1, axis=-1: undiff(g, a, n, axis),
-       name="diff", linear=("a",), family=_F,
-       derivation="differences: the transpose of one is minus the difference of g padded "
-       "with zeros at both ends (n times)",
+defvjp(np.diff,
+       lambda g, out, a, n=1, axis=-1, prepend=None, append=None:
+           undiff(g, a, n, axis, prepend, append),
+       None, None,
+       lambda g, out, a, n=1, axis=-1, prepend=None, append=None:
+           undiff(g, a, n, axis, prepend, append, "prepend"),
+       lambda g, out, a, n=1, axis=-1, prepend=None, append=None:
+           undiff(g, a, n, axis, prepend, append, "append"),
+       name="diff", family=_F,
+       derivation="differences of a joined to prepend= and append= (linear in the three): "
+       "the transpose of one difference is minus the difference of g padded with zeros at "
+       "both ends (n times), each part its slice (a 0-d prepend / append, broadcast by "
+       "numpy, the sum of its)",
        test_cases=(("np.diff(a)", [(5,)]), ("np.diff(a, 2)", [(5, 5)]),
                    ("np.diff(a, axis=0)", [(5, 5)]), ("np.diff(a, n=2, axis=1)", [(2, 5, 5)]),
-                   ("np.diff(a, axis=0)", [(1,)])))
+                   ("np.diff(a, axis=0)", [(1,)]),
+                   ("np.diff(a, prepend=0.5)", [(5,)]),
+                   ("np.diff(a, append=b, axis=0)", [(3, 4), (1, 4)]),
+                   ("np.diff(a, 2, prepend=b, append=c)", [(2, 5), (2, 1), (2, 2)]),
+                   ("np.diff(a, prepend=b[0], append=b[1], axis=1)", [(3, 4), (2,)])))
+defjvp(np.diff,
+       lambda g, out, a, n=1, axis=-1, prepend=None, append=None:
+           rediff(g, a, n, axis, prepend, append),
+       None, None,
+       lambda g, out, a, n=1, axis=-1, prepend=None, append=None:
+           rediff(g, a, n, axis, prepend, append, "prepend"),
+       lambda g, out, a, n=1, axis=-1, prepend=None, append=None:
+           rediff(g, a, n, axis, prepend, append, "append"))
 defvjp(np.partition, lambda g, out, a, kth, axis=-1: unpermute(g, out, a, axis),
        name="partition", family=_F,
        derivation="a permutation of a: each g goes to the element whose value it holds "

@@ -29,12 +29,17 @@ from ..runtime import (
     select_default_jvp,
     select_pieces,
     unappend,
+    unpad,
+    undiff,
+    rediff,
     unconcatenate,
     unjoin,
     unpermute,
     unstack,
     cumprod_grad,
+    cumprod_grad2,
     cumprod_jvp,
+    cumprod_jvp2,
     einsum_grad,
     einsum_grad_first,
     einsum_grad_tangent,
@@ -87,8 +92,12 @@ defvjp(ra.diag_grad, lambda g, out, ct, v, k=0: np.diag(g, k), None, None,
 defvjp(ra.unpad, lambda g, out, ct, array, pad_width, mode="constant":
        np.pad(g, pad_width, mode),
        None, None, None, name="unpad", linear=("ct",), family=_FAM,
-       derivation="a crop (constant mode) or a sum of the copies onto their cells (edge, "
-       "reflect, symmetric, wrap); its transpose is the padding itself")
+       derivation="a crop (constant mode) or a scatter-add by np.pad's index map (edge, "
+       "reflect, symmetric, wrap); its transpose is np.pad in that mode")
+defvjp(ra.pad_tangent, lambda g, out, t, pad_width, mode="constant":
+       unpad(g, t, pad_width, mode),
+       None, None, name="pad_tangent", linear=("t",), family=_FAM,
+       derivation="np.pad of a tangent; its transpose is unpad")
 defvjp(ra.pad_value_grad,
        lambda g, out, ct, array, pad_width, mode="constant", constant_values=0:
            np.pad(np.zeros_like(array), pad_width, constant_values=g),
@@ -104,8 +113,9 @@ defvjp(ra.untake_along_axis,
        lambda g, out, ct, arr, indices, axis=-1: np.take_along_axis(g, indices, axis),
        None, None, None, name="untake_along_axis", linear=("ct",), family=_FAM,
        derivation="a scatter-add; its transpose gathers")
-defvjp(ra.untake, lambda g, out, ct, a, indices, axis=None: np.take(g, indices, axis),
-       None, None, None, name="untake", linear=("ct",), family=_FAM,
+defvjp(ra.untake, lambda g, out, ct, a, indices, axis=None, mode="raise":
+       np.take(g, indices, axis, mode=mode),
+       None, None, None, None, name="untake", linear=("ct",), family=_FAM,
        derivation="a scatter-add; its transpose gathers")
 defvjp(ra.unrepeat, lambda g, out, ct, a, repeats, axis=None: np.repeat(g, repeats, axis),
        None, None, None, name="unrepeat", linear=("ct",), family=_FAM,
@@ -152,23 +162,37 @@ defvjp(rl.inner_grad_b, lambda g, out, ct, a, b: np.inner(a, g),
        name="inner_grad_b", linear=("ct", "a"), family=_FAM,
        derivation="bilinear in (ct, a); transposes: inner and inner_grad_a")
 
-# --- helpers whose value depends on a primal: linear in ct, no second derivative --------------
+# --- cumprod: linear in ct / t; in a, the second derivative's bilinear maps (exact with
+# zeros: recurrences, no division), whose own derivative in a (a third) is refused ----------
+_CP3 = "the third derivative of np.cumprod"
 defvjp(ra.cumprod_grad, lambda g, out, ct, a, axis=None: cumprod_jvp(g, a, axis),
-       lambda g, out, ct, a, axis=None: unsupported_derivative("the second derivative of "
-                                                               "np.cumprod"), None,
+       lambda g, out, ct, a, axis=None: cumprod_grad2(ct, a, g, axis), None,
        name="cumprod_grad", linear=("ct",), family=_FAM,
-       derivation="cumprod's VJP, linear in ct; its transpose is cumprod's JVP")
-defjvp(ra.cumprod_grad, None,
-       lambda g, out, ct, a, axis=None: unsupported_derivative("the second derivative of "
-                                                               "np.cumprod"))
+       derivation="cumprod's VJP, linear in ct (its transpose is cumprod's JVP); in a, "
+       "cumprod_grad2 (<K, d_a grad(ct)[s]> = <ct, jvp2(K, s)> = <grad2(ct, K), s>)")
+defjvp(ra.cumprod_grad, None, lambda g, out, ct, a, axis=None: cumprod_grad2(ct, a, g, axis))
 defvjp(ra.cumprod_jvp, lambda g, out, t, a, axis=None: cumprod_grad(g, a, axis),
-       lambda g, out, t, a, axis=None: unsupported_derivative("the second derivative of "
-                                                              "np.cumprod"), None,
+       lambda g, out, t, a, axis=None: cumprod_grad2(g, a, t, axis), None,
        name="cumprod_jvp", linear=("t",), family=_FAM,
-       derivation="cumprod's JVP, linear in t; its transpose is cumprod's VJP")
-defjvp(ra.cumprod_jvp, None,
-       lambda g, out, t, a, axis=None: unsupported_derivative("the second derivative of "
-                                                              "np.cumprod"))
+       derivation="cumprod's JVP, linear in t (its transpose is cumprod's VJP); in a, "
+       "cumprod_jvp2 forward and cumprod_grad2 back")
+defjvp(ra.cumprod_jvp, None, lambda g, out, t, a, axis=None: cumprod_jvp2(t, g, a, axis))
+defvjp(ra.cumprod_grad2, lambda g, out, ct, a, t, axis=None: cumprod_jvp2(t, g, a, axis),
+       lambda g, out, ct, a, t, axis=None: unsupported_derivative(_CP3),
+       lambda g, out, ct, a, t, axis=None: cumprod_grad2(ct, a, g, axis), None,
+       name="cumprod_grad2", linear=("ct", "t"), family=_FAM,
+       derivation="cumprod's second derivative, bilinear in (ct, t): <K, grad2(G, t)> = "
+       "<G, jvp2(t, K)> = <grad2(G, K), t>")
+defjvp(ra.cumprod_grad2, None, lambda g, out, ct, a, t, axis=None: unsupported_derivative(_CP3),
+       None, None)
+defvjp(ra.cumprod_jvp2, lambda g, out, t, s, a, axis=None: cumprod_grad2(g, a, s, axis),
+       lambda g, out, t, s, a, axis=None: cumprod_grad2(g, a, t, axis),
+       lambda g, out, t, s, a, axis=None: unsupported_derivative(_CP3), None,
+       name="cumprod_jvp2", linear=("t", "s"), family=_FAM,
+       derivation="cumprod's second tangent, bilinear and symmetric in (t, s); its "
+       "transposes are cumprod_grad2")
+defjvp(ra.cumprod_jvp2, None, None,
+       lambda g, out, t, s, a, axis=None: unsupported_derivative(_CP3), None)
 # einsum's maps are linear in every operand but the one they answer for: their derivatives
 # in the operands are the `*_tangent` helpers, which are linear in both their tangent
 # arguments; a fourth derivative through them is refused
@@ -332,9 +356,19 @@ defvjp(ra.concatenate_pieces, lambda g, out, ct, xs, axis=0: unconcatenate(g, xs
 defvjp(ra.stack_pieces, lambda g, out, ct, xs, axis=0: unstack(g, xs, axis), None, None,
        name="stack_pieces", linear=("ct",), family=_FAM,
        derivation="a stack; its transpose takes the slices")
-defvjp(ra.undiff, lambda g, out, ct, a, n=1, axis=-1: np.diff(g, n, axis), None, None, None,
+defvjp(ra.undiff,
+       lambda g, out, ct, a, n=1, axis=-1, prepend=None, append=None, part="a":
+           rediff(g, a, n, axis, prepend, append, part),
+       None, None, None, None, None, None,
        name="undiff", linear=("ct",), family=_FAM,
-       derivation="diff's transpose; its transpose is diff")
+       derivation="diff's transpose (one part of it); its transpose is diff of that part")
+defvjp(ra.rediff,
+       lambda g, out, t, a, n=1, axis=-1, prepend=None, append=None, part="a":
+           undiff(g, a, n, axis, prepend, append, part),
+       None, None, None, None, None, None,
+       name="rediff", linear=("t",), family=_FAM,
+       derivation="diff of one part of the joined array (zeros in the others); its transpose "
+       "is undiff")
 defvjp(ra.unpermute, lambda g, out, ct, y, a, axis=-1: permute_like(g, y, a, axis),
        None, None, None, name="unpermute", linear=("ct",), family=_FAM,
        derivation="an inverse permutation; its transpose is the permutation")

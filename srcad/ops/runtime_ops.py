@@ -18,6 +18,7 @@ from ..runtime import (
     dot_grad_a,
     dot_grad_b,
     extremum_jvp,
+    masked,
     matmul_grad_a,
     matmul_grad_b,
     prod_grad,
@@ -51,6 +52,17 @@ defvjp(rt.unreduce,
        None,
        name="unreduce", linear=("ct",), family=_FAM,
        derivation="a broadcast back over reduced axes; its transpose sums them")
+# (a reduction's where=: srcad/ops/reductions.py)
+defvjp(rt.masked, lambda g, out, x, where=True: masked(g, where), None,
+       name="masked", linear=("x",), family=_FAM,
+       derivation="a mask (0 where `where` is False): its own transpose")
+defvjp(rt.filled, lambda g, out, x, where=True, value=np.nan: masked(g, where), None, None,
+       name="filled", family=_FAM,
+       derivation="x where `where` holds, a constant elsewhere: g through the same mask")
+defjvp(rt.filled, lambda g, out, x, where=True, value=np.nan: masked(g, where), None, None)
+defnondiff(rt.masked_count, name="masked_count", family=_FAM,
+           params=(Param("n"), Param("x"), Param("axis", None), Param("keepdims", False),
+                   Param("where", True)))
 defvjp(rt.as_grad, lambda g, out, d, x: unbroadcast(g, d), None,
        name="as_grad", linear=("d",), family=_FAM,
        derivation="a copy, cast to the argument's dtype")

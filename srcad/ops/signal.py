@@ -17,7 +17,8 @@ xp, left, right and period have no rule (refused where differentiated).
 np.gradient is linear in f: its VJP is the transpose of numpy's own stencil on each axis.
 np.choose is linear in the choices: each element's cotangent goes to the choice it came from.
 multi_dot's factor i gets L^T G R^T (L, R: the products before and after it); its second
-derivative is not implemented (an error, never zeros).
+derivative replaces two factors (multi_dot_grad2 / multi_dot_jvp2); a third is refused (an
+error, never zeros).
 """
 
 import numpy as np
@@ -34,7 +35,9 @@ from ..runtime import (
     item_grad,
     last_writes,
     multi_dot_grad,
+    multi_dot_grad2,
     multi_dot_jvp,
+    multi_dot_jvp2,
     restride,
     unchoose,
     ungradient,
@@ -143,6 +146,9 @@ defvjp(np.gradient,
                    ("np.gradient(a, axis=0, edge_order=2)", [(4, 3)]),
                    ("np.gradient(a)[1] * np.gradient(a)[0]", [(3, 4)]),
                    ("np.gradient(a, 0.5, 2.0)[0]", [(4, 3)]),
+                   # numpy's tuple read as one array by a ufunc: a stacked cotangent
+                   ("np.sin(np.gradient(a))", [(3, 4)]),
+                   ("np.sin(np.gradient(a, 0.5, 2.0, edge_order=2))", [(4, 3)]),
                    ("np.stack(np.gradient(a, axis=(0, 2)))", [(3, 2, 4)]),
                    ("np.gradient(a, np.array([0.0, 0.5, 1.5, 1.75, 3.0]))", [(5,)]),
                    ("np.gradient(a, [0.0, 1.0, 3.0, 3.5], edge_order=2)", [(4,)])))
@@ -224,7 +230,7 @@ defvjp(sg.array_item, lambda g, out, x, index=(): item_grad(g, x, index), None,
 
 # --- the helpers as rows (second order) -------------------------------------------------------
 _R = "runtime"
-_SECOND = "the second derivative of np.linalg.multi_dot"
+_THIRD = "the third derivative of np.linalg.multi_dot"
 defvjp(sg.conv_embed, lambda g, out, ct, n_a, n_v, mode="full", corr=False:
        conv_crop(g, n_a, n_v, mode, corr), None, None, None, None,
        name="conv_embed", linear=("ct",), family=_R,
@@ -272,7 +278,7 @@ defnondiff(sg.interp_basis, name="interp_basis", family=_R,
                    Param("period", None), Param("which", "i0")))
 defvjp(sg.ungradient,
        lambda g, out, ct, f, varargs=(), axis=None, edge_order=1:
-           gradient_tree(g, f, varargs, axis, edge_order, True),
+           gradient_tree(g, f, varargs, axis, edge_order, ct),
        None, None, None, None, name="ungradient", linear=("ct",), family=_R,
        derivation="np.gradient's VJP, linear in ct; its transpose is np.gradient")
 defvjp(sg.gradient_tree,
@@ -287,12 +293,30 @@ defvjp(sg.choose_tree, lambda g, out, t, a, choices, mode="raise": unchoose(g, a
        None, None, None, name="choose_tree", linear=("t",), family=_R,
        derivation="np.choose of the pieces, linear in t; its transpose is its VJP")
 defvjp(sg.multi_dot_grad, lambda g, out, ct, arrays: multi_dot_jvp(g, arrays),
-       lambda g, out, ct, arrays: unsupported_derivative(_SECOND),
+       lambda g, out, ct, arrays: multi_dot_grad2(ct, arrays, g),
        name="multi_dot_grad", linear=("ct",), family=_R,
-       derivation="multi_dot's VJP, linear in ct; its transpose is multi_dot's JVP")
-defjvp(sg.multi_dot_grad, None, lambda g, out, ct, arrays: unsupported_derivative(_SECOND))
+       derivation="multi_dot's VJP, linear in ct (its transpose is multi_dot's JVP); in the "
+       "factors, the sum over pairs of factors with one replaced by g (multilinear)")
+defjvp(sg.multi_dot_grad, None, lambda g, out, ct, arrays: multi_dot_grad2(ct, arrays, g))
 defvjp(sg.multi_dot_jvp, lambda g, out, ts, arrays: multi_dot_grad(g, arrays),
-       lambda g, out, ts, arrays: unsupported_derivative(_SECOND),
+       lambda g, out, ts, arrays: multi_dot_grad2(g, arrays, ts),
        name="multi_dot_jvp", linear=("ts",), family=_R,
-       derivation="multi_dot's JVP, linear in ts; its transpose is multi_dot's VJP")
-defjvp(sg.multi_dot_jvp, None, lambda g, out, ts, arrays: unsupported_derivative(_SECOND))
+       derivation="multi_dot's JVP, linear in ts (its transpose is multi_dot's VJP); in the "
+       "factors, the sum over pairs of factors with one replaced by its ts")
+defjvp(sg.multi_dot_jvp, None, lambda g, out, ts, arrays: multi_dot_jvp2(ts, arrays, g))
+defvjp(sg.multi_dot_grad2, lambda g, out, ct, arrays, hs: multi_dot_jvp2(hs, arrays, g),
+       lambda g, out, ct, arrays, hs: unsupported_derivative(_THIRD),
+       lambda g, out, ct, arrays, hs: multi_dot_grad2(ct, arrays, g),
+       name="multi_dot_grad2", linear=("ct", "hs"), family=_R,
+       derivation="multi_dot's second derivative, bilinear in (ct, hs): <K, grad2(ct, A, H)> "
+       "= <ct, jvp2(H, A, K)> = <H, grad2(ct, A, K)>; a third derivative is refused")
+defjvp(sg.multi_dot_grad2, None, lambda g, out, ct, arrays, hs: unsupported_derivative(_THIRD),
+       None)
+defvjp(sg.multi_dot_jvp2, lambda g, out, ts, arrays, ss: multi_dot_grad2(g, arrays, ss),
+       lambda g, out, ts, arrays, ss: unsupported_derivative(_THIRD),
+       lambda g, out, ts, arrays, ss: multi_dot_grad2(g, arrays, ts),
+       name="multi_dot_jvp2", linear=("ts", "ss"), family=_R,
+       derivation="multi_dot's second tangent, bilinear in (ts, ss), symmetric; its "
+       "transposes are multi_dot_grad2; a third derivative is refused")
+defjvp(sg.multi_dot_jvp2, None, lambda g, out, ts, arrays, ss: unsupported_derivative(_THIRD),
+       None)

@@ -28,6 +28,10 @@ from ..runtime_python import (
     py_variance,
 )
 from ..runtime import (
+    average_identity,
+    average_pair,
+    average_part,
+    average_plus_count,
     average_weights,
     cov_grad,
     cov_jvp,
@@ -136,27 +140,35 @@ defvjp(np.linalg.pinv,
 # --- average, cov, corrcoef -------------------------------------------------------------------
 defvjp(np.average,
        lambda g, out, a, axis=None, weights=None, returned=False, keepdims=False:
-           unbroadcast(unreduce(g, a, axis, keepdims)
-                       * (average_weights(weights, a, axis, returned)
-                          / np.sum(average_weights(weights, a, axis, returned), axis=axis,
+           unbroadcast(unreduce(average_part(g, returned), a, axis, keepdims)
+                       * (average_weights(weights, a, axis)
+                          / np.sum(average_weights(weights, a, axis), axis=axis,
                                    keepdims=True)), a),
        None,
        lambda g, out, a, axis=None, weights=None, returned=False, keepdims=False:
-           unaverage_weights(unreduce(g, a, axis, keepdims)
-                             * (a - unreduce(out, a, axis, keepdims))
-                             / np.sum(average_weights(weights, a, axis, returned), axis=axis,
-                                      keepdims=True), weights, a, axis),
+           unaverage_weights(average_plus_count(
+               unreduce(average_part(g, returned), a, axis, keepdims)
+               * (a - unreduce(average_part(out, returned), a, axis, keepdims))
+               / np.sum(average_weights(weights, a, axis), axis=axis, keepdims=True),
+               g, a, axis, keepdims, returned), weights, a, axis),
        None, None, name="average", linear=("a",), family=_F,
        spelling="np.average(a, axis, weights, returned, keepdims)",
        derivation="out = sum(w a) / sum(w) (w: weights broadcast along axis): da = g w / "
-       "sum(w), dw = g (a - out) / sum(w); returned=True is refused",
+       "sum(w), dw = g (a - out) / sum(w); returned=True adds the pair's sum(w), whose "
+       "cotangent each weight gets once",
        test_cases=(("np.average(a)", [(3, 4)]), ("np.average(a, axis=1)", [(3, 4)]),
                    ("np.average(a, 0, b)", [(3, 4), (3, 4)]),
                    ("np.average(a, axis=1, weights=b)", [(3, 4), (4,)]),
                    ("np.average(a, axis=0, weights=b, keepdims=True)", [(3, 4), (3,)]),
                    ("np.average(a, weights=b)", [_T, _T]),
                    ("np.average(a, axis=(0, 2), weights=b)", [_T, _T]),
-                   ("np.average(a, axis=-1, weights=[1.0, 2.0, 0.5, 3.0])", [_T])),
+                   ("np.average(a, axis=-1, weights=[1.0, 2.0, 0.5, 3.0])", [_T]),
+                   ("np.average(a, axis=1, weights=b, returned=True)[0]", [(3, 4), (4,)]),
+                   ("np.prod(np.average(a, axis=0, weights=b, returned=True), axis=0)",
+                    [(3, 4), (3, 4)]),
+                   ("np.average(a, weights=b, returned=True)[1] * a", [(2, 3), (2, 3)]),
+                   ("np.average(a, axis=1, returned=True)[1] * np.average(a, axis=1)",
+                    [(3, 4)])),
        domain=((-2.0, 2.0), (0.5, 2.0)))
 _COV = ("the cov of X (the observations, one variable per row): C = (Xc w) Xc^T / f, "
         "Xc = X - X w 1^T / sum(w); dX = (G + G^T) Xc w / f (its row sums are 0)")
@@ -247,12 +259,15 @@ defjvp(np.linalg.pinv,
 
 defjvp(np.average,
        lambda g, out, a, axis=None, weights=None, returned=False, keepdims=False:
-           np.average(g, axis, weights, returned, keepdims=keepdims),
+           average_pair(np.average(g, axis, weights, keepdims=keepdims), None, returned),
        None,
        lambda g, out, a, axis=None, weights=None, returned=False, keepdims=False:
-           np.sum(average_weights(g, a, axis, returned) * (a - unreduce(out, a, axis, keepdims)),
-                  axis=axis, keepdims=keepdims)
-           / np.sum(average_weights(weights, a, axis, returned), axis=axis, keepdims=keepdims),
+           average_pair(
+               np.sum(average_weights(g, a, axis)
+                      * (a - unreduce(average_part(out, returned), a, axis, keepdims)),
+                      axis=axis, keepdims=keepdims)
+               / np.sum(average_weights(weights, a, axis), axis=axis, keepdims=keepdims),
+               np.sum(average_weights(g, a, axis), axis=axis, keepdims=keepdims), returned),
        None, None)
 defjvp(np.cov,
        lambda g, out, m, y=None, rowvar=True, bias=False, ddof=None, fweights=None,
@@ -313,6 +328,41 @@ defjvp(np.corrcoef,
 
 # --- the helpers of average and cov as rows (second order): linear maps with exact transposes
 _R = "runtime"
+# (np.average's returned=True: first order; a second derivative through it is refused in
+# both modes by average_identity -- with returned=False each helper is the identity)
+defvjp(rs.average_part, lambda g, out, v, returned=False:
+       average_identity(average_pair(g, None, returned), returned), None,
+       name="average_part", family=_R,
+       derivation="the average of np.average's pair (returned=True; else the identity): its "
+       "transpose puts g in the pair's first slot")
+defjvp(rs.average_part, lambda g, out, v, returned=False:
+       average_identity(average_part(g, returned), returned), None)
+defvjp(rs.average_pair, lambda g, out, t, t_count=None, returned=False:
+       average_identity(average_part(g, returned), returned),
+       lambda g, out, t, t_count=None, returned=False:
+           average_identity(np.zeros_like(t_count), returned), None,
+       name="average_pair", family=_R,
+       derivation="np.average's tangent pair, stacked (returned=True; else t): the "
+       "transpose takes the first slot")
+defjvp(rs.average_pair, lambda g, out, t, t_count=None, returned=False:
+       average_identity(g, returned),
+       lambda g, out, t, t_count=None, returned=False:
+           average_identity(np.zeros_like(t), returned), None)
+defvjp(rs.average_plus_count,
+       lambda g, out, x, ct, a, axis=None, keepdims=False, returned=False:
+           average_identity(g, returned),
+       lambda g, out, x, ct, a, axis=None, keepdims=False, returned=False:
+           average_identity(np.zeros_like(ct), returned), None, None, None, None,
+       name="average_plus_count", family=_R,
+       derivation="x plus the pair's count cotangent spread back (returned=True; else x)")
+defjvp(rs.average_plus_count,
+       lambda g, out, x, ct, a, axis=None, keepdims=False, returned=False:
+           average_identity(g, returned),
+       lambda g, out, x, ct, a, axis=None, keepdims=False, returned=False:
+           average_identity(np.zeros_like(x), returned), None, None, None, None)
+defvjp(rs.average_identity, lambda g, out, x, returned=False: average_identity(g, returned),
+       None, name="average_identity", linear=("x",), family=_R,
+       derivation="the identity (returned=False); refused for returned=True")
 defvjp(rs.average_weights, lambda g, out, weights, a, axis=None, returned=False:
        unaverage_weights(g, weights, a, axis, returned), None, None, None,
        name="average_weights", linear=("weights",), family=_R,

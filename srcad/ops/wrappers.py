@@ -19,6 +19,7 @@ from ..runtime import (
     cumsum_grad,
     extremum_grad,
     extremum_jvp,
+    filled,
     fold_triangle,
     matmul_grad_a,
     matmul_grad_b,
@@ -292,56 +293,76 @@ def _nan_cases(fn, *extra):
             *extra)
 
 
+# (where=: the elements it leaves out are read as NaNs -- `filled(a, where)`, which is `a` for
+# numpy's default where=True, so the generated code is what it was without it)
+def _nan_where_cases(fn):
+    mask = "np.arange(12).reshape(3, 4) % 3 != 1"
+    init = ", initial=-5.0" if fn == "nanmax" else ", initial=5.0" if fn == "nanmin" else ""
+    return ((f"np.{fn}({_NAN}, where={mask}{init})", [(3, 4)]),
+            (f"np.{fn}({_NAN}, axis=1, where={mask}{init})", [(3, 4)]),
+            (f"np.{fn}(a, axis=0, keepdims=True, where={mask}{init})", [(3, 4)]))
+
+
 for _fn, _name in ((np.nanmax, "nanmax"), (np.nanmin, "nanmin")):
-    defvjp(_fn, lambda g, out, a, axis=None, keepdims=False:
-           extremum_grad(g, out, a, axis, keepdims),
-           name=_name, family=_R, test_cases=_nan_cases(_name),
-           derivation="g flows to the extrema among the non-NaN elements, split evenly among "
-           "ties; NaNs (never equal to the output) get none")
-    defjvp(_fn, lambda g, out, a, axis=None, keepdims=False:
-           extremum_jvp(g, out, a, axis, keepdims))
+    defvjp(_fn, lambda g, out, a, axis=None, keepdims=False, initial=None, where=True:
+           extremum_grad(g, out, filled(a, where), axis, keepdims),
+           None, None, None, None, name=_name, family=_R, no_rule_for=("initial",),
+           test_cases=_nan_cases(_name) + _nan_where_cases(_name),
+           derivation="g flows to the extrema among the non-NaN elements (that where= "
+           "selects), split evenly among ties; NaNs (never equal to the output) get none")
+    defjvp(_fn, lambda g, out, a, axis=None, keepdims=False, initial=None, where=True:
+           extremum_jvp(g, out, filled(a, where), axis, keepdims))
 defvjp(np.nanprod,
-       lambda g, out, a, axis=None, keepdims=False:
-           np.where(np.isnan(a), 0, prod_grad(g, np.where(np.isnan(a), 1, a), axis, keepdims)),
+       lambda g, out, a, axis=None, dtype=None, keepdims=False, where=True:
+           np.where(np.isnan(filled(a, where)), 0,
+                    prod_grad(g, np.where(np.isnan(filled(a, where)), 1, a), axis, keepdims)),
        name="nanprod", family=_R, domain=(0.5, 1.7),
-       test_cases=_nan_cases("nanprod"),
+       test_cases=_nan_cases("nanprod") + _nan_where_cases("nanprod"),
        derivation="prod with NaNs read as 1: the product of the other elements, 0 at NaNs")
 defjvp(np.nanprod,
-       lambda g, out, a, axis=None, keepdims=False:
-           np.sum(prod_grad(np.ones_like(out), np.where(np.isnan(a), 1, a), axis, keepdims)
-                  * np.where(np.isnan(a), 0, g), axis=axis, keepdims=keepdims))
+       lambda g, out, a, axis=None, dtype=None, keepdims=False, where=True:
+           np.sum(prod_grad(np.ones_like(out), np.where(np.isnan(filled(a, where)), 1, a), axis,
+                            keepdims)
+                  * np.where(np.isnan(filled(a, where)), 0, g), axis=axis, keepdims=keepdims))
 defvjp(np.nanvar,
-       lambda g, out, a, axis=None, ddof=0, keepdims=False:
-           np.where(np.isnan(a), 0, unreduce(g, a, axis, keepdims) * (
-               2 * (np.where(np.isnan(a), 0, a) - np.nanmean(a, axis=axis, keepdims=True))
-               / (np.sum(np.logical_not(np.isnan(a)), axis=axis, keepdims=True)
+       lambda g, out, a, axis=None, dtype=None, ddof=0, keepdims=False, where=True:
+           np.where(np.isnan(filled(a, where)), 0, unreduce(g, a, axis, keepdims) * (
+               2 * (np.where(np.isnan(filled(a, where)), 0, a)
+                    - np.nanmean(a, axis=axis, keepdims=True, where=where))
+               / (np.sum(np.logical_not(np.isnan(filled(a, where))), axis=axis, keepdims=True)
                   .astype(np.result_type(a)) - ddof))),
-       name="nanvar", family=_R,
-       test_cases=_nan_cases("nanvar", (f"np.nanvar({_NAN}, axis=1, ddof=1)", [(3, 5)])),
+       name="nanvar", family=_R, keywords={"correction": "ddof"},
+       test_cases=_nan_cases("nanvar", (f"np.nanvar({_NAN}, axis=1, ddof=1)", [(3, 5)]))
+       + _nan_where_cases("nanvar"),
        derivation="var over the non-NaN elements (n of them): 2 (a - mean) / (n - ddof), 0 at "
        "NaNs")
 defvjp(np.nanstd,
-       lambda g, out, a, axis=None, ddof=0, keepdims=False:
-           np.where(np.isnan(a), 0, unreduce(g / np.where(out == 0, 1, out), a, axis, keepdims)
-                    * ((np.where(np.isnan(a), 0, a) - np.nanmean(a, axis=axis, keepdims=True))
-                       / (np.sum(np.logical_not(np.isnan(a)), axis=axis, keepdims=True)
-                          .astype(np.result_type(a)) - ddof))),
-       name="nanstd", family=_R,
-       test_cases=_nan_cases("nanstd", (f"np.nanstd({_NAN}, axis=0, ddof=1)", [(5, 3)])),
+       lambda g, out, a, axis=None, dtype=None, ddof=0, keepdims=False, where=True:
+           np.where(np.isnan(filled(a, where)), 0,
+                    unreduce(g / np.where(out == 0, 1, out), a, axis, keepdims)
+                    * ((np.where(np.isnan(filled(a, where)), 0, a)
+                        - np.nanmean(a, axis=axis, keepdims=True, where=where))
+                       / (np.sum(np.logical_not(np.isnan(filled(a, where))), axis=axis,
+                                 keepdims=True).astype(np.result_type(a)) - ddof))),
+       name="nanstd", family=_R, keywords={"correction": "ddof"},
+       test_cases=_nan_cases("nanstd", (f"np.nanstd({_NAN}, axis=0, ddof=1)", [(5, 3)]))
+       + _nan_where_cases("nanstd"),
        derivation="sqrt(nanvar): (a - mean) / ((n - ddof) out), 0 at NaNs (and where out = 0)")
 defjvp(np.nanvar,
-       lambda g, out, a, axis=None, ddof=0, keepdims=False: np.sum(
-           np.where(np.isnan(a), 0, g) * 2 * (np.where(np.isnan(a), 0, a)
-                                             - np.nanmean(a, axis=axis, keepdims=True)),
+       lambda g, out, a, axis=None, dtype=None, ddof=0, keepdims=False, where=True: np.sum(
+           np.where(np.isnan(filled(a, where)), 0, g)
+           * 2 * (np.where(np.isnan(filled(a, where)), 0, a)
+                  - np.nanmean(a, axis=axis, keepdims=True, where=where)),
            axis=axis, keepdims=keepdims)
-       / (np.sum(np.logical_not(np.isnan(a)), axis=axis, keepdims=keepdims)
+       / (np.sum(np.logical_not(np.isnan(filled(a, where))), axis=axis, keepdims=keepdims)
           .astype(np.result_type(a)) - ddof))
 defjvp(np.nanstd,
-       lambda g, out, a, axis=None, ddof=0, keepdims=False: np.sum(
-           np.where(np.isnan(a), 0, g) * (np.where(np.isnan(a), 0, a)
-                                         - np.nanmean(a, axis=axis, keepdims=True)),
+       lambda g, out, a, axis=None, dtype=None, ddof=0, keepdims=False, where=True: np.sum(
+           np.where(np.isnan(filled(a, where)), 0, g)
+           * (np.where(np.isnan(filled(a, where)), 0, a)
+              - np.nanmean(a, axis=axis, keepdims=True, where=where)),
            axis=axis, keepdims=keepdims)
-       / ((np.sum(np.logical_not(np.isnan(a)), axis=axis, keepdims=keepdims)
+       / ((np.sum(np.logical_not(np.isnan(filled(a, where))), axis=axis, keepdims=keepdims)
            .astype(np.result_type(a)) - ddof) * np.where(out == 0, 1, out)))
 defvjp(np.nancumsum,
        lambda g, out, a, axis=None: np.where(np.isnan(a), 0, cumsum_grad(g, a, axis)),

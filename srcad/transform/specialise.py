@@ -12,7 +12,10 @@ forms can be simplified at generation time:
   * integer arithmetic on constants (``max`` and ``min`` of them too), comparisons of numeric
     constants, and multiplication by a literal 1.0 (the seed), fold; ``np.where`` of a constant
     condition picks an array operand where that keeps its values (`_Simplify._where`);
-  * trailing arguments of runtime helpers equal to their defaults are dropped.
+  * trailing arguments of runtime helpers equal to their defaults are dropped, and so are a
+    numpy call's ``where=True`` and ``dtype=None`` (a reduction rule's ``where=where`` with
+    numpy's defaults); ``masked`` / ``filled`` / ``masked_count`` with ``where=True`` are
+    their argument.
 Each rewrite keeps the numpy calls that run on arrays the same, so results are unchanged.
 """
 
@@ -136,6 +139,8 @@ class _Simplify(ast.NodeTransformer):
         fn = self.resolve(node.func)
         if fn is None:
             return node
+        if node.keywords and isinstance(node.func, ast.Attribute):
+            _drop_numpy_defaults(node, fn)
         # shape queries on known values
         if fn in (np.size, np.shape, np.ndim) and len(node.args) == 1 and not node.keywords:
             info = self.info_of(node.args[0])
@@ -312,6 +317,11 @@ def _unreduce_form(g: Info, x: Info, axis: Info | None = None, keepdims: Info | 
     keep_v = False if keepdims is None else keepdims.value
     if x.dtype is None or (g.dtype is not None and g.dtype != x.dtype):
         return None
+    if axis_v is None and not keep_v and g.ndim != 0:
+        # (an axis whose value is not known here -- a name computed when the code runs -- has
+        # no value in its Info, as None has none: a reduction over every axis gives a 0-d g,
+        # so this one is over some axes, which the helper finds when it runs)
+        return None
     src = "g"
     if g.ndim == 0 and x.dtype != np.float64:
         # a 0-d adjoint may be a Python float at run time (grown from the seed 1.0): cast it,
@@ -370,6 +380,45 @@ def _dot_b_form(g: Info, a: Info, b: Info):
 _matmul_a_form.known_from = _matmul_b_form.known_from = 1
 _dot_a_form.known_from = _dot_b_form.known_from = 1
 
+def _masked_form(x: Info | None, where: Info | None = None):
+    if where is None or where.value is True:
+        return "x"
+    return None
+
+
+def _filled_form(x: Info | None, where: Info | None = None, value: Info | None = None):
+    if where is None or where.value is True:
+        return "x"
+    return None
+
+
+def _count_form(n, x=None, axis=None, keepdims=None, where: Info | None = None):
+    if where is None or where.value is True:
+        return "n"
+    return None
+
+
+def _average_part_form(v, returned=None):
+    return "v" if returned is None or returned.value is False else None
+
+
+def _average_pair_form(t, t_count=None, returned=None):
+    return "t" if returned is None or returned.value is False else None
+
+
+def _average_plus_form(x, ct=None, a=None, axis=None, keepdims=None, returned=None):
+    return "x" if returned is None or returned.value is False else None
+
+
+# (np.average's returned=: with numpy's default returned=False these are their argument)
+_average_part_form.known_from = 1
+_average_pair_form.known_from = 2
+_average_plus_form.known_from = 5
+
+# (a reduction's where=: with numpy's default where=True these helpers are their argument)
+_masked_form.known_from = _filled_form.known_from = 1
+_count_form.known_from = 4
+
 SIMPLIFY = {
     runtime.dot_grad_a: _dot_a_form,
     runtime.dot_grad_b: _dot_b_form,
@@ -377,6 +426,12 @@ SIMPLIFY = {
     runtime.unreduce: _unreduce_form,
     runtime.matmul_grad_a: _matmul_a_form,
     runtime.matmul_grad_b: _matmul_b_form,
+    runtime.masked: _masked_form,
+    runtime.filled: _filled_form,
+    runtime.masked_count: _count_form,
+    runtime.average_part: _average_part_form,
+    runtime.average_pair: _average_pair_form,
+    runtime.average_plus_count: _average_plus_form,
 }
 
 
@@ -396,6 +451,24 @@ def _drop_default_tail(node: ast.Call, fn) -> None:
             node.args.pop()
         else:
             break
+
+
+def _drop_numpy_defaults(node: ast.Call, fn) -> None:
+    """A rule's ``np.mean(a, axis=axis, keepdims=True, where=where)`` called with numpy's
+    defaults reads ``np.mean(a, axis=0, keepdims=True)``: ``where=True`` and ``dtype=None``
+    (where the function's own default is None) are dropped -- the same call to numpy, and
+    the form the fuser matches."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return
+    def default(k):
+        if k.arg == "where" and "where" in params:
+            return isinstance(k.value, ast.Constant) and k.value.value is True
+        if k.arg == "dtype" and "dtype" in params and params["dtype"].default is None:
+            return isinstance(k.value, ast.Constant) and k.value.value is None
+        return False
+    node.keywords = [k for k in node.keywords if not default(k)]
 
 
 def simplify(expr: ast.expr, globals_: dict, info_of) -> ast.expr:
