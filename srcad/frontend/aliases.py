@@ -166,8 +166,10 @@ class _Program:
             isinstance(t, ir.Call) and t.op.name not in _SAME_ARRAY for t in ss)}
         self.number(body, (), ())
         for s in ir.walk(body):  # (a read in a loop is made again up to the loop's end)
-            if isinstance(s, ir.Effect):
-                continue  # (no gradient flows through it: no contribution to the adjoint)
+            if isinstance(s, ir.Effect) or (isinstance(s, ir.Call)
+                                            and s.op.name == "same_object"):
+                continue  # (no gradient flows through it: no contribution to the adjoint;
+                # nor through split_reads' own `y is a` tests)
             at = self.span[(id(self.loops[id(s)][0]), 0, True)] if self.loops[id(s)] \
                 else self.order[id(s)]
             for n in ir.uses(s):
@@ -526,8 +528,9 @@ class _MayHold:
     """For each statement, the names that may hold the object of a stable name `a` before
     it runs (a forward may-alias flow over identity copies: union where paths join)."""
 
-    def __init__(self, copy_op, a: str):
+    def __init__(self, copy_op, a: str, must: "_MustAlias"):
         self.copy, self.a = copy_op, a
+        self.must = must  # (the names certainly one object, after each copy)
         self.before: dict[int, frozenset] = {}
 
     def block(self, body, state: frozenset) -> frozenset:
@@ -540,7 +543,10 @@ class _MayHold:
         if isinstance(s, ir.Call):
             src = s.args.get("x") if s.op is self.copy else None
             if s.target == self.a and isinstance(src, ir.Var) and src.name != self.a:
-                return frozenset((src.name,))  # (`a = y`: y holds a's array from here)
+                # (`a = y`: y holds a's array from here, and so does every name certainly
+                # y's object there: `v2 = v2_setitem; x = v2; v3 = x` -- v2 and x too)
+                same = _after(self.must, s).get(self.a, (frozenset(),))[0]
+                return frozenset((src.name,)) | (same - {self.a})
             if isinstance(src, ir.Var) and (src.name == self.a or src.name in state):
                 return state | {s.target}
             return state - {s.target}
@@ -585,7 +591,7 @@ def split_reads(body: list, params, fresh) -> list:
         prog = _Program(body, params)
         must = _MustAlias(copy, prog)
         must.block(body, {})
-        flow = _MayHold(copy, a)
+        flow = _MayHold(copy, a, must)
         flow.block(body, frozenset())
         if not all(_after(must, c).get(a, (None, None, None))[1] == a
                    for c in ir.walk(body) if isinstance(c, ir.Call) and c.op is copy
@@ -676,8 +682,9 @@ def _split_block(stmts: list, a: str, flow: _MayHold, same, fresh, made: set) ->
 
 
 def _aliased_read(s, a: str, flow: _MayHold):
-    """The one name other than `a` that `s` reads and that may hold a's array, or None."""
-    if not isinstance(s, (ir.Call, ir.UserCall, ir.Effect)):
+    """The one name other than `a` that `s` reads and that may hold a's array, or None (an
+    Effect: no adjoint, nothing to split)."""
+    if not isinstance(s, (ir.Call, ir.UserCall)):
         return None
     if isinstance(s, ir.Call) and s.op.name == "same_object":
         return None
