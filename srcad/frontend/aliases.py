@@ -146,23 +146,30 @@ class _Program:
         self.loops: dict[int, tuple] = {}
         self.path: dict[int, tuple] = {}  # id(stmt) -> the blocks around it, outermost first
         self.span: dict[tuple, int] = {}  # a block -> the order of its last statement
+        self.ends: dict[int, int] = {}  # id(if/for/while) -> the order of its last statement
         self.assigned: dict[str, list] = {p: [(-1, ())] for p in params}  # (order, path)
         self.scope: dict[str, tuple] = {p: () for p in params}  # blocks around all its defs
         self.last_read: dict[str, int] = {}  # name -> the order of its last read
         self.same_array: set = set()  # orders of assignments of numpy's same array (a write)
-        self.prefer: frozenset = frozenset()  # names `best` takes on a tie (_MustAlias.leave)
-        # (a name assigned once by an op that makes a new array: `a = identity(a_tanh)` in
-        # an arm gives `a` another array, as `a = np.tanh(a)` does, not a write)
+        # names `best` takes on a tie: the representatives before a loop's last pass or a
+        # branch's arms (_MustAlias)
+        self.prefer: frozenset = frozenset()
+        # (a name every assignment of which is an op that makes a new array: `a =
+        # identity(a_tanh)` in an arm gives `a` another array, as `a = np.tanh(a)` does, not
+        # a write -- also where split_reads made `a_tanh = np.tanh(...)` in both arms of its
+        # `y is a` test)
         made: dict[str, list] = {}
         for s in ir.walk(body):
             for d in ir.defs(s):
                 made.setdefault(d, []).append(s)
-        self.new_array = {n for n, ss in made.items() if n not in params and len(ss) == 1
-                          and isinstance(ss[0], ir.Call) and ss[0].op.name not in _SAME_ARRAY}
+        self.new_array = {n for n, ss in made.items() if n not in params and all(
+            isinstance(t, ir.Call) and t.op.name not in _SAME_ARRAY for t in ss)}
         self.number(body, (), ())
         for s in ir.walk(body):  # (a read in a loop is made again up to the loop's end)
-            if isinstance(s, ir.Effect):
-                continue  # (no gradient flows through it: no contribution to the adjoint)
+            if isinstance(s, ir.Effect) or (isinstance(s, ir.Call)
+                                            and s.op.name == "same_object"):
+                continue  # (no gradient flows through it: no contribution to the adjoint;
+                # nor through split_reads' own `y is a` tests)
             at = self.span[(id(self.loops[id(s)][0]), 0, True)] if self.loops[id(s)] \
                 else self.order[id(s)]
             for n in ir.uses(s):
@@ -196,16 +203,25 @@ class _Program:
                 self.number(s.cond_body, around + (s,), inside + (key,))
                 self.number(s.body, around + (s,), inside + (key, body))
                 self.span[key] = self.span[body] = len(self.order) - 1
+            if isinstance(s, (ir.If, ir.For, ir.While)):
+                self.ends[id(s)] = len(self.order) - 1
 
     def kept_until(self, m: str, s, surely: bool = False) -> int:
         """Where `m` stops holding the value it holds at `s`, as far as can be told: its last
-        read (a temporary's is near), where it is next assigned by a statement that runs whenever the code after `s` does (not
-        one in a branch arm or a while body: on the other path the value is still read
-        through `m`), at the end of a loop around `s` that assigns it (the next trip), or
-        where the block that makes it ends (a name made in one arm or one loop body is not
-        that value on every path after it). `surely`: where it may stop, on some path (an
-        assignment in an arm counts too, unless it is of the same array in numpy: a write,
-        copy on write, or an alias carried along)."""
+        read (a temporary's is near), where it is next assigned by a statement that runs
+        whenever the code after `s` does (not one in a branch arm or a while body: on the
+        other path the value is still read through `m`), at the end of a loop around `s`
+        that assigns it (the next trip), or where the block that makes it ends (a name made
+        in one arm or one loop body is not that value on every path after it). `surely`:
+        where it may stop, on some path (an assignment in an arm counts too, unless it is of
+        the same array in numpy: a write, copy on write, or an alias carried along).
+
+        In a block, a name given no other value after `s` and read after the block (the
+        outermost one around `s`) holds the value to the end: its last read would only rank
+        it against the other names that carry the array out of the block, which all hold
+        it as long (`x = a0` in an arm, both read after the branch). `best` then takes the
+        name the class was read by before the branch (`prefer`), as the reads after the
+        branch do (split_reads asks `y is a` for that name `a`)."""
         here, mine = self.order[id(s)], self.path[id(s)]
         if self.assigned.get(m) == [(-1, ())]:
             return _INF  # (a parameter never assigned: the caller holds it to the end)
@@ -217,6 +233,8 @@ class _Program:
                 later.append(self.span[(id(loop), 0, True)])
         if self.scope.get(m):
             later.append(self.span[self.scope[m][-1]])
+        if not later and mine and self.last_read.get(m, -1) > self.ends[mine[0][0]]:
+            return _INF  # (read after the block, never given another value: see above)
         later.append(self.last_read.get(m, -1))  # (read no more after that)
         return min(later)
 
@@ -374,7 +392,14 @@ class _MustAlias:
                 state = _without(state, t, prog, s)
             return state
         if isinstance(s, ir.If):
-            first, second = self.block(s.body, state), self.block(s.orelse, state)
+            # (a class an arm makes again is read by the name it was read by before the
+            # branch, where that name holds the array as long as the others: kept_until)
+            outer = prog.prefer
+            prog.prefer = outer | {r for _, r, _ in state.values()}
+            try:
+                first, second = self.block(s.body, state), self.block(s.orelse, state)
+            finally:
+                prog.prefer = outer
             new = {n for n in _assigned_in(s.body) ^ _assigned_in(s.orelse)
                    if prog.unbound(n, s)}
             return _meet_unbound(first, second, new - _assigned_in(s.body),
@@ -503,8 +528,9 @@ class _MayHold:
     """For each statement, the names that may hold the object of a stable name `a` before
     it runs (a forward may-alias flow over identity copies: union where paths join)."""
 
-    def __init__(self, copy_op, a: str):
+    def __init__(self, copy_op, a: str, must: "_MustAlias"):
         self.copy, self.a = copy_op, a
+        self.must = must  # (the names certainly one object, after each copy)
         self.before: dict[int, frozenset] = {}
 
     def block(self, body, state: frozenset) -> frozenset:
@@ -517,7 +543,10 @@ class _MayHold:
         if isinstance(s, ir.Call):
             src = s.args.get("x") if s.op is self.copy else None
             if s.target == self.a and isinstance(src, ir.Var) and src.name != self.a:
-                return frozenset((src.name,))  # (`a = y`: y holds a's array from here)
+                # (`a = y`: y holds a's array from here, and so does every name certainly
+                # y's object there: `v2 = v2_setitem; x = v2; v3 = x` -- v2 and x too)
+                same = _after(self.must, s).get(self.a, (frozenset(),))[0]
+                return frozenset((src.name,)) | (same - {self.a})
             if isinstance(src, ir.Var) and (src.name == self.a or src.name in state):
                 return state | {s.target}
             return state - {s.target}
@@ -562,7 +591,7 @@ def split_reads(body: list, params, fresh) -> list:
         prog = _Program(body, params)
         must = _MustAlias(copy, prog)
         must.block(body, {})
-        flow = _MayHold(copy, a)
+        flow = _MayHold(copy, a, must)
         flow.block(body, frozenset())
         if not all(_after(must, c).get(a, (None, None, None))[1] == a
                    for c in ir.walk(body) if isinstance(c, ir.Call) and c.op is copy
@@ -653,8 +682,9 @@ def _split_block(stmts: list, a: str, flow: _MayHold, same, fresh, made: set) ->
 
 
 def _aliased_read(s, a: str, flow: _MayHold):
-    """The one name other than `a` that `s` reads and that may hold a's array, or None."""
-    if not isinstance(s, (ir.Call, ir.UserCall, ir.Effect)):
+    """The one name other than `a` that `s` reads and that may hold a's array, or None (an
+    Effect: no adjoint, nothing to split)."""
+    if not isinstance(s, (ir.Call, ir.UserCall)):
         return None
     if isinstance(s, ir.Call) and s.op.name == "same_object":
         return None
