@@ -384,6 +384,28 @@ class DenseCache(Dense):
         self.output = self.cache[-1] * 0.5 + self.b
 
 
+class DenseFreshCache(Dense):
+    def forward(self, x):
+        self.inputs = x
+        self.cache = []
+        h = x
+        for i in range(2):
+            h = np.tanh(h @ self.W)
+            self.cache.append(h)
+        self.output = self.cache[-1] + self.b
+
+
+class DenseHelper(Dense):
+    def forward(self, x):
+        self.inputs = x
+        self.output = x @ self.W
+        self._finish(self.output * 0.5)
+
+    def _finish(self, z):
+        self.z = z
+        self.output = np.tanh(z) + self.b
+
+
 class Act:
     def forward(self, x):
         self.inputs = x
@@ -426,6 +448,10 @@ NET_D = Net([D1, Act(), D2])
 D3 = Dense(_w(), _b())
 D3.prev = D1
 CACHED = DenseCache(_w(), _b())
+FRESH = DenseFreshCache(_w(), _b())
+HELPED = DenseHelper(_w(), _b())
+ACT2 = Act()
+NET_F = Net([FRESH, ACT2, Dense(_w(), _b())])
 
 
 def prev_of_a_forward_storing_twice(x):
@@ -483,9 +509,32 @@ def a_method_appends_to_the_cache(x):
     return np.sum(h * h)
 
 
+def a_method_appends_to_a_list_made_in_a_loop_over_the_layers(x):
+    for layer in [FRESH]:
+        layer.forward(x)
+    FRESH.remember()
+    h = FRESH.cache[-1] * 0.75
+    return np.sum(h * h)
+
+
+def a_method_appends_to_a_list_forward_made(x):
+    FRESH.forward(x)
+    FRESH.remember()
+    h = FRESH.cache[-1] * 0.75
+    return np.sum(h * h)
+
+
+def a_method_run_as_written_keeps_its_argument(x):
+    HELPED.forward(x)
+    h1 = HELPED.output + np.tanh(HELPED.z) * 0.5
+    NET_F.layers[1].forward(h1)    # (its value unread: run as written, ACT2.inputs is h1)
+    return np.sum(np.tanh(h1) * x)
+
+
 _ALL = {"TW1": TW1, "TW2": TW2, "LOOPY": LOOPY, "ACT": ACT, "NET_LOOPY": NET_LOOPY,
         "BR1": BR1, "NET_BR": NET_BR, "D1": D1, "D2": D2, "D3": D3, "NET_D": NET_D,
-        "CACHED": CACHED}
+        "CACHED": CACHED, "FRESH": FRESH, "ACT2": ACT2, "NET_F": NET_F,
+        "HELPED": HELPED}
 _X = np.array([0.31, -0.52, 0.77])
 _W = _R.uniform(-0.8, 0.8, (3, 3))
 
@@ -510,6 +559,14 @@ FIXED_CASES = [
      "(source mode)"),
     (a_method_appends_to_the_cache, "a method appends self.output to self.cache, the caller "
      "reads cache[-1] through net.layers[i]: a zero gradient after a plain call (source mode)"),
+    (a_method_appends_to_a_list_made_in_a_loop_over_the_layers, "forward makes self.cache "
+     "in this call, called from a loop; a method appends to it in place ('kept'), into the "
+     "list srcad saved for the backward: a zero gradient (source mode)"),
+    (a_method_appends_to_a_list_forward_made, "the same called directly: refused ('.append() "
+     "changes a list srcad holds as a value')"),
+    (a_method_run_as_written_keeps_its_argument, "a method run as written stores its argument "
+     "on its object (`self.inputs = x`); the memory planner reused that array's buffer "
+     "after its last use here: the object left holding other values (source mode)"),
 ]
 
 

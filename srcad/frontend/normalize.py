@@ -432,6 +432,23 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                 now[(id(obj), attr)] = (obj, attr, self.env[local])
         return list(now.values())
 
+    def makes_list(self, atom) -> bool:
+        """Is `atom` a list this function made (a display, `lst.append(v)`'s list, a copy
+        of one), as the statements so far in this block show?"""
+        for _ in range(len(self.body)):
+            if isinstance(atom, ir.Seq):
+                return atom.kind == "list"
+            st = next((st for st in reversed(self.body) if isinstance(st, ir.Call) and
+                       isinstance(atom, ir.Var) and st.target == atom.name), None)
+            if st is None:
+                return False
+            if st.op.name in ("list_concat", "list_append", "list"):
+                return True
+            if st.op.name != "copy":
+                return False
+            atom = st.args.get("x")
+        return False
+
     def note_state(self, obj, attr: str, value, node) -> None:
         """`obj.attr = v` here: a callee called after it that reads `obj.attr` is given v
         (state.py), and the other locals this function keeps `obj.attr` in hold it too; set
@@ -537,6 +554,9 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             args = {"_obj": self.expr(target.value, "obj", None),
                     "attr": ir.Const(target.attr, repr(target.attr)),
                     "value": self.expr(value, target.attr, None)}
+            if self.makes_list(args["value"]):  # (the object holds its own copy: a later
+                args["list"] = ir.Const(True, "True")  # in-place append there, by Python
+                # code or a kept change (attrstate.py), leaves the values srcad keeps alone)
             self.body.append(ir.Effect("setattr", None, args, node.lineno))
             self.note_state(args["_obj"], target.attr, args["value"], node)
         elif isinstance(target, gast.Attribute) and \

@@ -270,6 +270,9 @@ class _Scope:
         self.objs: dict = {}  # id(VObj) -> VObj (keeps ids alive and meaningful)
         self.entry: dict = {}  # (id, attr) -> name: state received from the caller
         self.stored: set = set()  # (id, attr) assigned in this function
+        # (id, attr) that its callers assigned in this call before they called it: the value
+        # there at its entry is one the call made (`_container_change`)
+        self.fresh_in: set = set()
         self.made: set = set()  # ids of objects built in this function
         self.plain: set = set()  # names read as ordinary values
         self.lengths: dict = {}  # name -> the length of the list / tuple it holds (static)
@@ -466,7 +469,10 @@ class _Rewriter:
                 root.attr in o.objects or root.attr in o.funcs or \
                 self.o.container_depth(o.cls, root.attr) is None:
             return None
-        if not o.built:  # (an existing object's list: see `_kept_change`)
+        if not o.built and (root.attr in o.kept or (id(o), root.attr) not in
+                            self.scope.stored | self.scope.fresh_in):
+            # (an existing object's list kept from before the call: see `_kept_change`; one
+            # the call assigned is a list it made, changed as a built object's is)
             return self._kept_change(s, o, root, depth, call, target)
 
         def read():
@@ -1995,6 +2001,7 @@ class _Rewriter:
         # the callee's scope
         body_names = {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)}
         inner = _Scope(set(body_names) | {fdef.name}, _locals_of(fdef))
+        inner.fresh_in = self.scope.stored | self.scope.fresh_in
         if me is not None:
             inner.env[self_name] = me
         inner.env.update(statics)

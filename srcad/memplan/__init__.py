@@ -56,14 +56,15 @@ __all__ = ["Stats", "_Liveness", "donations", "plan", "plan_function", "plan_pro
 
 def plan_function(f: GFunction, infos: dict, helpers: dict | None = None,
                   donated=frozenset(), stats: Stats | None = None, c_params=(),
-                  kernels=None, fresh_calls=frozenset()) -> Stats:
+                  kernels=None, fresh_calls=frozenset(), foreign=frozenset()) -> Stats:
     """Plan one function in place (see the module docstring); `kernels`: the fused
-    kernels its calls name (kernel name -> srcad.lower.kir.Kernel, `memplan.kernels`)."""
+    kernels its calls name (kernel name -> srcad.lower.kir.Kernel, `memplan.kernels`);
+    `foreign`: the names of the user's objects and functions the code calls (`_Facts`)."""
     stats = stats if stats is not None else Stats()
     live = _Liveness(f.body)
     if not live.ok:
         return stats
-    facts = _Facts(f, infos, helpers or {}, donated, c_params, kernels, fresh_calls)
+    facts = _Facts(f, infos, helpers or {}, donated, c_params, kernels, fresh_calls, foreign)
     stats.sunk += sink(f, facts)
     live = _Liveness(f.body)
     f.body = _rewrite(f.body, facts, live, stats)
@@ -71,7 +72,7 @@ def plan_function(f: GFunction, infos: dict, helpers: dict | None = None,
 
 
 def plan_program(functions: list, infos_of: dict, helpers: dict,
-                 c_params: dict | None = None, kernels=None) -> Stats:
+                 c_params: dict | None = None, kernels=None, foreign=frozenset()) -> Stats:
     """Plan every function with its own Infos (`infos_of`: id(function) -> infos); a function
     without (a callee whose names the probe did not see) is left as it is. `c_params`:
     id(function) -> its parameters known C-contiguous."""
@@ -82,10 +83,12 @@ def plan_program(functions: list, infos_of: dict, helpers: dict,
     for f in functions:
         infos = infos_of.get(id(f))
         if infos is not None and results_fresh(
-                f, _Facts(f, infos, helpers, (), (), kernels, frozenset(fresh_calls))):
+                f, _Facts(f, infos, helpers, (), (), kernels, frozenset(fresh_calls),
+                          foreign)):
             fresh_calls.add(f.name)
     fresh_calls = frozenset(fresh_calls)
-    donated = donations(functions, infos_of, helpers, c_params, kernels, fresh_calls)
+    donated = donations(functions, infos_of, helpers, c_params, kernels, fresh_calls,
+                        foreign)
     for f in functions:
         infos = infos_of.get(id(f))
         if infos is None:
@@ -93,12 +96,12 @@ def plan_program(functions: list, infos_of: dict, helpers: dict,
         if donated.get(f.name):
             stats.donated[f.name] = sorted(donated[f.name])
         plan_function(f, infos, helpers, frozenset(donated.get(f.name, ())), stats,
-                      c_params.get(id(f), ()), kernels, fresh_calls)
+                      c_params.get(id(f), ()), kernels, fresh_calls, foreign)
     return stats
 
 
 def donations(functions: list, infos_of: dict, helpers: dict, c_params: dict,
-              kernels=None, fresh_calls=frozenset()) -> dict:
+              kernels=None, fresh_calls=frozenset(), foreign=frozenset()) -> dict:
     """Parameters every caller hands over: at each call of the function (and it is only ever
     called directly), the argument is a name the caller owns, C-contiguous, that dies at the
     call with all its aliases. The callee may then overwrite it."""
@@ -108,7 +111,7 @@ def donations(functions: list, infos_of: dict, helpers: dict, c_params: dict,
     for caller in functions:
         infos = infos_of.get(id(caller))
         facts = _Facts(caller, infos or {}, helpers, (), c_params.get(id(caller), ()),
-                       kernels, fresh_calls) if infos is not None else None
+                       kernels, fresh_calls, foreign) if infos is not None else None
         live = _Liveness(caller.body)
         for top in caller.body:
             for ln in top.walk():
@@ -174,6 +177,8 @@ def plan(program, kind: str = "grad") -> Stats:
                                and i.ndim > 0 and i.dtype is not None and i.c_order}
     lowered = getattr(program, "kernels", None)
     kernels = {k.name: k for k in lowered.kernels} if lowered is not None else None
+    # (the user's functions and objects the code calls: what they are given may be kept)
+    foreign = frozenset(program.inject) - set(program.helpers)
     program.memory = plan_program(program.functions, infos_of, program.helpers, c_params,
-                                  kernels)
+                                  kernels, foreign)
     return program.memory

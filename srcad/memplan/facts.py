@@ -141,8 +141,11 @@ class _Facts:
     """Ownership, aliases, escapes and known C-contiguity of a function's names."""
 
     def __init__(self, f: GFunction, infos: dict, helpers: dict, donated=frozenset(),
-                 c_params=(), kernels=None, fresh_calls=frozenset()):
+                 c_params=(), kernels=None, fresh_calls=frozenset(), foreign=frozenset()):
         self.infos = infos
+        # the user's functions and objects the code calls (`layer_forward(layer, h)` run as
+        # written): what they are given may be kept (`self.inputs = h`), so it escapes
+        self.foreign = foreign
         self.helpers = helpers
         self.kernels = kernels or {}  # fuse=True: kernel name -> kir.Kernel
         self.fresh_calls = fresh_calls  # generated functions whose results are all new arrays
@@ -186,6 +189,15 @@ class _Facts:
 
     def _scan(self, ln: Line, defs) -> None:
         node = ln.node
+        for n in nodes(node):
+            f = n.func if isinstance(n, ast.Call) else None
+            while isinstance(f, (ast.Attribute, ast.Subscript)):
+                f = f.value
+            if isinstance(f, ast.Name) and f.id in self.foreign:
+                given = {m for a in [*n.args, *(k.value for k in n.keywords)]
+                         for m in names_read(a)}
+                self.escaped |= given
+                self.kept |= given
         if ln.compound:
             reads = names_read(node)
             if isinstance(node, ast.For):

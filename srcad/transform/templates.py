@@ -208,7 +208,10 @@ def effect_stmt(s: ir.Effect) -> ast.stmt:
     if s.kind == "setattr":  # self.out = self_out (frontend/attrstate.py)
         target = ast.Attribute(value=atom_expr(s.args["_obj"]), attr=s.args["attr"].value,
                                ctx=ast.Store())
-        return ast.Assign(targets=[target], value=atom_expr(s.args["value"]), lineno=0)
+        value = atom_expr(s.args["value"])
+        if "list" in s.args:  # (a list the function made: the object holds its own copy)
+            value = ast.Call(func=name("list"), args=[value], keywords=[])
+        return ast.Assign(targets=[target], value=value, lineno=0)
     if s.kind == "setitem":  # param[k] = v into the caller's dict (frontend/aliasing.py)
         obj = name(s.args["caller"].value) if "caller" in s.args else atom_expr(s.args["_obj"])
         args = [obj, atom_expr(s.args["index"]), atom_expr(s.args["value"])]
