@@ -316,6 +316,17 @@ class Transformed:
                 return i
         return None
 
+    def _runs_as_written(self, values) -> bool:
+        """Can `fn(*values)` make the call (fn a plain function of positional parameters)?"""
+        if self.inner is not None or not callable(self.fn):
+            return False
+        try:
+            params = list(inspect.signature(self.fn).parameters.values())
+        except (TypeError, ValueError):
+            return False
+        return len(params) == len(values) and all(
+            p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+
     # -- arguments ---------------------------------------------------------------------------
     def bind(self, args, kwargs) -> list:
         if not kwargs and len(args) == self._nparams:
@@ -492,7 +503,16 @@ class Transformed:
         probe_env = {k: copy.deepcopy(v) if isinstance(v, (np.random.Generator,
                                                           np.random.RandomState)) else v
                      for k, v in env.items()}
-        infos, out = probe(fn_ir, probe_env, wrt)
+        try:
+            infos, out = probe(fn_ir, probe_env, wrt)
+        except SrcadError:
+            raise
+        except Exception:
+            # the user's code raised on this call: the probe skips effects, so the call is
+            # made as Python makes it -- its effects up to the raise, then the exception
+            if not to_transform and self._runs_as_written(values):
+                self.fn(*values)
+            raise  # (Python's call returned where the probe raised: the probe's exception)
         if self.kind not in ("vjp", "jvp") and isinstance(out, (tuple, list, dict)):
             raise SrcadError(
                 f"{self._ir.name} returns a {type(out).__name__}; grad needs one scalar output",

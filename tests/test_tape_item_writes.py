@@ -221,15 +221,6 @@ def test_jvp(prog):
     except SrcadError as e:  # (a refusal at the user's line: `q = p[1:]` then a write)
         assert "line" in str(e)
         return
-    except (IndexError, ValueError) as e:
-        # (srcad.jvp is source mode's forward transform whatever the mode: an in-place write
-        # through an item crashes in its tangent code -- IndexError for a dict's, ValueError
-        # for a list's -- the class of the strict xfail
-        # tests/test_fuzz_pytrees.py::test_jvp_in_place_write_through_an_item)
-        if isinstance(e, ValueError) and "inhomogeneous" not in str(e):
-            raise
-        pytest.xfail("jvp of an in-place write through an item: open (test_fuzz_pytrees)")
-        return  # (with --runxfail)
     assert out == pytest.approx(want_value, rel=1e-13, abs=1e-13)
     assert tangent == pytest.approx(directional, rel=1e-6, abs=1e-7)
     _assert_after(mine, python_after)
