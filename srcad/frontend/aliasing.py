@@ -152,6 +152,16 @@ class AliasingMixin:
         """x[i] = v: a new array (copy on write) bound to x. numpy would write into the old
         array, so every other name that shares its memory (a view, an alias) must be dead
         from here on -- checked once the whole function is normalised (`check_mutations`)."""
+        if isinstance(target.value, gast.Attribute) and \
+                isinstance(target.value.value, gast.Name):
+            spelled = f"{target.value.value.id}.{target.value.attr}"
+            raise self.unsupported(
+                f"a store into `{spelled}[...]`: srcad follows an object's list or dict where "
+                f"the function only stores into it by key (or appends), reads it by item, "
+                f"`.get`, `.items()` or `in`, and keeps no second name for it", node,
+                f"store new values whole (`{spelled}[k] = {spelled}[k] + v`, not `+=`), or "
+                f"keep the container in a local and assign it: `d = dict({spelled}); "
+                f"d[k] = v; {spelled} = d`")
         if not isinstance(target.value, gast.Name) or target.value.id not in self.locals:
             raise self.unsupported("assignment into something other than a local array", node,
                                    "assign into a name: x = x.copy(); x[i] = v")

@@ -43,6 +43,7 @@ is stored as a plain value, as ``self.out`` is: it carries no gradient out of th
 
 from __future__ import annotations
 
+import copy
 import dis
 
 import gast
@@ -90,22 +91,70 @@ def _list_change(stmt):
     return f.value.value.id, f.value.attr, f.attr, items
 
 
-def _list_changes(tree, holds_list) -> dict:
-    """(base, attr) -> "fresh" | "kept": the lists held in attributes that the function
-    appends to (`self.cache.append(z)`) and otherwise only reads by item, by length or by
-    iterating -- no second name for the list, no write into it. "fresh": the function
+def _dict_update(stmt):
+    """(base, attr, [(key, value)]) for ``B.attr.update({k: v, ...})`` /
+    ``B.attr.update(k=v)`` as a statement (constant keys), else None."""
+    if not (isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call)):
+        return None
+    call, f = stmt.value, stmt.value.func
+    if not (isinstance(f, gast.Attribute) and f.attr == "update" and
+            isinstance(f.value, gast.Attribute) and isinstance(f.value.value, gast.Name)):
+        return None
+    if len(call.args) == 1 and not call.keywords and isinstance(call.args[0], gast.Dict) \
+            and all(isinstance(k, gast.Constant) for k in call.args[0].keys):
+        pairs = list(zip(call.args[0].keys, call.args[0].values))
+    elif not call.args and call.keywords and all(k.arg for k in call.keywords):
+        pairs = [(gast.Constant(k.arg, None), k.value) for k in call.keywords]
+    else:
+        return None
+    return f.value.value.id, f.value.attr, pairs
+
+
+def _dict_store(stmt):
+    """(base, attr, key, value) for ``B.attr[k] = v`` as a statement, else None."""
+    if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1):
+        return None
+    t = stmt.targets[0]
+    if not (isinstance(t, gast.Subscript) and isinstance(t.value, gast.Attribute) and
+            isinstance(t.value.value, gast.Name) and not isinstance(t.slice, gast.Slice)):
+        return None
+    return t.value.value.id, t.value.attr, t.slice, stmt.value
+
+
+def _list_changes(tree, holds) -> dict:
+    """(base, attr) -> "fresh" | "kept" | "kept_dict": the lists held in attributes that
+    the function appends to (`self.cache.append(z)`), and the dicts it stores into by key
+    (`self.cache["z"] = z`), and otherwise only reads by item, by length or by iterating --
+    no second name for the container, no other write into it. "fresh": the function
     assigns the attribute at its top level before the first change (a list made in this
     call: the changes may make new lists); "kept": it never assigns it and the object holds
-    a list now (`holds_list(base, attr)`; a list kept across calls: Python's list itself is
-    changed, and the function reads the changed one by a local)."""
+    a list now (`holds(base, attr)` is list; a list kept across calls: Python's list itself
+    is changed, and the function reads the changed one by a local); "kept_dict": the same
+    for a dict the object keeps across calls (a layer's cache of its forward values)."""
     changes: dict = {}
+    stores: dict = {}
     for node in _walk(tree):
         found = _list_change(node)
         if found is not None:
             changes.setdefault(found[:2], []).append(node.value.func.value)
-    if not changes:
+        found = _dict_store(node)
+        if found is not None:
+            stores.setdefault(found[:2], []).append(node.targets[0])
+        found = _dict_update(node)
+        if found is not None:
+            stores.setdefault(found[:2], []).append(node.value.func)
+    if not changes and not stores:
         return {}
-    allowed = {id(a) for uses in changes.values() for a in uses}
+    stored_by_key = {id(t) for ts in stores.values() for t in ts}
+    allowed = {id(a) for uses in changes.values() for a in uses} | {
+        id(t.value) for ts in stores.values() for t in ts}
+    for node in _walk(tree):  # a dict's reads: `d.get(k)`, `d.items()`, `k in d`
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
+                node.func.attr in ("get", "keys", "values", "items"):
+            allowed.add(id(node.func.value))
+        elif isinstance(node, gast.Compare) and all(isinstance(o, (gast.In, gast.NotIn))
+                                                     for o in node.ops):
+            allowed.update(id(c) for c in node.comparators)
     for node in _walk(tree):  # the reads that keep no second name for the list
         if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Load):
             allowed.add(id(node.value))
@@ -116,18 +165,22 @@ def _list_changes(tree, holds_list) -> dict:
             allowed.add(id(node.iter))
     stored = _stores(tree)
     out = {}
-    for key in changes:
+    for key in [*changes, *(k for k in stores if k not in changes)]:
         uses = [n for n in _walk(tree) if isinstance(n, gast.Attribute) and
                 isinstance(n.value, gast.Name) and (n.value.id, n.attr) == key]
         if any(isinstance(n.ctx, gast.Load) and id(n) not in allowed for n in uses) or any(
                 isinstance(n, gast.Subscript) and not isinstance(n.ctx, gast.Load) and
                 isinstance(n.value, gast.Attribute) and isinstance(n.value.value, gast.Name)
-                and (n.value.value.id, n.value.attr) == key for n in _walk(tree)):
+                and (n.value.value.id, n.value.attr) == key and id(n) not in stored_by_key
+                for n in _walk(tree)):
             continue
-        if key in stored:
+        if key in stores:  # (stores by key: into a dict the object keeps)
+            if key not in changes and key not in stored and holds(*key) is dict:
+                out[key] = "kept_dict"
+        elif key in stored:
             if _assigned_before_change(tree, key):
                 out[key] = "fresh"
-        elif holds_list(*key):
+        elif holds(*key) is list:
             out[key] = "kept"
     return out
 
@@ -155,6 +208,59 @@ def _walk(tree):
                 todo.append(child)
 
 
+def _container_aliases(tree) -> None:
+    """``c = self.cache`` at the top level, then ``c["x"] = x`` / ``c.append(x)``: `c` is
+    another spelling of ``self.cache`` (the same object; the function never rebinds either):
+    each use of `c` reads ``self.cache`` instead, so the changes made through it are the
+    object's (`_list_changes`) -- where Python's `c` and the object share one container."""
+    params = {a.id for a in tree.args.args if isinstance(a, gast.Name)}
+    binds = {}
+    for n in _walk(tree):
+        if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
+            binds[n.id] = binds.get(n.id, 0) + 1
+    attrs, rebound = _stores(tree), _rebound(tree)
+    inner = {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)} - \
+        {n.id for n in _walk(tree) if isinstance(n, gast.Name)}
+    for stmt in list(tree.body):
+        if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and
+                isinstance(stmt.targets[0], gast.Name) and
+                isinstance(stmt.value, gast.Attribute) and
+                isinstance(stmt.value.value, gast.Name)):
+            continue
+        c, key = stmt.targets[0].id, (stmt.value.value.id, stmt.value.attr)
+        if binds.get(c) != 1 or c in params or c in inner or key in attrs or \
+                key[0] in rebound or any(isinstance(n, gast.Name) and n.id == c for x in (
+                    stmt.value,) for n in gast.walk(x)):
+            continue
+        changed = [n for n in _walk(tree) if (
+            isinstance(n, gast.Subscript) and not isinstance(n.ctx, gast.Load) and
+            isinstance(n.value, gast.Name) and n.value.id == c) or (
+            isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and
+            n.func.attr in _LIST_CHANGES and isinstance(n.func.value, gast.Name) and
+            n.func.value.id == c)]
+        if not changed:
+            continue
+        tree.body.remove(stmt)
+        _Spell(c, key).visit(tree)
+
+
+class _Spell(gast.NodeTransformer):
+    """Each read of name `c` as the attribute `key` (``self.cache``)."""
+
+    def __init__(self, c: str, key):
+        self.c, self.key = c, key
+
+    def visit_FunctionDef(self, node):
+        node.body = [self.visit(x) for x in node.body]
+        return node
+
+    def visit_Name(self, node):
+        if node.id == self.c and isinstance(node.ctx, gast.Load):
+            return gast.copy_location(gast.Attribute(
+                value=_name(self.key[0], gast.Load()), attr=self.key[1], ctx=gast.Load()), node)
+        return node
+
+
 def _rebound(tree) -> set:
     return {n.id for n in _walk(tree) if isinstance(n, gast.Name) and
             isinstance(n.ctx, gast.Store)}
@@ -170,7 +276,7 @@ class _Carry(gast.NodeTransformer):
         self.changes = changes or {}  # (base, attr) -> "fresh" | "kept" (`_list_changes`)
         self.taken = taken if taken is not None else set()
 
-    def visit_Expr(self, node):
+    def _visit_list_change(self, node):
         """`B.attr.append(v)` on a list the function carries by a local: the local is the
         list with v added (`list_concat`); a list made in this call ("fresh") is stored as
         the new list, a list kept across calls ("kept") is changed as Python changes it, the
@@ -229,7 +335,17 @@ class _Carry(gast.NodeTransformer):
             return gast.copy_location(_name(local, gast.Load()), node)
         return self.generic_visit(node)
 
+    def visit_Expr(self, node):
+        found = _dict_update(node)
+        if found is not None and self.changes.get(found[:2]) == "kept_dict":
+            return [x for k, v in found[2]
+                    for x in self._kept_store(node, found[0], found[1], k, v)]
+        return self._visit_list_change(node)
+
     def visit_Assign(self, node):
+        found = _dict_store(node)
+        if found is not None and self.changes.get(found[:2]) == "kept_dict":
+            return self._kept_store(node, *found)
         if len(node.targets) == 1 and self._local(node.targets[0]) is not None:
             target = node.targets[0]
             local = self._local(target)
@@ -240,6 +356,36 @@ class _Carry(gast.NodeTransformer):
                 targets=[target], value=_name(local, gast.Load()), type_comment=None), node)
             return [keep, store]
         return self.generic_visit(node)
+
+    def _kept_store(self, node, base, attr, key, value):
+        """`B.attr[k] = v` into a dict the object keeps across calls: the local holding the
+        call's copy gets the item (srcad differentiates that store), and the object's own
+        dict is stored into as the code runs, the same object (bound to a name first)."""
+        local = self.carried[(base, attr)]
+        out = []
+        if not isinstance(key, (gast.Constant, gast.Name)):  # (the key computed once)
+            k = fresh(f"{attr}_key", self.taken)
+            self.taken.add(k)
+            out.append(gast.Assign(targets=[_name(k, gast.Store())], value=self.visit(key),
+                                   type_comment=None))
+            key = _name(k, gast.Load())
+        else:
+            key = self.visit(key)
+        held = fresh(f"{attr}_item", self.taken)
+        self.taken.add(held)
+        out.append(gast.Assign(targets=[_name(held, gast.Store())], value=self.visit(value),
+                               type_comment=None))
+        out.append(gast.Assign(targets=[gast.Subscript(
+            value=_name(local, gast.Load()), slice=copy.deepcopy(key), ctx=gast.Store())],
+            value=_name(held, gast.Load()), type_comment=None))
+        receiver = gast.Call(func=_name(OBJECT_ATTRIBUTE, gast.Load()), args=[
+            _name(base, gast.Load()), gast.Constant(attr, None)], keywords=[])
+        out.append(gast.Expr(value=gast.Call(
+            func=gast.Attribute(value=receiver, attr="__setitem__", ctx=gast.Load()),
+            args=[copy.deepcopy(key), _name(held, gast.Load())], keywords=[])))
+        for x in out:
+            gast.copy_location(x, node)
+        return out
 
     def visit_AnnAssign(self, node):
         if node.value is not None and self._local(node.target) is not None:
@@ -399,13 +545,14 @@ def _callees_leave_alone(pf, bases: dict, declared: dict) -> None:
 
 
 def carry_attribute_state(tree: gast.FunctionDef, taken: set, carry_out: bool = False,
-                          holds_list=lambda base, attr: False) -> dict:
+                          holds=lambda base, attr: None) -> dict:
     """Rewrite `tree` as the module docstring says; returns (base, attr) -> local name.
     `carry_out` (a callee, whose caller reads what it leaves on objects: state.py): every
     local holds the attribute's value at the end, on every path -- so one stored only in a
     branch or a loop starts from the object's value at entry too."""
+    _container_aliases(tree)
     rebound = _rebound(tree)
-    changes = {k: how for k, how in _list_changes(tree, holds_list).items()
+    changes = {k: how for k, how in _list_changes(tree, holds).items()
                if k[0] not in rebound}
     stores = [k for k in _stores(tree) if k[0] not in rebound]
     stores += [k for k in changes if k not in stores]
@@ -426,8 +573,10 @@ def carry_attribute_state(tree: gast.FunctionDef, taken: set, carry_out: bool = 
             get = gast.Call(func=_name("getattr", gast.Load()), args=[
                 _name(base, gast.Load()), gast.Constant(attr, None),
                 gast.Constant(None, None)], keywords=[])
-            if changes.get((base, attr)) == "kept":  # (its own list: the object's changes)
-                get = gast.Call(func=_name("list", gast.Load()), args=[get], keywords=[])
+            if changes.get((base, attr)) in ("kept", "kept_dict"):  # (its own copy: the
+                # object's list or dict itself is changed as the code runs)
+                kind = "list" if changes[(base, attr)] == "kept" else "dict"
+                get = gast.Call(func=_name(kind, gast.Load()), args=[get], keywords=[])
             inits.append(gast.Assign(targets=[_name(local, gast.Store())], value=get,
                                      type_comment=None))
     for stmt in inits:

@@ -946,9 +946,10 @@ def _getattr_waits_for_arguments(pf: ParsedFunction) -> None:
                     f"value its own specialisation); pass the function itself otherwise")
 
 
-def _holds_list(pf: ParsedFunction, base: str, attr: str) -> bool:
-    """Does `base.attr` (base: a parameter its caller always passes one object, or a free
-    name) hold a list now? (attrstate.py carries the changes of such a list by a local.)"""
+def _holds(pf: ParsedFunction, base: str, attr: str):
+    """The type of what `base.attr` holds now (base: a parameter its caller always passes one
+    object, or a free name), None where that is not known (attrstate.py carries the changes
+    of a list or a dict an object keeps across calls by a local)."""
     stored = {x.id for x in gast.walk(pf.tree) if isinstance(x, gast.Name)
               and isinstance(x.ctx, gast.Store)}
     if base in pf.known:
@@ -956,13 +957,13 @@ def _holds_list(pf: ParsedFunction, base: str, attr: str) -> bool:
     elif base in pf.constants:
         obj = pf.constants[base]
     elif base in pf.params or base in stored:
-        return False
+        return None
     else:
         try:
             obj = pf.resolve(base)
         except Exception:  # (a name the module does not hold: the code says so later)
-            return False
-    return is_user_object(obj) and type(getattr(obj, attr, None)) is list
+            return None
+    return type(getattr(obj, attr, None)) if is_user_object(obj) else None
 
 
 def _known_state_locals(pf: ParsedFunction, n: Normalizer, carried: dict) -> list:
@@ -1004,7 +1005,7 @@ def _normalize(pf: ParsedFunction, root: bool = False) -> ir.Function:
     # spliced in, inline.py)
     carry_out = not root and pf.fn not in LIFTED
     state_locals = carry_attribute_state(pf.tree, n.taken, carry_out=carry_out,
-                                         holds_list=functools.partial(_holds_list, pf))
+                                         holds=functools.partial(_holds, pf))
     lower_callbacks(pf, n.taken)  # np.piecewise, np.vectorize, ... as loops (callbacks.py)
     lower_inner_transforms(pf, n.taken)  # srcad.vjp / srcad.jvp inside: srcad.grad calls
     lift_closures(pf, n.taken)  # nested defs and lambdas (closures.py)
