@@ -283,6 +283,27 @@ def without_key(g, key):
     return GradTree({k: v for k in _keys(g) if k != key and (v := _slot(g, k)) is not None})
 
 
+def dict_copy(d):
+    """``dict(d)``: a dict's own copy (the call's copy of a dict an object keeps across calls,
+    frontend/attrstate.py)."""
+    return dict(d)
+
+
+def mapping_grad(g, d):
+    """The cotangent of ``dict_copy(d)``: d's own, slot by slot (its own transpose's
+    partner is `mapping_tangent`)."""
+    if g is None or _is_zero(g):
+        return GradTree()
+    return GradTree({k: v for k in _keys(g) if k in d and (v := _slot(g, k)) is not None})
+
+
+def mapping_tangent(t, d):
+    """The tangent of ``dict_copy(d)``: d's, key by key (zeros where t has none)."""
+    items = {k: _slot(t, k) if t is not None and not _is_zero(t) else None for k in d}
+    return Slots({k: zeros_grad(d[k]) if v is None else v for k, v in items.items()},
+                 [k for k, v in items.items() if v is None])
+
+
 def key_tree(g, key):
     """The transpose of `key_grad`: g in the slot `key`."""
     return GradTree({key: g})

@@ -177,12 +177,25 @@ def _unwrap_attribute_state(fn_ir: ir.Function) -> None:
               getattr(s.op, "kind", None) == "method" and s.op.name[1:] in MUTATING]
     if not stores:
         return
+    todo, seen = [], set()
     for s in ir.walk_program(fn_ir):
         for a in getattr(s, "args", {}).values() if isinstance(s, (ir.Call, ir.Effect)) else ():
-            if isinstance(a, ir.Const) and is_user_object(a.value):
-                for held in vars(a.value).values() if hasattr(a.value, "__dict__") else ():
-                    if type(held) in (list, dict):
-                        tape._plain_in_place(held)
+            if isinstance(a, ir.Const):
+                todo.append(a.value)
+    while todo:  # (the objects reached from them too: `net.layers[0].saved["z"] = z`)
+        v = todo.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        if type(v) in (list, tuple):
+            todo.extend(v)
+        elif is_user_object(v) and hasattr(v, "__dict__"):
+            for held in vars(v).values():
+                if type(held) in (list, dict):
+                    tape._plain_in_place(held)
+                    todo.extend(held.values() if type(held) is dict else held)
+                elif is_user_object(held):
+                    todo.append(held)
 
 
 class _Pending:

@@ -77,13 +77,23 @@ FORWARDS = {
               "    h = self.output * 0.5", "    i += 1"],
     "helper": ["self._finish(x @ self.W)"],
     "own_then_helper": ["self.output = x @ self.W", "self._finish(self.output * 0.5)"],
+    # (session of 2026-12-03, later: a dict kept on the object, stored into by key -- a
+    # layer's cache of its forward values; through a second name; by .update; read by .get)
+    "dict_cache": ["self.saved['z'] = x @ self.W + self.b",
+                   "self.output = np.tanh(self.saved['z'])"],
+    "dict_alias": ["s = self.saved", "s['x'] = x", "s['z'] = np.tanh(x @ self.W)",
+                   "self.output = s['z'] + self.b"],
+    "dict_update": ["self.saved.update({'z': np.tanh(x @ self.W)})",
+                    "self.output = self.saved.get('z') * 0.5 + self.b"],
 }
 Z_SET = {"top_two", "helper", "own_then_helper"}  # forwards that also set self.z
 CACHES = {"cache", "fresh_cache"}  # forwards that append to self.cache
+SAVES = {"dict_cache", "dict_alias", "dict_update"}  # forwards that store self.saved['z']
 # how often each is drawn
 WEIGHTS = {"top": 6, "top_two": 2, "twice": 2, "local_branch": 2, "branch_const": 1,
            "branch_data": 1, "loop": 1, "local_loop": 1, "cache": 2, "fresh_cache": 1,
-           "while": 1, "helper": 1, "own_then_helper": 1}
+           "while": 1, "helper": 1, "own_then_helper": 1, "dict_cache": 2, "dict_alias": 1,
+           "dict_update": 1}
 
 
 def _fmt(a) -> str:
@@ -134,6 +144,7 @@ class Gen:
         self.fwd = {"A": fa, "B": fb}
         self.sets_z = {"L1": fa in Z_SET, "L3": fa in Z_SET, "L2": fb in Z_SET}
         self.caches = {"L1": fa in CACHES, "L3": fa in CACHES, "L2": fb in CACHES}
+        self.saves = {"L1": fa in SAVES, "L3": fa in SAVES, "L2": fb in SAVES}
 
         def dense(cls, body):
             inner = "\n".join("        " + s for s in ["self.inputs = x"] + FORWARDS[body])
@@ -145,9 +156,13 @@ class {p}{cls}({p}Base):
         self.b = b
         self.squash = squash
         self.cache = []
+        self.saved = {{}}
 
     def forward(self, x):
 {inner}
+
+    def stash(self):
+        self.saved['out'] = self.output * 1.0
 
     def forward_prev(self):
         self.forward(self.prev.output)
@@ -234,6 +249,9 @@ class {p}Net:
             e = f"({e} + np.tanh({self.via(name)}.z) * 0.5)"
         if ch.flag(0.25):
             self.terms.append(f"np.sum({self.via(name)}.inputs * 0.25)")
+        if name != "A1" and self.saves[name] and ch.flag(0.4):
+            self.features.add("read saved")
+            e = f"({e} * {self.via(name)}.saved['z'])"
         return e
 
     def step_call(self, cur):
@@ -304,6 +322,16 @@ class {p}Net:
         self.cached.add(name)
         return f"{self.via(name)}.cache[-1] * 0.75"
 
+    def step_stash(self, cur):
+        done = sorted(n for n in self.called if n != "A1")
+        if not done:
+            return self.step_call(cur)
+        name = self.ch.pick(done)
+        self.emit(f"{self.via(name)}.stash()")
+        self.steps.append(f"stash {name}")
+        self.features.add("stash")
+        return f"{self.via(name)}.saved['out'] * 0.75"
+
     # -- the program -----------------------------------------------------------------------------
     def function(self):
         ch = self.ch
@@ -318,7 +346,8 @@ class {p}Net:
         cur = "x"
         for _ in range(ch.int(1, 3) + ch.flag(0.3)):
             step = ch.weighted([(8, self.step_call), (2, self.step_prev), (3, self.step_net),
-                                (2, self.step_score), (1, self.step_remember)])
+                                (2, self.step_score), (1, self.step_remember),
+                                (1, self.step_stash)])
             if "net loop_here" in self.features:
                 self.features.add("after loop_here")
             out = step(cur)

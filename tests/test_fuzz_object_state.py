@@ -75,6 +75,7 @@ kept the tape's Tensors (transformed._unwrap_attribute_state).
 from __future__ import annotations
 
 import collections
+import copy
 import os
 import re
 import sys
@@ -119,28 +120,35 @@ def objects(prog, mod):
 
 
 def snapshot(objs):
-    """What each object holds now (its lists by content): `restore` puts it back."""
-    return [(o, dict(o.__dict__), {a: list(v) for a, v in o.__dict__.items()
-                                   if isinstance(v, list)}) for o in objs.values()]
+    """What each object holds now (its lists and dicts by content): `restore` puts it
+    back, in the same containers."""
+    return [(o, dict(o.__dict__), {a: copy.copy(v) for a, v in o.__dict__.items()
+                                   if type(v) in (list, dict)}) for o in objs.values()]
 
 
 def restore(snap):
-    for o, attrs, lists in snap:
+    for o, attrs, held in snap:
         o.__dict__.clear()
         o.__dict__.update(attrs)
-        for a, items in lists.items():
-            attrs[a][:] = items
+        for a, items in held.items():
+            attrs[a].clear()
+            if isinstance(items, list):
+                attrs[a].extend(items)
+            else:
+                attrs[a].update(items)
 
 
 def capture(objs):
-    def copy(v):
+    def copied(v):
         if isinstance(v, list):
-            return [copy(u) for u in v]
+            return [copied(u) for u in v]
+        if isinstance(v, dict):
+            return {k: copied(u) for k, u in v.items()}
         if isinstance(v, np.ndarray):
             return v.copy()
         return v
 
-    return {n: {a: copy(v) for a, v in o.__dict__.items()} for n, o in objs.items()}
+    return {n: {a: copied(v) for a, v in o.__dict__.items()} for n, o in objs.items()}
 
 
 def state_diff(got, want) -> str | None:
@@ -148,6 +156,9 @@ def state_diff(got, want) -> str | None:
     def same(g, w):
         if isinstance(w, list):
             return isinstance(g, list) and len(g) == len(w) and all(map(same, g, w))
+        if isinstance(w, dict):
+            return isinstance(g, dict) and g.keys() == w.keys() and all(
+                same(g[k], w[k]) for k in w)
         if isinstance(w, np.ndarray):
             return type(g) is np.ndarray and g.shape == w.shape and np.allclose(
                 g, w, rtol=1e-12, atol=1e-14)

@@ -67,6 +67,7 @@ def _stores(tree) -> dict:
 _LIST_CHANGES = ("append", "extend")
 # (pylower.py puts runtime_python's list_concat and object_attribute under these names)
 LIST_CONCAT = "__srcad_list_concat"
+DICT_COPY = "__srcad_dict_copy"
 OBJECT_ATTRIBUTE = "__srcad_object_attribute"
 
 
@@ -91,7 +92,7 @@ def _list_change(stmt):
     return f.value.value.id, f.value.attr, f.attr, items
 
 
-def _dict_update(stmt):
+def dict_update(stmt):
     """(base, attr, [(key, value)]) for ``B.attr.update({k: v, ...})`` /
     ``B.attr.update(k=v)`` as a statement (constant keys), else None."""
     if not (isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call)):
@@ -140,7 +141,7 @@ def _list_changes(tree, holds) -> dict:
         found = _dict_store(node)
         if found is not None:
             stores.setdefault(found[:2], []).append(node.targets[0])
-        found = _dict_update(node)
+        found = dict_update(node)
         if found is not None:
             stores.setdefault(found[:2], []).append(node.value.func)
     if not changes and not stores:
@@ -208,7 +209,7 @@ def _walk(tree):
                 todo.append(child)
 
 
-def _container_aliases(tree) -> None:
+def container_aliases(tree) -> None:
     """``c = self.cache`` at the top level, then ``c["x"] = x`` / ``c.append(x)``: `c` is
     another spelling of ``self.cache`` (the same object; the function never rebinds either):
     each use of `c` reads ``self.cache`` instead, so the changes made through it are the
@@ -336,7 +337,7 @@ class _Carry(gast.NodeTransformer):
         return self.generic_visit(node)
 
     def visit_Expr(self, node):
-        found = _dict_update(node)
+        found = dict_update(node)
         if found is not None and self.changes.get(found[:2]) == "kept_dict":
             return [x for k, v in found[2]
                     for x in self._kept_store(node, found[0], found[1], k, v)]
@@ -550,7 +551,6 @@ def carry_attribute_state(tree: gast.FunctionDef, taken: set, carry_out: bool = 
     `carry_out` (a callee, whose caller reads what it leaves on objects: state.py): every
     local holds the attribute's value at the end, on every path -- so one stored only in a
     branch or a loop starts from the object's value at entry too."""
-    _container_aliases(tree)
     rebound = _rebound(tree)
     changes = {k: how for k, how in _list_changes(tree, holds).items()
                if k[0] not in rebound}
@@ -575,7 +575,7 @@ def carry_attribute_state(tree: gast.FunctionDef, taken: set, carry_out: bool = 
                 gast.Constant(None, None)], keywords=[])
             if changes.get((base, attr)) in ("kept", "kept_dict"):  # (its own copy: the
                 # object's list or dict itself is changed as the code runs)
-                kind = "list" if changes[(base, attr)] == "kept" else "dict"
+                kind = "list" if changes[(base, attr)] == "kept" else DICT_COPY
                 get = gast.Call(func=_name(kind, gast.Load()), args=[get], keywords=[])
             inits.append(gast.Assign(targets=[_name(local, gast.Store())], value=get,
                                      type_comment=None))

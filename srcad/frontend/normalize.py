@@ -51,7 +51,7 @@ from ..pyfuncs import label_of
 from .aliases import propagate_aliases
 from .aliasing import AliasingMixin, bound_names
 from .calls import _RETURN, CallsMixin
-from .attrstate import carry_attribute_state, declared_names
+from .attrstate import carry_attribute_state, container_aliases, declared_names
 from .closures import lift_closures
 from .desugar import desugar
 from .effects import EffectsMixin, check_lost_changes
@@ -998,6 +998,7 @@ def _normalize(pf: ParsedFunction, root: bool = False) -> ir.Function:
     _out_keyword_as_write(pf)  # np.exp(s, out=s) -> s[...] = np.exp(s)
     n = Normalizer(pf)
     lower_try(pf, n.taken)  # try/except/else/finally: a probe and branches (trylower.py)
+    container_aliases(pf.tree)  # c = self.cache; c["x"] = x: `self.cache["x"] = x`
     scalarised = scalarise_objects(pf, n.taken)  # objects built here: attributes are locals
     declared_names(pf, n.taken)  # global step; step += 1: state, as self.out is
     # self.out = v: a local, and a setattr effect

@@ -73,7 +73,7 @@ from ..naming import fresh
 from ..pyfuncs import CLASS_SUBSTITUTES
 from ..runtime_python import list_concat
 from . import guards
-from .attrstate import OBJECT_ATTRIBUTE, _may_read_before_store
+from .attrstate import DICT_COPY, OBJECT_ATTRIBUTE, _may_read_before_store, dict_update
 from .opaque import NOT_FOLLOWED, is_user_object, library_file
 from .parse import UNRESOLVED, parse_function
 
@@ -448,6 +448,26 @@ class _Rewriter:
         else None (the statement as written)."""
         target = None
         if isinstance(s, gast.Assign) and len(s.targets) == 1 and \
+                isinstance(s.targets[0], gast.Subscript):
+            return self._kept_store(s)
+        found = dict_update(s)
+        if found is not None:  # `self.saved.update({"z": z})`: its values, then a store each
+            o = self.peek(s.value.func.value.value)
+            if isinstance(o, VObj) and not o.built and o.real is not None and \
+                    type(getattr(o.real, found[1], None)) is dict:
+                names = [fresh(f"{found[1]}_value", self.o.taken) for _ in found[2]]
+                out = [_assign([_name(n, store=True)], v, s)
+                       for n, (_, v) in zip(names, found[2])]
+                out += [_assign([gast.Subscript(value=copy.deepcopy(s.value.func.value),
+                                                slice=k, ctx=gast.Store())], _name(n), s)
+                        for n, (k, _) in zip(names, found[2])]
+                for x in out:
+                    for n in gast.walk(x):
+                        if getattr(n, "lineno", None) is None and \
+                                isinstance(n, (gast.expr, gast.stmt)):
+                            gast.copy_location(n, s)
+                return out
+        if isinstance(s, gast.Assign) and len(s.targets) == 1 and \
                 isinstance(s.targets[0], gast.Name):
             target, call = s.targets[0], s.value
         elif isinstance(s, gast.Expr):
@@ -516,6 +536,48 @@ class _Rewriter:
                 if isinstance(n, (gast.expr, gast.stmt)) and \
                         getattr(n, "lineno", None) is None:
                     gast.copy_location(n, s)
+        return out
+
+    def _kept_store(self, s):
+        """`self.saved["z"] = z` into a dict an existing object holds (a module-level layer
+        keeping a cache across calls) that no code followed here has assigned in this call:
+        Python stores into that dict itself, so the object's own dict is stored into as the
+        code runs, and the call reads its own copy, changed by the same store (srcad
+        differentiates that). None (the statement as written) for any other store."""
+        t = s.targets[0]
+        root = t.value
+        if not (isinstance(root, gast.Attribute) and not isinstance(t.slice, gast.Slice)):
+            return None
+        o = self.peek(root.value)
+        if not isinstance(o, VObj) or o.built or o.real is None or \
+                root.attr not in o.attrs or root.attr in o.objects or \
+                root.attr in o.funcs or type(getattr(o.real, root.attr, None)) is not dict or (
+                    root.attr not in o.kept and (id(o), root.attr) in
+                    self.scope.stored | self.scope.fresh_in):
+            return None
+        out = []
+        key = t.slice
+        if not isinstance(key, (gast.Constant, gast.Name)):  # (the key computed once)
+            k = fresh(f"{root.attr}_key", self.o.taken)
+            out.append(_assign([_name(k, store=True)], key, s))
+            key = _name(k)
+        held = fresh(f"{root.attr}_item", self.o.taken)
+        out.append(_assign([_name(held, store=True)], s.value, s))
+        local = self.scope.local(o, root.attr)
+        out.append(_assign([gast.Subscript(value=_name(local), slice=copy.deepcopy(key),
+                                           ctx=gast.Store())], _name(held), s))
+        real = self.o.bind(o.real, f"{o.label}_object")  # (not the scalarised name)
+        own = gast.Call(func=_name(OBJECT_ATTRIBUTE), args=[
+            _name(real), gast.Constant(value=root.attr, kind=None)], keywords=[])
+        out.append(gast.Expr(value=gast.Call(func=gast.Attribute(
+            value=own, attr="__setitem__", ctx=gast.Load()),
+            args=[copy.deepcopy(key), _name(held)], keywords=[])))
+        for x in out:
+            for n in gast.walk(x):
+                if isinstance(n, (gast.expr, gast.stmt)) and \
+                        getattr(n, "lineno", None) is None:
+                    gast.copy_location(n, s)
+        o.kept.add(root.attr)
         return out
 
     def _kept_change(self, s, o, root, depth, call, target):
@@ -2770,9 +2832,12 @@ def scalarise_objects(pf, taken: set) -> list:
         entry = [e for e in entry if _may_read_before_store(probe, e.targets[0].id)]
         kept = {scope.names[(id(scope.env[n]), a)] for n in stateful
                 for a in scope.env[n].kept}
-        for e in entry:  # (a list the call appends to: its own copy, the object's changes)
-            if e.targets[0].id in kept:
-                e.value = gast.copy_location(gast.Call(func=_name("list"), args=[e.value],
+        kinds = {scope.names[(id(scope.env[n]), a)]: type(getattr(scope.env[n].real, a, None))
+                 for n in stateful for a in scope.env[n].kept}
+        for e in entry:  # (a list the call appends to, a dict it stores into by key: its
+            if e.targets[0].id in kept:  # own copy; the object's own is changed too)
+                kind = DICT_COPY if kinds.get(e.targets[0].id) is dict else "list"
+                e.value = gast.copy_location(gast.Call(func=_name(kind), args=[e.value],
                                                        keywords=[]), e.value)
         body = entry + _before_returns(body, back)
     tree.body = body + work.defs  # (the methods' nested defs: lifted out, closures.py)

@@ -56,6 +56,7 @@ DICT_SET = "__srcad_dict_set"
 DICT_KEYS = "__srcad_dict_keys"
 DICT_GET = "__srcad_dict_get"
 LIST_CONCAT = "__srcad_list_concat"
+DICT_COPY = "__srcad_dict_copy"
 OBJECT_ATTRIBUTE = "__srcad_object_attribute"
 ARRAY_SORT = "__srcad_sort"
 ARRAY_PARTITION = "__srcad_partition"
@@ -68,7 +69,7 @@ ALONG_AXIS_INDEX = "__srcad_along_axis_index"
 MASK_INDEX = "__srcad_mask_index"
 TAKES = {"place": "__srcad_place_take", "putmask": "__srcad_putmask_take"}
 INTERNAL = {LIST_APPEND: runtime_python.list_append, LIST_CONCAT: runtime_python.list_concat,
-            OBJECT_ATTRIBUTE: runtime_python.object_attribute,
+            OBJECT_ATTRIBUTE: runtime_python.object_attribute, DICT_COPY: runtime_python.dict_copy,
             ARRAY_SORT: np.sort, ARRAY_PARTITION: np.partition, DICT_SET: runtime_python.dict_set,
             DICT_KEYS: runtime_python.dict_keys, DICT_GET: runtime_python.dict_get,
             PUT_INDEX: runtime_signal.put_index, DIAGONAL_INDEX: runtime_signal.diagonal_index,
@@ -269,7 +270,8 @@ class _Lowerer:
                             v = node.value
                             fresh_dict = t is n and (isinstance(v, (gast.Dict, gast.DictComp)) or (
                                 isinstance(v, gast.Call) and isinstance(v.func, gast.Name)
-                                and v.func.id == "dict" and self.builtin(v.func, "dict")))
+                                and ((v.func.id == "dict" and self.builtin(v.func, "dict"))
+                                     or v.func.id == DICT_COPY)))
                             (made if fresh_dict else other).add(n.id)
             elif isinstance(node, (gast.For, gast.AugAssign, gast.AnnAssign)):
                 other.update(n.id for n in gast.walk(node.target) if isinstance(n, gast.Name))

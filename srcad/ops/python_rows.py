@@ -35,6 +35,8 @@ from ..runtime_python import (  # (the rules' names)
     keyed_tangent,
     keys_tangent,
     last_grad,
+    mapping_grad,
+    mapping_tangent,
     put_span,
     sequence_grad,
     sequence_tangent,
@@ -124,6 +126,17 @@ defvjp(rp.dict_set, lambda g, out, d, key, value: without_key(g, key), None,
                    ("OP(OP({}, 'u', a), 'u', b)['u'] * a", [(3,), (3,)])))
 defjvp(rp.dict_set, lambda g, out, d, key, value: keys_tangent(g, key, out), None,
        lambda g, out, d, key, value: keyed_tangent(g, key, out))
+defvjp(rp.dict_copy, lambda g, out, d: mapping_grad(g, d),
+       name="dict_copy", family=_FAM, spelling="dict(d)",
+       derivation="the same items: g slot by slot",
+       test_cases=(("OP({'u': a, 'v': b * a})['v'] * OP({'u': a})['u']", [(3,), (3,)]),))
+defjvp(rp.dict_copy, lambda g, out, d: mapping_tangent(g, d))
+defvjp(rp.mapping_grad, lambda g, out, ct, d: mapping_tangent(g, d), None,
+       name="mapping_grad", linear=("ct",), family=_RT,
+       derivation="dict(d)'s cotangent as d's; its transpose is mapping_tangent")
+defvjp(rp.mapping_tangent, lambda g, out, t, d: mapping_grad(g, d), None,
+       name="mapping_tangent", linear=("t",), family=_RT,
+       derivation="d's tangent key by key; its transpose is mapping_grad")
 defnondiff(rp.dict_keys, name="dict_keys", params=(Param("d"),), family=_FAM,
            spelling="dict_keys(d)",
            test_cases=(("a * len(OP({'u': 1, 'v': 2}))", [(3,)]),))
