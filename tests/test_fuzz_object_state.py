@@ -346,6 +346,7 @@ class Dense:
         self.output = None
         self.prev = None
         self.cache = []
+        self.saved = {}
 
     def forward(self, x):
         self.inputs = x
@@ -359,6 +360,9 @@ class Dense:
 
     def remember(self):
         self.cache.append(self.output * 1.0)
+
+    def stash(self):
+        self.saved["out"] = self.output * 1.0
 
 
 class DenseTwice(Dense):
@@ -542,6 +546,13 @@ def a_method_run_as_written_keeps_its_argument(x):
     return np.sum(np.tanh(h1) * x)
 
 
+def a_method_stores_into_a_kept_dict_read_through_the_list(x):
+    D1.forward(x)
+    D1.stash()
+    h = NET_D.layers[0].saved["out"] * 0.75
+    return np.sum(h * h)
+
+
 _ALL = {"TW1": TW1, "TW2": TW2, "LOOPY": LOOPY, "ACT": ACT, "NET_LOOPY": NET_LOOPY,
         "BR1": BR1, "NET_BR": NET_BR, "D1": D1, "D2": D2, "D3": D3, "NET_D": NET_D,
         "CACHED": CACHED, "FRESH": FRESH, "ACT2": ACT2, "NET_F": NET_F,
@@ -578,6 +589,10 @@ FIXED_CASES = [
     (a_method_run_as_written_keeps_its_argument, "a method run as written stores its argument "
      "on its object (`self.inputs = x`); the memory planner reused that array's buffer "
      "after its last use here: the object left holding other values (source mode)"),
+    (a_method_stores_into_a_kept_dict_read_through_the_list, "a method stores into a dict "
+     "the object keeps (self.saved['out'] = v), read through net.layers[i]: a KeyError "
+     "blamed on the user's code, or a zero gradient where the key was there from a call "
+     "before (the store into a dict read as a constant, the read folded)"),
 ]
 
 
