@@ -73,7 +73,8 @@ from ..naming import fresh
 from ..pyfuncs import CLASS_SUBSTITUTES
 from ..runtime_python import list_concat
 from . import guards
-from .attrstate import DICT_COPY, OBJECT_ATTRIBUTE, _may_read_before_store, dict_update
+from .attrstate import (DICT_COPY, OBJECT_ATTRIBUTE, _may_read_before_store, container_aliases,
+                        dict_update)
 from .opaque import NOT_FOLLOWED, is_user_object, library_file
 from .parse import UNRESOLVED, parse_function
 
@@ -1997,6 +1998,7 @@ class _Rewriter:
         except Exception as err:  # noqa: BLE001
             raise _Unsupported(f"cannot read {fn.__qualname__}") from err
         fdef = pfm.tree
+        container_aliases(fdef)  # (`s = self.saved; s["x"] = x` changes the object's dict)
         self.o.followed.append(copy.deepcopy(fdef))
         if in_substitute(pfm.filename):  # (np.poly1d's stand-in: its lines are the call's)
             _relocate(fdef, e, self.o.line)
