@@ -92,6 +92,24 @@ def _list_change(stmt):
     return f.value.value.id, f.value.attr, f.attr, items
 
 
+def own_change(obj, attr: str, method: str, calls: list, taken: set) -> list:
+    """Statements changing the object's own list or dict in place as the code runs:
+    ``self_cache_own = object_attribute(self, "cache")`` then
+    ``self_cache_own.<method>(*args)`` for each args of `calls` (the call's values flow
+    through its own copy, by a local; this is Python's change to the object)."""
+    spelled = obj.id if isinstance(obj, gast.Name) else "object"
+    own = fresh(f"{spelled}_{attr}_own", taken)
+    taken.add(own)
+    get = gast.Call(func=_name(OBJECT_ATTRIBUTE, gast.Load()), args=[
+        copy.deepcopy(obj), gast.Constant(attr, None)], keywords=[])
+    out = [gast.Assign(targets=[_name(own, gast.Store())], value=get, type_comment=None)]
+    for args in calls:
+        out.append(gast.Expr(value=gast.Call(func=gast.Attribute(
+            value=_name(own, gast.Load()), attr=method, ctx=gast.Load()), args=list(args),
+            keywords=[])))
+    return out
+
+
 def dict_update(stmt):
     """(base, attr, [(key, value)]) for ``B.attr.update({k: v, ...})`` /
     ``B.attr.update(k=v)`` as a statement (constant keys), else None."""
@@ -310,12 +328,8 @@ class _Carry(gast.NodeTransformer):
                                type_comment=None))
         # (the object's own list, changed in place: read from the object as the code runs,
         # not the local)
-        receiver = gast.Call(func=_name(OBJECT_ATTRIBUTE, gast.Load()), args=[
-            _name(base, gast.Load()), gast.Constant(attr, None)], keywords=[])
-        for held in names:
-            out.append(gast.Expr(value=gast.Call(
-                func=gast.Attribute(value=receiver, attr="append", ctx=gast.Load()),
-                args=[_name(held, gast.Load())], keywords=[])))
+        out += own_change(_name(base, gast.Load()), attr, "append",
+                          [[_name(held, gast.Load())] for held in names], self.taken)
         for x in out:
             gast.copy_location(x, node)
         return out
@@ -379,11 +393,8 @@ class _Carry(gast.NodeTransformer):
         out.append(gast.Assign(targets=[gast.Subscript(
             value=_name(local, gast.Load()), slice=copy.deepcopy(key), ctx=gast.Store())],
             value=_name(held, gast.Load()), type_comment=None))
-        receiver = gast.Call(func=_name(OBJECT_ATTRIBUTE, gast.Load()), args=[
-            _name(base, gast.Load()), gast.Constant(attr, None)], keywords=[])
-        out.append(gast.Expr(value=gast.Call(
-            func=gast.Attribute(value=receiver, attr="__setitem__", ctx=gast.Load()),
-            args=[copy.deepcopy(key), _name(held, gast.Load())], keywords=[])))
+        out += own_change(_name(base, gast.Load()), attr, "__setitem__",
+                          [[copy.deepcopy(key), _name(held, gast.Load())]], self.taken)
         for x in out:
             gast.copy_location(x, node)
         return out

@@ -73,8 +73,8 @@ from ..naming import fresh
 from ..pyfuncs import CLASS_SUBSTITUTES
 from ..runtime_python import list_concat
 from . import guards
-from .attrstate import (DICT_COPY, OBJECT_ATTRIBUTE, _may_read_before_store, container_aliases,
-                        dict_update)
+from .attrstate import (DICT_COPY, _may_read_before_store, container_aliases, dict_update,
+                        own_change)
 from .opaque import NOT_FOLLOWED, is_user_object, library_file
 from .parse import UNRESOLVED, parse_function
 
@@ -568,11 +568,8 @@ class _Rewriter:
         out.append(_assign([gast.Subscript(value=_name(local), slice=copy.deepcopy(key),
                                            ctx=gast.Store())], _name(held), s))
         real = self.o.bind(o.real, f"{o.label}_object")  # (not the scalarised name)
-        own = gast.Call(func=_name(OBJECT_ATTRIBUTE), args=[
-            _name(real), gast.Constant(value=root.attr, kind=None)], keywords=[])
-        out.append(gast.Expr(value=gast.Call(func=gast.Attribute(
-            value=own, attr="__setitem__", ctx=gast.Load()),
-            args=[copy.deepcopy(key), _name(held)], keywords=[])))
+        out += own_change(_name(real), root.attr, "__setitem__",
+                          [[copy.deepcopy(key), _name(held)]], self.o.taken)
         for x in out:
             for n in gast.walk(x):
                 if isinstance(n, (gast.expr, gast.stmt)) and \
@@ -612,11 +609,8 @@ class _Rewriter:
             keywords=[])
         out.append(_assign([store], grown, s))
         real = self.o.bind(o.real, f"{o.label}_object")  # (not the scalarised name)
-        for name in held:
-            lst = gast.Call(func=_name(OBJECT_ATTRIBUTE), args=[
-                _name(real), gast.Constant(value=root.attr, kind=None)], keywords=[])
-            out.append(gast.Expr(value=gast.Call(func=gast.Attribute(
-                value=lst, attr="append", ctx=gast.Load()), args=[_name(name)], keywords=[])))
+        out += own_change(_name(real), root.attr, "append", [[_name(n)] for n in held],
+                          self.o.taken)
         for x in out:
             for n in gast.walk(x):
                 if isinstance(n, (gast.expr, gast.stmt)) and \

@@ -126,6 +126,10 @@ defvjp(rp.dict_set, lambda g, out, d, key, value: without_key(g, key), None,
                    ("OP(OP({}, 'u', a), 'u', b)['u'] * a", [(3,), (3,)])))
 defjvp(rp.dict_set, lambda g, out, d, key, value: keys_tangent(g, key, out), None,
        lambda g, out, d, key, value: keyed_tangent(g, key, out))
+defnondiff(rp.object_attribute, name="object_attribute", params=(Param("obj"), Param("name")),
+           spelling="object_attribute(obj, name)", family=_RT,
+           derivation="the object's own list or dict, changed in place as the code runs (its "
+           "values flow through the call's copy: frontend/attrstate.py)")
 defvjp(rp.dict_copy, lambda g, out, d: mapping_grad(g, d),
        name="dict_copy", family=_FAM, spelling="dict(d)",
        derivation="the same items: g slot by slot",
