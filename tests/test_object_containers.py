@@ -253,3 +253,46 @@ def test_an_augmented_store_into_a_kept_dict_is_refused_with_the_rewrite():
     with pytest.raises(srcad.SrcadError, match=r"self\.cache\[\.\.\.\]") as e:
         srcad.grad(a_store_by_augmented_assignment)(_X)
     assert "not `+=`" in str(e.value) and "line" in str(e.value)
+
+
+# ---- a user's methods named like numpy's in-place ones (put, fill, sort) ---------------------
+class Shelf:
+    def __init__(self):
+        self.v = None
+        self.items = []
+
+    def put(self, v):
+        self.v = v
+
+    def fill(self, v):
+        self.v = v * 2.0
+
+    def sort(self):
+        self.v = np.sort(self.v)
+
+
+SHELF = Shelf()
+
+
+def a_users_put_fill_and_sort(x):
+    h = x * 2.0 + 1.0
+    SHELF.put(h)
+    a = np.sum(np.tanh(SHELF.v) * x)
+    SHELF.fill(h)
+    SHELF.sort()
+    return a + np.sum(SHELF.v * x)
+
+
+@pytest.mark.parametrize("mode", ["source", "tape"])
+def test_a_users_methods_named_like_numpys_in_place_ones(mode):
+    """`SHELF.put(h)` was refused as numpy's `a.put(indices, values)` ("write the change as
+    an assignment, `SHELF[idx] = v`"); `.fill` / `.sort` would have been rewritten as writes
+    into an array. A user object's methods are followed."""
+    x = np.array([0.31, -0.52, 0.77])
+    want = a_users_put_fill_and_sort(x)
+    after = SHELF.v.copy()
+    SHELF.v = None
+    value, g = srcad.value_and_grad(a_users_put_fill_and_sort, mode=mode)(x)
+    assert value == want
+    np.testing.assert_array_equal(SHELF.v, after)
+    assert rel_error(g, numerical_grad(a_users_put_fill_and_sort, (x,))) < 1e-6

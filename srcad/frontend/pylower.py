@@ -47,7 +47,7 @@ from ..errors import DictUnknownError, UnsupportedSyntaxError
 from ..naming import fresh
 from . import pylevel
 from .opaque import MUTATING
-from .parse import EACH
+from .parse import EACH, UNRESOLVED
 from .pylevel import _assign, _call, _for, _name
 
 # internal names the rewritten tree calls; ParsedFunction.resolve finds them in its closure
@@ -1014,6 +1014,8 @@ class _Lowerer:
                 and all(k.arg for k in v.keywords)):
             return None
         x, method = v.func.value.id, v.func.attr
+        if self._not_an_array(x):  # (`BOX.put(h)`, `self.fill(v)`: a method of the user's)
+            return None
         whole = gast.Subscript(value=_name(x), slice=gast.Constant(value=Ellipsis, kind=None),
                                ctx=gast.Store())
         if method == "fill" and len(v.args) == 1 and not v.keywords:
@@ -1027,6 +1029,20 @@ class _Lowerer:
                              s, f"write the change as an assignment, e.g. `{x}[idx] = v` for "
                              f"put, or `{x} = np.resize({x}, shape)`")
         return None
+
+    def _not_an_array(self, x: str) -> bool:
+        """Does name `x` certainly hold something other than an array here: an object the
+        call is specialised on (`self`), or a free name the module binds to one?"""
+        if x in self.pf.known:
+            held = self.pf.known[x]
+        elif x in self.params or x in self.stores:
+            return False
+        else:
+            try:
+                held = self.pf.resolve(x)
+            except Exception:  # (a name the module does not hold: the code says so later)
+                return False
+        return held is not UNRESOLVED and not isinstance(held, (np.ndarray, np.generic))
 
     # -- lst.append(v) ---------------------------------------------------------------------------
     def append(self, lst, value):
