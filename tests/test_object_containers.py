@@ -283,16 +283,24 @@ def a_users_put_fill_and_sort(x):
     return a + np.sum(SHELF.v * x)
 
 
+def a_users_put_alone(x):
+    h = x * 2.0 + 1.0
+    SHELF.put(h)
+    return np.sum(np.tanh(h) * x)
+
+
+@pytest.mark.parametrize("fn", [a_users_put_fill_and_sort, a_users_put_alone],
+                         ids=lambda f: f.__name__)
 @pytest.mark.parametrize("mode", ["source", "tape"])
-def test_a_users_methods_named_like_numpys_in_place_ones(mode):
+def test_a_users_methods_named_like_numpys_in_place_ones(mode, fn):
     """`SHELF.put(h)` was refused as numpy's `a.put(indices, values)` ("write the change as
     an assignment, `SHELF[idx] = v`"); `.fill` / `.sort` would have been rewritten as writes
     into an array. A user object's methods are followed."""
     x = np.array([0.31, -0.52, 0.77])
-    want = a_users_put_fill_and_sort(x)
+    want = fn(x)
     after = SHELF.v.copy()
     SHELF.v = None
-    value, g = srcad.value_and_grad(a_users_put_fill_and_sort, mode=mode)(x)
+    value, g = srcad.value_and_grad(fn, mode=mode)(x)
     assert value == want
     np.testing.assert_array_equal(SHELF.v, after)
-    assert rel_error(g, numerical_grad(a_users_put_fill_and_sort, (x,))) < 1e-6
+    assert rel_error(g, numerical_grad(fn, (x,))) < 1e-6
