@@ -39,6 +39,8 @@
 #define GEMM_ROW_MAJOR 101
 #define GEMM_NO_TRANS 111
 #define GEMM_TRANS 112
+#define GEMM_BLOCKS 2    /* blocks of rows a thread, about, to pull dynamically */
+#define GEMM_MIN_ROWS 64 /* rows a block, at least (then rounded up to the granule) */
 
 typedef void (*gemm_s_fn)(int, int, int, int64_t, int64_t, int64_t, float, const float *,
                           int64_t, const float *, int64_t, float, float *, int64_t);
@@ -184,15 +186,20 @@ py_gemm(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (PyArray_SIZE(out) == 0) return (PyObject *)out;
 
     /* the work: blocks of rows of each matrix, each starting at a multiple of the granule,
-     * about 4 per thread where the product is large enough to share */
+     * about GEMM_BLOCKS per thread where the product is large enough to share, none under
+     * GEMM_MIN_ROWS rows: every block is a BLAS call that packs all of b again, and the
+     * small block's 8 blocks of 24-72 rows (4 a thread) took 5.3% more CPU than one call
+     * per product, 1.8% at 2 a thread and 64 rows or more (REPORT.md, "Small block: where
+     * the step goes beyond its GEMMs") */
     int threads = threads_kernel_user > 0 ? threads_kernel_user : num_threads;
     double work = (double)items * (double)m * (double)k * (double)n;
     npy_intp per = m; /* rows per block */
     if (threads > 1 && work >= (double)gemm_min_work) {
-        npy_intp want = 4 * (npy_intp)threads;
+        npy_intp want = GEMM_BLOCKS * (npy_intp)threads;
         if (items < want) {
             npy_intp blocks = (want + items - 1) / items; /* per matrix */
             per = (m + blocks - 1) / blocks;
+            if (per < GEMM_MIN_ROWS) per = GEMM_MIN_ROWS;
             per = ((per + granule - 1) / granule) * granule;
             if (per < 2 * granule) per = 2 * granule;
             if (per > m) per = m;
