@@ -146,7 +146,8 @@ gemm_item_offset(PyArrayObject *x, int lead, npy_intp i)
  * and one wanting another number of threads than the team has helpers (+1) does too.
  * Values: every block or share is the same code on the same rows whichever thread runs it. */
 #define TEAM_MAX 63             /* helpers, at most */
-#define TEAM_HOT_NS 200000      /* a helper spins this long after a hot product, then sleeps */
+#define TEAM_HOT_NS 200000 /* a helper spins this long after a hot product (or until the call
+                            * returns: srcad_threads.h), then sleeps */
 
 typedef void (*team_fn)(void *);
 
@@ -158,7 +159,6 @@ static team_fn team_task = NULL;
 static void *team_arg = NULL;
 static int team_pending = 0;         /* (atomic) helpers not done with this product */
 static int team_started = 0;         /* helpers running */
-static long long team_hot_until = 0; /* (atomic) helpers spin until then (monotonic ns) */
 static unsigned long long team_runs = 0;
 static int team_forked = 0;
 
