@@ -8,12 +8,10 @@
  * 0.3.31's Haswell SGEMM on a Zen 3: srcad/build/blas.py threads_change_values) srcad runs
  * its calls with the BLAS at one thread (srcad_threads.h, `threads_pin`), so that every call
  * and every mode gets the same bits whatever the load. The parallelism comes back here, and
- * dynamically: threads pull the next block when they are done, so one slowed down does
- * less of the work. On as many threads as the per-call choice gives (srcad_threads.h): a
- * thread whose core another process holds made every product wait for it (a static
- * two-thread split took 2.4x the block's quiet time with one core of two busy; blocks pulled
- * on two threads were still 1-10% slower than one thread, REPORT.md "Small block: where the
- * step goes beyond its GEMMs").
+ * dynamically: a static two-thread split waits for the thread whose core another process
+ * holds (the block's GEMMs took 2.4x their quiet time with one core of two busy); threads
+ * that pull the next block when they are done let the thread on the free core do most of
+ * the work.
  *
  * Why the bits are numpy's: numpy's matmul of two matrices is one cblas_?gemm call (trans
  * flags and leading dimensions read from the strides, the result C-contiguous); a stack is
@@ -263,7 +261,10 @@ team_run(int threads, team_fn fn, void *arg)
     /* hot: inside a call that pinned the BLAS and found more than one core free (with the
      * choice off -- SRCAD_ADAPTIVE_THREADS=0, set_adaptive(False) -- nobody looked: the
      * helpers sleep, as libgomp's; under load, spinning ones took 5 ms more CPU a step) */
-    int hot = threads_pin && threads_kernel_user > 1 && threads_adaptive && adaptive;
+    /* (inside a call num_threads is the choice: threads_enter lowers it; gemm itself takes
+     * threads_kernel_user, the user's count, whatever the choice) */
+    int hot = threads_pin && threads_kernel_user > 0 && num_threads > 1 && threads_adaptive &&
+              adaptive;
     __atomic_store_n(&team_hot_until, hot ? team_now() + TEAM_HOT_NS : 0, __ATOMIC_RELAXED);
     team_runs++;
     pthread_mutex_unlock(&team_busy);

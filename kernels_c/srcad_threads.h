@@ -64,9 +64,9 @@ static __thread int threads_depth = 0;   /* pooled calls in progress on this thr
 static int threads_pin = 0;              /* the BLAS at one thread in every call (see enter) */
 static int threads_pinned_calls = 0;     /* pinned calls in progress, all Python threads */
 static int threads_pinned_user = 0;      /* the BLAS's threads before the first of them */
-static int threads_kernel_user = 0;      /* srcad_gemm.h's threads in this call: the user's
-                                          * kernel threads, or the choice where fewer cores
-                                          * are free; 0: outside a call */
+static int threads_kernel_user = 0;      /* srcad's kernel threads before the call lowered
+                                          * them (srcad_gemm.h shares blocks dynamically, so
+                                          * it uses them all); 0: outside a call */
 static long threads_hz = 100;
 static long long team_hot_until = 0; /* (atomic) srcad_gemm.h's helpers spin until then
                                       * (monotonic ns); 0 when the outermost call returns */
@@ -192,11 +192,6 @@ threads_enter(int *kernel)
     if (free_cpus < 1) free_cpus = 1;
     int choice = free_cpus;
     threads_last_choice = choice;
-    /* srcad_gemm.h's products too: their blocks on a thread whose core another process
-     * holds did not go to the free core but made each product wait for it (the small
-     * block's step, 1.0-1.5 cores busy elsewhere: 1-10% slower on two threads than on one,
-     * median 6%, two threads faster in fewer than half of the rounds of every run) */
-    if (threads_kernel_user > choice) threads_kernel_user = choice;
     int restore = pinned;
     if (!threads_pin && threads_blas_set != NULL) {
         int blas = threads_blas_get();
