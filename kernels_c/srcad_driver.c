@@ -469,6 +469,12 @@ work(const plan_t *pl, npy_intp u0, npy_intp u1)
 }
 
 static int
+work_split(const void *pl, npy_intp lo, npy_intp hi)
+{
+    return work((const plan_t *)pl, lo, hi);
+}
+
+static int
 npy_fpe(int flags)
 {
     int e = 0;
@@ -703,6 +709,15 @@ rows_work(const rowplan_t *pl, npy_intp r0, npy_intp r1)
     return fetestexcept(FE_DIVBYZERO | FE_OVERFLOW | FE_UNDERFLOW | FE_INVALID);
 }
 
+/* a kernel's share of the team (srcad_gemm.h team_run): units [lo, hi) of its plan, flags
+ * as the OpenMP region reduces them */
+static int
+rows_split(const void *pl, npy_intp lo, npy_intp hi)
+{
+    int f = rows_work((const rowplan_t *)pl, lo, hi);
+    return f < 0 ? (int)0x40000000 : f;
+}
+
 static PyObject *
 run_rows(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs, PyObject *const *given,
          PyArrayObject *const *arr, char *const *val)
@@ -862,17 +877,20 @@ run_rows(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs, PyObject *con
         int flags = 0;
         double t_start = now();
         Py_BEGIN_ALLOW_THREADS
+        team_split job = {rows_split, &pl, pl.rows, nt, 0, 0};
+        if (nt > 1 && team_run(nt, team_split_run, &job)) {
+            flags = job.flags;
+        }
 #ifdef _OPENMP
-        if (nt > 1) {
+        else if (nt > 1) {
 #pragma omp parallel num_threads(nt) reduction(| : flags)
             {
                 int t = omp_get_thread_num(), T = omp_get_num_threads();
-                int f = rows_work(&pl, pl.rows * t / T, pl.rows * (t + 1) / T);
-                flags |= f < 0 ? (int)0x40000000 : f;
+                flags |= rows_split(&pl, pl.rows * t / T, pl.rows * (t + 1) / T);
             }
         }
-        else
 #endif
+        else
             flags = rows_work(&pl, 0, pl.rows);
         Py_END_ALLOW_THREADS
         if (total >= parallel_min && num_threads > 1) {
@@ -1391,16 +1409,20 @@ run_impl(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs, PyObject *con
         double t_start = now();
         if (total >= 16384) {
             Py_BEGIN_ALLOW_THREADS
+            team_split job = {work_split, &pl, units, nt, 0, 0};
+            if (nt > 1 && team_run(nt, team_split_run, &job)) {
+                flags = job.flags;
+            }
 #ifdef _OPENMP
-            if (nt > 1) {
+            else if (nt > 1) {
 #pragma omp parallel num_threads(nt) reduction(| : flags)
                 {
                     int t = omp_get_thread_num(), T = omp_get_num_threads();
                     flags |= work(&pl, units * t / T, units * (t + 1) / T);
                 }
             }
-            else
 #endif
+            else
                 flags = work(&pl, 0, units);
             Py_END_ALLOW_THREADS
         }

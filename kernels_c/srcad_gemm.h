@@ -34,11 +34,16 @@
 #ifndef SRCAD_GEMM_H
 #define SRCAD_GEMM_H
 
+#include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
+#include <time.h>
 
 #define GEMM_ROW_MAJOR 101
 #define GEMM_NO_TRANS 111
 #define GEMM_TRANS 112
+#define GEMM_BLOCKS 2    /* blocks of rows a thread, about, to pull dynamically */
+#define GEMM_MIN_ROWS 64 /* rows a block, at least (then rounded up to the granule) */
 
 typedef void (*gemm_s_fn)(int, int, int, int64_t, int64_t, int64_t, float, const float *,
                           int64_t, const float *, int64_t, float, float *, int64_t);
@@ -122,6 +127,203 @@ gemm_item_offset(PyArrayObject *x, int lead, npy_intp i)
     return off;
 }
 
+
+/* ---- the team: srcad's own threads for gemm's blocks ------------------------------------
+ * Why not OpenMP here: srcad loads libgomp with its workers asleep between regions
+ * (OMP_WAIT_POLICY=PASSIVE, srcad/build/__init__.py: spinning workers took the core
+ * OpenBLAS's own threads needed), and waking one costs ~30 us on these VMs, for each of the
+ * ~28 products and ~10 kernels of the small Transformer block's step (a region of two
+ * threads with a sleeping worker: 30 us; with a spinning one: 1.1 us). The team's helpers
+ * spin for the next product only for TEAM_HOT_NS after one that ran inside a call where the
+ * BLAS is pinned (so no OpenBLAS thread wants their core: srcad_threads.h runs it at one
+ * thread there) and the per-call choice found more than one core free (no other process
+ * wants it either); else they sleep on a condition variable, as libgomp's would. The fused
+ * kernels' parallel shares run on the team too (srcad_driver.c): a spinning helper beside
+ * a sleeping libgomp worker would take the core that worker is woken for. One product or
+ * kernel at a time uses the team (another, on another Python thread, takes OpenMP's path),
+ * and one wanting another number of threads than the team has helpers (+1) does too.
+ * Values: every block or share is the same code on the same rows whichever thread runs it. */
+#define TEAM_MAX 63             /* helpers, at most */
+#define TEAM_HOT_NS 200000 /* a helper spins this long after a hot product (or until the call
+                            * returns: srcad_threads.h), then sleeps */
+
+typedef void (*team_fn)(void *);
+
+static pthread_mutex_t team_mu = PTHREAD_MUTEX_INITIALIZER;   /* guards sleeping */
+static pthread_cond_t team_cv = PTHREAD_COND_INITIALIZER;
+static pthread_mutex_t team_busy = PTHREAD_MUTEX_INITIALIZER; /* one product at a time */
+static unsigned long team_epoch = 0; /* (atomic) bumped for each product */
+static team_fn team_task = NULL;
+static void *team_arg = NULL;
+static int team_pending = 0;         /* (atomic) helpers not done with this product */
+static int team_started = 0;         /* helpers running */
+static unsigned long long team_runs = 0;
+static int team_forked = 0;
+
+static long long
+team_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static inline void
+team_pause(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+static void *
+team_helper(void *p)
+{
+    unsigned long seen = (unsigned long)(uintptr_t)p; /* the epoch when it was made */
+    for (;;) {
+        unsigned long e;
+        int n = 0;
+        while ((e = __atomic_load_n(&team_epoch, __ATOMIC_ACQUIRE)) == seen) {
+            if ((++n & 63) == 0 && team_now() >= __atomic_load_n(&team_hot_until,
+                                                                  __ATOMIC_RELAXED))
+                break;
+            team_pause();
+        }
+        if (e == seen) {
+            pthread_mutex_lock(&team_mu);
+            while ((e = __atomic_load_n(&team_epoch, __ATOMIC_ACQUIRE)) == seen)
+                pthread_cond_wait(&team_cv, &team_mu);
+            pthread_mutex_unlock(&team_mu);
+        }
+        /* (the product's owner waits for every helper before the next epoch: none is missed) */
+        seen = e;
+        team_task(team_arg);
+        __atomic_fetch_sub(&team_pending, 1, __ATOMIC_ACQ_REL);
+    }
+    return NULL;
+}
+
+static void
+team_after_fork(void)
+{
+    /* (the child has no helpers; its locks start free) */
+    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER, busy = PTHREAD_MUTEX_INITIALIZER;
+    pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+    team_mu = mu;
+    team_busy = busy;
+    team_cv = cv;
+    team_started = 0;
+    team_pending = 0;
+    team_hot_until = 0;
+}
+
+/* fn(arg) on `threads` threads (this one and threads - 1 helpers), each pulling work until
+ * none is left; 0 where the team cannot take it (busy, or not that many helpers): then the
+ * caller runs it its own way. Called without the GIL. */
+static int
+team_run(int threads, team_fn fn, void *arg)
+{
+    if (threads < 2 || threads - 1 > TEAM_MAX) return 0;
+    if (pthread_mutex_trylock(&team_busy) != 0) return 0;
+    if (!team_forked) {
+        team_forked = 1;
+        pthread_atfork(NULL, NULL, team_after_fork);
+    }
+    while (team_started < threads - 1) {
+        pthread_t t;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        unsigned long e = __atomic_load_n(&team_epoch, __ATOMIC_ACQUIRE);
+        int ok = pthread_create(&t, &attr, team_helper, (void *)(uintptr_t)e) == 0;
+        pthread_attr_destroy(&attr);
+        if (!ok) break;
+        team_started++;
+    }
+    if (team_started != threads - 1) {
+        pthread_mutex_unlock(&team_busy);
+        return 0;
+    }
+    team_task = fn;
+    team_arg = arg;
+    __atomic_store_n(&team_pending, team_started, __ATOMIC_RELEASE);
+    pthread_mutex_lock(&team_mu);
+    __atomic_add_fetch(&team_epoch, 1, __ATOMIC_ACQ_REL);
+    pthread_cond_broadcast(&team_cv);
+    pthread_mutex_unlock(&team_mu);
+    fn(arg);
+    for (long n = 0; __atomic_load_n(&team_pending, __ATOMIC_ACQUIRE) > 0; n++) {
+        if (n > 100000) sched_yield(); /* (a helper another process holds up) */
+        else team_pause();
+    }
+    /* hot: inside a call that pinned the BLAS and found more than one core free (with the
+     * choice off -- SRCAD_ADAPTIVE_THREADS=0, set_adaptive(False) -- nobody looked: the
+     * helpers sleep, as libgomp's; under load, spinning ones took 5 ms more CPU a step) */
+    /* (inside a call num_threads is the choice: threads_enter lowers it; gemm itself takes
+     * threads_kernel_user, the user's count, whatever the choice) */
+    int hot = threads_pin && threads_kernel_user > 0 && num_threads > 1 && threads_adaptive &&
+              adaptive;
+    __atomic_store_n(&team_hot_until, hot ? team_now() + TEAM_HOT_NS : 0, __ATOMIC_RELAXED);
+    team_runs++;
+    pthread_mutex_unlock(&team_busy);
+    return 1;
+}
+
+/* a kernel's units split evenly between the team's threads (srcad_driver.c): thread t of T
+ * works on [units * t / T, units * (t + 1) / T), as in its OpenMP region; flags OR-ed */
+typedef int (*team_split_fn)(const void *, npy_intp, npy_intp);
+typedef struct {
+    team_split_fn work;
+    const void *plan;
+    npy_intp units;
+    int threads;
+    int next;  /* (atomic) the next thread number to hand out */
+    int flags; /* (atomic) */
+} team_split;
+
+static void
+team_split_run(void *p)
+{
+    team_split *j = (team_split *)p;
+    int t = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED), T = j->threads;
+    int f = j->work(j->plan, j->units * t / T, j->units * (t + 1) / T);
+    __atomic_fetch_or(&j->flags, f, __ATOMIC_RELAXED);
+}
+
+typedef struct {
+    int dt, lead, nb;
+    PyArrayObject *a, *b;
+    const char *abase, *bbase;
+    char *obase;
+    gemm_operand oa, ob;
+    npy_intp tasks, blocks_per, per, m, k, n, out_item;
+    npy_intp next; /* (atomic) the next block to take */
+} gemm_job;
+
+/* block t of the job: rows [r0, r1) of matrix i of the product */
+static void
+gemm_task(const gemm_job *j, npy_intp t)
+{
+    npy_intp i = t / j->blocks_per, b = t % j->blocks_per;
+    npy_intp r0 = b * j->per, r1 = b == j->blocks_per - 1 ? j->m : r0 + j->per;
+    const char *ai = j->abase + gemm_item_offset(j->a, j->lead, i);
+    const char *bi = j->bbase + (j->nb > 2 ? gemm_item_offset(j->b, j->lead, i) : 0);
+    gemm_block(j->dt, ai, &j->oa, bi, &j->ob, j->obase + i * j->out_item, r0, r1, j->k, j->n);
+}
+
+static void
+gemm_job_run(void *p)
+{
+    gemm_job *j = (gemm_job *)p;
+    for (;;) {
+        npy_intp t = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
+        if (t >= j->tasks) break;
+        gemm_task(j, t);
+    }
+}
+
 static PyObject *
 gemm_numpy(PyObject *a, PyObject *b)
 {
@@ -184,15 +386,20 @@ py_gemm(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (PyArray_SIZE(out) == 0) return (PyObject *)out;
 
     /* the work: blocks of rows of each matrix, each starting at a multiple of the granule,
-     * about 4 per thread where the product is large enough to share */
+     * about GEMM_BLOCKS per thread where the product is large enough to share, none under
+     * GEMM_MIN_ROWS rows: every block is a BLAS call that packs all of b again, and the
+     * small block's 8 blocks of 24-72 rows (4 a thread) took 5.3% more CPU than one call
+     * per product, 1.8% at 2 a thread and 64 rows or more (REPORT.md, "Small block: where
+     * the step goes beyond its GEMMs") */
     int threads = threads_kernel_user > 0 ? threads_kernel_user : num_threads;
     double work = (double)items * (double)m * (double)k * (double)n;
     npy_intp per = m; /* rows per block */
     if (threads > 1 && work >= (double)gemm_min_work) {
-        npy_intp want = 4 * (npy_intp)threads;
+        npy_intp want = GEMM_BLOCKS * (npy_intp)threads;
         if (items < want) {
             npy_intp blocks = (want + items - 1) / items; /* per matrix */
             per = (m + blocks - 1) / blocks;
+            if (per < GEMM_MIN_ROWS) per = GEMM_MIN_ROWS;
             per = ((per + granule - 1) / granule) * granule;
             if (per < 2 * granule) per = 2 * granule;
             if (per > m) per = m;
@@ -207,16 +414,14 @@ py_gemm(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     char *obase = PyArray_BYTES(out);
     npy_intp out_item = m * n * size;
     if (tasks > 1) gemm_split++;
+    gemm_job job = {dt, lead, nb, a, b, abase, bbase, obase, oa, ob, tasks, blocks_per, per,
+                    m, k, n, out_item, 0};
     Py_BEGIN_ALLOW_THREADS
+    if (!(threads > 1 && tasks > 1 && team_run(threads, gemm_job_run, &job))) {
 #ifdef _OPENMP
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (threads > 1 && tasks > 1)
 #endif
-    for (npy_intp t = 0; t < tasks; t++) {
-        npy_intp i = t / blocks_per, j = t % blocks_per;
-        npy_intp r0 = j * per, r1 = j == blocks_per - 1 ? m : r0 + per;
-        const char *ai = abase + gemm_item_offset(a, lead, i);
-        const char *bi = bbase + (nb > 2 ? gemm_item_offset(b, lead, i) : 0);
-        gemm_block(dt, ai, &oa, bi, &ob, obase + i * out_item, r0, r1, k, n);
+        for (npy_intp t = 0; t < tasks; t++) gemm_task(&job, t);
     }
     Py_END_ALLOW_THREADS
     return (PyObject *)out;
@@ -248,10 +453,11 @@ py_gemm_stats(PyObject *self, PyObject *noargs)
 {
     (void)self;
     (void)noargs;
-    return Py_BuildValue("{s:i,s:n,s:n,s:n,s:K,s:K,s:K}", "configured", gemm_s != NULL,
+    return Py_BuildValue("{s:i,s:n,s:n,s:n,s:K,s:K,s:K,s:K,s:i}", "configured", gemm_s != NULL,
                          "granule_float32", gemm_granule[0], "granule_float64",
                          gemm_granule[1], "min_work", gemm_min_work, "calls", gemm_calls,
-                         "split", gemm_split, "numpy", gemm_fellback);
+                         "split", gemm_split, "numpy", gemm_fellback, "team_runs", team_runs,
+                         "team_helpers", team_started);
 }
 
 #define SRCAD_GEMM_METHODS                                                                    \

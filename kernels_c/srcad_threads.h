@@ -68,6 +68,8 @@ static int threads_kernel_user = 0;      /* srcad's kernel threads before the ca
                                           * them (srcad_gemm.h shares blocks dynamically, so
                                           * it uses them all); 0: outside a call */
 static long threads_hz = 100;
+static long long team_hot_until = 0; /* (atomic) srcad_gemm.h's helpers spin until then
+                                      * (monotonic ns); 0 when the outermost call returns */
 
 static double
 threads_clock(clockid_t id)
@@ -218,7 +220,10 @@ threads_exit(int blas, int kernel)
     else if (blas > 0 && threads_blas_set != NULL)
         threads_blas_set(blas);
     if (kernel > 0) num_threads = kernel;
-    if (threads_depth == 0) threads_kernel_user = 0;
+    if (threads_depth == 0) {
+        threads_kernel_user = 0;
+        __atomic_store_n(&team_hot_until, 0, __ATOMIC_RELAXED); /* (no spinning outside) */
+    }
 }
 
 /* threads_configure(set_address, get_address[, pin]) -> None: OpenBLAS's functions (0, 0:

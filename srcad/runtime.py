@@ -901,6 +901,20 @@ def as_grad(d, x):
 
 
 def _as_grad(d, x, lone):
+    if type(x) is np.ndarray and type(d) is np.ndarray and d.shape == x.shape:
+        # (the common leaf, an array's gradient an array of its shape: the steps below without
+        # their generic calls -- np.issubdtype, np.ndim, np.shape -- ~3 us a leaf; the same
+        # locals at the reference count, which `_calibrate_lone` measures through this path)
+        if x.dtype.kind not in "fc":  # (`_inert_leaf`: an integer or bool array)
+            return None
+        dtype = x.dtype
+        out = d
+        refs = sys.getrefcount(d)
+        if lone is None:
+            _CALIBRATION.append(refs)
+        elif refs <= lone and _sole_buffer(d, dtype, x):
+            return d
+        return np.array(out, dtype=dtype, copy=True)
     if isinstance(x, dict):
         return {k: (_as_grad(s, v, _LONE[1]) if (s := _slot(d, k)) is not None
                     else zeros_grad_leaf(v)) for k, v in x.items()}
