@@ -31,11 +31,6 @@ def _numerical(name):
 
 # what srcad still refuses, one reason per class (strict: a fix must remove the entry)
 XFAILS = {
-    "wild_repos3.mlfs_conv_maxpool":
-        "a helper returning a tuple from an if/elif chain whose end Python may reach "
-        "(determine_padding): 'unpacking the result of a function that does not return a "
-        "tuple' (normalize.py; desugar.py returns one name per item only where the end is "
-        "never reached, as None there is Python's value)",
     "wild_repos3.namedtuple_defaultdict":
         "a namedtuple built in a callee (`Cache(x=x, z=z, h=h)`) and read by field "
         "(`cache.z`): the field is an opaque attribute (only namedtuple parameters are read "

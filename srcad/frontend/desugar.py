@@ -105,12 +105,22 @@ def _unreachable_tail(body) -> bool:
     return len(body) > 1 and isinstance(body[-1], gast.Return) and not _falls_off(body[:-1])
 
 
+def _none_tail(body) -> bool:
+    """Is `body`'s last statement a `return None` some path reaches (the one the normaliser
+    appends where the end may be reached, or the user's own)?"""
+    last = body[-1] if body else None
+    return isinstance(last, gast.Return) and isinstance(last.value, gast.Constant) and \
+        last.value.value is None and len(body) > 1 and _falls_off(body[:-1])
+
+
 def _tuple_arity(fdef) -> int:
     """n where every return of `fdef` that may run gives a tuple display of n items (no
-    starred item) and its end is never reached (so it never returns None): `if mode ==
-    "valid": return (0, 0), (0, 0) / else: return ...`; else 0."""
-    body = fdef.body[:-1] if _unreachable_tail(fdef.body) else fdef.body
-    if _falls_off(body):
+    starred item), save perhaps a `return None` at its end (`_none_tail`: the caller that
+    unpacks it gets a TypeError there, `desugar` raises it): `if mode == "valid": return
+    (0, 0), (0, 0) / elif mode == "same": return ...`; else 0."""
+    tailing = _unreachable_tail(fdef.body) or _none_tail(fdef.body)
+    body = fdef.body[:-1] if tailing else fdef.body
+    if _falls_off(body) and not _none_tail(fdef.body):
         return 0
     tail = fdef.body[-1] if body is not fdef.body else None
     sizes = {len(r.value.elts) if isinstance(r.value, gast.Tuple) and not any(
@@ -118,6 +128,18 @@ def _tuple_arity(fdef) -> int:
         for r in _own_returns(fdef) if r is not tail}
     n = sizes.pop() if len(sizes) == 1 else 0
     return n if n >= 2 else 0
+
+
+def _none_reached(name, returned, node):
+    """``if not returned: raise TypeError(...)``: the end of a function whose other returns
+    give tuples, reached. Python returns None there, which the caller unpacking it refuses
+    with this TypeError; srcad gives the function one tuple form, so it stops here."""
+    msg = (f"cannot unpack non-iterable NoneType object: `{name}` reached its end (line "
+           f"{node.lineno}), where Python returns None; its other returns give tuples")
+    exc = gast.Call(func=_name("TypeError"), args=[gast.Constant(msg, None)], keywords=[])
+    test = gast.UnaryOp(op=gast.Not(), operand=_name(returned))
+    guard = gast.If(test=test, body=[gast.Raise(exc=exc, cause=None)], orelse=[])
+    return gast.fix_missing_locations(gast.copy_location(guard, node))
 
 
 class Desugarer:
@@ -250,11 +272,17 @@ def desugar(fdef: gast.FunctionDef, taken: set[str]) -> None:
             [last] if last is not None else [])
         return
     n = _tuple_arity(fdef)
+    none_end = None
     if n:
         d.results = [d.fresh(f"result{i}") for i in range(n)]
-        if _unreachable_tail(body):  # (no path reaches it: it would assign None to n names)
+        if _none_tail(body):  # (Python returns None there: raised where it is reached)
+            none_end = body[-1]
+            body = body[:-1]
+        elif _unreachable_tail(body):  # (no path reaches it: it would assign None to n names)
             body = body[:-1]
     new = d.block(body, {})
+    if none_end is not None:
+        new.append(_none_reached(fdef.name, d.returned, none_end))
     if early:
         init = [_assign(d.returned, False, body[0])]
         results = [d.result] if d.results is None else d.results
