@@ -37,7 +37,8 @@ from .runtime_python import (  # noqa: F401  (lists and dicts: the Python people
     container_tangent_x, dict_get, get_grad_d, get_grad_default, get_tangent,
     get_tangent_default, sequence_grad, sequence_tangent, dict_keys, dict_set, grow_grad, item_grad, without_item,
     head_grad, key_grad, key_tree, keyed_tangent, keys_tangent, last_grad, list_append,
-    list_concat, put_span, span_tangent, take_span,
+    list_concat, put_span, span_tangent, take_span, field_grad, field_index, field_tangent,
+    item_at, item_tangent_at,
     py_correlation, py_covariance, py_dist, py_geometric_mean, py_harmonic_mean,
     py_fsum, py_mean, py_stdev, py_variance, slot_tree, sort_order, to_float, without_key)
 from .runtime_signal import (  # noqa: F401  (convolutions, interp, gradient, choose)
@@ -333,6 +334,11 @@ __all__ = [
     "span_tangent",
     "slot_tree",
     "without_key",
+    "field_grad",
+    "field_index",
+    "field_tangent",
+    "item_at",
+    "item_tangent_at",
 ]
 __all__ += _pymath.__all__ + _poly.__all__ + _special.__all__ + _pieces.__all__
 __all__ += _gathers.__all__

@@ -245,6 +245,42 @@ def appended_tangent(g, xs):
     return Items([_zero_like(v) for v in xs] + [g], range(len(xs)))
 
 
+# -- namedtuples (`Cache(x=x, z=z)` built, `cache.z` read: ops/python_rows.py) ---------------
+
+
+def field_index(obj, name: str) -> int:
+    """The position of the field `name` in the namedtuple `obj`."""
+    fields = getattr(type(obj), "_fields", None)
+    if not isinstance(obj, tuple) or fields is None or name not in fields:
+        raise TypeError(f"srcad: `.{name}` was read as a namedtuple's field, but the object "
+                        f"is a {type(obj).__name__}")
+    return fields.index(name)
+
+
+def item_at(ct, i, whole):
+    """The cotangent of item `i` of the tuple `whole` built from its items: ct's slot i
+    (zeros where it has none)."""
+    v = _item(ct, i)
+    return zeros_grad(whole[i]) if v is None else v
+
+
+def item_tangent_at(t, i, whole):
+    """The tangent of the tuple `whole` through its item `i`: t there, zeros elsewhere (the
+    transpose of `item_at`)."""
+    return Items([t if j == i else _zero_like(v) for j, v in enumerate(whole)],
+                 [j for j in range(len(whole)) if j != i])
+
+
+def field_grad(ct, obj, name):
+    """The cotangent of the namedtuple `obj` through ``obj.<name>``: ct in that slot."""
+    return GradTree({field_index(obj, name): ct}, len(obj), like=obj)
+
+
+def field_tangent(t, obj, name):
+    """The tangent of ``obj.<name>`` from obj's tangent t (the transpose of `field_grad`)."""
+    return item_at(t, field_index(obj, name), obj)
+
+
 # -- dicts ------------------------------------------------------------------------------------
 
 

@@ -62,3 +62,84 @@ def test_the_none_path_taken_is_pythons_type_error(mode):
         _pad_then_conv(x, w, "full")
     with pytest.raises(TypeError, match="cannot unpack non-iterable NoneType"):
         srcad.grad(_pad_then_conv, mode=mode)(x, w, "full")
+
+
+# ---- a namedtuple built in a callee, read by field in the caller --------------------------
+
+_Cache = namedtuple("_Cache", ["x", "z", "h"])
+_Step = namedtuple("_Step", ["a", "scale"], defaults=[0.5])
+
+
+def _dense(x, W):
+    z = x @ W
+    h = np.tanh(z)
+    return h, _Cache(x=x, z=z, h=h)
+
+
+def _by_field(X, W1, W2):
+    h, c1 = _dense(X, W1)
+    out, c2 = _dense(h, W2)
+    return np.sum(out ** 2) + 0.1 * np.sum(c1.z ** 2) + np.sum(c2.x * c1.h)
+
+
+def _caches_in_a_list(X, W1, W2):
+    caches = []
+    h = X
+    for W in (W1, W2):
+        h, cache = _dense(h, W)
+        caches.append(cache)
+    return sum(np.sum(c.z * c.h) for c in caches) + np.sum(caches[-1].x)
+
+
+def _built_here_with_default(x):
+    s = _Step(np.sin(x))
+    t = _Step(a=x * 2.0, scale=3.0)
+    return np.sum(s.a * s.scale + t.a * t.scale + s[0] * t[0])
+
+
+_ARGS3 = (R.standard_normal((4, 3)), R.standard_normal((3, 3)) * 0.5,
+          R.standard_normal((3, 3)) * 0.5)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("fn,args,wrt", [
+    (_by_field, _ARGS3, (0, 1, 2)), (_caches_in_a_list, _ARGS3, (1, 2)),
+    (_built_here_with_default, (R.standard_normal(5),), 0)],
+    ids=["callee-built", "list-of-caches", "defaults"])
+def test_namedtuple_built_and_read_by_field(fn, args, wrt, mode):
+    """`cache.z` of a namedtuple a callee built with `_Cache(x=x, z=z, h=h)`: was 'the
+    attribute `.z` has no derivative rule' (and the constructor: '`_Cache` has no
+    derivative rule')."""
+    _check(fn, args, wrt=wrt, mode=mode)
+
+
+def test_namedtuple_field_jvp_and_hvp():
+    x = R.standard_normal(5)
+    v = R.standard_normal(5)
+    f = _built_here_with_default
+    _, t = srcad.jvp(f, (x,), (v,))
+    assert abs(t - np.sum(numerical_grad(f, (x,)) * v)) < 1e-6
+    W = (_ARGS3[0], _ARGS3[1])
+    g = srcad.grad(_by_field, wrt=1)
+    vw = R.standard_normal(W[1].shape)
+    hv = srcad.jvp(lambda w: g(W[0], w, _ARGS3[2]), (W[1],), (vw,))[1]
+    fd = (g(W[0], W[1] + 1e-5 * vw, _ARGS3[2]) - g(W[0], W[1] - 1e-5 * vw, _ARGS3[2])) / 2e-5
+    assert rel_error(hv, fd) < 1e-5
+
+
+def _maybe_pair(x, flag):
+    if flag:
+        return x, x * 2.0
+
+
+def _both_uses(x):
+    a, b = _maybe_pair(x, True)
+    r = _maybe_pair(x * 3.0, False)
+    extra = 0.0 if r is None else np.sum(r[0])
+    return np.sum(a * b) + extra
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_none_returning_helper_unpacked_at_one_site_tested_at_another(mode):
+    """Only the call site that unpacks gets the tuple form; `r is None` still reads None."""
+    _check(_both_uses, (R.standard_normal(4),), mode=mode)

@@ -37,13 +37,20 @@ from ..binding import _hashable
 from ..checkpoint import Checkpointed
 from ..ops import control, table
 from ..ops.composed import transformed_call_op
-from ..ops.python_rows import dict_literal_op
+from ..ops.python_rows import dict_literal_op, namedtuple_op
 from ..errors import SrcadError, at_call_site, in_substitute
 from ..pyfuncs import SUBSTITUTES, label_of
 from . import guards
 from .closures import PARTIAL
 from .methods import _BUILTIN_OPS, METHODS, RESERVED
-from .opaque import is_user_object, library_file, opaque_attribute, opaque_call, opaque_method
+from .opaque import (
+    is_namedtuple_type,
+    is_user_object,
+    library_file,
+    opaque_attribute,
+    opaque_call,
+    opaque_method,
+)
 from .parse import LIFTED
 from .pylower import DICT_GET
 
@@ -460,6 +467,10 @@ class CallsMixin:
                 ir.Const(k.arg, repr(k.arg)) for k in e.keywords]
             values = [p.elts[1] for p in pairs] + [k.value for k in e.keywords]
             return ("op", *self.dict_parts(keys, values, hint))
+        if is_namedtuple_type(obj) and not checkpointed and table.lookup(obj) is None:
+            built = self.namedtuple_parts(obj, spelled, func, e, hint)
+            if built is not None:
+                return ("op", *built)
         user = isinstance(obj, types.FunctionType) and table.lookup(obj) is None and \
             library_file(obj) is None
         if checkpointed and not user:
@@ -478,6 +489,27 @@ class CallsMixin:
             return ("op", *self.op_call(obj, args, kwargs, e, spelled))
         callee = self.callee_atom(obj, spelled, func)
         return ("op", *self.opaque_parts(callee, spelled, args, kwargs, starred, e, obj))
+
+    def namedtuple_parts(self, cls, spelled: str, func, e, hint: str):
+        """`Cache(x, z=z, h=h)`: the namedtuple op over its fields in order (a field not given
+        takes its default), or None (a starred argument, or a call Python would refuse: run
+        as written)."""
+        if any(isinstance(a, gast.Starred) for a in e.args) or \
+                any(k.arg is None for k in e.keywords) or len(e.args) > len(cls._fields):
+            return None
+        given = dict(zip(cls._fields, e.args))
+        for k in e.keywords:
+            if k.arg not in cls._fields or k.arg in given:
+                return None
+            given[k.arg] = k.value
+        defaults = getattr(cls, "_field_defaults", {})
+        if any(f not in given and f not in defaults for f in cls._fields):
+            return None
+        bound = {"_cls": self.callee_atom(cls, spelled, func)}
+        for i, f in enumerate(cls._fields):
+            bound[f"f{i}"] = self.expr(given[f], f, None) if f in given else \
+                self.constant(defaults[f], repr(defaults[f]), e)
+        return namedtuple_op(len(cls._fields)), bound
 
     def dict_parts(self, keys: list, values: list, hint: str):
         """A dict literal's op and arguments (keys: atoms; values: gast expressions)."""

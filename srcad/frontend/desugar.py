@@ -252,8 +252,10 @@ class Desugarer:
         return out
 
 
-def desugar(fdef: gast.FunctionDef, taken: set[str]) -> None:
-    """Rewrite `fdef.body` in place (see the module docstring)."""
+def desugar(fdef: gast.FunctionDef, taken: set[str], unpacked: int = 0) -> None:
+    """Rewrite `fdef.body` in place (see the module docstring). `unpacked`: n where the
+    caller unpacks the result into n names (a `return None` reached at the end is then
+    Python's TypeError, raised there; elsewhere the function keeps its None)."""
     body = fdef.body
     # a single trailing return needs no flag
     early = [n for s in body[:-1] for n in gast.walk(s) if isinstance(n, gast.Return)]
@@ -272,6 +274,8 @@ def desugar(fdef: gast.FunctionDef, taken: set[str]) -> None:
             [last] if last is not None else [])
         return
     n = _tuple_arity(fdef)
+    if n and _none_tail(body) and n != unpacked:
+        n = 0  # (`r = helper(x); if r is None:` reads Python's None)
     none_end = None
     if n:
         d.results = [d.fresh(f"result{i}") for i in range(n)]

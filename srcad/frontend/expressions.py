@@ -29,11 +29,18 @@ import numpy as np
 from .. import ir
 from ..errors import NoRuleError, UnresolvedNameError, UnsupportedSyntaxError
 from ..ops import control, table
+from ..ops.python_rows import field_op
 from . import concatenators, guards
 from .calls import _RETURN
 from .concatenators import is_concatenator
 from .methods import ATTRIBUTES
-from .opaque import is_object_sequence, is_user_object, opaque_attribute, opaque_compare
+from .opaque import (
+    is_namedtuple_type,
+    is_object_sequence,
+    is_user_object,
+    opaque_attribute,
+    opaque_compare,
+)
 from .parse import LIFTED, UNRESOLVED
 
 _BINOPS = {
@@ -242,6 +249,10 @@ class ExpressionsMixin:
                         guards.note("items", sub, len(sub), sub)
                     return self.constant(sub, f"{base.src}.{e.attr}", e)
             fn = ATTRIBUTES.get(e.attr)
+            if fn is None and e.attr in self.namedtuple_fields():
+                # `cache.z` of a namedtuple a callee built (`Cache(x=x, z=z)`): its field,
+                # differentiable (the name is a field of a namedtuple type this code sees)
+                return self.result((field_op(e.attr), {"_obj": base}), hint, into, e)
             if fn is None:  # (x.itemsize, rng.bit_generator: run as written, see opaque.py)
                 return self.result((opaque_attribute(e.attr), {"_obj": base}), hint, into, e)
             return self.result(self.op_call(fn, [base], {}, e), hint, into, e)
@@ -368,6 +379,18 @@ class ExpressionsMixin:
         if isinstance(root, gast.Name) and root.id not in self.locals:
             return None
         return self.expr(e, hint, None)
+
+    def namedtuple_fields(self) -> frozenset:
+        """The field names of the namedtuple types this function's module, closure and
+        arguments hold (where `obj.<field>` of a local is read as that field)."""
+        if getattr(self, "_nt_fields", None) is None:
+            g = getattr(self.pf.fn, "__globals__", {})
+            g = getattr(g, "_base", g)
+            values = [*list(g.values()), *self.pf.closure.values(),
+                      *self.pf.namedtuples.values(), *self.pf.namedtuple_items.values()]
+            self._nt_fields = frozenset(f for v in values if is_namedtuple_type(v)
+                                        for f in v._fields)
+        return self._nt_fields
 
     def namedtuple_of(self, e):
         """The namedtuple type `e` (a name) holds: a parameter never rebound, or the variable

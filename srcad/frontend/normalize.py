@@ -148,6 +148,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         self.arrays = pf.arrays  # parameters that hold arrays (the call's arguments said)
         self.shapes: set = set()  # names that hold an array's shape
         self.nt_vars: dict = {}  # loop variable -> the namedtuple type of the items it runs over
+        self.unpacking = None  # (the call node unpacked here, how many names): user_call
         self.env: dict[str, ir.Var | ir.Const] = {p: ir.Var(p) for p in pf.params}
         for name, obj in pf.constants.items():  # `self` of a bound method: an object
             self.locals.add(name)
@@ -505,7 +506,11 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                 return
             if isinstance(value, gast.Call) and self.is_user_function(value.func):
                 # a, b = helper(x): the call's own targets
-                atom = self.expr(value, _hint(names), into=None)
+                outer, self.unpacking = self.unpacking, (value, len(names))
+                try:
+                    atom = self.expr(value, _hint(names), into=None)
+                finally:
+                    self.unpacking = outer
                 call = self.body[-1] if self.body else None
                 if not (isinstance(call, ir.UserCall) and ir.Var(call.targets[0]) == atom):
                     # (spliced in: frontend/inline.py) the callee's tuple, or an atom holding one
@@ -684,6 +689,8 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                 f"not differentiate recursion", node, cls=UnsupportedSyntaxError,
                 hint="write the recursion as a loop")
         pf = parse_function(fn)
+        if self.unpacking is not None and self.unpacking[0] is node:
+            pf.unpacked = self.unpacking[1]
         if pf.vararg is not None or pf.tree.args.vararg is not None or \
                 pf.tree.args.kwarg is not None:  # `def __call__(self, *args, **kwargs)`
             args, kwargs = star_params_for_call(pf, list(args), dict(kwargs))
@@ -994,7 +1001,7 @@ def _normalize(pf: ParsedFunction, root: bool = False) -> ir.Function:
         none = gast.Return(value=gast.Constant(value=None, kind=None))
         body.append(gast.copy_location(none, body[-1]))
         gast.fix_missing_locations(pf.tree)
-    desugar(pf.tree, n.taken)
+    desugar(pf.tree, n.taken, unpacked=pf.unpacked)
     for _, _, pname, _ in pf.attr_in:  # (the caller's stores on objects, given: state.py)
         pf.params.append(pname)
         pf.tree.args.args.append(gast.Name(pname, gast.Param(), None, None))

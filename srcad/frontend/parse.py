@@ -85,6 +85,9 @@ class ParsedFunction:
     # extra parameters its reads of `obj.attr` read (frontend/state.py)
     attr_in: list = field(default_factory=list)
     deferrable: bool = False  # a transform's own function: it may wait for the arguments
+    # n where the caller unpacks this call's result into n names (`a, b = helper(x)`): a
+    # tuple-returning helper whose end may be reached then raises Python's TypeError there
+    unpacked: int = 0
 
     def resolve(self, name: str) -> Any:
         """The object a free name refers to now, or UNRESOLVED. Each lookup is recorded as a

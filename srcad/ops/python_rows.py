@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import operator
 
 import numpy as np
 
@@ -24,12 +25,16 @@ from .. import runtime_python as rp
 from ..runtime_python import (  # (the rules' names)
     append_tangents,
     appended_tangent,
+    field_grad,
+    field_tangent,
     get_grad_d,
     get_grad_default,
     get_tangent,
     get_tangent_default,
     grow_grad,
     head_grad,
+    item_at,
+    item_tangent_at,
     key_grad,
     key_tree,
     keyed_tangent,
@@ -188,6 +193,56 @@ for _seq in (list, tuple):
            test_cases=(("OP([a, b * a])[1] * OP((a, b))[0]", [(3,), (3,)]),
                        ("OP(a)[1] * 2.0", [(3, 2)])))
     defjvp(_seq, lambda g, out, iterable: sequence_tangent(g, iterable))
+
+# --- namedtuples -------------------------------------------------------------------------------
+# (`Cache(x=x, z=z, h=h)` is an op per namedtuple type, `cache.z` one per field name: made on
+# demand, like a dict literal's; their helpers are linear in the cotangent / tangent, rows
+# here with their transposes)
+defvjp(rp.item_at, lambda g, out, ct, i, whole: item_tangent_at(g, i, whole), None, None,
+       name="item_at", linear=("ct",), family=_RT,
+       derivation="takes item i of ct; its transpose puts g there among zeros")
+defvjp(rp.item_tangent_at, lambda g, out, t, i, whole: item_at(g, i, whole), None, None,
+       name="item_tangent_at", linear=("t",), family=_RT,
+       derivation="t as item i among zeros; its transpose takes item i")
+defvjp(rp.field_grad, lambda g, out, ct, obj, name: field_tangent(g, obj, name), None, None,
+       name="field_grad", linear=("ct",), family=_RT,
+       derivation="ct in the slot of field `name`; its transpose takes that slot")
+defvjp(rp.field_tangent, lambda g, out, t, obj, name: field_grad(g, obj, name), None, None,
+       name="field_tangent", linear=("t",), family=_RT,
+       derivation="the slot of field `name` of t; its transpose puts g there")
+
+
+def _make_namedtuple(_cls, *items):
+    return _cls(*items)
+
+
+@functools.cache
+def namedtuple_op(n: int) -> Op:
+    """``Cache(x, z=z, h=h)``: a namedtuple type (`_cls`, no derivative) of n fields, given by
+    position in its fields' order; item i's VJP reads slot i of the cotangent."""
+    names = [f"f{i}" for i in range(n)]
+    params = (Param("_cls"), *(Param(p) for p in names))
+    every = ("g", "out", "_cls", *names)
+    vjps = (None, *(_rule(every, f"item_at(g, {i}, out)") for i in range(n)))
+    jvps = (None, *(_rule(every, f"item_tangent_at(g, {i}, out)") for i in range(n)))
+    src = f"_cls({', '.join(names)})"
+    return Op(name="namedtuple", fn=_make_namedtuple, params=params,
+              spelling=ast.parse(src, mode="eval").body, spelling_src=src, vjps=vjps,
+              jvps=jvps, differentiable=n > 0, family=_FAM,
+              derivation="each field's value gets that slot of g")
+
+
+@functools.cache
+def field_op(name: str) -> Op:
+    """``obj.<name>`` of a namedtuple (`cache.z`): its field, by name."""
+    src = f"_obj.{name}"
+    every = ("g", "out", "_obj")
+    return Op(name=f".{name}", fn=operator.attrgetter(name), params=(Param("_obj"),),
+              spelling=ast.parse(src, mode="eval").body, spelling_src=src,
+              vjps=(_rule(every, f"field_grad(g, _obj, {name!r})"),),
+              jvps=(_rule(every, f"field_tangent(g, _obj, {name!r})"),), family=_FAM,
+              derivation="g in the slot of that field")
+
 
 # --- dict literals ------------------------------------------------------------------------------
 
