@@ -31,10 +31,6 @@ def _numerical(name):
 
 # what srcad still refuses, one reason per class (strict: a fix must remove the entry)
 XFAILS = {
-    "wild_repos3.classmethod_constructor":
-        "a classmethod factory (`cls(params['W1'], ..., **kwargs)` returned by "
-        "`MLPModel.from_params(params)`) is not followed by objects.py: the object is then "
-        "opaque and `model(X)` refused",
 }
 
 

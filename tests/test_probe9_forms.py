@@ -143,3 +143,52 @@ def _both_uses(x):
 def test_a_none_returning_helper_unpacked_at_one_site_tested_at_another(mode):
     """Only the call site that unpacks gets the tuple form; `r is None` still reads None."""
     _check(_both_uses, (R.standard_normal(4),), mode=mode)
+
+
+# ---- a classmethod factory returning `cls(...)` -------------------------------------------
+
+class _Model:
+    def __init__(self, W1, W2, act="tanh", scale=1.0):
+        self.W1, self.W2, self.act, self.scale = W1, W2, act, scale
+
+    @classmethod
+    def from_params(cls, params, **kwargs):
+        return cls(params["W1"], params["W2"], **kwargs)
+
+    @classmethod
+    def from_pair(cls, W1, W2, scale=2.0):
+        model = cls(W1, W2, scale=scale)
+        return model
+
+    @classmethod
+    def penalty(cls, W):
+        return np.sum(W ** 2)
+
+    def __call__(self, x):
+        h = x @ self.W1
+        h = np.tanh(h) if self.act == "tanh" else np.maximum(h, 0.0)
+        return self.scale * (h @ self.W2)
+
+
+class _Wide(_Model):
+    def __call__(self, x):
+        return super().__call__(x) + 1.0
+
+
+def _from_params(params, X):
+    model = _Model.from_params(params, act="relu", scale=0.5)
+    return np.sum(model(X) ** 2) + _Model.penalty(params["W1"])
+
+
+def _from_pair_on_subclass(W1, W2, X):
+    return np.sum(_Wide.from_pair(W1, W2)(X) ** 2)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_classmethod_factory_is_followed_as_its_constructor(mode):
+    """`_Model.from_params(params, act=...)` returning `cls(..., **kwargs)`: was
+    '`model` has no derivative rule' (objects.py did not follow the classmethod)."""
+    params = {"W1": R.standard_normal((3, 4)) * 0.5, "W2": R.standard_normal((4, 2)) * 0.5}
+    X = R.standard_normal((5, 3))
+    _check(_from_params, (params, X), mode=mode)
+    _check(_from_pair_on_subclass, (params["W1"], params["W2"], X), wrt=(0, 1), mode=mode)

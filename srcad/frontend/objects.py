@@ -323,6 +323,8 @@ class _Rewriter:
         # given a literal, `n = len(Ws)` / `act = "relu"` outside branches and loops
         self.consts: dict = {}
         self.funcs: dict = {}  # names holding a callable known here (see VObj.funcs)
+        # a method's `**kwargs` never rebound, given these keys (a gast.Dict of str keys)
+        self.kwdicts: dict = {}
         self.in_def = 0  # > 0 inside a nested def or lambda (reads there: when it is called)
         self.calls: list = []  # per call being rewritten: the state read before it
         self.nested = 0  # inside a branch or a loop that is not unrolled
@@ -1623,6 +1625,24 @@ class _Rewriter:
                 isinstance(self.scope.env.get(e.args[0].id), VTuple):
             return gast.copy_location(gast.Constant(
                 value=len(self.scope.env[e.args[0].id].items), kind=None), e)
+        if any(k.arg is None and isinstance(k.value, gast.Name) and k.value.id in self.kwdicts
+               for k in e.keywords):
+            # `cls(W1, W2, **kwargs)` of a `**kwargs` the call site gave known keys: each key
+            # by name (its constant, or the dict's entry)
+            keywords = []
+            for k in e.keywords:
+                d = self.kwdicts.get(k.value.id) if k.arg is None and isinstance(
+                    k.value, gast.Name) else None
+                if d is None:
+                    keywords.append(k)
+                    continue
+                for key, v in zip(d.keys, d.values):
+                    value = copy.deepcopy(v) if isinstance(v, gast.Constant) else \
+                        gast.copy_location(gast.Subscript(
+                            value=_name(k.value.id), slice=gast.Constant(key.value, None),
+                            ctx=gast.Load()), k.value)
+                    keywords.append(gast.keyword(arg=key.value, value=value))
+            e.keywords = keywords
         if any(isinstance(a, gast.Starred) for a in e.args) or \
                 any(k.arg is None for k in e.keywords):
             return self._plain_call(e)
@@ -1700,6 +1720,12 @@ class _Rewriter:
             obj = _substituted(obj)  # (np.poly1d: srcad/pyfuncs.py's)
             if obj is not UNRESOLVED and _is_user_class(obj, self.o.globals):
                 return self.construct(obj, f, e)
+            if obj is not UNRESOLVED and not self.in_def and self._factory(obj):
+                # `MLPModel.from_params(params)`, a classmethod returning `cls(...)`: followed
+                # as the constructor call it makes, `cls` the class it was called on
+                args = [copy.deepcopy(base)] + [self.expr(a) for a in e.args]
+                kwargs = [(k.arg, self.expr(k.value)) for k in e.keywords]
+                return self.specialise(obj.__func__, None, None, args, kwargs, e)
             f.value = base
             return self._plain_call(e, func_done=True)
         if isinstance(f, gast.Name) and f.id in self.scope.env:
@@ -1747,6 +1773,22 @@ class _Rewriter:
             e.keywords = [gast.keyword(arg=k, value=v) for k, v in kwargs]
             return e
         return self._plain_call(e)
+
+    def _factory(self, obj) -> bool:
+        """Is `obj` a classmethod of a user class, bound to it, that builds `cls(...)`?"""
+        if not (inspect.ismethod(obj) and isinstance(obj.__self__, type) and
+                _is_user_class(obj.__self__, self.o.globals) and
+                _user_function(obj.__func__, self.o.globals)):
+            return False
+        try:
+            fdef = parse_function(obj.__func__).tree
+        except Exception:  # noqa: BLE001  (no source: not followed)
+            return False
+        if not fdef.args.args:
+            return False
+        first = fdef.args.args[0].id
+        return any(isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and
+                   n.func.id == first for n in _walk_own(fdef))
 
     def _attr_name(self, e) -> str:
         """The attribute a `getattr` / `hasattr` names: a string known here."""
@@ -1939,6 +1981,7 @@ class _Rewriter:
                 a.kwarg is not None and not isinstance(a.kwarg, gast.Name)):
             raise _Unsupported(f"{fn.__qualname__} has a signature srcad cannot specialise")
         params = [p.id for p in a.args]
+        kwarg_name = a.kwarg.id if a.kwarg is not None else None
         if a.kwarg is not None:  # `def __init__(self, W, **options)`: a dict of the rest
             named = set(params)
             extra = [(k, v) for k, v in kwargs if k not in named]
@@ -2015,6 +2058,13 @@ class _Rewriter:
                 continue
             if isinstance(v, gast.Constant) and type(v.value) in _CONST_TYPES:
                 sub.consts[p] = v.value
+                continue
+            if isinstance(v, gast.Dict) and a.kwarg is None and p == kwarg_name and all(
+                    isinstance(k, gast.Constant) and type(k.value) is str for k in v.keys) \
+                    and p not in inner.mutated and not any(
+                        isinstance(n, gast.Name) and n.id == p and isinstance(
+                            n.ctx, (gast.Store, gast.Del)) for n in gast.walk(fdef)):
+                sub.kwdicts[p] = v
                 continue
             if isinstance(v, gast.Name) and self.scope is self.o.top and \
                     type(self.o.pf.known.get(v.id)) is str and v.id not in self.scope.env and \
@@ -2953,6 +3003,8 @@ def _built_classes(pf) -> list:
         if obj is _REGISTRY and obj not in found:
             found.append(obj)
         obj = _substituted(obj)
+        if inspect.ismethod(obj) and isinstance(obj.__self__, type):
+            obj = obj.__self__  # (`Model.from_params(p)`: a classmethod may build one)
         if obj is not _REGISTRY and obj is not UNRESOLVED and _is_user_class(obj, globals_) \
                 and obj not in found:
             found.append(obj)
