@@ -284,9 +284,16 @@ def field_tangent(t, obj, name):
 # -- dicts ------------------------------------------------------------------------------------
 
 
+def _dict_copy(d):
+    """A shallow copy of the same kind: `defaultdict.copy` keeps its default_factory,
+    `OrderedDict.copy` its order."""
+    return dict(d) if type(d) is dict or not isinstance(d, dict) else d.copy()
+
+
 def dict_set(d, key, value):
-    """``d[key] = value`` on a dict as a value: a new dict (d unchanged)."""
-    out = dict(d)
+    """``d[key] = value`` on a dict as a value: a new dict (d unchanged) of d's kind (a
+    defaultdict keeps its default: a later read of a missing key makes it, as in Python)."""
+    out = _dict_copy(d)
     out[key] = value
     return out
 
@@ -465,7 +472,7 @@ def _norm(index, n):
 def container_set(x, index, value):
     """``x[index] = value`` on a dict or list as a value: a new dict or list (x unchanged),
     as copy on write does for an array."""
-    out = dict(x) if isinstance(x, dict) else list(x)
+    out = _dict_copy(x) if isinstance(x, dict) else list(x)
     out[index] = value
     return out
 

@@ -5,7 +5,7 @@ differences; each failed before its fix."""
 from __future__ import annotations
 
 import warnings
-from collections import namedtuple
+from collections import defaultdict, namedtuple
 
 import numpy as np
 import pytest
@@ -192,3 +192,62 @@ def test_classmethod_factory_is_followed_as_its_constructor(mode):
     X = R.standard_normal((5, 3))
     _check(_from_params, (params, X), mode=mode)
     _check(_from_pair_on_subclass, (params["W1"], params["W2"], X), wrt=(0, 1), mode=mode)
+
+
+# ---- a numpy function handed to a user function as a value --------------------------------
+
+def _apply(f, x):
+    return f(x)
+
+
+def _apply_n(fn, x, n=2):
+    for _ in range(n):
+        x = fn(x)
+    return x
+
+
+def _with_act(x, act=None):
+    return act(x) * 2.0
+
+
+def _passes_ufuncs(x):
+    return np.sum(_apply(np.tanh, x) + _apply(np.exp, 0.1 * x) + _apply_n(np.sin, x)
+                  + _with_act(x, act=np.arctan)) + np.sum(_apply(np.maximum.reduce, x))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_numpy_function_passed_to_a_user_function(mode):
+    """`_apply(np.tanh, x)`: was '`np.tanh` (ufunc) used as a value'; the callee's calls of
+    its parameter are the row's (each function its own specialisation)."""
+    _check(_passes_ufuncs, (R.standard_normal(5),), mode=mode)
+
+
+def test_a_numpy_function_passed_jvp():
+    x, v = R.standard_normal(5), R.standard_normal(5)
+    _, t = srcad.jvp(_passes_ufuncs, (x,), (v,))
+    assert abs(t - np.sum(numerical_grad(_passes_ufuncs, (x,)) * v)) < 1e-6
+
+
+# ---- a defaultdict read at a missing key ---------------------------------------------------
+
+def _defaultdict_float(x):
+    acc = defaultdict(float)
+    acc["a"] += np.sum(x ** 2)
+    acc["b"] += np.sum(np.sin(x))
+    return acc["a"] + acc["b"] + acc["never"]
+
+
+def _defaultdict_list(x):
+    d = defaultdict(list)
+    d["h"].append(x * 2.0)
+    d["h"].append(np.tanh(x))
+    return np.sum(np.stack(d["h"]) ** 2) + len(d["missing"])
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("fn", [_defaultdict_float, _defaultdict_list], ids=["float", "list"])
+def test_defaultdict_read_at_a_missing_key_makes_the_default(fn, mode):
+    """`acc["b"] += v` of a defaultdict(float) and `d["missing"]` of a defaultdict(list):
+    were KeyError in source mode (a write copied the dict as a plain dict; the lowering
+    of appends made defaultdict(list) a `{}`)."""
+    _check(fn, (R.standard_normal(4),), mode=mode)

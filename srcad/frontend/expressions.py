@@ -520,4 +520,14 @@ def _passable(obj) -> bool:
     """A user function, which may be held as a value and handed to another user function
     (`integrate(rhs, y0)`: the callee knows it, as it knows a user object it is passed, and
     its calls of it are subroutine calls of `rhs`)."""
-    return isinstance(obj, types.FunctionType) and is_user_object(obj)
+    return (isinstance(obj, types.FunctionType) and is_user_object(obj)) or \
+        rowed_callable(obj)
+
+
+def rowed_callable(obj) -> bool:
+    """A function or ufunc the op table has a row for (`np.tanh`, `np.maximum`): passed to a
+    user function as a value (`apply(np.tanh, x)`), the callee's calls of it are its row."""
+    try:
+        return callable(obj) and not isinstance(obj, type) and table.lookup(obj) is not None
+    except TypeError:  # (unhashable)
+        return False

@@ -55,7 +55,7 @@ from .attrstate import carry_attribute_state, declared_names
 from .closures import lift_closures
 from .desugar import desugar
 from .effects import EffectsMixin, check_lost_changes
-from .expressions import PY_BINARY, ExpressionsMixin
+from .expressions import PY_BINARY, ExpressionsMixin, rowed_callable
 from .fence import fence
 from .inline import InlineMixin
 from .knowntests import fold_known_tests
@@ -697,7 +697,10 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         # a user object the call always passes (a global, `self` or an attribute of it: each
         # guarded) is known in the callee too, so its methods resolve there as well
         pf.known = {p: a.value for p, a in zip(pf.params, args)
-                    if isinstance(a, ir.Const) and is_user_object(a.value)}
+                    if isinstance(a, ir.Const) and (is_user_object(a.value) or
+                                                    rowed_callable(a.value))}
+        pf.known.update({p: a.value for p, a in kwargs.items()  # (`apply(x, f=np.tanh)`)
+                         if isinstance(a, ir.Const) and rowed_callable(a.value)})
         # a namedtuple argument passed on as it is: `p.W1` is its field there too
         pf.namedtuples = {p: self.pf.namedtuples[a.name] for p, a in zip(pf.params, args)
                           if isinstance(a, ir.Var) and a.name in self.pf.namedtuples
