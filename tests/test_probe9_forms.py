@@ -251,3 +251,62 @@ def test_defaultdict_read_at_a_missing_key_makes_the_default(fn, mode):
     were KeyError in source mode (a write copied the dict as a plain dict; the lowering
     of appends made defaultdict(list) a `{}`)."""
     _check(fn, (R.standard_normal(4),), mode=mode)
+
+
+# ---- `def __init__(self, W, *args, **kwargs): super().__init__(*args, **kwargs)` ----------
+
+class _Base:
+    def __init__(self, name="", *args, **kwargs):
+        self.name = name
+        self.scale = kwargs.get("scale", 1.0)
+
+
+class _Lin(_Base):
+    def __init__(self, W, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.W = W
+
+    def __call__(self, x):
+        return self.scale * np.tanh(x @ self.W)
+
+
+def _star_init(W1, W2, X):
+    a = _Lin(W1, "first")
+    b = _Lin(W2, name="second", scale=0.5)
+    return np.sum(b(a(X)) ** 2)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_init_with_star_args_and_kwargs_forwarded_to_super(mode):
+    """`__init__(self, W, *args, **kwargs)` handing both on to `super().__init__`: was
+    'has a signature srcad cannot specialise' (objects.py), so '`_Lin` has no derivative
+    rule'."""
+    _check(_star_init, (R.standard_normal((3, 4)) * 0.5, R.standard_normal((4, 2)) * 0.5,
+                        R.standard_normal((5, 3))), wrt=(0, 1), mode=mode)
+
+
+# ---- getattr(np, cfg.activation) --------------------------------------------------------
+
+class _Cfg:
+    activation = "tanh"
+
+
+_CFG = _Cfg()
+
+
+def _getattr_np_by_config(x, cfg=_CFG):
+    act = getattr(np, cfg.activation)
+    return np.sum(act(x) ** 2)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_getattr_of_numpy_by_a_config_string(mode):
+    """`getattr(np, cfg.activation)` with `cfg` an object known when normalising: was
+    '`np` (module) used as a value'; the string is read as the attribute is, guarded."""
+    cfg = _Cfg()
+    x = R.standard_normal(5)
+    g = srcad.grad(_getattr_np_by_config, mode=mode)
+    assert rel_error(g(x, cfg), numerical_grad(_getattr_np_by_config, (x, cfg))) < 1e-6
+    cfg.activation = "sin"
+    assert rel_error(g(x, cfg), numerical_grad(_getattr_np_by_config, (x, cfg))) < 1e-6
+    assert rel_error(g(x), numerical_grad(_getattr_np_by_config, (x,))) < 1e-6

@@ -981,8 +981,9 @@ def _normalize(pf: ParsedFunction, root: bool = False) -> ir.Function:
     lower_forms(pf, set())  # with, loop else, starred targets, reversed(xs) (pyforms.py)
     fold_known_tests(pf)  # `if self.act is None: return z` of a known object (knowntests.py)
     fence(pf)
-    static_getattr(pf.tree, pf.fn.__globals__,
-                   {k: v for k, v in pf.known.items() if type(v) is str})  # getattr(A, name)
+    static_getattr(pf.tree, pf.fn.__globals__,  # getattr(A, name), getattr(np, cfg.act)
+                   {k: v for k, v in pf.known.items() if type(v) is str},
+                   {k: v for k, v in pf.known.items() if is_user_object(v)})
     _getattr_waits_for_arguments(pf)
     _out_keyword_as_write(pf)  # np.exp(s, out=s) -> s[...] = np.exp(s)
     n = Normalizer(pf)

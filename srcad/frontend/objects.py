@@ -75,7 +75,7 @@ from ..runtime_python import list_concat
 from . import guards
 from .attrstate import OBJECT_ATTRIBUTE, _may_read_before_store
 from .opaque import NOT_FOLLOWED, is_user_object, library_file
-from .parse import UNRESOLVED, parse_function
+from .parse import UNRESOLVED, _star_as_tuple, parse_function
 
 _SUBSTITUTE_CLASSES = tuple(CLASS_SUBSTITUTES.values())
 _COMPARE = {gast.Eq: operator.eq, gast.NotEq: operator.ne, gast.Lt: operator.lt,
@@ -1977,6 +1977,10 @@ class _Rewriter:
         if fn.__globals__ is not self.o.globals:
             self.o.localise(fdef, fn)
         a = fdef.args
+        if a.vararg is not None and a.kwarg is not None and pfm.vararg is None:
+            # `def __init__(self, W, *args, **kwargs)`: the extra positional arguments a
+            # tuple parameter (below), the extra keywords a dict one
+            pfm.vararg = _star_as_tuple(fdef, with_kwarg=True)
         if a.vararg is not None or a.kwonlyargs or a.posonlyargs or (
                 a.kwarg is not None and not isinstance(a.kwarg, gast.Name)):
             raise _Unsupported(f"{fn.__qualname__} has a signature srcad cannot specialise")

@@ -1,0 +1,882 @@
+"""Fourth set of programs in the styles of public numpy-from-scratch code (read for patterns
+only, written here from scratch): layer libraries on ``abc.ABC`` bases with
+``@abstractmethod``, typed signatures and ``*args, **kwargs`` handed to ``super().__init__``;
+layers linked by ``prev`` / ``next``; modules whose ``parameters()`` is a generator;
+step-by-step batch normalisation returning a cache tuple that ends with ``eps``, with a
+``bn_param`` dict of running statistics; layer normalisation objects keeping ``self._mean``;
+attention with ``K, Q, V = np.split(X @ W_KQV, 3, axis=-1)``, with heads sliced in a
+``range(0, D, hd)`` loop and concatenated, with heads split by reshape/transpose and a
+sinusoidal position table filled by slice assignment; parameter objects in a dict read by
+``weights["Wq"].weight``; a VAE with ``np.split`` into mean and log-variance; skip-gram
+with negative sampling over a list of pairs; Adam steps unrolled through a dict of moments;
+im2col by loops writing into a preallocated matrix; LSTM gates from one stacked matrix;
+a GRU class with ``self.params``; one-hot by ``np.eye(C)[y]``; dilated causal 1-D
+convolutions with gated activations; pooling by the reshape trick; inverted dropout in
+place; properties with setters; dataclass configs and ``getattr(np, name)``; residual MLPs
+over ``enumerate(zip(Ws, bs))``; robust losses with ``np.where`` / ``np.logaddexp``; a
+Gaussian-process marginal likelihood with ``slogdet`` / ``solve``; min-char-rnn's dicts
+keyed by time step (``hs[-1] = np.copy(hprev)``, ``xs[t][inputs[t]] = 1``); soft k-means;
+a Verlet integrator carrying a state tuple."""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, ABCMeta, abstractmethod
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+import scipy.special
+
+from . import Probe, rng
+
+
+# ---- 1. a layer library on an abstract base ----------------------------------------------
+
+class BaseLayer(ABC):
+    def __init__(self, name: str = "", *args, **kwargs):
+        self.name = name
+        self.input: Optional[np.ndarray] = None
+        self.output: Optional[np.ndarray] = None
+
+    @abstractmethod
+    def forward(self, inputs: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def backward(self, grad: np.ndarray) -> np.ndarray:
+        raise NotImplementedError("not used: srcad differentiates forward")
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__name__}({self.name})"
+
+
+class Linear(BaseLayer):
+    def __init__(self, W: np.ndarray, b: np.ndarray, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.W = W
+        self.b = b
+
+    def forward(self, inputs: np.ndarray) -> np.ndarray:
+        self.input = inputs
+        self.output = inputs @ self.W + self.b
+        return self.output
+
+
+class Activation(BaseLayer):
+    funcs = {"relu": lambda x: np.maximum(x, 0.0), "tanh": np.tanh,
+             "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x))}
+
+    def __init__(self, kind: str = "relu", **kwargs):
+        super().__init__(name=kind, **kwargs)
+        self.kind = kind
+
+    def forward(self, inputs):
+        self.input = inputs
+        self.output = self.funcs[self.kind](inputs)
+        return self.output
+
+
+class Sequential:
+    def __init__(self, *layers: BaseLayer):
+        self.layers = list(layers)
+
+    def add(self, layer: BaseLayer) -> "Sequential":
+        self.layers.append(layer)
+        return self
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer.forward(x)
+        return x
+
+    __call__ = forward
+
+
+class MSELoss:
+    def __call__(self, pred, target):
+        return np.mean(np.square(pred - target))
+
+
+def abc_sequential(W1, b1, W2, b2, X, y):
+    model = Sequential(Linear(W1, b1, name="fc1"), Activation("tanh"))
+    model.add(Linear(W2, b2, name="fc2"))
+    model.add(Activation("sigmoid"))
+    return MSELoss()(model(X), y)
+
+
+def _abc():
+    r = rng(901)
+    return (r.standard_normal((3, 5)) * 0.5, np.zeros(5), r.standard_normal((5, 2)) * 0.5,
+            np.full(2, 0.1), r.standard_normal((6, 3)), r.random((6, 2)))
+
+
+# ---- 2. layers linked by prev / next -----------------------------------------------------
+
+class Node(metaclass=ABCMeta):
+    def __init__(self, prev=None):
+        self.prev = prev
+        self.next = None
+        if prev is not None:
+            prev.next = self
+
+    @abstractmethod
+    def __call__(self, x):
+        ...
+
+
+class Affine(Node):
+    def __init__(self, W, prev=None):
+        super().__init__(prev)
+        self.W = W
+
+    def __call__(self, x):
+        return x @ self.W
+
+
+class Softplus(Node):
+    def __call__(self, x):
+        return np.logaddexp(0.0, x)
+
+
+def linked_layers(W1, W2, X):
+    head = Affine(W1)
+    act = Softplus(head)
+    Affine(W2, act)
+    node, h = head, X
+    while node is not None:
+        h = node(h)
+        node = node.next
+    return np.sum(h ** 2) / len(X)
+
+
+def _linked():
+    r = rng(902)
+    return r.standard_normal((4, 3)) * 0.5, r.standard_normal((3, 2)) * 0.5, \
+        r.standard_normal((5, 4))
+
+
+# ---- 3. a module whose parameters() is a generator ---------------------------------------
+
+class Module:
+    def parameters(self):
+        for name in sorted(vars(self)):
+            v = getattr(self, name)
+            if isinstance(v, np.ndarray):
+                yield v
+            elif isinstance(v, Module):
+                yield from v.parameters()
+
+
+class Dense(Module):
+    def __init__(self, W, b):
+        self.W = W
+        self.b = b
+
+    def __call__(self, x):
+        return x @ self.W + self.b
+
+
+class TwoLayer(Module):
+    def __init__(self, W1, b1, W2, b2):
+        self.l1 = Dense(W1, b1)
+        self.l2 = Dense(W2, b2)
+
+    def __call__(self, x):
+        return self.l2(np.tanh(self.l1(x)))
+
+
+def generator_parameters(W1, b1, W2, b2, X, y):
+    net = TwoLayer(W1, b1, W2, b2)
+    out = net(X)
+    l2 = sum(np.sum(p ** 2) for p in net.parameters())
+    return np.mean((out - y) ** 2) + 1e-2 * l2
+
+
+def _gen():
+    r = rng(903)
+    return (r.standard_normal((3, 4)) * 0.5, r.standard_normal(4) * 0.1,
+            r.standard_normal((4, 2)) * 0.5, r.standard_normal(2) * 0.1,
+            r.standard_normal((5, 3)), r.standard_normal((5, 2)))
+
+
+# ---- 4. batch normalisation, step by step, with a bn_param dict --------------------------
+
+def batchnorm_forward_steps(x, gamma, beta, bn_param):
+    mode = bn_param["mode"]
+    eps = bn_param.get("eps", 1e-5)
+    momentum = bn_param.get("momentum", 0.9)
+    N, D = x.shape
+    running_mean = bn_param.get("running_mean", np.zeros(D, dtype=x.dtype))
+    running_var = bn_param.get("running_var", np.zeros(D, dtype=x.dtype))
+    if mode == "train":
+        mu = 1. / N * np.sum(x, axis=0)
+        xmu = x - mu
+        sq = xmu ** 2
+        var = 1. / N * np.sum(sq, axis=0)
+        sqrtvar = np.sqrt(var + eps)
+        ivar = 1. / sqrtvar
+        xhat = xmu * ivar
+        gammax = gamma * xhat
+        out = gammax + beta
+        cache = (xhat, gamma, xmu, ivar, sqrtvar, var, eps)
+        running_mean = momentum * running_mean + (1 - momentum) * mu
+        running_var = momentum * running_var + (1 - momentum) * var
+    elif mode == "test":
+        out = gamma * (x - running_mean) / np.sqrt(running_var + eps) + beta
+        cache = None
+    else:
+        raise ValueError('Invalid forward batchnorm mode "%s"' % mode)
+    bn_param["running_mean"] = running_mean
+    bn_param["running_var"] = running_var
+    return out, cache
+
+
+def bn_steps_cache(W, gamma, beta, X, y):
+    bn_param = {"mode": "train"}
+    h, cache = batchnorm_forward_steps(X @ W, gamma, beta, bn_param)
+    xhat, _, xmu, ivar, sqrtvar, var, eps = cache
+    h = np.maximum(h, 0)
+    drift = np.sum(bn_param["running_mean"] ** 2) + np.sum(bn_param["running_var"])
+    return np.mean((h - y) ** 2) + 1e-2 * np.sum(xhat[:2] ** 2) + 1e-3 * drift
+
+
+def _bn():
+    r = rng(904)
+    return (r.standard_normal((3, 4)), 1 + 0.1 * r.standard_normal(4), 0.1 * r.standard_normal(4),
+            r.standard_normal((8, 3)), r.standard_normal((8, 4)))
+
+
+# ---- 5. a layer-norm object keeping its statistics ---------------------------------------
+
+class LayerNormalization:
+    def __init__(self, gamma, beta, epsilon: float = 1e-5):
+        self._epsilon = float(epsilon)
+        self._gamma = gamma
+        self._beta = beta
+
+    def forward(self, x: np.ndarray) -> np.ndarray:
+        self._x = x
+        self._mean = np.mean(x, axis=-1, keepdims=True)
+        self._var = np.var(x, axis=-1, keepdims=True)
+        self._y = (x - self._mean) / np.sqrt(self._var + self._epsilon)
+        return self._gamma * self._y + self._beta
+
+
+def layernorm_object(gamma, beta, W, X):
+    ln = LayerNormalization(gamma, beta)
+    h = ln.forward(X @ W)
+    return np.sum(np.tanh(h) ** 2) + 0.1 * np.sum(ln._var)
+
+
+def _ln():
+    r = rng(905)
+    return (1 + 0.1 * r.standard_normal(5), 0.1 * r.standard_normal(5),
+            r.standard_normal((4, 5)), r.standard_normal((2, 3, 4)))
+
+
+# ---- 6. attention: K, Q, V from one matrix, split -----------------------------------------
+
+def softmax_last(x):
+    x = np.exp(x - x.max(axis=-1, keepdims=True))
+    return x / x.sum(axis=-1, keepdims=True)
+
+
+def self_attention(X, mask, W_KQV, W_OUT):
+    K, Q, V = np.split(X @ W_KQV, 3, axis=-1)
+    attention = softmax_last(K @ Q.swapaxes(-1, -2) / np.sqrt(X.shape[-1]) + mask)
+    return attention @ V @ W_OUT, attention
+
+
+def kqv_split_attention(W_KQV, W_OUT, X):
+    T = X.shape[1]
+    M = np.triu(np.full((T, T), -1e9), 1)
+    Y, A = self_attention(X, M, W_KQV, W_OUT)
+    entropy = -np.sum(A * np.log(A + 1e-9)) / A.shape[0]
+    return np.mean(Y ** 2) + 0.01 * entropy
+
+
+def _kqv():
+    r = rng(906)
+    return r.standard_normal((4, 12)) * 0.4, r.standard_normal((4, 4)) * 0.4, \
+        r.standard_normal((2, 5, 4))
+
+
+# ---- 7. heads sliced in a range(0, D, hd) loop --------------------------------------------
+
+def attention_2d(Q, K, V):
+    dim = Q.shape[-1]
+    scores = Q @ K.T / dim ** 0.5
+    return scipy.special.softmax(scores, axis=-1) @ V
+
+
+def multi_head_loop(Q, K, V, num_heads):
+    heads = []
+    hd = Q.shape[-1] // num_heads
+    for i in range(0, Q.shape[-1], hd):
+        heads.append(attention_2d(Q[:, i: i + hd], K[:, i: i + hd], V[:, i: i + hd]))
+    return np.concatenate(heads, axis=-1)
+
+
+def heads_loop_concat(Wq, Wk, Wv, X):
+    out = multi_head_loop(X @ Wq, X @ Wk, X @ Wv, num_heads=2)
+    return np.sum(out * X)
+
+
+def _heads():
+    r = rng(907)
+    return (r.standard_normal((4, 4)) * 0.5, r.standard_normal((4, 4)) * 0.5,
+            r.standard_normal((4, 4)) * 0.5, r.standard_normal((5, 4)))
+
+
+# ---- 8. heads by reshape / transpose, a sinusoidal table ----------------------------------
+
+def positional_encoding(seq_len, d_model):
+    pos = np.arange(seq_len)[:, np.newaxis]
+    i = np.arange(d_model)[np.newaxis, :]
+    angles = pos / np.power(10000, (2 * (i // 2)) / d_model)
+    angles[:, 0::2] = np.sin(angles[:, 0::2])
+    angles[:, 1::2] = np.cos(angles[:, 1::2])
+    return angles
+
+
+class MultiHeadAttention:
+    def __init__(self, W_q, W_k, W_v, W_o, num_heads):
+        self.d_model = W_q.shape[0]
+        self.num_heads = num_heads
+        self.d_k = self.d_model // num_heads
+        self.W_q, self.W_k, self.W_v, self.W_o = W_q, W_k, W_v, W_o
+
+    def split(self, x, batch_size):
+        return x.reshape(batch_size, -1, self.num_heads, self.d_k).transpose(0, 2, 1, 3)
+
+    def forward(self, Q, K, V, mask=None):
+        batch_size = Q.shape[0]
+        Q = self.split(np.matmul(Q, self.W_q), batch_size)
+        K = self.split(np.matmul(K, self.W_k), batch_size)
+        V = self.split(np.matmul(V, self.W_v), batch_size)
+        scores = np.matmul(Q, K.transpose(0, 1, 3, 2)) / np.sqrt(self.d_k)
+        if mask is not None:
+            scores = scores + (mask * -1e9)
+        weights = softmax_last(scores)
+        out = np.matmul(weights, V).transpose(0, 2, 1, 3).reshape(batch_size, -1,
+                                                                   self.d_model)
+        return np.matmul(out, self.W_o)
+
+
+def split_heads_posenc(W_q, W_k, W_v, W_o, emb):
+    x = emb + positional_encoding(emb.shape[1], emb.shape[2])
+    mha = MultiHeadAttention(W_q, W_k, W_v, W_o, num_heads=2)
+    T = x.shape[1]
+    look_ahead = 1 - np.tril(np.ones((T, T)))
+    y = mha.forward(x, x, x, mask=look_ahead)
+    return np.mean((x + y) ** 2)
+
+
+def _mha():
+    r = rng(908)
+    return tuple(r.standard_normal((4, 4)) * 0.4 for _ in range(4)) + (
+        r.standard_normal((2, 3, 4)),)
+
+
+# ---- 9. parameter objects in a dict: weights["Wq"].weight ---------------------------------
+
+class Parameter:
+    def __init__(self, weight, name=None):
+        self.weight = weight
+        self.name = name
+        self.grad = np.zeros_like(weight)
+
+
+def projected(x, weights, key):
+    W, b = weights["W" + key].weight, weights["b" + key].weight
+    return x @ W + b
+
+
+def param_objects_dict(params, X):
+    weights = {k: Parameter(v, name=k) for k, v in params.items()}
+    q = projected(X, weights, "q")
+    k = projected(X, weights, "k")
+    a = softmax_last(q @ k.T)
+    return np.sum(a @ X) + np.sum(weights["Wq"].weight ** 2)
+
+
+def _pod():
+    r = rng(909)
+    return ({"Wq": r.standard_normal((3, 3)) * 0.5, "bq": np.zeros(3),
+             "Wk": r.standard_normal((3, 3)) * 0.5, "bk": 0.1 * np.ones(3)},
+            r.standard_normal((4, 3)))
+
+
+# ---- 10. a VAE in numpy ---------------------------------------------------------------------
+
+def vae_loss(We, be, Wd, bd, X, eps):
+    h = np.tanh(X @ We + be)
+    mu, logvar = np.split(h, 2, axis=1)
+    std = np.exp(0.5 * logvar)
+    z = mu + eps * std
+    logits = z @ Wd + bd
+    recon = 1.0 / (1.0 + np.exp(-logits))
+    recon = np.clip(recon, 1e-7, 1 - 1e-7)
+    bce = -np.sum(X * np.log(recon) + (1 - X) * np.log(1 - recon))
+    kl = -0.5 * np.sum(1 + logvar - mu ** 2 - np.exp(logvar))
+    return (bce + kl) / X.shape[0]
+
+
+def _vae():
+    r = rng(910)
+    return (r.standard_normal((6, 4)) * 0.4, np.zeros(4), r.standard_normal((2, 6)) * 0.4,
+            np.zeros(6), r.random((5, 6)), r.standard_normal((5, 2)))
+
+
+# ---- 11. skip-gram with negative sampling over a list of pairs ---------------------------
+
+def sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def sgns_loss(W_in, W_out, pairs, negatives):
+    loss = 0.0
+    for (center, context), neg in zip(pairs, negatives):
+        v = W_in[center]
+        u = W_out[context]
+        loss -= np.log(sigmoid(np.dot(u, v)))
+        loss -= np.sum(np.log(sigmoid(-W_out[neg] @ v)))
+    return loss / len(pairs)
+
+
+def _sgns():
+    r = rng(911)
+    return (r.standard_normal((7, 3)) * 0.3, r.standard_normal((7, 3)) * 0.3,
+            [(0, 1), (2, 3), (4, 1), (0, 6)], [np.array([2, 5]), np.array([0, 4]),
+                                             np.array([3, 3]), np.array([1, 5])])
+
+
+# ---- 12. Adam steps unrolled through a dict of moments -------------------------------------
+
+def adam_unrolled(params, A, b, lr=0.05, beta1=0.9, beta2=0.999, eps=1e-8, steps=3):
+    m = {k: np.zeros_like(v) for k, v in params.items()}
+    v = {k: np.zeros_like(p) for k, p in params.items()}
+    p = dict(params)
+    for t in range(1, steps + 1):
+        r = A @ p["w"] + p["c"] - b
+        grads = {"w": A.T @ r, "c": np.sum(r)}
+        for k in p:
+            m[k] = beta1 * m[k] + (1 - beta1) * grads[k]
+            v[k] = beta2 * v[k] + (1 - beta2) * grads[k] ** 2
+            m_hat = m[k] / (1 - beta1 ** t)
+            v_hat = v[k] / (1 - beta2 ** t)
+            p[k] = p[k] - lr * m_hat / (np.sqrt(v_hat) + eps)
+    r = A @ p["w"] + p["c"] - b
+    return 0.5 * np.sum(r ** 2)
+
+
+def _adam():
+    r = rng(912)
+    return ({"w": r.standard_normal(3), "c": np.array(0.3)}, r.standard_normal((5, 3)),
+            r.standard_normal(5))
+
+
+# ---- 13. im2col by loops into a preallocated matrix ---------------------------------------
+
+def im2col_loops(x, kh, kw, stride=1, pad=1):
+    N, C, H, W = x.shape
+    x_pad = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)), mode="constant")
+    out_h = (H + 2 * pad - kh) // stride + 1
+    out_w = (W + 2 * pad - kw) // stride + 1
+    cols = np.zeros((N, C * kh * kw, out_h * out_w))
+    idx = 0
+    for i in range(out_h):
+        for j in range(out_w):
+            hs, ws = i * stride, j * stride
+            cols[:, :, idx] = x_pad[:, :, hs:hs + kh, ws:ws + kw].reshape(N, -1)
+            idx += 1
+    return cols, out_h, out_w
+
+
+def conv_im2col_loops(W, b, x):
+    F, C, kh, kw = W.shape
+    cols, out_h, out_w = im2col_loops(x, kh, kw)
+    out = np.einsum("fk,nkp->nfp", W.reshape(F, -1), cols) + b.reshape(1, F, 1)
+    out = out.reshape(x.shape[0], F, out_h, out_w)
+    return np.sum(np.maximum(out, 0) ** 2)
+
+
+def _conv():
+    r = rng(913)
+    return r.standard_normal((2, 2, 3, 3)) * 0.4, r.standard_normal(2) * 0.1, \
+        r.standard_normal((2, 2, 4, 4))
+
+
+# ---- 14. LSTM gates from one stacked matrix ----------------------------------------------
+
+def lstm_stacked(Wx, Wh, b, x, h0):
+    N, T, D = x.shape
+    H = h0.shape[1]
+    h, c = h0, np.zeros_like(h0)
+    hs = []
+    for t in range(T):
+        a = x[:, t, :] @ Wx + h @ Wh + b
+        i = scipy.special.expit(a[:, :H])
+        f = scipy.special.expit(a[:, H:2 * H])
+        o = scipy.special.expit(a[:, 2 * H:3 * H])
+        g = np.tanh(a[:, 3 * H:])
+        c = f * c + i * g
+        h = o * np.tanh(c)
+        hs.append(h)
+    out = np.stack(hs, axis=1)
+    return np.sum(out[:, -1] ** 2) + 0.1 * np.sum(out)
+
+
+def _lstm():
+    r = rng(914)
+    return (r.standard_normal((3, 8)) * 0.4, r.standard_normal((2, 8)) * 0.4,
+            r.standard_normal(8) * 0.1, r.standard_normal((2, 4, 3)), r.standard_normal((2, 2)))
+
+
+# ---- 15. a GRU class with self.params ----------------------------------------------------
+
+class GRU:
+    def __init__(self, params):
+        self.params = params
+        self.cache = []
+
+    def step(self, x, h):
+        p = self.params
+        z = sigmoid(x @ p["Wz"] + h @ p["Uz"])
+        r = sigmoid(x @ p["Wr"] + h @ p["Ur"])
+        n = np.tanh(x @ p["Wn"] + (r * h) @ p["Un"])
+        h_new = (1 - z) * n + z * h
+        self.cache.append((z, r, n))
+        return h_new
+
+    def forward(self, xs, h):
+        for t in range(xs.shape[0]):
+            h = self.step(xs[t], h)
+        return h
+
+
+def gru_params_dict(params, xs, h0, y):
+    gru = GRU(params)
+    h = gru.forward(xs, h0)
+    return np.mean((h - y) ** 2) + 1e-2 * len(gru.cache)
+
+
+def _gru():
+    r = rng(915)
+    p = {k: r.standard_normal((3, 3) if k[0] == "W" else (3, 3)) * 0.4
+         for k in ("Wz", "Uz", "Wr", "Ur", "Wn", "Un")}
+    return p, r.standard_normal((4, 2, 3)), np.zeros((2, 3)), r.standard_normal((2, 3))
+
+
+# ---- 16. softmax regression with one-hot rows of np.eye --------------------------------------
+
+def softmax_regression(W, b, X, y, reg=1e-2):
+    C = W.shape[1]
+    Y = np.eye(C)[y]
+    scores = X.dot(W) + b
+    scores -= np.max(scores, axis=1, keepdims=True)
+    probs = np.exp(scores) / np.sum(np.exp(scores), axis=1, keepdims=True)
+    data_loss = np.mean(-np.sum(Y * np.log(probs + 1e-12), axis=1))
+    return data_loss + 0.5 * reg * np.sum(W * W)
+
+
+def _softreg():
+    r = rng(916)
+    return (r.standard_normal((4, 3)) * 0.3, np.zeros(3), r.standard_normal((6, 4)),
+            np.array([0, 2, 1, 1, 0, 2]))
+
+
+# ---- 17. dilated causal 1-D convolutions with gated activations ---------------------------
+
+def causal_conv1d(x, w, dilation):
+    K = w.shape[0]
+    pad = (K - 1) * dilation
+    xp = np.pad(x, ((0, 0), (pad, 0)))
+    T = x.shape[1]
+    out = np.zeros_like(x)
+    for k in range(K):
+        out = out + w[k] * xp[:, k * dilation: k * dilation + T]
+    return out
+
+
+def wavenet_block(wf, wg, x, dilations=(1, 2, 4)):
+    skips = []
+    for i, d in enumerate(dilations):
+        filt = np.tanh(causal_conv1d(x, wf[i], d))
+        gate = sigmoid(causal_conv1d(x, wg[i], d))
+        z = filt * gate
+        skips.append(z)
+        x = x + z
+    return np.sum(sum(skips) ** 2)
+
+
+def _wave():
+    r = rng(917)
+    return r.standard_normal((3, 2)) * 0.5, r.standard_normal((3, 2)) * 0.5, \
+        r.standard_normal((2, 9))
+
+
+# ---- 18. pooling by the reshape trick ---------------------------------------------------------
+
+def pooling_reshape(W, x):
+    N, C, H, Wd = x.shape
+    h = np.tanh(np.einsum("oc,nchw->nohw", W, x))
+    mx = h.reshape(N, -1, H // 2, 2, Wd // 2, 2).max(axis=(3, 5))
+    av = h.reshape(N, -1, H // 2, 2, Wd // 2, 2).mean(axis=(3, 5))
+    gap = mx.mean(axis=(2, 3))
+    return np.sum(gap ** 2) + np.sum(av * mx)
+
+
+def _pool():
+    r = rng(918)
+    return r.standard_normal((3, 2)), r.standard_normal((2, 2, 4, 4))
+
+
+# ---- 19. inverted dropout, in place, with the mask given ----------------------------------
+
+class Dropout:
+    def __init__(self, p=0.5):
+        self.p = p
+        self.mask = None
+
+    def forward(self, x, mask, train=True):
+        if not train:
+            return x
+        self.mask = mask
+        x *= mask / self.p
+        return x
+
+
+def inverted_dropout_inplace(W1, W2, X, mask):
+    h = np.maximum(X @ W1, 0)
+    h = Dropout(p=0.8).forward(h, mask)
+    return np.sum((h @ W2) ** 2)
+
+
+def _drop():
+    r = rng(919)
+    return (r.standard_normal((3, 5)), r.standard_normal((5, 2)), r.standard_normal((4, 3)),
+            (r.random((4, 5)) < 0.8).astype(float))
+
+
+# ---- 20. a property with a setter ---------------------------------------------------------
+
+class Scaled:
+    def __init__(self, w, scale=1.0):
+        self._w = w
+        self.scale = scale
+
+    @property
+    def w(self):
+        return self._w * self.scale
+
+    @w.setter
+    def w(self, value):
+        self._w = value / self.scale
+
+    def __call__(self, x):
+        return np.tanh(x @ self.w)
+
+
+def property_setter(w, X):
+    layer = Scaled(w, scale=2.0)
+    first = layer(X)
+    layer.w = layer.w * 0.5
+    return np.sum(first ** 2) + np.sum(layer(X))
+
+
+def _prop():
+    r = rng(920)
+    return r.standard_normal((3, 2)), r.standard_normal((4, 3))
+
+
+# ---- 21. a dataclass config, getattr(np, name) -------------------------------------------
+
+@dataclass
+class Config:
+    hidden: int = 4
+    activation: str = "tanh"
+    weight_decay: float = 1e-3
+    use_bias: bool = True
+
+
+def dataclass_config(W1, b1, W2, X, y, cfg=Config()):
+    act = getattr(np, cfg.activation)
+    z = X @ W1
+    if cfg.use_bias:
+        z = z + b1
+    out = act(z) @ W2
+    assert W1.shape[1] == cfg.hidden, "hidden size mismatch"
+    return np.mean((out - y) ** 2) + cfg.weight_decay * (np.sum(W1 ** 2) + np.sum(W2 ** 2))
+
+
+def _cfg():
+    r = rng(921)
+    return (r.standard_normal((3, 4)) * 0.5, r.standard_normal(4) * 0.1,
+            r.standard_normal((4, 1)) * 0.5, r.standard_normal((6, 3)), r.standard_normal((6, 1)))
+
+
+# ---- 22. a residual MLP over enumerate(zip(Ws, bs)) ---------------------------------------
+
+def residual_mlp(Ws, bs, X):
+    h = X
+    for i, (W, b) in enumerate(zip(Ws, bs)):
+        z = h @ W + b
+        if i < len(Ws) - 1:
+            z = np.maximum(z, 0.01 * z)
+        if z.shape == h.shape:
+            h = h + z
+        else:
+            h = z
+    return np.sum(h ** 2) / X.shape[0]
+
+
+def _res():
+    r = rng(922)
+    return ([r.standard_normal((3, 3)) * 0.5, r.standard_normal((3, 3)) * 0.5,
+             r.standard_normal((3, 2)) * 0.5], [np.zeros(3), np.full(3, 0.1), np.zeros(2)],
+            r.standard_normal((5, 3)))
+
+
+# ---- 23. robust losses ---------------------------------------------------------------------
+
+def robust_losses(w, X, y, delta=1.0, q=0.7):
+    f = X @ w
+    r = y - f
+    huber = np.where(np.abs(r) < delta, 0.5 * r ** 2, delta * (np.abs(r) - 0.5 * delta))
+    quantile = np.maximum(q * r, (q - 1) * r)
+    labels = np.sign(y)
+    logistic = np.logaddexp(0, -labels * f)
+    return np.mean(huber) + np.mean(quantile) + np.mean(logistic)
+
+
+def _robust():
+    r = rng(923)
+    return r.standard_normal(3), r.standard_normal((7, 3)), 2.0 * r.standard_normal(7)
+
+
+# ---- 24. a Gaussian-process marginal likelihood ------------------------------------------
+
+def rbf_kernel(X1, X2, lengthscale, variance):
+    sqdist = np.sum(X1 ** 2, 1).reshape(-1, 1) + np.sum(X2 ** 2, 1) - 2 * np.dot(X1, X2.T)
+    return variance * np.exp(-0.5 / lengthscale ** 2 * sqdist)
+
+
+def gp_nll(theta, X, y):
+    lengthscale, variance, noise = np.exp(theta)
+    K = rbf_kernel(X, X, lengthscale, variance) + noise * np.eye(len(X))
+    sign, logdet = np.linalg.slogdet(K)
+    alpha = np.linalg.solve(K, y)
+    return 0.5 * y @ alpha + 0.5 * logdet + 0.5 * len(X) * math.log(2 * math.pi)
+
+
+def _gp():
+    r = rng(924)
+    return np.array([0.1, -0.2, -1.0]), r.standard_normal((6, 2)), r.standard_normal(6)
+
+
+# ---- 25. min-char-rnn: dicts keyed by time step --------------------------------------------
+
+def char_rnn_loss(Wxh, Whh, Why, bh, by, inputs, targets, hprev):
+    vocab_size = Wxh.shape[1]
+    xs, hs, ys, ps = {}, {}, {}, {}
+    hs[-1] = np.copy(hprev)
+    loss = 0
+    for t in range(len(inputs)):
+        xs[t] = np.zeros((vocab_size, 1))
+        xs[t][inputs[t]] = 1
+        hs[t] = np.tanh(np.dot(Wxh, xs[t]) + np.dot(Whh, hs[t - 1]) + bh)
+        ys[t] = np.dot(Why, hs[t]) + by
+        ps[t] = np.exp(ys[t]) / np.sum(np.exp(ys[t]))
+        loss += -np.log(ps[t][targets[t], 0])
+    return loss
+
+
+def _charrnn():
+    r = rng(925)
+    V, H = 5, 4
+    return (r.standard_normal((H, V)) * 0.3, r.standard_normal((H, H)) * 0.3,
+            r.standard_normal((V, H)) * 0.3, np.zeros((H, 1)), np.zeros((V, 1)),
+            [0, 3, 1, 4], [3, 1, 4, 2], r.standard_normal((H, 1)) * 0.1)
+
+
+# ---- 26. soft k-means --------------------------------------------------------------------------
+
+def soft_kmeans(C, X, beta=2.0):
+    d = np.linalg.norm(X[:, None, :] - C[None, :, :], axis=2)
+    R = scipy.special.softmax(-beta * d, axis=1)
+    return np.sum(R * d ** 2) / len(X)
+
+
+def _skm():
+    r = rng(926)
+    return r.standard_normal((3, 2)), r.standard_normal((8, 2))
+
+
+# ---- 27. a Verlet integrator carrying a state tuple ------------------------------------------
+
+def spring_forces(x, k):
+    stretch = np.diff(x) - 1.0
+    f = np.zeros_like(x)
+    f[:-1] += k * stretch
+    f[1:] -= k * stretch
+    return f
+
+
+def verlet_state(k, x0, v0, dt=0.05, steps=6):
+    state = (x0, v0)
+    energy = []
+    for _ in range(steps):
+        x, v = state
+        a = spring_forces(x, k)
+        x_new = x + v * dt + 0.5 * a * dt ** 2
+        a_new = spring_forces(x_new, k)
+        v_new = v + 0.5 * (a + a_new) * dt
+        state = (x_new, v_new)
+        energy.append(0.5 * np.sum(v_new ** 2))
+    x, v = state
+    return np.sum(x ** 2) + sum(energy)
+
+
+def _verlet():
+    r = rng(927)
+    return r.random(3) + 0.5, np.arange(4.0) + 0.1 * r.standard_normal(4), \
+        0.1 * r.standard_normal(4)
+
+
+PROGRAMS = [
+    Probe("wild_repos4.abc_sequential", abc_sequential, _abc, ("W1", "b1", "W2", "b2"),
+          fuse=True),
+    Probe("wild_repos4.linked_layers", linked_layers, _linked, ("W1", "W2")),
+    Probe("wild_repos4.generator_parameters", generator_parameters, _gen,
+          ("W1", "b1", "W2", "b2")),
+    Probe("wild_repos4.bn_steps_cache", bn_steps_cache, _bn, ("W", "gamma", "beta"),
+          fuse=True),
+    Probe("wild_repos4.layernorm_object", layernorm_object, _ln, ("gamma", "beta", "W")),
+    Probe("wild_repos4.kqv_split_attention", kqv_split_attention, _kqv, ("W_KQV", "W_OUT")),
+    Probe("wild_repos4.heads_loop_concat", heads_loop_concat, _heads, ("Wq", "Wk", "Wv")),
+    Probe("wild_repos4.split_heads_posenc", split_heads_posenc, _mha,
+          ("W_q", "W_k", "W_v", "W_o", "emb")),
+    Probe("wild_repos4.param_objects_dict", param_objects_dict, _pod, "params"),
+    Probe("wild_repos4.vae_loss", vae_loss, _vae, ("We", "be", "Wd", "bd"), fuse=True),
+    Probe("wild_repos4.sgns_loss", sgns_loss, _sgns, ("W_in", "W_out")),
+    Probe("wild_repos4.adam_unrolled", adam_unrolled, _adam, ("params", "A")),
+    Probe("wild_repos4.conv_im2col_loops", conv_im2col_loops, _conv, ("W", "b", "x")),
+    Probe("wild_repos4.lstm_stacked", lstm_stacked, _lstm, ("Wx", "Wh", "b", "h0")),
+    Probe("wild_repos4.gru_params_dict", gru_params_dict, _gru, ("params", "h0")),
+    Probe("wild_repos4.softmax_regression", softmax_regression, _softreg, ("W", "b"),
+          fuse=True),
+    Probe("wild_repos4.wavenet_block", wavenet_block, _wave, ("wf", "wg", "x")),
+    Probe("wild_repos4.pooling_reshape", pooling_reshape, _pool, ("W", "x")),
+    Probe("wild_repos4.inverted_dropout_inplace", inverted_dropout_inplace, _drop,
+          ("W1", "W2")),
+    Probe("wild_repos4.property_setter", property_setter, _prop, ("w", "X")),
+    Probe("wild_repos4.dataclass_config", dataclass_config, _cfg, ("W1", "b1", "W2")),
+    Probe("wild_repos4.residual_mlp", residual_mlp, _res, ("Ws", "bs", "X")),
+    Probe("wild_repos4.robust_losses", robust_losses, _robust, "w", fuse=True),
+    Probe("wild_repos4.gp_nll", gp_nll, _gp, ("theta", "X")),
+    Probe("wild_repos4.char_rnn_loss", char_rnn_loss, _charrnn,
+          ("Wxh", "Whh", "Why", "bh", "by", "hprev")),
+    Probe("wild_repos4.soft_kmeans", soft_kmeans, _skm, ("C", "X")),
+    Probe("wild_repos4.verlet_state", verlet_state, _verlet, ("k", "x0", "v0")),
+]
