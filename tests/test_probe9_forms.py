@@ -310,3 +310,34 @@ def test_getattr_of_numpy_by_a_config_string(mode):
     cfg.activation = "sin"
     assert rel_error(g(x, cfg), numerical_grad(_getattr_np_by_config, (x, cfg))) < 1e-6
     assert rel_error(g(x), numerical_grad(_getattr_np_by_config, (x,))) < 1e-6
+
+
+# ---- a method returning early before it sets an attribute --------------------------------
+
+class _Dropout:
+    def __init__(self, p=0.5):
+        self.p = p
+        self.mask = None
+
+    def forward(self, x, mask, train=True):
+        if not train:
+            return x
+        self.mask = mask
+        return x * mask / self.p
+
+
+def _early_return_state(W, X, mask, train=True):
+    d = _Dropout(p=0.8)
+    h = d.forward(np.tanh(X @ W), mask, train)
+    extra = 0.0 if d.mask is None else np.sum(d.mask)
+    return np.sum(h ** 2) + extra
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("train", [True, False])
+def test_method_returning_before_it_sets_an_attribute(train, mode):
+    """`if not train: return x` before `self.mask = mask`: was '`d_mask` is used before it
+    is assigned' (the early return gives back the attribute's value from before the call)."""
+    args = (R.standard_normal((3, 4)), R.standard_normal((5, 3)),
+            (R.random((5, 4)) < 0.8).astype(float), train)
+    _check(_early_return_state, args, mode=mode)

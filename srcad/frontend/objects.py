@@ -2108,16 +2108,19 @@ class _Rewriter:
         # the state it reads (parameters) and the state it assigns (returned after the result)
         reach_after = _reachable(([me] if me is not None else []) + list(statics.values()) +
                                  ([returned] if returned is not None else []))
-        # (an attribute the method sets before any read of it is not passed in)
-        probe = types.SimpleNamespace(body=body)
-        state_in = [(key, name) for key, name in inner.entry.items()
-                    if _may_read_before_store(probe, name)]
         state_out = []
         for obj in reach_after:
             for attr in obj.attrs:
                 key = (id(obj), attr)
                 if key in inner.stored and key in inner.names:
                     state_out.append((key, inner.names[key]))
+        body = _with_state_returns(body, [n for _, n in state_out], fdef,
+                                   init=me is not None and fn.__name__ == "__init__")
+        # (an attribute the method sets before any read of it is not passed in; a return
+        # before the store gives back the value it had: `if not train: return x`)
+        probe = types.SimpleNamespace(body=body)
+        state_in = [(key, name) for key, name in inner.entry.items()
+                    if _may_read_before_store(probe, name)]
         for obj in reach_after:  # objects it built and attached: their state was set there
             self.scope.objs[id(obj)] = obj
             if id(obj) in inner.made:
@@ -2129,8 +2132,7 @@ class _Rewriter:
         new_name = fresh(label, self.o.taken)
         rest = [p for p in params if p not in statics and p not in fixed_fns]
         fdef.name = new_name
-        fdef.body = _with_state_returns(body, [n for _, n in state_out], fdef,
-                                        init=me is not None and fn.__name__ == "__init__")
+        fdef.body = body
         pargs = [_param(n, fdef) for _, n in state_in] + [_param(p, fdef) for p in rest]
         fdef.args = gast.arguments(args=pargs, posonlyargs=[], vararg=None, kwonlyargs=[],
                                    kw_defaults=[], kwarg=None, defaults=[])
