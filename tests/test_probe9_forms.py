@@ -341,3 +341,38 @@ def test_method_returning_before_it_sets_an_attribute(train, mode):
     args = (R.standard_normal((3, 4)), R.standard_normal((5, 3)),
             (R.random((5, 4)) < 0.8).astype(float), train)
     _check(_early_return_state, args, mode=mode)
+
+
+# ---- a property with a setter -------------------------------------------------------------
+
+class _Scaled:
+    def __init__(self, w, scale=1.0):
+        self.scale = scale
+        self.w = w                       # (through the setter)
+
+    @property
+    def w(self):
+        return self._w * self.scale
+
+    @w.setter
+    def w(self, value):
+        self._w = value / self.scale
+
+    def __call__(self, x):
+        return np.tanh(x @ self.w)
+
+
+def _property_setter(w, X):
+    layer = _Scaled(w, scale=2.0)
+    first = layer(X)
+    layer.w = layer.w * 0.5 + 0.1
+    return np.sum(first ** 2) + np.sum(layer(X)) + np.sum(layer._w)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_property_setter_on_a_built_object(mode):
+    """`layer.w = v` (and `self.w = w` in __init__) of a property with a setter: was
+    '`.w` assigned from outside the class' ('assignment to an attribute of an
+    expression')."""
+    _check(_property_setter, (R.standard_normal((3, 2)), R.standard_normal((4, 3))),
+           wrt=(0, 1), mode=mode)

@@ -232,31 +232,38 @@ def _state_attrs(cls) -> tuple:
         if klass is object:
             continue
         for raw in vars(klass).values():
-            fn = raw.fget if isinstance(raw, property) else raw
-            if not isinstance(fn, types.FunctionType):
-                continue
-            try:
-                tree = parse_function(fn).tree
-            except Exception:  # noqa: BLE001  (no source: its stores cannot be followed)
-                continue
-            params = tree.args.posonlyargs + tree.args.args
-            if not params:
-                continue
-            me = params[0].id
-            for node in gast.walk(tree):
-                targets = node.targets if isinstance(node, gast.Assign) else (
-                    [node.target] if isinstance(node, (gast.AugAssign, gast.AnnAssign)) else [])
-                stack = list(targets)
-                while stack:
-                    t = stack.pop()
-                    if isinstance(t, (gast.Tuple, gast.List)):
-                        stack.extend(t.elts)
-                    elif isinstance(t, gast.Starred):
-                        stack.append(t.value)
-                    elif isinstance(t, gast.Attribute) and isinstance(t.value, gast.Name) \
-                            and t.value.id == me and t.attr not in found:
-                        found.append(t.attr)
+            for fn in _functions_of(raw):
+                try:
+                    tree = parse_function(fn).tree
+                except Exception:  # noqa: BLE001  (no source: its stores cannot be followed)
+                    continue
+                params = tree.args.posonlyargs + tree.args.args
+                if not params:
+                    continue
+                me = params[0].id
+                for node in gast.walk(tree):
+                    targets = node.targets if isinstance(node, gast.Assign) else (
+                        [node.target] if isinstance(node, (gast.AugAssign, gast.AnnAssign))
+                        else [])
+                    stack = list(targets)
+                    while stack:
+                        t = stack.pop()
+                        if isinstance(t, (gast.Tuple, gast.List)):
+                            stack.extend(t.elts)
+                        elif isinstance(t, gast.Starred):
+                            stack.append(t.value)
+                        elif isinstance(t, gast.Attribute) and isinstance(t.value, gast.Name) \
+                                and t.value.id == me and t.attr not in found and not \
+                                isinstance(inspect.getattr_static(cls, t.attr, None), property):
+                            found.append(t.attr)  # (`self.w = w` of a property: its setter)
     return tuple(found)
+
+
+def _functions_of(raw) -> list:
+    """The user functions a class attribute holds: a function, or a property's getter and
+    setter."""
+    fns = [raw.fget, raw.fset] if isinstance(raw, property) else [raw]
+    return [f for f in fns if isinstance(f, types.FunctionType)]
 
 
 class _Scope:
@@ -586,6 +593,12 @@ class _Rewriter:
         empty = self._empty_container(s)
         value = empty if empty is not None else self.expr(s.value)
         self.hint = None
+        setter = self._setter_of(t0) if len(s.targets) == 1 else None
+        if setter is not None and not isinstance(value, (VObj, VList)):
+            # `layer.w = v` of a property with a setter: the setter, called on the object
+            o, owner, fset = setter
+            self.specialise(fset, o, owner, [value], [], s)
+            return self.pre
         if isinstance(value, VObj) and len(s.targets) == 1 and isinstance(t0, gast.Subscript):
             return self._store_item(t0, value)
         if isinstance(value, (VObj, VList)):
@@ -1774,6 +1787,20 @@ class _Rewriter:
             return e
         return self._plain_call(e)
 
+    def _setter_of(self, t):
+        """(the object, the class defining it, the setter) where `t` is `obj.attr` of a built
+        object whose class makes `attr` a property with a setter; else None."""
+        if not isinstance(t, gast.Attribute):
+            return None
+        o = self.peek(t.value)
+        if not isinstance(o, VObj) or t.attr in o.attrs:
+            return None
+        owner, raw = _lookup(o.cls, t.attr)
+        if not isinstance(raw, property) or not isinstance(raw.fset, types.FunctionType):
+            return None
+        guards.note_attr(o.cls, t.attr, getattr(o.cls, t.attr))
+        return o, owner, raw.fset
+
     def _factory(self, obj) -> bool:
         """Is `obj` a classmethod of a user class, bound to it, that builds `cls(...)`?"""
         if not (inspect.ismethod(obj) and isinstance(obj.__self__, type) and
@@ -2497,9 +2524,12 @@ def _changed_attrs(cls) -> set:
         out = set()
         for klass in cls.__mro__:
             for name, raw in vars(klass).items():
-                fn = raw.fget if isinstance(raw, property) else raw
-                if not isinstance(fn, types.FunctionType):
+                fns = _functions_of(raw)
+                if not fns:
                     continue
+                fn = fns[0]
+                for setter in fns[1:]:  # (a property's setter changes what it assigns)
+                    out |= _self_accesses(setter)[1]
                 reads, writes, _ = _self_accesses(fn)
                 if name not in ("__init__", "__post_init__"):
                     out |= writes
@@ -2649,9 +2679,11 @@ class _Objects:
         out = []
         for klass in cls.__mro__:
             for raw in vars(klass).values():
-                fn = raw.fget if isinstance(raw, property) else \
-                    raw.__func__ if isinstance(raw, (staticmethod, classmethod)) else raw
-                if isinstance(fn, types.FunctionType) and library_file(fn) is None:
+                fns = _functions_of(raw.__func__ if isinstance(
+                    raw, (staticmethod, classmethod)) else raw)
+                for fn in fns:
+                    if library_file(fn) is not None:
+                        continue
                     try:
                         out.append(parse_function(fn).tree)
                     except Exception:  # noqa: BLE001  (no source: nothing is followed)
