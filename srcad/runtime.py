@@ -38,7 +38,7 @@ from .runtime_python import (  # noqa: F401  (lists and dicts: the Python people
     get_tangent_default, sequence_grad, sequence_tangent, dict_keys, dict_set, grow_grad, item_grad, without_item,
     head_grad, key_grad, key_tree, keyed_tangent, keys_tangent, last_grad, list_append,
     list_concat, put_span, span_tangent, take_span, field_grad, field_index, field_tangent,
-    item_at, item_tangent_at,
+    item_at, item_tangent_at, drop_fields, replace_fields,
     py_correlation, py_covariance, py_dist, py_geometric_mean, py_harmonic_mean,
     py_fsum, py_mean, py_stdev, py_variance, slot_tree, sort_order, to_float, without_key)
 from .runtime_signal import (  # noqa: F401  (convolutions, interp, gradient, choose)
@@ -339,6 +339,8 @@ __all__ = [
     "field_tangent",
     "item_at",
     "item_tangent_at",
+    "drop_fields",
+    "replace_fields",
 ]
 __all__ += _pymath.__all__ + _poly.__all__ + _special.__all__ + _pieces.__all__
 __all__ += _gathers.__all__

@@ -276,6 +276,23 @@ def field_grad(ct, obj, name):
     return GradTree({field_index(obj, name): ct}, len(obj), like=obj)
 
 
+def replace_fields(obj, names, *values):
+    """``obj._replace(name0=v0, ...)`` of a namedtuple, the names in a tuple."""
+    return obj._replace(**dict(zip(names, values)))
+
+
+def drop_fields(d, obj, names):
+    """The derivative of the namedtuple `obj` with the fields `names` zero (what flows back
+    to, or forward from, the tuple `_replace` started from); its own transpose."""
+    idx = {field_index(obj, n) for n in names}
+    if d is None or _is_zero(d):
+        return d
+    if isinstance(d, GradTree):
+        return GradTree({k: v for k, v in d.slots.items() if k not in idx}, len(obj), like=obj)
+    items = [_zero_like(obj[i]) if i in idx else v for i, v in enumerate(d)]
+    return Items(items, set(idx) | set(getattr(d, "zero", ())))
+
+
 def field_tangent(t, obj, name):
     """The tangent of ``obj.<name>`` from obj's tangent t (the transpose of `field_grad`)."""
     return item_at(t, field_index(obj, name), obj)

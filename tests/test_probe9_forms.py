@@ -376,3 +376,34 @@ def test_property_setter_on_a_built_object(mode):
     expression')."""
     _check(_property_setter, (R.standard_normal((3, 2)), R.standard_normal((4, 3))),
            wrt=(0, 1), mode=mode)
+
+
+# ---- namedtuple._replace ------------------------------------------------------------------
+
+_P = namedtuple("_P", ["W", "b", "scale"])
+
+
+def _replace_steps(p, X, y):
+    pred = X @ p.W + p.b
+    g = X.T @ (pred - y) / len(X)
+    p2 = p._replace(W=p.W - 0.1 * g)
+    p3 = p2._replace(b=p2.b * 0.5, scale=p.scale * 2.0)
+    return np.mean((X @ p3.W + p3.b - y) ** 2) * p3.scale + np.sum(p3[0])
+
+
+_PARGS = (_P(R.standard_normal(3), np.array(0.2), np.array(1.5)), R.standard_normal((6, 3)),
+          R.standard_normal(6))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_namedtuple_replace(mode):
+    """`p._replace(W=...)` of a namedtuple: was 'the method `._replace()` has no derivative
+    rule'."""
+    _check(_replace_steps, _PARGS, mode=mode)
+
+
+def test_namedtuple_replace_jvp():
+    t = _P(R.standard_normal(3), np.array(0.3), np.array(-0.2))
+    _, got = srcad.jvp(_replace_steps, _PARGS, (t, np.zeros((6, 3)), np.zeros(6)))
+    g = numerical_grad(_replace_steps, _PARGS)
+    assert abs(got - sum(np.sum(a * b) for a, b in zip(g, t))) < 1e-6

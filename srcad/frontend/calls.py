@@ -37,7 +37,7 @@ from ..binding import _hashable
 from ..checkpoint import Checkpointed
 from ..ops import control, table
 from ..ops.composed import transformed_call_op
-from ..ops.python_rows import dict_literal_op, namedtuple_op
+from ..ops.python_rows import dict_literal_op, namedtuple_op, replace_op
 from ..errors import SrcadError, at_call_site, in_substitute
 from ..pyfuncs import SUBSTITUTES, label_of
 from . import guards
@@ -287,6 +287,13 @@ class CallsMixin:
         if isinstance(func, gast.Attribute):
             carried = self.carried_read(func.value)  # (`dense1.output.sum()`: state.py)
             base = carried if carried is not None else self.local_base(func.value, hint)
+            if base is not None and func.attr == "_replace" and not e.args and e.keywords \
+                    and all(k.arg in self.namedtuple_fields() for k in e.keywords):
+                # `p._replace(W=v)` of a namedtuple (its fields' names this code sees)
+                names = tuple(k.arg for k in e.keywords)
+                bound = {"_obj": base, **{f"v{i}": self.expr(k.value, k.arg, None)
+                                          for i, k in enumerate(e.keywords)}}
+                return ("op", replace_op(names), bound)
             if base is not None:
                 user = self.bound_method_call(base, func.attr, e, hint)
                 if user is not None:

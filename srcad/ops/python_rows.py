@@ -25,7 +25,9 @@ from .. import runtime_python as rp
 from ..runtime_python import (  # (the rules' names)
     append_tangents,
     appended_tangent,
+    drop_fields,
     field_grad,
+    field_index,
     field_tangent,
     get_grad_d,
     get_grad_default,
@@ -212,6 +214,13 @@ defvjp(rp.field_tangent, lambda g, out, t, obj, name: field_grad(g, obj, name), 
        derivation="the slot of field `name` of t; its transpose puts g there")
 
 
+defvjp(rp.drop_fields, lambda g, out, d, obj, names: drop_fields(g, obj, names), None, None,
+       name="drop_fields", linear=("d",), family=_RT,
+       derivation="zeros the fields `names`; its own transpose")
+defnondiff(rp.field_index, name="field_index", params=(Param("obj"), Param("name")),
+           family=_RT)
+
+
 def _make_namedtuple(_cls, *items):
     return _cls(*items)
 
@@ -230,6 +239,25 @@ def namedtuple_op(n: int) -> Op:
               spelling=ast.parse(src, mode="eval").body, spelling_src=src, vjps=vjps,
               jvps=jvps, differentiable=n > 0, family=_FAM,
               derivation="each field's value gets that slot of g")
+
+
+@functools.cache
+def replace_op(names: tuple) -> Op:
+    """``obj._replace(W=v0, ...)`` of a namedtuple: the fields not named keep obj's values
+    (obj's VJP: g with the named slots zero), each named one its value's (that slot of g)."""
+    vs = [f"v{i}" for i in range(len(names))]
+    params = (Param("_obj"), *(Param(v) for v in vs))
+    every = ("g", "out", "_obj", *vs)
+    vjps = (_rule(every, f"drop_fields(g, _obj, {names!r})"),
+            *(_rule(every, f"item_at(g, field_index(out, {n!r}), out)") for n in names))
+    jvps = (_rule(every, f"drop_fields(g, _obj, {names!r})"),
+            *(_rule(every, f"item_tangent_at(g, field_index(out, {n!r}), out)")
+              for n in names))
+    src = f"_obj._replace({', '.join(f'{n}={v}' for n, v in zip(names, vs))})"
+    return Op(name="._replace", fn=lambda _obj, *values: rp.replace_fields(_obj, names, *values),
+              params=params, spelling=ast.parse(src, mode="eval").body, spelling_src=src,
+              vjps=vjps, jvps=jvps, family=_FAM,
+              derivation="the named fields' slots of g to their values, the rest to obj")
 
 
 @functools.cache

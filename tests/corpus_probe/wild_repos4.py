@@ -844,6 +844,240 @@ def _verlet():
         0.1 * r.standard_normal(4)
 
 
+# ---- 28. numpy-ml style: hyperparameters property, derived variables ---------------------
+
+class ReLU:
+    def __str__(self):
+        return "ReLU"
+
+    def fn(self, z):
+        return np.clip(z, 0, np.inf)
+
+
+class FullyConnected:
+    def __init__(self, n_out, act_fn=None):
+        self.n_out = n_out
+        self.act_fn = ReLU() if act_fn is None else act_fn
+        self.parameters = {"W": None, "b": None}
+        self.derived_variables = {"Z": []}
+
+    def set_params(self, W, b):
+        self.parameters["W"] = W
+        self.parameters["b"] = b
+
+    @property
+    def hyperparameters(self):
+        return {"layer": "FullyConnected", "n_out": self.n_out, "act_fn": str(self.act_fn)}
+
+    def forward(self, X):
+        W, b = self.parameters["W"], self.parameters["b"]
+        Z = X @ W + b
+        self.derived_variables["Z"].append(Z)
+        return self.act_fn.fn(Z)
+
+
+def numpy_ml_layer(W, b, X):
+    fc = FullyConnected(n_out=W.shape[1])
+    fc.set_params(W, b)
+    Y = fc.forward(X)
+    assert fc.hyperparameters["act_fn"] == "ReLU"
+    return np.sum(Y ** 2) + 0.1 * np.sum(fc.derived_variables["Z"][0])
+
+
+def _nml():
+    r = rng(928)
+    return r.standard_normal((3, 4)), r.standard_normal(4) * 0.1, r.standard_normal((5, 3))
+
+
+# ---- 29. an SVM hinge loss with an in-place index write -------------------------------------
+
+def svm_loss_vectorized(W, X, y, reg):
+    num_train = X.shape[0]
+    scores = X.dot(W)
+    correct = scores[np.arange(num_train), y]
+    margins = np.maximum(0, scores - correct[:, np.newaxis] + 1.0)
+    margins[np.arange(num_train), y] = 0
+    loss = np.sum(margins) / num_train
+    loss += reg * np.sum(W * W)
+    return loss
+
+
+def _svm():
+    r = rng(929)
+    return r.standard_normal((4, 3)) * 0.1, r.standard_normal((6, 4)), \
+        np.array([0, 1, 2, 0, 1, 2]), 0.05
+
+
+# ---- 30. triplet loss over unzipped triples ---------------------------------------------------
+
+def triplet_loss(W, triples, margin=0.5):
+    anchors, positives, negatives = zip(*triples)
+    a = np.stack(anchors) @ W
+    p = np.stack(positives) @ W
+    n = np.stack(negatives) @ W
+    d_ap = np.linalg.norm(a - p, axis=1)
+    d_an = np.linalg.norm(a - n, axis=1)
+    return np.mean(np.maximum(d_ap - d_an + margin, 0.0))
+
+
+def _trip():
+    r = rng(930)
+    return r.standard_normal((3, 2)), [tuple(r.standard_normal(3) for _ in range(3))
+                                       for _ in range(4)]
+
+
+# ---- 31. a product of matrices by functools.reduce ----------------------------------------
+
+def reduce_chain(W1, W2, W3, x):
+    import functools
+    M = functools.reduce(lambda A, B: A @ B, [W1, W2, W3])
+    return np.sum(np.tanh(x @ M) ** 2) + np.linalg.norm(M, "fro")
+
+
+def _red():
+    r = rng(931)
+    return (r.standard_normal((3, 4)) * 0.5, r.standard_normal((4, 4)) * 0.5,
+            r.standard_normal((4, 2)) * 0.5, r.standard_normal((5, 3)))
+
+
+# ---- 32. a mixture density network's loss ------------------------------------------------
+
+def mdn_loss(W, X, y, K=3):
+    out = X @ W
+    logits, mu, log_sigma = out[:, :K], out[:, K:2 * K], out[:, 2 * K:]
+    log_pi = logits - scipy.special.logsumexp(logits, axis=1, keepdims=True)
+    log_norm = -0.5 * ((y[:, None] - mu) / np.exp(log_sigma)) ** 2 - log_sigma \
+        - 0.5 * np.log(2 * np.pi)
+    return -np.mean(scipy.special.logsumexp(log_pi + log_norm, axis=1))
+
+
+def _mdn():
+    r = rng(932)
+    return r.standard_normal((2, 9)) * 0.3, r.standard_normal((6, 2)), r.standard_normal(6)
+
+
+# ---- 33. a Sequential indexed and iterated through __getitem__ / __iter__ ----------------
+
+class Stack:
+    def __init__(self, layers):
+        self.layers = layers
+
+    def __getitem__(self, i):
+        return self.layers[i]
+
+    def __len__(self):
+        return len(self.layers)
+
+    def __iter__(self):
+        return iter(self.layers)
+
+
+class Tanh:
+    def __call__(self, x):
+        return np.tanh(x)
+
+
+class Lin:
+    def __init__(self, W):
+        self.W = W
+
+    def __call__(self, x):
+        return x @ self.W
+
+
+def getitem_iter_stack(W1, W2, X):
+    model = Stack([Lin(W1), Tanh(), Lin(W2)])
+    first = model[0](X)
+    h = X
+    for layer in model:
+        h = layer(h)
+    return np.sum(h ** 2) + 0.1 * np.sum(first) + len(model)
+
+
+def _stack():
+    r = rng(933)
+    return r.standard_normal((3, 4)) * 0.5, r.standard_normal((4, 2)) * 0.5, \
+        r.standard_normal((5, 3))
+
+
+# ---- 34. keyword-only parameters --------------------------------------------------------------
+
+def dense_kw(x, *, W, b, activation="relu"):
+    z = x @ W + b
+    return np.maximum(z, 0) if activation == "relu" else np.tanh(z)
+
+
+def keyword_only(W1, b1, W2, b2, X):
+    h = dense_kw(X, W=W1, b=b1)
+    out = dense_kw(h, W=W2, b=b2, activation="tanh")
+    return np.sum(out ** 2)
+
+
+def _kwo():
+    r = rng(934)
+    return (r.standard_normal((3, 4)), r.standard_normal(4) * 0.1, r.standard_normal((4, 2)),
+            np.zeros(2), r.standard_normal((5, 3)))
+
+
+# ---- 35. a typing.NamedTuple of parameters, _replace ---------------------------------------
+
+from typing import NamedTuple  # noqa: E402
+
+
+class Params(NamedTuple):
+    W: np.ndarray
+    b: np.ndarray
+
+
+def named_params_replace(p, X, y, lr=0.1):
+    pred = X @ p.W + p.b
+    g = X.T @ (pred - y) / len(X)
+    p2 = p._replace(W=p.W - lr * g)
+    p3 = Params(W=p2.W, b=p2.b - lr * np.mean(pred - y))
+    return np.mean((X @ p3.W + p3.b - y) ** 2)
+
+
+def _npr():
+    r = rng(935)
+    return Params(r.standard_normal(3), np.array(0.2)), r.standard_normal((6, 3)), \
+        r.standard_normal(6)
+
+
+# ---- 36. statistics as methods: std with ddof, clip, trace --------------------------------
+
+def method_statistics(W, X):
+    Z = X @ W
+    Zs = (Z - Z.mean(axis=0)) / Z.std(axis=0, ddof=1)
+    cov = Zs.T @ Zs / (len(Zs) - 1)
+    return np.trace(cov @ cov) + np.sum(W.clip(-0.5, 0.5) ** 2) + Z.var()
+
+
+def _mstat():
+    r = rng(936)
+    return r.standard_normal((3, 2)), r.standard_normal((7, 3))
+
+
+# ---- 37. an explicit Euler over np.linspace times, the field reads t -------------------------
+
+def field(t, y, A):
+    return np.tanh(A @ y) * np.cos(t)
+
+
+def euler_time(A, y0, n=5):
+    ts = np.linspace(0.0, 1.0, n)
+    y = y0
+    traj = [y]
+    for t0, t1 in zip(ts[:-1], ts[1:]):
+        y = y + (t1 - t0) * field(t0, y, A)
+        traj.append(y)
+    return np.sum(np.array(traj)[-1] ** 2) + np.mean(np.array(traj))
+
+
+def _euler():
+    r = rng(937)
+    return r.standard_normal((3, 3)) * 0.5, r.standard_normal(3)
+
+
 PROGRAMS = [
     Probe("wild_repos4.abc_sequential", abc_sequential, _abc, ("W1", "b1", "W2", "b2"),
           fuse=True),
@@ -879,4 +1113,14 @@ PROGRAMS = [
           ("Wxh", "Whh", "Why", "bh", "by", "hprev")),
     Probe("wild_repos4.soft_kmeans", soft_kmeans, _skm, ("C", "X")),
     Probe("wild_repos4.verlet_state", verlet_state, _verlet, ("k", "x0", "v0")),
+    Probe("wild_repos4.numpy_ml_layer", numpy_ml_layer, _nml, ("W", "b")),
+    Probe("wild_repos4.svm_loss_vectorized", svm_loss_vectorized, _svm, "W"),
+    Probe("wild_repos4.triplet_loss", triplet_loss, _trip, ("W", "triples")),
+    Probe("wild_repos4.reduce_chain", reduce_chain, _red, ("W1", "W2", "W3")),
+    Probe("wild_repos4.mdn_loss", mdn_loss, _mdn, "W", fuse=True),
+    Probe("wild_repos4.getitem_iter_stack", getitem_iter_stack, _stack, ("W1", "W2")),
+    Probe("wild_repos4.keyword_only", keyword_only, _kwo, ("W1", "b1", "W2", "b2")),
+    Probe("wild_repos4.named_params_replace", named_params_replace, _npr, "p"),
+    Probe("wild_repos4.method_statistics", method_statistics, _mstat, ("W", "X")),
+    Probe("wild_repos4.euler_time", euler_time, _euler, ("A", "y0")),
 ]
