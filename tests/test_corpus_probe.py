@@ -31,11 +31,6 @@ def _numerical(name):
 
 # what srcad still refuses, one reason per class (strict: a fix must remove the entry)
 XFAILS = {
-    "wild_repos4.linked_layers":
-        "layers linked by `prev` / `next` and walked by `while node is not None: h = "
-        "node(h); node = node.next`: objects.py does not unroll a while loop whose test is "
-        "over a built object ('`node` is rebound to another object in a loop'), so the "
-        "objects are left as written and `Affine(W1)` is refused",
     "wild_repos4.generator_parameters":
         "a Module whose `parameters()` is a generator over `sorted(vars(self))` with "
         "`getattr(self, name)`, `isinstance(v, Module)` and `yield from`, summed by "

@@ -407,3 +407,50 @@ def test_namedtuple_replace_jvp():
     _, got = srcad.jvp(_replace_steps, _PARGS, (t, np.zeros((6, 3)), np.zeros(6)))
     g = numerical_grad(_replace_steps, _PARGS)
     assert abs(got - sum(np.sum(a * b) for a, b in zip(g, t))) < 1e-6
+
+
+# ---- layers linked by prev / next, walked by a while loop --------------------------------
+
+class _Node:
+    def __init__(self, prev=None):
+        self.prev = prev
+        self.next = None
+        if prev is not None:
+            prev.next = self
+
+
+class _Aff(_Node):
+    def __init__(self, W, prev=None):
+        super().__init__(prev)
+        self.W = W
+
+    def __call__(self, x):
+        return x @ self.W
+
+
+class _Soft(_Node):
+    def __call__(self, x):
+        return np.logaddexp(0.0, x)
+
+
+def _walk_linked(W1, W2, X):
+    head = _Aff(W1)
+    tail = _Aff(W2, _Soft(head))
+    node, h = head, X
+    while node is not None:
+        h = node(h)
+        node = node.next
+    back, g = tail, h
+    while back:
+        g = g * 0.5 if back is tail else g + 0.1 * np.sum(g)
+        back = back.prev
+    return np.sum(h ** 2) + np.sum(g) + (node is None)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_linked_layers_walked_by_a_while_loop(mode):
+    """`while node is not None: h = node(h); node = node.next` over built objects linked by
+    `prev` / `next`: was '`node` is rebound to another object in a loop' (objects.py), so
+    '`_Aff` has no derivative rule'; now unrolled, one copy per object."""
+    _check(_walk_linked, (R.standard_normal((4, 3)) * 0.5, R.standard_normal((3, 2)) * 0.5,
+                          R.standard_normal((5, 4))), wrt=(0, 1), mode=mode)

@@ -424,6 +424,9 @@ class _Rewriter:
         if isinstance(s, gast.For):
             return self.for_(s)
         if isinstance(s, gast.While):
+            walked = self._linked_walk(s)
+            if walked is not None:
+                return walked
             self._forget_stored(s.body + s.orelse)
             self.no_hoist += 1
             s.test = self.value(s.test)
@@ -1786,6 +1789,54 @@ class _Rewriter:
             e.keywords = [gast.keyword(arg=k, value=v) for k, v in kwargs]
             return e
         return self._plain_call(e)
+
+    def _linked_walk(self, s):
+        """`while node is not None: ...; node = node.next` over built objects linked by an
+        attribute (`prev` / `next`): unrolled, one copy of the body per object, where every
+        link is known here (an object, or the None its __init__ stored); else None."""
+        test = s.test
+        name = None
+        if isinstance(test, gast.Compare) and len(test.ops) == 1 and \
+                isinstance(test.ops[0], gast.IsNot) and isinstance(test.left, gast.Name) and \
+                isinstance(test.comparators[0], gast.Constant) and \
+                test.comparators[0].value is None:
+            name = test.left.id
+        elif isinstance(test, gast.Name):
+            name = test.id
+        if name is None or s.orelse or not isinstance(self.scope.env.get(name), VObj) or \
+                self.nested or self.in_def:
+            return None
+        steps = [st for st in s.body if isinstance(st, gast.Assign) and any(
+            isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Store)
+            for t in st.targets for n in gast.walk(t))]
+        if len(steps) != 1 or s.body[-1] is not steps[0] or len(steps[0].targets) != 1 or \
+                not isinstance(steps[0].targets[0], gast.Name):
+            return None
+        link = steps[0].value
+        if not (isinstance(link, gast.Attribute) and isinstance(link.value, gast.Name) and
+                link.value.id == name):
+            return None
+        if any(isinstance(n, (gast.Break, gast.Continue, gast.Return))
+               for st in s.body for n in gast.walk(st)):
+            return None
+        chain, o = [], self.scope.env[name]
+        while o is not None:
+            if len(chain) > 256 or any(o is c for c in chain):
+                return None
+            chain.append(o)
+            if link.attr in o.objects:
+                o = o.objects[link.attr]
+            elif link.attr in o.nones:
+                o = None
+            else:
+                return None
+        out = []
+        for o in chain:
+            self.scope.env[name] = o
+            out.extend(self.block(copy.deepcopy(s.body[:-1])))
+        del self.scope.env[name]
+        out.append(_assign([_name(name, store=True)], gast.Constant(value=None, kind=None), s))
+        return out
 
     def _setter_of(self, t):
         """(the object, the class defining it, the setter) where `t` is `obj.attr` of a built
