@@ -454,3 +454,24 @@ def test_linked_layers_walked_by_a_while_loop(mode):
     '`_Aff` has no derivative rule'; now unrolled, one copy per object."""
     _check(_walk_linked, (R.standard_normal((4, 3)) * 0.5, R.standard_normal((3, 2)) * 0.5,
                           R.standard_normal((5, 4))), wrt=(0, 1), mode=mode)
+
+
+# ---- star-unpacking inside a display and in x.reshape(-1, *rest) -------------------------
+
+def _starred_displays(W, x):
+    B, T, *rest = x.shape
+    flat = x.reshape(-1, *rest)
+    h = np.tanh(flat @ W).reshape(B, T, *W.shape[1:])
+    hs = [h[:, t] for t in range(T)]
+    stacked = np.stack([h[:, 0] * 2.0, *hs, np.sin(h[:, -1])])
+    joined = np.concatenate((*hs[:2], h[:, -1] ** 2), axis=-1)
+    shape = (*h.shape[:1], -1)
+    return np.sum(stacked ** 2) + np.sum(joined) + np.sum(h.reshape(shape)[:, :2])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_starred_items_in_displays_and_reshape(mode):
+    """`x.reshape(-1, *rest)` was 'the method `.reshape()` has no derivative rule';
+    `[a, *hs, b]` / `(*hs, c)` were 'star-unpacking (`*xs`) here'."""
+    _check(_starred_displays, (R.standard_normal((3, 2)), R.standard_normal((2, 4, 3))),
+           wrt=(0, 1), mode=mode)

@@ -260,6 +260,11 @@ class CallsMixin:
 
     def method_parts(self, base, attr: str, e, hint):
         """``base.attr(...)``: the method table's row, or an opaque method."""
+        if attr in ("reshape", "transpose") and len(e.args) > 1 and not e.keywords and any(
+                isinstance(a, gast.Starred) for a in e.args):
+            # `x.reshape(-1, *rest)`: numpy reads the items as one shape tuple
+            e = gast.copy_location(gast.Call(func=e.func, args=[gast.copy_location(
+                gast.Tuple(elts=e.args, ctx=gast.Load()), e)], keywords=[]), e)
         args, kwargs, starred = self.call_args(e, hint)
         make = METHODS.get(attr)
         if make is not None and starred and not (attr in ("reshape", "transpose")

@@ -30,6 +30,7 @@ from .. import ir
 from ..errors import NoRuleError, UnresolvedNameError, UnsupportedSyntaxError
 from ..ops import control, table
 from ..ops.python_rows import field_op
+from ..runtime_python import list_concat
 from . import concatenators, guards
 from .calls import _RETURN
 from .concatenators import is_concatenator
@@ -121,6 +122,9 @@ class ExpressionsMixin:
             return ir.Const(e.value, _const_src(e.value, None) or repr(e.value))
         if isinstance(e, gast.Name):
             return self.name_atom(e)
+        if isinstance(e, (gast.Tuple, gast.List)) and any(
+                isinstance(x, gast.Starred) for x in e.elts):
+            return self.starred_display(e, hint, into)
         if isinstance(e, (gast.Tuple, gast.List)):
             items = tuple(self.expr(x, hint, None) for x in e.elts)
             return ir.Seq(items, "tuple" if isinstance(e, gast.Tuple) else "list")
@@ -295,6 +299,33 @@ class ExpressionsMixin:
             raise self.unsupported("star-unpacking (`*xs`) here", e,
                                    "write the items out, or join arrays with np.concatenate")
         raise self.unsupported(f"the expression `{type(e).__name__}`", e)
+
+    def starred_display(self, e, hint: str, into):
+        """`(-1, *rest)` / `[a, *xs, b]`: the runs of items and each `list(xs)` joined by
+        list_concat (the rows of the Python people write: a gradient flows through), then
+        `tuple(...)` for a tuple display."""
+        acc, run = None, []
+
+        def join(acc, part):
+            if acc is None:
+                return part
+            return self.result(self.op_call(list_concat, [acc, part], {}, e), hint, None, e)
+
+        for x in e.elts:
+            if isinstance(x, gast.Starred):
+                if run:
+                    acc = join(acc, ir.Seq(tuple(run), "list"))
+                    run = []
+                items = self.expr(x.value, hint, None)
+                acc = join(acc, self.result(self.op_call(list, [items], {}, e), hint, None, e))
+            else:
+                run.append(self.expr(x, hint, None))
+        if run:
+            acc = join(acc, ir.Seq(tuple(run), "list"))
+        if isinstance(e, gast.Tuple):
+            return self.result(self.op_call(tuple, [acc], {}, e), hint, into, e)
+        return acc if into is None else self.result(
+            self.op_call(list, [acc], {}, e), hint, into, e)
 
     def concatenator(self, obj, index, hint, into, node):
         """`np.r_[...]` / `np.c_[...]` as rows (srcad/frontend/concatenators.py), or None."""

@@ -1078,6 +1078,114 @@ def _euler():
     return r.standard_normal((3, 3)) * 0.5, r.standard_normal(3)
 
 
+# ---- 38. convolution by sliding_window_view ---------------------------------------------
+
+def conv_sliding_window(W, b, x):
+    kh, kw = W.shape[2:]
+    windows = np.lib.stride_tricks.sliding_window_view(x, (kh, kw), axis=(2, 3))
+    out = np.einsum("nchwij,fcij->nfhw", windows, W) + b[None, :, None, None]
+    return np.mean(np.tanh(out) ** 2)
+
+
+def _swv():
+    r = rng(938)
+    return r.standard_normal((2, 2, 2, 2)) * 0.5, r.standard_normal(2) * 0.1, \
+        r.standard_normal((2, 2, 4, 5))
+
+
+# ---- 39. cross-entropy by take_along_axis, log_softmax ----------------------------------
+
+def gather_cross_entropy(W, X, y):
+    logits = np.einsum("...ij,jk->...ik", X, W)
+    logp = scipy.special.log_softmax(logits, axis=-1)
+    picked = np.take_along_axis(logp, np.expand_dims(y, -1), axis=-1)
+    return -np.mean(np.squeeze(picked, axis=-1))
+
+
+def _gce():
+    r = rng(939)
+    return r.standard_normal((3, 4)) * 0.5, r.standard_normal((2, 5, 3)), \
+        r.integers(0, 4, size=(2, 5))
+
+
+# ---- 40. a config object filled by setattr over **kwargs ---------------------------------
+
+class HParams:
+    def __init__(self, **kwargs):
+        for k, v in kwargs.items():
+            setattr(self, k, v)
+
+
+def setattr_kwargs(W, X, y):
+    hp = HParams(lr=0.1, l2=1e-2, act="tanh")
+    h = np.tanh(X @ W) if hp.act == "tanh" else np.maximum(X @ W, 0)
+    return np.mean((h - y) ** 2) + hp.l2 * np.sum(W ** 2)
+
+
+def _sak():
+    r = rng(940)
+    return r.standard_normal((3, 2)), r.standard_normal((5, 3)), r.standard_normal((5, 2))
+
+
+# ---- 41. a layer with a params list; zip(parameters(), names) ----------------------------
+
+class ParamLayer:
+    def __init__(self, W, b):
+        self.params = [W, b]
+        self.names = ["W", "b"]
+
+    def parameters(self):
+        return self.params
+
+    def forward(self, x):
+        W, b = self.params
+        return x @ W + b
+
+
+def params_list_zip(W, b, X):
+    layer = ParamLayer(W, b)
+    out = np.tanh(layer.forward(X))
+    penalty = {n: np.sum(p ** 2) for p, n in zip(layer.parameters(), layer.names)}
+    return np.sum(out ** 2) + 0.01 * penalty["W"] + 0.1 * penalty["b"]
+
+
+def _plz():
+    r = rng(941)
+    return r.standard_normal((3, 4)), r.standard_normal(4), r.standard_normal((5, 3))
+
+
+# ---- 42. masked attention by np.where(mask == 0, -1e9, scores) ----------------------------
+
+def where_masked_attention(Wq, Wk, X):
+    T = X.shape[0]
+    mask = np.tril(np.ones((T, T)))
+    scores = (X @ Wq) @ (X @ Wk).T / np.sqrt(Wq.shape[1])
+    scores = np.where(mask == 0, -1e9, scores)
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights /= weights.sum(axis=-1, keepdims=True)
+    return np.sum((weights @ X) ** 2)
+
+
+def _wma():
+    r = rng(942)
+    return r.standard_normal((3, 3)) * 0.5, r.standard_normal((3, 3)) * 0.5, \
+        r.standard_normal((4, 3))
+
+
+# ---- 43. shapes with star-unpacking, reshape(-1, *shape) -----------------------------------
+
+def star_shapes(W, x):
+    B, T, *rest = x.shape
+    flat = x.reshape(-1, *rest)
+    h = np.tanh(flat @ W)
+    return np.sum(h.reshape(B, T, *h.shape[1:])[:, -1] ** 2)
+
+
+def _ss():
+    r = rng(943)
+    return r.standard_normal((3, 2)), r.standard_normal((2, 4, 3))
+
+
 PROGRAMS = [
     Probe("wild_repos4.abc_sequential", abc_sequential, _abc, ("W1", "b1", "W2", "b2"),
           fuse=True),
@@ -1123,4 +1231,10 @@ PROGRAMS = [
     Probe("wild_repos4.named_params_replace", named_params_replace, _npr, "p"),
     Probe("wild_repos4.method_statistics", method_statistics, _mstat, ("W", "X")),
     Probe("wild_repos4.euler_time", euler_time, _euler, ("A", "y0")),
+    Probe("wild_repos4.conv_sliding_window", conv_sliding_window, _swv, ("W", "b", "x")),
+    Probe("wild_repos4.gather_cross_entropy", gather_cross_entropy, _gce, ("W", "X")),
+    Probe("wild_repos4.setattr_kwargs", setattr_kwargs, _sak, "W"),
+    Probe("wild_repos4.params_list_zip", params_list_zip, _plz, ("W", "b")),
+    Probe("wild_repos4.where_masked_attention", where_masked_attention, _wma, ("Wq", "Wk", "X")),
+    Probe("wild_repos4.star_shapes", star_shapes, _ss, ("W", "x")),
 ]
