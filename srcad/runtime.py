@@ -103,6 +103,7 @@ from .runtime_pymath import *  # noqa: F401,F403
 from . import runtime_poly as _poly  # (constants of srcad/ops/polynomials.py's rules)
 from .runtime_poly import *  # noqa: F401,F403
 from . import runtime_special as _special  # (scipy.special's functions: srcad/ops/special.py)
+from .runtime_spatial import spatial_cdist  # noqa: F401  (scipy.spatial: srcad/ops/spatial.py)
 from .runtime_special import *  # noqa: F401,F403
 from . import runtime_pieces as _pieces  # (tuple outputs, np.block, np.insert)
 from .runtime_pieces import *  # noqa: F401,F403
@@ -341,6 +342,7 @@ __all__ = [
     "item_tangent_at",
     "drop_fields",
     "replace_fields",
+    "spatial_cdist",
 ]
 __all__ += _pymath.__all__ + _poly.__all__ + _special.__all__ + _pieces.__all__
 __all__ += _gathers.__all__

@@ -475,3 +475,28 @@ def test_starred_items_in_displays_and_reshape(mode):
     `[a, *hs, b]` / `(*hs, c)` were 'star-unpacking (`*xs`) here'."""
     _check(_starred_displays, (R.standard_normal((3, 2)), R.standard_normal((2, 4, 3))),
            wrt=(0, 1), mode=mode)
+
+
+# ---- scipy.spatial.distance.cdist ----------------------------------------------------------
+
+def _rbf_features(C, X, metric="sqeuclidean"):
+    import scipy.spatial.distance
+    D = scipy.spatial.distance.cdist(X, C, metric)
+    return np.sum(np.exp(-0.5 * D) * np.arange(D.size).reshape(D.shape))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("metric", ["sqeuclidean", "euclidean", "cityblock"])
+def test_cdist_has_a_row(metric, mode):
+    """`scipy.spatial.distance.cdist(X, C, metric)`: was '`...cdist` has no derivative rule'."""
+    _check(lambda C, X: _rbf_features(C, X, metric),
+           (R.standard_normal((3, 2)), R.standard_normal((5, 2))), wrt=(0, 1), mode=mode)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_cdist_of_another_metric_is_refused_at_the_users_line(mode):
+    C, X = R.standard_normal((3, 2)), R.standard_normal((5, 2))
+    with pytest.raises(srcad.SrcadError, match="metric='cosine'") as info:
+        srcad.grad(_rbf_features, mode=mode)(C, X, "cosine")
+    assert info.value.filename == __file__
+    assert info.value.lineno == _rbf_features.__code__.co_firstlineno + 2

@@ -1186,6 +1186,159 @@ def _ss():
     return r.standard_normal((3, 2)), r.standard_normal((2, 4, 3))
 
 
+# ---- 44. a course TwoLayerNet whose loss() also returns hand-written grads ---------------
+
+class TwoLayerNet:
+    def __init__(self, params, reg=0.0):
+        self.params = params
+        self.reg = reg
+
+    def loss(self, X, y=None):
+        W1, b1 = self.params["W1"], self.params["b1"]
+        W2, b2 = self.params["W2"], self.params["b2"]
+        N, D = X.shape
+        h = np.maximum(0, X.dot(W1) + b1)
+        scores = h.dot(W2) + b2
+        if y is None:
+            return scores
+        shifted = scores - np.max(scores, axis=1, keepdims=True)
+        probs = np.exp(shifted)
+        probs /= np.sum(probs, axis=1, keepdims=True)
+        loss = -np.sum(np.log(probs[np.arange(N), y])) / N
+        loss += self.reg * (np.sum(W1 * W1) + np.sum(W2 * W2))
+        grads = {}
+        dscores = probs.copy()
+        dscores[np.arange(N), y] -= 1
+        dscores /= N
+        grads["W2"] = h.T.dot(dscores) + 2 * self.reg * W2
+        grads["b2"] = np.sum(dscores, axis=0)
+        return loss, grads
+
+
+def course_loss_and_grads(params, X, y):
+    net = TwoLayerNet(params, reg=0.05)
+    loss, grads = net.loss(X, y)
+    scores = net.loss(X)
+    return loss + 1e-3 * np.sum(scores ** 2) + 1e-3 * np.sum(grads["b2"] ** 2)
+
+
+def _two():
+    r = rng(944)
+    return ({"W1": r.standard_normal((4, 5)) * 0.5, "b1": np.zeros(5),
+             "W2": r.standard_normal((5, 3)) * 0.5, "b2": np.zeros(3)},
+            r.standard_normal((6, 4)), np.array([0, 1, 2, 2, 1, 0]))
+
+
+# ---- 45. an estimator whose fit loop updates self.w with -= ----------------------------------
+
+class LinearRegressionGD:
+    def __init__(self, w0, lr=0.05, n_iter=4):
+        self.w = w0.copy()
+        self.lr = lr
+        self.n_iter = n_iter
+        self.history = []
+
+    def fit(self, X, y):
+        for _ in range(self.n_iter):
+            err = X @ self.w - y
+            self.w -= self.lr * X.T @ err / len(y)
+            self.history.append(float(np.mean(err ** 2)))
+        return self
+
+    def predict(self, X):
+        return X @ self.w
+
+
+def estimator_fit_self(w0, X, y):
+    model = LinearRegressionGD(w0).fit(X, y)
+    return np.mean((model.predict(X) - y) ** 2) + 0.0 * len(model.history)
+
+
+def _lrgd():
+    r = rng(945)
+    return r.standard_normal(3), r.standard_normal((8, 3)), r.standard_normal(8)
+
+
+# ---- 46. an RBF network with scipy's cdist ---------------------------------------------------
+
+def rbf_network(C, w, X, gamma=0.5):
+    import scipy.spatial.distance
+    D = scipy.spatial.distance.cdist(X, C, "sqeuclidean")
+    Phi = np.exp(-gamma * D)
+    return np.mean((Phi @ w - np.sin(X[:, 0])) ** 2)
+
+
+def _rbf():
+    r = rng(946)
+    return r.standard_normal((4, 2)), r.standard_normal(4), r.standard_normal((7, 2))
+
+
+# ---- 47. a PCA reconstruction loss through eigh -------------------------------------------
+
+def pca_eigh(X, k=2):
+    Xc = X - X.mean(axis=0)
+    C = np.cov(Xc, rowvar=False)
+    vals, vecs = np.linalg.eigh(C)
+    top = vecs[:, ::-1][:, :k]
+    recon = Xc @ top @ top.T
+    return np.sum((Xc - recon) ** 2) + np.sum(vals)
+
+
+def _pca():
+    r = rng(947)
+    return (r.standard_normal((8, 3)) * np.array([3.0, 1.0, 0.3]),)
+
+
+# ---- 48. float32 parameters with float64 data ----------------------------------------------
+
+def mixed_precision(W, X):
+    h = np.tanh(X.astype(np.float32) @ W)
+    logits = h.astype(np.float64) @ np.ones((W.shape[1], 2))
+    return np.sum(np.logaddexp(0, logits)) / len(X)
+
+
+def _mixed():
+    r = rng(948)
+    return r.standard_normal((3, 4)).astype(np.float32), r.standard_normal((5, 3))
+
+
+# ---- 49. a bidirectional recurrence over reversed(range(T)) ------------------------------
+
+def birnn(Wf, Wb, U, x):
+    T = x.shape[0]
+    hf = np.zeros(U.shape[0])
+    hb = np.zeros(U.shape[0])
+    fw, bw = [], [None] * T
+    for t in range(T):
+        hf = np.tanh(Wf @ x[t] + U @ hf)
+        fw.append(hf)
+    for t in reversed(range(T)):
+        hb = np.tanh(Wb @ x[t] + U @ hb)
+        bw[t] = hb
+    out = np.concatenate([np.stack(fw), np.stack(bw)], axis=1)
+    return np.sum(out ** 2)
+
+
+def _birnn():
+    r = rng(949)
+    return (r.standard_normal((3, 2)) * 0.5, r.standard_normal((3, 2)) * 0.5,
+            r.standard_normal((3, 3)) * 0.4, r.standard_normal((4, 2)))
+
+
+# ---- 50. image ops: reflect padding, np.roll shifts ----------------------------------------
+
+def reflect_roll(k, img):
+    p = np.pad(img, 1, mode="reflect")
+    blur = (k[0] * p[:-2, 1:-1] + k[1] * p[1:-1, 1:-1] + k[2] * p[2:, 1:-1])
+    shifted = np.roll(blur, shift=1, axis=1) - blur
+    return np.sum(shifted ** 2) + np.sum(np.abs(blur) ** 1.5)
+
+
+def _reflect():
+    r = rng(950)
+    return r.random(3), r.standard_normal((4, 5))
+
+
 PROGRAMS = [
     Probe("wild_repos4.abc_sequential", abc_sequential, _abc, ("W1", "b1", "W2", "b2"),
           fuse=True),
@@ -1237,4 +1390,11 @@ PROGRAMS = [
     Probe("wild_repos4.params_list_zip", params_list_zip, _plz, ("W", "b")),
     Probe("wild_repos4.where_masked_attention", where_masked_attention, _wma, ("Wq", "Wk", "X")),
     Probe("wild_repos4.star_shapes", star_shapes, _ss, ("W", "x")),
+    Probe("wild_repos4.course_loss_and_grads", course_loss_and_grads, _two, "params"),
+    Probe("wild_repos4.estimator_fit_self", estimator_fit_self, _lrgd, ("w0", "X")),
+    Probe("wild_repos4.rbf_network", rbf_network, _rbf, ("C", "w")),
+    Probe("wild_repos4.pca_eigh", pca_eigh, _pca, "X"),
+    Probe("wild_repos4.mixed_precision", mixed_precision, _mixed, ("W", "X"), tol=1e-2),
+    Probe("wild_repos4.birnn", birnn, _birnn, ("Wf", "Wb", "U")),
+    Probe("wild_repos4.reflect_roll", reflect_roll, _reflect, ("k", "img")),
 ]
