@@ -500,3 +500,35 @@ def test_cdist_of_another_metric_is_refused_at_the_users_line(mode):
         srcad.grad(_rbf_features, mode=mode)(C, X, "cosine")
     assert info.value.filename == __file__
     assert info.value.lineno == _rbf_features.__code__.co_firstlineno + 2
+
+
+# ---- a static method of a class picked from a registry ------------------------------------
+
+class _Sig:
+    @staticmethod
+    def f(x, derivative=False):
+        s = 1 / (1 + np.exp(-x))
+        return s * (1 - s) if derivative else s
+
+
+class _Id:
+    @staticmethod
+    def f(x, derivative=False):
+        return np.ones_like(x) if derivative else x
+
+
+_REG = {"sigmoid": _Sig, "identity": _Id}
+
+
+def _registry_static(W, X, hidden="sigmoid", output="identity"):
+    a = _REG[hidden].f(X @ W)
+    return np.sum(_REG[output].f(a) ** 2) + np.sum(_REG["sigmoid"].f(X @ W, derivative=True))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("hidden", ["sigmoid", "identity"])
+def test_static_method_of_a_registry_class(hidden, mode):
+    """`ACTIVATIONS[name].f(x)` with `name` a string argument: was 'the method `.f()` has no
+    derivative rule'."""
+    _check(_registry_static, (R.standard_normal((3, 2)), R.standard_normal((4, 3)), hidden),
+           mode=mode)

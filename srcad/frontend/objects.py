@@ -1736,6 +1736,12 @@ class _Rewriter:
             obj = _substituted(obj)  # (np.poly1d: srcad/pyfuncs.py's)
             if obj is not UNRESOLVED and _is_user_class(obj, self.o.globals):
                 return self.construct(obj, f, e)
+            if obj is not UNRESOLVED and isinstance(f.value, gast.Subscript) and \
+                    callable(obj) and not isinstance(obj, type) and not self._factory(obj):
+                # `ACTIVATIONS[name].f(x)`: a static or class method of a class picked from a
+                # registry by a key known here (each key its own specialisation), by name
+                e.func = gast.copy_location(_name(self.o.bind(obj, f)), f)
+                return self._call(e)
             if obj is not UNRESOLVED and not self.in_def and self._factory(obj):
                 # `MLPModel.from_params(params)`, a classmethod returning `cls(...)`: followed
                 # as the constructor call it makes, `cls` the class it was called on
@@ -3070,6 +3076,8 @@ def _built_classes(pf) -> list:
         if not isinstance(n, gast.Call):
             continue
         f = n.func
+        if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Subscript):
+            f = f.value  # (`ACTIVATIONS[name].f(x)`: a method of a class in a registry)
         obj = UNRESOLVED
         if isinstance(f, gast.Name):
             if f.id in locals_:

@@ -1339,6 +1339,141 @@ def _reflect():
     return r.random(3), r.standard_normal((4, 5))
 
 
+# ---- 51. an activation registry of classes with a static derivative flag -------------------
+
+class Sigmoid:
+    @staticmethod
+    def f(x, derivative=False):
+        s = 1 / (1 + np.exp(-x))
+        return s * (1 - s) if derivative else s
+
+
+class Identity:
+    @staticmethod
+    def f(x, derivative=False):
+        return np.ones_like(x) if derivative else x
+
+
+ACTIVATIONS = {"sigmoid": Sigmoid, "identity": Identity}
+
+
+def static_derivative_flag(W1, W2, X, y, hidden="sigmoid", output="identity"):
+    a1 = ACTIVATIONS[hidden].f(X @ W1)
+    out = ACTIVATIONS[output].f(a1 @ W2)
+    slope = ACTIVATIONS[hidden].f(X @ W1, derivative=True)
+    return np.mean((out - y) ** 2) + 0.1 * np.mean(slope)
+
+
+def _sdf():
+    r = rng(951)
+    return (r.standard_normal((3, 4)), r.standard_normal((4, 1)), r.standard_normal((6, 3)),
+            r.standard_normal((6, 1)))
+
+
+# ---- 52. an encoder-decoder whose layers live in a dict of lists -------------------------------
+
+def enc_dec(params, X):
+    h = X
+    for W, b in zip(params["enc"]["W"], params["enc"]["b"]):
+        h = np.tanh(h @ W + b)
+    code = h
+    for W, b in zip(params["dec"]["W"], params["dec"]["b"]):
+        h = h @ W + b
+    return np.mean((h - X) ** 2) + 1e-2 * np.mean(np.abs(code))
+
+
+def _encdec():
+    r = rng(952)
+    return ({"enc": {"W": [r.standard_normal((4, 3)) * 0.5, r.standard_normal((3, 2)) * 0.5],
+                     "b": [np.zeros(3), np.zeros(2)]},
+             "dec": {"W": [r.standard_normal((2, 4)) * 0.5], "b": [np.zeros(4)]}},
+            r.standard_normal((5, 4)))
+
+
+# ---- 53. a recurrent cell object reused, its state a tuple attribute --------------------------
+
+class ElmanCell:
+    def __init__(self, Wx, Wh):
+        self.Wx, self.Wh = Wx, Wh
+        self.state = None
+
+    def reset(self, batch):
+        self.state = (np.zeros((batch, self.Wh.shape[0])),)
+
+    def __call__(self, x):
+        (h,) = self.state
+        h = np.tanh(x @ self.Wx + h @ self.Wh)
+        self.state = (h,)
+        return h
+
+
+def cell_state_tuple(Wx, Wh, xs):
+    cell = ElmanCell(Wx, Wh)
+    cell.reset(xs.shape[1])
+    outs = [cell(x) for x in xs]
+    return np.sum(outs[-1] ** 2) + 0.1 * sum(np.sum(o) for o in outs)
+
+
+def _cell():
+    r = rng(953)
+    return r.standard_normal((3, 4)) * 0.5, r.standard_normal((4, 4)) * 0.4, \
+        r.standard_normal((5, 2, 3))
+
+
+# ---- 54. Q-learning style TD loss with np.max over next states -----------------------------
+
+def td_loss(W, S, A, Rw, S2, done, gamma=0.9):
+    q = S @ W
+    q_sa = q[np.arange(len(A)), A]
+    target = Rw + gamma * np.max(S2 @ W, axis=1) * (1 - done)
+    return np.mean((q_sa - target) ** 2)
+
+
+def _td():
+    r = rng(954)
+    return (r.standard_normal((3, 2)), r.standard_normal((6, 3)), np.array([0, 1, 1, 0, 1, 0]),
+            r.standard_normal(6), r.standard_normal((6, 3)),
+            np.array([0, 0, 1, 0, 0, 1], dtype=float))
+
+
+# ---- 55. a policy-gradient loss with log-probabilities of sampled actions ---------------------
+
+def reinforce_loss(W, states, actions, returns):
+    logits = states @ W
+    logp = logits - np.log(np.sum(np.exp(logits), axis=1, keepdims=True))
+    chosen = logp[range(len(actions)), actions]
+    adv = (returns - returns.mean()) / (returns.std() + 1e-8)
+    return -np.sum(chosen * adv)
+
+
+def _pg():
+    r = rng(955)
+    return (r.standard_normal((4, 3)) * 0.5, r.standard_normal((7, 4)),
+            [0, 2, 1, 1, 0, 2, 2], r.standard_normal(7))
+
+
+# ---- 56. nested functions: a closure factory for layers -----------------------------------------
+
+def make_dense(W, b, act=np.tanh):
+    def layer(x):
+        return act(x @ W + b)
+    return layer
+
+
+def closure_factory(W1, b1, W2, b2, X):
+    net = [make_dense(W1, b1), make_dense(W2, b2, act=lambda z: z)]
+    h = X
+    for f in net:
+        h = f(h)
+    return np.sum(h ** 2)
+
+
+def _clos():
+    r = rng(956)
+    return (r.standard_normal((3, 4)), r.standard_normal(4), r.standard_normal((4, 2)),
+            r.standard_normal(2), r.standard_normal((5, 3)))
+
+
 PROGRAMS = [
     Probe("wild_repos4.abc_sequential", abc_sequential, _abc, ("W1", "b1", "W2", "b2"),
           fuse=True),
@@ -1397,4 +1532,10 @@ PROGRAMS = [
     Probe("wild_repos4.mixed_precision", mixed_precision, _mixed, ("W", "X"), tol=1e-2),
     Probe("wild_repos4.birnn", birnn, _birnn, ("Wf", "Wb", "U")),
     Probe("wild_repos4.reflect_roll", reflect_roll, _reflect, ("k", "img")),
+    Probe("wild_repos4.static_derivative_flag", static_derivative_flag, _sdf, ("W1", "W2")),
+    Probe("wild_repos4.enc_dec", enc_dec, _encdec, "params"),
+    Probe("wild_repos4.cell_state_tuple", cell_state_tuple, _cell, ("Wx", "Wh", "xs")),
+    Probe("wild_repos4.td_loss", td_loss, _td, "W"),
+    Probe("wild_repos4.reinforce_loss", reinforce_loss, _pg, "W"),
+    Probe("wild_repos4.closure_factory", closure_factory, _clos, ("W1", "b1", "W2", "b2")),
 ]
