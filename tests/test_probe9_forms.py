@@ -532,3 +532,38 @@ def test_static_method_of_a_registry_class(hidden, mode):
     derivative rule'."""
     _check(_registry_static, (R.standard_normal((3, 2)), R.standard_normal((4, 3)), hidden),
            mode=mode)
+
+
+# ---- a comprehension calling a stateful object --------------------------------------------
+
+class _Elman:
+    def __init__(self, Wx, Wh):
+        self.Wx, self.Wh = Wx, Wh
+        self.state = None
+
+    def reset(self, batch):
+        self.state = (np.zeros((batch, self.Wh.shape[0])),)
+
+    def __call__(self, x):
+        (h,) = self.state
+        h = np.tanh(x @ self.Wx + h @ self.Wh)
+        self.state = (h,)
+        return h
+
+
+def _comprehension_of_a_cell(Wx, Wh, xs):
+    cell = _Elman(Wx, Wh)
+    cell.reset(xs.shape[1])
+    x = 2.0  # (the comprehension's own `x` is another variable)
+    outs = [cell(x) for x in xs if x.shape[0] > 0]
+    return np.sum(outs[-1] ** 2) + 0.1 * sum(np.sum(o) for o in outs) + x
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_comprehension_calling_a_stateful_object(mode):
+    """`outs = [cell(x) for x in xs]` where `cell(x)` changes the object: was 'a method that
+    changes the object called inside a lazily evaluated expression' (objects.py); now the
+    loop Python runs."""
+    _check(_comprehension_of_a_cell, (R.standard_normal((3, 4)) * 0.5,
+                                      R.standard_normal((4, 4)) * 0.4,
+                                      R.standard_normal((5, 2, 3))), wrt=(0, 1, 2), mode=mode)

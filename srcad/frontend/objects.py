@@ -581,6 +581,9 @@ class _Rewriter:
 
     def assign(self, s) -> list:
         t0 = s.targets[0]
+        looped = self._comprehension_as_loop(s)
+        if looped is not None:
+            return self.block(looped)
         if len(s.targets) == 1 and isinstance(t0, (gast.Tuple, gast.List)) and \
                 isinstance(s.value, (gast.Tuple, gast.List)) and \
                 len(t0.elts) == len(s.value.elts) and _parallel_ok(t0.elts, s.value):
@@ -1842,6 +1845,48 @@ class _Rewriter:
             out.extend(self.block(copy.deepcopy(s.body[:-1])))
         del self.scope.env[name]
         out.append(_assign([_name(name, store=True)], gast.Constant(value=None, kind=None), s))
+        return out
+
+    def _comprehension_as_loop(self, s):
+        """`outs = [cell(x) for x in xs]` whose item calls a built object (a method that may
+        change it): the loop Python runs, ``outs = []; for x_1 in xs: outs.append(cell(x_1))``
+        (its variables renamed: a comprehension's are its own), so that the state flows
+        through the loop as it does in a written one; None where it is not that."""
+        v = s.value
+        if not (len(s.targets) == 1 and isinstance(s.targets[0], gast.Name) and
+                isinstance(v, gast.ListComp) and len(v.generators) == 1) or \
+                self.nested or self.in_def or self.no_hoist:
+            return None
+        gen = v.generators[0]
+        if isinstance(self.peek(gen.iter), (VObj, VList)):
+            return None  # (over objects: unrolled where it stands)
+        calls_object = any(
+            isinstance(n, gast.Call) and isinstance(self.peek(
+                n.func.value if isinstance(n.func, gast.Attribute) else n.func), VObj)
+            for n in gast.walk(v.elt) if isinstance(n, gast.Call))
+        if not calls_object:
+            return None
+        renames = {n.id: fresh(n.id, self.o.taken) for n in gast.walk(gen.target)
+                   if isinstance(n, gast.Name)}
+        parts = [copy.deepcopy(x) for x in (gen.target, v.elt, *gen.ifs)]
+        for part in parts:
+            for n in gast.walk(part):
+                if isinstance(n, gast.Name) and n.id in renames:
+                    n.id = renames[n.id]
+        target, elt, ifs = parts[0], parts[1], parts[2:]
+        name = s.targets[0].id
+        append = gast.Expr(value=gast.Call(func=gast.Attribute(
+            value=_name(name), attr="append", ctx=gast.Load()), args=[elt], keywords=[]))
+        body = [append]
+        for cond in reversed(ifs):
+            body = [gast.If(test=cond, body=body, orelse=[])]
+        loop = gast.For(target=target, iter=gen.iter, body=body, orelse=[], type_comment=None)
+        start = _assign([_name(name, store=True)], gast.List(elts=[], ctx=gast.Load()), s)
+        out = [start, gast.copy_location(loop, s)]
+        for st in out:
+            for n in gast.walk(st):
+                if isinstance(n, (gast.expr, gast.stmt)) and getattr(n, "lineno", None) is None:
+                    gast.copy_location(n, s)
         return out
 
     def _setter_of(self, t):
