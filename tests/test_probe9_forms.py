@@ -567,3 +567,31 @@ def test_comprehension_calling_a_stateful_object(mode):
     _check(_comprehension_of_a_cell, (R.standard_normal((3, 4)) * 0.5,
                                       R.standard_normal((4, 4)) * 0.4,
                                       R.standard_normal((5, 2, 3))), wrt=(0, 1, 2), mode=mode)
+
+
+# ---- a dict a helper returns, walked by key in the next helper -----------------------------
+
+def _sgd_step(params, grads, lr=0.1):
+    out = {}
+    for k in params:
+        out[k] = params[k] - lr * grads[k]
+    return out
+
+
+def _dict_through_helpers(params, X, y):
+    for _ in range(2):
+        r = X @ params["w"] + params["c"] - y
+        params = _sgd_step(params, {"w": X.T @ r / len(y), "c": np.mean(r)})
+    p2 = _sgd_step(params, {"w": params["w"], "c": params["c"]}, lr=0.01)
+    p3 = _sgd_step(p2, p2)
+    return np.mean((X @ p3["w"] + p3["c"] - y) ** 2)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_dict_a_helper_returns_is_walked_by_key_in_the_next(mode):
+    """`params = step(params, grads)` then `step(params, ...)` where step does `for k in
+    params`: was a KeyError (0) at run time -- the result was not known to be a dict, so the
+    loop indexed it as a list; also the parameter itself before it is rebound."""
+    args = ({"w": R.standard_normal(3), "c": np.array(0.2)}, R.standard_normal((6, 3)),
+            R.standard_normal(6))
+    _check(_dict_through_helpers, args, mode=mode)

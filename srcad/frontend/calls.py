@@ -598,6 +598,8 @@ class CallsMixin:
             var = ir.Var(call.targets[0])
         if into is not None and into is not _RETURN:
             self.env[into[0]] = var
+            if getattr(call, "returns_dict", False):  # (its next callee walks its keys)
+                self.pf.dict_known = self.pf.dict_known | {(into[0],)}
         return var
 
     def carry_into_local(self, obj, attr: str, held, node, via: str | None = None) -> None:

@@ -716,7 +716,10 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                 holders.setdefault(v.name, {v.name}).add(n)
         pf.dict_paths = frozenset((p,) + f[1:] for p, a in passed if isinstance(a, ir.Var)
                                   for f in self.pf.dict_known
-                                  if f[0] in holders.get(a.name, {a.name}))
+                                  if f[0] in holders.get(a.name, {a.name})) | frozenset(
+            (p,) + f[1:] for p, a in passed if isinstance(a, ir.Var)
+            and a.name in self.pf.params and not self.seen_defs[a.name]
+            for f in self.pf.dict_paths if f[0] == a.name)  # (a parameter not yet rebound)
         # a list / int argument passed on as it is: its count is known there too (objects.py:
         # a loop building layers), and the callee may wait for it as its caller does
         caller = self.pf.statics or {}
@@ -787,6 +790,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                           self.fresh(spelled.replace(".", "_")), fn)
         call = ir.UserCall([], callee, fn, name, [bound[p] for p in params], node.lineno,
                            multi=isinstance(callee.ret.value, ir.Seq))
+        call.returns_dict = _returns_dict(callee, pf)
         call.carried = [(o, attr) for o, attr, _ in carried]
         return call
 
@@ -807,6 +811,28 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         while isinstance(root, gast.Attribute):
             root = root.value
         return not (isinstance(root, gast.Name) and root.id not in self.locals)
+
+
+def _returns_dict(fn: ir.Function, pf) -> bool:
+    """Does `fn` (normalised) give back a dict it makes or writes (`out = {}; out[k] = v;
+    return out`) or a dict argument: its caller's name for the result holds a dict
+    (`for k in params` in the next callee walks its keys)."""
+    ret = fn.ret.value if fn.ret is not None else None
+    defs = {s.target: s for s in fn.body if isinstance(s, ir.Call)}
+    seen = set()
+    while isinstance(ret, ir.Var) and ret.name not in seen:
+        seen.add(ret.name)
+        if (ret.name,) in pf.dict_paths:
+            return True
+        s = defs.get(ret.name)
+        if s is None:
+            return False
+        if s.op.name == "dict":
+            return True
+        if s.op.name not in ("setitem", "dict_set", "identity", "copy"):
+            return False
+        ret = next(iter(s.args.values()), None)
+    return False
 
 
 def _known_truth(atom) -> bool | None:

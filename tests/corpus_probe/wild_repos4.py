@@ -1474,6 +1474,95 @@ def _clos():
             r.standard_normal(2), r.standard_normal((5, 3)))
 
 
+# ---- 57. an Adam object with dict state, stepped inside the loss ---------------------------
+
+class AdamOpt:
+    def __init__(self, lr=0.05, b1=0.9, b2=0.999, eps=1e-8):
+        self.lr, self.b1, self.b2, self.eps = lr, b1, b2, eps
+        self.m, self.v, self.t = {}, {}, 0
+
+    def step(self, params, grads):
+        self.t += 1
+        out = {}
+        for k in params:
+            self.m[k] = self.b1 * self.m.get(k, 0.0) + (1 - self.b1) * grads[k]
+            self.v[k] = self.b2 * self.v.get(k, 0.0) + (1 - self.b2) * grads[k] ** 2
+            mh = self.m[k] / (1 - self.b1 ** self.t)
+            vh = self.v[k] / (1 - self.b2 ** self.t)
+            out[k] = params[k] - self.lr * mh / (np.sqrt(vh) + self.eps)
+        return out
+
+
+def adam_object_steps(params, X, y):
+    opt = AdamOpt()
+    for _ in range(2):
+        r = X @ params["w"] - y
+        params = opt.step(params, {"w": X.T @ r / len(y)})
+    return np.mean((X @ params["w"] - y) ** 2)
+
+
+def _adamobj():
+    r = rng(957)
+    return {"w": r.standard_normal(3)}, r.standard_normal((6, 3)), r.standard_normal(6)
+
+
+# ---- 58. layers described by a config list of dicts -----------------------------------------
+
+def config_layers(W1, W2, X):
+    cfg = {"layers": [{"W": W1, "act": "relu", "dropout": 0.0}, {"W": W2}]}
+    h = X
+    for layer in cfg["layers"]:
+        h = h @ layer["W"]
+        if layer.get("act") == "relu":
+            h = np.maximum(h, 0)
+        if layer.get("dropout", 0.0) > 0:
+            h = h * (1 - layer["dropout"])
+    return np.sum(h ** 2)
+
+
+def _cfgl():
+    r = rng(958)
+    return r.standard_normal((3, 4)), r.standard_normal((4, 2)), r.standard_normal((5, 3))
+
+
+# ---- 59. a minibatch loop with an rng made inside, f-string logging --------------------------
+
+def minibatch_epoch(w, X, y, batch=3):
+    rng_ = np.random.default_rng(0)
+    perm = rng_.permutation(len(X))
+    total = 0.0
+    for start in range(0, len(X), batch):
+        idx = perm[start:start + batch]
+        err = X[idx] @ w - y[idx]
+        loss = np.mean(err ** 2)
+        print(f"batch {start // batch}: loss={float(loss):.4f}") if False else None
+        total = total + loss * len(idx)
+    return total / len(X)
+
+
+def _mb():
+    r = rng(959)
+    return r.standard_normal(3), r.standard_normal((7, 3)), r.standard_normal(7)
+
+
+# ---- 60. Newton steps with np.linalg.inv, tensordot, row-dot einsum -------------------------
+
+def newton_logistic(w, X, y, steps=2):
+    for _ in range(steps):
+        p = 1 / (1 + np.exp(-X @ w))
+        grad = X.T @ (p - y)
+        H = np.tensordot(X * (p * (1 - p))[:, None], X, axes=([0], [0])) + 1e-3 * np.eye(len(w))
+        w = w - np.linalg.inv(H) @ grad
+    margins = np.einsum("ij,j->i", X, w)
+    return np.sum(np.logaddexp(0, -margins * (2 * y - 1))) + np.linalg.norm(w, ord=2)
+
+
+def _newton():
+    r = rng(960)
+    return 0.1 * r.standard_normal(2), r.standard_normal((8, 2)), \
+        (r.random(8) < 0.5).astype(float)
+
+
 PROGRAMS = [
     Probe("wild_repos4.abc_sequential", abc_sequential, _abc, ("W1", "b1", "W2", "b2"),
           fuse=True),
@@ -1538,4 +1627,8 @@ PROGRAMS = [
     Probe("wild_repos4.td_loss", td_loss, _td, "W"),
     Probe("wild_repos4.reinforce_loss", reinforce_loss, _pg, "W"),
     Probe("wild_repos4.closure_factory", closure_factory, _clos, ("W1", "b1", "W2", "b2")),
+    Probe("wild_repos4.adam_object_steps", adam_object_steps, _adamobj, ("params", "X")),
+    Probe("wild_repos4.config_layers", config_layers, _cfgl, ("W1", "W2")),
+    Probe("wild_repos4.minibatch_epoch", minibatch_epoch, _mb, ("w", "X")),
+    Probe("wild_repos4.newton_logistic", newton_logistic, _newton, ("w", "X"), tol=1e-4),
 ]
