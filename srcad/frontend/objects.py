@@ -1832,6 +1832,9 @@ class _Rewriter:
         while o is not None:
             if len(chain) > 256 or any(o is c for c in chain):
                 return None
+            if isinstance(test, gast.Name) and any(
+                    _lookup(o.cls, m)[0] not in (None, object) for m in ("__bool__", "__len__")):
+                return None  # (`while node:` of an object with a truth of its own)
             chain.append(o)
             if link.attr in o.objects:
                 o = o.objects[link.attr]
