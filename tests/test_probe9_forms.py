@@ -522,14 +522,15 @@ _REG = {"sigmoid": _Sig, "identity": _Id}
 
 def _registry_static(W, X, hidden="sigmoid", output="identity"):
     a = _REG[hidden].f(X @ W)
-    return np.sum(_REG[output].f(a) ** 2) + np.sum(_REG["sigmoid"].f(X @ W, derivative=True))
+    act = _REG[output]
+    return np.sum(act.f(a) ** 2) + np.sum(_REG["sigmoid"].f(X @ W, derivative=True))
 
 
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("hidden", ["sigmoid", "identity"])
 def test_static_method_of_a_registry_class(hidden, mode):
-    """`ACTIVATIONS[name].f(x)` with `name` a string argument: was 'the method `.f()` has no
-    derivative rule'."""
+    """`ACTIVATIONS[name].f(x)` with `name` a string argument (and `act = ACTIVATIONS[name];
+    act.f(x)`): was 'the method `.f()` has no derivative rule'."""
     _check(_registry_static, (R.standard_normal((3, 2)), R.standard_normal((4, 3)), hidden),
            mode=mode)
 

@@ -669,6 +669,13 @@ class _Rewriter:
         n = self._static_len(value) if isinstance(value, (gast.Name, gast.List, gast.Tuple)) \
             else UNRESOLVED
         fn = self._static_callable(value)
+        if fn is UNRESOLVED and isinstance(value, gast.Subscript):
+            try:  # (`act = ACTIVATIONS[name]`, a class of a registry: `act.f(x)` below)
+                cls = self.o.resolve_static(value, self.scope)
+            except Exception:  # noqa: BLE001  (not a static lookup)
+                cls = UNRESOLVED
+            if cls is not UNRESOLVED and _is_user_class(cls, self.o.globals):
+                fn = cls
         if isinstance(t, gast.Name) and t.id not in self.scope.unsafe:
             if const is not UNRESOLVED:
                 self.consts[t.id] = const
@@ -1739,8 +1746,16 @@ class _Rewriter:
             obj = _substituted(obj)  # (np.poly1d: srcad/pyfuncs.py's)
             if obj is not UNRESOLVED and _is_user_class(obj, self.o.globals):
                 return self.construct(obj, f, e)
-            if obj is not UNRESOLVED and isinstance(f.value, gast.Subscript) and \
-                    callable(obj) and not isinstance(obj, type) and not self._factory(obj):
+            held = self.funcs.get(f.value.id) if isinstance(f.value, gast.Name) and \
+                not self.in_def else None
+            if obj is UNRESOLVED and isinstance(held, type) and \
+                    _is_user_class(held, self.o.globals):
+                obj = getattr(held, f.attr, UNRESOLVED)  # (`act = REG[name]; act.f(x)`)
+                if obj is not UNRESOLVED:
+                    guards.note_attr(held, f.attr, obj)
+            if obj is not UNRESOLVED and isinstance(f.value, (gast.Subscript, gast.Name)) and \
+                    callable(obj) and not isinstance(obj, type) and not self._factory(obj) and \
+                    (isinstance(f.value, gast.Subscript) or isinstance(held, type)):
                 # `ACTIVATIONS[name].f(x)`: a static or class method of a class picked from a
                 # registry by a key known here (each key its own specialisation), by name
                 e.func = gast.copy_location(_name(self.o.bind(obj, f)), f)
@@ -3164,4 +3179,7 @@ def _registry_of_callables(held) -> bool:
     if not isinstance(held, (dict, list, tuple)):
         return False
     items = held.values() if isinstance(held, dict) else held
-    return any(callable(v) and not isinstance(v, type) for v in items)
+    return any(callable(v) and not isinstance(v, type) for v in items) or any(
+        isinstance(v, type) and not isinstance(getattr(v, "_fields", None), tuple) and
+        any(isinstance(a, (staticmethod, classmethod)) for a in vars(v).values())
+        for v in items)  # (classes whose static methods are called: `act.f(x)`)
