@@ -1563,6 +1563,92 @@ def _newton():
         (r.random(8) < 0.5).astype(float)
 
 
+# ---- 61. Python scalars over array elements, np.vectorize, errstate ------------------------
+
+def scalar_softplus(v):
+    return math.log1p(math.exp(-abs(v))) + max(v, 0.0)
+
+
+def python_scalars(w, X):
+    z = X @ w
+    total = 0.0
+    for i in range(len(z)):
+        total += math.exp(-0.5 * z[i] ** 2) + scalar_softplus(float(z[i]))
+    vsp = np.vectorize(scalar_softplus)
+    with np.errstate(divide="ignore", over="ignore"):
+        extra = np.sum(vsp(z))
+    assert np.isfinite(total), "diverged"
+    return total + extra
+
+
+def _pys():
+    r = rng(961)
+    return r.standard_normal(3), r.standard_normal((5, 3))
+
+
+# ---- 62. class attributes as hyperparameters, a global step counter ---------------------------
+
+STEP = 0
+
+
+class Regressor:
+    l2 = 1e-2
+    activation = staticmethod(np.tanh)
+
+    def __init__(self, W):
+        self.W = W
+
+    def loss(self, X, y):
+        global STEP
+        STEP += 1
+        pred = self.activation(X @ self.W)
+        return np.mean((pred - y) ** 2) + self.l2 * np.sum(self.W ** 2)
+
+
+def class_hyperparams(W, X, y):
+    return Regressor(W).loss(X, y)
+
+
+def _chp():
+    r = rng(962)
+    return r.standard_normal((3, 2)), r.standard_normal((5, 3)), r.standard_normal((5, 2))
+
+
+# ---- 63. top-k by sort / argsort / partition ----------------------------------------------------
+
+def topk_losses(w, X, y, k=3):
+    per = (X @ w - y) ** 2
+    hardest = np.sort(per)[-k:]
+    order = np.argsort(-per)
+    weights = np.zeros_like(per)
+    weights[order[:k]] = 1.0
+    part = np.partition(per, len(per) - k)[-k:]
+    return np.mean(hardest) + np.sum(weights * per) + np.sum(part)
+
+
+def _topk():
+    r = rng(963)
+    return r.standard_normal(3), r.standard_normal((8, 3)), r.standard_normal(8)
+
+
+# ---- 64. try/except around a numerically risky step --------------------------------------------
+
+def safe_log_loss(w, X, y):
+    p = 1 / (1 + np.exp(-(X @ w)))
+    try:
+        loss = -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))
+    except FloatingPointError:
+        loss = np.float64(0.0)
+    if not np.isfinite(loss):
+        raise ValueError("non-finite loss")
+    return loss
+
+
+def _sll():
+    r = rng(964)
+    return r.standard_normal(3) * 0.3, r.standard_normal((6, 3)), (r.random(6) < 0.5) * 1.0
+
+
 PROGRAMS = [
     Probe("wild_repos4.abc_sequential", abc_sequential, _abc, ("W1", "b1", "W2", "b2"),
           fuse=True),
@@ -1631,4 +1717,8 @@ PROGRAMS = [
     Probe("wild_repos4.config_layers", config_layers, _cfgl, ("W1", "W2")),
     Probe("wild_repos4.minibatch_epoch", minibatch_epoch, _mb, ("w", "X")),
     Probe("wild_repos4.newton_logistic", newton_logistic, _newton, ("w", "X"), tol=1e-4),
+    Probe("wild_repos4.python_scalars", python_scalars, _pys, ("w", "X")),
+    Probe("wild_repos4.class_hyperparams", class_hyperparams, _chp, "W"),
+    Probe("wild_repos4.topk_losses", topk_losses, _topk, ("w", "X")),
+    Probe("wild_repos4.safe_log_loss", safe_log_loss, _sll, ("w", "X")),
 ]
