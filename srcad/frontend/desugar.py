@@ -5,7 +5,8 @@ Input: a fenced gast `FunctionDef`. Output: the same function in which
     ``if <flag>: break`` (one per flag), so every executed iteration runs its whole body;
   * `return` appears once, as the last statement of the function (a tuple of result names
     where every return gives a tuple of one size and the end is never reached: callers
-    unpack it as they unpack `return a, b`);
+    unpack it as they unpack `return a, b`; also where the end may be reached, for a call
+    site that unpacks the result, the end then raising Python's TypeError);
   * statements after a jump are guarded by ``if not <flag>:``.
 The backward sweep then only needs each loop's trip count and each branch's test, which it
 records like any other value. Flags are named after the loop's line (``broke_L7``).

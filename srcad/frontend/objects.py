@@ -33,7 +33,13 @@ new object, its state returned after the result); operators on built objects (``
 say something of the object itself (`_object_builtin`: ``type``, ``id``, ``callable``,
 ``str``/``repr`` -- its ``__str__``/``__repr__``, or object's with an address of its own --,
 ``hasattr`` from the attributes assigned so far, ``getattr`` by a known name, also called:
-``getattr(self, "_" + self.kind)(x)``); ``obj is None`` (a constant); ``*layers`` of objects
+``getattr(self, "_" + self.kind)(x)``); ``obj is None`` (a constant); a classmethod
+factory that builds ``cls(...)`` (``Model.from_params(p, **kw)``: the constructor call it
+makes, a ``**kwargs`` of known keys expanded by name); ``__init__(self, W, *args,
+**kwargs)`` handing both on to ``super().__init__``; a property's setter (``layer.w = v``);
+a static method of a class picked from a registry (``ACTIVATIONS[name].f(x)``); a ``while``
+loop walking objects linked by an attribute (``node = node.next``: unrolled); a list
+comprehension whose item calls a built object (the loop Python runs); ``*layers`` of objects
 (a list of them); ``__iter__`` / ``__len__`` / ``__getitem__`` that hand over to a list of
 objects the object holds (`_delegate`); comprehensions over a list of objects or over a known
 range reading them, unrolled; a comprehension's first iterable evaluated where it stands (a

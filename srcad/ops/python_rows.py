@@ -10,7 +10,10 @@ each with its transpose as VJP, so generated code calling them can be differenti
 
 A dict literal ``{k0: v0, k1: v1}`` is an op per number of entries (`dict_literal_op`), made
 on demand like the frontend's opaque ops: its keys are atoms with no derivative, each value's
-VJP reads its key's slot of the cotangent.
+VJP reads its key's slot of the cotangent. Namedtuples the same way: ``Cache(x, z=z)`` an op
+per field count (`namedtuple_op`), ``cache.z`` one per field name (`field_op`, where the name
+is a field of a namedtuple type the code sees), ``p._replace(W=v)`` one per set of names
+(`replace_op`); a namedtuple's cotangent is a `GradTree` slot by field position.
 """
 
 from __future__ import annotations
