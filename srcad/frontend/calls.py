@@ -490,7 +490,11 @@ class CallsMixin:
                                    f"user function", e, "checkpoint a function defined with def")
         if user:
             e = self.spread_for(obj, e)
-        args, kwargs, starred = self.call_args(e, hint)
+        outer, self.passing_to_user = getattr(self, "passing_to_user", False), user
+        try:
+            args, kwargs, starred = self.call_args(e, hint)
+        finally:
+            self.passing_to_user = outer
         if user:
             if starred:
                 self.refuse_starred(e, f"the user function `{spelled}`")
@@ -741,7 +745,11 @@ class CallsMixin:
             return None
         fn, bound = target
         e = self.spread_for(fn, e, skip=0 if bound is guards.MISSING else 1)
-        args, kwargs, starred = self.call_args(e, hint)
+        outer, self.passing_to_user = getattr(self, "passing_to_user", False), True
+        try:
+            args, kwargs, starred = self.call_args(e, hint)
+        finally:
+            self.passing_to_user = outer
         if starred:
             self.refuse_starred(e, f"the method `{attr}`")
         # (named after where it is defined: `Base_forward` for super()'s, not the child's)

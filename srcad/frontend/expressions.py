@@ -392,7 +392,8 @@ class ExpressionsMixin:
     def constant(self, obj, spelled: str, node):
         if isinstance(obj, (types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
                             np.ufunc)) and not isinstance(obj, type) and obj not in LIFTED \
-                and not _passable(obj):
+                and not _passable(obj) and not (rowed_callable(obj) and
+                                           getattr(self, "passing_to_user", False)):
             raise self.unsupported(f"`{spelled}` ({type(obj).__name__}) used as a value", node,
                                    "call it where it is used (for a map kept in a name: "
                                    "`[f(v) for v in xs]`), or pass values in as arguments")
@@ -550,9 +551,10 @@ def _static_item(base, index):
 def _passable(obj) -> bool:
     """A user function, which may be held as a value and handed to another user function
     (`integrate(rhs, y0)`: the callee knows it, as it knows a user object it is passed, and
-    its calls of it are subroutine calls of `rhs`)."""
-    return (isinstance(obj, types.FunctionType) and is_user_object(obj)) or \
-        rowed_callable(obj)
+    its calls of it are subroutine calls of `rhs`). A numpy function with a row may be
+    handed to a user function too (`passing_to_user`: `apply(np.tanh, x)`), not kept or
+    given to a library (`map(np.tanh, xs)` kept in a name stays refused)."""
+    return isinstance(obj, types.FunctionType) and is_user_object(obj)
 
 
 def rowed_callable(obj) -> bool:
