@@ -38,7 +38,8 @@ from .runtime_python import (  # noqa: F401  (lists and dicts: the Python people
     get_tangent_default, sequence_grad, sequence_tangent, mapping_grad, mapping_tangent,
     dict_copy, object_attribute, dict_keys, dict_set, grow_grad, item_grad, without_item,
     head_grad, key_grad, key_tree, keyed_tangent, keys_tangent, last_grad, list_append,
-    list_concat, put_span, span_tangent, take_span,
+    list_concat, put_span, span_tangent, take_span, field_grad, field_index, field_tangent,
+    item_at, item_tangent_at, drop_fields, replace_fields,
     py_correlation, py_covariance, py_dist, py_geometric_mean, py_harmonic_mean,
     py_fsum, py_mean, py_stdev, py_variance, slot_tree, sort_order, to_float, without_key)
 from .runtime_signal import (  # noqa: F401  (convolutions, interp, gradient, choose)
@@ -103,6 +104,7 @@ from .runtime_pymath import *  # noqa: F401,F403
 from . import runtime_poly as _poly  # (constants of srcad/ops/polynomials.py's rules)
 from .runtime_poly import *  # noqa: F401,F403
 from . import runtime_special as _special  # (scipy.special's functions: srcad/ops/special.py)
+from .runtime_spatial import spatial_cdist  # noqa: F401  (scipy.spatial: srcad/ops/spatial.py)
 from .runtime_special import *  # noqa: F401,F403
 from . import runtime_pieces as _pieces  # (tuple outputs, np.block, np.insert)
 from .runtime_pieces import *  # noqa: F401,F403
@@ -338,6 +340,14 @@ __all__ = [
     "span_tangent",
     "slot_tree",
     "without_key",
+    "field_grad",
+    "field_index",
+    "field_tangent",
+    "item_at",
+    "item_tangent_at",
+    "drop_fields",
+    "replace_fields",
+    "spatial_cdist",
 ]
 __all__ += _pymath.__all__ + _poly.__all__ + _special.__all__ + _pieces.__all__
 __all__ += _gathers.__all__

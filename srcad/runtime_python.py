@@ -245,12 +245,72 @@ def appended_tangent(g, xs):
     return Items([_zero_like(v) for v in xs] + [g], range(len(xs)))
 
 
+# -- namedtuples (`Cache(x=x, z=z)` built, `cache.z` read: ops/python_rows.py) ---------------
+
+
+def field_index(obj, name: str) -> int:
+    """The position of the field `name` in the namedtuple `obj`."""
+    fields = getattr(type(obj), "_fields", None)
+    if not isinstance(obj, tuple) or fields is None or name not in fields:
+        raise TypeError(f"srcad: `.{name}` was read as a namedtuple's field, but the object "
+                        f"is a {type(obj).__name__}")
+    return fields.index(name)
+
+
+def item_at(ct, i, whole):
+    """The cotangent of item `i` of the tuple `whole` built from its items: ct's slot i
+    (zeros where it has none)."""
+    v = _item(ct, i)
+    return zeros_grad(whole[i]) if v is None else v
+
+
+def item_tangent_at(t, i, whole):
+    """The tangent of the tuple `whole` through its item `i`: t there, zeros elsewhere (the
+    transpose of `item_at`)."""
+    return Items([t if j == i else _zero_like(v) for j, v in enumerate(whole)],
+                 [j for j in range(len(whole)) if j != i])
+
+
+def field_grad(ct, obj, name):
+    """The cotangent of the namedtuple `obj` through ``obj.<name>``: ct in that slot."""
+    return GradTree({field_index(obj, name): ct}, len(obj), like=obj)
+
+
+def replace_fields(obj, names, *values):
+    """``obj._replace(name0=v0, ...)`` of a namedtuple, the names in a tuple."""
+    return obj._replace(**dict(zip(names, values)))
+
+
+def drop_fields(d, obj, names):
+    """The derivative of the namedtuple `obj` with the fields `names` zero (what flows back
+    to, or forward from, the tuple `_replace` started from); its own transpose."""
+    idx = {field_index(obj, n) for n in names}
+    if d is None or _is_zero(d):
+        return d
+    if isinstance(d, GradTree):
+        return GradTree({k: v for k, v in d.slots.items() if k not in idx}, len(obj), like=obj)
+    items = [_zero_like(obj[i]) if i in idx else v for i, v in enumerate(d)]
+    return Items(items, set(idx) | set(getattr(d, "zero", ())))
+
+
+def field_tangent(t, obj, name):
+    """The tangent of ``obj.<name>`` from obj's tangent t (the transpose of `field_grad`)."""
+    return item_at(t, field_index(obj, name), obj)
+
+
 # -- dicts ------------------------------------------------------------------------------------
 
 
+def _dict_copy(d):
+    """A shallow copy of the same kind: `defaultdict.copy` keeps its default_factory,
+    `OrderedDict.copy` its order."""
+    return dict(d) if type(d) is dict or not isinstance(d, dict) else d.copy()
+
+
 def dict_set(d, key, value):
-    """``d[key] = value`` on a dict as a value: a new dict (d unchanged)."""
-    out = dict(d)
+    """``d[key] = value`` on a dict as a value: a new dict (d unchanged) of d's kind (a
+    defaultdict keeps its default: a later read of a missing key makes it, as in Python)."""
+    out = _dict_copy(d)
     out[key] = value
     return out
 
@@ -450,7 +510,7 @@ def _norm(index, n):
 def container_set(x, index, value):
     """``x[index] = value`` on a dict or list as a value: a new dict or list (x unchanged),
     as copy on write does for an array."""
-    out = dict(x) if isinstance(x, dict) else list(x)
+    out = _dict_copy(x) if isinstance(x, dict) else list(x)
     out[index] = value
     return out
 

@@ -336,6 +336,15 @@ def _torch_op(op):
         return lambda a, b: TNP.sum((a - a.mean()) * (b - b.mean())) / (len(a) - 1)
     if op.name == "py_correlation":
         return lambda a, b: TNP.corrcoef(TNP.stack([a, b]))[0, 1]
+    if op.name == "spatial_cdist":  # the metric's formula over torch._numpy
+        def cdist(a, b, metric="euclidean"):
+            d = a[:, None, :] - b[None, :, :]
+            if metric == "cityblock":
+                return TNP.sum(TNP.abs(d), axis=-1)
+            sq = TNP.sum(d * d, axis=-1)
+            return sq if metric == "sqeuclidean" else TNP.sqrt(sq)
+
+        return cdist
     if op.family == "scipy.special":  # torch.special's (tests/special_twins.py)
         return special_twins.twin(op.name)
     return getattr(TNP, name) if getattr(np, name, None) is op.fn else op.fn

@@ -29,6 +29,8 @@ FUNCTION_LEVEL_ALLOWED: set[tuple[str, str]] = {
     ("srcad/parallel.py", "distributed"),
     # scipy: the scipy.special rows register once scipy is imported (srcad/ops/special.py)
     ("srcad/ops/special.py", "scipy.special"),
+    # scipy: the cdist row registers once scipy.spatial.distance is imported (ops/spatial.py)
+    ("srcad/ops/spatial.py", "scipy.spatial.distance"),
 }
 
 

@@ -37,13 +37,20 @@ from ..binding import _hashable
 from ..checkpoint import Checkpointed
 from ..ops import control, table
 from ..ops.composed import transformed_call_op
-from ..ops.python_rows import dict_literal_op
+from ..ops.python_rows import dict_literal_op, namedtuple_op, replace_op
 from ..errors import SrcadError, at_call_site, in_substitute
 from ..pyfuncs import SUBSTITUTES, label_of
 from . import guards
 from .closures import PARTIAL
 from .methods import _BUILTIN_OPS, METHODS, RESERVED
-from .opaque import is_user_object, library_file, opaque_attribute, opaque_call, opaque_method
+from .opaque import (
+    is_namedtuple_type,
+    is_user_object,
+    library_file,
+    opaque_attribute,
+    opaque_call,
+    opaque_method,
+)
 from .parse import LIFTED
 from .pylower import DICT_GET
 
@@ -253,6 +260,11 @@ class CallsMixin:
 
     def method_parts(self, base, attr: str, e, hint):
         """``base.attr(...)``: the method table's row, or an opaque method."""
+        if attr in ("reshape", "transpose") and len(e.args) > 1 and not e.keywords and any(
+                isinstance(a, gast.Starred) for a in e.args):
+            # `x.reshape(-1, *rest)`: numpy reads the items as one shape tuple
+            e = gast.copy_location(gast.Call(func=e.func, args=[gast.copy_location(
+                gast.Tuple(elts=e.args, ctx=gast.Load()), e)], keywords=[]), e)
         args, kwargs, starred = self.call_args(e, hint)
         make = METHODS.get(attr)
         if make is not None and starred and not (attr in ("reshape", "transpose")
@@ -280,6 +292,13 @@ class CallsMixin:
         if isinstance(func, gast.Attribute):
             carried = self.carried_read(func.value)  # (`dense1.output.sum()`: state.py)
             base = carried if carried is not None else self.local_base(func.value, hint)
+            if base is not None and func.attr == "_replace" and not e.args and e.keywords \
+                    and all(k.arg in self.namedtuple_fields() for k in e.keywords):
+                # `p._replace(W=v)` of a namedtuple (its fields' names this code sees)
+                names = tuple(k.arg for k in e.keywords)
+                bound = {"_obj": base, **{f"v{i}": self.expr(k.value, k.arg, None)
+                                          for i, k in enumerate(e.keywords)}}
+                return ("op", replace_op(names), bound)
             if base is not None:
                 user = self.bound_method_call(base, func.attr, e, hint)
                 if user is not None:
@@ -460,6 +479,10 @@ class CallsMixin:
                 ir.Const(k.arg, repr(k.arg)) for k in e.keywords]
             values = [p.elts[1] for p in pairs] + [k.value for k in e.keywords]
             return ("op", *self.dict_parts(keys, values, hint))
+        if is_namedtuple_type(obj) and not checkpointed and table.lookup(obj) is None:
+            built = self.namedtuple_parts(obj, spelled, func, e, hint)
+            if built is not None:
+                return ("op", *built)
         user = isinstance(obj, types.FunctionType) and table.lookup(obj) is None and \
             library_file(obj) is None
         if checkpointed and not user:
@@ -467,7 +490,11 @@ class CallsMixin:
                                    f"user function", e, "checkpoint a function defined with def")
         if user:
             e = self.spread_for(obj, e)
-        args, kwargs, starred = self.call_args(e, hint)
+        outer, self.passing_to_user = getattr(self, "passing_to_user", False), user
+        try:
+            args, kwargs, starred = self.call_args(e, hint)
+        finally:
+            self.passing_to_user = outer
         if user:
             if starred:
                 self.refuse_starred(e, f"the user function `{spelled}`")
@@ -478,6 +505,27 @@ class CallsMixin:
             return ("op", *self.op_call(obj, args, kwargs, e, spelled))
         callee = self.callee_atom(obj, spelled, func)
         return ("op", *self.opaque_parts(callee, spelled, args, kwargs, starred, e, obj))
+
+    def namedtuple_parts(self, cls, spelled: str, func, e, hint: str):
+        """`Cache(x, z=z, h=h)`: the namedtuple op over its fields in order (a field not given
+        takes its default), or None (a starred argument, or a call Python would refuse: run
+        as written)."""
+        if any(isinstance(a, gast.Starred) for a in e.args) or \
+                any(k.arg is None for k in e.keywords) or len(e.args) > len(cls._fields):
+            return None
+        given = dict(zip(cls._fields, e.args))
+        for k in e.keywords:
+            if k.arg not in cls._fields or k.arg in given:
+                return None
+            given[k.arg] = k.value
+        defaults = getattr(cls, "_field_defaults", {})
+        if any(f not in given and f not in defaults for f in cls._fields):
+            return None
+        bound = {"_cls": self.callee_atom(cls, spelled, func)}
+        for i, f in enumerate(cls._fields):
+            bound[f"f{i}"] = self.expr(given[f], f, None) if f in given else \
+                self.constant(defaults[f], repr(defaults[f]), e)
+        return namedtuple_op(len(cls._fields)), bound
 
     def dict_parts(self, keys: list, values: list, hint: str):
         """A dict literal's op and arguments (keys: atoms; values: gast expressions)."""
@@ -554,6 +602,8 @@ class CallsMixin:
             var = ir.Var(call.targets[0])
         if into is not None and into is not _RETURN:
             self.env[into[0]] = var
+            if getattr(call, "returns_dict", False):  # (its next callee walks its keys)
+                self.pf.dict_known = self.pf.dict_known | {(into[0],)}
         return var
 
     def carry_into_local(self, obj, attr: str, held, node, via: str | None = None) -> None:
@@ -695,7 +745,11 @@ class CallsMixin:
             return None
         fn, bound = target
         e = self.spread_for(fn, e, skip=0 if bound is guards.MISSING else 1)
-        args, kwargs, starred = self.call_args(e, hint)
+        outer, self.passing_to_user = getattr(self, "passing_to_user", False), True
+        try:
+            args, kwargs, starred = self.call_args(e, hint)
+        finally:
+            self.passing_to_user = outer
         if starred:
             self.refuse_starred(e, f"the method `{attr}`")
         # (named after where it is defined: `Base_forward` for super()'s, not the child's)

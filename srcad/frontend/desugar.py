@@ -5,7 +5,8 @@ Input: a fenced gast `FunctionDef`. Output: the same function in which
     ``if <flag>: break`` (one per flag), so every executed iteration runs its whole body;
   * `return` appears once, as the last statement of the function (a tuple of result names
     where every return gives a tuple of one size and the end is never reached: callers
-    unpack it as they unpack `return a, b`);
+    unpack it as they unpack `return a, b`; also where the end may be reached, for a call
+    site that unpacks the result, the end then raising Python's TypeError);
   * statements after a jump are guarded by ``if not <flag>:``.
 The backward sweep then only needs each loop's trip count and each branch's test, which it
 records like any other value. Flags are named after the loop's line (``broke_L7``).
@@ -105,12 +106,22 @@ def _unreachable_tail(body) -> bool:
     return len(body) > 1 and isinstance(body[-1], gast.Return) and not _falls_off(body[:-1])
 
 
+def _none_tail(body) -> bool:
+    """Is `body`'s last statement a `return None` some path reaches (the one the normaliser
+    appends where the end may be reached, or the user's own)?"""
+    last = body[-1] if body else None
+    return isinstance(last, gast.Return) and isinstance(last.value, gast.Constant) and \
+        last.value.value is None and len(body) > 1 and _falls_off(body[:-1])
+
+
 def _tuple_arity(fdef) -> int:
     """n where every return of `fdef` that may run gives a tuple display of n items (no
-    starred item) and its end is never reached (so it never returns None): `if mode ==
-    "valid": return (0, 0), (0, 0) / else: return ...`; else 0."""
-    body = fdef.body[:-1] if _unreachable_tail(fdef.body) else fdef.body
-    if _falls_off(body):
+    starred item), save perhaps a `return None` at its end (`_none_tail`: the caller that
+    unpacks it gets a TypeError there, `desugar` raises it): `if mode == "valid": return
+    (0, 0), (0, 0) / elif mode == "same": return ...`; else 0."""
+    tailing = _unreachable_tail(fdef.body) or _none_tail(fdef.body)
+    body = fdef.body[:-1] if tailing else fdef.body
+    if _falls_off(body) and not _none_tail(fdef.body):
         return 0
     tail = fdef.body[-1] if body is not fdef.body else None
     sizes = {len(r.value.elts) if isinstance(r.value, gast.Tuple) and not any(
@@ -118,6 +129,18 @@ def _tuple_arity(fdef) -> int:
         for r in _own_returns(fdef) if r is not tail}
     n = sizes.pop() if len(sizes) == 1 else 0
     return n if n >= 2 else 0
+
+
+def _none_reached(name, returned, node):
+    """``if not returned: raise TypeError(...)``: the end of a function whose other returns
+    give tuples, reached. Python returns None there, which the caller unpacking it refuses
+    with this TypeError; srcad gives the function one tuple form, so it stops here."""
+    msg = (f"cannot unpack non-iterable NoneType object: `{name}` reached its end (line "
+           f"{node.lineno}), where Python returns None; its other returns give tuples")
+    exc = gast.Call(func=_name("TypeError"), args=[gast.Constant(msg, None)], keywords=[])
+    test = gast.UnaryOp(op=gast.Not(), operand=_name(returned))
+    guard = gast.If(test=test, body=[gast.Raise(exc=exc, cause=None)], orelse=[])
+    return gast.fix_missing_locations(gast.copy_location(guard, node))
 
 
 class Desugarer:
@@ -230,8 +253,10 @@ class Desugarer:
         return out
 
 
-def desugar(fdef: gast.FunctionDef, taken: set[str]) -> None:
-    """Rewrite `fdef.body` in place (see the module docstring)."""
+def desugar(fdef: gast.FunctionDef, taken: set[str], unpacked: int = 0) -> None:
+    """Rewrite `fdef.body` in place (see the module docstring). `unpacked`: n where the
+    caller unpacks the result into n names (a `return None` reached at the end is then
+    Python's TypeError, raised there; elsewhere the function keeps its None)."""
     body = fdef.body
     # a single trailing return needs no flag
     early = [n for s in body[:-1] for n in gast.walk(s) if isinstance(n, gast.Return)]
@@ -250,11 +275,19 @@ def desugar(fdef: gast.FunctionDef, taken: set[str]) -> None:
             [last] if last is not None else [])
         return
     n = _tuple_arity(fdef)
+    if n and _none_tail(body) and n != unpacked:
+        n = 0  # (`r = helper(x); if r is None:` reads Python's None)
+    none_end = None
     if n:
         d.results = [d.fresh(f"result{i}") for i in range(n)]
-        if _unreachable_tail(body):  # (no path reaches it: it would assign None to n names)
+        if _none_tail(body):  # (Python returns None there: raised where it is reached)
+            none_end = body[-1]
+            body = body[:-1]
+        elif _unreachable_tail(body):  # (no path reaches it: it would assign None to n names)
             body = body[:-1]
     new = d.block(body, {})
+    if none_end is not None:
+        new.append(_none_reached(fdef.name, d.returned, none_end))
     if early:
         init = [_assign(d.returned, False, body[0])]
         results = [d.result] if d.results is None else d.results

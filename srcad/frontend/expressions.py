@@ -29,11 +29,19 @@ import numpy as np
 from .. import ir
 from ..errors import NoRuleError, UnresolvedNameError, UnsupportedSyntaxError
 from ..ops import control, table
+from ..ops.python_rows import field_op
+from ..runtime_python import list_concat
 from . import concatenators, guards
 from .calls import _RETURN
 from .concatenators import is_concatenator
 from .methods import ATTRIBUTES
-from .opaque import is_object_sequence, is_user_object, opaque_attribute, opaque_compare
+from .opaque import (
+    is_namedtuple_type,
+    is_object_sequence,
+    is_user_object,
+    opaque_attribute,
+    opaque_compare,
+)
 from .parse import LIFTED, UNRESOLVED
 
 _BINOPS = {
@@ -114,6 +122,9 @@ class ExpressionsMixin:
             return ir.Const(e.value, _const_src(e.value, None) or repr(e.value))
         if isinstance(e, gast.Name):
             return self.name_atom(e)
+        if isinstance(e, (gast.Tuple, gast.List)) and any(
+                isinstance(x, gast.Starred) for x in e.elts):
+            return self.starred_display(e, hint, into)
         if isinstance(e, (gast.Tuple, gast.List)):
             items = tuple(self.expr(x, hint, None) for x in e.elts)
             return ir.Seq(items, "tuple" if isinstance(e, gast.Tuple) else "list")
@@ -242,6 +253,10 @@ class ExpressionsMixin:
                         guards.note("items", sub, len(sub), sub)
                     return self.constant(sub, f"{base.src}.{e.attr}", e)
             fn = ATTRIBUTES.get(e.attr)
+            if fn is None and e.attr in self.namedtuple_fields():
+                # `cache.z` of a namedtuple a callee built (`Cache(x=x, z=z)`): its field,
+                # differentiable (the name is a field of a namedtuple type this code sees)
+                return self.result((field_op(e.attr), {"_obj": base}), hint, into, e)
             if fn is None:  # (x.itemsize, rng.bit_generator: run as written, see opaque.py)
                 return self.result((opaque_attribute(e.attr), {"_obj": base}), hint, into, e)
             return self.result(self.op_call(fn, [base], {}, e), hint, into, e)
@@ -284,6 +299,33 @@ class ExpressionsMixin:
             raise self.unsupported("star-unpacking (`*xs`) here", e,
                                    "write the items out, or join arrays with np.concatenate")
         raise self.unsupported(f"the expression `{type(e).__name__}`", e)
+
+    def starred_display(self, e, hint: str, into):
+        """`(-1, *rest)` / `[a, *xs, b]`: the runs of items and each `list(xs)` joined by
+        list_concat (the rows of the Python people write: a gradient flows through), then
+        `tuple(...)` for a tuple display."""
+        acc, run = None, []
+
+        def join(acc, part):
+            if acc is None:
+                return part
+            return self.result(self.op_call(list_concat, [acc, part], {}, e), hint, None, e)
+
+        for x in e.elts:
+            if isinstance(x, gast.Starred):
+                if run:
+                    acc = join(acc, ir.Seq(tuple(run), "list"))
+                    run = []
+                items = self.expr(x.value, hint, None)
+                acc = join(acc, self.result(self.op_call(list, [items], {}, e), hint, None, e))
+            else:
+                run.append(self.expr(x, hint, None))
+        if run:
+            acc = join(acc, ir.Seq(tuple(run), "list"))
+        if isinstance(e, gast.Tuple):
+            return self.result(self.op_call(tuple, [acc], {}, e), hint, into, e)
+        return acc if into is None else self.result(
+            self.op_call(list, [acc], {}, e), hint, into, e)
 
     def concatenator(self, obj, index, hint, into, node):
         """`np.r_[...]` / `np.c_[...]` as rows (srcad/frontend/concatenators.py), or None."""
@@ -350,7 +392,8 @@ class ExpressionsMixin:
     def constant(self, obj, spelled: str, node):
         if isinstance(obj, (types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
                             np.ufunc)) and not isinstance(obj, type) and obj not in LIFTED \
-                and not _passable(obj):
+                and not _passable(obj) and not (rowed_callable(obj) and
+                                           getattr(self, "passing_to_user", False)):
             raise self.unsupported(f"`{spelled}` ({type(obj).__name__}) used as a value", node,
                                    "call it where it is used (for a map kept in a name: "
                                    "`[f(v) for v in xs]`), or pass values in as arguments")
@@ -368,6 +411,18 @@ class ExpressionsMixin:
         if isinstance(root, gast.Name) and root.id not in self.locals:
             return None
         return self.expr(e, hint, None)
+
+    def namedtuple_fields(self) -> frozenset:
+        """The field names of the namedtuple types this function's module, closure and
+        arguments hold (where `obj.<field>` of a local is read as that field)."""
+        if getattr(self, "_nt_fields", None) is None:
+            g = getattr(self.pf.fn, "__globals__", {})
+            g = getattr(g, "_base", g)
+            values = [*list(g.values()), *self.pf.closure.values(),
+                      *self.pf.namedtuples.values(), *self.pf.namedtuple_items.values()]
+            self._nt_fields = frozenset(f for v in values if is_namedtuple_type(v)
+                                        for f in v._fields)
+        return self._nt_fields
 
     def namedtuple_of(self, e):
         """The namedtuple type `e` (a name) holds: a parameter never rebound, or the variable
@@ -496,5 +551,16 @@ def _static_item(base, index):
 def _passable(obj) -> bool:
     """A user function, which may be held as a value and handed to another user function
     (`integrate(rhs, y0)`: the callee knows it, as it knows a user object it is passed, and
-    its calls of it are subroutine calls of `rhs`)."""
+    its calls of it are subroutine calls of `rhs`). A numpy function with a row may be
+    handed to a user function too (`passing_to_user`: `apply(np.tanh, x)`), not kept or
+    given to a library (`map(np.tanh, xs)` kept in a name stays refused)."""
     return isinstance(obj, types.FunctionType) and is_user_object(obj)
+
+
+def rowed_callable(obj) -> bool:
+    """A function or ufunc the op table has a row for (`np.tanh`, `np.maximum`): passed to a
+    user function as a value (`apply(np.tanh, x)`), the callee's calls of it are its row."""
+    try:
+        return callable(obj) and not isinstance(obj, type) and table.lookup(obj) is not None
+    except TypeError:  # (unhashable)
+        return False

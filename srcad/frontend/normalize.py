@@ -55,7 +55,7 @@ from .attrstate import carry_attribute_state, container_aliases, declared_names
 from .closures import lift_closures
 from .desugar import desugar
 from .effects import EffectsMixin, check_lost_changes
-from .expressions import PY_BINARY, ExpressionsMixin
+from .expressions import PY_BINARY, ExpressionsMixin, rowed_callable
 from .fence import fence
 from .inline import InlineMixin
 from .knowntests import fold_known_tests
@@ -148,6 +148,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         self.arrays = pf.arrays  # parameters that hold arrays (the call's arguments said)
         self.shapes: set = set()  # names that hold an array's shape
         self.nt_vars: dict = {}  # loop variable -> the namedtuple type of the items it runs over
+        self.unpacking = None  # (the call node unpacked here, how many names): user_call
         self.env: dict[str, ir.Var | ir.Const] = {p: ir.Var(p) for p in pf.params}
         for name, obj in pf.constants.items():  # `self` of a bound method: an object
             self.locals.add(name)
@@ -522,7 +523,11 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                 return
             if isinstance(value, gast.Call) and self.is_user_function(value.func):
                 # a, b = helper(x): the call's own targets
-                atom = self.expr(value, _hint(names), into=None)
+                outer, self.unpacking = self.unpacking, (value, len(names))
+                try:
+                    atom = self.expr(value, _hint(names), into=None)
+                finally:
+                    self.unpacking = outer
                 call = self.body[-1] if self.body else None
                 if not (isinstance(call, ir.UserCall) and ir.Var(call.targets[0]) == atom):
                     # (spliced in: frontend/inline.py) the callee's tuple, or an atom holding one
@@ -704,13 +709,18 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                 f"not differentiate recursion", node, cls=UnsupportedSyntaxError,
                 hint="write the recursion as a loop")
         pf = parse_function(fn)
+        if self.unpacking is not None and self.unpacking[0] is node:
+            pf.unpacked = self.unpacking[1]
         if pf.vararg is not None or pf.tree.args.vararg is not None or \
                 pf.tree.args.kwarg is not None:  # `def __call__(self, *args, **kwargs)`
             args, kwargs = star_params_for_call(pf, list(args), dict(kwargs))
         # a user object the call always passes (a global, `self` or an attribute of it: each
         # guarded) is known in the callee too, so its methods resolve there as well
         pf.known = {p: a.value for p, a in zip(pf.params, args)
-                    if isinstance(a, ir.Const) and is_user_object(a.value)}
+                    if isinstance(a, ir.Const) and (is_user_object(a.value) or
+                                                    rowed_callable(a.value))}
+        pf.known.update({p: a.value for p, a in kwargs.items()  # (`apply(x, f=np.tanh)`)
+                         if isinstance(a, ir.Const) and rowed_callable(a.value)})
         # a namedtuple argument passed on as it is: `p.W1` is its field there too
         pf.namedtuples = {p: self.pf.namedtuples[a.name] for p, a in zip(pf.params, args)
                           if isinstance(a, ir.Var) and a.name in self.pf.namedtuples
@@ -726,7 +736,10 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                 holders.setdefault(v.name, {v.name}).add(n)
         pf.dict_paths = frozenset((p,) + f[1:] for p, a in passed if isinstance(a, ir.Var)
                                   for f in self.pf.dict_known
-                                  if f[0] in holders.get(a.name, {a.name}))
+                                  if f[0] in holders.get(a.name, {a.name})) | frozenset(
+            (p,) + f[1:] for p, a in passed if isinstance(a, ir.Var)
+            and a.name in self.pf.params and not self.seen_defs[a.name]
+            for f in self.pf.dict_paths if f[0] == a.name)  # (a parameter not yet rebound)
         # a list / int argument passed on as it is: its count is known there too (objects.py:
         # a loop building layers), and the callee may wait for it as its caller does
         caller = self.pf.statics or {}
@@ -797,6 +810,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                           self.fresh(spelled.replace(".", "_")), fn)
         call = ir.UserCall([], callee, fn, name, [bound[p] for p in params], node.lineno,
                            multi=isinstance(callee.ret.value, ir.Seq))
+        call.returns_dict = _returns_dict(callee, pf)
         call.carried = [(o, attr) for o, attr, _ in carried]
         return call
 
@@ -817,6 +831,28 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         while isinstance(root, gast.Attribute):
             root = root.value
         return not (isinstance(root, gast.Name) and root.id not in self.locals)
+
+
+def _returns_dict(fn: ir.Function, pf) -> bool:
+    """Does `fn` (normalised) give back a dict it makes or writes (`out = {}; out[k] = v;
+    return out`) or a dict argument: its caller's name for the result holds a dict
+    (`for k in params` in the next callee walks its keys)."""
+    ret = fn.ret.value if fn.ret is not None else None
+    defs = {s.target: s for s in fn.body if isinstance(s, ir.Call)}
+    seen = set()
+    while isinstance(ret, ir.Var) and ret.name not in seen:
+        seen.add(ret.name)
+        if (ret.name,) in pf.dict_paths:
+            return True
+        s = defs.get(ret.name)
+        if s is None:
+            return False
+        if s.op.name == "dict":
+            return True
+        if s.op.name not in ("setitem", "dict_set", "identity", "copy"):
+            return False
+        ret = next(iter(s.args.values()), None)
+    return False
 
 
 def _known_truth(atom) -> bool | None:
@@ -992,8 +1028,9 @@ def _normalize(pf: ParsedFunction, root: bool = False) -> ir.Function:
     lower_forms(pf, set())  # with, loop else, starred targets, reversed(xs) (pyforms.py)
     fold_known_tests(pf)  # `if self.act is None: return z` of a known object (knowntests.py)
     fence(pf)
-    static_getattr(pf.tree, pf.fn.__globals__,
-                   {k: v for k, v in pf.known.items() if type(v) is str})  # getattr(A, name)
+    static_getattr(pf.tree, pf.fn.__globals__,  # getattr(A, name), getattr(np, cfg.act)
+                   {k: v for k, v in pf.known.items() if type(v) is str},
+                   {k: v for k, v in pf.known.items() if is_user_object(v)})
     _getattr_waits_for_arguments(pf)
     _out_keyword_as_write(pf)  # np.exp(s, out=s) -> s[...] = np.exp(s)
     n = Normalizer(pf)
@@ -1016,7 +1053,7 @@ def _normalize(pf: ParsedFunction, root: bool = False) -> ir.Function:
         none = gast.Return(value=gast.Constant(value=None, kind=None))
         body.append(gast.copy_location(none, body[-1]))
         gast.fix_missing_locations(pf.tree)
-    desugar(pf.tree, n.taken)
+    desugar(pf.tree, n.taken, unpacked=pf.unpacked)
     for _, _, pname, _ in pf.attr_in:  # (the caller's stores on objects, given: state.py)
         pf.params.append(pname)
         pf.tree.args.args.append(gast.Name(pname, gast.Param(), None, None))

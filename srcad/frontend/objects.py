@@ -33,7 +33,13 @@ new object, its state returned after the result); operators on built objects (``
 say something of the object itself (`_object_builtin`: ``type``, ``id``, ``callable``,
 ``str``/``repr`` -- its ``__str__``/``__repr__``, or object's with an address of its own --,
 ``hasattr`` from the attributes assigned so far, ``getattr`` by a known name, also called:
-``getattr(self, "_" + self.kind)(x)``); ``obj is None`` (a constant); ``*layers`` of objects
+``getattr(self, "_" + self.kind)(x)``); ``obj is None`` (a constant); a classmethod
+factory that builds ``cls(...)`` (``Model.from_params(p, **kw)``: the constructor call it
+makes, a ``**kwargs`` of known keys expanded by name); ``__init__(self, W, *args,
+**kwargs)`` handing both on to ``super().__init__``; a property's setter (``layer.w = v``);
+a static method of a class picked from a registry (``ACTIVATIONS[name].f(x)``); a ``while``
+loop walking objects linked by an attribute (``node = node.next``: unrolled); a list
+comprehension whose item calls a built object (the loop Python runs); ``*layers`` of objects
 (a list of them); ``__iter__`` / ``__len__`` / ``__getitem__`` that hand over to a list of
 objects the object holds (`_delegate`); comprehensions over a list of objects or over a known
 range reading them, unrolled; a comprehension's first iterable evaluated where it stands (a
@@ -76,7 +82,7 @@ from . import guards
 from .attrstate import (DICT_COPY, _may_read_before_store, container_aliases, dict_update,
                         own_change)
 from .opaque import NOT_FOLLOWED, is_user_object, library_file
-from .parse import UNRESOLVED, parse_function
+from .parse import UNRESOLVED, _star_as_tuple, parse_function
 
 _SUBSTITUTE_CLASSES = tuple(CLASS_SUBSTITUTES.values())
 _COMPARE = {gast.Eq: operator.eq, gast.NotEq: operator.ne, gast.Lt: operator.lt,
@@ -233,31 +239,38 @@ def _state_attrs(cls) -> tuple:
         if klass is object:
             continue
         for raw in vars(klass).values():
-            fn = raw.fget if isinstance(raw, property) else raw
-            if not isinstance(fn, types.FunctionType):
-                continue
-            try:
-                tree = parse_function(fn).tree
-            except Exception:  # noqa: BLE001  (no source: its stores cannot be followed)
-                continue
-            params = tree.args.posonlyargs + tree.args.args
-            if not params:
-                continue
-            me = params[0].id
-            for node in gast.walk(tree):
-                targets = node.targets if isinstance(node, gast.Assign) else (
-                    [node.target] if isinstance(node, (gast.AugAssign, gast.AnnAssign)) else [])
-                stack = list(targets)
-                while stack:
-                    t = stack.pop()
-                    if isinstance(t, (gast.Tuple, gast.List)):
-                        stack.extend(t.elts)
-                    elif isinstance(t, gast.Starred):
-                        stack.append(t.value)
-                    elif isinstance(t, gast.Attribute) and isinstance(t.value, gast.Name) \
-                            and t.value.id == me and t.attr not in found:
-                        found.append(t.attr)
+            for fn in _functions_of(raw):
+                try:
+                    tree = parse_function(fn).tree
+                except Exception:  # noqa: BLE001  (no source: its stores cannot be followed)
+                    continue
+                params = tree.args.posonlyargs + tree.args.args
+                if not params:
+                    continue
+                me = params[0].id
+                for node in gast.walk(tree):
+                    targets = node.targets if isinstance(node, gast.Assign) else (
+                        [node.target] if isinstance(node, (gast.AugAssign, gast.AnnAssign))
+                        else [])
+                    stack = list(targets)
+                    while stack:
+                        t = stack.pop()
+                        if isinstance(t, (gast.Tuple, gast.List)):
+                            stack.extend(t.elts)
+                        elif isinstance(t, gast.Starred):
+                            stack.append(t.value)
+                        elif isinstance(t, gast.Attribute) and isinstance(t.value, gast.Name) \
+                                and t.value.id == me and t.attr not in found and not \
+                                isinstance(inspect.getattr_static(cls, t.attr, None), property):
+                            found.append(t.attr)  # (`self.w = w` of a property: its setter)
     return tuple(found)
+
+
+def _functions_of(raw) -> list:
+    """The user functions a class attribute holds: a function, or a property's getter and
+    setter."""
+    fns = [raw.fget, raw.fset] if isinstance(raw, property) else [raw]
+    return [f for f in fns if isinstance(f, types.FunctionType)]
 
 
 class _Scope:
@@ -327,6 +340,8 @@ class _Rewriter:
         # given a literal, `n = len(Ws)` / `act = "relu"` outside branches and loops
         self.consts: dict = {}
         self.funcs: dict = {}  # names holding a callable known here (see VObj.funcs)
+        # a method's `**kwargs` never rebound, given these keys (a gast.Dict of str keys)
+        self.kwdicts: dict = {}
         self.in_def = 0  # > 0 inside a nested def or lambda (reads there: when it is called)
         self.calls: list = []  # per call being rewritten: the state read before it
         self.nested = 0  # inside a branch or a loop that is not unrolled
@@ -419,6 +434,9 @@ class _Rewriter:
         if isinstance(s, gast.For):
             return self.for_(s)
         if isinstance(s, gast.While):
+            walked = self._linked_walk(s)
+            if walked is not None:
+                return walked
             self._forget_stored(s.body + s.orelse)
             self.no_hoist += 1
             s.test = self.value(s.test)
@@ -632,6 +650,9 @@ class _Rewriter:
 
     def assign(self, s) -> list:
         t0 = s.targets[0]
+        looped = self._comprehension_as_loop(s)
+        if looped is not None:
+            return self.block(looped)
         if len(s.targets) == 1 and isinstance(t0, (gast.Tuple, gast.List)) and \
                 isinstance(s.value, (gast.Tuple, gast.List)) and \
                 len(t0.elts) == len(s.value.elts) and _parallel_ok(t0.elts, s.value):
@@ -647,6 +668,12 @@ class _Rewriter:
         empty = self._empty_container(s)
         value = empty if empty is not None else self.expr(s.value)
         self.hint = None
+        setter = self._setter_of(t0) if len(s.targets) == 1 else None
+        if setter is not None and not isinstance(value, (VObj, VList)):
+            # `layer.w = v` of a property with a setter: the setter, called on the object
+            o, owner, fset = setter
+            self.specialise(fset, o, owner, [value], [], s)
+            return self.pre
         if isinstance(value, VObj) and len(s.targets) == 1 and isinstance(t0, gast.Subscript):
             return self._store_item(t0, value)
         if isinstance(value, (VObj, VList)):
@@ -711,6 +738,13 @@ class _Rewriter:
         n = self._static_len(value) if isinstance(value, (gast.Name, gast.List, gast.Tuple)) \
             else UNRESOLVED
         fn = self._static_callable(value)
+        if fn is UNRESOLVED and isinstance(value, gast.Subscript):
+            try:  # (`act = ACTIVATIONS[name]`, a class of a registry: `act.f(x)` below)
+                cls = self.o.resolve_static(value, self.scope)
+            except Exception:  # noqa: BLE001  (not a static lookup)
+                cls = UNRESOLVED
+            if cls is not UNRESOLVED and _is_user_class(cls, self.o.globals):
+                fn = cls
         if isinstance(t, gast.Name) and t.id not in self.scope.unsafe:
             if const is not UNRESOLVED:
                 self.consts[t.id] = const
@@ -1686,6 +1720,24 @@ class _Rewriter:
                 isinstance(self.scope.env.get(e.args[0].id), VTuple):
             return gast.copy_location(gast.Constant(
                 value=len(self.scope.env[e.args[0].id].items), kind=None), e)
+        if any(k.arg is None and isinstance(k.value, gast.Name) and k.value.id in self.kwdicts
+               for k in e.keywords):
+            # `cls(W1, W2, **kwargs)` of a `**kwargs` the call site gave known keys: each key
+            # by name (its constant, or the dict's entry)
+            keywords = []
+            for k in e.keywords:
+                d = self.kwdicts.get(k.value.id) if k.arg is None and isinstance(
+                    k.value, gast.Name) else None
+                if d is None:
+                    keywords.append(k)
+                    continue
+                for key, v in zip(d.keys, d.values):
+                    value = copy.deepcopy(v) if isinstance(v, gast.Constant) else \
+                        gast.copy_location(gast.Subscript(
+                            value=_name(k.value.id), slice=gast.Constant(key.value, None),
+                            ctx=gast.Load()), k.value)
+                    keywords.append(gast.keyword(arg=key.value, value=value))
+            e.keywords = keywords
         if any(isinstance(a, gast.Starred) for a in e.args) or \
                 any(k.arg is None for k in e.keywords):
             return self._plain_call(e)
@@ -1763,6 +1815,26 @@ class _Rewriter:
             obj = _substituted(obj)  # (np.poly1d: srcad/pyfuncs.py's)
             if obj is not UNRESOLVED and _is_user_class(obj, self.o.globals):
                 return self.construct(obj, f, e)
+            held = self.funcs.get(f.value.id) if isinstance(f.value, gast.Name) and \
+                not self.in_def else None
+            if obj is UNRESOLVED and isinstance(held, type) and \
+                    _is_user_class(held, self.o.globals):
+                obj = getattr(held, f.attr, UNRESOLVED)  # (`act = REG[name]; act.f(x)`)
+                if obj is not UNRESOLVED:
+                    guards.note_attr(held, f.attr, obj)
+            if obj is not UNRESOLVED and isinstance(f.value, (gast.Subscript, gast.Name)) and \
+                    callable(obj) and not isinstance(obj, type) and not self._factory(obj) and \
+                    (isinstance(f.value, gast.Subscript) or isinstance(held, type)):
+                # `ACTIVATIONS[name].f(x)`: a static or class method of a class picked from a
+                # registry by a key known here (each key its own specialisation), by name
+                e.func = gast.copy_location(_name(self.o.bind(obj, f)), f)
+                return self._call(e)
+            if obj is not UNRESOLVED and not self.in_def and self._factory(obj):
+                # `MLPModel.from_params(params)`, a classmethod returning `cls(...)`: followed
+                # as the constructor call it makes, `cls` the class it was called on
+                args = [copy.deepcopy(base)] + [self.expr(a) for a in e.args]
+                kwargs = [(k.arg, self.expr(k.value)) for k in e.keywords]
+                return self.specialise(obj.__func__, None, None, args, kwargs, e)
             f.value = base
             return self._plain_call(e, func_done=True)
         if isinstance(f, gast.Name) and f.id in self.scope.env:
@@ -1810,6 +1882,129 @@ class _Rewriter:
             e.keywords = [gast.keyword(arg=k, value=v) for k, v in kwargs]
             return e
         return self._plain_call(e)
+
+    def _linked_walk(self, s):
+        """`while node is not None: ...; node = node.next` over built objects linked by an
+        attribute (`prev` / `next`): unrolled, one copy of the body per object, where every
+        link is known here (an object, or the None its __init__ stored); else None."""
+        test = s.test
+        name = None
+        if isinstance(test, gast.Compare) and len(test.ops) == 1 and \
+                isinstance(test.ops[0], gast.IsNot) and isinstance(test.left, gast.Name) and \
+                isinstance(test.comparators[0], gast.Constant) and \
+                test.comparators[0].value is None:
+            name = test.left.id
+        elif isinstance(test, gast.Name):
+            name = test.id
+        if name is None or s.orelse or not isinstance(self.scope.env.get(name), VObj) or \
+                self.nested or self.in_def:
+            return None
+        steps = [st for st in s.body if isinstance(st, gast.Assign) and any(
+            isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Store)
+            for t in st.targets for n in gast.walk(t))]
+        if len(steps) != 1 or s.body[-1] is not steps[0] or len(steps[0].targets) != 1 or \
+                not isinstance(steps[0].targets[0], gast.Name):
+            return None
+        link = steps[0].value
+        if not (isinstance(link, gast.Attribute) and isinstance(link.value, gast.Name) and
+                link.value.id == name):
+            return None
+        if any(isinstance(n, (gast.Break, gast.Continue, gast.Return))
+               for st in s.body for n in gast.walk(st)):
+            return None
+        chain, o = [], self.scope.env[name]
+        while o is not None:
+            if len(chain) > 256 or any(o is c for c in chain):
+                return None
+            if isinstance(test, gast.Name) and any(
+                    _lookup(o.cls, m)[0] not in (None, object) for m in ("__bool__", "__len__")):
+                return None  # (`while node:` of an object with a truth of its own)
+            chain.append(o)
+            if link.attr in o.objects:
+                o = o.objects[link.attr]
+            elif link.attr in o.nones:
+                o = None
+            else:
+                return None
+        out = []
+        for o in chain:
+            self.scope.env[name] = o
+            out.extend(self.block(copy.deepcopy(s.body[:-1])))
+        del self.scope.env[name]
+        out.append(_assign([_name(name, store=True)], gast.Constant(value=None, kind=None), s))
+        return out
+
+    def _comprehension_as_loop(self, s):
+        """`outs = [cell(x) for x in xs]` whose item calls a built object (a method that may
+        change it): the loop Python runs, ``outs = []; for x_1 in xs: outs.append(cell(x_1))``
+        (its variables renamed: a comprehension's are its own), so that the state flows
+        through the loop as it does in a written one; None where it is not that."""
+        v = s.value
+        if not (len(s.targets) == 1 and isinstance(s.targets[0], gast.Name) and
+                isinstance(v, gast.ListComp) and len(v.generators) == 1) or \
+                self.nested or self.in_def or self.no_hoist:
+            return None
+        gen = v.generators[0]
+        if isinstance(self.peek(gen.iter), (VObj, VList)):
+            return None  # (over objects: unrolled where it stands)
+        calls_object = any(
+            isinstance(n, gast.Call) and isinstance(self.peek(
+                n.func.value if isinstance(n.func, gast.Attribute) else n.func), VObj)
+            for n in gast.walk(v.elt) if isinstance(n, gast.Call))
+        if not calls_object:
+            return None
+        renames = {n.id: fresh(n.id, self.o.taken) for n in gast.walk(gen.target)
+                   if isinstance(n, gast.Name)}
+        parts = [copy.deepcopy(x) for x in (gen.target, v.elt, *gen.ifs)]
+        for part in parts:
+            for n in gast.walk(part):
+                if isinstance(n, gast.Name) and n.id in renames:
+                    n.id = renames[n.id]
+        target, elt, ifs = parts[0], parts[1], parts[2:]
+        name = s.targets[0].id
+        append = gast.Expr(value=gast.Call(func=gast.Attribute(
+            value=_name(name), attr="append", ctx=gast.Load()), args=[elt], keywords=[]))
+        body = [append]
+        for cond in reversed(ifs):
+            body = [gast.If(test=cond, body=body, orelse=[])]
+        loop = gast.For(target=target, iter=gen.iter, body=body, orelse=[], type_comment=None)
+        start = _assign([_name(name, store=True)], gast.List(elts=[], ctx=gast.Load()), s)
+        out = [start, gast.copy_location(loop, s)]
+        for st in out:
+            for n in gast.walk(st):
+                if isinstance(n, (gast.expr, gast.stmt)) and getattr(n, "lineno", None) is None:
+                    gast.copy_location(n, s)
+        return out
+
+    def _setter_of(self, t):
+        """(the object, the class defining it, the setter) where `t` is `obj.attr` of a built
+        object whose class makes `attr` a property with a setter; else None."""
+        if not isinstance(t, gast.Attribute):
+            return None
+        o = self.peek(t.value)
+        if not isinstance(o, VObj) or t.attr in o.attrs:
+            return None
+        owner, raw = _lookup(o.cls, t.attr)
+        if not isinstance(raw, property) or not isinstance(raw.fset, types.FunctionType):
+            return None
+        guards.note_attr(o.cls, t.attr, getattr(o.cls, t.attr))
+        return o, owner, raw.fset
+
+    def _factory(self, obj) -> bool:
+        """Is `obj` a classmethod of a user class, bound to it, that builds `cls(...)`?"""
+        if not (inspect.ismethod(obj) and isinstance(obj.__self__, type) and
+                _is_user_class(obj.__self__, self.o.globals) and
+                _user_function(obj.__func__, self.o.globals)):
+            return False
+        try:
+            fdef = parse_function(obj.__func__).tree
+        except Exception:  # noqa: BLE001  (no source: not followed)
+            return False
+        if not fdef.args.args:
+            return False
+        first = fdef.args.args[0].id
+        return any(isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and
+                   n.func.id == first for n in _walk_own(fdef))
 
     def _attr_name(self, e) -> str:
         """The attribute a `getattr` / `hasattr` names: a string known here."""
@@ -1999,10 +2194,15 @@ class _Rewriter:
         if fn.__globals__ is not self.o.globals:
             self.o.localise(fdef, fn)
         a = fdef.args
+        if a.vararg is not None and a.kwarg is not None and pfm.vararg is None:
+            # `def __init__(self, W, *args, **kwargs)`: the extra positional arguments a
+            # tuple parameter (below), the extra keywords a dict one
+            pfm.vararg = _star_as_tuple(fdef, with_kwarg=True)
         if a.vararg is not None or a.kwonlyargs or a.posonlyargs or (
                 a.kwarg is not None and not isinstance(a.kwarg, gast.Name)):
             raise _Unsupported(f"{fn.__qualname__} has a signature srcad cannot specialise")
         params = [p.id for p in a.args]
+        kwarg_name = a.kwarg.id if a.kwarg is not None else None
         if a.kwarg is not None:  # `def __init__(self, W, **options)`: a dict of the rest
             named = set(params)
             extra = [(k, v) for k, v in kwargs if k not in named]
@@ -2081,6 +2281,13 @@ class _Rewriter:
             if isinstance(v, gast.Constant) and type(v.value) in _CONST_TYPES:
                 sub.consts[p] = v.value
                 continue
+            if isinstance(v, gast.Dict) and a.kwarg is None and p == kwarg_name and all(
+                    isinstance(k, gast.Constant) and type(k.value) is str for k in v.keys) \
+                    and p not in inner.mutated and not any(
+                        isinstance(n, gast.Name) and n.id == p and isinstance(
+                            n.ctx, (gast.Store, gast.Del)) for n in gast.walk(fdef)):
+                sub.kwdicts[p] = v
+                continue
             if isinstance(v, gast.Name) and self.scope is self.o.top and \
                     type(self.o.pf.known.get(v.id)) is str and v.id not in self.scope.env and \
                     v.id not in _stored_names(self.o.pf.tree.body):
@@ -2119,16 +2326,19 @@ class _Rewriter:
         # the state it reads (parameters) and the state it assigns (returned after the result)
         reach_after = _reachable(([me] if me is not None else []) + list(statics.values()) +
                                  ([returned] if returned is not None else []))
-        # (an attribute the method sets before any read of it is not passed in)
-        probe = types.SimpleNamespace(body=body)
-        state_in = [(key, name) for key, name in inner.entry.items()
-                    if _may_read_before_store(probe, name)]
         state_out = []
         for obj in reach_after:
             for attr in obj.attrs:
                 key = (id(obj), attr)
                 if key in inner.stored and key in inner.names:
                     state_out.append((key, inner.names[key]))
+        body = _with_state_returns(body, [n for _, n in state_out], fdef,
+                                   init=me is not None and fn.__name__ == "__init__")
+        # (an attribute the method sets before any read of it is not passed in; a return
+        # before the store gives back the value it had: `if not train: return x`)
+        probe = types.SimpleNamespace(body=body)
+        state_in = [(key, name) for key, name in inner.entry.items()
+                    if _may_read_before_store(probe, name)]
         for obj in reach_after:  # objects it built and attached: their state was set there
             self.scope.objs[id(obj)] = obj
             if id(obj) in inner.made:
@@ -2140,8 +2350,7 @@ class _Rewriter:
         new_name = fresh(label, self.o.taken)
         rest = [p for p in params if p not in statics and p not in fixed_fns]
         fdef.name = new_name
-        fdef.body = _with_state_returns(body, [n for _, n in state_out], fdef,
-                                        init=me is not None and fn.__name__ == "__init__")
+        fdef.body = body
         pargs = [_param(n, fdef) for _, n in state_in] + [_param(p, fdef) for p in rest]
         fdef.args = gast.arguments(args=pargs, posonlyargs=[], vararg=None, kwonlyargs=[],
                                    kw_defaults=[], kwarg=None, defaults=[])
@@ -2506,9 +2715,12 @@ def _changed_attrs(cls) -> set:
         out = set()
         for klass in cls.__mro__:
             for name, raw in vars(klass).items():
-                fn = raw.fget if isinstance(raw, property) else raw
-                if not isinstance(fn, types.FunctionType):
+                fns = _functions_of(raw)
+                if not fns:
                     continue
+                fn = fns[0]
+                for setter in fns[1:]:  # (a property's setter changes what it assigns)
+                    out |= _self_accesses(setter)[1]
                 reads, writes, _ = _self_accesses(fn)
                 if name not in ("__init__", "__post_init__"):
                     out |= writes
@@ -2658,9 +2870,11 @@ class _Objects:
         out = []
         for klass in cls.__mro__:
             for raw in vars(klass).values():
-                fn = raw.fget if isinstance(raw, property) else \
-                    raw.__func__ if isinstance(raw, (staticmethod, classmethod)) else raw
-                if isinstance(fn, types.FunctionType) and library_file(fn) is None:
+                fns = _functions_of(raw.__func__ if isinstance(
+                    raw, (staticmethod, classmethod)) else raw)
+                for fn in fns:
+                    if library_file(fn) is not None:
+                        continue
                     try:
                         out.append(parse_function(fn).tree)
                     except Exception:  # noqa: BLE001  (no source: nothing is followed)
@@ -2999,6 +3213,8 @@ def _built_classes(pf) -> list:
         if not isinstance(n, gast.Call):
             continue
         f = n.func
+        if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Subscript):
+            f = f.value  # (`ACTIVATIONS[name].f(x)`: a method of a class in a registry)
         obj = UNRESOLVED
         if isinstance(f, gast.Name):
             if f.id in locals_:
@@ -3021,6 +3237,8 @@ def _built_classes(pf) -> list:
         if obj is _REGISTRY and obj not in found:
             found.append(obj)
         obj = _substituted(obj)
+        if inspect.ismethod(obj) and isinstance(obj.__self__, type):
+            obj = obj.__self__  # (`Model.from_params(p)`: a classmethod may build one)
         if obj is not _REGISTRY and obj is not UNRESOLVED and _is_user_class(obj, globals_) \
                 and obj not in found:
             found.append(obj)
@@ -3035,4 +3253,7 @@ def _registry_of_callables(held) -> bool:
     if not isinstance(held, (dict, list, tuple)):
         return False
     items = held.values() if isinstance(held, dict) else held
-    return any(callable(v) and not isinstance(v, type) for v in items)
+    return any(callable(v) and not isinstance(v, type) for v in items) or any(
+        isinstance(v, type) and not isinstance(getattr(v, "_fields", None), tuple) and
+        any(isinstance(a, (staticmethod, classmethod)) for a in vars(v).values())
+        for v in items)  # (classes whose static methods are called: `act.f(x)`)

@@ -119,6 +119,12 @@ def opaque_method(method: str, nargs: int, keywords: tuple, starred: tuple = ())
                     label=f".{method}()")
 
 
+def is_namedtuple_type(v) -> bool:
+    """A class made by `collections.namedtuple` / `typing.NamedTuple` (or a subclass)."""
+    return isinstance(v, type) and issubclass(v, tuple) and isinstance(
+        getattr(v, "_fields", None), tuple)
+
+
 def opaque_attribute(attr: str) -> OpaqueOp:
     """`obj.attr` with no rule (not `.T`, `.shape`, ...)."""
 

@@ -85,6 +85,9 @@ class ParsedFunction:
     # extra parameters its reads of `obj.attr` read (frontend/state.py)
     attr_in: list = field(default_factory=list)
     deferrable: bool = False  # a transform's own function: it may wait for the arguments
+    # n where the caller unpacks this call's result into n names (`a, b = helper(x)`): a
+    # tuple-returning helper whose end may be reached then raises Python's TypeError there
+    unpacked: int = 0
 
     def resolve(self, name: str) -> Any:
         """The object a free name refers to now, or UNRESOLVED. Each lookup is recorded as a
@@ -203,18 +206,22 @@ def parse_function(fn: Callable) -> ParsedFunction:
     return made
 
 
-def static_getattr(fdef, globals_: dict, strings: dict | None = None) -> None:
+def static_getattr(fdef, globals_: dict, strings: dict | None = None,
+                   objects: dict | None = None) -> None:
     """``getattr(obj, "name")`` is ``obj.name`` (Python's own meaning of the builtin with two
     arguments): rewritten in place so that a function or method picked by a constant string
     (``fn = getattr(Activations, "softplus")``, ``getattr(self, "_" + kind)(x)``) is followed
     as the attribute it is. `strings`: parameters known to hold these strings (each value
-    its own specialisation) and never rebound in the function."""
+    its own specialisation) and never rebound in the function; `objects`: parameters known
+    to hold user objects, whose attributes holding a string name one too (``getattr(np,
+    cfg.activation)``: the lookup guarded, as any attribute of a known object)."""
     stored = {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)
               and isinstance(n.ctx, gast.Store)}
     if "getattr" in stored or "getattr" in globals_ or any(
             a.id == "getattr" for a in fdef.args.args + fdef.args.posonlyargs):
         return
     strings = {k: v for k, v in (strings or {}).items() if k not in stored}
+    objects = objects or {}
 
     def text(e):
         if isinstance(e, gast.Constant) and type(e.value) is str:
@@ -224,6 +231,13 @@ def static_getattr(fdef, globals_: dict, strings: dict | None = None) -> None:
         if isinstance(e, gast.BinOp) and isinstance(e.op, gast.Add):
             a, b = text(e.left), text(e.right)
             return a + b if a is not None and b is not None else None
+        if isinstance(e, gast.Attribute) and isinstance(e.value, gast.Name) and \
+                e.value.id in objects and e.value.id not in stored:
+            obj = objects[e.value.id]
+            value = getattr(obj, e.attr, None)
+            if type(value) is str:
+                guards.note_attr(obj, e.attr, value)
+                return value
         return None
 
     class Rewrite(gast.NodeTransformer):

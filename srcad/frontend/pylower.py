@@ -480,7 +480,6 @@ class _Lowerer:
         if isinstance(s, gast.Assign) and len(s.targets) == 1 and \
                 isinstance(s.targets[0], gast.Name) and s.targets[0].id in self.list_dicts \
                 and self._is_defaultdict_list(s.value):
-            s.value = gast.copy_location(gast.Dict(keys=[], values=[]), s.value)
             return [s]  # (defaultdict(list): a dict whose appends start a missing key's list)
         if isinstance(s, gast.Expr):
             rewritten = self.list_method(s)

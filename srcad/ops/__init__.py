@@ -18,6 +18,7 @@ from . import (  # noqa: F401  (registers rows)
     runtime_ops,
     shape,
     signal,
+    spatial,
     special,
     statistics,
     ufunc_at,

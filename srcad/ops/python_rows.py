@@ -10,13 +10,17 @@ each with its transpose as VJP, so generated code calling them can be differenti
 
 A dict literal ``{k0: v0, k1: v1}`` is an op per number of entries (`dict_literal_op`), made
 on demand like the frontend's opaque ops: its keys are atoms with no derivative, each value's
-VJP reads its key's slot of the cotangent.
+VJP reads its key's slot of the cotangent. Namedtuples the same way: ``Cache(x, z=z)`` an op
+per field count (`namedtuple_op`), ``cache.z`` one per field name (`field_op`, where the name
+is a field of a namedtuple type the code sees), ``p._replace(W=v)`` one per set of names
+(`replace_op`); a namedtuple's cotangent is a `GradTree` slot by field position.
 """
 
 from __future__ import annotations
 
 import ast
 import functools
+import operator
 
 import numpy as np
 
@@ -24,12 +28,18 @@ from .. import runtime_python as rp
 from ..runtime_python import (  # (the rules' names)
     append_tangents,
     appended_tangent,
+    drop_fields,
+    field_grad,
+    field_index,
+    field_tangent,
     get_grad_d,
     get_grad_default,
     get_tangent,
     get_tangent_default,
     grow_grad,
     head_grad,
+    item_at,
+    item_tangent_at,
     key_grad,
     key_tree,
     keyed_tangent,
@@ -205,6 +215,82 @@ for _seq in (list, tuple):
            test_cases=(("OP([a, b * a])[1] * OP((a, b))[0]", [(3,), (3,)]),
                        ("OP(a)[1] * 2.0", [(3, 2)])))
     defjvp(_seq, lambda g, out, iterable: sequence_tangent(g, iterable))
+
+# --- namedtuples -------------------------------------------------------------------------------
+# (`Cache(x=x, z=z, h=h)` is an op per namedtuple type, `cache.z` one per field name: made on
+# demand, like a dict literal's; their helpers are linear in the cotangent / tangent, rows
+# here with their transposes)
+defvjp(rp.item_at, lambda g, out, ct, i, whole: item_tangent_at(g, i, whole), None, None,
+       name="item_at", linear=("ct",), family=_RT,
+       derivation="takes item i of ct; its transpose puts g there among zeros")
+defvjp(rp.item_tangent_at, lambda g, out, t, i, whole: item_at(g, i, whole), None, None,
+       name="item_tangent_at", linear=("t",), family=_RT,
+       derivation="t as item i among zeros; its transpose takes item i")
+defvjp(rp.field_grad, lambda g, out, ct, obj, name: field_tangent(g, obj, name), None, None,
+       name="field_grad", linear=("ct",), family=_RT,
+       derivation="ct in the slot of field `name`; its transpose takes that slot")
+defvjp(rp.field_tangent, lambda g, out, t, obj, name: field_grad(g, obj, name), None, None,
+       name="field_tangent", linear=("t",), family=_RT,
+       derivation="the slot of field `name` of t; its transpose puts g there")
+
+
+defvjp(rp.drop_fields, lambda g, out, d, obj, names: drop_fields(g, obj, names), None, None,
+       name="drop_fields", linear=("d",), family=_RT,
+       derivation="zeros the fields `names`; its own transpose")
+defnondiff(rp.field_index, name="field_index", params=(Param("obj"), Param("name")),
+           family=_RT)
+
+
+def _make_namedtuple(_cls, *items):
+    return _cls(*items)
+
+
+@functools.cache
+def namedtuple_op(n: int) -> Op:
+    """``Cache(x, z=z, h=h)``: a namedtuple type (`_cls`, no derivative) of n fields, given by
+    position in its fields' order; item i's VJP reads slot i of the cotangent."""
+    names = [f"f{i}" for i in range(n)]
+    params = (Param("_cls"), *(Param(p) for p in names))
+    every = ("g", "out", "_cls", *names)
+    vjps = (None, *(_rule(every, f"item_at(g, {i}, out)") for i in range(n)))
+    jvps = (None, *(_rule(every, f"item_tangent_at(g, {i}, out)") for i in range(n)))
+    src = f"_cls({', '.join(names)})"
+    return Op(name="namedtuple", fn=_make_namedtuple, params=params,
+              spelling=ast.parse(src, mode="eval").body, spelling_src=src, vjps=vjps,
+              jvps=jvps, differentiable=n > 0, family=_FAM,
+              derivation="each field's value gets that slot of g")
+
+
+@functools.cache
+def replace_op(names: tuple) -> Op:
+    """``obj._replace(W=v0, ...)`` of a namedtuple: the fields not named keep obj's values
+    (obj's VJP: g with the named slots zero), each named one its value's (that slot of g)."""
+    vs = [f"v{i}" for i in range(len(names))]
+    params = (Param("_obj"), *(Param(v) for v in vs))
+    every = ("g", "out", "_obj", *vs)
+    vjps = (_rule(every, f"drop_fields(g, _obj, {names!r})"),
+            *(_rule(every, f"item_at(g, field_index(out, {n!r}), out)") for n in names))
+    jvps = (_rule(every, f"drop_fields(g, _obj, {names!r})"),
+            *(_rule(every, f"item_tangent_at(g, field_index(out, {n!r}), out)")
+              for n in names))
+    src = f"_obj._replace({', '.join(f'{n}={v}' for n, v in zip(names, vs))})"
+    return Op(name="._replace", fn=lambda _obj, *values: rp.replace_fields(_obj, names, *values),
+              params=params, spelling=ast.parse(src, mode="eval").body, spelling_src=src,
+              vjps=vjps, jvps=jvps, family=_FAM,
+              derivation="the named fields' slots of g to their values, the rest to obj")
+
+
+@functools.cache
+def field_op(name: str) -> Op:
+    """``obj.<name>`` of a namedtuple (`cache.z`): its field, by name."""
+    src = f"_obj.{name}"
+    every = ("g", "out", "_obj")
+    return Op(name=f".{name}", fn=operator.attrgetter(name), params=(Param("_obj"),),
+              spelling=ast.parse(src, mode="eval").body, spelling_src=src,
+              vjps=(_rule(every, f"field_grad(g, _obj, {name!r})"),),
+              jvps=(_rule(every, f"field_tangent(g, _obj, {name!r})"),), family=_FAM,
+              derivation="g in the slot of that field")
+
 
 # --- dict literals ------------------------------------------------------------------------------
 

@@ -378,7 +378,8 @@ def _load_optional(fn=None, *, listing: bool = False) -> bool:
     loaded = False
     for module, (register, helpers) in list(_OPTIONAL.items()):
         if module in sys.modules or fn_module == helpers or listing:
-            del _OPTIONAL[module]
+            if _OPTIONAL.pop(module, None) is None:
+                continue  # (registered meanwhile: another module's rows looked it up)
             try:
                 register()
             except ImportError:  # (not installed: its rows do not exist)
