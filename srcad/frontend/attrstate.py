@@ -92,6 +92,25 @@ def _list_change(stmt):
     return f.value.value.id, f.value.attr, f.attr, items
 
 
+def kept_store(local: str, obj, attr: str, key, value, taken: set) -> list:
+    """``B.attr[k] = v`` into a dict an object keeps across calls, as statements: the key
+    (where computed) and the item bound to names, the call's own copy `local` stored into
+    (srcad differentiates that store), and the object's own dict stored into as the code
+    runs (`own_change`)."""
+    out = []
+    if not isinstance(key, (gast.Constant, gast.Name)):  # (the key computed once)
+        k = fresh(f"{attr}_key", taken)
+        out.append(gast.Assign(targets=[_name(k, gast.Store())], value=key, type_comment=None))
+        key = _name(k, gast.Load())
+    held = fresh(f"{attr}_item", taken)
+    out.append(gast.Assign(targets=[_name(held, gast.Store())], value=value, type_comment=None))
+    out.append(gast.Assign(targets=[gast.Subscript(
+        value=_name(local, gast.Load()), slice=copy.deepcopy(key), ctx=gast.Store())],
+        value=_name(held, gast.Load()), type_comment=None))
+    return out + own_change(obj, attr, "__setitem__",
+                            [[copy.deepcopy(key), _name(held, gast.Load())]], taken)
+
+
 def own_change(obj, attr: str, method: str, calls: list, taken: set) -> list:
     """Statements changing the object's own list or dict in place as the code runs:
     ``self_cache_own = object_attribute(self, "cache")`` then
@@ -99,7 +118,6 @@ def own_change(obj, attr: str, method: str, calls: list, taken: set) -> list:
     through its own copy, by a local; this is Python's change to the object)."""
     spelled = obj.id if isinstance(obj, gast.Name) else "object"
     own = fresh(f"{spelled}_{attr}_own", taken)
-    taken.add(own)
     get = gast.Call(func=_name(OBJECT_ATTRIBUTE, gast.Load()), args=[
         copy.deepcopy(obj), gast.Constant(attr, None)], keywords=[])
     out = [gast.Assign(targets=[_name(own, gast.Store())], value=get, type_comment=None)]
@@ -373,28 +391,9 @@ class _Carry(gast.NodeTransformer):
         return self.generic_visit(node)
 
     def _kept_store(self, node, base, attr, key, value):
-        """`B.attr[k] = v` into a dict the object keeps across calls: the local holding the
-        call's copy gets the item (srcad differentiates that store), and the object's own
-        dict is stored into as the code runs, the same object (bound to a name first)."""
-        local = self.carried[(base, attr)]
-        out = []
-        if not isinstance(key, (gast.Constant, gast.Name)):  # (the key computed once)
-            k = fresh(f"{attr}_key", self.taken)
-            self.taken.add(k)
-            out.append(gast.Assign(targets=[_name(k, gast.Store())], value=self.visit(key),
-                                   type_comment=None))
-            key = _name(k, gast.Load())
-        else:
-            key = self.visit(key)
-        held = fresh(f"{attr}_item", self.taken)
-        self.taken.add(held)
-        out.append(gast.Assign(targets=[_name(held, gast.Store())], value=self.visit(value),
-                               type_comment=None))
-        out.append(gast.Assign(targets=[gast.Subscript(
-            value=_name(local, gast.Load()), slice=copy.deepcopy(key), ctx=gast.Store())],
-            value=_name(held, gast.Load()), type_comment=None))
-        out += own_change(_name(base, gast.Load()), attr, "__setitem__",
-                          [[copy.deepcopy(key), _name(held, gast.Load())]], self.taken)
+        """`B.attr[k] = v` into a dict the object keeps across calls (`kept_store`)."""
+        out = kept_store(self.carried[(base, attr)], _name(base, gast.Load()), attr,
+                         self.visit(key), self.visit(value), self.taken)
         for x in out:
             gast.copy_location(x, node)
         return out

@@ -80,7 +80,7 @@ from ..pyfuncs import CLASS_SUBSTITUTES
 from ..runtime_python import list_concat
 from . import guards
 from .attrstate import (DICT_COPY, _may_read_before_store, container_aliases, dict_update,
-                        own_change)
+                        kept_store, own_change)
 from .opaque import NOT_FOLLOWED, is_user_object, library_file
 from .parse import UNRESOLVED, _star_as_tuple, parse_function
 
@@ -574,20 +574,9 @@ class _Rewriter:
                     root.attr not in o.kept and (id(o), root.attr) in
                     self.scope.stored | self.scope.fresh_in):
             return None
-        out = []
-        key = t.slice
-        if not isinstance(key, (gast.Constant, gast.Name)):  # (the key computed once)
-            k = fresh(f"{root.attr}_key", self.o.taken)
-            out.append(_assign([_name(k, store=True)], key, s))
-            key = _name(k)
-        held = fresh(f"{root.attr}_item", self.o.taken)
-        out.append(_assign([_name(held, store=True)], s.value, s))
-        local = self.scope.local(o, root.attr)
-        out.append(_assign([gast.Subscript(value=_name(local), slice=copy.deepcopy(key),
-                                           ctx=gast.Store())], _name(held), s))
         real = self.o.bind(o.real, f"{o.label}_object")  # (not the scalarised name)
-        out += own_change(_name(real), root.attr, "__setitem__",
-                          [[copy.deepcopy(key), _name(held)]], self.o.taken)
+        out = kept_store(self.scope.local(o, root.attr), _name(real), root.attr, t.slice,
+                         s.value, self.o.taken)
         for x in out:
             for n in gast.walk(x):
                 if isinstance(n, (gast.expr, gast.stmt)) and \
