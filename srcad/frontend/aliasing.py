@@ -153,7 +153,8 @@ class AliasingMixin:
         array, so every other name that shares its memory (a view, an alias) must be dead
         from here on -- checked once the whole function is normalised (`check_mutations`)."""
         if isinstance(target.value, gast.Attribute) and \
-                isinstance(target.value.value, gast.Name):
+                isinstance(target.value.value, gast.Name) and \
+                self.known_object(target.value.value) is not None:
             spelled = f"{target.value.value.id}.{target.value.attr}"
             raise self.unsupported(
                 f"a store into `{spelled}[...]`: srcad follows an object's list or dict where "

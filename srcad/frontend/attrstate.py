@@ -245,11 +245,13 @@ def _walk(tree):
                 todo.append(child)
 
 
-def container_aliases(tree) -> None:
+def container_aliases(tree, is_object) -> None:
     """``c = self.cache`` at the top level, then ``c["x"] = x`` / ``c.append(x)``: `c` is
     another spelling of ``self.cache`` (the same object; the function never rebinds either):
     each use of `c` reads ``self.cache`` instead, so the changes made through it are the
-    object's (`_list_changes`) -- where Python's `c` and the object share one container."""
+    object's (`_list_changes`) -- where Python's `c` and the object share one container.
+    Only where `is_object(name)` says `self` names a user's object (``r = x.T`` of an array
+    is a view, aliasing.py's)."""
     params = {a.id for a in tree.args.args if isinstance(a, gast.Name)}
     binds = {}
     for n in _walk(tree):
@@ -266,6 +268,7 @@ def container_aliases(tree) -> None:
             continue
         c, key = stmt.targets[0].id, (stmt.value.value.id, stmt.value.attr)
         if binds.get(c) != 1 or c in params or c in inner or key in attrs or \
+                not is_object(key[0]) or \
                 key[0] in rebound or any(isinstance(n, gast.Name) and n.id == c for x in (
                     stmt.value,) for n in gast.walk(x)):
             continue

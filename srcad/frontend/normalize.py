@@ -982,23 +982,28 @@ def _getattr_waits_for_arguments(pf: ParsedFunction) -> None:
                     f"value its own specialisation); pass the function itself otherwise")
 
 
+def _named(pf: ParsedFunction, base: str):
+    """The object name `base` holds in every call of the function (one its caller always
+    passes, a free name the module binds), None where that is not known."""
+    stored = {x.id for x in gast.walk(pf.tree) if isinstance(x, gast.Name)
+              and isinstance(x.ctx, gast.Store)}
+    if base in pf.known:
+        return pf.known[base]
+    if base in pf.constants:
+        return pf.constants[base]
+    if base in pf.params or base in stored:
+        return None
+    try:
+        return pf.resolve(base)
+    except Exception:  # (a name the module does not hold: the code says so later)
+        return None
+
+
 def _holds(pf: ParsedFunction, base: str, attr: str):
     """The type of what `base.attr` holds now (base: a parameter its caller always passes one
     object, or a free name), None where that is not known (attrstate.py carries the changes
     of a list or a dict an object keeps across calls by a local)."""
-    stored = {x.id for x in gast.walk(pf.tree) if isinstance(x, gast.Name)
-              and isinstance(x.ctx, gast.Store)}
-    if base in pf.known:
-        obj = pf.known[base]
-    elif base in pf.constants:
-        obj = pf.constants[base]
-    elif base in pf.params or base in stored:
-        return None
-    else:
-        try:
-            obj = pf.resolve(base)
-        except Exception:  # (a name the module does not hold: the code says so later)
-            return None
+    obj = _named(pf, base)
     return type(getattr(obj, attr, None)) if is_user_object(obj) else None
 
 
@@ -1035,7 +1040,7 @@ def _normalize(pf: ParsedFunction, root: bool = False) -> ir.Function:
     _out_keyword_as_write(pf)  # np.exp(s, out=s) -> s[...] = np.exp(s)
     n = Normalizer(pf)
     lower_try(pf, n.taken)  # try/except/else/finally: a probe and branches (trylower.py)
-    container_aliases(pf.tree)  # c = self.cache; c["x"] = x: `self.cache["x"] = x`
+    container_aliases(pf.tree, lambda name: is_user_object(_named(pf, name)))  # c = self.cache
     scalarised = scalarise_objects(pf, n.taken)  # objects built here: attributes are locals
     declared_names(pf, n.taken)  # global step; step += 1: state, as self.out is
     # self.out = v: a local, and a setattr effect

@@ -2176,7 +2176,6 @@ class _Rewriter:
         except Exception as err:  # noqa: BLE001
             raise _Unsupported(f"cannot read {fn.__qualname__}") from err
         fdef = pfm.tree
-        container_aliases(fdef)  # (`s = self.saved; s["x"] = x` changes the object's dict)
         self.o.followed.append(copy.deepcopy(fdef))
         if in_substitute(pfm.filename):  # (np.poly1d's stand-in: its lines are the call's)
             _relocate(fdef, e, self.o.line)
@@ -2252,6 +2251,8 @@ class _Rewriter:
         if me is not None:
             inner.env[self_name] = me
         inner.env.update(statics)
+        # (`s = self.saved; s["x"] = x` changes the object's dict)
+        container_aliases(fdef, lambda name: isinstance(inner.env.get(name), VObj))
         if star is not None:
             inner.env[pfm.vararg] = VTuple([_name(n) for n in star])
         reach = _reachable(([me] if me is not None else []) + list(statics.values()))
