@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import srcad
+from tests.corpus_probe.wild_repos4 import ElmanCell
 from srcad.testing import numerical_grad, rel_error
 
 R = np.random.default_rng(9)
@@ -537,23 +538,8 @@ def test_static_method_of_a_registry_class(hidden, mode):
 
 # ---- a comprehension calling a stateful object --------------------------------------------
 
-class _Elman:
-    def __init__(self, Wx, Wh):
-        self.Wx, self.Wh = Wx, Wh
-        self.state = None
-
-    def reset(self, batch):
-        self.state = (np.zeros((batch, self.Wh.shape[0])),)
-
-    def __call__(self, x):
-        (h,) = self.state
-        h = np.tanh(x @ self.Wx + h @ self.Wh)
-        self.state = (h,)
-        return h
-
-
 def _comprehension_of_a_cell(Wx, Wh, xs):
-    cell = _Elman(Wx, Wh)
+    cell = ElmanCell(Wx, Wh)  # (wild_repos4's cell_state_tuple, another x beside it)
     cell.reset(xs.shape[1])
     x = 2.0  # (the comprehension's own `x` is another variable)
     outs = [cell(x) for x in xs if x.shape[0] > 0]
