@@ -258,6 +258,9 @@ class Function:
     # [(obj, attr, atom)]: what the function leaves in the attributes of objects known when
     # normalising that it carries by a local (frontend/state.py reads it for its caller)
     state_out: list = field(default_factory=list)
+    # [(container, "store" | "read", line, name)]: its uses of a list or dict a module global
+    # or a closure cell holds (frontend/kept_globals.py; analysis/refusals.py reads them)
+    kept_uses: list = field(default_factory=list)
 
     @property
     def ret(self) -> Return:

@@ -35,6 +35,7 @@ Before/after:
 from __future__ import annotations
 
 import builtins
+import collections
 import dis
 import functools
 import inspect
@@ -48,6 +49,7 @@ from .build import pinned
 from .errors import SrcadError
 from .frontend import concatenators
 from .frontend.concatenators import is_concatenator
+from .frontend.kept_globals import kept_container
 from .frontend.opaque import is_library_module, is_user_object, library_file
 from .ops import table
 from .pyfuncs import CLASS_SUBSTITUTES, SUBSTITUTES, TAPE_ONLY
@@ -123,6 +125,9 @@ class Tape:
         self.item_reads: dict = {}
         self.superseded: dict = {}
         self._syncing = False
+        # id -> a list or dict a module global or closure cell holds, as traced code saw it:
+        # what the run stored there is made plain at its end (`settle_kept`)
+        self.kept: dict = {}
 
     # -- forward -----------------------------------------------------------------------------
     def apply(self, fn, args, kwargs, py_operator=None, op=None):
@@ -495,6 +500,8 @@ class Tape:
                 return plain_call(obj, Tensor)  # a library's function (see tape_builtins.py)
         if is_concatenator(obj):  # `from numpy import r_`
             return _Concatenator(self, obj)
+        if kept_container(obj):  # (`history.append(h)`: plain arrays once the run ends)
+            self.kept[id(obj)] = obj
         if not isinstance(obj, types.FunctionType) and is_user_object(obj):
             # a user class or an object of one (a module-level layer): its methods traced
             self.follow_class(obj if isinstance(obj, type) else type(obj))
@@ -1076,6 +1083,21 @@ def _run(fn, values, wrt_mask, names):
     finally:
         tape.restore_classes()
     return tape, wrapped, out
+
+
+def settle_kept(tape, stored=()) -> None:
+    """After the run: the lists and dicts of modules and closures the function stored into
+    (`history.append(h)`, `CACHE["h"] = h`: frontend/kept_globals.py) hold plain values, as
+    after a call in source mode -- those its traced code looked up, and `stored`, those the
+    IR stores into (a method of an object the tape did not follow looks its globals up
+    itself)."""
+    for c in {**tape.kept, **{id(c): c for c in stored}}.values():
+        if type(c) in (list, dict):
+            _plain_in_place(c)
+        elif isinstance(c, (dict, collections.deque)):  # (OrderedDict, defaultdict, deque)
+            for k in (list(c.keys()) if isinstance(c, dict) else range(len(c))):
+                if isinstance(c[k], (Tensor, Plain)) or isinstance(c[k], CONTAINERS):
+                    c[k] = _plain_tree(c[k])
 
 
 def settle_arguments(values, wrapped) -> None:

@@ -38,7 +38,7 @@ from dataclasses import replace
 import numpy as np
 
 from . import closure_lift, ir, runtime, tape
-from .analysis.refusals import check_opaque
+from .analysis.refusals import check_opaque, kept_stored
 from .binding import _a, _describe, _is_differentiable, _is_float, _key_of, _spec_key
 from .build import CompilerUnavailable, c_helper, compiler_identity
 from .errors import (CountUnknownError, NonScalarOutputError, SharingUnknownError, SrcadError,
@@ -685,6 +685,7 @@ class Transformed:
             raise _at_traced_line(e)  # noqa: B904  (the same exception, or one at its line)
         _unwrap_attribute_state(fn_ir)
         tape.settle_arguments(values, wrapped)  # (param[k] = v: plain values, as in source)
+        tape.settle_kept(t, kept_stored(fn_ir))  # (history.append(h): likewise)
         value = tape.value_of(out)
         if self.kind in ("grad", "value_and_grad") and not is_bool_output(value):
             if not _is_float(value) or np.size(value) != 1:

@@ -85,6 +85,10 @@ FORWARDS = {
                    "self.output = s['z'] + self.b"],
     "dict_update": ["self.saved.update({'z': np.tanh(x @ self.W)})",
                     "self.output = self.saved.get('z') * 0.5 + self.b"],
+    # (session of 2026-12-03, third: a list and a dict the *module* keeps, stored into by the
+    # forward -- `history.append(h)`, `CACHE['z'] = z`: frontend/kept_globals.py)
+    "global_log": ["z = np.tanh(x @ self.W)", "LOG.append(z)", "self.output = z * 0.5 + self.b"],
+    "global_saved": ["SAVED['z'] = x @ self.W", "self.output = np.tanh(x @ self.W) + self.b"],
 }
 Z_SET = {"top_two", "helper", "own_then_helper"}  # forwards that also set self.z
 CACHES = {"cache", "fresh_cache"}  # forwards that append to self.cache
@@ -93,7 +97,8 @@ SAVES = {"dict_cache", "dict_alias", "dict_update"}  # forwards that store self.
 WEIGHTS = {"top": 6, "top_two": 2, "twice": 2, "local_branch": 2, "branch_const": 1,
            "branch_data": 1, "loop": 1, "local_loop": 1, "cache": 2, "fresh_cache": 1,
            "while": 1, "helper": 1, "own_then_helper": 1, "dict_cache": 2, "dict_alias": 1,
-           "dict_update": 1}
+           "dict_update": 1, "global_log": 1, "global_saved": 1}
+KEPT = ("LOG", "SAVED")  # the module-level list and dict (prefixed like every name)
 
 
 def _fmt(a) -> str:
@@ -106,7 +111,7 @@ class Prog:
     name: str
     source: str
     n_weights: int  # W arguments after x
-    objects: tuple = ("L1", "A1", "L2", "L3", "NET")
+    objects: tuple = ("L1", "A1", "L2", "L3", "NET") + KEPT
     forwards: tuple = ()
     steps: list = field(default_factory=list)
     features: frozenset = frozenset()
@@ -148,6 +153,7 @@ class Gen:
 
         def dense(cls, body):
             inner = "\n".join("        " + s for s in ["self.inputs = x"] + FORWARDS[body])
+            inner = inner.replace("LOG.", f"{p}LOG.").replace("SAVED[", f"{p}SAVED[")
             return f'''
 class {p}{cls}({p}Base):
     def __init__(self, W, b, squash):
@@ -227,6 +233,8 @@ class {p}Net:
 {p}NET = {p}Net([{p}L1, {p}A1, {p}L2])
 {p}L3 = {p}DenseA({w()}, {b()}, {ch.pick(("True", "False"))})
 {p}L3.prev = {p}L1
+{p}LOG = []
+{p}SAVED = {{}}
 '''
 
     # -- the function's steps ------------------------------------------------------------------
@@ -332,6 +340,24 @@ class {p}Net:
         self.features.add("stash")
         return f"{self.via(name)}.saved['out'] * 0.75"
 
+    def step_kept(self, cur):
+        """A store into the module's list or dict (`LOG.append(h)`, `SAVED['h'] = h`,
+        `.update`, `.extend`), once in a while read back in the same call -- which srcad
+        refuses at the read (frontend/kept_globals.py; it gave a zero gradient before)."""
+        ch = self.ch
+        log, saved = self.p + "LOG", self.p + "SAVED"
+        form = ch.pick(("append", "setitem", "update", "extend"))
+        self.emit({"append": f"{log}.append({cur} * 0.5)",
+                   "setitem": f"{saved}['h'] = {cur}",
+                   "update": f"{saved}.update(h={cur} * 2.0)",
+                   "extend": f"{log}.extend([{cur}, np.tanh({cur})])"}[form])
+        self.steps.append(f"kept {form}")
+        self.features.add("kept store")
+        if ch.flag(0.15):
+            self.features.add("kept read")
+            return f"{log}[-1]" if form in ("append", "extend") else f"{saved}['h'] * 0.5"
+        return None
+
     # -- the program -----------------------------------------------------------------------------
     def function(self):
         ch = self.ch
@@ -347,7 +373,7 @@ class {p}Net:
         for _ in range(ch.int(1, 3) + ch.flag(0.3)):
             step = ch.weighted([(8, self.step_call), (2, self.step_prev), (3, self.step_net),
                                 (2, self.step_score), (1, self.step_remember),
-                                (1, self.step_stash)])
+                                (1, self.step_stash), (1, self.step_kept)])
             if "net loop_here" in self.features:
                 self.features.add("after loop_here")
             out = step(cur)

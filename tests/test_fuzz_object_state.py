@@ -70,6 +70,17 @@ store then the helper's). Seeds 0-19 with that generator:
 and 0 differ / 0 refused on seeds 20-79 (1,800 checks). The widened generator also found a
 tape-mode bug on its first run: a list made in the call (``self.cache = []`` then appends)
 kept the tape's Tensors (transformed._unwrap_attribute_state).
+
+Session of 2026-12-03, third: the generator also stores into a list and a dict the *module*
+keeps (``p_LOG.append(h)``, ``p_SAVED['z'] = z`` in a forward, and `step_kept` in f: append,
+a store by key, ``.update``, ``.extend``; one in seven read back in the same call). Before
+frontend/kept_globals.py source mode refused most of these stores ("has no derivative rule
+... may change `h`", "assignment into something other than a local array") and
+differentiated a read back as a constant: **a wrong gradient, silently** (seeds 0-9 with the
+refusal of such reads taken out -- the seeded bug, /tmp/s10/seeded.py in the session's note:
+3 programs differ, e.g. seed 4 p3_f gradient [-2.01, 2.24, -1.65] against differences
+[-5.33, 4.67, -5.38]); tape mode left its own Tensors in the module's dict (seed 3 p5_f).
+Now, seeds 0-9: 0 programs differ, 16 of 300 checks refused, every one at a read back.
 """
 
 from __future__ import annotations
@@ -120,14 +131,19 @@ def objects(prog, mod):
 
 
 def snapshot(objs):
-    """What each object holds now (its lists and dicts by content): `restore` puts it
-    back, in the same containers."""
-    return [(o, dict(o.__dict__), {a: copy.copy(v) for a, v in o.__dict__.items()
+    """What each object holds now (its lists and dicts by content; a module-level list or
+    dict: its items): `restore` puts it back, in the same containers."""
+    return [(o, copy.copy(o), None) if type(o) in (list, dict) else
+            (o, dict(o.__dict__), {a: copy.copy(v) for a, v in o.__dict__.items()
                                    if type(v) in (list, dict)}) for o in objs.values()]
 
 
 def restore(snap):
     for o, attrs, held in snap:
+        if held is None:  # (the module's own list or dict)
+            o.clear()
+            o.extend(attrs) if isinstance(o, list) else o.update(attrs)
+            continue
         o.__dict__.clear()
         o.__dict__.update(attrs)
         for a, items in held.items():
@@ -148,7 +164,8 @@ def capture(objs):
             return v.copy()
         return v
 
-    return {n: {a: copied(v) for a, v in o.__dict__.items()} for n, o in objs.items()}
+    return {n: {"items": copied(o)} if type(o) in (list, dict) else
+            {a: copied(v) for a, v in o.__dict__.items()} for n, o in objs.items()}
 
 
 def state_diff(got, want) -> str | None:
@@ -293,11 +310,15 @@ def test_both_outcomes_are_exercised():
     """The generator reaches gradients, not only refusals (a fuzzer that only saw refusals
     would prove nothing) -- since the state carried across functions (frontend/state.py)
     every program of these batches is differentiated, none refused."""
-    passed = refused = 0
+    passed, reasons = 0, collections.Counter()
     for seed in (100, 101, 102):
         tally, _ = run_batch(seed)
-        passed, refused = passed + tally["passed"], refused + tally["refused"]
-    assert passed >= 80 and refused == 0, (passed, refused)
+        passed += tally["passed"]
+        reasons.update(tally["reasons"])
+    # (the one refusal left: a read of the module's LOG / SAVED after a store into it in the
+    # same call, `step_kept`'s read back -- refused by design, frontend/kept_globals.py)
+    other = {r: k for r, k in reasons.items() if "what is read back would carry none" not in r}
+    assert passed >= 80 and not other, (passed, reasons)
 
 
 @pytest.mark.slow

@@ -56,6 +56,7 @@ from ..errors import NoRuleError, UnsupportedSyntaxError
 from .census import refused_reason
 from ..frontend.concatenators import is_concatenator
 from ..frontend.expressions import PY_BINARY
+from ..frontend.kept_globals import kept_store_method
 from ..frontend.opaque import MUTATING, is_opaque
 from ..ops.runtime_ops import POPS
 
@@ -120,6 +121,8 @@ def _holders(s) -> list:
     object (`rng.shuffle(y)`: also y), any argument of a function srcad does not know."""
     if s.op.kind == "method":
         params = list(s.args) if s.op.name[1:] in ("shuffle", "permutation") else ["_obj"]
+    elif _kept_store(s) is not None:  # (`history.append(h)`: the module's list, not h)
+        params = []
     else:
         params = [p for p in s.args if p != "_fn"]
     return [s.args[p].name for p in params if isinstance(s.args.get(p), ir.Var)]
@@ -435,12 +438,97 @@ def _refuse_stored_then_written(fn: ir.Function, s, views: dict) -> None:
                 "storing (`z = z + 1`)")
 
 
+def _kept_store(s):
+    """The module's (or closure's) list or dict `s` stores into (`history.append(h)`), else
+    None (frontend/kept_globals.py)."""
+    f = s.args.get("_fn") if s.op.kind == "call" else None
+    return kept_store_method(f.value) if isinstance(f, ir.Const) else None
+
+
+def kept_stored(fn: ir.Function) -> list:
+    """The lists and dicts of modules and closures that `fn` or a function it calls stores
+    into (`history.append(h)`; tape mode makes what the run left there plain)."""
+    out, seen = {}, set()
+
+    def visit(f):
+        if id(f) in seen:
+            return
+        seen.add(id(f))
+        for s in ir.walk(f.body):
+            if isinstance(s, (ir.Call, ir.Effect)) and is_opaque(s.op):
+                c = _kept_store(s)
+                if c is not None:
+                    out[id(c)] = c
+            elif isinstance(s, ir.UserCall):
+                visit(s.callee)
+
+    visit(fn)
+    return list(out.values())
+
+
+def check_kept_globals(fn: ir.Function, wrt) -> None:
+    """Refuse a read of a module's (or a closure's) list or dict in a call that stores a
+    value depending on the differentiated arguments into it: srcad stores the value, not its
+    gradient, so the value read back would carry none (a zero gradient, before). Over the
+    whole call tree: a callee may store and its caller read, or the other way round. A read
+    before the store in the same call is refused too (in a loop, a later iteration's read
+    follows an earlier store)."""
+    stored: dict = {}  # id(container) -> (function, line) of a store of a dependent value
+    uses: list = []  # (function, container, line, name) of each read
+    seen_dep, seen_all = set(), set()
+
+    def stores(f, params):
+        key = (id(f), tuple(sorted(params)))
+        if key in seen_dep:
+            return
+        seen_dep.add(key)
+        dep = _dependent(f, params)
+        for s in ir.walk(f.body):
+            if isinstance(s, (ir.Call, ir.Effect)) and is_opaque(s.op):
+                c = _kept_store(s)
+                if c is not None and any(set(ir.atom_vars(a)) & dep
+                                         for p, a in s.args.items() if p != "_fn"):
+                    stored.setdefault(id(c), (f, s.line))
+            elif isinstance(s, ir.UserCall):
+                inner = [p for p, a in zip(s.callee.params, s.args) if set(ir.atom_vars(a)) & dep]
+                stores(s.callee, inner)
+
+    def reads(f):
+        if id(f) in seen_all:
+            return
+        seen_all.add(id(f))
+        uses.extend((f, c, line, name) for c, kind, line, name in
+                    getattr(f, "kept_uses", ()) if kind == "read")
+        for s in ir.walk(f.body):
+            if isinstance(s, ir.UserCall):
+                reads(s.callee)
+
+    stores(fn, list(wrt))
+    if not stored:
+        return
+    reads(fn)
+    for f, c, line, name in uses:
+        if id(c) in stored:
+            where, at = stored[id(c)]
+            place = f"line {at}" if where is f else f"line {at} of {where.name}"
+            raise NoRuleError(
+                f"`{name}` (a {type(c).__name__} the module keeps) is read in a call that "
+                f"stores a value depending on the differentiated arguments into it ({place}): "
+                f"srcad stores the value, not its gradient, so what is read back would carry "
+                f"none", filename=f.filename, lineno=line, func=f.name,
+                hint=f"read the value from the name you stored, or keep the values in a list "
+                f"or dict made in the function (`hs = []; hs.append(h)`) and store them into "
+                f"`{name}` when you are done with them (`{name}.extend(hs)`); "
+                f"mode=\"tape\" follows the stored values")
+
+
 def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False) -> None:
     """Refuse an op with no rule where it would drop a gradient (see the module docstring);
     the user functions `fn` calls are checked with the arguments that reach them."""
     if _seen is None:
         check_attribute_state(fn, wrt)
         check_argument_writes(fn)
+        check_kept_globals(fn, wrt)
     seen = set() if _seen is None else _seen
     key = (id(fn), tuple(sorted(wrt)))
     if key in seen:
@@ -515,6 +603,14 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False) -> None:
             _refuse_stored_then_written(fn, s, views)
         elif method:  # it may store its arguments in its object, or change the object itself
             holders = ["_obj"] if given - {"_obj"} else []
+        elif _kept_store(s) is not None:
+            # `history.append(h)`, `CACHE.__setitem__("h", h)` of a module's (or a closure's)
+            # container: Python stores h itself, as the code does; a read of the container
+            # after it is refused (check_kept_globals)
+            holders = []
+            if views is None:
+                views = _view_sources(fn)
+            _refuse_stored_then_written(fn, s, views)
         else:  # a function srcad knows nothing about may change any of its arguments
             holders = [p for p in s.args if p != "_fn"]
         if views is None:

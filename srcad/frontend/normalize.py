@@ -58,6 +58,7 @@ from .effects import EffectsMixin, check_lost_changes
 from .expressions import PY_BINARY, ExpressionsMixin, rowed_callable
 from .fence import fence
 from .inline import InlineMixin
+from .kept_globals import kept_globals
 from .knowntests import fold_known_tests
 from .loops import LoopsMixin
 from .objects import mutated_names, scalarise_objects
@@ -1038,6 +1039,7 @@ def _normalize(pf: ParsedFunction, root: bool = False) -> ir.Function:
                    {k: v for k, v in pf.known.items() if is_user_object(v)})
     _getattr_waits_for_arguments(pf)
     _out_keyword_as_write(pf)  # np.exp(s, out=s) -> s[...] = np.exp(s)
+    kept_globals(pf)  # CACHE["h"] = h of a module's dict: CACHE.__setitem__("h", h)
     n = Normalizer(pf)
     lower_try(pf, n.taken)  # try/except/else/finally: a probe and branches (trylower.py)
     container_aliases(pf.tree, lambda name: is_user_object(_named(pf, name)))  # c = self.cache
@@ -1070,6 +1072,7 @@ def _normalize(pf: ParsedFunction, root: bool = False) -> ir.Function:
         n.attr_carry[(id(obj), attr)] = (obj, ir.Var(pname))
     fn = n.run()
     fn.attr_unknown = n.attr_unknown  # (what its caller must read when the code runs)
+    fn.kept_uses = pf.kept_uses  # (reads after stores: refusals.check_kept_globals)
     mark_context_edges(fn, n.claim)  # a `with` block's entry and exit (pyforms.py)
     return fn
 
