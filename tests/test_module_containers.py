@@ -16,6 +16,8 @@ tests/test_object_containers.py): it is refused at the read, in both modes."""
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 
@@ -24,6 +26,7 @@ from srcad.testing import numerical_grad, rel_error
 
 history: list = []
 CACHE: dict = {}
+STATE: dict = {"h": np.zeros(4)}
 ACTS: list = []
 _R = np.random.RandomState(5)
 W = _R.uniform(-0.7, 0.7, (4, 4))
@@ -98,6 +101,7 @@ CASES = [
 def _reset():
     for c in (history, CACHE, ACTS, _CLOSURE_LOG):
         c.clear()
+    STATE["h"] = np.zeros(4)
 
 
 def _plain(v):
@@ -199,8 +203,24 @@ def sums_the_whole_log(x):
     return np.sum(sum(history) ** 2)
 
 
+def carries_a_state_in_a_loop(xs):
+    for x in xs:  # (the second step's read comes after the first step's store)
+        h = np.tanh(x + STATE["h"])
+        STATE["h"] = h
+    return np.sum(STATE["h"] ** 2)
+
+
+def _step_state(x):
+    STATE["h"] = np.sin(x)
+
+
+def reads_what_a_callee_stored(x):
+    _step_state(x)
+    return np.sum(STATE["h"] * x)
+
+
 READ_BACK = [reads_back_what_it_stored, reads_back_by_key, a_callee_reads_back,
-             sums_the_whole_log]
+             sums_the_whole_log, carries_a_state_in_a_loop, reads_what_a_callee_stored]
 
 
 @pytest.mark.parametrize("mode", ["source", "tape"])
@@ -208,7 +228,7 @@ READ_BACK = [reads_back_what_it_stored, reads_back_by_key, a_callee_reads_back,
 def test_a_read_after_a_store_is_refused(fn, mode):
     """The value read back is the stored value's, its gradient would be lost (it was zero in
     source mode); tape mode refuses what source mode refuses, at the same line."""
-    x = _R.uniform(-1, 1, 4)
+    x = _R.uniform(-1, 1, (3, 4) if fn is carries_a_state_in_a_loop else 4)
     _reset()
     history.append(np.zeros(4))  # (a later call: the container is not empty)
     ACTS.append(np.zeros(4))
@@ -223,7 +243,8 @@ def _read_lines(fn):
     import inspect
     lines, first = inspect.getsourcelines(fn)
     out = {first + i for i, text in enumerate(lines) if "history" in text.split("=")[-1] and
-           "append" not in text or "CACHE[" in text.split("=")[-1] or "ACTS[" in text}
+           "append" not in text or "CACHE[" in text.split("=")[-1] or "ACTS[" in text or
+           "STATE[" in text.split("=")[-1]}
     return out | ({_reads_the_log.__code__.co_firstlineno + 1} if fn is a_callee_reads_back
                   else set())
 
@@ -238,3 +259,78 @@ def stores_then_writes_in_place(x):
 def test_a_stored_array_written_after_is_refused():
     with pytest.raises(srcad.SrcadError, match="in place"):
         srcad.grad(stores_then_writes_in_place)(_R.uniform(-1, 1, 4))
+
+
+# -- a read before every store: what an earlier call left, a constant of this call ------------
+HIDDEN: dict = {"h": np.zeros(4)}
+RUNNING: dict = {"mean": np.zeros(4)}
+STEPS: list = [np.zeros(4)]
+
+
+def a_hidden_state_kept_across_calls(x, W):
+    h = np.tanh(W @ x + HIDDEN["h"])
+    HIDDEN["h"] = h
+    return np.sum(h ** 2)
+
+
+def a_running_mean(X):
+    mu = np.mean(X, axis=0)
+    RUNNING["mean"] = 0.9 * RUNNING["mean"] + 0.1 * mu
+    return np.sum(np.tanh(X - mu) ** 2)
+
+
+def the_last_step_and_the_count(x, W):
+    prev = STEPS[-1]
+    total = sum(STEPS)
+    h = np.tanh(W @ x + prev + 0.1 * total) * len(STEPS)
+    for k in range(2):  # (a loop with no store in it)
+        h = h + 0.01 * STEPS[0] * k
+    STEPS.append(h)
+    return np.sum(h ** 2)
+
+
+def _state_of(fn):
+    return {a_hidden_state_kept_across_calls: HIDDEN, a_running_mean: RUNNING,
+            the_last_step_and_the_count: STEPS}[fn]
+
+
+@pytest.mark.parametrize("mode", ["source", "fused", "tape"])
+@pytest.mark.parametrize("fn", [a_hidden_state_kept_across_calls, a_running_mean,
+                                the_last_step_and_the_count], ids=lambda f: f.__name__)
+def test_a_read_before_every_store_reads_the_last_call(fn, mode):
+    opts = {"tape": {"mode": "tape"}, "fused": {"fuse": True}, "source": {}}[mode]
+    state = _state_of(fn)
+    if isinstance(state, list):
+        state[:] = [np.zeros(4)]
+    else:
+        state[next(iter(state))] = np.zeros(4)
+    args = (_R.uniform(-1, 1, (3, 4)),) if fn is a_running_mean else (
+        _R.uniform(-1, 1, 4), _R.uniform(-0.6, 0.6, (4, 4)))
+    vg = srcad.value_and_grad(fn, **opts)
+    for call in range(3):  # (each call reads what the one before stored)
+        before = copy.deepcopy(state)
+
+        def plain(*a):
+            if isinstance(state, list):
+                state[:] = copy.deepcopy(before)
+            else:
+                state.update(copy.deepcopy(before))
+            return fn(*a)
+
+        num = numerical_grad(plain, args)
+        want = plain(*args)
+        after = copy.deepcopy(state)
+        plain(*args)  # (state as before the call again)
+        if isinstance(state, list):
+            state[:] = copy.deepcopy(before)
+        else:
+            state.update(copy.deepcopy(before))
+        value, g = vg(*args)
+        assert value == want, (mode, call)
+        assert rel_error(g, num) < 1e-6, (mode, call)
+        items = state if isinstance(state, list) else list(state.values())
+        want_items = after if isinstance(after, list) else list(after.values())
+        assert len(items) == len(want_items)
+        for a, b in zip(items, want_items):
+            assert type(a) is np.ndarray
+            np.testing.assert_array_equal(a, b)

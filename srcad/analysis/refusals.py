@@ -466,13 +466,41 @@ def kept_stored(fn: ir.Function) -> list:
     return list(out.values())
 
 
+def _read_first(root: ir.Function, f: ir.Function, read, stored: dict) -> bool:
+    """Is `read` (in `f`) made before any store into its container, in every call: in the
+    function being differentiated (which runs once a call), every store of a differentiated
+    value there too, the read's statement before (or the storing statement itself: its value
+    is computed first) each store's, and no loop around both?"""
+    c = read.container
+    if f is not root or stored[id(c)][0] is not root or _stored_by_callee(root, c):
+        return False
+    return all(read.at <= u.at and not (read.loops & u.loops)
+               for u in root.kept_uses if u.kind == "store" and u.container is c)
+
+
+def _stored_by_callee(root: ir.Function, c) -> bool:
+    """Does a function `root` calls (at any depth) store into `c`?"""
+    seen = set()
+
+    def visit(f):
+        if id(f) in seen:
+            return False
+        seen.add(id(f))
+        if f is not root and any(u.kind == "store" and u.container is c
+                                 for u in getattr(f, "kept_uses", ())):
+            return True
+        return any(visit(s.callee) for s in ir.walk(f.body) if isinstance(s, ir.UserCall))
+
+    return visit(root)
+
+
 def check_kept_globals(fn: ir.Function, wrt) -> None:
     """Refuse a read of a module's (or a closure's) list or dict in a call that stores a
     value depending on the differentiated arguments into it: srcad stores the value, not its
     gradient, so the value read back would carry none (a zero gradient, before). Over the
     whole call tree: a callee may store and its caller read, or the other way round. A read
-    before the store in the same call is refused too (in a loop, a later iteration's read
-    follows an earlier store)."""
+    made before every store, in the differentiated function itself, reads what an earlier
+    call left: a constant of this call (`_read_first`)."""
     stored: dict = {}  # id(container) -> (function, line) of a store of a dependent value
     uses: list = []  # (function, container, line, name) of each read
     seen_dep, seen_all = set(), set()
@@ -497,8 +525,7 @@ def check_kept_globals(fn: ir.Function, wrt) -> None:
         if id(f) in seen_all:
             return
         seen_all.add(id(f))
-        uses.extend((f, c, line, name) for c, kind, line, name in
-                    getattr(f, "kept_uses", ()) if kind == "read")
+        uses.extend((f, u) for u in getattr(f, "kept_uses", ()) if u.kind == "read")
         for s in ir.walk(f.body):
             if isinstance(s, ir.UserCall):
                 reads(s.callee)
@@ -507,8 +534,9 @@ def check_kept_globals(fn: ir.Function, wrt) -> None:
     if not stored:
         return
     reads(fn)
-    for f, c, line, name in uses:
-        if id(c) in stored:
+    for f, u in uses:
+        c, line, name = u.container, u.line, u.name
+        if id(c) in stored and not _read_first(fn, f, u, stored):
             where, at = stored[id(c)]
             place = f"line {at}" if where is f else f"line {at} of {where.name}"
             raise NoRuleError(

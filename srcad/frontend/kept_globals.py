@@ -5,15 +5,19 @@ global or a closure cell holds -- ``history.append(h)``, ``CACHE["h"] = h``,
 ``ACTS.extend(...)``, ``STATS.update(...)``, ``COUNTS["calls"] += 1``. Output: the same tree,
 each item store spelled as the method call Python makes (``CACHE.__setitem__("h", h)``, a
 statement srcad runs as written, once per call, with the values the call computed: the
-effect the user wrote, frontend/effects.py), and `pf.kept_uses`, one entry per use of such a
-container in the function: (container, "store" | "read", line).
+effect the user wrote, frontend/effects.py), and `pf.kept_uses`, one `KeptUse` per use of
+such a container in the function (a store or a read, where and inside which loops).
 
 Why the uses are recorded: srcad stores the value, not its gradient. A read of the container
 in the same call after a store of a differentiated value (``history[-1]``, ``sum(history)``,
 ``for h in ACTS``, a callee reading ``CACHE["h"]``) would give back the stored value with no
 gradient -- srcad/analysis/refusals.py `check_kept_globals` refuses it at the read, over the
 whole call tree (the containers an object keeps are followed as values instead:
-attrstate.py). ``len(c)`` and ``c.clear()`` read or store no value.
+attrstate.py). A read that comes before every store, in the function being differentiated
+and in no loop with a store, reads what an earlier call left -- a constant of this call, as
+Python's value is: ``h = np.tanh(W @ x + STATE["h"]); STATE["h"] = h`` (a hidden state kept
+across calls), ``RUNNING["mean"] = 0.9 * RUNNING["mean"] + 0.1 * mu``. ``len(c)`` and
+``c.clear()`` read or store no value.
 
 Before/after:
     CACHE["h"] = h              CACHE.__setitem__("h", h)
@@ -24,6 +28,7 @@ from __future__ import annotations
 
 import collections
 import copy
+from dataclasses import dataclass
 
 import gast
 
@@ -122,8 +127,39 @@ def kept_globals(pf: ParsedFunction) -> None:
                 up.func.id == "len" and len(up.args) == 1:
             kind = "neutral"
         if kind != "neutral":
-            uses.append((obj, kind, getattr(node, "lineno", None), node.id))
+            uses.append(KeptUse(obj, kind, getattr(node, "lineno", None), node.id,
+                                *_place(node, parents)))
     pf.kept_uses = uses
+
+
+@dataclass(frozen=True)
+class KeptUse:
+    """One use of a kept container: `at`, its statement's (line, column) -- a store's value
+    and a read inside the storing statement are computed before the store; `loops`, the ids
+    of the loops (and comprehensions) around it."""
+
+    container: object
+    kind: str  # "store" | "read"
+    line: int | None
+    name: str
+    at: tuple
+    loops: frozenset
+
+
+_LOOPS = (gast.For, gast.While, gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
+
+
+def _place(node, parents) -> tuple:
+    stmt, loops, up = None, set(), parents.get(node)
+    while up is not None:
+        if stmt is None and isinstance(up, gast.stmt):
+            stmt = up
+        if isinstance(up, _LOOPS):
+            loops.add(id(up))
+        up = parents.get(up)
+    at = (getattr(stmt, "lineno", 0), getattr(stmt, "col_offset", 0)) if stmt is not None \
+        else (0, 0)
+    return at, frozenset(loops)
 
 
 def _load(e):
