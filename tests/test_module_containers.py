@@ -219,8 +219,18 @@ def reads_what_a_callee_stored(x):
     return np.sum(STATE["h"] * x)
 
 
+def reads_in_a_checkpointed_loop_then_stores(xs):
+    # (the loop runs again in the backward, after the store: it would read the new state)
+    h = np.zeros(4)
+    for t in srcad.checkpoint(range(len(xs)), every=2):
+        h = np.tanh(xs[t] + h * STATE["h"])
+    STATE["h"] = h
+    return np.sum(h ** 2)
+
+
 READ_BACK = [reads_back_what_it_stored, reads_back_by_key, a_callee_reads_back,
-             sums_the_whole_log, carries_a_state_in_a_loop, reads_what_a_callee_stored]
+             sums_the_whole_log, carries_a_state_in_a_loop, reads_what_a_callee_stored,
+             reads_in_a_checkpointed_loop_then_stores]
 
 
 @pytest.mark.parametrize("mode", ["source", "tape"])
@@ -228,7 +238,8 @@ READ_BACK = [reads_back_what_it_stored, reads_back_by_key, a_callee_reads_back,
 def test_a_read_after_a_store_is_refused(fn, mode):
     """The value read back is the stored value's, its gradient would be lost (it was zero in
     source mode); tape mode refuses what source mode refuses, at the same line."""
-    x = _R.uniform(-1, 1, (3, 4) if fn is carries_a_state_in_a_loop else 4)
+    x = _R.uniform(-1, 1, (3, 4) if fn in (carries_a_state_in_a_loop,
+                                           reads_in_a_checkpointed_loop_then_stores) else 4)
     _reset()
     history.append(np.zeros(4))  # (a later call: the container is not empty)
     ACTS.append(np.zeros(4))
@@ -283,8 +294,9 @@ def the_last_step_and_the_count(x, W):
     prev = STEPS[-1]
     total = sum(STEPS)
     h = np.tanh(W @ x + prev + 0.1 * total) * len(STEPS)
-    for k in range(2):  # (a loop with no store in it)
-        h = h + 0.01 * STEPS[0] * k
+    first = STEPS[0]
+    for k in range(2):  # (a loop reading a name bound before it)
+        h = h + 0.01 * first * k
     STEPS.append(h)
     return np.sum(h ** 2)
 

@@ -470,12 +470,14 @@ def _read_first(root: ir.Function, f: ir.Function, read, stored: dict) -> bool:
     """Is `read` (in `f`) made before any store into its container, in every call: in the
     function being differentiated (which runs once a call), every store of a differentiated
     value there too, the read's statement before (or the storing statement itself: its value
-    is computed first) each store's, and no loop around both?"""
+    is computed first) each store's, and in no loop (a checkpointed loop -- or one the
+    memory budget's policy checkpoints -- runs again in the backward, after the stores: it
+    would read what they stored)?"""
     c = read.container
     if f is not root or stored[id(c)][0] is not root or _stored_by_callee(root, c):
         return False
-    return all(read.at <= u.at and not (read.loops & u.loops)
-               for u in root.kept_uses if u.kind == "store" and u.container is c)
+    return not read.loops and all(read.at <= u.at for u in root.kept_uses
+                                  if u.kind == "store" and u.container is c)
 
 
 def _stored_by_callee(root: ir.Function, c) -> bool:
@@ -539,11 +541,16 @@ def check_kept_globals(fn: ir.Function, wrt) -> None:
         if id(c) in stored and not _read_first(fn, f, u, stored):
             where, at = stored[id(c)]
             place = f"line {at}" if where is f else f"line {at} of {where.name}"
+            looped = " in a loop" if u.loops and f is fn and u.at <= min(
+                (v.at for v in fn.kept_uses if v.kind == "store" and v.container is c),
+                default=(0, 0)) else ""
+            why = (" (a loop may run again after the store: checkpointing recomputes it in "
+                   "the backward)" if looped else "")
             raise NoRuleError(
-                f"`{name}` (a {type(c).__name__} the module keeps) is read in a call that "
-                f"stores a value depending on the differentiated arguments into it ({place}): "
-                f"srcad stores the value, not its gradient, so what is read back would carry "
-                f"none", filename=f.filename, lineno=line, func=f.name,
+                f"`{name}` (a {type(c).__name__} kept across calls) is read{looped} in a call "
+                f"that stores a value depending on the differentiated arguments into it "
+                f"({place}){why}: srcad stores the value, not its gradient, so what is read "
+                f"back would carry none", filename=f.filename, lineno=line, func=f.name,
                 hint=f"read the value from the name you stored, or keep the values in a list "
                 f"or dict made in the function (`hs = []; hs.append(h)`) and store them into "
                 f"`{name}` when you are done with them (`{name}.extend(hs)`); "

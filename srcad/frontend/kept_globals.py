@@ -14,7 +14,8 @@ in the same call after a store of a differentiated value (``history[-1]``, ``sum
 gradient -- srcad/analysis/refusals.py `check_kept_globals` refuses it at the read, over the
 whole call tree (the containers an object keeps are followed as values instead:
 attrstate.py). A read that comes before every store, in the function being differentiated
-and in no loop with a store, reads what an earlier call left -- a constant of this call, as
+and in no loop (a checkpointed loop runs again in the backward, after the stores), reads
+what an earlier call left -- a constant of this call, as
 Python's value is: ``h = np.tanh(W @ x + STATE["h"]); STATE["h"] = h`` (a hidden state kept
 across calls), ``RUNNING["mean"] = 0.9 * RUNNING["mean"] + 0.1 * mu``. ``len(c)`` and
 ``c.clear()`` read or store no value.
