@@ -18,7 +18,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from . import runtime, tape
+from . import closure_lift, runtime, tape
 from .binding import _describe, _is_differentiable, _is_float, _tangent_for
 from .errors import SrcadError
 from .memplan.peak import planned_peak
@@ -31,6 +31,7 @@ from .transformed import (  # noqa: F401  (tests reach the first three here)
     _IR_CACHE,
     Transformed,
     _ir_of,
+    _cell_value,
     _tape_of,
     run_generated,
 )
@@ -67,10 +68,14 @@ def vjp(fn, *primals, **options):
     None.
     """
     held = next((v for v in primals if _tape_of(v) is not None), None)
-    if held is not None:  # inside a function tape mode runs: the pullback as a grad call
+    lifted, cells = _tape_closure(fn)
+    if held is not None or lifted is not None:
+        # inside a function tape mode runs: the pullback as a grad call (of a closure over
+        # the tape's values: lifted, its cells' values passed after the primals)
         out = fn(*primals)
-        t = _pullback_transform(tape.untraced(fn), len(primals), options)
-        return out, lambda cotangent: t(*primals, cotangent)
+        t = _pullback_transform(lifted or tape.untraced(fn), len(primals), options,
+                                len(cells))
+        return out, lambda cotangent: t(*primals, *cells, cotangent)
     t = _vjp_transformed(fn, options, len(primals))
     values = t.bind(primals, {})
     n_given = len(primals)
@@ -155,10 +160,13 @@ def jvp(fn, primals, tangents, **options):
     if len(primals) != len(tangents):
         raise SrcadError(f"srcad.jvp got {len(primals)} primals but {len(tangents)} tangents")
     held = next((v for v in (*primals, *tangents) if _tape_of(v) is not None), None)
-    if held is not None:  # inside a function tape mode runs: the tangent as a grad call
+    lifted, cells = _tape_closure(fn)
+    if held is not None or lifted is not None:
+        # inside a function tape mode runs: the tangent as a grad call (a closure over the
+        # tape's values: lifted, as in vjp)
         out = fn(*primals)
-        return out, _tangent_transform(tape.untraced(fn), len(primals), options)(
-            *primals, *tangents, out)
+        return out, _tangent_transform(lifted or tape.untraced(fn), len(primals), options,
+                                       len(cells))(*primals, *cells, *tangents, out)
     if takes_star(fn):  # (one primal, one tangent per positional argument, as JAX)
         fn = fixed_arity(fn, len(primals))
     key = (fn, tuple(sorted(options.items())))
@@ -180,27 +188,39 @@ def jvp(fn, primals, tangents, **options):
 _INNER_CACHE: dict = {}
 
 
-def _pullback_transform(fn, n: int, options: dict) -> Transformed:
+def _tape_closure(fn):
+    """(fn lifted, its cells' values) for a nested function over values tape mode follows
+    (its free variables as parameters after its own: closure_lift.py), else (None, [])."""
+    fn = tape.untraced(fn)
+    cells = getattr(fn, "__closure__", None) or ()
+    if not any(_tape_of(_cell_value(c)) is not None for c in cells):
+        return None, []
+    return closure_lift.lifted(fn), closure_lift.cell_values(fn)
+
+
+def _pullback_transform(fn, n: int, options: dict, extra: int = 0) -> Transformed:
     """``srcad.vjp(fn, a0, ...)``'s pullback as one transform called inside a differentiated
-    function: the gradient w.r.t. the a's of ``tree_vdot(fn(a0, ...), g)``, called as
-    ``t(a0, ..., g)`` (a tuple, one gradient per a)."""
-    key = ("vjp", fn, n, tuple(sorted(options.items())))
+    function: the gradient w.r.t. the a's of ``tree_vdot(fn(a0, ..., c0, ...), g)``, called
+    as ``t(a0, ..., c0, ..., g)`` (a tuple, one gradient per a; the c's: a nested function's
+    free variables, which the outer transform differentiates through)."""
+    key = ("vjp", fn, n, extra, tuple(sorted(options.items())))
     if key not in _INNER_CACHE:
-        h = vdot_function(fn, n, f"{getattr(fn, '__name__', 'f')}_vjp")
+        h = vdot_function(fn, n, f"{getattr(fn, '__name__', 'f')}_vjp", extra=extra)
         _INNER_CACHE[key] = Transformed(h, "grad", tuple(range(n)), options)
     return _INNER_CACHE[key]
 
 
-def _tangent_transform(fn, n: int, options: dict) -> Transformed:
+def _tangent_transform(fn, n: int, options: dict, extra: int = 0) -> Transformed:
     """``srcad.jvp(fn, (a0, ...), (t0, ...))``'s tangent as one transform called inside a
-    differentiated function, ``t(a0, ..., t0, ..., c)``: the gradient w.r.t. c of
+    differentiated function, ``t(a0, ..., c0, ..., t0, ..., c)``: the gradient w.r.t. c of
     ``tree_vdot(pullback(a0, ..., c), (t0, ...))`` -- linear in c, so it holds at any c of the
     output's structure (the output itself is passed)."""
-    key = ("jvp", fn, n, tuple(sorted(options.items())))
+    key = ("jvp", fn, n, extra, tuple(sorted(options.items())))
     if key not in _INNER_CACHE:
-        h = vdot_function(_pullback_transform(fn, n, options), n,
-                          f"{getattr(fn, '__name__', 'f')}_jvp", with_tangents=True)
-        _INNER_CACHE[key] = Transformed(h, "grad", 2 * n, options)
+        h = vdot_function(_pullback_transform(fn, n, options, extra), n,
+                          f"{getattr(fn, '__name__', 'f')}_jvp", with_tangents=True,
+                          extra=extra)
+        _INNER_CACHE[key] = Transformed(h, "grad", 2 * n + extra, options)
     return _INNER_CACHE[key]
 
 

@@ -28,14 +28,18 @@ _COUNTER = itertools.count()
 def lifted(fn: types.FunctionType) -> types.FunctionType:
     """`fn` with its free variables as extra parameters, after its own (see the module)."""
     try:
-        src = textwrap.dedent(inspect.getsource(fn))
+        lines, start = inspect.getsourcelines(fn)
+        src = textwrap.dedent("".join(lines))
         tree = ast.parse(src)
     except (OSError, TypeError, SyntaxError) as e:
         raise SrcadError(f"cannot read the source of {fn.__qualname__}") from e
     fdef = tree.body[0]
+    if fn.__name__ == "<lambda>":
+        fdef = _lambda_def(fn, tree, start)
     if not isinstance(fdef, ast.FunctionDef) or fdef.args.vararg or fdef.args.kwarg:
         raise SrcadError(
-            f"tape mode cannot lift {fn.__qualname__} (a lambda, or *args / **kwargs)",
+            f"tape mode cannot lift {fn.__qualname__} (*args / **kwargs, or a lambda whose "
+            f"line holds another with its parameters)",
             filename=fn.__code__.co_filename, lineno=fn.__code__.co_firstlineno,
             hint="differentiate the enclosing function with mode='source' (the default)")
     free = list(fn.__code__.co_freevars)
@@ -51,9 +55,28 @@ def lifted(fn: types.FunctionType) -> types.FunctionType:
     code = compile(text, filename, "exec")
     body = next(c for c in code.co_consts if isinstance(c, types.CodeType))
     defaults = (*fn.__defaults__, *(None for _ in free)) if fn.__defaults__ else None
-    made = types.FunctionType(body, fn.__globals__, fn.__name__, defaults)
+    made = types.FunctionType(body, fn.__globals__, fdef.name, defaults)
     made.__kwdefaults__ = fn.__kwdefaults__
     return made
+
+
+def _lambda_def(fn, tree, start: int):
+    """The lambda `fn` is, in the source lines it was read from, as ``def <lambda>(args):
+    return body`` (None where the lines hold no one lambda of its line and parameters)."""
+    code = fn.__code__
+    params = list(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
+    found = [n for n in ast.walk(tree) if isinstance(n, ast.Lambda)
+             and start + n.lineno - 1 == code.co_firstlineno
+             and [a.arg for a in (*n.args.args, *n.args.kwonlyargs)] == params]
+    if len(found) != 1:
+        return None
+    lam = found[0]
+    fdef = ast.FunctionDef(name="lambda_", args=lam.args, body=[ast.Return(value=lam.body)],
+                           decorator_list=[], returns=None, type_comment=None)
+    if "type_params" in ast.FunctionDef._fields:
+        fdef.type_params = []
+    tree.body = [fdef]
+    return fdef
 
 
 def cell_values(fn: types.FunctionType) -> list:

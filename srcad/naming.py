@@ -7,10 +7,16 @@ already uses, so generated code is byte-identical from run to run.
 
 from __future__ import annotations
 
+import keyword
+
 
 def fresh(base: str, taken: set) -> str:
-    """The first of `base`, `base_2`, `base_3`, ... not in `taken` (which it then joins)."""
+    """The first of `base`, `base_2`, `base_3`, ... not in `taken` (which it then joins); a
+    keyword (`lambda`, a hint made from `lambda_`) gets the next ones."""
     name, k = base, 2
+    if keyword.iskeyword(base):
+        name = f"{base}_{k}"
+        k += 1
     while name in taken:
         name = f"{base}_{k}"
         k += 1

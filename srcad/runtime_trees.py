@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import linecache
+import re
 
 import numpy as np
 
@@ -77,20 +78,25 @@ def tree_scale(s, t):
 _COUNTER = itertools.count()
 
 
-def vdot_function(fn, n: int, name: str, with_tangents: bool = False):
+def vdot_function(fn, n: int, name: str, with_tangents: bool = False, extra: int = 0):
     """``def <name>(a0, ..., a<n-1>, g): return tree_vdot(_f(a0, ...), g)``, compiled from
     source registered in linecache so that srcad can parse it (a transform's pullback as a
     function: its gradient w.r.t. the a's is the pullback applied to g). With
     `with_tangents`: ``def <name>(a0, ..., t0, ..., g): return tree_vdot(_f(a0, ..., g),
-    (t0, ...))`` -- for `_f` that pullback, its gradient w.r.t. g is the JVP along the t's."""
-    args = ", ".join(f"a{i}" for i in range(n))
+    (t0, ...))`` -- for `_f` that pullback, its gradient w.r.t. g is the JVP along the t's.
+    `extra` more arguments ``c0, ...`` after the a's are passed on to `_f` after them (the
+    free variables of a nested function: closures.py lifts them as its last parameters)."""
+    name = re.sub(r"\W", "_", name)  # (`<lambda>_vjp`: a lambda's name is no identifier)
+    if not name.isidentifier():
+        name = f"f_{name}"
+    args = ", ".join([f"a{i}" for i in range(n)] + [f"c{i}" for i in range(extra)])
     filename = f"<srcad-pullback {name} {next(_COUNTER)}>"
     if with_tangents:
         tangents = ", ".join(f"t{i}" for i in range(n))
         src = (f"def {name}({args}, {tangents}, g):\n"
                f"    return tree_vdot(_f({args}, g), ({tangents},))\n")
     else:
-        src = (f"def {name}({args}{', ' if n else ''}g):\n"
+        src = (f"def {name}({args}{', ' if n + extra else ''}g):\n"
                f"    return tree_vdot(_f({args}), g)\n")
     linecache.cache[filename] = (len(src), None, src.splitlines(keepends=True), filename)
     namespace = {"_f": fn, "tree_vdot": tree_vdot}

@@ -739,20 +739,22 @@ class Transformed:
                     _at_generated_line(e, self._ir)
                     raise
         values = self.bind(args, kwargs)
-        held = next((v for v in values if _tape_of(v) is not None), None)
-        if held is not None:  # called inside a function tape mode runs: one composed op
-            return _tape_of(held).apply(None, (self, *values), {}, op=transformed_call_op(
-                len(values)))
         if self.inner is None and getattr(self.fn, "__closure__", None) and any(
                 _tape_of(_cell_value(c)) is not None for c in self.fn.__closure__):
             # a nested function over the tape's values (tape mode runs the enclosing one as
-            # written): its free variables as arguments, one composed op (closure_lift.py)
+            # written): its free variables as arguments, one composed op (closure_lift.py) --
+            # first, also where an argument is the tape's too (else the composed op's own
+            # call would meet the Tensors in the cells)
             lift = self.__dict__.setdefault("_lifted", {})
             if "t" not in lift:
                 lift["t"] = Transformed(closure_lift.lifted(self.fn), self.kind,
                                         self.wrt[0] if self.single else tuple(self.wrt),
                                         self.options.user())
             return lift["t"](*values, *closure_lift.cell_values(self.fn))
+        held = next((v for v in values if _tape_of(v) is not None), None)
+        if held is not None:  # called inside a function tape mode runs: one composed op
+            return _tape_of(held).apply(None, (self, *values), {}, op=transformed_call_op(
+                len(values)))
         if self.options.mode == "tape":
             t, wrapped, out, value, mask = self.tape_call(values)
             if is_bool_output(value):  # (x < y: zeros, as in source mode; one warning)

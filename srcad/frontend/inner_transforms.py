@@ -12,7 +12,10 @@ Input: a fenced gast `FunctionDef`. Output: the same function where
     v))`` -- linear in c, so its gradient (J's tangent, c's structure) holds at any c.
 
 The primals and tangents are bound to fresh names where the call was, so a later call of
-the pullback sees the values the call saw. A form that does not fit (the pullback used as a
+the pullback sees the values the call saw. `f` may be a nested def or a lambda (lifted by
+closures.py, which runs first, into ``partial(lifted, w=w)``): its free variables are bound
+there too and passed after the primals (``T(a, b, w, ct)``), so the outer transform
+differentiates through what the closure reads. A form that does not fit (the pullback used as a
 value, primals not a tuple display, a function held in a local) is left as written and
 refused where a differentiated value reaches it.
 
@@ -31,6 +34,7 @@ import gast
 from ..errors import UnsupportedSyntaxError
 from ..naming import fresh
 from .callbacks import _SCOPES, _name
+from .closures import PARTIAL
 
 _BLOCKS = ("body", "orelse", "finalbody")
 
@@ -89,14 +93,20 @@ class _Lowerer:
         if kind not in ("vjp", "jvp"):
             return None
         call = s.value
-        fn = self.resolve(call.args[0])
+        fn, free = self.resolve(call.args[0]), []
+        if fn is None and _lifted_partial(call.args[0]):
+            # `srcad.vjp(lambda v: np.tanh(v) * w, x)` (or a nested def): closures.py made it
+            # `partial(lifted, w=w)`; the free variables go after the primals, as values at
+            # this point, and the outer transform differentiates through them
+            fn = self.resolve(call.args[0].args[0])
+            free = [k.value for k in call.args[0].keywords]
         options = self.options(call)
         if fn is None or not callable(fn) or options is None:
             return None
         out, second = (t.id for t in s.targets[0].elts)
         if kind == "vjp":
-            return self.vjp(s, call, fn, options, out, second)
-        return self.jvp(s, call, fn, options, out, second)
+            return self.vjp(s, call, fn, options, out, second, free)
+        return self.jvp(s, call, fn, options, out, second, free)
 
     def options(self, call):
         options = {}
@@ -113,16 +123,18 @@ class _Lowerer:
         return names, stmts
 
     def forward(self, call, out, names):
+        f = call.args[0].args[0] if _lifted_partial(call.args[0]) else call.args[0]
         return gast.Assign(targets=[_name(out, True)], value=gast.Call(
-            func=call.args[0], args=[_name(n) for n in names], keywords=[]), type_comment=None)
+            func=f, args=[_name(n) for n in names], keywords=[]), type_comment=None)
 
-    def transform(self, call, fn, n, options, base: str) -> str:
+    def transform(self, call, fn, n, options, base: str, extra: int = 0) -> str:
         """A name the code calls the transform `srcad.vjp`/`jvp` lowers to by (api.py)."""
         name = fresh(f"{base}_{getattr(fn, '__name__', 'f')}", self.taken)
-        self.pf.closure[name] = self.resolve(call.func)._srcad_transform_of(fn, n, options)
+        self.pf.closure[name] = self.resolve(call.func)._srcad_transform_of(fn, n, options,
+                                                                           extra)
         return name
 
-    def vjp(self, s, call, fn, options, out, pb):
+    def vjp(self, s, call, fn, options, out, pb, free=()):
         uses = [n for n in gast.walk(self.pf.tree) if isinstance(n, gast.Name) and n.id == pb
                 and isinstance(n.ctx, gast.Load)]
         if self.stores.get(pb) != 1 or not all(
@@ -130,19 +142,22 @@ class _Lowerer:
                 and not self.calls[id(u)].keywords for u in uses):
             return None
         names, stmts = self.bind(s, "vjp_p", call.args[1:])
-        self.pullbacks[pb] = (self.transform(call, fn, len(names), options, "vjp_grad"), names)
-        return [*stmts, self.forward(call, out, names)]
+        cells, more = self.bind(s, "vjp_c", free)
+        t = self.transform(call, fn, len(names), options, "vjp_grad", len(cells))
+        self.pullbacks[pb] = (t, names + cells)
+        return [*stmts, *more, self.forward(call, out, names + cells)]
 
-    def jvp(self, s, call, fn, options, out, tan):
+    def jvp(self, s, call, fn, options, out, tan, free=()):
         if len(call.args) != 3 or not all(isinstance(a, gast.Tuple) for a in call.args[1:]) \
                 or len(call.args[1].elts) != len(call.args[2].elts) or not call.args[1].elts:
             return None
         names, stmts = self.bind(s, "jvp_p", call.args[1].elts)
+        cells, held = self.bind(s, "jvp_c", free)
         tangents, more = self.bind(s, "jvp_t", call.args[2].elts)
-        t = self.transform(call, fn, len(names), options, "jvp_grad")
-        value = gast.Call(func=_name(t), args=[_name(v) for v in names + tangents] + [
+        t = self.transform(call, fn, len(names), options, "jvp_grad", len(cells))
+        value = gast.Call(func=_name(t), args=[_name(v) for v in names + cells + tangents] + [
             _name(out)], keywords=[])
-        return [*stmts, *more, self.forward(call, out, names),
+        return [*stmts, *held, *more, self.forward(call, out, names + cells),
                 gast.Assign(targets=[_name(tan, True)], value=value, type_comment=None)]
 
     def pullback_calls(self, tree) -> None:
@@ -171,14 +186,21 @@ class _Lowerer:
             kind = getattr(self.resolve(node.func), "_srcad_inner", None)
             if kind is None:
                 continue
-            hint = ("write `out, pullback = srcad.vjp(f, x)` with f a module-level function, "
-                    "and call the pullback in this function: `(dx,) = pullback(ct)`"
+            hint = ("write `out, pullback = srcad.vjp(f, x)` (f a function, a nested def or a "
+                    "lambda) and call the pullback in this function: `(dx,) = pullback(ct)`"
                     if kind == "vjp" else
-                    "write `out, tangent = srcad.jvp(f, (x, ...), (v, ...))` with f a "
-                    "module-level function and the primals and tangents as tuple displays")
+                    "write `out, tangent = srcad.jvp(f, (x, ...), (v, ...))` (f a function, a "
+                    "nested def or a lambda) with the primals and tangents as tuple displays")
             raise self.pf.error(f"this form of srcad.{kind} inside a differentiated function "
                                 f"is not supported", node, hint=hint,
                                 cls=UnsupportedSyntaxError)
+
+
+def _lifted_partial(e) -> bool:
+    """`partial(lifted, w=w)`: a nested def or lambda used as a value (closures.py)."""
+    return isinstance(e, gast.Call) and isinstance(e.func, gast.Name) and \
+        e.func.id == PARTIAL and len(e.args) == 1 and isinstance(e.args[0], gast.Name) and \
+        all(k.arg is not None for k in e.keywords)
 
 
 def lower_inner_transforms(pf, taken: set) -> None:

@@ -1052,8 +1052,8 @@ def _normalize(pf: ParsedFunction, root: bool = False) -> ir.Function:
     state_locals = carry_attribute_state(pf.tree, n.taken, carry_out=carry_out,
                                          holds=functools.partial(_holds, pf))
     lower_callbacks(pf, n.taken)  # np.piecewise, np.vectorize, ... as loops (callbacks.py)
-    lower_inner_transforms(pf, n.taken)  # srcad.vjp / srcad.jvp inside: srcad.grad calls
     lift_closures(pf, n.taken)  # nested defs and lambdas (closures.py)
+    lower_inner_transforms(pf, n.taken)  # srcad.vjp / srcad.jvp inside: srcad.grad calls
     lower_python(pf, n.taken)  # comprehensions, sum(...), lst.append (pylower.py)
     body = pf.tree.body
     if body and not isinstance(body[-1], gast.Return):  # (falling off the end returns None)
