@@ -457,6 +457,18 @@ class CallsMixin:
             bound_kw = {k: self.constant(v, f"{spelled}_{k}", e) for k, v in obj.keywords.items()}
             return ("user", obj.func, getattr(obj.func, "__name__", spelled),
                     bound_args + args, {**bound_kw, **kwargs}, checkpointed)
+        if isinstance(obj, functools.partial) and not isinstance(obj.func, types.FunctionType) \
+                and _hashable(obj.func) and table.lookup(obj.func) is not None:
+            # `CLIP = functools.partial(np.clip, a_min=-1, a_max=1)` at module level: the row,
+            # the partial's arguments constants, then the call's own (its keywords win)
+            args, kwargs, starred = self.call_args(e, hint)
+            if starred:
+                self.refuse_starred(e, f"the partial `{spelled}`")
+            bound_args = [self.constant(a, f"{spelled}_arg{i}", e)
+                          for i, a in enumerate(obj.args)]
+            bound_kw = {k: self.constant(v, f"{spelled}_{k}", e) for k, v in obj.keywords.items()}
+            return ("op", *self.op_call(obj.func, bound_args + args, {**bound_kw, **kwargs}, e,
+                                        spelled))
         if isinstance(obj, Checkpointed):  # ck = srcad.checkpoint(block) at module level
             obj, checkpointed = obj.fn, True
         if _hashable(obj) and obj in SUBSTITUTES:  # statistics.mean: srcad/pyfuncs.py's

@@ -59,6 +59,7 @@ from .expressions import PY_BINARY, ExpressionsMixin, rowed_callable
 from .fence import fence
 from .inline import InlineMixin
 from .kept_globals import kept_globals
+from .partials import lower_partials
 from .knowntests import fold_known_tests
 from .loops import LoopsMixin
 from .objects import mutated_names, scalarise_objects
@@ -1041,6 +1042,7 @@ def _normalize(pf: ParsedFunction, root: bool = False) -> ir.Function:
     _out_keyword_as_write(pf)  # np.exp(s, out=s) -> s[...] = np.exp(s)
     kept_globals(pf)  # CACHE["h"] = h of a module's dict: CACHE.__setitem__("h", h)
     n = Normalizer(pf)
+    lower_partials(pf, n.taken)  # act = partial(np.clip, a_max=1); act(x): np.clip(x, ...)
     lower_try(pf, n.taken)  # try/except/else/finally: a probe and branches (trylower.py)
     container_aliases(pf.tree, lambda name: is_user_object(_named(pf, name)))  # c = self.cache
     scalarised = scalarise_objects(pf, n.taken)  # objects built here: attributes are locals
