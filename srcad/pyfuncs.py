@@ -27,8 +27,10 @@ from __future__ import annotations
 import builtins
 import copy as copy_module
 import functools
+import importlib
 import math
 import statistics
+import sys
 
 import numpy as np
 
@@ -439,8 +441,61 @@ def _substitutes() -> dict:
             copy_module.deepcopy: deepcopy}
 
 
-# the library function -> the function srcad differentiates in its place
-SUBSTITUTES = _substitutes()
+class _Substitutes(dict):
+    """The library function -> the function srcad differentiates in its place; the entries
+    of an optional library (scipy.stats: srcad/pystats.py) join the first time the table is
+    asked after the user's code imported it (srcad never imports it itself)."""
+
+    def _due(self) -> None:
+        for module, (helper, _) in list(_OPTIONAL.items()):
+            if module in sys.modules:
+                del _OPTIONAL[module]
+                try:
+                    mod = importlib.import_module(helper)
+                except ImportError:  # (not installed after all: no entries)
+                    continue
+                self.update(mod.substitutes())
+                SUBSTITUTED_OWNERS.update((id(o), o) for o in mod.owners())
+
+    def __contains__(self, key) -> bool:
+        if _OPTIONAL:
+            self._due()
+        return dict.__contains__(self, key)
+
+    def __getitem__(self, key):
+        if _OPTIONAL:
+            self._due()
+        return dict.__getitem__(self, key)
+
+    def get(self, key, default=None):
+        if _OPTIONAL:
+            self._due()
+        return dict.get(self, key, default)
+
+
+# module an optional library's functions are imported from -> (srcad's module of their
+# substitutes, unused); `_Substitutes._due` empties it
+_OPTIONAL: dict = {"scipy.stats": ("srcad.pystats", None)}
+# id -> a library object some of whose methods are substituted (scipy.stats.norm: its
+# `logpdf`); tape mode shows it through a view that calls the substitutes
+SUBSTITUTED_OWNERS: dict = {}
+
+
+def substituted_owner(obj) -> bool:
+    """Is `obj` a library object with substituted methods (scipy.stats.norm)?"""
+    if _OPTIONAL:
+        SUBSTITUTES._due()
+    return id(obj) in SUBSTITUTED_OWNERS and SUBSTITUTED_OWNERS[id(obj)] is obj
+
+
+def optional_substitutes(module: str, helper: str) -> None:
+    """Substitutes for an optional library's functions, in srcad's module `helper` (which
+    imports the library; it defines `substitutes()` and `owners()`), loaded once `module`
+    is imported by the user's code."""
+    _OPTIONAL[module] = (helper, None)
+
+
+SUBSTITUTES = _Substitutes(_substitutes())
 # library classes srcad builds as user classes in their place (frontend/objects.py; tape mode)
 CLASS_SUBSTITUTES = {np.poly1d: poly1d}
 

@@ -52,8 +52,8 @@ from .frontend.concatenators import is_concatenator
 from .frontend.kept_globals import kept_container
 from .frontend.opaque import is_library_module, is_user_object, library_file
 from .ops import table
-from .pyfuncs import CLASS_SUBSTITUTES, SUBSTITUTES, TAPE_ONLY
-from .tape_builtins import LibraryView, _hashable, plain_call, tape_builtins
+from .pyfuncs import CLASS_SUBSTITUTES, SUBSTITUTES, TAPE_ONLY, substituted_owner
+from .tape_builtins import LibraryView, MethodsView, _hashable, plain_call, tape_builtins
 from .tape_containers import (CONTAINERS, TensorDict, TensorList, TensorTuple, raw_item, raw_items, rewrap,
                               wrap_container)
 from .runtime_at import AT_FORMS
@@ -500,6 +500,8 @@ class Tape:
                 return plain_call(obj, Tensor)  # a library's function (see tape_builtins.py)
         if is_concatenator(obj):  # `from numpy import r_`
             return _Concatenator(self, obj)
+        if substituted_owner(obj):  # `from scipy.stats import norm`: its substituted methods
+            return MethodsView(obj, self.substitute)
         if kept_container(obj):  # (`history.append(h)`: plain arrays once the run ends)
             self.kept[id(obj)] = obj
         if not isinstance(obj, types.FunctionType) and is_user_object(obj):

@@ -23,7 +23,7 @@ import numpy as np
 from . import runtime
 from .binding import _hashable
 from .ops import table
-from .pyfuncs import SUBSTITUTES, TAPE_ONLY
+from .pyfuncs import SUBSTITUTES, TAPE_ONLY, substituted_owner
 
 # (not the builtin types -- float, int, bool, str -- which numpy takes as dtypes: a Tensor's
 # __float__, __int__, __str__ serve them)
@@ -88,6 +88,24 @@ def _tape_float(tape, tensor_type):
                                     "dtype": np.dtype(np.float64)})
 
 
+class MethodsView:
+    """A library object some of whose methods srcad substitutes (``scipy.stats.norm``: its
+    `logpdf` is srcad/pystats.py's) as the tape shows it: those methods traced as the user's
+    code, anything else the object's own."""
+
+    def __init__(self, obj, substitute):
+        self._obj, self._sub = obj, substitute
+
+    def __getattr__(self, name):
+        value = getattr(self._obj, name)
+        if _hashable(value) and value in SUBSTITUTES:
+            return self._sub(value)
+        return value
+
+    def __call__(self, *args, **kwargs):
+        return self._obj(*args, **kwargs)
+
+
 class LibraryView:
     """A library module (math, scipy.special, ...) as the tape shows it: its functions see
     plain values (source mode runs them as written, on plain values)."""
@@ -104,6 +122,8 @@ class LibraryView:
         if self._sub is not None and _hashable(value) and (
                 value in SUBSTITUTES or value in TAPE_ONLY):
             return self._sub(value)
+        if self._sub is not None and substituted_owner(value):  # (scipy.stats.norm)
+            return MethodsView(value, self._sub)
         if callable(value) and not isinstance(value, type):
             if table.lookup(value) is None:
                 return plain_call(value, self._t)

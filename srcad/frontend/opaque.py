@@ -202,8 +202,10 @@ _LIBRARY_ROOTS = {"numpy", "math", "cmath", "operator", "builtins", "functools",
 
 
 def _is_library_module(module_name: str) -> bool | None:
-    if module_name.startswith(("srcad.zoo", "srcad.generated", "srcad.pyfuncs")):
-        return False  # srcad's models, generated code and pyfuncs are user code, however installed
+    if module_name.startswith(("srcad.zoo", "srcad.generated", "srcad.pyfuncs",
+                               "srcad.pystats")):
+        return False  # srcad's models, generated code and substitutes are user code, however
+        # installed
     root = module_name.split(".")[0]
     if root in _LIBRARY_ROOTS or root == "srcad":
         return True

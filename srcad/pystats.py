@@ -1,0 +1,235 @@
+"""scipy.stats densities, written in the numpy (and scipy.special rows) srcad differentiates.
+
+``norm.logpdf(x, loc, scale)``, ``multivariate_normal.logpdf(x, mean, cov)``,
+``t.logpdf(x, df)``, ``poisson.logpmf(k, mu)``, ... -- what VAEs, Bayesian regressions,
+mixture models and Gaussian-process marginal likelihoods call -- have no derivative rule of
+their own: srcad calls the function of the same meaning here in their place, as it does for
+srcad/pyfuncs.py's (`SUBSTITUTES`: source mode's calls.py, tape mode's `wrap`), traced as the
+user's own code, so both modes differentiate the same numpy calls, first and second order,
+reverse and forward, w.r.t. every argument (x, loc, scale, shape parameters, mean, cov).
+
+scipy is optional: this module is imported (and imports scipy) only once the user's code has
+imported scipy.stats (pyfuncs.optional_substitutes). The values are the textbook formulas,
+which agree with scipy's to rounding on the support (tests/test_scipy_stats.py); outside it
+the log densities are -inf as scipy's are (the gradient there is zero). The distribution
+objects' methods are the keys (``scipy.stats.norm.logpdf``, however it is reached); a
+frozen distribution (``norm(0, 1).logpdf``) is not substituted (refused where a
+differentiated value reaches it, at the call).
+
+Before/after:
+    norm.logpdf(x, mu, s)        ->  pystats.norm_logpdf(x, mu, s):  -z^2/2 - log s - log(2 pi)/2
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.special as sps
+import scipy.stats as ss
+
+_HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
+
+
+def _z(x, loc, scale):
+    return (x - loc) / scale
+
+
+# --- continuous, location-scale ------------------------------------------------------------
+def norm_logpdf(x, loc=0.0, scale=1.0):
+    z = _z(x, loc, scale)
+    return -0.5 * z * z - np.log(scale) - _HALF_LOG_2PI
+
+
+def norm_pdf(x, loc=0.0, scale=1.0):
+    return np.exp(norm_logpdf(x, loc, scale))
+
+
+def norm_cdf(x, loc=0.0, scale=1.0):
+    return sps.ndtr(_z(x, loc, scale))
+
+
+def norm_logcdf(x, loc=0.0, scale=1.0):
+    return sps.log_ndtr(_z(x, loc, scale))
+
+
+def norm_sf(x, loc=0.0, scale=1.0):
+    return sps.ndtr(-_z(x, loc, scale))
+
+
+def norm_logsf(x, loc=0.0, scale=1.0):
+    return sps.log_ndtr(-_z(x, loc, scale))
+
+
+def t_logpdf(x, df, loc=0.0, scale=1.0):
+    z = _z(x, loc, scale)
+    return (sps.gammaln((df + 1.0) / 2.0) - sps.gammaln(df / 2.0)
+            - 0.5 * np.log(df * math.pi) - np.log(scale)
+            - (df + 1.0) / 2.0 * np.log1p(z * z / df))
+
+
+def t_pdf(x, df, loc=0.0, scale=1.0):
+    return np.exp(t_logpdf(x, df, loc, scale))
+
+
+def laplace_logpdf(x, loc=0.0, scale=1.0):
+    return -np.abs(_z(x, loc, scale)) - np.log(2.0 * scale)
+
+
+def laplace_pdf(x, loc=0.0, scale=1.0):
+    return np.exp(laplace_logpdf(x, loc, scale))
+
+
+def cauchy_logpdf(x, loc=0.0, scale=1.0):
+    z = _z(x, loc, scale)
+    return -np.log(math.pi * scale) - np.log1p(z * z)
+
+
+def cauchy_pdf(x, loc=0.0, scale=1.0):
+    return np.exp(cauchy_logpdf(x, loc, scale))
+
+
+def logistic_logpdf(x, loc=0.0, scale=1.0):
+    z = _z(x, loc, scale)
+    return -z - 2.0 * np.logaddexp(0.0, -z) - np.log(scale)
+
+
+def logistic_pdf(x, loc=0.0, scale=1.0):
+    return np.exp(logistic_logpdf(x, loc, scale))
+
+
+def logistic_cdf(x, loc=0.0, scale=1.0):
+    return sps.expit(_z(x, loc, scale))
+
+
+def expon_logpdf(x, loc=0.0, scale=1.0):
+    z = _z(x, loc, scale)
+    return np.where(z >= 0, -z - np.log(scale), -np.inf)
+
+
+def expon_pdf(x, loc=0.0, scale=1.0):
+    return np.exp(expon_logpdf(x, loc, scale))
+
+
+def gamma_logpdf(x, a, loc=0.0, scale=1.0):
+    z = _z(x, loc, scale)
+    inside = z > 0
+    safe = np.where(inside, z, 1.0)
+    return np.where(inside, sps.xlogy(a - 1.0, safe) - safe - sps.gammaln(a) - np.log(scale),
+                    -np.inf)
+
+
+def gamma_pdf(x, a, loc=0.0, scale=1.0):
+    return np.exp(gamma_logpdf(x, a, loc, scale))
+
+
+def beta_logpdf(x, a, b, loc=0.0, scale=1.0):
+    z = _z(x, loc, scale)
+    inside = (z > 0) & (z < 1)
+    safe = np.where(inside, z, 0.5)
+    return np.where(inside, sps.xlogy(a - 1.0, safe) + sps.xlog1py(b - 1.0, -safe)
+                    - sps.betaln(a, b) - np.log(scale), -np.inf)
+
+
+def beta_pdf(x, a, b, loc=0.0, scale=1.0):
+    return np.exp(beta_logpdf(x, a, b, loc, scale))
+
+
+def uniform_logpdf(x, loc=0.0, scale=1.0):
+    z = _z(x, loc, scale)
+    return np.where((z >= 0) & (z <= 1), -np.log(scale) + 0.0 * z, -np.inf)
+
+
+def uniform_pdf(x, loc=0.0, scale=1.0):
+    return np.exp(uniform_logpdf(x, loc, scale))
+
+
+# --- discrete ------------------------------------------------------------------------------
+def poisson_logpmf(k, mu, loc=0):
+    k = k - loc
+    return sps.xlogy(k, mu) - mu - sps.gammaln(k + 1.0)
+
+
+def poisson_pmf(k, mu, loc=0):
+    return np.exp(poisson_logpmf(k, mu, loc))
+
+
+def bernoulli_logpmf(k, p, loc=0):
+    k = k - loc
+    return sps.xlogy(k, p) + sps.xlog1py(1.0 - k, -p)
+
+
+def bernoulli_pmf(k, p, loc=0):
+    return np.exp(bernoulli_logpmf(k, p, loc))
+
+
+def binom_logpmf(k, n, p, loc=0):
+    k = k - loc
+    return (sps.gammaln(n + 1.0) - sps.gammaln(k + 1.0) - sps.gammaln(n - k + 1.0)
+            + sps.xlogy(k, p) + sps.xlog1py(n - k, -p))
+
+
+def binom_pmf(k, n, p, loc=0):
+    return np.exp(binom_logpmf(k, n, p, loc))
+
+
+# --- multivariate ----------------------------------------------------------------------------
+def multivariate_normal_logpdf(x, mean=None, cov=1, allow_singular=False):
+    """scipy's shapes: the last axis of x is the dimension (x of shape (d,) is one point,
+    (n, d) n points: n values); a scalar cov is cov * I, a 1-D one the diagonal."""
+    if mean is None:
+        dim = np.shape(cov)[0] if np.ndim(cov) > 0 else np.shape(x)[-1]
+        diff = x
+    else:
+        dim = np.size(mean)
+        diff = x - mean
+    if dim == 1 and np.ndim(diff) >= 1 and np.shape(diff)[-1] != 1:
+        diff = diff[..., None]  # (one dimension: x holds one value per point)
+    if np.ndim(cov) == 0:
+        c = cov * np.eye(dim)
+    elif np.ndim(cov) == 1:
+        c = np.diag(cov)
+    else:
+        c = cov
+    sol = np.linalg.solve(c, diff.T).T
+    maha = np.sum(diff * sol, axis=-1)
+    logdet = np.linalg.slogdet(c)[1]
+    return -0.5 * (dim * math.log(2.0 * math.pi) + logdet + maha)
+
+
+def multivariate_normal_pdf(x, mean=None, cov=1, allow_singular=False):
+    return np.exp(multivariate_normal_logpdf(x, mean, cov, allow_singular))
+
+
+def dirichlet_logpdf(x, alpha):
+    """x: (K,) or (K, n) (scipy's layout: the categories first); alpha: (K,)."""
+    a = alpha if np.ndim(x) == 1 else alpha[:, None]
+    return (np.sum(sps.xlogy(a - 1.0, x), axis=0)
+            - np.sum(sps.gammaln(alpha)) + sps.gammaln(np.sum(alpha)))
+
+
+def dirichlet_pdf(x, alpha):
+    return np.exp(dirichlet_logpdf(x, alpha))
+
+
+_NAMES = ("norm_logpdf norm_pdf norm_cdf norm_logcdf norm_sf norm_logsf t_logpdf t_pdf "
+          "laplace_logpdf laplace_pdf cauchy_logpdf cauchy_pdf logistic_logpdf logistic_pdf "
+          "logistic_cdf expon_logpdf expon_pdf gamma_logpdf gamma_pdf beta_logpdf beta_pdf "
+          "uniform_logpdf uniform_pdf poisson_logpmf poisson_pmf bernoulli_logpmf "
+          "bernoulli_pmf binom_logpmf binom_pmf multivariate_normal_logpdf "
+          "multivariate_normal_pdf dirichlet_logpdf dirichlet_pdf").split()
+
+
+def substitutes() -> dict:
+    """scipy.stats's bound methods -> the functions above (pyfuncs.optional_substitutes)."""
+    out = {}
+    for name in _NAMES:
+        dist, method = name.rsplit("_", 1)
+        out[getattr(getattr(ss, dist), method)] = globals()[name]
+    return out
+
+
+def owners() -> list:
+    """The distribution objects whose methods are substituted (tape mode shows them through
+    a view that substitutes those methods: tape_builtins.MethodsView)."""
+    return [getattr(ss, n.rsplit("_", 1)[0]) for n in _NAMES]
