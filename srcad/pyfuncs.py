@@ -447,7 +447,7 @@ class _Substitutes(dict):
     asked after the user's code imported it (srcad never imports it itself)."""
 
     def _due(self) -> None:
-        for module, (helper, _) in list(_OPTIONAL.items()):
+        for module, helper in list(_OPTIONAL.items()):
             if module in sys.modules:
                 del _OPTIONAL[module]
                 try:
@@ -473,9 +473,9 @@ class _Substitutes(dict):
         return dict.get(self, key, default)
 
 
-# module an optional library's functions are imported from -> (srcad's module of their
-# substitutes, unused); `_Substitutes._due` empties it
-_OPTIONAL: dict = {"scipy.stats": ("srcad.pystats", None)}
+# module an optional library's functions are imported from -> srcad's module of their
+# substitutes (`optional_substitutes`); `_Substitutes._due` empties it
+_OPTIONAL: dict = {}
 # id -> a library object some of whose methods are substituted (scipy.stats.norm: its
 # `logpdf`); tape mode shows it through a view that calls the substitutes
 SUBSTITUTED_OWNERS: dict = {}
@@ -492,10 +492,11 @@ def optional_substitutes(module: str, helper: str) -> None:
     """Substitutes for an optional library's functions, in srcad's module `helper` (which
     imports the library; it defines `substitutes()` and `owners()`), loaded once `module`
     is imported by the user's code."""
-    _OPTIONAL[module] = (helper, None)
+    _OPTIONAL[module] = helper
 
 
 SUBSTITUTES = _Substitutes(_substitutes())
+optional_substitutes("scipy.stats", "srcad.pystats")
 # library classes srcad builds as user classes in their place (frontend/objects.py; tape mode)
 CLASS_SUBSTITUTES = {np.poly1d: poly1d}
 

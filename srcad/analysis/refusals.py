@@ -445,24 +445,28 @@ def _kept_store(s):
     return kept_store_method(f.value) if isinstance(f, ir.Const) else None
 
 
+def _call_tree(fn: ir.Function):
+    """`fn` and every user function it calls, at any depth, each once."""
+    seen, todo = set(), [fn]
+    while todo:
+        f = todo.pop()
+        if id(f) in seen:
+            continue
+        seen.add(id(f))
+        yield f
+        todo.extend(s.callee for s in ir.walk(f.body) if isinstance(s, ir.UserCall))
+
+
 def kept_stored(fn: ir.Function) -> list:
     """The lists and dicts of modules and closures that `fn` or a function it calls stores
     into (`history.append(h)`; tape mode makes what the run left there plain)."""
-    out, seen = {}, set()
-
-    def visit(f):
-        if id(f) in seen:
-            return
-        seen.add(id(f))
+    out = {}
+    for f in _call_tree(fn):
         for s in ir.walk(f.body):
             if isinstance(s, (ir.Call, ir.Effect)) and is_opaque(s.op):
                 c = _kept_store(s)
                 if c is not None:
                     out[id(c)] = c
-            elif isinstance(s, ir.UserCall):
-                visit(s.callee)
-
-    visit(fn)
     return list(out.values())
 
 
@@ -474,26 +478,12 @@ def _read_first(root: ir.Function, f: ir.Function, read, stored: dict) -> bool:
     memory budget's policy checkpoints -- runs again in the backward, after the stores: it
     would read what they stored)?"""
     c = read.container
-    if f is not root or stored[id(c)][0] is not root or _stored_by_callee(root, c):
+    if f is not root or stored[id(c)][0] is not root or any(
+            g is not root and any(u.kind == "store" and u.container is c for u in g.kept_uses)
+            for g in _call_tree(root)):
         return False
     return not read.loops and all(read.at <= u.at for u in root.kept_uses
                                   if u.kind == "store" and u.container is c)
-
-
-def _stored_by_callee(root: ir.Function, c) -> bool:
-    """Does a function `root` calls (at any depth) store into `c`?"""
-    seen = set()
-
-    def visit(f):
-        if id(f) in seen:
-            return False
-        seen.add(id(f))
-        if f is not root and any(u.kind == "store" and u.container is c
-                                 for u in getattr(f, "kept_uses", ())):
-            return True
-        return any(visit(s.callee) for s in ir.walk(f.body) if isinstance(s, ir.UserCall))
-
-    return visit(root)
 
 
 def check_kept_globals(fn: ir.Function, wrt) -> None:
@@ -504,14 +494,13 @@ def check_kept_globals(fn: ir.Function, wrt) -> None:
     made before every store, in the differentiated function itself, reads what an earlier
     call left: a constant of this call (`_read_first`)."""
     stored: dict = {}  # id(container) -> (function, line) of a store of a dependent value
-    uses: list = []  # (function, container, line, name) of each read
-    seen_dep, seen_all = set(), set()
+    seen = set()
 
     def stores(f, params):
         key = (id(f), tuple(sorted(params)))
-        if key in seen_dep:
+        if key in seen:
             return
-        seen_dep.add(key)
+        seen.add(key)
         dep = _dependent(f, params)
         for s in ir.walk(f.body):
             if isinstance(s, (ir.Call, ir.Effect)) and is_opaque(s.op):
@@ -523,38 +512,28 @@ def check_kept_globals(fn: ir.Function, wrt) -> None:
                 inner = [p for p, a in zip(s.callee.params, s.args) if set(ir.atom_vars(a)) & dep]
                 stores(s.callee, inner)
 
-    def reads(f):
-        if id(f) in seen_all:
-            return
-        seen_all.add(id(f))
-        uses.extend((f, u) for u in getattr(f, "kept_uses", ()) if u.kind == "read")
-        for s in ir.walk(f.body):
-            if isinstance(s, ir.UserCall):
-                reads(s.callee)
-
     stores(fn, list(wrt))
     if not stored:
         return
-    reads(fn)
-    for f, u in uses:
-        c, line, name = u.container, u.line, u.name
-        if id(c) in stored and not _read_first(fn, f, u, stored):
+    for f in _call_tree(fn):
+        for u in f.kept_uses:
+            c = u.container
+            if u.kind != "read" or id(c) not in stored or _read_first(fn, f, u, stored):
+                continue
             where, at = stored[id(c)]
             place = f"line {at}" if where is f else f"line {at} of {where.name}"
-            looped = " in a loop" if u.loops and f is fn and u.at <= min(
-                (v.at for v in fn.kept_uses if v.kind == "store" and v.container is c),
-                default=(0, 0)) else ""
-            why = (" (a loop may run again after the store: checkpointing recomputes it in "
-                   "the backward)" if looped else "")
+            looped = u.loops and f is fn
+            why = (" in a loop", " (a loop may run again after the store: checkpointing "
+                   "recomputes it in the backward)") if looped else ("", "")
             raise NoRuleError(
-                f"`{name}` (a {type(c).__name__} kept across calls) is read{looped} in a call "
-                f"that stores a value depending on the differentiated arguments into it "
-                f"({place}){why}: srcad stores the value, not its gradient, so what is read "
-                f"back would carry none", filename=f.filename, lineno=line, func=f.name,
+                f"`{u.name}` (a {type(c).__name__} kept across calls) is read{why[0]} in a "
+                f"call that stores a value depending on the differentiated arguments into it "
+                f"({place}){why[1]}: srcad stores the value, not its gradient, so what is "
+                f"read back would carry none", filename=f.filename, lineno=u.line,
+                func=f.name,
                 hint=f"read the value from the name you stored, or keep the values in a list "
                 f"or dict made in the function (`hs = []; hs.append(h)`) and store them into "
-                f"`{name}` when you are done with them (`{name}.extend(hs)`); "
-                f"mode=\"tape\" follows the stored values")
+                f"`{u.name}` when you are done with them (`{u.name}.extend(hs)`)")
 
 
 def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False) -> None:
