@@ -105,6 +105,16 @@ from . import runtime_poly as _poly  # (constants of srcad/ops/polynomials.py's 
 from .runtime_poly import *  # noqa: F401,F403
 from . import runtime_special as _special  # (scipy.special's functions: srcad/ops/special.py)
 from .runtime_spatial import spatial_cdist  # noqa: F401  (scipy.spatial: srcad/ops/spatial.py)
+from . import runtime_scipy_signal as _scipy_signal
+from .runtime_scipy_signal import (  # noqa: F401  (scipy.signal: srcad/ops/scipy_signal.py)
+    scipy_signal_convolve,
+    scipy_signal_convolve2d,
+    scipy_signal_correlate,
+    scipy_signal_correlate2d,
+    scipy_signal_fftconvolve,
+    sig_crop,
+    sig_embed,
+)
 from .runtime_special import *  # noqa: F401,F403
 from . import runtime_pieces as _pieces  # (tuple outputs, np.block, np.insert)
 from .runtime_pieces import *  # noqa: F401,F403
@@ -350,7 +360,7 @@ __all__ = [
     "spatial_cdist",
 ]
 __all__ += _pymath.__all__ + _poly.__all__ + _special.__all__ + _pieces.__all__
-__all__ += _gathers.__all__
+__all__ += _gathers.__all__ + [n for n in _scipy_signal.__all__ if not n.startswith("sig_check")]
 
 
 _PY_NUMBERS = (int, float, bool)

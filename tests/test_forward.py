@@ -345,6 +345,8 @@ def _torch_op(op):
             return sq if metric == "sqeuclidean" else TNP.sqrt(sq)
 
         return cdist
+    if op.family == "scipy.signal":  # (NO_TORCH_TWIN: scipy's own function would run on
+        raise NotImplementedError(op.name)  # torch tensors and detach them, silently)
     if op.family == "scipy.special":  # torch.special's (tests/special_twins.py)
         return special_twins.twin(op.name)
     return getattr(TNP, name) if getattr(np, name, None) is op.fn else op.fn
@@ -417,6 +419,10 @@ NO_TORCH_TWIN = {
     "histogram_bin_edges": "torch._numpy's histogram_bin_edges takes no estimator name",
     "bincount": "torch's bincount has no forward-mode rule in the weights (tests/test_gathers.py "
     "checks it against torch's index_add)",
+    **{r: "scipy.signal's (srcad/ops/scipy_signal.py): torch._numpy runs no scipy"
+       for r in ("scipy_signal_convolve", "scipy_signal_correlate", "scipy_signal_convolve2d",
+                 "scipy_signal_correlate2d", "scipy_signal_fftconvolve", "sig_embed",
+                 "sig_crop")},
     "modf": "torch has no forward-mode rule for floor_divide (in its modf)",
     "divmod": "torch has no forward-mode rule for floor_divide",
     **{f"{u}_{m}": "torch._numpy has no ufunc.at / ufunc.reduceat (tests/test_numpy_functions.py "
