@@ -50,6 +50,7 @@ from .opaque import (
     opaque_attribute,
     opaque_call,
     opaque_method,
+    rowed_callable,
 )
 from .parse import LIFTED
 from .pylower import DICT_GET
@@ -339,7 +340,8 @@ class CallsMixin:
                                                  starred, e))
         elif isinstance(func, gast.Subscript):  # `self.layers[-1](h)`, `acts[0](z)`
             held = self.expr(func, hint, None)
-            if isinstance(held, ir.Const) and is_user_object(held.value):
+            if isinstance(held, ir.Const) and (is_user_object(held.value) or
+                                               rowed_callable(held.value)):
                 spelled = "".join(c if c.isalnum() else "_" for c in held.src).strip("_")
                 return self.call_of(held.value, spelled, func, e, hint)
             args, kwargs, starred = self.call_args(e, hint)

@@ -33,6 +33,7 @@ from ..ops.python_rows import field_op
 from ..runtime_python import list_concat
 from . import concatenators, guards
 from .calls import _RETURN
+from .opaque import rowed_callable  # noqa: F401  (re-exported: normalize.py)
 from .concatenators import is_concatenator
 from .methods import ATTRIBUTES
 from .opaque import (
@@ -392,8 +393,7 @@ class ExpressionsMixin:
     def constant(self, obj, spelled: str, node):
         if isinstance(obj, (types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
                             np.ufunc)) and not isinstance(obj, type) and obj not in LIFTED \
-                and not _passable(obj) and not (rowed_callable(obj) and
-                                           getattr(self, "passing_to_user", False)):
+                and not _passable(obj) and not rowed_callable(obj):
             raise self.unsupported(f"`{spelled}` ({type(obj).__name__}) used as a value", node,
                                    "call it where it is used (for a map kept in a name: "
                                    "`[f(v) for v in xs]`), or pass values in as arguments")
@@ -557,10 +557,3 @@ def _passable(obj) -> bool:
     return isinstance(obj, types.FunctionType) and is_user_object(obj)
 
 
-def rowed_callable(obj) -> bool:
-    """A function or ufunc the op table has a row for (`np.tanh`, `np.maximum`): passed to a
-    user function as a value (`apply(np.tanh, x)`), the callee's calls of it are its row."""
-    try:
-        return callable(obj) and not isinstance(obj, type) and table.lookup(obj) is not None
-    except TypeError:  # (unhashable)
-        return False

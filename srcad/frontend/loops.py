@@ -34,7 +34,7 @@ from .. import ir
 from ..checkpoint import check_schedule, checkpoint
 from ..ops import control
 from . import guards
-from .opaque import is_object_sequence, is_opaque
+from .opaque import is_object_sequence, is_opaque, rowed_callable
 
 
 class LoopsMixin:
@@ -97,14 +97,18 @@ class LoopsMixin:
         else:
             seq = self.expr(it, target, None)
             if isinstance(seq, ir.Seq) and seq.items and not exits and all(
-                    isinstance(a, ir.Const) and isinstance(a.value, types.FunctionType)
-                    for a in seq.items):
-                # `fns = [relu, tanh]; for f in fns: h = f(h)`: the body once per function
-                for item in seq.items:
-                    self.env[target] = item
-                    for st in body:
-                        self.line = st.lineno
-                        self.statement(st)
+                    _function_item(a) for a in seq.items):
+                # `fns = [relu, np.tanh]; for f in fns: h = f(h)`, `for W, act in [(W1,
+                # np.tanh), (W2, relu)]`: the body once per item
+                outer, self.unrolling = getattr(self, "unrolling", False), True
+                try:
+                    for item in seq.items:
+                        self.env[target] = item
+                        for st in body:
+                            self.line = st.lineno
+                            self.statement(st)
+                finally:
+                    self.unrolling = outer
                 return
             if isinstance(seq, ir.Const) and is_object_sequence(seq.value) and not exits:
                 # (unrolled over these very objects: a list changed in place -- `layers[:] =
@@ -307,3 +311,13 @@ class LoopsMixin:
         finally:
             self.body = outer
         self.body.append(ir.While(cond_body, cond, self.sub_block(body), s.lineno, exits))
+
+
+def _function_item(a) -> bool:
+    """A function known when normalising (a user's, or one with a row), or a tuple or list
+    display holding one: what a loop walks once per item, so that each call is that
+    function's."""
+    if isinstance(a, ir.Const):
+        return isinstance(a.value, types.FunctionType) or rowed_callable(a.value)
+    return isinstance(a, ir.Seq) and any(
+        isinstance(b, ir.Const) and callable(b.value) and _function_item(b) for b in a.items)

@@ -595,7 +595,12 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                 snap.append(a)
             atoms = snap
         for n, a in zip(names, atoms):
-            if n in self.mutable:
+            if n in self.mutable and getattr(self, "unrolling", False) and \
+                    isinstance(a, ir.Const) and rowed_or_user(a.value):
+                # `for W, act in [(W1, np.tanh), (W2, relu)]`, unrolled (loops.py): in each
+                # copy of the body, calls through `act` are that function's
+                self.env[n] = a
+            elif n in self.mutable:
                 if a != ir.Var(n):
                     op, args = self.op_call(control.identity, [a], {}, node)
                     self.body.append(ir.Call(n, op, args, node.lineno))
@@ -833,6 +838,11 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         while isinstance(root, gast.Attribute):
             root = root.value
         return not (isinstance(root, gast.Name) and root.id not in self.locals)
+
+
+def rowed_or_user(obj) -> bool:
+    """A function calls through a name may be resolved to: a user's, or one with a row."""
+    return isinstance(obj, types.FunctionType) and is_user_object(obj) or rowed_callable(obj)
 
 
 def _returns_dict(fn: ir.Function, pf) -> bool:

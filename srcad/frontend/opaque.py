@@ -45,6 +45,16 @@ from .. import ir
 from ..ops import table
 
 
+def rowed_callable(obj) -> bool:
+    """A function or ufunc the op table has a row for (`np.tanh`, `np.maximum`): held as a
+    value -- passed to a user function (`apply(np.tanh, x)`), in a list a loop walks (`for f in
+    [np.tanh, relu]`), an item of a tuple of them -- its calls are its row."""
+    try:
+        return callable(obj) and not isinstance(obj, type) and table.lookup(obj) is not None
+    except TypeError:  # (unhashable)
+        return False
+
+
 @dataclass(eq=False)
 class OpaqueOp(table.Op):
     """An op made for one call site with no row: no derivative; spelled as the user wrote it."""

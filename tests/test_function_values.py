@@ -1,0 +1,73 @@
+"""numpy functions held as values in differentiated code: a list of activations a loop walks
+(``for act in [np.tanh, relu, np.sin]``, also in a generator expression), pairs of weights
+and activations (``for W, act in [(W1, np.tanh), (W2, np.exp)]``), a tuple of them indexed
+by a constant (``fs[0](x)``). They were refused at the list ("`np.tanh` (ufunc) used
+as a value"; a user's function there already worked). A function chosen at run time
+(``np.tanh if x.sum() > 0 else np.sin``) is refused at its call, naming it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import srcad
+from srcad.testing import numerical_grad, rel_error
+
+
+def relu(z):
+    return np.maximum(z, 0)
+
+
+def a_list_of_activations(x, W):
+    acts = [np.tanh, relu, np.sin]
+    h = x
+    for act in acts:
+        h = act(h @ W)
+    return np.sum(h)
+
+
+def a_generator_over_them(x, W):
+    acts = [np.tanh, np.cos, relu]
+    return sum(np.sum(f(x @ W)) for f in acts)
+
+
+def a_tuple_indexed(x, W):
+    fs = (np.tanh, np.cos)
+    return np.sum(fs[0](x @ W) * fs[1](W))
+
+
+def per_layer_activations(x, W):
+    layers = [(W, np.tanh), (W.T, np.exp)]
+    h = x
+    for weights, act in layers:
+        h = act(h @ weights * 0.5)
+    return np.sum(h)
+
+
+CASES = [a_list_of_activations, a_generator_over_them, a_tuple_indexed, per_layer_activations]
+
+_R = np.random.default_rng(4)
+X = _R.uniform(-1, 1, 3)
+W = _R.uniform(-0.8, 0.8, (3, 3))
+
+
+@pytest.mark.parametrize("opts", [{}, {"fuse": True}, {"mode": "tape"}],
+                         ids=["source", "fused", "tape"])
+@pytest.mark.parametrize("fn", CASES, ids=lambda f: f.__name__)
+def test_function_values(fn, opts):
+    value, grads = srcad.value_and_grad(fn, wrt=(0, 1), **opts)(X, W)
+    assert value == pytest.approx(fn(X, W), rel=1e-13)
+    for g, n in zip(grads, numerical_grad(fn, (X, W), wrt=(0, 1))):
+        assert rel_error(g, n) < 1e-6
+
+
+def chosen_at_run_time(x, W):
+    act = np.tanh if x.sum() > 0 else np.sin
+    return np.sum(act(x @ W))
+
+
+@pytest.mark.parametrize("mode", ["source", "tape"])
+def test_a_function_chosen_at_run_time_is_refused_at_its_call(mode):
+    with pytest.raises(srcad.SrcadError, match="`act` has no derivative rule") as e:
+        srcad.grad(chosen_at_run_time, mode=mode)(X, W)
+    assert e.value.filename == __file__
