@@ -504,11 +504,7 @@ class CallsMixin:
                                    f"user function", e, "checkpoint a function defined with def")
         if user:
             e = self.spread_for(obj, e)
-        outer, self.passing_to_user = getattr(self, "passing_to_user", False), user
-        try:
-            args, kwargs, starred = self.call_args(e, hint)
-        finally:
-            self.passing_to_user = outer
+        args, kwargs, starred = self.call_args(e, hint)
         if user:
             if starred:
                 self.refuse_starred(e, f"the user function `{spelled}`")
@@ -759,11 +755,7 @@ class CallsMixin:
             return None
         fn, bound = target
         e = self.spread_for(fn, e, skip=0 if bound is guards.MISSING else 1)
-        outer, self.passing_to_user = getattr(self, "passing_to_user", False), True
-        try:
-            args, kwargs, starred = self.call_args(e, hint)
-        finally:
-            self.passing_to_user = outer
+        args, kwargs, starred = self.call_args(e, hint)
         if starred:
             self.refuse_starred(e, f"the method `{attr}`")
         # (named after where it is defined: `Base_forward` for super()'s, not the child's)

@@ -551,9 +551,10 @@ def _static_item(base, index):
 def _passable(obj) -> bool:
     """A user function, which may be held as a value and handed to another user function
     (`integrate(rhs, y0)`: the callee knows it, as it knows a user object it is passed, and
-    its calls of it are subroutine calls of `rhs`). A numpy function with a row may be
-    handed to a user function too (`passing_to_user`: `apply(np.tanh, x)`), not kept or
-    given to a library (`map(np.tanh, xs)` kept in a name stays refused)."""
+    its calls of it are subroutine calls of `rhs`). A numpy function with a row is held as
+    a value too (`constant`: `apply(np.tanh, x)`, `[np.tanh, relu]`); where it is then called
+    through something srcad cannot see (a library's `map`, a name bound at run time) the
+    call is refused where a differentiated value reaches it (analysis/refusals.py)."""
     return isinstance(obj, types.FunctionType) and is_user_object(obj)
 
 
