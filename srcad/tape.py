@@ -128,6 +128,9 @@ class Tape:
         # id -> a list or dict a module global or closure cell holds, as traced code saw it:
         # what the run stored there is made plain at its end (`settle_kept`)
         self.kept: dict = {}
+        # id -> (a library object, the view traced code sees for it): one view per object, so
+        # that `act is np.tanh`, `fns[np.tanh]` and `==` hold on the tape as in Python
+        self.shown: dict = {}
 
     # -- forward -----------------------------------------------------------------------------
     def apply(self, fn, args, kwargs, py_operator=None, op=None):
@@ -478,8 +481,25 @@ class Tape:
         """numpy as traced code sees it (`_NumpyView`)."""
         return _NumpyView(self, np)
 
+    def one_view(self, obj, make):
+        """`make(obj)`, made once per object in this run (`shown`); an object shown as itself
+        is not kept."""
+        seen = self.shown.get(id(obj))
+        if seen is not None and seen[0] is obj:
+            return seen[1]
+        view = make(obj)
+        if view is not obj:
+            self.shown[id(obj)] = (obj, view)
+        return view
+
     def wrap(self, obj):
-        """What a traced function sees for a global or closure value."""
+        """What a traced function sees for a global or closure value (one view per object:
+        `one_view`)."""
+        if type(obj) is np.ndarray or kept_container(obj):
+            return self._wrap(obj)  # (a plain view of an array is cheap and not compared)
+        return self.one_view(obj, self._wrap)
+
+    def _wrap(self, obj):
         if _hashable(obj) and (obj in SUBSTITUTES or obj in TAPE_ONLY):
             return self.substitute(obj)  # (statistics.mean: srcad/pyfuncs.py's)
         if isinstance(obj, np.vectorize):  # (a vectorize object: its loop on the tape)
@@ -839,6 +859,9 @@ class _NumpyView:
 
     def __getattr__(self, name):
         obj = getattr(self._mod, name)
+        return self._tape.one_view(obj, self._view)
+
+    def _view(self, obj):
         if isinstance(obj, types.ModuleType):
             return _NumpyView(self._tape, obj)
         if is_concatenator(obj):
@@ -882,6 +905,14 @@ class _UfuncView:
 
     def __call__(self, *args, **kwargs):
         return self._call(*args, **kwargs)
+
+    # the ufunc's own identity as a key and in `==` (`{np.tanh: 2.0}[act]`, `act == np.tanh`)
+    def __hash__(self):
+        return hash(self._ufunc)
+
+    def __eq__(self, other):
+        return other is self or other is self._ufunc or (
+            isinstance(other, _UfuncView) and other._ufunc is self._ufunc)
 
     def __getattr__(self, name):
         obj = getattr(self._ufunc, name)

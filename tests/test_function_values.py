@@ -71,3 +71,25 @@ def test_a_function_chosen_at_run_time_is_refused_at_its_call(mode):
     with pytest.raises(srcad.SrcadError, match="`act` has no derivative rule") as e:
         srcad.grad(chosen_at_run_time, mode=mode)(X, W)
     assert e.value.filename == __file__
+
+
+SCALES = {np.tanh: 2.0, np.sin: 0.5}
+
+
+def compares_functions(x, W):
+    """Python's identity of numpy's functions: `act is np.tanh`, `==`, a dict keyed by them
+    (tape mode showed each access of `np.tanh` as a new wrapper: the `is` was False and the
+    other branch ran, a wrong value and gradient, silently)."""
+    act = np.tanh
+    h = np.tanh(x @ W) if act is np.tanh else relu(x @ W)
+    k = SCALES[act] if act == np.tanh else 1.0
+    same = np.tanh is np.tanh and SCALES.get(np.sin) == 0.5
+    return np.sum(h) * k * (1.0 if same else -1.0)
+
+
+@pytest.mark.parametrize("opts", [{}, {"mode": "tape"}], ids=["source", "tape"])
+def test_functions_keep_their_identity(opts):
+    value, grads = srcad.value_and_grad(compares_functions, wrt=(0, 1), **opts)(X, W)
+    assert value == compares_functions(X, W)
+    for g, n in zip(grads, numerical_grad(compares_functions, (X, W), wrt=(0, 1))):
+        assert rel_error(g, n) < 1e-6
