@@ -314,6 +314,15 @@ class Plain(np.ndarray):
 
     _srcad_plain = True
 
+    def __array_wrap__(self, arr, context=None, return_scalar=False):
+        """A 0-d result numpy would give as a scalar (`X.sum()`, `np.clip(s, 0, 1)` of one) is
+        the scalar, as for numpy's own array: numpy's scalar arithmetic rounds differently
+        from its 0-d arrays' (`np.float32 ** np.float32` is not the array power bit for bit),
+        so a 0-d Plain made the tape's values differ from Python's and source mode's."""
+        if return_scalar:
+            return arr.view(np.ndarray)[()]
+        return super().__array_wrap__(arr, context, return_scalar)
+
     def dot(self, b, out=None):
         t = _first_tensor(b)
         if t is None:

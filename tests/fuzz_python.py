@@ -15,6 +15,10 @@ bound bookkeeping:
   lambda     ``f = lambda t: ...`` called at once
   dict       ``d = {"p": a, "q": b}`` / ``dict(p=a, q=b)``, then its values combined
   append     a list built by ``lst.append`` in a loop, then stacked or summed
+  funcs      numpy functions as values (session of 2026-12-03): a generator over a list of
+             them, ``f = np.tanh; f(a) if f is np.tanh else ...``, a dict keyed by them,
+             ``functools.partial(np.multiply, 0.5)`` -- tape mode's identity of ``np.tanh``
+             was another object at each access (a wrong branch, silently)
 
 Every form is valid numpy by construction (shapes broadcast, bounds tracked), so source and
 tape must agree bit for bit and both must match finite differences.
@@ -24,7 +28,7 @@ from __future__ import annotations
 
 from tests.fuzz_programs import E, _broadcast
 
-HEADER = "import io\nimport math\n\n_SINK = io.StringIO()\n"
+HEADER = "import functools\nimport io\nimport math\n\n_SINK = io.StringIO()\n"
 
 
 def _same_shape(g, a, k):
@@ -45,7 +49,7 @@ def statement(g) -> bool:
         return False
     kind = ch.weighted([(3, "inactive"), (1, "rng"), (2, "print"), (1, "assert"),
                         (3, "listcomp"), (2, "genexp"), (2, "closure"), (2, "lambda"),
-                        (2, "dict"), (2, "append")])
+                        (2, "dict"), (2, "append"), (2, "funcs")])
     g.feature(f"py_{kind}")
     name = g.fresh_name()
     s, B = a.shape, a.bound
@@ -135,6 +139,25 @@ def statement(g) -> bool:
             g.assign(E(f"{pa.text} + {pb.text}", shape, pa.bound + pb.bound, atom=False), name)
         else:
             g.assign(E(f"{pa.text} * {pb.text}", shape, pa.bound * pb.bound, atom=False), name)
+        return True
+    if kind == "funcs":
+        form = ch.int(0, 3)
+        f = g.module.fresh("fn")
+        if form == 0:
+            g.assign(E(f"sum({f}({a.text}) for {f} in [np.tanh, np.sin])", s, 2.0), name)
+        elif form == 1:
+            other = ch.pick(("np.tanh", "np.sin"))
+            g.emit(f"{f} = {other}")
+            g.assign(E(f"{f}({a.text}) * 1.5 if {f} is np.tanh else np.cos({a.text})", s, 1.5,
+                       atom=False), name)
+        elif form == 2:
+            other = ch.pick(("np.tanh", "np.sin"))
+            g.emit(f"{f} = {other}")
+            g.assign(E(f"{{np.tanh: 1.5, np.sin: 0.5}}[{f}] * {f}({a.text})", s, 1.5,
+                       atom=False), name)
+        else:
+            g.emit(f"{f} = functools.partial(np.multiply, 0.5)")
+            g.assign(E(f"{f}({a.text})", s, 0.5 * B), name)
         return True
     # append: a list built in a loop
     k = ch.int(1, 3)
