@@ -321,7 +321,7 @@ class Plain(np.ndarray):
         so a 0-d Plain made the tape's values differ from Python's and source mode's."""
         if return_scalar:
             return arr.view(np.ndarray)[()]
-        return super().__array_wrap__(arr, context, return_scalar)
+        return super().__array_wrap__(arr, context)  # (numpy 1.26's takes no return_scalar)
 
     def dot(self, b, out=None):
         t = _first_tensor(b)
