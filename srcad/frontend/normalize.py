@@ -145,6 +145,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         self.mutable |= self.view_families_in_control_flow()
         self.mutable |= self.dicts_written_in_control_flow()
         self.ints: set = set()  # names that certainly hold Python ints (see note_int)
+        self.made: dict = {}  # name -> the statements emit() made it by (loops.py)
         self.arrays = pf.arrays  # parameters that hold arrays (the call's arguments said)
         self.shapes: set = set()  # names that hold an array's shape
         self.nt_vars: dict = {}  # loop variable -> the namedtuple type of the items it runs over
