@@ -45,6 +45,7 @@ from .errors import (CountUnknownError, NonScalarOutputError, SharingUnknownErro
                      UnresolvedNameError, UnsupportedSyntaxError, at_call_site, in_substitute,
                      user_error)
 from .frontend import normalize, parse_function, star_params_as_containers
+from .frontend.recursion import Recursion
 from .frontend.calls import at_user_lines
 from .frontend.parse import dict_paths_of
 from .frontend.guards import Guards, equivalent, recording
@@ -87,6 +88,16 @@ def _ir_of(fn, known: dict | None = None, arrays: frozenset = frozenset(),
     hit = _IR_CACHE.get(key)
     if hit is not None and hit.guards.holds():
         return hit
+    try:
+        made, guards = _normalized(fn, known, arrays, tuples, statics, dicts, containers)
+    except Recursion:  # (fn calls itself: normalised again, one level per call)
+        made, guards = _normalized(fn, known, arrays, tuples, statics, dicts, containers)
+    made.guards = guards
+    _IR_CACHE[key] = made
+    return made
+
+
+def _normalized(fn, known, arrays, tuples, statics, dicts, containers):
     with recording() as guards:
         pf = parse_function(fn)
         star_params_as_containers(pf)
@@ -102,9 +113,7 @@ def _ir_of(fn, known: dict | None = None, arrays: frozenset = frozenset(),
         for v in pf.known.values():
             if isinstance(v, list):  # (a list of layers, in order: append or swap rebuilds)
                 guards.add("items", v, len(v), v)
-    made.guards = guards
-    _IR_CACHE[key] = made
-    return made
+    return made, guards
 
 
 def _params_of(fn) -> list[str]:

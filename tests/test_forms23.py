@@ -178,3 +178,163 @@ def test_for_over_a_dict_a_call_or_a_global_holds_walks_its_keys(fn, mode):
                                 _unpacked_dict_and_list], ids=["int_keys", "arrays", "unpacked"])
 def test_for_over_a_dict_a_call_holds_vjp_jvp_hvp(fn):
     _check_higher(fn, R.standard_normal((2, 3)))
+
+
+# ---- b. recursion whose depth the static arguments fix --------------------------------------
+# (was: "`f` calls itself (directly or through other functions): srcad does not differentiate
+# recursion")
+
+def _forward(x, layers):
+    if not layers:
+        return x
+    return _forward(np.tanh(x @ layers[0]), layers[1:])
+
+
+def _mlp_of_a_display(x, W1, W2):
+    return np.sum(_forward(x, [W1, W2]) ** 2)
+
+
+def _mlp_of_a_list_argument(x, layers):
+    return np.sum(_forward(x, layers) ** 2)
+
+
+def _sines(x, n):
+    return x if n == 0 else _sines(np.sin(x), n - 1)
+
+
+def _sines_3(x):
+    return np.sum(_sines(x, 3))
+
+
+def _sines_of_an_int_argument(x, n):
+    return np.sum(_sines(x, n) * x)
+
+
+def _summed_sines(x, n):
+    return np.sum(_summed_sines(np.sin(x), n - 1)) if n > 0 else np.sum(x ** 2)
+
+
+def _even(x, n):
+    return x if n <= 0 else _odd(np.tanh(x), n - 1)
+
+
+def _odd(x, n):
+    return _even(x * 1.5, n)
+
+
+def _mutual(x):
+    return np.sum(_even(x, 4) ** 2)
+
+
+def _tree(x, depth):
+    if depth == 0:
+        return np.tanh(x)
+    return _tree(x * 0.9, depth - 1) * _tree(x + 0.1, depth - 1)
+
+
+def _binary_tree(x):
+    return np.sum(_tree(x, 3))
+
+
+def _accumulating(x, n):
+    if n <= 1:
+        return x
+    y = _accumulating(x, n - 1)
+    return y * np.cos(x) + n
+
+
+def _accumulating_5(x):
+    return np.sum(_accumulating(x, 5))
+
+
+class _Chain:
+    def __init__(self, Ws):
+        self.Ws = Ws
+
+    def forward(self, x, i=0):
+        if i == len(self.Ws):
+            return x
+        return self.forward(np.tanh(x @ self.Ws[i]), i + 1)
+
+
+CHAIN = _Chain([R.standard_normal((3, 3)) * 0.5, R.standard_normal((3, 2)) * 0.5])
+
+
+def _method_of_a_global_object(x):
+    return np.sum(CHAIN.forward(x) ** 2)
+
+
+X23 = R.standard_normal((4, 3))
+W23 = (R.standard_normal((3, 3)) * 0.5, R.standard_normal((3, 2)) * 0.5)
+RECURSIONS = {
+    "mlp_display": (_mlp_of_a_display, (X23, *W23), (1, 2)),
+    "mlp_list_argument": (lambda x, W1, W2: _mlp_of_a_list_argument(x, [W1, W2]),
+                          (X23, *W23), (1, 2)),
+    "int_constant": (_sines_3, (X23,), 0),
+    "int_argument": (_sines_of_an_int_argument, (X23, 3), 0),
+    "transformed_itself": (_summed_sines, (X23, 3), 0),
+    "mutual": (_mutual, (X23,), 0),
+    "binary_tree": (_binary_tree, (X23,), 0),
+    "result_used_after": (_accumulating_5, (X23,), 0),
+    "method_default_int": (_method_of_a_global_object, (X23,), 0),
+}
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("name", sorted(RECURSIONS))
+def test_recursion_of_static_depth(name, mode):
+    fn, args, wrt = RECURSIONS[name]
+    _check(fn, args, wrt=wrt, mode=mode)
+
+
+def test_recursion_list_argument_at_the_root():
+    """The transformed function is handed the list: the first call's length tells."""
+    _check(_mlp_of_a_list_argument, (X23, list(W23)), wrt=0)
+    g = srcad.grad(_mlp_of_a_list_argument)
+    assert g(X23, [W23[0]]).shape == X23.shape  # (another length: another specialisation)
+    assert rel_error(g(X23, [W23[0]]), numerical_grad(_mlp_of_a_list_argument,
+                                                      (X23, [W23[0]]), wrt=0)) < 1e-6
+
+
+@pytest.mark.parametrize("name", ["int_constant", "binary_tree", "method_default_int"])
+def test_recursion_vjp_jvp_hvp(name):
+    fn, args, _ = RECURSIONS[name]
+    _check_higher(fn, args[0])
+
+
+def _deep(x):
+    return np.sum(_sines(x, 40))
+
+
+def test_recursion_forty_levels_and_grad_of_grad():
+    x = np.linspace(-1, 1, 5)
+    _check(_deep, (x,))
+    _check_higher(_deep, x)
+    gg = srcad.grad(lambda x: np.sum(srcad.grad(_deep)(x) ** 2))(x)
+    assert rel_error(gg, numerical_grad(lambda x: np.sum(srcad.grad(_deep)(x) ** 2),
+                                        (x,), wrt=0)) < 1e-5
+
+
+def _halve(x):
+    if np.sum(x ** 2) < 0.01:
+        return x
+    return _halve(x / 2)
+
+
+def _depth_on_a_value(x):
+    return np.sum(_halve(x))
+
+
+def _too_deep(x):
+    return np.sum(_sines(x, 100))
+
+
+@pytest.mark.parametrize("mode", ["source", "tape"])
+@pytest.mark.parametrize("fn,says", [(_depth_on_a_value, "how deep it goes is not known"),
+                                     (_too_deep, "more than 48 levels deep")],
+                         ids=["on_a_value", "too_deep"])
+def test_recursion_refused_at_its_line(fn, says, mode):
+    with pytest.raises(srcad.SrcadError) as e:
+        srcad.grad(fn, mode=mode)(np.linspace(-1, 1, 4))
+    assert says in str(e.value) and __file__ in str(e.value)
+    assert e.value.lineno is not None

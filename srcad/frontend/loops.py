@@ -148,13 +148,7 @@ class LoopsMixin:
         Python's `for` takes? Yes for what a library call or a user function may return, an
         item of a container, a constant of such a type; no for a list or tuple display, a
         numpy op's array, an argument (a dict argument's keys are walked by pylower.py)."""
-        def definitions(name):
-            made = self.made.get(name, [])
-            seen = {id(x) for x in made}
-            found = [x for x in ir.walk(self.top_body) if name in ir.defs(x)] + \
-                [x for x in ir.walk(self.body) if name in ir.defs(x)]
-            return made + [x for x in found if id(x) not in seen]
-        return maybe_mapping(seq, definitions, self.arrays)
+        return maybe_mapping(seq, self.definitions, self.arrays)
 
     def unrolled(self, s: gast.For, target: str, seq: ir.Const, body) -> None:
         """``for layer in self.layers:`` over user objects known when normalising (each
