@@ -44,12 +44,6 @@ XFAILS = {
         "value, and `f(h)` a call of a local callable run as written (calls.py "
         "opaque_parts), so '`f` has no derivative rule'; closures.py lifts and inlines "
         "nested defs only within the function that defines them",
-    "wild_repos4.param_objects_dict":
-        "objects built in a dict comprehension over an argument dict (`{k: Parameter(v) for "
-        "k, v in params.items()}`) and read by `weights['Wq'].weight`: objects.py refuses an "
-        "object built inside a comprehension it does not unroll ('an object built inside a "
-        "lazily evaluated expression'); it unrolls comprehensions over lists of objects or "
-        "known ranges, not over a dict argument's items",
 }
 
 

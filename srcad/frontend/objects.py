@@ -1209,6 +1209,9 @@ class _Rewriter:
         constant; `Ws[k]` of a list of known length the loop leaves alone), else UNRESOLVED."""
         if self.peek(e) is not None:
             return UNRESOLVED  # (a list of built objects: the loop over it unrolls anyway)
+        keyed = self._dict_items(e, stored)
+        if keyed is not UNRESOLVED:
+            return keyed
         if isinstance(e, gast.Call) and isinstance(e.func, gast.Name) and \
                 e.func.id not in self.scope.locals and not e.keywords:
             f, args = e.func.id, e.args
@@ -1247,6 +1250,61 @@ class _Rewriter:
             return UNRESOLVED
         return [gast.Subscript(value=copy.deepcopy(e), slice=gast.Constant(value=k, kind=None),
                                ctx=gast.Load()) for k in range(n)]
+
+    def _dict_items(self, e, stored: set):
+        """`params`, `params.keys()`, `params.values()`, `params.items()` of a dict argument
+        whose keys the call's arguments gave (`pf.dict_keys`: the code is specialised on
+        them): its keys as constants, its values as `params[key]`, or both as pairs; else
+        UNRESOLVED."""
+        method = None
+        if isinstance(e, gast.Call) and isinstance(e.func, gast.Attribute) and \
+                e.func.attr in ("keys", "values", "items") and not e.args and not e.keywords:
+            method, e = e.func.attr, e.func.value
+        if not isinstance(e, gast.Name) or e.id in stored or e.id in self.scope.env or \
+                e.id in _stored_names(self.o.pf.tree.body) or \
+                e.id not in self.o.pf.dict_keys or self.scope is not self.o.top:
+            return UNRESOLVED
+        out = []
+        for k in self.o.pf.dict_keys[e.id]:
+            key = gast.Constant(value=k, kind=None)
+            value = gast.Subscript(value=_name(e.id), slice=gast.Constant(value=k, kind=None),
+                                   ctx=gast.Load())
+            out.append(value if method == "values" else gast.Tuple(
+                elts=[key, value], ctx=gast.Load()) if method == "items" else key)
+        return out
+
+    def _unrolled_dict_comprehension(self, e):
+        """`{k: Parameter(v, name=k) for k, v in params.items()}` building objects, over a
+        dict argument whose keys are known: the dict display of its entries."""
+        (g,) = e.generators if len(e.generators) == 1 else (None,)
+        if g is None or g.ifs or any(isinstance(n, (gast.Lambda, gast.ListComp, gast.SetComp,
+                                                    gast.DictComp, gast.GeneratorExp))
+                                     for part in (e.key, e.value) for n in gast.walk(part)):
+            raise _Unsupported("a comprehension building objects with conditions or nested "
+                               "comprehensions")
+        seq = self._static_seq(g.iter, set())
+        if seq is UNRESOLVED:
+            raise _Unsupported("a comprehension building objects over a sequence whose length "
+                               "is not known before running")
+        keys, values = [], []
+        for item in seq:
+            binds = {}
+            for t, v in _bindings(g.target, item):
+                if not isinstance(t, gast.Name):
+                    raise _Unsupported("a comprehension building objects into this target")
+                binds[t.id] = v
+
+            class _Put(gast.NodeTransformer):
+                def visit_Name(self, n):
+                    if n.id in binds and isinstance(n.ctx, gast.Load):
+                        return gast.copy_location(copy.deepcopy(binds[n.id]), n)
+                    return n
+
+            keys.append(_Put().visit(copy.deepcopy(e.key)))
+            values.append(_Put().visit(copy.deepcopy(e.value)))
+        out = gast.copy_location(gast.Dict(keys=keys, values=values), e)
+        gast.fix_missing_locations(out)
+        return out
 
     def _plain_target(self, t):
         self.pre = []
@@ -1496,6 +1554,10 @@ class _Rewriter:
             # (`[Residual(Ws[i], cfg) for i in range(depth)]`, `sum(np.sum(model[i].W ** 2)
             # for i in range(0, len(model), 2))`: unrolled)
             return self.expr(self._unrolled_comprehension(e))
+        if isinstance(e, gast.DictComp) and not self.in_def and not self.no_hoist and \
+                any(self._builds_object(n) for n in gast.walk(e.value)):
+            # (`{k: Parameter(v) for k, v in params.items()}`: unrolled over the keys)
+            return self.expr(self._unrolled_dict_comprehension(e))
         if isinstance(e, gast.List) and e.elts and isinstance(e.ctx, gast.Load):
             items = [self.expr(x) for x in e.elts]
             if all(isinstance(x, VObj) for x in items):
