@@ -425,3 +425,21 @@ def test_objects_built_per_key_vjp_jvp():
     tangent = {k: np.full_like(v, 0.1) for k, v in params.items()}
     _, t = srcad.jvp(fn, (params, x), (tangent, np.zeros_like(x)))
     assert abs(t - sum(np.sum(want[k] * tangent[k]) for k in params)) < 1e-6
+
+
+def _penalty_in_a_helper(params, x):
+    weights = {k: _Param(v, name=k) for k, v in params.items()}
+    return np.sum(np.tanh(x @ weights["Wq"].weight + weights["bq"].weight))
+
+
+def _objects_built_in_a_callee(params, x):
+    return _penalty_in_a_helper(params, x) * 2.0
+
+
+@pytest.mark.parametrize("mode", ["source", "tape"])
+def test_objects_built_per_key_in_a_callee(mode):
+    params, x = _params23(), R.standard_normal((4, 3))
+    got = srcad.grad(_objects_built_in_a_callee, mode=mode)(params, x)
+    want = numerical_grad(_objects_built_in_a_callee, (params, x), wrt=0)
+    for k in params:
+        assert rel_error(got[k], want[k]) < 1e-6, k

@@ -753,6 +753,11 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                            if isinstance(a, ir.Const) and type(a.value) is int})
         pf.statics.update({p: ("len", len(a.items)) for p, a in zip(pf.params, args)
                            if isinstance(a, ir.Seq) and p not in changed_there(pf)})
+        # a dict argument passed on as it is: its keys are known there too (objects.py builds
+        # objects per key)
+        pf.dict_keys = {p: self.pf.dict_keys[a.name] for p, a in passed
+                        if isinstance(a, ir.Var) and a.name in self.pf.dict_keys
+                        and not self.defs[a.name] and a.name not in changed}
         if fn in RECURSIVE:  # one subroutine per level, on the ints and lengths it knows
             pf.statics.update(static_arguments(fn, pf, list(args), kwargs, caller,
                                                self.definitions))
