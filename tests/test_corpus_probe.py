@@ -31,12 +31,6 @@ def _numerical(name):
 
 # what srcad still refuses, one reason per class (strict: a fix must remove the entry)
 XFAILS = {
-    "wild_repos4.generator_parameters":
-        "a Module whose `parameters()` is a generator over `sorted(vars(self))` with "
-        "`getattr(self, name)`, `isinstance(v, Module)` and `yield from`, summed by "
-        "`sum(np.sum(p ** 2) for p in net.parameters())`: objects.py does not follow a "
-        "generator method of a built object ('the object is handed to a function ... srcad "
-        "does not follow into'), so `TwoLayer(...)` is refused",
     "wild_repos4.closure_factory":
         "a user function returning a closure (`make_dense(W, b, act)` returns its nested "
         "`layer`), the closures kept in a list and called in a loop (`for f in net: h = "
