@@ -30,15 +30,7 @@ def _numerical(name):
 
 
 # what srcad still refuses, one reason per class (strict: a fix must remove the entry)
-XFAILS = {
-    "wild_repos4.closure_factory":
-        "a user function returning a closure (`make_dense(W, b, act)` returns its nested "
-        "`layer`), the closures kept in a list and called in a loop (`for f in net: h = "
-        "f(h)`): the call `make_dense(...)` is a subroutine whose result is a function "
-        "value, and `f(h)` a call of a local callable run as written (calls.py "
-        "opaque_parts), so '`f` has no derivative rule'; closures.py lifts and inlines "
-        "nested defs only within the function that defines them",
-}
+XFAILS: dict = {}
 
 
 # the modes an entry fails in, where not all

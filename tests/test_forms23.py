@@ -561,3 +561,90 @@ def test_generator_method_reaching_an_existing_object_is_refused_at_its_line():
     with pytest.raises(srcad.SrcadError) as e:
         srcad.grad(_existing_object_in_an_attribute)(*ARGS_GEN)
     assert __file__ in str(e.value)
+
+
+# ---- a. closures a user function returns ------------------------------------------------------
+# (was: "`f` has no derivative rule in srcad" at the call of the closure, or "`<ufunc 'tanh'>`
+# (ufunc) used as a value" for a list of them)
+
+def _make_act(kind):
+    def act(z):
+        if kind == "tanh":
+            return np.tanh(z)
+        return np.maximum(z, 0.1 * z)
+    return act
+
+
+def _make_dense(W, b, act=np.tanh):
+    def layer(x):
+        return act(x @ W + b)
+    return layer
+
+
+def _make_scaled(W, scale):
+    W2 = W * scale
+    return lambda x: np.sin(x @ W2)
+
+
+def _activation_by_name(W1, b1, W2, b2, x):
+    act = _make_act("tanh")
+    leaky = _make_act("leaky")
+    return np.sum(leaky(act(x @ W1 + b1) @ W2 + b2) ** 2)
+
+
+def _closure_over_arrays(W1, b1, W2, b2, x):
+    f = _make_dense(W1, b1)
+    g = _make_dense(W2, b2, act=lambda z: z)
+    return np.sum(g(f(x)) ** 2) + np.sum(f(x * 0.5))
+
+
+def _closures_in_a_list(W1, b1, W2, b2, x):
+    net = [_make_dense(W1, b1), _make_dense(W2, b2, act=lambda z: z)]
+    h = x
+    for f in net:
+        h = f(h)
+    return np.sum(h ** 2)
+
+
+def _returned_lambda(W1, b1, W2, b2, x):
+    f = _make_scaled(W1, 2.0)
+    return np.sum(f(x) * b1) + np.sum(W2 * b2)
+
+
+FACTORIES = [_activation_by_name, _closure_over_arrays, _closures_in_a_list, _returned_lambda]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("fn", FACTORIES, ids=[f.__name__.strip("_") for f in FACTORIES])
+def test_closure_returned_by_a_user_function(fn, mode):
+    _check(fn, ARGS_GEN, wrt=(0, 1, 2, 3), mode=mode)
+
+
+def test_closure_returned_by_a_user_function_vjp_jvp():
+    fn = _closures_in_a_list
+    want = numerical_grad(fn, ARGS_GEN, wrt=(0, 1, 2, 3))
+    out, pullback = srcad.vjp(fn, *ARGS_GEN)
+    for g, w in zip(pullback(1.0)[:4], want):
+        assert rel_error(g, w) < 1e-6
+    tangents = tuple(np.full_like(a, 0.1) for a in ARGS_GEN[:4]) + (np.zeros_like(ARGS_GEN[4]),)
+    _, t = srcad.jvp(fn, ARGS_GEN, tangents)
+    assert abs(t - sum(np.sum(w * 0.1) for w in want)) < 1e-6
+
+
+def _apply(f, x):
+    return f(x)
+
+
+def _closure_handed_on(W1, b1, W2, b2, x):
+    f = _make_dense(W1, b1)
+    return np.sum(_apply(f, x))
+
+
+@pytest.mark.parametrize("mode", ["source", "tape"])
+def test_closure_handed_to_another_function_right_or_refused(mode):
+    """A closure over a differentiated array passed on as a value: a true gradient or a
+    SrcadError at the user's line, never zeros."""
+    try:
+        _check(_closure_handed_on, ARGS_GEN, wrt=(0, 1), mode=mode)
+    except srcad.SrcadError as e:
+        assert __file__ in str(e)

@@ -68,6 +68,7 @@ from .state import carried_state, state_given, with_state
 from .pylower import lower_python
 from .trylower import lower_try
 from .walrus import hoist_named_exprs
+from .factories import splice_factories
 from .recursion import MAX_DEPTH, RECURSIVE, Recursion, fold_static_arguments, signature, \
     static_arguments
 from .pyforms import lower_forms, mark_context_edges
@@ -1119,6 +1120,7 @@ def _normalize(pf: ParsedFunction, root: bool = False) -> ir.Function:
     lower_forms(pf, set())  # with, loop else, starred targets, reversed(xs) (pyforms.py)
     fold_known_tests(pf)  # `if self.act is None: return z` of a known object (knowntests.py)
     fold_static_arguments(pf)  # a recursive function's ints and lengths (recursion.py)
+    splice_factories(pf)  # f = make_layer(W): the closure it returns, made here (factories.py)
     fence(pf)
     static_getattr(pf.tree, pf.fn.__globals__,  # getattr(A, name), getattr(np, cfg.act)
                    {k: v for k, v in pf.known.items() if type(v) is str},
