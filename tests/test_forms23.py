@@ -648,3 +648,24 @@ def test_closure_handed_to_another_function_right_or_refused(mode):
         _check(_closure_handed_on, ARGS_GEN, wrt=(0, 1), mode=mode)
     except srcad.SrcadError as e:
         assert __file__ in str(e)
+
+
+def _comprehension_over_closures(W1, b1, W2, b2, x):
+    fs = [_make_dense(W1, b1), _make_dense(W1 * 2.0, b1, act=np.sin)]
+    return np.sum(np.stack([f(x) for f in fs])) + sum(np.sum(f(x) ** 2) for f in fs)
+
+
+def _factory_of_another_module(W1, b1, W2, b2, x):
+    from tests.corpus_probe.wild_repos4 import make_dense
+    net = [make_dense(W1, b1), make_dense(W2, b2, act=np.cos)]
+    h = x
+    for f in net:
+        h = f(h)
+    return np.sum(h ** 2)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("fn", [_comprehension_over_closures, _factory_of_another_module],
+                         ids=["comprehension", "another_module"])
+def test_closures_consumed_by_comprehensions_or_made_elsewhere(fn, mode):
+    _check(fn, ARGS_GEN, wrt=(0, 1, 2, 3), mode=mode)

@@ -32,6 +32,7 @@ Before/after:
 
 from __future__ import annotations
 
+import builtins
 import copy
 import inspect
 import types
@@ -40,6 +41,8 @@ from collections import Counter
 import gast
 
 from ..naming import fresh
+from . import guards
+from .opaque import library_file
 from .parse import LIFTED, parse_function
 
 
@@ -48,10 +51,10 @@ def _name(id_, store=False):
                      type_comment=None)
 
 
-def _factory_tree(fn, globals_):
+def _factory_tree(fn):
     """fn's parsed `FunctionDef` when fn is a factory this pass splices in, else None."""
-    if not isinstance(fn, types.FunctionType) or fn in LIFTED or fn.__globals__ is not \
-            globals_ or fn.__code__.co_freevars or inspect.isgeneratorfunction(fn):
+    if not isinstance(fn, types.FunctionType) or fn in LIFTED or library_file(fn) is not None \
+            or fn.__code__.co_freevars or inspect.isgeneratorfunction(fn):
         return None
     try:
         pf = parse_function(fn)
@@ -125,7 +128,6 @@ def splice_factories(pf) -> None:
         set(pf.bound) | set(pf.closure)
     stores = Counter(n.id for n in gast.walk(tree) if isinstance(n, gast.Name)
                      and isinstance(n.ctx, (gast.Store, gast.Del)))
-    globals_ = pf.fn.__globals__
     changed = False
 
     def factory_of(call):
@@ -135,7 +137,7 @@ def splice_factories(pf) -> None:
                 and all(k.arg is not None for k in call.keywords)):
             return None, None
         fn = pf.resolve(call.func.id)
-        fdef = _factory_tree(fn, globals_)
+        fdef = _factory_tree(fn)
         return (fn, fdef) if fdef is not None else (None, None)
 
     def splice(target: str, call, fn, fdef, at) -> list | None:
@@ -151,6 +153,21 @@ def splice_factories(pf) -> None:
         own = {n.id for s in fdef.body for n in gast.walk(s) if isinstance(n, gast.Name)
                and isinstance(n.ctx, gast.Store)} | set(params)
         names = {n: fresh(f"{n}_{target}", taken) for n in sorted(own)}
+        # the names the factory reads from its module: the same objects here (a factory of
+        # another module: each under a name of its own, guarded as the factory's global)
+        home = fn.__globals__
+        for free in sorted(_free_names(fdef)):
+            if free in home:
+                obj = home[free]
+                guards.note("global", home, free, obj)
+            elif hasattr(builtins, free):
+                obj = getattr(builtins, free)
+            else:
+                return None  # (a name the module lacks: Python's NameError, as written)
+            if free not in stores and pf.resolve(free) is obj:
+                continue
+            names[free] = fresh(f"{free}_{target}" if free in stores else free, taken)
+            pf.bound[names[free]] = obj
         out = []
         for p in params:  # each argument once, in order, as the call evaluates them
             if p in given:
@@ -223,14 +240,30 @@ def splice_factories(pf) -> None:
                         and isinstance(n.ctx, gast.Load))
         loops = [n for n in gast.walk(tree) if isinstance(n, gast.For)
                  and isinstance(n.iter, gast.Name) and n.iter.id in looped_over]
-        dead, unrolled = set(), {}
-        for loop in loops:
-            elts, made = looped_over[loop.iter.id]
-            if reads[loop.iter.id] == sum(1 for x in loops if x.iter.id == loop.iter.id) and \
-                    all(_unrollable(x, tree) for x in loops if x.iter.id == loop.iter.id):
-                dead.add(id(made))  # (read by these loops only: the list is never made)
-                unrolled[id(loop)] = [st for e in elts
-                                      for st in _body_for(loop, e.id)]
+        comps = _comprehensions_over(tree, set(looped_over), pf)
+        dead, unrolled, displays = set(), {}, {}
+        for name, (elts, made) in looped_over.items():
+            mine = [x for x in loops if x.iter.id == name]
+            theirs = [c for c in comps if c.generators[0].iter.id == name]
+            if reads[name] != len(mine) + len(theirs) or \
+                    not all(_unrollable(x, tree) for x in mine):
+                continue
+            dead.add(id(made))  # (read by these loops only: the list is never made)
+            for loop in mine:
+                unrolled[id(loop)] = [st for e in elts for st in _body_for(loop, e.id)]
+            for c in theirs:  # `[f(x) for f in net]`: the display of the calls
+                displays[id(c)] = gast.copy_location(gast.List(
+                    elts=[_put(c.elt, c.generators[0].target.id, e.id) for e in elts],
+                    ctx=gast.Load()), c)
+
+        class _Displays(gast.NodeTransformer):
+            def visit(self, node):
+                if id(node) in displays:
+                    return displays[id(node)]
+                return super().visit(node)
+
+        if displays:
+            tree.body = [_Displays().visit(st) for st in tree.body]
 
         def drop(stmts):
             out = []
@@ -270,14 +303,90 @@ def _unrollable(loop, tree) -> bool:
                    for n in gast.walk(tree))
 
 
-def _body_for(loop, item: str) -> list:
-    """The loop's body with its target read as `item`."""
-    t = loop.target.id
+def _put(node, name: str, item: str):
+    """A copy of `node` with `name` read as `item`."""
 
     class _Put(gast.NodeTransformer):
         def visit_Name(self, n):
-            if n.id == t and isinstance(n.ctx, gast.Load):
+            if n.id == name and isinstance(n.ctx, gast.Load):
                 return gast.copy_location(_name(item), n)
             return n
 
-    return [_Put().visit(copy.deepcopy(st)) for st in loop.body]
+    return _Put().visit(copy.deepcopy(node))
+
+
+def _body_for(loop, item: str) -> list:
+    """The loop's body with its target read as `item`."""
+    return [_put(st, loop.target.id, item) for st in loop.body]
+
+
+_CONSUMERS = ("sum", "list", "tuple")
+
+
+def _comprehensions_over(tree, names: set, pf) -> list:
+    """`[f(x) for f in net]` (and `sum(f(x) for f in net)`, `list(...)`, `tuple(...)`) over
+    one of `names`: one plain generator, no condition, no nested function."""
+    parents = {id(c): n for n in gast.walk(tree) for c in gast.iter_child_nodes(n)}
+    out = []
+    for n in gast.walk(tree):
+        if not isinstance(n, (gast.ListComp, gast.GeneratorExp)) or len(n.generators) != 1:
+            continue
+        g = n.generators[0]
+        if g.ifs or g.is_async or not isinstance(g.target, gast.Name) or \
+                not isinstance(g.iter, gast.Name) or g.iter.id not in names or any(
+                    isinstance(x, (gast.Lambda, gast.ListComp, gast.GeneratorExp,
+                                   gast.SetComp, gast.DictComp)) for x in gast.walk(n.elt)):
+            continue
+        if isinstance(n, gast.GeneratorExp):
+            p = parents.get(id(n))
+            if not (isinstance(p, gast.Call) and isinstance(p.func, gast.Name) and
+                    p.func.id in _CONSUMERS and p.args == [n] and not p.keywords and
+                    pf.resolve(p.func.id) is getattr(builtins, p.func.id)):
+                continue
+        out.append(n)
+    return out
+
+
+def _free_names(fdef) -> set:
+    """The names the factory's code reads from its module (or builtins): read in a scope --
+    the factory's, a nested function's, a lambda's -- that binds none of them."""
+    out = set()
+
+    def scope(node, bound: set):
+        args = node.args
+        params = {a.id for a in args.args + args.kwonlyargs + args.posonlyargs
+                  if isinstance(a, gast.Name)}
+        for extra in (args.vararg, args.kwarg):
+            if isinstance(extra, gast.Name):
+                params.add(extra.id)
+        body = node.body if isinstance(node.body, list) else [node.body]
+        for d in args.defaults + [d for d in args.kw_defaults if d is not None]:
+            visit(d, bound)  # (evaluated in the enclosing scope)
+        own = set(params)
+        todo = list(body)
+        while todo:  # this scope's own bindings (not a nested scope's)
+            n = todo.pop()
+            if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
+                own.add(n.id)
+            if isinstance(n, gast.FunctionDef):
+                own.add(n.name)
+                continue
+            if isinstance(n, gast.Lambda):
+                continue
+            todo.extend(gast.iter_child_nodes(n))
+        for st in body:
+            visit(st, bound | own)
+
+    def visit(node, bound: set):
+        todo = [node]
+        while todo:
+            n = todo.pop()
+            if isinstance(n, (gast.FunctionDef, gast.Lambda)):
+                scope(n, bound)
+                continue
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id not in bound:
+                out.add(n.id)
+            todo.extend(gast.iter_child_nodes(n))
+
+    scope(fdef, set())
+    return out
