@@ -669,3 +669,31 @@ def _factory_of_another_module(W1, b1, W2, b2, x):
                          ids=["comprehension", "another_module"])
 def test_closures_consumed_by_comprehensions_or_made_elsewhere(fn, mode):
     _check(fn, ARGS_GEN, wrt=(0, 1, 2, 3), mode=mode)
+
+
+class _Halver:
+    def shrink(self, x):
+        if np.sum(x ** 2) < 0.01:
+            return x
+        return self.shrink(x / 2)
+
+
+def _method_of_a_built_object(x, W1, W2):
+    chain = _Chain([W1, W2])
+    return np.sum(chain.forward(x) ** 2)
+
+
+def _method_of_a_built_object_on_a_value(x, W1, W2):
+    return np.sum(_Halver().shrink(x @ W1))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_recursion_of_a_built_objects_method(mode):
+    _check(_method_of_a_built_object, (X23, *W23), wrt=(1, 2), mode=mode)
+
+
+@pytest.mark.parametrize("mode", ["source", "tape"])
+def test_recursion_of_a_built_objects_method_on_a_value_is_refused(mode):
+    with pytest.raises(srcad.SrcadError) as e:
+        srcad.grad(_method_of_a_built_object_on_a_value, wrt=1, mode=mode)(X23, *W23)
+    assert __file__ in str(e.value)

@@ -361,6 +361,8 @@ class _Rewriter:
         for i, s in enumerate(stmts):
             self.rest = stmts[i + 1:]
             out.extend(self.stmt(s))
+            if out and isinstance(out[-1], gast.Return) and not isinstance(s, gast.Return):
+                break  # (`if i == len(self.Ws): return x` known true: the rest is dead)
         return out
 
     def stmt(self, s) -> list:
@@ -1607,7 +1609,7 @@ class _Rewriter:
                 raise _Unsupported("a list mixing objects and values")
             e.elts = items
             return e
-        if isinstance(e, (gast.BinOp, gast.UnaryOp, gast.JoinedStr)):
+        if isinstance(e, (gast.BinOp, gast.UnaryOp, gast.JoinedStr, gast.Compare)):
             return _fold(self._generic(e))
         return self._generic(e)
 
@@ -2510,6 +2512,11 @@ class _Rewriter:
         return gast.copy_location(_name(result), e)
 
 
+_COMPARE_OPS = {gast.Eq: operator.eq, gast.NotEq: operator.ne, gast.Lt: operator.lt,
+                gast.LtE: operator.le, gast.Gt: operator.gt, gast.GtE: operator.ge,
+                gast.Is: operator.is_, gast.IsNot: operator.is_not}
+
+
 def _fold(e):
     """`3 - 1`, `-1`, `f"fc{2}"` of constants: the constant (else `e` as it is)."""
     if isinstance(e, gast.BinOp) and isinstance(e.left, gast.Constant) and \
@@ -2528,6 +2535,17 @@ def _fold(e):
         v = e.operand.value
         return gast.copy_location(gast.Constant(
             value=-v if isinstance(e.op, gast.USub) else v, kind=None), e)
+    if isinstance(e, gast.Compare) and len(e.ops) == 1 and type(e.ops[0]) in _COMPARE_OPS and \
+            isinstance(e.left, gast.Constant) and isinstance(e.comparators[0], gast.Constant) \
+            and all(v is None or type(v) in (int, bool, str)
+                    for v in (e.left.value, e.comparators[0].value)) and \
+            (not isinstance(e.ops[0], (gast.Is, gast.IsNot)) or
+             None in (e.left.value, e.comparators[0].value)):
+        try:  # (`i == 2` of a method's constant argument: a recursion's end, known here)
+            return gast.copy_location(gast.Constant(value=bool(_COMPARE_OPS[type(e.ops[0])](
+                e.left.value, e.comparators[0].value)), kind=None), e)
+        except TypeError:
+            return e
     if isinstance(e, gast.JoinedStr):
         parts = []
         for v in e.values:
