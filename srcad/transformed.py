@@ -45,6 +45,7 @@ from .errors import (CountUnknownError, NonScalarOutputError, SharingUnknownErro
                      UnresolvedNameError, UnsupportedSyntaxError, at_call_site, in_substitute,
                      user_error)
 from .frontend import normalize, parse_function, star_params_as_containers
+from .frontend.recursion import Recursion
 from .frontend.calls import at_user_lines
 from .frontend.parse import dict_paths_of
 from .frontend.guards import Guards, equivalent, recording
@@ -68,7 +69,8 @@ _IR_CACHE: dict = {}
 
 def _ir_of(fn, known: dict | None = None, arrays: frozenset = frozenset(),
            tuples: frozenset = frozenset(), statics: frozenset | None = None,
-           dicts: frozenset = frozenset(), containers: frozenset = frozenset()) -> ir.Function:
+           dicts: frozenset = frozenset(), containers: frozenset = frozenset(),
+           keys: tuple = ()) -> ir.Function:
     """The normalised IR of `fn`, cached until the op table changes (a new defvjp rule) or a
     name it read is bound to another object (its guards). `known`: parameters that hold these
     user objects (their methods resolve when normalising); `arrays`: parameters that hold
@@ -78,15 +80,27 @@ def _ir_of(fn, known: dict | None = None, arrays: frozenset = frozenset(),
     loop building objects asked for them (CountUnknownError); `dicts`: where the arguments
     hold dicts (parse.dict_paths_of: `for k in d` walks their keys, as Python does);
     `containers`: parameters that hold lists, tuples or dicts (a store into one shares no
-    memory with the names holding its items)."""
+    memory with the names holding its items); `keys`: (parameter, its dict's keys) for the
+    dict arguments (a comprehension building objects per key unrolls over them)."""
     key = (fn, generation()) + ((tuple((p, v if isinstance(v, str) else id(v))
                                        for p, v in known.items()),) if known else ()) + ((arrays,) if arrays else ()) \
         + ((tuples,) if tuples else ()) + ((statics,) if statics is not None else ()) \
         + ((("dicts", dicts),) if dicts else ()) \
-        + ((("containers", containers),) if containers else ())
+        + ((("containers", containers),) if containers else ()) \
+        + ((("keys", keys),) if keys else ())
     hit = _IR_CACHE.get(key)
     if hit is not None and hit.guards.holds():
         return hit
+    try:
+        made, guards = _normalized(fn, known, arrays, tuples, statics, dicts, containers, keys)
+    except Recursion:  # (fn calls itself: normalised again, one level per call)
+        made, guards = _normalized(fn, known, arrays, tuples, statics, dicts, containers, keys)
+    made.guards = guards
+    _IR_CACHE[key] = made
+    return made
+
+
+def _normalized(fn, known, arrays, tuples, statics, dicts, containers, keys):
     with recording() as guards:
         pf = parse_function(fn)
         star_params_as_containers(pf)
@@ -94,6 +108,7 @@ def _ir_of(fn, known: dict | None = None, arrays: frozenset = frozenset(),
         pf.arrays = arrays
         pf.containers = containers
         pf.dict_paths = dicts
+        pf.dict_keys = dict(keys)
         pf.namedtuples = {p: t for p, t, kind in tuples if kind == "self"}
         pf.namedtuple_items = {p: t for p, t, kind in tuples if kind == "items"}
         pf.statics = None if statics is None else {p: (k, n) for p, k, n in statics}
@@ -102,9 +117,7 @@ def _ir_of(fn, known: dict | None = None, arrays: frozenset = frozenset(),
         for v in pf.known.values():
             if isinstance(v, list):  # (a list of layers, in order: append or swap rebuilds)
                 guards.add("items", v, len(v), v)
-    made.guards = guards
-    _IR_CACHE[key] = made
-    return made
+    return made, guards
 
 
 def _params_of(fn) -> list[str]:
@@ -148,6 +161,13 @@ def _static_params(params, values):
             yield p, "len", len(v)
         elif type(v) is int:
             yield p, "int", v
+
+
+def _dict_keys(params, values) -> tuple:
+    """(parameter, its keys) for each dict argument of a few str / int keys (in the
+    specialisation's key already: binding.py's `_key_of` spells a dict by its keys)."""
+    return tuple((p, tuple(v)) for p, v in zip(params, values)
+                 if type(v) is dict and len(v) <= 64 and all(type(k) in (str, int) for k in v))
 
 
 def _array_key(args: tuple):
@@ -452,17 +472,18 @@ class Transformed:
         statics = frozenset(_static_params(self.params, values)) \
             if isinstance(self._deferred, CountUnknownError) else None
         dicts = dict_paths_of(self.params, values)
+        keys = _dict_keys(self.params, values)
         if not known and not arrays and not tuples and statics is None and not dicts \
                 and not containers:
             return self._ir
         try:
-            fn_ir = _ir_of(self.fn, known, arrays, tuples, statics, dicts, containers)
+            fn_ir = _ir_of(self.fn, known, arrays, tuples, statics, dicts, containers, keys)
         except CountUnknownError as e:  # (told only now: the arguments' counts settle it)
             if statics is not None:
                 raise
             self._deferred = e
             statics = frozenset(_static_params(self.params, values))
-            fn_ir = _ir_of(self.fn, known, arrays, tuples, statics, dicts, containers)
+            fn_ir = _ir_of(self.fn, known, arrays, tuples, statics, dicts, containers, keys)
         self._guards.extend(fn_ir.guards)
         if self._ir_now is None:  # (messages name the function through `_ir`)
             self._ir_now = fn_ir

@@ -104,15 +104,16 @@ def star_params_hinted(x):
     return np.sum(x * x)
 
 
-# 8. recursion -> "write the recursion as a loop"
-def halve(x, n):
-    if n == 0:
+# 8. recursion whose depth hangs on a computed value -> "write the recursion as a loop"
+# (one whose depth an int argument or a list's length fixes is followed: tests/test_forms23.py)
+def halve(x):
+    if np.sum(x * x) < 0.1:
         return np.sum(x * x)
-    return halve(x * 0.5, n - 1)  # refused here
+    return halve(x * 0.5)  # refused here
 
 
 def recursion(x):
-    return halve(x, 2)
+    return halve(x)
 
 
 def recursion_hinted(x):

@@ -30,27 +30,7 @@ def _numerical(name):
 
 
 # what srcad still refuses, one reason per class (strict: a fix must remove the entry)
-XFAILS = {
-    "wild_repos4.generator_parameters":
-        "a Module whose `parameters()` is a generator over `sorted(vars(self))` with "
-        "`getattr(self, name)`, `isinstance(v, Module)` and `yield from`, summed by "
-        "`sum(np.sum(p ** 2) for p in net.parameters())`: objects.py does not follow a "
-        "generator method of a built object ('the object is handed to a function ... srcad "
-        "does not follow into'), so `TwoLayer(...)` is refused",
-    "wild_repos4.closure_factory":
-        "a user function returning a closure (`make_dense(W, b, act)` returns its nested "
-        "`layer`), the closures kept in a list and called in a loop (`for f in net: h = "
-        "f(h)`): the call `make_dense(...)` is a subroutine whose result is a function "
-        "value, and `f(h)` a call of a local callable run as written (calls.py "
-        "opaque_parts), so '`f` has no derivative rule'; closures.py lifts and inlines "
-        "nested defs only within the function that defines them",
-    "wild_repos4.param_objects_dict":
-        "objects built in a dict comprehension over an argument dict (`{k: Parameter(v) for "
-        "k, v in params.items()}`) and read by `weights['Wq'].weight`: objects.py refuses an "
-        "object built inside a comprehension it does not unroll ('an object built inside a "
-        "lazily evaluated expression'); it unrolls comprehensions over lists of objects or "
-        "known ranges, not over a dict argument's items",
-}
+XFAILS: dict = {}
 
 
 # the modes an entry fails in, where not all

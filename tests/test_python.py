@@ -411,13 +411,24 @@ def test_comprehension_python_might_not_evaluate_is_refused():
 
 def recursive_closure(x):
     def down(v, n):
-        return v if n == 0 else down(v * 0.5, n - 1)  # ERR
+        return v if n == 0 else down(np.sin(v) * 0.5, n - 1)
     return np.sum(down(x, 2))
 
 
-def test_recursive_closure_is_refused():
+def recursive_closure_on_a_value(x):
+    def down(v):
+        return v if np.sum(v * v) < 0.1 else down(v * 0.5)  # ERR
+    return np.sum(down(x))
+
+
+def test_recursive_closure_of_static_depth_runs():
+    """(one level per call, the depth fixed by the int argument: tests/test_forms23.py)"""
+    check_grads(recursive_closure, (np.linspace(-1.0, 1.0, 3),), wrt=0)
+
+
+def test_recursive_closure_on_a_value_is_refused():
     with pytest.raises(UnsupportedSyntaxError, match="recursion"):
-        srcad.grad(recursive_closure)(np.ones(3))
+        srcad.grad(recursive_closure_on_a_value)(np.ones(3))
 
 
 # -- lambdas and bound methods ---------------------------------------------------------------------

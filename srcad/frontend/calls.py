@@ -610,6 +610,7 @@ class CallsMixin:
         else:
             self.body.append(call)
             var = ir.Var(call.targets[0])
+        self.made.setdefault(var.name, []).append(call)  # (loops.py: what it may hold)
         if into is not None and into is not _RETURN:
             self.env[into[0]] = var
             if getattr(call, "returns_dict", False):  # (its next callee walks its keys)

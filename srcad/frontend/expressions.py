@@ -94,6 +94,7 @@ class ExpressionsMixin:
         op, args = call_parts
         self.body.append(ir.Call(target, op, args, node.lineno))
         self.note_int(self.body[-1])
+        self.made.setdefault(target, []).append(self.body[-1])
         return ir.Var(target)
 
     def result(self, call_parts, hint: str, into, node) -> ir.Var:

@@ -116,11 +116,10 @@ class LoopsMixin:
                 if isinstance(seq.value, list):
                     guards.note("items", seq.value, len(seq.value), seq.value)
                 return self.unrolled(s, target, seq, body)
-            made = self.body[-1] if self.body else None
-            if isinstance(seq, ir.Var) and isinstance(made, ir.Call) and \
-                    made.target == seq.name and is_opaque(made.op):
-                # an iterator a library made (np.ndindex(3), map(...), a generator): its
-                # items, once, as Python's `for` takes them
+            if self.may_hold_mapping(seq):
+                # an iterator a library made (np.ndindex(3), map(...), a generator), a dict
+                # a call or a global holds (its keys), a set: its items, once, as Python's
+                # `for` takes them (indexing by position would read d[0], d[1], ...)
                 seq = self.emit(self.op_call(list, [seq], {}, s), self.fresh(f"{target}_items"),
                                 s)
             # for x in xs: -> for x_index in range(len(xs)): x = xs[x_index]
@@ -146,6 +145,14 @@ class LoopsMixin:
         finally:
             self.body = outer
         self.body.append(ir.For(loop_var, start, stop, step, loop_body, s.lineno, exits))
+
+    def may_hold_mapping(self, seq) -> bool:
+        """Might `seq` hold something a `for` walks other than by position -- a dict (its
+        keys), a set, an iterator -- so that ``seq[i]`` for i in range(len(seq)) is not what
+        Python's `for` takes? Yes for what a library call or a user function may return, an
+        item of a container, a constant of such a type; no for a list or tuple display, a
+        numpy op's array, an argument (a dict argument's keys are walked by pylower.py)."""
+        return maybe_mapping(seq, self.definitions, self.arrays)
 
     def unrolled(self, s: gast.For, target: str, seq: ir.Const, body) -> None:
         """``for layer in self.layers:`` over user objects known when normalising (each
@@ -321,3 +328,65 @@ def _function_item(a) -> bool:
         return isinstance(a.value, types.FunctionType) or rowed_callable(a.value)
     return isinstance(a, ir.Seq) and any(
         isinstance(b, ir.Const) and callable(b.value) and _function_item(b) for b in a.items)
+
+
+# what a `for` walks by position (`xs[i]`): the other iterables are walked through list(xs)
+_SEQUENCES = (list, tuple, np.ndarray, str, bytes, range)
+# ops whose result is a list, a tuple or an array, whatever their arguments hold
+_MAKE_SEQUENCES = frozenset({"list", "tuple", "list_append", "list_concat", "dict_keys",
+                             "sort_order"})
+_MAPPINGS = frozenset({"dict", "dict_set", "dict_copy", "dict_get", "object_attribute"})
+
+
+def maybe_mapping(atom, definitions, arrays=frozenset(), depth: int = 0,
+                  item: bool = False) -> bool:
+    """`LoopsMixin.may_hold_mapping` of an atom, given `definitions(name)`: the statements
+    that assign a name (a user function called: its return, looked into the same way).
+    item: might an item of the atom be one (`for k in caches[0]`)?"""
+    if depth > 8:
+        return True
+    if isinstance(atom, ir.Const):
+        v = atom.value
+        if item:
+            return isinstance(v, (list, tuple, dict)) or not isinstance(v, _SEQUENCES)
+        return not isinstance(v, _SEQUENCES)
+    if isinstance(atom, ir.Seq):
+        return item and any(maybe_mapping(a, definitions, arrays, depth + 1)
+                            for a in atom.items)
+    if not isinstance(atom, ir.Var):
+        return False
+    for st in definitions(atom.name):
+        if isinstance(st, ir.UserCall):
+            ret = st.callee.ret.value if st.callee.ret is not None else None
+            if st.unpack and isinstance(ret, ir.Seq) and atom.name in st.targets and \
+                    len(ret.items) == len(st.targets):
+                ret = ret.items[st.targets.index(atom.name)]
+            elif st.unpack:
+                return True
+            inner = {}
+            for x in ir.walk(st.callee.body):
+                for d in ir.defs(x):
+                    inner.setdefault(d, []).append(x)
+            if maybe_mapping(ret, lambda n: inner.get(n, []), frozenset(), depth + 1, item):
+                return True
+        elif isinstance(st, ir.Call):
+            name = getattr(st.op, "name", "")
+            if is_opaque(st.op) or name in _MAPPINGS:
+                return True
+            args = list(st.args.values())
+            if name in _MAKE_SEQUENCES:
+                if item:
+                    return True  # (the items of a list: anything)
+            elif name == "copy" and args:
+                if maybe_mapping(args[0], definitions, arrays, depth + 1, item):
+                    return True
+            elif name == "getitem":
+                base, index = st.args.get("a"), st.args.get("index")
+                if isinstance(base, ir.Var) and base.name in arrays:
+                    continue
+                sliced = isinstance(index, ir.Index) and any(
+                    isinstance(p, ir.Slice) for p in index.parts)
+                if maybe_mapping(base, definitions, arrays, depth + 1,
+                                 item=item or not sliced):
+                    return True
+    return False

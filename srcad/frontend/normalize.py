@@ -43,8 +43,8 @@ import gast
 import numpy as np
 
 from .. import ir, runtime
-from ..errors import CalleeUnknownError, SrcadError, UnsupportedSyntaxError, at_call_site, \
-    in_substitute
+from ..errors import CalleeUnknownError, CountUnknownError, SrcadError, \
+    UnsupportedSyntaxError, at_call_site, in_substitute
 from ..naming import fresh
 from ..ops import control, table
 from ..pyfuncs import label_of
@@ -70,6 +70,9 @@ from .state import carried_state, state_given, with_state
 from .pylower import lower_python
 from .trylower import lower_try
 from .walrus import hoist_named_exprs
+from .factories import splice_factories
+from .recursion import MAX_DEPTH, RECURSIVE, Recursion, fold_static_arguments, signature, \
+    static_arguments
 from .pyforms import lower_forms, mark_context_edges
 from .callbacks import lower_callbacks
 from .inner_transforms import lower_inner_transforms
@@ -147,6 +150,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         self.mutable |= self.view_families_in_control_flow()
         self.mutable |= self.dicts_written_in_control_flow()
         self.ints: set = set()  # names that certainly hold Python ints (see note_int)
+        self.made: dict = {}  # name -> the statements emit() made it by (loops.py)
         self.arrays = pf.arrays  # parameters that hold arrays (the call's arguments said)
         self.shapes: set = set()  # names that hold an array's shape
         self.nt_vars: dict = {}  # loop variable -> the namedtuple type of the items it runs over
@@ -706,15 +710,14 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
     # -- calls to other user functions -------------------------------------------------------
     def user_call(self, fn, spelled, args, kwargs, node) -> ir.UserCall:
         """A call to another user function: normalise it too (a subroutine of its own)."""
+        kwargs_given = dict(kwargs)
         # (one function on other objects is no recursion: `Module.__call__` of a model
         # calling its layers' `__call__`; the same function on the same objects is)
         key = (fn, tuple(id(a.value) for a in args if isinstance(a, ir.Const)
                          and is_user_object(a.value)))
-        if key in _IN_PROGRESS:
-            raise self.pf.error(
-                f"`{spelled}` calls itself (directly or through other functions): srcad does "
-                f"not differentiate recursion", node, cls=UnsupportedSyntaxError,
-                hint="write the recursion as a loop")
+        if key in _IN_PROGRESS and fn not in RECURSIVE:
+            raise Recursion(key)  # (the call normalising fn starts again: recursion.py)
+        kwargs = dict(kwargs)  # (a call started again must see the caller's own)
         pf = parse_function(fn)
         if self.unpacking is not None and self.unpacking[0] is node:
             pf.unpacked = self.unpacking[1]
@@ -756,6 +759,17 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                       and a.name not in changed}
         pf.statics.update({p: ("int", a.value) for p, a in zip(pf.params, args)
                            if isinstance(a, ir.Const) and type(a.value) is int})
+        pf.statics.update({p: ("len", len(a.items)) for p, a in zip(pf.params, args)
+                           if isinstance(a, ir.Seq) and p not in changed_there(pf)})
+        # a dict argument passed on as it is: its keys are known there too (objects.py builds
+        # objects per key)
+        pf.dict_keys = {p: self.pf.dict_keys[a.name] for p, a in passed
+                        if isinstance(a, ir.Var) and a.name in self.pf.dict_keys
+                        and not self.defs[a.name] and a.name not in changed}
+        if fn in RECURSIVE:  # one subroutine per level, on the ints and lengths it knows
+            pf.statics.update(static_arguments(fn, pf, list(args), kwargs, caller,
+                                               self.definitions))
+            self.check_recursion(key, pf, spelled, node)
         pf.deferrable = self.pf.deferrable
         given = self.state_now()
         if given:  # what this function stored on objects, read there (state.py)
@@ -766,7 +780,9 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             for _, _, pname, atom in pf.attr_in:
                 kwargs[pname] = atom
             fn = state_given(fn, [(obj, attr) for obj, attr, _, _ in pf.attr_in])
-        _IN_PROGRESS.add(key)
+        _IN_PROGRESS.setdefault(key, []).append(signature(pf.statics))
+        names = dict(_PROGRAM[-1]) if _PROGRAM else None
+        again = False
         try:
             callee = normalize(pf)
         except SrcadError as e:  # (inside srcad's stand-in for a library function: the call)
@@ -774,8 +790,20 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                 at_call_site(e, self.pf.filename, node.lineno, self.pf.name,
                              label_of(fn.__qualname__) or spelled)
             raise
+        except Recursion as r:  # fn calls itself: this call again, specialised per level
+            if r.key != key or fn in RECURSIVE:
+                raise
+            again = True
         finally:
-            _IN_PROGRESS.discard(key)
+            _IN_PROGRESS[key].pop()
+            if not _IN_PROGRESS[key]:
+                del _IN_PROGRESS[key]
+        if again:
+            RECURSIVE.add(fn)
+            if names is not None:  # (the names the first try claimed: free again)
+                _PROGRAM[-1].clear()
+                _PROGRAM[-1].update(names)
+            return self.user_call(fn, spelled, args, kwargs_given, node)
         if pf.attr_in:  # (only the values it reads: the others are no parameters of it)
             used = {n for st in ir.walk(callee.body) for n in ir.uses(st)} | {
                 n for _, _, a in callee.state_out for n in ir.atom_vars(a)}
@@ -821,6 +849,40 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         call.carried = [(o, attr) for o, attr, _ in carried]
         return call
 
+    def definitions(self, name: str) -> list:
+        """The statements of this function so far that assign `name`."""
+        made = self.made.get(name, [])
+        seen = {id(x) for x in made}
+        found = [x for x in ir.walk(self.top_body) if name in ir.defs(x)] + \
+            ([x for x in ir.walk(self.body) if name in ir.defs(x)]
+             if self.body is not self.top_body else [])
+        return made + [x for x in found if id(x) not in seen]
+
+    def check_recursion(self, key, pf, spelled: str, node) -> None:
+        """A call of a recursive function: refused where its static arguments are those of a
+        call of it in progress (the depth is not known while srcad builds the code) or where
+        it goes deeper than recursion.MAX_DEPTH."""
+        stack = _IN_PROGRESS.get(key, [])
+        if signature(pf.statics) in stack and self.pf.deferrable:
+            raise self.pf.error(  # (the transformed function's ints and lengths may tell)
+                f"`{spelled}` calls itself: srcad follows it one level per call, on its int "
+                f"arguments and list lengths", node, cls=CountUnknownError,
+                hint="call it once: the first call's arguments tell")
+        if signature(pf.statics) in stack:
+            raise self.pf.error(
+                f"`{spelled}` calls itself, and how deep it goes is not known while srcad "
+                f"builds the code: srcad follows recursion one level per call, and this call's "
+                f"int arguments and list lengths are those of a call of it in progress",
+                node, cls=UnsupportedSyntaxError,
+                hint="end the recursion on an int argument or a list's length (`f(x, n - 1)` "
+                "with `if n == 0: return x`; `f(x, layers[1:])` with `if not layers: "
+                "return x`), not on a computed value; or write the recursion as a loop")
+        if len(stack) >= MAX_DEPTH:
+            raise self.pf.error(
+                f"`{spelled}` calls itself more than {MAX_DEPTH} levels deep: srcad follows "
+                f"recursion one level per call (a subroutine each)", node,
+                cls=UnsupportedSyntaxError, hint="write the recursion as a loop")
+
     def is_user_function(self, func) -> bool:
         if isinstance(func, gast.Name) and func.id in self.locals:
             return False
@@ -843,6 +905,14 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
 def rowed_or_user(obj) -> bool:
     """A function calls through a name may be resolved to: a user's, or one with a row."""
     return isinstance(obj, types.FunctionType) and is_user_object(obj) or rowed_callable(obj)
+
+
+def changed_there(pf) -> set:
+    """The names a function's own code may change (a list parameter appended to has no
+    length fixed by its caller's display)."""
+    return mutated_names(pf.tree.body) | {n.id for n in gast.walk(pf.tree)
+                                          if isinstance(n, gast.Name)
+                                          and isinstance(n.ctx, (gast.Store, gast.Del))}
 
 
 def _returns_dict(fn: ir.Function, pf) -> bool:
@@ -886,7 +956,9 @@ def _hint(names) -> str:
     return "_".join(n for n in names if n.strip("_")) or "unpacked"
 
 
-_IN_PROGRESS: set = set()  # (user function, objects) being normalised (to catch recursion)
+# (user function, objects) being normalised -> the static arguments of each such call in
+# progress (to catch recursion, and to follow it where they change: recursion.py)
+_IN_PROGRESS: dict = {}
 _PROGRAM: list = []  # the names injected so far by the functions of the program in progress
 
 
@@ -895,10 +967,25 @@ def normalize(pf: ParsedFunction) -> ir.Function:
     if _PROGRAM:  # (a callee: one generated module with its caller, one set of names)
         return _normalize(pf)
     _PROGRAM.append({})
+    objects = [*pf.constants.values(), *(pf.known[p] for p in pf.params if p in pf.known)]
+    key = (pf.fn, tuple(id(v) for v in objects if is_user_object(v)))
+    _IN_PROGRESS.setdefault(key, []).append(signature(pf.statics))
     try:
         return _normalize(pf, root=True)
+    except Recursion as r:  # the function calls itself (recursion.py): specialised per level
+        if r.key != key or pf.fn in RECURSIVE:
+            raise
+        RECURSIVE.add(pf.fn)
+        if pf.statics is None and pf.deferrable:
+            raise pf.error(f"`{pf.name}` calls itself: srcad follows it one level per call, "
+                           f"on its int arguments and list lengths", cls=CountUnknownError,
+                           hint="call it once: the first call's arguments tell") from None
+        raise  # (transformed._ir_of normalises it again, now known recursive)
     finally:
         _PROGRAM.pop()
+        _IN_PROGRESS[key].pop()
+        if not _IN_PROGRESS[key]:
+            del _IN_PROGRESS[key]
 
 
 def _out_keyword_as_write(pf: ParsedFunction) -> None:
@@ -1044,6 +1131,8 @@ def _normalize(pf: ParsedFunction, root: bool = False) -> ir.Function:
     hoist_named_exprs(pf.tree)  # `if (n := f(x)) > 0:` -> `n = f(x)` first (walrus.py)
     lower_forms(pf, set())  # with, loop else, starred targets, reversed(xs) (pyforms.py)
     fold_known_tests(pf)  # `if self.act is None: return z` of a known object (knowntests.py)
+    fold_static_arguments(pf)  # a recursive function's ints and lengths (recursion.py)
+    splice_factories(pf)  # f = make_layer(W): the closure it returns, made here (factories.py)
     fence(pf)
     static_getattr(pf.tree, pf.fn.__globals__,  # getattr(A, name), getattr(np, cfg.act)
                    {k: v for k, v in pf.known.items() if type(v) is str},

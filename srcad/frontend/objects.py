@@ -289,6 +289,10 @@ class _Scope:
         self.fresh_in: set = set()
         self.made: set = set()  # ids of objects built in this function
         self.plain: set = set()  # names read as ordinary values
+        # names last given a plain value read from a built object's attribute (`v =
+        # getattr(self, name)` of an array): no instance of a user class (its objects are
+        # followed as objects)
+        self.attr_values: set = set()
         self.lengths: dict = {}  # name -> the length of the list / tuple it holds (static)
         self.mutated: set = set()  # names a list method / an index store changes (no length)
         self.unsafe: set = set()  # names declared global / nonlocal (never a constant)
@@ -357,6 +361,8 @@ class _Rewriter:
         for i, s in enumerate(stmts):
             self.rest = stmts[i + 1:]
             out.extend(self.stmt(s))
+            if out and isinstance(out[-1], gast.Return) and not isinstance(s, gast.Return):
+                break  # (`if i == len(self.Ws): return x` known true: the rest is dead)
         return out
 
     def stmt(self, s) -> list:
@@ -655,6 +661,8 @@ class _Rewriter:
             return out
         self.hint = t0.id if len(s.targets) == 1 and isinstance(t0, gast.Name) else None
         empty = self._empty_container(s)
+        plain_attr = len(s.targets) == 1 and isinstance(t0, gast.Name) and \
+            self._reads_plain_attribute(copy.deepcopy(s.value))
         value = empty if empty is not None else self.expr(s.value)
         self.hint = None
         setter = self._setter_of(t0) if len(s.targets) == 1 else None
@@ -663,6 +671,10 @@ class _Rewriter:
             o, owner, fset = setter
             self.specialise(fset, o, owner, [value], [], s)
             return self.pre
+        if isinstance(t0, gast.Name) and len(s.targets) == 1:
+            self.scope.attr_values.discard(t0.id)
+            if not isinstance(value, (VObj, VList)) and not self.nested and plain_attr:
+                self.scope.attr_values.add(t0.id)
         if isinstance(value, VObj) and len(s.targets) == 1 and isinstance(t0, gast.Subscript):
             return self._store_item(t0, value)
         if isinstance(value, (VObj, VList)):
@@ -960,7 +972,8 @@ class _Rewriter:
                 wrap = it.func.id
                 items = inner
         if wrap is None and not s.orelse and (self._fills_objects(s.body) or
-                                              self._indexes_objects(s.body, s.target)):
+                                              self._indexes_objects(s.body, s.target) or
+                                              self._attribute_names(it) is not UNRESOLVED):
             # `for i in range(len(Ws)): self.layers.append(Dense(Ws[i], ..))`: unrolled when
             # its count is known before running (a literal, an argument's length)
             seq = self._static_seq(it, _stored_names([s.target] + s.body))
@@ -1209,6 +1222,12 @@ class _Rewriter:
         constant; `Ws[k]` of a list of known length the loop leaves alone), else UNRESOLVED."""
         if self.peek(e) is not None:
             return UNRESOLVED  # (a list of built objects: the loop over it unrolls anyway)
+        keyed = self._dict_items(e, stored)
+        if keyed is not UNRESOLVED:
+            return keyed
+        names = self._attribute_names(e)
+        if names is not UNRESOLVED:
+            return [gast.Constant(value=n, kind=None) for n in names]
         if isinstance(e, gast.Call) and isinstance(e.func, gast.Name) and \
                 e.func.id not in self.scope.locals and not e.keywords:
             f, args = e.func.id, e.args
@@ -1247,6 +1266,88 @@ class _Rewriter:
             return UNRESOLVED
         return [gast.Subscript(value=copy.deepcopy(e), slice=gast.Constant(value=k, kind=None),
                                ctx=gast.Load()) for k in range(n)]
+
+    def _attribute_names(self, e):
+        """`sorted(vars(self))` / `sorted(self.__dict__)` (`.keys()` too) of a built object:
+        the names of the attributes it holds here, sorted; else UNRESOLVED (also where one
+        may or may not be set before running)."""
+        if not (isinstance(e, gast.Call) and isinstance(e.func, gast.Name) and
+                e.func.id == "sorted" and e.func.id not in self.scope.locals and
+                len(e.args) == 1 and not e.keywords):
+            return UNRESOLVED
+        inner = e.args[0]
+        if isinstance(inner, gast.Call) and isinstance(inner.func, gast.Attribute) and \
+                inner.func.attr == "keys" and not inner.args and not inner.keywords:
+            inner = inner.func.value
+        if isinstance(inner, gast.Call) and isinstance(inner.func, gast.Name) and \
+                inner.func.id == "vars" and inner.func.id not in self.scope.locals and \
+                len(inner.args) == 1 and not inner.keywords:
+            o = self.peek(inner.args[0])
+        elif isinstance(inner, gast.Attribute) and inner.attr == "__dict__":
+            o = self.peek(inner.value)
+        else:
+            return UNRESOLVED
+        if not isinstance(o, VObj) or not o.built:
+            return UNRESOLVED
+        held = set(o.surely) | set(o.objects) | set(o.consts) | set(o.funcs)
+        if set(o.maybe) - held:
+            return UNRESOLVED
+        return sorted(held)
+
+    def _dict_items(self, e, stored: set):
+        """`params`, `params.keys()`, `params.values()`, `params.items()` of a dict argument
+        whose keys the call's arguments gave (`pf.dict_keys`: the code is specialised on
+        them): its keys as constants, its values as `params[key]`, or both as pairs; else
+        UNRESOLVED."""
+        method = None
+        if isinstance(e, gast.Call) and isinstance(e.func, gast.Attribute) and \
+                e.func.attr in ("keys", "values", "items") and not e.args and not e.keywords:
+            method, e = e.func.attr, e.func.value
+        if not isinstance(e, gast.Name) or e.id in stored or e.id in self.scope.env or \
+                e.id in _stored_names(self.o.pf.tree.body) or \
+                e.id not in self.o.pf.dict_keys or self.scope is not self.o.top:
+            return UNRESOLVED
+        out = []
+        for k in self.o.pf.dict_keys[e.id]:
+            key = gast.Constant(value=k, kind=None)
+            value = gast.Subscript(value=_name(e.id), slice=gast.Constant(value=k, kind=None),
+                                   ctx=gast.Load())
+            out.append(value if method == "values" else gast.Tuple(
+                elts=[key, value], ctx=gast.Load()) if method == "items" else key)
+        return out
+
+    def _unrolled_dict_comprehension(self, e):
+        """`{k: Parameter(v, name=k) for k, v in params.items()}` building objects, over a
+        dict argument whose keys are known: the dict display of its entries."""
+        (g,) = e.generators if len(e.generators) == 1 else (None,)
+        if g is None or g.ifs or any(isinstance(n, (gast.Lambda, gast.ListComp, gast.SetComp,
+                                                    gast.DictComp, gast.GeneratorExp))
+                                     for part in (e.key, e.value) for n in gast.walk(part)):
+            raise _Unsupported("a comprehension building objects with conditions or nested "
+                               "comprehensions")
+        seq = self._static_seq(g.iter, set())
+        if seq is UNRESOLVED:
+            raise _Unsupported("a comprehension building objects over a sequence whose length "
+                               "is not known before running")
+        keys, values = [], []
+        for item in seq:
+            binds = {}
+            for t, v in _bindings(g.target, item):
+                if not isinstance(t, gast.Name):
+                    raise _Unsupported("a comprehension building objects into this target")
+                binds[t.id] = v
+
+            class _Put(gast.NodeTransformer):
+                def visit_Name(self, n):
+                    if n.id in binds and isinstance(n.ctx, gast.Load):
+                        return gast.copy_location(copy.deepcopy(binds[n.id]), n)
+                    return n
+
+            keys.append(_Put().visit(copy.deepcopy(e.key)))
+            values.append(_Put().visit(copy.deepcopy(e.value)))
+        out = gast.copy_location(gast.Dict(keys=keys, values=values), e)
+        gast.fix_missing_locations(out)
+        return out
 
     def _plain_target(self, t):
         self.pre = []
@@ -1496,6 +1597,10 @@ class _Rewriter:
             # (`[Residual(Ws[i], cfg) for i in range(depth)]`, `sum(np.sum(model[i].W ** 2)
             # for i in range(0, len(model), 2))`: unrolled)
             return self.expr(self._unrolled_comprehension(e))
+        if isinstance(e, gast.DictComp) and not self.in_def and not self.no_hoist and \
+                any(self._builds_object(n) for n in gast.walk(e.value)):
+            # (`{k: Parameter(v) for k, v in params.items()}`: unrolled over the keys)
+            return self.expr(self._unrolled_dict_comprehension(e))
         if isinstance(e, gast.List) and e.elts and isinstance(e.ctx, gast.Load):
             items = [self.expr(x) for x in e.elts]
             if all(isinstance(x, VObj) for x in items):
@@ -1504,7 +1609,7 @@ class _Rewriter:
                 raise _Unsupported("a list mixing objects and values")
             e.elts = items
             return e
-        if isinstance(e, (gast.BinOp, gast.UnaryOp, gast.JoinedStr)):
+        if isinstance(e, (gast.BinOp, gast.UnaryOp, gast.JoinedStr, gast.Compare)):
             return _fold(self._generic(e))
         return self._generic(e)
 
@@ -1755,6 +1860,13 @@ class _Rewriter:
                 return gast.copy_location(gast.Constant(
                     value=issubclass(first.cls, cls), kind=None), e)
             if f.id == "isinstance" and first is None and len(e.args) == 2 and \
+                    isinstance(e.args[0], gast.Name) and \
+                    e.args[0].id in self.scope.attr_values and \
+                    self._user_classes(self.o.resolve_static(e.args[1], self.scope)):
+                # (`isinstance(v, Module)` of `v = getattr(self, "W")`, an array: the
+                # attributes that hold objects are followed as objects)
+                return gast.copy_location(gast.Constant(value=False, kind=None), e)
+            if f.id == "isinstance" and first is None and len(e.args) == 2 and \
                     any(self.o.resolve_static(e.args[1], self.scope) is c
                         for c in _SUBSTITUTE_CLASSES):
                 # (srcad/pyfuncs.py's poly1d exists only as built objects: a value that is
@@ -2004,6 +2116,28 @@ class _Rewriter:
                                "before running")
         return k.value
 
+    def _reads_plain_attribute(self, e) -> bool:
+        """Is `e` `obj.attr` / `getattr(obj, "attr")` of a built object, an attribute that
+        holds no object srcad follows (`.W`, an array)?"""
+        if isinstance(e, gast.Call) and isinstance(e.func, gast.Name) and \
+                e.func.id == "getattr" and e.func.id not in self.scope.locals and \
+                len(e.args) == 2 and not e.keywords:
+            k = e.args[1]
+            if isinstance(k, gast.Name) and k.id in self.consts and not self.in_def:
+                k = gast.Constant(value=self.consts[k.id], kind=None)
+            if not isinstance(k, gast.Constant):
+                return False
+            e = gast.Attribute(value=e.args[0], attr=k.value, ctx=gast.Load())
+        if not isinstance(e, gast.Attribute) or not isinstance(e.attr, str):
+            return False
+        o = self.peek(e.value)
+        return isinstance(o, VObj) and o.built and e.attr in o.attrs and \
+            e.attr not in o.objects and e.attr not in o.funcs
+
+    def _user_classes(self, cls) -> bool:
+        classes = cls if isinstance(cls, tuple) else (cls,)
+        return bool(classes) and all(_is_user_class(c, self.o.globals) for c in classes)
+
     def _has(self, o: VObj, attr: str):
         """Whether `o` has `attr` here: True, False, or None (not known before running)."""
         if attr in o.objects or attr in o.funcs or attr in o.consts:
@@ -2176,6 +2310,8 @@ class _Rewriter:
         except Exception as err:  # noqa: BLE001
             raise _Unsupported(f"cannot read {fn.__qualname__}") from err
         fdef = pfm.tree
+        if inspect.isgeneratorfunction(fn):  # (`def parameters(self): ... yield v`)
+            _generator_as_list(fdef, self.o.taken)
         self.o.followed.append(copy.deepcopy(fdef))
         if in_substitute(pfm.filename):  # (np.poly1d's stand-in: its lines are the call's)
             _relocate(fdef, e, self.o.line)
@@ -2376,6 +2512,11 @@ class _Rewriter:
         return gast.copy_location(_name(result), e)
 
 
+_COMPARE_OPS = {gast.Eq: operator.eq, gast.NotEq: operator.ne, gast.Lt: operator.lt,
+                gast.LtE: operator.le, gast.Gt: operator.gt, gast.GtE: operator.ge,
+                gast.Is: operator.is_, gast.IsNot: operator.is_not}
+
+
 def _fold(e):
     """`3 - 1`, `-1`, `f"fc{2}"` of constants: the constant (else `e` as it is)."""
     if isinstance(e, gast.BinOp) and isinstance(e.left, gast.Constant) and \
@@ -2394,6 +2535,17 @@ def _fold(e):
         v = e.operand.value
         return gast.copy_location(gast.Constant(
             value=-v if isinstance(e.op, gast.USub) else v, kind=None), e)
+    if isinstance(e, gast.Compare) and len(e.ops) == 1 and type(e.ops[0]) in _COMPARE_OPS and \
+            isinstance(e.left, gast.Constant) and isinstance(e.comparators[0], gast.Constant) \
+            and all(v is None or type(v) in (int, bool, str)
+                    for v in (e.left.value, e.comparators[0].value)) and \
+            (not isinstance(e.ops[0], (gast.Is, gast.IsNot)) or
+             None in (e.left.value, e.comparators[0].value)):
+        try:  # (`i == 2` of a method's constant argument: a recursion's end, known here)
+            return gast.copy_location(gast.Constant(value=bool(_COMPARE_OPS[type(e.ops[0])](
+                e.left.value, e.comparators[0].value)), kind=None), e)
+        except TypeError:
+            return e
     if isinstance(e, gast.JoinedStr):
         parts = []
         for v in e.values:
@@ -2439,6 +2591,64 @@ def _appends_of_a_parameter(fdef, attr: str, init: bool):
         elif mine(n) and isinstance(n.ctx, (gast.Store, gast.Del)) and not init:
             return None
     return found
+
+
+def _generator_as_list(fdef, taken: set) -> None:
+    """A generator method of a built object (`def parameters(self): for name in
+    sorted(vars(self)): ... yield v ... yield from v.parameters()`) as a method that returns
+    the list of the values it yields: ``yield v`` is ``acc.append(v)``, ``yield from it``
+    ``acc.extend(it)``, a ``return`` returns the list. Run whole before its consumer, which
+    no one can tell from the generator where it has no effects and always ends (else
+    refused)."""
+    if any(isinstance(n, gast.While) for n in gast.walk(fdef)) or _effects(fdef.body):
+        raise _Unsupported("a generator method with a `while` loop or effects of its own")
+    acc = fresh("yielded", taken)
+
+    def put(method, value, at):
+        call = gast.Call(func=gast.Attribute(value=_name(acc), attr=method, ctx=gast.Load()),
+                         args=[value], keywords=[])
+        return gast.copy_location(gast.Expr(value=call), at)
+
+    def block(stmts):
+        out = []
+        for st in stmts:
+            if isinstance(st, (gast.FunctionDef, gast.ClassDef)):
+                out.append(st)
+            elif isinstance(st, gast.Expr) and isinstance(st.value, gast.Yield):
+                out.append(put("append", st.value.value or gast.Constant(None, None), st))
+            elif isinstance(st, gast.Expr) and isinstance(st.value, gast.YieldFrom):
+                out.append(put("extend", st.value.value, st))
+            elif isinstance(st, gast.Return):
+                out.append(gast.copy_location(gast.Return(value=_name(acc)), st))
+            else:
+                for f in ("body", "orelse"):
+                    if isinstance(getattr(st, f, None), list):
+                        setattr(st, f, block(getattr(st, f)))
+                out.append(st)
+        return out
+
+    body = block(fdef.body)
+    if any(isinstance(n, (gast.Yield, gast.YieldFrom)) for st in body for n in gast.walk(st)):
+        raise _Unsupported("`yield` used as a value in a generator method")
+    init = gast.copy_location(gast.Assign(targets=[_name(acc, True)], value=gast.List(
+        elts=[], ctx=gast.Load()), type_comment=None), fdef.body[0])
+    fdef.body = [init] + body + [gast.copy_location(gast.Return(value=_name(acc)),
+                                                    fdef.body[-1])]
+    gast.fix_missing_locations(fdef)
+
+
+def _effects(stmts) -> bool:
+    """A call made for its effect (not a yield) or a write to an attribute or a global."""
+    for n in (x for st in stmts for x in gast.walk(st)):
+        if isinstance(n, gast.Expr) and isinstance(n.value, gast.Call):
+            return True
+        if isinstance(n, (gast.Global, gast.Nonlocal)):
+            return True
+        if isinstance(n, (gast.Assign, gast.AugAssign)):
+            targets = n.targets if isinstance(n, gast.Assign) else [n.target]
+            if any(isinstance(t, (gast.Attribute, gast.Subscript)) for t in targets):
+                return True
+    return False
 
 
 def _bindings(target, item) -> list:

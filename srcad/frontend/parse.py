@@ -70,6 +70,9 @@ class ParsedFunction:
     # ("p",) for p itself, ("p", "enc") for p["enc"], ("ps", EACH) for every item of ps
     dict_paths: frozenset = frozenset()
     dict_known: frozenset = frozenset()  # the same, of this function's names (its callees')
+    # parameter -> the keys of the dict argument it holds, in order (a comprehension or a loop
+    # building objects per key unrolls over them: objects.py); the call's arguments tell
+    dict_keys: dict = field(default_factory=dict)
     namedtuples: dict = field(default_factory=dict)  # parameter -> its namedtuple type
     namedtuple_items: dict = field(default_factory=dict)  # parameter -> its items' type
     vararg: str | None = None  # `*xs`: the parameter holding the extra positional arguments

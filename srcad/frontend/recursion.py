@@ -1,0 +1,331 @@
+"""Recursion whose depth the call's static arguments fix: one subroutine per level.
+
+A function that calls itself is normalised once per call, like any user function, so a
+recursion srcad follows must end while srcad builds the code. It does when each call is
+specialised on what it knows then -- its int arguments and the lengths of its list
+arguments -- and the test that ends the recursion reads only those:
+
+    def forward(x, layers):                 forward(x, [W1, W2]) builds three subroutines:
+        if not layers:                          layers of length 2, 1, then 0, where
+            return x                            `if not layers` is known true: `return x`
+        return forward(np.tanh(x @ layers[0]), layers[1:])
+
+    def f(x, n):                            f(x, 3): n is 3, 2, 1, then 0
+        return x if n == 0 else f(np.sin(x), n - 1)
+
+The normaliser (normalize.py `user_call`) finds recursion when a function is called while it
+is being normalised on the same objects. The first time, it marks the function recursive
+(`RECURSIVE`) and normalises the outermost call again; from then on each call of the
+function gets its static arguments as `ParsedFunction.statics` (an int constant, a list
+display's length, a slice of a list of known length: `static_arguments`), and
+`fold_static_arguments` writes them into the function's tree before anything else reads it:
+an int parameter's reads become the int, ``len(layers)`` and the truth of ``layers`` become
+constants, and tests, conditional expressions and arithmetic of constants are folded, so only
+the branch Python takes at that depth is code. A recursive call whose static arguments are
+those of a call in progress (the depth hangs on a value known only when the code runs: a
+differentiated one, an argument that is no int) or that goes deeper than `MAX_DEPTH` is
+refused with a `SrcadError` at its line. A transform of the function itself waits for its
+first call's arguments for its own ints and lengths (CountUnknownError), as a loop that
+builds objects does.
+"""
+
+from __future__ import annotations
+
+import builtins
+import inspect
+import operator
+import weakref
+
+import gast
+
+from .. import ir
+from . import guards
+from .opaque import is_user_object
+from .parse import UNRESOLVED
+
+MAX_DEPTH = 48  # levels of one recursion (each a subroutine of the generated module)
+
+# functions found calling themselves (directly or through others): specialised per call
+RECURSIVE: weakref.WeakSet = weakref.WeakSet()
+
+
+class Recursion(BaseException):
+    """A function called while it is being normalised, before it was known recursive: the
+    call that is normalising it (its `key`) starts again, specialised (normalize.py). A
+    BaseException: no handler of user-facing errors on the way may take it."""
+
+    def __init__(self, key):
+        super().__init__(key)
+        self.key = key
+
+
+def static_arguments(fn, pf, args: list, kwargs: dict, statics: dict, made) -> dict:
+    """{parameter: ("int", v) | ("len", n)} for a call of a recursive function: int
+    constants, list and tuple displays, and slices with constant bounds of a name whose length
+    is known here (`statics`: the caller's own). `made(name)`: the statements that assign a
+    name in the caller."""
+    out = {}
+
+    def length(atom):
+        if isinstance(atom, ir.Seq):
+            return len(atom.items)
+        if isinstance(atom, ir.Const) and isinstance(atom.value, (list, tuple)):
+            return len(atom.value)
+        if not isinstance(atom, ir.Var):
+            return None
+        if atom.name in statics and statics[atom.name][0] == "len":
+            return statics[atom.name][1]
+        defs = made(atom.name)
+        if len(defs) != 1 or not isinstance(defs[0], ir.Call):
+            return None
+        st = defs[0]
+        if getattr(st.op, "name", "") == "copy":
+            return length(next(iter(st.args.values()), None))
+        if getattr(st.op, "name", "") != "getitem":
+            return None
+        index = st.args.get("index")
+        if not (isinstance(index, ir.Index) and len(index.parts) == 1
+                and isinstance(index.parts[0], ir.Slice)):
+            return None
+        n = length(st.args.get("a"))
+        bounds = []
+        for b in (index.parts[0].lower, index.parts[0].upper, index.parts[0].step):
+            if b is None or (isinstance(b, ir.Const) and b.value is None):
+                bounds.append(None)
+            elif isinstance(b, ir.Const) and type(b.value) is int:
+                bounds.append(b.value)
+            else:
+                return None
+        if n is None or bounds[2] == 0:
+            return None
+        return len(range(n)[slice(*bounds)])
+
+    given = list(zip(pf.params, args)) + list(kwargs.items())
+    try:  # (a parameter left to its default: `def forward(self, x, i=0)`)
+        sig = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        sig = {}
+    named = {p for p, _ in given}
+    given += [(p, ir.Const(sig[p].default, repr(sig[p].default))) for p in pf.params
+              if p not in named and p in sig and type(sig[p].default) in (int, bool)]
+    for p, a in given:
+        if isinstance(a, ir.Const) and type(a.value) in (int, bool):
+            out[p] = ("int", a.value)
+        else:
+            n = length(a)
+            if n is not None:
+                out[p] = ("len", n)
+    return out
+
+
+def signature(statics: dict | None) -> tuple:
+    return tuple(sorted((statics or {}).items()))
+
+
+# -- folding the static arguments into the tree ----------------------------------------------
+
+_COMPARE = {gast.Eq: operator.eq, gast.NotEq: operator.ne, gast.Lt: operator.lt,
+            gast.LtE: operator.le, gast.Gt: operator.gt, gast.GtE: operator.ge,
+            gast.Is: operator.is_, gast.IsNot: operator.is_not}
+_BINARY = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
+           gast.FloorDiv: operator.floordiv, gast.Mod: operator.mod}
+_JUMPS = (gast.Return, gast.Raise, gast.Break, gast.Continue)
+
+
+def _const(v, at):
+    return gast.copy_location(gast.Constant(value=v, kind=None), at)
+
+
+def _is_const(e) -> bool:
+    return isinstance(e, gast.Constant) and (e.value is None or type(e.value) in (int, bool))
+
+
+class _Fold(gast.NodeTransformer):
+    def __init__(self, ints: dict, lengths: dict, len_is_builtin: bool, held):
+        self.ints, self.lengths, self.len_is_builtin = ints, lengths, len_is_builtin
+        self.held = held  # name -> the user object it holds in every call, or UNRESOLVED
+        self.stored_attrs: set = set()  # attribute names the function assigns
+
+    def attribute(self, e):
+        """`self.Ws`, `self.depth` of an object known here: its value (each attribute read
+        guarded, a list's items too: the code is rebuilt when they change), else
+        UNRESOLVED."""
+        chain, root = [], e
+        while isinstance(root, gast.Attribute):
+            chain.append(root.attr)
+            root = root.value
+        if not chain or not isinstance(root, gast.Name):
+            return UNRESOLVED
+        obj = self.held(root.id)
+        if set(chain) & self.stored_attrs:  # (state the function sets: read as it runs)
+            return UNRESOLVED
+        for attr in reversed(chain):
+            if not is_user_object(obj):
+                return UNRESOLVED
+            value = getattr(obj, attr, guards.MISSING)
+            if value is guards.MISSING:
+                return UNRESOLVED
+            guards.note_attr(obj, attr, value)
+            obj = value
+        if isinstance(obj, list):
+            guards.note("items", obj, len(obj), obj)
+        return obj
+
+    def length(self, e):
+        if isinstance(e, gast.Name) and e.id in self.lengths:
+            return self.lengths[e.id]
+        v = self.attribute(e) if isinstance(e, gast.Attribute) else UNRESOLVED
+        return len(v) if isinstance(v, (list, tuple)) else None
+
+    def truth(self, e):
+        """A test's node, with a list of known length as its truth."""
+        n = self.length(e) if isinstance(e, (gast.Name, gast.Attribute)) else None
+        if n is not None:
+            return _const(n > 0, e)
+        return self.visit(e)
+
+    def visit_Attribute(self, node):
+        if isinstance(node.ctx, gast.Load):
+            v = self.attribute(node)
+            if v is None or type(v) in (int, bool):
+                return _const(v, node)
+        self.generic_visit(node)
+        return node
+
+    def visit_FunctionDef(self, node):  # (a nested function has its own names)
+        return node
+
+    visit_Lambda = visit_FunctionDef
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, gast.Load) and node.id in self.ints:
+            return _const(self.ints[node.id], node)
+        return node
+
+    def visit_Call(self, node):
+        node.args = [self.visit(a) for a in node.args]
+        node.keywords = [self.visit(k) for k in node.keywords]
+        if not isinstance(node.func, gast.Attribute):  # (`self.forward(...)`: a method)
+            node.func = self.visit(node.func)
+        elif isinstance(node.func.value, gast.AST):
+            self.generic_visit(node.func)
+        if self.len_is_builtin and isinstance(node.func, gast.Name) and node.func.id == "len" \
+                and len(node.args) == 1 and not node.keywords and \
+                isinstance(node.args[0], (gast.Name, gast.Attribute)):
+            n = self.length(node.args[0])
+            if n is not None:
+                return _const(n, node)
+        return node
+
+    def visit_UnaryOp(self, node):
+        node.operand = self.truth(node.operand) if isinstance(node.op, gast.Not) else \
+            self.visit(node.operand)
+        if _is_const(node.operand):
+            if isinstance(node.op, gast.Not):
+                return _const(not node.operand.value, node)
+            if isinstance(node.op, gast.USub) and node.operand.value is not None:
+                return _const(-node.operand.value, node)
+        return node
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        op = _BINARY.get(type(node.op))
+        if op is not None and _is_const(node.left) and _is_const(node.right) and \
+                node.left.value is not None and node.right.value is not None:
+            try:
+                return _const(op(node.left.value, node.right.value), node)
+            except ZeroDivisionError:
+                return node
+        return node
+
+    def visit_Compare(self, node):
+        self.generic_visit(node)
+        if len(node.ops) == 1 and type(node.ops[0]) in _COMPARE and _is_const(node.left) and \
+                _is_const(node.comparators[0]):
+            return _const(bool(_COMPARE[type(node.ops[0])](node.left.value,
+                                                           node.comparators[0].value)), node)
+        return node
+
+    def visit_BoolOp(self, node):
+        node.values = [self.truth(v) for v in node.values]
+        stop = isinstance(node.op, gast.Or)  # (`or` stops at a true operand, `and` a false)
+        for i, v in enumerate(node.values):
+            if not _is_const(v):
+                return node
+            if bool(v.value) is stop or i == len(node.values) - 1:
+                return v
+        return node
+
+    def visit_IfExp(self, node):
+        node.test = self.truth(node.test)
+        if _is_const(node.test):
+            return self.visit(node.body if node.test.value else node.orelse)
+        node.body, node.orelse = self.visit(node.body), self.visit(node.orelse)
+        return node
+
+    def block(self, stmts: list) -> list:
+        out = []
+        for s in stmts:
+            if out and isinstance(out[-1], _JUMPS):
+                break  # (after a return the fold brought up: dead)
+            if isinstance(s, gast.If):
+                s.test = self.truth(s.test)
+                if _is_const(s.test):
+                    out.extend(self.block(s.body if s.test.value else s.orelse))
+                    continue
+                s.body = self.block(s.body) or [gast.copy_location(gast.Pass(), s)]
+                s.orelse = self.block(s.orelse)
+                out.append(s)
+                continue
+            if isinstance(s, (gast.FunctionDef, gast.ClassDef)):
+                out.append(s)
+                continue
+            for field in ("body", "orelse", "finalbody"):
+                if isinstance(getattr(s, field, None), list):
+                    new = self.block(getattr(s, field))
+                    setattr(s, field, new if new or field != "body"
+                            else [gast.copy_location(gast.Pass(), s)])
+            if isinstance(s, gast.Try):
+                for h in s.handlers:
+                    h.body = self.block(h.body) or [gast.copy_location(gast.Pass(), h)]
+            for field, value in list(gast.iter_fields(s)):
+                if field in ("body", "orelse", "finalbody", "handlers"):
+                    continue
+                if isinstance(value, gast.AST):
+                    setattr(s, field, self.visit(value))
+                elif isinstance(value, list):
+                    setattr(s, field, [self.visit(v) if isinstance(v, gast.AST) else v
+                                       for v in value])
+            out.append(s)
+        return out
+
+
+def fold_static_arguments(pf) -> None:
+    """Write a recursive function's static arguments (`pf.statics`) into its tree, as the
+    module docstring says: the int parameters and the lengths of the list parameters that
+    the body never assigns."""
+    if pf.fn not in RECURSIVE or not pf.statics:
+        return
+    stored = {n.id for n in gast.walk(pf.tree) if isinstance(n, gast.Name)
+              and isinstance(n.ctx, (gast.Store, gast.Del))}
+    written = {t.value.id for n in gast.walk(pf.tree) if isinstance(n, (gast.Assign,
+                                                                         gast.AugAssign))
+               for t in (n.targets if isinstance(n, gast.Assign) else [n.target])
+               if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name)}
+    ints = {p: v for p, (kind, v) in pf.statics.items()
+            if kind == "int" and p in pf.params and p not in stored}
+    lengths = {p: n for p, (kind, n) in pf.statics.items()
+               if kind == "len" and p in pf.params and p not in stored | written}
+    len_is_builtin = "len" not in stored and pf.resolve("len") is builtins.len
+    held = {**pf.known, **pf.constants}
+
+    def holds(name):
+        if name in held and name not in stored:
+            return held[name]
+        return UNRESOLVED
+
+    fold = _Fold(ints, lengths, len_is_builtin, holds)
+    fold.stored_attrs = {n.attr for n in gast.walk(pf.tree) if isinstance(n, gast.Attribute)
+                         and isinstance(n.ctx, (gast.Store, gast.Del))}
+    pf.tree.body = fold.block(pf.tree.body) or [gast.copy_location(gast.Pass(), pf.tree)]
+    gast.fix_missing_locations(pf.tree)
