@@ -313,6 +313,7 @@ __all__ = [
     "object_attribute",
     "to_float",
     "same_object",
+    "where_input",
     "py_fsum",
     "py_mean",
     "py_correlation",
@@ -374,6 +375,14 @@ def same_object(a, b):
     """`y is a`: are two names bound to one array? (frontend/aliases.py `split_reads`: which
     adjoint a read adds into; no gradient of its own.)"""
     return a is b
+
+
+def where_input(x, where):
+    """An input of a ufunc called with ``where=`` (``np.log(p, out=o, where=p > 0)``):
+    `x` broadcast against the mask, so that the backward masks each element's gradient
+    before any broadcast sum (frontend/normalize.py `_out_keyword_as_write`)."""
+    shape = np.broadcast_shapes(np.shape(x), np.shape(where))
+    return np.broadcast_to(x, shape).copy() if np.shape(x) != shape else x
 
 
 def _norm_axes(axis, ndim):

@@ -1685,6 +1685,11 @@ class _Rewriter:
             return self.specialise(raw.fget, o, owner, [], [], node)
         if isinstance(raw, types.FunctionType):
             raise _Unsupported(f"the method `.{attr}` used as a value")
+        if hasattr(type(raw), "__get__") and not isinstance(raw, (staticmethod, classmethod)):
+            # (`functools.cached_property`, a user's descriptor: what the instance reads is
+            # not what the class holds, and reading the class's would be another value)
+            raise _Unsupported(f"`.{attr}` is a {type(raw).__name__} (srcad follows "
+                               f"@property, not other descriptors)")
         return gast.copy_location(gast.Attribute(value=copy.deepcopy(o.clsexpr), attr=attr,
                                                  ctx=gast.Load()), node)
 

@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import inspect
 import textwrap
 
@@ -514,6 +515,18 @@ def _fixed_displays(fdef) -> dict:
                         isinstance(parent, gast.Subscript) and parent.value is child):
                 del found[child.id]
     return found
+
+
+def consumed_whole(fn):
+    """A user generator function as srcad normalises it (`generator`): a function returning
+    the list of its values. Generated code calls this where no gradient flows through the
+    call (it runs the user's function as written there), so a loop over it indexes a list."""
+
+    @functools.wraps(fn)
+    def values(*args, **kwargs):
+        return list(fn(*args, **kwargs))
+
+    return values
 
 
 def _source_tree(fn):

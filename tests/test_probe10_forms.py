@@ -1,0 +1,158 @@
+"""Classes of failure the sixth wild-repositories probe found (tests/corpus_probe/
+wild_repos5.py), one focused test each, against central differences; each failed before its
+fix."""
+
+from __future__ import annotations
+
+import functools
+import warnings
+
+import numpy as np
+import pytest
+
+import srcad
+from srcad.testing import numerical_grad, rel_error
+
+R = np.random.default_rng(10)
+
+
+def _check(fn, args, wrt=0, mode="source", tol=1e-6, fuse=False):
+    options = {"fuse": True} if fuse else {"mode": mode}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out, got = srcad.value_and_grad(fn, wrt=wrt, **options)(*args)
+    assert np.array_equal(np.asarray(out), np.asarray(fn(*args)))
+    want = numerical_grad(fn, args, wrt=wrt)
+    got, want = (got, want) if isinstance(wrt, tuple) else ((got,), (want,))
+    for g, w in zip(got, want):
+        assert np.all(np.isfinite(g))
+        assert rel_error(g, w) < tol
+
+
+MODES = ["source", "tape", "fuse"]
+
+
+def _run(fn, args, wrt, how, tol=1e-6):
+    _check(fn, args, wrt=wrt, mode="source" if how == "fuse" else how, fuse=how == "fuse",
+           tol=tol)
+
+
+# ---- a user generator whose arguments carry no gradient, consumed by a for loop -----------
+
+def _batches(X, y, size):
+    for start in range(0, len(X), size):
+        yield X[start:start + size], y[start:start + size]
+
+
+def _batched_loss(w, b, X, y):
+    loss = 0.0
+    for xb, yb in _batches(X, y, 3):
+        loss = loss + np.sum((xb @ w + b - yb) ** 2)
+    return loss / len(X)
+
+
+@pytest.mark.parametrize("how", MODES)
+def test_generator_of_inputs_not_differentiated(how):
+    """`for xb, yb in batches(X, y, 3)` with X, y data: the call ran the user's generator as
+    written (no gradient flows through it) and the loop took `len()` of a generator: a
+    TypeError from generated code (source and fuse)."""
+    args = (R.standard_normal(2), np.float64(0.3), R.standard_normal((8, 2)),
+            R.standard_normal(8))
+    _run(_batched_loss, args, (0, 1), how)
+
+
+def test_generator_of_inputs_not_differentiated_jvp():
+    args = (R.standard_normal(2), np.float64(0.3), R.standard_normal((8, 2)),
+            R.standard_normal(8))
+    v = R.standard_normal(2)
+    _, t = srcad.jvp(lambda w: _batched_loss(w, *args[1:]), (args[0],), (v,))
+    want = numerical_grad(_batched_loss, args) @ v
+    assert abs(t - want) < 1e-6
+
+
+# ---- numpy's safe forms: a ufunc with out= and where= ------------------------------------
+
+def _entropy_log_where(x):
+    p = x ** 2 / np.sum(x ** 2)
+    logp = np.log(p, out=np.zeros_like(p), where=p > 0)
+    return -np.sum(p * logp)
+
+
+def _entropy_nested(x):
+    p = x ** 2 / np.sum(x ** 2)
+    return -np.sum(p * np.log(p, out=np.zeros_like(p), where=p > 0))
+
+
+def _ratio_divide_where(a, b, n):
+    tot = n * b                                       # (5, 1): zero where n is
+    frac = np.divide(a, tot, out=np.zeros_like(a), where=n != 0)     # a: (5, 4)
+    return np.sum(frac ** 2) + np.sum(np.divide(1.0, tot, out=np.ones_like(tot),
+                                                where=tot != 0))
+
+
+def _x_with_zeros():
+    x = R.standard_normal(6)
+    x[[1, 4]] = 0.0
+    return x
+
+
+def _ab():
+    n = np.array([[0.0], [2.0], [1.0], [0.0], [3.0]])
+    return R.standard_normal((5, 4)), R.random((5, 1)) + 0.5, n
+
+
+@pytest.mark.parametrize("how", MODES)
+@pytest.mark.parametrize("fn", [_entropy_log_where, _entropy_nested])
+def test_log_with_out_and_where(fn, how):
+    """`np.log(p, out=np.zeros_like(p), where=p > 0)` (entropy with zero probabilities):
+    was '`log` does not take the keyword `out`'. The gradient where p = 0 is 0 (not the NaN
+    of `np.where(p > 0, np.log(p), 0)`'s 0 * inf)."""
+    _run(fn, (_x_with_zeros(),), 0, how)
+
+
+@pytest.mark.parametrize("how", MODES)
+def test_divide_with_out_and_where_broadcast(how):
+    """`np.divide(a, tot, out=np.zeros_like(a), where=tot != 0)` with the mask broadcast
+    against `a`, and a Python-float numerator: was refused ('`divide` does not take the
+    keyword `out`')."""
+    _run(_ratio_divide_where, _ab(), (0, 1), how)
+
+
+def test_where_out_second_order_and_jvp():
+    x = _x_with_zeros() + 0.5
+    v = R.standard_normal(6)
+    _, t = srcad.jvp(_entropy_log_where, (x,), (v,))
+    assert abs(t - numerical_grad(_entropy_log_where, (x,)) @ v) < 1e-6
+    g = srcad.grad(_entropy_log_where)
+    hv = srcad.jvp(g, (x,), (v,))[1]
+    fd = (g(x + 1e-5 * v) - g(x - 1e-5 * v)) / 2e-5
+    assert rel_error(hv, fd) < 1e-5
+
+
+# ---- functools.cached_property on a layer -----------------------------------------------
+
+class _WeightNorm:
+    def __init__(self, v, g):
+        self.v = v
+        self.g = g
+
+    @functools.cached_property
+    def weight(self):
+        return self.g * self.v / np.linalg.norm(self.v, axis=0, keepdims=True)
+
+
+def _cached(v, g, X):
+    layer = _WeightNorm(v, g)
+    return np.sum((X @ layer.weight) ** 2)
+
+
+def test_cached_property_is_refused_not_misread():
+    """A `functools.cached_property` read on an object built in the function: source mode
+    read the class's attribute (the descriptor itself) and reported numpy's error on it as
+    'the error comes from the user's code on these inputs'. Now refused as what it is, at
+    the construction, naming the descriptor."""
+    args = (R.standard_normal((3, 4)), R.random(4) + 0.5, R.standard_normal((5, 3)))
+    with pytest.raises(srcad.SrcadError, match="cached_property") as info:
+        srcad.grad(_cached, wrt=(0, 1))(*args)
+    assert "test_probe10_forms.py" in str(info.value)
+    assert "comes from the user's code" not in str(info.value)
