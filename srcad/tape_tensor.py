@@ -249,7 +249,7 @@ class Tensor:
 
     # x.flat (read: iterated, indexed) is np.ravel(x), x.tolist() srcad/pyfuncs.py's, as in
     # source mode (frontend/methods.py, frontend/pylevel.py)
-    flat = property(lambda self: self.tape.apply(np.ravel, (self,), {}))
+    flat = property(lambda self: self.tape.flat(self))
 
     def tolist(self):
         return self.tape.scoped(tolist)(self)

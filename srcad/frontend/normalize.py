@@ -1045,6 +1045,67 @@ def _out_keyword_as_write(pf: ParsedFunction) -> None:
         gast.fix_missing_locations(pf.tree)
 
 
+def _writes_through_views(pf: ParsedFunction) -> None:
+    """Stores through an array's attribute view, as Gaussian-process and kernel code writes
+    them: ``K.flat[::n + 1] += jitter`` (the diagonal in C order) becomes ``K[np.unravel_index(
+    np.arange(K.size)[::n + 1], K.shape)] += jitter``, a store into `K` itself by index;
+    ``D.T[:] -= x`` becomes ``D_T = D.T; D_T[:] -= x``, a store into a view of `D`, which
+    the views' aliasing follows as any other. Only where the array is a plain name."""
+    taken = {n.id for n in gast.walk(pf.tree) if isinstance(n, gast.Name)} | set(pf.params)
+    numpy_name = []
+
+    def nm(id_, ctx=None):
+        return gast.Name(id=id_, ctx=ctx or gast.Load(), annotation=None, type_comment=None)
+
+    def attr(value, a):
+        return gast.Attribute(value=value, attr=a, ctx=gast.Load())
+
+    def rewrite(st, target):
+        """The statements replacing `st`, whose target is `target`; None to keep it."""
+        if not (isinstance(target, gast.Subscript) and isinstance(target.value, gast.Attribute)
+                and isinstance(target.value.value, gast.Name)
+                and target.value.attr in ("flat", "T")):
+            return None
+        base = target.value.value.id
+        if target.value.attr == "T":
+            view = fresh(f"{base}_T", taken)
+            first = gast.copy_location(gast.Assign(
+                targets=[nm(view, gast.Store())], value=attr(nm(base), "T"),
+                type_comment=None), st)
+            target.value = nm(view)
+            return [first, st]
+        if not numpy_name:
+            numpy_name.append(fresh("numpy", taken))
+            pf.bound[numpy_name[0]] = np
+        flat = gast.Subscript(value=gast.Call(func=attr(nm(numpy_name[0]), "arange"),
+                                              args=[attr(nm(base), "size")], keywords=[]),
+                              slice=target.slice, ctx=gast.Load())
+        index = gast.Call(func=attr(nm(numpy_name[0]), "unravel_index"),
+                          args=[flat, attr(nm(base), "shape")], keywords=[])
+        target.value = nm(base)
+        target.slice = index
+        return [st]
+
+    def block(stmts):
+        res = []
+        for st in stmts:
+            for field in ("body", "orelse", "finalbody"):
+                if isinstance(getattr(st, field, None), list) and \
+                        not isinstance(st, (gast.FunctionDef, gast.ClassDef)):
+                    setattr(st, field, block(getattr(st, field)))
+            target = st.target if isinstance(st, gast.AugAssign) else \
+                st.targets[0] if isinstance(st, gast.Assign) and len(st.targets) == 1 else None
+            made = rewrite(st, target) if target is not None else None
+            res.extend(made if made is not None else [st])
+        return res
+
+    if any(isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store)
+           and isinstance(n.value, gast.Attribute) and n.value.attr in ("flat", "T")
+           for n in gast.walk(pf.tree)):
+        pf.tree.body = block(pf.tree.body)
+        gast.fix_missing_locations(pf.tree)
+
+
 def _getattr_waits_for_arguments(pf: ParsedFunction) -> None:
     """`getattr(A, name)` left by static_getattr with `name` a parameter: which attribute it
     is depends on the string the argument holds, so a transform made before any call waits
@@ -1126,6 +1187,7 @@ def _normalize(pf: ParsedFunction, root: bool = False) -> ir.Function:
                    {k: v for k, v in pf.known.items() if type(v) is str},
                    {k: v for k, v in pf.known.items() if is_user_object(v)})
     _getattr_waits_for_arguments(pf)
+    _writes_through_views(pf)  # K.flat[::n + 1] += v, D.T[:] -= x: stores into K, D
     _out_keyword_as_write(pf)  # np.exp(s, out=s) -> s[...] = np.exp(s)
     n = Normalizer(pf)
     lower_try(pf, n.taken)  # try/except/else/finally: a probe and branches (trylower.py)
