@@ -105,6 +105,10 @@ from . import runtime_poly as _poly  # (constants of srcad/ops/polynomials.py's 
 from .runtime_poly import *  # noqa: F401,F403
 from . import runtime_special as _special  # (scipy.special's functions: srcad/ops/special.py)
 from .runtime_spatial import spatial_cdist  # noqa: F401  (scipy.spatial: srcad/ops/spatial.py)
+from .runtime_scipy_linalg import (  # noqa: F401  (scipy.linalg: srcad/ops/scipy_linalg.py)
+    cho_factor_grad, cho_factor_tangent, cho_solve_grad_c, cho_solve_tangent_c, scipy_cho_factor,
+    scipy_cho_solve, scipy_cholesky, scipy_det, scipy_inv, scipy_solve, scipy_solve_triangular,
+    trans_flip, trans_is, triangle)
 from .runtime_special import *  # noqa: F401,F403
 from . import runtime_pieces as _pieces  # (tuple outputs, np.block, np.insert)
 from .runtime_pieces import *  # noqa: F401,F403
@@ -349,6 +353,9 @@ __all__ = [
     "drop_fields",
     "replace_fields",
     "spatial_cdist",
+    "cho_factor_grad", "cho_factor_tangent", "cho_solve_grad_c", "cho_solve_tangent_c",
+    "scipy_cho_factor", "scipy_cho_solve", "scipy_cholesky", "scipy_det", "scipy_inv",
+    "scipy_solve", "scipy_solve_triangular", "trans_flip", "trans_is", "triangle",
 ]
 __all__ += _pymath.__all__ + _poly.__all__ + _special.__all__ + _pieces.__all__
 __all__ += _gathers.__all__

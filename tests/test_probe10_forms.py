@@ -214,3 +214,67 @@ def test_flat_store_jvp():
     v = R.standard_normal(3)
     _, t = srcad.jvp(lambda a: _flat_of_transposed(a, w), (x,), (v,))
     assert abs(t - numerical_grad(_flat_of_transposed, (x, w)) @ v) < 1e-6
+
+
+# ---- scipy.linalg in GP / kernel code ------------------------------------------------------
+
+import scipy.linalg  # noqa: E402  (the user's import, as GP code makes it)
+
+
+def _gp_cho(theta, X, y):
+    d2 = np.sum((X[:, None, :] - X[None, :, :]) ** 2, axis=-1)
+    K = np.exp(theta[0]) * np.exp(-0.5 * d2 / np.exp(2 * theta[1])) + 0.1 * np.eye(len(X))
+    c, low = scipy.linalg.cho_factor(K, lower=True)
+    alpha = scipy.linalg.cho_solve((c, low), y)
+    return 0.5 * y @ alpha + np.sum(np.log(np.diag(c)))
+
+
+def _gp_cho_upper(A, y):
+    K = A @ A.T + np.eye(len(A))
+    c, low = scipy.linalg.cho_factor(K)            # (upper; c's lower triangle is K's)
+    return y @ scipy.linalg.cho_solve((c, low), y) + np.sum(c ** 2)
+
+
+def _tri_solves(A, B):
+    L = scipy.linalg.cholesky(A @ A.T + np.eye(3), lower=True)
+    U = scipy.linalg.cholesky(A @ A.T + 2 * np.eye(3))
+    Z = scipy.linalg.solve_triangular(L, B, lower=True)
+    W = scipy.linalg.solve_triangular(U, B[:, 0], trans="T", unit_diagonal=True)
+    return np.sum(Z ** 2) + np.sum(np.sin(W)) + np.sum(scipy.linalg.solve(L @ U, B[:, 1]))
+
+
+def _inv_det(A):
+    M = A + 3 * np.eye(3)
+    return np.sum(scipy.linalg.inv(M) ** 2) + np.log(scipy.linalg.det(M))
+
+
+@pytest.mark.parametrize("how", MODES)
+@pytest.mark.parametrize("fn,args,wrt", [
+    (_gp_cho, (np.array([0.1, -0.2]), R.standard_normal((5, 2)), R.standard_normal(5)),
+     (0, 1)),
+    (_gp_cho_upper, (R.standard_normal((4, 4)), R.standard_normal(4)), (0, 1)),
+    (_tri_solves, (R.standard_normal((3, 3)), R.standard_normal((3, 2))), (0, 1)),
+    (_inv_det, (R.standard_normal((3, 3)) * 0.5,), 0)],
+    ids=["cho_factor/cho_solve", "cho_factor-upper", "cholesky/solve_triangular", "inv/det"])
+def test_scipy_linalg(fn, args, wrt, how):
+    """scipy.linalg's cholesky, cho_factor, cho_solve, solve_triangular, solve, inv, det:
+    were refused ('`scipy.linalg.cho_factor` has no derivative rule')."""
+    _run(fn, args, wrt, how, tol=1e-5)
+
+
+def _chol_tri(A, b):
+    L = scipy.linalg.cholesky(A @ A.T + np.eye(3), lower=True)
+    return np.sum(scipy.linalg.solve_triangular(L, b, lower=True) ** 2)
+
+
+def test_scipy_linalg_second_order():
+    """cholesky and solve_triangular's rules are numpy and scipy rows: a Hessian-vector
+    product works; cho_factor / cho_solve's helpers have no row: refused, never zeros."""
+    A, b, V = R.standard_normal((3, 3)), R.standard_normal(3), R.standard_normal((3, 3))
+    g = srcad.grad(_chol_tri)
+    hv = srcad.jvp(lambda a: g(a, b), (A,), (V,))[1]
+    fd = (g(A + 1e-5 * V, b) - g(A - 1e-5 * V, b)) / 2e-5
+    assert rel_error(hv, fd) < 1e-5
+    theta, X, y = np.array([0.1, -0.2]), R.standard_normal((4, 2)), R.standard_normal(4)
+    with pytest.raises(srcad.SrcadError):
+        srcad.grad(srcad.grad(_gp_cho))(theta, X, y)

@@ -261,6 +261,25 @@ class _Lowerer:
         """Names assigned only dicts the function makes (``{}``, ``{k: v}``, a comprehension,
         ``dict(...)``): their ``setdefault`` / ``update`` / iteration are rewritten as writes
         and reads by key (runtime.setitem makes a new dict each time)."""
+        stored = {n.id for n in gast.walk(self.pf.tree) if isinstance(n, gast.Name)
+                  and isinstance(n.ctx, gast.Store)}
+        # parameters the call gives dicts, never rebound: `r = params.copy()` copies a dict
+        given = {p for p in self.params if (p,) in self.pf.dict_paths and p not in stored}
+
+        def copied(v) -> bool:  # (`d.copy()` of a dict argument or of one made here)
+            return isinstance(v, gast.Call) and isinstance(v.func, gast.Attribute) and \
+                v.func.attr == "copy" and not v.args and not v.keywords and \
+                isinstance(v.func.value, gast.Name) and v.func.value.id in given
+
+        while True:
+            made = self._made_dicts(copied)
+            if not made - given:
+                return made
+            given |= made
+            if self._made_dicts(copied) == made:
+                return made
+
+    def _made_dicts(self, copied) -> set:
         made, other = set(), set()
         for node in gast.walk(self.pf.tree):
             if isinstance(node, gast.Assign):
@@ -271,7 +290,7 @@ class _Lowerer:
                             fresh_dict = t is n and (isinstance(v, (gast.Dict, gast.DictComp)) or (
                                 isinstance(v, gast.Call) and isinstance(v.func, gast.Name)
                                 and ((v.func.id == "dict" and self.builtin(v.func, "dict"))
-                                     or v.func.id == DICT_COPY)))
+                                     or v.func.id == DICT_COPY)) or copied(v))
                             (made if fresh_dict else other).add(n.id)
             elif isinstance(node, (gast.For, gast.AugAssign, gast.AnnAssign)):
                 other.update(n.id for n in gast.walk(node.target) if isinstance(n, gast.Name))

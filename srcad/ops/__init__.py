@@ -16,6 +16,7 @@ from . import (  # noqa: F401  (registers rows)
     python_rows,
     reductions,
     runtime_ops,
+    scipy_linalg,
     shape,
     signal,
     spatial,
