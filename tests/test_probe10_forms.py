@@ -25,7 +25,8 @@ def _check(fn, args, wrt=0, mode="source", tol=1e-6, fuse=False):
     want = numerical_grad(fn, args, wrt=wrt)
     got, want = (got, want) if isinstance(wrt, tuple) else ((got,), (want,))
     for g, w in zip(got, want):
-        assert np.all(np.isfinite(g))
+        for leaf in (g.values() if isinstance(g, dict) else (g,)):
+            assert np.all(np.isfinite(leaf))
         assert rel_error(g, w) < tol
 
 
@@ -278,3 +279,55 @@ def test_scipy_linalg_second_order():
     theta, X, y = np.array([0.1, -0.2]), R.standard_normal((4, 2)), R.standard_normal(4)
     with pytest.raises(srcad.SrcadError):
         srcad.grad(srcad.grad(_gp_cho))(theta, X, y)
+
+
+# ---- dicts: d.pop(key, default) of **kwargs, d.copy() then .update() ----------------------
+
+def _pop_kwargs(W, X, **kwargs):
+    scale = kwargs.pop("scale", 1.0)
+    shift = kwargs.pop("shift")
+    kwargs.pop("unused", None)
+    h = np.tanh(X @ W * scale + shift)
+    return np.sum(h ** 2) + len(kwargs)
+
+
+def _pop_made_dict(W, X):
+    p = {"W": W, "b": np.ones(W.shape[1]), "s": 2.0}
+    b = p.pop("b")
+    s = p.pop("s", 1.0)
+    p.pop("missing", 0.0)
+    return np.sum((X @ p["W"] + b) ** 2) * s + len(p)
+
+
+def _copy_update(params, X):
+    p = params.copy()
+    p.update(W=np.tanh(params["W"]))
+    q = {"a": X, "b": 2 * X}
+    r = q.copy()
+    r.update({"b": params["b"] ** 2})
+    return np.sum((r["a"] @ p["W"] + r["b"]) ** 2) + np.sum(params["W"] * q["b"][0, 0])
+
+
+@pytest.mark.parametrize("how", MODES)
+def test_kwargs_pop_with_default(how):
+    """`scale = kwargs.pop("scale", 1.0)`: was '`pop` takes at most 1 positional arguments
+    in srcad (stack)' (read as a list's pop)."""
+    W, X = R.standard_normal((3, 2)), R.standard_normal((4, 3))
+    _run(lambda W, X: _pop_kwargs(W, X, shift=0.5, scale=0.7, other=1), (W, X), 0, how)
+    _run(lambda W, X: _pop_kwargs(W, X, shift=W[0, 0]), (W, X), 0, how)
+    _run(_pop_made_dict, (W, X), 0, how)
+
+
+def test_kwargs_pop_missing_key_is_pythons_key_error():
+    W, X = R.standard_normal((3, 2)), R.standard_normal((4, 3))
+    with pytest.raises(KeyError):
+        srcad.grad(lambda W, X: _pop_kwargs(W, X, scale=0.7))(W, X)
+
+
+@pytest.mark.parametrize("how", MODES)
+def test_dict_copy_then_update(how):
+    """`p = params.copy(); p.update(W=...)` of a dict argument, `r = q.copy(); r.update({...})`
+    of one the function made: were refused ('`.update()` changes a list or dict in place that
+    srcad holds as a value here')."""
+    params = {"W": R.standard_normal((3, 2)), "b": R.standard_normal(2)}
+    _run(_copy_update, (params, R.standard_normal((4, 3))), 0, how)
