@@ -392,6 +392,7 @@ NO_TORCH_TWIN = {
     "rollaxis": "torch._numpy's rollaxis reshapes where it should transpose",
     "select": "torch._numpy has no select",
     "interp": "torch has no interp (piecewise linear: checked against differences and vjp)",
+    "logaddexp_reduce": "torch._numpy's logaddexp has no ufunc methods",
     **{r: "scipy.linalg's (srcad/ops/scipy_linalg.py): torch._numpy runs no scipy"
        for r in ("scipy_cholesky", "scipy_solve_triangular", "scipy_cho_factor",
                  "scipy_cho_solve", "scipy_solve", "scipy_inv", "scipy_det", "triangle")},

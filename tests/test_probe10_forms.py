@@ -331,3 +331,18 @@ def test_dict_copy_then_update(how):
     srcad holds as a value here')."""
     params = {"W": R.standard_normal((3, 2)), "b": R.standard_normal(2)}
     _run(_copy_update, (params, R.standard_normal((4, 3))), 0, how)
+
+
+# ---- np.logaddexp.reduce -------------------------------------------------------------------
+
+def _lse_reduce(W, S):
+    z = S @ W
+    return np.sum(np.logaddexp.reduce(z, axis=1)) - np.sum(z[:, 0]) \
+        + np.sum(np.logaddexp.reduce(z, keepdims=True) ** 2)
+
+
+@pytest.mark.parametrize("how", MODES)
+def test_logaddexp_reduce(how):
+    """`np.logaddexp.reduce(S @ W, axis=1)` (log-sum-exp as a ufunc method): was refused
+    ('`np.logaddexp.reduce` has no derivative rule')."""
+    _run(_lse_reduce, (R.standard_normal((3, 4)), R.standard_normal((5, 3))), 0, how)

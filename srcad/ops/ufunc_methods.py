@@ -1,5 +1,6 @@
 """The ufunc methods people write as reductions and products: ``np.add.reduce``,
-``np.multiply.reduce``, ``np.maximum.reduce``, ``np.minimum.reduce``, ``np.add.accumulate``,
+``np.multiply.reduce``, ``np.maximum.reduce``, ``np.minimum.reduce``, ``np.logaddexp.reduce``
+(log-sum-exp), ``np.add.accumulate``,
 ``np.multiply.accumulate`` and ``np.add.outer``, ``np.subtract.outer``,
 ``np.multiply.outer``.
 
@@ -51,6 +52,10 @@ def minimum_reduce(a, axis=0, keepdims=False):
     return np.minimum.reduce(a, axis=axis, keepdims=keepdims)
 
 
+def logaddexp_reduce(a, axis=0, keepdims=False):
+    return np.logaddexp.reduce(a, axis=axis, keepdims=keepdims)
+
+
 def add_accumulate(array, axis=0):
     return np.add.accumulate(array, axis=axis)
 
@@ -100,6 +105,18 @@ for _u, _fn in (("maximum", maximum_reduce), ("minimum", minimum_reduce)):
         test_cases=_reduce_cases(_u)), getattr(np, _u), "reduce")
     defjvp(_fn, lambda g, out, a, axis=0, keepdims=False:
            extremum_jvp(g, out, a, axis, keepdims))
+ufunc_method(defvjp(
+    logaddexp_reduce,
+    lambda g, out, a, axis=0, keepdims=False: unreduce(g, a, axis, keepdims)
+    * np.exp(a - unreduce(out, a, axis, keepdims)),
+    name="logaddexp_reduce", spelling="np.logaddexp.reduce(a, axis, keepdims)", family=_F,
+    derivation="log sum exp along axis 0 by default (numpy pairs the terms): da = g "
+    "exp(a - out), the softmax of a along the axis",
+    test_cases=_reduce_cases("logaddexp")), np.logaddexp, "reduce")
+defjvp(logaddexp_reduce,
+       lambda g, out, a, axis=0, keepdims=False:
+           np.sum(g * np.exp(a - unreduce(out, a, axis, keepdims)), axis=axis,
+                  keepdims=keepdims))
 _ACC = (("a", (3, 4)), ("a, 1", _T), ("a, axis=-1", _T), ("a", (5,)))
 ufunc_method(defvjp(
     add_accumulate, lambda g, out, array, axis=0: cumsum_grad(g, array, axis),
