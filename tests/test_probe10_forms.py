@@ -346,3 +346,60 @@ def test_logaddexp_reduce(how):
     """`np.logaddexp.reduce(S @ W, axis=1)` (log-sum-exp as a ufunc method): was refused
     ('`np.logaddexp.reduce` has no derivative rule')."""
     _run(_lse_reduce, (R.standard_normal((3, 4)), R.standard_normal((5, 3))), 0, how)
+
+
+# ---- match statements -----------------------------------------------------------------------
+
+def _act(z, kind):
+    match kind:
+        case "relu":
+            return np.maximum(z, 0.0)
+        case "gelu" | "gelu_tanh":
+            return 0.5 * z * (1 + np.tanh(0.7978845608 * (z + 0.044715 * z ** 3)))
+        case None:
+            return z
+        case _:
+            return np.tanh(z)
+
+
+def _scale_of(cfg, z):
+    match cfg["mode"].lower():
+        case "double" if np.sum(z) > -100:
+            s = 2.0
+        case other:
+            s = float(len(other))
+    return s
+
+
+def _match_net(W1, W2, X, kinds=("gelu", "relu", None, "other")):
+    h = X @ W1
+    for k in kinds:
+        h = _act(h, k)
+    out = h @ W2
+    match out.shape:
+        case (n, 2):
+            pass
+    return np.sum(out ** 2) * _scale_of({"mode": "Double"}, out)
+
+
+def _match_plain(W1, W2, X):
+    h = _act(X @ W1, "gelu_tanh")
+    total = 0.0
+    for k in ("relu", "swish"):
+        total = total + np.sum(_act(h @ W2, k) ** 2) * _scale_of({"mode": "abc"}, h)
+    return total
+
+
+@pytest.mark.parametrize("how", MODES)
+def test_match_statement(how):
+    """`match kind: case "relu": ... case "gelu" | "gelu_tanh": ... case None: ... case _:`
+    with guards and a capture: was 'srcad does not support a `match` statement'."""
+    args = (R.standard_normal((3, 4)), R.standard_normal((4, 2)), R.standard_normal((5, 3)))
+    _run(_match_plain, args, (0, 1), how)
+
+
+def test_match_with_a_sequence_pattern_is_refused_at_its_line():
+    args = (R.standard_normal((3, 4)), R.standard_normal((4, 2)), R.standard_normal((5, 3)))
+    with pytest.raises(srcad.SrcadError, match="pattern") as info:
+        srcad.grad(_match_net)(*args)
+    assert "test_probe10_forms.py" in str(info.value)
