@@ -403,3 +403,38 @@ def test_match_with_a_sequence_pattern_is_refused_at_its_line():
     with pytest.raises(srcad.SrcadError, match="pattern") as info:
         srcad.grad(_match_net)(*args)
     assert "test_probe10_forms.py" in str(info.value)
+
+
+# ---- parameters in a types.SimpleNamespace ------------------------------------------------
+
+import types  # noqa: E402
+from types import SimpleNamespace  # noqa: E402
+
+
+def _namespace(W, b, X, y):
+    p = SimpleNamespace(W=W, b=b, l2=1e-2)
+    cfg = types.SimpleNamespace(depth=2)
+    h = X
+    for _ in range(cfg.depth):
+        h = np.tanh(h @ p.W + p.b)
+    return np.mean((h[:, 0] - y) ** 2) + p.l2 * np.sum(p.W ** 2)
+
+
+def _namespace_store(W, X):
+    p = SimpleNamespace(W=W, scale=2.0)
+    p.scale = 3.0
+    return np.sum((X @ p.W) ** 2) * p.scale
+
+
+@pytest.mark.parametrize("how", MODES)
+def test_simple_namespace_of_parameters(how):
+    """`p = SimpleNamespace(W=W, b=b, l2=1e-2)` read by attribute: was '`SimpleNamespace`
+    has no derivative rule'. It is read as a namedtuple of its keywords."""
+    args = (R.standard_normal((3, 3)), R.standard_normal(3), R.standard_normal((5, 3)),
+            R.standard_normal(5))
+    _run(_namespace, args, (0, 1), how)
+
+
+def test_simple_namespace_attribute_store_is_refused():
+    with pytest.raises(srcad.SrcadError):
+        srcad.grad(_namespace_store)(R.standard_normal((3, 3)), R.standard_normal((4, 3)))
