@@ -23,7 +23,7 @@ from .gradtree import _ZERO, GradTree, _slot, _Zero, pieces_tree, zeros_grad  # 
 from .runtime_arrays import _dtype, _shape, rebroadcast, unbroadcast  # noqa: F401  (written once there)
 from .runtime_arrays import (  # noqa: F401  (the array ops' helpers)
     asarray_like, unasarray,
-    concatenate_pieces, cumprod_grad, cumprod_grad2, cumprod_jvp, cumprod_jvp2, diag_grad, flatten, hsplit_axis, join_pieces,
+    concatenate_pieces, running_extremum_grad, running_extremum_jvp, cumprod_grad, cumprod_grad2, cumprod_jvp, cumprod_jvp2, diag_grad, flatten, hsplit_axis, join_pieces,
     opposite, pad_tangent, pad_value_grad, permute_like, place_appended, prod_others_jvp, rolled_to,
     select_default_grad, select_default_jvp, select_pieces, sort_like, stack_pieces, unappend, undiagonal, undiff, rediff,
     unjoin, unpad, unpermute, unrepeat, unselect, unsort, unsplit, unsupported_derivative,
@@ -171,6 +171,8 @@ __all__ = [
     "unasarray",
     "concatenate_pieces",
     "cumprod_grad",
+    "running_extremum_grad",
+    "running_extremum_jvp",
     "cumprod_grad2",
     "cumprod_jvp2",
     "cumprod_jvp",

@@ -73,9 +73,6 @@ XFAILS = {
     "wild_repos5.cached_property_weight":
         "functools.cached_property on a layer: objects.py follows @property only (refused "
         "at the construction, naming the descriptor; it was read off the class before)",
-    "wild_repos5.ufunc_methods":
-        "np.maximum.accumulate (a running maximum) has no row (np.logaddexp.reduce, "
-        "np.subtract.outer and np.multiply.outer in the same program have)",
     "wild_repos5.fft_convolution":
         "np.fft.rfft / irfft: complex values are out of srcad's scope (the census)",
     "wild_repos5.forward_kwargs":

@@ -393,6 +393,8 @@ NO_TORCH_TWIN = {
     "select": "torch._numpy has no select",
     "interp": "torch has no interp (piecewise linear: checked against differences and vjp)",
     "logaddexp_reduce": "torch._numpy's logaddexp has no ufunc methods",
+    "maximum_accumulate": "torch._numpy's maximum has no ufunc methods",
+    "minimum_accumulate": "torch._numpy's minimum has no ufunc methods",
     **{r: "scipy.linalg's (srcad/ops/scipy_linalg.py): torch._numpy runs no scipy"
        for r in ("scipy_cholesky", "scipy_solve_triangular", "scipy_cho_factor",
                  "scipy_cho_solve", "scipy_solve", "scipy_inv", "scipy_det", "triangle")},

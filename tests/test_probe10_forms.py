@@ -438,3 +438,30 @@ def test_simple_namespace_of_parameters(how):
 def test_simple_namespace_attribute_store_is_refused():
     with pytest.raises(srcad.SrcadError):
         srcad.grad(_namespace_store)(R.standard_normal((3, 3)), R.standard_normal((4, 3)))
+
+
+# ---- np.maximum.accumulate / np.minimum.accumulate ------------------------------------------
+
+def _drawdown(x, W):
+    wealth = np.cumsum(x)
+    peak = np.maximum.accumulate(wealth)
+    low = np.minimum.accumulate(np.tanh(W), axis=1)
+    return np.sum((peak - wealth) ** 2) + np.sum(low ** 2) + np.sum(np.maximum.accumulate(
+        np.array([x[0], x[0], x[1]])))
+
+
+@pytest.mark.parametrize("how", MODES)
+def test_running_extremum(how):
+    """`np.maximum.accumulate(np.cumsum(x))` (a running peak; ties where the peak holds,
+    split as np.maximum's rule): was refused ('`np.maximum.accumulate` has no derivative
+    rule')."""
+    _run(_drawdown, (R.standard_normal(7), R.standard_normal((3, 5))), (0, 1), how)
+
+
+def test_running_extremum_second_order():
+    x, v = R.standard_normal(6), R.standard_normal(6)
+    f = lambda x: np.sum(np.maximum.accumulate(x * x) ** 2)  # noqa: E731
+    g = srcad.grad(f)
+    hv = srcad.jvp(g, (x,), (v,))[1]
+    fd = (g(x + 1e-5 * v) - g(x - 1e-5 * v)) / 2e-5
+    assert rel_error(hv, fd) < 1e-5

@@ -1,7 +1,7 @@
 """The ufunc methods people write as reductions and products: ``np.add.reduce``,
 ``np.multiply.reduce``, ``np.maximum.reduce``, ``np.minimum.reduce``, ``np.logaddexp.reduce``
 (log-sum-exp), ``np.add.accumulate``,
-``np.multiply.accumulate`` and ``np.add.outer``, ``np.subtract.outer``,
+``np.multiply.accumulate``, ``np.maximum.accumulate``, ``np.minimum.accumulate`` and ``np.add.outer``, ``np.subtract.outer``,
 ``np.multiply.outer``.
 
 Each is the row of the function it equals, with numpy's defaults for the method (a ufunc's
@@ -28,6 +28,8 @@ from ..runtime import (
     outer_axes,
     outer_shape,
     prod_grad,
+    running_extremum_grad,
+    running_extremum_jvp,
     unreduce,
 )
 from .table import Param, defjvp, defnondiff, defvjp, ufunc_method
@@ -62,6 +64,14 @@ def add_accumulate(array, axis=0):
 
 def multiply_accumulate(array, axis=0):
     return np.multiply.accumulate(array, axis=axis)
+
+
+def maximum_accumulate(array, axis=0):
+    return np.maximum.accumulate(array, axis=axis)
+
+
+def minimum_accumulate(array, axis=0):
+    return np.minimum.accumulate(array, axis=axis)
 
 
 def add_outer(a, b):
@@ -131,6 +141,27 @@ ufunc_method(defvjp(
     test_cases=tuple((f"np.multiply.accumulate({a})", [s]) for a, s in _ACC)),
     np.multiply, "accumulate")
 defjvp(multiply_accumulate, lambda g, out, array, axis=0: cumprod_jvp(g, array, axis))
+
+_RUN = "the running {0}: each step's g to the item that is the {0} there (ties split " \
+    "evenly, as np.{1}), a backward recurrence"
+ufunc_method(defvjp(
+    maximum_accumulate,
+    lambda g, out, array, axis=0: running_extremum_grad(g, out, array, axis, True),
+    name="maximum_accumulate", spelling="np.maximum.accumulate(array, axis)", family=_F,
+    derivation=_RUN.format("maximum", "maximum"),
+    test_cases=tuple((f"np.maximum.accumulate({a})", [s]) for a, s in _ACC)),
+    np.maximum, "accumulate")
+defjvp(maximum_accumulate,
+       lambda g, out, array, axis=0: running_extremum_jvp(g, out, array, axis, True))
+ufunc_method(defvjp(
+    minimum_accumulate,
+    lambda g, out, array, axis=0: running_extremum_grad(g, out, array, axis, False),
+    name="minimum_accumulate", spelling="np.minimum.accumulate(array, axis)", family=_F,
+    derivation=_RUN.format("minimum", "minimum"),
+    test_cases=tuple((f"np.minimum.accumulate({a})", [s]) for a, s in _ACC)),
+    np.minimum, "accumulate")
+defjvp(minimum_accumulate,
+       lambda g, out, array, axis=0: running_extremum_jvp(g, out, array, axis, False))
 
 _OUTER = ([(3,), (4,)], [(2, 3), (4,)], [(3,), (2, 2)], [(), (3,)], [(2,), ()])
 
