@@ -58,10 +58,6 @@ XFAILS = {
         "a dict subclass with `__getattr__ = dict.__getitem__` / `__setattr__ = "
         "dict.__setitem__` written by attribute (`net.act = np.tanh`): 'assignment to an "
         "attribute of an expression'",
-    "wild_repos5.namedtuple_layers":
-        "a typing.NamedTuple layer with a `__call__` method, kept in a list and called "
-        "(`layer(h)`): srcad reads a namedtuple as a pytree of fields, not as an object "
-        "whose methods it follows ('`layer` has no derivative rule')",
     "wild_repos5.global_counter":
         "`nonlocal total` in a nested helper that accumulates into the enclosing "
         "function's local: closures.py lifts nested defs with their free variables as "

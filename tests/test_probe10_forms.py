@@ -465,3 +465,38 @@ def test_running_extremum_second_order():
     hv = srcad.jvp(g, (x,), (v,))[1]
     fd = (g(x + 1e-5 * v) - g(x - 1e-5 * v)) / 2e-5
     assert rel_error(hv, fd) < 1e-5
+
+
+# ---- typing.NamedTuple layers with methods --------------------------------------------------
+
+from typing import NamedTuple  # noqa: E402
+
+
+class _DenseNT(NamedTuple):
+    W: np.ndarray
+    b: np.ndarray
+    scale: float = 1.0
+
+    def __call__(self, x):
+        return (x @ self.W + self.b) * self.scale
+
+    def forward(self, x):
+        return np.tanh(self(x))
+
+
+def _nt_layers(W1, b1, W2, b2, X):
+    layers = [_DenseNT(W1, b1), _DenseNT(W=W2, b=b2, scale=0.5)]
+    h = X
+    for i, layer in enumerate(layers):
+        h = layer.forward(h) if i < len(layers) - 1 else layer(h)
+    return np.mean(h ** 2) + np.sum(layers[0].W ** 2) * 1e-2
+
+
+@pytest.mark.parametrize("how", MODES)
+def test_namedtuple_layers_with_methods(how):
+    """`class Dense(NamedTuple)` with `__call__` / `forward`, built in the function and
+    called (`layer(h)`): was '`layer` has no derivative rule'. A namedtuple type with methods
+    of the user's is followed as an object whose fields are its attributes."""
+    args = (R.standard_normal((3, 4)), R.standard_normal(4), R.standard_normal((4, 2)),
+            R.standard_normal(2), R.standard_normal((5, 3)))
+    _run(_nt_layers, args, (0, 1, 2, 3), how)

@@ -81,7 +81,7 @@ from ..runtime_python import list_concat
 from . import guards
 from .attrstate import (DICT_COPY, _may_read_before_store, container_aliases, dict_update,
                         kept_store, own_change)
-from .opaque import NOT_FOLLOWED, is_user_object, library_file
+from .opaque import NOT_FOLLOWED, is_namedtuple_type, is_user_object, library_file
 from .parse import UNRESOLVED, _star_as_tuple, parse_function
 
 _SUBSTITUTE_CLASSES = tuple(CLASS_SUBSTITUTES.values())
@@ -195,12 +195,45 @@ def _is_user_class(obj, globals_) -> bool:
         return False
     if getattr(obj, "__abstractmethods__", None):  # (Python refuses to make one)
         return False
+    method_tuple = _namedtuple_with_methods(obj)
     for bad in ("__new__", "__getattr__", "__getattribute__", "__setattr__", "__init_subclass__"):
         owner, _ = _lookup(obj, bad)
-        if owner is not None and owner is not object:
+        if owner is not None and owner is not object and not method_tuple or (
+                method_tuple and owner not in (None, object, tuple) and not (
+                    bad == "__new__" and  # (the one namedtuple wrote)
+                    getattr(getattr(owner.__new__, "__code__", None), "co_filename",
+                            "").startswith("<"))):
             return False
     owner, init = _lookup(obj, "__init__")
     return owner is object or _user_function(init, globals_) or _dataclass_init(obj)
+
+
+def _namedtuple_with_methods(cls) -> bool:
+    """A namedtuple type (``class Dense(NamedTuple)`` with fields) whose class body defines
+    methods of the user's (``__call__``, ``forward``): built in the function, it is an object
+    whose fields are its attributes, as a dataclass's are (a namedtuple without methods stays
+    a pytree of fields, calls.py)."""
+    if not is_namedtuple_type(cls):
+        return False
+    return any(isinstance(v, types.FunctionType) and is_user_object(v)
+               and not v.__code__.co_filename.startswith("<")
+               for klass in cls.__mro__ if klass not in (tuple, object)
+               for v in vars(klass).values())
+
+
+def _namedtuple_fields(cls, bind) -> list:
+    """A namedtuple's fields as `_fields` gives a dataclass's: [(name, default AST or
+    None)]."""
+    out = []
+    defaults = getattr(cls, "_field_defaults", {})
+    for name in cls._fields:
+        if name not in defaults:
+            out.append((name, None))
+            continue
+        d = defaults[name]
+        out.append((name, gast.Constant(value=d, kind=None) if d is None or
+                    type(d) in (int, float, bool, str) else _name(bind(d, f"{name}_default"))))
+    return out
 
 
 def _dataclass_init(cls) -> bool:
@@ -2102,7 +2135,8 @@ class _Rewriter:
             raise _Unsupported("an object built inside a lazily evaluated expression")
         args = [self.expr(a) for a in e.args]
         kwargs = [(k.arg, self.expr(k.value)) for k in e.keywords]
-        fields = _fields(cls, self.o.bind) if _dataclass_init(cls) else None
+        fields = _fields(cls, self.o.bind) if _dataclass_init(cls) else \
+            _namedtuple_fields(cls, self.o.bind) if _namedtuple_with_methods(cls) else None
         attrs = _state_attrs(cls)
         if fields is not None:
             attrs = tuple(n for n, _ in fields) + tuple(a for a in attrs
