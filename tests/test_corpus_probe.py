@@ -66,9 +66,6 @@ XFAILS = {
         "a Tensor wrapper class whose dunders build `Tensor(other)` in a conditional "
         "expression (`other if isinstance(other, Tensor) else Tensor(other)`): objects.py "
         "refuses an object built inside a lazily evaluated expression",
-    "wild_repos5.cached_property_weight":
-        "functools.cached_property on a layer: objects.py follows @property only (refused "
-        "at the construction, naming the descriptor; it was read off the class before)",
     "wild_repos5.fft_convolution":
         "np.fft.rfft / irfft: complex values are out of srcad's scope (the census)",
     "wild_repos5.forward_kwargs":

@@ -296,13 +296,17 @@ def _state_attrs(cls) -> tuple:
                                 and t.value.id == me and t.attr not in found and not \
                                 isinstance(inspect.getattr_static(cls, t.attr, None), property):
                             found.append(t.attr)  # (`self.w = w` of a property: its setter)
+        for name, raw in vars(klass).items():  # (a cached value lives in the instance)
+            if isinstance(raw, functools.cached_property) and name not in found:
+                found.append(name)
     return tuple(found)
 
 
 def _functions_of(raw) -> list:
     """The user functions a class attribute holds: a function, or a property's getter and
     setter."""
-    fns = [raw.fget, raw.fset] if isinstance(raw, property) else [raw]
+    fns = [raw.fget, raw.fset] if isinstance(raw, property) else \
+        [raw.func] if isinstance(raw, functools.cached_property) else [raw]
     return [f for f in fns if isinstance(f, types.FunctionType)]
 
 
@@ -1698,6 +1702,9 @@ class _Rewriter:
     def attribute(self, o: VObj, attr: str, node):
         if attr in o.objects:
             return o.objects[attr]
+        if attr in o.attrs and attr not in o.surely and isinstance(
+                _lookup(o.cls, attr)[1], functools.cached_property):
+            return self.cached_read(o, attr, node)
         if attr in o.funcs and not self.in_def:
             return gast.copy_location(self._func_ref(o.funcs[attr], attr), node)
         if attr in o.consts and not self.in_def:
@@ -1725,6 +1732,24 @@ class _Rewriter:
                                f"@property, not other descriptors)")
         return gast.copy_location(gast.Attribute(value=copy.deepcopy(o.clsexpr), attr=attr,
                                                  ctx=gast.Load()), node)
+
+    def cached_read(self, o: VObj, attr: str, node):
+        """The first read of a `functools.cached_property`: its getter runs and the value is
+        stored on the instance (`o.attr = getter(o)`), as Python caches it; later reads read
+        the stored value. Refused where that first read may or may not run (a branch, a loop
+        not unrolled, a lazily evaluated expression) or was stored in one."""
+        if attr in o.maybe or self.nested or self.outer_nested or self.in_def or \
+                self.no_hoist:
+            raise _Unsupported(f"the cached_property `.{attr}` first read where it may not run")
+        owner, raw = _lookup(o.cls, attr)
+        guards.note_attr(o.cls, attr, raw)
+        value = self.specialise(raw.func, o, owner, [], [], node)
+        name = self.scope.local(o, attr)
+        self.pre.append(_assign([_name(name, store=True)], value, node))
+        self.scope.stored.add((id(o), attr))
+        o.maybe.add(attr)
+        o.surely.add(attr)
+        return gast.copy_location(_name(name), node)
 
     def call(self, e):
         self.calls.append(set(self.read_now))  # (what the statement read before this call)
@@ -2151,7 +2176,9 @@ class _Rewriter:
         for attr in o.attrs:
             name = self.scope.local(o, attr, prefix)
             self.scope.stored.add((id(o), attr))
-            if hasattr(cls, attr):  # (an instance attribute shadowing a class attribute)
+            if hasattr(cls, attr) and not isinstance(inspect.getattr_static(cls, attr, None),
+                                                     functools.cached_property):
+                # (an instance attribute shadowing a class attribute)
                 value = gast.Attribute(value=copy.deepcopy(o.clsexpr), attr=attr,
                                        ctx=gast.Load())
             else:
