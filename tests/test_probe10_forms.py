@@ -532,3 +532,40 @@ def test_namedtuple_layers_with_methods(how):
     args = (R.standard_normal((3, 4)), R.standard_normal(4), R.standard_normal((4, 2)),
             R.standard_normal(2), R.standard_normal((5, 3)))
     _run(_nt_layers, args, (0, 1, 2, 3), how)
+
+
+# ---- layers whose base class keeps a registry through __init_subclass__ ----------------------
+
+class _Registered:
+    registry: dict = {}
+
+    def __init_subclass__(cls, key=None, **kw):
+        super().__init_subclass__(**kw)
+        _Registered.registry[key or cls.__name__.lower()] = cls
+
+
+class _TanhLayer(_Registered, key="tanh"):
+    def __call__(self, x):
+        return np.tanh(x)
+
+
+class _SquareLayer(_Registered):
+    def __init__(self, scale=1.0):
+        self.scale = scale
+
+    def __call__(self, x):
+        return self.scale * x * x
+
+
+def _registered_layers(W, X):
+    h = _TanhLayer()(X @ W)
+    sq = _SquareLayer(0.5)
+    return np.sum(sq(h)) + np.sum(_Registered.registry["tanh"]()(h))
+
+
+@pytest.mark.parametrize("how", MODES)
+def test_objects_of_a_class_with_init_subclass(how):
+    """Layers built from classes whose base defines `__init_subclass__` (a plugin
+    registry): were not followed as objects ('the result of a call has no derivative rule');
+    `__init_subclass__` runs when a class is made, not when an instance is."""
+    _run(_registered_layers, (R.standard_normal((3, 2)), R.standard_normal((4, 3))), 0, how)

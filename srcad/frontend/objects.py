@@ -196,7 +196,7 @@ def _is_user_class(obj, globals_) -> bool:
     if getattr(obj, "__abstractmethods__", None):  # (Python refuses to make one)
         return False
     method_tuple = _namedtuple_with_methods(obj)
-    for bad in ("__new__", "__getattr__", "__getattribute__", "__setattr__", "__init_subclass__"):
+    for bad in ("__new__", "__getattr__", "__getattribute__", "__setattr__"):
         owner, _ = _lookup(obj, bad)
         if owner is not None and owner is not object and not method_tuple or (
                 method_tuple and owner not in (None, object, tuple) and not (
