@@ -73,9 +73,11 @@ XFAILS = {
         "'elu')]`): the key is a run-time value, so the callable is unknown ('`act` has no "
         "derivative rule'); a parameter with a string default works",
     "wild_repos5.init_subclass_registry":
-        "a class registry filled by `__init_subclass__`, the layer instantiated and called "
-        "in one expression (`Layer.registry[name]()(h)`): 'the result of a call has no "
-        "derivative rule'",
+        "a class looked up in a registry by a loop variable and called at once "
+        "(`for name in spec: h = Layer.registry[name]()(h)`): the loop over names is not "
+        "unrolled, so the class is a run-time value ('the result of a call has no "
+        "derivative rule'); the classes themselves are followed since __init_subclass__ no "
+        "longer stops objects.py (tests/test_probe10_forms.py)",
     "wild_repos5.getattr_delegation":
         "a Params object whose `__getattr__` reads `self._arrays[name]` (a **kwargs dict "
         "kept in __init__): objects.py does not follow `__getattr__`",
