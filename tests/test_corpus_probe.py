@@ -78,9 +78,6 @@ XFAILS = {
         "unrolled, so the class is a run-time value ('the result of a call has no "
         "derivative rule'); the classes themselves are followed since __init_subclass__ no "
         "longer stops objects.py (tests/test_probe10_forms.py)",
-    "wild_repos5.getattr_delegation":
-        "a Params object whose `__getattr__` reads `self._arrays[name]` (a **kwargs dict "
-        "kept in __init__): objects.py does not follow `__getattr__`",
     "wild_repos5.nanmean_targets":
         "np.nanmean / np.nansum over residuals with NaN targets: the gradient is NaN (0 "
         "cotangent times the NaN residual in the square's and abs's rules), as torch and "

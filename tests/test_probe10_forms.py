@@ -569,3 +569,62 @@ def test_objects_of_a_class_with_init_subclass(how):
     registry): were not followed as objects ('the result of a call has no derivative rule');
     `__init_subclass__` runs when a class is made, not when an instance is."""
     _run(_registered_layers, (R.standard_normal((3, 2)), R.standard_normal((4, 3))), 0, how)
+
+
+# ---- attribute delegation through __getattr__ ----------------------------------------------
+
+class _Params:
+    def __init__(self, **arrays):
+        self._arrays = arrays
+
+    def __getattr__(self, name):
+        try:
+            return self._arrays[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+class _Dense:
+    def __init__(self, W):
+        self.W = W
+
+    def __call__(self, x):
+        return np.tanh(x @ self.W)
+
+
+class _Wrapped:
+    def __init__(self, inner, scale):
+        self.inner = inner
+        self.scale = scale
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def __call__(self, x):
+        return self.scale * self.inner(x)
+
+
+def _delegating(W, b, X):
+    p = _Params(W=W, b=b)
+    m = _Wrapped(_Dense(p.W), 2.0)
+    return np.sum(np.tanh(X @ p.W + p.b) ** 2) + np.sum(m(X) ** 2) + np.sum(m.W) * m.scale
+
+
+def _missing(W, b, X):
+    return np.sum(_Params(W=W).b)
+
+
+@pytest.mark.parametrize("how", MODES)
+def test_getattr_delegation(how):
+    """`p.W` answered by a class's `__getattr__` (a params object over a **kwargs dict, a
+    wrapper delegating to its inner layer): the class was not followed ('`Params` has no
+    derivative rule'). Python calls __getattr__ for what the object and its class lack."""
+    args = (R.standard_normal((3, 3)), R.standard_normal(3), R.standard_normal((4, 3)))
+    _run(_delegating, args, (0, 1), how)
+
+
+@pytest.mark.parametrize("mode", ["source", "tape"])
+def test_getattr_delegation_missing_is_pythons_attribute_error(mode):
+    args = (R.standard_normal((3, 3)), R.standard_normal(3), R.standard_normal((4, 3)))
+    with pytest.raises(AttributeError):
+        srcad.grad(_missing, mode=mode)(*args)

@@ -197,7 +197,9 @@ def _is_user_class(obj, globals_) -> bool:
         return False
     method_tuple = _namedtuple_with_methods(obj)
     for bad in ("__new__", "__getattr__", "__getattribute__", "__setattr__"):
-        owner, _ = _lookup(obj, bad)
+        owner, raw = _lookup(obj, bad)
+        if bad == "__getattr__" and _user_function(raw, globals_):
+            continue  # (called for what the object and its class do not have: `attribute`)
         if owner is not None and owner is not object and not method_tuple or (
                 method_tuple and owner not in (None, object, tuple) and not (
                     bad == "__new__" and  # (the one namedtuple wrote)
@@ -1705,6 +1707,9 @@ class _Rewriter:
         if attr in o.attrs and attr not in o.surely and isinstance(
                 _lookup(o.cls, attr)[1], functools.cached_property):
             return self.cached_read(o, attr, node)
+        fallback = _lookup(o.cls, "__getattr__")
+        if fallback[0] is not None and attr in o.attrs and attr not in o.surely:
+            raise _Unsupported(f"`.{attr}` may be unset here, and the class has __getattr__")
         if attr in o.funcs and not self.in_def:
             return gast.copy_location(self._func_ref(o.funcs[attr], attr), node)
         if attr in o.consts and not self.in_def:
@@ -1716,6 +1721,13 @@ class _Rewriter:
         if attr == "__class__" and "__class__" not in o.attrs:  # (`self.__class__.__name__`)
             return gast.copy_location(_name(self.o.bind(o.cls, o.cls.__name__)), node)
         owner, raw = _lookup(o.cls, attr)
+        if (owner is None or owner is object) and fallback[0] is not None and \
+                not attr.startswith("__"):
+            # `p.W` of a class whose __getattr__ answers it (`return self._arrays[name]`):
+            # Python calls it for what the instance and its class do not have
+            guards.note_attr(o.cls, "__getattr__", fallback[1])
+            return self.specialise(fallback[1], o, fallback[0],
+                                   [gast.Constant(value=attr, kind=None)], [], node)
         if owner is None or owner is object:
             raise _Unsupported(f"`.{attr}` is not an attribute srcad can follow")
         guards.note_attr(o.cls, attr, getattr(o.cls, attr))
@@ -2105,6 +2117,8 @@ class _Rewriter:
         if name in ("hasattr", "getattr") and len(e.args) in ((2,) if name == "hasattr"
                                                              else (2, 3)):
             attr = self._attr_name(e.args[1])
+            if _lookup(o.cls, "__getattr__")[0] is not None:
+                raise _Unsupported(f"`{name}()` of an object whose class has __getattr__")
             has = self._has(o, attr)
             if name == "hasattr" or (len(e.args) == 3 and has is not True):
                 if has is None:
