@@ -463,7 +463,10 @@ def unindex(g, x, index):
     """
     # (a GradTree: a tuple op's cotangent; a _Zero: the missing slot of one)
     if isinstance(x, (dict, list, tuple, GradTree, _Zero)):
-        length = len(x) if isinstance(x, (list, tuple)) else getattr(x, "length", None)
+        # (a user's dict subclass may answer any attribute, or raise KeyError for one:
+        # only srcad's own trees are asked)
+        length = len(x) if isinstance(x, (list, tuple)) else getattr(x, "length", None) \
+            if isinstance(x, (GradTree, _Zero)) else None
         like = x if not isinstance(x, (GradTree, _Zero)) else getattr(x, "like", None)
         if isinstance(index, np.integer):
             index = int(index)

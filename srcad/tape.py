@@ -52,7 +52,7 @@ from .frontend.opaque import is_library_module, is_user_object, library_file
 from .ops import table
 from .pyfuncs import CLASS_SUBSTITUTES, SUBSTITUTES, TAPE_ONLY
 from .tape_builtins import LibraryView, _hashable, plain_call, tape_builtins
-from .tape_containers import (CONTAINERS, TensorDict, TensorList, TensorTuple, raw_item, raw_items, rewrap,
+from .tape_containers import (CONTAINERS, AttrItems, AttrTensorDict, TensorDict, TensorList, TensorTuple, raw_item, raw_items, rewrap,
                               wrap_container)
 from .runtime_at import AT_FORMS
 from .runtime_context import Replay, ambient
@@ -997,7 +997,8 @@ def _wrap_args(tape, values, wrt_mask):
 def _raw_tree(x):
     """A container's structure as plain dicts, lists and tuples, its leaves as they are."""
     if isinstance(x, TensorDict):
-        return {k: _raw_tree(dict.__getitem__(x, k)) for k in x.keys()}
+        return (AttrItems if isinstance(x, AttrTensorDict) else dict)(
+            {k: _raw_tree(dict.__getitem__(x, k)) for k in x.keys()})
     if isinstance(x, CONTAINERS):
         items = [_raw_tree(v) for v in raw_items(x)]
         return tuple(items) if isinstance(x, tuple) else items

@@ -628,3 +628,39 @@ def test_getattr_delegation_missing_is_pythons_attribute_error(mode):
     args = (R.standard_normal((3, 3)), R.standard_normal(3), R.standard_normal((4, 3)))
     with pytest.raises(AttributeError):
         srcad.grad(_missing, mode=mode)(*args)
+
+
+# ---- parameters in an attribute-dict (EasyDict / AttrDict) argument -------------------------
+
+class _AttrDict(dict):
+    __getattr__ = dict.__getitem__
+    __setattr__ = dict.__setitem__
+
+
+class _EasyDict(dict):
+    def __getattr__(self, key):
+        return self[key]
+
+
+def _hidden(p, X):
+    return np.tanh(X @ p.W1 + p.b1)
+
+
+def _attrdict_loss(params, X, cfg):
+    h = _hidden(params, X) + np.tanh(X @ params.W1 + params.b1)
+    return np.mean((h @ params["W2"]) ** 2) + cfg.l2 * np.sum(params.W1 ** 2)
+
+
+def _attrdict_args(kind):
+    p = kind(W1=R.standard_normal((3, 4)), b1=R.standard_normal(4),
+             W2=R.standard_normal((4, 2)))
+    return p, R.standard_normal((5, 3)), kind(l2=0.1)
+
+
+@pytest.mark.parametrize("how", MODES)
+@pytest.mark.parametrize("kind", [_AttrDict, _EasyDict])
+def test_attribute_dict_parameters(kind, how):
+    """`params.W1` of a dict subclass whose `__getattr__` reads its items, differentiated as
+    a pytree: was '`.W1` has no derivative rule' (and the tape's dict wrapper had no such
+    attribute). Read as `params["W1"]`; the gradient is a dict of the same keys."""
+    _run(_attrdict_loss, _attrdict_args(kind), 0, how)

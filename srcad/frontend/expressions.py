@@ -229,6 +229,14 @@ class ExpressionsMixin:
                     self.body = outer
             self.body.append(ir.If(test, branches[0], branches[1], e.lineno))
             return ir.Var(var)
+        if isinstance(e, gast.Attribute) and isinstance(e.value, gast.Name) and \
+                e.value.id in self.pf.attrdicts and not self.defs[e.value.id] and \
+                not hasattr(self.pf.attrdicts[e.value.id], e.attr):
+            # `params.W` of an EasyDict / AttrDict argument (its __getattr__ reads items,
+            # transformed.py): the item `params["W"]`
+            item = gast.copy_location(gast.Subscript(
+                value=e.value, slice=gast.Constant(value=e.attr, kind=None), ctx=gast.Load()), e)
+            return self.expr(item, hint, into)
         nt = self.namedtuple_of(e.value) if isinstance(e, gast.Attribute) else None
         if nt is not None and e.attr in nt._fields:
             # `p.W1` of a namedtuple argument (a pytree): its field by position, `p[0]`

@@ -725,6 +725,10 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         pf.namedtuples = {p: self.pf.namedtuples[a.name] for p, a in zip(pf.params, args)
                           if isinstance(a, ir.Var) and a.name in self.pf.namedtuples
                           and not self.defs[a.name]}
+        # (and an EasyDict argument: `p.W` is its item there too)
+        pf.attrdicts = {p: self.pf.attrdicts[a.name] for p, a in zip(pf.params, args)
+                        if isinstance(a, ir.Var) and a.name in self.pf.attrdicts
+                        and not self.defs[a.name]}
         # a dict argument (or one holding dicts) passed on as it is: `for k in d` walks its
         # keys there too (pylower.py; `opt.step(params, grads)` of an optimizer object)
         # (by the names holding it: after a callee stored into the dict, the caller's name
