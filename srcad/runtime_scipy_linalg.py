@@ -100,19 +100,19 @@ def _chol_tangent(aL_dot, L):
     return L @ (np.tril(X) * (1 - 0.5 * np.eye(n)))
 
 
-def cho_factor_grad(g, out, a, lower):
+def cho_factor_grad(ct, c_out, a, lower):
     """``(c, lower) = cho_factor(a, lower)``: c holds the factor in one triangle and a's own
     entries in the other (LAPACK leaves them), so a's gradient is the factor's (through the
     triangle read) plus c's cotangent on the other triangle."""
-    c = out[0]
-    g0 = _part(g, 0, c)
+    c = c_out[0]
+    g0 = _part(ct, 0, c)
     if lower:
         return _chol_grad(np.tril(g0), np.tril(c)) + np.triu(g0, 1)
     return _chol_grad(np.tril(g0.T), np.triu(c).T).T + np.tril(g0, -1)
 
 
-def cho_factor_tangent(t, out, a, lower):
-    c = out[0]
+def cho_factor_tangent(t, c_out, a, lower):
+    c = c_out[0]
     if lower:
         sym = np.tril(t) + np.tril(t, -1).T
         return (_chol_tangent(sym, np.tril(c)) + np.triu(t, 1), np.zeros((), dtype=bool))
@@ -120,23 +120,23 @@ def cho_factor_tangent(t, out, a, lower):
     return (_chol_tangent(sym, np.triu(c).T).T + np.tril(t, -1), np.zeros((), dtype=bool))
 
 
-def cho_solve_grad_c(g, out, c_and_lower, b):
+def cho_solve_grad_c(ct, x_out, c_and_lower, b):
     """x = (L L^T)^-1 b with L the triangle of c read (U^T U for upper): dA = -gb x^T with
     gb = A^-1 g, then dL = (dA + dA^T) L (dU = U (dA + dA^T)), on that triangle."""
     c, lower = c_and_lower
-    gb = _cols(_sl().cho_solve(c_and_lower, g), b)
-    dA = -gb @ _cols(out, b).T
+    gb = _cols(_sl().cho_solve(c_and_lower, ct), b)
+    dA = -gb @ _cols(x_out, b).T
     sym = dA + dA.T
     gc = np.tril(sym @ np.tril(c)) if lower else np.triu(np.triu(c) @ sym)
     return GradTree({0: gc}, 2)
 
 
-def cho_solve_tangent_c(t, out, c_and_lower, b):
+def cho_solve_tangent_c(t, x_out, c_and_lower, b):
     c, lower = c_and_lower
     t0 = _part(t, 0, c)
     F = np.tril(c) if lower else np.triu(c).T
     F_dot = np.tril(t0) if lower else np.triu(t0).T
     A_dot = F_dot @ F.T + F @ F_dot.T
-    x = _cols(out, b)
+    x = _cols(x_out, b)
     r = _sl().cho_solve(c_and_lower, A_dot @ x)
     return -(r[:, 0] if np.ndim(b) == 1 else r)

@@ -26,7 +26,7 @@ Before/after (source mode):
 import numpy as np
 
 from .. import runtime_scipy_linalg as rsl
-from ..runtime import as_columns, fold_triangle, from_columns, phi_lower, symmetric_from, \
+from ..runtime import as_columns, unsupported_derivative, fold_triangle, from_columns, phi_lower, symmetric_from, \
     transpose_if
 from ..runtime_scipy_linalg import scipy_cho_solve, scipy_solve_triangular, trans_flip, \
     trans_is, triangle
@@ -156,6 +156,47 @@ def _register_rows() -> None:
            derivation="as np.linalg.det: dA = g det A A^-T",
            test_cases=((f"OP(a + {_I3})", [(3, 3)]),))
     defjvp(sl.det, lambda g, out, a: out * np.trace(np.linalg.solve(a, g)))
+
+
+    # cho_factor's and cho_solve's rule helpers: first order only, and say so when
+    # differentiated again (never zeros)
+    defvjp(rsl.cho_factor_grad,
+           lambda g, out, ct, c_out, a, lower: unsupported_derivative(_CHO_FACTOR2),
+           None, lambda g, out, ct, c_out, a, lower: unsupported_derivative(_CHO_FACTOR2),
+           None, name="cho_factor_grad", family="runtime",
+           derivation="cho_factor's rule: first order only")
+    defvjp(rsl.cho_factor_tangent,
+           lambda g, out, t, c_out, a, lower: unsupported_derivative(_CHO_FACTOR2),
+           None, lambda g, out, t, c_out, a, lower: unsupported_derivative(_CHO_FACTOR2),
+           None, name="cho_factor_tangent", family="runtime",
+           derivation="cho_factor's tangent: first order only")
+    defvjp(rsl.cho_solve_grad_c,
+           lambda g, out, ct, x_out, c_and_lower, b: unsupported_derivative(_CHO_SOLVE2),
+           lambda g, out, ct, x_out, c_and_lower, b: unsupported_derivative(_CHO_SOLVE2),
+           lambda g, out, ct, x_out, c_and_lower, b: unsupported_derivative(_CHO_SOLVE2),
+           lambda g, out, ct, x_out, c_and_lower, b: unsupported_derivative(_CHO_SOLVE2),
+           name="cho_solve_grad_c", family="runtime",
+           derivation="cho_solve's rule for the factor: first order only")
+    defvjp(rsl.cho_solve_tangent_c,
+           lambda g, out, t, x_out, c_and_lower, b: unsupported_derivative(_CHO_SOLVE2),
+           lambda g, out, t, x_out, c_and_lower, b: unsupported_derivative(_CHO_SOLVE2),
+           lambda g, out, t, x_out, c_and_lower, b: unsupported_derivative(_CHO_SOLVE2),
+           lambda g, out, t, x_out, c_and_lower, b: unsupported_derivative(_CHO_SOLVE2),
+           name="cho_solve_tangent_c", family="runtime",
+           derivation="cho_solve's tangent for the factor: first order only")
+
+    for helper, what in ((rsl.cho_factor_grad, "f"), (rsl.cho_factor_tangent, "f"),
+                         (rsl.cho_solve_grad_c, "s"), (rsl.cho_solve_tangent_c, "s")):
+        if what == "f":
+            defjvp(helper, *[lambda g, out, ct, c_out, a, lower:
+                             unsupported_derivative(_CHO_FACTOR2)] * 4)
+        else:
+            defjvp(helper, *[lambda g, out, ct, x_out, c_and_lower, b:
+                             unsupported_derivative(_CHO_SOLVE2)] * 4)
+
+
+_CHO_FACTOR2 = "the second derivative of scipy.linalg.cho_factor"
+_CHO_SOLVE2 = "the second derivative of scipy.linalg.cho_solve"
 
 
 optional_rows("scipy.linalg", _register_rows, helpers=rsl.__name__)
