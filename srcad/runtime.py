@@ -23,7 +23,7 @@ from .gradtree import _ZERO, GradTree, _slot, _Zero, pieces_tree, zeros_grad  # 
 from .runtime_arrays import _dtype, _shape, rebroadcast, unbroadcast  # noqa: F401  (written once there)
 from .runtime_arrays import (  # noqa: F401  (the array ops' helpers)
     asarray_like, unasarray,
-    concatenate_pieces, cumprod_grad, cumprod_grad2, cumprod_jvp, cumprod_jvp2, diag_grad, flatten, hsplit_axis, join_pieces,
+    concatenate_pieces, running_extremum_grad, running_extremum_jvp, cumprod_grad, cumprod_grad2, cumprod_jvp, cumprod_jvp2, diag_grad, flatten, hsplit_axis, join_pieces,
     opposite, pad_tangent, pad_value_grad, permute_like, place_appended, prod_others_jvp, rolled_to,
     select_default_grad, select_default_jvp, select_pieces, sort_like, stack_pieces, unappend, undiagonal, undiff, rediff,
     unjoin, unpad, unpermute, unrepeat, unselect, unsort, unsplit, unsupported_derivative,
@@ -36,7 +36,7 @@ from .runtime_python import (  # noqa: F401  (lists and dicts: the Python people
     Items, Slots, append_tangents, appended_tangent, container_set, container_tangent_value,
     container_tangent_x, dict_get, get_grad_d, get_grad_default, get_tangent,
     get_tangent_default, sequence_grad, sequence_tangent, mapping_grad, mapping_tangent,
-    dict_copy, object_attribute, dict_keys, dict_set, grow_grad, item_grad, without_item,
+    dict_copy, dict_without, object_attribute, dict_keys, dict_set, grow_grad, item_grad, without_item,
     head_grad, key_grad, key_tree, keyed_tangent, keys_tangent, last_grad, list_append,
     list_concat, put_span, span_tangent, take_span, field_grad, field_index, field_tangent,
     item_at, item_tangent_at, drop_fields, replace_fields,
@@ -115,6 +115,10 @@ from .runtime_scipy_signal import (  # noqa: F401  (scipy.signal: srcad/ops/scip
     sig_crop,
     sig_embed,
 )
+from .runtime_scipy_linalg import (  # noqa: F401  (scipy.linalg: srcad/ops/scipy_linalg.py)
+    cho_factor_grad, cho_factor_tangent, cho_solve_grad_c, cho_solve_tangent_c, scipy_cho_factor,
+    scipy_cho_solve, scipy_cholesky, scipy_det, scipy_inv, scipy_solve, scipy_solve_triangular,
+    trans_flip, trans_is, triangle)
 from .runtime_special import *  # noqa: F401,F403
 from . import runtime_pieces as _pieces  # (tuple outputs, np.block, np.insert)
 from .runtime_pieces import *  # noqa: F401,F403
@@ -177,6 +181,8 @@ __all__ = [
     "unasarray",
     "concatenate_pieces",
     "cumprod_grad",
+    "running_extremum_grad",
+    "running_extremum_jvp",
     "cumprod_grad2",
     "cumprod_jvp2",
     "cumprod_jvp",
@@ -320,9 +326,11 @@ __all__ = [
     "mapping_grad",
     "mapping_tangent",
     "dict_copy",
+    "dict_without",
     "object_attribute",
     "to_float",
     "same_object",
+    "where_input",
     "py_fsum",
     "py_mean",
     "py_correlation",
@@ -358,6 +366,9 @@ __all__ = [
     "drop_fields",
     "replace_fields",
     "spatial_cdist",
+    "cho_factor_grad", "cho_factor_tangent", "cho_solve_grad_c", "cho_solve_tangent_c",
+    "scipy_cho_factor", "scipy_cho_solve", "scipy_cholesky", "scipy_det", "scipy_inv",
+    "scipy_solve", "scipy_solve_triangular", "trans_flip", "trans_is", "triangle",
 ]
 __all__ += _pymath.__all__ + _poly.__all__ + _special.__all__ + _pieces.__all__
 __all__ += _gathers.__all__ + [n for n in _scipy_signal.__all__ if not n.startswith("sig_check")]
@@ -384,6 +395,14 @@ def same_object(a, b):
     """`y is a`: are two names bound to one array? (frontend/aliases.py `split_reads`: which
     adjoint a read adds into; no gradient of its own.)"""
     return a is b
+
+
+def where_input(x, where):
+    """An input of a ufunc called with ``where=`` (``np.log(p, out=o, where=p > 0)``):
+    `x` broadcast against the mask, so that the backward masks each element's gradient
+    before any broadcast sum (frontend/normalize.py `_out_keyword_as_write`)."""
+    shape = np.broadcast_shapes(np.shape(x), np.shape(where))
+    return np.broadcast_to(x, shape).copy() if np.shape(x) != shape else x
 
 
 def _norm_axes(axis, ndim):
@@ -454,7 +473,10 @@ def unindex(g, x, index):
     """
     # (a GradTree: a tuple op's cotangent; a _Zero: the missing slot of one)
     if isinstance(x, (dict, list, tuple, GradTree, _Zero)):
-        length = len(x) if isinstance(x, (list, tuple)) else getattr(x, "length", None)
+        # (a user's dict subclass may answer any attribute, or raise KeyError for one:
+        # only srcad's own trees are asked)
+        length = len(x) if isinstance(x, (list, tuple)) else getattr(x, "length", None) \
+            if isinstance(x, (GradTree, _Zero)) else None
         like = x if not isinstance(x, (GradTree, _Zero)) else getattr(x, "like", None)
         if isinstance(index, np.integer):
             index = int(index)

@@ -423,6 +423,53 @@ def _last(x, axis):
     return np.moveaxis(x, axis, -1), lambda r: np.moveaxis(r, -1, axis)
 
 
+def _running_choice(am, om, i, largest):
+    """Step i of ``np.maximum.accumulate`` (``minimum``): out_i = max(out_(i-1), a_i) -- the
+    new item wins, ties split evenly (as np.maximum's rule)."""
+    x, prev = am[..., i], om[..., i - 1]
+    return (x > prev) if largest else (x < prev), x == prev
+
+
+def running_extremum_grad(ct, out, array, axis=0, largest=True):
+    """The VJP of ``np.maximum.accumulate(array, axis)`` (``largest=False``: minimum): a
+    backward recurrence along the axis, each step's cotangent to the item that won it (half
+    to each on a tie) and the rest carried to the running extremum before it. Linear in ct;
+    its transpose is `running_extremum_jvp`."""
+    am, back = _last(array, axis)
+    om, _ = _last(out, axis)
+    gm, _ = _last(ct, axis)
+    gm = np.broadcast_to(gm, am.shape)
+    n = am.shape[-1]
+    da = np.zeros(am.shape, dtype=np.result_type(gm, am))
+    carry = np.zeros(am.shape[:-1], dtype=da.dtype)
+    for i in range(n - 1, 0, -1):
+        c = gm[..., i] + carry
+        wins, tie = _running_choice(am, om, i, largest)
+        da[..., i] = np.where(wins, c, np.where(tie, c / 2, 0))
+        carry = np.where(wins, 0, np.where(tie, c / 2, c))
+    if n:
+        da[..., 0] = gm[..., 0] + carry
+    return back(da)
+
+
+def running_extremum_jvp(t, out, array, axis=0, largest=True):
+    """The JVP of ``np.maximum.accumulate`` (``minimum``): the winner's tangent at each step
+    (the mean of both on a tie). Linear in t; its transpose is `running_extremum_grad`."""
+    am, back = _last(array, axis)
+    om, _ = _last(out, axis)
+    tm, _ = _last(t, axis)
+    tm = np.broadcast_to(tm, am.shape)
+    n = am.shape[-1]
+    res = np.zeros(am.shape, dtype=np.result_type(tm, am))
+    if n:
+        res[..., 0] = tm[..., 0]
+    for i in range(1, n):
+        wins, tie = _running_choice(am, om, i, largest)
+        res[..., i] = np.where(wins, tm[..., i], np.where(tie, (tm[..., i] + res[..., i - 1])
+                                                          / 2, res[..., i - 1]))
+    return back(res)
+
+
 def cumprod_grad(ct, a, axis=None):
     """The VJP of ``np.cumprod(a, axis)``, exact where `a` holds zeros.
 

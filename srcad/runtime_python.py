@@ -386,6 +386,13 @@ def keys_tangent(g, key, out):
     return Slots(items, zero)
 
 
+def dict_without(d, key):
+    """`d` after ``d.pop(key, ...)``, as a value: a new dict of d's kind without `key`."""
+    out = _dict_copy(d)
+    out.pop(key, None)
+    return out
+
+
 def dict_get(d, key, default=None):
     """``d.get(key, default)``."""
     return d.get(key, default)

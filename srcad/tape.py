@@ -54,7 +54,7 @@ from .frontend.opaque import is_library_module, is_user_object, library_file
 from .ops import table
 from .pyfuncs import CLASS_SUBSTITUTES, SUBSTITUTES, TAPE_ONLY, substituted_owner
 from .tape_builtins import LibraryView, MethodsView, _hashable, plain_call, tape_builtins
-from .tape_containers import (CONTAINERS, TensorDict, TensorList, TensorTuple, raw_item, raw_items, rewrap,
+from .tape_containers import (CONTAINERS, AttrItems, AttrTensorDict, TensorDict, TensorList, TensorTuple, raw_item, raw_items, rewrap,
                               wrap_container)
 from .runtime_at import AT_FORMS
 from .runtime_context import Replay, ambient
@@ -116,6 +116,7 @@ class Tape:
         self._traced: dict = {}
         self._scalar_types: dict = {}  # np.float64 -> its stand-in (see `_scalar_type`)
         self.views: dict = {}  # id -> Tensor that is a view of another, in creation order
+        self.flats: dict = {}  # id of a Tensor -> its `.flat` view (one per Tensor)
         self.origin: dict = {}  # id(argument Tensor) -> the Tensor of its value on entry
         self.patched: list = []  # (class, name, entry before the run): `follow_class`
         self._followed: set = set()
@@ -190,6 +191,21 @@ class Tape:
                    if kind == "swapaxes" else None)
             out.view = (base, kind, arg)
             self.views[id(out)] = out
+        return out
+
+    def flat(self, t: Tensor) -> Tensor:
+        """`t.flat`: read as np.ravel(t); a write through it (`K.flat[::n + 1] += v`) is a
+        write into `t`, whether or not numpy's ravel would copy (source mode: frontend/
+        normalize.py `_writes_through_views`)."""
+        held = self.flats.get(id(t))
+        if held is not None and held.view is not None and held.view[0] is t and \
+                held.view[1] == "flat":  # (one view a write rebuilds, not one per read)
+            return held
+        out = self.apply(np.ravel, (t,), {})
+        if isinstance(out, Tensor):
+            out.view = (t, "flat", None)
+            self.views[id(out)] = out
+            self.flats[id(t)] = out
         return out
 
     def index_container(self, c, index):
@@ -336,6 +352,9 @@ class Tape:
     def _write_back(self, old_base, kind, arg, view):
         if kind == "index":
             return self.apply(runtime.setitem, (old_base, arg, view), {})
+        if kind == "flat":  # (x.flat[i] = v: the base's elements in C order, copy or not)
+            return self.apply(runtime.setitem, (old_base, Ellipsis, self.apply(
+                np.reshape, (view, np.shape(old_base.value)), {})), {})
         # (the base keeps its memory layout, as numpy's does: its values, set whole)
         if kind == "transpose":
             inv = None if arg is None else runtime.inverse_permutation(arg, len(arg))
@@ -347,6 +366,8 @@ class Tape:
     def _remake(self, base, kind, arg):
         if kind == "index":
             return self.apply(operator.getitem, (base, arg), {})
+        if kind == "flat":
+            return self.apply(np.ravel, (base,), {})
         if kind == "transpose":
             return self.apply(np.transpose, (base, arg), {})
         return self.apply(np.swapaxes, (base, arg[0], arg[1]), {})
@@ -1016,7 +1037,8 @@ def _wrap_args(tape, values, wrt_mask):
 def _raw_tree(x):
     """A container's structure as plain dicts, lists and tuples, its leaves as they are."""
     if isinstance(x, TensorDict):
-        return {k: _raw_tree(dict.__getitem__(x, k)) for k in x.keys()}
+        return (AttrItems if isinstance(x, AttrTensorDict) else dict)(
+            {k: _raw_tree(dict.__getitem__(x, k)) for k in x.keys()})
     if isinstance(x, CONTAINERS):
         items = [_raw_tree(v) for v in raw_items(x)]
         return tuple(items) if isinstance(x, tuple) else items

@@ -16,7 +16,10 @@ that adjoint made into the argument's structure (`srcad.runtime.as_grad`), as in
 
 from __future__ import annotations
 
+import ast
+import inspect
 import operator
+import textwrap
 
 
 class TensorList(list):
@@ -90,6 +93,30 @@ class TensorTuple(tuple):
             yield self[i]
 
 
+def reads_items_by_attribute(cls) -> bool:
+    """A dict subclass whose `__getattr__` reads its items (`__getattr__ = dict.__getitem__`,
+    or a `def __getattr__(self, k): return self[k]`): `cfg.W` is `cfg["W"]` for a key the
+    class itself has no attribute for (EasyDict, AttrDict): frontend/expressions.py reads it so, and a TensorDict of one
+    answers attributes so too."""
+    if not (isinstance(cls, type) and issubclass(cls, dict) and cls is not dict):
+        return False
+    fn = getattr(cls, "__getattr__", None)
+    if fn in (dict.__getitem__, dict.get):
+        return True
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (TypeError, OSError, SyntaxError):
+        return False
+    f = tree.body[0] if tree.body else None
+    if not isinstance(f, ast.FunctionDef) or len(f.args.args) != 2 or len(f.body) != 1:
+        return False
+    me, key = (a.arg for a in f.args.args)
+    r = f.body[0]
+    return isinstance(r, ast.Return) and isinstance(r.value, ast.Subscript) and \
+        isinstance(r.value.value, ast.Name) and r.value.value.id == me and \
+        isinstance(r.value.slice, ast.Name) and r.value.slice.id == key
+
+
 class TensorDict(dict):
     """A dict argument whose values the tape follows."""
 
@@ -131,6 +158,22 @@ class TensorDict(dict):
         return self[key] if key in self else default
 
 
+class AttrItems(dict):
+    """A plain dict that reads its items by attribute: what an AttrTensorDict is unwrapped
+    to when the tape hands it to a callee (and wrapped again from)."""
+
+    __getattr__ = dict.__getitem__
+
+
+class AttrTensorDict(TensorDict):
+    """A TensorDict of a dict subclass whose attributes read its items (`params.W`)."""
+
+    def __getattr__(self, key):
+        if key.startswith("__"):
+            raise AttributeError(key)
+        return self[key]
+
+
 def stored_into_siblings(container, key, value) -> None:
     """A store into a container read from a slot of another: every other read of that slot
     (Python's one object, read here as one container per read) holds it too."""
@@ -159,7 +202,7 @@ def stored_into_item(container) -> None:
 
 CONTAINERS = (TensorList, TensorTuple, TensorDict)
 _RAW_GET = {TensorList: list.__getitem__, TensorTuple: tuple.__getitem__,
-            TensorDict: dict.__getitem__}
+            TensorDict: dict.__getitem__, AttrTensorDict: dict.__getitem__}
 
 
 def raw_item(container, key):
@@ -178,7 +221,8 @@ def rewrap(value, tape, like=None):
     """A fresh container holding the same items (a slice of a list is a plain list)."""
     kind = type(like) if like is not None else type(value)
     if kind is TensorDict or isinstance(value, dict):
-        return TensorDict(dict(value.items()) if not isinstance(value, TensorDict) else
+        return (AttrTensorDict if kind is AttrTensorDict or isinstance(value, AttrTensorDict)
+                or reads_items_by_attribute(type(value)) else TensorDict)(dict(value.items()) if not isinstance(value, TensorDict) else
                           {k: dict.__getitem__(value, k) for k in value.keys()}, tape)
     items = raw_items(value) if isinstance(value, CONTAINERS) else list(value)
     if kind in (TensorTuple, tuple):
@@ -189,7 +233,8 @@ def rewrap(value, tape, like=None):
 def wrap_container(x, tape, wrap_leaf):
     """`x` (a dict, list or tuple argument) with its float leaves wrapped by `wrap_leaf`."""
     if isinstance(x, dict):
-        return TensorDict({k: wrap_container(v, tape, wrap_leaf) for k, v in x.items()}, tape)
+        kind = AttrTensorDict if reads_items_by_attribute(type(x)) else TensorDict
+        return kind({k: wrap_container(v, tape, wrap_leaf) for k, v in x.items()}, tape)
     if isinstance(x, (list, tuple)) and not hasattr(x, "_fields"):
         items = [wrap_container(v, tape, wrap_leaf) for v in x]
         return TensorTuple(items, tape) if isinstance(x, tuple) else TensorList(items, tape)

@@ -62,7 +62,15 @@ class Tensor:
                 isinstance(out[0], Tensor) and table.lookup(ufunc) is not None:
             # np.exp(s, out=s), np.maximum(z, 0, out=a) into an array the tape follows:
             # source mode's `s[...] = np.exp(s)` (frontend/normalize.py), copy on write
-            return _into(out[0], self.tape.apply(ufunc, inputs, kwargs, _PY.get(ufunc)))
+            mask = kwargs.pop("where", True)
+            if mask is True:
+                return _into(out[0], self.tape.apply(ufunc, inputs, kwargs, _PY.get(ufunc)))
+            # np.log(p, out=o, where=p > 0): source mode's `o[...] = np.where(m,
+            # np.log(where_input(p, m)), o)`
+            inputs = tuple(self.tape.apply(runtime.where_input, (a, mask), {})
+                           if isinstance(a, Tensor) else a for a in inputs)
+            value = self.tape.apply(ufunc, inputs, kwargs, _PY.get(ufunc))
+            return _into(out[0], self.tape.apply(np.where, (mask, value, out[0]), {}))
         if method != "__call__" or (out is not None and not (
                 len(out) == 1 and out[0] is inputs[0] and isinstance(inputs[0], np.ndarray))):
             raise user_error(f"tape mode: `{ufunc.__name__}.{method}` / out= is not "
@@ -241,7 +249,7 @@ class Tensor:
 
     # x.flat (read: iterated, indexed) is np.ravel(x), x.tolist() srcad/pyfuncs.py's, as in
     # source mode (frontend/methods.py, frontend/pylevel.py)
-    flat = property(lambda self: self.tape.apply(np.ravel, (self,), {}))
+    flat = property(lambda self: self.tape.flat(self))
 
     def tolist(self):
         return self.tape.scoped(tolist)(self)

@@ -48,6 +48,7 @@ from .frontend import normalize, parse_function, star_params_as_containers
 from .frontend.recursion import Recursion
 from .frontend.calls import at_user_lines
 from .frontend.parse import dict_paths_of
+from .tape_containers import reads_items_by_attribute
 from .frontend.guards import Guards, equivalent, recording
 from .frontend.opaque import MUTATING, is_library_module, is_object_sequence, is_user_object
 from .lower import builds_now, quiet
@@ -111,6 +112,7 @@ def _normalized(fn, known, arrays, tuples, statics, dicts, containers, keys):
         pf.dict_keys = dict(keys)
         pf.namedtuples = {p: t for p, t, kind in tuples if kind == "self"}
         pf.namedtuple_items = {p: t for p, t, kind in tuples if kind == "items"}
+        pf.attrdicts = {p: t for p, t, kind in tuples if kind == "attrdict"}
         pf.statics = None if statics is None else {p: (k, n) for p, k, n in statics}
         pf.deferrable = statics is None
         made = normalize(pf)
@@ -143,9 +145,12 @@ def _has_row(v) -> bool:
 
 def _namedtuple_params(params, values):
     """(parameter, namedtuple type, "self" | "items") for the parameters that hold a namedtuple
-    or a list / tuple of namedtuples of one type (`for layer in layers: layer.W`)."""
+    or a list / tuple of namedtuples of one type (`for layer in layers: layer.W`); (parameter,
+    dict subclass, "attrdict") for one whose attributes read its items (EasyDict)."""
     for p, v in zip(params, values):
-        if _is_namedtuple(v):
+        if reads_items_by_attribute(type(v)):
+            yield p, type(v), "attrdict"
+        elif _is_namedtuple(v):
             yield p, type(v), "self"
         elif isinstance(v, (list, tuple)) and v and all(
                 _is_namedtuple(x) and type(x) is type(v[0]) for x in v):

@@ -30,11 +30,46 @@ def _numerical(name):
 
 
 # what srcad still refuses, one reason per class (strict: a fix must remove the entry)
-XFAILS: dict = {}
+XFAILS = {
+    # the sixth probe (wild_repos5.py): classes left open
+    "wild_repos5.recursive_tree":
+        "a recursive network over a parse tree (`_encode` calls itself on the children): "
+        "'srcad does not differentiate recursion' (each call a subroutine of its own)",
+    "wild_repos5.attrdict_params":
+        "a dict subclass with `__getattr__ = dict.__getitem__` / `__setattr__ = "
+        "dict.__setitem__` written by attribute (`net.act = np.tanh`): 'assignment to an "
+        "attribute of an expression'",
+    "wild_repos5.global_counter":
+        "`nonlocal total` in a nested helper that accumulates into the enclosing "
+        "function's local: closures.py lifts nested defs with their free variables as "
+        "arguments and has no cell to write back",
+    "wild_repos5.tensor_wrapper":
+        "a Tensor wrapper class whose dunders build `Tensor(other)` in a conditional "
+        "expression (`other if isinstance(other, Tensor) else Tensor(other)`): objects.py "
+        "refuses an object built inside a lazily evaluated expression",
+    "wild_repos5.fft_convolution":
+        "np.fft.rfft / irfft: complex values are out of srcad's scope (the census)",
+    "wild_repos5.forward_kwargs":
+        "a registry indexed by a value read from **kwargs (`ACTS[kwargs.get('act', "
+        "'elu')]`): the key is a run-time value, so the callable is unknown ('`act` has no "
+        "derivative rule'); a parameter with a string default works",
+    "wild_repos5.init_subclass_registry":
+        "a class looked up in a registry by a loop variable and called at once "
+        "(`for name in spec: h = Layer.registry[name]()(h)`): the loop over names is not "
+        "unrolled, so the class is a run-time value ('the result of a call has no "
+        "derivative rule'); the classes themselves are followed since __init_subclass__ no "
+        "longer stops objects.py (tests/test_probe10_forms.py)",
+    "wild_repos5.nanmean_targets":
+        "np.nanmean / np.nansum over residuals with NaN targets: the gradient is NaN (0 "
+        "cotangent times the NaN residual in the square's and abs's rules), as torch and "
+        "JAX give; the true gradient ignores those rows (write the mask: `r[~np.isnan(y)]`)",
+}
 
 
 # the modes an entry fails in, where not all
 _XFAIL_MODES: dict = {}
+# what an entry fails with, where not a refusal
+_XFAIL_RAISES = {"wild_repos5.nanmean_targets": AssertionError}
 
 
 def _param(name, mode):
@@ -42,7 +77,7 @@ def _param(name, mode):
     marks = [pytest.mark.slow] if p.slow or (mode == "fuse" and not p.fuse) else []
     if name in XFAILS and mode in _XFAIL_MODES.get(name, (mode,)):
         marks.append(pytest.mark.xfail(strict=True, reason=XFAILS[name],
-                                       raises=srcad.SrcadError))
+                                       raises=_XFAIL_RAISES.get(name, srcad.SrcadError)))
     return pytest.param(name, mode, marks=marks, id=f"{name}-{mode}")
 
 

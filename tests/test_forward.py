@@ -347,6 +347,8 @@ def _torch_op(op):
         return cdist
     if op.family == "scipy.signal":  # (NO_TORCH_TWIN: scipy's own function would run on
         raise NotImplementedError(op.name)  # torch tensors and detach them, silently)
+    if op.family == "scipy.linalg":  # (scipy's function would run on numpy copies: no twin)
+        raise NotImplementedError(f"{op.name}: no torch twin (NO_TORCH_TWIN)")
     if op.family == "scipy.special":  # torch.special's (tests/special_twins.py)
         return special_twins.twin(op.name)
     return getattr(TNP, name) if getattr(np, name, None) is op.fn else op.fn
@@ -392,6 +394,12 @@ NO_TORCH_TWIN = {
     "rollaxis": "torch._numpy's rollaxis reshapes where it should transpose",
     "select": "torch._numpy has no select",
     "interp": "torch has no interp (piecewise linear: checked against differences and vjp)",
+    "logaddexp_reduce": "torch._numpy's logaddexp has no ufunc methods",
+    "maximum_accumulate": "torch._numpy's maximum has no ufunc methods",
+    "minimum_accumulate": "torch._numpy's minimum has no ufunc methods",
+    **{r: "scipy.linalg's (srcad/ops/scipy_linalg.py): torch._numpy runs no scipy"
+       for r in ("scipy_cholesky", "scipy_solve_triangular", "scipy_cho_factor",
+                 "scipy_cho_solve", "scipy_solve", "scipy_inv", "scipy_det", "triangle")},
     **{r: "torch._numpy has no such function (numpy 2's array-API spellings, the nan-reductions, "
        "the array conversions)"
        for r in ("asanyarray", "asfortranarray", "asarray_chkfinite", "require", "np_astype",

@@ -31,6 +31,8 @@ FUNCTION_LEVEL_ALLOWED: set[tuple[str, str]] = {
     ("srcad/ops/special.py", "scipy.special"),
     # scipy: the cdist row registers once scipy.spatial.distance is imported (ops/spatial.py)
     ("srcad/ops/spatial.py", "scipy.spatial.distance"),
+    # scipy: the scipy.linalg rows register once scipy.linalg is imported (ops/scipy_linalg.py)
+    ("srcad/ops/scipy_linalg.py", "scipy.linalg"),
 }
 
 

@@ -117,9 +117,32 @@ def _row(op: Op) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
+# the modules of the rows an optional library registers (srcad/ops/special.py, spatial.py,
+# scipy_linalg.py), which register when the user's code imports the library: their place in
+# the table must not depend on when that was
+_OPTIONAL_MODULES = ("scipy", "srcad.runtime_special", "srcad.runtime_spatial",
+                     "srcad.runtime_scipy_linalg")
+
+
+def _optional(op: Op) -> str | None:
+    module = getattr(op.fn, "__module__", None) or ""
+    return module if module.startswith(_OPTIONAL_MODULES) else None
+
+
 def _families(ops: list[Op]) -> list[str]:
-    seen = list(dict.fromkeys(op.family for op in ops))
-    return [f for f in FAMILY_ORDER if f in seen] + [f for f in seen if f not in FAMILY_ORDER]
+    seen = list(dict.fromkeys(op.family for op in ops if _optional(op) is None))
+    late = sorted({op.family for op in ops} - set(seen))
+    return [f for f in FAMILY_ORDER if f in seen] + \
+        [f for f in seen + late if f not in FAMILY_ORDER]
+
+
+def _in_order(rows: list[Op]) -> list[Op]:
+    """A family's rows in registration order, those of optional libraries after the rest,
+    by module (each module's own rows in the order its module registers them)."""
+    early = [op for op in rows if _optional(op) is None]
+    late = [op for op in rows if _optional(op) is not None]
+    late.sort(key=_optional)  # (stable: each module's rows in its own order)
+    return early + late
 
 
 def render_ops_md() -> str:
@@ -135,7 +158,7 @@ def render_ops_md() -> str:
     out.append(f"{len(ops)} ops: {n_diff} differentiable, {len(ops) - n_diff} without a "
                f"gradient.\n")
     for family in _families(ops):
-        rows = [op for op in ops if op.family == family]
+        rows = _in_order([op for op in ops if op.family == family])
         out.append(f"\n## {FAMILY_TITLES.get(family, family.capitalize())}\n")
         out.append("| op | forward | backward | saved | derivation | fusable |")
         out.append("|---|---|---|---|---|---|")

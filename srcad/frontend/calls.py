@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import collections
 import contextlib
 import copy
 import functools
@@ -117,6 +118,12 @@ def at_user_lines(fn: ir.Function):
         at_user_call(e, fn)
         raise
 
+
+
+@functools.cache
+def namespace_type(fields: tuple):
+    """The namedtuple type srcad reads a ``types.SimpleNamespace(**fields)`` as."""
+    return collections.namedtuple("namespace", fields)
 
 class CallsMixin:
     """`call` and its helpers, for the `Normalizer` (normalize.py)."""
@@ -493,6 +500,14 @@ class CallsMixin:
                 ir.Const(k.arg, repr(k.arg)) for k in e.keywords]
             values = [p.elts[1] for p in pairs] + [k.value for k in e.keywords]
             return ("op", *self.dict_parts(keys, values, hint))
+        if obj is types.SimpleNamespace and not e.args and not checkpointed and \
+                all(k.arg is not None for k in e.keywords):
+            # `p = SimpleNamespace(W=W, b=b, l2=1e-2)`: read by attribute, as a namedtuple
+            # of these fields is (`p.W` its item); an attribute store into it is refused
+            fields = tuple(k.arg for k in e.keywords)
+            built = self.namedtuple_parts(namespace_type(fields), "namespace", func, e, hint)
+            if built is not None:
+                return ("op", *built)
         if is_namedtuple_type(obj) and not checkpointed and table.lookup(obj) is None:
             built = self.namedtuple_parts(obj, spelled, func, e, hint)
             if built is not None:

@@ -231,6 +231,14 @@ class ExpressionsMixin:
                     self.body = outer
             self.body.append(ir.If(test, branches[0], branches[1], e.lineno))
             return ir.Var(var)
+        if isinstance(e, gast.Attribute) and isinstance(e.value, gast.Name) and \
+                e.value.id in self.pf.attrdicts and not self.defs[e.value.id] and \
+                not hasattr(self.pf.attrdicts[e.value.id], e.attr):
+            # `params.W` of an EasyDict / AttrDict argument (its __getattr__ reads items,
+            # transformed.py): the item `params["W"]`
+            item = gast.copy_location(gast.Subscript(
+                value=e.value, slice=gast.Constant(value=e.attr, kind=None), ctx=gast.Load()), e)
+            return self.expr(item, hint, into)
         nt = self.namedtuple_of(e.value) if isinstance(e, gast.Attribute) else None
         if nt is not None and e.attr in nt._fields:
             # `p.W1` of a namedtuple argument (a pytree): its field by position, `p[0]`
@@ -422,8 +430,28 @@ class ExpressionsMixin:
             values = [*list(g.values()), *self.pf.closure.values(),
                       *self.pf.namedtuples.values(), *self.pf.namedtuple_items.values()]
             self._nt_fields = frozenset(f for v in values if is_namedtuple_type(v)
-                                        for f in v._fields)
+                                        for f in v._fields) | self._namespace_fields()
         return self._nt_fields
+
+    def _namespace_fields(self) -> frozenset:
+        """The keywords of this function's ``types.SimpleNamespace(...)`` calls (read as
+        namedtuples of those fields: calls.py `namespace_type`)."""
+        out = set()
+        for n in gast.walk(self.pf.tree):
+            if not (isinstance(n, gast.Call) and n.keywords and not n.args):
+                continue
+            f, parts = n.func, []
+            while isinstance(f, gast.Attribute):
+                parts.append(f.attr)
+                f = f.value
+            if not isinstance(f, gast.Name) or f.id in self.locals:
+                continue
+            obj = self.pf.resolve(f.id)
+            for a in reversed(parts):
+                obj = getattr(obj, a, None)
+            if obj is types.SimpleNamespace:
+                out.update(k.arg for k in n.keywords if k.arg is not None)
+        return frozenset(out)
 
     def namedtuple_of(self, e):
         """The namedtuple type `e` (a name) holds: a parameter never rebound, or the variable

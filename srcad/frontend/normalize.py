@@ -73,7 +73,7 @@ from .walrus import hoist_named_exprs
 from .factories import splice_factories
 from .recursion import MAX_DEPTH, RECURSIVE, Recursion, fold_static_arguments, signature, \
     static_arguments
-from .pyforms import lower_forms, mark_context_edges
+from .pyforms import consumed_whole, lower_forms, mark_context_edges
 from .callbacks import lower_callbacks
 from .inner_transforms import lower_inner_transforms
 
@@ -735,6 +735,10 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         pf.namedtuples = {p: self.pf.namedtuples[a.name] for p, a in zip(pf.params, args)
                           if isinstance(a, ir.Var) and a.name in self.pf.namedtuples
                           and not self.defs[a.name]}
+        # (and an EasyDict argument: `p.W` is its item there too)
+        pf.attrdicts = {p: self.pf.attrdicts[a.name] for p, a in zip(pf.params, args)
+                        if isinstance(a, ir.Var) and a.name in self.pf.attrdicts
+                        and not self.defs[a.name]}
         # a dict argument (or one holding dicts) passed on as it is: `for k in d` walks its
         # keys there too (pylower.py; `opt.step(params, grads)` of an optimizer object)
         # (by the names holding it: after a callee stored into the dict, the caller's name
@@ -780,6 +784,10 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             for _, _, pname, atom in pf.attr_in:
                 kwargs[pname] = atom
             fn = state_given(fn, [(obj, attr) for obj, attr, _, _ in pf.attr_in])
+        if inspect.isgeneratorfunction(fn):
+            # (normalised as a function returning the list of its values, pyforms.generator:
+            # where no gradient flows through the call, it runs as that too)
+            fn = consumed_whole(fn)
         _IN_PROGRESS.setdefault(key, []).append(signature(pf.statics))
         names = dict(_PROGRAM[-1]) if _PROGRAM else None
         again = False
@@ -992,8 +1000,13 @@ def _out_keyword_as_write(pf: ParsedFunction) -> None:
     """``np.exp(s, out=s)``, ``np.maximum(z, 0, out=a)``, ``np.clip(a, lo, hi, out=a)`` as a
     statement (or assigned: ``y = np.exp(s, out=s)``) is numpy's write of the result into
     `out`: rewritten as ``s[...] = np.exp(s)`` (then ``y = s``), which copy on write and
-    the views' aliasing follow like any other write. Only for numpy ufuncs and np.clip, and
-    an `out` spelled as a name, an attribute or a subscript of them."""
+    the views' aliasing follow like any other write. Only for numpy ufuncs and np.clip. An
+    `out` that is not a name, an attribute or a subscript of them (``out=np.zeros_like(p)``)
+    is evaluated first into a name of its own. With ``where=m`` (numpy's safe forms,
+    ``np.log(p, out=np.zeros_like(p), where=p > 0)``, ``np.divide(a, b, out=o, where=b !=
+    0)``) the write is ``o[...] = np.where(m, f(where_input(a, m), ...), o)``: the ufunc's
+    value where the mask holds, `out`'s elsewhere; `where_input` (ops/control.py) masks each
+    input's gradient, which the ufunc's own rule may make NaN where the mask is False."""
 
     def simple(e):
         return isinstance(e, gast.Name) or (
@@ -1011,18 +1024,95 @@ def _out_keyword_as_write(pf: ParsedFunction) -> None:
             obj = getattr(obj, a, None)
         return isinstance(obj, np.ufunc) or obj is np.clip
 
-    def split(call):
-        out = [k for k in call.keywords if k.arg == "out"]
-        if len(out) != 1 or not simple(out[0].value) or not numpy_callable(call.func):
-            return None
-        call.keywords = [k for k in call.keywords if k.arg != "out"]
-        target = copy.deepcopy(out[0].value)
-        for n in gast.walk(target):
+    def load(e):
+        e = copy.deepcopy(e)
+        for n in gast.walk(e):
             if hasattr(n, "ctx"):
                 n.ctx = gast.Load()
-        store = gast.Subscript(value=target, slice=gast.Constant(value=Ellipsis, kind=None),
+        return e
+
+    def hoist(e, base, before):
+        """`e` evaluated once, first, into a fresh name (unless it is a name already)."""
+        if isinstance(e, gast.Name):
+            return e
+        name = fresh(base, taken)
+        before.append(gast.Assign(targets=[gast.Name(id=name, ctx=gast.Store(),
+                                                     annotation=None, type_comment=None)],
+                                  value=e, type_comment=None))
+        return gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None)
+
+    def split(call):
+        out = [k for k in call.keywords if k.arg == "out"]
+        where = [k for k in call.keywords if k.arg == "where"]
+        if len(out) != 1 or not numpy_callable(call.func) or len(where) > 1 or \
+                any(isinstance(a, gast.Starred) for a in call.args):
+            return None
+        before = []
+        if where and not isinstance(where[0].value, gast.Constant):
+            # (numpy evaluates the arguments, then `out`, then `where`; none of them here
+            # writes what another reads)
+            call.args = [hoist(a, "operand", before) if not isinstance(a, gast.Constant)
+                         else a for a in call.args]
+        target = load(out[0].value) if simple(out[0].value) else \
+            hoist(out[0].value, "out", before)
+        call.keywords = [k for k in call.keywords if k.arg not in ("out", "where")]
+        value = call
+        if where and isinstance(where[0].value, gast.Constant) and where[0].value.value is True:
+            where = []
+        if where:
+            mask = hoist(where[0].value, "mask", before)
+            for key, obj in (("where_input", runtime.where_input), ("numpy", np)):
+                if key not in helper:
+                    helper[key] = fresh(key, taken)
+                    pf.bound[helper[key]] = obj
+            wrap, numpy_name = helper["where_input"], helper["numpy"]
+            call.args = [a if isinstance(a, gast.Constant) else gast.Call(
+                func=gast.Name(id=wrap, ctx=gast.Load(), annotation=None, type_comment=None),
+                args=[a, load(mask)], keywords=[]) for a in call.args]
+            value = gast.Call(func=gast.Attribute(value=gast.Name(
+                id=numpy_name, ctx=gast.Load(), annotation=None, type_comment=None),
+                attr="where", ctx=gast.Load()), args=[load(mask), call, load(target)],
+                keywords=[])
+        store = gast.Subscript(value=load(target), slice=gast.Constant(value=Ellipsis,
+                                                                         kind=None),
                                ctx=gast.Store())
-        return gast.Assign(targets=[store], value=call, type_comment=None), target
+        return before + [gast.Assign(targets=[store], value=value, type_comment=None)], target
+
+    def nested(st):
+        """`return np.sum(np.log(p, out=np.zeros_like(p), where=p > 0))`: a ufunc call with
+        a fresh `out` buffer inside an expression, assigned to a name first (nothing else
+        can see the buffer, so evaluating it first changes nothing else)."""
+        if not isinstance(st, (gast.Return, gast.Assign, gast.Expr, gast.AugAssign)) or \
+                st.value is None:
+            return []
+        found = []
+
+        def visit(e, top):
+            if isinstance(e, (gast.Lambda, gast.IfExp, gast.BoolOp, gast.ListComp,
+                              gast.SetComp, gast.DictComp, gast.GeneratorExp)):
+                return
+            if isinstance(e, gast.Call) and not top and numpy_callable(e.func) and any(
+                    k.arg == "out" and not simple(k.value) for k in e.keywords):
+                found.append(e)
+                return
+            for c in gast.iter_child_nodes(e):
+                visit(c, False)
+
+        visit(st.value, isinstance(st, (gast.Assign, gast.Expr)))
+        before = []
+        for call in found:
+            name = fresh("out_value", taken)
+            holder = gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None)
+            for parent in gast.walk(st.value):
+                for field, val in gast.iter_fields(parent):
+                    if val is call:
+                        setattr(parent, field, holder)
+                    elif isinstance(val, list):
+                        val[:] = [holder if v is call else v for v in val]
+            before.extend(block([gast.copy_location(gast.Assign(
+                targets=[gast.Name(id=name, ctx=gast.Store(), annotation=None,
+                                   type_comment=None)], value=call, type_comment=None), st)]))
+        return before
 
     def block(stmts):
         res = []
@@ -1031,17 +1121,18 @@ def _out_keyword_as_write(pf: ParsedFunction) -> None:
                 if isinstance(getattr(st, field, None), list) and \
                         not isinstance(st, gast.FunctionDef):
                     setattr(st, field, block(getattr(st, field)))
+            res.extend(nested(st))
             made = None
             if isinstance(st, gast.Expr) and isinstance(st.value, gast.Call):
                 made = split(st.value)
                 if made is not None:
-                    res.append(gast.copy_location(made[0], st))
+                    res.extend(gast.copy_location(m, st) for m in made[0])
                     continue
             elif isinstance(st, gast.Assign) and len(st.targets) == 1 and \
                     isinstance(st.value, gast.Call):
                 made = split(st.value)
                 if made is not None:
-                    res.append(gast.copy_location(made[0], st))
+                    res.extend(gast.copy_location(m, st) for m in made[0])
                     res.append(gast.copy_location(gast.Assign(
                         targets=st.targets, value=made[1], type_comment=None), st))
                     continue
@@ -1050,7 +1141,70 @@ def _out_keyword_as_write(pf: ParsedFunction) -> None:
 
     locals_ = {n.id for n in gast.walk(pf.tree) if isinstance(n, gast.Name)
                and isinstance(n.ctx, gast.Store)} | set(pf.params)
+    taken = {n.id for n in gast.walk(pf.tree) if isinstance(n, gast.Name)} | set(pf.params)
+    helper: dict = {}
     if any(isinstance(n, gast.keyword) and n.arg == "out" for n in gast.walk(pf.tree)):
+        pf.tree.body = block(pf.tree.body)
+        gast.fix_missing_locations(pf.tree)
+
+
+def _writes_through_views(pf: ParsedFunction) -> None:
+    """Stores through an array's attribute view, as Gaussian-process and kernel code writes
+    them: ``K.flat[::n + 1] += jitter`` (the diagonal in C order) becomes ``K[np.unravel_index(
+    np.arange(K.size)[::n + 1], K.shape)] += jitter``, a store into `K` itself by index;
+    ``D.T[:] -= x`` becomes ``D_T = D.T; D_T[:] -= x``, a store into a view of `D`, which
+    the views' aliasing follows as any other. Only where the array is a plain name."""
+    taken = {n.id for n in gast.walk(pf.tree) if isinstance(n, gast.Name)} | set(pf.params)
+    numpy_name = []
+
+    def nm(id_, ctx=None):
+        return gast.Name(id=id_, ctx=ctx or gast.Load(), annotation=None, type_comment=None)
+
+    def attr(value, a):
+        return gast.Attribute(value=value, attr=a, ctx=gast.Load())
+
+    def rewrite(st, target):
+        """The statements replacing `st`, whose target is `target`; None to keep it."""
+        if not (isinstance(target, gast.Subscript) and isinstance(target.value, gast.Attribute)
+                and isinstance(target.value.value, gast.Name)
+                and target.value.attr in ("flat", "T")):
+            return None
+        base = target.value.value.id
+        if target.value.attr == "T":
+            view = fresh(f"{base}_T", taken)
+            first = gast.copy_location(gast.Assign(
+                targets=[nm(view, gast.Store())], value=attr(nm(base), "T"),
+                type_comment=None), st)
+            target.value = nm(view)
+            return [first, st]
+        if not numpy_name:
+            numpy_name.append(fresh("numpy", taken))
+            pf.bound[numpy_name[0]] = np
+        flat = gast.Subscript(value=gast.Call(func=attr(nm(numpy_name[0]), "arange"),
+                                              args=[attr(nm(base), "size")], keywords=[]),
+                              slice=target.slice, ctx=gast.Load())
+        index = gast.Call(func=attr(nm(numpy_name[0]), "unravel_index"),
+                          args=[flat, attr(nm(base), "shape")], keywords=[])
+        target.value = nm(base)
+        target.slice = index
+        return [st]
+
+    def block(stmts):
+        res = []
+        for st in stmts:
+            for field in ("body", "orelse", "finalbody"):
+                if isinstance(getattr(st, field, None), list) and \
+                        not isinstance(st, (gast.FunctionDef, gast.ClassDef)):
+                    setattr(st, field, block(getattr(st, field)))
+            target = st.target if isinstance(st, gast.AugAssign) else \
+                st.targets[0] if isinstance(st, gast.Assign) and len(st.targets) == 1 else None
+            made = rewrite(st, target) if target is not None else None
+            res.extend(made if made is not None else [st])
+        return res
+
+    if any(isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store)
+           and isinstance(n.value, gast.Attribute) and n.value.attr in ("flat", "T")
+           for n in gast.walk(pf.tree)):
         pf.tree.body = block(pf.tree.body)
         gast.fix_missing_locations(pf.tree)
 
@@ -1138,6 +1292,7 @@ def _normalize(pf: ParsedFunction, root: bool = False) -> ir.Function:
                    {k: v for k, v in pf.known.items() if type(v) is str},
                    {k: v for k, v in pf.known.items() if is_user_object(v)})
     _getattr_waits_for_arguments(pf)
+    _writes_through_views(pf)  # K.flat[::n + 1] += v, D.T[:] -= x: stores into K, D
     _out_keyword_as_write(pf)  # np.exp(s, out=s) -> s[...] = np.exp(s)
     kept_globals(pf)  # CACHE["h"] = h of a module's dict: CACHE.__setitem__("h", h)
     n = Normalizer(pf)

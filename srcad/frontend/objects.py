@@ -81,7 +81,7 @@ from ..runtime_python import list_concat
 from . import guards
 from .attrstate import (DICT_COPY, _may_read_before_store, container_aliases, dict_update,
                         kept_store, own_change)
-from .opaque import NOT_FOLLOWED, is_user_object, library_file
+from .opaque import NOT_FOLLOWED, is_namedtuple_type, is_user_object, library_file
 from .parse import UNRESOLVED, _star_as_tuple, parse_function
 
 _SUBSTITUTE_CLASSES = tuple(CLASS_SUBSTITUTES.values())
@@ -195,12 +195,47 @@ def _is_user_class(obj, globals_) -> bool:
         return False
     if getattr(obj, "__abstractmethods__", None):  # (Python refuses to make one)
         return False
-    for bad in ("__new__", "__getattr__", "__getattribute__", "__setattr__", "__init_subclass__"):
-        owner, _ = _lookup(obj, bad)
-        if owner is not None and owner is not object:
+    method_tuple = _namedtuple_with_methods(obj)
+    for bad in ("__new__", "__getattr__", "__getattribute__", "__setattr__"):
+        owner, raw = _lookup(obj, bad)
+        if bad == "__getattr__" and _user_function(raw, globals_):
+            continue  # (called for what the object and its class do not have: `attribute`)
+        if owner is not None and owner is not object and not method_tuple or (
+                method_tuple and owner not in (None, object, tuple) and not (
+                    bad == "__new__" and  # (the one namedtuple wrote)
+                    getattr(getattr(owner.__new__, "__code__", None), "co_filename",
+                            "").startswith("<"))):
             return False
     owner, init = _lookup(obj, "__init__")
     return owner is object or _user_function(init, globals_) or _dataclass_init(obj)
+
+
+def _namedtuple_with_methods(cls) -> bool:
+    """A namedtuple type (``class Dense(NamedTuple)`` with fields) whose class body defines
+    methods of the user's (``__call__``, ``forward``): built in the function, it is an object
+    whose fields are its attributes, as a dataclass's are (a namedtuple without methods stays
+    a pytree of fields, calls.py)."""
+    if not is_namedtuple_type(cls):
+        return False
+    return any(isinstance(v, types.FunctionType) and is_user_object(v)
+               and not v.__code__.co_filename.startswith("<")
+               for klass in cls.__mro__ if klass not in (tuple, object)
+               for v in vars(klass).values())
+
+
+def _namedtuple_fields(cls, bind) -> list:
+    """A namedtuple's fields as `_fields` gives a dataclass's: [(name, default AST or
+    None)]."""
+    out = []
+    defaults = getattr(cls, "_field_defaults", {})
+    for name in cls._fields:
+        if name not in defaults:
+            out.append((name, None))
+            continue
+        d = defaults[name]
+        out.append((name, gast.Constant(value=d, kind=None) if d is None or
+                    type(d) in (int, float, bool, str) else _name(bind(d, f"{name}_default"))))
+    return out
 
 
 def _dataclass_init(cls) -> bool:
@@ -263,13 +298,17 @@ def _state_attrs(cls) -> tuple:
                                 and t.value.id == me and t.attr not in found and not \
                                 isinstance(inspect.getattr_static(cls, t.attr, None), property):
                             found.append(t.attr)  # (`self.w = w` of a property: its setter)
+        for name, raw in vars(klass).items():  # (a cached value lives in the instance)
+            if isinstance(raw, functools.cached_property) and name not in found:
+                found.append(name)
     return tuple(found)
 
 
 def _functions_of(raw) -> list:
     """The user functions a class attribute holds: a function, or a property's getter and
     setter."""
-    fns = [raw.fget, raw.fset] if isinstance(raw, property) else [raw]
+    fns = [raw.fget, raw.fset] if isinstance(raw, property) else \
+        [raw.func] if isinstance(raw, functools.cached_property) else [raw]
     return [f for f in fns if isinstance(f, types.FunctionType)]
 
 
@@ -1770,6 +1809,12 @@ class _Rewriter:
     def attribute(self, o: VObj, attr: str, node):
         if attr in o.objects:
             return o.objects[attr]
+        if attr in o.attrs and attr not in o.surely and isinstance(
+                _lookup(o.cls, attr)[1], functools.cached_property):
+            return self.cached_read(o, attr, node)
+        fallback = _lookup(o.cls, "__getattr__")
+        if fallback[0] is not None and attr in o.attrs and attr not in o.surely:
+            raise _Unsupported(f"`.{attr}` may be unset here, and the class has __getattr__")
         if attr in o.funcs and not self.in_def:
             return gast.copy_location(self._func_ref(o.funcs[attr], attr), node)
         if attr in o.consts and not self.in_def:
@@ -1781,6 +1826,13 @@ class _Rewriter:
         if attr == "__class__" and "__class__" not in o.attrs:  # (`self.__class__.__name__`)
             return gast.copy_location(_name(self.o.bind(o.cls, o.cls.__name__)), node)
         owner, raw = _lookup(o.cls, attr)
+        if (owner is None or owner is object) and fallback[0] is not None and \
+                not attr.startswith("__"):
+            # `p.W` of a class whose __getattr__ answers it (`return self._arrays[name]`):
+            # Python calls it for what the instance and its class do not have
+            guards.note_attr(o.cls, "__getattr__", fallback[1])
+            return self.specialise(fallback[1], o, fallback[0],
+                                   [gast.Constant(value=attr, kind=None)], [], node)
         if owner is None or owner is object:
             raise _Unsupported(f"`.{attr}` is not an attribute srcad can follow")
         guards.note_attr(o.cls, attr, getattr(o.cls, attr))
@@ -1790,8 +1842,31 @@ class _Rewriter:
             return self.specialise(raw.fget, o, owner, [], [], node)
         if isinstance(raw, types.FunctionType):
             raise _Unsupported(f"the method `.{attr}` used as a value")
+        if hasattr(type(raw), "__get__") and not isinstance(raw, (staticmethod, classmethod)):
+            # (`functools.cached_property`, a user's descriptor: what the instance reads is
+            # not what the class holds, and reading the class's would be another value)
+            raise _Unsupported(f"`.{attr}` is a {type(raw).__name__} (srcad follows "
+                               f"@property, not other descriptors)")
         return gast.copy_location(gast.Attribute(value=copy.deepcopy(o.clsexpr), attr=attr,
                                                  ctx=gast.Load()), node)
+
+    def cached_read(self, o: VObj, attr: str, node):
+        """The first read of a `functools.cached_property`: its getter runs and the value is
+        stored on the instance (`o.attr = getter(o)`), as Python caches it; later reads read
+        the stored value. Refused where that first read may or may not run (a branch, a loop
+        not unrolled, a lazily evaluated expression) or was stored in one."""
+        if attr in o.maybe or self.nested or self.outer_nested or self.in_def or \
+                self.no_hoist:
+            raise _Unsupported(f"the cached_property `.{attr}` first read where it may not run")
+        owner, raw = _lookup(o.cls, attr)
+        guards.note_attr(o.cls, attr, raw)
+        value = self.specialise(raw.func, o, owner, [], [], node)
+        name = self.scope.local(o, attr)
+        self.pre.append(_assign([_name(name, store=True)], value, node))
+        self.scope.stored.add((id(o), attr))
+        o.maybe.add(attr)
+        o.surely.add(attr)
+        return gast.copy_location(_name(name), node)
 
     def call(self, e):
         self.calls.append(set(self.read_now))  # (what the statement read before this call)
@@ -2176,6 +2251,8 @@ class _Rewriter:
         if name in ("hasattr", "getattr") and len(e.args) in ((2,) if name == "hasattr"
                                                              else (2, 3)):
             attr = self._attr_name(e.args[1])
+            if _lookup(o.cls, "__getattr__")[0] is not None:
+                raise _Unsupported(f"`{name}()` of an object whose class has __getattr__")
             has = self._has(o, attr)
             if name == "hasattr" or (len(e.args) == 3 and has is not True):
                 if has is None:
@@ -2231,7 +2308,8 @@ class _Rewriter:
             raise _Unsupported("an object built inside a lazily evaluated expression")
         args = [self.expr(a) for a in e.args]
         kwargs = [(k.arg, self.expr(k.value)) for k in e.keywords]
-        fields = _fields(cls, self.o.bind) if _dataclass_init(cls) else None
+        fields = _fields(cls, self.o.bind) if _dataclass_init(cls) else \
+            _namedtuple_fields(cls, self.o.bind) if _namedtuple_with_methods(cls) else None
         attrs = _state_attrs(cls)
         if fields is not None:
             attrs = tuple(n for n, _ in fields) + tuple(a for a in attrs
@@ -2246,7 +2324,9 @@ class _Rewriter:
         for attr in o.attrs:
             name = self.scope.local(o, attr, prefix)
             self.scope.stored.add((id(o), attr))
-            if hasattr(cls, attr):  # (an instance attribute shadowing a class attribute)
+            if hasattr(cls, attr) and not isinstance(inspect.getattr_static(cls, attr, None),
+                                                     functools.cached_property):
+                # (an instance attribute shadowing a class attribute)
                 value = gast.Attribute(value=copy.deepcopy(o.clsexpr), attr=attr,
                                        ctx=gast.Load())
             else:

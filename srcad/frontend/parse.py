@@ -75,6 +75,7 @@ class ParsedFunction:
     dict_keys: dict = field(default_factory=dict)
     namedtuples: dict = field(default_factory=dict)  # parameter -> its namedtuple type
     namedtuple_items: dict = field(default_factory=dict)  # parameter -> its items' type
+    attrdicts: dict = field(default_factory=dict)  # parameter -> its dict subclass (EasyDict)
     vararg: str | None = None  # `*xs`: the parameter holding the extra positional arguments
     varkw: str | None = None  # `**kw` of a function srcad transforms: the dict parameter
     bound: dict = field(default_factory=dict)  # names srcad gave objects (objects.py: guarded)

@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import inspect
 import textwrap
 
@@ -194,6 +195,8 @@ class _Forms:
             return [s]
         if isinstance(s, (gast.ClassDef, gast.AsyncFunctionDef)):
             return [s]
+        if isinstance(s, gast.Match):
+            return self.block(self.match_block(s))
         self.expressions(s)
         for field in ("body", "orelse"):
             if isinstance(getattr(s, field, None), list):
@@ -209,6 +212,60 @@ class _Forms:
             s.body = self.starred(s.target, _name(item), s) + s.body
             s.target = _name(item, gast.Store())
         return [s]
+
+    # -- match ---------------------------------------------------------------------------------
+    def match_block(self, s) -> list:
+        """``match kind: case "relu": ... case "gelu" | "swish": ... case None: ... case _:``
+        -- value, singleton, or-patterns, a wildcard or a capture (``case other:``), with
+        guards -- as an if/elif chain over the subject, evaluated once, as Python tests the
+        cases in order (``==`` for a value, ``is`` for None/True/False). Other patterns
+        (sequences, mappings, classes) are refused at their line."""
+        subject = s.subject
+        pre = []
+        if not isinstance(subject, gast.Name):
+            name = self.fresh("subject")
+            pre.append(_assign(name, subject, s))
+            subject = _name(name)
+
+        def test_of(p):
+            """(test, names bound): the test None where the pattern always matches."""
+            if isinstance(p, gast.MatchValue):
+                return gast.Compare(left=_name(subject.id), ops=[gast.Eq()],
+                                    comparators=[p.value]), []
+            if isinstance(p, gast.MatchSingleton):
+                return gast.Compare(left=_name(subject.id), ops=[gast.Is()],
+                                    comparators=[gast.Constant(value=p.value, kind=None)]), []
+            if isinstance(p, gast.MatchOr):
+                parts = [test_of(q) for q in p.patterns]
+                if any(b for _, b in parts):
+                    raise self.error("a `case` or-pattern that binds names", p,
+                                     "bind the subject to a name before the match")
+                if any(t is None for t, _ in parts):
+                    return None, []
+                return gast.BoolOp(op=gast.Or(), values=[t for t, _ in parts]), []
+            if isinstance(p, gast.MatchAs):
+                test, binds = (None, []) if p.pattern is None else test_of(p.pattern)
+                return test, binds + ([p.name] if p.name else [])
+            raise self.error(f"a `case` {type(p).__name__[5:].lower()} pattern", p,
+                             "use if/elif (srcad lowers value, None/True/False, `|`, `_` and "
+                             "capture patterns)")
+
+        chain: list = []
+        for case in reversed(s.cases):
+            test, binds = test_of(case.pattern)
+            if case.guard is not None and binds:
+                raise self.error("a `case` guard after a capture pattern", case.guard,
+                                 "test the subject itself in the guard")
+            if case.guard is not None:
+                test = case.guard if test is None else gast.BoolOp(
+                    op=gast.And(), values=[test, case.guard])
+            body = [_assign(b, _name(subject.id), case.pattern) for b in binds] + case.body
+            if test is None:
+                chain = body
+            else:
+                chain = [gast.copy_location(gast.If(test=test, body=body, orelse=chain),
+                                            case.pattern)]
+        return pre + (chain or [gast.copy_location(gast.Pass(), s)])
 
     # -- expressions -----------------------------------------------------------------------------
     def expressions(self, s) -> None:
@@ -514,6 +571,18 @@ def _fixed_displays(fdef) -> dict:
                         isinstance(parent, gast.Subscript) and parent.value is child):
                 del found[child.id]
     return found
+
+
+def consumed_whole(fn):
+    """A user generator function as srcad normalises it (`generator`): a function returning
+    the list of its values. Generated code calls this where no gradient flows through the
+    call (it runs the user's function as written there), so a loop over it indexes a list."""
+
+    @functools.wraps(fn)
+    def values(*args, **kwargs):
+        return list(fn(*args, **kwargs))
+
+    return values
 
 
 def _source_tree(fn):

@@ -57,6 +57,7 @@ DICT_KEYS = "__srcad_dict_keys"
 DICT_GET = "__srcad_dict_get"
 LIST_CONCAT = "__srcad_list_concat"
 DICT_COPY = "__srcad_dict_copy"
+DICT_WITHOUT = "__srcad_dict_without"
 OBJECT_ATTRIBUTE = "__srcad_object_attribute"
 ARRAY_SORT = "__srcad_sort"
 ARRAY_PARTITION = "__srcad_partition"
@@ -72,6 +73,7 @@ INTERNAL = {LIST_APPEND: runtime_python.list_append, LIST_CONCAT: runtime_python
             OBJECT_ATTRIBUTE: runtime_python.object_attribute, DICT_COPY: runtime_python.dict_copy,
             ARRAY_SORT: np.sort, ARRAY_PARTITION: np.partition, DICT_SET: runtime_python.dict_set,
             DICT_KEYS: runtime_python.dict_keys, DICT_GET: runtime_python.dict_get,
+            DICT_WITHOUT: runtime_python.dict_without,
             PUT_INDEX: runtime_signal.put_index, DIAGONAL_INDEX: runtime_signal.diagonal_index,
             WHERE: np.where, RAVEL: np.ravel, pylevel.SORTED_BY: pyfuncs.sorted_by,
             pylevel.TOLIST: pyfuncs.tolist, ALONG_AXIS_INDEX: runtime_signal.along_axis_index,
@@ -261,6 +263,25 @@ class _Lowerer:
         """Names assigned only dicts the function makes (``{}``, ``{k: v}``, a comprehension,
         ``dict(...)``): their ``setdefault`` / ``update`` / iteration are rewritten as writes
         and reads by key (runtime.setitem makes a new dict each time)."""
+        stored = {n.id for n in gast.walk(self.pf.tree) if isinstance(n, gast.Name)
+                  and isinstance(n.ctx, gast.Store)}
+        # parameters the call gives dicts, never rebound: `r = params.copy()` copies a dict
+        given = {p for p in self.params if (p,) in self.pf.dict_paths and p not in stored}
+
+        def copied(v) -> bool:  # (`d.copy()` of a dict argument or of one made here)
+            return isinstance(v, gast.Call) and isinstance(v.func, gast.Attribute) and \
+                v.func.attr == "copy" and not v.args and not v.keywords and \
+                isinstance(v.func.value, gast.Name) and v.func.value.id in given
+
+        while True:
+            made = self._made_dicts(copied)
+            if not made - given:
+                return made
+            given |= made
+            if self._made_dicts(copied) == made:
+                return made
+
+    def _made_dicts(self, copied) -> set:
         made, other = set(), set()
         for node in gast.walk(self.pf.tree):
             if isinstance(node, gast.Assign):
@@ -271,7 +292,7 @@ class _Lowerer:
                             fresh_dict = t is n and (isinstance(v, (gast.Dict, gast.DictComp)) or (
                                 isinstance(v, gast.Call) and isinstance(v.func, gast.Name)
                                 and ((v.func.id == "dict" and self.builtin(v.func, "dict"))
-                                     or v.func.id == DICT_COPY)))
+                                     or v.func.id == DICT_COPY)) or copied(v))
                             (made if fresh_dict else other).add(n.id)
             elif isinstance(node, (gast.For, gast.AugAssign, gast.AnnAssign)):
                 other.update(n.id for n in gast.walk(node.target) if isinstance(n, gast.Name))
@@ -412,6 +433,39 @@ class _Lowerer:
         item = self.fresh(f"{d}_item")
         return pre + [_for(_name(item, True), v.args[0], [put(_name(item))])]
 
+    def dict_pop(self, s):
+        """``v = d.pop(k, default)`` (``kwargs.pop("scale", 1.0)``) on a dict the function
+        makes or its ``**kwargs``: ``v = d.get(k, default)`` (``d[k]`` without a default,
+        Python's KeyError where it is missing), then ``d = dict_without(d, k)``."""
+        v = s.value if isinstance(s, (gast.Assign, gast.Expr)) else None
+        if not (isinstance(v, gast.Call) and isinstance(v.func, gast.Attribute)
+                and v.func.attr == "pop" and isinstance(v.func.value, gast.Name)
+                and 1 <= len(v.args) <= 2 and not v.keywords
+                and not any(isinstance(a, gast.Starred) for a in v.args)):
+            return None
+        if isinstance(s, gast.Assign) and not (len(s.targets) == 1 and
+                                               isinstance(s.targets[0], gast.Name)):
+            return None
+        d = v.func.value.id
+        if d not in self.dicts and d != self.pf.varkw:  # (`**kwargs`: a dict of its own)
+            return None
+        out = []
+        key = v.args[0]
+        if not isinstance(key, (gast.Constant, gast.Name)):
+            name = self.fresh(f"{d}_key")
+            out.append(_assign(name, key))
+            key = _name(name)
+        if isinstance(s, gast.Assign):
+            value = _call(DICT_GET, [_name(d), copy.deepcopy(key), v.args[1]]) \
+                if len(v.args) == 2 else gast.Subscript(value=_name(d), slice=copy.deepcopy(key),
+                                                        ctx=gast.Load())
+            out.append(gast.Assign(targets=s.targets, value=value, type_comment=None))
+        elif len(v.args) == 1:  # (`d.pop(k)` for its effect: Python's KeyError if missing)
+            out.append(gast.Expr(value=gast.Subscript(value=_name(d), slice=copy.deepcopy(key),
+                                                      ctx=gast.Load())))
+        out.append(_assign(d, _call(DICT_WITHOUT, [_name(d), copy.deepcopy(key)])))
+        return out
+
     def dict_method(self, s: gast.Expr):
         """``d.setdefault(k, v)`` / ``d.update(...)`` on a dict the function makes, as writes
         by key (each a new dict: runtime.setitem)."""
@@ -481,6 +535,9 @@ class _Lowerer:
                 isinstance(s.targets[0], gast.Name) and s.targets[0].id in self.list_dicts \
                 and self._is_defaultdict_list(s.value):
             return [s]  # (defaultdict(list): a dict whose appends start a missing key's list)
+        popped = self.dict_pop(s)
+        if popped is not None:
+            return self.body(_located(popped, s))
         if isinstance(s, gast.Expr):
             rewritten = self.list_method(s)
             if rewritten is None:

@@ -17,6 +17,7 @@ from . import (  # noqa: F401  (registers rows)
     reductions,
     runtime_ops,
     scipy_signal,
+    scipy_linalg,
     shape,
     signal,
     spatial,

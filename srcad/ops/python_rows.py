@@ -145,6 +145,11 @@ defvjp(rp.dict_copy, lambda g, out, d: mapping_grad(g, d),
        derivation="the same items: g slot by slot",
        test_cases=(("OP({'u': a, 'v': b * a})['v'] * OP({'u': a})['u']", [(3,), (3,)]),))
 defjvp(rp.dict_copy, lambda g, out, d: mapping_tangent(g, d))
+defvjp(rp.dict_without, lambda g, out, d, key: mapping_grad(g, out), None,
+       name="dict_without", family=_FAM, spelling="dict_without(d, key)",
+       derivation="d after d.pop(key): the items left, g slot by slot (none for key)",
+       test_cases=(("OP({'u': a, 'v': b * a}, 'u')['v'] * a", [(3,), (3,)]),))
+defjvp(rp.dict_without, lambda g, out, d, key: mapping_tangent(g, out), None)
 defvjp(rp.mapping_grad, lambda g, out, ct, d: mapping_tangent(g, d), None,
        name="mapping_grad", linear=("ct",), family=_RT,
        derivation="dict(d)'s cotangent as d's; its transpose is mapping_tangent")

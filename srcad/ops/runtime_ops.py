@@ -18,6 +18,8 @@ from ..runtime import (
     dot_grad_a,
     dot_grad_b,
     extremum_jvp,
+    running_extremum_grad,
+    running_extremum_jvp,
     masked,
     matmul_grad_a,
     matmul_grad_b,
@@ -75,6 +77,18 @@ defvjp(rt.extremum_grad,
        None, None,
        name="extremum_grad", linear=("ct",), family=_FAM,
        derivation="spread over the tied extrema; its transpose averages over them")
+defvjp(rt.running_extremum_grad,
+       lambda g, out, ct, y, array, axis=0, largest=True:
+           running_extremum_jvp(g, y, array, axis, largest), None, None,
+       name="running_extremum_grad", linear=("ct",), family=_FAM,
+       derivation="each step's cotangent to its winner: its transpose takes the winner's "
+       "tangent")
+defvjp(rt.running_extremum_jvp,
+       lambda g, out, t, y, array, axis=0, largest=True:
+           running_extremum_grad(g, y, array, axis, largest), None, None,
+       name="running_extremum_jvp", linear=("t",), family=_FAM,
+       derivation="the winner's tangent at each step: its transpose sends each cotangent "
+       "to the winner")
 defvjp(rt.clip_grad, lambda g, out, ct, a, a_min, a_max: clip_grad(g, a, a_min, a_max),
        None, None, None, name="clip_grad", linear=("ct",), family=_FAM, derivation="a mask")
 defvjp(rt.clip_grad_min, lambda g, out, ct, a, a_min, a_max: clip_grad_min(g, a, a_min, a_max),

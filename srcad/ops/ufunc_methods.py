@@ -1,6 +1,7 @@
 """The ufunc methods people write as reductions and products: ``np.add.reduce``,
-``np.multiply.reduce``, ``np.maximum.reduce``, ``np.minimum.reduce``, ``np.add.accumulate``,
-``np.multiply.accumulate`` and ``np.add.outer``, ``np.subtract.outer``,
+``np.multiply.reduce``, ``np.maximum.reduce``, ``np.minimum.reduce``, ``np.logaddexp.reduce``
+(log-sum-exp), ``np.add.accumulate``,
+``np.multiply.accumulate``, ``np.maximum.accumulate``, ``np.minimum.accumulate`` and ``np.add.outer``, ``np.subtract.outer``,
 ``np.multiply.outer``.
 
 Each is the row of the function it equals, with numpy's defaults for the method (a ufunc's
@@ -27,6 +28,8 @@ from ..runtime import (
     outer_axes,
     outer_shape,
     prod_grad,
+    running_extremum_grad,
+    running_extremum_jvp,
     unreduce,
 )
 from .table import Param, defjvp, defnondiff, defvjp, ufunc_method
@@ -51,12 +54,24 @@ def minimum_reduce(a, axis=0, keepdims=False):
     return np.minimum.reduce(a, axis=axis, keepdims=keepdims)
 
 
+def logaddexp_reduce(a, axis=0, keepdims=False):
+    return np.logaddexp.reduce(a, axis=axis, keepdims=keepdims)
+
+
 def add_accumulate(array, axis=0):
     return np.add.accumulate(array, axis=axis)
 
 
 def multiply_accumulate(array, axis=0):
     return np.multiply.accumulate(array, axis=axis)
+
+
+def maximum_accumulate(array, axis=0):
+    return np.maximum.accumulate(array, axis=axis)
+
+
+def minimum_accumulate(array, axis=0):
+    return np.minimum.accumulate(array, axis=axis)
 
 
 def add_outer(a, b):
@@ -100,6 +115,18 @@ for _u, _fn in (("maximum", maximum_reduce), ("minimum", minimum_reduce)):
         test_cases=_reduce_cases(_u)), getattr(np, _u), "reduce")
     defjvp(_fn, lambda g, out, a, axis=0, keepdims=False:
            extremum_jvp(g, out, a, axis, keepdims))
+ufunc_method(defvjp(
+    logaddexp_reduce,
+    lambda g, out, a, axis=0, keepdims=False: unreduce(g, a, axis, keepdims)
+    * np.exp(a - unreduce(out, a, axis, keepdims)),
+    name="logaddexp_reduce", spelling="np.logaddexp.reduce(a, axis, keepdims)", family=_F,
+    derivation="log sum exp along axis 0 by default (numpy pairs the terms): da = g "
+    "exp(a - out), the softmax of a along the axis",
+    test_cases=_reduce_cases("logaddexp")), np.logaddexp, "reduce")
+defjvp(logaddexp_reduce,
+       lambda g, out, a, axis=0, keepdims=False:
+           np.sum(g * np.exp(a - unreduce(out, a, axis, keepdims)), axis=axis,
+                  keepdims=keepdims))
 _ACC = (("a", (3, 4)), ("a, 1", _T), ("a, axis=-1", _T), ("a", (5,)))
 ufunc_method(defvjp(
     add_accumulate, lambda g, out, array, axis=0: cumsum_grad(g, array, axis),
@@ -114,6 +141,27 @@ ufunc_method(defvjp(
     test_cases=tuple((f"np.multiply.accumulate({a})", [s]) for a, s in _ACC)),
     np.multiply, "accumulate")
 defjvp(multiply_accumulate, lambda g, out, array, axis=0: cumprod_jvp(g, array, axis))
+
+_RUN = "the running {0}: each step's g to the item that is the {0} there (ties split " \
+    "evenly, as np.{1}), a backward recurrence"
+ufunc_method(defvjp(
+    maximum_accumulate,
+    lambda g, out, array, axis=0: running_extremum_grad(g, out, array, axis, True),
+    name="maximum_accumulate", spelling="np.maximum.accumulate(array, axis)", family=_F,
+    derivation=_RUN.format("maximum", "maximum"),
+    test_cases=tuple((f"np.maximum.accumulate({a})", [s]) for a, s in _ACC)),
+    np.maximum, "accumulate")
+defjvp(maximum_accumulate,
+       lambda g, out, array, axis=0: running_extremum_jvp(g, out, array, axis, True))
+ufunc_method(defvjp(
+    minimum_accumulate,
+    lambda g, out, array, axis=0: running_extremum_grad(g, out, array, axis, False),
+    name="minimum_accumulate", spelling="np.minimum.accumulate(array, axis)", family=_F,
+    derivation=_RUN.format("minimum", "minimum"),
+    test_cases=tuple((f"np.minimum.accumulate({a})", [s]) for a, s in _ACC)),
+    np.minimum, "accumulate")
+defjvp(minimum_accumulate,
+       lambda g, out, array, axis=0: running_extremum_jvp(g, out, array, axis, False))
 
 _OUTER = ([(3,), (4,)], [(2, 3), (4,)], [(3,), (2, 2)], [(), (3,)], [(2,), ()])
 
