@@ -141,6 +141,11 @@ def statement(g) -> bool:
             g.assign(E(f"{pa.text} * {pb.text}", shape, pa.bound * pb.bound, atom=False), name)
         return True
     if kind == "funcs":
+        if g.indent > 1:
+            # (a function bound to a name inside a branch or a loop is a run-time value
+            # there, and a loop over a list of them is walked by index: refused at the
+            # call -- open)
+            return False
         form = ch.int(0, 3)
         f = g.module.fresh("fn")
         if form == 0:

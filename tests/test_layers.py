@@ -33,6 +33,8 @@ FUNCTION_LEVEL_ALLOWED: set[tuple[str, str]] = {
     ("srcad/ops/spatial.py", "scipy.spatial.distance"),
     # scipy: the scipy.linalg rows register once scipy.linalg is imported (ops/scipy_linalg.py)
     ("srcad/ops/scipy_linalg.py", "scipy.linalg"),
+    # scipy: the scipy.signal rows register once scipy.signal is imported (ops/scipy_signal.py)
+    ("srcad/ops/scipy_signal.py", "scipy.signal"),
 }
 
 

@@ -268,6 +268,9 @@ def _what_to_do(s) -> str:
                 f"can follow every use of it; this one it cannot ({op.why}). Use it only "
                 f"through its attributes and methods here, or build it outside the function "
                 f"and pass the arrays to differentiate as arguments")
+    if op.kind == "call" and op.label in ("map", "filter"):  # (map(np.tanh, xs) kept)
+        return ("consume it where it is made, or write it as a comprehension, which srcad "
+                "differentiates: `[f(v) for v in xs]`")
     if op.kind == "call" and op.library is not None and getattr(op, "srcad_own", False):
         return (f"`{op.label}` is one of srcad's own helpers ({op.library}) and has no row in "
                 f"the op table: this is a bug in srcad, please report it")
