@@ -33,8 +33,10 @@ def _numerical(name):
 XFAILS = {
     # the sixth probe (wild_repos5.py): classes left open
     "wild_repos5.recursive_tree":
-        "a recursive network over a parse tree (`_encode` calls itself on the children): "
-        "'srcad does not differentiate recursion' (each call a subroutine of its own)",
+        "a recursive network over a parse tree of nested tuples (`_encode` calls itself on "
+        "`left, right = node`): frontend/recursion.py specialises each level on its int "
+        "arguments and list lengths, not on a tuple constant's structure, so the depth is "
+        "not known and the call is refused",
     "wild_repos5.attrdict_params":
         "a dict subclass with `__getattr__ = dict.__getitem__` / `__setattr__ = "
         "dict.__setitem__` written by attribute (`net.act = np.tanh`): 'assignment to an "
