@@ -171,19 +171,23 @@ class While:
 Stmt = Union[Call, UserCall, Effect, Push, Return, If, For, While]
 
 
-def walk_program(fn: "Function"):
-    """Every statement of `fn` and of the user functions it calls (transitively), each
-    function once: what one generated module holds."""
+def program_functions(fn: "Function"):
+    """`fn` and every user function it calls (transitively), each once."""
     seen, todo = set(), [fn]
     while todo:
         f = todo.pop()
         if id(f) in seen:
             continue
         seen.add(id(f))
-        for s in walk(f.body):
-            if isinstance(s, UserCall):
-                todo.append(s.callee)
-            yield s
+        yield f
+        todo.extend(s.callee for s in walk(f.body) if isinstance(s, UserCall))
+
+
+def walk_program(fn: "Function"):
+    """Every statement of `fn` and of the user functions it calls (transitively), each
+    function once: what one generated module holds."""
+    for f in program_functions(fn):
+        yield from walk(f.body)
 
 
 def walk(body):

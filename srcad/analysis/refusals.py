@@ -448,28 +448,15 @@ def _kept_store(s):
     return kept_store_method(f.value) if isinstance(f, ir.Const) else None
 
 
-def _call_tree(fn: ir.Function):
-    """`fn` and every user function it calls, at any depth, each once."""
-    seen, todo = set(), [fn]
-    while todo:
-        f = todo.pop()
-        if id(f) in seen:
-            continue
-        seen.add(id(f))
-        yield f
-        todo.extend(s.callee for s in ir.walk(f.body) if isinstance(s, ir.UserCall))
-
-
 def kept_stored(fn: ir.Function) -> list:
     """The lists and dicts of modules and closures that `fn` or a function it calls stores
     into (`history.append(h)`; tape mode makes what the run left there plain)."""
     out = {}
-    for f in _call_tree(fn):
-        for s in ir.walk(f.body):
-            if isinstance(s, (ir.Call, ir.Effect)) and is_opaque(s.op):
-                c = _kept_store(s)
-                if c is not None:
-                    out[id(c)] = c
+    for s in ir.walk_program(fn):
+        if isinstance(s, (ir.Call, ir.Effect)) and is_opaque(s.op):
+            c = _kept_store(s)
+            if c is not None:
+                out[id(c)] = c
     return list(out.values())
 
 
@@ -483,7 +470,7 @@ def _read_first(root: ir.Function, f: ir.Function, read, stored: dict) -> bool:
     c = read.container
     if f is not root or stored[id(c)][0] is not root or any(
             g is not root and any(u.kind == "store" and u.container is c for u in g.kept_uses)
-            for g in _call_tree(root)):
+            for g in ir.program_functions(root)):
         return False
     return not read.loops and all(read.at <= u.at for u in root.kept_uses
                                   if u.kind == "store" and u.container is c)
@@ -518,7 +505,7 @@ def check_kept_globals(fn: ir.Function, wrt) -> None:
     stores(fn, list(wrt))
     if not stored:
         return
-    for f in _call_tree(fn):
+    for f in ir.program_functions(fn):
         for u in f.kept_uses:
             c = u.container
             if u.kind != "read" or id(c) not in stored or _read_first(fn, f, u, stored):

@@ -451,33 +451,30 @@ class CallsMixin:
                 self.refuse_starred(e, f"the method `{spelled}`")
             first = self.constant(bound, getattr(bound, "__name__", "obj"), e)
             return ("user", fn, spelled, [first, *args], kwargs, checkpointed)
-        if isinstance(obj, functools.partial) and isinstance(obj.func, types.FunctionType) \
-                and table.lookup(obj.func) is None and library_file(obj.func) is None \
-                and obj.func not in LIFTED:
-            # `loss_half = functools.partial(loss, scale=0.5)` at module level: the user
-            # function, its bound arguments constants (read when the call is built: guarded
-            # with the partial's name), then the call's own
-            e = self.spread_for(obj.func, e, skip=len(obj.args), given=obj.keywords)
+        user_partial = isinstance(obj, functools.partial) and \
+            isinstance(obj.func, types.FunctionType) and table.lookup(obj.func) is None and \
+            library_file(obj.func) is None and obj.func not in LIFTED
+        if user_partial or isinstance(obj, functools.partial) and \
+                not isinstance(obj.func, types.FunctionType) and _hashable(obj.func) and \
+                table.lookup(obj.func) is not None:
+            # a partial made at module level -- of a user function (`loss_half =
+            # functools.partial(loss, scale=0.5)`) or of a row (`CLIP = functools.partial(
+            # np.clip, a_min=-1, a_max=1)`): its bound arguments constants (read when the
+            # call is built: guarded with the partial's name), then the call's own (its
+            # keywords win)
+            if user_partial:
+                e = self.spread_for(obj.func, e, skip=len(obj.args), given=obj.keywords)
             args, kwargs, starred = self.call_args(e, hint)
             if starred:
                 self.refuse_starred(e, f"the partial `{spelled}`")
-            bound_args = [self.constant(a, f"{spelled}_arg{i}", e)
-                          for i, a in enumerate(obj.args)]
-            bound_kw = {k: self.constant(v, f"{spelled}_{k}", e) for k, v in obj.keywords.items()}
-            return ("user", obj.func, getattr(obj.func, "__name__", spelled),
-                    bound_args + args, {**bound_kw, **kwargs}, checkpointed)
-        if isinstance(obj, functools.partial) and not isinstance(obj.func, types.FunctionType) \
-                and _hashable(obj.func) and table.lookup(obj.func) is not None:
-            # `CLIP = functools.partial(np.clip, a_min=-1, a_max=1)` at module level: the row,
-            # the partial's arguments constants, then the call's own (its keywords win)
-            args, kwargs, starred = self.call_args(e, hint)
-            if starred:
-                self.refuse_starred(e, f"the partial `{spelled}`")
-            bound_args = [self.constant(a, f"{spelled}_arg{i}", e)
-                          for i, a in enumerate(obj.args)]
-            bound_kw = {k: self.constant(v, f"{spelled}_{k}", e) for k, v in obj.keywords.items()}
-            return ("op", *self.op_call(obj.func, bound_args + args, {**bound_kw, **kwargs}, e,
-                                        spelled))
+            args = [self.constant(a, f"{spelled}_arg{i}", e)
+                    for i, a in enumerate(obj.args)] + args
+            kwargs = {**{k: self.constant(v, f"{spelled}_{k}", e)
+                         for k, v in obj.keywords.items()}, **kwargs}
+            if user_partial:
+                return ("user", obj.func, getattr(obj.func, "__name__", spelled), args, kwargs,
+                        checkpointed)
+            return ("op", *self.op_call(obj.func, args, kwargs, e, spelled))
         if isinstance(obj, Checkpointed):  # ck = srcad.checkpoint(block) at module level
             obj, checkpointed = obj.fn, True
         if _hashable(obj) and obj in SUBSTITUTES:  # statistics.mean: srcad/pyfuncs.py's
