@@ -513,7 +513,10 @@ def fixed_threads_peer(peers):
     the choice's effect is measured in the same rounds."""
     from srcad import build
 
-    rt = build._pool_runtime()
+    try:
+        rt = build.runtime()  # (built or loaded now: the first workload's row needs it too)
+    except Exception:  # noqa: BLE001 -- no compiler: no fused srcad, the row says so
+        rt = None
     fused = next((p for p in peers if p.name == "srcad fuse=True" and p.skip is None), None)
     if fused is None or rt is None or not hasattr(rt, "threads_assume"):
         return Peer("srcad fixed threads", skip="no fused srcad with the per-call choice")

@@ -155,7 +155,12 @@ static pthread_mutex_t team_busy = PTHREAD_MUTEX_INITIALIZER; /* one product at 
 static unsigned long team_epoch = 0; /* (atomic) bumped for each product */
 static team_fn team_task = NULL;
 static void *team_arg = NULL;
-static int team_pending = 0;         /* (atomic) helpers not done with this product */
+/* (atomic) helpers inside the current product, with TEAM_CLOSED set once its owner has run
+ * out of work: a helper that comes later leaves without touching it, so the owner waits only
+ * for helpers that joined -- not for one another process's thread keeps off its core, which
+ * the owner would otherwise wait a scheduler's time slice for, product after product */
+static long long team_state = (1LL << 40);
+#define TEAM_CLOSED (1LL << 40)
 static int team_started = 0;         /* helpers running */
 static unsigned long long team_runs = 0;
 static int team_forked = 0;
@@ -197,10 +202,14 @@ team_helper(void *p)
                 pthread_cond_wait(&team_cv, &team_mu);
             pthread_mutex_unlock(&team_mu);
         }
-        /* (the product's owner waits for every helper before the next epoch: none is missed) */
+        /* join the product now open, if any (perhaps a later one than epoch `e`: its task
+         * and argument were written before it was opened); the owner waits for joined helpers
+         * only, and every task pulls its work from counters, so a helper that finds none
+         * left, or joins one product twice, does nothing */
         seen = e;
-        team_task(team_arg);
-        __atomic_fetch_sub(&team_pending, 1, __ATOMIC_ACQ_REL);
+        if (!(__atomic_fetch_add(&team_state, 1, __ATOMIC_ACQ_REL) & TEAM_CLOSED))
+            team_task(team_arg);
+        __atomic_fetch_sub(&team_state, 1, __ATOMIC_RELEASE);
     }
     return NULL;
 }
@@ -215,7 +224,7 @@ team_after_fork(void)
     team_busy = busy;
     team_cv = cv;
     team_started = 0;
-    team_pending = 0;
+    team_state = TEAM_CLOSED;
     team_hot_until = 0;
 }
 
@@ -248,13 +257,16 @@ team_run(int threads, team_fn fn, void *arg)
     }
     team_task = fn;
     team_arg = arg;
-    __atomic_store_n(&team_pending, team_started, __ATOMIC_RELEASE);
+    /* open (only the flag: a late helper of the last product may be between its add and
+     * its subtract) */
+    __atomic_fetch_and(&team_state, ~TEAM_CLOSED, __ATOMIC_RELEASE);
     pthread_mutex_lock(&team_mu);
     __atomic_add_fetch(&team_epoch, 1, __ATOMIC_ACQ_REL);
     pthread_cond_broadcast(&team_cv);
     pthread_mutex_unlock(&team_mu);
-    fn(arg);
-    for (long n = 0; __atomic_load_n(&team_pending, __ATOMIC_ACQUIRE) > 0; n++) {
+    fn(arg); /* (returns when no work is left to pull) */
+    __atomic_fetch_or(&team_state, TEAM_CLOSED, __ATOMIC_ACQ_REL);
+    for (long n = 0; (__atomic_load_n(&team_state, __ATOMIC_ACQUIRE) & ~TEAM_CLOSED) > 0; n++) {
         if (n > 100000) sched_yield(); /* (a helper another process holds up) */
         else team_pause();
     }
@@ -287,9 +299,12 @@ static void
 team_split_run(void *p)
 {
     team_split *j = (team_split *)p;
-    int t = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED), T = j->threads;
-    int f = j->work(j->plan, j->units * t / T, j->units * (t + 1) / T);
-    __atomic_fetch_or(&j->flags, f, __ATOMIC_RELAXED);
+    int T = j->threads;
+    /* shares are pulled like gemm's blocks: the owner runs those no helper came for */
+    for (int t; (t = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED)) < T;) {
+        int f = j->work(j->plan, j->units * t / T, j->units * (t + 1) / T);
+        __atomic_fetch_or(&j->flags, f, __ATOMIC_RELAXED);
+    }
 }
 
 typedef struct {
