@@ -137,7 +137,8 @@ def run_effect(stmt: ir.Effect, env: dict, probe: bool = False) -> None:
             if "old" in stmt.args:
                 store_through(obj, index, value, atom_value(stmt.args["old"], env))
             else:
-                store_into(obj, index, value)
+                levels = stmt.args.get("levels")
+                store_into(obj, index, value, 0 if levels is None else levels.value)
         return
     if stmt.kind == "assert":
         if not atom_value(stmt.args["test"], env):

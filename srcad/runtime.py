@@ -574,32 +574,98 @@ def setitem(x, index, value):
     return out
 
 
-def store_into(container, index, value):
+def store_into(container, index, value, levels: int = 0):
     """``param[k] = v`` on a dict (or list) the caller passed: the caller's own object ends up
     holding v, as Python leaves it (an effect, once per call: frontend/aliasing.py). The
     differentiated code itself carries the new dict as a value (`setitem`); an array argument
-    is left as it was (copy on write)."""
-    if isinstance(container, (dict, list)):
+    is left as it was (copy on write). With `levels` (``p[0][1] = v``, lowered as `item =
+    p[0]; item[1] = v; p[0] = item`: `value` is the code's new item) Python wrote into the
+    list or dict the slot holds, not a new one: the caller's own object there is written
+    (`merge_into`), so a name the caller bound to it sees the write."""
+    if not isinstance(container, (dict, list)):
+        return
+    if levels and _same_container(container[index], value):
+        merge_into(container[index], value, levels)
+    else:
         container[index] = value
 
 
 def store_through(container, index, value, old):
     """The caller's object after a write through a name bound to its item (`W = p['W'];
     W -= t`): its slot holds the written item if it still held that object (`old`), as in
-    Python; a slot stored into since holds another object, left as it is."""
-    if isinstance(container, (dict, list)) and writes_through(container, index, old):
-        container[index] = value
+    Python; a slot stored into since holds another object, left as it is. A list or dict
+    item (`L = p['layers']; L[0] = v`) is the caller's own object, written in place."""
+    if not isinstance(container, (dict, list)):
+        return
+    if writes_through(container, index, old):
+        if _same_container(old, value):
+            merge_into(old, value, 1)
+        else:
+            container[index] = value
+    elif _same_container(old, value) and _holds_as(container[index], old):
+        # (the caller's own object there, written in place by an earlier store -- it holds
+        # the very items of the code's copy `old`: `e1 = p["enc"]; e2 = p["enc"]`, a store
+        # through each)
+        merge_into(container[index], value, 1)
+
+
+def _same_container(old, new) -> bool:
+    return type(old) is type(new) and type(old) in (list, dict) and old is not new
+
+
+def _holds_as(mine, copy) -> bool:
+    """Is the caller's list or dict `mine` what the code's copy-on-write `copy` stands for
+    -- the same kind, holding the very same objects (`merge_into` leaves it so)?"""
+    if not _same_container(mine, copy) or len(mine) != len(copy):
+        return False
+    if type(mine) is list:
+        return all(a is b for a, b in zip(mine, copy))
+    return all(k in copy and mine[k] is copy[k] for k in mine)
+
+
+def merge_into(old, new, levels: int) -> None:
+    """Make the caller's list or dict `old` hold what the code's copy-on-write `new` holds
+    (a copy of `old` with some slots stored into), writing only the slots that differ: a slot
+    that holds another object gets it, or -- `levels` > 1, both the same kind of container --
+    is itself written in place, a level down (``p[0][1][2] = v``)."""
+    def put(key, a, b):
+        if a is b:
+            return
+        if levels > 1 and _same_container(a, b):
+            merge_into(a, b, levels - 1)
+        else:
+            old[key] = b
+
+    if type(old) is list:
+        if len(old) != len(new):
+            old[:] = new
+            return
+        for i, (a, b) in enumerate(zip(old, new)):
+            put(i, a, b)
+    else:
+        for k in [k for k in old if k not in new]:
+            del old[k]
+        for k, b in new.items():
+            if k in old:
+                put(k, old[k], b)
+            else:
+                old[k] = b
 
 
 def own(container):
     """The generated code's own copy of a list or dict argument the function stores into
     (`p_caller, p = p, own(p)`): the stores go into the caller's object (`store_into`), and
     the code, whose backward reads the argument as it came in, reads this copy. The items are
-    shared; anything but a list or dict (an array is copied on write) is itself."""
+    shared -- the arrays, and every object but the lists, dicts and tuples holding them:
+    those are copied too, at every depth, since the caller's own are written in place
+    (`p[0][1] = v`: `store_into`, `store_through`) while the code reads them as they came in.
+    Anything else (an array is copied on write) is itself."""
     if type(container) is list:
-        return list(container)
+        return [own(v) for v in container]
     if type(container) is dict:
-        return dict(container)
+        return {k: own(v) for k, v in container.items()}
+    if type(container) is tuple and any(type(v) in (list, dict, tuple) for v in container):
+        return tuple(own(v) for v in container)
     return container
 
 

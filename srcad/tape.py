@@ -1166,11 +1166,26 @@ def settle_arguments(values, wrapped) -> None:
             keys = list(w.keys()) if isinstance(w, dict) else []
             for k in keys:
                 if k in getattr(w, "written", ()) or k not in original:
-                    dict.__setitem__(original, k, _plain_tree(dict.__getitem__(w, k)))
+                    _settle_slot(original, w, k, dict.__setitem__)
         elif type(original) is list and isinstance(w, list) and getattr(w, "written", None):
             for i in w.written:  # (`Ws[i] = v` into a list argument: the caller's list)
-                original[i] = _plain_tree(raw_item(w, i))
+                _settle_slot(original, w, i)
         _settle_items_written(original, w)
+
+
+def _settle_slot(original, w, k, put=operator.setitem) -> None:
+    """The caller's `original[k]` after the function stored into slot k of its follower `w`:
+    the stored value, plain -- or, where the function wrote into the container that slot held
+    (`p[0][1] = v`, `L = p["layers"]; L[0] = v`: Python writes the caller's own list), that
+    container written in place, so that a name the caller bound to it sees the write."""
+    v = raw_item(w, k)
+    own = original[k] if k in getattr(w, "in_place", ()) else None
+    if type(own) in (list, dict) and isinstance(v, CONTAINERS) and not isinstance(v, tuple):
+        for j in list(v.written):
+            _settle_slot(own, v, j)
+        _settle_items_written(own, v)
+    else:
+        put(original, k, _plain_tree(v))
 
 
 def _settle_items_written(original, w) -> None:
@@ -1183,7 +1198,11 @@ def _settle_items_written(original, w) -> None:
     keys = list(w.keys()) if isinstance(w, TensorDict) else range(len(w))
     for k in keys:
         if k in getattr(w, "written", ()) or (isinstance(original, dict) and k not in original):
-            continue  # (stored: settled above)
+            # (stored: into the caller's own container at this depth -- `p[0][1] = v` writes
+            # the list the caller's p[0] is -- settled above at the top)
+            if type(original) is not tuple:
+                _settle_slot(original, w, k)
+            continue
         v = raw_item(w, k)
         now = v.tape.superseded.get(id(v)) if isinstance(v, Tensor) else None
         if now is not None and type(original) is not tuple:

@@ -32,6 +32,7 @@ class TensorList(list):
         super().__init__(items)
         self.tape = tape
         self.written = set(written)  # positions the function stored into
+        self.in_place: set = set()  # of those, slots whose own container was written into
         self.nested_reads: dict = {}  # position -> the containers read there (index_container)
 
     def _position(self, index):
@@ -51,10 +52,12 @@ class TensorList(list):
             if len(value) != len(at):
                 self.tape.refuse_container_change(f"a slice assignment resizing it")
             self.written.update(at)
+            self.in_place.difference_update(at)
             for i in at:
                 self.nested_reads.pop(i, None)
         else:
             self.written.add(self._position(index))
+            self.in_place.discard(self._position(index))
             self.nested_reads.pop(self._position(index), None)
         list.__setitem__(self, index, value)
         stored_into_siblings(self, index, value)
@@ -124,6 +127,7 @@ class TensorDict(dict):
         super().__init__(items)
         self.tape = tape
         self.written = set()  # keys the function stored into (`d[k] = v`): read as stored
+        self.in_place: set = set()  # of those, keys whose own container was written into
         self.nested_reads: dict = {}  # key -> the containers read there (index_container)
         self.entry_keys = tuple(self.keys())  # (its gradient has these: the argument's)
 
@@ -134,6 +138,7 @@ class TensorDict(dict):
 
     def __setitem__(self, key, value):
         self.written.add(key)
+        self.in_place.discard(key)
         self.nested_reads.pop(key, None)
         dict.__setitem__(self, key, value)
         stored_into_siblings(self, key, value)
@@ -198,6 +203,8 @@ def stored_into_item(container) -> None:
         if key in getattr(parent, "written", ()) and raw_item(parent, key) is not container:
             return  # (`e = p["enc"]; p["enc"] = {...}; e["W"] = v`: no longer p's item)
         parent[key] = container
+        if hasattr(parent, "in_place"):  # (the caller's object there is written, not replaced)
+            parent.in_place.add(parent._position(key) if isinstance(parent, TensorList) else key)
 
 
 CONTAINERS = (TensorList, TensorTuple, TensorDict)

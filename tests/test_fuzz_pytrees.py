@@ -504,6 +504,19 @@ def _tree_diff(got, want, path="p"):
     return None
 
 
+def _bound_containers(tree, path="p", out=None) -> dict:
+    """{path: object} for every list and dict a caller can hold a name to inside `tree`
+    (`inner = p[0]` before the call): Python writes those objects themselves
+    (`p[0][1] = v`), so after the call each must hold what Python's does."""
+    out = {} if out is None else out
+    if type(tree) in (list, dict):
+        out[path] = tree
+    if isinstance(tree, (list, dict, tuple)):
+        for k, v in (tree.items() if isinstance(tree, dict) else enumerate(tree)):
+            _bound_containers(v, f"{path}[{k!r}]", out)
+    return out
+
+
 def _scramble(tree):
     """Give every slot of the caller's container a new value (a pullback must not read it: it
     differentiates the arguments as they came in). Only the top level: items of a list held
@@ -541,6 +554,7 @@ def check_writes(prog, fn, seed=0):
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
         py_after = copy.deepcopy(p)
+        py_bound = _bound_containers(py_after)
         want_value = fn(py_after, x.copy())
 
     def plain(p, x):
@@ -570,6 +584,7 @@ def check_writes(prog, fn, seed=0):
     def run(config, thunk):
         mode = "tape" if config.endswith("tape") else "source"
         mine, xx = copy.deepcopy(p), x.copy()
+        bound = _bound_containers(mine)
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -595,7 +610,8 @@ def check_writes(prog, fn, seed=0):
                 differs(config, f"value {value!r}, the function gives {want_value!r}")
             if not np.array_equal(xx, x):
                 differs(config, "x changed")
-            bad = _tree_diff(mine, py_after)
+            bad = _tree_diff(mine, py_after) or next(filter(None, (
+                _tree_diff(bound[k], py_bound[k], k) for k in py_bound if k != "p")), None)
             if bad:
                 differs(config, f"the caller's container after the call: {bad}")
             if config.startswith("jvp"):

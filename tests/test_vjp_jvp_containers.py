@@ -292,11 +292,6 @@ def test_a_pullback_called_twice_after_a_change_gives_the_same():
 
 
 
-@pytest.mark.xfail(strict=True, reason="open: a store into a list held inside the argument "
-                   "(`p[0][1] = v`) puts a new list in the caller's `p[0]` (the right items) "
-                   "where Python writes into the list itself: a name the caller bound to "
-                   "`p[0]` before the call keeps the old item, silently; both modes, and "
-                   "srcad.grad too (the frontend's store effects, frontend/aliasing.py)")
 @pytest.mark.parametrize("mode", MODES)
 def test_a_store_into_an_inner_list_writes_the_callers_own_list(mode):
     x = np.array([0.4, 0.5, 0.6])
@@ -306,3 +301,107 @@ def test_a_store_into_an_inner_list_writes_the_callers_own_list(mode):
     want = _nested_list()
     _store_into_an_inner_list(want, x)
     np.testing.assert_array_equal(inner[1], want[0][1])
+
+
+# -- stores into containers held inside an argument: Python writes the caller's own objects --
+
+def _write_inner_dict(p, x):
+    p["enc"]["W"] = np.tanh(p["enc"]["W"]) * x
+    return np.sum(p["enc"]["W"] * p["dec"]["W"])
+
+
+def _write_through_a_name(p, x):
+    layers = p["layers"]
+    layers[0] = layers[0] * x
+    return np.sum(layers[0] * layers[1])
+
+
+def _replace_inner_list(p, x):
+    p[0] = [p[0][0] * x, p[0][1]]  # a new list: a name bound to the old one keeps it
+    return np.sum(p[0][0] * p[0][1])
+
+
+def _inner_then_outer(p, x):
+    p[0][1] = p[0][1] * x
+    p[0] = [p[0][1], p[0][0]]
+    return np.sum(p[0][0] ** 2 + p[0][1])
+
+
+def _make_enc():
+    return {"enc": {"W": np.array([0.3, -0.2, 0.5]), "b": np.array([0.1, 0.2, 0.3])},
+            "dec": {"W": np.array([1.5, 0.4, -0.7])}}
+
+
+def _make_layers():
+    return {"layers": [np.array([0.3, -0.2, 0.5]), np.array([1.2, 0.8, -0.4])]}
+
+
+def _bound_names(p):
+    """Every container the caller can reach in p, by path, as the caller bound it."""
+    out = {}
+
+    def walk(c, path):
+        out[path] = c
+        items = c.items() if isinstance(c, dict) else enumerate(c)
+        for k, v in items:
+            if isinstance(v, (list, dict)):
+                walk(v, path + (k,))
+    walk(p, ())
+    return out
+
+
+def _leaf_values(c):
+    items = c.items() if isinstance(c, dict) else enumerate(c)
+    return {k: (np.array(v) if isinstance(v, np.ndarray) else None) for k, v in items}
+
+
+STORES_INSIDE = [(_store_into_an_inner_list, _nested_list), (_write_inner_dict, _make_enc),
+                 (_write_through_a_name, _make_layers),
+                 (_replace_inner_list, _nested_list), (_inner_then_outer, _nested_list)]
+
+
+def _stores_inside_cases():
+    for fn, make in STORES_INSIDE:
+        for mode in MODES:
+            marks = []
+            if fn is _inner_then_outer and mode == "tape":
+                marks = [pytest.mark.xfail(strict=True, reason=(
+                    "open: tape mode writes the caller's own inner list only where the slot "
+                    "still holds it at the end (tape.py _settle_slot); a write into it before "
+                    "the slot is replaced leaves a name the caller bound to it as it was"))]
+            yield pytest.param(fn, make, mode, marks=marks, id=f"{fn.__name__}-{mode}")
+
+
+@pytest.mark.parametrize("how", ["grad", "value_and_grad", "vjp"])
+@pytest.mark.parametrize("fn, make, mode", list(_stores_inside_cases()))
+def test_stores_inside_an_argument_leave_the_callers_objects_as_python_does(fn, make, mode,
+                                                                          how):
+    """After the call, every list or dict the caller had bound (at any depth of the argument)
+    holds what it holds after calling the function itself, and the argument's structure is
+    the same objects where Python keeps them -- the gradient checked too."""
+    x = np.array([0.4, 0.5, 0.6])
+    want_p = make()
+    want_bound = _bound_names(want_p)
+    value = fn(want_p, x)
+    p = make()
+    bound = _bound_names(p)
+    if how == "vjp":
+        out, pullback = srcad.vjp(fn, p, x, mode=mode)
+        g = pullback(1.0)[0]
+    else:
+        t = getattr(srcad, how)(fn, wrt="p", mode=mode)
+        out, g = t(p, x) if how == "value_and_grad" else (value, t(p, x))
+    np.testing.assert_allclose(out, value, rtol=1e-12)
+    for path, c in bound.items():  # the caller's own objects, as Python left them
+        w = want_bound[path]
+        assert _leaf_values(c).keys() == _leaf_values(w).keys(), path
+        for k, v in _leaf_values(w).items():
+            if v is not None:
+                np.testing.assert_array_equal(_leaf_values(c)[k], v, err_msg=str((path, k)))
+    now, want_now = _bound_names(p), _bound_names(want_p)
+    assert now.keys() == want_now.keys()
+    for path in now:  # the same object where Python kept it, a new one where it made one
+        assert (now[path] is bound.get(path)) == (want_now[path] is want_bound.get(path)), path
+    num = srcad.testing.numerical_grad(fn, (make(), x), wrt="p")
+    for a, b in zip(_leaves(g), _leaves(num)):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-8)

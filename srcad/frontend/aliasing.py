@@ -192,9 +192,13 @@ class AliasingMixin:
             # object. The code above carries the new dict as a value (what the gradient
             # follows); this effect stores v into the caller's own dict, once per call (the
             # probe and a checkpoint's recomputation skip it; an array is left as it was)
-            self.body.append(ir.Effect("setitem", None, {
-                "_obj": self.entry_of(param), "index": index, "value": v,
-                "param": ir.Const(param, repr(param))}, node.lineno))
+            args = {"_obj": self.entry_of(param), "index": index, "value": v,
+                    "param": ir.Const(param, repr(param))}
+            levels = getattr(self.pf, "put_back", {}).get(getattr(value, "id", None)) or \
+                getattr(self, "written_in_place", {}).get(getattr(value, "id", None))
+            if levels:  # (`p[0][1] = v`: Python writes into the caller's own p[0])
+                args["levels"] = _const(levels)
+            self.body.append(ir.Effect("setitem", None, args, node.lineno))
 
     def entry_of(self, param: str) -> ir.Var:
         """The parameter's value on entry (a loop rebinds the parameter's own IR name)."""

@@ -161,6 +161,9 @@ class InlineMixin:
         held = self.fresh(f"{name}_item")
         self.locals.add(held)
         self.env[held] = final
+        if not hasattr(self, "written_in_place"):
+            self.written_in_place = {}
+        self.written_in_place[held] = 1  # (aliasing.setitem: the caller's p[0] is written)
         target = gast.Subscript(value=gast.Name(name, gast.Load(), None, None),
                                 slice=gast.Constant(index.value, None), ctx=gast.Store())
         value = gast.Name(held, gast.Load(), None, None)

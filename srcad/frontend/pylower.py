@@ -1047,8 +1047,13 @@ class _Lowerer:
         else:
             write = _assign(inner, s.value)
         if not hasattr(self.pf, "put_back"):
-            self.pf.put_back = set()
-        self.pf.put_back.add(item)  # (aliasing.setitem: the put-back reads the old container)
+            self.pf.put_back = {}
+        # (aliasing.setitem: the put-back reads the old container.) {item: levels}: Python
+        # writes in place into the container `outer` holds -- one level down, or more where
+        # the value written is itself an item put back (`xs[t][i][j] = v`, lowered twice)
+        below = s.value.id if isinstance(s, gast.Assign) and isinstance(s.value, gast.Name) \
+            else None
+        self.pf.put_back[item] = 1 + self.pf.put_back.get(below, 0)
         back = copy.deepcopy(outer)
         back.ctx = gast.Store()
         return [_assign(item, load), write, _assign(back, _name(item))]

@@ -218,6 +218,8 @@ def effect_stmt(s: ir.Effect) -> ast.stmt:
         if "old" in s.args:  # (a write through a name bound to the item: `store_through`)
             return ast.Expr(value=ast.Call(func=name("store_through"),
                                            args=args + [atom_expr(s.args["old"])], keywords=[]))
+        if "levels" in s.args:  # (`p[0][1] = v`: into the caller's own p[0], `store_into`)
+            args.append(atom_expr(s.args["levels"]))
         return ast.Expr(value=ast.Call(func=name("store_into"), args=args, keywords=[]))
     if s.kind == "own":  # p_caller, p = p, own(p) (frontend/normalize.py: own_on_entry)
         p, caller = atom_expr(s.args["param"]), s.args["caller"].value
