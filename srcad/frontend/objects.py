@@ -2417,6 +2417,7 @@ class _Rewriter:
                 values=[v for _, v in extra]))]
             params.append(a.kwarg.id)
             a.args.append(a.kwarg)
+            fdef.srcad_varkw = a.kwarg.id  # (a dict of its own per call: pylower.dict_pop)
             a.kwarg = None
         try:
             sig = inspect.signature(fn).parameters

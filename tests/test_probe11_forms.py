@@ -1,0 +1,286 @@
+"""Classes of failure the seventh wild-repositories probe found (tests/corpus_probe/
+wild_repos6.py), several forms each, against central differences (and torch where it has
+the op); each failed before its fix."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.special
+
+import srcad
+from srcad.testing import numerical_grad, rel_error
+
+R = np.random.default_rng(11)
+MODES = ["source", "tape", "fuse"]
+
+
+def _check(fn, args, wrt=0, how="source", tol=1e-6):
+    options = {"fuse": True} if how == "fuse" else {"mode": how, "fuse": False}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out, got = srcad.value_and_grad(fn, wrt=wrt, **options)(*args)
+    assert np.array_equal(np.asarray(out), np.asarray(fn(*args)))
+    want = numerical_grad(fn, args, wrt=wrt)
+    got, want = (got, want) if isinstance(wrt, tuple) else ((got,), (want,))
+    for g, w in zip(got, want):
+        for leaf in (g.values() if isinstance(g, dict) else (g,)):
+            assert np.all(np.isfinite(leaf))
+        assert rel_error(g, w) < tol
+    return got
+
+
+# ---- log-sum-exp of terms that are all -inf: no weight, not NaN ---------------------------
+# (a zero cotangent reaching `logaddexp(-inf, -inf)` was 0 * exp(-inf - -inf) = NaN, which
+# then spread into every parameter: the CTC and HMM forward recursions' unreachable states)
+
+def _ctc_like(lp, ext=(0, 1, 0, 2, 0, 2, 0)):
+    S, T = len(ext), len(lp)
+    alpha = np.full(S, -np.inf)
+    alpha[0], alpha[1] = lp[0, 0], lp[0, ext[1]]
+    for t in range(1, T):
+        prev = alpha.copy()
+        for s in range(S):
+            a = prev[s]
+            if s > 0:
+                a = np.logaddexp(a, prev[s - 1])
+            if s > 1 and ext[s] != 0 and ext[s] != ext[s - 2]:
+                a = np.logaddexp(a, prev[s - 2])
+            alpha[s] = a + lp[t, ext[s]]
+    return -np.logaddexp(alpha[-1], alpha[-2])
+
+
+def _logaddexp2_chain(x):
+    dead = x[1] + np.full(2, -np.inf)             # -inf terms that depend on x
+    b = np.logaddexp2(dead[0], dead[1])           # -inf, and its cotangent is 0
+    return np.logaddexp2(x[0], b) * x[2]
+
+
+def _lse_rows(x):
+    m = x + np.where(np.arange(4)[None, :] < np.array([[2], [0], [3]]), 0.0, -np.inf)
+    m = np.vstack([m, x[:1]])
+    rows = scipy.special.logsumexp(m, axis=1)     # row 1 is all -inf
+    return np.sum(np.exp(np.maximum(rows, -5.0))) + np.sum(np.logaddexp.reduce(m, axis=1)[
+        [0, 2, 3]])
+
+
+def _reduce_all_inf(x):
+    m = np.concatenate([x, x - np.inf]).reshape(2, 3)
+    r = np.logaddexp.reduce(m, axis=1)
+    return r[0] + np.sum(np.maximum(r, 0.0))
+
+
+@pytest.mark.parametrize("how", MODES)
+@pytest.mark.parametrize("fn,shape", [(_ctc_like, (6, 3)), (_logaddexp2_chain, (3,)),
+                                      (_lse_rows, (3, 4)), (_reduce_all_inf, (3,))],
+                         ids=["ctc_logaddexp", "logaddexp2", "scipy_logsumexp",
+                              "logaddexp_reduce"])
+def test_log_sum_exp_of_all_minus_inf_terms(fn, shape, how):
+    _check(fn, (R.standard_normal(shape),), how=how)
+
+
+def test_ctc_like_recursion_against_torch():
+    torch = pytest.importorskip("torch")
+    lp = R.standard_normal((5, 3))
+    got = srcad.grad(_ctc_like)(lp)
+    t = torch.tensor(lp, requires_grad=True)
+    ext = (0, 1, 0, 2, 0, 2, 0)
+    alpha = [t[0, 0], t[0, 1]] + [torch.tensor(-np.inf, dtype=torch.float64)] * 5
+    for step in range(1, 5):
+        prev = list(alpha)
+        for s in range(7):
+            terms = [prev[s]] + ([prev[s - 1]] if s > 0 else []) + (
+                [prev[s - 2]] if s > 1 and ext[s] != 0 and ext[s] != ext[s - 2] else [])
+            finite = [v for v in terms if torch.isfinite(v)]   # (torch's logaddexp: NaN)
+            a = torch.logsumexp(torch.stack(finite), 0) if finite else terms[0]
+            alpha[s] = a + t[step, ext[s]]
+    (-torch.logaddexp(alpha[-1], alpha[-2])).backward()
+    assert rel_error(got, t.grad.numpy()) < 1e-10
+
+
+def test_logsumexp_jvp_of_an_all_minus_inf_row():
+    x = R.standard_normal((3, 4))
+    v = R.standard_normal((3, 4))
+    _, t = srcad.jvp(_lse_rows, (x,), (v,))
+    assert np.isfinite(t)
+    assert abs(t - np.sum(numerical_grad(_lse_rows, (x,)) * v)) < 1e-6
+
+
+# ---- a dict given to a callee that walks its keys, where the caller rebinds the name -------
+# (`params = {..}; params = opt.step(params, grads)`: the callee's `for k in params` read
+# params[0] -- a KeyError from the user's line -- since pylower.py counts a rebound name no
+# dict of its own)
+
+class _Momentum:
+    def __init__(self, lr=0.1, beta=0.9):
+        self.lr, self.beta, self.velocity = lr, beta, {}
+
+    def step(self, params, grads):
+        new = {}
+        for k in params:
+            v = self.beta * self.velocity.get(k, 0.0) + grads[k]
+            self.velocity[k] = v
+            new[k] = params[k] - self.lr * v
+        return new
+
+
+def _halve(params):
+    out = {}
+    for k in params:
+        out[k] = params[k] * 0.5
+    return out
+
+
+def _scale_items(params, s):
+    return {k: v * s for k, v in params.items()}
+
+
+def _dict_to_function(w, b):
+    params = {"w": w, "b": b}
+    params = _halve(params)
+    return np.sum(params["w"] ** 2) + params["b"] ** 2
+
+
+def _dict_through_loop(w, b):
+    params = {"w": w, "b": b}
+    for i in range(3):
+        params = _halve(params)
+        params = _scale_items(params, 1.0 + i)
+    return np.sum(np.tanh(params["w"])) + params["b"] ** 3
+
+
+def _optimizer_object(w, b, X, y):
+    opt = _Momentum(lr=0.05)
+    params = {"w": w, "b": b}
+    for _ in range(3):
+        r = X @ params["w"] + params["b"] - y
+        params = opt.step(params, {"w": X.T @ r / len(y), "b": r.mean()})
+    return np.mean((X @ params["w"] + params["b"] - y) ** 2)
+
+
+def _dict_remade_in_loop(w, b):
+    params = {"w": w, "b": b}
+    for i in range(2):
+        new = {}
+        for k in params:
+            new[k] = np.sin(params[k]) * (i + 1.0)
+        params = new
+    return np.sum(params["w"] ** 2) + params["b"]
+
+
+_W, _B = R.standard_normal(3), np.float64(0.4)
+_X, _Y = R.standard_normal((6, 3)), R.standard_normal(6)
+
+
+@pytest.mark.parametrize("how", MODES)
+@pytest.mark.parametrize("fn,args,wrt", [
+    (_dict_to_function, (_W, _B), (0, 1)), (_dict_through_loop, (_W, _B), (0, 1)),
+    (_optimizer_object, (_W, _B, _X, _Y), (0, 1)), (_dict_remade_in_loop, (_W, _B), (0, 1))],
+    ids=["to_function", "through_loop", "optimizer_object", "remade_in_loop"])
+def test_dict_rebound_and_walked_by_a_callee(fn, args, wrt, how):
+    _check(fn, args, wrt=wrt, how=how)
+
+
+def _dict_alias_kept_across_trips(w):
+    s = 0.0
+    b = {"v": w}
+    a = {}
+    for i in range(3):
+        a["v"] = w * (i + 1.0)        # (`b` is the same dict from the 2nd trip: Python's b sees it)
+        s = s + np.sum(b["v"] * w)
+        b = a
+    return s
+
+
+def test_dict_alias_that_survives_the_loop_is_still_refused():
+    with pytest.raises(srcad.SrcadError, match="cannot put back"):
+        srcad.grad(_dict_alias_kept_across_trips)(_W)
+
+
+def test_optimizer_object_against_torch():
+    torch = pytest.importorskip("torch")
+    got = srcad.grad(_optimizer_object, wrt=(0, 1))(_W, _B, _X, _Y)
+    w = torch.tensor(_W, requires_grad=True)
+    b = torch.tensor(float(_B), dtype=torch.float64, requires_grad=True)
+    X, y = torch.tensor(_X), torch.tensor(_Y)
+    p, vel = {"w": w, "b": b}, {}
+    for _ in range(3):
+        r = X @ p["w"] + p["b"] - y
+        g = {"w": X.T @ r / len(y), "b": r.mean()}
+        new = {}
+        for k in p:
+            vel[k] = 0.9 * vel.get(k, 0.0) + g[k]
+            new[k] = p[k] - 0.05 * vel[k]
+        p = new
+    torch.mean((X @ p["w"] + p["b"] - y) ** 2).backward()
+    assert rel_error(got[0], w.grad.numpy()) < 1e-10
+    assert rel_error(got[1], b.grad.numpy()) < 1e-10
+
+
+# ---- `self.attr = kwargs.pop(key, default)` in an __init__ reached by super().__init__ ------
+# (was "`pop` takes at most 1 positional arguments in srcad (stack)": the dict `**kwargs`
+# becomes in a followed constructor was not known to be one of its own)
+
+class _Module:
+    def __init__(self, name=None, **kwargs):
+        self.name = name or type(self).__name__
+        self.training = kwargs.pop("training", True)
+        self.scale = kwargs.pop("scale", 1.0)
+        self.extra = kwargs
+
+
+class _Linear(_Module):
+    def __init__(self, W, b=None, **kwargs):
+        super().__init__(**kwargs)
+        self.W, self.b = W, b
+
+    def __call__(self, x):
+        out = x @ self.W * self.scale
+        out = out if self.b is None else out + self.b
+        return out if self.training else np.tanh(out)
+
+
+class _Residual(_Linear):
+    def __init__(self, W, **kwargs):
+        super().__init__(W, name="res", **kwargs)
+
+    def __call__(self, x):
+        return x + super().__call__(x)
+
+
+def _kwargs_pop_chain(W1, W2, b, X):
+    layers = [_Linear(W1, training=False), _Linear(W2, b, scale=0.5),
+              _Residual(W2, training=False, scale=2.0, note="x")]
+    h = X
+    for layer in layers:
+        h = layer(h)
+    return np.sum(h ** 2)
+
+
+class _Popper:
+    def __init__(self, W, **options):
+        self.W = W
+        self.power = options.pop("power", 2)
+        self.keep = len(options)
+
+    def __call__(self, x):
+        return np.sum(np.abs(x @ self.W) ** self.power) + self.keep
+
+
+def _kwargs_pop_direct(W, X):
+    return _Popper(W)(X) + _Popper(W, power=3, other=1)(X)
+
+
+_W3 = R.standard_normal((3, 3)) * 0.6
+
+
+@pytest.mark.parametrize("how", MODES)
+@pytest.mark.parametrize("fn,args,wrt", [
+    (_kwargs_pop_chain, (_W3, _W3.T.copy(), R.standard_normal(3), R.standard_normal((4, 3))),
+     (0, 1, 2)),
+    (_kwargs_pop_direct, (_W3, R.standard_normal((4, 3))), (0, 1))],
+    ids=["super_chain", "direct"])
+def test_kwargs_pop_into_an_attribute(fn, args, wrt, how):
+    _check(fn, args, wrt=wrt, how=how)
