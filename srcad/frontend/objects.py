@@ -149,6 +149,17 @@ class VList:
 
 
 @dataclass(eq=False)
+class VBound:
+    """A built object's method handed to a user function as a value (``odeint(self.func,
+    y0, ts)``, ``rk4_solve(model.dynamics, h0, ts)``): the callee is specialised to it, and
+    its calls of the parameter are calls of the method on the object."""
+    obj: VObj
+    owner: type
+    raw: object
+    attr: str
+
+
+@dataclass(eq=False)
 class VTuple:
     """A method's `*args` at one call site: the extra arguments, one parameter each."""
     items: list  # gast.Name loads
@@ -360,6 +371,8 @@ def _reachable(statics) -> list:
         s = todo.pop(0)
         if isinstance(s, VList):
             todo[:0] = s.items
+        elif isinstance(s, VBound):
+            todo.insert(0, s.obj)
         elif isinstance(s, VObj) and id(s) not in seen:
             seen.add(id(s))
             out.append(s)
@@ -385,6 +398,7 @@ class _Rewriter:
         self.funcs: dict = {}  # names holding a callable known here (see VObj.funcs)
         # a method's `**kwargs` never rebound, given these keys (a gast.Dict of str keys)
         self.kwdicts: dict = {}
+        self.bound_ok = False  # evaluating a followed call's arguments (`VBound`)
         self.in_def = 0  # > 0 inside a nested def or lambda (reads there: when it is called)
         self.calls: list = []  # per call being rewritten: the state read before it
         self.nested = 0  # inside a branch or a loop that is not unrolled
@@ -1450,7 +1464,7 @@ class _Rewriter:
         if isinstance(v, VTuple):  # `args` as a value: the tuple of its items
             return gast.copy_location(gast.Tuple(elts=[copy.deepcopy(x) for x in v.items],
                                                  ctx=gast.Load()), e)
-        if isinstance(v, (VObj, VList)):
+        if isinstance(v, (VObj, VList, VBound)):
             raise _Unsupported("the object is handed to a function or operator srcad does not "
                                "follow into, or held in a container")
         return v
@@ -1477,6 +1491,9 @@ class _Rewriter:
                     elts=[copy.deepcopy(x) for x in self.scope.env[e.id].items],
                     ctx=gast.Load()), e)
             if isinstance(e.ctx, gast.Load) and e.id in self.scope.env:
+                if isinstance(self.scope.env[e.id], VBound) and not self.bound_ok:
+                    raise _Unsupported(f"the method `{e.id}` used as a value (other than called "
+                                       f"or handed to a function srcad follows)")
                 return self.scope.env[e.id]
             if isinstance(e.ctx, gast.Load) and e.id in self.consts and not self.in_def:
                 return gast.copy_location(gast.Constant(value=self.consts[e.id], kind=None), e)
@@ -1840,6 +1857,9 @@ class _Rewriter:
             if raw.fget is None:
                 raise _Unsupported("a property without a getter")
             return self.specialise(raw.fget, o, owner, [], [], node)
+        if isinstance(raw, types.FunctionType) and self.bound_ok and not self.in_def and \
+                _user_function(raw, self.o.globals):
+            return VBound(o, owner, raw, attr)  # (an argument of a user function or method)
         if isinstance(raw, types.FunctionType):
             raise _Unsupported(f"the method `.{attr}` used as a value")
         if hasattr(type(raw), "__get__") and not isinstance(raw, (staticmethod, classmethod)):
@@ -2050,9 +2070,8 @@ class _Rewriter:
         if obj is not UNRESOLVED and _is_user_class(obj, self.o.globals):
             return self.construct(obj, f, e)
         if obj is not UNRESOLVED and _user_function(obj, self.o.globals):
-            args = [self.expr(a) for a in e.args]
-            kwargs = [(k.arg, self.expr(k.value)) for k in e.keywords]
-            if any(isinstance(v, (VObj, VList)) for v in args + [v for _, v in kwargs]):
+            args, kwargs = self.call_values(e)
+            if any(isinstance(v, (VObj, VList, VBound)) for v in args + [v for _, v in kwargs]):
                 return self.specialise(obj, None, None, args, kwargs, e)
             e.args = args
             e.keywords = [gast.keyword(arg=k, value=v) for k, v in kwargs]
@@ -2284,6 +2303,9 @@ class _Rewriter:
         return e
 
     def call_object(self, target, e):
+        if isinstance(target, VBound):  # (`f(t, h)` of a parameter given `model.dynamics`)
+            guards.note_attr(target.obj.cls, target.attr, getattr(target.obj.cls, target.attr))
+            return self.method(target.obj, target.owner, target.raw, target.attr, e)
         if not isinstance(target, VObj):
             raise _Unsupported("calling a list of objects")
         owner, raw = _lookup(target.cls, "__call__")
@@ -2299,9 +2321,19 @@ class _Rewriter:
             return self._plain_call(e, func_done=True)
         if not isinstance(raw, types.FunctionType) or not _user_function(raw, self.o.globals):
             raise _Unsupported(f"`.{attr}` is not a method srcad can follow")
-        args = [self.expr(a) for a in e.args]
-        kwargs = [(k.arg, self.expr(k.value)) for k in e.keywords]
+        args, kwargs = self.call_values(e)
         return self.specialise(raw, o, owner, args, kwargs, e)
+
+    def call_values(self, e):
+        """The arguments of a call of a user function or method srcad follows: a built
+        object's method among them is a `VBound`."""
+        def one(a):  # (only an argument that is a name or an attribute itself)
+            self.bound_ok, outer = isinstance(a, (gast.Name, gast.Attribute)), self.bound_ok
+            try:
+                return self.expr(a)
+            finally:
+                self.bound_ok = outer
+        return [one(a) for a in e.args], [(k.arg, one(k.value)) for k in e.keywords]
 
     def construct(self, cls, f, e):
         if self.no_hoist:
@@ -2458,7 +2490,7 @@ class _Rewriter:
         for p in params:
             if p not in bound and p not in defaults:
                 raise _Unsupported(f"{fn.__qualname__} is missing `{p}`")
-        statics = {p: v for p, v in bound.items() if isinstance(v, (VObj, VList))}
+        statics = {p: v for p, v in bound.items() if isinstance(v, (VObj, VList, VBound))}
         if star_objects is not None:
             statics[pfm.vararg] = star_objects
         # the callee's scope
