@@ -419,3 +419,93 @@ def test_bound_method_other_uses_are_refused_cleanly(fn):
     while this class was written)."""
     with pytest.raises(srcad.SrcadError, match="no derivative rule"):
         srcad.grad(fn, wrt=(0, 1, 2))(*_B3)
+
+
+# ---- a comprehension building objects as many times as an argument says --------------------
+# (`[PlanarFlow(U[k], ...) for k in range(len(U))]`, `[Coupling(m, a) for m, a in zip(masks,
+# Ws)]`, `[Flow(u) for u in U]` of an array argument: "a comprehension building objects over
+# a sequence whose length is not known before running" -- a `for` loop building them waited
+# for the first call's counts, a comprehension did not, and an array's rows were no count)
+
+class _Planar:
+    def __init__(self, u, w, b):
+        self.u, self.w, self.b = u, w, b
+        self.h = lambda x: np.tanh(x)
+
+    def __call__(self, z, log_q):
+        lin = z @ self.w + self.b
+        psi = (1 - np.tanh(lin) ** 2)[:, None] * self.w
+        log_q = log_q - np.log(np.abs(1 + psi @ self.u))
+        return z + self.u * self.h(lin)[:, None], log_q
+
+
+def _run_flows(flows, z):
+    log_q = -0.5 * np.sum(z ** 2, axis=1)
+    for flow in flows:
+        z, log_q = flow(z, log_q)
+    return np.mean(log_q + 0.5 * np.sum(z ** 2, axis=1))
+
+
+def _flows_range_len(U, W, b, z):
+    return _run_flows([_Planar(U[k], W[k], b[k]) for k in range(len(U))], z)
+
+
+def _flows_shape0(U, W, b, z):
+    return _run_flows([_Planar(U[k], W[k], b[k]) for k in range(U.shape[0])], z)
+
+
+def _flows_zip_rows(U, W, b, z):
+    return _run_flows([_Planar(u, w, c) for u, w, c in zip(U, W, b)], z)
+
+
+def _flows_int_argument(U, W, b, z, K=2):
+    return _run_flows([_Planar(U[k], W[k], b[k]) for k in range(K)], z)
+
+
+class _Coupling:
+    def __init__(self, mask, Ws):
+        self.mask, self.Ws = mask, Ws
+
+    def forward(self, x):
+        xm = x * self.mask
+        s = np.tanh(xm @ self.Ws) * (1 - self.mask)
+        return xm + (1 - self.mask) * x * np.exp(s), s.sum(axis=1)
+
+
+def _couplings_zip_local_list(Ws, z):
+    masks = [(np.arange(2) + k) % 2 for k in range(len(Ws))]
+    layers = [_Coupling(m.astype(float), a) for m, a in zip(masks, Ws)]
+    log_det = 0.0
+    for layer in layers:
+        z, ld = layer.forward(z)
+        log_det = log_det + ld
+    return np.sum(z ** 2) - np.sum(log_det)
+
+
+_PF = (R.standard_normal((3, 2)) * 0.3, R.standard_normal((3, 2)) * 0.5,
+       R.standard_normal(3) * 0.1, R.standard_normal((5, 2)))
+
+
+@pytest.mark.parametrize("how", MODES)
+@pytest.mark.parametrize("fn", [_flows_range_len, _flows_shape0, _flows_zip_rows,
+                                _flows_int_argument, _couplings_zip_local_list],
+                         ids=["range_len", "shape0", "zip_rows", "int_argument",
+                              "zip_local_list"])
+def test_comprehension_building_objects_counted_by_an_argument(fn, how):
+    if fn is _couplings_zip_local_list:
+        _check(fn, (R.standard_normal((3, 2, 2)) * 0.4, R.standard_normal((5, 2))), wrt=(0, 1),
+               how=how)
+    else:
+        _check(fn, _PF, wrt=(0, 1, 2), how=how)
+
+
+def test_comprehension_count_follows_the_argument():
+    """Another number of rows is another specialisation (the count is in its key), as
+    calling f again with other arguments is."""
+    g = srcad.grad(_flows_zip_rows, wrt=(0, 1))
+    for n in (3, 1, 4):
+        args = (R.standard_normal((n, 2)) * 0.3, R.standard_normal((n, 2)) * 0.5,
+                R.standard_normal(n) * 0.1, R.standard_normal((5, 2)))
+        got = g(*args)
+        want = numerical_grad(_flows_zip_rows, args, wrt=(0, 1))
+        assert rel_error(got[0], want[0]) < 1e-6 and rel_error(got[1], want[1]) < 1e-6

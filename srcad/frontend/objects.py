@@ -791,6 +791,9 @@ class _Rewriter:
             type(value.value) in _CONST_TYPES else UNRESOLVED
         n = self._static_len(value) if isinstance(value, (gast.Name, gast.List, gast.Tuple)) \
             else UNRESOLVED
+        if isinstance(value, gast.ListComp) and len(value.generators) == 1 and \
+                not value.generators[0].ifs:  # (`masks = [... for k in range(2)]`)
+            n = self._static_len(value.generators[0].iter)
         fn = self._static_callable(value)
         if fn is UNRESOLVED and isinstance(value, gast.Subscript):
             try:  # (`act = ACTIVATIONS[name]`, a class of a registry: `act.f(x)` below)
@@ -1225,6 +1228,10 @@ class _Rewriter:
                 except _Unsupported:
                     return UNRESOLVED
             return self._static_len(e.args[0])
+        if isinstance(e, gast.Subscript) and isinstance(e.value, gast.Attribute) and \
+                e.value.attr == "shape" and isinstance(e.value.value, gast.Name) and \
+                isinstance(e.slice, gast.Constant) and e.slice.value == 0:
+            return self._static_len(e.value.value)  # (`U.shape[0]`: an array argument's rows)
         if isinstance(e, gast.UnaryOp) and isinstance(e.op, gast.USub):
             v = self._static_int(e.operand)
             return -v if v is not UNRESOLVED else UNRESOLVED
@@ -1723,6 +1730,11 @@ class _Rewriter:
             raise _Unsupported("a comprehension building objects with conditions or nested "
                                "comprehensions")
         seq = self._static_seq(g.iter, set())
+        if seq is UNRESOLVED and self.o.pf.deferrable and not self.in_def:
+            raise self.o.pf.error(  # (as a `for` loop building them: `for_`)
+                "this comprehension builds objects as many times as an argument says", e,
+                cls=CountUnknownError,
+                hint="srcad unrolls it once the first call's arguments give the count")
         if seq is UNRESOLVED:
             raise _Unsupported("a comprehension building objects over a sequence whose length "
                                "is not known before running")
