@@ -753,8 +753,9 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                                   if f[0] in holders.get(a.name, {a.name})) | frozenset(
             (p,) + f[1:] for p, a in passed if isinstance(a, ir.Var)
             and a.name in self.pf.params and not self.seen_defs[a.name]
-            for f in self.pf.dict_paths if f[0] == a.name) | frozenset(  # (a parameter not yet rebound)
-            (p,) for p, a in passed if isinstance(a, ir.Var) and self.holds_made_dict(a.name))
+            for f in self.pf.dict_paths if f[0] == a.name) | frozenset(  # (a parameter not
+            (p,) for p, a in passed if isinstance(a, ir.Var)  # yet rebound; a name rebound to
+            and self.holds_made_dict(a.name))  # dicts only: `params = opt.step(params, ..)`)
         # a list / int argument passed on as it is: its count is known there too (objects.py:
         # a loop building layers), and the callee may wait for it as its caller does
         caller = self.pf.statics or {}
