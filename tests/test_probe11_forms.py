@@ -509,3 +509,66 @@ def test_comprehension_count_follows_the_argument():
         got = g(*args)
         want = numerical_grad(_flows_zip_rows, args, wrt=(0, 1))
         assert rel_error(got[0], want[0]) < 1e-6 and rel_error(got[1], want[1]) < 1e-6
+
+
+# ---- a tuple of built objects ----------------------------------------------------------------
+# (`net = (Dense(W1, b1), Dense(W2, b2))`, `self.blocks = (a, b)`: a list of them worked, a
+# tuple was "the object is handed to a function or operator srcad does not follow into")
+
+class _Slot:
+    __slots__ = ("W", "b", "act")
+
+    def __init__(self, W, b=0.0, act="tanh"):
+        self.W, self.b, self.act = W, b, act
+
+    def __call__(self, x):
+        z = x @ self.W + self.b
+        return np.tanh(z) if self.act == "tanh" else z
+
+
+class _Net:
+    def __init__(self, W1, b1, W2):
+        self.blocks = (_Slot(W1, b1), _Slot(W2, act="linear"))
+
+    def __call__(self, x):
+        for blk in self.blocks:
+            x = blk(x)
+        return x
+
+
+def _tuple_loop(W1, b1, W2, X):
+    net = (_Slot(W1, b1), _Slot(W2, act="linear"))
+    for layer in net:
+        X = layer(X)
+    return np.sum(X ** 2)
+
+
+def _tuple_attribute(W1, b1, W2, X):
+    return np.sum(_Net(W1, b1, W2)(X) ** 3)
+
+
+def _tuple_indexed_reversed(W1, b1, W2, X):
+    net = (_Slot(W1, b1), _Slot(W2, act="linear"))
+    h = net[1](net[0](X))
+    for layer in reversed(net[:1]):
+        h = h + np.sum(layer(X))
+    return np.sum(h ** 2) + len(net)
+
+
+def _tuple_of_values_still_values(W1, b1, W2, X):
+    pairs = ((W1, np.tanh), (W2, np.sin))
+    for W, f in pairs:
+        X = f(X @ W)
+    return np.sum(X) + np.sum(b1)
+
+
+_TU = (R.standard_normal((3, 4)), R.standard_normal(4), R.standard_normal((4, 2)),
+       R.standard_normal((5, 3)))
+
+
+@pytest.mark.parametrize("how", MODES)
+@pytest.mark.parametrize("fn", [_tuple_loop, _tuple_attribute, _tuple_indexed_reversed,
+                                _tuple_of_values_still_values],
+                         ids=["loop", "attribute", "indexed_reversed", "values"])
+def test_tuple_of_built_objects(fn, how):
+    _check(fn, _TU, wrt=(0, 1, 2), how=how)

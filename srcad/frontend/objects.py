@@ -1664,13 +1664,16 @@ class _Rewriter:
                 any(self._builds_object(n) for n in gast.walk(e.value)):
             # (`{k: Parameter(v) for k, v in params.items()}`: unrolled over the keys)
             return self.expr(self._unrolled_dict_comprehension(e))
-        if isinstance(e, gast.List) and e.elts and isinstance(e.ctx, gast.Load):
+        if isinstance(e, (gast.List, gast.Tuple)) and e.elts and isinstance(e.ctx, gast.Load):
+            # (a tuple of objects as a list of them: `net = (Dense(W1, b1), Dense(W2, b2))`)
             items = [self.expr(x) for x in e.elts]
             if all(isinstance(x, VObj) for x in items):
                 return VList(items)
-            if any(isinstance(x, (VObj, VList)) for x in items):
+            if any(isinstance(x, (VObj, VList, VBound)) for x in items):
                 raise _Unsupported("a list mixing objects and values")
-            e.elts = items
+            e.elts = [gast.copy_location(gast.Tuple(elts=[copy.deepcopy(y) for y in x.items],
+                                                    ctx=gast.Load()), e)
+                      if isinstance(x, VTuple) else x for x in items]  # (as `value` gives)
             return e
         if isinstance(e, (gast.BinOp, gast.UnaryOp, gast.JoinedStr, gast.Compare)):
             return _fold(self._generic(e))

@@ -17,7 +17,10 @@ mixture with batched ``slogdet``; the CTC forward recursion; a log-space HMM bac
 Lennard-Jones energies with ``np.fill_diagonal``; a Burgers upwind scheme; a Poisson residual
 with ``np.pad``; a neural ODE integrated by a bound method; PPO's clipped objective;
 factorisation machines; ordinal regression; Cox partial likelihood; a hypernetwork; top-1
-mixture of experts; tied and contractive autoencoders; GRUs by ``np.split``."""
+and top-k mixtures of experts; tied and contractive autoencoders; GRUs by ``np.split``; a
+tuple of ``__slots__`` layer objects; hierarchical softmax over per-word paths; Gumbel-softmax;
+spectral normalisation by power iteration; PageRank by a ``while`` loop to a tolerance; a
+siamese contrastive loss; ``einsum`` with an ellipsis; a tied-embedding language model."""
 
 from __future__ import annotations
 
@@ -1278,6 +1281,175 @@ def _gsa():
     return r.standard_normal((3, 4)), r.standard_normal((4, 2)), r.standard_normal((5, 3))
 
 
+# ---- 49. a tuple of layer objects with __slots__ ----------------------------------------
+
+class SlotDense:
+    __slots__ = ("W", "b", "act")
+
+    def __init__(self, W, b, act="tanh"):
+        self.W, self.b, self.act = W, b, act
+
+    def __call__(self, x):
+        z = x @ self.W + self.b
+        return np.tanh(z) if self.act == "tanh" else z
+
+
+def slots_layers(W1, b1, W2, X):
+    net = (SlotDense(W1, b1), SlotDense(W2, 0.0, act="linear"))
+    for layer in net:
+        X = layer(X)
+    return np.sum(X ** 2)
+
+
+def _slots():
+    r = rng(1150)
+    return r.standard_normal((3, 4)), r.standard_normal(4), r.standard_normal((4, 2)), \
+        r.standard_normal((5, 3))
+
+
+# ---- 50. hierarchical softmax over per-word paths (lists of lists) -------------------------
+
+PATHS = {0: ([0, 1], [1.0, 1.0]), 1: ([0, 1], [1.0, -1.0]), 2: ([0, 2], [-1.0, 1.0]),
+         3: ([0, 2], [-1.0, -1.0])}
+
+
+def hierarchical_softmax(E, N, contexts, targets):
+    loss = 0.0
+    for c, t in zip(contexts, targets):
+        nodes, signs = PATHS[int(t)]
+        h = E[c]
+        for node, sgn in zip(nodes, signs):
+            loss -= np.log(1.0 / (1.0 + np.exp(-sgn * (N[node] @ h))))
+    return loss / len(targets)
+
+
+def _hs():
+    r = rng(1151)
+    return r.standard_normal((5, 3)) * 0.5, r.standard_normal((3, 3)) * 0.5, \
+        np.array([0, 3, 4, 1]), np.array([1, 2, 3, 0])
+
+
+# ---- 51. top-k mixture of experts, gates renormalised over the chosen -------------------
+
+def topk_moe(Wg, We, X, k=2):
+    logits = X @ Wg
+    top = np.argsort(-logits, axis=1)[:, :k]
+    chosen = np.take_along_axis(logits, top, axis=1)
+    gates = np.exp(chosen - chosen.max(axis=1, keepdims=True))
+    gates /= gates.sum(axis=1, keepdims=True)
+    outs = np.einsum("nd,edo->neo", X, We)
+    picked = np.take_along_axis(outs, top[:, :, None], axis=1)
+    return np.sum((gates[:, :, None] * picked).sum(axis=1) ** 2)
+
+
+def _tkm():
+    r = rng(1152)
+    return r.standard_normal((3, 4)), r.standard_normal((4, 3, 2)) * 0.5, \
+        r.standard_normal((6, 3))
+
+
+# ---- 52. Gumbel-softmax with the noise passed in ---------------------------------------------
+
+def gumbel_softmax(logits_W, X, U, tau=0.5):
+    g = -np.log(-np.log(U + 1e-10) + 1e-10)
+    y = (X @ logits_W + g) / tau
+    y = np.exp(y - y.max(axis=-1, keepdims=True))
+    y = y / y.sum(axis=-1, keepdims=True)
+    return np.sum(y * np.arange(y.shape[-1]))
+
+
+def _gum():
+    r = rng(1153)
+    return r.standard_normal((3, 4)), r.standard_normal((5, 3)), r.random((5, 4))
+
+
+# ---- 53. spectral normalisation by power iteration -------------------------------------------
+
+def spectral_norm(W, X, u0, n_iter=3):
+    u = u0
+    for _ in range(n_iter):
+        v = W.T @ u
+        v = v / np.linalg.norm(v)
+        u = W @ v
+        u = u / np.linalg.norm(u)
+    sigma = u @ W @ v
+    return np.sum(np.tanh(X @ (W / sigma).T) ** 2)
+
+
+def _spn():
+    r = rng(1154)
+    return r.standard_normal((4, 3)), r.standard_normal((5, 3)), r.standard_normal(4)
+
+
+# ---- 54. PageRank by a while loop until converged -------------------------------------------
+
+def pagerank_while(w, A, d=0.85, tol=1e-10):
+    W = A * np.exp(w)
+    P = W / W.sum(axis=0, keepdims=True)
+    n = len(A)
+    r = np.full(n, 1.0 / n)
+    diff, it = 1.0, 0
+    while diff > tol and it < 200:
+        r_new = (1 - d) / n + d * P @ r
+        diff = np.abs(r_new - r).sum()
+        r = r_new
+        it += 1
+    return r @ np.arange(n)
+
+
+def _pr():
+    r = rng(1155)
+    A = (r.random((5, 5)) < 0.6).astype(float) + np.eye(5)
+    return r.standard_normal((5, 5)) * 0.3, A
+
+
+# ---- 55. siamese contrastive loss on pairs ----------------------------------------------------
+
+def siamese_contrastive(W, X1, X2, same, margin=1.0):
+    e1, e2 = np.tanh(X1 @ W), np.tanh(X2 @ W)
+    d = np.sqrt(np.sum((e1 - e2) ** 2, axis=1) + 1e-9)
+    return np.mean(same * d ** 2 + (1 - same) * np.maximum(margin - d, 0) ** 2)
+
+
+def _siam():
+    r = rng(1156)
+    return (r.standard_normal((3, 2)), r.standard_normal((6, 3)), r.standard_normal((6, 3)),
+            np.array([1, 0, 1, 0, 0, 1]))
+
+
+# ---- 56. batched matrix products by einsum with an ellipsis ---------------------------------
+
+def einsum_ellipsis(A, B, x):
+    C = np.einsum("...ij,...jk->...ik", A, B)
+    d = np.einsum("...ii->...i", C)
+    return np.sum(np.einsum("...i,i->...", d, x) ** 2) + np.einsum("bij,bij->", A, A)
+
+
+def _ell():
+    r = rng(1157)
+    return r.standard_normal((2, 3, 3)), r.standard_normal((2, 3, 3)), r.standard_normal(3)
+
+
+# ---- 57. a tied-embedding language model on one-hot rows of np.eye ---------------------------
+
+def tied_lm(E, Wh, tokens):
+    V = E.shape[0]
+    onehot = np.eye(V)[tokens[:-1]]
+    h = np.zeros(E.shape[1])
+    loss = 0.0
+    for t, x in enumerate(onehot):
+        h = np.tanh(x @ E + h @ Wh)
+        logits = E @ h
+        loss += np.log(np.sum(np.exp(logits))) - logits[tokens[t + 1]]
+    return loss
+
+
+def _tlm():
+    r = rng(1158)
+    return r.standard_normal((6, 3)) * 0.5, r.standard_normal((3, 3)) * 0.5, \
+        np.array([0, 4, 2, 5, 1])
+
+
 PROGRAMS = [
     Probe("wild_repos6.kalman_filter_class", kalman_filter_class, _kf, ("log_q", "log_r", "A")),
     Probe("wild_repos6.planar_flows", planar_flows, _planar, ("U", "Wf", "bf")),
@@ -1333,4 +1505,13 @@ PROGRAMS = [
     Probe("wild_repos6.poisson_glm", poisson_glm, _pglm, "beta"),
     Probe("wild_repos6.getattr_static_activation", getattr_static_activation, _gsa,
           ("W1", "W2")),
+    Probe("wild_repos6.slots_layers", slots_layers, _slots, ("W1", "b1", "W2")),
+    Probe("wild_repos6.hierarchical_softmax", hierarchical_softmax, _hs, ("E", "N")),
+    Probe("wild_repos6.topk_moe", topk_moe, _tkm, ("Wg", "We")),
+    Probe("wild_repos6.gumbel_softmax", gumbel_softmax, _gum, "logits_W", fuse=True),
+    Probe("wild_repos6.spectral_norm", spectral_norm, _spn, "W", tol=1e-4),
+    Probe("wild_repos6.pagerank_while", pagerank_while, _pr, "w", tol=1e-4),
+    Probe("wild_repos6.siamese_contrastive", siamese_contrastive, _siam, "W"),
+    Probe("wild_repos6.einsum_ellipsis", einsum_ellipsis, _ell, ("A", "B", "x")),
+    Probe("wild_repos6.tied_lm", tied_lm, _tlm, ("E", "Wh")),
 ]
