@@ -158,11 +158,12 @@ def _namedtuple_params(params, values):
 
 
 def _static_params(params, values):
-    """(parameter, "len", n) for each list / tuple argument, (parameter, "int", v) for each
-    int one: the counts a loop building objects may run over (both are in the
-    specialisation's key already: binding.py's `_key_of`)."""
+    """(parameter, "len", n) for each list / tuple argument and each array of one or more
+    dimensions (its rows: `[PlanarFlow(u) for u in U]`), (parameter, "int", v) for each
+    int one: the counts a loop building objects may run over (all are in the
+    specialisation's key already: binding.py's `_key_of`, an array by its shape)."""
     for p, v in zip(params, values):
-        if isinstance(v, (list, tuple)):
+        if isinstance(v, (list, tuple)) or (type(v) is np.ndarray and v.ndim):
             yield p, "len", len(v)
         elif type(v) is int:
             yield p, "int", v

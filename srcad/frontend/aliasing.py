@@ -638,9 +638,17 @@ class AliasingMixin:
             """Does `d` certainly give `v` a value of its own (`r = r.copy()`) after
             `view_stmt` made it a view and before `stmt` runs? (Only where `d` is in a block
             around `stmt`: it then runs before `stmt` whenever `stmt` runs.)"""
-            return (d not in view_at.get(v, ()) and block_of[id(d)] in around[id(stmt)]
-                    and order[id(view_stmt)] < order[id(d)] < order[id(stmt)]
-                    and own_value(d))
+            if d in view_at.get(v, ()) or block_of[id(d)] not in around[id(stmt)] or \
+                    not order[id(d)] < order[id(stmt)] or not own_value(d):
+                return False
+            # (a second name given a dict later in a loop's body than the write -- `params =
+            # new` ending the body -- holds the old dict in the loop's next trip, once `d`,
+            # which runs on every trip before the write, made `v` a new one: `new = {}`
+            # starting the body. Arrays are not let through: their loop-carried aliases are
+            # rebuilt by propagate_write, which this check must not contradict)
+            return order[id(view_stmt)] < order[id(d)] or (
+                d.op.name == "dict" and order[id(view_stmt)] > order[id(stmt)]
+                and bool(set(loops[id(view_stmt)]) & set(loops[id(stmt)]) & set(loops[id(d)])))
 
         def made_again(v, st, stmt) -> bool:
             """Is `v` certainly given a new value after the write and before `st` reads it?"""

@@ -753,7 +753,9 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                                   if f[0] in holders.get(a.name, {a.name})) | frozenset(
             (p,) + f[1:] for p, a in passed if isinstance(a, ir.Var)
             and a.name in self.pf.params and not self.seen_defs[a.name]
-            for f in self.pf.dict_paths if f[0] == a.name)  # (a parameter not yet rebound)
+            for f in self.pf.dict_paths if f[0] == a.name) | frozenset(  # (a parameter not
+            (p,) for p, a in passed if isinstance(a, ir.Var)  # yet rebound; a name rebound to
+            and self.holds_made_dict(a.name))  # dicts only: `params = opt.step(params, ..)`)
         # a list / int argument passed on as it is: its count is known there too (objects.py:
         # a loop building layers), and the callee may wait for it as its caller does
         caller = self.pf.statics or {}
@@ -856,6 +858,18 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         call.returns_dict = _returns_dict(callee, pf)
         call.carried = [(o, attr) for o, attr, _ in carried]
         return call
+
+    def holds_made_dict(self, name: str) -> bool:
+        """Is every assignment of `name` so far a dict this function makes (a display, or
+        `dict_set` / `dict_copy` of one) or the result of a callee that gives one back --
+        ``params = {"w": w}; params = opt.step(params, grads)``, where the name is rebound so
+        pylower.py does not count it a dict of its own?"""
+        found = self.definitions(name)
+        return bool(found) and all(
+            getattr(st, "returns_dict", False) if isinstance(st, ir.UserCall) else
+            isinstance(st, ir.Call) and getattr(st.op, "name", "") in ("dict", "dict_set",
+                                                                         "dict_copy")
+            for st in found)
 
     def definitions(self, name: str) -> list:
         """The statements of this function so far that assign `name`."""

@@ -149,6 +149,17 @@ class VList:
 
 
 @dataclass(eq=False)
+class VBound:
+    """A built object's method handed to a user function as a value (``odeint(self.func,
+    y0, ts)``, ``rk4_solve(model.dynamics, h0, ts)``): the callee is specialised to it, and
+    its calls of the parameter are calls of the method on the object."""
+    obj: VObj
+    owner: type
+    raw: object
+    attr: str
+
+
+@dataclass(eq=False)
 class VTuple:
     """A method's `*args` at one call site: the extra arguments, one parameter each."""
     items: list  # gast.Name loads
@@ -360,6 +371,8 @@ def _reachable(statics) -> list:
         s = todo.pop(0)
         if isinstance(s, VList):
             todo[:0] = s.items
+        elif isinstance(s, VBound):
+            todo.insert(0, s.obj)
         elif isinstance(s, VObj) and id(s) not in seen:
             seen.add(id(s))
             out.append(s)
@@ -385,6 +398,7 @@ class _Rewriter:
         self.funcs: dict = {}  # names holding a callable known here (see VObj.funcs)
         # a method's `**kwargs` never rebound, given these keys (a gast.Dict of str keys)
         self.kwdicts: dict = {}
+        self.bound_ok = False  # evaluating a followed call's arguments (`VBound`)
         self.in_def = 0  # > 0 inside a nested def or lambda (reads there: when it is called)
         self.calls: list = []  # per call being rewritten: the state read before it
         self.nested = 0  # inside a branch or a loop that is not unrolled
@@ -777,6 +791,9 @@ class _Rewriter:
             type(value.value) in _CONST_TYPES else UNRESOLVED
         n = self._static_len(value) if isinstance(value, (gast.Name, gast.List, gast.Tuple)) \
             else UNRESOLVED
+        if isinstance(value, gast.ListComp) and len(value.generators) == 1 and \
+                not value.generators[0].ifs:  # (`masks = [... for k in range(2)]`)
+            n = self._static_len(value.generators[0].iter)
         fn = self._static_callable(value)
         if fn is UNRESOLVED and isinstance(value, gast.Subscript):
             try:  # (`act = ACTIVATIONS[name]`, a class of a registry: `act.f(x)` below)
@@ -1211,6 +1228,10 @@ class _Rewriter:
                 except _Unsupported:
                     return UNRESOLVED
             return self._static_len(e.args[0])
+        if isinstance(e, gast.Subscript) and isinstance(e.value, gast.Attribute) and \
+                e.value.attr == "shape" and isinstance(e.value.value, gast.Name) and \
+                isinstance(e.slice, gast.Constant) and e.slice.value == 0:
+            return self._static_len(e.value.value)  # (`U.shape[0]`: an array argument's rows)
         if isinstance(e, gast.UnaryOp) and isinstance(e.op, gast.USub):
             v = self._static_int(e.operand)
             return -v if v is not UNRESOLVED else UNRESOLVED
@@ -1450,7 +1471,7 @@ class _Rewriter:
         if isinstance(v, VTuple):  # `args` as a value: the tuple of its items
             return gast.copy_location(gast.Tuple(elts=[copy.deepcopy(x) for x in v.items],
                                                  ctx=gast.Load()), e)
-        if isinstance(v, (VObj, VList)):
+        if isinstance(v, (VObj, VList, VBound)):
             raise _Unsupported("the object is handed to a function or operator srcad does not "
                                "follow into, or held in a container")
         return v
@@ -1477,6 +1498,9 @@ class _Rewriter:
                     elts=[copy.deepcopy(x) for x in self.scope.env[e.id].items],
                     ctx=gast.Load()), e)
             if isinstance(e.ctx, gast.Load) and e.id in self.scope.env:
+                if isinstance(self.scope.env[e.id], VBound) and not self.bound_ok:
+                    raise _Unsupported(f"the method `{e.id}` used as a value (other than called "
+                                       f"or handed to a function srcad follows)")
                 return self.scope.env[e.id]
             if isinstance(e.ctx, gast.Load) and e.id in self.consts and not self.in_def:
                 return gast.copy_location(gast.Constant(value=self.consts[e.id], kind=None), e)
@@ -1640,13 +1664,16 @@ class _Rewriter:
                 any(self._builds_object(n) for n in gast.walk(e.value)):
             # (`{k: Parameter(v) for k, v in params.items()}`: unrolled over the keys)
             return self.expr(self._unrolled_dict_comprehension(e))
-        if isinstance(e, gast.List) and e.elts and isinstance(e.ctx, gast.Load):
+        if isinstance(e, (gast.List, gast.Tuple)) and e.elts and isinstance(e.ctx, gast.Load):
+            # (a tuple of objects as a list of them: `net = (Dense(W1, b1), Dense(W2, b2))`)
             items = [self.expr(x) for x in e.elts]
             if all(isinstance(x, VObj) for x in items):
                 return VList(items)
-            if any(isinstance(x, (VObj, VList)) for x in items):
+            if any(isinstance(x, (VObj, VList, VBound)) for x in items):
                 raise _Unsupported("a list mixing objects and values")
-            e.elts = items
+            e.elts = [gast.copy_location(gast.Tuple(elts=[copy.deepcopy(y) for y in x.items],
+                                                    ctx=gast.Load()), e)
+                      if isinstance(x, VTuple) else x for x in items]  # (as `value` gives)
             return e
         if isinstance(e, (gast.BinOp, gast.UnaryOp, gast.JoinedStr, gast.Compare)):
             return _fold(self._generic(e))
@@ -1706,6 +1733,11 @@ class _Rewriter:
             raise _Unsupported("a comprehension building objects with conditions or nested "
                                "comprehensions")
         seq = self._static_seq(g.iter, set())
+        if seq is UNRESOLVED and self.o.pf.deferrable and not self.in_def:
+            raise self.o.pf.error(  # (as a `for` loop building them: `for_`)
+                "this comprehension builds objects as many times as an argument says", e,
+                cls=CountUnknownError,
+                hint="srcad unrolls it once the first call's arguments give the count")
         if seq is UNRESOLVED:
             raise _Unsupported("a comprehension building objects over a sequence whose length "
                                "is not known before running")
@@ -1840,6 +1872,9 @@ class _Rewriter:
             if raw.fget is None:
                 raise _Unsupported("a property without a getter")
             return self.specialise(raw.fget, o, owner, [], [], node)
+        if isinstance(raw, types.FunctionType) and self.bound_ok and not self.in_def and \
+                _user_function(raw, self.o.globals):
+            return VBound(o, owner, raw, attr)  # (an argument of a user function or method)
         if isinstance(raw, types.FunctionType):
             raise _Unsupported(f"the method `.{attr}` used as a value")
         if hasattr(type(raw), "__get__") and not isinstance(raw, (staticmethod, classmethod)):
@@ -2050,9 +2085,8 @@ class _Rewriter:
         if obj is not UNRESOLVED and _is_user_class(obj, self.o.globals):
             return self.construct(obj, f, e)
         if obj is not UNRESOLVED and _user_function(obj, self.o.globals):
-            args = [self.expr(a) for a in e.args]
-            kwargs = [(k.arg, self.expr(k.value)) for k in e.keywords]
-            if any(isinstance(v, (VObj, VList)) for v in args + [v for _, v in kwargs]):
+            args, kwargs = self.call_values(e)
+            if any(isinstance(v, (VObj, VList, VBound)) for v in args + [v for _, v in kwargs]):
                 return self.specialise(obj, None, None, args, kwargs, e)
             e.args = args
             e.keywords = [gast.keyword(arg=k, value=v) for k, v in kwargs]
@@ -2284,6 +2318,9 @@ class _Rewriter:
         return e
 
     def call_object(self, target, e):
+        if isinstance(target, VBound):  # (`f(t, h)` of a parameter given `model.dynamics`)
+            guards.note_attr(target.obj.cls, target.attr, getattr(target.obj.cls, target.attr))
+            return self.method(target.obj, target.owner, target.raw, target.attr, e)
         if not isinstance(target, VObj):
             raise _Unsupported("calling a list of objects")
         owner, raw = _lookup(target.cls, "__call__")
@@ -2299,9 +2336,19 @@ class _Rewriter:
             return self._plain_call(e, func_done=True)
         if not isinstance(raw, types.FunctionType) or not _user_function(raw, self.o.globals):
             raise _Unsupported(f"`.{attr}` is not a method srcad can follow")
-        args = [self.expr(a) for a in e.args]
-        kwargs = [(k.arg, self.expr(k.value)) for k in e.keywords]
+        args, kwargs = self.call_values(e)
         return self.specialise(raw, o, owner, args, kwargs, e)
+
+    def call_values(self, e):
+        """The arguments of a call of a user function or method srcad follows: a built
+        object's method among them is a `VBound`."""
+        def one(a):  # (only an argument that is a name or an attribute itself)
+            self.bound_ok, outer = isinstance(a, (gast.Name, gast.Attribute)), self.bound_ok
+            try:
+                return self.expr(a)
+            finally:
+                self.bound_ok = outer
+        return [one(a) for a in e.args], [(k.arg, one(k.value)) for k in e.keywords]
 
     def construct(self, cls, f, e):
         if self.no_hoist:
@@ -2417,6 +2464,7 @@ class _Rewriter:
                 values=[v for _, v in extra]))]
             params.append(a.kwarg.id)
             a.args.append(a.kwarg)
+            fdef.srcad_varkw = a.kwarg.id  # (a dict of its own per call: pylower.dict_pop)
             a.kwarg = None
         try:
             sig = inspect.signature(fn).parameters
@@ -2457,7 +2505,7 @@ class _Rewriter:
         for p in params:
             if p not in bound and p not in defaults:
                 raise _Unsupported(f"{fn.__qualname__} is missing `{p}`")
-        statics = {p: v for p, v in bound.items() if isinstance(v, (VObj, VList))}
+        statics = {p: v for p, v in bound.items() if isinstance(v, (VObj, VList, VBound))}
         if star_objects is not None:
             statics[pfm.vararg] = star_objects
         # the callee's scope

@@ -273,15 +273,17 @@ class _Lowerer:
                 v.func.attr == "copy" and not v.args and not v.keywords and \
                 isinstance(v.func.value, gast.Name) and v.func.value.id in given
 
-        while True:
-            made = self._made_dicts(copied)
-            if not made - given:
-                return made
-            given |= made
-            if self._made_dicts(copied) == made:
-                return made
+        # (to a fixed point: `params = new` of a dict `new` made here is one too)
+        made: set = set()
+        for _ in range(8):
+            now = self._made_dicts(copied, made)
+            given |= now
+            if now == made:
+                break
+            made = now
+        return made
 
-    def _made_dicts(self, copied) -> set:
+    def _made_dicts(self, copied, known=frozenset()) -> set:
         made, other = set(), set()
         for node in gast.walk(self.pf.tree):
             if isinstance(node, gast.Assign):
@@ -292,7 +294,8 @@ class _Lowerer:
                             fresh_dict = t is n and (isinstance(v, (gast.Dict, gast.DictComp)) or (
                                 isinstance(v, gast.Call) and isinstance(v.func, gast.Name)
                                 and ((v.func.id == "dict" and self.builtin(v.func, "dict"))
-                                     or v.func.id == DICT_COPY)) or copied(v))
+                                     or v.func.id == DICT_COPY)) or copied(v)
+                                or isinstance(v, gast.Name) and v.id in known)
                             (made if fresh_dict else other).add(n.id)
             elif isinstance(node, (gast.For, gast.AugAssign, gast.AnnAssign)):
                 other.update(n.id for n in gast.walk(node.target) if isinstance(n, gast.Name))
@@ -443,11 +446,12 @@ class _Lowerer:
                 and 1 <= len(v.args) <= 2 and not v.keywords
                 and not any(isinstance(a, gast.Starred) for a in v.args)):
             return None
-        if isinstance(s, gast.Assign) and not (len(s.targets) == 1 and
-                                               isinstance(s.targets[0], gast.Name)):
+        if isinstance(s, gast.Assign) and not (len(s.targets) == 1 and isinstance(
+                s.targets[0], (gast.Name, gast.Attribute))):  # (`self.training = kw.pop(..)`)
             return None
         d = v.func.value.id
-        if d not in self.dicts and d != self.pf.varkw:  # (`**kwargs`: a dict of its own)
+        if d not in self.dicts and d != self.pf.varkw and \
+                d != getattr(self.pf.tree, "srcad_varkw", None):  # (`**kwargs`: its own dict)
             return None
         out = []
         key = v.args[0]
@@ -459,6 +463,10 @@ class _Lowerer:
             value = _call(DICT_GET, [_name(d), copy.deepcopy(key), v.args[1]]) \
                 if len(v.args) == 2 else gast.Subscript(value=_name(d), slice=copy.deepcopy(key),
                                                         ctx=gast.Load())
+            if isinstance(s.targets[0], gast.Attribute):  # (the key read, then stored)
+                name = self.fresh(f"{d}_popped")
+                out.append(_assign(name, value))
+                value = _name(name)
             out.append(gast.Assign(targets=s.targets, value=value, type_comment=None))
         elif len(v.args) == 1:  # (`d.pop(k)` for its effect: Python's KeyError if missing)
             out.append(gast.Expr(value=gast.Subscript(value=_name(d), slice=copy.deepcopy(key),

@@ -109,11 +109,14 @@ defvjp(np.log10, lambda g, out, x: g / (x * math.log(10)),
 defvjp(np.log1p, lambda g, out, x: g / (1 + x),
        name="log1p", elementwise=True, c="log1p(x)", family="unary", domain=(-0.5, 2.0),
        derivation="d log(1+x) = dx / (1+x)")
-defvjp(np.logaddexp, lambda g, out, x, y: g * np.exp(x - out),
-       lambda g, out, x, y: g * np.exp(y - out),
+# (where out is -inf every term is -inf and has no weight: exp(x - out) would be NaN there, and
+# a zero cotangent times it NaN, as in the CTC or HMM forward recursions' unreachable states)
+defvjp(np.logaddexp, lambda g, out, x, y: g * np.exp(x - np.where(out == -np.inf, np.inf, out)),
+       lambda g, out, x, y: g * np.exp(y - np.where(out == -np.inf, np.inf, out)),
        name="logaddexp", elementwise=True, broadcasting=True, family="unary",
        c="x == y ? x + log(2.0) : (x > y ? x + log1p(exp(y - x)) : y + log1p(exp(x - y)))",
-       derivation="d log(e^x + e^y) = (e^x dx + e^y dy) / (e^x + e^y) = e^(x-out) dx + ...")
+       derivation="d log(e^x + e^y) = (e^x dx + e^y dy) / (e^x + e^y) = e^(x-out) dx + ... "
+       "(0 where out = -inf: both terms -inf)")
 
 # --- unary: trigonometric and hyperbolic ------------------------------------------------------
 defvjp(np.sin, lambda g, out, x: g * np.cos(x),
@@ -207,13 +210,14 @@ defvjp(np.arctan2,
        family="trigonometric", domain=(ANY, AWAY),
        derivation="atan2(y, x) is the angle of (x, y): d = (x dy - y dx) / (x^2 + y^2) (x kept "
        "positive in tests: the angle jumps by 2 pi across the negative x axis)")
-defvjp(np.logaddexp2, lambda g, out, x, y: g * np.exp2(x - out),
-       lambda g, out, x, y: g * np.exp2(y - out),
+defvjp(np.logaddexp2,
+       lambda g, out, x, y: g * np.exp2(x - np.where(out == -np.inf, np.inf, out)),
+       lambda g, out, x, y: g * np.exp2(y - np.where(out == -np.inf, np.inf, out)),
        name="logaddexp2", elementwise=True, broadcasting=True, family="unary",
        c=f"x == y ? x + 1 : (x - y > 0 ? x + {_LOG2E} * log1p(exp2(y - x)) : "
          f"(x - y <= 0 ? y + {_LOG2E} * log1p(exp2(x - y)) : x - y))",
        derivation="d log2(2^x + 2^y) = (2^x dx + 2^y dy) / (2^x + 2^y) = 2^(x-out) dx + "
-       "2^(y-out) dy")
+       "2^(y-out) dy (0 where out = -inf: both terms -inf)")
 defvjp(np.fmax,
        lambda g, out, x, y: np.where(np.logical_or(x > y, np.isnan(y)), g,
                                      np.where(x == y, g / 2, 0)),

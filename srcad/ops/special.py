@@ -114,27 +114,30 @@ def _register_rows() -> None:
         sps.logsumexp,
         lambda g, out, a, axis=None, b=None, keepdims=False:
             unreduce(g, a, axis, keepdims) * special_weights(b, a)
-            * np.exp(a - unreduce(out, a, axis, keepdims)),
+            * np.exp(a - unreduce(np.where(out == -np.inf, np.inf, out), a, axis, keepdims)),
         None,
         lambda g, out, a, axis=None, b=None, keepdims=False:
             unbroadcast(unreduce(g, a, axis, keepdims)
-                        * np.exp(a - unreduce(out, a, axis, keepdims)), b),
+                        * np.exp(a - unreduce(np.where(out == -np.inf, np.inf, out), a, axis,
+                                              keepdims)), b),
         None,
         name="special_logsumexp", family=_F, aliases=(rsp.special_logsumexp,),
         spelling="special_logsumexp(a, axis, b, keepdims)",
         domain=(ANY, POS),
         derivation="out = log sum(b e^a) over axis: da = g b e^(a - out), db = g e^(a - out) "
-        "(b broadcast to a's shape; return_sign= is not taken)",
+        "(b broadcast to a's shape; return_sign= is not taken; 0 where out = -inf: every term "
+        "-inf)",
         test_cases=(("OP(a, axis=1)", [(3, 4)]),
                     ("OP(a, axis=0, b=b, keepdims=True)", [(3, 4), (4,)])))
     defjvp(sps.logsumexp,
            lambda g, out, a, axis=None, b=None, keepdims=False:
-               np.sum(g * special_weights(b, a) * np.exp(a - unreduce(out, a, axis, keepdims)),
-                      axis=axis, keepdims=keepdims),
+               np.sum(g * special_weights(b, a)
+                      * np.exp(a - unreduce(np.where(out == -np.inf, np.inf, out), a, axis,
+                                            keepdims)), axis=axis, keepdims=keepdims),
            None,
            lambda g, out, a, axis=None, b=None, keepdims=False:
-               np.sum(g * np.exp(a - unreduce(out, a, axis, keepdims)), axis=axis,
-                      keepdims=keepdims),
+               np.sum(g * np.exp(a - unreduce(np.where(out == -np.inf, np.inf, out), a, axis,
+                                              keepdims)), axis=axis, keepdims=keepdims),
            None)
     del _lse
     _diagonal(defvjp(

@@ -118,15 +118,15 @@ for _u, _fn in (("maximum", maximum_reduce), ("minimum", minimum_reduce)):
 ufunc_method(defvjp(
     logaddexp_reduce,
     lambda g, out, a, axis=0, keepdims=False: unreduce(g, a, axis, keepdims)
-    * np.exp(a - unreduce(out, a, axis, keepdims)),
+    * np.exp(a - unreduce(np.where(out == -np.inf, np.inf, out), a, axis, keepdims)),
     name="logaddexp_reduce", spelling="np.logaddexp.reduce(a, axis, keepdims)", family=_F,
     derivation="log sum exp along axis 0 by default (numpy pairs the terms): da = g "
-    "exp(a - out), the softmax of a along the axis",
+    "exp(a - out), the softmax of a along the axis (0 where out = -inf: every term -inf)",
     test_cases=_reduce_cases("logaddexp")), np.logaddexp, "reduce")
 defjvp(logaddexp_reduce,
        lambda g, out, a, axis=0, keepdims=False:
-           np.sum(g * np.exp(a - unreduce(out, a, axis, keepdims)), axis=axis,
-                  keepdims=keepdims))
+           np.sum(g * np.exp(a - unreduce(np.where(out == -np.inf, np.inf, out), a, axis,
+                                          keepdims)), axis=axis, keepdims=keepdims))
 _ACC = (("a", (3, 4)), ("a, 1", _T), ("a, axis=-1", _T), ("a", (5,)))
 ufunc_method(defvjp(
     add_accumulate, lambda g, out, array, axis=0: cumsum_grad(g, array, axis),
