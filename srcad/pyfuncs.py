@@ -456,6 +456,7 @@ class _Substitutes(dict):
                     continue
                 self.update(mod.substitutes())
                 SUBSTITUTED_OWNERS.update((id(o), o) for o in mod.owners())
+                CLASS_SUBSTITUTES.update(getattr(mod, "class_substitutes", dict)())
 
     def __contains__(self, key) -> bool:
         if _OPTIONAL:
@@ -486,6 +487,18 @@ def substituted_owner(obj) -> bool:
     if _OPTIONAL:
         SUBSTITUTES._due()
     return id(obj) in SUBSTITUTED_OWNERS and SUBSTITUTED_OWNERS[id(obj)] is obj
+
+
+def class_substitute(obj):
+    """The class srcad builds where `obj` is called (srcad/pyfuncs.py's poly1d for np.poly1d;
+    srcad/pystats.py's frozen distributions for scipy.stats.norm, ... called with their
+    parameters), or obj itself."""
+    if _OPTIONAL:
+        SUBSTITUTES._due()
+    try:
+        return CLASS_SUBSTITUTES.get(obj, obj)
+    except TypeError:  # (unhashable)
+        return obj
 
 
 def optional_substitutes(module: str, helper: str) -> None:

@@ -13,8 +13,11 @@ imported scipy.stats (pyfuncs.optional_substitutes). The values are the textbook
 which agree with scipy's to rounding on the support (tests/test_scipy_stats.py); outside it
 the log densities are -inf as scipy's are (the gradient there is zero). The distribution
 objects' methods are the keys (``scipy.stats.norm.logpdf``, however it is reached); a
-frozen distribution (``norm(0, 1).logpdf``) is not substituted (refused where a
-differentiated value reaches it, at the call).
+distribution called with its parameters in the differentiated function (``norm(mu,
+s).logpdf(x)``, ``d = stats.gamma(a, scale=s); d.pdf(x)``) builds this module's frozen class
+of the same name (``norm_frozen``), whose methods are these functions; one frozen outside it
+(a module's ``PRIOR = norm(0, 1)``) is scipy's object, refused where a differentiated value
+reaches its methods.
 
 Before/after:
     norm.logpdf(x, mu, s)        ->  pystats.norm_logpdf(x, mu, s):  -z^2/2 - log s - log(2 pi)/2
@@ -229,7 +232,191 @@ def substitutes() -> dict:
     return out
 
 
+def class_substitutes() -> dict:
+    """scipy.stats's distributions -> the frozen classes below: `norm(mu, s)` builds one."""
+    return {getattr(ss, name): cls for name, cls in
+            ((n[:-len("_frozen")], c) for n, c in globals().items() if n.endswith("_frozen"))}
+
+
 def owners() -> list:
     """The distribution objects whose methods are substituted (tape mode shows them through
     a view that substitutes those methods: tape_builtins.MethodsView)."""
     return [getattr(ss, n.rsplit("_", 1)[0]) for n in _NAMES]
+
+
+# --- frozen distributions: `norm(mu, s).logpdf(x)` -------------------------------------------
+# Calling a distribution with its parameters builds the class of the same name here in its
+# place (`class_substitutes`; source mode's frontend/objects.py builds it as a user class,
+# tape mode's MethodsView calls it): its methods are the functions above at those parameters.
+# A frozen distribution made outside the differentiated function (a module's `PRIOR =
+# norm(0, 1)`) is scipy's own object: its methods are refused where a differentiated value
+# reaches them.
+
+class _LocScale:
+    def __init__(self, loc=0.0, scale=1.0):
+        self.loc = loc
+        self.scale = scale
+
+
+class norm_frozen(_LocScale):
+    def logpdf(self, x):
+        return norm_logpdf(x, self.loc, self.scale)
+
+    def pdf(self, x):
+        return norm_pdf(x, self.loc, self.scale)
+
+    def cdf(self, x):
+        return norm_cdf(x, self.loc, self.scale)
+
+    def logcdf(self, x):
+        return norm_logcdf(x, self.loc, self.scale)
+
+    def sf(self, x):
+        return norm_sf(x, self.loc, self.scale)
+
+    def logsf(self, x):
+        return norm_logsf(x, self.loc, self.scale)
+
+
+class laplace_frozen(_LocScale):
+    def logpdf(self, x):
+        return laplace_logpdf(x, self.loc, self.scale)
+
+    def pdf(self, x):
+        return laplace_pdf(x, self.loc, self.scale)
+
+
+class cauchy_frozen(_LocScale):
+    def logpdf(self, x):
+        return cauchy_logpdf(x, self.loc, self.scale)
+
+    def pdf(self, x):
+        return cauchy_pdf(x, self.loc, self.scale)
+
+
+class logistic_frozen(_LocScale):
+    def logpdf(self, x):
+        return logistic_logpdf(x, self.loc, self.scale)
+
+    def pdf(self, x):
+        return logistic_pdf(x, self.loc, self.scale)
+
+    def cdf(self, x):
+        return logistic_cdf(x, self.loc, self.scale)
+
+
+class expon_frozen(_LocScale):
+    def logpdf(self, x):
+        return expon_logpdf(x, self.loc, self.scale)
+
+    def pdf(self, x):
+        return expon_pdf(x, self.loc, self.scale)
+
+
+class uniform_frozen(_LocScale):
+    def logpdf(self, x):
+        return uniform_logpdf(x, self.loc, self.scale)
+
+    def pdf(self, x):
+        return uniform_pdf(x, self.loc, self.scale)
+
+
+class t_frozen:
+    def __init__(self, df, loc=0.0, scale=1.0):
+        self.df = df
+        self.loc = loc
+        self.scale = scale
+
+    def logpdf(self, x):
+        return t_logpdf(x, self.df, self.loc, self.scale)
+
+    def pdf(self, x):
+        return t_pdf(x, self.df, self.loc, self.scale)
+
+
+class gamma_frozen:
+    def __init__(self, a, loc=0.0, scale=1.0):
+        self.a = a
+        self.loc = loc
+        self.scale = scale
+
+    def logpdf(self, x):
+        return gamma_logpdf(x, self.a, self.loc, self.scale)
+
+    def pdf(self, x):
+        return gamma_pdf(x, self.a, self.loc, self.scale)
+
+
+class beta_frozen:
+    def __init__(self, a, b, loc=0.0, scale=1.0):
+        self.a = a
+        self.b = b
+        self.loc = loc
+        self.scale = scale
+
+    def logpdf(self, x):
+        return beta_logpdf(x, self.a, self.b, self.loc, self.scale)
+
+    def pdf(self, x):
+        return beta_pdf(x, self.a, self.b, self.loc, self.scale)
+
+
+class poisson_frozen:
+    def __init__(self, mu, loc=0):
+        self.mu = mu
+        self.loc = loc
+
+    def logpmf(self, k):
+        return poisson_logpmf(k, self.mu, self.loc)
+
+    def pmf(self, k):
+        return poisson_pmf(k, self.mu, self.loc)
+
+
+class bernoulli_frozen:
+    def __init__(self, p, loc=0):
+        self.p = p
+        self.loc = loc
+
+    def logpmf(self, k):
+        return bernoulli_logpmf(k, self.p, self.loc)
+
+    def pmf(self, k):
+        return bernoulli_pmf(k, self.p, self.loc)
+
+
+class binom_frozen:
+    def __init__(self, n, p, loc=0):
+        self.n = n
+        self.p = p
+        self.loc = loc
+
+    def logpmf(self, k):
+        return binom_logpmf(k, self.n, self.p, self.loc)
+
+    def pmf(self, k):
+        return binom_pmf(k, self.n, self.p, self.loc)
+
+
+class multivariate_normal_frozen:
+    def __init__(self, mean=None, cov=1, allow_singular=False):
+        self.mean = mean
+        self.cov = cov
+        self.allow_singular = allow_singular
+
+    def logpdf(self, x):
+        return multivariate_normal_logpdf(x, self.mean, self.cov, self.allow_singular)
+
+    def pdf(self, x):
+        return multivariate_normal_pdf(x, self.mean, self.cov, self.allow_singular)
+
+
+class dirichlet_frozen:
+    def __init__(self, alpha):
+        self.alpha = alpha
+
+    def logpdf(self, x):
+        return dirichlet_logpdf(x, self.alpha)
+
+    def pdf(self, x):
+        return dirichlet_pdf(x, self.alpha)

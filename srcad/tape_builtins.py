@@ -23,7 +23,7 @@ import numpy as np
 from . import runtime
 from .binding import _hashable
 from .ops import table
-from .pyfuncs import SUBSTITUTES, TAPE_ONLY, substituted_owner
+from .pyfuncs import SUBSTITUTES, TAPE_ONLY, class_substitute, substituted_owner
 
 # (not the builtin types -- float, int, bool, str -- which numpy takes as dtypes: a Tensor's
 # __float__, __int__, __str__ serve them)
@@ -102,8 +102,8 @@ class MethodsView:
             return self._sub(value)
         return value
 
-    def __call__(self, *args, **kwargs):
-        return self._obj(*args, **kwargs)
+    def __call__(self, *args, **kwargs):  # (norm(mu, s): srcad/pystats.py's frozen one)
+        return class_substitute(self._obj)(*args, **kwargs)
 
 
 class LibraryView:

@@ -76,7 +76,7 @@ import gast
 
 from ..errors import CalleeUnknownError, CountUnknownError, in_substitute
 from ..naming import fresh
-from ..pyfuncs import CLASS_SUBSTITUTES
+from ..pyfuncs import CLASS_SUBSTITUTES, class_substitute, substituted_owner
 from ..runtime_python import list_concat
 from . import guards
 from .attrstate import (DICT_COPY, _may_read_before_store, container_aliases, dict_update,
@@ -196,8 +196,11 @@ def _user_function(fn, globals_) -> bool:
 
 def _substituted(obj):
     """The class srcad builds in place of a library class (srcad/pyfuncs.py's poly1d for
-    np.poly1d), or obj itself."""
-    return CLASS_SUBSTITUTES.get(obj, obj) if isinstance(obj, type) else obj
+    np.poly1d) or where a library object is called (scipy.stats.norm(mu, s): a frozen
+    distribution, srcad/pystats.py's), or obj itself."""
+    if isinstance(obj, type) or substituted_owner(obj):
+        return class_substitute(obj)
+    return obj
 
 
 def _is_user_class(obj, globals_) -> bool:
