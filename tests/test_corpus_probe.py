@@ -41,10 +41,6 @@ XFAILS = {
         "a dict subclass with `__getattr__ = dict.__getitem__` / `__setattr__ = "
         "dict.__setitem__` written by attribute (`net.act = np.tanh`): 'assignment to an "
         "attribute of an expression'",
-    "wild_repos5.global_counter":
-        "`nonlocal total` in a nested helper that accumulates into the enclosing "
-        "function's local: closures.py lifts nested defs with their free variables as "
-        "arguments and has no cell to write back",
     "wild_repos5.tensor_wrapper":
         "a Tensor wrapper class whose dunders build `Tensor(other)` in a conditional "
         "expression (`other if isinstance(other, Tensor) else Tensor(other)`): objects.py "
