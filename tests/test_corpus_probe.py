@@ -37,10 +37,6 @@ XFAILS = {
         "`left, right = node`): frontend/recursion.py specialises each level on its int "
         "arguments and list lengths, not on a tuple constant's structure, so the depth is "
         "not known and the call is refused",
-    "wild_repos5.attrdict_params":
-        "a dict subclass with `__getattr__ = dict.__getitem__` / `__setattr__ = "
-        "dict.__setitem__` written by attribute (`net.act = np.tanh`): 'assignment to an "
-        "attribute of an expression'",
     "wild_repos5.tensor_wrapper":
         "a Tensor wrapper class whose dunders build `Tensor(other)` in a conditional "
         "expression (`other if isinstance(other, Tensor) else Tensor(other)`): objects.py "
