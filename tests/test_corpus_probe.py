@@ -37,10 +37,6 @@ XFAILS = {
         "`left, right = node`): frontend/recursion.py specialises each level on its int "
         "arguments and list lengths, not on a tuple constant's structure, so the depth is "
         "not known and the call is refused",
-    "wild_repos5.tensor_wrapper":
-        "a Tensor wrapper class whose dunders build `Tensor(other)` in a conditional "
-        "expression (`other if isinstance(other, Tensor) else Tensor(other)`): objects.py "
-        "refuses an object built inside a lazily evaluated expression",
     "wild_repos5.fft_convolution":
         "np.fft.rfft / irfft: complex values are out of srcad's scope (the census)",
     "wild_repos5.forward_kwargs":

@@ -74,7 +74,8 @@ from dataclasses import dataclass, field
 
 import gast
 
-from ..errors import CalleeUnknownError, CountUnknownError, in_substitute
+from ..errors import (CalleeUnknownError, CountUnknownError, UnsupportedSyntaxError,
+                      in_substitute)
 from ..naming import fresh
 from ..pyfuncs import CLASS_SUBSTITUTES
 from ..runtime_python import list_concat
@@ -721,8 +722,11 @@ class _Rewriter:
                 raise _Unsupported("an object assigned to a target other than a name")
             t = s.targets[0]
             if isinstance(t, gast.Name):
-                if t.id in self.scope.plain:
+                if t.id in self.scope.plain and (self.nested or self.in_def):
                     raise _Unsupported(f"`{t.id}` holds an object and other values")
+                # (`other = other if isinstance(other, T) else T(other)` in straight-line
+                # code: the reads before it saw the value, those after it see the object)
+                self.scope.plain.discard(t.id)
                 self.scope.env[t.id] = value
                 return self.pre
             base = self.expr(t.value)
@@ -1467,7 +1471,14 @@ class _Rewriter:
                                          for m in ("__bool__", "__len__")):
             truth = True  # (an object with neither is true, as Python says)
         else:
-            return self.value(e)
+            out = self.value(e)
+            if isinstance(out, gast.UnaryOp) and isinstance(out.op, gast.Not) and \
+                    isinstance(out.operand, gast.Constant) and \
+                    type(out.operand.value) in _CONST_TYPES:
+                # (`if not isinstance(other, Tensor):` known here)
+                return gast.copy_location(gast.Constant(value=not out.operand.value,
+                                                        kind=None), e)
+            return out
         return gast.copy_location(gast.Constant(value=truth != negated, kind=None), e)
 
     def expr(self, e):
@@ -1947,6 +1958,12 @@ class _Rewriter:
                 # (srcad/pyfuncs.py's poly1d exists only as built objects: a value that is
                 # not one is no instance of it)
                 return gast.copy_location(gast.Constant(value=False, kind=None), e)
+            if f.id == "isinstance" and first is None and len(e.args) == 2 and \
+                    not e.keywords and not self.no_hoist and not self.in_def and \
+                    isinstance(e.args[0], gast.Name):
+                known = self._not_built_instance(e)
+                if known is not None:
+                    return known
             if f.id == "len" and isinstance(first, VList) and len(e.args) == 1:
                 return gast.copy_location(gast.Constant(value=len(first.items), kind=None), e)
             if f.id == "len" and len(e.args) == 1 and not e.keywords and not self.in_def and \
@@ -2208,6 +2225,42 @@ class _Rewriter:
         o = self.peek(e.value)
         return isinstance(o, VObj) and o.built and e.attr in o.attrs and \
             e.attr not in o.objects and e.attr not in o.funcs
+
+    def _not_built_instance(self, e):
+        """``isinstance(other, Tensor)`` of a user class whose objects this pass builds, where
+        `other` is no object built here (``other if isinstance(other, Tensor) else
+        Tensor(other)`` in a wrapper's ``__add__`` given a number or an array): False --
+        exactly, of a constant; else as the check that the code makes before it, ``assert
+        not isinstance(other, Tensor)``, so that an instance made elsewhere (an argument, a
+        global) stops the call rather than taking the other arm silently."""
+        cls = self.o.resolve_static(e.args[1], self.scope)
+        if not self._user_classes(cls):
+            return None
+        arg = self.value(copy.deepcopy(e.args[0]))
+        if isinstance(arg, gast.Constant):
+            return gast.copy_location(gast.Constant(value=isinstance(arg.value, cls),
+                                                    kind=None), e)
+        if not isinstance(arg, gast.Name):
+            return None
+        spelled = ", ".join(c.__name__ for c in (cls if isinstance(cls, tuple) else (cls,)))
+        test = gast.Call(func=_name("isinstance"),
+                         args=[arg, self.value(copy.deepcopy(e.args[1]))], keywords=[])
+        try:
+            filename = inspect.getsourcefile(self.klass) if self.klass is not None else None
+        except TypeError:
+            filename = None
+        error = functools.partial(
+            UnsupportedSyntaxError,
+            f"`{e.args[0].id}` is a {spelled} object made outside the differentiated function "
+            f"(an argument, a global): srcad follows only the {spelled} objects the function "
+            "builds, and took it here for a plain value",
+            filename=filename or self.o.pf.filename, lineno=e.lineno,
+            hint=f"build the {spelled} in the differentiated function from arrays passed to it")
+        raise_ = gast.Raise(exc=gast.Call(func=_name(self.o.bind(error, "not_followed")),
+                                          args=[], keywords=[]), cause=None)
+        check = gast.copy_location(gast.If(test=test, body=[raise_], orelse=[]), e)
+        self.pre.append(gast.fix_missing_locations(check))
+        return gast.copy_location(gast.Constant(value=False, kind=None), e)
 
     def _user_classes(self, cls) -> bool:
         classes = cls if isinstance(cls, tuple) else (cls,)
