@@ -32,11 +32,6 @@ def _numerical(name):
 # what srcad still refuses, one reason per class (strict: a fix must remove the entry)
 XFAILS = {
     # the sixth probe (wild_repos5.py): classes left open
-    "wild_repos5.recursive_tree":
-        "a recursive network over a parse tree of nested tuples (`_encode` calls itself on "
-        "`left, right = node`): frontend/recursion.py specialises each level on its int "
-        "arguments and list lengths, not on a tuple constant's structure, so the depth is "
-        "not known and the call is refused",
     "wild_repos5.fft_convolution":
         "np.fft.rfft / irfft: complex values are out of srcad's scope (the census)",
     "wild_repos5.forward_kwargs":

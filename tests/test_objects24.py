@@ -394,3 +394,124 @@ def test_tensor_wrapper_given_as_argument(mode):
         assert "Tensor object made outside" in str(e) and __file__ in str(e)
         return
     assert rel_error(got, t.data) < 1e-12
+
+
+# ---- 4. recursion over a tree of nested tuples; an int parameter rebound ---------------------
+
+def _combine(a, b, W):
+    return np.tanh(W @ np.concatenate([a, b]))
+
+
+def _encode_tuple_first(node, emb, W):
+    if isinstance(node, tuple):
+        left, right = node
+        return _combine(_encode_tuple_first(left, emb, W), _encode_tuple_first(right, emb, W), W)
+    else:
+        return emb[node]
+
+
+def _encode_by_index(node, emb, W):
+    if isinstance(node, (int, np.integer)):
+        return emb[node]
+    return _combine(_encode_by_index(node[0], emb, W), _encode_by_index(node[1], emb, W), W)
+
+
+def _tree_loss(emb, W, u):
+    tree = (((0, 1), 2), ((3, (1, 0)), 2))
+    return np.sum(u * _encode_tuple_first(tree, emb, W)) ** 2 + \
+        np.sum(_encode_by_index(((1, 2), 3), emb, W) ** 2)
+
+
+WORDS = {"the": 0, "cat": 1, "sat": 2, "down": 3}
+
+
+def _encode_words(node, emb, W):
+    if isinstance(node, str):
+        return emb[WORDS[node]]
+    first, second = node
+    return _combine(_encode_words(first, emb, W), _encode_words(second, emb, W), W)
+
+
+def _word_tree_loss(emb, W, u):
+    return np.sum(u * _encode_words((("the", "cat"), ("sat", "down")), emb, W))
+
+
+TREE_ARGS = (R.standard_normal((4, 3)) * 0.5, R.standard_normal((3, 6)) * 0.5,
+             R.standard_normal(3))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("fn", [_tree_loss, _word_tree_loss], ids=["int-leaves", "str-leaves"])
+def test_recursion_over_a_tuple_tree(fn, mode):
+    _check(fn, TREE_ARGS, wrt=(0, 1), mode=mode)
+
+
+def test_tuple_tree_against_torch():
+    torch = pytest.importorskip("torch")
+    emb, W, u = TREE_ARGS
+    te, tW = (torch.tensor(a, requires_grad=True) for a in (emb, W))
+
+    def enc(node):
+        if isinstance(node, tuple):
+            return torch.tanh(tW @ torch.cat([enc(node[0]), enc(node[1])]))
+        return te[node]
+    loss = torch.sum(torch.tensor(u) * enc((((0, 1), 2), ((3, (1, 0)), 2)))) ** 2 + \
+        torch.sum(enc(((1, 2), 3)) ** 2)
+    loss.backward()
+    ge, gW = srcad.grad(_tree_loss, wrt=(0, 1))(*TREE_ARGS)
+    assert rel_error(ge, te.grad.numpy()) < 1e-10 and rel_error(gW, tW.grad.numpy()) < 1e-10
+
+
+def _countdown(x, n):
+    if n == 0:
+        return x
+    n = n - 1
+    return _countdown(np.sin(x) * 1.5, n)
+
+
+def _countdown_aug(x, n):
+    if n <= 0:
+        return np.tanh(x)
+    y = x * n
+    n -= 1
+    return _countdown_aug(y + np.cos(x), n)
+
+
+def _rebound_loss(x):
+    return np.sum(_countdown(x, 3)) + np.sum(_countdown_aug(x, 2) ** 2)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_recursion_with_a_rebound_int(mode):
+    _check(_rebound_loss, (R.standard_normal(5),), mode=mode)
+
+
+def _runtime_tree(node, x):
+    if node.size == 1:
+        return x * node
+    return _runtime_tree(node[1:], np.sin(x))
+
+
+def _runtime_tree_loss(x, t):
+    return np.sum(_runtime_tree(t, x))
+
+
+def _rebound_in_loop(x, n):
+    for _ in range(2):
+        n = n - 1
+    if n <= 0:
+        return x
+    return _rebound_in_loop(np.sin(x), n + 1)
+
+
+def _rebound_in_loop_loss(x):
+    return np.sum(_rebound_in_loop(x, 3))
+
+
+@pytest.mark.parametrize("fn,args,line", [
+    (_runtime_tree_loss, (R.standard_normal(3), np.arange(3.0)),
+     "return _runtime_tree(node[1:], np.sin(x))"),
+    (_rebound_in_loop_loss, (R.standard_normal(3),),
+     "return _rebound_in_loop(np.sin(x), n + 1)")], ids=["array-node", "rebound-in-loop"])
+def test_recursion_of_unknown_depth_refused(fn, args, line):
+    _refused(fn, args, ["calls itself", line])

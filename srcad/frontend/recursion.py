@@ -13,6 +13,22 @@ arguments -- and the test that ends the recursion reads only those:
     def f(x, n):                            f(x, 3): n is 3, 2, 1, then 0
         return x if n == 0 else f(np.sin(x), n - 1)
 
+A tuple constant is a static argument too (``("tree", value)``): a recursive network over a
+parse tree of nested tuples is specialised on each subtree, its reads are the constant, and
+``isinstance(node, int)`` / ``isinstance(node, tuple)`` of it (builtin or numpy types) is
+folded, so each level keeps the arm Python takes:
+
+    def encode(node, E, W):                 encode(((0, 1), 2), E, W): one subroutine per
+        if isinstance(node, int):               subtree -- ((0, 1), 2), (0, 1), 0, 1, 2 --
+            return E[node]                      `left, right = node` of the known tuple
+        left, right = node                      gives each call its subtree
+        return combine(encode(left, E, W), encode(right, E, W))
+
+An int parameter the body assigns before it recurses (``n = n - 1; return f(x, n)``,
+``n -= 1``) is followed statement by statement (`_Fold.block`): its value is known after a
+straight-line assignment of a known int, and forgotten where a loop, a branch or any other
+store may change it.
+
 The normaliser (normalize.py `user_call`) finds recursion when a function is called while it
 is being normalised on the same objects. The first time, it marks the function recursive
 (`RECURSIVE`) and normalises the outermost call again; from then on each call of the
@@ -34,6 +50,7 @@ from __future__ import annotations
 import builtins
 import inspect
 import operator
+import types
 import weakref
 
 import gast
@@ -60,8 +77,8 @@ class Recursion(BaseException):
 
 
 def static_arguments(fn, pf, args: list, kwargs: dict, statics: dict, made) -> dict:
-    """{parameter: ("int", v) | ("len", n)} for a call of a recursive function: int
-    constants, list and tuple displays, and slices with constant bounds of a name whose length
+    """{parameter: ("int", v) | ("len", n) | ("tree", t)} for a call of a recursive function:
+    int constants (also a known tree's leaf), tuple trees (`tree_of`), list and tuple displays, and slices with constant bounds of a name whose length
     is known here (`statics`: the caller's own). `made(name)`: the statements that assign a
     name in the caller."""
     out = {}
@@ -111,11 +128,63 @@ def static_arguments(fn, pf, args: list, kwargs: dict, statics: dict, made) -> d
     for p, a in given:
         if isinstance(a, ir.Const) and type(a.value) in (int, bool):
             out[p] = ("int", a.value)
+        elif (v := tree_of(a, made)) is not None and type(v) in (int, bool):
+            out[p] = ("int", v)  # (a tree's leaf: `left, right = node` of a known tree)
+        elif v is not None and (is_tree(v) or type(v) is str):
+            out[p] = ("tree", v)
         else:
             n = length(a)
             if n is not None:
                 out[p] = ("len", n)
     return out
+
+
+def tree_of(atom, made, depth: int = 0):
+    """The constant an argument atom holds when it is a tuple tree's part: a constant, a
+    tuple display of them, or a name assigned once from one (``left, right = node`` of a
+    tree this level knows: an item of it), else None."""
+    if depth > 64:
+        return None
+    if isinstance(atom, ir.Const):
+        return atom.value
+    if isinstance(atom, ir.Seq) and atom.kind == "tuple":
+        items = [tree_of(x, made, depth + 1) for x in atom.items]
+        return None if any(x is None and not (isinstance(a, ir.Const) and a.value is None)
+                           for x, a in zip(items, atom.items)) else tuple(items)
+    if isinstance(atom, ir.Var):
+        defs = made(atom.name)
+        if len(defs) != 1 or not isinstance(defs[0], ir.Call):
+            return None
+        st = defs[0]
+        name = getattr(st.op, "name", "")
+        if name == "copy" or name == "identity":
+            return tree_of(next(iter(st.args.values()), None), made, depth + 1)
+        if name == "getitem":
+            index = st.args.get("index")
+            if isinstance(index, ir.Index) and len(index.parts) == 1:
+                index = index.parts[0]
+            base = tree_of(st.args.get("a"), made, depth + 1)
+            if type(base) is tuple and isinstance(index, ir.Const) and \
+                    type(index.value) is int and -len(base) <= index.value < len(base):
+                return base[index.value]
+    return None
+
+
+def is_tree(v, budget: list | None = None) -> bool:
+    """A tuple of ints, strs, bools, None and such tuples (a parse tree ``((0, 1), (2, 3))``),
+    of at most `_TREE_ITEMS` items in all."""
+    budget = [_TREE_ITEMS] if budget is None else budget
+    if type(v) is not tuple:
+        return False
+    for x in v:
+        budget[0] -= 1
+        if budget[0] < 0 or not (x is None or type(x) in (int, bool, str) or
+                                 is_tree(x, budget)):
+            return False
+    return True
+
+
+_TREE_ITEMS = 4096
 
 
 def signature(statics: dict | None) -> tuple:
@@ -140,11 +209,22 @@ def _is_const(e) -> bool:
     return isinstance(e, gast.Constant) and (e.value is None or type(e.value) in (int, bool))
 
 
+def _stored_in(node) -> set:
+    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)
+            and isinstance(n.ctx, (gast.Store, gast.Del))}
+
+
 class _Fold(gast.NodeTransformer):
-    def __init__(self, ints: dict, lengths: dict, len_is_builtin: bool, held):
+    def __init__(self, ints: dict, lengths: dict, len_is_builtin: bool, held, trees=None,
+                 builtin_type=None, rebound=frozenset()):
         self.ints, self.lengths, self.len_is_builtin = ints, lengths, len_is_builtin
         self.held = held  # name -> the user object it holds in every call, or UNRESOLVED
         self.stored_attrs: set = set()  # attribute names the function assigns
+        self.trees = dict(trees or {})  # parameter -> the tuple tree it holds at this level
+        # name -> the builtin type it is (`int` in `isinstance(node, int)`), or None
+        self.builtin_type = builtin_type or (lambda name: None)
+        # int parameters the body assigns: followed statement by statement (`block`)
+        self.rebound = set(rebound)
 
     def attribute(self, e):
         """`self.Ws`, `self.depth` of an object known here: its value (each attribute read
@@ -174,6 +254,8 @@ class _Fold(gast.NodeTransformer):
     def length(self, e):
         if isinstance(e, gast.Name) and e.id in self.lengths:
             return self.lengths[e.id]
+        if isinstance(e, gast.Name) and e.id in self.trees:
+            return len(self.trees[e.id])
         v = self.attribute(e) if isinstance(e, gast.Attribute) else UNRESOLVED
         return len(v) if isinstance(v, (list, tuple)) else None
 
@@ -200,7 +282,23 @@ class _Fold(gast.NodeTransformer):
     def visit_Name(self, node):
         if isinstance(node.ctx, gast.Load) and node.id in self.ints:
             return _const(self.ints[node.id], node)
+        if isinstance(node.ctx, gast.Load) and node.id in self.trees:
+            return _const(self.trees[node.id], node)
         return node
+
+    def _isinstance(self, node):
+        """``isinstance(c, int)`` / ``isinstance(c, (tuple, list))`` of a constant and
+        builtin types: its value (a tree's leaf test), else None."""
+        if not (isinstance(node.func, gast.Name) and node.func.id == "isinstance" and
+                self.builtin_type(node.func) is isinstance and len(node.args) == 2 and
+                not node.keywords and isinstance(node.args[0], gast.Constant)):
+            return None
+        spec = node.args[1]
+        names = spec.elts if isinstance(spec, gast.Tuple) else [spec]
+        types_ = [self.builtin_type(n) for n in names]
+        if not all(isinstance(t, type) for t in types_):
+            return None
+        return _const(isinstance(node.args[0].value, tuple(types_)), node)
 
     def visit_Call(self, node):
         node.args = [self.visit(a) for a in node.args]
@@ -209,6 +307,9 @@ class _Fold(gast.NodeTransformer):
             node.func = self.visit(node.func)
         elif isinstance(node.func.value, gast.AST):
             self.generic_visit(node.func)
+        known = self._isinstance(node)
+        if known is not None:
+            return known
         if self.len_is_builtin and isinstance(node.func, gast.Name) and node.func.id == "len" \
                 and len(node.args) == 1 and not node.keywords and \
                 isinstance(node.args[0], (gast.Name, gast.Attribute)):
@@ -273,13 +374,42 @@ class _Fold(gast.NodeTransformer):
                 if _is_const(s.test):
                     out.extend(self.block(s.body if s.test.value else s.orelse))
                     continue
+                before = dict(self.ints)
                 s.body = self.block(s.body) or [gast.copy_location(gast.Pass(), s)]
+                self.ints = dict(before)
                 s.orelse = self.block(s.orelse)
+                self.ints = before
+                self.forget(_stored_in(s))
                 out.append(s)
                 continue
             if isinstance(s, (gast.FunctionDef, gast.ClassDef)):
+                self.forget({s.name})
                 out.append(s)
                 continue
+            if self.rebound and isinstance(s, (gast.Assign, gast.AugAssign)) and \
+                    isinstance(s.targets[0] if isinstance(s, gast.Assign) else s.target,
+                               gast.Name) and (not isinstance(s, gast.Assign) or
+                                               len(s.targets) == 1):
+                # `n = n - 1` of an int parameter: its value from here on, when known
+                target = s.targets[0] if isinstance(s, gast.Assign) else s.target
+                self.forget(_stored_in(s.value))
+                s.value = self.visit(s.value)
+                value = s.value
+                if isinstance(s, gast.AugAssign) and target.id in self.ints and \
+                        type(s.op) in _BINARY and _is_const(value) and value.value is not None:
+                    try:
+                        value = _const(_BINARY[type(s.op)](self.ints[target.id], value.value), s)
+                    except ZeroDivisionError:
+                        value = s.value
+                elif isinstance(s, gast.AugAssign):
+                    value = None
+                self.ints.pop(target.id, None)
+                if target.id in self.rebound and value is not None and _is_const(value) and \
+                        type(value.value) is int:
+                    self.ints[target.id] = value.value
+                out.append(s)
+                continue
+            self.forget(_stored_in(s))
             for field in ("body", "orelse", "finalbody"):
                 if isinstance(getattr(s, field, None), list):
                     new = self.block(getattr(s, field))
@@ -299,6 +429,11 @@ class _Fold(gast.NodeTransformer):
             out.append(s)
         return out
 
+    def forget(self, names: set) -> None:
+        for n in names:
+            self.ints.pop(n, None)
+            self.trees.pop(n, None)
+
 
 def fold_static_arguments(pf) -> None:
     """Write a recursive function's static arguments (`pf.statics`) into its tree, as the
@@ -313,7 +448,12 @@ def fold_static_arguments(pf) -> None:
                for t in (n.targets if isinstance(n, gast.Assign) else [n.target])
                if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name)}
     ints = {p: v for p, (kind, v) in pf.statics.items()
-            if kind == "int" and p in pf.params and p not in stored}
+            if kind == "int" and p in pf.params}
+    # (an int parameter the body assigns too -- `n = n - 1; return f(x, n)` -- is followed
+    # statement by statement: `_Fold.block`)
+    rebound = {p for p in ints if p in stored}
+    trees = {p: v for p, (kind, v) in pf.statics.items()
+             if kind == "tree" and p in pf.params and p not in stored}
     lengths = {p: n for p, (kind, n) in pf.statics.items()
                if kind == "len" and p in pf.params and p not in stored | written}
     len_is_builtin = "len" not in stored and pf.resolve("len") is builtins.len
@@ -324,7 +464,30 @@ def fold_static_arguments(pf) -> None:
             return held[name]
         return UNRESOLVED
 
-    fold = _Fold(ints, lengths, len_is_builtin, holds)
+    def builtin_type(node):
+        """The builtin or numpy type (or `isinstance`) a name or `np.integer` reads."""
+        chain = []
+        if isinstance(node, str):
+            node = gast.Name(id=node, ctx=gast.Load(), annotation=None, type_comment=None)
+        while isinstance(node, gast.Attribute):
+            chain.append(node.attr)
+            node = node.value
+        if not isinstance(node, gast.Name) or node.id in stored or node.id in pf.params:
+            return None
+        obj = pf.resolve(node.id)
+        for attr in reversed(chain):
+            if not isinstance(obj, types.ModuleType) or obj.__name__.split(".")[0] != "numpy":
+                return None
+            obj = getattr(obj, attr, None)
+        if obj is isinstance:
+            return obj
+        if not isinstance(obj, type):
+            return None
+        if chain:
+            return obj if obj.__module__ == "numpy" else None
+        return obj if getattr(builtins, node.id, None) is obj else None
+
+    fold = _Fold(ints, lengths, len_is_builtin, holds, trees, builtin_type, rebound)
     fold.stored_attrs = {n.attr for n in gast.walk(pf.tree) if isinstance(n, gast.Attribute)
                          and isinstance(n.ctx, (gast.Store, gast.Del))}
     pf.tree.body = fold.block(pf.tree.body) or [gast.copy_location(gast.Pass(), pf.tree)]
