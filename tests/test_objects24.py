@@ -515,3 +515,74 @@ def _rebound_in_loop_loss(x):
      "return _rebound_in_loop(np.sin(x), n + 1)")], ids=["array-node", "rebound-in-loop"])
 def test_recursion_of_unknown_depth_refused(fn, args, line):
     _refused(fn, args, ["calls itself", line])
+
+
+# ---- 5. sorted(..., key=) over arrays and pairs; max / min with key= -----------------------
+
+def _sorted_rows(w, X):
+    rows = [np.tanh(x * w) for x in X]
+    out = sorted(rows, key=lambda r: np.sum(r), reverse=True)
+    return np.sum(np.stack(out[:3]) * np.arange(1.0, 4.0)[:, None] * np.arange(1.0, 4.0))
+
+
+def _sorted_pairs(w, X):
+    pairs = [(np.sum(x * w), np.sin(x * w)) for x in X]
+    ranked = sorted(pairs, key=lambda t: t[0])
+    return sum((i + 1.0) * (score + np.sum(v ** 2)) for i, (score, v) in enumerate(ranked))
+
+
+def _sorted_zip(w, X):
+    scores = np.tanh(X @ w)
+    order = sorted(zip(scores, X), key=lambda t: t[0])
+    return sum((i + 1.0) * t[0] * np.sum(t[1] * w) for i, t in enumerate(order))
+
+
+def _max_min_key(w, X):
+    rows = [np.tanh(x * w) for x in X]
+    best = max(rows, key=lambda r: np.sum(r))
+    worst = min(rows, key=np.sum)
+    top = max(zip(X @ w, X), key=lambda t: t[0])
+    return np.sum(best ** 2) - np.sum(worst) + top[0] * np.sum(top[1])
+
+
+def _max_of_two(w, X):
+    a, b = np.tanh(X[0] * w), np.cos(X[1] * w)
+    return np.sum(max(a, b, key=lambda r: np.sum(r ** 2)) * 3.0)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("fn", [_sorted_rows, _sorted_pairs, _sorted_zip, _max_min_key,
+                                _max_of_two],
+                         ids=["rows", "pairs", "zip", "max-min", "max-of-two"])
+def test_sorted_by_value(fn, mode):
+    _check(fn, (W3, X43), wrt=(0, 1), mode=mode)
+
+
+def test_sorted_zip_against_torch():
+    torch = pytest.importorskip("torch")
+    tw, tX = torch.tensor(W3, requires_grad=True), torch.tensor(X43, requires_grad=True)
+    scores = torch.tanh(tX @ tw)
+    order = torch.argsort(scores)          # (distinct scores: the same order as sorted's)
+    ranks = torch.arange(1.0, 5.0, dtype=torch.float64)
+    loss = torch.sum(ranks * scores[order] * (tX[order] @ tw))
+    loss.backward()
+    gw, gX = srcad.grad(_sorted_zip, wrt=(0, 1))(W3, X43)
+    assert rel_error(gw, tw.grad.numpy()) < 1e-10 and rel_error(gX, tX.grad.numpy()) < 1e-10
+
+
+def _max_ties(w, X, largest=True):
+    rows = [X[0] * w, X[1] * w, X[2] * w]
+    if largest:
+        return np.sum(max(rows, key=lambda r: np.sum(r ** 0)) * np.arange(3.0))
+    return np.sum(min(rows, key=lambda r: np.sum(r ** 0)) * np.arange(3.0))
+
+
+@pytest.mark.parametrize("largest", [True, False], ids=["max", "min"])
+def test_max_min_with_key_take_the_first_of_ties(largest):
+    """All keys equal: Python's max and min return the first item, so only X[0] gets a
+    gradient."""
+    for mode in MODES:
+        gX = srcad.grad(_max_ties, wrt=1, **_options(mode))(W3, X43, largest)
+        want = np.zeros_like(X43)
+        want[0] = W3 * np.arange(3.0)
+        assert rel_error(gX, want) < 1e-12, mode
