@@ -586,3 +586,12 @@ def test_max_min_with_key_take_the_first_of_ties(largest):
         want = np.zeros_like(X43)
         want[0] = W3 * np.arange(3.0)
         assert rel_error(gX, want) < 1e-12, mode
+
+
+def test_rebound_int_parameter_is_no_write_in_place():
+    """`n -= 1` of an int parameter at a known level is `n = <int>`: no warning about an
+    argument written in place."""
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        srcad.grad(_rebound_loss)(R.standard_normal(5))
+    assert not [w for w in seen if "in place" in str(w.message)]

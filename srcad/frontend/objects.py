@@ -24,7 +24,8 @@ attributes and static/class methods (read from the class: ``Dense.scale``); obje
 attributes (``self.act = Tanh()``) and lists of objects (``[Dense(..), Tanh()]``, iterated by
 ``for``/``reversed``/``enumerate``, which are unrolled, indexed by a constant, ``len``);
 objects passed to methods and user functions (specialised per call site);
-``isinstance(obj, C)`` (a constant); a class or function picked from a module registry by a
+``isinstance(obj, C)`` (a constant; of a value that is no built object, False, checked where
+the code runs: a wrapper's ``other if isinstance(other, T) else T(other)``); a class or function picked from a module registry by a
 string argument (``ACTIVATIONS[name]()``); a method whose one ``return`` (its last statement)
 gives back an object it builds (``def deriv(self): return poly1d(...)``: the caller holds the
 new object, its state returned after the result); operators on built objects (``p + q`` is

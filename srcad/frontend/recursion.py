@@ -407,6 +407,12 @@ class _Fold(gast.NodeTransformer):
                 if target.id in self.rebound and value is not None and _is_const(value) and \
                         type(value.value) is int:
                     self.ints[target.id] = value.value
+                    if isinstance(s, gast.AugAssign):  # (`n -= 1` of an int: `n = 2`)
+                        s = gast.copy_location(gast.Assign(
+                            targets=[gast.copy_location(gast.Name(
+                                id=target.id, ctx=gast.Store(), annotation=None,
+                                type_comment=None), target)],
+                            value=value, type_comment=None), s)
                 out.append(s)
                 continue
             self.forget(_stored_in(s))
