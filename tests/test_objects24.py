@@ -282,6 +282,11 @@ def _ad_escapes(W1, W2, X):
     return np.sum((h @ net.W2) ** 2)
 
 
+def test_attrdict_passed_on_refused_at_its_use():
+    msg = _refused(_ad_escapes, (W34, W42, X53), ["AttrDictSlots", "used here as a whole"])
+    assert "h = _ad_helper(net, X)" in msg
+
+
 @pytest.mark.parametrize("fn", [_ad_readonly_store, _ad_escapes], ids=["read-only", "escapes"])
 def test_attrdict_not_followed_refused_or_right(fn):
     """Where the dictionary is not scalarised, srcad either follows it as a dict or says so

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import gast
 
+from ..errors import UnsupportedSyntaxError
 from ..naming import fresh
 from ..tape_containers import dict_init_of, reads_items_by_attribute, writes_items_by_attribute
 from .parse import UNRESOLVED
@@ -113,16 +114,34 @@ def scalarise_attrdicts(pf, taken: set) -> None:
         return
     for name, cls, made in found:
         parents, own = _parents(tree), _own_nodes(tree)
-        plan = _plan(tree, name, cls, made, parents, own, pf)
+        plan, blocked = _plan(tree, name, cls, made, parents, own, pf)
         if plan is not None:
             _rewrite(tree, name, made, plan, parents, taken)
+        elif blocked is not None and writes_items_by_attribute(cls) and _stores_attribute(
+                tree, name, own, parents):
+            # (else its attribute store is refused as one of an expression: say why here)
+            node, what = blocked
+            raise pf.error(
+                f"`{name}` is an attribute dictionary ({cls.__name__}: its attributes are its "
+                f"items), and "
+                f"{what}: srcad follows such a dict built in the function only through "
+                f"constant keys (`{name}.W`, `{name}['W']`), as local variables", node,
+                hint=f"read the items it holds here and pass them on (`{name}.W`), or build "
+                "a plain dict and use `d['W']`", cls=UnsupportedSyntaxError)
+
+
+def _stores_attribute(tree, name, own, parents) -> bool:
+    return any(isinstance(n, gast.Name) and n.id == name and id(n) in own and isinstance(
+        parents.get(id(n)), gast.Attribute) and isinstance(parents[id(n)].ctx, gast.Store)
+        for n in gast.walk(tree))
 
 
 def _plan(tree, name, cls, made, parents, own, pf):
-    """{id(use): key} for every use of `name`, or None where the dictionary does not fit."""
+    """({id(use): key} for every use of `name`, None), or (None, (the use that stops it,
+    what it does)) where the dictionary does not fit (None there: nothing to say)."""
     items = _constructor_items(made.value)
     if items is None or id(made) not in own or name in pf.params:
-        return None
+        return None, None
     writes_attr = writes_items_by_attribute(cls)
     keys = {k for k, _ in items}
     uses = {}
@@ -132,23 +151,25 @@ def _plan(tree, name, cls, made, parents, own, pf):
         if n is made.targets[0]:
             continue
         if not isinstance(n.ctx, gast.Load):
-            return None  # (bound again, deleted, a parameter of a nested function)
+            return None, None  # (bound again, deleted, a parameter of a nested function)
         parent = parents.get(id(n))
         key = _key(parent) if getattr(parent, "value", None) is n else None
-        if key is None or key.startswith("__") or hasattr(cls, key):
-            return None  # (the dict itself, or a method / attribute of its class)
+        if key is None:
+            return None, (n, "it is used here as a whole (passed on, returned, kept)")
+        if key.startswith("__") or hasattr(cls, key):
+            return None, (n, f"`.{key}` here is a method or attribute of the class")
         if isinstance(parent.ctx, gast.Del):
-            return None
+            return None, None
         if isinstance(parent.ctx, gast.Store):
             if isinstance(parent, gast.Attribute) and not writes_attr:
-                return None
+                return None, None
             if id(parent) not in own:
-                return None  # (a store from a nested function: its own local)
+                return None, None  # (a store from a nested function: its own local)
             keys.add(key)
         uses[id(parent)] = key
     if not all(k in keys for k in uses.values()):
-        return None  # (a key never set: Python raises there; left as written)
-    return uses
+        return None, None  # (a key never set: Python raises there; left as written)
+    return uses, None
 
 
 def _rewrite(tree, name, made, uses, parents, taken) -> None:
