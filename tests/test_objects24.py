@@ -441,12 +441,34 @@ def _word_tree_loss(emb, W, u):
     return np.sum(u * _encode_words((("the", "cat"), ("sat", "down")), emb, W))
 
 
+def _encode_nary(node, emb, W):
+    if isinstance(node, int):
+        return emb[node]
+    kids = [_encode_nary(child, emb, W) for child in node]
+    return np.tanh(W[:, :3] @ np.sum(np.stack(kids), axis=0))
+
+
+def _encode_loop(node, emb, W):
+    if isinstance(node, int):
+        return emb[node]
+    h = np.zeros(3)
+    for child in node:
+        h = h + _encode_loop(child, emb, W)
+    return np.tanh(W[:, 3:] @ h) + sum(np.sin(_encode_loop(c, emb, W)) for c in node) * 0.1
+
+
+def _nary_tree_loss(emb, W, u):
+    tree = ((0, 1, 2), (3, (1, 0)), 2)
+    return np.sum(u * _encode_nary(tree, emb, W)) ** 2 + np.sum(_encode_loop(tree, emb, W) ** 2)
+
+
 TREE_ARGS = (R.standard_normal((4, 3)) * 0.5, R.standard_normal((3, 6)) * 0.5,
              R.standard_normal(3))
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("fn", [_tree_loss, _word_tree_loss], ids=["int-leaves", "str-leaves"])
+@pytest.mark.parametrize("fn", [_tree_loss, _word_tree_loss, _nary_tree_loss],
+                         ids=["int-leaves", "str-leaves", "n-ary"])
 def test_recursion_over_a_tuple_tree(fn, mode):
     _check(fn, TREE_ARGS, wrt=(0, 1), mode=mode)
 

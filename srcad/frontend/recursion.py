@@ -24,6 +24,10 @@ folded, so each level keeps the arm Python takes:
         left, right = node                      gives each call its subtree
         return combine(encode(left, E, W), encode(right, E, W))
 
+A node of more than two children walked by ``for child in node:`` or ``[enc(c) for c in
+node]`` (``sum(... for c in node)``) is written out once per child (`_Fold.unrolled_loop`,
+`_unrolled_comprehension`), so that each call knows its subtree.
+
 An int parameter the body assigns before it recurses (``n = n - 1; return f(x, n)``,
 ``n -= 1``) is followed statement by statement (`_Fold.block`): its value is known after a
 straight-line assignment of a known int, and forgotten where a loop, a branch or any other
@@ -48,6 +52,7 @@ builds objects does.
 from __future__ import annotations
 
 import builtins
+import copy
 import inspect
 import operator
 import types
@@ -185,6 +190,31 @@ def is_tree(v, budget: list | None = None) -> bool:
 
 
 _TREE_ITEMS = 4096
+_UNROLL = 64  # children of one node whose loop or comprehension is written out
+
+
+class _Put(gast.NodeTransformer):
+    """Reads of `name` as the constant `value` (a comprehension's variable, one child)."""
+
+    def __init__(self, name, value):
+        self.name, self.value = name, value
+
+    def visit_Name(self, node):
+        if node.id == self.name and isinstance(node.ctx, gast.Load):
+            return gast.copy_location(gast.Constant(value=self.value, kind=None), node)
+        return node
+
+    def visit_Lambda(self, node):  # (its parameters may shadow the name)
+        return node
+
+    def visit_ListComp(self, node):  # (unless it binds the name itself)
+        if any(isinstance(n, gast.Name) and n.id == self.name for g in node.generators
+               for n in gast.walk(g.target)):
+            return node
+        self.generic_visit(node)
+        return node
+
+    visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_ListComp
 
 
 def signature(statics: dict | None) -> tuple:
@@ -286,6 +316,31 @@ class _Fold(gast.NodeTransformer):
             return _const(self.trees[node.id], node)
         return node
 
+    def _unrolled_comprehension(self, node):
+        """``[enc(c) for c in node]`` over a tree this level knows: the list display
+        ``[enc(<child 0>), enc(<child 1>), ...]`` (each call then knows its subtree), else
+        None."""
+        if len(node.generators) != 1:
+            return None
+        gen = node.generators[0]
+        gen.iter = self.visit(gen.iter)
+        if gen.ifs or gen.is_async or not isinstance(gen.target, gast.Name) or not (
+                isinstance(gen.iter, gast.Constant) and type(gen.iter.value) is tuple and
+                len(gen.iter.value) <= _UNROLL):
+            return None
+        elts = [_Put(gen.target.id, v).visit(copy.deepcopy(node.elt)) for v in gen.iter.value]
+        if any(isinstance(n, gast.Name) and n.id == gen.target.id for e in elts
+               for n in gast.walk(e)):
+            return None  # (read where a lambda or comprehension of its own binds it)
+        return self.visit(gast.copy_location(gast.List(elts=elts, ctx=gast.Load()), node))
+
+    def visit_ListComp(self, node):
+        out = self._unrolled_comprehension(node)
+        if out is not None:
+            return out
+        self.generic_visit(node)
+        return node
+
     def _isinstance(self, node):
         """``isinstance(c, int)`` / ``isinstance(c, (tuple, list))`` of a constant and
         builtin types: its value (a tree's leaf test), else None."""
@@ -301,6 +356,11 @@ class _Fold(gast.NodeTransformer):
         return _const(isinstance(node.args[0].value, tuple(types_)), node)
 
     def visit_Call(self, node):
+        if len(node.args) == 1 and isinstance(node.args[0], gast.GeneratorExp):
+            # (`sum(enc(c) for c in node)`: consumed here, once: the list of its items)
+            out = self._unrolled_comprehension(node.args[0])
+            if out is not None:
+                node.args = [out]
         node.args = [self.visit(a) for a in node.args]
         node.keywords = [self.visit(k) for k in node.keywords]
         if not isinstance(node.func, gast.Attribute):  # (`self.forward(...)`: a method)
@@ -386,6 +446,11 @@ class _Fold(gast.NodeTransformer):
                 self.forget({s.name})
                 out.append(s)
                 continue
+            if isinstance(s, gast.For):
+                unrolled = self.unrolled_loop(s)
+                if unrolled is not None:
+                    out.extend(unrolled)
+                    continue
             if self.rebound and isinstance(s, (gast.Assign, gast.AugAssign)) and \
                     isinstance(s.targets[0] if isinstance(s, gast.Assign) else s.target,
                                gast.Name) and (not isinstance(s, gast.Assign) or
@@ -433,6 +498,34 @@ class _Fold(gast.NodeTransformer):
                     setattr(s, field, [self.visit(v) if isinstance(v, gast.AST) else v
                                        for v in value])
             out.append(s)
+        return out
+
+    def unrolled_loop(self, s):
+        """``for c in node:`` over a tree this level knows (no ``else``, ``break`` or
+        ``continue``, `c` not assigned in the body): the body once per child, `c` that child,
+        else None."""
+        if s.orelse or not isinstance(s.target, gast.Name) or any(
+                isinstance(n, (gast.Break, gast.Continue)) for n in gast.walk(s)) or \
+                s.target.id in _stored_in(gast.Module(body=s.body, type_ignores=[])):
+            return None
+        it = self.visit(copy.deepcopy(s.iter))
+        if not (isinstance(it, gast.Constant) and type(it.value) is tuple and
+                len(it.value) <= _UNROLL):
+            return None
+        name, out = s.target.id, []
+        self.forget(_stored_in(s))  # (what the body assigns: not known across iterations)
+        for v in it.value:
+            out.append(gast.copy_location(gast.Assign(
+                targets=[gast.copy_location(gast.Name(id=name, ctx=gast.Store(),
+                                                      annotation=None, type_comment=None), s)],
+                value=_const(v, s), type_comment=None), s))
+            if type(v) in (int, bool):
+                self.ints[name] = v
+            else:
+                self.trees[name] = v
+            out.extend(self.block(copy.deepcopy(s.body)))
+            self.forget({name})
+        self.forget(_stored_in(s))
         return out
 
     def forget(self, names: set) -> None:
