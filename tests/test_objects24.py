@@ -622,3 +622,56 @@ def test_rebound_int_parameter_is_no_write_in_place():
         warnings.simplefilter("always")
         srcad.grad(_rebound_loss)(R.standard_normal(5))
     assert not [w for w in seen if "in place" in str(w.message)]
+
+
+def _nl_assigns_its_own_result(w, X):
+    total = np.zeros(3)
+
+    def step(x):
+        nonlocal total
+        total = total + x * w
+        return np.sin(total)
+
+    for x in X:
+        total = step(x)     # (Python: the call sets `total`, then the assignment does)
+    return np.sum(total ** 2)
+
+
+def _nl_reader_in_the_same_statement(w, X):
+    total = 0.0
+
+    def add(t):
+        nonlocal total
+        total = total + t
+        return t
+
+    def peek():
+        return total * 2.0
+
+    acc = peek() + add(np.sum(X[0] * w))
+    return acc + total
+
+
+def _nl_under_a_conditional(w, X):
+    total = 0.0
+
+    def add(t):
+        nonlocal total
+        total = total + t
+        return t
+
+    y = add(np.sum(X[0] * w)) if X[0, 0] > 0 else 0.0
+    return y + total
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_nonlocal_writer_result_assigned_to_the_same_name(mode):
+    _check(_nl_assigns_its_own_result, (W3, X43), wrt=(0, 1), mode=mode)
+
+
+@pytest.mark.parametrize("fn,words", [
+    (_nl_reader_in_the_same_statement, ["also calls `peek`", "acc = peek() + add("]),
+    (_nl_under_a_conditional, ["may not evaluate", "y = add(np.sum(X[0] * w)) if"])],
+    ids=["reader-in-statement", "conditional"])
+def test_nonlocal_writer_refused_where_the_order_would_change(fn, words):
+    _refused(fn, (W3, X43), words)

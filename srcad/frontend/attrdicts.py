@@ -116,7 +116,7 @@ def scalarise_attrdicts(pf, taken: set) -> None:
         parents, own = _parents(tree), _own_nodes(tree)
         plan, blocked = _plan(tree, name, cls, made, parents, own, pf)
         if plan is not None:
-            _rewrite(tree, name, made, plan, parents, taken)
+            _rewrite(tree, name, made, plan, taken)
         elif blocked is not None and writes_items_by_attribute(cls) and _stores_attribute(
                 tree, name, own, parents):
             # (else its attribute store is refused as one of an expression: say why here)
@@ -172,7 +172,7 @@ def _plan(tree, name, cls, made, parents, own, pf):
     return uses, None
 
 
-def _rewrite(tree, name, made, uses, parents, taken) -> None:
+def _rewrite(tree, name, made, uses, taken) -> None:
     local = {}
 
     def var(key):

@@ -324,7 +324,7 @@ def _drop_nonlocals(fdef, names: set) -> None:
 
 
 def _drop_in(stmts: list, names: set) -> None:
-    for i, s in enumerate(list(stmts)):
+    for s in stmts:
         if isinstance(s, gast.Nonlocal):
             s.names = [v for v in s.names if v not in names]
     stmts[:] = [s for s in stmts if not (isinstance(s, gast.Nonlocal) and not s.names)] or \
@@ -335,8 +335,8 @@ class _WriteBack:
     """Calls of functions that write `nonlocal` names (`_nonlocal_writes`), statements of the
     enclosing function, assign the names back (see the module docstring)."""
 
-    def __init__(self, lf, writes: dict):
-        self.lf, self.writes = lf, writes
+    def __init__(self, lf, writes: dict, free: dict):
+        self.lf, self.writes, self.free = lf, writes, free
 
     def calls_in(self, node):
         return [n for n in _walk_shallow(node) if isinstance(n, gast.Call)
@@ -379,6 +379,11 @@ class _WriteBack:
         for n in _walk_shallow(s):
             if isinstance(n, gast.Name) and n.id in names and id(n) not in inside:
                 raise self.refuse(call, f"in a statement that also uses `{n.id}`")
+            if isinstance(n, gast.Call) and n is not call and isinstance(n.func, gast.Name) \
+                    and set(self.free.get(n.func.id, ())) & set(names):
+                read = sorted(set(self.free[n.func.id]) & set(names))[0]
+                raise self.refuse(call, f"in a statement that also calls `{n.func.id}`, "
+                                  f"which reads `{read}`")
         tmp = fresh("_nonlocal_result", self.lf.taken)
         self.lf.taken.add(tmp)
         for parent in _walk_shallow(s):
@@ -431,19 +436,17 @@ class _WriteBack:
         if value is not call or not isinstance(s, (gast.Expr, gast.Assign, gast.Return)):
             return self.hoist(s, call, names)
         back = [gast.copy_location(_name(v, store=True), s) for v in names]
-        if isinstance(s, gast.Assign):
-            first = s.targets[0] if len(s.targets) == 1 else None
-            if first is None:
-                raise self.refuse(call, "in a chained assignment")
-        else:
-            first = _name(fresh("_nonlocal_result", self.lf.taken), store=True)
-            self.lf.taken.add(first.id)
-            gast.copy_location(first, s)
+        first = _name(fresh("_nonlocal_result", self.lf.taken), store=True)
+        self.lf.taken.add(first.id)
+        gast.copy_location(first, s)
         target = gast.copy_location(gast.Tuple(elts=[first] + back, ctx=gast.Store()), s)
         out = [gast.copy_location(gast.Assign(targets=[target], value=call, type_comment=None),
                                   s)]
         if isinstance(s, gast.Return):
             out.append(gast.copy_location(gast.Return(value=_name(first.id)), s))
+        elif isinstance(s, gast.Assign):  # (the targets after the call, as Python assigns)
+            s.value = gast.copy_location(_name(first.id), call)
+            out.append(s)
         return [gast.fix_missing_locations(n) for n in out]
 
 
@@ -499,7 +502,7 @@ def lift_closures(pf, taken: set) -> None:
     writes = _nonlocal_writes(lf, outer_locals - set(lf.defs))
     free = lf.free_vars(outer_locals - set(lf.defs), writes)
     if writes:  # (before the calls get their keywords: `values` sees only the user's names)
-        back = _WriteBack(lf, writes)
+        back = _WriteBack(lf, writes, free)
         for fdef in lf.defs.values():
             for s in fdef.body:
                 back.values(s)

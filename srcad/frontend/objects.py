@@ -25,10 +25,11 @@ attributes (``self.act = Tanh()``) and lists of objects (``[Dense(..), Tanh()]``
 ``for``/``reversed``/``enumerate``, which are unrolled, indexed by a constant, ``len``);
 objects passed to methods and user functions (specialised per call site);
 ``isinstance(obj, C)`` (a constant; of a value that is no built object, False, checked where
-the code runs: a wrapper's ``other if isinstance(other, T) else T(other)``); a class or function picked from a module registry by a
-string argument (``ACTIVATIONS[name]()``); a method whose one ``return`` (its last statement)
-gives back an object it builds (``def deriv(self): return poly1d(...)``: the caller holds the
-new object, its state returned after the result); operators on built objects (``p + q`` is
+the code runs: a wrapper's ``other if isinstance(other, T) else T(other)``); a class or
+function picked from a module registry by a string argument (``ACTIVATIONS[name]()``); a
+method whose one ``return`` (its last statement) gives back an object it builds (``def
+deriv(self): return poly1d(...)``: the caller holds the new object, its state returned after
+the result); operators on built objects (``p + q`` is
 ``p.__add__(q)``, or ``q.__radd__(p)`` as Python picks; ``-p``; ``p += q`` with no
 ``__iadd__`` is ``p = p + q``), unless the method may return NotImplemented; builtins that
 say something of the object itself (`_object_builtin`: ``type``, ``id``, ``callable``,

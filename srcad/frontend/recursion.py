@@ -83,7 +83,8 @@ class Recursion(BaseException):
 
 def static_arguments(fn, pf, args: list, kwargs: dict, statics: dict, made) -> dict:
     """{parameter: ("int", v) | ("len", n) | ("tree", t)} for a call of a recursive function:
-    int constants (also a known tree's leaf), tuple trees (`tree_of`), list and tuple displays, and slices with constant bounds of a name whose length
+    int constants (also a known tree's leaf), tuple trees (`tree_of`), list and tuple
+    displays, and slices with constant bounds of a name whose length
     is known here (`statics`: the caller's own). `made(name)`: the statements that assign a
     name in the caller."""
     out = {}
