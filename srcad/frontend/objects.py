@@ -213,6 +213,34 @@ def _is_user_class(obj, globals_) -> bool:
     return owner is object or _user_function(init, globals_) or _dataclass_init(obj)
 
 
+def _made_outside(pf, cls) -> bool:
+    """Is an instance of `cls` held where the function may reach it without building it --
+    an argument it is specialised on, a closure cell, a global it or the class's methods read
+    by name, or an item or attribute of one of those? (One made elsewhere -- returned by a
+    function of another global -- meets the check `_not_built_instance` leaves in the code.)"""
+    g = pf.fn.__globals__
+    g = getattr(g, "_base", g)
+    read = {n.id for n in gast.walk(pf.tree) if isinstance(n, gast.Name)}
+    for klass in cls if isinstance(cls, tuple) else (cls,):
+        for k in klass.__mro__:
+            for raw in vars(k).values():
+                for fn in _functions_of(raw):
+                    read |= set(fn.__code__.co_names)
+    values = [*pf.known.values(), *pf.constants.values(), *pf.closure.values(),
+              *pf.bound.values(), *(g[n] for n in read if n in g)]
+    for v in values:
+        inner = [v]
+        if isinstance(v, (list, tuple, set, frozenset)):
+            inner += list(v)[:256]
+        elif isinstance(v, dict):
+            inner += list(v.values())[:256]
+        elif is_user_object(v) and not isinstance(v, type):
+            inner += list(getattr(v, "__dict__", {}).values())[:256]
+        if any(isinstance(x, cls) for x in inner):
+            return True
+    return False
+
+
 def _namedtuple_with_methods(cls) -> bool:
     """A namedtuple type (``class Dense(NamedTuple)`` with fields) whose class body defines
     methods of the user's (``__call__``, ``forward``): built in the function, it is an object
@@ -2236,8 +2264,8 @@ class _Rewriter:
         not isinstance(other, Tensor)``, so that an instance made elsewhere (an argument, a
         global) stops the call rather than taking the other arm silently."""
         cls = self.o.resolve_static(e.args[1], self.scope)
-        if not self._user_classes(cls):
-            return None
+        if not self._user_classes(cls) or _made_outside(self.o.pf, cls):
+            return None  # (an instance the function is given may reach it: left to run)
         arg = self.value(copy.deepcopy(e.args[0]))
         if isinstance(arg, gast.Constant):
             return gast.copy_location(gast.Constant(value=isinstance(arg.value, cls),
