@@ -734,3 +734,18 @@ def test_isinstance_of_an_instance_a_function_returns(mode):
         assert __file__ in str(e) and "Box" in str(e)
         return
     assert rel_error(got, numerical_grad(_box_from_a_function, args)) < 1e-6
+
+
+def _nl_in_a_comprehension(w, X):
+    total = 0.0
+
+    def add(t):
+        nonlocal total
+        total = total + t
+
+    [add(np.sum(x * w)) for x in X]
+    return total
+
+
+def test_nonlocal_writer_in_a_comprehension_refused():
+    _refused(_nl_in_a_comprehension, (W3, X43), ["comprehension", "[add(np.sum(x * w))"])

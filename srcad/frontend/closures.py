@@ -374,7 +374,9 @@ class _WriteBack:
             raise self.refuse(call, "inside an expression")
         for n in _walk_shallow(s):
             if isinstance(n, lazy) and any(c is call for c in gast.walk(n)):
-                raise self.refuse(call, "inside an expression Python may not evaluate")
+                raise self.refuse(call, "inside a comprehension (write it as a for loop)"
+                                  if not isinstance(n, (gast.BoolOp, gast.IfExp)) else
+                                  "inside an expression Python may not evaluate")
         inside = {id(n) for n in gast.walk(call)}
         for n in _walk_shallow(s):
             if isinstance(n, gast.Name) and n.id in names and id(n) not in inside:
