@@ -374,6 +374,83 @@ def test_tensor_wrapper(fn, mode):
     _check(fn, (W34, R.standard_normal(4), X53), wrt=(0, 1), mode=mode)
 
 
+class Arr:
+    def __init__(self, data):
+        self.data = data if isinstance(data, np.ndarray) else np.asarray(data, dtype=float)
+
+    def __add__(self, o):
+        o = o if isinstance(o, Arr) else Arr(o)
+        return Arr(self.data + o.data)
+
+    def __radd__(self, o):
+        return self + o
+
+    def __mul__(self, o):
+        o = o if isinstance(o, Arr) else Arr(o)
+        return Arr(self.data * o.data)
+
+    __rmul__ = __mul__
+
+    def __neg__(self):
+        return self * -1.0
+
+    def __sub__(self, o):
+        return self + (-o)
+
+    def __rsub__(self, o):
+        return (-self) + o
+
+    def __pow__(self, k):
+        assert isinstance(k, (int, float))
+        return Arr(self.data ** k)
+
+    def __truediv__(self, o):
+        return self * (o ** -1 if isinstance(o, Arr) else 1.0 / o)
+
+    def __matmul__(self, o):
+        return Arr(self.data @ o.data)
+
+    def __getitem__(self, i):
+        return Arr(self.data[i])
+
+    @property
+    def Arr(self):
+        return Arr(self.data.T)
+
+    def relu(self):
+        return Arr(np.maximum(self.data, 0.0))
+
+    def exp(self):
+        return Arr(np.exp(self.data))
+
+    def log(self):
+        return Arr(np.log(self.data))
+
+    def sum(self, axis=None):
+        return Arr(np.sum(self.data, axis=axis))
+
+def _arr_mlp(W1, W2, X, y):
+    x = Arr(X)
+    h = (x @ Arr(W1)).relu()
+    z = h @ Arr(W2)
+    m = z.exp()
+    p = m / m.sum(axis=1).data[:, None]
+    loss = -(p[np.arange(len(y)), y].log()).sum() / len(y)
+    reg = 1e-2 * ((Arr(W1) ** 2).sum() + (Arr(W2) ** 2).sum())
+    return (loss + reg - 0.0).data
+
+
+MLP_ARGS = (R.standard_normal((3, 5)), R.standard_normal((5, 4)), R.standard_normal((6, 3)),
+            np.array([0, 1, 3, 2, 1, 0]))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_array_wrapper_softmax_mlp(mode):
+    """A small autograd-style wrapper (operators given numbers, arrays or wrappers; a
+    property, __getitem__, methods with keywords) around a softmax classifier."""
+    _check(_arr_mlp, MLP_ARGS, wrt=(0, 1), mode=mode, tol=1e-6)
+
+
 def test_tensor_wrapper_against_torch():
     torch = pytest.importorskip("torch")
     b = R.standard_normal(4)
