@@ -28,6 +28,8 @@ Before/after:
 
 from __future__ import annotations
 
+import types
+
 import gast
 
 from ..errors import UnsupportedSyntaxError
@@ -48,7 +50,9 @@ def _resolve(pf, node, locals_: set):
     if not isinstance(node, gast.Name) or node.id in locals_:
         return UNRESOLVED
     obj = pf.resolve(node.id)
-    for a in reversed(parts):
+    for a in reversed(parts):  # (`mylib.AttrDict`: through modules only, no object's code)
+        if not isinstance(obj, types.ModuleType):
+            return UNRESOLVED
         obj = getattr(obj, a, UNRESOLVED)
     return obj
 
