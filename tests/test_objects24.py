@@ -848,3 +848,45 @@ def _nl_in_a_comprehension(w, X):
 
 def test_nonlocal_writer_in_a_comprehension_refused():
     _refused(_nl_in_a_comprehension, (W3, X43), ["comprehension", "[add(np.sum(x * w))"])
+
+
+def _nl_augassign_array_snapshot(w, X):
+    total = np.zeros(3)
+    start = total            # (the same array: Python's `+=` below changes it too)
+
+    def add(t):
+        nonlocal total
+        total += t
+
+    for x in X:
+        add(np.tanh(x * w))
+    return np.sum(start ** 2)
+
+
+def _nl_assign_number_snapshot(w, X):
+    total = 0.0
+    start = total
+
+    def add(t):
+        nonlocal total
+        total = total + t
+
+    for x in X:
+        add(np.sum(np.tanh(x * w)))
+    return (total - start) ** 2
+
+
+def test_nonlocal_augassign_with_a_second_name_refused():
+    _refused(_nl_augassign_array_snapshot, (W3, X43), ["in place", "start = total"])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_nonlocal_rebinding_with_a_second_name(mode):
+    _check(_nl_assign_number_snapshot, (W3, X43), wrt=(0, 1), mode=mode)
+
+
+def test_nonlocal_augassign_warns_of_no_write_in_place():
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        srcad.grad(_nl_augassign_counter)(W3, X43)
+    assert not [w for w in seen if "in place" in str(w.message)]

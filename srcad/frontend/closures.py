@@ -231,6 +231,7 @@ def _nonlocal_writes(lf, outer_locals: set) -> dict:
             continue
         out[name] = names
         _drop_nonlocals(fdef, set(names))
+        _augmented_as_assignments(lf, fdef, set(names))
         extra = [_name(v) for v in names]
         for n in list(_walk_shallow_body(fdef)):
             if isinstance(n, gast.Return):
@@ -285,11 +286,32 @@ def _appended_lists(lf, fdef, outer_locals: set) -> set:
     return out
 
 
+def _augmented_as_assignments(lf, fdef, names: set) -> None:
+    """``total += t`` of a `nonlocal` name: ``total = total + t``. On an array Python's
+    ``+=`` changes the array the enclosing function holds too; as a value carried back
+    (`_WriteBack`), it is the same where the enclosing function keeps no second name for it,
+    which is checked (`_one_name`)."""
+    for parent in [fdef] + list(_walk_shallow_body(fdef)):
+        for field in ("body", "orelse", "finalbody"):
+            stmts = getattr(parent, field, None)
+            if not isinstance(stmts, list):
+                continue
+            for i, st in enumerate(stmts):
+                if isinstance(st, gast.AugAssign) and isinstance(st.target, gast.Name) and \
+                        st.target.id in names:
+                    new = gast.Assign(targets=[_name(st.target.id, store=True)],
+                                      type_comment=None,
+                                      value=gast.BinOp(left=_name(st.target.id), op=st.op,
+                                                       right=st.value))
+                    stmts[i] = gast.fix_missing_locations(gast.copy_location(new, st))
+                    lf.grown.add(st.target.id)
+
+
 def _one_name(lf, tree_body: list, writes: dict) -> None:
     """The enclosing function keeps no second name for a list a nested function grows
-    (`_appended_lists`): the list is read only as a call's argument, subscripted, looped
-    over, returned or by its methods -- never assigned to another name or put in a
-    container."""
+    (`_appended_lists`) or a value it changes by ``+=`` (`_augmented_as_assignments`): it is
+    read only as a call's argument, subscripted, looped over, returned, in arithmetic or by
+    its methods -- never assigned to another name or put in a container."""
     grown = {v: fn for fn, names in writes.items() for v in names}
     for s in tree_body:
         for parent in _walk_shallow(s):
@@ -303,10 +325,11 @@ def _one_name(lf, tree_body: list, writes: dict) -> None:
                                            gast.BinOp, gast.Compare, gast.UnaryOp)):
                         continue
                     raise lf.error(
-                        f"`{grown[x.id]}` changes `{x.id}` of the enclosing function, which "
-                        f"has a second name for it here: srcad follows the list as a value "
-                        "and would lose the change", x,
-                        f"use `{x.id}` itself where the list is needed")
+                        f"`{grown[x.id]}` changes `{x.id}` of the enclosing function in place "
+                        f"(`.append`, `+=`), which has a second name for it here: srcad "
+                        "carries it as a value and the second name would miss the change", x,
+                        f"use `{x.id}` itself where it is needed (for a number: write `{x.id} "
+                        f"= {x.id} + v` in `{grown[x.id]}`, which changes no array in place)")
 
 
 def _walk_shallow_body(fdef):
