@@ -890,3 +890,28 @@ def test_nonlocal_augassign_warns_of_no_write_in_place():
         warnings.simplefilter("always")
         srcad.grad(_nl_augassign_counter)(W3, X43)
     assert not [w for w in seen if "in place" in str(w.message)]
+
+
+def _nl_through_another_helper(w, X):
+    total = 0.0
+    seen = 0
+
+    def add(t):
+        nonlocal total, seen
+        total = total + t
+        seen += 1
+
+    def step(x):
+        h = np.tanh(x * w)
+        add(np.sum(h ** 2))
+        return total * 0.5 + np.sum(h)   # (reads the value `add` just set)
+
+    acc = 0.0
+    for x in X:
+        acc = acc + step(x)
+    return acc + total / seen
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_nonlocal_writer_called_by_another_nested_function(mode):
+    _check(_nl_through_another_helper, (W3, X43), wrt=(0, 1), mode=mode)

@@ -21,9 +21,11 @@ arguments and through the locals it closes over.
     returns its new value with its result (``return (result, total)``), and each call, a
     statement of the enclosing function (``add(t)``, ``y = add(t)``, ``return add(t)``),
     assigns it back: ``_, total = add(t, total=total)`` -- Python's cell, as a value, so the
-    gradient flows through the accumulated value. A call of such a function anywhere else
-    (inside an expression, from another nested function, the function used as a value) is
-    refused at its line: the order of the writes would not be Python's.
+    gradient flows through the accumulated value. A nested function that calls such a
+    function writes the names too, and is treated the same. A call where Python's order of
+    the writes would not be kept (twice in a statement, under `and`/`or` or a conditional
+    expression, in a comprehension, beside a read of the names) or the function used as a
+    value is refused at its line.
   * Refused: a nested function whose name is also assigned or a parameter, decorators.
 The lifted functions are also compiled as ordinary Python functions (one factory, so that
 they see each other), which generated code calls where no gradient flows through them;
@@ -232,19 +234,34 @@ def _nonlocal_writes(lf, outer_locals: set) -> dict:
         out[name] = names
         _drop_nonlocals(fdef, set(names))
         _augmented_as_assignments(lf, fdef, set(names))
-        extra = [_name(v) for v in names]
-        for n in list(_walk_shallow_body(fdef)):
-            if isinstance(n, gast.Return):
-                value = n.value or gast.copy_location(gast.Constant(value=None, kind=None), n)
-                n.value = gast.copy_location(
-                    gast.Tuple(elts=[value] + [gast.copy_location(_name(v), n) for v in names],
-                               ctx=gast.Load()), n)
-        if not fdef.body or not isinstance(fdef.body[-1], gast.Return):
-            last = fdef.body[-1] if fdef.body else fdef
-            ret = gast.Return(value=gast.Tuple(
-                elts=[gast.Constant(value=None, kind=None)] + extra, ctx=gast.Load()))
-            fdef.body.append(gast.fix_missing_locations(gast.copy_location(ret, last)))
+    changed = bool(out)
+    while changed:  # (a nested function calling one that writes them writes them too)
+        changed = False
+        for name, fdef in lf.defs.items():
+            called = {n.func.id for n in _walk_shallow_body(fdef) if isinstance(n, gast.Call)
+                      and isinstance(n.func, gast.Name) and n.func.id in out}
+            extra = set().union(*(out[c] for c in called)) - set(out.get(name, ()))
+            if extra:
+                out[name] = sorted(set(out.get(name, ())) | extra)
+                changed = True
     return out
+
+
+def _return_written(fdef, names: list) -> None:
+    """Each return of a function that writes `names` returns their values after its
+    result (falling off the end returns None and them)."""
+    extra = [_name(v) for v in names]
+    for n in list(_walk_shallow_body(fdef)):
+        if isinstance(n, gast.Return):
+            value = n.value or gast.copy_location(gast.Constant(value=None, kind=None), n)
+            n.value = gast.copy_location(
+                gast.Tuple(elts=[value] + [gast.copy_location(_name(v), n) for v in names],
+                           ctx=gast.Load()), n)
+    if not fdef.body or not isinstance(fdef.body[-1], gast.Return):
+        last = fdef.body[-1] if fdef.body else fdef
+        ret = gast.Return(value=gast.Tuple(
+            elts=[gast.Constant(value=None, kind=None)] + extra, ctx=gast.Load()))
+        fdef.body.append(gast.fix_missing_locations(gast.copy_location(ret, last)))
 
 
 _GROW = {"append": gast.List, "extend": None}
@@ -528,12 +545,10 @@ def lift_closures(pf, taken: set) -> None:
     free = lf.free_vars(outer_locals - set(lf.defs), writes)
     if writes:  # (before the calls get their keywords: `values` sees only the user's names)
         back = _WriteBack(lf, writes, free)
-        for fdef in lf.defs.values():
-            for s in fdef.body:
-                back.values(s)
-                calls = back.calls_in(s)
-                if calls:
-                    raise back.refuse(calls[0], "from another nested function")
+        for name, fdef in lf.defs.items():
+            fdef.body = back.stmts(fdef.body)  # (its calls of writers: it is one then)
+            if name in writes:
+                _return_written(fdef, writes[name])
         pf.tree.body = back.stmts(pf.tree.body)
         _one_name(lf, pf.tree.body, {k: [v for v in vs if v in lf.grown] for k, vs in
                                      writes.items()})
