@@ -915,3 +915,15 @@ def _nl_through_another_helper(w, X):
 @pytest.mark.parametrize("mode", MODES)
 def test_nonlocal_writer_called_by_another_nested_function(mode):
     _check(_nl_through_another_helper, (W3, X43), wrt=(0, 1), mode=mode)
+
+
+def _tw_wrt_the_wrapper(t, X):
+    return (Tensor(X) @ t).sum().data
+
+
+def test_tensor_wrapper_as_the_differentiated_argument_refused():
+    """A wrapper is no pytree (DESIGN.md: dicts, lists and tuples of arrays): asking for its
+    gradient is a SrcadError naming it."""
+    with pytest.raises(srcad.SrcadError) as e:
+        srcad.grad(_tw_wrt_the_wrapper)(Tensor(W34), X53)
+    assert "`t`, a Tensor" in str(e.value) and __file__ in str(e.value)
