@@ -927,3 +927,15 @@ def test_tensor_wrapper_as_the_differentiated_argument_refused():
     with pytest.raises(srcad.SrcadError) as e:
         srcad.grad(_tw_wrt_the_wrapper)(Tensor(W34), X53)
     assert "`t`, a Tensor" in str(e.value) and __file__ in str(e.value)
+
+
+def _ad_nested(W1, W2, X):
+    cfg = AttrDictSlots(model=AttrDictSelf(W1=W1, W2=W2), l2=1e-2)
+    cfg.model.act = np.tanh
+    h = cfg.model.act(X @ cfg.model.W1)
+    return np.sum((h @ cfg["model"].W2) ** 2) + cfg.l2 * np.sum(cfg.model["W1"] ** 2)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_attrdict_of_attrdicts(mode):
+    _check(_ad_nested, (W34, W42, X53), wrt=(0, 1), mode=mode)

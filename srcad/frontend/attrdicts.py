@@ -13,7 +13,9 @@ Input: a parsed function's gast tree. Output: the same function without the dict
   * ``net.act = v`` / ``net["act"] = v`` (also ``+=``) is ``net_act = v``, where the class
     writes items by attribute (an attribute store of a class that does not is left alone);
   * ``net.W1`` / ``net["W1"]`` reads ``net_W1``, also in a nested function or lambda (which
-    closures.py then gives the local).
+    closures.py then gives the local);
+  * an item that is built as one itself (``cfg = AttrDict(model=AttrDict(W=W))``) is
+    scalarised in turn: ``cfg.model.W`` reads ``cfg_model_W``.
 Only where the name is bound once, to the constructor, and every use of it is such a read or
 store of a key it holds by then (no method of dict, no ``del``, no second name, no store from
 a nested function): else the function is left as written, and what srcad cannot follow of it
@@ -105,22 +107,31 @@ def scalarise_attrdicts(pf, taken: set) -> None:
     """The module docstring's rewrite, in place, for each attribute dictionary it fits."""
     tree = pf.tree
     taken |= {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)}
+    seen: set = set()
+    for _ in range(16):  # (an item that is one itself -- `cfg.model.W` -- is found next)
+        if not _scalarise_found(pf, tree, taken, seen):
+            return
+
+
+def _scalarise_found(pf, tree, taken: set, seen: set) -> bool:
+    """One round over the constructors not seen yet: whether it rewrote any."""
     stored = {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)
               and not isinstance(n.ctx, gast.Load)} | set(pf.params)
     found = []  # (name, class, the constructor's Assign)
     for s in gast.walk(tree):
-        if isinstance(s, gast.Assign) and len(s.targets) == 1 and \
+        if isinstance(s, gast.Assign) and len(s.targets) == 1 and id(s) not in seen and \
                 isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Call):
-            cls = _resolve(pf, s.value.func, stored)
+            seen.add(id(s))
+            cls = _resolve(pf, s.value.func, stored - {s.targets[0].id})
             if isinstance(cls, type) and reads_items_by_attribute(cls) and dict_init_of(cls):
                 found.append((s.targets[0].id, cls, s))
-    if not found:
-        return
+    rewrote = False
     for name, cls, made in found:
         parents, own = _parents(tree), _own_nodes(tree)
         plan, blocked = _plan(tree, name, cls, made, parents, own, pf)
         if plan is not None:
             _rewrite(tree, name, made, plan, taken)
+            rewrote = True
         elif blocked is not None and writes_items_by_attribute(cls) and _stores_attribute(
                 tree, name, own, parents):
             # (else its attribute store is refused as one of an expression: say why here)
@@ -132,6 +143,7 @@ def scalarise_attrdicts(pf, taken: set) -> None:
                 f"constant keys (`{name}.W`, `{name}['W']`), as local variables", node,
                 hint=f"read the items it holds here and pass them on (`{name}.W`), or build "
                 "a plain dict and use `d['W']`", cls=UnsupportedSyntaxError)
+    return rewrote
 
 
 def _stores_attribute(tree, name, own, parents) -> bool:
