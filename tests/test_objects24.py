@@ -939,3 +939,27 @@ def _ad_nested(W1, W2, X):
 @pytest.mark.parametrize("mode", MODES)
 def test_attrdict_of_attrdicts(mode):
     _check(_ad_nested, (W34, W42, X53), wrt=(0, 1), mode=mode)
+
+
+PARSE = (((0, 1), 2), (3, 1))
+
+
+def _tree_from_a_global(emb, W, u):
+    return np.sum(u * _encode_tuple_first(PARSE, emb, W)) ** 2
+
+
+def _tree_from_an_argument(emb, W, tree):
+    return np.sum(_encode_tuple_first(tree, emb, W) ** 2)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_recursion_over_a_global_tuple_tree(mode):
+    _check(_tree_from_a_global, TREE_ARGS, wrt=(0, 1), mode=mode)
+
+
+def test_recursion_over_a_tuple_tree_argument_refused():
+    """A tree given as an argument: the code is specialised on a tuple argument's length, not
+    on its items, so its structure is not known where the code is built (open: build the tree
+    in the function, or keep it in a global)."""
+    _refused(_tree_from_an_argument, (TREE_ARGS[0], TREE_ARGS[1], ((0, 1), 2)),
+             ["calls itself", "_combine(_encode_tuple_first(left, emb, W)"])
