@@ -963,3 +963,11 @@ def test_recursion_over_a_tuple_tree_argument_refused():
     in the function, or keep it in a global)."""
     _refused(_tree_from_an_argument, (TREE_ARGS[0], TREE_ARGS[1], ((0, 1), 2)),
              ["calls itself", "_combine(_encode_tuple_first(left, emb, W)"])
+
+
+def test_global_tuple_tree_rebound_rebuilds(monkeypatch):
+    g = srcad.grad(_tree_from_a_global, wrt=0)
+    g(*TREE_ARGS)
+    monkeypatch.setitem(globals(), "PARSE", ((3, 2), (1, (0, 0))))
+    got = g(*TREE_ARGS)
+    assert rel_error(got, numerical_grad(_tree_from_a_global, TREE_ARGS, wrt=0)) < 1e-6
