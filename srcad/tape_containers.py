@@ -103,12 +103,13 @@ def reads_items_by_attribute(cls) -> bool:
     answers attributes so too."""
     if not (isinstance(cls, type) and issubclass(cls, dict) and cls is not dict):
         return False
+    if dict_is_own_namespace(cls):
+        return True
     fn = getattr(cls, "__getattr__", None)
     if fn in (dict.__getitem__, dict.get):
         return True
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
-    except (TypeError, OSError, SyntaxError):
+    tree = _source_tree(fn)
+    if tree is None:
         return False
     f = tree.body[0] if tree.body else None
     if not isinstance(f, ast.FunctionDef) or len(f.args.args) != 2 or len(f.body) != 1:
@@ -118,6 +119,103 @@ def reads_items_by_attribute(cls) -> bool:
     return isinstance(r, ast.Return) and isinstance(r.value, ast.Subscript) and \
         isinstance(r.value.value, ast.Name) and r.value.value.id == me and \
         isinstance(r.value.slice, ast.Name) and r.value.slice.id == key
+
+
+def _source_tree(fn):
+    try:
+        return ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (TypeError, OSError, SyntaxError):
+        return None
+
+
+def _is_self_dict_store(stmt, me) -> bool:
+    """``self.__dict__ = self``"""
+    return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and \
+        isinstance(stmt.targets[0], ast.Attribute) and stmt.targets[0].attr == "__dict__" and \
+        isinstance(stmt.targets[0].value, ast.Name) and stmt.targets[0].value.id == me and \
+        isinstance(stmt.value, ast.Name) and stmt.value.id == me
+
+
+def _is_dict_init_call(stmt, me) -> bool:
+    """``super().__init__(*args, **kwargs)`` (or ``dict.__init__(self, ...)``,
+    ``super(C, self).__init__(...)``) handing on the parameters as they came."""
+    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
+        return False
+    call = stmt.value
+    f = call.func
+    if not (isinstance(f, ast.Attribute) and f.attr == "__init__"):
+        return False
+    base, args = f.value, list(call.args)
+    if isinstance(base, ast.Name) and base.id == "dict":
+        if not (args and isinstance(args[0], ast.Name) and args[0].id == me):
+            return False
+        args = args[1:]
+    elif not (isinstance(base, ast.Call) and isinstance(base.func, ast.Name) and
+              base.func.id == "super"):
+        return False
+    return all(isinstance(a, ast.Starred) for a in args) and \
+        all(k.arg is None for k in call.keywords)
+
+
+def dict_init_of(cls) -> bool:
+    """Does building `cls` (a dict subclass) do what ``dict(...)`` does with its arguments --
+    dict's own ``__init__``, or one that hands ``*args, **kwargs`` to it and sets
+    ``self.__dict__ = self`` (the attribute-dict idiom)?"""
+    init = None
+    for klass in cls.__mro__:
+        if "__init__" in vars(klass):
+            init = vars(klass)["__init__"]
+            break
+    if init is dict.__init__ or init is None:
+        return True
+    tree = _source_tree(init)
+    f = tree.body[0] if tree is not None and tree.body else None
+    if not isinstance(f, ast.FunctionDef) or not f.args.args or f.args.defaults or \
+            f.args.kwonlyargs or len(f.args.args) != 1:
+        return False
+    me = f.args.args[0].arg
+    body = [s for s in f.body if not (isinstance(s, ast.Expr) and
+                                      isinstance(s.value, ast.Constant))]
+    return len(body) in (1, 2) and _is_dict_init_call(body[0], me) and \
+        all(_is_self_dict_store(s, me) for s in body[1:])
+
+
+def dict_is_own_namespace(cls) -> bool:
+    """``self.__dict__ = self`` in the class's ``__init__`` (after dict's): the object's
+    attributes are its items, read and written."""
+    for klass in cls.__mro__:
+        if "__init__" in vars(klass):
+            tree = _source_tree(vars(klass)["__init__"])
+            f = tree.body[0] if tree is not None and tree.body else None
+            if not isinstance(f, ast.FunctionDef) or not f.args.args:
+                return False
+            me = f.args.args[0].arg
+            return any(_is_self_dict_store(s, me) for s in f.body)
+    return False
+
+
+def writes_items_by_attribute(cls) -> bool:
+    """A dict subclass whose attribute stores set its items (``__setattr__ =
+    dict.__setitem__``, ``def __setattr__(self, k, v): self[k] = v``, or ``self.__dict__ =
+    self``): ``cfg.W = v`` is ``cfg["W"] = v``."""
+    if not (isinstance(cls, type) and issubclass(cls, dict) and cls is not dict):
+        return False
+    if dict_is_own_namespace(cls):
+        return True
+    fn = getattr(cls, "__setattr__", None)
+    if fn is dict.__setitem__:
+        return True
+    tree = _source_tree(fn)
+    f = tree.body[0] if tree is not None and tree.body else None
+    if not isinstance(f, ast.FunctionDef) or len(f.args.args) != 3 or len(f.body) != 1:
+        return False
+    me, key, value = (a.arg for a in f.args.args)
+    s = f.body[0]
+    return isinstance(s, ast.Assign) and len(s.targets) == 1 and \
+        isinstance(s.targets[0], ast.Subscript) and \
+        isinstance(s.targets[0].value, ast.Name) and s.targets[0].value.id == me and \
+        isinstance(s.targets[0].slice, ast.Name) and s.targets[0].slice.id == key and \
+        isinstance(s.value, ast.Name) and s.value.id == value
 
 
 class TensorDict(dict):

@@ -32,23 +32,6 @@ def _numerical(name):
 # what srcad still refuses, one reason per class (strict: a fix must remove the entry)
 XFAILS = {
     # the sixth probe (wild_repos5.py): classes left open
-    "wild_repos5.recursive_tree":
-        "a recursive network over a parse tree of nested tuples (`_encode` calls itself on "
-        "`left, right = node`): frontend/recursion.py specialises each level on its int "
-        "arguments and list lengths, not on a tuple constant's structure, so the depth is "
-        "not known and the call is refused",
-    "wild_repos5.attrdict_params":
-        "a dict subclass with `__getattr__ = dict.__getitem__` / `__setattr__ = "
-        "dict.__setitem__` written by attribute (`net.act = np.tanh`): 'assignment to an "
-        "attribute of an expression'",
-    "wild_repos5.global_counter":
-        "`nonlocal total` in a nested helper that accumulates into the enclosing "
-        "function's local: closures.py lifts nested defs with their free variables as "
-        "arguments and has no cell to write back",
-    "wild_repos5.tensor_wrapper":
-        "a Tensor wrapper class whose dunders build `Tensor(other)` in a conditional "
-        "expression (`other if isinstance(other, Tensor) else Tensor(other)`): objects.py "
-        "refuses an object built inside a lazily evaluated expression",
     "wild_repos5.fft_convolution":
         "np.fft.rfft / irfft: complex values are out of srcad's scope (the census)",
     "wild_repos5.forward_kwargs":

@@ -129,10 +129,10 @@ def uses_nonlocal_factory():
         k = 2.0
 
         def bump():
-            nonlocal k  # ERR  (a variable of the differentiated function: no cell to set)
+            nonlocal k
             k = k + 1.0
-        bump()
-        return np.sum(x * k)
+            return k
+        return np.sum(x * k * bump())  # ERR  (`k` is read before the call sets it)
 
     return uses_nonlocal
 

@@ -491,7 +491,9 @@ def declared_names(pf, taken: set) -> None:
     would read the value from before the call)."""
     tree = pf.tree
     declared = {}  # name -> (kind, statement)
-    for node in _walk(tree):
+    for node in _walk(gast.Module(body=[s for s in tree.body if not isinstance(
+            s, (gast.FunctionDef, gast.ClassDef))], type_ignores=[])):
+        # (a nested def in the body: its own `nonlocal`s are closures.py's)
         if isinstance(node, (gast.Global, gast.Nonlocal)):
             for n in node.names:
                 declared[n] = (type(node), node)

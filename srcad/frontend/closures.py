@@ -16,8 +16,17 @@ arguments and through the locals it closes over.
   * Calls between nested functions pass the free variables along (a function's free
     variables include those of the nested functions it calls). Recursion is refused by the
     normaliser, as for module-level functions.
-  * Refused: a nested function whose name is also assigned or a parameter, decorators,
-    ``nonlocal`` (by the fence).
+  * ``nonlocal total`` in a nested function (an accumulator: ``total = total + term``) of a
+    local of the enclosing function: the lifted function takes ``total`` as a parameter and
+    returns its new value with its result (``return (result, total)``), and each call, a
+    statement of the enclosing function (``add(t)``, ``y = add(t)``, ``return add(t)``),
+    assigns it back: ``_, total = add(t, total=total)`` -- Python's cell, as a value, so the
+    gradient flows through the accumulated value. A nested function that calls such a
+    function writes the names too, and is treated the same. A call where Python's order of
+    the writes would not be kept (twice in a statement, under `and`/`or` or a conditional
+    expression, in a comprehension, beside a read of the names) or the function used as a
+    value is refused at its line.
+  * Refused: a nested function whose name is also assigned or a parameter, decorators.
 The lifted functions are also compiled as ordinary Python functions (one factory, so that
 they see each other), which generated code calls where no gradient flows through them;
 `parse_function` finds their source tree in `LIFTED`.
@@ -86,6 +95,7 @@ class _Lifter:
         self.pf = pf
         self.taken = taken
         self.defs: dict = {}  # name -> FunctionDef (lifted)
+        self.grown: set = set()  # lists of the enclosing function a nested one appends to
 
     def error(self, what, node, hint):
         return self.pf.error(what, node, hint=hint, cls=UnsupportedSyntaxError)
@@ -145,13 +155,14 @@ class _Lifter:
                             setattr(parent, field, ref)
 
     # -- free variables --------------------------------------------------------------------------
-    def free_vars(self, outer_locals: set) -> dict:
+    def free_vars(self, outer_locals: set, writes: dict) -> dict:
         free, calls = {}, {}
         for name, fdef in self.defs.items():
-            bound = set(_params(fdef)) | _stores(fdef)
+            bound = (set(_params(fdef)) | _stores(fdef)) - set(writes.get(name, ()))
             loads = {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)
                      and isinstance(n.ctx, gast.Load)}
             free[name] = {v for v in loads - bound if v in outer_locals and v not in self.defs}
+            free[name] |= set(writes.get(name, ()))
             calls[name] = {v for v in loads - bound if v in self.defs}
         changed = True
         while changed:  # a function passes on what the nested functions it calls read
@@ -203,6 +214,284 @@ class _Lifter:
         return out
 
 
+def _nonlocal_writes(lf, outer_locals: set) -> dict:
+    """{nested function: [names it declares `nonlocal` and assigns]} for names that are locals
+    of the enclosing function; the `nonlocal` statements of those names are dropped, and each
+    return of the function returns the names' values with its result."""
+    out = {}
+    for name, fdef in lf.defs.items():
+        decl = {}
+        for n in _walk_shallow(fdef):
+            if isinstance(n, gast.Nonlocal) and n is not fdef:
+                for v in n.names:
+                    decl.setdefault(v, n)
+        assigned = {n.id for n in _walk_shallow_body(fdef) if isinstance(n, gast.Name)
+                    and isinstance(n.ctx, gast.Store)}
+        names = sorted(v for v in decl if v in assigned and v in outer_locals)
+        names = sorted(set(names) | _appended_lists(lf, fdef, outer_locals))
+        if not names:
+            continue
+        out[name] = names
+        _drop_nonlocals(fdef, set(names))
+        _augmented_as_assignments(lf, fdef, set(names))
+    changed = bool(out)
+    while changed:  # (a nested function calling one that writes them writes them too)
+        changed = False
+        for name, fdef in lf.defs.items():
+            called = {n.func.id for n in _walk_shallow_body(fdef) if isinstance(n, gast.Call)
+                      and isinstance(n.func, gast.Name) and n.func.id in out}
+            extra = set().union(*(out[c] for c in called)) - set(out.get(name, ()))
+            if extra:
+                out[name] = sorted(set(out.get(name, ())) | extra)
+                changed = True
+    return out
+
+
+def _return_written(fdef, names: list) -> None:
+    """Each return of a function that writes `names` returns their values after its
+    result (falling off the end returns None and them)."""
+    extra = [_name(v) for v in names]
+    for n in list(_walk_shallow_body(fdef)):
+        if isinstance(n, gast.Return):
+            value = n.value or gast.copy_location(gast.Constant(value=None, kind=None), n)
+            n.value = gast.copy_location(
+                gast.Tuple(elts=[value] + [gast.copy_location(_name(v), n) for v in names],
+                           ctx=gast.Load()), n)
+    if not fdef.body or not isinstance(fdef.body[-1], gast.Return):
+        last = fdef.body[-1] if fdef.body else fdef
+        ret = gast.Return(value=gast.Tuple(
+            elts=[gast.Constant(value=None, kind=None)] + extra, ctx=gast.Load()))
+        fdef.body.append(gast.fix_missing_locations(gast.copy_location(ret, last)))
+
+
+_GROW = {"append": gast.List, "extend": None}
+
+
+def _appended_lists(lf, fdef, outer_locals: set) -> set:
+    """A list of the enclosing function that the nested function grows in place
+    (``terms.append(v)``, ``terms.extend(vs)``, statements) is a `nonlocal` it writes: the
+    statement becomes ``terms = terms + [v]`` (``terms + list(vs)``). Python's list is one
+    object that both functions see; as a value, it is the same only where the enclosing
+    function keeps no second name for it, which is checked (`_one_name`)."""
+    own = set(_params(fdef)) | _stores(fdef)
+    out = set()
+    for parent in [fdef] + list(_walk_shallow_body(fdef)):
+        for field in ("body", "orelse", "finalbody"):
+            stmts = getattr(parent, field, None)
+            if not isinstance(stmts, list):
+                continue
+            for i, st in enumerate(stmts):
+                call = st.value if isinstance(st, gast.Expr) else None
+                if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
+                        and isinstance(call.func.value, gast.Name)
+                        and call.func.attr in _GROW and len(call.args) == 1
+                        and not call.keywords):
+                    continue
+                name = call.func.value.id
+                if name in own or name not in outer_locals:
+                    continue
+                arg = call.args[0]
+                if call.func.attr == "append":
+                    arg = gast.List(elts=[arg], ctx=gast.Load())
+                else:
+                    arg = gast.Call(func=_name("list"), args=[arg], keywords=[])
+                new = gast.Assign(targets=[_name(name, store=True)], type_comment=None,
+                                  value=gast.BinOp(left=_name(name), op=gast.Add(), right=arg))
+                stmts[i] = gast.fix_missing_locations(gast.copy_location(new, st))
+                out.add(name)
+    lf.grown |= out
+    return out
+
+
+def _augmented_as_assignments(lf, fdef, names: set) -> None:
+    """``total += t`` of a `nonlocal` name: ``total = total + t``. On an array Python's
+    ``+=`` changes the array the enclosing function holds too; as a value carried back
+    (`_WriteBack`), it is the same where the enclosing function keeps no second name for it,
+    which is checked (`_one_name`)."""
+    for parent in [fdef] + list(_walk_shallow_body(fdef)):
+        for field in ("body", "orelse", "finalbody"):
+            stmts = getattr(parent, field, None)
+            if not isinstance(stmts, list):
+                continue
+            for i, st in enumerate(stmts):
+                if isinstance(st, gast.AugAssign) and isinstance(st.target, gast.Name) and \
+                        st.target.id in names:
+                    new = gast.Assign(targets=[_name(st.target.id, store=True)],
+                                      type_comment=None,
+                                      value=gast.BinOp(left=_name(st.target.id), op=st.op,
+                                                       right=st.value))
+                    stmts[i] = gast.fix_missing_locations(gast.copy_location(new, st))
+                    lf.grown.add(st.target.id)
+
+
+def _one_name(lf, tree_body: list, writes: dict) -> None:
+    """The enclosing function keeps no second name for a list a nested function grows
+    (`_appended_lists`) or a value it changes by ``+=`` (`_augmented_as_assignments`): it is
+    read only as a call's argument, subscripted, looped over, returned, in arithmetic or by
+    its methods -- never assigned to another name or put in a container."""
+    grown = {v: fn for fn, names in writes.items() for v in names}
+    for s in tree_body:
+        for parent in _walk_shallow(s):
+            for field, v in gast.iter_fields(parent):
+                for x in (v if isinstance(v, list) else [v]):
+                    if not (isinstance(x, gast.Name) and x.id in grown
+                            and isinstance(x.ctx, gast.Load)):
+                        continue
+                    if isinstance(parent, (gast.Call, gast.Subscript, gast.Attribute,
+                                           gast.For, gast.Return, gast.keyword,
+                                           gast.BinOp, gast.Compare, gast.UnaryOp)):
+                        continue
+                    raise lf.error(
+                        f"`{grown[x.id]}` changes `{x.id}` of the enclosing function in place "
+                        f"(`.append`, `+=`), which has a second name for it here: srcad "
+                        "carries it as a value and the second name would miss the change", x,
+                        f"use `{x.id}` itself where it is needed (for a number: write `{x.id} "
+                        f"= {x.id} + v` in `{grown[x.id]}`, which changes no array in place)")
+
+
+def _walk_shallow_body(fdef):
+    for s in fdef.body:
+        yield from _walk_shallow(s)
+
+
+def _drop_nonlocals(fdef, names: set) -> None:
+    for parent in _walk_shallow_body(fdef):
+        for field in ("body", "orelse", "finalbody"):
+            stmts = getattr(parent, field, None)
+            if isinstance(stmts, list):
+                _drop_in(stmts, names)
+    _drop_in(fdef.body, names)
+
+
+def _drop_in(stmts: list, names: set) -> None:
+    for s in stmts:
+        if isinstance(s, gast.Nonlocal):
+            s.names = [v for v in s.names if v not in names]
+    stmts[:] = [s for s in stmts if not (isinstance(s, gast.Nonlocal) and not s.names)] or \
+        ([gast.copy_location(gast.Pass(), stmts[0])] if stmts else [])
+
+
+class _WriteBack:
+    """Calls of functions that write `nonlocal` names (`_nonlocal_writes`), statements of the
+    enclosing function, assign the names back (see the module docstring)."""
+
+    def __init__(self, lf, writes: dict, free: dict):
+        self.lf, self.writes, self.free = lf, writes, free
+
+    def calls_in(self, node):
+        return [n for n in _walk_shallow(node) if isinstance(n, gast.Call)
+                and isinstance(n.func, gast.Name) and n.func.id in self.writes]
+
+    def refuse(self, call, where):
+        fn = call.func.id
+        return self.lf.error(
+            f"`{fn}` sets `nonlocal {', '.join(self.writes[fn])}`, and it is called {where}: "
+            "srcad follows such a function only where a statement calls it (`"
+            f"{fn}(...)`, `y = {fn}(...)`, `return {fn}(...)`)", call,
+            f"call `{fn}` as a statement of its own, or return the new value from `{fn}` and "
+            "assign it where it is called")
+
+    def values(self, node):
+        """A use of a writer's name that is not a call (the function as a value)."""
+        called = {id(c.func) for c in self.calls_in(node)}
+        for n in _walk_shallow(node):
+            if isinstance(n, gast.Name) and n.id in self.writes and id(n) not in called \
+                    and isinstance(n.ctx, gast.Load):
+                raise self.lf.error(
+                    f"`{n.id}` sets `nonlocal {', '.join(self.writes[n.id])}`, and it is used "
+                    "as a value here: srcad follows such a function only where a statement "
+                    "calls it", n, f"call `{n.id}` as a statement of its own")
+
+    def hoist(self, s, call, names) -> list:
+        """``acc = acc + step(x)``: ``r, total = step(x, total=total); acc = acc + r``,
+        where Python calls it whenever the statement runs (not under `and`/`or`, a
+        conditional expression or a comprehension) and the rest of the statement does not
+        read the names it sets (it would read them before the call)."""
+        lazy = (gast.BoolOp, gast.IfExp, gast.ListComp, gast.SetComp, gast.DictComp,
+                gast.GeneratorExp)
+        if not isinstance(s, (gast.Expr, gast.Assign, gast.AugAssign, gast.AnnAssign,
+                              gast.Return)):
+            raise self.refuse(call, "inside an expression")
+        for n in _walk_shallow(s):
+            if isinstance(n, lazy) and any(c is call for c in gast.walk(n)):
+                raise self.refuse(call, "inside a comprehension (write it as a for loop)"
+                                  if not isinstance(n, (gast.BoolOp, gast.IfExp)) else
+                                  "inside an expression Python may not evaluate")
+        inside = {id(n) for n in gast.walk(call)}
+        for n in _walk_shallow(s):
+            if isinstance(n, gast.Name) and n.id in names and id(n) not in inside:
+                raise self.refuse(call, f"in a statement that also uses `{n.id}`")
+            if isinstance(n, gast.Call) and n is not call and isinstance(n.func, gast.Name) \
+                    and set(self.free.get(n.func.id, ())) & set(names):
+                read = sorted(set(self.free[n.func.id]) & set(names))[0]
+                raise self.refuse(call, f"in a statement that also calls `{n.func.id}`, "
+                                  f"which reads `{read}`")
+        tmp = fresh("_nonlocal_result", self.lf.taken)
+        self.lf.taken.add(tmp)
+        for parent in _walk_shallow(s):
+            for field, v in gast.iter_fields(parent):
+                if v is call:
+                    setattr(parent, field, gast.copy_location(_name(tmp), call))
+                elif isinstance(v, list) and any(x is call for x in v):
+                    v[[i for i, x in enumerate(v) if x is call][0]] = \
+                        gast.copy_location(_name(tmp), call)
+        first = gast.copy_location(_name(tmp, store=True), s)
+        back = [gast.copy_location(_name(v, store=True), s) for v in names]
+        target = gast.copy_location(gast.Tuple(elts=[first] + back, ctx=gast.Store()), s)
+        pre = gast.copy_location(gast.Assign(targets=[target], value=call, type_comment=None), s)
+        return [gast.fix_missing_locations(pre), s]
+
+    def stmts(self, body: list) -> list:
+        out = []
+        for s in body:
+            out.extend(self.stmt(s))
+        return out
+
+    def stmt(self, s) -> list:
+        heads = [v for f, v in gast.iter_fields(s) if f not in ("body", "orelse", "finalbody",
+                                                               "handlers")]
+        nested = [f for f in ("body", "orelse", "finalbody") if
+                  isinstance(getattr(s, f, None), list)]
+        if nested or isinstance(s, gast.Try):
+            for h in heads:
+                for v in (h if isinstance(h, list) else [h]):
+                    if isinstance(v, gast.AST):
+                        self.values(v)
+                        calls = self.calls_in(v)
+                        if calls:
+                            raise self.refuse(calls[0], "in the header of a compound "
+                                              "statement")
+            for f in nested:
+                setattr(s, f, self.stmts(getattr(s, f)))
+            for h in getattr(s, "handlers", []) or []:
+                h.body = self.stmts(h.body)
+            return [s]
+        self.values(s)
+        calls = self.calls_in(s)
+        if not calls:
+            return [s]
+        call = calls[0]
+        value = getattr(s, "value", None)
+        names = self.writes[call.func.id]
+        if len(calls) > 1:
+            raise self.refuse(calls[1], "twice in one statement")
+        if value is not call or not isinstance(s, (gast.Expr, gast.Assign, gast.Return)):
+            return self.hoist(s, call, names)
+        back = [gast.copy_location(_name(v, store=True), s) for v in names]
+        first = _name(fresh("_nonlocal_result", self.lf.taken), store=True)
+        self.lf.taken.add(first.id)
+        gast.copy_location(first, s)
+        target = gast.copy_location(gast.Tuple(elts=[first] + back, ctx=gast.Store()), s)
+        out = [gast.copy_location(gast.Assign(targets=[target], value=call, type_comment=None),
+                                  s)]
+        if isinstance(s, gast.Return):
+            out.append(gast.copy_location(gast.Return(value=_name(first.id)), s))
+        elif isinstance(s, gast.Assign):  # (the targets after the call, as Python assigns)
+            s.value = gast.copy_location(_name(first.id), call)
+            out.append(s)
+        return [gast.fix_missing_locations(n) for n in out]
+
+
 def _compile(lifted: dict, pf) -> dict:
     """The lifted functions as Python functions over the user's module globals (one factory,
     so that they call each other)."""
@@ -252,7 +541,17 @@ def lift_closures(pf, taken: set) -> None:
                     f"of {pf.name} (Python reads it once, where the function is made)", d,
                     f"pass `{read[0]}` as an argument where the function is called, or use "
                     f"functools.partial at module level")
-    free = lf.free_vars(outer_locals - set(lf.defs))
+    writes = _nonlocal_writes(lf, outer_locals - set(lf.defs))
+    free = lf.free_vars(outer_locals - set(lf.defs), writes)
+    if writes:  # (before the calls get their keywords: `values` sees only the user's names)
+        back = _WriteBack(lf, writes, free)
+        for name, fdef in lf.defs.items():
+            fdef.body = back.stmts(fdef.body)  # (its calls of writers: it is one then)
+            if name in writes:
+                _return_written(fdef, writes[name])
+        pf.tree.body = back.stmts(pf.tree.body)
+        _one_name(lf, pf.tree.body, {k: [v for v in vs if v in lf.grown] for k, vs in
+                                     writes.items()})
     lifted = {n: lf.lifted_def(n, d, free[n]) for n, d in lf.defs.items()}
     for fdef in lifted.values():
         lf.rewrite(fdef, free)

@@ -51,6 +51,7 @@ from ..pyfuncs import label_of
 from .aliases import propagate_aliases
 from .aliasing import AliasingMixin, bound_names
 from .calls import _RETURN, CallsMixin
+from .attrdicts import scalarise_attrdicts
 from .attrstate import carry_attribute_state, container_aliases, declared_names
 from .closures import lift_closures
 from .desugar import desugar
@@ -1302,6 +1303,7 @@ def _normalize(pf: ParsedFunction, root: bool = False) -> ir.Function:
     fold_static_arguments(pf)  # a recursive function's ints and lengths (recursion.py)
     splice_factories(pf)  # f = make_layer(W): the closure it returns, made here (factories.py)
     fence(pf)
+    scalarise_attrdicts(pf, set(pf.params))  # net = AttrDict(W=W); net.act = f: locals
     static_getattr(pf.tree, pf.fn.__globals__,  # getattr(A, name), getattr(np, cfg.act)
                    {k: v for k, v in pf.known.items() if type(v) is str},
                    {k: v for k, v in pf.known.items() if is_user_object(v)})

@@ -24,10 +24,12 @@ attributes and static/class methods (read from the class: ``Dense.scale``); obje
 attributes (``self.act = Tanh()``) and lists of objects (``[Dense(..), Tanh()]``, iterated by
 ``for``/``reversed``/``enumerate``, which are unrolled, indexed by a constant, ``len``);
 objects passed to methods and user functions (specialised per call site);
-``isinstance(obj, C)`` (a constant); a class or function picked from a module registry by a
-string argument (``ACTIVATIONS[name]()``); a method whose one ``return`` (its last statement)
-gives back an object it builds (``def deriv(self): return poly1d(...)``: the caller holds the
-new object, its state returned after the result); operators on built objects (``p + q`` is
+``isinstance(obj, C)`` (a constant; of a value that is no built object, False, checked where
+the code runs: a wrapper's ``other if isinstance(other, T) else T(other)``); a class or
+function picked from a module registry by a string argument (``ACTIVATIONS[name]()``); a
+method whose one ``return`` (its last statement) gives back an object it builds (``def
+deriv(self): return poly1d(...)``: the caller holds the new object, its state returned after
+the result); operators on built objects (``p + q`` is
 ``p.__add__(q)``, or ``q.__radd__(p)`` as Python picks; ``-p``; ``p += q`` with no
 ``__iadd__`` is ``p = p + q``), unless the method may return NotImplemented; builtins that
 say something of the object itself (`_object_builtin`: ``type``, ``id``, ``callable``,
@@ -74,7 +76,8 @@ from dataclasses import dataclass, field
 
 import gast
 
-from ..errors import CalleeUnknownError, CountUnknownError, in_substitute
+from ..errors import (CalleeUnknownError, CountUnknownError, UnsupportedSyntaxError,
+                      in_substitute)
 from ..naming import fresh
 from ..pyfuncs import CLASS_SUBSTITUTES, class_substitute, substituted_owner
 from ..runtime_python import list_concat
@@ -222,6 +225,34 @@ def _is_user_class(obj, globals_) -> bool:
             return False
     owner, init = _lookup(obj, "__init__")
     return owner is object or _user_function(init, globals_) or _dataclass_init(obj)
+
+
+def _made_outside(pf, cls) -> bool:
+    """Is an instance of `cls` held where the function may reach it without building it --
+    an argument it is specialised on, a closure cell, a global it or the class's methods read
+    by name, or an item or attribute of one of those? (One made elsewhere -- returned by a
+    function of another global -- meets the check `_not_built_instance` leaves in the code.)"""
+    g = pf.fn.__globals__
+    g = getattr(g, "_base", g)
+    read = {n.id for n in gast.walk(pf.tree) if isinstance(n, gast.Name)}
+    for klass in cls if isinstance(cls, tuple) else (cls,):
+        for k in klass.__mro__:
+            for raw in vars(k).values():
+                for fn in _functions_of(raw):
+                    read |= set(fn.__code__.co_names)
+    values = [*pf.known.values(), *pf.constants.values(), *pf.closure.values(),
+              *pf.bound.values(), *(g[n] for n in read if n in g)]
+    for v in values:
+        inner = [v]
+        if isinstance(v, (list, tuple, set, frozenset)):
+            inner += list(v)[:256]
+        elif isinstance(v, dict):
+            inner += list(v.values())[:256]
+        elif is_user_object(v) and not isinstance(v, type):
+            inner += list(getattr(v, "__dict__", {}).values())[:256]
+        if any(isinstance(x, cls) for x in inner):
+            return True
+    return False
 
 
 def _namedtuple_with_methods(cls) -> bool:
@@ -738,8 +769,11 @@ class _Rewriter:
                 raise _Unsupported("an object assigned to a target other than a name")
             t = s.targets[0]
             if isinstance(t, gast.Name):
-                if t.id in self.scope.plain:
+                if t.id in self.scope.plain and (self.nested or self.in_def):
                     raise _Unsupported(f"`{t.id}` holds an object and other values")
+                # (`other = other if isinstance(other, T) else T(other)` in straight-line
+                # code: the reads before it saw the value, those after it see the object)
+                self.scope.plain.discard(t.id)
                 self.scope.env[t.id] = value
                 return self.pre
             base = self.expr(t.value)
@@ -1491,7 +1525,14 @@ class _Rewriter:
                                          for m in ("__bool__", "__len__")):
             truth = True  # (an object with neither is true, as Python says)
         else:
-            return self.value(e)
+            out = self.value(e)
+            if isinstance(out, gast.UnaryOp) and isinstance(out.op, gast.Not) and \
+                    isinstance(out.operand, gast.Constant) and \
+                    type(out.operand.value) in _CONST_TYPES:
+                # (`if not isinstance(other, Tensor):` known here)
+                return gast.copy_location(gast.Constant(value=not out.operand.value,
+                                                        kind=None), e)
+            return out
         return gast.copy_location(gast.Constant(value=truth != negated, kind=None), e)
 
     def expr(self, e):
@@ -1985,6 +2026,12 @@ class _Rewriter:
                 # (srcad/pyfuncs.py's poly1d exists only as built objects: a value that is
                 # not one is no instance of it)
                 return gast.copy_location(gast.Constant(value=False, kind=None), e)
+            if f.id == "isinstance" and first is None and len(e.args) == 2 and \
+                    not e.keywords and not self.no_hoist and not self.in_def and \
+                    isinstance(e.args[0], gast.Name):
+                known = self._not_built_instance(e)
+                if known is not None:
+                    return known
             if f.id == "len" and isinstance(first, VList) and len(e.args) == 1:
                 return gast.copy_location(gast.Constant(value=len(first.items), kind=None), e)
             if f.id == "len" and len(e.args) == 1 and not e.keywords and not self.in_def and \
@@ -2245,6 +2292,42 @@ class _Rewriter:
         o = self.peek(e.value)
         return isinstance(o, VObj) and o.built and e.attr in o.attrs and \
             e.attr not in o.objects and e.attr not in o.funcs
+
+    def _not_built_instance(self, e):
+        """``isinstance(other, Tensor)`` of a user class whose objects this pass builds, where
+        `other` is no object built here (``other if isinstance(other, Tensor) else
+        Tensor(other)`` in a wrapper's ``__add__`` given a number or an array): False --
+        exactly, of a constant; else as the check that the code makes before it, ``assert
+        not isinstance(other, Tensor)``, so that an instance made elsewhere (an argument, a
+        global) stops the call rather than taking the other arm silently."""
+        cls = self.o.resolve_static(e.args[1], self.scope)
+        if not self._user_classes(cls) or _made_outside(self.o.pf, cls):
+            return None  # (an instance the function is given may reach it: left to run)
+        arg = self.value(copy.deepcopy(e.args[0]))
+        if isinstance(arg, gast.Constant):
+            return gast.copy_location(gast.Constant(value=isinstance(arg.value, cls),
+                                                    kind=None), e)
+        if not isinstance(arg, gast.Name):
+            return None
+        spelled = ", ".join(c.__name__ for c in (cls if isinstance(cls, tuple) else (cls,)))
+        test = gast.Call(func=_name("isinstance"),
+                         args=[arg, self.value(copy.deepcopy(e.args[1]))], keywords=[])
+        try:
+            filename = inspect.getsourcefile(self.klass) if self.klass is not None else None
+        except TypeError:
+            filename = None
+        error = functools.partial(
+            UnsupportedSyntaxError,
+            f"`{e.args[0].id}` is a {spelled} object made outside the differentiated function "
+            f"(an argument, a global): srcad follows only the {spelled} objects the function "
+            "builds, and took it here for a plain value",
+            filename=filename or self.o.pf.filename, lineno=e.lineno,
+            hint=f"build the {spelled} in the differentiated function from arrays passed to it")
+        raise_ = gast.Raise(exc=gast.Call(func=_name(self.o.bind(error, "not_followed")),
+                                          args=[], keywords=[]), cause=None)
+        check = gast.copy_location(gast.If(test=test, body=[raise_], orelse=[]), e)
+        self.pre.append(gast.fix_missing_locations(check))
+        return gast.copy_location(gast.Constant(value=False, kind=None), e)
 
     def _user_classes(self, cls) -> bool:
         classes = cls if isinstance(cls, tuple) else (cls,)

@@ -13,6 +13,9 @@ Called by pylower.py's `_Lowerer.expr` for each call it meets; a call it rewrite
   * ``sorted(xs, key=k, reverse=r)`` -> ``sorted_by(xs, [k(v) for v in xs], r)``
     (srcad/pyfuncs.py: a stable argsort of the keys, the items gathered in that order, a
     list), ``key=None`` -> the items themselves;
+    (``sorted(zip(a, b), key=...)``: the zip as the list of its tuples first);
+  * ``max(xs, key=k)`` / ``min(xs, key=k)`` -> the first item of ``sorted(xs, key=k,
+    reverse=True / False)`` (the first of the items with the extreme key, as Python's);
   * ``x.tolist()`` -> ``tolist(x)`` (srcad/pyfuncs.py: nested lists of Python floats);
   * ``zip(*pairs)`` with a list or tuple display -> ``zip(p0, p1, ...)``; of any other list ->
     ``[tuple(p[j] for p in pairs) for j in range(min(len(p) for p in pairs))]`` (a list of
@@ -119,6 +122,9 @@ def rewrite(low, e: gast.Call, pending: list, hint: str, held: set):
     if _is(obj, builtins.sorted) and len(e.args) == 1 and not starred and \
             all(k.arg in ("key", "reverse") for k in e.keywords):
         return _sorted(low, e, pending, hint)
+    if (_is(obj, builtins.max) or _is(obj, builtins.min)) and e.args and not starred and \
+            [k.arg for k in e.keywords] == ["key"]:
+        return _extreme(low, e, _is(obj, builtins.max), pending, hint)
     if _is(obj, builtins.zip) and len(e.args) == 1 and starred and not e.keywords:
         return _transpose(low, e, pending, hint)
     return None
@@ -152,11 +158,41 @@ def _fold(low, e, pending, hint):
     return _name(acc)
 
 
+def _zipped(low, items):
+    """``zip(a, b)`` handed to sorted / max / min: the list of its tuples,
+    ``[(v0, v1) for v0, v1 in zip(a, b)]`` (the same items, in order: the zip is consumed
+    once, there), so that each tuple's arrays carry their derivatives through the sort."""
+    if not (isinstance(items, gast.Call) and items.args and not items.keywords and
+            not any(isinstance(a, gast.Starred) for a in items.args) and
+            _is(callee_object(low, items.func), builtins.zip)):
+        return items
+    vs = [low.fresh("zipped") for _ in items.args]
+    target = gast.Tuple(elts=[_name(v, True) for v in vs], ctx=gast.Store())
+    comp = gast.ListComp(elt=gast.Tuple(elts=[_name(v) for v in vs], ctx=gast.Load()),
+                         generators=[_comp(target, items)])
+    return gast.copy_location(comp, items)
+
+
+def _extreme(low, e, largest: bool, pending, hint):
+    """``max(items, key=k)`` / ``min(items, key=k)`` (also ``max(a, b, key=k)``): the first
+    item of ``sorted(items, key=k, reverse=largest)`` -- Python's max and min return the
+    first of the items with the extreme key, as the stable sort puts it first -- so the
+    gradient flows to the item chosen."""
+    items = e.args[0] if len(e.args) == 1 else gast.copy_location(
+        gast.List(elts=list(e.args), ctx=gast.Load()), e)
+    srt = gast.copy_location(_call("sorted", [items], [
+        gast.keyword(arg="key", value=e.keywords[0].value),
+        gast.keyword(arg="reverse", value=gast.Constant(value=largest, kind=None))]), e)
+    ordered = _sorted(low, srt, pending, hint)
+    return gast.copy_location(gast.Subscript(value=ordered, slice=gast.Constant(
+        value=0, kind=None), ctx=gast.Load()), e)
+
+
 def _sorted(low, e, pending, hint):
 
     kw = {k.arg: k.value for k in e.keywords}
     data = low.fresh(f"{hint}_items")
-    pending.append(_assign(data, low.expr(e.args[0], pending, hint)))
+    pending.append(_assign(data, low.expr(_zipped(low, e.args[0]), pending, hint)))
     key = kw.get("key")
     if key is None or (isinstance(key, gast.Constant) and key.value is None):
         keys = gast.Constant(value=None, kind=None)

@@ -13,6 +13,26 @@ arguments -- and the test that ends the recursion reads only those:
     def f(x, n):                            f(x, 3): n is 3, 2, 1, then 0
         return x if n == 0 else f(np.sin(x), n - 1)
 
+A tuple constant is a static argument too (``("tree", value)``): a recursive network over a
+parse tree of nested tuples is specialised on each subtree, its reads are the constant, and
+``isinstance(node, int)`` / ``isinstance(node, tuple)`` of it (builtin or numpy types) is
+folded, so each level keeps the arm Python takes:
+
+    def encode(node, E, W):                 encode(((0, 1), 2), E, W): one subroutine per
+        if isinstance(node, int):               subtree -- ((0, 1), 2), (0, 1), 0, 1, 2 --
+            return E[node]                      `left, right = node` of the known tuple
+        left, right = node                      gives each call its subtree
+        return combine(encode(left, E, W), encode(right, E, W))
+
+A node of more than two children walked by ``for child in node:`` or ``[enc(c) for c in
+node]`` (``sum(... for c in node)``) is written out once per child (`_Fold.unrolled_loop`,
+`_unrolled_comprehension`), so that each call knows its subtree.
+
+An int parameter the body assigns before it recurses (``n = n - 1; return f(x, n)``,
+``n -= 1``) is followed statement by statement (`_Fold.block`): its value is known after a
+straight-line assignment of a known int, and forgotten where a loop, a branch or any other
+store may change it.
+
 The normaliser (normalize.py `user_call`) finds recursion when a function is called while it
 is being normalised on the same objects. The first time, it marks the function recursive
 (`RECURSIVE`) and normalises the outermost call again; from then on each call of the
@@ -32,8 +52,10 @@ builds objects does.
 from __future__ import annotations
 
 import builtins
+import copy
 import inspect
 import operator
+import types
 import weakref
 
 import gast
@@ -60,8 +82,9 @@ class Recursion(BaseException):
 
 
 def static_arguments(fn, pf, args: list, kwargs: dict, statics: dict, made) -> dict:
-    """{parameter: ("int", v) | ("len", n)} for a call of a recursive function: int
-    constants, list and tuple displays, and slices with constant bounds of a name whose length
+    """{parameter: ("int", v) | ("len", n) | ("tree", t)} for a call of a recursive function:
+    int constants (also a known tree's leaf), tuple trees (`tree_of`), list and tuple
+    displays, and slices with constant bounds of a name whose length
     is known here (`statics`: the caller's own). `made(name)`: the statements that assign a
     name in the caller."""
     out = {}
@@ -111,11 +134,88 @@ def static_arguments(fn, pf, args: list, kwargs: dict, statics: dict, made) -> d
     for p, a in given:
         if isinstance(a, ir.Const) and type(a.value) in (int, bool):
             out[p] = ("int", a.value)
+        elif (v := tree_of(a, made)) is not None and type(v) in (int, bool):
+            out[p] = ("int", v)  # (a tree's leaf: `left, right = node` of a known tree)
+        elif v is not None and (is_tree(v) or type(v) is str):
+            out[p] = ("tree", v)
         else:
             n = length(a)
             if n is not None:
                 out[p] = ("len", n)
     return out
+
+
+def tree_of(atom, made, depth: int = 0):
+    """The constant an argument atom holds when it is a tuple tree's part: a constant, a
+    tuple display of them, or a name assigned once from one (``left, right = node`` of a
+    tree this level knows: an item of it), else None."""
+    if depth > 64:
+        return None
+    if isinstance(atom, ir.Const):
+        return atom.value
+    if isinstance(atom, ir.Seq) and atom.kind == "tuple":
+        items = [tree_of(x, made, depth + 1) for x in atom.items]
+        return None if any(x is None and not (isinstance(a, ir.Const) and a.value is None)
+                           for x, a in zip(items, atom.items)) else tuple(items)
+    if isinstance(atom, ir.Var):
+        defs = made(atom.name)
+        if len(defs) != 1 or not isinstance(defs[0], ir.Call):
+            return None
+        st = defs[0]
+        name = getattr(st.op, "name", "")
+        if name == "copy" or name == "identity":
+            return tree_of(next(iter(st.args.values()), None), made, depth + 1)
+        if name == "getitem":
+            index = st.args.get("index")
+            if isinstance(index, ir.Index) and len(index.parts) == 1:
+                index = index.parts[0]
+            base = tree_of(st.args.get("a"), made, depth + 1)
+            if type(base) is tuple and isinstance(index, ir.Const) and \
+                    type(index.value) is int and -len(base) <= index.value < len(base):
+                return base[index.value]
+    return None
+
+
+def is_tree(v, budget: list | None = None) -> bool:
+    """A tuple of ints, strs, bools, None and such tuples (a parse tree ``((0, 1), (2, 3))``),
+    of at most `_TREE_ITEMS` items in all."""
+    budget = [_TREE_ITEMS] if budget is None else budget
+    if type(v) is not tuple:
+        return False
+    for x in v:
+        budget[0] -= 1
+        if budget[0] < 0 or not (x is None or type(x) in (int, bool, str) or
+                                 is_tree(x, budget)):
+            return False
+    return True
+
+
+_TREE_ITEMS = 4096
+_UNROLL = 64  # children of one node whose loop or comprehension is written out
+
+
+class _Put(gast.NodeTransformer):
+    """Reads of `name` as the constant `value` (a comprehension's variable, one child)."""
+
+    def __init__(self, name, value):
+        self.name, self.value = name, value
+
+    def visit_Name(self, node):
+        if node.id == self.name and isinstance(node.ctx, gast.Load):
+            return gast.copy_location(gast.Constant(value=self.value, kind=None), node)
+        return node
+
+    def visit_Lambda(self, node):  # (its parameters may shadow the name)
+        return node
+
+    def visit_ListComp(self, node):  # (unless it binds the name itself)
+        if any(isinstance(n, gast.Name) and n.id == self.name for g in node.generators
+               for n in gast.walk(g.target)):
+            return node
+        self.generic_visit(node)
+        return node
+
+    visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_ListComp
 
 
 def signature(statics: dict | None) -> tuple:
@@ -140,11 +240,22 @@ def _is_const(e) -> bool:
     return isinstance(e, gast.Constant) and (e.value is None or type(e.value) in (int, bool))
 
 
+def _stored_in(node) -> set:
+    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)
+            and isinstance(n.ctx, (gast.Store, gast.Del))}
+
+
 class _Fold(gast.NodeTransformer):
-    def __init__(self, ints: dict, lengths: dict, len_is_builtin: bool, held):
+    def __init__(self, ints: dict, lengths: dict, len_is_builtin: bool, held, trees=None,
+                 builtin_type=None, rebound=frozenset()):
         self.ints, self.lengths, self.len_is_builtin = ints, lengths, len_is_builtin
         self.held = held  # name -> the user object it holds in every call, or UNRESOLVED
         self.stored_attrs: set = set()  # attribute names the function assigns
+        self.trees = dict(trees or {})  # parameter -> the tuple tree it holds at this level
+        # name -> the builtin type it is (`int` in `isinstance(node, int)`), or None
+        self.builtin_type = builtin_type or (lambda name: None)
+        # int parameters the body assigns: followed statement by statement (`block`)
+        self.rebound = set(rebound)
 
     def attribute(self, e):
         """`self.Ws`, `self.depth` of an object known here: its value (each attribute read
@@ -174,6 +285,8 @@ class _Fold(gast.NodeTransformer):
     def length(self, e):
         if isinstance(e, gast.Name) and e.id in self.lengths:
             return self.lengths[e.id]
+        if isinstance(e, gast.Name) and e.id in self.trees:
+            return len(self.trees[e.id])
         v = self.attribute(e) if isinstance(e, gast.Attribute) else UNRESOLVED
         return len(v) if isinstance(v, (list, tuple)) else None
 
@@ -200,15 +313,64 @@ class _Fold(gast.NodeTransformer):
     def visit_Name(self, node):
         if isinstance(node.ctx, gast.Load) and node.id in self.ints:
             return _const(self.ints[node.id], node)
+        if isinstance(node.ctx, gast.Load) and node.id in self.trees:
+            return _const(self.trees[node.id], node)
         return node
 
+    def _unrolled_comprehension(self, node):
+        """``[enc(c) for c in node]`` over a tree this level knows: the list display
+        ``[enc(<child 0>), enc(<child 1>), ...]`` (each call then knows its subtree), else
+        None."""
+        if len(node.generators) != 1:
+            return None
+        gen = node.generators[0]
+        gen.iter = self.visit(gen.iter)
+        if gen.ifs or gen.is_async or not isinstance(gen.target, gast.Name) or not (
+                isinstance(gen.iter, gast.Constant) and type(gen.iter.value) is tuple and
+                len(gen.iter.value) <= _UNROLL):
+            return None
+        elts = [_Put(gen.target.id, v).visit(copy.deepcopy(node.elt)) for v in gen.iter.value]
+        if any(isinstance(n, gast.Name) and n.id == gen.target.id for e in elts
+               for n in gast.walk(e)):
+            return None  # (read where a lambda or comprehension of its own binds it)
+        return self.visit(gast.copy_location(gast.List(elts=elts, ctx=gast.Load()), node))
+
+    def visit_ListComp(self, node):
+        out = self._unrolled_comprehension(node)
+        if out is not None:
+            return out
+        self.generic_visit(node)
+        return node
+
+    def _isinstance(self, node):
+        """``isinstance(c, int)`` / ``isinstance(c, (tuple, list))`` of a constant and
+        builtin types: its value (a tree's leaf test), else None."""
+        if not (isinstance(node.func, gast.Name) and node.func.id == "isinstance" and
+                self.builtin_type(node.func) is isinstance and len(node.args) == 2 and
+                not node.keywords and isinstance(node.args[0], gast.Constant)):
+            return None
+        spec = node.args[1]
+        names = spec.elts if isinstance(spec, gast.Tuple) else [spec]
+        types_ = [self.builtin_type(n) for n in names]
+        if not all(isinstance(t, type) for t in types_):
+            return None
+        return _const(isinstance(node.args[0].value, tuple(types_)), node)
+
     def visit_Call(self, node):
+        if len(node.args) == 1 and isinstance(node.args[0], gast.GeneratorExp):
+            # (`sum(enc(c) for c in node)`: consumed here, once: the list of its items)
+            out = self._unrolled_comprehension(node.args[0])
+            if out is not None:
+                node.args = [out]
         node.args = [self.visit(a) for a in node.args]
         node.keywords = [self.visit(k) for k in node.keywords]
         if not isinstance(node.func, gast.Attribute):  # (`self.forward(...)`: a method)
             node.func = self.visit(node.func)
         elif isinstance(node.func.value, gast.AST):
             self.generic_visit(node.func)
+        known = self._isinstance(node)
+        if known is not None:
+            return known
         if self.len_is_builtin and isinstance(node.func, gast.Name) and node.func.id == "len" \
                 and len(node.args) == 1 and not node.keywords and \
                 isinstance(node.args[0], (gast.Name, gast.Attribute)):
@@ -273,13 +435,53 @@ class _Fold(gast.NodeTransformer):
                 if _is_const(s.test):
                     out.extend(self.block(s.body if s.test.value else s.orelse))
                     continue
+                before = dict(self.ints)
                 s.body = self.block(s.body) or [gast.copy_location(gast.Pass(), s)]
+                self.ints = dict(before)
                 s.orelse = self.block(s.orelse)
+                self.ints = before
+                self.forget(_stored_in(s))
                 out.append(s)
                 continue
             if isinstance(s, (gast.FunctionDef, gast.ClassDef)):
+                self.forget({s.name})
                 out.append(s)
                 continue
+            if isinstance(s, gast.For):
+                unrolled = self.unrolled_loop(s)
+                if unrolled is not None:
+                    out.extend(unrolled)
+                    continue
+            if self.rebound and isinstance(s, (gast.Assign, gast.AugAssign)) and \
+                    isinstance(s.targets[0] if isinstance(s, gast.Assign) else s.target,
+                               gast.Name) and (not isinstance(s, gast.Assign) or
+                                               len(s.targets) == 1):
+                # `n = n - 1` of an int parameter: its value from here on, when known
+                target = s.targets[0] if isinstance(s, gast.Assign) else s.target
+                self.forget(_stored_in(s.value))
+                s.value = self.visit(s.value)
+                value = s.value
+                if isinstance(s, gast.AugAssign) and target.id in self.ints and \
+                        type(s.op) in _BINARY and _is_const(value) and value.value is not None:
+                    try:
+                        value = _const(_BINARY[type(s.op)](self.ints[target.id], value.value), s)
+                    except ZeroDivisionError:
+                        value = s.value
+                elif isinstance(s, gast.AugAssign):
+                    value = None
+                self.ints.pop(target.id, None)
+                if target.id in self.rebound and value is not None and _is_const(value) and \
+                        type(value.value) is int:
+                    self.ints[target.id] = value.value
+                    if isinstance(s, gast.AugAssign):  # (`n -= 1` of an int: `n = 2`)
+                        s = gast.copy_location(gast.Assign(
+                            targets=[gast.copy_location(gast.Name(
+                                id=target.id, ctx=gast.Store(), annotation=None,
+                                type_comment=None), target)],
+                            value=value, type_comment=None), s)
+                out.append(s)
+                continue
+            self.forget(_stored_in(s))
             for field in ("body", "orelse", "finalbody"):
                 if isinstance(getattr(s, field, None), list):
                     new = self.block(getattr(s, field))
@@ -299,6 +501,39 @@ class _Fold(gast.NodeTransformer):
             out.append(s)
         return out
 
+    def unrolled_loop(self, s):
+        """``for c in node:`` over a tree this level knows (no ``else``, ``break`` or
+        ``continue``, `c` not assigned in the body): the body once per child, `c` that child,
+        else None."""
+        if s.orelse or not isinstance(s.target, gast.Name) or any(
+                isinstance(n, (gast.Break, gast.Continue)) for n in gast.walk(s)) or \
+                s.target.id in _stored_in(gast.Module(body=s.body, type_ignores=[])):
+            return None
+        it = self.visit(copy.deepcopy(s.iter))
+        if not (isinstance(it, gast.Constant) and type(it.value) is tuple and
+                len(it.value) <= _UNROLL):
+            return None
+        name, out = s.target.id, []
+        self.forget(_stored_in(s))  # (what the body assigns: not known across iterations)
+        for v in it.value:
+            out.append(gast.copy_location(gast.Assign(
+                targets=[gast.copy_location(gast.Name(id=name, ctx=gast.Store(),
+                                                      annotation=None, type_comment=None), s)],
+                value=_const(v, s), type_comment=None), s))
+            if type(v) in (int, bool):
+                self.ints[name] = v
+            else:
+                self.trees[name] = v
+            out.extend(self.block(copy.deepcopy(s.body)))
+            self.forget({name})
+        self.forget(_stored_in(s))
+        return out
+
+    def forget(self, names: set) -> None:
+        for n in names:
+            self.ints.pop(n, None)
+            self.trees.pop(n, None)
+
 
 def fold_static_arguments(pf) -> None:
     """Write a recursive function's static arguments (`pf.statics`) into its tree, as the
@@ -313,7 +548,12 @@ def fold_static_arguments(pf) -> None:
                for t in (n.targets if isinstance(n, gast.Assign) else [n.target])
                if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name)}
     ints = {p: v for p, (kind, v) in pf.statics.items()
-            if kind == "int" and p in pf.params and p not in stored}
+            if kind == "int" and p in pf.params}
+    # (an int parameter the body assigns too -- `n = n - 1; return f(x, n)` -- is followed
+    # statement by statement: `_Fold.block`)
+    rebound = {p for p in ints if p in stored}
+    trees = {p: v for p, (kind, v) in pf.statics.items()
+             if kind == "tree" and p in pf.params and p not in stored}
     lengths = {p: n for p, (kind, n) in pf.statics.items()
                if kind == "len" and p in pf.params and p not in stored | written}
     len_is_builtin = "len" not in stored and pf.resolve("len") is builtins.len
@@ -324,7 +564,30 @@ def fold_static_arguments(pf) -> None:
             return held[name]
         return UNRESOLVED
 
-    fold = _Fold(ints, lengths, len_is_builtin, holds)
+    def builtin_type(node):
+        """The builtin or numpy type (or `isinstance`) a name or `np.integer` reads."""
+        chain = []
+        if isinstance(node, str):
+            node = gast.Name(id=node, ctx=gast.Load(), annotation=None, type_comment=None)
+        while isinstance(node, gast.Attribute):
+            chain.append(node.attr)
+            node = node.value
+        if not isinstance(node, gast.Name) or node.id in stored or node.id in pf.params:
+            return None
+        obj = pf.resolve(node.id)
+        for attr in reversed(chain):
+            if not isinstance(obj, types.ModuleType) or obj.__name__.split(".")[0] != "numpy":
+                return None
+            obj = getattr(obj, attr, None)
+        if obj is isinstance:
+            return obj
+        if not isinstance(obj, type):
+            return None
+        if chain:
+            return obj if obj.__module__ == "numpy" else None
+        return obj if getattr(builtins, node.id, None) is obj else None
+
+    fold = _Fold(ints, lengths, len_is_builtin, holds, trees, builtin_type, rebound)
     fold.stored_attrs = {n.attr for n in gast.walk(pf.tree) if isinstance(n, gast.Attribute)
                          and isinstance(n.ctx, (gast.Store, gast.Del))}
     pf.tree.body = fold.block(pf.tree.body) or [gast.copy_location(gast.Pass(), pf.tree)]
