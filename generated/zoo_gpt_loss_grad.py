@@ -4,7 +4,7 @@
 # user source sha256: 8fa1f8695a44
 # from the user's module: attention, cross_entropy, gelu, layer_norm, log_softmax, merge_heads, mlp, softmax, split_heads
 import numpy as np
-from srcad.runtime import Stack, as_grad, extremum_grad, unindex, zeros_grad
+from srcad.runtime import Stack, as_grad, extremum_grad, unindex, unpacked, zeros_grad
 
 
 def log_softmax_fwd(x):
@@ -259,11 +259,13 @@ def layer_norm_bwd_2(saved, dlayer_norm):
 def merge_heads_fwd(x):
     # --- forward ---
     B_H_T_D_shape = x.shape  # L55
-    B = B_H_T_D_shape[0]  # L55
-    H = B_H_T_D_shape[1]  # L55
-    T = B_H_T_D_shape[2]  # L55
-    D = B_H_T_D_shape[3]  # L55
+    B_H_T_D = unpacked(B_H_T_D_shape, 4)  # L55
     del B_H_T_D_shape  # L55
+    B = B_H_T_D[0]  # L55
+    H = B_H_T_D[1]  # L55
+    T = B_H_T_D[2]  # L55
+    D = B_H_T_D[3]  # L55
+    del B_H_T_D  # L55
     merge_heads_transpose = np.transpose(x, axes=(0, 2, 1, 3))  # L56
     merge_heads_multiply = H * D  # L56
     merge_heads = np.reshape(merge_heads_transpose, (B, T, merge_heads_multiply))  # L56
@@ -315,10 +317,12 @@ def softmax_bwd(saved, dsoftmax):
 def split_heads_fwd(x, n_heads):
     # --- forward ---
     B_T_C_shape = x.shape  # L49
-    B = B_T_C_shape[0]  # L49
-    T = B_T_C_shape[1]  # L49
-    C = B_T_C_shape[2]  # L49
+    B_T_C = unpacked(B_T_C_shape, 3)  # L49
     del B_T_C_shape  # L49
+    B = B_T_C[0]  # L49
+    T = B_T_C[1]  # L49
+    C = B_T_C[2]  # L49
+    del B_T_C  # L49
     split_heads_floordiv = C // n_heads  # L50
     split_heads_reshape = np.reshape(x, (B, T, n_heads, split_heads_floordiv))  # L50
     split_heads = np.transpose(split_heads_reshape, axes=(0, 2, 1, 3))  # L50
@@ -339,10 +343,12 @@ def split_heads_bwd(saved, dsplit_heads):
 def split_heads_fwd_2(x, n_heads):
     # --- forward ---
     B_T_C_shape = x.shape  # L49
-    B = B_T_C_shape[0]  # L49
-    T = B_T_C_shape[1]  # L49
-    C = B_T_C_shape[2]  # L49
+    B_T_C = unpacked(B_T_C_shape, 3)  # L49
     del B_T_C_shape  # L49
+    B = B_T_C[0]  # L49
+    T = B_T_C[1]  # L49
+    C = B_T_C[2]  # L49
+    del B_T_C  # L49
     split_heads_floordiv = C // n_heads  # L50
     split_heads_reshape = np.reshape(x, (B, T, n_heads, split_heads_floordiv))  # L50
     split_heads = np.transpose(split_heads_reshape, axes=(0, 2, 1, 3))  # L50
@@ -363,10 +369,12 @@ def split_heads_bwd_2(saved, dsplit_heads):
 def split_heads_fwd_3(x, n_heads):
     # --- forward ---
     B_T_C_shape = x.shape  # L49
-    B = B_T_C_shape[0]  # L49
-    T = B_T_C_shape[1]  # L49
-    C = B_T_C_shape[2]  # L49
+    B_T_C = unpacked(B_T_C_shape, 3)  # L49
     del B_T_C_shape  # L49
+    B = B_T_C[0]  # L49
+    T = B_T_C[1]  # L49
+    C = B_T_C[2]  # L49
+    del B_T_C  # L49
     split_heads_floordiv = C // n_heads  # L50
     split_heads_reshape = np.reshape(x, (B, T, n_heads, split_heads_floordiv))  # L50
     split_heads = np.transpose(split_heads_reshape, axes=(0, 2, 1, 3))  # L50
@@ -577,9 +585,11 @@ def loss_grad(params, tokens, targets, n_heads):
     h_saved = None
     p = None
     B_T_shape = tokens.shape  # L45
-    B = B_T_shape[0]  # L45
-    T = B_T_shape[1]  # L45
+    B_T = unpacked(B_T_shape, 2)  # L45
     del B_T_shape  # L45
+    B = B_T[0]  # L45
+    T = B_T[1]  # L45
+    del B_T  # L45
     wte = params['wte']  # L46
     h_getitem = wte[tokens]  # L47
     wpe = params['wpe']  # L47

@@ -5,7 +5,7 @@
 # from the user's module: attention, gelu, layer_norm, merge_heads, mlp, softmax, split_heads
 # fused C kernels (built into srcad's kernel cache; `python -m srcad show FILE:FUNC --fuse --out DIR` writes their C): fused_add_multiply_subtract_35ac08, fused_divide_negative_multiply_and_3_more_f686eb, fused_max_subtract_exp_and_2_more_63fa16, fused_mean_subtract_multiply_and_3_more_5f4e31, fused_mean_subtract_multiply_and_3_more_8e2e24, fused_multiply_add_tanh_fb4c49, fused_multiply_divide_negative_and_3_more_0b89f9, fused_multiply_where_0f20e4, fused_where_multiply_62c1a9
 import numpy as np
-from srcad.runtime import as_grad, extremum_grad_add, gemm, unindex
+from srcad.runtime import as_grad, extremum_grad_add, gemm, unindex, unpacked
 
 
 def gelu_fwd(x):
@@ -134,11 +134,13 @@ def layer_norm_bwd(saved, dlayer_norm):
 def merge_heads_fwd(x):
     # --- forward ---
     B_H_T_D_shape = x.shape  # L55
-    B = B_H_T_D_shape[0]  # L55
-    H = B_H_T_D_shape[1]  # L55
-    T = B_H_T_D_shape[2]  # L55
-    D = B_H_T_D_shape[3]  # L55
+    B_H_T_D = unpacked(B_H_T_D_shape, 4)  # L55
     del B_H_T_D_shape  # L55
+    B = B_H_T_D[0]  # L55
+    H = B_H_T_D[1]  # L55
+    T = B_H_T_D[2]  # L55
+    D = B_H_T_D[3]  # L55
+    del B_H_T_D  # L55
     merge_heads_transpose = np.transpose(x, axes=(0, 2, 1, 3))  # L56
     merge_heads_multiply = H * D  # L56
     merge_heads = np.reshape(merge_heads_transpose, (B, T, merge_heads_multiply))  # L56
@@ -193,10 +195,12 @@ def softmax_bwd(saved, dsoftmax):
 def split_heads_fwd(x, n_heads):
     # --- forward ---
     B_T_C_shape = x.shape  # L49
-    B = B_T_C_shape[0]  # L49
-    T = B_T_C_shape[1]  # L49
-    C = B_T_C_shape[2]  # L49
+    B_T_C = unpacked(B_T_C_shape, 3)  # L49
     del B_T_C_shape  # L49
+    B = B_T_C[0]  # L49
+    T = B_T_C[1]  # L49
+    C = B_T_C[2]  # L49
+    del B_T_C  # L49
     split_heads_floordiv = C // n_heads  # L50
     split_heads_reshape = np.reshape(x, (B, T, n_heads, split_heads_floordiv))  # L50
     split_heads = np.transpose(split_heads_reshape, axes=(0, 2, 1, 3))  # L50
@@ -217,10 +221,12 @@ def split_heads_bwd(saved, dsplit_heads):
 def split_heads_fwd_2(x, n_heads):
     # --- forward ---
     B_T_C_shape = x.shape  # L49
-    B = B_T_C_shape[0]  # L49
-    T = B_T_C_shape[1]  # L49
-    C = B_T_C_shape[2]  # L49
+    B_T_C = unpacked(B_T_C_shape, 3)  # L49
     del B_T_C_shape  # L49
+    B = B_T_C[0]  # L49
+    T = B_T_C[1]  # L49
+    C = B_T_C[2]  # L49
+    del B_T_C  # L49
     split_heads_floordiv = C // n_heads  # L50
     split_heads_reshape = np.reshape(x, (B, T, n_heads, split_heads_floordiv))  # L50
     split_heads = np.transpose(split_heads_reshape, axes=(0, 2, 1, 3))  # L50
@@ -241,10 +247,12 @@ def split_heads_bwd_2(saved, dsplit_heads):
 def split_heads_fwd_3(x, n_heads):
     # --- forward ---
     B_T_C_shape = x.shape  # L49
-    B = B_T_C_shape[0]  # L49
-    T = B_T_C_shape[1]  # L49
-    C = B_T_C_shape[2]  # L49
+    B_T_C = unpacked(B_T_C_shape, 3)  # L49
     del B_T_C_shape  # L49
+    B = B_T_C[0]  # L49
+    T = B_T_C[1]  # L49
+    C = B_T_C[2]  # L49
+    del B_T_C  # L49
     split_heads_floordiv = C // n_heads  # L50
     split_heads_reshape = np.reshape(x, (B, T, n_heads, split_heads_floordiv))  # L50
     split_heads = np.transpose(split_heads_reshape, axes=(0, 2, 1, 3))  # L50

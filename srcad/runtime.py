@@ -12,6 +12,7 @@ helpers here and the specialiser use.
 
 from __future__ import annotations
 
+import numbers
 import sys
 
 import numpy as np
@@ -331,6 +332,7 @@ __all__ = [
     "to_float",
     "same_object",
     "where_input",
+    "unpacked",
     "py_fsum",
     "py_mean",
     "py_correlation",
@@ -395,6 +397,19 @@ def same_object(a, b):
     """`y is a`: are two names bound to one array? (frontend/aliases.py `split_reads`: which
     adjoint a read adds into; no gradient of its own.)"""
     return a is b
+
+
+def unpacked(x, n: int):
+    """`a, b, c = x` of a value whose length is known only when the code runs (a list a
+    callee built, an array): x itself, once it has n items -- else Python's own error."""
+    if isinstance(x, (numbers.Number, np.generic)) or (isinstance(x, np.ndarray) and
+                                                        x.ndim == 0):
+        raise TypeError(f"cannot unpack non-iterable {type(x).__name__} object")
+    k = len(x) if hasattr(x, "__len__") else n  # (srcad's own GradTree: read by item)
+    if k != n:
+        raise ValueError(f"too many values to unpack (expected {n})" if k > n else
+                         f"not enough values to unpack (expected {n}, got {k})")
+    return x
 
 
 def where_input(x, where):

@@ -497,6 +497,23 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         finally:
             self.body = outer
 
+    def unpack_by_index(self, names, whole, node):
+        """`a, b = whole`: each name the item at its position (getitem's rule), once
+        `runtime.unpacked` has checked the length as Python does."""
+        if isinstance(whole, ir.Const):  # (a constant: checked now, as Python would)
+            try:
+                runtime.unpacked(whole.value, len(names))
+            except (TypeError, ValueError) as e:
+                raise self.pf.error(f"{type(e).__name__}: {e}", node) from None
+        else:
+            check = self.op_call(runtime.unpacked, [whole, ir.Const(len(names),
+                                                                    repr(len(names)))], {}, node)
+            whole = self.emit(check, self.fresh(_hint(names)), node)
+        for i, n in enumerate(names):
+            call = self.op_call(operator.getitem, [whole, ir.Index((ir.Const(i, repr(i)),),
+                                                                   False)], {}, node)
+            self.env[n] = self.emit(call, self.def_name(n, node.lineno), node)
+
     def assign(self, target, value, node):
         if isinstance(target, gast.Name):
             self.bind(target.id, value, node)
@@ -540,9 +557,9 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                     # (spliced in: frontend/inline.py) the callee's tuple, or an atom holding one
                     self.unpack_spliced(names, atom, node)
                     return
-                if not call.multi:
-                    raise self.pf.error("unpacking the result of a function that does not "
-                                        "return a tuple", node)
+                if not call.multi:  # (a list it built, `out.append(...)`: item by item)
+                    self.unpack_by_index(names, atom, node)
+                    return
                 call.targets = [self.def_name(n, node.lineno) for n in names]
                 call.unpack = True
                 self.taken.update(call.targets)
@@ -555,10 +572,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             if isinstance(whole, ir.Seq) and len(whole.items) == len(names):
                 self.bind_items(names, list(whole.items), node)  # (an inlined call's tuple)
                 return
-            for i, n in enumerate(names):
-                call = self.op_call(operator.getitem, [whole, ir.Index((ir.Const(i, repr(i)),),
-                                                                       False)], {}, node)
-                self.env[n] = self.emit(call, self.def_name(n, node.lineno), node)
+            self.unpack_by_index(names, whole, node)
         elif isinstance(target, gast.Subscript):
             self.setitem(target, value, node)
         elif isinstance(target, gast.Attribute) and isinstance(target.value, gast.Name) and \

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ..runtime import same_object, where_input
+from ..runtime import same_object, unpacked, where_input
 from .table import defnondiff, defvjp
 
 
@@ -13,6 +13,13 @@ def identity(x):
 
 defvjp(identity, lambda g, out, x: g, name="copy", linear=('x',), spelling="x", family="control",
        derivation="the adjoint passes through unchanged")
+
+
+# `a, b, c = helper(x)` where the helper returns a list it built (frontend/normalize.py
+# `unpack_by_index`): the value itself, its length checked as Python's unpacking checks it
+defvjp(unpacked, lambda g, out, x, n: g, None, name="unpacked", linear=('x',),
+       family="control", derivation="the identity (a length check: Python's unpacking error "
+       "where the length is not n)", test_cases=(("OP(a, 3) * 2.0", [(3, 4)]),))
 
 
 # `y is a` as generated code asks it (srcad/runtime.py): spelled as a call, not `is`, so that
