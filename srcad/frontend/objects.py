@@ -1789,6 +1789,18 @@ class _Rewriter:
         for item in seq:
             binds = {}
             for t, v in _bindings(g.target, item):
+                if isinstance(t, (gast.Tuple, gast.List)) and not any(
+                        isinstance(x, gast.Starred) for x in t.elts) and all(
+                        isinstance(x, gast.Name) for x in t.elts) and not (
+                        self.nested or self.outer_nested or self.in_def or self.no_hoist):
+                    # (`[Layer(W, b) for W, b in params]`, an item not a display: unpacked
+                    # before the statement, as Python unpacks it -- its length checked)
+                    names = [fresh(f"{x.id}_item", self.o.taken) for x in t.elts]
+                    self.pre.append(_assign([gast.Tuple(
+                        elts=[_name(n, store=True) for n in names], ctx=gast.Store())],
+                        copy.deepcopy(v), e))
+                    binds.update((x.id, _name(n)) for x, n in zip(t.elts, names))
+                    continue
                 if not isinstance(t, gast.Name):
                     raise _Unsupported("a comprehension building objects into this target")
                 binds[t.id] = v
