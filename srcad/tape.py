@@ -871,6 +871,16 @@ _NO_DISPATCH = (np.asarray, np.array, np.full, np.full_like, np.asanyarray,
 _MAKERS = (np.array, np.asarray, np.copy)
 
 
+def _ndenumerate(a):
+    """np.ndenumerate over a Tensor: (index, a[index]) in numpy's order, each item a
+    getitem on the tape (frontend/chosen.py lowers the source form to the same indices)."""
+    if not isinstance(a, Tensor):
+        yield from np.ndenumerate(a)
+        return
+    for idx in np.ndindex(a.shape):
+        yield idx, a[idx]
+
+
 class _NumpyView:
     """numpy (or one of its submodules) as a traced function sees it: its callables with a
     row are `Tape.sequence_aware`."""
@@ -893,6 +903,8 @@ class _NumpyView:
             return self._tape.substitute(obj)
         if _hashable(obj) and obj in CLASS_SUBSTITUTES:  # np.poly1d: srcad/pyfuncs.py's
             return CLASS_SUBSTITUTES[obj]
+        if obj is np.ndenumerate:  # (a Tensor's items: indexed, as frontend/chosen.py walks)
+            return _ndenumerate
         if obj is np.vectorize:  # np.vectorize(f)(t): its loop on the tape
             return lambda *a, **k: VectorizeEager(self, _has_tensor, np.vectorize(*a, **k))
         if callable(obj) and not isinstance(obj, type) and table.lookup(obj) is not None:

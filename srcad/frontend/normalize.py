@@ -52,6 +52,8 @@ from .aliases import propagate_aliases
 from .aliasing import AliasingMixin, bound_names
 from .calls import _RETURN, CallsMixin
 from .attrstate import carry_attribute_state, container_aliases, declared_names
+from .chosen import fold_chosen_functions, fold_dict_reads, index_function_dicts, \
+    lower_ndenumerate
 from .closures import lift_closures
 from .desugar import desugar
 from .effects import EffectsMixin, check_lost_changes
@@ -731,6 +733,10 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                                                     rowed_callable(a.value))}
         pf.known.update({p: a.value for p, a in kwargs.items()  # (`apply(x, f=np.tanh)`)
                          if isinstance(a, ir.Const) and rowed_callable(a.value)})
+        # (and a string it passes: a name the callee picks a function by, chosen.py)
+        pf.known.update({p: a.value for p, a in [*zip(pf.params, args), *kwargs.items()]
+                         if isinstance(a, ir.Const) and type(a.value) is str
+                         and len(a.value) <= 64})
         # a namedtuple argument passed on as it is: `p.W1` is its field there too
         pf.namedtuples = {p: self.pf.namedtuples[a.name] for p, a in zip(pf.params, args)
                           if isinstance(a, ir.Var) and a.name in self.pf.namedtuples
@@ -762,7 +768,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                       if isinstance(a, ir.Var) and a.name in caller and not self.defs[a.name]
                       and a.name not in changed}
         pf.statics.update({p: ("int", a.value) for p, a in zip(pf.params, args)
-                           if isinstance(a, ir.Const) and type(a.value) is int})
+                           if isinstance(a, ir.Const) and type(a.value) in (int, bool)})
         pf.statics.update({p: ("len", len(a.items)) for p, a in zip(pf.params, args)
                            if isinstance(a, ir.Seq) and p not in changed_there(pf)})
         # a dict argument passed on as it is: its keys are known there too (objects.py builds
@@ -1286,6 +1292,8 @@ def _normalize(pf: ParsedFunction, root: bool = False) -> ir.Function:
     lower_forms(pf, set())  # with, loop else, starred targets, reversed(xs) (pyforms.py)
     fold_known_tests(pf)  # `if self.act is None: return z` of a known object (knowntests.py)
     fold_static_arguments(pf)  # a recursive function's ints and lengths (recursion.py)
+    fold_dict_reads(pf)  # kwargs.get("act", "elu") of a dict argument: its str (chosen.py)
+    fold_chosen_functions(pf)  # if kind == "relu": act = relu -- Python's branch (chosen.py)
     splice_factories(pf)  # f = make_layer(W): the closure it returns, made here (factories.py)
     fence(pf)
     static_getattr(pf.tree, pf.fn.__globals__,  # getattr(A, name), getattr(np, cfg.act)
@@ -1296,6 +1304,8 @@ def _normalize(pf: ParsedFunction, root: bool = False) -> ir.Function:
     _out_keyword_as_write(pf)  # np.exp(s, out=s) -> s[...] = np.exp(s)
     kept_globals(pf)  # CACHE["h"] = h of a module's dict: CACHE.__setitem__("h", h)
     n = Normalizer(pf)
+    lower_ndenumerate(pf, n.taken)  # for i, v in np.ndenumerate(a): by np.ndindex (chosen.py)
+    index_function_dicts(pf, n.taken)  # {"relu": lambda z: ...}[name]: the item (chosen.py)
     lower_partials(pf, n.taken)  # act = partial(np.clip, a_max=1); act(x): np.clip(x, ...)
     lower_try(pf, n.taken)  # try/except/else/finally: a probe and branches (trylower.py)
     container_aliases(pf.tree, lambda name: is_user_object(_named(pf, name)))  # c = self.cache

@@ -1,0 +1,447 @@
+"""Functions chosen by values known when the function is normalised (gast -> gast).
+
+A model often picks its activation by a name or a flag:
+
+    def forward(x, W, kind="relu"):         forward(x, W, "tanh") is normalised as
+        if kind == "relu":                      act = np.tanh
+            act = relu                          h = act(x @ W)
+        elif kind == "tanh":
+            act = np.tanh
+        else:
+            act = lambda z: z
+        h = act(x @ W)
+
+The test reads only values srcad specialises the code on: a string argument (each value its
+own specialisation: transformed.py `_known_objects`), an int or bool argument (the
+specialisation's key holds its value; a transform made before any call waits for the first
+call's arguments, CountUnknownError), an item of a dict argument that holds a string, an
+int or a bool (`kwargs.get("act", "elu")`: the key holds those values too), a module global
+(guarded: rebinding it rebuilds the code) or an attribute of an object known here (guarded
+too). Python's branch is then known, and this pass keeps only it -- so the name is bound
+once, to the function Python would call, which srcad follows as it follows any function
+value. Only the `if`s that bind a name the function calls (or a list of functions a loop
+walks and calls) are folded: other branches stay code, as before. A test that reads a
+differentiated value (`if x.sum() > 0: act = relu`) is left as written, and the call of the
+chosen name is refused at its line, naming it.
+
+The same values fold reads of a dict argument (`kwargs.get("act", "elu")`, `cfg["act"]`)
+to the string they hold, so a registry indexed by them (`ACTS[kwargs.get("act", "elu")]`)
+is known; and a dict display of functions made in the function (`acts = {"relu": lambda
+z: ..., "tanh": np.tanh}`), indexed by a known key (`acts[name](x)`), reads the item
+itself (each lambda bound to a name of its own first, which closures.py lifts).
+
+`for idx, v in np.ndenumerate(a)` is walked as `for idx in np.ndindex(np.shape(a)): v =
+a[idx]` (what numpy's iterator yields), so each item read is an index of the array and its
+gradient flows.
+
+Input: a `ParsedFunction` before the fence. Output: the same, in place.
+"""
+
+from __future__ import annotations
+
+import operator
+import types
+
+import gast
+import numpy as np
+
+from ..errors import CountUnknownError
+from ..naming import fresh
+from . import guards
+from .opaque import is_user_object
+from .parse import UNRESOLVED
+
+_SCALARS = (str, int, bool, float, type(None))
+_COMPARE = {gast.Eq: operator.eq, gast.NotEq: operator.ne, gast.Lt: operator.lt,
+            gast.LtE: operator.le, gast.Gt: operator.gt, gast.GtE: operator.ge,
+            gast.Is: operator.is_, gast.IsNot: operator.is_not,
+            gast.In: lambda a, b: a in b, gast.NotIn: lambda a, b: a not in b}
+_DICT_READERS = frozenset({"get", "keys", "values", "items", "copy", "__getitem__",
+                           "__contains__"})
+
+
+def _name(id_, store=False):
+    return gast.Name(id=id_, ctx=gast.Store() if store else gast.Load(), annotation=None,
+                     type_comment=None)
+
+
+def _const(v, at):
+    return gast.copy_location(gast.Constant(value=v, kind=None), at)
+
+
+class _Known:
+    """What an expression of the function holds in every call srcad builds this code for,
+    or UNRESOLVED (each lookup guarded as the module docstring says)."""
+
+    def __init__(self, pf):
+        self.pf = pf
+        tree = pf.tree
+        self.stored = {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)
+                       and isinstance(n.ctx, (gast.Store, gast.Del))}
+        self.stored |= {name for n in gast.walk(tree)
+                        if isinstance(n, (gast.Global, gast.Nonlocal)) for name in n.names}
+        self.stored_attrs = {n.attr for n in gast.walk(tree) if isinstance(n, gast.Attribute)
+                             and isinstance(n.ctx, (gast.Store, gast.Del))}
+        # dict parameters read only (no store, no pop of the key, no update): their items
+        self.written_dicts = set()
+        for n in gast.walk(tree):
+            targets = n.targets if isinstance(n, gast.Assign) else \
+                [n.target] if isinstance(n, gast.AugAssign) else \
+                n.targets if isinstance(n, gast.Delete) else []
+            for t in targets:
+                if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name):
+                    self.written_dicts.add(t.value.id)
+            if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and \
+                    isinstance(n.func.value, gast.Name) and n.func.attr not in _DICT_READERS:
+                if n.func.attr == "pop" and n.args and isinstance(n.args[0], gast.Constant):
+                    self.written_dicts.add((n.func.value.id, n.args[0].value))
+                else:
+                    self.written_dicts.add(n.func.value.id)
+        self.waits = None  # a parameter whose int / bool value the test needs (not told yet)
+
+    def param(self, name):
+        pf = self.pf
+        if name in pf.known:
+            return pf.known[name]
+        statics = pf.statics or {}
+        if name in statics and statics[name][0] == "int":
+            return statics[name][1]
+        if pf.deferrable and pf.statics is None and self.waits is None:
+            self.waits = name  # (an int or a bool, maybe: the first call tells)
+        return UNRESOLVED
+
+    def value(self, e):
+        pf = self.pf
+        if isinstance(e, gast.Constant):
+            return e.value
+        if isinstance(e, (gast.Tuple, gast.List, gast.Set)):
+            items = [self.value(x) for x in e.elts]
+            if any(x is UNRESOLVED or not isinstance(x, _SCALARS) for x in items):
+                return UNRESOLVED
+            return tuple(items)
+        if isinstance(e, gast.Name):
+            if e.id in self.stored:
+                return UNRESOLVED
+            if e.id in pf.params:
+                return self.param(e.id)
+            if e.id in pf.constants:
+                return pf.constants[e.id]
+            try:
+                return pf.resolve(e.id)
+            except Exception:  # noqa: BLE001  (a name the module lacks: Python says so later)
+                return UNRESOLVED
+        if isinstance(e, gast.Attribute) and isinstance(e.ctx, gast.Load):
+            if e.attr in self.stored_attrs:
+                return UNRESOLVED
+            base = self.value(e.value)
+            if base is UNRESOLVED or not (is_user_object(base) or
+                                          isinstance(base, types.ModuleType)):
+                return UNRESOLVED
+            v = getattr(base, e.attr, guards.MISSING)
+            if v is guards.MISSING:
+                return UNRESOLVED
+            guards.note_attr(base, e.attr, v)
+            return v
+        if isinstance(e, gast.Call) and isinstance(e.func, gast.Attribute) and \
+                e.func.attr == "get" and not e.keywords and 1 <= len(e.args) <= 2:
+            return self.item(e.func.value, e.args[0], e.args[1] if len(e.args) == 2 else None)
+        if isinstance(e, gast.Subscript) and isinstance(e.ctx, gast.Load):
+            return self.item(e.value, e.slice, UNRESOLVED)
+        if isinstance(e, gast.UnaryOp) and isinstance(e.op, gast.Not):
+            v = self.value(e.operand)
+            return UNRESOLVED if not isinstance(v, _SCALARS + (tuple,)) else not v
+        if isinstance(e, gast.Compare) and len(e.ops) == 1 and type(e.ops[0]) in _COMPARE:
+            a, b = self.value(e.left), self.value(e.comparators[0])
+            if not (isinstance(a, _SCALARS + (tuple,)) and isinstance(b, _SCALARS + (tuple,))):
+                return UNRESOLVED
+            try:
+                return bool(_COMPARE[type(e.ops[0])](a, b))
+            except TypeError:
+                return UNRESOLVED
+        if isinstance(e, gast.BoolOp):
+            stop = isinstance(e.op, gast.Or)
+            for i, x in enumerate(e.values):
+                v = self.value(x)
+                if not isinstance(v, _SCALARS + (tuple,)):
+                    return UNRESOLVED
+                if bool(v) is stop or i == len(e.values) - 1:
+                    return v
+        return UNRESOLVED
+
+    def item(self, base, key, default):
+        """`d[key]` / `d.get(key, default)` of a dict argument the function only reads,
+        whose item the specialisation's key holds (a str, an int, a bool, None)."""
+        if not (isinstance(base, gast.Name) and base.id in self.pf.params and
+                base.id not in self.stored and base.id not in self.written_dicts):
+            return UNRESOLVED
+        k = self.value(key)
+        if not isinstance(k, (str, int)) or (base.id, k) in self.written_dicts:
+            return UNRESOLVED
+        held = self.pf.dict_scalars.get(base.id)
+        if held is None:
+            return UNRESOLVED
+        if k in held:
+            return held[k]
+        if k in self.pf.dict_keys.get(base.id, ()):
+            return UNRESOLVED  # (an item of another kind: an array, a float)
+        if default is UNRESOLVED:
+            return UNRESOLVED  # (d[k] of a key it lacks: Python's KeyError, when it runs)
+        v = None if default is None else self.value(default)
+        return v if isinstance(v, _SCALARS) else UNRESOLVED
+
+
+def _called_names(tree) -> set:
+    """Names the function calls (`act(x)`), and the names of the lists a loop walks whose
+    variable it calls (`for f in fs: h = f(h)`)."""
+    called = {n.func.id for n in gast.walk(tree) if isinstance(n, gast.Call)
+              and isinstance(n.func, gast.Name)}
+    for n in gast.walk(tree):
+        if isinstance(n, gast.For) and isinstance(n.iter, gast.Name):
+            targets = [t.id for t in gast.walk(n.target) if isinstance(t, gast.Name)]
+            if set(targets) & called:
+                called.add(n.iter.id)
+    return called
+
+
+def _binds(stmts, names: set) -> bool:
+    return any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id in names
+               for s in stmts for n in gast.walk(s))
+
+
+def fold_chosen_functions(pf) -> None:
+    """Keep only Python's branch of each `if` (and conditional expression assigned) that binds
+    a function the body calls, where the test is known (module docstring)."""
+    tree = pf.tree
+    called = _called_names(tree)
+    if not called or not any(isinstance(n, (gast.If, gast.IfExp)) for n in gast.walk(tree)):
+        return
+    known = _Known(pf)
+
+    def test_of(test):
+        known.waits = None
+        v = known.value(test)
+        if isinstance(v, _SCALARS + (tuple,)):
+            return bool(v)
+        if known.waits is not None:
+            name, known.waits = known.waits, None
+            raise pf.error(
+                f"which function is called here depends on the argument `{name}`", test,
+                cls=CountUnknownError, hint="call it once: the first call's arguments tell")
+        return None
+
+    def block(stmts):
+        out = []
+        for s in stmts:
+            if isinstance(s, gast.If) and _binds([s], called):
+                truth = test_of(s.test)
+                if truth is not None:
+                    out.extend(block(s.body if truth else s.orelse))
+                    continue
+            if isinstance(s, gast.Assign) and isinstance(s.value, gast.IfExp) and \
+                    _binds(s.targets, called):
+                e = s.value
+                while isinstance(e, gast.IfExp):
+                    truth = test_of(e.test)
+                    if truth is None:
+                        break
+                    e = e.body if truth else e.orelse
+                s.value = e
+            if not isinstance(s, (gast.FunctionDef, gast.ClassDef)):
+                for field in ("body", "orelse", "finalbody"):
+                    if isinstance(getattr(s, field, None), list):
+                        new = block(getattr(s, field))
+                        setattr(s, field, new if new or field != "body"
+                                else [gast.copy_location(gast.Pass(), s)])
+            out.append(s)
+        return out
+
+    tree.body = block(tree.body) or [gast.copy_location(gast.Pass(), tree)]
+    gast.fix_missing_locations(tree)
+
+
+def fold_dict_reads(pf) -> None:
+    """`kwargs.get("act", "elu")`, `cfg["act"]` of a dict argument the function only reads:
+    the string, int or bool the argument holds there (module docstring)."""
+    if not pf.dict_scalars:
+        return
+    known = _Known(pf)
+
+    class Fold(gast.NodeTransformer):
+        def visit_Call(self, node):
+            self.generic_visit(node)
+            f = node.func
+            if isinstance(f, gast.Attribute) and f.attr == "get" and \
+                    isinstance(f.value, gast.Name) and f.value.id in pf.dict_scalars:
+                v = known.value(node)
+                if isinstance(v, (str, int, bool, type(None))):
+                    return _const(v, node)
+            return node
+
+        def visit_Subscript(self, node):
+            self.generic_visit(node)
+            if isinstance(node.ctx, gast.Load) and isinstance(node.value, gast.Name) and \
+                    node.value.id in pf.dict_scalars:
+                v = known.value(node)
+                if isinstance(v, (str, int, bool, type(None))):
+                    return _const(v, node)
+            return node
+
+        def visit_FunctionDef(self, node):  # (a nested function reads its own names)
+            return node
+
+        visit_Lambda = visit_FunctionDef
+
+    for s in pf.tree.body:
+        Fold().visit(s)
+    gast.fix_missing_locations(pf.tree)
+
+
+def index_function_dicts(pf, taken: set) -> None:
+    """`acts = {"relu": lambda z: ..., "tanh": np.tanh}` made once and only indexed by keys
+    known here (`acts[name](x)`): each item is bound to a name of its own where the dict is
+    made, and each index reads that name (module docstring)."""
+    tree = pf.tree
+    stores: dict = {}
+    for n in gast.walk(tree):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
+            stores[n.id] = stores.get(n.id, 0) + 1
+    made = {}
+    for s in tree.body:
+        if isinstance(s, gast.Assign) and len(s.targets) == 1 and \
+                isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Dict) and \
+                stores.get(s.targets[0].id) == 1 and s.value.keys and all(
+                    isinstance(k, gast.Constant) and isinstance(k.value, (str, int))
+                    for k in s.value.keys) and any(
+                    isinstance(v, gast.Lambda) for v in s.value.values):
+            made[s.targets[0].id] = s
+    if not made:
+        return
+    known = _Known(pf)
+    loads = {}
+    for n in gast.walk(tree):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id in made:
+            loads.setdefault(n.id, []).append(n)
+    parents = {}
+    for n in gast.walk(tree):
+        for c in gast.iter_child_nodes(n):
+            parents[id(c)] = n
+    for name, s in list(made.items()):
+        uses = loads.get(name, [])
+        keys = [k.value for k in s.value.keys]
+        picks = []
+        for u in uses:
+            p = parents.get(id(u))
+            if not (isinstance(p, gast.Subscript) and p.value is u and
+                    isinstance(p.ctx, gast.Load)):
+                break
+            k = known.value(p.slice)
+            if k not in keys:
+                break
+            picks.append((p, k))
+        else:
+            if not picks:
+                continue
+            names = {}
+            at = tree.body.index(s)
+            binds = []
+            for k, v in zip(keys, s.value.values):
+                item = fresh(f"{name}_{k}" if str(k).isidentifier() else f"{name}_item", taken)
+                taken.add(item)
+                names[k] = item
+                binds.append(gast.copy_location(gast.Assign(
+                    targets=[_name(item, True)], value=v, type_comment=None), s))
+            s.value.values = [_name(names[k]) for k in keys]
+            tree.body[at:at] = binds
+            for p, k in picks:
+                parent = parents[id(p)]
+                for field, value in gast.iter_fields(parent):
+                    if value is p:
+                        setattr(parent, field, gast.copy_location(_name(names[k]), p))
+                    elif isinstance(value, list):
+                        setattr(parent, field, [gast.copy_location(_name(names[k]), p)
+                                                if x is p else x for x in value])
+    gast.fix_missing_locations(tree)
+
+
+def lower_ndenumerate(pf, taken: set) -> None:
+    """`for idx, v in np.ndenumerate(a):` -> `for idx in np.ndindex(np.shape(a)): v =
+    a[idx]` (module docstring)."""
+    tree = pf.tree
+    stored = {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)
+              and isinstance(n.ctx, (gast.Store, gast.Del))}
+
+    def is_ndenumerate(f) -> bool:
+        parts = []
+        while isinstance(f, gast.Attribute):
+            parts.append(f.attr)
+            f = f.value
+        if not isinstance(f, gast.Name) or f.id in stored or f.id in pf.params:
+            return False
+        try:
+            obj = pf.resolve(f.id)
+            for a in reversed(parts):
+                obj = getattr(obj, a)
+        except Exception:  # noqa: BLE001
+            return False
+        return obj is np.ndenumerate
+
+    def block(stmts):
+        out = []
+        for s in stmts:
+            for field in ("body", "orelse", "finalbody"):
+                if isinstance(getattr(s, field, None), list) and \
+                        not isinstance(s, (gast.FunctionDef, gast.ClassDef)):
+                    setattr(s, field, block(getattr(s, field)))
+            it = getattr(s, "iter", None)
+            if isinstance(s, gast.For) and isinstance(it, gast.Call) and \
+                    is_ndenumerate(it.func) and len(it.args) == 1 and not it.keywords and \
+                    isinstance(s.target, gast.Tuple) and len(s.target.elts) == 2:
+                idx, item = s.target.elts
+                arr = it.args[0]
+                if not (isinstance(arr, gast.Name) and arr.id not in _assigned_in(s.body)):
+                    held = fresh("ndenumerate_array", taken)
+                    taken.add(held)
+                    out.append(gast.copy_location(gast.Assign(
+                        targets=[_name(held, True)], value=arr, type_comment=None), s))
+                    arr = _name(held)
+                index = fresh("ndenumerate_index", taken) if not isinstance(idx, gast.Name) \
+                    else idx.id
+                taken.add(index)
+                np_name = _numpy_name(pf, stored)
+                if np_name is None:
+                    out.append(s)
+                    continue
+                shape = gast.Call(func=gast.Attribute(value=_name(np_name), attr="shape",
+                                                      ctx=gast.Load()),
+                                  args=[_name(arr.id)], keywords=[])
+                s.iter = gast.copy_location(gast.Call(
+                    func=gast.Attribute(value=_name(np_name), attr="ndindex", ctx=gast.Load()),
+                    args=[shape], keywords=[]), it)
+                s.target = _name(index, True)
+                read = gast.Subscript(value=_name(arr.id), slice=_name(index), ctx=gast.Load())
+                first = [gast.Assign(targets=[item], value=read, type_comment=None)]
+                if not isinstance(idx, gast.Name):
+                    first.insert(0, gast.Assign(targets=[idx], value=_name(index),
+                                                type_comment=None))
+                s.body = [gast.copy_location(x, s) for x in first] + s.body
+            out.append(s)
+        return out
+
+    if not any(isinstance(n, gast.For) and isinstance(n.iter, gast.Call)
+               and is_ndenumerate(n.iter.func) for n in gast.walk(tree)):
+        return
+    tree.body = block(tree.body)
+    gast.fix_missing_locations(tree)
+
+
+def _assigned_in(stmts) -> set:
+    return {n.id for s in stmts for n in gast.walk(s) if isinstance(n, gast.Name)
+            and isinstance(n.ctx, (gast.Store, gast.Del))}
+
+
+def _numpy_name(pf, stored) -> str | None:
+    """A free name of the function's module that holds numpy."""
+    for name, obj in pf.fn.__globals__.items():
+        if obj is np and name not in stored and name not in pf.params:
+            return name
+    return None
