@@ -84,7 +84,7 @@ def _ir_of(fn, known: dict | None = None, arrays: frozenset = frozenset(),
     memory with the names holding its items); `keys`: (parameter, its dict's keys) for the
     dict arguments (a comprehension building objects per key unrolls over them); `scalars`:
     (parameter, its dict's str / int / bool / None items) (`kwargs.get("act")`: chosen.py)."""
-    key = (fn, generation()) + ((tuple((p, v if isinstance(v, str) else id(v))
+    key = (fn, generation()) + ((tuple((p, _known_key(v))
                                        for p, v in known.items()),) if known else ()) + ((arrays,) if arrays else ()) \
         + ((tuples,) if tuples else ()) + ((statics,) if statics is not None else ()) \
         + ((("dicts", dicts),) if dicts else ()) \
@@ -178,6 +178,22 @@ def _dict_keys(params, values) -> tuple:
     specialisation's key already: binding.py's `_key_of` spells a dict by its keys)."""
     return tuple((p, tuple(v)) for p, v in zip(params, values)
                  if type(v) is dict and len(v) <= 64 and all(type(k) in (str, int) for k in v))
+
+
+def _names(v) -> bool:
+    """A list or tuple of a few short strings (specialised on by value, as a string is)."""
+    return type(v) in (list, tuple) and 0 < len(v) <= 16 and all(
+        type(x) is str and len(x) <= 64 for x in v)
+
+
+def _known_key(v):
+    """A known argument in a specialisation's key: a string (or a few) by value, an object
+    by identity."""
+    if isinstance(v, str):
+        return v
+    if _names(v):
+        return (type(v).__name__, tuple(v))
+    return id(v)
 
 
 def _dict_scalars(params, values) -> tuple:
@@ -469,6 +485,7 @@ class Transformed:
                     and v is not None and is_user_object(v))
                 or (isinstance(v, (list, tuple)) and is_object_sequence(v))
                 or (type(v) is str and len(v) <= 64)  # (a name: `ACTIVATIONS[name]()`)
+                or _names(v)  # (names a loop picks by: `for name in spec: REG[name]()(h)`)
                 or _has_row(v)  # (a numpy function given as an argument: `act=np.tanh`)
                 or (isinstance(v, functools.partial) and is_user_object(v.func))}
 
@@ -532,7 +549,7 @@ class Transformed:
         key = _spec_key(values) + (given,) + ((True,) if to_transform else ())
         known = self._known_objects(values)
         if known:  # (the code resolved their methods: it is theirs, by identity)
-            key += (tuple(id(v) for v in known.values()),)
+            key += (tuple(_known_key(v) for v in known.values()),)
         hit = self._cache.get(key)
         if hit is not None:
             pending = self._pending.get(key)

@@ -39,6 +39,7 @@ Input: a `ParsedFunction` before the fence. Output: the same, in place.
 
 from __future__ import annotations
 
+import copy
 import operator
 import types
 
@@ -103,6 +104,8 @@ class _Known:
         pf = self.pf
         if name in pf.known:
             return pf.known[name]
+        if name in pf.name_lists:
+            return tuple(pf.name_lists[name])
         statics = pf.statics or {}
         if name in statics and statics[name][0] == "int":
             return statics[name][1]
@@ -445,3 +448,84 @@ def _numpy_name(pf, stored) -> str | None:
         if obj is np and name not in stored and name not in pf.params:
             return name
     return None
+
+
+def unroll_name_loops(pf) -> None:
+    """`for name in spec: h = Layer.registry[name]()(h)` over strings known here (a list or
+    tuple argument of strings srcad specialises on, a display of string constants, a tuple a
+    module global holds), whose body calls what the name picks: the body once per string,
+    the name's reads in it that string -- so objects.py and the normaliser see each callee
+    (a class made and called, a registry's function) as if written out. The name is bound
+    to the last string after the loop, as Python leaves it. A body with `break` /
+    `continue`, that assigns the name, or a nested function that reads it (a closure sees
+    the variable, not the value) is left as written."""
+    tree = pf.tree
+    if not any(isinstance(n, gast.For) for n in gast.walk(tree)):
+        return
+    known = _Known(pf)
+
+    def strings(it):
+        v = known.value(it) if isinstance(it, (gast.Name, gast.Tuple, gast.List,
+                                               gast.Attribute)) else UNRESOLVED
+        if type(v) in (list, tuple) and 0 < len(v) <= 64 and all(type(x) is str for x in v):
+            if type(v) is list:  # (a list changed in place later: the code is rebuilt)
+                guards.note("items", v, len(v), v)
+            return list(v)
+        return None
+
+    def picks(body, target):
+        for n in (x for st in body for x in gast.walk(st)):
+            if isinstance(n, gast.Call) and isinstance(n.func, (gast.Call, gast.Subscript)) \
+                    and any(isinstance(m, gast.Name) and m.id == target
+                            for m in gast.walk(n.func)):
+                return True
+        return False
+
+    def fits(s):
+        if not (isinstance(s.target, gast.Name) and not s.orelse and picks(s.body, s.target.id)):
+            return False
+        inner = [n for st in s.body for n in gast.walk(st)]
+        if any(isinstance(n, (gast.Break, gast.Continue)) for n in inner):
+            return False
+        if any(isinstance(n, gast.Name) and n.id == s.target.id and
+               not isinstance(n.ctx, gast.Load) for n in inner):
+            return False
+        for f in inner:
+            if isinstance(f, (gast.FunctionDef, gast.Lambda)) and any(
+                    isinstance(m, gast.Name) and m.id == s.target.id for m in gast.walk(f)):
+                return False
+        return True
+
+    class Put(gast.NodeTransformer):
+        def __init__(self, name, value):
+            self.name, self.value = name, value
+
+        def visit_Name(self, node):
+            if node.id == self.name and isinstance(node.ctx, gast.Load):
+                return _const(self.value, node)
+            return node
+
+    def block(stmts):
+        out = []
+        for s in stmts:
+            if isinstance(s, gast.For) and fits(s):
+                items = strings(s.iter)
+                if items is not None:
+                    for item in items:
+                        for st in s.body:
+                            out.extend(block([Put(s.target.id, item).visit(copy.deepcopy(st))]))
+                    out.append(gast.copy_location(gast.Assign(
+                        targets=[_name(s.target.id, True)], value=_const(items[-1], s),
+                        type_comment=None), s))
+                    continue
+            if not isinstance(s, (gast.FunctionDef, gast.ClassDef)):
+                for field in ("body", "orelse", "finalbody"):
+                    if isinstance(getattr(s, field, None), list):
+                        new = block(getattr(s, field))
+                        setattr(s, field, new if new or field != "body"
+                                else [gast.copy_location(gast.Pass(), s)])
+            out.append(s)
+        return out
+
+    tree.body = block(tree.body) or [gast.copy_location(gast.Pass(), tree)]
+    gast.fix_missing_locations(tree)

@@ -53,7 +53,7 @@ from .aliasing import AliasingMixin, bound_names
 from .calls import _RETURN, CallsMixin
 from .attrstate import carry_attribute_state, container_aliases, declared_names
 from .chosen import fold_chosen_functions, fold_dict_reads, index_function_dicts, \
-    lower_ndenumerate
+    lower_ndenumerate, unroll_name_loops
 from .closures import lift_closures
 from .desugar import desugar
 from .effects import EffectsMixin, check_lost_changes
@@ -771,6 +771,10 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                            if isinstance(a, ir.Const) and type(a.value) in (int, bool)})
         pf.statics.update({p: ("len", len(a.items)) for p, a in zip(pf.params, args)
                            if isinstance(a, ir.Seq) and p not in changed_there(pf)})
+        pf.name_lists = {p: [x.value for x in a.items] for p, a in zip(pf.params, args)
+                         if isinstance(a, ir.Seq) and a.items and all(
+                             isinstance(x, ir.Const) and type(x.value) is str for x in a.items)
+                         and p not in changed_there(pf)}
         # a dict argument passed on as it is: its keys are known there too (objects.py builds
         # objects per key)
         pf.dict_keys = {p: self.pf.dict_keys[a.name] for p, a in passed
@@ -1294,6 +1298,7 @@ def _normalize(pf: ParsedFunction, root: bool = False) -> ir.Function:
     fold_static_arguments(pf)  # a recursive function's ints and lengths (recursion.py)
     fold_dict_reads(pf)  # kwargs.get("act", "elu") of a dict argument: its str (chosen.py)
     fold_chosen_functions(pf)  # if kind == "relu": act = relu -- Python's branch (chosen.py)
+    unroll_name_loops(pf)  # for name in spec: h = REG[name]()(h) -- once per name (chosen.py)
     splice_factories(pf)  # f = make_layer(W): the closure it returns, made here (factories.py)
     fence(pf)
     static_getattr(pf.tree, pf.fn.__globals__,  # getattr(A, name), getattr(np, cfg.act)

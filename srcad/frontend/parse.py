@@ -76,6 +76,9 @@ class ParsedFunction:
     # parameter -> {key: value} of the str / int / bool / None items of the dict argument it
     # holds (in the specialisation's key: `kwargs.get("act", "elu")` is known, chosen.py)
     dict_scalars: dict = field(default_factory=dict)
+    # parameter -> the strings of the list / tuple display its caller passes (`f(x, ["a",
+    # "b"])`: a loop over them picks callees, chosen.py)
+    name_lists: dict = field(default_factory=dict)
     namedtuples: dict = field(default_factory=dict)  # parameter -> its namedtuple type
     namedtuple_items: dict = field(default_factory=dict)  # parameter -> its items' type
     attrdicts: dict = field(default_factory=dict)  # parameter -> its dict subclass (EasyDict)
