@@ -904,7 +904,8 @@ class _NumpyView:
         if _hashable(obj) and obj in CLASS_SUBSTITUTES:  # np.poly1d: srcad/pyfuncs.py's
             return CLASS_SUBSTITUTES[obj]
         if obj is np.ndenumerate:  # (a Tensor's items: indexed, as frontend/chosen.py walks)
-            return _ndenumerate
+            return lambda a: _ndenumerate(self.asarray(a) if isinstance(a, (list, tuple))
+                                          else a)
         if obj is np.vectorize:  # np.vectorize(f)(t): its loop on the tape
             return lambda *a, **k: VectorizeEager(self, _has_tensor, np.vectorize(*a, **k))
         if callable(obj) and not isinstance(obj, type) and table.lookup(obj) is not None:

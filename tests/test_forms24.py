@@ -118,8 +118,25 @@ def method_by_name(x, W, kind="tanh"):
     return NET.forward(x, W, kind)
 
 
+def conditional_expression(x, W, kind="sin"):
+    act = np.tanh if kind == "tanh" else (relu if kind == "relu" else np.sin)
+    return np.sum(act(x @ W) ** 2)
+
+
+def _pick(z, kind="tanh", n=2):
+    if kind == "relu":
+        f = relu
+    elif n == 2:
+        f = np.tanh
+    return np.sum(f(z) ** 2)
+
+
+def callee_defaults(x, W):
+    return _pick(x @ W) + _pick(x @ W.T, "relu") + _pick(x, "sin", n=2)
+
+
 FORMS_1 = [branch_on_string, branch_on_int, branch_on_bool, branch_on_global,
-           branch_on_config_attribute, method_by_name]
+           branch_on_config_attribute, method_by_name, conditional_expression, callee_defaults]
 
 
 @pytest.mark.parametrize("how", MODES)
@@ -293,6 +310,17 @@ def dict_of_lambdas(x, W, name="relu"):
     return np.sum(acts["sq"](h))
 
 
+def dict_display_by_kwargs(x, W, **kw):
+    act = {"a": np.tanh, "b": np.sin, "c": relu}[kw.get("k", "a")]
+    return np.sum(act(x @ W))
+
+
+@pytest.mark.parametrize("how", MODES)
+@pytest.mark.parametrize("kw", [{}, {"k": "b"}, {"k": "c"}], ids=str)
+def test_dict_display_indexed_by_kwargs(kw, how):
+    _check(dict_display_by_kwargs, (X, W), how=how, kwargs=kw)
+
+
 @pytest.mark.parametrize("how", MODES)
 @pytest.mark.parametrize("name", ["relu", "tanh", "sq"])
 def test_dict_of_lambdas(name, how):
@@ -316,10 +344,26 @@ def ndenumerate_into(x, W):
     return np.sum(out ** 2)
 
 
+def ndenumerate_pairs(A, x):
+    t = 0.0
+    for (i, j), v in np.ndenumerate(A * 2):
+        t = t + v * x[j] * (i + 1)
+    return t
+
+
+def ndenumerate_list(x, W):
+    t = 0.0
+    for idx, v in np.ndenumerate([x[0] @ W, x[1] * 3]):
+        t = t + v ** 2 * (idx[1] + 1)
+    return t
+
+
 @pytest.mark.parametrize("how", MODES)
 def test_ndenumerate(how):
     _check(ndenumerate_weighted, (W, X[:3]), how=how)
     _check(ndenumerate_into, (X, W), how=how)
+    _check(ndenumerate_pairs, (W, X[0]), how=how)
+    _check(ndenumerate_list, (X, W), how=how)
 
 
 def test_ndenumerate_in_the_census():

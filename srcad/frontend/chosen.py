@@ -92,6 +92,8 @@ class _Known:
             for t in targets:
                 if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name):
                     self.written_dicts.add(t.value.id)
+            if isinstance(n, gast.Call):  # (a dict given to a call may be changed there)
+                self.written_dicts.update(a.id for a in n.args if isinstance(a, gast.Name))
             if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and \
                     isinstance(n.func.value, gast.Name) and n.func.attr not in _DICT_READERS:
                 if n.func.attr == "pop" and n.args and isinstance(n.args[0], gast.Constant):
@@ -304,6 +306,7 @@ def index_function_dicts(pf, taken: set) -> None:
     known here (`acts[name](x)`): each item is bound to a name of its own where the dict is
     made, and each index reads that name (module docstring)."""
     tree = pf.tree
+    _index_displays(pf)
     stores: dict = {}
     for n in gast.walk(tree):
         if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
@@ -366,6 +369,44 @@ def index_function_dicts(pf, taken: set) -> None:
     gast.fix_missing_locations(tree)
 
 
+def _plain(e) -> bool:
+    """A name, an attribute of one, or a constant: reading it has no effect."""
+    while isinstance(e, gast.Attribute):
+        e = e.value
+    return isinstance(e, (gast.Name, gast.Constant))
+
+
+def _index_displays(pf) -> None:
+    """`{"a": np.tanh, "b": relu}[key]` with the key known here: the item itself."""
+    if not any(isinstance(n, gast.Subscript) and isinstance(n.value, gast.Dict)
+               for n in gast.walk(pf.tree)):
+        return
+    known = _Known(pf)
+
+    class Pick(gast.NodeTransformer):
+        def visit_Subscript(self, node):
+            self.generic_visit(node)
+            d = node.value
+            if isinstance(node.ctx, gast.Load) and isinstance(d, gast.Dict) and d.keys and \
+                    all(isinstance(k, gast.Constant) for k in d.keys) and \
+                    all(_plain(v) for v in d.values):
+                k = known.value(node.slice)
+                keys = [x.value for x in d.keys]
+                if isinstance(k, (str, int)) and k in keys:
+                    at = len(keys) - 1 - keys[::-1].index(k)  # (a repeated key: the last)
+                    return gast.copy_location(d.values[at], node)
+            return node
+
+        def visit_FunctionDef(self, node):
+            return node
+
+        visit_Lambda = visit_FunctionDef
+
+    for st in pf.tree.body:
+        Pick().visit(st)
+    gast.fix_missing_locations(pf.tree)
+
+
 def lower_ndenumerate(pf, taken: set) -> None:
     """`for idx, v in np.ndenumerate(a):` -> `for idx in np.ndindex(np.shape(a)): v =
     a[idx]` (module docstring)."""
@@ -401,19 +442,23 @@ def lower_ndenumerate(pf, taken: set) -> None:
                     isinstance(s.target, gast.Tuple) and len(s.target.elts) == 2:
                 idx, item = s.target.elts
                 arr = it.args[0]
-                if not (isinstance(arr, gast.Name) and arr.id not in _assigned_in(s.body)):
-                    held = fresh("ndenumerate_array", taken)
-                    taken.add(held)
-                    out.append(gast.copy_location(gast.Assign(
-                        targets=[_name(held, True)], value=arr, type_comment=None), s))
-                    arr = _name(held)
-                index = fresh("ndenumerate_index", taken) if not isinstance(idx, gast.Name) \
-                    else idx.id
-                taken.add(index)
                 np_name = _numpy_name(pf, stored)
                 if np_name is None:
                     out.append(s)
                     continue
+                if not (isinstance(arr, gast.Name) and arr.id not in _assigned_in(s.body)):
+                    # (evaluated once, as numpy's iterator takes it: np.asarray of a list too)
+                    held = fresh("ndenumerate_array", taken)
+                    taken.add(held)
+                    value = gast.Call(func=gast.Attribute(value=_name(np_name), attr="asarray",
+                                                          ctx=gast.Load()),
+                                      args=[arr], keywords=[])
+                    out.append(gast.copy_location(gast.Assign(
+                        targets=[_name(held, True)], value=value, type_comment=None), s))
+                    arr = _name(held)
+                index = fresh("ndenumerate_index", taken) if not isinstance(idx, gast.Name) \
+                    else idx.id
+                taken.add(index)
                 shape = gast.Call(func=gast.Attribute(value=_name(np_name), attr="shape",
                                                       ctx=gast.Load()),
                                   args=[_name(arr.id)], keywords=[])

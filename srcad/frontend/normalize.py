@@ -769,7 +769,8 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         pf.statics = {p: caller[a.name] for p, a in zip(pf.params, args)
                       if isinstance(a, ir.Var) and a.name in caller and not self.defs[a.name]
                       and a.name not in changed}
-        pf.statics.update({p: ("int", a.value) for p, a in zip(pf.params, args)
+        pf.statics.update({p: ("int", a.value) for p, a in [*zip(pf.params, args),
+                                                             *kwargs.items()]
                            if isinstance(a, ir.Const) and type(a.value) in (int, bool)})
         pf.statics.update({p: ("len", len(a.items)) for p, a in zip(pf.params, args)
                            if isinstance(a, ir.Seq) and p not in changed_there(pf)})
@@ -777,6 +778,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                          if isinstance(a, ir.Seq) and a.items and all(
                              isinstance(x, ir.Const) and type(x.value) is str for x in a.items)
                          and p not in changed_there(pf)}
+        _known_defaults(fn, pf, len(args), kwargs)  # (`def act(z, kind="tanh")`: chosen.py)
         # a dict argument passed on as it is: its keys are known there too (objects.py builds
         # objects per key)
         pf.dict_keys = {p: self.pf.dict_keys[a.name] for p, a in passed
@@ -925,6 +927,30 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
 def rowed_or_user(obj) -> bool:
     """A function calls through a name may be resolved to: a user's, or one with a row."""
     return isinstance(obj, types.FunctionType) and is_user_object(obj) or rowed_callable(obj)
+
+
+def _known_defaults(fn, pf, given: int, kwargs: dict) -> None:
+    """A callee's parameters the call leaves to their defaults: a string default is known
+    there (as a string argument is), an int or bool one is a static int (chosen.py folds a
+    test of them that binds a function)."""
+    try:
+        sig = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return
+    changed = None
+    for p in pf.params[given:]:
+        if p in kwargs or p not in sig or p in pf.known:
+            continue
+        d = sig[p].default
+        if type(d) not in (str, int, bool) or (type(d) is str and len(d) > 64):
+            continue
+        changed = changed_there(pf) if changed is None else changed
+        if p in changed:
+            continue
+        if type(d) is str:
+            pf.known[p] = d
+        elif pf.statics is not None and p not in pf.statics:
+            pf.statics[p] = ("int", d)
 
 
 def changed_there(pf) -> set:
