@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import ast
 import builtins
+import collections
 import copy
 import importlib
 import inspect
 import linecache
 import sys
 import textwrap
+import typing
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -404,9 +406,6 @@ def _namedtuple_class(pf: ParsedFunction, stmt, assigned: set, local: set):
     only here: the class, made once here (as a class statement is), else None. Python makes
     a new class of the same fields at every call; attribute reads of its instances (`p.W`)
     are item reads either way."""
-    import collections
-    import typing
-
     if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and
             isinstance(stmt.targets[0], gast.Name) and isinstance(stmt.value, gast.Call)):
         return None
