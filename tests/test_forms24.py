@@ -395,3 +395,46 @@ def typed_namedtuple_made_here(W, b, x):
                          ids=lambda f: f.__name__)
 def test_namedtuple_class_made_in_the_function(fn, how):
     _check(fn, (W, B, X), how=how)
+
+
+# ---- soundness: a value that changes during the call is not folded ---------------------------
+
+class Switch:
+    def __init__(self):
+        self.kind = "relu"
+
+    def flip(self):
+        self.kind = "tanh" if self.kind == "relu" else "relu"
+
+
+def mode_changed_by_a_method(x, W, sw):
+    sw.flip()  # (the attribute the test reads changes here, in the call)
+    if sw.kind == "relu":
+        act = relu
+    else:
+        act = np.tanh
+    return np.sum(act(x @ W) ** 2)
+
+
+def names_appended_to(x, W, spec=("sine",)):
+    spec = list(spec)
+    spec.append("cube")
+    h = x @ W
+    for name in spec:
+        h = Block.registry[name]()(h)
+    return np.sum(h)
+
+
+@pytest.mark.parametrize("how", ["source", "tape"])
+def test_values_changed_in_the_call_are_not_folded(how):
+    """Never the branch the value had before the call: the right gradient or a refusal."""
+    for fn, make in ((mode_changed_by_a_method, lambda: (X, W, Switch())),
+                     (names_appended_to, lambda: (X, W))):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                got = srcad.grad(fn, wrt=1, **_options(how))(*make())
+        except srcad.SrcadError:
+            continue
+        want = numerical_grad(lambda w: fn(make()[0], w, *make()[2:]), (W,), wrt=0)
+        assert rel_error(got, want) < 1e-5, fn.__name__

@@ -49,6 +49,7 @@ import numpy as np
 from ..errors import CountUnknownError
 from ..naming import fresh
 from . import guards
+from .objects import mutated_names
 from .opaque import is_user_object
 from .parse import UNRESOLVED
 
@@ -81,8 +82,22 @@ class _Known:
                        and isinstance(n.ctx, (gast.Store, gast.Del))}
         self.stored |= {name for n in gast.walk(tree)
                         if isinstance(n, (gast.Global, gast.Nonlocal)) for name in n.names}
+        self.stored |= mutated_names(tree.body)  # (a list changed in place: read as it runs)
         self.stored_attrs = {n.attr for n in gast.walk(tree) if isinstance(n, gast.Attribute)
                              and isinstance(n.ctx, (gast.Store, gast.Del))}
+        # objects a call may change (a method called on them, or given to a call): their
+        # attributes are read as the code runs, not folded (`self.set_mode("eval")` first)
+        self.touched = set()
+        for n in gast.walk(tree):
+            if not isinstance(n, gast.Call):
+                continue
+            self.touched.update(a.id for a in [*n.args, *(k.value for k in n.keywords)]
+                                if isinstance(a, gast.Name))
+            f = n.func.value if isinstance(n.func, gast.Attribute) else None
+            while isinstance(f, gast.Attribute):
+                f = f.value
+            if isinstance(f, gast.Name):
+                self.touched.add(f.id)
         # dict parameters read only (no store, no pop of the key, no update): their items
         self.written_dicts = set()
         for n in gast.walk(tree):
@@ -136,7 +151,11 @@ class _Known:
             except Exception:  # noqa: BLE001  (a name the module lacks: Python says so later)
                 return UNRESOLVED
         if isinstance(e, gast.Attribute) and isinstance(e.ctx, gast.Load):
-            if e.attr in self.stored_attrs:
+            root = e.value
+            while isinstance(root, gast.Attribute):
+                root = root.value
+            if e.attr in self.stored_attrs or (isinstance(root, gast.Name) and
+                                               root.id in self.touched):
                 return UNRESOLVED
             base = self.value(e.value)
             if base is UNRESOLVED or not (is_user_object(base) or
