@@ -438,3 +438,27 @@ def test_values_changed_in_the_call_are_not_folded(how):
             continue
         want = numerical_grad(lambda w: fn(make()[0], w, *make()[2:]), (W,), wrt=0)
         assert rel_error(got, want) < 1e-5, fn.__name__
+
+
+def _jvp_kind(x, kind):
+    return branch_on_string(x, W, kind)
+
+
+def _jvp_kwargs(x):
+    return registry_by_kwargs(x, W, act="swish", square=True)
+
+
+def _jvp_forms(x):
+    return ndenumerate_into(x, W) + namedtuple_made_here(W, B, x) + \
+        classes_by_loop_variable(x, W) + dict_of_lambdas(x, W, "tanh")
+
+
+def test_jvp_of_the_forms():
+    v = R.standard_normal(X.shape)
+    for f, extra in ((_jvp_kind, ("relu",)), (_jvp_kind, ("tanh",)), (_jvp_kind, ("id",)),
+                     (_jvp_kwargs, ()), (_jvp_forms, ())):
+        out, t = srcad.jvp(lambda x: f(x, *extra), (X,), (v,)) if False else \
+            srcad.jvp(f, (X, *extra), (v, *(None for _ in extra)))
+        assert out == f(X, *extra)
+        want = np.sum(numerical_grad(f, (X, *extra), wrt=0) * v)
+        assert abs(t - want) < 1e-6 * max(1.0, abs(want)), (f.__name__, extra)

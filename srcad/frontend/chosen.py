@@ -116,6 +116,19 @@ class _Known:
                 else:
                     self.written_dicts.add(n.func.value.id)
         self.waits = None  # a parameter whose int / bool value the test needs (not told yet)
+        # dict displays of constant keys bound once at the top and only read: their items
+        # (`kwargs = {"act": kwargs_act}` of a callee's **kwargs, parse.star_params_for_call)
+        count: dict = {}
+        for n in gast.walk(tree):
+            if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
+                count[n.id] = count.get(n.id, 0) + 1
+        self.displays = {
+            s.targets[0].id: s.value for s in tree.body
+            if isinstance(s, gast.Assign) and len(s.targets) == 1
+            and isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Dict)
+            and count.get(s.targets[0].id) == 1 and s.targets[0].id not in self.written_dicts
+            and s.targets[0].id not in mutated_names(tree.body)
+            and all(isinstance(k, gast.Constant) for k in s.value.keys)}
 
     def param(self, name):
         pf = self.pf
@@ -126,8 +139,10 @@ class _Known:
         statics = pf.statics or {}
         if name in statics and statics[name][0] == "int":
             return statics[name][1]
-        if pf.deferrable and pf.statics is None and self.waits is None:
-            self.waits = name  # (an int or a bool, maybe: the first call tells)
+        if pf.deferrable and self.waits is None:
+            # (an int, a bool or a string, maybe -- here or in the caller that passes it on:
+            # a transform made before any call waits for the first call's arguments)
+            self.waits = name
         return UNRESOLVED
 
     def value(self, e):
@@ -195,6 +210,17 @@ class _Known:
     def item(self, base, key, default):
         """`d[key]` / `d.get(key, default)` of a dict argument the function only reads,
         whose item the specialisation's key holds (a str, an int, a bool, None)."""
+        if isinstance(base, gast.Name) and base.id in self.displays:
+            d = self.displays[base.id]
+            k = self.value(key)
+            keys = [x.value for x in d.keys]
+            if not isinstance(k, (str, int)):
+                return UNRESOLVED
+            if k in keys:
+                return self.value(d.values[len(keys) - 1 - keys[::-1].index(k)])
+            if default is UNRESOLVED:
+                return UNRESOLVED
+            return None if default is None else self.value(default)
         if not (isinstance(base, gast.Name) and base.id in self.pf.params and
                 base.id not in self.stored and base.id not in self.written_dicts):
             return UNRESOLVED
@@ -286,16 +312,17 @@ def fold_chosen_functions(pf) -> None:
 def fold_dict_reads(pf) -> None:
     """`kwargs.get("act", "elu")`, `cfg["act"]` of a dict argument the function only reads:
     the string, int or bool the argument holds there (module docstring)."""
-    if not pf.dict_scalars:
-        return
     known = _Known(pf)
+    dicts = set(pf.dict_scalars) | set(known.displays)
+    if not dicts:
+        return
 
     class Fold(gast.NodeTransformer):
         def visit_Call(self, node):
             self.generic_visit(node)
             f = node.func
             if isinstance(f, gast.Attribute) and f.attr == "get" and \
-                    isinstance(f.value, gast.Name) and f.value.id in pf.dict_scalars:
+                    isinstance(f.value, gast.Name) and f.value.id in dicts:
                 v = known.value(node)
                 if isinstance(v, (str, int, bool, type(None))):
                     return _const(v, node)
@@ -304,7 +331,7 @@ def fold_dict_reads(pf) -> None:
         def visit_Subscript(self, node):
             self.generic_visit(node)
             if isinstance(node.ctx, gast.Load) and isinstance(node.value, gast.Name) and \
-                    node.value.id in pf.dict_scalars:
+                    node.value.id in dicts:
                 v = known.value(node)
                 if isinstance(v, (str, int, bool, type(None))):
                     return _const(v, node)

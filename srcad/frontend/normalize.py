@@ -932,7 +932,7 @@ def rowed_or_user(obj) -> bool:
 def _known_defaults(fn, pf, given: int, kwargs: dict) -> None:
     """A callee's parameters the call leaves to their defaults: a string default is known
     there (as a string argument is), an int or bool one is a static int (chosen.py folds a
-    test of them that binds a function)."""
+    test of them that binds a function), a tuple of strings one the names a loop walks."""
     try:
         sig = inspect.signature(fn).parameters
     except (TypeError, ValueError):
@@ -942,12 +942,15 @@ def _known_defaults(fn, pf, given: int, kwargs: dict) -> None:
         if p in kwargs or p not in sig or p in pf.known:
             continue
         d = sig[p].default
-        if type(d) not in (str, int, bool) or (type(d) is str and len(d) > 64):
+        names = type(d) is tuple and 0 < len(d) <= 64 and all(type(x) is str for x in d)
+        if not names and (type(d) not in (str, int, bool) or (type(d) is str and len(d) > 64)):
             continue
         changed = changed_there(pf) if changed is None else changed
         if p in changed:
             continue
-        if type(d) is str:
+        if names:  # (`spec=("tanh", "square")`: a loop over them picks callees)
+            pf.name_lists[p] = list(d)
+        elif type(d) is str:
             pf.known[p] = d
         elif pf.statics is not None and p not in pf.statics:
             pf.statics[p] = ("int", d)
