@@ -82,6 +82,7 @@ class _Known:
                        and isinstance(n.ctx, (gast.Store, gast.Del))}
         self.stored |= {name for n in gast.walk(tree)
                         if isinstance(n, (gast.Global, gast.Nonlocal)) for name in n.names}
+        self.assigned = set(self.stored)
         self.stored |= mutated_names(tree.body)  # (a list changed in place: read as it runs)
         self.stored_attrs = {n.attr for n in gast.walk(tree) if isinstance(n, gast.Attribute)
                              and isinstance(n.ctx, (gast.Store, gast.Del))}
@@ -222,7 +223,7 @@ class _Known:
                 return UNRESOLVED
             return None if default is None else self.value(default)
         if not (isinstance(base, gast.Name) and base.id in self.pf.params and
-                base.id not in self.stored and base.id not in self.written_dicts):
+                base.id not in self.assigned and base.id not in self.written_dicts):
             return UNRESOLVED
         k = self.value(key)
         if not isinstance(k, (str, int)) or (base.id, k) in self.written_dicts:
