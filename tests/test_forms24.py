@@ -462,3 +462,26 @@ def test_jvp_of_the_forms():
         assert out == f(X, *extra)
         want = np.sum(numerical_grad(f, (X, *extra), wrt=0) * v)
         assert abs(t - want) < 1e-6 * max(1.0, abs(want)), (f.__name__, extra)
+
+
+def lambda_branch_on_kwargs(x, W, **kw):
+    if kw.get("act", "lin") == "tanh":
+        act = np.tanh
+    else:
+        act = lambda z: 0.5 * z  # noqa: E731
+    return np.sum(act(x @ W) ** 2)
+
+
+@pytest.mark.parametrize("how", MODES)
+def test_lambda_in_a_branch_on_kwargs(how):
+    """The transform is made before any call (the test reads **kwargs): it waits for the
+    first call's arguments instead of refusing the lambda bound in a branch."""
+    g = srcad.value_and_grad(lambda_branch_on_kwargs, wrt=(0, 1), **_options(how))
+    for kw in ({}, {"act": "tanh"}, {}):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out, got = g(X, W, **kw)
+        assert out == lambda_branch_on_kwargs(X, W, **kw)
+        want = numerical_grad(lambda x, w: lambda_branch_on_kwargs(x, w, **kw), (X, W),
+                              wrt=(0, 1))
+        assert all(rel_error(a, b) < 1e-6 for a, b in zip(got, want))

@@ -230,6 +230,8 @@ class _Known:
             return UNRESOLVED
         held = self.pf.dict_scalars.get(base.id)
         if held is None:
+            if self.pf.deferrable and self.waits is None:
+                self.waits = base.id  # (a dict argument: the first call tells its items)
             return UNRESOLVED
         if k in held:
             return held[k]
