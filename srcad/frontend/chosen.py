@@ -22,13 +22,20 @@ once, to the function Python would call, which srcad follows as it follows any f
 value. Only the `if`s that bind a name the function calls (or a list of functions a loop
 walks and calls) are folded: other branches stay code, as before. A test that reads a
 differentiated value (`if x.sum() > 0: act = relu`) is left as written, and the call of the
-chosen name is refused at its line, naming it.
+chosen name is refused at its line, naming it. So is a value the call may change before
+the test reads it: an attribute of an object a method is called on or that is given to a
+call, a list changed in place, a dict stored into or popped of that key -- each is read as
+the code runs, never folded to what it held before the call.
 
 The same values fold reads of a dict argument (`kwargs.get("act", "elu")`, `cfg["act"]`)
 to the string they hold, so a registry indexed by them (`ACTS[kwargs.get("act", "elu")]`)
 is known; and a dict display of functions made in the function (`acts = {"relu": lambda
 z: ..., "tanh": np.tanh}`), indexed by a known key (`acts[name](x)`), reads the item
 itself (each lambda bound to a name of its own first, which closures.py lifts).
+
+A loop over strings known here (`for name in spec: h = Layer.registry[name]()(h)`, spec a
+tuple argument or default, or a display) whose body calls what the name picks is written out
+once per string, so objects.py sees each class made and called.
 
 `for idx, v in np.ndenumerate(a)` is walked as `for idx in np.ndindex(np.shape(a)): v =
 a[idx]` (what numpy's iterator yields), so each item read is an index of the array and its
@@ -315,6 +322,8 @@ def fold_chosen_functions(pf) -> None:
 def fold_dict_reads(pf) -> None:
     """`kwargs.get("act", "elu")`, `cfg["act"]` of a dict argument the function only reads:
     the string, int or bool the argument holds there (module docstring)."""
+    if not pf.dict_scalars and not any(isinstance(n, gast.Dict) for n in gast.walk(pf.tree)):
+        return
     known = _Known(pf)
     dicts = set(pf.dict_scalars) | set(known.displays)
     if not dicts:
