@@ -873,7 +873,7 @@ _MAKERS = (np.array, np.asarray, np.copy)
 
 def _ndenumerate(a):
     """np.ndenumerate over a Tensor: (index, a[index]) in numpy's order, each item a
-    getitem on the tape (frontend/chosen.py lowers the source form to the same indices)."""
+    getitem on the tape (frontend/ndenumerate.py lowers the source form to the same indices)."""
     if not isinstance(a, Tensor):
         yield from np.ndenumerate(a)
         return
@@ -903,7 +903,7 @@ class _NumpyView:
             return self._tape.substitute(obj)
         if _hashable(obj) and obj in CLASS_SUBSTITUTES:  # np.poly1d: srcad/pyfuncs.py's
             return CLASS_SUBSTITUTES[obj]
-        if obj is np.ndenumerate:  # (a Tensor's items: indexed, as frontend/chosen.py walks)
+        if obj is np.ndenumerate:  # (a Tensor's items: indexed, as ndenumerate.py walks)
             return lambda a: _ndenumerate(self.asarray(a) if isinstance(a, (list, tuple))
                                           else a)
         if obj is np.vectorize:  # np.vectorize(f)(t): its loop on the tape

@@ -205,8 +205,8 @@ _LOWERED_NUMPY = {
     "np.apply_over_axes": "lowered to numpy's loop: a = f(a, axis) per axis, a result that "
                           "dropped the axis given it back (np.expand_dims)",
     "np.ndenumerate": "`for idx, v in np.ndenumerate(a)` lowered to `for idx in "
-                      "np.ndindex(np.shape(a)): v = a[idx]` (frontend/chosen.py; the tape walks "
-                      "the same indices): each item an index of the array",
+                      "np.ndindex(np.shape(a)): v = a[idx]` (frontend/ndenumerate.py; the "
+                      "tape walks the same indices): each item an index of the array",
     "ufunc.at": "np.add.at / subtract / multiply / maximum / minimum / negative.at lowered to "
                 "a[...] = add_at(a, indices, b) (copy on write; repeated indices accumulate); "
                 "other ufuncs' are refused (no rule yet)",

@@ -53,7 +53,8 @@ from .aliasing import AliasingMixin, bound_names
 from .calls import _RETURN, CallsMixin
 from .attrstate import carry_attribute_state, container_aliases, declared_names
 from .chosen import fold_chosen_functions, fold_dict_reads, index_function_dicts, \
-    lower_ndenumerate, unroll_name_loops
+    unroll_name_loops
+from .ndenumerate import lower_ndenumerate
 from .closures import lift_closures
 from .desugar import desugar
 from .effects import EffectsMixin, check_lost_changes
@@ -1340,7 +1341,7 @@ def _normalize(pf: ParsedFunction, root: bool = False) -> ir.Function:
     _out_keyword_as_write(pf)  # np.exp(s, out=s) -> s[...] = np.exp(s)
     kept_globals(pf)  # CACHE["h"] = h of a module's dict: CACHE.__setitem__("h", h)
     n = Normalizer(pf)
-    lower_ndenumerate(pf, n.taken)  # for i, v in np.ndenumerate(a): by np.ndindex (chosen.py)
+    lower_ndenumerate(pf, n.taken)  # for i, v in np.ndenumerate(a): np.ndindex (ndenumerate.py)
     index_function_dicts(pf, n.taken)  # {"relu": lambda z: ...}[name]: the item (chosen.py)
     lower_partials(pf, n.taken)  # act = partial(np.clip, a_max=1); act(x): np.clip(x, ...)
     lower_try(pf, n.taken)  # try/except/else/finally: a probe and branches (trylower.py)
