@@ -135,8 +135,30 @@ def callee_defaults(x, W):
     return _pick(x @ W) + _pick(x @ W.T, "relu") + _pick(x, "sin", n=2)
 
 
+ACT_LIST = [np.tanh, relu, np.sin]
+
+
+def list_indexed_by_int(x, W, i=2):
+    fs = (np.cos, relu)
+    return np.sum(ACT_LIST[i](x @ W) ** 2) + np.sum(fs[i - 1](x @ W.T))
+
+
+def branch_in_a_loop_over_names(x, W, kinds=("tanh", "relu", "sin")):
+    h = x
+    for k in kinds:
+        if k == "tanh":
+            f = np.tanh
+        elif k == "relu":
+            f = relu
+        else:
+            f = np.sin
+        h = f(h @ W)
+    return np.sum(h)
+
+
 FORMS_1 = [branch_on_string, branch_on_int, branch_on_bool, branch_on_global,
-           branch_on_config_attribute, method_by_name, conditional_expression, callee_defaults]
+           branch_on_config_attribute, method_by_name, conditional_expression, callee_defaults,
+           list_indexed_by_int, branch_in_a_loop_over_names]
 
 
 @pytest.mark.parametrize("how", MODES)
@@ -150,6 +172,8 @@ def test_each_call_gets_its_own_function(how):
     """One transformed function called with another `kind` (a string, an int, a bool)
     differentiates that call's function, as calling the function does."""
     cases = [(branch_on_string, ["relu", "tanh", "id", "relu"]), (branch_on_int, [0, 1, 0]),
+             (list_indexed_by_int, [1, 2, 1]), (branch_in_a_loop_over_names, [("sin",),
+                                                                           ("relu", "tanh")]),
              (branch_on_bool, [True, False, True]), (method_by_name, ["tanh", "relu"])]
     for fn, kinds in cases:
         g = srcad.value_and_grad(fn, wrt=(0, 1), **_options(how))

@@ -268,7 +268,8 @@ def fold_chosen_functions(pf) -> None:
     a function the body calls, where the test is known (module docstring)."""
     tree = pf.tree
     called = _called_names(tree)
-    if not called or not any(isinstance(n, (gast.If, gast.IfExp)) for n in gast.walk(tree)):
+    if not called and not any(isinstance(n, gast.Call) and isinstance(n.func, gast.Subscript)
+                              for n in gast.walk(tree)):
         return
     known = _Known(pf)
 
@@ -311,7 +312,26 @@ def fold_chosen_functions(pf) -> None:
         return out
 
     tree.body = block(tree.body) or [gast.copy_location(gast.Pass(), tree)]
+    _fold_called_indices(tree, known, test_of)
     gast.fix_missing_locations(tree)
+
+
+def _fold_called_indices(tree, known, test_of) -> None:
+    """`FNS[i](x)`, `fs[n](x)` with the index an int (or a string) known here: the index
+    written as that constant, so the item called is known (waiting for the first call's
+    arguments where the index is an argument not told yet)."""
+    for n in gast.walk(tree):
+        if not (isinstance(n, gast.Call) and isinstance(n.func, gast.Subscript)):
+            continue
+        index = n.func.slice
+        if isinstance(index, gast.Constant) or isinstance(index, (gast.Slice, gast.Tuple)):
+            continue
+        known.waits = None
+        v = known.value(index)
+        if type(v) in (int, str):
+            n.func.slice = _const(v, index)
+        elif known.waits is not None and isinstance(index, gast.Name):
+            test_of(index)  # (raises: the first call's arguments tell)
 
 
 def fold_dict_reads(pf) -> None:
@@ -483,11 +503,17 @@ def unroll_name_loops(pf) -> None:
             return list(v)
         return None
 
+    called = _called_names(tree)
+
     def picks(body, target):
         for n in (x for st in body for x in gast.walk(st)):
             if isinstance(n, gast.Call) and isinstance(n.func, (gast.Call, gast.Subscript)) \
                     and any(isinstance(m, gast.Name) and m.id == target
                             for m in gast.walk(n.func)):
+                return True
+            if isinstance(n, gast.If) and _binds([n], called) and any(  # (`if name == ..:
+                    isinstance(m, gast.Name) and m.id == target  # f = relu`, then f(h))
+                    for m in gast.walk(n.test)):
                 return True
         return False
 
