@@ -429,6 +429,7 @@ class Tape:
         if fn in self._traced:
             return self._traced[fn]
         g = _TracedGlobals(self, fn.__globals__)
+        _class_body_names(g, fn.__code__)
         closure = None
         if fn.__closure__:
             closure = tuple(types.CellType(self.wrap(c.cell_contents)) if _cell_full(c) else c
@@ -836,6 +837,20 @@ def _settling(traced, fn, g, closure, names: set, cells: set):
 
 
 _UNSET = object()
+
+
+def _class_body_names(g, code) -> None:
+    """The globals the class statements in `code` read, looked up in `g` now: a class body
+    reads its globals with the dict's own lookup, which never calls `__missing__`
+    (`class P(NamedTuple): W: np.ndarray` made in the function)."""
+    for c in code.co_consts:
+        if not isinstance(c, types.CodeType):
+            continue
+        if not c.co_flags & inspect.CO_OPTIMIZED:  # (a class body's code)
+            for name in c.co_names:
+                if name in g._base and name not in g:
+                    g[name]  # noqa: B018  (`__missing__` wraps it)
+        _class_body_names(g, c)
 
 
 class _TracedGlobals(dict):

@@ -414,8 +414,29 @@ def typed_namedtuple_made_here(W, b, x):
     return np.sum(h)
 
 
+def namedtuple_class_statement_here(W, b, x):
+    class Pair(typing.NamedTuple):
+        W: np.ndarray
+        b: np.ndarray
+
+    p = Pair(W, b)
+    return np.sum(np.tanh(x @ p.W + p.b))
+
+
+def namedtuple_replace_and_defaults(W, b, x):
+    from collections import namedtuple
+
+    P = namedtuple("P", ["W", "b", "scale"], defaults=(0.5,))
+    p = P(W=W, b=b)
+    q = p._replace(b=p.b * 2)
+    Wq, bq, s = q
+    return np.sum(np.tanh(x @ Wq + bq) * s) + np.sum(q[0]) * p.scale
+
+
 @pytest.mark.parametrize("how", MODES)
-@pytest.mark.parametrize("fn", [namedtuple_made_here, typed_namedtuple_made_here],
+@pytest.mark.parametrize("fn", [namedtuple_made_here, typed_namedtuple_made_here,
+                                namedtuple_class_statement_here,
+                                namedtuple_replace_and_defaults],
                          ids=lambda f: f.__name__)
 def test_namedtuple_class_made_in_the_function(fn, how):
     _check(fn, (W, B, X), how=how)
