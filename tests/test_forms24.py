@@ -352,6 +352,59 @@ def test_dict_of_lambdas(name, how):
     _check(dict_of_lambdas, (X, W, name), how=how)
 
 
+# ---- 3b. displays of functions walked through zip / enumerate / dict views -------------------
+
+def zip_functions_and_weights(x, W):
+    h = x
+    for f, w in zip([np.tanh, relu, np.sin], [W, W.T, W * 0.5]):
+        h = f(h @ w)
+    return np.sum(h)
+
+
+def enumerate_functions(x, W):
+    acts = (np.tanh, np.sin, relu)
+    h = x
+    for i, f in enumerate(acts, start=1):
+        h = f(h @ W) * i
+    return np.sum(h)
+
+
+def dict_views_of_functions(x, W):
+    acts = {"a": np.tanh, "b": relu, "c": np.cos}
+    t = 0.0
+    for k, f in acts.items():
+        t = t + np.sum(f(x @ W)) * len(k)
+    h = x
+    for f in acts.values():
+        h = f(h @ W)
+    return t + np.sum(h)
+
+
+def display_items_rebound(x, W):
+    ws = [W, W.T]
+    W = W * 2  # (the display holds the old W: a copy of it at the loop would read this one)
+    h = x
+    for f, w in zip([np.tanh, np.sin], ws):
+        h = f(h @ w)
+    return np.sum(h) + np.sum(W)
+
+
+@pytest.mark.parametrize("how", MODES)
+@pytest.mark.parametrize("fn", [zip_functions_and_weights, enumerate_functions,
+                                dict_views_of_functions], ids=lambda f: f.__name__)
+def test_functions_walked_through_zip_enumerate_and_dict_views(fn, how):
+    _check(fn, (X, W), how=how)
+
+
+@pytest.mark.parametrize("how", MODES)
+def test_a_display_whose_items_were_rebound_is_not_copied(how):
+    """The right gradient or a refusal, never the loop reading the rebound W."""
+    try:
+        _check(display_items_rebound, (X, W), how=how)
+    except srcad.SrcadError as e:
+        assert "`f` has no derivative rule" in str(e)
+
+
 # ---- 4. np.ndenumerate -----------------------------------------------------------------------
 
 def ndenumerate_weighted(w, x):

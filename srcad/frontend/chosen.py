@@ -52,7 +52,7 @@ from ..errors import CountUnknownError
 from ..naming import fresh
 from . import guards
 from .objects import mutated_names
-from .opaque import is_user_object
+from .opaque import is_library_module, is_user_object
 from .parse import UNRESOLVED
 
 _SCALARS = (str, int, bool, float, type(None))
@@ -172,13 +172,14 @@ class _Known:
             root = e.value
             while isinstance(root, gast.Attribute):
                 root = root.value
-            if e.attr in self.stored_attrs or (isinstance(root, gast.Name) and
-                                               root.id in self.touched):
-                return UNRESOLVED
             base = self.value(e.value)
             if base is UNRESOLVED or not (is_user_object(base) or
                                           isinstance(base, types.ModuleType)):
                 return UNRESOLVED
+            if not (isinstance(base, types.ModuleType) and is_library_module(base)) and (
+                    e.attr in self.stored_attrs or (
+                    isinstance(root, gast.Name) and root.id in self.touched)):
+                return UNRESOLVED  # (an object's attribute the call may change)
             v = getattr(base, e.attr, guards.MISSING)
             if v is guards.MISSING:
                 return UNRESOLVED
@@ -565,3 +566,127 @@ def unroll_name_loops(pf) -> None:
 
     tree.body = block(tree.body) or [gast.copy_location(gast.Pass(), tree)]
     gast.fix_missing_locations(tree)
+
+
+def zip_displays(pf) -> None:
+    """`for f, W in zip([np.tanh, relu], [W1, W2])`, `for i, f in enumerate(acts)`, `for k, f in
+    acts.items()` over displays holding functions (written there, or bound once to a name at
+    the top and never changed): the loop walks one display of the pairs Python makes, which
+    the normaliser unrolls as it unrolls a display of functions (loops.py), each call that
+    item's function. A display reached through a name is copied to the loop only when its
+    items read there what they read where it was made (names the function never assigns,
+    constants, numpy's functions)."""
+    tree = pf.tree
+    count: dict = {}
+    for n in gast.walk(tree):
+        if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
+            count[n.id] = count.get(n.id, 0) + 1
+    changed = mutated_names(tree.body)
+    held = {s.targets[0].id: s.value for s in tree.body
+            if isinstance(s, gast.Assign) and len(s.targets) == 1
+            and isinstance(s.targets[0], gast.Name) and isinstance(s.value, (gast.List,
+                                                                              gast.Tuple,
+                                                                              gast.Dict))
+            and count.get(s.targets[0].id) == 1 and s.targets[0].id not in changed
+            and s.targets[0].id not in pf.params}
+
+    def stable(x) -> bool:
+        """Does `x` read, at the loop, what it read where the display was made? A constant, a
+        name the function never assigns, a library module's attribute (np.tanh)."""
+        if isinstance(x, gast.Constant):
+            return True
+        root = x
+        while isinstance(root, gast.Attribute):
+            root = root.value
+        if not isinstance(root, gast.Name) or root.id in count or root.id in changed:
+            return False
+        if root is x:
+            return True
+        try:
+            mod = pf.resolve(root.id) if root.id not in pf.params else None
+        except Exception:  # noqa: BLE001
+            return False
+        return isinstance(mod, types.ModuleType) and is_library_module(mod)
+
+    def display(e):
+        if isinstance(e, (gast.List, gast.Tuple)) and not any(
+                isinstance(x, gast.Starred) for x in e.elts):
+            return list(e.elts)
+        if isinstance(e, gast.Name) and isinstance(held.get(e.id), (gast.List, gast.Tuple)):
+            items = held[e.id].elts
+            if all(stable(x) for x in items):
+                return [copy.deepcopy(x) for x in items]
+        return None
+
+    def dict_of(e):
+        d = held.get(e.id) if isinstance(e, gast.Name) else e
+        if isinstance(d, gast.Dict) and d.keys and all(
+                isinstance(k, gast.Constant) for k in d.keys) and (
+                d is e or all(stable(v) for v in d.values)) and \
+                len({k.value for k in d.keys}) == len(d.keys):
+            return [(copy.deepcopy(k), copy.deepcopy(v)) for k, v in zip(d.keys, d.values)]
+        return None
+
+    def builtin(f, obj) -> bool:
+        return isinstance(f, gast.Name) and f.id not in count and f.id not in pf.params and \
+            pf.resolve(f.id) is obj
+
+    def functions(items) -> bool:
+        known = _Known(pf)
+        for x in items:
+            if isinstance(x, gast.Lambda):
+                return True
+            if _plain(x) and not isinstance(x, gast.Constant):
+                try:
+                    v = known.value(x)
+                except Exception:  # noqa: BLE001
+                    continue
+                if isinstance(v, types.FunctionType) or (callable(v) and not isinstance(
+                        v, type) and getattr(v, "__module__", None) in (None, "numpy")):
+                    return True
+        return False
+
+    def pairs(it):
+        """The items of the display the loop walks, or None."""
+        if not isinstance(it, gast.Call):
+            return None
+        f = it.func
+        if isinstance(f, gast.Attribute) and f.attr in ("items", "values") and \
+                not it.args and not it.keywords:
+            d = dict_of(f.value)
+            if d is None or not functions([v for _, v in d]):
+                return None
+            if f.attr == "items":
+                return [gast.Tuple(elts=[k, v], ctx=gast.Load()) for k, v in d], True
+            return [v for _, v in d], True
+        if it.keywords and not (builtin(f, enumerate) and len(it.keywords) == 1 and
+                                it.keywords[0].arg == "start" and
+                                isinstance(it.keywords[0].value, gast.Constant)):
+            return None
+        if builtin(it.func, zip) and it.args:
+            seqs = [display(a) for a in it.args]
+            if any(s is None for s in seqs) or not functions([x for s in seqs for x in s]):
+                return None
+            n = min(len(s) for s in seqs)
+            return [gast.Tuple(elts=[s[i] for s in seqs], ctx=gast.Load())
+                    for i in range(n)], all(len(s) == n for s in seqs)
+        if builtin(it.func, enumerate) and len(it.args) == 1:
+            seq = display(it.args[0])
+            if seq is None or not functions(seq):
+                return None
+            start = it.keywords[0].value.value if it.keywords else 0
+            if type(start) is not int:
+                return None
+            return [gast.Tuple(elts=[gast.Constant(value=start + i, kind=None), x],
+                               ctx=gast.Load()) for i, x in enumerate(seq)], True
+        return None
+
+    changed_any = False
+    for n in gast.walk(tree):
+        if isinstance(n, gast.For):
+            got = pairs(n.iter)
+            if got is not None and got[1]:
+                n.iter = gast.copy_location(gast.List(elts=got[0], ctx=gast.Load()), n.iter)
+                changed_any = True
+    if changed_any:
+        gast.fix_missing_locations(tree)

@@ -53,7 +53,7 @@ from .aliasing import AliasingMixin, bound_names
 from .calls import _RETURN, CallsMixin
 from .attrstate import carry_attribute_state, container_aliases, declared_names
 from .chosen import fold_chosen_functions, fold_dict_reads, index_function_dicts, \
-    unroll_name_loops
+    unroll_name_loops, zip_displays
 from .ndenumerate import lower_ndenumerate
 from .closures import lift_closures
 from .desugar import desugar
@@ -1330,6 +1330,7 @@ def _normalize(pf: ParsedFunction, root: bool = False) -> ir.Function:
     fold_static_arguments(pf)  # a recursive function's ints and lengths (recursion.py)
     fold_dict_reads(pf)  # kwargs.get("act", "elu") of a dict argument: its str (chosen.py)
     unroll_name_loops(pf)  # for name in spec: h = REG[name]()(h) -- once per name (chosen.py)
+    zip_displays(pf)  # for f, W in zip([np.tanh, relu], [W1, W2]): one display (chosen.py)
     fold_chosen_functions(pf)  # if kind == "relu": act = relu -- Python's branch (chosen.py)
     splice_factories(pf)  # f = make_layer(W): the closure it returns, made here (factories.py)
     fence(pf)
