@@ -80,57 +80,54 @@ class _Known:
     def __init__(self, pf):
         self.pf = pf
         tree = pf.tree
-        self.stored = {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)
-                       and isinstance(n.ctx, (gast.Store, gast.Del))}
-        self.stored |= {name for n in gast.walk(tree)
-                        if isinstance(n, (gast.Global, gast.Nonlocal)) for name in n.names}
-        self.assigned = set(self.stored)
-        self.stored |= mutated_names(tree.body)  # (a list changed in place: read as it runs)
-        self.stored_attrs = {n.attr for n in gast.walk(tree) if isinstance(n, gast.Attribute)
-                             and isinstance(n.ctx, (gast.Store, gast.Del))}
-        # objects a call may change (a method called on them, or given to a call): their
-        # attributes are read as the code runs, not folded (`self.set_mode("eval")` first)
-        self.touched = set()
-        for n in gast.walk(tree):
-            if not isinstance(n, gast.Call):
-                continue
-            self.touched.update(a.id for a in [*n.args, *(k.value for k in n.keywords)]
-                                if isinstance(a, gast.Name))
-            f = n.func.value if isinstance(n.func, gast.Attribute) else None
-            while isinstance(f, gast.Attribute):
-                f = f.value
-            if isinstance(f, gast.Name):
-                self.touched.add(f.id)
-        # dict parameters read only (no store, no pop of the key, no update): their items
-        self.written_dicts = set()
-        for n in gast.walk(tree):
-            targets = n.targets if isinstance(n, gast.Assign) else \
-                [n.target] if isinstance(n, gast.AugAssign) else \
-                n.targets if isinstance(n, gast.Delete) else []
+        nodes = list(gast.walk(tree))  # (one walk: every fact below is read off it)
+        count: dict = {}
+        self.stored_attrs = set()
+        self.touched = set()  # objects a call may change: a method called on, given to a call
+        self.written_dicts = set()  # dicts stored into, changed, given to a call; (d, key) popped
+        globals_ = set()
+        for n in nodes:
+            if isinstance(n, gast.Name):
+                if isinstance(n.ctx, (gast.Store, gast.Del)):
+                    count[n.id] = count.get(n.id, 0) + 1
+            elif isinstance(n, gast.Attribute):
+                if isinstance(n.ctx, (gast.Store, gast.Del)):
+                    self.stored_attrs.add(n.attr)
+            elif isinstance(n, (gast.Global, gast.Nonlocal)):
+                globals_.update(n.names)
+            elif isinstance(n, gast.Call):
+                given = [a.id for a in [*n.args, *(k.value for k in n.keywords)]
+                         if isinstance(a, gast.Name)]
+                self.touched.update(given)
+                self.written_dicts.update(given)
+                f = n.func.value if isinstance(n.func, gast.Attribute) else None
+                while isinstance(f, gast.Attribute):
+                    f = f.value
+                if isinstance(f, gast.Name):
+                    self.touched.add(f.id)
+                if isinstance(n.func, gast.Attribute) and isinstance(n.func.value, gast.Name) \
+                        and n.func.attr not in _DICT_READERS:
+                    if n.func.attr == "pop" and n.args and isinstance(n.args[0], gast.Constant):
+                        self.written_dicts.add((n.func.value.id, n.args[0].value))
+                    else:
+                        self.written_dicts.add(n.func.value.id)
+            targets = n.targets if isinstance(n, (gast.Assign, gast.Delete)) else \
+                [n.target] if isinstance(n, gast.AugAssign) else ()
             for t in targets:
                 if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name):
                     self.written_dicts.add(t.value.id)
-            if isinstance(n, gast.Call):  # (a dict given to a call may be changed there)
-                self.written_dicts.update(a.id for a in n.args if isinstance(a, gast.Name))
-            if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and \
-                    isinstance(n.func.value, gast.Name) and n.func.attr not in _DICT_READERS:
-                if n.func.attr == "pop" and n.args and isinstance(n.args[0], gast.Constant):
-                    self.written_dicts.add((n.func.value.id, n.args[0].value))
-                else:
-                    self.written_dicts.add(n.func.value.id)
+        self.assigned = set(count) | globals_
+        mutated = mutated_names(tree.body)
+        self.stored = self.assigned | mutated  # (a list changed in place: read as it runs)
         self.waits = None  # a parameter whose int / bool value the test needs (not told yet)
         # dict displays of constant keys bound once at the top and only read: their items
         # (`kwargs = {"act": kwargs_act}` of a callee's **kwargs, parse.star_params_for_call)
-        count: dict = {}
-        for n in gast.walk(tree):
-            if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
-                count[n.id] = count.get(n.id, 0) + 1
         self.displays = {
             s.targets[0].id: s.value for s in tree.body
             if isinstance(s, gast.Assign) and len(s.targets) == 1
             and isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Dict)
             and count.get(s.targets[0].id) == 1 and s.targets[0].id not in self.written_dicts
-            and s.targets[0].id not in mutated_names(tree.body)
+            and s.targets[0].id not in mutated
             and all(isinstance(k, gast.Constant) for k in s.value.keys)}
 
     def param(self, name):
@@ -268,9 +265,24 @@ def fold_chosen_functions(pf) -> None:
     """Keep only Python's branch of each `if` (and conditional expression assigned) that binds
     a function the body calls, where the test is known (module docstring)."""
     tree = pf.tree
+    stored, calls, subscript_calls = set(), set(), False
+    for n in gast.walk(tree):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+            stored.add(n.id)
+        elif isinstance(n, gast.Call):
+            if isinstance(n.func, gast.Name):
+                calls.add(n.func.id)
+            subscript_calls = subscript_calls or isinstance(n.func, gast.Subscript)
+    if not (calls & stored) and not subscript_calls and not any(
+            isinstance(n, gast.For) and isinstance(n.iter, gast.Name) and n.iter.id in stored
+            for n in gast.walk(tree)):
+        return  # (no name the function calls is bound here, no `FNS[i](x)`)
     called = _called_names(tree)
-    if not called and not any(isinstance(n, gast.Call) and isinstance(n.func, gast.Subscript)
-                              for n in gast.walk(tree)):
+    if not any(isinstance(n, gast.If) and _binds([n], called) or isinstance(n, gast.Assign)
+               and isinstance(n.value, gast.IfExp) and _binds(n.targets, called) or
+               isinstance(n, gast.Call) and isinstance(n.func, gast.Subscript) and
+               not isinstance(n.func.slice, (gast.Constant, gast.Slice, gast.Tuple))
+               for n in gast.walk(tree)):
         return
     known = _Known(pf)
 
@@ -380,6 +392,8 @@ def index_function_dicts(pf, taken: set) -> None:
     known here (`acts[name](x)`): each item is bound to a name of its own where the dict is
     made, and each index reads that name (module docstring)."""
     tree = pf.tree
+    if not any(isinstance(n, gast.Dict) for n in gast.walk(tree)):
+        return
     _index_displays(pf)
     stores: dict = {}
     for n in gast.walk(tree):
@@ -493,9 +507,11 @@ def unroll_name_loops(pf) -> None:
     tree = pf.tree
     if not any(isinstance(n, gast.For) for n in gast.walk(tree)):
         return
-    known = _Known(pf)
+    known = None
 
     def strings(it):
+        nonlocal known
+        known = known or _Known(pf)
         v = known.value(it) if isinstance(it, (gast.Name, gast.Tuple, gast.List,
                                                gast.Attribute)) else UNRESOLVED
         if type(v) in (list, tuple) and 0 < len(v) <= 64 and all(type(x) is str for x in v):
@@ -504,18 +520,20 @@ def unroll_name_loops(pf) -> None:
             return list(v)
         return None
 
-    called = _called_names(tree)
+    called = None
 
     def picks(body, target):
+        nonlocal called
         for n in (x for st in body for x in gast.walk(st)):
             if isinstance(n, gast.Call) and isinstance(n.func, (gast.Call, gast.Subscript)) \
                     and any(isinstance(m, gast.Name) and m.id == target
                             for m in gast.walk(n.func)):
                 return True
-            if isinstance(n, gast.If) and _binds([n], called) and any(  # (`if name == ..:
-                    isinstance(m, gast.Name) and m.id == target  # f = relu`, then f(h))
-                    for m in gast.walk(n.test)):
-                return True
+            if isinstance(n, gast.If) and any(isinstance(m, gast.Name) and m.id == target
+                                              for m in gast.walk(n.test)):
+                called = _called_names(tree) if called is None else called
+                if _binds([n], called):  # (`if name == "tanh": f = np.tanh`, then f(h))
+                    return True
         return False
 
     def fits(s):
@@ -577,9 +595,15 @@ def zip_displays(pf) -> None:
     items read there what they read where it was made (names the function never assigns,
     constants, numpy's functions)."""
     tree = pf.tree
+    loops = [n for n in gast.walk(tree) if isinstance(n, gast.For) and isinstance(
+        n.iter, gast.Call) and (isinstance(n.iter.func, gast.Name) and n.iter.func.id in (
+            "zip", "enumerate") or isinstance(n.iter.func, gast.Attribute) and
+        n.iter.func.attr in ("items", "values"))]
+    if not loops:
+        return
     count: dict = {}
     for n in gast.walk(tree):
-        if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
             count[n.id] = count.get(n.id, 0) + 1
     changed = mutated_names(tree.body)
     held = {s.targets[0].id: s.value for s in tree.body
@@ -682,7 +706,7 @@ def zip_displays(pf) -> None:
         return None
 
     changed_any = False
-    for n in gast.walk(tree):
+    for n in loops:
         if isinstance(n, gast.For):
             got = pairs(n.iter)
             if got is not None and got[1]:

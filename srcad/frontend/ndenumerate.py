@@ -31,6 +31,10 @@ def _name(id_, store=False):
 def lower_ndenumerate(pf, taken: set) -> None:
     """Rewrite `pf.tree` in place (see the module docstring)."""
     tree = pf.tree
+    if not any(isinstance(n, gast.For) and isinstance(n.iter, gast.Call) and (
+            getattr(n.iter.func, "attr", None) == "ndenumerate" or
+            getattr(n.iter.func, "id", None) == "ndenumerate") for n in gast.walk(tree)):
+        return
     stored = {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)
               and isinstance(n.ctx, (gast.Store, gast.Del))}
 
