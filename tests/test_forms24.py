@@ -312,6 +312,20 @@ def functions_by_loop_variable(x, W):
     return np.sum(h) + len(name)
 
 
+def functions_picked_by_a_comprehension(x, W, kinds=("tanh", "sin", "cos")):
+    fs = [getattr(np, k) for k in kinds]
+    h = x
+    for f in fs:
+        h = f(h @ W)
+    return np.sum(h)
+
+
+@pytest.mark.parametrize("how", MODES)
+def test_functions_picked_by_a_comprehension_over_names(how):
+    _check(functions_picked_by_a_comprehension, (X, W), how=how)
+    _check(lambda x, w: functions_picked_by_a_comprehension(x, w, ["cos"]), (X, W), how=how)
+
+
 @pytest.mark.parametrize("how", MODES)
 def test_class_chosen_by_loop_variable(how):
     _check(classes_by_loop_variable, (X, W), how=how)

@@ -35,7 +35,11 @@ itself (each lambda bound to a name of its own first, which closures.py lifts).
 
 A loop over strings known here (`for name in spec: h = Layer.registry[name]()(h)`, spec a
 tuple argument or default, or a display) whose body calls what the name picks is written out
-once per string, so objects.py sees each class made and called.
+once per string, so objects.py sees each class made and called; a list comprehension picking
+by them (`[getattr(np, k) for k in kinds]`) is the display of what it picks. `FNS[i](x)` with
+i an int argument reads the item at that constant index. Displays of functions walked
+through zip / enumerate / a dict display's .items() / .values() become one display of the
+pairs, which the normaliser unrolls (loops.py).
 
 Input: a `ParsedFunction` before the fence. Output: the same, in place.
 """
@@ -505,13 +509,14 @@ def unroll_name_loops(pf) -> None:
     `continue`, that assigns the name, or a nested function that reads it (a closure sees
     the variable, not the value) is left as written."""
     tree = pf.tree
-    if not any(isinstance(n, gast.For) for n in gast.walk(tree)):
+    if not any(isinstance(n, (gast.For, gast.ListComp)) for n in gast.walk(tree)):
         return
     known = None
 
     def strings(it):
         nonlocal known
         known = known or _Known(pf)
+        known.waits = None
         v = known.value(it) if isinstance(it, (gast.Name, gast.Tuple, gast.List,
                                                gast.Attribute)) else UNRESOLVED
         if type(v) in (list, tuple) and 0 < len(v) <= 64 and all(type(x) is str for x in v):
@@ -583,6 +588,48 @@ def unroll_name_loops(pf) -> None:
         return out
 
     tree.body = block(tree.body) or [gast.copy_location(gast.Pass(), tree)]
+
+    class Picks(gast.NodeTransformer):
+        """`[getattr(np, k) for k in kinds]`, `[ACTS[k] for k in kinds]` over strings known
+        here: the display of the items Python picks (a loop then walks functions)."""
+
+        def visit_ListComp(self, node):
+            self.generic_visit(node)
+            if len(node.generators) != 1:
+                return node
+            g = node.generators[0]
+            if g.ifs or g.is_async or not isinstance(g.target, gast.Name):
+                return node
+            k = g.target.id
+            e = node.elt
+            picked = (isinstance(e, gast.Subscript) and isinstance(e.slice, gast.Name) and
+                      e.slice.id == k) or (
+                isinstance(e, gast.Call) and isinstance(e.func, gast.Name) and
+                e.func.id == "getattr" and len(e.args) == 2 and
+                isinstance(e.args[1], gast.Name) and e.args[1].id == k)
+            if not picked or any(isinstance(m, gast.Name) and m.id == k
+                                 for m in gast.walk(e.args[0] if isinstance(e, gast.Call)
+                                                    else e.value)):
+                return node
+            items = strings(g.iter)
+            if items is None and known.waits is not None:
+                raise pf.error(f"which items are picked here depends on the argument "
+                               f"`{known.waits}`", node, cls=CountUnknownError,
+                               hint="call it once: the first call's arguments tell")
+            if items is None:
+                return node
+            return gast.copy_location(gast.List(
+                elts=[Put(k, item).visit(copy.deepcopy(e)) for item in items],
+                ctx=gast.Load()), node)
+
+        def visit_FunctionDef(self, node):
+            return node
+
+        visit_Lambda = visit_FunctionDef
+
+    if any(isinstance(n, gast.ListComp) for n in gast.walk(tree)):
+        for st in tree.body:
+            Picks().visit(st)
     gast.fix_missing_locations(tree)
 
 
