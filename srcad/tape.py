@@ -429,6 +429,7 @@ class Tape:
         if fn in self._traced:
             return self._traced[fn]
         g = _TracedGlobals(self, fn.__globals__)
+        _class_body_names(g, fn.__code__)
         closure = None
         if fn.__closure__:
             closure = tuple(types.CellType(self.wrap(c.cell_contents)) if _cell_full(c) else c
@@ -838,6 +839,20 @@ def _settling(traced, fn, g, closure, names: set, cells: set):
 _UNSET = object()
 
 
+def _class_body_names(g, code) -> None:
+    """The globals the class statements in `code` read, looked up in `g` now: a class body
+    reads its globals with the dict's own lookup, which never calls `__missing__`
+    (`class P(NamedTuple): W: np.ndarray` made in the function)."""
+    for c in code.co_consts:
+        if not isinstance(c, types.CodeType):
+            continue
+        if not c.co_flags & inspect.CO_OPTIMIZED:  # (a class body's code)
+            for name in c.co_names:
+                if name in g._base and name not in g:
+                    g[name]  # noqa: B018  (`__missing__` wraps it)
+        _class_body_names(g, c)
+
+
 class _TracedGlobals(dict):
     """A function's globals as the tape shows them (wrapped on first access)."""
 
@@ -871,6 +886,16 @@ _NO_DISPATCH = (np.asarray, np.array, np.full, np.full_like, np.asanyarray,
 _MAKERS = (np.array, np.asarray, np.copy)
 
 
+def _ndenumerate(a):
+    """np.ndenumerate over a Tensor: (index, a[index]) in numpy's order, each item a
+    getitem on the tape (frontend/ndenumerate.py lowers the source form to the same indices)."""
+    if not isinstance(a, Tensor):
+        yield from np.ndenumerate(a)
+        return
+    for idx in np.ndindex(a.shape):
+        yield idx, a[idx]
+
+
 class _NumpyView:
     """numpy (or one of its submodules) as a traced function sees it: its callables with a
     row are `Tape.sequence_aware`."""
@@ -893,6 +918,9 @@ class _NumpyView:
             return self._tape.substitute(obj)
         if _hashable(obj) and obj in CLASS_SUBSTITUTES:  # np.poly1d: srcad/pyfuncs.py's
             return CLASS_SUBSTITUTES[obj]
+        if obj is np.ndenumerate:  # (a Tensor's items: indexed, as ndenumerate.py walks)
+            return lambda a: _ndenumerate(self.asarray(a) if isinstance(a, (list, tuple))
+                                          else a)
         if obj is np.vectorize:  # np.vectorize(f)(t): its loop on the tape
             return lambda *a, **k: VectorizeEager(self, _has_tensor, np.vectorize(*a, **k))
         if callable(obj) and not isinstance(obj, type) and table.lookup(obj) is not None:

@@ -46,7 +46,10 @@ def plain(x, tensor_type):
 
 
 def plain_call(fn, tensor_type):
-    """`fn` called on the values of its Tensor arguments."""
+    """`fn` called on the values of its Tensor arguments (a function a class statement takes
+    as its base, `class P(typing.NamedTuple)`, is left as it is: its `__mro_entries__`)."""
+    if hasattr(fn, "__mro_entries__"):
+        return fn
 
     def call(*args, **kwargs):
         return fn(*plain(list(args), tensor_type), **plain(kwargs, tensor_type))

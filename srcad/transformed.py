@@ -71,7 +71,7 @@ _IR_CACHE: dict = {}
 def _ir_of(fn, known: dict | None = None, arrays: frozenset = frozenset(),
            tuples: frozenset = frozenset(), statics: frozenset | None = None,
            dicts: frozenset = frozenset(), containers: frozenset = frozenset(),
-           keys: tuple = ()) -> ir.Function:
+           keys: tuple = (), scalars: tuple = ()) -> ir.Function:
     """The normalised IR of `fn`, cached until the op table changes (a new defvjp rule) or a
     name it read is bound to another object (its guards). `known`: parameters that hold these
     user objects (their methods resolve when normalising); `arrays`: parameters that hold
@@ -82,26 +82,30 @@ def _ir_of(fn, known: dict | None = None, arrays: frozenset = frozenset(),
     hold dicts (parse.dict_paths_of: `for k in d` walks their keys, as Python does);
     `containers`: parameters that hold lists, tuples or dicts (a store into one shares no
     memory with the names holding its items); `keys`: (parameter, its dict's keys) for the
-    dict arguments (a comprehension building objects per key unrolls over them)."""
-    key = (fn, generation()) + ((tuple((p, v if isinstance(v, str) else id(v))
+    dict arguments (a comprehension building objects per key unrolls over them); `scalars`:
+    (parameter, its dict's str / int / bool / None items) (`kwargs.get("act")`: chosen.py)."""
+    key = (fn, generation()) + ((tuple((p, _known_key(v))
                                        for p, v in known.items()),) if known else ()) + ((arrays,) if arrays else ()) \
         + ((tuples,) if tuples else ()) + ((statics,) if statics is not None else ()) \
         + ((("dicts", dicts),) if dicts else ()) \
         + ((("containers", containers),) if containers else ()) \
-        + ((("keys", keys),) if keys else ())
+        + ((("keys", keys),) if keys else ()) \
+        + ((("scalars", scalars),) if scalars else ())
     hit = _IR_CACHE.get(key)
     if hit is not None and hit.guards.holds():
         return hit
     try:
-        made, guards = _normalized(fn, known, arrays, tuples, statics, dicts, containers, keys)
+        made, guards = _normalized(fn, known, arrays, tuples, statics, dicts, containers, keys,
+                                   scalars)
     except Recursion:  # (fn calls itself: normalised again, one level per call)
-        made, guards = _normalized(fn, known, arrays, tuples, statics, dicts, containers, keys)
+        made, guards = _normalized(fn, known, arrays, tuples, statics, dicts, containers, keys,
+                                   scalars)
     made.guards = guards
     _IR_CACHE[key] = made
     return made
 
 
-def _normalized(fn, known, arrays, tuples, statics, dicts, containers, keys):
+def _normalized(fn, known, arrays, tuples, statics, dicts, containers, keys, scalars):
     with recording() as guards:
         pf = parse_function(fn)
         star_params_as_containers(pf)
@@ -110,6 +114,7 @@ def _normalized(fn, known, arrays, tuples, statics, dicts, containers, keys):
         pf.containers = containers
         pf.dict_paths = dicts
         pf.dict_keys = dict(keys)
+        pf.dict_scalars = {p: dict(items) for p, items in scalars}
         pf.namedtuples = {p: t for p, t, kind in tuples if kind == "self"}
         pf.namedtuple_items = {p: t for p, t, kind in tuples if kind == "items"}
         pf.attrdicts = {p: t for p, t, kind in tuples if kind == "attrdict"}
@@ -165,7 +170,7 @@ def _static_params(params, values):
     for p, v in zip(params, values):
         if isinstance(v, (list, tuple)) or (type(v) is np.ndarray and v.ndim):
             yield p, "len", len(v)
-        elif type(v) is int:
+        elif type(v) in (int, bool):
             yield p, "int", v
 
 
@@ -173,6 +178,32 @@ def _dict_keys(params, values) -> tuple:
     """(parameter, its keys) for each dict argument of a few str / int keys (in the
     specialisation's key already: binding.py's `_key_of` spells a dict by its keys)."""
     return tuple((p, tuple(v)) for p, v in zip(params, values)
+                 if type(v) is dict and len(v) <= 64 and all(type(k) in (str, int) for k in v))
+
+
+def _names(v) -> bool:
+    """A list or tuple of a few short strings (specialised on by value, as a string is)."""
+    return type(v) in (list, tuple) and 0 < len(v) <= 16 and all(
+        type(x) is str and len(x) <= 64 for x in v)
+
+
+def _known_key(v):
+    """A known argument in a specialisation's key: a string (or a few) by value, an object
+    by identity."""
+    if isinstance(v, str):
+        return v
+    if _names(v):
+        return (type(v).__name__, tuple(v))
+    return id(v)
+
+
+def _dict_scalars(params, values) -> tuple:
+    """(parameter, its str / int / bool / None items) for each dict argument of a few str /
+    int keys (in the specialisation's key already: binding.py's `_key_of` spells those
+    values): what `kwargs.get("act", "elu")` reads (frontend/chosen.py)."""
+    return tuple((p, tuple((k, x) for k, x in v.items() if type(x) in (str, int, bool)
+                           or x is None))
+                 for p, v in zip(params, values)
                  if type(v) is dict and len(v) <= 64 and all(type(k) in (str, int) for k in v))
 
 
@@ -455,6 +486,7 @@ class Transformed:
                     and v is not None and is_user_object(v))
                 or (isinstance(v, (list, tuple)) and is_object_sequence(v))
                 or (type(v) is str and len(v) <= 64)  # (a name: `ACTIVATIONS[name]()`)
+                or _names(v)  # (names a loop picks by: `for name in spec: REG[name]()(h)`)
                 or _has_row(v)  # (a numpy function given as an argument: `act=np.tanh`)
                 or (isinstance(v, functools.partial) and is_user_object(v.func))}
 
@@ -479,17 +511,20 @@ class Transformed:
             if isinstance(self._deferred, CountUnknownError) else None
         dicts = dict_paths_of(self.params, values)
         keys = _dict_keys(self.params, values)
+        scalars = _dict_scalars(self.params, values)
         if not known and not arrays and not tuples and statics is None and not dicts \
-                and not containers:
+                and not containers and not scalars:
             return self._ir
         try:
-            fn_ir = _ir_of(self.fn, known, arrays, tuples, statics, dicts, containers, keys)
+            fn_ir = _ir_of(self.fn, known, arrays, tuples, statics, dicts, containers, keys,
+                           scalars)
         except CountUnknownError as e:  # (told only now: the arguments' counts settle it)
             if statics is not None:
                 raise
             self._deferred = e
             statics = frozenset(_static_params(self.params, values))
-            fn_ir = _ir_of(self.fn, known, arrays, tuples, statics, dicts, containers, keys)
+            fn_ir = _ir_of(self.fn, known, arrays, tuples, statics, dicts, containers, keys,
+                           scalars)
         self._guards.extend(fn_ir.guards)
         if self._ir_now is None:  # (messages name the function through `_ir`)
             self._ir_now = fn_ir
@@ -515,7 +550,7 @@ class Transformed:
         key = _spec_key(values) + (given,) + ((True,) if to_transform else ())
         known = self._known_objects(values)
         if known:  # (the code resolved their methods: it is theirs, by identity)
-            key += (tuple(id(v) for v in known.values()),)
+            key += (tuple(_known_key(v) for v in known.values()),)
         hit = self._cache.get(key)
         if hit is not None:
             pending = self._pending.get(key)

@@ -34,16 +34,6 @@ XFAILS = {
     # the sixth probe (wild_repos5.py): classes left open
     "wild_repos5.fft_convolution":
         "np.fft.rfft / irfft: complex values are out of srcad's scope (the census)",
-    "wild_repos5.forward_kwargs":
-        "a registry indexed by a value read from **kwargs (`ACTS[kwargs.get('act', "
-        "'elu')]`): the key is a run-time value, so the callable is unknown ('`act` has no "
-        "derivative rule'); a parameter with a string default works",
-    "wild_repos5.init_subclass_registry":
-        "a class looked up in a registry by a loop variable and called at once "
-        "(`for name in spec: h = Layer.registry[name]()(h)`): the loop over names is not "
-        "unrolled, so the class is a run-time value ('the result of a call has no "
-        "derivative rule'); the classes themselves are followed since __init_subclass__ no "
-        "longer stops objects.py (tests/test_probe10_forms.py)",
     "wild_repos5.nanmean_targets":
         "np.nanmean / np.nansum over residuals with NaN targets: the gradient is NaN (0 "
         "cotangent times the NaN residual in the square's and abs's rules), as torch and "

@@ -267,9 +267,21 @@ def indexed_by_a_value(W, X, k):
     return np.sum(model[k](X))
 
 
+def indexed_by_a_computed_value(W, X):
+    model = Seq(Dense(W), Dense(W.T))
+    return np.sum(model[int(np.sum(X) > 0)](X))
+
+
+def test_an_object_indexed_by_an_int_argument():
+    """`model[k](X)` with k an int argument: the code is specialised on k (forms24: chosen.py
+    writes the index as that int), each k its own code."""
+    for k in (1, 0, -1):
+        _check(lambda w, x: indexed_by_a_value(w, x, k), W, X)
+
+
 def test_an_object_indexed_by_a_value_is_refused():
     with pytest.raises(srcad.SrcadError):
-        srcad.grad(indexed_by_a_value)(W, X, 1)
+        srcad.grad(indexed_by_a_computed_value)(W, X)
 
 
 # --- a method that changes nothing, called after `and` / in `x if c else y` --------------------

@@ -149,7 +149,7 @@ REFUSED_NAMES: dict[str, str] = {
     _MATRIX: "np.matrix np.asmatrix np.bmat np.mat",
     _EXTENDED: "np.float128 np.longdouble np.longfloat",
     _BITS: "ndarray.getfield ndarray.view",
-    _ITERATOR: "np.nditer np.ndenumerate builtins.iter builtins.next",
+    _ITERATOR: "np.nditer builtins.iter builtins.next",
     _PY_SCALAR: """builtins.divmod operator.concat
         math.fma math.frexp math.ldexp math.modf math.nextafter math.remainder math.sumprod
         statistics.linear_regression
@@ -204,6 +204,9 @@ _LOWERED_NUMPY = {
                            "where the axis was (numpy's layout)",
     "np.apply_over_axes": "lowered to numpy's loop: a = f(a, axis) per axis, a result that "
                           "dropped the axis given it back (np.expand_dims)",
+    "np.ndenumerate": "`for idx, v in np.ndenumerate(a)` lowered to `for idx in "
+                      "np.ndindex(np.shape(a)): v = a[idx]` (frontend/ndenumerate.py; the "
+                      "tape walks the same indices): each item an index of the array",
     "ufunc.at": "np.add.at / subtract / multiply / maximum / minimum / negative.at lowered to "
                 "a[...] = add_at(a, indices, b) (copy on write; repeated indices accumulate); "
                 "other ufuncs' are refused (no rule yet)",

@@ -427,7 +427,7 @@ class ExpressionsMixin:
         if getattr(self, "_nt_fields", None) is None:
             g = getattr(self.pf.fn, "__globals__", {})
             g = getattr(g, "_base", g)
-            values = [*list(g.values()), *self.pf.closure.values(),
+            values = [*list(g.values()), *self.pf.closure.values(), *self.pf.classes.values(),
                       *self.pf.namedtuples.values(), *self.pf.namedtuple_items.values()]
             self._nt_fields = frozenset(f for v in values if is_namedtuple_type(v)
                                         for f in v._fields) | self._namespace_fields()

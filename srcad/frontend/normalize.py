@@ -53,6 +53,9 @@ from .aliasing import AliasingMixin, bound_names
 from .calls import _RETURN, CallsMixin
 from .attrdicts import scalarise_attrdicts
 from .attrstate import carry_attribute_state, container_aliases, declared_names
+from .chosen import fold_chosen_functions, fold_dict_reads, index_function_dicts, \
+    unroll_name_loops, zip_displays
+from .ndenumerate import lower_ndenumerate
 from .closures import lift_closures
 from .desugar import desugar
 from .effects import EffectsMixin, check_lost_changes
@@ -164,6 +167,8 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             self.inject[name] = obj
         for name, obj in pf.known.items():  # a parameter its caller always passes this object
             self.env[name] = ir.Const(obj, name)  # (spelled as the parameter: no injection)
+            if type(obj) is str:  # (a string: spelled as itself, so a callee spliced into
+                self.env[name] = ir.Const(obj, repr(obj))  # its caller reads it too)
         self.line = pf.first_line
 
     # -- names -------------------------------------------------------------------------------
@@ -746,6 +751,10 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                                                     rowed_callable(a.value))}
         pf.known.update({p: a.value for p, a in kwargs.items()  # (`apply(x, f=np.tanh)`)
                          if isinstance(a, ir.Const) and rowed_callable(a.value)})
+        # (and a string it passes: a name the callee picks a function by, chosen.py)
+        pf.known.update({p: a.value for p, a in [*zip(pf.params, args), *kwargs.items()]
+                         if isinstance(a, ir.Const) and type(a.value) is str
+                         and len(a.value) <= 64})
         # a namedtuple argument passed on as it is: `p.W1` is its field there too
         pf.namedtuples = {p: self.pf.namedtuples[a.name] for p, a in zip(pf.params, args)
                           if isinstance(a, ir.Var) and a.name in self.pf.namedtuples
@@ -778,10 +787,16 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         pf.statics = {p: caller[a.name] for p, a in zip(pf.params, args)
                       if isinstance(a, ir.Var) and a.name in caller and not self.defs[a.name]
                       and a.name not in changed}
-        pf.statics.update({p: ("int", a.value) for p, a in zip(pf.params, args)
-                           if isinstance(a, ir.Const) and type(a.value) is int})
+        pf.statics.update({p: ("int", a.value) for p, a in [*zip(pf.params, args),
+                                                             *kwargs.items()]
+                           if isinstance(a, ir.Const) and type(a.value) in (int, bool)})
         pf.statics.update({p: ("len", len(a.items)) for p, a in zip(pf.params, args)
                            if isinstance(a, ir.Seq) and p not in changed_there(pf)})
+        pf.name_lists = {p: [x.value for x in a.items] for p, a in zip(pf.params, args)
+                         if isinstance(a, ir.Seq) and a.items and all(
+                             isinstance(x, ir.Const) and type(x.value) is str for x in a.items)
+                         and p not in changed_there(pf)}
+        _known_defaults(fn, pf, len(args), kwargs)  # (`def act(z, kind="tanh")`: chosen.py)
         # a dict argument passed on as it is: its keys are known there too (objects.py builds
         # objects per key)
         pf.dict_keys = {p: self.pf.dict_keys[a.name] for p, a in passed
@@ -942,6 +957,33 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
 def rowed_or_user(obj) -> bool:
     """A function calls through a name may be resolved to: a user's, or one with a row."""
     return isinstance(obj, types.FunctionType) and is_user_object(obj) or rowed_callable(obj)
+
+
+def _known_defaults(fn, pf, given: int, kwargs: dict) -> None:
+    """A callee's parameters the call leaves to their defaults: a string default is known
+    there (as a string argument is), an int or bool one is a static int (chosen.py folds a
+    test of them that binds a function), a tuple of strings one the names a loop walks."""
+    try:
+        sig = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return
+    changed = None
+    for p in pf.params[given:]:
+        if p in kwargs or p not in sig or p in pf.known:
+            continue
+        d = sig[p].default
+        names = type(d) is tuple and 0 < len(d) <= 64 and all(type(x) is str for x in d)
+        if not names and (type(d) not in (str, int, bool) or (type(d) is str and len(d) > 64)):
+            continue
+        changed = changed_there(pf) if changed is None else changed
+        if p in changed:
+            continue
+        if names:  # (`spec=("tanh", "square")`: a loop over them picks callees)
+            pf.name_lists[p] = list(d)
+        elif type(d) is str:
+            pf.known[p] = d
+        elif pf.statics is not None and p not in pf.statics:
+            pf.statics[p] = ("int", d)
 
 
 def changed_there(pf) -> set:
@@ -1315,6 +1357,10 @@ def _normalize(pf: ParsedFunction, root: bool = False) -> ir.Function:
     lower_forms(pf, set())  # with, loop else, starred targets, reversed(xs) (pyforms.py)
     fold_known_tests(pf)  # `if self.act is None: return z` of a known object (knowntests.py)
     fold_static_arguments(pf)  # a recursive function's ints and lengths (recursion.py)
+    fold_dict_reads(pf)  # kwargs.get("act", "elu") of a dict argument: its str (chosen.py)
+    unroll_name_loops(pf)  # for name in spec: h = REG[name]()(h) -- once per name (chosen.py)
+    zip_displays(pf)  # for f, W in zip([np.tanh, relu], [W1, W2]): one display (chosen.py)
+    fold_chosen_functions(pf)  # if kind == "relu": act = relu -- Python's branch (chosen.py)
     splice_factories(pf)  # f = make_layer(W): the closure it returns, made here (factories.py)
     fence(pf)
     scalarise_attrdicts(pf, set(pf.params))  # net = AttrDict(W=W); net.act = f: locals
@@ -1326,6 +1372,8 @@ def _normalize(pf: ParsedFunction, root: bool = False) -> ir.Function:
     _out_keyword_as_write(pf)  # np.exp(s, out=s) -> s[...] = np.exp(s)
     kept_globals(pf)  # CACHE["h"] = h of a module's dict: CACHE.__setitem__("h", h)
     n = Normalizer(pf)
+    lower_ndenumerate(pf, n.taken)  # for i, v in np.ndenumerate(a): np.ndindex (ndenumerate.py)
+    index_function_dicts(pf, n.taken)  # {"relu": lambda z: ...}[name]: the item (chosen.py)
     lower_partials(pf, n.taken)  # act = partial(np.clip, a_max=1); act(x): np.clip(x, ...)
     lower_try(pf, n.taken)  # try/except/else/finally: a probe and branches (trylower.py)
     container_aliases(pf.tree, lambda name: is_user_object(_named(pf, name)))  # c = self.cache

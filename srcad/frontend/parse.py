@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import ast
 import builtins
+import collections
 import copy
 import importlib
 import inspect
 import linecache
 import sys
 import textwrap
+import typing
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -73,6 +75,12 @@ class ParsedFunction:
     # parameter -> the keys of the dict argument it holds, in order (a comprehension or a loop
     # building objects per key unrolls over them: objects.py); the call's arguments tell
     dict_keys: dict = field(default_factory=dict)
+    # parameter -> {key: value} of the str / int / bool / None items of the dict argument it
+    # holds (in the specialisation's key: `kwargs.get("act", "elu")` is known, chosen.py)
+    dict_scalars: dict = field(default_factory=dict)
+    # parameter -> the strings of the list / tuple display its caller passes (`f(x, ["a",
+    # "b"])`: a loop over them picks callees, chosen.py)
+    name_lists: dict = field(default_factory=dict)
     namedtuples: dict = field(default_factory=dict)  # parameter -> its namedtuple type
     namedtuple_items: dict = field(default_factory=dict)  # parameter -> its items' type
     attrdicts: dict = field(default_factory=dict)  # parameter -> its dict subclass (EasyDict)
@@ -355,6 +363,11 @@ def _classes_of(pf: ParsedFunction) -> dict:
     local = assigned | set(pf.closure)
     kept = []
     for stmt in pf.tree.body:
+        tuple_class = _namedtuple_class(pf, stmt, assigned, local)
+        if tuple_class is not None:
+            out[stmt.targets[0].id] = tuple_class
+            kept.append(gast.copy_location(gast.Pass(), stmt))
+            continue
         if not isinstance(stmt, gast.ClassDef):
             kept.append(stmt)
             continue
@@ -385,6 +398,49 @@ def _classes_of(pf: ParsedFunction) -> dict:
         kept.append(gast.copy_location(gast.Pass(), stmt))
     pf.tree.body = kept
     return out
+
+
+def _namedtuple_class(pf: ParsedFunction, stmt, assigned: set, local: set):
+    """`Params = namedtuple("Params", "W b")` (or `typing.NamedTuple("P", [("W", ...)])`) at
+    the body's top level, its arguments reading none of the call's values and the name bound
+    only here: the class, made once here (as a class statement is), else None. Python makes
+    a new class of the same fields at every call; attribute reads of its instances (`p.W`)
+    are item reads either way."""
+    if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and
+            isinstance(stmt.targets[0], gast.Name) and isinstance(stmt.value, gast.Call)):
+        return None
+    name = stmt.targets[0].id
+    f, parts = stmt.value.func, []
+    while isinstance(f, gast.Attribute):
+        parts.append(f.attr)
+        f = f.value
+    if not isinstance(f, gast.Name) or f.id in local:
+        return None
+    try:
+        maker = pf.resolve(f.id)
+        for a in reversed(parts):
+            maker = getattr(maker, a)
+    except Exception:  # noqa: BLE001  (a name the module lacks: Python says so at the call)
+        return None
+    if maker is not collections.namedtuple and maker is not typing.NamedTuple:
+        return None
+    reads = {n.id for n in gast.walk(stmt.value) if isinstance(n, gast.Name)
+             and isinstance(n.ctx, gast.Load)}
+    stores = sum(1 for n in gast.walk(pf.tree) if isinstance(n, gast.Name)
+                 and not isinstance(n.ctx, gast.Load) and n.id == name)
+    if reads & local or stores != 1:
+        return None
+    expr = ast.Expression(body=gast.gast_to_ast(stmt.value))
+    ast.fix_missing_locations(expr)
+    try:
+        ns = {r: pf.resolve(r) for r in reads}
+        cls = eval(compile(expr, pf.filename, "eval"), dict(pf.fn.__globals__), ns)  # noqa: S307
+    except Exception:  # noqa: BLE001  (what the call would raise: Python says so at the call)
+        return None
+    if not (isinstance(cls, type) and issubclass(cls, tuple)):
+        return None
+    cls.__qualname__ = f"{pf.fn.__qualname__}.<locals>.{cls.__name__}"
+    return cls
 
 
 def _bindings(pf: ParsedFunction, stmt) -> list:
