@@ -35,6 +35,7 @@ from . import concatenators, guards
 from .calls import _RETURN
 from .opaque import rowed_callable  # noqa: F401  (re-exported: normalize.py)
 from .concatenators import is_concatenator
+from .knowntests import may_change, stored_attributes
 from .methods import ATTRIBUTES
 from .opaque import (
     is_namedtuple_type,
@@ -158,7 +159,8 @@ class ExpressionsMixin:
                 return self.result(self.op_call(np.invert, [operand], {}, e), hint, into, e)
             raise self.unsupported(f"the operator {type(e.op).__name__}", e)
         if isinstance(e, gast.Compare) and len(e.ops) == 1 and \
-                isinstance(e.ops[0], (gast.Is, gast.IsNot)):
+                isinstance(e.ops[0], (gast.Is, gast.IsNot)) and \
+                not getattr(e, "srcad_at_run_time", False):
             known = self.known_is_none(e.left, e.comparators[0])
             if known is not None:  # `self.act is not None`, the attribute guarded
                 value = known if isinstance(e.ops[0], gast.Is) else not known
@@ -484,6 +486,8 @@ class ExpressionsMixin:
         for attr in reversed(chain):
             if isinstance(obj, (np.ndarray, list, dict, tuple)):
                 return None  # (an array's or a container's attribute: read when it runs)
+            if may_change(obj, attr, stored_attributes(self.pf.tree)):
+                return None  # (a method may set it before the test: knowntests.may_change)
             try:
                 value = getattr(obj, attr)
             except AttributeError:
