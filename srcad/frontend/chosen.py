@@ -57,7 +57,7 @@ from ..naming import fresh
 from . import guards
 from .objects import mutated_names
 from .opaque import is_library_module, is_user_object
-from .parse import UNRESOLVED
+from .parse import UNRESOLVED, rewrite_blocks
 
 _SCALARS = (str, int, bool, float, type(None))
 _COMPARE = {gast.Eq: operator.eq, gast.NotEq: operator.ne, gast.Lt: operator.lt,
@@ -319,12 +319,7 @@ def fold_chosen_functions(pf) -> None:
                         break
                     e = e.body if truth else e.orelse
                 s.value = e
-            if not isinstance(s, (gast.FunctionDef, gast.ClassDef)):
-                for field in ("body", "orelse", "finalbody"):
-                    if isinstance(getattr(s, field, None), list):
-                        new = block(getattr(s, field))
-                        setattr(s, field, new if new or field != "body"
-                                else [gast.copy_location(gast.Pass(), s)])
+            rewrite_blocks(s, block)
             out.append(s)
         return out
 
@@ -578,12 +573,7 @@ def unroll_name_loops(pf) -> None:
                         targets=[_name(s.target.id, True)], value=_const(items[-1], s),
                         type_comment=None), s))
                     continue
-            if not isinstance(s, (gast.FunctionDef, gast.ClassDef)):
-                for field in ("body", "orelse", "finalbody"):
-                    if isinstance(getattr(s, field, None), list):
-                        new = block(getattr(s, field))
-                        setattr(s, field, new if new or field != "body"
-                                else [gast.copy_location(gast.Pass(), s)])
+            rewrite_blocks(s, block)
             out.append(s)
         return out
 

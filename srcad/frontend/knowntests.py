@@ -37,7 +37,7 @@ import gast
 from . import guards
 from .objects import _changed_attrs
 from .opaque import is_user_object
-from .parse import UNRESOLVED
+from .parse import UNRESOLVED, rewrite_blocks
 
 
 def fold_known_tests(pf) -> None:
@@ -101,11 +101,7 @@ def fold_known_tests(pf) -> None:
                     out.append(_still(s.test, truth))
                     out.extend(block(s.body if truth else s.orelse))
                     continue
-            for field in ("body", "orelse", "finalbody"):
-                if isinstance(getattr(s, field, None), list) and not isinstance(
-                        s, (gast.FunctionDef, gast.ClassDef)):
-                    new = block(getattr(s, field))
-                    setattr(s, field, new if new or field != "body" else [_pass(s)])
+            rewrite_blocks(s, block)
             if isinstance(s, gast.Try):
                 for h in s.handlers:
                     h.body = block(h.body) or [_pass(h)]

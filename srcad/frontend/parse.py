@@ -400,6 +400,37 @@ def _classes_of(pf: ParsedFunction) -> dict:
     return out
 
 
+def resolve_dotted(pf: ParsedFunction, e, local=()):
+    """The object a global dotted name `a.b.c` holds (`functools.partial`, `collections.
+    namedtuple`), or UNRESOLVED: not a dotted name, its root a local (`local`), or a name
+    the module lacks (Python says so where it runs)."""
+    parts = []
+    while isinstance(e, gast.Attribute):
+        parts.append(e.attr)
+        e = e.value
+    if not isinstance(e, gast.Name) or e.id in local:
+        return UNRESOLVED
+    try:
+        obj = pf.resolve(e.id)
+        for a in reversed(parts):
+            obj = getattr(obj, a)
+    except Exception:  # noqa: BLE001  (any attribute error of the user's objects)
+        return UNRESOLVED
+    return obj
+
+
+def rewrite_blocks(s, block) -> None:
+    """Each statement list `s` holds (body, orelse, finalbody; not a nested def's or class's)
+    through `block`, in place; a body left empty becomes `pass`."""
+    if isinstance(s, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+        return
+    for field in ("body", "orelse", "finalbody"):
+        if isinstance(getattr(s, field, None), list):
+            new = block(getattr(s, field))
+            setattr(s, field, new if new or field != "body"
+                    else [gast.copy_location(gast.Pass(), s)])
+
+
 def _namedtuple_class(pf: ParsedFunction, stmt, assigned: set, local: set):
     """`Params = namedtuple("Params", "W b")` (or `typing.NamedTuple("P", [("W", ...)])`) at
     the body's top level, its arguments reading none of the call's values and the name bound
@@ -410,18 +441,7 @@ def _namedtuple_class(pf: ParsedFunction, stmt, assigned: set, local: set):
             isinstance(stmt.targets[0], gast.Name) and isinstance(stmt.value, gast.Call)):
         return None
     name = stmt.targets[0].id
-    f, parts = stmt.value.func, []
-    while isinstance(f, gast.Attribute):
-        parts.append(f.attr)
-        f = f.value
-    if not isinstance(f, gast.Name) or f.id in local:
-        return None
-    try:
-        maker = pf.resolve(f.id)
-        for a in reversed(parts):
-            maker = getattr(maker, a)
-    except Exception:  # noqa: BLE001  (a name the module lacks: Python says so at the call)
-        return None
+    maker = resolve_dotted(pf, stmt.value.func, local)
     if maker is not collections.namedtuple and maker is not typing.NamedTuple:
         return None
     reads = {n.id for n in gast.walk(stmt.value) if isinstance(n, gast.Name)

@@ -25,6 +25,7 @@ import functools
 import gast
 
 from ..naming import fresh
+from .parse import resolve_dotted
 
 
 def _name(id_, store=False):
@@ -48,19 +49,7 @@ def lower_partials(pf, taken: set) -> None:
             loads.setdefault(n.id, []).append(n)
 
     def is_partial(e) -> bool:
-        parts = []
-        while isinstance(e, gast.Attribute):
-            parts.append(e.attr)
-            e = e.value
-        if not isinstance(e, gast.Name) or e.id in stores:
-            return False
-        try:
-            obj = pf.resolve(e.id)
-            for a in reversed(parts):
-                obj = getattr(obj, a)
-        except Exception:  # noqa: BLE001  (not resolvable: not functools.partial)
-            return False
-        return obj is functools.partial
+        return resolve_dotted(pf, e, stores) is functools.partial
 
     def global_callable(e) -> bool:  # (`np.clip`, `leaky`: read where the call is, as made)
         while isinstance(e, gast.Attribute):
