@@ -730,7 +730,15 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                     if isinstance(a, ir.Const) and (is_user_object(a.value) or
                                                     rowed_callable(a.value))}
         pf.known.update({p: a.value for p, a in kwargs.items()  # (`apply(x, f=np.tanh)`)
-                         if isinstance(a, ir.Const) and rowed_callable(a.value)})
+                         if isinstance(a, ir.Const) and (rowed_callable(a.value) or (
+                             isinstance(a.value, types.FunctionType) and
+                             is_user_object(a.value)))})
+        # a parameter the call leaves to its default, a function (cs224n's
+        # `skipgram(.., word2vecLossAndGradient=naiveSoftmaxLossAndGradient)`): known there
+        # as if passed (the default is fixed when the def runs)
+        pf.known.update({p: d for p, d in _function_defaults(fn).items()
+                         if p in pf.params and p not in kwargs and
+                         pf.params.index(p) >= len(args)})
         # a namedtuple argument passed on as it is: `p.W1` is its field there too
         pf.namedtuples = {p: self.pf.namedtuples[a.name] for p, a in zip(pf.params, args)
                           if isinstance(a, ir.Var) and a.name in self.pf.namedtuples
@@ -850,7 +858,8 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                 default = sig.parameters[p].default
                 if default is inspect.Parameter.empty:
                     raise self.pf.error(f"`{spelled}` is missing its argument `{p}`", node)
-                bound[p] = self.constant(default, repr(default), node)
+                bound[p] = self.constant(default, default.__name__ if isinstance(
+                    default, types.FunctionType) else repr(default), node)
         name = self.claim(spelled if spelled.isidentifier() else
                           self.fresh(spelled.replace(".", "_")), fn)
         call = ir.UserCall([], callee, fn, name, [bound[p] for p in params], node.lineno,
@@ -1378,3 +1387,15 @@ def _written_in(tree, params: set) -> set:
         out.update(t.value.id for t in targets if isinstance(t, gast.Subscript)
                    and isinstance(t.value, gast.Name) and t.value.id in params)
     return out
+
+
+def _function_defaults(fn) -> dict:
+    """The parameters of `fn` whose default is a function a call can resolve (a user
+    function or one with a row: `rowed_callable`)."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return {}
+    return {p.name: p.default for p in params if p.default is not inspect.Parameter.empty
+            and not isinstance(p.default, type) and (rowed_callable(p.default) or (
+                isinstance(p.default, types.FunctionType) and is_user_object(p.default)))}
