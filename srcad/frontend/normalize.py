@@ -56,6 +56,7 @@ from .closures import lift_closures
 from .desugar import desugar
 from .effects import EffectsMixin, check_lost_changes
 from .expressions import PY_BINARY, ExpressionsMixin, rowed_callable
+from .itemloops import index_item_loops
 from .fence import fence
 from .inline import InlineMixin
 from .kept_globals import kept_globals
@@ -324,6 +325,13 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             gast.copy_location(value, s)
             before = self.env.get(s.target.id)
             kept = {k: v for k, v in self.views.items() if s.target.id in (k, v[0])}
+            snap = None
+            if s.target.id in self.mutable and isinstance(before, ir.Var) and \
+                    not self.generated and kept.get(s.target.id, (None, None))[1] == "element":
+                # (`p = ps[i]; p += 1` in a loop: one IR name for all of p's values, so the
+                # item write_through asks about -- the old p -- is kept under a name first)
+                op, args = self.op_call(control.identity, [before], {}, s)
+                snap = self.emit((op, args), self.fresh(f"{s.target.id}_before_L{s.lineno}"), s)
             start = len(self.body)
             self.assign(s.target, value, s)
             self.mark_inplace(self.body[start:], self.env.get(s.target.id), s)
@@ -334,10 +342,11 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                 stmt = self.body[-1]
                 after = self.env.get(s.target.id)
                 rebuilt = {s.target.id}
-                aliased = any(n != s.target.id and a == before for n, a in self.env.items())
+                aliased = any(n != s.target.id and (a == before or (
+                    isinstance(a, ir.Seq) and before in a.items)) for n, a in self.env.items())
                 if isinstance(after, ir.Var) and (kept or aliased):
                     rebuilt = self.propagate_write(s.target.id, before, after, s,
-                                                   augmented=True)
+                                                   augmented=True, old_item=snap)
                 self.mutations.append((stmt, before.name, s.lineno, False, rebuilt))
         elif isinstance(s, gast.Expr):
             if isinstance(s.value, gast.Constant) and isinstance(s.value.value, str):
@@ -1317,6 +1326,7 @@ def _normalize(pf: ParsedFunction, root: bool = False) -> ir.Function:
     _getattr_waits_for_arguments(pf)
     _writes_through_views(pf)  # K.flat[::n + 1] += v, D.T[:] -= x: stores into K, D
     _out_keyword_as_write(pf)  # np.exp(s, out=s) -> s[...] = np.exp(s)
+    index_item_loops(pf.tree, _names_of(pf))  # for p, g in zip(ps, gs): p -= g (itemloops.py)
     kept_globals(pf)  # CACHE["h"] = h of a module's dict: CACHE.__setitem__("h", h)
     n = Normalizer(pf)
     lower_partials(pf, n.taken)  # act = partial(np.clip, a_max=1); act(x): np.clip(x, ...)
@@ -1399,3 +1409,8 @@ def _function_defaults(fn) -> dict:
     return {p.name: p.default for p in params if p.default is not inspect.Parameter.empty
             and not isinstance(p.default, type) and (rowed_callable(p.default) or (
                 isinstance(p.default, types.FunctionType) and is_user_object(p.default)))}
+
+
+def _names_of(pf: ParsedFunction) -> set:
+    """Every name the function's code spells (a new name must be none of them)."""
+    return {n.id for n in gast.walk(pf.tree) if isinstance(n, gast.Name)} | set(pf.params)

@@ -1345,6 +1345,164 @@ def _lang():
     return r.standard_normal(3), r.standard_normal((3, 4)) * 0.5, r.standard_normal((4, 3)) * 0.1
 
 
+# ---- 37. in-place SGD step on loop variables over zip(params, grads), then the loss --------
+
+def _mlp_loss(params, X, y):
+    W1, b1, W2, b2 = params
+    h = np.tanh(X @ W1 + b1)
+    return np.mean((h @ W2 + b2 - y) ** 2)
+
+
+def unrolled_sgd_inplace(W1, b1, W2, b2, X, y, lr=0.1):
+    params = [W1.copy(), b1.copy(), W2.copy(), b2.copy()]
+    grads = [0.1 * np.sign(W1), 0.2 * b1, 0.05 * W2, 0.0 * b2]
+    for param, grad in zip(params, grads):
+        param -= lr * grad
+    return _mlp_loss(params, X, y)
+
+
+def _sgd():
+    r = rng(39)
+    return (r.standard_normal((3, 4)) * 0.5, r.standard_normal(4) * 0.1,
+            r.standard_normal((4, 1)) * 0.5, np.zeros(1), r.standard_normal((6, 3)),
+            r.standard_normal((6, 1)))
+
+
+# ---- 38. min-char-rnn's np.clip(..., out=) over a list of arrays ---------------------------
+
+def clip_out_list(Wxh, Whh, xs):
+    Ws = [Wxh.copy(), Whh.copy()]
+    for w in Ws:
+        np.clip(w, -0.5, 0.5, out=w)
+    h = np.zeros(Whh.shape[0])
+    loss = 0.0
+    for x in xs:
+        h = np.tanh(Ws[0] @ x + Ws[1] @ h)
+        loss += np.sum(h ** 2)
+    return loss
+
+
+def _clipout():
+    r = rng(40)
+    return r.standard_normal((4, 3)) * 0.4, r.standard_normal((4, 4)) * 0.4, \
+        r.standard_normal((3, 3))
+
+
+# ---- 39. gradient-norm clipping inside the loss ------------------------------------------
+
+def clipped_update_loss(w, X, y, max_norm=0.5, lr=0.3):
+    r = X @ w - y
+    g = X.T @ r / len(y)
+    norm = np.linalg.norm(g)
+    if norm > max_norm:
+        g = g * max_norm / norm
+    w_new = w - lr * g
+    return 0.5 * np.mean((X @ w_new - y) ** 2)
+
+
+def _clipnorm():
+    r = rng(41)
+    return r.standard_normal(3), r.standard_normal((8, 3)), r.standard_normal(8) * 3
+
+
+# ---- 40. np.pad edge/reflect in a 1-D conv; getattr(np, name) activation ----------------
+
+def conv1d_pad_modes(x, k, act="tanh"):
+    f = getattr(np, act)
+    out = 0.0
+    for mode in ("edge", "reflect", "constant"):
+        xp = np.pad(x, (1, 1), mode=mode)
+        y = np.array([np.dot(xp[i:i + 3], k) for i in range(len(x))])
+        out = out + np.sum(f(y) ** 2)
+    return out
+
+
+def _c1d():
+    r = rng(42)
+    return r.standard_normal(7), r.standard_normal(3)
+
+
+# ---- 41. seq2seq decoder with hidden states in a dict keyed by t, np.vstack --------------
+
+def dict_states_decoder(Wh, Wx, Wy, xs, h0):
+    hs = {}
+    hs[-1] = np.copy(h0)
+    ys = []
+    for t in range(len(xs)):
+        hs[t] = np.tanh(Wh @ hs[t - 1] + Wx @ xs[t])
+        hs[t] = np.clip(hs[t], -0.9, 0.9)
+        ys.append(Wy @ hs[t])
+    Y = np.vstack(ys)
+    return np.sum(np.log(np.sum(np.exp(Y), axis=1)) - Y[:, 0])
+
+
+def _dsd():
+    r = rng(43)
+    return (r.standard_normal((4, 4)) * 0.5, r.standard_normal((4, 2)) * 0.5,
+            r.standard_normal((3, 4)) * 0.5, r.standard_normal((5, 2)), r.standard_normal(4) * 0.2)
+
+
+# ---- 42. weights[:] = ... slice assignment of a copy; masked causal attention -inf ----------
+
+def slice_assign_attention(Wq, Wk, x):
+    W = np.empty_like(Wq)
+    W[:] = Wq
+    W[:, 0] *= 0.5
+    q = x @ W
+    k = x @ Wk
+    T = x.shape[0]
+    scores = q @ k.T / np.sqrt(q.shape[1])
+    mask = np.tril(np.ones((T, T))) == 0
+    scores = np.where(mask, -np.inf, scores)
+    scores -= scores.max(axis=1, keepdims=True)
+    w = np.exp(scores)
+    w /= w.sum(axis=1, keepdims=True)
+    return np.sum((w @ x) ** 2)
+
+
+def _saa():
+    r = rng(44)
+    return r.standard_normal((3, 3)), r.standard_normal((3, 3)), r.standard_normal((4, 3))
+
+
+# ---- 43. a model class whose loss is a property -------------------------------------------
+
+class Regression:
+    def __init__(self, w, X, y, alpha=0.1):
+        self.w, self.X, self.y, self.alpha = w, X, y, alpha
+
+    @property
+    def residuals(self):
+        return self.X @ self.w - self.y
+
+    @property
+    def loss(self):
+        return 0.5 * np.mean(self.residuals ** 2) + self.alpha * np.sum(np.abs(self.w))
+
+
+def property_loss(w, X, y):
+    return Regression(w, X, y).loss
+
+
+def _ploss():
+    r = rng(45)
+    return r.standard_normal(3), r.standard_normal((7, 3)), r.standard_normal(7)
+
+
+# ---- 44. np.random.binomial dropout mask made in the loss under a seed --------------------
+
+def binomial_dropout(W, X, keep=0.7):
+    rs = np.random.RandomState(5)
+    h = np.maximum(0, X @ W)
+    mask = rs.binomial(1, keep, size=h.shape) / keep
+    return np.sum((h * mask) ** 2)
+
+
+def _bdrop():
+    r = rng(46)
+    return r.standard_normal((3, 5)), r.standard_normal((4, 3))
+
+
 PROGRAMS = [
     Probe("wild_repos7.l_layer_model", l_layer_model, _llayer, "parameters"),
     Probe("wild_repos7.l2_lambd_model", l2_lambd_model, _l2, "parameters"),
@@ -1392,4 +1550,12 @@ PROGRAMS = [
     Probe("wild_repos7.weibull_loglik", weibull_loglik, _weib, ("log_k", "log_lam")),
     Probe("wild_repos7.neg_sampling_loss", neg_sampling_loss, _neg, ("W_in", "W_out")),
     Probe("wild_repos7.langevin_energy", langevin_energy, _lang, ("x0", "W")),
+    Probe("wild_repos7.unrolled_sgd_inplace", unrolled_sgd_inplace, _sgd, ("W1", "b1", "W2")),
+    Probe("wild_repos7.clip_out_list", clip_out_list, _clipout, ("Wxh", "Whh")),
+    Probe("wild_repos7.clipped_update_loss", clipped_update_loss, _clipnorm, "w"),
+    Probe("wild_repos7.conv1d_pad_modes", conv1d_pad_modes, _c1d, ("x", "k")),
+    Probe("wild_repos7.dict_states_decoder", dict_states_decoder, _dsd, ("Wh", "Wx", "Wy", "h0")),
+    Probe("wild_repos7.slice_assign_attention", slice_assign_attention, _saa, ("Wq", "Wk", "x")),
+    Probe("wild_repos7.property_loss", property_loss, _ploss, "w"),
+    Probe("wild_repos7.binomial_dropout", binomial_dropout, _bdrop, "W", fuse=True),
 ]
