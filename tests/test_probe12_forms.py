@@ -300,3 +300,132 @@ def _items_not_read_again(x):
 
 def test_write_into_items_never_read_again_still_works():
     _check(_items_not_read_again, (np.linspace(-1, 1, 4),), 0)
+
+
+# ---- 5. in-place writes into a list's item through another name ------------------------------
+
+def _alias_item_straight(a, b):
+    ps = [a.copy(), b.copy()]
+    p = ps[0]
+    p *= 2.0
+    return np.sum(ps[0] * ps[1])
+
+
+def _alias_item_setitem(a, b):
+    ps = [a.copy(), b.copy()]
+    p = ps[1]
+    p[0] = a[0] * 3.0
+    return np.sum(ps[0] * ps[1] ** 2)
+
+
+def _indexed_in_loop(a, b):
+    ps = [a.copy(), b.copy()]
+    for i in range(2):
+        p = ps[i]
+        p += a[i]
+    return np.sum(ps[0] * ps[1])
+
+
+def _sgd_zip(a, b):
+    ps = [a.copy(), b.copy()]
+    gs = [np.sin(a), b * b]
+    for p, g in zip(ps, gs):
+        p -= 0.1 * g
+    return np.sum(ps[0] * np.tanh(ps[1]))
+
+
+def _clip_out_loop(a, b):
+    ps = [a.copy(), b.copy()]
+    for p in ps:
+        np.clip(p, -0.5, 0.5, out=p)
+    return np.sum(ps[0] * ps[1])
+
+
+def _enumerate_scale(a, b):
+    ps = [a.copy(), b.copy()]
+    for i, p in enumerate(ps):
+        p *= (i + 2.0)
+    return np.sum(ps[0] * ps[1] ** 3)
+
+
+def _rows_of_array(a, b):
+    M = np.outer(a, b)
+    for row in M:
+        row *= 0.5
+        row += b
+    return np.sum(np.tanh(M))
+
+
+def _scalar_items_unchanged(a, b):
+    xs = [float(v) for v in [1.0, 2.0]]
+    for v in xs:
+        v += 10.0
+    return np.sum(a * xs[0] + b * xs[1])
+
+
+_AB = (np.linspace(-0.9, 0.8, 3), np.linspace(0.2, 0.7, 3))
+
+
+@pytest.mark.parametrize("fn", [_alias_item_straight, _alias_item_setitem, _indexed_in_loop,
+                                _sgd_zip, _clip_out_loop, _enumerate_scale, _rows_of_array,
+                                _scalar_items_unchanged])
+def test_in_place_write_into_a_list_item(fn):
+    """All but the last two gave a wrong value and gradient in source mode (the write into
+    the item was lost; tape mode was right)."""
+    _check(fn, _AB, (0, 1))
+
+
+def test_sgd_zip_matches_torch():
+    g = srcad.grad(_sgd_zip, wrt=(0, 1))(*_AB)
+    ta, tb = (torch.tensor(x, requires_grad=True) for x in _AB)
+    pa = ta - 0.1 * torch.sin(ta)
+    pb = tb - 0.1 * tb * tb
+    (pa * torch.tanh(pb)).sum().backward()
+    assert rel_error(g[0], ta.grad.numpy()) < 1e-12
+    assert rel_error(g[1], tb.grad.numpy()) < 1e-12
+
+
+def _nested_item_straight(a, b):
+    layers = [[a.copy(), b.copy()], [b.copy(), a.copy()]]
+    W = layers[1][0]
+    W *= 2.0
+    return np.sum(layers[0][0] * layers[1][0] + layers[0][1])
+
+
+def _nested_item_in_loop(a, b):
+    layers = [[a.copy(), b.copy()], [b.copy(), a.copy()]]
+    for k in range(2):
+        item = layers[k]
+        W = item[0]
+        W *= 2.0 + k
+    return np.sum(layers[0][0] * layers[1][0] + layers[0][1])
+
+
+def _unpacked_pairs(a, b):
+    layers = [[a.copy(), b.copy()], [b.copy(), a.copy()]]
+    for W, c in layers:
+        W *= 2.0
+        c -= 0.1 * W
+    return np.sum(layers[0][0] * layers[1][0] + layers[0][1] * layers[1][1])
+
+
+def _reversed_items(a, b):
+    ps = [a.copy(), b.copy()]
+    for i, p in enumerate(reversed(ps)):
+        p *= 3.0 + i
+    return np.sum(ps[0] * ps[1])
+
+
+def _sliced_reverse(a, b):
+    ps = [a.copy(), b.copy()]
+    for p in ps[::-1]:
+        p += ps[0]
+    return np.sum(ps[0] * ps[1])
+
+
+@pytest.mark.parametrize("fn", [_nested_item_straight, _nested_item_in_loop, _unpacked_pairs,
+                                _reversed_items, _sliced_reverse])
+def test_in_place_write_into_a_nested_or_reversed_item(fn):
+    """A list of lists (`for W, c in layers: W *= 2`), `reversed(ps)` and `ps[::-1]`: source
+    mode lost the write (a wrong value and gradient)."""
+    _check(fn, _AB, (0, 1))

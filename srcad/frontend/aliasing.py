@@ -431,6 +431,13 @@ class AliasingMixin:
             item = self.env[at]
             if kind == "element":
                 through.setdefault(base, (at_old, item))
+            kept_old = base_old
+            if base in self.mutable and isinstance(base_old, ir.Var) and \
+                    self.views.get(base, (None, None))[1] == "element":
+                # (the base is itself an item, written through next: its old value, which
+                # the rebinding below overwrites, kept for write_through to ask about)
+                kept_old = self.emit(self.op_call(control.identity, [base_old], {}, node),
+                                     self.fresh(f"{base}_before_L{node.lineno}"), node)
             value = self.rebind(base, self.write_back(base, kind, arg, value, node, before,
                                                       item=at_old), node)
             self.shared.append((value.name, item.name))  # numpy: still one memory
@@ -443,7 +450,7 @@ class AliasingMixin:
                 self.propagations.add(id(self.body[-1]))  # (reads the old item on purpose)
             done.add(base)
             self.carry_to_aliases(base, base_old, value, node, False, done)
-            at, at_old = base, base_old
+            at, at_old = base, kept_old
         while True:  # and down again: every known view of a rebuilt name is made again,
             # in the order the views were made (the tape's order: an alias is the same array
             # there, so an alias is made again first, as soon as its base is)
@@ -491,21 +498,30 @@ class AliasingMixin:
             done.add(other)
         if name in self.mutable:
             return
+        def holds(atom) -> bool:
+            return isinstance(atom, ir.Seq) and any(
+                (isinstance(x, ir.Var) and x == old) or holds(x) for x in atom.items)
+
+        def put(atom, item):
+            if not isinstance(atom, ir.Seq):
+                return item if isinstance(atom, ir.Var) and atom == old else atom
+            return ir.Seq(tuple(put(x, item) for x in atom.items), atom.kind)
+
+        item = None
         for other, atom in list(self.env.items()):
-            # a list or tuple display holding the array as an item (`ps = [a.copy(), ..];
-            # p = ps[0]; p *= 2`): its slot is that object, so it sees the write (after
-            # `op=`, unless it held a scalar, which `op=` rebinds)
-            if other in done or other in self.mutable or not isinstance(atom, ir.Seq) or \
-                    not any(isinstance(x, ir.Var) and x == old for x in atom.items):
+            # a list or tuple display holding the array as an item, at any depth (`ps =
+            # [a.copy(), ..]; p = ps[0]; p *= 2`): its slot is that object, so it sees the
+            # write (after `op=`, unless it held a scalar, which `op=` rebinds)
+            if other in done or other in self.mutable or not holds(atom):
                 continue
-            item = new
-            if augmented:
-                item = self.emit(self.op_call(runtime.alias_again, [new, old], {}, node),
-                                 self.fresh(f"{other}_item_L{node.lineno}"), node)
-                self.propagations.add(id(self.body[-1]))  # (reads the old value on purpose)
-                self.shared.append((new.name, item.name))
-            self.env[other] = ir.Seq(tuple(item if isinstance(x, ir.Var) and x == old else x
-                                           for x in atom.items), atom.kind)
+            if item is None:
+                item = new
+                if augmented:
+                    item = self.emit(self.op_call(runtime.alias_again, [new, old], {}, node),
+                                     self.fresh(f"{name}_item_L{node.lineno}"), node)
+                    self.propagations.add(id(self.body[-1]))  # (reads the old value)
+                    self.shared.append((new.name, item.name))
+            self.env[other] = put(atom, item)
             done.add(other)
 
     def written_params(self) -> set:

@@ -13,8 +13,10 @@ written as the indexed loop Python runs:
                                             g = gs[p_k]
                                             p -= lr * g
 
-Only loops whose iterable is a name (or ``zip`` / ``enumerate`` of names) and whose body
-writes into a loop variable in place are rewritten; others are left as written. (A scalar
+Only loops whose iterable is a name, ``xs[::-1]`` or ``reversed(xs)`` or ``zip``
+/ ``enumerate`` of names, whose targets are names or tuples of names (``for W, b in
+layers``), and whose body writes into a loop variable in place are rewritten; others are left
+as written. (A scalar
 item is no array: ``v += 1`` rebinds v and the container keeps its item, as
 `runtime.write_through` decides when the code runs.)
 """
@@ -68,26 +70,64 @@ def _plain(e) -> bool:
     return isinstance(e, gast.Name)
 
 
+def _names_target(t) -> bool:
+    """A name, or a tuple / list of names (`for W, b in layers`)."""
+    return isinstance(t, gast.Name) or (isinstance(t, (gast.Tuple, gast.List)) and
+                                        t.elts and all(isinstance(x, gast.Name)
+                                                       for x in t.elts))
+
+
+def _reversed_name(e):
+    """`xs` of `xs[::-1]` (pyforms.py's spelling of `reversed(xs)`), else None."""
+    if not (isinstance(e, gast.Subscript) and _plain(e.value) and
+            isinstance(e.slice, gast.Slice) and e.slice.lower is None and
+            e.slice.upper is None):
+        return None
+    step = e.slice.step
+    if isinstance(step, gast.UnaryOp) and isinstance(step.op, gast.USub) and \
+            isinstance(step.operand, gast.Constant) and step.operand.value == 1:
+        return e.value.id
+    if isinstance(step, gast.Constant) and type(step.value) is int and step.value == -1:
+        return e.value.id
+    return None
+
+
 def _split(loop: gast.For, shadowed: set):
-    """(index name or None, [(item target name, container name)]) of a loop this pass
-    rewrites, else None."""
+    """(index name or None, [(item target, container name)], walks backward: True, or
+    "items" where an enumerate's count runs forward over the items last first) of a loop
+    this pass rewrites, else None."""
     it, target = loop.iter, loop.target
-    if _plain(it) and isinstance(target, gast.Name):
-        return None, [(target.id, it.id)]
+    if _plain(it) and _names_target(target):
+        return None, [(target, it.id)], False
+    if _reversed_name(it) is not None and _names_target(target):
+        return None, [(target, _reversed_name(it))], True
+    if isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and \
+            it.func.id == "reversed" and "reversed" not in shadowed and len(it.args) == 1 \
+            and _plain(it.args[0]) and not it.keywords and _names_target(target):
+        return None, [(target, it.args[0].id)], True
+    if isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and \
+            it.func.id == "enumerate" and "enumerate" not in shadowed and \
+            len(it.args) == 1 and not it.keywords and isinstance(target, gast.Tuple) and \
+            len(target.elts) == 2 and isinstance(target.elts[0], gast.Name) and \
+            _names_target(target.elts[1]):
+        walked = it.args[0]
+        if _plain(walked):
+            return target.elts[0].id, [(target.elts[1], walked.id)], False
+        if _reversed_name(walked) is not None:  # (`enumerate(reversed(ps))`: i counts up)
+            return target.elts[0].id, [(target.elts[1], _reversed_name(walked))], "items"
+        return None
     if not (isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and
-            it.func.id in ("zip", "enumerate") and it.func.id not in shadowed and
+            it.func.id == "zip" and "zip" not in shadowed and
             not it.keywords and it.args and all(_plain(a) for a in it.args)):
         return None
-    if it.func.id == "enumerate":
-        if len(it.args) != 1 or not (isinstance(target, gast.Tuple) and
-                                     len(target.elts) == 2 and
-                                     all(isinstance(t, gast.Name) for t in target.elts)):
-            return None
-        return target.elts[0].id, [(target.elts[1].id, it.args[0].id)]
     if not (isinstance(target, gast.Tuple) and len(target.elts) == len(it.args) and
-            all(isinstance(t, gast.Name) for t in target.elts)):
+            all(_names_target(t) for t in target.elts)):
         return None
-    return None, [(t.id, a.id) for t, a in zip(target.elts, it.args)]
+    return None, [(t, a.id) for t, a in zip(target.elts, it.args)], False
+
+
+def _bound(target) -> set:
+    return {n.id for n in gast.walk(target) if isinstance(n, gast.Name)}
 
 
 def index_item_loops(fdef: gast.FunctionDef, taken: set) -> None:
@@ -102,23 +142,47 @@ def index_item_loops(fdef: gast.FunctionDef, taken: set) -> None:
         split = _split(loop, shadowed)
         if split is None:
             continue
-        index, pairs = split
-        if not _written_in_place(loop.body, {t for t, _ in pairs}):
+        index, pairs, backward = split
+        names = set().union(*(_bound(t) for t, _ in pairs))
+        if not _written_in_place(loop.body, names):
             continue
         containers = {c for _, c in pairs}
         stored = {n.id for n in _own_nodes(loop.body) if isinstance(n, gast.Name) and
                   isinstance(n.ctx, (gast.Store, gast.Del))}
-        if containers & stored or any(t in containers for t, _ in pairs):
+        if containers & (stored | names):
             continue  # (the loop rebinds what it walks: left as written)
-        k = index or fresh(f"{pairs[0][0]}_k", taken)
+        k = index or fresh(f"{sorted(names)[0]}_k", taken)
         taken.add(k)
         lens = [_call("len", [_name(c)]) for c in dict.fromkeys(c for _, c in pairs)]
         count = lens[0] if len(lens) == 1 else _call("min", lens)
-        reads = [gast.Assign(targets=[_name(t, store=True)], value=gast.Subscript(
-            value=_name(c), slice=_name(k), ctx=gast.Load()), type_comment=None)
-            for t, c in pairs]
+        reads = []
+        for t, c in pairs:
+            at = _name(k)
+            if backward == "items":  # (the count runs forward, the items backward)
+                at = gast.BinOp(left=gast.BinOp(left=_call("len", [_name(c)]), op=gast.Sub(),
+                                                right=gast.Constant(1, None)),
+                                op=gast.Sub(), right=_name(k))
+            item = gast.Subscript(value=_name(c), slice=at, ctx=gast.Load())
+            if isinstance(t, gast.Name):
+                reads.append(gast.Assign(targets=[_name(t.id, store=True)], value=item,
+                                         type_comment=None))
+                continue
+            # `W, b = layers[k]` as `item = layers[k]; W = item[0]; b = item[1]`: each
+            # name read from the item by its index (an item of the item, written through)
+            held = fresh(f"{c}_item", taken)
+            taken.add(held)
+            reads.append(gast.Assign(targets=[_name(held, store=True)], value=item,
+                                     type_comment=None))
+            reads.extend(gast.Assign(targets=[_name(x.id, store=True)], value=gast.Subscript(
+                value=_name(held), slice=gast.Constant(j, None), ctx=gast.Load()),
+                type_comment=None) for j, x in enumerate(t.elts))
         loop.target = _name(k, store=True)
-        loop.iter = _call("range", [count])
+        if backward is True:  # (`for p in xs[::-1]`: the same items, last first)
+            last = gast.BinOp(left=count, op=gast.Sub(), right=gast.Constant(1, None))
+            minus_one = gast.UnaryOp(op=gast.USub(), operand=gast.Constant(1, None))
+            loop.iter = _call("range", [last, minus_one, copy.deepcopy(minus_one)])
+        else:
+            loop.iter = _call("range", [count])
         loop.body = [copy.deepcopy(r) for r in reads] + loop.body
         for n in [loop.target, loop.iter] + loop.body[:len(reads)]:
             for m in gast.walk(n):

@@ -342,8 +342,8 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                 stmt = self.body[-1]
                 after = self.env.get(s.target.id)
                 rebuilt = {s.target.id}
-                aliased = any(n != s.target.id and (a == before or (
-                    isinstance(a, ir.Seq) and before in a.items)) for n, a in self.env.items())
+                aliased = any(n != s.target.id and (a == before or _seq_holds(a, before))
+                              for n, a in self.env.items())
                 if isinstance(after, ir.Var) and (kept or aliased):
                     rebuilt = self.propagate_write(s.target.id, before, after, s,
                                                    augmented=True, old_item=snap)
@@ -1414,3 +1414,9 @@ def _function_defaults(fn) -> dict:
 def _names_of(pf: ParsedFunction) -> set:
     """Every name the function's code spells (a new name must be none of them)."""
     return {n.id for n in gast.walk(pf.tree) if isinstance(n, gast.Name)} | set(pf.params)
+
+
+def _seq_holds(atom, var) -> bool:
+    """Is `var` an item of the list or tuple display `atom`, at any depth?"""
+    return isinstance(atom, ir.Seq) and any(x == var or _seq_holds(x, var)
+                                            for x in atom.items)
