@@ -429,3 +429,22 @@ def test_in_place_write_into_a_nested_or_reversed_item(fn):
     """A list of lists (`for W, c in layers: W *= 2`), `reversed(ps)` and `ps[::-1]`: source
     mode lost the write (a wrong value and gradient)."""
     _check(fn, _AB, (0, 1))
+
+
+class _Holder:
+    def __init__(self, a, b):
+        self.ps = [a.copy(), b.copy()]
+
+
+def _attribute_list_items(a, b):
+    h = _Holder(a, b)
+    for p in h.ps:
+        p *= 2.0
+    for i, p in enumerate(h.ps):
+        p -= 0.1 * (i + 1) * b
+    return np.sum(h.ps[0] * h.ps[1])
+
+
+def test_in_place_write_into_items_of_an_attribute_list():
+    """`for p in h.ps: p *= 2` of a built object's list attribute (source mode lost it)."""
+    _check(_attribute_list_items, _AB, (0, 1))

@@ -13,7 +13,7 @@ written as the indexed loop Python runs:
                                             g = gs[p_k]
                                             p -= lr * g
 
-Only loops whose iterable is a name, ``xs[::-1]`` or ``reversed(xs)`` or ``zip``
+Only loops whose iterable is a name or an attribute of one (``self.params``), ``xs[::-1]`` or ``reversed(xs)`` or ``zip``
 / ``enumerate`` of names, whose targets are names or tuples of names (``for W, b in
 layers``), and whose body writes into a loop variable in place are rewritten; others are left
 as written. (A scalar
@@ -67,7 +67,26 @@ def _written_in_place(body, names: set) -> bool:
 
 
 def _plain(e) -> bool:
+    """A name, or an attribute of one (`self.params`)."""
+    while isinstance(e, gast.Attribute):
+        e = e.value
     return isinstance(e, gast.Name)
+
+
+def _dotted(e) -> str:
+    parts = []
+    while isinstance(e, gast.Attribute):
+        parts.append(e.attr)
+        e = e.value
+    return ".".join([e.id] + parts[::-1])
+
+
+def _ref(dotted: str):
+    root, *attrs = dotted.split(".")
+    e = _name(root)
+    for a in attrs:
+        e = gast.Attribute(value=e, attr=a, ctx=gast.Load())
+    return e
 
 
 def _names_target(t) -> bool:
@@ -86,9 +105,9 @@ def _reversed_name(e):
     step = e.slice.step
     if isinstance(step, gast.UnaryOp) and isinstance(step.op, gast.USub) and \
             isinstance(step.operand, gast.Constant) and step.operand.value == 1:
-        return e.value.id
+        return _dotted(e.value)
     if isinstance(step, gast.Constant) and type(step.value) is int and step.value == -1:
-        return e.value.id
+        return _dotted(e.value)
     return None
 
 
@@ -98,13 +117,13 @@ def _split(loop: gast.For, shadowed: set):
     this pass rewrites, else None."""
     it, target = loop.iter, loop.target
     if _plain(it) and _names_target(target):
-        return None, [(target, it.id)], False
+        return None, [(target, _dotted(it))], False
     if _reversed_name(it) is not None and _names_target(target):
         return None, [(target, _reversed_name(it))], True
     if isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and \
             it.func.id == "reversed" and "reversed" not in shadowed and len(it.args) == 1 \
             and _plain(it.args[0]) and not it.keywords and _names_target(target):
-        return None, [(target, it.args[0].id)], True
+        return None, [(target, _dotted(it.args[0]))], True
     if isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and \
             it.func.id == "enumerate" and "enumerate" not in shadowed and \
             len(it.args) == 1 and not it.keywords and isinstance(target, gast.Tuple) and \
@@ -112,7 +131,7 @@ def _split(loop: gast.For, shadowed: set):
             _names_target(target.elts[1]):
         walked = it.args[0]
         if _plain(walked):
-            return target.elts[0].id, [(target.elts[1], walked.id)], False
+            return target.elts[0].id, [(target.elts[1], _dotted(walked))], False
         if _reversed_name(walked) is not None:  # (`enumerate(reversed(ps))`: i counts up)
             return target.elts[0].id, [(target.elts[1], _reversed_name(walked))], "items"
         return None
@@ -123,7 +142,7 @@ def _split(loop: gast.For, shadowed: set):
     if not (isinstance(target, gast.Tuple) and len(target.elts) == len(it.args) and
             all(_names_target(t) for t in target.elts)):
         return None
-    return None, [(t, a.id) for t, a in zip(target.elts, it.args)], False
+    return None, [(t, _dotted(a)) for t, a in zip(target.elts, it.args)], False
 
 
 def _bound(target) -> set:
@@ -147,29 +166,31 @@ def index_item_loops(fdef: gast.FunctionDef, taken: set) -> None:
         if not _written_in_place(loop.body, names):
             continue
         containers = {c for _, c in pairs}
-        stored = {n.id for n in _own_nodes(loop.body) if isinstance(n, gast.Name) and
+        stored = {_dotted(n) for n in _own_nodes(loop.body) if
+                  isinstance(n, (gast.Name, gast.Attribute)) and _plain(n) and
                   isinstance(n.ctx, (gast.Store, gast.Del))}
-        if containers & (stored | names):
+        roots = {c.split(".")[0] for c in containers}
+        if (containers | roots) & (stored | names):
             continue  # (the loop rebinds what it walks: left as written)
         k = index or fresh(f"{sorted(names)[0]}_k", taken)
         taken.add(k)
-        lens = [_call("len", [_name(c)]) for c in dict.fromkeys(c for _, c in pairs)]
+        lens = [_call("len", [_ref(c)]) for c in dict.fromkeys(c for _, c in pairs)]
         count = lens[0] if len(lens) == 1 else _call("min", lens)
         reads = []
         for t, c in pairs:
             at = _name(k)
             if backward == "items":  # (the count runs forward, the items backward)
-                at = gast.BinOp(left=gast.BinOp(left=_call("len", [_name(c)]), op=gast.Sub(),
+                at = gast.BinOp(left=gast.BinOp(left=_call("len", [_ref(c)]), op=gast.Sub(),
                                                 right=gast.Constant(1, None)),
                                 op=gast.Sub(), right=_name(k))
-            item = gast.Subscript(value=_name(c), slice=at, ctx=gast.Load())
+            item = gast.Subscript(value=_ref(c), slice=at, ctx=gast.Load())
             if isinstance(t, gast.Name):
                 reads.append(gast.Assign(targets=[_name(t.id, store=True)], value=item,
                                          type_comment=None))
                 continue
             # `W, b = layers[k]` as `item = layers[k]; W = item[0]; b = item[1]`: each
             # name read from the item by its index (an item of the item, written through)
-            held = fresh(f"{c}_item", taken)
+            held = fresh(f"{c.replace('.', '_')}_item", taken)
             taken.add(held)
             reads.append(gast.Assign(targets=[_name(held, store=True)], value=item,
                                      type_comment=None))

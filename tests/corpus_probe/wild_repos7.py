@@ -20,7 +20,12 @@ fits closed-form and by Euler steps into a preallocated array, Lotka-Volterra by
 hand-written RK4 building ``np.array([...])`` of scalars, a mean-field Ising energy with
 ``np.roll``, Bishop's Bayesian linear regression evidence, Tukey biweight with a MAD scale
 from ``np.median``, ISTA Lasso with a step from ``np.linalg.norm(X, 2)``, k-means inertia
-after ``argmin``, ``scipy.stats.multivariate_normal.logpdf``)."""
+after ``argmin``, ``scipy.stats.multivariate_normal.logpdf``); in-place updates of list
+items (an unrolled SGD step ``for param, grad in zip(params, grads): param -= lr * grad``,
+min-char-rnn's ``for w in Ws: np.clip(w, -5, 5, out=w)``); gradient-norm clipping inside the
+loss; ``np.pad`` edge/reflect with ``getattr(np, name)``; decoder states in a dict keyed by t;
+``W[:] = ..`` into ``np.empty_like``; a loss that is a property; ``RandomState.binomial``
+dropout."""
 
 from __future__ import annotations
 
