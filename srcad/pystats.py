@@ -31,7 +31,10 @@ import numpy as np
 import scipy.special as sps
 import scipy.stats as ss
 
-_HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
+# scipy's own constants and order of operations for the normal (the value is scipy's to the
+# last bit, as calling the function gives): _norm_logpdf(z) - log(scale), _norm_pdf(z) / scale
+_NORM_LOG_C = float(np.log(np.sqrt(2 * np.pi)))
+_NORM_C = float(np.sqrt(2 * np.pi))
 
 
 def _z(x, loc, scale):
@@ -41,11 +44,12 @@ def _z(x, loc, scale):
 # --- continuous, location-scale ------------------------------------------------------------
 def norm_logpdf(x, loc=0.0, scale=1.0):
     z = _z(x, loc, scale)
-    return -0.5 * z * z - np.log(scale) - _HALF_LOG_2PI
+    return (-(z * z) / 2.0 - _NORM_LOG_C) - np.log(scale)
 
 
 def norm_pdf(x, loc=0.0, scale=1.0):
-    return np.exp(norm_logpdf(x, loc, scale))
+    z = _z(x, loc, scale)
+    return np.exp(-(z * z) / 2.0) / _NORM_C / scale
 
 
 def norm_cdf(x, loc=0.0, scale=1.0):

@@ -49,10 +49,25 @@ XFAILS["wild_repos6.sequential_from_config"] = (
     "knows neither a global list's length nor its dicts' keys, so the call is left as "
     "written ('`**kwargs` in a call')")
 
+# the eighth probe (wild_repos7.py): classes left open
+XFAILS["wild_repos7.fc_bn_net"] = (
+    "CS231n's `bn_params = [{'mode': 'train'} for _ in range(L)]` handed item by item "
+    "(`bn_params[i]`) to a layer function whose batchnorm_forward stores `bn_param["
+    "'running_mean'] = ..`: srcad carries a callee's write into a dict argument inside "
+    "the callee only and refuses the caller's later read of the list (refusals.py "
+    "check_argument_writes; the running statistics are never read here, but the next "
+    "trip's `bn_params[i]` reads the list)")
+XFAILS["wild_repos7.gaussian_mixture_nll"] = (
+    "scipy.stats.multivariate_normal.logpdf: pystats.py's substitute solves with the "
+    "covariance (np.linalg.solve / slogdet), scipy goes through eigh (_PSD), so the value "
+    "differs from calling the function in the last bits (the gradient is right); scipy's "
+    "eigh route has no gradient where eigenvalues repeat (a diagonal or isotropic cov)")
+
 # the modes an entry fails in, where not all
 _XFAIL_MODES: dict = {}
 # what an entry fails with, where not a refusal
-_XFAIL_RAISES = {"wild_repos5.nanmean_targets": AssertionError}
+_XFAIL_RAISES = {"wild_repos5.nanmean_targets": AssertionError,
+                 "wild_repos7.gaussian_mixture_nll": AssertionError}
 
 
 def _param(name, mode):

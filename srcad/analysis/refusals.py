@@ -344,6 +344,7 @@ def check_argument_writes(fn: ir.Function, _seen=None) -> None:
         return
     seen.add(id(fn))
     order = list(ir.walk(fn.body))
+    picked = _picked_from(order)
     for at, s in enumerate(order):
         if not isinstance(s, ir.UserCall):
             continue
@@ -352,16 +353,42 @@ def check_argument_writes(fn: ir.Function, _seen=None) -> None:
         for p, a in zip(s.callee.params, s.args):
             if p not in written or not isinstance(a, ir.Var):
                 continue
-            later = next((r for r in order[at + 1:] if a.name in ir.uses(r)), None)
+            # (the argument, or a container item it was picked from by a computed index:
+            # `[ps_dict, ps_dict_2][i]` of `ps[i]` in a loop -- the dict read after it)
+            names = {a.name} | picked.get(a.name, set())
+            later, read = None, a.name
+            for r in order[at + 1:]:
+                hit = names & set(ir.uses(r))
+                if hit and r is not s:
+                    later, read = r, sorted(hit)[0]
+                    break
             if later is not None:
                 raise UnsupportedSyntaxError(
                     f"{s.callee.name} (called at line {s.line}) writes into its argument "
                     f"`{p}` in place; srcad carries such a write as a new value inside "
-                    f"{s.callee.name} only, so reading `{_user(a.name)}` here after the call "
+                    f"{s.callee.name} only, so reading `{_user(read)}` here after the call "
                     f"would not see it", filename=fn.filename, lineno=later.line, func=fn.name,
                     hint=f"return it from {s.callee.name} (`return ..., {p}`) and read the "
                     f"returned one")
         check_argument_writes(s.callee, seen)
+
+
+def _picked_from(order) -> dict:
+    """name -> the names of the containers it may be an item of: `t = [d1, d2][i]` (a
+    list display indexed by a value known only when it runs) picks d1 or d2 itself, `t =
+    ps[i]` an item of ps, so a write into t is a write into one of them."""
+    out: dict = {}
+    for r in order:
+        if isinstance(r, ir.Call) and r.op.name == "getitem":
+            a = r.args.get("a")
+            if isinstance(a, ir.Var):
+                a = ir.Seq((a,), "list")
+            if isinstance(a, ir.Seq) and all(isinstance(x, ir.Var) for x in a.items):
+                found = {x.name for x in a.items}
+                for x in list(found):
+                    found |= out.get(x, set())
+                out[r.target] = found
+    return out
 
 
 def _object_id(atom):

@@ -174,6 +174,13 @@ class AliasingMixin:
              and isinstance(base, ir.Var) and self.env.get(p) == base), None)
         index = self.index(target.slice, name)
         v = self.expr(value, name, None)
+        snap = None
+        if name in self.mutable and isinstance(base, ir.Var) and not self.generated and \
+                self.views.get(name, (None, None))[1] == "element":
+            # (`p = ps[i]; p[...] = v` in a loop: one IR name for all of p's values, so the
+            # item write_through asks about -- the old p -- is kept under a name first)
+            snap = self.emit(self.op_call(control.identity, [base], {}, node),
+                             self.fresh(f"{name}_before_L{node.lineno}"), node)
         call = self.op_call(runtime.setitem, [base, index, v], {}, node)
         start = len(self.body)
         new = self.result(call, name, (name, node.lineno), node)
@@ -185,7 +192,7 @@ class AliasingMixin:
             stmt = self.body[-1]
             if name in self.views:  # (written back into the container it was read from)
                 self.put_back_stores.add(id(stmt))
-            rebuilt = self.propagate_write(name, base, new, node)
+            rebuilt = self.propagate_write(name, base, new, node, old_item=snap)
             self.mutations.append((stmt, base.name, node.lineno, True, rebuilt))
         if param is not None and self.reaches_argument(param, node):
             # `param[k] = v` on a dict the caller passed: Python writes into the caller's
@@ -394,9 +401,10 @@ class AliasingMixin:
         return self.op_call(control.identity, [base_atom], {}, node)
 
     def propagate_write(self, name: str, old: ir.Var, new: ir.Var, node,
-                        augmented: bool = False) -> set:
+                        augmented: bool = False, old_item: ir.Var | None = None) -> set:
         """`name` was written in place (now `new`; `augmented`: by `name op= t`): rebuild
-        what shares its memory. Returns the names rebuilt."""
+        what shares its memory. Returns the names rebuilt. (`old_item`: the old value kept
+        under a name of its own, where `old` is the name `new` was copied into.)"""
         done = {name}
         # straight-line names bound to the same array: one of them may know its base
         group = [o for o, atom in self.env.items()
@@ -411,7 +419,7 @@ class AliasingMixin:
         # (base, the item written through before and after): a container's item is an object,
         # which every name bound to it shares (`item_again`, below)
         through = {}
-        at_old = old
+        at_old = old if old_item is None else old_item
         while at in self.views:  # up the chain of views: write into each base in turn
             base, kind, arg = self.views[at]
             if base in done:
@@ -423,6 +431,13 @@ class AliasingMixin:
             item = self.env[at]
             if kind == "element":
                 through.setdefault(base, (at_old, item))
+            kept_old = base_old
+            if base in self.mutable and isinstance(base_old, ir.Var) and \
+                    self.views.get(base, (None, None))[1] == "element":
+                # (the base is itself an item, written through next: its old value, which
+                # the rebinding below overwrites, kept for write_through to ask about)
+                kept_old = self.emit(self.op_call(control.identity, [base_old], {}, node),
+                                     self.fresh(f"{base}_before_L{node.lineno}"), node)
             value = self.rebind(base, self.write_back(base, kind, arg, value, node, before,
                                                       item=at_old), node)
             self.shared.append((value.name, item.name))  # numpy: still one memory
@@ -435,7 +450,7 @@ class AliasingMixin:
                 self.propagations.add(id(self.body[-1]))  # (reads the old item on purpose)
             done.add(base)
             self.carry_to_aliases(base, base_old, value, node, False, done)
-            at, at_old = base, base_old
+            at, at_old = base, kept_old
         while True:  # and down again: every known view of a rebuilt name is made again,
             # in the order the views were made (the tape's order: an alias is the same array
             # there, so an alias is made again first, as soon as its base is)
@@ -480,6 +495,33 @@ class AliasingMixin:
                 self.views.setdefault(other, (name, "alias", None))
             else:
                 self.env[other] = new
+            done.add(other)
+        if name in self.mutable:
+            return
+        def holds(atom) -> bool:
+            return isinstance(atom, ir.Seq) and any(
+                (isinstance(x, ir.Var) and x == old) or holds(x) for x in atom.items)
+
+        def put(atom, item):
+            if not isinstance(atom, ir.Seq):
+                return item if isinstance(atom, ir.Var) and atom == old else atom
+            return ir.Seq(tuple(put(x, item) for x in atom.items), atom.kind)
+
+        item = None
+        for other, atom in list(self.env.items()):
+            # a list or tuple display holding the array as an item, at any depth (`ps =
+            # [a.copy(), ..]; p = ps[0]; p *= 2`): its slot is that object, so it sees the
+            # write (after `op=`, unless it held a scalar, which `op=` rebinds)
+            if other in done or other in self.mutable or not holds(atom):
+                continue
+            if item is None:
+                item = new
+                if augmented:
+                    item = self.emit(self.op_call(runtime.alias_again, [new, old], {}, node),
+                                     self.fresh(f"{name}_item_L{node.lineno}"), node)
+                    self.propagations.add(id(self.body[-1]))  # (reads the old value)
+                    self.shared.append((new.name, item.name))
+            self.env[other] = put(atom, item)
             done.add(other)
 
     def written_params(self) -> set:

@@ -60,6 +60,7 @@ from .closures import lift_closures
 from .desugar import desugar
 from .effects import EffectsMixin, check_lost_changes
 from .expressions import PY_BINARY, ExpressionsMixin, rowed_callable
+from .itemloops import index_item_loops
 from .fence import fence
 from .inline import InlineMixin
 from .kept_globals import kept_globals
@@ -330,6 +331,13 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             gast.copy_location(value, s)
             before = self.env.get(s.target.id)
             kept = {k: v for k, v in self.views.items() if s.target.id in (k, v[0])}
+            snap = None
+            if s.target.id in self.mutable and isinstance(before, ir.Var) and \
+                    not self.generated and kept.get(s.target.id, (None, None))[1] == "element":
+                # (`p = ps[i]; p += 1` in a loop: one IR name for all of p's values, so the
+                # item write_through asks about -- the old p -- is kept under a name first)
+                op, args = self.op_call(control.identity, [before], {}, s)
+                snap = self.emit((op, args), self.fresh(f"{s.target.id}_before_L{s.lineno}"), s)
             start = len(self.body)
             self.assign(s.target, value, s)
             self.mark_inplace(self.body[start:], self.env.get(s.target.id), s)
@@ -340,10 +348,11 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                 stmt = self.body[-1]
                 after = self.env.get(s.target.id)
                 rebuilt = {s.target.id}
-                aliased = any(n != s.target.id and a == before for n, a in self.env.items())
+                aliased = any(n != s.target.id and (a == before or _seq_holds(a, before))
+                              for n, a in self.env.items())
                 if isinstance(after, ir.Var) and (kept or aliased):
                     rebuilt = self.propagate_write(s.target.id, before, after, s,
-                                                   augmented=True)
+                                                   augmented=True, old_item=snap)
                 self.mutations.append((stmt, before.name, s.lineno, False, rebuilt))
         elif isinstance(s, gast.Expr):
             if isinstance(s.value, gast.Constant) and isinstance(s.value.value, str):
@@ -750,11 +759,19 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                     if isinstance(a, ir.Const) and (is_user_object(a.value) or
                                                     rowed_callable(a.value))}
         pf.known.update({p: a.value for p, a in kwargs.items()  # (`apply(x, f=np.tanh)`)
-                         if isinstance(a, ir.Const) and rowed_callable(a.value)})
+                         if isinstance(a, ir.Const) and (rowed_callable(a.value) or (
+                             isinstance(a.value, types.FunctionType) and
+                             is_user_object(a.value)))})
         # (and a string it passes: a name the callee picks a function by, chosen.py)
         pf.known.update({p: a.value for p, a in [*zip(pf.params, args), *kwargs.items()]
                          if isinstance(a, ir.Const) and type(a.value) is str
                          and len(a.value) <= 64})
+        # a parameter the call leaves to its default, a function (cs224n's
+        # `skipgram(.., word2vecLossAndGradient=naiveSoftmaxLossAndGradient)`): known there
+        # as if passed (the default is fixed when the def runs)
+        pf.known.update({p: d for p, d in _function_defaults(fn).items()
+                         if p in pf.params and p not in kwargs and
+                         pf.params.index(p) >= len(args)})
         # a namedtuple argument passed on as it is: `p.W1` is its field there too
         pf.namedtuples = {p: self.pf.namedtuples[a.name] for p, a in zip(pf.params, args)
                           if isinstance(a, ir.Var) and a.name in self.pf.namedtuples
@@ -880,7 +897,8 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                 default = sig.parameters[p].default
                 if default is inspect.Parameter.empty:
                     raise self.pf.error(f"`{spelled}` is missing its argument `{p}`", node)
-                bound[p] = self.constant(default, repr(default), node)
+                bound[p] = self.constant(default, default.__name__ if isinstance(
+                    default, types.FunctionType) else repr(default), node)
         name = self.claim(spelled if spelled.isidentifier() else
                           self.fresh(spelled.replace(".", "_")), fn)
         call = ir.UserCall([], callee, fn, name, [bound[p] for p in params], node.lineno,
@@ -1370,6 +1388,7 @@ def _normalize(pf: ParsedFunction, root: bool = False) -> ir.Function:
     _getattr_waits_for_arguments(pf)
     _writes_through_views(pf)  # K.flat[::n + 1] += v, D.T[:] -= x: stores into K, D
     _out_keyword_as_write(pf)  # np.exp(s, out=s) -> s[...] = np.exp(s)
+    index_item_loops(pf.tree, _names_of(pf))  # for p, g in zip(ps, gs): p -= g (itemloops.py)
     kept_globals(pf)  # CACHE["h"] = h of a module's dict: CACHE.__setitem__("h", h)
     n = Normalizer(pf)
     lower_ndenumerate(pf, n.taken)  # for i, v in np.ndenumerate(a): np.ndindex (ndenumerate.py)
@@ -1442,3 +1461,26 @@ def _written_in(tree, params: set) -> set:
         out.update(t.value.id for t in targets if isinstance(t, gast.Subscript)
                    and isinstance(t.value, gast.Name) and t.value.id in params)
     return out
+
+
+def _function_defaults(fn) -> dict:
+    """The parameters of `fn` whose default is a function a call can resolve (a user
+    function or one with a row: `rowed_callable`)."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return {}
+    return {p.name: p.default for p in params if p.default is not inspect.Parameter.empty
+            and not isinstance(p.default, type) and (rowed_callable(p.default) or (
+                isinstance(p.default, types.FunctionType) and is_user_object(p.default)))}
+
+
+def _names_of(pf: ParsedFunction) -> set:
+    """Every name the function's code spells (a new name must be none of them)."""
+    return {n.id for n in gast.walk(pf.tree) if isinstance(n, gast.Name)} | set(pf.params)
+
+
+def _seq_holds(atom, var) -> bool:
+    """Is `var` an item of the list or tuple display `atom`, at any depth?"""
+    return isinstance(atom, ir.Seq) and any(x == var or _seq_holds(x, var)
+                                            for x in atom.items)

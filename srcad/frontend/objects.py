@@ -957,6 +957,7 @@ class _Rewriter:
         built = {x.targets[0].id for r in self.rest for x in gast.walk(r)  # `layer = Dense(..)`
                  if isinstance(x, gast.Assign) and len(x.targets) == 1 and
                  isinstance(x.targets[0], gast.Name) and self._builds_object(x.value)}
+        built |= self._object_loop_names(self.rest)  # `for layer in layers: out.append(layer)`
         for n in (x for r in self.rest for x in gast.walk(r)):
             if isinstance(n, gast.Assign) and any(
                     isinstance(x, gast.Subscript) and gast.dump(x.value) == spelled.replace(
@@ -971,13 +972,44 @@ class _Rewriter:
                                                         n.args[0].id in built))
                 fills += ok
                 others += not ok
-        if not fills and not others and not keyed and self._filled_by_methods(t):
+        if not fills and not others and not keyed and self._filled_by_methods(t, built):
             return VList([], None)
         if not fills or others:
             return None
         return VList([], [] if keyed else None)
 
-    def _filled_by_methods(self, t) -> bool:
+    def _object_loop_names(self, block) -> set:
+        """The names a `for` loop of `block` binds to the items of a list of built objects
+        (`for layer in layers`, `for i, layer in enumerate(layers)`, `reversed(layers)`):
+        appending one to a new list fills it with objects (the loop is unrolled). Where an
+        item is not an object after all, `_container_method` refuses it as before."""
+        out = set()
+        for n in (x for r in block for x in gast.walk(r)):
+            if not isinstance(n, gast.For):
+                continue
+            it, target = n.iter, n.target
+            if isinstance(it, gast.BoolOp) and isinstance(it.op, gast.Or) and \
+                    len(it.values) == 2:  # (`for layer in layers or []`)
+                it = it.values[0]
+            if isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and \
+                    it.func.id in ("enumerate", "reversed") and \
+                    it.func.id not in self.scope.locals and len(it.args) == 1 and \
+                    not it.keywords:
+                if it.func.id == "enumerate":
+                    if not (isinstance(target, gast.Tuple) and len(target.elts) == 2):
+                        continue
+                    target = target.elts[1]
+                it = it.args[0]
+            if not isinstance(it, (gast.Name, gast.Attribute)) or \
+                    not isinstance(target, gast.Name):
+                continue
+            v = self.peek(it)
+            if isinstance(v, VList) and v.keys is None and v.items and \
+                    all(isinstance(o, VObj) for o in v.items):
+                out.add(target.id)
+        return out
+
+    def _filled_by_methods(self, t, looped=frozenset()) -> bool:
         """`self.layers = []` in __init__ that another method fills (Keras-like
         `def add(self, layer): self.layers.append(layer)`): a list of objects when the class
         changes it only by such appends of a parameter and every call of those methods in the
@@ -1002,13 +1034,26 @@ class _Rewriter:
                 adders |= {(name, i) for i in found}
         if not adders:
             return False
-        return self._given_objects(adders)
+        return self._given_objects(adders, looped)
 
-    def _given_objects(self, adders) -> bool:
+    def _given_objects(self, adders, looped=frozenset()) -> bool:
         """Does every call `x.add(..)` (a method of `adders`, by name) in the function hand
-        the appended parameter a construction of a user class, or a name assigned one?"""
+        the appended parameter a construction of a user class, or a name assigned one? The
+        calls in the rest of the block filling the list count too, where they hand on the
+        items of a list of objects a loop walks (`looped`: `for layer in layers:
+        self.add(layer)` in the __init__ of `Sequential([Dense(..), Dense(..)])`)."""
         tree = self.o.pf.tree
         top = self.o.top
+        here = [n for r in self.rest for n in gast.walk(r)
+                if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and
+                isinstance(n.func.value, gast.Name) and n.func.value.id == "self" and
+                len(n.args) == 1 and isinstance(n.args[0], gast.Name) and
+                n.args[0].id in looped and not n.keywords]
+        if here and all(any(n.func.attr == name for name, _ in adders) for n in here) and \
+                all(i == 1 for _, i in adders):
+            calls_here = len(here)
+        else:
+            calls_here = 0
         built = {x.targets[0].id for x in gast.walk(tree)
                  if isinstance(x, gast.Assign) and len(x.targets) == 1 and
                  isinstance(x.targets[0], gast.Name) and isinstance(x.value, gast.Call) and
@@ -1030,7 +1075,7 @@ class _Rewriter:
                         (isinstance(a, gast.Name) and a.id in built)):
                     return False
                 calls += 1
-        return calls > 0
+        return calls + calls_here > 0
 
     def _builds_object(self, e) -> bool:
         return isinstance(e, gast.Call) and _is_user_class(
@@ -1554,6 +1599,16 @@ class _Rewriter:
             if isinstance(e.ctx, gast.Load) and e.id in self.scope.locals:
                 self.scope.plain.add(e.id)
             return e
+        if isinstance(e, gast.BoolOp) and isinstance(e.op, gast.Or) and len(e.values) == 2 \
+                and isinstance(e.values[1], gast.List) and not e.values[1].elts:
+            # `layers or []` of a list of objects (true when it holds any): that list
+            first = self.peek(e.values[0])
+            if isinstance(first, VList) and first.keys is None and first.items:
+                return first
+            v = e.values[0]  # (`layers or []` of `layers=None`: the empty list)
+            if isinstance(v, gast.Name) and v.id not in self.scope.env and \
+                    v.id in self.consts and self.consts[v.id] is None and not self.in_def:
+                return VList([], None)
         if isinstance(e, gast.Attribute) and isinstance(e.ctx, gast.Load):
             base = self.expr(e.value)
             if isinstance(base, VObj):
