@@ -488,11 +488,19 @@ def _namespace_list(a, b):
 @pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
     "source mode still loses an in-place write into a list item in these forms (tape mode "
     "is right): a method of a built object walking its own list (`for p in self.params: p "
-    "-= lr * p`: objects.py specialises the method from its own source, which itemloops.py "
-    "never sees -- the value is right, the gradient is not), `zip` of list displays (the "
-    "value is wrong), a SimpleNamespace's list (the value is wrong)"))
-@pytest.mark.parametrize("fn", [_method_steps_its_list, _zip_of_displays, _namespace_list])
+    "-= lr * p`: objects.py unrolls the method's loop over its list, which itemloops.py "
+    "never sees -- the value is right, the gradient is not), a SimpleNamespace's list (the "
+    "value is wrong: the indexed loop's write through `st.ps[k]` is not carried back)"))
+@pytest.mark.parametrize("fn", [_method_steps_its_list, _namespace_list])
 def test_open_in_place_item_writes(fn):
     want = numerical_grad(fn, _AB, wrt=(0, 1))
     v, g = srcad.value_and_grad(fn, wrt=(0, 1), mode="source")(*_AB)
     assert np.array_equal(v, fn(*_AB)) and rel_error(g, want) < 1e-6
+
+
+def test_an_item_write_in_a_loop_left_as_written_is_refused():
+    """`for p, g in zip([A, B], [a, b]): p -= 0.1 * g` (a loop itemloops.py does not rewrite:
+    zip of displays) gave a wrong value silently; now refused at the loop (loops.py
+    `refuse_item_writes`), in both modes' shared frontend."""
+    with pytest.raises(srcad.SrcadError, match="walked container's item"):
+        srcad.value_and_grad(_zip_of_displays, wrt=(0, 1), mode="source")(*_AB)

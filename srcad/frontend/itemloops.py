@@ -51,7 +51,7 @@ def _own_nodes(body):
         stack.extend(gast.iter_child_nodes(n))
 
 
-def _written_in_place(body, names: set) -> bool:
+def written_in_place(body, names: set) -> bool:
     for n in _own_nodes(body):
         if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name) and \
                 n.target.id in names:
@@ -163,7 +163,7 @@ def index_item_loops(fdef: gast.FunctionDef, taken: set) -> None:
             continue
         index, pairs, backward = split
         names = set().union(*(_bound(t) for t, _ in pairs))
-        if not _written_in_place(loop.body, names):
+        if not written_in_place(loop.body, names):
             continue
         containers = {c for _, c in pairs}
         stored = {_dotted(n) for n in _own_nodes(loop.body) if

@@ -34,6 +34,7 @@ from .. import ir
 from ..checkpoint import check_schedule, checkpoint
 from ..ops import control
 from . import guards
+from .itemloops import written_in_place
 from .opaque import is_object_sequence, is_opaque, rowed_callable
 
 
@@ -57,6 +58,7 @@ class LoopsMixin:
         if isinstance(it, gast.Call) and self.is_checkpoint(it.func):
             return self.checkpointed_loop(s, it)
         body, exits = self.loop_exits(s)
+        self.refuse_item_writes(s)
         builtin = None
         if (isinstance(it, gast.Call) and isinstance(it.func, gast.Name)
                 and it.func.id not in self.locals and not it.keywords):
@@ -244,6 +246,30 @@ class LoopsMixin:
             op, args = self.op_call(control.identity, [seq], {}, node)
             return self.emit((op, args), self.fresh(f"{seq.name}_iter"), node)
         return seq
+
+    def refuse_item_writes(self, s: gast.For) -> None:
+        """`for p in <items>: p -= lr * g` left as written (itemloops.py rewrites the loops over
+        a named container it can: `for k in range(len(ps)): p = ps[k]; ...`): Python writes the
+        walked container's own array, which this loop would not carry back -- a value or
+        gradient lost silently -- so it is refused, unless the items are numbers (`v += 1`
+        rebinds v; the container keeps its item)."""
+        it = s.iter
+        if isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and \
+                it.func.id not in self.locals and self.pf.resolve(it.func.id) is range:
+            return
+        names = {n.id for n in gast.walk(s.target) if isinstance(n, gast.Name)}
+        if not written_in_place(s.body, names):
+            return
+        displays = [x for x in gast.walk(it) if isinstance(x, (gast.List, gast.Tuple))]
+        if displays and all(isinstance(v, gast.Constant) and type(v.value) in (int, float)
+                            for d in displays for v in d.elts):
+            return
+        raise self.unsupported(
+            "an in-place write into a loop variable that is the walked container's item "
+            "itself (`for p in ...: p -= ...`): Python changes the container's array, which "
+            "srcad does not carry back from this loop", s,
+            "walk it by index: `for i in range(len(ps)): ps[i] = ps[i] - lr * gs[i]` (or "
+            "name the list first: `ps = [A, B]; for p in ps: p -= ...`)")
 
     def enumerate_or_zip(self, s, builtin, body, exits):
         """for i, x in enumerate(xs) / for a, b in zip(as_, bs): an index loop that indexes."""
