@@ -121,12 +121,15 @@ def _row(op: Op) -> str:
 # scipy_linalg.py), which register when the user's code imports the library: their place in
 # the table must not depend on when that was
 _OPTIONAL_MODULES = ("scipy", "srcad.runtime_special", "srcad.runtime_spatial",
-                     "srcad.runtime_scipy_linalg")
+                     "srcad.runtime_scipy_linalg", "srcad.runtime_scipy_signal")
 
 
 def _optional(op: Op) -> str | None:
     module = getattr(op.fn, "__module__", None) or ""
-    return module if module.startswith(_OPTIONAL_MODULES) else None
+    if module.startswith(_OPTIONAL_MODULES):
+        return module
+    # (scipy.special's ufuncs have no __module__: their family says whose they are)
+    return op.family if op.family.startswith("scipy") else None
 
 
 def _families(ops: list[Op]) -> list[str]:
