@@ -486,7 +486,9 @@ class ExpressionsMixin:
         for attr in reversed(chain):
             if isinstance(obj, (np.ndarray, list, dict, tuple)):
                 return None  # (an array's or a container's attribute: read when it runs)
-            if may_change(obj, attr, stored_attributes(self.pf.tree)):
+            if self.stored_attrs is None:  # (walked once per function, not per test)
+                self.stored_attrs = stored_attributes(self.pf.tree)
+            if may_change(obj, attr, self.stored_attrs):
                 return None  # (a method may set it before the test: knowntests.may_change)
             try:
                 value = getattr(obj, attr)

@@ -133,6 +133,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         self.rebound_params: dict = {}
         self.rebound_maybe: set = set()  # ... rebound in a branch or a loop
         self.put_back_stores: set = set()  # id(setitem) into an item put back (aliasing.py)
+        self.stored_attrs = None  # attribute names the function stores (expressions.py)
         self._parents: dict | None = None  # id(gast node) -> its parent (enclosing)
         # code srcad generated, transformed again (higher order): it adds in place only into
         # buffers it owns, so its `d += g` is not numpy's write into a shared array
