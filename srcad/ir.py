@@ -256,6 +256,10 @@ class Function:
     # writes into (`p[k] = v`: an `Effect` "setitem"); a caller that passes its own dict is
     # given these values back (frontend/inline.py)
     written: dict = field(default_factory=dict)
+    # array parameter -> the atom holding its value at the return, for a parameter the body
+    # writes into in place (`p -= t`, `p[i] = v`, `v = p[1:]; v *= 2`): Python's caller sees
+    # that array written (frontend/inline.py writes it into the caller's name or item)
+    written_arrays: dict = field(default_factory=dict)
     # (id(obj), attr) the function (or a callee) sets in a branch or a loop: its caller reads
     # them when the code runs (frontend/state.py)
     attr_unknown: set = field(default_factory=set)

@@ -51,7 +51,7 @@ from .frontend import concatenators
 from .frontend.concatenators import is_concatenator
 from .frontend.kept_globals import kept_container
 from .frontend.opaque import is_library_module, is_user_object, library_file
-from .ops import table
+from .ops import control, table
 from .pyfuncs import CLASS_SUBSTITUTES, SUBSTITUTES, TAPE_ONLY, substituted_owner
 from .tape_builtins import LibraryView, MethodsView, _hashable, plain_call, tape_builtins
 from .tape_containers import (CONTAINERS, AttrItems, AttrTensorDict, TensorDict, TensorList, TensorTuple, raw_item, raw_items, rewrap,
@@ -636,7 +636,13 @@ class Tape:
             args = tuple(fresh(a) for a in args)
             kwargs = {k: fresh(v) for k, v in kwargs.items()}
             self._record(Entry(None, None, None, kind="enter", pairs=pairs))
+            entry = [(x, inner, inner.value) for x, inner in pairs if isinstance(x, Tensor)]
             out = traced(*args, **kwargs)
+            for x, inner, was in entry:
+                if inner.value is not was:  # (`p -= t` into an array argument: numpy wrote
+                    # the caller's array -- source mode: frontend/inline.py)
+                    new = self.apply(control.identity, (inner,), {})
+                    self.write(x, lambda old, new=new: new)
             for x, inner, made in dicts:  # `param[k] = v` in the callee: the caller's dict
                 for k in inner:
                     if k not in made or inner[k] is not made[k]:

@@ -49,10 +49,12 @@ Every path of the normaliser that runs code as written, and why each is safe:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 
 from .. import ir
-from ..errors import NoRuleError, UnsupportedSyntaxError
+from ..errors import NoRuleError, SharingUnknownError, UnsupportedSyntaxError
 from .census import refused_reason
 from ..frontend.concatenators import is_concatenator
 from ..frontend.expressions import PY_BINARY
@@ -350,13 +352,17 @@ def check_argument_writes(fn: ir.Function, _seen=None) -> None:
             continue
         written = {e.args["param"].value for e in ir.walk(s.callee.body)
                    if isinstance(e, ir.Effect) and e.kind == "setitem" and "param" in e.args}
+        written |= set(s.callee.written_arrays)  # (`p -= t` into an array argument)
         for p, a in zip(s.callee.params, s.args):
-            if p not in written or not isinstance(a, ir.Var):
+            if p not in written or not isinstance(a, (ir.Var, ir.Seq)):
                 continue
             # (the argument, or a container item it was picked from by a computed index:
-            # `[ps_dict, ps_dict_2][i]` of `ps[i]` in a loop -- the dict read after it)
-            names = {a.name} | picked.get(a.name, set())
-            later, read = None, a.name
+            # `[ps_dict, ps_dict_2][i]` of `ps[i]` in a loop -- the dict read after it; a
+            # list display's items)
+            names = set(ir.atom_vars(a))
+            for n in list(names):
+                names |= picked.get(n, set())
+            later, read = None, sorted(names)[0]
             for r in order[at + 1:]:
                 hit = names & set(ir.uses(r))
                 if hit and r is not s:
@@ -371,6 +377,134 @@ def check_argument_writes(fn: ir.Function, _seen=None) -> None:
                     hint=f"return it from {s.callee.name} (`return ..., {p}`) and read the "
                     f"returned one")
         check_argument_writes(s.callee, seen)
+
+
+# ops whose result holds the objects it is given (a list or dict made from them): Python's
+# container holds the array itself
+_HOLDING_OPS = {"dict", "copy", "list_concat", "setitem"}
+
+
+def _held_vars(atom) -> Iterator[str]:
+    if isinstance(atom, ir.Var):
+        yield atom.name
+    elif isinstance(atom, ir.Seq):
+        for a in atom.items:
+            yield from _held_vars(a)
+
+
+def check_container_holders(fn: ir.Function) -> None:
+    """`L = [W1, W2]` (a list or dict the code makes as a value), then an item of it written
+    in place through the list (`for p in L: p -= t`, a callee walking it) and `W1` read
+    after: Python's name is that array and shows the write. The frontend gives the names it
+    can the new array (frontend/aliasing.py `refresh_item_holders`); a read of the old value
+    left (a name the frontend could not reach) is refused at the write, naming the read.
+    (The other way -- `W1 *= 2`, then `L` read -- is carried into displays srcad holds item
+    by item, and refused for a dict made around them; a list the code made as a value is
+    not yet checked: tests/test_shared_holders_fuzz.py lists what is still open.)"""
+    order = list(ir.walk(fn.body))
+    at = {id(s): i for i, s in enumerate(order)}
+    loops: dict = {}
+
+    def nest(body, around):
+        for st in body:
+            loops[id(st)] = around
+            if isinstance(st, ir.If):
+                nest(st.body, around)
+                nest(st.orelse, around)
+            elif isinstance(st, (ir.For, ir.While)):
+                inner = around | {id(st)}
+                nest(getattr(st, "cond_body", []), inner)
+                nest(st.body, inner)
+
+    nest(fn.body, frozenset())
+    views = _view_sources(fn)
+    for s in order:  # (the same array after a write, or a name's value as an alias of it)
+        if isinstance(s, ir.Call) and s.op.name in ("alias_again", "in_layout"):
+            views.setdefault(s.target, set()).update(ir.atom_vars(ir.Seq(tuple(
+                s.args.values()))))
+    holders = []
+    for s in order:
+        if not isinstance(s, ir.Call) or s.op.name not in _HOLDING_OPS:
+            continue
+        if s.op.name == "copy" and not isinstance(next(iter(s.args.values()), None), ir.Seq):
+            continue
+        held = list(s.args.values())
+        if s.op.name == "setitem":  # (the container written, if a display, and the value)
+            held = [a for a in (held[0], s.args.get("value")) if not (
+                isinstance(a, ir.Var) and a is held[0])]
+        stored = {v for a in held for v in _held_vars(a)}
+        if stored:
+            holders.append((s, stored))
+    if not holders:
+        return
+    made = {st.target: at[id(st)] for st in order if isinstance(st, ir.Call)}
+    defs = {st.target: st for st in order if isinstance(st, ir.Call)}
+    for s, stored in holders:  # (the other way: the container's item written in place)
+        derived = {s.target}
+        for w in order[at[id(s)] + 1:]:
+            if not isinstance(w, ir.Call) or not set(ir.atom_vars(next(iter(
+                    w.args.values()), None))) & derived:
+                continue
+            if w.op.name in _HOLDING_OPS:
+                derived.add(w.target)
+            if w.op.name != "write_through":
+                continue
+            derived.add(w.target)
+            for r in order[at[id(w)] + 1:]:
+                stale = [v for v in ir.uses(r) if v not in derived and made.get(
+                    v, -1) < at[id(w)] and _view_roots(v, views) & stored]
+                if stale and not isinstance(r, ir.Push) and not (isinstance(r, ir.Call) and (
+                        r.op.name in ("alias_again", "write_through", "same_object"))):
+                    # (not the carried holders' own rebinding, which reads the old on
+                    # purpose, nor write_through's identity test of the item written)
+                    raise SharingUnknownError(
+                        f"line {w.line} writes in place into an item of the list or dict "
+                        f"made at line {s.line}, an array `{_user(stale[0])}` also holds "
+                        f"and is read at line {r.line}: Python's name shows the write, and "
+                        f"srcad does not carry it there", filename=fn.filename,
+                        lineno=w.line, func=fn.name,
+                        hint="read the array through the container after the write, or "
+                        "write through the name")
+    for c in order:  # (the way in: the array written through a name, the container read)
+        if not isinstance(c, ir.Call) or not (c.inplace or c.undo is not None or
+                                              c.op.name == "setitem"):
+            continue
+        first = next(iter(c.args.values()), None)
+        if not isinstance(first, ir.Var):
+            continue
+        roots = _view_roots(first.name, views)
+        for s, stored in holders:
+            if s.op.name == "setitem":  # (a display stored into: what it held besides)
+                shown = next(iter(s.args.values()))
+                if not isinstance(shown, ir.Seq):
+                    continue
+                stored = set(_held_vars(shown)) - set(_held_vars(s.args.get("value")))
+            if not roots & stored or not (at[id(c)] > at[id(s)]
+                                          or loops[id(c)] & loops[id(s)]):
+                continue
+            if at[id(c)] < at[id(s)] and any(
+                    v in defs and loops[id(defs[v])] & loops[id(c)] & loops[id(s)]
+                    for v in roots & stored):
+                continue  # (a name the loop makes anew before writing: another array)
+            derived = {s.target}  # (the container, and those made from it by a store)
+            for d in order[at[id(s)] + 1:]:
+                if isinstance(d, ir.Call) and d.op.name in _HOLDING_OPS | {
+                        "write_through"} and set(ir.atom_vars(next(iter(
+                            d.args.values()), None))) & derived:
+                    derived.add(d.target)
+            if roots & derived:  # (a write through the container's own item: carried)
+                continue
+            read = next((r for r in order if derived & set(ir.uses(r)) and r is not c and (
+                at[id(r)] > at[id(c)] or loops[id(r)] & loops[id(c)])), None)
+            if read is None:
+                continue
+            raise SharingUnknownError(
+                f"line {c.line} writes in place into an array that the list or dict made at "
+                f"line {s.line} holds too (read at line {read.line}): Python's container "
+                f"shows the write, and srcad's code, which made the container before, does "
+                f"not rebuild it", filename=fn.filename, lineno=c.line, func=fn.name,
+                hint="write through the container (`L[0] *= 2`), or make the container "
+                "after the write, or store a copy in it")
 
 
 def _picked_from(order) -> dict:
@@ -559,6 +693,7 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False) -> None:
     if _seen is None:
         check_attribute_state(fn, wrt)
         check_argument_writes(fn)
+        check_container_holders(fn)
         check_kept_globals(fn, wrt)
     seen = set() if _seen is None else _seen
     key = (id(fn), tuple(sorted(wrt)))

@@ -32,7 +32,7 @@ import gast
 import numpy as np
 
 from .. import ir, runtime
-from ..ops import control
+from ..ops import control, table
 from ..errors import SharingUnknownError
 
 
@@ -188,6 +188,12 @@ class AliasingMixin:
             # `xs[t] = item` after `item = xs[t]; item[i] = v` (pylower.nested_write): puts
             # the written item back where it came from, reading the old container on purpose
             self.propagations.update(id(st) for st in self.body[start:])
+        if isinstance(base, ir.Seq) and not self.generated:
+            # (`q = ps; q[0] = v` of a list srcad holds item by item: one list in Python, so
+            # every name bound to that very display sees the store)
+            for other, atom in list(self.env.items()):
+                if other != name and atom is base and other not in self.mutable:
+                    self.env[other] = self.env[name]
         if isinstance(base, ir.Var):
             stmt = self.body[-1]
             if name in self.views:  # (written back into the container it was read from)
@@ -251,6 +257,7 @@ class AliasingMixin:
                             if isinstance(t, gast.Subscript) and isinstance(t.value,
                                                                             gast.Name):
                                 written.add(t.value.id)
+        written |= self.dicts_written_in_control_flow()  # (a callee writing into it there)
         family: set = set()
         todo = [w for w in written if w in edges]
         while todo:
@@ -521,8 +528,161 @@ class AliasingMixin:
                                      self.fresh(f"{name}_item_L{node.lineno}"), node)
                     self.propagations.add(id(self.body[-1]))  # (reads the old value)
                     self.shared.append((new.name, item.name))
+                    if not hasattr(self, "item_aliases"):
+                        self.item_aliases = {}
+                    self.item_aliases[new.name] = item  # (refresh_item_holders: `name`
+                    # holds the array the display's slot now holds as `item`)
             self.env[other] = put(atom, item)
             done.add(other)
+
+    def list_items_of(self, name: str, env: dict | None = None):
+        """[(index or key, atom)] of a list's items or a dict's values where this function
+        knows them (a display srcad holds item by item, or the one display a loop-carried
+        name was given), else None."""
+        return self.list_items_of_atom((self.env if env is None else env).get(name))
+
+    def list_items_of_atom(self, atom, depth: int = 0):
+        """`list_items_of` for an atom."""
+        if depth > 8:  # (a loop-carried name written in its loop names itself)
+            return None
+        if isinstance(atom, ir.Seq):
+            return list(enumerate(atom.items)) if atom.kind == "list" else None
+        stmts = None
+        for _ in range(8):  # (a chain of plain copies: `self.params = ps` spliced in)
+            if not isinstance(atom, ir.Var):
+                return None
+            if stmts is None:
+                walked = [*ir.walk(self.top_body)] + (
+                    [] if self.body is self.top_body else [*ir.walk(self.body)])
+                stmts = [st for st in walked if isinstance(st, ir.Call)]
+                straight = {id(st) for st in [*self.top_body, *self.body]}
+            made = [st for st in stmts if st.target == atom.name]
+            # (its one definition, or the last of those made in straight-line code here:
+            # `self.ps = None` then `self.ps = ps` of an object built here)
+            if not made or (len(made) > 1 and not all(id(st) in straight for st in made)):
+                return None
+            if made[-1].op.name in ("setitem", "write_through"):
+                # (a store or write into a slot of a known list: the others as they were)
+                args = list(made[-1].args.values())
+                index = args[1].parts if isinstance(args[1], ir.Index) and \
+                    not args[1].is_tuple else (args[1],)
+                if len(index) != 1 or not isinstance(index[0], ir.Const):
+                    return None
+                if args[0] == atom:
+                    return None
+                below = self.list_items_of_atom(args[0], depth + 1)
+                if below is None:
+                    return None
+                key = index[0].value
+                if type(key) is int and key < 0:
+                    key += len(below)
+                return [(k, args[2] if k == key else v) for k, v in below]
+            if made[-1].op.name == "dict":  # (a dict display: its values by key)
+                args = made[-1].args
+                keys = [args.get(f"k{i}") for i in range(len(args) // 2)]
+                if not all(isinstance(k, ir.Const) and type(k.value) in (str, int)
+                           for k in keys):
+                    return None
+                return [(k.value, args[f"v{i}"]) for i, k in enumerate(keys)]
+            if made[-1].op is not table.lookup(control.identity):
+                return None
+            atom = made[-1].args.get("x")
+            if isinstance(atom, ir.Seq):
+                return list(enumerate(atom.items)) if atom.kind == "list" else None
+        return None
+
+    def refresh_item_holders(self, name: str, items, node) -> None:
+        """The items of the list `name` (they were `items`) were written in place (`ps[0]
+        -= t`, `for p in ps: p -= t`, a callee's `p -= t` through its list argument): each
+        array is the same object in numpy, so the other names and displays holding one of
+        them (`W1` after `ps = [W1, W2]`, an object's `self.W` after `self.params = [self.W,
+        ..]`) see its new values -- read from the list, as `alias_again` (a number item is
+        rebound instead, and the holder keeps it)."""
+        now = self.env.get(name)
+        olds = {old for _, old in items if isinstance(old, ir.Var)} | {ir.Var(name)}
+        for st in [*ir.walk(self.top_body)] + ([] if self.body is self.top_body else
+                                              [*ir.walk(self.body)]):
+            if isinstance(st, ir.Call) and st.op.name == "dict" and sorted(
+                    st.args.values(), key=repr) != sorted(
+                    [ir.Const(k, repr(k)) for k, _ in items] + [o for _, o in items],
+                    key=repr) and any(
+                    a in olds or _seq_holds_var(a, o) for a in st.args.values()
+                    for o in olds):
+                # (`d = {"ps": ps}`: the dict holds the list whose arrays were written; the
+                # dict's value is not rebuilt here)
+                raise self.pf.error(
+                    f"line {node.lineno} writes in place into the arrays `{_user_name(name)}` "
+                    f"holds, which the dict made at line {st.line} holds too: srcad cannot "
+                    f"carry the write into that dict, as numpy's one array would show it",
+                    node.lineno, cls=SharingUnknownError,
+                    hint=f"read the arrays through one container, or make the dict after "
+                    f"the write")
+        known = dict(self.list_items_of_atom(now) or [])
+        slot_of = getattr(self, "item_aliases", None)
+        if slot_of is None:
+            slot_of = self.item_aliases = {}  # alias_again's name -> the slot's atom
+
+        def holds(a, old) -> bool:  # (the array itself, or a holder refreshed before)
+            return a == old or (isinstance(a, ir.Var) and slot_of.get(a.name) == old)
+
+        slots = {}  # index -> the item's atom now, read from the list where unknown
+        for i, old in items:
+            if not isinstance(old, ir.Var):
+                continue
+            held = [o for o, a in self.env.items() if o != name and o not in self.mutable
+                    and (holds(a, old) or (isinstance(a, ir.Seq) and _seq_holds_var(a, old)))]
+            if not held:
+                continue
+            looped = [o for o in held if isinstance(self.env[o], ir.Var)]
+            if looped and self.body is not self.top_body:
+                # (in a loop or a branch, a name that keeps no one IR name for all its
+                # values cannot be given the written array for the code after it)
+                raise self.pf.error(
+                    f"line {node.lineno} writes in place, inside a loop or a branch, into an "
+                    f"array of `{_user_name(name)}` that `{_user_name(looped[0])}` also "
+                    f"holds: srcad cannot carry the write to that name there",
+                    node.lineno, cls=SharingUnknownError,
+                    hint=f"read the array back from the container after the loop "
+                    f"(`{_user_name(looped[0])} = {_user_name(name)}[...]`), or write "
+                    f"through the name")
+            new = known.get(i)
+            if new is None and isinstance(now, ir.Seq):
+                new = now.items[i] if type(i) is int and i < len(now.items) else None
+            elif new is None:
+                new = self.emit(self.op_call(operator.getitem, [now, ir.Index(
+                    (ir.Const(i, repr(i)),), False)], {}, node),
+                    self.fresh(f"{name}_item_L{node.lineno}"), node)
+                self.propagations.add(id(self.body[-1]))
+            slots[i] = new
+            if not isinstance(new, ir.Var) or new == old:
+                continue
+            made: dict = {}
+
+            def again(was):  # the holder's value now: alias_again(new, what it held)
+                if was.name not in made:
+                    made[was.name] = self.emit(
+                        self.op_call(runtime.alias_again, [new, was], {}, node),
+                        self.fresh(f"{_user_name(name)}_item_L{node.lineno}"), node)
+                    self.propagations.add(id(self.body[-1]))  # (reads the old value)
+                    self.shared.append((new.name, made[was.name].name))  # (one array)
+                    slot_of[made[was.name].name] = new
+                return made[was.name]
+
+            for other in held:
+                atom = self.env[other]
+                if isinstance(atom, ir.Var):
+                    self.env[other] = again(atom)
+                else:  # (a display holding it, at any depth)
+                    self.env[other] = _put_var(atom, old, again(old))
+        if slots and isinstance(now, ir.Var) and not known and name not in self.mutable \
+                and all(type(i) is int for i, _ in items) and name in self.env:
+            # (the list held item by item again, so that a later write finds its holders)
+            for i, _ in items:
+                if i not in slots:
+                    slots[i] = self.emit(self.op_call(operator.getitem, [now, ir.Index(
+                        (ir.Const(i, repr(i)),), False)], {}, node),
+                        self.fresh(f"{name}_item_L{node.lineno}"), node)
+            self.env[name] = ir.Seq(tuple(slots[i] for i, _ in items), "list")
 
     def written_params(self) -> set:
         """Parameters whose entry value a write may reach: not in generated code (which adds
@@ -824,5 +984,18 @@ class AliasingMixin:
                         hint=f"copy explicitly before writing (`{base_user} = "
                         f"{base_user}.copy()`), or build the new array with np.where / "
                         "np.concatenate")
+        self.array_writes = {p for p, _ in warn}  # (normalize.py: `written_arrays`)
         for p, line in dict.fromkeys(warn):
-            self.warn_parameter_write(p, line)
+            if self.root:  # (a callee's write is its caller's: inline.py carries it there)
+                self.warn_parameter_write(p, line)
+
+
+def _seq_holds_var(atom, var) -> bool:
+    return isinstance(atom, ir.Seq) and any(x == var or _seq_holds_var(x, var)
+                                            for x in atom.items)
+
+
+def _put_var(atom, var, new):
+    if isinstance(atom, ir.Seq):
+        return ir.Seq(tuple(_put_var(x, var, new) for x in atom.items), atom.kind)
+    return new if atom == var else atom

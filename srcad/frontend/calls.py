@@ -589,6 +589,7 @@ class CallsMixin:
     def emit_user_call(self, site, e, hint: str, into, *, discard: bool = False):
         _, obj, spelled, args, kwargs, checkpointed = site
         call = self.user_call(obj, spelled, args, kwargs, e)
+        self.refuse_module_array_writes(call, e)
         if obj in LIFTED and not checkpointed:  # a nested def or lambda (inline.py)
             return self.inline_call(call, into, hint, e)
         if not checkpointed and self.passes_written_dict(call):

@@ -19,11 +19,18 @@ Before/after:
 from __future__ import annotations
 
 import dataclasses
+import inspect
+import textwrap
+import types
 
 import gast
+import numpy as np
 
-from .. import ir
+from .. import ir, runtime
+from ..naming import fresh
 from ..ops import control
+from .opaque import is_user_object
+from .parse import LIFTED
 
 
 class InlineMixin:
@@ -61,13 +68,36 @@ class InlineMixin:
                 if isinstance(s, ir.For) and s.target in names:
                     self.mutable.add(names[s.target])
         ret = r.atom(callee.ret.value)
+        given = dict(zip(callee.params, call.args))
         for p, final in callee.written.items():  # the caller's names see the written dict
             held = holders.get(p, [])
             if isinstance(held, tuple):  # (an item of a container the caller's name holds)
                 self.store_written_item(held[1], held[2], r.atom(final), node)
                 continue
+            items = self.list_items_of_atom(given[p])
             for n in held:
                 self.rebind_written(n, r.atom(final), node)
+            stores = [e for e in ir.walk(callee.body) if isinstance(e, ir.Effect)
+                      and e.kind == "setitem" and e.args.get("param") == ir.Const(p, repr(p))]
+            if held and items and stores and all("old" in e.args for e in stores):
+                # (`for q in ps: q -= t` in the callee: the list's arrays written in place,
+                # which other names of the caller may hold)
+                self.refresh_item_holders(held[0], items, node)
+        for p, final in callee.written_arrays.items():  # the caller's array, written
+            held = holders.get(p, [])
+            if not held:
+                continue
+            # (numpy writes an array in place; `p -= t` rebinds a number: the caller's
+            # name or item keeps it -- `alias_again` decides when the code runs)
+            op, args = self.op_call(runtime.alias_again, [r.atom(final), given[p]], {}, node)
+            if isinstance(held, tuple):  # (`fill(p[0])`: p's item -- a row of an array,
+                # an array in a list -- written as the user's `p[0] = ...` would)
+                value = self.emit((op, args), self.fresh(f"{held[1]}_item"), node)
+                self.store_written_item(held[1], held[2], value, node)
+                continue
+            n = held[0]  # (its aliases and views follow: write_name_in_place)
+            self.write_name_in_place(n, lambda: self.result((op, args), n, (n, node.lineno),
+                                                            node), node)
         if into is None:  # (a tuple stays a tuple of atoms: `a, b = g(x)` binds each)
             return ret
         op, args = self.op_call(control.identity, [ret], {}, node)
@@ -76,8 +106,9 @@ class InlineMixin:
     def written_holders(self, call: ir.UserCall) -> dict:
         """{callee parameter it writes into: the caller's names holding the dict passed}"""
         out = {}
+        writes = set(call.callee.written) | set(call.callee.written_arrays)
         for p, a in zip(call.callee.params, call.args):
-            if p in call.callee.written and isinstance(a, ir.Var):
+            if p in writes and isinstance(a, (ir.Var, ir.Seq)):
                 names = [n for n, v in self.env.items() if v == a and n in self.locals]
                 if any(n not in self.mutable and self.body is not getattr(
                         self, "top_body", self.body) for n in names):
@@ -87,7 +118,8 @@ class InlineMixin:
                     return {}
                 if names:
                     out[p] = names
-                elif self.body is getattr(self, "top_body", self.body):
+                elif self.body is getattr(self, "top_body", self.body) and \
+                        isinstance(a, ir.Var):
                     item = self.item_of_a_name(a)
                     if item is not None:  # (`fill(p[0], x)`: p's item, written)
                         out[p] = item
@@ -96,6 +128,11 @@ class InlineMixin:
     def item_of_a_name(self, a: ir.Var):
         """(name, index) where `a` was just read as `name[index]` (a constant index, or a
         name's) from a container a local name holds; else None."""
+        held = [(n, v.items.index(a)) for n, v in self.env.items() if n in self.locals
+                and isinstance(v, ir.Seq) and v.kind == "list" and a in v.items
+                and n not in self.mutable]
+        if len(held) == 1:  # (`fill(ps[0])` of a list srcad holds item by item)
+            return ("item", held[0][0], ir.Const(held[0][1], repr(held[0][1])))
         made = next((s for s in reversed(self.body) if isinstance(s, ir.Call)
                      and s.target == a.name), None)
         if made is None or made.op.name != "getitem" or not isinstance(made.args.get("a"),
@@ -109,6 +146,50 @@ class InlineMixin:
         names = [n for n, v in self.env.items() if v == made.args["a"] and n in self.locals
                  and n not in self.mutable]
         return ("item", names[0], parts[0]) if names else None
+
+    def held_beyond_names(self, name: str) -> bool:
+        """May the object the caller's name holds be held by more than its names -- put in
+        a container or on an object, bound to another name, given to a call that may keep
+        it? The function's own uses of the name tell: an item read or stored (`n[k]`),
+        `len(n)`, a loop over it, `return n`, or an argument of a user function (followed
+        by srcad: a write into it is carried back here) keep it in names only."""
+        safe = set()
+        for node in gast.walk(self.pf.tree):
+            if isinstance(node, gast.Subscript):
+                safe.add(id(node.value))
+            elif isinstance(node, (gast.For, gast.comprehension)):
+                safe.add(id(node.iter))
+            elif isinstance(node, gast.Return):
+                safe.add(id(node.value))
+            elif isinstance(node, gast.Call) and isinstance(node.func, gast.Name):
+                if node.func.id in ("len", "zip", "enumerate", "reversed", "iter"):
+                    safe.update(id(a) for a in node.args)
+                    continue
+                try:
+                    fn = self.pf.resolve(node.func.id)
+                except Exception:  # noqa: BLE001  (not a global: any call may keep it)
+                    continue
+                if fn in LIFTED or (isinstance(fn, types.FunctionType)
+                                    and is_user_object(fn)):
+                    safe.update(id(a) for a in node.args)
+                    safe.update(id(k.value) for k in node.keywords)
+        return any(isinstance(node, gast.Name) and node.id == name and
+                   isinstance(node.ctx, gast.Load) and id(node) not in safe
+                   for node in gast.walk(self.pf.tree))
+
+    def refuse_module_array_writes(self, call: ir.UserCall, node) -> None:
+        """A callee writing in place into an array a module global holds (`shrink(W0)`):
+        numpy changes the module's array, which srcad's code -- reading globals as they are
+        when it runs, never writing them -- would not: refused at the call."""
+        for p, a in zip(call.callee.params, call.args):
+            if p in call.callee.written_arrays and isinstance(a, ir.Const) and \
+                    isinstance(a.value, np.ndarray):
+                raise self.unsupported(
+                    f"{call.callee.name} writes into its argument `{p}` in place, and this "
+                    f"call gives it `{a.src}`, an array the module holds: srcad does not "
+                    f"change a module's arrays", node,
+                    f"copy it first (`{p}_local = {a.src}.copy()`) and pass the copy, or "
+                    f"return the new array from {call.callee.name} and assign it")
 
     def passes_written_dict(self, call: ir.UserCall) -> bool:
         """Does the callee write into a dict that the caller holds by a name?"""
@@ -128,6 +209,12 @@ class InlineMixin:
             if self.reaches_argument(n):
                 objects[p], params[p] = self.entry_of(n), n
                 continue
+            if not any(self.held_beyond_names(m) for m in names):
+                # (a list or dict made here that only names hold -- `ps = [..]; step(ps);
+                # ps[0]`: the names are given the written one below, and nothing else could
+                # see a write into the object itself, which the code may still read as it was)
+                objects[p] = None
+                continue
             seen = getattr(self, "dict_objects", None)
             if seen is None:
                 seen = self.dict_objects = {}
@@ -139,20 +226,27 @@ class InlineMixin:
                     atom = self.emit((op, args), self.fresh(f"{n}_object"), node)
                 made = seen[n] = (self.seen_defs[n], atom)
             objects[p] = made[1]
-        out = []
-        for s in body:
-            if isinstance(s, ir.Effect) and s.kind == "setitem" and "param" in s.args and \
-                    s.args["param"].value in objects:
-                p = s.args["param"].value
-                if objects[p] is None:
-                    continue
-                args = {k: v for k, v in s.args.items() if k != "param"}
-                args["_obj"] = objects[p]
-                if p in params:
-                    args["param"] = ir.Const(params[p], repr(params[p]))
-                s = dataclasses.replace(s, args=args)
-            out.append(s)
-        return out
+
+        def redirect(block: list) -> list:
+            out = []
+            for s in block:
+                if isinstance(s, ir.Effect) and s.kind == "setitem" and "param" in s.args \
+                        and s.args["param"].value in objects:
+                    p = s.args["param"].value
+                    if objects[p] is None:
+                        continue
+                    args = {k: v for k, v in s.args.items() if k != "param"}
+                    args["_obj"] = objects[p]
+                    if p in params:
+                        args["param"] = ir.Const(params[p], repr(params[p]))
+                    s = dataclasses.replace(s, args=args)
+                for part in ("body", "orelse", "cond_body"):  # (a store in a loop or branch)
+                    if isinstance(getattr(s, part, None), list):
+                        s = dataclasses.replace(s, **{part: redirect(getattr(s, part))})
+                out.append(s)
+            return out
+
+        return redirect(body)
 
     def store_written_item(self, name: str, index: ir.Const, final, node) -> None:
         """`fill(p[0], x)` writing into its argument: Python's `p[0]` is that very object,
@@ -245,3 +339,175 @@ class _Renamer:
             return rep(s, cond_body=self.block(s.cond_body), cond=self.atom(s.cond),
                        body=self.block(s.body), exits=[self.name(f) for f in s.exits])
         raise TypeError(f"internal: cannot inline {type(s).__name__}")
+
+
+_WRITTEN: dict = {}
+
+
+def written_params(fn) -> set:
+    """The parameters of a plain Python function whose items its source assigns
+    (`p[k] = v`, `p[k] += v`): what a call may write into (cached per code object; a
+    function lifted out of its own (a method of an object the function builds, objects.py):
+    read from its lifted tree)."""
+    if fn in LIFTED:
+        return _written_in(LIFTED[fn].tree, set(LIFTED[fn].params))
+    if not isinstance(fn, types.FunctionType):
+        return set()
+    code = fn.__code__
+    if code not in _WRITTEN:
+        try:
+            tree = gast.parse(textwrap.dedent(inspect.getsource(fn)))
+        except (OSError, TypeError, SyntaxError):
+            tree = None
+        params = set(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
+        _WRITTEN[code] = _written_in(tree, params) if tree is not None else set()
+    return _WRITTEN[code]
+
+
+def _written_in(tree, params: set) -> set:
+    """The parameters whose object the function may write into: by a store into an item
+    (`p[k] = v`), in place (`p -= t`, `out=p`), or through a name bound to a part of it
+    (`W = p[0]; W -= t`, `for q in p: q *= 2`, `for q, g in zip(p, gs): q -= g`). An
+    overestimate is harmless (the caller's name then keeps one name for all its values)."""
+    roots = {p: p for p in params}  # local name -> the parameter it may hold part of
+
+    def root(e):
+        while isinstance(e, (gast.Subscript, gast.Attribute, gast.Starred)):
+            e = e.value
+        if isinstance(e, gast.Call) and isinstance(e.func, gast.Name) and \
+                e.func.id in ("reversed", "enumerate", "iter") and e.args:
+            return root(e.args[0])
+        return roots.get(e.id) if isinstance(e, gast.Name) else None
+
+    def bind(target, value):
+        if isinstance(target, gast.Name):
+            r = root(value)
+            if r is not None:
+                roots.setdefault(target.id, r)
+        elif isinstance(target, (gast.Tuple, gast.List)):
+            if isinstance(value, gast.Call) and isinstance(value.func, gast.Name) and \
+                    value.func.id == "zip":
+                for t, v in zip(target.elts, value.args):
+                    bind(t, gast.Subscript(value=v, slice=None, ctx=gast.Load()))
+            elif isinstance(value, gast.Call) and isinstance(value.func, gast.Name) and \
+                    value.func.id == "enumerate" and len(target.elts) == 2 and value.args:
+                bind(target.elts[1], gast.Subscript(value=value.args[0], slice=None,
+                                                    ctx=gast.Load()))
+            else:
+                for t in target.elts:
+                    bind(t, value)
+
+    out = set()
+    for _ in range(2):  # (a name bound before its root is known: once more)
+        for n in gast.walk(tree):
+            if isinstance(n, gast.Assign) and len(n.targets) == 1:
+                bind(n.targets[0], n.value)
+            elif isinstance(n, (gast.For, gast.comprehension)):
+                it = n.iter
+                bind(n.target, gast.Subscript(value=it, slice=None, ctx=gast.Load())
+                     if not (isinstance(it, gast.Call) and isinstance(it.func, gast.Name)
+                             and it.func.id in ("zip", "enumerate")) else it)
+    for n in gast.walk(tree):
+        targets = n.targets if isinstance(n, gast.Assign) else \
+            [n.target] if isinstance(n, gast.AugAssign) else []
+        for t in targets:
+            if isinstance(t, gast.Subscript) or (isinstance(n, gast.AugAssign)
+                                                 and isinstance(t, gast.Name)):
+                r = root(t)
+                if r is not None:
+                    out.add(r)
+        if isinstance(n, gast.Call):
+            for k in n.keywords:
+                if k.arg == "out":
+                    r = root(k.value)
+                    if r is not None:
+                        out.add(r)
+    return out
+
+
+def hoist_written_arguments(pf, taken: set) -> None:
+    """`shrink(A[1:], lr)` or `shrink(A.T, lr)`, where the user function writes into that
+    parameter in place: numpy writes A through the view. The view is given a name first
+    (`A_arg = A[1:]; shrink(A_arg, lr)`), so that the write the call carries back to its
+    caller's name (`InlineMixin.inline_call`) reaches A as a write through the user's own
+    view would (frontend/aliasing.py). Only slices and transposes are named: an item
+    (`ps[i]`, `p[0]`) is carried as the item (`item_of_a_name`) or refused where it is read
+    after (analysis/refusals.py), and an attribute is objects.py's local."""
+    def wants_name(e) -> bool:
+        if isinstance(e, gast.Subscript):  # (a slice: an array's view, never a list item)
+            parts = e.slice.elts if isinstance(e.slice, gast.Tuple) else [e.slice]
+            return any(isinstance(x, gast.Slice) for x in parts)
+        if isinstance(e, gast.Attribute):
+            return e.attr == "T"
+        return isinstance(e, gast.Call) and isinstance(e.func, gast.Attribute) and \
+            e.func.attr in ("transpose", "swapaxes")
+
+    def written_args(call):
+        if not isinstance(call.func, gast.Name):
+            return []
+        try:
+            fn = pf.resolve(call.func.id)
+        except Exception:  # noqa: BLE001  (not a global: nothing to learn here)
+            return []
+        written = written_params(fn)
+        if not written:
+            return []
+        try:
+            params = list(LIFTED[fn].params) if fn in LIFTED else \
+                list(inspect.signature(fn).parameters)
+        except (TypeError, ValueError):
+            return []
+        out = [(call.args, i) for i, (a, p) in enumerate(zip(call.args, params))
+               if p in written and wants_name(a)]
+        return out + [(k, None) for k in call.keywords
+                      if k.arg in written and wants_name(k.value)]
+
+    def calls_in(stmt):
+        todo = [stmt]
+        while todo:
+            n = todo.pop()
+            if isinstance(n, (gast.Lambda, gast.FunctionDef, gast.ListComp, gast.SetComp,
+                              gast.DictComp, gast.GeneratorExp, gast.IfExp, gast.BoolOp)):
+                continue
+            if isinstance(n, gast.Call):
+                yield n
+            todo.extend(gast.iter_child_nodes(n))
+
+    def block(body: list) -> None:
+        i = 0
+        while i < len(body):
+            s = body[i]
+            for part in ("body", "orelse", "finalbody"):
+                if isinstance(getattr(s, part, None), list) and \
+                        not isinstance(s, gast.FunctionDef):
+                    block(getattr(s, part))
+            for h in getattr(s, "handlers", ()):
+                block(h.body)
+            if not isinstance(s, (gast.Expr, gast.Assign, gast.AugAssign, gast.Return)):
+                i += 1
+                continue
+            new = []
+            for call in list(calls_in(s)):
+                for holder, at in written_args(call):
+                    value = holder[at] if at is not None else holder.value
+                    name = fresh(f"{_root_name(value)}_arg", taken)
+                    taken.add(name)
+                    new.append(gast.copy_location(gast.Assign(
+                        targets=[gast.Name(name, gast.Store(), None, None)], value=value), s))
+                    load = gast.copy_location(gast.Name(name, gast.Load(), None, None), value)
+                    if at is not None:
+                        holder[at] = load
+                    else:
+                        holder.value = load
+            body[i:i] = new
+            i += len(new) + 1
+
+    block(pf.tree.body)
+    gast.fix_missing_locations(pf.tree)
+
+
+def _root_name(e) -> str:
+    while isinstance(e, (gast.Subscript, gast.Attribute, gast.Call)):
+        e = e.func.value if isinstance(e, gast.Call) and isinstance(e.func, gast.Attribute) \
+            else e.func if isinstance(e, gast.Call) else e.value
+    return e.id if isinstance(e, gast.Name) else "view"

@@ -62,7 +62,7 @@ from .effects import EffectsMixin, check_lost_changes
 from .expressions import PY_BINARY, ExpressionsMixin, rowed_callable
 from .itemloops import index_item_loops
 from .fence import fence
-from .inline import InlineMixin
+from .inline import InlineMixin, hoist_written_arguments, written_params
 from .kept_globals import kept_globals
 from .partials import lower_partials
 from .knowntests import fold_known_tests
@@ -111,6 +111,9 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                     self.defs[t.value.id] += 1
         self.seen_defs = Counter()
         self.mutations: list = []  # (statement, IR name written into, line): see setitem
+        self.array_writes: set = set()  # parameters written in place (check_mutations)
+        self.augmented_stores: set = set()  # id(setitem) of `x[i] op= t` (refresh_after_loop)
+        self.root = False  # the function transformed, not a callee (warns for its arguments)
         # (id(obj), attr) -> (obj, Var): the value a callee stored in `obj.attr` (`self.output
         # = ...` in a layer's forward), which later reads of `obj.attr` here read (state.py)
         self.attr_carry: dict = {}
@@ -233,19 +236,23 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         ret = self.body[-1]
         state = [(obj, attr, self.env[local]) for obj, attr, local in self.state_locals
                  if local in self.env] if self.carry_out else []
-        riding = [self.rebound_params.get(p, self.env[p]) for p in written] + \
+        # (an array parameter written in place, by `p -= t` or through a view of it: its
+        # value at the return, for a caller that passes its own array -- inline.py)
+        arrays = [p for p in self.pf.params if p in self.array_writes and p not in written]
+        riding = [self.rebound_params.get(p, self.env[p]) for p in written + arrays] + \
             [atom for _, _, atom in state]
         if riding:
             self.body[-1] = ir.Return(ir.Seq((ret.value, *riding)), ret.line)
         if not self.generated:  # (srcad's own code, transformed again: no tape to agree with)
             self.body = propagate_aliases(self.body, self.pf.params, self.fresh)
-        finals = {}
+        finals, array_finals = {}, {}
         if riding:
             items = self.body[-1].value.items
             self.body[-1] = ir.Return(items[0], ret.line)
             finals = dict(zip(written, items[1:1 + len(written)]))
-            state = [(obj, attr, atom) for (obj, attr, _), atom in
-                     zip(state, items[1 + len(written):])]
+            k = 1 + len(written) + len(arrays)
+            array_finals = dict(zip(arrays, items[1 + len(written):k]))
+            state = [(obj, attr, atom) for (obj, attr, _), atom in zip(state, items[k:])]
         for p in reversed(written):
             self.own_on_entry(p)
         lines = {n: self.pf.line(n) for n in range(self.pf.first_line, self.pf.last_line + 1)}
@@ -261,6 +268,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             source_lines=lines,
             mutable=set(self.mutable),
             written=finals,
+            written_arrays=array_finals,
             state_out=state,
         )
         fn.changes = check_lost_changes(fn)
@@ -322,7 +330,15 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                                       ctx=gast.Load())
                 value = gast.copy_location(gast.BinOp(left=gast.copy_location(load, s),
                                                       op=s.op, right=s.value), s)
+                held = s.target.value.id if isinstance(s.target.value, gast.Name) else None
+                items = self.list_items_of(held) if held and not self.generated else None
+                start = len(self.body)
                 self.assign(s.target, value, s)
+                self.augmented_stores.update(id(st) for st in self.body[start:])
+                if items and self.body is self.top_body:
+                    # (`ps[0] -= t` of an array item: numpy's one object, written; in a
+                    # loop, refresh_after_loop carries it once the loop is done)
+                    self.refresh_item_holders(held, items, s)
                 return
             if not isinstance(s.target, gast.Name):
                 raise self.unsupported("augmented assignment to an attribute", s,
@@ -330,31 +346,13 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             value = gast.BinOp(left=gast.Name(s.target.id, gast.Load(), None, None), op=s.op,
                                right=s.value)
             gast.copy_location(value, s)
-            before = self.env.get(s.target.id)
-            kept = {k: v for k, v in self.views.items() if s.target.id in (k, v[0])}
-            snap = None
-            if s.target.id in self.mutable and isinstance(before, ir.Var) and \
-                    not self.generated and kept.get(s.target.id, (None, None))[1] == "element":
-                # (`p = ps[i]; p += 1` in a loop: one IR name for all of p's values, so the
-                # item write_through asks about -- the old p -- is kept under a name first)
-                op, args = self.op_call(control.identity, [before], {}, s)
-                snap = self.emit((op, args), self.fresh(f"{s.target.id}_before_L{s.lineno}"), s)
             start = len(self.body)
-            self.assign(s.target, value, s)
-            self.mark_inplace(self.body[start:], self.env.get(s.target.id), s)
-            self.views.update(kept)  # `r += 1` on a view writes into its base in numpy
-            # numpy would write into that array in place (srcad's own code, transformed again,
-            # adds in place only into buffers it owns: not a write anything else can see)
-            if isinstance(before, ir.Var) and not self.generated:
-                stmt = self.body[-1]
-                after = self.env.get(s.target.id)
-                rebuilt = {s.target.id}
-                aliased = any(n != s.target.id and (a == before or _seq_holds(a, before))
-                              for n, a in self.env.items())
-                if isinstance(after, ir.Var) and (kept or aliased):
-                    rebuilt = self.propagate_write(s.target.id, before, after, s,
-                                                   augmented=True, old_item=snap)
-                self.mutations.append((stmt, before.name, s.lineno, False, rebuilt))
+
+            def write():
+                self.assign(s.target, value, s)
+                self.mark_inplace(self.body[start:], self.env.get(s.target.id), s)
+
+            self.write_name_in_place(s.target.id, write, s)
         elif isinstance(s, gast.Expr):
             if isinstance(s.value, gast.Constant) and isinstance(s.value.value, str):
                 return  # docstring
@@ -393,11 +391,16 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             self.body.append(ir.If(test, body, orelse, s.lineno))
         elif isinstance(s, (gast.For, gast.While)):
             after = self.views_enter_loop(s)
+            spelled = {n.id for n in gast.walk(s) if isinstance(n, gast.Name)}
+            lists = {} if self.generated else {
+                n: items for n in spelled & set(self.env)
+                if (items := self.list_items_of(n)) is not None}
             if isinstance(s, gast.For):
                 self.for_loop(s)
             else:
                 self.while_loop(s)
             self.views = after  # (what the body made may not exist: it may not have run)
+            self.refresh_after_loop(lists, s)
         else:
             raise self.unsupported(f"`{type(s).__name__}` statements are not supported", s)
 
@@ -417,6 +420,53 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                 op, args = self.op_call(control.identity, [s.test], {}, s.line)
                 body.insert(i, ir.Call(snap, op, args, s.line))
                 s.test = ir.Var(snap)
+
+    def refresh_after_loop(self, lists: dict, node) -> None:
+        """A loop that wrote the items of a list in place (`for p in ps: p -= t`: a
+        `write_through` into it, no store of another object): the names and displays
+        holding those arrays see them written (`refresh_item_holders`)."""
+        loop = self.body[-1] if self.body else None
+        if not lists or not isinstance(loop, (ir.For, ir.While)):
+            return
+        through, stored = set(), set()
+        for st in ir.walk([loop]):
+            if isinstance(st, ir.Call) and st.op.name in ("write_through", "setitem"):
+                x = next(iter(st.args.values()), None)
+                if isinstance(x, ir.Var):
+                    # (`ps[k] -= t` is a store of the item numpy wrote in place)
+                    (through if st.op.name == "write_through" or id(st) in
+                     self.augmented_stores else stored).add(x.name)
+        for n, items in lists.items():
+            if n in through and n not in stored:
+                self.refresh_item_holders(n, items, node)
+
+    def write_name_in_place(self, name: str, write, node) -> None:
+        """`name op= t` (or a callee's write into the array `name` passed it: inline.py):
+        `write()` binds `name` to its new value, then what shares its memory is rebuilt, as
+        numpy's one array would show it."""
+        before = self.env.get(name)
+        kept = {k: v for k, v in self.views.items() if name in (k, v[0])}
+        snap = None
+        if name in self.mutable and isinstance(before, ir.Var) and \
+                not self.generated and kept.get(name, (None, None))[1] == "element":
+            # (`p = ps[i]; p += 1` in a loop: one IR name for all of p's values, so the
+            # item write_through asks about -- the old p -- is kept under a name first)
+            op, args = self.op_call(control.identity, [before], {}, node)
+            snap = self.emit((op, args), self.fresh(f"{name}_before_L{node.lineno}"), node)
+        write()
+        self.views.update(kept)  # `r += 1` on a view writes into its base in numpy
+        # numpy would write into that array in place (srcad's own code, transformed again,
+        # adds in place only into buffers it owns: not a write anything else can see)
+        if isinstance(before, ir.Var) and not self.generated:
+            stmt = self.body[-1]
+            after = self.env.get(name)
+            rebuilt = {name}
+            aliased = any(n != name and (a == before or _seq_holds(a, before))
+                          for n, a in self.env.items())
+            if isinstance(after, ir.Var) and (kept or aliased):
+                rebuilt = self.propagate_write(name, before, after, node,
+                                               augmented=True, old_item=snap)
+            self.mutations.append((stmt, before.name, node.lineno, False, rebuilt))
 
     def mark_inplace(self, made: list, result, node) -> None:
         """Mark the op of `x op= y` (numpy runs it into x's memory: see interpret.py's
@@ -672,7 +722,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                     fn = self.pf.resolve(n.func.id)
                 except Exception:  # noqa: BLE001  (not a global: nothing to learn here)
                     continue
-                written = _written_params(fn)
+                written = written_params(fn)
                 params = [] if not written else list(LIFTED[fn].params) if fn in LIFTED \
                     else list(inspect.signature(fn).parameters)
                 out.update(a for a, p in zip(names, params) if a and p in written)
@@ -1390,6 +1440,7 @@ def _normalize(pf: ParsedFunction, root: bool = False) -> ir.Function:
     _writes_through_views(pf)  # K.flat[::n + 1] += v, D.T[:] -= x: stores into K, D
     _out_keyword_as_write(pf)  # np.exp(s, out=s) -> s[...] = np.exp(s)
     index_item_loops(pf.tree, _names_of(pf))  # for p, g in zip(ps, gs): p -= g (itemloops.py)
+    hoist_written_arguments(pf, _names_of(pf))  # shrink(A[1:]): the view named (inline.py)
     kept_globals(pf)  # CACHE["h"] = h of a module's dict: CACHE.__setitem__("h", h)
     n = Normalizer(pf)
     lower_ndenumerate(pf, n.taken)  # for i, v in np.ndenumerate(a): np.ndindex (ndenumerate.py)
@@ -1422,6 +1473,7 @@ def _normalize(pf: ParsedFunction, root: bool = False) -> ir.Function:
     n.state_locals = scalarised + _known_state_locals(pf, n, state_locals)
     n.state_names = {local: (obj, attr) for obj, attr, local in n.state_locals}
     n.carry_out = carry_out
+    n.root = root
     for obj, attr, pname, _ in pf.attr_in:
         n.attr_carry[(id(obj), attr)] = (obj, ir.Var(pname))
     fn = n.run()
@@ -1429,39 +1481,6 @@ def _normalize(pf: ParsedFunction, root: bool = False) -> ir.Function:
     fn.kept_uses = pf.kept_uses  # (reads after stores: refusals.check_kept_globals)
     mark_context_edges(fn, n.claim)  # a `with` block's entry and exit (pyforms.py)
     return fn
-
-
-_WRITTEN: dict = {}
-
-
-def _written_params(fn) -> set:
-    """The parameters of a plain Python function whose items its source assigns
-    (`p[k] = v`, `p[k] += v`): what a call may write into (cached per code object; a
-    function lifted out of its own (a method of an object the function builds, objects.py):
-    read from its lifted tree)."""
-    if fn in LIFTED:
-        return _written_in(LIFTED[fn].tree, set(LIFTED[fn].params))
-    if not isinstance(fn, types.FunctionType):
-        return set()
-    code = fn.__code__
-    if code not in _WRITTEN:
-        try:
-            tree = gast.parse(textwrap.dedent(inspect.getsource(fn)))
-        except (OSError, TypeError, SyntaxError):
-            tree = None
-        params = set(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
-        _WRITTEN[code] = _written_in(tree, params) if tree is not None else set()
-    return _WRITTEN[code]
-
-
-def _written_in(tree, params: set) -> set:
-    out = set()
-    for n in gast.walk(tree):
-        targets = n.targets if isinstance(n, gast.Assign) else \
-            [n.target] if isinstance(n, gast.AugAssign) else []
-        out.update(t.value.id for t in targets if isinstance(t, gast.Subscript)
-                   and isinstance(t.value, gast.Name) and t.value.id in params)
-    return out
 
 
 def _function_defaults(fn) -> dict:

@@ -1,0 +1,103 @@
+"""Random programs where one array is held in two places and written in place through one.
+
+srcad returned silently wrong values and gradients on this class until the session of
+2026-12-03 (fifth): a callee's `p -= t` into its argument (the caller's array was left as it
+was, or the call dropped), `ps[0] -= t` or `for p in ps: p *= 2` where a name also holds
+`ps[0]`, an object's `self.params = [self.W, self.b]` walked by a method, a list under two
+names. Each program builds arrays from its arguments `a`, `b` (shape (3,)), puts them in a
+list, a dict or an object's list under names of their own, then mixes, in random order:
+
+- in-place writes through the container (`L[i] op= e`, `for p in L: p op= e`, `D[k] op= e`,
+  a helper walking the list, a method walking the object's list),
+- in-place writes through a name (`W1 op= e`, a helper given the name or a slice of it),
+- plain stores into the container (`L[i] = e`: the name keeps its array),
+- reads through both, accumulated into the result.
+
+tests/test_shared_holders_fuzz.py runs them in source mode, tape mode and fused: each must give
+Python's value and the central-difference gradient, or a SrcadError (counted, never wrong).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+HELPERS = '''
+def _fz_walk(ps, lr):
+    for p in ps:
+        p -= lr * p
+
+
+def _fz_scale(p, s):
+    p *= s
+
+
+class _FzModel:
+    def __init__(self, W1, W2):
+        self.W1 = W1
+        self.W2 = W2
+        self.params = [self.W1, self.W2]
+
+    def step(self, lr):
+        for p in self.params:
+            p -= lr * p
+
+    def out(self):
+        return np.sum(self.W1 * self.W2)
+'''
+
+
+def generate(rng: np.random.Generator, index: int) -> str:
+    """The source of one program, `fz_<index>(a, b)`."""
+    holder = rng.choice(["list", "dict", "object"])
+    lines = [f"def fz_{index}(a, b):",
+             "    W1 = a * 1.5",
+             "    W2 = b + 0.5",
+             "    acc = 0.0"]
+    if holder == "list":
+        lines.append("    L = [W1, W2]")
+    elif holder == "dict":
+        lines.append("    D = {'x': W1, 'y': W2}")
+    else:
+        lines.append("    m = _FzModel(W1, W2)")
+    ops = int(rng.integers(2, 5))
+    for _ in range(ops):
+        c = round(float(rng.uniform(0.3, 0.9)), 2)
+        i = int(rng.integers(0, 2))
+        name = ("W1", "W2")[i]
+        op = rng.choice(["-=", "*=", "+="])
+        kind = rng.choice(["container", "name", "helper_name", "helper_slice", "store",
+                           "read"], p=[0.3, 0.15, 0.15, 0.1, 0.1, 0.2])
+        if kind == "container":
+            if holder == "list":
+                lines.append(rng.choice([f"    L[{i}] {op} {c} * L[{1 - i}]",
+                                         f"    for p in L:\n        p {op} {c} * a",
+                                         f"    _fz_walk(L, {c})"]))
+            elif holder == "dict":
+                key = ("x", "y")[i]
+                lines.append(rng.choice([f"    D['{key}'] {op} {c} * b",
+                                         f"    for k in D:\n        D[k] {op} {c} * D[k]"]))
+            else:
+                lines.append(f"    m.step({c})")
+        elif kind == "name":
+            lines.append(f"    {name} {op} {c} * a")
+        elif kind == "helper_name":
+            lines.append(f"    _fz_scale({name}, {round(c + 0.5, 2)})")
+        elif kind == "helper_slice":
+            lines.append(f"    _fz_scale({name}[1:], {round(c + 0.5, 2)})")
+        elif kind == "store" and holder == "list":
+            lines.append(f"    L[{i}] = L[{i}] * {c}")
+        else:
+            through = {"list": f"L[{i}]", "dict": f"D['{('x', 'y')[i]}']",
+                       "object": f"m.W{i + 1}"}[holder]
+            lines.append(f"    acc = acc + np.sum({name} * {through}) * {c}")
+    final = {"list": "np.sum(L[0] * L[1])", "dict": "np.sum(D['x'] * D['y'])",
+             "object": "m.out()"}[holder]
+    lines.append(f"    return acc + np.sum(W1 * W2) + {final}")
+    return "\n".join(lines)
+
+
+def module_source(seed: int, n: int) -> tuple[str, list[str]]:
+    rng = np.random.default_rng(seed)
+    programs = [generate(rng, seed * 1000 + k) for k in range(n)]
+    names = [f"fz_{seed * 1000 + k}" for k in range(n)]
+    return "import numpy as np\n" + HELPERS + "\n\n" + "\n\n\n".join(programs) + "\n", names
