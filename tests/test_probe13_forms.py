@@ -61,3 +61,109 @@ def test_shifted_levels_through_a_branch(fn, args, wrt, options):
     u was left an alias of `dp` across the branch, whose arms rebind dp, so the backward read
     p's new adjoint for u's (silently wrong gradients in source mode; tape mode was right)."""
     _check(fn, args, wrt, options)
+
+
+# ---- helpers' defaults: a function left to a keyword-only default, `act=None` -----------------
+
+def _dense_kwonly(x, W, *, act=np.tanh):
+    return act(x @ W)
+
+
+def _dense_none(x, W, b=None, *, act=None):
+    y = x @ W
+    if b is not None:
+        y = y + b
+    if act is not None:
+        y = act(y)
+    return y
+
+
+def _kwonly_default(W, x):
+    return np.sum(_dense_kwonly(x, W)) + np.sum(_dense_kwonly(x, W, act=np.sin) ** 2)
+
+
+def _none_defaults(W, b, x):
+    h = _dense_none(x, W, b, act=np.tanh)          # (given)
+    out = _dense_none(h, W)                        # (both left to None)
+    return np.sum(_dense_none(out, W, None, act=np.exp)) + np.sum(out ** 2)
+
+
+_R = np.random.default_rng(13)
+_W = _R.standard_normal((3, 3)) * 0.5
+_B = _R.standard_normal(3)
+_XX = _R.standard_normal((4, 3))
+
+
+@pytest.mark.parametrize("options", MODES, ids=MODE_IDS)
+@pytest.mark.parametrize("fn,args,wrt", [(_kwonly_default, (_W, _XX), 0),
+                                         (_none_defaults, (_W, _B, _XX), (0, 1))],
+                         ids=["kwonly-ufunc-default", "none-defaults"])
+def test_function_and_none_defaults_of_a_helper(fn, args, wrt, options):
+    """`def dense(x, W, *, act=np.tanh)` called without `act`: was an internal error (the
+    default spelled `<ufunc 'tanh'>` in generated code); `def dense(x, W, b=None, *,
+    act=None)` with `if act is not None: y = act(y)`, called leaving act None (or passing
+    None): was refused ('`act` has no derivative rule'), the branch Python never takes."""
+    _check(fn, args, wrt, options)
+
+
+# ---- enumerate(xs, start) ----------------------------------------------------------------------
+
+def _enumerate_start(Ws, x):
+    for depth, W in enumerate(reversed(Ws), start=1):
+        x = np.tanh(x @ W) * depth
+    for k, W in enumerate(Ws, 2):
+        x = x + np.sin(x @ W) / k
+    first = len(Ws)
+    for pair in enumerate(Ws, first):
+        x = x * pair[0] + x @ pair[1]
+    return np.sum(x ** 2)
+
+
+@pytest.mark.parametrize("options", MODES, ids=MODE_IDS)
+def test_enumerate_with_a_start(options):
+    """`enumerate(xs, start=1)`, `enumerate(xs, 2)`, a start read from a name, a target
+    that is not unpacked: was refused ('a `for` loop with a tuple target')."""
+    _check(_enumerate_start, ([_W, _W.T * 0.5], _XX * 0.3), 0, options)
+
+
+# ---- max / min of three or more numbers; itertools.pairwise -----------------------------------
+
+def _softmin3(a, b, c, gamma=0.5):
+    a, b, c = -a / gamma, -b / gamma, -c / gamma
+    m = max(a, b, c)
+    return -gamma * (np.log(np.exp(a - m) + np.exp(b - m) + np.exp(c - m)) + m)
+
+
+def _soft_dtw(x, y):
+    D = (x[:, None] - y[None, :]) ** 2
+    n, m = D.shape
+    R = np.full((n + 1, m + 1), np.inf)
+    R[0, 0] = 0.0
+    for i in range(1, n + 1):
+        for j in range(1, m + 1):
+            R[i, j] = D[i - 1, j - 1] + _softmin3(R[i - 1, j - 1], R[i - 1, j], R[i, j - 1])
+    return R[n, m] + min(np.sum(x), np.sum(y), 0.25, np.sum(x[:2] * y))
+
+
+def _pairwise(Ws, x):
+    import itertools
+    pen = 0.0
+    for A, B in itertools.pairwise(Ws):
+        pen = pen + np.sum((A @ B) ** 2)
+    steps = [np.sum((b - a) ** 2) for a, b in itertools.pairwise(x)]
+    return pen + sum(steps)
+
+
+@pytest.mark.parametrize("options", MODES, ids=MODE_IDS)
+def test_max_and_min_of_three_numbers(options):
+    """`max(a, b, c)` / `min(a, b, c, d)` of differentiated numbers (soft-DTW's soft minimum):
+    was refused ('`max` has no derivative rule'); now Python's comparisons, the first of the
+    largest, as `max([a, b, c])` already was."""
+    _check(_soft_dtw, (np.array([0.3, -1.2, 0.8]), np.array([0.1, 0.9])), (0, 1), options)
+
+
+@pytest.mark.parametrize("options", MODES, ids=MODE_IDS)
+def test_itertools_pairwise(options):
+    """`for A, B in itertools.pairwise(Ws)` and a comprehension over `pairwise(x)`: was
+    refused ('`itertools.pairwise` has no derivative rule'); now zip(xs, xs[1:])."""
+    _check(_pairwise, ([_W, _W.T, _W * 0.5], _XX[0]), (0, 1), options)

@@ -815,6 +815,14 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                              isinstance(x, ir.Const) and type(x.value) is str for x in a.items)
                          and p not in changed_there(pf)}
         _known_defaults(fn, pf, len(args), kwargs)  # (`def act(z, kind="tanh")`: chosen.py)
+        # a parameter the call passes None, or leaves to a None default (`def dense(x, W,
+        # act=None)`): known there, so `if act is not None:` keeps Python's branch
+        # (knowntests.py) and `act(y)` under it is not code srcad would refuse
+        pf.known.update({p: None for p, a in [*zip(pf.params, args), *kwargs.items()]
+                         if isinstance(a, ir.Const) and a.value is None})
+        pf.known.update({p: None for p in _none_defaults(fn)
+                         if p in pf.params and p not in kwargs and
+                         pf.params.index(p) >= len(args)})
         # a dict argument passed on as it is: its keys are known there too (objects.py builds
         # objects per key)
         pf.dict_keys = {p: self.pf.dict_keys[a.name] for p, a in passed
@@ -898,8 +906,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                 default = sig.parameters[p].default
                 if default is inspect.Parameter.empty:
                     raise self.pf.error(f"`{spelled}` is missing its argument `{p}`", node)
-                bound[p] = self.constant(default, default.__name__ if isinstance(
-                    default, types.FunctionType) else repr(default), node)
+                bound[p] = self.constant(default, _default_spelling(default), node)
         name = self.claim(spelled if spelled.isidentifier() else
                           self.fresh(spelled.replace(".", "_")), fn)
         call = ir.UserCall([], callee, fn, name, [bound[p] for p in params], node.lineno,
@@ -1462,6 +1469,23 @@ def _written_in(tree, params: set) -> set:
         out.update(t.value.id for t in targets if isinstance(t, gast.Subscript)
                    and isinstance(t.value, gast.Name) and t.value.id in params)
     return out
+
+
+def _none_defaults(fn) -> list:
+    """The parameters of `fn` whose default is None."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    return [p.name for p in params if p.default is None]
+
+
+def _default_spelling(default) -> str:
+    """How a call spells a parameter's default it leaves out: a function by its name (a
+    user's, a ufunc's, a builtin's: `def dense(x, W, *, act=np.tanh)`), else its repr
+    (`repr(np.tanh)` is `<ufunc 'tanh'>`, no name code can hold)."""
+    spelled = getattr(default, "__name__", None) if callable(default) else None
+    return spelled if isinstance(spelled, str) and spelled.isidentifier() else repr(default)
 
 
 def _function_defaults(fn) -> dict:
