@@ -169,8 +169,9 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             self.inject[name] = obj
         for name, obj in pf.known.items():  # a parameter its caller always passes this object
             self.env[name] = ir.Const(obj, name)  # (spelled as the parameter: no injection)
-            if type(obj) is str:  # (a string: spelled as itself, so a callee spliced into
-                self.env[name] = ir.Const(obj, repr(obj))  # its caller reads it too)
+            if type(obj) is str or obj is None:  # (a string, None: spelled as itself, so
+                self.env[name] = ir.Const(obj, repr(obj))  # a callee spliced into its caller
+                # reads it too)
         self.line = pf.first_line
 
     # -- names -------------------------------------------------------------------------------
