@@ -167,3 +167,85 @@ def test_itertools_pairwise(options):
     """`for A, B in itertools.pairwise(Ws)` and a comprehension over `pairwise(x)`: was
     refused ('`itertools.pairwise` has no derivative rule'); now zip(xs, xs[1:])."""
     _check(_pairwise, ([_W, _W.T, _W * 0.5], _XX[0]), (0, 1), options)
+
+
+# ---- a user function that builds and returns an object ----------------------------------------
+
+from dataclasses import dataclass  # noqa: E402
+
+
+@dataclass
+class _Gaussian:
+    mu: np.ndarray
+    logvar: np.ndarray
+
+    @property
+    def std(self):
+        return np.exp(0.5 * self.logvar)
+
+    def sample(self, eps):
+        return self.mu + self.std * eps
+
+
+class _Pair:
+    def __init__(self, h, c):
+        self.h, self.c = h, c
+
+
+def _encode(W, x):
+    h = np.tanh(x @ W)
+    return _Gaussian(h[:, :2], h[:, 2:])
+
+
+def _make_pair(W, x):
+    pair = _Pair(W @ x, np.sin(x))
+    return pair
+
+
+def _returned_objects(W, x, eps):
+    q = _encode(W, x)
+    p = _make_pair(W.T, x[0])
+    return np.sum(q.sample(eps) ** 2) + np.sum(p.h[:3] * p.c) + np.sum(q.std)
+
+
+@pytest.mark.parametrize("options", MODES, ids=MODE_IDS)
+def test_a_function_returning_an_object_it_builds(options):
+    """`q = encode(W, x)` returning `Gaussian(mu, logvar)` (a dataclass with a property and a
+    method), `p = make_pair(..)` returning a name it assigned a built object: was refused
+    ('the method `.sample()` has no derivative rule'); the caller now holds the object, as
+    it does one a method builds and returns."""
+    r = np.random.default_rng(5)
+    args = (r.standard_normal((3, 4)) * 0.5, r.standard_normal((2, 3)), r.standard_normal((2, 2)))
+    _check(_returned_objects, args, 0, options)
+
+
+# ---- getattr(np, CONFIG["act"]) of a module-level settings dict --------------------------------
+
+CONFIG = {"act": "tanh", "layers": 2}
+
+
+def _config_act(W, x):
+    act = getattr(np, CONFIG["act"])
+    for _ in range(CONFIG["layers"]):
+        x = act(x @ W)
+    return np.sum(x ** 2)
+
+
+@pytest.mark.parametrize("options", MODES[:2], ids=MODE_IDS[:2])
+def test_getattr_of_numpy_by_a_module_config_dict(options):
+    """`getattr(np, CONFIG["act"])`: was refused ('`np` (module) used as a value'); the
+    lookups are guarded: setting CONFIG["act"] or rebinding CONFIG changes the next call."""
+    global CONFIG
+    saved = CONFIG
+    try:
+        g = srcad.grad(_config_act, **options)
+        for change in (None, ("act", "sin"), "rebind"):
+            if change == "rebind":
+                CONFIG = {"act": "cos", "layers": 1}
+            elif change is not None:
+                CONFIG[change[0]] = change[1]
+            want = numerical_grad(_config_act, (_W, _XX))
+            assert rel_error(g(_W, _XX), want) < 1e-6
+    finally:
+        saved["act"] = "tanh"
+        CONFIG = saved

@@ -197,6 +197,37 @@ def _user_function(fn, globals_) -> bool:
         not fn.__code__.co_filename.startswith("<")
 
 
+def _returns_new_object(fn, globals_):
+    """The user class of the object the user function `fn` gives back by its one `return`
+    (its last statement), built there (`return Gaussian(mu, logvar)`, or a name its body
+    assigns one: `state = LSTMState(h, c); return state`); else None."""
+    try:
+        tree = parse_function(fn).tree
+    except Exception:  # noqa: BLE001  (no source: not followed)
+        return None
+    returns = [n for n in gast.walk(tree) if isinstance(n, gast.Return)]
+    if len(returns) != 1 or not tree.body or returns[0] is not tree.body[-1] or \
+            returns[0].value is None:
+        return None
+    v = returns[0].value
+    made = [v] if isinstance(v, gast.Call) else [
+        st.value for st in tree.body if isinstance(v, gast.Name) and isinstance(
+            st, gast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], gast.Name)
+        and st.targets[0].id == v.id and isinstance(st.value, gast.Call)]
+    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+    for call in made:
+        if not isinstance(call.func, gast.Name):
+            continue
+        name = call.func.id
+        try:
+            cls = cells[name].cell_contents if name in cells else fn.__globals__.get(name)
+        except ValueError:  # (an empty cell)
+            continue
+        if _is_user_class(cls, globals_):
+            return cls
+    return None
+
+
 def _substituted(obj):
     """The class srcad builds in place of a library class (srcad/pyfuncs.py's poly1d for
     np.poly1d) or where a library object is called (scipy.stats.norm(mu, s): a frozen
@@ -2203,7 +2234,11 @@ class _Rewriter:
             return self.construct(obj, f, e)
         if obj is not UNRESOLVED and _user_function(obj, self.o.globals):
             args, kwargs = self.call_values(e)
-            if any(isinstance(v, (VObj, VList, VBound)) for v in args + [v for _, v in kwargs]):
+            if any(isinstance(v, (VObj, VList, VBound)) for v in args + [v for _, v in kwargs]) \
+                    or (not self.in_def and
+                        _returns_new_object(obj, self.o.globals) is not None):
+                # (`q = encode(params, x)` returning `Gaussian(mu, logvar)`: the caller holds
+                # the object the function builds, as a method's `return poly1d(..)`)
                 return self.specialise(obj, None, None, args, kwargs, e)
             e.args = args
             e.keywords = [gast.keyword(arg=k, value=v) for k, v in kwargs]
@@ -3723,6 +3758,10 @@ def _built_classes(pf) -> list:
         if obj is not _REGISTRY and obj is not UNRESOLVED and _is_user_class(obj, globals_) \
                 and obj not in found:
             found.append(obj)
+        elif obj is not UNRESOLVED and _user_function(obj, globals_):
+            made = _returns_new_object(obj, globals_)  # (`q = encode(x)`: a Gaussian)
+            if made is not None and made not in found:
+                found.append(made)
     return found
 
 
