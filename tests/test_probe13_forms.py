@@ -249,3 +249,31 @@ def test_getattr_of_numpy_by_a_module_config_dict(options):
     finally:
         saved["act"] = "tanh"
         CONFIG = saved
+
+
+# ---- a function picked by an object's key, in a method called on two objects -----------------
+
+_PICK = {"log": np.exp, "id": lambda e: e * 3.0}
+
+
+class _Glm:
+    def __init__(self, link="log"):
+        self.link = link
+
+    def mean(self, b):
+        inverse = _PICK[self.link]
+        return np.sum(inverse(b))
+
+
+def _two_objects_two_picks(b):
+    first, second = _Glm(), _Glm("id")
+    return first.mean(b) + 10.0 * second.mean(b) + _Glm("id").mean(b * 2.0)
+
+
+@pytest.mark.parametrize("options", MODES, ids=MODE_IDS)
+def test_a_method_picking_a_function_per_object(options):
+    """`inverse = REG[self.link]` in a method called on objects with different links: source
+    mode called the first object's pick for every object (a silently wrong value and
+    gradient): normalising one specialisation of the method rebound the name the other's
+    call read (objects.py `bind` gave a name its caller already gave another function)."""
+    _check(_two_objects_two_picks, (_X,), 0, options)

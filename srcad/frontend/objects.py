@@ -3441,7 +3441,14 @@ class _Objects:
         """A fresh name under which the function reads `obj` (a closure entry: resolved like
         a free name, its lookup already guarded)."""
         hint = at if isinstance(at, str) else getattr(obj, "__name__", "fn")
-        name = fresh(hint if hint.isidentifier() else "fn", self.taken)
+        hint = hint if hint.isidentifier() else "fn"
+        name = fresh(hint, self.taken)
+        while self.pf.bound.get(name, obj) is not obj:
+            # (a nested function shares its caller's names: a method specialised twice, once
+            # per object, binds `inv` to each object's pick -- `inv = FNS[self.link]` -- and
+            # normalising one copy must not rebind the name the other reads: silently the
+            # wrong function)
+            name = fresh(hint, self.taken)
         self.pf.bound[name] = obj
         return name
 
