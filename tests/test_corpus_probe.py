@@ -87,11 +87,7 @@ XFAILS["wild_repos8.lstm_dataclass_state"] = (
     "sequence (`for x in xs: state = lstm_step(.., state)`): objects.py follows built "
     "objects in straight-line code and unrolled loops only, so `state.h` after the loop "
     "is an attribute of an object it does not follow")
-XFAILS["wild_repos8.glm_link_dispatch"] = (
-    "`_, inverse = LINKS[self.link]` unpacking a tuple of functions from a module-level "
-    "dict (also `LINKS[key][1]`): objects.py / chosen.py resolve a registry item that is "
-    "itself a function, not an item of a tuple held there, so `inverse(..)` is a call of an "
-    "unknown value ('`inverse` has no derivative rule')")
+
 
 # the modes an entry fails in, where not all
 _XFAIL_MODES: dict = {}

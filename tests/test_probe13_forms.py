@@ -277,3 +277,33 @@ def test_a_method_picking_a_function_per_object(options):
     gradient): normalising one specialisation of the method rebound the name the other's
     call read (objects.py `bind` gave a name its caller already gave another function)."""
     _check(_two_objects_two_picks, (_X,), 0, options)
+
+
+# ---- a registry of tuples of functions ------------------------------------------------------
+
+_LINKS = {"log": (np.log, np.exp), "identity": (lambda m: m, lambda e: e + 0.5)}
+
+
+class _Poisson:
+    def __init__(self, link="log"):
+        self.link = link
+
+    def deviance(self, beta, X, y):
+        _, inverse = _LINKS[self.link]
+        mu = np.maximum(inverse(X @ beta), 1e-12)
+        return 2 * np.sum(y * np.log(np.maximum(y, 1e-12) / mu) - (y - mu))
+
+
+def _tuple_registry(beta, X, y, name="log"):
+    link = _LINKS[name][0]
+    first = _Poisson().deviance(beta, X, y)
+    return first + _Poisson("identity").deviance(beta + 3.0, X, y) + np.sum(link(beta ** 2 + 1))
+
+
+@pytest.mark.parametrize("options", MODES, ids=MODE_IDS)
+def test_functions_unpacked_from_a_registry_of_tuples(options):
+    """`_, inverse = LINKS[self.link]` and `LINKS[name][0]` of a module dict of (link,
+    inverse) tuples: was refused ('`inverse` has no derivative rule')."""
+    r = np.random.default_rng(3)
+    args = (r.standard_normal(3) * 0.3, r.random((6, 3)), np.array([0, 1, 3, 0, 2, 1.0]))
+    _check(_tuple_registry, args, 0, options)

@@ -777,6 +777,27 @@ class _Rewriter:
                 self.pre, self.read_now = [], set()
                 out.extend(self.assign(one))
             return out
+        if len(s.targets) == 1 and isinstance(t0, (gast.Tuple, gast.List)) and \
+                isinstance(s.value, gast.Subscript) and not self.in_def and \
+                all(isinstance(t, gast.Name) for t in t0.elts):
+            try:
+                held = self.o.resolve_static(s.value, self.scope)
+            except Exception:  # noqa: BLE001  (not a static lookup)
+                held = UNRESOLVED
+            if isinstance(held, tuple) and len(held) == len(t0.elts) and all(
+                    callable(f) and not isinstance(f, type) for f in held):
+                # `link, inverse = LINKS[self.link]`: a tuple of functions of a registry,
+                # one target at a time (each item read by its index)
+                out = []
+                for i, t in enumerate(t0.elts):
+                    item = gast.copy_location(gast.Subscript(
+                        value=copy.deepcopy(s.value), slice=gast.Constant(value=i, kind=None),
+                        ctx=gast.Load()), s.value)
+                    one = gast.copy_location(gast.Assign(targets=[t], value=item,
+                                                         type_comment=None), s)
+                    self.pre, self.read_now = [], set()
+                    out.extend(self.assign(one))
+                return out
         self.hint = t0.id if len(s.targets) == 1 and isinstance(t0, gast.Name) else None
         empty = self._empty_container(s)
         plain_attr = len(s.targets) == 1 and isinstance(t0, gast.Name) and \
@@ -3726,8 +3747,9 @@ def _built_classes(pf) -> list:
     for n in gast.walk(pf.tree):
         if isinstance(n, gast.Assign) and isinstance(n.value, gast.Subscript) and \
                 _REGISTRY not in found and _registry_of_callables(
-                    _global_of(n.value.value, globals_, locals_)):
-            found.append(_REGISTRY)  # `act = ACTIVATIONS[name]`, then `act(z)`
+                    _global_of(_subscript_root(n.value), globals_, locals_)):
+            found.append(_REGISTRY)  # `act = ACTIVATIONS[name]`, then `act(z)`; `_, inv =
+            # LINKS[link]` / `inv = LINKS[link][1]` of a dict of tuples of functions
         if isinstance(n, gast.Assign) and isinstance(n.value, gast.Dict) and \
                 _REGISTRY not in found and any(
                     isinstance(v, (gast.Name, gast.Attribute)) and _registry_of_callables(
@@ -3775,12 +3797,22 @@ def _built_classes(pf) -> list:
 _REGISTRY = object()  # (a call through a global dict of functions: the pass looks at it)
 
 
+def _subscript_root(e):
+    """`LINKS` of `LINKS[key][1]`: what a chain of subscripts indexes."""
+    while isinstance(e, gast.Subscript):
+        e = e.value
+    return e
+
+
 def _registry_of_callables(held) -> bool:
-    """A global dict / list / tuple holding a function (a registry of activations, losses)."""
+    """A global dict / list / tuple holding a function (a registry of activations, losses),
+    or tuples of them (`LINKS = {"log": (np.log, np.exp)}`)."""
     if not isinstance(held, (dict, list, tuple)):
         return False
     items = held.values() if isinstance(held, dict) else held
     return any(callable(v) and not isinstance(v, type) for v in items) or any(
+        isinstance(v, tuple) and v and all(callable(f) and not isinstance(f, type) for f in v)
+        for v in items) or any(
         isinstance(v, type) and not isinstance(getattr(v, "_fields", None), tuple) and
         any(isinstance(a, (staticmethod, classmethod)) for a in vars(v).values())
         for v in items)  # (classes whose static methods are called: `act.f(x)`)
