@@ -819,8 +819,8 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         # a parameter the call passes None, or leaves to a None default (`def dense(x, W,
         # act=None)`): known there, so `if act is not None:` keeps Python's branch
         # (knowntests.py) and `act(y)` under it is not code srcad would refuse
-        pf.known.update({p: None for p, a in [*zip(pf.params, args), *kwargs.items()]
-                         if isinstance(a, ir.Const) and a.value is None})
+        pf.known.update({p: None for p in _literal_nones(node, pf.params)
+                         if p in pf.params})
         pf.known.update({p: None for p in _none_defaults(fn)
                          if p in pf.params and p not in kwargs and
                          pf.params.index(p) >= len(args)})
@@ -1470,6 +1470,18 @@ def _written_in(tree, params: set) -> set:
         out.update(t.value.id for t in targets if isinstance(t, gast.Subscript)
                    and isinstance(t.value, gast.Name) and t.value.id in params)
     return out
+
+
+def _literal_nones(node, params: list) -> list:
+    """The parameters a call spells `None` for (`dense(h, W, None, act=None)`): not a name
+    that holds None when normalising (an attribute's state before a method sets it, passed
+    by objects.py, is a value the callee may see set)."""
+    if not isinstance(node, gast.Call) or any(isinstance(a, gast.Starred) for a in node.args):
+        return []
+    out = [p for p, a in zip(params, node.args)
+           if isinstance(a, gast.Constant) and a.value is None]
+    return out + [k.arg for k in node.keywords if k.arg is not None and
+                  isinstance(k.value, gast.Constant) and k.value.value is None]
 
 
 def _none_defaults(fn) -> list:
