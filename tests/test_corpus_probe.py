@@ -64,11 +64,6 @@ XFAILS["wild_repos7.gaussian_mixture_nll"] = (
     "eigh route has no gradient where eigenvalues repeat (a diagonal or isotropic cov)")
 
 # the ninth probe (wild_repos8.py): classes left open (each refused at the user's line)
-XFAILS["wild_repos8.registry_decorator_acts"] = (
-    "`act = ACTIVATIONS[name]()` with `name` walked from a tuple default by `zip((W1, W2), "
-    "names)`: the loop is not unrolled (its other sequence is a tuple of arrays), so the key "
-    "and the class it picks are not known when normalising (objects.py follows a registry "
-    "by a string known there)")
 XFAILS["wild_repos8.chain_star_args"] = (
     "`compose(*fns)` returning a closure over a tuple of lambdas that close over the "
     "differentiated weights: a function value built by a call (closures.py's partial) is "

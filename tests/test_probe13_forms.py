@@ -307,3 +307,47 @@ def test_functions_unpacked_from_a_registry_of_tuples(options):
     r = np.random.default_rng(3)
     args = (r.standard_normal(3) * 0.3, r.random((6, 3)), np.array([0, 1, 3, 0, 2, 1.0]))
     _check(_tuple_registry, args, 0, options)
+
+
+# ---- zip of a display and strings known here, each picking a registered class ------------------
+
+_ACTS = {}
+
+
+def _register(name):
+    def deco(cls):
+        _ACTS[name] = cls
+        return cls
+    return deco
+
+
+@_register("softplus")
+class _Softplus:
+    def __call__(self, x):
+        return np.logaddexp(0.0, x)
+
+
+@_register("sin")
+class _Sin:
+    def __call__(self, x):
+        return np.sin(x)
+
+
+def _zip_registry(W1, W2, x, names=("softplus", "sin")):
+    h = x
+    for W, name in zip((W1, W2), names):
+        act = _ACTS[name]()
+        h = act(h @ W)
+    return np.sum(h ** 2) + len(name)
+
+
+@pytest.mark.parametrize("options", MODES, ids=MODE_IDS)
+def test_zip_of_weights_and_known_names_picking_classes(options):
+    """`for W, name in zip((W1, W2), names)` with `act = REGISTRY[name]()` (classes a
+    decorator registered): was refused ('`act` has no derivative rule'); the loop is written
+    out once per pair, as a loop over the names alone is. Other names give other code."""
+    g = srcad.grad(_zip_registry, wrt=(0, 1), **options)
+    for names in (("softplus", "sin"), ("sin", "softplus")):
+        args = (_W, _W.T, _XX, names)
+        want = numerical_grad(_zip_registry, args, wrt=(0, 1))
+        assert rel_error(g(*args), want) < 1e-6
