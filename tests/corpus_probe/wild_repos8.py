@@ -321,7 +321,8 @@ def sklearn_like_estimator(w, v, X, y):
 
 def _ske():
     r = rng(9)
-    return r.standard_normal(4), r.standard_normal(3), r.standard_normal((8, 3)), r.standard_normal(8)
+    return (r.standard_normal(4), r.standard_normal(3), r.standard_normal((8, 3)),
+            r.standard_normal(8))
 
 
 # ---- 10. a module-level CONFIG dict -------------------------------------------------------
@@ -430,7 +431,8 @@ def reversed_enumerate_tied(Ws, x):
 
 def _ret():
     r = rng(13)
-    return [r.standard_normal((5, 4)) * 0.5, r.standard_normal((4, 3)) * 0.5], r.standard_normal((6, 5))
+    return ([r.standard_normal((5, 4)) * 0.5, r.standard_normal((4, 3)) * 0.5],
+            r.standard_normal((6, 5)))
 
 
 # ---- 14. itertools.pairwise over layer weights ---------------------------------------------
@@ -853,7 +855,8 @@ def focal_loss(W, X, y, gamma=2.0, alpha=0.25):
 
 def _focal():
     r = rng(30)
-    return r.standard_normal((3, 2)), r.standard_normal((6, 3)), (r.random((6, 2)) > 0.5).astype(int)
+    return (r.standard_normal((3, 2)), r.standard_normal((6, 3)),
+            (r.random((6, 2)) > 0.5).astype(int))
 
 
 # ---- 31. label smoothing cross-entropy -------------------------------------------------------
@@ -1154,7 +1157,8 @@ def nbody_leapfrog(pos, vel, masses, dt=0.05, steps=4):
 
 def _nb():
     r = rng(45)
-    return r.standard_normal((4, 2)), r.standard_normal((4, 2)) * 0.1, np.array([1.0, 0.5, 0.8, 1.2])
+    return (r.standard_normal((4, 2)), r.standard_normal((4, 2)) * 0.1,
+            np.array([1.0, 0.5, 0.8, 1.2]))
 
 
 # ---- 46. Kuramoto oscillators with np.hypot ------------------------------------------------
