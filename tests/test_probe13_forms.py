@@ -116,13 +116,15 @@ def _enumerate_start(Ws, x):
     first = len(Ws)
     for pair in enumerate(Ws, first):
         x = x * pair[0] + x @ pair[1]
-    return np.sum(x ** 2)
+    scaled = [np.sum(np.tanh(x @ W)) * k for k, W in enumerate(Ws, start=first)]
+    return np.sum(x ** 2) + sum(scaled) + sum(k * v for k, v in enumerate([0.5, 2.0], 3))
 
 
 @pytest.mark.parametrize("options", MODES, ids=MODE_IDS)
 def test_enumerate_with_a_start(options):
     """`enumerate(xs, start=1)`, `enumerate(xs, 2)`, a start read from a name, a target
-    that is not unpacked: was refused ('a `for` loop with a tuple target')."""
+    that is not unpacked, and in comprehensions: was refused ('a `for` loop with a tuple
+    target', 'this use of enumerate()')."""
     _check(_enumerate_start, ([_W, _W.T * 0.5], _XX * 0.3), 0, options)
 
 

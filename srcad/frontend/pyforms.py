@@ -77,7 +77,9 @@ _HELPERS = {"enter_context": runtime_context.enter_context,
             "enter_state": runtime_context.enter_state,
             "exit_state": runtime_context.exit_state,
             "context_setting": runtime_context.context_setting,
-            "zip": zip}  # (`itertools.pairwise(xs)`: zip(xs, xs[1:]), whatever `zip` is there)
+            # (itertools.pairwise, enumerate(xs, start) in a comprehension: the builtins,
+            # whatever these names are in the function)
+            "zip": zip, "range": range, "len": len}
 
 _STATE = {np.errstate, runtime_context.warnings.catch_warnings}
 _SETTINGS = set(runtime_context.SETTINGS_BY_FN)
@@ -230,6 +232,24 @@ class _Forms:
             return it.keywords[0].value
         return None
 
+    def enumerate_as_zip(self, it):
+        """`enumerate(xs, start)` a comprehension walks (no statement can go before its
+        body), xs a name, an attribute, an item or a display of names and constants, and
+        start an int or a name: `zip(range(start, start + len(xs)), xs)`, the same pairs."""
+        start = self.enumerate_from(it)
+        simple = (gast.Name, gast.Attribute, gast.Subscript)
+        if start is None or not (isinstance(it.args[0], simple) or (
+                isinstance(it.args[0], (gast.List, gast.Tuple)) and all(
+                    isinstance(x, (gast.Name, gast.Constant)) for x in it.args[0].elts))) or not (
+                (isinstance(start, gast.Constant) and type(start.value) is int) or
+                isinstance(start, gast.Name)):
+            return it
+        xs = it.args[0]
+        stop = gast.BinOp(left=copy.deepcopy(start), op=gast.Add(),
+                          right=_call(_name(self.helper("len")), copy.deepcopy(xs)))
+        counts = _call(_name(self.helper("range")), copy.deepcopy(start), stop)
+        return gast.copy_location(_call(_name(self.helper("zip")), counts, xs), it)
+
     def enumerate_start(self, s) -> list:
         """``for i, x in enumerate(xs, start=k)``: ``for i_from0, x in enumerate(xs)`` whose
         body begins ``i = i_from0 + k`` (k evaluated once, before the loop, as Python does)."""
@@ -331,6 +351,7 @@ class _Forms:
                     n.args[i] = self.pairwise_item(self.reversed_item(a, consumed), consumed)
             if isinstance(n, gast.comprehension):
                 n.iter = self.pairwise_item(self.reversed_item(n.iter, True), True)
+                n.iter = self.enumerate_as_zip(n.iter)
             if isinstance(n, gast.Compare):
                 n.comparators = [self.constant_set(c) for c in n.comparators]
             stack.extend(c for c in gast.iter_child_nodes(n) if not isinstance(c, gast.stmt))
