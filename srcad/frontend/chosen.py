@@ -560,9 +560,68 @@ def unroll_name_loops(pf) -> None:
                 return _const(self.value, node)
             return node
 
+    def zipped(s):
+        """`for W, name in zip((W1, W2), names)`: zip of displays of names (or constants)
+        and of strings known here, one target name each, whose body calls what a string
+        picks: [(target, [item per trip])], each item a string or a display's node; None
+        where the loop is not one of these (or not safe to write out)."""
+        it = s.iter
+        if s.orelse or not isinstance(s.target, (gast.Tuple, gast.List)) or \
+                not all(isinstance(t, gast.Name) for t in s.target.elts) or \
+                not (isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and
+                     not it.keywords and len(it.args) == len(s.target.elts) and
+                     pf.resolve(it.func.id) is zip):
+            return None
+        names = [t.id for t in s.target.elts]
+        inner = [n for st in s.body for n in gast.walk(st)]
+        stored = {n.id for n in inner if isinstance(n, gast.Name) and
+                  not isinstance(n.ctx, gast.Load)}
+        if any(isinstance(n, (gast.Break, gast.Continue)) for n in inner) or \
+                set(names) & stored or any(
+                    isinstance(f, (gast.FunctionDef, gast.Lambda)) and any(
+                        isinstance(m, gast.Name) and m.id in names for m in gast.walk(f))
+                    for f in inner):
+            return None
+        columns, picked = [], False
+        for a, name in zip(it.args, names):
+            if isinstance(a, (gast.Tuple, gast.List)) and all(
+                    isinstance(x, gast.Constant) or (isinstance(x, gast.Name) and
+                                                     x.id not in stored) for x in a.elts):
+                columns.append((name, list(a.elts)))  # (read as the loop starts: unchanged)
+                continue
+            items = strings(a)
+            if items is None:
+                return None
+            picked = picked or picks(s.body, name)
+            columns.append((name, items))
+        return columns if picked else None
+
     def block(stmts):
         out = []
         for s in stmts:
+            columns = zipped(s) if isinstance(s, gast.For) else None
+            if columns is not None:
+                n = min(len(col) for _, col in columns)
+                for i in range(n):
+                    body = []
+                    for name, col in columns:
+                        if not isinstance(col[i], str):
+                            body.append(gast.copy_location(gast.Assign(
+                                targets=[_name(name, True)], value=copy.deepcopy(col[i]),
+                                type_comment=None), s))
+                    for st in s.body:
+                        st = copy.deepcopy(st)
+                        for name, col in columns:
+                            if isinstance(col[i], str):
+                                st = Put(name, col[i]).visit(st)
+                        body.append(st)
+                    out.extend(block(body))
+                if n:
+                    out.extend(gast.copy_location(gast.Assign(
+                        targets=[_name(name, True)], value=_const(col[n - 1], s),
+                        type_comment=None), s) for name, col in columns
+                        if isinstance(col[n - 1], str))
+                continue
             if isinstance(s, gast.For) and fits(s):
                 items = strings(s.iter)
                 if items is not None:

@@ -167,6 +167,8 @@ def splice_factories(pf) -> None:
             if free not in stores and pf.resolve(free) is obj:
                 continue
             names[free] = fresh(f"{free}_{target}" if free in stores else free, taken)
+            while pf.bound.get(names[free], obj) is not obj:  # (a name another copy reads:
+                names[free] = fresh(free, taken)  # objects.py `bind`)
             pf.bound[names[free]] = obj
         out = []
         for p in params:  # each argument once, in order, as the call evaluates them
@@ -174,6 +176,8 @@ def splice_factories(pf) -> None:
                 value = given[p]
             elif sig[p].default is not inspect.Parameter.empty:
                 held = fresh(f"{p}_default", taken)
+                while pf.bound.get(held, sig[p].default) is not sig[p].default:
+                    held = fresh(f"{p}_default", taken)  # (objects.py `bind`)
                 pf.bound[held] = sig[p].default
                 value = _name(held)
             else:

@@ -65,8 +65,13 @@ def fold_known_tests(pf) -> None:
         left, right = test.left, test.comparators[0]
         if isinstance(left, gast.Constant) and left.value is None:
             left, right = right, left
-        if not (isinstance(right, gast.Constant) and right.value is None) or \
-                not isinstance(left, gast.Attribute):
+        if not (isinstance(right, gast.Constant) and right.value is None):
+            return None
+        if isinstance(left, gast.Name) and left.id in pf.params and left.id in held \
+                and left.id not in assigned:  # (a parameter every call here passes None or
+            is_none = held[left.id] is None  # an object: `def dense(x, W, act=None)`)
+            return is_none if isinstance(test.ops[0], gast.Is) else not is_none
+        if not isinstance(left, gast.Attribute):
             return None
         chain, root = [], left
         while isinstance(root, gast.Attribute):

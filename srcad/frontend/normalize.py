@@ -172,8 +172,9 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             self.inject[name] = obj
         for name, obj in pf.known.items():  # a parameter its caller always passes this object
             self.env[name] = ir.Const(obj, name)  # (spelled as the parameter: no injection)
-            if type(obj) is str:  # (a string: spelled as itself, so a callee spliced into
-                self.env[name] = ir.Const(obj, repr(obj))  # its caller reads it too)
+            if type(obj) is str or obj is None:  # (a string, None: spelled as itself, so
+                self.env[name] = ir.Const(obj, repr(obj))  # a callee spliced into its caller
+                # reads it too)
         self.line = pf.first_line
 
     # -- names -------------------------------------------------------------------------------
@@ -865,6 +866,14 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                              isinstance(x, ir.Const) and type(x.value) is str for x in a.items)
                          and p not in changed_there(pf)}
         _known_defaults(fn, pf, len(args), kwargs)  # (`def act(z, kind="tanh")`: chosen.py)
+        # a parameter the call passes None, or leaves to a None default (`def dense(x, W,
+        # act=None)`): known there, so `if act is not None:` keeps Python's branch
+        # (knowntests.py) and `act(y)` under it is not code srcad would refuse
+        pf.known.update({p: None for p in _literal_nones(node, pf.params)
+                         if p in pf.params})
+        pf.known.update({p: None for p in _none_defaults(fn)
+                         if p in pf.params and p not in kwargs and
+                         pf.params.index(p) >= len(args)})
         # a dict argument passed on as it is: its keys are known there too (objects.py builds
         # objects per key)
         pf.dict_keys = {p: self.pf.dict_keys[a.name] for p, a in passed
@@ -948,8 +957,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                 default = sig.parameters[p].default
                 if default is inspect.Parameter.empty:
                     raise self.pf.error(f"`{spelled}` is missing its argument `{p}`", node)
-                bound[p] = self.constant(default, default.__name__ if isinstance(
-                    default, types.FunctionType) else repr(default), node)
+                bound[p] = self.constant(default, _default_spelling(default), node)
         name = self.claim(spelled if spelled.isidentifier() else
                           self.fresh(spelled.replace(".", "_")), fn)
         call = ir.UserCall([], callee, fn, name, [bound[p] for p in params], node.lineno,
@@ -1481,6 +1489,35 @@ def _normalize(pf: ParsedFunction, root: bool = False) -> ir.Function:
     fn.kept_uses = pf.kept_uses  # (reads after stores: refusals.check_kept_globals)
     mark_context_edges(fn, n.claim)  # a `with` block's entry and exit (pyforms.py)
     return fn
+
+
+def _literal_nones(node, params: list) -> list:
+    """The parameters a call spells `None` for (`dense(h, W, None, act=None)`): not a name
+    that holds None when normalising (an attribute's state before a method sets it, passed
+    by objects.py, is a value the callee may see set)."""
+    if not isinstance(node, gast.Call) or any(isinstance(a, gast.Starred) for a in node.args):
+        return []
+    out = [p for p, a in zip(params, node.args)
+           if isinstance(a, gast.Constant) and a.value is None]
+    return out + [k.arg for k in node.keywords if k.arg is not None and
+                  isinstance(k.value, gast.Constant) and k.value.value is None]
+
+
+def _none_defaults(fn) -> list:
+    """The parameters of `fn` whose default is None."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    return [p.name for p in params if p.default is None]
+
+
+def _default_spelling(default) -> str:
+    """How a call spells a parameter's default it leaves out: a function by its name (a
+    user's, a ufunc's, a builtin's: `def dense(x, W, *, act=np.tanh)`), else its repr
+    (`repr(np.tanh)` is `<ufunc 'tanh'>`, no name code can hold)."""
+    spelled = getattr(default, "__name__", None) if callable(default) else None
+    return spelled if isinstance(spelled, str) and spelled.isidentifier() else repr(default)
 
 
 def _function_defaults(fn) -> dict:

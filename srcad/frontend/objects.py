@@ -197,6 +197,37 @@ def _user_function(fn, globals_) -> bool:
         not fn.__code__.co_filename.startswith("<")
 
 
+def _returns_new_object(fn, globals_):
+    """The user class of the object the user function `fn` gives back by its one `return`
+    (its last statement), built there (`return Gaussian(mu, logvar)`, or a name its body
+    assigns one: `state = LSTMState(h, c); return state`); else None."""
+    try:
+        tree = parse_function(fn).tree
+    except Exception:  # noqa: BLE001  (no source: not followed)
+        return None
+    returns = [n for n in gast.walk(tree) if isinstance(n, gast.Return)]
+    if len(returns) != 1 or not tree.body or returns[0] is not tree.body[-1] or \
+            returns[0].value is None:
+        return None
+    v = returns[0].value
+    made = [v] if isinstance(v, gast.Call) else [
+        st.value for st in tree.body if isinstance(v, gast.Name) and isinstance(
+            st, gast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], gast.Name)
+        and st.targets[0].id == v.id and isinstance(st.value, gast.Call)]
+    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+    for call in made:
+        if not isinstance(call.func, gast.Name):
+            continue
+        name = call.func.id
+        try:
+            cls = cells[name].cell_contents if name in cells else fn.__globals__.get(name)
+        except ValueError:  # (an empty cell)
+            continue
+        if _is_user_class(cls, globals_):
+            return cls
+    return None
+
+
 def _substituted(obj):
     """The class srcad builds in place of a library class (srcad/pyfuncs.py's poly1d for
     np.poly1d) or where a library object is called (scipy.stats.norm(mu, s): a frozen
@@ -746,6 +777,27 @@ class _Rewriter:
                 self.pre, self.read_now = [], set()
                 out.extend(self.assign(one))
             return out
+        if len(s.targets) == 1 and isinstance(t0, (gast.Tuple, gast.List)) and \
+                isinstance(s.value, gast.Subscript) and not self.in_def and \
+                all(isinstance(t, gast.Name) for t in t0.elts):
+            try:
+                held = self.o.resolve_static(s.value, self.scope)
+            except Exception:  # noqa: BLE001  (not a static lookup)
+                held = UNRESOLVED
+            if isinstance(held, tuple) and len(held) == len(t0.elts) and all(
+                    callable(f) and not isinstance(f, type) for f in held):
+                # `link, inverse = LINKS[self.link]`: a tuple of functions of a registry,
+                # one target at a time (each item read by its index)
+                out = []
+                for i, t in enumerate(t0.elts):
+                    item = gast.copy_location(gast.Subscript(
+                        value=copy.deepcopy(s.value), slice=gast.Constant(value=i, kind=None),
+                        ctx=gast.Load()), s.value)
+                    one = gast.copy_location(gast.Assign(targets=[t], value=item,
+                                                         type_comment=None), s)
+                    self.pre, self.read_now = [], set()
+                    out.extend(self.assign(one))
+                return out
         self.hint = t0.id if len(s.targets) == 1 and isinstance(t0, gast.Name) else None
         empty = self._empty_container(s)
         plain_attr = len(s.targets) == 1 and isinstance(t0, gast.Name) and \
@@ -2203,7 +2255,11 @@ class _Rewriter:
             return self.construct(obj, f, e)
         if obj is not UNRESOLVED and _user_function(obj, self.o.globals):
             args, kwargs = self.call_values(e)
-            if any(isinstance(v, (VObj, VList, VBound)) for v in args + [v for _, v in kwargs]):
+            if any(isinstance(v, (VObj, VList, VBound)) for v in args + [v for _, v in kwargs]) \
+                    or (not self.in_def and
+                        _returns_new_object(obj, self.o.globals) is not None):
+                # (`q = encode(params, x)` returning `Gaussian(mu, logvar)`: the caller holds
+                # the object the function builds, as a method's `return poly1d(..)`)
                 return self.specialise(obj, None, None, args, kwargs, e)
             e.args = args
             e.keywords = [gast.keyword(arg=k, value=v) for k, v in kwargs]
@@ -3406,7 +3462,14 @@ class _Objects:
         """A fresh name under which the function reads `obj` (a closure entry: resolved like
         a free name, its lookup already guarded)."""
         hint = at if isinstance(at, str) else getattr(obj, "__name__", "fn")
-        name = fresh(hint if hint.isidentifier() else "fn", self.taken)
+        hint = hint if hint.isidentifier() else "fn"
+        name = fresh(hint, self.taken)
+        while self.pf.bound.get(name, obj) is not obj:
+            # (a nested function shares its caller's names: a method specialised twice, once
+            # per object, binds `inv` to each object's pick -- `inv = FNS[self.link]` -- and
+            # normalising one copy must not rebind the name the other reads: silently the
+            # wrong function)
+            name = fresh(hint, self.taken)
         self.pf.bound[name] = obj
         return name
 
@@ -3684,8 +3747,9 @@ def _built_classes(pf) -> list:
     for n in gast.walk(pf.tree):
         if isinstance(n, gast.Assign) and isinstance(n.value, gast.Subscript) and \
                 _REGISTRY not in found and _registry_of_callables(
-                    _global_of(n.value.value, globals_, locals_)):
-            found.append(_REGISTRY)  # `act = ACTIVATIONS[name]`, then `act(z)`
+                    _global_of(_subscript_root(n.value), globals_, locals_)):
+            found.append(_REGISTRY)  # `act = ACTIVATIONS[name]`, then `act(z)`; `_, inv =
+            # LINKS[link]` / `inv = LINKS[link][1]` of a dict of tuples of functions
         if isinstance(n, gast.Assign) and isinstance(n.value, gast.Dict) and \
                 _REGISTRY not in found and any(
                     isinstance(v, (gast.Name, gast.Attribute)) and _registry_of_callables(
@@ -3723,18 +3787,32 @@ def _built_classes(pf) -> list:
         if obj is not _REGISTRY and obj is not UNRESOLVED and _is_user_class(obj, globals_) \
                 and obj not in found:
             found.append(obj)
+        elif obj is not UNRESOLVED and _user_function(obj, globals_):
+            made = _returns_new_object(obj, globals_)  # (`q = encode(x)`: a Gaussian)
+            if made is not None and made not in found:
+                found.append(made)
     return found
 
 
 _REGISTRY = object()  # (a call through a global dict of functions: the pass looks at it)
 
 
+def _subscript_root(e):
+    """`LINKS` of `LINKS[key][1]`: what a chain of subscripts indexes."""
+    while isinstance(e, gast.Subscript):
+        e = e.value
+    return e
+
+
 def _registry_of_callables(held) -> bool:
-    """A global dict / list / tuple holding a function (a registry of activations, losses)."""
+    """A global dict / list / tuple holding a function (a registry of activations, losses),
+    or tuples of them (`LINKS = {"log": (np.log, np.exp)}`)."""
     if not isinstance(held, (dict, list, tuple)):
         return False
     items = held.values() if isinstance(held, dict) else held
     return any(callable(v) and not isinstance(v, type) for v in items) or any(
+        isinstance(v, tuple) and v and all(callable(f) and not isinstance(f, type) for f in v)
+        for v in items) or any(
         isinstance(v, type) and not isinstance(getattr(v, "_fields", None), tuple) and
         any(isinstance(a, (staticmethod, classmethod)) for a in vars(v).values())
         for v in items)  # (classes whose static methods are called: `act.f(x)`)

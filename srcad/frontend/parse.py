@@ -234,6 +234,8 @@ def static_getattr(fdef, globals_: dict, strings: dict | None = None,
         return
     strings = {k: v for k, v in (strings or {}).items() if k not in stored}
     objects = objects or {}
+    params = {a.id if isinstance(a, gast.Name) else a.arg for a in
+              fdef.args.args + fdef.args.posonlyargs + fdef.args.kwonlyargs}
 
     def text(e):
         if isinstance(e, gast.Constant) and type(e.value) is str:
@@ -249,6 +251,18 @@ def static_getattr(fdef, globals_: dict, strings: dict | None = None,
             value = getattr(obj, e.attr, None)
             if type(value) is str:
                 guards.note_attr(obj, e.attr, value)
+                return value
+        if isinstance(e, gast.Subscript) and isinstance(e.value, gast.Name) and \
+                e.value.id not in stored and e.value.id not in params and \
+                isinstance(e.slice, gast.Constant) and type(e.slice.value) is str:
+            # `getattr(np, CONFIG["act"])` of a module-level dict of settings: both lookups
+            # guarded (rebinding CONFIG, or setting CONFIG["act"], rebuilds the code)
+            base = getattr(globals_, "_base", globals_)
+            held = base.get(e.value.id) if isinstance(base, dict) else None
+            value = held.get(e.slice.value) if type(held) is dict else None
+            if type(value) is str:
+                guards.note("global", base, e.value.id, held)
+                guards.note("global", held, e.slice.value, value)
                 return value
         return None
 

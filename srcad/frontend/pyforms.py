@@ -58,6 +58,7 @@ import contextlib
 import copy
 import functools
 import inspect
+import itertools
 import textwrap
 
 import gast
@@ -75,7 +76,10 @@ _HELPERS = {"enter_context": runtime_context.enter_context,
             "exit_context": runtime_context.exit_context,
             "enter_state": runtime_context.enter_state,
             "exit_state": runtime_context.exit_state,
-            "context_setting": runtime_context.context_setting}
+            "context_setting": runtime_context.context_setting,
+            # (itertools.pairwise, enumerate(xs, start) in a comprehension: the builtins,
+            # whatever these names are in the function)
+            "zip": zip, "range": range, "len": len}
 
 _STATE = {np.errstate, runtime_context.warnings.catch_warnings}
 _SETTINGS = set(runtime_context.SETTINGS_BY_FN)
@@ -207,11 +211,76 @@ class _Forms:
             return self.loop_else(s)
         if isinstance(s, gast.Assign) and len(s.targets) == 1 and _starred(s.targets[0]):
             return self.starred(s.targets[0], s.value, s)
+        if isinstance(s, gast.For) and self.enumerate_from(s.iter) is not None:
+            return self.enumerate_start(s)
         if isinstance(s, gast.For) and _starred(s.target):
             item = self.fresh("item")
             s.body = self.starred(s.target, _name(item), s) + s.body
             s.target = _name(item, gast.Store())
         return [s]
+
+    # -- enumerate(xs, start) ------------------------------------------------------------------
+    def enumerate_from(self, it):
+        """The start of `enumerate(xs, start)` / `enumerate(xs, start=k)` (Python's builtin),
+        else None."""
+        if not (isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and
+                self.resolve(it.func) is enumerate):
+            return None
+        if len(it.args) == 2 and not it.keywords:
+            return it.args[1]
+        if len(it.args) == 1 and len(it.keywords) == 1 and it.keywords[0].arg == "start":
+            return it.keywords[0].value
+        return None
+
+    def enumerate_as_zip(self, it):
+        """`enumerate(xs, start)` a comprehension walks (no statement can go before its
+        body), xs a name, an attribute, an item or a display of names and constants, and
+        start an int or a name: `zip(range(start, start + len(xs)), xs)`, the same pairs."""
+        start = self.enumerate_from(it)
+        simple = (gast.Name, gast.Attribute, gast.Subscript)
+        if start is None or not (isinstance(it.args[0], simple) or (
+                isinstance(it.args[0], (gast.List, gast.Tuple)) and all(
+                    isinstance(x, (gast.Name, gast.Constant)) for x in it.args[0].elts))) or not (
+                (isinstance(start, gast.Constant) and type(start.value) is int) or
+                isinstance(start, gast.Name)):
+            return it
+        xs = it.args[0]
+        stop = gast.BinOp(left=copy.deepcopy(start), op=gast.Add(),
+                          right=_call(_name(self.helper("len")), copy.deepcopy(xs)))
+        counts = _call(_name(self.helper("range")), copy.deepcopy(start), stop)
+        return gast.copy_location(_call(_name(self.helper("zip")), counts, xs), it)
+
+    def enumerate_start(self, s) -> list:
+        """``for i, x in enumerate(xs, start=k)``: ``for i_from0, x in enumerate(xs)`` whose
+        body begins ``i = i_from0 + k`` (k evaluated once, before the loop, as Python does)."""
+        start = self.enumerate_from(s.iter)
+        out = []
+        if not (isinstance(start, gast.Constant) and type(start.value) is int):
+            first = self.fresh("start")
+            out.append(_assign(first, start, s))
+            start = _name(first)
+        s.iter = gast.copy_location(_call(s.iter.func, s.iter.args[0]), s.iter)
+        index = self.fresh("index_from0")
+        target = s.target
+        if isinstance(target, (gast.Tuple, gast.List)) and len(target.elts) == 2:
+            s.target = gast.copy_location(gast.Tuple(elts=[_name(index, gast.Store()),
+                                                           target.elts[1]], ctx=gast.Store()),
+                                          target)
+            count = target.elts[0]
+        else:  # (`for pair in enumerate(xs, 1)`: the pair as Python builds it)
+            item = self.fresh("item")
+            s.target = gast.copy_location(gast.Tuple(elts=[_name(index, gast.Store()),
+                                                           _name(item, gast.Store())],
+                                                     ctx=gast.Store()), target)
+            count = None
+        plus = gast.BinOp(left=_name(index), op=gast.Add(), right=start)
+        if count is not None:
+            head = [_assign(count, plus, s)]
+        else:
+            head = [_assign(target, gast.Tuple(elts=[plus, _name(item)], ctx=gast.Load()), s)]
+        s.body = head + s.body
+        gast.fix_missing_locations(s)
+        return out + self.stmt(s)
 
     # -- match ---------------------------------------------------------------------------------
     def match_block(self, s) -> list:
@@ -278,16 +347,19 @@ class _Forms:
                 self.splice_star_displays(n)
                 self.positional_out(n)
                 for i, a in enumerate(n.args):
-                    n.args[i] = self.reversed_item(a, self.resolve(n.func) in _CONSUMERS)
+                    consumed = self.resolve(n.func) in _CONSUMERS
+                    n.args[i] = self.pairwise_item(self.reversed_item(a, consumed), consumed)
             if isinstance(n, gast.comprehension):
-                n.iter = self.reversed_item(n.iter, True)
+                n.iter = self.pairwise_item(self.reversed_item(n.iter, True), True)
+                n.iter = self.enumerate_as_zip(n.iter)
             if isinstance(n, gast.Compare):
                 n.comparators = [self.constant_set(c) for c in n.comparators]
             stack.extend(c for c in gast.iter_child_nodes(n) if not isinstance(c, gast.stmt))
         if isinstance(s, gast.For):
-            s.iter = self.reversed_item(s.iter, False)
+            s.iter = self.pairwise_item(self.reversed_item(s.iter, False), True)
             if isinstance(s.iter, gast.Call) and self.resolve(s.iter.func) in (zip, enumerate):
-                s.iter.args = [self.reversed_item(a, True) for a in s.iter.args]
+                s.iter.args = [self.pairwise_item(self.reversed_item(a, True), True)
+                               for a in s.iter.args]
 
     def reversed_item(self, e, consumed: bool):
         """`reversed(xs)` -> `xs[::-1]` where it is consumed as an iterable (not of a range:
@@ -301,6 +373,20 @@ class _Forms:
         return gast.copy_location(gast.Subscript(
             value=inner, slice=gast.Slice(None, None, gast.Constant(-1, None)),
             ctx=gast.Load()), e)
+
+    def pairwise_item(self, e, consumed: bool):
+        """`itertools.pairwise(xs)` -> `zip(xs, xs[1:])` where it is consumed as an
+        iterable and xs is a name, an attribute or an item (a list, tuple or array held
+        there: the same pairs in the same order; a call's value is left as written)."""
+        if not (consumed and isinstance(e, gast.Call) and len(e.args) == 1 and not e.keywords
+                and isinstance(e.args[0], (gast.Name, gast.Attribute, gast.Subscript))
+                and self.resolve(e.func) is itertools.pairwise):
+            return e
+        inner = e.args[0]
+        rest = gast.Subscript(value=copy.deepcopy(inner),
+                              slice=gast.Slice(gast.Constant(1, None), None, None),
+                              ctx=gast.Load())
+        return gast.copy_location(_call(_name(self.helper("zip")), inner, rest), e)
 
     def splice_star_displays(self, call) -> None:
         if self.resolve(call.func) is zip:

@@ -946,6 +946,11 @@ class _Lowerer:
             pending.append(_assign(acc, start))
             pending.extend(self.fold(items, acc, pending, hint, "sum"))
             return _name(acc)
+        if len(e.args) >= 3 and not e.keywords and not any(
+                isinstance(x, gast.Starred) for x in e.args):
+            # max(a, b, c) is max([a, b, c]): the first of the largest, as Python compares
+            e = gast.copy_location(gast.Call(func=e.func, args=[gast.copy_location(
+                gast.List(elts=list(e.args), ctx=gast.Load()), e)], keywords=[]), e)
         if len(e.args) != 1 or e.keywords:
             return None  # max(a, b) (numpy's maximum), key= / default=: as written
         acc = self.fresh(f"{hint}_{name}")

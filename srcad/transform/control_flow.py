@@ -34,6 +34,7 @@ from ..analysis.activity import exposed_uses
 from ..errors import SrcadError
 from ..gcode import RESTORE as _RESTORE
 from ..gcode import Line, assign, line_reads, name, store
+from ..gcode import free_names as _free
 from ..gcode import call as _call
 from ..gcode import compound as _compound
 from ..gcode import method as _method
@@ -67,6 +68,7 @@ class ControlFlowMixin:
         if not touched and not restores:
             return
         joined = {v for v in touched - self.stacks if self.defined_before(v, s)}
+        self.name_aliases_of(touched, s.line, out)
         for v in sorted(joined):  # both branches start from the same named adjoints
             if v in self.state:
                 self.materialise(v, s.line, out, zeros=False)
@@ -108,6 +110,7 @@ class ControlFlowMixin:
         # some other iteration's value (or one assigned after the loop) unless the backward
         # pops back its values: see `zeros` (adjoints.py)
         stale = {v for v in carried if v in made and v not in self.fn.params}
+        self.name_aliases_of(touched, s.line, out)
         for v in sorted(carried):
             self.materialise(v, s.line, out, zeros=True, stale=v in stale)
         # the adjoint of a value the loop does not assign is only added to in the loop: a
@@ -142,6 +145,17 @@ class ControlFlowMixin:
             return
         self.comment(out, s.line)
         out.append(_compound(header, s.line, lines or [Line(ast.Pass(), s.line)]))
+
+    def name_aliases_of(self, touched: set[str], line, out: list) -> None:
+        """Name each adjoint outside `touched` that is an alias reading the adjoint of a
+        name in `touched`, before the code of a branch or a loop that may rebind those: the
+        state after it keeps the alias as it was, and the alias would read the new binding
+        (`p, u = u, n` in a loop whose `n = f(u) - p` is branched on: du was the alias `dp`,
+        and the branch rebound dp)."""
+        reads = {self.adj[v] for v in touched if v in self.adj}
+        for var, st in sorted(self.state.items()):
+            if var not in touched and st.alias is not None and _free(st.alias) & reads:
+                self.bind(var, st.alias, line, out, owned=False)
 
     def restored(self, var: str) -> bool:
         """Does the backward sweep pop back every value the forward overwrites in `var` (each
