@@ -497,6 +497,8 @@ class Tape:
         """What the traced code calls for `obj`, a key of pyfuncs.SUBSTITUTES or TAPE_ONLY:
         srcad/pyfuncs.py's function, traced as user code, or `obj` itself."""
         fn = SUBSTITUTES.get(obj, TAPE_ONLY.get(obj))
+        if isinstance(fn, functools.partial):  # (`PRIOR.logpdf`: pystats.frozen_method)
+            return functools.partial(self.scoped(fn.func), *fn.args, **fn.keywords)
         return obj if fn is None else self.scoped(fn)
 
     def numpy_view(self):

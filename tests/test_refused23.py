@@ -1,0 +1,171 @@
+"""Forms srcad refused until issue 23, each checked as Python runs it: the value equal to
+calling the function, the gradient against central differences, in source mode, tape mode
+and fused; where the function reads a module global, again after rebinding it between calls
+(the same transformed function must follow, as Python would).
+
+Forms: a scipy.stats distribution frozen at module level (``PRIOR.logpdf(w)``); a tuple tree
+of arrays as the differentiated argument; ...
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import srcad
+from srcad.testing import numerical_grad, rel_error
+
+stats = pytest.importorskip("scipy.stats")
+
+MODES = [{}, {"mode": "tape"}, {"fuse": True}]
+MODE_IDS = ["source", "tape", "fuse"]
+
+
+def _tree_error(g, fd):
+    if isinstance(g, (tuple, list)):
+        assert isinstance(fd, type(g)) and len(g) == len(fd), (g, fd)
+        return max(_tree_error(a, b) for a, b in zip(g, fd))
+    assert np.shape(g) == np.shape(fd), (np.shape(g), np.shape(fd))
+    return rel_error(g, fd)
+
+
+def _check(fn, args, wrt=0, opts=None, exact=True):
+    """value_and_grad(fn) at args: the value calling fn gives, the gradient by differences."""
+    value, g = srcad.value_and_grad(fn, wrt=wrt, **(opts or {}))(*args)
+    want = fn(*args)
+    if exact:
+        assert value == want, (value, want)
+    else:
+        assert np.isclose(value, want, rtol=1e-12, atol=1e-12), (value, want)
+    fd = numerical_grad(fn, args, wrt=wrt)
+    assert _tree_error(g, fd) < 1e-6, (g, fd)
+    return value, g
+
+
+# --- 1. a distribution scipy froze at module level -------------------------------------------
+PRIOR = stats.norm(0.0, 1.0)
+NOISE = stats.norm(loc=0.5, scale=2.0)
+PRIORS = stats.t(4.0, scale=1.5)
+MVN = stats.multivariate_normal(np.array([0.1, -0.2, 0.3]), np.diag([1.0, 2.0, 0.5]))
+
+
+def log_posterior(w, X, y):
+    """A Bayesian regression: the prior's log density plus the likelihood's."""
+    return np.sum(PRIOR.logpdf(w)) + np.sum(NOISE.logpdf(y - X @ w))
+
+
+def heavy_tailed(w):
+    """A Student-t prior read through a helper, beside a multivariate one, keyword argument."""
+    return -np.sum(_prior_term(w)) - MVN.logpdf(x=w) + 0.1 * np.sum(w ** 2)
+
+
+def _prior_term(w):
+    return PRIORS.logpdf(w)
+
+
+def penalised(w, steps):
+    """The frozen objects used in a loop and a branch, and a method run as written beside."""
+    total = 0.0
+    for i in range(steps):
+        if i % 2 == 0:
+            total = total + np.sum(PRIOR.logcdf(w * (i + 1.0)))
+        else:
+            total = total - np.sum(NOISE.pdf(w + i))
+    return total + PRIOR.mean() * np.sum(w)
+
+
+W = np.array([0.3, -0.7, 1.1])
+XS = np.array([[1.0, 0.5, -0.2], [0.3, -1.0, 0.8], [0.0, 0.4, 1.5], [-0.6, 0.2, 0.1]])
+YS = np.array([0.5, -0.3, 1.2, 0.1])
+
+
+@pytest.mark.parametrize("opts", MODES, ids=MODE_IDS)
+def test_frozen_distribution_at_module_level(opts, monkeypatch):
+    t = srcad.value_and_grad(log_posterior, **opts)
+    first, _ = _check(log_posterior, (W, XS, YS), opts=opts)
+    # rebinding the module's prior: the same transformed function now follows the new one
+    monkeypatch.setitem(globals(), "PRIOR", stats.norm(1.0, 0.5))
+    value, g = t(W, XS, YS)
+    assert value == log_posterior(W, XS, YS) != first
+    assert rel_error(g, numerical_grad(log_posterior, (W, XS, YS))) < 1e-6
+    # a prior of another family, its parameters by keyword
+    monkeypatch.setitem(globals(), "PRIOR", stats.laplace(loc=0.2, scale=3.0))
+    value, g = t(W, XS, YS)
+    assert np.isclose(value, log_posterior(W, XS, YS), rtol=1e-13)
+    assert rel_error(g, numerical_grad(log_posterior, (W, XS, YS))) < 1e-6
+
+
+@pytest.mark.parametrize("opts", MODES, ids=MODE_IDS)
+def test_frozen_distributions_through_a_helper_and_keywords(opts, monkeypatch):
+    _check(heavy_tailed, (W,), opts=opts, exact=False)
+    t = srcad.value_and_grad(heavy_tailed, **opts)
+    monkeypatch.setitem(globals(), "PRIORS", stats.t(2.5, loc=0.3))
+    value, g = t(W)
+    assert np.isclose(value, heavy_tailed(W), rtol=1e-12)
+    assert rel_error(g, numerical_grad(heavy_tailed, (W,))) < 1e-6
+
+
+@pytest.mark.parametrize("opts", MODES, ids=MODE_IDS)
+def test_frozen_distributions_in_loops_and_branches(opts, monkeypatch):
+    _check(penalised, (W, 3), opts=opts, exact=False)
+    t = srcad.value_and_grad(penalised, **opts)
+    monkeypatch.setitem(globals(), "NOISE", stats.norm(-1.0, 0.7))
+    monkeypatch.setitem(globals(), "PRIOR", stats.norm(2.0, 1.0))
+    value, g = t(W, 3)
+    assert np.isclose(value, penalised(W, 3), rtol=1e-12)
+    assert rel_error(g, numerical_grad(penalised, (W, 3))) < 1e-6
+
+
+# --- 3. a tuple tree of arrays as the differentiated argument ---------------------------------
+def _tree(rng):
+    return ((rng.normal(size=(3, 4)), rng.normal(size=4)),
+            (rng.normal(size=(4, 2)), rng.normal(size=2)))
+
+
+def mlp_tree(params, x):
+    (W1, b1), (W2, b2) = params
+    h = np.tanh(x @ W1 + b1)
+    return np.sum((h @ W2 + b2) ** 2)
+
+
+def mlp_tree_loop(params, x, scale=1.0):
+    h = x
+    for W, b in params[:-1]:
+        h = np.tanh(h @ W + b)
+    W, b = params[-1]
+    return scale * np.sum((h @ W + b) ** 2)
+
+
+def _layer(p, h):
+    W, b = p
+    return np.tanh(h @ W + b)
+
+
+def mlp_tree_nested(tree, x):
+    """A deeper, uneven tree -- (layers, scalar) -- its layers handed to a helper, indexed."""
+    layers, temperature = tree
+    h = x
+    for i in range(len(layers)):
+        h = _layer(layers[i], h)
+    return np.sum(h ** 2) * temperature + layers[0][1][0] ** 2
+
+
+@pytest.mark.parametrize("opts", MODES, ids=MODE_IDS)
+def test_tuple_tree_argument(opts):
+    rng = np.random.default_rng(0)
+    params, x = _tree(rng), rng.normal(size=(5, 3))
+    _, g = _check(mlp_tree, (params, x), opts=opts)
+    assert type(g) is tuple and all(type(p) is tuple and len(p) == 2 for p in g)
+    assert g[0][0].shape == (3, 4) and g[1][1].shape == (2,)
+    _check(mlp_tree_loop, (params, x), wrt="params", opts=opts)
+    grad = srcad.grad(mlp_tree_loop, **opts)
+    assert _tree_error(grad(params, x, scale=2.0),
+                       numerical_grad(lambda p: mlp_tree_loop(p, x, scale=2.0), (params,))) < 1e-6
+
+
+@pytest.mark.parametrize("opts", MODES, ids=MODE_IDS)
+def test_uneven_tuple_tree_argument(opts):
+    rng = np.random.default_rng(1)
+    tree = (_tree(rng), 1.5)
+    _, g = _check(mlp_tree_nested, (tree, rng.normal(size=(5, 3))), opts=opts)
+    assert type(g) is tuple and type(g[0]) is tuple and np.shape(g[1]) == ()
