@@ -393,6 +393,20 @@ def dict_without(d, key):
     return out
 
 
+def spread_keywords(d, names: tuple, given: tuple, callee: str) -> None:
+    """The check Python makes of ``callee(..., **d)`` where srcad spelled the call out by the
+    callee's parameters `names` the call leaves to `d` (``Dense(n_in=d["n_in"],
+    act=d.get("act", "tanh"))``; `given`: those it passes itself): a key that is no such
+    parameter raises Python's TypeError."""
+    for k in d:
+        if not isinstance(k, str):
+            raise TypeError(f"{callee}() keywords must be strings")
+        if k in given:
+            raise TypeError(f"{callee}() got multiple values for argument '{k}'")
+        if k not in names:
+            raise TypeError(f"{callee}() got an unexpected keyword argument '{k}'")
+
+
 def dict_get(d, key, default=None):
     """``d.get(key, default)``."""
     return d.get(key, default)

@@ -9,6 +9,8 @@ of arrays as the differentiated argument; ...
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pytest
 
@@ -19,6 +21,8 @@ stats = pytest.importorskip("scipy.stats")
 
 MODES = [{}, {"mode": "tape"}, {"fuse": True}]
 MODE_IDS = ["source", "tape", "fuse"]
+# (fused, the cases that build many specialisations: slow, `pytest -m slow`)
+MODES_SLOW_FUSE = [{}, {"mode": "tape"}, pytest.param({"fuse": True}, marks=pytest.mark.slow)]
 
 
 def _tree_error(g, fd):
@@ -95,7 +99,7 @@ def test_frozen_distribution_at_module_level(opts, monkeypatch):
     assert rel_error(g, numerical_grad(log_posterior, (W, XS, YS))) < 1e-6
 
 
-@pytest.mark.parametrize("opts", MODES, ids=MODE_IDS)
+@pytest.mark.parametrize("opts", MODES_SLOW_FUSE, ids=MODE_IDS)
 def test_frozen_distributions_through_a_helper_and_keywords(opts, monkeypatch):
     _check(heavy_tailed, (W,), opts=opts, exact=False)
     t = srcad.value_and_grad(heavy_tailed, **opts)
@@ -105,7 +109,7 @@ def test_frozen_distributions_through_a_helper_and_keywords(opts, monkeypatch):
     assert rel_error(g, numerical_grad(heavy_tailed, (W,))) < 1e-6
 
 
-@pytest.mark.parametrize("opts", MODES, ids=MODE_IDS)
+@pytest.mark.parametrize("opts", MODES_SLOW_FUSE, ids=MODE_IDS)
 def test_frozen_distributions_in_loops_and_branches(opts, monkeypatch):
     _check(penalised, (W, 3), opts=opts, exact=False)
     t = srcad.value_and_grad(penalised, **opts)
@@ -169,3 +173,113 @@ def test_uneven_tuple_tree_argument(opts):
     tree = (_tree(rng), 1.5)
     _, g = _check(mlp_tree_nested, (tree, rng.normal(size=(5, 3))), opts=opts)
     assert type(g) is tuple and type(g[0]) is tuple and np.shape(g[1]) == ()
+
+
+# --- 2. layers built from a module's list of dicts: `Dense(**spec)` ---------------------------
+class Dense:
+    def __init__(self, n_in, n_out, act="tanh", scale=1.0):
+        self.W = np.linspace(-1.0, 1.0, n_in * n_out).reshape(n_in, n_out) * scale
+        self.act = act
+
+    def __call__(self, x):
+        h = x @ self.W
+        return np.tanh(h) if self.act == "tanh" else h
+
+
+@dataclass
+class Power:
+    factor: float
+    power: int = 1
+
+    def __call__(self, x):
+        return self.factor * x ** self.power
+
+
+ARCH = [dict(n_in=3, n_out=3), dict(n_in=3, n_out=2, act="linear")]
+HEAD = {"factor": 2.0}
+TAIL = {"act": "linear"}
+WIDTHS = (3, 2)
+
+
+def built_from_specs(x, W):
+    layers = []
+    for spec in ARCH:
+        layers.append(Dense(**spec))
+    layers.append(Power(**HEAD))
+    h = x @ W
+    for layer in layers:
+        h = layer(h)
+    return np.sum(h ** 2)
+
+
+def built_by_comprehension(x, W, scale=0.5):
+    """A comprehension, an explicit keyword beside the spread, an indexed spec."""
+    layers = [Dense(scale=scale, **spec) for spec in ARCH[:-1]]
+    last = Dense(3, WIDTHS[-1], **TAIL)
+    h = x @ W
+    layers.append(last)
+    for layer in layers:
+        h = layer(h)
+    return np.sum(h ** 2)
+
+
+def _dense_fn(h, W, act="tanh", scale=1.0):
+    z = h @ W * scale
+    return np.tanh(z) if act == "tanh" else z
+
+
+FN_SPECS = [dict(act="tanh"), dict(act="linear", scale=2.0)]
+
+
+def functions_from_specs(x, W):
+    h = x
+    for spec in FN_SPECS:
+        h = _dense_fn(h, W, **spec)
+    return np.sum(h ** 2)
+
+
+X3 = np.array([[0.3, -0.7, 1.1], [0.5, 0.2, -0.4]])
+W33 = np.array([[0.5, 0.1, -0.2], [0.0, 0.4, 0.3], [-0.3, 0.2, 0.6]])
+
+
+@pytest.mark.parametrize("opts", MODES_SLOW_FUSE, ids=MODE_IDS)
+def test_layers_built_from_a_module_list_of_dicts(opts, monkeypatch):
+    t = srcad.value_and_grad(built_from_specs, wrt=(0, 1), **opts)
+
+    def check():
+        value, g = t(X3, W33)
+        assert value == built_from_specs(X3, W33)
+        fd = numerical_grad(built_from_specs, (X3, W33), wrt=(0, 1))
+        assert _tree_error(g, fd) < 1e-6
+
+    check()
+    # the dicts read at each call: changed in place, a spec appended, the list rebound
+    arch = [dict(d) for d in ARCH]
+    monkeypatch.setitem(globals(), "ARCH", arch)
+    check()
+    arch[1]["act"] = "tanh"
+    check()
+    arch.append(dict(n_in=2, n_out=2, scale=0.3))
+    check()
+    monkeypatch.setitem(globals(), "ARCH", [dict(n_in=3, n_out=1, act="linear")])
+    check()
+    monkeypatch.setitem(globals(), "HEAD", {"factor": 0.5, "power": 2})
+    check()
+    # a key that is no parameter: Python's TypeError, as calling the function raises
+    monkeypatch.setitem(globals(), "HEAD", {"factor": 0.5, "bogus": 2})
+    with pytest.raises(TypeError, match="bogus"):
+        built_from_specs(X3, W33)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'bogus'"):
+        t(X3, W33)
+
+
+@pytest.mark.parametrize("opts", MODES_SLOW_FUSE, ids=MODE_IDS)
+def test_layers_built_by_a_comprehension_of_specs(opts, monkeypatch):
+    _check(built_by_comprehension, (X3, W33), wrt=(0, 1), opts=opts)
+    _check(functions_from_specs, (X3, W33), wrt=(0, 1), opts=opts)
+    t = srcad.value_and_grad(built_by_comprehension, **opts)
+    monkeypatch.setitem(globals(), "TAIL", {"n_in": 3})  # (Python: "multiple values")
+    with pytest.raises(TypeError, match="multiple values for argument 'n_in'"):
+        built_by_comprehension(X3, W33)
+    with pytest.raises(TypeError, match="multiple values for argument 'n_in'"):
+        t(X3, W33)

@@ -80,7 +80,7 @@ from ..errors import (CalleeUnknownError, CountUnknownError, UnsupportedSyntaxEr
                       in_substitute)
 from ..naming import fresh
 from ..pyfuncs import CLASS_SUBSTITUTES, class_substitute, substituted_owner
-from ..runtime_python import list_concat
+from ..runtime_python import list_concat, spread_keywords
 from . import guards
 from .attrstate import (DICT_COPY, _may_read_before_store, container_aliases, dict_update,
                         kept_store, own_change)
@@ -1335,7 +1335,17 @@ class _Rewriter:
         if isinstance(e, gast.Name) and isinstance(self.scope.env.get(e.id), VTuple):
             return len(self.scope.env[e.id].items)
         if isinstance(e, gast.Name) and e.id not in self.scope.env:
-            return self.scope.lengths.get(e.id, UNRESOLVED)
+            n = self.scope.lengths.get(e.id, UNRESOLVED)
+            if n is UNRESOLVED and e.id not in self.scope.locals and not self.in_def:
+                # a module's list or tuple (`for spec in ARCH:` building the layers): its
+                # length now, guarded -- the name rebound, or the list changed in place,
+                # builds anew (guards.py)
+                held = self.o.resolve_static(e, self.scope)
+                if type(held) in (list, tuple):
+                    if type(held) is list:
+                        guards.note("items", held, len(held), held)
+                    n = len(held)
+            return n
         if isinstance(e, gast.Attribute):
             base = self.peek(e.value)
             return base.lengths.get(e.attr, UNRESOLVED) if isinstance(base, VObj) else \
@@ -2053,6 +2063,8 @@ class _Rewriter:
                             ctx=gast.Load()), k.value)
                     keywords.append(gast.keyword(arg=key.value, value=value))
             e.keywords = keywords
+        if any(k.arg is None for k in e.keywords) and not self.in_def:
+            self._spread_into_class(e)  # (`Dense(**spec)`: by the constructor's parameters)
         if any(isinstance(a, gast.Starred) for a in e.args) or \
                 any(k.arg is None for k in e.keywords):
             return self._plain_call(e)
@@ -2461,6 +2473,68 @@ class _Rewriter:
             v = None
         self.pre, self.scope.plain = saved, plain
         return v if isinstance(v, (VObj, VList)) else None
+
+    def _spread_into_class(self, e) -> None:
+        """``Dense(**spec)`` of a user class whose constructor has a fixed signature (``spec``
+        a dict read by a name, an attribute or a constant index -- an item of a module's
+        ``ARCH = [dict(n_in=3, n_out=4), ...]`` a loop walks): written out, in place, as
+        Python binds it -- each parameter the call leaves to ``**spec`` ``p=spec["p"]``, one
+        with a literal default ``p=spec.get("p", default)`` -- after a statement that raises
+        Python's TypeError for a key that is no parameter (runtime_python.spread_keywords).
+        The dict is read when the call runs, so a changed one is followed; a call this cannot
+        settle (two spreads, ``*args``, a constructor taking ``**kwargs``, a default that is
+        no literal) is left as it is (and refused where it matters)."""
+        spreads = [k for k in e.keywords if k.arg is None]
+        d = spreads[0].value if len(spreads) == 1 else None
+        if d is None or isinstance(d, gast.Dict) or \
+                any(isinstance(a, gast.Starred) for a in e.args) or \
+                any(isinstance(n, (gast.Call, gast.Lambda, gast.NamedExpr, gast.ListComp,
+                                   gast.SetComp, gast.DictComp, gast.GeneratorExp))
+                    for n in gast.walk(d)):
+            return  # (read once per parameter: an expression with no call of its own)
+        f = e.func
+        if isinstance(f, gast.Name) and f.id in self.funcs and f.id in self.scope.locals:
+            cls = self.funcs[f.id]  # (a class argument)
+        elif isinstance(f, (gast.Name, gast.Attribute, gast.Subscript)):
+            cls = _substituted(self.o.resolve_static(f, self.scope))
+        else:
+            return
+        if cls is UNRESOLVED or not _is_user_class(cls, self.o.globals):
+            return
+        try:
+            params = list(inspect.signature(cls).parameters.values())
+        except (TypeError, ValueError):
+            return
+        P = inspect.Parameter
+        if any(p.kind in (P.VAR_POSITIONAL, P.VAR_KEYWORD, P.POSITIONAL_ONLY) for p in params) \
+                or len(e.args) > len(params):
+            return
+        named = {k.arg for k in e.keywords if k.arg is not None}
+        bound = {p.name for p in params[:len(e.args)]} | named
+        keywords = [k for k in e.keywords if k.arg is not None]
+        for p in params:
+            if p.name in bound:
+                continue
+            key = gast.Constant(value=p.name, kind=None)
+            if p.default is P.empty:
+                value = gast.Subscript(value=copy.deepcopy(d), slice=key, ctx=gast.Load())
+            elif p.default is None or type(p.default) in (str, int, float, bool):
+                value = gast.Call(func=gast.Attribute(value=copy.deepcopy(d), attr="get",
+                                                      ctx=gast.Load()),
+                                  args=[key, gast.Constant(value=p.default, kind=None)],
+                                  keywords=[])
+            else:
+                return
+            keywords.append(gast.keyword(arg=p.name, value=gast.copy_location(value, d)))
+        allowed = tuple(p.name for p in params if p.name not in bound)
+        given = tuple(p.name for p in params if p.name in bound)
+        check = gast.Call(func=_name(self.o.bind(spread_keywords, "spread_keywords")),
+                          args=[copy.deepcopy(d), gast.Constant(value=allowed, kind=None),
+                                gast.Constant(value=given, kind=None),
+                                gast.Constant(value=f"{cls.__name__}.__init__", kind=None)],
+                          keywords=[])
+        self.pre.append(gast.copy_location(gast.Expr(value=check), e))
+        e.keywords = keywords
 
     def _plain_call(self, e, func_done=False):
         if not func_done:
