@@ -27,6 +27,7 @@ import statistics
 
 import numpy as np
 
+from .errors import UnsupportedSyntaxError
 from .gradtree import GradTree, zeros_grad
 
 # -- containers of per-item derivatives -------------------------------------------------------
@@ -391,6 +392,18 @@ def dict_without(d, key):
     out = _dict_copy(d)
     out.pop(key, None)
     return out
+
+
+def same_length(seq, n: int, name: str) -> None:
+    """Where a loop over a module's list runs that srcad unrolled by its length when the call
+    began (frontend/objects.py `_length_checks`): a list changed to another length during the
+    call, before the loop, is refused here rather than walked by its old length."""
+    if len(seq) != n:
+        raise UnsupportedSyntaxError(
+            f"the list `{name}` had {n} items when the call began and has {len(seq)} where "
+            f"the loop over it runs: srcad unrolled the loop by its length at the call's "
+            f"start", hint=f"change `{name}` before calling the function, or loop over a list "
+            f"the function builds itself")
 
 
 def spread_keywords(d, names: tuple, given: tuple, callee: str) -> None:

@@ -283,3 +283,24 @@ def test_layers_built_by_a_comprehension_of_specs(opts, monkeypatch):
         built_by_comprehension(X3, W33)
     with pytest.raises(TypeError, match="multiple values for argument 'n_in'"):
         t(X3, W33)
+
+
+def grows_its_spec_list(x, W):
+    if len(ARCH) < 3:
+        ARCH.append(dict(n_in=2, n_out=2))
+    layers = []
+    for spec in ARCH:
+        layers.append(Dense(**spec))
+    h = x @ W
+    for layer in layers:
+        h = layer(h)
+    return np.sum(h ** 2)
+
+
+def test_a_spec_list_changed_during_the_call_is_refused(monkeypatch):
+    """The loop is unrolled by the list's length when the call begins: a list the call itself
+    grows before the loop is refused where the loop runs, never walked by its old length."""
+    monkeypatch.setitem(globals(), "ARCH", [dict(n_in=3, n_out=3), dict(n_in=3, n_out=2)])
+    with pytest.raises(srcad.SrcadError, match="`ARCH` had 2 items") as err:
+        srcad.value_and_grad(grows_its_spec_list, wrt=1)(X3, W33)
+    assert "for spec in ARCH:" in str(err.value)

@@ -80,7 +80,7 @@ from ..errors import (CalleeUnknownError, CountUnknownError, UnsupportedSyntaxEr
                       in_substitute)
 from ..naming import fresh
 from ..pyfuncs import CLASS_SUBSTITUTES, class_substitute, substituted_owner
-from ..runtime_python import list_concat, spread_keywords
+from ..runtime_python import list_concat, same_length, spread_keywords
 from . import guards
 from .attrstate import (DICT_COPY, _may_read_before_store, container_aliases, dict_update,
                         kept_store, own_change)
@@ -1118,7 +1118,7 @@ class _Rewriter:
             if seq is not UNRESOLVED and not any(
                     isinstance(n, (gast.Break, gast.Continue)) for b in s.body
                     for n in gast.walk(b)):
-                return self._unroll_static(s, seq)
+                return self._length_checks(it, s) + self._unroll_static(s, seq)
             if seq is UNRESOLVED and self.o.pf.deferrable:
                 raise self.o.pf.error(
                     "this loop builds objects into a list as many times as an argument says",
@@ -1327,8 +1327,9 @@ class _Rewriter:
                 return UNRESOLVED
         return UNRESOLVED
 
-    def _static_len(self, e):
-        """The length of the list / tuple `e` holds, when known before running."""
+    def _static_len(self, e, module: bool = False):
+        """The length of the list / tuple `e` holds, when known before running (`module`: a
+        module's list or tuple too, for a loop over it -- `_length_checks`)."""
         held = self.peek(e)
         if isinstance(held, VList):
             return len(held.items)
@@ -1336,15 +1337,9 @@ class _Rewriter:
             return len(self.scope.env[e.id].items)
         if isinstance(e, gast.Name) and e.id not in self.scope.env:
             n = self.scope.lengths.get(e.id, UNRESOLVED)
-            if n is UNRESOLVED and e.id not in self.scope.locals and not self.in_def:
-                # a module's list or tuple (`for spec in ARCH:` building the layers): its
-                # length now, guarded -- the name rebound, or the list changed in place,
-                # builds anew (guards.py)
-                held = self.o.resolve_static(e, self.scope)
-                if type(held) in (list, tuple):
-                    if type(held) is list:
-                        guards.note("items", held, len(held), held)
-                    n = len(held)
+            if n is UNRESOLVED and module:
+                held = self._module_seq(e)
+                n = UNRESOLVED if held is None else len(held)
             return n
         if isinstance(e, gast.Attribute):
             base = self.peek(e.value)
@@ -1354,7 +1349,7 @@ class _Rewriter:
                 not any(isinstance(x, gast.Starred) for x in e.elts):
             return len(e.elts)
         if isinstance(e, gast.Subscript) and isinstance(e.slice, gast.Slice):
-            n = self._static_len(e.value)
+            n = self._static_len(e.value, module)
             parts = [None if p is None else self._static_int(p)
                      for p in (e.slice.lower, e.slice.upper, e.slice.step)]
             if n is UNRESOLVED or UNRESOLVED in parts or parts[2] == 0:
@@ -1368,6 +1363,35 @@ class _Rewriter:
                 return UNRESOLVED
             return len(range(*parts))
         return UNRESOLVED
+
+    def _module_seq(self, e):
+        """The list or tuple a module's name `e` holds (`for spec in ARCH:` building the
+        layers), its lookup guarded -- the name rebound, or the list changed in place between
+        calls, builds anew (guards.py); else None."""
+        if not isinstance(e, gast.Name) or e.id in self.scope.env or \
+                e.id in self.scope.locals or self.in_def:
+            return None
+        held = self.o.resolve_static(e, self.scope)
+        if type(held) not in (list, tuple):
+            return None
+        if type(held) is list:
+            guards.note("items", held, len(held), held)
+        return held
+
+    def _length_checks(self, e, at) -> list:
+        """Statements checking, where a loop over `e` unrolled by a module's list's length
+        runs, that the list has that length still (a change made during the call, before the
+        loop, is refused there: runtime_python.same_length)."""
+        out = []
+        for n in gast.walk(e):
+            held = self._module_seq(n) if isinstance(n, gast.Name) and \
+                n.id not in self.scope.lengths else None
+            if type(held) is list:
+                check = gast.Call(func=_name(self.o.bind(same_length, "same_length")),
+                                  args=[_name(n.id), gast.Constant(value=len(held), kind=None),
+                                        gast.Constant(value=n.id, kind=None)], keywords=[])
+                out.append(gast.copy_location(gast.Expr(value=check), at))
+        return out
 
     def _static_seq(self, e, stored: set):
         """The items a loop over `e` binds, as expressions read at each iteration (a
@@ -1413,7 +1437,7 @@ class _Rewriter:
         read = {n.id for n in gast.walk(e) if isinstance(n, gast.Name)}
         if read & stored or any(isinstance(n, gast.Call) for n in gast.walk(e)):
             return UNRESOLVED
-        n = self._static_len(e)
+        n = self._static_len(e, module=True)
         if n is UNRESOLVED:
             return UNRESOLVED
         return [gast.Subscript(value=copy.deepcopy(e), slice=gast.Constant(value=k, kind=None),
@@ -1481,6 +1505,7 @@ class _Rewriter:
         if seq is UNRESOLVED:
             raise _Unsupported("a comprehension building objects over a sequence whose length "
                                "is not known before running")
+        self.pre.extend(self._length_checks(g.iter, e))
         keys, values = [], []
         for item in seq:
             binds = {}
@@ -1850,6 +1875,7 @@ class _Rewriter:
         if seq is UNRESOLVED:
             raise _Unsupported("a comprehension building objects over a sequence whose length "
                                "is not known before running")
+        self.pre.extend(self._length_checks(g.iter, e))
         elts = []
         for item in seq:
             binds = {}
