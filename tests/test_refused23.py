@@ -304,3 +304,90 @@ def test_a_spec_list_changed_during_the_call_is_refused(monkeypatch):
     with pytest.raises(srcad.SrcadError, match="`ARCH` had 2 items") as err:
         srcad.value_and_grad(grows_its_spec_list, wrt=1)(X3, W33)
     assert "for spec in ARCH:" in str(err.value)
+
+
+# --- 4. generators: a generator function defined inside, generator expressions --------------
+def nested_generator(x, n):
+    def steps(v, scale=1.0):
+        h = v
+        for i in range(n):
+            if i % 2 == 0:
+                h = np.tanh(h * scale)
+            else:
+                h = np.sin(h)
+            yield h
+
+    total = 0.0
+    for h in steps(x, scale=0.5):
+        total = total + np.sum(h ** 2)
+    hs = list(steps(x))
+    return total + np.sum(hs[-1]) + sum(np.sum(h) for h in steps(2 * x))
+
+
+def nested_generator_of_pairs(x):
+    w = x * 2.0
+
+    def pairs(v):
+        for k in range(2):
+            for j in range(2):
+                if k <= j:
+                    yield v[k] * v[j] * w[k]
+        return
+
+    return sum(pairs(x)) + max(pairs(x)) + np.sum(np.stack(tuple(pairs(x))))
+
+
+def loop_over_a_generator_expression(x):
+    """The loop's body changes what the generator expression reads: Python steps the
+    generator between the body's runs (its name `k` shadows nothing outside)."""
+    s, k = 1.0, 10.0
+    for v in (x * s + k for k in range(3) if k != 1):
+        s = s + np.sum(v)
+        if s > 100.0:
+            break
+    else:
+        s = s * 2.0
+    return s * k
+
+
+def changes_what_the_generator_reads(x):
+    w = x * 2.0
+
+    def gen():
+        for k in range(3):
+            yield w * k
+
+    s = 0.0
+    for v in gen():
+        w = w + 1.0
+        s = s + np.sum(v)
+    return s
+
+
+def changes_what_a_header_generator_reads(x):
+    w, s = x, 0.0
+    for a, b in zip(x, (w * k for k in range(3))):
+        w = w * 2.0
+        s = s + a * np.sum(b)
+    return s
+
+
+@pytest.mark.parametrize("opts", MODES, ids=MODE_IDS)
+def test_generator_function_defined_inside(opts):
+    _check(nested_generator, (W, 3), opts=opts)
+    _check(nested_generator_of_pairs, (W,), opts=opts)
+
+
+@pytest.mark.parametrize("opts", MODES, ids=MODE_IDS)
+def test_loop_over_a_generator_expression_steps_it(opts):
+    _check(loop_over_a_generator_expression, (W,), opts=opts)
+    _check(loop_over_a_generator_expression, (W * 40.0,), opts=opts)  # (the break taken)
+
+
+@pytest.mark.parametrize("fn", [changes_what_the_generator_reads,
+                                changes_what_a_header_generator_reads])
+@pytest.mark.parametrize("mode", ["source", "tape"])
+def test_a_loop_changing_what_its_generator_reads_is_refused(fn, mode):
+    with pytest.raises(srcad.SrcadError, match="changes `w`, which the generator") as err:
+        srcad.value_and_grad(fn, mode=mode)(W)
+    assert "for " in str(err.value) and "list(" in str(err.value)

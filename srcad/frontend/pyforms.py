@@ -50,6 +50,13 @@ same tree in which
     (print, a write to an argument or an object) the consumer may neither break out early
     nor have effects of its own (their order would change). Anything else -- ``yield``
     as a value, ``yield from``, ``next(gen)``, ``gen.send`` -- is refused with a hint.
+    A generator function defined inside the function is lowered the same way where every
+    call of it is consumed whole, and refused where its consumer's loop changes a name the
+    generator reads (Python steps it between the loop's iterations; `nested_generators`).
+  * ``for v in (f(k) for k in ks if c): body`` is the loop Python runs, ``for k in ks: if c:
+    v = f(k); body`` (`loop_over_generator`): the generator steps between the body's runs.
+    A generator expression elsewhere in a loop's header (``zip(xs, (g(x) for x in xs))``) is
+    refused where the body changes what it reads.
 """
 
 from __future__ import annotations
@@ -66,7 +73,7 @@ import numpy as np
 from .. import ir, runtime_context
 from ..errors import UnsupportedSyntaxError
 from ..naming import fresh
-from .opaque import is_opaque
+from .opaque import is_opaque, is_user_object
 
 # the runtime helpers the rewritten tree calls, and the names it calls them by (in the
 # function's closure, as pylower.py's internal names; fresh where the function uses the name)
@@ -179,6 +186,8 @@ class _Forms:
             if isinstance(n, gast.Name):
                 self.taken.add(n.id)
         self.displays = _fixed_displays(fdef)
+        self.defs = {n.name for n in gast.walk(fdef) if isinstance(n, gast.FunctionDef)}
+        self.nested_generators(fdef)
         self.generator_calls(fdef)
         fdef.body = self.block(fdef.body)
         gast.fix_missing_locations(fdef)
@@ -197,6 +206,10 @@ class _Forms:
             return [s]
         if isinstance(s, gast.Match):
             return self.block(self.match_block(s))
+        if isinstance(s, gast.For) and isinstance(s.iter, gast.GeneratorExp):
+            return self.block(self.loop_over_generator(s))
+        if isinstance(s, gast.For):
+            self.lazy_values_kept(s)
         self.expressions(s)
         for field in ("body", "orelse"):
             if isinstance(getattr(s, field, None), list):
@@ -396,6 +409,10 @@ class _Forms:
         generator that a caller consumes whole: `generator_calls`)."""
         if self.pf.fn not in _CONSUMED:
             return  # (the fence refuses its `yield`)
+        self.list_of_yields(fdef)
+
+    def list_of_yields(self, fdef) -> None:
+        """Rewrite the generator `fdef` as a function returning the list of its values."""
         acc = self.fresh("yielded")
         for n in gast.walk(fdef):
             if isinstance(n, gast.YieldFrom):
@@ -434,6 +451,161 @@ class _Forms:
         init = _assign(acc, gast.List(elts=[], ctx=gast.Load()), fdef.body[0])
         ret = gast.copy_location(gast.Return(value=_name(acc)), fdef.body[-1])
         fdef.body = [init] + body + [ret]
+
+    def nested_generators(self, fdef) -> None:
+        """A generator function defined in the function (``def pairs(v): for i in range(3):
+        yield v * i``), every call of it consumed whole where it is made (as
+        `generator_calls` asks of a module's): rewritten as a function returning the list of
+        its values. Python runs a generator a step at a time, between its consumer's; srcad
+        runs it whole first, which gives the same values where nothing the consumer does
+        between two steps reaches what the generator reads -- refused otherwise: a loop over it
+        that rebinds, writes into or calls a method of a name of the function the generator
+        reads, or hands one to a function of the user's; a generator with effects of its own
+        whose consumer has some too or may stop early."""
+        defs = [n for n in gast.walk(fdef) if isinstance(n, gast.FunctionDef) and
+                n is not fdef and _own_yields(n)]
+        if not defs:
+            return
+        parents = {id(c): n for n in gast.walk(fdef) for c in gast.iter_child_nodes(n)}
+        for g in defs:
+            for n in _own_yields(g):
+                if isinstance(n, gast.YieldFrom):
+                    raise self.error("`yield from` in a generator srcad differentiates", n,
+                                     "write the loop: `for v in inner(...): yield v`")
+            free = _free_names(g) & self.locals
+            for n in gast.walk(fdef):
+                if not (isinstance(n, gast.Name) and n.id == g.name):
+                    continue
+                call = parents.get(id(n))
+                if not isinstance(n.ctx, gast.Load) or not (
+                        isinstance(call, gast.Call) and call.func is n):
+                    raise self.error(
+                        f"the generator function `{g.name}` used other than by calling it",
+                        n, f"call it where its values are consumed: `for v in "
+                        f"{g.name}(...)`, `list({g.name}(...))`")
+                self.consumed_nested(g, call, parents, free)
+            self.list_of_yields(g)
+
+    def consumed_nested(self, g, call, parents, free) -> None:
+        """Check one call of the nested generator `g` (`nested_generators`)."""
+        label = g.name
+        parent = parents.get(id(call))
+        region, early = [], False
+        if isinstance(parent, gast.For) and parent.iter is call:
+            region, early = parent.body + parent.orelse, _leaves_early(parent.body)
+        elif isinstance(parent, gast.comprehension) and parent.iter is call:
+            comp = parents.get(id(parent))
+            region = [comp] if comp is not None else []
+        elif isinstance(parent, gast.Call) and call in parent.args and \
+                self.resolve(parent.func) in _CONSUMERS:
+            early = self.resolve(parent.func) in _EARLY
+            outer = parents.get(id(parent))
+            if self.resolve(parent.func) in (zip, enumerate) and isinstance(outer, gast.For) \
+                    and outer.iter is parent:
+                region = outer.body + outer.orelse
+                early = early or _leaves_early(outer.body)
+        else:
+            raise self.error(
+                f"a call of the generator function `{label}` that is not consumed whole "
+                f"where it is made (srcad runs a generator as a function that returns "
+                f"the list of its values)", call,
+                f"loop over it (`for v in {label}(...)`), or take `list({label}(...))` "
+                f"and index the list")
+        if _has_effects(g.body) and (early or _has_effects(region)):
+            raise self.error(
+                f"the generator `{label}` has effects (a call made for its effect, a write "
+                f"to an object) and its consumer "
+                + ("may stop before its end" if early else "has effects of its own")
+                + ": running the generator whole first would change their order", call,
+                f"take `list({label}(...))` first if that order is what you mean, or "
+                f"move the effects out of the generator")
+        if early and _may_not_end(g):
+            raise self.error(
+                f"the consumer of the generator `{label}` may stop before its end, and "
+                f"the generator has a `while` loop (it may never end)", call,
+                f"give the generator a bound (`for i in range(n)`) or consume it whole")
+        touched = self.touched(region, free)
+        if touched:
+            raise self.error(
+                f"the loop over the generator `{label}` changes `{touched}`, which the "
+                f"generator reads: Python runs the generator a step at a time between the "
+                f"loop's iterations, srcad runs it whole before the loop", call,
+                f"take `values = list({label}(...))` before the loop if the generator "
+                f"should see `{touched}` as it is there, or compute the values in the loop")
+
+    def touched(self, region, names: set) -> str | None:
+        """A name of `names` that the statements or expressions `region` may change: stored,
+        deleted, written into (an item, an attribute), a method called on it, or handed to
+        a function of the user's (which may write into it); else None."""
+        if not names:
+            return None
+        for n in (x for r in region for x in gast.walk(r)):
+            if isinstance(n, gast.Name) and n.id in names and \
+                    isinstance(n.ctx, (gast.Store, gast.Del)):
+                return n.id
+            if isinstance(n, (gast.Subscript, gast.Attribute)) and \
+                    isinstance(n.ctx, (gast.Store, gast.Del)) and _root(n) in names:
+                return _root(n)
+            if isinstance(n, gast.Call):
+                if isinstance(n.func, gast.Attribute) and _root(n.func) in names:
+                    return _root(n.func)
+                held = self.resolve(n.func)
+                if (callable(held) and is_user_object(held)) or (  # (it may write into it)
+                        isinstance(n.func, gast.Name) and (n.func.id in self.locals or
+                                                           n.func.id in self.defs)):
+                    for a in [*n.args, *(k.value for k in n.keywords)]:
+                        root = _root(a.value if isinstance(a, gast.Starred) else a)
+                        if root in names:
+                            return root
+        return None
+
+    def loop_over_generator(self, s) -> list:
+        """``for v in (f(k) for k in ks if c): body`` is the loop Python runs: ``for k in ks:
+        if c: v = f(k); body`` -- the generator steps between the body's runs, so a body
+        that changes what it reads is seen, as in Python (the generator's names made
+        fresh: they do not leak). Several ``for`` clauses nest; a `break` (or an `else`) of
+        the body then belongs to the outer loop, refused."""
+        g = s.iter
+        if len(g.generators) > 1 and (_own_breaks(s.body) or s.orelse):
+            raise self.error(
+                "`break` or `else` in a loop over a generator expression of several `for` "
+                "clauses", s, "write the nested loops, or take `list(...)` of the generator "
+                "first")
+        renames: dict = {}
+        for comp in g.generators:
+            for n in gast.walk(comp.target):
+                if isinstance(n, gast.Name) and n.id not in renames:
+                    renames[n.id] = self.fresh(n.id)
+        parts = [g.elt] + [x for comp in g.generators for x in [comp.target] + comp.ifs] + \
+            [comp.iter for comp in g.generators[1:]]
+        for part in parts:
+            for n in gast.walk(part):
+                if isinstance(n, gast.Name) and n.id in renames:
+                    n.id = renames[n.id]
+        body = [gast.copy_location(gast.Assign(targets=[s.target], value=g.elt,
+                                               type_comment=None), s)] + s.body
+        for comp in reversed(g.generators):
+            for cond in reversed(comp.ifs):
+                body = [gast.copy_location(gast.If(test=cond, body=body, orelse=[]), s)]
+            body = [gast.copy_location(gast.For(target=comp.target, iter=comp.iter,
+                                                body=body, orelse=[], type_comment=None), s)]
+        body[0].orelse = s.orelse
+        gast.fix_missing_locations(body[0])
+        return body
+
+    def lazy_values_kept(self, s) -> None:
+        """A generator expression inside a loop's header (``zip(xs, (x * a for x in xs))``,
+        ``enumerate(...)``) runs whole before the loop: refused where the loop's body changes
+        a name it reads (Python would step it between the body's runs)."""
+        for g in (n for n in gast.walk(s.iter) if isinstance(n, gast.GeneratorExp)):
+            touched = self.touched(s.body + s.orelse, _free_names(g) & self.locals)
+            if touched:
+                raise self.error(
+                    f"the loop changes `{touched}`, which the generator expression in its "
+                    f"header reads: Python runs the generator a step at a time between the "
+                    f"loop's iterations, srcad runs it whole before the loop", s,
+                    f"take `list(...)` of the generator before the loop if it should see "
+                    f"`{touched}` as it is there, or compute the values in the loop")
 
     # -- with ------------------------------------------------------------------------------------
     def with_block(self, s) -> list:
@@ -607,6 +779,38 @@ def _has_effects(node) -> bool:
             if any(isinstance(t, gast.Attribute) for t in targets):
                 return True
     return False
+
+
+def _own_yields(fdef) -> list:
+    """The `yield` / `yield from` expressions of `fdef` itself (not of functions or lambdas
+    nested in it)."""
+    found, stack = [], list(fdef.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda,
+                          gast.ClassDef)):
+            continue
+        if isinstance(n, (gast.Yield, gast.YieldFrom)):
+            found.append(n)
+        stack.extend(gast.iter_child_nodes(n))
+    return found
+
+
+def _free_names(node) -> set:
+    """The names `node` (a function, a lambda, a generator expression) reads that it does not
+    bind itself: its enclosing function's (or the module's)."""
+    loads, bound = set(), set()
+    for n in gast.walk(node):
+        if isinstance(n, gast.Name):
+            (bound if isinstance(n.ctx, (gast.Store, gast.Param, gast.Del)) else loads).add(n.id)
+    return loads - bound
+
+
+def _root(e) -> str | None:
+    """The name an attribute / item chain starts at (`a` of `a.b[0].c`), else None."""
+    while isinstance(e, (gast.Attribute, gast.Subscript)):
+        e = e.value
+    return e.id if isinstance(e, gast.Name) else None
 
 
 def _leaves_early(body) -> bool:
