@@ -372,6 +372,28 @@ def changes_what_a_header_generator_reads(x):
     return s
 
 
+def _batches(v):
+    for k in range(3):
+        yield v * k
+
+
+def writes_into_what_its_generator_reads(x):
+    buf = x.copy()
+    s = 0.0
+    for b in _batches(buf):
+        buf[0] = 5.0  # (Python's generator sees it at its next step)
+        s = s + np.sum(b * x)
+    return s
+
+
+def rebinds_what_it_gave_its_generator(x):
+    h, s = x, 0.0
+    for b in _batches(h):
+        h = h * 2.0  # (a new array: the generator keeps the one it was given)
+        s = s + np.sum(b * h)
+    return s
+
+
 @pytest.mark.parametrize("opts", MODES, ids=MODE_IDS)
 def test_generator_function_defined_inside(opts):
     _check(nested_generator, (W, 3), opts=opts)
@@ -384,10 +406,19 @@ def test_loop_over_a_generator_expression_steps_it(opts):
     _check(loop_over_a_generator_expression, (W * 40.0,), opts=opts)  # (the break taken)
 
 
-@pytest.mark.parametrize("fn", [changes_what_the_generator_reads,
-                                changes_what_a_header_generator_reads])
+@pytest.mark.parametrize("fn, says", [
+    (changes_what_the_generator_reads, "changes `w`, which the generator"),
+    (changes_what_a_header_generator_reads, "changes `w`, which the generator"),
+    (writes_into_what_its_generator_reads, "writes into `buf`, which the generator")])
 @pytest.mark.parametrize("mode", ["source", "tape"])
-def test_a_loop_changing_what_its_generator_reads_is_refused(fn, mode):
-    with pytest.raises(srcad.SrcadError, match="changes `w`, which the generator") as err:
+def test_a_loop_changing_what_its_generator_reads_is_refused(fn, says, mode):
+    """(Before issue 23 the last two gave a wrong value and gradient: the generator ran whole
+    before the loop.)"""
+    with pytest.raises(srcad.SrcadError, match=says) as err:
         srcad.value_and_grad(fn, mode=mode)(W)
     assert "for " in str(err.value) and "list(" in str(err.value)
+
+
+@pytest.mark.parametrize("mode", ["source", "tape"])
+def test_a_loop_rebinding_what_it_gave_its_generator_is_followed(mode):
+    _check(rebinds_what_it_gave_its_generator, (W,), opts={"mode": mode})

@@ -402,6 +402,20 @@ class _Forms:
                     f"the consumer of the generator `{label}` may stop before its end, and "
                     f"the generator has a `while` loop (it may never end)", call,
                     f"give the generator a bound (`for i in range(n)`) or consume it whole")
+            given = {_root(a.value if isinstance(a, gast.Starred) else a)
+                     for a in [*call.args, *(k.value for k in call.keywords)]} - {None}
+            loop = consumer if isinstance(consumer, gast.For) else parents.get(id(consumer))
+            region = loop.body + loop.orelse if isinstance(loop, gast.For) and (
+                loop is consumer or loop.iter is consumer) else []
+            touched = self.touched(region, given, rebound=False)
+            if touched:
+                raise self.error(
+                    f"the loop over the generator `{label}` writes into `{touched}`, which "
+                    f"the generator is given: Python runs the generator a step at a time "
+                    f"between the loop's iterations, srcad runs it whole before the loop",
+                    call, f"take `values = list({label}(...))` before the loop if the "
+                    f"generator should see `{touched}` as it is there, or compute the "
+                    f"values in the loop")
             _CONSUMED.add(fn)
 
     def generator(self, fdef) -> None:
@@ -533,22 +547,33 @@ class _Forms:
                 f"take `values = list({label}(...))` before the loop if the generator "
                 f"should see `{touched}` as it is there, or compute the values in the loop")
 
-    def touched(self, region, names: set) -> str | None:
-        """A name of `names` that the statements or expressions `region` may change: stored,
-        deleted, written into (an item, an attribute), a method called on it, or handed to
-        a function of the user's (which may write into it); else None."""
+    def touched(self, region, names: set, rebound: bool = True) -> str | None:
+        """A name of `names` that the statements or expressions `region` may change: stored
+        or deleted (`rebound`: a closure's name), written into (an item, an attribute, an
+        `out=`, a method that changes it in place), or handed to a function of the user's
+        (which may write into it); else None."""
         if not names:
             return None
         for n in (x for r in region for x in gast.walk(r)):
-            if isinstance(n, gast.Name) and n.id in names and \
+            if isinstance(n, gast.Name) and n.id in names and rebound and \
                     isinstance(n.ctx, (gast.Store, gast.Del)):
                 return n.id
             if isinstance(n, (gast.Subscript, gast.Attribute)) and \
                     isinstance(n.ctx, (gast.Store, gast.Del)) and _root(n) in names:
                 return _root(n)
+            if isinstance(n, gast.AugAssign) and _root(n.target) in names:
+                return _root(n.target)
             if isinstance(n, gast.Call):
-                if isinstance(n.func, gast.Attribute) and _root(n.func) in names:
-                    return _root(n.func)
+                if isinstance(n.func, gast.Attribute) and _root(n.func.value) in names and \
+                        n.func.attr in _IN_PLACE:
+                    return _root(n.func.value)
+                for k in n.keywords:
+                    if k.arg == "out" and any(_root(x) in names for x in gast.walk(k.value)
+                                              if isinstance(x, gast.Name)):
+                        return next(_root(x) for x in gast.walk(k.value)
+                                    if isinstance(x, gast.Name) and _root(x) in names)
+                if not rebound:
+                    continue
                 held = self.resolve(n.func)
                 if (callable(held) and is_user_object(held)) or (  # (it may write into it)
                         isinstance(n.func, gast.Name) and (n.func.id in self.locals or
@@ -891,6 +916,11 @@ def lower_forms(pf, taken: set) -> None:
     forms.run(pf.tree)
 
 
+# methods that change their object in place (what a generator reading it would see)
+_IN_PLACE = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort",
+                       "reverse", "update", "setdefault", "popitem", "add", "discard", "fill",
+                       "resize", "put", "itemset", "__setitem__", "__delitem__", "__iadd__",
+                       "__isub__", "__imul__", "__itruediv__", "partition", "byteswap"})
 # generator functions whose every call a caller consumes whole (`_Forms.generator_calls`)
 _CONSUMED: set = set()
 # consumers that may stop before a generator's end
