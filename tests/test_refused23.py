@@ -9,7 +9,9 @@ of arrays as the differentiated argument; ...
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
+from functools import reduce
 
 import numpy as np
 import pytest
@@ -422,3 +424,59 @@ def test_a_loop_changing_what_its_generator_reads_is_refused(fn, says, mode):
 @pytest.mark.parametrize("mode", ["source", "tape"])
 def test_a_loop_rebinding_what_it_gave_its_generator_is_followed(mode):
     _check(rebinds_what_it_gave_its_generator, (W,), opts={"mode": mode})
+
+
+# --- 5. functools.reduce over a list of built objects ----------------------------------------
+class Affine:
+    def __init__(self, W, act=True):
+        self.W = W
+        self.act = act
+
+    def __call__(self, x):
+        h = x @ self.W
+        return np.tanh(h) if self.act else h
+
+
+def _apply(h, layer):
+    return layer(h)
+
+
+class Stack:
+    def __init__(self, Ws):
+        self.layers = [Affine(W, i < len(Ws) - 1) for i, W in enumerate(Ws)]
+
+    def forward(self, x):
+        return reduce(lambda h, l: l(h) + 0.1 * h if h.shape == l.W.shape[:1] else l(h),
+                      self.layers, x)
+
+
+def reduced_with_a_lambda(W1, W2, x):
+    layers = [Affine(W1), Affine(W2, act=False)]
+    h = functools.reduce(lambda h, layer: layer(h), layers, x)
+    return np.sum(h ** 2)
+
+
+def reduced_with_a_function_and_in_a_method(W1, W2, x):
+    layers = [Affine(W1), Affine(W2, act=False)]
+    model = Stack([W1, W2])
+    return np.sum(reduce(_apply, layers, x) ** 2) + np.sum(model.forward(x))
+
+
+def reduced_in_a_loop(W1, W2, x):
+    layers = [Affine(W1), Affine(W2, act=False)]
+    out = x
+    for k in range(2):  # (the lambda reads the loop's k)
+        out = functools.reduce(lambda h, layer: layer(h) * (k + 1), layers[:1], out)
+    return np.sum(reduce(lambda h, layer: layer(h), layers[1:], out))
+
+
+RW1 = np.array([[0.5, -0.3, 0.2], [0.1, 0.4, -0.6], [0.7, 0.2, 0.3]])
+RW2 = np.array([[0.3, -0.2], [0.5, 0.1], [-0.4, 0.6]])
+RX = np.array([[0.2, -0.1, 0.4], [1.0, 0.3, -0.5], [-0.7, 0.8, 0.1], [0.3, 0.3, 0.3]])
+
+
+@pytest.mark.parametrize("opts", MODES, ids=MODE_IDS)
+@pytest.mark.parametrize("fn", [reduced_with_a_lambda, reduced_with_a_function_and_in_a_method,
+                                reduced_in_a_loop])
+def test_reduce_over_built_layers(fn, opts):
+    _check(fn, (RW1, RW2, RX), wrt=(0, 1, 2), opts=opts)

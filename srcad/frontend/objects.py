@@ -2091,6 +2091,13 @@ class _Rewriter:
             e.keywords = keywords
         if any(k.arg is None for k in e.keywords) and not self.in_def:
             self._spread_into_class(e)  # (`Dense(**spec)`: by the constructor's parameters)
+        if len(e.args) in (2, 3) and not e.keywords and not self.in_def and \
+                not self.no_hoist and not any(isinstance(a, gast.Starred) for a in e.args) \
+                and isinstance(e.func, (gast.Name, gast.Attribute)) and \
+                self.o.resolve_static(e.func, self.scope) is functools.reduce:
+            items = self.peek(e.args[1])
+            if isinstance(items, VList) and items.keys is None and not items.pairs:
+                return self._unrolled_reduce(e, items)
         if any(isinstance(a, gast.Starred) for a in e.args) or \
                 any(k.arg is None for k in e.keywords):
             return self._plain_call(e)
@@ -2499,6 +2506,57 @@ class _Rewriter:
             v = None
         self.pre, self.scope.plain = saved, plain
         return v if isinstance(v, (VObj, VList)) else None
+
+    def _unrolled_reduce(self, e, items: VList):
+        """``functools.reduce(lambda h, layer: layer(h), layers, x)`` over a list of built
+        objects: the fold Python runs, unrolled -- ``h1 = layers[0](x); h2 = layers[1](h1)``
+        (the lambda's body with its parameters bound, or the function called), each step
+        its own statement, in order; without an initial value the first object starts it."""
+        f, seq = e.args[0], list(items.items)
+        params = None
+        if isinstance(f, gast.Lambda):
+            a = f.args
+            if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs or a.defaults or \
+                    len(a.args) != 2:
+                raise _Unsupported("a reduce over objects with this lambda")
+            params = [p.id for p in a.args]
+            if any(isinstance(n, gast.Name) and n.id in params and
+                   not isinstance(n.ctx, gast.Load) for n in gast.walk(f.body)):
+                raise _Unsupported("a reduce over objects whose lambda rebinds its parameters")
+
+        def bind(value, hint):
+            """A name holding `value` (an object's: its place in the scope)."""
+            name = fresh(hint, self.o.taken)
+            self.scope.locals.add(name)
+            if isinstance(value, (VObj, VList)):
+                self.scope.env[name] = value
+            else:
+                self.pre.append(_assign([_name(name, store=True)], value, e))
+                self.scope.plain.add(name)
+            return _name(name)
+
+        if len(e.args) == 3:
+            acc = bind(self.expr(e.args[2]), "reduced")
+        elif seq:
+            acc = bind(seq.pop(0), params[1] if params else "item")
+        else:
+            raise _Unsupported("reduce() of an empty list of objects with no initial value")
+        for obj in seq:
+            item = bind(obj, params[1] if params else "item")
+            if params is not None:
+                names = {params[0]: acc, params[1]: item}
+
+                class _Put(gast.NodeTransformer):
+                    def visit_Name(self, n):
+                        return gast.copy_location(copy.deepcopy(names[n.id]), n) \
+                            if n.id in names else n
+
+                step = _Put().visit(copy.deepcopy(f.body))
+            else:
+                step = gast.Call(func=copy.deepcopy(f), args=[acc, item], keywords=[])
+            gast.fix_missing_locations(gast.copy_location(step, e))
+            acc = bind(self.expr(step), "reduced")
+        return self.expr(acc)
 
     def _spread_into_class(self, e) -> None:
         """``Dense(**spec)`` of a user class whose constructor has a fixed signature (``spec``
