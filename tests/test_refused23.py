@@ -480,3 +480,67 @@ RX = np.array([[0.2, -0.1, 0.4], [1.0, 0.3, -0.5], [-0.7, 0.8, 0.1], [0.3, 0.3, 
                                 reduced_in_a_loop])
 def test_reduce_over_built_layers(fn, opts):
     _check(fn, (RW1, RW2, RX), wrt=(0, 1, 2), opts=opts)
+
+
+# --- 6. iter / next over a list of functions or layers ---------------------------------------
+ACTS = [np.tanh, np.sin, np.cos]
+
+
+def next_of_local_functions(x):
+    fs = [np.tanh, np.sin]
+    it = iter(fs)
+    a = next(it)(x)
+    b = next(it)(a)
+    return np.sum(b)
+
+
+def first_layer_then_the_rest(W1, W2, x):
+    layers = [Affine(W1), Affine(W2, act=False)]
+    it = iter(layers)
+    h = next(it)(x)
+    for layer in it:
+        h = layer(h)
+    return np.sum(h ** 2)
+
+
+def next_of_module_functions(x):
+    it = iter(ACTS)
+    first = next(it)
+    s = first(x)
+    for f in it:
+        s = s + f(x) * 2.0
+    return np.sum(s)
+
+
+def next_of_arrays(x):
+    it = iter([x * 2.0, x ** 2])
+    a = next(it)
+    return np.sum(a * next(it))
+
+
+@pytest.mark.parametrize("opts", MODES, ids=MODE_IDS)
+def test_iter_next_over_functions_and_layers(opts):
+    _check(next_of_local_functions, (W,), opts=opts)
+    _check(next_of_arrays, (W,), opts=opts)
+    _check(first_layer_then_the_rest, (RW1, RW2, RX), wrt=(0, 1, 2), opts=opts)
+
+
+@pytest.mark.parametrize("opts", MODES, ids=MODE_IDS)
+def test_iter_next_over_a_module_list_read_at_each_call(opts, monkeypatch):
+    t = srcad.value_and_grad(next_of_module_functions, **opts)
+
+    def check():
+        value, g = t(W)
+        assert value == next_of_module_functions(W)
+        assert rel_error(g, numerical_grad(next_of_module_functions, (W,))) < 1e-6
+
+    check()
+    acts = list(ACTS)
+    monkeypatch.setitem(globals(), "ACTS", acts)
+    check()
+    acts[1] = np.arctan  # (changed in place)
+    check()
+    acts.append(np.exp)
+    check()
+    monkeypatch.setitem(globals(), "ACTS", (np.sin, np.tanh))  # (rebound, a tuple)
+    check()

@@ -53,6 +53,10 @@ same tree in which
     A generator function defined inside the function is lowered the same way where every
     call of it is consumed whole, and refused where its consumer's loop changes a name the
     generator reads (Python steps it between the loop's iterations; `nested_generators`).
+  * ``it = iter(fs)`` read by ``next(it)`` in the statements that follow (one a statement)
+    and perhaps a last ``for f in it:``, over a list or tuple: the items Python's iterator
+    gives there, ``fs[k]`` and ``fs[k:]`` (`iterators`); anything else about the iterator is
+    left as written.
   * ``for v in (f(k) for k in ks if c): body`` is the loop Python runs, ``for k in ks: if c:
     v = f(k); body`` (`loop_over_generator`): the generator steps between the body's runs.
     A generator expression elsewhere in a loop's header (``zip(xs, (g(x) for x in xs))``) is
@@ -61,6 +65,7 @@ same tree in which
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import copy
 import functools
@@ -180,6 +185,7 @@ class _Forms:
 
     # -- the walk ------------------------------------------------------------------------------
     def run(self, fdef):
+        self.fdef = fdef
         self.locals = {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)
                        and isinstance(n.ctx, gast.Store)} | set(self.pf.params)
         for n in gast.walk(fdef):
@@ -194,9 +200,119 @@ class _Forms:
 
     def block(self, stmts) -> list:
         out = []
-        for s in stmts:
+        for s in self.iterators(stmts):
             out.extend(self.stmt(s))
         return out
+
+    # -- iter / next ---------------------------------------------------------------------------
+    def iterators(self, stmts) -> list:
+        """``it = iter(fs)`` over a list or tuple whose items are read in order, by
+        ``next(it)`` in the statements that follow in the same block (one a statement, none
+        inside a nested statement) and perhaps one last ``for f in it:`` -- each read is
+        the item Python's iterator gives at that point, ``fs[k]`` (``fs[k:]`` for the loop);
+        a list display is held under a name of its own. Only where `fs` is a list or tuple
+        (a display, a name the function binds only to displays, a module's list or tuple),
+        neither rebound nor changed in place while the iterator is read, and `it` is used no
+        other way; else left as written (an iterator object: refused where a gradient needs
+        it)."""
+        out = list(stmts)
+        i = 0
+        while i < len(out):
+            new = self.one_iterator(out, i)
+            if new is not None:
+                out = new
+            i += 1
+        return out
+
+    def one_iterator(self, stmts, i):
+        st = stmts[i]
+        if not (isinstance(st, gast.Assign) and len(st.targets) == 1 and
+                isinstance(st.targets[0], gast.Name) and isinstance(st.value, gast.Call) and
+                len(st.value.args) == 1 and not st.value.keywords and
+                self.resolve(st.value.func) is builtins.iter):
+            return None
+        it, seq = st.targets[0].id, st.value.args[0]
+        if isinstance(seq, (gast.List, gast.Tuple)):
+            if any(isinstance(x, gast.Starred) for x in seq.elts):
+                return None
+            held = self.fresh(f"{it}_items")
+            first = [_assign(held, seq, st)]
+            seq_name = held
+        elif isinstance(seq, gast.Name) and self.sequence_name(seq.id):
+            first, seq_name = [], seq.id
+        else:
+            return None
+        later = stmts[i + 1:]
+        reads, loop = [], None  # (index in later, the next(it) call)
+        for j, s2 in enumerate(later):
+            if loop is not None:
+                if any(isinstance(n, gast.Name) and n.id == it for n in gast.walk(s2)):
+                    return None
+                continue
+            if isinstance(s2, gast.For) and isinstance(s2.iter, gast.Name) and \
+                    s2.iter.id == it:
+                if any(isinstance(n, gast.Name) and n.id in (it, seq_name)
+                       for b in s2.body + s2.orelse for n in gast.walk(b)) or \
+                        any(isinstance(n, gast.Name) and n.id == it for n in gast.walk(s2.target)):
+                    return None
+                loop = j
+                continue
+            uses = [n for n in gast.walk(s2) if isinstance(n, gast.Name) and n.id == it]
+            if not uses:
+                continue
+            calls = [n for n in gast.walk(s2) if isinstance(n, gast.Call) and
+                     len(n.args) == 1 and not n.keywords and
+                     isinstance(n.args[0], gast.Name) and n.args[0].id == it and
+                     self.resolve(n.func) is builtins.next]
+            if isinstance(s2, (gast.For, gast.While, gast.If, gast.With, gast.Try,
+                               gast.FunctionDef)) or len(calls) != 1 or len(uses) != 1:
+                return None  # (a read whose count or order is not settled here)
+            reads.append((j, calls[0]))
+        last = loop if loop is not None else (reads[-1][0] if reads else -1)
+        if last < 0 or self.touched(later[:last + 1], {seq_name}) is not None:
+            return None  # (no read, or the list rebound or changed while it is read)
+        for k, (j, call) in enumerate(reads):
+            parents = {id(c): n for n in gast.walk(later[j]) for c in gast.iter_child_nodes(n)}
+            item = gast.copy_location(gast.Subscript(
+                value=_name(seq_name), slice=gast.Constant(value=k, kind=None),
+                ctx=gast.Load()), call)
+            parent = parents.get(id(call))
+            if parent is None:  # (the statement is the call itself: `next(it)`)
+                later[j] = gast.copy_location(gast.Expr(value=item), later[j])
+                continue
+            for field, value in gast.iter_fields(parent):
+                if value is call:
+                    setattr(parent, field, item)
+                elif isinstance(value, list):
+                    setattr(parent, field, [item if v is call else v for v in value])
+        if loop is not None:
+            s2 = later[loop]
+            s2.iter = gast.copy_location(gast.Subscript(
+                value=_name(seq_name), slice=gast.Slice(
+                    lower=gast.Constant(value=len(reads), kind=None), upper=None, step=None),
+                ctx=gast.Load()), s2.iter)
+        for s2 in later:
+            gast.fix_missing_locations(s2)
+        return stmts[:i] + first + later
+
+    def sequence_name(self, name: str) -> bool:
+        """Does `name` hold a list or tuple here: bound by the function only to list or tuple
+        displays or list comprehensions, or a module's list or tuple it never binds?"""
+        stores = [n for n in gast.walk(self.fdef) if isinstance(n, gast.Assign) and
+                  any(isinstance(t, gast.Name) and t.id == name for t in n.targets)]
+        bound = any(isinstance(n, gast.Name) and n.id == name and
+                    not isinstance(n.ctx, gast.Load) for n in gast.walk(self.fdef))
+        if stores:
+            return all(len(n.targets) == 1 and isinstance(n.value, (gast.List, gast.Tuple,
+                                                                    gast.ListComp))
+                       for n in stores) and name not in self.pf.params
+        if bound or name in self.pf.params:
+            return False
+        try:
+            held = self.pf.resolve(name)
+        except Exception:  # noqa: BLE001  (not resolvable here)
+            return False
+        return type(held) in (list, tuple)
 
     def stmt(self, s) -> list:
         if isinstance(s, gast.FunctionDef):  # (a nested def: closures.py splices it in)
