@@ -394,6 +394,39 @@ def dict_without(d, key):
     return out
 
 
+def nditer_indices(shape, strides, itemsize: int, order: str = "K",
+                   zerosize_ok: bool = False) -> list:
+    """The index of each item ``np.nditer(x, order=order)`` gives, in its order, from x's
+    layout alone (frontend/pyforms.py writes ``for v in np.nditer(x)`` as a loop over these,
+    ``v = x[i]``): the iterator run over an array of x's shape and strides that holds no
+    data of x (its memory order with negative strides flipped, as nditer's 'K' walks it).
+    A zero-size x raises numpy's ValueError unless `zerosize_ok` (nditer's flag)."""
+    from numpy.lib.stride_tricks import as_strided
+
+    shape, strides = tuple(shape), tuple(strides)
+    if 0 in shape:
+        if not zerosize_ok:
+            raise ValueError("Iteration of zero-sized operands is not enabled")
+        return []
+    if order == "A":  # (numpy's: 'F' where x is Fortran-contiguous, else 'C')
+        want, f_contiguous = itemsize, True
+        for n, st in zip(shape, strides):
+            if n != 1 and st != want:
+                f_contiguous = False
+            want *= n
+        order = "F" if f_contiguous else "C"
+    low = sum((n - 1) * st for n, st in zip(shape, strides) if st < 0)
+    high = sum((n - 1) * st for n, st in zip(shape, strides) if st > 0)
+    probe = as_strided(np.zeros(high - low + 1, dtype=np.uint8)[-low:], shape=shape,
+                       strides=strides, writeable=False)
+    it = np.nditer(probe, flags=["multi_index"], order=order)
+    out = []
+    while not it.finished:
+        out.append(it.multi_index)
+        it.iternext()
+    return out
+
+
 def same_length(seq, n: int, name: str) -> None:
     """Where a loop over a module's list runs that srcad unrolled by its length when the call
     began (frontend/objects.py `_length_checks`): a list changed to another length during the

@@ -544,3 +544,69 @@ def test_iter_next_over_a_module_list_read_at_each_call(opts, monkeypatch):
     check()
     monkeypatch.setitem(globals(), "ACTS", (np.sin, np.tanh))  # (rebound, a tuple)
     check()
+
+
+# --- 7. np.nditer over an array, read only ---------------------------------------------------
+def running_sum_over_nditer(x):
+    """Order matters (each item halves what came before): nditer's own order, memory order."""
+    s = 0.0
+    for v in np.nditer(x):
+        s = s * 0.5 + v ** 2
+    return s
+
+
+def nditer_with_options(x, W):
+    s = 0.0
+    for v in np.nditer(x.T @ W, order="F", op_flags=["readonly"], flags=["zerosize_ok"]):
+        if v > 0:
+            s = s + np.tanh(v)
+        else:
+            s = s - 0.5 * v
+    return s + _nditer_helper(x)
+
+
+def _nditer_helper(a):
+    t = 0.0
+    for v in np.nditer(np.sin(a), order="C"):
+        t = t * 0.9 + v
+    return t
+
+
+def writes_through_nditer(x):
+    for v in np.nditer(x, op_flags=["readwrite"]):
+        v[...] = v * 2.0
+    return np.sum(x)
+
+
+NX = np.array([[0.3, -0.7, 1.1], [0.5, 0.2, -0.4]])
+NW = np.array([[0.5, -1.0], [0.3, 0.8]])
+
+
+@pytest.mark.parametrize("opts", MODES, ids=MODE_IDS)
+def test_nditer_read_only(opts):
+    _check(running_sum_over_nditer, (NX,), opts=opts)
+    _check(nditer_with_options, (NX, NW), wrt=(0, 1), opts=opts)
+
+
+@pytest.mark.parametrize("opts", MODES, ids=MODE_IDS)
+@pytest.mark.parametrize("layout", ["fortran", "transposed", "reversed"])
+def test_nditer_walks_memory_order(layout, opts):
+    """The items come in the array's memory order (nditer's 'K'): for a Fortran-ordered, a
+    transposed or a reversed array, the gradient of the function at that very layout --
+    checked against differences taken through the same layout."""
+    make = {"fortran": np.asfortranarray, "transposed": lambda b: b.T,
+            "reversed": lambda b: b[:, ::-1]}[layout]
+    base = NX if layout != "transposed" else NX.T.copy()
+    x = make(base)
+    value, g = srcad.value_and_grad(running_sum_over_nditer, **opts)(x)
+    assert value == running_sum_over_nditer(x)
+    fd = numerical_grad(lambda b: running_sum_over_nditer(make(b)), (base,))
+    want = {"fortran": fd, "transposed": fd.T, "reversed": fd[:, ::-1]}[layout]
+    assert rel_error(g, want) < 1e-6
+
+
+@pytest.mark.parametrize("mode", ["source", "tape"])
+def test_nditer_writing_through_the_iterator_is_refused(mode):
+    with pytest.raises(srcad.SrcadError, match="readwrite") as err:
+        srcad.value_and_grad(writes_through_nditer, mode=mode)(NX.copy())
+    assert "np.ndindex" in str(err.value)

@@ -75,7 +75,7 @@ import textwrap
 import gast
 import numpy as np
 
-from .. import ir, runtime_context
+from .. import ir, runtime_context, runtime_python
 from ..errors import UnsupportedSyntaxError
 from ..naming import fresh
 from .opaque import is_opaque, is_user_object
@@ -87,7 +87,9 @@ _HELPERS = {"enter_context": runtime_context.enter_context,
             "exit_context": runtime_context.exit_context,
             "enter_state": runtime_context.enter_state,
             "exit_state": runtime_context.exit_state,
-            "context_setting": runtime_context.context_setting}
+            "context_setting": runtime_context.context_setting,
+            "nditer_indices": runtime_python.nditer_indices,
+            "numpy": np}
 
 _STATE = {np.errstate, runtime_context.warnings.catch_warnings}
 _SETTINGS = set(runtime_context.SETTINGS_BY_FN)
@@ -324,6 +326,11 @@ class _Forms:
             return self.block(self.match_block(s))
         if isinstance(s, gast.For) and isinstance(s.iter, gast.GeneratorExp):
             return self.block(self.loop_over_generator(s))
+        if isinstance(s, gast.For) and isinstance(s.iter, gast.Call) and \
+                self.resolve(s.iter.func) is np.nditer:
+            loop = self.nditer_loop(s)
+            if loop is not None:
+                return self.block(loop)
         if isinstance(s, gast.For):
             self.lazy_values_kept(s)
         self.expressions(s)
@@ -699,6 +706,71 @@ class _Forms:
                         if root in names:
                             return root
         return None
+
+    def nditer_loop(self, s):
+        """``for v in np.nditer(x)`` (read-only; ``order=``, the flags that change no item)
+        as the loop over the items it gives: ``x_array = np.asarray(x); for i in
+        nditer_indices(x_array.shape, x_array.strides, x_array.dtype.itemsize, order): v =
+        x_array[i]; body`` -- the same items in the same order (its memory order for 'K',
+        runtime_python.nditer_indices), each read by an index, so its derivative flows. A
+        write through the iterator (``op_flags=["readwrite"]``) is refused; several operands,
+        other flags, or an iterator held in a name are left as written (refused where a
+        gradient needs them)."""
+        call = s.iter
+        if len(call.args) != 1 or isinstance(call.args[0], (gast.List, gast.Tuple,
+                                                             gast.Starred)):
+            return None
+        order, zerosize_ok = "K", False
+        for k in call.keywords:
+            value = k.value
+            if k.arg == "order" and isinstance(value, gast.Constant) and \
+                    value.value in ("K", "C", "F", "A"):
+                order = value.value
+                continue
+            words = [x.value for x in value.elts] if isinstance(
+                value, (gast.List, gast.Tuple)) and all(
+                isinstance(x, gast.Constant) and type(x.value) is str
+                for x in value.elts) else None
+            if k.arg == "op_flags" and words is not None and \
+                    any(w in ("readwrite", "writeonly") for w in words):
+                raise self.error(
+                    "`np.nditer` writing through the iterator (op_flags=['readwrite'])", s,
+                    "write into the array by index: `for i in np.ndindex(x.shape): x[i] = "
+                    "...` (srcad follows the writes there)")
+            if k.arg == "op_flags" and words is not None and \
+                    set(words) <= {"readonly", "copy", "updateifcopy", "no_broadcast",
+                                   "contig", "aligned", "nbo"}:
+                continue
+            if k.arg == "flags" and words is not None and \
+                    set(words) <= {"refs_ok", "zerosize_ok", "buffered", "delay_bufalloc",
+                                   "copy_if_overlap", "reduce_ok"}:
+                zerosize_ok = zerosize_ok or "zerosize_ok" in words
+                continue
+            return None
+        if _starred(s.target):
+            return None
+        arr = self.fresh(f"{s.target.id}_array" if isinstance(s.target, gast.Name)
+                         else "nditer_array")
+        index = self.fresh(f"{s.target.id}_index" if isinstance(s.target, gast.Name)
+                           else "nditer_index")
+        asarray = gast.Attribute(value=_name(self.helper("numpy")), attr="asarray",
+                                 ctx=gast.Load())  # (numpy as each mode shows it)
+        first = _assign(arr, _call(asarray, call.args[0]), s)
+
+        def attr(name):
+            return gast.Attribute(value=_name(arr), attr=name, ctx=gast.Load())
+
+        itemsize = gast.Attribute(value=attr("dtype"), attr="itemsize", ctx=gast.Load())
+        indices = _call(_name(self.helper("nditer_indices")), attr("shape"), attr("strides"),
+                        itemsize, gast.Constant(value=order, kind=None),
+                        gast.Constant(value=zerosize_ok, kind=None))
+        item = gast.Subscript(value=_name(arr), slice=_name(index), ctx=gast.Load())
+        body = [gast.copy_location(gast.Assign(targets=[s.target], value=item,
+                                               type_comment=None), s)] + s.body
+        loop = gast.copy_location(gast.For(target=_name(index, gast.Store()), iter=indices,
+                                           body=body, orelse=s.orelse, type_comment=None), s)
+        gast.fix_missing_locations(loop)
+        return [first, loop]
 
     def loop_over_generator(self, s) -> list:
         """``for v in (f(k) for k in ks if c): body`` is the loop Python runs: ``for k in ks:
