@@ -26,6 +26,7 @@ import math
 import statistics
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 from .errors import UnsupportedSyntaxError
 from .gradtree import GradTree, zeros_grad
@@ -401,8 +402,6 @@ def nditer_indices(shape, strides, itemsize: int, order: str = "K",
     ``v = x[i]``): the iterator run over an array of x's shape and strides that holds no
     data of x (its memory order with negative strides flipped, as nditer's 'K' walks it).
     A zero-size x raises numpy's ValueError unless `zerosize_ok` (nditer's flag)."""
-    from numpy.lib.stride_tricks import as_strided
-
     shape, strides = tuple(shape), tuple(strides)
     if 0 in shape:
         if not zerosize_ok:

@@ -610,3 +610,49 @@ def test_nditer_writing_through_the_iterator_is_refused(mode):
     with pytest.raises(srcad.SrcadError, match="readwrite") as err:
         srcad.value_and_grad(writes_through_nditer, mode=mode)(NX.copy())
     assert "np.ndindex" in str(err.value)
+
+
+# --- 8. setattr / getattr with names computed in loops ---------------------------------------
+class NamedLayers:
+    def __init__(self, Ws, scale=1.0):
+        self.n = len(Ws)
+        for i in range(self.n):
+            setattr(self, "W" + str(i), Ws[i] * scale)
+            setattr(self, f"act{i}", "tanh" if i < self.n - 1 else "linear")
+
+    def __call__(self, x):
+        for i in range(self.n):
+            x = getattr(self, f"W{i}") @ x
+            if getattr(self, f"act{i}") == "tanh":
+                x = np.tanh(x)
+        return x
+
+
+class NamedByEnumerate:
+    def __init__(self, W1, W2):
+        for i, W in enumerate([W1, W2]):
+            setattr(self, f"W{i}", W)
+
+    def forward(self, x, k):
+        return sum(np.sum(getattr(self, f"W{i}") @ x) * (i + k) for i in range(2))
+
+
+def named_layers(W1, W2, x):
+    net = NamedLayers([W1, W2], scale=0.5)
+    return np.sum(net(x) ** 2)
+
+
+def named_by_enumerate(W1, W2, x):
+    m = NamedByEnumerate(W1, W2 @ W1)
+    return m.forward(x, k=2.0)
+
+
+SW1 = np.array([[0.5, -0.3, 0.2], [0.1, 0.4, -0.6], [0.7, 0.2, 0.3]])
+SW2 = np.array([[0.3, -0.2, 0.1], [0.5, 0.1, -0.4], [-0.4, 0.6, 0.2]])
+SX = np.array([0.2, -1.1, 0.4])
+
+
+@pytest.mark.parametrize("opts", MODES, ids=MODE_IDS)
+@pytest.mark.parametrize("fn", [named_layers, named_by_enumerate])
+def test_setattr_getattr_with_names_made_in_loops(fn, opts):
+    _check(fn, (SW1, SW2, SX), wrt=(0, 1, 2), opts=opts)

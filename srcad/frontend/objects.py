@@ -488,6 +488,18 @@ class _Rewriter:
                 return []
             return self.stmt(gast.copy_location(gast.Assign(
                 targets=[s.target], value=s.value, type_comment=None), s))
+        if isinstance(s, gast.Expr) and isinstance(s.value, gast.Call) and \
+                isinstance(s.value.func, gast.Name) and s.value.func.id == "setattr" and \
+                "setattr" not in self.scope.locals and len(s.value.args) == 3 and \
+                not s.value.keywords and isinstance(self.peek(s.value.args[0]), VObj):
+            # `setattr(self, f"W{i}", v)` by a name known here (an unrolled loop's): the
+            # attribute store it is, `self.W0 = v`
+            obj, key, value = s.value.args
+            store = gast.copy_location(gast.Attribute(value=obj, attr=self._attr_name(key),
+                                                      ctx=gast.Store()), s.value)
+            store.srcad_setattr = True
+            return self.pre + self.stmt(gast.copy_location(gast.Assign(
+                targets=[store], value=value, type_comment=None), s))
         if isinstance(s, gast.Expr):
             v = self.expr(s.value)
             if isinstance(v, (VObj, VList)):
@@ -1111,6 +1123,7 @@ class _Rewriter:
                 items = inner
         if wrap is None and not s.orelse and (self._fills_objects(s.body) or
                                               self._indexes_objects(s.body, s.target) or
+                                              self._names_attributes(s.body, s.target) or
                                               self._attribute_names(it) is not UNRESOLVED):
             # `for i in range(len(Ws)): self.layers.append(Dense(Ws[i], ..))`: unrolled when
             # its count is known before running (a literal, an argument's length)
@@ -1193,6 +1206,18 @@ class _Rewriter:
                 out.extend(self.stmt(gast.copy_location(one, s)))
             out.extend(self.block(copy.deepcopy(s.body)))
         return out
+
+    def _names_attributes(self, body, target) -> bool:
+        """Does the loop body `getattr` / `setattr` an attribute of a built object by a name
+        made from the loop variable (``setattr(self, f"W{i}", ...)``)? Then it is unrolled,
+        each copy naming its attribute with a constant."""
+        names = {n.id for n in gast.walk(target) if isinstance(n, gast.Name)}
+        return any(isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and
+                   n.func.id in ("getattr", "setattr", "hasattr") and
+                   n.func.id not in self.scope.locals and len(n.args) >= 2 and
+                   isinstance(self.peek(n.args[0]), VObj) and
+                   any(isinstance(m, gast.Name) and m.id in names for m in gast.walk(n.args[1]))
+                   for b in body for n in gast.walk(b))
 
     def _fills_objects(self, body) -> bool:
         """Does the loop body `.append()` to / store into a list or dict of built objects?"""
@@ -1558,6 +1583,11 @@ class _Rewriter:
             if isinstance(base, VObj):
                 if t.attr in base.objects:
                     raise _Unsupported(f"`.{t.attr}` holds an object and other values")
+                if t.attr not in base.attrs and getattr(t, "srcad_setattr", False) and \
+                        base.built and base is self.me and not hasattr(base.cls, t.attr):
+                    # (an attribute its own method names by setattr: state like the others
+                    # from here on -- set before any read, so given back, never passed in)
+                    base.attrs = base.attrs + (t.attr,)
                 if t.attr not in base.attrs:
                     raise _Unsupported(f"`.{t.attr}` assigned from outside the class")
                 base.consts.pop(t.attr, None)
@@ -2379,8 +2409,9 @@ class _Rewriter:
                    n.func.id == first for n in _walk_own(fdef))
 
     def _attr_name(self, e) -> str:
-        """The attribute a `getattr` / `hasattr` names: a string known here."""
-        k = self.value(e)
+        """The attribute a `getattr` / `hasattr` / `setattr` names: a string known here
+        (`"W" + str(i)` of an unrolled loop's `i` too)."""
+        k = _text_fold(self.value(e), self.scope.locals)
         if not (isinstance(k, gast.Constant) and type(k.value) is str and
                 k.value.isidentifier()):
             raise _Unsupported("getattr / hasattr of a built object by a name not known "
@@ -3074,6 +3105,24 @@ def _generator_as_list(fdef, taken: set) -> None:
     fdef.body = [init] + body + [gast.copy_location(gast.Return(value=_name(acc)),
                                                     fdef.body[-1])]
     gast.fix_missing_locations(fdef)
+
+
+def _text_fold(e, local: set):
+    """`"W" + str(0)` (constants joined by `+`, `str()` of a constant int) as the constant
+    string it is; anything else as it is."""
+    def fold(n):
+        if isinstance(n, gast.Constant) and type(n.value) in (str, int):
+            return n.value
+        if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id == "str" \
+                and "str" not in local and len(n.args) == 1 and not n.keywords:
+            v = fold(n.args[0])
+            return str(v) if type(v) in (str, int) else None
+        if isinstance(n, gast.BinOp) and isinstance(n.op, gast.Add):
+            a, b = fold(n.left), fold(n.right)
+            return a + b if type(a) is str and type(b) is str else None
+        return None
+    v = fold(e)
+    return gast.copy_location(gast.Constant(value=v, kind=None), e) if type(v) is str else e
 
 
 def _effects(stmts) -> bool:
