@@ -35,7 +35,12 @@ the result); operators on built objects (``p + q`` is
 say something of the object itself (`_object_builtin`: ``type``, ``id``, ``callable``,
 ``str``/``repr`` -- its ``__str__``/``__repr__``, or object's with an address of its own --,
 ``hasattr`` from the attributes assigned so far, ``getattr`` by a known name, also called:
-``getattr(self, "_" + self.kind)(x)``); ``obj is None`` (a constant); a classmethod
+``getattr(self, "_" + self.kind)(x)``); ``setattr(self, f"W{i}", v)`` / ``getattr(self, "W" +
+str(i))`` by names an unrolled loop makes (an attribute a method names by setattr is state
+like the others); ``Dense(**spec)`` of a dict read when the call runs, spelled out by the
+constructor's parameters; a loop or comprehension over a module's list (``for spec in
+ARCH``), unrolled by its length; ``functools.reduce(lambda h, layer: layer(h), layers, x)``,
+the fold unrolled; ``obj is None`` (a constant); a classmethod
 factory that builds ``cls(...)`` (``Model.from_params(p, **kw)``: the constructor call it
 makes, a ``**kwargs`` of known keys expanded by name); ``__init__(self, W, *args,
 **kwargs)`` handing both on to ``super().__init__``; a property's setter (``layer.w = v``);
