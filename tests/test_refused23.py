@@ -525,6 +525,26 @@ def test_iter_next_over_functions_and_layers(opts):
     _check(first_layer_then_the_rest, (RW1, RW2, RX), wrt=(0, 1, 2), opts=opts)
 
 
+def next_in_a_comprehension(x):
+    fs = [np.tanh, np.sin, np.cos]
+    it = iter(fs)
+    ys = [next(it)(x * k) for k in range(2)]  # (a next() per item: not one read)
+    return np.sum(ys[0] + ys[1])
+
+
+def next_maybe(x, c=False):
+    it = iter([np.tanh, np.sin])
+    a = c and next(it)  # (read on one path only)
+    return np.sum(next(it)(x)) + (0.0 if a is False else 1.0)
+
+
+@pytest.mark.parametrize("fn", [next_in_a_comprehension, next_maybe])
+@pytest.mark.parametrize("mode", ["source", "tape"])
+def test_next_read_a_number_of_times_not_known_stays_refused(fn, mode):
+    with pytest.raises(srcad.SrcadError):
+        srcad.value_and_grad(fn, mode=mode)(W)
+
+
 @pytest.mark.parametrize("opts", MODES, ids=MODE_IDS)
 def test_iter_next_over_a_module_list_read_at_each_call(opts, monkeypatch):
     t = srcad.value_and_grad(next_of_module_functions, **opts)

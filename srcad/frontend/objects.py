@@ -1402,7 +1402,7 @@ class _Rewriter:
                 e.id in self.scope.locals or self.in_def:
             return None
         held = self.o.resolve_static(e, self.scope)
-        if type(held) not in (list, tuple):
+        if type(held) not in (list, tuple) or len(held) > 256:  # (a loop unrolled by it)
             return None
         if type(held) is list:
             guards.note("items", held, len(held), held)

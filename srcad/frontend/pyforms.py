@@ -267,7 +267,8 @@ class _Forms:
                      isinstance(n.args[0], gast.Name) and n.args[0].id == it and
                      self.resolve(n.func) is builtins.next]
             if isinstance(s2, (gast.For, gast.While, gast.If, gast.With, gast.Try,
-                               gast.FunctionDef)) or len(calls) != 1 or len(uses) != 1:
+                               gast.FunctionDef)) or len(calls) != 1 or len(uses) != 1 or \
+                    _evaluated_maybe_or_often(s2, calls[0]):
                 return None  # (a read whose count or order is not settled here)
             reads.append((j, calls[0]))
         last = loop if loop is not None else (reads[-1][0] if reads else -1)
@@ -991,6 +992,20 @@ def _has_effects(node) -> bool:
             targets = n.targets if isinstance(n, gast.Assign) else [n.target]
             if any(isinstance(t, gast.Attribute) for t in targets):
                 return True
+    return False
+
+
+def _evaluated_maybe_or_often(stmt, node) -> bool:
+    """Is `node` (inside the simple statement `stmt`) evaluated only on some paths or more
+    than once per run of the statement: under `and` / `or` / `x if c else y`, in a
+    comprehension, a generator expression or a lambda?"""
+    parents = {id(c): n for n in gast.walk(stmt) for c in gast.iter_child_nodes(n)}
+    n = parents.get(id(node))
+    while n is not None:
+        if isinstance(n, (gast.BoolOp, gast.IfExp, gast.ListComp, gast.SetComp,
+                          gast.DictComp, gast.GeneratorExp, gast.Lambda)):
+            return True
+        n = parents.get(id(n))
     return False
 
 
