@@ -31,6 +31,7 @@ import importlib
 import math
 import statistics
 import sys
+import types
 
 import numpy as np
 
@@ -457,20 +458,43 @@ class _Substitutes(dict):
                 self.update(mod.substitutes())
                 SUBSTITUTED_OWNERS.update((id(o), o) for o in mod.owners())
                 CLASS_SUBSTITUTES.update(getattr(mod, "class_substitutes", dict)())
+                if hasattr(mod, "frozen_method"):
+                    METHOD_SUBSTITUTES.append((mod.frozen_distribution, mod.frozen_method))
+
+    def _method(self, key):
+        """The substitute of a method of a library object made outside the differentiated
+        function (a module's ``PRIOR = scipy.stats.norm(0, 1)``: ``PRIOR.logpdf``), made from
+        the object as it is now; None for anything else."""
+        if type(key) is not types.MethodType:
+            return None
+        for _, fn in METHOD_SUBSTITUTES:
+            sub = fn(key)
+            if sub is not None:
+                return sub
+        return None
 
     def __contains__(self, key) -> bool:
         if _OPTIONAL:
             self._due()
-        return dict.__contains__(self, key)
+        return dict.__contains__(self, key) or (
+            bool(METHOD_SUBSTITUTES) and self._method(key) is not None)
 
     def __getitem__(self, key):
         if _OPTIONAL:
             self._due()
+        if METHOD_SUBSTITUTES and not dict.__contains__(self, key):
+            sub = self._method(key)
+            if sub is not None:
+                return sub
         return dict.__getitem__(self, key)
 
     def get(self, key, default=None):
         if _OPTIONAL:
             self._due()
+        if METHOD_SUBSTITUTES and not dict.__contains__(self, key):
+            sub = self._method(key)
+            if sub is not None:
+                return sub
         return dict.get(self, key, default)
 
 
@@ -480,13 +504,17 @@ _OPTIONAL: dict = {}
 # id -> a library object some of whose methods are substituted (scipy.stats.norm: its
 # `logpdf`); tape mode shows it through a view that calls the substitutes
 SUBSTITUTED_OWNERS: dict = {}
+# (is this a library object whose methods are substituted, the method -> its substitute or
+# None): objects made outside srcad's sight (srcad/pystats.py's `frozen_method`)
+METHOD_SUBSTITUTES: list = []
 
 
 def substituted_owner(obj) -> bool:
     """Is `obj` a library object with substituted methods (scipy.stats.norm)?"""
     if _OPTIONAL:
         SUBSTITUTES._due()
-    return id(obj) in SUBSTITUTED_OWNERS and SUBSTITUTED_OWNERS[id(obj)] is obj
+    return id(obj) in SUBSTITUTED_OWNERS and SUBSTITUTED_OWNERS[id(obj)] is obj or any(
+        test(obj) for test, _ in METHOD_SUBSTITUTES)
 
 
 def class_substitute(obj):

@@ -25,6 +25,8 @@ Before/after:
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 
 import numpy as np
@@ -240,6 +242,53 @@ def class_substitutes() -> dict:
     """scipy.stats's distributions -> the frozen classes below: `norm(mu, s)` builds one."""
     return {getattr(ss, name): cls for name, cls in
             ((n[:-len("_frozen")], c) for n, c in globals().items() if n.endswith("_frozen"))}
+
+
+def frozen_method(method):
+    """A method of a distribution scipy froze outside the differentiated function (a
+    module's ``PRIOR = norm(0, 1)``: ``PRIOR.logpdf``) -> the function above of that method,
+    its parameters bound to the ones the object holds now (``functools.partial(norm_logpdf,
+    loc=0, scale=1)``); None for anything else. The partial is made where the call is
+    normalised (source mode: the object's global is guarded, a rebound one builds anew) or
+    made (tape mode), so each call reads the object the name holds then."""
+    owner = getattr(method, "__self__", None)
+    name = getattr(method, "__name__", None)
+    if isinstance(owner, _FROZEN_SCALAR):
+        dist = getattr(owner.dist, "name", None)
+        if type(owner.dist) is not type(getattr(ss, str(dist), None)):
+            return None  # (a user's own rv_continuous subclass: not one of these)
+        args, kwds = owner.args, owner.kwds
+    elif type(owner) in _FROZEN_MULTI:
+        dist, args, kwds = _FROZEN_MULTI[type(owner)](owner)
+    else:
+        return None
+    fn = globals().get(f"{dist}_{name}")
+    if fn is None or not callable(fn):
+        return None
+    try:
+        bound = inspect.signature(fn).bind(None, *args, **kwds)
+    except TypeError:  # (parameters scipy takes and these functions do not)
+        return None
+    bound.arguments.pop(next(iter(bound.arguments)))  # (x: the call's own)
+    return functools.partial(fn, **bound.arguments)
+
+
+# scipy's frozen univariate distribution (rv_continuous_frozen and rv_discrete_frozen's base)
+_FROZEN_SCALAR = next(c for c in type(ss.norm()).__mro__ if c.__name__ == "rv_frozen")
+# scipy's frozen multivariate distributions -> (the name of this module's functions, their
+# positional parameters, their keyword parameters) read from the object
+_FROZEN_MULTI = {
+    type(ss.multivariate_normal(np.zeros(1), np.ones((1, 1)))): lambda d: (
+        "multivariate_normal", (), {"mean": d.mean, "cov": d.cov,
+                                    "allow_singular": getattr(d, "allow_singular", False)}),
+    type(ss.dirichlet(np.ones(2))): lambda d: ("dirichlet", (d.alpha,), {}),
+}
+
+
+def frozen_distribution(obj) -> bool:
+    """Is `obj` a distribution scipy froze (``norm(0, 1)``), whose methods `frozen_method`
+    substitutes?"""
+    return isinstance(obj, _FROZEN_SCALAR) or type(obj) in _FROZEN_MULTI
 
 
 def owners() -> list:

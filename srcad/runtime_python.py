@@ -26,7 +26,9 @@ import math
 import statistics
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
+from .errors import UnsupportedSyntaxError
 from .gradtree import GradTree, zeros_grad
 
 # -- containers of per-item derivatives -------------------------------------------------------
@@ -391,6 +393,63 @@ def dict_without(d, key):
     out = _dict_copy(d)
     out.pop(key, None)
     return out
+
+
+def nditer_indices(shape, strides, itemsize: int, order: str = "K",
+                   zerosize_ok: bool = False) -> list:
+    """The index of each item ``np.nditer(x, order=order)`` gives, in its order, from x's
+    layout alone (frontend/pyforms.py writes ``for v in np.nditer(x)`` as a loop over these,
+    ``v = x[i]``): the iterator run over an array of x's shape and strides that holds no
+    data of x (its memory order with negative strides flipped, as nditer's 'K' walks it).
+    A zero-size x raises numpy's ValueError unless `zerosize_ok` (nditer's flag)."""
+    shape, strides = tuple(shape), tuple(strides)
+    if 0 in shape:
+        if not zerosize_ok:
+            raise ValueError("Iteration of zero-sized operands is not enabled")
+        return []
+    if order == "A":  # (numpy's: 'F' where x is Fortran-contiguous, else 'C')
+        want, f_contiguous = itemsize, True
+        for n, st in zip(shape, strides):
+            if n != 1 and st != want:
+                f_contiguous = False
+            want *= n
+        order = "F" if f_contiguous else "C"
+    low = sum((n - 1) * st for n, st in zip(shape, strides) if st < 0)
+    high = sum((n - 1) * st for n, st in zip(shape, strides) if st > 0)
+    probe = as_strided(np.zeros(high - low + 1, dtype=np.uint8)[-low:], shape=shape,
+                       strides=strides, writeable=False)
+    it = np.nditer(probe, flags=["multi_index"], order=order)
+    out = []
+    while not it.finished:
+        out.append(it.multi_index)
+        it.iternext()
+    return out
+
+
+def same_length(seq, n: int, name: str) -> None:
+    """Where a loop over a module's list runs that srcad unrolled by its length when the call
+    began (frontend/objects.py `_length_checks`): a list changed to another length during the
+    call, before the loop, is refused here rather than walked by its old length."""
+    if len(seq) != n:
+        raise UnsupportedSyntaxError(
+            f"the list `{name}` had {n} items when the call began and has {len(seq)} where "
+            f"the loop over it runs: srcad unrolled the loop by its length at the call's "
+            f"start", hint=f"change `{name}` before calling the function, or loop over a list "
+            f"the function builds itself")
+
+
+def spread_keywords(d, names: tuple, given: tuple, callee: str) -> None:
+    """The check Python makes of ``callee(..., **d)`` where srcad spelled the call out by the
+    callee's parameters `names` the call leaves to `d` (``Dense(n_in=d["n_in"],
+    act=d.get("act", "tanh"))``; `given`: those it passes itself): a key that is no such
+    parameter raises Python's TypeError."""
+    for k in d:
+        if not isinstance(k, str):
+            raise TypeError(f"{callee}() keywords must be strings")
+        if k in given:
+            raise TypeError(f"{callee}() got multiple values for argument '{k}'")
+        if k not in names:
+            raise TypeError(f"{callee}() got an unexpected keyword argument '{k}'")
 
 
 def dict_get(d, key, default=None):

@@ -44,7 +44,7 @@ import types
 
 import numpy as np
 
-from . import runtime
+from . import runtime, runtime_python
 from .build import pinned
 from .errors import SrcadError
 from .frontend import concatenators
@@ -497,6 +497,8 @@ class Tape:
         """What the traced code calls for `obj`, a key of pyfuncs.SUBSTITUTES or TAPE_ONLY:
         srcad/pyfuncs.py's function, traced as user code, or `obj` itself."""
         fn = SUBSTITUTES.get(obj, TAPE_ONLY.get(obj))
+        if isinstance(fn, functools.partial):  # (`PRIOR.logpdf`: pystats.frozen_method)
+            return functools.partial(self.scoped(fn.func), *fn.args, **fn.keywords)
         return obj if fn is None else self.scoped(fn)
 
     def numpy_view(self):
@@ -902,6 +904,27 @@ def _ndenumerate(a):
         yield idx, a[idx]
 
 
+_NDITER_FLAGS = frozenset({"refs_ok", "zerosize_ok", "buffered", "delay_bufalloc",
+                           "copy_if_overlap", "reduce_ok"})
+_NDITER_READS = frozenset({"readonly", "copy", "updateifcopy", "no_broadcast", "contig",
+                           "aligned", "nbo"})
+
+
+def _nditer(op, flags=None, op_flags=None, order="K", **rest):
+    """np.nditer over a Tensor, read only: its items in numpy's order (memory order for 'K',
+    runtime_python.nditer_indices), each a getitem on the tape -- what source mode's loop
+    reads (frontend/pyforms.py `nditer_loop`). Anything else is numpy's own iterator."""
+    flags, op_flags = list(flags or ()), list(op_flags or ())
+    if not isinstance(op, Tensor) or rest or order not in ("K", "C", "F", "A") or \
+            not set(flags) <= _NDITER_FLAGS or not set(op_flags) <= _NDITER_READS:
+        return np.nditer(op, flags=flags or None, op_flags=op_flags or None, order=order,
+                         **rest)
+    value = op.value
+    index = runtime_python.nditer_indices(np.shape(value), value.strides, value.dtype.itemsize,
+                                          order, "zerosize_ok" in flags)
+    return (op[i] for i in index)
+
+
 class _NumpyView:
     """numpy (or one of its submodules) as a traced function sees it: its callables with a
     row are `Tape.sequence_aware`."""
@@ -924,6 +947,8 @@ class _NumpyView:
             return self._tape.substitute(obj)
         if _hashable(obj) and obj in CLASS_SUBSTITUTES:  # np.poly1d: srcad/pyfuncs.py's
             return CLASS_SUBSTITUTES[obj]
+        if obj is np.nditer:  # (a Tensor's items: indexed, as pyforms.nditer_loop reads)
+            return _nditer
         if obj is np.ndenumerate:  # (a Tensor's items: indexed, as ndenumerate.py walks)
             return lambda a: _ndenumerate(self.asarray(a) if isinstance(a, (list, tuple))
                                           else a)

@@ -17,8 +17,9 @@ depend on the input (a sine around it), and checked:
 * against torch's autograd where torch has the function, and jax's where jax.numpy has it
   (float64; jax is a bench dependency: its checks skip without it);
 * the census (srcad/analysis/census.py) classifies the name as differentiated -- or, for the
-  two the issue allows to be refused (x.view(dtype), np.nditer), as refused, and the
-  refusal is a SrcadError at the user's line that gives the census's reason.
+  one the issue allows to be refused (x.view(dtype)), as refused, and the refusal is a
+  SrcadError at the user's line that gives the census's reason (np.nditer, the other one,
+  is lowered since issue 23: tests/test_refused23.py).
 
 Then what the audit found and fixed, each a test that failed before: a third derivative of
 multi_dot / cumprod is refused (their second derivatives are rules now), the second derivative
@@ -742,7 +743,15 @@ def test_piecewise_constant_functions_are_no_gradient(name):
     assert _ENTRIES[name].kind == C.NO_GRADIENT
 
 
-REFUSED = [("ndarray.view", view_dtype), ("np.nditer", nditer)]
+REFUSED = [("ndarray.view", view_dtype)]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_nditer_is_lowered(mode):
+    """(Refused with the census's reason until issue 23: read-only iteration is a loop over
+    indices now, tests/test_refused23.py.)"""
+    assert _ENTRIES["np.nditer"].kind == C.DIFFERENTIATED
+    check_grads(nditer, (_r(4),), grad_fn=srcad.grad(nditer, mode=mode))
 
 
 @pytest.mark.parametrize("name, fn", REFUSED, ids=[n for n, _ in REFUSED])

@@ -126,8 +126,6 @@ _METHOD_FORM = ("the method form is not lowered to the row; call the numpy funct
                 "(np.conj(x), np.real(x), np.sort(x), np.partition(x, k), x[...] = v)")
 _BITS = ("reads the array's bytes as another dtype (x.view(np.int64), x.getfield): no derivative "
          "of a reinterpretation; x.view() of the same dtype is x itself: use x")
-_ITERATOR = ("an iterator object srcad cannot see through: iterate with `for v in x` over the "
-             "array or index it (both are lowered to subscripts)")
 _DIGAMMA = ("its derivative is the digamma function (lgamma's; gamma's times gamma), which "
             "numpy does not have: no rule")
 _TOLIST = ("nested lists of Python numbers: a gradient would have to follow each one; use "
@@ -149,7 +147,6 @@ REFUSED_NAMES: dict[str, str] = {
     _MATRIX: "np.matrix np.asmatrix np.bmat np.mat",
     _EXTENDED: "np.float128 np.longdouble np.longfloat",
     _BITS: "ndarray.getfield ndarray.view",
-    _ITERATOR: "np.nditer builtins.iter builtins.next",
     _PY_SCALAR: """builtins.divmod operator.concat
         math.fma math.frexp math.ldexp math.modf math.nextafter math.remainder math.sumprod
         statistics.linear_regression
@@ -204,6 +201,11 @@ _LOWERED_NUMPY = {
                            "where the axis was (numpy's layout)",
     "np.apply_over_axes": "lowered to numpy's loop: a = f(a, axis) per axis, a result that "
                           "dropped the axis given it back (np.expand_dims)",
+    "np.nditer": "`for v in np.nditer(x)` (read only, order=) lowered to `for i in "
+                 "nditer_indices(...): v = x[i]`, the items in nditer's order (memory order "
+                 "for 'K'; frontend/pyforms.py, the tape reads the same indices); a write "
+                 "through it (op_flags=['readwrite']), several operands or other flags are "
+                 "refused",
     "np.ndenumerate": "`for idx, v in np.ndenumerate(a)` lowered to `for idx in "
                       "np.ndindex(np.shape(a)): v = a[idx]` (frontend/ndenumerate.py; the "
                       "tape walks the same indices): each item an index of the array",
@@ -217,6 +219,11 @@ _LOWERED_NUMPY = {
 _PYFUNCS = ("srcad/pyfuncs.py's {}: np.array of the items, then a row whose value is Python's "
             "own (exact sums, correctly rounded)")
 _LOWERED_PYTHON = {
+    "builtins.iter": "it = iter(xs) of a list or tuple read by next(it) in straight-line "
+                     "statements and a last `for v in it`: lowered to xs[k] and xs[k:] "
+                     "(frontend/pyforms.py); an iterator held otherwise is refused",
+    "builtins.next": "next(it) of an iterator over a list or tuple read in straight-line "
+                     "statements: xs[k] (see builtins.iter)",
     "builtins.map": "map(f, xs) lowered to [f(v) for v in xs] where consumed once (an argument "
                     "or a loop's iterable; a map held in a name runs as written)",
     "builtins.sorted": "lowered to a stable argsort of the keys (key=, reverse=) and a gather: "

@@ -451,6 +451,11 @@ class CallsMixin:
                 self.refuse_starred(e, f"the method `{spelled}`")
             first = self.constant(bound, getattr(bound, "__name__", "obj"), e)
             return ("user", fn, spelled, [first, *args], kwargs, checkpointed)
+        if type(obj) is types.MethodType and _hashable(obj) and obj in SUBSTITUTES:
+            # a method of a library object made outside the function (`PRIOR.logpdf` of a
+            # module's `PRIOR = scipy.stats.norm(0, 1)`): srcad/pystats.py's function, its
+            # parameters those the object holds now (a partial, followed as below)
+            obj = SUBSTITUTES[obj]
         user_partial = isinstance(obj, functools.partial) and \
             isinstance(obj.func, types.FunctionType) and table.lookup(obj.func) is None and \
             library_file(obj.func) is None and obj.func not in LIFTED

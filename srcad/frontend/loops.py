@@ -97,7 +97,8 @@ class LoopsMixin:
             if self.defs[target] == 1:  # only the loop assigns it: always an int
                 self.ints.add(target)
         else:
-            seq = self.expr(it, target, None)
+            sliced = self.module_slice(it)
+            seq = self.expr(it, target, None) if sliced is None else sliced
             if isinstance(seq, ir.Seq) and seq.items and not exits and all(
                     _function_item(a) for a in seq.items):
                 # `fns = [relu, np.tanh]; for f in fns: h = f(h)`, `for W, act in [(W1,
@@ -112,7 +113,8 @@ class LoopsMixin:
                 finally:
                     self.unrolling = outer
                 return
-            if isinstance(seq, ir.Const) and is_object_sequence(seq.value) and not exits:
+            if isinstance(seq, ir.Const) and (is_object_sequence(seq.value) or
+                                              _function_sequence(seq.value)) and not exits:
                 # (unrolled over these very objects: a list changed in place -- `layers[:] =
                 # ...`, `layers.append(...)` -- is other code, so the items are guarded)
                 if isinstance(seq.value, list):
@@ -155,6 +157,39 @@ class LoopsMixin:
         item of a container, a constant of such a type; no for a list or tuple display, a
         numpy op's array, an argument (a dict argument's keys are walked by pylower.py)."""
         return maybe_mapping(seq, self.definitions, self.arrays)
+
+    def module_slice(self, it):
+        """``for f in ACTS[1:]`` of a module's list or tuple of functions or user objects
+        (constant bounds): the slice, a constant like the whole list (`_function_sequence`;
+        a list's items guarded), else None."""
+        if not (isinstance(it, gast.Subscript) and isinstance(it.slice, gast.Slice) and
+                isinstance(it.value, gast.Name) and it.value.id not in self.locals):
+            return None
+        bounds = []
+        for b in (it.slice.lower, it.slice.upper, it.slice.step):
+            if b is None:
+                bounds.append(None)
+            elif isinstance(b, gast.Constant) and type(b.value) is int:
+                bounds.append(b.value)
+            elif isinstance(b, gast.UnaryOp) and isinstance(b.op, gast.USub) and \
+                    isinstance(b.operand, gast.Constant) and type(b.operand.value) is int:
+                bounds.append(-b.operand.value)
+            else:
+                return None
+        if bounds[2] == 0:
+            return None
+        try:
+            held = self.pf.resolve(it.value.id)
+        except Exception:  # noqa: BLE001  (not resolvable: the general path says why)
+            return None
+        if type(held) not in (list, tuple):
+            return None
+        part = held[slice(*bounds)]
+        if not (is_object_sequence(part) or _function_sequence(part)):
+            return None
+        if type(held) is list:
+            guards.note("items", held, len(held), held)
+        return ir.Const(part, gast.unparse(it) if hasattr(gast, "unparse") else it.value.id)
 
     def unrolled(self, s: gast.For, target: str, seq: ir.Const, body) -> None:
         """``for layer in self.layers:`` over user objects known when normalising (each
@@ -354,6 +389,14 @@ def _function_item(a) -> bool:
         return isinstance(a.value, types.FunctionType) or rowed_callable(a.value)
     return isinstance(a, ir.Seq) and any(
         isinstance(b, ir.Const) and callable(b.value) and _function_item(b) for b in a.items)
+
+
+def _function_sequence(value) -> bool:
+    """A module's list or tuple of functions known when normalising (``ACTS = [np.tanh,
+    relu]``: a user's, or one with a row): walked once per function, as a display of them
+    is (`_function_item`), so that each call is that function's."""
+    return type(value) in (list, tuple) and 0 < len(value) <= 256 and all(
+        isinstance(v, types.FunctionType) or rowed_callable(v) for v in value)
 
 
 # what a `for` walks by position (`xs[i]`): the other iterables are walked through list(xs)

@@ -35,7 +35,12 @@ the result); operators on built objects (``p + q`` is
 say something of the object itself (`_object_builtin`: ``type``, ``id``, ``callable``,
 ``str``/``repr`` -- its ``__str__``/``__repr__``, or object's with an address of its own --,
 ``hasattr`` from the attributes assigned so far, ``getattr`` by a known name, also called:
-``getattr(self, "_" + self.kind)(x)``); ``obj is None`` (a constant); a classmethod
+``getattr(self, "_" + self.kind)(x)``); ``setattr(self, f"W{i}", v)`` / ``getattr(self, "W" +
+str(i))`` by names an unrolled loop makes (an attribute a method names by setattr is state
+like the others); ``Dense(**spec)`` of a dict read when the call runs, spelled out by the
+constructor's parameters; a loop or comprehension over a module's list (``for spec in
+ARCH``), unrolled by its length; ``functools.reduce(lambda h, layer: layer(h), layers, x)``,
+the fold unrolled; ``obj is None`` (a constant); a classmethod
 factory that builds ``cls(...)`` (``Model.from_params(p, **kw)``: the constructor call it
 makes, a ``**kwargs`` of known keys expanded by name); ``__init__(self, W, *args,
 **kwargs)`` handing both on to ``super().__init__``; a property's setter (``layer.w = v``);
@@ -80,7 +85,7 @@ from ..errors import (CalleeUnknownError, CountUnknownError, UnsupportedSyntaxEr
                       in_substitute)
 from ..naming import fresh
 from ..pyfuncs import CLASS_SUBSTITUTES, class_substitute, substituted_owner
-from ..runtime_python import list_concat
+from ..runtime_python import list_concat, same_length, spread_keywords
 from . import guards
 from .attrstate import (DICT_COPY, _may_read_before_store, container_aliases, dict_update,
                         kept_store, own_change)
@@ -519,6 +524,18 @@ class _Rewriter:
                 return []
             return self.stmt(gast.copy_location(gast.Assign(
                 targets=[s.target], value=s.value, type_comment=None), s))
+        if isinstance(s, gast.Expr) and isinstance(s.value, gast.Call) and \
+                isinstance(s.value.func, gast.Name) and s.value.func.id == "setattr" and \
+                "setattr" not in self.scope.locals and len(s.value.args) == 3 and \
+                not s.value.keywords and isinstance(self.peek(s.value.args[0]), VObj):
+            # `setattr(self, f"W{i}", v)` by a name known here (an unrolled loop's): the
+            # attribute store it is, `self.W0 = v`
+            obj, key, value = s.value.args
+            store = gast.copy_location(gast.Attribute(value=obj, attr=self._attr_name(key),
+                                                      ctx=gast.Store()), s.value)
+            store.srcad_setattr = True
+            return self.pre + self.stmt(gast.copy_location(gast.Assign(
+                targets=[store], value=value, type_comment=None), s))
         if isinstance(s, gast.Expr):
             v = self.expr(s.value)
             if isinstance(v, (VObj, VList)):
@@ -1163,6 +1180,7 @@ class _Rewriter:
                 items = inner
         if wrap is None and not s.orelse and (self._fills_objects(s.body) or
                                               self._indexes_objects(s.body, s.target) or
+                                              self._names_attributes(s.body, s.target) or
                                               self._attribute_names(it) is not UNRESOLVED):
             # `for i in range(len(Ws)): self.layers.append(Dense(Ws[i], ..))`: unrolled when
             # its count is known before running (a literal, an argument's length)
@@ -1170,7 +1188,7 @@ class _Rewriter:
             if seq is not UNRESOLVED and not any(
                     isinstance(n, (gast.Break, gast.Continue)) for b in s.body
                     for n in gast.walk(b)):
-                return self._unroll_static(s, seq)
+                return self._length_checks(it, s) + self._unroll_static(s, seq)
             if seq is UNRESOLVED and self.o.pf.deferrable:
                 raise self.o.pf.error(
                     "this loop builds objects into a list as many times as an argument says",
@@ -1245,6 +1263,18 @@ class _Rewriter:
                 out.extend(self.stmt(gast.copy_location(one, s)))
             out.extend(self.block(copy.deepcopy(s.body)))
         return out
+
+    def _names_attributes(self, body, target) -> bool:
+        """Does the loop body `getattr` / `setattr` an attribute of a built object by a name
+        made from the loop variable (``setattr(self, f"W{i}", ...)``)? Then it is unrolled,
+        each copy naming its attribute with a constant."""
+        names = {n.id for n in gast.walk(target) if isinstance(n, gast.Name)}
+        return any(isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and
+                   n.func.id in ("getattr", "setattr", "hasattr") and
+                   n.func.id not in self.scope.locals and len(n.args) >= 2 and
+                   isinstance(self.peek(n.args[0]), VObj) and
+                   any(isinstance(m, gast.Name) and m.id in names for m in gast.walk(n.args[1]))
+                   for b in body for n in gast.walk(b))
 
     def _fills_objects(self, body) -> bool:
         """Does the loop body `.append()` to / store into a list or dict of built objects?"""
@@ -1379,15 +1409,20 @@ class _Rewriter:
                 return UNRESOLVED
         return UNRESOLVED
 
-    def _static_len(self, e):
-        """The length of the list / tuple `e` holds, when known before running."""
+    def _static_len(self, e, module: bool = False):
+        """The length of the list / tuple `e` holds, when known before running (`module`: a
+        module's list or tuple too, for a loop over it -- `_length_checks`)."""
         held = self.peek(e)
         if isinstance(held, VList):
             return len(held.items)
         if isinstance(e, gast.Name) and isinstance(self.scope.env.get(e.id), VTuple):
             return len(self.scope.env[e.id].items)
         if isinstance(e, gast.Name) and e.id not in self.scope.env:
-            return self.scope.lengths.get(e.id, UNRESOLVED)
+            n = self.scope.lengths.get(e.id, UNRESOLVED)
+            if n is UNRESOLVED and module:
+                held = self._module_seq(e)
+                n = UNRESOLVED if held is None else len(held)
+            return n
         if isinstance(e, gast.Attribute):
             base = self.peek(e.value)
             return base.lengths.get(e.attr, UNRESOLVED) if isinstance(base, VObj) else \
@@ -1396,7 +1431,7 @@ class _Rewriter:
                 not any(isinstance(x, gast.Starred) for x in e.elts):
             return len(e.elts)
         if isinstance(e, gast.Subscript) and isinstance(e.slice, gast.Slice):
-            n = self._static_len(e.value)
+            n = self._static_len(e.value, module)
             parts = [None if p is None else self._static_int(p)
                      for p in (e.slice.lower, e.slice.upper, e.slice.step)]
             if n is UNRESOLVED or UNRESOLVED in parts or parts[2] == 0:
@@ -1410,6 +1445,35 @@ class _Rewriter:
                 return UNRESOLVED
             return len(range(*parts))
         return UNRESOLVED
+
+    def _module_seq(self, e):
+        """The list or tuple a module's name `e` holds (`for spec in ARCH:` building the
+        layers), its lookup guarded -- the name rebound, or the list changed in place between
+        calls, builds anew (guards.py); else None."""
+        if not isinstance(e, gast.Name) or e.id in self.scope.env or \
+                e.id in self.scope.locals or self.in_def:
+            return None
+        held = self.o.resolve_static(e, self.scope)
+        if type(held) not in (list, tuple) or len(held) > 256:  # (a loop unrolled by it)
+            return None
+        if type(held) is list:
+            guards.note("items", held, len(held), held)
+        return held
+
+    def _length_checks(self, e, at) -> list:
+        """Statements checking, where a loop over `e` unrolled by a module's list's length
+        runs, that the list has that length still (a change made during the call, before the
+        loop, is refused there: runtime_python.same_length)."""
+        out = []
+        for n in gast.walk(e):
+            held = self._module_seq(n) if isinstance(n, gast.Name) and \
+                n.id not in self.scope.lengths else None
+            if type(held) is list:
+                check = gast.Call(func=_name(self.o.bind(same_length, "same_length")),
+                                  args=[_name(n.id), gast.Constant(value=len(held), kind=None),
+                                        gast.Constant(value=n.id, kind=None)], keywords=[])
+                out.append(gast.copy_location(gast.Expr(value=check), at))
+        return out
 
     def _static_seq(self, e, stored: set):
         """The items a loop over `e` binds, as expressions read at each iteration (a
@@ -1455,7 +1519,7 @@ class _Rewriter:
         read = {n.id for n in gast.walk(e) if isinstance(n, gast.Name)}
         if read & stored or any(isinstance(n, gast.Call) for n in gast.walk(e)):
             return UNRESOLVED
-        n = self._static_len(e)
+        n = self._static_len(e, module=True)
         if n is UNRESOLVED:
             return UNRESOLVED
         return [gast.Subscript(value=copy.deepcopy(e), slice=gast.Constant(value=k, kind=None),
@@ -1523,6 +1587,7 @@ class _Rewriter:
         if seq is UNRESOLVED:
             raise _Unsupported("a comprehension building objects over a sequence whose length "
                                "is not known before running")
+        self.pre.extend(self._length_checks(g.iter, e))
         keys, values = [], []
         for item in seq:
             binds = {}
@@ -1575,6 +1640,11 @@ class _Rewriter:
             if isinstance(base, VObj):
                 if t.attr in base.objects:
                     raise _Unsupported(f"`.{t.attr}` holds an object and other values")
+                if t.attr not in base.attrs and getattr(t, "srcad_setattr", False) and \
+                        base.built and base is self.me and not hasattr(base.cls, t.attr):
+                    # (an attribute its own method names by setattr: state like the others
+                    # from here on -- set before any read, so given back, never passed in)
+                    base.attrs = base.attrs + (t.attr,)
                 if t.attr not in base.attrs:
                     raise _Unsupported(f"`.{t.attr}` assigned from outside the class")
                 base.consts.pop(t.attr, None)
@@ -1892,6 +1962,7 @@ class _Rewriter:
         if seq is UNRESOLVED:
             raise _Unsupported("a comprehension building objects over a sequence whose length "
                                "is not known before running")
+        self.pre.extend(self._length_checks(g.iter, e))
         elts = []
         for item in seq:
             binds = {}
@@ -2105,6 +2176,15 @@ class _Rewriter:
                             ctx=gast.Load()), k.value)
                     keywords.append(gast.keyword(arg=key.value, value=value))
             e.keywords = keywords
+        if any(k.arg is None for k in e.keywords) and not self.in_def:
+            self._spread_into_class(e)  # (`Dense(**spec)`: by the constructor's parameters)
+        if len(e.args) in (2, 3) and not e.keywords and not self.in_def and \
+                not self.no_hoist and not any(isinstance(a, gast.Starred) for a in e.args) \
+                and isinstance(e.func, (gast.Name, gast.Attribute)) and \
+                self.o.resolve_static(e.func, self.scope) is functools.reduce:
+            items = self.peek(e.args[1])
+            if isinstance(items, VList) and items.keys is None and not items.pairs:
+                return self._unrolled_reduce(e, items)
         if any(isinstance(a, gast.Starred) for a in e.args) or \
                 any(k.arg is None for k in e.keywords):
             return self._plain_call(e)
@@ -2390,8 +2470,9 @@ class _Rewriter:
                    n.func.id == first for n in _walk_own(fdef))
 
     def _attr_name(self, e) -> str:
-        """The attribute a `getattr` / `hasattr` names: a string known here."""
-        k = self.value(e)
+        """The attribute a `getattr` / `hasattr` / `setattr` names: a string known here
+        (`"W" + str(i)` of an unrolled loop's `i` too)."""
+        k = _text_fold(self.value(e), self.scope.locals)
         if not (isinstance(k, gast.Constant) and type(k.value) is str and
                 k.value.isidentifier()):
             raise _Unsupported("getattr / hasattr of a built object by a name not known "
@@ -2517,6 +2598,119 @@ class _Rewriter:
             v = None
         self.pre, self.scope.plain = saved, plain
         return v if isinstance(v, (VObj, VList)) else None
+
+    def _unrolled_reduce(self, e, items: VList):
+        """``functools.reduce(lambda h, layer: layer(h), layers, x)`` over a list of built
+        objects: the fold Python runs, unrolled -- ``h1 = layers[0](x); h2 = layers[1](h1)``
+        (the lambda's body with its parameters bound, or the function called), each step
+        its own statement, in order; without an initial value the first object starts it."""
+        f, seq = e.args[0], list(items.items)
+        params = None
+        if isinstance(f, gast.Lambda):
+            a = f.args
+            if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs or a.defaults or \
+                    len(a.args) != 2:
+                raise _Unsupported("a reduce over objects with this lambda")
+            params = [p.id for p in a.args]
+            if any(isinstance(n, gast.Name) and n.id in params and
+                   not isinstance(n.ctx, gast.Load) for n in gast.walk(f.body)):
+                raise _Unsupported("a reduce over objects whose lambda rebinds its parameters")
+
+        def bind(value, hint):
+            """A name holding `value` (an object's: its place in the scope)."""
+            name = fresh(hint, self.o.taken)
+            self.scope.locals.add(name)
+            if isinstance(value, (VObj, VList)):
+                self.scope.env[name] = value
+            else:
+                self.pre.append(_assign([_name(name, store=True)], value, e))
+                self.scope.plain.add(name)
+            return _name(name)
+
+        if len(e.args) == 3:
+            acc = bind(self.expr(e.args[2]), "reduced")
+        elif seq:
+            acc = bind(seq.pop(0), params[1] if params else "item")
+        else:
+            raise _Unsupported("reduce() of an empty list of objects with no initial value")
+        for obj in seq:
+            item = bind(obj, params[1] if params else "item")
+            if params is not None:
+                names = {params[0]: acc, params[1]: item}
+
+                class _Put(gast.NodeTransformer):
+                    def visit_Name(self, n):
+                        return gast.copy_location(copy.deepcopy(names[n.id]), n) \
+                            if n.id in names else n
+
+                step = _Put().visit(copy.deepcopy(f.body))
+            else:
+                step = gast.Call(func=copy.deepcopy(f), args=[acc, item], keywords=[])
+            gast.fix_missing_locations(gast.copy_location(step, e))
+            acc = bind(self.expr(step), "reduced")
+        return self.expr(acc)
+
+    def _spread_into_class(self, e) -> None:
+        """``Dense(**spec)`` of a user class whose constructor has a fixed signature (``spec``
+        a dict read by a name, an attribute or a constant index -- an item of a module's
+        ``ARCH = [dict(n_in=3, n_out=4), ...]`` a loop walks): written out, in place, as
+        Python binds it -- each parameter the call leaves to ``**spec`` ``p=spec["p"]``, one
+        with a literal default ``p=spec.get("p", default)`` -- after a statement that raises
+        Python's TypeError for a key that is no parameter (runtime_python.spread_keywords).
+        The dict is read when the call runs, so a changed one is followed; a call this cannot
+        settle (two spreads, ``*args``, a constructor taking ``**kwargs``, a default that is
+        no literal) is left as it is (and refused where it matters)."""
+        spreads = [k for k in e.keywords if k.arg is None]
+        d = spreads[0].value if len(spreads) == 1 else None
+        if d is None or isinstance(d, gast.Dict) or \
+                any(isinstance(a, gast.Starred) for a in e.args) or \
+                any(isinstance(n, (gast.Call, gast.Lambda, gast.NamedExpr, gast.ListComp,
+                                   gast.SetComp, gast.DictComp, gast.GeneratorExp))
+                    for n in gast.walk(d)):
+            return  # (read once per parameter: an expression with no call of its own)
+        f = e.func
+        if isinstance(f, gast.Name) and f.id in self.funcs and f.id in self.scope.locals:
+            cls = self.funcs[f.id]  # (a class argument)
+        elif isinstance(f, (gast.Name, gast.Attribute, gast.Subscript)):
+            cls = _substituted(self.o.resolve_static(f, self.scope))
+        else:
+            return
+        if cls is UNRESOLVED or not _is_user_class(cls, self.o.globals):
+            return
+        try:
+            params = list(inspect.signature(cls).parameters.values())
+        except (TypeError, ValueError):
+            return
+        P = inspect.Parameter
+        if any(p.kind in (P.VAR_POSITIONAL, P.VAR_KEYWORD, P.POSITIONAL_ONLY) for p in params) \
+                or len(e.args) > len(params):
+            return
+        named = {k.arg for k in e.keywords if k.arg is not None}
+        bound = {p.name for p in params[:len(e.args)]} | named
+        keywords = [k for k in e.keywords if k.arg is not None]
+        for p in params:
+            if p.name in bound:
+                continue
+            key = gast.Constant(value=p.name, kind=None)
+            if p.default is P.empty:
+                value = gast.Subscript(value=copy.deepcopy(d), slice=key, ctx=gast.Load())
+            elif p.default is None or type(p.default) in (str, int, float, bool):
+                value = gast.Call(func=gast.Attribute(value=copy.deepcopy(d), attr="get",
+                                                      ctx=gast.Load()),
+                                  args=[key, gast.Constant(value=p.default, kind=None)],
+                                  keywords=[])
+            else:
+                return
+            keywords.append(gast.keyword(arg=p.name, value=gast.copy_location(value, d)))
+        allowed = tuple(p.name for p in params if p.name not in bound)
+        given = tuple(p.name for p in params if p.name in bound)
+        check = gast.Call(func=_name(self.o.bind(spread_keywords, "spread_keywords")),
+                          args=[copy.deepcopy(d), gast.Constant(value=allowed, kind=None),
+                                gast.Constant(value=given, kind=None),
+                                gast.Constant(value=f"{cls.__name__}.__init__", kind=None)],
+                          keywords=[])
+        self.pre.append(gast.copy_location(gast.Expr(value=check), e))
+        e.keywords = keywords
 
     def _plain_call(self, e, func_done=False):
         if not func_done:
@@ -2972,6 +3166,24 @@ def _generator_as_list(fdef, taken: set) -> None:
     fdef.body = [init] + body + [gast.copy_location(gast.Return(value=_name(acc)),
                                                     fdef.body[-1])]
     gast.fix_missing_locations(fdef)
+
+
+def _text_fold(e, local: set):
+    """`"W" + str(0)` (constants joined by `+`, `str()` of a constant int) as the constant
+    string it is; anything else as it is."""
+    def fold(n):
+        if isinstance(n, gast.Constant) and type(n.value) in (str, int):
+            return n.value
+        if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id == "str" \
+                and "str" not in local and len(n.args) == 1 and not n.keywords:
+            v = fold(n.args[0])
+            return str(v) if type(v) in (str, int) else None
+        if isinstance(n, gast.BinOp) and isinstance(n.op, gast.Add):
+            a, b = fold(n.left), fold(n.right)
+            return a + b if type(a) is str and type(b) is str else None
+        return None
+    v = fold(e)
+    return gast.copy_location(gast.Constant(value=v, kind=None), e) if type(v) is str else e
 
 
 def _effects(stmts) -> bool:

@@ -50,10 +50,22 @@ same tree in which
     (print, a write to an argument or an object) the consumer may neither break out early
     nor have effects of its own (their order would change). Anything else -- ``yield``
     as a value, ``yield from``, ``next(gen)``, ``gen.send`` -- is refused with a hint.
+    A generator function defined inside the function is lowered the same way where every
+    call of it is consumed whole, and refused where its consumer's loop changes a name the
+    generator reads (Python steps it between the loop's iterations; `nested_generators`).
+  * ``it = iter(fs)`` read by ``next(it)`` in the statements that follow (one a statement)
+    and perhaps a last ``for f in it:``, over a list or tuple: the items Python's iterator
+    gives there, ``fs[k]`` and ``fs[k:]`` (`iterators`); anything else about the iterator is
+    left as written.
+  * ``for v in (f(k) for k in ks if c): body`` is the loop Python runs, ``for k in ks: if c:
+    v = f(k); body`` (`loop_over_generator`): the generator steps between the body's runs.
+    A generator expression elsewhere in a loop's header (``zip(xs, (g(x) for x in xs))``) is
+    refused where the body changes what it reads.
 """
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import copy
 import functools
@@ -64,10 +76,10 @@ import textwrap
 import gast
 import numpy as np
 
-from .. import ir, runtime_context
+from .. import ir, runtime_context, runtime_python
 from ..errors import UnsupportedSyntaxError
 from ..naming import fresh
-from .opaque import is_opaque
+from .opaque import is_opaque, is_user_object
 
 # the runtime helpers the rewritten tree calls, and the names it calls them by (in the
 # function's closure, as pylower.py's internal names; fresh where the function uses the name)
@@ -77,6 +89,8 @@ _HELPERS = {"enter_context": runtime_context.enter_context,
             "enter_state": runtime_context.enter_state,
             "exit_state": runtime_context.exit_state,
             "context_setting": runtime_context.context_setting,
+            "nditer_indices": runtime_python.nditer_indices,
+            "numpy": np,
             # (itertools.pairwise, enumerate(xs, start) in a comprehension: the builtins,
             # whatever these names are in the function)
             "zip": zip, "range": range, "len": len}
@@ -177,21 +191,135 @@ class _Forms:
 
     # -- the walk ------------------------------------------------------------------------------
     def run(self, fdef):
+        self.fdef = fdef
         self.locals = {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)
                        and isinstance(n.ctx, gast.Store)} | set(self.pf.params)
         for n in gast.walk(fdef):
             if isinstance(n, gast.Name):
                 self.taken.add(n.id)
         self.displays = _fixed_displays(fdef)
+        self.defs = {n.name for n in gast.walk(fdef) if isinstance(n, gast.FunctionDef)}
+        self.nested_generators(fdef)
         self.generator_calls(fdef)
         fdef.body = self.block(fdef.body)
         gast.fix_missing_locations(fdef)
 
     def block(self, stmts) -> list:
         out = []
-        for s in stmts:
+        for s in self.iterators(stmts):
             out.extend(self.stmt(s))
         return out
+
+    # -- iter / next ---------------------------------------------------------------------------
+    def iterators(self, stmts) -> list:
+        """``it = iter(fs)`` over a list or tuple whose items are read in order, by
+        ``next(it)`` in the statements that follow in the same block (one a statement, none
+        inside a nested statement) and perhaps one last ``for f in it:`` -- each read is
+        the item Python's iterator gives at that point, ``fs[k]`` (``fs[k:]`` for the loop);
+        a list display is held under a name of its own. Only where `fs` is a list or tuple
+        (a display, a name the function binds only to displays, a module's list or tuple),
+        neither rebound nor changed in place while the iterator is read, and `it` is used no
+        other way; else left as written (an iterator object: refused where a gradient needs
+        it)."""
+        out = list(stmts)
+        i = 0
+        while i < len(out):
+            new = self.one_iterator(out, i)
+            if new is not None:
+                out = new
+            i += 1
+        return out
+
+    def one_iterator(self, stmts, i):
+        st = stmts[i]
+        if not (isinstance(st, gast.Assign) and len(st.targets) == 1 and
+                isinstance(st.targets[0], gast.Name) and isinstance(st.value, gast.Call) and
+                len(st.value.args) == 1 and not st.value.keywords and
+                self.resolve(st.value.func) is builtins.iter):
+            return None
+        it, seq = st.targets[0].id, st.value.args[0]
+        if isinstance(seq, (gast.List, gast.Tuple)):
+            if any(isinstance(x, gast.Starred) for x in seq.elts):
+                return None
+            held = self.fresh(f"{it}_items")
+            first = [_assign(held, seq, st)]
+            seq_name = held
+        elif isinstance(seq, gast.Name) and self.sequence_name(seq.id):
+            first, seq_name = [], seq.id
+        else:
+            return None
+        later = stmts[i + 1:]
+        reads, loop = [], None  # (index in later, the next(it) call)
+        for j, s2 in enumerate(later):
+            if loop is not None:
+                if any(isinstance(n, gast.Name) and n.id == it for n in gast.walk(s2)):
+                    return None
+                continue
+            if isinstance(s2, gast.For) and isinstance(s2.iter, gast.Name) and \
+                    s2.iter.id == it:
+                if any(isinstance(n, gast.Name) and n.id in (it, seq_name)
+                       for b in s2.body + s2.orelse for n in gast.walk(b)) or \
+                        any(isinstance(n, gast.Name) and n.id == it for n in gast.walk(s2.target)):
+                    return None
+                loop = j
+                continue
+            uses = [n for n in gast.walk(s2) if isinstance(n, gast.Name) and n.id == it]
+            if not uses:
+                continue
+            calls = [n for n in gast.walk(s2) if isinstance(n, gast.Call) and
+                     len(n.args) == 1 and not n.keywords and
+                     isinstance(n.args[0], gast.Name) and n.args[0].id == it and
+                     self.resolve(n.func) is builtins.next]
+            if isinstance(s2, (gast.For, gast.While, gast.If, gast.With, gast.Try,
+                               gast.FunctionDef)) or len(calls) != 1 or len(uses) != 1 or \
+                    _evaluated_maybe_or_often(s2, calls[0]):
+                return None  # (a read whose count or order is not settled here)
+            reads.append((j, calls[0]))
+        last = loop if loop is not None else (reads[-1][0] if reads else -1)
+        if last < 0 or self.touched(later[:last + 1], {seq_name}) is not None:
+            return None  # (no read, or the list rebound or changed while it is read)
+        for k, (j, call) in enumerate(reads):
+            parents = {id(c): n for n in gast.walk(later[j]) for c in gast.iter_child_nodes(n)}
+            item = gast.copy_location(gast.Subscript(
+                value=_name(seq_name), slice=gast.Constant(value=k, kind=None),
+                ctx=gast.Load()), call)
+            parent = parents.get(id(call))
+            if parent is None:  # (the statement is the call itself: `next(it)`)
+                later[j] = gast.copy_location(gast.Expr(value=item), later[j])
+                continue
+            for field, value in gast.iter_fields(parent):
+                if value is call:
+                    setattr(parent, field, item)
+                elif isinstance(value, list):
+                    setattr(parent, field, [item if v is call else v for v in value])
+        if loop is not None:
+            s2 = later[loop]
+            s2.iter = gast.copy_location(gast.Subscript(
+                value=_name(seq_name), slice=gast.Slice(
+                    lower=gast.Constant(value=len(reads), kind=None), upper=None, step=None),
+                ctx=gast.Load()), s2.iter)
+        for s2 in later:
+            gast.fix_missing_locations(s2)
+        return stmts[:i] + first + later
+
+    def sequence_name(self, name: str) -> bool:
+        """Does `name` hold a list or tuple here: bound by the function only to list or tuple
+        displays or list comprehensions, or a module's list or tuple it never binds?"""
+        stores = [n for n in gast.walk(self.fdef) if isinstance(n, gast.Assign) and
+                  any(isinstance(t, gast.Name) and t.id == name for t in n.targets)]
+        bound = any(isinstance(n, gast.Name) and n.id == name and
+                    not isinstance(n.ctx, gast.Load) for n in gast.walk(self.fdef))
+        if stores:
+            return all(len(n.targets) == 1 and isinstance(n.value, (gast.List, gast.Tuple,
+                                                                    gast.ListComp))
+                       for n in stores) and name not in self.pf.params
+        if bound or name in self.pf.params:
+            return False
+        try:
+            held = self.pf.resolve(name)
+        except Exception:  # noqa: BLE001  (not resolvable here)
+            return False
+        return type(held) in (list, tuple)
 
     def stmt(self, s) -> list:
         if isinstance(s, gast.FunctionDef):  # (a nested def: closures.py splices it in)
@@ -201,6 +329,15 @@ class _Forms:
             return [s]
         if isinstance(s, gast.Match):
             return self.block(self.match_block(s))
+        if isinstance(s, gast.For) and isinstance(s.iter, gast.GeneratorExp):
+            return self.block(self.loop_over_generator(s))
+        if isinstance(s, gast.For) and isinstance(s.iter, gast.Call) and \
+                self.resolve(s.iter.func) is np.nditer:
+            loop = self.nditer_loop(s)
+            if loop is not None:
+                return self.block(loop)
+        if isinstance(s, gast.For):
+            self.lazy_values_kept(s)
         self.expressions(s)
         for field in ("body", "orelse"):
             if isinstance(getattr(s, field, None), list):
@@ -475,6 +612,20 @@ class _Forms:
                     f"the consumer of the generator `{label}` may stop before its end, and "
                     f"the generator has a `while` loop (it may never end)", call,
                     f"give the generator a bound (`for i in range(n)`) or consume it whole")
+            given = {_root(a.value if isinstance(a, gast.Starred) else a)
+                     for a in [*call.args, *(k.value for k in call.keywords)]} - {None}
+            loop = consumer if isinstance(consumer, gast.For) else parents.get(id(consumer))
+            region = loop.body + loop.orelse if isinstance(loop, gast.For) and (
+                loop is consumer or loop.iter is consumer) else []
+            touched = self.touched(region, given, rebound=False)
+            if touched:
+                raise self.error(
+                    f"the loop over the generator `{label}` writes into `{touched}`, which "
+                    f"the generator is given: Python runs the generator a step at a time "
+                    f"between the loop's iterations, srcad runs it whole before the loop",
+                    call, f"take `values = list({label}(...))` before the loop if the "
+                    f"generator should see `{touched}` as it is there, or compute the "
+                    f"values in the loop")
             _CONSUMED.add(fn)
 
     def generator(self, fdef) -> None:
@@ -482,6 +633,10 @@ class _Forms:
         generator that a caller consumes whole: `generator_calls`)."""
         if self.pf.fn not in _CONSUMED:
             return  # (the fence refuses its `yield`)
+        self.list_of_yields(fdef)
+
+    def list_of_yields(self, fdef) -> None:
+        """Rewrite the generator `fdef` as a function returning the list of its values."""
         acc = self.fresh("yielded")
         for n in gast.walk(fdef):
             if isinstance(n, gast.YieldFrom):
@@ -520,6 +675,237 @@ class _Forms:
         init = _assign(acc, gast.List(elts=[], ctx=gast.Load()), fdef.body[0])
         ret = gast.copy_location(gast.Return(value=_name(acc)), fdef.body[-1])
         fdef.body = [init] + body + [ret]
+
+    def nested_generators(self, fdef) -> None:
+        """A generator function defined in the function (``def pairs(v): for i in range(3):
+        yield v * i``), every call of it consumed whole where it is made (as
+        `generator_calls` asks of a module's): rewritten as a function returning the list of
+        its values. Python runs a generator a step at a time, between its consumer's; srcad
+        runs it whole first, which gives the same values where nothing the consumer does
+        between two steps reaches what the generator reads -- refused otherwise: a loop over it
+        that rebinds, writes into or calls a method of a name of the function the generator
+        reads, or hands one to a function of the user's; a generator with effects of its own
+        whose consumer has some too or may stop early."""
+        defs = [n for n in gast.walk(fdef) if isinstance(n, gast.FunctionDef) and
+                n is not fdef and _own_yields(n)]
+        if not defs:
+            return
+        parents = {id(c): n for n in gast.walk(fdef) for c in gast.iter_child_nodes(n)}
+        for g in defs:
+            for n in _own_yields(g):
+                if isinstance(n, gast.YieldFrom):
+                    raise self.error("`yield from` in a generator srcad differentiates", n,
+                                     "write the loop: `for v in inner(...): yield v`")
+            free = _free_names(g) & self.locals
+            for n in gast.walk(fdef):
+                if not (isinstance(n, gast.Name) and n.id == g.name):
+                    continue
+                call = parents.get(id(n))
+                if not isinstance(n.ctx, gast.Load) or not (
+                        isinstance(call, gast.Call) and call.func is n):
+                    raise self.error(
+                        f"the generator function `{g.name}` used other than by calling it",
+                        n, f"call it where its values are consumed: `for v in "
+                        f"{g.name}(...)`, `list({g.name}(...))`")
+                self.consumed_nested(g, call, parents, free)
+            self.list_of_yields(g)
+
+    def consumed_nested(self, g, call, parents, free) -> None:
+        """Check one call of the nested generator `g` (`nested_generators`)."""
+        label = g.name
+        parent = parents.get(id(call))
+        region, early = [], False
+        if isinstance(parent, gast.For) and parent.iter is call:
+            region, early = parent.body + parent.orelse, _leaves_early(parent.body)
+        elif isinstance(parent, gast.comprehension) and parent.iter is call:
+            comp = parents.get(id(parent))
+            region = [comp] if comp is not None else []
+        elif isinstance(parent, gast.Call) and call in parent.args and \
+                self.resolve(parent.func) in _CONSUMERS:
+            early = self.resolve(parent.func) in _EARLY
+            outer = parents.get(id(parent))
+            if self.resolve(parent.func) in (zip, enumerate) and isinstance(outer, gast.For) \
+                    and outer.iter is parent:
+                region = outer.body + outer.orelse
+                early = early or _leaves_early(outer.body)
+        else:
+            raise self.error(
+                f"a call of the generator function `{label}` that is not consumed whole "
+                f"where it is made (srcad runs a generator as a function that returns "
+                f"the list of its values)", call,
+                f"loop over it (`for v in {label}(...)`), or take `list({label}(...))` "
+                f"and index the list")
+        if _has_effects(g.body) and (early or _has_effects(region)):
+            raise self.error(
+                f"the generator `{label}` has effects (a call made for its effect, a write "
+                f"to an object) and its consumer "
+                + ("may stop before its end" if early else "has effects of its own")
+                + ": running the generator whole first would change their order", call,
+                f"take `list({label}(...))` first if that order is what you mean, or "
+                f"move the effects out of the generator")
+        if early and _may_not_end(g):
+            raise self.error(
+                f"the consumer of the generator `{label}` may stop before its end, and "
+                f"the generator has a `while` loop (it may never end)", call,
+                f"give the generator a bound (`for i in range(n)`) or consume it whole")
+        touched = self.touched(region, free)
+        if touched:
+            raise self.error(
+                f"the loop over the generator `{label}` changes `{touched}`, which the "
+                f"generator reads: Python runs the generator a step at a time between the "
+                f"loop's iterations, srcad runs it whole before the loop", call,
+                f"take `values = list({label}(...))` before the loop if the generator "
+                f"should see `{touched}` as it is there, or compute the values in the loop")
+
+    def touched(self, region, names: set, rebound: bool = True) -> str | None:
+        """A name of `names` that the statements or expressions `region` may change: stored
+        or deleted (`rebound`: a closure's name), written into (an item, an attribute, an
+        `out=`, a method that changes it in place), or handed to a function of the user's
+        (which may write into it); else None."""
+        if not names:
+            return None
+        for n in (x for r in region for x in gast.walk(r)):
+            if isinstance(n, gast.Name) and n.id in names and rebound and \
+                    isinstance(n.ctx, (gast.Store, gast.Del)):
+                return n.id
+            if isinstance(n, (gast.Subscript, gast.Attribute)) and \
+                    isinstance(n.ctx, (gast.Store, gast.Del)) and _root(n) in names:
+                return _root(n)
+            if isinstance(n, gast.AugAssign) and _root(n.target) in names:
+                return _root(n.target)
+            if isinstance(n, gast.Call):
+                if isinstance(n.func, gast.Attribute) and _root(n.func.value) in names and \
+                        n.func.attr in _IN_PLACE:
+                    return _root(n.func.value)
+                for k in n.keywords:
+                    if k.arg == "out" and any(_root(x) in names for x in gast.walk(k.value)
+                                              if isinstance(x, gast.Name)):
+                        return next(_root(x) for x in gast.walk(k.value)
+                                    if isinstance(x, gast.Name) and _root(x) in names)
+                if not rebound:
+                    continue
+                held = self.resolve(n.func)
+                if (callable(held) and is_user_object(held)) or (  # (it may write into it)
+                        isinstance(n.func, gast.Name) and (n.func.id in self.locals or
+                                                           n.func.id in self.defs)):
+                    for a in [*n.args, *(k.value for k in n.keywords)]:
+                        root = _root(a.value if isinstance(a, gast.Starred) else a)
+                        if root in names:
+                            return root
+        return None
+
+    def nditer_loop(self, s):
+        """``for v in np.nditer(x)`` (read-only; ``order=``, the flags that change no item)
+        as the loop over the items it gives: ``x_array = np.asarray(x); for i in
+        nditer_indices(x_array.shape, x_array.strides, x_array.dtype.itemsize, order): v =
+        x_array[i]; body`` -- the same items in the same order (its memory order for 'K',
+        runtime_python.nditer_indices), each read by an index, so its derivative flows. A
+        write through the iterator (``op_flags=["readwrite"]``) is refused; several operands,
+        other flags, or an iterator held in a name are left as written (refused where a
+        gradient needs them)."""
+        call = s.iter
+        if len(call.args) != 1 or isinstance(call.args[0], (gast.List, gast.Tuple,
+                                                             gast.Starred)):
+            return None
+        order, zerosize_ok = "K", False
+        for k in call.keywords:
+            value = k.value
+            if k.arg == "order" and isinstance(value, gast.Constant) and \
+                    value.value in ("K", "C", "F", "A"):
+                order = value.value
+                continue
+            words = [x.value for x in value.elts] if isinstance(
+                value, (gast.List, gast.Tuple)) and all(
+                isinstance(x, gast.Constant) and type(x.value) is str
+                for x in value.elts) else None
+            if k.arg == "op_flags" and words is not None and \
+                    any(w in ("readwrite", "writeonly") for w in words):
+                raise self.error(
+                    "`np.nditer` writing through the iterator (op_flags=['readwrite'])", s,
+                    "write into the array by index: `for i in np.ndindex(x.shape): x[i] = "
+                    "...` (srcad follows the writes there)")
+            if k.arg == "op_flags" and words is not None and \
+                    set(words) <= {"readonly", "copy", "updateifcopy", "no_broadcast",
+                                   "contig", "aligned", "nbo"}:
+                continue
+            if k.arg == "flags" and words is not None and \
+                    set(words) <= {"refs_ok", "zerosize_ok", "buffered", "delay_bufalloc",
+                                   "copy_if_overlap", "reduce_ok"}:
+                zerosize_ok = zerosize_ok or "zerosize_ok" in words
+                continue
+            return None
+        if _starred(s.target):
+            return None
+        arr = self.fresh(f"{s.target.id}_array" if isinstance(s.target, gast.Name)
+                         else "nditer_array")
+        index = self.fresh(f"{s.target.id}_index" if isinstance(s.target, gast.Name)
+                           else "nditer_index")
+        asarray = gast.Attribute(value=_name(self.helper("numpy")), attr="asarray",
+                                 ctx=gast.Load())  # (numpy as each mode shows it)
+        first = _assign(arr, _call(asarray, call.args[0]), s)
+
+        def attr(name):
+            return gast.Attribute(value=_name(arr), attr=name, ctx=gast.Load())
+
+        itemsize = gast.Attribute(value=attr("dtype"), attr="itemsize", ctx=gast.Load())
+        indices = _call(_name(self.helper("nditer_indices")), attr("shape"), attr("strides"),
+                        itemsize, gast.Constant(value=order, kind=None),
+                        gast.Constant(value=zerosize_ok, kind=None))
+        item = gast.Subscript(value=_name(arr), slice=_name(index), ctx=gast.Load())
+        body = [gast.copy_location(gast.Assign(targets=[s.target], value=item,
+                                               type_comment=None), s)] + s.body
+        loop = gast.copy_location(gast.For(target=_name(index, gast.Store()), iter=indices,
+                                           body=body, orelse=s.orelse, type_comment=None), s)
+        gast.fix_missing_locations(loop)
+        return [first, loop]
+
+    def loop_over_generator(self, s) -> list:
+        """``for v in (f(k) for k in ks if c): body`` is the loop Python runs: ``for k in ks:
+        if c: v = f(k); body`` -- the generator steps between the body's runs, so a body
+        that changes what it reads is seen, as in Python (the generator's names made
+        fresh: they do not leak). Several ``for`` clauses nest; a `break` (or an `else`) of
+        the body then belongs to the outer loop, refused."""
+        g = s.iter
+        if len(g.generators) > 1 and (_own_breaks(s.body) or s.orelse):
+            raise self.error(
+                "`break` or `else` in a loop over a generator expression of several `for` "
+                "clauses", s, "write the nested loops, or take `list(...)` of the generator "
+                "first")
+        renames: dict = {}
+        for comp in g.generators:
+            for n in gast.walk(comp.target):
+                if isinstance(n, gast.Name) and n.id not in renames:
+                    renames[n.id] = self.fresh(n.id)
+        parts = [g.elt] + [x for comp in g.generators for x in [comp.target] + comp.ifs] + \
+            [comp.iter for comp in g.generators[1:]]
+        for part in parts:
+            for n in gast.walk(part):
+                if isinstance(n, gast.Name) and n.id in renames:
+                    n.id = renames[n.id]
+        body = [gast.copy_location(gast.Assign(targets=[s.target], value=g.elt,
+                                               type_comment=None), s)] + s.body
+        for comp in reversed(g.generators):
+            for cond in reversed(comp.ifs):
+                body = [gast.copy_location(gast.If(test=cond, body=body, orelse=[]), s)]
+            body = [gast.copy_location(gast.For(target=comp.target, iter=comp.iter,
+                                                body=body, orelse=[], type_comment=None), s)]
+        body[0].orelse = s.orelse
+        gast.fix_missing_locations(body[0])
+        return body
+
+    def lazy_values_kept(self, s) -> None:
+        """A generator expression inside a loop's header (``zip(xs, (x * a for x in xs))``,
+        ``enumerate(...)``) runs whole before the loop: refused where the loop's body changes
+        a name it reads (Python would step it between the body's runs)."""
+        for g in (n for n in gast.walk(s.iter) if isinstance(n, gast.GeneratorExp)):
+            touched = self.touched(s.body + s.orelse, _free_names(g) & self.locals)
+            if touched:
+                raise self.error(
+                    f"the loop changes `{touched}`, which the generator expression in its "
+                    f"header reads: Python runs the generator a step at a time between the "
+                    f"loop's iterations, srcad runs it whole before the loop", s,
+                    f"take `list(...)` of the generator before the loop if it should see "
+                    f"`{touched}` as it is there, or compute the values in the loop")
 
     # -- with ------------------------------------------------------------------------------------
     def with_block(self, s) -> list:
@@ -695,6 +1081,52 @@ def _has_effects(node) -> bool:
     return False
 
 
+def _evaluated_maybe_or_often(stmt, node) -> bool:
+    """Is `node` (inside the simple statement `stmt`) evaluated only on some paths or more
+    than once per run of the statement: under `and` / `or` / `x if c else y`, in a
+    comprehension, a generator expression or a lambda?"""
+    parents = {id(c): n for n in gast.walk(stmt) for c in gast.iter_child_nodes(n)}
+    n = parents.get(id(node))
+    while n is not None:
+        if isinstance(n, (gast.BoolOp, gast.IfExp, gast.ListComp, gast.SetComp,
+                          gast.DictComp, gast.GeneratorExp, gast.Lambda)):
+            return True
+        n = parents.get(id(n))
+    return False
+
+
+def _own_yields(fdef) -> list:
+    """The `yield` / `yield from` expressions of `fdef` itself (not of functions or lambdas
+    nested in it)."""
+    found, stack = [], list(fdef.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda,
+                          gast.ClassDef)):
+            continue
+        if isinstance(n, (gast.Yield, gast.YieldFrom)):
+            found.append(n)
+        stack.extend(gast.iter_child_nodes(n))
+    return found
+
+
+def _free_names(node) -> set:
+    """The names `node` (a function, a lambda, a generator expression) reads that it does not
+    bind itself: its enclosing function's (or the module's)."""
+    loads, bound = set(), set()
+    for n in gast.walk(node):
+        if isinstance(n, gast.Name):
+            (bound if isinstance(n.ctx, (gast.Store, gast.Param, gast.Del)) else loads).add(n.id)
+    return loads - bound
+
+
+def _root(e) -> str | None:
+    """The name an attribute / item chain starts at (`a` of `a.b[0].c`), else None."""
+    while isinstance(e, (gast.Attribute, gast.Subscript)):
+        e = e.value
+    return e.id if isinstance(e, gast.Name) else None
+
+
 def _leaves_early(body) -> bool:
     """Does a `for` body leave its loop (break, return) before the iterator ends?"""
     for n in gast.walk(gast.Module(body=body, type_ignores=[])):
@@ -773,6 +1205,11 @@ def lower_forms(pf, taken: set) -> None:
     forms.run(pf.tree)
 
 
+# methods that change their object in place (what a generator reading it would see)
+_IN_PLACE = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort",
+                       "reverse", "update", "setdefault", "popitem", "add", "discard", "fill",
+                       "resize", "put", "itemset", "__setitem__", "__delitem__", "__iadd__",
+                       "__isub__", "__imul__", "__itruediv__", "partition", "byteswap"})
 # generator functions whose every call a caller consumes whole (`_Forms.generator_calls`)
 _CONSUMED: set = set()
 # consumers that may stop before a generator's end
