@@ -392,6 +392,17 @@ def _held_vars(atom) -> Iterator[str]:
             yield from _held_vars(a)
 
 
+def _made_from(s, after) -> set:
+    """The container `s` makes and those made from it by a store or a write into an item
+    (`setitem`, `write_through`, a copy) in the statements `after` it."""
+    derived = {s.target}
+    for d in after:
+        if isinstance(d, ir.Call) and d.op.name in _HOLDING_OPS | {"write_through"} and \
+                set(ir.atom_vars(next(iter(d.args.values()), None))) & derived:
+            derived.add(d.target)
+    return derived
+
+
 def check_container_holders(fn: ir.Function) -> None:
     """`L = [W1, W2]` (a list or dict the code makes as a value), then an item of it written
     in place through the list (`for p in L: p -= t`, a callee walking it) and `W1` read
@@ -440,16 +451,11 @@ def check_container_holders(fn: ir.Function) -> None:
     made = {st.target: at[id(st)] for st in order if isinstance(st, ir.Call)}
     defs = {st.target: st for st in order if isinstance(st, ir.Call)}
     for s, stored in holders:  # (the other way: the container's item written in place)
-        derived = {s.target}
+        derived = _made_from(s, order[at[id(s)] + 1:])
         for w in order[at[id(s)] + 1:]:
-            if not isinstance(w, ir.Call) or not set(ir.atom_vars(next(iter(
-                    w.args.values()), None))) & derived:
+            if not isinstance(w, ir.Call) or w.op.name != "write_through" or \
+                    w.target not in derived:
                 continue
-            if w.op.name in _HOLDING_OPS:
-                derived.add(w.target)
-            if w.op.name != "write_through":
-                continue
-            derived.add(w.target)
             for r in order[at[id(w)] + 1:]:
                 stale = [v for v in ir.uses(r) if v not in derived and made.get(
                     v, -1) < at[id(w)] and _view_roots(v, views) & stored]
@@ -486,12 +492,7 @@ def check_container_holders(fn: ir.Function) -> None:
                     v in defs and loops[id(defs[v])] & loops[id(c)] & loops[id(s)]
                     for v in roots & stored):
                 continue  # (a name the loop makes anew before writing: another array)
-            derived = {s.target}  # (the container, and those made from it by a store)
-            for d in order[at[id(s)] + 1:]:
-                if isinstance(d, ir.Call) and d.op.name in _HOLDING_OPS | {
-                        "write_through"} and set(ir.atom_vars(next(iter(
-                            d.args.values()), None))) & derived:
-                    derived.add(d.target)
+            derived = _made_from(s, order[at[id(s)] + 1:])
             if roots & derived:  # (a write through the container's own item: carried)
                 continue
             read = next((r for r in order if derived & set(ir.uses(r)) and r is not c and (

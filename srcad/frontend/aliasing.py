@@ -505,10 +505,6 @@ class AliasingMixin:
             done.add(other)
         if name in self.mutable:
             return
-        def holds(atom) -> bool:
-            return isinstance(atom, ir.Seq) and any(
-                (isinstance(x, ir.Var) and x == old) or holds(x) for x in atom.items)
-
         def put(atom, item):
             if not isinstance(atom, ir.Seq):
                 return item if isinstance(atom, ir.Var) and atom == old else atom
@@ -519,7 +515,8 @@ class AliasingMixin:
             # a list or tuple display holding the array as an item, at any depth (`ps =
             # [a.copy(), ..]; p = ps[0]; p *= 2`): its slot is that object, so it sees the
             # write (after `op=`, unless it held a scalar, which `op=` rebinds)
-            if other in done or other in self.mutable or not holds(atom):
+            if other in done or other in self.mutable or not (isinstance(old, ir.Var)
+                                                                and seq_holds(atom, old)):
                 continue
             if item is None:
                 item = new
@@ -534,6 +531,12 @@ class AliasingMixin:
                     # holds the array the display's slot now holds as `item`)
             self.env[other] = put(atom, item)
             done.add(other)
+
+    def statements_so_far(self) -> list:
+        """The function's statements made so far: the top level's and the block being made
+        (a loop's or branch's body, not yet in it), nested ones included."""
+        return [*ir.walk(self.top_body)] + (
+            [] if self.body is self.top_body else [*ir.walk(self.body)])
 
     def list_items_of(self, name: str, env: dict | None = None):
         """[(index or key, atom)] of a list's items or a dict's values where this function
@@ -552,9 +555,7 @@ class AliasingMixin:
             if not isinstance(atom, ir.Var):
                 return None
             if stmts is None:
-                walked = [*ir.walk(self.top_body)] + (
-                    [] if self.body is self.top_body else [*ir.walk(self.body)])
-                stmts = [st for st in walked if isinstance(st, ir.Call)]
+                stmts = [st for st in self.statements_so_far() if isinstance(st, ir.Call)]
                 straight = {id(st) for st in [*self.top_body, *self.body]}
             made = [st for st in stmts if st.target == atom.name]
             # (its one definition, or the last of those made in straight-line code here:
@@ -600,13 +601,12 @@ class AliasingMixin:
         rebound instead, and the holder keeps it)."""
         now = self.env.get(name)
         olds = {old for _, old in items if isinstance(old, ir.Var)} | {ir.Var(name)}
-        for st in [*ir.walk(self.top_body)] + ([] if self.body is self.top_body else
-                                              [*ir.walk(self.body)]):
+        for st in self.statements_so_far():
             if isinstance(st, ir.Call) and st.op.name == "dict" and sorted(
                     st.args.values(), key=repr) != sorted(
                     [ir.Const(k, repr(k)) for k, _ in items] + [o for _, o in items],
                     key=repr) and any(
-                    a in olds or _seq_holds_var(a, o) for a in st.args.values()
+                    a in olds or seq_holds(a, o) for a in st.args.values()
                     for o in olds):
                 # (`d = {"ps": ps}`: the dict holds the list whose arrays were written; the
                 # dict's value is not rebuilt here)
@@ -630,7 +630,7 @@ class AliasingMixin:
             if not isinstance(old, ir.Var):
                 continue
             held = [o for o, a in self.env.items() if o != name and o not in self.mutable
-                    and (holds(a, old) or (isinstance(a, ir.Seq) and _seq_holds_var(a, old)))]
+                    and (holds(a, old) or (isinstance(a, ir.Seq) and seq_holds(a, old)))]
             if not held:
                 continue
             looped = [o for o in held if isinstance(self.env[o], ir.Var)]
@@ -990,9 +990,9 @@ class AliasingMixin:
                 self.warn_parameter_write(p, line)
 
 
-def _seq_holds_var(atom, var) -> bool:
-    return isinstance(atom, ir.Seq) and any(x == var or _seq_holds_var(x, var)
-                                            for x in atom.items)
+def seq_holds(atom, var) -> bool:
+    """Is `var` an item of the list or tuple display `atom`, at any depth?"""
+    return isinstance(atom, ir.Seq) and any(x == var or seq_holds(x, var) for x in atom.items)
 
 
 def _put_var(atom, var, new):

@@ -49,7 +49,7 @@ from ..naming import fresh
 from ..ops import control, table
 from ..pyfuncs import label_of
 from .aliases import propagate_aliases
-from .aliasing import AliasingMixin, bound_names
+from .aliasing import AliasingMixin, bound_names, seq_holds
 from .calls import _RETURN, CallsMixin
 from .attrdicts import scalarise_attrdicts
 from .attrstate import carry_attribute_state, container_aliases, declared_names
@@ -462,7 +462,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             stmt = self.body[-1]
             after = self.env.get(name)
             rebuilt = {name}
-            aliased = any(n != name and (a == before or _seq_holds(a, before))
+            aliased = any(n != name and (a == before or seq_holds(a, before))
                           for n, a in self.env.items())
             if isinstance(after, ir.Var) and (kept or aliased):
                 rebuilt = self.propagate_write(name, before, after, node,
@@ -1535,9 +1535,3 @@ def _function_defaults(fn) -> dict:
 def _names_of(pf: ParsedFunction) -> set:
     """Every name the function's code spells (a new name must be none of them)."""
     return {n.id for n in gast.walk(pf.tree) if isinstance(n, gast.Name)} | set(pf.params)
-
-
-def _seq_holds(atom, var) -> bool:
-    """Is `var` an item of the list or tuple display `atom`, at any depth?"""
-    return isinstance(atom, ir.Seq) and any(x == var or _seq_holds(x, var)
-                                            for x in atom.items)
