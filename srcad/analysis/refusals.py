@@ -433,6 +433,22 @@ def check_container_holders(fn: ir.Function) -> None:
         if isinstance(s, ir.Call) and s.op.name in ("alias_again", "in_layout"):
             views.setdefault(s.target, set()).update(ir.atom_vars(ir.Seq(tuple(
                 s.args.values()))))
+    defs = {st.target: st for st in order if isinstance(st, ir.Call)}
+    for c in order:  # (an object's field -- `st.ps` of a SimpleNamespace -- written in place)
+        if not isinstance(c, ir.Call) or not (c.inplace or c.undo is not None):
+            continue
+        first = next(iter(c.args.values()), None)
+        field = next((defs[v] for v in (_view_roots(first.name, views) if isinstance(
+            first, ir.Var) else ()) if v in defs and defs[v].op.name.startswith(".") and
+            getattr(defs[v].op, "kind", None) in (None, "attribute")), None)  # (not a method)
+        if field is not None:
+            raise SharingUnknownError(
+                f"line {c.line} writes in place into `{field.op.name[1:]}` of an object "
+                f"(read at line {field.line}), or into an item of it: Python's object holds "
+                f"that array and shows the write; srcad's code writes a copy and does not "
+                f"put it back there", filename=fn.filename, lineno=c.line, func=fn.name,
+                hint="keep the arrays in a local list or on an object of a class of your "
+                "own, or store the new value back (`obj.x = obj.x * 2`)")
     holders = []
     for s in order:
         if not isinstance(s, ir.Call) or s.op.name not in _HOLDING_OPS:
@@ -449,7 +465,6 @@ def check_container_holders(fn: ir.Function) -> None:
     if not holders:
         return
     made = {st.target: at[id(st)] for st in order if isinstance(st, ir.Call)}
-    defs = {st.target: st for st in order if isinstance(st, ir.Call)}
     for s, stored in holders:  # (the other way: the container's item written in place)
         derived = _made_from(s, order[at[id(s)] + 1:])
         for w in order[at[id(s)] + 1:]:
