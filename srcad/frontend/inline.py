@@ -72,7 +72,14 @@ class InlineMixin:
         for p, final in callee.written.items():  # the caller's names see the written dict
             held = holders.get(p, [])
             if isinstance(held, tuple):  # (an item of a container the caller's name holds)
+                slot = dict(self.list_items_of(held[1]) or ()).get(held[2].value)
+                # (`f(model["ps"])` of a list `ps` names too: one object, written)
+                sharers = [n for n, atom in self.env.items() if slot is not None and
+                           atom == slot and n != held[1] and n in self.locals and
+                           n not in self.mutable]
                 self.store_written_item(held[1], held[2], r.atom(final), node)
+                for n in sharers:
+                    self.rebind_written(n, r.atom(final), node)
                 continue
             items = self.list_items_of_atom(given[p])
             for n in held:
