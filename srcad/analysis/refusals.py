@@ -392,6 +392,18 @@ def _held_vars(atom) -> Iterator[str]:
             yield from _held_vars(a)
 
 
+def _in_place_writes(stmts, views: dict, stores: bool = True):
+    """(statement, the names its written array may be a view of) for each write into an
+    array in place (`x op= t`, a write through a view, and -- `stores` -- `x[i] = v`)."""
+    for c in stmts:
+        if not isinstance(c, ir.Call) or not (c.inplace or c.undo is not None or (
+                stores and c.op.name == "setitem")):
+            continue
+        first = next(iter(c.args.values()), None)
+        if isinstance(first, ir.Var):
+            yield c, _view_roots(first.name, views)
+
+
 def _made_from(s, after) -> set:
     """The container `s` makes and those made from it by a store or a write into an item
     (`setitem`, `write_through`, a copy) in the statements `after` it."""
@@ -434,13 +446,11 @@ def check_container_holders(fn: ir.Function) -> None:
             views.setdefault(s.target, set()).update(ir.atom_vars(ir.Seq(tuple(
                 s.args.values()))))
     defs = {st.target: st for st in order if isinstance(st, ir.Call)}
-    for c in order:  # (an object's field -- `st.ps` of a SimpleNamespace -- written in place)
-        if not isinstance(c, ir.Call) or not (c.inplace or c.undo is not None):
-            continue
-        first = next(iter(c.args.values()), None)
-        field = next((defs[v] for v in (_view_roots(first.name, views) if isinstance(
-            first, ir.Var) else ()) if v in defs and defs[v].op.name.startswith(".") and
-            getattr(defs[v].op, "kind", None) in (None, "attribute")), None)  # (not a method)
+    # (an object's field -- `st.ps` of a SimpleNamespace -- written in place)
+    for c, roots in _in_place_writes(order, views, stores=False):
+        field = next((defs[v] for v in roots if v in defs and defs[v].op.name.startswith(".")
+                      and getattr(defs[v].op, "kind", None) in (None, "attribute")),
+                     None)  # (not a method's result)
         if field is not None:
             raise SharingUnknownError(
                 f"line {c.line} writes in place into `{field.op.name[1:]}` of an object "
@@ -486,14 +496,8 @@ def check_container_holders(fn: ir.Function) -> None:
                         lineno=w.line, func=fn.name,
                         hint="read the array through the container after the write, or "
                         "write through the name")
-    for c in order:  # (the way in: the array written through a name, the container read)
-        if not isinstance(c, ir.Call) or not (c.inplace or c.undo is not None or
-                                              c.op.name == "setitem"):
-            continue
-        first = next(iter(c.args.values()), None)
-        if not isinstance(first, ir.Var):
-            continue
-        roots = _view_roots(first.name, views)
+    # (the way in: the array written through a name, the container read)
+    for c, roots in _in_place_writes(order, views):
         for s, stored in holders:
             if s.op.name == "setitem":  # (a display stored into: what it held besides)
                 shown = next(iter(s.args.values()))
@@ -603,12 +607,8 @@ def _refuse_stored_then_written(fn: ir.Function, s, views: dict) -> None:
             stored |= _view_roots(a.name, views)
     if not stored:
         return
-    for c in ir.walk(fn.body):
-        if not isinstance(c, ir.Call) or not (c.inplace or c.undo is not None or
-                                              c.op.name == "setitem"):
-            continue
-        first = next(iter(c.args.values()), None)
-        if isinstance(first, ir.Var) and _view_roots(first.name, views) & stored:
+    for c, roots in _in_place_writes(ir.walk(fn.body), views):
+        if roots & stored:
             raise NoRuleError(
                 f"`{_site_label(s)}` stores an array the function then writes into in place "
                 f"(line {c.line}): Python's object would hold the written array, srcad's "

@@ -138,6 +138,14 @@ class _Forms:
     def error(self, what, node, hint):
         return self.pf.error(what, node, hint=hint, cls=UnsupportedSyntaxError)
 
+    def not_consumed_whole(self, label: str, call):
+        return self.error(
+            f"a call of the generator function `{label}` that is not consumed whole where "
+            f"it is made (srcad runs a generator as a function that returns the list of its "
+            f"values)", call,
+            f"loop over it (`for v in {label}(...)`), or take `list({label}(...))` and index "
+            f"the list")
+
     def fresh(self, base):
         return fresh(base, self.taken)
 
@@ -591,12 +599,7 @@ class _Forms:
                 if self.resolve(parent.func) in (zip, enumerate) and isinstance(outer, gast.For):
                     early = early or _leaves_early(outer.body)
             if consumer is None:
-                raise self.error(
-                    f"a call of the generator function `{label}` that is not consumed whole "
-                    f"where it is made (srcad runs a generator as a function that returns "
-                    f"the list of its values)", call,
-                    f"loop over it (`for v in {label}(...)`), or take `list({label}(...))` "
-                    f"and index the list")
+                raise self.not_consumed_whole(label, call)
             effects = _has_effects(_source_tree(fn))
             if effects and (early or (isinstance(consumer, gast.For) and
                                       _has_effects(consumer.body))):
@@ -729,12 +732,7 @@ class _Forms:
                 region = outer.body + outer.orelse
                 early = early or _leaves_early(outer.body)
         else:
-            raise self.error(
-                f"a call of the generator function `{label}` that is not consumed whole "
-                f"where it is made (srcad runs a generator as a function that returns "
-                f"the list of its values)", call,
-                f"loop over it (`for v in {label}(...)`), or take `list({label}(...))` "
-                f"and index the list")
+            raise self.not_consumed_whole(label, call)
         if _has_effects(g.body) and (early or _has_effects(region)):
             raise self.error(
                 f"the generator `{label}` has effects (a call made for its effect, a write "
