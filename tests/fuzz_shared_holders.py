@@ -15,6 +15,9 @@ list, a dict or an object's list under names of their own, then mixes, in random
 
 tests/test_shared_holders_fuzz.py runs them in source mode, tape mode and fused: each must give
 Python's value and the central-difference gradient, or a SrcadError (counted, never wrong).
+`generate_wide` (session of 2026-12-03, sixth) is the wider family: longer programs, second
+names for an array or a slot, writes through an element, rebinding, statements inside an
+`if` or a loop. On 944a064 its seeds 0-39 gave 50 wrong programs of 480 in source mode.
 """
 
 from __future__ import annotations
@@ -96,8 +99,81 @@ def generate(rng: np.random.Generator, index: int) -> str:
     return "\n".join(lines)
 
 
-def module_source(seed: int, n: int) -> tuple[str, list[str]]:
+def generate_wide(rng: np.random.Generator, index: int) -> str:
+    """A program of the wider family (session of 2026-12-03, sixth): 2-7 statements, the
+    arrays held by a list, a dict, both, or an object; besides `generate`'s statements,
+    second names for an array or a slot (`V1 = W1`, `V1 = L[0]`), writes through an item's
+    element (`W1[0] op= e`, `L[1][2] op= c`), plain rebinding (`W1 = W1 * c`, which the
+    holders do not see), stores into an object's attribute, and any statement inside an
+    `if` (taken or not) or a two-trip loop. Every name and holder is read at the end."""
+    holder = str(rng.choice(["list", "dict", "object", "both"]))
+    lines = [f"def fz_{index}(a, b):", "    W1 = a * 1.5", "    W2 = b + 0.5", "    acc = 0.0"]
+    if holder in ("list", "both"):
+        lines.append("    L = [W1, W2]")
+    if holder in ("dict", "both"):
+        lines.append("    D = {'x': W1, 'y': W2}")
+    if holder == "object":
+        lines.append("    m = _FzModel(W1, W2)")
+    names = ["W1", "W2"]
+    for _ in range(int(rng.integers(2, 8))):
+        c = round(float(rng.uniform(0.3, 0.9)), 2)
+        i = int(rng.integers(0, 2))
+        name = str(rng.choice(names))
+        op = str(rng.choice(["-=", "*=", "+="]))
+        kind = str(rng.choice(
+            ["container", "name", "helper_name", "helper_slice", "store", "read", "alias",
+             "slot", "rebind"], p=[0.2, 0.12, 0.12, 0.08, 0.1, 0.16, 0.08, 0.08, 0.06]))
+        slot = {"list": f"L[{i}]", "dict": f"D['{('x', 'y')[i]}']", "object": f"m.W{i + 1}",
+                "both": str(rng.choice([f"L[{i}]", f"D['{('x', 'y')[i]}']"]))}[holder]
+        if kind == "container" and holder == "object":
+            stmt = f"m.step({c})"
+        elif kind == "container":
+            options = [f"{slot} {op} {c} * b"]
+            if slot.startswith("L"):
+                options += [f"for p in L:\n    p {op} {c} * a", f"_fz_walk(L, {c})",
+                            f"{slot} {op} {c} * L[{1 - i}]"]
+            else:
+                options += [f"for k in D:\n    D[k] {op} {c} * D[k]"]
+            stmt = str(rng.choice(options))
+        elif kind == "name":
+            stmt = f"{name} {op} {c} * a"
+        elif kind == "helper_name":
+            stmt = f"_fz_scale({name}, {round(c + 0.5, 2)})"
+        elif kind == "helper_slice":
+            stmt = f"_fz_scale({name}[1:], {round(c + 0.5, 2)})"
+        elif kind == "slot":
+            stmt = str(rng.choice([f"{name}[0] {op} {c} * b[0]", f"{name}[1:] {op} {c}",
+                                   f"{slot}[{int(rng.integers(0, 3))}] {op} {c}"]))
+        elif kind == "store":
+            stmt = f"{slot} = {slot} * {c}"
+        elif kind == "alias":
+            names.append(f"V{len(names) - 1}")
+            stmt = f"{names[-1]} = {str(rng.choice([name, slot]))}"
+        elif kind == "rebind":
+            stmt = f"{name} = {name} * {c}"
+        else:
+            stmt = f"acc = acc + np.sum({name} * {slot}) * {c}"
+        wrap = str(rng.choice(["", "if", "loop"], p=[0.7, 0.15, 0.15]))
+        body = stmt.split("\n")
+        if wrap == "if" and kind != "alias" and not stmt.startswith("for"):
+            lines.append(f"    if {rng.choice(['np.sum(a) > -100.0', 'a[0] > 5.0'])}:")
+            lines += [f"        {s}" for s in body]
+        elif wrap == "loop" and kind not in ("alias", "read"):
+            lines.append("    for _ in range(2):")
+            lines += [f"        {s}" for s in body]
+        else:
+            lines += [f"    {s}" for s in body]
+    finals = {"list": ["np.sum(L[0] * L[1])"], "dict": ["np.sum(D['x'] * D['y'])"],
+              "object": ["m.out()"],
+              "both": ["np.sum(L[0] * L[1])", "np.sum(D['x'] * D['y'])"]}[holder]
+    reads = [f"np.sum({n} * {round(1.0 - 0.1 * k, 1)})" for k, n in enumerate(names)]
+    lines.append("    return acc + " + " + ".join(reads + finals))
+    return "\n".join(lines)
+
+
+def module_source(seed: int, n: int, wide: bool = False) -> tuple[str, list[str]]:
     rng = np.random.default_rng(seed)
-    programs = [generate(rng, seed * 1000 + k) for k in range(n)]
+    make = generate_wide if wide else generate
+    programs = [make(rng, seed * 1000 + k) for k in range(n)]
     names = [f"fz_{seed * 1000 + k}" for k in range(n)]
     return "import numpy as np\n" + HELPERS + "\n\n" + "\n\n\n".join(programs) + "\n", names

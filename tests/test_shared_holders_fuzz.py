@@ -21,13 +21,24 @@ PER_SEED = 12
 # an array held by a name, an object's attribute and the object's list (or a dict's value),
 # written in place through the name and then through the container, or the other way -- one
 # of the links is lost after the first write. Strict: a program fixed must leave this list.
-KNOWN_OPEN = {"fz_7", "fz_1002", "fz_1007", "fz_1011", "fz_2001", "fz_2006"}
+KNOWN_OPEN: set = set()
+# The wider family (fuzz_shared_holders.generate_wide; seeds 0-2 in CI, 3-39 `-m slow`): 480
+# programs, source mode 115 right / 358 refused / 7 still wrong (tape: 122 / 358 / 0), strict
+# like KNOWN_OPEN. What the 7 share: one array under three names or slots, where srcad's
+# link between two of them is a guess made when the code is normalised, not asked when it
+# runs -- a dict slot stored in an `if` (not taken) then the dict's items written by `op=`
+# in a loop (fz_18006: the name keeps its old array), `V1 = m.W2` then `m.W2[0] *= c` in a
+# loop (fz_12008: aliases.split_reads asks `V1 is W2` but the write goes through a third
+# name), a callee's write in an `if` then a store into the object's other attribute.
+KNOWN_OPEN_WIDE = {"fz_12008", "fz_16010", "fz_18006", "fz_20007", "fz_26010", "fz_27009",
+                   "fz_39003"}
 _ARGS = (np.array([0.7, -1.1, 0.4]), np.array([-0.3, 0.9, 1.2]))
 
 
-def run_seed(seed: int) -> dict:
-    source, names = SH.module_source(seed, PER_SEED)
-    module = FP.import_source(source, f"shared{seed}")
+def run_seed(seed: int, wide: bool = False) -> dict:
+    source, names = SH.module_source(seed, PER_SEED, wide=wide)
+    module = FP.import_source(source, f"shared{'_wide' if wide else ''}{seed}")
+    known = KNOWN_OPEN_WIDE if wide else KNOWN_OPEN
     counts = {"pass": 0, "refused": 0}
     wrong = set()
     for name in names:
@@ -45,12 +56,12 @@ def run_seed(seed: int) -> dict:
             where = f"{name} {mode} fuse={fuse}\n{source.split(f'def {name}(')[1][:600]}"
             right = np.allclose(v, want_v, rtol=1e-10, atol=1e-12) and all(
                 rel_error(got, exp) < 1e-6 for got, exp in zip(g, want))
-            if not right and mode == "source" and name in KNOWN_OPEN:
+            if not right and mode == "source" and name in known:
                 wrong.add(name)
                 continue
             assert right, (where, v, want_v)
             counts["pass"] += 1
-    assert wrong == KNOWN_OPEN & set(names), (wrong, KNOWN_OPEN & set(names))
+    assert wrong == known & set(names), (wrong, known & set(names))
     return counts
 
 
@@ -64,3 +75,15 @@ def test_shared_holders(seed):
 @pytest.mark.parametrize("seed", SLOW_SEEDS)
 def test_shared_holders_slow(seed):
     run_seed(seed)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_shared_holders_wide(seed):
+    counts = run_seed(seed, wide=True)
+    assert counts["pass"] >= 3, counts  # (most of the wider family is refused, not wrong)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", SLOW_SEEDS)
+def test_shared_holders_wide_slow(seed):
+    run_seed(seed, wide=True)

@@ -422,8 +422,9 @@ def check_container_holders(fn: ir.Function) -> None:
     can the new array (frontend/aliasing.py `refresh_item_holders`); a read of the old value
     left (a name the frontend could not reach) is refused at the write, naming the read.
     (The other way -- `W1 *= 2`, then `L` read -- is carried into displays srcad holds item
-    by item, and refused for a dict made around them; a list the code made as a value is
-    not yet checked: tests/test_shared_holders_fuzz.py lists what is still open.)"""
+    by item and, in straight-line code, into a list or dict whose slots srcad knows, by a
+    `write_through` into the slot (aliasing.carry_to_aliases); what is left is refused
+    below. tests/test_shared_holders_fuzz.py lists what is still open.)"""
     order = list(ir.walk(fn.body))
     at = {id(s): i for i, s in enumerate(order)}
     loops: dict = {}
@@ -481,9 +482,14 @@ def check_container_holders(fn: ir.Function) -> None:
             if not isinstance(w, ir.Call) or w.op.name != "write_through" or \
                     w.target not in derived:
                 continue
+            view = w.args.get("view")
+            # (the item written, where it is one of those stored: the names holding another
+            # are not stale; an item read in a loop may be any of them)
+            written = stored & _view_roots(view.name, views) if isinstance(
+                view, ir.Var) else set()
             for r in order[at[id(w)] + 1:]:
                 stale = [v for v in ir.uses(r) if v not in derived and made.get(
-                    v, -1) < at[id(w)] and _view_roots(v, views) & stored]
+                    v, -1) < at[id(w)] and _view_roots(v, views) & (written or stored)]
                 if stale and not isinstance(r, ir.Push) and not (isinstance(r, ir.Call) and (
                         r.op.name in ("alias_again", "write_through", "same_object"))):
                     # (not the carried holders' own rebinding, which reads the old on
@@ -514,6 +520,12 @@ def check_container_holders(fn: ir.Function) -> None:
             derived = _made_from(s, order[at[id(s)] + 1:])
             if roots & derived:  # (a write through the container's own item: carried)
                 continue
+            if any(isinstance(w, ir.Call) and w.op.name == "write_through" and
+                   at[id(w)] > at[id(c)] and loops[id(w)] == loops[id(c)] and
+                   isinstance(w.args.get("value"), ir.Var) and
+                   c.target in _view_roots(w.args["value"].name, views) and
+                   set(ir.atom_vars(w.args.get("x"))) & derived for w in order):
+                continue  # (written through the name, carried into the container's slot)
             read = next((r for r in order if derived & set(ir.uses(r)) and r is not c and (
                 at[id(r)] > at[id(c)] or loops[id(r)] & loops[id(c)])), None)
             if read is None:

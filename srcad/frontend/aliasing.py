@@ -23,6 +23,7 @@ Before/after (a write through a row view in a loop):
 
 from __future__ import annotations
 
+import inspect
 import operator
 import re
 import warnings
@@ -173,7 +174,14 @@ class AliasingMixin:
             (p for p in self.pf.params if p not in self.mutable and name not in self.mutable
              and isinstance(base, ir.Var) and self.env.get(p) == base), None)
         index = self.index(target.slice, name)
+        start = len(self.body)
         v = self.expr(value, name, None)
+        # (`x[i] op= t`: the item read here is the object written, which a name bound to it
+        # sees -- `propagate_write` makes such names again with item_again)
+        read = next((st for st in reversed(self.body[start:]) if isinstance(st, ir.Call)
+                     and st.op.name == "getitem" and st.args.get("a") == base
+                     and st.args.get("index") == index), None) \
+            if getattr(self, "augmenting", False) else None
         snap = None
         if name in self.mutable and isinstance(base, ir.Var) and not self.generated and \
                 self.views.get(name, (None, None))[1] == "element":
@@ -198,7 +206,13 @@ class AliasingMixin:
             stmt = self.body[-1]
             if name in self.views:  # (written back into the container it was read from)
                 self.put_back_stores.add(id(stmt))
-            rebuilt = self.propagate_write(name, base, new, node, old_item=snap)
+            self.storing_at = index  # (the slot stored into: propagate_write)
+            self.item_written = None if read is None or not isinstance(v, ir.Var) else (
+                ir.Var(read.target), v)
+            try:
+                rebuilt = self.propagate_write(name, base, new, node, old_item=snap)
+            finally:
+                self.storing_at = self.item_written = None
             self.mutations.append((stmt, base.name, node.lineno, True, rebuilt))
         if param is not None and self.reaches_argument(param, node):
             # `param[k] = v` on a dict the caller passed: Python writes into the caller's
@@ -340,6 +354,12 @@ class AliasingMixin:
                 assigned.add(n.id)
         for name in assigned:
             self.forget_views(name)
+        spelled = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+        for view in [v for v in self.item_views if v in self.views
+                     and self.views[v][0] in spelled]:
+            # (a name made an item of a container by refresh_item_holders, which the loop
+            # may write: the refresh after the loop makes it again, from the container)
+            del self.views[view]
         return dict(self.views)
 
     def views_join(self, arms: list) -> None:
@@ -426,6 +446,8 @@ class AliasingMixin:
         # (base, the item written through before and after): a container's item is an object,
         # which every name bound to it shares (`item_again`, below)
         through = {}
+        if getattr(self, "item_written", None) is not None:
+            through[name] = self.item_written  # (`x[i] op= t`: that item, written)
         at_old = old if old_item is None else old_item
         while at in self.views:  # up the chain of views: write into each base in turn
             base, kind, arg = self.views[at]
@@ -458,11 +480,26 @@ class AliasingMixin:
             done.add(base)
             self.carry_to_aliases(base, base_old, value, node, False, done)
             at, at_old = base, kept_old
+        stored_at = getattr(self, "storing_at", None)
+        for view in [v for v in self.item_views if v in self.views and v not in done
+                     and self.views[v][0] in done]:
+            # (a name refresh_item_holders made a container's item: the container written
+            # through another item leaves it that item, unchanged; a store into its slot,
+            # or into a slot not known, leaves the name its object and ends the relation --
+            # `D[k] op= t` of its own slot makes it again, refresh_item_holders)
+            key = self.views[view][2]
+            if stored_at is not None and not (
+                    isinstance(stored_at, ir.Index) and isinstance(key, ir.Index) and
+                    all(isinstance(p, ir.Const) for p in stored_at.parts + key.parts)
+                    and stored_at != key):
+                del self.views[view]
+                self.item_views.discard(view)
+        kept = {v for v in self.item_views if v in self.views and self.views[v][0] in done}
         while True:  # and down again: every known view of a rebuilt name is made again,
             # in the order the views were made (the tape's order: an alias is the same array
             # there, so an alias is made again first, as soon as its base is)
             ready = [(view, rel) for view, rel in self.views.items()
-                     if rel[0] in done and view not in done]
+                     if rel[0] in done and view not in done and view not in kept]
             if not ready:
                 break
             view, (base, kind, arg) = min(ready, key=lambda vr: (
@@ -493,44 +530,130 @@ class AliasingMixin:
         augmented assignment: unless it held a scalar, which `op=` rebinds). They stay
         aliases: a later write into one is carried to the others."""
         for other, atom in list(self.env.items()):
-            if other == name or other in done or atom != old or other in self.mutable:
+            # (a name bound to that object: the same atom, or -- after `op=` -- one made
+            # from it by alias_again before, `m.W` after `ps[0] -= t` refreshed it)
+            if other == name or other in done or other in self.mutable or not \
+                    self.same_array(atom, old):
                 continue
-            if augmented:
-                made = self.rebind(other, self.op_call(runtime.alias_again, [new, old], {},
+            if augmented or atom != old:
+                # (an array written through an index or a view is that object: a holder
+                # made from it by alias_again before is too, unless it kept its number)
+                made = self.rebind(other, self.op_call(runtime.alias_again, [new, atom], {},
                                                        node), node)
                 self.shared.append((new.name, made.name))  # (one array, if it is one)
+                self.one_array(made, new)
                 self.views.setdefault(other, (name, "alias", None))
             else:
                 self.env[other] = new
             done.add(other)
-        if name in self.mutable:
+        if name in self.mutable or not isinstance(old, ir.Var):
             return
-        def put(atom, item):
-            if not isinstance(atom, ir.Seq):
-                return item if isinstance(atom, ir.Var) and atom == old else atom
-            return ir.Seq(tuple(put(x, item) for x in atom.items), atom.kind)
+        items: dict = {}
 
-        item = None
+        def item(was):
+            # (the display's slot is that object: it sees the write -- after `op=`, unless
+            # it held a scalar, which `op=` rebinds: alias_again)
+            if not augmented and was == old:
+                return new
+            if was.name not in items:
+                items[was.name] = self.emit(
+                    self.op_call(runtime.alias_again, [new, was], {}, node),
+                    self.fresh(f"{name}_item_L{node.lineno}"), node)
+                self.propagations.add(id(self.body[-1]))  # (reads the old value)
+                self.shared.append((new.name, items[was.name].name))
+                self.one_array(items[was.name], new)
+            return items[was.name]
+
+        for other, atom in list(self.env.items()):
+            # a list or dict held as a value (a display stored into, a dict display): the
+            # slot holding that object is written through (`L = [W1, W2]; L[1] = v; W1 *=
+            # 2`: L[0] shows it) -- in straight-line code, where the container's slots are
+            # known; in a loop or a branch, check_container_holders refuses what is left
+            if other in done or other not in self.locals or not isinstance(atom, ir.Var) \
+                    or self.body is not self.top_body or other == name:
+                continue
+            slots = [(i, x) for i, x in self.list_items_of_atom(atom) or ()
+                     if isinstance(x, ir.Var) and self.same_array(x, old)]
+            for i, x in slots:
+                value = item(x)
+                atom = self.rebind(other, self.op_call(runtime.write_through, [
+                    atom, ir.Index((_const(i),), False), value, x], {}, node), node)
+            if slots:
+                done.add(other)
         for other, atom in list(self.env.items()):
             # a list or tuple display holding the array as an item, at any depth (`ps =
-            # [a.copy(), ..]; p = ps[0]; p *= 2`): its slot is that object, so it sees the
-            # write (after `op=`, unless it held a scalar, which `op=` rebinds)
-            if other in done or other in self.mutable or not (isinstance(old, ir.Var)
-                                                                and seq_holds(atom, old)):
+            # [a.copy(), ..]; p = ps[0]; p *= 2`)
+            if other in done or other in self.mutable or not isinstance(atom, ir.Seq) or \
+                    not self.holds_array(atom, old):
                 continue
-            if item is None:
-                item = new
-                if augmented:
-                    item = self.emit(self.op_call(runtime.alias_again, [new, old], {}, node),
-                                     self.fresh(f"{name}_item_L{node.lineno}"), node)
-                    self.propagations.add(id(self.body[-1]))  # (reads the old value)
-                    self.shared.append((new.name, item.name))
-                    if not hasattr(self, "item_aliases"):
-                        self.item_aliases = {}
-                    self.item_aliases[new.name] = item  # (refresh_item_holders: `name`
-                    # holds the array the display's slot now holds as `item`)
-            self.env[other] = put(atom, item)
+            self.env[other] = self.put_array(atom, old, item)
             done.add(other)
+
+    def one_array(self, a: ir.Var, b: ir.Var) -> None:
+        """`a` was made by `alias_again` from `b` (or the other way): one object where the
+        holder held an array (numpy's in-place write), the holder's own number where it held
+        one -- `alias_again` decides when the code runs, so a later write may treat them as
+        one and carry itself with `alias_again` again."""
+        if a.name in self.mutable or b.name in self.mutable:
+            return  # (one IR name for all of a loop name's values: no one object)
+        ra, rb = self._array_root(a.name), self._array_root(b.name)
+        if ra != rb:
+            self.array_of[ra] = rb
+
+    def _array_root(self, name: str) -> str:
+        while name in self.array_of:
+            name = self.array_of[name]
+        return name
+
+    def note_mutable_holds(self, name: str, var: ir.Var) -> None:
+        """The loop name `name` (one IR name for all its values) holds the object `var` is,
+        from here until it is bound again (`holds_now`)."""
+        self.mutable_holds[name] = (var, len(self.statements_so_far()))
+
+    def holds_now(self, name: str, old) -> bool:
+        """Does the loop name `name` still hold the object `old` is (`note_mutable_holds`)?"""
+        var, since = self.mutable_holds.get(name, (None, 0))
+        return var is not None and self.same_array(var, old) and not any(
+            name in ir.defs(st) for st in self.statements_so_far()[since:])
+
+    def same_array(self, a, b) -> bool:
+        """Are atoms `a` and `b` one object as far as `one_array` knows?"""
+        return a == b or (isinstance(a, ir.Var) and isinstance(b, ir.Var) and
+                          self._array_root(a.name) == self._array_root(b.name))
+
+    def holds_array(self, atom, var) -> bool:
+        """Does `atom` (a name's value, or a list or tuple display at any depth) hold the
+        object `var` is?"""
+        if isinstance(atom, ir.Seq):
+            return any(self.holds_array(x, var) for x in atom.items)
+        return self.same_array(atom, var)
+
+    def put_array(self, atom, var, made):
+        """`atom` with each item that is the object `var` is replaced by `made(item)`."""
+        if isinstance(atom, ir.Seq):
+            return ir.Seq(tuple(self.put_array(x, var, made) for x in atom.items), atom.kind)
+        return made(atom) if self.same_array(atom, var) else atom
+
+    def spelled(self, ir_name: str) -> str:
+        """The user's spelling of an IR name, for a message: `r` for `r_L5`, and `m.W1`
+        for the local srcad keeps a built object's attribute in (`m_W1`, objects.py)."""
+        if ir_name in self.held_by:  # (pin_loop_values: the value a holder keeps)
+            return self.spelled(self.held_by[ir_name])
+        user = _user_name(ir_name)
+        if user.endswith("_item") and len(user) > 5:  # (refresh_item_holders' read)
+            return f"{self.spelled(user[:-5])}[...]"
+        try:
+            src = inspect.getsource(self.pf.fn)
+        except (OSError, TypeError):
+            return user
+        if re.search(rf"\b{re.escape(user)}\b", src):
+            return user
+        for k in [k for k, ch in enumerate(user) if ch == "_" and 0 < k < len(user) - 1]:
+            obj, attr = user[:k], user[k + 1:]
+            if re.search(rf"\b{re.escape(obj)}\s*\.\s*{re.escape(attr)}\b", src) or \
+                    re.search(rf"\b{re.escape(obj)}\s*=", src):  # (`m = Model(..)`)
+                return f"{obj}.{attr}"
+        return user
 
     def statements_so_far(self) -> list:
         """The function's statements made so far: the top level's and the block being made
@@ -544,24 +667,39 @@ class AliasingMixin:
         name was given), else None."""
         return self.list_items_of_atom((self.env if env is None else env).get(name))
 
-    def list_items_of_atom(self, atom, depth: int = 0):
-        """`list_items_of` for an atom."""
+    def list_items_of_atom(self, atom, depth: int = 0, upto: int | None = None,
+                           chain: set | None = None):
+        """`list_items_of` for an atom (as bound before the `upto`-th call made so far,
+        when given: `D = setitem(D, k, v)` of a name with one IR name for all its values
+        reads the `D` made before it). `chain` collects the ids of the statements that made
+        the container (its display, the stores into it)."""
         if depth > 8:  # (a loop-carried name written in its loop names itself)
             return None
         if isinstance(atom, ir.Seq):
             return list(enumerate(atom.items)) if atom.kind == "list" else None
-        stmts = None
+        stmts = [st for st in self.statements_so_far() if isinstance(st, ir.Call)]
+        straight = {id(st) for st in [*self.top_body, *self.body]}
+        if upto is None:
+            upto = len(stmts)
+        chain = set() if chain is None else chain
         for _ in range(8):  # (a chain of plain copies: `self.params = ps` spliced in)
             if not isinstance(atom, ir.Var):
                 return None
-            if stmts is None:
-                stmts = [st for st in self.statements_so_far() if isinstance(st, ir.Call)]
-                straight = {id(st) for st in [*self.top_body, *self.body]}
-            made = [st for st in stmts if st.target == atom.name]
+            # (what `refresh_item_holders` read back after a loop wrote the items: the
+            # container as it stood then, when not made again since)
+            at, known, known_chain = getattr(self, "items_read_back", {}).get(
+                atom.name, (upto + 1, None, ()))
+            where = [k for k in range(at if at <= upto else 0, upto)
+                     if stmts[k].target == atom.name]
+            if not where and at <= upto:
+                chain.update(known_chain)
+                return list(known)
+            made = [stmts[k] for k in where]
             # (its one definition, or the last of those made in straight-line code here:
             # `self.ps = None` then `self.ps = ps` of an object built here)
             if not made or (len(made) > 1 and not all(id(st) in straight for st in made)):
                 return None
+            chain.add(id(made[-1]))
             if made[-1].op.name in ("setitem", "write_through"):
                 # (a store or write into a slot of a known list: the others as they were)
                 args = list(made[-1].args.values())
@@ -569,9 +707,7 @@ class AliasingMixin:
                     not args[1].is_tuple else (args[1],)
                 if len(index) != 1 or not isinstance(index[0], ir.Const):
                     return None
-                if args[0] == atom:
-                    return None
-                below = self.list_items_of_atom(args[0], depth + 1)
+                below = self.list_items_of_atom(args[0], depth + 1, where[-1], chain)
                 if below is None:
                     return None
                 key = index[0].value
@@ -587,7 +723,7 @@ class AliasingMixin:
                 return [(k.value, args[f"v{i}"]) for i, k in enumerate(keys)]
             if made[-1].op is not table.lookup(control.identity):
                 return None
-            atom = made[-1].args.get("x")
+            atom, upto = made[-1].args.get("x"), where[-1]
             if isinstance(atom, ir.Seq):
                 return list(enumerate(atom.items)) if atom.kind == "list" else None
         return None
@@ -601,8 +737,11 @@ class AliasingMixin:
         rebound instead, and the holder keeps it)."""
         now = self.env.get(name)
         olds = {old for _, old in items if isinstance(old, ir.Var)} | {ir.Var(name)}
+        own = set()  # (the statements that made the container itself: not another holder)
+        known = dict(self.list_items_of_atom(now, chain=own) or [])
         for st in self.statements_so_far():
-            if isinstance(st, ir.Call) and st.op.name == "dict" and sorted(
+            if isinstance(st, ir.Call) and st.op.name == "dict" and id(st) not in own \
+                    and st.target != name and sorted(
                     st.args.values(), key=repr) != sorted(
                     [ir.Const(k, repr(k)) for k, _ in items] + [o for _, o in items],
                     key=repr) and any(
@@ -617,20 +756,14 @@ class AliasingMixin:
                     node.lineno, cls=SharingUnknownError,
                     hint=f"read the arrays through one container, or make the dict after "
                     f"the write")
-        known = dict(self.list_items_of_atom(now) or [])
-        slot_of = getattr(self, "item_aliases", None)
-        if slot_of is None:
-            slot_of = self.item_aliases = {}  # alias_again's name -> the slot's atom
-
-        def holds(a, old) -> bool:  # (the array itself, or a holder refreshed before)
-            return a == old or (isinstance(a, ir.Var) and slot_of.get(a.name) == old)
-
         slots = {}  # index -> the item's atom now, read from the list where unknown
         for i, old in items:
             if not isinstance(old, ir.Var):
                 continue
-            held = [o for o, a in self.env.items() if o != name and o not in self.mutable
-                    and (holds(a, old) or (isinstance(a, ir.Seq) and seq_holds(a, old)))]
+            held = [o for o, a in self.env.items() if o != name and (
+                self.holds_array(a, old) if o not in self.mutable else (
+                    o in self.locals and self.holds_now(o, old)))]
+            # (the array, or a holder made from it; a loop name, while it holds it)
             if not held:
                 continue
             looped = [o for o in held if isinstance(self.env[o], ir.Var)]
@@ -639,11 +772,11 @@ class AliasingMixin:
                 # values cannot be given the written array for the code after it)
                 raise self.pf.error(
                     f"line {node.lineno} writes in place, inside a loop or a branch, into an "
-                    f"array of `{_user_name(name)}` that `{_user_name(looped[0])}` also "
+                    f"array of `{_user_name(name)}` that `{self.spelled(looped[0])}` also "
                     f"holds: srcad cannot carry the write to that name there",
                     node.lineno, cls=SharingUnknownError,
                     hint=f"read the array back from the container after the loop "
-                    f"(`{_user_name(looped[0])} = {_user_name(name)}[...]`), or write "
+                    f"(`{self.spelled(looped[0])} = {_user_name(name)}[...]`), or write "
                     f"through the name")
             new = known.get(i)
             if new is None and isinstance(now, ir.Seq):
@@ -665,24 +798,44 @@ class AliasingMixin:
                         self.fresh(f"{_user_name(name)}_item_L{node.lineno}"), node)
                     self.propagations.add(id(self.body[-1]))  # (reads the old value)
                     self.shared.append((new.name, made[was.name].name))  # (one array)
-                    slot_of[made[was.name].name] = new
+                    self.one_array(made[was.name], new)
                 return made[was.name]
 
-            for other in held:
-                atom = self.env[other]
-                if isinstance(atom, ir.Var):
-                    self.env[other] = again(atom)
-                else:  # (a display holding it, at any depth)
-                    self.env[other] = _put_var(atom, old, again(old))
-        if slots and isinstance(now, ir.Var) and not known and name not in self.mutable \
-                and all(type(i) is int for i, _ in items) and name in self.env:
-            # (the list held item by item again, so that a later write finds its holders)
+            for other in held:  # (a name, or a display holding it at any depth)
+                if other in self.mutable:  # (its one IR name, given the written object)
+                    self.rebind(other, self.op_call(runtime.alias_again, [
+                        new, self.env[other]], {}, node), node)
+                    self.alias_stmts.add(id(self.body[-1]))  # (one array with the slot)
+                    self.shared.append((new.name, self.body[-2].target))
+                    self.note_mutable_holds(other, new)
+                    continue
+                self.env[other] = self.put_array(self.env[other], old, again)
+                if isinstance(self.env[other], ir.Var) and isinstance(now, ir.Var) and \
+                        name in self.locals and self.body is self.top_body:
+                    # (the name is the container's item: a later `W1 op= t` is a write
+                    # through it, carried into the container -- propagate_write)
+                    self.forget_views(other)
+                    self.views[other] = (name, "element", ir.Index((ir.Const(i, repr(i)),),
+                                                                   False))
+                    self.view_made[other] = len(self.view_made) + 1
+                    self.item_views.add(other)
+        if slots and isinstance(now, ir.Var) and not known and name in self.env:
+            # (the container held item by item again, so that a later write finds its
+            # holders: a display where the name has one value here, else the items read
+            # back, kept for `list_items_of_atom` until the name is made again)
             for i, _ in items:
                 if i not in slots:
                     slots[i] = self.emit(self.op_call(operator.getitem, [now, ir.Index(
                         (ir.Const(i, repr(i)),), False)], {}, node),
                         self.fresh(f"{name}_item_L{node.lineno}"), node)
-            self.env[name] = ir.Seq(tuple(slots[i] for i, _ in items), "list")
+            if name not in self.mutable and all(type(i) is int for i, _ in items):
+                self.env[name] = ir.Seq(tuple(slots[i] for i, _ in items), "list")
+            elif self.body is self.top_body:
+                if not hasattr(self, "items_read_back"):
+                    self.items_read_back = {}
+                self.items_read_back[now.name] = (
+                    sum(isinstance(st, ir.Call) for st in self.statements_so_far()),
+                    tuple((i, slots[i]) for i, _ in items), frozenset(own))
 
     def written_params(self) -> set:
         """Parameters whose entry value a write may reach: not in generated code (which adds
@@ -963,7 +1116,7 @@ class AliasingMixin:
                 used = {v for v in set(ir.uses(st)) & sharing if not made_again(v, st, stmt)}
                 if later and used:
                     other = sorted(used)[0]
-                    other_user, base_user = _user_name(other), _user_name(base)
+                    other_user, base_user = self.spelled(other), self.spelled(base)
                     if keyed:  # (a store by key: into a dict that is an item of another)
                         raise self.pf.error(
                             f"line {line} stores into `{base_user}`, an item of "
@@ -993,9 +1146,3 @@ class AliasingMixin:
 def seq_holds(atom, var) -> bool:
     """Is `var` an item of the list or tuple display `atom`, at any depth?"""
     return isinstance(atom, ir.Seq) and any(x == var or seq_holds(x, var) for x in atom.items)
-
-
-def _put_var(atom, var, new):
-    if isinstance(atom, ir.Seq):
-        return ir.Seq(tuple(_put_var(x, var, new) for x in atom.items), atom.kind)
-    return new if atom == var else atom

@@ -108,7 +108,14 @@ class InlineMixin:
         if into is None:  # (a tuple stays a tuple of atoms: `a, b = g(x)` binds each)
             return ret
         op, args = self.op_call(control.identity, [ret], {}, node)
-        return self.result((op, args), hint, into, node)
+        out = self.result((op, args), hint, into, node)
+        last = self.body[-1] if self.body else None
+        if isinstance(ret, ir.Var) and ret.name in self.mutable and isinstance(
+                last, ir.Call) and last.target == out.name and not self.generated:
+            # (a loop name's array, copied under the target's name: still that array --
+            # `m = M(W1)` keeps W1 in `m.W1`: check_mutations)
+            self.alias_stmts.add(id(last))
+        return out
 
     def written_holders(self, call: ir.UserCall) -> dict:
         """{callee parameter it writes into: the caller's names holding the dict passed}"""

@@ -128,6 +128,10 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         self.propagations: set = set()  # ids of the statements that carry a write to a base
         self.undo_key: str | None = None  # a write through a scalar copy, maybe (ir.Call.undo)
         self.shared: list = []  # (base, view) IR names a carried write left sharing memory
+        self.array_of: dict = {}  # IR name -> one made from it by alias_again (one_array)
+        self.held_by: dict = {}  # a pinned copy's IR name -> the name holding it
+        self.mutable_holds: dict = {}  # loop name -> (the object it holds, since when)
+        self.item_views: set = set()  # names made a container's item (refresh_item_holders)
         self.alias_stmts: set = set()  # ids of `z = y` copies into loop names (one array)
         self.entries: dict = {}  # parameter -> the IR name of its value on entry (entry_of)
         # a parameter stored into (`cache[k] = v`) and then given another object by plain
@@ -201,7 +205,10 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         if user in self.mutable:
             return user
         last = self.seen_defs[user] == self.defs[user]
-        if user not in self.pf.params and (last or self.defs[user] == 1):
+        # (a definition the count of assignments did not see -- a callee's write into the
+        # array the name holds rebinds it -- gets a name of its own: one IR name, one value)
+        if user not in self.pf.params and self.seen_defs[user] <= self.defs[user] and (
+                last or self.defs[user] == 1):
             return user
         return self.fresh(f"{user}_L{line}")
 
@@ -302,6 +309,40 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                                       self.pf.first_line))
 
     def statement(self, s):
+        self.statement_kind(s)
+        if not self.generated:
+            self.pin_loop_values(s)
+
+    def pin_loop_values(self, node) -> None:
+        """A name of one value (not assigned in a loop or a branch) bound to the value of a
+        name that is (`m = Model(W1)` gives `m.W1` the array `W1` holds, then `W1 = W1 * 2`
+        in a branch): it keeps the object it was given, under a name of its own -- one array
+        with the other (alias_stmts) until the other is bound to another."""
+        pinned: dict = {}
+
+        def pin(atom):
+            if isinstance(atom, ir.Seq):
+                return ir.Seq(tuple(pin(x) for x in atom.items), atom.kind)
+            if not isinstance(atom, ir.Var) or atom.name not in self.mutable:
+                return atom
+            if atom.name not in pinned:
+                op, args = self.op_call(control.identity, [atom], {}, node)
+                pinned[atom.name] = self.emit((op, args), self.fresh(
+                    f"{atom.name}_held_L{node.lineno}"), node)
+                self.alias_stmts.add(id(self.body[-1]))
+                self.held_by[pinned[atom.name].name] = n  # (messages: `spelled`)
+                self.note_mutable_holds(atom.name, pinned[atom.name])
+            return pinned[atom.name]
+
+        for n, atom in list(self.env.items()):
+            if n in self.mutable or n not in self.locals or not isinstance(
+                    atom, (ir.Var, ir.Seq)) or atom == ir.Var(n):
+                continue
+            held = pin(atom)
+            if held != atom:
+                self.env[n] = held
+
+    def statement_kind(self, s):
         if isinstance(s, gast.Return):
             if s.value is None:
                 raise self.unsupported("`return` without a value", s, "return the result")
@@ -334,7 +375,11 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                 held = s.target.value.id if isinstance(s.target.value, gast.Name) else None
                 items = self.list_items_of(held) if held and not self.generated else None
                 start = len(self.body)
-                self.assign(s.target, value, s)
+                self.augmenting = True  # (setitem: its item is written in place)
+                try:
+                    self.assign(s.target, value, s)
+                finally:
+                    self.augmenting = False
                 self.augmented_stores.update(id(st) for st in self.body[start:])
                 if items and self.body is self.top_body:
                     # (`ps[0] -= t` of an array item: numpy's one object, written; in a
@@ -385,17 +430,16 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                     self.statement(st)
                 return
             before = dict(self.views)
+            lists = self.lists_spelled(s)
             body = self.sub_block(s.body)
             after_body, self.views = self.views, dict(before)
             orelse = self.sub_block(s.orelse)
             self.views_join([after_body, self.views])
             self.body.append(ir.If(test, body, orelse, s.lineno))
+            self.refresh_after_loop(lists, s)
         elif isinstance(s, (gast.For, gast.While)):
             after = self.views_enter_loop(s)
-            spelled = {n.id for n in gast.walk(s) if isinstance(n, gast.Name)}
-            lists = {} if self.generated else {
-                n: items for n in spelled & set(self.env)
-                if (items := self.list_items_of(n)) is not None}
+            lists = self.lists_spelled(s)
             if isinstance(s, gast.For):
                 self.for_loop(s)
             else:
@@ -422,12 +466,22 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                 body.insert(i, ir.Call(snap, op, args, s.line))
                 s.test = ir.Var(snap)
 
+    def lists_spelled(self, node) -> dict:
+        """{name: its items} of the lists and dicts a loop or a branch spells whose items
+        are known before it (`refresh_after_loop`)."""
+        spelled = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+        return {} if self.generated else {
+            n: items for n in spelled & set(self.env)
+            if (items := self.list_items_of(n)) is not None}
+
     def refresh_after_loop(self, lists: dict, node) -> None:
-        """A loop that wrote the items of a list in place (`for p in ps: p -= t`: a
-        `write_through` into it, no store of another object): the names and displays
-        holding those arrays see them written (`refresh_item_holders`)."""
+        """A loop or a branch that wrote the items of a list in place (`for p in ps: p -=
+        t`, `if c: ps[1] *= 2`: a `write_through` into it, or `op=` into an item, no store
+        of another object): the names and displays holding those arrays see them written
+        (`refresh_item_holders`) -- read back from the list, as they are whichever way it
+        went."""
         loop = self.body[-1] if self.body else None
-        if not lists or not isinstance(loop, (ir.For, ir.While)):
+        if not lists or not isinstance(loop, (ir.For, ir.While, ir.If)):
             return
         through, stored = set(), set()
         for st in ir.walk([loop]):
@@ -753,6 +807,14 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             if atom != ir.Var(name):
                 op, args = self.op_call(control.identity, [atom], {}, node)
                 self.body.append(ir.Call(name, op, args, node.lineno))
+                if isinstance(atom, ir.Var) and not self.generated:
+                    # (the object it holds now, for refresh_item_holders: that of a
+                    # name of one value, or what another loop name holds)
+                    held = atom if atom.name not in self.mutable else \
+                        self.mutable_holds.get(atom.name, (None,))[0]
+                    if held is not None and (atom.name not in self.mutable or
+                                             self.holds_now(atom.name, held)):
+                        self.note_mutable_holds(name, held)
                 if isinstance(value, gast.Name) and value.id in self.locals and \
                         not self.generated:
                     self.alias_stmts.add(id(self.body[-1]))  # `z = y`: one array, two names

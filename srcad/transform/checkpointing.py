@@ -36,6 +36,9 @@ from ..gcode import free_names as _free
 from ..gcode import method as _method
 from .templates import atom_expr, forward_expr, loop_iter, range_expr
 
+# ops whose rules ask whether two values are one object (runtime.writes_through, is_view_of)
+_IDENTITY_OPS = frozenset({"write_through", "item_again", "view_again", "same_object"})
+
 
 def stateful_call(body, seen=None, effects=False):
     """The first statement in `body` (or in a user function it calls) that a recomputation
@@ -214,11 +217,17 @@ class CheckpointingMixin:
         if policy is None:
             return []
         ret = set(ir.atom_vars(self.returned))
+        # (a value whose identity a rule asks about -- `x[index] is view` -- must be the
+        # forward's object: one computed again is another object)
+        identity = {v for s in ir.walk(self.fn.body) if isinstance(s, ir.Call)
+                    and s.op.name in _IDENTITY_OPS
+                    for a in s.args.values() for v in ir.atom_vars(a)}
 
         def eligible(s):
             return (isinstance(s, ir.Call) and s.op.elementwise and s.target in needed
                     and (policy == "budget" or cheap_to_recompute(s.op))
                     and s.target not in self.mutable and s.target not in ret
+                    and s.target not in identity
                     and s.target not in self.fn.params and all(
                         isinstance(a, ir.Const) or (isinstance(a, ir.Var) and a.name not in
                                                     self.mutable)
