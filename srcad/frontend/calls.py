@@ -217,6 +217,7 @@ class CallsMixin:
         if spreads:
             d = spreads[0].value
             bound = {p.name for p in positional[:len(args)]} | named
+            self.check_spread_keys(fn, d, params, bound, e)
             for p in params:
                 if p.name in bound or p.kind is P.POSITIONAL_ONLY:
                     continue
@@ -234,6 +235,42 @@ class CallsMixin:
                         f"pass {p.name}= explicitly, or give it a literal default")
                 keywords.append(gast.keyword(arg=p.name, value=gast.copy_location(value, d)))
         return gast.copy_location(gast.Call(func=e.func, args=args, keywords=keywords), e)
+
+    def check_spread_keys(self, fn, d, params, bound: set, e) -> None:
+        """``f(x, **d)`` where srcad knows d's keys (a dict display here, a dict argument of
+        this specialisation, a module's dict): a key f has no parameter for, or one the call
+        already binds, is Python's TypeError -- said here, not left to pass silently as the
+        keys f does read."""
+        keys = None
+        if isinstance(d, gast.Name):
+            atom = self.env.get(d.id)
+            if d.id in self.pf.dict_keys:
+                keys = list(self.pf.dict_keys[d.id])
+            elif isinstance(atom, ir.Const) and isinstance(atom.value, dict):
+                keys = list(atom.value)
+            elif atom is None and d.id not in self.locals and isinstance(
+                    self.pf.resolve(d.id), dict):
+                keys = list(self.pf.resolve(d.id))
+            elif isinstance(atom, ir.Var):
+                items = self.list_items_of(d.id)
+                keys = None if items is None else [k for k, _ in items]
+        if not keys or not all(isinstance(k, str) for k in keys):
+            return
+        P = inspect.Parameter
+        takes = {p.name for p in params if p.kind is not P.POSITIONAL_ONLY}
+        name = getattr(fn, "__qualname__", getattr(fn, "__name__", "the function"))
+        given = {kw.arg for kw in e.keywords}
+        for k in keys:
+            if k in bound:
+                why = f"got multiple values for {'keyword ' * (k in given)}argument '{k}'"
+            elif k not in takes:
+                why = f"got an unexpected keyword argument '{k}'"
+            else:
+                continue
+            raise self.pf.error(
+                f"TypeError: {name}() {why} (from `**{gast.unparse(d)}`): Python raises "
+                f"this when the call runs", e,
+                hint=f"give `{gast.unparse(d)}` only the keys {name}() takes")
 
     def refuse_starred(self, e, what: str):
         raise self.unsupported(f"star-arguments (`*args`) in a call to {what}", e,
