@@ -177,3 +177,47 @@ def module_source(seed: int, n: int, wide: bool = False) -> tuple[str, list[str]
     programs = [make(rng, seed * 1000 + k) for k in range(n)]
     names = [f"fz_{seed * 1000 + k}" for k in range(n)]
     return "import numpy as np\n" + HELPERS + "\n\n" + "\n\n\n".join(programs) + "\n", names
+
+
+def census(seeds, wide: bool, modes=(("source", False), ("tape", False))) -> dict:
+    """{(mode, "pass" | "refused" | "wrong"): count} and the wrong programs' names, for the
+    REPORT's figures (the test asserts; this counts)."""
+    import warnings
+
+    import srcad
+    from srcad.testing import numerical_grad, rel_error
+    from tests import fuzz_programs as FP
+
+    args = (np.array([0.7, -1.1, 0.4]), np.array([-0.3, 0.9, 1.2]))
+    counts: dict = {}
+    wrong: list = []
+    for seed in seeds:
+        source, names = module_source(seed, 12, wide=wide)
+        module = FP.import_source(source, f"census{'_wide' if wide else ''}{seed}")
+        for name in names:
+            fn = getattr(module, name)
+            want_v = fn(*[a.copy() for a in args])
+            want = numerical_grad(fn, [a.copy() for a in args], wrt=(0, 1))
+            for mode, fuse in modes:
+                try:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        v, g = srcad.value_and_grad(fn, wrt=(0, 1), mode=mode, fuse=fuse)(
+                            *[a.copy() for a in args])
+                    kind = "pass" if np.allclose(v, want_v, rtol=1e-10, atol=1e-12) and all(
+                        rel_error(x, y) < 1e-6 for x, y in zip(g, want)) else "wrong"
+                except srcad.SrcadError:
+                    kind = "refused"
+                counts[(mode, kind)] = counts.get((mode, kind), 0) + 1
+                if kind == "wrong":
+                    wrong.append(f"{name} {mode}")
+    return {"counts": dict(sorted(counts.items())), "wrong": wrong}
+
+
+if __name__ == "__main__":  # python -m tests.fuzz_shared_holders [--wide] [first] [stop]
+    import sys
+
+    wide = "--wide" in sys.argv
+    bounds = [int(a) for a in sys.argv[1:] if a.isdigit()]
+    first, stop = (bounds + [0])[0], (bounds[1:] + [40])[0]
+    print(census(range(first, stop), wide))

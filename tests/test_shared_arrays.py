@@ -184,7 +184,8 @@ def _dict_around_the_list(a, b):
 def test_a_dict_made_around_the_list_is_refused():
     """The dict holds the list whose arrays are written: srcad does not rebuild it, so the
     write is refused at its line instead of leaving `d["ps"]` stale."""
-    with pytest.raises(srcad.SrcadError, match="which the dict made at line"):
+    made = _dict_around_the_list.__code__.co_firstlineno + 2
+    with pytest.raises(srcad.SrcadError, match=f"dict made at line {made}"):
         srcad.value_and_grad(_dict_around_the_list, wrt=(0, 1))(*_AB)
 
 

@@ -187,13 +187,49 @@ def dict_slot_read_then_walked(a, b):
     return np.sum(V1 * 0.6) + np.sum(D["x"] * D["y"])
 
 
+def dict_item_written_then_the_name_rebound_in_a_branch(a, b):
+    W1 = a * 1.5
+    W2 = b + 0.5
+    D = {"x": W1, "y": W2}
+    D["y"] -= 0.76 * b
+    if np.sum(a) > -100.0:
+        W2 = W2 * 0.69
+    return np.sum(W1) + np.sum(W2 * 0.9) + np.sum(D["x"] * D["y"])
+
+
+def dict_item_written_then_the_name_rebound_in_a_loop(a, b):
+    W1 = a * 1.5
+    W2 = b + 0.5
+    L = [W1, W2]
+    D = {"x": W1, "y": W2}
+    D["y"] -= 0.76 * b
+    for _ in range(2):
+        W2 = W2 * 0.89
+    return np.sum(W2 * 0.9) + np.sum(L[0] * L[1]) + np.sum(D["x"] * D["y"])
+
+
+def name_rebound_in_a_loop_then_the_dict_item_written(a, b):
+    # (the list and the dict hold W1's first array; W1 names another after the loop)
+    W1 = a * 1.5
+    W2 = b + 0.5
+    L = [W1, W2]
+    D = {"x": W1, "y": W2}
+    for _ in range(2):
+        W1 = W1 * 0.33
+    D["x"] += 0.75 * b
+    return np.sum(W1) + np.sum(L[0] * L[1]) + np.sum(D["x"] * D["y"])
+
+
 PROGRAMS = [second_name_then_a_callee_writes, object_holds_it_then_a_callee_writes,
             name_write_then_the_object_steps, dict_item_written_then_walked,
             dict_items_written_three_times, list_items_written_around_a_loop,
             walked_then_written_through_the_name, dict_walked_then_written_through_the_name,
             slot_stored_then_a_slice_written_by_a_callee, slot_stored_then_a_slice_written,
             object_steps_then_a_branch_rebinds,
-            list_item_written_in_a_branch_not_taken, dict_slot_read_then_walked]
+            list_item_written_in_a_branch_not_taken, dict_slot_read_then_walked,
+            dict_item_written_then_the_name_rebound_in_a_branch,
+            dict_item_written_then_the_name_rebound_in_a_loop,
+            name_rebound_in_a_loop_then_the_dict_item_written]
 
 
 @pytest.mark.parametrize("fn", PROGRAMS, ids=lambda f: f.__name__)
@@ -227,11 +263,22 @@ def object_steps_then_a_loop_writes_its_slice(a, b):
     return np.sum(W2 * 0.7) + m.out()
 
 
+def loop_writes_a_slice_then_a_list_item_is_written(a, b):
+    W1 = a * 1.5
+    W2 = b + 0.5
+    L = [W1, W2]
+    for _ in range(2):
+        _scale(W1[1:], 1.13)
+    L[1][2] -= 0.41
+    return np.sum(W1) + np.sum(W2 * 0.9) + np.sum(L[0] * L[1])
+
+
 @pytest.mark.parametrize("fn, holder", [
     (attribute_kept_then_written_in_a_loop, "`m.W`"),
     (attribute_kept_then_written_in_a_branch, "`m.W`"),
     (object_steps_then_a_loop_writes_its_slice, "`m.params[...]`"),
-    (object_steps_then_a_loop_writes_the_name, "`m.params[...]`")],
+    (object_steps_then_a_loop_writes_the_name, "`m.params[...]`"),
+    (loop_writes_a_slice_then_a_list_item_is_written, "`L`")],
     ids=lambda x: getattr(x, "__name__", ""))
 def test_a_holder_srcad_cannot_follow_is_refused_by_its_name(fn, holder):
     """A loop or a branch writes the array in place, and an object built before it holds it:

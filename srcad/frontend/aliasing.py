@@ -128,6 +128,11 @@ _SHARING_FNS = (runtime.setitem, runtime.write_through, runtime.alias_again, run
                 runtime.item_again)
 
 
+# the endings srcad gives the names it makes from a user's name (not an object's attribute)
+_GENERATED_SUFFIXES = frozenset({"arg", "op", "item", "held", "before", "copy", "entry",
+                                 "setitem", "getitem", "alias_again", "write_through"})
+
+
 def _user_name(ir_name: str) -> str:
     """The user's name for an IR name (`r_L5`, a later value of `r`, is `r`)."""
     return re.sub(r"_L\d+(_\d+)?$", "", ir_name)
@@ -648,8 +653,13 @@ class AliasingMixin:
             return user
         if re.search(rf"\b{re.escape(user)}\b", src):
             return user
+        base, _, last = user.rpartition("_")
+        if base and (last in _GENERATED_SUFFIXES or last in table._TABLE or last.isdigit()):
+            return self.spelled(base)  # (`W1_setitem`: a value srcad made from W1)
         for k in [k for k, ch in enumerate(user) if ch == "_" and 0 < k < len(user) - 1]:
             obj, attr = user[:k], user[k + 1:]
+            if attr in _GENERATED_SUFFIXES or attr in table._TABLE:  # (`W1_setitem`: srcad's)
+                continue
             if re.search(rf"\b{re.escape(obj)}\s*\.\s*{re.escape(attr)}\b", src) or \
                     re.search(rf"\b{re.escape(obj)}\s*=", src):  # (`m = Model(..)`)
                 return f"{obj}.{attr}"
@@ -1108,12 +1118,23 @@ class AliasingMixin:
                     sharing.discard(v)
             sharing.discard(stmt.target)
             sharing -= rebuilt  # made again from the new value (`propagate_write`)
+            tainted: set = set()
             for st in ir.walk(self.body):
+                if st is not stmt and id(st) in self.propagations and isinstance(
+                        st, ir.Call) and st.op.name == "setitem" and order[id(st)] > order[
+                        id(stmt)] and isinstance(st.args.get("x"), ir.Seq) and any(
+                        v in sharing for v in ir.atom_vars(st.args["x"])):
+                    # (a list display rebuilt after the write with a name that still holds
+                    # the old array in a slot: its later reads read that array)
+                    sharing.add(st.target)
+                    tainted.add(st.target)
+                    continue
                 if st is stmt or id(st) in self.propagations:
                     continue
                 later = order[id(st)] > order[id(stmt)] or set(loops[id(st)]) & set(
                     loops[id(stmt)])
-                used = {v for v in set(ir.uses(st)) & sharing if not made_again(v, st, stmt)}
+                used = {v for v in set(ir.uses(st)) & sharing
+                        if v in tainted or not made_again(v, st, stmt)}
                 if later and used:
                     other = sorted(used)[0]
                     other_user, base_user = self.spelled(other), self.spelled(base)

@@ -309,35 +309,61 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                                       self.pf.first_line))
 
     def statement(self, s):
+        body, start = self.body, len(self.body)
         self.statement_kind(s)
         if not self.generated:
-            self.pin_loop_values(s)
+            self.pin_loop_values(s, body, start)
 
-    def pin_loop_values(self, node) -> None:
+    def pin_loop_values(self, node, body: list, start: int) -> None:
         """A name of one value (not assigned in a loop or a branch) bound to the value of a
         name that is (`m = Model(W1)` gives `m.W1` the array `W1` holds, then `W1 = W1 * 2`
-        in a branch): it keeps the object it was given, under a name of its own -- one array
-        with the other (alias_stmts) until the other is bound to another."""
+        in a branch), or a dict or list made of it here: it keeps the object it was given,
+        under a name of its own -- one array with the other (alias_stmts) until the other is
+        bound to another (`note_mutable_holds`)."""
         pinned: dict = {}
+        holder = [None]
 
-        def pin(atom):
+        def pin(atom, at=None):
             if isinstance(atom, ir.Seq):
-                return ir.Seq(tuple(pin(x) for x in atom.items), atom.kind)
+                return ir.Seq(tuple(pin(x, at) for x in atom.items), atom.kind)
             if not isinstance(atom, ir.Var) or atom.name not in self.mutable:
                 return atom
+            kept = self.mutable_holds.get(atom.name, (None,))[0]
+            if atom.name not in pinned and kept is not None and kept.name not in \
+                    self.mutable and self.holds_now(atom.name, kept) and \
+                    self.body is self.top_body:
+                pinned[atom.name] = kept  # (pinned before, and not bound again since)
             if atom.name not in pinned:
                 op, args = self.op_call(control.identity, [atom], {}, node)
-                pinned[atom.name] = self.emit((op, args), self.fresh(
-                    f"{atom.name}_held_L{node.lineno}"), node)
-                self.alias_stmts.add(id(self.body[-1]))
-                self.held_by[pinned[atom.name].name] = n  # (messages: `spelled`)
+                made = ir.Call(self.fresh(f"{atom.name}_held_L{node.lineno}"), op, args,
+                               node.lineno)
+                if at is None:
+                    body.append(made)
+                else:  # (before the statement that puts it in a container)
+                    body.insert(at, made)
+                pinned[atom.name] = ir.Var(made.target)
+                self.alias_stmts.add(id(made))
+                self.held_by[made.target] = holder[0]  # (messages: `spelled`)
                 self.note_mutable_holds(atom.name, pinned[atom.name])
             return pinned[atom.name]
 
+        k = start
+        while k < len(body):  # (a dict display or a store of a loop name's value)
+            st = body[k]
+            if isinstance(st, ir.Call) and st.op.name in ("dict", "setitem") and \
+                    st.target not in self.mutable:
+                holder[0] = st.target
+                before = len(body)
+                st.args = {a: pin(v, k) if a == "value" or (st.op.name == "dict" and
+                                                      a.startswith("v")) else v
+                           for a, v in st.args.items()}  # (the values put there)
+                k += len(body) - before
+            k += 1
         for n, atom in list(self.env.items()):
             if n in self.mutable or n not in self.locals or not isinstance(
                     atom, (ir.Var, ir.Seq)) or atom == ir.Var(n):
                 continue
+            holder[0] = n
             held = pin(atom)
             if held != atom:
                 self.env[n] = held
