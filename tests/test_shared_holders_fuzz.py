@@ -23,15 +23,14 @@ PER_SEED = 12
 # of the links is lost after the first write. Strict: a program fixed must leave this list.
 KNOWN_OPEN: set = set()
 # The wider family (fuzz_shared_holders.generate_wide; seeds 0-2 in CI, 3-39 `-m slow`): 480
-# programs, source mode 118 right / 359 refused / 3 still wrong (tape: 121 / 359 / 0; on
-# 944a064 source 90 / 340 / 50), strict like KNOWN_OPEN. What the 3 share: one array under
-# three names or slots, where srcad's link between two of them is decided when the code is
-# normalised, not asked when it runs -- a dict slot stored in an `if` not taken, then the
-# dict's items written by `op=` in a loop (fz_18006: the name keeps its old array);
-# `V1 = m.W2`, then `m.W2[0] *= c` in a loop (fz_12008: aliases.split_reads asks `V1 is W2`,
-# the write goes through the third name); a callee's write in an `if`, then a store into the
-# object's other attribute in another (fz_16010).
-KNOWN_OPEN_WIDE = {"fz_12008", "fz_16010", "fz_18006"}
+# programs, source mode 121 right / 357 refused / 2 still wrong (tape: 123 / 357 / 0; on
+# 944a064 source 90 / 340 / 50; `python -m tests.fuzz_shared_holders --wide 0 40`), strict
+# like KNOWN_OPEN. Both are one array under three names or slots, where srcad's link between
+# two of them is decided when the code is normalised, not asked when it runs: `V1 = m.W2`,
+# then `m.W2[0] *= c` in a loop (fz_12008: aliases.split_reads asks `V1 is W2`, the write
+# goes through the third name); a callee's write in an `if`, then a store into the object's
+# other attribute in another (fz_16010).
+KNOWN_OPEN_WIDE = {"fz_12008", "fz_16010"}
 _ARGS = (np.array([0.7, -1.1, 0.4]), np.array([-0.3, 0.9, 1.2]))
 
 

@@ -220,6 +220,31 @@ def name_rebound_in_a_loop_then_the_dict_item_written(a, b):
     return np.sum(W1) + np.sum(L[0] * L[1]) + np.sum(D["x"] * D["y"])
 
 
+def dict_slot_stored_in_a_branch_then_walked(a, b):
+    # (whether the `if` ran decides whether W2 is still D["y"] when the loop writes it: the
+    # refresh asks when the code runs, item_again; a[0] is 0.7, then -0.7)
+    W1 = a * 1.5
+    W2 = b + 0.5
+    D = {"x": W1, "y": W2}
+    if a[0] > 0.0:
+        D["y"] = D["y"] * 0.32
+    for k in D:
+        D[k] *= 0.7 * D[k]
+    return np.sum(W1) + np.sum(W2 * 0.9) + np.sum(D["x"] * D["y"])
+
+
+def list_slot_stored_in_a_loop_then_written(a, b):
+    W1 = a * 1.5
+    W2 = b + 0.5
+    L = [W1, W2]
+    for i in range(2):
+        if i == 1:
+            L[1] = L[1] * 0.5
+    L[1] *= 0.3 * a
+    L[0] *= 0.2
+    return np.sum(W1) + np.sum(W2 * 0.9) + np.sum(L[0] * L[1])
+
+
 PROGRAMS = [second_name_then_a_callee_writes, object_holds_it_then_a_callee_writes,
             name_write_then_the_object_steps, dict_item_written_then_walked,
             dict_items_written_three_times, list_items_written_around_a_loop,
@@ -229,12 +254,14 @@ PROGRAMS = [second_name_then_a_callee_writes, object_holds_it_then_a_callee_writ
             list_item_written_in_a_branch_not_taken, dict_slot_read_then_walked,
             dict_item_written_then_the_name_rebound_in_a_branch,
             dict_item_written_then_the_name_rebound_in_a_loop,
-            name_rebound_in_a_loop_then_the_dict_item_written]
+            name_rebound_in_a_loop_then_the_dict_item_written,
+            dict_slot_stored_in_a_branch_then_walked, list_slot_stored_in_a_loop_then_written]
 
 
 @pytest.mark.parametrize("fn", PROGRAMS, ids=lambda f: f.__name__)
 def test_written_through_one_holder_read_through_another(fn):
     _check(fn)
+    _check(fn, (-_AB[0], _AB[1]))  # (the other way through the programs' branches)
 
 
 def attribute_kept_then_written_in_a_loop(a, b):

@@ -186,7 +186,7 @@ class AliasingMixin:
         read = next((st for st in reversed(self.body[start:]) if isinstance(st, ir.Call)
                      and st.op.name == "getitem" and st.args.get("a") == base
                      and st.args.get("index") == index), None) \
-            if getattr(self, "augmenting", False) else None
+            if self.augmenting else None
         snap = None
         if name in self.mutable and isinstance(base, ir.Var) and not self.generated and \
                 self.views.get(name, (None, None))[1] == "element":
@@ -451,7 +451,7 @@ class AliasingMixin:
         # (base, the item written through before and after): a container's item is an object,
         # which every name bound to it shares (`item_again`, below)
         through = {}
-        if getattr(self, "item_written", None) is not None:
+        if self.item_written is not None:
             through[name] = self.item_written  # (`x[i] op= t`: that item, written)
         at_old = old if old_item is None else old_item
         while at in self.views:  # up the chain of views: write into each base in turn
@@ -485,7 +485,7 @@ class AliasingMixin:
             done.add(base)
             self.carry_to_aliases(base, base_old, value, node, False, done)
             at, at_old = base, kept_old
-        stored_at = getattr(self, "storing_at", None)
+        stored_at = self.storing_at
         for view in [v for v in self.item_views if v in self.views and v not in done
                      and self.views[v][0] in done]:
             # (a name refresh_item_holders made a container's item: the container written
@@ -697,7 +697,7 @@ class AliasingMixin:
                 return None
             # (what `refresh_item_holders` read back after a loop wrote the items: the
             # container as it stood then, when not made again since)
-            at, known, known_chain = getattr(self, "items_read_back", {}).get(
+            at, known, known_chain = self.items_read_back.get(
                 atom.name, (upto + 1, None, ()))
             where = [k for k in range(at if at <= upto else 0, upto)
                      if stmts[k].target == atom.name]
@@ -774,7 +774,14 @@ class AliasingMixin:
                 self.holds_array(a, old) if o not in self.mutable else (
                     o in self.locals and self.holds_now(o, old)))]
             # (the array, or a holder made from it; a loop name, while it holds it)
-            if not held:
+            maybe = self.maybe_slot.get(old.name)  # (read_back_stored: perhaps that object)
+            perhaps = [] if maybe is None else [
+                o for o, a in self.env.items() if o != name and o not in held and
+                o not in self.mutable and self.holds_array(a, maybe)]
+            if perhaps and self.body is not self.top_body:
+                held.extend(perhaps)  # (refused below, as a name in a loop)
+                perhaps = []
+            if not held and not perhaps:
                 continue
             looped = [o for o in held if isinstance(self.env[o], ir.Var)]
             if looped and self.body is not self.top_body:
@@ -811,6 +818,19 @@ class AliasingMixin:
                     self.one_array(made[was.name], new)
                 return made[was.name]
 
+            asked: dict = {}
+
+            def ask(was):  # (a holder of the object the slot held before a store that may
+                # not have run: the written one if the slot still held it -- item_again)
+                if was.name not in asked:
+                    asked[was.name] = self.emit(self.op_call(runtime.item_again, [
+                        now, ir.Index((ir.Const(i, repr(i)),), False), was, old, new], {},
+                        node), self.fresh(f"{_user_name(name)}_item_L{node.lineno}"), node)
+                    self.propagations.add(id(self.body[-1]))
+                return asked[was.name]
+
+            for other in perhaps:
+                self.env[other] = self.put_array(self.env[other], maybe, ask)
             for other in held:  # (a name, or a display holding it at any depth)
                 if other in self.mutable:  # (its one IR name, given the written object)
                     self.rebind(other, self.op_call(runtime.alias_again, [
@@ -841,8 +861,6 @@ class AliasingMixin:
             if name not in self.mutable and all(type(i) is int for i, _ in items):
                 self.env[name] = ir.Seq(tuple(slots[i] for i, _ in items), "list")
             elif self.body is self.top_body:
-                if not hasattr(self, "items_read_back"):
-                    self.items_read_back = {}
                 self.items_read_back[now.name] = (
                     sum(isinstance(st, ir.Call) for st in self.statements_so_far()),
                     tuple((i, slots[i]) for i, _ in items), frozenset(own))

@@ -132,6 +132,13 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         self.held_by: dict = {}  # a pinned copy's IR name -> the name holding it
         self.mutable_holds: dict = {}  # loop name -> (the object it holds, since when)
         self.item_views: set = set()  # names made a container's item (refresh_item_holders)
+        # IR name of a container -> (when, its items, the statements that made it): read back
+        # after a loop or a branch wrote them (refresh_item_holders, list_items_of_atom)
+        self.items_read_back: dict = {}
+        self.maybe_slot: dict = {}  # a slot read back -> the object it held, maybe still
+        self.augmenting = False  # (`x[i] op= t` being normalised: setitem)
+        self.storing_at = None  # (the index a store writes: propagate_write)
+        self.item_written = None  # (`x[i] op= t`: (the item read, the value stored))
         self.alias_stmts: set = set()  # ids of `z = y` copies into loop names (one array)
         self.entries: dict = {}  # parameter -> the IR name of its value on entry (entry_of)
         # a parameter stored into (`cache[k] = v`) and then given another object by plain
@@ -520,6 +527,42 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         for n, items in lists.items():
             if n in through and n not in stored:
                 self.refresh_item_holders(n, items, node)
+            elif n in stored and n not in through:
+                self.read_back_stored(n, items, loop, node)
+
+    def read_back_stored(self, name: str, items, block, node) -> None:
+        """A loop or a branch stored other objects into some slots of the list or dict `name`
+        (`if c: D["y"] = D["y"] * 2`), by constant keys: the other slots hold what they held,
+        and each stored slot is read back -- it holds the new object or, where the stores did
+        not run, the old one, which the names holding the old one may hold (`maybe_slot`: a
+        later write into it is carried to them by asking `item_again` when the code runs)."""
+        now = self.env.get(name)
+        if self.body is not self.top_body or not isinstance(now, ir.Var):
+            return
+        keys = set()
+        for st in ir.walk([block]):
+            if isinstance(st, ir.Call) and st.op.name == "setitem" and \
+                    next(iter(st.args.values()), None) == now:
+                index = st.args.get("index")
+                parts = index.parts if isinstance(index, ir.Index) and not index.is_tuple \
+                    else (index,)
+                if len(parts) != 1 or not isinstance(parts[0], ir.Const):
+                    return  # (a slot known only when it runs)
+                keys.add(parts[0].value)
+        after = []
+        for k, old in items:
+            if k not in keys:
+                after.append((k, old))
+                continue
+            back = self.emit(self.op_call(operator.getitem, [now, ir.Index(
+                (ir.Const(k, repr(k)),), False)], {}, node),
+                self.fresh(f"{name}_item_L{node.lineno}"), node)
+            if isinstance(old, ir.Var):
+                self.maybe_slot[back.name] = old
+            after.append((k, back))
+        self.items_read_back[now.name] = (
+            sum(isinstance(st, ir.Call) for st in self.statements_so_far()), tuple(after),
+            frozenset())
 
     def write_name_in_place(self, name: str, write, node) -> None:
         """`name op= t` (or a callee's write into the array `name` passed it: inline.py):
