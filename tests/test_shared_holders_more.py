@@ -12,6 +12,8 @@ import pytest
 
 import srcad
 from srcad.testing import numerical_grad, rel_error
+from tests import fuzz_programs as FP
+from tests import fuzz_shared_holders as SH
 
 MODES = [("source", False), ("tape", False), ("source", True)]
 _AB = (np.array([0.7, -1.1, 0.4]), np.array([-0.3, 0.9, 1.2]))
@@ -30,22 +32,10 @@ def _check(fn, args=_AB):
             assert rel_error(got, exp) < 1e-6, (mode, fuse, got, exp)
 
 
-def _scale(p, s):
-    p *= s
-
-
-class _Model:
-    def __init__(self, W1, W2):
-        self.W1 = W1
-        self.W2 = W2
-        self.params = [self.W1, self.W2]
-
-    def step(self, lr):
-        for p in self.params:
-            p -= lr * p
-
-    def out(self):
-        return np.sum(self.W1 * self.W2)
+# the fuzzer's own helpers (tests/fuzz_shared_holders.py HELPERS), as the programs it
+# generates call them: a function writing its argument in place, a model walking its list
+_HELPERS = FP.import_source("import numpy as np\n" + SH.HELPERS, "shared_helpers")
+_scale, _Model = _HELPERS._fz_scale, _HELPERS._FzModel
 
 
 class _One:
