@@ -46,6 +46,22 @@ class _FzModel:
 
     def out(self):
         return np.sum(self.W1 * self.W2)
+
+    def scale(self, s):
+        self.W1 *= s
+
+    def nudge(self, c):
+        self.W2[0] += c * self.W1[1]
+
+
+class _FzPair:
+    def __init__(self, W, V):
+        self.W = W
+        self.V = V
+
+    def decay(self, lr):
+        self.W -= lr * self.W
+        return self.W
 '''
 
 
@@ -171,15 +187,100 @@ def generate_wide(rng: np.random.Generator, index: int) -> str:
     return "\n".join(lines)
 
 
-def module_source(seed: int, n: int, wide: bool = False) -> tuple[str, list[str]]:
+def generate_objects(rng: np.random.Generator, index: int) -> str:
+    """The objects family (session of 2026-12-03, seventh): arrays given to objects'
+    constructors (`_FzModel`, which keeps a list of them too, and `_FzPair`, which does not;
+    one or two objects, sharing arrays or not), then, in random order, in-place writes through
+    an attribute (`m.W1 op= e`, `m.W1[0] op= e`), through a method (`m.scale(s)`, `m.step(lr)`,
+    `m.nudge(c)`, `p.decay(lr)`, whose result may be kept), through the constructor's names
+    (`W1 op= e`, a helper given `m.W1`), second names (`V = m.W1`), rebinding an attribute
+    (`m.W1 = m.W1 * c`) or a name, and reads -- any of them inside an `if` or a loop. srcad
+    returned a stale value for `m = M(W1); m.W1 *= c; W1` (no loop needed) until this family
+    was written: no other family writes a whole attribute in place."""
+    lines = [f"def fz_{index}(a, b):", "    W1 = a * 1.5", "    W2 = b + 0.5", "    acc = 0.0"]
+    objects = [("m", "_FzModel(W1, W2)", ("W1", "W2"))]
+    second = str(rng.choice(["none", "pair", "pair_shared", "model_swapped"]))
+    if second == "pair":
+        objects.append(("q", "_FzPair(W2, W1)", ("W", "V")))
+    elif second == "pair_shared":
+        objects.append(("q", "_FzPair(m.W1, b * 0.25)", ("W", "V")))
+    elif second == "model_swapped":
+        objects.append(("q", "_FzModel(W2, W1)", ("W1", "W2")))
+    order = list(objects)
+    if rng.random() < 0.5:
+        order.reverse()  # (a pair sharing m's array needs m first)
+    for name, made, _ in (objects if second == "pair_shared" else order):
+        lines.append(f"    {name} = {made}")
+    names = ["W1", "W2"]
+    for _ in range(int(rng.integers(2, 8))):
+        c = round(float(rng.uniform(0.3, 0.9)), 2)
+        o, _, attrs = objects[int(rng.integers(0, len(objects)))]
+        attr = f"{o}.{attrs[int(rng.integers(0, 2))]}"
+        name = str(rng.choice(names))
+        op = str(rng.choice(["-=", "*=", "+="]))
+        model = o == "m" or second == "model_swapped"
+        kind = str(rng.choice(
+            ["attr", "attr_slot", "method", "name", "helper", "alias", "rebind_attr",
+             "rebind", "read"], p=[0.2, 0.1, 0.16, 0.1, 0.08, 0.1, 0.06, 0.04, 0.16]))
+        if kind == "attr":
+            stmt = f"{attr} {op} {c} * a"
+        elif kind == "attr_slot":
+            stmt = f"{attr}[{int(rng.integers(0, 3))}] {op} {c}"
+        elif kind == "method" and model:
+            stmt = str(rng.choice([f"{o}.scale({round(c + 0.5, 2)})", f"{o}.step({c})",
+                                   f"{o}.nudge({c})"]))
+        elif kind == "method":
+            if rng.random() < 0.5:
+                names.append(f"V{len(names) - 1}")
+                stmt = f"{names[-1]} = {o}.decay({c})"
+            else:
+                stmt = f"{o}.decay({c})"
+        elif kind == "name":
+            stmt = f"{name} {op} {c} * a"
+        elif kind == "helper":
+            stmt = f"_fz_scale({str(rng.choice([name, attr]))}, {round(c + 0.5, 2)})"
+        elif kind == "alias":
+            names.append(f"V{len(names) - 1}")
+            stmt = f"{names[-1]} = {str(rng.choice([name, attr]))}"
+        elif kind == "rebind_attr":
+            stmt = f"{attr} = {attr} * {c}"
+        elif kind == "rebind":
+            stmt = f"{name} = {name} * {c}"
+        else:
+            stmt = f"acc = acc + np.sum({name} * {attr}) * {c}"
+        wrap = str(rng.choice(["", "if", "loop"], p=[0.6, 0.2, 0.2]))
+        if wrap == "if" and not stmt.startswith("V"):
+            lines.append(f"    if {rng.choice(['np.sum(a) > -100.0', 'a[0] > 5.0'])}:")
+            lines.append(f"        {stmt}")
+        elif wrap == "loop" and not stmt.startswith(("V", "acc")):
+            lines.append("    for _ in range(2):")
+            lines.append(f"        {stmt}")
+        else:
+            lines.append(f"    {stmt}")
+    reads = [f"np.sum({n} * {round(1.0 - 0.1 * k, 1)})" for k, n in enumerate(names)]
+    finals = ["m.out()"] + [f"np.sum({o}.{x} * {o}.{y})" for o, _, (x, y) in objects[1:]]
+    lines.append("    return acc + " + " + ".join(reads + finals))
+    return "\n".join(lines)
+
+
+FAMILIES = {"first": None, "wide": None, "objects": None}  # (filled below: name -> generator)
+
+
+def module_source(seed: int, n: int, wide: bool | str = False) -> tuple[str, list[str]]:
+    """The module of `n` programs of seed `seed`, of a family: "first" (False), "wide"
+    (True) or "objects"."""
     rng = np.random.default_rng(seed)
-    make = generate_wide if wide else generate
+    family = {False: "first", True: "wide"}.get(wide, wide)
+    make = FAMILIES[family]
     programs = [make(rng, seed * 1000 + k) for k in range(n)]
     names = [f"fz_{seed * 1000 + k}" for k in range(n)]
     return "import numpy as np\n" + HELPERS + "\n\n" + "\n\n\n".join(programs) + "\n", names
 
 
-def census(seeds, wide: bool, modes=(("source", False), ("tape", False))) -> dict:
+FAMILIES.update(first=generate, wide=generate_wide, objects=generate_objects)
+
+
+def census(seeds, wide: bool | str, modes=(("source", False), ("tape", False))) -> dict:
     """{(mode, "pass" | "refused" | "wrong"): count} and the wrong programs' names, for the
     REPORT's figures (the test asserts; this counts)."""
     import warnings
@@ -193,7 +294,7 @@ def census(seeds, wide: bool, modes=(("source", False), ("tape", False))) -> dic
     wrong: list = []
     for seed in seeds:
         source, names = module_source(seed, 12, wide=wide)
-        module = FP.import_source(source, f"census{'_wide' if wide else ''}{seed}")
+        module = FP.import_source(source, f"census_{wide}{seed}")
         for name in names:
             fn = getattr(module, name)
             want_v = fn(*[a.copy() for a in args])
@@ -214,10 +315,10 @@ def census(seeds, wide: bool, modes=(("source", False), ("tape", False))) -> dic
     return {"counts": dict(sorted(counts.items())), "wrong": wrong}
 
 
-if __name__ == "__main__":  # python -m tests.fuzz_shared_holders [--wide] [first] [stop]
+if __name__ == "__main__":  # python -m tests.fuzz_shared_holders [--wide|--objects] [first] [stop]
     import sys
 
-    wide = "--wide" in sys.argv
+    wide = "objects" if "--objects" in sys.argv else "--wide" in sys.argv
     bounds = [int(a) for a in sys.argv[1:] if a.isdigit()]
     first, stop = (bounds + [0])[0], (bounds[1:] + [40])[0]
     print(census(range(first, stop), wide))

@@ -30,14 +30,21 @@ KNOWN_OPEN: set = set()
 # then `m.W2[0] *= c` in a loop (fz_12008: aliases.split_reads asks `V1 is W2`, the write
 # goes through the third name); a callee's write in an `if`, then a store into the object's
 # other attribute in another (fz_16010).
-KNOWN_OPEN_WIDE = {"fz_12008", "fz_16010"}
+KNOWN_OPEN_WIDE: set = set()
 _ARGS = (np.array([0.7, -1.1, 0.4]), np.array([-0.3, 0.9, 1.2]))
 
 
-def run_seed(seed: int, wide: bool = False) -> dict:
+# The objects family (fuzz_shared_holders.generate_objects: arrays given to constructors,
+# written through attributes and methods): on f3c91a9 146 of seeds 0-19's 240 programs were
+# wrong in source mode (`python -m tests.fuzz_shared_holders --objects 0 20`), 0 now.
+KNOWN_OPEN_OBJECTS: set = set()
+
+
+def run_seed(seed: int, wide: bool | str = False) -> dict:
     source, names = SH.module_source(seed, PER_SEED, wide=wide)
-    module = FP.import_source(source, f"shared{'_wide' if wide else ''}{seed}")
-    known = KNOWN_OPEN_WIDE if wide else KNOWN_OPEN
+    module = FP.import_source(source, f"shared_{wide}{seed}")
+    known = KNOWN_OPEN_OBJECTS if wide == "objects" else KNOWN_OPEN_WIDE if wide else \
+        KNOWN_OPEN
     counts = {"pass": 0, "refused": 0}
     wrong = set()
     for name in names:
@@ -86,3 +93,15 @@ def test_shared_holders_wide(seed):
 @pytest.mark.parametrize("seed", SLOW_SEEDS)
 def test_shared_holders_wide_slow(seed):
     run_seed(seed, wide=True)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_shared_holders_objects(seed):
+    counts = run_seed(seed, wide="objects")
+    assert counts["pass"] >= 3, counts
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", SLOW_SEEDS)
+def test_shared_holders_objects_slow(seed):
+    run_seed(seed, wide="objects")

@@ -35,6 +35,7 @@ import numpy as np
 from .. import ir, runtime
 from ..ops import control, table
 from ..errors import SharingUnknownError
+from .parse import LIFTED
 
 
 def _index_kind(part, ints, arrays=frozenset()) -> bool | None:
@@ -196,6 +197,7 @@ class AliasingMixin:
                              self.fresh(f"{name}_before_L{node.lineno}"), node)
         call = self.op_call(runtime.setitem, [base, index, v], {}, node)
         start = len(self.body)
+        self.writing_held = self.held_object(name)
         new = self.result(call, name, (name, node.lineno), node)
         if isinstance(value, gast.Name) and value.id in getattr(self.pf, "put_back", ()):
             # `xs[t] = item` after `item = xs[t]; item[i] = v` (pylower.nested_write): puts
@@ -207,7 +209,9 @@ class AliasingMixin:
             for other, atom in list(self.env.items()):
                 if other != name and atom is base and other not in self.mutable:
                     self.env[other] = self.env[name]
-        if isinstance(base, ir.Var):
+        if not isinstance(base, ir.Var):
+            self.writing_held = None
+        else:
             stmt = self.body[-1]
             if name in self.views:  # (written back into the container it was read from)
                 self.put_back_stores.add(id(stmt))
@@ -255,14 +259,23 @@ class AliasingMixin:
         with every name they may share memory with: propagating such a write rebinds them
         there, so they keep one name for all their values (like loop-assigned names)."""
         edges: dict = {}
+
+        def edge(a, base):
+            edges.setdefault(a, set()).add(base)
+            edges.setdefault(base, set()).add(a)
+
         for node in gast.walk(self.pf.tree):
             if isinstance(node, gast.Assign) and len(node.targets) == 1 and isinstance(
                     node.targets[0], gast.Name):
                 base = _view_source(node.value)
                 if base is not None and base in self.locals:
-                    a = node.targets[0].id
-                    edges.setdefault(a, set()).add(base)
-                    edges.setdefault(base, set()).add(a)
+                    edge(node.targets[0].id, base)
+            if isinstance(node, gast.Assign) and len(node.targets) == 1:
+                # (`m_W, m_b = m_init(W=W, b=b)`: the objects pass's constructor, a method
+                # leaving its state -- a returned item that is a parameter's object)
+                for target, arg in self.returned_arguments(node.targets[0], node.value):
+                    if arg in self.locals:
+                        edge(target, arg)
         written = set()  # names written into inside a loop or a branch
         for node in gast.walk(self.pf.tree):
             if isinstance(node, (gast.If, gast.For, gast.While)):
@@ -286,6 +299,40 @@ class AliasingMixin:
                 todo.extend(edges.get(v, ()))
         return family
 
+    def returned_arguments(self, target, value) -> list:
+        """[(a name `target` binds, the caller's name whose object the callee returns there)]
+        for `target = f(...)` of a lifted function (srcad's own: a constructor or method the
+        objects pass made) returning, as an item, a parameter unchanged or through plain
+        copies (`self_W = W; return (self_W, ...)`)."""
+        if not isinstance(value, gast.Call) or not isinstance(value.func, gast.Name):
+            return []
+        try:
+            fn = self.pf.resolve(value.func.id)
+        except Exception:  # noqa: BLE001  (not a global: nothing to learn here)
+            return []
+        if fn not in LIFTED:
+            return []
+        tree = LIFTED[fn].tree
+        params = list(LIFTED[fn].params)
+        given = {p: a.id for p, a in zip(params, value.args) if isinstance(a, gast.Name)}
+        given.update({k.arg: k.value.id for k in value.keywords
+                      if k.arg in params and isinstance(k.value, gast.Name)})
+        copied = {p: p for p in params}  # (a name of the callee -> the parameter it holds)
+        for st in tree.body:
+            if isinstance(st, gast.Assign) and len(st.targets) == 1 and \
+                    isinstance(st.targets[0], gast.Name):
+                src = st.value.id if isinstance(st.value, gast.Name) else None
+                copied.pop(st.targets[0].id, None)
+                if src in copied:
+                    copied[st.targets[0].id] = copied[src]
+        ret = tree.body[-1].value if tree.body and isinstance(tree.body[-1], gast.Return) \
+            else None
+        names = target.elts if isinstance(target, (gast.Tuple, gast.List)) else [target]
+        items = ret.elts if isinstance(ret, gast.Tuple) and len(names) > 1 else [ret]
+        return [(t.id, given[copied[r.id]]) for t, r in zip(names, items)
+                if isinstance(t, gast.Name) and isinstance(r, gast.Name) and r.id in copied
+                and copied[r.id] in given]
+
     _INT_OPS = {"add", "subtract", "multiply", "floordiv", "mod", "negative"}
 
     def note_int(self, call: ir.Call) -> None:
@@ -305,10 +352,20 @@ class AliasingMixin:
         if op == "shape" and call.target not in self.mutable:
             self.shapes.add(call.target)
 
-    def record_view(self, name: str, value) -> None:
-        """After `name = value`: remember a view (or alias) of another local name."""
+    def record_view(self, name: str, value, atom=None) -> None:
+        """After `name = value`: remember a view (or alias) of another local name. (`atom`:
+        what `value` came to, where it is one object a local name holds -- a spliced call
+        returning its argument, `m = M(W1)` keeping `m.W1`: an alias, as a plain name is.)"""
         self.forget_views(name)
         base = _view_source(value)
+        last = self.body[-1] if self.body else None
+        if isinstance(atom, ir.Var) and isinstance(last, ir.Call) and \
+                last.target == atom.name and last.op.fn is control.identity and \
+                isinstance(last.args.get("x"), ir.Var) and not isinstance(value, gast.Name):
+            atom = last.args["x"]  # (a splice's result copied under the name: what it was)
+        if base is None and isinstance(atom, ir.Var) and not isinstance(value, gast.Name):
+            self.note_alias(name, atom)
+            return
         if base is None or base not in self.locals or base == name:
             return
         self.view_made[name] = len(self.view_made) + 1  # (a new array: the last made)
@@ -342,6 +399,21 @@ class AliasingMixin:
             if isinstance(a, ir.Const) and isinstance(b, ir.Const):
                 self.views[name] = (base, "swapaxes", (a.value, b.value))
 
+    def note_alias(self, name: str, atom: ir.Var) -> str | None:
+        """`name` (or the name it shares `atom` with) is a loop name now bound to the object
+        `atom` is, which a local name holds: an alias of that name, as `name = y` makes
+        (a tuple's item, `m = M(W1)` keeping W1 in `m.W1`). Returns that name, or None."""
+        if name not in self.mutable and atom.name not in self.mutable:
+            return None
+        base = next((n for n, a in self.env.items() if a == atom and n != name
+                     and n in self.locals), None)
+        if base is not None and name in self.mutable:
+            # (a name of one value stays out: a write carried into it in a loop or a
+            # branch would bind it there only -- check_mutations refuses what is read after)
+            self.view_made[name] = len(self.view_made) + 1
+            self.views[name] = (base, "alias", None)
+        return base
+
     def forget_views(self, name: str) -> None:
         """`name` gets a value of its own: relations through it (as the view, the base or an
         index) no longer hold."""
@@ -353,12 +425,23 @@ class AliasingMixin:
     def views_enter_loop(self, node) -> dict:
         """Keep the relations a loop body cannot break (no name in them is assigned in the
         loop, except by writes into elements); returns the set to restore after the loop."""
+        in_place = {id(n.target): n.target.id for n in gast.walk(node)
+                    if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name)}
         assigned = set()
         for n in gast.walk(node):
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and \
+                    id(n) not in in_place:
                 assigned.add(n.id)
         for name in assigned:
             self.forget_views(name)
+        for name in set(in_place.values()) - assigned:
+            # (`v op= t` only: an array written in place stays its alias's or view's array
+            # -- numpy's one memory, carried by propagate_write; a number rebound is
+            # alias_again's; an element read out may be either: forgotten)
+            for view, (base, kind, arg) in list(self.views.items()):
+                if (name in (view, base) and kind == "element") or (
+                        kind in ("index", "element") and name in ir.atom_vars(arg)):
+                    del self.views[view]
         spelled = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
         for view in [v for v in self.item_views if v in self.views
                      and self.views[v][0] in spelled]:
@@ -438,10 +521,11 @@ class AliasingMixin:
         what shares its memory. Returns the names rebuilt. (`old_item`: the old value kept
         under a name of its own, where `old` is the name `new` was copied into.)"""
         done = {name}
+        held, self.writing_held = self.writing_held, None  # (the write's: held_object)
         # straight-line names bound to the same array: one of them may know its base
         group = [o for o, atom in self.env.items()
                  if o != name and atom == old and o not in self.mutable]
-        self.carry_to_aliases(name, old, new, node, augmented, done)
+        self.carry_to_aliases(name, old, new, node, augmented, done, held)
         at, value = name, new
         if name not in self.views:
             known = next((o for o in group if o in self.views), None)
@@ -475,6 +559,11 @@ class AliasingMixin:
             value = self.rebind(base, self.write_back(base, kind, arg, value, node, before,
                                                       item=at_old), node)
             self.shared.append((value.name, item.name))  # numpy: still one memory
+            if kind == "alias" and at in self.mutable:  # (the loop names hold one object)
+                if base not in self.mutable:
+                    self.note_mutable_holds(at, value)
+                elif not self.generated:
+                    self.note_mutable_holds(base, ir.Var(at))
             if kind == "element" and self.reaches_argument(base):
                 # `L = p["layers"]; L[0] = v`: the caller's dict holds the written item, as
                 # Python leaves it (`store_into` leaves an array argument as it was)
@@ -530,10 +619,11 @@ class AliasingMixin:
         self.undo_key = None
         return done
 
-    def carry_to_aliases(self, name, old, new, node, augmented, done) -> None:
+    def carry_to_aliases(self, name, old, new, node, augmented, done, held=None) -> None:
         """Straight-line names bound to the same array as `name` see its new contents (an
         augmented assignment: unless it held a scalar, which `op=` rebinds). They stay
-        aliases: a later write into one is carried to the others."""
+        aliases: a later write into one is carried to the others. (`held`: for a loop name,
+        the object it held before the write -- `held_object` -- which displays may hold.)"""
         for other, atom in list(self.env.items()):
             # (a name bound to that object: the same atom, or -- after `op=` -- one made
             # from it by alias_again before, `m.W` after `ps[0] -= t` refreshed it)
@@ -551,8 +641,11 @@ class AliasingMixin:
             else:
                 self.env[other] = new
             done.add(other)
-        if name in self.mutable or not isinstance(old, ir.Var):
+        if not isinstance(old, ir.Var) or (name in self.mutable and (
+                held is None or self.body is not self.top_body)):
             return
+        if name in self.mutable:  # (one IR name: the object it held before the write --
+            old = held  # held_object, asked by the write -- in the displays holding it)
         items: dict = {}
 
         def item(was):
@@ -575,7 +668,8 @@ class AliasingMixin:
             # 2`: L[0] shows it) -- in straight-line code, where the container's slots are
             # known; in a loop or a branch, check_container_holders refuses what is left
             if other in done or other not in self.locals or not isinstance(atom, ir.Var) \
-                    or self.body is not self.top_body or other == name:
+                    or self.body is not self.top_body or other == name or \
+                    name in self.mutable:  # (a loop name's later writes: refused there)
                 continue
             slots = [(i, x) for i, x in self.list_items_of_atom(atom) or ()
                      if isinstance(x, ir.Var) and self.same_array(x, old)]
@@ -615,11 +709,49 @@ class AliasingMixin:
         from here until it is bound again (`holds_now`)."""
         self.mutable_holds[name] = (var, len(self.statements_so_far()))
 
-    def holds_now(self, name: str, old) -> bool:
+    def note_copy_holds(self, name: str, atom) -> None:
+        """`name = identity(atom)` into the loop name `name`: the object it holds now, for
+        refresh_item_holders -- that of a name of one value, or what another loop name
+        holds."""
+        if not isinstance(atom, ir.Var) or self.generated:
+            return
+        held = atom if atom.name not in self.mutable else \
+            self.mutable_holds.get(atom.name, (None,))[0]
+        if held is not None and (atom.name not in self.mutable or
+                                 self.holds_now(atom.name, held)):
+            self.note_mutable_holds(name, held)
+        elif atom.name in self.mutable and atom.name != name:
+            # (what the other loop name holds, whatever a later pin calls it: holds_now
+            # asks it, while neither is bound again)
+            self.note_mutable_holds(name, atom)
+
+    def held_object(self, name: str):
+        """The object the loop name `name` holds now, as `note_mutable_holds` knows it (a
+        name of one value, or another loop name), or None."""
+        if name not in self.mutable or self.generated:
+            return None
+        for _ in range(8):  # (through the loop names it was copied from)
+            var, since = self.mutable_holds.get(name, (None, 0))
+            if var is None or any(name in ir.defs(st)
+                                  for st in self.statements_so_far()[since:]):
+                return None
+            if var.name not in self.mutable or var.name == name:
+                return var
+            name = var.name
+        return None
+
+    def holds_now(self, name: str, old, depth: int = 0) -> bool:
         """Does the loop name `name` still hold the object `old` is (`note_mutable_holds`)?"""
         var, since = self.mutable_holds.get(name, (None, 0))
-        return var is not None and self.same_array(var, old) and not any(
-            name in ir.defs(st) for st in self.statements_so_far()[since:])
+        if var is None:
+            return False
+        later = self.statements_so_far()[since:]
+        if any(name in ir.defs(st) for st in later):
+            return False
+        if var.name in self.mutable and var.name != name:  # (as that loop name, then)
+            return depth < 8 and not any(var.name in ir.defs(st) for st in later) and \
+                self.holds_now(var.name, old, depth + 1)
+        return self.same_array(var, old)
 
     def same_array(self, a, b) -> bool:
         """Are atoms `a` and `b` one object as far as `one_array` knows?"""

@@ -82,8 +82,21 @@ class InlineMixin:
                     self.rebind_written(n, r.atom(final), node)
                 continue
             items = self.list_items_of_atom(given[p])
+            before = self.env.get(held[0]) if held else None
             for n in held:
                 self.rebind_written(n, r.atom(final), node)
+            after = self.env.get(held[0]) if held else None
+            if isinstance(before, ir.Var) and isinstance(after, ir.Var) and \
+                    not self.generated:
+                # (the object written is one object: a display, a list or a name that holds
+                # it -- an object's `self.params` after `self.W[0] += t` in a method, `W`
+                # after `m = M(W)` -- sees it too, as after the caller's own `x[i] = v`)
+                stmt = next((st for st in reversed(self.body) if isinstance(st, ir.Call)
+                             and st.target == after.name), None)
+                rebuilt = self.propagate_write(held[0], before, after, node) | set(held)
+                # (what else shares the object and is read after: check_mutations refuses)
+                if stmt is not None:
+                    self.mutations.append((stmt, before.name, node.lineno, False, rebuilt))
             stores = [e for e in ir.walk(callee.body) if isinstance(e, ir.Effect)
                       and e.kind == "setitem" and e.args.get("param") == ir.Const(p, repr(p))]
             if held and items and stores and all("old" in e.args for e in stores):
@@ -105,16 +118,29 @@ class InlineMixin:
             n = held[0]  # (its aliases and views follow: write_name_in_place)
             self.write_name_in_place(n, lambda: self.result((op, args), n, (n, node.lineno),
                                                             node), node)
+            if isinstance(r.atom(final), ir.Var) and isinstance(self.env.get(n), ir.Var):
+                # (the callee's final value of the parameter -- returned, or an object's
+                # state a method leaves -- is the caller's array where that holds one)
+                self.one_array(r.atom(final), self.env[n])
         if into is None:  # (a tuple stays a tuple of atoms: `a, b = g(x)` binds each)
             return ret
+        if isinstance(ret, ir.Var) and into[0] not in self.mutable and \
+                ret.name not in self.mutable and any(
+                atom == ret and n != into[0] and n in self.locals
+                for n, atom in self.env.items()):
+            return ret  # (the object a caller's name holds -- `m = M(W1)` keeps W1 in `m.W1`,
+            # `y = g(x)` returning x: one array, two names, as `y = x` makes)
         op, args = self.op_call(control.identity, [ret], {}, node)
         out = self.result((op, args), hint, into, node)
         last = self.body[-1] if self.body else None
-        if isinstance(ret, ir.Var) and ret.name in self.mutable and isinstance(
-                last, ir.Call) and last.target == out.name and not self.generated:
-            # (a loop name's array, copied under the target's name: still that array --
-            # `m = M(W1)` keeps W1 in `m.W1`: check_mutations)
+        if isinstance(ret, ir.Var) and (ret.name in self.mutable or out.name in self.mutable) \
+                and isinstance(last, ir.Call) and last.target == out.name and \
+                not self.generated:
+            # (an array copied under the target's name -- a loop name's, or one copied into a
+            # loop name: still that array -- `m = M(W1)` keeps W1 in `m.W1`: check_mutations)
             self.alias_stmts.add(id(last))
+            if out.name in self.mutable:
+                self.note_copy_holds(out.name, ret)
         return out
 
     def written_holders(self, call: ir.UserCall) -> dict:

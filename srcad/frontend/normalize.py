@@ -138,6 +138,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         self.maybe_slot: dict = {}  # a slot read back -> the object it held, maybe still
         self.augmenting = False  # (`x[i] op= t` being normalised: setitem)
         self.storing_at = None  # (the index a store writes: propagate_write)
+        self.writing_held = None  # (what the loop name written held: propagate_write)
         self.item_written = None  # (`x[i] op= t`: (the item read, the value stored))
         self.alias_stmts: set = set()  # ids of `z = y` copies into loop names (one array)
         self.entries: dict = {}  # parameter -> the IR name of its value on entry (entry_of)
@@ -570,6 +571,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         numpy's one array would show it."""
         before = self.env.get(name)
         kept = {k: v for k, v in self.views.items() if name in (k, v[0])}
+        self.writing_held = self.held_object(name)
         snap = None
         if name in self.mutable and isinstance(before, ir.Var) and \
                 not self.generated and kept.get(name, (None, None))[1] == "element":
@@ -587,10 +589,11 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             rebuilt = {name}
             aliased = any(n != name and (a == before or seq_holds(a, before))
                           for n, a in self.env.items())
-            if isinstance(after, ir.Var) and (kept or aliased):
+            if isinstance(after, ir.Var) and (kept or aliased or self.writing_held):
                 rebuilt = self.propagate_write(name, before, after, node,
                                                augmented=True, old_item=snap)
             self.mutations.append((stmt, before.name, node.lineno, False, rebuilt))
+        self.writing_held = None
 
     def mark_inplace(self, made: list, result, node) -> None:
         """Mark the op of `x op= y` (numpy runs it into x's memory: see interpret.py's
@@ -809,9 +812,14 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                 # copy of the body, calls through `act` are that function's
                 self.env[n] = a
             elif n in self.mutable:
+                self.forget_views(n)
                 if a != ir.Var(n):
                     op, args = self.op_call(control.identity, [a], {}, node)
                     self.body.append(ir.Call(n, op, args, node.lineno))
+                    self.note_copy_holds(n, a)
+                    if isinstance(a, ir.Var) and self.note_alias(n, a) is not None and \
+                            not self.generated:
+                        self.alias_stmts.add(id(self.body[-1]))  # (one array, two names)
                 self.env[n] = ir.Var(n)
             else:
                 self.env[n] = a
@@ -871,19 +879,12 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             self.env[name] = fn  # `tanh = np.tanh`: calls through `tanh` are np.tanh's
             return
         atom = self.expr(value, name, into=(name, node.lineno))
-        self.record_view(name, value)
+        self.record_view(name, value, atom)
         if name in self.mutable:
             if atom != ir.Var(name):
                 op, args = self.op_call(control.identity, [atom], {}, node)
                 self.body.append(ir.Call(name, op, args, node.lineno))
-                if isinstance(atom, ir.Var) and not self.generated:
-                    # (the object it holds now, for refresh_item_holders: that of a
-                    # name of one value, or what another loop name holds)
-                    held = atom if atom.name not in self.mutable else \
-                        self.mutable_holds.get(atom.name, (None,))[0]
-                    if held is not None and (atom.name not in self.mutable or
-                                             self.holds_now(atom.name, held)):
-                        self.note_mutable_holds(name, held)
+                self.note_copy_holds(name, atom)
                 if isinstance(value, gast.Name) and value.id in self.locals and \
                         not self.generated:
                     self.alias_stmts.add(id(self.body[-1]))  # `z = y`: one array, two names
@@ -894,6 +895,9 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             self.env[name] = self.emit((op, args), self.def_name(name, node.lineno), node)
             if not self.generated:  # (srcad's own code += only into buffers it owns)
                 self.alias_stmts.add(id(self.body[-1]))
+                held = self.held_object(atom.name)
+                if held is not None:  # (the object the loop name holds: refresh_item_holders)
+                    self.one_array(self.env[name], held)
         else:
             self.env[name] = atom
         if name in self.state_names:  # (a local an attribute lives in: state.py)

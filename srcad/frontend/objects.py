@@ -511,12 +511,10 @@ class _Rewriter:
                     left=read, op=s.op, right=s.value), s), type_comment=None), s))
         if isinstance(s, gast.AugAssign):
             value = self.value(s.value)
-            base = self.peek(s.target.value) if isinstance(s.target, gast.Attribute) else None
             target = self.target(s.target)
-            if isinstance(base, VObj):  # `self.n += 1`: the attribute is rebound (attrstate.py)
-                read = gast.copy_location(_name(target.id), s)
-                return self.pre + [_assign([target], gast.copy_location(gast.BinOp(
-                    left=read, op=s.op, right=value), s), s)]
+            # (`self.W -= t`: the attribute's local written as Python does -- in place where
+            # it holds an array, which every name bound to that array sees; `self.n += 1`
+            # rebinds it; the normaliser's `op=` decides which when the code runs)
             s.target, s.value = target, value
             return self.pre + [s]
         if isinstance(s, gast.AnnAssign):
