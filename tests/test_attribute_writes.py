@@ -153,8 +153,27 @@ def object_steps_then_a_loop_writes_its_attribute(a, b):
     return np.sum(W1 * 1.0) + m.out()
 
 
+def zero_trip_loop_writes_a_slot(a, b):
+    W1, W2 = a * 1.5, b + 0.5
+    m = _Pair(W2, W1)
+    n = 2 if a[0] > 5.0 else 0  # (no trip at all on the first input)
+    for _ in range(n):
+        m.W[0] += 0.61 * m.V[1]
+    return np.sum(W2 * a) + np.sum(m.W * b)
+
+
+def zero_trip_loop_writes_the_attribute(a, b):
+    W1 = a * 1.5
+    m = _Pair(W1, b)
+    n = 2 if a[0] > 5.0 else 0
+    for _ in range(n):
+        m.W *= 0.5
+    return np.sum(W1 * a) + np.sum(m.W * b)
+
+
 LOOPS = [attribute_written_in_a_loop_name_read_after,
-         object_steps_then_a_loop_writes_its_attribute]
+         object_steps_then_a_loop_writes_its_attribute, zero_trip_loop_writes_a_slot,
+         zero_trip_loop_writes_the_attribute]
 
 
 @pytest.mark.parametrize("k", range(len(_INPUTS)))
