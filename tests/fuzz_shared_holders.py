@@ -115,6 +115,22 @@ def generate(rng: np.random.Generator, index: int) -> str:
     return "\n".join(lines)
 
 
+def _place(rng, lines: list, stmt: str, p, branch: bool, loop: bool) -> None:
+    """Append `stmt` (one or more lines) to the body: as it is, inside an `if` (taken or
+    not), or inside a two-trip loop, drawn with the probabilities `p` -- where `branch` /
+    `loop` allow it."""
+    wrap = str(rng.choice(["", "if", "loop"], p=list(p)))
+    body = stmt.split("\n")
+    if wrap == "if" and branch:
+        lines.append(f"    if {rng.choice(['np.sum(a) > -100.0', 'a[0] > 5.0'])}:")
+        lines += [f"        {s}" for s in body]
+    elif wrap == "loop" and loop:
+        lines.append("    for _ in range(2):")
+        lines += [f"        {s}" for s in body]
+    else:
+        lines += [f"    {s}" for s in body]
+
+
 def generate_wide(rng: np.random.Generator, index: int) -> str:
     """A program of the wider family (session of 2026-12-03, sixth): 2-7 statements, the
     arrays held by a list, a dict, both, or an object; besides `generate`'s statements,
@@ -169,16 +185,9 @@ def generate_wide(rng: np.random.Generator, index: int) -> str:
             stmt = f"{name} = {name} * {c}"
         else:
             stmt = f"acc = acc + np.sum({name} * {slot}) * {c}"
-        wrap = str(rng.choice(["", "if", "loop"], p=[0.7, 0.15, 0.15]))
-        body = stmt.split("\n")
-        if wrap == "if" and kind != "alias" and not stmt.startswith("for"):
-            lines.append(f"    if {rng.choice(['np.sum(a) > -100.0', 'a[0] > 5.0'])}:")
-            lines += [f"        {s}" for s in body]
-        elif wrap == "loop" and kind not in ("alias", "read"):
-            lines.append("    for _ in range(2):")
-            lines += [f"        {s}" for s in body]
-        else:
-            lines += [f"    {s}" for s in body]
+        _place(rng, lines, stmt, (0.7, 0.15, 0.15),
+               branch=kind != "alias" and not stmt.startswith("for"),
+               loop=kind not in ("alias", "read"))
     finals = {"list": ["np.sum(L[0] * L[1])"], "dict": ["np.sum(D['x'] * D['y'])"],
               "object": ["m.out()"],
               "both": ["np.sum(L[0] * L[1])", "np.sum(D['x'] * D['y'])"]}[holder]
@@ -248,15 +257,8 @@ def generate_objects(rng: np.random.Generator, index: int) -> str:
             stmt = f"{name} = {name} * {c}"
         else:
             stmt = f"acc = acc + np.sum({name} * {attr}) * {c}"
-        wrap = str(rng.choice(["", "if", "loop"], p=[0.6, 0.2, 0.2]))
-        if wrap == "if" and not stmt.startswith("V"):
-            lines.append(f"    if {rng.choice(['np.sum(a) > -100.0', 'a[0] > 5.0'])}:")
-            lines.append(f"        {stmt}")
-        elif wrap == "loop" and not stmt.startswith(("V", "acc")):
-            lines.append("    for _ in range(2):")
-            lines.append(f"        {stmt}")
-        else:
-            lines.append(f"    {stmt}")
+        _place(rng, lines, stmt, (0.6, 0.2, 0.2), branch=not stmt.startswith("V"),
+               loop=not stmt.startswith(("V", "acc")))
     reads = [f"np.sum({n} * {round(1.0 - 0.1 * k, 1)})" for k, n in enumerate(names)]
     finals = ["m.out()"] + [f"np.sum({o}.{x} * {o}.{y})" for o, _, (x, y) in objects[1:]]
     lines.append("    return acc + " + " + ".join(reads + finals))

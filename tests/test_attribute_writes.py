@@ -20,11 +20,10 @@ import numpy as np
 import pytest
 
 import srcad
-from srcad.testing import numerical_grad, rel_error
 from tests import fuzz_programs as FP
 from tests import fuzz_shared_holders as SH
+from tests.test_shared_holders_more import _check
 
-MODES = [("source", False), ("tape", False), ("source", True)]
 # a[0] below 5 and above it: both ways through the programs' `if a[0] > 5.0`
 _INPUTS = [(np.array([0.7, -1.1, 0.4]), np.array([-0.3, 0.9, 1.2])),
            (np.array([7.0, -1.1, 0.4]), np.array([-0.3, 0.9, 1.2]))]
@@ -33,20 +32,7 @@ _INPUTS = [(np.array([0.7, -1.1, 0.4]), np.array([-0.3, 0.9, 1.2])),
 # `step` (walks the list), `scale` (`self.W1 *= s`), `nudge` (`self.W2[0] += c * ..`);
 # _FzPair keeps two arrays and no list, `decay` writes `self.W` in place and returns it
 _H = FP.import_source("import numpy as np\n" + SH.HELPERS, "attribute_writes_helpers")
-_Model, _Pair, _scale = _H._FzModel, _H._FzPair, _H._fz_scale
-
-
-def _check(fn, args):
-    want_v = fn(*[a.copy() for a in args])
-    want = numerical_grad(fn, [a.copy() for a in args], wrt=(0, 1))
-    for mode, fuse in MODES:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            v, g = srcad.value_and_grad(fn, wrt=(0, 1), mode=mode, fuse=fuse)(
-                *[a.copy() for a in args])
-        assert np.allclose(v, want_v, rtol=1e-12, atol=1e-15), (mode, fuse, v, want_v)
-        for got, exp in zip(g, want):
-            assert rel_error(got, exp) < 1e-6, (mode, fuse, got, exp)
+_Model, _Pair = _H._FzModel, _H._FzPair
 
 
 def attribute_times_equals_then_the_name(a, b):
