@@ -712,46 +712,40 @@ class AliasingMixin:
     def note_copy_holds(self, name: str, atom) -> None:
         """`name = identity(atom)` into the loop name `name`: the object it holds now, for
         refresh_item_holders -- that of a name of one value, or what another loop name
-        holds."""
-        if not isinstance(atom, ir.Var) or self.generated:
+        holds (that name itself where nothing is known yet: `_held` asks it later, whatever
+        a later pin calls its object, while neither is bound again)."""
+        if not isinstance(atom, ir.Var) or self.generated or atom.name == name:
             return
-        held = atom if atom.name not in self.mutable else \
-            self.mutable_holds.get(atom.name, (None,))[0]
-        if held is not None and (atom.name not in self.mutable or
-                                 self.holds_now(atom.name, held)):
-            self.note_mutable_holds(name, held)
-        elif atom.name in self.mutable and atom.name != name:
-            # (what the other loop name holds, whatever a later pin calls it: holds_now
-            # asks it, while neither is bound again)
-            self.note_mutable_holds(name, atom)
+        held = self._held(atom.name) if atom.name in self.mutable else atom
+        self.note_mutable_holds(name, atom if held is None else held)
 
     def held_object(self, name: str):
-        """The object the loop name `name` holds now, as `note_mutable_holds` knows it (a
-        name of one value, or another loop name), or None."""
-        if name not in self.mutable or self.generated:
-            return None
-        for _ in range(8):  # (through the loop names it was copied from)
-            var, since = self.mutable_holds.get(name, (None, 0))
-            if var is None or any(name in ir.defs(st)
-                                  for st in self.statements_so_far()[since:]):
+        """The object the loop name `name` holds now (`_held`), or None."""
+        return None if name not in self.mutable or self.generated else self._held(name)
+
+    def _held(self, name: str):
+        """The object `note_mutable_holds` says the loop name `name` holds, while it is not
+        bound again: a name of one value, found through the loop names it was copied from
+        (each not bound again since the copy); None where unknown."""
+        var, since = self.mutable_holds.get(name, (None, 0))
+        for _ in range(8):
+            if var is None:
+                return None
+            later = self.statements_so_far()[since:]
+            if any(name in ir.defs(st) for st in later):
                 return None
             if var.name not in self.mutable or var.name == name:
                 return var
+            if any(var.name in ir.defs(st) for st in later):
+                return None  # (the other loop name was bound again after the copy)
             name = var.name
+            var, since = self.mutable_holds.get(name, (None, 0))
         return None
 
-    def holds_now(self, name: str, old, depth: int = 0) -> bool:
+    def holds_now(self, name: str, old) -> bool:
         """Does the loop name `name` still hold the object `old` is (`note_mutable_holds`)?"""
-        var, since = self.mutable_holds.get(name, (None, 0))
-        if var is None:
-            return False
-        later = self.statements_so_far()[since:]
-        if any(name in ir.defs(st) for st in later):
-            return False
-        if var.name in self.mutable and var.name != name:  # (as that loop name, then)
-            return depth < 8 and not any(var.name in ir.defs(st) for st in later) and \
-                self.holds_now(var.name, old, depth + 1)
-        return self.same_array(var, old)
+        var = self._held(name)
+        return var is not None and self.same_array(var, old)
 
     def same_array(self, a, b) -> bool:
         """Are atoms `a` and `b` one object as far as `one_array` knows?"""
