@@ -47,6 +47,7 @@ def _fresh(a, b) -> bool:
     return not any(id(n) in ids for n in ast.walk(b) if not isinstance(n, ast.expr_context))
 
 
+@pytest.mark.slow  # (every node of srcad's own source: ~10 s; `-m slow`)
 def test_clone_is_deepcopy_on_srcad_source():
     n = 0
     for node in _sample():
@@ -94,6 +95,7 @@ def test_line_deepcopy_is_the_default_deepcopy():
     assert got.body[0].body[0] is not inner and got.body[0].line == 2
 
 
+@pytest.mark.slow  # (every node of srcad's own source: ~10 s; `-m slow`)
 def test_name_sets_are_ast_walks():
     for tree in _trees():
         for n in ast.walk(tree):
@@ -195,6 +197,7 @@ def _values():
     yield lambda k: parse_expr(f"(g_{k} * 2)[..., None]")
 
 
+@pytest.mark.slow  # (every node of srcad's own source: ~10 s; `-m slow`)
 def test_subst_is_the_old_subst_on_every_rule():
     from srcad.ops import table
     from srcad.transform.templates import subst
