@@ -10,13 +10,18 @@
  * runtime looks at how many of the cores this process may run on are busy with other
  * processes, and if fewer are free than the user's BLAS threads, runs the call with that many
  * BLAS threads (and srcad's own kernel threads no more), then restores the user's setting.
- * On a quiet machine it changes nothing and calls nothing but a clock read.
+ * On a quiet machine it changes nothing and costs a clock read and an uncontended lock.
  *
  * How busy: /proc/stat's per-CPU busy jiffies over the CPUs of this process's affinity mask,
- * less this process's own CPU time (CLOCK_PROCESS_CPUTIME_ID), over the time since the last
- * sample; sampled at most every THREADS_PERIOD seconds (a sample costs a read of /proc/stat),
- * so a call sees the load of the last period or so. A CPU counts as taken when the foreign
- * load is at least half a core (rounded). The BLAS: OpenBLAS's set/get functions, found by
+ * less this process's own CPU time (CLOCK_PROCESS_CPUTIME_ID), over the last THREADS_PERIOD
+ * seconds or so. The samples are taken by a sampler thread every THREADS_STEP seconds while
+ * calls keep coming (it sleeps on a condition variable once THREADS_IDLE seconds pass without
+ * one; a sample costs a read of /proc/stat), so a call sees the load of the last period even
+ * when the calls are far apart: sampled only at the calls, a call 0.5 s after the last one
+ * averaged over the whole gap, and a load that began 0.3 s before it counted as half a core
+ * (bench/peers.py --contend, 2026-12-04). Where the thread cannot be made, or the calls come
+ * back after a sleep, the call samples itself. A CPU counts as taken when the foreign load is
+ * at least half a core (rounded). The BLAS: OpenBLAS's set/get functions, found by
  * srcad.build (ctypes, in the libraries numpy loaded) and handed over as addresses; without
  * them only srcad's kernel threads are chosen. Off with SRCAD_ADAPTIVE_THREADS=0 (or where
  * /proc/stat is not there). Values do not depend on it: srcad's kernels are elementwise
@@ -39,11 +44,16 @@
 #ifndef SRCAD_THREADS_H
 #define SRCAD_THREADS_H
 
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <time.h>
+#include <unistd.h>
 
-#define THREADS_PERIOD 0.1 /* seconds between samples of /proc/stat */
+#define THREADS_PERIOD 0.1 /* seconds of load a call's choice looks at */
+#define THREADS_STEP 0.05  /* seconds between the sampler thread's samples */
+#define THREADS_IDLE 2.0   /* seconds without a call after which the sampler sleeps */
+#define THREADS_RING 4     /* samples kept: the window starts at the newest one a period old */
 #define THREADS_MAXCPU 1024
 
 typedef void (*blas_set_fn)(int);
@@ -53,8 +63,16 @@ static int threads_adaptive = 1;
 static blas_set_fn threads_blas_set = NULL;
 static blas_get_fn threads_blas_get = NULL;
 static double threads_last = -1.0;       /* when the last sample was taken (monotonic s) */
-static double threads_last_own = 0.0;    /* this process's CPU seconds then */
-static unsigned long long threads_last_busy = 0; /* busy jiffies of our CPUs then */
+/* the last samples (ring): when, this process's CPU seconds then, busy jiffies of our CPUs */
+static double threads_ring_t[THREADS_RING], threads_ring_own[THREADS_RING];
+static unsigned long long threads_ring_busy[THREADS_RING];
+static int threads_ring_n = 0, threads_ring_i = 0; /* samples held; the next slot */
+/* the sampler thread: 0 not made, 1 running, -1 cannot be made (calls sample themselves);
+ * threads_mu guards the samples, the state and threads_last_call */
+static pthread_mutex_t threads_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t threads_cv;
+static int threads_sampler = 0, threads_sampler_asleep = 0, threads_forked = 0;
+static double threads_last_call = -1.0;  /* monotonic s of the last call's entry */
 static double threads_foreign = 0.0;     /* cores busy with other processes (last period) */
 static double threads_fake = -1.0;       /* tests: a foreign load to assume (< 0: measure) */
 static int threads_ncpu = 1;             /* CPUs this process may run on */
@@ -116,7 +134,7 @@ threads_sample(double t)
 #else
     cpu_set_t mask;
     CPU_ZERO(&mask);
-    if (sched_getaffinity(0, sizeof mask, &mask) != 0) {
+    if (sched_getaffinity(getpid(), sizeof mask, &mask) != 0) {
         threads_adaptive = 0;
         return;
     }
@@ -128,21 +146,129 @@ threads_sample(double t)
         threads_adaptive = 0; /* no /proc/stat: nothing to choose from */
         return;
     }
+    /* the window: from the newest held sample at least a period old (else the oldest) */
+    int from = -1;
+    for (int k = 1; k <= threads_ring_n; k++) {
+        from = (threads_ring_i - k + THREADS_RING) % THREADS_RING;
+        if (t - threads_ring_t[from] >= THREADS_PERIOD) break;
+    }
     /* (a counter that went back -- a CPU taken offline, a forked child's own clock -- gives
-     * no sample: the next one starts from here) */
-    if (threads_last >= 0.0 && t > threads_last && busy >= threads_last_busy &&
-        own >= threads_last_own) {
-        double wall = t - threads_last;
-        double all = (double)(busy - threads_last_busy) / (double)threads_hz;
-        double foreign = (all - (own - threads_last_own)) / wall;
+     * no figure: the window starts again from here) */
+    if (from >= 0 && t > threads_ring_t[from] && busy >= threads_ring_busy[from] &&
+        own >= threads_ring_own[from]) {
+        double wall = t - threads_ring_t[from];
+        double all = (double)(busy - threads_ring_busy[from]) / (double)threads_hz;
+        double foreign = (all - (own - threads_ring_own[from])) / wall;
         threads_foreign = foreign < 0.0 ? 0.0 : foreign;
         threads_samples++;
     }
+    else if (from >= 0)
+        threads_ring_n = 0;
+    threads_ring_t[threads_ring_i] = t;
+    threads_ring_busy[threads_ring_i] = busy;
+    threads_ring_own[threads_ring_i] = own;
+    threads_ring_i = (threads_ring_i + 1) % THREADS_RING;
+    if (threads_ring_n < THREADS_RING) threads_ring_n++;
     threads_last = t;
-    threads_last_busy = busy;
-    threads_last_own = own;
 #endif
 }
+
+#ifdef __linux__
+/* the sampler thread: a sample every THREADS_STEP seconds while calls come, asleep after
+ * THREADS_IDLE seconds without one (a call wakes it). Holds threads_mu but while it waits. */
+static void *
+threads_sampler_main(void *unused)
+{
+    (void)unused;
+    pthread_mutex_lock(&threads_mu);
+    for (;;) {
+        double t = threads_clock(CLOCK_MONOTONIC);
+        if (t - threads_last_call > THREADS_IDLE) {
+            threads_sampler_asleep = 1;
+            while (threads_sampler_asleep) pthread_cond_wait(&threads_cv, &threads_mu);
+            continue; /* (the waking call sampled) */
+        }
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_nsec += (long)(THREADS_STEP * 1e9);
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec += 1;
+            until.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&threads_cv, &threads_mu, &until);
+        if (threads_adaptive) threads_sample(threads_clock(CLOCK_MONOTONIC));
+    }
+    return NULL;
+}
+
+static void
+threads_after_fork(void)
+{
+    /* (the child has no sampler; its lock starts free -- the parent's was held by the
+     * forking thread, see threads_before_fork -- and its samples are the parent's) */
+    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    threads_mu = mu;
+    threads_sampler = 0;
+    threads_sampler_asleep = 0;
+    threads_ring_n = 0;
+    threads_last = -1.0;
+}
+
+static void threads_before_fork(void) { pthread_mutex_lock(&threads_mu); }
+static void threads_parent_fork(void) { pthread_mutex_unlock(&threads_mu); }
+
+/* the sampler, made at the first call (threads_mu held); -1 where it cannot be */
+static void
+threads_start_sampler(void)
+{
+    pthread_condattr_t ca;
+    pthread_attr_t attr;
+    pthread_t th;
+    if (!threads_forked) {
+        threads_forked = 1;
+        pthread_atfork(threads_before_fork, threads_parent_fork, threads_after_fork);
+    }
+    threads_sampler = -1;
+    if (pthread_condattr_init(&ca) != 0) return;
+    int ok = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0 &&
+             pthread_cond_init(&threads_cv, &ca) == 0;
+    pthread_condattr_destroy(&ca);
+    if (!ok) return;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, 1 << 16);
+    if (pthread_create(&th, &attr, threads_sampler_main, NULL) == 0) threads_sampler = 1;
+    pthread_attr_destroy(&attr);
+}
+
+/* the foreign cores for a call at time t: the sampler's figure, or a sample now where the
+ * sampler is not there or has not sampled for a period and a half (it slept, or was not
+ * scheduled) */
+static double
+threads_measure(double t)
+{
+    pthread_mutex_lock(&threads_mu);
+    threads_last_call = t;
+    if (threads_sampler == 0) threads_start_sampler();
+    if (threads_sampler_asleep) {
+        threads_sampler_asleep = 0;
+        pthread_cond_signal(&threads_cv);
+    }
+    if (threads_last < 0.0 || t - threads_last >= (threads_sampler == 1 ? 1.5 : 1.0) *
+                                                        THREADS_PERIOD)
+        threads_sample(t);
+    double foreign = threads_foreign;
+    pthread_mutex_unlock(&threads_mu);
+    return foreign;
+}
+#else
+static double
+threads_measure(double t)
+{
+    (void)t;
+    return 0.0;
+}
+#endif
 
 /* before a call: lower the threads if cores are taken; returns the user's BLAS threads to
  * restore (0: nothing was changed) and, in *kernel, srcad's kernel threads to restore (0:
@@ -184,9 +310,8 @@ threads_enter(int *kernel)
         if (threads_depth++ > 0) return 0;
         threads_kernel_user = num_threads;
     }
-    double t = threads_clock(CLOCK_MONOTONIC_COARSE);
-    if (threads_last < 0.0 || t - threads_last >= THREADS_PERIOD) threads_sample(t);
-    double foreign = threads_fake >= 0.0 ? threads_fake : threads_foreign;
+    double foreign = threads_measure(threads_clock(CLOCK_MONOTONIC));
+    if (threads_fake >= 0.0) foreign = threads_fake;
     int taken = (int)(foreign + 0.5);
     int free_cpus = threads_ncpu - taken;
     if (free_cpus < 1) free_cpus = 1;
@@ -263,17 +388,17 @@ py_threads_stats(PyObject *self, PyObject *noargs)
 {
     (void)self;
     (void)noargs;
-    return Py_BuildValue("{s:i,s:i,s:d,s:i,s:K,s:K,s:i,s:i,s:i}", "adaptive", threads_adaptive,
+    return Py_BuildValue("{s:i,s:i,s:d,s:i,s:K,s:K,s:i,s:i,s:i,s:i}", "adaptive", threads_adaptive,
                          "cpus", threads_ncpu, "foreign_cores", threads_foreign, "last_choice",
                          threads_last_choice, "samples", threads_samples, "lowered",
                          threads_lowered, "blas", threads_blas_set != NULL,
                          "blas_threads", threads_blas_get != NULL ? threads_blas_get() : 0,
-                         "blas_pinned", threads_pin);
+                         "blas_pinned", threads_pin, "sampler", threads_sampler);
 }
 
 #define SRCAD_THREADS_METHODS                                                                 \
     {"threads_configure", py_threads_configure, METH_VARARGS,                                \
-     "threads_configure(set_address, get_address[, pin]): the BLAS's thread-count functions"},      \
+     "threads_configure(set_address, get_address[, pin]): the BLAS's thread-count functions"}, \
         {"threads_assume", py_threads_assume, METH_O,                                        \
          "threads_assume(foreign_cores) -> previous: a load to assume (< 0: measure)"},      \
         {"threads_stats", py_threads_stats, METH_NOARGS,                                     \

@@ -218,6 +218,36 @@ def test_a_busy_core_is_seen():
     assert max(foreign) >= 0.5, foreign
 
 
+def test_the_load_of_the_last_period_is_seen_when_calls_are_far_apart():
+    """A sampler thread samples /proc/stat between calls while they keep coming, so a load
+    that began 0.4 s into a 0.7 s gap is seen whole by the next call (sampled only at the
+    calls, the gap's average was ~0.4 core and counted as none: bench/peers.py --contend);
+    once calls stop it sleeps, and a call wakes it. Run where the test itself can see a quiet
+    stretch or not: the load only adds to what it sees."""
+    prime()
+    if build.threads_stats().get("sampler") != 1:
+        pytest.skip("the runtime could not make its sampler thread")
+    n0 = build.threads_stats()["samples"]
+    time.sleep(0.4)  # no call: the sampler samples anyway
+    assert build.threads_stats()["samples"] - n0 >= 3
+    spin = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        time.sleep(0.3)
+        build.pooled(lambda: None)()
+        seen = build.threads_stats()["foreign_cores"]
+    finally:
+        spin.kill()
+        spin.wait()
+    assert seen >= 0.5, seen
+    time.sleep(2.5)  # two seconds without a call: asleep
+    n1 = build.threads_stats()["samples"]
+    time.sleep(0.3)
+    assert build.threads_stats()["samples"] == n1
+    build.pooled(lambda: None)()
+    time.sleep(0.3)
+    assert build.threads_stats()["samples"] > n1
+
+
 def test_off_by_environment():
     code = ("import srcad; from srcad import build; build.runtime(); "
             "build.pooled(lambda: None)(); print(build.threads_stats()['adaptive'])")

@@ -304,7 +304,8 @@ def _pin_blas(rt, found) -> bool:
 def threads_stats() -> dict:
     """The per-call thread choice (kernels_c/srcad_threads.h): whether it is on, the CPUs this
     process may use, the cores other processes kept busy at the last sample, the threads the
-    last call was given, samples taken, calls run with fewer threads, the BLAS found."""
+    last call was given, samples taken, calls run with fewer threads, the BLAS found, and
+    whether the sampler thread runs (1; -1: it could not be made, calls sample themselves)."""
     rt = _pool_runtime()
     if rt is None or not hasattr(rt, "threads_stats"):
         return {"adaptive": 0}
