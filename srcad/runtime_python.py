@@ -452,6 +452,11 @@ def spread_keywords(d, names: tuple, given: tuple, callee: str) -> None:
             raise TypeError(f"{callee}() got an unexpected keyword argument '{k}'")
 
 
+# (reads its arguments, may raise, stores nothing: frontend/opaque.py OpaqueOp.checks_only)
+same_length.srcad_checks_only = True
+spread_keywords.srcad_checks_only = True
+
+
 def dict_get(d, key, default=None):
     """``d.get(key, default)``."""
     return d.get(key, default)

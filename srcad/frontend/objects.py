@@ -2175,7 +2175,7 @@ class _Rewriter:
                     keywords.append(gast.keyword(arg=key.value, value=value))
             e.keywords = keywords
         if any(k.arg is None for k in e.keywords) and not self.in_def:
-            self._spread_into_class(e)  # (`Dense(**spec)`: by the constructor's parameters)
+            self._spread(e)  # (`Dense(**spec)`, `layer(x, **cfg)`: by the callee's parameters)
         if len(e.args) in (2, 3) and not e.keywords and not self.in_def and \
                 not self.no_hoist and not any(isinstance(a, gast.Starred) for a in e.args) \
                 and isinstance(e.func, (gast.Name, gast.Attribute)) and \
@@ -2648,15 +2648,16 @@ class _Rewriter:
             acc = bind(self.expr(step), "reduced")
         return self.expr(acc)
 
-    def _spread_into_class(self, e) -> None:
-        """``Dense(**spec)`` of a user class whose constructor has a fixed signature (``spec``
+    def _spread(self, e) -> None:
+        """``Dense(**spec)`` of a user class whose constructor has a fixed signature, and
+        ``layer(x, **cfg)`` / ``layer.forward(x, **cfg)`` of a built object's method (``spec``
         a dict read by a name, an attribute or a constant index -- an item of a module's
         ``ARCH = [dict(n_in=3, n_out=4), ...]`` a loop walks): written out, in place, as
         Python binds it -- each parameter the call leaves to ``**spec`` ``p=spec["p"]``, one
         with a literal default ``p=spec.get("p", default)`` -- after a statement that raises
         Python's TypeError for a key that is no parameter (runtime_python.spread_keywords).
         The dict is read when the call runs, so a changed one is followed; a call this cannot
-        settle (two spreads, ``*args``, a constructor taking ``**kwargs``, a default that is
+        settle (two spreads, ``*args``, a callee taking ``**kwargs``, a default that is
         no literal) is left as it is (and refused where it matters)."""
         spreads = [k for k in e.keywords if k.arg is None]
         d = spreads[0].value if len(spreads) == 1 else None
@@ -2666,19 +2667,10 @@ class _Rewriter:
                                    gast.SetComp, gast.DictComp, gast.GeneratorExp))
                     for n in gast.walk(d)):
             return  # (read once per parameter: an expression with no call of its own)
-        f = e.func
-        if isinstance(f, gast.Name) and f.id in self.funcs and f.id in self.scope.locals:
-            cls = self.funcs[f.id]  # (a class argument)
-        elif isinstance(f, (gast.Name, gast.Attribute, gast.Subscript)):
-            cls = _substituted(self.o.resolve_static(f, self.scope))
-        else:
+        target = self._spread_target(e.func)
+        if target is None:
             return
-        if cls is UNRESOLVED or not _is_user_class(cls, self.o.globals):
-            return
-        try:
-            params = list(inspect.signature(cls).parameters.values())
-        except (TypeError, ValueError):
-            return
+        params, label = target
         P = inspect.Parameter
         if any(p.kind in (P.VAR_POSITIONAL, P.VAR_KEYWORD, P.POSITIONAL_ONLY) for p in params) \
                 or len(e.args) > len(params):
@@ -2705,10 +2697,47 @@ class _Rewriter:
         check = gast.Call(func=_name(self.o.bind(spread_keywords, "spread_keywords")),
                           args=[copy.deepcopy(d), gast.Constant(value=allowed, kind=None),
                                 gast.Constant(value=given, kind=None),
-                                gast.Constant(value=f"{cls.__name__}.__init__", kind=None)],
+                                gast.Constant(value=label, kind=None)],
                           keywords=[])
         self.pre.append(gast.copy_location(gast.Expr(value=check), e))
         e.keywords = keywords
+
+    def _spread_target(self, f):
+        """(the parameters a call of `f` binds by keyword, the callee's name for Python's
+        TypeError) where `f` is a user class or a plain method of a built object (``layer``:
+        its class's ``__call__``; ``layer.forward``), else None."""
+        obj, attr = None, None
+        if isinstance(f, gast.Attribute):
+            obj, attr = self.peek(f.value), f.attr
+        elif isinstance(f, gast.Name) and f.id in self.scope.env:
+            obj, attr = self.scope.env[f.id], "__call__"
+        elif isinstance(f, gast.Call):  # (`Dense(W, b)(x, **cfg)`)
+            obj, attr = self.peek(f), "__call__"
+        if isinstance(obj, VObj):
+            if attr in obj.objects or attr in obj.funcs or attr in obj.attrs:
+                return None
+            owner, raw = _lookup(obj.cls, attr)
+            if owner is None or owner is object or not isinstance(raw, types.FunctionType):
+                return None  # (a static or class method, a builtin's slot: left as it is)
+            try:
+                params = list(inspect.signature(raw).parameters.values())[1:]
+            except (TypeError, ValueError):
+                return None
+            return params, f"{obj.cls.__name__}.{attr}"
+        if obj is not None:
+            return None
+        if isinstance(f, gast.Name) and f.id in self.funcs and f.id in self.scope.locals:
+            cls = self.funcs[f.id]  # (a class argument)
+        elif isinstance(f, (gast.Name, gast.Attribute, gast.Subscript)):
+            cls = _substituted(self.o.resolve_static(f, self.scope))
+        else:
+            return None
+        if cls is UNRESOLVED or not _is_user_class(cls, self.o.globals):
+            return None
+        try:
+            return list(inspect.signature(cls).parameters.values()), f"{cls.__name__}.__init__"
+        except (TypeError, ValueError):
+            return None
 
     def _plain_call(self, e, func_done=False):
         if not func_done:

@@ -65,6 +65,10 @@ class OpaqueOp(table.Op):
     library: str | None = None  # a library function's file, for the message
     srcad_own: bool = False  # one of srcad's own functions (a row is missing: a bug)
     why: str | None = None  # a user class whose object was not followed: why (objects.py)
+    # one of srcad's own checks of its arguments (runtime_python: `spread_keywords`,
+    # `same_length`): reads them, may raise, stores nothing -- a differentiated argument is
+    # safe to give it, though the call is no dead code
+    checks_only: bool = False
 
 
 # a user class built in a differentiated function whose object srcad could not turn into
@@ -113,7 +117,7 @@ def opaque_call(label: str, nargs: int, keywords: tuple, starred: tuple = (), *,
                     differentiable=False, family="opaque call", kind="call", label=label,
                     pure=callee is not None and known_pure(callee, keywords), library=lib,
                     srcad_own=own, why=NOT_FOLLOWED.get(callee) if isinstance(callee, type)
-                    else None)
+                    else None, checks_only=own and getattr(callee, "srcad_checks_only", False))
 
 
 def opaque_method(method: str, nargs: int, keywords: tuple, starred: tuple = ()) -> OpaqueOp:
