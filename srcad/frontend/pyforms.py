@@ -254,8 +254,113 @@ class _Forms:
             seq_name = held
         elif isinstance(seq, gast.Name) and self.sequence_name(seq.id):
             first, seq_name = [], seq.id
+        elif isinstance(seq, gast.Name) and seq.id in self.pf.params and \
+                self.resolve(_name("list")) is list and \
+                self.touched(stmts[i + 1:], {seq.id}) is None:
+            # (an argument: its items, as Python's iterator gives them -- a list's or tuple's
+            # items, a dict's keys, an array's rows -- held under a name of their own; the
+            # argument is not changed while they are read, so the copy is what it would read)
+            held = self.fresh(f"{it}_items")
+            first = [_assign(held, _call("list", copy.deepcopy(seq)), st)]
+            seq_name = held
         else:
             return None
+        done = self.straight_reads(stmts, i, it, seq_name, first)
+        return done if done is not None else self.counted_reads(stmts, i, it, seq_name, first)
+
+    def counted_reads(self, stmts, i, it, seq_name, first):
+        """`it = iter(fs)` whose ``next(it)`` reads sit in loops or branches (``for _ in
+        range(n): h = f(h @ next(it))``): a counter of the items read, ``it_next = 0``, each
+        read ``fs[it_next]`` followed by ``it_next = it_next + 1``, a last ``for v in it`` ``for
+        v in fs[it_next:]``. Only where every use of `it` is such a read, one per simple
+        statement and evaluated once each time the statement runs (none in a test, a loop's
+        header, a comprehension, `and`/`or`, a nested def or a `with`/`try`), and `fs` is
+        neither rebound nor changed after; else None. (A read past the end raises IndexError
+        where Python raises StopIteration.)"""
+        later = stmts[i + 1:]
+        if self.touched(later, {seq_name}) is not None:
+            return None
+        count = self.fresh(f"{it}_next")
+        found = []
+
+        def uses(node) -> bool:
+            return any(isinstance(n, gast.Name) and n.id in (it, count)
+                       for n in gast.walk(node))
+
+        def item(call, upper=False):
+            index = _name(count)
+            if upper:
+                index = gast.Slice(lower=index, upper=None, step=None)
+            return gast.copy_location(gast.Subscript(value=_name(seq_name), slice=index,
+                                                     ctx=gast.Load()), call)
+
+        def block(body):
+            out = []
+            for s2 in body:
+                if isinstance(s2, gast.For) and isinstance(s2.iter, gast.Name) and \
+                        s2.iter.id == it:
+                    if uses(s2.target) or any(uses(b) for b in s2.body + s2.orelse):
+                        return None
+                    s2.iter = item(s2.iter, upper=True)
+                    found.append(s2)
+                    out += [s2, gast.copy_location(_assign(count, _call(
+                        "len", _name(seq_name)), s2), s2)]
+                    continue
+                if isinstance(s2, (gast.For, gast.While, gast.If)):
+                    head = [s2.target, s2.iter] if isinstance(s2, gast.For) else [s2.test]
+                    if any(uses(h) for h in head):
+                        return None
+                    body2, orelse2 = block(s2.body), block(s2.orelse)
+                    if body2 is None or orelse2 is None:
+                        return None
+                    s2.body, s2.orelse = body2, orelse2
+                    out.append(s2)
+                    continue
+                if not uses(s2):
+                    out.append(s2)
+                    continue
+                if isinstance(s2, (gast.With, gast.Try, gast.FunctionDef, gast.ClassDef,
+                                   gast.AsyncFunctionDef, gast.AsyncFor, gast.AsyncWith,
+                                   gast.Match, gast.Global, gast.Nonlocal)):
+                    return None
+                names = [n for n in gast.walk(s2) if isinstance(n, gast.Name) and
+                         n.id in (it, count)]
+                calls = [n for n in gast.walk(s2) if isinstance(n, gast.Call) and
+                         len(n.args) == 1 and not n.keywords and
+                         isinstance(n.args[0], gast.Name) and n.args[0].id == it and
+                         self.resolve(n.func) is builtins.next]
+                if len(calls) != 1 or len(names) != 1 or \
+                        _evaluated_maybe_or_often(s2, calls[0]):
+                    return None
+                call = calls[0]
+                parents = {id(c): n for n in gast.walk(s2) for c in gast.iter_child_nodes(n)}
+                parent = parents.get(id(call))
+                if parent is None:  # (the statement is the call itself: `next(it)`)
+                    s2 = gast.copy_location(gast.Expr(value=item(call)), s2)
+                else:
+                    for field, value in gast.iter_fields(parent):
+                        if value is call:
+                            setattr(parent, field, item(call))
+                        elif isinstance(value, list):
+                            setattr(parent, field, [item(call) if v is call else v
+                                                    for v in value])
+                found.append(s2)
+                out += [s2, _assign(count, gast.BinOp(left=_name(count), op=gast.Add(),
+                                                      right=gast.Constant(value=1, kind=None)),
+                                    s2)]
+            return out
+
+        new = block(later)
+        if new is None or not found:
+            return None
+        for s2 in new:
+            gast.fix_missing_locations(s2)
+        start = _assign(count, gast.Constant(value=0, kind=None), stmts[i])
+        return stmts[:i] + first + [start] + new
+
+    def straight_reads(self, stmts, i, it, seq_name, first):
+        """`one_iterator`'s reads by position: every ``next(it)`` a statement of the block
+        itself, the k-th read ``fs[k]``; None where a read sits in a loop or branch."""
         later = stmts[i + 1:]
         reads, loop = [], None  # (index in later, the next(it) call)
         for j, s2 in enumerate(later):

@@ -1,0 +1,183 @@
+"""``it = iter(xs)`` read by ``next(it)`` inside loops and branches, and over an argument
+(issue 23): refused until 2026-12-04 ("`iter` has no derivative rule"), although the same
+reads in straight-line statements of a list made in the function were followed. Now each read
+is ``xs[k]`` with a counter of the reads so far (frontend/pyforms.py `counted_reads`); an
+argument's items are held under a name of their own (``list(xs)``: what Python's iterator
+gives, a dict's keys included). Checked against the function's own value and central
+differences, in source and tape modes; reads whose count is not settled stay refused.
+"""
+
+import numpy as np
+import pytest
+
+import srcad
+
+MODES = ["source", "tape"]
+
+
+def layers_read_in_a_loop(W1, W2, x):
+    it = iter([W1, W2])
+    h = x
+    for _ in range(2):
+        h = np.tanh(h @ next(it))
+    return np.sum(h ** 2)
+
+
+def argument_list_read_in_a_loop(Ws, x):
+    it = iter(Ws)
+    h = x
+    for _ in range(len(Ws)):
+        W = next(it)
+        h = np.tanh(h @ W)
+    return np.sum(h ** 2)
+
+
+def read_in_a_branch(Ws, x):
+    it = iter(Ws)
+    A = next(it)
+    if np.sum(x) > 0:
+        B = next(it)
+    else:
+        B = A * 0.5
+    C = next(it)
+    return np.sum(np.tanh(x @ A) @ B @ C)
+
+
+def read_in_a_while_loop(Ws, x):
+    it = iter(Ws)
+    h, n = x, 0
+    while n < 2:
+        h = np.sin(h @ next(it))
+        n += 1
+    return np.sum(h)
+
+
+def loop_then_the_rest(Ws, x):
+    it = iter(Ws)
+    h = x
+    for _ in range(1):
+        h = np.tanh(h @ next(it))
+    for W in it:
+        h = h @ W * 0.5
+    return np.sum(h ** 2)
+
+
+def nested_loops(Ws, x):
+    it = iter(Ws)
+    h = x
+    for _ in range(2):
+        for _ in range(1):
+            h = np.tanh(h @ next(it)) + h
+    return np.sum(h)
+
+
+def keys_of_a_dict_argument(params, x):
+    it = iter(params)
+    h = x
+    for _ in range(2):
+        name = next(it)
+        h = np.tanh(h @ params[name])
+    return np.sum(h)
+
+
+RNG = np.random.default_rng(3)
+WS = [RNG.standard_normal((3, 3)) * 0.6 for _ in range(3)]
+X = RNG.standard_normal((2, 3))
+
+
+def central(f, x, h=1e-6):
+    x = np.array(x, dtype=float)
+    g = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        up, dn = x.copy(), x.copy()
+        up[i] += h
+        dn[i] -= h
+        g[i] = (f(up) - f(dn)) / (2 * h)
+    return g
+
+
+def check_list_arg(fn, Ws, x, mode, container=list):
+    Ws = container(Ws)
+    value, (gWs, gx) = srcad.value_and_grad(fn, wrt=(0, 1), mode=mode)(Ws, x)
+    assert np.isclose(value, fn(Ws, x), rtol=1e-13)
+    assert type(gWs) is type(Ws)
+    for i, W in enumerate(Ws):
+        want = central(lambda v: fn(container(v if j == i else Ws[j]
+                                              for j in range(len(Ws))), x), W)
+        np.testing.assert_allclose(gWs[i], want, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(gx, central(lambda v: fn(Ws, v), x), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_list_display_read_in_a_loop(mode):
+    W1, W2 = WS[:2]
+    g = srcad.grad(layers_read_in_a_loop, wrt=(0, 1), mode=mode)(W1, W2, X)
+    np.testing.assert_allclose(g[0], central(lambda v: layers_read_in_a_loop(v, W2, X), W1),
+                               rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(g[1], central(lambda v: layers_read_in_a_loop(W1, v, X), W2),
+                               rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("container", [list, tuple])
+@pytest.mark.parametrize("fn", [argument_list_read_in_a_loop, read_in_a_while_loop,
+                                loop_then_the_rest, nested_loops],
+                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("mode", MODES)
+def test_an_argument_read_in_loops(fn, mode, container):
+    check_list_arg(fn, WS, X, mode, container)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_reads_in_a_branch_take_the_branch_of_the_call(mode):
+    for x in (X, -np.abs(X), np.abs(X)):
+        check_list_arg(read_in_a_branch, WS, x, mode)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_dict_argument_gives_its_keys(mode):
+    params = {"first": WS[0], "second": WS[1]}
+    g = srcad.grad(keys_of_a_dict_argument, mode=mode)(params, X)
+    assert set(g) == set(params)
+    for k in params:
+        want = central(lambda v: keys_of_a_dict_argument({**params, k: v}, X), params[k])
+        np.testing.assert_allclose(g[k], want, rtol=1e-6, atol=1e-8)
+
+
+def read_after_the_list_changes(Ws, x):
+    it = iter(Ws)
+    h = x
+    for _ in range(2):
+        h = np.tanh(h @ next(it))
+        Ws.append(h)  # (Python's iterator would see the new item)
+    return np.sum(h)
+
+
+def read_in_a_comprehension(Ws, x):
+    it = iter(Ws)
+    hs = [x @ next(it) for _ in range(2)]
+    return np.sum(hs[0] * hs[1])
+
+
+@pytest.mark.parametrize("fn", [read_after_the_list_changes, read_in_a_comprehension],
+                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("mode", MODES)
+def test_reads_not_settled_stay_refused(fn, mode):
+    with pytest.raises(srcad.SrcadError, match="iter"):
+        srcad.grad(fn, mode=mode)(list(WS), X)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_read_past_the_end_raises(mode):
+    short = WS[:1]
+
+    def too_many(Ws, x):
+        it = iter(Ws)
+        h = x
+        for _ in range(2):
+            h = h @ next(it)
+        return np.sum(h)
+
+    with pytest.raises(StopIteration):
+        too_many(short, X)
+    with pytest.raises((IndexError, StopIteration)):
+        srcad.grad(too_many, mode=mode)(short, X)
