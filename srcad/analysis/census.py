@@ -219,11 +219,13 @@ _LOWERED_NUMPY = {
 _PYFUNCS = ("srcad/pyfuncs.py's {}: np.array of the items, then a row whose value is Python's "
             "own (exact sums, correctly rounded)")
 _LOWERED_PYTHON = {
-    "builtins.iter": "it = iter(xs) of a list or tuple read by next(it) in straight-line "
-                     "statements and a last `for v in it`: lowered to xs[k] and xs[k:] "
-                     "(frontend/pyforms.py); an iterator held otherwise is refused",
-    "builtins.next": "next(it) of an iterator over a list or tuple read in straight-line "
-                     "statements: xs[k] (see builtins.iter)",
+    "builtins.iter": "it = iter(xs) of a list, a tuple or an argument read by next(it) (one "
+                     "read a statement, in straight-line code, loops or branches) and a last "
+                     "`for v in it`: lowered to xs[k] (a counter of the reads where they sit "
+                     "in loops or branches) and xs[k:] (frontend/pyforms.py); an iterator "
+                     "held otherwise is refused",
+    "builtins.next": "next(it) of an iterator over a list, a tuple or an argument: xs[k] "
+                     "(see builtins.iter)",
     "builtins.map": "map(f, xs) lowered to [f(v) for v in xs] where consumed once (an argument "
                     "or a loop's iterable; a map held in a name runs as written)",
     "builtins.sorted": "lowered to a stable argsort of the keys (key=, reverse=) and a gather: "
