@@ -19,7 +19,7 @@ import numpy as np
 
 from .build import c_helper, scatter_add_rows
 from .checkpoint import LoopCheckpoints
-from .errors import SrcadError
+from .errors import SrcadError, UnsupportedSyntaxError
 from .gradtree import _ZERO, GradTree, _slot, _Zero, pieces_tree, zeros_grad  # noqa: F401
 from .runtime_arrays import _dtype, _shape, rebroadcast, unbroadcast  # noqa: F401  (written once there)
 from .runtime_arrays import (  # noqa: F401  (the array ops' helpers)
@@ -1177,6 +1177,12 @@ def cotangents(stack: Stack) -> Stack:
     """The stack of cotangents of `stack`'s values, made on first use: the backward of
     ``w = stack.pop()`` pushes dw on it, that of ``stack.push(v)`` pops dv off it. It is found
     through the stack itself, so functions that share a stack share its cotangents."""
+    if not isinstance(stack, Stack):  # (`.pop()` of a list srcad did not follow as a value)
+        raise UnsupportedSyntaxError(
+            f"`.pop()` of a {type(stack).__name__} the function does not make itself (an "
+            f"argument, a module's, or one two names share): srcad follows the pops of lists "
+            f"the function builds", hint="pop from a copy made in the function: "
+            "`items = list(arg)`, then `items.pop()`")
     if stack._cotangents is None:
         stack._cotangents = Stack()
     return stack._cotangents

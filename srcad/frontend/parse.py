@@ -29,7 +29,31 @@ from ..naming import fresh
 from . import guards
 
 _UNRESOLVED = object()
-LIFTED: dict = {}  # a nested def or lambda lifted out of its function -> its ParsedFunction
+
+
+class _ByFunction(dict):
+    """A dict keyed by functions, asked about any callee: an unhashable one (an instance of
+    a ``@dataclass`` with ``eq=True``, called as ``layer(x)``) is simply not in it."""
+
+    def __contains__(self, key) -> bool:
+        try:
+            return dict.__contains__(self, key)
+        except TypeError:
+            return False
+
+
+class Members(frozenset):
+    """A set of library callables asked about any callee: an unhashable one is not in it."""
+
+    def __contains__(self, key) -> bool:
+        try:
+            return frozenset.__contains__(self, key)
+        except TypeError:
+            return False
+
+
+LIFTED: dict = _ByFunction()  # a nested def or lambda lifted out of its function -> its
+# ParsedFunction
 EACH = ...  # a dict path's step that stands for every item (`ps[i]`, `for p in ps`)
 
 

@@ -80,6 +80,7 @@ from .. import ir, runtime_context, runtime_python
 from ..errors import UnsupportedSyntaxError
 from ..naming import fresh
 from .opaque import is_opaque, is_user_object
+from .parse import Members
 
 # the runtime helpers the rewritten tree calls, and the names it calls them by (in the
 # function's closure, as pylower.py's internal names; fresh where the function uses the name)
@@ -95,11 +96,11 @@ _HELPERS = {"enter_context": runtime_context.enter_context,
             # whatever these names are in the function)
             "zip": zip, "range": range, "len": len}
 
-_STATE = {np.errstate, runtime_context.warnings.catch_warnings}
-_SETTINGS = set(runtime_context.SETTINGS_BY_FN)
+_STATE = Members({np.errstate, runtime_context.warnings.catch_warnings})
+_SETTINGS = Members(runtime_context.SETTINGS_BY_FN)
 
-_CONSUMERS = {list, tuple, zip, enumerate, sum, min, max, sorted, set, frozenset, dict,
-              any, all}
+_CONSUMERS = Members({list, tuple, zip, enumerate, sum, min, max, sorted, set, frozenset,
+                     dict, any, all})
 
 
 def _name(id_, ctx=None):
@@ -1316,4 +1317,4 @@ _IN_PLACE = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "
 # generator functions whose every call a caller consumes whole (`_Forms.generator_calls`)
 _CONSUMED: set = set()
 # consumers that may stop before a generator's end
-_EARLY = {zip, any, all}
+_EARLY = Members({zip, any, all})

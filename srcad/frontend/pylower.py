@@ -48,6 +48,7 @@ from ..naming import fresh
 from . import pylevel
 from .opaque import MUTATING
 from .parse import EACH, UNRESOLVED
+from .pyforms import _evaluated_maybe_or_often
 from .pylevel import _assign, _call, _for, _name
 
 # internal names the rewritten tree calls; ParsedFunction.resolve finds them in its closure
@@ -544,6 +545,10 @@ class _Lowerer:
                 and self._is_defaultdict_list(s.value):
             return [s]  # (defaultdict(list): a dict whose appends start a missing key's list)
         popped = self.dict_pop(s)
+        if popped is None:
+            popped = self.list_pop(s)
+        if popped is None:
+            popped = self.pop_hoisted(s)
         if popped is not None:
             return self.body(_located(popped, s))
         if isinstance(s, gast.Expr):
@@ -1121,6 +1126,70 @@ class _Lowerer:
     # -- lst.append(v) ---------------------------------------------------------------------------
     def append(self, lst, value):
         return _assign(lst, _call(LIST_APPEND, [_name(lst), value]))
+
+    def list_pop(self, s):
+        """``v = lst.pop()`` / ``lst.pop(i)`` of a list the function makes and no other name
+        shares: ``v = lst[i]`` (``lst[-1]``; Python's IndexError where it is empty), then
+        ``lst = lst[:i] + lst[i:][1:]`` (a negative i too) -- values, as `.append` is
+        followed. Other lists' pops are left to the stack rows (a list given to the function
+        is refused there: runtime.cotangents)."""
+        v = s.value if isinstance(s, (gast.Assign, gast.Expr)) else None
+        if not (isinstance(v, gast.Call) and isinstance(v.func, gast.Attribute)
+                and v.func.attr == "pop" and isinstance(v.func.value, gast.Name)
+                and v.func.value.id in self.lists and len(v.args) <= 1 and not v.keywords
+                and not any(isinstance(a, gast.Starred) for a in v.args)):
+            return None
+        if isinstance(s, gast.Assign) and not (len(s.targets) == 1 and isinstance(
+                s.targets[0], gast.Name)):
+            return None
+        lst, out = v.func.value.id, []
+        if v.args and not isinstance(v.args[0], (gast.Constant, gast.Name)):
+            name = self.fresh(f"{lst}_at")
+            out.append(_assign(name, v.args[0]))
+            at = _name(name)
+        else:
+            at = v.args[0] if v.args else gast.UnaryOp(op=gast.USub(), operand=gast.Constant(
+                value=1, kind=None))
+        item = gast.Subscript(value=_name(lst), slice=copy.deepcopy(at), ctx=gast.Load())
+        if isinstance(s, gast.Assign):
+            out.append(gast.Assign(targets=s.targets, value=item, type_comment=None))
+        else:  # (`lst.pop()` as a statement: Python's IndexError on an empty list all the same)
+            out.append(gast.Expr(value=item))
+        head = gast.Subscript(value=_name(lst), slice=gast.Slice(
+            lower=None, upper=copy.deepcopy(at), step=None), ctx=gast.Load())
+        tail = gast.Subscript(value=gast.Subscript(value=_name(lst), slice=gast.Slice(
+            lower=copy.deepcopy(at), upper=None, step=None), ctx=gast.Load()),
+            slice=gast.Slice(lower=gast.Constant(value=1, kind=None), upper=None, step=None),
+            ctx=gast.Load())
+        out.append(_assign(lst, _call(LIST_CONCAT, [head, tail])))
+        return out
+
+    def pop_hoisted(self, s):
+        """A statement reading one ``lst.pop(...)`` of such a list inside an expression
+        (``h = np.tanh(h @ stack.pop())``): the pop first, under a name of its own, then the
+        statement -- where nothing else in it reads the list and the pop runs once each time
+        the statement runs, so Python's order of evaluation cannot show."""
+        if not isinstance(s, (gast.Assign, gast.AugAssign, gast.Expr, gast.Return)) or \
+                s.value is None:
+            return None
+        pops = [n for n in gast.walk(s.value) if isinstance(n, gast.Call) and
+                isinstance(n.func, gast.Attribute) and n.func.attr == "pop" and
+                isinstance(n.func.value, gast.Name) and n.func.value.id in self.lists]
+        if len(pops) != 1 or pops[0] is s.value:
+            return None
+        pop, lst = pops[0], pops[0].func.value.id
+        reads = [n for n in gast.walk(s) if isinstance(n, gast.Name) and n.id == lst]
+        if len(reads) != 1 or _evaluated_maybe_or_often(s, pop):
+            return None
+        name = self.fresh(f"{lst}_popped")
+        parents = {id(c): n for n in gast.walk(s) for c in gast.iter_child_nodes(n)}
+        parent = parents[id(pop)]
+        for field, value in gast.iter_fields(parent):
+            if value is pop:
+                setattr(parent, field, _name(name))
+            elif isinstance(value, list):
+                setattr(parent, field, [_name(name) if v is pop else v for v in value])
+        return [_assign(name, pop), s]
 
     def list_method(self, s: gast.Expr):
         v = s.value
