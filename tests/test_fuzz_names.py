@@ -36,7 +36,7 @@ from srcad.frontend import guards
 from srcad.testing import numerical_grad, rel_error
 from tests.fuzz_programs import import_source
 
-N_PROGRAMS = int(os.environ.get("SRCAD_FUZZ_NAMES", "12"))
+N_PROGRAMS = int(os.environ.get("SRCAD_FUZZ_NAMES", "5"))  # (12 until 2026-12-04)
 ACTS = ("tanh", "sin", "cos", "arctan")
 
 TERMS = {
@@ -221,7 +221,7 @@ def test_names_read_at_each_call_more(request):
     if "slow" not in (request.config.getoption("markexpr") or "") \
             and not os.environ.get("SRCAD_FUZZ_SLOW"):
         pytest.skip("200-program run: ask with -m slow or SRCAD_FUZZ_SLOW=1")
-    problems = [p for seed in range(N_PROGRAMS, N_PROGRAMS + 200) for p in run_program(seed)]
+    problems = [p for seed in range(N_PROGRAMS, 212) for p in run_program(seed)]
     assert not problems, "\n".join(problems)
 
 
