@@ -49,7 +49,7 @@ def statement(g) -> bool:
         return False
     kind = ch.weighted([(3, "inactive"), (1, "rng"), (2, "print"), (1, "assert"),
                         (3, "listcomp"), (2, "genexp"), (2, "closure"), (2, "lambda"),
-                        (2, "dict"), (2, "append"), (2, "funcs")])
+                        (2, "dict"), (2, "append"), (2, "funcs"), (2, "pop"), (2, "iter")])
     g.feature(f"py_{kind}")
     name = g.fresh_name()
     s, B = a.shape, a.bound
@@ -164,6 +164,8 @@ def statement(g) -> bool:
             g.emit(f"{f} = functools.partial(np.multiply, 0.5)")
             g.assign(E(f"{f}({a.text})", s, 0.5 * B), name)
         return True
+    if kind in ("pop", "iter"):
+        return _stack_or_iterator(g, kind, a, name)
     # append: a list built in a loop
     k = ch.int(1, 3)
     if k * a.size > 36:
@@ -177,4 +179,61 @@ def statement(g) -> bool:
         g.assign(E(f"np.stack({lst})", (k,) + s, body.bound * k), name)
     else:
         g.assign(E(f"sum({lst})", s, body.bound * k * k), name)
+    return True
+
+
+def _stack_or_iterator(g, kind, a, name) -> bool:
+    """A list of live values shaped like `a` read back by ``.pop()`` (a stack emptied in a
+    ``while``, a pop inside an expression, ``pop(i)``, the last popped off a copy) or by
+    ``next(it)`` of ``it = iter(...)`` (in a loop, in a branch, the rest by ``for t in it``)
+    -- the forms of 2026-12-04 (a pop crashed source mode's backward; reads of an iterator in
+    a loop were refused)."""
+    ch, s = g.ch, a.shape
+    items = _same_shape(g, a, ch.int(2, 3))
+    if sum(e.size for e in items) > 36:
+        return False
+    lst, acc, t = g.module.fresh("lst"), g.module.fresh("acc"), g.module.fresh("t")
+    bound = sum(e.bound for e in items)
+    display = f"[{', '.join(e.text for e in items)}]"
+    form = ch.int(0, 2)
+    if kind == "pop":
+        g.emit(f"{lst} = {display}" if ch.flag(0.5) else f"{lst} = list({display})")
+        if form == 0:
+            g.emit(f"{acc} = {a.op} * 0.5")
+            g.emit(f"while {lst}:")
+            g.emit(f"    {acc} = {acc} * 0.5 + np.tanh({lst}.pop())")
+            g.assign(E(acc, s, a.bound + 2.0, fresh=False), name)
+        elif form == 1:
+            # (pop(i) of a list holding one array twice: the last bits differ from tape
+            # mode's, a strict xfail in tests/test_list_pop.py; drawn with distinct items)
+            distinct = len({e.text for e in items}) == len(items)
+            at = ch.pick(("0", "-1", "1", "-2")) if distinct else "-1"
+            g.emit(f"{t} = {lst}.pop({at})")
+            g.assign(E(f"{t} * 0.5 + sum({lst})", s, bound, atom=False), name)
+        else:
+            g.emit(f"{t} = {lst}.pop()")
+            g.emit(f"for {acc} in {lst}:")
+            g.emit(f"    {t} = {t} * 0.5 + np.sin({acc})")
+            g.assign(E(t, s, bound + len(items), fresh=False), name)
+        return True
+    it = g.module.fresh("it")
+    g.emit(f"{it} = iter({display})")
+    g.emit(f"{acc} = {a.op} * 0.5")
+    if form == 0:
+        g.emit(f"for {t} in range({len(items)}):")
+        g.emit(f"    {acc} = {acc} * 0.5 + np.tanh(next({it}))")
+        g.assign(E(acc, s, a.bound + 2.0, fresh=False), name)
+    elif form == 1:
+        g.emit(f"for {t} in range({len(items) - 1}):")
+        g.emit(f"    {acc} = {acc} + next({it}) * 0.5")
+        g.emit(f"for {t} in {it}:")
+        g.emit(f"    {acc} = {acc} + np.sin({t})")
+        g.assign(E(acc, s, a.bound + bound + len(items), fresh=False), name)
+    else:
+        g.emit(f"if {a.text}.size > {ch.int(0, 4)}:")
+        g.emit(f"    {acc} = {acc} + next({it})")
+        g.emit("else:")
+        g.emit(f"    {acc} = {acc} - next({it}) * 0.5")
+        g.emit(f"{acc} = {acc} * next({it})")
+        g.assign(E(acc, s, (a.bound + bound) * bound, fresh=False), name)
     return True

@@ -160,6 +160,10 @@ def _changes_any(stmt) -> bool:
                for n in gast.walk(stmt))
 
 
+# methods that change a list in place (a loop over the list sees the change)
+_CHANGERS = ("pop", "append", "extend", "insert", "remove", "clear")
+
+
 class _Lowerer:
     def __init__(self, pf, taken: set):
         self.pf = pf
@@ -932,6 +936,15 @@ class _Lowerer:
                 pending.extend(self.comprehension(
                     gast.ListComp(elt=gen.elt, generators=gen.generators), acc))
                 return _name(acc)
+            if len(e.args) == 1 and not e.keywords and isinstance(
+                    e.args[0], (gast.List, gast.Tuple)) and not any(
+                    isinstance(x, gast.Starred) for x in e.args[0].elts):
+                # list([a, b]) / tuple([a, b]): the display itself (a new list of those
+                # items either way; as a copy of a list its items' cotangents were summed in
+                # another order than tape mode's where an item is read by a run-time index)
+                elts = [self.expr(x, pending, hint) for x in e.args[0].elts]
+                return (gast.List if name == "list" else gast.Tuple)(elts=elts,
+                                                                      ctx=gast.Load())
             return None
         if name == "sum":
             start = e.args[1] if len(e.args) == 2 else next(
@@ -1163,6 +1176,183 @@ class _Lowerer:
             ctx=gast.Load())
         out.append(_assign(lst, _call(LIST_CONCAT, [head, tail])))
         return out
+
+    _READERS = ("len", "sum", "list", "tuple", "sorted", "max", "min", "enumerate", "zip",
+                "reversed", "any", "all")
+
+    def count_pops(self) -> None:
+        """Lists the function makes, changes only by ``.pop()`` from the end, and otherwise
+        reads (``while stack:``, ``len``, a loop over it, an index, numpy or a builtin that
+        reads it): a count of the items left instead of a new list at each pop --
+        ``stack_n = len(stack)`` after each binding, a pop ``stack[stack_n - 1:stack_n][0]``
+        (Python's IndexError on an empty list) then ``stack_n = stack_n - 1``, every other
+        read ``stack[:stack_n]``. The list itself never changes, so each item's cotangent is
+        added where it is read, in the order tape mode adds it (a list rebuilt at each pop,
+        `list_pop`, summed them where the list was made: the last bits differed). Pops that
+        `list_pop` handles otherwise: ``pop(i)``, a list also appended to, a pop in a
+        statement that reads the list again."""
+        tree = self.pf.tree
+        parents = {id(c): n for n in gast.walk(tree) for c in gast.iter_child_nodes(n)}
+        stmt_of = {}
+        for st in gast.walk(tree):
+            if isinstance(st, gast.stmt):
+                for n in gast.walk(st):
+                    stmt_of.setdefault(id(n), st)
+        # (the innermost statement: walk order visits outer statements first, so overwrite)
+        for st in gast.walk(tree):
+            if isinstance(st, gast.stmt) and not isinstance(
+                    st, (gast.For, gast.While, gast.If, gast.With, gast.Try)):
+                for n in gast.walk(st):
+                    stmt_of[id(n)] = st
+        for loop in gast.walk(tree):  # (Python's iterator sees the list change as it walks it)
+            if not (isinstance(loop, gast.For) and isinstance(loop.iter, gast.Name) and
+                    loop.iter.id in self.lists):
+                continue
+            lst = loop.iter.id
+            changed = [n for n in gast.walk(loop) if isinstance(n, gast.Call) and isinstance(
+                n.func, gast.Attribute) and isinstance(n.func.value, gast.Name) and
+                n.func.value.id == lst and n.func.attr in _CHANGERS]
+            if changed:
+                raise self.error(
+                    f"`{lst}.{changed[0].func.attr}(...)` inside a loop over `{lst}` itself",
+                    changed[0], f"loop over a copy (`for v in list({lst}):`), or pop in a "
+                    f"`while {lst}:` loop")
+        nested = {id(n) for d in gast.walk(tree) if d is not tree and isinstance(
+            d, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda)) for n in gast.walk(d)}
+        compound = (gast.For, gast.While, gast.If, gast.With, gast.Try)
+        for lst in sorted(self.lists):
+            names = [n for n in gast.walk(tree) if isinstance(n, gast.Name) and n.id == lst]
+            if any(id(n) in nested for n in names):
+                continue  # (a nested function's reads or pops: left to list_pop)
+            binds, pops, reads, ok = [], [], [], True
+            for n in names:
+                parent = parents.get(id(n))
+                if isinstance(n.ctx, gast.Store):
+                    st = parent
+                    if isinstance(st, gast.Assign) and len(st.targets) == 1 and \
+                            st.targets[0] is n:
+                        binds.append(st)
+                        continue
+                    ok = False
+                    break
+                if not isinstance(n.ctx, gast.Load):
+                    ok = False
+                    break
+                if isinstance(parent, gast.Attribute) and parent.value is n:
+                    call = parents.get(id(parent))
+                    if parent.attr == "pop" and isinstance(call, gast.Call) and \
+                            call.func is parent and not call.keywords and (not call.args or (
+                                len(call.args) == 1 and isinstance(call.args[0], gast.UnaryOp)
+                                and isinstance(call.args[0].op, gast.USub) and
+                                isinstance(call.args[0].operand, gast.Constant) and
+                                call.args[0].operand.value == 1)):
+                        pops.append(call)
+                        continue
+                    ok = False  # (another method: append, extend, ...)
+                    break
+                if self._reads_only(n, parent, parents):
+                    reads.append(n)
+                    continue
+                ok = False
+                break
+            if not ok or not pops or not binds:
+                continue
+            by_stmt = Counter(id(stmt_of.get(id(c))) for c in pops)
+            if any(v > 1 for v in by_stmt.values()) or any(
+                    id(stmt_of.get(id(r))) in by_stmt for r in reads) or any(
+                    stmt_of.get(id(c)) is None or isinstance(stmt_of[id(c)], compound) or
+                    _evaluated_maybe_or_often(stmt_of[id(c)], c) for c in pops):
+                continue
+            loops = [parents[id(r)] for r in reads if isinstance(parents.get(id(r)), gast.For)
+                     and parents[id(r)].iter is r]
+            count = self.fresh(f"{lst}_n")
+            for r in reads:
+                loop = parents.get(id(r))
+                if isinstance(loop, gast.For) and loop.iter is r and \
+                        "range" not in self.counts_store and \
+                        self.pf.resolve("range") is range:
+                    # `for v in stack:` -- `for k in range(stack_n): v = stack[k]`: each item
+                    # read by its index, as the pops read theirs (a loop over a slice of
+                    # the list summed a repeated item's cotangents in another order)
+                    k = self.fresh(f"{lst}_k")
+                    read = gast.copy_location(_assign(loop.target, gast.Subscript(
+                        value=_name(lst), slice=_name(k), ctx=gast.Load())), loop)
+                    loop.target = _name(k, True)
+                    loop.iter = gast.copy_location(_call("range", [_name(count)]), r)
+                    loop.body = [read] + loop.body
+                    continue
+                self._replace(parents, r, gast.Subscript(value=_name(lst), slice=gast.Slice(
+                    lower=None, upper=_name(count), step=None), ctx=gast.Load()))
+            after = {}
+            for c in pops:
+                last = gast.BinOp(left=_name(count), op=gast.Sub(),
+                                  right=gast.Constant(value=1, kind=None))
+                item = gast.Subscript(value=gast.Subscript(
+                    value=_name(lst), slice=gast.Slice(lower=last, upper=_name(count),
+                                                       step=None), ctx=gast.Load()),
+                    slice=gast.Constant(value=0, kind=None), ctx=gast.Load())
+                self._replace(parents, c, item)
+                after[id(stmt_of[id(c)])] = gast.copy_location(_assign(count, gast.BinOp(
+                    left=_name(count), op=gast.Sub(), right=gast.Constant(value=1, kind=None))),
+                    stmt_of[id(c)])
+            for st in binds:
+                after[id(st)] = gast.copy_location(
+                    _assign(count, _call("len", [_name(lst)])), st)
+            self._insert_after(tree, after)
+            parents = {id(c): n for n in gast.walk(tree) for c in gast.iter_child_nodes(n)}
+
+    def _reads_only(self, n, parent, parents) -> bool:
+        """Is this load of a list a read that cannot change it?"""
+        if isinstance(parent, gast.Subscript) and parent.value is n and \
+                isinstance(parent.ctx, gast.Load):
+            return True
+        if isinstance(parent, (gast.For, gast.comprehension)) and parent.iter is n:
+            return True
+        if isinstance(parent, (gast.While, gast.If, gast.IfExp, gast.Assert)) and \
+                parent.test is n:
+            return True
+        if isinstance(parent, gast.UnaryOp) and isinstance(parent.op, gast.Not):
+            return True
+        if isinstance(parent, gast.Call) and n in parent.args:
+            f = parent.func
+            if isinstance(f, gast.Name) and f.id in self._READERS and \
+                    self.builtin(f, f.id):
+                return True
+            root = f
+            while isinstance(root, gast.Attribute):
+                root = root.value
+            if not (isinstance(f, gast.Attribute) and isinstance(root, gast.Name) and
+                    root.id not in self.counts_store):
+                return False
+            try:
+                return self.pf.resolve(root.id) is np
+            except Exception:  # noqa: BLE001  (not resolvable: not numpy)
+                return False
+        return False
+
+    @staticmethod
+    def _replace(parents, old, new) -> None:
+        parent = parents[id(old)]
+        gast.copy_location(new, old)
+        for field, value in gast.iter_fields(parent):
+            if value is old:
+                setattr(parent, field, new)
+            elif isinstance(value, list):
+                setattr(parent, field, [new if v is old else v for v in value])
+
+    @staticmethod
+    def _insert_after(tree, after: dict) -> None:
+        """Each statement whose id is a key of `after` followed by that statement."""
+        for node in gast.walk(tree):
+            for field in ("body", "orelse", "finalbody"):
+                block = getattr(node, field, None)
+                if isinstance(block, list) and any(id(st) in after for st in block):
+                    out = []
+                    for st in block:
+                        out.append(st)
+                        if id(st) in after:
+                            out.append(after.pop(id(st)))
+                    setattr(node, field, out)
 
     def pop_hoisted(self, s):
         """A statement reading one ``lst.pop(...)`` of such a list inside an expression
@@ -1495,6 +1685,7 @@ def lower_python(pf, taken: set) -> None:
     low = _Lowerer(pf, taken)
     # what its callees are told (normalize.user_call): the dicts this function holds
     pf.dict_known = frozenset(low.dict_paths) | {(d,) for d in low.dicts}
+    low.count_pops()
     pf.tree.body = low.body(pf.tree.body)
     pf.closure.update({k: v for k, v in INTERNAL.items()})
     gast.fix_missing_locations(pf.tree)
