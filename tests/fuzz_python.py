@@ -192,6 +192,11 @@ def _stack_or_iterator(g, kind, a, name) -> bool:
     items = _same_shape(g, a, ch.int(2, 3))
     if sum(e.size for e in items) > 36:
         return False
+    if kind == "iter" and len({e.text for e in items}) < len(items):
+        # (one array twice in a list read by a run-time index under a branch: source mode
+        # adds its cotangents in another order than tape mode -- last bits; a strict xfail
+        # in tests/test_iterator_reads.py, found by this form on 2026-12-04)
+        return False
     lst, acc, t = g.module.fresh("lst"), g.module.fresh("acc"), g.module.fresh("t")
     bound = sum(e.bound for e in items)
     display = f"[{', '.join(e.text for e in items)}]"

@@ -563,6 +563,11 @@ class Reverse(AdjointsMixin, CallsMixin, CheckpointingMixin, ControlFlowMixin, S
         k = self.first_def.get(var)
         for s in ir.walk(self.fn.body):
             if self.order[id(s)] == k:
+                if isinstance(s, ir.For) and s.target == var:
+                    # (a loop's own variable: unbound after it where it ran no trip, so a
+                    # later push of it needs a value before -- `for t in range(0)` then
+                    # `for t in xs`)
+                    return self.loop_depth[id(s)] + 1
                 return self.loop_depth[id(s)]
         return 0
 
