@@ -158,7 +158,17 @@ def read_in_a_comprehension(Ws, x):
     return np.sum(hs[0] * hs[1])
 
 
-@pytest.mark.parametrize("fn", [read_after_the_list_changes, read_in_a_comprehension],
+def read_in_a_loop_then_in_a_comprehension(Ws, x):
+    it = iter(Ws)
+    h = x
+    for _ in range(1):
+        h = np.tanh(h @ next(it))
+    ys = [next(it) for _ in range(1)]  # (the first read, rewritten before this one was
+    return np.sum(h @ ys[0])           # checked, left a name undefined: 6cdbb50)
+
+
+@pytest.mark.parametrize("fn", [read_after_the_list_changes, read_in_a_comprehension,
+                                read_in_a_loop_then_in_a_comprehension],
                          ids=lambda f: f.__name__)
 @pytest.mark.parametrize("mode", MODES)
 def test_reads_not_settled_stay_refused(fn, mode):

@@ -282,7 +282,6 @@ class _Forms:
         if self.touched(later, {seq_name}) is not None:
             return None
         count = self.fresh(f"{it}_next")
-        found = []
 
         def uses(node) -> bool:
             return any(isinstance(n, gast.Name) and n.id in (it, count)
@@ -295,65 +294,73 @@ class _Forms:
             return gast.copy_location(gast.Subscript(value=_name(seq_name), slice=index,
                                                      ctx=gast.Load()), call)
 
-        def block(body):
-            out = []
+        def read_of(s2):
+            """The statement's one `next(it)`, or None where it reads `it` otherwise."""
+            if isinstance(s2, (gast.With, gast.Try, gast.FunctionDef, gast.ClassDef,
+                               gast.AsyncFunctionDef, gast.AsyncFor, gast.AsyncWith,
+                               gast.Match, gast.Global, gast.Nonlocal)):
+                return None
+            names = [n for n in gast.walk(s2) if isinstance(n, gast.Name) and
+                     n.id in (it, count)]
+            calls = [n for n in gast.walk(s2) if isinstance(n, gast.Call) and
+                     len(n.args) == 1 and not n.keywords and
+                     isinstance(n.args[0], gast.Name) and n.args[0].id == it and
+                     self.resolve(n.func) is builtins.next]
+            if len(calls) != 1 or len(names) != 1 or _evaluated_maybe_or_often(s2, calls[0]):
+                return None
+            return calls[0]
+
+        def countable(body) -> bool:
+            """Every use of `it` in `body` one this can count (nothing is changed)."""
             for s2 in body:
                 if isinstance(s2, gast.For) and isinstance(s2.iter, gast.Name) and \
                         s2.iter.id == it:
                     if uses(s2.target) or any(uses(b) for b in s2.body + s2.orelse):
-                        return None
+                        return False
+                elif isinstance(s2, (gast.For, gast.While, gast.If)):
+                    head = [s2.target, s2.iter] if isinstance(s2, gast.For) else [s2.test]
+                    if any(uses(h) for h in head) or not countable(s2.body) or \
+                            not countable(s2.orelse):
+                        return False
+                elif uses(s2) and read_of(s2) is None:
+                    return False
+            return True
+
+        def rewrite(body) -> list:
+            out = []
+            for s2 in body:
+                if isinstance(s2, gast.For) and isinstance(s2.iter, gast.Name) and \
+                        s2.iter.id == it:
                     s2.iter = item(s2.iter, upper=True)
-                    found.append(s2)
                     out += [s2, gast.copy_location(_assign(count, _call(
                         "len", _name(seq_name)), s2), s2)]
-                    continue
-                if isinstance(s2, (gast.For, gast.While, gast.If)):
-                    head = [s2.target, s2.iter] if isinstance(s2, gast.For) else [s2.test]
-                    if any(uses(h) for h in head):
-                        return None
-                    body2, orelse2 = block(s2.body), block(s2.orelse)
-                    if body2 is None or orelse2 is None:
-                        return None
-                    s2.body, s2.orelse = body2, orelse2
+                elif isinstance(s2, (gast.For, gast.While, gast.If)):
+                    s2.body, s2.orelse = rewrite(s2.body), rewrite(s2.orelse)
                     out.append(s2)
-                    continue
-                if not uses(s2):
+                elif not uses(s2):
                     out.append(s2)
-                    continue
-                if isinstance(s2, (gast.With, gast.Try, gast.FunctionDef, gast.ClassDef,
-                                   gast.AsyncFunctionDef, gast.AsyncFor, gast.AsyncWith,
-                                   gast.Match, gast.Global, gast.Nonlocal)):
-                    return None
-                names = [n for n in gast.walk(s2) if isinstance(n, gast.Name) and
-                         n.id in (it, count)]
-                calls = [n for n in gast.walk(s2) if isinstance(n, gast.Call) and
-                         len(n.args) == 1 and not n.keywords and
-                         isinstance(n.args[0], gast.Name) and n.args[0].id == it and
-                         self.resolve(n.func) is builtins.next]
-                if len(calls) != 1 or len(names) != 1 or \
-                        _evaluated_maybe_or_often(s2, calls[0]):
-                    return None
-                call = calls[0]
-                parents = {id(c): n for n in gast.walk(s2) for c in gast.iter_child_nodes(n)}
-                parent = parents.get(id(call))
-                if parent is None:  # (the statement is the call itself: `next(it)`)
-                    s2 = gast.copy_location(gast.Expr(value=item(call)), s2)
                 else:
-                    for field, value in gast.iter_fields(parent):
-                        if value is call:
-                            setattr(parent, field, item(call))
-                        elif isinstance(value, list):
-                            setattr(parent, field, [item(call) if v is call else v
-                                                    for v in value])
-                found.append(s2)
-                out += [s2, _assign(count, gast.BinOp(left=_name(count), op=gast.Add(),
-                                                      right=gast.Constant(value=1, kind=None)),
-                                    s2)]
+                    call = read_of(s2)
+                    parents = {id(c): n for n in gast.walk(s2)
+                               for c in gast.iter_child_nodes(n)}
+                    parent = parents.get(id(call))
+                    if parent is None:  # (the statement is the call itself: `next(it)`)
+                        s2 = gast.copy_location(gast.Expr(value=item(call)), s2)
+                    else:
+                        for field, value in gast.iter_fields(parent):
+                            if value is call:
+                                setattr(parent, field, item(call))
+                            elif isinstance(value, list):
+                                setattr(parent, field, [item(call) if v is call else v
+                                                        for v in value])
+                    out += [s2, _assign(count, gast.BinOp(
+                        left=_name(count), op=gast.Add(),
+                        right=gast.Constant(value=1, kind=None)), s2)]
             return out
 
-        new = block(later)
-        if new is None or not found:
+        if not any(uses(s2) for s2 in later) or not countable(later):
             return None
+        new = rewrite(later)
         for s2 in new:
             gast.fix_missing_locations(s2)
         start = _assign(count, gast.Constant(value=0, kind=None), stmts[i])
