@@ -160,10 +160,6 @@ def _changes_any(stmt) -> bool:
                for n in gast.walk(stmt))
 
 
-# methods that change a list in place (a loop over the list sees the change)
-_CHANGERS = ("pop", "append", "extend", "insert", "remove", "clear")
-
-
 class _Lowerer:
     def __init__(self, pf, taken: set):
         self.pf = pf
@@ -1211,7 +1207,7 @@ class _Lowerer:
             lst = loop.iter.id
             changed = [n for n in gast.walk(loop) if isinstance(n, gast.Call) and isinstance(
                 n.func, gast.Attribute) and isinstance(n.func.value, gast.Name) and
-                n.func.value.id == lst and n.func.attr in _CHANGERS]
+                n.func.value.id == lst and n.func.attr in MUTATING]
             if changed:
                 raise self.error(
                     f"`{lst}.{changed[0].func.attr}(...)` inside a loop over `{lst}` itself",
