@@ -210,3 +210,27 @@ def test_one_array_twice_read_by_index_bit_for_bit():
         np.testing.assert_allclose(s[1], t[1], rtol=1e-13)
         bad += [k] if not np.array_equal(s[1], t[1]) else []
     assert not bad, bad
+
+
+def layers_backwards_by_index(Ws, x):
+    h = x
+    for i, W in reversed(list(enumerate(Ws))):
+        h = np.tanh(h @ W) * (i + 1)
+    return np.sum(h)
+
+
+def pairs_of_layers(Ws, x):
+    pairs = list(zip(Ws, Ws[1:]))
+    h = x
+    for W, V in pairs[::-1]:
+        h = np.tanh(h @ W) @ V * 0.5
+    return np.sum(h ** 2)
+
+
+@pytest.mark.parametrize("fn", [layers_backwards_by_index, pairs_of_layers],
+                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("mode", MODES)
+def test_a_list_of_enumerate_or_zip(fn, mode):
+    """``list(enumerate(xs))`` / ``list(zip(a, b))`` (refused until 2026-12-04: "enumerate has
+    no derivative rule"): the list of the same tuples, each item carrying its derivative."""
+    check_list_arg(fn, WS, X, mode)

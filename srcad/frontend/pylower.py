@@ -49,7 +49,7 @@ from . import pylevel
 from .opaque import MUTATING
 from .parse import EACH, UNRESOLVED
 from .pyforms import _evaluated_maybe_or_often
-from .pylevel import _assign, _call, _for, _name
+from .pylevel import _assign, _call, _comp, _for, _name
 
 # internal names the rewritten tree calls; ParsedFunction.resolve finds them in its closure
 LIST_APPEND = "__srcad_list_append"
@@ -931,6 +931,23 @@ class _Lowerer:
                 gen = e.args[0]
                 pending.extend(self.comprehension(
                     gast.ListComp(elt=gen.elt, generators=gen.generators), acc))
+                return _name(acc)
+            pairs = e.args[0] if len(e.args) == 1 and not e.keywords else None
+            if name == "list" and isinstance(pairs, gast.Call) and not pairs.keywords and \
+                    pairs.args and not any(isinstance(a, gast.Starred) for a in pairs.args) \
+                    and ((self.builtin(pairs.func, "enumerate") and len(pairs.args) == 1) or
+                         self.builtin(pairs.func, "zip")):
+                # list(enumerate(xs)) / list(zip(a, b)): the comprehension of its tuples,
+                # [(v0, v1) for v0, v1 in enumerate(xs)] (the same items, in order), which
+                # carries each item's derivative (`reversed(list(enumerate(layers)))`)
+                arity = 2 if self.builtin(pairs.func, "enumerate") else len(pairs.args)
+                vs = [self.fresh(f"{hint}_item") for _ in range(arity)]
+                comp = gast.ListComp(
+                    elt=gast.Tuple(elts=[_name(v) for v in vs], ctx=gast.Load()),
+                    generators=[_comp(gast.Tuple(elts=[_name(v, True) for v in vs],
+                                                 ctx=gast.Store()), pairs)])
+                acc = self.fresh(f"{hint}_list")
+                pending.extend(self.comprehension(gast.copy_location(comp, e), acc))
                 return _name(acc)
             if len(e.args) == 1 and not e.keywords and isinstance(
                     e.args[0], (gast.List, gast.Tuple)) and not any(
