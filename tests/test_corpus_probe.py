@@ -73,10 +73,6 @@ XFAILS["wild_repos8.context_manager_eval"] = (
     "weights (`with evaluating(model):` switching model.training): pyforms.py enters a "
     "manager that depends on the differentiated arguments as Python does, but no gradient "
     "flows through it, so it is refused at the `with` line")
-XFAILS["wild_repos8.try_except_dispatch"] = (
-    "`get_loss(name)(r)`: calling the function a user function returns (a lookup in a "
-    "module dict under try/except KeyError): the result of a call is no callee srcad "
-    "resolves when normalising ('`the result of a call` has no derivative rule')")
 XFAILS["wild_repos8.lstm_dataclass_state"] = (
     "a dataclass state object rebuilt by a callee on every trip of a loop over the "
     "sequence (`for x in xs: state = lstm_step(.., state)`): objects.py follows built "

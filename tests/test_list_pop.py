@@ -177,12 +177,13 @@ def one_array_twice_popped_from_the_middle(x):
     return np.dot(w, w)
 
 
-@pytest.mark.xfail(strict=True, reason="pop(i) of an index other than the last rebuilds the "
-                   "list (lst[:i] + lst[i:][1:]); where one array is held twice, its items' "
-                   "cotangents are added where the list was made, in another order than tape "
-                   "mode adds them where they are read: the last bits differ (the values and "
-                   "gradients are right to rounding)")
 def test_pop_from_the_middle_of_a_list_holding_one_array_twice_bit_for_bit():
+    """`t = lst.pop(-2)` then `t * 0.5 + sum(lst)` of a list holding one array thrice: two
+    orders differed from tape mode's until 2026-12-04 (a strict xfail) -- the rebuilt list's
+    items' cotangents were added where the list was made, not where each is read (the two
+    displays joined are one display now: expressions.py `_joined_displays`), and `sum(lst)`,
+    lowered to a loop before the statement, ran before `t * 0.5` (the operands before such a
+    loop are computed first now, in Python's order: pylower.py `in_order`)."""
     for seed in range(8):
         x = np.random.default_rng(seed).standard_normal(3)
         src = srcad.value_and_grad(one_array_twice_popped_from_the_middle)(x)

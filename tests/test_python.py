@@ -406,11 +406,24 @@ def test_a_change_in_place_srcad_would_lose_is_refused(fn):
 
 
 def comprehension_in_branch(x):
-    return np.sum(x) if x.ndim > 1 else sum([v for v in x])  # ERR
+    return np.sum(x ** 2) if x.ndim > 1 else sum([v * v for v in x])
+
+
+def comprehension_after_or(x):
+    return bool(x.ndim > 1 or sum([v for v in x]) > 0) * np.sum(x)  # ERR
+
+
+def test_comprehension_in_a_branch_of_a_conditional_expression_runs_when_chosen():
+    """Refused until 2026-12-04 ("a comprehension in a branch"): the branch chosen runs as an
+    `if` statement (pylower.py), so the comprehension runs only where Python runs it."""
+    for x in (np.array([0.5, -1.5, 2.0]), np.array([[0.5, -1.5], [2.0, 0.25]])):
+        for mode in ("source", "tape"):
+            np.testing.assert_allclose(srcad.grad(comprehension_in_branch, mode=mode)(x),
+                                       2 * x, rtol=1e-14)
 
 
 def test_comprehension_python_might_not_evaluate_is_refused():
-    _refused(comprehension_in_branch, (np.ones(3),), "comprehension in a branch",
+    _refused(comprehension_after_or, (np.ones(3),), "comprehension in an operand after",
              cls=UnsupportedSyntaxError)
 
 

@@ -312,6 +312,11 @@ class CallsMixin:
                 gast.Tuple(elts=e.args, ctx=gast.Load()), e)], keywords=[]), e)
         args, kwargs, starred = self.call_args(e, hint)
         make = METHODS.get(attr)
+        if attr == "pop" and not self.generated:
+            # (the row is for srcad's own stacks, in generated code transformed again; a user
+            # list's pop is a value where pylower.py could write it so, and a method with no
+            # rule elsewhere: refused where a gradient flows through it, never a constant)
+            make = None
         if make is not None and starred and not (attr in ("reshape", "transpose")
                                                  and starred == (0,) and len(args) == 1):
             make = None  # x.take(*a): run as written (refused if a gradient needs it)
@@ -377,8 +382,12 @@ class CallsMixin:
             elif self.made_transform(func) is not None:  # srcad.grad(f)(x), in place
                 t, spelled = self.made_transform(func)
                 return self.call_of(t, spelled, func, self.with_free_variables(func, e), hint)
-            else:  # f(a)(b): run as written
+            else:  # f(a)(b): run as written -- or the function a factory returns
                 callee = self.expr(func, hint, None)
+                if isinstance(callee, ir.Const) and (is_user_object(callee.value) or
+                                                     rowed_callable(callee.value)):
+                    spelled = "".join(c if c.isalnum() else "_" for c in callee.src)
+                    return self.call_of(callee.value, spelled.strip("_"), func, e, hint)
                 args, kwargs, starred = self.call_args(e, hint)
                 return ("op", *self.opaque_parts(callee, "the result of a call", args, kwargs,
                                                  starred, e))
@@ -632,6 +641,14 @@ class CallsMixin:
         _, obj, spelled, args, kwargs, checkpointed = site
         call = self.user_call(obj, spelled, args, kwargs, e)
         self.refuse_module_array_writes(call, e)
+        chosen = self.returned_function(call)
+        if chosen is not None:
+            # `act = get_activation("relu")`: a factory whose branches the values known here
+            # chose (chosen.py) returns one function, a constant -- the caller calls it as
+            # it calls `relu` itself (the factory has no effect to keep)
+            if into is not None and into is not _RETURN:
+                self.env[into[0]] = chosen
+            return chosen
         if obj in LIFTED and not checkpointed:  # a nested def or lambda (inline.py)
             return self.inline_call(call, into, hint, e)
         if not checkpointed and self.passes_written_dict(call):
@@ -671,6 +688,24 @@ class CallsMixin:
             if getattr(call, "returns_dict", False):  # (its next callee walks its keys)
                 self.pf.dict_known = self.pf.dict_known | {(into[0],)}
         return var
+
+    def returned_function(self, call) -> ir.Const | None:
+        """The function a user call returns, where its body is known to return that one
+        function and does nothing else (no statement but its return, no state it leaves):
+        a constant; else None."""
+        ret = call.callee.ret
+        if not (isinstance(ret, ir.Return) and isinstance(ret.value, ir.Const)):
+            return None
+        fn = ret.value.value
+        if not callable(fn) or isinstance(fn, type) or len(call.callee.body) != 1 or \
+                call.carried or call.callee.written or call.callee.written_arrays or \
+                call.callee.state_out:
+            return None
+        if fn in LIFTED:  # (a lambda the factory returns: its name is the callee's own)
+            return None
+        return ir.Const(fn, self.claim(getattr(fn, "__name__", "fn"), fn)) \
+            if getattr(fn, "__name__", "").isidentifier() else \
+            ir.Const(fn, self.claim("fn", fn))
 
     def carry_into_local(self, obj, attr: str, held, node, via: str | None = None) -> None:
         """`obj.attr` holds `held` now (a callee left it there, or this function stored it

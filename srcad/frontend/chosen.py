@@ -265,6 +265,71 @@ def _binds(stmts, names: set) -> bool:
                for s in stmts for n in gast.walk(s))
 
 
+def _returns_functions(pf) -> bool:
+    """Does the function return a function (`def get_activation(name): if name == "relu":
+    return relu ...`, a factory its caller calls the result of)? Each `return` of a lambda,
+    or of a name or dotted name that is a function here (a module global, np.tanh)."""
+    returns = [n.value for n in gast.walk(pf.tree) if isinstance(n, gast.Return)
+               and n.value is not None]
+    if not returns:
+        return False
+    for v in returns:
+        if isinstance(v, gast.Lambda):
+            continue
+        if isinstance(v, gast.Subscript):  # `return ACTS[name]`: a dict of functions
+            v = v.value
+            try:
+                d = pf.resolve(v.id) if isinstance(v, gast.Name) and v.id not in \
+                    pf.params else None
+            except Exception:  # noqa: BLE001  (a local: not a registry)
+                return False
+            if not (isinstance(d, dict) and d and all(
+                    callable(f) and not isinstance(f, type) for f in d.values())):
+                return False
+            continue
+        if not isinstance(v, (gast.Name, gast.Attribute)):
+            return False
+        root = v
+        while isinstance(root, gast.Attribute):
+            root = root.value
+        if not isinstance(root, gast.Name) or root.id in pf.params:
+            return False
+        try:
+            obj = pf.resolve(root.id)
+        except Exception:  # noqa: BLE001  (a local, or a name the module lacks)
+            return False
+        for attr in _dotted_tail(v):
+            obj = getattr(obj, attr, None)
+        if not callable(obj) or isinstance(obj, type):
+            return False
+    return True
+
+
+def _registry_lookup(s, pf, known) -> bool:
+    """`try: return ACTS[name] except KeyError: raise ...` with `name` known here and in the
+    module dict `ACTS`: Python's `try` body returns, no handler runs."""
+    if not (isinstance(s, gast.Try) and len(s.body) == 1 and not s.orelse and
+            not s.finalbody and isinstance(s.body[0], gast.Return) and
+            isinstance(s.body[0].value, gast.Subscript) and
+            isinstance(s.body[0].value.value, gast.Name)):
+        return False
+    d = known.value(s.body[0].value.value)
+    if type(d) is not dict:
+        return False
+    known.waits = None
+    key = known.value(s.body[0].value.slice)
+    known.waits = None
+    return isinstance(key, (str, int)) and key in d
+
+
+def _dotted_tail(e) -> list:
+    parts = []
+    while isinstance(e, gast.Attribute):
+        parts.append(e.attr)
+        e = e.value
+    return parts[::-1]
+
+
 def fold_chosen_functions(pf) -> None:
     """Keep only Python's branch of each `if` (and conditional expression assigned) that binds
     a function the body calls, where the test is known (module docstring)."""
@@ -277,12 +342,14 @@ def fold_chosen_functions(pf) -> None:
             if isinstance(n.func, gast.Name):
                 calls.add(n.func.id)
             subscript_calls = subscript_calls or isinstance(n.func, gast.Subscript)
-    if not (calls & stored) and not subscript_calls and not any(
+    if not (calls & stored) and not subscript_calls and not _returns_functions(pf) and not any(
             isinstance(n, gast.For) and isinstance(n.iter, gast.Name) and n.iter.id in stored
             for n in gast.walk(tree)):
         return  # (no name the function calls is bound here, no `FNS[i](x)`)
     called = _called_names(tree)
-    if not any(isinstance(n, gast.If) and _binds([n], called) or isinstance(n, gast.Assign)
+    factory = _returns_functions(pf)
+    if not factory and not any(isinstance(n, gast.If) and _binds([n], called) or
+               isinstance(n, gast.Assign)
                and isinstance(n.value, gast.IfExp) and _binds(n.targets, called) or
                isinstance(n, gast.Call) and isinstance(n.func, gast.Subscript) and
                not isinstance(n.func.slice, (gast.Constant, gast.Slice, gast.Tuple))
@@ -305,7 +372,13 @@ def fold_chosen_functions(pf) -> None:
     def block(stmts):
         out = []
         for s in stmts:
-            if isinstance(s, gast.If) and _binds([s], called):
+            if out and isinstance(out[-1], gast.Return):
+                break  # (a branch kept ended in `return`: what follows never runs)
+            if factory and _registry_lookup(s, pf, known):
+                out.append(s.body[0])  # (the key is in the dict: the `try` body returns)
+                continue
+            if isinstance(s, gast.If) and (_binds([s], called) or (factory and any(
+                    isinstance(n, gast.Return) for n in gast.walk(s)))):
                 truth = test_of(s.test)
                 if truth is not None:
                     out.extend(block(s.body if truth else s.orelse))

@@ -402,6 +402,65 @@ class _WriteBack:
                     "as a value here: srcad follows such a function only where a statement "
                     "calls it", n, f"call `{n.id}` as a statement of its own")
 
+    def sequence(self, e, pre: list):
+        """`e` with each call of a writer in it (`add(a) + add(b)`, `total + add(x)`) made a
+        statement of its own, `t = add(a)`, appended to `pre` in Python's order of
+        evaluation: what is evaluated before such a call and computes something or reads a
+        name a writer sets is taken into a name first. Operands Python may not evaluate
+        (`and` / `or`, `x if c else y`, a comprehension) and dict displays (keys and values
+        interleave) are left as written: `hoist` refuses a call there."""
+        if isinstance(e, gast.Call) and isinstance(e.func, gast.Name) and \
+                e.func.id in self.writes:
+            self.sequence_fields(e, pre)
+            return self.take(e, pre, "_nonlocal_result")
+        if isinstance(e, (gast.BoolOp, gast.IfExp, gast.Dict, gast.Lambda, gast.ListComp,
+                          gast.SetComp, gast.DictComp, gast.GeneratorExp)) or \
+                not self.calls_in(e):
+            return e
+        self.sequence_fields(e, pre)
+        return e
+
+    def sequence_fields(self, e, pre: list) -> None:
+        written = {n for names in self.writes.values() for n in names}
+        slots = []  # (holder, key) of each operand, in the order Python evaluates them
+        for field, value in gast.iter_fields(e):
+            if isinstance(value, gast.expr):
+                slots.append((e, field))
+            elif isinstance(value, list):
+                slots.extend((value, i) for i, v in enumerate(value) if isinstance(v, gast.expr))
+            elif isinstance(value, gast.keyword):
+                slots.append((value, "value"))
+            if isinstance(value, list):
+                slots.extend((v, "value") for v in value if isinstance(v, gast.keyword))
+
+        def get(slot):
+            holder, key = slot
+            return holder[key] if isinstance(holder, list) else getattr(holder, key)
+
+        def put(slot, v):
+            holder, key = slot
+            if isinstance(holder, list):
+                holder[key] = v
+            else:
+                setattr(holder, key, v)
+
+        for at, slot in enumerate(slots):
+            if not self.calls_in(get(slot)):
+                continue
+            for early in slots[:at]:  # (evaluated before this call: taken first)
+                v = get(early)
+                if not isinstance(v, gast.Constant) and not (
+                        isinstance(v, gast.Name) and v.id not in written):
+                    put(early, self.take(v, pre, "_before_call"))
+            put(slot, self.sequence(get(slot), pre))
+
+    def take(self, v, pre: list, base: str):
+        tmp = fresh(base, self.lf.taken)
+        self.lf.taken.add(tmp)
+        pre.append(gast.copy_location(gast.Assign(targets=[_name(tmp, store=True)], value=v,
+                                                  type_comment=None), v))
+        return gast.copy_location(_name(tmp), v)
+
     def hoist(self, s, call, names) -> list:
         """``acc = acc + step(x)``: ``r, total = step(x, total=total); acc = acc + r``,
         where Python calls it whenever the statement runs (not under `and`/`or`, a
@@ -472,6 +531,13 @@ class _WriteBack:
             return [s]
         call = calls[0]
         value = getattr(s, "value", None)
+        if value is not call and isinstance(s, (gast.Expr, gast.Assign, gast.Return)) and \
+                value is not None:
+            pre: list = []
+            s.value = self.sequence(value, pre)
+            if pre:  # (each call a statement of its own now, in Python's order)
+                return self.stmts([gast.fix_missing_locations(gast.copy_location(p, s))
+                                   for p in pre] + [s])
         names = self.writes[call.func.id]
         if len(calls) > 1:
             raise self.refuse(calls[1], "twice in one statement")

@@ -102,6 +102,15 @@ class ExpressionsMixin:
         """Emit an op; into=(user name, line) names it as that user variable."""
         if into is _RETURN:
             return self.emit(call_parts, self.fresh(self.pf.name), node)
+        joined = _joined_displays(call_parts)
+        if joined is not None and (into is None or into[0] not in self.mutable):
+            # two list displays joined (`lst.pop(i)`'s `lst[:i] + lst[i:][1:]`, `[a] + [b]`
+            # of pylower.py): the display of their items, so a run-time index into it is
+            # still a read of a known item (its cotangent added into that item's adjoint
+            # where it is read, as tape mode adds it)
+            if into is not None:
+                self.env[into[0]] = joined
+            return joined
         if into is not None:
             user, line = into
             target = self.def_name(user, line)
@@ -283,6 +292,16 @@ class ExpressionsMixin:
             if item is not None:  # `[a, b][-1]` is `b`: the item itself, as Python has it
                 return item
             part = index.parts[0] if not index.is_tuple else None
+            if isinstance(base, ir.Const) and type(base.value) is dict and \
+                    isinstance(part, ir.Const) and type(part.value) in (str, int) and \
+                    part.value in base.value and (
+                        _passable(base.value[part.value]) or
+                        rowed_callable(base.value[part.value])):
+                # `ACTS["tanh"]` of a module's dict of functions: that function, guarded to
+                # be the dict's item still (as a module global is)
+                fn = base.value[part.value]
+                guards.note("global", base.value, part.value, fn)
+                return self.constant(fn, f"{base.src}_{part.value}", e)
             if isinstance(base, ir.Const) and is_object_sequence(base.value) and \
                     isinstance(part, ir.Const) and type(part.value) is int and \
                     -len(base.value) <= part.value < len(base.value):
@@ -552,6 +571,16 @@ class ExpressionsMixin:
                                          repr(p.default))
         ordered = {p.name: bound[p.name] for p in params if p.name in bound}
         return op, ordered
+
+
+def _joined_displays(call_parts) -> ir.Seq | None:
+    """`list_concat(a, b)` of two list displays: the display of their items; else None."""
+    op, args = call_parts
+    parts = list(args.values())
+    if op.fn is not list_concat or len(parts) != 2 or not all(
+            isinstance(p, ir.Seq) and p.kind == "list" for p in parts):
+        return None
+    return ir.Seq(parts[0].items + parts[1].items, "list")
 
 
 def _static_value(atom):

@@ -83,6 +83,56 @@ from .callbacks import lower_callbacks
 from .inner_transforms import lower_inner_transforms
 
 
+def _branch_locals(tree) -> set:
+    """Names bound once, by `name = value` in a branch of an `if` (in no loop), and read only
+    after it in that same branch: one value, never joined with another -- the branch is
+    straight-line code for them, as the function's top level is (`if c: lst = [x, x]; ...
+    lst[k]` keeps the display, so a run-time index into it reads a known item)."""
+    stores: dict = {}
+    for n in gast.walk(tree):
+        if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
+            stores[n.id] = stores.get(n.id, 0) + 1
+        elif isinstance(n, (gast.Global, gast.Nonlocal)):
+            for name in n.names:
+                stores[name] = 2
+    if isinstance(tree, gast.Module) and tree.body:
+        tree = tree.body[0]
+    for a in getattr(getattr(tree, "args", None), "args", []) + \
+            getattr(getattr(tree, "args", None), "kwonlyargs", []):
+        if isinstance(a, gast.Name):
+            stores[a.id] = 2
+    found: set = set()
+
+    def visit(body: list, in_loop: bool, in_branch: bool) -> None:
+        for i, st in enumerate(body):
+            if in_branch and not in_loop and isinstance(st, gast.Assign) and \
+                    len(st.targets) == 1 and isinstance(st.targets[0], gast.Name) and \
+                    stores.get(st.targets[0].id) == 1:
+                name = st.targets[0].id
+                after = {id(n) for later in body[i + 1:] for n in gast.walk(later)}
+                if all(id(n) in after for n in gast.walk(tree)
+                       if isinstance(n, gast.Name) and n.id == name
+                       and isinstance(n.ctx, gast.Load)) and not any(
+                        isinstance(f, (gast.FunctionDef, gast.Lambda)) and any(
+                            isinstance(m, gast.Name) and m.id == name for m in gast.walk(f))
+                        for later in body[i + 1:] for f in gast.walk(later)):
+                    found.add(name)
+            if isinstance(st, gast.If):
+                visit(st.body, in_loop, True)
+                visit(st.orelse, in_loop, True)
+            elif isinstance(st, (gast.For, gast.While)):
+                visit(st.body, True, in_branch)
+                visit(st.orelse, True, in_branch)
+            elif isinstance(st, (gast.With, gast.Try)):
+                for field in ("body", "orelse", "finalbody"):
+                    visit(getattr(st, field, []), in_loop, in_branch)
+                for h in getattr(st, "handlers", []):
+                    visit(h.body, in_loop, in_branch)
+
+    visit(getattr(tree, "body", []), False, False)
+    return found
+
+
 class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, ExpressionsMixin,
                  LoopsMixin):
     def __init__(self, pf: ParsedFunction):
@@ -168,6 +218,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                                 if isinstance(t, gast.Subscript) and isinstance(t.value,
                                                                                 gast.Name):
                                     self.mutable.add(t.value.id)
+        self.mutable -= _branch_locals(pf.tree)
         self.mutable |= self.view_families_in_control_flow()
         self.mutable |= self.dicts_written_in_control_flow()
         self.ints: set = set()  # names that certainly hold Python ints (see note_int)

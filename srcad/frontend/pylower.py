@@ -94,6 +94,14 @@ def _put_method(indices, values, mode="raise"):
 _PUT_METHOD = inspect.signature(_put_method)
 
 
+def _computes(e) -> bool:
+    """Does evaluating `e` compute something (a call, an operator, an index) -- as opposed
+    to reading a name, a constant, a dotted name or making a lambda?"""
+    while isinstance(e, (gast.Attribute, gast.Starred)):
+        e = e.value
+    return not isinstance(e, (gast.Name, gast.Constant, gast.Lambda))
+
+
 def _located(nodes, at):
     """Give the nodes srcad made the location of the user's statement `at`."""
     for n in nodes:
@@ -596,6 +604,14 @@ class _Lowerer:
             return self.hint_of(target.value)
         return "value"
 
+    def needs_statements(self, expr) -> bool:
+        """Does lowering `expr` take statements of its own (a comprehension, a pop of a list
+        the function makes), which may run only where `expr` itself runs?"""
+        return any(isinstance(n, _COMPS) or (
+            isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and
+            n.func.attr == "pop" and isinstance(n.func.value, gast.Name) and
+            n.func.value.id in self.lists) for n in gast.walk(expr))
+
     def refuse_inside(self, expr, node, where):
         for n in gast.walk(expr):
             if isinstance(n, _COMPS):
@@ -774,8 +790,14 @@ class _Lowerer:
             return e
         if isinstance(e, gast.IfExp):
             e.test = self.expr(e.test, pending, hint)
-            self.refuse_inside(e.body, e, "a branch of `x if c else y`")
-            self.refuse_inside(e.orelse, e, "a branch of `x if c else y`")
+            if self.needs_statements(e.body) or self.needs_statements(e.orelse):
+                # `stack.pop() if len(stack) > 1 else x`, `sum([..]) if c else 0.0`: a
+                # branch that runs only when chosen, as an `if` statement into a name
+                name = self.fresh(f"{hint}_chosen")
+                pending.append(gast.copy_location(gast.If(
+                    test=e.test, body=[_assign(name, e.body)],
+                    orelse=[_assign(name, e.orelse)]), e))
+                return _name(name)
             return e
         if isinstance(e, gast.BoolOp):
             e.values[0] = self.expr(e.values[0], pending, hint)
@@ -843,13 +865,45 @@ class _Lowerer:
             acc = self.fresh(f"{hint}_{'dict' if isinstance(e, gast.DictComp) else 'list'}")
             pending.extend(self.comprehension(e, acc))
             return _name(acc)
+        done: list = []  # (the operands lowered so far, in Python's order: (holder, key))
         for field, value in gast.iter_fields(e):
             if isinstance(value, gast.expr):
-                setattr(e, field, self.expr(value, pending, hint))
+                self.in_order(done, pending, hint, lambda: self.expr(value, pending, hint),
+                              lambda v, f=field: setattr(e, f, v),
+                              lambda f=field: getattr(e, f))
             elif isinstance(value, list):
-                setattr(e, field, [self.expr(v, pending, hint) if isinstance(v, gast.expr) else
-                                   self.keyword(v, pending, hint) for v in value])
+                for i, v in enumerate(value):
+                    lowered = (lambda v=v: self.expr(v, pending, hint)) \
+                        if isinstance(v, gast.expr) else \
+                        (lambda v=v: self.keyword(v, pending, hint))
+                    self.in_order(done, pending, hint, lowered,
+                                  lambda new, i=i, value=value: value.__setitem__(i, new),
+                                  lambda i=i, value=value: value[i])
         return e
+
+    def in_order(self, done: list, pending: list, hint: str, lower, put, get) -> None:
+        """Lower one operand (`lower()`, stored back by `put`); where that put statements
+        in `pending` (a comprehension, `sum(xs)` as a loop) they run before the whole
+        expression, so the operands before it that compute something are computed into
+        names first: Python's order, in which the tape sees them too (`t * 0.5 + sum(xs)`:
+        the product, then the sum)."""
+        at = len(pending)
+        put(lower())
+        if len(pending) > at:
+            early = []
+            for put_early, get_early in done:
+                old = get_early()
+                value = old.value if isinstance(old, gast.keyword) else old
+                if _computes(value):
+                    name = self.fresh(f"{hint}_operand")
+                    early.append(_assign(name, value))
+                    if isinstance(old, gast.keyword):
+                        old.value = _name(name)
+                    else:
+                        put_early(_name(name))
+            pending[at:at] = early
+            done.clear()  # (those before are names now, or compute nothing)
+        done.append((put, get))
 
     def dict_unpacked(self, e: gast.Dict, pending: list, hint: str):
         """``{**p, "k": v, **q}``: a new dict built entry by entry, in Python's order (left to
