@@ -227,3 +227,54 @@ def test_operands_before_a_lowered_sum_run_first_bit_for_bit():
         tape = srcad.value_and_grad(product_then_sum_of_a_list, mode="tape")(x)
         assert src[0] == tape[0]
         assert np.array_equal(src[1], tape[1]), seed
+
+
+# -- layers built through map() and list() ----------------------------------------------------
+
+SQUARE = R.standard_normal((4, 4)) * 0.5
+
+
+class Linear:
+    def __init__(self, W, scale=1.0):
+        self.W = W
+        self.scale = scale
+
+    def __call__(self, x):
+        return np.tanh(x @ self.W) * self.scale
+
+
+def layers_by_map(W, x):
+    layers = list(map(Linear, [W, W.T @ W]))
+    h = x
+    for layer in layers:
+        h = layer(h)
+    return np.sum(h ** 2)
+
+
+def layers_by_map_of_two(W, x):
+    layers = list(map(Linear, [W, W * 0.5], [1.0, 2.0]))
+    return np.sum(layers[1](layers[0](x)))
+
+
+def layers_by_list_of_a_generator(W, x):
+    layers = list(Linear(M) for M in [W, W.T @ W])
+    h = x
+    for layer in layers:
+        h = layer(h)
+    return np.sum(h)
+
+
+def layers_by_tuple_of_a_comprehension(W, x):
+    layers = tuple([Linear(M, s) for M, s in zip([W, W], [0.5, 1.5])])
+    return np.sum(layers[0](x) * layers[-1](x))
+
+
+@pytest.mark.parametrize("fn", [layers_by_map, layers_by_map_of_two,
+                                layers_by_list_of_a_generator,
+                                layers_by_tuple_of_a_comprehension], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("mode", MODES)
+def test_layers_built_through_map_or_list(fn, mode):
+    """`list(map(Linear, Ws))` was refused ("`Linear` has no derivative rule"), and
+    `list(Linear(W) for W in Ws)` failed with srcad's own name ("name `layers_W` is not
+    defined"): each is the list of the objects built, as the comprehension is."""
+    check(fn, mode, SQUARE, X)

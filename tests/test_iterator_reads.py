@@ -234,3 +234,33 @@ def test_a_list_of_enumerate_or_zip(fn, mode):
     """``list(enumerate(xs))`` / ``list(zip(a, b))`` (refused until 2026-12-04: "enumerate has
     no derivative rule"): the list of the same tuples, each item carrying its derivative."""
     check_list_arg(fn, WS, X, mode)
+
+
+def layers_counted_from_one(Ws, x):
+    h = x
+    for i, W in enumerate(Ws, 1):
+        h = np.tanh(h @ W) * i
+    return np.sum(h) * i  # (the name keeps its last count after the loop, as in Python)
+
+
+def comprehension_counted_from_a_name(Ws, x):
+    first = len(Ws) - 1
+    hs = [np.tanh(x @ W) * i for i, W in enumerate(Ws, start=first)]
+    return np.sum(hs[-1] * hs[0])
+
+
+def a_list_of_enumerate_from(Ws, x):
+    h = x
+    for i, W in reversed(list(enumerate(Ws, start=2))):
+        h = np.sin(h @ W) / i
+    return np.sum(h ** 2)
+
+
+@pytest.mark.parametrize("fn", [layers_counted_from_one, comprehension_counted_from_a_name,
+                                a_list_of_enumerate_from], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("mode", MODES)
+def test_enumerate_from_a_start(fn, mode):
+    """``enumerate(xs, start)`` / ``enumerate(xs, start=k)`` in a loop, a comprehension and
+    ``list(...)`` (the comprehension and the list were refused until 2026-12-04: "a `for`
+    loop with a tuple target", "enumerate has no derivative rule")."""
+    check_list_arg(fn, WS, X, mode)

@@ -57,6 +57,9 @@ class LoopsMixin:
         it = s.iter
         if isinstance(it, gast.Call) and self.is_checkpoint(it.func):
             return self.checkpointed_loop(s, it)
+        counted = self.enumerate_from(s)
+        if counted is not None:
+            return self.for_loop(counted)
         body, exits = self.loop_exits(s)
         self.refuse_item_writes(s)
         builtin = None
@@ -305,6 +308,47 @@ class LoopsMixin:
             "srcad does not carry back from this loop", s,
             "walk it by index: `for i in range(len(ps)): ps[i] = ps[i] - lr * gs[i]` (or "
             "name the list first: `ps = [A, B]; for p in ps: p -= ...`)")
+
+    def enumerate_from(self, s: gast.For):
+        """``for i, v in enumerate(xs, start)`` (or ``start=k``; a comprehension's loop
+        too): the loop of ``enumerate(xs)`` counting from 0, whose body first binds ``i`` to
+        the count plus ``start`` (evaluated once, before the loop, as Python does) -- or
+        None for any other loop."""
+        it = s.iter
+        if not (isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and
+                it.func.id not in self.locals and self.pf.resolve(it.func.id) is enumerate and
+                isinstance(s.target, (gast.Tuple, gast.List)) and len(s.target.elts) == 2 and
+                isinstance(s.target.elts[0], gast.Name) and
+                not any(isinstance(a, gast.Starred) for a in it.args)):
+            return None
+        if len(it.args) == 2 and not it.keywords:
+            start = it.args[1]
+        elif len(it.args) == 1 and len(it.keywords) == 1 and it.keywords[0].arg == "start":
+            start = it.keywords[0].value
+        else:
+            return None
+        if not (isinstance(start, gast.Constant) and type(start.value) is int):
+            name = self.fresh("start")
+            self.statement(gast.copy_location(gast.Assign(
+                targets=[gast.Name(id=name, ctx=gast.Store(), annotation=None,
+                                   type_comment=None)], value=start, type_comment=None), s))
+            start = gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None)
+        index = s.target.elts[0].id
+        count = self.fresh(f"{index}_from_0")
+        self.locals.add(count)
+        self.mutable.add(index)
+        load = gast.Name(id=count, ctx=gast.Load(), annotation=None, type_comment=None)
+        bind = gast.Assign(targets=[gast.Name(id=index, ctx=gast.Store(), annotation=None,
+                                              type_comment=None)],
+                           value=gast.BinOp(left=load, op=gast.Add(), right=start),
+                           type_comment=None)
+        target = gast.Tuple(elts=[gast.Name(id=count, ctx=gast.Store(), annotation=None,
+                                            type_comment=None), s.target.elts[1]],
+                            ctx=gast.Store())
+        loop = gast.For(target=target, iter=gast.Call(func=it.func, args=it.args[:1],
+                                                      keywords=[]),
+                        body=[bind] + s.body, orelse=s.orelse, type_comment=None)
+        return gast.fix_missing_locations(gast.copy_location(loop, s))
 
     def enumerate_or_zip(self, s, builtin, body, exits):
         """for i, x in enumerate(xs) / for a, b in zip(as_, bs): an index loop that indexes."""

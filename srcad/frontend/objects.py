@@ -253,6 +253,9 @@ def _is_user_class(obj, globals_) -> bool:
         owner, raw = _lookup(obj, bad)
         if bad == "__getattr__" and _user_function(raw, globals_):
             continue  # (called for what the object and its class do not have: `attribute`)
+        if bad == "__setattr__" and _frozen_dataclass(owner) and \
+                raw is owner.__dict__.get("__setattr__"):
+            continue  # (the one @dataclass(frozen=True) wrote: a store raises, see _frozen)
         if owner is not None and owner is not object and not method_tuple or (
                 method_tuple and owner not in (None, object, tuple) and not (
                     bad == "__new__" and  # (the one namedtuple wrote)
@@ -317,6 +320,14 @@ def _namedtuple_fields(cls, bind) -> list:
         out.append((name, gast.Constant(value=d, kind=None) if d is None or
                     type(d) in (int, float, bool, str) else _name(bind(d, f"{name}_default"))))
     return out
+
+
+def _frozen_dataclass(cls) -> bool:
+    """Is `cls` a @dataclass(frozen=True) (its `__setattr__` the one dataclasses wrote)?"""
+    params = getattr(cls, "__dataclass_params__", None) if isinstance(cls, type) else None
+    raw = vars(cls).get("__setattr__") if params is not None else None
+    return bool(params is not None and params.frozen and isinstance(raw, types.FunctionType)
+                and raw.__code__.co_filename.startswith("<"))
 
 
 def _dataclass_init(cls) -> bool:
@@ -1636,6 +1647,12 @@ class _Rewriter:
         if isinstance(t, gast.Attribute):
             base = self.expr(t.value)
             if isinstance(base, VObj):
+                if _frozen_dataclass(base.cls):
+                    raise self.o.pf.error(
+                        f"`.{t.attr}` assigned on a frozen dataclass ({base.cls.__name__}): "
+                        f"Python raises FrozenInstanceError here (cannot assign to field "
+                        f"'{t.attr}')", t, cls=UnsupportedSyntaxError,
+                        hint=f"build a new {base.cls.__name__}(...) holding the new value")
                 if t.attr in base.objects:
                     raise _Unsupported(f"`.{t.attr}` holds an object and other values")
                 if t.attr not in base.attrs and getattr(t, "srcad_setattr", False) and \
@@ -2248,6 +2265,37 @@ class _Rewriter:
             return self._call(e)
         if isinstance(f, gast.Name) and f.id in ("list", "tuple") and \
                 f.id not in self.scope.locals and len(e.args) == 1 and not e.keywords:
+            comp = e.args[0]
+            if isinstance(comp, gast.Call) and isinstance(comp.func, gast.Name) and \
+                    comp.func.id == "map" and "map" not in self.scope.locals and \
+                    self.o.resolve_static(comp.func, self.scope) is map and \
+                    len(comp.args) >= 2 and not comp.keywords and \
+                    _is_user_class(self.o.resolve_static(comp.args[0], self.scope),
+                                   self.o.globals) and \
+                    not any(isinstance(a, gast.Starred) for a in comp.args):
+                # `list(map(Linear, Ws))`: the list of the objects it builds, in order --
+                # `[Linear(W) for W in Ws]` (`zip` of the sequences for more than one)
+                its = comp.args[1:]
+                vs = [f"__srcad_map_item{i}"
+                      for i in range(len(its))]
+                target = _name(vs[0], store=True) if len(its) == 1 else gast.Tuple(
+                    elts=[_name(v, store=True) for v in vs], ctx=gast.Store())
+                comp = gast.copy_location(gast.ListComp(
+                    elt=gast.Call(func=comp.args[0], args=[_name(v) for v in vs],
+                                  keywords=[]),
+                    generators=[gast.comprehension(
+                        target=target, iter=its[0] if len(its) == 1 else gast.Call(
+                            func=_name("zip"), args=list(its), keywords=[]),
+                        ifs=[], is_async=0)]), comp)
+                gast.fix_missing_locations(comp)
+            if isinstance(comp, (gast.ListComp, gast.GeneratorExp)) and \
+                    any(self._builds_object(n) for n in gast.walk(comp.elt)):
+                # `list(Linear(W) for W in Ws)`, `list(map(Linear, Ws))` (pylevel.py's
+                # comprehension): the objects the comprehension builds, unrolled
+                made = self.expr(comp)
+                if isinstance(made, VList):
+                    return VList(list(made.items))
+                raise _Unsupported(f"{f.id}() of a comprehension building objects")
             first = self.peek(e.args[0])
             if isinstance(first, VList):  # `list(self.layers.values())`: the same objects
                 return VList(list(first.items)) if first.keys is None else \
@@ -3997,6 +4045,9 @@ def _built_classes(pf) -> list:
         if not isinstance(n, gast.Call):
             continue
         f = n.func
+        if isinstance(f, gast.Name) and f.id == "map" and f.id not in locals_ and n.args and \
+                globals_.get("map", map) is map:
+            f = n.args[0]  # (`map(Linear, Ws)`: the class it calls)
         if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Subscript):
             f = f.value  # (`ACTIVATIONS[name].f(x)`: a method of a class in a registry)
         obj = UNRESOLVED

@@ -987,10 +987,13 @@ class _Lowerer:
                     gast.ListComp(elt=gen.elt, generators=gen.generators), acc))
                 return _name(acc)
             pairs = e.args[0] if len(e.args) == 1 and not e.keywords else None
-            if name == "list" and isinstance(pairs, gast.Call) and not pairs.keywords and \
-                    pairs.args and not any(isinstance(a, gast.Starred) for a in pairs.args) \
-                    and ((self.builtin(pairs.func, "enumerate") and len(pairs.args) == 1) or
-                         self.builtin(pairs.func, "zip")):
+            if name == "list" and isinstance(pairs, gast.Call) and pairs.args and \
+                    not any(isinstance(a, gast.Starred) for a in pairs.args) and (
+                        (self.builtin(pairs.func, "enumerate") and (
+                            (len(pairs.args) <= 2 and not pairs.keywords) or
+                            (len(pairs.args) == 1 and [k.arg for k in pairs.keywords] ==
+                             ["start"]))) or
+                        (self.builtin(pairs.func, "zip") and not pairs.keywords)):
                 # list(enumerate(xs)) / list(zip(a, b)): the comprehension of its tuples,
                 # [(v0, v1) for v0, v1 in enumerate(xs)] (the same items, in order), which
                 # carries each item's derivative (`reversed(list(enumerate(layers)))`)
