@@ -438,6 +438,9 @@ def fold_dict_reads(pf) -> None:
                 v = known.value(node)
                 if isinstance(v, (str, int, bool, type(None))):
                     return _const(v, node)
+                picked = _display_get(known, f.value.id, node)
+                if picked is not None:
+                    return picked
             return node
 
         def visit_Subscript(self, node):
@@ -457,6 +460,29 @@ def fold_dict_reads(pf) -> None:
     for s in pf.tree.body:
         Fold().visit(s)
     gast.fix_missing_locations(pf.tree)
+
+
+def _display_get(known, name: str, node):
+    """`kw.get("act", np.tanh)` of a dict display of constant keys the function only reads
+    (a `**kw` a call filled): the expression it gives -- the default where the key is not
+    there (any value: a function, an array), the item where it is and is a name or a
+    constant; else None."""
+    d = known.displays.get(name)
+    if d is None or not 1 <= len(node.args) <= 2 or node.keywords:
+        return None
+    k = known.value(node.args[0])
+    if not isinstance(k, (str, int)):
+        return None
+    keys = [x.value for x in d.keys]
+    if k not in keys:
+        default = node.args[1] if len(node.args) == 2 else _const(None, node)
+        return gast.copy_location(copy.deepcopy(default), node)
+    v = d.values[len(keys) - 1 - keys[::-1].index(k)]
+    pure_default = len(node.args) == 1 or isinstance(
+        node.args[1], (gast.Name, gast.Constant, gast.Attribute, gast.Lambda))
+    if isinstance(v, (gast.Name, gast.Constant)) and pure_default:
+        return gast.copy_location(copy.deepcopy(v), node)
+    return None
 
 
 def index_function_dicts(pf, taken: set) -> None:

@@ -1660,6 +1660,7 @@ class _Rewriter:
                     # (an attribute its own method names by setattr: state like the others
                     # from here on -- set before any read, so given back, never passed in)
                     base.attrs = base.attrs + (t.attr,)
+                    self.o.late.append((base, t.attr))
                 if t.attr not in base.attrs:
                     raise _Unsupported(f"`.{t.attr}` assigned from outside the class")
                 base.consts.pop(t.attr, None)
@@ -1879,7 +1880,7 @@ class _Rewriter:
             e.operand = self._as_value(operand, e.operand)
             return _fold(e)
         if isinstance(e, (gast.ListComp, gast.GeneratorExp)) and not self.in_def and \
-                not self.no_hoist and len(e.generators) == 1 and \
+                not self.no_hoist and e.generators and \
                 isinstance(e.generators[0].target, gast.Name):
             over = self.peek(e.generators[0].iter)
             if isinstance(over, VObj):
@@ -1930,7 +1931,7 @@ class _Rewriter:
     def _over_objects(self, e, over: VList):
         """A comprehension over a list of built objects as the list display of its items:
         one copy of the element per object (its condition, known here, picks them)."""
-        g = e.generators[0]
+        g, rest = e.generators[0], e.generators[1:]
         if any(isinstance(n, (gast.Lambda, gast.ListComp, gast.SetComp, gast.DictComp,
                               gast.GeneratorExp)) for n in gast.walk(e.elt)):
             raise _Unsupported("a comprehension over objects with a nested comprehension")
@@ -1952,9 +1953,21 @@ class _Rewriter:
                     raise _Unsupported("a comprehension over objects with a condition not "
                                        "known before running")
                 keep = keep and bool(c.value)
-            if keep:
+            if keep and not rest:
                 elts.append(_Put().visit(copy.deepcopy(e.elt)))
+            elif keep:  # (`for layer in layers for p in layer.params`: that object's part)
+                elts.append(gast.ListComp(elt=_Put().visit(copy.deepcopy(e.elt)), generators=[
+                    _Put().visit(copy.deepcopy(r)) for r in rest]))
         out = gast.copy_location(gast.List(elts=elts, ctx=gast.Load()), e)
+        if rest:
+            # the parts in order, one list: `[v for part in [part1, part2] for v in part]`
+            part, v = (fresh(n, self.scope.taken) for n in ("part", "item"))
+            self.scope.taken.update((part, v))
+            out = gast.copy_location(type(e)(elt=_name(v), generators=[
+                gast.comprehension(target=_name(part, store=True), iter=out, ifs=[],
+                                   is_async=0),
+                gast.comprehension(target=_name(v, store=True), iter=_name(part), ifs=[],
+                                   is_async=0)]), e)
         gast.fix_missing_locations(out)
         return out
 
@@ -3663,6 +3676,9 @@ class _Objects:
         self.containers: dict = {}  # (class, attribute) -> _container_depth
         self.concat = None  # the name list_concat is read under (`_container_change`)
         self.followed: list = []  # the functions specialised (as written): `check_containers`
+        # (object, attribute) a method made by setattr after the object was built (`setattr(
+        # self, name, v)` of `add_param("W", W)`): its local is bound from the function's start
+        self.late: list = []
 
     def localise(self, fdef, fn) -> None:
         """A method of a class from another module of the user's (``from layers import
@@ -3881,6 +3897,9 @@ def scalarise_objects(pf, taken: set) -> list:
                 e.value = gast.copy_location(gast.Call(func=_name(kind), args=[e.value],
                                                        keywords=[]), e.value)
         body = entry + _before_returns(body, back)
+    late = [scope.names[(id(o), a)] for o, a in work.late if (id(o), a) in scope.names]
+    body = [_assign([_name(n, store=True)], gast.Constant(value=None, kind=None), tree)
+            for n in dict.fromkeys(late)] + body
     tree.body = body + work.defs  # (the methods' nested defs: lifted out, closures.py)
     gast.fix_missing_locations(tree)
     pf.tree.body = tree.body

@@ -1,0 +1,131 @@
+"""How numpy layer libraries write their modules (a probe of 2026-12-04), each refused or
+failing with one of srcad's own names until then:
+
+* a `Module` base class whose `add_param(name, value)` stores by `setattr(self, name, value)`
+  and keeps an `OrderedDict` of parameters ("`layer_W` is used before it is assigned": the
+  attribute made by setattr after the object was built had no local before its first use);
+* an L2 penalty over every layer's parameters, `sum(np.sum(p ** 2) for layer in layers for p
+  in layer.parameters())` ("`Dense` has no derivative rule": a comprehension over objects
+  with a second `for` was not followed);
+* `act = kw.get("act", np.tanh)` in a function taking `**kw` (the default a function).
+
+Each against central differences in both modes and fused.
+"""
+
+from collections import OrderedDict
+
+import numpy as np
+import pytest
+
+import srcad
+from srcad.testing import numerical_grad
+
+MODES = ["source", "tape", "fuse"]
+R = np.random.default_rng(11)
+W = R.standard_normal((4, 4)) * 0.5
+X = R.standard_normal((3, 4))
+
+
+def check(fn, mode, *args):
+    how = dict(fuse=True) if mode == "fuse" else dict(mode=mode)
+    value, grad = srcad.value_and_grad(fn, **how)(*args)
+    np.testing.assert_allclose(value, fn(*args), rtol=1e-12)
+    np.testing.assert_allclose(grad, numerical_grad(fn, args), rtol=1e-6, atol=1e-8)
+
+
+class Module:
+    def __init__(self):
+        self._params = OrderedDict()
+
+    def add_param(self, name, value):
+        self._params[name] = value
+        setattr(self, name, value)
+
+    def parameters(self):
+        return list(self._params.values())
+
+    def __call__(self, *args, **kwargs):
+        return self.forward(*args, **kwargs)
+
+
+class Dense(Module):
+    def __init__(self, W, b, activation=None):
+        super().__init__()
+        self.add_param("W", W)
+        self.add_param("b", b)
+        self.activation = activation
+
+    def forward(self, x):
+        z = x @ self.W + self.b
+        if self.activation is not None:
+            z = self.activation(z)
+        return z
+
+
+class Sequential(Module):
+    def __init__(self, *layers):
+        super().__init__()
+        self.layers = list(layers)
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+    def penalty(self):
+        return sum(np.sum(p * p) for layer in self.layers for p in layer.parameters()
+                   if p.ndim == 2)
+
+
+def one_layer(W, x):
+    layer = Dense(W, np.full(W.shape[1], 0.1), np.tanh)
+    return np.sum(layer(x) ** 2)
+
+
+def two_layers_and_their_penalty(W, x):
+    net = [Dense(W, np.zeros(W.shape[1]), np.tanh), Dense(W.T, np.zeros(W.shape[0]))]
+    h = x
+    for layer in net:
+        h = layer(h)
+    reg = sum(np.sum(p ** 2) for layer in net for p in layer.parameters())
+    return np.sum(h ** 2) + 0.01 * reg
+
+
+def a_sequential_with_its_penalty(W, x):
+    net = Sequential(Dense(W, np.zeros(4), np.tanh), Dense(W @ W, np.ones(4)))
+    return np.sum(net(x)) + 0.1 * net.penalty()
+
+
+class Affine:
+    def __init__(self, W, b):
+        self.params = {"W": W, "b": b}
+
+    def __call__(self, x):
+        return x @ self.params["W"] + self.params["b"]
+
+
+def penalty_over_dict_items(W, x):
+    layers = [Affine(W, np.ones(4)), Affine(W.T, np.zeros(4))]
+    h = x
+    for layer in layers:
+        h = np.tanh(layer(h))
+    reg = sum(np.sum(v ** 2) for layer in layers for k, v in layer.params.items() if k == "W")
+    return np.sum(h) + reg
+
+
+def keyword_defaults_that_are_functions(W, x):
+    def forward(x, **kw):
+        scale = kw.get("scale", 1.0)
+        act = kw.get("act", np.tanh)
+        return act(x @ W) * scale
+
+    return np.sum(forward(x, scale=2.0)) + np.sum(forward(x, act=np.sin)) + \
+        np.sum(forward(x, act=np.cos, scale=0.5))
+
+
+@pytest.mark.parametrize("fn", [one_layer, two_layers_and_their_penalty,
+                                a_sequential_with_its_penalty, penalty_over_dict_items,
+                                keyword_defaults_that_are_functions], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("mode", MODES)
+def test_module_idioms(fn, mode):
+    check(fn, mode, W, X)
