@@ -278,3 +278,35 @@ def test_layers_built_through_map_or_list(fn, mode):
     `list(Linear(W) for W in Ws)` failed with srcad's own name ("name `layers_W` is not
     defined"): each is the list of the objects built, as the comprehension is."""
     check(fn, mode, SQUARE, X)
+
+
+def one_array_twice_popped_under_a_conditional(b):
+    lst = [b, b]
+    t = lst.pop(0) if len(lst) > 1 else b * 0.25
+    v = t * 0.5 + lst[0]
+    return np.sum(np.log(np.exp(b) ** 2 + 1.0)) + np.mean(v ** 2)
+
+
+def test_one_array_twice_popped_under_a_conditional_is_right():
+    for seed in range(4):
+        b = np.random.default_rng(seed).standard_normal(4)
+        for mode in ("source", "tape"):
+            g = srcad.grad(one_array_twice_popped_under_a_conditional, mode=mode)(b)
+            np.testing.assert_allclose(g, numerical_grad(
+                one_array_twice_popped_under_a_conditional, (b,)), rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.xfail(strict=True, reason="a list rebuilt in a branch (the pop there) is one IR "
+                   "name for both paths: `lst[0]` after the branch adds its cotangent into the "
+                   "list's, then into the array where the list was made; tape mode adds it "
+                   "where it is read -- one array held twice gets its three terms in another "
+                   "order (the last bits; right to rounding). Found by fuzz_python's pop form "
+                   "(2026-12-04), seed 5 program 38")
+def test_one_array_twice_popped_under_a_conditional_bit_for_bit():
+    bad = []
+    for seed in range(12):
+        b = np.random.default_rng(seed).standard_normal(4)
+        s = srcad.grad(one_array_twice_popped_under_a_conditional)(b)
+        t = srcad.grad(one_array_twice_popped_under_a_conditional, mode="tape")(b)
+        bad += [] if np.array_equal(s, t) else [seed]
+    assert not bad, bad

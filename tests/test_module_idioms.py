@@ -129,3 +129,129 @@ def keyword_defaults_that_are_functions(W, x):
 @pytest.mark.parametrize("mode", MODES)
 def test_module_idioms(fn, mode):
     check(fn, mode, W, X)
+
+
+# -- a model object that links its layers and picks the trainable ones ------------------------
+# (`hasattr(self.layers[i], "weights")` of a layer built inside `model.add(Dense(..))`: "not
+# known before running" until 2026-12-04 -- what a built object's __init__ always assigns is
+# set; `self.trainable.append(self.layers[i])` filling a list of objects by index: refused)
+
+class Inputs:
+    def forward(self, inputs, training):
+        self.output = inputs
+
+
+class Linear:
+    def __init__(self, weights, biases, l2=0.0):
+        self.weights = weights
+        self.biases = biases
+        self.l2 = l2
+
+    def forward(self, inputs, training):
+        self.inputs = inputs
+        self.output = inputs @ self.weights + self.biases
+
+
+class Relu:
+    def forward(self, inputs, training):
+        self.output = np.maximum(inputs, 0.0)
+
+
+class Scale:
+    def __init__(self, keep):
+        self.keep = keep
+
+    def forward(self, inputs, training):
+        if not training:
+            self.output = inputs.copy()
+            return
+        self.output = inputs / self.keep
+
+
+class Softmax:
+    def forward(self, inputs, training):
+        e = np.exp(inputs - inputs.max(axis=1, keepdims=True))
+        self.output = e / e.sum(axis=1, keepdims=True)
+
+
+class CrossEntropy:
+    def remember(self, trainable):
+        self.trainable = trainable
+
+    def penalty(self):
+        total = 0
+        for layer in self.trainable:
+            if layer.l2 > 0:
+                total += layer.l2 * np.sum(layer.weights * layer.weights)
+        return total
+
+    def calculate(self, probs, y, *, with_penalty=False):
+        picked = np.clip(probs, 1e-7, 1 - 1e-7)[range(len(probs)), y]
+        loss = np.mean(-np.log(picked))
+        return (loss, self.penalty()) if with_penalty else loss
+
+
+class Network:
+    def __init__(self):
+        self.layers = []
+
+    def add(self, layer):
+        self.layers.append(layer)
+
+    def finalize(self, loss):
+        self.loss = loss
+        self.input_layer = Inputs()
+        self.trainable = []
+        count = len(self.layers)
+        for i in range(count):
+            self.layers[i].prev = self.input_layer if i == 0 else self.layers[i - 1]
+            if hasattr(self.layers[i], "weights"):
+                self.trainable.append(self.layers[i])
+        self.loss.remember(self.trainable)
+
+    def forward(self, X, training):
+        self.input_layer.forward(X, training)
+        for layer in self.layers:
+            layer.forward(layer.prev.output, training)
+        return layer.output
+
+
+def linked_network(W, x):
+    net = Network()
+    net.add(Linear(W, np.zeros((1, 4)), l2=5e-3))
+    net.add(Relu())
+    net.add(Scale(0.9))
+    net.add(Linear(W.T, np.full((1, 4), 0.1)))
+    net.add(Softmax())
+    net.finalize(CrossEntropy())
+    probs = net.forward(x, training=True)
+    loss, penalty = net.loss.calculate(probs, np.array([0, 3, 1]), with_penalty=True)
+    return loss + penalty
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_network_linking_its_layers(mode):
+    check(linked_network, mode, W, X)
+
+
+class EarlyReturn:
+    def __init__(self, W, skip):
+        if skip:
+            return
+        self.weights = W
+
+
+def hasattr_after_an_early_return(W, x, skip=False):
+    layer = EarlyReturn(W, skip)
+    return np.sum(x @ layer.weights) if hasattr(layer, "weights") else np.sum(x)
+
+
+@pytest.mark.parametrize("skip", [False, True])
+def test_hasattr_of_what_an_init_may_not_assign_follows_python(skip):
+    """An `__init__` that may return before its store: `hasattr` is not folded to True."""
+    want = hasattr_after_an_early_return(W, X, skip)
+    try:
+        value, _ = srcad.value_and_grad(hasattr_after_an_early_return)(W, X, skip)
+    except srcad.SrcadError:
+        return  # (refused: fine, never a wrong answer)
+    assert np.isclose(value, want)

@@ -150,9 +150,8 @@ def _nl_as_value(w, X):
     return total
 
 
-@pytest.mark.parametrize("fn,line", [(_nl_in_expression, "return np.sum(add(X[0] @ w)"),
-                                     (_nl_as_value, "list(map(add, X @ w))")],
-                         ids=["in-expression", "as-value"])
+@pytest.mark.parametrize("fn,line", [(_nl_as_value, "list(map(add, X @ w))")],
+                         ids=["as-value"])
 def test_nonlocal_writer_refused_where_not_a_statement(fn, line):
     msg = _refused(fn, (W3, X43), ["nonlocal", line])
     assert "total" in msg
@@ -772,11 +771,20 @@ def test_nonlocal_writer_result_assigned_to_the_same_name(mode):
 
 
 @pytest.mark.parametrize("fn,words", [
-    (_nl_reader_in_the_same_statement, ["also calls `peek`", "acc = peek() + add("]),
     (_nl_under_a_conditional, ["may not evaluate", "y = add(np.sum(X[0] * w)) if"])],
-    ids=["reader-in-statement", "conditional"])
+    ids=["conditional"])
 def test_nonlocal_writer_refused_where_the_order_would_change(fn, words):
     _refused(fn, (W3, X43), words)
+
+
+@pytest.mark.parametrize("fn", [_nl_in_expression, _nl_reader_in_the_same_statement],
+                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("mode", MODES)
+def test_nonlocal_writer_inside_an_expression_runs_in_pythons_order(fn, mode):
+    """Refused until 2026-12-04: each call of the writer is a statement of its own now, and
+    what Python evaluates before it (`peek()`, the other operand) is taken first
+    (closures.py `sequence`)."""
+    _check(fn, (W3, X43), wrt=(0, 1), mode=mode)
 
 
 class Box:

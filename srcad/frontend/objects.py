@@ -1047,7 +1047,10 @@ class _Rewriter:
                     n.func.attr in ("append", "update", "extend", "insert", "setdefault"):
                 ok = not keyed and n.func.attr == "append" and len(n.args) == 1 and \
                     (self._builds_object(n.args[0]) or (isinstance(n.args[0], gast.Name) and
-                                                        n.args[0].id in built))
+                                                        n.args[0].id in built) or
+                     # (`out.append(self.layers[i])`: an item of a list of built objects)
+                     (isinstance(n.args[0], gast.Subscript) and
+                      isinstance(self.peek(n.args[0].value), VList)))
                 fills += ok
                 others += not ok
         if not fills and not others and not keyed and self._filled_by_methods(t, built):
@@ -2601,8 +2604,10 @@ class _Rewriter:
         if attr in o.objects or attr in o.funcs or attr in o.consts:
             return True
         if attr in o.attrs and o.built:
-            return True if attr in o.surely else None if attr in o.maybe else \
-                _lookup(o.cls, attr)[0] is not None
+            # (built here: its __init__ ran, so what its body always assigns is set --
+            # `hasattr(layer, "weights")` of a layer built inside a call, `m.add(Dense(..))`)
+            return True if attr in o.surely or attr in _set_by_init(o.cls) else \
+                None if attr in o.maybe else _lookup(o.cls, attr)[0] is not None
         if attr in o.attrs:
             return True if attr in _set_by_init(o.cls) else None
         return _lookup(o.cls, attr)[0] is not None
@@ -3528,6 +3533,8 @@ def _set_by_init(cls) -> set:
                 tree = None
             params = tree.args.args if tree is not None else []
             for s in tree.body if params else ():
+                if any(isinstance(n, gast.Return) for n in gast.walk(s)):
+                    break  # (an early `return`: what follows may not run)
                 targets = s.targets if isinstance(s, gast.Assign) else \
                     [s.target] if isinstance(s, gast.AnnAssign) and s.value is not None else []
                 stack = list(targets)
