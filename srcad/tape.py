@@ -1238,6 +1238,13 @@ def _settle_slot(original, w, k, put=operator.setitem) -> None:
     (`p[0][1] = v`, `L = p["layers"]; L[0] = v`: Python writes the caller's own list), that
     container written in place, so that a name the caller bound to it sees the write."""
     v = raw_item(w, k)
+    for gone in getattr(w, "replaced_in_place", {}).get(k, ()):
+        # (the caller's container once in this slot, written before the slot was replaced:
+        # Python wrote that very object, which a name of the caller's may hold)
+        if type(original[k]) in (list, dict) and isinstance(gone, CONTAINERS):
+            for j in list(gone.written):
+                _settle_slot(original[k], gone, j)
+            _settle_items_written(original[k], gone)
     own = original[k] if k in getattr(w, "in_place", ()) else None
     if type(own) in (list, dict) and isinstance(v, CONTAINERS) and not isinstance(v, tuple):
         for j in list(v.written):

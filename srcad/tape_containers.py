@@ -52,12 +52,13 @@ class TensorList(list):
             if len(value) != len(at):
                 self.tape.refuse_container_change(f"a slice assignment resizing it")
             self.written.update(at)
-            self.in_place.difference_update(at)
+            for i in at:
+                replaced(self, i)
             for i in at:
                 self.nested_reads.pop(i, None)
         else:
             self.written.add(self._position(index))
-            self.in_place.discard(self._position(index))
+            replaced(self, self._position(index))
             self.nested_reads.pop(self._position(index), None)
         list.__setitem__(self, index, value)
         stored_into_siblings(self, index, value)
@@ -236,7 +237,7 @@ class TensorDict(dict):
 
     def __setitem__(self, key, value):
         self.written.add(key)
-        self.in_place.discard(key)
+        replaced(self, key)
         self.nested_reads.pop(key, None)
         dict.__setitem__(self, key, value)
         stored_into_siblings(self, key, value)
@@ -288,6 +289,17 @@ def stored_into_siblings(container, key, value) -> None:
         else:
             sib.written.add(sib._position(key) if isinstance(sib, TensorList) else key)
         (list if isinstance(sib, list) else dict).__setitem__(sib, key, value)
+
+
+def replaced(container, key) -> None:
+    """Slot `key` is given another value: where the function had written into the caller's
+    own container there (`p[0][1] = v`, then `p[0] = [...]`), that follower is kept in
+    `replaced_in_place` -- Python wrote the caller's object, which a name of the caller's may
+    still hold, so the run's end writes it too (tape.py `_settle_slot`)."""
+    if key in container.in_place:
+        container.in_place.discard(key)
+        old = raw_item(container, key)
+        container.__dict__.setdefault("replaced_in_place", {}).setdefault(key, []).append(old)
 
 
 def stored_into_item(container) -> None:
