@@ -175,16 +175,28 @@ class CW:
         if self.kind == "list":
             self.emit(f"p[{i}] = {rhs}")
             back = f"p[{i}]"
+        elif self.kind == "nested" and ch.flag(0.3):
+            # (the slot given a new list, mostly after a store into the caller's own one
+            # there: tape mode lost that store until 2026-12-04 -- the caller's names bound
+            # to the old inner list kept it as it was)
+            written = sorted(getattr(self, "inner_written", ()))
+            if written and ch.flag(0.7):
+                i = ch.pick(tuple(written))
+            elif ch.flag(0.6):
+                self.emit(f"p[{i}][0] = np.tanh(p[{i}][0]) * 1.5")
+            self.emit(f"p[{i}] = [p[{i}][1] * 0.5, {rhs}]")
+            back = f"p[{i}][1]"
         elif self.kind == "nested":
             j = ch.int(-2, 1)
             self.emit(f"p[{i}][{j}] = {rhs}")
             back = f"p[{i}][{j}]"
+            self.inner_written = getattr(self, "inner_written", set()) | {i}
         elif self.kind == "flat":
             key = FLAT_KEYS[ch.int(0, k - 1)]
             self.emit(f'p["{key}"] = {rhs}')
             back = f'p["{key}"]'
         else:
-            form = ch.pick(("b", "layers", "W", "enc"))
+            form = ch.pick(("b", "layers", "W", "enc", "enc_new"))
             if form == "b":
                 self.emit(f'p["b"] = {rhs}')
                 back = 'p["b"]'
@@ -194,8 +206,11 @@ class CW:
             elif form == "W":
                 self.emit(f'p["W"] = p["W"] * 0.5 + np.outer({rhs}, x) * 0.25')
                 back = 'p["W"] @ x'
-            else:
+            elif form == "enc":
                 self.emit(f'p["enc"]["W"] = np.tanh(p["enc"]["W"]) + np.outer(x, {rhs}) * 0.25')
+                back = 'x @ p["enc"]["W"]'
+            else:  # (a new dict in the slot: the caller's old one keeps what was stored)
+                self.emit(f'p["enc"] = {{"W": p["enc"]["W"] * 0.5 + np.outer({rhs}, x)}}')
                 back = 'x @ p["enc"]["W"]'
         self.features.add("a")
         if ch.flag(0.5):
