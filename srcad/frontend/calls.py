@@ -641,7 +641,7 @@ class CallsMixin:
         _, obj, spelled, args, kwargs, checkpointed = site
         call = self.user_call(obj, spelled, args, kwargs, e)
         self.refuse_module_array_writes(call, e)
-        chosen = self.returned_function(call)
+        chosen = self.returned_function(call, e)
         if chosen is not None:
             # `act = get_activation("relu")`: a factory whose branches the values known here
             # chose (chosen.py) returns one function, a constant -- the caller calls it as
@@ -689,7 +689,7 @@ class CallsMixin:
                 self.pf.dict_known = self.pf.dict_known | {(into[0],)}
         return var
 
-    def returned_function(self, call) -> ir.Const | None:
+    def returned_function(self, call, node) -> ir.Const | None:
         """The function a user call returns, where its body is known to return that one
         function and does nothing else (no statement but its return, no state it leaves):
         a constant; else None."""
@@ -703,9 +703,8 @@ class CallsMixin:
             return None
         if fn in LIFTED:  # (a lambda the factory returns: its name is the callee's own)
             return None
-        return ir.Const(fn, self.claim(getattr(fn, "__name__", "fn"), fn)) \
-            if getattr(fn, "__name__", "").isidentifier() else \
-            ir.Const(fn, self.claim("fn", fn))
+        name = getattr(fn, "__name__", "")
+        return self.constant(fn, name if name.isidentifier() else "fn", node)
 
     def carry_into_local(self, obj, attr: str, held, node, via: str | None = None) -> None:
         """`obj.attr` holds `held` now (a callee left it there, or this function stored it

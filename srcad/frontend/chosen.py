@@ -342,12 +342,12 @@ def fold_chosen_functions(pf) -> None:
             if isinstance(n.func, gast.Name):
                 calls.add(n.func.id)
             subscript_calls = subscript_calls or isinstance(n.func, gast.Subscript)
-    if not (calls & stored) and not subscript_calls and not _returns_functions(pf) and not any(
+    factory = _returns_functions(pf)  # (then its `if`s that return are folded too)
+    if not (calls & stored) and not subscript_calls and not factory and not any(
             isinstance(n, gast.For) and isinstance(n.iter, gast.Name) and n.iter.id in stored
             for n in gast.walk(tree)):
         return  # (no name the function calls is bound here, no `FNS[i](x)`)
     called = _called_names(tree)
-    factory = _returns_functions(pf)
     if not factory and not any(isinstance(n, gast.If) and _binds([n], called) or
                isinstance(n, gast.Assign)
                and isinstance(n.value, gast.IfExp) and _binds(n.targets, called) or

@@ -50,6 +50,7 @@ import gast
 from ..errors import UnsupportedSyntaxError
 from ..naming import fresh
 from .parse import LIFTED, ParsedFunction
+from .pylevel import operand_slots, slot_get, slot_put
 
 PARTIAL = "__srcad_partial"
 
@@ -422,37 +423,16 @@ class _WriteBack:
 
     def sequence_fields(self, e, pre: list) -> None:
         written = {n for names in self.writes.values() for n in names}
-        slots = []  # (holder, key) of each operand, in the order Python evaluates them
-        for field, value in gast.iter_fields(e):
-            if isinstance(value, gast.expr):
-                slots.append((e, field))
-            elif isinstance(value, list):
-                slots.extend((value, i) for i, v in enumerate(value) if isinstance(v, gast.expr))
-            elif isinstance(value, gast.keyword):
-                slots.append((value, "value"))
-            if isinstance(value, list):
-                slots.extend((v, "value") for v in value if isinstance(v, gast.keyword))
-
-        def get(slot):
-            holder, key = slot
-            return holder[key] if isinstance(holder, list) else getattr(holder, key)
-
-        def put(slot, v):
-            holder, key = slot
-            if isinstance(holder, list):
-                holder[key] = v
-            else:
-                setattr(holder, key, v)
-
+        slots = operand_slots(e)
         for at, slot in enumerate(slots):
-            if not self.calls_in(get(slot)):
+            if not self.calls_in(slot_get(slot)):
                 continue
             for early in slots[:at]:  # (evaluated before this call: taken first)
-                v = get(early)
+                v = slot_get(early)
                 if not isinstance(v, gast.Constant) and not (
                         isinstance(v, gast.Name) and v.id not in written):
-                    put(early, self.take(v, pre, "_before_call"))
-            put(slot, self.sequence(get(slot), pre))
+                    slot_put(early, self.take(v, pre, "_before_call"))
+            slot_put(slot, self.sequence(slot_get(slot), pre))
 
     def take(self, v, pre: list, base: str):
         tmp = fresh(base, self.lf.taken)

@@ -36,6 +36,7 @@ from ..ops import control
 from . import guards
 from .itemloops import written_in_place
 from .opaque import is_object_sequence, is_opaque, rowed_callable
+from .pylevel import _assign, _name
 
 
 class LoopsMixin:
@@ -329,22 +330,14 @@ class LoopsMixin:
             return None
         if not (isinstance(start, gast.Constant) and type(start.value) is int):
             name = self.fresh("start")
-            self.statement(gast.copy_location(gast.Assign(
-                targets=[gast.Name(id=name, ctx=gast.Store(), annotation=None,
-                                   type_comment=None)], value=start, type_comment=None), s))
-            start = gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None)
+            self.statement(gast.copy_location(_assign(name, start), s))
+            start = _name(name)
         index = s.target.elts[0].id
         count = self.fresh(f"{index}_from_0")
         self.locals.add(count)
         self.mutable.add(index)
-        load = gast.Name(id=count, ctx=gast.Load(), annotation=None, type_comment=None)
-        bind = gast.Assign(targets=[gast.Name(id=index, ctx=gast.Store(), annotation=None,
-                                              type_comment=None)],
-                           value=gast.BinOp(left=load, op=gast.Add(), right=start),
-                           type_comment=None)
-        target = gast.Tuple(elts=[gast.Name(id=count, ctx=gast.Store(), annotation=None,
-                                            type_comment=None), s.target.elts[1]],
-                            ctx=gast.Store())
+        bind = _assign(index, gast.BinOp(left=_name(count), op=gast.Add(), right=start))
+        target = gast.Tuple(elts=[_name(count, True), s.target.elts[1]], ctx=gast.Store())
         loop = gast.For(target=target, iter=gast.Call(func=it.func, args=it.args[:1],
                                                       keywords=[]),
                         body=[bind] + s.body, orelse=s.orelse, type_comment=None)

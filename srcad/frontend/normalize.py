@@ -95,12 +95,8 @@ def _branch_locals(tree) -> set:
         elif isinstance(n, (gast.Global, gast.Nonlocal)):
             for name in n.names:
                 stores[name] = 2
-    if isinstance(tree, gast.Module) and tree.body:
-        tree = tree.body[0]
-    for a in getattr(getattr(tree, "args", None), "args", []) + \
-            getattr(getattr(tree, "args", None), "kwonlyargs", []):
-        if isinstance(a, gast.Name):
-            stores[a.id] = 2
+    for a in tree.args.posonlyargs + tree.args.args + tree.args.kwonlyargs:
+        stores[a.id] = 2  # (a parameter: bound on entry too)
     found: set = set()
 
     def visit(body: list, in_loop: bool, in_branch: bool) -> None:
@@ -129,7 +125,7 @@ def _branch_locals(tree) -> set:
                 for h in getattr(st, "handlers", []):
                     visit(h.body, in_loop, in_branch)
 
-    visit(getattr(tree, "body", []), False, False)
+    visit(tree.body, False, False)
     return found
 
 

@@ -2292,8 +2292,7 @@ class _Rewriter:
                 # `list(map(Linear, Ws))`: the list of the objects it builds, in order --
                 # `[Linear(W) for W in Ws]` (`zip` of the sequences for more than one)
                 its = comp.args[1:]
-                vs = [f"__srcad_map_item{i}"
-                      for i in range(len(its))]
+                vs = [f"__srcad_map_item{i}" for i in range(len(its))]
                 target = _name(vs[0], store=True) if len(its) == 1 else gast.Tuple(
                     elts=[_name(v, store=True) for v in vs], ctx=gast.Store())
                 comp = gast.copy_location(gast.ListComp(

@@ -49,6 +49,35 @@ def _call(func, args, keywords=()):
                      keywords=list(keywords))
 
 
+def operand_slots(e) -> list:
+    """Where `e`'s operands sit, as (holder, key) in the order Python evaluates them (its
+    fields' order: `a * b` left then right, `f(x, k=y)` f, x, then y)."""
+    slots = []
+    for field, value in gast.iter_fields(e):
+        if isinstance(value, gast.expr):
+            slots.append((e, field))
+        elif isinstance(value, list):
+            for i, v in enumerate(value):
+                if isinstance(v, gast.expr):
+                    slots.append((value, i))
+                elif isinstance(v, gast.keyword):
+                    slots.append((v, "value"))
+    return slots
+
+
+def slot_get(slot):
+    holder, key = slot
+    return holder[key] if isinstance(holder, list) else getattr(holder, key)
+
+
+def slot_put(slot, value) -> None:
+    holder, key = slot
+    if isinstance(holder, list):
+        holder[key] = value
+    else:
+        setattr(holder, key, value)
+
+
 def _assign(target, value):
     return gast.Assign(targets=[_name(target, True) if isinstance(target, str) else target],
                        value=value, type_comment=None)

@@ -49,7 +49,7 @@ from . import pylevel
 from .opaque import MUTATING
 from .parse import EACH, UNRESOLVED
 from .pyforms import _evaluated_maybe_or_often
-from .pylevel import _assign, _call, _comp, _for, _name
+from .pylevel import _assign, _call, _comp, _for, _name, operand_slots, slot_get, slot_put
 
 # internal names the rewritten tree calls; ParsedFunction.resolve finds them in its closure
 LIST_APPEND = "__srcad_list_append"
@@ -865,45 +865,24 @@ class _Lowerer:
             acc = self.fresh(f"{hint}_{'dict' if isinstance(e, gast.DictComp) else 'list'}")
             pending.extend(self.comprehension(e, acc))
             return _name(acc)
-        done: list = []  # (the operands lowered so far, in Python's order: (holder, key))
-        for field, value in gast.iter_fields(e):
-            if isinstance(value, gast.expr):
-                self.in_order(done, pending, hint, lambda: self.expr(value, pending, hint),
-                              lambda v, f=field: setattr(e, f, v),
-                              lambda f=field: getattr(e, f))
-            elif isinstance(value, list):
-                for i, v in enumerate(value):
-                    lowered = (lambda v=v: self.expr(v, pending, hint)) \
-                        if isinstance(v, gast.expr) else \
-                        (lambda v=v: self.keyword(v, pending, hint))
-                    self.in_order(done, pending, hint, lowered,
-                                  lambda new, i=i, value=value: value.__setitem__(i, new),
-                                  lambda i=i, value=value: value[i])
+        slots = operand_slots(e)
+        for at, slot in enumerate(slots):
+            before = len(pending)
+            slot_put(slot, self.expr(slot_get(slot), pending, hint))
+            if len(pending) > before:
+                # (statements for this operand -- a comprehension, `sum(xs)` as a loop -- run
+                # before the whole expression: the operands before it that compute
+                # something are computed into names first, Python's order, in which the tape
+                # sees them too: `t * 0.5 + sum(xs)`, the product, then the sum)
+                early = []
+                for slot_before in slots[:at]:
+                    value = slot_get(slot_before)
+                    if _computes(value):
+                        name = self.fresh(f"{hint}_operand")
+                        early.append(_assign(name, value))
+                        slot_put(slot_before, _name(name))
+                pending[before:before] = early
         return e
-
-    def in_order(self, done: list, pending: list, hint: str, lower, put, get) -> None:
-        """Lower one operand (`lower()`, stored back by `put`); where that put statements
-        in `pending` (a comprehension, `sum(xs)` as a loop) they run before the whole
-        expression, so the operands before it that compute something are computed into
-        names first: Python's order, in which the tape sees them too (`t * 0.5 + sum(xs)`:
-        the product, then the sum)."""
-        at = len(pending)
-        put(lower())
-        if len(pending) > at:
-            early = []
-            for put_early, get_early in done:
-                old = get_early()
-                value = old.value if isinstance(old, gast.keyword) else old
-                if _computes(value):
-                    name = self.fresh(f"{hint}_operand")
-                    early.append(_assign(name, value))
-                    if isinstance(old, gast.keyword):
-                        old.value = _name(name)
-                    else:
-                        put_early(_name(name))
-            pending[at:at] = early
-            done.clear()  # (those before are names now, or compute nothing)
-        done.append((put, get))
 
     def dict_unpacked(self, e: gast.Dict, pending: list, hint: str):
         """``{**p, "k": v, **q}``: a new dict built entry by entry, in Python's order (left to
@@ -963,11 +942,6 @@ class _Lowerer:
         if src is None or isinstance(src, gast.Starred) or isinstance(src, gast.Dict):
             return None
         return self.dict_source(src)
-
-    def keyword(self, k, pending, hint):
-        if isinstance(k, gast.keyword):
-            k.value = self.expr(k.value, pending, hint)
-        return k
 
     def builtin_call(self, e: gast.Call, pending: list, hint: str):
         """sum / min / max / list / tuple of one iterable, as Python computes them."""
