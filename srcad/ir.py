@@ -269,6 +269,10 @@ class Function:
     # [(container, "store" | "read", line, name)]: its uses of a list or dict a module global
     # or a closure cell holds (frontend/kept_globals.py; analysis/refusals.py reads them)
     kept_uses: list = field(default_factory=list)
+    # [(dict, key, line, spelled)]: items of a module's dict of functions read as the callee
+    # itself when normalising (`ACTS["relu"](z)`); a store into that dict in the same call
+    # would make the code call the old one (analysis/refusals.py check_folded_items)
+    folded: list = field(default_factory=list)
 
     @property
     def ret(self) -> Return:

@@ -310,3 +310,49 @@ def test_one_array_twice_popped_under_a_conditional_bit_for_bit():
         t = srcad.grad(one_array_twice_popped_under_a_conditional, mode="tape")(b)
         bad += [] if np.array_equal(s, t) else [seed]
     assert not bad, bad
+
+
+# -- a module's dict of functions stored into during the call --------------------------------
+# (srcad reads `REG["a"]` when it specialises -- guarded between calls -- so a store into
+# the dict in the same call, before the read, left the code calling the old function: a
+# wrong gradient, silently, in source mode until 2026-12-04; now refused at the read)
+
+REGISTRY = {"a": np.tanh}
+
+
+def _switch_registry():
+    REGISTRY["a"] = np.sin
+
+
+def stores_then_calls_through_the_registry(x):
+    REGISTRY["a"] = np.sin
+    return np.sum(REGISTRY["a"](x))
+
+
+def a_callee_stores_then_calls(x):
+    _switch_registry()
+    return np.sum(REGISTRY["a"](x))
+
+
+def _from_registry():
+    return REGISTRY["a"]
+
+
+def stores_then_calls_what_a_factory_returns(x):
+    REGISTRY["a"] = np.sin
+    return np.sum(_from_registry()(x))
+
+
+@pytest.mark.parametrize("fn", [stores_then_calls_through_the_registry,
+                                a_callee_stores_then_calls,
+                                stores_then_calls_what_a_factory_returns],
+                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("mode", ["source", "tape"])
+def test_a_registry_stored_into_during_the_call_is_refused_not_stale(fn, mode):
+    x = np.array([0.3, 0.9])
+    REGISTRY["a"] = np.tanh
+    try:
+        with pytest.raises(srcad.SrcadError, match="also stores into that dict"):
+            srcad.grad(fn, mode=mode)(x)
+    finally:
+        REGISTRY["a"] = np.tanh

@@ -48,6 +48,10 @@ TERMS = {
     "loop": "h = x\n    for i in range(K):\n        h = np.tanh(h * S1 + W)\n    t = np.sum(h)",
     "callee": "t = np.sum(helper(x) * x)",
     "function": "t = np.sum(ACT(x * S1))",
+    # a module's dict of functions called through, and a factory picking a function by a
+    # name (chosen.py folds its branches; the item is guarded like a global: 2026-12-04)
+    "registry": "t = np.sum(REG['a'](x) * S1)",
+    "factory": "t = np.sum(pick_act('a')(x)) + np.sum(pick_act('b')(x * S0))",
 }
 
 
@@ -66,6 +70,7 @@ def module_source(rng: np.random.Generator, n: int) -> tuple[str, list[str]]:
         W = np.linspace(-0.5, 0.7, {n})
         ACT = np.{rng.choice(ACTS)}
         P = {{"a": {rng.uniform(0.5, 2):.3f}}}
+        REG = {{"a": np.{rng.choice(ACTS)}}}
 
 
         class Cfg:
@@ -88,6 +93,12 @@ def module_source(rng: np.random.Generator, n: int) -> tuple[str, list[str]]:
             return np.sin(h) * S0 + h
 
 
+        def pick_act(name):
+            if name == "a":
+                return REG["a"]
+            return ACT
+
+
         def make(c):
             def inner(x):
                 return np.sum(np.tanh(c * x)) + f(x) * c
@@ -105,7 +116,7 @@ def module_source(rng: np.random.Generator, n: int) -> tuple[str, list[str]]:
 def mutate(mod, rng: np.random.Generator) -> str:
     """Rebind (or change in place) one name the module's functions read; says which."""
     kind = rng.choice(["S0", "S0_equal", "S1", "K", "W", "W_inplace", "ACT", "beta", "gamma",
-                       "P", "P_entry", "helper", "closure"])
+                       "P", "P_entry", "helper", "closure", "REG_entry"])
     if kind == "S0":
         mod.S0 = float(rng.uniform(0.5, 3))
     elif kind == "S0_equal":
@@ -130,6 +141,8 @@ def mutate(mod, rng: np.random.Generator) -> str:
         mod.P["a"] = float(rng.uniform(0.5, 3))
     elif kind == "helper":
         mod.helper, mod.helper_alt = mod.helper_alt, mod.helper
+    elif kind == "REG_entry":
+        mod.REG["a"] = getattr(np, str(rng.choice(ACTS)))
     else:
         mod.set_c(float(rng.uniform(0.5, 3)))
     return str(kind)

@@ -715,6 +715,33 @@ def check_kept_globals(fn: ir.Function, wrt) -> None:
                 f"`{u.name}` when you are done with them (`{u.name}.extend(hs)`)")
 
 
+def check_folded_items(fn: ir.Function) -> None:
+    """Refuse a call through an item of a module's dict of functions (`ACTS["relu"](z)`,
+    a factory's `return ACTS[name]`) in a call that also stores into that dict: srcad
+    reads the item when it specialises (guarded between calls), so after a store in the
+    same call the code would still call the old function -- a wrong value, silently."""
+    functions = list(ir.program_functions(fn))
+    stores = {}
+    for g in functions:
+        for u in g.kept_uses:
+            if u.kind == "store":
+                stores.setdefault(id(u.container), (g, u.line))
+    for g in functions:
+        for container, _key, line, spelled in g.folded:
+            if id(container) not in stores:
+                continue
+            where, at = stores[id(container)]
+            place = f"line {at}" if where is g else f"line {at} of {where.name}"
+            raise UnsupportedSyntaxError(
+                f"`{spelled}` is called here, and this call also stores into that dict "
+                f"({place}): srcad picks the function an item holds when it specialises, so "
+                f"it would call the one held before the store", filename=g.filename,
+                lineno=line, func=g.name,
+                hint="bind the function to a name where you store it (`act = np.sin; "
+                "ACTS['a'] = act`) and call the name, or store before calling the function "
+                "you differentiate")
+
+
 def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False) -> None:
     """Refuse an op with no rule where it would drop a gradient (see the module docstring);
     the user functions `fn` calls are checked with the arguments that reach them."""
@@ -723,6 +750,7 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False) -> None:
         check_argument_writes(fn)
         check_container_holders(fn)
         check_kept_globals(fn, wrt)
+        check_folded_items(fn)
     seen = set() if _seen is None else _seen
     key = (id(fn), tuple(sorted(wrt)))
     if key in seen:

@@ -648,6 +648,7 @@ class CallsMixin:
             # it calls `relu` itself (the factory has no effect to keep)
             if into is not None and into is not _RETURN:
                 self.env[into[0]] = chosen
+            self.folded.extend(call.callee.folded)  # (`return ACTS[name]`: read here now)
             return chosen
         if obj in LIFTED and not checkpointed:  # a nested def or lambda (inline.py)
             return self.inline_call(call, into, hint, e)

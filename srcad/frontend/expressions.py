@@ -301,6 +301,8 @@ class ExpressionsMixin:
                 # be the dict's item still (as a module global is)
                 fn = base.value[part.value]
                 guards.note("global", base.value, part.value, fn)
+                self.folded.append((base.value, part.value, e.lineno,
+                                    f"{base.src}[{part.value!r}]"))
                 return self.constant(fn, f"{base.src}_{part.value}", e)
             if isinstance(base, ir.Const) and is_object_sequence(base.value) and \
                     isinstance(part, ir.Const) and type(part.value) is int and \

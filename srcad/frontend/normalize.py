@@ -187,6 +187,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         self.writing_held = None  # (what the loop name written held: propagate_write)
         self.item_written = None  # (`x[i] op= t`: (the item read, the value stored))
         self.alias_stmts: set = set()  # ids of `z = y` copies into loop names (one array)
+        self.folded: list = []  # module dict items read as constants (ir.Function.folded)
         self.entries: dict = {}  # parameter -> the IR name of its value on entry (entry_of)
         # a parameter stored into (`cache[k] = v`) and then given another object by plain
         # assignment (`cache = {}`): its value when it was rebound -- what the caller's
@@ -1669,6 +1670,8 @@ def _normalize(pf: ParsedFunction, root: bool = False) -> ir.Function:
     fn = n.run()
     fn.attr_unknown = n.attr_unknown  # (what its caller must read when the code runs)
     fn.kept_uses = pf.kept_uses  # (reads after stores: refusals.check_kept_globals)
+    # (module containers' items read as constants: refusals.check_folded_items)
+    fn.folded = n.folded + getattr(pf, "folded_items", [])
     mark_context_edges(fn, n.claim)  # a `with` block's entry and exit (pyforms.py)
     return fn
 

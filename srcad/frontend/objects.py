@@ -3685,6 +3685,8 @@ class _Objects:
         # (object, attribute) a method made by setattr after the object was built (`setattr(
         # self, name, v)` of `add_param("W", W)`): its local is bound from the function's start
         self.late: list = []
+        # items of module containers read here when specialising (ir.Function.folded)
+        self.folded: list = []
 
     def localise(self, fdef, fn) -> None:
         """A method of a class from another module of the user's (``from layers import
@@ -3816,11 +3818,15 @@ class _Objects:
                 UNRESOLVED
             if isinstance(base, dict) and type(key) in (str, int) and key in base:
                 guards.note("global", base, key, base[key])  # (the entry, checked per call)
+                self.folded.append((base, key, getattr(e, "lineno", None),
+                                    f"{_spelled(e.value)}[{key!r}]"))
                 return base[key]
             if isinstance(base, (tuple, list)) and type(key) is int and \
                     -len(base) <= key < len(base):
                 if isinstance(base, list):
                     guards.note("items", base, len(base), base)
+                    self.folded.append((base, key, getattr(e, "lineno", None),
+                                        f"{_spelled(e.value)}[{key!r}]"))
                 return base[key]
             return UNRESOLVED
         if isinstance(e, gast.Attribute):
@@ -3906,6 +3912,7 @@ def scalarise_objects(pf, taken: set) -> list:
     late = [scope.names[(id(o), a)] for o, a in work.late if (id(o), a) in scope.names]
     body = [_assign([_name(n, store=True)], gast.Constant(value=None, kind=None), tree)
             for n in dict.fromkeys(late)] + body
+    pf.folded_items = work.folded
     tree.body = body + work.defs  # (the methods' nested defs: lifted out, closures.py)
     gast.fix_missing_locations(tree)
     pf.tree.body = tree.body
