@@ -356,3 +356,58 @@ def test_a_registry_stored_into_during_the_call_is_refused_not_stale(fn, mode):
             srcad.grad(fn, mode=mode)(x)
     finally:
         REGISTRY["a"] = np.tanh
+
+
+# -- attributes of classes and global objects set during the call, then called or read ---------
+
+class Settings:
+    beta = 2.0
+    act = np.tanh
+
+
+def sets_by_setattr_then_reads(x):
+    setattr(Settings, "beta", 3.0)
+    return np.sum(Settings.beta * x ** 2)
+
+
+def _switch_activation():
+    Settings.act = np.sin
+
+
+def a_callee_sets_the_function_then_it_is_called(x):
+    _switch_activation()
+    return np.sum(Settings.act(x))
+
+
+def _reset_settings():
+    Settings.beta, Settings.act = 2.0, np.tanh
+
+
+@pytest.mark.parametrize("mode", ["source", "tape"])
+def test_setattr_with_a_constant_name_is_the_attribute_store(mode):
+    """`setattr(Cls, "beta", 3.0)` then `Cls.beta`: source mode read the value from before
+    the store (silently wrong until 2026-12-04); it is `Cls.beta = 3.0` now (parse.py
+    static_getattr), which srcad carries."""
+    x = np.array([0.3, -0.9])
+    _reset_settings()
+    try:
+        value, g = srcad.value_and_grad(sets_by_setattr_then_reads, mode=mode)(x)
+        np.testing.assert_allclose(g, 6.0 * x, rtol=1e-14)
+        assert value == pytest.approx(3.0 * np.sum(x ** 2))
+    finally:
+        _reset_settings()
+
+
+@pytest.mark.parametrize("mode", ["source", "tape"])
+def test_a_function_a_callee_stores_is_never_the_one_from_before(mode):
+    """A callee sets `Settings.act = np.sin`, then `Settings.act(x)`: source mode called
+    np.tanh, the function the attribute held when srcad specialised (silently wrong until
+    2026-12-04). Refused now (the stored function is carried as a value, which srcad does
+    not call through)."""
+    x = np.array([0.3, -0.9])
+    _reset_settings()
+    try:
+        with pytest.raises(srcad.SrcadError, match="Settings.act"):
+            srcad.grad(a_callee_sets_the_function_then_it_is_called, mode=mode)(x)
+    finally:
+        _reset_settings()

@@ -52,6 +52,9 @@ TERMS = {
     # name (chosen.py folds its branches; the item is guarded like a global: 2026-12-04)
     "registry": "t = np.sum(REG['a'](x) * S1)",
     "factory": "t = np.sum(pick_act('a')(x)) + np.sum(pick_act('b')(x * S0))",
+    # an attribute stored by `setattr` during the call, then read (source mode read the
+    # value from before the store until 2026-12-04)
+    "setattr": "setattr(Cfg, 'delta', S0 * 0.5)\n    t = Cfg.delta * np.sum(x * x)",
 }
 
 
@@ -75,6 +78,7 @@ def module_source(rng: np.random.Generator, n: int) -> tuple[str, list[str]]:
 
         class Cfg:
             beta = {rng.uniform(0.5, 2):.3f}
+            delta = 1.0
 
 
         class Holder:
@@ -149,34 +153,33 @@ def mutate(mod, rng: np.random.Generator) -> str:
 
 
 def disagreements(fn, transforms: dict, x: np.ndarray) -> list[str]:
-    """What each transform gets wrong against calling `fn` now (empty: all agree)."""
-    want = fn(x.copy())
-    fd = numerical_grad(fn, (x.copy(),))
+    """What each transform gets wrong against calling `fn` now (empty: all agree). The
+    transforms run first, right after a change: a function that stores into a name and reads
+    it back (`setattr(Cfg, "delta", S0 * 0.5)`) must not lean on a Python call made before."""
     v = np.random.default_rng(1).standard_normal(x.shape)
-    bad = []
-    grads = {}
+    got, bad = {}, []
     for name, t in transforms.items():
         try:
             if "value_and_grad" in name:
-                value, g = t(x.copy())
-                if not np.array_equal(value, want):
-                    bad.append(f"{name}: value {value!r} != f(x) {want!r}")
+                got[name] = t(x.copy())
             elif name == "vjp":
                 value, pullback = srcad.vjp(fn, x.copy())
-                (g,) = pullback(1.0)
-                if not np.array_equal(value, want):
-                    bad.append(f"vjp: value {value!r} != f(x) {want!r}")
+                got[name] = (value, pullback(1.0)[0])
             elif name == "jvp":
-                value, tangent = srcad.jvp(fn, (x.copy(),), (v,))
-                if not np.array_equal(value, want):
-                    bad.append(f"jvp: value {value!r} != f(x) {want!r}")
-                if rel_error(tangent, np.sum(fd * v)) > 1e-6:
-                    bad.append(f"jvp: tangent {tangent!r} != {np.sum(fd * v)!r}")
-                continue
+                got[name] = srcad.jvp(fn, (x.copy(),), (v,))
             else:
-                g = t(x.copy())
+                got[name] = (None, t(x.copy()))
         except srcad.SrcadError as e:  # no refusal is expected in these programs
             bad.append(f"{name}: SrcadError {e}")
+    want = fn(x.copy())
+    fd = numerical_grad(fn, (x.copy(),))
+    grads = {}
+    for name, (value, g) in got.items():
+        if value is not None and not np.array_equal(value, want):
+            bad.append(f"{name}: value {value!r} != f(x) {want!r}")
+        if name == "jvp":
+            if rel_error(g, np.sum(fd * v)) > 1e-6:
+                bad.append(f"jvp: tangent {g!r} != {np.sum(fd * v)!r}")
             continue
         grads[name] = g
         if rel_error(g, fd) > 1e-6:

@@ -400,6 +400,17 @@ class CallsMixin:
             args, kwargs, starred = self.call_args(e, hint)
             return ("op", *self.opaque_parts(held, "an item", args, kwargs, starred, e))
         else:
+            carried = self.carried_read(func)
+            if carried is not None:
+                # `Cfg.act(x)` after this function or a callee stored `Cfg.act = np.sin`:
+                # what was stored (state.py), not what the attribute held when normalising
+                if isinstance(carried, ir.Const) and (is_user_object(carried.value) or
+                                                      rowed_callable(carried.value)):
+                    spelled = "".join(c if c.isalnum() else "_" for c in carried.src)
+                    return self.call_of(carried.value, spelled.strip("_"), func, e, hint)
+                args, kwargs, starred = self.call_args(e, hint)
+                label = f"{gast.unparse(func)} (stored into during the call)"
+                return ("op", *self.opaque_parts(carried, label, args, kwargs, starred, e))
             obj, spelled = self.dotted(func)
             if isinstance(func, gast.Attribute) and \
                     isinstance(getattr(obj, "__self__", None), np.ndarray):

@@ -253,8 +253,10 @@ def static_getattr(fdef, globals_: dict, strings: dict | None = None,
     cfg.activation)``: the lookup guarded, as any attribute of a known object)."""
     stored = {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)
               and isinstance(n.ctx, gast.Store)}
-    if "getattr" in stored or "getattr" in globals_ or any(
-            a.id == "getattr" for a in fdef.args.args + fdef.args.posonlyargs):
+    builtin = {name for name in ("getattr", "setattr") if name not in stored and
+               name not in globals_ and not any(a.id == name for a in
+                                                fdef.args.args + fdef.args.posonlyargs)}
+    if not builtin:
         return
     strings = {k: v for k, v in (strings or {}).items() if k not in stored}
     objects = objects or {}
@@ -294,13 +296,33 @@ def static_getattr(fdef, globals_: dict, strings: dict | None = None,
         def visit_Call(self, node):
             self.generic_visit(node)
             f = node.func
-            if isinstance(f, gast.Name) and f.id == "getattr" and len(node.args) == 2 \
-                    and not node.keywords:
+            if isinstance(f, gast.Name) and f.id == "getattr" and "getattr" in builtin and \
+                    len(node.args) == 2 and not node.keywords:
                 name = text(node.args[1])
                 if name is not None and name.isidentifier():
                     return gast.copy_location(gast.Attribute(
                         value=node.args[0], attr=name, ctx=gast.Load()), node)
             return node
+
+        def visit_Expr(self, node):
+            # `setattr(obj, "name", v)` as a statement is `obj.name = v` (no name mangling
+            # either way for a name that is not private): then a store srcad follows as
+            # the attribute store it is -- read back in the same call, carried to callers
+            self.generic_visit(node)
+            call = node.value
+            if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Name) and
+                    call.func.id == "setattr" and "setattr" in builtin and
+                    len(call.args) == 3 and not call.keywords):
+                return node
+            name = text(call.args[1])
+            if name is None or not name.isidentifier() or (
+                    name.startswith("__") and not name.endswith("__")):
+                return node
+            target = gast.copy_location(gast.Attribute(value=call.args[0], attr=name,
+                                                       ctx=gast.Store()), call)
+            target.srcad_setattr = True  # (objects.py: an attribute its method names so)
+            return gast.copy_location(gast.Assign(targets=[target], value=call.args[2],
+                                                  type_comment=None), node)
 
     Rewrite().visit(fdef)
 
