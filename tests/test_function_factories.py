@@ -338,6 +338,14 @@ def _from_registry():
     return REGISTRY["a"]
 
 
+FUNCTIONS = [np.tanh]
+
+
+def stores_into_a_list_of_functions_then_calls(x):
+    FUNCTIONS[0] = np.sin
+    return np.sum(FUNCTIONS[0](x))
+
+
 def stores_then_calls_what_a_factory_returns(x):
     REGISTRY["a"] = np.sin
     return np.sum(_from_registry()(x))
@@ -345,17 +353,18 @@ def stores_then_calls_what_a_factory_returns(x):
 
 @pytest.mark.parametrize("fn", [stores_then_calls_through_the_registry,
                                 a_callee_stores_then_calls,
-                                stores_then_calls_what_a_factory_returns],
+                                stores_then_calls_what_a_factory_returns,
+                                stores_into_a_list_of_functions_then_calls],
                          ids=lambda f: f.__name__)
 @pytest.mark.parametrize("mode", ["source", "tape"])
 def test_a_registry_stored_into_during_the_call_is_refused_not_stale(fn, mode):
     x = np.array([0.3, 0.9])
-    REGISTRY["a"] = np.tanh
+    REGISTRY["a"], FUNCTIONS[0] = np.tanh, np.tanh
     try:
-        with pytest.raises(srcad.SrcadError, match="also stores into that dict"):
+        with pytest.raises(srcad.SrcadError, match="also stores into that (dict|list)"):
             srcad.grad(fn, mode=mode)(x)
     finally:
-        REGISTRY["a"] = np.tanh
+        REGISTRY["a"], FUNCTIONS[0] = np.tanh, np.tanh
 
 
 # -- attributes of classes and global objects set during the call, then called or read ---------

@@ -733,9 +733,10 @@ def check_folded_items(fn: ir.Function) -> None:
             where, at = stores[id(container)]
             place = f"line {at}" if where is g else f"line {at} of {where.name}"
             raise UnsupportedSyntaxError(
-                f"`{spelled}` is called here, and this call also stores into that dict "
-                f"({place}): srcad picks the function an item holds when it specialises, so "
-                f"it would call the one held before the store", filename=g.filename,
+                f"`{spelled}` is called here, and this call also stores into that "
+                f"{type(container).__name__} ({place}): srcad picks the function an item "
+                f"holds when it specialises, so it would call the one held before the store",
+                filename=g.filename,
                 lineno=line, func=g.name,
                 hint="bind the function to a name where you store it (`act = np.sin; "
                 "ACTS['a'] = act`) and call the name, or store before calling the function "

@@ -3799,6 +3799,15 @@ class _Objects:
         guards.note_attr(base, e.attr, val)
         return val
 
+    def _note_folded(self, container, key, e) -> None:
+        """A function a module's dict or list holds, read here as the callee itself (a
+        registry): recorded, so that a store into that container during the call is
+        refused (refusals.check_folded_items)."""
+        item = container[key]
+        if callable(item) and not isinstance(item, type):
+            self.folded.append((container, key, getattr(e, "lineno", None),
+                                f"{_spelled(e.value)}[{key!r}]"))
+
     def resolve_static(self, e, scope: _Scope):
         """The object a Name / dotted Attribute of globals (or a known parameter) means."""
         if isinstance(e, gast.Name):
@@ -3818,15 +3827,13 @@ class _Objects:
                 UNRESOLVED
             if isinstance(base, dict) and type(key) in (str, int) and key in base:
                 guards.note("global", base, key, base[key])  # (the entry, checked per call)
-                self.folded.append((base, key, getattr(e, "lineno", None),
-                                    f"{_spelled(e.value)}[{key!r}]"))
+                self._note_folded(base, key, e)
                 return base[key]
             if isinstance(base, (tuple, list)) and type(key) is int and \
                     -len(base) <= key < len(base):
                 if isinstance(base, list):
                     guards.note("items", base, len(base), base)
-                    self.folded.append((base, key, getattr(e, "lineno", None),
-                                        f"{_spelled(e.value)}[{key!r}]"))
+                    self._note_folded(base, key, e)
                 return base[key]
             return UNRESOLVED
         if isinstance(e, gast.Attribute):
