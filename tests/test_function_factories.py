@@ -22,7 +22,7 @@ import pytest
 import srcad
 from srcad.testing import numerical_grad
 
-MODES = ["source", "tape", "fuse"]
+MODES = ["source", "tape", pytest.param("fuse", marks=pytest.mark.slow)]  # (fuse: a C build each)
 R = np.random.default_rng(7)
 W = R.standard_normal((4, 3)) * 0.6
 X = R.standard_normal((5, 4))

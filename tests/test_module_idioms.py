@@ -20,7 +20,7 @@ import pytest
 import srcad
 from srcad.testing import numerical_grad
 
-MODES = ["source", "tape", "fuse"]
+MODES = ["source", "tape", pytest.param("fuse", marks=pytest.mark.slow)]  # (fuse: a C build each)
 R = np.random.default_rng(11)
 W = R.standard_normal((4, 4)) * 0.5
 X = R.standard_normal((3, 4))
