@@ -1242,16 +1242,20 @@ def _settle_slot(original, w, k, put=operator.setitem) -> None:
         # (the caller's container once in this slot, written before the slot was replaced:
         # Python wrote that very object, which a name of the caller's may hold)
         if type(original[k]) in (list, dict) and isinstance(gone, CONTAINERS):
-            for j in list(gone.written):
-                _settle_slot(original[k], gone, j)
-            _settle_items_written(original[k], gone)
+            _settle_in_place(original[k], gone)
     own = original[k] if k in getattr(w, "in_place", ()) else None
     if type(own) in (list, dict) and isinstance(v, CONTAINERS) and not isinstance(v, tuple):
-        for j in list(v.written):
-            _settle_slot(own, v, j)
-        _settle_items_written(own, v)
+        _settle_in_place(own, v)
     else:
         put(original, k, _plain_tree(v))
+
+
+def _settle_in_place(own, follower) -> None:
+    """The caller's own list or dict `own` after the function wrote into it through the tape's
+    `follower`: each slot stored, then the items written in place."""
+    for j in list(follower.written):
+        _settle_slot(own, follower, j)
+    _settle_items_written(own, follower)
 
 
 def _settle_items_written(original, w) -> None:

@@ -716,8 +716,9 @@ def check_kept_globals(fn: ir.Function, wrt) -> None:
 
 
 def check_folded_items(fn: ir.Function) -> None:
-    """Refuse a call through an item of a module's dict of functions (`ACTS["relu"](z)`,
-    a factory's `return ACTS[name]`) in a call that also stores into that dict: srcad
+    """Refuse a call through an item of a module's dict or list of functions
+    (`ACTS["relu"](z)`, a factory's `return ACTS[name]`) in a call that also stores into
+    that container: srcad
     reads the item when it specialises (guarded between calls), so after a store in the
     same call the code would still call the old function -- a wrong value, silently."""
     functions = list(ir.program_functions(fn))
