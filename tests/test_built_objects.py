@@ -336,7 +336,7 @@ def handed_to_a_library(W, x):
 
 @pytest.mark.parametrize("fn, why", [
     (returns_self, "returned"),
-    (built_on_one_arm, "different object on each arm"),
+    (built_on_one_arm, "different object on each path"),
     (handed_to_a_library, "does not follow into"),
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_uses_not_followed_are_refused_with_the_reason(fn, why):

@@ -73,12 +73,6 @@ XFAILS["wild_repos8.context_manager_eval"] = (
     "weights (`with evaluating(model):` switching model.training): pyforms.py enters a "
     "manager that depends on the differentiated arguments as Python does, but no gradient "
     "flows through it, so it is refused at the `with` line")
-XFAILS["wild_repos8.lstm_dataclass_state"] = (
-    "a dataclass state object rebuilt by a callee on every trip of a loop over the "
-    "sequence (`for x in xs: state = lstm_step(.., state)`): objects.py follows built "
-    "objects in straight-line code and unrolled loops only, so `state.h` after the loop "
-    "is an attribute of an object it does not follow")
-
 
 # the modes an entry fails in, where not all
 _XFAIL_MODES: dict = {}

@@ -483,6 +483,7 @@ class _Rewriter:
         self.in_def = 0  # > 0 inside a nested def or lambda (reads there: when it is called)
         self.calls: list = []  # per call being rewritten: the state read before it
         self.nested = 0  # inside a branch or a loop that is not unrolled
+        self.loops: list = []  # per loop (not unrolled) around: the objects names held before
         self.outer_nested = 0  # a method called inside such a branch or loop (its callers')
         self.hint = None  # the name a construction is assigned to (its locals' prefix)
         self.rest: list = []  # the statements after the current one, in its block
@@ -579,7 +580,7 @@ class _Rewriter:
             self.scope.env = dict(before)
             s.orelse = self.block(s.orelse)
             self.nested -= 1
-            self._join(before, after_body, self.scope.env)
+            self._join(before, after_body, self.scope.env, (s.body, s.orelse))
             return pre + [s]
         if isinstance(s, gast.For):
             return self.for_(s)
@@ -588,16 +589,29 @@ class _Rewriter:
             if walked is not None:
                 return walked
             self._forget_stored(s.body + s.orelse)
+            self._forget_carried(s.body)
             self.no_hoist += 1
             s.test = self.value(s.test)
             self.no_hoist -= 1
             before = dict(self.scope.env)
             self.nested += 1
+            self.loops.append(before)
             s.body = self.block(s.body)
+            self.loops.pop()
+            self._same(before, self.scope.env, s.body)
             s.orelse = self.block(s.orelse)
             self.nested -= 1
             self._same(before, self.scope.env)
             return [s]
+        if isinstance(s, (gast.Break, gast.Continue)) and self.loops:
+            # (leaving the trip where a name holds the object built in it: the copies
+            # `_same` makes at the body's end, made here)
+            before, out = self.loops[-1], []
+            for name in sorted(before):
+                now = self.scope.env.get(name)
+                if now is not before[name] and isinstance(before[name], VObj):
+                    out.extend(self._carry(name, before[name], now, self.scope.env, [s]))
+            return out + [s]
         if isinstance(s, gast.FunctionDef):
             self.no_hoist += 1
             self.in_def += 1
@@ -776,16 +790,83 @@ class _Rewriter:
         o.kept.add(root.attr)
         return out
 
-    def _join(self, before, a, b):
-        for name in set(a) | set(b):
-            if a.get(name) is not b.get(name):
-                raise _Unsupported(f"`{name}` holds a different object on each arm")
+    def _join(self, before, a, b, arms):
+        """After an `if`: a name bound on each arm to another object of one class (``state
+        = State(..)`` on one arm, kept or rebuilt on the other) holds one object after the
+        join -- the one it held before, else the first arm's --, the other arm's copied
+        into its locals at that arm's end (`_carry`). `arms`: the two arms' statements."""
+        done = [bool(arm) and isinstance(arm[-1], (gast.Return, gast.Raise, gast.Break,
+                                                   gast.Continue)) for arm in arms]
+        if done[0] != done[1]:  # (`if not train: return x`: the other arm's objects go on)
+            self.scope.env = dict(b if done[0] else a)
+            return
+        for name in sorted(set(a) | set(b)):
+            if a.get(name) is b.get(name):
+                continue
+            into = before.get(name) if isinstance(before.get(name), VObj) else a.get(name)
+            for env, arm in ((a, arms[0]), (b, arms[1])):
+                if env.get(name) is not into:
+                    arm.extend(self._carry(name, into, env.get(name), env, arm))
+                    env[name] = into
         self.scope.env = dict(a)
 
-    def _same(self, before, after):
-        for name in set(before) | set(after):
+    def _same(self, before, after, body=None):
+        """After a loop's body: a name the body rebinds to a new object of the class it held
+        (``state = lstm_step(x, state)``) is carried, as a loop carries any value, by copying
+        the new object's locals into the first's at the body's end (`_carry`)."""
+        for name in sorted(set(before) | set(after)):
             if before.get(name) is not after.get(name) and name in before:
-                raise _Unsupported(f"`{name}` is rebound to another object in a loop")
+                if body is None or any(isinstance(n, gast.Return)
+                                       for b in body for n in gast.walk(b)):
+                    raise _Unsupported(f"`{name}` is rebound to another object in a loop")
+                body.extend(self._carry(name, before[name], after.get(name), after, body))
+                after[name] = before[name]
+
+    def _carry(self, name, into, new, env, at) -> list:
+        """``into``'s locals given ``new``'s values (two objects of one class, ``new`` built
+        where ``name`` was rebound), so that from here ``name`` holds ``into`` again. Only
+        where nothing else keeps either object (another name, a list, an attribute), and
+        the two agree on all that is known of them statically (constants, callables, the
+        objects they hold): else ``name`` holds a different object on each path, refused."""
+        why = f"`{name}` holds a different object on each path (a branch or a loop's trips)"
+        if not isinstance(into, VObj) or not isinstance(new, VObj) or \
+                into.cls is not new.cls or into.attrs != new.attrs or \
+                id(into) not in self.scope.made or id(new) not in self.scope.made or \
+                into.objects or new.objects or into.funcs.keys() != new.funcs.keys() or \
+                any(into.funcs[k] is not new.funcs[k] for k in into.funcs) or \
+                self.in_def:
+            raise _Unsupported(why)
+        others = [v for n, v in env.items() if n != name] + \
+            [v for n, v in self.scope.env.items() if n != name]
+        if any(o is into or o is new for o in _reachable(others)):
+            raise _Unsupported(why)
+        where = at[-1] if at else None
+        out = []
+        for attr in into.attrs:
+            dst, src = self.scope.local(into, attr), self.scope.local(new, attr)
+            self.scope.stored.add((id(into), attr))
+            if dst != src:
+                node = _assign([_name(dst, store=True)], _name(src), where or gast.Pass())
+                out.append(node)
+        into.surely &= new.surely
+        into.maybe |= new.maybe
+        into.nones &= new.nones
+        # (what is known of the attributes on both paths; their locals hold them all)
+        into.consts = {k: v for k, v in into.consts.items()
+                       if k in new.consts and type(new.consts[k]) is type(v) and
+                       new.consts[k] == v}
+        into.lengths = {k: v for k, v in into.lengths.items() if new.lengths.get(k) == v}
+        return out
+
+    def _forget_carried(self, stmts) -> None:
+        """Before a loop whose body rebinds a name holding a built object: what is known of
+        that object's attributes (a constant, a length) holds on the first trip only, so
+        reads in the loop read their locals (`_carry` copies the new object's into them)."""
+        for name in _stored_names(stmts):
+            o = self.scope.env.get(name)
+            if isinstance(o, VObj):
+                o.consts.clear()
+                o.lengths.clear()
 
     def assign(self, s) -> list:
         t0 = s.targets[0]
@@ -1219,13 +1300,17 @@ class _Rewriter:
             else:
                 s.iter = v
                 self._forget_stored([s.target] + s.body + s.orelse)
+                self._forget_carried(s.body)
                 if self._binds_object_name(s.target):
                     raise _Unsupported("a loop variable that also holds a built object")
                 s.target = self.target(s.target)
                 pre = self.pre
                 before = dict(self.scope.env)
                 self.nested += 1
+                self.loops.append(before)
                 s.body = self.block(s.body)
+                self.loops.pop()
+                self._same(before, self.scope.env, s.body)
                 s.orelse = self.block(s.orelse)
                 self.nested -= 1
                 self._same(before, self.scope.env)
