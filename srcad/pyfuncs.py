@@ -38,6 +38,7 @@ import numpy as np
 from .runtime_arrays import unsupported_derivative
 from .runtime_gathers import hist_counts, histdd_counts
 from .runtime_python import (
+    copied_as_itself,
     py_correlation,
     py_covariance,
     py_dist,
@@ -338,6 +339,7 @@ def copy(x):
         return [v for v in x]
     if isinstance(x, dict):
         return {k: v for k, v in x.items()}
+    copied_as_itself(x)  # (a number, a tuple: given back, as Python does; else refused)
     return x
 
 
@@ -352,6 +354,7 @@ def deepcopy(x):
         return tuple(np.copy(v) if isinstance(v, np.ndarray) else v for v in x)
     if isinstance(x, dict):
         return {k: np.copy(v) if isinstance(v, np.ndarray) else v for k, v in x.items()}
+    copied_as_itself(x)
     return x
 
 

@@ -189,6 +189,21 @@ def slot_tree(g, xs):
     return GradTree({n: g}, n + 1)
 
 
+def copied_as_itself(x) -> None:
+    """srcad/pyfuncs.py's copy.copy / copy.deepcopy give back what they do not spell out
+    (a number, a string, a tuple: immutable, as Python gives them back); a mutable object
+    there (a user object srcad runs as written, not one frontend/objects.py follows and
+    copies itself) would be the object itself, not a copy: refused where the call runs."""
+    if isinstance(x, (int, float, complex, str, bytes, tuple, frozenset, type(None),
+                      np.generic, type)) or callable(x):
+        return
+    raise UnsupportedSyntaxError(
+        f"copy.copy / copy.deepcopy of a {type(x).__name__} object that srcad runs as "
+        f"written: its copy would be the object itself",
+        hint="copy an object the function builds and uses through its attributes and "
+        "methods (srcad follows those), or build a new one instead of copying")
+
+
 def object_attribute(obj, name: str):
     """``obj.<name>`` read as the code runs: the object's own list that generated code changes
     in place (``self.cache.append(z)`` on a list kept across calls: frontend/attrstate.py,
@@ -438,6 +453,14 @@ def same_length(seq, n: int, name: str) -> None:
             f"the function builds itself")
 
 
+def star_count(seq, n: int, callee: str) -> None:
+    """The check Python makes of ``obj.method(a, *seq)`` where srcad spelled the items out
+    by index (frontend/objects.py `_spread_positional`): the method takes `n` more."""
+    if len(seq) != n:
+        raise TypeError(f"{callee}() takes {n} more positional arguments but "
+                        f"{len(seq)} were given")
+
+
 def spread_keywords(d, names: tuple, given: tuple, callee: str) -> None:
     """The check Python makes of ``callee(..., **d)`` where srcad spelled the call out by the
     callee's parameters `names` the call leaves to `d` (``Dense(n_in=d["n_in"],
@@ -455,6 +478,8 @@ def spread_keywords(d, names: tuple, given: tuple, callee: str) -> None:
 # (reads its arguments, may raise, stores nothing: frontend/opaque.py OpaqueOp.checks_only)
 same_length.srcad_checks_only = True
 spread_keywords.srcad_checks_only = True
+copied_as_itself.srcad_checks_only = True
+star_count.srcad_checks_only = True
 
 
 def dict_get(d, key, default=None):

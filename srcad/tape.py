@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import builtins
 import collections
+import copy
 import dis
 import functools
 import inspect
@@ -499,6 +500,14 @@ class Tape:
         fn = SUBSTITUTES.get(obj, TAPE_ONLY.get(obj))
         if isinstance(fn, functools.partial):  # (`PRIOR.logpdf`: pystats.frozen_method)
             return functools.partial(self.scoped(fn.func), *fn.args, **fn.keywords)
+        if obj in (copy.copy, copy.deepcopy):
+            inner = self.scoped(fn)
+
+            def copied(x):
+                # (a user object: Python's own copy -- its arrays copied by Tensor.__copy__ /
+                # __deepcopy__ on the tape, or shared as Python shares them)
+                return obj(x) if is_user_object(x) else inner(x)
+            return copied
         return obj if fn is None else self.scoped(fn)
 
     def numpy_view(self):

@@ -274,6 +274,12 @@ class Tensor:
     def copy(self):
         return self.tape.apply(np.copy, (self,), {})
 
+    def __copy__(self):  # (copy.copy of an array: a new array, as ndarray's)
+        return self.copy()
+
+    def __deepcopy__(self, memo):  # (copy.deepcopy of an object holding it: its own copy)
+        return self.copy()
+
     def dot(self, other):
         return self.tape.apply(np.dot, (self, other), {})
 

@@ -70,6 +70,7 @@ def _flows(fn: ir.Function):
     what it is given (`net.add(layer)`, `box.put(v)`: a method may store its arguments in its
     object; a library function may change any argument) also makes those objects depend on
     it: `d.set(W); net.add(d); net.run(X)` reaches the output from W."""
+    picked = _picked_from(ir.walk(fn.body))
     for s in ir.walk(fn.body):
         if isinstance(s, (ir.Call, ir.Effect)) and is_opaque(s.op) and not s.op.pure and \
                 s.op.kind != "operator":
@@ -97,6 +98,12 @@ def _flows(fn: ir.Function):
                     yield [a for p, a in zip(s.callee.params, s.args) if p in params], [t]
         elif isinstance(s, ir.Push):
             yield [s.value], [s.stack]
+        elif isinstance(s, ir.Effect) and s.kind == "setattr" and \
+                isinstance(s.args.get("_obj"), ir.Var):
+            # (`layer.W = W` on an object srcad runs as written: its methods read W back,
+            # and so do those of the object it was picked from, `[d1, d2][i]`)
+            obj = s.args["_obj"].name
+            yield [s.args["value"]], [obj] + sorted(picked.get(obj, ()))
 
 
 def _item_params(s: ir.UserCall):
@@ -250,11 +257,36 @@ def _refuse(fn: ir.Function, s, why: str, hint: str):
 _CONVERSIONS = {"float", "int", "complex", "bool", "item", "tolist"}
 
 
-def _hint(s) -> str:
+def _object_why(fn: ir.Function, s):
+    """For a method (or a store) on an object srcad runs as written: why objects.py did not
+    follow the object, where it was built by a user class in this function (`t = C(..)`,
+    or picked from a list of such, `[d1, d2][i]`); else None."""
+    obj = s.args.get("_obj")
+    if not isinstance(obj, ir.Var):
+        return None
+    made = {r.target: r for r in ir.walk(fn.body) if isinstance(r, ir.Call)}
+    todo, seen = [obj.name], set()
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in made:
+            continue
+        seen.add(name)
+        r = made[name]
+        if getattr(r.op, "why", None):
+            return r.op.why
+        if r.op.name in ("getitem", "copy"):
+            for a in r.args.values():
+                items = a.items if isinstance(a, ir.Seq) else (a,)
+                todo.extend(x.name for x in items if isinstance(x, ir.Var))
+    return None
+
+
+def _hint(s, fn: ir.Function | None = None) -> str:
     """What to do instead; for a callable the census lists as refused, its reason first
     (srcad/analysis/census.py, docs/ops.md)."""
     reason = refused_reason(s.op.label) if getattr(s.op, "label", "") else None
-    hint = _what_to_do(s)
+    why = _object_why(fn, s) if fn is not None and s.op.kind == "method" else None
+    hint = _what_to_do(s) if why is None else _not_followed(why)
     return hint if reason is None else f"the census (docs/ops.md): {reason}. Else {hint}"
 
 
@@ -266,10 +298,7 @@ def _what_to_do(s) -> str:
                 "or x.item() / x.item(i), which srcad differentiates (the number, numpy's own, "
                 "has its derivative carried beside it)")
     if getattr(op, "why", None):
-        return (f"an object built in the function is turned into local variables when srcad "
-                f"can follow every use of it; this one it cannot ({op.why}). Use it only "
-                f"through its attributes and methods here, or build it outside the function "
-                f"and pass the arrays to differentiate as arguments")
+        return _not_followed(op.why)
     if op.kind == "call" and op.label in ("map", "filter"):  # (map(np.tanh, xs) kept)
         return ("consume it where it is made, or write it as a comprehension, which srcad "
                 "differentiates: `[f(v) for v in xs]`")
@@ -286,6 +315,13 @@ def _what_to_do(s) -> str:
                 f"rule per positional argument), or use the numpy function")
     return ("call the numpy function instead (np.<name>(x, ...)), or register one with "
             "srcad.defvjp")
+
+
+def _not_followed(why: str) -> str:
+    return (f"an object built in the function is turned into local variables when srcad "
+            f"can follow every use of it; this one it cannot ({why}). Use it only through "
+            f"its attributes and methods here, or build it outside the function and pass "
+            f"the arrays to differentiate as arguments")
 
 
 def _from_params(fn: ir.Function) -> set:
@@ -811,7 +847,7 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False) -> None:
         if isinstance(s, ir.Call) and s.target in names:
             _refuse(fn, s, "it is given a value that depends on the arguments being "
                     "differentiated: its result, which the output depends on, would carry "
-                    "no gradient", _hint(s))
+                    "no gradient", _hint(s, fn))
         if s.op.pure or getattr(s.op, "checks_only", False):
             continue
         shared = _from_params(fn) if _callee else set()
@@ -847,8 +883,10 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False) -> None:
                 isinstance(a, ir.Const) and a.src in consts)
             if held:
                 what = a.name if isinstance(a, ir.Var) else a.src
-                hint = ("build the value with operations srcad differentiates (a list made "
-                        "in the function follows lst.append(v)), or pass it on directly")
+                why = _object_why(fn, s) if method else None
+                hint = _not_followed(why) if why is not None else (
+                    "build the value with operations srcad differentiates (a list made "
+                    "in the function follows lst.append(v)), or pass it on directly")
                 if s.op.name.endswith("shuffle"):
                     hint = ("shuffle by an index: `order = rng.permutation(len(v))` (the same "
                             "draws as rng.shuffle), then `v = v[order]`, which srcad "

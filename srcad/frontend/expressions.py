@@ -459,7 +459,17 @@ class ExpressionsMixin:
     def _namespace_fields(self) -> frozenset:
         """The keywords of this function's ``types.SimpleNamespace(...)`` calls (read as
         namedtuples of those fields: calls.py `namespace_type`)."""
-        out = set()
+        return frozenset(k.arg for n in self._namespace_calls() for k in n.keywords
+                         if k.arg is not None)
+
+    def namespace_names(self) -> set:
+        """The names this function binds to a ``types.SimpleNamespace(...)`` it makes."""
+        calls = {id(n) for n in self._namespace_calls()}
+        return {t.id for n in gast.walk(self.pf.tree) if isinstance(n, gast.Assign) and
+                id(n.value) in calls for t in n.targets if isinstance(t, gast.Name)}
+
+    def _namespace_calls(self) -> list:
+        out = []
         for n in gast.walk(self.pf.tree):
             if not (isinstance(n, gast.Call) and n.keywords and not n.args):
                 continue
@@ -473,8 +483,8 @@ class ExpressionsMixin:
             for a in reversed(parts):
                 obj = getattr(obj, a, None)
             if obj is types.SimpleNamespace:
-                out.update(k.arg for k in n.keywords if k.arg is not None)
-        return frozenset(out)
+                out.append(n)
+        return out
 
     def namedtuple_of(self, e):
         """The namedtuple type `e` (a name) holds: a parameter never rebound, or the variable

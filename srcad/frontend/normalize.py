@@ -76,6 +76,7 @@ from .pylower import lower_python
 from .trylower import lower_try
 from .walrus import hoist_named_exprs
 from .factories import splice_factories
+from .rebinds import rename_rebound_params
 from .recursion import MAX_DEPTH, RECURSIVE, Recursion, fold_static_arguments, signature, \
     static_arguments
 from .pyforms import consumed_whole, lower_forms, mark_context_edges
@@ -815,8 +816,17 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             self.unpack_by_index(names, whole, node)
         elif isinstance(target, gast.Subscript):
             self.setitem(target, value, node)
-        elif isinstance(target, gast.Attribute) and isinstance(target.value, gast.Name) and \
-                isinstance(value, gast.Name):  # `self.out = self_out` (attrstate.py)
+        elif isinstance(target, gast.Attribute) and isinstance(target.value, gast.Name):
+            # `self.out = self_out` (attrstate.py); `layer.n_in = 4` on an object srcad runs
+            # as written (the store, where Python makes it: a differentiated value stored
+            # there makes the object depend on it -- analysis/refusals.py)
+            if target.value.id in self.namespace_names():
+                raise self.unsupported(
+                    f"`{target.value.id}.{target.attr} = ...` stores into a "
+                    f"types.SimpleNamespace the function makes, which srcad reads as a "
+                    f"namedtuple of the keywords it is made with", node,
+                    "give it every field when it is made (`SimpleNamespace(W=W, scale=3.0)`), "
+                    "or use a dict")
             args = {"_obj": self.expr(target.value, "obj", None),
                     "attr": ir.Const(target.attr, repr(target.attr)),
                     "value": self.expr(value, target.attr, None)}
@@ -1615,6 +1625,7 @@ def _known_state_locals(pf: ParsedFunction, n: Normalizer, carried: dict) -> lis
 def _normalize(pf: ParsedFunction, root: bool = False) -> ir.Function:
     hoist_named_exprs(pf.tree)  # `if (n := f(x)) > 0:` -> `n = f(x)` first (walrus.py)
     lower_forms(pf, set())  # with, loop else, starred targets, reversed(xs) (pyforms.py)
+    rename_rebound_params(pf)  # params = {k: params[k] ... for k in params}: params_2 (rebinds.py)
     fold_known_tests(pf)  # `if self.act is None: return z` of a known object (knowntests.py)
     fold_static_arguments(pf)  # a recursive function's ints and lengths (recursion.py)
     fold_dict_reads(pf)  # kwargs.get("act", "elu") of a dict argument: its str (chosen.py)

@@ -85,7 +85,7 @@ from ..errors import (CalleeUnknownError, CountUnknownError, UnsupportedSyntaxEr
                       in_substitute)
 from ..naming import fresh
 from ..pyfuncs import CLASS_SUBSTITUTES, class_substitute, substituted_owner
-from ..runtime_python import list_concat, same_length, spread_keywords
+from ..runtime_python import list_concat, same_length, spread_keywords, star_count
 from . import guards
 from .attrstate import (DICT_COPY, _may_read_before_store, container_aliases, dict_update,
                         kept_store, own_change)
@@ -1271,6 +1271,9 @@ class _Rewriter:
             if isinstance(inner, VList):
                 wrap = it.func.id
                 items = inner
+        zipped = self._unroll_zip(s) if wrap is None else None
+        if zipped is not None:
+            return zipped
         if wrap is None and not s.orelse and (self._fills_objects(s.body) or
                                               self._indexes_objects(s.body, s.target) or
                                               self._names_attributes(s.body, s.target) or
@@ -1349,6 +1352,59 @@ class _Rewriter:
             self.scope.env[target.id] = obj
             out.extend(self.block(copy.deepcopy(s.body)))
         return out  # (straight-line copies: the constants they leave hold after the loop)
+
+    def _unroll_zip(self, s):
+        """``for layer, W in zip(layers, params): layer.W = W`` (nnfs's `set_parameters`,
+        loading weights into built layers): a zip over lists of built objects and sequences
+        of known length, unrolled -- one copy of the body per item, as many as the shortest
+        gives, the objects bound to their names and the others read by index. None where
+        the loop is no such loop."""
+        it = s.iter
+        if not (isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and
+                it.func.id == "zip" and it.func.id not in self.scope.locals and it.args and
+                not it.keywords and isinstance(s.target, gast.Tuple) and
+                len(s.target.elts) == len(it.args)):
+            return None
+        held = [self.peek(a) for a in it.args]
+        if not any(isinstance(h, VList) for h in held):
+            return None
+        if s.orelse or any(isinstance(n, (gast.Break, gast.Continue)) for b in s.body
+                           for n in gast.walk(b)):
+            raise _Unsupported("break/continue in a loop over built objects")
+        stored = _stored_names([s.target] + s.body)
+        lengths = []
+        for a, h, t in zip(it.args, held, s.target.elts):
+            if isinstance(h, VList):
+                if h.keys is not None or not isinstance(t, gast.Name):
+                    raise _Unsupported("a zip over built objects into this target")
+                lengths.append(len(h.items))
+                continue
+            if h is not None or any(isinstance(n, (gast.Call, gast.Lambda, gast.NamedExpr))
+                                    for n in gast.walk(a)) or {
+                    n.id for n in gast.walk(a) if isinstance(n, gast.Name)} & stored:
+                raise _Unsupported("a zip of built objects with this sequence")
+            n = self._static_len(a)
+            if n is UNRESOLVED and self.o.pf.deferrable:
+                raise self.o.pf.error(
+                    "this loop zips built objects with a sequence of a length an argument "
+                    "says", s, cls=CountUnknownError,
+                    hint="srcad unrolls it once the first call's arguments give the length")
+            if n is UNRESOLVED:
+                raise _Unsupported("a zip of built objects with a sequence of unknown length")
+            lengths.append(n)
+        out = list(self.pre)
+        for k in range(min(lengths)):
+            for a, h, t in zip(it.args, held, s.target.elts):
+                if isinstance(h, VList):
+                    self.scope.env[t.id] = h.items[k]
+                    continue
+                item = gast.copy_location(gast.Subscript(
+                    value=copy.deepcopy(a), slice=gast.Constant(value=k, kind=None),
+                    ctx=gast.Load()), a)
+                out.extend(self.stmt(gast.copy_location(gast.Assign(
+                    targets=[copy.deepcopy(t)], value=item, type_comment=None), s)))
+            out.extend(self.block(copy.deepcopy(s.body)))
+        return out
 
     def _unroll_static(self, s, seq) -> list:
         """One copy of the loop's body per item, after `target = item` (an index, `Ws[k]`)."""
@@ -2301,6 +2357,7 @@ class _Rewriter:
             items = self.peek(e.args[1])
             if isinstance(items, VList) and items.keys is None and not items.pairs:
                 return self._unrolled_reduce(e, items)
+        self._spread_positional(e)
         if any(isinstance(a, gast.Starred) for a in e.args) or \
                 any(k.arg is None for k in e.keywords):
             return self._plain_call(e)
@@ -2357,6 +2414,11 @@ class _Rewriter:
                 f.id not in self.scope.locals and e.args and not e.keywords and \
                 isinstance(self.peek(e.args[0]), VObj):
             return self._object_builtin(f.id, self.peek(e.args[0]), e)
+        if len(e.args) == 1 and not e.keywords and not self.in_def and \
+                isinstance(f, (gast.Name, gast.Attribute)) and \
+                self.o.resolve_static(f, self.scope) in (copy.copy, copy.deepcopy) and \
+                isinstance(self.peek(e.args[0]), VObj):
+            return self._copied(self.expr(e.args[0]), f, e)
         if isinstance(f, gast.Call) and isinstance(f.func, gast.Name) and \
                 f.func.id == "getattr" and "getattr" not in self.scope.locals and \
                 len(f.args) == 2 and not f.keywords and isinstance(self.peek(f.args[0]), VObj):
@@ -2851,6 +2913,68 @@ class _Rewriter:
                           keywords=[])
         self.pre.append(gast.copy_location(gast.Expr(value=check), e))
         e.keywords = keywords
+
+    def _copied(self, o: VObj, f, e) -> VObj:
+        """``copy.copy(optimizer)`` / ``copy.deepcopy(layer)`` of a built object (ML-from-
+        scratch gives each layer ``copy.copy(optimizer)``): a new object of its class whose
+        attributes' locals start as the original's -- the same values (``copy.copy``: the
+        arrays shared, as Python shares them), or their deep copies. Refused where a method
+        changes a container the object holds in place (a shallow copy would share it) or
+        the object holds other objects (a deep copy would copy them too)."""
+        deep = self.o.resolve_static(f, self.scope) is copy.deepcopy
+        if not o.built or self.no_hoist or (deep and o.objects) or any(
+                isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and
+                isinstance(n.func.value, gast.Attribute) and n.func.attr in _MUTATORS or
+                isinstance(n, gast.Subscript) and isinstance(n.ctx, (gast.Store, gast.Del))
+                for t in (self.o.trees_of(o.cls) or [None]) if t is not None
+                for n in gast.walk(t)):
+            raise _Unsupported(f"`{'copy.deepcopy' if deep else 'copy.copy'}` of this object")
+        n = VObj(cls=o.cls, clsexpr=copy.deepcopy(o.clsexpr), attrs=o.attrs,
+                 objects=dict(o.objects), label=self.hint or o.cls.__name__.lower(),
+                 consts=dict(o.consts), lengths=dict(o.lengths), funcs=dict(o.funcs),
+                 surely=set(o.surely), maybe=set(o.maybe), nones=set(o.nones))
+        self.hint = None
+        self.scope.made.add(id(n))
+        self.scope.objs[id(n)] = n
+        for attr in o.attrs:
+            value = _name(self.scope.local(o, attr))
+            if deep:
+                value = gast.Call(func=copy.deepcopy(f), args=[value], keywords=[])
+            self.pre.append(_assign([_name(self.scope.local(n, attr), store=True)], value, e))
+            self.scope.stored.add((id(n), attr))
+        return n
+
+    def _spread_positional(self, e) -> None:
+        """``layer.set_parameters(*parameter_set)`` (nnfs's `Model.set_parameters`): a
+        method of a built object with a fixed signature (no ``*args``, no defaults) takes
+        as many items as it has parameters left, spelled out by index after a check, where
+        the call runs, that the sequence has that many (Python's TypeError otherwise)."""
+        starred = [i for i, a in enumerate(e.args) if isinstance(a, gast.Starred)]
+        if starred != [len(e.args) - 1] or e.keywords or self.in_def or self.no_hoist or \
+                not isinstance(e.func, gast.Attribute):
+            return
+        base = self.peek(e.func.value)
+        if not isinstance(base, VObj) or e.func.attr in base.attrs:
+            return
+        raw = _lookup(base.cls, e.func.attr)[1]
+        if not isinstance(raw, types.FunctionType) or \
+                not _user_function(raw, self.o.globals):
+            return
+        spec = inspect.getfullargspec(raw)
+        if spec.varargs or spec.defaults or spec.kwonlyargs or spec.varkw:
+            return
+        n = len(spec.args) - 1 - (len(e.args) - 1)
+        seq = e.args[-1].value
+        if n < 0 or not isinstance(seq, gast.Name) or seq.id in self.scope.env:
+            return
+        check = gast.Call(func=_name(self.o.bind(star_count, "star_count")),
+                          args=[_name(seq.id), gast.Constant(value=n, kind=None),
+                                gast.Constant(value=raw.__qualname__, kind=None)],
+                          keywords=[])
+        self.pre.append(gast.copy_location(gast.Expr(value=check), e))
+        e.args = e.args[:-1] + [gast.copy_location(gast.Subscript(
+            value=_name(seq.id), slice=gast.Constant(value=k, kind=None), ctx=gast.Load()),
+            seq) for k in range(n)]
 
     def _spread_target(self, f):
         """(the parameters a call of `f` binds by keyword, the callee's name for Python's
