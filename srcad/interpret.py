@@ -54,6 +54,10 @@ PY_OPERATORS = {
 # objects to the real call, but a later read in the same run sees what Python would
 # (`self.n_in = X.shape[1]; self._init_params()` of a layer initialised on its first call).
 _PROBED_ATTRS: list = []
+# per shape probe: the objects (not arrays, not numbers) its own calls made, by id -- a method
+# of one of them runs on the object itself (`it.iternext()` of an `np.nditer` the function
+# makes drives its loop); a method of anything else runs on a copy, or not at all
+_PROBE_MADE: list = []
 
 
 def call_op(op, args: dict, env: dict):
@@ -112,10 +116,11 @@ def run_effect(stmt: ir.Effect, env: dict, probe: bool = False) -> None:
             obj = stmt.args.get("_obj") if stmt.op.family == "opaque method" else None
             if not isinstance(obj, ir.Var):
                 return
-            try:
-                env[obj.name] = copy.deepcopy(env[obj.name])
-            except Exception:  # noqa: BLE001  (a logger, a socket: leave it to the real call)
-                return
+            if not (_PROBE_MADE and id(env[obj.name]) in _PROBE_MADE[-1]):
+                try:
+                    env[obj.name] = copy.deepcopy(env[obj.name])
+                except Exception:  # noqa: BLE001  (a logger, a socket: the real call's)
+                    return
         call_op(stmt.op, stmt.args, env)
         return
     if stmt.kind == "setattr":  # (the probe leaves the caller's objects to the real call)
@@ -174,6 +179,10 @@ def run_block(body, env: dict, record=None, fn=None, probe: bool = False) -> Non
                     e._srcad_fn = fn  # (and in which function: a callee's line is its own)
                 raise
             env[stmt.target] = value
+            if probe and _PROBE_MADE and not isinstance(
+                    value, (np.ndarray, np.generic, int, float, complex, str, bool, tuple,
+                            list, dict, type(None))):
+                _PROBE_MADE[-1][id(value)] = value
             if record is not None:
                 record(fn, stmt.target, value, id(stmt))
         elif isinstance(stmt, ir.UserCall):

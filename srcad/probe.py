@@ -73,6 +73,7 @@ def probe(fn_ir: ir.Function, args: dict, wrt=None) -> tuple[dict, object]:
     # the probe must not move a global random generator the real call then draws from
     rng_states = np.random.get_state(), random.getstate()
     interpret._PROBED_ATTRS.append({})  # (attributes it sets, seen by its later reads)
+    interpret._PROBE_MADE.append({})  # (objects it makes: their methods run on them)
     try:
         env = evaluate(fn_ir, args, record, probe=True)
     except SrcadError as e:
@@ -93,6 +94,7 @@ def probe(fn_ir: ir.Function, args: dict, wrt=None) -> tuple[dict, object]:
         ) from e
     finally:
         interpret._PROBED_ATTRS.pop()
+        interpret._PROBE_MADE.pop()
         np.random.set_state(rng_states[0])
         random.setstate(rng_states[1])
     out = env["<return>"]

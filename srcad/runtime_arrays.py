@@ -805,6 +805,6 @@ def place_appended(u, arr, values, axis=None, part=0):
     return np.append(np.zeros_like(arr), u, axis)
 
 
-def flatten(a):
+def flatten(a, order="C"):
     """``a.flatten()`` as a function, so that the table can hold it (a copy, unlike ravel)."""
-    return np.asarray(a).flatten()
+    return np.asarray(a).flatten(order)

@@ -244,8 +244,8 @@ class Tensor:
     def take(self, *a, **k):
         return self.tape.apply(np.take, (self, *a), k)
 
-    def flatten(self):
-        return self.tape.apply(runtime.flatten, (self,), {})
+    def flatten(self, order="C"):
+        return self.tape.apply(runtime.flatten, (self, order), {})
 
     # x.flat (read: iterated, indexed) is np.ravel(x), x.tolist() srcad/pyfuncs.py's, as in
     # source mode (frontend/methods.py, frontend/pylevel.py)
@@ -268,8 +268,8 @@ class Tensor:
     def squeeze(self, *a, **k):
         return self.tape.apply(np.squeeze, (self, *a), k)
 
-    def ravel(self):
-        return self.tape.apply(np.ravel, (self,), {})
+    def ravel(self, order="C"):
+        return self.tape.apply(np.ravel, (self,), {"order": order})
 
     def copy(self):
         return self.tape.apply(np.copy, (self,), {})

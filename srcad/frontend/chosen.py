@@ -683,6 +683,12 @@ def unroll_name_loops(pf) -> None:
             return None
         columns, picked = [], False
         for a, name in zip(it.args, names):
+            if isinstance(a, (gast.Tuple, gast.List)) and a.elts and all(
+                    isinstance(x, gast.Constant) and type(x.value) is str for x in a.elts) \
+                    and picks(s.body, name):  # (`enumerate(["tanh", "relu"])`: strings)
+                picked = True
+                columns.append((name, [x.value for x in a.elts]))
+                continue
             if isinstance(a, (gast.Tuple, gast.List)) and all(
                     isinstance(x, gast.Constant) or (isinstance(x, gast.Name) and
                                                      x.id not in stored) for x in a.elts):
@@ -695,9 +701,30 @@ def unroll_name_loops(pf) -> None:
             columns.append((name, items))
         return columns if picked else None
 
+    def enumerated(s):
+        """`for i, name in enumerate(names[, start])`: the zip it is, `for i, name in
+        zip((start, start + 1, ...), names)` (as many counts as names can hold); else `s`."""
+        it = s.iter
+        if not (isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and
+                not it.keywords and len(it.args) in (1, 2) and
+                isinstance(s.target, (gast.Tuple, gast.List)) and len(s.target.elts) == 2 and
+                pf.resolve(it.func.id) is enumerate and pf.resolve("zip") is zip and (
+                    len(it.args) == 1 or (isinstance(it.args[1], gast.Constant) and
+                                          type(it.args[1].value) is int))):
+            return s
+        start = it.args[1].value if len(it.args) == 2 else 0
+        counts = gast.Tuple(elts=[gast.Constant(value=start + k, kind=None)
+                                  for k in range(64)], ctx=gast.Load())
+        pairs = gast.Call(func=_name("zip"), args=[counts, it.args[0]], keywords=[])
+        return gast.copy_location(gast.For(target=s.target, iter=pairs, body=s.body,
+                                           orelse=s.orelse, type_comment=None), s)
+
     def block(stmts):
         out = []
         for s in stmts:
+            if isinstance(s, gast.For):
+                shaped = enumerated(s)
+                s = shaped if shaped is not s and zipped(shaped) is not None else s
             columns = zipped(s) if isinstance(s, gast.For) else None
             if columns is not None:
                 n = min(len(col) for _, col in columns)

@@ -21,6 +21,7 @@ Before/after (``h = np.tanh(x @ W + b)``, into=("h", line)):
 from __future__ import annotations
 
 import operator
+import re
 import types
 
 import gast
@@ -431,8 +432,10 @@ class ExpressionsMixin:
                                    "`[f(v) for v in xs]`), or pass values in as arguments")
         src = _const_src(obj, spelled)
         if src is None:
+            # (`LAYERS[0]` of a module's list: named `LAYERS_0`, a name of its own)
             src = self.claim(spelled if spelled.isidentifier() else
-                             self.fresh(spelled.replace(".", "_")), obj)
+                             self.fresh(re.sub(r"\W+", "_", spelled).strip("_") or "value"),
+                             obj)
         return ir.Const(obj, src)
 
     def local_base(self, e, hint):

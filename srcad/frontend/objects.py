@@ -111,6 +111,8 @@ _CHANGES = ("append", "extend", "insert", "pop")
 _READ_METHODS = ("get", "keys", "index", "count", "copy", "values", "items")
 _CONSUMERS = ("len", "sum", "min", "max", "list", "tuple", "sorted", "any", "all", "str",
               "repr", "print", "enumerate", "reversed", "zip")
+_STR_FOLDS = ("lower", "upper", "strip", "lstrip", "rstrip", "casefold", "title")
+_ANY_RETURN = object()  # (`_Rewriter.object_return`: see there)
 _MAX_DEPTH = 24  # nested specialisations (a method calling methods ...): recursion is refused
 # operators a built object answers with its methods (``p + q`` -> ``p.__add__(q)``)
 _BINARY = {gast.Add: "add", gast.Sub: "sub", gast.Mult: "mul", gast.Div: "truediv",
@@ -210,15 +212,18 @@ def _returns_new_object(fn, globals_):
         tree = parse_function(fn).tree
     except Exception:  # noqa: BLE001  (no source: not followed)
         return None
-    returns = [n for n in gast.walk(tree) if isinstance(n, gast.Return)]
-    if len(returns) != 1 or not tree.body or returns[0] is not tree.body[-1] or \
-            returns[0].value is None:
+    returns = [n for n in _walk_own(tree) if isinstance(n, gast.Return)]
+    if not returns or any(r.value is None for r in returns) or (
+            len(returns) == 1 and returns[0] is not tree.body[-1]):
         return None
-    v = returns[0].value
-    made = [v] if isinstance(v, gast.Call) else [
-        st.value for st in tree.body if isinstance(v, gast.Name) and isinstance(
-            st, gast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], gast.Name)
-        and st.targets[0].id == v.id and isinstance(st.value, gast.Call)]
+    made = []
+    for r in returns:  # (several: a factory, `if name == "tanh": return Tanh()`, folded
+        v = r.value    # by the name the call gives -- objects.py `_ANY_RETURN`)
+        made += [v] if isinstance(v, gast.Call) else [
+            st.value for st in (tree.body if len(returns) == 1 else _walk_own(tree))
+            if isinstance(v, gast.Name) and isinstance(st, gast.Assign) and
+            len(st.targets) == 1 and isinstance(st.targets[0], gast.Name) and
+            st.targets[0].id == v.id and isinstance(st.value, gast.Call)]
     cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
     for call in made:
         if not isinstance(call.func, gast.Name):
@@ -396,6 +401,14 @@ def _state_attrs(cls) -> tuple:
     return tuple(found)
 
 
+def _class_default(cls, attr: str) -> bool:
+    """Does `cls` hold `attr` as a plain value (``class L: W = None``, ``lr = 0.1``) --
+    no method, property or other descriptor -- that an instance may shadow?"""
+    raw = inspect.getattr_static(cls, attr, None)
+    return not attr.startswith("__") and hasattr(cls, attr) and not callable(raw) and \
+        not hasattr(type(raw), "__get__")
+
+
 def _functions_of(raw) -> list:
     """The user functions a class attribute holds: a function, or a property's getter and
     setter."""
@@ -488,6 +501,10 @@ class _Rewriter:
         self.hint = None  # the name a construction is assigned to (its locals' prefix)
         self.rest: list = []  # the statements after the current one, in its block
         self.object_return = None  # a method's one `return`, last in its body (specialise)
+        # (or _ANY_RETURN: any `return` met outside branches and loops not unrolled, after
+        # no `return` inside one -- a factory whose `if name == "tanh": return Tanh()` the
+        # known name folds)
+        self.nested_return = False
         self.returned = None  # the object that `return` gives back, built in the method
 
     # -- statements --------------------------------------------------------------------------
@@ -555,10 +572,14 @@ class _Rewriter:
             s.value = v
             return self.pre + [s]
         if isinstance(s, gast.Return):
+            if self.nested:
+                self.nested_return = True
             if s.value is not None:
                 v = self.expr(s.value)
-                if isinstance(v, VObj) and s is self.object_return and (
-                        id(v) in self.scope.made or v is self.me):
+                mine = s is self.object_return or (
+                    self.object_return is _ANY_RETURN and not self.nested and
+                    not self.nested_return and self.returned is None)
+                if isinstance(v, VObj) and mine and (id(v) in self.scope.made or v is self.me):
                     # `return poly1d(...)` as a method's one return: the caller holds the
                     # object (its state returned after the result: `specialise`); `return
                     # self` (an estimator's `fit`): the object it was called on
@@ -633,6 +654,9 @@ class _Rewriter:
         if isinstance(s, gast.Assign) and len(s.targets) == 1 and \
                 isinstance(s.targets[0], gast.Subscript):
             return self._kept_store(s)
+        updated = self._built_dict_update(s)
+        if updated is not None:
+            return updated
         found = dict_update(s)
         if found is not None:  # `self.saved.update({"z": z})`: its values, then a store each
             o = self.peek(s.value.func.value.value)
@@ -719,6 +743,56 @@ class _Rewriter:
                 if isinstance(n, (gast.expr, gast.stmt)) and \
                         getattr(n, "lineno", None) is None:
                     gast.copy_location(n, s)
+        return out
+
+    def _built_dict_update(self, s):
+        """``model.params.update(params)`` of a dict a built object holds (CS231n-style
+        models fill ``self.params = {}``): a store per key, as ``update`` makes them --
+        ``model.params[k] = params[k]`` for each key of a dict (looped: the keys of the
+        argument, read where the call runs), or of a display / keywords. Else None."""
+        if not (isinstance(s, gast.Expr) and isinstance(s.value, gast.Call) and
+                isinstance(s.value.func, gast.Attribute) and s.value.func.attr == "update" and
+                isinstance(s.value.func.value, gast.Attribute)) or self.in_def:
+            return None
+        call, root = s.value, s.value.func.value
+        o = self.peek(root.value)
+        if not isinstance(o, VObj) or not o.built or root.attr not in o.attrs or \
+                root.attr in o.objects or root.attr in o.funcs:
+            return None
+        stored = [n.value for t in (self.o.trees_of(o.cls) or [None]) if t is not None
+                  for n in gast.walk(t) if isinstance(n, gast.Assign) and any(
+                      isinstance(x, gast.Attribute) and x.attr == root.attr
+                      for x in n.targets)]
+        if not stored or not all(isinstance(v, (gast.Dict, gast.DictComp)) or (
+                isinstance(v, gast.Call) and isinstance(v.func, gast.Name) and
+                v.func.id == "dict") for v in stored):
+            return None  # (a dict each value its class stores there: not a set's update)
+
+        def store(key, value):  # (a store by key, as `model.params["W"] = W` is followed)
+            target = gast.Subscript(value=copy.deepcopy(root), slice=key, ctx=gast.Store())
+            target.value.ctx = gast.Load()
+            return _assign([target], value, s)
+
+        if not call.args and call.keywords and all(k.arg for k in call.keywords):
+            return [store(gast.Constant(value=k.arg, kind=None), k.value)
+                    for k in call.keywords]
+        if len(call.args) != 1 or call.keywords or isinstance(call.args[0], gast.Starred):
+            return None
+        arg = call.args[0]
+        if isinstance(arg, gast.Dict) and None not in arg.keys:
+            return [store(k, v) for k, v in zip(arg.keys, arg.values)]
+        out = []
+        if not isinstance(arg, gast.Name):
+            held = fresh(f"{root.attr}_update", self.o.taken)
+            out.append(_assign([_name(held, store=True)], arg, s))
+            arg = _name(held)
+        key = fresh("key", self.o.taken)
+        loop = gast.For(target=_name(key, store=True), iter=copy.deepcopy(arg),
+                        body=[store(_name(key), gast.Subscript(
+                            value=copy.deepcopy(arg), slice=_name(key), ctx=gast.Load()))],
+                        orelse=[], type_comment=None)
+        out.append(gast.copy_location(loop, s))
+        gast.fix_missing_locations(loop)
         return out
 
     def _kept_store(self, s):
@@ -1804,7 +1878,15 @@ class _Rewriter:
                     # (an attribute its own method names by setattr: state like the others
                     # from here on -- set before any read, so given back, never passed in)
                     base.attrs = base.attrs + (t.attr,)
-                    self.o.late.append((base, t.attr))
+                    self.o.late.append((base, t.attr, None))
+                if t.attr not in base.attrs and base.built and _class_default(base.cls, t.attr) \
+                        and not (self.nested or self.outer_nested or self.in_def):
+                    # (`class L: W = None` and `layer.W = W` from outside: an instance
+                    # attribute from here on, state like the others; before, the class's)
+                    base.attrs = base.attrs + (t.attr,)
+                    self.o.late.append((base, t.attr, gast.Attribute(
+                        value=_name(self.o.bind(base.cls, base.cls.__name__)), attr=t.attr,
+                        ctx=gast.Load())))
                 if t.attr not in base.attrs:
                     raise _Unsupported(f"`.{t.attr}` assigned from outside the class")
                 base.consts.pop(t.attr, None)
@@ -2385,6 +2467,17 @@ class _Rewriter:
                     raise _Unsupported("isinstance of a built object against an unknown class")
                 return gast.copy_location(gast.Constant(
                     value=issubclass(first.cls, cls), kind=None), e)
+            known = self.consts.get(e.args[0].id, UNRESOLVED) if isinstance(
+                e.args[0], gast.Name) and e.args[0].id not in self.scope.env else UNRESOLVED
+            if f.id == "isinstance" and first is None and len(e.args) == 2 and \
+                    known is not UNRESOLVED and not self.in_def:
+                # (`isinstance(param, str)` of a name holding a known constant: a factory
+                # picking by what it is given)
+                cls = self.o.resolve_static(e.args[1], self.scope)
+                if isinstance(cls, type) or (isinstance(cls, tuple) and all(
+                        isinstance(c, type) for c in cls)):
+                    return gast.copy_location(gast.Constant(
+                        value=isinstance(known, cls), kind=None), e)
             if f.id == "isinstance" and first is None and len(e.args) == 2 and \
                     isinstance(e.args[0], gast.Name) and \
                     e.args[0].id in self.scope.attr_values and \
@@ -3019,7 +3112,7 @@ class _Rewriter:
         e.args = [self._child(a) for a in e.args]
         for k in e.keywords:
             k.value = self.value(k.value)
-        return e
+        return _fold(e)
 
     def call_object(self, target, e):
         if isinstance(target, VBound):  # (`f(t, h)` of a parameter given `model.dynamics`)
@@ -3274,11 +3367,15 @@ class _Rewriter:
         returns = [n for n in _walk_own(fdef) if isinstance(n, gast.Return)]
         if len(returns) == 1 and fdef.body and returns[0] is fdef.body[-1]:
             sub.object_return = returns[0]
+        elif len(returns) > 1:
+            sub.object_return = _ANY_RETURN
         hint = self.hint
         line = self.o.line
         body = sub.block(fdef.body)
         self.o.line = line
         returned = sub.returned  # (an object the method built and returns: the call's value)
+        if returned is not None and sub.nested_return:
+            raise _Unsupported("an object returned on one path, another value on another")
         if returned is not None and hint and id(returned) in inner.made:
             returned.label = hint
         # the state it reads (parameters) and the state it assigns (returned after the result)
@@ -3378,6 +3475,12 @@ def _fold(e):
                 e.left.value, e.comparators[0].value)), kind=None), e)
         except TypeError:
             return e
+    if isinstance(e, gast.Call) and isinstance(e.func, gast.Attribute) and \
+            isinstance(e.func.value, gast.Constant) and type(e.func.value.value) is str and \
+            e.func.attr in _STR_FOLDS and not e.args and not e.keywords:
+        # (`act_str = act_str.lower()` of a known name: a factory's `if act_str == "relu"`)
+        return gast.copy_location(gast.Constant(
+            value=getattr(e.func.value.value, e.func.attr)(), kind=None), e)
     if isinstance(e, gast.JoinedStr):
         parts = []
         for v in e.values:
@@ -4125,9 +4228,9 @@ def scalarise_objects(pf, taken: set) -> list:
                 e.value = gast.copy_location(gast.Call(func=_name(kind), args=[e.value],
                                                        keywords=[]), e.value)
         body = entry + _before_returns(body, back)
-    late = [scope.names[(id(o), a)] for o, a in work.late if (id(o), a) in scope.names]
-    body = [_assign([_name(n, store=True)], gast.Constant(value=None, kind=None), tree)
-            for n in dict.fromkeys(late)] + body
+    late = {scope.names[(id(o), a)]: v for o, a, v in work.late if (id(o), a) in scope.names}
+    body = [_assign([_name(n, store=True)], v or gast.Constant(value=None, kind=None), tree)
+            for n, v in late.items()] + body
     pf.folded_items = work.folded
     tree.body = body + work.defs  # (the methods' nested defs: lifted out, closures.py)
     gast.fix_missing_locations(tree)

@@ -848,6 +848,28 @@ class _Lowerer:
                     target=_name(key, True), iter=_call(DICT_KEYS, [_name(f.value.id)]),
                     ifs=[], is_async=0)])
                 return self.expr(gast.copy_location(comp, e), pending, hint)
+            if self.builtin(f, "dict") and len(e.args) == 1 and not isinstance(
+                    e.args[0], gast.Starred):
+                pairs = e.args[0]
+                if not e.keywords and isinstance(pairs, gast.Call) and \
+                        self.builtin(pairs.func, "zip") and len(pairs.args) == 2 and \
+                        not pairs.keywords and not any(isinstance(a, gast.Starred)
+                                                       for a in pairs.args):
+                    # `dict(zip(names, arrays))`: the comprehension it is, key by key
+                    k, v = self.fresh("key"), self.fresh("value")
+                    comp = gast.DictComp(key=_name(k), value=_name(v), generators=[
+                        gast.comprehension(target=gast.Tuple(
+                            elts=[_name(k, True), _name(v, True)], ctx=gast.Store()),
+                            iter=pairs, ifs=[], is_async=0)])
+                    return self.expr(gast.copy_location(comp, e), pending, hint)
+                if e.keywords and all(kw.arg is not None for kw in e.keywords) and \
+                        self.dict_source(pairs) is not None:
+                    # `dict(p, scale=2.0)`: p's entries, then the keywords', `{**p, ...}`
+                    merged = gast.Dict(
+                        keys=[None] + [gast.Constant(value=kw.arg, kind=None)
+                                       for kw in e.keywords],
+                        values=[pairs] + [kw.value for kw in e.keywords])
+                    return self.expr(gast.copy_location(merged, e), pending, hint)
             copied = self.dict_copied(e)
             if copied is not None:
                 # `q = p.copy()` / `dict(p)` / `copy.deepcopy(p)` of a dict the function is

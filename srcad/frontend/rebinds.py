@@ -1,13 +1,15 @@
-"""A parameter rebound by the function's own top-level statements gets a name per binding.
+"""A dict parameter rebound by the function's own top-level statements: a name per binding.
 
-``params = {k: params[k] * x for k in params}``, ``x = np.asarray(x)``, ``X = X.reshape(n, -1)``:
-Python reads the argument on the right and binds a new value to the same name. The passes
-after this one ask of a name "is it the argument?" (a dict argument's keys, an argument's
-length, a known string) by whether the function ever stores it, so such a rebinding made the
-argument unknown everywhere -- and a dict comprehension over it was lowered as a loop over a
-list (a KeyError from srcad's code). Here each top-level ``p = ...`` binds a new name
-(``params_2``), and the reads after it, up to the next such statement, read that name; the
-parameter itself is never stored.
+``params = {k: params[k] * x for k in params}``, ``params = {**params, "W": W * 2}``: Python
+reads the argument on the right and binds a new value to the same name. The passes after
+this one ask of a name "is it the argument?" (a dict argument's keys, read from the call:
+`ParsedFunction.dict_paths`) by whether the function ever stores it, so such a rebinding made
+the argument unknown everywhere -- and a dict comprehension over it was lowered as a loop
+over a list (a KeyError from srcad's code). Here each top-level ``p = ...`` of a parameter
+the call gives a dict binds a new name, named by its line as the normaliser names a rebound
+local (``params_L4``), and the reads after it, up to the next such statement, read that name;
+the parameter itself is never stored. (An array parameter rebound, ``x = np.asarray(x)``, is
+left to the normaliser, which names it the same way.)
 
 Only where the rebinding is plain: every store of the parameter is the one target of a
 top-level assignment (not in a loop, a branch, a ``with`` or ``try``; no ``+=``, ``del``,
@@ -15,8 +17,8 @@ top-level assignment (not in a loop, a branch, a ``with`` or ``try``; no ``+=``,
 binding when it is called). Otherwise the function is left as it is.
 
     def f(params, x):                     def f(params, x):
-        params = {k: params[k] * x ...}       params_2 = {k: params[k] * x ...}
-        return np.sum(params["w"])            return np.sum(params_2["w"])
+        params = {k: params[k] * x ...}       params_L2 = {k: params[k] * x ...}
+        return np.sum(params["w"])            return np.sum(params_L2["w"])
 """
 
 from __future__ import annotations
@@ -33,7 +35,10 @@ def rename_rebound_params(pf) -> None:
     """Give each top-level rebinding of a parameter of `pf` a name of its own (see above)."""
     body = pf.tree.body
     taken = {n.id for n in gast.walk(pf.tree) if isinstance(n, gast.Name)} | set(pf.params)
+    held = getattr(pf, "dict_paths", None) or ()
     for p in pf.params:
+        if (p,) not in held:
+            continue  # (only a dict argument's: an array's rebinding the normaliser names)
         rebinds = _rebinding_statements(body, p)
         if not rebinds:
             continue
@@ -41,7 +46,9 @@ def rename_rebound_params(pf) -> None:
         for i, s in enumerate(body):
             if i in rebinds:
                 _rename_reads(s.value, p, current)
-                current = fresh(p, taken)
+                # (named by its line, as the normaliser names a rebound local: `x_L85`)
+                line = getattr(s, "lineno", None)
+                current = fresh(f"{p}_L{line}" if line is not None else p, taken)
                 s.targets[0].id = current
             else:
                 _rename_reads(s, p, current)

@@ -353,6 +353,8 @@ defvjp(np.append,
 defjvp(np.append,  # (jointly linear: each argument's tangent beside zeros for the other)
        lambda g, out, arr, values, axis=None: np.append(g, np.zeros_like(values), axis),
        lambda g, out, arr, values, axis=None: np.append(np.zeros_like(arr), g, axis))
-defvjp(flatten, lambda g, out, a: np.reshape(g, np.shape(a)),
-       name="flatten", spelling="a.flatten()", linear=("a",), family=_F,
-       derivation="a flattened copy: reshape back", test_cases=(("a.flatten()", [_T]),))
+defvjp(flatten, lambda g, out, a, order="C": np.reshape(g, np.shape(a), order=order),
+       name="flatten", spelling="a.flatten(order)", linear=("a",), family=_F,
+       derivation="a flattened copy: reshape back, in the same index order",
+       test_cases=(("a.flatten()", [_T]), ("a.flatten('F')", [_T]),
+                   ("a.flatten(order='F')", [(3, 4)])))

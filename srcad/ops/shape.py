@@ -50,17 +50,22 @@ defvjp(np.swapaxes, lambda g, out, a, axis1, axis2: np.swapaxes(g, axis1, axis2)
        derivation="swapping twice is the identity",
        test_cases=(("np.swapaxes(a, 0, 2)", [_T]), ("np.swapaxes(a, -1, 0)", [_T]),
                    ("a.swapaxes(1, 2)", [_T]), ("np.swapaxes(a, 1, 1)", [(3, 4)])))
-defvjp(np.reshape, lambda g, out, a, shape: np.reshape(g, np.shape(a)),
+defvjp(np.reshape,
+       lambda g, out, a, shape, order="C": np.reshape(g, np.shape(a), order=order),
        name="reshape", linear=('a',), family="shape", view=True,
-       derivation="reshape back to the input's shape",
+       derivation="reshape back to the input's shape, in the same index order",
        test_cases=(("np.reshape(a, (4, 6))", [_T]), ("np.reshape(a, (-1,))", [_T]),
                    ("np.reshape(a, (2, 1, 3, 4))", [_T]), ("a.reshape(6, 4)", [_T]),
                    ("a.reshape((3, -1))", [(3, 4)]), ("np.reshape(a, (1, 1))", [()]),
-                   ("np.reshape(a, ())", [(1,)])))
-defvjp(np.ravel, lambda g, out, a: np.reshape(g, np.shape(a)),
+                   ("np.reshape(a, ())", [(1,)]),
+                   ("np.reshape(a, (4, 6), order='F')", [_T]),
+                   ("a.reshape((3, 4), order='F')", [(4, 3)]),
+                   ("a.reshape(2, 6, order='C')", [(3, 4)])))
+defvjp(np.ravel, lambda g, out, a, order="C": np.reshape(g, np.shape(a), order=order),
        name="ravel", linear=('a',), family="shape", view=True,
-       derivation="reshape back to the input's shape",
-       test_cases=(("np.ravel(a)", [_T]), ("np.ravel(a.T)", [(3, 4)])))
+       derivation="reshape back to the input's shape, in the same index order",
+       test_cases=(("np.ravel(a)", [_T]), ("np.ravel(a.T)", [(3, 4)]),
+                   ("np.ravel(a, order='F')", [_T]), ("a.ravel('F')", [(3, 4)])))
 defvjp(np.copy, lambda g, out, a: g,
        name="array_copy", linear=('a',), family="shape",
        derivation="a copy: the adjoint passes through",

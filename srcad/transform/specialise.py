@@ -455,9 +455,9 @@ def _drop_default_tail(node: ast.Call, fn) -> None:
 
 def _drop_numpy_defaults(node: ast.Call, fn) -> None:
     """A rule's ``np.mean(a, axis=axis, keepdims=True, where=where)`` called with numpy's
-    defaults reads ``np.mean(a, axis=0, keepdims=True)``: ``where=True`` and ``dtype=None``
-    (where the function's own default is None) are dropped -- the same call to numpy, and
-    the form the fuser matches."""
+    defaults reads ``np.mean(a, axis=0, keepdims=True)``: ``where=True``, ``dtype=None``
+    (where the function's own default is None) and ``order`` at its default are dropped --
+    the same call to numpy, and the form the fuser matches."""
     try:
         params = inspect.signature(fn).parameters
     except (TypeError, ValueError):
@@ -467,6 +467,10 @@ def _drop_numpy_defaults(node: ast.Call, fn) -> None:
             return isinstance(k.value, ast.Constant) and k.value.value is True
         if k.arg == "dtype" and "dtype" in params and params["dtype"].default is None:
             return isinstance(k.value, ast.Constant) and k.value.value is None
+        if k.arg == "order" and k.arg in params and type(params[k.arg].default) is str:
+            # (`np.reshape(g, np.shape(a), order=order)` of a C-order reshape)
+            return isinstance(k.value, ast.Constant) and \
+                k.value.value == params[k.arg].default
         return False
     node.keywords = [k for k in node.keywords if not default(k)]
 
