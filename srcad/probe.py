@@ -137,8 +137,12 @@ def refuse_sequence_arithmetic(functions: dict, containers: dict, infos: dict,
             args = list(s.args.values())
             sequences = [a for a in args if isinstance(a, ir.Seq)
                          or (isinstance(a, ir.Var) and a.name in seqs)]
+            # (a numpy integer scalar times a list repeats the list, as a Python int does:
+            # `np.sum(counts) * xs`)
             numpy_operand = any(isinstance(a, ir.Var) and (i := table.get(a.name)) is not None
-                                and i.dtype is not None for a in args)
+                                and i.dtype is not None and not (
+                                    s.op.name == "multiply" and i.ndim == 0 and
+                                    np.dtype(i.dtype).kind in "iub") for a in args)
             if not sequences or numpy_operand:  # (an array or numpy scalar: numpy's semantics)
                 continue
             if varied is None:

@@ -163,10 +163,10 @@ class Scale:
     def __init__(self, w):
         self.w = w
 
-    def me(self, other=None):  # (one of two objects returned: not followed; a method's
-        if other is None:          # one `return self` is, as an estimator's fit)
+    def me(self, v):  # (one of two objects returned, picked by the data: not followed; a
+        if np.sum(v) > 0:  # method's one `return self` is, as an estimator's fit)
             return self
-        return other
+        return Scale(self.w * 2.0)
 
     def apply(self, x):
         return x * self.w
@@ -174,7 +174,7 @@ class Scale:
 
 def object_not_followed(x):
     s = Scale(x)  # refused here
-    return np.sum(s.me().apply(x))
+    return np.sum(s.me(x).apply(x))
 
 
 def object_not_followed_hinted(x):

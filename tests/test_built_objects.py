@@ -306,18 +306,37 @@ class Leaky:
     def __init__(self, W):
         self.W = W
 
-    def me(self, other=None):  # (one of two objects returned: not followed; a method's
-        if other is None:          # one `return self` is, as an estimator's fit)
+    def me(self, other=None):  # (`other is None` known when specialising: `return self`,
+        if other is None:          # followed as a method's one `return self` is)
             return self
         return other
+
+    def pick(self, v):  # (one of two objects returned, by the data: not followed)
+        if np.sum(v) > 0:
+            return self
+        return Leaky(self.W * 2.0)
 
     def forward(self, x):
         return x @ self.W
 
 
 def returns_self(W, x):
+    layer = Leaky(W).pick(x)
+    return np.sum(layer.forward(x))
+
+
+def returns_self_folded(W, x):
     layer = Leaky(W).me()
     return np.sum(layer.forward(x))
+
+
+def test_a_return_picked_by_a_known_argument_is_followed():
+    """`me(other=None)`'s `if other is None: return self` folds by the default (2026-12-04,
+    third session: a factory's branches picked by what the call gives): followed."""
+    W, x = _args("temporary_object")[0]
+    g = srcad.grad(returns_self_folded)(W, x)
+    np.testing.assert_allclose(g, numerical_grad(returns_self_folded, (W, x)), rtol=1e-6,
+                               atol=1e-9)
 
 
 def built_on_one_arm(W, x):

@@ -447,6 +447,9 @@ FD_ORACLE = {  # cases (by their expression) where torch runs but differentiates
        if "where=" in c.src or "initial=" in c.src or "correction=" in c.src},
     **{c.src: "torch._numpy's take takes no mode=" for op in OPS if op.name == "take"
        for c in cases_of(op) if "mode=" in c.src},
+    **{c.src: "torch._numpy's reshape / ravel / flatten take no order= (Fortran order)"
+       for op in OPS if op.name in ("reshape", "ravel", "flatten") for c in cases_of(op)
+       if "'F'" in c.src},
     **{c.src: "torch._numpy's pad implements no mode but constant" for op in OPS
        if op.name == "pad" for c in cases_of(op)
        if any(m in c.src for m in ("edge", "reflect", "symmetric", "wrap"))},

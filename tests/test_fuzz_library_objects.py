@@ -37,6 +37,16 @@ program:
 the other batches fail on np.c_, np.full / np.full_like's fill value (zero or partial
 gradients, in tape mode too), np.arange's start and np.s_[x].
 
+The templates after those (2026-12-04, third session) store differentiated values on user
+objects the function builds -- weights loaded by a zip over a list of layers, a class-level
+default set from outside, a copy.copy of a layer, an object rebuilt on each trip of a loop --
+and read them back through the objects' methods. Run on srcad as it was when that session
+began (``git worktree add /tmp/wt 167236f`` with this file copied in), 9 of the 15 default
+tests fail: batch 0 with a silently wrong gradient in source mode (``for t3_l, t3_w in
+zip(t3_ls, [t1]): t3_l.W = t3_w``, then ``t3_ls[0].forward(0.5)``: the loop ran as written
+and nothing made the layer depend on ``t1``), the others with a crash from the layer's
+``W = None`` read where the store was not seen, and `test_zip_zero_gradient_seed`.
+
 The last templates write into a differentiated array in place through a library call or a
 method on a view expression (``y[1:].sort()``, ``rng.shuffle(y)``, ``np.negative(y[::2],
 out=y[::2])``). With srcad/analysis/refusals.py and srcad/frontend/pylower.py as they were
@@ -66,6 +76,7 @@ SLOW_BATCHES = 118  # (seeds 12-129)
 FD_TOL = 1e-5
 
 HEADER = '''
+import copy
 import math
 import numpy as np
 
@@ -84,6 +95,26 @@ class Scale:
         return other * 2.0
 
     __rmul__ = __mul__
+
+
+class Holder:
+    """A layer whose weight is a class-level default, set from outside (``layer.W = W``)."""
+    W = None
+
+    def read(self, v):
+        return v * self.W
+
+
+class Stateful:
+    """A layer that keeps its weight from __init__ and its forward's output."""
+
+    def __init__(self):
+        self.W = 1.0
+        self.out = None
+
+    def forward(self, v):
+        self.out = np.tanh(v * self.W)
+        return self.out
 
 
 LUT = Table()
@@ -146,7 +177,29 @@ TEMPLATES = [
     ("{n} = np.ravel({a}) * 1.0\n    np.random.default_rng(2).shuffle({n}[1:])", "stmt"),
     ("{n} = np.ravel({a}) * 1.0\n    np.negative({n}[::2], out={n}[::2])", "stmt"),
     ("{n} = np.ravel({a}) * 1.0\n    np.copyto({n}[::2], 0.5)", "stmt"),
+    # weights stored on user objects the function builds, then read by their methods (a
+    # zip over built layers gave zero gradients in source mode until 2026-12-04, third)
+    ("{n}_ls = [Holder(), Holder()]\n    for {n}_l, {n}_w in zip({n}_ls, [{a}, {a} * 2.0]):\n"
+     "        {n}_l.W = {n}_w\n    {n} = {n}_ls[1].read(1.5) + {n}_ls[0].read(0.5)", "stmt"),
+    ("{n}_ls = [Stateful(), Stateful()]\n    for {n}_l, {n}_w in zip({n}_ls, [{a}]):\n"
+     "        {n}_l.W = {n}_w\n    {n} = {n}_ls[0].forward(0.5) + {n}_ls[1].forward(1.0)",
+     "stmt"),
+    ("{n}_ls = [Holder(), Holder()]\n    for {n}_l, {n}_w in zip({n}_ls, [{a}, {a}]):\n"
+     "        {n}_l.W = {n}_w\n        if {n}_l is {n}_ls[-1]:\n            break\n"
+     "    {n} = {n}_ls[0].read(2.0)", "stmt"),
+    ("{n}_l = Holder()\n    {n}_l.W = {a} * 3.0\n    {n} = {n}_l.read({a})", "stmt"),
+    ("{n}_l = Stateful()\n    {n}_l.W = {a}\n    {n}_c = copy.copy({n}_l)\n"
+     "    {n}_c.W = {n}_c.W * 2.0\n    {n} = {n}_l.forward(1.0) + {n}_c.forward(0.5)", "stmt"),
+    # an object rebuilt on each trip of a loop (objects.py carries the new one's locals),
+    # and one kept under a second name across the trips (right, or refused)
+    ("{n}_s = Stateful()\n    {n}_s.W = {a}\n    for {n}_i in range(2):\n"
+     "        {n}_t = Stateful()\n        {n}_t.W = {n}_s.W * 0.5 + {n}_s.forward(0.3)\n"
+     "        {n}_s = {n}_t\n    {n} = {n}_s.forward(1.0)", "stmt"),
+    ("{n}_s = Stateful()\n    {n}_s.W = {a}\n    {n}_p = {n}_s\n    for {n}_i in range(2):\n"
+     "        {n}_p = {n}_s\n        {n}_s = Stateful()\n        {n}_s.W = {n}_p.W * 1.5\n"
+     "    {n} = {n}_s.forward(1.0) + {n}_p.forward(0.5)", "stmt"),
 ]
+SEED_ZIP = len(TEMPLATES) - 7  # the zip over built layers (test_zip_zero_gradient_seed)
 SEED_BUG = 0  # np.r_[...]: the first template (see the module docstring)
 SHAPES = [(3,), (2, 3), (4,)]
 FINALS = ["np.sum(np.sin({t}))", "np.sum(np.tanh({t}) ** 2)", "np.sum(np.cos({t}) * 0.5)"]
@@ -276,6 +329,17 @@ def test_r_zero_gradient_seed():
     the generator writes it: differentiated in both modes now, zero gradients before."""
     src = TEMPLATES[SEED_BUG][0].format(a="x")
     source = f"def p(x):\n    t1 = {src}\n    return np.sum(np.sin(np.asarray(t1)))\n"
+    mod = FP.import_source(HEADER + "\n\n" + source, "lib")
+    x = np.random.default_rng(0).uniform(-1.0, 1.0, (3,))
+    assert check(mod.p, x, source) == {"source": "ok", "tape": "ok"}
+
+
+def test_zip_zero_gradient_seed():
+    """The weights loaded into built layers by a zip (template SEED_ZIP), as the generator
+    writes it: right in both modes now; a zero gradient in source mode before (the loop ran
+    as written, and the store into a layer of the list made no dependence)."""
+    src = TEMPLATES[SEED_ZIP][0].format(a="x", n="t1")
+    source = f"def p(x):\n    {src}\n    return np.sum(np.sin(np.asarray(t1)))\n"
     mod = FP.import_source(HEADER + "\n\n" + source, "lib")
     x = np.random.default_rng(0).uniform(-1.0, 1.0, (3,))
     assert check(mod.p, x, source) == {"source": "ok", "tape": "ok"}
