@@ -26,7 +26,7 @@ import sys
 import numpy as np
 
 from . import runtime
-from .errors import SrcadError
+from .errors import SrcadError, UnsupportedSyntaxError
 from .interpret import check_inplace
 from .ops import table
 from .pyfuncs import tolist
@@ -34,6 +34,13 @@ from .runtime_at import AT_FORMS
 from .runtime_callbacks import eager_callbacks
 from .runtime_signal import INPLACE_WRITERS, inplace_parts
 from .tape_containers import CONTAINERS, TensorDict, raw_items
+
+
+def _no_reshape_in_place(attr: str = "shape"):
+    """`h.shape = (2, 1)` / `h.dtype = ...`: numpy changes the array itself in place."""
+    raise UnsupportedSyntaxError(
+        f"`x.{attr} = ...` changes an array that gradients flow through in place",
+        hint="make a new array: `x = x.reshape(2, 1)` (or `x = x.view(dtype)`)")
 
 
 class Tensor:
@@ -107,10 +114,11 @@ class Tensor:
         return self.tape.apply(func, args, kwargs)
 
     # attributes
-    shape = property(lambda self: np.shape(self.value))
+    shape = property(lambda self: np.shape(self.value), lambda self, v: _no_reshape_in_place())
     ndim = property(lambda self: np.ndim(self.value))
     size = property(lambda self: np.size(self.value))
-    dtype = property(lambda self: np.result_type(self.value))
+    dtype = property(lambda self: np.result_type(self.value),
+                     lambda self, v: _no_reshape_in_place("dtype"))
     T = property(lambda self: self.tape.apply(np.transpose, (self,), {}))
     if hasattr(np, "matrix_transpose"):  # (numpy >= 2; frontend/methods.py ATTRIBUTES)
         mT = property(lambda self: self.tape.apply(np.matrix_transpose, (self,), {}))

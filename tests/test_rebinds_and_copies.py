@@ -79,8 +79,31 @@ def read_by_a_closure(W, x):
     return np.sum(f(x) ** 2)
 
 
+class Momentum:
+    def __init__(self, lr=0.1, beta=0.9):
+        self.lr, self.beta = lr, beta
+        self.state = {}
+
+    def step(self, name, p, g):
+        v = self.state.get(name, np.zeros_like(p))
+        v = self.beta * v + g
+        self.state[name] = v
+        return p - self.lr * v
+
+
+def dict_rebound_in_a_loop(params, x):
+    """An optimiser unrolled in the loss: the dict argument rebound to a comprehension over
+    itself on every trip (a KeyError from srcad's code before, as above)."""
+    opt = Momentum()
+    for _ in range(3):
+        grads = {k: np.tanh(params[k]) * x for k in params}
+        params = {k: opt.step(k, params[k], grads[k]) for k in params}
+    return np.sum(params["w"] ** 2) + np.sum(params["v"])
+
+
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("fn", [dict_rebound_by_comprehension, dict_rebound_twice])
+@pytest.mark.parametrize("fn", [dict_rebound_by_comprehension, dict_rebound_twice,
+                                dict_rebound_in_a_loop])
 def test_dict_parameter_rebound(fn, mode):
     check_dict(fn, mode, P, X[0])
 

@@ -820,6 +820,12 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             # `self.out = self_out` (attrstate.py); `layer.n_in = 4` on an object srcad runs
             # as written (the store, where Python makes it: a differentiated value stored
             # there makes the object depend on it -- analysis/refusals.py)
+            if target.attr in ("shape", "dtype", "strides", "data") and \
+                    not is_user_object(_named(self.pf, target.value.id)):
+                raise self.unsupported(
+                    f"`{target.value.id}.{target.attr} = ...` changes an array in place (numpy "
+                    f"reshapes or reinterprets it)", node,
+                    f"make a new array: `{target.value.id} = {target.value.id}.reshape(...)`")
             if target.value.id in self.namespace_names():
                 raise self.unsupported(
                     f"`{target.value.id}.{target.attr} = ...` stores into a "

@@ -308,7 +308,11 @@ class _Lowerer:
                             (made if fresh_dict else other).add(n.id)
             elif isinstance(node, (gast.For, gast.AugAssign, gast.AnnAssign)):
                 other.update(n.id for n in gast.walk(node.target) if isinstance(n, gast.Name))
-        return made - other - self.params
+        # (a parameter the call gives a dict, rebound only to dicts made here -- `params =
+        # {k: step(params[k]) for k in params}` in an unrolled optimiser's loop -- holds a
+        # dict at every read)
+        given = {p for p in self.params if (p,) in self.pf.dict_paths}
+        return made - other - (set(self.params) - given)
 
     def _is_defaultdict_list(self, v) -> bool:
         """`defaultdict(list)` (collections' own, `list` the builtin)."""
