@@ -2086,7 +2086,7 @@ class _Rewriter:
                 # `act is None` of a function known here (`out_act if out_act is not None`)
                 return gast.copy_location(gast.Constant(
                     value=isinstance(e.ops[0], gast.IsNot), kind=None), e)
-            return e
+            return _fold(e)  # (`"leaky relu" in act_str` of a known name)
         if isinstance(e, gast.Dict) and e.keys and all(
                 isinstance(k, gast.Constant) and type(k.value) in (str, int) for k in e.keys) \
                 and len({k.value for k in e.keys}) == len(e.keys):
@@ -3475,6 +3475,14 @@ def _fold(e):
                 e.left.value, e.comparators[0].value)), kind=None), e)
         except TypeError:
             return e
+    if isinstance(e, gast.Compare) and len(e.ops) == 1 and \
+            isinstance(e.ops[0], (gast.In, gast.NotIn)) and \
+            isinstance(e.left, gast.Constant) and isinstance(e.comparators[0], gast.Constant) \
+            and type(e.left.value) is str and type(e.comparators[0].value) is str:
+        # (`elif "leaky relu" in act_str:` of a known name)
+        found = e.left.value in e.comparators[0].value
+        return gast.copy_location(gast.Constant(
+            value=found if isinstance(e.ops[0], gast.In) else not found, kind=None), e)
     if isinstance(e, gast.Call) and isinstance(e.func, gast.Attribute) and \
             isinstance(e.func.value, gast.Constant) and type(e.func.value.value) is str and \
             e.func.attr in _STR_FOLDS and not e.args and not e.keywords:
