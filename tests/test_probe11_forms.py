@@ -19,6 +19,12 @@ mode against central differences. One focused test per class it found, each fail
   ``__call__`` picks the class by ``if``s on the name (``.lower()``, ``isinstance(param,
   str)``) -- refused; the known name now folds those branches and the one object it builds
   is the call's result.
+* functional-style layers: ``layers = [lambda h, W=W: np.tanh(h @ W) for W in Ws]`` (or
+  appended in a loop, or a display of closures and functions), then ``for f in layers: x =
+  f(x)``: refused (a function fetched from a list); the loop is written out per function
+  (frontend/funclists.py), a ``W=W`` default read as its item, a late-bound read as the last.
+* ``np.apply_along_axis(normalise, 1, X)`` / ``np.vectorize(two)(x)`` of a nested ``def``:
+  refused (a lambda or a module function worked).
 """
 
 import os
@@ -333,3 +339,81 @@ def test_activation_factories(mode):
             R.standard_normal(1), R.standard_normal((5, 3)))
     check(numpy_ml_style, mode, args, wrt=(0, 1, 2, 3))
     check(factory_returning_an_object, mode, (args[0], args[4]))
+
+
+# -- a list of functions walked by a loop (functional-style layers) ------------------------------
+
+def lambdas_with_default_capture(Ws, x):
+    layers = [lambda h, W=W: np.tanh(h @ W) for W in Ws]
+    for layer in layers:
+        x = layer(x)
+    return np.sum(x ** 2)
+
+
+def lambdas_appended_in_a_loop(Ws, x):
+    fs = []
+    for W in Ws:
+        fs.append(lambda h, W=W: np.sin(h @ W) + h)
+    for f in fs:
+        x = f(x)
+    return np.sum(x)
+
+
+def late_bound_lambdas(Ws, x):
+    """No `W=W`: every lambda reads the comprehension's W when called -- the last one."""
+    fs = [lambda h: np.tanh(h @ W) for W in Ws]
+    for f in fs:
+        x = f(x)
+    return np.sum(x)
+
+
+def a_display_of_closures(W1, W2, x):
+    fs = [lambda h: np.tanh(h @ W1), _relu, lambda h: np.sin(h @ W2)]
+    for f in fs:
+        x = f(x) * 1.5
+    return np.sum(x)
+
+
+def _relu(h):
+    return np.maximum(h, 0.0)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("fn", [lambdas_with_default_capture, lambdas_appended_in_a_loop,
+                                late_bound_lambdas])
+def test_lists_of_lambdas(fn, mode):
+    Ws = [R.standard_normal((3, 3)) * 0.7 for _ in range(3)]
+    x = R.standard_normal((2, 3))
+    value, grad = srcad.value_and_grad(fn, mode=mode)(Ws, x)
+    np.testing.assert_allclose(value, fn(Ws, x), rtol=1e-12)
+    for k in range(3):
+        want = numerical_grad(lambda a, k=k: fn(Ws[:k] + [a] + Ws[k + 1:], x), (Ws[k],))
+        np.testing.assert_allclose(grad[k], want, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_display_of_closures(mode):
+    check(a_display_of_closures, mode,
+          (R.standard_normal((3, 3)), R.standard_normal((3, 3)), R.standard_normal((2, 3))),
+          wrt=(0, 1))
+
+
+# -- numpy's callback functions given a nested def ---------------------------------------------
+
+def along_axis_nested_def(W, X):
+    def normalise(row):
+        return row / np.sqrt(np.sum(row ** 2) + 1e-3)
+    return np.sum(np.apply_along_axis(normalise, 1, X @ W) * np.arange(3.0))
+
+
+def vectorize_nested_def_two_outputs(x):
+    def two(v):
+        return v * 2.0, np.sin(v)
+    a, b = np.vectorize(two)(x)
+    return np.sum(a * b)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_callbacks_of_a_nested_def(mode):
+    check(along_axis_nested_def, mode, (R.standard_normal((3, 3)), R.standard_normal((2, 3))))
+    check(vectorize_nested_def_two_outputs, mode, (R.standard_normal(4),))

@@ -92,6 +92,11 @@ class _Lowerer:
         self.lambdas = {t.id for n in gast.walk(pf.tree) if isinstance(n, gast.Assign)
                         and isinstance(n.value, gast.Lambda) for t in n.targets
                         if isinstance(t, gast.Name)}
+        # (`def sm(v): ...` nested in the function, bound once: called by its name, lifted by
+        # closures.py like a lambda held in a name)
+        defs = [n.name for n in gast.walk(pf.tree) if isinstance(n, gast.FunctionDef)
+                and n is not pf.tree]
+        self.lambdas |= {d for d in defs if defs.count(d) == 1 and d not in self.stored}
         self.held = self.held_vectorize()
 
     def held_vectorize(self) -> dict:
@@ -347,7 +352,11 @@ class _Lowerer:
         if isinstance(f, gast.Name) and f.id in self.lambdas:
             held = [n.value for n in gast.walk(self.pf.tree) if isinstance(n, gast.Assign)
                     and any(isinstance(t, gast.Name) and t.id == f.id for t in n.targets)]
+            held += [n for n in gast.walk(self.pf.tree) if isinstance(n, gast.FunctionDef)
+                     and n.name == f.id and n is not self.pf.tree]
             f = held[0] if len(held) == 1 else None
+            if isinstance(f, gast.FunctionDef):
+                return _returned_tuple(f)
         if isinstance(f, gast.Lambda):
             return len(f.body.elts) if isinstance(f.body, gast.Tuple) else 1
         if isinstance(f, (gast.Name, gast.Attribute)):
@@ -520,14 +529,17 @@ def _float_otypes(otypes, nout) -> bool:
 
 
 def _returned_tuple(fn) -> int:
-    """n when the Python function `fn` returns a tuple display of n items (n > 1) at every
-    ``return``, else 1."""
-    if not isinstance(fn, types.FunctionType):
+    """n when the Python function `fn` (or a nested def's tree) returns a tuple display of n
+    items (n > 1) at every ``return``, else 1."""
+    if isinstance(fn, gast.FunctionDef):
+        tree = fn
+    elif not isinstance(fn, types.FunctionType):
         return 1
-    try:
-        tree = parse_function(fn).tree
-    except Exception:  # noqa: BLE001  (no source: one output, as before)
-        return 1
+    else:
+        try:
+            tree = parse_function(fn).tree
+        except Exception:  # noqa: BLE001  (no source: one output, as before)
+            return 1
     if isinstance(tree, gast.Lambda) or (isinstance(tree, gast.FunctionDef) and isinstance(
             getattr(tree, "body", None), gast.expr)):
         body = tree.body

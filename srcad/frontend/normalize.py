@@ -76,6 +76,7 @@ from .pylower import lower_python
 from .trylower import lower_try
 from .walrus import hoist_named_exprs
 from .factories import splice_factories
+from .funclists import unroll_function_lists
 from .rebinds import rename_rebound_params
 from .recursion import MAX_DEPTH, RECURSIVE, Recursion, fold_static_arguments, signature, \
     static_arguments
@@ -1637,6 +1638,7 @@ def _normalize(pf: ParsedFunction, root: bool = False) -> ir.Function:
     fold_dict_reads(pf)  # kwargs.get("act", "elu") of a dict argument: its str (chosen.py)
     unroll_name_loops(pf)  # for name in spec: h = REG[name]()(h) -- once per name (chosen.py)
     zip_displays(pf)  # for f, W in zip([np.tanh, relu], [W1, W2]): one display (chosen.py)
+    unroll_function_lists(pf)  # fs = [lambda h: ..]; for fn in fs: x = fn(x) (funclists.py)
     fold_chosen_functions(pf)  # if kind == "relu": act = relu -- Python's branch (chosen.py)
     splice_factories(pf)  # f = make_layer(W): the closure it returns, made here (factories.py)
     fence(pf)
