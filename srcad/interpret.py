@@ -25,6 +25,8 @@ def atom_value(atom, env: dict) -> Any:
     if isinstance(atom, ir.Var):
         return env[atom.name]
     if isinstance(atom, ir.Const):
+        if _PROBE_COPIES and _PROBE_COPIES[-1]:
+            return _probe_copy_of(atom.value)
         return atom.value
     if isinstance(atom, ir.Seq):
         items = [atom_value(a, env) for a in atom.items]
@@ -54,6 +56,23 @@ PY_OPERATORS = {
 # objects to the real call, but a later read in the same run sees what Python would
 # (`self.n_in = X.shape[1]; self._init_params()` of a layer initialised on its first call).
 _PROBED_ATTRS: list = []
+# per shape probe: a module's list, dict or set a store of the call changes (`_cache[n] = v`,
+# `LOG.append(h)`), by id -> the probe's own copy of it, changed in its place: later reads in
+# the probe see the store, as Python's would, and the module's container is the real call's
+_PROBE_COPIES: list = []
+
+
+def _probe_copy_of(value):
+    copies = _PROBE_COPIES[-1]
+    held = copies.get(id(value))
+    if held is not None:
+        return held[1]
+    owner = getattr(value, "__self__", None)  # (`_cache.__setitem__`, `_cache.get`)
+    if owner is not None and id(owner) in copies:
+        return getattr(copies[id(owner)][1], value.__name__)
+    return value
+
+
 # per shape probe: the objects (not arrays, not numbers) its own calls made, by id -- a method
 # of one of them runs on the object itself (`it.iternext()` of an `np.nditer` the function
 # makes drives its loop); a method of anything else runs on a copy, or not at all
@@ -114,6 +133,15 @@ def run_effect(stmt: ir.Effect, env: dict, probe: bool = False) -> None:
     if stmt.kind == "call":
         if probe:
             obj = stmt.args.get("_obj") if stmt.op.family == "opaque method" else None
+            fn = stmt.args.get("_fn") if stmt.op.family == "opaque call" else None
+            owner = getattr(fn.value, "__self__", None) if isinstance(fn, ir.Const) else None
+            if type(owner) in (list, dict, set) and _PROBE_COPIES:
+                # (a store into a module's container: into the probe's copy of it)
+                copies = _PROBE_COPIES[-1]
+                if id(owner) not in copies:
+                    copies[id(owner)] = (owner, copy.copy(owner))
+                call_op(stmt.op, stmt.args, env)
+                return
             if not isinstance(obj, ir.Var):
                 return
             if not (_PROBE_MADE and id(env[obj.name]) in _PROBE_MADE[-1]):

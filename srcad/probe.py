@@ -49,9 +49,14 @@ def probe(fn_ir: ir.Function, args: dict, wrt=None) -> tuple[dict, object]:
     held: dict = {id(fn_ir): set(args)}
     not_integral: dict = {id(fn_ir): {k for k, v in args.items() if not _integral(v)}}
 
+    complexes: dict = {}  # {id(function): names that held a complex value}
+
     def record(fn, name, value, site):
         functions[id(fn)] = fn
         executed.add(site)
+        if isinstance(value, (complex, np.complexfloating)) or (
+                isinstance(value, np.ndarray) and value.dtype.kind == "c"):
+            complexes.setdefault(id(fn), set()).add(name)
         held.setdefault(id(fn), set()).add(name)
         if not _integral(value):
             not_integral.setdefault(id(fn), set()).add(name)
@@ -74,6 +79,7 @@ def probe(fn_ir: ir.Function, args: dict, wrt=None) -> tuple[dict, object]:
     rng_states = np.random.get_state(), random.getstate()
     interpret._PROBED_ATTRS.append({})  # (attributes it sets, seen by its later reads)
     interpret._PROBE_MADE.append({})  # (objects it makes: their methods run on them)
+    interpret._PROBE_COPIES.append({})  # (module containers it stores into: its own copies)
     try:
         env = evaluate(fn_ir, args, record, probe=True)
     except SrcadError as e:
@@ -95,6 +101,7 @@ def probe(fn_ir: ir.Function, args: dict, wrt=None) -> tuple[dict, object]:
     finally:
         interpret._PROBED_ATTRS.pop()
         interpret._PROBE_MADE.pop()
+        interpret._PROBE_COPIES.pop()
         np.random.set_state(rng_states[0])
         random.setstate(rng_states[1])
     out = env["<return>"]
@@ -108,6 +115,7 @@ def probe(fn_ir: ir.Function, args: dict, wrt=None) -> tuple[dict, object]:
     if wrt is not None:
         integral = {fid: names - not_integral.get(fid, set()) for fid, names in held.items()}
         refuse_sequence_arithmetic(functions, containers, infos, fn_ir, wrt, integral)
+        refuse_complex(functions, complexes, fn_ir, wrt)
         check_held_objects(functions, objects, fn_ir, wrt)
     return clean, out
 
@@ -135,6 +143,9 @@ def refuse_sequence_arithmetic(functions: dict, containers: dict, infos: dict,
             if not (isinstance(s, ir.Call) and s.op.name in PY_OPERATORS):
                 continue
             args = list(s.args.values())
+            if s.op.name == "mod" and isinstance(args[0], ir.Const) and \
+                    isinstance(args[0].value, str):
+                continue  # (`"cost %f" % (i, loss)`: a string, no gradient to carry)
             sequences = [a for a in args if isinstance(a, ir.Seq)
                          or (isinstance(a, ir.Var) and a.name in seqs)]
             # (a numpy integer scalar times a list repeats the list, as a Python int does:
@@ -158,6 +169,27 @@ def refuse_sequence_arithmetic(functions: dict, containers: dict, infos: dict,
                     filename=fn.filename, lineno=s.line, func=fn.name,
                     hint="make it an array first (np.asarray(xs)), or combine the items with "
                     "np.concatenate / np.stack, or index the items one by one")
+
+
+def refuse_complex(functions: dict, complexes: dict, main: ir.Function, wrt) -> None:
+    """A value that depends on the differentiated arguments and held a complex number on the
+    probe (`np.exp(1j * k)`): the rows' rules are real, so its gradient would lose the
+    imaginary part -- a wrong gradient, silently. Refused at the line that made it."""
+    for fid, names in complexes.items():
+        fn = functions[fid]
+        varied = varied_vars(fn, wrt if fn is main else fn.params)
+        bad = names & varied
+        if not bad:
+            continue
+        line = next((s.line for s in ir.walk(fn.body) if isinstance(s, ir.Call)
+                     and s.target in bad), None)
+        raise SrcadError(
+            "a complex value depends on the arguments being differentiated: srcad "
+            "differentiates real values only (complex numbers are out of its scope)",
+            filename=fn.filename, lineno=line, func=fn.name,
+            hint="write the computation with real arrays (`np.cos(k)` / `np.sin(k)` for the "
+            "parts of `np.exp(1j * k)`), or register a real-valued rule for the function "
+            "with srcad.defvjp")
 
 
 def _touched_by_effects(fn: ir.Function) -> set:

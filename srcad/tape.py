@@ -110,6 +110,14 @@ def _forward_form(op, values):
     return fn(**{p.name: values.get(p.name, p.default) for p in op.params})
 
 
+_COMPLEX = ("a complex value depends on the arguments being differentiated: srcad "
+            "differentiates real values only (complex numbers are out of its scope)")
+_COMPLEX_HINT = ("write the computation with real arrays (`np.cos(k)` / `np.sin(k)` for "
+                 "the parts of `np.exp(1j * k)`), or register a real-valued rule for the "
+                 "function with srcad.defvjp")
+
+
+
 class Tape:
     def __init__(self):
         self.entries: list[Entry] = []
@@ -176,6 +184,8 @@ class Tape:
         if not op.differentiable or not any(_has_tensor(bound[p]) for p in bound
                                             if op.vjp(p) is not None):
             return result
+        if np.iscomplexobj(result):
+            raise user_error(_COMPLEX, _COMPLEX_HINT)
         out = Tensor(result, self)
         # a plain array the backward will read may be changed in place later (v += 1.0 on an
         # array no Tensor touches): keep a copy of it, as source mode's code rebinds instead

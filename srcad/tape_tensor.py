@@ -136,7 +136,7 @@ class Tensor:
     def __float__(self):
         # float(t), math.sqrt(t): source mode runs them on the value where check_opaque has
         # made sure the gradient does not need their result (and refuses them otherwise)
-        if _called(sys._getframe(1)):
+        if _called(sys._getframe(1)) or _formatted(sys._getframe(1)):
             return float(self.value)
         # numpy calls this to store a value into a plain array (`out[i] = t`): the gradient
         # would be silently wrong
@@ -429,6 +429,20 @@ def _called(frame) -> bool:
     """Is `frame` (the user's code) at a call -- float(t) -- rather than a store (a[i] = t)?"""
     code = frame.f_code.co_code
     return 0 <= frame.f_lasti < len(code) and code[frame.f_lasti] in _CALLS
+
+
+_REMAINDER = {dis.opmap[n] for n in ("BINARY_MODULO", "INPLACE_MODULO") if n in dis.opmap}
+_BINARY_OP = dis.opmap.get("BINARY_OP")
+_NB_REMAINDER = (6, 19)  # (BINARY_OP's operand for `%` and `%=`, Python >= 3.11)
+
+
+def _formatted(frame) -> bool:
+    """Is `frame` at a `%` -- `"loss %.3f" % t`: str formatting asks for the number (a
+    Tensor's own `t % 2` never gets here), a string that carries no gradient?"""
+    code, i = frame.f_code.co_code, frame.f_lasti
+    if not 0 <= i < len(code):
+        return False
+    return code[i] in _REMAINDER or (code[i] == _BINARY_OP and code[i + 1] in _NB_REMAINDER)
 
 
 def _seen_elsewhere(base) -> bool:

@@ -25,6 +25,12 @@ mode against central differences. One focused test per class it found, each fail
   (frontend/funclists.py), a ``W=W`` default read as its item, a late-bound read as the last.
 * ``np.apply_along_axis(normalise, 1, X)`` / ``np.vectorize(two)(x)`` of a nested ``def``:
   refused (a lambda or a module function worked).
+* two more probes (scientific code; tutorial and blog styles, 171 programs): **complex values
+  depending on the differentiated arguments gave silently wrong gradients** (the imaginary
+  part dropped) -- now refused in both modes; ``h = c = np.zeros(n)`` (refused), ``q, k =
+  map(split_heads, (q, k))`` (refused), ``"cost %f" % loss`` (refused in both modes, the
+  tape's with a wrong reason), a module dict filled as a cache by a callee (a KeyError
+  blamed on the user: the shape probe skipped the store and read the dict).
 """
 
 import os
@@ -417,3 +423,89 @@ def vectorize_nested_def_two_outputs(x):
 def test_callbacks_of_a_nested_def(mode):
     check(along_axis_nested_def, mode, (R.standard_normal((3, 3)), R.standard_normal((2, 3))))
     check(vectorize_nested_def_two_outputs, mode, (R.standard_normal(4),))
+
+
+# -- complex values on the way to the output ----------------------------------------------------
+
+def complex_real_part(k):
+    return np.real(np.exp(1j * k))
+
+
+def complex_imag_part(k):
+    return np.imag(np.exp(1j * k))
+
+
+def complex_modulus(k):
+    z = np.exp(1j * k)
+    return np.real(z * np.conj(z))
+
+
+def complex_of_data_only(x):
+    """An FFT of constants: no differentiated value is complex -- differentiated."""
+    return np.sum(np.abs(np.fft.fft(np.arange(4.0))) * x)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("fn", [complex_real_part, complex_imag_part, complex_modulus])
+def test_complex_values_are_refused(fn, mode):
+    """Were silently wrong (the imaginary part of the gradient dropped: `np.imag(np.exp(1j *
+    k))` gave 0, `|exp(ik)|^2` gave -sin(2k) for 0)."""
+    with pytest.raises(srcad.SrcadError) as e:
+        srcad.grad(fn, mode=mode)(1.3)
+    assert "complex" in str(e.value) and "test_probe11_forms.py" in str(e.value)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_complex_values_of_constants_are_fine(mode):
+    check(complex_of_data_only, mode, (R.standard_normal(4),))
+
+
+# -- tutorial idioms: chained assignment, map unpacking, %-formatting, a module cache ----------
+
+def chained_assignment(w):
+    h = c = np.zeros(2)
+    h += w  # (in place: c is the same array, as in Python)
+    data_loss = reg_loss = 0.0
+    data_loss += np.sum(h * c)
+    reg_loss += 0.1 * np.sum(c ** 3)
+    return data_loss + reg_loss
+
+
+def _split_heads(v):
+    return v.reshape(2, -1)
+
+
+def map_unpacked(q, k):
+    q, k = map(_split_heads, (q, k))
+    a, b = map(np.tanh, (q, 2.0 * k))
+    return np.sum(a @ b.T)
+
+
+def percent_formatted(w):
+    loss = np.sum(w ** 2)
+    text = "cost after iteration %i: %f" % (3, loss)
+    note = "loss %.3f" % loss
+    return loss * (len(text) > 0) * (len(note) > 0)
+
+
+_SCALES = {}
+
+
+def _scale(n):
+    if n not in _SCALES:
+        _SCALES[n] = 2.0 * n
+    return _SCALES[n]
+
+
+def module_cache_in_a_callee(w):
+    return _scale(3) * np.sum(w ** 2)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_tutorial_idioms(mode):
+    w = R.standard_normal(2)
+    check(chained_assignment, mode, (w,))
+    check(map_unpacked, mode, (R.standard_normal(4), R.standard_normal(4)), wrt=(0, 1))
+    check(percent_formatted, mode, (w,))
+    _SCALES.clear()  # (empty: the first call stores, the shape probe's copy sees it)
+    check(module_cache_in_a_callee, mode, (w,))

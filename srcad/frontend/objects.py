@@ -353,7 +353,11 @@ def _fields(cls, bind) -> list:
         if not f.init:
             continue
         default = None
-        if f.default_factory is not dataclasses.MISSING:
+        if f.default_factory is list:  # (`field(default_factory=list)`: a new list)
+            default = gast.List(elts=[], ctx=gast.Load())
+        elif f.default_factory is dict:
+            default = gast.Dict(keys=[], values=[])
+        elif f.default_factory is not dataclasses.MISSING:
             default = gast.Call(func=_name(bind(f.default_factory, f"{f.name}_factory")),
                                 args=[], keywords=[])
         elif f.default is not dataclasses.MISSING:

@@ -219,6 +219,46 @@ class _Forms:
             out.extend(self.stmt(s))
         return out
 
+    def chained(self, s) -> list:
+        """``h = c = np.zeros(n)`` (``loss = reg = 0.0``): the value once, then each target
+        in Python's order (left to right) given that same object -- ``h_c = np.zeros(n);
+        h = h_c; c = h_c`` (a write through one name is seen through the other, as in
+        Python: the aliasing passes follow it)."""
+        held = _chained_name(s.targets, self.taken)
+        first = gast.Assign(targets=[gast.Name(id=held, ctx=gast.Store(), annotation=None,
+                                               type_comment=None)],
+                            value=s.value, type_comment=None)
+        out = [gast.copy_location(first, s)]
+        for t in s.targets:
+            one = gast.Assign(targets=[t], value=gast.Name(id=held, ctx=gast.Load(),
+                                                           annotation=None, type_comment=None),
+                              type_comment=None)
+            out.append(gast.copy_location(one, s))
+        for st in out:
+            gast.fix_missing_locations(st)
+        return out
+
+    def mapped_unpacking(self, s):
+        """``q, k, v = map(split_heads, (q, k, v))`` -- a map over a display, unpacked into as
+        many names: the calls it makes, in order, as a tuple display (``(split_heads(q),
+        split_heads(k), split_heads(v))``); else None."""
+        t, v = s.targets[0], s.value
+        if not (isinstance(t, (gast.Tuple, gast.List)) and isinstance(v, gast.Call) and
+                not v.keywords and len(v.args) == 2 and isinstance(v.func, gast.Name) and
+                self.resolve(v.func) is map and
+                isinstance(v.args[1], (gast.Tuple, gast.List)) and
+                isinstance(v.args[0], (gast.Name, gast.Attribute, gast.Lambda)) and
+                len(v.args[1].elts) == len(t.elts) and
+                not any(isinstance(x, gast.Starred) for x in [*t.elts, *v.args[1].elts])):
+            return None
+        calls = [gast.Call(func=copy.deepcopy(v.args[0]), args=[x], keywords=[])
+                 for x in v.args[1].elts]
+        out = gast.Assign(targets=[t], value=gast.Tuple(elts=calls, ctx=gast.Load()),
+                          type_comment=None)
+        out = gast.copy_location(out, s)
+        gast.fix_missing_locations(out)
+        return out
+
     # -- iter / next ---------------------------------------------------------------------------
     def iterators(self, stmts) -> list:
         """``it = iter(fs)`` over a list or tuple whose items are read in order, by
@@ -443,6 +483,12 @@ class _Forms:
         return type(held) in (list, tuple)
 
     def stmt(self, s) -> list:
+        if isinstance(s, gast.Assign) and len(s.targets) > 1:
+            return self.block(self.chained(s))
+        if isinstance(s, gast.Assign) and len(s.targets) == 1:
+            mapped = self.mapped_unpacking(s)
+            if mapped is not None:
+                s = mapped
         if isinstance(s, gast.FunctionDef):  # (a nested def: closures.py splices it in)
             s.body = self.block(s.body)
             return [s]
@@ -1306,6 +1352,11 @@ def _hashable(v):
     except TypeError:
         return None
     return v
+
+
+def _chained_name(targets, taken: set) -> str:
+    names = [t.id for t in targets if isinstance(t, gast.Name)]
+    return fresh("_".join(names[:3]) if names else "value", taken)
 
 
 def lower_forms(pf, taken: set) -> None:
