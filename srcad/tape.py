@@ -441,10 +441,19 @@ class Tape:
             return self._traced[fn]
         g = _TracedGlobals(self, fn.__globals__)
         _class_body_names(g, fn.__code__)
-        closure = None
+        closure, selves = None, []
         if fn.__closure__:
-            closure = tuple(types.CellType(self.wrap(c.cell_contents)) if _cell_full(c) else c
-                            for c in fn.__closure__)
+            cells = []
+            for c in fn.__closure__:
+                if _cell_full(c) and c.cell_contents is fn:
+                    # (a function reading its own name: a decorator's `wrapper.calls = 1`, a
+                    # nested recursive def -- the traced function, set below)
+                    selves.append(types.CellType())
+                    cells.append(selves[-1])
+                else:
+                    cells.append(types.CellType(self.wrap(c.cell_contents))
+                                 if _cell_full(c) else c)
+            closure = tuple(cells)
         out = types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, closure)
         out.__kwdefaults__ = fn.__kwdefaults__
         names, cells = _declared_stores(fn.__code__)
@@ -452,6 +461,8 @@ class Tape:
             out = _settling(out, fn, g, closure, names, cells)
         out._srcad_untraced = fn  # (`follow_class`: the user's function behind it)
         self._traced[fn] = out
+        for cell in selves:
+            cell.cell_contents = out
         return out
 
     def follow_class(self, cls) -> None:

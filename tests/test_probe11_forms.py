@@ -509,3 +509,54 @@ def test_tutorial_idioms(mode):
     check(percent_formatted, mode, (w,))
     _SCALES.clear()  # (empty: the first call stores, the shape probe's copy sees it)
     check(module_cache_in_a_callee, mode, (w,))
+
+
+# -- layer specs as tuples, names zipped with weights, a decorator's wrapper ------------------
+
+ARCH = [(2, "tanh"), (3, "sin")]
+_ACTS = {"tanh": np.tanh, "sin": np.sin, "sq": lambda z: z * z}
+
+
+def module_arch_of_tuples(x):
+    for n, act in ARCH:
+        x = _ACTS[act](x) * n
+    return np.sum(x)
+
+
+def names_zipped_with_weights(Ws, x):
+    h = x
+    for W, name in zip(Ws, ["tanh", "sq"]):
+        h = _ACTS[name](h @ W)
+    return np.sum(h)
+
+
+def _timed(fn):
+    def wrapper(*args):
+        out = fn(*args)
+        wrapper.calls = getattr(wrapper, "calls", 0) + 1
+        return out
+    return wrapper
+
+
+@_timed
+def _sine(x):
+    return np.sin(x)
+
+
+def decorated_wrapper_sets_its_attribute(x):
+    """Tape mode recursed without end (the wrapper's closure holds the wrapper)."""
+    return np.sum(_sine(x) ** 2)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_specs_and_decorators(mode):
+    x = R.standard_normal(2)
+    check(module_arch_of_tuples, mode, (x,))
+    Ws = [R.standard_normal((2, 2)) * 0.5 for _ in range(2)]
+    value, grad = srcad.value_and_grad(names_zipped_with_weights, mode=mode)(Ws, x)
+    np.testing.assert_allclose(value, names_zipped_with_weights(Ws, x), rtol=1e-12)
+    for k in range(2):
+        want = numerical_grad(lambda a, k=k: names_zipped_with_weights(
+            Ws[:k] + [a] + Ws[k + 1:], x), (Ws[k],))
+        np.testing.assert_allclose(grad[k], want, rtol=1e-6, atol=1e-9)
+    check(decorated_wrapper_sets_its_attribute, mode, (x,))

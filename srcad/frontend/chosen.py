@@ -665,11 +665,16 @@ def unroll_name_loops(pf) -> None:
         picks: [(target, [item per trip])], each item a string or a display's node; None
         where the loop is not one of these (or not safe to write out)."""
         it = s.iter
+        table = rows(it, s.target)
+        if table is not None:  # (`for n, act in ARCH:` of a module's list of tuples)
+            it = gast.Call(func=_name("zip"), args=[
+                gast.Tuple(elts=[_const(r[j], it) for r in table], ctx=gast.Load())
+                for j in range(len(s.target.elts))], keywords=[])
         if s.orelse or not isinstance(s.target, (gast.Tuple, gast.List)) or \
                 not all(isinstance(t, gast.Name) for t in s.target.elts) or \
                 not (isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and
                      not it.keywords and len(it.args) == len(s.target.elts) and
-                     pf.resolve(it.func.id) is zip):
+                     (table is not None or pf.resolve(it.func.id) is zip)):
             return None
         names = [t.id for t in s.target.elts]
         inner = [n for st in s.body for n in gast.walk(st)]
@@ -696,10 +701,51 @@ def unroll_name_loops(pf) -> None:
                 continue
             items = strings(a)
             if items is None:
-                return None
+                items = argument_items(a, s)  # (`zip(Ws, names)`: Ws[0], Ws[1], ...)
+                if items is None:
+                    return None
+                columns.append((name, items))
+                continue
             picked = picked or picks(s.body, name)
             columns.append((name, items))
         return columns if picked else None
+
+    def rows(it, target):
+        """The rows of a module's list or tuple of tuples of constants a loop unpacks into
+        as many names (`ARCH = [(64, "tanh"), (32, "relu")]`), else None."""
+        nonlocal known
+        if not (isinstance(it, (gast.Name, gast.Attribute)) and
+                isinstance(target, (gast.Tuple, gast.List)) and
+                all(isinstance(t, gast.Name) for t in target.elts)):
+            return None
+        known = known or _Known(pf)
+        known.waits = None
+        v = known.value(it)
+        if type(v) not in (list, tuple) or not 0 < len(v) <= 64 or not all(
+                type(r) is tuple and len(r) == len(target.elts) and
+                all(x is None or type(x) in (str, int, float, bool) for x in r) for r in v):
+            return None
+        if type(v) is list:  # (a list changed in place later: the code is rebuilt)
+            guards.note("items", v, len(v), v)
+        return [tuple(r) for r in v]
+
+    def argument_items(a, at):
+        """`Ws[0], Ws[1], ...` of a list or tuple argument never rebound, its length told by
+        the call (`ParsedFunction.statics`); else None."""
+        if not (isinstance(a, gast.Name) and a.id in pf.params) or any(
+                isinstance(n, gast.Name) and n.id == a.id and
+                isinstance(n.ctx, (gast.Store, gast.Del)) for n in gast.walk(pf.tree)):
+            return None
+        told = (getattr(pf, "statics", None) or {}).get(a.id)
+        if told is None and getattr(pf, "deferrable", False):
+            raise pf.error("this loop picks functions by names zipped with an argument", at,
+                           cls=CountUnknownError,
+                           hint="srcad writes it out once the first call's arguments give "
+                           "the count")
+        if told is None or told[0] != "len" or told[1] > 64:
+            return None
+        return [gast.Subscript(value=_name(a.id), slice=gast.Constant(value=k, kind=None),
+                               ctx=gast.Load()) for k in range(told[1])]
 
     def enumerated(s):
         """`for i, name in enumerate(names[, start])`: the zip it is, `for i, name in
