@@ -30,7 +30,11 @@ mode against central differences. One focused test per class it found, each fail
   part dropped) -- now refused in both modes; ``h = c = np.zeros(n)`` (refused), ``q, k =
   map(split_heads, (q, k))`` (refused), ``"cost %f" % loss`` (refused in both modes, the
   tape's with a wrong reason), a module dict filled as a cache by a callee (a KeyError
-  blamed on the user: the shape probe skipped the store and read the dict).
+  blamed on the user: the shape probe skipped the store and read the dict); ``for n, act in
+  ARCH`` of a module's list of tuples and ``zip(Ws, ["tanh", "sq"])`` picking registry
+  functions; a decorator's wrapper setting an attribute on itself (tape mode recursed);
+  ``layer(x, **cfg)`` into ``def layer(x, scale=1.0, **unused)``; a factory defining its
+  closure on each arm of an ``if`` on a name; ``linear(W)(x)``; ``Dyn(*params)``.
 """
 
 import os
@@ -560,3 +564,77 @@ def test_specs_and_decorators(mode):
             Ws[:k] + [a] + Ws[k + 1:], x), (Ws[k],))
         np.testing.assert_allclose(grad[k], want, rtol=1e-6, atol=1e-9)
     check(decorated_wrapper_sets_its_attribute, mode, (x,))
+
+
+# -- keywords into **unused, factories with branches, curried closures, Cls(*params) --------
+
+def _layer(x, scale=1.0, **unused):
+    return np.tanh(scale * x)
+
+
+CFG = {"scale": 2.0, "dropout": 0.0}
+
+
+def spread_into_unused(x):
+    return np.sum(_layer(x, **CFG))
+
+
+def spread_argument_into_unused(x, cfg):
+    return np.sum(_layer(x, **cfg) ** 2)
+
+
+def _make_act(kind):
+    if kind == "relu":
+        def act(z):
+            return np.maximum(z, 0.0)
+    elif kind in ("tanh", "th"):
+        def act(z):
+            return np.tanh(z)
+    else:
+        raise ValueError(kind)
+    return act
+
+
+def factory_defs_on_each_arm(x):
+    act = _make_act("tanh")
+    return np.sum(act(x) * 2.0) + np.sum(_make_act("relu")(x))
+
+
+def _linear(W):
+    def go(x):
+        return x @ W
+    return go
+
+
+def curried_closure(W, x):
+    return np.sum(np.tanh(_linear(W)(x)))
+
+
+class _Dyn:
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+    def __call__(self, x):
+        return -self.a * x + self.b
+
+
+def constructed_from_a_star(params, x):
+    return np.sum(_Dyn(*params)(x) ** 2)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_keywords_factories_and_stars(mode):
+    x = R.standard_normal(3)
+    check(spread_into_unused, mode, (x,))
+    value, grad = srcad.value_and_grad(spread_argument_into_unused, mode=mode)(
+        x, {"scale": 0.5, "p": 1})
+    np.testing.assert_allclose(grad, numerical_grad(
+        lambda a: spread_argument_into_unused(a, {"scale": 0.5, "p": 1}), (x,)), rtol=1e-6)
+    check(factory_defs_on_each_arm, mode, (x,))
+    check(curried_closure, mode, (R.standard_normal((3, 2)), R.standard_normal((4, 3))))
+    params = (R.standard_normal(3), R.standard_normal(3))
+    value, grad = srcad.value_and_grad(constructed_from_a_star, mode=mode)(params, x)
+    for k in range(2):
+        want = numerical_grad(lambda a, k=k: constructed_from_a_star(
+            params[:k] + (a,) + params[k + 1:], x), (params[k],))
+        np.testing.assert_allclose(grad[k], want, rtol=1e-6, atol=1e-9)

@@ -39,7 +39,7 @@ from ..checkpoint import Checkpointed
 from ..ops import control, table
 from ..ops.composed import transformed_call_op
 from ..ops.python_rows import dict_literal_op, namedtuple_op, replace_op
-from ..errors import SrcadError, at_call_site, in_substitute
+from ..errors import DictUnknownError, SrcadError, at_call_site, in_substitute
 from ..pyfuncs import SUBSTITUTES, label_of
 from . import guards
 from .closures import PARTIAL
@@ -189,6 +189,27 @@ class CallsMixin:
         except (TypeError, ValueError):
             return e
         P = inspect.Parameter
+        rest_keys = None
+        if spreads and not stars and len(spreads) == 1 and \
+                any(p.kind is P.VAR_KEYWORD for p in params) and \
+                not any(p.kind is P.VAR_POSITIONAL for p in params):
+            # `layer(x, **cfg)` into `def layer(x, scale=1.0, **unused)`: the keys no
+            # parameter takes go to `**unused`, each by name -- where the dict's keys are
+            # known (the call's dict argument, a module's dict)
+            d = spreads[0].value
+            keys = self.known_keys(d)
+            if keys is None and isinstance(d, gast.Name) and d.id in self.pf.params and \
+                    not self.pf.dict_paths:
+                raise self.pf.error(
+                    f"`**{d.id}` into a function taking `**kwargs`: srcad reads the dict "
+                    f"argument's keys from a call", e, cls=DictUnknownError,
+                    hint=f"call the function with a dict for `{d.id}`")
+            if keys is None:
+                return e
+            takes = {p.name for p in params if p.kind in (P.POSITIONAL_OR_KEYWORD,
+                                                           P.KEYWORD_ONLY)}
+            rest_keys = [k for k in keys if k not in takes]
+            params = [p for p in params if p.kind is not P.VAR_KEYWORD]
         if any(p.kind in (P.VAR_POSITIONAL, P.VAR_KEYWORD) for p in params) or \
                 len(spreads) > 1 or len(stars) > 1 or (stars and stars[0] != len(e.args) - 1):
             return e
@@ -217,7 +238,19 @@ class CallsMixin:
         if spreads:
             d = spreads[0].value
             bound = {p.name for p in positional[:len(args)]} | named
-            self.check_spread_keys(fn, d, params, bound, e)
+            if rest_keys is None:
+                self.check_spread_keys(fn, d, params, bound, e)
+            else:
+                for k in rest_keys:
+                    if k in named:
+                        raise self.pf.error(
+                            f"TypeError: {getattr(fn, '__qualname__', 'the function')}() got "
+                            f"multiple values for keyword argument '{k}' (from "
+                            f"`**{gast.unparse(d)}`): Python raises this when the call runs",
+                            e, hint=f"give `{gast.unparse(d)}` only the keys it should pass")
+                    keywords.append(gast.keyword(arg=k, value=gast.copy_location(
+                        gast.Subscript(value=copy.deepcopy(d), slice=gast.Constant(k, None),
+                                       ctx=gast.Load()), d)))
             for p in params:
                 if p.name in bound or p.kind is P.POSITIONAL_ONLY:
                     continue
@@ -236,11 +269,9 @@ class CallsMixin:
                 keywords.append(gast.keyword(arg=p.name, value=gast.copy_location(value, d)))
         return gast.copy_location(gast.Call(func=e.func, args=args, keywords=keywords), e)
 
-    def check_spread_keys(self, fn, d, params, bound: set, e) -> None:
-        """``f(x, **d)`` where srcad knows d's keys (a dict display here, a dict argument of
-        this specialisation, a module's dict): a key f has no parameter for, or one the call
-        already binds, is Python's TypeError -- said here, not left to pass silently as the
-        keys f does read."""
+    def known_keys(self, d):
+        """The keys of the dict `d` where srcad knows them (a dict argument of this
+        specialisation, a module's dict, one the function builds), all strings; else None."""
         keys = None
         if isinstance(d, gast.Name):
             atom = self.env.get(d.id)
@@ -254,7 +285,15 @@ class CallsMixin:
             elif isinstance(atom, ir.Var):
                 items = self.list_items_of(d.id)
                 keys = None if items is None else [k for k, _ in items]
-        if not keys or not all(isinstance(k, str) for k in keys):
+        return keys if keys and all(isinstance(k, str) for k in keys) else None
+
+    def check_spread_keys(self, fn, d, params, bound: set, e) -> None:
+        """``f(x, **d)`` where srcad knows d's keys (a dict display here, a dict argument of
+        this specialisation, a module's dict): a key f has no parameter for, or one the call
+        already binds, is Python's TypeError -- said here, not left to pass silently as the
+        keys f does read."""
+        keys = self.known_keys(d)
+        if not keys:
             return
         P = inspect.Parameter
         takes = {p.name for p in params if p.kind is not P.POSITIONAL_ONLY}

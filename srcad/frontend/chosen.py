@@ -269,8 +269,14 @@ def _returns_functions(pf) -> bool:
     """Does the function return a function (`def get_activation(name): if name == "relu":
     return relu ...`, a factory its caller calls the result of)? Each `return` of a lambda,
     or of a name or dotted name that is a function here (a module global, np.tanh)."""
-    returns = [n.value for n in gast.walk(pf.tree) if isinstance(n, gast.Return)
-               and n.value is not None]
+    own, todo = [], list(pf.tree.body)  # (not the returns of the defs nested in it)
+    while todo:
+        n = todo.pop()
+        own.append(n)
+        if not isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda,
+                              gast.ClassDef)):
+            todo.extend(gast.iter_child_nodes(n))
+    returns = [n.value for n in own if isinstance(n, gast.Return) and n.value is not None]
     if not returns:
         return False
     for v in returns:
@@ -289,6 +295,8 @@ def _returns_functions(pf) -> bool:
             continue
         if not isinstance(v, (gast.Name, gast.Attribute)):
             return False
+        if isinstance(v, gast.Name) and v.id in _nested_defs(pf.tree):
+            continue  # (`if kind == "relu": def act(z): ...` in each branch, `return act`)
         root = v
         while isinstance(root, gast.Attribute):
             root = root.value
@@ -303,6 +311,19 @@ def _returns_functions(pf) -> bool:
         if not callable(obj) or isinstance(obj, type):
             return False
     return True
+
+
+def _nested_defs(tree) -> set:
+    """Names bound in `tree` only by nested `def`s (never assigned otherwise)."""
+    defs = {n.name for n in gast.walk(tree) if isinstance(n, gast.FunctionDef) and n is not tree}
+    stored = {n.id for n in gast.walk(tree) if isinstance(n, gast.Name) and
+              isinstance(n.ctx, (gast.Store, gast.Del))}
+    return defs - stored
+
+
+def _defines(stmts, names: set) -> bool:
+    return any(isinstance(n, gast.FunctionDef) and n.name in names
+               for s in stmts for n in gast.walk(s))
 
 
 def _registry_lookup(s, pf, known) -> bool:
@@ -377,8 +398,9 @@ def fold_chosen_functions(pf) -> None:
             if factory and _registry_lookup(s, pf, known):
                 out.append(s.body[0])  # (the key is in the dict: the `try` body returns)
                 continue
-            if isinstance(s, gast.If) and (_binds([s], called) or (factory and any(
-                    isinstance(n, gast.Return) for n in gast.walk(s)))):
+            if isinstance(s, gast.If) and (_binds([s], called) or (factory and (any(
+                    isinstance(n, gast.Return) for n in gast.walk(s)) or
+                    _defines([s], _nested_defs(tree))))):
                 truth = test_of(s.test)
                 if truth is not None:
                     out.extend(block(s.body if truth else s.orelse))

@@ -69,6 +69,12 @@ def _factory_tree(fn):
     if not body or not isinstance(body[-1], gast.Return) or body[-1].value is None:
         return None
     ret = body[-1].value
+    if isinstance(ret, gast.Name) and len(body) == 2 and isinstance(body[0], gast.If) and \
+            _defs_on_each_arm(body[0], ret.id):
+        # (`if kind == "relu": def act(z): ...  else: def act(z): ...` then `return act`:
+        # the arm is chosen where the call gives `kind` as a constant -- `splice`)
+        fdef.body = body
+        return fdef
     inner = [s for s in body[:-1] if isinstance(s, gast.FunctionDef)]
     if isinstance(ret, gast.Lambda):
         if inner:
@@ -87,6 +93,49 @@ def _factory_tree(fn):
             return None
     fdef.body = body
     return fdef
+
+
+def _defs_on_each_arm(s, name: str) -> bool:
+    """An `if` (its `elif`s too) whose every arm is one `def name(...)` -- or a `raise`."""
+    for arm in (s.body, s.orelse):
+        if len(arm) != 1:
+            return False
+        one = arm[0]
+        if isinstance(one, gast.If):
+            if not _defs_on_each_arm(one, name):
+                return False
+        elif not (isinstance(one, gast.Raise) or (
+                isinstance(one, gast.FunctionDef) and one.name == name and
+                not one.decorator_list)):
+            return False
+    return True
+
+
+def _chosen_arm(s, given: dict):
+    """The statements of the arm Python runs, where each test compares a parameter the call
+    gives a constant (`kind == "relu"`, `kind in ("relu", "elu")`) -- else None."""
+    while True:
+        t = s.test
+        if not (isinstance(t, gast.Compare) and len(t.ops) == 1 and
+                isinstance(t.left, gast.Name) and
+                isinstance(given.get(t.left.id), gast.Constant)):
+            return None
+        v = given[t.left.id].value
+        right = t.comparators[0]
+        op = t.ops[0]
+        if isinstance(right, gast.Constant) and isinstance(op, (gast.Eq, gast.NotEq)):
+            truth = (v == right.value) == isinstance(op, gast.Eq)
+        elif isinstance(right, (gast.Tuple, gast.List, gast.Set)) and all(
+                isinstance(x, gast.Constant) for x in right.elts) and \
+                isinstance(op, (gast.In, gast.NotIn)):
+            truth = (v in [x.value for x in right.elts]) == isinstance(op, gast.In)
+        else:
+            return None
+        arm = s.body if truth else s.orelse
+        if len(arm) == 1 and isinstance(arm[0], gast.If):
+            s = arm[0]
+            continue
+        return arm
 
 
 class _Rename(gast.NodeTransformer):
@@ -185,6 +234,11 @@ def splice_factories(pf) -> None:
             out.append(gast.copy_location(gast.Assign(targets=[_name(names[p], True)],
                                                       value=value, type_comment=None), at))
         body = copy.deepcopy(fdef.body)
+        if isinstance(body[0], gast.If):  # (the arm the call's constant chooses)
+            arm = _chosen_arm(body[0], given)
+            if arm is None or not isinstance(arm[0], gast.FunctionDef):
+                return None
+            body = [arm[0], body[-1]]
         ret = body.pop()
         if isinstance(ret.value, gast.Lambda):
             body.append(gast.copy_location(gast.Assign(
@@ -204,6 +258,10 @@ def splice_factories(pf) -> None:
                         s, (gast.FunctionDef, gast.ClassDef)):
                     setattr(s, f, block(getattr(s, f)))
             done = None
+            hoisted = called_at_once(s)
+            if hoisted:
+                res.extend(hoisted)
+                changed = True
             if isinstance(s, gast.Assign) and len(s.targets) == 1 and \
                     isinstance(s.targets[0], gast.Name) and stores[s.targets[0].id] == 1:
                 target = s.targets[0].id
@@ -218,6 +276,40 @@ def splice_factories(pf) -> None:
                 res.extend(done)
                 changed = True
         return res
+
+    def called_at_once(s) -> list:
+        """`linear(W)(x)` in a simple statement -- a factory's closure called where it is
+        made: the factory spliced in before the statement under a name of its own, the call
+        made through that name (the factory binds names and defines a function: nothing it
+        does can see what the statement computes first). Only for arguments that are names,
+        constants or attributes. The statements to put before `s`."""
+        if not isinstance(s, (gast.Assign, gast.AugAssign, gast.Expr, gast.Return)):
+            return []
+        out = []
+        lazy = (gast.Lambda, gast.IfExp, gast.BoolOp, gast.ListComp, gast.SetComp,
+                gast.DictComp, gast.GeneratorExp)
+        todo = [s]
+        while todo:
+            n = todo.pop()
+            if isinstance(n, lazy):
+                continue
+            todo.extend(gast.iter_child_nodes(n))
+            if not (isinstance(n, gast.Call) and isinstance(n.func, gast.Call)):
+                continue
+            inner = n.func
+            if not all(isinstance(a, (gast.Name, gast.Constant, gast.Attribute))
+                       for a in [*inner.args, *(k.value for k in inner.keywords)]):
+                continue
+            fn, fdef = factory_of(inner)
+            if fdef is None:
+                continue
+            name = fresh(f"{inner.func.id}_fn", taken)
+            made = splice(name, inner, fn, fdef, s)
+            if made is None:
+                continue
+            out.extend(made)
+            n.func = gast.copy_location(_name(name), inner)
+        return out
 
     def items(target, s, display) -> list | None:
         """`net = [factory(...), ...]`: each item a closure of its own name."""

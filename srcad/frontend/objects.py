@@ -3042,18 +3042,27 @@ class _Rewriter:
         return n
 
     def _spread_positional(self, e) -> None:
-        """``layer.set_parameters(*parameter_set)`` (nnfs's `Model.set_parameters`): a
-        method of a built object with a fixed signature (no ``*args``, no defaults) takes
+        """``layer.set_parameters(*parameter_set)`` (nnfs's `Model.set_parameters`) and
+        ``Lorenz(*params)``: a method of a built object, or the constructor of a user class,
+        with a fixed signature (no ``*args``, no defaults) takes
         as many items as it has parameters left, spelled out by index after a check, where
         the call runs, that the sequence has that many (Python's TypeError otherwise)."""
         starred = [i for i, a in enumerate(e.args) if isinstance(a, gast.Starred)]
         if starred != [len(e.args) - 1] or e.keywords or self.in_def or self.no_hoist or \
-                not isinstance(e.func, gast.Attribute):
+                not isinstance(e.func, (gast.Attribute, gast.Name)):
             return
-        base = self.peek(e.func.value)
-        if not isinstance(base, VObj) or e.func.attr in base.attrs:
+        cls = self.o.resolve_static(e.func, self.scope) if isinstance(
+            e.func, gast.Name) or self.peek(e.func.value) is None else UNRESOLVED
+        if cls is not UNRESOLVED and _is_user_class(cls, self.o.globals):
+            # (`Lorenz(*params)`: its __init__'s parameters)
+            raw = _lookup(cls, "__init__")[1]
+        elif isinstance(e.func, gast.Attribute):
+            base = self.peek(e.func.value)
+            if not isinstance(base, VObj) or e.func.attr in base.attrs:
+                return
+            raw = _lookup(base.cls, e.func.attr)[1]
+        else:
             return
-        raw = _lookup(base.cls, e.func.attr)[1]
         if not isinstance(raw, types.FunctionType) or \
                 not _user_function(raw, self.o.globals):
             return
