@@ -184,7 +184,7 @@ class Tape:
         if not op.differentiable or not any(_has_tensor(bound[p]) for p in bound
                                             if op.vjp(p) is not None):
             return result
-        if np.iscomplexobj(result):
+        if isinstance(result, (np.ndarray, np.generic, complex)) and np.iscomplexobj(result):
             raise user_error(_COMPLEX, _COMPLEX_HINT)
         out = Tensor(result, self)
         # a plain array the backward will read may be changed in place later (v += 1.0 on an

@@ -542,8 +542,20 @@ def test_spreading_a_dict_and_a_list_into_a_user_function(mode, with_scale):
     assert rel_error(got, numerical_grad(_spread_tuple, (w, b, x), wrt=(0, 1))) < 1e-6
 
 
-@pytest.mark.parametrize("fn,what", [(_spread_into_var_keywords, r"`\*\*kwargs` in a call"),
-                                     (_spread_into_array_default, "whose default")])
+@pytest.mark.parametrize("mode", ["source", "tape"])
+def test_a_spread_into_var_keywords_passes_each_key(mode):
+    """`f(x, **c)` into `def f(x, **kw)` of a dict argument: its keys by name into `kw`
+    (refused until 2026-12-04, third session: "`**kwargs` in a call")."""
+    r = np.random.default_rng(5)
+    c = {"w": r.standard_normal((3, 4)), "b": r.standard_normal(4)}
+    x = r.standard_normal((2, 3))
+    g = srcad.grad(_spread_into_var_keywords, mode=mode)(c, x)
+    for k in c:
+        want = numerical_grad(lambda a, k=k: _spread_into_var_keywords({**c, k: a}, x), (c[k],))
+        assert rel_error(g[k], want) < 1e-6
+
+
+@pytest.mark.parametrize("fn,what", [(_spread_into_array_default, "whose default")])
 def test_a_spread_the_signature_does_not_settle_is_refused_at_its_line(fn, what):
     r = np.random.default_rng(5)
     c = {"w": r.standard_normal((3, 4)), "b": r.standard_normal(4)}

@@ -722,15 +722,20 @@ def unroll_name_loops(pf) -> None:
                 columns.append((name, list(a.elts)))  # (read as the loop starts: unchanged)
                 continue
             items = strings(a)
-            if items is None:
-                items = argument_items(a, s)  # (`zip(Ws, names)`: Ws[0], Ws[1], ...)
-                if items is None:
-                    return None
-                columns.append((name, items))
+            if items is None:  # (`zip(Ws, names)`: Ws[0], Ws[1], ... -- once picked)
+                columns.append((name, a))
                 continue
             picked = picked or picks(s.body, name)
             columns.append((name, items))
-        return columns if picked else None
+        if not picked:
+            return None
+        for k, (name, col) in enumerate(columns):
+            if isinstance(col, gast.AST):
+                col = argument_items(col, s)
+                if col is None:
+                    return None
+                columns[k] = (name, col)
+        return columns
 
     def rows(it, target):
         """The rows of a module's list or tuple of tuples of constants a loop unpacks into
