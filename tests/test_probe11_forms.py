@@ -638,3 +638,52 @@ def test_keywords_factories_and_stars(mode):
         want = numerical_grad(lambda a, k=k: constructed_from_a_star(
             params[:k] + (a,) + params[k + 1:], x), (params[k],))
         np.testing.assert_allclose(grad[k], want, rtol=1e-6, atol=1e-9)
+
+
+def chained_literals_in_a_loop(w, X, y):
+    """The fifth probe's own program: `data_loss = reg_loss = 0.0` then `+=` on each, one in
+    a loop -- a silently wrong value in source mode when the two names shared one float
+    (0.072 for 2.248): each name its own literal now."""
+    data_loss = reg_loss = 0.0
+    for i in range(X.shape[0]):
+        data_loss += (X[i] @ w - y[i]) ** 2
+    reg_loss += 0.1 * np.sum(w * w)
+    return data_loss / X.shape[0] + reg_loss
+
+
+def chained_other_value(w):
+    a = b = np.sum(w) * 0.5
+    return a + b
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_chained_literals_in_a_loop(mode):
+    check(chained_literals_in_a_loop, mode,
+          (R.standard_normal(3), R.standard_normal((4, 3)), R.standard_normal(4)))
+
+
+def test_chained_assignment_of_another_value_is_refused():
+    with pytest.raises(srcad.SrcadError, match="chained assignment"):
+        srcad.grad(chained_other_value)(R.standard_normal(3))
+
+
+def two_names_for_one_float(w, X, y):
+    t = 0.0
+    d = t
+    r = t
+    for i in range(X.shape[0]):
+        d += (X[i] @ w - y[i]) ** 2
+    r += 0.1 * np.sum(w * w)
+    return d / X.shape[0] + r
+
+
+@pytest.mark.xfail(strict=True, reason="two names bound to one Python float through a third "
+                   "(`t = 0.0; d = t; r = t`), each changed by `+=` (one in a loop): the "
+                   "aliasing passes rebuild `d` from `t` after `r += ...` as for an array "
+                   "written in place, though `d += ...` rebound `d` (a float is immutable) -- "
+                   "source mode returns 0.072 for 2.248, silently; tape mode is right. Found "
+                   "2026-12-04 (third session) by the fifth probe, pre-existing")
+def test_two_names_for_one_float_each_changed():
+    args = (R.standard_normal(3), R.standard_normal((4, 3)), R.standard_normal(4))
+    value = srcad.value_and_grad(two_names_for_one_float)(*args)[0]
+    np.testing.assert_allclose(value, two_names_for_one_float(*args), rtol=1e-12)
