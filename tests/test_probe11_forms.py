@@ -86,8 +86,11 @@ def test_nditer_while_loop_ends():
             "g = srcad.grad(t.nditer_sum_of_squares)(W)\n"
             "assert np.allclose(g, 2 * W), g\n")
     here = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(srcad.__file__)))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [root, os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep))
     done = subprocess.run([sys.executable, "-c", code], cwd=here, timeout=300,
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr
 
 

@@ -313,6 +313,24 @@ def _returns_functions(pf) -> bool:
     return True
 
 
+def argument_length(pf, a, at, what: str):
+    """The length of the list or tuple argument `a` (a name the function never rebinds), as
+    the call tells it (`ParsedFunction.statics`), at most 64 -- a transform made before any
+    call waits for it (CountUnknownError, naming `what`); else None."""
+    if not (isinstance(a, gast.Name) and a.id in pf.params) or any(
+            isinstance(n, gast.Name) and n.id == a.id and
+            isinstance(n.ctx, (gast.Store, gast.Del)) for n in gast.walk(pf.tree)):
+        return None
+    told = (getattr(pf, "statics", None) or {}).get(a.id)
+    if told is None and getattr(pf, "deferrable", False):
+        raise pf.error(what, at, cls=CountUnknownError,
+                       hint="srcad writes it out once the first call's arguments give the "
+                       "count")
+    if told is None or told[0] != "len" or told[1] > 64:
+        return None
+    return told[1]
+
+
 def _nested_defs(tree) -> set:
     """Names bound in `tree` only by nested `def`s (never assigned otherwise)."""
     defs = {n.name for n in gast.walk(tree) if isinstance(n, gast.FunctionDef) and n is not tree}
@@ -759,20 +777,12 @@ def unroll_name_loops(pf) -> None:
     def argument_items(a, at):
         """`Ws[0], Ws[1], ...` of a list or tuple argument never rebound, its length told by
         the call (`ParsedFunction.statics`); else None."""
-        if not (isinstance(a, gast.Name) and a.id in pf.params) or any(
-                isinstance(n, gast.Name) and n.id == a.id and
-                isinstance(n.ctx, (gast.Store, gast.Del)) for n in gast.walk(pf.tree)):
-            return None
-        told = (getattr(pf, "statics", None) or {}).get(a.id)
-        if told is None and getattr(pf, "deferrable", False):
-            raise pf.error("this loop picks functions by names zipped with an argument", at,
-                           cls=CountUnknownError,
-                           hint="srcad writes it out once the first call's arguments give "
-                           "the count")
-        if told is None or told[0] != "len" or told[1] > 64:
+        n = argument_length(pf, a, at, "this loop picks functions by names zipped with an "
+                            "argument")
+        if n is None:
             return None
         return [gast.Subscript(value=_name(a.id), slice=gast.Constant(value=k, kind=None),
-                               ctx=gast.Load()) for k in range(told[1])]
+                               ctx=gast.Load()) for k in range(n)]
 
     def enumerated(s):
         """`for i, name in enumerate(names[, start])`: the zip it is, `for i, name in

@@ -30,8 +30,8 @@ import copy
 
 import gast
 
-from ..errors import CountUnknownError
 from ..naming import fresh
+from .chosen import argument_length
 
 _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
 
@@ -166,15 +166,9 @@ def _items(pf, v, at):
     if isinstance(seq, (gast.List, gast.Tuple)) and \
             not any(isinstance(x, gast.Starred) for x in seq.elts):
         n = len(seq.elts)
-    elif isinstance(seq, gast.Name) and seq.id in pf.params and not _stored(pf.tree, seq.id):
-        told = (getattr(pf, "statics", None) or {}).get(seq.id)
-        if told is None and getattr(pf, "deferrable", False):
-            raise pf.error("a list of functions made over an argument, called in a loop", at,
-                           cls=CountUnknownError,
-                           hint="srcad writes the loop out once the first call's arguments "
-                           "give the count")
-        if told is not None and told[0] == "len":
-            n = told[1]
+    else:
+        n = argument_length(pf, seq, at, "a list of functions made over an argument, called "
+                            "in a loop")
     if n is None or n > 64:
         return None
     var = g.target.id
@@ -219,11 +213,6 @@ def _bind_defaults(lam, var: str, item):
     lam.args = gast.arguments(args=kept, posonlyargs=[], vararg=None, kwonlyargs=[],
                               kw_defaults=[], kwarg=None, defaults=[])
     return lam
-
-
-def _stored(tree, name: str) -> bool:
-    return any(isinstance(n, gast.Name) and n.id == name and
-               isinstance(n.ctx, (gast.Store, gast.Del)) for n in gast.walk(tree))
 
 
 class _Put(gast.NodeTransformer):
