@@ -690,3 +690,29 @@ def test_two_names_for_one_float_each_changed():
     args = (R.standard_normal(3), R.standard_normal((4, 3)), R.standard_normal(4))
     value = srcad.value_and_grad(two_names_for_one_float)(*args)[0]
     np.testing.assert_allclose(value, two_names_for_one_float(*args), rtol=1e-12)
+
+
+def pairs_zipped_with_names(layers, X, y, acts=("tanh", "sq")):
+    """`for (W, b), name in zip(layers, acts)`: a tuple target beside the picked name."""
+    h = X
+    for (W, b), name in zip(layers, acts):
+        h = _ACTS[name](h @ W + b)
+    return np.mean((h[:, 0] - y) ** 2)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_pairs_zipped_with_names(mode):
+    layers = [(R.standard_normal((3, 4)) * 0.5, R.standard_normal(4) * 0.1),
+              (R.standard_normal((4, 2)) * 0.5, R.standard_normal(2) * 0.1)]
+    X, y = R.standard_normal((5, 3)), R.standard_normal(5)
+    value, grad = srcad.value_and_grad(pairs_zipped_with_names, mode=mode)(layers, X, y)
+    np.testing.assert_allclose(value, pairs_zipped_with_names(layers, X, y), rtol=1e-12)
+    for k in range(2):
+        for j in range(2):
+            def one(a, k=k, j=j):
+                pair = list(layers[k])
+                pair[j] = a
+                return pairs_zipped_with_names(layers[:k] + [tuple(pair)] + layers[k + 1:],
+                                               X, y)
+            want = numerical_grad(one, (layers[k][j],))
+            np.testing.assert_allclose(grad[k][j], want, rtol=1e-6, atol=1e-9)

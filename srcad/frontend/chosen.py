@@ -711,23 +711,36 @@ def unroll_name_loops(pf) -> None:
                 gast.Tuple(elts=[_const(r[j], it) for r in table], ctx=gast.Load())
                 for j in range(len(s.target.elts))], keywords=[])
         if s.orelse or not isinstance(s.target, (gast.Tuple, gast.List)) or \
-                not all(isinstance(t, gast.Name) for t in s.target.elts) or \
+                not all(isinstance(t, gast.Name) or (
+                    isinstance(t, (gast.Tuple, gast.List)) and
+                    all(isinstance(x, gast.Name) for x in t.elts))
+                    for t in s.target.elts) or \
                 not (isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and
                      not it.keywords and len(it.args) == len(s.target.elts) and
                      (table is not None or pf.resolve(it.func.id) is zip)):
             return None
-        names = [t.id for t in s.target.elts]
+        # (a column's target: a name, or a tuple of names -- `for (W, b), name in zip(layers,
+        # acts)`, its items unpacked per trip)
+        names = [t.id if isinstance(t, gast.Name) else t for t in s.target.elts]
+        flat = {n.id for t in s.target.elts for n in gast.walk(t) if isinstance(n, gast.Name)}
         inner = [n for st in s.body for n in gast.walk(st)]
         stored = {n.id for n in inner if isinstance(n, gast.Name) and
                   not isinstance(n.ctx, gast.Load)}
         if any(isinstance(n, (gast.Break, gast.Continue)) for n in inner) or \
-                set(names) & stored or any(
+                flat & stored or any(
                     isinstance(f, (gast.FunctionDef, gast.Lambda)) and any(
-                        isinstance(m, gast.Name) and m.id in names for m in gast.walk(f))
+                        isinstance(m, gast.Name) and m.id in flat for m in gast.walk(f))
                     for f in inner):
             return None
         columns, picked = [], False
         for a, name in zip(it.args, names):
+            if not isinstance(name, str):  # (a tuple target: a display or an argument's items)
+                if isinstance(a, (gast.Tuple, gast.List)) and not any(
+                        isinstance(x, gast.Starred) for x in a.elts):
+                    columns.append((name, list(a.elts)))
+                else:
+                    columns.append((name, a))
+                continue
             if isinstance(a, (gast.Tuple, gast.List)) and a.elts and all(
                     isinstance(x, gast.Constant) and type(x.value) is str for x in a.elts) \
                     and picks(s.body, name):  # (`enumerate(["tanh", "relu"])`: strings)
@@ -815,8 +828,10 @@ def unroll_name_loops(pf) -> None:
                     body = []
                     for name, col in columns:
                         if not isinstance(col[i], str):
+                            target = _name(name, True) if isinstance(name, str) else \
+                                copy.deepcopy(name)
                             body.append(gast.copy_location(gast.Assign(
-                                targets=[_name(name, True)], value=copy.deepcopy(col[i]),
+                                targets=[target], value=copy.deepcopy(col[i]),
                                 type_comment=None), s))
                     for st in s.body:
                         st = copy.deepcopy(st)
