@@ -712,7 +712,12 @@ def in_layout(new, like):
     its memory order (a transposed view stays F-ordered), where srcad's `v op t` gets the
     order the ufunc picks (C where the operands' orders differ). The same values in `like`'s
     layout (`np.empty_like`, order 'K'), so that a later reduction over v adds in numpy's
-    order; an array already in that layout (every C-ordered one) is returned as it is."""
+    order; an array already in that layout (every C-ordered one) is returned as it is. A
+    0-d `v` stays a 0-d array (`v op t` of one gives a numpy scalar; numpy's `v op= t`
+    writes into v, which its other names still share: alias_again tells the two apart by
+    it)."""
+    if type(like) is np.ndarray and like.ndim == 0 and not isinstance(new, np.ndarray):
+        return np.asarray(new)
     if (type(new) is np.ndarray and type(like) is np.ndarray and like.ndim > 1
             and not like.flags.c_contiguous and new.shape == like.shape):
         out = np.empty_like(like, dtype=new.dtype)

@@ -431,6 +431,39 @@ class ViewGen:
             self.depth -= 1
             self.vars = dict(before)
 
+    def new_number(self):
+        """A name bound to a number (a Python float literal, a numpy scalar read from the
+        arrays) or another name for one already bound (`d = t`, `d = r = 0.0`): `op=` on
+        one of them rebinds only that name -- a number is immutable -- where the same
+        statement on an array writes the memory every name for it sees."""
+        ch = self.ch
+        numbers = [n for n, v in self.vars.items() if not v.array or v.shape == ()]
+        kind = ch.weighted([(2, "literal"), (2, "scalar"), (3 if numbers else 0, "alias"),
+                            (1, "chained")])
+        name = self.fresh("n")
+        if kind == "alias":  # (one name more, or two: `d = t; r = t`)
+            src = ch.pick(numbers)
+            group = [src, name] + ([self.fresh("n")] if ch.flag(0.4) else [])
+            for other in group[1:]:
+                self.emit(f"{other} = {src}")
+                self.bind(other, Var((), self.vars[src].array))
+            for _ in range(ch.int(0, 2)):  # (changed at once: the others keep their number)
+                self.emit(f"{ch.pick(group)} {ch.pick(['+=', '-='])} {self.value(())}",
+                          write=True)
+            return
+        if kind == "scalar":
+            u = ch.pick(list(self.vars))
+            text = f"np.sum({u}) * {self.const()}"
+        else:
+            text = ch.pick(["0.0", "1.0", self.const()])
+        if kind == "chained":
+            other = self.fresh("n")
+            self.emit(f"{name} = {other} = {text}")
+            self.bind(other, Var((), False))
+        else:
+            self.emit(f"{name} = {text}")
+        self.bind(name, Var((), False))
+
     def view_per_branch(self):
         """`r` is a view on one arm and another view (or a copy) on the other, then used."""
         ch = self.ch
@@ -460,11 +493,12 @@ class ViewGen:
         ch = self.ch
         nested = self.depth < 2
         kind = ch.weighted([(2, "array"), (5, "view"), (6, "write"), (1, "read"),
-                            (1, "rebind"), (2 if nested else 0, "for"),
+                            (1, "rebind"), (2, "number"), (2 if nested else 0, "for"),
                             (2 if nested else 0, "if"), (1 if nested else 0, "branch_view"),
                             (1 if nested and ch.flag(0.3) else 0, "while")])
         {"array": self.new_array, "view": self.new_view, "write": self.write,
-         "read": self.read, "rebind": self.rebind, "for": self.for_loop, "if": self.if_else,
+         "read": self.read, "rebind": self.rebind, "number": self.new_number,
+         "for": self.for_loop, "if": self.if_else,
          "branch_view": self.view_per_branch, "while": self.while_loop}[kind]()
 
     def generate(self):
@@ -982,11 +1016,58 @@ def write_through_view_of_parameter(x):
     return np.sum(x * x)
 
 
+# Names for one value, found once the generator drew them (2026-12-04, fourth session): the
+# second write lost (`p += ...` after `q -= ...`: p had become an alias of q, which the walk
+# up to the base stopped at), and a name for a number made again from another's new value.
+
+def two_names_for_one_view_each_written(x):
+    y = x * 1.0
+    v = y[1:3]
+    p = v
+    q = v
+    q -= np.sin(p)
+    p += 2.0 * x[0]
+    return np.sum(y * y) + np.sum(q * v)
+
+
+def two_names_for_a_0d_view_each_written(x):
+    y = x * 1.0
+    v = y[..., 0, 1]
+    p = v
+    q = v
+    q -= np.sin(p)  # (a 0-d array stays one: numpy writes into it)
+    p += 2.0 * x[0, 0]
+    return np.sum(y * y) + q * p
+
+
+def name_for_a_scalar_copy_kept_when_its_base_is_written(x):
+    y = np.tanh(x)
+    v = y[-2, 0]  # (a numpy scalar: a copy)
+    if np.sum(x) > 0.5:  # (a write on one arm: v is made again after the `if`)
+        y[[0, 2]] = -2.0
+    n = v
+    n -= v * 1.5  # (n rebound; v keeps its value)
+    y += np.tanh(x) * 2.0
+    return np.sum(y * y) + n * n + v
+
+
+def three_names_for_one_float(x):
+    t = 0.0
+    d = t
+    r = t
+    for i in range(x.shape[0]):
+        d += np.sum(np.sin(x[i]))
+    r += 0.1 * np.sum(x * x)
+    return d + r * r + t
+
+
 HAND = [view_of_view_written_in_loop, sibling_views_across_branch, alias_in_loop,
         scalar_copy_augassign, transposed_write_then_base, base_write_then_transposed_view,
         chain_of_three, enumerate_rows, transposed_view_written_in_nested_loops,
         base_written_in_loop_view_read_after, overlapping_views_written, zero_d_view_written,
-        view_of_view_made_in_loop, write_through_view_of_parameter]
+        view_of_view_made_in_loop, write_through_view_of_parameter,
+        two_names_for_one_view_each_written, two_names_for_a_0d_view_each_written,
+        name_for_a_scalar_copy_kept_when_its_base_is_written, three_names_for_one_float]
 
 
 def _x(shape, sign=1.0, seed=0):

@@ -525,7 +525,9 @@ class AliasingMixin:
         # straight-line names bound to the same array: one of them may know its base
         group = [o for o, atom in self.env.items()
                  if o != name and atom == old and o not in self.mutable]
+        env_before = dict(self.env)
         self.carry_to_aliases(name, old, new, node, augmented, done, held)
+        carried = done - {name}
         at, value = name, new
         if name not in self.views:
             known = next((o for o in group if o in self.views), None)
@@ -540,6 +542,13 @@ class AliasingMixin:
         at_old = old if old_item is None else old_item
         while at in self.views:  # up the chain of views: write into each base in turn
             base, kind, arg = self.views[at]
+            if base in carried:
+                # (another name for this very object, made again by carry_to_aliases --
+                # `p = v; q = v; q -= 1; p += 2`, p now an alias of q: the object's own
+                # base is written next, from what that name holds now)
+                carried.discard(base)
+                at, value, at_old = base, self.env[base], env_before.get(base, at_old)
+                continue
             if base in done:
                 break
             before = old if augmented and at == name else None
@@ -599,10 +608,13 @@ class AliasingMixin:
             view, (base, kind, arg) = min(ready, key=lambda vr: (
                 vr[1][1] != "alias", self.view_made.get(vr[0], 0)))
             before_view = self.env.get(view)
-            # (an alias of a base written through an index is that array, written:
-            # `identity`, one array for share_reads; only `base op= t` may have
-            # rebound a scalar base, which its aliases do not see: alias_again)
-            keep = before_view if kind != "alias" or (augmented and base == name) else None
+            # (an alias is the base's array, written: `identity`, one array for
+            # share_reads -- unless either may hold a number, which no write changes:
+            # `d = t` and then an `op=` on either rebinds only that name, in a loop or a
+            # branch as well, and a scalar copy's alias keeps its number when the copy's
+            # base is written; alias_again keeps each number)
+            keep = before_view if kind != "alias" or (augmented and base == name) or \
+                self.may_hold_number(base) or self.may_hold_number(view) else None
             if kind == "element" and base in through and before_view is not None:
                 # `u = p['a']; n = p['a']; n *= 2`: u is the object written if it is that
                 # very object (the same slot, `p[-1]` and `p[1]`; not a slot stored into
@@ -618,6 +630,24 @@ class AliasingMixin:
             self.carry_to_aliases(view, before_view, made, node, False, done)
         self.undo_key = None
         return done
+
+    def may_hold_number(self, name: str) -> bool:
+        """Might `name` hold a number (no array) now: a literal, a name some `op=` of this
+        function rebinds (a number is rebound, an array written), or one made again by
+        `alias_again`/`view_again`/`item_again`, which keep a number where they find one?
+        (True where its value's statement is not found: alias_again is right either way.)"""
+        if self.augassigned is None:
+            self.augassigned = {n.target.id for n in gast.walk(self.pf.tree)
+                                if isinstance(n, gast.AugAssign)
+                                and isinstance(n.target, gast.Name)}
+        atom = self.env.get(name)
+        if name in self.augassigned or not isinstance(atom, ir.Var):
+            return True
+        for body in (self.body, self.top_body):
+            for st in (reversed(body) if body is self.body else ir.walk(body)):
+                if isinstance(st, ir.Call) and st.target == atom.name:
+                    return st.op.name in ("alias_again", "view_again", "item_again")
+        return name not in self.pf.params
 
     def carry_to_aliases(self, name, old, new, node, augmented, done, held=None) -> None:
         """Straight-line names bound to the same array as `name` see its new contents (an

@@ -177,6 +177,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         self.undo_key: str | None = None  # a write through a scalar copy, maybe (ir.Call.undo)
         self.shared: list = []  # (base, view) IR names a carried write left sharing memory
         self.array_of: dict = {}  # IR name -> one made from it by alias_again (one_array)
+        self.augassigned: set | None = None  # names some `x op= t` rebinds (may_hold_number)
         self.held_by: dict = {}  # a pinned copy's IR name -> the name holding it
         self.mutable_holds: dict = {}  # loop name -> (the object it holds, since when)
         self.item_views: set = set()  # names made a container's item (refresh_item_holders)
