@@ -279,14 +279,14 @@ class Tensor:
     def ravel(self, order="C"):
         return self.tape.apply(np.ravel, (self,), {"order": order})
 
-    def copy(self):
-        return self.tape.apply(np.copy, (self,), {})
+    def copy(self, order="C"):  # (ndarray's: C order unless told; np.copy keeps the layout)
+        return self.tape.apply(np.copy, (self,), {"order": order})
 
-    def __copy__(self):  # (copy.copy of an array: a new array, as ndarray's)
-        return self.copy()
+    def __copy__(self):  # (copy.copy of an array: a new array, as ndarray's -- order 'K')
+        return self.copy("K")
 
     def __deepcopy__(self, memo):  # (copy.deepcopy of an object holding it: its own copy)
-        return self.copy()
+        return self.copy("K")
 
     def dot(self, other):
         return self.tape.apply(np.dot, (self, other), {})

@@ -228,11 +228,13 @@ class _Program:
         later = [o for o, where in self.assigned.get(m, ())
                  if o > here and (surely and o not in self.same_array or all(
                      runs for _, _, runs in where[_common(where, mine):]))]
+        # (a block's end is after its last statement: a name the next trip or the block's
+        # end takes the value from outlives one the body's last statement assigns)
         for loop in self.loops[id(s)]:
             if any(self.order[id(loop)] <= o <= here for o, _ in self.assigned.get(m, ())):
-                later.append(self.span[(id(loop), 0, True)])
+                later.append(self.span[(id(loop), 0, True)] + 0.5)
         if self.scope.get(m):
-            later.append(self.span[self.scope[m][-1]])
+            later.append(self.span[self.scope[m][-1]] + 0.5)
         if not later and mine and self.last_read.get(m, -1) > self.ends[mine[0][0]]:
             return _INF  # (read after the block, never given another value: see above)
         later.append(self.last_read.get(m, -1))  # (read no more after that)

@@ -551,7 +551,10 @@ class AliasingMixin:
                 continue
             if base in done:
                 break
-            before = old if augmented and at == name else None
+            # (`op=` through names for one value: a base that may hold a number keeps it,
+            # alias_again -- `n7 = s4; n7 += t; n9 = n7; n9 += u` leaves s4 its number)
+            before = old if augmented and (at == name or kind == "alias" and (
+                self.may_hold_number(base) or self.may_hold_number(at))) else None
             base_old = self.env[base]
             if kind == "element" and before is not None:  # (write_through: see ir.Call.undo)
                 self.undo_key = f"{name}@{len(self.body)}"
@@ -1152,6 +1155,17 @@ class AliasingMixin:
                             roots[t] = roots.get(t, set()) | root_set(a.name)
                             view_at.setdefault(t, []).append(st)
 
+        # (a view of a name propagate_write made again shares what that name shares: `v3 =
+        # v2[-1]` made again from v2's new value after `v2[0:1] = ..`, where v2's is a0's
+        # memory -- a later write into a0 is one v3 sees)
+        changed = True
+        while changed:
+            changed = False
+            for v, r in roots.items():
+                more = set().union(*(roots.get(b, ()) for b in r)) - r
+                if more:
+                    r |= more
+                    changed = True
         writes = {id(m[0]) for m in self.mutations}
 
         def exists_at(v, view_stmt, stmt) -> bool:  # can this view exist when stmt runs?
@@ -1173,7 +1187,7 @@ class AliasingMixin:
             return (isinstance(d, ir.Call) and not d.op.view and id(d) not in writes
                     and id(d) not in self.propagations and d.op.fn not in _SHARING_FNS)
 
-        def killed(v, view_stmt, d, stmt) -> bool:
+        def killed(v, view_stmt, d, stmt, carried=False) -> bool:
             """Does `d` certainly give `v` a value of its own (`r = r.copy()`) after
             `view_stmt` made it a view and before `stmt` runs? (Only where `d` is in a block
             around `stmt`: it then runs before `stmt` whenever `stmt` runs.)"""
@@ -1186,7 +1200,7 @@ class AliasingMixin:
             # starting the body. Arrays are not let through: their loop-carried aliases are
             # rebuilt by propagate_write, which this check must not contradict)
             return order[id(view_stmt)] < order[id(d)] or (
-                d.op.name == "dict" and order[id(view_stmt)] > order[id(stmt)]
+                (d.op.name == "dict" or carried) and order[id(view_stmt)] > order[id(stmt)]
                 and bool(set(loops[id(view_stmt)]) & set(loops[id(stmt)]) & set(loops[id(d)])))
 
         def made_again(v, st, stmt) -> bool:
@@ -1278,8 +1292,12 @@ class AliasingMixin:
             # (`c = s[1:]; s = s.copy(); s -= 1`) views the old array, not the one written
             # -- and no other definition of `base` that can run in between points it back at
             # shared memory (`a = v.T` after `a = np.tanh(a)`)
-            def fresh_since(vs):
-                if not any(killed(base, vs, d, stmt) for d in defs.get(base, ())):
+            def fresh_since(v, vs):
+                # (`carried`: a name that holds the written one's old array in the loop's
+                # next trip -- `new = u.copy(); new[1:] = ..; u = new`, the double buffer
+                # -- and that propagate_write did not make again from the write)
+                carried = v not in rebuilt
+                if not any(killed(base, vs, d, stmt, carried) for d in defs.get(base, ())):
                     return False
                 return all(own_value(d) for d in defs.get(base, ())
                            if d is not stmt and id(d) not in writes and (
@@ -1287,7 +1305,7 @@ class AliasingMixin:
                                or set(loops[id(d)]) & set(loops[id(stmt)])))
 
             for v in list(sharing - {base}):
-                if v in live and all(fresh_since(vs) for vs in view_at[v]
+                if v in live and all(fresh_since(v, vs) for vs in view_at[v]
                                      if exists_at(v, vs, stmt)):
                     sharing.discard(v)
             sharing.discard(stmt.target)

@@ -66,6 +66,14 @@ def _compress_method(self_atom, args, kwargs):
     return np.compress, [*args[:1], self_atom, *args[1:]], kwargs
 
 
+def _copy_method(self_atom, args, kwargs):
+    """x.copy(order='C'): ndarray's copy is C-ordered unless told (np.copy keeps x's
+    layout, order 'K'), which a later reduction's order of adding follows."""
+    if not args and "order" not in kwargs:
+        kwargs = {**kwargs, "order": ir.Const("C", "'C'")}
+    return np.copy, [self_atom, *args], kwargs
+
+
 def _item_method(self_atom, args, kwargs):
     """x.item(), x.item(i), x.item(i, j), x.item((i, j)): one element, a Python number."""
     return runtime.array_item, [self_atom, ir.Seq(tuple(args), "tuple")], kwargs
@@ -93,7 +101,7 @@ METHODS = {
     "swapaxes": _simple_method(np.swapaxes),
     "squeeze": _simple_method(np.squeeze),
     "ravel": _simple_method(np.ravel),
-    "copy": _simple_method(np.copy),
+    "copy": _copy_method,
     "dot": _simple_method(np.dot),
     "clip": _simple_method(np.clip),
     "conj": _simple_method(np.conjugate),

@@ -66,10 +66,12 @@ defvjp(np.ravel, lambda g, out, a, order="C": np.reshape(g, np.shape(a), order=o
        derivation="reshape back to the input's shape, in the same index order",
        test_cases=(("np.ravel(a)", [_T]), ("np.ravel(a.T)", [(3, 4)]),
                    ("np.ravel(a, order='F')", [_T]), ("a.ravel('F')", [(3, 4)])))
-defvjp(np.copy, lambda g, out, a: g,
+defvjp(np.copy, lambda g, out, a, order="K": g,
        name="array_copy", linear=('a',), family="shape",
-       derivation="a copy: the adjoint passes through",
-       test_cases=(("np.copy(a)", [_T]), ("a.copy()", [(3, 4)])))
+       derivation="a copy: the adjoint passes through (`order` only lays out the memory: "
+       "np.copy keeps the input's, `x.copy()` makes C order, as numpy's)",
+       test_cases=(("np.copy(a)", [_T]), ("a.copy()", [(3, 4)]), ("a.T.copy()", [(3, 4)]),
+                   ("np.copy(a.T, order='C')", [(3, 4)])))
 defvjp(np.expand_dims, lambda g, out, a, axis: np.reshape(g, np.shape(a)),
        name="expand_dims", linear=('a',), family="shape", view=True,
        derivation="reshape back to the input's shape",
