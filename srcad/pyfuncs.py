@@ -430,6 +430,32 @@ def histogram2d(x, y, bins=10, range=None, density=None, weights=None):  # noqa:
     return counts, edges[0], edges[1]
 
 
+def random_normal(loc=0.0, scale=1.0, size=None):
+    """np.random.normal(loc, scale, size): numpy's own draw is `loc + scale * z` of its
+    standard normal, so these are the same numbers (reparameterised: the gradient reaches
+    loc and scale, as `mu + sigma * np.random.standard_normal(...)` written out does)."""
+    if np.any(np.less(scale, 0)):
+        raise ValueError("scale < 0")
+    return loc + scale * np.random.standard_normal(
+        size if size is not None else np.broadcast_shapes(np.shape(loc), np.shape(scale)))
+
+
+def random_uniform(low=0.0, high=1.0, size=None):
+    """np.random.uniform(low, high, size): numpy's draw is `low + (high - low) * u` of its
+    uniform on [0, 1): the same numbers, differentiable in low and high."""
+    return low + (high - low) * np.random.random_sample(
+        size if size is not None else np.broadcast_shapes(np.shape(low), np.shape(high)))
+
+
+def random_exponential(scale=1.0, size=None):
+    """np.random.exponential(scale, size): numpy's draw is `scale * e` of its standard
+    exponential: the same numbers, differentiable in scale."""
+    if np.any(np.less(scale, 0)):
+        raise ValueError("scale < 0")
+    return scale * np.random.standard_exponential(
+        size if size is not None else np.shape(scale))
+
+
 def _substitutes() -> dict:
 
     return {math.fsum: fsum, statistics.mean: mean, statistics.fmean: fmean,
@@ -442,7 +468,8 @@ def _substitutes() -> dict:
             statistics.correlation: correlation, math.prod: prod, math.dist: dist,
             np.poly: poly, np.polydiv: polydiv, np.polyfit: polyfit, np.histogram: histogram,
             np.histogramdd: histogramdd, np.histogram2d: histogram2d,
-            copy_module.deepcopy: deepcopy}
+            copy_module.deepcopy: deepcopy, np.random.normal: random_normal,
+            np.random.uniform: random_uniform, np.random.exponential: random_exponential}
 
 
 class _Substitutes(dict):

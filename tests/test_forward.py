@@ -450,6 +450,8 @@ FD_ORACLE = {  # cases (by their expression) where torch runs but differentiates
     **{c.src: "torch._numpy's reshape / ravel / flatten take no order= (Fortran order)"
        for op in OPS if op.name in ("reshape", "ravel", "flatten") for c in cases_of(op)
        if "'F'" in c.src},
+    **{c.src: "torch._numpy's copy takes no order= (a memory layout only)"
+       for op in OPS if op.name == "array_copy" for c in cases_of(op) if "order=" in c.src},
     **{c.src: "torch._numpy's pad implements no mode but constant" for op in OPS
        if op.name == "pad" for c in cases_of(op)
        if any(m in c.src for m in ("edge", "reflect", "symmetric", "wrap"))},

@@ -125,6 +125,8 @@ def returned_views(fn: ir.Function, n: int = 1, unpack: bool = False) -> list[se
 
 
 # what returns its input's memory, or writes into it, as numpy would (not a value of its own)
+# the ops propagate_write makes a view again with, from its base's new value (remake)
+_REMADE_VIEWS = frozenset({"view_again", "getitem", "transpose", "swapaxes"})
 _SHARING_FNS = (runtime.setitem, runtime.write_through, runtime.alias_again, runtime.view_again,
                 runtime.item_again)
 
@@ -1142,7 +1144,11 @@ class AliasingMixin:
                     roots[st.target] = roots.get(st.target, set()) | root_set(first.name)
                     view_at.setdefault(st.target, []).append(st)
                 for base in shared.get(st.target, ()):
-                    roots[st.target] = roots.get(st.target, set()) | {base}
+                    # (a view made again from its base's new value shares what that base
+                    # shares: `v3 = v2[-1]` made again after `v2[0:1] = ..`, v2 a view of
+                    # a0 -- a later write into a0 is one v3 sees)
+                    more = root_set(base) if st.op.name in _REMADE_VIEWS else {base}
+                    roots[st.target] = roots.get(st.target, set()) | more
                     view_at.setdefault(st.target, []).append(st)
             elif isinstance(st, ir.UserCall):
                 # a function may return a view of an argument (`return u[:2]`): its result
@@ -1155,17 +1161,6 @@ class AliasingMixin:
                             roots[t] = roots.get(t, set()) | root_set(a.name)
                             view_at.setdefault(t, []).append(st)
 
-        # (a view of a name propagate_write made again shares what that name shares: `v3 =
-        # v2[-1]` made again from v2's new value after `v2[0:1] = ..`, where v2's is a0's
-        # memory -- a later write into a0 is one v3 sees)
-        changed = True
-        while changed:
-            changed = False
-            for v, r in roots.items():
-                more = set().union(*(roots.get(b, ()) for b in r)) - r
-                if more:
-                    r |= more
-                    changed = True
         writes = {id(m[0]) for m in self.mutations}
 
         def exists_at(v, view_stmt, stmt) -> bool:  # can this view exist when stmt runs?
