@@ -30,7 +30,7 @@ from .runtime_arrays import (  # noqa: F401  (the array ops' helpers)
     unjoin, unpad, unpermute, unrepeat, unselect, unsort, unsplit, unsupported_derivative,
     untake, untake_along_axis, untile)
 from .runtime_linalg import (  # noqa: F401  (the matrix ops' helpers)
-    as_columns, einsum_grad, einsum_grad_first, einsum_grad_tangent, einsum_jvp,
+    as_columns, cross_grad_a, cross_grad_b, einsum_grad, einsum_grad_first, einsum_grad_tangent, einsum_jvp,
     einsum_jvp_first, einsum_jvp_tangent, from_columns, inner_grad_a, inner_grad_b, kron_grad_a,
     kron_grad_b, matmul_grad_form, tensordot_grad_a, tensordot_grad_b)
 from .runtime_python import (  # noqa: F401  (lists and dicts: the Python people write)
@@ -230,6 +230,8 @@ __all__ = [
     "inner_grad_a",
     "inner_grad_b",
     "kron_grad_a",
+    "cross_grad_a",
+    "cross_grad_b",
     "kron_grad_b",
     "tensordot_grad_a",
     "tensordot_grad_b",

@@ -87,8 +87,10 @@ def _walk_shallow(node):
 
 
 def _params(fdef) -> list:
+    """Every name the def's signature binds: `*args`, keyword-only ones and `**kw` too."""
     a = fdef.args
-    return [p.id for p in a.posonlyargs + a.args]
+    return [p.id for p in a.posonlyargs + a.args + a.kwonlyargs
+            + [v for v in (a.vararg, a.kwarg) if v is not None]]
 
 
 class _Lifter:
@@ -207,6 +209,11 @@ class _Lifter:
         for p in extra:
             p.ctx = gast.Param()
             gast.copy_location(p, fdef)
+        if out.args.vararg is not None:  # (after `*args`: keyword-only, as calls pass them)
+            out.args.kwonlyargs = list(out.args.kwonlyargs) + extra
+            out.args.kw_defaults = list(out.args.kw_defaults) + [None for _ in free]
+            out.name = name
+            return out
         if out.args.defaults:  # (after parameters with defaults, Python wants defaults too)
             out.args.defaults = list(out.args.defaults) + [
                 gast.copy_location(gast.Constant(value=None, kind=None), fdef) for _ in free]

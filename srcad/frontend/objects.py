@@ -2258,6 +2258,11 @@ class _Rewriter:
         (or the right one's ``__radd__``), as Python picks (a method that may return
         NotImplemented is not followed)."""
         left, right = self.expr(e.left), self.expr(e.right)
+        if isinstance(e.op, gast.Add) and isinstance(left, VList) and \
+                isinstance(right, VList) and left.keys is None and right.keys is None and \
+                not left.pairs and not right.pairs:
+            # `[Dense(W) for W in Ws[:-1]] + [Out(Ws[-1])]`: two lists of objects, one list
+            return VList(list(left.items) + list(right.items))
         name = _BINARY.get(type(e.op))
         if name is not None and (isinstance(left, VObj) or isinstance(right, VObj)):
             order = [(left, f"__{name}__", right), (right, f"__r{name}__", left)]
@@ -2461,6 +2466,17 @@ class _Rewriter:
                 if f.attr in vars(klass):
                     return self.method(self.me, klass, vars(klass)[f.attr], f.attr, e)
             raise _Unsupported(f"super().{f.attr} not found")
+        if isinstance(f, gast.Attribute) and e.args and not isinstance(e.args[0], gast.Starred):
+            # `Base.g(self, x)`: a class's own method given the object explicitly (the
+            # spelling before super()) -- that method, run on the object, as super() runs it
+            klass = self.o.resolve_static(f.value, self.scope)
+            first = self.peek(e.args[0]) if isinstance(klass, type) else None
+            if isinstance(first, VObj) and issubclass(first.cls, klass):
+                owner, raw = _lookup(klass, f.attr)
+                if isinstance(raw, types.FunctionType):
+                    rest = gast.copy_location(gast.Call(func=e.func, args=e.args[1:],
+                                                        keywords=e.keywords), e)
+                    return self.method(first, owner, raw, f.attr, rest)
         if isinstance(f, gast.Name) and f.id in ("isinstance", "len") and \
                 f.id not in self.scope.locals and e.args:
             first = self.peek(e.args[0])

@@ -72,6 +72,7 @@ import functools
 import inspect
 import itertools
 import textwrap
+import types
 
 import gast
 import numpy as np
@@ -208,10 +209,35 @@ class _Forms:
                 self.taken.add(n.id)
         self.displays = _fixed_displays(fdef)
         self.defs = {n.name for n in gast.walk(fdef) if isinstance(n, gast.FunctionDef)}
+        self.fold_module_hasattr(fdef)
         self.nested_generators(fdef)
         self.generator_calls(fdef)
         fdef.body = self.block(fdef.body)
         gast.fix_missing_locations(fdef)
+
+    def fold_module_hasattr(self, fdef) -> None:
+        """`hasattr(np, "trapz")` of a module (version-compatible code: `np.trapz if
+        hasattr(np, "trapz") else np.trapezoid`): the answer, a constant -- a module is no
+        value srcad follows, and the installed one answers now as it does when called."""
+        for parent in gast.walk(fdef):
+            for field, value in gast.iter_fields(parent):
+                items = value if isinstance(value, list) else [value]
+                for i, e in enumerate(items):
+                    if not (isinstance(e, gast.Call) and isinstance(e.func, gast.Name)
+                            and e.func.id == "hasattr" and len(e.args) == 2
+                            and not e.keywords and isinstance(e.args[1], gast.Constant)
+                            and isinstance(e.args[1].value, str)
+                            and self.resolve(e.func) is hasattr):
+                        continue
+                    module = self.resolve(e.args[0])
+                    if not isinstance(module, types.ModuleType):
+                        continue
+                    folded = gast.copy_location(gast.Constant(
+                        value=hasattr(module, e.args[1].value), kind=None), e)
+                    if isinstance(value, list):
+                        value[i] = folded
+                    else:
+                        setattr(parent, field, folded)
 
     def block(self, stmts) -> list:
         out = []

@@ -27,6 +27,8 @@ import numpy as np
 
 from ..runtime import (
     as_columns,
+    cross_grad_a,
+    cross_grad_b,
     eig_gaps,
     einsum_grad,
     einsum_grad_first,
@@ -166,18 +168,23 @@ defvjp(np.kron,
                    ("np.kron(a, b)", [(2, 2, 2), (1, 2, 3)])))
 defvjp(np.cross,
        lambda g, out, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None:
-           unbroadcast(np.cross(b, g, axisa=axisb, axisb=axisc, axisc=axisa, axis=axis), a),
+           unbroadcast(cross_grad_a(g, a, b, axisa, axisb, axisc, axis), a),
        lambda g, out, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None:
-           unbroadcast(np.cross(g, a, axisa=axisc, axisb=axisa, axisc=axisb, axis=axis), b),
+           unbroadcast(cross_grad_b(g, a, b, axisa, axisb, axisc, axis), b),
        name="cross", linear=("a", "b"), family=_F,
        derivation="g . (a x b) = a . (b x g) = b . (g x a): da = b x g, db = g x a (3-vectors; "
-       "batch axes summed back where they broadcast)",
+       "a 2-component vector read with z = 0, as numpy reads it; batch axes summed back "
+       "where they broadcast)",
        test_cases=(("np.cross(a, b)", [(3,), (3,)]), ("np.cross(a, b)", [(4, 3), (4, 3)]),
                    ("np.cross(a, b)", [(4, 3), (3,)]), ("np.cross(a, b)", [(2, 4, 3), (4, 3)]),
                    ("np.cross(a, b, axis=0)", [(3, 4), (3, 4)]),
                    ("np.cross(a, b, axisa=0, axisb=1)", [(3, 2), (2, 3)]),
                    ("np.cross(a, b, axisa=0, axisc=0)", [(3, 2), (2, 3)]),
-                   ("np.cross(a, a * b)", [(3,), (3,)])))
+                   ("np.cross(a, a * b)", [(3,), (3,)]),
+                   ("np.cross(a, b)", [(2, 2), (2, 2)]), ("np.cross(a, b)", [(4, 2), (3,)]),
+                   ("np.cross(a, b)", [(3,), (4, 2)]),
+                   ("np.cross(a, b, axis=1)", [(2, 2, 3), (2, 2, 3)]),
+                   ("np.cross(a, b, axisa=0, axisb=1)", [(3, 2), (4, 3, 2)])))
 
 # --- norms ------------------------------------------------------------------------------------
 _NORM_CASES = (
