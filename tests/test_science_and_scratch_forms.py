@@ -144,3 +144,66 @@ def cross_of_plane_vectors(a, b):
 def test_cross_of_plane_vectors(mode):
     _check(cross_of_plane_vectors, (R.standard_normal((4, 2)), R.standard_normal((4, 2))),
            mode, wrt=(0, 1))
+
+
+# -- stores unpacked into subscripts ------------------------------------------------------------
+# (`y[i], y[j] = y[j], y[i]` was refused naming srcad's temporary `unpacked`; `y[i], s =
+# step(..)` in a loop gave a wrong value and gradient in source mode, silently: the loop did
+# not see `y` written, the store being inside a tuple target)
+
+def swap_elements(x):
+    y = x * 1.0
+    y[0], y[2] = y[2], y[0]
+    return np.sum(y * np.arange(1.0, 1.0 + y.size))
+
+
+def swap_rows(X):
+    """numpy's gotcha: rows are views, so both rows end as the old X[2]."""
+    y = X * 1.0
+    y[0], y[2] = y[2], y[0]
+    return np.sum(y * np.arange(1.0, 1.0 + y.size).reshape(y.shape))
+
+
+def bubble_pass(x):
+    y = x.copy()
+    for i in range(len(y) - 1):
+        if y[i] > y[i + 1]:
+            y[i], y[i + 1] = y[i + 1], y[i]
+    return np.sum(y * np.arange(1.0, 1.0 + len(y)))
+
+
+def _step(a, b):
+    return a * 2.0, b + np.tanh(a)
+
+
+def unpacked_into_an_item_in_a_loop(x):
+    y = x.copy()
+    s = 0.0
+    for i in range(len(y) - 1):
+        y[i], s = _step(y[i + 1], s)
+    return np.sum(y * np.arange(1.0, 1.0 + len(y))) + s
+
+
+def unpacked_into_two_items_in_a_loop(x):
+    y = x.copy()
+    for i in range(len(y) - 1):
+        y[i], y[i + 1] = _step(y[i + 1], y[i])
+    return np.sum(y * np.arange(1.0, 1.0 + len(y)))
+
+
+def nested_star_star(x):
+    def layer(h, **opts):
+        return np.tanh(h) * opts.get("scale", 1.0)
+
+    def combine(*parts, scale=1.0, **opts):
+        return sum(parts) * scale + opts.get("shift", 0.0)
+    return np.sum(layer(combine(x, x * 2.0, scale=0.5, shift=0.25), scale=3.0))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("fn, shape", [
+    (swap_elements, (3,)), (swap_rows, (3, 4)), (bubble_pass, (5,)),
+    (unpacked_into_an_item_in_a_loop, (4,)), (unpacked_into_two_items_in_a_loop, (4,)),
+    (nested_star_star, (4,))])
+def test_stores_unpacked_into_subscripts(fn, shape, mode):
+    _check(fn, (R.standard_normal(shape),), mode)

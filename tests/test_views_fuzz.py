@@ -346,7 +346,12 @@ class ViewGen:
             rhs = self.factor(var.shape) if op == "*=" else self.value(var.shape)
             self.emit(f"{name} {op} {rhs}", write=True)
             return
-        kind = ch.weighted([(10, "basic"), (1, "fancy"), (1, "mask"), (1, "method")])
+        kind = ch.weighted([(10, "basic"), (1, "fancy"), (1, "mask"), (1, "method"),
+                            (1 if var.shape[0] >= 2 else 0, "swap")])
+        if kind == "swap":  # `v[a], v[b] = v[b], v[a]`: scalars swap, rows do not (numpy)
+            a, b = ch.int(0, var.shape[0] - 1), ch.int(-var.shape[0], var.shape[0] - 1)
+            self.emit(f"{name}[{a}], {name}[{b}] = {name}[{b}], {name}[{a}]", write=True)
+            return
         if kind == "method":  # numpy's in-place methods: a write into the memory, as `v[...] =`
             self.emit(ch.pick([f"{name}.fill({self.const()})", f"{name}.sort()",
                                f"{name}.sort(axis=0)", f"{name}.partition(0)"]), write=True)

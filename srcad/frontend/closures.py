@@ -87,10 +87,16 @@ def _walk_shallow(node):
 
 
 def _params(fdef) -> list:
-    """Every name the def's signature binds: `*args`, keyword-only ones and `**kw` too."""
     a = fdef.args
-    return [p.id for p in a.posonlyargs + a.args + a.kwonlyargs
-            + [v for v in (a.vararg, a.kwarg) if v is not None]]
+    return [p.id for p in a.posonlyargs + a.args]
+
+
+def _signature_names(fdef) -> set:
+    """Every name the def's signature binds: `*args`, keyword-only ones and `**kw` too (no
+    free names of it)."""
+    a = fdef.args
+    return set(_params(fdef)) | {p.id for p in a.kwonlyargs} | {
+        v.id for v in (a.vararg, a.kwarg) if v is not None}
 
 
 class _Lifter:
@@ -161,7 +167,7 @@ class _Lifter:
     def free_vars(self, outer_locals: set, writes: dict) -> dict:
         free, calls = {}, {}
         for name, fdef in self.defs.items():
-            bound = (set(_params(fdef)) | _stores(fdef)) - set(writes.get(name, ()))
+            bound = (_signature_names(fdef) | _stores(fdef)) - set(writes.get(name, ()))
             loads = {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)
                      and isinstance(n.ctx, gast.Load)}
             free[name] = {v for v in loads - bound if v in outer_locals and v not in self.defs}
@@ -281,7 +287,7 @@ def _appended_lists(lf, fdef, outer_locals: set) -> set:
     statement becomes ``terms = terms + [v]`` (``terms + list(vs)``). Python's list is one
     object that both functions see; as a value, it is the same only where the enclosing
     function keeps no second name for it, which is checked (`_one_name`)."""
-    own = set(_params(fdef)) | _stores(fdef)
+    own = _signature_names(fdef) | _stores(fdef)
     out = set()
     for parent in [fdef] + list(_walk_shallow_body(fdef)):
         for field in ("body", "orelse", "finalbody"):
@@ -578,7 +584,7 @@ def lift_closures(pf, taken: set) -> None:
     pf.tree.body = lf.collect(pf.tree.body)
     for s in pf.tree.body:
         lf.inline_lambdas(s)
-    outer_locals = set(_params(pf.tree)) | _stores(pf.tree) | set(pf.closure)
+    outer_locals = _signature_names(pf.tree) | _stores(pf.tree) | set(pf.closure)
     clash = sorted(set(lf.defs) & (set(_params(pf.tree)) | _stores(pf.tree)))
     if clash:
         raise lf.error(f"the nested function `{clash[0]}` has the name of a variable of "
@@ -617,6 +623,7 @@ def lift_closures(pf, taken: set) -> None:
         LIFTED[fn] = ParsedFunction(
             fn=fn, name=name, filename=pf.filename, tree=tree, first_line=tree.lineno,
             last_line=getattr(tree, "end_lineno", tree.lineno) or tree.lineno,
-            params=_params(tree), closure=closure, bound=pf.bound, imported=pf.imported)
+            params=_params(tree) + [p.id for p in tree.args.kwonlyargs], closure=closure,
+            bound=pf.bound, imported=pf.imported)
     pf.closure.update(made)
     pf.closure[PARTIAL] = functools.partial

@@ -215,6 +215,21 @@ class _Forms:
         fdef.body = self.block(fdef.body)
         gast.fix_missing_locations(fdef)
 
+    def items_first(self, s) -> list:
+        """``y[i], y[j] = y[j], y[i]``: Python evaluates every item before it stores any, so
+        each gets a name of its own first -- ``item0 = y[j]; item1 = y[i]; y[i] = item0;
+        y[j] = item1`` -- and the stores are ordinary ones (a scalar copy keeps its number;
+        a row is a view the first store writes into, numpy's own swap gotcha, which the
+        aliasing passes follow)."""
+        names = [self.fresh(f"item{i}") for i in range(len(s.targets[0].elts))]
+        if isinstance(s.value, (gast.Tuple, gast.List)):
+            first = [_assign(_name(n, gast.Store()), v, s)
+                     for n, v in zip(names, s.value.elts)]
+        else:  # (`y[i], s = step(y[i + 1], s)`: unpacked into names, as Python checks it)
+            first = [_assign(gast.Tuple(elts=[_name(n, gast.Store()) for n in names],
+                                        ctx=gast.Store()), s.value, s)]
+        return first + [_assign(t, _name(n), s) for t, n in zip(s.targets[0].elts, names)]
+
     def fold_module_hasattr(self, fdef) -> None:
         """`hasattr(np, "trapz")` of a module (version-compatible code: `np.trapz if
         hasattr(np, "trapz") else np.trapezoid`): the answer, a constant -- a module is no
@@ -534,6 +549,8 @@ class _Forms:
             mapped = self.mapped_unpacking(s)
             if mapped is not None:
                 s = mapped
+        if isinstance(s, gast.Assign) and len(s.targets) == 1 and _items_stored(s):
+            return self.block(self.items_first(s))
         if isinstance(s, gast.FunctionDef):  # (a nested def: closures.py splices it in)
             s.body = self.block(s.body)
             return [s]
@@ -1339,6 +1356,18 @@ def _leaves_early(body) -> bool:
 
 def _may_not_end(node) -> bool:
     return any(isinstance(n, gast.While) for n in gast.walk(node))
+
+
+def _items_stored(s) -> bool:
+    """Is `s` an unpacking into targets some of which are subscripts or attributes (`y[i],
+    y[j] = y[j], y[i]`, `y[i], s = step(y[i + 1], s)`)?"""
+    t, v = s.targets[0], s.value
+    if not isinstance(t, (gast.Tuple, gast.List)) or any(
+            isinstance(x, gast.Starred) for x in t.elts) or not any(
+            isinstance(x, (gast.Subscript, gast.Attribute)) for x in t.elts):
+        return False
+    return not isinstance(v, (gast.Tuple, gast.List)) or (
+        len(t.elts) == len(v.elts) and not any(isinstance(x, gast.Starred) for x in v.elts))
 
 
 def _starred(target) -> bool:

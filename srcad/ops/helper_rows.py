@@ -48,6 +48,8 @@ from ..runtime import (
     einsum_jvp_tangent,
     fold_triangle,
     from_columns,
+    cross_grad_a,
+    cross_grad_b,
     inner_grad_a,
     inner_grad_b,
     kron_grad_a,
@@ -152,6 +154,37 @@ defvjp(rl.kron_grad_b, lambda g, out, ct, a, b: np.kron(a, g),
        lambda g, out, ct, a, b: kron_grad_a(ct, a, g), None,
        name="kron_grad_b", linear=("ct", "a"), family=_FAM,
        derivation="bilinear in (ct, a); transposes: kron and kron_grad_a")
+
+# (np.cross's VJPs, bilinear in (ct, the other operand): their transposes are np.cross and
+# the other VJP; `axis` given sets all three axes, as np.cross reads it)
+def _ax(own, axis, x=None):
+    """The axis np.cross reads (`axis` sets all three); counted from the right of `x`'s
+    dimensions where given (a cotangent in x's place may have more batch axes)."""
+    ax = own if axis is None else axis
+    return ax if x is None else ax % np.ndim(x) - np.ndim(x)
+
+
+defvjp(rl.cross_grad_a,
+       lambda g, out, ct, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None: unbroadcast(
+           np.cross(g, b, axisa=_ax(axisa, axis, a), axisb=_ax(axisb, axis),
+                    axisc=_ax(axisc, axis)), ct),
+       None,
+       lambda g, out, ct, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None: unbroadcast(
+           cross_grad_b(ct, g, b, _ax(axisa, axis, a), _ax(axisb, axis), _ax(axisc, axis)),
+           b),
+       None, None, None, None,
+       name="cross_grad_a", linear=("ct", "b"), family=_FAM,
+       derivation="bilinear in (ct, b); transposes: cross and cross_grad_b")
+defvjp(rl.cross_grad_b,
+       lambda g, out, ct, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None: unbroadcast(
+           np.cross(a, g, axisa=_ax(axisa, axis), axisb=_ax(axisb, axis, b),
+                    axisc=_ax(axisc, axis)), ct),
+       lambda g, out, ct, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None: unbroadcast(
+           cross_grad_a(ct, a, g, _ax(axisa, axis), _ax(axisb, axis, b), _ax(axisc, axis)),
+           a),
+       None, None, None, None, None,
+       name="cross_grad_b", linear=("ct", "a"), family=_FAM,
+       derivation="bilinear in (ct, a); transposes: cross and cross_grad_a")
 
 defvjp(rl.inner_grad_a, lambda g, out, ct, a, b: np.inner(g, b), None,
        lambda g, out, ct, a, b: inner_grad_b(ct, g, b),
