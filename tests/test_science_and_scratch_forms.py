@@ -1,17 +1,21 @@
-"""A probe of scientific code and ML from scratch (2026-12-04, fourth session): 249 programs of our own -- scientific and
-engineering numpy (PDE stencils, ODE integrators, n-body, signal processing, statistics,
-Monte Carlo) and classic machine learning written from scratch -- in source and tape mode
-against central differences. 223 right in each mode; no wrong value; the classes it found,
-one focused test each, each failing before:
+"""A probe of scientific code and ML from scratch (2026-12-04, fourth session): 249
+programs of our own -- scientific and engineering numpy (PDE stencils, ODE integrators,
+n-body, signal processing, statistics, Monte Carlo) and classic machine learning written from
+scratch -- in source and tape mode against central differences. 223 right in each mode; no
+wrong value; the classes it found, one focused test each, each failing before:
 
 * a crash from the backward: ``np.cross`` of 2-component vectors (numpy reads a missing z as
   0) -- the op table's rows (srcad/ops/matrix.py, its grid of cases) cover it now;
-* ``def h(a, *, s)`` / ``def h(*a, s=2.0)`` nested in the function: "name `s` is not
-  defined" (the lifted def's keyword-only and star parameters were taken for free names);
+* ``def h(a, *, s)`` / ``def h(*a, s=2.0)`` / ``def h(*parts, scale=1.0, **opts)`` nested in
+  the function: "name `s` is not defined" (the lifted def's keyword-only and star parameters
+  were taken for free names);
 * ``np.trapz if hasattr(np, "trapz") else np.trapezoid``: "`np` (module) used as a value";
 * ``Base.g(self, x)`` (the spelling before ``super()``): refused;
 * ``layers = [Dense(W) for W in Ws[:-1]] + [Out(Ws[-1])]``: two lists of built objects joined
   by ``+``, refused ("an operand of an operator it has no method for");
+* ``y[i], y[j] = y[j], y[i]``: refused naming srcad's temporary; and, found while fixing it,
+  ``y[i], s = step(y[i + 1], s)`` in a loop: a wrong value and gradient in source mode,
+  silently;
 * ``np.random.normal(mu, sigma)`` with differentiated parameters: refused
   (tests/test_random_draws.py).
 """
