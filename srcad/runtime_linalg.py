@@ -577,36 +577,34 @@ def _cross_vectors3(v, axis):
 
 
 def _cross_grad(ct, x, y, axisx, axisy, axisc, x_first):
-    """The VJP of np.cross w.r.t. `x` (the other operand `y`): b x ct for a, ct x a for b,
-    over 3-vectors; a 2-component operand's vectors padded with z = 0 (a pair of
-    2-vectors gives the z part alone: its cotangent is ct's z) and the z of its gradient
-    dropped. The result's vector axis where x has it, counted from the right (the batch
-    axes broadcast there)."""
-    both2 = np.shape(x)[axisx] == 2 and np.shape(y)[axisy] == 2
-    if both2:
+    """The VJP of np.cross w.r.t. `x` (the other operand `y`): y x ct for a, ct x y for b.
+    3-vectors: numpy's cross itself; a 2-component operand's vectors padded with z = 0 (a
+    pair of 2-vectors gives the z part alone: its cotangent is ct's z) and the z of its
+    gradient dropped. The result's vector axis where x has it, counted from the right (the
+    batch axes broadcast there)."""
+    n = np.ndim(x)
+    if np.shape(x)[axisx] == 3 and np.shape(y)[axisy] == 3:
+        if x_first:
+            return np.cross(y, ct, axisa=axisy, axisb=axisc, axisc=axisx % n - n)
+        return np.cross(ct, y, axisa=axisc, axisb=axisy, axisc=axisx % n - n)
+    if np.shape(x)[axisx] == 2 and np.shape(y)[axisy] == 2:
         ct = np.asarray(ct)
         ct3 = np.stack([np.zeros_like(ct), np.zeros_like(ct), ct], axis=-1)
     else:
         ct3 = np.moveaxis(np.asarray(ct), axisc, -1)
     y3 = _cross_vectors3(y, axisy)
     d = np.cross(y3, ct3) if x_first else np.cross(ct3, y3)
-    n = np.ndim(x)
     return np.moveaxis(d[..., :np.shape(x)[axisx]], -1, axisx % n - n)
 
 
 def cross_grad_a(ct, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
-    """The VJP of ``np.cross(a, b)`` w.r.t. `a`: b x ct (see `_cross_grad`)."""
-    if axis is not None:
-        axisa = axisb = axisc = axis
-    if np.shape(a)[axisa] == 3 and np.shape(b)[axisb] == 3:
-        return np.cross(b, ct, axisa=axisb, axisb=axisc, axisc=axisa % np.ndim(a) - np.ndim(a))
+    """The VJP of ``np.cross(a, b)`` w.r.t. `a`: b x ct (see `_cross_grad`; `axis` sets all
+    three axes, as np.cross reads it)."""
+    axisa, axisb, axisc = (axisa, axisb, axisc) if axis is None else (axis,) * 3
     return _cross_grad(ct, a, b, axisa, axisb, axisc, True)
 
 
 def cross_grad_b(ct, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     """The VJP of ``np.cross(a, b)`` w.r.t. `b`: ct x a (see `_cross_grad`)."""
-    if axis is not None:
-        axisa = axisb = axisc = axis
-    if np.shape(a)[axisa] == 3 and np.shape(b)[axisb] == 3:
-        return np.cross(ct, a, axisa=axisc, axisb=axisa, axisc=axisb % np.ndim(b) - np.ndim(b))
+    axisa, axisb, axisc = (axisa, axisb, axisc) if axis is None else (axis,) * 3
     return _cross_grad(ct, b, a, axisb, axisa, axisc, False)

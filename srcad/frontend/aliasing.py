@@ -124,9 +124,9 @@ def returned_views(fn: ir.Function, n: int = 1, unpack: bool = False) -> list[se
     return [of(ret)] * n
 
 
-# what returns its input's memory, or writes into it, as numpy would (not a value of its own)
 # the ops propagate_write makes a view again with, from its base's new value (remake)
 _REMADE_VIEWS = frozenset({"view_again", "getitem", "transpose", "swapaxes"})
+# what returns its input's memory, or writes into it, as numpy would (not a value of its own)
 _SHARING_FNS = (runtime.setitem, runtime.write_through, runtime.alias_again, runtime.view_again,
                 runtime.item_again)
 
@@ -1192,8 +1192,9 @@ class AliasingMixin:
             # (a second name given a dict later in a loop's body than the write -- `params =
             # new` ending the body -- holds the old dict in the loop's next trip, once `d`,
             # which runs on every trip before the write, made `v` a new one: `new = {}`
-            # starting the body. Arrays are not let through: their loop-carried aliases are
-            # rebuilt by propagate_write, which this check must not contradict)
+            # starting the body. An array likewise (`new = u.copy(); new[1:] = ..; u = new`,
+            # the double buffer) where the name is `carried`: not made again by
+            # propagate_write from the write, which this check must not contradict)
             return order[id(view_stmt)] < order[id(d)] or (
                 (d.op.name == "dict" or carried) and order[id(view_stmt)] > order[id(stmt)]
                 and bool(set(loops[id(view_stmt)]) & set(loops[id(stmt)]) & set(loops[id(d)])))
