@@ -25,7 +25,8 @@ def atom_value(atom, env: dict) -> Any:
     if isinstance(atom, ir.Var):
         return env[atom.name]
     if isinstance(atom, ir.Const):
-        if _PROBE_COPIES and _PROBE_COPIES[-1]:
+        if _PROBE_COPIES and (_PROBE_COPIES[-1] or isinstance(atom.value, _GENERATORS) or
+                              isinstance(getattr(atom.value, "__self__", None), _GENERATORS)):
             return _probe_copy_of(atom.value)
         return atom.value
     if isinstance(atom, ir.Seq):
@@ -62,12 +63,22 @@ _PROBED_ATTRS: list = []
 _PROBE_COPIES: list = []
 
 
+# random generators: the shape probe draws from its own copy of one it did not make (a
+# module's `RNG`, `self.rng`), so the real call draws the numbers calling the function would
+_GENERATORS = (np.random.Generator, np.random.RandomState)
+
+
 def _probe_copy_of(value):
     copies = _PROBE_COPIES[-1]
     held = copies.get(id(value))
     if held is not None:
         return held[1]
+    if isinstance(value, _GENERATORS) and not (_PROBE_MADE and id(value) in _PROBE_MADE[-1]):
+        copies[id(value)] = (value, copy.deepcopy(value))
+        return copies[id(value)][1]
     owner = getattr(value, "__self__", None)  # (`_cache.__setitem__`, `_cache.get`)
+    if isinstance(owner, _GENERATORS) and id(owner) not in copies:  # (`RNG.standard_normal`)
+        _probe_copy_of(owner)
     if owner is not None and id(owner) in copies:
         return getattr(copies[id(owner)][1], value.__name__)
     return value
@@ -206,6 +217,8 @@ def run_block(body, env: dict, record=None, fn=None, probe: bool = False) -> Non
                     e._srcad_line = stmt.line  # which user line failed, for the message
                     e._srcad_fn = fn  # (and in which function: a callee's line is its own)
                 raise
+            if probe and _PROBE_COPIES and isinstance(value, _GENERATORS):
+                value = _probe_copy_of(value)  # (`self.rng`, `cfg["rng"]`: its copy)
             env[stmt.target] = value
             if probe and _PROBE_MADE and not isinstance(
                     value, (np.ndarray, np.generic, int, float, complex, str, bool, tuple,

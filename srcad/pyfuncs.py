@@ -456,6 +456,34 @@ def random_exponential(scale=1.0, size=None):
         size if size is not None else np.shape(scale))
 
 
+def generator_normal(rng, loc=0.0, scale=1.0, size=None):
+    """`rng.normal(loc, scale, size)` of a numpy Generator or RandomState: its own draw is
+    `loc + scale * z` of its standard normal -- the same numbers, differentiable in loc and
+    scale (frontend/calls.py calls this for the method)."""
+    if np.any(np.less(scale, 0)):
+        raise ValueError("scale < 0")
+    return loc + scale * rng.standard_normal(
+        size if size is not None else np.broadcast_shapes(np.shape(loc), np.shape(scale)))
+
+
+def generator_uniform(rng, low=0.0, high=1.0, size=None):
+    """`rng.uniform(low, high, size)`: `low + (high - low) * u` of its uniform draw."""
+    return low + (high - low) * rng.random(
+        size if size is not None else np.broadcast_shapes(np.shape(low), np.shape(high)))
+
+
+def generator_exponential(rng, scale=1.0, size=None):
+    """`rng.exponential(scale, size)`: `scale * e` of its standard exponential draw."""
+    if np.any(np.less(scale, 0)):
+        raise ValueError("scale < 0")
+    return scale * rng.standard_exponential(size if size is not None else np.shape(scale))
+
+
+# a random generator's methods whose draw srcad writes as numpy computes it (above)
+GENERATOR_DRAWS = {"normal": generator_normal, "uniform": generator_uniform,
+                   "exponential": generator_exponential}
+
+
 def _substitutes() -> dict:
 
     return {math.fsum: fsum, statistics.mean: mean, statistics.fmean: fmean,

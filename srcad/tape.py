@@ -558,8 +558,8 @@ class Tape:
             return self.substitute(obj)  # (statistics.mean: srcad/pyfuncs.py's)
         if isinstance(obj, np.vectorize):  # (a vectorize object: its loop on the tape)
             return VectorizeEager(self.numpy_view(), _has_tensor, obj)
-        if type(obj) is np.ndarray:  # a global array: numpy's, its `.dot` seeing Tensors
-            return plain_view(obj)
+        if type(obj) in (np.ndarray, np.random.Generator):  # a global array: numpy's, its
+            return plain_view(obj)  # `.dot` seeing Tensors; a generator: its draws
         if isinstance(obj, types.FunctionType):
             op = table.lookup(obj)
             if op is not None:
@@ -977,6 +977,8 @@ class _NumpyView:
             return self._tape.substitute(obj)
         if _hashable(obj) and obj in CLASS_SUBSTITUTES:  # np.poly1d: srcad/pyfuncs.py's
             return CLASS_SUBSTITUTES[obj]
+        if obj is np.random.default_rng:  # (its draws with Tensors: tape_tensor.py's)
+            return lambda *a, **k: plain_view(np.random.default_rng(*a, **k))
         if obj is np.nditer:  # (a Tensor's items: indexed, as pyforms.nditer_loop reads)
             return _nditer
         if obj is np.ndenumerate:  # (a Tensor's items: indexed, as ndenumerate.py walks)

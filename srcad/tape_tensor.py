@@ -25,7 +25,7 @@ import sys
 
 import numpy as np
 
-from . import runtime
+from . import pyfuncs, runtime
 from .errors import SrcadError, UnsupportedSyntaxError
 from .interpret import check_inplace
 from .ops import table
@@ -368,10 +368,35 @@ class Plain(np.ndarray):
 
 
 def plain_view(x):
-    """`x` as traced code sees it: a `Plain` view of a numeric ndarray, else `x`."""
+    """`x` as traced code sees it: a `Plain` view of a numeric ndarray, a numpy Generator
+    drawing from the same bit generator whose `normal`/`uniform`/`exponential` given Tensors
+    draw as numpy computes them (`DrawsGenerator`), else `x`."""
     if type(x) is np.ndarray and x.dtype.kind in "biufc":
         return x.view(Plain)
+    if type(x) is np.random.Generator:
+        return DrawsGenerator(x.bit_generator)
     return x
+
+
+class DrawsGenerator(np.random.Generator):
+    """A Generator as tape mode shows one (on the same bit generator: one stream of
+    numbers): a draw with differentiated parameters is `loc + scale * z` of its standard
+    draw, numpy's own numbers (srcad/pyfuncs.py's, source mode's too)."""
+
+    def normal(self, loc=0.0, scale=1.0, size=None):
+        if _has_tensor((loc, scale)):
+            return pyfuncs.generator_normal(self, loc, scale, size)
+        return super().normal(loc, scale, size)
+
+    def uniform(self, low=0.0, high=1.0, size=None):
+        if _has_tensor((low, high)):
+            return pyfuncs.generator_uniform(self, low, high, size)
+        return super().uniform(low, high, size)
+
+    def exponential(self, scale=1.0, size=None):
+        if _has_tensor((scale,)):
+            return pyfuncs.generator_exponential(self, scale, size)
+        return super().exponential(scale, size)
 
 
 def _first_tensor(x):

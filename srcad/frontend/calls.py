@@ -40,7 +40,7 @@ from ..ops import control, table
 from ..ops.composed import transformed_call_op
 from ..ops.python_rows import dict_literal_op, namedtuple_op, replace_op
 from ..errors import DictUnknownError, SrcadError, at_call_site, in_substitute
-from ..pyfuncs import SUBSTITUTES, label_of
+from ..pyfuncs import GENERATOR_DRAWS, SUBSTITUTES, label_of
 from . import guards
 from .closures import PARTIAL
 from .methods import _BUILTIN_OPS, METHODS, RESERVED
@@ -392,6 +392,15 @@ class CallsMixin:
                 user = self.bound_method_call(base, func.attr, e, hint)
                 if user is not None:
                     return user
+                draw = GENERATOR_DRAWS.get(func.attr)
+                if draw is not None and not self.generated and (
+                        not isinstance(base, ir.Const) or
+                        isinstance(base.value, (np.random.Generator, np.random.RandomState))):
+                    # `rng.normal(mu, sigma)`: a random generator's draw as numpy computes
+                    # it, `mu + sigma * rng.standard_normal(shape)` (srcad/pyfuncs.py)
+                    args, kwargs, starred = self.call_args(e, hint)
+                    if not starred:
+                        return ("user", draw, draw.__name__, [base, *args], kwargs, False)
                 return ("op", *self.method_parts(base, func.attr, e, hint))
         held = self.env.get(func.id) if isinstance(func, gast.Name) else None
         if isinstance(held, ir.Const) and callable(held.value) and \
@@ -516,6 +525,15 @@ class CallsMixin:
         """The call of a callable known when normalising: a row, a user function (or method,
         with its object first), a transformed function (srcad/ops/composed.py), or an opaque
         call."""
+        owner = getattr(obj, "__self__", None)
+        if isinstance(owner, (np.random.Generator, np.random.RandomState)) and \
+                getattr(obj, "__name__", None) in GENERATOR_DRAWS and not self.generated and \
+                not any(isinstance(a, gast.Starred) for a in e.args):
+            # `RNG.normal(mu, sigma)` of a module's generator: as for a local one (above)
+            draw = GENERATOR_DRAWS[obj.__name__]
+            args, kwargs, _ = self.call_args(e, hint)
+            first = self.constant(owner, spelled.rpartition(".")[0] or "rng", e)
+            return ("user", draw, draw.__name__, [first, *args], kwargs, checkpointed)
         if isinstance(obj, types.MethodType) and obj.__name__ == "vjp_at" and getattr(
                 obj.__self__, "_srcad_transformed", False) is True and len(e.args) == 2 and \
                 isinstance(e.args[0], gast.Tuple) and not e.keywords:
