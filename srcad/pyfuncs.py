@@ -430,32 +430,6 @@ def histogram2d(x, y, bins=10, range=None, density=None, weights=None):  # noqa:
     return counts, edges[0], edges[1]
 
 
-def random_normal(loc=0.0, scale=1.0, size=None):
-    """np.random.normal(loc, scale, size): numpy's own draw is `loc + scale * z` of its
-    standard normal, so these are the same numbers (reparameterised: the gradient reaches
-    loc and scale, as `mu + sigma * np.random.standard_normal(...)` written out does)."""
-    if np.any(np.less(scale, 0)):
-        raise ValueError("scale < 0")
-    return loc + scale * np.random.standard_normal(
-        size if size is not None else np.broadcast_shapes(np.shape(loc), np.shape(scale)))
-
-
-def random_uniform(low=0.0, high=1.0, size=None):
-    """np.random.uniform(low, high, size): numpy's draw is `low + (high - low) * u` of its
-    uniform on [0, 1): the same numbers, differentiable in low and high."""
-    return low + (high - low) * np.random.random_sample(
-        size if size is not None else np.broadcast_shapes(np.shape(low), np.shape(high)))
-
-
-def random_exponential(scale=1.0, size=None):
-    """np.random.exponential(scale, size): numpy's draw is `scale * e` of its standard
-    exponential: the same numbers, differentiable in scale."""
-    if np.any(np.less(scale, 0)):
-        raise ValueError("scale < 0")
-    return scale * np.random.standard_exponential(
-        size if size is not None else np.shape(scale))
-
-
 def generator_normal(rng, loc=0.0, scale=1.0, size=None):
     """`rng.normal(loc, scale, size)` of a numpy Generator or RandomState: its own draw is
     `loc + scale * z` of its standard normal -- the same numbers, differentiable in loc and
@@ -477,6 +451,26 @@ def generator_exponential(rng, scale=1.0, size=None):
     if np.any(np.less(scale, 0)):
         raise ValueError("scale < 0")
     return scale * rng.standard_exponential(size if size is not None else np.shape(scale))
+
+
+# numpy's global generator, the one `np.random.normal` and its siblings draw from (the
+# module functions are its bound methods; np.random.seed reseeds this very object)
+_GLOBAL_STATE = np.random.normal.__self__
+
+
+def random_normal(loc=0.0, scale=1.0, size=None):
+    """np.random.normal(loc, scale, size): the global generator's `normal` (above)."""
+    return generator_normal(_GLOBAL_STATE, loc, scale, size)
+
+
+def random_uniform(low=0.0, high=1.0, size=None):
+    """np.random.uniform(low, high, size): the global generator's `uniform` (above)."""
+    return generator_uniform(_GLOBAL_STATE, low, high, size)
+
+
+def random_exponential(scale=1.0, size=None):
+    """np.random.exponential(scale, size): the global generator's `exponential` (above)."""
+    return generator_exponential(_GLOBAL_STATE, scale, size)
 
 
 # a random generator's methods whose draw srcad writes as numpy computes it (above)
