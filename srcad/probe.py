@@ -105,19 +105,152 @@ def probe(fn_ir: ir.Function, args: dict, wrt=None) -> tuple[dict, object]:
         np.random.set_state(rng_states[0])
         random.setstate(rng_states[1])
     out = env["<return>"]
+    integral = {fid: names - not_integral.get(fid, set()) for fid, names in held.items()}
+    dynamic = _dynamic_shapes(fn_ir, integral, infos)
     for fid, fn in functions.items():
         table = infos.setdefault(fid, {})
-        for name in _path_dependent(fn, executed, table) | _touched_by_effects(fn):
+        for name in _path_dependent(fn, executed, table) | _touched_by_effects(fn) | \
+                dynamic.get(fid, set()):
             table[name] = None
     clean = Infos({k: {n: i for n, i in t.items() if i is not None} for k, t in infos.items()},
                   containers, {id(fn_ir): {k: i for k, v in args.items()
                                            if (i := Info.of(v)) is not None}})
     if wrt is not None:
-        integral = {fid: names - not_integral.get(fid, set()) for fid, names in held.items()}
         refuse_sequence_arithmetic(functions, containers, infos, fn_ir, wrt, integral)
         refuse_complex(functions, complexes, fn_ir, wrt)
         check_held_objects(functions, objects, fn_ir, wrt)
     return clean, out
+
+
+# integers a shape query gives: as fixed as the array's shape
+_SHAPE_QUERIES = frozenset({"shape", "size", "ndim", "len"})
+# ops whose result's shape depends on their input's values, not its shape
+_DATA_SHAPED = frozenset({"nonzero", "argwhere", "flatnonzero", "unique", "compress", "extract",
+                          "trim_zeros", "where_indices", "mask_index", "unique_values",
+                          "unique_counts", "unique_inverse", "unique_all"})
+
+
+_DATA_SHAPED_FNS = (np.nonzero, np.argwhere, np.flatnonzero, np.where, np.unique)
+
+
+def _data_shaped(s: ir.Call) -> bool:
+    """Does this call's result's shape depend on its input's values (`np.nonzero(mask)`, a
+    row or a library call srcad runs as written)?"""
+    if s.op.name in _DATA_SHAPED:
+        return True
+    fn = s.args.get("_fn")
+    return isinstance(fn, ir.Const) and any(fn.value is f for f in _DATA_SHAPED_FNS)
+
+
+def _number(value) -> bool:
+    if isinstance(value, (list, tuple)):
+        return all(_number(v) for v in value)
+    return value is None or isinstance(value, (bool, int, float, str, slice, np.generic)) or \
+        value is Ellipsis
+
+
+def _atoms(atom):
+    """Every atom inside `atom` (a sequence's items, an index's parts and slices)."""
+    yield atom
+    for sub in (getattr(atom, "items", None) or getattr(atom, "parts", None) or ()):
+        yield from _atoms(sub)
+    if isinstance(atom, ir.Slice):
+        for sub in (atom.lower, atom.upper, atom.step):
+            if sub is not None:
+                yield from _atoms(sub)
+
+
+def _dynamic_shapes(main: ir.Function, integral: dict, infos: dict) -> dict:
+    """{id(function): names whose shape (an array) or value (an integer) may differ between
+    two calls with the same specialisation key}: an integer read from an array's values
+    (`n = int(np.sum(mask))`), an object's attribute (`self.n`), a container's item, a loop
+    that runs while a test holds; an array shaped by one (`x.reshape(n, -1)`, `np.zeros(n)`,
+    `x[:n]`), indexed by a mask (`x[x > 0]`) or made from such an array. The probe saw one
+    value of each; the code must not be specialised on its shape (its Info is dropped), or a
+    later call with another would run code built for the first -- a crash, or, where the
+    sizes agree (`(2, 2)` for `(4, 1)`), a silently wrong gradient. Integers from shapes, the
+    arguments' own integers (in the key), literals and folded globals stay fixed."""
+    dynamic: dict = {}
+    functions = {id(f): f for f in ir.program_functions(main)}
+
+    def dyn_atom(fid, atom) -> bool:
+        return isinstance(atom, ir.Var) and atom.name in dynamic.get(fid, set())
+
+    def mark(fid, name) -> bool:
+        names = dynamic.setdefault(fid, set())
+        if name in names:
+            return False
+        names.add(name)
+        return True
+
+    def array(fid, name) -> bool:
+        i = infos.get(fid, {}).get(name)
+        return i is not None and i.dtype is not None and i.ndim > 0
+
+    def block(fid, body, forced) -> bool:
+        changed = False
+        ints = integral.get(fid, set())
+        for s in body:
+            if isinstance(s, ir.Call):
+                atoms = [a for v in s.args.values() for a in _atoms(v)]
+                vars_ = [a.name for a in atoms if isinstance(a, ir.Var)]
+                dyn_in = [v for v in vars_ if v in dynamic.get(fid, set())]
+                name = s.op.name
+                if forced and not array(fid, s.target):
+                    dyn = True  # (a count, a list grown by a loop whose trips a value sets)
+                elif s.target in ints:  # an integer (or a tuple of them)
+                    dyn = bool(dyn_in) if name in _SHAPE_QUERIES else bool(dyn_in) or any(
+                        v not in ints for v in vars_) or any(
+                        isinstance(a, ir.Const) and not _number(a.value) for a in atoms)
+                elif array(fid, s.target):
+                    mask = name == "getitem" and any(
+                        isinstance(a, ir.Var) and (i := infos.get(fid, {}).get(a.name))
+                        is not None and i.dtype is not None and i.ndim > 0 and
+                        np.dtype(i.dtype).kind == "b" for a in _atoms(s.args.get("index")))
+                    fixed = name == "reshape" and not any(  # (to a shape known: that one)
+                        dyn_atom(fid, a) or (isinstance(a, ir.Const) and a.value == -1)
+                        for a in _atoms(s.args.get("shape")))
+                    dyn = _data_shaped(s) or mask or (not fixed and any(
+                        array(fid, v) or not getattr(s.op, "elementwise", False)
+                        for v in dyn_in))
+                else:  # (a container, an object: a count kept in it; `np.nonzero`'s tuple)
+                    dyn = bool(dyn_in) or _data_shaped(s)
+                if dyn:
+                    changed |= mark(fid, s.target)
+            elif isinstance(s, ir.UserCall):
+                cid = id(s.callee)
+                for p, a in zip(s.callee.params, s.args):
+                    if dyn_atom(fid, a) or (
+                            isinstance(a, ir.Var) and a.name not in ints and
+                            p in integral.get(cid, set())):
+                        changed |= mark(cid, p)
+                ret = s.callee.ret.value if getattr(s.callee, "ret", None) is not None \
+                    else None
+                items = ret.items if s.unpack and isinstance(ret, ir.Seq) else [ret] * len(
+                    s.targets)
+                for t, r in zip(s.targets, items):
+                    if (forced and not array(fid, t)) or (r is not None and any(
+                            dyn_atom(cid, a) for a in _atoms(r))):
+                        changed |= mark(fid, t)
+            elif isinstance(s, ir.If):
+                test = forced or any(dyn_atom(fid, a) or (
+                    isinstance(a, ir.Var) and a.name not in ints) for a in _atoms(s.test))
+                changed |= block(fid, s.body, test) | block(fid, s.orelse, test)
+            elif isinstance(s, ir.For):
+                count = forced or any(dyn_atom(fid, a) for r in (s.start, s.stop, s.step,
+                                                                  s.limit)
+                                      if r is not None for a in _atoms(r))
+                if count:
+                    changed |= mark(fid, s.target)
+                changed |= block(fid, s.body, count)
+            elif isinstance(s, ir.While):  # (how often it runs: what its test reads)
+                changed |= block(fid, s.cond_body, True) | block(fid, s.body, True)
+        return changed
+
+    for _ in range(20):  # (to a fixed point: a loop's body reads what a later trip makes)
+        if not any([block(fid, fn.body, False) for fid, fn in functions.items()]):
+            break
+    return {fid: {n for n in names if array(fid, n)} for fid, names in dynamic.items()}
 
 
 def _integral(value) -> bool:
