@@ -69,6 +69,13 @@ py_guards_hold(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
             int same = key == expected;
             Py_DECREF(now);
             if (!same) Py_RETURN_FALSE;
+        } else if (kind == 4 && PyDict_Check(where) && PyTuple_Check(expected)) {
+            /* a module's dict walked by its keys: these very keys, in this order */
+            Py_ssize_t k = PyTuple_GET_SIZE(expected), pos = 0, j = 0;
+            PyObject *dk, *dv;
+            if (PyDict_GET_SIZE(where) != k) Py_RETURN_FALSE;
+            while (PyDict_Next(where, &pos, &dk, &dv))
+                if (dk != PyTuple_GET_ITEM(expected, j++)) Py_RETURN_FALSE;
         } else if (kind == 4) {
             if (!PyList_Check(where) || !PyTuple_Check(expected)) {
                 PyErr_SetString(PyExc_TypeError, "guards_hold: items of a list");

@@ -33,6 +33,15 @@ class _Zero(float):
 _ZERO = _Zero(0.0)
 
 
+class Held(tuple):
+    """The slots of one list or dict that hold one object written in place through one of
+    them (`hs = [h] * T; hs[0] += v`, `for p in ps: p -= t` where ps holds p twice): numpy
+    writes the one array, so each of those slots sees it (runtime.held_at). Used as the
+    `index` of the write's rules: a store into each, a cotangent summed over them."""
+
+    __slots__ = ()
+
+
 class GradTree:
     """The gradient of a dict, list or tuple argument (a pytree), built slot by slot.
 
@@ -75,6 +84,12 @@ class GradTree:
         """A slot of the gradient (a missing slot is zero: zeros like that item of `like`
         when the tree knows it): generated code that is itself differentiated reads a tuple
         cotangent this way."""
+        if isinstance(key, Held):  # (one object in several slots: the sum, last slot first)
+            parts = [self[k] for k in reversed(key)]
+            out = parts[0]
+            for p in parts[1:]:
+                out = out + p
+            return out
         if key in self.slots:
             return self.slots[key]
         if self.length is not None and isinstance(key, int) and -self.length <= key < 0 \

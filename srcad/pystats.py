@@ -199,7 +199,9 @@ def multivariate_normal_logpdf(x, mean=None, cov=1, allow_singular=False):
     elif np.ndim(cov) == 1:
         c = np.diag(cov)
     else:
-        c = cov
+        # (scipy reads the lower triangle only -- its eigh's `lower=True` -- so the upper
+        # one gets no gradient, as srcad's cholesky and eigvalsh rules treat theirs)
+        c = np.tril(cov) + np.swapaxes(np.tril(cov, -1), -1, -2)
     sol = np.linalg.solve(c, diff.T).T
     maha = np.sum(diff * sol, axis=-1)
     logdet = np.linalg.slogdet(c)[1]

@@ -20,7 +20,7 @@ import numpy as np
 from .build import c_helper, scatter_add_rows
 from .checkpoint import LoopCheckpoints
 from .errors import SrcadError, UnsupportedSyntaxError
-from .gradtree import _ZERO, GradTree, _slot, _Zero, pieces_tree, zeros_grad  # noqa: F401
+from .gradtree import _ZERO, GradTree, Held, _slot, _Zero, pieces_tree, zeros_grad  # noqa: F401
 from .runtime_arrays import _dtype, _shape, rebroadcast, unbroadcast  # noqa: F401  (written once there)
 from .runtime_arrays import (  # noqa: F401  (the array ops' helpers)
     asarray_like, unasarray,
@@ -39,7 +39,8 @@ from .runtime_python import (  # noqa: F401  (lists and dicts: the Python people
     get_tangent_default, sequence_grad, sequence_tangent, mapping_grad, mapping_tangent,
     dict_copy, dict_without, object_attribute, dict_keys, dict_set, grow_grad, item_grad, without_item,
     head_grad, key_grad, key_tree, keyed_tangent, keys_tangent, last_grad, list_append,
-    list_concat, put_span, span_tangent, take_span, field_grad, field_index, field_tangent,
+    list_concat, list_repeat, put_span, repeat_grad, repeat_spread, repeat_tangent,
+    span_tangent, take_span, field_grad, field_index, field_tangent,
     item_at, item_tangent_at, drop_fields, replace_fields,
     py_correlation, py_covariance, py_dist, py_geometric_mean, py_harmonic_mean,
     py_fsum, py_mean, py_stdev, py_variance, slot_tree, sort_order, to_float, without_key)
@@ -143,6 +144,7 @@ __all__ = [
     "is_view_of",
     "item_again",
     "writes_through",
+    "held_at",
     "takes_written",
     "alias_again",
     "in_layout",
@@ -360,6 +362,10 @@ __all__ = [
     "take_span",
     "put_span",
     "span_tangent",
+    "list_repeat",
+    "repeat_grad",
+    "repeat_spread",
+    "repeat_tangent",
     "slot_tree",
     "without_key",
     "field_grad",
@@ -692,7 +698,19 @@ def write_through(x, index, value, view):
     element (x stays as it is); a list's or dict's item is the object itself: `x` holds it,
     written -- if its slot still holds that object (`W = p['W']; p['W'] = W * 2; W -= t`
     leaves p as it is). One generated line serves every case (`writes_through`)."""
-    return setitem(x, index, value) if writes_through(x, index, view) else x
+    return setitem(x, held_at(x, index, view), value) if writes_through(x, index, view) \
+        else x
+
+
+def held_at(x, index, view):
+    """Where a write through `view` (read as x[index]) lands in x: `index`, or -- a list or
+    dict holding that one object in several slots (`hs = [h] * T`, `ps = [W, W]`) -- every
+    such slot (a `Held`), as numpy's one array shows the write in each."""
+    if isinstance(x, (list, dict)) and isinstance(view, (np.ndarray, list, dict)):
+        slots = [k for k in (range(len(x)) if isinstance(x, list) else x) if x[k] is view]
+        if len(slots) > 1:
+            return Held(slots)
+    return index
 
 
 def writes_through(x, index, view) -> bool:

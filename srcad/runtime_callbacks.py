@@ -170,20 +170,23 @@ class VectorizeEager:
     of `vectorize_eager`; otherwise numpy's own object. Forms source mode does not lower
     (signature=, excluded=, keywords) are numpy's, which refuses a tape value."""
 
-    def __init__(self, np_view, has_value, obj):
+    def __init__(self, np_view, has_value, obj, pyfunc=None):
         self._np, self._has_value, self._obj = np_view, has_value, obj
+        # (the function as the traced code sees it: a module-level `VEXP = np.vectorize(
+        # math.exp)` holds the plain builtin, which turns a tape value into a float)
+        self._pyfunc = obj.pyfunc if pyfunc is None else pyfunc
 
     def __call__(self, *args, **kwargs):
         obj = self._obj
         otypes = obj.otypes if isinstance(obj.otypes, str) and obj.otypes else None
         if self._has_value(args) and not kwargs and obj.signature is None and \
                 not obj.excluded and args:
-            return vectorize_eager(self._np, obj.pyfunc, otypes, *args)
+            return vectorize_eager(self._np, self._pyfunc, otypes, *args)
         if self._has_value(args) or self._has_value(tuple(kwargs.values())):
             cores = None
             if obj.signature is not None:
                 cores, _ = signature_cores(obj.signature)
-            return vectorize_general_eager(self._np, obj.pyfunc, otypes, cores,
+            return vectorize_general_eager(self._np, self._pyfunc, otypes, cores,
                                            set(obj.excluded), args, kwargs)
         return obj(*args, **kwargs)
 

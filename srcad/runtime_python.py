@@ -29,7 +29,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from .errors import UnsupportedSyntaxError
-from .gradtree import GradTree, zeros_grad
+from .gradtree import GradTree, Held, zeros_grad
 
 # -- containers of per-item derivatives -------------------------------------------------------
 
@@ -241,6 +241,45 @@ def span_tangent(g, start, xs, out):
             zero.add(i)
             t = _zero_like(v)
         items.append(t)
+    return Items(items, zero)
+
+
+def list_repeat(xs, n):
+    """``xs * n`` of a list (``[h0] * T``): its items n times over, the same objects, as
+    Python's list repeat holds them."""
+    return list(xs) * n
+
+
+def repeat_grad(g, xs, n):
+    """xs's cotangent from the cotangent g of ``xs * n``: item i gathers the n copies' items,
+    the last copy's first (the order of a reverse sweep, as one array read n times is)."""
+    m = len(xs)
+    slots = {}
+    for k in reversed(range(max(n, 0))):
+        for i in range(m):
+            v = _item(g, k * m + i)
+            if v is not None:
+                slots[i] = slots[i] + v if i in slots else v
+    return GradTree(slots, m, like=xs)
+
+
+def repeat_spread(g, xs, n):
+    """The transpose of `repeat_grad`: g's items at each of the n copies of xs."""
+    m = len(xs)
+    return GradTree({k * m + i: v for k in range(max(n, 0)) for i in range(m)
+                     if (v := _item(g, i)) is not None}, m * max(n, 0))
+
+
+def repeat_tangent(g, xs, n):
+    """The tangent of `list_repeat` (xs's tangents n times over)."""
+    items, zero = [], set()
+    for k in range(max(n, 0)):
+        for i, v in enumerate(xs):
+            t = _item(g, i)
+            if t is None:
+                zero.add(k * len(xs) + i)
+                t = _zero_like(v)
+            items.append(t)
     return Items(items, zero)
 
 
@@ -607,7 +646,8 @@ def container_set(x, index, value):
     """``x[index] = value`` on a dict or list as a value: a new dict or list (x unchanged),
     as copy on write does for an array."""
     out = _dict_copy(x) if isinstance(x, dict) else list(x)
-    out[index] = value
+    for k in (index if isinstance(index, Held) else (index,)):
+        out[k] = value
     return out
 
 
@@ -618,13 +658,13 @@ def without_item(g, index):
         return g
     n = _length(g) if not isinstance(g, dict) and (
         not isinstance(g, GradTree) or g.length is not None) else None
+    keys = {_norm(k, n) for k in (index if isinstance(index, Held) else (index,))}
     if isinstance(g, GradTree):
-        key = _norm(index, n)
-        return GradTree({k: v for k, v in g.slots.items() if k != key}, g.length, g.like)
+        return GradTree({k: v for k, v in g.slots.items() if k not in keys}, g.length, g.like)
     if isinstance(g, dict):
-        return GradTree({k: v for k, v in g.items() if k != index})
-    key = _norm(index, n)
-    return GradTree({i: v for i in range(n) if i != key and (v := _item(g, i)) is not None}, n)
+        return GradTree({k: v for k, v in g.items() if k not in keys})
+    return GradTree({i: v for i in range(n) if i not in keys and (v := _item(g, i)) is not None},
+                    n)
 
 
 def item_grad(g, index, value):
@@ -644,22 +684,29 @@ def item_grad(g, index, value):
 def container_tangent_x(g, index, out):
     """The tangent of ``container_set(x, index, v)`` through x: x's tangents, zero in the
     slot written."""
-    if isinstance(out, dict):
+    if isinstance(out, dict) and not isinstance(index, Held):
         return keys_tangent(g, index, out)
-    key = _norm(index, len(out))
-    items = [_zero_like(v) if i == key or (t := _item(g, i)) is None else t
+    if isinstance(out, dict):
+        return Slots({k: zeros_grad(v) if k in index or (t := _slot(g, k)) is None else t
+                      for k, v in out.items()},
+                     [k for k in out if k in index or _slot(g, k) is None])
+    keys = {_norm(k, len(out)) for k in (index if isinstance(index, Held) else (index,))}
+    items = [_zero_like(v) if i in keys or (t := _item(g, i)) is None else t
              for i, v in enumerate(out)]
-    return Items(items, {i for i in range(len(out)) if i == key or _item(g, i) is None})
+    return Items(items, {i for i in range(len(out)) if i in keys or _item(g, i) is None})
 
 
 def container_tangent_value(g, index, out):
     """The tangent of ``container_set(x, index, v)`` through v: g in the slot written,
     zeros elsewhere."""
-    if isinstance(out, dict):
+    if isinstance(out, dict) and not isinstance(index, Held):
         return keyed_tangent(g, index, out)
-    key = _norm(index, len(out))
-    return Items([g if i == key else _zero_like(v) for i, v in enumerate(out)],
-                 [i for i in range(len(out)) if i != key])
+    if isinstance(out, dict):
+        return Slots({k: g if k in index else zeros_grad(v) for k, v in out.items()},
+                     [k for k in out if k not in index])
+    keys = {_norm(k, len(out)) for k in (index if isinstance(index, Held) else (index,))}
+    return Items([g if i in keys else _zero_like(v) for i, v in enumerate(out)],
+                 [i for i in range(len(out)) if i not in keys])
 
 
 __all__ = ["py_correlation", "py_covariance", "py_dist", "py_geometric_mean",

@@ -54,6 +54,34 @@ def special_digamma(x):
     return _special().digamma(x)
 
 
+def special_log1p(x):
+    return _special().log1p(x)
+
+
+def special_expm1(x):
+    return _special().expm1(x)
+
+
+def special_cbrt(x):
+    return _special().cbrt(x)
+
+
+def special_i0(x):
+    return _special().i0(x)
+
+
+def special_i1(x):
+    return _special().i1(x)
+
+
+def special_ndtri(x):
+    return _special().ndtri(x)
+
+
+def special_erfinv(x):
+    return _special().erfinv(x)
+
+
 def special_polygamma(n, x):
     return _special().polygamma(n, x)
 
@@ -105,6 +133,7 @@ def special_weights(b, a):
 
 
 NAMES = ("expit", "log_expit", "logit", "erf", "erfc", "gammaln", "digamma", "polygamma", "ndtr",
-         "log_ndtr", "entr", "xlogy", "xlog1py", "betaln", "logsumexp", "softmax", "log_softmax")
+         "log_ndtr", "entr", "xlogy", "xlog1py", "betaln", "logsumexp", "softmax", "log_softmax",
+         "log1p", "expm1", "cbrt", "i0", "i1", "ndtri", "erfinv")
 
 __all__ = [f"special_{n}" for n in NAMES] + ["special_weights"]

@@ -557,7 +557,7 @@ class Tape:
         if _hashable(obj) and (obj in SUBSTITUTES or obj in TAPE_ONLY):
             return self.substitute(obj)  # (statistics.mean: srcad/pyfuncs.py's)
         if isinstance(obj, np.vectorize):  # (a vectorize object: its loop on the tape)
-            return VectorizeEager(self.numpy_view(), _has_tensor, obj)
+            return VectorizeEager(self.numpy_view(), _has_tensor, obj, self.wrap(obj.pyfunc))
         if type(obj) in (np.ndarray, np.random.Generator):  # a global array: numpy's, its
             return plain_view(obj)  # `.dot` seeing Tensors; a generator: its draws
         if isinstance(obj, types.FunctionType):
@@ -690,6 +690,8 @@ class Tape:
             return out
 
         call.__wrapped__ = fn  # (srcad.grad(f) of the traced f transforms f itself)
+        call.__name__, call.__qualname__ = fn.__name__, fn.__qualname__  # (`fn.__name__`
+        # read by the user's code: a decorator's log line, a registry keyed by name)
         return call
 
     # -- backward ----------------------------------------------------------------------------

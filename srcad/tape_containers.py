@@ -68,6 +68,10 @@ class TensorList(list):
         for i in range(len(self)):
             yield self[i]
 
+    def __reversed__(self):  # (list's own would hand out the items unrecorded)
+        for i in reversed(range(len(self))):
+            yield self[i]
+
 
 def _refused(name):
     def method(self, *args, **kwargs):
@@ -94,6 +98,10 @@ class TensorTuple(tuple):
 
     def __iter__(self):
         for i in range(len(self)):
+            yield self[i]
+
+    def __reversed__(self):  # (list's own would hand out the items unrecorded)
+        for i in reversed(range(len(self))):
             yield self[i]
 
 

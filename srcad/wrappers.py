@@ -1,5 +1,6 @@
 """What srcad transforms for a callable that is not a plain function: a `functools.partial`
-of one, or a numpy function with a row (``srcad.grad(np.sin)``, ``srcad.grad(np.tril)``).
+of one, a numpy function with a row (``srcad.grad(np.sin)``, ``srcad.grad(np.tril)``), or a
+user decorator's `*args, **kwargs` wrapper (`user_star_wrapper`).
 
 Each becomes a small Python function, written here as source (registered in linecache, so
 that srcad reads it like the user's), with the callable's own signature, whose body calls
@@ -44,10 +45,25 @@ def needs_wrapper(fn) -> bool:
         while isinstance(inner, functools.partial):
             inner = inner.func
         return isinstance(inner, (types.FunctionType, types.MethodType)) or _rowed(inner)
+    if isinstance(fn, types.FunctionType) and user_star_wrapper(fn):
+        return True
     if isinstance(fn, (types.FunctionType, types.MethodType)):
         # (np.tril: a library's function with a row -- numpy's source is not what we read)
         return _rowed(fn) and library_file(fn) is not None
     return isinstance(fn, np.ufunc) or _rowed(fn)
+
+
+def user_star_wrapper(fn) -> bool:
+    """A decorator's wrapper in the user's code that passes `*args, **kwargs` through
+    (`@functools.wraps(f) def wrapped(*a, **k): return 2.0 * f(*a, **k)`): its own code is
+    what runs, so srcad transforms it, called with the wrapped function's parameters (its
+    signature, as functools.wraps gives it), not the wrapped function alone."""
+    if getattr(fn, "__wrapped__", None) is None or library_file(fn) is not None or \
+            (fn.__module__ or "").startswith("srcad"):
+        return False
+    own = inspect.signature(fn, follow_wrapped=False).parameters.values()
+    return any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in own) and not any(
+        p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in _parameters(fn))
 
 
 def _parameters(fn) -> list:

@@ -104,6 +104,8 @@ DIFFERENTIATED_SAMPLES = {  # Python-level spellings that are rows (aliases of n
     "builtins.sorted": "return sorted(x * x)[1] * sorted(x, reverse=True)[0]",
     "ndarray.flat": "return sum(v for v in (x * x).flat) * x.flat[1]",
     "math.fsum": "return math.fsum(x * x)",
+    # math.lgamma / math.gamma: digamma computed in Python (runtime_pymath.py_polygamma)
+    "math.lgamma": "return math.lgamma(np.sum(x * x) + 1.0) * math.gamma(x[0] + 2.0)",
     # ufunc.at: a write that accumulates (copy on write); reduceat: a reduction by segment
     "ufunc.at": "y = np.zeros(3)\nnp.add.at(y, [0, 1, 0, 2], x)\nreturn np.sum(y * y)",
     "ufunc.reduceat": "return np.sum(np.multiply.reduceat(x, [0, 2]) ** 2)",
@@ -117,7 +119,7 @@ DIFFERENTIATED_SAMPLES = {  # Python-level spellings that are rows (aliases of n
 REFUSED_SAMPLES = {
     "np.fft.fft": "return np.sum(np.fft.fft(x).real)",
     "np.frompyfunc": "return np.sum(np.frompyfunc(lambda v: v * 2, 1, 1)(x).astype(float))",
-    "math.lgamma": "return math.lgamma(np.sum(x * x) + 1.0)",
+    "math.remainder": "return math.remainder(np.sum(x * x), 0.7)",
 }
 
 

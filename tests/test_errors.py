@@ -203,8 +203,8 @@ def calls_python_function(x):  # (np.polyfit, np.histogram2d, np.apply_over_axes
     return np.sum(np.frompyfunc(lambda v: v * 2, 1, 1)(x).astype(float))  # ERR
 
 
-def calls_math_lgamma(x):
-    return math.lgamma(x)  # ERR
+def calls_math_remainder(x):
+    return math.remainder(x, 0.7)  # ERR
 
 
 def calls_unknown_method(x):
@@ -214,9 +214,9 @@ def calls_unknown_method(x):
 @pytest.mark.parametrize("fn, arg, name", [
     (calls_eig, np.eye(3) * 2.0, "eig"),
     (calls_python_function, X, "frompyfunc"),
-    (calls_math_lgamma, 0.5, "lgamma"),
+    (calls_math_remainder, 0.5, "remainder"),
     (calls_unknown_method, X, "getfield"),
-], ids=["np.linalg.eig", "python_function", "math.lgamma", "method"])
+], ids=["np.linalg.eig", "python_function", "math.remainder", "method"])
 def test_unknown_call_names_function_and_defvjp(fn, arg, name):
     err = raises_at(fn, arg, cls=NoRuleError)
     msg = str(err)

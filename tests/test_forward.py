@@ -288,6 +288,10 @@ def _math_twin(name):
     if name in ("erf", "erfc"):
         fn = getattr(torch.special, name)
         return lambda x: tnp.asarray(fn(tnp.asarray(x).tensor))
+    if name in ("lgamma", "gamma"):
+        return lambda x: tnp.asarray(torch.special.gammaln(tnp.asarray(x).tensor)) \
+            if name == "lgamma" else TNP.exp(tnp.asarray(torch.special.gammaln(
+                tnp.asarray(x).tensor)))
     return getattr(TNP, _MATH_TO_NUMPY.get(name, name))
 
 
@@ -297,6 +301,8 @@ def _torch_op(op):
     name = getattr(op.fn, "__name__", "")
     if op.family == "python math" and op.name.startswith("math_"):
         return _math_twin(op.name[len("math_"):])
+    if op.name == "py_polygamma":  # (the Python digamma and its derivatives: torch's)
+        return special_twins.twin("special_polygamma")
     if op.name == "setitem":  # copy on write, in torch
         def setitem(x, index, value):
             out = TNP.array(x, copy=True)

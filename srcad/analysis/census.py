@@ -126,8 +126,6 @@ _METHOD_FORM = ("the method form is not lowered to the row; call the numpy funct
                 "(np.conj(x), np.real(x), np.sort(x), np.partition(x, k), x[...] = v)")
 _BITS = ("reads the array's bytes as another dtype (x.view(np.int64), x.getfield): no derivative "
          "of a reinterpretation; x.view() of the same dtype is x itself: use x")
-_DIGAMMA = ("its derivative is the digamma function (lgamma's; gamma's times gamma), which "
-            "numpy does not have: no rule")
 _TOLIST = ("nested lists of Python numbers: a gradient would have to follow each one; use "
            "x.item(i) (a row) for an element, or keep the array")
 
@@ -154,7 +152,6 @@ REFUSED_NAMES: dict[str, str] = {
         statistics.kde_random statistics.median_grouped
         statistics.mode statistics.multimode
         statistics.quantiles""",
-    _DIGAMMA: "math.gamma math.lgamma",
     _REMOVED: "np.asfarray np.fastCopyAndTranspose np.msort",
 }
 

@@ -137,6 +137,25 @@ def _holders(s) -> list:
     return [s.args[p].name for p in params if isinstance(s.args.get(p), ir.Var)]
 
 
+def _object_name(atom) -> str | None:
+    """A name for an object a constant atom holds (a global user object, a list of them):
+    what a store through an item picked from it makes depend on a differentiated value."""
+    if isinstance(atom, ir.Const) and not isinstance(
+            atom.value, (int, float, complex, str, bytes, type(None), np.ndarray, np.generic,
+                         tuple, slice)) and not callable(atom.value) and \
+            not isinstance(atom.value, type(np)):
+        return f"<object {id(atom.value)}>"
+    return None
+
+
+def _names(atom) -> Iterator[str]:
+    """The local names an atom reads, and the objects its constants hold (`_object_name`)."""
+    yield from ir.atom_vars(atom)
+    for a in ([atom] if isinstance(atom, ir.Const) else getattr(atom, "items", None) or ()):
+        if (n := _object_name(a)) is not None:
+            yield n
+
+
 def _dependent(fn: ir.Function, wrt) -> set:
     """Names whose value depends on `wrt` (through ops with a rule or without one)."""
     flows = list(_flows(fn))
@@ -145,7 +164,7 @@ def _dependent(fn: ir.Function, wrt) -> set:
     while changed:
         changed = False
         for ins, outs in flows:
-            if any(v in dep for a in ins for v in ir.atom_vars(a)) and not set(outs) <= dep:
+            if any(v in dep for a in ins for v in _names(a)) and not set(outs) <= dep:
                 dep.update(outs)
                 changed = True
     return dep
@@ -417,7 +436,7 @@ def check_argument_writes(fn: ir.Function, _seen=None) -> None:
 
 # ops whose result holds the objects it is given (a list or dict made from them): Python's
 # container holds the array itself
-_HOLDING_OPS = {"dict", "copy", "list_concat", "setitem"}
+_HOLDING_OPS = {"dict", "copy", "list_concat", "list_repeat", "setitem"}
 
 
 def _held_vars(atom) -> Iterator[str]:
@@ -583,6 +602,11 @@ def _picked_from(order) -> dict:
     for r in order:
         if isinstance(r, ir.Call) and r.op.name == "getitem":
             a = r.args.get("a")
+            if isinstance(a, ir.Const) and _object_name(a) is not None:
+                # (`layer = MODEL[0]` of a global object: a store into layer is one into
+                # whatever MODEL holds, which a later `MODEL[0](x)` reads)
+                out[r.target] = {_object_name(a)}
+                continue
             if isinstance(a, ir.Var):
                 a = ir.Seq((a,), "list")
             if isinstance(a, ir.Seq) and all(isinstance(x, ir.Var) for x in a.items):

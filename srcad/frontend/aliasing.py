@@ -136,6 +136,24 @@ _GENERATED_SUFFIXES = frozenset({"arg", "op", "item", "held", "before", "copy", 
                                  "setitem", "getitem", "alias_again", "write_through"})
 
 
+def _display_item(display: ir.Seq, index):
+    """The atom in the slot `index` of a list display where it is a name the display holds
+    in another slot too (the one object written in place shows in both), else None."""
+    parts = index.parts if isinstance(index, ir.Index) and not index.is_tuple else (index,)
+    if len(parts) != 1 or not isinstance(parts[0], ir.Const) or type(parts[0].value) is not int:
+        return None
+    k = parts[0].value
+    if not -len(display.items) <= k < len(display.items):
+        return None
+    was = display.items[k]
+    return was if isinstance(was, ir.Var) and display.items.count(was) > 1 else None
+
+
+# ops whose result is certainly a list or a dict (surely_container)
+_CONTAINER_OPS = frozenset({"list", "list_append", "list_concat", "list_repeat", "dict",
+                            "dict_set", "dict_copy", "dict_without"})
+
+
 def _user_name(ir_name: str) -> str:
     """The user's name for an IR name (`r_L5`, a later value of `r`, is `r`)."""
     return re.sub(r"_L\d+(_\d+)?$", "", ir_name)
@@ -197,7 +215,17 @@ class AliasingMixin:
             # item write_through asks about -- the old p -- is kept under a name first)
             snap = self.emit(self.op_call(control.identity, [base], {}, node),
                              self.fresh(f"{name}_before_L{node.lineno}"), node)
-        call = self.op_call(runtime.setitem, [base, index, v], {}, node)
+        if self.augmenting and read is None and isinstance(base, ir.Seq):
+            # (a display srcad holds item by item: the item read is the atom in that slot)
+            read = _display_item(base, index)
+        if read is not None and isinstance(v, ir.Var) and self.surely_container(base) and \
+                self.may_share_slots(base, index):
+            # (`hs[0] += v` of a list or dict: numpy writes the item's array, which every
+            # slot holding that object shows -- `hs = [h] * T` -- write_through's held_at)
+            call = self.op_call(runtime.write_through, [base, index, v, read if isinstance(
+                read, ir.Var) else ir.Var(read.target)], {}, node)
+        else:
+            call = self.op_call(runtime.setitem, [base, index, v], {}, node)
         start = len(self.body)
         self.writing_held = self.held_object(name)
         new = self.result(call, name, (name, node.lineno), node)
@@ -237,6 +265,35 @@ class AliasingMixin:
             if levels:  # (`p[0][1] = v`: Python writes into the caller's own p[0])
                 args["levels"] = _const(levels)
             self.body.append(ir.Effect("setitem", None, args, node.lineno))
+
+    def surely_container(self, atom, depth: int = 0) -> bool:
+        """Is `atom` certainly a list or a dict (a display, or made by a list's or a dict's
+        op, or written into as one) wherever the function binds it so far?"""
+        if isinstance(atom, ir.Seq):
+            return atom.kind == "list"
+        if not isinstance(atom, ir.Var) or depth > 8:
+            return False
+        made = self.definitions(atom.name)
+        return bool(made) and all(
+            isinstance(st, ir.Call) and (st.op.name in _CONTAINER_OPS or (
+                st.op.name in ("setitem", "write_through", "copy")
+                and self.surely_container(next(iter(st.args.values()), None), depth + 1)))
+            for st in made)
+
+    def may_share_slots(self, container, index) -> bool:
+        """Might the slot `index` of `container` hold the very object another slot holds
+        (`[h] * T`, `[y, y]`)? Not where srcad knows its items and that one is held once."""
+        items = self.list_items_of_atom(container)
+        if items is None:
+            return True
+        parts = index.parts if isinstance(index, ir.Index) and not index.is_tuple else (index,)
+        if len(parts) != 1 or not isinstance(parts[0], ir.Const):
+            return True
+        key = parts[0].value
+        if type(key) is int and key < 0:
+            key += len(items)
+        was = dict(items).get(key)
+        return not isinstance(was, ir.Var) or sum(a == was for _, a in items) > 1
 
     def entry_of(self, param: str) -> ir.Var:
         """The parameter's value on entry (a loop rebinds the parameter's own IR name)."""
@@ -884,6 +941,10 @@ class AliasingMixin:
                 key = index[0].value
                 if type(key) is int and key < 0:
                     key += len(below)
+                was = dict(below).get(key)
+                if made[-1].op.name == "write_through" and isinstance(was, ir.Var):
+                    # (the object written in place: each slot holding it shows the write)
+                    return [(k, args[2] if k == key or v == was else v) for k, v in below]
                 return [(k, args[2] if k == key else v) for k, v in below]
             if made[-1].op.name == "dict":  # (a dict display: its values by key)
                 args = made[-1].args

@@ -378,6 +378,17 @@ class CallsMixin:
         func = e.func
         if isinstance(func, gast.Attribute) and self.is_super(func.value):
             return self.super_call(func, e, hint)
+        if isinstance(func, gast.Attribute) and func.attr == "_asdict" and not e.args and \
+                not e.keywords and self.namedtuple_of(func.value) is not None:
+            # `p._asdict()` of a namedtuple argument: the dict of its fields, in order
+            fields = self.namedtuple_of(func.value)._fields
+            display = gast.copy_location(gast.Dict(
+                keys=[gast.Constant(f, None) for f in fields],
+                values=[gast.copy_location(gast.Attribute(value=func.value, attr=f,
+                                                          ctx=gast.Load()), e)
+                        for f in fields]), e)
+            return ("op", *self.dict_parts([self.expr(k, hint, None) for k in display.keys],
+                                           display.values, hint))
         if isinstance(func, gast.Attribute):
             carried = self.carried_read(func.value)  # (`dense1.output.sum()`: state.py)
             base = carried if carried is not None else self.local_base(func.value, hint)

@@ -188,6 +188,13 @@ class ExpressionsMixin:
                     same = lhs.value is rhs.value
                     value = same if isinstance(op, gast.Is) else not same
                     return ir.Const(value, repr(value))
+                if isinstance(op, (gast.Eq, gast.NotEq)) and len(e.ops) == 1 and all(
+                        isinstance(v, ir.Const) and type(v.value) is str for v in (lhs, rhs)):
+                    # `HP["act"] == "tanh"` of a config string folded (and guarded) here:
+                    # known, so that `np.tanh if ... else relu` picks its function now
+                    same = lhs.value == rhs.value
+                    value = same if isinstance(op, gast.Eq) else not same
+                    return ir.Const(value, repr(value))
                 if type(op) in _PY_TESTS:  # `y is None`, `"seed" in params`: as Python does
                     call = (opaque_compare(_PY_TESTS[type(op)]), {"_a0": lhs, "_a1": rhs})
                 else:
@@ -297,9 +304,11 @@ class ExpressionsMixin:
                     isinstance(part, ir.Const) and type(part.value) in (str, int) and \
                     part.value in base.value and (
                         _passable(base.value[part.value]) or
-                        rowed_callable(base.value[part.value])):
+                        rowed_callable(base.value[part.value]) or
+                        type(base.value[part.value]) is str):
                 # `ACTS["tanh"]` of a module's dict of functions: that function, guarded to
-                # be the dict's item still (as a module global is)
+                # be the dict's item still (as a module global is); `HP["act"]`, a string a
+                # config dict holds, likewise (`ACTS[HP["act"]]` then picks its function)
                 fn = base.value[part.value]
                 guards.note("global", base.value, part.value, fn)
                 self.folded.append((base.value, part.value, e.lineno,

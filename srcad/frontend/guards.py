@@ -18,7 +18,9 @@ same object. Three kinds:
     attr     getattr(base, name, MISSING) is obj  `Config.beta`, `cfg.lr`, `mod.f`, a method
                                                   on an object (compared by its function)
     items    the list holds these very objects    `for layer in self.layers:` unrolled over
-                                                  the layers (a list changes in place)
+                                                  the layers (a list changes in place);
+                                                  a dict: these very keys, in this order
+                                                  (`for k, f in HEADS.items()` unrolled)
 
 Attributes of installed libraries' modules (`np.tanh`, `math.pi`) are not guarded: they are
 the library's, not the program's state. The check is one generated boolean expression over

@@ -24,7 +24,9 @@ Before/after:
 
 from __future__ import annotations
 
+import itertools
 import operator
+import sys
 import types
 
 import gast
@@ -35,8 +37,10 @@ from ..checkpoint import check_schedule, checkpoint
 from ..ops import control
 from . import guards
 from .itemloops import written_in_place
-from .opaque import is_object_sequence, is_opaque, rowed_callable
+from .opaque import is_object_sequence, is_opaque, is_user_object, rowed_callable
 from .pylevel import _assign, _name
+
+DICT_KEYS = "__srcad_dict_keys"  # (pylower's name for runtime_python.dict_keys)
 
 
 class LoopsMixin:
@@ -101,6 +105,23 @@ class LoopsMixin:
             if self.defs[target] == 1:  # only the loop assigns it: always an int
                 self.ints.add(target)
         else:
+            table = self.module_dict_of_functions(it)
+            if table is not None and not exits:
+                # `for name, fn in HEADS.items()` of a module's dict of functions or objects
+                # (pylower: `for name in dict_keys(HEADS): fn = HEADS[name]`): once per key,
+                # each a constant, so `HEADS[name]` is that function now (its item guarded,
+                # the keys too: a key added or removed is other code)
+                guards.note("items", table, len(table), tuple(table))
+                outer, self.unrolling = getattr(self, "unrolling", False), True
+                try:
+                    for key in table:
+                        self.env[target] = ir.Const(key, repr(key))
+                        for st in body:
+                            self.line = st.lineno
+                            self.statement(st)
+                finally:
+                    self.unrolling = outer
+                return
             sliced = self.module_slice(it)
             seq = self.expr(it, target, None) if sliced is None else sliced
             if isinstance(seq, ir.Seq) and seq.items and not exits and all(
@@ -194,6 +215,22 @@ class LoopsMixin:
         if type(held) is list:
             guards.note("items", held, len(held), held)
         return ir.Const(part, gast.unparse(it) if hasattr(gast, "unparse") else it.value.id)
+
+    def module_dict_of_functions(self, it):
+        """The module's dict `it` walks by its keys (`dict_keys(HEADS)`, pylower's spelling
+        of `.items()` / `.values()` / a dict itself), where its keys are strings and its values
+        functions or user objects known when normalising; else None."""
+        if not (isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and
+                it.func.id == DICT_KEYS and len(it.args) == 1 and
+                isinstance(it.args[0], gast.Name) and it.args[0].id not in self.locals):
+            return None
+        d = self.pf.resolve(it.args[0].id)
+        if type(d) is not dict or not 0 < len(d) <= 256 or not all(
+                type(k) is str for k in d):
+            return None
+        ok = all(isinstance(v, types.FunctionType) or rowed_callable(v) or is_user_object(v)
+                 for v in d.values())
+        return d if ok else None
 
     def unrolled(self, s: gast.For, target: str, seq: ir.Const, body) -> None:
         """``for layer in self.layers:`` over user objects known when normalising (each
@@ -363,7 +400,10 @@ class LoopsMixin:
         names = [t.id if isinstance(t, gast.Name) else None for t in s.target.elts]
         if None in names:
             raise self.unsupported("nested unpacking in a `for` target", s)
-        seqs = [self.snapshot(self.expr(a, names[-1], None), s) for a in s.iter.args]
+        args = s.iter.args
+        if builtin is zip and len(args) > 1:  # (`zip(ws, itertools.count(1))`)
+            args = [self.count_as_range(a) for a in args]
+        seqs = [self.snapshot(self.expr(a, names[-1], None), s) for a in args]
         if builtin is enumerate:
             if len(seqs) != 1 or len(names) != 2:
                 raise self.unsupported("this use of enumerate()", s, "use enumerate(xs)")
@@ -377,6 +417,31 @@ class LoopsMixin:
             self.ints.add(index)
             self.mutable.add(index)
         return self.indexed_loop(s, index, items, body, exits)
+
+    def count_as_range(self, a):
+        """`itertools.count(start, step)` of integer literals, zipped with sequences: the
+        range it walks there (`range(start, sys.maxsize, step)`; zip stops at the shortest),
+        which is indexed like any sequence. Anything else: `a` as it is."""
+        if not (isinstance(a, gast.Call) and not a.keywords and len(a.args) <= 2 and all(
+                isinstance(v, gast.Constant) and type(v.value) is int for v in a.args)):
+            return a
+        root = a.func
+        while isinstance(root, gast.Attribute):
+            root = root.value
+        if not isinstance(root, gast.Name) or root.id in self.locals:
+            return a
+        try:
+            if self.dotted(a.func)[0] is not itertools.count:
+                return a
+        except Exception:  # noqa: BLE001  (not a global's attribute: as written)
+            return a
+        start, step = ([v.value for v in a.args] + [0, 1][len(a.args):])[:2]
+        if step == 0:
+            return a
+        stop = sys.maxsize if step > 0 else -sys.maxsize
+        return gast.copy_location(gast.Call(
+            func=gast.Name("range", gast.Load(), None, None),
+            args=[gast.Constant(v, None) for v in (start, stop, step)], keywords=[]), a)
 
     def indexed_loop(self, s, index: str, items: list, body, exits) -> None:
         """`for index in range(min of the lengths)`, each name its sequence's item."""
@@ -439,8 +504,8 @@ def _function_sequence(value) -> bool:
 # what a `for` walks by position (`xs[i]`): the other iterables are walked through list(xs)
 _SEQUENCES = (list, tuple, np.ndarray, str, bytes, range)
 # ops whose result is a list, a tuple or an array, whatever their arguments hold
-_MAKE_SEQUENCES = frozenset({"list", "tuple", "list_append", "list_concat", "dict_keys",
-                             "sort_order"})
+_MAKE_SEQUENCES = frozenset({"list", "tuple", "list_append", "list_concat", "list_repeat",
+                             "dict_keys", "sort_order"})
 _MAPPINGS = frozenset({"dict", "dict_set", "dict_copy", "dict_get", "object_attribute"})
 
 

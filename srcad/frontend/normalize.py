@@ -693,7 +693,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                        isinstance(atom, ir.Var) and st.target == atom.name), None)
             if st is None:
                 return False
-            if st.op.name in ("list_concat", "list_append", "list"):
+            if st.op.name in ("list_concat", "list_repeat", "list_append", "list"):
                 return True
             if st.op.name != "copy":
                 return False
@@ -945,6 +945,12 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             self.env[name] = fn  # `tanh = np.tanh`: calls through `tanh` are np.tanh's
             return
         atom = self.expr(value, name, into=(name, node.lineno))
+        if getattr(self, "unrolling", False) and isinstance(atom, ir.Const) and callable(
+                atom.value) and not isinstance(atom.value, type):
+            # (`fn = HEADS[name]` in a loop unrolled over a module dict's keys: that
+            # function, so that calls through `fn` are its own -- each trip binds its own)
+            self.env[name] = atom
+            return
         self.record_view(name, value, atom)
         if name in self.mutable:
             if atom != ir.Var(name):

@@ -27,6 +27,7 @@ import gast
 from ..errors import SrcadError, UnsupportedSyntaxError
 from ..naming import fresh
 from . import guards
+from .opaque import library_file
 
 _UNRESOLVED = object()
 
@@ -162,6 +163,19 @@ class ParsedFunction:
         return cls(message, filename=self.filename, lineno=lineno, hint=hint, func=self.name)
 
 
+def _unwrap(fn):
+    """Follow `__wrapped__` past the wrappers a library or srcad made (functools.lru_cache,
+    the tape's views), but not past a user's own Python wrapper: a decorator written with
+    `functools.wraps` runs its wrapper's code (`return 2.0 * fn(*a, **k)`), which is what
+    calling the function does, so that wrapper is what srcad transforms."""
+    while hasattr(fn, "__wrapped__"):
+        if inspect.isfunction(fn) and library_file(fn) is None and \
+                not (fn.__module__ or "").startswith("srcad"):
+            return fn
+        fn = fn.__wrapped__
+    return fn
+
+
 def parse_function(fn: Callable) -> ParsedFunction:
     """Parse `fn`'s source into gast with the user's line numbers."""
     if fn in LIFTED:  # a nested def or lambda lifted out of its function (closures.py)
@@ -171,7 +185,7 @@ def parse_function(fn: Callable) -> ParsedFunction:
                               last_line=pf.last_line, params=list(pf.params),
                               closure=dict(pf.closure), bound=pf.bound,
                               imported=pf.imported)
-    fn = inspect.unwrap(fn)
+    fn = _unwrap(fn)
     if inspect.ismethod(fn) and inspect.isfunction(fn.__func__):
         # obj.method: `self` is the object, a constant (its arrays get no gradient); its
         # attributes are read when the generated code runs, so updates to them are seen
@@ -194,7 +208,8 @@ def parse_function(fn: Callable) -> ParsedFunction:
     if fn.__name__ == "<lambda>":
         return _parse_lambda(fn)
     try:
-        lines, first = inspect.getsourcelines(fn)
+        # (of the code object: inspect follows a function's `__wrapped__` to the one wrapped)
+        lines, first = inspect.getsourcelines(fn.__code__)
     except (OSError, TypeError) as e:
         raise SrcadError(
             f"cannot read the source of {fn.__qualname__}",

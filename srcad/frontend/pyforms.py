@@ -233,22 +233,34 @@ class _Forms:
     def fold_module_hasattr(self, fdef) -> None:
         """`hasattr(np, "trapz")` of a module (version-compatible code: `np.trapz if
         hasattr(np, "trapz") else np.trapezoid`): the answer, a constant -- a module is no
-        value srcad follows, and the installed one answers now as it does when called."""
+        value srcad follows, and the installed one answers now as it does when called;
+        `getattr(np, "tanh")` / `getattr(np, NAME)` (a module global string, guarded): the
+        module's attribute, `np.tanh`."""
         for parent in gast.walk(fdef):
             for field, value in gast.iter_fields(parent):
                 items = value if isinstance(value, list) else [value]
                 for i, e in enumerate(items):
                     if not (isinstance(e, gast.Call) and isinstance(e.func, gast.Name)
-                            and e.func.id == "hasattr" and len(e.args) == 2
-                            and not e.keywords and isinstance(e.args[1], gast.Constant)
-                            and isinstance(e.args[1].value, str)
-                            and self.resolve(e.func) is hasattr):
+                            and e.func.id in ("hasattr", "getattr") and len(e.args) == 2
+                            and not e.keywords and e.func.id not in self.locals):
+                        continue
+                    attr = e.args[1].value if isinstance(e.args[1], gast.Constant) else \
+                        self.resolve(e.args[1])  # (`getattr(np, NAME)`: NAME guarded)
+                    if not isinstance(attr, str) or self.resolve(e.func) not in (
+                            hasattr, getattr):
                         continue
                     module = self.resolve(e.args[0])
                     if not isinstance(module, types.ModuleType):
                         continue
-                    folded = gast.copy_location(gast.Constant(
-                        value=hasattr(module, e.args[1].value), kind=None), e)
+                    if e.func.id == "getattr":
+                        # `getattr(np, NAME)(w)`: the module's function, as `np.tanh` reads
+                        if not (attr.isidentifier() and hasattr(module, attr)):
+                            continue
+                        folded = gast.copy_location(gast.Attribute(
+                            value=e.args[0], attr=attr, ctx=gast.Load()), e)
+                    else:
+                        folded = gast.copy_location(gast.Constant(
+                            value=hasattr(module, attr), kind=None), e)
                     if isinstance(value, list):
                         value[i] = folded
                     else:

@@ -57,6 +57,7 @@ DICT_SET = "__srcad_dict_set"
 DICT_KEYS = "__srcad_dict_keys"
 DICT_GET = "__srcad_dict_get"
 LIST_CONCAT = "__srcad_list_concat"
+LIST_REPEAT = "__srcad_list_repeat"
 DICT_COPY = "__srcad_dict_copy"
 DICT_WITHOUT = "__srcad_dict_without"
 OBJECT_ATTRIBUTE = "__srcad_object_attribute"
@@ -71,6 +72,7 @@ ALONG_AXIS_INDEX = "__srcad_along_axis_index"
 MASK_INDEX = "__srcad_mask_index"
 TAKES = {"place": "__srcad_place_take", "putmask": "__srcad_putmask_take"}
 INTERNAL = {LIST_APPEND: runtime_python.list_append, LIST_CONCAT: runtime_python.list_concat,
+            LIST_REPEAT: runtime_python.list_repeat,
             OBJECT_ATTRIBUTE: runtime_python.object_attribute, DICT_COPY: runtime_python.dict_copy,
             ARRAY_SORT: np.sort, ARRAY_PARTITION: np.partition, DICT_SET: runtime_python.dict_set,
             DICT_KEYS: runtime_python.dict_keys, DICT_GET: runtime_python.dict_get,
@@ -787,6 +789,11 @@ class _Lowerer:
         return obj is checkpoint
 
     # -- expressions -----------------------------------------------------------------------------
+    def is_list(self, e) -> bool:
+        """A list display, or a list the function makes (an operand that says `+` and `*`
+        are Python's list concatenation and repeat)."""
+        return isinstance(e, gast.List) or (isinstance(e, gast.Name) and e.id in self.lists)
+
     def expr(self, e, pending: list, hint: str):
         """`e` with its comprehensions (and sum/min/max/list/tuple of them) computed into
         names by statements appended to `pending`."""
@@ -809,12 +816,25 @@ class _Lowerer:
                 self.refuse_inside(v, e, "an operand after `and` / `or`")
             return e
         if isinstance(e, gast.BinOp) and isinstance(e.op, gast.Add) and any(
-                isinstance(side, gast.List) or (isinstance(side, gast.Name) and
-                                                side.id in self.lists)
-                for side in (e.left, e.right)):
+                self.is_list(side) for side in (e.left, e.right)):
             # `cache + [c]`: Python's list concatenation (a list display on one side says so)
             return _call(LIST_CONCAT, [self.expr(e.left, pending, hint),
                                        self.expr(e.right, pending, hint)])
+        if isinstance(e, gast.BinOp) and isinstance(e.op, gast.Mult) and any(
+                self.is_list(side) for side in (e.left, e.right)):
+            # `[h0] * T`, `n * [x]`: Python's list repeat, the same items n times over
+            xs, n = (e.left, e.right) if self.is_list(e.left) else (e.right, e.left)
+            if isinstance(xs, gast.List) and isinstance(n, gast.Constant) and \
+                    type(n.value) is int and 0 <= n.value <= 16 and all(
+                    isinstance(x, (gast.Name, gast.Constant)) for x in xs.elts):
+                # (a few names or constants: the display they make, `[x, x, x]`)
+                return gast.copy_location(gast.List(
+                    elts=[copy.deepcopy(x) for _ in range(n.value) for x in xs.elts],
+                    ctx=gast.Load()), e)
+            first = self.expr(e.left, pending, hint)
+            second = self.expr(e.right, pending, hint)
+            xs, n = (first, second) if xs is e.left else (second, first)
+            return _call(LIST_REPEAT, [xs, n])
         if isinstance(e, gast.Call):
             done = pylevel.rewrite(self, e, pending, hint, self.held_maps)  # map, reduce, ...
             if done is not None:

@@ -5,8 +5,9 @@ The value is the function's own: a row's spelling calls the very function object
 gives the Python float calling it gives, to the last bit. The derivative is the formula in
 numpy, computed from x (so a float32 x gets a float32 gradient): ``math.sin``: g cos(x).
 
-Not here: ``math.lgamma`` / ``math.gamma`` (their derivative is the digamma function, which
-numpy does not have), ``math.prod`` / ``math.dist`` / ``math.fsum``-like functions of
+``math.lgamma`` / ``math.gamma``: their derivative is the digamma function, which neither
+numpy nor the standard library has: `py_polygamma` (runtime_pymath.py) computes it, and its
+own derivatives, in Python (a row for each order). Not here: ``math.prod`` / ``math.dist`` / ``math.fsum``-like functions of
 sequences (srcad/pyfuncs.py's pattern), the integer-valued and piecewise-constant ones
 (floor, ceil, trunc, frexp's exponent: the census lists them).
 """
@@ -17,7 +18,7 @@ import operator
 import numpy as np
 
 from ..runtime import matmul_grad_a, matmul_grad_b
-from ..runtime_pymath import NAMES, math_log
+from ..runtime_pymath import NAMES, math_log, py_polygamma
 from .table import defvjp
 
 _F = "python math"
@@ -107,6 +108,15 @@ _scalar(defvjp(math_log,  # (math.log itself takes no keywords: tape mode calls 
        derivation="log x / log b: dx / (x log b) - log x / (b log(b)^2) db",
        test_cases=(("OP(a) * a", [()]), ("OP(a[1]) * a", [(3,)]),
                    ("OP(a, b) * a", [(), ()]), ("OP(a, 2.0) * a", [()]))))
+
+_row("lgamma", lambda g, out, x: g * py_polygamma(0, x), domain=POS,
+     derivation="d log|Gamma(x)| = digamma(x) dx")
+_row("gamma", lambda g, out, x: g * out * py_polygamma(0, x), domain=POS,
+     derivation="d Gamma(x) = Gamma(x) digamma(x) dx")
+_scalar(defvjp(py_polygamma, None, lambda g, out, n, x: g * py_polygamma(n + 1, x),
+               name="py_polygamma", family=_F, spelling="py_polygamma(n, x)", domain=POS,
+               derivation="d psi^(n)(x) = psi^(n+1)(x) dx; the order n has no derivative",
+               test_cases=(("OP(0, a) * a", [()]), ("OP(1, a[1]) * a", [(3,)]))))
 
 # --- operator's functions of numbers and arrays ----------------------------------------------
 _scalar(defvjp(operator.abs, lambda g, out, a: g * np.sign(a), name="operator_abs", family=_F,

@@ -48,6 +48,9 @@ from ..runtime_python import (  # (the rules' names)
     mapping_grad,
     mapping_tangent,
     put_span,
+    repeat_grad,
+    repeat_spread,
+    repeat_tangent,
     sequence_grad,
     sequence_tangent,
     slot_tree,
@@ -125,6 +128,23 @@ defvjp(rp.put_span, lambda g, out, ct, start, xs, total: take_span(g, start, xs,
 defvjp(rp.span_tangent, lambda g, out, ct, start, xs, o: take_span(g, start, xs, len(o)), None,
        None, None, name="span_tangent", linear=("ct",), family=_RT,
        derivation="ct's items at start.., zeros elsewhere; its transpose takes them")
+
+defvjp(rp.list_repeat, lambda g, out, xs, n: repeat_grad(g, xs, n), None,
+       name="list_repeat", family=_FAM, spelling="xs * n",
+       derivation="out = xs * n (the same items n times): item i of xs gathers g's items "
+       "i, i + len(xs), ..., the last copy's first",
+       test_cases=(("np.stack(OP([a, b], 2))", [(3,), (3,)]),
+                   ("OP([a * b], 3)[2] * OP([a], 1)[0] + len(OP([b], 0))", [(2, 3), (2, 3)])))
+defjvp(rp.list_repeat, lambda g, out, xs, n: repeat_tangent(g, xs, n), None)
+defvjp(rp.repeat_grad, lambda g, out, ct, xs, n: repeat_spread(g, xs, n), None, None,
+       name="repeat_grad", linear=("ct",), family=_RT,
+       derivation="the n copies' items summed into one; its transpose spreads g over them")
+defvjp(rp.repeat_spread, lambda g, out, ct, xs, n: repeat_grad(g, xs, n), None, None,
+       name="repeat_spread", linear=("ct",), family=_RT,
+       derivation="ct's items at each copy; its transpose sums the copies")
+defvjp(rp.repeat_tangent, lambda g, out, ct, xs, n: repeat_grad(g, xs, n), None, None,
+       name="repeat_tangent", linear=("ct",), family=_RT,
+       derivation="ct's items n times over; its transpose sums the copies")
 
 # --- dicts ----------------------------------------------------------------------------------
 defvjp(rp.dict_set, lambda g, out, d, key, value: without_key(g, key), None,

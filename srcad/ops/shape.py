@@ -22,6 +22,7 @@ from ..runtime import (
     item_again,
     takes_written,
     writes_through,
+    held_at,
     zeros_grad,
     alias_again,
     in_layout,
@@ -167,10 +168,11 @@ defjvp(setitem,
        lambda g, out, x, index, value: set_tangent_value(g, index, out))
 defvjp(write_through,
        lambda g, out, x, index, value, view:
-           setitem_grad_x(g, index) if writes_through(x, index, view) else g,
+           setitem_grad_x(g, held_at(x, index, view)) if writes_through(x, index, view)
+           else g,
        None,
        lambda g, out, x, index, value, view: (
-           unbroadcast(g[index], value) if writes_through(x, index, view)
+           unbroadcast(g[held_at(x, index, view)], value) if writes_through(x, index, view)
            else zeros_grad(value)),
        None,
        name="write_through", spelling="write_through(x, index, value, view)", family="shape",
@@ -178,7 +180,8 @@ defvjp(write_through,
                    ("OP(a, (1, 2), b, a[1, 2])", [(3, 4), ()]),
                    ("OP(a, 0, b, a[0])", [(3,), ()])),
        derivation="a write into x[index] when that index gave a view (an array), none when "
-       "it gave a scalar copy: as setitem, or the identity")
+       "it gave a scalar copy: as setitem, or the identity (a list or dict holding the "
+       "written object in several slots: each of them, `held_at`)")
 defvjp(view_again,
        lambda g, out, x, index, view:
            unindex(g, x, index) if is_view_of(x, view) else zeros_grad(x),
@@ -210,6 +213,9 @@ defnondiff(writes_through, name="writes_through",
            params=(Param("x"), Param("index"), Param("view")), family="shape",
            spelling="writes_through(x, index, view)",
            test_cases=(("a * OP(b, 1, b[1])", [(3,), (2, 3)]),))  # (a bool)
+defnondiff(held_at, name="held_at", params=(Param("x"), Param("index"), Param("view")),
+           family="shape", spelling="held_at(x, index, view)",
+           test_cases=(("a * OP(b, 1, b[1])", [(3,), (2, 3)]),))  # (write_through's slots)
 defnondiff(takes_written, name="takes_written",
            params=(Param("x"), Param("view"), Param("old")), family="shape",
            spelling="takes_written(x, view, old)",
@@ -250,8 +256,10 @@ defjvp(view_again,
 defjvp(write_through,  # (setitem's where it writes, into an array or a list or dict; a
        # scalar copy's value reaches nothing: zeros, of x's kind, to add to g)
        lambda g, out, x, index, value, view: (
-           set_tangent_x(g, index, out) if writes_through(x, index, view) else g),
+           set_tangent_x(g, held_at(x, index, view), out) if writes_through(x, index, view)
+           else g),
        None,
        lambda g, out, x, index, value, view: set_tangent_value(
-           g if writes_through(x, index, view) else zeros_grad(value), index, out),
+           g if writes_through(x, index, view) else zeros_grad(value),
+           held_at(x, index, view), out),
        None)

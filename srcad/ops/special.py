@@ -30,7 +30,8 @@ import numpy as np
 
 from .. import runtime_special as rsp
 from ..runtime import unbroadcast, unreduce
-from ..runtime_special import special_digamma, special_expit, special_polygamma, special_weights
+from ..runtime_special import (special_digamma, special_expit, special_i0, special_i1,
+                               special_polygamma, special_weights)
 from .table import Param, defjvp, defvjp, optional_rows
 
 _F = "scipy.special"
@@ -78,6 +79,28 @@ def _register_rows() -> None:
         domain=(-6.0, 2.0),
         derivation="d log ndtr x = pdf(x) / ndtr(x) dx, computed as e^(-x^2/2 - log_ndtr x) / "
         "sqrt(2 pi): no underflow of ndtr far in the left tail")
+
+    row("ndtri", lambda g, out, x: g * math.sqrt(2 * math.pi) * np.exp(0.5 * out * out),
+        domain=OPEN_UNIT,
+        derivation="the normal quantile, ndtr's inverse: d = dx / pdf(ndtri x) = sqrt(2 pi) "
+        "e^(out^2 / 2) dx")
+    row("erfinv", lambda g, out, x: g * (math.sqrt(math.pi) / 2) * np.exp(out * out),
+        domain=(-0.9, 0.9),
+        derivation="erf's inverse: d = dx / erf'(out) = sqrt(pi) / 2 e^(out^2) dx")
+
+    # --- numpy's ufuncs under scipy's names (scipy's own values) ---------------------------
+    row("log1p", lambda g, out, x: g / (1 + x), domain=(-0.5, 2.0),
+        derivation="log(1 + x): d = dx / (1 + x)")
+    row("expm1", lambda g, out, x: g * (out + 1),
+        derivation="e^x - 1: d = e^x dx = (out + 1) dx")
+    row("cbrt", lambda g, out, x: g / (3 * out * out), domain=POS,
+        derivation="x^(1/3): d = dx / (3 out^2)")
+    row("i0", lambda g, out, x: g * special_i1(x),
+        derivation="the modified Bessel function I0: d = I1(x) dx")
+    row("i1",
+        lambda g, out, x: g * np.where(x == 0, 0.5, special_i0(x)
+                                       - special_i1(x) / np.where(x == 0, 1.0, x)),
+        derivation="I1: d = (I0(x) - I1(x) / x) dx (1/2 at x = 0, its limit)")
 
     # --- gamma and its logarithmic derivatives ------------------------------------------------
     row("gammaln", lambda g, out, x: g * special_digamma(x), domain=POS,
