@@ -119,7 +119,8 @@ from .runtime_scipy_signal import (  # noqa: F401  (scipy.signal: srcad/ops/scip
 )
 from .runtime_scipy_linalg import (  # noqa: F401  (scipy.linalg: srcad/ops/scipy_linalg.py)
     cho_factor_grad, cho_factor_tangent, cho_solve_grad_c, cho_solve_tangent_c, scipy_cho_factor,
-    scipy_cho_solve, scipy_cholesky, scipy_det, scipy_inv, scipy_solve, scipy_solve_triangular,
+    scipy_cho_solve, scipy_cholesky, scipy_det, scipy_expm, scipy_inv, scipy_solve,
+    scipy_solve_triangular,
     trans_flip, trans_is, triangle)
 from .runtime_special import *  # noqa: F401,F403
 from . import runtime_pieces as _pieces  # (tuple outputs, np.block, np.insert)

@@ -50,6 +50,10 @@ def scipy_det(a):
     return _sl().det(a)
 
 
+def scipy_expm(a):
+    return _sl().expm(a)
+
+
 # --- the rules' helpers (no derivative of their own: a second derivative through them is
 # refused by the missing row, never zeros) ---------------------------------------------------
 

@@ -353,6 +353,8 @@ def _torch_op(op):
         return cdist
     if op.family == "scipy.signal":  # (NO_TORCH_TWIN: scipy's own function would run on
         raise NotImplementedError(op.name)  # torch tensors and detach them, silently)
+    if op.name == "scipy_expm":  # torch's own matrix exponential
+        return lambda a: tnp.asarray(torch.linalg.matrix_exp(tnp.asarray(a).tensor))
     if op.family == "scipy.linalg":  # (scipy's function would run on numpy copies: no twin)
         raise NotImplementedError(f"{op.name}: no torch twin (NO_TORCH_TWIN)")
     if op.family == "scipy.special":  # torch.special's (tests/special_twins.py)

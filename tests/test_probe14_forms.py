@@ -393,3 +393,29 @@ def test_namedtuple_asdict():
         v, g = srcad.value_and_grad(through_asdict, mode=mode)(p, x)
         assert np.isclose(v, through_asdict(p, x)) and isinstance(g, Params)
         assert rel_error(g.W, want.W) < 1e-6 and rel_error(g.b, want.b) < 1e-6, mode
+
+
+# ---- 11. scipy.linalg.expm (the exponential map of a rotation) --------------------------------
+def _hat(w):
+    return np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
+
+
+def rotated_by_expm(w):
+    import scipy.linalg
+    R = scipy.linalg.expm(_hat(w))
+    return np.sum(R @ np.array([1.0, 2.0, 3.0]) * np.array([0.5, -1.0, 2.0]))
+
+
+def test_scipy_linalg_expm():
+    w = np.array([0.3, -0.2, 0.5])
+    _check(rotated_by_expm, (w,))
+    _, t = srcad.jvp(rotated_by_expm, (w,), (np.ones(3),))
+    assert np.isclose(t, np.sum(numerical_grad(rotated_by_expm, (w,))))
+    import scipy.linalg
+
+    def s(v):
+        return np.sum(scipy.linalg.expm(np.array([[0.0, v], [-v, 0.1]])) ** 2)
+
+    g2 = srcad.grad(srcad.grad(s))(0.4)
+    want = (srcad.grad(s)(0.4 + 1e-5) - srcad.grad(s)(0.4 - 1e-5)) / 2e-5
+    assert np.isclose(g2, want, rtol=1e-6)

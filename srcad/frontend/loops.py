@@ -422,20 +422,32 @@ class LoopsMixin:
         """`itertools.count(start, step)` of integer literals, zipped with sequences: the
         range it walks there (`range(start, sys.maxsize, step)`; zip stops at the shortest),
         which is indexed like any sequence. Anything else: `a` as it is."""
-        if not (isinstance(a, gast.Call) and not a.keywords and len(a.args) <= 2 and all(
-                isinstance(v, gast.Constant) and type(v.value) is int for v in a.args)):
+        values = [_int_literal(v) for v in getattr(a, "args", ())]
+        if not (isinstance(a, gast.Call) and not a.keywords and len(a.args) <= 2 and
+                None not in values):
             return a
         root = a.func
         while isinstance(root, gast.Attribute):
             root = root.value
-        if not isinstance(root, gast.Name) or root.id in self.locals:
+        if not isinstance(root, gast.Name):
             return a
+        held = self.env.get(root.id) if root.id in self.locals else None
         try:
-            if self.dotted(a.func)[0] is not itertools.count:
-                return a
+            if isinstance(held, ir.Const):  # (`import itertools` in the function's body)
+                parts, e = [], a.func
+                while isinstance(e, gast.Attribute):
+                    parts.append(e.attr)
+                    e = e.value
+                obj = held.value
+                for part in reversed(parts):
+                    obj = getattr(obj, part)
+            else:
+                obj = self.dotted(a.func)[0]
         except Exception:  # noqa: BLE001  (not a global's attribute: as written)
             return a
-        start, step = ([v.value for v in a.args] + [0, 1][len(a.args):])[:2]
+        if obj is not itertools.count:
+            return a
+        start, step = (values + [0, 1][len(values):])[:2]
         if step == 0:
             return a
         stop = sys.maxsize if step > 0 else -sys.maxsize
@@ -481,6 +493,14 @@ class LoopsMixin:
         finally:
             self.body = outer
         self.body.append(ir.While(cond_body, cond, self.sub_block(body), s.lineno, exits))
+
+
+def _int_literal(e) -> int | None:
+    """The value of an integer literal (`3`, `-3`), else None."""
+    if isinstance(e, gast.UnaryOp) and isinstance(e.op, gast.USub):
+        inner = _int_literal(e.operand)
+        return None if inner is None else -inner
+    return e.value if isinstance(e, gast.Constant) and type(e.value) is int else None
 
 
 def _function_item(a) -> bool:

@@ -1,5 +1,6 @@
 """scipy.linalg's solvers and factorisations that Gaussian-process, kernel and Kalman-filter
-code calls: cholesky, solve_triangular, cho_factor, cho_solve, solve, inv, det.
+code calls: cholesky, solve_triangular, cho_factor, cho_solve, solve, inv, det; and expm
+(rotations by the exponential map, linear ODEs).
 
 Like srcad/ops/special.py and spatial.py, scipy is optional: the rows are registered
 (`table.optional_rows`) once the user's code imports scipy.linalg, for scipy's callables
@@ -28,8 +29,8 @@ import numpy as np
 from .. import runtime_scipy_linalg as rsl
 from ..runtime import as_columns, unsupported_derivative, fold_triangle, from_columns, phi_lower, symmetric_from, \
     transpose_if
-from ..runtime_scipy_linalg import scipy_cho_solve, scipy_solve_triangular, trans_flip, \
-    trans_is, triangle
+from ..runtime_scipy_linalg import scipy_cho_solve, scipy_expm, scipy_solve_triangular, \
+    trans_flip, trans_is, triangle
 from .table import Param, defjvp, defvjp, optional_rows
 
 _F = "scipy.linalg"
@@ -156,6 +157,22 @@ def _register_rows() -> None:
            derivation="as np.linalg.det: dA = g det A A^-T",
            test_cases=((f"OP(a + {_I3})", [(3, 3)]),))
     defjvp(sl.det, lambda g, out, a: out * np.trace(np.linalg.solve(a, g)))
+    defvjp(sl.expm,
+           lambda g, out, a: scipy_expm(np.concatenate([
+               np.concatenate([np.swapaxes(a, -1, -2), g], axis=-1),
+               np.concatenate([np.zeros_like(a), np.swapaxes(a, -1, -2)], axis=-1)],
+               axis=-2))[..., :a.shape[-1], a.shape[-1]:],
+           name="scipy_expm", family=_F, aliases=(rsl.scipy_expm,), params=(Param("a"),),
+           spelling="scipy_expm(a)", dtypes=("float64",), domain=SMALL,
+           derivation="the matrix exponential: its Frechet derivative L(A, E) is the top-right "
+           "block of expm([[A, E], [0, A]]); the VJP is L(A^T, G) (expm(A)^T = expm(A^T)), "
+           "itself made of rows, so it is differentiated again",
+           test_cases=(("OP(a * 0.5)", [(3, 3)]), ("OP(a * 0.3)", [(2, 2, 2)])))
+    defjvp(sl.expm,
+           lambda g, out, a: scipy_expm(np.concatenate([
+               np.concatenate([a, g], axis=-1),
+               np.concatenate([np.zeros_like(a), a], axis=-1)],
+               axis=-2))[..., :a.shape[-1], a.shape[-1]:])
 
 
     # cho_factor's and cho_solve's rule helpers: first order only, and say so when
