@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import builtins
 import copy as copy_module
+import dataclasses
 import functools
 import importlib
 import math
@@ -598,7 +599,10 @@ def _tape_only() -> dict:
 
     # (source mode rewrites these calls: frontend/pylevel.py; None: the callable as it is,
     # given the Tensors themselves -- not a library function seeing plain values)
-    return {functools.reduce: None, builtins.map: None, builtins.sorted: sorted_}
+    # (dataclasses.replace: the user's class made again from the fields, Tensors and all;
+    # source mode writes it as that class's call, frontend/pyforms.py)
+    return {functools.reduce: None, builtins.map: None, builtins.sorted: sorted_,
+            dataclasses.replace: None}
 
 
 # what tape mode calls in place of a callable (on top of SUBSTITUTES)

@@ -25,6 +25,7 @@ every call. fuse=True fuses from the first call, fuse=False never.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 import importlib
 import inspect
@@ -412,12 +413,18 @@ class Transformed:
         for w in wrt:
             v = values[w]
             if not _is_differentiable(v):
+                record = dataclasses.is_dataclass(v) and not isinstance(v, type)
                 raise SrcadError(
                     f"cannot differentiate {self._ir.name} with respect to `{w}`, {_a(v)}: "
-                    f"gradients are defined for floating-point arguments only",
+                    + ("a dataclass instance is no pytree srcad differentiates (arrays and "
+                       "numbers, in dicts, lists, tuples and namedtuples)" if record else
+                       "gradients are defined for floating-point arguments only"),
                     filename=self._ir.filename, lineno=self._ir.first_line, func=self._ir.name,
-                    hint=f"pass `{w}` as a float array (e.g. np.asarray({w}, dtype=float)) or "
-                    f"leave it out of wrt")
+                    hint=(f"pass its fields as a dict (`dataclasses.asdict({w})`) or a "
+                          f"namedtuple (a typing.NamedTuple keeps its methods and properties)"
+                          if record else
+                          f"pass `{w}` as a float array (e.g. np.asarray({w}, dtype=float)) or "
+                          f"leave it out of wrt"))
 
     # -- names read at call time ------------------------------------------------------------
     @property

@@ -385,13 +385,21 @@ def through_asdict(p, x):
         np.sum(v * v) for v in p._asdict().values())
 
 
-def test_namedtuple_asdict():
+def replaced_then_asdict(p, x):
+    p2 = p._replace(W=p.W * 0.5)
+    W, b = p2
+    d = p2._asdict()
+    return np.sum(np.tanh(x @ W + b)) + np.sum(d["b"] ** 2)
+
+
+@pytest.mark.parametrize("fn", [through_asdict, replaced_then_asdict])
+def test_namedtuple_asdict(fn):
     p = Params(np.linspace(-0.5, 0.5, 6).reshape(3, 2), np.array([0.1, -0.2]))
     x = np.array([0.5, -1.0, 2.0])
-    want = numerical_grad(through_asdict, (p, x))
+    want = numerical_grad(fn, (p, x))
     for mode in ("source", "tape"):
-        v, g = srcad.value_and_grad(through_asdict, mode=mode)(p, x)
-        assert np.isclose(v, through_asdict(p, x)) and isinstance(g, Params)
+        v, g = srcad.value_and_grad(fn, mode=mode)(p, x)
+        assert np.isclose(v, fn(p, x)) and isinstance(g, Params)
         assert rel_error(g.W, want.W) < 1e-6 and rel_error(g.b, want.b) < 1e-6, mode
 
 
@@ -419,3 +427,58 @@ def test_scipy_linalg_expm():
     g2 = srcad.grad(srcad.grad(s))(0.4)
     want = (srcad.grad(s)(0.4 + 1e-5) - srcad.grad(s)(0.4 - 1e-5)) / 2e-5
     assert np.isclose(g2, want, rtol=1e-6)
+
+
+# ---- 12. methods and properties of a typing.NamedTuple argument --------------------------------
+from typing import NamedTuple  # noqa: E402
+
+
+class Affine(NamedTuple):
+    A: np.ndarray
+    b: np.ndarray
+
+    def double(self):
+        return 2 * self.A
+
+    def apply(self, x, scale=1.0):
+        return x @ self.A * scale + self.b
+
+    @property
+    def norm2(self):
+        return np.sum(self.A ** 2)
+
+
+def through_namedtuple_methods(q, x):
+    return np.sum(q.double()) + np.sum(np.tanh(q.apply(x, scale=0.5))) + q.norm2
+
+
+def test_namedtuple_methods_and_properties():
+    q = Affine(np.linspace(-0.4, 0.6, 6).reshape(3, 2), np.array([0.1, -0.2]))
+    x = np.array([0.5, -1.0, 2.0])
+    want = numerical_grad(through_namedtuple_methods, (q, x))
+    for mode in ("source", "tape"):
+        v, g = srcad.value_and_grad(through_namedtuple_methods, mode=mode)(q, x)
+        assert np.isclose(v, through_namedtuple_methods(q, x)) and isinstance(g, Affine)
+        assert rel_error(g.A, want.A) < 1e-6 and rel_error(g.b, want.b) < 1e-6, mode
+
+
+# ---- 13. dataclasses.replace of a dataclass made in the function --------------------------------
+import dataclasses  # noqa: E402
+
+
+@dataclasses.dataclass
+class _State:
+    h: np.ndarray
+    c: float = 0.0
+
+
+def replaced_state(w):
+    s = _State(h=np.zeros(3))
+    s = dataclasses.replace(s, h=w * 2)
+    for _ in range(3):
+        s = dataclasses.replace(s, h=np.tanh(s.h) + w, c=s.c + 1.0)
+    return np.sum(s.h) * s.c
+
+
+def test_dataclasses_replace():
+    _check(replaced_state, (np.array([0.5, -1.0, 2.0]),))

@@ -389,6 +389,9 @@ class CallsMixin:
                         for f in fields]), e)
             return ("op", *self.dict_parts([self.expr(k, hint, None) for k in display.keys],
                                            display.values, hint))
+        site = self.namedtuple_method(func, e, hint)
+        if site is not None:
+            return site
         if isinstance(func, gast.Attribute):
             carried = self.carried_read(func.value)  # (`dense1.output.sum()`: state.py)
             base = carried if carried is not None else self.local_base(func.value, hint)
@@ -877,6 +880,27 @@ class CallsMixin:
     # hooks (closures.py, methods)
     def lifted_call(self, name: str, e, hint):
         return None
+
+    def namedtuple_method(self, func, e, hint):
+        """`q.double()` where q holds a namedtuple whose class (a `typing.NamedTuple`, or a
+        subclass of a namedtuple) defines that method: the user function, called with q --
+        its `self.A` is the field, as q's is. None for anything else."""
+        if not isinstance(func, gast.Attribute):
+            return None
+        nt = self.namedtuple_of(func.value)
+        if nt is None or func.attr in nt._fields:
+            return None
+        method = inspect.getattr_static(nt, func.attr, None)
+        if not (isinstance(method, types.FunctionType) and user_method(method) is not None):
+            return None
+        guards.note_attr(nt, func.attr, getattr(nt, func.attr))
+        e = self.spread_for(method, e, skip=1)
+        args, kwargs, starred = self.call_args(e, hint)
+        if starred:
+            self.refuse_starred(e, f"the method `{func.attr}`")
+        spelled = "_".join(p for p in method.__qualname__.split(".") if p != "<locals>")
+        return ("user", method, spelled, [self.expr(func.value, hint, None), *args], kwargs,
+                False)
 
     def bound_method_call(self, base, attr: str, e, hint):
         """``self.helper(x)``, ``act.fn(z)``, ``Cost.make(y)`` on an object known when

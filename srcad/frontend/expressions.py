@@ -20,6 +20,7 @@ Before/after (``h = np.tanh(x @ W + b)``, into=("h", line)):
 
 from __future__ import annotations
 
+import inspect
 import operator
 import re
 import types
@@ -259,6 +260,16 @@ class ExpressionsMixin:
                 value=e.value, slice=gast.Constant(value=e.attr, kind=None), ctx=gast.Load()), e)
             return self.expr(item, hint, into)
         nt = self.namedtuple_of(e.value) if isinstance(e, gast.Attribute) else None
+        prop = inspect.getattr_static(nt, e.attr, None) if nt is not None and \
+            e.attr not in nt._fields else None
+        if isinstance(prop, property) and isinstance(prop.fget, types.FunctionType) and \
+                is_user_object(prop.fget):
+            # `q.norm2`, a property of a NamedTuple class: its getter, called with q
+            guards.note_attr(nt, e.attr, prop)
+            spelled = "_".join(p for p in prop.fget.__qualname__.split(".")
+                               if p != "<locals>")
+            site = ("user", prop.fget, spelled, [self.expr(e.value, hint, None)], {}, False)
+            return self.emit_user_call(site, e, hint, into)
         if nt is not None and e.attr in nt._fields:
             # `p.W1` of a namedtuple argument (a pytree): its field by position, `p[0]`
             index = nt._fields.index(e.attr)
@@ -505,6 +516,16 @@ class ExpressionsMixin:
             return None
         if e.id in self.pf.namedtuples and not self.defs[e.id]:
             return self.pf.namedtuples[e.id]
+        atom = self.env.get(e.id)
+        made = self.definitions(e.id) if isinstance(atom, ir.Var) and \
+            self.defs[e.id] == 1 else []
+        if len(made) == 1 and isinstance(made[0], ir.Call) and \
+                made[0].op.name == "._replace" and made[0].target == atom.name:
+            # `p2 = p._replace(W=...)`: p's namedtuple type
+            base = made[0].args.get("_obj")
+            if isinstance(base, ir.Var) and base.name in self.pf.namedtuples and \
+                    not self.defs[base.name]:
+                return self.pf.namedtuples[base.name]
         return self.nt_vars.get(e.id)
 
     def known_is_none(self, left, right) -> bool | None:

@@ -68,6 +68,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import copy
+import dataclasses
 import functools
 import inspect
 import itertools
@@ -210,6 +211,7 @@ class _Forms:
         self.displays = _fixed_displays(fdef)
         self.defs = {n.name for n in gast.walk(fdef) if isinstance(n, gast.FunctionDef)}
         self.fold_module_hasattr(fdef)
+        self.dataclass_replace(fdef)
         self.nested_generators(fdef)
         self.generator_calls(fdef)
         fdef.body = self.block(fdef.body)
@@ -229,6 +231,45 @@ class _Forms:
             first = [_assign(gast.Tuple(elts=[_name(n, gast.Store()) for n in names],
                                         ctx=gast.Store()), s.value, s)]
         return first + [_assign(t, _name(n), s) for t, n in zip(s.targets[0].elts, names)]
+
+    def dataclass_replace(self, fdef) -> None:
+        """`s = dataclasses.replace(s, h=v)` where every assignment of `s` in the function
+        makes an object of one dataclass `C` (`s = C(...)`, or such a replace): the object
+        replace makes, `C(h=v, f=s.f, ...)` -- each init field from `s` unless given, as
+        replace builds it -- which srcad follows as it follows `C(...)` itself."""
+        made: dict = {}  # name -> the dataclass every assignment of it makes (or None)
+        calls = []
+        for n in gast.walk(fdef):
+            if isinstance(n, gast.Assign) and len(n.targets) == 1 and \
+                    isinstance(n.targets[0], gast.Name):
+                name, cls = n.targets[0].id, None
+                if isinstance(n.value, gast.Call):
+                    fn = self.resolve(n.value.func)
+                    if fn is dataclasses.replace and n.value.args and isinstance(
+                            n.value.args[0], gast.Name) and len(n.value.args) == 1:
+                        cls = "replace"
+                        calls.append((n.value, n.value.args[0].id))
+                    elif isinstance(fn, type) and dataclasses.is_dataclass(fn):
+                        cls = fn
+                made.setdefault(name, []).append(cls)
+        for call, name in calls:
+            kinds = {c for c in made.get(name, []) if c != "replace"}
+            if len(kinds) != 1 or None in kinds or any(k.arg is None for k in call.keywords):
+                continue
+            cls = kinds.pop()
+            given = {k.arg: k.value for k in call.keywords}
+            fields = [f.name for f in dataclasses.fields(cls) if f.init]
+            if set(given) - set(fields) or not cls.__name__.isidentifier():
+                continue
+            obj = call.args[0]
+            spelled = self.fresh(cls.__name__)  # (the class, held under a name of srcad's)
+            self.pf.bound[spelled] = cls
+            call.func = gast.copy_location(_name(spelled), call)
+            call.args = []
+            call.keywords = [gast.keyword(arg=f, value=given[f] if f in given else
+                                          gast.copy_location(gast.Attribute(
+                                              value=_name(obj.id), attr=f, ctx=gast.Load()),
+                                              call)) for f in fields]
 
     def fold_module_hasattr(self, fdef) -> None:
         """`hasattr(np, "trapz")` of a module (version-compatible code: `np.trapz if
