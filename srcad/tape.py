@@ -454,8 +454,14 @@ class Tape:
                     cells.append(types.CellType(self.wrap(c.cell_contents))
                                  if _cell_full(c) else c)
             closure = tuple(cells)
-        out = types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, closure)
-        out.__kwdefaults__ = fn.__kwdefaults__
+        # (a function given as a default, `def helper(a, b, fn=step)`: traced as well, as a
+        # global or a closure's function is -- its float(b) and math.exp(b) on the tape)
+        defaults = None if fn.__defaults__ is None else tuple(
+            self.wrap(d) if isinstance(d, types.FunctionType) else d for d in fn.__defaults__)
+        out = types.FunctionType(fn.__code__, g, fn.__name__, defaults, closure)
+        out.__kwdefaults__ = None if fn.__kwdefaults__ is None else {
+            k: self.wrap(d) if isinstance(d, types.FunctionType) else d
+            for k, d in fn.__kwdefaults__.items()}
         names, cells = _declared_stores(fn.__code__)
         if names or cells:
             out = _settling(out, fn, g, closure, names, cells)
@@ -895,6 +901,8 @@ def _class_body_names(g, code) -> None:
 
 class _TracedGlobals(dict):
     """A function's globals as the tape shows them (wrapped on first access)."""
+
+    srcad_traced = True  # (a frame running with these globals is one the tape follows)
 
     def __init__(self, tape, base):
         super().__init__()

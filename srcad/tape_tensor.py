@@ -136,7 +136,17 @@ class Tensor:
     def __float__(self):
         # float(t), math.sqrt(t): source mode runs them on the value where check_opaque has
         # made sure the gradient does not need their result (and refuses them otherwise)
-        if _called(sys._getframe(1)) or _formatted(sys._getframe(1)):
+        frame = sys._getframe(1)
+        if _untraced_user_code(frame):
+            # (the user's function the tape does not follow -- one picked from a dict at run
+            # time: its float(t) or math.exp(t) would drop the gradient, silently)
+            raise user_error(
+                "tape mode: a differentiable value is turned into a plain float in a function "
+                "the tape does not follow (one reached through a dict or another object at "
+                "run time): its gradient would be lost",
+                hint="call the function by its name, pass it as an argument, or use "
+                "mode='source'")
+        if _called(frame) or _formatted(frame):
             return float(self.value)
         # numpy calls this to store a value into a plain array (`out[i] = t`): the gradient
         # would be silently wrong
@@ -448,6 +458,19 @@ def _lost_error(frame, what):
 _CALLS = {dis.opmap[n] for n in ("CALL", "PRECALL", "CALL_FUNCTION", "CALL_METHOD",
                                   "CALL_FUNCTION_KW", "CALL_FUNCTION_EX", "CALL_KW")
           if n in dis.opmap}
+
+
+def _untraced_user_code(frame) -> bool:
+    """Is `frame` the user's own Python code running outside the tape's view (its globals are
+    not the tape's: tape.Tape.traced gives every function it follows its own)?"""
+    if getattr(frame.f_globals, "srcad_traced", False):
+        return False
+    module = frame.f_globals.get("__name__", "") or ""
+    if module.startswith(("srcad", "numpy", "scipy")) or frame.f_code.co_filename.startswith("<"):
+        return False
+    from .frontend.opaque import is_library_module  # (imported late: a cycle)
+    mod = sys.modules.get(module)
+    return mod is not None and not is_library_module(mod)
 
 
 def _called(frame) -> bool:

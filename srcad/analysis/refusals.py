@@ -49,6 +49,7 @@ Every path of the normaliser that runs code as written, and why each is safe:
 
 from __future__ import annotations
 
+import types
 from collections.abc import Iterator
 
 import numpy as np
@@ -75,8 +76,10 @@ def _flows(fn: ir.Function):
         if isinstance(s, (ir.Call, ir.Effect)) and is_opaque(s.op) and not s.op.pure and \
                 s.op.kind != "operator":
             holders = _holders(s)
-            if holders:
-                yield list(s.args.values()), holders
+            if holders:  # (and what each holder was picked from: `layer.set(p)` with
+                # `layer = layers[i]` stores into one of layers' objects)
+                yield list(s.args.values()), holders + sorted(
+                    set().union(*(picked.get(h, set()) for h in holders)))
         if isinstance(s, ir.Call):
             if is_opaque(s.op) and s.op.kind == "operator":
                 continue  # (`is`, `in`: a bool, piecewise constant like a comparison)
@@ -142,8 +145,8 @@ def _object_name(atom) -> str | None:
     what a store through an item picked from it makes depend on a differentiated value."""
     if isinstance(atom, ir.Const) and not isinstance(
             atom.value, (int, float, complex, str, bytes, type(None), np.ndarray, np.generic,
-                         tuple, slice)) and not callable(atom.value) and \
-            not isinstance(atom.value, type(np)):
+                         tuple, slice, type, types.FunctionType, types.BuiltinFunctionType,
+                         types.MethodType, types.ModuleType, np.ufunc)):
         return f"<object {id(atom.value)}>"
     return None
 
@@ -600,12 +603,24 @@ def _picked_from(order) -> dict:
     ps[i]` an item of ps, so a write into t is a write into one of them."""
     out: dict = {}
     for r in order:
+        if isinstance(r, ir.Call) and is_opaque(r.op) and r.op.kind == "attribute":
+            # (`layers = model.layers`: a part of the object; a store into it, or into an
+            # item picked from it, is a store into `model`, which `model.forward(x)` reads)
+            o = r.args.get("_obj")
+            found = {o.name} | out.get(o.name, set()) if isinstance(o, ir.Var) else (
+                {_object_name(o)} if _object_name(o) is not None else set())
+            if found:
+                out[r.target] = out.get(r.target, set()) | found
+            continue
         if isinstance(r, ir.Call) and r.op.name == "getitem":
             a = r.args.get("a")
             if isinstance(a, ir.Const) and _object_name(a) is not None:
                 # (`layer = MODEL[0]` of a global object: a store into layer is one into
-                # whatever MODEL holds, which a later `MODEL[0](x)` reads)
-                out[r.target] = {_object_name(a)}
+                # whatever MODEL holds, which a later `MODEL[0](x)` reads; `layers[i]` of a
+                # module's list: any of its objects, each read later as `layers[0].w`)
+                out[r.target] = {_object_name(a)} | {
+                    n for item in (a.value if isinstance(a.value, list) else ())
+                    if (n := _object_name(ir.Const(item, "item"))) is not None}
                 continue
             if isinstance(a, ir.Var):
                 a = ir.Seq((a,), "list")
@@ -829,7 +844,7 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False) -> None:
     useful = None
     views = None
     for s, (params, label, hint) in ruleless:
-        given = [p for p in params if p in s.args and set(ir.atom_vars(s.args[p])) & dep]
+        given = [p for p in params if p in s.args and set(_names(s.args[p])) & dep]
         if not given:
             continue
         if useful is None:
@@ -849,8 +864,9 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False) -> None:
                 "gradient flows through it", filename=fn.filename, lineno=s.line, func=fn.name,
                 hint="make the context manager from values that do not depend on them, and "
                 "compute with the differentiated values inside the block")
-    for s in sites:
-        given = {p for p, a in s.args.items() if set(ir.atom_vars(a)) & dep}
+    for s in sites:  # (an object a constant holds, a differentiated value stored in it
+        # through a name picked from it, counts too: `layers[0].w` after `layer.set(p)`)
+        given = {p for p, a in s.args.items() if set(_names(a)) & dep}
         if not given:
             continue
         if s.op.kind == "operator":

@@ -20,6 +20,7 @@ drops what only they needed):
 from __future__ import annotations
 
 import ast
+import inspect
 
 from .. import ir
 from ..analysis.activity import pushes_on_stacks
@@ -65,6 +66,24 @@ def read_vars(fn: ir.Function, returned) -> set[str]:
                 read.update(ins)
                 changed = True
     return read
+
+
+def plain_call(s: ir.UserCall) -> ast.Call:
+    """The user's function called as it is (no gradient flows through it here): one argument
+    per parameter, a keyword-only parameter by its name (`def kw(y, *, scale=1.0)`: `kw(x,
+    scale=1.0)`, not `kw(x, 1.0)`); the values of the state a wrapper gives the function
+    (frontend/state.py) stay the last positional arguments."""
+    try:
+        kinds = {p.name: p.kind for p in inspect.signature(s.fn).parameters.values()}
+    except (TypeError, ValueError):
+        kinds = {}
+    args, keywords = [], []
+    for p, a in zip(s.callee.params, s.args):
+        if kinds.get(p) is inspect.Parameter.KEYWORD_ONLY:
+            keywords.append(ast.keyword(arg=p, value=atom_expr(a)))
+        else:
+            args.append(atom_expr(a))
+    return ast.Call(func=name(s.fn_name), args=args, keywords=keywords)
 
 
 class CallsMixin:
@@ -137,8 +156,7 @@ class CallsMixin:
             outs = store(s.targets[0])
         if id(s) not in self.saved_of or self.recompute(s) or self._plain:
             # no residuals: a checkpointed call saves only its inputs (read again below)
-            return ast.Assign(targets=[outs], value=ast.Call(func=name(s.fn_name), args=args,
-                                                             keywords=[]), lineno=0)
+            return ast.Assign(targets=[outs], value=plain_call(s), lineno=0)
         p = self.pair(s)
         target = ast.Tuple(elts=[outs, store(self.saved_of[id(s)])], ctx=ast.Store())
         return ast.Assign(targets=[target], value=ast.Call(func=name(p.fwd.name), args=args,

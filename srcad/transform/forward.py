@@ -31,6 +31,7 @@ from ..gcode import call as _call
 from ..gcode import compound as _compound
 from ..gcode import free_names as _free
 from .adjoints import _np, zeros_expr
+from .calls import plain_call
 from .module import Module
 from .specialise import Info, ieee_divisions, simplify
 from .templates import (as_array_operand, atom_expr, default_atom, effect_stmt, forward_expr,
@@ -181,9 +182,8 @@ class Forward:
         outs = [store(t) for t in s.targets]
         target = ast.Tuple(elts=outs, ctx=ast.Store()) if s.unpack else outs[0]
         if not any(t in self.varied for t in s.targets):
-            out.append(Line(ast.Assign(targets=[target], value=ast.Call(
-                func=name(s.fn_name), args=args, keywords=[]), lineno=0), s.line,
-                keep=has_effects(s.callee.body)))
+            out.append(Line(ast.Assign(targets=[target], value=plain_call(s), lineno=0),
+                            s.line, keep=has_effects(s.callee.body)))
             return
         wrt = [p for p, a in zip(s.callee.params, s.args)  # (a tuple argument: any item)
                if set(ir.atom_vars(a)) & self.varied]
