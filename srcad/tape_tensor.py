@@ -27,6 +27,7 @@ import numpy as np
 
 from . import pyfuncs, runtime
 from .errors import SrcadError, UnsupportedSyntaxError
+from .frontend.opaque import is_library_module
 from .interpret import check_inplace
 from .ops import table
 from .pyfuncs import tolist
@@ -468,7 +469,6 @@ def _untraced_user_code(frame) -> bool:
     module = frame.f_globals.get("__name__", "") or ""
     if module.startswith(("srcad", "numpy", "scipy")) or frame.f_code.co_filename.startswith("<"):
         return False
-    from .frontend.opaque import is_library_module  # (imported late: a cycle)
     mod = sys.modules.get(module)
     return mod is not None and not is_library_module(mod)
 

@@ -80,6 +80,9 @@ def _flows(fn: ir.Function):
                 # `layer = layers[i]` stores into one of layers' objects)
                 yield list(s.args.values()), holders + sorted(
                     set().union(*(picked.get(h, set()) for h in holders)))
+        read = _object_read(s)
+        if read is not None and isinstance(s, ir.Call):  # (`layers[0].w`, `MODEL.run(x)`)
+            yield [ir.Var(read)], [s.target]
         if isinstance(s, ir.Call):
             if is_opaque(s.op) and s.op.kind == "operator":
                 continue  # (`is`, `in`: a bool, piecewise constant like a comparison)
@@ -151,12 +154,30 @@ def _object_name(atom) -> str | None:
     return None
 
 
-def _names(atom) -> Iterator[str]:
-    """The local names an atom reads, and the objects its constants hold (`_object_name`)."""
-    yield from ir.atom_vars(atom)
-    for a in ([atom] if isinstance(atom, ir.Const) else getattr(atom, "items", None) or ()):
-        if (n := _object_name(a)) is not None:
-            yield n
+def _object_read(s) -> str | None:
+    """The name (`_object_name`) of the constant object whose state a statement reads, where
+    a differentiated value stored into that object through a name picked from it would reach
+    the result: an attribute read off it that may hold an array (not a flag -- a bool, an
+    int, a string or None now -- nor attrstate.py's `getattr(obj, "X", None)`, its value at
+    entry, which the function's own local carries after that), a method of it, or a call of
+    it (`MODEL[0](x)`). Else None."""
+    if isinstance(s, ir.Call) and s.op.name == "getitem" and not plain_value(
+            getattr(s.args.get("a"), "value", None)):
+        return _object_name(s.args.get("a"))  # (`MODEL[0]`: an item of a user object)
+    if not isinstance(s, (ir.Call, ir.Effect)) or not is_opaque(s.op):
+        return None
+    fn = s.args.get("_fn")
+    if isinstance(fn, ir.Const) and fn.value is getattr:
+        return None
+    if s.op.kind == "attribute":
+        obj = s.args.get("_obj")
+        now = getattr(obj.value, s.op.name[1:], None) if isinstance(obj, ir.Const) else None
+        if isinstance(now, (bool, int, str, type(None))):
+            return None
+        return _object_name(obj)
+    if s.op.kind == "method":
+        return _object_name(s.args.get("_obj"))
+    return _object_name(fn) if fn is not None else None
 
 
 def _dependent(fn: ir.Function, wrt) -> set:
@@ -167,7 +188,7 @@ def _dependent(fn: ir.Function, wrt) -> set:
     while changed:
         changed = False
         for ins, outs in flows:
-            if any(v in dep for a in ins for v in _names(a)) and not set(outs) <= dep:
+            if any(v in dep for a in ins for v in ir.atom_vars(a)) and not set(outs) <= dep:
                 dep.update(outs)
                 changed = True
     return dep
@@ -844,7 +865,7 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False) -> None:
     useful = None
     views = None
     for s, (params, label, hint) in ruleless:
-        given = [p for p in params if p in s.args and set(_names(s.args[p])) & dep]
+        given = [p for p in params if p in s.args and set(ir.atom_vars(s.args[p])) & dep]
         if not given:
             continue
         if useful is None:
@@ -866,7 +887,9 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False) -> None:
                 "compute with the differentiated values inside the block")
     for s in sites:  # (an object a constant holds, a differentiated value stored in it
         # through a name picked from it, counts too: `layers[0].w` after `layer.set(p)`)
-        given = {p for p, a in s.args.items() if set(_names(a)) & dep}
+        given = {p for p, a in s.args.items() if set(ir.atom_vars(a)) & dep}
+        if not given and _object_read(s) in dep:
+            given = {"_obj"}
         if not given:
             continue
         if s.op.kind == "operator":
