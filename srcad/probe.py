@@ -133,10 +133,22 @@ _DATA_SHAPED = frozenset({"nonzero", "argwhere", "flatnonzero", "unique", "compr
 _DATA_SHAPED_FNS = (np.nonzero, np.argwhere, np.flatnonzero, np.where, np.unique)
 
 
+# ops whose result's length is read off an argument's values where that argument is not a
+# literal: np.repeat's counts, np.delete's and np.split's positions, bincount's and the set
+# operations' whole input
+_VALUE_SHAPED = {"repeat": "repeats", "delete": "obj", "split": "indices_or_sections",
+                 "array_split": "indices_or_sections", "insert": "obj",
+                 "bincount": "x", "setdiff1d": "ar1", "union1d": "ar1", "intersect1d": "ar1",
+                 "setxor1d": "ar1", "extract": "condition", "compress": "condition"}
+
+
 def _data_shaped(s: ir.Call) -> bool:
-    """Does this call's result's shape depend on its input's values (`np.nonzero(mask)`, a
-    row or a library call srcad runs as written)?"""
+    """Does this call's result's shape depend on its input's values (`np.nonzero(mask)`,
+    `np.repeat(x, counts)`, a row or a library call srcad runs as written)?"""
     if s.op.name in _DATA_SHAPED:
+        return True
+    param = _VALUE_SHAPED.get(s.op.name)
+    if param is not None and any(isinstance(a, ir.Var) for a in _atoms(s.args.get(param))):
         return True
     fn = s.args.get("_fn")
     return isinstance(fn, ir.Const) and any(fn.value is f for f in _DATA_SHAPED_FNS)

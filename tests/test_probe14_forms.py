@@ -590,3 +590,62 @@ def test_keyword_only_and_default_functions():
     _check(keyword_only_default, (w, x))  # (source mode: `_kw(x, 1.0)`, a TypeError)
     # (tape mode: the default's float(b) dropped b's gradient, silently)
     _check(function_given_as_a_default, (w, np.array([0.5])), wrt=(0, 1))
+
+
+# ---- 16. indexing and scatter code (probe C): lengths read off index values, a write into a ----
+# ---- fancy index's copy, astype of a reduction ------------------------------------------------
+def repeated_mean(x, counts):
+    return np.mean(np.repeat(x, counts) ** 2)
+
+
+def bincount_mean(x, idx):
+    return np.mean(np.bincount(idx, weights=x) ** 2)
+
+
+def deleted_mean(x, idx):
+    return np.mean(np.delete(x, idx) ** 2)
+
+
+def split_means(x, idx):
+    return sum(np.sum(p) ** 2 / p.size for p in np.split(x, idx))
+
+
+@pytest.mark.parametrize("fn, picks", [
+    (repeated_mean, ([1, 1, 1, 1], [2, 2, 2, 2], [1, 0, 3, 1])),
+    (bincount_mean, ([0, 1, 2, 3], [0, 0, 1, 1], [5, 0, 1, 2])),
+    (deleted_mean, ([0], [1], [3])),
+    (split_means, ([1], [2], [3]))])
+def test_a_length_read_off_index_values(fn, picks):
+    # (source mode folded the first call's length: `1.0 / 3 * ...` in np.mean's rule, a
+    # silently wrong gradient at the next call, or a crash where the sizes disagreed)
+    x = np.array([1.0, 2.0, 3.0, 4.0])
+    for mode in ("source", "tape"):
+        g = srcad.value_and_grad(fn, mode=mode)
+        for c in picks:
+            c = np.array(c)
+            v, d = g(x, c)
+            assert np.isclose(v, fn(x, c)), (mode, c)
+            assert rel_error(d, numerical_grad(lambda y: fn(y, c), (x,))) < 1e-6, (mode, c)
+
+
+def write_into_a_fancy_copy(x):
+    H = x * 2.0
+    H[[0, 1]][0] = 99.0  # (a copy: H is left as it was)
+    H[[0, 2]][1] += 10.0
+    return np.sum(H * x)
+
+
+def astype_of_a_reduction(x):
+    return np.sum(x ** 2).astype(np.float64) * 2.0
+
+
+def test_astype_float32_of_a_reduction():
+    # (`2.0.astype(..)` in the generated code: the seed of a 0-d result is a Python float)
+    for mode in ("source", "tape"):
+        g = srcad.grad(lambda x: x.sum().astype(np.float32) * 2.0, mode=mode)(np.ones(3))
+        assert np.array_equal(g, [2.0, 2.0, 2.0]) and g.dtype == np.float64, mode
+
+
+@pytest.mark.parametrize("fn", [write_into_a_fancy_copy, astype_of_a_reduction])
+def test_fancy_copies_and_astype(fn):
+    _check(fn, (np.array([1.0, 2.0, 3.0]),), tol=1e-5)

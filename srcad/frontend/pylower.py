@@ -128,6 +128,16 @@ class _Substitute(gast.NodeTransformer):
         return node
 
 
+def _surely_advanced(index) -> bool:
+    """Is this subscript's index numpy's advanced indexing whatever the names in it hold (a
+    list display, a comparison -- a mask --, `~m`, `a & b`), so that it gives a copy?"""
+    parts = index.elts if isinstance(index, gast.Tuple) else [index]
+    return any(isinstance(p, (gast.List, gast.Compare)) or (
+        isinstance(p, gast.UnaryOp) and isinstance(p.op, gast.Invert)) or (
+        isinstance(p, gast.BinOp) and isinstance(p.op, (gast.BitAnd, gast.BitOr)) and
+        isinstance(p.left, gast.Compare)) for p in parts)
+
+
 def _displays(e) -> set:
     """The ids of `e` and the displays nested in it through displays only (`(h, (c, x))`)."""
     out, stack = set(), [e]
@@ -1174,6 +1184,10 @@ class _Lowerer:
         # the value written is itself an item put back (`xs[t][i][j] = v`, lowered twice)
         below = s.value.id if isinstance(s, gast.Assign) and isinstance(s.value, gast.Name) \
             else None
+        if _surely_advanced(outer.slice):
+            # `H[[0, 1]][0] = 99`, `H[x > 0][0] = 5`: numpy's advanced index makes a copy,
+            # and the write goes into that copy -- H is left as it was
+            return [_assign(item, load), write]
         self.pf.put_back[item] = 1 + self.pf.put_back.get(below, 0)
         back = copy.deepcopy(outer)
         back.ctx = gast.Store()

@@ -126,7 +126,7 @@ defvjp(operator.getitem, lambda g, out, a, index: unindex(g, a, index),
                    ("a[[-1, -1]]", [(3,)]), ("a[[[0, 1], [1, 1]]]", [(3, 2)]),
                    ("a[np.arange(3)]", [(4, 2)]), ("a[a > 0]", [(3, 4)]),
                    ("a[1:, [0, 0]] * b[0]", [(3, 4), (2, 2)])))
-defvjp(astype, lambda g, out, x, dtype: g.astype(x.dtype),
+defvjp(astype, lambda g, out, x, dtype: np.asarray(g).astype(np.result_type(x)),
        name="astype", linear=('x',), spelling="x.astype(dtype)", family="shape",
        c="x", c_kinds="bifu",
        derivation="cast the gradient back to the input's dtype",
@@ -135,7 +135,7 @@ defvjp(astype, lambda g, out, x, dtype: g.astype(x.dtype),
                    ("a.astype(np.float32)", [(3, 4)], None, False, {"float64": 2e-3})))
 
 
-defvjp(astype_shared, lambda g, out, x, dtype: g.astype(x.dtype),
+defvjp(astype_shared, lambda g, out, x, dtype: np.asarray(g).astype(np.result_type(x)),
        name="astype_shared", linear=('x',), spelling="x.astype(dtype, copy=False)",
        family="shape", view=True,
        derivation="cast the gradient back to the input's dtype",
