@@ -550,7 +550,32 @@ def stored_on_a_layer_a_helper_built(params, x):
     return np.sum(layer.output)
 
 
+class _GlobalModel:
+    def __init__(self, layers):
+        self.trainable_layers = layers
+
+    def set_parameters(self, parameters):
+        for parameter_set, layer in zip(parameters, self.trainable_layers):
+            layer.set_parameters(parameter_set)
+
+    def forward(self, x):
+        for layer in self.trainable_layers:
+            layer.forward(x)
+            x = layer.output
+        return x
+
+
+_GLOBAL_MODEL = _GlobalModel([_Dense(), _Dense()])
+
+
+def set_through_a_global_models_method(params, x):
+    # (NNFS's `model.set_parameters(params)`: the store is in a callee, the read in another)
+    _GLOBAL_MODEL.set_parameters(params)
+    return np.sum(_GLOBAL_MODEL.forward(x))
+
+
 @pytest.mark.parametrize("fn, first", [
+    (set_through_a_global_models_method, [np.array([2.0]), np.array([5.0])]),
     (set_by_a_setter_in_a_zip_loop, [np.array([2.0]), np.array([5.0])]),
     (stored_on_a_layer_of_a_model, np.array([2.0])),
     (stored_on_a_layer_a_helper_built, [np.array([2.0])])])
@@ -649,3 +674,17 @@ def test_astype_float32_of_a_reduction():
 @pytest.mark.parametrize("fn", [write_into_a_fancy_copy, astype_of_a_reduction])
 def test_fancy_copies_and_astype(fn):
     _check(fn, (np.array([1.0, 2.0, 3.0]),), tol=1e-5)
+
+
+def write_through_an_index_array(X, edges):
+    src, dst = edges.T
+    H = np.zeros((4, 2))
+    H[:, 0][dst] = X[src, 0]  # (a view, then a fancy store: H's column is written)
+    H[dst][:, 1] = 99.0  # (a copy: H is left as it was)
+    return np.sum(H * X)
+
+
+def test_a_write_into_a_copy_by_an_index_array():
+    X = np.linspace(-1.0, 1.0, 8).reshape(4, 2)
+    edges = np.array([[0, 1], [2, 3], [1, 0]])
+    _check(write_through_an_index_array, (X, edges))

@@ -154,6 +154,33 @@ def _object_name(atom) -> str | None:
     return None
 
 
+def _tainted_objects(fn: ir.Function, wrt) -> set:
+    """The names (`_object_name`) of the constant objects into which some function of the
+    program, called from `fn` with `wrt` differentiated, stores a value that depends on
+    them (to a fixed point: a store in one callee makes another's reads depend)."""
+    tainted: set = set()
+    for _ in range(6):
+        before = len(tainted)
+        seen: set = set()
+
+        def visit(f, w):
+            key = (id(f), tuple(sorted(w)))
+            if key in seen:
+                return
+            seen.add(key)
+            dep = _dependent(f, list(w) + sorted(tainted))
+            tainted.update(n for n in dep if n.startswith("<object "))
+            for s in ir.walk(f.body):
+                if isinstance(s, ir.UserCall):
+                    visit(s.callee, [p for p, a in zip(s.callee.params, s.args)
+                                     if set(ir.atom_vars(a)) & dep])
+
+        visit(fn, list(wrt))
+        if len(tainted) == before:
+            break
+    return tainted
+
+
 def _object_read(s) -> str | None:
     """The name (`_object_name`) of the constant object whose state a statement reads, where
     a differentiated value stored into that object through a name picked from it would reach
@@ -849,6 +876,11 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False) -> None:
         check_container_holders(fn)
         check_kept_globals(fn, wrt)
         check_folded_items(fn)
+        # (objects a differentiated value is stored into anywhere in the program -- a
+        # callee's `layer.set(w)` -- are read as depending on it in every function)
+        tainted = _tainted_objects(fn, wrt)
+        if tainted:
+            wrt = list(wrt) + sorted(tainted)
     seen = set() if _seen is None else _seen
     key = (id(fn), tuple(sorted(wrt)))
     if key in seen:
@@ -958,10 +990,11 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False) -> None:
                         f"differentiated; it may store it in or change `{_user(what)}`, "
                         f"which the output depends on, and the gradient would not follow",
                         hint)
+    objects = sorted(n for n in dep if n.startswith("<object "))
     for s in calls:
         inner = [p for p, a in zip(s.callee.params, s.args) if set(ir.atom_vars(a)) & dep]
-        if inner:
-            check_opaque(s.callee, inner, seen, True)
+        if inner or objects:
+            check_opaque(s.callee, inner + objects, seen, True)
 
 
 # values a subscript or a Python operator treats as numpy and Python do, with rules: an

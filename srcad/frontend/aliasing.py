@@ -233,6 +233,9 @@ class AliasingMixin:
             # `xs[t] = item` after `item = xs[t]; item[i] = v` (pylower.nested_write): puts
             # the written item back where it came from, reading the old container on purpose
             self.propagations.update(id(st) for st in self.body[start:])
+            for st in self.body[start:]:  # (an array index there: numpy wrote a copy, and
+                if isinstance(st, ir.Call) and st.op.name == "setitem":  # the put-back is
+                    st.put_back = True  # dropped per specialisation: transform/arrays.py)
         if isinstance(base, ir.Seq) and not self.generated:
             # (`q = ps; q[0] = v` of a list srcad holds item by item: one list in Python, so
             # every name bound to that very display sees the store)

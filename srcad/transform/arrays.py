@@ -193,6 +193,23 @@ def _scalar_copies(fn: ir.Function, infos: dict) -> dict:
     return out
 
 
+def _copied_put_backs(fn: ir.Function, infos: dict) -> dict:
+    """{id(statement): its new args (an `identity` of the container)} for the put-back of a
+    write through an item (`H[dst][:, 1] = v`, pylower's `item = H[dst]; item[:, 1] = v; H[dst]
+    = item`) where the shapes show `dst` an array: numpy's advanced index gave a copy, the
+    write went into it, and H is left as it was."""
+    out = {}
+    for s in ir.walk(fn.body):
+        if not (isinstance(s, ir.Call) and getattr(s, "put_back", False)):
+            continue
+        index = s.args.get("index")
+        parts = index.parts if isinstance(index, ir.Index) else (index,)
+        if any(isinstance(p, ir.Var) and (i := infos.get(p.name)) is not None and
+               i.dtype is not None and i.ndim > 0 for p in parts):
+            out[id(s)] = {"x": s.args["x"]}
+    return out
+
+
 def _drop_self_copies(stmts: list, copy_op) -> None:
     """Remove `v = identity(v)` (a name of a loop or a branch that keeps its value when a
     write through a scalar copy is dropped): it does nothing."""
@@ -213,6 +230,7 @@ def with_array_aliases(fn: ir.Function, infos: dict, entry: dict) -> tuple[ir.Fu
     if not (infos or entry):
         return fn, {}
     hits = _scalar_copies(fn, infos)
+    hits.update(_copied_put_backs(fn, infos))
     if any(isinstance(s, ir.Call) and s.op.name == "alias_again" for s in ir.walk(fn.body)):
         arrays = {p for p in fn.params if (i := infos.get(p, entry.get(p))) is not None
                   and i.dtype is not None and i.ndim > 0}
