@@ -7,8 +7,9 @@ numpy, computed from x (so a float32 x gets a float32 gradient): ``math.sin``: g
 
 ``math.lgamma`` / ``math.gamma``: their derivative is the digamma function, which neither
 numpy nor the standard library has: `py_polygamma` (runtime_pymath.py) computes it, and its
-own derivatives, in Python (a row for each order). Not here: ``math.prod`` / ``math.dist`` / ``math.fsum``-like functions of
-sequences (srcad/pyfuncs.py's pattern), the integer-valued and piecewise-constant ones
+own derivatives, in Python (a row for each order). Not here: ``math.prod`` / ``math.dist`` /
+``math.fsum``-like functions of sequences (srcad/pyfuncs.py's pattern), the integer-valued and
+piecewise-constant ones
 (floor, ceil, trunc, frexp's exponent: the census lists them).
 """
 
