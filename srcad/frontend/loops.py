@@ -112,32 +112,14 @@ class LoopsMixin:
                 # each a constant, so `HEADS[name]` is that function now (its item guarded,
                 # the keys too: a key added or removed is other code)
                 guards.note("items", table, len(table), tuple(table))
-                outer, self.unrolling = getattr(self, "unrolling", False), True
-                try:
-                    for key in table:
-                        self.env[target] = ir.Const(key, repr(key))
-                        for st in body:
-                            self.line = st.lineno
-                            self.statement(st)
-                finally:
-                    self.unrolling = outer
-                return
+                return self.once_per_item(target, [ir.Const(k, repr(k)) for k in table], body)
             sliced = self.module_slice(it)
             seq = self.expr(it, target, None) if sliced is None else sliced
             if isinstance(seq, ir.Seq) and seq.items and not exits and all(
                     _function_item(a) for a in seq.items):
                 # `fns = [relu, np.tanh]; for f in fns: h = f(h)`, `for W, act in [(W1,
                 # np.tanh), (W2, relu)]`: the body once per item
-                outer, self.unrolling = getattr(self, "unrolling", False), True
-                try:
-                    for item in seq.items:
-                        self.env[target] = item
-                        for st in body:
-                            self.line = st.lineno
-                            self.statement(st)
-                finally:
-                    self.unrolling = outer
-                return
+                return self.once_per_item(target, seq.items, body)
             if isinstance(seq, ir.Const) and (is_object_sequence(seq.value) or
                                               _function_sequence(seq.value)) and not exits:
                 # (unrolled over these very objects: a list changed in place -- `layers[:] =
@@ -215,6 +197,19 @@ class LoopsMixin:
         if type(held) is list:
             guards.note("items", held, len(held), held)
         return ir.Const(part, gast.unparse(it) if hasattr(gast, "unparse") else it.value.id)
+
+    def once_per_item(self, target: str, items, body) -> None:
+        """The loop's body once per item, `target` bound to it (a constant or a display
+        known here: a function the body calls through the name resolves now)."""
+        outer, self.unrolling = getattr(self, "unrolling", False), True
+        try:
+            for item in items:
+                self.env[target] = item
+                for st in body:
+                    self.line = st.lineno
+                    self.statement(st)
+        finally:
+            self.unrolling = outer
 
     def module_dict_of_functions(self, it):
         """The module's dict `it` walks by its keys (`dict_keys(HEADS)`, pylower's spelling
