@@ -688,3 +688,56 @@ def test_a_write_into_a_copy_by_an_index_array():
     X = np.linspace(-1.0, 1.0, 8).reshape(4, 2)
     edges = np.array([[0, 1], [2, 3], [1, 0]])
     _check(write_through_an_index_array, (X, edges))
+
+
+# ---- 17. a lambda unpacked with another name (d2l's `net, loss = lambda X: ..., sq`) -----------
+def _linreg(X, w, b):
+    return np.dot(X, w) + b
+
+
+def _squared(y_hat, y):
+    return (y_hat - y) ** 2 / 2
+
+
+def lambda_in_a_tuple_assignment(w, b, X, y):
+    net, loss = lambda X: _linreg(X, w, b), _squared
+    return loss(net(X), y).sum()
+
+
+def test_a_lambda_unpacked_with_another_name():
+    # (refused, naming srcad's internal `__srcad_partial`)
+    X = np.linspace(-1.0, 1.0, 6).reshape(3, 2)
+    _check(lambda_in_a_tuple_assignment,
+           (np.array([0.5, -0.3]), np.array([0.1]), X, np.array([0.2, -0.1, 0.4])), wrt=(0, 1))
+
+
+# ---- 18. min-char-rnn's one-hot inputs: `xs[t] = np.zeros(..); xs[t][i] = 1` ----------------
+def _char_rnn(inputs, targets, hprev, Wxh, Whh, Why, bh, by, vocab=4):
+    xs, hs, ys, ps = {}, {}, {}, {}
+    hs[-1] = np.copy(hprev)
+    loss = 0
+    for t in range(len(inputs)):
+        xs[t] = np.zeros((vocab, 1))
+        xs[t][inputs[t]] = 1
+        hs[t] = np.tanh(np.dot(Wxh, xs[t]) + np.dot(Whh, hs[t - 1]) + bh)
+        ys[t] = np.dot(Why, hs[t]) + by
+        ps[t] = np.exp(ys[t]) / np.sum(np.exp(ys[t]))
+        loss += -np.log(ps[t][targets[t], 0])
+    dWxh = np.zeros_like(Wxh)
+    for t in reversed(range(len(inputs))):  # (the hand-written backward reads xs[t] again)
+        dWxh += np.dot(np.ones((3, 1)), xs[t].T)
+    return loss, dWxh, hs[len(inputs) - 1]
+
+
+def char_rnn_loss(Wxh, Whh, Why, bh, by):
+    loss, _, _ = _char_rnn([0, 2, 1, 3], [2, 1, 3, 0], np.zeros((3, 1)), Wxh, Whh, Why, bh, by)
+    return loss
+
+
+def test_min_char_rnn_one_hot_dict():
+    # (refused: "`xs` shares its memory and is read at line ..."; now the item is filled
+    # under a name of its own, then stored: pylower.filled_then_stored)
+    r = np.random.default_rng(1)
+    args = (r.normal(size=(3, 4)) * 0.3, r.normal(size=(3, 3)) * 0.3,
+            r.normal(size=(4, 3)) * 0.3, np.zeros((3, 1)), np.zeros((4, 1)))
+    _check(char_rnn_loss, args, wrt=(0, 1, 2, 3, 4))

@@ -604,6 +604,9 @@ class _Forms:
                 s = mapped
         if isinstance(s, gast.Assign) and len(s.targets) == 1 and _items_stored(s):
             return self.block(self.items_first(s))
+        split = _lambdas_unpacked(s)
+        if split is not None:  # `net, loss = lambda X: linreg(X, w, b), sq` (d2l)
+            return self.block(split)
         if isinstance(s, gast.FunctionDef):  # (a nested def: closures.py splices it in)
             s.body = self.block(s.body)
             return [s]
@@ -1409,6 +1412,27 @@ def _leaves_early(body) -> bool:
 
 def _may_not_end(node) -> bool:
     return any(isinstance(n, gast.While) for n in gast.walk(node))
+
+
+def _lambdas_unpacked(s):
+    """`net, loss = lambda X: f(X, w), sq`: a display holding a lambda unpacked into names,
+    as one assignment per name (`net = lambda ...; loss = sq`) -- the same where no item reads
+    a name the statement binds -- so that each lambda is lifted as one bound to a name is. Else
+    None."""
+    if not (isinstance(s, gast.Assign) and len(s.targets) == 1 and
+            isinstance(s.targets[0], (gast.Tuple, gast.List)) and
+            isinstance(s.value, (gast.Tuple, gast.List)) and
+            len(s.targets[0].elts) == len(s.value.elts) and
+            all(isinstance(t, gast.Name) for t in s.targets[0].elts) and
+            any(isinstance(v, gast.Lambda) for v in s.value.elts)):
+        return None
+    names = {t.id for t in s.targets[0].elts}
+    if len(names) < len(s.targets[0].elts) or any(
+            isinstance(n, gast.Name) and n.id in names
+            for v in s.value.elts for n in gast.walk(v)):
+        return None
+    return [gast.copy_location(gast.Assign(targets=[t], value=v, type_comment=None), s)
+            for t, v in zip(s.targets[0].elts, s.value.elts)]
 
 
 def _items_stored(s) -> bool:

@@ -128,6 +128,34 @@ class _Substitute(gast.NodeTransformer):
         return node
 
 
+def _plain_store(s):
+    """(container, index) of ``C[k] = value`` with k made of names and literals, else None."""
+    if not (isinstance(s, gast.Assign) and len(s.targets) == 1 and
+            isinstance(s.targets[0], gast.Subscript) and
+            isinstance(s.targets[0].value, gast.Name)):
+        return None
+    index = s.targets[0].slice
+    if not all(isinstance(n, (gast.Name, gast.Constant, gast.Subscript, gast.Tuple,
+                              gast.Load, gast.expr_context)) or isinstance(n, gast.Slice)
+               for n in gast.walk(index)):
+        return None
+    return s.targets[0].value.id, index
+
+
+def _fills_item(s, container: str, index) -> bool:
+    """Is `s` ``C[k][...] = v`` (or ``op=``) into the item just stored, reading neither C nor
+    anything but what it writes?"""
+    target = s.targets[0] if isinstance(s, gast.Assign) and len(s.targets) == 1 else (
+        s.target if isinstance(s, gast.AugAssign) else None)
+    if not (isinstance(target, gast.Subscript) and isinstance(target.value, gast.Subscript)
+            and isinstance(target.value.value, gast.Name) and
+            target.value.value.id == container and
+            gast.dump(target.value.slice) == gast.dump(index)):
+        return False
+    return not any(isinstance(n, gast.Name) and n.id == container
+                   for part in (s.value, target.slice) for n in gast.walk(part))
+
+
 def _surely_advanced(index) -> bool:
     """Is this subscript's index numpy's advanced indexing whatever the names in it hold (a
     list display, a comparison -- a mask --, `~m`, `a & b`), so that it gives a copy?"""
@@ -535,8 +563,39 @@ class _Lowerer:
     # -- statements ------------------------------------------------------------------------------
     def body(self, stmts) -> list:
         out = []
-        for s in stmts:
+        for s in self.filled_then_stored(stmts):
             out.extend(self.statement(s))
+        return out
+
+    def filled_then_stored(self, stmts) -> list:
+        """``xs[t] = np.zeros(n); xs[t][i] = 1`` (min-char-rnn's one-hot vectors): the item
+        filled under a name of its own, then stored -- ``xs_t = np.zeros(n); xs_t[i] = 1;
+        xs[t] = xs_t`` -- the same objects and values, where the key is plain names and
+        literals and the writes read neither the container nor change the key; no write into
+        the container's item, which a later read of the container would have to follow."""
+        out, i = [], 0
+        while i < len(stmts):
+            s = stmts[i]
+            key = _plain_store(s)
+            j = i + 1
+            while key is not None and j < len(stmts) and _fills_item(stmts[j], *key):
+                j += 1
+            if j == i + 1:
+                out.append(s)
+                i += 1
+                continue
+            container, index = key
+            item = self.fresh(f"{container}_item")
+            out.append(gast.copy_location(_assign(item, s.value), s))
+            for w in stmts[i + 1:j]:
+                target = w.targets[0] if isinstance(w, gast.Assign) else w.target
+                target.value = _name(item)
+                out.append(w)
+            out.append(gast.copy_location(gast.Assign(
+                targets=[gast.Subscript(value=_name(container), slice=copy.deepcopy(index),
+                                        ctx=gast.Store())],
+                value=_name(item), type_comment=None), stmts[j - 1]))
+            i = j
         return out
 
     def statement(self, s) -> list:
