@@ -644,8 +644,19 @@ class Tape:
 
         def call(*args, **kwargs):
             pairs = []
+            seen: dict = {}  # id -> (the caller's object, the callee's)
 
             def fresh(x):
+                # (one object given twice -- `[W, W]`, `f(L, L)` -- is one object in the
+                # callee too: a write through one of its places shows in the others)
+                if id(x) in seen and seen[id(x)][0] is x:
+                    return seen[id(x)][1]
+                inner = made_fresh(x)
+                if inner is not x and isinstance(x, (Tensor, list, tuple, dict)):
+                    seen[id(x)] = (x, inner)
+                return inner
+
+            def made_fresh(x):
                 if isinstance(x, Tensor):
                     inner = Tensor(x.value, self)
                     pairs.append((x, inner))
@@ -693,7 +704,8 @@ class Tape:
                         v = raw_item(inner, k)
                         if k not in made or v is not made[k]:  # (stored by this call)
                             x[k] = v
-            return out
+            callers = {id(inner): x for x, inner in pairs if isinstance(x, Tensor)}
+            return _as_callers(out, callers) if callers else out
 
         call.__wrapped__ = fn  # (srcad.grad(f) of the traced f transforms f itself)
         call.__name__, call.__qualname__ = fn.__name__, fn.__qualname__  # (`fn.__name__`
@@ -897,6 +909,23 @@ def _class_body_names(g, code) -> None:
                 if name in g._base and name not in g:
                     g[name]  # noqa: B018  (`__missing__` wraps it)
         _class_body_names(g, c)
+
+
+def _as_callers(out, callers: dict):
+    """A scoped call's result with each Tensor that is one of the callee's own copies of an
+    argument's (`def first(ps): return ps[0]`, copy.copy's `[v for v in x]`) given back as
+    the caller's Tensor: Python returns that very object, which a later write in place
+    through the result changes for every name holding it (the callee's writes into it were
+    carried into the caller's already)."""
+    if isinstance(out, Tensor):
+        return callers.get(id(out), out)
+    if type(out) in (list, tuple):
+        items = [_as_callers(v, callers) for v in out]
+        return out if all(a is b for a, b in zip(items, out)) else type(out)(items)
+    if type(out) is dict:
+        items = {k: _as_callers(v, callers) for k, v in out.items()}
+        return out if all(items[k] is out[k] for k in out) else items
+    return out
 
 
 class _TracedGlobals(dict):

@@ -265,7 +265,67 @@ def generate_objects(rng: np.random.Generator, index: int) -> str:
     return "\n".join(lines)
 
 
-FAMILIES = {"first": None, "wide": None, "objects": None}  # (filled below: name -> generator)
+def generate_copies(rng: np.random.Generator, index: int) -> str:
+    """The copies family (session of 2026-12-04, sixth): a second container that is a
+    shallow copy of the first -- `list(L)`, `L.copy()`, `L[:]`, `copy.copy(L)`, `[w for w in
+    L]`, `tuple(L)`, `dict(D)`, `D.copy()`, `{k: v for k, v in D.items()}`, or a list that
+    holds one array twice (`[W1, W1]`) -- so that both hold the very same arrays, as Python's
+    shallow copies do; then in-place writes through either (`M[i] op= e`, `for p in M: p op=
+    e`, a helper walking it), plain stores into either (the other keeps its array), writes
+    through the names, and reads of every holder. srcad kept such a copy as a container of
+    its own and returned the other holder's old array, silently (15 of 20 hand-written
+    programs wrong in source mode, 3 in tape mode), until this family was written."""
+    lines = [f"def fz_{index}(a, b):", "    W1 = a * 1.5", "    W2 = b + 0.5", "    acc = 0.0"]
+    kind = str(rng.choice(["list", "dict", "twice"], p=[0.55, 0.3, 0.15]))
+    if kind == "list":
+        lines.append("    L = [W1, W2]")
+        made = str(rng.choice(["list(L)", "L.copy()", "L[:]", "copy.copy(L)",
+                               "[w for w in L]", "tuple(L)", "list(w for w in L)"]))
+        lines.append(f"    M = {made}")
+        holders = ["L", "M"] if made != "tuple(L)" else ["L"]
+        slots = {"L": ["L[0]", "L[1]"], "M": ["M[0]", "M[1]"]}
+    elif kind == "dict":
+        lines.append("    D = {'x': W1, 'y': W2}")
+        made = str(rng.choice(["dict(D)", "D.copy()", "{k: v for k, v in D.items()}",
+                               "copy.copy(D)"]))
+        lines.append(f"    E = {made}")
+        holders = ["D", "E"]
+        slots = {"D": ["D['x']", "D['y']"], "E": ["E['x']", "E['y']"]}
+    else:
+        lines.append("    L = [W1, W1, W2]")
+        holders = ["L"]
+        slots = {"L": ["L[0]", "L[1]", "L[2]"]}
+    for _ in range(int(rng.integers(1, 5))):
+        c = round(float(rng.uniform(0.3, 0.9)), 2)
+        op = str(rng.choice(["-=", "*=", "+="]))
+        h = str(rng.choice(holders))
+        slot = str(rng.choice(slots[h]))
+        what = str(rng.choice(["slot", "walk", "helper", "store", "name", "read"],
+                              p=[0.35, 0.15, 0.1, 0.1, 0.1, 0.2]))
+        if what == "slot":
+            lines.append(f"    {slot} {op} {c} * b")
+        elif what == "walk" and kind != "dict":
+            lines.append(f"    for p in {h}:\n        p {op} {c} * a")
+        elif what == "walk":
+            lines.append(f"    for k in {h}:\n        {h}[k] {op} {c} * {h}[k]")
+        elif what == "helper" and kind != "dict":
+            lines.append(f"    _fz_walk({h}, {c})")
+        elif what == "store":
+            lines.append(f"    {slot} = {slot} * {c}")
+        elif what == "name":
+            lines.append(f"    {str(rng.choice(['W1', 'W2']))} {op} {c} * a")
+        else:
+            lines.append(f"    acc = acc + np.sum({slot} * {c})")
+    reads = [f"np.sum({s} * {round(1.0 - 0.1 * k, 1)})"
+             for k, s in enumerate([x for h in holders for x in slots[h]])]
+    if kind == "list" and made == "tuple(L)":
+        reads.append("np.sum(M[0] * M[1])")
+    lines.append("    return acc + np.sum(W1 * W2) + " + " + ".join(reads))
+    return "\n".join(lines)
+
+
+# (filled below: name -> generator)
+FAMILIES = {"first": None, "wide": None, "objects": None, "copies": None}
 
 
 def module_source(seed: int, n: int, wide: bool | str = False) -> tuple[str, list[str]]:
@@ -276,10 +336,12 @@ def module_source(seed: int, n: int, wide: bool | str = False) -> tuple[str, lis
     make = FAMILIES[family]
     programs = [make(rng, seed * 1000 + k) for k in range(n)]
     names = [f"fz_{seed * 1000 + k}" for k in range(n)]
-    return "import numpy as np\n" + HELPERS + "\n\n" + "\n\n\n".join(programs) + "\n", names
+    head = "import copy\n\nimport numpy as np\n" + HELPERS
+    return head + "\n\n" + "\n\n\n".join(programs) + "\n", names
 
 
-FAMILIES.update(first=generate, wide=generate_wide, objects=generate_objects)
+FAMILIES.update(first=generate, wide=generate_wide, objects=generate_objects,
+                copies=generate_copies)
 
 
 def census(seeds, wide: bool | str, modes=(("source", False), ("tape", False))) -> dict:
@@ -317,10 +379,12 @@ def census(seeds, wide: bool | str, modes=(("source", False), ("tape", False))) 
     return {"counts": dict(sorted(counts.items())), "wrong": wrong}
 
 
-if __name__ == "__main__":  # python -m tests.fuzz_shared_holders [--wide|--objects] [first] [stop]
+# python -m tests.fuzz_shared_holders [--wide|--objects|--copies] [first] [stop]
+if __name__ == "__main__":
     import sys
 
-    wide = "objects" if "--objects" in sys.argv else "--wide" in sys.argv
+    wide = "objects" if "--objects" in sys.argv else "copies" if "--copies" in sys.argv else \
+        "--wide" in sys.argv
     bounds = [int(a) for a in sys.argv[1:] if a.isdigit()]
     first, stop = (bounds + [0])[0], (bounds[1:] + [40])[0]
     print(census(range(first, stop), wide))

@@ -260,6 +260,9 @@ def _view_sources(fn: ir.Function) -> dict:
             first = next(iter(s.args.values()))
             if isinstance(first, ir.Var):
                 out.setdefault(s.target, set()).add(first.name)
+            elif isinstance(first, ir.Seq) and s.op.name == "getitem":
+                # (`w = [W1, W2][i]`: the item is one of the display's)
+                out.setdefault(s.target, set()).update(_held_vars(first))
     return out
 
 
@@ -487,7 +490,8 @@ def check_argument_writes(fn: ir.Function, _seen=None) -> None:
 
 # ops whose result holds the objects it is given (a list or dict made from them): Python's
 # container holds the array itself
-_HOLDING_OPS = {"dict", "copy", "list_concat", "list_repeat", "setitem"}
+_HOLDING_OPS = {"dict", "copy", "list_concat", "list_repeat", "setitem", "list", "tuple",
+                "list_append", "dict_set"}
 
 
 def _held_vars(atom) -> Iterator[str]:
@@ -519,6 +523,37 @@ def _made_from(s, after) -> set:
                 set(ir.atom_vars(next(iter(d.args.values()), None))) & derived:
             derived.add(d.target)
     return derived
+
+
+def _item_written(w, derived: set, inner: set, before: list):
+    """The item `w` writes in place (its old value's atom) where it is a write into an item
+    of a container `derived` from a holder -- a `write_through` into one, or into an item
+    of one (`inner`), or `x[i] op= t` into such an item whose kind srcad did not know (a
+    `setitem` of a value computed from `x[i]`, read just before) -- else None."""
+    if not isinstance(w, ir.Call):
+        return None
+    x = w.args.get("x")
+    into_inner = isinstance(x, ir.Var) and x.name in inner
+    if w.op.name == "write_through" and (w.target in derived or into_inner):
+        return w.args.get("view")
+    if w.op.name != "setitem" or not into_inner:
+        return None
+    value = w.args.get("value")
+    reads = [d for d in before if isinstance(d, ir.Call) and d.op.name == "getitem"
+             and d.args.get("a") == x and d.args.get("index") == w.args.get("index")]
+    if not reads or not isinstance(value, ir.Var):
+        return None
+    made = {d.target: d for d in before if isinstance(d, ir.Call)}
+    todo, seen = [value.name], set()
+    while todo:  # (is the stored value computed from the slot's old item?)
+        n = todo.pop()
+        if n == reads[-1].target:
+            return ir.Var(n)
+        if n in seen or n not in made:
+            continue
+        seen.add(n)
+        todo.extend(ir.atom_vars(ir.Seq(tuple(made[n].args.values()), "tuple")))
+    return None
 
 
 def check_container_holders(fn: ir.Function) -> None:
@@ -584,20 +619,38 @@ def check_container_holders(fn: ir.Function) -> None:
     made = {st.target: at[id(st)] for st in order if isinstance(st, ir.Call)}
     for s, stored in holders:  # (the other way: the container's item written in place)
         derived = _made_from(s, order[at[id(s)] + 1:])
+        # (a container that is an item of one made from it -- `vs = [list(w) for w in ws]`,
+        # then `vs[0][0] += t`: the write goes through `item = vs[0]`)
+        outer = set(derived)  # (and the containers holding one: `vs` holding `list(w)`)
+        for d in order[at[id(s)] + 1:]:
+            if isinstance(d, ir.Call) and d.op.name in _HOLDING_OPS and \
+                    set(ir.atom_vars(ir.Seq(tuple(d.args.values()), "tuple"))) & outer:
+                outer.add(d.target)
+        inner = {d.target for d in order[at[id(s)] + 1:] if isinstance(d, ir.Call) and
+                 d.op.name == "getitem" and isinstance(d.args.get("a"), ir.Var) and
+                 d.args["a"].name in outer}
         for w in order[at[id(s)] + 1:]:
-            if not isinstance(w, ir.Call) or w.op.name != "write_through" or \
-                    w.target not in derived:
+            view = _item_written(w, derived, inner, order[at[id(s)] + 1:at[id(w)]])
+            if view is None:
                 continue
-            view = w.args.get("view")
             # (the item written, where it is one of those stored: the names holding another
             # are not stale; an item read in a loop may be any of them)
             written = stored & _view_roots(view.name, views) if isinstance(
                 view, ir.Var) else set()
+            value = w.args.get("value")
+            new = value.name if isinstance(value, ir.Var) else None
+            # (an item held was itself read out of another container -- `list(w)` of `w =
+            # ws[k]`: the arrays w's container holds are the ones held)
+            held = set().union(*(_view_roots(v, views) for v in (written or stored)))
             for r in order[at[id(w)] + 1:]:
+                # (not the object written itself -- `alias_again` of it, which a name
+                # holding that object was made again from before the write)
                 stale = [v for v in ir.uses(r) if v not in derived and made.get(
-                    v, -1) < at[id(w)] and _view_roots(v, views) & (written or stored)]
+                    v, -1) < at[id(w)] and _view_roots(v, views) & held
+                    and new not in _view_roots(v, views)]
                 if stale and not isinstance(r, ir.Push) and not (isinstance(r, ir.Call) and (
-                        r.op.name in ("alias_again", "write_through", "same_object"))):
+                        r.op.name in ("alias_again", "item_again", "write_through",
+                                      "same_object"))):
                     # (not the carried holders' own rebinding, which reads the old on
                     # purpose, nor write_through's identity test of the item written)
                     raise SharingUnknownError(

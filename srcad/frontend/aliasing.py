@@ -32,7 +32,7 @@ from collections.abc import Iterator
 import gast
 import numpy as np
 
-from .. import ir, runtime
+from .. import ir, pyfuncs, runtime
 from ..ops import control, table
 from ..errors import SharingUnknownError
 from .parse import LIFTED
@@ -154,6 +154,20 @@ _CONTAINER_OPS = frozenset({"list", "list_append", "list_concat", "list_repeat",
                             "dict_set", "dict_copy", "dict_without"})
 
 
+def _whole_slice(index) -> bool:
+    """Is `index` `[:]` (all of a list, in order)?"""
+    parts = index.parts if isinstance(index, ir.Index) and not index.is_tuple else ()
+    return len(parts) == 1 and isinstance(parts[0], ir.Slice) and all(
+        b is None or (isinstance(b, ir.Const) and b.value is None)
+        for b in (parts[0].lower, parts[0].upper, parts[0].step))
+
+
+def _copies_deeply(fn: ir.Function) -> bool:
+    """Is `fn` srcad's copy.deepcopy (pyfuncs.deepcopy): what it returns holds copies of its
+    argument's arrays (the numbers it gives back as they were cannot be written in place)?"""
+    return fn.name == "deepcopy" and fn.filename == pyfuncs.__file__
+
+
 def _user_name(ir_name: str) -> str:
     """The user's name for an IR name (`r_L5`, a later value of `r`, is `r`)."""
     return re.sub(r"_L\d+(_\d+)?$", "", ir_name)
@@ -269,18 +283,25 @@ class AliasingMixin:
                 args["levels"] = _const(levels)
             self.body.append(ir.Effect("setitem", None, args, node.lineno))
 
-    def surely_container(self, atom, depth: int = 0) -> bool:
+    def surely_container(self, atom, depth: int = 0, asked: frozenset = frozenset()) -> bool:
         """Is `atom` certainly a list or a dict (a display, or made by a list's or a dict's
-        op, or written into as one) wherever the function binds it so far?"""
+        op, or written into as one) wherever the function binds it so far? (A loop name
+        written into in its loop -- `L = write_through(L, ..)` -- is one if its other
+        definitions make one: `asked`.)"""
         if isinstance(atom, ir.Seq):
             return atom.kind == "list"
         if not isinstance(atom, ir.Var) or depth > 8:
             return False
+        if atom.name in asked:
+            return True
         made = self.definitions(atom.name)
+        if not made and atom.name in self.pf.params:  # (a list or dict the call gives)
+            return atom.name in getattr(self.pf, "containers", ())
         return bool(made) and all(
             isinstance(st, ir.Call) and (st.op.name in _CONTAINER_OPS or (
                 st.op.name in ("setitem", "write_through", "copy")
-                and self.surely_container(next(iter(st.args.values()), None), depth + 1)))
+                and self.surely_container(next(iter(st.args.values()), None), depth + 1,
+                                          asked | {atom.name})))
             for st in made)
 
     def may_share_slots(self, container, index) -> bool:
@@ -956,6 +977,14 @@ class AliasingMixin:
                            for k in keys):
                     return None
                 return [(k.value, args[f"v{i}"]) for i, k in enumerate(keys)]
+            if made[-1].op.fn in (list, tuple) or (
+                    made[-1].op.name == "getitem" and _whole_slice(made[-1].args.get("index"))):
+                # (`M = list(L)`, `M = L[:]`: a new list of the same objects, L's items)
+                below = self.list_items_of_atom(next(iter(made[-1].args.values()), None),
+                                                depth + 1, where[-1], chain)
+                if below is None or [k for k, _ in below] != list(range(len(below))):
+                    return None  # (a dict's keys, `list(d)`, are not its values)
+                return below
             if made[-1].op is not table.lookup(control.identity):
                 return None
             atom, upto = made[-1].args.get("x"), where[-1]
@@ -1006,7 +1035,13 @@ class AliasingMixin:
             if perhaps and self.body is not self.top_body:
                 held.extend(perhaps)  # (refused below, as a name in a loop)
                 perhaps = []
-            if not held and not perhaps:
+            kept_in = [] if self.body is not self.top_body else [
+                (other, atom) for other, atom in self.env.items()
+                if other != name and other not in held and other in self.locals
+                and isinstance(atom, ir.Var) and atom != now]
+            if not held and not perhaps and not any(
+                    isinstance(x, ir.Var) and self.same_array(x, old)
+                    for _, atom in kept_in for _, x in self.list_items_of_atom(atom) or ()):
                 continue
             looped = [o for o in held if isinstance(self.env[o], ir.Var)]
             if looped and self.body is not self.top_body:
@@ -1054,6 +1089,14 @@ class AliasingMixin:
                     self.propagations.add(id(self.body[-1]))
                 return asked[was.name]
 
+            # (another list or dict whose slots srcad knows, holding that object -- `E =
+            # dict(D)`, `M = list(L)`: Python's shallow copy holds the very array -- has it
+            # written too: a `write_through` into its slot)
+            for other, atom in kept_in:
+                for j, x in self.list_items_of_atom(atom) or ():
+                    if isinstance(x, ir.Var) and self.same_array(x, old):
+                        atom = self.rebind(other, self.op_call(runtime.write_through, [
+                            atom, ir.Index((_const(j),), False), again(x), x], {}, node), node)
             for other in perhaps:
                 self.env[other] = self.put_array(self.env[other], maybe, ask)
             for other in held:  # (a name, or a display holding it at any depth)
@@ -1078,13 +1121,23 @@ class AliasingMixin:
             # (the container held item by item again, so that a later write finds its
             # holders: a display where the name has one value here, else the items read
             # back, kept for `list_items_of_atom` until the name is made again)
-            for i, _ in items:
-                if i not in slots:
+            first = {}  # (slots that held one object hold it still, written: one atom)
+            for i, old in items:
+                if isinstance(old, ir.Var) and i in slots:
+                    first.setdefault(old, slots[i])
+            for i, old in items:
+                if i not in slots and isinstance(old, ir.Var) and old in first:
+                    slots[i] = first[old]
+                elif i not in slots:
                     slots[i] = self.emit(self.op_call(operator.getitem, [now, ir.Index(
                         (ir.Const(i, repr(i)),), False)], {}, node),
                         self.fresh(f"{name}_item_L{node.lineno}"), node)
             if name not in self.mutable and all(type(i) is int for i, _ in items):
-                self.env[name] = ir.Seq(tuple(slots[i] for i, _ in items), "list")
+                for other in [o for o, a in self.env.items() if a == now and (
+                        o == name or (o in self.locals and o not in self.mutable))]:
+                    # (and another name the write left bound to that list -- `M = list(L)`
+                    # walked by a callee binds both to what it gives back: a display each)
+                    self.env[other] = ir.Seq(tuple(slots[i] for i, _ in items), "list")
             elif self.body is self.top_body:
                 self.items_read_back[now.name] = (
                     sum(isinstance(st, ir.Call) for st in self.statements_so_far()),
@@ -1220,9 +1273,14 @@ class AliasingMixin:
                 for t, params in zip(st.targets, returned_views(st.callee, len(st.targets),
                                                                 st.unpack)):
                     made.setdefault(t, st.line)
+                    if _copies_deeply(st.callee):
+                        continue
                     for p, a in zip(st.callee.params, st.args):
-                        if p in params and isinstance(a, ir.Var):
-                            roots[t] = roots.get(t, set()) | root_set(a.name)
+                        if p in params and isinstance(a, (ir.Var, ir.Seq)):
+                            # (a display given: the result may be one of its items --
+                            # `def first(ps): return ps[0]` -- that very array)
+                            for v in ir.atom_vars(a):
+                                roots[t] = roots.get(t, set()) | root_set(v)
                             view_at.setdefault(t, []).append(st)
 
         writes = {id(m[0]) for m in self.mutations}

@@ -125,6 +125,30 @@ def namespace_type(fields: tuple):
     """The namedtuple type srcad reads a ``types.SimpleNamespace(**fields)`` as."""
     return collections.namedtuple("namespace", fields)
 
+def _item_written_as_a_store(fn: ir.Function, param: str) -> bool:
+    """Does `fn` write an item of its list parameter in place (`ps[0] += t`) as a store into
+    the slot -- a `setitem` of a value computed from the item it read there -- which a list
+    holding that array in another slot too does not see? (`for p in ps: p += t` is a
+    `write_through`, which asks the list when the code runs.)"""
+    stmts = [st for st in ir.walk(fn.body) if isinstance(st, ir.Call)]
+    made = {st.target: st for st in stmts}
+    for st in stmts:
+        if st.op.name != "setitem" or st.args.get("x") != ir.Var(param):
+            continue
+        todo, seen = list(ir.atom_vars(st.args.get("value"))), set()
+        while todo:
+            n = todo.pop()
+            d = made.get(n)
+            if n in seen or d is None:
+                continue
+            seen.add(n)
+            if d.op.name == "getitem" and d.args.get("a") == ir.Var(param) and \
+                    d.args.get("index") == st.args.get("index"):
+                return True
+            todo.extend(ir.atom_vars(ir.Seq(tuple(d.args.values()), "tuple")))
+    return False
+
+
 class CallsMixin:
     """`call` and its helpers, for the `Normalizer` (normalize.py)."""
 
@@ -714,10 +738,45 @@ class CallsMixin:
         carried = self.carried_getattr(e)
         if carried is not None:
             return carried
+        copied = self.copied_list(e)
+        if copied is not None:  # (list(ws): a display of the same items, or a `list` op)
+            kind = tuple if isinstance(copied, ir.Seq) and copied.kind == "tuple" else list
+            return self.result(self.op_call(kind, [copied], {}, e), hint, into, e)
         site = self.resolve_call(e, hint)
         if site[0] == "op":
             return self.result((site[1], site[2]), hint, into, e)
         return self.emit_user_call(site, e, hint, into)
+
+    def copied_list(self, e: gast.Call):
+        """`ws.copy()` / `copy.copy(ws)` of a list (or tuple) display srcad holds item by
+        item: that display (a copy holds the very same objects, as Python's shallow copy
+        does: a write in place through one holder's item shows in the other's); else
+        None."""
+        f = e.func
+        if e.keywords or not isinstance(f, gast.Attribute) or f.attr != "copy":
+            return None
+        if not e.args:
+            src = f.value
+        elif len(e.args) == 1 and isinstance(f.value, gast.Name) and \
+                f.value.id not in self.locals and self.pf.resolve(f.value.id) is copy:
+            src = e.args[0]
+        else:
+            return None
+        if not isinstance(src, gast.Name) or src.id not in self.locals:
+            return None
+        atom = self.env.get(src.id)
+        if isinstance(atom, ir.Var) and atom.name == src.id and \
+                src.id in getattr(self.pf, "containers", ()) and \
+                (src.id,) not in getattr(self.pf, "dict_paths", ()) and \
+                src.id not in self.rebound_params and not e.args:
+            # (`ps.copy()` of a list the call gives: list(ps), not numpy's copy of it)
+            return atom
+        if not isinstance(atom, ir.Seq):
+            items = self.list_items_of(src.id)
+            if items is None or [k for k, _ in items] != list(range(len(items))):
+                return None
+            atom = ir.Seq(tuple(a for _, a in items), "list")
+        return atom if atom.kind == "list" or e.args else None
 
     def emit_user_call(self, site, e, hint: str, into, *, discard: bool = False):
         _, obj, spelled, args, kwargs, checkpointed = site
@@ -739,6 +798,7 @@ class CallsMixin:
             # dict, so the caller reads the new entries after the call -- spliced in here,
             # the callee's writes are the caller's (inline.py), gradients included
             return self.inline_call(call, into, hint, e)
+        self.refuse_twice_held_writes(call, e)
         call.checkpoint = checkpointed
         call.discard = discard
         if into is _RETURN:
@@ -771,6 +831,23 @@ class CallsMixin:
             if getattr(call, "returns_dict", False):  # (its next callee walks its keys)
                 self.pf.dict_known = self.pf.dict_known | {(into[0],)}
         return var
+
+    def refuse_twice_held_writes(self, call: ir.UserCall, node) -> None:
+        """A list display holding one array in two slots (`f([W, W], x)`) given to a callee
+        that writes into that list's items: Python's one array shows the write in both
+        slots, which the callee's code, not knowing its argument, does not follow."""
+        for p, a in zip(call.callee.params, call.args):
+            if p not in call.callee.written or not isinstance(a, ir.Seq) or \
+                    not _item_written_as_a_store(call.callee, p):
+                continue
+            items = [x for x in a.items if isinstance(x, ir.Var)]
+            if any(self.same_array(x, y) for i, x in enumerate(items) for y in items[i + 1:]):
+                raise self.unsupported(
+                    f"{call.callee.name} writes into the items of its argument `{p}`, and this "
+                    f"call gives it a list holding one array in two places: Python's one "
+                    f"array shows the write in both, which srcad does not follow there",
+                    node, f"pass a list of distinct arrays (`[W, W.copy()]`), or write "
+                    f"through one name in {call.callee.name}")
 
     def returned_function(self, call, node) -> ir.Const | None:
         """The function a user call returns, where its body is known to return that one

@@ -31,8 +31,8 @@ import numpy as np
 from .. import ir
 from ..errors import NoRuleError, UnresolvedNameError, UnsupportedSyntaxError
 from ..ops import control, table
-from ..ops.python_rows import field_op
-from ..runtime_python import list_concat
+from ..ops.python_rows import dict_literal_op, field_op
+from ..runtime_python import dict_copy, list_concat
 from . import concatenators, guards
 from .calls import _RETURN
 from .opaque import rowed_callable  # noqa: F401  (re-exported: normalize.py)
@@ -104,7 +104,9 @@ class ExpressionsMixin:
         """Emit an op; into=(user name, line) names it as that user variable."""
         if into is _RETURN:
             return self.emit(call_parts, self.fresh(self.pf.name), node)
-        joined = _joined_displays(call_parts)
+        joined = _joined_displays(call_parts) or _copied_display(call_parts)
+        if call_parts[0].fn is dict_copy:
+            call_parts = self.copied_dict(call_parts)
         if joined is not None and (into is None or into[0] not in self.mutable):
             # two list displays joined (`lst.pop(i)`'s `lst[:i] + lst[i:][1:]`, `[a] + [b]`
             # of pylower.py): the display of their items, so a run-time index into it is
@@ -129,6 +131,19 @@ class ExpressionsMixin:
             return var
         opname = call_parts[0].name.lstrip(".")  # (a method with no rule: ".random")
         return self.emit(call_parts, self.fresh(f"{hint}_{opname}"), node)
+
+    def copied_dict(self, call_parts):
+        """`dict(d)` of a dict whose entries srcad knows here (a display, stores into one):
+        the display of the same entries (the very same objects, as Python's shallow copy
+        holds: a write in place through one dict's value shows in the other's); else the
+        call as it is."""
+        items = self.list_items_of_atom(next(iter(call_parts[1].values()), None))
+        if not items or not all(type(k) in (str, int) for k, _ in items):
+            return call_parts
+        args = {}
+        for i, (k, atom) in enumerate(items):
+            args[f"k{i}"], args[f"v{i}"] = ir.Const(k, repr(k)), atom
+        return dict_literal_op(len(items)), args
 
     def expr(self, e, hint: str, into):
         """Lower `e` to an atom; with `into`, the top-level op writes the user's variable."""
@@ -626,6 +641,17 @@ def _joined_displays(call_parts) -> ir.Seq | None:
             isinstance(p, ir.Seq) and p.kind == "list" for p in parts):
         return None
     return ir.Seq(parts[0].items + parts[1].items, "list")
+
+
+def _copied_display(call_parts) -> ir.Seq | None:
+    """`list(ws)` / `tuple(ws)` of a list or tuple display: a new display of the same items
+    (Python's shallow copy holds the very same objects, so a write in place through one
+    holder's item is seen through the other's -- aliasing.carry_to_aliases); else None."""
+    op, args = call_parts
+    src = next(iter(args.values()), None)
+    if not isinstance(src, ir.Seq) or len(args) != 1 or op.fn not in (list, tuple):
+        return None
+    return ir.Seq(src.items, op.fn.__name__)
 
 
 def _static_value(atom):

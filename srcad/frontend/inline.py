@@ -18,6 +18,7 @@ Before/after:
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import inspect
 import textwrap
@@ -201,8 +202,14 @@ class InlineMixin:
                 safe.add(id(node.iter))
             elif isinstance(node, gast.Return):
                 safe.add(id(node.value))
+            elif isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
+                    node.func.attr == "copy" and not node.keywords and (
+                        not node.args or self._copy_module(node.func.value)):
+                # (`n.copy()`, `copy.copy(n)`: a new container of n's items, not n)
+                safe.update(id(a) for a in [node.func.value, *node.args])
             elif isinstance(node, gast.Call) and isinstance(node.func, gast.Name):
-                if node.func.id in ("len", "zip", "enumerate", "reversed", "iter"):
+                if node.func.id in ("len", "zip", "enumerate", "reversed", "iter", "list",
+                                    "tuple", "dict", "sorted", "sum", "min", "max"):
                     safe.update(id(a) for a in node.args)
                     continue
                 try:
@@ -216,6 +223,13 @@ class InlineMixin:
         return any(isinstance(node, gast.Name) and node.id == name and
                    isinstance(node.ctx, gast.Load) and id(node) not in safe
                    for node in gast.walk(self.pf.tree))
+
+    def _copy_module(self, e) -> bool:
+        """Is `e` a name for the module `copy`?"""
+        try:
+            return isinstance(e, gast.Name) and self.pf.resolve(e.id) is copy
+        except Exception:  # noqa: BLE001  (not a global)
+            return False
 
     def refuse_module_array_writes(self, call: ir.UserCall, node) -> None:
         """A callee writing in place into an array a module global holds (`shrink(W0)`):

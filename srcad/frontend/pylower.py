@@ -96,6 +96,29 @@ def _put_method(indices, values, mode="raise"):
 _PUT_METHOD = inspect.signature(_put_method)
 
 
+def _copies_items(comp) -> bool:
+    """Is `comp` `[w for w in ws]` (one plain loop, no test, its item the loop's name)?"""
+    gens = comp.generators
+    return (len(gens) == 1 and not gens[0].ifs and not gens[0].is_async
+            and isinstance(gens[0].target, gast.Name) and isinstance(comp.elt, gast.Name)
+            and comp.elt.id == gens[0].target.id)
+
+
+def _copies_entries(comp) -> bool:
+    """Is `comp` `{k: v for k, v in d.items()}` (one plain loop over a name's items)?"""
+    gens = comp.generators
+    if len(gens) != 1 or gens[0].ifs or gens[0].is_async:
+        return False
+    t, it = gens[0].target, gens[0].iter
+    return (isinstance(t, gast.Tuple) and len(t.elts) == 2
+            and all(isinstance(x, gast.Name) for x in t.elts)
+            and isinstance(comp.key, gast.Name) and comp.key.id == t.elts[0].id
+            and isinstance(comp.value, gast.Name) and comp.value.id == t.elts[1].id
+            and isinstance(it, gast.Call) and not it.args and not it.keywords
+            and isinstance(it.func, gast.Attribute) and it.func.attr == "items"
+            and isinstance(it.func.value, gast.Name))
+
+
 def _computes(e) -> bool:
     """Does evaluating `e` compute something (a call, an operator, an index) -- as opposed
     to reading a name, a constant, a dotted name or making a lambda?"""
@@ -347,7 +370,9 @@ class _Lowerer:
                                 or isinstance(v, gast.Name) and v.id in known)
                             (made if fresh_dict else other).add(n.id)
             elif isinstance(node, (gast.For, gast.AugAssign, gast.AnnAssign)):
-                other.update(n.id for n in gast.walk(node.target) if isinstance(n, gast.Name))
+                # (a name bound there; `d["k"] += v` stores into the dict d is)
+                other.update(n.id for n in gast.walk(node.target) if isinstance(n, gast.Name)
+                             and isinstance(n.ctx, gast.Store))
         # (a parameter the call gives a dict, rebound only to dicts made here -- `params =
         # {k: step(params[k]) for k in params}` in an unrolled optimiser's loop -- holds a
         # dict at every read)
@@ -650,7 +675,9 @@ class _Lowerer:
             appends = [self.append(s.target.id, v) for v in s.value.elts]  # lst += [a, b]
             return self.body(_located(appends, s))
         if isinstance(s, gast.Assign) and len(s.targets) == 1 and isinstance(
-                s.targets[0], gast.Name) and isinstance(s.value, _COMPS):
+                s.targets[0], gast.Name) and isinstance(s.value, _COMPS) and not (
+                    isinstance(s.value, gast.ListComp) and _copies_items(s.value)) and not (
+                    isinstance(s.value, gast.DictComp) and _copies_entries(s.value)):
             target = s.targets[0].id
             inside = {n.id for n in gast.walk(s.value) if isinstance(n, gast.Name)}
             if target not in inside:  # build the value under the user's own name
@@ -964,6 +991,12 @@ class _Lowerer:
                         values=[pairs] + [kw.value for kw in e.keywords])
                     return self.expr(gast.copy_location(merged, e), pending, hint)
             copied = self.dict_copied(e)
+            if copied is not None and not self.deep_copy(e):
+                # `q = p.copy()` / `dict(p)` / `copy.copy(p)`: a new dict holding the very
+                # same objects (a write in place through q's item shows in p's: the
+                # normaliser holds q by its items where it knows p's)
+                return self.expr(gast.copy_location(_call(DICT_COPY, [copied]), e),
+                                 pending, hint)
             if copied is not None:
                 # `q = p.copy()` / `dict(p)` / `copy.deepcopy(p)` of a dict the function is
                 # given or makes: a new dict of the same entries (arrays are values here:
@@ -976,6 +1009,17 @@ class _Lowerer:
                 return self.expr(gast.copy_location(comp, e), pending, hint)
         if isinstance(e, gast.Dict) and any(k is None for k in e.keys):
             return self.dict_unpacked(e, pending, hint)
+        if isinstance(e, gast.DictComp) and _copies_entries(e) and \
+                self.dict_source(e.generators[0].iter.func.value) is not None:
+            # `{k: v for k, v in d.items()}`: dict(d), the same objects in a new dict
+            return self.expr(gast.copy_location(_call(DICT_COPY, [
+                e.generators[0].iter.func.value]), e), pending, hint)
+        if isinstance(e, gast.ListComp) and _copies_items(e) and self.builtin(
+                _name("list"), "list"):
+            # `[w for w in ws]`: list(ws), the same objects in a new list (a write in place
+            # through one holder's item shows in the other's, as Python's one array)
+            return self.expr(gast.copy_location(_call("list", [e.generators[0].iter]), e),
+                             pending, hint)
         if isinstance(e, _COMPS):
             acc = self.fresh(f"{hint}_{'dict' if isinstance(e, gast.DictComp) else 'list'}")
             pending.extend(self.comprehension(e, acc))
@@ -1054,9 +1098,18 @@ class _Lowerer:
                     f.value, gast.Name) and f.value.id not in self.stores and
                 self.pf.resolve(f.value.id) is copy)):
             src = e.args[0]
+        elif len(e.args) == 1 and not e.keywords and self.deep_copy(e, "copy"):
+            src = e.args[0]
         if src is None or isinstance(src, gast.Starred) or isinstance(src, gast.Dict):
             return None
         return self.dict_source(src)
+
+    def deep_copy(self, e: gast.Call, name: str = "deepcopy") -> bool:
+        """Is `e` a call of copy.deepcopy (or of copy.<name>)?"""
+        f = e.func
+        return isinstance(f, gast.Attribute) and f.attr == name and isinstance(
+            f.value, gast.Name) and f.value.id not in self.stores and \
+            self.pf.resolve(f.value.id) is copy
 
     def builtin_call(self, e: gast.Call, pending: list, hint: str):
         """sum / min / max / list / tuple of one iterable, as Python computes them."""
@@ -1069,6 +1122,11 @@ class _Lowerer:
         if name in ("list", "tuple"):
             if not e.args and not e.keywords:  # list() / tuple(): empty
                 return (gast.List if name == "list" else gast.Tuple)(elts=[], ctx=gast.Load())
+            if len(e.args) == 1 and not e.keywords and isinstance(
+                    e.args[0], gast.GeneratorExp) and _copies_items(e.args[0]):
+                # `list(w for w in ws)`: list(ws) (the same objects)
+                e.args = [e.args[0].generators[0].iter]
+                return self.expr(e, pending, hint)
             if len(e.args) == 1 and not e.keywords and isinstance(e.args[0], gast.GeneratorExp):
                 acc = self.fresh(f"{hint}_list")
                 gen = e.args[0]
