@@ -24,7 +24,8 @@ from .gradtree import _ZERO, GradTree, Held, _slot, _Zero, pieces_tree, zeros_gr
 from .runtime_arrays import _dtype, _shape, rebroadcast, unbroadcast  # noqa: F401  (written once there)
 from .runtime_arrays import (  # noqa: F401  (the array ops' helpers)
     asarray_like, unasarray,
-    concatenate_pieces, running_extremum_grad, running_extremum_jvp, cumprod_grad, cumprod_grad2, cumprod_jvp, cumprod_jvp2, diag_grad, flatten, hsplit_axis, join_pieces,
+    concatenate_pieces, logaddexp_accumulate_grad, logaddexp_accumulate_jvp,
+    running_extremum_grad, running_extremum_jvp, cumprod_grad, cumprod_grad2, cumprod_jvp, cumprod_jvp2, diag_grad, flatten, hsplit_axis, join_pieces,
     opposite, pad_tangent, pad_value_grad, permute_like, place_appended, prod_others_jvp, rolled_to,
     select_default_grad, select_default_jvp, select_pieces, sort_like, stack_pieces, unappend, undiagonal, undiff, rediff,
     unjoin, unpad, unpermute, unrepeat, unselect, unsort, unsplit, unsupported_derivative,
@@ -187,6 +188,8 @@ __all__ = [
     "cumprod_grad",
     "running_extremum_grad",
     "running_extremum_jvp",
+    "logaddexp_accumulate_grad",
+    "logaddexp_accumulate_jvp",
     "cumprod_grad2",
     "cumprod_jvp2",
     "cumprod_jvp",

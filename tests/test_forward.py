@@ -403,6 +403,7 @@ NO_TORCH_TWIN = {
     "select": "torch._numpy has no select",
     "interp": "torch has no interp (piecewise linear: checked against differences and vjp)",
     "logaddexp_reduce": "torch._numpy's logaddexp has no ufunc methods",
+    "logaddexp_accumulate": "torch._numpy's logaddexp has no ufunc methods",
     "maximum_accumulate": "torch._numpy's maximum has no ufunc methods",
     "minimum_accumulate": "torch._numpy's minimum has no ufunc methods",
     **{r: "scipy.linalg's (srcad/ops/scipy_linalg.py): torch._numpy runs no scipy"
@@ -460,6 +461,9 @@ FD_ORACLE = {  # cases (by their expression) where torch runs but differentiates
        if "'F'" in c.src},
     **{c.src: "torch._numpy's copy takes no order= (a memory layout only)"
        for op in OPS if op.name == "array_copy" for c in cases_of(op) if "order=" in c.src},
+    **{c.src: "torch._numpy's array takes no order= and ignores ndmin= for a list of tensors"
+       for op in OPS if op.name == "array" for c in cases_of(op)
+       if "order=" in c.src or "ndmin=" in c.src},
     **{c.src: "torch._numpy's pad implements no mode but constant" for op in OPS
        if op.name == "pad" for c in cases_of(op)
        if any(m in c.src for m in ("edge", "reflect", "symmetric", "wrap"))},

@@ -162,9 +162,15 @@ _LIST_CASES = (("np.{f}([a, b])", [(3,), (3,)]), ("np.{f}((a, 2.0 * b, a))", [(2
 defvjp(np.asarray, lambda g, out, a, dtype=None: unasarray(g, a),
        name="asarray", sequences=("a",), linear=("a",), family=_F, view=True, derivation=_ASARRAY,
        test_cases=tuple((s.format(f="asarray"), sh) for s, sh in _LIST_CASES))
-defvjp(np.array, lambda g, out, object, dtype=None: unasarray(g, object),
-       name="array", sequences=("object",), linear=("object",), family=_F, derivation=_ASARRAY + " (a copy)",
-       test_cases=tuple((s.format(f="array"), sh) for s, sh in _LIST_CASES))
+defvjp(np.array, lambda g, out, object, dtype=None, copy=True, order="K", ndmin=0:
+           unasarray(np.reshape(g, np.shape(object)) if ndmin else g, object),
+       name="array", sequences=("object",), linear=("object",), family=_F,
+       derivation=_ASARRAY + " (a copy; `ndmin=`'s leading axes of length 1 dropped again, "
+       "`order=` lays out the memory only)",
+       test_cases=tuple((s.format(f="array"), sh) for s, sh in _LIST_CASES)
+       + (("np.array(a, copy=True)", [(3,)]), ("np.array(a, ndmin=3)", [(2, 3)]),
+          ("np.array([a, b], ndmin=3)", [(2,), (2,)]), ("np.array(a.T, order='F')", [(2, 3)]),
+          ("np.array(a, dtype=np.float64, copy=True, order='C', ndmin=2)", [(3,)])))
 
 defvjp(np.take, lambda g, out, a, indices, axis=None, mode="raise":
        untake(g, a, indices, axis, mode),

@@ -77,14 +77,19 @@ def _where_cases(fn: str, extremum: bool = False, method: bool = True) -> tuple:
 
 
 defvjp(np.sum,
-       lambda g, out, a, axis=None, dtype=None, keepdims=False, where=True:
+       lambda g, out, a, axis=None, dtype=None, keepdims=False, initial=0, where=True:
            masked(unreduce(g, a, axis, keepdims), where),
-       name="sum", linear=('a',), family="reduction", c_row="sum",
+       name="sum", linear=('a',), family="reduction", c_row="sum", no_rule_for=("initial",),
        test_cases=_cases("sum") + _where_cases("sum")
        + (("np.sum(a, axis=1, dtype=np.float64)", [(3, 4)]),
-          ("a.sum(0, dtype=np.float64, keepdims=True)", [(3, 4)])),
+          ("a.sum(0, dtype=np.float64, keepdims=True)", [(3, 4)]),
+          ("np.sum(a, initial=1.5)", [(3, 4)]), ("np.sum(a, axis=0, initial=-2.0)", [(3, 4)]),
+          ("a.sum(axis=1, keepdims=True, initial=0.5, where=a > 0)", [(3, 4)])),
        derivation="each input element contributes once: broadcast g back (0 where where= "
-       "leaves an element out)")
+       "leaves an element out; initial= is a constant added)")
+defjvp(np.sum,  # (linear in a, but the tangent has no initial= of its own)
+       lambda g, out, a, axis=None, dtype=None, keepdims=False, initial=0, where=True:
+           np.sum(g, axis=axis, dtype=dtype, keepdims=keepdims, where=where))
 defvjp(np.mean,
        lambda g, out, a, axis=None, dtype=None, keepdims=False, where=True:
            masked(unreduce(g / masked_count(max(np.size(a) // max(np.size(g), 1), 1), a, axis,
@@ -114,11 +119,13 @@ defvjp(np.min,
        derivation="g flows to the minima, split evenly among ties (as torch.amin); with "
        "where=, among the selected elements; none where initial= is the minimum")
 defvjp(np.prod,
-       lambda g, out, a, axis=None, dtype=None, keepdims=False, where=True:
-           masked(prod_grad(g, filled(a, where, 1.0), axis, keepdims), where),
-       name="prod", family="reduction", domain=(0.5, 1.5),
+       lambda g, out, a, axis=None, dtype=None, keepdims=False, initial=1, where=True:
+           masked(prod_grad(g * initial, filled(a, where, 1.0), axis, keepdims), where),
+       name="prod", family="reduction", domain=(0.5, 1.5), no_rule_for=("initial",),
        aliases=(np.product,) if hasattr(np, "product") else (),  # (numpy < 2)
-       test_cases=_cases("prod") + _where_cases("prod"),
+       test_cases=_cases("prod") + _where_cases("prod")
+       + (("np.prod(a, initial=2.5)", [(2, 3)]), ("np.prod(a, axis=1, initial=-0.5)", [(2, 3)]),
+          ("a.prod(0, keepdims=True, initial=3.0, where=a > 0.8)", [(3, 2)])),
        derivation="d prod = (product of the other elements) dx_i: exclusive cumulative "
        "products from both sides, exact where inputs are 0 (as torch); with where=, the "
        "others read as 1 and get no gradient")
@@ -206,9 +213,9 @@ defjvp(np.max, lambda g, out, a, axis=None, keepdims=False, initial=None, where=
 defjvp(np.min, lambda g, out, a, axis=None, keepdims=False, initial=None, where=True:
        extremum_jvp(g, out, filled(a, where), axis, keepdims))
 defjvp(np.prod,
-       lambda g, out, a, axis=None, dtype=None, keepdims=False, where=True:
-           np.sum(masked(prod_grad(np.ones_like(out), filled(a, where, 1.0), axis, keepdims),
-                         where) * g, axis=axis, keepdims=keepdims))
+       lambda g, out, a, axis=None, dtype=None, keepdims=False, initial=1, where=True:
+           np.sum(masked(prod_grad(np.ones_like(out) * initial, filled(a, where, 1.0), axis,
+                                   keepdims), where) * g, axis=axis, keepdims=keepdims))
 defjvp(np.var,
        lambda g, out, a, axis=None, dtype=None, ddof=0, keepdims=False, where=True:
            np.sum(2 * (a - np.mean(a, axis=axis, keepdims=True, where=where)) * g, axis=axis,

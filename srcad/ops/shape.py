@@ -92,7 +92,8 @@ defvjp(np.broadcast_to, lambda g, out, array, shape: unbroadcast(g, array),
                    ("np.broadcast_to(a, (2, 3, 4))", [_T]),
                    ("np.broadcast_to(a, (2, 3, 4))", [(2, 1, 4)]),
                    ("np.broadcast_to(a, shape=(5, 4))", [(4,)])))
-defvjp(np.concatenate, lambda g, out, arrays, axis=0: unconcatenate(g, arrays, axis),
+defvjp(np.concatenate, lambda g, out, arrays, axis=0, dtype=None:
+           unconcatenate(g, arrays, axis),
        name="concatenate", sequences=("arrays",), linear=('arrays',), family="shape",
        derivation="split g at the input boundaries",
        test_cases=(("np.concatenate((a, b))", [(2, 3), (4, 3)]),
@@ -103,8 +104,10 @@ defvjp(np.concatenate, lambda g, out, arrays, axis=0: unconcatenate(g, arrays, a
                    ("np.concatenate((a, a, b))", [(2, 3), (1, 3)]),
                    ("np.concatenate((a, 2.0 * b, np.tanh(a)), 0)", [(2,), (3,)]),
                    ("np.concatenate((a, np.zeros((2, 3))), axis=0)", [(1, 3)]),
-                   ("np.concat((a, b), axis=1)", [(2, 3), (2, 2)])))
-defvjp(np.stack, lambda g, out, arrays, axis=0: unstack(g, arrays, axis),
+                   ("np.concat((a, b), axis=1)", [(2, 3), (2, 2)]),
+                   ("np.concatenate((a, b), dtype=np.float64)", [(2,), (3,)]),
+                   ("np.concatenate([a, b], axis=1, dtype=np.float64)", [(2, 1), (2, 3)])))
+defvjp(np.stack, lambda g, out, arrays, axis=0, dtype=None: unstack(g, arrays, axis),
        name="stack", sequences=("arrays",), linear=('arrays',), family="shape",
        derivation="take each input's slice of g along the new axis",
        test_cases=(("np.stack((a, b))", [(3,), (3,)]),
@@ -112,7 +115,8 @@ defvjp(np.stack, lambda g, out, arrays, axis=0: unstack(g, arrays, axis),
                    ("np.stack((a, b), axis=-1)", [(2, 3)] * 2),
                    ("np.stack((a, b, a), 2)", [(2, 3)] * 2),
                    ("np.stack((a, b))", [(), ()]),
-                   ("np.stack((a, a * b), axis=-2)", [(2, 3, 4)] * 2)))
+                   ("np.stack((a, a * b), axis=-2)", [(2, 3, 4)] * 2),
+                   ("np.stack([a, b], axis=1, dtype=np.float64)", [(2, 3)] * 2)))
 defvjp(operator.getitem, lambda g, out, a, index: unindex(g, a, index),
        name="getitem", linear=('a',), spelling="a[index]", family="shape", view=True,
        derivation="scatter-add g into zeros at the index (repeated gathers accumulate)",

@@ -1,7 +1,8 @@
 """The ufunc methods people write as reductions and products: ``np.add.reduce``,
 ``np.multiply.reduce``, ``np.maximum.reduce``, ``np.minimum.reduce``, ``np.logaddexp.reduce``
 (log-sum-exp), ``np.add.accumulate``,
-``np.multiply.accumulate``, ``np.maximum.accumulate``, ``np.minimum.accumulate`` and ``np.add.outer``, ``np.subtract.outer``,
+``np.multiply.accumulate``, ``np.maximum.accumulate``, ``np.minimum.accumulate``,
+``np.logaddexp.accumulate`` (a running log-sum-exp) and ``np.add.outer``, ``np.subtract.outer``,
 ``np.multiply.outer``.
 
 Each is the row of the function it equals, with numpy's defaults for the method (a ufunc's
@@ -25,6 +26,8 @@ from ..runtime import (
     cumsum_grad,
     extremum_grad,
     extremum_jvp,
+    logaddexp_accumulate_grad,
+    logaddexp_accumulate_jvp,
     outer_axes,
     outer_shape,
     prod_grad,
@@ -72,6 +75,10 @@ def maximum_accumulate(array, axis=0):
 
 def minimum_accumulate(array, axis=0):
     return np.minimum.accumulate(array, axis=axis)
+
+
+def logaddexp_accumulate(array, axis=0):
+    return np.logaddexp.accumulate(array, axis=axis)
 
 
 def add_outer(a, b):
@@ -162,6 +169,18 @@ ufunc_method(defvjp(
     np.minimum, "accumulate")
 defjvp(minimum_accumulate,
        lambda g, out, array, axis=0: running_extremum_jvp(g, out, array, axis, False))
+
+ufunc_method(defvjp(
+    logaddexp_accumulate,
+    lambda g, out, array, axis=0: logaddexp_accumulate_grad(g, out, array, axis),
+    name="logaddexp_accumulate", spelling="np.logaddexp.accumulate(array, axis)", family=_F,
+    derivation="the running log-sum-exp: out_i = logaddexp(out_(i-1), a_i), so da_j = "
+    "sum_(i>=j) g_i exp(a_j - out_i), a backward recurrence whose weights never exceed 1",
+    test_cases=tuple((f"np.logaddexp.accumulate({a})", [s]) for a, s in _ACC)
+    + (("np.logaddexp.accumulate(a * 40.0, axis=1)", [(2, 3)]),)),
+    np.logaddexp, "accumulate")
+defjvp(logaddexp_accumulate,
+       lambda g, out, array, axis=0: logaddexp_accumulate_jvp(g, out, array, axis))
 
 _OUTER = ([(3,), (4,)], [(2, 3), (4,)], [(3,), (2, 2)], [(), (3,)], [(2,), ()])
 
