@@ -194,6 +194,8 @@ def _pad_pairs(pad_width, ndim):
     return np.broadcast_to(np.asarray(pad_width, dtype=np.intp), (ndim, 2))
 
 
+from .runtime_pad import STAT_PAD_MODES, stat_pad_tangent, stat_unpad  # noqa: E402
+
 # np.pad's modes whose every padded cell is a copy of one cell of the array
 COPY_PAD_MODES = ("edge", "reflect", "symmetric", "wrap")
 
@@ -209,11 +211,15 @@ def _check_constant(mode, copies=False):
 _LINEAR_PAD_MODES = ("constant", *COPY_PAD_MODES, "mean", "linear_ramp")
 
 
-def unpad(ct, array, pad_width, mode="constant"):
+def unpad(ct, array, pad_width, mode="constant", stat_length=None):
     """The VJP of ``np.pad(array, pad_width, mode)``: in constant mode the part of `ct` that
     holds `array` (the padding is constant, so it sends nothing back); in a mode that copies
     cells of the array into the border (edge, reflect, symmetric, wrap) each cell of `ct` is
-    added back onto the cell it copies -- where np.pad puts the cells' own indices."""
+    added back onto the cell it copies -- where np.pad puts the cells' own indices; in a
+    mode that computes the border (mean, maximum, minimum, median, linear_ramp):
+    srcad/runtime_pad.py."""
+    if mode in STAT_PAD_MODES:
+        return stat_unpad(ct, array, pad_width, mode, stat_length)
     _check_constant(mode, copies=True)
     pairs = _pad_pairs(pad_width, np.ndim(array))
     if mode == "constant":
@@ -225,10 +231,13 @@ def unpad(ct, array, pad_width, mode="constant"):
     return out
 
 
-def pad_tangent(t, pad_width, mode="constant"):
+def pad_tangent(t, pad_width, mode="constant", array=None, stat_length=None):
     """np.pad's JVP w.r.t. the array: np.pad of the tangent, in the modes where the pad is
-    linear in the array (where it picks a maximum, minimum or median, or leaves the border
-    empty, it is not: refused)."""
+    linear in the array; where the border is a statistic of the array (a maximum, a
+    minimum, a median) or a ramp to its edge, srcad/runtime_pad.py's (an empty border is
+    refused)."""
+    if mode in STAT_PAD_MODES:
+        return stat_pad_tangent(t, array, pad_width, mode, stat_length)
     if mode not in _LINEAR_PAD_MODES:
         raise SrcadError(
             f"the derivative of np.pad with mode={mode!r} is not implemented (modes: "

@@ -466,7 +466,8 @@ FD_ORACLE = {  # cases (by their expression) where torch runs but differentiates
        if "order=" in c.src or "ndmin=" in c.src},
     **{c.src: "torch._numpy's pad implements no mode but constant" for op in OPS
        if op.name == "pad" for c in cases_of(op)
-       if any(m in c.src for m in ("edge", "reflect", "symmetric", "wrap"))},
+       if any(m in c.src for m in ("edge", "reflect", "symmetric", "wrap", "mean", "maximum",
+                                    "minimum", "median", "linear_ramp"))},
     **{e: "torch._numpy copies the items of a tuple (np.gradient's, np.average's pair) into "
        "one tensor when a function reads it as an array: no tangent through them" for e in (
            "np.sin(np.gradient(a))", "np.sin(np.gradient(a, 0.5, 2.0, edge_order=2))",

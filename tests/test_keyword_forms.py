@@ -1,7 +1,9 @@
 """Keywords of everyday numpy calls that srcad refused (issue 23, session of 2026-12-04,
 sixth): `np.sum(..., initial=)`, `np.prod(..., initial=)`, `np.concatenate(..., dtype=)`,
-`np.stack(..., dtype=)`, `np.array(..., copy=, order=, ndmin=)`, and the ufunc method
-`np.logaddexp.accumulate` (a running log-sum-exp). Each program's gradient is checked
+`np.stack(..., dtype=)`, `np.array(..., copy=, order=, ndmin=)`, the ufunc method
+`np.logaddexp.accumulate` (a running log-sum-exp), and np.pad's modes that compute the border
+(`mean`, `maximum`, `minimum`, `median` with `stat_length=`, `linear_ramp` with
+`end_values=`). Each program's gradient is checked
 against central differences in source mode, tape mode and forward mode (jvp along a random
 tangent); the op table's own grids (tests/test_ops.py, tests/test_forward.py) check every
 row's cases against finite differences and torch."""
@@ -38,7 +40,15 @@ def running_logsumexp(x):
     return np.sum(np.logaddexp.accumulate(x * 3.0, axis=1) * np.arange(1.0, 5.0))
 
 
-PROGRAMS = [sum_with_initial, prod_with_initial, concatenate_with_dtype, stack_with_dtype,
+def pad_computed_borders(x):
+    y = np.pad(x, ((1, 2), (2, 1)), mode="mean", stat_length=2)
+    z = np.pad(x, 2, mode="linear_ramp", end_values=0.5)
+    w = np.pad(x, 1, mode="median") + np.pad(x, (1, 1), mode="minimum")
+    return np.sum(np.sin(y)) + np.sum(z ** 2) + np.sum(np.cos(w))
+
+
+PROGRAMS = [pad_computed_borders, sum_with_initial, prod_with_initial, concatenate_with_dtype,
+            stack_with_dtype,
             array_with_copy_order_ndmin, running_logsumexp]
 
 

@@ -45,7 +45,7 @@ import pytest
 
 import srcad
 from srcad.analysis import census as C
-from srcad.testing import check_grads, check_jvp, check_vjp
+from srcad.testing import check_grads, check_jvp, check_vjp, numerical_grad
 
 MODES = ("source", "tape")
 
@@ -834,15 +834,24 @@ def test_second_derivative_of_average_returned_is_refused(mode):
                   tuple(np.ones_like(a) for a in args), mode=mode)
 
 
+def pad_empty(x):
+    return np.sum(np.pad(x, 1, mode="empty")[1:-1, 1:-1])
+
+
 @pytest.mark.parametrize("mode", MODES)
-def test_pad_modes_that_pick_a_value_are_refused(mode):
-    """np.pad's maximum / minimum / median modes are not linear in the array: both modes
-    refuse them (forward mode gave np.pad of the tangent: a wrong value)."""
+def test_pad_modes_that_pick_a_value(mode):
+    """np.pad's maximum / minimum / median modes are not linear in the array (forward mode
+    gave np.pad of the tangent once: a wrong value; then both modes refused them): the
+    border's cotangent goes to the picked cells (srcad/runtime_pad.py), checked here against
+    central differences, reverse and forward; an empty border is refused."""
     x = X34.copy()
-    with pytest.raises(srcad.SrcadError, match="mode='maximum'"):
-        srcad.grad(pad_maximum, mode=mode)(x)
-    with pytest.raises(srcad.SrcadError, match="mode='maximum'"):
-        srcad.jvp(pad_maximum, (x,), (np.ones_like(x),), mode=mode)
+    g = srcad.grad(pad_maximum, mode=mode)(x)
+    np.testing.assert_allclose(g, numerical_grad(pad_maximum, (x,)), rtol=1e-6, atol=1e-9)
+    t = np.random.default_rng(5).standard_normal(x.shape)
+    _, dot = srcad.jvp(pad_maximum, (x,), (t,), mode=mode)
+    np.testing.assert_allclose(dot, np.sum(g * t), rtol=1e-10)
+    with pytest.raises(srcad.SrcadError, match="mode='empty'"):
+        srcad.grad(pad_empty, mode=mode)(x)
 
 
 def mean_over_a_computed_axis(x):

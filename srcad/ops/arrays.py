@@ -87,16 +87,18 @@ defvjp(np.diag, lambda g, out, v, k=0: diag_grad(g, v, k),
 
 # --- padding, flips, rolls --------------------------------------------------------------------
 defvjp(np.pad,
-       lambda g, out, array, pad_width, mode="constant", constant_values=0:
-           unpad(g, array, pad_width, mode),
+       lambda g, out, array, pad_width, mode="constant", constant_values=0, stat_length=None,
+       end_values=0: unpad(g, array, pad_width, mode, stat_length),
        None, None,
-       lambda g, out, array, pad_width, mode="constant", constant_values=0:
-           pad_value_grad(g, array, pad_width, mode, constant_values),
-       name="pad", family=_F,
+       lambda g, out, array, pad_width, mode="constant", constant_values=0, stat_length=None,
+       end_values=0: pad_value_grad(g, array, pad_width, mode, constant_values),
+       name="pad", family=_F, no_rule_for=("end_values",),
        derivation="constant mode: g's middle goes back to the array, its border to a scalar "
        "constant_values; edge, reflect, symmetric and wrap copy elements into the border: "
-       "each cell's g added to the element it copies (mean and linear_ramp: forward mode "
-       "only; maximum, minimum, median and empty are refused)",
+       "each cell's g added to the element it copies; mean, maximum, minimum and median "
+       "make the border from a window (stat_length) along each axis in turn: g to the "
+       "window's cells by the statistic's derivative (ties split evenly), axis by axis "
+       "backward; linear_ramp: to the edge cell by the ramp's weights (empty: refused)",
        test_cases=(("np.pad(a, 1)", [(3, 4)]), ("np.pad(a, (1, 2))", [(3,)]),
                    ("np.pad(a, ((1, 0), (2, 1)))", [(2, 3)]), ("np.pad(a, ((0, 2),))", [(2, 3)]),
                    ("np.pad(a, [[1, 1], [0, 2]])", [(2, 3)]),
@@ -109,13 +111,21 @@ defvjp(np.pad,
                    ("np.pad(a, ((4, 1), (0, 2)), mode='wrap')", [(2, 3)]),
                    ("np.pad(a, (3, 1), 'symmetric')", [(2,)]),
                    ("np.pad(a, ((0, 0), (5, 2)), mode='wrap')", [(2, 3)]),
-                   ("np.pad(a, ((1, 0), (2, 1), (0, 2)), mode='reflect')", [(2, 3, 4)])))
+                   ("np.pad(a, ((1, 0), (2, 1), (0, 2)), mode='reflect')", [(2, 3, 4)]),
+                   ("np.pad(a, 2, mode='mean')", [(3, 4)]),
+                   ("np.pad(a, ((1, 2), (2, 1)), mode='maximum', stat_length=2)", [(3, 4)]),
+                   ("np.pad(a, (2, 1), 'minimum')", [(5,)]),
+                   ("np.pad(a, ((1, 0), (2, 1), (0, 2)), mode='median')", [(2, 3, 4)]),
+                   ("np.pad(a, ((2, 1), (1, 3)), mode='mean', stat_length=((1, 2), (3, 2)))",
+                    [(4, 5)]),
+                   ("np.pad(a, 2, mode='linear_ramp', end_values=0.5)", [(3, 4)]),
+                   ("np.pad(a, (3, 2), mode='linear_ramp')", [(4,)])))
 defjvp(np.pad,
-       lambda g, out, array, pad_width, mode="constant", constant_values=0:
-           pad_tangent(g, pad_width, mode),
+       lambda g, out, array, pad_width, mode="constant", constant_values=0, stat_length=None,
+       end_values=0: pad_tangent(g, pad_width, mode, array, stat_length),
        None, None,
-       lambda g, out, array, pad_width, mode="constant", constant_values=0:
-           np.pad(np.zeros_like(array), pad_width, mode, constant_values=g))
+       lambda g, out, array, pad_width, mode="constant", constant_values=0, stat_length=None,
+       end_values=0: np.pad(np.zeros_like(array), pad_width, mode, constant_values=g))
 defvjp(np.flip, lambda g, out, m, axis=None: np.flip(g, axis),
        name="flip", linear=("m",), family=_F, view=True,
        derivation="flipping twice is the identity",
