@@ -71,6 +71,10 @@ class Call:
     # shapes show e is a scalar copy, nothing is written and the name keeps `atom`, its value
     # before (transform/arrays.py). None: not such a statement.
     undo: tuple | None = None
+    # `x[i] op= t` of a list or dict (a display srcad holds item by item, or a name): the
+    # store of the item numpy wrote in place (analysis/refusals.py: the array in that slot,
+    # written, which other holders see), told apart from a plain store `x[i] = x[i] op t`
+    augmented: bool = False
 
 
 @dataclass

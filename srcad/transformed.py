@@ -746,7 +746,7 @@ class Transformed:
                                                                if _is_differentiable(env[p])]
         self._check_wrt_values(env, wrt)
         with at_user_lines(fn_ir):  # (the same refusals as source mode, at the same lines)
-            check_opaque(fn_ir, wrt)
+            check_opaque(fn_ir, wrt, tape=True)
         mask = [p in wrt for p in self.params]
         try:
             t, wrapped, out = tape.run(self.fn, values, mask, self.params)

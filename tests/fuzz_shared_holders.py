@@ -274,7 +274,10 @@ def generate_copies(rng: np.random.Generator, index: int) -> str:
     e`, a helper walking it), plain stores into either (the other keeps its array), writes
     through the names, and reads of every holder. srcad kept such a copy as a container of
     its own and returned the other holder's old array, silently (15 of 20 hand-written
-    programs wrong in source mode, 3 in tape mode), until this family was written."""
+    programs wrong in source mode, 3 in tape mode), until this family was written. Besides,
+    the other ways one array ends up held twice (same session, two probes): a history list
+    appended to and then written in place in a later trip, np.split's pieces and the rows
+    `r, t = S` unpacks (views), `W1.view()`, and another list keeping a list's items."""
     lines = [f"def fz_{index}(a, b):", "    W1 = a * 1.5", "    W2 = b + 0.5", "    acc = 0.0"]
     kind = str(rng.choice(["list", "dict", "twice"], p=[0.55, 0.3, 0.15]))
     if kind == "list":
@@ -300,8 +303,11 @@ def generate_copies(rng: np.random.Generator, index: int) -> str:
         op = str(rng.choice(["-=", "*=", "+="]))
         h = str(rng.choice(holders))
         slot = str(rng.choice(slots[h]))
-        what = str(rng.choice(["slot", "walk", "helper", "store", "name", "read"],
-                              p=[0.35, 0.15, 0.1, 0.1, 0.1, 0.2]))
+        what = str(rng.choice(["slot", "walk", "helper", "store", "name", "read", "history",
+                               "pieces", "rows", "view", "saved"],
+                              p=[0.25, 0.1, 0.08, 0.08, 0.08, 0.16, 0.05, 0.05, 0.05, 0.05,
+                                 0.05]))
+        k = len(lines)  # (names of this statement's own)
         if what == "slot":
             lines.append(f"    {slot} {op} {c} * b")
         elif what == "walk" and kind != "dict":
@@ -314,6 +320,20 @@ def generate_copies(rng: np.random.Generator, index: int) -> str:
             lines.append(f"    {slot} = {slot} * {c}")
         elif what == "name":
             lines.append(f"    {str(rng.choice(['W1', 'W2']))} {op} {c} * a")
+        elif what == "history":  # (appended, then written in place in a later trip)
+            lines.append(f"    H{k} = []\n    for _ in range(2):\n        W1 {op} {c} * a\n"
+                         f"        H{k}.append(W1)\n    acc = acc + np.sum(H{k}[0] * H{k}[1])")
+        elif what == "pieces":  # (np.split's pieces are views into W2)
+            lines.append(f"    P{k}, Q{k} = np.split(W2, [1])\n    Q{k} {op} {c}\n"
+                         f"    acc = acc + np.sum(W2 * W2)")
+        elif what == "rows":  # (`a, b = S` unpacks views of S's rows)
+            lines.append(f"    S{k} = np.stack([W1, W2])\n    r{k}, t{k} = S{k}\n"
+                         f"    r{k} {op} {c}\n    acc = acc + np.sum(S{k} * S{k})")
+        elif what == "view":
+            lines.append(f"    V{k} = W1.view()\n    V{k}[0] = {c}\n    acc = acc + np.sum(W1)")
+        elif what == "saved" and kind == "list":  # (the list's items kept by another list)
+            lines.append(f"    kept{k} = []\n    for q in L:\n        kept{k}.append(q)\n"
+                         f"    L[0] {op} {c} * b\n    acc = acc + np.sum(kept{k}[0] * 0.5)")
         else:
             lines.append(f"    acc = acc + np.sum({slot} * {c})")
     reads = [f"np.sum({s} * {round(1.0 - 0.1 * k, 1)})"

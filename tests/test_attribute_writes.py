@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 import srcad
+from srcad.testing import numerical_grad
 from tests import fuzz_programs as FP
 from tests import fuzz_shared_holders as SH
 from tests.test_shared_holders_more import _check
@@ -212,6 +213,14 @@ def test_a_write_srcad_cannot_carry_is_refused(fn, holder):
     for mode in ("source", "tape"):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
+            if mode == "tape" and fn is dict_holds_it_a_loop_writes_the_attribute:
+                # (tape mode's Tensor is the one array the dict and the object hold: right;
+                # the container holders' refusals are source mode's since 2026-12-04)
+                v, g = srcad.value_and_grad(fn, wrt=(0, 1), mode=mode)(*_INPUTS[0])
+                np.testing.assert_allclose(v, fn(*_INPUTS[0]), rtol=1e-12)
+                for got, want in zip(g, numerical_grad(fn, list(_INPUTS[0]), wrt=(0, 1))):
+                    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-9)
+                continue
             with pytest.raises(srcad.SrcadError, match=r"in place") as e:
                 srcad.value_and_grad(fn, wrt=(0, 1), mode=mode)(*_INPUTS[0])
         assert holder in str(e.value), str(e.value)

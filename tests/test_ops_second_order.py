@@ -38,7 +38,7 @@ ROWS = {op.name for op in srcad.ops.all_ops()
 # first derivatives only: their gradient helpers depend on the input through repeated
 # products of it, and say so when differentiated again (cumprod's family and multi_dot have
 # second derivatives: srcad/ops/helper_rows.py, srcad/ops/signal.py)
-FIRST_ORDER_ONLY = {"matrix_power",
+FIRST_ORDER_ONLY = {"matrix_power", "logaddexp_accumulate",
                     # (their rules are helpers of srcad/runtime_scipy_linalg.py)
                     "scipy_cho_factor", "scipy_cho_solve"}
 

@@ -114,7 +114,7 @@ def test_shared_holders_objects_slow(seed):
 @pytest.mark.parametrize("seed", SEEDS)
 def test_shared_holders_copies(seed):
     counts = run_seed(seed, wide="copies")
-    assert counts["pass"] >= 12, counts  # (most of the family runs, not refused)
+    assert counts["pass"] >= 8, counts  # (a third of the checks at least run, not refused)
 
 
 @pytest.mark.slow

@@ -512,6 +512,21 @@ def _in_place_writes(stmts, views: dict, stores: bool = True):
         first = next(iter(c.args.values()), None)
         if isinstance(first, ir.Var):
             yield c, _view_roots(first.name, views)
+        elif c.op.name == "setitem" and isinstance(first, ir.Seq) and c.augmented:
+            # (`ps[0] *= 3` of a list display: the array in that slot, written in place)
+            item = _display_slot(first, c.args.get("index"))
+            if item is not None:
+                yield c, _view_roots(item.name, views)
+
+
+def _display_slot(display: ir.Seq, index):
+    """The name in the slot a constant index picks of a list display, else None."""
+    parts = index.parts if isinstance(index, ir.Index) and not index.is_tuple else (index,)
+    if len(parts) != 1 or not isinstance(parts[0], ir.Const) or type(parts[0].value) is not int:
+        return None
+    k = parts[0].value
+    item = display.items[k] if -len(display.items) <= k < len(display.items) else None
+    return item if isinstance(item, ir.Var) else None
 
 
 def _made_from(s, after) -> set:
@@ -556,6 +571,41 @@ def _item_written(w, derived: set, inner: set, before: list):
     return None
 
 
+def _is_container(atom, every_def: dict, seen=None) -> bool:
+    """Is `atom` a list or a dict: a display, or made by a container's op (through stores
+    into it and copies; a loop name's definitions that make it, not those that carry it)?"""
+    seen = set() if seen is None else seen
+    if isinstance(atom, ir.Seq):
+        return atom.kind == "list"
+    if not isinstance(atom, ir.Var) or atom.name in seen:
+        return False
+    seen.add(atom.name)
+    for d in every_def.get(atom.name, ()):
+        if d.op.name in ("dict", "list", "list_append", "list_concat", "list_repeat",
+                         "dict_set", "dict_copy"):
+            return True
+        if d.op.name in ("copy", "setitem", "write_through") and _is_container(
+                next(iter(d.args.values()), None), every_def, seen):
+            return True
+    return False
+
+
+def _rebinds_the_write(d, c, defs: dict) -> bool:
+    """Is `d` the write `c` itself, or its result carried into the loop name (`x *= 2` in a
+    loop: `x_op = x * 2; x_new = in_layout(x_op, x); x = x_new`) -- the same array written,
+    not a new one?"""
+    for _ in range(4):
+        if d is c:
+            return True
+        if not isinstance(d, ir.Call) or d.op.name not in ("copy", "in_layout"):
+            return False
+        src = next(iter(d.args.values()), None)
+        if not isinstance(src, ir.Var) or src.name not in defs:
+            return False
+        d = defs[src.name]
+    return False
+
+
 def check_container_holders(fn: ir.Function) -> None:
     """`L = [W1, W2]` (a list or dict the code makes as a value), then an item of it written
     in place through the list (`for p in L: p -= t`, a callee walking it) and `W1` read
@@ -588,6 +638,10 @@ def check_container_holders(fn: ir.Function) -> None:
             views.setdefault(s.target, set()).update(ir.atom_vars(ir.Seq(tuple(
                 s.args.values()))))
     defs = {st.target: st for st in order if isinstance(st, ir.Call)}
+    every_def: dict = {}
+    for st in order:
+        if isinstance(st, ir.Call):
+            every_def.setdefault(st.target, []).append(st)
     # (an object's field -- `st.ps` of a SimpleNamespace -- written in place)
     for c, roots in _in_place_writes(order, views, stores=False):
         field = next((defs[v] for v in roots if v in defs and defs[v].op.name.startswith(".")
@@ -611,6 +665,8 @@ def check_container_holders(fn: ir.Function) -> None:
         if s.op.name == "setitem":  # (the container written, if a display, and the value)
             held = [a for a in (held[0], s.args.get("value")) if not (
                 isinstance(a, ir.Var) and a is held[0])]
+        elif s.op.name in ("list_append", "dict_set"):  # (the item, not the list grown)
+            held = [s.args.get("x" if s.op.name == "list_append" else "value")]
         stored = {v for a in held for v in _held_vars(a)}
         if stored:
             holders.append((s, stored))
@@ -666,15 +722,28 @@ def check_container_holders(fn: ir.Function) -> None:
         for s, stored in holders:
             if s.op.name == "setitem":  # (a display stored into: what it held besides)
                 shown = next(iter(s.args.values()))
-                if not isinstance(shown, ir.Seq):
-                    continue
-                stored = set(_held_vars(shown)) - set(_held_vars(s.args.get("value")))
-            if not roots & stored or not (at[id(c)] > at[id(s)]
-                                          or loops[id(c)] & loops[id(s)]):
+                value = set(_held_vars(s.args.get("value")))
+                stored = set(_held_vars(shown)) - value if isinstance(shown, ir.Seq) \
+                    else set()
+                if loops[id(c)] & loops[id(s)] and _is_container(shown, every_def):
+                    # (and, in a loop, the array stored into a list or dict: `L[t] = x` and,
+                    # in a later trip, `x *= 2` -- which a write carried into the slot does
+                    # not reach; `u[:] = v` into an array copies v)
+                    stored |= value
+            # (an item held that was itself read out of an array or a container -- `p` of
+            # `for p in ps: saved.append(p)`, `W[i]` -- shares what it was read from)
+            held_roots = set(stored).union(*(
+                _view_roots(v, views) for v in stored
+                if v in defs and defs[v].op.name == "getitem")) if (
+                c.inplace or c.undo is not None or c.augmented or c.op.name != "setitem"
+                or not isinstance(next(iter(c.args.values()), None), ir.Var)) else stored
+            if not roots & held_roots or not (at[id(c)] > at[id(s)]
+                                              or loops[id(c)] & loops[id(s)]):
                 continue
             if at[id(c)] < at[id(s)] and any(
-                    v in defs and loops[id(defs[v])] & loops[id(c)] & loops[id(s)]
-                    for v in roots & stored):
+                    loops[id(d)] & loops[id(c)] & loops[id(s)] and at[id(d)] <= at[id(c)]
+                    and not _rebinds_the_write(d, c, defs)
+                    for v in roots & stored for d in every_def.get(v, ())):
                 continue  # (a name the loop makes anew before writing: another array)
             derived = _made_from(s, order[at[id(s)] + 1:])
             if roots & derived:  # (a write through the container's own item: carried)
@@ -920,13 +989,17 @@ def check_folded_items(fn: ir.Function) -> None:
                 "you differentiate")
 
 
-def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False) -> None:
+def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False, tape=False) -> None:
     """Refuse an op with no rule where it would drop a gradient (see the module docstring);
-    the user functions `fn` calls are checked with the arguments that reach them."""
+    the user functions `fn` calls are checked with the arguments that reach them. (`tape`:
+    for tape mode, whose Tensors are Python's objects -- one array held by two containers
+    is one Tensor there -- so the holders source mode's values cannot follow are not
+    refused.)"""
     if _seen is None:
         check_attribute_state(fn, wrt)
         check_argument_writes(fn)
-        check_container_holders(fn)
+        if not tape:
+            check_container_holders(fn)
         check_kept_globals(fn, wrt)
         check_folded_items(fn)
         # (objects a differentiated value is stored into anywhere in the program -- a

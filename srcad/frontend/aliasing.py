@@ -124,6 +124,12 @@ def returned_views(fn: ir.Function, n: int = 1, unpack: bool = False) -> list[se
     return [of(ret)] * n
 
 
+# ops whose results are views into their first argument that srcad does not follow as
+# views (np.split's pieces, `a, b = B`'s rows, `y.view()`): a write through one, with the
+# array read after, is refused (`check_mutations`), never a write numpy's array would miss
+_PIECES = frozenset({"split", "array_split", "hsplit", "vsplit", "dsplit", "unpacked",
+                     ".view"})
+
 # the ops propagate_write makes a view again with, from its base's new value (remake)
 _REMADE_VIEWS = frozenset({"view_again", "getitem", "transpose", "swapaxes"})
 # what returns its input's memory, or writes into it, as numpy would (not a value of its own)
@@ -243,6 +249,10 @@ class AliasingMixin:
         start = len(self.body)
         self.writing_held = self.held_object(name)
         new = self.result(call, name, (name, node.lineno), node)
+        if self.augmenting and (isinstance(base, ir.Seq) or self.surely_container(base)):
+            for st in self.body[start:]:
+                if isinstance(st, ir.Call) and st.op.name == "setitem":
+                    st.augmented = True
         if isinstance(value, gast.Name) and value.id in getattr(self.pf, "put_back", ()):
             # `xs[t] = item` after `item = xs[t]; item[i] = v` (pylower.nested_write): puts
             # the written item back where it came from, reading the old container on purpose
@@ -1256,7 +1266,8 @@ class AliasingMixin:
                 first = next(iter(st.args.values()), None)
                 shares = (st.op.view and _makes_view(st, self.ints, maybe=True,
                                                      arrays=self.arrays)) or \
-                    id(st) in self.alias_stmts  # (`z = y` into a loop name: the same array)
+                    id(st) in self.alias_stmts or \
+                    st.op.name in _PIECES  # (`z = y` into a loop name: the same array)
                 if shares and isinstance(first, ir.Var):
                     roots[st.target] = roots.get(st.target, set()) | root_set(first.name)
                     view_at.setdefault(st.target, []).append(st)

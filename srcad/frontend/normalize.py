@@ -638,13 +638,26 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             stmt = self.body[-1]
             after = self.env.get(name)
             rebuilt = {name}
-            aliased = any(n != name and (a == before or seq_holds(a, before))
+            aliased = any(n != name and (a == before or seq_holds(a, before) or (
+                self.display_written(a) and any(
+                    x == before for _, x in self.list_items_of_atom(a) or ())))
                           for n, a in self.env.items())
             if isinstance(after, ir.Var) and (kept or aliased or self.writing_held):
                 rebuilt = self.propagate_write(name, before, after, node,
                                                augmented=True, old_item=snap)
             self.mutations.append((stmt, before.name, node.lineno, False, rebuilt))
         self.writing_held = None
+
+    def display_written(self, atom) -> bool:
+        """Is `atom` a list display srcad held item by item, written in place through a slot
+        holding one array twice (`L = [W, W, V]; L[1] *= 2`: the `write_through` it became,
+        whose items srcad still knows -- a later `V *= 2` is carried into its slot)?"""
+        if not isinstance(atom, ir.Var):
+            return False
+        made = self.definitions(atom.name)
+        return len(made) == 1 and isinstance(made[0], ir.Call) and \
+            made[0].op.name == "write_through" and isinstance(
+                next(iter(made[0].args.values()), None), ir.Seq)
 
     def mark_inplace(self, made: list, result, node) -> None:
         """Mark the op of `x op= y` (numpy runs it into x's memory: see interpret.py's

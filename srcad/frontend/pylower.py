@@ -998,12 +998,14 @@ class _Lowerer:
                 return self.expr(gast.copy_location(_call(DICT_COPY, [copied]), e),
                                  pending, hint)
             if copied is not None:
-                # `q = p.copy()` / `dict(p)` / `copy.deepcopy(p)` of a dict the function is
-                # given or makes: a new dict of the same entries (arrays are values here:
-                # a later write into one is copy on write, as deepcopy's copy would be)
+                # `q = copy.deepcopy(p)` of a dict the function is given or makes: a new dict
+                # of each entry's own deep copy (`copy.deepcopy(p[key])`: a new array, which
+                # a write in place through q leaves p's as it was)
                 key = self.fresh("key")
-                comp = gast.DictComp(key=_name(key), value=gast.Subscript(
-                    value=copy.deepcopy(copied), slice=_name(key), ctx=gast.Load()),
+                item = gast.Subscript(value=copy.deepcopy(copied), slice=_name(key),
+                                      ctx=gast.Load())
+                comp = gast.DictComp(key=_name(key), value=gast.Call(
+                    func=copy.deepcopy(e.func), args=[item], keywords=[]),
                     generators=[gast.comprehension(target=_name(key, True), iter=_call(
                         DICT_KEYS, [copy.deepcopy(copied)]), ifs=[], is_async=0)])
                 return self.expr(gast.copy_location(comp, e), pending, hint)

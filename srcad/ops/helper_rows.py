@@ -91,14 +91,17 @@ defvjp(ra.undiagonal, lambda g, out, ct, x, offset=0, axis1=0, axis2=1:
 defvjp(ra.diag_grad, lambda g, out, ct, v, k=0: np.diag(g, k), None, None,
        name="diag_grad", linear=("ct",), family=_FAM,
        derivation="np.diag's transpose; np.diag is its own transpose in the other direction")
-defvjp(ra.unpad, lambda g, out, ct, array, pad_width, mode="constant":
-       np.pad(g, pad_width, mode),
-       None, None, None, name="unpad", linear=("ct",), family=_FAM,
+defvjp(ra.unpad, lambda g, out, ct, array, pad_width, mode="constant", stat_length=None:
+       pad_tangent(g, pad_width, mode, array, stat_length),
+       None, None, None, None, name="unpad", linear=("ct",), family=_FAM,
        derivation="a crop (constant mode) or a scatter-add by np.pad's index map (edge, "
-       "reflect, symmetric, wrap); its transpose is np.pad in that mode")
-defvjp(ra.pad_tangent, lambda g, out, t, pad_width, mode="constant":
-       unpad(g, t, pad_width, mode),
-       None, None, name="pad_tangent", linear=("t",), family=_FAM,
+       "reflect, symmetric, wrap), or back through a border computed from the array (mean, "
+       "maximum, minimum, median, linear_ramp: weights piecewise constant in it); its "
+       "transpose is np.pad's tangent in that mode")
+defvjp(ra.pad_tangent,
+       lambda g, out, t, pad_width, mode="constant", array=None, stat_length=None:
+           unpad(g, t if array is None else array, pad_width, mode, stat_length),
+       None, None, None, None, name="pad_tangent", linear=("t",), family=_FAM,
        derivation="np.pad of a tangent; its transpose is unpad")
 defvjp(ra.pad_value_grad,
        lambda g, out, ct, array, pad_width, mode="constant", constant_values=0:

@@ -18,8 +18,11 @@ from ..runtime import (
     dot_grad_a,
     dot_grad_b,
     extremum_jvp,
+    logaddexp_accumulate_grad,
+    logaddexp_accumulate_jvp,
     running_extremum_grad,
     running_extremum_jvp,
+    unsupported_derivative,
     masked,
     matmul_grad_a,
     matmul_grad_b,
@@ -89,6 +92,27 @@ defvjp(rt.running_extremum_jvp,
        name="running_extremum_jvp", linear=("t",), family=_FAM,
        derivation="the winner's tangent at each step: its transpose sends each cotangent "
        "to the winner")
+_LAE2 = "the second derivative of np.logaddexp.accumulate"
+defvjp(rt.logaddexp_accumulate_grad,
+       lambda g, out, ct, y, array, axis=0: logaddexp_accumulate_jvp(g, y, array, axis),
+       lambda g, out, ct, y, array, axis=0: unsupported_derivative(_LAE2),
+       lambda g, out, ct, y, array, axis=0: unsupported_derivative(_LAE2),
+       name="logaddexp_accumulate_grad", linear=("ct",), family=_FAM,
+       derivation="the backward recurrence of the running log-sum-exp: its transpose is the "
+       "forward one (its weights' own derivatives: not implemented, refused)")
+defjvp(rt.logaddexp_accumulate_grad, None,
+       lambda g, out, ct, y, array, axis=0: unsupported_derivative(_LAE2),
+       lambda g, out, ct, y, array, axis=0: unsupported_derivative(_LAE2))
+defvjp(rt.logaddexp_accumulate_jvp,
+       lambda g, out, t, y, array, axis=0: logaddexp_accumulate_grad(g, y, array, axis),
+       lambda g, out, t, y, array, axis=0: unsupported_derivative(_LAE2),
+       lambda g, out, t, y, array, axis=0: unsupported_derivative(_LAE2),
+       name="logaddexp_accumulate_jvp", linear=("t",), family=_FAM,
+       derivation="the forward recurrence of the running log-sum-exp: its transpose is the "
+       "backward one (its weights' own derivatives: not implemented, refused)")
+defjvp(rt.logaddexp_accumulate_jvp, None,
+       lambda g, out, t, y, array, axis=0: unsupported_derivative(_LAE2),
+       lambda g, out, t, y, array, axis=0: unsupported_derivative(_LAE2))
 defvjp(rt.clip_grad, lambda g, out, ct, a, a_min, a_max: clip_grad(g, a, a_min, a_max),
        None, None, None, name="clip_grad", linear=("ct",), family=_FAM, derivation="a mask")
 defvjp(rt.clip_grad_min, lambda g, out, ct, a, a_min, a_max: clip_grad_min(g, a, a_min, a_max),
