@@ -479,16 +479,22 @@ def running_extremum_jvp(t, out, array, axis=0, largest=True):
     return back(res)
 
 
-def _lae_steps(am, om):
-    """``np.logaddexp.accumulate``'s weights: w_i = exp(a_i - out_i), the share of item i
-    in out_i, and r_i = exp(out_(i-1) - out_i), the share of the sum before it (0 where
-    out_i = -inf: every item so far -inf, which carries no derivative)."""
+def _lae_steps(x, out, array, axis):
+    """``np.logaddexp.accumulate``'s weights, along the last axis (`x`, a cotangent or a
+    tangent, broadcast to the array's shape there): w_i = exp(a_i - out_i), the share of
+    item i in out_i, and r_i = exp(out_(i-1) - out_i), the share of the sum before it (0
+    where out_i = -inf: every item so far -inf, which carries no derivative). Returns (x, w,
+    r, back: what moves the axis back, the result's dtype)."""
+    am, back = _last(array, axis)
+    om, _ = _last(out, axis)
+    xm, _ = _last(x, axis)
+    xm = np.broadcast_to(xm, am.shape)
     dead = om == -np.inf
     safe = np.where(dead, 0.0, om)
     w = np.where(dead, 0.0, np.exp(np.where(dead, 0.0, am - safe)))
     prev = np.concatenate([np.full(om.shape[:-1] + (1,), -np.inf), om[..., :-1]], axis=-1)
     r = np.where(dead | (prev == -np.inf), 0.0, np.exp(np.where(dead, 0.0, prev - safe)))
-    return w, r
+    return xm, w, r, back, np.result_type(xm, am)
 
 
 def logaddexp_accumulate_grad(ct, out, array, axis=0):
@@ -496,27 +502,20 @@ def logaddexp_accumulate_grad(ct, out, array, axis=0):
     exp(a_j): da_j = w_j h_j with h_j = g_j + r_(j+1) h_(j+1), a backward recurrence along
     the axis (`_lae_steps`: every weight at most 1, so nothing overflows). Linear in ct; its
     transpose is `logaddexp_accumulate_jvp`."""
-    am, back = _last(array, axis)
-    om, _ = _last(out, axis)
-    gm, _ = _last(ct, axis)
-    gm = np.broadcast_to(gm, am.shape)
-    w, r = _lae_steps(am, om)
-    h = np.zeros(am.shape, dtype=np.result_type(gm, am))
-    for i in range(am.shape[-1] - 1, -1, -1):
-        h[..., i] = gm[..., i] + (r[..., i + 1] * h[..., i + 1] if i + 1 < am.shape[-1] else 0)
+    gm, w, r, back, dtype = _lae_steps(ct, out, array, axis)
+    h = np.zeros(gm.shape, dtype=dtype)
+    n = gm.shape[-1]
+    for i in range(n - 1, -1, -1):
+        h[..., i] = gm[..., i] + (r[..., i + 1] * h[..., i + 1] if i + 1 < n else 0)
     return back(w * h)
 
 
 def logaddexp_accumulate_jvp(t, out, array, axis=0):
     """The JVP of ``np.logaddexp.accumulate``: dout_i = r_i dout_(i-1) + w_i t_i, a forward
     recurrence (`_lae_steps`). Linear in t; its transpose is `logaddexp_accumulate_grad`."""
-    am, back = _last(array, axis)
-    om, _ = _last(out, axis)
-    tm, _ = _last(t, axis)
-    tm = np.broadcast_to(tm, am.shape)
-    w, r = _lae_steps(am, om)
-    res = np.zeros(am.shape, dtype=np.result_type(tm, am))
-    for i in range(am.shape[-1]):
+    tm, w, r, back, dtype = _lae_steps(t, out, array, axis)
+    res = np.zeros(tm.shape, dtype=dtype)
+    for i in range(tm.shape[-1]):
         res[..., i] = w[..., i] * tm[..., i] + (r[..., i] * res[..., i - 1] if i else 0)
     return back(res)
 
