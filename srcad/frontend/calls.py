@@ -125,6 +125,7 @@ def namespace_type(fields: tuple):
     """The namedtuple type srcad reads a ``types.SimpleNamespace(**fields)`` as."""
     return collections.namedtuple("namespace", fields)
 
+
 def _item_written_as_a_store(fn: ir.Function, param: str) -> bool:
     """Does `fn` write an item of its list parameter in place (`ps[0] += t`) as a store into
     the slot -- a `setitem` of a value computed from the item it read there -- which a list
@@ -750,8 +751,9 @@ class CallsMixin:
     def copied_list(self, e: gast.Call):
         """`ws.copy()` / `copy.copy(ws)` of a list (or tuple) display srcad holds item by
         item: that display (a copy holds the very same objects, as Python's shallow copy
-        does: a write in place through one holder's item shows in the other's); else
-        None."""
+        does: a write in place through one holder's item shows in the other's); `ps.copy()`
+        of a list parameter the call's values show to be one (`pf.containers`): the
+        parameter, for a `list` op -- not numpy's copy, a 2-d array; else None."""
         f = e.func
         if e.keywords or not isinstance(f, gast.Attribute) or f.attr != "copy":
             return None
