@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numbers
 import sys
+import weakref
 
 import numpy as np
 
@@ -144,6 +145,7 @@ __all__ = [
     "write_through",
     "view_again",
     "is_view_of",
+    "follows_base",
     "item_again",
     "writes_through",
     "held_at",
@@ -702,8 +704,59 @@ def write_through(x, index, value, view):
     element (x stays as it is); a list's or dict's item is the object itself: `x` holds it,
     written -- if its slot still holds that object (`W = p['W']; p['W'] = W * 2; W -= t`
     leaves p as it is). One generated line serves every case (`writes_through`)."""
-    return setitem(x, held_at(x, index, view), value) if writes_through(x, index, view) \
-        else x
+    if not writes_through(x, index, view):
+        return x
+    if isinstance(x, (list, dict)):
+        _note_written(value, view)
+    return setitem(x, held_at(x, index, view), value)
+
+
+# id(new) -> (weak references to new and to old): `new` is a container item's array `old`
+# written in place by write_through (srcad's code makes a new array where numpy writes into
+# the old one: Python's object is still the old one). `follows_item` walks it back.
+_WRITTEN: dict = {}
+
+
+def _note_written(new, old) -> None:
+    if new is old or type(new) is not np.ndarray or type(old) is not np.ndarray:
+        return
+    key = id(new)
+
+    def gone(ref, key=key):
+        if _WRITTEN.get(key, (None,))[0] is ref:
+            del _WRITTEN[key]
+
+    _WRITTEN[key] = (weakref.ref(new, gone), weakref.ref(old))
+
+
+def follows_item(x, index, view) -> bool:
+    """Is `view`, bound earlier to the list's or dict's item `x[index]`, the very object
+    that slot holds now -- written in place since (by a write through another name, in a
+    loop or a callee srcad inlined, where no one IR name was written), so that Python's
+    name shows the new values? (`view_again`'s choice for a container, its rules' too.)"""
+    if not isinstance(x, (list, dict)) or type(view) is not np.ndarray:
+        return False
+    try:
+        now = x[index]
+    except (IndexError, KeyError, TypeError):
+        return False
+    if now is view:
+        return False  # (the slot's very object: kept as bound, its gradient there)
+    for _ in range(1 << 16):  # (each write of the slot in turn, newest first)
+        link = _WRITTEN.get(id(now))
+        if link is None or link[0]() is not now:
+            return False
+        now = link[1]()
+        if now is view:
+            return True
+    return False
+
+
+def follows_base(x, index, view) -> bool:
+    """`view_again`'s choice: is `view = x[index]`, made again from a new `x`, x's item now
+    -- an array's view of its memory (`is_view_of`), or the container's item written in
+    place since it was bound (`follows_item`)?"""
+    return is_view_of(x, view) or follows_item(x, index, view)
 
 
 def held_at(x, index, view):
@@ -755,8 +808,9 @@ def view_again(x, index, view):
     """`view = x[index]` made again from a new `x` (its base was written): a view follows
     its base, a scalar copy (an index that picked one element) keeps its value, and so does
     an item of a list, tuple or dict (the object itself, not a view: a write puts another
-    object in its slot)."""
-    return x[index] if is_view_of(x, view) else view
+    object in its slot) -- unless the object in that slot now is `view` itself written in
+    place since (`follows_item`)."""
+    return x[index] if follows_base(x, index, view) else view
 
 
 def item_again(x, index, view, old, new):

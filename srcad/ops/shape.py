@@ -19,6 +19,7 @@ from ..runtime import (
     write_through,
     view_again,
     is_view_of,
+    follows_base,
     item_again,
     takes_written,
     writes_through,
@@ -188,23 +189,31 @@ defvjp(write_through,
        "written object in several slots: each of them, `held_at`)")
 defvjp(view_again,
        lambda g, out, x, index, view:
-           unindex(g, x, index) if is_view_of(x, view) else zeros_grad(x),
+           unindex(g, x, index) if follows_base(x, index, view) else zeros_grad(x),
        None,
-       lambda g, out, x, index, view: np.zeros_like(view) if is_view_of(x, view) else g,
+       lambda g, out, x, index, view:
+           np.zeros_like(view) if follows_base(x, index, view) else g,
        name="view_again", spelling="view_again(x, index, view)", family="shape",
        test_cases=(("OP(a, 1, b)", [(3, 4), (4,)]),
                    ("OP(a, (1, 2), b)", [(3, 4), ()])),
-       derivation="the view made again from its base (g flows to x at index), or the scalar "
-       "copy or container item kept (g flows to it)")
+       derivation="the view made again from its base, or the container's item written in "
+       "place since (g flows to x at index), or the scalar copy or container item kept (g "
+       "flows to it)")
+defnondiff(follows_base, name="follows_base",
+           params=(Param("x"), Param("index"), Param("view")), family="shape",
+           spelling="follows_base(x, index, view)",
+           test_cases=(("a * OP(b, 1, b[1])", [(3,), (2, 3)]),))  # (a bool: view_again's)
 defnondiff(is_view_of, name="is_view_of", params=(Param("x"), Param("view")), family="shape",
            spelling="is_view_of(x, view)",
            test_cases=(("a * OP(b, b[1])", [(3,), (2, 3)]),))  # (a bool: view_again's choice)
 defvjp(item_again,
        lambda g, out, x, index, view, old, new:
-           unindex(g, x, index) if is_view_of(x, view) else zeros_grad(x),
+           unindex(g, x, index) if not takes_written(x, view, old) and
+           follows_base(x, index, view) else zeros_grad(x),
        None,
        lambda g, out, x, index, view, old, new:
-           zeros_grad(view) if is_view_of(x, view) or takes_written(x, view, old) else g,
+           zeros_grad(view) if takes_written(x, view, old) or follows_base(x, index, view)
+           else g,
        None,
        lambda g, out, x, index, view, old, new:
            g if takes_written(x, view, old) else zeros_grad(new),
@@ -246,17 +255,21 @@ defjvp(alias_again,
        lambda g, out, new, old: np.zeros_like(out) if isinstance(old, np.ndarray) else g)
 defjvp(item_again,
        lambda g, out, x, index, view, old, new:
-           g[index] if is_view_of(x, view) else zeros_grad(out),
+           g[index] if not takes_written(x, view, old) and follows_base(x, index, view)
+           else zeros_grad(out),
        None,
        lambda g, out, x, index, view, old, new:
-           zeros_grad(out) if is_view_of(x, view) or takes_written(x, view, old) else g,
+           zeros_grad(out) if takes_written(x, view, old) or follows_base(x, index, view)
+           else g,
        None,
        lambda g, out, x, index, view, old, new:
            g if takes_written(x, view, old) else zeros_grad(out))
 defjvp(view_again,
-       lambda g, out, x, index, view: g[index] if is_view_of(x, view) else np.zeros_like(out),
+       lambda g, out, x, index, view:
+           g[index] if follows_base(x, index, view) else np.zeros_like(out),
        None,
-       lambda g, out, x, index, view: np.zeros_like(out) if is_view_of(x, view) else g)
+       lambda g, out, x, index, view:
+           np.zeros_like(out) if follows_base(x, index, view) else g)
 defjvp(write_through,  # (setitem's where it writes, into an array or a list or dict; a
        # scalar copy's value reaches nothing: zeros, of x's kind, to add to g)
        lambda g, out, x, index, value, view: (
