@@ -532,8 +532,10 @@ class Tape:
 
             def copied(x):
                 # (a user object: Python's own copy -- its arrays copied by Tensor.__copy__ /
-                # __deepcopy__ on the tape, or shared as Python shares them)
-                return obj(x) if is_user_object(x) else inner(x)
+                # __deepcopy__ on the tape, or shared as Python shares them; a list or dict
+                # argument's shallow copy: its own `__copy__`, each item read as recorded)
+                return obj(x) if is_user_object(x) or (obj is copy.copy and isinstance(
+                    x, (TensorList, TensorDict))) else inner(x)
             return copied
         return obj if fn is None else self.scoped(fn)
 
@@ -662,15 +664,21 @@ class Tape:
                     pairs.append((x, inner))
                     return inner
                 if isinstance(x, CONTAINERS):  # the callee's own container (and leaves)
-                    inner = wrap_container(_raw_tree(x), self, fresh)
+                    inner = wrap_container(_raw_tree(x, self.superseded), self, fresh)
                     pairs.append((x, inner))
-                    if getattr(x, "written", None):
+                    held.append((x, inner, dict(_slots(inner))))
+                    # (an item written in place since through another holder -- `M = L[:]`,
+                    # then `W = L[0]; W -= t` -- is given as written: read as stored, below)
+                    stored = set(getattr(x, "written", None) or ()) | {
+                        k for k, v in _slots(x) if isinstance(v, Tensor) and
+                        id(v) in self.superseded} if hasattr(inner, "written") else set()
+                    if stored:
                         # an entry the caller stored (`p["W"] = ...` by an earlier call) is
                         # read as stored in the callee too: its cotangent goes to that value
                         # (paired above), not into the container's adjoint, which reaches
                         # the argument's original entries
-                        inner.written |= x.written
-                        kept.append((inner, {k: raw_item(inner, k) for k in x.written}))
+                        inner.written |= stored
+                        kept.append((inner, {k: raw_item(inner, k) for k in stored}))
                     return inner
                 if isinstance(x, dict):
                     inner = {k: fresh(v) for k, v in x.items()}
@@ -678,10 +686,14 @@ class Tape:
                     return inner
                 if isinstance(x, (list, tuple)):
                     items = [fresh(v) for v in x]
+                    if type(x) is list:
+                        inner = list(items)
+                        lists.append((x, inner, items))
+                        return inner
                     return type(x)(*items) if hasattr(type(x), "_fields") else type(x)(items)
                 return x
 
-            dicts, kept = [], []
+            dicts, kept, held, lists = [], [], [], []
             args = tuple(fresh(a) for a in args)
             kwargs = {k: fresh(v) for k, v in kwargs.items()}
             self._record(Entry(None, None, None, kind="enter", pairs=pairs))
@@ -692,25 +704,59 @@ class Tape:
                     # the caller's array -- source mode: frontend/inline.py)
                     new = self.apply(control.identity, (inner,), {})
                     self.write(x, lambda old, new=new: new)
+            callers = {id(inner): x for x, inner in pairs if isinstance(x, Tensor)}
             for x, inner, made in dicts:  # `param[k] = v` in the callee: the caller's dict
                 for k in inner:
                     if k not in made or inner[k] is not made[k]:
-                        x[k] = inner[k]
+                        x[k] = _as_callers(inner[k], callers)
+            for x, inner, made in lists:  # `ps[k] = v` in the callee: the caller's list
+                for k in range(min(len(inner), len(made))):
+                    if inner[k] is not made[k]:
+                        x[k] = _as_callers(inner[k], callers)
             unchanged = {id(inner): made for inner, made in kept}
+            written = self._items_written_in_callee(pairs, held)
             for x, inner in pairs:  # (`p[k] = v` into a dict or list argument: the caller's)
                 if isinstance(inner, (dict, list)) and getattr(inner, "written", None):
                     made = unchanged.get(id(inner), {})
                     for k in inner.written:
                         v = raw_item(inner, k)
-                        if k not in made or v is not made[k]:  # (stored by this call)
+                        if (k not in made or v is not made[k]) and \
+                                (id(x), k) not in written:  # (stored by this call)
                             x[k] = v
-            callers = {id(inner): x for x, inner in pairs if isinstance(x, Tensor)}
             return _as_callers(out, callers) if callers else out
 
         call.__wrapped__ = fn  # (srcad.grad(f) of the traced f transforms f itself)
         call.__name__, call.__qualname__ = fn.__name__, fn.__qualname__  # (`fn.__name__`
         # read by the user's code: a decorator's log line, a registry keyed by name)
         return call
+
+    def _items_written_in_callee(self, pairs, held) -> set:
+        """A scoped callee wrote in place into an item of a list or dict argument (`for p in
+        ps: p -= t`, the item superseded: `item_written`): numpy wrote the caller's very
+        array, so the caller's item is written in place too -- every other read of it (`W =
+        ps[0]` before the call) takes the new value, as a write through the caller's own
+        name would (not a store, which would leave them their old array). The slots so
+        written, as (id(container), key)."""
+        outer = {id(inner): x for x, inner in pairs if isinstance(x, Tensor)}
+        done = set()
+        for x, inner, before in held:
+            if not isinstance(x, (TensorList, TensorDict)):
+                continue
+            for k, was in before.items():
+                now = self.superseded.get(id(was)) if isinstance(was, Tensor) else None
+                given = outer.get(id(was))  # (the caller's object in that slot)
+                raw = raw_item(x, k)
+                if now is None or given is None or raw_item(inner, k) is not now or \
+                        now.held_in is None or (raw is not given and
+                                                self.superseded.get(id(raw)) is not given):
+                    continue
+                reads = self.item_reads.setdefault(id(raw), (raw, []))[1]
+                if not any(r is now for r in reads):
+                    reads.append(now)
+                now.held_in = (x, k, raw)
+                self.item_written(now)
+                done.add((id(x), k))
+        return done
 
     # -- backward ----------------------------------------------------------------------------
     def backward(self, seeds: list) -> dict:
@@ -909,6 +955,12 @@ def _class_body_names(g, code) -> None:
                 if name in g._base and name not in g:
                     g[name]  # noqa: B018  (`__missing__` wraps it)
         _class_body_names(g, c)
+
+
+def _slots(c):
+    """(key, item as stored) of a list, tuple or dict argument's container."""
+    keys = list(dict.keys(c)) if isinstance(c, dict) else range(len(c))
+    return [(k, raw_item(c, k)) for k in keys]
 
 
 def _as_callers(out, callers: dict):
@@ -1164,14 +1216,18 @@ def _wrap_args(tape, values, wrt_mask):
             for v, w in zip(values, wrt_mask)]
 
 
-def _raw_tree(x):
-    """A container's structure as plain dicts, lists and tuples, its leaves as they are."""
+def _raw_tree(x, superseded=None):
+    """A container's structure as plain dicts, lists and tuples, its leaves as they are (or,
+    given `superseded`, as written in place since through another holder: `Tape.item_written`,
+    what reading the item would give)."""
     if isinstance(x, TensorDict):
         return (AttrItems if isinstance(x, AttrTensorDict) else dict)(
-            {k: _raw_tree(dict.__getitem__(x, k)) for k in x.keys()})
+            {k: _raw_tree(dict.__getitem__(x, k), superseded) for k in x.keys()})
     if isinstance(x, CONTAINERS):
-        items = [_raw_tree(v) for v in raw_items(x)]
+        items = [_raw_tree(v, superseded) for v in raw_items(x)]
         return tuple(items) if isinstance(x, tuple) else items
+    if superseded and isinstance(x, Tensor):
+        return superseded.get(id(x), x)
     return x
 
 

@@ -72,6 +72,15 @@ class TensorList(list):
         for i in reversed(range(len(self))):
             yield self[i]
 
+    def copy(self):
+        """`ps.copy()` / `copy.copy(ps)`: Python's shallow copy, a new list holding the very
+        same arrays -- each read as `list(ps)` reads it (recorded, so a write in place
+        through the copy's item is a write into ps's, `Tape.item_written`); list's own
+        would hand out the argument's leaves unrecorded."""
+        return list(self)
+
+    __copy__ = copy
+
 
 def _refused(name):
     def method(self, *args, **kwargs):
@@ -268,6 +277,19 @@ class TensorDict(dict):
 
     def get(self, key, default=None):
         return self[key] if key in self else default
+
+    def __iter__(self):
+        # (a dict subclass with dict's own iterator is copied by `dict(d)` / `{**d}` from its
+        # storage, unrecorded; with this one Python reads each item through __getitem__)
+        return iter(self.keys())
+
+    def copy(self):
+        """`d.copy()` / `copy.copy(d)`: a new dict holding the very same arrays, each read
+        as `dict(d)` reads it (recorded, so a write in place through the copy is a write
+        into d's item, `Tape.item_written`)."""
+        return {k: self[k] for k in self.keys()}
+
+    __copy__ = copy
 
 
 class AttrItems(dict):
