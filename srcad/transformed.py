@@ -72,7 +72,7 @@ _IR_CACHE: dict = {}
 def _ir_of(fn, known: dict | None = None, arrays: frozenset = frozenset(),
            tuples: frozenset = frozenset(), statics: frozenset | None = None,
            dicts: frozenset = frozenset(), containers: frozenset = frozenset(),
-           keys: tuple = (), scalars: tuple = ()) -> ir.Function:
+           keys: tuple = (), scalars: tuple = (), kinds: bool = False) -> ir.Function:
     """The normalised IR of `fn`, cached until the op table changes (a new defvjp rule) or a
     name it read is bound to another object (its guards). `known`: parameters that hold these
     user objects (their methods resolve when normalising); `arrays`: parameters that hold
@@ -84,35 +84,38 @@ def _ir_of(fn, known: dict | None = None, arrays: frozenset = frozenset(),
     `containers`: parameters that hold lists, tuples or dicts (a store into one shares no
     memory with the names holding its items); `keys`: (parameter, its dict's keys) for the
     dict arguments (a comprehension building objects per key unrolls over them); `scalars`:
-    (parameter, its dict's str / int / bool / None items) (`kwargs.get("act")`: chosen.py)."""
+    (parameter, its dict's str / int / bool / None items) (`kwargs.get("act")`: chosen.py);
+    `kinds`: the call's arguments told which parameters hold lists, dicts and arrays (a
+    parameter in none of `arrays`, `containers` holds neither: `x.copy()` is numpy's)."""
     key = (fn, generation()) + ((tuple((p, _known_key(v))
                                        for p, v in known.items()),) if known else ()) + ((arrays,) if arrays else ()) \
         + ((tuples,) if tuples else ()) + ((statics,) if statics is not None else ()) \
         + ((("dicts", dicts),) if dicts else ()) \
         + ((("containers", containers),) if containers else ()) \
         + ((("keys", keys),) if keys else ()) \
-        + ((("scalars", scalars),) if scalars else ())
+        + ((("scalars", scalars),) if scalars else ()) + (("kinds",) if kinds else ())
     hit = _IR_CACHE.get(key)
     if hit is not None and hit.guards.holds():
         return hit
     try:
         made, guards = _normalized(fn, known, arrays, tuples, statics, dicts, containers, keys,
-                                   scalars)
+                                   scalars, kinds)
     except Recursion:  # (fn calls itself: normalised again, one level per call)
         made, guards = _normalized(fn, known, arrays, tuples, statics, dicts, containers, keys,
-                                   scalars)
+                                   scalars, kinds)
     made.guards = guards
     _IR_CACHE[key] = made
     return made
 
 
-def _normalized(fn, known, arrays, tuples, statics, dicts, containers, keys, scalars):
+def _normalized(fn, known, arrays, tuples, statics, dicts, containers, keys, scalars, kinds):
     with recording() as guards:
         pf = parse_function(fn)
         star_params_as_containers(pf)
         pf.known = dict(known or {})
         pf.arrays = arrays
         pf.containers = containers
+        pf.unknown_kinds = frozenset() if kinds else frozenset(pf.params)
         pf.dict_paths = dicts
         pf.dict_keys = dict(keys)
         pf.dict_scalars = {p: dict(items) for p, items in scalars}
@@ -507,35 +510,41 @@ class Transformed:
         derivative."""
         if self.inner is not None:
             return self._ir
-        arrays = frozenset(p for p, v in zip(self.params, values)
-                           if type(v) is np.ndarray and v.ndim) if self._deferred else frozenset()
-        # (and which hold lists, tuples and dicts: a store into one replaces an item, which
-        # names bound to the old item keep -- no memory is shared)
-        containers = frozenset(p for p, v in zip(self.params, values)
-                               if type(v) in (list, tuple, dict)) if self._deferred else frozenset()
+        arrays, containers = self._kinds(values) if self._deferred else (frozenset(), frozenset())
         tuples = frozenset(_namedtuple_params(self.params, values))
         statics = frozenset(_static_params(self.params, values)) \
             if isinstance(self._deferred, CountUnknownError) else None
         dicts = dict_paths_of(self.params, values)
         keys = _dict_keys(self.params, values)
         scalars = _dict_scalars(self.params, values)
+        kinds = bool(self._deferred)  # (arrays and containers above are the arguments')
         if not known and not arrays and not tuples and statics is None and not dicts \
-                and not containers and not scalars:
+                and not containers and not scalars and not kinds:
             return self._ir
         try:
             fn_ir = _ir_of(self.fn, known, arrays, tuples, statics, dicts, containers, keys,
-                           scalars)
+                           scalars, kinds)
         except CountUnknownError as e:  # (told only now: the arguments' counts settle it)
             if statics is not None:
                 raise
             self._deferred = e
             statics = frozenset(_static_params(self.params, values))
+            arrays, containers = self._kinds(values)
             fn_ir = _ir_of(self.fn, known, arrays, tuples, statics, dicts, containers, keys,
-                           scalars)
+                           scalars, True)
         self._guards.extend(fn_ir.guards)
         if self._ir_now is None:  # (messages name the function through `_ir`)
             self._ir_now = fn_ir
         return fn_ir
+
+    def _kinds(self, values) -> tuple:
+        """The parameters that hold arrays (not 0-d), and those that hold lists, tuples and
+        dicts (a store into one replaces an item, which names bound to the old item keep --
+        no memory is shared)."""
+        return (frozenset(p for p, v in zip(self.params, values)
+                          if type(v) is np.ndarray and v.ndim),
+                frozenset(p for p, v in zip(self.params, values)
+                          if type(v) in (list, tuple, dict)))
 
     def _drop(self) -> None:
         """Forget every specialisation (a name fn reads was rebound)."""

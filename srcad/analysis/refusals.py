@@ -490,8 +490,8 @@ def check_argument_writes(fn: ir.Function, _seen=None) -> None:
 
 # ops whose result holds the objects it is given (a list or dict made from them): Python's
 # container holds the array itself
-_HOLDING_OPS = {"dict", "copy", "list_concat", "list_repeat", "setitem", "list", "tuple",
-                "list_append", "dict_set"}
+_HOLDING_OPS = {"dict", "dict_copy", "copy", "list_concat", "list_repeat", "setitem", "list",
+                "tuple", "list_append", "dict_set"}
 
 
 def _held_vars(atom) -> Iterator[str]:
@@ -502,10 +502,19 @@ def _held_vars(atom) -> Iterator[str]:
             yield from _held_vars(a)
 
 
-def _in_place_writes(stmts, views: dict, stores: bool = True):
+def _in_place_writes(stmts, views: dict, stores: bool = True, arguments=frozenset()):
     """(statement, the names its written array may be a view of) for each write into an
-    array in place (`x op= t`, a write through a view, and -- `stores` -- `x[i] = v`)."""
+    array in place (`x op= t`, a write through a view, and -- `stores` -- `x[i] = v`; and
+    `x[i] op= t` into the item of a list or dict made from one of `arguments`, or of a
+    display: write_through, the item's)."""
     for c in stmts:
+        if arguments and isinstance(c, ir.Call) and c.op.name == "write_through" and \
+                isinstance(c.args.get("view"), ir.Var) and (
+                    isinstance(c.args.get("x"), ir.Seq) or  # (a callee's `p[0] *= 3` into
+                    # the display its caller gave, spliced in)
+                    isinstance(c.args.get("x"), ir.Var) and c.args["x"].name in arguments):
+            yield c, _view_roots(c.args["view"].name, views)
+            continue
         if not isinstance(c, ir.Call) or not (c.inplace or c.undo is not None or (
                 stores and c.op.name == "setitem")):
             continue
@@ -717,8 +726,14 @@ def check_container_holders(fn: ir.Function) -> None:
                         lineno=w.line, func=fn.name,
                         hint="read the array through the container after the write, or "
                         "write through the name")
-    # (the way in: the array written through a name, the container read)
-    for c, roots in _in_place_writes(order, views):
+    # (the way in: the array written through a name -- or through a slot of a list or dict
+    # argument, whose items srcad does not hold one by one -- the container read)
+    from_args = set(fn.params)  # (and the lists and dicts stored into or written from them)
+    for d in order:
+        if isinstance(d, ir.Call) and d.op.name in ("setitem", "write_through") and \
+                set(ir.atom_vars(next(iter(d.args.values()), None))) & from_args:
+            from_args.add(d.target)
+    for c, roots in _in_place_writes(order, views, arguments=from_args):
         for s, stored in holders:
             if s.op.name == "setitem":  # (a display stored into: what it held besides)
                 shown = next(iter(s.args.values()))
@@ -989,6 +1004,17 @@ def check_folded_items(fn: ir.Function) -> None:
                 "you differentiate")
 
 
+def _spliced(fn: ir.Function) -> list:
+    """The callees spliced into `fn` (frontend/inline.py), theirs too, each once."""
+    out, todo = {}, list(getattr(fn, "inlined", ()))
+    while todo:
+        f = todo.pop()
+        if id(f) not in out:
+            out[id(f)] = f
+            todo.extend(getattr(f, "inlined", ()))
+    return list(out.values())
+
+
 def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False, tape=False) -> None:
     """Refuse an op with no rule where it would drop a gradient (see the module docstring);
     the user functions `fn` calls are checked with the arguments that reach them. (`tape`:
@@ -1000,6 +1026,8 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False, tape=False) ->
         check_argument_writes(fn)
         if not tape:
             check_container_holders(fn)
+            for callee in _spliced(fn):  # (a callee's holders, as it wrote them: its
+                check_container_holders(callee)  # parameter a list or dict it was given)
         check_kept_globals(fn, wrt)
         check_folded_items(fn)
         # (objects a differentiated value is stored into anywhere in the program -- a
@@ -1011,6 +1039,9 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False, tape=False) ->
     key = (id(fn), tuple(sorted(wrt)))
     if key in seen:
         return
+    if _callee and not tape and id(fn) not in seen:  # (a subroutine's own holders, once)
+        seen.add(id(fn))
+        check_container_holders(fn)
     seen.add(key)
     sites = [s for s in ir.walk(fn.body) if (isinstance(s, (ir.Call, ir.Effect)) and
                                              is_opaque(s.op))]
@@ -1120,7 +1151,7 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False, tape=False) ->
     for s in calls:
         inner = [p for p, a in zip(s.callee.params, s.args) if set(ir.atom_vars(a)) & dep]
         if inner or objects:
-            check_opaque(s.callee, inner + objects, seen, True)
+            check_opaque(s.callee, inner + objects, seen, True, tape)
 
 
 # values a subscript or a Python operator treats as numpy and Python do, with rules: an

@@ -219,6 +219,16 @@ class AliasingMixin:
         param = name if name in self.pf.params else next(
             (p for p in self.pf.params if p not in self.mutable and name not in self.mutable
              and isinstance(base, ir.Var) and self.env.get(p) == base), None)
+        if param is not None and param in self.pf.unknown_kinds and \
+                param not in self.rebound_params and not self.generated:
+            # (`p[i] = v` into an argument: a list's slot takes the object, which names and
+            # containers holding the old one keep; an array's memory is written, which its
+            # views show -- the first call's arguments tell which: transformed.py)
+            raise self.pf.error(
+                f"a store into the argument `{param}` (`{param}[...] = ...`): a list's or "
+                f"dict's slot or an array's memory, as the argument holds; srcad waits for "
+                f"the call's arguments to tell", node, cls=SharingUnknownError,
+                hint="call the transformed function (its arguments tell)")
         index = self.index(target.slice, name)
         start = len(self.body)
         v = self.expr(value, name, None)
@@ -280,6 +290,15 @@ class AliasingMixin:
             finally:
                 self.storing_at = self.item_written = None
             self.mutations.append((stmt, base.name, node.lineno, True, rebuilt))
+            key = index.parts[0] if isinstance(index, ir.Index) and \
+                not index.is_tuple and len(index.parts) == 1 else None
+            if call[0].name == "write_through" and isinstance(read, ir.Call) and \
+                    isinstance(key, ir.Const) and type(key.value) in (int, str) and \
+                    name not in self.mutable and not self.generated:
+                # (`L[0] += t` of a list argument: the item's array, written in place, is
+                # the one a display or a name bound to another read of that slot holds --
+                # `kept = [L[0]]` -- which see it too)
+                self.refresh_item_holders(name, [(key.value, ir.Var(read.target))], node)
         if param is not None and self.reaches_argument(param, node):
             # `param[k] = v` on a dict the caller passed: Python writes into the caller's
             # object. The code above carries the new dict as a value (what the gradient
@@ -825,6 +844,27 @@ class AliasingMixin:
         if ra != rb:
             self.array_of[ra] = rb
 
+    def same_item(self, base, index, got):
+        """`got` read `base[index]` (a constant index or key): an earlier read of that slot
+        of the very same container value is the very same object -- `A = D["x"]` and the
+        `D["x"]` a display `E = {"x": D["x"]}` holds, of a dict argument -- so a write in
+        place through either holder is carried to the other (`one_array`,
+        refresh_item_holders). (A store into the slot binds the container again: another
+        value, another key.)"""
+        if not (isinstance(base, ir.Var) and isinstance(got, ir.Var) and
+                isinstance(index, ir.Index) and not index.is_tuple and
+                all(isinstance(p, ir.Const) and type(p.value) in (int, str)
+                    for p in index.parts)) or base.name in self.mutable:
+            return got
+        key = (base.name, index.parts[0].value)
+        if key in getattr(self.pf, "dict_paths", ()):
+            return got  # (a dict the argument holds there: one object, not an array --
+            # its stores are followed by dict_paths, not as an array's writes)
+        first = self.item_reads.setdefault(key, got)
+        if first != got:
+            self.one_array(got, first)
+        return got
+
     def _array_root(self, name: str) -> str:
         while name in self.array_of:
             name = self.array_of[name]
@@ -987,6 +1027,12 @@ class AliasingMixin:
                            for k in keys):
                     return None
                 return [(k.value, args[f"v{i}"]) for i, k in enumerate(keys)]
+            if made[-1].op.name == "list_append":  # (`kept.append(x)`: its items, then x)
+                below = self.list_items_of_atom(made[-1].args.get("xs"), depth + 1,
+                                                where[-1], chain)
+                if below is None or [k for k, _ in below] != list(range(len(below))):
+                    return None
+                return below + [(len(below), made[-1].args.get("x"))]
             if made[-1].op.fn in (list, tuple) or (
                     made[-1].op.name == "getitem" and _whole_slice(made[-1].args.get("index"))):
                 # (`M = list(L)`, `M = L[:]`: a new list of the same objects, L's items)

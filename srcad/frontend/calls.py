@@ -39,7 +39,8 @@ from ..checkpoint import Checkpointed
 from ..ops import control, table
 from ..ops.composed import transformed_call_op
 from ..ops.python_rows import dict_literal_op, namedtuple_op, replace_op
-from ..errors import DictUnknownError, SrcadError, at_call_site, in_substitute
+from ..errors import DictUnknownError, SharingUnknownError, SrcadError, at_call_site, \
+    in_substitute
 from ..pyfuncs import GENERATOR_DRAWS, SUBSTITUTES, label_of
 from . import guards
 from .closures import PARTIAL
@@ -768,9 +769,21 @@ class CallsMixin:
             return None
         atom = self.env.get(src.id)
         if isinstance(atom, ir.Var) and atom.name == src.id and \
+                src.id in self.pf.unknown_kinds and src.id not in self.pf.containers and \
+                src.id not in self.rebound_params and not self.generated:
+            # (a list's copy holds the very same arrays, numpy's copies one: the first
+            # call's arguments tell which -- transformed.py normalises again with them)
+            raise self.pf.error(
+                f"`{ast.unparse(e)}` of the argument `{src.id}`: a list's shallow copy "
+                f"(its items the very same arrays) or numpy's copy of an array, as the "
+                f"argument holds; srcad waits for the call's arguments to tell", e,
+                cls=SharingUnknownError,
+                hint=f"call the transformed function (its arguments tell), or spell the "
+                f"copy you mean: `list({src.id})` or `np.copy({src.id})`")
+        if isinstance(atom, ir.Var) and atom.name == src.id and \
                 src.id in getattr(self.pf, "containers", ()) and \
                 (src.id,) not in getattr(self.pf, "dict_paths", ()) and \
-                src.id not in self.rebound_params and not e.args:
+                src.id not in self.rebound_params:
             # (`ps.copy()` of a list the call gives: list(ps), not numpy's copy of it)
             return atom
         if not isinstance(atom, ir.Seq):

@@ -362,8 +362,9 @@ class ExpressionsMixin:
                     and part.value.isidentifier()):
                 # params["W1"] is named W1 (a pytree leaf says what it holds)
                 call = self.op_call(operator.getitem, [base, index], {}, e)
-                return self.emit(call, self.fresh(part.value), e)
-            return self.result(self.op_call(operator.getitem, [base, index], {}, e), hint, into, e)
+                return self.same_item(base, index, self.emit(call, self.fresh(part.value), e))
+            return self.same_item(base, index, self.result(
+                self.op_call(operator.getitem, [base, index], {}, e), hint, into, e))
         if isinstance(e, gast.Starred):
             raise self.unsupported("star-unpacking (`*xs`) here", e,
                                    "write the items out, or join arrays with np.concatenate")

@@ -28,6 +28,7 @@ import gast
 import numpy as np
 
 from .. import ir, runtime
+from ..errors import SharingUnknownError
 from ..naming import fresh
 from ..ops import control
 from .opaque import is_user_object
@@ -39,6 +40,7 @@ class InlineMixin:
 
     def inline_call(self, call: ir.UserCall, into, hint: str, node) -> ir.Var:
         callee = call.callee
+        self.inlined.append(callee)
         assigned = {d for s in ir.walk(callee.body) for d in ir.defs(s)}
         names, atoms = {}, {}
         for p, a in zip(callee.params, call.args):
@@ -100,10 +102,29 @@ class InlineMixin:
                     self.mutations.append((stmt, before.name, node.lineno, False, rebuilt))
             stores = [e for e in ir.walk(callee.body) if isinstance(e, ir.Effect)
                       and e.kind == "setitem" and e.args.get("param") == ir.Const(p, repr(p))]
-            if held and items and stores and all("old" in e.args for e in stores):
-                # (`for q in ps: q -= t` in the callee: the list's arrays written in place,
-                # which other names of the caller may hold)
+            through = {s.args.get("value") for s in ir.walk(callee.body)
+                       if isinstance(s, ir.Call) and s.op.name == "write_through"}
+            in_place = [e for e in stores if "old" in e.args or e.args.get("value") in through]
+            if held and items and stores and len(in_place) == len(stores):
+                # (`for q in ps: q -= t` or `ps[1] += t` in the callee: the list's arrays
+                # written in place, which other names of the caller may hold -- `[W, W]`
+                # given, W itself)
                 self.refresh_item_holders(held[0], items, node)
+            elif held and items and in_place and _writes_a_given_item(callee, p):
+                # (and stores besides -- `ps[2] -= t; ps[2] = ps[2] * c`: the name holding
+                # the array has the write, the list the stored one)
+                olds = [a for _, a in items if isinstance(a, ir.Var)]
+                other = next((n for n, atom in self.env.items() if n not in held and
+                              n in self.locals and any(self.holds_array(atom, o)
+                                                       for o in olds)), None)
+                if other is not None:
+                    raise self.pf.error(
+                        f"`{call.callee.name}` writes in place into an array of the list or "
+                        f"dict it is given and stores into it too; `{self.spelled(other)}` "
+                        f"holds that array here, and srcad does not carry the write to it",
+                        node, cls=SharingUnknownError,
+                        hint="read the array back from the container after the call, or "
+                        "write through the name")
         for p, final in callee.written_arrays.items():  # the caller's array, written
             held = holders.get(p, [])
             if not held:
@@ -331,6 +352,32 @@ class InlineMixin:
             self.env[n] = ir.Var(n)
         else:
             self.env[n] = final
+
+
+def _writes_a_given_item(callee: ir.Function, p: str) -> bool:
+    """Does `callee` write in place (`write_through`) into an array its parameter `p` held
+    when it was called -- read from a slot no store replaced before (`ps[2] -= t`), not one
+    it stored (`ps[0] = ps[0] * c; ps[0] += t`)?"""
+    defs = {s.target: s for s in ir.walk(callee.body) if isinstance(s, ir.Call)}
+    for w in ir.walk(callee.body):
+        if not (isinstance(w, ir.Call) and w.op.name == "write_through"):
+            continue
+        read = defs.get(getattr(w.args.get("view"), "name", None))
+        if read is None or read.op.name != "getitem":
+            return True  # (not known: as if so)
+        at, index = read.args.get("a"), read.args.get("index")
+        for _ in range(64):
+            if not isinstance(at, ir.Var):
+                return True
+            if at.name == p:
+                return True
+            d = defs.get(at.name)
+            if d is None or d.op.name not in ("setitem", "write_through"):
+                return True
+            if d.op.name == "setitem" and d.args.get("index") == index:
+                break  # (that slot holds an array the callee stored)
+            at = d.args.get("x")
+    return False
 
 
 class _Renamer:

@@ -177,6 +177,8 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         self.undo_key: str | None = None  # a write through a scalar copy, maybe (ir.Call.undo)
         self.shared: list = []  # (base, view) IR names a carried write left sharing memory
         self.array_of: dict = {}  # IR name -> one made from it by alias_again (one_array)
+        self.item_reads: dict = {}  # (container's IR name, index) -> its first read (same_item)
+        self.inlined: list = []  # the callees' IR spliced in (inline.py): ir.Function.inlined
         self.augassigned: set | None = None  # names some `x op= t` rebinds (may_hold_number)
         self.held_by: dict = {}  # a pinned copy's IR name -> the name holding it
         self.mutable_holds: dict = {}  # loop name -> (the object it holds, since when)
@@ -337,6 +339,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             written=finals,
             written_arrays=array_finals,
             state_out=state,
+            inlined=list(self.inlined),
         )
         fn.changes = check_lost_changes(fn)
         return fn
@@ -1081,6 +1084,14 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                            if isinstance(a, ir.Const) and type(a.value) in (int, bool)})
         pf.statics.update({p: ("len", len(a.items)) for p, a in zip(pf.params, args)
                            if isinstance(a, ir.Seq) and p not in changed_there(pf)})
+        # a list the call passes (a display, or a name certainly bound to one): `ps.copy()`
+        # there is the list's shallow copy, and a store into it replaces an item, as in Python
+        pf.containers = frozenset(p for p, a in passed if self.surely_container(a))
+        # (and a parameter of the caller's whose kind its call has not told, passed on as it
+        # is: not told there either)
+        pf.unknown_kinds = frozenset(p for p, a in passed if isinstance(a, ir.Var)
+                                     and a.name in self.pf.unknown_kinds
+                                     and not self.defs[a.name] and a.name not in changed)
         pf.name_lists = {p: [x.value for x in a.items] for p, a in zip(pf.params, args)
                          if isinstance(a, ir.Seq) and a.items and all(
                              isinstance(x, ir.Const) and type(x.value) is str for x in a.items)

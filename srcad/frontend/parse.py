@@ -122,6 +122,9 @@ class ParsedFunction:
     # extra parameters its reads of `obj.attr` read (frontend/state.py)
     attr_in: list = field(default_factory=list)
     deferrable: bool = False  # a transform's own function: it may wait for the arguments
+    # parameters whose kind (list, dict or array) the call has not told yet: the transform's
+    # own, until its first call's arguments tell (`_ir_with`), and a callee's given them
+    unknown_kinds: frozenset = frozenset()
     # n where the caller unpacks this call's result into n names (`a, b = helper(x)`): a
     # tuple-returning helper whose end may be reached then raises Python's TypeError there
     unpacked: int = 0
