@@ -280,22 +280,55 @@ def generate_copies(rng: np.random.Generator, index: int) -> str:
     `r, t = S` unpacks (views), `W1.view()`, and another list keeping a list's items."""
     lines = [f"def fz_{index}(a, b):", "    W1 = a * 1.5", "    W2 = b + 0.5", "    acc = 0.0"]
     kind = str(rng.choice(["list", "dict", "twice"], p=[0.55, 0.3, 0.15]))
+    lines.append(f"    {_MADE[kind]}")
+    reads = _copies_body(rng, kind, lines)
+    lines.append("    return acc + np.sum(W1 * W2) + " + " + ".join(reads))
+    return "\n".join(lines)
+
+
+_MADE = {"list": "L = [W1, W2]", "dict": "D = {'x': W1, 'y': W2}", "twice": "L = [W1, W1, W2]"}
+_NAMED = {"list": "W1, W2 = L[0], L[1]", "dict": "W1, W2 = D['x'], D['y']",
+          "twice": "W1, W2 = L[0], L[2]"}
+
+
+def generate_passed(rng: np.random.Generator, index: int) -> str:
+    """The passed family (session of 2026-12-05): the copies family's statements in a callee
+    the caller gives its list or dict, `_fz_in_<index>(L, a, b)` -- the shallow copy, the
+    writes through either holder and the names `W1, W2 = L[0], L[1]` are the callee's, the
+    caller reads its own holder after the call; the harness also differentiates the callee
+    alone, the list or dict an argument of the transformed function (`passed_checks`). Both
+    modes were wrong on `ps.copy()` of a list argument written through the copy
+    (`qs[0] *= 2`, then `ps[0]` read): source mode took numpy's copy, a 2-d array, and the
+    tape's list copy held the argument's leaves unrecorded."""
+    kind = str(rng.choice(["list", "dict", "twice"], p=[0.55, 0.3, 0.15]))
+    holder = "D" if kind == "dict" else "L"
+    inner = [f"def _fz_in_{index}({holder}, a, b):", f"    {_NAMED[kind]}", "    acc = 0.0"]
+    reads = _copies_body(rng, kind, inner)
+    inner.append("    return acc + np.sum(W1 * W2) + " + " + ".join(reads))
+    slots = ["D['x']", "D['y']"] if kind == "dict" else ["L[0]", "L[-1]"]
+    outer = [f"def fz_{index}(a, b):", "    W1 = a * 1.5", "    W2 = b + 0.5",
+             f"    {_MADE[kind]}", f"    acc = _fz_in_{index}({holder}, a, b)",
+             "    return acc + np.sum(W1 * W2 * 0.5) + " + " + ".join(
+                 f"np.sum({s} * {0.9 - 0.2 * k:.1f})" for k, s in enumerate(slots))]
+    return "\n".join(inner) + "\n\n\n" + "\n".join(outer)
+
+
+def _copies_body(rng, kind: str, lines: list) -> list:
+    """The copies family's statements, appended to `lines` (a function with `W1`, `W2`,
+    `acc` and the holder, `L` or `D`, bound): the reads its return adds up."""
     if kind == "list":
-        lines.append("    L = [W1, W2]")
         made = str(rng.choice(["list(L)", "L.copy()", "L[:]", "copy.copy(L)",
                                "[w for w in L]", "tuple(L)", "list(w for w in L)"]))
         lines.append(f"    M = {made}")
         holders = ["L", "M"] if made != "tuple(L)" else ["L"]
         slots = {"L": ["L[0]", "L[1]"], "M": ["M[0]", "M[1]"]}
     elif kind == "dict":
-        lines.append("    D = {'x': W1, 'y': W2}")
         made = str(rng.choice(["dict(D)", "D.copy()", "{k: v for k, v in D.items()}",
                                "copy.copy(D)"]))
         lines.append(f"    E = {made}")
         holders = ["D", "E"]
         slots = {"D": ["D['x']", "D['y']"], "E": ["E['x']", "E['y']"]}
     else:
-        lines.append("    L = [W1, W1, W2]")
         holders = ["L"]
         slots = {"L": ["L[0]", "L[1]", "L[2]"]}
     for _ in range(int(rng.integers(1, 5))):
@@ -340,12 +373,12 @@ def generate_copies(rng: np.random.Generator, index: int) -> str:
              for k, s in enumerate([x for h in holders for x in slots[h]])]
     if kind == "list" and made == "tuple(L)":
         reads.append("np.sum(M[0] * M[1])")
-    lines.append("    return acc + np.sum(W1 * W2) + " + " + ".join(reads))
-    return "\n".join(lines)
+    return reads
 
 
 # (filled below: name -> generator)
-FAMILIES = {"first": None, "wide": None, "objects": None, "copies": None}
+FAMILIES = {"first": None, "wide": None, "objects": None, "copies": None,
+            "passed": None}
 
 
 def module_source(seed: int, n: int, wide: bool | str = False) -> tuple[str, list[str]]:
@@ -361,7 +394,88 @@ def module_source(seed: int, n: int, wide: bool | str = False) -> tuple[str, lis
 
 
 FAMILIES.update(first=generate, wide=generate_wide, objects=generate_objects,
-                copies=generate_copies)
+                copies=generate_copies, passed=generate_passed)
+
+
+def passed_arguments(fn, args=(np.array([0.7, -1.1, 0.4]), np.array([-0.3, 0.9, 1.2]))):
+    """The arguments `(holder, a, b)` of a passed-family callee `_fz_in_<k>`, differentiated
+    alone: its dict, or a list of three arrays of its own (a list argument holding one array
+    twice has no gradient per leaf; the list kind reads two of them, walks all three)."""
+    a, b = args
+    if fn.__code__.co_varnames[0] == "D":
+        return {"x": a * 1.5, "y": b + 0.5}, a.copy(), b.copy()
+    return [a * 1.5, a * 1.5 + 0.25, b + 0.5], a.copy(), b.copy()
+
+
+def fresh_differences(fn, args, h: float = 1e-5):
+    """Central differences of `fn` at `args` (arrays, or lists and dicts of them), every call
+    on fresh copies: the passed family writes into its argument's arrays in place, so
+    srcad.testing's numerical_grad, which copies once, would differentiate a moving point."""
+    import copy
+
+    paths = []
+
+    def walk(node, path):
+        if isinstance(node, (dict, list, tuple)):
+            for k in (node if isinstance(node, dict) else range(len(node))):
+                walk(node[k], path + (k,))
+        else:
+            paths.append(path)
+
+    def at(node, path):
+        for k in path:
+            node = node[k]
+        return node
+
+    walk(list(args), ())
+    out = copy.deepcopy(list(args))
+    for path in paths:
+        g = at(out, path)
+        for i in range(g.size):
+            vals = []
+            for step in (h, -h):
+                moved = copy.deepcopy(list(args))
+                at(moved, path).flat[i] += step
+                vals.append(fn(*moved))
+            g.flat[i] = (vals[0] - vals[1]) / (2 * h)
+    return tuple(out)
+
+
+def _leaves(tree) -> list:
+    if isinstance(tree, dict):
+        return [x for k in sorted(tree) for x in _leaves(tree[k])]
+    if isinstance(tree, (list, tuple)):
+        return [x for v in tree for x in _leaves(v)]
+    return [tree]
+
+
+def check_passed(fn, modes) -> dict:
+    """{(mode, fuse): "pass" | "refused" | (the value, the gradient: wrong)} for a passed-family
+    callee differentiated alone, its list or dict an argument (`passed_arguments`)."""
+    import copy
+    import warnings
+
+    import srcad
+    from srcad.testing import rel_error
+
+    args = passed_arguments(fn)
+    want_v = fn(*copy.deepcopy(args))
+    want = _leaves(fresh_differences(fn, args))
+    out = {}
+    for mode, fuse in modes:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                v, g = srcad.value_and_grad(fn, wrt=(0, 1, 2), mode=mode, fuse=fuse)(
+                    *copy.deepcopy(args))
+        except srcad.SrcadError:
+            out[(mode, fuse)] = "refused"
+            continue
+        got = _leaves(g)
+        right = np.allclose(v, want_v, rtol=1e-10, atol=1e-12) and len(got) == len(want) and \
+            all(rel_error(x, y) < 1e-6 for x, y in zip(got, want))
+        out[(mode, fuse)] = "pass" if right else (v, want_v, g, want)
+    return out
 
 
 def census(seeds, wide: bool | str, modes=(("source", False), ("tape", False))) -> dict:
@@ -396,15 +510,23 @@ def census(seeds, wide: bool | str, modes=(("source", False), ("tape", False))) 
                 counts[(mode, kind)] = counts.get((mode, kind), 0) + 1
                 if kind == "wrong":
                     wrong.append(f"{name} {mode}")
+            if wide != "passed":
+                continue
+            inner = getattr(module, "_fz_in_" + name[3:])
+            for (mode, _), kind in check_passed(inner, modes).items():
+                kind = kind if isinstance(kind, str) else "wrong"
+                counts[(mode + " alone", kind)] = counts.get((mode + " alone", kind), 0) + 1
+                if kind == "wrong":
+                    wrong.append(f"{inner.__name__} {mode}")
     return {"counts": dict(sorted(counts.items())), "wrong": wrong}
 
 
-# python -m tests.fuzz_shared_holders [--wide|--objects|--copies] [first] [stop]
+# python -m tests.fuzz_shared_holders [--wide|--objects|--copies|--passed] [first] [stop]
 if __name__ == "__main__":
     import sys
 
-    wide = "objects" if "--objects" in sys.argv else "copies" if "--copies" in sys.argv else \
-        "--wide" in sys.argv
+    wide = next((w for w in ("objects", "copies", "passed") if f"--{w}" in sys.argv),
+                "--wide" in sys.argv)
     bounds = [int(a) for a in sys.argv[1:] if a.isdigit()]
     first, stop = (bounds + [0])[0], (bounds[1:] + [40])[0]
     print(census(range(first, stop), wide))
