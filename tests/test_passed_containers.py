@@ -321,3 +321,42 @@ def copied_scalar_array_argument(x, a):
 def test_copy_of_an_array_argument_is_numpys(mode):
     assert _check(copied_array_argument, (A * 0.5, A.copy()), mode) == "right"
     assert _check(copied_scalar_array_argument, (np.array(1.5), A.copy()), mode) == "right"
+
+
+# -- a walk over a dict's values, written in place through the loop's name -------------------
+# (refused in both modes until 2026-12-05: `v = d[k]` with k a key known only when the code
+# runs was not the dict's item for srcad, so `v op= t` was not carried into the dict)
+
+def sgd_over_items(params, grads):
+    for k, v in params.items():
+        v -= 0.1 * grads[k]
+    return np.sum(params["x"] * params["y"])
+
+
+def scaled_over_values(D, a):
+    for v in D.values():
+        v *= a
+    return np.sum(D["x"]) + np.sum(D["y"] * a)
+
+
+def scaled_by_key(D, a):
+    for k in D:
+        v = D[k]
+        v *= a
+    return np.sum(D["x"]) + np.sum(D["y"] * a)
+
+
+def scaled_over_a_local_dict(a, b):
+    D = {"x": a * 1.0, "y": b * 2.0}
+    for k, v in D.items():
+        v *= a
+    return np.sum(D["x"]) + np.sum(D["y"] * a)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("fn", [sgd_over_items, scaled_over_values, scaled_by_key,
+                                scaled_over_a_local_dict], ids=lambda f: f.__name__)
+def test_values_of_a_dict_written_in_a_loop(fn, mode):
+    args = {sgd_over_items: (_dict(), {"x": A * 1.0, "y": A * 0.5}),
+            scaled_over_a_local_dict: (A.copy(), A * 0.5 + 0.25)}.get(fn, (_dict(), A.copy()))
+    assert _check(fn, args, mode) == "right"

@@ -179,6 +179,11 @@ def _user_name(ir_name: str) -> str:
     return re.sub(r"_L\d+(_\d+)?$", "", ir_name)
 
 
+# ops that read a container's keys or length only: a write into one of its arrays, in place,
+# changes neither (check_mutations)
+_KEYS_ONLY = frozenset({"dict_keys", "len"})
+
+
 def bound_names(target) -> Iterator[str]:
     """The names an assignment target rebinds (`a`, `a, (b, *c)`; not `a[i]` or `a.b`)."""
     if isinstance(target, gast.Name):
@@ -499,6 +504,13 @@ class AliasingMixin:
                 isinstance(p, ir.Const) and (p.value is None or p.value is Ellipsis))
                 for p in parts) else "index"
             self.views[name] = (base, kind, index)
+        elif call.op.name == "getitem" and self.surely_container(self.env.get(base)) and \
+                isinstance(call.args["index"], ir.Index) and \
+                not call.args["index"].is_tuple and \
+                isinstance(call.args["index"].parts[0], ir.Var):
+            # (`v = d[k]` of a list or dict, k a key known when the code runs -- `for k in
+            # d`: the item itself, which `v op= t` writes, as `p = ps[i]` is)
+            self.views[name] = (base, "element", call.args["index"])
         elif call.op.name == "transpose":
             axes = call.args.get("axes", ir.Const(None, "None"))
             if isinstance(axes, ir.Seq) and all(isinstance(a, ir.Const) for a in axes.items):
@@ -1498,6 +1510,8 @@ class AliasingMixin:
                     continue
                 if st is stmt or id(st) in self.propagations:
                     continue
+                if isinstance(st, ir.Call) and st.op.name in _KEYS_ONLY:
+                    continue  # (`for k in d`: the keys, which no write into a value changes)
                 later = order[id(st)] > order[id(stmt)] or set(loops[id(st)]) & set(
                     loops[id(stmt)])
                 used = {v for v in set(ir.uses(st)) & sharing
