@@ -303,7 +303,7 @@ def generate_passed(rng: np.random.Generator, index: int) -> str:
     kind = str(rng.choice(["list", "dict", "twice"], p=[0.55, 0.3, 0.15]))
     holder = "D" if kind == "dict" else "L"
     inner = [f"def _fz_in_{index}({holder}, a, b):", f"    {_NAMED[kind]}", "    acc = 0.0"]
-    reads = _copies_body(rng, kind, inner)
+    reads = _copies_body(rng, kind, inner, walks=True)
     inner.append("    return acc + np.sum(W1 * W2) + " + " + ".join(reads))
     slots = ["D['x']", "D['y']"] if kind == "dict" else ["L[0]", "L[-1]"]
     outer = [f"def fz_{index}(a, b):", "    W1 = a * 1.5", "    W2 = b + 0.5",
@@ -313,9 +313,11 @@ def generate_passed(rng: np.random.Generator, index: int) -> str:
     return "\n".join(inner) + "\n\n\n" + "\n".join(outer)
 
 
-def _copies_body(rng, kind: str, lines: list) -> list:
+def _copies_body(rng, kind: str, lines: list, walks: bool = False) -> list:
     """The copies family's statements, appended to `lines` (a function with `W1`, `W2`,
-    `acc` and the holder, `L` or `D`, bound): the reads its return adds up."""
+    `acc` and the holder, `L` or `D`, bound): the reads its return adds up. (`walks`: a
+    dict walked in any of the spellings people write -- `d.items()`, `d.values()`, `v =
+    d[k]` -- not only `d[k] op= ...`.)"""
     if kind == "list":
         made = str(rng.choice(["list(L)", "L.copy()", "L[:]", "copy.copy(L)",
                                "[w for w in L]", "tuple(L)", "list(w for w in L)"]))
@@ -345,6 +347,12 @@ def _copies_body(rng, kind: str, lines: list) -> list:
             lines.append(f"    {slot} {op} {c} * b")
         elif what == "walk" and kind != "dict":
             lines.append(f"    for p in {h}:\n        p {op} {c} * a")
+        elif what == "walk" and walks:  # (the passed family: the spellings of a walk)
+            lines.append(str(rng.choice([
+                f"    for k in {h}:\n        {h}[k] {op} {c} * {h}[k]",
+                f"    for k, v in {h}.items():\n        v {op} {c} * v",
+                f"    for v in {h}.values():\n        v {op} {c} * a",
+                f"    for k in {h}:\n        v = {h}[k]\n        v {op} {c} * b"])))
         elif what == "walk":
             lines.append(f"    for k in {h}:\n        {h}[k] {op} {c} * {h}[k]")
         elif what == "helper" and kind != "dict":
