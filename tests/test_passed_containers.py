@@ -360,3 +360,28 @@ def test_values_of_a_dict_written_in_a_loop(fn, mode):
     args = {sgd_over_items: (_dict(), {"x": A * 1.0, "y": A * 0.5}),
             scaled_over_a_local_dict: (A.copy(), A * 0.5 + 0.25)}.get(fn, (_dict(), A.copy()))
     assert _check(fn, args, mode) == "right"
+
+
+# -- `for i, (p, g) in enumerate(zip(ps, gs)): p -= ...` ---------------------------------------
+# (refused in both modes until 2026-12-05: frontend/itemloops.py wrote `zip` and `enumerate`
+# of names as the indexed loop Python runs, not `enumerate` of a `zip`)
+
+def enumerated_zip_step(ps, gs):
+    for i, (p, g) in enumerate(zip(ps, gs)):
+        p -= (0.1 + i) * g
+    return np.sum(ps[0] * ps[1])
+
+
+def enumerated_zip_step_on_a_local_list(a, b):
+    ps = [a * 1.0, b * 2.0]
+    gs = [b, a]
+    for i, (p, g) in enumerate(zip(ps, gs)):
+        p -= (0.1 + i) * g
+    return np.sum(ps[0] * ps[1])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_enumerate_of_zip_written_in_place(mode):
+    assert _check(enumerated_zip_step, (_list(), [A * 1.0, A * 0.5]), mode) == "right"
+    assert _check(enumerated_zip_step_on_a_local_list, (A.copy(), A * 0.5 - 0.25),
+                  mode) == "right"

@@ -13,11 +13,11 @@ written as the indexed loop Python runs:
                                             g = gs[p_k]
                                             p -= lr * g
 
-Only loops whose iterable is a name or an attribute of one (``self.params``), ``xs[::-1]`` or ``reversed(xs)`` or ``zip``
-/ ``enumerate`` of names, whose targets are names or tuples of names (``for W, b in
-layers``), and whose body writes into a loop variable in place are rewritten; others are left
-as written. (A scalar
-item is no array: ``v += 1`` rebinds v and the container keeps its item, as
+Only loops whose iterable is a name or an attribute of one (``self.params``), ``xs[::-1]``
+or ``reversed(xs)``, or ``zip`` / ``enumerate`` of names (and ``enumerate(zip(...))``), whose
+targets are names or tuples of names (``for W, b in layers``, ``for i, (p, g) in ...``), and
+whose body writes into a loop variable in place are rewritten; others are left as written.
+(A scalar item is no array: ``v += 1`` rebinds v and the container keeps its item, as
 `runtime.write_through` decides when the code runs.)
 """
 
@@ -132,9 +132,19 @@ def _split(loop: gast.For, shadowed: set):
         walked = it.args[0]
         if _plain(walked):
             return target.elts[0].id, [(target.elts[1], _dotted(walked))], False
+        zipped = _zipped(walked, target.elts[1], shadowed)
+        if zipped is not None:  # (`for i, (p, g) in enumerate(zip(ps, gs))`)
+            return target.elts[0].id, zipped, False
         if _reversed_name(walked) is not None:  # (`enumerate(reversed(ps))`: i counts up)
             return target.elts[0].id, [(target.elts[1], _reversed_name(walked))], "items"
         return None
+    zipped = _zipped(it, target, shadowed)
+    return None if zipped is None else (None, zipped, False)
+
+
+def _zipped(it, target, shadowed: set):
+    """[(item target, container name)] of `zip(xs, ys)` of names walked by a tuple of
+    targets (`p, g`), else None."""
     if not (isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and
             it.func.id == "zip" and "zip" not in shadowed and
             not it.keywords and it.args and all(_plain(a) for a in it.args)):
@@ -142,7 +152,7 @@ def _split(loop: gast.For, shadowed: set):
     if not (isinstance(target, gast.Tuple) and len(target.elts) == len(it.args) and
             all(_names_target(t) for t in target.elts)):
         return None
-    return None, [(t, _dotted(a)) for t, a in zip(target.elts, it.args)], False
+    return [(t, _dotted(a)) for t, a in zip(target.elts, it.args)]
 
 
 def _bound(target) -> set:
