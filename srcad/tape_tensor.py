@@ -27,7 +27,7 @@ import numpy as np
 
 from . import pyfuncs, runtime
 from .errors import SrcadError, UnsupportedSyntaxError
-from .frontend.opaque import is_library_module
+from .frontend.opaque import is_library_module, writes_out
 from .interpret import check_inplace
 from .ops import table
 from .pyfuncs import tolist
@@ -108,7 +108,9 @@ class Tensor:
             return _write_in_place(func, args, kwargs)
         if func is np.clip and len(args) == 4 and "out" not in kwargs:  # (out by position)
             args, kwargs = args[:3], {**kwargs, "out": args[3]}
-        if func is np.clip and isinstance(kwargs.get("out"), Tensor):  # np.clip(a, .., out=a)
+        if (func is np.clip or writes_out(func) and "where" not in kwargs) and \
+                isinstance(kwargs.get("out"), Tensor):
+            # np.clip(a, .., out=a), np.cumsum(a, out=c): the result written into `out`
             kwargs = dict(kwargs)
             out = kwargs.pop("out")
             return _into(out, self.tape.apply(func, args, kwargs))

@@ -69,7 +69,7 @@ from .knowntests import fold_known_tests
 from .loops import LoopsMixin
 from .objects import mutated_names, scalarise_objects
 from .methods import _BUILTIN_OPS, ATTRIBUTES, METHODS, RESERVED  # noqa: F401  (re-exported)
-from .opaque import is_user_object, library_file
+from .opaque import is_user_object, library_file, writes_out
 from .parse import LIFTED, ParsedFunction, parse_function, star_params_for_call, static_getattr
 from .state import carried_state, state_given, with_state
 from .pylower import lower_python
@@ -1379,7 +1379,8 @@ def _out_keyword_as_write(pf: ParsedFunction) -> None:
     """``np.exp(s, out=s)``, ``np.maximum(z, 0, out=a)``, ``np.clip(a, lo, hi, out=a)`` as a
     statement (or assigned: ``y = np.exp(s, out=s)``) is numpy's write of the result into
     `out`: rewritten as ``s[...] = np.exp(s)`` (then ``y = s``), which copy on write and
-    the views' aliasing follow like any other write. Only for numpy ufuncs and np.clip. An
+    the views' aliasing follow like any other write. Only for numpy ufuncs, np.clip and the
+    numpy functions of opaque.py's `OUT_FUNCTIONS` (``np.cumsum(a, out=c)``, ``np.dot(a, b, out=o)``). An
     `out` that is not a name, an attribute or a subscript of them (``out=np.zeros_like(p)``)
     is evaluated first into a name of its own. With ``where=m`` (numpy's safe forms,
     ``np.log(p, out=np.zeros_like(p), where=p > 0)``, ``np.divide(a, b, out=o, where=b !=
@@ -1391,17 +1392,27 @@ def _out_keyword_as_write(pf: ParsedFunction) -> None:
         return isinstance(e, gast.Name) or (
             isinstance(e, (gast.Attribute, gast.Subscript)) and simple(e.value))
 
-    def numpy_callable(f):
+    def numpy_object(f):
         parts = []
         while isinstance(f, gast.Attribute):
             parts.append(f.attr)
             f = f.value
         if not isinstance(f, gast.Name) or f.id in locals_:
-            return False
+            return None
         obj = pf.resolve(f.id)
         for a in reversed(parts):
             obj = getattr(obj, a, None)
+        return obj
+
+    def ufunc_like(f):
+        """A ufunc or np.clip: `where=` is a mask of the elements written."""
+        obj = numpy_object(f)
         return isinstance(obj, np.ufunc) or obj is np.clip
+
+    def numpy_callable(f):
+        # (or a numpy function writing its result into `out=`: np.sum's `where=` is a
+        # reduction's mask, left as written -- `split`)
+        return ufunc_like(f) or writes_out(numpy_object(f))
 
     def load(e):
         e = copy.deepcopy(e)
@@ -1426,6 +1437,8 @@ def _out_keyword_as_write(pf: ParsedFunction) -> None:
         if len(out) != 1 or not numpy_callable(call.func) or len(where) > 1 or \
                 any(isinstance(a, gast.Starred) for a in call.args):
             return None
+        if where and not ufunc_like(call.func):
+            return None  # (`np.sum(x, out=o, where=m)`: a reduction's mask, as written)
         before = []
         if where and not isinstance(where[0].value, gast.Constant):
             # (numpy evaluates the arguments, then `out`, then `where`; none of them here

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import inspect
 import math
 import operator
 import os
@@ -302,3 +303,25 @@ def known_pure(fn, keywords=()) -> bool:
 MUTATING = {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault",
              "popitem", "add", "discard", "reverse", "sort", "fill", "resize", "put",
              "partition", "itemset", "setflags", "setfield", "shuffle", "__setitem__"}
+
+
+# numpy functions, not ufuncs, that write their result into `out=` (`np.cumsum(a, out=c)`,
+# `np.dot(a, b, out=o)`) -- each has a row of its own without `out`
+OUT_FUNCTIONS = ("cumsum", "cumprod", "dot", "einsum", "sum", "prod", "mean", "std", "var",
+                 "max", "min", "amax", "amin", "round", "around", "concatenate", "take",
+                 "trace", "nansum", "nanmean", "nancumsum", "nanprod", "ptp", "median",
+                 "percentile", "quantile", "outer", "stack")
+
+
+def writes_out(obj) -> bool:
+    """Is `obj` one of numpy's functions (not a ufunc) that writes its result into `out=`?
+    (frontend/normalize.py `_out_keyword_as_write` and the tape's `out=`.)"""
+    return any(obj is getattr(np, n, None) for n in OUT_FUNCTIONS) and \
+        "out" in _parameters(obj)
+
+
+def _parameters(obj) -> tuple:
+    try:
+        return tuple(inspect.signature(obj).parameters)
+    except (TypeError, ValueError):
+        return ("out",) if obj is getattr(np, "dot", None) else ()
