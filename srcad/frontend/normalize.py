@@ -1380,8 +1380,8 @@ def _out_keyword_as_write(pf: ParsedFunction) -> None:
     statement (or assigned: ``y = np.exp(s, out=s)``) is numpy's write of the result into
     `out`: rewritten as ``s[...] = np.exp(s)`` (then ``y = s``), which copy on write and
     the views' aliasing follow like any other write. Only for numpy ufuncs, np.clip and the
-    numpy functions of opaque.py's `OUT_FUNCTIONS` (``np.cumsum(a, out=c)``, ``np.dot(a, b, out=o)``). An
-    `out` that is not a name, an attribute or a subscript of them (``out=np.zeros_like(p)``)
+    numpy functions of opaque.py's `OUT_FUNCTIONS` (``np.cumsum(a, out=c)``, ``np.dot(a, b,
+    out=o)``). An `out` that is not a name, an attribute or a subscript of them (``out=np.zeros_like(p)``)
     is evaluated first into a name of its own. With ``where=m`` (numpy's safe forms,
     ``np.log(p, out=np.zeros_like(p), where=p > 0)``, ``np.divide(a, b, out=o, where=b !=
     0)``) the write is ``o[...] = np.where(m, f(where_input(a, m), ...), o)``: the ufunc's
