@@ -723,6 +723,11 @@ class Tape:
                         if (k not in made or v is not made[k]) and \
                                 (id(x), k) not in written:  # (stored by this call)
                             x[k] = v
+            # (a container the caller gave, returned -- `return ps` after `ps[0] = ..`: the
+            # caller's very list or dict, which holds the callee's stores by now)
+            callers.update((id(inner), x) for x, inner in pairs if not isinstance(x, Tensor))
+            callers.update((id(inner), x) for x, inner, _ in lists)
+            callers.update((id(inner), x) for x, inner, _ in dicts)
             return _as_callers(out, callers) if callers else out
 
         call.__wrapped__ = fn  # (srcad.grad(f) of the traced f transforms f itself)
@@ -969,7 +974,7 @@ def _as_callers(out, callers: dict):
     the caller's Tensor: Python returns that very object, which a later write in place
     through the result changes for every name holding it (the callee's writes into it were
     carried into the caller's already)."""
-    if isinstance(out, Tensor):
+    if isinstance(out, Tensor) or id(out) in callers:
         return callers.get(id(out), out)
     if type(out) in (list, tuple):
         items = [_as_callers(v, callers) for v in out]
@@ -1231,6 +1236,21 @@ def _raw_tree(x, superseded=None):
     return x
 
 
+def _entry_tree(x):
+    """A container argument's structure as plain dicts, lists and tuples, its leaves as the
+    call gave them: an item the function stored since (`ps[1] = x`) is not the argument's
+    leaf -- its cotangent is the stored value's (another argument's, if it is one)."""
+    if isinstance(x, TensorDict):
+        return (AttrItems if isinstance(x, AttrTensorDict) else dict)(
+            {k: _entry_tree(v) for k, v in x.entry.items()})
+    if isinstance(x, TensorList):
+        return [_entry_tree(v) for v in x.entry]
+    if isinstance(x, CONTAINERS):
+        items = [_entry_tree(v) for v in raw_items(x)]
+        return tuple(items) if isinstance(x, tuple) else items
+    return x
+
+
 def _collect(wrapped, original, adj, origin=None):
     """The gradient for one argument, in its own structure (zeros where nothing flowed): a
     container's own adjoint (its gathers, numpy using it as an array), plus what reached its
@@ -1241,7 +1261,7 @@ def _collect(wrapped, original, adj, origin=None):
             # (a key the function stored into the caller's dict is no argument's: the
             # gradient has the keys given, as source mode's and JAX's)
             original = {k: original[k] for k in wrapped.entry_keys if k in original}
-        direct = _collect(_raw_tree(wrapped), original, adj, origin)
+        direct = _collect(_entry_tree(wrapped), original, adj, origin)
         d = adj.get(id(wrapped))
         return direct if d is None else _add_trees(runtime.as_grad(d, original), direct)
     if isinstance(wrapped, dict):

@@ -30,6 +30,7 @@ class TensorList(list):
 
     def __init__(self, items, tape, written=()):
         super().__init__(items)
+        self.entry = tuple(list.__getitem__(self, i) for i in range(len(self)))  # (as given)
         self.tape = tape
         self.written = set(written)  # positions the function stored into
         self.in_place: set = set()  # of those, slots whose own container was written into
@@ -246,6 +247,7 @@ class TensorDict(dict):
         self.in_place: set = set()  # of those, keys whose own container was written into
         self.nested_reads: dict = {}  # key -> the containers read there (index_container)
         self.entry_keys = tuple(self.keys())  # (its gradient has these: the argument's)
+        self.entry = {k: dict.__getitem__(self, k) for k in self.entry_keys}  # (as given)
 
     def __getitem__(self, key):
         if key in self.written:  # (the stored value is its own Tensor: no gather)
