@@ -277,8 +277,9 @@ class Function:
     # itself when normalising (`ACTS["relu"](z)`); a store into that dict in the same call
     # would make the code call the old one (analysis/refusals.py check_folded_items)
     folded: list = field(default_factory=list)
-    # the callees' own IR spliced into this one (frontend/inline.py): what they did with
-    # their parameters is checked as they were written (analysis/refusals.py check_opaque)
+    # the callees' own IR normalised for this one (called, spliced in, or dropped as having
+    # no effect srcad saw): what each does with its parameters is checked as it was written
+    # (analysis/refusals.py check_opaque)
     inlined: list = field(default_factory=list)
 
     @property

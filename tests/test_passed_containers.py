@@ -385,3 +385,80 @@ def test_enumerate_of_zip_written_in_place(mode):
     assert _check(enumerated_zip_step, (_list(), [A * 1.0, A * 0.5]), mode) == "right"
     assert _check(enumerated_zip_step_on_a_local_list, (A.copy(), A * 0.5 - 0.25),
                   mode) == "right"
+
+
+# -- found by a probe of optimiser and layer code (session of 2026-12-05) ---------------------
+# A helper writing in place into the arrays it gets through `*args` or `**kwargs`: source mode
+# dropped the write (the call had no effect srcad saw), silently; it is refused now (the
+# packed tuple's item is no parameter srcad carries back). Tape mode runs it.
+
+def _scale_all(*arrs):
+    for a in arrs:
+        a *= 2.0
+
+
+def _scale_kw(**kw):
+    for a in kw.values():
+        a *= 2.0
+
+
+def scaled_through_star_args(x, y):
+    z = x * 1.0
+    _scale_all(z)
+    return np.sum(z * y)
+
+
+def scaled_through_star_kwargs(x, y):
+    z = x * 1.0
+    _scale_kw(p=z)
+    return np.sum(z * y)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("fn", [scaled_through_star_args, scaled_through_star_kwargs],
+                         ids=lambda f: f.__name__)
+def test_a_star_args_helper_writing_in_place(fn, mode):
+    assert _check(fn, (A.copy(), A * 0.5 + 1.0), mode,
+                  may_refuse=mode == "source") == ("right" if mode == "tape" else "refused")
+
+
+# A helper storing into the list or dict it was given and returning it: tape mode returned
+# its own copy of the container, so a later store through the returned name was not seen
+# through the caller's; and a store of an argument's array into a list argument's slot gave
+# that slot the stored array's gradient as well.
+
+def _store_and_return(ps, x):
+    ps[0] = ps[0] * x
+    return ps
+
+
+def _set_and_return(d, k, v):
+    d[k] = v
+    return d
+
+
+def stored_through_the_returned_list(ps, x):
+    qs = _store_and_return(ps, x)
+    qs[0] = qs[0] * x
+    return np.sum(ps[0])
+
+
+def stored_through_the_returned_dict(d, x):
+    e = _set_and_return(d, "c", x * 2.0)
+    e["x"] = e["x"] * e["c"]
+    return np.sum(d["x"])
+
+
+def an_argument_stored_into_a_list_argument(ps, x):
+    ps[1] = x
+    return np.sum(ps[1]) + np.sum(ps[0] * x)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("fn", [stored_through_the_returned_list,
+                                stored_through_the_returned_dict,
+                                an_argument_stored_into_a_list_argument],
+                         ids=lambda f: f.__name__)
+def test_a_container_returned_or_stored_into(fn, mode):
+    holder = _dict() if fn is stored_through_the_returned_dict else _list()
+    _check(fn, (holder, A.copy()), mode, may_refuse=mode == "source")

@@ -615,7 +615,7 @@ def _rebinds_the_write(d, c, defs: dict) -> bool:
     return False
 
 
-def check_container_holders(fn: ir.Function) -> None:
+def check_container_holders(fn: ir.Function, callee: bool = False) -> None:
     """`L = [W1, W2]` (a list or dict the code makes as a value), then an item of it written
     in place through the list (`for p in L: p -= t`, a callee walking it) and `W1` read
     after: Python's name is that array and shows the write. The frontend gives the names it
@@ -707,6 +707,17 @@ def check_container_holders(fn: ir.Function) -> None:
             # (an item held was itself read out of another container -- `list(w)` of `w =
             # ws[k]`: the arrays w's container holds are the ones held)
             held = set().union(*(_view_roots(v, views) for v in (written or stored)))
+            given = sorted((held & set(fn.params)) - set(fn.written_arrays) - set(fn.written))
+            if callee and given:
+                # (a callee's: `def scale(*arrs): for a in arrs: a *= 2` -- the caller's array,
+                # which Python writes and the caller reads after the call)
+                raise SharingUnknownError(
+                    f"line {w.line} writes in place into an item of the list, tuple or dict "
+                    f"made at line {s.line}, the array `{_user(given[0])}` the caller passed "
+                    f"to `{fn.name}`: Python changes the caller's array, and srcad does not "
+                    f"carry the write back", filename=fn.filename, lineno=w.line,
+                    func=fn.name, hint="write through the parameter itself, or return the "
+                    "new arrays and rebind them in the caller")
             for r in order[at[id(w)] + 1:]:
                 # (not the object written itself -- `alias_again` of it, which a name
                 # holding that object was made again from before the write)
@@ -1005,7 +1016,8 @@ def check_folded_items(fn: ir.Function) -> None:
 
 
 def _spliced(fn: ir.Function) -> list:
-    """The callees spliced into `fn` (frontend/inline.py), theirs too, each once."""
+    """The callees normalised for `fn` (called, spliced in by frontend/inline.py, or dropped
+    as having no effect), theirs too, each once."""
     out, todo = {}, list(getattr(fn, "inlined", ()))
     while todo:
         f = todo.pop()
@@ -1027,7 +1039,7 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False, tape=False) ->
         if not tape:
             check_container_holders(fn)
             for callee in _spliced(fn):  # (a callee's holders, as it wrote them: its
-                check_container_holders(callee)  # parameter a list or dict it was given)
+                check_container_holders(callee, callee=True)  # parameter a list or dict)
         check_kept_globals(fn, wrt)
         check_folded_items(fn)
         # (objects a differentiated value is stored into anywhere in the program -- a
@@ -1041,7 +1053,7 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False, tape=False) ->
         return
     if _callee and not tape and id(fn) not in seen:  # (a subroutine's own holders, once)
         seen.add(id(fn))
-        check_container_holders(fn)
+        check_container_holders(fn, callee=True)
     seen.add(key)
     sites = [s for s in ir.walk(fn.body) if (isinstance(s, (ir.Call, ir.Effect)) and
                                              is_opaque(s.op))]

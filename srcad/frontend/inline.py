@@ -40,7 +40,6 @@ class InlineMixin:
 
     def inline_call(self, call: ir.UserCall, into, hint: str, node) -> ir.Var:
         callee = call.callee
-        self.inlined.append(callee)
         assigned = {d for s in ir.walk(callee.body) for d in ir.defs(s)}
         names, atoms = {}, {}
         for p, a in zip(callee.params, call.args):

@@ -178,7 +178,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         self.shared: list = []  # (base, view) IR names a carried write left sharing memory
         self.array_of: dict = {}  # IR name -> one made from it by alias_again (one_array)
         self.item_reads: dict = {}  # (container's IR name, index) -> its first read (same_item)
-        self.inlined: list = []  # the callees' IR spliced in (inline.py): ir.Function.inlined
+        self.inlined: list = []  # the callees' IR normalised here: ir.Function.inlined
         self.augassigned: set | None = None  # names some `x op= t` rebinds (may_hold_number)
         self.held_by: dict = {}  # a pinned copy's IR name -> the name holding it
         self.mutable_holds: dict = {}  # loop name -> (the object it holds, since when)
@@ -1146,6 +1146,8 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             _IN_PROGRESS[key].pop()
             if not _IN_PROGRESS[key]:
                 del _IN_PROGRESS[key]
+        if not again:
+            self.inlined.append(callee)  # (checked as written: ir.Function.inlined)
         if again:
             RECURSIVE.add(fn)
             if names is not None:  # (the names the first try claimed: free again)
