@@ -462,3 +462,34 @@ def an_argument_stored_into_a_list_argument(ps, x):
 def test_a_container_returned_or_stored_into(fn, mode):
     holder = _dict() if fn is stored_through_the_returned_dict else _list()
     _check(fn, (holder, A.copy()), mode, may_refuse=mode == "source")
+
+
+# -- `W, b = ps`, then `W -= t`: the names are the list's items (refused in both modes until
+# 2026-12-05: the unpacked names were no items of the list for srcad) -------------------------
+
+def unpacked_argument_written(ps, a):
+    W, b = ps
+    W -= 0.1 * a
+    return np.sum(ps[0] * a) + np.sum(W) + np.sum(b)
+
+
+def unpacked_local_list_written(a, c):
+    ps = [a * 1.0, c * 2.0]
+    W, b = ps
+    W *= 2.0
+    b += a
+    return np.sum(ps[0] * ps[1]) + np.sum(W * b)
+
+
+def unpacked_then_slot_stored(ps, a):
+    W, b = ps
+    ps[0] = W * 3.0
+    W += a
+    return np.sum(ps[0]) + np.sum(W * a)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_unpacked_items_written_in_place(mode):
+    assert _check(unpacked_argument_written, (_list(), A.copy()), mode) == "right"
+    assert _check(unpacked_local_list_written, (A.copy(), A * 0.5 - 0.25), mode) == "right"
+    assert _check(unpacked_then_slot_stored, (_list(), A.copy()), mode) == "right"

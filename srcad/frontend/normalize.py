@@ -60,7 +60,7 @@ from .closures import lift_closures
 from .desugar import desugar
 from .effects import EffectsMixin, check_lost_changes
 from .expressions import PY_BINARY, ExpressionsMixin, rowed_callable
-from .itemloops import index_item_loops
+from .itemloops import index_item_loops, written_in_place
 from .fence import fence
 from .inline import InlineMixin, hoist_written_arguments, written_params
 from .kept_globals import kept_globals
@@ -826,6 +826,21 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                     self.env[n] = ir.Var(t)
                     if n in self.mutable and t != n:  # pragma: no cover - def_name keeps it
                         pass
+                return
+            if isinstance(value, gast.Name) and value.id in self.locals and \
+                    self.surely_container(self.env.get(value.id)) and \
+                    written_in_place(self.pf.tree.body, set(names)):
+                # `W, b = ps` of a list, then `W -= t`: Python's names are the list's items,
+                # whose writes the list shows -- each bound as `W = ps[0]` binds it
+                self.emit(self.op_call(runtime.unpacked, [self.name_atom(value), ir.Const(
+                    len(names), repr(len(names)))], {}, node), self.fresh(_hint(names)), node)
+                for i, n in enumerate(names):
+                    self.assign(gast.copy_location(gast.Name(n, gast.Store(), None, None),
+                                                   node),
+                                gast.copy_location(gast.Subscript(
+                                    value=gast.Name(value.id, gast.Load(), None, None),
+                                    slice=gast.Constant(i, None), ctx=gast.Load()), node),
+                                node)
                 return
             whole = self.expr(value, _hint(names), into=None)
             if isinstance(whole, ir.Seq) and len(whole.items) == len(names):
