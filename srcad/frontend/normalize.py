@@ -829,9 +829,10 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                 return
             if isinstance(value, gast.Name) and value.id in self.locals and \
                     self.surely_container(self.env.get(value.id)) and \
-                    written_in_place(self.pf.tree.body, set(names)):
-                # `W, b = ps` of a list, then `W -= t`: Python's names are the list's items,
-                # whose writes the list shows -- each bound as `W = ps[0]` binds it
+                    written_in_place(self.pf.tree.body, set(names) | {value.id}):
+                # `W, b = ps` of a list, then `W -= t` or `ps[0] += t`: Python's names are
+                # the list's items, whose writes the list shows -- each bound as `W = ps[0]`
+                # binds it
                 self.emit(self.op_call(runtime.unpacked, [self.name_atom(value), ir.Const(
                     len(names), repr(len(names)))], {}, node), self.fresh(_hint(names)), node)
                 for i, n in enumerate(names):
