@@ -496,6 +496,11 @@ class AliasingMixin:
         if not (isinstance(call, ir.Call) and atom == ir.Var(call.target)
                 and call.args and next(iter(call.args.values())) == self.env.get(base)):
             return
+        if call.op.name == "getitem" and self.surely_container(self.env.get(base)) and \
+                any(isinstance(p, ir.Slice) for p in (call.args["index"].parts if isinstance(
+                    call.args["index"], ir.Index) else (call.args["index"],))):
+            return  # (`M = L[:]` of a list: a new list of the same objects -- no view of L,
+            # which a store into L leaves as it was)
         if call.op.name == "getitem" and _makes_view(call, self.ints, arrays=self.arrays):
             index = call.args["index"]
             parts = index.parts if isinstance(index, ir.Index) else (index,)

@@ -34,6 +34,7 @@ from ..ops import control, table
 from ..ops.python_rows import dict_literal_op, field_op
 from ..runtime_python import dict_copy, list_concat
 from . import concatenators, guards
+from .aliasing import _whole_slice
 from .calls import _RETURN
 from .opaque import rowed_callable  # noqa: F401  (re-exported: normalize.py)
 from .concatenators import is_concatenator
@@ -325,6 +326,12 @@ class ExpressionsMixin:
             item = _static_item(base, index)
             if item is not None:  # `[a, b][-1]` is `b`: the item itself, as Python has it
                 return item
+            if isinstance(base, ir.Var) and _whole_slice(index) and \
+                    self.surely_container(base) and not self.generated:
+                # `M = L[:]` of a list: `list(L)`, a new list of the very same objects (no
+                # view of L: a store into L leaves M as it was, a write in place into an
+                # item shows in both -- the list op's holders, aliasing.py)
+                return self.result(self.op_call(list, [base], {}, e), hint, into, e)
             part = index.parts[0] if not index.is_tuple else None
             if isinstance(base, ir.Const) and type(base.value) is dict and \
                     isinstance(part, ir.Const) and type(part.value) in (str, int) and \
