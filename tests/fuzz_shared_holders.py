@@ -289,6 +289,7 @@ def generate_copies(rng: np.random.Generator, index: int) -> str:
 _MADE = {"list": "L = [W1, W2]", "dict": "D = {'x': W1, 'y': W2}", "twice": "L = [W1, W1, W2]"}
 _NAMED = {"list": "W1, W2 = L[0], L[1]", "dict": "W1, W2 = D['x'], D['y']",
           "twice": "W1, W2 = L[0], L[2]"}
+_UNPACKED = {"list": "W1, W2 = L", "twice": "W1, W1b, W2 = L"}
 
 
 def generate_passed(rng: np.random.Generator, index: int) -> str:
@@ -302,7 +303,10 @@ def generate_passed(rng: np.random.Generator, index: int) -> str:
     tape's list copy held the argument's leaves unrecorded."""
     kind = str(rng.choice(["list", "dict", "twice"], p=[0.55, 0.3, 0.15]))
     holder = "D" if kind == "dict" else "L"
-    inner = [f"def _fz_in_{index}({holder}, a, b):", f"    {_NAMED[kind]}", "    acc = 0.0"]
+    named = _NAMED[kind] if kind == "dict" else str(rng.choice(
+        [_NAMED[kind], _UNPACKED[kind]]))  # (`W1, W2 = L`: the list's items too)
+    size = "" if kind == "dict" else f", slots={3 if kind == 'twice' else 2}"
+    inner = [f"def _fz_in_{index}({holder}, a, b{size}):", f"    {named}", "    acc = 0.0"]
     reads = _copies_body(rng, kind, inner, walks=True)
     inner.append("    return acc + np.sum(W1 * W2) + " + " + ".join(reads))
     slots = ["D['x']", "D['y']"] if kind == "dict" else ["L[0]", "L[-1]"]
@@ -407,12 +411,14 @@ FAMILIES.update(first=generate, wide=generate_wide, objects=generate_objects,
 
 def passed_arguments(fn, args=(np.array([0.7, -1.1, 0.4]), np.array([-0.3, 0.9, 1.2]))):
     """The arguments `(holder, a, b)` of a passed-family callee `_fz_in_<k>`, differentiated
-    alone: its dict, or a list of three arrays of its own (a list argument holding one array
-    twice has no gradient per leaf; the list kind reads two of them, walks all three)."""
+    alone: its dict, or a list of arrays of its own, as many as its `slots` default says (a
+    list argument holding one array twice has no gradient per leaf: the twice kind's three
+    slots hold three arrays here)."""
     a, b = args
     if fn.__code__.co_varnames[0] == "D":
         return {"x": a * 1.5, "y": b + 0.5}, a.copy(), b.copy()
-    return [a * 1.5, a * 1.5 + 0.25, b + 0.5], a.copy(), b.copy()
+    items = [a * 1.5, a * 1.5 + 0.25, b + 0.5]
+    return (items if fn.__defaults__[-1] == 3 else [items[0], items[2]]), a.copy(), b.copy()
 
 
 def fresh_differences(fn, args, h: float = 1e-5):
