@@ -125,9 +125,10 @@ def test_shared_holders_copies_slow(seed):
 
 # The passed family (fuzz_shared_holders.generate_passed: the copies family's statements in a
 # callee given the caller's list or dict, and that callee differentiated alone, the list or
-# dict its argument): on 15b134d, seeds 0-19 gave wrong values or gradients in 40 of 240
-# programs in source mode and 17 in tape mode, and, the callee alone, 47 and 39 (`python -m
-# tests.fuzz_shared_holders --passed 0 20`); none now (source mode refuses most: 38 right).
+# dict its argument; the names `W1, W2 = L[0], L[1]` or `W1, W2 = L`): on 15b134d, seeds
+# 0-19 gave wrong values or gradients in 35 of 240 programs in source mode and 10 in tape
+# mode, and, the callee alone, 47 and 35 (`python -m tests.fuzz_shared_holders --passed 0
+# 20`); none now (source mode refuses most).
 def run_passed_alone(seed: int) -> dict:
     source, names = SH.module_source(seed, PER_SEED, wide="passed")
     module = FP.import_source(source, f"passed_alone{seed}")
