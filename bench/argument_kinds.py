@@ -8,7 +8,7 @@ written): srcad normalises such a function again once its first call's arguments
 `srcad.grad` call of three small functions -- one that waits for nothing, one with
 `x.copy()`, one with `x[0] = v` -- in the same run; the differences are the per-call cost.
 
-    python bench/argument_kinds.py [--calls N]
+    python bench/argument_kinds.py [--rounds N]
 
 REPORT.md quotes the row with the CPU it ran on.
 """
@@ -19,13 +19,13 @@ import argparse
 import os
 import platform
 import sys
-import time
 import warnings
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import srcad  # noqa: E402
+from timing import cpu_model, measure  # noqa: E402
 
 
 def plain(x, W):
@@ -43,39 +43,22 @@ def writes(x, W):
     return np.sum(np.tanh(x @ W))
 
 
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--calls", type=int, default=2000)
-    calls = ap.parse_args().calls
+    ap.add_argument("--rounds", type=int, default=15)
+    rounds = ap.parse_args().rounds
     warnings.simplefilter("ignore")  # (`writes` writes into its argument: srcad warns)
     rng = np.random.default_rng(0)
     x, W = rng.standard_normal((4, 8)), rng.standard_normal((8, 3))
-    best = {}
+    calls = {}
     for fn in (plain, copies, writes):
         g = srcad.grad(fn)
-        g(x.copy(), W)
-        times = []
-        for _ in range(7):
-            t = time.perf_counter()
-            for _ in range(calls):
-                g(x, W)
-            times.append((time.perf_counter() - t) / calls * 1e6)
-        best[fn.__name__] = min(times)
+        calls[fn.__name__] = lambda g=g: g(x, W)
+    us = {name: t * 1e6 for name, t in measure(calls, rounds).items()}
     print(f"# {cpu_model()}, python {platform.python_version()}, numpy {np.__version__}; "
-          f"best of 7 x {calls} calls, us per call")
-    for name, us in best.items():
-        print(f"{name:8} {us:7.2f} us   ({us - best['plain']:+.2f} us over plain)")
+          f"median of {rounds} interleaved samples, us per call")
+    for name, t in us.items():
+        print(f"{name:8} {t:7.2f} us   ({t - us['plain']:+.2f} us over plain)")
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ import srcad  # noqa: E402
 from srcad.build import c_helper  # noqa: E402
 from srcad.frontend.guards import Guards  # noqa: E402
 from srcad.zoo import gpt, mlp  # noqa: E402
+from timing import cpu_model  # noqa: E402
 
 SCALE = 2.0
 
@@ -62,17 +63,6 @@ def measure(g, args, repeat):
 
 
 _HOLDS = Guards.holds
-
-
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def main():

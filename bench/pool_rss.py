@@ -34,15 +34,15 @@ had kept them (and more) resident: raise the limit rather than pay either.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from timing import cpu_model
 
 ROOT = Path(__file__).resolve().parent.parent
 MiB = 2.0 ** 20
@@ -168,14 +168,6 @@ def run_child(case: str, config: str, n: int | None) -> dict:
            str(keep)]
     out = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
-
-
-def cpu_model() -> str:
-    with contextlib.suppress(OSError), open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.processor() or platform.machine()
 
 
 def main() -> None:

@@ -1,8 +1,10 @@
-"""Timing helpers the benches share: interleaved medians and the load average."""
+"""Timing helpers the benches share: interleaved medians, the load average, the CPU."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import platform
 import statistics
 import time
 
@@ -33,3 +35,12 @@ def measure(calls: dict, rounds: int, min_sample=2e-3) -> dict:
 def load() -> float:
     """The 1-minute load average."""
     return round(os.getloadavg()[0], 2)
+
+
+def cpu_model() -> str:
+    """The CPU's model name (a figure is of the CPU it ran on)."""
+    with contextlib.suppress(OSError), open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or platform.machine()
