@@ -50,6 +50,13 @@ def probe(fn_ir: ir.Function, args: dict, wrt=None) -> tuple[dict, object]:
     not_integral: dict = {id(fn_ir): {k for k, v in args.items() if not _integral(v)}}
 
     complexes: dict = {}  # {id(function): names that held a complex value}
+    # {id(function): names that held a 0-d numpy array / anything else}: a 0-d array is
+    # written in place where a number is rebound, and Info tells the two apart by neither
+    zero_d: dict = {id(fn_ir): {k for k, v in args.items() if _zero_d(v)}}
+    not_zero_d: dict = {id(fn_ir): {k for k, v in args.items() if not _zero_d(v)}}
+    # (and names that held a number every time: `alias_again` of one keeps it)
+    numbers: dict = {id(fn_ir): {k for k, v in args.items() if _plain_number(v)}}
+    not_numbers: dict = {id(fn_ir): {k for k, v in args.items() if not _plain_number(v)}}
 
     def record(fn, name, value, site):
         functions[id(fn)] = fn
@@ -58,6 +65,8 @@ def probe(fn_ir: ir.Function, args: dict, wrt=None) -> tuple[dict, object]:
                 isinstance(value, np.ndarray) and value.dtype.kind == "c"):
             complexes.setdefault(id(fn), set()).add(name)
         held.setdefault(id(fn), set()).add(name)
+        (zero_d if _zero_d(value) else not_zero_d).setdefault(id(fn), set()).add(name)
+        (numbers if _plain_number(value) else not_numbers).setdefault(id(fn), set()).add(name)
         if not _integral(value):
             not_integral.setdefault(id(fn), set()).add(name)
         if isinstance(value, (list, tuple)):
@@ -115,6 +124,10 @@ def probe(fn_ir: ir.Function, args: dict, wrt=None) -> tuple[dict, object]:
     clean = Infos({k: {n: i for n, i in t.items() if i is not None} for k, t in infos.items()},
                   containers, {id(fn_ir): {k: i for k, v in args.items()
                                            if (i := Info.of(v)) is not None}})
+    clean.arrays0d = {fid: {n for n in names - not_zero_d.get(fid, set())
+                            if n in clean.get(fid, {})} for fid, names in zero_d.items()}
+    clean.numbers = {fid: {n for n in names - not_numbers.get(fid, set())
+                           if n in clean.get(fid, {})} for fid, names in numbers.items()}
     if wrt is not None:
         refuse_sequence_arithmetic(functions, containers, infos, fn_ir, wrt, integral)
         refuse_complex(functions, complexes, fn_ir, wrt)
@@ -152,6 +165,28 @@ def _data_shaped(s: ir.Call) -> bool:
         return True
     fn = s.args.get("_fn")
     return isinstance(fn, ir.Const) and any(fn.value is f for f in _DATA_SHAPED_FNS)
+
+
+# ops that make a container longer than what they read: one a loop runs a value-set number
+# of times makes a value-set length
+_GROWING = frozenset({"list_append", "list_concat", "list_repeat", "dict_set", "setitem",
+                      "list", "tuple", "dict", "dict_copy", "write_through"})
+
+
+def _grows(s: ir.Call) -> bool:
+    """May `s` make a list, tuple or dict whose length depends on how often it ran (an
+    append, a concatenation, a store by a key; `list(...)` of such a one)?"""
+    return s.op.name in _GROWING or "concat" in s.op.name or "append" in s.op.name
+
+
+def _zero_d(value) -> bool:
+    """A numpy array of no dimensions (not a numpy scalar: `x[..., 0, 1]`, `np.asarray(2.0)`)?"""
+    return isinstance(value, np.ndarray) and value.ndim == 0
+
+
+def _plain_number(value) -> bool:
+    """A number, numpy's or Python's (not an array, not a 0-d one)?"""
+    return isinstance(value, (np.generic, bool, int, float)) and not isinstance(value, complex)
 
 
 def _number(value) -> bool:
@@ -208,8 +243,11 @@ def _dynamic_shapes(main: ir.Function, integral: dict, infos: dict) -> dict:
                 vars_ = [a.name for a in atoms if isinstance(a, ir.Var)]
                 dyn_in = [v for v in vars_ if v in dynamic.get(fid, set())]
                 name = s.op.name
-                if forced and not array(fid, s.target):
-                    dyn = True  # (a count, a list grown by a loop whose trips a value sets)
+                if forced and not array(fid, s.target) and (
+                        s.target in ints or _grows(s)):
+                    dyn = True  # (a count, a list grown by a loop whose trips a value sets;
+                    # not a number or a fixed display of arrays -- `x[0], x[-3] = x[-3],
+                    # x[0]` in a while loop -- whose Info the aliases' order needs)
                 elif s.target in ints:  # an integer (or a tuple of them)
                     dyn = bool(dyn_in) if name in _SHAPE_QUERIES else bool(dyn_in) or any(
                         v not in ints for v in vars_) or any(

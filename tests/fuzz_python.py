@@ -196,8 +196,6 @@ def _stack_or_iterator(g, kind, a, name) -> bool:
     bound = sum(e.bound for e in items)
     display = f"[{', '.join(e.text for e in items)}]"
     form = ch.int(0, 3 if kind == "pop" else 2)
-    if form == 3 and len({e.text for e in items}) < len(items):
-        form = 1
     if kind == "pop":
         g.emit(f"{lst} = {display}" if ch.flag(0.5) else f"{lst} = list({display})")
         if form == 0:
@@ -213,9 +211,9 @@ def _stack_or_iterator(g, kind, a, name) -> bool:
             g.assign(E(f"{t} * 0.5 + sum({lst})", s, bound, atom=False), name)
         elif form == 3:
             # (a pop under `x if c else y`: source mode read it as srcad's own stack pop, no
-            # gradient through the popped item, until 2026-12-04. Drawn with distinct items:
-            # one array held twice differs from tape mode in the last bits there, a strict
-            # xfail in tests/test_function_factories.py)
+            # gradient through the popped item, until 2026-12-04. One array held twice
+            # differed from tape mode in the last bits there until 2026-12-05 -- drawn with
+            # distinct items till then: tests/test_function_factories.py)
             side = ch.pick(("pop()", "pop(0)"))
             test = ch.pick((f"{a.text}.size > 2", f"np.sum({a.text}) > -1e9",
                             f"len({lst}) > 1"))

@@ -388,9 +388,69 @@ def _copies_body(rng, kind: str, lines: list, walks: bool = False) -> list:
     return reads
 
 
+_SLICED = ["L[:n]", "L[1:]", "L[:-1]", "L[::-1]", "L[:len(L) - 1]", "L[0:n]", "L[-n:]"]
+_SLICED_SHORT = ["L[:n]", "L[::-1]", "L[0:n]", "L[-n:]"]
+
+
+def generate_slices(rng: np.random.Generator, index: int) -> str:
+    """The slices family (session of 2026-12-05, second): a list of the function's arrays cut
+    by a slice (`M = L[:n]`, `L[1:]`, `L[::-1]`: a new list of the same arrays) or shortened
+    by a pop in a branch (`if c: L.pop()`, `L.pop(0)`, `t = L.pop(0) if c else W2`, which
+    srcad lowers to `L[:L_n]` or rebuilds the list in the arm), then written in place through
+    an item (`v = M[0]; v op= e`, `M[0] op= e`, `for p in M: p op= e`, `v = L[:n][0]`),
+    through the names, or stored into, and every holder read. Source mode dropped the write
+    through an item of a list no name holds (`v = L[:n][0]; v += 1`) and kept the names'
+    old arrays after a write through a slice's item, silently, until this family was
+    written (tests/test_list_slices.py holds the hand-written cases)."""
+    twice = rng.random() < 0.25
+    lines = [f"def fz_{index}(a, b):", "    W1 = a * 1.5", "    W2 = b + 0.5", "    acc = 0.0",
+             f"    L = {'[W1, W1, W2]' if twice else '[W1, W2]'}", "    n = len(L) - 1"]
+    how = str(rng.choice(["slice", "pop_end", "pop_front", "pop_expr"], p=[0.5, 0.2, 0.15,
+                                                                            0.15]))
+    if how == "slice":
+        lines.append(f"    M = {rng.choice(_SLICED)}")
+        holders = ["M", "L"]
+    else:
+        # (taken or not, the test far from the point: sum(b) is 1.8 at the fuzz's inputs)
+        cond = f"np.sum(b) {rng.choice(['>', '<'])} 1.0"
+        lines.append({"pop_end": f"    if {cond}:\n        L.pop()",
+                      "pop_front": f"    if {cond}:\n        L.pop(0)",
+                      "pop_expr": f"    t = L.pop(0) if {cond} else W2 * 0.5\n"
+                                  "    acc = acc + np.sum(t * 0.3)"}[how])
+        holders = ["L"]
+    for _ in range(int(rng.integers(1, 5))):
+        c = round(float(rng.uniform(0.3, 0.9)), 2)
+        op = str(rng.choice(["-=", "*=", "+="]))
+        h = str(rng.choice(holders))
+        slot = f"{h}[{rng.choice(['0', '-1'])}]"
+        what = str(rng.choice(["item", "slot", "walk", "chain", "name", "read", "store"],
+                              p=[0.2, 0.15, 0.1, 0.1, 0.15, 0.2, 0.1]))
+        k = len(lines)
+        if what == "item":
+            lines.append(f"    v{k} = {slot}\n    v{k} {op} {c} * b")
+        elif what == "slot":
+            lines.append(f"    {slot} {op} {c} * a")
+        elif what == "walk":
+            lines.append(f"    for p in {h}:\n        p {op} {c} * a")
+        elif what == "chain":
+            # (after a pop L may hold one item: the slices that keep it)
+            cut = rng.choice(_SLICED if how == "slice" else _SLICED_SHORT)
+            lines.append(f"    v{k} = {cut}[0]\n    v{k} {op} {c}")
+        elif what == "name":
+            lines.append(f"    {rng.choice(['W1', 'W2'])} {op} {c} * a")
+        elif what == "store":
+            lines.append(f"    {slot} = {slot} * {c}")
+        else:
+            lines.append(f"    acc = acc + np.sum({slot} * {c})")
+    reads = [f"np.sum({h}[{i}] * {0.9 - 0.2 * k:.1f})"
+             for k, (h, i) in enumerate((h, i) for h in holders for i in (0, -1))]
+    lines.append("    return acc + np.sum(W1 * W2) + " + " + ".join(reads))
+    return "\n".join(lines)
+
+
 # (filled below: name -> generator)
 FAMILIES = {"first": None, "wide": None, "objects": None, "copies": None,
-            "passed": None}
+            "passed": None, "slices": None}
 
 
 def module_source(seed: int, n: int, wide: bool | str = False) -> tuple[str, list[str]]:
@@ -406,7 +466,7 @@ def module_source(seed: int, n: int, wide: bool | str = False) -> tuple[str, lis
 
 
 FAMILIES.update(first=generate, wide=generate_wide, objects=generate_objects,
-                copies=generate_copies, passed=generate_passed)
+                copies=generate_copies, passed=generate_passed, slices=generate_slices)
 
 
 def passed_arguments(fn, args=(np.array([0.7, -1.1, 0.4]), np.array([-0.3, 0.9, 1.2]))):
@@ -535,11 +595,12 @@ def census(seeds, wide: bool | str, modes=(("source", False), ("tape", False))) 
     return {"counts": dict(sorted(counts.items())), "wrong": wrong}
 
 
-# python -m tests.fuzz_shared_holders [--wide|--objects|--copies|--passed] [first] [stop]
+# python -m tests.fuzz_shared_holders [--wide|--objects|--copies|--passed|--slices] [first]
+# [stop]
 if __name__ == "__main__":
     import sys
 
-    wide = next((w for w in ("objects", "copies", "passed") if f"--{w}" in sys.argv),
+    wide = next((w for w in ("objects", "copies", "passed", "slices") if f"--{w}" in sys.argv),
                 "--wide" in sys.argv)
     bounds = [int(a) for a in sys.argv[1:] if a.isdigit()]
     first, stop = (bounds + [0])[0], (bounds[1:] + [40])[0]

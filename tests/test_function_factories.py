@@ -296,13 +296,13 @@ def test_one_array_twice_popped_under_a_conditional_is_right():
                 one_array_twice_popped_under_a_conditional, (b,)), rtol=1e-6, atol=1e-9)
 
 
-@pytest.mark.xfail(strict=True, reason="a list rebuilt in a branch (the pop there) is one IR "
-                   "name for both paths: `lst[0]` after the branch adds its cotangent into the "
-                   "list's, then into the array where the list was made; tape mode adds it "
-                   "where it is read -- one array held twice gets its three terms in another "
-                   "order (the last bits; right to rounding). Found by fuzz_python's pop form "
-                   "(2026-12-04), seed 5 program 38")
 def test_one_array_twice_popped_under_a_conditional_bit_for_bit():
+    """A list rebuilt in a branch (the pop there) is one IR name for both paths: `lst[0]`
+    after the branch added its cotangent into the list's, then into the array where the
+    list was made, and tape mode where it is read -- one array held twice got its three
+    terms in another order (the last bits; a strict xfail from 2026-12-04, found by
+    fuzz_python's pop form, seed 5 program 38, to 2026-12-05). The slot holds `b` on both
+    paths, so it is read as `b` (normalize.slot_after_branch)."""
     bad = []
     for seed in range(12):
         b = np.random.default_rng(seed).standard_normal(4)

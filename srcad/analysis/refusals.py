@@ -540,19 +540,37 @@ def _display_slot(display: ir.Seq, index):
 
 def _made_from(s, after) -> set:
     """The container `s` makes and those made from it by a store or a write into an item
-    (`setitem`, `write_through`, a copy) in the statements `after` it."""
+    (`setitem`, `write_through`, a copy, a slice `L[:n]`) in the statements `after` it."""
     derived = {s.target}
     for d in after:
-        if isinstance(d, ir.Call) and d.op.name in _HOLDING_OPS | {"write_through"} and \
+        if isinstance(d, ir.Call) and (d.op.name in _HOLDING_OPS | {"write_through"} or
+                                       _sliced(d)) and \
                 set(ir.atom_vars(next(iter(d.args.values()), None))) & derived:
             derived.add(d.target)
     return derived
 
 
-def _item_written(w, derived: set, inner: set, before: list):
+def _sliced(d) -> bool:
+    """Is `d` a slice `a[i:j]` (of an array: a view; of a list or tuple: a new one holding
+    some of the same objects)?"""
+    index = d.args.get("index") if d.op.name == "getitem" else None
+    parts = index.parts if isinstance(index, ir.Index) and not index.is_tuple else (index,)
+    return index is not None and len(parts) == 1 and isinstance(parts[0], ir.Slice)
+
+
+def _slices_a_container(d, every_def: dict) -> bool:
+    """`L[:n]` of a list or tuple (a display, or a name made by a container's op): a new
+    container of the same objects, which may be written in place through it."""
+    base = d.args.get("a")
+    return _sliced(d) and (isinstance(base, ir.Seq) and base.kind in ("list", "tuple") or
+                           _is_container(base, every_def))
+
+
+def _item_written(w, derived: set, inner: set, before: list, cut=frozenset()):
     """The item `w` writes in place (its old value's atom) where it is a write into an item
     of a container `derived` from a holder -- a `write_through` into one, or into an item
-    of one (`inner`), or `x[i] op= t` into such an item whose kind srcad did not know (a
+    of one (`inner`), or `x[i] op= t` into such an item, or into a slot of a slice `cut`
+    (`M = L[:n]; M[0] += t`: items srcad does not know), whose kind srcad did not know (a
     `setitem` of a value computed from `x[i]`, read just before) -- else None."""
     if not isinstance(w, ir.Call):
         return None
@@ -560,8 +578,12 @@ def _item_written(w, derived: set, inner: set, before: list):
     into_inner = isinstance(x, ir.Var) and x.name in inner
     if w.op.name == "write_through" and (w.target in derived or into_inner):
         return w.args.get("view")
-    if w.op.name != "setitem" or not into_inner:
-        return None
+    like = w.args.get("like") if w.op.name == "in_layout" else None
+    if isinstance(like, ir.Var) and like.name in inner:
+        return like  # (`v = lst[:n][0]; v += 1`: an item of a container no name holds)
+    if w.op.name != "setitem" or not (into_inner or (isinstance(x, ir.Var) and
+                                                      x.name in derived and x.name in cut)):
+        return None  # (`M[i] op= t` of a slice: numpy writes M[i]'s array)
     value = w.args.get("value")
     reads = [d for d in before if isinstance(d, ir.Call) and d.op.name == "getitem"
              and d.args.get("a") == x and d.args.get("index") == w.args.get("index")]
@@ -666,12 +688,15 @@ def check_container_holders(fn: ir.Function, callee: bool = False) -> None:
                 "own, or store the new value back (`obj.x = obj.x * 2`)")
     holders = []
     for s in order:
-        if not isinstance(s, ir.Call) or s.op.name not in _HOLDING_OPS:
+        if not isinstance(s, ir.Call) or (s.op.name not in _HOLDING_OPS and not (
+                s.op.name == "getitem" and _slices_a_container(s, every_def))):
             continue
         if s.op.name == "copy" and not isinstance(next(iter(s.args.values()), None), ir.Seq):
             continue
         held = list(s.args.values())
-        if s.op.name == "setitem":  # (the container written, if a display, and the value)
+        if s.op.name == "getitem":  # (the objects of the container sliced)
+            held = [s.args["a"]]
+        elif s.op.name == "setitem":  # (the container written, if a display, and the value)
             held = [a for a in (held[0], s.args.get("value")) if not (
                 isinstance(a, ir.Var) and a is held[0])]
         elif s.op.name in ("list_append", "dict_set"):  # (the item, not the list grown)
@@ -682,6 +707,11 @@ def check_container_holders(fn: ir.Function, callee: bool = False) -> None:
     if not holders:
         return
     made = {st.target: at[id(st)] for st in order if isinstance(st, ir.Call)}
+    cut: set = set()  # (slices of containers, and what is made from them: items unknown)
+    for st in order:
+        if isinstance(st, ir.Call) and st.op.name == "getitem" and \
+                _slices_a_container(st, every_def):
+            cut |= _made_from(st, order[at[id(st)] + 1:])
     for s, stored in holders:  # (the other way: the container's item written in place)
         derived = _made_from(s, order[at[id(s)] + 1:])
         # (a container that is an item of one made from it -- `vs = [list(w) for w in ws]`,
@@ -695,7 +725,7 @@ def check_container_holders(fn: ir.Function, callee: bool = False) -> None:
                  d.op.name == "getitem" and isinstance(d.args.get("a"), ir.Var) and
                  d.args["a"].name in outer}
         for w in order[at[id(s)] + 1:]:
-            view = _item_written(w, derived, inner, order[at[id(s)] + 1:at[id(w)]])
+            view = _item_written(w, derived, inner, order[at[id(s)] + 1:at[id(w)]], cut)
             if view is None:
                 continue
             # (the item written, where it is one of those stored: the names holding another

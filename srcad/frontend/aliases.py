@@ -408,7 +408,12 @@ class _MustAlias:
                                  new - _assigned_in(s.orelse), prog, s)
         if isinstance(s, (ir.For, ir.While)):
             head = state
+            # (a loop of one trip, `for i in range(1)`: that trip starts from the classes
+            # before it -- `a0 = x` before it, `np.tanh(a0)` in it reads x)
+            once = isinstance(s, ir.For) and _runs(s) == 1 and not s.exits
             for _ in range(20):  # (the classes only shrink: a few rounds)
+                if once:
+                    break
                 if isinstance(s, ir.For):
                     end = self.block(s.body, _without(head, s.target, prog, s))
                 else:
@@ -435,26 +440,48 @@ class _MustAlias:
         (`state`: before the loop): the classes after it."""
         prog = self.prog
         if isinstance(s, ir.While):
+            new = {n for n in _assigned_in(s.body) if prog.unbound(n, s)}
+            out = None
+            if new and not s.exits:
+                # (a name first bound in the body -- `a7 = x` -- is read after the loop only
+                # where a trip bound it: it leaves with the class a trip's end gave it, as a
+                # weak member. This pass goes first: the last records every trip's states)
+                end = self.block(s.body, self.block(s.cond_body, head))
+                out = self.block(s.cond_body, _meet_unbound(state, end, new, set(), prog, s))
             cond = self.block(s.cond_body, head)
             end = self.block(s.body, cond)
+            if out is not None:
+                return out
             return _meet(cond, end, prog, s) if s.exits else cond
+        last, trips = None, _runs(s)
+        if trips and not s.exits:
+            # (a constant number of trips: the last starts where the one before it ended,
+            # not at any trip's start -- `v4 = v1; v1 = x` leaves v4 and v1 both x after
+            # the second, `v3 = a0; a0 = f(a0)` leaves v3 the array a0 held before a
+            # loop of one trip. A few trips are followed from the state before the loop,
+            # more from `head`, which every trip's start has. The passes below record the
+            # states every trip has, so these go first)
+            last = state if trips <= 4 else head
+            for _ in range(trips if trips <= 4 else 2):
+                last = self.block(s.body, _without(last, s.target, prog, s))
         end = self.block(s.body, _without(head, s.target, prog, s))
         # (a loop certainly run, over a constant range: it ends where its last trip does,
         # read by the name the trips read it by where it can)
         if _runs(s):
-            return _keep_reps(end, head)
+            return _keep_reps(end if last is None else last, head)
         new = {n for n in _assigned_in(s.body) if prog.unbound(n, s)}
         return _meet_unbound(state, end, new, set(), prog, s) if new else head
 
 
-def _runs(loop: ir.For) -> bool:
-    """Does the loop run at least one trip: a constant, non-empty range, no limit?"""
+def _runs(loop: ir.For) -> int:
+    """How many trips the loop certainly runs: its length over a constant range with no
+    limit, else 0."""
     bounds = [loop.start, loop.stop, loop.step]
     if loop.limit is not None or not all(
             isinstance(b, ir.Const) and type(b.value) is int for b in bounds if b is not None):
-        return False
+        return 0
     start, stop, step = (None if b is None else b.value for b in bounds)
-    return len(range(start or 0, stop, step or 1)) > 0 if stop is not None else False
+    return len(range(start or 0, stop, step or 1)) if stop is not None else 0
 
 
 def _rewritten(atom, names: dict):
@@ -586,16 +613,27 @@ def split_reads(body: list, params, fresh) -> list:
     copies = [s for s in ir.walk(body) if isinstance(s, ir.Call) and s.op is copy
               and isinstance(s.args.get("x"), ir.Var) and s.args["x"].name != s.target]
     # (either side of a copy: `y = a` and `a = y` both leave y holding a's array)
+    # (a name bound at the top level to a value, not a placeholder -- `result = None`,
+    # which the desugared early return fills in an arm -- and copied into in an arm later:
+    # `a0 = v1` on one arm, `a0` read in a later loop)
+    valued = {s.target for s in body if isinstance(s, ir.Call) and not (
+        s.op is copy and isinstance(s.args.get("x"), ir.Const))}
+    level = {id(t) for t in body}
     sources = {s.args["x"].name for s in copies if s.args["x"].name in top} | {
-        s.target for s in copies if id(s) in {id(t) for t in body} and s.target not in params}
-    made: set = set()  # ids of the branches made here (not split again: one test a read)
+        s.target for s in copies if (id(s) in level or s.target in valued)
+        and s.target not in params}
+    # ids of the branches made here, or by an earlier split_reads (transform/arrays.py runs
+    # it again per specialisation): not split again -- one test a read
+    made: set = {id(s) for s in ir.walk(body) if isinstance(s, ir.If) and isinstance(
+        s.test, ir.Var) and s.test.name in {t.target for t in ir.walk(body) if isinstance(
+            t, ir.Call) and t.op is same}}
     for a in sorted(sources):
         prog = _Program(body, params)
         must = _MustAlias(copy, prog)
         must.block(body, {})
         flow = _MayHold(copy, a, must)
         flow.block(body, frozenset())
-        if not all(_after(must, c).get(a, (None, None, None))[1] == a
+        if not all(_after(must, c).get(a, (None, None, None))[1] in (a, None)
                    for c in ir.walk(body) if isinstance(c, ir.Call) and c.op is copy
                    and isinstance(c.args.get("x"), ir.Var) and id(c) in must.before
                    and (c.args["x"].name == a or c.args["x"].name in flow.before[id(c)]

@@ -35,6 +35,7 @@ import numpy as np
 from .. import ir, pyfuncs, runtime
 from ..ops import control, table
 from ..errors import SharingUnknownError
+from ..runtime_python import list_concat
 from .parse import LIFTED
 
 
@@ -166,6 +167,18 @@ def _whole_slice(index) -> bool:
     return len(parts) == 1 and isinstance(parts[0], ir.Slice) and all(
         b is None or (isinstance(b, ir.Const) and b.value is None)
         for b in (parts[0].lower, parts[0].upper, parts[0].step))
+
+
+def _constant_slice(index):
+    """`index` a slice of constant bounds (`[:]`, `[1:]`, `[:-1]`): that slice, else None."""
+    parts = index.parts if isinstance(index, ir.Index) and not index.is_tuple else ()
+    if len(parts) != 1 or not isinstance(parts[0], ir.Slice):
+        return None
+    bounds = [b if b is None else b.value if isinstance(b, ir.Const) else ...
+              for b in (parts[0].lower, parts[0].upper, parts[0].step)]
+    if not all(b is None or type(b) is int for b in bounds) or bounds[2] == 0:
+        return None
+    return slice(*bounds)
 
 
 def _copies_deeply(fn: ir.Function) -> bool:
@@ -329,8 +342,12 @@ class AliasingMixin:
         if atom.name in asked:
             return True
         made = self.definitions(atom.name)
+        if atom.name in self.pf.params and \
+                atom.name not in getattr(self.pf, "containers", ()):
+            return False  # (an argument the call gives no list or dict, written into or
+            # not: `x[::-1] = t` in a loop is no container's store because it reads x)
         if not made and atom.name in self.pf.params:  # (a list or dict the call gives)
-            return atom.name in getattr(self.pf, "containers", ())
+            return True
         return bool(made) and all(
             isinstance(st, ir.Call) and (st.op.name in _CONTAINER_OPS or (
                 st.op.name in ("setitem", "write_through", "copy")
@@ -786,13 +803,21 @@ class AliasingMixin:
         augmented assignment: unless it held a scalar, which `op=` rebinds). They stay
         aliases: a later write into one is carried to the others. (`held`: for a loop name,
         the object it held before the write -- `held_object` -- which displays may hold.)"""
+        again: dict = {}  # (the name of the value held -> the alias_again made for it)
         for other, atom in list(self.env.items()):
             # (a name bound to that object: the same atom, or -- after `op=` -- one made
             # from it by alias_again before, `m.W` after `ps[0] -= t` refreshed it)
             if other == name or other in done or other in self.mutable or not \
                     self.same_array(atom, old):
                 continue
-            if augmented or atom != old:
+            if (augmented or atom != old) and isinstance(atom, ir.Var) and \
+                    atom.name in again:
+                # (`n3 = n2; n5 = n2; n6 = n2; n6 -= t`: n2, n3 and n5 are one object again
+                # -- the written one or, a number, the old -- so one value, read by one
+                # name: its adjoint adds the reads in the order the tape's one Tensor does)
+                self.env[other] = again[atom.name]
+                self.views.setdefault(other, (name, "alias", None))
+            elif augmented or atom != old:
                 # (an array written through an index or a view is that object: a holder
                 # made from it by alias_again before is too, unless it kept its number)
                 made = self.rebind(other, self.op_call(runtime.alias_again, [new, atom], {},
@@ -800,6 +825,8 @@ class AliasingMixin:
                 self.shared.append((new.name, made.name))  # (one array, if it is one)
                 self.one_array(made, new)
                 self.views.setdefault(other, (name, "alias", None))
+                if isinstance(atom, ir.Var):
+                    again[atom.name] = made
             else:
                 self.env[other] = new
             done.add(other)
@@ -880,6 +907,14 @@ class AliasingMixin:
         first = self.item_reads.setdefault(key, got)
         if first != got:
             self.one_array(got, first)
+        if not self.generated and type(key[1]) is int:
+            # (a slot whose object srcad knows -- `L = [W1, W1]; L[1] *= c` left both slots
+            # W1's new array -- is that object: `v = L[1]; v += t` writes W1 too)
+            items = self.list_items_of_atom(base) or ()
+            at = key[1] + len(items) if key[1] < 0 else key[1]
+            held = dict(items).get(at)
+            if isinstance(held, ir.Var) and held != got and held.name not in self.mutable:
+                self.one_array(got, held)
         return got
 
     def _array_root(self, name: str) -> str:
@@ -1050,14 +1085,24 @@ class AliasingMixin:
                 if below is None or [k for k, _ in below] != list(range(len(below))):
                     return None
                 return below + [(len(below), made[-1].args.get("x"))]
-            if made[-1].op.fn in (list, tuple) or (
-                    made[-1].op.name == "getitem" and _whole_slice(made[-1].args.get("index"))):
-                # (`M = list(L)`, `M = L[:]`: a new list of the same objects, L's items)
+            span = _constant_slice(made[-1].args.get("index")) \
+                if made[-1].op.name == "getitem" else None
+            if made[-1].op.fn in (list, tuple) or span is not None:
+                # (`M = list(L)`, `M = L[:]`, `M = L[1:]`: a new list of (some of) the same
+                # objects, L's items)
                 below = self.list_items_of_atom(next(iter(made[-1].args.values()), None),
                                                 depth + 1, where[-1], chain)
                 if below is None or [k for k, _ in below] != list(range(len(below))):
                     return None  # (a dict's keys, `list(d)`, are not its values)
-                return below
+                return below if span is None else list(enumerate(
+                    [x for _, x in below][span]))
+            if made[-1].op.fn is list_concat:  # (`L[:i] + L[i + 1:]`: a list.pop's rest)
+                parts = [self.list_items_of_atom(a, depth + 1, where[-1], chain)
+                         for a in made[-1].args.values()]
+                if len(parts) != 2 or any(
+                        p is None or [k for k, _ in p] != list(range(len(p))) for p in parts):
+                    return None
+                return list(enumerate([x for p in parts for _, x in p]))
             if made[-1].op is not table.lookup(control.identity):
                 return None
             atom, upto = made[-1].args.get("x"), where[-1]

@@ -326,6 +326,9 @@ class ExpressionsMixin:
             item = _static_item(base, index)
             if item is not None:  # `[a, b][-1]` is `b`: the item itself, as Python has it
                 return item
+            item = self.slot_after_branch(base, index)
+            if item is not None:  # (`lst[0]` after `if c: lst.pop(0)` of `lst = [b, b]`)
+                return item
             if isinstance(base, ir.Var) and _whole_slice(index) and \
                     self.surely_container(base) and not self.generated:
                 # `M = L[:]` of a list: `list(L)`, a new list of the very same objects (no

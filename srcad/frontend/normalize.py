@@ -186,6 +186,9 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         # IR name of a container -> (when, its items, the statements that made it): read back
         # after a loop or a branch wrote them (refresh_item_holders, list_items_of_atom)
         self.items_read_back: dict = {}
+        # IR name of a list -> (when, {slot: atom}): the slots that hold the same object
+        # whichever way a top-level branch that rebuilt it went (`slot_after_branch`)
+        self.slots_after_branch: dict = {}
         self.maybe_slot: dict = {}  # a slot read back -> the object it held, maybe still
         self.augmenting = False  # (`x[i] op= t` being normalised: setitem)
         self.storing_at = None  # (the index a store writes: propagate_write)
@@ -519,12 +522,14 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                 return
             before = dict(self.views)
             lists = self.lists_spelled(s)
-            body = self.sub_block(s.body)
+            ends: list = []
+            body = self.sub_block(s.body, lists, ends)
             after_body, self.views = self.views, dict(before)
-            orelse = self.sub_block(s.orelse)
+            orelse = self.sub_block(s.orelse, lists, ends)
             self.views_join([after_body, self.views])
             self.body.append(ir.If(test, body, orelse, s.lineno))
             self.refresh_after_loop(lists, s)
+            self.note_slots_after_branch(ends)
         elif isinstance(s, (gast.For, gast.While)):
             after = self.views_enter_loop(s)
             lists = self.lists_spelled(s)
@@ -746,15 +751,58 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                     if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name):
                         self.defs[t.value.id] -= 1
 
-    def sub_block(self, stmts) -> list:
+    def sub_block(self, stmts, lists=(), ends=None) -> list:
+        """`stmts` made into a block of their own; `ends` (given) gets the items of the
+        lists `lists` known at its end."""
         outer, self.body = self.body, []
         try:
             for st in stmts:
                 self.line = st.lineno
                 self.statement(st)
+            if ends is not None:
+                ends.append({n: self.list_items_of(n) for n in lists})
             return self.body
         finally:
             self.body = outer
+
+    def note_slots_after_branch(self, ends: list) -> None:
+        """A top-level branch that rebuilt a list whose items were known (`t = lst.pop(0)
+        if c else ...`): the slots that hold one object at the end of both arms hold it
+        after the branch, whichever way it went (`slot_after_branch`). A name of one value
+        only (one that a loop or a branch gives other values may be another by then)."""
+        if self.body is not self.top_body or self.generated or len(ends) != 2:
+            return
+        for n in ends[0]:
+            now = self.env.get(n)
+            first, second = (dict(e.get(n) or ()) for e in ends)
+            same = {k: x for k, x in first.items() if type(k) is int and k >= 0
+                    and second.get(k) == x and isinstance(x, ir.Var)
+                    and x.name not in self.mutable}
+            if isinstance(now, ir.Var) and same:
+                self.slots_after_branch[now.name] = (
+                    sum(isinstance(st, ir.Call) for st in self.statements_so_far()),
+                    len(self.mutations), same)
+
+    def slot_after_branch(self, base, index):
+        """`lst[k]` read at the top level after a branch that rebuilt `lst`, with no
+        statement binding `lst` since: the object slot k holds on both paths, if one
+        (`note_slots_after_branch`) -- read as that object's name, as from a display, so
+        its adjoint gathers every read of the array in the order the backward reaches
+        them, as the tape's one Tensor does. Else None."""
+        if not isinstance(base, ir.Var) or base.name not in self.slots_after_branch or \
+                self.body is not self.top_body or index.is_tuple:
+            return None
+        at, writes, same = self.slots_after_branch[base.name]
+        part = index.parts[0]
+        if not (isinstance(part, ir.Const) and type(part.value) is int) or \
+                part.value not in same or len(self.mutations) != writes:
+            return None  # (a write in place since: the list's slot, numpy's array, shows
+            # it where srcad's holders of the object may not -- read as written)
+        stmts = [st for st in self.statements_so_far() if isinstance(st, ir.Call)]
+        if any(base.name in ir.defs(st) or st.op.name in ("write_through", "setitem")
+               for st in stmts[at:]) or self.env.get(base.name) != base:
+            return None
+        return same[part.value]
 
     def unpack_by_index(self, names, whole, node):
         """`a, b = whole`: each name the item at its position (getitem's rule), once

@@ -53,14 +53,17 @@ class _Arrays:
     more before it runs (a forward must flow: intersection where paths join, loops to a
     fixed point)."""
 
-    def __init__(self, infos: dict, numeric: set):
+    def __init__(self, infos: dict, numeric: set, arrays0d=frozenset()):
         self.infos = infos
         self.numeric_names = numeric
+        self.arrays0d = arrays0d  # (names the probe saw hold 0-d arrays, never a number)
+        self.maybe_0d: set = set(arrays0d)  # (note_0d)
         self.before: dict[int, frozenset] = {}
 
     def known(self, name: str) -> bool:
         info = self.infos.get(name)
-        return info is not None and info.dtype is not None and info.ndim > 0
+        return info is not None and info.dtype is not None and (
+            info.ndim > 0 or name in self.arrays0d)
 
     def numeric(self, atom, state) -> bool:
         if isinstance(atom, ir.Var):
@@ -77,10 +80,26 @@ class _Arrays:
             return isinstance(first, ir.Var) and first.name in state and (
                 s.op.name != "alias_again" or _var_in(s.args.get("old"), state))
         if s.op.elementwise and s.op.name != "where":  # (`np.where(c)`: a tuple)
-            # (an array operand of one dimension or more: an array out)
-            return any(isinstance(a, ir.Var) and a.name in state for a in args) and \
+            # (an array operand of one dimension or more: an array out -- a ufunc of 0-d
+            # arrays gives a number)
+            return any(isinstance(a, ir.Var) and a.name in state and a.name not in
+                       self.maybe_0d for a in args) and \
                 all(self.numeric(a, state) for a in args)
         return False
+
+    def note_0d(self, body) -> None:
+        """`maybe_0d`: the names that may hold a 0-d array -- the probe's, and what an op
+        that keeps its operand's array makes from one (flow-insensitive, to a fixed point)."""
+        self.maybe_0d = set(self.arrays0d)
+        calls = [s for s in ir.walk(body) if isinstance(s, ir.Call)]
+        for _ in range(20):
+            grown = {s.target for s in calls if s.target not in self.maybe_0d and (
+                s.op.name in _PASSES or s.op.name == "alias_again") and any(
+                    isinstance(a, ir.Var) and a.name in self.maybe_0d
+                    for a in s.args.values())}
+            if not grown:
+                break
+            self.maybe_0d |= grown
 
     def block(self, body, state: frozenset) -> frozenset:
         for s in body:
@@ -166,13 +185,14 @@ def _copy(stmts: list, origin: dict) -> list:
     return out
 
 
-def _scalar(atom, infos: dict) -> bool:
-    """Is `atom` certainly a scalar (a numpy or Python number, no array) whenever it is read?"""
+def _scalar(atom, infos: dict, arrays0d=frozenset()) -> bool:
+    """Is `atom` certainly a scalar (a numpy or Python number, no array) whenever it is read?
+    (Not a 0-d array, `x[..., 1, -1]`: a view, written through.)"""
     info = infos.get(atom.name) if isinstance(atom, ir.Var) else None
-    return info is not None and info.ndim == 0
+    return info is not None and info.ndim == 0 and atom.name not in arrays0d
 
 
-def _scalar_copies(fn: ir.Function, infos: dict) -> dict:
+def _scalar_copies(fn: ir.Function, infos: dict, arrays0d=frozenset()) -> dict:
     """{id(statement): its new args (an `identity`)} for the writes through a scalar copy
     (`e = x[1, -1]; e += 3`, the normaliser's `write_through` group, ir.Call.undo) the shapes
     show to write nothing: each name the group rebinds keeps its value from before; and for
@@ -183,11 +203,12 @@ def _scalar_copies(fn: ir.Function, infos: dict) -> dict:
         if isinstance(s, ir.Call) and s.undo is not None:
             groups.setdefault(s.undo[0], []).append(s)
         elif isinstance(s, ir.Call) and s.op.name == "view_again" and _scalar(
-                s.args.get("view"), infos):
+                s.args.get("view"), infos, arrays0d):
             out[id(s)] = {"x": s.args["view"]}
     for members in groups.values():
         head = members[0]
-        if head.op.name == "write_through" and _scalar(head.args.get("view"), infos) and all(
+        if head.op.name == "write_through" and _scalar(head.args.get("view"), infos,
+                                                       arrays0d) and all(
                 s.undo[1] is not None for s in members):
             out.update((id(s), {"x": s.undo[1]}) for s in members)
     return out
@@ -222,26 +243,36 @@ def _drop_self_copies(stmts: list, copy_op) -> None:
                 _drop_self_copies(block, copy_op)
 
 
-def with_array_aliases(fn: ir.Function, infos: dict, entry: dict) -> tuple[ir.Function, dict]:
+def with_array_aliases(fn: ir.Function, infos: dict, entry: dict, arrays0d=frozenset(),
+                       numbers=frozenset()) -> tuple[ir.Function, dict]:
     """`fn`, or a copy of it with each `alias_again` whose old value is certainly an array
     made a copy (see the module docstring), and each write through a scalar copy dropped
     (`_scalar_copies`); and {id(copied statement): original}. `infos`: the probe's Info of
-    each name (of every value it takes); `entry`: the parameters'."""
+    each name (of every value it takes); `entry`: the parameters'; `arrays0d`: the names the
+    probe saw hold a 0-d array every time (`x[..., 1, 2]`: written in place, as an array
+    of more dimensions is -- an Info of shape () does not tell it from a number);
+    `numbers`, those it saw hold a number every time (an `alias_again` of one keeps it:
+    `n5 = s1; n6 = s1; n6 += 2.0` leaves s1 and n5 one number, read by one name)."""
     if not (infos or entry):
         return fn, {}
-    hits = _scalar_copies(fn, infos)
+    hits = _scalar_copies(fn, infos, arrays0d)
     hits.update(_copied_put_backs(fn, infos))
     if any(isinstance(s, ir.Call) and s.op.name == "alias_again" for s in ir.walk(fn.body)):
         arrays = {p for p in fn.params if (i := infos.get(p, entry.get(p))) is not None
-                  and i.dtype is not None and i.ndim > 0}
+                  and i.dtype is not None and (i.ndim > 0 or p in arrays0d)}
         flow = _Arrays(infos, _numeric(fn, infos, {p for p in fn.params
-                                                   if p in infos or p in entry}))
+                                                   if p in infos or p in entry}), arrays0d)
+        flow.note_0d(fn.body)
         flow.block(fn.body, frozenset(arrays))
         hits.update((id(s), {"x": s.args["new"]}) for s in ir.walk(fn.body)
                     if isinstance(s, ir.Call) and s.op.name == "alias_again"
                     and _var_in(s.args.get("old"), flow.before.get(id(s), frozenset()))
                     and isinstance(s.args.get("new"), ir.Var)
                     and s.args["new"].name != s.target)
+        hits.update((id(s), {"x": s.args["old"]}) for s in ir.walk(fn.body)
+                    if isinstance(s, ir.Call) and s.op.name == "alias_again"
+                    and isinstance(s.args.get("old"), ir.Var)
+                    and s.args["old"].name in numbers and s.args["old"].name != s.target)
     if not hits:
         return fn, {}
     origin: dict = {}

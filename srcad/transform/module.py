@@ -45,6 +45,8 @@ class Module:
         # names that held a list or tuple on the first call (see specialise.Infos)
         self.containers_by_fn = getattr(infos_by_fn, "containers", {})
         self.entry_by_fn = getattr(infos_by_fn, "entry", {})  # parameters' Info at entry
+        self.arrays0d_by_fn = getattr(infos_by_fn, "arrays0d", {})  # (0-d arrays, not numbers)
+        self.numbers_by_fn = getattr(infos_by_fn, "numbers", {})  # (numbers every time)
         self.options = options if options is not None else Options()
         self.names: set[str] = set()
         self.pairs: dict[tuple, Pair] = {}

@@ -76,7 +76,9 @@ class Reverse(AdjointsMixin, CallsMixin, CheckpointingMixin, ControlFlowMixin, S
         # (aliases the shapes show to be one array: a copy of the IR where that changes it;
         # `origin`: copied statement -> the original, whose id the planner's options name)
         fn, self.origin = with_array_aliases(fn, self.infos,
-                                             self.module.entry_by_fn.get(id(fn), {}))
+                                             self.module.entry_by_fn.get(id(fn), {}),
+                                             self.module.arrays0d_by_fn.get(id(fn), set()),
+                                             self.module.numbers_by_fn.get(id(fn), set()))
         self.fn = fn
         # a callee: which items of its returned tuple get a cotangent from its caller (None:
         # all). The backward takes cotangents for those alone (`live_output`); the rest are

@@ -73,6 +73,10 @@ class Infos(dict):
         # {id(function): {parameter: Info}} of the values the call began with (the
         # specialisation's own arguments: true however the body rebinds them)
         self.entry = dict(entry or {})
+        # {id(function): names that held a 0-d numpy array every time, not a number (an Info
+        # of shape () is either): the probe's, set after it ran
+        self.arrays0d: dict = {}
+        self.numbers: dict = {}  # (and names that held a number every time)
 
 
 def _const(v) -> ast.Constant:
