@@ -571,7 +571,8 @@ def _item_written(w, derived: set, inner: set, before: list, cut=frozenset()):
     of a container `derived` from a holder -- a `write_through` into one, or into an item
     of one (`inner`), or `x[i] op= t` into such an item, or into a slot of a slice `cut`
     (`M = L[:n]; M[0] += t`: items srcad does not know), whose kind srcad did not know (a
-    `setitem` of a value computed from `x[i]`, read just before) -- else None."""
+    `setitem` of a value computed from `x[i]`, read just before), or `v op= t` of an item
+    read from a slice (`cut` holds those too) -- else None."""
     if not isinstance(w, ir.Call):
         return None
     x = w.args.get("x")
@@ -579,8 +580,8 @@ def _item_written(w, derived: set, inner: set, before: list, cut=frozenset()):
     if w.op.name == "write_through" and (w.target in derived or into_inner):
         return w.args.get("view")
     like = w.args.get("like") if w.op.name == "in_layout" else None
-    if isinstance(like, ir.Var) and like.name in inner:
-        return like  # (`v = lst[:n][0]; v += 1`: an item of a container no name holds)
+    if isinstance(like, ir.Var) and like.name in inner and like.name in cut:
+        return like  # (`v = lst[:n][0]; v += 1`: an item of a slice no name holds)
     if w.op.name != "setitem" or not (into_inner or (isinstance(x, ir.Var) and
                                                       x.name in derived and x.name in cut)):
         return None  # (`M[i] op= t` of a slice: numpy writes M[i]'s array)
@@ -707,11 +708,13 @@ def check_container_holders(fn: ir.Function, callee: bool = False) -> None:
     if not holders:
         return
     made = {st.target: at[id(st)] for st in order if isinstance(st, ir.Call)}
-    cut: set = set()  # (slices of containers, and what is made from them: items unknown)
-    for st in order:
+    cut: set = set()  # (slices of containers, what is made from them, and their items:
+    for st in order:  # items srcad does not know)
         if isinstance(st, ir.Call) and st.op.name == "getitem" and \
                 _slices_a_container(st, every_def):
             cut |= _made_from(st, order[at[id(st)] + 1:])
+    cut |= {st.target for st in order if isinstance(st, ir.Call) and st.op.name == "getitem"
+            and isinstance(st.args.get("a"), ir.Var) and st.args["a"].name in cut}
     for s, stored in holders:  # (the other way: the container's item written in place)
         derived = _made_from(s, order[at[id(s)] + 1:])
         # (a container that is an item of one made from it -- `vs = [list(w) for w in ws]`,
