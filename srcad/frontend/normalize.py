@@ -186,8 +186,9 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         # IR name of a container -> (when, its items, the statements that made it): read back
         # after a loop or a branch wrote them (refresh_item_holders, list_items_of_atom)
         self.items_read_back: dict = {}
-        # IR name of a list -> (when, {slot: atom}): the slots that hold the same object
-        # whichever way a top-level branch that rebuilt it went (`slot_after_branch`)
+        # IR name of a list -> (when, writes in place so far, {slot: atom}): the slots that
+        # hold the same object whichever way a top-level branch that rebuilt it went
+        # (`slot_after_branch`)
         self.slots_after_branch: dict = {}
         self.maybe_slot: dict = {}  # a slot read back -> the object it held, maybe still
         self.augmenting = False  # (`x[i] op= t` being normalised: setitem)
