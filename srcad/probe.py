@@ -50,13 +50,13 @@ def probe(fn_ir: ir.Function, args: dict, wrt=None) -> tuple[dict, object]:
     not_integral: dict = {id(fn_ir): {k for k, v in args.items() if not _integral(v)}}
 
     complexes: dict = {}  # {id(function): names that held a complex value}
-    # {id(function): names that held a 0-d numpy array / anything else}: a 0-d array is
-    # written in place where a number is rebound, and Info tells the two apart by neither
-    zero_d: dict = {id(fn_ir): {k for k, v in args.items() if _zero_d(v)}}
-    not_zero_d: dict = {id(fn_ir): {k for k, v in args.items() if not _zero_d(v)}}
-    # (and names that held a number every time: `alias_again` of one keeps it)
-    numbers: dict = {id(fn_ir): {k for k, v in args.items() if _plain_number(v)}}
-    not_numbers: dict = {id(fn_ir): {k for k, v in args.items() if not _plain_number(v)}}
+    # {id(function): {name: the kinds of value it held}} -- a 0-d numpy array ("0d"), a
+    # number ("number"), an array of one dimension or more ("array"), anything else: a 0-d
+    # array is written in place where a number is rebound, and Info tells the two apart by
+    # neither; and {id(statement): the kinds it made} (`sites`, checked below for the
+    # statements whose value is the same on every path)
+    kinds: dict = {id(fn_ir): {k: {_kind(v)} for k, v in args.items()}}
+    sites: dict = {}
 
     def record(fn, name, value, site):
         functions[id(fn)] = fn
@@ -65,8 +65,9 @@ def probe(fn_ir: ir.Function, args: dict, wrt=None) -> tuple[dict, object]:
                 isinstance(value, np.ndarray) and value.dtype.kind == "c"):
             complexes.setdefault(id(fn), set()).add(name)
         held.setdefault(id(fn), set()).add(name)
-        (zero_d if _zero_d(value) else not_zero_d).setdefault(id(fn), set()).add(name)
-        (numbers if _plain_number(value) else not_numbers).setdefault(id(fn), set()).add(name)
+        kinds.setdefault(id(fn), {}).setdefault(name, set()).add(_kind(value))
+        if site is not None:
+            sites.setdefault(site, set()).add(_kind(value))
         if not _integral(value):
             not_integral.setdefault(id(fn), set()).add(name)
         if isinstance(value, (list, tuple)):
@@ -116,18 +117,23 @@ def probe(fn_ir: ir.Function, args: dict, wrt=None) -> tuple[dict, object]:
     out = env["<return>"]
     integral = {fid: names - not_integral.get(fid, set()) for fid, names in held.items()}
     dynamic = _dynamic_shapes(fn_ir, integral, infos)
+    vouched: dict = {}  # {id(function): {id(statement): the one kind it made}}
     for fid, fn in functions.items():
         table = infos.setdefault(fid, {})
-        for name in _path_dependent(fn, executed, table) | _touched_by_effects(fn) | \
-                dynamic.get(fid, set()):
+        unknown, unsure = _path_dependent(fn, executed, table)
+        for name in unknown | _touched_by_effects(fn) | dynamic.get(fid, set()):
             table[name] = None
+        vouched[fid] = {id(s): next(iter(sites[id(s)])) for s in ir.walk(fn.body)
+                        if len(sites.get(id(s), ())) == 1 and id(s) not in unsure}
     clean = Infos({k: {n: i for n, i in t.items() if i is not None} for k, t in infos.items()},
                   containers, {id(fn_ir): {k: i for k, v in args.items()
                                            if (i := Info.of(v)) is not None}})
-    clean.arrays0d = {fid: {n for n in names - not_zero_d.get(fid, set())
-                            if n in clean.get(fid, {})} for fid, names in zero_d.items()}
-    clean.numbers = {fid: {n for n in names - not_numbers.get(fid, set())
-                           if n in clean.get(fid, {})} for fid, names in numbers.items()}
+
+    def every_time(kind):
+        return {fid: {n for n, ks in held_kinds.items() if ks == {kind}
+                      and n in clean.get(fid, {})} for fid, held_kinds in kinds.items()}
+    clean.arrays0d, clean.numbers = every_time("0d"), every_time("number")
+    clean.sites = vouched
     if wrt is not None:
         refuse_sequence_arithmetic(functions, containers, infos, fn_ir, wrt, integral)
         refuse_complex(functions, complexes, fn_ir, wrt)
@@ -179,14 +185,17 @@ def _grows(s: ir.Call) -> bool:
     return s.op.name in _GROWING or "concat" in s.op.name or "append" in s.op.name
 
 
-def _zero_d(value) -> bool:
-    """A numpy array of no dimensions (not a numpy scalar: `x[..., 0, 1]`, `np.asarray(2.0)`)?"""
-    return isinstance(value, np.ndarray) and value.ndim == 0
-
-
-def _plain_number(value) -> bool:
-    """A number, numpy's or Python's (not an array, not a 0-d one)?"""
-    return isinstance(value, (np.generic, bool, int, float)) and not isinstance(value, complex)
+def _kind(value) -> str:
+    """What `alias_again` and a write in place tell apart: a numpy array of no dimensions
+    ("0d": `x[..., 0, 1]`, `np.asarray(2.0)`, written in place by `op=`), a number, numpy's
+    or Python's ("number": rebound by `op=`), an array of one dimension or more ("array"),
+    or anything else ("other")."""
+    if isinstance(value, np.ndarray):
+        return "0d" if value.ndim == 0 else "array"
+    if isinstance(value, (np.number, np.bool_, bool, int, float)) and not isinstance(
+            value, complex):
+        return "number"
+    return "other"
 
 
 def _number(value) -> bool:
@@ -396,7 +405,7 @@ def _touched_by_effects(fn: ir.Function) -> set:
     return unknown
 
 
-def _path_dependent(fn: ir.Function, executed: set, table: dict) -> set:
+def _path_dependent(fn: ir.Function, executed: set, table: dict) -> tuple[set, set]:
     """Names whose shape this call cannot vouch for: assigned by a statement that did not run
     (another branch, a loop that ran no trips), or computed from such a value where it may
     reach (`_Reaching`: `e = v[1]` before an arm not taken rebinds v is computed from the v
@@ -406,13 +415,16 @@ def _path_dependent(fn: ir.Function, executed: set, table: dict) -> set:
     A statement that did not run but whose value is certainly one of its operands' -- a copy
     into a name (`e = identity(e_again)`), or `view_again(x, i, e)` of a 0-d `e` (a scalar
     copy keeps its value: `e = v[1]; e += 3` and a write into v on the arm not taken) -- has
-    that operand's Info (`table`, filled in for it), unless the name holds another."""
+    that operand's Info (`table`, filled in for it), unless the name holds another.
+
+    Returns (those names, the ids of the statements that ran but may compute such a value:
+    what the others made, they make on every path)."""
     unknown: set = set()
     while True:
         flow = _Reaching(executed, table, unknown)
         flow.block(fn.body, frozenset())
         if flow.unknown <= unknown:
-            return unknown
+            return unknown, flow.unsure
         unknown |= flow.unknown
 
 
@@ -425,6 +437,7 @@ class _Reaching:
         self.executed, self.table, self.earlier = executed, table, known_before
         self.copy_op = table_of_ops.lookup(control.identity)
         self.unknown: set = set(known_before)
+        self.unsure: set = set()  # (statements that ran where such a value reaches them)
 
     def block(self, body, state: frozenset) -> frozenset:
         for s in body:
@@ -450,6 +463,7 @@ class _Reaching:
         names = set(ir.defs(s))
         if self._path_dependent(s, state):
             self.unknown |= names
+            self.unsure.add(id(s))
             return state | names
         return state - names
 

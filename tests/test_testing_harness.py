@@ -116,6 +116,24 @@ def test_numerical_grad_calls_fn_with_float64_copies():
     assert rel_error(g, 6 * x.astype(np.float64)) < 1e-8
 
 
+def test_numerical_grad_of_a_function_that_writes_into_its_arguments():
+    # (`x -= m`, `idx[0] = 1`: each call starts from the point asked for, and the caller's
+    # arrays, float or not, are left as they were)
+    x = np.array([0.5, -0.25, 2.0])
+    idx = np.array([0, 2])
+
+    def f(x, idx):
+        x -= 1.0
+        x *= x
+        out = np.sum(x[idx]) + np.sum(x)
+        idx[0] = 1
+        return out
+
+    g = numerical_grad(f, (x, idx))
+    assert rel_error(g, 2 * (x - 1.0) * np.array([2.0, 1.0, 2.0])) < 1e-8
+    assert x.tolist() == [0.5, -0.25, 2.0] and idx.tolist() == [0, 2]
+
+
 def test_numerical_grad_scalar_arguments_stay_scalars():
     types = set()
 

@@ -49,6 +49,8 @@ Every path of the normaliser that runs code as written, and why each is safe:
 
 from __future__ import annotations
 
+import re
+
 import types
 from collections.abc import Iterator
 
@@ -478,10 +480,16 @@ def check_argument_writes(fn: ir.Function, _seen=None) -> None:
                     later, read = r, sorted(hit)[0]
                     break
             if later is not None:
+                # (the user's name where the line spells it; else what it is -- the list or
+                # dict the argument was picked from, `bn_params[i]` on the next trip)
+                spelled = _user(read)
+                said = f"`{spelled}`" if re.search(
+                    rf"\b{re.escape(spelled)}\b", fn.source_lines.get(later.line, "")) else \
+                    "that object, or the list or dict it was taken from,"
                 raise UnsupportedSyntaxError(
                     f"{s.callee.name} (called at line {s.line}) writes into its argument "
                     f"`{p}` in place; srcad carries such a write as a new value inside "
-                    f"{s.callee.name} only, so reading `{_user(read)}` here after the call "
+                    f"{s.callee.name} only, so reading {said} here after the call "
                     f"would not see it", filename=fn.filename, lineno=later.line, func=fn.name,
                     hint=f"return it from {s.callee.name} (`return ..., {p}`) and read the "
                     f"returned one")

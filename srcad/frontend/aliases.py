@@ -233,7 +233,8 @@ class _Program:
         for loop in self.loops[id(s)]:
             if any(self.order[id(loop)] <= o <= here for o, _ in self.assigned.get(m, ())):
                 later.append(self.span[(id(loop), 0, True)] + 0.5)
-        if self.scope.get(m):
+        if self.scope.get(m) and self.span[self.scope[m][-1]] >= here:
+            # (only from inside that block: after it, the value read is the one it left)
             later.append(self.span[self.scope[m][-1]] + 0.5)
         if not later and mine and self.last_read.get(m, -1) > self.ends[mine[0][0]]:
             return _INF  # (read after the block, never given another value: see above)

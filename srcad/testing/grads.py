@@ -111,7 +111,12 @@ def _work_leaf(leaf: Any) -> Any:
 
 
 def _present(original: Any, work: Any) -> Any:
-    """The value ``fn`` sees for a leaf: arrays as arrays, scalars as scalars."""
+    """The value ``fn`` sees for a leaf: arrays as arrays (a copy at every call: a function
+    that writes into its argument, `x -= m`, leaves the perturbed values and the caller's
+    array as they were), scalars as scalars."""
+    if isinstance(work, np.ndarray) and (isinstance(original, np.ndarray)
+                                         or not _is_float_leaf(original)):
+        return work.copy()
     if not _is_float_leaf(original) or isinstance(original, np.ndarray):
         return work
     if isinstance(original, np.generic):

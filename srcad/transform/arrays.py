@@ -53,10 +53,11 @@ class _Arrays:
     more before it runs (a forward must flow: intersection where paths join, loops to a
     fixed point)."""
 
-    def __init__(self, infos: dict, numeric: set, arrays0d=frozenset()):
+    def __init__(self, infos: dict, numeric: set, arrays0d=frozenset(), sites=None):
         self.infos = infos
         self.numeric_names = numeric
         self.arrays0d = arrays0d  # (names the probe saw hold 0-d arrays, never a number)
+        self.sites = sites or {}  # (what each statement made, where every path agrees)
         self.maybe_0d: set = set(arrays0d)  # (note_0d)
         self.before: dict[int, frozenset] = {}
 
@@ -72,7 +73,7 @@ class _Arrays:
 
     def made(self, s: ir.Call, state: frozenset) -> bool:
         """Is the value `s` makes certainly such an array?"""
-        if self.known(s.target):
+        if self.known(s.target) or self.sites.get(id(s)) in ("0d", "array"):
             return True
         args = list(s.args.values())
         first = args[0] if args else None
@@ -90,8 +91,9 @@ class _Arrays:
     def note_0d(self, body) -> None:
         """`maybe_0d`: the names that may hold a 0-d array -- the probe's, and what an op
         that keeps its operand's array makes from one (flow-insensitive, to a fixed point)."""
-        self.maybe_0d = set(self.arrays0d)
         calls = [s for s in ir.walk(body) if isinstance(s, ir.Call)]
+        self.maybe_0d = set(self.arrays0d) | {s.target for s in calls
+                                              if self.sites.get(id(s)) == "0d"}
         for _ in range(20):
             grown = {s.target for s in calls if s.target not in self.maybe_0d and (
                 s.op.name in _PASSES or s.op.name == "alias_again") and any(
@@ -231,20 +233,60 @@ def _copied_put_backs(fn: ir.Function, infos: dict) -> dict:
     return out
 
 
-def _drop_self_copies(stmts: list, copy_op) -> None:
-    """Remove `v = identity(v)` (a name of a loop or a branch that keeps its value when a
-    write through a scalar copy is dropped): it does nothing."""
-    stmts[:] = [s for s in stmts if not (isinstance(s, ir.Call) and s.op is copy_op
-                                         and s.args.get("x") == ir.Var(s.target))]
+def _drop_self_copies(stmts: list, copy_op, same: dict | None = None) -> None:
+    """Remove `v = identity(w)` where `v` is already bound to w's object: it does nothing
+    (`v = identity(v)`, a name of a loop or a branch that keeps its value when a write
+    through a scalar copy is dropped; `s2 = identity(n4)` where an `alias_again` of a number
+    became the old value and s2 was n4 before). Kept, its backward would add dv into dw
+    there, a second sum for one object where the tape has one Tensor. `same`: name -> the
+    set of names certainly bound to its object before `stmts` (copies seen in this block,
+    or before a branch; a loop's body starts without the names the loop assigns)."""
+    same = {} if same is None else same
+
+    def forget(name):
+        group = same.pop(name, None)
+        if group is not None:
+            group.discard(name)
+
+    kept = []
     for s in stmts:
-        for block in (getattr(s, "body", None), getattr(s, "orelse", None),
-                      getattr(s, "cond_body", None)):
-            if isinstance(block, list):
-                _drop_self_copies(block, copy_op)
+        if isinstance(s, ir.Call) and s.op is copy_op and isinstance(x := s.args.get("x"),
+                                                                     ir.Var):
+            if x.name == s.target or s.target in same.get(x.name, ()):
+                continue
+            forget(s.target)
+            group = same.setdefault(x.name, {x.name})
+            group.add(s.target)
+            same[s.target] = group
+            kept.append(s)
+            continue
+        kept.append(s)
+        if isinstance(s, ir.If):
+            for block in (s.body, s.orelse):
+                _drop_self_copies(block, copy_op, _copy_groups(same))
+        elif isinstance(s, (ir.For, ir.While)):
+            assigned = {d for t in ir.walk([s]) for d in ir.defs(t)}
+            for block in (s.body, getattr(s, "cond_body", None)):
+                if isinstance(block, list):
+                    _drop_self_copies(block, copy_op, _copy_groups(same, assigned))
+        for d in {d for t in ir.walk([s]) for d in ir.defs(t)}:
+            forget(d)
+    stmts[:] = kept
+
+
+def _copy_groups(same: dict, without=frozenset()) -> dict:
+    """A copy of `_drop_self_copies`' groups, less the names of `without`."""
+    out: dict = {}
+    for name, group in same.items():
+        if name not in without and name not in out:
+            new = set(group) - set(without)
+            for m in new:
+                out[m] = new
+    return out
 
 
 def with_array_aliases(fn: ir.Function, infos: dict, entry: dict, arrays0d=frozenset(),
-                       numbers=frozenset()) -> tuple[ir.Function, dict]:
+                       numbers=frozenset(), sites=None) -> tuple[ir.Function, dict]:
     """`fn`, or a copy of it with each `alias_again` whose old value is certainly an array
     made a copy (see the module docstring), and each write through a scalar copy dropped
     (`_scalar_copies`); and {id(copied statement): original}. `infos`: the probe's Info of
@@ -252,7 +294,10 @@ def with_array_aliases(fn: ir.Function, infos: dict, entry: dict, arrays0d=froze
     probe saw hold a 0-d array every time (`x[..., 1, 2]`: written in place, as an array
     of more dimensions is -- an Info of shape () does not tell it from a number);
     `numbers`, those it saw hold a number every time (an `alias_again` of one keeps it:
-    `n5 = s1; n6 = s1; n6 += 2.0` leaves s1 and n5 one number, read by one name)."""
+    `n5 = s1; n6 = s1; n6 += 2.0` leaves s1 and n5 one number, read by one name);
+    `sites`, the kind of value each statement made every time it ran, where every path
+    agrees on what it reads (`v2 = x[..., 1, 2]` before a branch that rebinds v2: a 0-d
+    array there, which v2's Info, unknown after the branch, cannot say)."""
     if not (infos or entry):
         return fn, {}
     hits = _scalar_copies(fn, infos, arrays0d)
@@ -261,7 +306,8 @@ def with_array_aliases(fn: ir.Function, infos: dict, entry: dict, arrays0d=froze
         arrays = {p for p in fn.params if (i := infos.get(p, entry.get(p))) is not None
                   and i.dtype is not None and (i.ndim > 0 or p in arrays0d)}
         flow = _Arrays(infos, _numeric(fn, infos, {p for p in fn.params
-                                                   if p in infos or p in entry}), arrays0d)
+                                                   if p in infos or p in entry}), arrays0d,
+                       sites)
         flow.note_0d(fn.body)
         flow.block(fn.body, frozenset(arrays))
         hits.update((id(s), {"x": s.args["new"]}) for s in ir.walk(fn.body)

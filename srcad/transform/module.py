@@ -47,6 +47,7 @@ class Module:
         self.entry_by_fn = getattr(infos_by_fn, "entry", {})  # parameters' Info at entry
         self.arrays0d_by_fn = getattr(infos_by_fn, "arrays0d", {})  # (0-d arrays, not numbers)
         self.numbers_by_fn = getattr(infos_by_fn, "numbers", {})  # (numbers every time)
+        self.sites_by_fn = getattr(infos_by_fn, "sites", {})  # (kinds made, per statement)
         self.options = options if options is not None else Options()
         self.names: set[str] = set()
         self.pairs: dict[tuple, Pair] = {}

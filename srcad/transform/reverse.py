@@ -78,7 +78,8 @@ class Reverse(AdjointsMixin, CallsMixin, CheckpointingMixin, ControlFlowMixin, S
         fn, self.origin = with_array_aliases(fn, self.infos,
                                              self.module.entry_by_fn.get(id(fn), {}),
                                              self.module.arrays0d_by_fn.get(id(fn), set()),
-                                             self.module.numbers_by_fn.get(id(fn), set()))
+                                             self.module.numbers_by_fn.get(id(fn), set()),
+                                             self.module.sites_by_fn.get(id(fn), {}))
         self.fn = fn
         # a callee: which items of its returned tuple get a cotangent from its caller (None:
         # all). The backward takes cotangents for those alone (`live_output`); the rest are

@@ -77,6 +77,10 @@ class Infos(dict):
         # of shape () is either): the probe's, set after it ran
         self.arrays0d: dict = {}
         self.numbers: dict = {}  # (and names that held a number every time)
+        # {id(function): {id(statement): the one kind of value it made every time it ran --
+        # "0d", "number", "array" (of one dimension or more), "other" -- where the values
+        # it reads are the same on every path}
+        self.sites: dict = {}
 
 
 def _const(v) -> ast.Constant:
