@@ -30,6 +30,7 @@ import dataclasses
 import functools
 import importlib
 import math
+import operator
 import statistics
 import sys
 import types
@@ -601,8 +602,12 @@ def _tape_only() -> dict:
     # given the Tensors themselves -- not a library function seeing plain values)
     # (dataclasses.replace: the user's class made again from the fields, Tensors and all;
     # source mode writes it as that class's call, frontend/pyforms.py)
+    # (`operator.isub(y, t)`: the Tensor's own `__isub__`, numpy's write in place --
+    # source mode writes `tmp = y; tmp -= t`, frontend/pylower.py in_place_operator)
+    in_place = {getattr(operator, f"i{k}"): None for k in (
+        "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul")}
     return {functools.reduce: None, builtins.map: None, builtins.sorted: sorted_,
-            dataclasses.replace: None}
+            dataclasses.replace: None, **in_place}
 
 
 # what tape mode calls in place of a callable (on top of SUBSTITUTES)

@@ -6,11 +6,24 @@ from __future__ import annotations
 import numpy as np
 
 
-def trapezoid_weights(n, x=None, dx=1.0):
+def trapezoid_weights(n, x=None, dx=1.0, axis=-1):
     """The weight of each of n samples in np.trapezoid: the spacings averaged over each point's
-    two intervals (half at the ends); x 1-D sample points, else a spacing dx."""
-    d = np.diff(np.asarray(x)) if x is not None else dx * np.ones(max(n - 1, 0))
-    return np.convolve(d, [0.5, 0.5]) if n > 1 else np.zeros(n)
+    two intervals (half at the ends), with the samples' axis last -- x 1-D sample points
+    (shape (n,)), x of more dimensions (its spacings along `axis`, as numpy takes them), else
+    a spacing dx.
+
+    >>> trapezoid_weights(4, np.array([0.0, 1.0, 3.0, 4.0])).tolist()
+    [0.5, 1.5, 1.5, 0.5]
+    """
+    if x is None:
+        d = dx * np.ones(max(n - 1, 0))
+    else:
+        x = np.asarray(x)
+        d = np.diff(x) if x.ndim == 1 else np.moveaxis(np.diff(x, axis=axis), axis, -1)
+    # (the spacings with a zero at either end: each point's interval before and after)
+    end = np.zeros(d.shape[:-1] + (1,), dtype=d.dtype)
+    z = np.concatenate((end, d, end), axis=-1)
+    return 0.5 * (z[..., :-1] + z[..., 1:])
 
 
 def count_of(v):

@@ -213,7 +213,16 @@ def object_attribute(obj, name: str):
 
 def list_concat(xs, ys):
     """``xs + ys`` of two lists as a value (``lst.insert(i, v)`` is ``lst[:i] + [v] +
-    lst[i:]``)."""
+    lst[i:]``). The normaliser reads `+` with a list display on one side as this; where the
+    other side is a numpy array or number (``x + [1.0, 2.0]``), numpy adds elementwise
+    instead, which srcad cannot tell before the call: refused, never concatenated."""
+    for side in (xs, ys):
+        if isinstance(side, (np.ndarray, np.generic, int, float)):
+            raise UnsupportedSyntaxError(
+                f"`+` of a {type(side).__name__} and a list: numpy adds the list to it "
+                f"elementwise, where srcad reads `a + [...]` as Python's list concatenation",
+                hint="write the list as an array (`x + np.array([1.0, 2.0])`) to add it; "
+                "to join lists, make both sides lists")
     return [*xs, *ys]
 
 
@@ -246,7 +255,13 @@ def span_tangent(g, start, xs, out):
 
 def list_repeat(xs, n):
     """``xs * n`` of a list (``[h0] * T``): its items n times over, the same objects, as
-    Python's list repeat holds them."""
+    Python's list repeat holds them. (A count that is an array or a float -- `[0.5, 2.0] *
+    x` -- is numpy's elementwise product, which srcad cannot tell before the call: refused.)"""
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
+        raise UnsupportedSyntaxError(
+            f"`*` of a list and a {type(n).__name__}: numpy multiplies the list by it "
+            f"elementwise, where srcad reads `[...] * n` as Python's list repeat",
+            hint="write the list as an array (`np.array([0.5, 2.0]) * x`) to multiply it")
     return list(xs) * n
 
 

@@ -787,6 +787,9 @@ class Tape:
                 continue
             op = e.op
             out_value = _unwrap(e.out)
+            if isinstance(out_value, np.ndarray) and out_value.ndim == 0 and \
+                    isinstance(g, (int, float, np.generic)):
+                g = np.asarray(g)  # (a 0-d array's cotangent a 0-d array: `g[...]` indexes it)
             values = {p.name: _unwrap(e.args[p.name]) if p.name in e.args else p.default
                       for p in op.params}
             if e.frozen:

@@ -108,6 +108,8 @@ class Tensor:
             return _write_in_place(func, args, kwargs)
         if func is np.clip and len(args) == 4 and "out" not in kwargs:  # (out by position)
             args, kwargs = args[:3], {**kwargs, "out": args[3]}
+        if "out" in kwargs and kwargs["out"] is None:  # (numpy's default: a new array)
+            kwargs = {k: v for k, v in kwargs.items() if k != "out"}
         if (func is np.clip or writes_out(func) and "where" not in kwargs) and \
                 isinstance(kwargs.get("out"), Tensor):
             # np.clip(a, .., out=a), np.cumsum(a, out=c): the result written into `out`
@@ -223,38 +225,48 @@ class Tensor:
         self.tape.setitem(self, index, value)
 
     # methods, as source mode's normaliser maps them
+    def _method(self, fn, a, k):
+        """`t.sum(..)` as `np.sum(t, ..)`; with `out=o` numpy's function itself, whose
+        `__array_function__` writes the result into o (copy on write), as source mode's
+        `o[...] = t.sum(..)` (frontend/normalize.py `_out_keyword_as_write`)."""
+        if k.get("out", False) is None:
+            k = {key: v for key, v in k.items() if key != "out"}
+        if "out" in k:
+            return fn(self, *a, **k)
+        return self.tape.apply(fn, (self, *a), k)
+
     def item(self, *index):
         return self.tape.apply(runtime.array_item, (self, index), {})
 
     def sum(self, *a, **k):
-        return self.tape.apply(np.sum, (self, *a), k)
+        return self._method(np.sum, a, k)
 
     def mean(self, *a, **k):
-        return self.tape.apply(np.mean, (self, *a), k)
+        return self._method(np.mean, a, k)
 
     def max(self, *a, **k):
-        return self.tape.apply(np.max, (self, *a), k)
+        return self._method(np.max, a, k)
 
     def min(self, *a, **k):
-        return self.tape.apply(np.min, (self, *a), k)
+        return self._method(np.min, a, k)
 
     def prod(self, *a, **k):
-        return self.tape.apply(np.prod, (self, *a), k)
+        return self._method(np.prod, a, k)
 
     def var(self, *a, **k):
-        return self.tape.apply(np.var, (self, *a), k)
+        return self._method(np.var, a, k)
 
     def std(self, *a, **k):
-        return self.tape.apply(np.std, (self, *a), k)
+        return self._method(np.std, a, k)
 
     def cumsum(self, *a, **k):
-        return self.tape.apply(np.cumsum, (self, *a), k)
+        return self._method(np.cumsum, a, k)
 
     def cumprod(self, *a, **k):
-        return self.tape.apply(np.cumprod, (self, *a), k)
+        return self._method(np.cumprod, a, k)
 
     def trace(self, *a, **k):
-        return self.tape.apply(np.trace, (self, *a), k)
+        return self._method(np.trace, a, k)
 
     def diagonal(self, *a, **k):
         return self.tape.apply(np.diagonal, (self, *a), k)
@@ -263,7 +275,7 @@ class Tensor:
         return self.tape.apply(np.repeat, (self, *a), k)
 
     def take(self, *a, **k):
-        return self.tape.apply(np.take, (self, *a), k)
+        return self._method(np.take, a, k)
 
     def flatten(self, order="C"):
         return self.tape.apply(runtime.flatten, (self, order), {})
@@ -301,11 +313,11 @@ class Tensor:
     def __deepcopy__(self, memo):  # (copy.deepcopy of an object holding it: its own copy)
         return self.copy("K")
 
-    def dot(self, other):
-        return self.tape.apply(np.dot, (self, other), {})
+    def dot(self, other, out=None):
+        return self._method(np.dot, (other,), {"out": out})
 
     def clip(self, *a, **k):
-        return self.tape.apply(np.clip, (self, *a), k)
+        return self._method(np.clip, a, k)
 
     # the method forms of rows (frontend/methods.py's METHODS and ATTRIBUTES, as source mode)
     def conj(self):

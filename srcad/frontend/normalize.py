@@ -1442,6 +1442,11 @@ def normalize(pf: ParsedFunction) -> ir.Function:
             del _IN_PROGRESS[key]
 
 
+# ndarray methods that write into `out=` and have a row (`p.clip(lo, hi, out=p)`)
+_OUT_METHODS = frozenset({"clip", "cumsum", "cumprod", "dot", "max", "mean", "min", "prod",
+                          "round", "std", "sum", "take", "trace", "var"})
+
+
 def _out_keyword_as_write(pf: ParsedFunction) -> None:
     """``np.exp(s, out=s)``, ``np.maximum(z, 0, out=a)``, ``np.clip(a, lo, hi, out=a)`` as a
     statement (or assigned: ``y = np.exp(s, out=s)``) is numpy's write of the result into
@@ -1479,7 +1484,20 @@ def _out_keyword_as_write(pf: ParsedFunction) -> None:
     def numpy_callable(f):
         # (or a numpy function writing its result into `out=`: np.sum's `where=` is a
         # reduction's mask, left as written -- `split`)
-        return ufunc_like(f) or writes_out(numpy_object(f))
+        return ufunc_like(f) or writes_out(numpy_object(f)) or array_method(f)
+
+    def array_method(f):
+        """`p.clip(lo, hi, out=p)`, `a.cumsum(axis=0, out=c)`: an ndarray method that writes
+        into `out=`, on a local name or a module's array (not `self`: a method of yours)."""
+        if not (isinstance(f, gast.Attribute) and f.attr in _OUT_METHODS
+                and isinstance(f.value, gast.Name) and f.value.id != "self"):
+            return False
+        if f.value.id in locals_:
+            return True
+        try:
+            return isinstance(pf.resolve(f.value.id), np.ndarray)
+        except Exception:  # noqa: BLE001  (not a global either)
+            return False
 
     def load(e):
         e = copy.deepcopy(e)
@@ -1501,11 +1519,18 @@ def _out_keyword_as_write(pf: ParsedFunction) -> None:
     def split(call):
         out = [k for k in call.keywords if k.arg == "out"]
         where = [k for k in call.keywords if k.arg == "where"]
+        if len(out) == 1 and isinstance(out[0].value, gast.Constant) and \
+                out[0].value.value is None and numpy_callable(call.func):
+            # (`out=None`: numpy's default, a new array -- the call without it)
+            call.keywords = [k for k in call.keywords if k is not out[0]]
+            return None
         if len(out) != 1 or not numpy_callable(call.func) or len(where) > 1 or \
                 any(isinstance(a, gast.Starred) for a in call.args):
             return None
         if where and not ufunc_like(call.func):
             return None  # (`np.sum(x, out=o, where=m)`: a reduction's mask, as written)
+        if array_method(call.func) and any(k.arg is None for k in call.keywords):
+            return None  # (`p.clip(**kw, out=p)`: left as written)
         before = []
         if where and not isinstance(where[0].value, gast.Constant):
             # (numpy evaluates the arguments, then `out`, then `where`; none of them here

@@ -36,6 +36,7 @@ import builtins
 import collections
 import copy
 import inspect
+import operator
 from collections import Counter
 
 import gast
@@ -245,6 +246,7 @@ class _Lowerer:
                               if isinstance(n, gast.Name) and id(n) not in scoped)
         self.params = {a.id for a in pf.tree.args.posonlyargs + pf.tree.args.args}
         self.lists = self._local_lists()
+        self.tuples = self._local_tuples()
         self.dicts = self._local_dicts()
         self.list_dicts = self._dicts_of_lists()
         # where the call's arguments hold dicts (parameters never rebound, their items by
@@ -330,6 +332,52 @@ class _Lowerer:
                 elts = node.values if isinstance(node, gast.Dict) else node.elts
                 aliased(node, [e.id for e in elts if isinstance(e, gast.Name)])
         return made - other - self.params
+
+    def _local_tuples(self) -> set:
+        """Names every value of which is a tuple the function makes: a display, or `t + (..)`
+        of such tuples (`hist = (); for ..: hist = hist + (h,)`, `hist += (h,)`) -- their `+`
+        is Python's tuple concatenation (a tuple is never changed in place: a second name
+        for one cannot see a change)."""
+        values: dict = {}
+        other = set(self.params)
+        for node in gast.walk(self.pf.tree):
+            if isinstance(node, gast.Assign) and all(isinstance(t, gast.Name)
+                                                     for t in node.targets):
+                for t in node.targets:
+                    values.setdefault(t.id, []).append(node.value)
+            elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name) and \
+                    isinstance(node.op, gast.Add):
+                values.setdefault(node.target.id, []).append(node.value)
+            else:
+                for t in (node.targets if isinstance(node, gast.Assign) else
+                          [node.target] if isinstance(node, (gast.AugAssign, gast.AnnAssign,
+                                                             gast.For, gast.comprehension))
+                          else []):
+                    other.update(n.id for n in gast.walk(t) if isinstance(n, gast.Name))
+                if isinstance(node, (gast.withitem, gast.NamedExpr)):
+                    other.update(n.id for n in gast.walk(node) if isinstance(n, gast.Name)
+                                 and isinstance(n.ctx, gast.Store))
+        tuples = set(values) - other
+
+        def made(v) -> bool:
+            return isinstance(v, gast.Tuple) and not any(
+                isinstance(x, gast.Starred) for x in v.elts) or (
+                isinstance(v, gast.Name) and v.id in tuples) or (
+                isinstance(v, gast.BinOp) and isinstance(v.op, gast.Add) and made(v.left)
+                and made(v.right))
+
+        while True:
+            keep = {n for n in tuples if all(made(v) for v in values[n])}
+            if keep == tuples:
+                return tuples
+            tuples = keep
+
+    def is_tuple(self, e) -> bool:
+        """A tuple display (no `*xs` in it), or a name holding only tuples the function makes
+        (`_local_tuples`): with one on each side, `+` is Python's tuple concatenation."""
+        return (isinstance(e, gast.Tuple) and not any(isinstance(x, gast.Starred)
+                                                      for x in e.elts)) or (
+            isinstance(e, gast.Name) and e.id in self.tuples)
 
     def _local_dicts(self) -> set:
         """Names assigned only dicts the function makes (``{}``, ``{k: v}``, a comprehension,
@@ -652,6 +700,9 @@ class _Lowerer:
                 isinstance(s.targets[0], gast.Name) and s.targets[0].id in self.list_dicts \
                 and self._is_defaultdict_list(s.value):
             return [s]  # (defaultdict(list): a dict whose appends start a missing key's list)
+        in_place = self.in_place_operator(s)
+        if in_place is not None:
+            return self.body(_located(in_place, s))
         popped = self.dict_pop(s)
         if popped is None:
             popped = self.list_pop(s)
@@ -669,6 +720,11 @@ class _Lowerer:
                 rewritten = self.array_method(s)
             if rewritten is not None:
                 return self.body(_located(rewritten, s))
+        if isinstance(s, gast.AugAssign) and isinstance(s.target, gast.Name) and \
+                s.target.id in self.tuples and isinstance(s.op, gast.Add):
+            # `hist += (h,)` rebinds hist to `hist + (h,)` (a tuple has no `+=` of its own)
+            return self.body(_located([_assign(s.target.id, gast.BinOp(
+                left=_name(s.target.id), op=gast.Add(), right=s.value))], s))
         if isinstance(s, gast.AugAssign) and isinstance(s.target, gast.Name) and \
                 s.target.id in self.lists and isinstance(s.op, gast.Add) and \
                 isinstance(s.value, (gast.List, gast.Tuple)):
@@ -911,6 +967,13 @@ class _Lowerer:
             for v in e.values[1:]:
                 self.refuse_inside(v, e, "an operand after `and` / `or`")
             return e
+        if isinstance(e, gast.BinOp) and isinstance(e.op, gast.Add) and all(
+                self.is_tuple(side) for side in (e.left, e.right)) and any(
+                isinstance(side, gast.Name) for side in (e.left, e.right)) and \
+                self.builtin(_name("tuple"), "tuple"):
+            # `hist + (h,)` of a tuple the function makes: the items of both, as a tuple
+            return _call("tuple", [_call(LIST_CONCAT, [self.expr(e.left, pending, hint),
+                                                       self.expr(e.right, pending, hint)])])
         if isinstance(e, gast.BinOp) and isinstance(e.op, gast.Add) and any(
                 self.is_list(side) for side in (e.left, e.right)):
             # `cache + [c]`: Python's list concatenation (a list display on one side says so)
@@ -1604,13 +1667,67 @@ class _Lowerer:
                 setattr(parent, field, [_name(name) if v is pop else v for v in value])
         return [_assign(name, pop), s]
 
+    def in_place_operator(self, s):
+        """`operator.isub(y, t)`, `y.__iadd__(t)` (as a statement, or assigned: `z =
+        operator.imul(y, c)`) are Python's `y -= t` without the rebinding of y: `tmp = y; tmp
+        -= t` (then `z = tmp`) -- an array is written in place, which y shares; a number is
+        not, and y keeps it, as Python does."""
+        value = s.value if isinstance(s, (gast.Expr, gast.Assign)) else None
+        if not isinstance(value, gast.Call) or value.keywords or \
+                (isinstance(s, gast.Assign) and len(s.targets) != 1):
+            return None
+        f = value.func
+        if isinstance(f, gast.Attribute) and f.attr in _IN_PLACE_DUNDERS and \
+                len(value.args) == 1:
+            op, operands = _IN_PLACE_DUNDERS[f.attr], [f.value, value.args[0]]
+        elif len(value.args) == 2 and self.operator_function(f) in _IN_PLACE_OPERATORS:
+            op, operands = _IN_PLACE_OPERATORS[self.operator_function(f)], value.args
+        else:
+            return None
+        if any(isinstance(a, gast.Starred) for a in operands):
+            return None
+        tmp = self.fresh("in_place")
+        out = [_assign(tmp, operands[0]),
+               gast.AugAssign(target=_name(tmp, True), op=op(), value=operands[1])]
+        if isinstance(s, gast.Assign):
+            out.append(gast.Assign(targets=s.targets, value=_name(tmp), type_comment=None))
+        return out
+
+    def operator_function(self, f):
+        """The function `f` names in module `operator` (`operator.isub`, `isub` imported
+        from it), else None."""
+        parts = []
+        while isinstance(f, gast.Attribute):
+            parts.append(f.attr)
+            f = f.value
+        if not isinstance(f, gast.Name) or f.id in self.counts_store:
+            return None
+        try:
+            obj = self.pf.resolve(f.id)
+        except Exception:  # noqa: BLE001  (not a global: a local or a parameter)
+            return None
+        for p in reversed(parts):
+            obj = getattr(obj, p, None)
+        return obj if getattr(obj, "__module__", None) in ("operator", "_operator") or \
+            obj in _IN_PLACE_OPERATORS else None
+
     def list_method(self, s: gast.Expr):
         v = s.value
         if not (isinstance(v, gast.Call) and isinstance(v.func, gast.Attribute)
                 and isinstance(v.func.value, gast.Name) and v.func.value.id in self.lists
-                and not v.keywords and len(v.args) in (1, 2)):
+                and not v.keywords and len(v.args) <= 2):
             return None
         lst, method = v.func.value.id, v.func.attr
+        if not v.args:
+            # (`hs.reverse()` is `hs = hs[::-1]`, `hs.clear()` is `hs = []`: the list has no
+            # other name, so rebinding this one is the change)
+            if method == "reverse":
+                return [_assign(lst, gast.Subscript(value=_name(lst), slice=gast.Slice(
+                    lower=None, upper=None, step=gast.Constant(value=-1, kind=None)),
+                    ctx=gast.Load()))]
+            if method == "clear":
+                return [_assign(lst, gast.List(elts=[], ctx=gast.Load()))]
+            return None
         if len(v.args) == 2 and method != "insert":
             return None
         if method == "append":
@@ -1630,6 +1747,14 @@ class _Lowerer:
             item = self.fresh(f"{lst}_item")
             return [_for(_name(item, True), v.args[0], [self.append(lst, _name(item))])]
         return None
+
+
+# the in-place operators as functions and methods: `operator.isub(y, t)`, `y.__isub__(t)`
+_IN_PLACE = {"add": gast.Add, "sub": gast.Sub, "mul": gast.Mult, "truediv": gast.Div,
+             "floordiv": gast.FloorDiv, "mod": gast.Mod, "pow": gast.Pow,
+             "matmul": gast.MatMult}
+_IN_PLACE_DUNDERS = {f"__i{k}__": v for k, v in _IN_PLACE.items()}
+_IN_PLACE_OPERATORS = {getattr(operator, f"i{k}"): v for k, v in _IN_PLACE.items()}
 
 
 class _SplitParallel(gast.NodeTransformer):

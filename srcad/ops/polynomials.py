@@ -78,22 +78,58 @@ defvjp(np.vander,
        test_cases=(("np.vander(a)", [(3,)]), ("np.vander(a, 4)", [(3,)]),
                    ("np.vander(a, 3, increasing=True)", [(4,)]),
                    ("np.vander(a, N=2)", [(5,)])))
-_TRAP = ("sum of (y_i + y_(i+1)) / 2 times the spacing: linear in y, whose weights are the "
-         "spacings averaged over each point's two intervals (half at the ends); "
-         "a differentiated x or dx is refused")
+_TRAP = ("sum of (y_i + y_(i+1)) / 2 times the spacing x_(i+1) - x_i (or dx): bilinear in y "
+         "and the spacings. dy: g times each point's weight, the spacings averaged over its two "
+         "intervals (half at the ends); dx: each spacing gets g times the mean of its interval's "
+         "two samples, and diff's transpose takes those to the points (a 1-D x summed over the "
+         "other axes); ddx: g times the sum of the interval means")
+
+
+def _trapezoid_grad_x(g, out, y, x=None, dx=1.0, axis=-1):
+    """(x 1-D: the samples along `axis`, the other axes summed; else x's own shape)"""
+    return (np.sum(np.reshape(-np.diff(
+        np.expand_dims(g, -1) * (np.moveaxis(y, axis, -1)[..., 1:]
+                                 + np.moveaxis(y, axis, -1)[..., :-1]) * 0.5,
+        axis=-1, prepend=0.0, append=0.0), (-1, np.shape(y)[axis])), axis=0)
+        if np.ndim(x) == 1 else unbroadcast(np.moveaxis(-np.diff(
+            np.expand_dims(g, -1) * (np.moveaxis(y, axis, -1)[..., 1:]
+                                     + np.moveaxis(y, axis, -1)[..., :-1]) * 0.5,
+            axis=-1, prepend=0.0, append=0.0), -1, axis), x)).astype(np.result_type(x))
+
+
 for _fn in (getattr(np, "trapezoid", None), getattr(np, "trapz", None)):
     if _fn is None:
         continue
     _n = _fn.__name__
     defvjp(_fn,
            lambda g, out, y, x=None, dx=1.0, axis=-1: np.moveaxis(
-               np.expand_dims(g, -1) * trapezoid_weights(np.shape(y)[axis], x, dx), -1, axis),
-           None, None, None, name=_n, linear=("y",), family=_A, no_rule_for=("x", "dx"),
-           derivation=_TRAP,
+               np.expand_dims(g, -1) * trapezoid_weights(np.shape(y)[axis], x, dx, axis), -1,
+               axis),
+           _trapezoid_grad_x,
+           lambda g, out, y, x=None, dx=1.0, axis=-1: (np.sum(g * np.sum(
+               np.moveaxis(y, axis, -1)[..., 1:] + np.moveaxis(y, axis, -1)[..., :-1],
+               axis=-1)) * 0.5 if x is None else np.zeros_like(dx)),
+           None, name=_n, linear=("y", "x"), family=_A, derivation=_TRAP,
            test_cases=((f"np.{_n}(a)", [(5,)]), (f"np.{_n}(a, dx=0.5)", [(3, 4)]),
                        (f"np.{_n}(a, axis=0)", [(4, 3)]),
                        (f"np.{_n}(a, np.array([0.0, 0.5, 2.0, 2.5]))", [(2, 4)]),
-                       (f"np.{_n}(a, [0.0, 1.0, 3.0], axis=1)", [(2, 3, 2)])))
+                       (f"np.{_n}(a, [0.0, 1.0, 3.0], axis=1)", [(2, 3, 2)]),
+                       (f"np.{_n}(a, b)", [(5,), (5,)]),
+                       (f"np.{_n}(a, b)", [(2, 4), (4,)]),
+                       (f"np.{_n}(a, b, axis=0)", [(4, 3), (4,)]),
+                       (f"np.{_n}(a, b, axis=0)", [(4, 3), (4, 3)]),
+                       (f"np.{_n}(a, b, axis=1)", [(2, 3, 2), (2, 3, 1)]),
+                       (f"np.{_n}(a, b)", [(1,), (1,)]),
+                       (f"np.{_n}(a, dx=b)", [(3, 4), ()]),
+                       (f"np.{_n}(a, dx=b, axis=0)", [(3, 4), ()])))
+    # (linear in y and in x, not jointly: each tangent through the op itself; a dx given
+    # beside x is not read)
+    defjvp(_fn, None, None,
+           lambda g, out, y, x=None, dx=1.0, axis=-1: (
+               g * np.sum(np.moveaxis(y, axis, -1)[..., 1:]
+                          + np.moveaxis(y, axis, -1)[..., :-1], axis=-1) * 0.5
+               if x is None else np.zeros_like(out)),
+           None)
 defvjp(np.diagflat, lambda g, out, v, k=0: np.reshape(np.diagonal(g, k), np.shape(v)), None,
        name="diagflat", linear=("v",), family=_A,
        derivation="ravel(v) on the k-th diagonal: g's k-th diagonal, reshaped to v",
@@ -120,8 +156,22 @@ defvjp(np.resize,
        test_cases=(("np.resize(a, (2, 4))", [(3,)]), ("np.resize(a, 7)", [(2, 2)]),
                    ("np.resize(a, (2,))", [(2, 3)])))
 
-defnondiff(trapezoid_weights, name="trapezoid_weights", family="runtime",
-           params=(Param("n"), Param("x", None), Param("dx", 1.0)))
+# (linear in x -- its transpose: each interval gets the mean of its two points' cotangents,
+# and diff's transpose takes those to the points -- and, where there is no x, in dx)
+defvjp(trapezoid_weights, None,
+       lambda g, out, n, x=None, dx=1.0, axis=-1: (
+           -np.diff((g[..., :-1] + g[..., 1:]) * 0.5, axis=-1, prepend=0.0, append=0.0)
+           if np.ndim(x) == 1 else np.moveaxis(-np.diff(
+               (g[..., :-1] + g[..., 1:]) * 0.5, axis=-1, prepend=0.0, append=0.0), -1, axis)),
+       lambda g, out, n, x=None, dx=1.0, axis=-1: (
+           np.sum(g * trapezoid_weights(n)) if x is None else np.zeros_like(dx)),
+       None, name="trapezoid_weights", family="runtime", linear=("x",),
+       derivation="the spacings averaged over each point's two intervals: linear in x "
+       "(transpose: the intervals' mean cotangent through diff's transpose) and in dx; "
+       "checked through np.trapezoid's second derivatives")
+defjvp(trapezoid_weights, None, None,
+       lambda g, out, n, x=None, dx=1.0, axis=-1: (
+           g * trapezoid_weights(n) if x is None else np.zeros_like(out)), None)
 defnondiff(count_of, name="count_of", family="runtime", params=(Param("v"),))
 defnondiff(space_fraction, name="space_fraction", family="runtime",
            params=(Param("shape"), Param("num"), Param("endpoint", True), Param("axis", 0)))

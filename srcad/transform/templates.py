@@ -84,6 +84,13 @@ def _subst(makers: dict, node, memo: dict):
                 d[k] = makers[v.id](True)
             else:
                 d[k] = _subst(makers, v, memo)
+                if k == "value" and cls is ast.Subscript and isinstance(d[k], ast.Constant) \
+                        and type(d[k].value) in (int, float):
+                    # (`g[index]` of a cotangent known to be a number -- a 0-d array's, `m[...]
+                    # = v`: indexed as numpy indexes a 0-d array)
+                    d[k] = ast.Call(func=ast.Attribute(value=ast.Name(id="np", ctx=ast.Load()),
+                                                       attr="asarray", ctx=ast.Load()),
+                                    args=[d[k]], keywords=[])
         elif type(v) is list:
             d[k] = [_subst(makers, x, memo) if isinstance(x, ast.AST) else clone(x, memo)
                     for x in v]
