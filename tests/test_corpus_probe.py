@@ -50,13 +50,10 @@ XFAILS["wild_repos6.sequential_from_config"] = (
     "written ('`**kwargs` in a call')")
 
 # the eighth probe (wild_repos7.py): classes left open
-XFAILS["wild_repos7.fc_bn_net"] = (
-    "CS231n's `bn_params = [{'mode': 'train'} for _ in range(L)]` handed item by item "
-    "(`bn_params[i]`) to a layer function whose batchnorm_forward stores `bn_param["
-    "'running_mean'] = ..`: srcad carries a callee's write into a dict argument inside "
-    "the callee only and refuses the caller's later read of the list (refusals.py "
-    "check_argument_writes; the running statistics are never read here, but the next "
-    "trip's `bn_params[i]` reads the list)")
+# (wild_repos7.fc_bn_net, CS231n's `bn_params[i]` handed to a layer function that stores
+# the running statistics into it, was refused until 2026-12-05: the caller's "later read"
+# was the same call on the other arm of split_reads' `if h is X:` -- refusals.py
+# check_argument_writes now skips the other arm of a branch around the call)
 XFAILS["wild_repos7.gaussian_mixture_nll"] = (
     "scipy.stats.multivariate_normal.logpdf: pystats.py's substitute solves with the "
     "covariance (np.linalg.solve / slogdet), scipy goes through eigh (_PSD), so the value "

@@ -447,6 +447,28 @@ def check_attribute_state(fn: ir.Function, wrt) -> None:
                 f"from one call to the next (an RNN cell's `h`) goes in as an argument")
 
 
+def _arms_of(body, around=()) -> dict:
+    """{id(statement): {id(branch): the arm it is in}} for the branches around each."""
+    out = {}
+    for st in body:
+        out[id(st)] = dict(around)
+        if isinstance(st, ir.If):
+            for arm, sub in ((0, st.body), (1, st.orelse)):
+                out.update(_arms_of(sub, (*around, (id(st), arm))))
+        else:
+            for sub in (getattr(st, "cond_body", None), getattr(st, "body", None)):
+                if isinstance(sub, list):
+                    out.update(_arms_of(sub, around))
+    return out
+
+
+def _exclusive(arms: dict, s, r) -> bool:
+    """Are `s` and `r` on different arms of one branch (the one never runs after the other
+    in a pass through it -- split_reads' `if h_is_X:` copies of a call, say)?"""
+    mine, theirs = arms.get(id(s), {}), arms.get(id(r), {})
+    return any(b in theirs and theirs[b] != arm for b, arm in mine.items())
+
+
 def check_argument_writes(fn: ir.Function, _seen=None) -> None:
     """`cache[k] = v` in a called function writes into its caller's dict (an `ir.Effect`
     "setitem", frontend/aliasing.py), once per call; srcad carries the new dict as a value
@@ -458,6 +480,7 @@ def check_argument_writes(fn: ir.Function, _seen=None) -> None:
     seen.add(id(fn))
     order = list(ir.walk(fn.body))
     picked = _picked_from(order)
+    arms = _arms_of(fn.body)
     for at, s in enumerate(order):
         if not isinstance(s, ir.UserCall):
             continue
@@ -475,6 +498,8 @@ def check_argument_writes(fn: ir.Function, _seen=None) -> None:
                 names |= picked.get(n, set())
             later, read = None, sorted(names)[0]
             for r in order[at + 1:]:
+                if _exclusive(arms, s, r):
+                    continue  # (the other arm of a branch around the call: never after it)
                 hit = names & set(ir.uses(r))
                 if hit and r is not s:
                     later, read = r, sorted(hit)[0]

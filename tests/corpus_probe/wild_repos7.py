@@ -1551,7 +1551,9 @@ PROGRAMS = [
     Probe("wild_repos7.style_loss_einsum", style_loss_einsum, _sle, "gen"),
     Probe("wild_repos7.robust_loss_names", robust_loss_names, _rl, "w", fuse=True),
     Probe("wild_repos7.hopfield_batch", hopfield_batch, _hop, ("W", "S", "theta")),
-    Probe("wild_repos7.fc_bn_net", fc_bn_net, _fcbn, "params"),
+    # (b1, b2: a bias before batchnorm has a zero gradient, which srcad's rounding, ~1e-17,
+    # against the differences' 0 reads as 2e-5 relative; every other entry is within 5e-8)
+    Probe("wild_repos7.fc_bn_net", fc_bn_net, _fcbn, "params", tol=1e-4),
     Probe("wild_repos7.weibull_loglik", weibull_loglik, _weib, ("log_k", "log_lam")),
     Probe("wild_repos7.neg_sampling_loss", neg_sampling_loss, _neg, ("W_in", "W_out")),
     Probe("wild_repos7.langevin_energy", langevin_energy, _lang, ("x0", "W")),
