@@ -27,13 +27,21 @@ in every mode against central differences and the plain call:
    assigned: refused before; now Python's in-place operator -- an array written in place
    (its other names see it), a number left as it was (`operator.isub(s, 1.0)` does not
    change s). Source mode writes `tmp = y; tmp -= t`; tape mode calls the Tensor's own
-   `__isub__`.
+   `__isub__`;
+7. `OrderedDict([("W", W), ...])` / `OrderedDict(W=W)` of parameters: refused ("`OrderedDict`
+   has no derivative rule"), now a dict of those entries in that order, as `dict(...)`;
+8. `for k, v in vars(layer).items():` / `self.__dict__.values()` over an object built in the
+   function (a hand-rolled `parameters()`): refused ("`Linear` has no derivative rule": the
+   object was run as written), now unrolled over its attributes in the order Python keeps
+   them (first assigned). The comprehension form with a condition on the values (`[v for
+   k, v in vars(self).items() if isinstance(v, np.ndarray)]`) is still refused.
 """
 
 from __future__ import annotations
 
 import operator
 import warnings
+from collections import OrderedDict
 
 import numpy as np
 import pytest
@@ -376,4 +384,67 @@ def numbers_keep_their_value(x):
 @pytest.mark.parametrize("fn", [subtracts_with_operator, adds_with_the_dunder,
                                 adds_into_an_alias, numbers_keep_their_value])
 def test_in_place_operators_as_functions(fn):
+    _check(fn, (X,))
+
+
+# ---- 7. OrderedDict of parameters --------------------------------------------------------------
+def ordered_params_walked(x):
+    W = np.outer(x, x[::-1]) * 0.3
+    params = OrderedDict([("W", W), ("b", np.ones(x.shape[0]))])
+    h = x
+    for name, p in params.items():
+        h = h @ p if p.ndim == 2 else h + p
+    return np.sum(np.tanh(h)) + sum(np.sum(v ** 2) for v in params.values())
+
+
+def ordered_params_by_keyword(x):
+    params = OrderedDict(W=np.outer(x, x) * 0.2, b=np.sin(x))
+    return np.sum(np.tanh(x @ params["W"] + params["b"])) + len(params)
+
+
+@pytest.mark.parametrize("fn", [ordered_params_walked, ordered_params_by_keyword])
+def test_ordered_dict_of_parameters(fn):
+    _check(fn, (X,))
+
+
+# ---- 8. vars(obj) / obj.__dict__ walked ----------------------------------------------------
+class _Module:
+    def __init__(self):
+        self.training = True
+
+
+class _Linear(_Module):
+    def __init__(self, W, b):
+        super().__init__()
+        self.W, self.b = W, b
+
+    def forward(self, x):
+        return x @ self.W + self.b
+
+    def l2(self):
+        total = 0.0
+        for name, v in vars(self).items():
+            if isinstance(v, np.ndarray):
+                total = total + np.sum(v ** 2)
+        return total
+
+
+def decay_over_vars(x):
+    lin = _Linear(np.outer(x, x) * 0.3, np.sin(x))
+    return np.sum(np.tanh(lin.forward(x))) + 0.1 * lin.l2()
+
+
+def walk_dict_values(x):
+    lin = _Linear(np.outer(x, x[::-1]) * 0.2, np.cos(x))
+    out = np.sum(lin.forward(x) ** 2)
+    names = []
+    for v in lin.__dict__.values():
+        if isinstance(v, np.ndarray):
+            out = out + np.sum(v) * (len(names) + 1)
+            names.append(1)
+    return out
+
+
+@pytest.mark.parametrize("fn", [decay_over_vars, walk_dict_values])
+def test_attributes_walked_with_vars(fn):
     _check(fn, (X,))

@@ -642,6 +642,10 @@ class CallsMixin:
                                                             and len(e.args) != 2) and not (
                 obj is float and (len(e.args) != 1 or e.keywords)):
             obj = _BUILTIN_OPS[obj]
+        if obj is collections.OrderedDict and (e.args or e.keywords):
+            # (`OrderedDict([("W", W), ...])`, `OrderedDict(W=W)`: a dict of these entries in
+            # this order -- built as `dict(...)` is, as Python's dicts keep their order)
+            obj = dict
         if obj is dict and not e.args and all(k.arg is not None for k in e.keywords):
             keys = [ir.Const(k.arg, repr(k.arg)) for k in e.keywords]  # dict(a=x, b=y)
             return ("op", *self.dict_parts(keys, [k.value for k in e.keywords], hint))

@@ -147,6 +147,13 @@ class VObj:
     real: object = None  # the object itself, for an existing one (not built)
     # an existing object's lists the call appends to, never assigns (`_container_change`)
     kept: set = field(default_factory=set)
+    # the attributes in the order first assigned (Python's `vars(obj)` order), as far as
+    # noted: `vars(self).items()` is unrolled only where it covers every attribute held
+    order: list = field(default_factory=list)
+
+    def note(self, attr: str) -> None:
+        if attr not in self.order:
+            self.order.append(attr)
 
 
 @dataclass(eq=False)
@@ -1028,6 +1035,7 @@ class _Rewriter:
             if held is not None and held is not value:
                 raise _Unsupported(f"`.{t.attr}` rebound to another object")
             base.objects[t.attr] = value
+            base.note(t.attr)
             return self.pre
         held = self.peek(t0.value) if len(s.targets) == 1 and \
             isinstance(t0, gast.Attribute) else None
@@ -1038,6 +1046,7 @@ class _Rewriter:
             # callable known from here on (`self.act(z)` calls it)
             held.funcs[t0.attr] = self._static_callable(value, lambdas=True)
             held.consts.pop(t0.attr, None)
+            held.note(t0.attr)
             return self.pre
         if len(s.targets) == 1 and isinstance(t0, gast.Attribute):
             held_by = self.peek(t0.value)
@@ -1355,7 +1364,8 @@ class _Rewriter:
         if wrap is None and not s.orelse and (self._fills_objects(s.body) or
                                               self._indexes_objects(s.body, s.target) or
                                               self._names_attributes(s.body, s.target) or
-                                              self._attribute_names(it) is not UNRESOLVED):
+                                              self._attribute_names(it) is not UNRESOLVED or
+                                              self._attribute_walk(it) is not UNRESOLVED):
             # `for i in range(len(Ws)): self.layers.append(Dense(Ws[i], ..))`: unrolled when
             # its count is known before running (a literal, an argument's length)
             seq = self._static_seq(it, _stored_names([s.target] + s.body))
@@ -1717,6 +1727,9 @@ class _Rewriter:
         names = self._attribute_names(e)
         if names is not UNRESOLVED:
             return [gast.Constant(value=n, kind=None) for n in names]
+        walked = self._attribute_walk(e)
+        if walked is not UNRESOLVED:
+            return walked
         if isinstance(e, gast.Call) and isinstance(e.func, gast.Name) and \
                 e.func.id not in self.scope.locals and not e.keywords:
             f, args = e.func.id, e.args
@@ -1782,6 +1795,37 @@ class _Rewriter:
         if set(o.maybe) - held:
             return UNRESOLVED
         return sorted(held)
+
+    def _attribute_walk(self, e):
+        """`vars(self)` / `self.__dict__` of a built object walked as Python walks it --
+        `.keys()` (or itself), `.values()`, `.items()` -- in the order its attributes were
+        first assigned: the names, `self.<name>`, or the pairs; else UNRESOLVED (also where
+        one may or may not be set, or the order of one is not known)."""
+        method = "keys"
+        if isinstance(e, gast.Call) and isinstance(e.func, gast.Attribute) and \
+                e.func.attr in ("keys", "values", "items") and not e.args and not e.keywords:
+            method, e = e.func.attr, e.func.value
+        if isinstance(e, gast.Call) and isinstance(e.func, gast.Name) and \
+                e.func.id == "vars" and e.func.id not in self.scope.locals and \
+                len(e.args) == 1 and not e.keywords:
+            base = e.args[0]
+        elif isinstance(e, gast.Attribute) and e.attr == "__dict__":
+            base = e.value
+        else:
+            return UNRESOLVED
+        o = self.peek(base)
+        if not isinstance(o, VObj) or not o.built:
+            return UNRESOLVED
+        held = set(o.surely) | set(o.objects) | set(o.consts) | set(o.funcs)
+        if set(o.maybe) - held or set(o.order) != held:
+            return UNRESOLVED
+        out = []
+        for n in o.order:
+            key = gast.Constant(value=n, kind=None)
+            value = gast.Attribute(value=copy.deepcopy(base), attr=n, ctx=gast.Load())
+            out.append(key if method == "keys" else value if method == "values" else
+                       gast.Tuple(elts=[key, value], ctx=gast.Load()))
+        return out
 
     def _dict_items(self, e, stored: set):
         """`params`, `params.keys()`, `params.values()`, `params.items()` of a dict argument
@@ -1901,6 +1945,7 @@ class _Rewriter:
                 base.maybe.add(t.attr)
                 if not (self.nested or self.outer_nested or self.in_def):
                     base.surely.add(t.attr)
+                    base.note(t.attr)
                 return gast.copy_location(_name(name, store=True), t)
             if isinstance(base, VList):
                 raise _Unsupported("an attribute of a list of objects")
@@ -2398,6 +2443,7 @@ class _Rewriter:
         self.scope.stored.add((id(o), attr))
         o.maybe.add(attr)
         o.surely.add(attr)
+        o.note(attr)
         return gast.copy_location(_name(name), node)
 
     def call(self, e):
@@ -3217,6 +3263,7 @@ class _Rewriter:
             for fname, default in fields:
                 o.surely.add(fname)
                 o.maybe.add(fname)
+                o.note(fname)
                 value = given.get(fname, default)
                 if value is None:
                     raise _Unsupported(f"{cls.__name__} is missing `{fname}`")
