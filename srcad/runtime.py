@@ -34,7 +34,7 @@ from .runtime_arrays import (  # noqa: F401  (the array ops' helpers)
 from .runtime_linalg import (  # noqa: F401  (the matrix ops' helpers)
     as_columns, cross_grad_a, cross_grad_b, einsum_grad, einsum_grad_first, einsum_grad_tangent, einsum_jvp,
     einsum_jvp_first, einsum_jvp_tangent, from_columns, inner_grad_a, inner_grad_b, kron_grad_a,
-    kron_grad_b, matmul_grad_form, tensordot_grad_a, tensordot_grad_b)
+    kron_grad_b, matmul_grad_form, sparse_matmul, tensordot_grad_a, tensordot_grad_b)
 from .runtime_python import (  # noqa: F401  (lists and dicts: the Python people write)
     Items, Slots, append_tangents, appended_tangent, container_set, container_tangent_value,
     container_tangent_x, dict_get, get_grad_d, get_grad_default, get_tangent,
@@ -241,6 +241,7 @@ __all__ = [
     "cross_grad_a",
     "cross_grad_b",
     "kron_grad_b",
+    "sparse_matmul",
     "tensordot_grad_a",
     "tensordot_grad_b",
     # srcad/runtime_at.py

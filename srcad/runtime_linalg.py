@@ -43,8 +43,10 @@ __all__ = [
     "inner_grad_b",
     "kron_grad_a",
     "kron_grad_b",
+    "is_sparse",
     "matmul_forward_form",
     "matmul_grad_form",
+    "sparse_matmul",
     "tensordot_grad_a",
     "tensordot_grad_b",
 ]
@@ -301,6 +303,38 @@ def _tensordot_axes(axes, nda, ndb):
     a_axes = [a_axes] if np.ndim(a_axes) == 0 else list(a_axes)
     b_axes = [b_axes] if np.ndim(b_axes) == 0 else list(b_axes)
     return [int(i) % nda for i in a_axes], [int(i) % ndb for i in b_axes]
+
+
+def is_sparse(x) -> bool:
+    """A scipy.sparse matrix or array (told by its type's module: srcad never imports scipy
+    itself)?"""
+    return type(x).__module__.startswith("scipy.sparse") and hasattr(x, "tocsr")
+
+
+def sparse_operand_check(x1, x2) -> None:
+    """`S @ x` where S, a scipy.sparse matrix, came in as an argument or was made in the
+    function (srcad follows products with a module's sparse constant only): refused with
+    what works, where numpy's matmul would fail with an error about 0-d operands."""
+    if is_sparse(x1) or is_sparse(x2):
+        raise SrcadError(
+            "`@` with a scipy.sparse matrix that is an argument or made in the function: "
+            "srcad differentiates products with a module's sparse matrix (a global "
+            "constant) only",
+            hint="make the sparse matrix a module-level constant (`L = sp.diags(...)` at "
+            "the top of the file), or pass `L.toarray()`")
+
+
+def sparse_matmul(a, b):
+    """`a @ b` where one side is a scipy.sparse matrix (a module's constant: a Laplacian, a
+    finite-difference stencil) and the other a numpy array of one or two dimensions:
+    scipy's product, an ndarray. Linear in the array; its VJPs are products with the
+    transpose (`g @ b.T`, `a.T @ g`), so the backward is sparse too.
+
+    >>> import scipy.sparse as sp
+    >>> sparse_matmul(sp.eye(2, format="csr") * 2.0, np.array([1.0, 3.0])).tolist()
+    [2.0, 6.0]
+    """
+    return np.asarray(a @ b)
 
 
 def tensordot_grad_a(ct, a, b, axes=2):

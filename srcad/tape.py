@@ -60,8 +60,9 @@ from .tape_containers import (CONTAINERS, AttrItems, AttrTensorDict, TensorDict,
 from .runtime_at import AT_FORMS
 from .runtime_context import Replay, ambient
 from .runtime_callbacks import VectorizeEager
+from .runtime_linalg import is_sparse
 from .tape_tensor import (
-    _PY, Plain, Tensor, _has_tensor, _unwrap, plain_view, user_error, write_at)
+    _PY, Plain, SparseView, Tensor, _has_tensor, _unwrap, plain_view, user_error, write_at)
 from .transform.specialise import Info
 
 
@@ -564,6 +565,8 @@ class Tape:
     def _wrap(self, obj):
         if _hashable(obj) and (obj in SUBSTITUTES or obj in TAPE_ONLY):
             return self.substitute(obj)  # (statistics.mean: srcad/pyfuncs.py's)
+        if is_sparse(obj):  # (a module's scipy.sparse matrix: `S @ t` on the tape)
+            return SparseView(self, obj)
         if isinstance(obj, np.vectorize):  # (a vectorize object: its loop on the tape)
             return VectorizeEager(self.numpy_view(), _has_tensor, obj, self.wrap(obj.pyfunc))
         if type(obj) in (np.ndarray, np.random.Generator):  # a global array: numpy's, its

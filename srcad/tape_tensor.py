@@ -608,9 +608,48 @@ def _binary(fn, reflected=False):
     # an operator computes as Python's operator does on the values, as source mode's
     # generated `x ** 3` does: numpy scalars use their own scalar math, not the ufunc
     py = _PY[fn]
-    if reflected:
-        return lambda self, other: self.tape.apply(fn, (other, self), {}, py)
-    return lambda self, other: self.tape.apply(fn, (self, other), {}, py)
+
+    def op(self, other):
+        if isinstance(other, SparseView):
+            return NotImplemented  # (`t @ S`: the view's own __rmatmul__)
+        args = (other, self) if reflected else (self, other)
+        return self.tape.apply(fn, args, {}, py)
+
+    return op
+
+
+class SparseView:
+    """A module's scipy.sparse matrix as traced code sees it: `S @ t`, `t @ S` and `S.dot(t)`
+    of a Tensor are the tape's `sparse_matmul` (source mode's row, frontend/expressions.py);
+    anything else is the matrix's own."""
+
+    __array_priority__ = 1000.0  # (numpy defers `x @ S` to the view)
+
+    def __init__(self, tape, obj):
+        self._tape, self._obj = tape, obj
+
+    def __matmul__(self, other):
+        if isinstance(other, Tensor):
+            return self._tape.apply(runtime.sparse_matmul, (self._obj, other), {})
+        return self._obj @ other
+
+    def __rmatmul__(self, other):
+        if isinstance(other, Tensor):
+            return self._tape.apply(runtime.sparse_matmul, (other, self._obj), {})
+        return other @ self._obj
+
+    def dot(self, other):
+        return self.__matmul__(other)
+
+    @property
+    def T(self):
+        return SparseView(self._tape, self._obj.T)
+
+    def transpose(self, *a, **k):
+        return SparseView(self._tape, self._obj.transpose(*a, **k))
+
+    def __getattr__(self, name):
+        return getattr(self._obj, name)
 
 
 def _inplace(fn):

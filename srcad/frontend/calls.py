@@ -42,6 +42,7 @@ from ..ops.python_rows import dict_literal_op, namedtuple_op, replace_op
 from ..errors import DictUnknownError, SharingUnknownError, SrcadError, at_call_site, \
     in_substitute
 from ..pyfuncs import GENERATOR_DRAWS, SUBSTITUTES, label_of
+from ..runtime_linalg import is_sparse, sparse_matmul
 from . import guards
 from .closures import PARTIAL
 from .methods import _BUILTIN_OPS, METHODS, RESERVED
@@ -566,6 +567,13 @@ class CallsMixin:
         with its object first), a transformed function (srcad/ops/composed.py), or an opaque
         call."""
         owner = getattr(obj, "__self__", None)
+        if is_sparse(owner) and getattr(obj, "__name__", None) in ("dot", "__matmul__") and \
+                len(e.args) == 1 and not e.keywords and \
+                not isinstance(e.args[0], gast.Starred):
+            # `L.dot(x)` of a module's scipy.sparse matrix: `L @ x`, its row
+            args, _, _ = self.call_args(e, hint)
+            first = self.constant(owner, spelled.rpartition(".")[0] or "sparse", e)
+            return ("op", table.lookup(sparse_matmul), {"a": first, "b": args[0]})
         if isinstance(owner, (np.random.Generator, np.random.RandomState)) and \
                 getattr(obj, "__name__", None) in GENERATOR_DRAWS and not self.generated and \
                 not any(isinstance(a, gast.Starred) for a in e.args):

@@ -32,6 +32,7 @@ from .. import ir
 from ..errors import NoRuleError, UnresolvedNameError, UnsupportedSyntaxError
 from ..ops import control, table
 from ..ops.python_rows import dict_literal_op, field_op
+from ..runtime_linalg import is_sparse, sparse_matmul
 from ..runtime_python import dict_copy, list_concat
 from . import concatenators, guards
 from .aliasing import _whole_slice
@@ -171,6 +172,9 @@ class ExpressionsMixin:
             if isinstance(e.op, gast.Add) and isinstance(left, ir.Seq) and isinstance(
                     right, ir.Seq) and left.kind == right.kind:
                 return ir.Seq(left.items + right.items, left.kind)
+            if fn is np.matmul and any(isinstance(a, ir.Const) and is_sparse(a.value)
+                                       for a in (left, right)):
+                fn = sparse_matmul  # (`L @ x` of a module's scipy.sparse matrix: its row)
             return self.result(self.op_call(fn, [left, right], {}, e), hint, into, e)
         if isinstance(e, gast.UnaryOp):
             operand = self.expr(e.operand, hint, None)

@@ -67,6 +67,7 @@ from ..runtime import (
     svd_s_grad_usv,
     symmetric_from,
     tensordot_grad_a,
+    sparse_matmul,
     tensordot_grad_b,
     transpose_if,
     unbroadcast,
@@ -137,6 +138,15 @@ defvjp(rl.as_columns, lambda g, out, v, b: from_columns(g, b), None,
        name="as_columns", linear=("v",), family=_FAM, derivation="a reshape")
 defvjp(rl.from_columns, lambda g, out, v, b: as_columns(g, b), None,
        name="from_columns", linear=("v",), family=_FAM, derivation="a reshape")
+
+# --- a scipy.sparse constant times an array: linear in the array -------------------------------
+defvjp(rl.sparse_matmul, lambda g, out, a, b: sparse_matmul(g, b.T),
+       lambda g, out, a, b: sparse_matmul(a.T, g),
+       name="sparse_matmul", linear=("a", "b"), family=_FAM,
+       spelling="sparse_matmul(a, b)",
+       derivation="`S @ x` or `x @ S` of a scipy.sparse constant S (frontend/expressions.py, "
+       "tape_tensor.SparseView): linear in the array; its cotangent is the product with S's "
+       "transpose (sparse as S); checked in tests/test_probe15_forms.py")
 
 # --- bilinear helpers: exact transposes in both factors ---------------------------------------
 defvjp(rl.tensordot_grad_a,

@@ -20,7 +20,7 @@ either operand is 0-d.
 import numpy as np
 
 from ..runtime import dot_grad_a, dot_grad_b, matmul_grad_a, matmul_grad_b
-from ..runtime_linalg import matmul_forward_form
+from ..runtime_linalg import matmul_forward_form, sparse_operand_check
 from .table import defvjp
 
 
@@ -40,7 +40,7 @@ defvjp(np.matmul,
        lambda g, out, x1, x2: matmul_grad_a(g, x1, x2),
        lambda g, out, x1, x2: matmul_grad_b(g, x1, x2),
        name="matmul", linear=('x1', 'x2'), spelling="x1 @ x2", family="linalg",
-       forward_form=_matmul_forward,
+       forward_form=_matmul_forward, check=sparse_operand_check,
        derivation="dA = G B^T, dB = A^T G (1-D operands promoted; where one operand has no "
        "batch, one 2-D GEMM on reshaped operands contracts the other's batch too; broadcast "
        "batch axes unbroadcast)",
