@@ -146,6 +146,18 @@ def test_list_reversed_or_cleared(fn, sign):
     _check(fn, (sign * X,))
 
 
+def reverses_a_list_with_two_names(x):
+    hs = [np.sin(x), np.cos(x)]
+    a = hs
+    hs.reverse()                      # a is reversed too (one list)
+    return np.sum(2.0 * a[0] + a[1])
+
+
+def test_a_list_with_a_second_name_reversed_is_refused():
+    with pytest.raises(srcad.SrcadError, match="reverse"):
+        srcad.grad(reverses_a_list_with_two_names)(X)
+
+
 def reverses_its_argument(xs):
     xs.reverse()
     return np.sum(2.0 * xs[0] + xs[1])
@@ -385,8 +397,33 @@ def numbers_keep_their_value(x):
     return s * z
 
 
+class _Layer:
+    def __init__(self, W):
+        self.W = W
+
+    def step(self, g):
+        operator.isub(self.W, 0.1 * g)   # the layer's array, written in place
+        return self.W
+
+
+def subtracts_from_an_attribute(x):
+    lay = _Layer(np.outer(x, x) * 0.5)
+    w2 = lay.step(np.sin(x))
+    return np.sum(lay.W @ x) + np.sum(w2)
+
+
+def adds_into_list_items_and_a_view(x):
+    ps = [np.outer(x, x), np.outer(x, x[::-1])]
+    operator.iadd(ps[0], np.cos(x))
+    ps[1].__imul__(3.0)
+    A = ps[0] * 1.0
+    operator.isub(A[0], x)           # a row of A: A sees it
+    return np.sum(ps[0] * ps[1]) + np.sum(A ** 2)
+
+
 @pytest.mark.parametrize("fn", [subtracts_with_operator, adds_with_the_dunder,
-                                adds_into_an_alias, numbers_keep_their_value])
+                                adds_into_an_alias, numbers_keep_their_value,
+                                subtracts_from_an_attribute, adds_into_list_items_and_a_view])
 def test_in_place_operators_as_functions(fn):
     _check(fn, (X,))
 
