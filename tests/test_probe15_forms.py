@@ -53,19 +53,7 @@ import torch
 
 import srcad
 from srcad.testing import numerical_grad, rel_error
-
-MODES = [("source", False), ("tape", False), ("source", True)]
-
-
-def _check(fn, args, wrt=0, tol=1e-6):
-    want_v = fn(*args)
-    want = numerical_grad(fn, args, wrt=wrt)
-    for mode, fuse in MODES:
-        v, g = srcad.value_and_grad(fn, wrt=wrt, mode=mode, fuse=fuse)(*args)
-        assert np.allclose(v, want_v, rtol=1e-12, atol=1e-12), (mode, fuse, v, want_v)
-        got, exp = (g, want) if isinstance(wrt, tuple) else ((g,), (want,))
-        for a, b in zip(got, exp):
-            assert rel_error(a, b) < tol, (mode, fuse, a, b)
+from tests.test_probe14_forms import _check  # (value and gradient: source, tape, fused)
 
 
 X = np.array([0.3, -0.8, 0.5, 1.1])

@@ -48,7 +48,7 @@ from ..errors import DictUnknownError, UnsupportedSyntaxError
 from ..naming import fresh
 from . import pylevel
 from .opaque import MUTATING
-from .parse import EACH, UNRESOLVED
+from .parse import EACH, UNRESOLVED, resolve_dotted
 from .pyforms import _evaluated_maybe_or_often
 from .pylevel import _assign, _call, _comp, _for, _name, operand_slots, slot_get, slot_put
 
@@ -1680,8 +1680,8 @@ class _Lowerer:
         if isinstance(f, gast.Attribute) and f.attr in _IN_PLACE_DUNDERS and \
                 len(value.args) == 1:
             op, operands = _IN_PLACE_DUNDERS[f.attr], [f.value, value.args[0]]
-        elif len(value.args) == 2 and self.operator_function(f) in _IN_PLACE_OPERATORS:
-            op, operands = _IN_PLACE_OPERATORS[self.operator_function(f)], value.args
+        elif len(value.args) == 2 and self.operator_function(f) is not None:
+            op, operands = self.operator_function(f), value.args
         else:
             return None
         if any(isinstance(a, gast.Starred) for a in operands):
@@ -1694,22 +1694,10 @@ class _Lowerer:
         return out
 
     def operator_function(self, f):
-        """The function `f` names in module `operator` (`operator.isub`, `isub` imported
-        from it), else None."""
-        parts = []
-        while isinstance(f, gast.Attribute):
-            parts.append(f.attr)
-            f = f.value
-        if not isinstance(f, gast.Name) or f.id in self.counts_store:
-            return None
-        try:
-            obj = self.pf.resolve(f.id)
-        except Exception:  # noqa: BLE001  (not a global: a local or a parameter)
-            return None
-        for p in reversed(parts):
-            obj = getattr(obj, p, None)
-        return obj if getattr(obj, "__module__", None) in ("operator", "_operator") or \
-            obj in _IN_PLACE_OPERATORS else None
+        """The gast operator of the in-place function `f` names (`operator.isub`, `isub`
+        imported from operator), else None."""
+        obj = resolve_dotted(self.pf, f, self.counts_store)
+        return next((op for fn, op in _IN_PLACE_OPERATORS.items() if fn is obj), None)
 
     def list_method(self, s: gast.Expr):
         v = s.value
