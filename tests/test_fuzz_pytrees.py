@@ -981,3 +981,32 @@ if __name__ == "__main__":  # python -m tests.test_fuzz_pytrees SEED INDEX
     mod = FP.import_source("import numpy as np\n" + HEADER + "\n\n" + prog.source + "\n", "rerun")
     print(describe(prog))
     print(check(prog, getattr(mod, prog.name)))
+
+
+# ---- open: one array twice in a list, popped under a condition, then summed ------------------
+# Found 2026-12-05 (third session) by the slow run (`python -m tests.test_fuzz_pytrees 27 0`;
+# also on a5c4b18, before that session's changes): `lst = [u, u]; t = lst.pop(0) if len(lst)
+# > 1 else u * 0.25; v = t * 0.5 + sum(lst)`. `sum(lst)` reads the list by a run-time index
+# (its length is 1 or 2 after the branch), so its term's cotangent goes to the list's slot and
+# reaches u where the display is made, after the popped item's -- the tape's one Tensor adds
+# them in the other order (1 ulp). normalize.slot_after_branch reads a slot both arms leave
+# holding one name as that name only for a constant index.
+def one_array_twice_popped_then_summed(u):
+    lst = [u, u]
+    t = lst.pop(0) if len(lst) > 1 else u * 0.25
+    v = t * 0.5 + sum(lst)
+    return np.sum(v * v) + np.sum(u)
+
+
+@pytest.mark.xfail(strict=True, reason="open: a list holding one array twice, popped under a "
+                   "condition, read by a run-time index (sum): the slot's cotangent and the "
+                   "popped item's reach the array in the other order than the tape's (1 ulp)")
+def test_bug_one_array_twice_popped_then_summed_not_bitwise():
+    bad = []
+    for seed in range(6):
+        u = np.random.default_rng(seed).standard_normal((2, 3))
+        g_src = srcad.grad(one_array_twice_popped_then_summed)(u.copy())
+        g_tape = srcad.grad(one_array_twice_popped_then_summed, mode="tape")(u.copy())
+        np.testing.assert_allclose(g_src, g_tape, rtol=1e-12)
+        bad += [] if np.array_equal(g_src, g_tape) else [seed]
+    assert not bad, bad
