@@ -134,18 +134,21 @@ class LoopsMixin:
                 seq = self.emit(self.op_call(list, [seq], {}, s), self.fresh(f"{target}_items"),
                                 s)
             # for x in xs: -> for x_index in range(len(xs)): x = xs[x_index]
+            whole = self.every_slot_after_branch(seq, it, body)
             seq = self.snapshot(seq, s)
             n = self.loop_count(seq, f"{target}_count", s)
             start, stop, step = ir.Const(0, "0"), n, ir.Const(1, "1")
             loop_var = self.fresh(f"{target}_index")
             self.ints.add(loop_var)
             self.mutable.add(loop_var)
-            prefix = [(seq, loop_var)]
+            prefix = [(seq, loop_var, whole)]
         outer, self.body = self.body, []
         try:
-            for seq, idx in prefix:
+            for seq, idx, whole in prefix:
+                # (`x = u` where every item is u: `every_slot_after_branch`)
                 call = self.op_call(operator.getitem, [seq, ir.Index((ir.Var(idx),), False)],
-                                    {}, s)
+                                    {}, s) if whole is None else \
+                    self.op_call(control.identity, [whole], {}, s)
                 self.emit(call, target, s)
                 self.env[target] = ir.Var(target)
             self.env[loop_var] = ir.Var(loop_var)

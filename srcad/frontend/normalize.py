@@ -780,9 +780,16 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                     and second.get(k) == x and isinstance(x, ir.Var)
                     and x.name not in self.mutable}
             if isinstance(now, ir.Var) and same:
+                # (every slot, both ways, one object: `[u]` or `[u, u]` -- any index reads it)
+                held = {*first.values(), *second.values()}
+                whole = next(iter(held)) if len(held) == 1 and set(same.values()) == held and \
+                    all(type(k) is int for k in (*first, *second)) else None
+                if whole is not None:  # (and a constant index in range both ways: -1, say)
+                    n = min(len(first), len(second))
+                    same = {k: whole for k in range(-n, n)}
                 self.slots_after_branch[now.name] = (
                     sum(isinstance(st, ir.Call) for st in self.statements_so_far()),
-                    len(self.mutations), same)
+                    len(self.mutations), same, whole)
 
     def slot_after_branch(self, base, index):
         """`lst[k]` read at the top level after a branch that rebuilt `lst`, with no
@@ -790,20 +797,41 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         (`note_slots_after_branch`) -- read as that object's name, as from a display, so
         its adjoint gathers every read of the array in the order the backward reaches
         them, as the tape's one Tensor does. Else None."""
-        if not isinstance(base, ir.Var) or base.name not in self.slots_after_branch or \
-                self.body is not self.top_body or index.is_tuple:
+        part = None if index.is_tuple else index.parts[0]
+        if not (isinstance(part, ir.Const) and type(part.value) is int):
             return None
-        at, writes, same = self.slots_after_branch[base.name]
-        part = index.parts[0]
-        if not (isinstance(part, ir.Const) and type(part.value) is int) or \
-                part.value not in same or len(self.mutations) != writes:
+        same = self.slots_still(base)
+        return None if same is None else same[0].get(part.value)
+
+    def every_slot_after_branch(self, base, it, body):
+        """`for x in lst:` at the top level after a branch that rebuilt `lst` so that every
+        slot holds one object whichever way it went (`[u, u]`, one popped or not), the
+        loop's body not naming `lst`: that object, which each item the loop takes is (read
+        as that name, as `slot_after_branch` reads a constant index, so a run-time index --
+        `sum(lst)` -- adds its cotangent where the tape's one Tensor does). Else None."""
+        if not isinstance(it, gast.Name) or any(
+                isinstance(n, gast.Name) and n.id == it.id
+                for st in body for n in gast.walk(st)):
+            return None
+        same = self.slots_still(base)
+        return None if same is None else same[1]
+
+    def slots_still(self, base):
+        """(slot -> object, the one object of every slot or None) of `base`, a list a
+        top-level branch rebuilt (`note_slots_after_branch`), read at the top level with no
+        statement binding it or writing in place since; else None."""
+        if not isinstance(base, ir.Var) or base.name not in self.slots_after_branch or \
+                self.body is not self.top_body:
+            return None
+        at, writes, same, whole = self.slots_after_branch[base.name]
+        if len(self.mutations) != writes:
             return None  # (a write in place since: the list's slot, numpy's array, shows
             # it where srcad's holders of the object may not -- read as written)
         stmts = [st for st in self.statements_so_far() if isinstance(st, ir.Call)]
         if any(base.name in ir.defs(st) or st.op.name in ("write_through", "setitem")
                for st in stmts[at:]) or self.env.get(base.name) != base:
             return None
-        return same[part.value]
+        return same, whole
 
     def unpack_by_index(self, names, whole, node):
         """`a, b = whole`: each name the item at its position (getitem's rule), once
