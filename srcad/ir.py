@@ -75,6 +75,10 @@ class Call:
     # store of the item numpy wrote in place (analysis/refusals.py: the array in that slot,
     # written, which other holders see), told apart from a plain store `x[i] = x[i] op t`
     augmented: bool = False
+    # a copy `p = identity(a)` of an argument of a module-level function spliced into its
+    # caller (frontend/closure_values.py): kept, so the adjoint from inside the call is
+    # summed under its own name before it is added to the caller's -- a subroutine's order
+    scope: bool = False
 
 
 @dataclass

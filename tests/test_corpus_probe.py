@@ -61,10 +61,8 @@ XFAILS["wild_repos7.gaussian_mixture_nll"] = (
     "eigh route has no gradient where eigenvalues repeat (a diagonal or isotropic cov)")
 
 # the ninth probe (wild_repos8.py): classes left open (each refused at the user's line)
-XFAILS["wild_repos8.chain_star_args"] = (
-    "`compose(*fns)` returning a closure over a tuple of lambdas that close over the "
-    "differentiated weights: a function value built by a call (closures.py's partial) is "
-    "called with differentiated values ('`__srcad_partial` has no derivative rule')")
+# (wild_repos8.chain_star_args, `compose(*fns)` of lambdas over the weights: followed since
+# 2026-12-05, fourth session -- frontend/closure_values.py)
 XFAILS["wild_repos8.context_manager_eval"] = (
     "a user `@contextlib.contextmanager` made from an object holding the differentiated "
     "weights (`with evaluating(model):` switching model.training): pyforms.py enters a "

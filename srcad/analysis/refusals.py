@@ -374,6 +374,8 @@ def _what_to_do(s) -> str:
                 "has its derivative carried beside it)")
     if getattr(op, "why", None):
         return _not_followed(op.why)
+    if getattr(op, "advice", None):
+        return op.advice
     if op.kind == "call" and op.label in ("map", "filter"):  # (map(np.tanh, xs) kept)
         return ("consume it where it is made, or write it as a comprehension, which srcad "
                 "differentiates: `[f(v) for v in xs]`")

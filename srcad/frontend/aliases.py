@@ -91,6 +91,7 @@ def propagate_aliases(body: list, params, fresh=None) -> list:
         src = s.args.get("x") if isinstance(s, ir.Call) and s.op is copy else None
         rest = out[i + 1:]
         if (isinstance(src, ir.Var) and src.name != s.target and s.target not in params
+                and not s.scope
                 and count.get(s.target) == 1
                 and not any(src.name in ir.defs(t) for t in ir.walk(rest))
                 and _renamable(rest, s.target)):
@@ -385,7 +386,7 @@ class _MustAlias:
         self.before[id(s)] = state
         prog = self.prog
         if isinstance(s, ir.Call):
-            src = s.args.get("x") if s.op is self.copy else None
+            src = s.args.get("x") if s.op is self.copy and not s.scope else None
             if isinstance(src, ir.Var) and src.name != s.target:
                 self.after[id(s)] = _with_copy(state, s.target, src.name, prog, s)
                 return self.after[id(s)]
@@ -571,7 +572,7 @@ class _MayHold:
     def stmt(self, s, state: frozenset) -> frozenset:
         self.before[id(s)] = self.before.get(id(s), frozenset()) | state
         if isinstance(s, ir.Call):
-            src = s.args.get("x") if s.op is self.copy else None
+            src = s.args.get("x") if s.op is self.copy and not s.scope else None
             if s.target == self.a and isinstance(src, ir.Var) and src.name != self.a:
                 # (`a = y`: y holds a's array from here, and so does every name certainly
                 # y's object there: `v2 = v2_setitem; x = v2; v3 = x` -- v2 and x too)
@@ -612,7 +613,8 @@ def split_reads(body: list, params, fresh) -> list:
     top = set(params) | {d for s in body for d in ir.defs(s)
                          if not isinstance(s, (ir.If, ir.For, ir.While))}
     copies = [s for s in ir.walk(body) if isinstance(s, ir.Call) and s.op is copy
-              and isinstance(s.args.get("x"), ir.Var) and s.args["x"].name != s.target]
+              and not s.scope and isinstance(s.args.get("x"), ir.Var)
+              and s.args["x"].name != s.target]
     # (either side of a copy: `y = a` and `a = y` both leave y holding a's array)
     # (a name bound at the top level to a value, not a placeholder -- `result = None`,
     # which the desugared early return fills in an arm -- and copied into in an arm later:
@@ -636,7 +638,8 @@ def split_reads(body: list, params, fresh) -> list:
         flow.block(body, frozenset())
         if not all(_after(must, c).get(a, (None, None, None))[1] in (a, None)
                    for c in ir.walk(body) if isinstance(c, ir.Call) and c.op is copy
-                   and isinstance(c.args.get("x"), ir.Var) and id(c) in must.before
+                   and not c.scope and isinstance(c.args.get("x"), ir.Var)
+                   and id(c) in must.before
                    and (c.args["x"].name == a or c.args["x"].name in flow.before[id(c)]
                         or c.target == a)
                    and not _class_ends_straight(body, c, must)):

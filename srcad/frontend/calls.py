@@ -45,9 +45,11 @@ from ..pyfuncs import GENERATOR_DRAWS, SUBSTITUTES, label_of
 from ..runtime_linalg import is_sparse, sparse_matmul
 from . import guards
 from .closures import PARTIAL
+from .factories import ARGUMENT
 from .methods import _BUILTIN_OPS, METHODS, RESERVED
 from .opaque import (
     is_namedtuple_type,
+    is_opaque,
     is_user_object,
     library_file,
     opaque_attribute,
@@ -237,6 +239,20 @@ class CallsMixin:
                                                            P.KEYWORD_ONLY)}
             rest_keys = [k for k in keys if k not in takes]
             params = [p for p in params if p.kind is not P.VAR_KEYWORD]
+        if not spreads and len(stars) == 1 and any(p.kind is P.VAR_POSITIONAL for p in params):
+            # `compose(*fns)` of a list or tuple whose items this function knows: each item
+            # by position, as Python spreads them (parse.star_params_for_call packs them)
+            star = e.args[stars[0]].value
+            held = self.env.get(star.id) if isinstance(star, gast.Name) else None
+            items = list(enumerate(held.items)) if isinstance(held, ir.Seq) else (
+                self.list_items_of(star.id) if isinstance(star, gast.Name) else None)
+            if items is not None and [k for k, _ in items] == list(range(len(items))):
+                args = list(e.args)
+                args[stars[0]:stars[0] + 1] = [gast.copy_location(gast.Subscript(
+                    value=copy.deepcopy(star), slice=gast.Constant(i, None),
+                    ctx=gast.Load()), star) for i in range(len(items))]
+                return gast.copy_location(gast.Call(func=e.func, args=args,
+                                                    keywords=list(e.keywords)), e)
         if any(p.kind in (P.VAR_POSITIONAL, P.VAR_KEYWORD) for p in params) or \
                 len(spreads) > 1 or len(stars) > 1 or (stars and stars[0] != len(e.args) - 1):
             return e
@@ -448,8 +464,8 @@ class CallsMixin:
                 func.id in self.locals:  # `tanh = np.tanh; tanh(x)`: np.tanh's row
             return self.call_of(held.value, held.src, func, e, hint)
         if isinstance(func, gast.Name) and func.id in self.locals:
-            lifted = self.lifted_call(func.id, e, hint)
-            if lifted is not None:
+            lifted = self.closure_site(held, e, hint)
+            if lifted is not None:  # (`f = lambda h: h @ W; ...; f(x)`: closure_values.py)
                 return lifted
             # a callable held in a local (an argument, a bound method): run as written
             callee = self.name_atom(func)
@@ -473,6 +489,9 @@ class CallsMixin:
                 return self.call_of(t, spelled, func, self.with_free_variables(func, e), hint)
             else:  # f(a)(b): run as written -- or the function a factory returns
                 callee = self.expr(func, hint, None)
+                lifted = self.closure_site(callee, e, hint)
+                if lifted is not None:  # (`dense(W1)(x)`: the closure a factory returns)
+                    return lifted
                 if isinstance(callee, ir.Const) and (is_user_object(callee.value) or
                                                      rowed_callable(callee.value)):
                     spelled = "".join(c if c.isalnum() else "_" for c in callee.src)
@@ -482,6 +501,11 @@ class CallsMixin:
                                                  starred, e))
         elif isinstance(func, gast.Subscript):  # `self.layers[-1](h)`, `acts[0](z)`
             held = self.expr(func, hint, None)
+            lifted = self.closure_site(held, e, hint)
+            if lifted is not None:  # (`layers[0](x)`: a closure a display holds)
+                return lifted
+            if isinstance(self.followed(held), ir.Const):  # (`acts["relu"](z)`: a function
+                held = self.followed(held)  # a display made here holds)
             if isinstance(held, ir.Const) and (is_user_object(held.value) or
                                                rowed_callable(held.value)):
                 spelled = "".join(c if c.isalnum() else "_" for c in held.src).strip("_")
@@ -752,11 +776,28 @@ class CallsMixin:
         carried = self.carried_getattr(e)
         if carried is not None:
             return carried
+        if isinstance(e.func, gast.Name) and e.func.id == ARGUMENT and len(e.args) == 1 and \
+                e.func.id not in self.locals:
+            # a spliced factory's parameter (factories.py): a copy kept under its own name
+            arg = self.expr(e.args[0], hint, None)
+            if not isinstance(arg, ir.Var) or self.closure_of(arg) is not None:
+                return arg  # (a constant, a function: no Tensor on the tape either)
+            out = self.result(self.op_call(control.identity, [arg], {}, e), hint, into, e)
+            last = self.body[-1] if self.body else None
+            if isinstance(last, ir.Call) and last.target == out.name and not self.generated:
+                last.scope = True
+            return out
         copied = self.copied_list(e)
         if copied is not None:  # (list(ws): a display of the same items, or a `list` op)
             kind = tuple if isinstance(copied, ir.Seq) and copied.kind == "tuple" else list
             return self.result(self.op_call(kind, [copied], {}, e), hint, into, e)
         site = self.resolve_call(e, hint)
+        if site[0] == "op" and self.is_lifted_partial(e) and is_opaque(site[1]):
+            # (a nested function as a value: closure_values.py)
+            site = self.closure_made_op(site, e)
+            out = self.result((site[1], site[2]), hint, into, e)
+            self.note_closure(out, e, site[2])
+            return out
         if site[0] == "op":
             return self.result((site[1], site[2]), hint, into, e)
         return self.emit_user_call(site, e, hint, into)
@@ -820,6 +861,11 @@ class CallsMixin:
             return chosen
         if obj in LIFTED and not checkpointed:  # a nested def or lambda (inline.py)
             return self.inline_call(call, into, hint, e)
+        if (call.callee.closures_out or call.closures_in) and not checkpointed:
+            # `dense(W1)` returning a nested function that closes over W1, `layer(h, W,
+            # act=lambda z: z * s)` given one: spliced in, so the closure is called with the
+            # values it closes over (closure_values.py)
+            return self.inline_call(call, into, hint, e, scoped=True)
         if not checkpointed and self.passes_written_dict(call):
             # `bn_forward(x, bn_param)` writing `bn_param[k] = v`: Python changes the caller's
             # dict, so the caller reads the new entries after the call -- spliced in here,
@@ -982,9 +1028,6 @@ class CallsMixin:
         return obj if is_user_object(obj) else None
 
     # hooks (closures.py, methods)
-    def lifted_call(self, name: str, e, hint):
-        return None
-
     def namedtuple_method(self, func, e, hint):
         """`q.double()` where q holds a namedtuple whose class (a `typing.NamedTuple`, or a
         subclass of a namedtuple) defines that method: the user function, called with q --

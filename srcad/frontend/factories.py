@@ -46,6 +46,17 @@ from .opaque import library_file
 from .parse import LIFTED, parse_function
 
 
+ARGUMENT = "__srcad_argument"
+
+
+def scoped_argument(value):
+    """`W_f = __srcad_argument(W)`: a factory's parameter bound to its argument where the
+    call is spliced in -- the same object, under a name whose adjoint is summed on its own
+    before it reaches the argument's (normalize: a copy kept, `ir.Call.scope`), as tape mode
+    sums the fresh Tensor it gives a user function for each argument."""
+    return value
+
+
 def _name(id_, store=False):
     return gast.Name(id=id_, ctx=gast.Store() if store else gast.Load(), annotation=None,
                      type_comment=None)
@@ -62,7 +73,10 @@ def _factory_tree(fn):
         return None
     fdef = pf.tree
     a = fdef.args
-    if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs or fdef.decorator_list:
+    # (`*ws` is a parameter of parse_function's tree, the tuple: pf.vararg -- spliced, one
+    # argument would bind it, not the tuple of it; such a call is followed by user_call)
+    if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs or fdef.decorator_list or \
+            pf.vararg is not None:
         return None
     body = [s for s in fdef.body if not (isinstance(s, gast.Expr) and isinstance(
         s.value, gast.Constant) and isinstance(s.value.value, str))]
@@ -231,8 +245,10 @@ def splice_factories(pf) -> None:
                 value = _name(held)
             else:
                 return None
-            out.append(gast.copy_location(gast.Assign(targets=[_name(names[p], True)],
-                                                      value=value, type_comment=None), at))
+            pf.bound[ARGUMENT] = scoped_argument
+            value = gast.Call(func=_name(ARGUMENT), args=[value], keywords=[])
+            out.append(gast.fix_missing_locations(gast.copy_location(gast.Assign(
+                targets=[_name(names[p], True)], value=value, type_comment=None), at)))
         body = copy.deepcopy(fdef.body)
         if isinstance(body[0], gast.If):  # (the arm the call's constant chooses)
             arm = _chosen_arm(body[0], given)

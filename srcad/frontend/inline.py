@@ -38,11 +38,26 @@ from .parse import LIFTED
 class InlineMixin:
     """`inline_call`, for the `Normalizer` (normalize.py)."""
 
-    def inline_call(self, call: ir.UserCall, into, hint: str, node) -> ir.Var:
+    def inline_call(self, call: ir.UserCall, into, hint: str, node, scoped: bool = False
+                    ) -> ir.Var:
+        """`scoped`: a module-level function spliced in (closure_values.py), whose arrays
+        it is given are names of its own, as a subroutine's parameters are: a value's
+        adjoint from inside the call is summed there, then added to the caller's, as tape
+        mode's fresh Tensors for a user function's arguments sum it."""
         callee = call.callee
         assigned = {d for s in ir.walk(callee.body) for d in ir.defs(s)}
         names, atoms = {}, {}
+        copied: dict = {}  # (one array given twice is one name in the callee, as on the tape)
+        unscoped = set(getattr(call, "closure_free", ()))  # (what closures close over)
         for p, a in zip(callee.params, call.args):
+            if scoped and isinstance(a, ir.Var) and p not in unscoped and \
+                    self.closure_of(a) is None:  # (a function is no Tensor on the tape)
+                if a.name not in copied:
+                    copied[a.name] = ir.Var(self.fresh(p))
+                    op, args = self.op_call(control.identity, [a], {}, node)
+                    self.body.append(ir.Call(copied[a.name].name, op, args, call.line,
+                                             scope=True))
+                a = copied[a.name]
             if p in assigned:  # the body assigns its parameter: a name of its own
                 names[p] = self.fresh(p)
                 op, args = self.op_call(control.identity, [a], {}, node)
@@ -70,6 +85,7 @@ class InlineMixin:
                 if isinstance(s, ir.For) and s.target in names:
                     self.mutable.add(names[s.target])
         ret = r.atom(callee.ret.value)
+        self.take_closures(getattr(callee, "closures_out", {}), r.atom)
         given = dict(zip(callee.params, call.args))
         for p, final in callee.written.items():  # the caller's names see the written dict
             held = holders.get(p, [])

@@ -115,8 +115,11 @@ class LoopsMixin:
                 return self.once_per_item(target, [ir.Const(k, repr(k)) for k in table], body)
             sliced = self.module_slice(it)
             seq = self.expr(it, target, None) if sliced is None else sliced
+            held = None if exits else self.closure_items(seq, it, body)
+            if held is not None:  # (a list of closures: closure_values.py)
+                return self.once_per_item(target, held, body)
             if isinstance(seq, ir.Seq) and seq.items and not exits and all(
-                    _function_item(a) for a in seq.items):
+                    self.function_value(a) for a in seq.items):
                 # `fns = [relu, np.tanh]; for f in fns: h = f(h)`, `for W, act in [(W1,
                 # np.tanh), (W2, relu)]`: the body once per item
                 return self.once_per_item(target, seq.items, body)

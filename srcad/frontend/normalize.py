@@ -62,6 +62,7 @@ from .effects import EffectsMixin, check_lost_changes
 from .expressions import PY_BINARY, ExpressionsMixin, rowed_callable
 from .itemloops import index_item_loops, written_in_place
 from .fence import fence
+from .closure_values import Closure, ClosureValuesMixin
 from .inline import InlineMixin, hoist_written_arguments, written_params
 from .kept_globals import kept_globals
 from .partials import lower_partials
@@ -132,7 +133,7 @@ def _branch_locals(tree) -> set:
 
 
 class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, ExpressionsMixin,
-                 LoopsMixin):
+                 LoopsMixin, ClosureValuesMixin):
     def __init__(self, pf: ParsedFunction):
         self.pf = pf
         self.body: list = []
@@ -190,6 +191,10 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         # hold the same object whichever way a top-level branch that rebuilt it went
         # (`slot_after_branch`)
         self.slots_after_branch: dict = {}
+        # IR name -> the closure it holds (a nested def or lambda used as a value), and the
+        # values it closed over when made (closure_values.py)
+        self.closures: dict = {}
+        self.closure_made: dict = {}
         self.maybe_slot: dict = {}  # a slot read back -> the object it held, maybe still
         self.augmenting = False  # (`x[i] op= t` being normalised: setitem)
         self.storing_at = None  # (the index a store writes: propagate_write)
@@ -314,6 +319,9 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         arrays = [p for p in self.pf.params if p in self.array_writes and p not in written]
         riding = [self.rebound_params.get(p, self.env[p]) for p in written + arrays] + \
             [atom for _, _, atom in state]
+        # (the closures it returns, and what they close over: closure_values.py)
+        closing = self.closures_reached([ret.value])
+        riding += [a for name, c in closing.items() for a in (ir.Var(name), *c.free.values())]
         if riding:
             self.body[-1] = ir.Return(ir.Seq((ret.value, *riding)), ret.line)
         if not self.generated:  # (srcad's own code, transformed again: no tape to agree with)
@@ -326,6 +334,9 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             k = 1 + len(written) + len(arrays)
             array_finals = dict(zip(arrays, items[1 + len(written):k]))
             state = [(obj, attr, atom) for (obj, attr, _), atom in zip(state, items[k:])]
+            rest = iter(items[k + len(state):])
+            closing = {next(rest).name: Closure(c.fn, c.names, {k: next(rest) for k in c.free})
+                       for c in closing.values()}
         for p in reversed(written):
             self.own_on_entry(p)
         lines = {n: self.pf.line(n) for n in range(self.pf.first_line, self.pf.last_line + 1)}
@@ -346,6 +357,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             inlined=list(self.inlined),
         )
         fn.changes = check_lost_changes(fn)
+        fn.closures_out = closing
         return fn
 
     def enclosing(self, node, kinds) -> list:
@@ -397,7 +409,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             kept = self.mutable_holds.get(atom.name, (None,))[0]
             if atom.name not in pinned and kept is not None and kept.name not in \
                     self.mutable and self.holds_now(atom.name, kept) and \
-                    self.body is self.top_body:
+                    self.body is self.top_body and not self.made_by_alias_again(kept):
                 pinned[atom.name] = kept  # (pinned before, and not bound again since)
             if atom.name not in pinned:
                 op, args = self.op_call(control.identity, [atom], {}, node)
@@ -433,6 +445,13 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             held = pin(atom)
             if held != atom:
                 self.env[n] = held
+
+    def made_by_alias_again(self, var: ir.Var) -> bool:
+        """Is `var` an `alias_again` of another holder (`y op= t` with `z = y` before): the
+        object y holds when y held an array, z's old number when it held a number -- which
+        the name written need not hold (it holds the new number then)."""
+        return any(isinstance(st, ir.Call) and st.op.name == "alias_again"
+                   for st in self.definitions(var.name))
 
     def statement_kind(self, s):
         if isinstance(s, gast.Return):
@@ -778,7 +797,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             first, second = (dict(e.get(n) or ()) for e in ends)
             same = {k: x for k, x in first.items() if type(k) is int and k >= 0
                     and second.get(k) == x and isinstance(x, ir.Var)
-                    and x.name not in self.mutable}
+                    and self.one_value_so_far(x)}
             if isinstance(now, ir.Var) and same:
                 # (every slot, both ways, one object: `[u]` or `[u, u]` -- any index reads it)
                 held = {*first.values(), *second.values()}
@@ -829,9 +848,17 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             # it where srcad's holders of the object may not -- read as written)
         stmts = [st for st in self.statements_so_far() if isinstance(st, ir.Call)]
         if any(base.name in ir.defs(st) or st.op.name in ("write_through", "setitem")
-               for st in stmts[at:]) or self.env.get(base.name) != base:
+               for st in stmts[at:]) or self.env.get(base.name) != base or \
+                not all(self.one_value_so_far(x) for x in same.values()):
             return None
         return same, whole
+
+    def one_value_so_far(self, x: ir.Var) -> bool:
+        """Has the IR name `x` held one value up to here: a name of one value, or one that a
+        loop or branch later gives others (one IR name for all) not bound by any statement
+        yet -- a parameter that `if c: x = x / 2` rebinds further down."""
+        return x.name not in self.mutable or not any(
+            x.name in ir.defs(st) for st in self.statements_so_far())
 
     def unpack_by_index(self, names, whole, node):
         """`a, b = whole`: each name the item at its position (getitem's rule), once
@@ -1217,6 +1244,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             for _, _, pname, atom in pf.attr_in:
                 kwargs[pname] = atom
             fn = state_given(fn, [(obj, attr) for obj, attr, _, _ in pf.attr_in])
+        closing = self.closure_arguments(pf, args, kwargs)  # (closure_values.py)
         if inspect.isgeneratorfunction(fn):
             # (normalised as a function returning the list of its values, pyforms.generator:
             # where no gradient flows through the call, it runs as that too)
@@ -1289,6 +1317,8 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         call = ir.UserCall([], callee, fn, name, [bound[p] for p in params], node.lineno,
                            multi=isinstance(callee.ret.value, ir.Seq))
         call.returns_dict = _returns_dict(callee, pf)
+        call.closures_in = closing  # (spliced in: emit_user_call)
+        call.closure_free = list(pf.closure_free)
         call.carried = [(o, attr) for o, attr, _ in carried]
         return call
 
@@ -1843,6 +1873,9 @@ def _normalize(pf: ParsedFunction, root: bool = False) -> ir.Function:
     for _, _, pname, _ in pf.attr_in:  # (the caller's stores on objects, given: state.py)
         pf.params.append(pname)
         pf.tree.args.args.append(gast.Name(pname, gast.Param(), None, None))
+    for pname in pf.closure_extra:  # (closure values' free variables: closure_values.py)
+        pf.params.append(pname)
+        pf.tree.args.args.append(gast.Name(pname, gast.Param(), None, None))
     n.__init__(pf)  # names and definitions again, now that flags exist
     n.state_locals = scalarised + _known_state_locals(pf, n, state_locals)
     n.state_names = {local: (obj, attr) for obj, attr, local in n.state_locals}
@@ -1850,6 +1883,8 @@ def _normalize(pf: ParsedFunction, root: bool = False) -> ir.Function:
     n.root = root
     for obj, attr, pname, _ in pf.attr_in:
         n.attr_carry[(id(obj), attr)] = (obj, ir.Var(pname))
+    n.closures.update(pf.closure_params)
+    n.env.update(pf.function_displays)
     fn = n.run()
     fn.attr_unknown = n.attr_unknown  # (what its caller must read when the code runs)
     fn.kept_uses = pf.kept_uses  # (reads after stores: refusals.check_kept_globals)

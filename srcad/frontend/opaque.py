@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import inspect
 import math
 import operator
@@ -66,6 +67,7 @@ class OpaqueOp(table.Op):
     library: str | None = None  # a library function's file, for the message
     srcad_own: bool = False  # one of srcad's own functions (a row is missing: a bug)
     why: str | None = None  # a user class whose object was not followed: why (objects.py)
+    advice: str | None = None  # what to do instead, where the default hint does not fit
     # one of srcad's own checks of its arguments (runtime_python: `spread_keywords`,
     # `same_length`): reads them, may raise, stores nothing -- a differentiated argument is
     # safe to give it, though the call is no dead code
@@ -286,6 +288,8 @@ def known_pure(fn, keywords=()) -> bool:
         return False
     if isinstance(fn, type) and fn.__module__ == "builtins":
         return True  # float, int, list, dict, range, ...
+    if fn is functools.partial:  # (a new object holding its arguments, which it leaves be)
+        return True
     name = getattr(fn, "__name__", None)
     mod = getattr(fn, "__module__", None) or ""
     if getattr(builtins, name or "", None) is fn:

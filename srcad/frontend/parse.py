@@ -121,6 +121,13 @@ class ParsedFunction:
     # own `layer.W = W` or an earlier callee's `self.output = ...`), given to this callee as
     # extra parameters its reads of `obj.attr` read (frontend/state.py)
     attr_in: list = field(default_factory=list)
+    # closure values the caller passes (frontend/closure_values.py): {parameter: Closure,
+    # its free variables the extra parameters `closure_extra`}, and {parameter: a display of
+    # functions it holds}
+    closure_params: dict = field(default_factory=dict)
+    function_displays: dict = field(default_factory=dict)
+    closure_extra: list = field(default_factory=list)
+    closure_free: list = field(default_factory=list)  # (those a closure closes over)
     deferrable: bool = False  # a transform's own function: it may wait for the arguments
     # parameters whose kind (list, dict or array) the call has not told yet: the transform's
     # own, until its first call's arguments tell (`_ir_with`), and a callee's given them

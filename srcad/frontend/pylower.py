@@ -47,6 +47,7 @@ from ..checkpoint import checkpoint
 from ..errors import DictUnknownError, UnsupportedSyntaxError
 from ..naming import fresh
 from . import pylevel
+from .closures import PARTIAL
 from .opaque import MUTATING
 from .parse import EACH, UNRESOLVED, resolve_dotted
 from .pyforms import _evaluated_maybe_or_often
@@ -809,14 +810,20 @@ class _Lowerer:
         mine = {id(n) for n in gast.walk(s)}
         read_after = any(isinstance(n, gast.Name) and n.id == t and id(n) not in mine
                          for n in gast.walk(self.pf.tree))
+        # (a nested function made in the body that closes over t reads t when it is called,
+        # as Python's closure does -- the last item, after the loop: t a name of its own)
+        captured = any(isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and
+                       n.func.id == PARTIAL and any(isinstance(k.value, gast.Name) and
+                                                    k.value.id == t for k in n.keywords)
+                       for st in s.body for n in gast.walk(st))
         for v in values:
-            if t in assigned:  # (the body rebinds the loop variable: a name of its own)
+            if t in assigned or captured:  # (the body rebinds the loop variable: its own name)
                 out.append(_assign(t, copy.deepcopy(v)))
                 out.extend(copy.deepcopy(s.body))
                 continue
             for st in copy.deepcopy(s.body):  # the item itself where the body reads `t`
                 out.append(_Substitute(t, v).visit(st))
-        if read_after and t not in assigned:
+        if read_after and t not in assigned and not captured:
             out.append(_assign(t, copy.deepcopy(values[-1])))  # (Python leaves t bound)
         return out
 

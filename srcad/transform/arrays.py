@@ -250,8 +250,8 @@ def _drop_self_copies(stmts: list, copy_op, same: dict | None = None) -> None:
 
     kept = []
     for s in stmts:
-        if isinstance(s, ir.Call) and s.op is copy_op and isinstance(x := s.args.get("x"),
-                                                                     ir.Var):
+        if isinstance(s, ir.Call) and s.op is copy_op and not s.scope and isinstance(
+                x := s.args.get("x"), ir.Var):
             if x.name == s.target or s.target in same.get(x.name, ()):
                 continue
             forget(s.target)

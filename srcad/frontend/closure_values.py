@@ -1,0 +1,241 @@
+"""Functions as values that close over the function's values (a mixin for the Normalizer).
+
+closures.py lifts a nested def or lambda out of the function it is written in; where it is
+used as a value (put in a list, passed, returned) it becomes ``__srcad_partial(g, w=w)``, its
+free variables bound. That call is an op with no rule: a gradient through ``w`` would stop
+there. Here the normaliser keeps, for the name holding such a value, which lifted function it
+is and what it closes over, so that a call of it -- through the name, an item of a display a
+loop walks once per item, a callee's parameter, a factory's result -- is a call of the lifted
+function with its free variables given, spliced in (inline.py) and differentiated like the
+rest: the partial itself is left unread.
+
+What a call reads is what Python reads. A closure made in this function reads the enclosing
+function's variables when it is called (late binding: a name rebound after the closure was
+made is read as rebound), so its free variables are this function's names at the call. One
+that came from elsewhere -- a factory's result, a callee's parameter -- reads the values its
+maker's names held when that returned (they cannot change after).
+
+Before/after:
+    fns = (lambda h: h @ W1, np.tanh)         x_lambda_L5 = x @ W1        (the lambda's body)
+    for f in fns:                             x = np.tanh(x_lambda_L5)
+        x = f(x)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import gast
+
+from .. import ir
+from ..naming import fresh
+from ..ops import control
+from .loops import _function_item
+
+
+CLOSURE_ADVICE = (
+    "a nested function or lambda that closes over a differentiated value is followed where "
+    "srcad knows which one each call calls -- through its name, a tuple or list display a "
+    "loop walks, an item at a constant index or key, a callee's parameter, a factory's "
+    "result; here it is kept or chosen where srcad cannot tell which (`f0 if c else f1`, a "
+    "list built over a run-time count, a library call given it). Call each one where the "
+    "choice is made (`h = f0(h) if c else f1(h)`)")
+
+
+@dataclass(frozen=True)
+class Closure:
+    """A lifted function and what it closes over: `free` maps each free variable (a keyword
+    of the lifted function) to its atom, or is None for a closure made in this function,
+    whose free variables are read from the function's names when it is called."""
+
+    fn: object
+    names: tuple
+    free: dict | None
+
+
+class ClosureValuesMixin:
+    """`note_closure`, `closure_of`, `closure_site`, `function_value` for the Normalizer."""
+
+    def closure_made_op(self, site: tuple, e: gast.Call) -> tuple:
+        """`__srcad_partial(g, w=w)`'s op, named for the user (the def's name, or `lambda`)
+        and with what to do where it stays a value srcad cannot follow."""
+        fn, _ = self.dotted(e.args[0])
+        name = getattr(fn, "__name__", "lambda")
+        label = "lambda" if name.startswith("lambda_L") else name
+        return (site[0], dataclasses.replace(site[1], label=label, advice=CLOSURE_ADVICE),
+                site[2])
+
+    def note_closure(self, var, e: gast.Call, bound: dict) -> None:
+        """`var = __srcad_partial(g, w=w)` just made: var holds the lifted g, closing over
+        this function's names (`bound`: the op's arguments, the free values now)."""
+        if not isinstance(var, ir.Var):
+            return
+        fn, _ = self.dotted(e.args[0])
+        names = tuple(k.arg for k in e.keywords)
+        self.closures[var.name] = Closure(fn, names, None)
+        # (each free variable's name here -- a loop's variable may have been renamed -- and
+        # its value now, for a name no longer bound at the call)
+        self.closure_made[var.name] = {
+            k.arg: (k.value.id if isinstance(k.value, gast.Name) else None, bound.get(k.arg))
+            for k in e.keywords}
+
+    def closure_of(self, atom) -> Closure | None:
+        """The closure `atom` holds, its free variables as atoms now; else None."""
+        atom = self.followed(atom)
+        c = self.closures.get(atom.name) if isinstance(atom, ir.Var) else None
+        if c is None or c.free is not None:
+            return c
+        made = self.closure_made.get(atom.name, {})
+        return Closure(c.fn, c.names, {k: self.env.get(name, now)
+                                       for k, (name, now) in made.items()})
+
+    def followed(self, atom):
+        """What `atom` holds, through copies (`g = f`, a loop name given the value) and
+        items a constant index reads from a container whose items are known (`fs[0]`,
+        `acts["relu"]`), one definition each: a closure's name, a constant, or `atom`."""
+        for _ in range(64):
+            if not isinstance(atom, ir.Var) or atom.name in self.closures:
+                return atom
+            defs = self.definitions(atom.name)
+            if len(defs) != 1 or not isinstance(defs[0], ir.Call):
+                return atom
+            if defs[0].op.fn is control.identity:
+                nxt = next(iter(defs[0].args.values()))
+            elif defs[0].op.name == "getitem":
+                nxt = self.known_item(defs[0].args.get("a"), defs[0].args.get("index"))
+            else:
+                return atom
+            if nxt is None:
+                return atom
+            atom = nxt
+        return atom
+
+    def known_item(self, base, index):
+        """The item `base[index]` holds, a constant index into a list (or key into a dict)
+        whose items this function knows; else None."""
+        parts = index.parts if isinstance(index, ir.Index) and not index.is_tuple else (index,)
+        if len(parts) != 1 or not (isinstance(parts[0], ir.Const) and
+                                   type(parts[0].value) in (int, str)):
+            return None
+        items = self.list_items_of_atom(base)
+        k = parts[0].value
+        if not items:
+            return None
+        if type(k) is str:  # (a dict display's value: `acts["relu"]`)
+            return dict(items).get(k)
+        if [i for i, _ in items] != list(range(len(items))):
+            return None
+        return items[k][1] if -len(items) <= k < len(items) else None
+
+    def closure_items(self, seq, it, body):
+        """`for f in fs:` of a list this function knows the items of, holding closure values
+        (`fs = [lambda h: h @ W1, np.tanh]`, appended to), the loop's body not naming it:
+        its items, which the loop walks once each (loops.py); else None."""
+        if not isinstance(seq, ir.Var) or not isinstance(it, gast.Name) or any(
+                isinstance(n, gast.Name) and n.id == it.id for st in body for n in gast.walk(st)):
+            return None
+        items = self.list_items_of_atom(seq)
+        if not items or [k for k, _ in items] != list(range(len(items))):
+            return None
+        atoms = [a for _, a in items]
+        if not all(self.function_value(a) for a in atoms) or \
+                not any(self.closure_of(a) is not None for a in atoms):
+            return None
+        return atoms
+
+    def closure_site(self, held, e: gast.Call, hint: str):
+        """A call of a closure value: ("user", the lifted function, ..., its free variables
+        given as keywords, as closures.py passes them to a direct call); else None."""
+        c = self.closure_of(held)
+        if c is None or any(v is None for v in c.free.values()):
+            return None
+        e = self.spread_for(c.fn, e)
+        args, kwargs, starred = self.call_args(e, hint)
+        if starred:
+            self.refuse_starred(e, f"the nested function `{c.fn.__name__}`")
+        return ("user", c.fn, c.fn.__name__, args, {**kwargs, **c.free}, False)
+
+    def closures_reached(self, atoms) -> dict:
+        """{IR name: its closure, free variables as atoms now} of every closure value in
+        `atoms` (a name, or an item of a display), and of those they close over, in turn:
+        what a function returning them hands its caller (`Function.closures_out`)."""
+        out, todo = {}, list(atoms)
+        while todo:
+            a = todo.pop()
+            if isinstance(a, ir.Seq):
+                todo.extend(a.items)
+                continue
+            c = self.closure_of(a)
+            if c is None or a.name in out:
+                continue
+            out[a.name] = c
+            todo.extend(c.free.values())
+        return out
+
+    def take_closures(self, closures: dict, atom) -> None:
+        """A callee's closures (`closures_out`), spliced in: `atom` maps its names to this
+        function's atoms (inline.py's renamer)."""
+        for name, c in closures.items():
+            mine = atom(ir.Var(name))
+            # (one this function gave the callee is its own still: read as it reads it)
+            if isinstance(mine, ir.Var) and self.closure_of(mine) is None:
+                self.closures[mine.name] = Closure(c.fn, c.names,
+                                                   {k: atom(v) for k, v in c.free.items()})
+
+    def closure_arguments(self, pf, args: list, kwargs: dict) -> bool:
+        """A call passing closure values (`layer(h, W, act=lambda z: z * s)`, a display of
+        functions holding one, `compose(*fns)`'s items): the callee `pf` sees each as the
+        closure it is, what it closes over given as extra parameters (added to `kwargs`), so
+        its calls of them are calls of the lifted functions there too. True if any; the call
+        is then spliced in (its Python function takes no such parameters)."""
+        taken = {n.id for n in gast.walk(pf.tree) if isinstance(n, gast.Name)} | set(pf.params)
+
+        def extra(base: str, a, free: bool) -> ir.Var:
+            name = fresh(base, taken)
+            taken.add(name)
+            pf.closure_extra.append(name)
+            if free:  # (a value a closure closes over: the caller's own, not an argument)
+                pf.closure_free.append(name)
+            kwargs[name] = a
+            return ir.Var(name)
+
+        def closure(c: Closure, base: str) -> Closure:
+            return Closure(c.fn, c.names, {k: passed(v, f"{base}_{k}", True)
+                                           for k, v in c.free.items()})
+
+        def passed(a, base: str, free: bool = False):  # (the atom the callee reads for `a`)
+            c = self.closure_of(a)
+            if c is not None:
+                var = extra(base, a, True)
+                pf.closure_params[var.name] = closure(c, var.name)
+                return var
+            if self.function_display(a):
+                return ir.Seq(tuple(passed(x, f"{base}_{i}", free)
+                                    for i, x in enumerate(a.items)), a.kind)
+            return a if isinstance(a, ir.Const) else extra(base, a, free)
+
+        for p, a in [*zip(pf.params, args), *list(kwargs.items())]:
+            c = self.closure_of(a)
+            if c is not None:
+                pf.closure_params[p] = closure(c, p)
+            elif self.function_display(a):
+                pf.function_displays[p] = passed(a, p)
+        return bool(pf.closure_params or pf.function_displays)
+
+    def function_display(self, a) -> bool:
+        """A tuple or list display holding a closure value or a function known when
+        normalising (at any depth: `[(W1, np.tanh), (W2, relu)]`)."""
+        return isinstance(a, ir.Seq) and any(
+            self.closure_of(x) is not None or self.function_display(x) or
+            isinstance(x, ir.Const) and _function_item(x) for x in a.items)
+
+    def function_value(self, a) -> bool:
+        """A function known when normalising -- a constant, a closure value -- or a display
+        holding one: what a loop walks once per item (loops.py)."""
+        if isinstance(a, ir.Var):
+            return self.closure_of(a) is not None
+        if isinstance(a, ir.Seq) and any(isinstance(b, ir.Var) and self.closure_of(b)
+                                         for b in a.items):
+            return True
+        return _function_item(a)
