@@ -999,3 +999,37 @@ def test_check_jvp_catches_a_wrong_jvp():
     with pytest.raises(AssertionError, match="dtype"):
         check_jvp(np.sin, (x,), jvp_fn=lambda p, t: (np.sin(p[0]),
                                                      (np.cos(p[0]) * t[0]).astype(np.float32)))
+
+
+# -- an argument not differentiated, rebound later to a value that is ----------------------------
+# (found 2026-12-05 while testing closures: the jvp read `x_dot` before any statement set it --
+# UnboundLocalError -- where the callee's `x` was the caller's module array, not a tangent
+# argument, and `x = f(x @ W1)` rebinds it)
+
+_GIVEN_X = np.linspace(-1.0, 1.0, 6).reshape(2, 3)
+
+
+def _relu(z):
+    return np.maximum(z, 0.0)
+
+
+def _rebinds_its_argument(W, x):
+    acts = [np.tanh, _relu]
+    for act in acts:
+        x = act(x @ W @ W.T)
+    return np.sum(x)
+
+
+def _calls_with_a_module_array(W):
+    return _rebinds_its_argument(W, _GIVEN_X)
+
+
+def test_jvp_argument_rebound_after_being_read():
+    W = np.random.default_rng(3).standard_normal((3, 3))
+    dW = np.random.default_rng(4).standard_normal((3, 3))
+    for fn, args, dots in [(_calls_with_a_module_array, (W,), (dW,)),
+                           (_rebinds_its_argument, (W, _GIVEN_X), (dW, 0.0 * _GIVEN_X))]:
+        value, tangent = srcad.jvp(fn, args, dots)
+        assert value == fn(*args)
+        g = srcad.grad(_calls_with_a_module_array)(W)
+        np.testing.assert_allclose(tangent, np.sum(g * dW), rtol=1e-12)

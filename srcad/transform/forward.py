@@ -276,12 +276,24 @@ class Forward:
                 return True
         return False
 
+    def _read_before_bound(self, var: str) -> bool:
+        for x in ir.walk(self.fn.body):
+            if var in ir.uses(x):
+                return True
+            if var in ir.defs(x):
+                return False
+        return False
+
     # -- the whole function ------------------------------------------------------------------
     def jvp(self, fname: str | None = None) -> GFunction:
         fname = fname or self.module.function_name(f"{self.fn.name}_jvp")
         dots = [self.dot(p) for p in self.wrt]
         f = GFunction(name=fname, params=list(self.fn.params) + dots)
         f.body.append(Line(comment="--- forward, with tangents ---"))
+        for p in self.fn.params:  # (an argument not differentiated, read before the body
+            # rebinds it to a value that is -- `x = f(x @ W)`: its tangent is zeros there)
+            if p not in self.wrt and p in self.varied and self._read_before_bound(p):
+                f.body.append(Line(assign(self.dot(p), self.zeros(p)), self.fn.first_line))
         f.body.extend(self.block(self.fn.body[:-1]))
         ret = self.fn.ret.value
         value = atom_expr(ret)
