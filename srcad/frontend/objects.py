@@ -2163,6 +2163,14 @@ class _Rewriter:
             if isinstance(over, VList) and over.keys is None and not over.pairs:
                 # `sum(np.sum(l.W ** 2) for l in self.layers)`, `[l.W for l in layers]`
                 return self.expr(self._over_objects(e, over))
+        if isinstance(e, (gast.ListComp, gast.GeneratorExp, gast.SetComp, gast.DictComp)) and \
+                e.generators and self._attribute_walk(e.generators[0].iter) is not UNRESOLVED:
+            # `[v for k, v in vars(self).items() if isinstance(v, np.ndarray)]` of a built
+            # object: over the display of what the walk takes, in its order (each item
+            # `self.<name>`, read as the attribute's local), conditions kept as written
+            g = e.generators[0]
+            g.iter = gast.copy_location(gast.Tuple(elts=self._attribute_walk(g.iter),
+                                                   ctx=gast.Load()), g.iter)
         if isinstance(e, (gast.ListComp, gast.GeneratorExp)) and not self.in_def and \
                 not self.no_hoist and (any(self._builds_object(n) for n in gast.walk(e.elt)) or (
                     len(e.generators) == 1 and any(
