@@ -42,12 +42,9 @@ XFAILS = {
 
 
 # the seventh probe (wild_repos6.py): classes left open
-XFAILS["wild_repos6.sequential_from_config"] = (
-    "a layer built with `**spec` where `spec` is an item of a module-level list of dicts "
-    "walked in a classmethod (`for i, spec in enumerate(config): Dense(W, b, **spec)`): "
-    "objects.py expands `**kwargs` only of a method's own `**kwargs` given known keys, and "
-    "knows neither a global list's length nor its dicts' keys, so the call is left as "
-    "written ('`**kwargs` in a call')")
+# (wild_repos6.sequential_from_config, `Dense(W, b, **spec)` over a module's list of dicts
+# walked in a classmethod: followed since 2026-12-05, fourth session -- a module list given to
+# a method has its length known there, guarded)
 
 # the eighth probe (wild_repos7.py): classes left open
 # (wild_repos7.fc_bn_net, CS231n's `bn_params[i]` handed to a layer function that stores

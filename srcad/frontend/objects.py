@@ -3442,7 +3442,7 @@ class _Rewriter:
                 sub.funcs[p] = held
                 fixed_fns.add(p)
                 continue
-            n = self._static_len(v)
+            n = self._static_len(v, module=True)
             if p in inner.mutated:  # (the method changes the list: its length is unknown)
                 if isinstance(v, gast.Name):
                     self.scope.lengths.pop(v.id, None)
