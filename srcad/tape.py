@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import builtins
 import collections
+import contextlib
 import copy
 import dis
 import functools
@@ -581,6 +582,12 @@ class Tape:
                 return call
             if _is_user_function(obj):
                 return self.scoped(obj)
+            gen = getattr(obj, "__wrapped__", None)
+            if obj.__code__.co_filename == contextlib.__file__ and \
+                    inspect.isgeneratorfunction(gen) and _is_user_function(gen):
+                # a user's `@contextlib.contextmanager`: its generator traced as part of the
+                # caller (source mode writes it where the `with` block is: pyforms.py)
+                return contextlib.contextmanager(self.traced(gen))
             if not (obj.__module__ or "").startswith(("numpy", "srcad")):
                 return plain_call(obj, Tensor)  # a library's function (see tape_builtins.py)
         if is_concatenator(obj):  # `from numpy import r_`

@@ -60,11 +60,8 @@ XFAILS["wild_repos7.gaussian_mixture_nll"] = (
 # the ninth probe (wild_repos8.py): classes left open (each refused at the user's line)
 # (wild_repos8.chain_star_args, `compose(*fns)` of lambdas over the weights: followed since
 # 2026-12-05, fourth session -- frontend/closure_values.py)
-XFAILS["wild_repos8.context_manager_eval"] = (
-    "a user `@contextlib.contextmanager` made from an object holding the differentiated "
-    "weights (`with evaluating(model):` switching model.training): pyforms.py enters a "
-    "manager that depends on the differentiated arguments as Python does, but no gradient "
-    "flows through it, so it is refused at the `with` line")
+# (wild_repos8.context_manager_eval, a user `@contextlib.contextmanager` switching the
+# model's flag: its generator spliced where the block is since 2026-12-05, fourth session)
 
 # the modes an entry fails in, where not all
 _XFAIL_MODES: dict = {}

@@ -8,10 +8,18 @@ module, tests/test_closure_values.py, and fuzzer, tests/test_fuzz_closures.py):
    self.__dict__.values() if ...]`: refused before ("`Net` has no derivative rule": the
    object was run as written; the `for` loop form was followed), now the comprehension walks
    the display of the object's attributes in the order Python keeps them, its condition as
-   written.
+   written;
+2. a user's `@contextlib.contextmanager` generator of the module (`with evaluating(model):`
+   switching a flag on an object built in the function, `with scaled(W, 0.5) as V:`): refused
+   before ("the context manager of this `with` block is made from values that depend on the
+   arguments being differentiated"), now its code is written where the block is -- before the
+   `yield`, the value yielded bound to the `as` name, the block, then the code after the
+   yield and its `finally` block.
 """
 
 from __future__ import annotations
+
+import contextlib
 
 import numpy as np
 
@@ -62,3 +70,65 @@ def _args():
 def test_parameters_by_a_comprehension_over_vars():
     for fn in (l2_by_params, l2_by_named, l2_by_values):
         _check(fn, _args(), wrt=(0, 1))
+
+
+# ---- 2. a user's @contextmanager --------------------------------------------------------------
+
+class Dropout:
+    def __init__(self, W):
+        self.W = W
+        self.training = True
+
+    def __call__(self, x, mask):
+        h = np.tanh(x @ self.W)
+        return h * mask * 2.0 if self.training else h
+
+
+@contextlib.contextmanager
+def evaluating(model):
+    was = model.training
+    model.training = False
+    try:
+        yield model
+    finally:
+        model.training = was
+
+
+@contextlib.contextmanager
+def scaled(W, factor=0.5):
+    V = W * factor
+    yield V
+    del V
+
+
+def eval_then_train(W, x, mask):
+    model = Dropout(W)
+    with evaluating(model) as m:
+        clean = m(x, mask)
+    noisy = model(x, mask)
+    return np.sum((clean - noisy) ** 2) + np.sum(clean)
+
+
+def with_a_scaled_copy(W, x, mask):
+    with scaled(W) as V, scaled(W, 2.0) as U:
+        h = np.tanh(x @ V) + np.sin(x @ U)
+    return np.sum(h * mask)
+
+
+MODEL = Dropout(np.eye(3))
+
+
+def a_module_object_switched(W, x, mask):
+    MODEL.W = W
+    with evaluating(MODEL):
+        out = MODEL(x, mask)
+    return np.sum(out) + np.sum(MODEL(x, mask))
+
+
+def test_a_user_contextmanager_is_written_where_the_block_is():
+    r = np.random.default_rng(17)
+    W, x, mask = r.standard_normal((3, 3)), r.standard_normal((4, 3)), \
+        (r.random((4, 3)) > 0.5).astype(float)
+    for fn in (eval_then_train, with_a_scaled_copy, a_module_object_switched):
+        _check(fn, (W, x, mask))
+    assert MODEL.training is True  # (the finally block ran: the flag as it was)

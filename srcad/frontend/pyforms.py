@@ -1193,6 +1193,9 @@ class _Forms:
             body = self.with_block(inner)
         cm = item.context_expr
         made = self.resolve(cm.func) if isinstance(cm, gast.Call) else self.resolve(cm)
+        spliced = self.spliced_context(cm, made, item.optional_vars, body, s)
+        if spliced is not None:
+            return spliced
         if made is contextlib.suppress:
             raise self.error("`with contextlib.suppress(...)` in a differentiated function "
                              "(it is a try/except)", s,
@@ -1215,6 +1218,85 @@ class _Forms:
         exit_.srcad_exit = handle
         out.append(exit_)
         return out
+
+    def spliced_context(self, cm, made, target, body, s) -> list | None:
+        """``with evaluating(model) as m: body`` of a user's ``@contextlib.contextmanager``
+        generator of this module with one ``yield`` (at its top level, or in the body of a
+        top-level ``try: ... finally: ...``): the generator's code written where the block is
+        -- its parameters bound to the call's arguments under names of their own, the code
+        before the yield, ``m = <the value yielded>``, the block, the code after it (the
+        ``finally`` block's too) -- so that what it changes on objects (``model.training =
+        False``, then back) is followed like the block's own code. Where the block raises,
+        the call stops there (generated code has no `finally`: the code after the yield does
+        not run, which only an object outliving the call could show). A generator of another
+        form is left to `enter_context` (run as written). None there."""
+        gen = getattr(made, "__wrapped__", None)
+        if not (isinstance(cm, gast.Call) and isinstance(made, types.FunctionType) and
+                inspect.isgeneratorfunction(gen) and
+                made.__code__.co_filename == contextlib.__file__ and
+                gen.__globals__ is self.pf.fn.__globals__ and not gen.__code__.co_freevars
+                and not any(isinstance(a, gast.Starred) for a in cm.args) and
+                all(k.arg is not None for k in cm.keywords)):
+            return None
+        jumps = [n for st in body for n in _own_jumps(st)]
+        try:
+            from .parse import parse_function
+            tree = parse_function(gen).tree
+            bound = inspect.signature(gen).bind(*cm.args, **{k.arg: k.value
+                                                              for k in cm.keywords})
+        except Exception:  # noqa: BLE001  (no source, a call Python refuses: as written)
+            return None
+        gbody = [st for st in tree.body if not (isinstance(st, gast.Expr) and isinstance(
+            st.value, gast.Constant) and isinstance(st.value.value, str))]
+        if jumps or any(isinstance(n, (gast.Return, gast.YieldFrom, gast.FunctionDef,
+                                       gast.Lambda, gast.ClassDef, gast.Global, gast.Nonlocal,
+                                       gast.Await))
+                        for st in gbody for n in gast.walk(st)) or \
+                sum(isinstance(n, gast.Yield) for st in gbody for n in gast.walk(st)) != 1:
+            return None
+        at = next(i for i, st in enumerate(gbody) if any(isinstance(n, gast.Yield)
+                                                          for n in gast.walk(st)))
+        held = gbody[at]
+        if isinstance(held, gast.Try) and not held.handlers and not held.orelse:
+            inner = next((i for i, st in enumerate(held.body) if isinstance(st, gast.Expr)
+                          and isinstance(st.value, gast.Yield)), None)
+            if inner is None:
+                return None
+            before, yielded, after = held.body[:inner], held.body[inner].value, \
+                held.body[inner + 1:]
+        elif isinstance(held, gast.Expr) and isinstance(held.value, gast.Yield):
+            before, yielded, after = [], held.value, []
+        else:
+            return None
+        params = [p.id for p in tree.args.args]
+        own = set(params) | {n.id for st in gbody for n in gast.walk(st)
+                             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        names = {n: self.fresh(f"{n}_{gen.__name__}") for n in sorted(own)}
+        self.locals |= set(names.values())
+        out = []
+        for p in params:  # (the call's arguments, in order, then literal defaults)
+            if p in bound.arguments:
+                value = copy.deepcopy(bound.arguments[p])
+            else:
+                d = inspect.signature(gen).parameters[p].default
+                if d is inspect.Parameter.empty or not (d is None or
+                                                        type(d) in (bool, int, float, str)):
+                    return None
+                value = gast.Constant(d, None)
+            out.append(_assign(names[p], value, s))
+
+        def mine(stmts):
+            return self.block([_RenameNames(names).visit(copy.deepcopy(x)) for x in stmts])
+
+        got = gast.Constant(None, None) if yielded.value is None else \
+            _RenameNames(names).visit(copy.deepcopy(yielded.value))
+        middle = mine(before) + ([_assign(target, got, s)] if target is not None else []) + \
+            body + mine(after)
+        out += mine(gbody[:at]) + middle
+        if isinstance(held, gast.Try):  # (the block ends normally: then the finally block.
+            out += mine(held.finalbody)  # A raise inside stops the differentiated call, as
+            # it does in generated code -- the one difference from Python's `finally`)
+        return out + mine(gbody[at + 1:])
 
     def settings_as_values(self, body) -> list:
         """``warnings.simplefilter("ignore")`` (and `filterwarnings`, `np.seterr`) in a block
@@ -1532,3 +1614,28 @@ _IN_PLACE = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "
 _CONSUMED: set = set()
 # consumers that may stop before a generator's end
 _EARLY = Members({zip, any, all})
+
+
+class _RenameNames(gast.NodeTransformer):
+    """Each name of `names` (the generator's own: parameters and what it assigns) renamed."""
+
+    def __init__(self, names: dict):
+        self.names = names
+
+    def visit_Name(self, node):
+        node.id = self.names.get(node.id, node.id)
+        return node
+
+
+def _own_jumps(st) -> list:
+    """`return`, and `break` / `continue` not of a loop inside `st`: jumps out of a block."""
+    if isinstance(st, (gast.Return,)):
+        return [st]
+    if isinstance(st, (gast.Break, gast.Continue)):
+        return [st]
+    if isinstance(st, (gast.For, gast.While)):
+        return [n for x in st.body + st.orelse for n in gast.walk(x) if isinstance(n, gast.Return)]
+    if isinstance(st, (gast.FunctionDef, gast.ClassDef)):
+        return []
+    return [n for f in ("body", "orelse", "finalbody", "handlers") for x in getattr(st, f, [])
+            for n in _own_jumps(x)]
