@@ -1230,8 +1230,9 @@ def _wrap_args(tape, values, wrt_mask):
             return t
         return x
 
-    return [wrap_container(v, tape, leaf) if w else plain_view(v)
-            for v, w in zip(values, wrt_mask)]
+    # (a scipy.sparse argument: `L @ t` on the tape, as a module's sparse matrix is)
+    return [wrap_container(v, tape, leaf) if w else SparseView(tape, v) if is_sparse(v) else
+            plain_view(v) for v, w in zip(values, wrt_mask)]
 
 
 def _raw_tree(x, superseded=None):

@@ -649,7 +649,14 @@ class SparseView:
         return SparseView(self._tape, self._obj.transpose(*a, **k))
 
     def __getattr__(self, name):
-        return getattr(self._obj, name)
+        held = getattr(self._obj, name)
+        if name in _SPARSE_KEEPS and callable(held):  # (`S.tocsc()`: a view of the result)
+            return lambda *a, **k: SparseView(self._tape, held(*a, **k))
+        return held
+
+
+# a sparse matrix's methods that give one back (source mode's frontend/expressions.py too)
+_SPARSE_KEEPS = frozenset({"tocsr", "tocsc", "tocoo", "copy", "astype"})
 
 
 def _inplace(fn):

@@ -61,6 +61,7 @@ from .plan import budget_plan
 from .booleans import is_bool_output, zero_gradient_compiled
 from .probe import probe
 from .pyfuncs import label_of
+from .runtime_linalg import is_sparse
 from .wrappers import needs_wrapper, wrapper
 from .pullbacks import Pullbacks
 from .pullback import (cotangent_like, dense_cotangent, grad_tree, out_structure, tangent_tree,
@@ -498,7 +499,8 @@ class Transformed:
                 or (type(v) is str and len(v) <= 64)  # (a name: `ACTIVATIONS[name]()`)
                 or _names(v)  # (names a loop picks by: `for name in spec: REG[name]()(h)`)
                 or _has_row(v)  # (a numpy function given as an argument: `act=np.tanh`)
-                or (isinstance(v, functools.partial) and is_user_object(v.func))}
+                or (isinstance(v, functools.partial) and is_user_object(v.func))
+                or is_sparse(v)}  # (a scipy.sparse matrix: `L @ x`'s row, as a module's)
 
     def _ir_with(self, known: dict, values=()) -> ir.Function:
         """fn's IR with these parameters known to hold these objects (its guards join the

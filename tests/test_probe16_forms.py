@@ -14,7 +14,12 @@ module, tests/test_closure_values.py, and fuzzer, tests/test_fuzz_closures.py):
    before ("the context manager of this `with` block is made from values that depend on the
    arguments being differentiated"), now its code is written where the block is -- before the
    `yield`, the value yielded bound to the `as` name, the block, then the code after the
-   yield and its `finally` block.
+   yield and its `finally` block;
+3. a scipy.sparse matrix given as an argument (a graph's adjacency in a GCN: `A @ X @ W`,
+   `A.T @ X`, `A.dot(h)`, `A.tocsc()`): refused before ("srcad differentiates products with a
+   module's sparse matrix only"), now the argument is known when the code is specialised (by
+   identity, as a user object) and its products are the `sparse_matmul` row, as a module's
+   sparse matrix; tape mode wraps it as it wraps a module's. Its own gradient is refused.
 """
 
 from __future__ import annotations
@@ -22,6 +27,10 @@ from __future__ import annotations
 import contextlib
 
 import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import srcad
 
 from tests.test_probe14_forms import _check
 
@@ -132,3 +141,24 @@ def test_a_user_contextmanager_is_written_where_the_block_is():
     for fn in (eval_then_train, with_a_scaled_copy, a_module_object_switched):
         _check(fn, (W, x, mask))
     assert MODEL.training is True  # (the finally block ran: the flag as it was)
+
+
+# ---- 3. a scipy.sparse argument ---------------------------------------------------------------
+
+def gcn(W1, W2, X, A):
+    H = np.maximum(A @ X @ W1, 0.0)
+    Z = A.tocsc() @ H @ W2
+    Z = Z - Z.max(axis=1, keepdims=True)
+    P = np.exp(Z) / np.exp(Z).sum(axis=1, keepdims=True)
+    return -np.mean(np.log(P[:, 0] + 1e-9)) + 0.01 * np.sum(A.T @ X @ W1) + \
+        np.sum(A.dot(H[:, 0]))
+
+
+def test_a_sparse_argument():
+    r = np.random.default_rng(18)
+    X, W1, W2 = r.standard_normal((6, 4)), r.standard_normal((4, 5)), r.standard_normal((5, 3))
+    for seed in (0, 1):  # (another matrix: specialised again)
+        A = sp.random(6, 6, density=0.4, random_state=seed, format="csr") + sp.eye(6)
+        _check(gcn, (W1, W2, X, A), wrt=(0, 1))
+    with pytest.raises(srcad.SrcadError, match="csr_matrix"):
+        srcad.grad(gcn, wrt=3)(W1, W2, X, A)

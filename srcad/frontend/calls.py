@@ -445,6 +445,12 @@ class CallsMixin:
                 bound = {"_obj": base, **{f"v{i}": self.expr(k.value, k.arg, None)
                                           for i, k in enumerate(e.keywords)}}
                 return ("op", replace_op(names), bound)
+            if base is not None and self.is_sparse_atom(base) and \
+                    func.attr in ("dot", "__matmul__") and len(e.args) == 1 and \
+                    not e.keywords and not isinstance(e.args[0], gast.Starred):
+                # `L.dot(x)` of a scipy.sparse argument (known: transformed.py): `L @ x`
+                args, _, _ = self.call_args(e, hint)
+                return ("op", table.lookup(sparse_matmul), {"a": base, "b": args[0]})
             if base is not None:
                 user = self.bound_method_call(base, func.attr, e, hint)
                 if user is not None:

@@ -92,6 +92,10 @@ def _const_src(value, fallback_name: str | None) -> str | None:
     return None
 
 
+
+# attributes and methods of a scipy.sparse matrix that give one back (run as scipy runs them)
+_SPARSE_KEEPS = frozenset({"T", "transpose", "tocsr", "tocsc", "tocoo", "copy", "astype"})
+
 class ExpressionsMixin:
     """`expr` and its helpers, for the `Normalizer` (normalize.py)."""
 
@@ -147,6 +151,21 @@ class ExpressionsMixin:
             args[f"k{i}"], args[f"v{i}"] = ir.Const(k, repr(k)), atom
         return dict_literal_op(len(items)), args
 
+    def is_sparse_atom(self, a) -> bool:
+        """Does `a` hold a scipy.sparse matrix: a module's or an argument's (a constant),
+        or its transpose or another format of it (`L.T`, `L.tocsc()`)?"""
+        for _ in range(16):
+            if isinstance(a, ir.Const):
+                return is_sparse(a.value)
+            if not isinstance(a, ir.Var):
+                return False
+            defs = self.definitions(a.name)
+            if len(defs) != 1 or not isinstance(defs[0], ir.Call) or \
+                    defs[0].op.name.lstrip(".") not in _SPARSE_KEEPS:
+                return False
+            a = defs[0].args.get("_obj")
+        return False
+
     def expr(self, e, hint: str, into):
         """Lower `e` to an atom; with `into`, the top-level op writes the user's variable."""
         if isinstance(e, gast.Constant):
@@ -172,8 +191,7 @@ class ExpressionsMixin:
             if isinstance(e.op, gast.Add) and isinstance(left, ir.Seq) and isinstance(
                     right, ir.Seq) and left.kind == right.kind:
                 return ir.Seq(left.items + right.items, left.kind)
-            if fn is np.matmul and any(isinstance(a, ir.Const) and is_sparse(a.value)
-                                       for a in (left, right)):
+            if fn is np.matmul and any(self.is_sparse_atom(a) for a in (left, right)):
                 fn = sparse_matmul  # (`L @ x` of a module's scipy.sparse matrix: its row)
             return self.result(self.op_call(fn, [left, right], {}, e), hint, into, e)
         if isinstance(e, gast.UnaryOp):
@@ -312,6 +330,8 @@ class ExpressionsMixin:
                     if isinstance(sub, list):
                         guards.note("items", sub, len(sub), sub)
                     return self.constant(sub, f"{base.src}.{e.attr}", e)
+            if self.is_sparse_atom(base):  # (`L.T` of a scipy.sparse argument: scipy's own)
+                return self.result((opaque_attribute(e.attr), {"_obj": base}), hint, into, e)
             fn = ATTRIBUTES.get(e.attr)
             if fn is None and e.attr in self.namedtuple_fields():
                 # `cache.z` of a namedtuple a callee built (`Cache(x=x, z=z)`): its field,
