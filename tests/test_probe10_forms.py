@@ -468,9 +468,12 @@ def test_simple_namespace_of_parameters(how):
     _run(_namespace, args, (0, 1), how)
 
 
-def test_simple_namespace_attribute_store_is_refused():
-    with pytest.raises(srcad.SrcadError):
-        srcad.grad(_namespace_store)(R.standard_normal((3, 3)), R.standard_normal((4, 3)))
+@pytest.mark.parametrize("how", MODES)
+def test_simple_namespace_attribute_store(how):
+    """`p.scale = 3.0` into a SimpleNamespace the function makes: refused until 2026-12-05
+    (fourth session); its attributes are locals now, as an attribute dict's items are
+    (attrdicts.py)."""
+    _run(_namespace_store, (R.standard_normal((3, 3)), R.standard_normal((4, 3))), 0, how)
 
 
 # ---- np.maximum.accumulate / np.minimum.accumulate ------------------------------------------

@@ -493,19 +493,17 @@ def test_a_method_walking_its_own_list():
     _check(_method_steps_its_list, _AB, (0, 1))
 
 
-def test_an_in_place_write_into_a_namespace_list_is_refused():
+def test_an_in_place_write_into_a_namespace_list():
     """`for p in st.ps: p *= 2` of a SimpleNamespace's list: source mode lost the write (a
-    wrong value, silently); the object's field is not followed as a local, so the write into
-    its item is refused at its line (refusals.check_container_holders). Tape mode, whose
-    Tensors are Python's objects, runs it right (since 2026-12-04, sixth: the container
-    holders' refusals are source mode's)."""
-    with pytest.raises(srcad.SrcadError, match="writes in place into `ps` of an object"):
-        srcad.value_and_grad(_namespace_list, wrt=(0, 1))(*_AB)
+    wrong value, silently), then refused it at its line (refusals.check_container_holders);
+    since 2026-12-05 (fourth session) the namespace's attributes are locals (attrdicts.py),
+    so the list is the function's own and the write is followed, in both modes."""
     want_v = _namespace_list(*_AB)
-    v, g = srcad.value_and_grad(_namespace_list, wrt=(0, 1), mode="tape")(*_AB)
-    assert np.array_equal(np.asarray(v), np.asarray(want_v))
-    for a, b in zip(g, numerical_grad(_namespace_list, _AB, wrt=(0, 1))):
-        assert rel_error(a, b) < 1e-6
+    for mode in ("source", "tape"):
+        v, g = srcad.value_and_grad(_namespace_list, wrt=(0, 1), mode=mode)(*_AB)
+        assert np.array_equal(np.asarray(v), np.asarray(want_v))
+        for a, b in zip(g, numerical_grad(_namespace_list, _AB, wrt=(0, 1))):
+            assert rel_error(a, b) < 1e-6
 
 
 def test_an_item_write_in_a_loop_left_as_written_is_refused():

@@ -19,12 +19,17 @@ module, tests/test_closure_values.py, and fuzzer, tests/test_fuzz_closures.py):
    `A.T @ X`, `A.dot(h)`, `A.tocsc()`): refused before ("srcad differentiates products with a
    module's sparse matrix only"), now the argument is known when the code is specialised (by
    identity, as a user object) and its products are the `sparse_matmul` row, as a module's
-   sparse matrix; tape mode wraps it as it wraps a module's. Its own gradient is refused.
+   sparse matrix; tape mode wraps it as it wraps a module's. Its own gradient is refused;
+4. stores into a `types.SimpleNamespace` the function makes (`st.h = np.tanh(st.h @ W)` in
+   a loop, `st.n += 1`): refused before ("srcad reads it as a namedtuple of the keywords it
+   is made with"), now its attributes are locals, as an attribute dict's items are
+   (attrdicts.py).
 """
 
 from __future__ import annotations
 
 import contextlib
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -162,3 +167,18 @@ def test_a_sparse_argument():
         _check(gcn, (W1, W2, X, A), wrt=(0, 1))
     with pytest.raises(srcad.SrcadError, match="csr_matrix"):
         srcad.grad(gcn, wrt=3)(W1, W2, X, A)
+
+
+# ---- 4. a SimpleNamespace written to ----------------------------------------------------------
+
+def namespace_state(W, x):
+    st = SimpleNamespace(h=x, n=0)
+    for _ in range(3):
+        st.h = np.tanh(st.h @ W)
+        st.n += 1
+    return np.sum(st.h) * st.n
+
+
+def test_a_simple_namespace_written_in_a_loop():
+    r = np.random.default_rng(19)
+    _check(namespace_state, (r.standard_normal((3, 3)), r.standard_normal((4, 3))))

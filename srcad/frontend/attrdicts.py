@@ -1,4 +1,5 @@
-"""Attribute dictionaries built in the function: ``net = AttrDict(W1=W1); net.act = np.tanh``.
+"""Attribute dictionaries built in the function: ``net = AttrDict(W1=W1); net.act = np.tanh``
+(and ``types.SimpleNamespace(h=x)``, whose attributes are written and read the same way).
 
 A dict subclass whose attributes are its items -- ``__getattr__ = dict.__getitem__`` with
 ``__setattr__ = dict.__setitem__``, ``def __getattr__(self, k): return self[k]``, or an
@@ -123,7 +124,9 @@ def _scalarise_found(pf, tree, taken: set, seen: set) -> bool:
                 isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Call):
             seen.add(id(s))
             cls = _resolve(pf, s.value.func, stored - {s.targets[0].id})
-            if isinstance(cls, type) and reads_items_by_attribute(cls) and dict_init_of(cls):
+            if cls is types.SimpleNamespace or (isinstance(cls, type) and
+                                                reads_items_by_attribute(cls) and
+                                                dict_init_of(cls)):
                 found.append((s.targets[0].id, cls, s))
     rewrote = False
     for name, cls, made in found:
@@ -156,9 +159,11 @@ def _plan(tree, name, cls, made, parents, own, pf):
     """({id(use): key} for every use of `name`, None), or (None, (the use that stops it,
     what it does)) where the dictionary does not fit (None there: nothing to say)."""
     items = _constructor_items(made.value)
-    if items is None or id(made) not in own or name in pf.params:
+    namespace = cls is types.SimpleNamespace  # (attributes only: no items, no dict given)
+    if items is None or id(made) not in own or name in pf.params or \
+            (namespace and made.value.args):
         return None, None
-    writes_attr = writes_items_by_attribute(cls)
+    writes_attr = namespace or writes_items_by_attribute(cls)
     keys = {k for k, _ in items}
     uses = {}
     for n in gast.walk(tree):
@@ -172,6 +177,8 @@ def _plan(tree, name, cls, made, parents, own, pf):
         key = _key(parent) if getattr(parent, "value", None) is n else None
         if key is None:
             return None, (n, "it is used here as a whole (passed on, returned, kept)")
+        if namespace and not isinstance(parent, gast.Attribute):
+            return None, None  # (`ns["k"]`: Python's TypeError, as written)
         if key.startswith("__") or hasattr(cls, key):
             return None, (n, f"`.{key}` here is a method or attribute of the class")
         if isinstance(parent.ctx, gast.Del):
