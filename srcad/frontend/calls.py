@@ -793,6 +793,9 @@ class CallsMixin:
             if isinstance(last, ir.Call) and last.target == out.name and not self.generated:
                 last.scope = True
             return out
+        chosen = self.dispatched_call(e, hint, into)
+        if chosen is not None:  # (`act = f0 if c else np.tanh; act(x)`: closure_values.py)
+            return chosen
         copied = self.copied_list(e)
         if copied is not None:  # (list(ws): a display of the same items, or a `list` op)
             kind = tuple if isinstance(copied, ir.Seq) and copied.kind == "tuple" else list

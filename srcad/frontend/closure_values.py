@@ -27,6 +27,7 @@ import dataclasses
 from dataclasses import dataclass
 
 import gast
+import numpy as np
 
 from .. import ir
 from ..naming import fresh
@@ -230,6 +231,80 @@ class ClosureValuesMixin:
             self.closure_of(x) is not None or self.function_display(x) or
             isinstance(x, ir.Const) and _function_item(x) for x in a.items)
 
+    def dispatched_call(self, e: gast.Call, hint: str, into):
+        """`act(x)` where `act` holds one of a few functions known here, chosen at run time
+        (`act = f0 if c else np.tanh`: a copy of each on its arm): the call of each, under
+        an `if` chain on a tag set beside each copy -- Python's one call, whichever the name
+        holds -- its arguments evaluated once, before. None where `act` is not such a
+        name."""
+        func = e.func
+        if not (isinstance(func, gast.Name) and func.id in self.locals) or any(
+                isinstance(a, gast.Starred) for a in e.args) or any(
+                k.arg is None for k in e.keywords) or self.generated:
+            return None
+        held = self.followed(self.env.get(func.id))
+        if not isinstance(held, ir.Var) or self.closure_of(held) is not None:
+            return None
+        defs = self.definitions(held.name)
+        if len(defs) < 2 or not all(isinstance(d, ir.Call) and d.op.fn is control.identity
+                                    for d in defs):
+            return None
+        choices = []
+        for d in defs:
+            a = self.followed(next(iter(d.args.values())))
+            if not (isinstance(a, ir.Const) and callable(a.value) and
+                    not isinstance(a.value, type)) and self.closure_of(a) is None:
+                return None
+            if a not in choices:
+                choices.append(a)
+        if len(choices) < 2:
+            return None
+        # (which one the name holds: a tag set beside each copy into it -- a choice made on
+        # one arm only is bound there only, so no `is` test could read it on the other)
+        tags = self.__dict__.setdefault("choice_tags", {})  # (one tag per name: held.name)
+        if held.name not in tags:
+            tag = self.fresh(f"{func.id}_which")
+            self.mutable.add(tag)
+            for d in defs:
+                k = choices.index(self.followed(next(iter(d.args.values()))))
+                op, args = self.op_call(control.identity, [ir.Const(k, repr(k))], {}, e)
+                if not _insert_after(self.top_body, d, ir.Call(tag, op, args, d.line)):
+                    return None
+            tags[held.name] = tag
+        tag = tags[held.name]
+        args, kwargs, _ = self.call_args(e, hint)
+        names = []
+        for a in [*args, *kwargs.values()]:  # (evaluated once, held under names)
+            names.append(self.fresh(f"{hint}_arg"))
+            self.env[names[-1]] = a
+            self.locals.add(names[-1])
+        fname, out = self.fresh(f"{func.id}_chosen"), self.fresh(f"{hint}_{func.id}")
+        self.locals |= {fname, out}
+        self.mutable.add(out)
+        call = gast.copy_location(gast.Call(
+            func=gast.Name(fname, gast.Load(), None, None),
+            args=[gast.Name(n, gast.Load(), None, None) for n in names[:len(args)]],
+            keywords=[gast.keyword(arg=k, value=gast.Name(n, gast.Load(), None, None))
+                      for k, n in zip(kwargs, names[len(args):])]), e)
+        stmt = gast.copy_location(gast.Assign(
+            targets=[gast.Name(out, gast.Store(), None, None)], value=call,
+            type_comment=None), e)
+        tests = [self.emit(self.op_call(np.equal, [ir.Var(tag), ir.Const(k, repr(k))],
+                                        {}, e), self.fresh(f"{func.id}_is"), e)
+                 for k in range(len(choices) - 1)]
+        arms = []
+        for a in choices:
+            self.env[fname] = a
+            arms.append(self.sub_block([stmt]))
+        chain = arms[-1]
+        for test, arm in zip(reversed(tests), reversed(arms[:-1])):
+            chain = [ir.If(test, arm, chain, e.lineno)]
+        self.body.extend(chain)
+        result = ir.Var(out)
+        if into is None:
+            return result
+        return self.result(self.op_call(control.identity, [result], {}, e), hint, into, e)
+
     def function_value(self, a) -> bool:
         """A function known when normalising -- a constant, a closure value -- or a display
         holding one: what a loop walks once per item (loops.py)."""
@@ -239,3 +314,16 @@ class ClosureValuesMixin:
                                          for b in a.items):
             return True
         return _function_item(a)
+
+
+def _insert_after(body: list, stmt, new) -> bool:
+    """Put `new` right after `stmt` in the block of `body` (at any depth) holding it."""
+    for i, s in enumerate(body):
+        if s is stmt:
+            body.insert(i + 1, new)
+            return True
+        for inner in (getattr(s, "body", None), getattr(s, "orelse", None),
+                      getattr(s, "cond_body", None)):
+            if isinstance(inner, list) and _insert_after(inner, stmt, new):
+                return True
+    return False
