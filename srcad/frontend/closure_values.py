@@ -261,8 +261,9 @@ class ClosureValuesMixin:
             return None
         # (which one the name holds: a tag set beside each copy into it -- a choice made on
         # one arm only is bound there only, so no `is` test could read it on the other)
-        tags = self.__dict__.setdefault("choice_tags", {})  # (one tag per name: held.name)
-        if held.name not in tags:
+        tags = self.__dict__.setdefault("choice_tags", {})  # (one tag per name and defs)
+        key = (held.name, tuple(id(d) for d in defs))
+        if key not in tags:
             tag = self.fresh(f"{func.id}_which")
             self.mutable.add(tag)
             for d in defs:
@@ -270,8 +271,8 @@ class ClosureValuesMixin:
                 op, args = self.op_call(control.identity, [ir.Const(k, repr(k))], {}, e)
                 if not _insert_after(self.top_body, d, ir.Call(tag, op, args, d.line)):
                     return None
-            tags[held.name] = tag
-        tag = tags[held.name]
+            tags[key] = tag
+        tag = tags[key]
         args, kwargs, _ = self.call_args(e, hint)
         names = []
         for a in [*args, *kwargs.values()]:  # (evaluated once, held under names)
