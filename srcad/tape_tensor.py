@@ -37,6 +37,16 @@ from .runtime_signal import INPLACE_WRITERS, inplace_parts
 from .tape_containers import CONTAINERS, TensorDict, raw_items
 
 
+def _reshape_in_place(t, shape) -> None:
+    """`h.shape = (2, 6)` of a Tensor that is no view and has none: numpy reshapes the array
+    itself, so the Tensor the user's names hold becomes the reshape of its old value (source
+    mode's `h = h.reshape(...)`, normalize.py `reshaped_in_place`); else refused."""
+    if t.view is not None or any(v.view is not None and v.view[0] is t
+                                 for v in t.tape.views.values()):
+        _no_reshape_in_place()
+    t.tape._replace(t, lambda old: t.tape.apply(np.reshape, (old, shape), {}))
+
+
 def _no_reshape_in_place(attr: str = "shape"):
     """`h.shape = (2, 1)` / `h.dtype = ...`: numpy changes the array itself in place."""
     raise UnsupportedSyntaxError(
@@ -119,7 +129,7 @@ class Tensor:
         return self.tape.apply(func, args, kwargs)
 
     # attributes
-    shape = property(lambda self: np.shape(self.value), lambda self, v: _no_reshape_in_place())
+    shape = property(lambda self: np.shape(self.value), lambda self, v: _reshape_in_place(self, v))
     ndim = property(lambda self: np.ndim(self.value))
     size = property(lambda self: np.size(self.value))
     dtype = property(lambda self: np.result_type(self.value),

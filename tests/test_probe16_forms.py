@@ -23,7 +23,10 @@ module, tests/test_closure_values.py, and fuzzer, tests/test_fuzz_closures.py):
 4. stores into a `types.SimpleNamespace` the function makes (`st.h = np.tanh(st.h @ W)` in
    a loop, `st.n += 1`): refused before ("srcad reads it as a namedtuple of the keywords it
    is made with"), now its attributes are locals, as an attribute dict's items are
-   (attrdicts.py).
+   (attrdicts.py);
+5. `y.shape = (2, 6)` of an array the function made and only this name holds: refused
+   before ("changes an array in place"), now `y = y.reshape(2, 6)` (source) and the
+   Tensor itself reshaped (tape). One another name holds too is still refused.
 """
 
 from __future__ import annotations
@@ -182,3 +185,26 @@ def namespace_state(W, x):
 def test_a_simple_namespace_written_in_a_loop():
     r = np.random.default_rng(19)
     _check(namespace_state, (r.standard_normal((3, 3)), r.standard_normal((4, 3))))
+
+
+# ---- 5. y.shape = ... -------------------------------------------------------------------------
+
+def shape_set(W, x):
+    y = x @ W
+    y.shape = (2, 6)
+    return np.sum(np.tanh(y) * np.arange(12.0).reshape(2, 6))
+
+
+def shape_set_on_a_shared_array(W, x):
+    y = x @ W
+    z = y
+    y.shape = (2, 6)
+    return np.sum(np.tanh(y)) + np.sum(z)
+
+
+def test_shape_set_on_an_array_the_function_made():
+    r = np.random.default_rng(20)
+    args = (r.standard_normal((3, 3)), r.standard_normal((4, 3)))
+    _check(shape_set, args)
+    with pytest.raises(srcad.SrcadError, match="changes an array in place"):
+        srcad.grad(shape_set_on_a_shared_array)(*args)

@@ -70,7 +70,7 @@ from .knowntests import fold_known_tests
 from .loops import LoopsMixin
 from .objects import mutated_names, scalarise_objects
 from .methods import _BUILTIN_OPS, ATTRIBUTES, METHODS, RESERVED  # noqa: F401  (re-exported)
-from .opaque import is_user_object, library_file, writes_out
+from .opaque import is_opaque, is_user_object, library_file, writes_out
 from .parse import LIFTED, ParsedFunction, parse_function, star_params_for_call, static_getattr
 from .state import carried_state, state_given, with_state
 from .pylower import lower_python
@@ -445,6 +445,22 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             held = pin(atom)
             if held != atom:
                 self.env[n] = held
+
+    def reshaped_in_place(self, name: str) -> bool:
+        """May `name.shape = s` be `name = name.reshape(s)`: a local that holds an array an
+        op of this function made (not a view of another, not an argument), at the top level,
+        no other name or container holding that object?"""
+        atom = self.env.get(name)
+        if name in self.pf.params or name not in self.locals or not isinstance(atom, ir.Var) \
+                or self.body is not self.top_body or self.generated:
+            return False
+        defs = self.definitions(atom.name)
+        if len(defs) != 1 or not isinstance(defs[0], ir.Call) or defs[0].op.view or \
+                defs[0].op.name in ("copy", "alias_again", "in_layout") or \
+                is_opaque(defs[0].op):
+            return False
+        return not any(n != name and (v == atom or isinstance(v, ir.Seq) and atom in v.items)
+                       for n, v in self.env.items())
 
     def made_by_alias_again(self, var: ir.Var) -> bool:
         """Is `var` an `alias_again` of another holder (`y op= t` with `z = y` before): the
@@ -958,6 +974,15 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             # `self.out = self_out` (attrstate.py); `layer.n_in = 4` on an object srcad runs
             # as written (the store, where Python makes it: a differentiated value stored
             # there makes the object depend on it -- analysis/refusals.py)
+            if target.attr == "shape" and self.reshaped_in_place(target.value.id):
+                # `y.shape = (2, 8)` of an array the function made, held by this name only:
+                # numpy reshapes that object, which is `y = np.reshape(y, (2, 8))` here
+                call = gast.copy_location(gast.Call(
+                    func=gast.Attribute(value=gast.Name(target.value.id, gast.Load(), None,
+                                                        None), attr="reshape",
+                                        ctx=gast.Load()), args=[value], keywords=[]), node)
+                self.bind(target.value.id, call, node)
+                return
             if target.attr in ("shape", "dtype", "strides", "data") and \
                     not is_user_object(_named(self.pf, target.value.id)):
                 raise self.unsupported(
