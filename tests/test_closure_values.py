@@ -253,3 +253,47 @@ def test_a_pick_given_to_a_helper_is_refused_by_its_name():
     text = str(e.value)
     assert "__srcad_partial" not in text and text.startswith("`f0`")
     assert "test_closure_values.py" in text and "f0 if c else f1" in text
+
+
+# -- defaults that read the function's names: their value where the function is made ------------
+
+def a_named_lambda_with_a_default(W1, W2, x):
+    s = np.sum(W2)
+    f = lambda h, k=s: h * k  # noqa: E731  (k is s now, whatever s is later)
+    s = s * 2.0
+    return np.sum(f(x @ W1)) + s
+
+
+def a_def_with_a_computed_default(W1, W2, x):
+    def act(z, scale=np.sum(W2) * 0.1):
+        return np.tanh(z) * scale
+    return np.sum(act(x @ W1)) + np.sum(act(x @ W1, scale=2.0))
+
+
+def defaults_per_trip_then_composed(W1, W2, x):
+    fs = []
+    for k in (np.sum(W2) * 0.1, 0.5):
+        fs.append(lambda h, k=k: np.tanh(h * k))
+    return np.sum(compose(*fs)(x @ W1))
+
+
+def a_default_lambda_handed_to_a_helper(W1, W2, x):
+    s = np.sum(W2) * 0.1
+    h = apply_all([lambda z, k=s: z * k, np.tanh], x @ W1)
+    s = s * 3.0
+    return np.sum(h) + s
+
+
+@pytest.mark.parametrize("fn", [a_named_lambda_with_a_default, a_def_with_a_computed_default,
+                                defaults_per_trip_then_composed,
+                                a_default_lambda_handed_to_a_helper], ids=lambda f: f.__name__)
+def test_defaults_read_where_the_function_is_made(fn):
+    """Refused until 2026-12-05 (fourth session): "the default value of a parameter ...
+    reads `s`, a local" -- now the value where the function is made, as Python's."""
+    W1, W2, x = _args()
+    value, grads = srcad.value_and_grad(fn, wrt=(0, 1))(W1, W2, x)
+    assert value == fn(W1, W2, x)
+    for g, w in zip(grads, numerical_grad(fn, (W1, W2, x), wrt=(0, 1))):
+        assert rel_error(g, w) < 1e-6
+    for g, t in zip(grads, srcad.grad(fn, wrt=(0, 1), mode="tape")(W1, W2, x)):
+        np.testing.assert_array_equal(g, t)

@@ -5,7 +5,8 @@ Code people write passes functions around: a list of layers made by factories
 activation handed to a helper, `functools.reduce(lambda h, f: f(h), fns, x)`. Each of those
 closes over values the gradient flows through. This file generates small random modules whose
 function `f(W, b, x)` makes such closures in random ways -- a lambda, a nested def, a factory's
-result, a composition of earlier ones, a numpy function -- rebinds the names they close over
+result, a composition of earlier ones, a numpy function, a lambda whose default reads a name
+(`lambda h, s=s: h * s`: that value, from when it was made) -- rebinds the names they close over
 after making them (Python's closures read a name when they are called: late binding, the
 classic `for k in ks: fs.append(lambda h: h * k)` included), and calls them through every
 spelling above.
@@ -89,7 +90,7 @@ def generate(r: random.Random) -> str:
     for k in range(r.randint(1, 4)):
         name = f"f{k}"
         kind = r.choice(["lambda", "def", "dense", "scale", "numpy", "compose", "loop",
-                         "calls", "pick"])
+                         "calls", "pick", "default", "loop_default"])
         if kind in ("compose", "calls", "pick") and len(fns) < 2:
             kind = "lambda"
         if kind == "lambda":
@@ -104,6 +105,14 @@ def generate(r: random.Random) -> str:
             lines.append(f"{name} = {r.choice(['np.tanh', 'relu', 'np.sin'])}")
         elif kind == "compose":
             lines.append(f"{name} = compose({', '.join(r.sample(fns, 2))})")
+        elif kind == "default":  # (a default reads its value when the lambda is made)
+            v = r.choice(["s", "c", "W"])
+            body = {"s": "h * s", "c": "np.tanh(h + c)", "W": "h @ W"}[v]
+            lines.append(f"{name} = lambda h, {v}={v}: {body}")
+        elif kind == "loop_default":  # (each lambda its own trip's k)
+            lines += [f"{name}s = []", f"for k in ({r.choice(['0.5, 2.0', 's, c'])}):",
+                      f"    {name}s.append(lambda h, k=k: h * k + {r.choice(['b', '0.1'])})",
+                      f"{name} = compose(*{name}s)"]
         elif kind == "calls":  # (a closure calling closures, which it reads when called)
             a, b_ = r.sample(fns, 2)
             lines.append(f"{name} = lambda h: {a}(h) * s + {b_}(h * 0.5)")

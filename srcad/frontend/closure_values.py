@@ -77,8 +77,9 @@ class ClosureValuesMixin:
         self.closures[var.name] = Closure(fn, names, None)
         # (each free variable's name here -- a loop's variable may have been renamed -- and
         # its value now, for a name no longer bound at the call)
-        self.closure_made[var.name] = {
-            k.arg: (k.value.id if isinstance(k.value, gast.Name) else None, bound.get(k.arg))
+        self.closure_made[var.name] = {  # (a default's snapshot: its value when made)
+            k.arg: (k.value.id if isinstance(k.value, gast.Name) and
+                    not getattr(k, "srcad_early", False) else None, bound.get(k.arg))
             for k in e.keywords}
 
     def closure_of(self, atom) -> Closure | None:

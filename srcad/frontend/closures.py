@@ -104,6 +104,10 @@ class _Lifter:
         self.pf = pf
         self.taken = taken
         self.defs: dict = {}  # name -> FunctionDef (lifted)
+        # the enclosing function's own names, and {function: {parameter: the snapshot of
+        # its default}} for a named nested function whose default reads them (`snapshots`)
+        self.outer = _signature_names(pf.tree) | _stores(pf.tree)
+        self.snaps: dict = {}
         self.grown: set = set()  # lists of the enclosing function a nested one appends to
 
     def error(self, what, node, hint):
@@ -121,16 +125,43 @@ class _Lifter:
                                      "define it at module level, or call the decorator "
                                      "outside the differentiated function")
                 self.add(s.name, s)
+                out += self.snapshots(s.name, s, s)
                 continue
             if (isinstance(s, gast.Assign) and len(s.targets) == 1
                     and isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Lambda)):
                 self.add(s.targets[0].id, self.lambda_def(s.targets[0].id, s.value, s))
+                out += self.snapshots(s.targets[0].id, self.defs[s.targets[0].id], s)
                 continue
             for field in ("body", "orelse"):
                 if isinstance(getattr(s, field, None), list):
                     setattr(s, field, self.collect(getattr(s, field)))
             out.append(s)
         return out
+
+    def snapshots(self, name, fdef, at) -> list:
+        """`f = lambda h, k=s: h * k` / `def act(z, scale=np.sum(W)):` whose default reads the
+        enclosing function's names: Python evaluates it once, where the function is made --
+        `f_k = s` there (a statement of the enclosing function), the default None in the
+        lifted def, and every call that leaves `k` to it passes `k=f_k` (`rewrite`)."""
+        a = fdef.args
+        params = [p.id for p in a.posonlyargs + a.args]
+        pairs = list(zip(params[len(params) - len(a.defaults):], a.defaults)) + [
+            (p.id, d) for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None]
+        out = []
+        for p, d in pairs:
+            if not ({n.id for n in gast.walk(d) if isinstance(n, gast.Name)} & self.outer):
+                continue
+            snap = fresh(f"{name}_{p}_default", self.taken)
+            self.taken.add(snap)
+            out.append(gast.copy_location(gast.Assign(targets=[_name(snap, store=True)],
+                                                      value=d, type_comment=None), at))
+            self.snaps.setdefault(name, {})[p] = snap
+            none = gast.copy_location(gast.Constant(value=None, kind=None), d)
+            if d in a.defaults:
+                a.defaults[a.defaults.index(d)] = none
+            else:
+                a.kw_defaults[a.kw_defaults.index(d)] = none
+        return [gast.fix_missing_locations(x) for x in out]
 
     def add(self, name, fdef):
         if name in self.defs:
@@ -147,9 +178,27 @@ class _Lifter:
         fdef.end_lineno = getattr(lam, "end_lineno", at.lineno)
         return fdef
 
-    def inline_lambdas(self, node):
+    def lambda_block(self, stmts) -> list:
+        """`inline_lambdas` of each statement of a block, at any depth; the snapshots of a
+        lambda's defaults that read the function's names (`snapshots`) go right before the
+        statement that makes it (`fs.append(lambda h, W=W: h @ W)` in a loop: each trip's
+        W)."""
+        out = []
+        for st in stmts:
+            for field in ("body", "orelse", "finalbody"):
+                if isinstance(getattr(st, field, None), list) and not isinstance(
+                        st, (gast.FunctionDef, gast.ClassDef)):
+                    setattr(st, field, self.lambda_block(getattr(st, field)))
+            for h in getattr(st, "handlers", None) or ():
+                h.body = self.lambda_block(h.body)
+            out += self.inline_lambdas(st)
+            out.append(st)
+        return out
+
+    def inline_lambdas(self, node) -> list:
         """Every other lambda becomes a nested def named after its line (a lambda inside it
-        stays with it: it is lifted when that def is normalised)."""
+        stays with it: it is lifted when that def is normalised). The snapshots its defaults
+        need, to go before `node`."""
         for parent in _walk_shallow(node):
             for field, value in gast.iter_fields(parent):
                 items = value if isinstance(value, list) else [value]
@@ -157,11 +206,31 @@ class _Lifter:
                     if isinstance(v, gast.Lambda):
                         name = fresh(f"lambda_L{v.lineno}", self.taken)
                         self.add(name, self.lambda_def(name, v, v))
-                        ref = gast.copy_location(_name(name), v)
+                        ref = self.made_with_defaults(name, v) or \
+                            gast.copy_location(_name(name), v)
                         if isinstance(value, list):
                             value[i] = ref
                         else:
                             setattr(parent, field, ref)
+        return []
+
+    def made_with_defaults(self, name, lam):
+        """`lambda h, k=k: h * k` whose defaults read the function's names (also in a
+        comprehension, `[lambda h, W=W: h @ W for W in Ws]`): the partial of the lifted
+        function with those defaults, evaluated where the lambda is (Python's once, there:
+        closure_values reads them as made, `srcad_early`); its free variables join it in
+        `rewrite`. None for a lambda without such defaults."""
+        made = {st.targets[0].id: st.value for st in self.snapshots(name, self.defs[name], lam)}
+        if not made:
+            return None
+        keywords = []
+        for p, snap in self.snaps.pop(name).items():  # (no direct call: no statement needed)
+            k = gast.keyword(arg=p, value=made[snap])
+            k.srcad_early = True
+            keywords.append(k)
+        call = gast.Call(func=_name(PARTIAL), args=[_name(name)], keywords=keywords)
+        call.srcad_defaults = True
+        return gast.fix_missing_locations(gast.copy_location(call, lam))
 
     # -- free variables --------------------------------------------------------------------------
     def free_vars(self, outer_locals: set, writes: dict) -> dict:
@@ -189,20 +258,36 @@ class _Lifter:
         """Calls to lifted functions pass their free variables; other uses get a partial."""
         called = set()
         for n in gast.walk(node):
+            if getattr(n, "srcad_defaults", False):  # (`made_with_defaults`: a partial made
+                called.add(id(n.args[0]))  # here, given its free variables too)
+                n.keywords = list(n.keywords) + [gast.keyword(arg=v, value=_name(v))
+                                                 for v in free[n.args[0].id]]
+                continue
             if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and \
                     n.func.id in self.defs:
                 called.add(id(n.func))
                 n.keywords = list(n.keywords) + [gast.keyword(arg=v, value=_name(v))
                                                  for v in free[n.func.id]]
+                fdef = self.defs[n.func.id]
+                params = [p.id for p in fdef.args.posonlyargs + fdef.args.args]
+                given = set(params[:len(n.args)]) | {k.arg for k in n.keywords}
+                if not any(isinstance(x, gast.Starred) for x in n.args):
+                    n.keywords += [gast.keyword(arg=p, value=_name(snap)) for p, snap in
+                                   self.snaps.get(n.func.id, {}).items() if p not in given]
         for parent in gast.walk(node):
             for field, value in gast.iter_fields(parent):
                 items = value if isinstance(value, list) else [value]
                 for i, v in enumerate(items):
                     if (isinstance(v, gast.Name) and v.id in self.defs and id(v) not in called
-                            and isinstance(v.ctx, gast.Load) and free[v.id]):
+                            and isinstance(v.ctx, gast.Load) and (free[v.id] or
+                                                                  self.snaps.get(v.id))):
+                        early = [gast.keyword(arg=p, value=_name(snap)) for p, snap in
+                                 self.snaps.get(v.id, {}).items()]
+                        for k in early:  # (its value when made: closure_values.note_closure)
+                            k.srcad_early = True
                         ref = gast.Call(func=_name(PARTIAL), args=[_name(v.id)],
                                         keywords=[gast.keyword(arg=f, value=_name(f))
-                                                  for f in free[v.id]])
+                                                  for f in free[v.id]] + early)
                         gast.copy_location(ref, v)
                         if isinstance(value, list):
                             value[i] = ref
@@ -582,8 +667,7 @@ def lift_closures(pf, taken: set) -> None:
         return
     lf = _Lifter(pf, taken)
     pf.tree.body = lf.collect(pf.tree.body)
-    for s in pf.tree.body:
-        lf.inline_lambdas(s)
+    pf.tree.body = lf.lambda_block(pf.tree.body)
     outer_locals = _signature_names(pf.tree) | _stores(pf.tree) | set(pf.closure)
     clash = sorted(set(lf.defs) & (set(_params(pf.tree)) | _stores(pf.tree)))
     if clash:
