@@ -297,3 +297,45 @@ def test_defaults_read_where_the_function_is_made(fn):
         assert rel_error(g, w) < 1e-6
     for g, t in zip(grads, srcad.grad(fn, wrt=(0, 1), mode="tape")(W1, W2, x)):
         np.testing.assert_array_equal(g, t)
+
+
+# -- a factory picking a lambda by a string ------------------------------------------------------
+
+def loss_factory(kind):
+    if kind == "mse":
+        return lambda p, t: np.mean((p - t) ** 2)
+    return lambda p, t: np.mean(np.abs(p - t))
+
+
+def make_act(kind, alpha=0.1):
+    if kind == "leaky":
+        return lambda z: np.where(z > 0, z, alpha * z)
+    elif kind == "scaled":
+        return lambda z: np.tanh(z) * alpha
+    return np.tanh
+
+
+def a_loss_from_a_factory(W1, W2, x):
+    loss = loss_factory("mse")
+    return loss(np.tanh(x @ W1) @ W2, 1.0)
+
+
+def activations_from_a_factory(W1, W2, x):
+    a1 = make_act("leaky", np.sum(W2) * 0.1)
+    a2 = make_act("scaled", 2.0)
+    a3 = make_act("none")
+    return np.sum(a3(a2(a1(x @ W1)) @ W2))
+
+
+@pytest.mark.parametrize("fn", [a_loss_from_a_factory, activations_from_a_factory],
+                         ids=lambda f: f.__name__)
+def test_a_lambda_a_factory_picks_by_a_string(fn):
+    """`loss = loss_factory("mse")` returning a lambda that closes over nothing was refused
+    ("`loss` has no derivative rule") until 2026-12-05 (fourth session)."""
+    W1, W2, x = _args()
+    value, grads = srcad.value_and_grad(fn, wrt=(0, 1))(W1, W2, x)
+    assert value == fn(W1, W2, x)
+    for g, w in zip(grads, numerical_grad(fn, (W1, W2, x), wrt=(0, 1))):
+        assert rel_error(g, w) < 1e-6
+    for g, t in zip(grads, srcad.grad(fn, wrt=(0, 1), mode="tape")(W1, W2, x)):
+        np.testing.assert_array_equal(g, t)

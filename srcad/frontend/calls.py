@@ -943,9 +943,10 @@ class CallsMixin:
                 call.carried or call.callee.written or call.callee.written_arrays or \
                 call.callee.state_out:
             return None
-        if fn in LIFTED:  # (a lambda the factory returns: its name is the callee's own)
-            return None
         name = getattr(fn, "__name__", "")
+        if fn in LIFTED:  # (a lambda the factory returns, closing over nothing -- a value
+            # would be a partial: closure_values.py -- spelled under a name of this function)
+            return self.constant(fn, self.fresh(f"{call.callee.name}_{name}"), node)
         return self.constant(fn, name if name.isidentifier() else "fn", node)
 
     def carry_into_local(self, obj, attr: str, held, node, via: str | None = None) -> None:
