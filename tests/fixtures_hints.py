@@ -198,7 +198,7 @@ def map_kept_in_a_name_hinted(x):
 def default_reads_a_local(x):
     total = 0.0
     for k in range(3):
-        f = lambda v, k=k: np.sum(np.tanh(v) * (k + 1))  # refused here  # noqa: E731
+        f = lambda v, k=k: np.sum(np.tanh(v) * (k + 1))  # (followed since 2026-12-05)  # noqa: E731
         total = total + f(x)
     return total
 

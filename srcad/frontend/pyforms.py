@@ -82,7 +82,7 @@ from .. import ir, runtime_context, runtime_python
 from ..errors import UnsupportedSyntaxError
 from ..naming import fresh
 from .opaque import is_opaque, is_user_object
-from .parse import Members
+from .parse import Members, parse_function
 
 # the runtime helpers the rewritten tree calls, and the names it calls them by (in the
 # function's closure, as pylower.py's internal names; fresh where the function uses the name)
@@ -1240,7 +1240,6 @@ class _Forms:
             return None
         jumps = [n for st in body for n in _own_jumps(st)]
         try:
-            from .parse import parse_function
             tree = parse_function(gen).tree
             bound = inspect.signature(gen).bind(*cm.args, **{k.arg: k.value
                                                               for k in cm.keywords})
