@@ -25,11 +25,16 @@ On a machine shared with other processes the sequential medians above drift betw
 step and its floor; ``--floor`` measures only the ratios, interleaved:
 
     python bench/gflops.py --floor [--threads 1] [--rounds 9] [--sizes small,large] [--peers]
+                                   [--settle 0.25]
 
-Each round times the fused step (srcad's default options, fuse=True), then its GEMM floor
-(every GEMM once per sample), then torch.compile and jax.jit of the same block (``--peers``),
-each a median of a few calls; the table gives the median over rounds of each and of the
-per-round ratio step / floor, with the ratio's min and max over rounds (the spread).
+Each round times the GEMM floor (every GEMM once per sample), then the fused step (srcad's
+default options, fuse=True), then torch.compile and jax.jit of the same block (``--peers``),
+each a median of a few calls, each step after ``--settle`` seconds idle: OpenBLAS's worker
+threads spin for about a tenth of a second after numpy's last GEMM, and a step timed inside
+that window shares the cores with them (the floor waits as long after the steps) (the small block's fused step 4.4-4.7 ms there, 3.4-3.5
+ms after half a second: Zen 5, 2026-12-05; ``--settle 0`` measures it so). The table gives
+the median over rounds of each and of the per-round ratio step / floor, with the ratio's min
+and max over rounds (the spread).
 ``--cpu-time`` times by the process's CPU time instead of the wall clock: with one thread
 everywhere (``--threads 1``) that is the work done, whatever share of a core other processes
 leave this one (torch and XLA may still run helper threads: their rows count those too).
@@ -270,7 +275,7 @@ def block_peers(B, Tn, D, H, with_peers):
 
 def floor_mode(argv):
     """Interleaved rounds: the fused step, its GEMM floor, the peers; ratios per round."""
-    opt = dict(rounds=9, sizes="small,large", calls=5)
+    opt = dict(rounds=9, sizes="small,large", calls=5, settle=0.25)
     for key in opt:
         for i, a in enumerate(argv):
             if a == f"--{key}" and i + 1 < len(argv):
@@ -289,9 +294,11 @@ def floor_mode(argv):
         ratios = {name: [] for name in steps}
         calls = opt["calls"] if size == "large" else 4 * opt["calls"]
         for _ in range(opt["rounds"]):
+            time.sleep(opt["settle"])  # (and srcad's, or a peer's, after theirs)
             floor = sum(_median_of(f, calls) for f in gemm_calls)
             times["GEMM floor"].append(floor)
             for name, f in steps.items():
+                time.sleep(opt["settle"])  # (numpy's BLAS threads spin after its GEMMs)
                 t = _median_of(f, calls)
                 times[name].append(t)
                 ratios[name].append(t / floor)
