@@ -163,6 +163,17 @@ PROGRAMS = [tuple_of_lambdas, list_of_factory_closures, composed_lambdas, reduce
             factory_closure_called_between_other_uses]
 
 
+def _right_and_bitwise(fn, W1, W2, x):
+    """The value of the call, the gradient of central differences, tape mode's bit for bit."""
+    value, grads = srcad.value_and_grad(fn, wrt=(0, 1))(W1, W2, x)
+    assert value == fn(W1, W2, x)
+    for g, w in zip(grads, numerical_grad(fn, (W1, W2, x), wrt=(0, 1))):
+        assert rel_error(g, w) < 1e-6
+    for g, t in zip(grads, srcad.grad(fn, wrt=(0, 1), mode="tape")(W1, W2, x)):
+        np.testing.assert_array_equal(g, t)
+    return grads
+
+
 def _args(seed=0):
     r = np.random.default_rng(seed)
     return r.standard_normal((3, 3)) * 0.7, r.standard_normal((3, 3)) * 0.7, \
@@ -173,14 +184,7 @@ def _args(seed=0):
 def test_closure_values_right_in_every_mode(fn):
     for seed in range(2):
         args = _args(seed)
-        value, grads = srcad.value_and_grad(fn, wrt=(0, 1))(*args)
-        assert value == fn(*args)
-        want = numerical_grad(fn, args, wrt=(0, 1))
-        for g, w in zip(grads, want):
-            assert rel_error(g, w) < 1e-6
-        tape = srcad.grad(fn, wrt=(0, 1), mode="tape")(*args)
-        for g, t in zip(grads, tape):
-            np.testing.assert_array_equal(g, t)
+        grads = _right_and_bitwise(fn, *args)
         fused = srcad.grad(fn, wrt=(0, 1), fuse=True)(*args)
         for g, t in zip(grads, fused):
             assert rel_error(g, t) < 1e-12
@@ -231,13 +235,7 @@ def test_a_function_chosen_at_run_time_is_called_as_chosen(fn):
     `if act is f0:` chain of the calls, each differentiated, on both sides of the test."""
     for sign in (1.0, -1.0):
         W1, W2, x = _args()
-        x = x * sign
-        value, grads = srcad.value_and_grad(fn, wrt=(0, 1))(W1, W2, x)
-        assert value == fn(W1, W2, x)
-        for g, w in zip(grads, numerical_grad(fn, (W1, W2, x), wrt=(0, 1))):
-            assert rel_error(g, w) < 1e-6
-        for g, t in zip(grads, srcad.grad(fn, wrt=(0, 1), mode="tape")(W1, W2, x)):
-            np.testing.assert_array_equal(g, t)
+        _right_and_bitwise(fn, W1, W2, x * sign)
 
 
 def a_pick_given_to_a_helper(W1, W2, x):
@@ -290,13 +288,7 @@ def a_default_lambda_handed_to_a_helper(W1, W2, x):
 def test_defaults_read_where_the_function_is_made(fn):
     """Refused until 2026-12-05 (fourth session): "the default value of a parameter ...
     reads `s`, a local" -- now the value where the function is made, as Python's."""
-    W1, W2, x = _args()
-    value, grads = srcad.value_and_grad(fn, wrt=(0, 1))(W1, W2, x)
-    assert value == fn(W1, W2, x)
-    for g, w in zip(grads, numerical_grad(fn, (W1, W2, x), wrt=(0, 1))):
-        assert rel_error(g, w) < 1e-6
-    for g, t in zip(grads, srcad.grad(fn, wrt=(0, 1), mode="tape")(W1, W2, x)):
-        np.testing.assert_array_equal(g, t)
+    _right_and_bitwise(fn, *_args())
 
 
 # -- a factory picking a lambda by a string ------------------------------------------------------
@@ -332,10 +324,4 @@ def activations_from_a_factory(W1, W2, x):
 def test_a_lambda_a_factory_picks_by_a_string(fn):
     """`loss = loss_factory("mse")` returning a lambda that closes over nothing was refused
     ("`loss` has no derivative rule") until 2026-12-05 (fourth session)."""
-    W1, W2, x = _args()
-    value, grads = srcad.value_and_grad(fn, wrt=(0, 1))(W1, W2, x)
-    assert value == fn(W1, W2, x)
-    for g, w in zip(grads, numerical_grad(fn, (W1, W2, x), wrt=(0, 1))):
-        assert rel_error(g, w) < 1e-6
-    for g, t in zip(grads, srcad.grad(fn, wrt=(0, 1), mode="tape")(W1, W2, x)):
-        np.testing.assert_array_equal(g, t)
+    _right_and_bitwise(fn, *_args())
