@@ -134,8 +134,7 @@ class ClosureValuesMixin:
         """`for f in fs:` of a list this function knows the items of, holding closure values
         (`fs = [lambda h: h @ W1, np.tanh]`, appended to), the loop's body not naming it:
         its items, which the loop walks once each (loops.py); else None."""
-        if not isinstance(seq, ir.Var) or not isinstance(it, gast.Name) or any(
-                isinstance(n, gast.Name) and n.id == it.id for st in body for n in gast.walk(st)):
+        if not isinstance(seq, ir.Var) or not walked_alone(it, body):
             return None
         items = self.list_items_of_atom(seq)
         if not items or [k for k, _ in items] != list(range(len(items))):
@@ -329,3 +328,10 @@ def _insert_after(body: list, stmt, new) -> bool:
             if isinstance(inner, list) and _insert_after(inner, stmt, new):
                 return True
     return False
+
+
+def walked_alone(it, body) -> bool:
+    """Is the loop's iterable `it` a name its body never names (so the body cannot change the
+    list the loop walks, nor rebind it)?"""
+    return isinstance(it, gast.Name) and not any(
+        isinstance(n, gast.Name) and n.id == it.id for st in body for n in gast.walk(st))

@@ -62,7 +62,7 @@ from .effects import EffectsMixin, check_lost_changes
 from .expressions import PY_BINARY, ExpressionsMixin, rowed_callable
 from .itemloops import index_item_loops, written_in_place
 from .fence import fence
-from .closure_values import Closure, ClosureValuesMixin
+from .closure_values import Closure, ClosureValuesMixin, walked_alone
 from .inline import InlineMixin, hoist_written_arguments, written_params
 from .kept_globals import kept_globals
 from .partials import lower_partials
@@ -844,9 +844,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         loop's body not naming `lst`: that object, which each item the loop takes is (read
         as that name, as `slot_after_branch` reads a constant index, so a run-time index --
         `sum(lst)` -- adds its cotangent where the tape's one Tensor does). Else None."""
-        if not isinstance(it, gast.Name) or any(
-                isinstance(n, gast.Name) and n.id == it.id
-                for st in body for n in gast.walk(st)):
+        if not walked_alone(it, body):
             return None
         same = self.slots_still(base)
         return None if same is None else same[1]
