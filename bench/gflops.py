@@ -29,10 +29,10 @@ step and its floor; ``--floor`` measures only the ratios, interleaved:
 
 Each round times the GEMM floor (every GEMM once per sample), then the fused step (srcad's
 default options, fuse=True), then torch.compile and jax.jit of the same block (``--peers``),
-each a median of a few calls, each step after ``--settle`` seconds idle: OpenBLAS's worker
-threads spin for about a tenth of a second after numpy's last GEMM, and a step timed inside
-that window shares the cores with them (the floor waits as long after the steps) (the small block's fused step 4.4-4.7 ms there, 3.4-3.5
-ms after half a second: Zen 5, 2026-12-05; ``--settle 0`` measures it so). The table gives
+each a median of a few calls, each after ``--settle`` seconds idle: OpenBLAS's worker threads
+spin for about a tenth of a second after numpy's last GEMM, and a step timed inside that
+window shares the cores with them (the small block's fused step 4.4-4.7 ms there, 3.4-3.5 ms
+after half a second: Zen 5, 2026-12-05; ``--settle 0`` measures it so). The table gives
 the median over rounds of each and of the per-round ratio step / floor, with the ratio's min
 and max over rounds (the spread).
 ``--cpu-time`` times by the process's CPU time instead of the wall clock: with one thread
