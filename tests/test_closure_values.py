@@ -228,8 +228,16 @@ def a_lambda_or_a_numpy_function(W1, W2, x):
     return np.sum(h)
 
 
-@pytest.mark.parametrize("fn", [chosen_at_run_time, a_lambda_or_a_numpy_function],
-                         ids=lambda f: f.__name__)
+def chosen_then_called_in_a_loop(W1, W2, x):
+    act = np.tanh if np.sum(x) > 0 else np.sin
+    h = x @ W1
+    for _ in range(2):  # (a loop name as the argument: its arms pin nothing)
+        h = act(h) * 0.5 + h
+    return np.sum(act(act(h) @ W2))
+
+
+@pytest.mark.parametrize("fn", [chosen_at_run_time, a_lambda_or_a_numpy_function,
+                                chosen_then_called_in_a_loop], ids=lambda f: f.__name__)
 def test_a_function_chosen_at_run_time_is_called_as_chosen(fn):
     """`act = f0 if c else f1; act(x)`: refused until 2026-12-05 (fourth session); now an
     `if act is f0:` chain of the calls, each differentiated, on both sides of the test."""

@@ -278,10 +278,11 @@ class ClosureValuesMixin:
         for a in [*args, *kwargs.values()]:  # (evaluated once, held under names)
             names.append(self.fresh(f"{hint}_arg"))
             self.env[names[-1]] = a
-            self.locals.add(names[-1])
         fname, out = self.fresh(f"{func.id}_chosen"), self.fresh(f"{hint}_{func.id}")
-        self.locals |= {fname, out}
-        self.mutable.add(out)
+        # (names of this call's own: never pinned -- pin_loop_values skips a loop name's --
+        # where an arm would pin them, the other arm would read a copy it never made)
+        self.locals |= {*names, fname, out}
+        self.mutable |= {*names, fname, out}
         call = gast.copy_location(gast.Call(
             func=gast.Name(fname, gast.Load(), None, None),
             args=[gast.Name(n, gast.Load(), None, None) for n in names[:len(args)]],
