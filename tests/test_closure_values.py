@@ -236,11 +236,19 @@ def chosen_then_called_in_a_loop(W1, W2, x):
     return np.sum(act(act(h) @ W2))
 
 
+def a_choice_given_to_a_helper(W1, W2, x):
+    s = np.sum(W2) * 0.1
+    act = (lambda z: z * s) if np.sum(x @ W1) > 0 else relu
+    h = layer(x, W1, act)
+    return np.sum(layer(h, W2, act=act) ** 2)
+
+
 @pytest.mark.parametrize("fn", [chosen_at_run_time, a_lambda_or_a_numpy_function,
-                                chosen_then_called_in_a_loop], ids=lambda f: f.__name__)
+                                chosen_then_called_in_a_loop, a_choice_given_to_a_helper],
+                         ids=lambda f: f.__name__)
 def test_a_function_chosen_at_run_time_is_called_as_chosen(fn):
-    """`act = f0 if c else f1; act(x)`: refused until 2026-12-05 (fourth session); now an
-    `if act is f0:` chain of the calls, each differentiated, on both sides of the test."""
+    """`act = f0 if c else f1; act(x)` (or `layer(h, W, act)`): refused until 2026-12-05
+    (fourth session); now an `if` chain of the calls, each differentiated, both ways."""
     for sign in (1.0, -1.0):
         W1, W2, x = _args()
         _right_and_bitwise(fn, W1, W2, x * sign)

@@ -232,17 +232,69 @@ class ClosureValuesMixin:
             isinstance(x, ir.Const) and _function_item(x) for x in a.items)
 
     def dispatched_call(self, e: gast.Call, hint: str, into):
-        """`act(x)` where `act` holds one of a few functions known here, chosen at run time
-        (`act = f0 if c else np.tanh`: a copy of each on its arm): the call of each, under
-        an `if` chain on a tag set beside each copy -- Python's one call, whichever the name
-        holds -- its arguments evaluated once, before. None where `act` is not such a
-        name."""
-        func = e.func
-        if not (isinstance(func, gast.Name) and func.id in self.locals) or any(
-                isinstance(a, gast.Starred) for a in e.args) or any(
+        """`act(x)` -- or `layer(h, W, act)` -- where `act` holds one of a few functions known
+        here, chosen at run time (`act = f0 if c else np.tanh`: a copy of each on its arm):
+        the call made with each, under an `if` chain on a tag set beside each copy -- Python's
+        one call, whichever the name holds -- the other arguments evaluated once, before.
+        None where no name of the call (one at most) is such a choice."""
+        if any(isinstance(a, gast.Starred) for a in e.args) or any(
                 k.arg is None for k in e.keywords) or self.generated:
             return None
-        held = self.followed(self.env.get(func.id))
+        spots = [("func", None, e.func)] + [("arg", i, a) for i, a in enumerate(e.args)] + \
+            [("kw", k.arg, k.value) for k in e.keywords]
+        found = [(kind, at, node, c) for kind, at, node in spots if isinstance(node, gast.Name)
+                 and node.id in self.locals and (c := self.run_time_choice(node, e))]
+        if len(found) != 1:
+            return None
+        kind, at, node, (tag, choices) = found[0]
+        args, kwargs, _ = self.call_args(gast.Call(
+            func=e.func, args=[a for i, a in enumerate(e.args) if (kind, i) != ("arg", at)],
+            keywords=[k for k in e.keywords if (kind, k.arg) != ("kw", at)]), hint)
+        names = []
+        for a in [*args, *kwargs.values()]:  # (evaluated once, held under names)
+            names.append(self.fresh(f"{hint}_arg"))
+            self.env[names[-1]] = a
+        fname, out = self.fresh(f"{node.id}_chosen"), self.fresh(f"{hint}_{node.id}")
+        # (names of this call's own: never pinned -- pin_loop_values skips a loop name's --
+        # where an arm would pin them, the other arm would read a copy it never made)
+        self.locals |= {*names, fname, out}
+        self.mutable |= {*names, fname, out}
+
+        def name(n):
+            return gast.Name(n, gast.Load(), None, None)
+
+        rest = iter(names)
+        call = gast.copy_location(gast.Call(
+            func=name(fname) if kind == "func" else e.func,
+            args=[name(fname) if (kind, i) == ("arg", at) else name(next(rest))
+                  for i in range(len(e.args))],
+            keywords=[gast.keyword(arg=k.arg, value=name(fname) if (kind, k.arg) == ("kw", at)
+                                   else name(next(rest))) for k in e.keywords]), e)
+        stmt = gast.copy_location(gast.Assign(
+            targets=[gast.Name(out, gast.Store(), None, None)], value=call,
+            type_comment=None), e)
+        tests = [self.emit(self.op_call(np.equal, [ir.Var(tag), ir.Const(k, repr(k))],
+                                        {}, e), self.fresh(f"{node.id}_is"), e)
+                 for k in range(len(choices) - 1)]
+        arms = []
+        for a in choices:
+            self.env[fname] = a
+            arms.append(self.sub_block([stmt]))
+        chain = arms[-1]
+        for test, arm in zip(reversed(tests), reversed(arms[:-1])):
+            chain = [ir.If(test, arm, chain, e.lineno)]
+        self.body.extend(chain)
+        result = ir.Var(out)
+        if into is None:
+            return result
+        return self.result(self.op_call(control.identity, [result], {}, e), hint, into, e)
+
+    def run_time_choice(self, node: gast.Name, e):
+        """(the tag telling which, the functions) where the name `node` holds one of a few
+        functions known here, chosen at run time (a copy of each into it); else None. The tag
+        is set beside each copy (a choice made on one arm only is bound there only, so no
+        `is` test could read it on the other), once per name and definitions."""
+        held = self.followed(self.env.get(node.id))
         if not isinstance(held, ir.Var) or self.closure_of(held) is not None:
             return None
         defs = self.definitions(held.name)
@@ -259,12 +311,10 @@ class ClosureValuesMixin:
                 choices.append(a)
         if len(choices) < 2:
             return None
-        # (which one the name holds: a tag set beside each copy into it -- a choice made on
-        # one arm only is bound there only, so no `is` test could read it on the other)
-        tags = self.__dict__.setdefault("choice_tags", {})  # (one tag per name and defs)
+        tags = self.__dict__.setdefault("choice_tags", {})
         key = (held.name, tuple(id(d) for d in defs))
         if key not in tags:
-            tag = self.fresh(f"{func.id}_which")
+            tag = self.fresh(f"{node.id}_which")
             self.mutable.add(tag)
             for d in defs:
                 k = choices.index(self.followed(next(iter(d.args.values()))))
@@ -272,40 +322,7 @@ class ClosureValuesMixin:
                 if not _insert_after(self.top_body, d, ir.Call(tag, op, args, d.line)):
                     return None
             tags[key] = tag
-        tag = tags[key]
-        args, kwargs, _ = self.call_args(e, hint)
-        names = []
-        for a in [*args, *kwargs.values()]:  # (evaluated once, held under names)
-            names.append(self.fresh(f"{hint}_arg"))
-            self.env[names[-1]] = a
-        fname, out = self.fresh(f"{func.id}_chosen"), self.fresh(f"{hint}_{func.id}")
-        # (names of this call's own: never pinned -- pin_loop_values skips a loop name's --
-        # where an arm would pin them, the other arm would read a copy it never made)
-        self.locals |= {*names, fname, out}
-        self.mutable |= {*names, fname, out}
-        call = gast.copy_location(gast.Call(
-            func=gast.Name(fname, gast.Load(), None, None),
-            args=[gast.Name(n, gast.Load(), None, None) for n in names[:len(args)]],
-            keywords=[gast.keyword(arg=k, value=gast.Name(n, gast.Load(), None, None))
-                      for k, n in zip(kwargs, names[len(args):])]), e)
-        stmt = gast.copy_location(gast.Assign(
-            targets=[gast.Name(out, gast.Store(), None, None)], value=call,
-            type_comment=None), e)
-        tests = [self.emit(self.op_call(np.equal, [ir.Var(tag), ir.Const(k, repr(k))],
-                                        {}, e), self.fresh(f"{func.id}_is"), e)
-                 for k in range(len(choices) - 1)]
-        arms = []
-        for a in choices:
-            self.env[fname] = a
-            arms.append(self.sub_block([stmt]))
-        chain = arms[-1]
-        for test, arm in zip(reversed(tests), reversed(arms[:-1])):
-            chain = [ir.If(test, arm, chain, e.lineno)]
-        self.body.extend(chain)
-        result = ir.Var(out)
-        if into is None:
-            return result
-        return self.result(self.op_call(control.identity, [result], {}, e), hint, into, e)
+        return tags[key], choices
 
     def function_value(self, a) -> bool:
         """A function known when normalising -- a constant, a closure value -- or a display
