@@ -178,27 +178,10 @@ class _Lifter:
         fdef.end_lineno = getattr(lam, "end_lineno", at.lineno)
         return fdef
 
-    def lambda_block(self, stmts) -> list:
-        """`inline_lambdas` of each statement of a block, at any depth; the snapshots of a
-        lambda's defaults that read the function's names (`snapshots`) go right before the
-        statement that makes it (`fs.append(lambda h, W=W: h @ W)` in a loop: each trip's
-        W)."""
-        out = []
-        for st in stmts:
-            for field in ("body", "orelse", "finalbody"):
-                if isinstance(getattr(st, field, None), list) and not isinstance(
-                        st, (gast.FunctionDef, gast.ClassDef)):
-                    setattr(st, field, self.lambda_block(getattr(st, field)))
-            for h in getattr(st, "handlers", None) or ():
-                h.body = self.lambda_block(h.body)
-            out += self.inline_lambdas(st)
-            out.append(st)
-        return out
-
-    def inline_lambdas(self, node) -> list:
+    def inline_lambdas(self, node) -> None:
         """Every other lambda becomes a nested def named after its line (a lambda inside it
-        stays with it: it is lifted when that def is normalised). The snapshots its defaults
-        need, to go before `node`."""
+        stays with it: it is lifted when that def is normalised); one whose defaults read the
+        function's names is the partial made where it is (`made_with_defaults`)."""
         for parent in _walk_shallow(node):
             for field, value in gast.iter_fields(parent):
                 items = value if isinstance(value, list) else [value]
@@ -212,7 +195,6 @@ class _Lifter:
                             value[i] = ref
                         else:
                             setattr(parent, field, ref)
-        return []
 
     def made_with_defaults(self, name, lam):
         """`lambda h, k=k: h * k` whose defaults read the function's names (also in a
@@ -667,7 +649,8 @@ def lift_closures(pf, taken: set) -> None:
         return
     lf = _Lifter(pf, taken)
     pf.tree.body = lf.collect(pf.tree.body)
-    pf.tree.body = lf.lambda_block(pf.tree.body)
+    for s in pf.tree.body:
+        lf.inline_lambdas(s)
     outer_locals = _signature_names(pf.tree) | _stores(pf.tree) | set(pf.closure)
     clash = sorted(set(lf.defs) & (set(_params(pf.tree)) | _stores(pf.tree)))
     if clash:
