@@ -507,6 +507,26 @@ def same_length(seq, n: int, name: str) -> None:
             f"the function builds itself")
 
 
+def zip_lengths(strict, *seqs) -> None:
+    """The check ``zip(a, b, strict=True)`` makes, made before the zip is walked (frontend/
+    pyforms.py `zip_strict`): Python's ValueError, with its message, where the arguments'
+    lengths differ. An argument without a length (an iterator) is not measured."""
+    if not strict:
+        return
+    sizes = [len(s) if hasattr(s, "__len__") else None for s in seqs]
+    known = [n for n in sizes if n is not None]
+    if len(known) < 2 or min(known) == max(known):
+        return
+    first = min(known)
+    short = sizes.index(first)  # (the argument Python finds exhausted first)
+    if short == 0:
+        i = next(k for k, n in enumerate(sizes) if n is not None and n > first)
+        raise ValueError(f"zip() argument {i + 1} is longer than argument"
+                         f"{' ' if i == 1 else 's 1-'}{i}")
+    raise ValueError(f"zip() argument {short + 1} is shorter than argument"
+                     f"{' ' if short == 1 else 's 1-'}{short}")
+
+
 def star_count(seq, n: int, callee: str) -> None:
     """The check Python makes of ``obj.method(a, *seq)`` where srcad spelled the items out
     by index (frontend/objects.py `_spread_positional`): the method takes `n` more."""
@@ -534,6 +554,7 @@ same_length.srcad_checks_only = True
 spread_keywords.srcad_checks_only = True
 copied_as_itself.srcad_checks_only = True
 star_count.srcad_checks_only = True
+zip_lengths.srcad_checks_only = True
 
 
 def dict_get(d, key, default=None):

@@ -351,6 +351,14 @@ def _dataclass_init(cls) -> bool:
         owner.__dataclass_params__.init
 
 
+def _dataclass_written(klass, fn) -> bool:
+    """Is `fn` a method @dataclass wrote for `klass` (`__init__`, `__repr__`, `__eq__`, ...:
+    no source; they store each field from its argument or read the fields, and change no
+    container in place)?"""
+    return dataclasses.is_dataclass(klass) and fn.__code__.co_filename.startswith("<") and \
+        fn.__name__.startswith("__") and fn.__name__.endswith("__")
+
+
 def _fields(cls, bind) -> list:
     """The dataclass's `__init__` parameters: [(name, default AST or None)]. A default that
     is no literal (a functools.partial, a function) is read under a name `bind` gives it; a
@@ -3275,6 +3283,12 @@ class _Rewriter:
                 value = given.get(fname, default)
                 if value is None:
                     raise _Unsupported(f"{cls.__name__} is missing `{fname}`")
+                if fname in given and not isinstance(value, (VObj, VList)) and \
+                        not _fresh(value, 0) and self.o.container_depth(cls, fname) is not None:
+                    # (its in-place changes are written as new lists: one the caller may
+                    # still hold under its own name would not see them)
+                    raise _Unsupported(f"the list given as `{fname}` to {cls.__name__} is "
+                                       f"changed in place, and may have another name")
                 if isinstance(value, (VObj, VList)):
                     o.objects[fname] = value
                     continue
@@ -4125,8 +4139,8 @@ class _Objects:
                 fns = _functions_of(raw.__func__ if isinstance(
                     raw, (staticmethod, classmethod)) else raw)
                 for fn in fns:
-                    if library_file(fn) is not None:
-                        continue
+                    if library_file(fn) is not None or _dataclass_written(klass, fn):
+                        continue  # (a dataclass's __init__: `construct` writes its stores)
                     try:
                         out.append(parse_function(fn).tree)
                     except Exception:  # noqa: BLE001  (no source: nothing is followed)

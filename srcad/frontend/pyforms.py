@@ -72,6 +72,7 @@ import dataclasses
 import functools
 import inspect
 import itertools
+import operator
 import textwrap
 import types
 
@@ -93,6 +94,7 @@ _HELPERS = {"enter_context": runtime_context.enter_context,
             "exit_state": runtime_context.exit_state,
             "context_setting": runtime_context.context_setting,
             "nditer_indices": runtime_python.nditer_indices,
+            "zip_lengths": runtime_python.zip_lengths,
             "numpy": np,
             # (itertools.pairwise, enumerate(xs, start) in a comprehension: the builtins,
             # whatever these names are in the function)
@@ -596,6 +598,11 @@ class _Forms:
         return type(held) in (list, tuple)
 
     def stmt(self, s) -> list:
+        if not isinstance(s, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            self.getters_applied(s)
+            checks = self.zip_strict(s)
+            if checks:
+                return self.block(checks + [s])
         if isinstance(s, gast.Assign) and len(s.targets) > 1:
             return self.block(self.chained(s))
         if isinstance(s, gast.Assign) and len(s.targets) == 1:
@@ -640,6 +647,92 @@ class _Forms:
             s.body = self.starred(s.target, _name(item), s) + s.body
             s.target = _name(item, gast.Store())
         return [s]
+
+    # -- zip(..., strict=True), operator.itemgetter(...)(x) -----------------------------------
+    def zip_strict(self, s) -> list:
+        """``zip(a, b, strict=True)`` in statement `s`'s expressions: the zip without the
+        keyword, after a statement making Python's check of the lengths
+        (runtime_python.zip_lengths, its ValueError and message) -- its arguments read
+        once, as Python reads them: a name, an attribute or an item as written, anything
+        else first into a fresh name (not where a comprehension's own names are in it:
+        those stay as written, and refused). ``strict=False`` is dropped."""
+        calls = []  # (each with the names the comprehensions and lambdas around it bind)
+        stack = [(c, frozenset()) for c in gast.iter_child_nodes(s)
+                 if not isinstance(c, gast.stmt)]
+        while stack:
+            n, own = stack.pop()
+            if isinstance(n, (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)):
+                own = own | {x.id for g in n.generators for x in gast.walk(g.target)
+                             if isinstance(x, gast.Name)}
+            if isinstance(n, gast.Lambda):
+                own = own | {a.id for a in n.args.args + n.args.kwonlyargs}
+            if isinstance(n, gast.Call) and self.resolve(n.func) is zip and \
+                    [k.arg for k in n.keywords] == ["strict"] and \
+                    not any(isinstance(a, gast.Starred) for a in n.args):
+                calls.append((n, own))
+            stack.extend((c, own) for c in gast.iter_child_nodes(n)
+                         if not isinstance(c, gast.stmt))
+        out = []
+        for call, own in calls:
+            if any(isinstance(x, gast.Name) and x.id in own for a in call.args
+                   for x in gast.walk(a)):
+                continue
+            strict = call.keywords[0].value
+            call.keywords = []
+            if isinstance(strict, gast.Constant) and not strict.value:
+                continue
+            args = []
+            for i, a in enumerate(call.args):
+                if not _plain_place(a):
+                    name = self.fresh("zip_arg")
+                    out.append(_assign(name, a, s))
+                    call.args[i] = gast.copy_location(_name(name), a)
+                args.append(copy.deepcopy(call.args[i]))
+            out.append(gast.copy_location(gast.Expr(value=_call(
+                _name(self.helper("zip_lengths")), strict, *args)), s))
+        for st in out:
+            gast.fix_missing_locations(gast.copy_location(st, s))
+        return out
+
+    def getters_applied(self, s) -> None:
+        """``operator.itemgetter("W", "b")(params)`` / ``operator.attrgetter("W")(layer)``
+        called where they are made, with constant keys: the items or attributes as written
+        (``(params["W"], params["b"])``, ``layer.W``; a dotted name an attribute chain)."""
+        forms = self
+
+        class Getters(gast.NodeTransformer):
+            def visit_Call(self, n):
+                self.generic_visit(n)
+                f = n.func
+                if not (isinstance(f, gast.Call) and len(n.args) == 1 and not n.keywords and
+                        not isinstance(n.args[0], gast.Starred) and not f.keywords and
+                        f.args and all(isinstance(a, gast.Constant) for a in f.args)):
+                    return n
+                how = forms.resolve(f.func)
+                if how is operator.itemgetter:
+                    parts = [gast.Subscript(value=copy.deepcopy(n.args[0]), slice=a,
+                                            ctx=gast.Load()) for a in f.args]
+                elif how is operator.attrgetter and all(
+                        isinstance(a.value, str) and all(p.isidentifier() for p in
+                                                         a.value.split("."))
+                        for a in f.args):
+                    parts = []
+                    for a in f.args:
+                        e = copy.deepcopy(n.args[0])
+                        for p in a.value.split("."):
+                            e = gast.Attribute(value=e, attr=p, ctx=gast.Load())
+                        parts.append(e)
+                else:
+                    return n
+                out = parts[0] if len(parts) == 1 else gast.Tuple(elts=parts, ctx=gast.Load())
+                return gast.fix_missing_locations(gast.copy_location(out, n))
+
+        for field, value in gast.iter_fields(s):
+            if isinstance(value, gast.expr):
+                setattr(s, field, Getters().visit(value))
+            elif isinstance(value, list):
+                setattr(s, field, [Getters().visit(v) if isinstance(v, gast.expr) else v
+                                   for v in value])
 
     # -- enumerate(xs, start) ------------------------------------------------------------------
     def enumerate_from(self, it):
@@ -770,18 +863,18 @@ class _Forms:
                 self.positional_out(n)
                 for i, a in enumerate(n.args):
                     consumed = self.resolve(n.func) in _CONSUMERS
-                    n.args[i] = self.pairwise_item(self.reversed_item(a, consumed), consumed)
+                    n.args[i] = self.consumed_item(a, consumed)
             if isinstance(n, gast.comprehension):
-                n.iter = self.pairwise_item(self.reversed_item(n.iter, True), True)
+                n.iter = self.consumed_item(n.iter, True)
                 n.iter = self.enumerate_as_zip(n.iter)
             if isinstance(n, gast.Compare):
                 n.comparators = [self.constant_set(c) for c in n.comparators]
             stack.extend(c for c in gast.iter_child_nodes(n) if not isinstance(c, gast.stmt))
         if isinstance(s, gast.For):
-            s.iter = self.pairwise_item(self.reversed_item(s.iter, False), True)
+            s.iter = self.chain_item(self.pairwise_item(self.reversed_item(s.iter, False),
+                                                        True), True)
             if isinstance(s.iter, gast.Call) and self.resolve(s.iter.func) in (zip, enumerate):
-                s.iter.args = [self.pairwise_item(self.reversed_item(a, True), True)
-                               for a in s.iter.args]
+                s.iter.args = [self.consumed_item(a, True) for a in s.iter.args]
 
     def reversed_item(self, e, consumed: bool):
         """`reversed(xs)` -> `xs[::-1]` where it is consumed as an iterable (not of a range:
@@ -809,6 +902,32 @@ class _Forms:
                               slice=gast.Slice(gast.Constant(1, None), None, None),
                               ctx=gast.Load())
         return gast.copy_location(_call(_name(self.helper("zip")), inner, rest), e)
+
+    def chain_item(self, e, consumed: bool):
+        """`itertools.chain(a, b)` -> `[*a, *b]` and `itertools.chain.from_iterable(xss)`
+        -> `[x for xs in xss for x in xs]` where it is consumed as an iterable: the same
+        items in the same order, each argument walked once, as the chain walks it."""
+        if not (consumed and isinstance(e, gast.Call) and not e.keywords and
+                not any(isinstance(a, gast.Starred) for a in e.args)):
+            return e
+        how = self.resolve(e.func)
+        if how is itertools.chain:
+            return gast.copy_location(gast.List(elts=[
+                gast.Starred(value=a, ctx=gast.Load()) for a in e.args], ctx=gast.Load()), e)
+        if how == itertools.chain.from_iterable and len(e.args) == 1:
+            xs, x = self.fresh("chained"), self.fresh("item")
+            comp = gast.ListComp(elt=_name(x), generators=[
+                gast.comprehension(target=_name(xs, gast.Store()), iter=e.args[0], ifs=[],
+                                   is_async=0),
+                gast.comprehension(target=_name(x, gast.Store()), iter=_name(xs), ifs=[],
+                                   is_async=0)])
+            return gast.fix_missing_locations(gast.copy_location(comp, e))
+        return e
+
+    def consumed_item(self, e, consumed: bool):
+        """reversed / itertools.pairwise / itertools.chain of an iterable Python consumes."""
+        return self.chain_item(self.pairwise_item(self.reversed_item(e, consumed), consumed),
+                               consumed)
 
     def splice_star_displays(self, call) -> None:
         if self.resolve(call.func) is zip:
@@ -1374,6 +1493,17 @@ class _Forms:
         for st in out:
             gast.copy_location(st, node)
         return out
+
+
+def _plain_place(e) -> bool:
+    """A name, an attribute of one or an item by a constant or a name: read twice, the
+    same value (nothing runs between the reads)."""
+    while isinstance(e, (gast.Attribute, gast.Subscript)):
+        if isinstance(e, gast.Subscript) and not isinstance(e.slice, (gast.Constant,
+                                                                      gast.Name)):
+            return False
+        e = e.value
+    return isinstance(e, (gast.Name, gast.Constant))
 
 
 def _fixed_displays(fdef) -> dict:

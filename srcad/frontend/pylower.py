@@ -950,8 +950,13 @@ class _Lowerer:
     # -- expressions -----------------------------------------------------------------------------
     def is_list(self, e) -> bool:
         """A list display, or a list the function makes (an operand that says `+` and `*`
-        are Python's list concatenation and repeat)."""
-        return isinstance(e, gast.List) or (isinstance(e, gast.Name) and e.id in self.lists)
+        are Python's list concatenation and repeat): also ``list(xs)`` of Python's builtin
+        (``list(Ws) + list(Vs)``) and a list comprehension."""
+        return isinstance(e, (gast.List, gast.ListComp)) or (
+            isinstance(e, gast.Name) and e.id in self.lists) or (
+            isinstance(e, gast.Call) and len(e.args) <= 1 and not e.keywords and
+            not any(isinstance(a, gast.Starred) for a in e.args) and
+            self.builtin(e.func, "list"))
 
     def expr(self, e, pending: list, hint: str):
         """`e` with its comprehensions (and sum/min/max/list/tuple of them) computed into
