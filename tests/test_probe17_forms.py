@@ -20,7 +20,13 @@ checked in every mode against central differences and the plain call:
    holds as a value"; the dataclass's own `__init__` has no source, so the list's uses were
    not followed), now the appends are new lists as for a class whose `__init__` says
    ``self.Ws = []``. A list the caller still holds given to the field stays refused (its
-   own name would not see the appends).
+   own name would not see the appends);
+6. closures made in a ``for k in range(3)`` loop and kept in a list (``fs.append(lambda h,
+   k=k: ...)``, ``def layer(h, k=k)`` then ``fs.append(layer)``, a comprehension of such
+   lambdas), then walked: refused before ("`lambda` has no derivative rule": the list's
+   items were unknown), now a loop of constant bounds (at most 8 steps) that makes closures
+   is written out step by step, as a loop over a short display is, and the list holds
+   functions known here.
 """
 
 from __future__ import annotations
@@ -244,3 +250,42 @@ def test_dataclass_list_field_given_the_callers_list_is_refused():
     args = (_r(3, 3), _r(3, 3), _r(2, 3))
     with pytest.raises(srcad.SrcadError, match="changed in place, and may have another name"):
         srcad.grad(dataclass_callers_list, wrt=(0, 1))(*args)
+
+
+# ---- 6. closures made in a range loop, kept in a list -----------------------------------------
+def lambdas_appended_in_a_range_loop(W, x):
+    fs = []
+    for k in range(3):
+        fs.append(lambda h, k=k: np.tanh(h @ W) * (k + 1))
+    h = x
+    for f in fs:
+        h = f(h)
+    return np.sum(h)
+
+
+def defs_appended_in_a_range_loop(W, b, x):
+    fs = []
+    for k in range(1, 6, 2):
+        def layer(h, k=k):
+            return np.tanh(h @ W + b * k)
+        fs.append(layer)
+    for f in reversed(fs):
+        x = f(x)
+    return np.sum(x ** 2)
+
+
+def comprehension_of_lambdas(W, x):
+    fs = [lambda h, k=k: np.sin(h @ W) + k for k in range(2)]
+    return sum(np.sum(f(x)) for f in fs) + np.sum(fs[-1](x) ** 2)
+
+
+def test_lambdas_appended_in_a_range_loop():
+    _check(lambdas_appended_in_a_range_loop, (_r(3, 3), _r(2, 3)), wrt=(0, 1))
+
+
+def test_defs_appended_in_a_range_loop():
+    _check(defs_appended_in_a_range_loop, (_r(3, 3), _r(3), _r(2, 3)), wrt=(0, 1, 2))
+
+
+def test_comprehension_of_lambdas():
+    _check(comprehension_of_lambdas, (_r(3, 3), _r(2, 3)), wrt=(0, 1))

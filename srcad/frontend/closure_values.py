@@ -145,6 +145,24 @@ class ClosureValuesMixin:
             return None
         return atoms
 
+    def closures_reversed(self, it, target, body):
+        """`for f in reversed(fs):` (pyforms.py: `fs[::-1]`) of such a list
+        (`closure_items`): its items, last first; else None."""
+        if isinstance(it, gast.Subscript) and isinstance(it.slice, gast.Slice) and \
+                it.slice.lower is None and it.slice.upper is None and \
+                isinstance(it.slice.step, gast.Constant) and it.slice.step.value == -1:
+            name = it.value
+        elif isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and \
+                it.func.id not in self.locals and self.pf.resolve(it.func.id) is reversed \
+                and len(it.args) == 1 and not it.keywords:
+            name = it.args[0]
+        else:
+            return None
+        if not isinstance(name, gast.Name):
+            return None
+        items = self.closure_items(self.expr(name, target, None), name, body)
+        return None if items is None else items[::-1]
+
     def closure_site(self, held, e: gast.Call, hint: str):
         """A call of a closure value: ("user", the lifted function, ..., its free variables
         given as keywords, as closures.py passes them to a direct call); else None."""

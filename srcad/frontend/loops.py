@@ -113,6 +113,9 @@ class LoopsMixin:
                 # the keys too: a key added or removed is other code)
                 guards.note("items", table, len(table), tuple(table))
                 return self.once_per_item(target, [ir.Const(k, repr(k)) for k in table], body)
+            backward = None if exits else self.closures_reversed(it, target, body)
+            if backward is not None:  # (`for f in reversed(fs)` of a list of closures)
+                return self.once_per_item(target, backward, body)
             sliced = self.module_slice(it)
             seq = self.expr(it, target, None) if sliced is None else sliced
             held = None if exits else self.closure_items(seq, it, body)

@@ -783,7 +783,7 @@ class _Lowerer:
         in order, with ``t`` naming the item itself: as Python runs it, with no index, so the
         item's gradient gathers in the order tape mode's does. Items the body reassigns are
         taken first (Python evaluates the display before the loop)."""
-        items = s.iter
+        items = self.range_making_closures(s)
         if not (isinstance(items, (gast.Tuple, gast.List)) and items.elts and not s.orelse
                 and isinstance(s.target, gast.Name)
                 and not any(isinstance(e, gast.Starred) for e in items.elts)):
@@ -826,6 +826,24 @@ class _Lowerer:
         if read_after and t not in assigned and not captured:
             out.append(_assign(t, copy.deepcopy(values[-1])))  # (Python leaves t bound)
         return out
+
+    def range_making_closures(self, s: gast.For):
+        """``for k in range(3):`` (constant bounds, at most 8 steps) whose body makes a
+        closure (``fs.append(lambda h, k=k: ...)``, a comprehension of lambdas): the display
+        ``(0, 1, 2)``, so that `unroll` writes each closure out and the list holds functions
+        known here; any other loop's iterable as it is."""
+        it = s.iter
+        if not (isinstance(it, gast.Call) and self.builtin(it.func, "range") and
+                1 <= len(it.args) <= 3 and not it.keywords and
+                all(isinstance(a, gast.Constant) and type(a.value) is int for a in it.args)):
+            return it
+        steps = range(*[a.value for a in it.args])
+        if not 0 < len(steps) <= 8 or not any(
+                isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and
+                n.func.id == PARTIAL for st in s.body for n in gast.walk(st)):
+            return it
+        return gast.copy_location(gast.Tuple(elts=[gast.Constant(value=k, kind=None)
+                                                   for k in steps], ctx=gast.Load()), it)
 
     def lower_for(self, s):
         """dict iteration and tuple targets (the normaliser walks ranges and sequences)."""
