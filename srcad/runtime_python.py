@@ -22,6 +22,7 @@ code calling them can be differentiated again.
 
 from __future__ import annotations
 
+import collections
 import math
 import statistics
 
@@ -418,6 +419,13 @@ def dict_copy(d):
     """``dict(d)``: a dict's own copy (the call's copy of a dict an object keeps across calls,
     frontend/attrstate.py)."""
     return dict(d)
+
+
+def ordered_dict(d):
+    """``collections.OrderedDict(...)``: the dict its entries make, as an OrderedDict (the
+    frontend builds the entries as a dict literal first: frontend/calls.py), so that
+    ``isinstance(d, OrderedDict)``, ``type(d)``, ``d.move_to_end`` are Python's."""
+    return collections.OrderedDict(d)
 
 
 def mapping_grad(g, d):

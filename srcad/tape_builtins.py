@@ -61,9 +61,25 @@ def plain_call(fn, tensor_type):
 def tape_builtins(tape, tensor_type) -> dict:
     """Builtins for the tape's traced functions (by name)."""
     out = {n: plain_call(getattr(builtins, n), tensor_type) for n in _UNWRAPPING}
+    out["isinstance"] = _tape_isinstance(tensor_type)
     out["sorted"] = tape.substitute(builtins.sorted)  # (srcad/pyfuncs.py)
     out["float"] = _tape_float(tape, tensor_type)
     return out
+
+
+def _tape_isinstance(tensor_type):
+    """`isinstance` as the tape shows it: a Tensor is its value, a container the object it
+    is -- not rebuilt as `plain` does, which would make a user's subclass of list (``class
+    ModuleList(list)``), an OrderedDict, a plain list or dict and answer False for it."""
+    def isinstance_(obj, classinfo):
+        if builtins.isinstance(obj, tensor_type):
+            obj = obj.value
+        elif getattr(type(obj), "_srcad_plain", False):
+            obj = obj.view(type(obj).__mro__[1])
+        return builtins.isinstance(obj, plain(classinfo, tensor_type))
+
+    isinstance_.__wrapped__ = builtins.isinstance
+    return isinstance_
 
 
 class _FloatType(type):

@@ -13,7 +13,9 @@ bound bookkeeping:
   genexp     ``sum(np.sin(t) * c for t in (a, b))``
   closure    a nested ``def`` over a captured value, called at once
   lambda     ``f = lambda t: ...`` called at once
-  dict       ``d = {"p": a, "q": b}`` / ``dict(p=a, q=b)``, then its values combined
+  dict       ``d = {"p": a, "q": b}`` / ``dict(p=a, q=b)``, then its values combined; or a
+             list, tuple, dict or OrderedDict whose type ``isinstance`` tests (session of
+             2026-12-05, fifth: tape mode answered False for an OrderedDict, silently)
   append     a list built by ``lst.append`` in a loop, then stacked or summed
   funcs      numpy functions as values (session of 2026-12-03): a generator over a list of
              them, ``f = np.tanh; f(a) if f is np.tanh else ...``, a dict keyed by them,
@@ -28,7 +30,7 @@ from __future__ import annotations
 
 from tests.fuzz_programs import E, _broadcast
 
-HEADER = "import functools\nimport io\nimport math\n\n_SINK = io.StringIO()\n"
+HEADER = "import collections\nimport functools\nimport io\nimport math\n\n_SINK = io.StringIO()\n"
 
 
 def _same_shape(g, a, k):
@@ -130,7 +132,10 @@ def statement(g) -> bool:
         if shape is None:
             return False
         d = g.module.fresh("d")
-        if ch.flag(0.5):
+        form = ch.int(0, 3)
+        if form >= 2:
+            return _typed_container(g, d, a, b, name)
+        if form == 0:
             g.emit(f'{d} = {{"p": {a.text}, "q": {b.text}}}')
         else:
             g.emit(f"{d} = dict(p={a.text}, q={b.text})")
@@ -179,6 +184,24 @@ def statement(g) -> bool:
         g.assign(E(f"np.stack({lst})", (k,) + s, body.bound * k), name)
     else:
         g.assign(E(f"sum({lst})", s, body.bound * k * k), name)
+    return True
+
+
+def _typed_container(g, d, a, b, name) -> bool:
+    """A list, tuple, dict or OrderedDict of two values, its type tested by `isinstance`
+    against one of those (or a pair of them) to pick a factor: tape mode rebuilt containers
+    as plain lists and dicts for `isinstance` (an OrderedDict answered False, silently)."""
+    ch = g.ch
+    kind = ch.pick(("list", "tuple", "dict", "ordered"))
+    made = {"list": f"[{a.text}, {b.text}]", "tuple": f"({a.text}, {b.text})",
+            "dict": f'{{"p": {a.text}, "q": {b.text}}}',
+            "ordered": f'collections.OrderedDict(p={a.text}, q={b.text})'}[kind]
+    g.emit(f"{d} = {made}")
+    test = ch.pick(("list", "tuple", "dict", "collections.OrderedDict", "(list, tuple)",
+                    "(dict, tuple)"))
+    first = f'{d}["p"]' if kind in ("dict", "ordered") else f"{d}[0]"
+    g.assign(E(f"{first} * (1.5 if isinstance({d}, {test}) else 0.5)", a.shape, a.bound * 1.5,
+               atom=False), name)
     return True
 
 

@@ -349,8 +349,7 @@ def built_on_one_arm(W, x):
 
 def handed_to_a_library(W, x):
     layer = Leaky(W)
-    forward = operator.attrgetter("forward")(layer)  # (getattr(layer, "forward"): followed)
-    return np.sum(forward(x))
+    return np.sum(operator.methodcaller("forward", x)(layer))  # (`layer.forward(x)`)
 
 
 @pytest.mark.parametrize("fn, why", [

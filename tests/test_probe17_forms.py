@@ -26,11 +26,34 @@ checked in every mode against central differences and the plain call:
    lambdas), then walked: refused before ("`lambda` has no derivative rule": the list's
    items were unknown), now a loop of constant bounds (at most 8 steps) that makes closures
    is written out step by step, as a loop over a short display is, and the list holds
-   functions known here.
+   functions known here;
+7. a small framework's ``Module.parameters()``: a generator walking ``self.__dict__.values()``
+   with ``yield from`` into child modules and ``isinstance(v, (list, tuple))`` into a
+   ``Sequential(*layers)``'s tuple of them: refused before ("isinstance of a list of built
+   objects": the container of built objects had no type), now answered from what Python
+   holds there (a display's list or tuple, ``*layers``' tuple, a dict);
+8. ``class ModuleList(list): pass`` given built layers: refused before ("handed to a
+   function ... srcad does not follow into"), now the same list of objects, an instance of
+   the class for ``isinstance``;
+9. two silent wrong values, both present before this session (the widened differential
+   fuzzer, tests/fuzz_python.py `_typed_container`, finds them): tape mode answered
+   ``isinstance(d, OrderedDict)`` -- any container the tape holds, a user's list subclass --
+   on a plain list or dict rebuilt from it (False), and source mode built
+   ``OrderedDict(p=x)`` as a plain dict (False too). Now tape mode's isinstance sees the
+   object itself and source mode makes the OrderedDict of the entries (the `ordered_dict`
+   row);
+10. ``next(iter(xs))`` -- a list's first item, a dict's first key, ``next(iter(params.
+    values()))`` -- refused before ("`iter` has no derivative rule"), now ``list(xs)[0]``
+    (of a name, an attribute or an item, or a dict view of one: not of a call, which could
+    be a generator run past its first item);
+11. a function setting a ``nonlocal`` called on its own result in one statement
+    (``h = layer(layer(x))``): refused before ("called twice in one statement"), now the
+    inner call first, a statement of its own, as Python evaluates it.
 """
 
 from __future__ import annotations
 
+import collections
 import itertools
 import operator
 from dataclasses import dataclass, field
@@ -289,3 +312,167 @@ def test_defs_appended_in_a_range_loop():
 
 def test_comprehension_of_lambdas():
     _check(comprehension_of_lambdas, (_r(3, 3), _r(2, 3)), wrt=(0, 1))
+
+
+# ---- 7. a framework's Module.parameters() ---------------------------------------------------
+class Module:
+    def __call__(self, *args):
+        return self.forward(*args)
+
+    def parameters(self):
+        for v in self.__dict__.values():
+            if isinstance(v, Module):
+                yield from v.parameters()
+            elif isinstance(v, np.ndarray):
+                yield v
+            elif isinstance(v, (list, tuple)):
+                for m in v:
+                    if isinstance(m, Module):
+                        yield from m.parameters()
+
+
+class Linear(Module):
+    def __init__(self, W, b):
+        self.W = W
+        self.b = b
+
+    def forward(self, x):
+        return x @ self.W + self.b
+
+
+class Tanh(Module):
+    def forward(self, x):
+        return np.tanh(x)
+
+
+class Sequential(Module):
+    def __init__(self, *layers):
+        self.layers = layers
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+class Stack(Module):
+    def __init__(self, layers, head):
+        self.blocks = layers
+        self.head = head
+
+    def forward(self, x):
+        for b in self.blocks:
+            x = np.tanh(b(x))
+        return self.head(x)
+
+
+def weight_decayed(W1, b1, W2, b2, x):
+    model = Sequential(Linear(W1, b1), Tanh(), Linear(W2, b2))
+    return np.mean(model(x) ** 2) + 1e-2 * sum(np.sum(p ** 2) for p in model.parameters())
+
+
+def nested_modules(W1, b1, W2, b2, x):
+    model = Stack([Linear(W1, b1)], Linear(W2, b2))
+    return np.mean(model(x) ** 2) + 0.1 * sum(np.sum(p * p) for p in model.parameters())
+
+
+def container_types(W1, b1, W2, b2, x):
+    pair, listed = (Linear(W1, b1), Linear(W2, b2)), [Linear(W1, b1)]
+    scale = (1.0 if isinstance(pair, tuple) else 2.0) + (3.0 if isinstance(listed, tuple)
+                                                          else 5.0)
+    return np.sum(pair[1](np.tanh(listed[0](x)))) * scale
+
+
+def test_parameters_generator_of_a_small_framework():
+    args = (_r(3, 4), _r(4), _r(4, 2), _r(2), _r(5, 3))
+    _check(weight_decayed, args, wrt=(0, 1, 2, 3, 4))
+    _check(nested_modules, args, wrt=(0, 1, 2, 3))
+
+
+def test_isinstance_of_lists_of_built_objects():
+    _check(container_types, (_r(3, 4), _r(4), _r(4, 2), _r(2), _r(5, 3)), wrt=(0, 2))
+
+
+# ---- 8. a user's subclass of list holding layers ------------------------------------------
+class ModuleList(list):
+    pass
+
+
+def module_list(W1, W2, x):
+    ms = ModuleList([Linear(W1, 0.0), Linear(W2, 0.0)])
+    s = (1.0 if isinstance(ms, ModuleList) else 0.0) + (2.0 if isinstance(ms, tuple) else 0.0)
+    for m in ms:
+        x = np.tanh(m(x))
+    return np.sum(x) * (s + len(ms))
+
+
+def module_list_appended(W1, W2, x):
+    ms = ModuleList()
+    for W in (W1, W2):
+        ms.append(Linear(W, 0.0))
+    return np.sum(ms[1](np.tanh(ms[0](x))))
+
+
+def test_a_list_subclass_of_layers():
+    _check(module_list, (_r(3, 3), _r(3, 2), _r(4, 3)), wrt=(0, 1, 2))
+    _check(module_list_appended, (_r(3, 3), _r(3, 2), _r(4, 3)), wrt=(0, 1))
+
+
+# ---- 9. isinstance of an OrderedDict, in both modes --------------------------------------------
+def ordered_isinstance(W, x):
+    od = collections.OrderedDict(fc=W)
+    od["out"] = W.T
+    s = 1.5 if isinstance(od, collections.OrderedDict) else 0.5
+    return np.sum(np.tanh(x @ od["fc"]) @ od["out"]) * s
+
+
+def ordered_from_pairs(W, x):
+    od = collections.OrderedDict([("a", W), ("b", 2.0 * W)])
+    first = list(od)[-1]
+    return np.sum(np.tanh(x @ od[first])) * (2.0 if type(od) is dict else 3.0)
+
+
+def test_ordered_dict_made_in_the_function_is_one():
+    for f in (ordered_isinstance, ordered_from_pairs):
+        _check(f, (_r(3, 3), _r(4, 3)), wrt=(0, 1))
+
+
+# ---- 10. next(iter(xs)) ----------------------------------------------------------------------
+def first_key(W, x):
+    d = {"a": W, "b": 2 * W}
+    k = next(iter(d))
+    return np.sum(np.tanh(x @ d[k]))
+
+
+def first_item(Ws, x):
+    return np.sum(np.tanh(x @ next(iter(Ws)))) + np.sum(next(iter(x)))
+
+
+def first_value(params, x):
+    W = next(iter(params.values()))
+    name, b = next(iter(params.items()))
+    return np.sum(np.tanh(x @ W)) * len(name) + np.sum(b)
+
+
+def test_next_of_iter():
+    W, x = _r(3, 3), _r(2, 3)
+    _check(first_key, (W, x), wrt=(0, 1))
+    _check(first_item, ([W, _r(3, 3)], x), wrt=(0, 1))
+    _check(first_value, ({"fc": W, "out": _r(3)}, x), wrt=(0, 1))
+
+
+# ---- 11. a nonlocal writer called on its own result -------------------------------------------
+def nested_writer_calls(W, x):
+    calls = 0
+
+    def layer(h):
+        nonlocal calls
+        calls += 1
+        return np.tanh(h @ W) * calls
+
+    h = layer(layer(x))
+    return np.sum(h) * calls
+
+
+def test_nonlocal_writer_called_on_its_own_result():
+    _check(nested_writer_calls, (_r(3, 3), _r(2, 3)), wrt=(0, 1))

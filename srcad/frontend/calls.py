@@ -33,7 +33,7 @@ import types
 import gast
 import numpy as np
 
-from .. import ir
+from .. import ir, runtime_python
 from ..binding import _hashable
 from ..checkpoint import Checkpointed
 from ..ops import control, table
@@ -680,13 +680,22 @@ class CallsMixin:
                                                             and len(e.args) != 2) and not (
                 obj is float and (len(e.args) != 1 or e.keywords)):
             obj = _BUILTIN_OPS[obj]
-        if obj is collections.OrderedDict and (e.args or e.keywords):
+        ordered = obj is collections.OrderedDict and bool(e.args or e.keywords)
+        if ordered:
             # (`OrderedDict([("W", W), ...])`, `OrderedDict(W=W)`: a dict of these entries in
-            # this order -- built as `dict(...)` is, as Python's dicts keep their order)
+            # this order -- built as `dict(...)` is, then made an OrderedDict of, so that
+            # `isinstance(d, OrderedDict)` is Python's answer)
             obj = dict
+
+        def made(parts):
+            if not ordered:
+                return ("op", *parts)
+            d = self.emit(parts, self.fresh(hint), e)
+            return ("op", *self.op_call(runtime_python.ordered_dict, [d], {}, e))
+
         if obj is dict and not e.args and all(k.arg is not None for k in e.keywords):
             keys = [ir.Const(k.arg, repr(k.arg)) for k in e.keywords]  # dict(a=x, b=y)
-            return ("op", *self.dict_parts(keys, [k.value for k in e.keywords], hint))
+            return made(self.dict_parts(keys, [k.value for k in e.keywords], hint))
         if obj is dict and len(e.args) == 1 and isinstance(e.args[0], (gast.List, gast.Tuple)) \
                 and all(isinstance(p, gast.Tuple) and len(p.elts) == 2 and not any(
                     isinstance(x, gast.Starred) for x in p.elts) for p in e.args[0].elts) \
@@ -697,7 +706,7 @@ class CallsMixin:
             keys = [self.expr(p.elts[0], f"{hint}_key", None) for p in pairs] + [
                 ir.Const(k.arg, repr(k.arg)) for k in e.keywords]
             values = [p.elts[1] for p in pairs] + [k.value for k in e.keywords]
-            return ("op", *self.dict_parts(keys, values, hint))
+            return made(self.dict_parts(keys, values, hint))
         if obj is types.SimpleNamespace and not e.args and not checkpointed and \
                 all(k.arg is not None for k in e.keywords):
             # `p = SimpleNamespace(W=W, b=b, l2=1e-2)`: read by attribute, as a namedtuple
@@ -725,7 +734,7 @@ class CallsMixin:
         if table.lookup(obj) is not None:
             if starred:
                 self.refuse_starred(e, f"`{spelled}`")
-            return ("op", *self.op_call(obj, args, kwargs, e, spelled))
+            return made(self.op_call(obj, args, kwargs, e, spelled))
         callee = self.callee_atom(obj, spelled, func)
         return ("op", *self.opaque_parts(callee, spelled, args, kwargs, starred, e, obj))
 

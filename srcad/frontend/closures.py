@@ -591,8 +591,9 @@ class _WriteBack:
             return [s]
         call = calls[0]
         value = getattr(s, "value", None)
-        if value is not call and isinstance(s, (gast.Expr, gast.Assign, gast.Return)) and \
-                value is not None:
+        if (value is not call or len(calls) > 1) and value is not None and \
+                isinstance(s, (gast.Expr, gast.Assign, gast.Return)):
+            # (`layer(layer(x))`: the inner call first, a statement of its own)
             pre: list = []
             s.value = self.sequence(value, pre)
             if pre:  # (each call a statement of its own now, in Python's order)

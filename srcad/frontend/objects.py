@@ -163,6 +163,10 @@ class VList:
     items: list
     keys: list | None = None
     pairs: bool = False  # `d.items()` of such a dict: iterated as (key, object) pairs
+    # what Python holds there, for `isinstance`: "list", "tuple" (a display, `*layers`),
+    # "view" (`d.values()`), "iterator", or a user's subclass of list (`_container_marker`);
+    # a dict's `keys` say "dict"
+    kind: object = "list"
 
 
 @dataclass(eq=False)
@@ -258,6 +262,8 @@ def _is_user_class(obj, globals_) -> bool:
     if not isinstance(obj, type) or type(obj) not in (type, abc.ABCMeta) or \
             not is_user_object(obj):
         return False
+    if _container_marker(obj) is not None:
+        return True  # (`class ModuleList(list): pass`: `construct` holds it as the list)
     if getattr(obj, "__abstractmethods__", None):  # (Python refuses to make one)
         return False
     method_tuple = _namedtuple_with_methods(obj)
@@ -349,6 +355,22 @@ def _dataclass_init(cls) -> bool:
         init.__code__.co_filename.startswith("<") and \
         getattr(owner, "__dataclass_params__", None) is not None and \
         owner.__dataclass_params__.init
+
+
+def _container_marker(cls):
+    """A user's subclass of list or tuple that adds no code of its own (``class
+    ModuleList(list): pass``, perhaps a docstring or class constants): that base; else
+    None."""
+    if not isinstance(cls, type) or not issubclass(cls, (list, tuple)):
+        return None
+    base = list if issubclass(cls, list) else tuple
+    for klass in cls.__mro__[:cls.__mro__.index(base)]:
+        if any(callable(v) or isinstance(v, (property, staticmethod, classmethod))
+               for k, v in vars(klass).items() if not k.startswith("__") or k in (
+                   "__init__", "__new__", "__iter__", "__getitem__", "__len__", "__add__",
+                   "__call__", "__setitem__")):
+            return None
+    return base
 
 
 def _dataclass_written(klass, fn) -> bool:
@@ -1181,11 +1203,11 @@ class _Rewriter:
             return base
         if base.keys is not None and not e.args and not e.keywords:
             if attr == "values":
-                return VList(list(base.items))
+                return VList(list(base.items), kind="view")
             if attr == "keys":
                 return self._keys_list(base, e)
             if attr == "items":
-                return VList(list(base.items), list(base.keys), pairs=True)
+                return VList(list(base.items), list(base.keys), pairs=True, kind="view")
         raise _Unsupported(f"`.{attr}()` on a list of objects")
 
     def _empty_container(self, s):
@@ -2059,7 +2081,8 @@ class _Rewriter:
                 parts = [_const_int(p) for p in (e.slice.lower, e.slice.upper, e.slice.step)]
                 if any(p is UNRESOLVED for p in parts):
                     raise _Unsupported("a list of objects sliced by a variable")
-                return VList(base.items[slice(*parts)])  # (`layers[1:]`, `layers[::-1]`)
+                # (`layers[1:]`, `layers[::-1]`)
+                return VList(base.items[slice(*parts)], kind=base.kind)
             if isinstance(base, VList):
                 k = e.slice
                 if isinstance(k, gast.UnaryOp) and isinstance(k.op, gast.USub) and \
@@ -2196,7 +2219,7 @@ class _Rewriter:
             # (a tuple of objects as a list of them: `net = (Dense(W1, b1), Dense(W2, b2))`)
             items = [self.expr(x) for x in e.elts]
             if all(isinstance(x, VObj) for x in items):
-                return VList(items)
+                return VList(items, kind="tuple" if isinstance(e, gast.Tuple) else "list")
             if any(isinstance(x, (VObj, VList, VBound)) for x in items):
                 raise _Unsupported("a list mixing objects and values")
             e.elts = [gast.copy_location(gast.Tuple(elts=[copy.deepcopy(y) for y in x.items],
@@ -2217,7 +2240,7 @@ class _Rewriter:
         guards.note_attr(o.cls, dunder, getattr(o.cls, dunder))
         if dunder == "__iter__" and held.keys is not None:
             raise _Unsupported("iterating over a dict of objects itself (its keys)")
-        return VList(list(held.items)) if dunder == "__iter__" else held
+        return VList(list(held.items), kind="iterator") if dunder == "__iter__" else held
 
     def _over_objects(self, e, over: VList):
         """A comprehension over a list of built objects as the list display of its items:
@@ -2323,7 +2346,7 @@ class _Rewriter:
                 isinstance(right, VList) and left.keys is None and right.keys is None and \
                 not left.pairs and not right.pairs:
             # `[Dense(W) for W in Ws[:-1]] + [Out(Ws[-1])]`: two lists of objects, one list
-            return VList(list(left.items) + list(right.items))
+            return VList(list(left.items) + list(right.items), kind=left.kind)
         name = _BINARY.get(type(e.op))
         if name is not None and (isinstance(left, VObj) or isinstance(right, VObj)):
             order = [(left, f"__{name}__", right), (right, f"__r{name}__", left)]
@@ -2542,6 +2565,8 @@ class _Rewriter:
         if isinstance(f, gast.Name) and f.id in ("isinstance", "len") and \
                 f.id not in self.scope.locals and e.args:
             first = self.peek(e.args[0])
+            if f.id == "isinstance" and isinstance(first, VList) and len(e.args) == 2:
+                return self._list_instance(first, e)
             if f.id == "isinstance" and isinstance(first, VObj) and len(e.args) == 2:
                 cls = self.o.resolve_static(e.args[1], self.scope)
                 if not (isinstance(cls, type) or (isinstance(cls, tuple) and all(
@@ -2879,6 +2904,29 @@ class _Rewriter:
         o = self.peek(e.value)
         return isinstance(o, VObj) and o.built and e.attr in o.attrs and \
             e.attr not in o.objects and e.attr not in o.funcs
+
+    def _list_instance(self, held: VList, e):
+        """``isinstance(v, (list, tuple))`` of a list, tuple or dict of built objects (a
+        module walking its attributes: ``elif isinstance(v, (list, tuple)): for m in v``):
+        what Python answers, from the container the objects are held in."""
+        spec = e.args[1]
+        classes = tuple(self.o.resolve_static(c, self.scope) for c in spec.elts) if \
+            isinstance(spec, gast.Tuple) else (self.o.resolve_static(spec, self.scope),)
+        if len(classes) == 1 and isinstance(classes[0], tuple):
+            classes = classes[0]
+        if not classes or not all(isinstance(c, type) for c in classes):
+            raise _Unsupported("isinstance of a list of built objects against an unknown class")
+        python = held.kind if isinstance(held.kind, type) else \
+            {"list": list, "tuple": tuple}.get(held.kind)
+        if held.keys is not None and not held.pairs:
+            python = dict  # (a dict or an OrderedDict: answered where both agree)
+            if any(issubclass(c, dict) and c is not dict for c in classes) and \
+                    not any(c is dict for c in classes):
+                raise _Unsupported("isinstance of a dict of built objects against a subclass "
+                                   "of dict")
+        if python is None:
+            raise _Unsupported(f"isinstance of a {held.kind} of built objects")
+        return gast.copy_location(gast.Constant(value=issubclass(python, classes), kind=None), e)
 
     def _not_built_instance(self, e):
         """``isinstance(other, Tensor)`` of a user class whose objects this pass builds, where
@@ -3241,6 +3289,17 @@ class _Rewriter:
     def construct(self, cls, f, e):
         if self.no_hoist:
             raise _Unsupported("an object built inside a lazily evaluated expression")
+        marker = _container_marker(cls)
+        if marker is not None and len(e.args) <= 1 and not e.keywords:
+            # `ModuleList([Dense(W1), Dense(W2)])` of `class ModuleList(list): pass`: the
+            # same list of built objects, an instance of the class for `isinstance`
+            held = self.expr(e.args[0]) if e.args else VList([])
+            if isinstance(held, VList) and held.keys is None and not held.pairs:
+                guards.note_attr(cls, "__init__", cls.__init__)
+                return VList(list(held.items), kind=cls)
+        if marker is not None:
+            raise _Unsupported(f"a {cls.__name__} ({marker.__name__}) made of other than a "
+                               f"list of built objects")
         args = [self.expr(a) for a in e.args]
         kwargs = [(k.arg, self.expr(k.value)) for k in e.keywords]
         fields = _fields(cls, self.o.bind) if _dataclass_init(cls) else \
@@ -3377,7 +3436,7 @@ class _Rewriter:
             # `Sequential(Dense(..), ReLU(), Dense(..))` into `def __init__(self, *layers)`:
             # the extra arguments are built objects, a fixed list of them
             fixed = params.index(pfm.vararg)
-            star_objects = VList(list(args[fixed:]))
+            star_objects = VList(list(args[fixed:]), kind="tuple")
             args = args[:fixed]
             params = [p for p in params if p != pfm.vararg]
         elif pfm.vararg is not None:  # `def __call__(self, *args)`: one parameter an item

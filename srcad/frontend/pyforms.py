@@ -98,7 +98,7 @@ _HELPERS = {"enter_context": runtime_context.enter_context,
             "numpy": np,
             # (itertools.pairwise, enumerate(xs, start) in a comprehension: the builtins,
             # whatever these names are in the function)
-            "zip": zip, "range": range, "len": len}
+            "zip": zip, "range": range, "len": len, "list": list}
 
 _STATE = Members({np.errstate, runtime_context.warnings.catch_warnings})
 _SETTINGS = Members(runtime_context.SETTINGS_BY_FN)
@@ -703,6 +703,9 @@ class _Forms:
         class Getters(gast.NodeTransformer):
             def visit_Call(self, n):
                 self.generic_visit(n)
+                first = forms.first_item(n)
+                if first is not None:
+                    return first
                 f = n.func
                 if not (isinstance(f, gast.Call) and len(n.args) == 1 and not n.keywords and
                         not isinstance(n.args[0], gast.Starred) and not f.keywords and
@@ -733,6 +736,28 @@ class _Forms:
             elif isinstance(value, list):
                 setattr(s, field, [Getters().visit(v) if isinstance(v, gast.expr) else v
                                    for v in value])
+
+    def first_item(self, n):
+        """``next(iter(xs))`` -- the first item of a list, a tuple, an array's first row, a
+        dict's first key, ``d.values()``'s first value -- as ``list(xs)[0]`` (Python's
+        builtins), where xs is a name, an attribute, an item or a dict view of one (not a
+        call: a generator would run to its end); else None."""
+        if not (isinstance(n, gast.Call) and len(n.args) == 1 and not n.keywords and
+                self.resolve(n.func) is next):
+            return None
+        inner = n.args[0]
+        if not (isinstance(inner, gast.Call) and len(inner.args) == 1 and not inner.keywords
+                and self.resolve(inner.func) is iter):
+            return None
+        xs = inner.args[0]
+        view = xs.func.value if isinstance(xs, gast.Call) and isinstance(
+            xs.func, gast.Attribute) and xs.func.attr in ("keys", "values", "items") and \
+            not xs.args and not xs.keywords else None
+        if not _plain_place(view if view is not None else xs):
+            return None
+        items = _call(_name(self.helper("list")), xs)
+        return gast.fix_missing_locations(gast.copy_location(gast.Subscript(
+            value=items, slice=gast.Constant(value=0, kind=None), ctx=gast.Load()), n))
 
     # -- enumerate(xs, start) ------------------------------------------------------------------
     def enumerate_from(self, it):

@@ -165,6 +165,12 @@ defvjp(rp.dict_copy, lambda g, out, d: mapping_grad(g, d),
        derivation="the same items: g slot by slot",
        test_cases=(("OP({'u': a, 'v': b * a})['v'] * OP({'u': a})['u']", [(3,), (3,)]),))
 defjvp(rp.dict_copy, lambda g, out, d: mapping_tangent(g, d))
+defvjp(rp.ordered_dict, lambda g, out, d: mapping_grad(g, d),
+       name="ordered_dict", family=_FAM, spelling="ordered_dict(d)",
+       derivation="collections.OrderedDict of a dict's entries: the same items, g slot by "
+       "slot",
+       test_cases=(("OP({'u': a, 'v': b * a})['v'] * OP({'u': a})['u']", [(3,), (3,)]),))
+defjvp(rp.ordered_dict, lambda g, out, d: mapping_tangent(g, d))
 defvjp(rp.dict_without, lambda g, out, d, key: mapping_grad(g, out), None,
        name="dict_without", family=_FAM, spelling="dict_without(d, key)",
        derivation="d after d.pop(key): the items left, g slot by slot (none for key)",
