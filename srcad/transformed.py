@@ -284,6 +284,12 @@ class Transformed:
     """A transformed function: calling it runs the generated code for its inputs."""
 
     def __init__(self, fn, kind: str, wrt, options: dict):
+        call = inspect.getattr_static(type(fn), "__call__", None)
+        if inspect.isfunction(call) and not isinstance(fn, type) and \
+                type(fn).__module__.split(".")[0] != "srcad":
+            # a user's callable object (`model` of `def __call__(self, x)`): its __call__,
+            # bound to it, as `model.loss` is transformed (the object read at each call)
+            fn = types.MethodType(call, fn)
         if needs_wrapper(fn):  # (a functools.partial, np.sin: srcad/wrappers.py)
             fn = wrapper(fn)
         self.fn = fn

@@ -21,6 +21,7 @@ CASES = {
     "classmethod through class and instance": (m.classmethods, (X,)),
     "super(), self.act.fn, self.helper, a class on self": (m.through_model, (X, Y)),
     "bound method transformed": (m.model.loss, (X, Y)),
+    "callable object transformed": (m.objective, (X, Y)),
     "a class passed in, its staticmethod": (m.cost_passed_in, (X, Y, m.QuadraticCost)),
     "an instance passed in, its staticmethod": (m.cost_passed_in, (X, Y, m.QuadraticCost())),
     "a layer passed in, super() inside": (m.layer_passed_in, (X, m.model)),
@@ -60,6 +61,14 @@ def test_a_rebound_method_is_seen(monkeypatch):
     monkeypatch.setattr(m.model, "act", m.Layer(5.0))
     with pytest.raises(srcad.SrcadError):  # (Layer has no `fn`: the call's own error)
         g(X, Y)
+
+
+def test_a_callable_object_is_read_at_each_call(monkeypatch):
+    f = srcad.grad(m.objective)
+    before = f(X, Y)
+    monkeypatch.setattr(m.objective, "k", 3.0)  # (read when the call runs, as Python reads it)
+    np.testing.assert_allclose(f(X, Y), numerical_grad(m.objective, (X, Y)), rtol=1e-6)
+    assert not np.allclose(f(X, Y), before)
 
 
 def test_an_object_swapped_on_self_is_seen(monkeypatch):
