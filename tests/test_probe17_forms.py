@@ -48,7 +48,14 @@ checked in every mode against central differences and the plain call:
     be a generator run past its first item);
 11. a function setting a ``nonlocal`` called on its own result in one statement
     (``h = layer(layer(x))``): refused before ("called twice in one statement"), now the
-    inner call first, a statement of its own, as Python evaluates it.
+    inner call first, a statement of its own, as Python evaluates it;
+12. a class keeping the list it is given, or a new one, and appended to (``self.Ws = Ws or
+    []``, ``[] if Ws is None else Ws``, ``if Ws is None: Ws = []``): refused before
+    ("`.append()` changes a list ... that srcad holds as a value"), now written as new
+    lists where each construction gives a new list (a display, ``list(...)``, None or the
+    default None); a list the caller holds under its own name, or a mutable default shared
+    by every call, stays refused. A list of built layers given so is the caller's own list,
+    changed where the caller sees it, as in Python.
 """
 
 from __future__ import annotations
@@ -476,3 +483,95 @@ def nested_writer_calls(W, x):
 
 def test_nonlocal_writer_called_on_its_own_result():
     _check(nested_writer_calls, (_r(3, 3), _r(2, 3)), wrt=(0, 1))
+
+
+# ---- 12. a list given to a constructor, or a new one, appended to -----------------------------
+class Chain:
+    def __init__(self, Ws=None, scale=1.0):
+        self.Ws = Ws or []
+        self.scale = scale
+
+    def add(self, W):
+        self.Ws.append(W)
+        return self
+
+    def __call__(self, x):
+        for W in self.Ws:
+            x = np.tanh(x @ W) * self.scale
+        return x
+
+
+class Branchy:
+    def __init__(self, Ws=None):
+        if Ws is None:
+            Ws = []
+        self.Ws = Ws
+
+
+class Shared:
+    def __init__(self, Ws=[]):  # noqa: B006  (the mutable default this test is about)
+        self.Ws = Ws
+
+
+class Layers:
+    def __init__(self, layers=None):
+        self.layers = [] if layers is None else layers
+
+    def add(self, layer):
+        self.layers.append(layer)
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+def chain_default(W1, W2, x):
+    return np.sum(Chain(scale=0.5).add(W1).add(W2)(x) ** 2)
+
+
+def chain_given(W1, W2, x):
+    m = Chain([W1], 2.0)
+    m.add(W2)
+    return np.sum(m(x) ** 2) + np.sum(Chain(None).add(W2)(x))
+
+
+def branchy(W1, W2, x):
+    m = Branchy()
+    m.Ws.append(W1)
+    m.Ws.append(W2)
+    for W in m.Ws:
+        x = np.tanh(x @ W)
+    return np.sum(x)
+
+
+def callers_list(W1, W2, x):
+    lst = [W1]
+    m = Chain(lst)
+    m.add(W2)
+    return np.sum(m(x)) + len(lst)
+
+
+def shared_default(W1, W2, x):
+    m = Shared()
+    m.Ws.append(W1)
+    return np.sum(x @ m.Ws[0])
+
+
+def callers_layers(W1, W2, x):
+    given = [Linear(W1, 0.0)]
+    m = Layers(given)
+    m.add(Linear(W2, 0.0))
+    return np.sum(m.forward(x)) * len(given)
+
+
+def test_lists_given_or_made_by_a_constructor_appended_to():
+    args = (_r(3, 3), _r(3, 3), _r(2, 3))
+    for f in (chain_default, chain_given, branchy, callers_layers):
+        _check(f, args, wrt=(0, 1, 2))
+
+
+@pytest.mark.parametrize("fn", [callers_list, shared_default])
+def test_a_list_the_caller_or_every_call_holds_is_refused(fn):
+    with pytest.raises(srcad.SrcadError):
+        srcad.grad(fn, wrt=(0, 1))(_r(3, 3), _r(3, 3), _r(2, 3))

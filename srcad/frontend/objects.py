@@ -1021,6 +1021,7 @@ class _Rewriter:
                     out.extend(self.assign(one))
                 return out
         self.hint = t0.id if len(s.targets) == 1 and isinstance(t0, gast.Name) else None
+        s = self._none_or_empty(s)
         empty = self._empty_container(s)
         plain_attr = len(s.targets) == 1 and isinstance(t0, gast.Name) and \
             self._reads_plain_attribute(copy.deepcopy(s.value))
@@ -1209,6 +1210,33 @@ class _Rewriter:
             if attr == "items":
                 return VList(list(base.items), list(base.keys), pairs=True, kind="view")
         raise _Unsupported(f"`.{attr}()` on a list of objects")
+
+    def _none_or_empty(self, s):
+        """``self.Ws = Ws or []`` (or ``[] if Ws is None else Ws``) where `Ws` holds None
+        here (its default): the statement ``self.Ws = []`` -- a list of built objects if
+        what fills it is (`_empty_container`), else a list of values -- as Python makes it;
+        any other statement as it is."""
+        v = s.value
+        if len(s.targets) != 1 or self.in_def:
+            return s
+        name = None
+        if isinstance(v, gast.BoolOp) and isinstance(v.op, gast.Or) and len(v.values) == 2 \
+                and isinstance(v.values[1], gast.List) and not v.values[1].elts:
+            name = v.values[0]
+        elif isinstance(v, gast.IfExp) and isinstance(v.test, gast.Compare) and \
+                len(v.test.ops) == 1 and isinstance(v.test.ops[0], (gast.Is, gast.IsNot)) and \
+                isinstance(v.test.comparators[0], gast.Constant) and \
+                v.test.comparators[0].value is None:
+            empty, other = (v.body, v.orelse) if isinstance(v.test.ops[0], gast.Is) else \
+                (v.orelse, v.body)
+            if isinstance(empty, gast.List) and not empty.elts and \
+                    gast.dump(other) == gast.dump(v.test.left):
+                name = other
+        if not (isinstance(name, gast.Name) and name.id not in self.scope.env and
+                name.id in self.consts and self.consts[name.id] is None):
+            return s
+        return gast.copy_location(gast.Assign(targets=s.targets, value=gast.copy_location(
+            gast.List(elts=[], ctx=gast.Load()), v), type_comment=None), s)
 
     def _empty_container(self, s):
         """`self.layers = OrderedDict()` (or `{}`, `dict()`, `[]`, `list()`) that the rest
@@ -3367,6 +3395,7 @@ class _Rewriter:
                 raise _Unsupported("arguments to a class without __init__")
             return o
         guards.note_attr(cls, "__init__", cls.__init__)
+        self.o.given_lists_checked(cls, args, kwargs)
         self.specialise(init, o, owner, args, kwargs, e)
         return o
 
@@ -3892,7 +3921,42 @@ def _fresh(e, k: int) -> bool:
     return False
 
 
-def _container_depth(trees, attr: str, modules: set):
+def _given_or_fresh(e, fdef) -> set | None:
+    """The parameters of `fdef` (an `__init__`) that value `e` may be, where every other
+    value it may be is a new list: ``layers``, ``layers or []``, ``[] if layers is None else
+    layers``, ``layers if layers is not None else list()`` -- where each statement of
+    `fdef` rebinding such a parameter gives it a new list (``if layers is None: layers =
+    []``); else None. Whether the caller gives a new list is `construct`'s check."""
+    if fdef is None or fdef.name != "__init__":
+        return None
+    params = {a.id for a in fdef.args.args[1:] + fdef.args.kwonlyargs}
+    out, todo = set(), [e]
+    while todo:
+        v = todo.pop()
+        if isinstance(v, gast.BoolOp) and isinstance(v.op, gast.Or):
+            todo.extend(v.values)
+        elif isinstance(v, gast.IfExp):
+            todo.extend([v.body, v.orelse])
+        elif isinstance(v, gast.Name) and v.id in params:
+            out.add(v.id)
+        elif not _fresh(v, 0) or isinstance(v, gast.Constant):
+            return None
+    for n in gast.walk(fdef):
+        if isinstance(n, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
+            targets = n.targets if isinstance(n, gast.Assign) else [n.target]
+            if any(isinstance(t, gast.Name) and t.id in out for tt in targets
+                   for t in gast.walk(tt)) and not (
+                    isinstance(n, gast.Assign) and _fresh(n.value, 0) and
+                    not isinstance(n.value, gast.Constant)):
+                return None
+        elif isinstance(n, (gast.For, gast.With, gast.NamedExpr)) and any(
+                isinstance(t, gast.Name) and t.id in out for t in gast.walk(n)
+                if isinstance(t, gast.Name) and isinstance(t.ctx, gast.Store)):
+            return None
+    return out or None
+
+
+def _container_depth(trees, attr: str, modules: set, given: set | None = None):
     """How deep the lists held in attribute `attr` are changed in place by statements of
     `trees` (0: `self.cache.append(..)`, 1: `self.derived["Z"].append(..)`), where writing
     those changes as assignments (`_Rewriter._container_change`) keeps Python's meaning:
@@ -3909,7 +3973,7 @@ def _container_depth(trees, attr: str, modules: set):
             if isinstance(n.ctx, gast.Store):
                 p = parents.get(id(n))
                 if isinstance(p, gast.Assign) and len(p.targets) == 1:
-                    changes.append(("store", p.value, 0))
+                    changes.append(("store", p.value, 0, tree))
                 elif isinstance(p, gast.AugAssign) and isinstance(p.op, gast.Add):
                     changes.append(("store", p.value, 0))  # (`+=`: rebinds, see stmt)
                 elif isinstance(p, gast.AnnAssign) and p.value is not None:
@@ -3977,13 +4041,20 @@ def _container_depth(trees, attr: str, modules: set):
                 changes.append(("read", "for", depth))
                 continue
             changes.append(("other", None, depth))
-    changed = [d for kind, _, d in changes if kind == "change"]
+    changed = [c[2] for c in changes if c[0] == "change"]
     if not changed or max(changed) > 1:
         return None
     level = max(changed)
-    for kind, what, depth in changes:
+    for kind, what, depth, *where in changes:
         if kind == "store" and not _fresh(what, level - depth):
-            return None
+            # (`self.Ws = Ws or []` in __init__: a new list unless the caller gives one of
+            # its own -- `construct` checks each call's arguments for these parameters)
+            params = _given_or_fresh(what, where[0] if where else None) if level == 0 \
+                else None
+            if params is None or given is None:
+                return None
+            given |= params
+            continue
         if kind == "other" and depth <= level:
             return None  # (a changed list under a second name)
         if kind == "read" and depth <= level and (
@@ -4157,6 +4228,8 @@ class _Objects:
         self.defs: list = []
         self.line = pf.first_line  # the line being rewritten (for the refusal's reason)
         self.containers: dict = {}  # (class, attribute) -> _container_depth
+        # (class, attribute) -> the __init__ parameters whose lists it may keep
+        self.given_lists: dict = {}
         self.concat = None  # the name list_concat is read under (`_container_change`)
         self.followed: list = []  # the functions specialised (as written): `check_containers`
         # (object, attribute) a method made by setattr after the object was built (`setattr(
@@ -4214,9 +4287,44 @@ class _Objects:
         key = (cls, attr)
         if key not in self.containers:
             trees = self.trees_of(cls)
+            given: set = set()
             self.containers[key] = None if trees is None else _container_depth(
-                trees + [self.pf.tree] + self.followed, attr, self.modules())
+                trees + [self.pf.tree] + self.followed, attr, self.modules(), given)
+            self.given_lists[key] = given
         return self.containers[key]
+
+    def given_lists_checked(self, cls, args, kwargs) -> None:
+        """Before `cls.__init__` is followed for an object built here: a parameter whose
+        list it keeps and that list changed in place (``self.Ws = Ws or []``, then
+        ``self.Ws.append(W)``: written as new lists, `_container_depth`) must get a new
+        list from this call -- a list display, a comprehension, ``list(...)`` -- or None
+        or nothing (its default None or an empty tuple): a list the caller holds under a
+        name of its own would not see the appends, and a default list is shared by every
+        call (Python's appends pile up in it)."""
+        params = set()
+        for attr in _state_attrs(cls):
+            if self.container_depth(cls, attr) is not None:
+                params |= self.given_lists.get((cls, attr), set())
+        if not params:
+            return
+        owner, init = _lookup(cls, "__init__")
+        try:
+            bound = inspect.signature(init).bind(None, *args, **dict(kwargs)).arguments
+        except TypeError:
+            return  # (Python's own error comes from following the call)
+        defaults = {k: v.default for k, v in inspect.signature(init).parameters.items()}
+        for p in sorted(params):
+            if p in bound:
+                v = bound[p]  # (a list of built objects is one object, shared as in Python)
+                ok = isinstance(v, VList) or (
+                    isinstance(v, gast.Constant) and v.value is None) or (
+                    isinstance(v, gast.AST) and not isinstance(v, gast.Constant) and
+                    _fresh(v, 0))
+            else:
+                ok = defaults.get(p) is None or defaults.get(p) == ()
+            if not ok:
+                raise _Unsupported(f"the list given as `{p}` to {cls.__name__} is changed in "
+                                   f"place, and may have another name")
 
     def kept_list(self, o, attr: str) -> bool:
         """Does existing object `o` hold a list in `attr` that no code followed here (the
