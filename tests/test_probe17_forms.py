@@ -55,7 +55,10 @@ checked in every mode against central differences and the plain call:
     lists where each construction gives a new list (a display, ``list(...)``, None or the
     default None); a list the caller holds under its own name, or a mutable default shared
     by every call, stays refused. A list of built layers given so is the caller's own list,
-    changed where the caller sees it, as in Python.
+    changed where the caller sees it, as in Python;
+13. ``yield from it`` (a statement) in a generator function of the module: refused before
+    ("`yield from` in a generator srcad differentiates"), now each item of it, as ``for v
+    in it: yield v``; ``r = yield from g`` stays refused.
 """
 
 from __future__ import annotations
@@ -575,3 +578,29 @@ def test_lists_given_or_made_by_a_constructor_appended_to():
 def test_a_list_the_caller_or_every_call_holds_is_refused(fn):
     with pytest.raises(srcad.SrcadError):
         srcad.grad(fn, wrt=(0, 1))(_r(3, 3), _r(3, 3), _r(2, 3))
+
+
+# ---- 13. yield from in a generator the function calls ----------------------------------------
+def rows_then_double(x, extra):
+    yield from x
+    yield from (np.sin(e) for e in extra)
+    yield x[0] * 2
+
+
+def delegating(x, W):
+    return sum(np.sum(np.tanh(r @ W)) for r in rows_then_double(x, [W[0], W[1]]))
+
+
+def returns_delegate(x):
+    r = yield from rows_then_double(x, [])
+    yield r
+
+
+def delegate_value_used(x):
+    return sum(np.sum(v) for v in returns_delegate(x))
+
+
+def test_yield_from_in_a_generator():
+    _check(delegating, (_r(2, 3), _r(3, 3)), wrt=(0, 1))
+    with pytest.raises(srcad.SrcadError, match="yield from` used as a value"):
+        srcad.grad(delegate_value_used)(_r(2, 3))

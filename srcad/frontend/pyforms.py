@@ -49,7 +49,8 @@ same tree in which
     ``min``/``max``, ``zip``/``enumerate`` in a `for` header. Where the generator has effects
     (print, a write to an argument or an object) the consumer may neither break out early
     nor have effects of its own (their order would change). Anything else -- ``yield``
-    as a value, ``yield from``, ``next(gen)``, ``gen.send`` -- is refused with a hint.
+    as a value, ``r = yield from g``, ``next(gen)``, ``gen.send`` -- is refused with a
+    hint; ``yield from it`` as a statement yields each item of it, as its loop would.
     A generator function defined inside the function is lowered the same way where every
     call of it is consumed whole, and refused where its consumer's loop changes a name the
     generator reads (Python steps it between the loop's iterations; `nested_generators`).
@@ -1062,10 +1063,6 @@ class _Forms:
     def list_of_yields(self, fdef) -> None:
         """Rewrite the generator `fdef` as a function returning the list of its values."""
         acc = self.fresh("yielded")
-        for n in gast.walk(fdef):
-            if isinstance(n, gast.YieldFrom):
-                raise self.error("`yield from` in a generator srcad differentiates", n,
-                                 "write the loop: `for v in inner(...): yield v`")
         count = [0]
 
         def block(stmts):
@@ -1082,6 +1079,19 @@ class _Forms:
                     out.append(gast.copy_location(gast.Expr(value=append), st))
                     count[0] += 1
                     continue
+                if isinstance(st, gast.Expr) and isinstance(st.value, gast.YieldFrom):
+                    # `yield from it` (a statement): each item of it, as `for v in it:
+                    # yield v` yields them (its value, what a generator returns, unused)
+                    item = self.fresh("item")
+                    append = gast.Call(func=gast.Attribute(value=_name(acc), attr="append",
+                                                           ctx=gast.Load()),
+                                       args=[_name(item)], keywords=[])
+                    loop = gast.For(target=_name(item, gast.Store()), iter=st.value.value,
+                                    body=[gast.Expr(value=append)], orelse=[],
+                                    type_comment=None)
+                    out.append(gast.fix_missing_locations(gast.copy_location(loop, st)))
+                    count[0] += 1
+                    continue
                 if isinstance(st, gast.Return):
                     out.append(gast.copy_location(gast.Return(value=_name(acc)), st))
                     continue
@@ -1096,6 +1106,9 @@ class _Forms:
             if isinstance(n, gast.Yield):
                 raise self.error("`yield` used as a value (`x = yield v`, `send`)", n,
                                  "yield as a statement: `yield v`")
+            if isinstance(n, gast.YieldFrom):
+                raise self.error("`yield from` used as a value (`r = yield from inner()`)",
+                                 n, "write the loop: `for v in inner(...): yield v`")
         init = _assign(acc, gast.List(elts=[], ctx=gast.Load()), fdef.body[0])
         ret = gast.copy_location(gast.Return(value=_name(acc)), fdef.body[-1])
         fdef.body = [init] + body + [ret]
@@ -1116,10 +1129,6 @@ class _Forms:
             return
         parents = {id(c): n for n in gast.walk(fdef) for c in gast.iter_child_nodes(n)}
         for g in defs:
-            for n in _own_yields(g):
-                if isinstance(n, gast.YieldFrom):
-                    raise self.error("`yield from` in a generator srcad differentiates", n,
-                                     "write the loop: `for v in inner(...): yield v`")
             free = _free_names(g) & self.locals
             for n in gast.walk(fdef):
                 if not (isinstance(n, gast.Name) and n.id == g.name):
