@@ -58,7 +58,11 @@ checked in every mode against central differences and the plain call:
     changed where the caller sees it, as in Python;
 13. ``yield from it`` (a statement) in a generator function of the module: refused before
     ("`yield from` in a generator srcad differentiates"), now each item of it, as ``for v
-    in it: yield v``; ``r = yield from g`` stays refused.
+    in it: yield v``; ``r = yield from g`` stays refused;
+14. an assignment expression in a comprehension's condition (``sum(y for W in Ws if (y :=
+    np.sum(...)) > c)``): refused before (the fence), now ``y = ...`` before the test in the
+    loop the comprehension is written as, binding the function's ``y`` (read after it, as
+    Python's comprehension leaves it); one after ``and`` / ``or`` stays refused.
 """
 
 from __future__ import annotations
@@ -604,3 +608,20 @@ def test_yield_from_in_a_generator():
     _check(delegating, (_r(2, 3), _r(3, 3)), wrt=(0, 1))
     with pytest.raises(srcad.SrcadError, match="yield from` used as a value"):
         srcad.grad(delegate_value_used)(_r(2, 3))
+
+
+# ---- 14. a walrus in a comprehension's condition ----------------------------------------------
+def walrus_filter(Ws, x):
+    total = sum(y for W in Ws if (y := np.sum(np.tanh(x @ W))) > -100.0)
+    kept = [z * 2.0 for W in Ws if (z := np.sum(W * W)) < 100.0]
+    return total + y + sum(kept) + z
+
+
+def walrus_after_or(Ws, x):
+    return sum(y for W in Ws if np.sum(W) > 1e9 or (y := np.sum(W)) > 0)
+
+
+def test_walrus_in_a_comprehension_condition():
+    _check(walrus_filter, ([_r(3, 2), _r(3, 2)], _r(4, 3)), wrt=(0, 1))
+    with pytest.raises(srcad.SrcadError, match="may not run"):
+        srcad.grad(walrus_after_or)([_r(3, 2)], _r(4, 3))

@@ -89,7 +89,22 @@ def walrus_while_with_continue(x):
 
 
 def walrus_in_comprehension(x):
-    return sum([y for v in x if (y := v * v) > 0.1])  # ERR
+    # (a comprehension's condition: hoisted in its loop -- tests/test_probe17_forms.py --
+    # but not after `and`, where Python may not evaluate it)
+    return sum([y for v in x if v > 0 and (y := v * v) > 0.1])  # ERR
+
+
+def walrus_in_comprehension_condition(x):
+    return sum([y for v in x if (y := v * v) > 0.1]) + y
+
+
+def test_walrus_in_a_comprehension_condition_binds_at_each_step():
+    x = np.array([0.2, 0.5, -0.7, 0.05])
+    for mode in ("source", "tape"):
+        v, g = srcad.value_and_grad(walrus_in_comprehension_condition, mode=mode)(x)
+        assert v == walrus_in_comprehension_condition(x)
+        np.testing.assert_allclose(g, numerical_grad(walrus_in_comprehension_condition, (x,)),
+                                   rtol=1e-6, atol=1e-9)
 
 
 @pytest.mark.parametrize("fn", [walrus_after_and, walrus_name_read_in_the_statement,

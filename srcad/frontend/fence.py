@@ -54,8 +54,14 @@ def fence(pf: ParsedFunction) -> None:
         )
     for stmt in fdef.body:
         _excluded_as_tuple(stmt)
+        # (a walrus in a comprehension's condition: pylower.py hoists it in the loop it
+        # writes, or refuses it there)
+        conditions = {id(n) for c in gast.walk(stmt) if isinstance(c, gast.comprehension)
+                      for cond in c.ifs for n in gast.walk(cond)}
         for node in gast.walk(stmt):
             kind = type(node)
+            if kind is gast.NamedExpr and id(node) in conditions:
+                continue
             if kind in _REJECT:
                 what, instead = _REJECT[kind]
                 raise pf.error(

@@ -52,6 +52,7 @@ from .opaque import MUTATING
 from .parse import EACH, UNRESOLVED, resolve_dotted
 from .pyforms import _evaluated_maybe_or_often
 from .pylevel import _assign, _call, _comp, _for, _name, operand_slots, slot_get, slot_put
+from .walrus import hoist_in_statement
 
 # internal names the rewritten tree calls; ParsedFunction.resolve finds them in its closure
 LIST_APPEND = "__srcad_list_append"
@@ -1331,7 +1332,14 @@ class _Lowerer:
             if gen.is_async:
                 raise self.error("an async comprehension", gen.iter, "use a plain loop")
             for cond in reversed(gen.ifs):
-                body = [gast.If(test=cond, body=body, orelse=[])]
+                test = gast.copy_location(gast.If(test=cond, body=body, orelse=[]), cond)
+                # (`if (y := f(w)) > 0` of the comprehension: `y = f(w)` first, in the loop,
+                # binding the function's `y` as Python's comprehension does: walrus.py)
+                body = hoist_in_statement(test)
+                if any(isinstance(n, gast.NamedExpr) for n in gast.walk(test.test)):
+                    raise self.error("an assignment expression (`:=`) where it may not run "
+                                     "(after `and` / `or`, in an arm of `x if c else y`)",
+                                     cond, "assign on its own line")
             body = [_for(gen.target, gen.iter, body)]
         return body[0]
 

@@ -13,7 +13,10 @@ Only where that is exactly Python's meaning: the statement evaluates the walrus
 unconditionally (not in the second operand of ``and``/``or``, an arm of ``x if c else y``, a
 lambda or a comprehension), no other part of the statement reads the bound name (its order
 against the binding would change), and a ``while`` body has no ``continue`` (which would skip
-the re-binding). Anywhere else the walrus stays, and the fence refuses it at its line.
+the re-binding). Anywhere else the walrus stays, and the fence refuses it at its line -- but
+in a comprehension's condition (``[y for w in ws if (y := f(w)) > 0]``), which pylower.py
+writes as an ``if`` in the comprehension's loop and hoists there (`hoist_in_statement`),
+binding the function's ``y`` at each step as Python's comprehension does.
 """
 
 from __future__ import annotations
@@ -74,6 +77,13 @@ def _stmt(s) -> list:
         setattr(s, field, new)
         before.extend(bound)
     return before + [s]
+
+
+def hoist_in_statement(s) -> list:
+    """`s` with its assignment expressions made statements before it, where that is
+    Python's meaning (`_stmt`): a comprehension's condition, lowered to an `if` in its loop
+    (pylower.py), as a statement's is."""
+    return _stmt(s)
 
 
 def _has_walrus(e) -> bool:
