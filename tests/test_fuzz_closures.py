@@ -109,8 +109,10 @@ def generate(r: random.Random) -> str:
             v = r.choice(["s", "c", "W"])
             body = {"s": "h * s", "c": "np.tanh(h + c)", "W": "h @ W"}[v]
             lines.append(f"{name} = lambda h, {v}={v}: {body}")
-        elif kind == "loop_default":  # (each lambda its own trip's k)
-            lines += [f"{name}s = []", f"for k in ({r.choice(['0.5, 2.0', 's, c'])}):",
+        elif kind == "loop_default":  # (each lambda its own trip's k; a range's loop is
+            # written out per trip where it makes closures: pylower.range_making_closures)
+            over = r.choice(["(0.5, 2.0)", "(s, c)", "range(2)", "range(1, 4, 2)"])
+            lines += [f"{name}s = []", f"for k in {over}:",
                       f"    {name}s.append(lambda h, k=k: h * k + {r.choice(['b', '0.1'])})",
                       f"{name} = compose(*{name}s)"]
         elif kind == "calls":  # (a closure calling closures, which it reads when called)
@@ -128,12 +130,13 @@ def generate(r: random.Random) -> str:
             lines.append(r.choice(REBINDS))
     chosen = [r.choice(fns) for _ in range(r.randint(1, 3))]
     use = r.choice(["tuple_loop", "list_loop", "chain", "apply_all", "layer", "reduce",
-                    "compose", "index", "dict", "range_loop"])
+                    "compose", "index", "dict", "range_loop", "reversed_loop"])
     if use == "tuple_loop":
         lines += [f"for g in ({', '.join(chosen)},):", "    h = g(h)"]
-    elif use == "list_loop":
+    elif use in ("list_loop", "reversed_loop"):
+        walk = "fs" if use == "list_loop" else "reversed(fs)"
         lines += [f"fs = [{chosen[0]}]"] + [f"fs.append({n})" for n in chosen[1:]] + [
-            "for g in fs:", "    h = g(h)"]
+            f"for g in {walk}:", "    h = g(h)"]
     elif use == "chain":
         lines.append("h = " + "".join(f"{n}(" for n in chosen) + "h" + ")" * len(chosen))
     elif use == "apply_all":
