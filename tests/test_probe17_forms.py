@@ -62,7 +62,11 @@ checked in every mode against central differences and the plain call:
 14. an assignment expression in a comprehension's condition (``sum(y for W in Ws if (y :=
     np.sum(...)) > c)``): refused before (the fence), now ``y = ...`` before the test in the
     loop the comprehension is written as, binding the function's ``y`` (read after it, as
-    Python's comprehension leaves it); one after ``and`` / ``or`` stays refused.
+    Python's comprehension leaves it); one after ``and`` / ``or`` stays refused;
+15. ``it = iter(d)`` of a dict the function builds, ``iter(params.values())`` /
+    ``iter(d.items())``, read by ``next(it)``: refused before ("`iter` has no derivative
+    rule ... may store it in or change `d`"), now the keys, values or pairs held as a list
+    first (the dict not changed while they are read), as for a list.
 """
 
 from __future__ import annotations
@@ -625,3 +629,34 @@ def test_walrus_in_a_comprehension_condition():
     _check(walrus_filter, ([_r(3, 2), _r(3, 2)], _r(4, 3)), wrt=(0, 1))
     with pytest.raises(srcad.SrcadError, match="may not run"):
         srcad.grad(walrus_after_or)([_r(3, 2)], _r(4, 3))
+
+
+# ---- 15. an iterator over a dict or a dict's view ---------------------------------------------
+def first_keys_of_a_dict(W, x):
+    d = {"a": W, "b": 2.0 * W}
+    it = iter(d)
+    k = next(it)
+    k2 = next(it)
+    return np.sum(np.tanh(x @ d[k])) + np.sum(d[k2] ** 2)
+
+
+def values_in_order(params, x):
+    it = iter(params.values())
+    W = next(it)
+    b = next(it)
+    return np.sum(np.tanh(x @ W + b))
+
+
+def pairs_in_order(W, x):
+    d = {"a": W, "bb": 2 * W}
+    it = iter(d.items())
+    k, V = next(it)
+    k2, V2 = next(it)
+    return np.sum(np.tanh(x @ V)) * len(k) + np.sum(V2) * len(k2)
+
+
+def test_iterators_over_dicts():
+    W, x = _r(3, 3), _r(2, 3)
+    _check(first_keys_of_a_dict, (W, x), wrt=(0, 1))
+    _check(values_in_order, ({"W": W, "b": _r(3)}, x), wrt=(0, 1))
+    _check(pairs_in_order, (W, x), wrt=(0, 1))

@@ -411,6 +411,14 @@ class _Forms:
             seq_name = held
         elif isinstance(seq, gast.Name) and self.sequence_name(seq.id):
             first, seq_name = [], seq.id
+        elif self.dict_or_view(seq) is not None and self.resolve(_name("list")) is list and \
+                self.touched(stmts[i + 1:], {self.dict_or_view(seq)}) is None:
+            # (a dict the function builds, or a view of it or of an argument -- `iter(d)`,
+            # `iter(params.values())`: its keys, values or pairs in Python's order, held
+            # under a name of their own; the dict is not changed while they are read)
+            held = self.fresh(f"{it}_items")
+            first = [_assign(held, _call("list", copy.deepcopy(seq)), st)]
+            seq_name = held
         elif isinstance(seq, gast.Name) and seq.id in self.pf.params and \
                 self.resolve(_name("list")) is list and \
                 self.touched(stmts[i + 1:], {seq.id}) is None:
@@ -578,6 +586,30 @@ class _Forms:
         for s2 in later:
             gast.fix_missing_locations(s2)
         return stmts[:i] + first + later
+
+    def dict_or_view(self, seq) -> str | None:
+        """The name of the dict `seq` walks -- a name the function binds only to dict
+        displays or comprehensions, or `.keys()` / `.values()` / `.items()` of one or of an
+        argument -- else None."""
+        if isinstance(seq, gast.Call) and isinstance(seq.func, gast.Attribute) and \
+                seq.func.attr in ("keys", "values", "items") and not seq.args and \
+                not seq.keywords and isinstance(seq.func.value, gast.Name):
+            name = seq.func.value.id
+            return name if name in self.pf.params or self.dict_name(name) else None
+        if isinstance(seq, gast.Name) and self.dict_name(seq.id):
+            return seq.id
+        return None
+
+    def dict_name(self, name: str) -> bool:
+        """Is `name` bound by the function only to dict displays or comprehensions (not a
+        parameter)?"""
+        stores = [n for n in gast.walk(self.fdef) if isinstance(n, gast.Assign) and
+                  any(isinstance(t, gast.Name) and t.id == name for t in n.targets)]
+        bound = [n for n in gast.walk(self.fdef) if isinstance(n, gast.Name) and
+                 n.id == name and not isinstance(n.ctx, gast.Load)]
+        return bool(stores) and len(bound) == len(stores) and name not in self.pf.params and \
+            all(len(n.targets) == 1 and isinstance(n.value, (gast.Dict, gast.DictComp))
+                for n in stores)
 
     def sequence_name(self, name: str) -> bool:
         """Does `name` hold a list or tuple here: bound by the function only to list or tuple
