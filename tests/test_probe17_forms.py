@@ -431,9 +431,20 @@ def module_list_appended(W1, W2, x):
     return np.sum(ms[1](np.tanh(ms[0](x))))
 
 
+def module_list_sliced_and_added(W1, W2, x):
+    ms = ModuleList([Linear(W1, 0.0), Linear(W2, 0.0)])
+    rest, both = ms[1:], ms + [Linear(W1.T, 0.0)]  # (plain lists, as Python's list gives)
+    s = (1.0 if isinstance(rest, ModuleList) else 2.0) + \
+        (4.0 if isinstance(both, ModuleList) else 8.0)
+    for m in both:
+        x = np.tanh(m(x))
+    return np.sum(rest[0](x)) * s
+
+
 def test_a_list_subclass_of_layers():
     _check(module_list, (_r(3, 3), _r(3, 2), _r(4, 3)), wrt=(0, 1, 2))
     _check(module_list_appended, (_r(3, 3), _r(3, 2), _r(4, 3)), wrt=(0, 1))
+    _check(module_list_sliced_and_added, (_r(3, 3), _r(3, 3), _r(4, 3)), wrt=(0, 1, 2))
 
 
 # ---- 9. isinstance of an OrderedDict, in both modes --------------------------------------------

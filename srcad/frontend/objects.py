@@ -373,6 +373,12 @@ def _container_marker(cls):
     return base
 
 
+def _plain_kind(kind):
+    """What a slice or a `+` of a list of built objects is, for `isinstance`: a user's
+    subclass of list gives a plain list, as Python's list methods do."""
+    return ("list" if issubclass(kind, list) else "tuple") if isinstance(kind, type) else kind
+
+
 def _dataclass_written(klass, fn) -> bool:
     """Is `fn` a method @dataclass wrote for `klass` (`__init__`, `__repr__`, `__eq__`, ...:
     no source; they store each field from its argument or read the fields, and change no
@@ -2109,8 +2115,8 @@ class _Rewriter:
                 parts = [_const_int(p) for p in (e.slice.lower, e.slice.upper, e.slice.step)]
                 if any(p is UNRESOLVED for p in parts):
                     raise _Unsupported("a list of objects sliced by a variable")
-                # (`layers[1:]`, `layers[::-1]`)
-                return VList(base.items[slice(*parts)], kind=base.kind)
+                # (`layers[1:]`, `layers[::-1]`: a list subclass's slice is a plain list)
+                return VList(base.items[slice(*parts)], kind=_plain_kind(base.kind))
             if isinstance(base, VList):
                 k = e.slice
                 if isinstance(k, gast.UnaryOp) and isinstance(k.op, gast.USub) and \
@@ -2374,7 +2380,7 @@ class _Rewriter:
                 isinstance(right, VList) and left.keys is None and right.keys is None and \
                 not left.pairs and not right.pairs:
             # `[Dense(W) for W in Ws[:-1]] + [Out(Ws[-1])]`: two lists of objects, one list
-            return VList(list(left.items) + list(right.items), kind=left.kind)
+            return VList(list(left.items) + list(right.items), kind=_plain_kind(left.kind))
         name = _BINARY.get(type(e.op))
         if name is not None and (isinstance(left, VObj) or isinstance(right, VObj)):
             order = [(left, f"__{name}__", right), (right, f"__r{name}__", left)]
