@@ -683,6 +683,8 @@ def main(argv=None) -> int:
     ap.add_argument("--report", default="/work/notes/peers_report.md"
                     if os.path.isdir("/work/notes") else None)
     args = ap.parse_args(argv)
+    if not set(args.only.split(",")) <= {"block", "gpt"}:  # (no empty results file written)
+        ap.error(f"--only takes block, gpt or both, not {args.only!r}")
     repeat = 5 if args.quick else args.repeat
     env = environment()
     print(env_line(env))
