@@ -72,10 +72,8 @@ def _tape_isinstance(tensor_type):
     is -- not rebuilt as `plain` does, which would make a user's subclass of list (``class
     ModuleList(list)``), an OrderedDict, a plain list or dict and answer False for it."""
     def isinstance_(obj, classinfo):
-        if builtins.isinstance(obj, tensor_type):
-            obj = obj.value
-        elif getattr(type(obj), "_srcad_plain", False):
-            obj = obj.view(type(obj).__mro__[1])
+        if builtins.isinstance(obj, tensor_type) or getattr(type(obj), "_srcad_plain", False):
+            obj = plain(obj, tensor_type)
         return builtins.isinstance(obj, plain(classinfo, tensor_type))
 
     isinstance_.__wrapped__ = builtins.isinstance

@@ -600,13 +600,19 @@ class _Forms:
             return seq.id
         return None
 
-    def dict_name(self, name: str) -> bool:
-        """Is `name` bound by the function only to dict displays or comprehensions (not a
-        parameter)?"""
+    def bindings(self, name: str) -> tuple:
+        """(the assignments of the function naming `name` among their targets, every node
+        that binds or deletes `name`)."""
         stores = [n for n in gast.walk(self.fdef) if isinstance(n, gast.Assign) and
                   any(isinstance(t, gast.Name) and t.id == name for t in n.targets)]
         bound = [n for n in gast.walk(self.fdef) if isinstance(n, gast.Name) and
                  n.id == name and not isinstance(n.ctx, gast.Load)]
+        return stores, bound
+
+    def dict_name(self, name: str) -> bool:
+        """Is `name` bound by the function only to dict displays or comprehensions (not a
+        parameter)?"""
+        stores, bound = self.bindings(name)
         return bool(stores) and len(bound) == len(stores) and name not in self.pf.params and \
             all(len(n.targets) == 1 and isinstance(n.value, (gast.Dict, gast.DictComp))
                 for n in stores)
@@ -614,10 +620,7 @@ class _Forms:
     def sequence_name(self, name: str) -> bool:
         """Does `name` hold a list or tuple here: bound by the function only to list or tuple
         displays or list comprehensions, or a module's list or tuple it never binds?"""
-        stores = [n for n in gast.walk(self.fdef) if isinstance(n, gast.Assign) and
-                  any(isinstance(t, gast.Name) and t.id == name for t in n.targets)]
-        bound = any(isinstance(n, gast.Name) and n.id == name and
-                    not isinstance(n.ctx, gast.Load) for n in gast.walk(self.fdef))
+        stores, bound = self.bindings(name)
         if stores:
             return all(len(n.targets) == 1 and isinstance(n.value, (gast.List, gast.Tuple,
                                                                     gast.ListComp))
