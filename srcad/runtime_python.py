@@ -515,6 +515,18 @@ def same_length(seq, n: int, name: str) -> None:
             f"the function builds itself")
 
 
+def attribute_stored(obj, attr: str, name: str) -> None:
+    """The check before ``p.data = v`` (or ``.shape``, ``.dtype``, ``.strides``) where the
+    object the name `p` holds is not known when the function is compiled (``p = layer.W``,
+    ``for p in model.parameters()``): a user object's attribute is stored as written
+    (frontend/normalize.py); a numpy array would be reshaped or reinterpreted in place, which
+    srcad refuses, here where the store runs."""
+    if isinstance(obj, (np.ndarray, np.generic)):
+        raise UnsupportedSyntaxError(
+            f"`{name}.{attr} = ...` changes an array in place (numpy reshapes or reinterprets "
+            f"it)", hint=f"make a new array: `{name} = {name}.reshape(...)`")
+
+
 def zip_lengths(strict, *seqs) -> None:
     """The check ``zip(a, b, strict=True)`` makes, made before the zip is walked (frontend/
     pyforms.py `zip_strict`): Python's ValueError, with its message, where the arguments'
@@ -563,6 +575,7 @@ spread_keywords.srcad_checks_only = True
 copied_as_itself.srcad_checks_only = True
 star_count.srcad_checks_only = True
 zip_lengths.srcad_checks_only = True
+attribute_stored.srcad_checks_only = True
 
 
 def dict_get(d, key, default=None):

@@ -42,7 +42,7 @@ from collections import Counter
 import gast
 import numpy as np
 
-from .. import ir, runtime
+from .. import ir, runtime, runtime_python
 from ..errors import CalleeUnknownError, CountUnknownError, SrcadError, \
     UnsupportedSyntaxError, at_call_site, in_substitute
 from ..naming import fresh
@@ -981,8 +981,21 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                                         ctx=gast.Load()), args=[value], keywords=[]), node)
                 self.bind(target.value.id, call, node)
                 return
-            if target.attr in ("shape", "dtype", "strides", "data") and \
-                    not is_user_object(_named(self.pf, target.value.id)):
+            held = _named(self.pf, target.value.id) if target.attr in (
+                "shape", "dtype", "strides", "data") else None
+            if target.attr in ("shape", "dtype", "strides", "data") and held is None:
+                # `p.data = v` of `p = layer.W`, `for p in model.parameters()`: what `p`
+                # holds is known where the store runs -- a user object's attribute is stored
+                # as written, an array's refused there (runtime_python.attribute_stored)
+                check = runtime_python.attribute_stored
+                self.emit(self.opaque_parts(
+                    self.callee_atom(check, "attribute_stored", node), "attribute_stored",
+                    [self.expr(target.value, "obj", None),
+                     ir.Const(target.attr, repr(target.attr)),
+                     ir.Const(target.value.id, repr(target.value.id))],
+                    {}, (), node, check), self.fresh("checked"), node)
+            elif target.attr in ("shape", "dtype", "strides", "data") and \
+                    not is_user_object(held):
                 raise self.unsupported(
                     f"`{target.value.id}.{target.attr} = ...` changes an array in place (numpy "
                     f"reshapes or reinterprets it)", node,
