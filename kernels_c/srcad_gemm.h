@@ -144,8 +144,14 @@ gemm_item_offset(PyArrayObject *x, int lead, npy_intp i)
  * and one wanting another number of threads than the team has helpers (+1) does too.
  * Values: every block or share is the same code on the same rows whichever thread runs it. */
 #define TEAM_MAX 63             /* helpers, at most */
-#define TEAM_HOT_NS 200000 /* a helper spins this long after a hot product (or until the call
-                            * returns: srcad_threads.h), then sleeps */
+/* a helper spins this long after a hot product (or until the call returns:
+ * srcad_threads.h), then sleeps: longer than the Python between two products of a call, so
+ * that a helper stays awake, on its own core, for the whole call. At 0.2 ms, once the process
+ * had been idle ~20 ms (its caches and the owner's Python cold), the gaps between products
+ * outgrew it, and the small block's step woke its helper -- onto the owner's CPU, see
+ * team_move_off -- again and again: 5.9 ms a step against 3.9 ms at 5 ms (REPORT.md, "A
+ * helper on its owner's core") */
+#define TEAM_HOT_NS 5000000
 
 typedef void (*team_fn)(void *);
 
@@ -163,6 +169,10 @@ static long long team_state = (1LL << 40);
 #define TEAM_CLOSED (1LL << 40)
 static int team_started = 0;         /* helpers running */
 static unsigned long long team_runs = 0;
+/* (atomic) the CPU the owner of the current product runs on (-1: not known), and how often a
+ * helper found itself on it and moved off (team_move_off) */
+static int team_owner_cpu = -1;
+static unsigned long long team_moves = 0;
 static int team_forked = 0;
 
 static long long
@@ -183,10 +193,60 @@ team_pause(void)
 #endif
 }
 
+/* A helper that finds itself on the CPU its product's owner runs on moves to another CPU of
+ * the process's mask, and keeps off the owner's CPU while it stays awake (spinning for the
+ * next product); it gets the whole mask back before it sleeps. Why: after the process has
+ * been idle ~20 ms (a training loop's data loading between steps; another library's calls),
+ * Linux wakes a sleeping helper on the CPU of the thread that woke it, where the owner is
+ * already working, and moves threads between the two CPUs at its load balances; the two
+ * then shared one core for much of the call, and the small Transformer block's step took
+ * 7.0 ms against 5.9 ms on one thread and 4.1 ms with calls 1-5 ms apart (REPORT.md, "A
+ * helper on its owner's core"). Values do not depend on it: every block or share is the same
+ * code on the same rows, whichever thread and CPU run it. */
+typedef struct {
+    int off;         /* kept off a CPU now: `mask` is the mask to restore */
+    cpu_set_t mask;
+} team_place;
+
+static void
+team_move_off(team_place *pl, int cpu)
+{
+#ifdef __linux__
+    if (cpu < 0 || cpu >= CPU_SETSIZE || sched_getcpu() != cpu) return;
+    cpu_set_t others;
+    if (!pl->off && sched_getaffinity(0, sizeof pl->mask, &pl->mask) != 0) return;
+    others = pl->mask;
+    CPU_CLR(cpu, &others);
+    if (CPU_COUNT(&others) == 0) return;
+    if (sched_setaffinity(0, sizeof others, &others) == 0) {
+        pl->off = 1;
+        __atomic_add_fetch(&team_moves, 1, __ATOMIC_RELAXED);
+    }
+#else
+    (void)pl;
+    (void)cpu;
+#endif
+}
+
+/* the helper's whole mask back (before it sleeps) */
+static void
+team_place_restore(team_place *pl)
+{
+#ifdef __linux__
+    if (pl->off) sched_setaffinity(0, sizeof pl->mask, &pl->mask);
+#endif
+    pl->off = 0;
+}
+
 static void *
 team_helper(void *p)
 {
     unsigned long seen = (unsigned long)(uintptr_t)p; /* the epoch when it was made */
+    team_place place;
+    place.off = 0;
+#ifdef __linux__
+    pthread_setname_np(pthread_self(), "srcad-team"); /* (top -H, /proc/<pid>/task/<tid>/comm) */
+#endif
     for (;;) {
         unsigned long e;
         int n = 0;
@@ -197,6 +257,7 @@ team_helper(void *p)
             team_pause();
         }
         if (e == seen) {
+            team_place_restore(&place);
             pthread_mutex_lock(&team_mu);
             while ((e = __atomic_load_n(&team_epoch, __ATOMIC_ACQUIRE)) == seen)
                 pthread_cond_wait(&team_cv, &team_mu);
@@ -207,6 +268,7 @@ team_helper(void *p)
          * only, and every task pulls its work from counters, so a helper that finds none
          * left, or joins one product twice, does nothing */
         seen = e;
+        team_move_off(&place, __atomic_load_n(&team_owner_cpu, __ATOMIC_RELAXED));
         if (!(__atomic_fetch_add(&team_state, 1, __ATOMIC_ACQ_REL) & TEAM_CLOSED))
             team_task(team_arg);
         __atomic_fetch_sub(&team_state, 1, __ATOMIC_RELEASE);
@@ -257,6 +319,9 @@ team_run(int threads, team_fn fn, void *arg)
     }
     team_task = fn;
     team_arg = arg;
+#ifdef __linux__
+    __atomic_store_n(&team_owner_cpu, sched_getcpu(), __ATOMIC_RELAXED);
+#endif
     /* open (only the flag: a late helper of the last product may be between its add and
      * its subtract) */
     __atomic_fetch_and(&team_state, ~TEAM_CLOSED, __ATOMIC_RELEASE);
@@ -468,11 +533,11 @@ py_gemm_stats(PyObject *self, PyObject *noargs)
 {
     (void)self;
     (void)noargs;
-    return Py_BuildValue("{s:i,s:n,s:n,s:n,s:K,s:K,s:K,s:K,s:i}", "configured", gemm_s != NULL,
-                         "granule_float32", gemm_granule[0], "granule_float64",
+    return Py_BuildValue("{s:i,s:n,s:n,s:n,s:K,s:K,s:K,s:K,s:i,s:K}", "configured",
+                         gemm_s != NULL, "granule_float32", gemm_granule[0], "granule_float64",
                          gemm_granule[1], "min_work", gemm_min_work, "calls", gemm_calls,
                          "split", gemm_split, "numpy", gemm_fellback, "team_runs", team_runs,
-                         "team_helpers", team_started);
+                         "team_helpers", team_started, "team_moves", team_moves);
 }
 
 #define SRCAD_GEMM_METHODS                                                                    \

@@ -180,6 +180,7 @@ static void *
 threads_sampler_main(void *unused)
 {
     (void)unused;
+    pthread_setname_np(pthread_self(), "srcad-sampler");
     pthread_mutex_lock(&threads_mu);
     for (;;) {
         double t = threads_clock(CLOCK_MONOTONIC);

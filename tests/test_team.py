@@ -132,3 +132,65 @@ def test_a_forked_child_makes_its_own_helpers():
     assert child.exitcode == 0
     assert value == want[0]
     assert all(grads[k] == want[1][k].tobytes() for k in grads)
+
+
+_PLACEMENT = r"""
+import os, sys, threading, time
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+import srcad
+from srcad import build
+from srcad.zoo import transformer
+sys.path.insert(0, os.path.join(sys.argv[1], "tests"))
+rt = build._pool_runtime()
+rt.set_num_threads(2), rt.set_parallel_threshold(0), rt.set_adaptive(False)
+rng = np.random.default_rng(3)
+p = transformer.randomize(rng, transformer.init(rng, 64, 4, dtype=np.float32))
+x, probe = (rng.standard_normal((4, 40, 64)).astype(np.float32) for _ in range(2))
+f = srcad.value_and_grad(transformer.block_loss, wrt="p", fuse=True)
+want = f(p, x, 4, probe)
+cpus = os.sched_getaffinity(0)
+for _ in range(100):  # (a helper names itself when it starts, perhaps after the call)
+    team = [int(t) for t in os.listdir("/proc/self/task")
+            if open(f"/proc/self/task/{t}/comm").read().strip() == "srcad-team"]
+    if team:
+        break
+    time.sleep(0.01)
+owner = min(cpus)
+os.sched_setaffinity(threading.get_native_id(), {owner})
+moves, tries = rt.gemm_stats()["team_moves"], 0
+while rt.gemm_stats()["team_moves"] == moves and tries < 40:
+    for t in team:  # (each helper put on the owner's CPU, then given every CPU again)
+        os.sched_setaffinity(t, {owner})
+        os.sched_setaffinity(t, cpus)
+    time.sleep(0.03)
+    got = f(p, x, 4, probe)
+    assert got[0] == want[0] and all(np.array_equal(got[1][k], want[1][k]) for k in got[1])
+    tries += 1
+time.sleep(0.05)  # (the call has returned: the helpers stop spinning and sleep)
+print(len(team), rt.gemm_stats()["team_moves"] - moves,
+      all(os.sched_getaffinity(t) == cpus for t in team))
+"""
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "sched_setaffinity") or
+                    len(__import__("os").sched_getaffinity(0)) < 2,
+                    reason="needs Linux's CPU affinity and two CPUs")
+def test_a_helper_moved_off_its_owners_cpu_gets_every_cpu_back():
+    """A helper that finds itself on its product's owner's CPU moves to another and keeps off
+    it while awake (team_move_off), with the same bits; once asleep it has the process's
+    whole mask again: a helper left off a CPU for good would be a thread the user's own
+    affinity settings no longer reach. Run in a child (the affinity changes stay there)."""
+    import os
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = subprocess.run([sys.executable, "-c", _PLACEMENT, root], capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    helpers, moved, restored = out.stdout.split()
+    assert int(helpers) >= 1  # (named srcad-team)
+    if int(moved) == 0:
+        pytest.skip("the scheduler never woke a helper on its owner's CPU here")
+    assert restored == "True"
