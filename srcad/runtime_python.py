@@ -527,6 +527,20 @@ def attribute_stored(obj, attr: str, name: str) -> None:
             f"it)", hint=f"make a new array: `{name} = {name}.reshape(...)`")
 
 
+def zip_covers(seq, steps: int, name: str) -> None:
+    """Where a loop zipping a list of user objects with `seq` starts (frontend/loops.py
+    `objects_walked`: written out once per object, `steps` of them): `seq` shorter than that
+    would end Python's zip sooner, a loop srcad did not write -- refused here."""
+    if hasattr(seq, "__len__") and len(seq) >= steps:
+        return
+    size = len(seq) if hasattr(seq, "__len__") else "an unknown number of"
+    raise UnsupportedSyntaxError(
+        f"the loop zips a list of {steps} objects with `{name}`'s sequence of {size} items: "
+        f"srcad wrote the loop out once per object, and zip would stop sooner here",
+        hint="zip the objects with a sequence at least as long (or slice the objects' list "
+        "to the length you mean)")
+
+
 def zip_lengths(strict, *seqs) -> None:
     """The check ``zip(a, b, strict=True)`` makes, made before the zip is walked (frontend/
     pyforms.py `zip_strict`): Python's ValueError, with its message, where the arguments'
@@ -575,6 +589,7 @@ spread_keywords.srcad_checks_only = True
 copied_as_itself.srcad_checks_only = True
 star_count.srcad_checks_only = True
 zip_lengths.srcad_checks_only = True
+zip_covers.srcad_checks_only = True
 attribute_stored.srcad_checks_only = True
 
 

@@ -31,7 +31,9 @@ Each program (every name prefixed ``p<i>_``) has:
   Net([L1, A1, L2]) sharing them, and ``L3`` (DenseA, its ``prev`` set to ``L1``); the
   weights of the layers the function does not set are kept on them;
 * ``f(x, [W1, [W2]])``: weights set from the arguments first (``L1.W = W1``,
-  ``NET.layers[0].W = W1``, ``layer = NET.layers[2]; layer.W = W2``), then 1-4 steps in
+  ``NET.layers[0].W = W1``, ``layer = NET.layers[2]; layer.W = W2``; both at once by a loop
+  over a module's list of the two layers: ``for layer, W in zip(PAIR_L1_L2, (W1, W2))``,
+  ``enumerate``, ``enumerate(zip(...))``, a zip with a longer list), then 1-4 steps in
   random order -- a layer's ``forward`` called and what it stored read back through the global
   name or ``NET.layers[i]`` (also ``.z``, ``.inputs``), ``L3.forward_prev()`` (and
   ``L3.prev.output``), ``NET.forward`` / ``NET.forward_loop`` / f's own loop over
@@ -235,6 +237,10 @@ class {p}Net:
 {p}L3.prev = {p}L1
 {p}LOG = []
 {p}SAVED = {{}}
+{p}PAIR_L1_L2 = [{p}L1, {p}L2]
+{p}PAIR_L2_L1 = [{p}L2, {p}L1]
+{p}PAIR_L1_L3 = [{p}L1, {p}L3]
+{p}PAIR_L3_L2 = [{p}L3, {p}L2]
 '''
 
     # -- the function's steps ------------------------------------------------------------------
@@ -367,8 +373,11 @@ class {p}Net:
         order = list(range(n_w))
         if n_w == 2 and ch.flag(0.5):
             order.reverse()
-        for k in order:  # weights set before any step (a step may reach any layer)
-            self.set_weight(f"W{k + 1}", targets[k])
+        if n_w == 2 and ch.flag(0.35):  # (both by one loop over a module's list of layers)
+            self.set_weights_by_loop(targets)
+        else:
+            for k in order:  # weights set before any step (a step may reach any layer)
+                self.set_weight(f"W{k + 1}", targets[k])
         cur = "x"
         for _ in range(ch.int(1, 3) + ch.flag(0.3)):
             step = ch.weighted([(8, self.step_call), (2, self.step_prev), (3, self.step_net),
@@ -386,6 +395,20 @@ class {p}Net:
         self.terms.append(f"np.sum({cur} * {cur})")
         self.emit(f"return {' + '.join(self.terms)}")
         return f"def {self.p}f({', '.join(params)}):\n" + "\n".join(self.lines), n_w
+
+    def set_weights_by_loop(self, targets):
+        """W1 and W2 set on the two target layers by one loop over the module's list of them
+        (``PAIR_L1_L2 = [L1, L2]``): zip, enumerate, enumerate of zip, or zip with a longer
+        sequence of weights (zip stops at the layers)."""
+        pair = f"{self.p}PAIR_{targets[0]}_{targets[1]}"
+        form = self.ch.pick(("zip", "enumerate", "enumerate_zip", "zip_longer"))
+        self.emit({"zip": f"for layer, W in zip({pair}, (W1, W2)):",
+                   "enumerate": f"for i, layer in enumerate({pair}):",
+                   "enumerate_zip": f"for i, (layer, W) in enumerate(zip({pair}, [W1, W2])):",
+                   "zip_longer": f"for layer, W in zip({pair}, [W1, W2, W1 * 2.0]):"}[form])
+        self.emit("    layer.W = (W1, W2)[i]" if form == "enumerate" else "    layer.W = W")
+        self.steps.append(f"W1, W2 -> {targets[0]}, {targets[1]} (loop {form})")
+        self.features.update(("weights", f"weights loop {form}"))
 
     def set_weight(self, arg, name):
         ch = self.ch

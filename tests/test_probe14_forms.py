@@ -574,9 +574,16 @@ def set_through_a_global_models_method(params, x):
     return np.sum(_GLOBAL_MODEL.forward(x))
 
 
+@pytest.mark.parametrize("fn", [set_through_a_global_models_method,
+                                set_by_a_setter_in_a_zip_loop])
+def test_parameters_set_by_a_zip_loop_over_a_modules_layers(fn):
+    # (refused below until 2026-12-05, sixth session: the zip loop over the module's list of
+    # layers is now written out once per layer -- frontend/loops.py `objects_walked` -- so
+    # each `layer.set_parameters(p)` is that layer's method, and its store is followed)
+    _check(fn, ([np.array([2.0]), np.array([5.0])], np.array([3.0])))
+
+
 @pytest.mark.parametrize("fn, first", [
-    (set_through_a_global_models_method, [np.array([2.0]), np.array([5.0])]),
-    (set_by_a_setter_in_a_zip_loop, [np.array([2.0]), np.array([5.0])]),
     (stored_on_a_layer_of_a_model, np.array([2.0])),
     (stored_on_a_layer_a_helper_built, [np.array([2.0])])])
 def test_an_array_stored_on_an_object_run_as_written(fn, first):

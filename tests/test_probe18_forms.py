@@ -10,7 +10,19 @@ numpy-from-scratch libraries -- reached through a local name and given new value
    for a module whose ``__setattr__`` registers parameters too;
 2. the same store where the name holds a numpy array when the call runs (``z = y`` then
    ``z.shape = (6,)``, ``p.data = x`` of a list's array): still refused, now where the store
-   runs (runtime_python.attribute_stored), with the same message, file and line.
+   runs (runtime_python.attribute_stored), with the same message, file and line;
+3. parameters installed into a module's model by a loop before calling it -- ``for layer, W
+   in zip(model.layers, Ws): layer.W = W``, ``for i, layer in enumerate(model.layers)``,
+   ``for i, (layer, p) in enumerate(zip(...))``, ``for p, v in zip(PARAMS, vals): p.data =
+   v``: refused before ("`.W` is read through the object here, but ... stores in it a value
+   that depends on the arguments": the loop was an index loop, its `layer` no object known
+   here), now written out once per object, as ``for layer in model.layers`` is
+   (frontend/loops.py `objects_walked`); a sequence shorter than the objects (zip would stop
+   sooner) is refused where the loop starts; the list's items are guarded (a layer appended
+   between calls makes srcad build the function again). Left refused: the same loop inside
+   a method of the model (``model.set_params(Ws)``: a store another function reads back),
+   ``zip(model.parameters(), vals)`` (a list a call makes), a comprehension filtering the
+   layers.
 """
 
 from __future__ import annotations
@@ -19,6 +31,7 @@ import numpy as np
 import pytest
 
 import srcad
+from srcad.testing import numerical_grad
 
 from tests.test_probe14_forms import MODES, _check
 
@@ -137,3 +150,110 @@ def test_an_arrays_attribute_stored_is_refused_where_it_runs(mode, fuse, fn, arg
         srcad.grad(fn, mode=mode, fuse=fuse)(*args())
     assert f"`{spelled} = ...`" in str(e.value)
     assert "test_probe18_forms.py" in str(e.value)
+
+
+# ---- 3. a loop installing parameters into a module's model ------------------------------------
+class Dense:
+    def __init__(self, n_in, n_out):
+        self.W = _r(n_in, n_out)
+        self.b = np.zeros(n_out)
+
+    def forward(self, x):
+        return np.tanh(x @ self.W + self.b)
+
+
+class Model:
+    def __init__(self, layers):
+        self.layers = layers
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer.forward(x)
+        return x
+
+
+MODEL = Model([Dense(3, 4), Dense(4, 2)])
+DENSE = [MODEL.layers[0], MODEL.layers[1]]
+
+
+def install_by_zip(Ws, x):
+    for layer, W in zip(MODEL.layers, Ws):
+        layer.W = W
+    return np.sum(MODEL.forward(x) ** 2)
+
+
+def install_by_enumerate(Ws, x):
+    for i, layer in enumerate(MODEL.layers):
+        layer.W = Ws[i] * (i + 1.0)
+    return np.sum(MODEL.forward(x) ** 2)
+
+
+def install_dicts_by_enumerate_zip(params, x):
+    for i, (layer, p) in enumerate(zip(DENSE, params)):
+        layer.W = p["W"]
+        layer.b = p["b"] + i
+    return np.sum(np.sin(MODEL.forward(x)))
+
+
+def install_data_by_zip(vals, x):
+    for p, v in zip(PARAMS, vals):
+        p.data = v
+    return np.sum(LAYER(x) ** 2)
+
+
+def _Ws():
+    return [_r(3, 4), _r(4, 2)]
+
+
+def test_parameters_installed_by_zip_over_the_models_layers():
+    _check(install_by_zip, (_Ws(), _r(5, 3)))
+
+
+def test_parameters_installed_by_enumerate_over_the_models_layers():
+    _check(install_by_enumerate, (_Ws(), _r(5, 3)))
+
+
+def test_parameter_dicts_installed_by_enumerate_of_zip():
+    params = [{"W": _r(3, 4), "b": _r(4)}, {"W": _r(4, 2), "b": _r(2)}]
+    _check(install_dicts_by_enumerate_zip, (params, _r(5, 3)))
+
+
+def test_data_installed_by_zip_over_a_list_of_parameters():
+    _check(install_data_by_zip, ([_r(3, 2), _r(2)], _r(4, 3)))
+
+
+def test_a_longer_sequence_stops_at_the_objects_as_zip_does():
+    Ws = _Ws() + [_r(2, 2)]
+    _check(install_by_zip, (Ws, _r(5, 3)))
+
+
+@pytest.mark.parametrize("mode,fuse", [m for m in MODES if m[0] == "source"])
+def test_a_shorter_sequence_is_refused_where_the_loop_starts(mode, fuse):
+    with pytest.raises(srcad.SrcadError, match="zip would stop sooner"):
+        srcad.grad(install_by_zip, mode=mode, fuse=fuse)([_r(3, 4)], _r(5, 3))
+
+
+def test_a_shorter_sequence_in_tape_mode_stops_as_zip_does():
+    MODEL.layers[1].W = _r(4, 2)  # (the layer the loop leaves alone: a constant)
+    args = ([_r(3, 4)], _r(5, 3))
+    v, g = srcad.value_and_grad(install_by_zip, mode="tape")(*args)
+    assert v == install_by_zip(*args)
+    assert np.allclose(g[0], numerical_grad(install_by_zip, args, wrt=0)[0], atol=1e-5)
+
+
+def test_a_layer_added_between_calls_is_walked_too():
+    model = Model([Dense(3, 3), Dense(3, 3)])
+
+    def loss(Ws, x):
+        for layer, W in zip(model.layers, Ws):
+            layer.W = W
+        return np.sum(model.forward(x) ** 2)
+
+    g = srcad.grad(loss)
+    Ws, x = [_r(3, 3) for _ in range(3)], _r(4, 3)
+    assert not np.any(g(Ws, x)[2])  # (two layers: the third W unused)
+    model.layers.append(Dense(3, 3))
+    got = g(Ws, x)
+    assert np.any(got[2])  # (the third layer now reads it)
+    num = numerical_grad(loss, (Ws, x), wrt=0)
+    assert all(np.allclose(a, b, atol=1e-5) for a, b in zip(got, num))

@@ -32,7 +32,7 @@ import types
 import gast
 import numpy as np
 
-from .. import ir
+from .. import ir, runtime_python
 from ..checkpoint import check_schedule, checkpoint
 from ..ops import control
 from . import guards
@@ -244,6 +244,48 @@ class LoopsMixin:
             for st in body:
                 self.line = st.lineno
                 self.statement(st)
+
+    def objects_walked(self, s, index: str, items: list, body) -> bool:
+        """``for layer, W in zip(model.layers, Ws)``, ``for i, layer in enumerate(self.
+        layers)``: a loop walking a list of user objects known when normalising (a module's,
+        an object's; guarded) beside other sequences is written out once per object, as ``for
+        layer in self.layers`` is (`unrolled`): `layer` is that object in its copy -- a store
+        ``layer.W = W`` is into it, its methods resolve -- and `i` that step's number. It
+        runs zip's steps, as many as the shortest sequence has: where another sequence's
+        length is not known here, it is checked where the loop starts (one shorter than the
+        objects is refused there, runtime_python.zip_covers). False: not such a loop."""
+        objects = [seq for _, seq in items
+                   if isinstance(seq, ir.Const) and is_object_sequence(seq.value)]
+        if not objects:
+            return False
+        steps = min(len(seq.value) for seq in objects)
+        for _, seq in items:
+            if isinstance(seq, ir.Seq):
+                steps = min(steps, len(seq.items))
+            elif isinstance(seq, ir.Const) and isinstance(seq.value, (list, tuple, range)):
+                steps = min(steps, len(seq.value))
+        for name, seq in items:
+            if isinstance(seq, ir.Const) and isinstance(seq.value, list):
+                guards.note("items", seq.value, len(seq.value), seq.value)
+            elif not isinstance(seq, (ir.Const, ir.Seq)):
+                check = runtime_python.zip_covers
+                self.emit(self.opaque_parts(
+                    self.callee_atom(check, "zip_covers", s), "zip_covers",
+                    [seq, ir.Const(steps, str(steps)), ir.Const(name, repr(name))], {}, (), s,
+                    check), self.fresh("checked"), s)
+        for i in range(steps):
+            self.env[index] = ir.Const(i, str(i))
+            for name, seq in items:
+                if isinstance(seq, ir.Const) and is_object_sequence(seq.value):
+                    self.env[name] = self.constant(seq.value[i], f"{name}_{i}", s)
+                else:
+                    call = self.op_call(operator.getitem, [seq, ir.Index(
+                        (ir.Const(i, str(i)),), False)], {}, s)
+                    self.env[name] = self.emit(call, self.fresh(name), s)
+            for st in body:
+                self.line = st.lineno
+                self.statement(st)
+        return True
 
     def is_range(self, e) -> bool:
         return (isinstance(e, gast.Call) and isinstance(e.func, gast.Name)
@@ -461,6 +503,8 @@ class LoopsMixin:
 
     def indexed_loop(self, s, index: str, items: list, body, exits) -> None:
         """`for index in range(min of the lengths)`, each name its sequence's item."""
+        if not exits and self.objects_walked(s, index, items, body):
+            return
         count = None
         for _, seq in items:
             n = self.loop_count(seq, f"{items[0][0]}_count", s)
