@@ -26,6 +26,8 @@ import collections
 import math
 import statistics
 
+import types
+
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
@@ -516,15 +518,30 @@ def same_length(seq, n: int, name: str) -> None:
 
 
 def attribute_stored(obj, attr: str, name: str) -> None:
-    """The check before ``p.data = v`` (or ``.shape``, ``.dtype``, ``.strides``) where the
-    object the name `p` holds is not known when the function is compiled (``p = layer.W``,
-    ``for p in model.parameters()``): a user object's attribute is stored as written
-    (frontend/normalize.py); a numpy array would be reshaped or reinterpreted in place, which
-    srcad refuses, here where the store runs."""
+    """The check before ``p.W = v`` where the object the name `p` holds is not known when the
+    function is compiled (``p = layer.W``, ``for p in model.parameters()``): a plain
+    attribute of a user object is stored as written (frontend/normalize.py). Refused here,
+    where the store runs: ``.data``, ``.shape``, ``.dtype`` or ``.strides`` of a numpy array
+    (numpy would reshape or reinterpret it in place), and an attribute the object's class
+    makes a data descriptor -- a property's setter stores elsewhere (``self._W``), where the
+    reads srcad follows would not see the value (normalize.py `stored_by_descriptor` calls
+    the setter where the object is known)."""
     if isinstance(obj, (np.ndarray, np.generic)):
+        if attr in ("data", "shape", "dtype", "strides"):
+            raise UnsupportedSyntaxError(
+                f"`{name}.{attr} = ...` changes an array in place (numpy reshapes or "
+                f"reinterprets it)", hint=f"make a new array: `{name} = {name}.reshape(...)`")
+        return
+    owner = next((k for k in type(obj).__mro__ if attr in vars(k)), None)
+    raw = vars(owner)[attr] if owner is not None else None
+    if raw is not None and hasattr(type(raw), "__set__") and not isinstance(
+            raw, (types.MemberDescriptorType, types.GetSetDescriptorType)):
         raise UnsupportedSyntaxError(
-            f"`{name}.{attr} = ...` changes an array in place (numpy reshapes or reinterprets "
-            f"it)", hint=f"make a new array: `{name} = {name}.reshape(...)`")
+            f"`{name}.{attr} = ...`: the {type(obj).__name__}'s class makes `{attr}` a "
+            f"{'property' if isinstance(raw, property) else 'descriptor'}, whose setter srcad "
+            f"follows only on an object known where the function is compiled",
+            hint=f"store through the object's own name (a global, `self.layer`, an item of a "
+            f"list the module holds), or into the attribute the {attr} setter stores")
 
 
 def zip_covers(seq, steps: int, name: str) -> None:

@@ -33,7 +33,9 @@ Each program (every name prefixed ``p<i>_``) has:
 * ``f(x, [W1, [W2]])``: weights set from the arguments first (``L1.W = W1``,
   ``NET.layers[0].W = W1``, ``layer = NET.layers[2]; layer.W = W2``; both at once by a loop
   over a module's list of the two layers: ``for layer, W in zip(PAIR_L1_L2, (W1, W2))``,
-  ``enumerate``, ``enumerate(zip(...))``, a zip with a longer list), then 1-4 steps in
+  ``enumerate``, ``enumerate(zip(...))``, a zip with a longer list; through the layers'
+  ``weight`` property, whose setter stores ``self.W``, read back by its getter in the sum
+  now and then), then 1-4 steps in
   random order -- a layer's ``forward`` called and what it stored read back through the global
   name or ``NET.layers[i]`` (also ``.z``, ``.inputs``), ``L3.forward_prev()`` (and
   ``L3.prev.output``), ``NET.forward`` / ``NET.forward_loop`` / f's own loop over
@@ -168,6 +170,14 @@ class {p}{cls}({p}Base):
 
     def forward(self, x):
 {inner}
+
+    @property
+    def weight(self):
+        return self.W
+
+    @weight.setter
+    def weight(self, v):
+        self.W = v
 
     def stash(self):
         self.saved['out'] = self.output * 1.0
@@ -412,9 +422,13 @@ class {p}Net:
 
     def set_weight(self, arg, name):
         ch = self.ch
-        form = ch.weighted([(4, "global"), (1, "layers"), (1, "local")])
+        form = ch.weighted([(4, "global"), (1, "layers"), (1, "local"), (1, "property")])
         index = {"L1": 0, "L2": 2}.get(name)
-        if form == "global" or index is None:
+        if form == "property":  # (its setter stores `self.W`; read back by the getter too)
+            self.emit(f"{self.obj(name)}.weight = {arg}")
+            if ch.flag(0.5):
+                self.terms.append(f"np.sum({self.obj(name)}.weight * 0.25)")
+        elif form == "global" or index is None:
             self.emit(f"{self.obj(name)}.W = {arg}")
         elif form == "layers":
             self.emit(f"{self.p}NET.layers[{index}].W = {arg}")

@@ -99,6 +99,31 @@ _SPARSE_KEEPS = frozenset({"T", "transpose", "tocsr", "tocsc", "tocoo", "copy", 
 class ExpressionsMixin:
     """`expr` and its helpers, for the `Normalizer` (normalize.py)."""
 
+    def property_getter(self, e: gast.Attribute, hint: str):
+        """``layer.weights`` where the object is known here and its class makes `weights` a
+        @property: its getter's call site (a user function called with the object), so that
+        what the getter reads (``self._W``, stored earlier in the call) carries its gradient
+        -- read as a plain attribute, its value was a constant of the call: zeros, silently.
+        A user's descriptor class there (its ``__get__`` runs code srcad does not follow) is
+        refused. None: not such a read."""
+        obj = self.known_object(e.value)
+        if obj is None or isinstance(obj, type) or not is_user_object(obj):
+            return None
+        owner = next((k for k in type(obj).__mro__ if e.attr in vars(k)), None)
+        raw = vars(owner)[e.attr] if owner is not None else None
+        if isinstance(raw, property) and isinstance(raw.fget, types.FunctionType) and \
+                is_user_object(raw.fget):
+            guards.note_attr(owner, e.attr, raw)
+            spelled = "_".join(p for p in raw.fget.__qualname__.split(".") if p != "<locals>")
+            return ("user", raw.fget, spelled, [self.expr(e.value, hint, None)], {}, False)
+        if raw is not None and hasattr(type(raw), "__get__") and \
+                hasattr(type(raw), "__set__") and is_user_object(type(raw)):
+            raise self.unsupported(
+                f"`{type(obj).__name__}.{e.attr}` is a descriptor ({type(raw).__name__}) whose "
+                f"`__get__` srcad does not follow", e,
+                "read the attribute it reads, or use a @property")
+        return None
+
     def emit(self, call_parts, target: str, node) -> ir.Var:
         op, args = call_parts
         self.body.append(ir.Call(target, op, args, node.lineno))
@@ -315,6 +340,9 @@ class ExpressionsMixin:
                 value=e.value, slice=gast.Constant(value=index, kind=None), ctx=gast.Load()), e)
             return self.expr(item, hint, into)
         if isinstance(e, gast.Attribute):
+            getter = self.property_getter(e, hint)
+            if getter is not None:  # `layer.weights` of a @property: its getter, called
+                return self.emit_user_call(getter, e, hint, into)
             carried = self.carried_read(e)
             if carried is not None:  # `dense1.output` after `dense1.forward(X)` (state.py)
                 return carried

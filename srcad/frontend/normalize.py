@@ -48,6 +48,7 @@ from ..errors import CalleeUnknownError, CountUnknownError, SrcadError, \
 from ..naming import fresh
 from ..ops import control, table
 from ..pyfuncs import label_of
+from . import guards
 from .aliases import propagate_aliases
 from .aliasing import AliasingMixin, bound_names, seq_holds
 from .calls import _RETURN, CallsMixin
@@ -968,6 +969,9 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             self.unpack_by_index(names, whole, node)
         elif isinstance(target, gast.Subscript):
             self.setitem(target, value, node)
+        elif isinstance(target, gast.Attribute) and self.stored_by_descriptor(target, value,
+                                                                             node):
+            return  # (`layer.weights = W` of a property: its setter, called)
         elif isinstance(target, gast.Attribute) and isinstance(target.value, gast.Name):
             # `self.out = self_out` (attrstate.py); `layer.n_in = 4` on an object srcad runs
             # as written (the store, where Python makes it: a differentiated value stored
@@ -981,17 +985,20 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                                         ctx=gast.Load()), args=[value], keywords=[]), node)
                 self.bind(target.value.id, call, node)
                 return
-            held = _named(self.pf, target.value.id) if target.attr in (
-                "shape", "dtype", "strides", "data") else None
-            if target.attr in ("shape", "dtype", "strides", "data") and held is None:
+            held = _named(self.pf, target.value.id)
+            atom = self.expr(target.value, "obj", None)
+            if isinstance(atom, ir.Const):
+                held = atom.value  # (an unrolled loop's object, a constant name)
+            if held is None:
                 # `p.data = v` of `p = layer.W`, `for p in model.parameters()`: what `p`
-                # holds is known where the store runs -- a user object's attribute is stored
-                # as written, an array's refused there (runtime_python.attribute_stored)
+                # holds is known where the store runs -- a user object's plain attribute is
+                # stored as written; an array's `.data`/`.shape`/..., and an attribute its
+                # class makes a property or another descriptor, refused there
+                # (runtime_python.attribute_stored)
                 check = runtime_python.attribute_stored
                 self.emit(self.opaque_parts(
                     self.callee_atom(check, "attribute_stored", node), "attribute_stored",
-                    [self.expr(target.value, "obj", None),
-                     ir.Const(target.attr, repr(target.attr)),
+                    [atom, ir.Const(target.attr, repr(target.attr)),
                      ir.Const(target.value.id, repr(target.value.id))],
                     {}, (), node, check), self.fresh("checked"), node)
             elif target.attr in ("shape", "dtype", "strides", "data") and \
@@ -1031,6 +1038,44 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                 "`layer.c = v`")
         else:
             raise self.unsupported(f"assignment to {type(target).__name__}", node)
+
+    def stored_by_descriptor(self, target: gast.Attribute, value, node) -> bool:
+        """``layer.weights = W`` where the object is known here and its class makes
+        `weights` a data descriptor: a property's setter, a user function, is called as Python
+        calls it -- ``setter(layer, W)`` -- so that what it stores (``self._W = v``) is
+        followed into the methods that read it; any other (a property without a setter, a
+        user's descriptor class) is refused. Stored as a plain attribute, the value never
+        reached those reads: the gradient was zeros, silently. False: not such a store (a
+        plain attribute, ``__slots__``' own, an object not known here)."""
+        obj = self.known_object(target.value)
+        if obj is None or isinstance(obj, type):
+            return False
+        owner = next((k for k in type(obj).__mro__ if target.attr in vars(k)), None)
+        raw = vars(owner)[target.attr] if owner is not None else None
+        if raw is None or not hasattr(type(raw), "__set__") or \
+                isinstance(raw, (types.MemberDescriptorType, types.GetSetDescriptorType)):
+            return False
+        guards.note_attr(owner, target.attr, raw)
+        what = f"`{type(obj).__name__}.{target.attr}`"
+        if isinstance(raw, property) and isinstance(raw.fset, types.FunctionType) and \
+                is_user_object(raw.fset):
+            name = self.fresh(f"{target.attr}_setter")
+            self.taken.add(name)
+            self.pf.bound[name] = raw.fset
+            call = gast.Call(func=gast.Name(name, gast.Load(), None, None),
+                             args=[target.value, value], keywords=[])
+            self.statement(gast.copy_location(gast.Expr(value=gast.copy_location(call, node)),
+                                              node))
+            return True
+        if isinstance(raw, property):
+            how = "without a setter" if raw.fset is None else "whose setter srcad cannot read"
+            raise self.unsupported(
+                f"{what} is a property {how}: Python's store there raises or runs code srcad "
+                f"does not follow", node, "store into the attribute the property reads")
+        raise self.unsupported(
+            f"{what} is a descriptor ({type(raw).__name__}) whose `__set__` srcad does not "
+            f"follow: what it stores would not reach the reads of it", node,
+            "store into a plain attribute, or use a @property with a setter")
 
     def bind_items(self, names: list, atoms: list, node) -> None:
         """`a, b = ...` of as many values: all right-hand sides first (`x, y = y, x` swaps),
