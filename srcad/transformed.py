@@ -51,7 +51,7 @@ from .frontend.calls import at_user_lines
 from .frontend.parse import dict_paths_of
 from .tape_containers import reads_items_by_attribute
 from .frontend.guards import Guards, equivalent, recording
-from .frontend.opaque import MUTATING, is_library_module, is_object_sequence, is_user_object
+from .frontend.opaque import is_library_module, is_object_sequence, is_user_object
 from .lower import builds_now, quiet
 from .ops import generation, lookup
 from .ops.composed import transformed_call_op
@@ -234,11 +234,10 @@ def _unwrap_attribute_state(fn_ir: ir.Function) -> None:
             elif type(held) in (list, dict):  # (`self.cache = [h]`, made in the call)
                 tape._plain_in_place(held)
     # `self.X.append(X)`, `self.cache["Z"].append(Z)` (a list or dict an object holds, changed
-    # by its own method) ran natively too: the tape's wrappers in them become their values
-    stores = [s for s in ir.walk_program(fn_ir) if isinstance(s, (ir.Call, ir.Effect)) and
-              getattr(s.op, "kind", None) == "method" and s.op.name[1:] in MUTATING]
-    if not stores:
-        return
+    # by its own method) ran natively too: the tape's wrappers in them become their values;
+    # and an attribute set by a route the IR does not spell (`setattr(L, key, W)` with a key
+    # known only when it runs, `L.__dict__["W"] = W`, `object.__setattr__`: refused where a
+    # gradient would read it back, run as written elsewhere) holds the value, not its wrapper
     todo, seen = [], set()
     for s in ir.walk_program(fn_ir):
         for a in getattr(s, "args", {}).values() if isinstance(s, (ir.Call, ir.Effect)) else ():
@@ -251,9 +250,12 @@ def _unwrap_attribute_state(fn_ir: ir.Function) -> None:
         seen.add(id(v))
         if type(v) in (list, tuple):
             todo.extend(v)
-        elif is_user_object(v) and hasattr(v, "__dict__"):
-            for held in vars(v).values():
-                if type(held) in (list, dict):
+        elif is_user_object(v) and isinstance(getattr(v, "__dict__", None), dict):
+            own = vars(v)
+            for k, held in list(own.items()):
+                if isinstance(held, tape.Tensor):
+                    own[k] = tape.value_of(held)
+                elif type(held) in (list, dict):
                     tape._plain_in_place(held)
                     todo.extend(held.values() if type(held) is dict else held)
                 elif is_user_object(held):

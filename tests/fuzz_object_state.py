@@ -35,7 +35,9 @@ Each program (every name prefixed ``p<i>_``) has:
   over a module's list of the two layers: ``for layer, W in zip(PAIR_L1_L2, (W1, W2))``,
   ``enumerate``, ``enumerate(zip(...))``, a zip with a longer list; through the layers'
   ``weight`` property, whose setter stores ``self.W``, read back by its getter in the sum
-  now and then), then 1-4 steps in
+  now and then; ``setattr(L1, 'W', W1)``; and by routes srcad does not follow, which it must
+  refuse -- ``L1.__dict__['W'] = W1``, ``L1.__dict__.update(W=W1)``, ``object.__setattr__``,
+  ``setattr`` with a name a loop gives: a zero gradient, silently, before), then 1-4 steps in
   random order -- a layer's ``forward`` called and what it stored read back through the global
   name or ``NET.layers[i]`` (also ``.z``, ``.inputs``), ``L3.forward_prev()`` (and
   ``L3.prev.output``), ``NET.forward`` / ``NET.forward_loop`` / f's own loop over
@@ -422,9 +424,20 @@ class {p}Net:
 
     def set_weight(self, arg, name):
         ch = self.ch
-        form = ch.weighted([(4, "global"), (1, "layers"), (1, "local"), (1, "property")])
+        form = ch.weighted([(4, "global"), (1, "layers"), (1, "local"), (1, "property"),
+                            (1, "setattr"), (1, "unfollowed")])
         index = {"L1": 0, "L2": 2}.get(name)
-        if form == "property":  # (its setter stores `self.W`; read back by the getter too)
+        if form == "setattr":
+            self.emit(f"setattr({self.obj(name)}, 'W', {arg})")
+        elif form == "unfollowed":  # (routes srcad does not follow: refused, never zeros)
+            obj = self.obj(name)
+            self.emit(ch.pick((f"{obj}.__dict__['W'] = {arg}",
+                               f"{obj}.__dict__.update(W={arg})",
+                               f"object.__setattr__({obj}, 'W', {arg})")))
+            if ch.flag(0.5):
+                self.lines[-1:] = [f"    for key in ['W']:", f"        setattr({obj}, key, {arg})"]
+            self.features.add("weights unfollowed")
+        elif form == "property":  # (its setter stores `self.W`; read back by the getter too)
             self.emit(f"{self.obj(name)}.weight = {arg}")
             if ch.flag(0.5):
                 self.terms.append(f"np.sum({self.obj(name)}.weight * 0.25)")

@@ -62,7 +62,7 @@ from .census import refused_reason
 from ..frontend.concatenators import is_concatenator
 from ..frontend.expressions import PY_BINARY
 from ..frontend.kept_globals import kept_store_method
-from ..frontend.opaque import MUTATING, is_opaque
+from ..frontend.opaque import MUTATING, is_opaque, is_user_object
 from ..ops.runtime_ops import POPS
 
 
@@ -112,6 +112,14 @@ def _flows(fn: ir.Function):
             # and so do those of the object it was picked from, `[d1, d2][i]`)
             obj = s.args["_obj"].name
             yield [s.args["value"]], [obj] + sorted(picked.get(obj, ()))
+        elif isinstance(s, ir.Effect) and s.kind == "setattr" and \
+                _user_object_name(s.args.get("_obj")) is not None:
+            # (`L._W = W` on a global layer: what its methods read back is carried (state.py);
+            # its `__dict__`, read as it runs, holds W too: `L.__dict__["_W"]`)
+            yield [s.args["value"]], [_dict_name(s.args["_obj"])]
+        whole = _dict_read(s)
+        if whole is not None:
+            yield [ir.Var(whole)], [s.target]
 
 
 def _item_params(s: ir.UserCall):
@@ -142,7 +150,42 @@ def _holders(s) -> list:
         params = []
     else:
         params = [p for p in s.args if p != "_fn"]
-    return [s.args[p].name for p in params if isinstance(s.args.get(p), ir.Var)]
+    # (a user object a constant holds counts too: `setattr(L, k, v)` with k known only when
+    # it runs, `object.__setattr__(L, "_W", W)`, `install(L, W)` may store into it, which
+    # L's methods then read -- a zero gradient, silently, before)
+    return [s.args[p].name if isinstance(s.args.get(p), ir.Var) else _user_object_name(
+        s.args.get(p)) for p in params if isinstance(s.args.get(p), ir.Var) or
+        _user_object_name(s.args.get(p)) is not None]
+
+
+def _dict_name(atom) -> str:
+    """A name for the attributes of the user object a constant holds, as its `__dict__`
+    shows them (`_flows`: a store into one makes a read of the dict depend on the value)."""
+    return f"<dict {id(atom.value)}>"
+
+
+def _dict_read(s) -> str | None:
+    """`_dict_name` of the object whose whole `__dict__` `s` reads (``L.__dict__``,
+    ``vars(L)``, ``object_attribute(L, "__dict__")`` of a global layer), else None."""
+    if not isinstance(s, ir.Call):
+        return None
+    if is_opaque(s.op) and s.op.kind == "attribute" and s.op.name[1:] == "__dict__":
+        obj = s.args.get("_obj")
+    elif s.op.name == "object_attribute" and isinstance(s.args.get("name"), ir.Const) and \
+            s.args["name"].value == "__dict__":
+        obj = s.args.get("obj")
+    elif is_opaque(s.op) and s.op.kind == "call" and isinstance(s.args.get("_fn"), ir.Const) \
+            and s.args["_fn"].value is vars:
+        obj = s.args.get("_a0")
+    else:
+        return None
+    return _dict_name(obj) if _user_object_name(obj) is not None else None
+
+
+def _user_object_name(atom) -> str | None:
+    """`_object_name` of a constant holding an instance of a user's class, else None."""
+    return _object_name(atom) if isinstance(atom, ir.Const) and is_user_object(
+        atom.value) and not isinstance(atom.value, type) else None
 
 
 def _object_name(atom) -> str | None:
@@ -376,6 +419,13 @@ def _what_to_do(s) -> str:
         return _not_followed(op.why)
     if getattr(op, "advice", None):
         return op.advice
+    if op.kind == "attribute":  # (an object's attribute read as the code runs)
+        return ("a value that depends on the differentiated arguments reached this object "
+                "where srcad cannot follow it (`setattr(obj, name, v)` with a name known only "
+                "when it runs, `obj.__dict__[...] = v`, `vars(obj).update(...)`, "
+                "`object.__setattr__`, a function srcad does not read): store it as "
+                "`obj.attr = v` or `setattr(obj, \"attr\", v)`, which srcad follows into "
+                "the methods that read it")
     if op.kind == "call" and op.label in ("map", "filter"):  # (map(np.tanh, xs) kept)
         return ("consume it where it is made, or write it as a comprehension, which srcad "
                 "differentiates: `[f(v) for v in xs]`")
@@ -867,6 +917,22 @@ def _picked_from(order) -> dict:
     ps[i]` an item of ps, so a write into t is a write into one of them."""
     out: dict = {}
     for r in order:
+        part_of = r.args.get("obj") if isinstance(r, ir.Call) and \
+            r.op.name == "object_attribute" and isinstance(r.args.get("name"), ir.Const) and \
+            r.args["name"].value == "__dict__" else r.args.get("_a0") if isinstance(
+                r, ir.Call) and is_opaque(r.op) and r.op.kind == "call" and isinstance(
+                r.args.get("_fn"), ir.Const) and r.args["_fn"].value is vars else None
+        if part_of is not None:
+            # (`vars(L)`, `L.__dict__` -- runtime_python.object_attribute's, where it is
+            # changed in place: the object's own dict; a store into it is one into L, which
+            # L's methods read. Its other attributes' lists and dicts changed in place, as
+            # `self.cache.append(z)`, are attrstate.py's to follow)
+            o = part_of
+            found = {o.name} | out.get(o.name, set()) if isinstance(o, ir.Var) else (
+                {_user_object_name(o)} if _user_object_name(o) is not None else set())
+            if found:
+                out[r.target] = out.get(r.target, set()) | found
+            continue
         if isinstance(r, ir.Call) and is_opaque(r.op) and r.op.kind == "attribute":
             # (`layers = model.layers`: a part of the object; a store into it, or into an
             # item picked from it, is a store into `model`, which `model.forward(x)` reads)
@@ -1157,7 +1223,7 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False, tape=False) ->
     for s in sites:  # (an object a constant holds, a differentiated value stored in it
         # through a name picked from it, counts too: `layers[0].w` after `layer.set(p)`)
         given = {p for p, a in s.args.items() if set(ir.atom_vars(a)) & dep}
-        if not given and _object_read(s) in dep:
+        if not given and (_object_read(s) in dep or _dict_read(s) in dep):
             given = {"_obj"}
         if not given:
             continue

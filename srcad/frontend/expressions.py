@@ -347,6 +347,12 @@ class ExpressionsMixin:
             if carried is not None:  # `dense1.output` after `dense1.forward(X)` (state.py)
                 return carried
             base = self.local_base(e.value, hint)
+            if base is None and e.attr == "__dict__" and is_user_object(
+                    self.known_object(e.value)):
+                # `L.__dict__` of a global layer: read as it runs, a part of L (a store into it
+                # is one into L: analysis/refusals.py), not a constant of the call
+                base = self.expr(e.value, hint, None)
+                return self.result((opaque_attribute(e.attr), {"_obj": base}), hint, into, e)
             if base is None:
                 return self.global_value(e)
             if isinstance(base, ir.Const) and is_user_object(base.value) and \
