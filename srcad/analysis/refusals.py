@@ -419,7 +419,8 @@ def _what_to_do(s) -> str:
         return _not_followed(op.why)
     if getattr(op, "advice", None):
         return op.advice
-    if op.kind == "attribute":  # (an object's attribute read as the code runs)
+    if op.kind == "attribute" and _user_object_name(s.args.get("_obj")) is not None:
+        # (a layer's attribute read as the code runs)
         return ("a value that depends on the differentiated arguments reached this object "
                 "where srcad cannot follow it (`setattr(obj, name, v)` with a name known only "
                 "when it runs, `obj.__dict__[...] = v`, `vars(obj).update(...)`, "
