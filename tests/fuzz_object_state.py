@@ -249,6 +249,13 @@ class {p}Net:
 {p}L3.prev = {p}L1
 {p}LOG = []
 {p}SAVED = {{}}
+{p}GH = np.zeros(3)
+
+
+def {p}read_gh():
+    return np.sin({p}GH) * 2.0
+
+
 {p}PAIR_L1_L2 = [{p}L1, {p}L2]
 {p}PAIR_L2_L1 = [{p}L2, {p}L1]
 {p}PAIR_L1_L3 = [{p}L1, {p}L3]
@@ -394,7 +401,8 @@ class {p}Net:
         for _ in range(ch.int(1, 3) + ch.flag(0.3)):
             step = ch.weighted([(8, self.step_call), (2, self.step_prev), (3, self.step_net),
                                 (2, self.step_score), (1, self.step_remember),
-                                (1, self.step_stash), (1, self.step_kept)])
+                                (1, self.step_stash), (1, self.step_kept),
+                                (1, self.step_global)])
             if "net loop_here" in self.features:
                 self.features.add("after loop_here")
             out = step(cur)
@@ -406,7 +414,22 @@ class {p}Net:
                     self.terms.append(f"np.sum(np.tanh({h}) * x)")
         self.terms.append(f"np.sum({cur} * {cur})")
         self.emit(f"return {' + '.join(self.terms)}")
+        if "global" in self.features:  # (declared first: Python wants it before any use)
+            self.lines.insert(0, f"    global {self.p}GH")
         return f"def {self.p}f({', '.join(params)}):\n" + "\n".join(self.lines), n_w
+
+    def step_global(self, cur):
+        """`global GH; GH = h`, then read back here, or by a module function that reads the
+        global (`read_gh()`) -- which srcad must refuse: it gave that function the value from
+        before the call, and a zero gradient, before 2026-12-05."""
+        gh = f"{self.p}GH"
+        self.emit(f"{gh} = np.tanh({cur}) * 1.5")
+        self.features.add("global")
+        self.steps.append("global")
+        if self.ch.flag(0.5):
+            self.features.add("global read in a callee")
+            return f"{self.p}read_gh()"
+        return f"{gh} * 0.5 + {cur}"
 
     def set_weights_by_loop(self, targets):
         """W1 and W2 set on the two target layers by one loop over the module's list of them

@@ -44,7 +44,15 @@ numpy-from-scratch libraries -- reached through a local name and given new value
    the routes; where nothing reads it back the store runs as written, and tape mode leaves
    the value, not its wrapper, on the object (transformed.py `_unwrap_attribute_state`).
    The object-state fuzzer draws these routes: 8 of its 120 default programs differ on the
-   code before (zeros; a tape Tensor left on a layer), none now.
+   code before (zeros; a tape Tensor left on a layer), none now;
+6. **a silent wrong gradient (and in tape mode a wrong value), present before this
+   session**: ``global GW; GW = W`` and then a module function that reads ``GW`` (itself,
+   or through a function it calls): srcad gave it the value ``GW`` had when the call began
+   -- zeros, and in tape mode the old value's result. Now refused at the call (attrstate.py
+   `_callees_leave_alone`, which refused a callee *assigning* the global already); a read
+   in the function itself is followed, as before. The object-state fuzzer draws a ``global
+   GH`` read back here or by ``read_gh()``: 8 of its 120 default programs differ before,
+   none now.
 """
 
 from __future__ import annotations
@@ -475,3 +483,44 @@ def test_an_attribute_set_so_and_not_read_back_runs_and_holds_the_value():
     for mode in ("source", "tape"):
         srcad.grad(stored_by_setattr_not_read, mode=mode)(W, x)
         assert type(HELD._W) is np.ndarray and np.array_equal(HELD._W, W * 2.0)
+
+
+# ---- 6. a global the function assigns, read by a function it calls: refused ---------------
+GW = np.zeros((3, 2))
+
+
+def _reads_gw(x):
+    return np.sin(x @ GW)
+
+
+def _reads_through(x):
+    return _reads_gw(x) * 2.0
+
+
+def assigns_then_a_callee_reads(W, x):
+    global GW
+    GW = W
+    return np.sum(_reads_gw(x))
+
+
+def assigns_then_a_callees_callee_reads(W, x):
+    global GW
+    GW = W * 0.5
+    return np.sum(_reads_through(x))
+
+
+def assigns_then_reads_itself(W, x):
+    global GW
+    GW = W * 2.0
+    return np.sum(np.sin(x @ GW))
+
+
+@pytest.mark.parametrize("mode,fuse", MODES)
+@pytest.mark.parametrize("fn", [assigns_then_a_callee_reads, assigns_then_a_callees_callee_reads])
+def test_a_global_assigned_then_read_by_a_callee_is_refused(fn, mode, fuse):
+    with pytest.raises(srcad.SrcadError, match="reads the global `GW`, which .* assigns"):
+        srcad.grad(fn, mode=mode, fuse=fuse)(_r(3, 2), _r(4, 3))
+
+
+def test_a_global_assigned_then_read_by_the_function_itself():
+    _check(assigns_then_reads_itself, (_r(3, 2), _r(4, 3)))

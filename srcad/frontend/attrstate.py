@@ -45,11 +45,13 @@ from __future__ import annotations
 
 import copy
 import dis
+import types
 
 import gast
 
 from ..errors import UnsupportedSyntaxError
 from ..naming import fresh
+from .opaque import is_user_object
 
 
 def _stores(tree) -> dict:
@@ -540,24 +542,90 @@ def declared_names(pf, taken: set) -> None:
 
 def _callees_leave_alone(pf, bases: dict, declared: dict) -> None:
     """The function carries a declared name by a local from its start value on (read at
-    entry): refused where a function it calls by name assigns that global too (the local would
-    miss the change, silently)."""
+    entry): refused where a function it calls by name (or a method of an object the module
+    holds) assigns that global too (the local would miss the change, silently) -- or reads
+    it, itself or through functions of the module it calls: srcad reads a global a callee
+    names as the module held it when the call began, so the callee would compute with the
+    value from before the store, and no gradient would reach what was stored (zeros, before
+    2026-12-05)."""
+    assigned = {n for n in bases if declared[n][0] is gast.Global}
+    if not assigned:
+        return
+    g = pf.fn.__globals__
+    g = getattr(g, "_base", g)
     for node in _walk(pf.tree):
-        if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)):
+        if not isinstance(node, gast.Call):
             continue
-        callee = pf.resolve(node.func.id)
+        callee, spelled = _called(pf, node.func)
         code = getattr(callee, "__code__", None)
-        if code is None:
-            continue
+        if code is None or getattr(callee, "__globals__", None) is not g:
+            continue  # (a function of another module reads its own module's names)
         stored = {i.argval for i in dis.get_instructions(code)
                   if i.opname in ("STORE_GLOBAL", "DELETE_GLOBAL")}
-        for name in sorted(stored & set(bases)):
-            if declared[name][0] is gast.Global:
-                raise pf.error(
-                    f"{node.func.id} assigns the global `{name}` too, which {pf.name} assigns: "
-                    f"srcad carries `{name}` in {pf.name} by a local, which would miss the "
-                    "change", node, hint=f"return the new value from {node.func.id} and "
-                    f"assign `{name}` in {pf.name} only", cls=UnsupportedSyntaxError)
+        for name in sorted(stored & assigned):
+            raise pf.error(
+                f"{spelled} assigns the global `{name}` too, which {pf.name} assigns: "
+                f"srcad carries `{name}` in {pf.name} by a local, which would miss the "
+                "change", node, hint=f"return the new value from {spelled} and "
+                f"assign `{name}` in {pf.name} only", cls=UnsupportedSyntaxError)
+        read = _globals_read(callee, g, assigned)
+        if read is not None:
+            name, where = read
+            raise pf.error(
+                f"{where} reads the global `{name}`, which {pf.name} assigns: srcad would "
+                f"give {where} the value `{name}` had before the call, and no gradient would "
+                f"reach what {pf.name} stores there", node,
+                hint=f"pass `{name}` to {spelled} as an argument", cls=UnsupportedSyntaxError)
+
+
+def _called(pf, func):
+    """(the callable a call's `func` names, as it is spelled): a module function by its
+    name, a method of an object the module holds (`model.forward`); else (None, "")."""
+    parts = []
+    while isinstance(func, gast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    if not isinstance(func, gast.Name):
+        return None, ""
+    obj = pf.resolve(func.id)
+    for attr in reversed(parts):
+        obj = getattr(obj, attr, None)
+    obj = getattr(obj, "__func__", obj)  # (a bound method: its function)
+    if not isinstance(obj, types.FunctionType) and is_user_object(obj):
+        obj = getattr(getattr(type(obj), "__call__", None), "__func__", None) or getattr(
+            type(obj), "__call__", None)  # (a callable object: its __call__)
+    return obj, ".".join([func.id] + list(reversed(parts)))
+
+
+def _globals_read(fn, g, names: set, depth: int = 4, seen=None):
+    """(a name of `names` that `fn` -- or a function of module `g` it calls by name, to
+    `depth` -- reads as a global, the function's name), or None."""
+    seen = set() if seen is None else seen
+    code = getattr(fn, "__code__", None)
+    if code is None or id(code) in seen or depth < 0:
+        return None
+    seen.add(id(code))
+    loads = set()
+    for c in [code, *_inner_codes(code)]:
+        loads |= {i.argval for i in dis.get_instructions(c) if i.opname == "LOAD_GLOBAL"}
+    hit = sorted(loads & names)
+    if hit:
+        return hit[0], fn.__name__
+    for name in sorted(loads):
+        inner = g.get(name)
+        if isinstance(inner, types.FunctionType) and inner.__globals__ is g:
+            found = _globals_read(inner, g, names, depth - 1, seen)
+            if found is not None:
+                return found
+    return None
+
+
+def _inner_codes(code):
+    """The code objects nested in `code` (its comprehensions, lambdas, nested defs)."""
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            yield c
+            yield from _inner_codes(c)
 
 
 def carry_attribute_state(tree: gast.FunctionDef, taken: set, carry_out: bool = False,
