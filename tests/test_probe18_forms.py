@@ -52,7 +52,12 @@ numpy-from-scratch libraries -- reached through a local name and given new value
    `_callees_leave_alone`, which refused a callee *assigning* the global already); a read
    in the function itself is followed, as before. The object-state fuzzer draws a ``global
    GH`` read back here or by ``read_gh()``: 8 of its 120 default programs differ before,
-   none now.
+   none now;
+7. **a silent wrong gradient, present before this session**: ``K.W = W`` (or
+   ``Base.scale = s``) into a class whose instance -- holding no ``W`` of its own -- then
+   reads ``self.W``: zeros in source mode (tape mode was right). Now refused at the read, as
+   a store into the instance itself read back elsewhere is (analysis/refusals.py
+   `_same_holder`); an instance with its own ``W`` does not see the store, and runs.
 """
 
 from __future__ import annotations
@@ -524,3 +529,59 @@ def test_a_global_assigned_then_read_by_a_callee_is_refused(fn, mode, fuse):
 
 def test_a_global_assigned_then_read_by_the_function_itself():
     _check(assigns_then_reads_itself, (_r(3, 2), _r(4, 3)))
+
+
+# ---- 7. a class attribute stored, read through an instance ---------------------------------
+class ClassHeld:
+    W = np.zeros((3, 2))
+
+    def __call__(self, x):
+        return np.tanh(x @ self.W)
+
+
+class Scaled:
+    scale = 1.0
+
+    def __call__(self, x):
+        return x * self.scale
+
+
+class SubScaled(Scaled):
+    pass
+
+
+class OwnW(ClassHeld):
+    def __init__(self):
+        self.W = np.ones((3, 2)) * 0.5
+
+
+CLASS_HELD, SUB_SCALED, OWN_W = ClassHeld(), SubScaled(), OwnW()
+
+
+def class_attribute_read_through_an_instance(W, x):
+    ClassHeld.W = W
+    return np.sum(CLASS_HELD(x) ** 2)
+
+
+def base_class_attribute_read_through_a_subclass(s, x):
+    Scaled.scale = s
+    return np.sum(SUB_SCALED(x))
+
+
+def class_attribute_an_instance_shadows(W, x):
+    ClassHeld.W = W
+    return np.sum(OWN_W(x) ** 2) + np.sum(W * 0.0)
+
+
+@pytest.mark.parametrize("mode,fuse", MODES)
+@pytest.mark.parametrize("fn,args", [
+    (class_attribute_read_through_an_instance, lambda: (_r(3, 2), _r(4, 3))),
+    (base_class_attribute_read_through_a_subclass, lambda: (1.5, _r(4, 3)))])
+def test_a_class_attribute_stored_and_read_through_an_instance_is_refused(fn, args, mode,
+                                                                          fuse):
+    with pytest.raises(srcad.SrcadError, match="is read through the object here"):
+        srcad.grad(fn, mode=mode, fuse=fuse)(*args())
+
+
+def test_a_class_attribute_an_instance_shadows_is_not_read():
+    _check(class_attribute_an_instance_shadows, (_r(3, 2), _r(4, 3)))

@@ -474,8 +474,6 @@ def check_attribute_state(fn: ir.Function, wrt) -> None:
     events = []
     _attribute_flows(fn, list(wrt), {}, events, False)
 
-    def same(a, b):  # (one object, or either not known when normalising: maybe one)
-        return a is None or b is None or a == b
 
     stored = []
     for kind, attr, f, line, in_loop, obj in events:
@@ -486,10 +484,11 @@ def check_attribute_state(fn: ir.Function, wrt) -> None:
         if kind == "store":
             before.append((attr, obj))
             continue
-        hit = any(a == attr and same(o, obj) for a, o in before) or (in_loop and any(
-            a == attr and same(o, obj) for a, o, _, _ in stored))
+        hit = any(a == attr and _same_holder(o, obj, attr) for a, o in before) or (
+            in_loop and any(a == attr and _same_holder(o, obj, attr) for a, o, _, _ in stored))
         if hit:
-            where, at = next((w, ln) for a, o, w, ln in stored if a == attr and same(o, obj))
+            where, at = next((w, ln) for a, o, w, ln in stored
+                             if a == attr and _same_holder(o, obj, attr))
             raise NoRuleError(
                 f"`.{attr}` is read through the object here, but {where.name} (line {at}) "
                 f"stores in it a value that depends on the arguments being differentiated: "
@@ -964,9 +963,22 @@ def _picked_from(order) -> dict:
 
 
 def _object_id(atom):
-    """id of the object an attribute is stored on or read from, where normalising knew it
-    (`self` of a method called on a global layer), else None (any object)."""
-    return id(atom.value) if isinstance(atom, ir.Const) else None
+    """The object an attribute is stored on or read from, where normalising knew it (`self`
+    of a method called on a global layer), else None (any object)."""
+    return atom.value if isinstance(atom, ir.Const) else None
+
+
+def _same_holder(a, b, attr: str) -> bool:
+    """May a store into `a`'s attribute `attr` be what a read through `b` sees
+    (`_object_id`s)? One object, or either not known when normalising -- or a class and an
+    instance of it (or of a subclass) that holds no `attr` of its own: `K.W = W` is what
+    `k.W` reads, `Base.scale = s` what `sub.scale` does."""
+    if a is None or b is None or a is b:
+        return True
+    if isinstance(b, type):
+        a, b = b, a
+    return isinstance(a, type) and isinstance(b, a) and attr not in (
+        getattr(b, "__dict__", None) or {})
 
 
 def _attribute_flows(fn: ir.Function, wrt, cache, events, in_loop) -> None:
