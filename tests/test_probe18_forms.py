@@ -57,7 +57,13 @@ numpy-from-scratch libraries -- reached through a local name and given new value
    ``Base.scale = s``) into a class whose instance -- holding no ``W`` of its own -- then
    reads ``self.W``: zeros in source mode (tape mode was right). Now refused at the read, as
    a store into the instance itself read back elsewhere is (analysis/refusals.py
-   `_same_holder`); an instance with its own ``W`` does not see the store, and runs.
+   `_same_holder`); an instance with its own ``W`` does not see the store, and runs;
+8. **silent wrong gradients, present before this session**: numpy's in-place writers into
+   an array the function holds by no name of its own -- ``np.copyto(L.W, W)``, ``np.put``,
+   ``np.add.at(L.W, i, v)``, ``L.W.fill(s)``, ``np.copyto(GLOBAL, W)`` -- then read by a
+   method or a module function: zeros in source mode (``.fill`` in tape mode too). Now
+   refused at the write (analysis/refusals.py `_array_written`), as tape mode refused
+   most of them already; into a local array they are a store srcad follows, as before.
 """
 
 from __future__ import annotations
@@ -585,3 +591,64 @@ def test_a_class_attribute_stored_and_read_through_an_instance_is_refused(fn, ar
 
 def test_a_class_attribute_an_instance_shadows_is_not_read():
     _check(class_attribute_an_instance_shadows, (_r(3, 2), _r(4, 3)))
+
+
+# ---- 8. numpy's in-place writers into an array the function does not hold -------------------
+class Buffered:
+    def __init__(self):
+        self.W = np.zeros((3, 2))
+
+    def __call__(self, x):
+        return np.tanh(x @ self.W)
+
+
+BUFFERED = Buffered()
+BUFFER = np.zeros((3, 2))
+
+
+def _reads_buffer(x):
+    return np.sin(x @ BUFFER)
+
+
+def copied_into_an_objects_array(W, x):
+    np.copyto(BUFFERED.W, W)
+    return np.sum(BUFFERED(x) ** 2)
+
+
+def put_into_an_objects_array(W, x):
+    np.put(BUFFERED.W, [0, 1], W[0])
+    return np.sum(BUFFERED(x) ** 2)
+
+
+def added_at_into_an_objects_array(W, x):
+    np.add.at(BUFFERED.W, [0], W[0])
+    return np.sum(BUFFERED(x) ** 2)
+
+
+def filled_into_an_objects_array(W, x):
+    BUFFERED.W.fill(np.sum(W))
+    return np.sum(BUFFERED(x) ** 2)
+
+
+def copied_into_a_modules_array(W, x):
+    np.copyto(BUFFER, W)
+    return np.sum(_reads_buffer(x))
+
+
+def copied_into_a_local_array(W, x):
+    w = np.zeros((3, 2))
+    np.copyto(w, W * 2.0)
+    return np.sum(np.tanh(x @ w))
+
+
+@pytest.mark.parametrize("mode,fuse", MODES)
+@pytest.mark.parametrize("fn", [copied_into_an_objects_array, put_into_an_objects_array,
+                                added_at_into_an_objects_array, filled_into_an_objects_array,
+                                copied_into_a_modules_array])
+def test_an_in_place_writer_into_an_array_not_held_here_is_refused(fn, mode, fuse):
+    with pytest.raises(srcad.SrcadError, match="writes a value that depends on the arguments"):
+        srcad.grad(fn, mode=mode, fuse=fuse)(_r(3, 2), _r(4, 3))
+
+
+def test_an_in_place_writer_into_a_local_array_is_followed():
+    _check(copied_into_a_local_array, (_r(3, 2), _r(4, 3)))

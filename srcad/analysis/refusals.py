@@ -64,6 +64,7 @@ from ..frontend.expressions import PY_BINARY
 from ..frontend.kept_globals import kept_store_method
 from ..frontend.opaque import MUTATING, is_opaque, is_user_object
 from ..ops.runtime_ops import POPS
+from ..runtime_signal import INPLACE_WRITERS
 
 
 def _flows(fn: ir.Function):
@@ -156,6 +157,33 @@ def _holders(s) -> list:
     return [s.args[p].name if isinstance(s.args.get(p), ir.Var) else _user_object_name(
         s.args.get(p)) for p in params if isinstance(s.args.get(p), ir.Var) or
         _user_object_name(s.args.get(p)) is not None]
+
+
+# numpy's functions that write into their first argument (runtime_signal.INPLACE_WRITERS;
+# frontend/pylower.py rewrites them into a subscript store where the array is a local name,
+# so one left as a call writes into an array the function does not hold) and methods that
+# write into their array
+_WRITER_METHODS = frozenset({"fill", "put", "itemset", "setfield"})
+
+
+def _array_written(s) -> str | None:
+    """The parameter naming the array an opaque call or method writes into in place
+    (``np.copyto(L.W, v)``, ``np.add.at(G, i, v)``, ``L.W.fill(s)``), else None."""
+    if s.op.kind == "method":
+        return "_obj" if s.op.name[1:] in _WRITER_METHODS else None
+    f = s.args.get("_fn")
+    f = f.value if isinstance(f, ir.Const) else None
+    if f is None:
+        return None
+    try:
+        if f in INPLACE_WRITERS:
+            return "_a0"
+    except TypeError:  # (unhashable)
+        return None
+    if getattr(f, "__name__", "") == "at" and isinstance(getattr(f, "__self__", None),
+                                                         np.ufunc):
+        return "_a0"  # (np.add.at(a, indices, b))
+    return None
 
 
 def _dict_name(atom) -> str:
@@ -1240,6 +1268,16 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False, tape=False) ->
             given = {"_obj"}
         if not given:
             continue
+        into = _array_written(s)
+        if into is not None and given - {into, "_fn"}:
+            raise NoRuleError(
+                f"{_site_label(s)} writes a value that depends on the arguments being "
+                f"differentiated into an array the function holds by no name of its own (an "
+                f"object's, the module's): srcad would not follow the write to where the "
+                f"array is read, and the gradient would be lost",
+                filename=fn.filename, lineno=s.line, func=fn.name,
+                hint="write into a local copy and store it back whole (`w = L.W.copy(); "
+                "np.copyto(w, v); L.W = w`), or assign the new array (`L.W = v`)")
         if s.op.kind == "operator":
             if s.op.label in ("is", "is not") and len(given) == 2:
                 raise NoRuleError(
