@@ -37,7 +37,8 @@ Each program (every name prefixed ``p<i>_``) has:
   ``weight`` property, whose setter stores ``self.W``, read back by its getter in the sum
   now and then; ``setattr(L1, 'W', W1)``; and by routes srcad does not follow, which it must
   refuse -- ``L1.__dict__['W'] = W1``, ``L1.__dict__.update(W=W1)``, ``object.__setattr__``,
-  ``setattr`` with a name a loop gives: a zero gradient, silently, before), then 1-4 steps in
+  ``np.copyto(L1.W, W1)``, ``setattr`` with a name a loop gives: a zero gradient, silently,
+  before), then 1-4 steps in
   random order -- a layer's ``forward`` called and what it stored read back through the global
   name or ``NET.layers[i]`` (also ``.z``, ``.inputs``), ``L3.forward_prev()`` (and
   ``L3.prev.output``), ``NET.forward`` / ``NET.forward_loop`` / f's own loop over
@@ -456,7 +457,8 @@ def {p}read_gh():
             obj = self.obj(name)
             self.emit(ch.pick((f"{obj}.__dict__['W'] = {arg}",
                                f"{obj}.__dict__.update(W={arg})",
-                               f"object.__setattr__({obj}, 'W', {arg})")))
+                               f"object.__setattr__({obj}, 'W', {arg})",
+                               f"np.copyto({obj}.W, {arg})")))
             if ch.flag(0.5):
                 self.lines[-1:] = [f"    for key in ['W']:", f"        setattr({obj}, key, {arg})"]
             self.features.add("weights unfollowed")
