@@ -63,7 +63,14 @@ numpy-from-scratch libraries -- reached through a local name and given new value
    ``np.add.at(L.W, i, v)``, ``L.W.fill(s)``, ``np.copyto(GLOBAL, W)`` -- then read by a
    method or a module function: zeros in source mode (``.fill`` in tape mode too). Now
    refused at the write (analysis/refusals.py `_array_written`), as tape mode refused
-   most of them already; into a local array they are a store srcad follows, as before.
+   most of them already; into a local array they are a store srcad follows, as before;
+9. a module's object whose class answers reads by ``__getattr__`` -- **zeros, present
+   before this session**, where the function stored into what the hook reads
+   (``M._params["W"] = W`` or ``M._params = {...}``, then ``M(x)`` reading ``self.W``): now
+   refused (a store into such an object makes its methods' reads depend on the value,
+   analysis/refusals.py `_reads_by_hook`); a wrapper delegating to a wrapped layer
+   (``WR.apply(x)`` found by ``getattr(self.inner, k)``) crashed inside srcad
+   (``'Inner' object has no attribute '__name__'``) and now runs the wrapped layer's method.
 """
 
 from __future__ import annotations
@@ -652,3 +659,66 @@ def test_an_in_place_writer_into_an_array_not_held_here_is_refused(fn, mode, fus
 
 def test_an_in_place_writer_into_a_local_array_is_followed():
     _check(copied_into_a_local_array, (_r(3, 2), _r(4, 3)))
+
+
+# ---- 9. a module's object that answers reads by __getattr__ ----------------------------------
+class Hooked:
+    def __init__(self):
+        self._params = {"W": np.zeros((3, 2))}
+
+    def __getattr__(self, k):
+        p = self.__dict__.get("_params", {})
+        if k in p:
+            return p[k]
+        raise AttributeError(k)
+
+    def __call__(self, x):
+        return np.tanh(x @ self.W)
+
+
+class Wrapper:
+    def __init__(self, inner):
+        self.inner = inner
+
+    def __getattr__(self, k):
+        return getattr(self.inner, k)
+
+
+class Wrapped:
+    def __init__(self):
+        self.W = np.zeros((3, 2))
+
+    def apply(self, x):
+        return np.sin(x @ self.W)
+
+
+HOOKED = Hooked()
+WRAPPED = Wrapped()
+WRAPPER = Wrapper(WRAPPED)
+
+
+def stored_into_what_the_hook_reads(W, x):
+    HOOKED._params["W"] = W
+    return np.sum(HOOKED(x) ** 2)
+
+
+def stored_whole_where_the_hook_reads(W, x):
+    HOOKED._params = {"W": W}
+    return np.sum(HOOKED(x) ** 2)
+
+
+def a_method_found_by_a_wrappers_hook(W, x):
+    WRAPPED.W = W
+    return np.sum(WRAPPER.apply(x))
+
+
+@pytest.mark.parametrize("mode,fuse", MODES)
+@pytest.mark.parametrize("fn", [stored_into_what_the_hook_reads,
+                                stored_whole_where_the_hook_reads])
+def test_a_store_into_an_object_read_by_its_getattr_is_refused(fn, mode, fuse):
+    with pytest.raises(srcad.SrcadError, match="no derivative rule"):
+        srcad.grad(fn, mode=mode, fuse=fuse)(_r(3, 2), _r(4, 3))
+
+
+def test_a_method_found_by_a_wrappers_getattr():
+    _check(a_method_found_by_a_wrappers_hook, (_r(3, 2), _r(4, 3)))

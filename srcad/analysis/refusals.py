@@ -100,8 +100,11 @@ def _flows(fn: ir.Function):
                        or (extra is not None and p in extra[0])], [s.target]
         elif isinstance(s, ir.UserCall):
             items = _item_params(s)
+            # (an object given to the callee, changed with a differentiated value: its
+            # methods' reads of it depend on that value)
+            held = [ir.Var(n) for a in s.args if (n := _user_object_name(a)) is not None]
             if items is None:
-                yield list(s.args), list(s.targets)
+                yield list(s.args) + held, list(s.targets)
             else:  # (`ts, ys = integrate(rhs, y0)`: ts is made from constants alone)
                 for t, params in zip(s.targets, items):
                     yield [a for p, a in zip(s.callee.params, s.args) if p in params], [t]
@@ -117,7 +120,9 @@ def _flows(fn: ir.Function):
                 _user_object_name(s.args.get("_obj")) is not None:
             # (`L._W = W` on a global layer: what its methods read back is carried (state.py);
             # its `__dict__`, read as it runs, holds W too: `L.__dict__["_W"]`)
-            yield [s.args["value"]], [_dict_name(s.args["_obj"])]
+            yield [s.args["value"]], [_dict_name(s.args["_obj"])] + (
+                [_user_object_name(s.args["_obj"])] if _reads_by_hook(s.args["_obj"].value)
+                else [])
         whole = _dict_read(s)
         if whole is not None:
             yield [ir.Var(whole)], [s.target]
@@ -208,6 +213,14 @@ def _dict_read(s) -> str | None:
     else:
         return None
     return _dict_name(obj) if _user_object_name(obj) is not None else None
+
+
+def _reads_by_hook(obj) -> bool:
+    """Does `obj`'s class answer attribute reads with a user's `__getattr__` (or
+    `__getattribute__`)? Then any store into the object (`self._params["W"] = W`) may be
+    what a read of another name (`self.W`) gives back."""
+    return any(isinstance(vars(k).get(name), types.FunctionType) and is_user_object(vars(k)[name])
+               for k in type(obj).__mro__ for name in ("__getattr__", "__getattribute__"))
 
 
 def _user_object_name(atom) -> str | None:
@@ -448,13 +461,7 @@ def _what_to_do(s) -> str:
     if getattr(op, "advice", None):
         return op.advice
     if op.kind == "attribute" and _user_object_name(s.args.get("_obj")) is not None:
-        # (a layer's attribute read as the code runs)
-        return ("a value that depends on the differentiated arguments reached this object "
-                "where srcad cannot follow it (`setattr(obj, name, v)` with a name known only "
-                "when it runs, `obj.__dict__[...] = v`, `vars(obj).update(...)`, "
-                "`object.__setattr__`, a function srcad does not read): store it as "
-                "`obj.attr = v` or `setattr(obj, \"attr\", v)`, which srcad follows into "
-                "the methods that read it")
+        return _ROUTES_HINT  # (a layer's attribute read as the code runs)
     if op.kind == "call" and op.label in ("map", "filter"):  # (map(np.tanh, xs) kept)
         return ("consume it where it is made, or write it as a comprehension, which srcad "
                 "differentiates: `[f(v) for v in xs]`")
@@ -471,6 +478,14 @@ def _what_to_do(s) -> str:
                 f"rule per positional argument), or use the numpy function")
     return ("call the numpy function instead (np.<name>(x, ...)), or register one with "
             "srcad.defvjp")
+
+
+_ROUTES_HINT = (
+    "a value that depends on the differentiated arguments reaches this object where srcad "
+    "cannot follow it (`setattr(obj, name, v)` with a name known only when it runs, "
+    "`obj.__dict__[...] = v`, `vars(obj).update(...)`, `object.__setattr__`, a function srcad "
+    "does not read): store it as `obj.attr = v` or `setattr(obj, \"attr\", v)`, which srcad "
+    "follows into the methods that read it")
 
 
 def _not_followed(why: str) -> str:
@@ -946,8 +961,10 @@ def _picked_from(order) -> dict:
     out: dict = {}
     for r in order:
         part_of = r.args.get("obj") if isinstance(r, ir.Call) and \
-            r.op.name == "object_attribute" and isinstance(r.args.get("name"), ir.Const) and \
-            r.args["name"].value == "__dict__" else r.args.get("_a0") if isinstance(
+            r.op.name == "object_attribute" and isinstance(r.args.get("name"), ir.Const) and (
+                r.args["name"].value == "__dict__" or (isinstance(r.args.get("obj"), ir.Const)
+                                                       and _reads_by_hook(r.args["obj"].value))
+            ) else r.args.get("_a0") if isinstance(
                 r, ir.Call) and is_opaque(r.op) and r.op.kind == "call" and isinstance(
                 r.args.get("_fn"), ir.Const) and r.args["_fn"].value is vars else None
         if part_of is not None:
@@ -1333,7 +1350,8 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False, tape=False) ->
             if held:
                 what = a.name if isinstance(a, ir.Var) else a.src
                 why = _object_why(fn, s) if method else None
-                hint = _not_followed(why) if why is not None else (
+                hint = _not_followed(why) if why is not None else _ROUTES_HINT if \
+                    _user_object_name(a) is not None else (
                     "build the value with operations srcad differentiates (a list made "
                     "in the function follows lst.append(v)), or pass it on directly")
                 if s.op.name.endswith("shuffle"):
@@ -1346,7 +1364,8 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False, tape=False) ->
                         hint)
     objects = sorted(n for n in dep if n.startswith("<object "))
     for s in calls:
-        inner = [p for p, a in zip(s.callee.params, s.args) if set(ir.atom_vars(a)) & dep]
+        inner = [p for p, a in zip(s.callee.params, s.args) if set(ir.atom_vars(a)) & dep
+                 or _user_object_name(a) in dep]
         if inner or objects:
             check_opaque(s.callee, inner + objects, seen, True, tape)
 

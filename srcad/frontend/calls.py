@@ -1122,7 +1122,10 @@ class CallsMixin:
         spelled = "_".join(p for p in fn.__qualname__.split(".") if p != "<locals>")
         if bound is guards.MISSING:  # a staticmethod, or a function stored on the object
             return ("user", fn, spelled, args, kwargs, False)
-        first = base if bound is base.value else self.constant(bound, bound.__name__, e)
+        # (the object the method is bound to: a class for a classmethod, or another object
+        # -- `wrapper.apply` found by the wrapper's `__getattr__` on the object it wraps)
+        first = base if bound is base.value else self.constant(
+            bound, getattr(bound, "__name__", None) or type(bound).__name__.lower(), e)
         return ("user", fn, spelled, [first, *args], kwargs, False)
 
 

@@ -111,6 +111,18 @@ class ExpressionsMixin:
             return None
         owner = next((k for k in type(obj).__mro__ if e.attr in vars(k)), None)
         raw = vars(owner)[e.attr] if owner is not None else None
+        if owner is None and e.attr not in (getattr(obj, "__dict__", None) or {}) and \
+                not e.attr.startswith("__"):
+            # `model.W` found by the class's `__getattr__` (`return self._params[k]`): that
+            # method, called as Python calls it -- read as a plain attribute, a value the
+            # call stored where it looks (`model._params["W"] = W`) came back a constant
+            hook = next((vars(k)["__getattr__"] for k in type(obj).__mro__
+                         if "__getattr__" in vars(k)), None)
+            if isinstance(hook, types.FunctionType) and is_user_object(hook):
+                guards.note_attr(type(obj), "__getattr__", hook)
+                spelled = "_".join(p for p in hook.__qualname__.split(".") if p != "<locals>")
+                return ("user", hook, spelled, [self.expr(e.value, hint, None),
+                                                ir.Const(e.attr, repr(e.attr))], {}, False)
         if isinstance(raw, property) and isinstance(raw.fget, types.FunctionType) and \
                 is_user_object(raw.fget):
             guards.note_attr(owner, e.attr, raw)
