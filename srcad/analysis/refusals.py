@@ -100,9 +100,11 @@ def _flows(fn: ir.Function):
                        or (extra is not None and p in extra[0])], [s.target]
         elif isinstance(s, ir.UserCall):
             items = _item_params(s)
-            # (an object given to the callee, changed with a differentiated value: its
-            # methods' reads of it depend on that value)
-            held = [ir.Var(n) for a in s.args if (n := _user_object_name(a)) is not None]
+            # (an object answering reads by a `__getattr__` hook, given to the callee and
+            # changed with a differentiated value: the callee's reads of it depend on that
+            # value; other objects' reads are followed by state.py, or refused at the read)
+            held = [ir.Var(n) for a in s.args if (n := _user_object_name(a)) is not None
+                    and _reads_by_hook(a.value)]
             if items is None:
                 yield list(s.args) + held, list(s.targets)
             else:  # (`ts, ys = integrate(rhs, y0)`: ts is made from constants alone)
@@ -1364,8 +1366,10 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False, tape=False) ->
                         hint)
     objects = sorted(n for n in dep if n.startswith("<object "))
     for s in calls:
+        # (an object answering reads by a `__getattr__` hook, changed with a differentiated
+        # value: every read of it in the callee may give that value back)
         inner = [p for p, a in zip(s.callee.params, s.args) if set(ir.atom_vars(a)) & dep
-                 or _user_object_name(a) in dep]
+                 or (_user_object_name(a) in dep and _reads_by_hook(a.value))]
         if inner or objects:
             check_opaque(s.callee, inner + objects, seen, True, tape)
 
