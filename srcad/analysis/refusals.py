@@ -62,7 +62,7 @@ from .census import refused_reason
 from ..frontend.concatenators import is_concatenator
 from ..frontend.expressions import PY_BINARY
 from ..frontend.kept_globals import kept_store_method
-from ..frontend.opaque import MUTATING, is_opaque, is_user_object
+from ..frontend.opaque import MUTATING, class_attribute, is_opaque, is_user_object
 from ..ops.runtime_ops import POPS
 from ..runtime_signal import INPLACE_WRITERS
 
@@ -199,21 +199,26 @@ def _dict_name(atom) -> str:
     return f"<dict {id(atom.value)}>"
 
 
-def _dict_read(s) -> str | None:
-    """`_dict_name` of the object whose whole `__dict__` `s` reads (``L.__dict__``,
-    ``vars(L)``, ``object_attribute(L, "__dict__")`` of a global layer), else None."""
+def _dict_of(s):
+    """The atom of the object whose whole `__dict__` `s` reads (``L.__dict__``, ``vars(L)``,
+    ``object_attribute(L, "__dict__")``), else None."""
     if not isinstance(s, ir.Call):
         return None
     if is_opaque(s.op) and s.op.kind == "attribute" and s.op.name[1:] == "__dict__":
-        obj = s.args.get("_obj")
-    elif s.op.name == "object_attribute" and isinstance(s.args.get("name"), ir.Const) and \
+        return s.args.get("_obj")
+    if s.op.name == "object_attribute" and isinstance(s.args.get("name"), ir.Const) and \
             s.args["name"].value == "__dict__":
-        obj = s.args.get("obj")
-    elif is_opaque(s.op) and s.op.kind == "call" and isinstance(s.args.get("_fn"), ir.Const) \
+        return s.args.get("obj")
+    if is_opaque(s.op) and s.op.kind == "call" and isinstance(s.args.get("_fn"), ir.Const) \
             and s.args["_fn"].value is vars:
-        obj = s.args.get("_a0")
-    else:
-        return None
+        return s.args.get("_a0")
+    return None
+
+
+def _dict_read(s) -> str | None:
+    """`_dict_name` of the user object a constant holds whose whole `__dict__` `s` reads,
+    else None."""
+    obj = _dict_of(s)
     return _dict_name(obj) if _user_object_name(obj) is not None else None
 
 
@@ -221,8 +226,11 @@ def _reads_by_hook(obj) -> bool:
     """Does `obj`'s class answer attribute reads with a user's `__getattr__` (or
     `__getattribute__`)? Then any store into the object (`self._params["W"] = W`) may be
     what a read of another name (`self.W`) gives back."""
-    return any(isinstance(vars(k).get(name), types.FunctionType) and is_user_object(vars(k)[name])
-               for k in type(obj).__mro__ for name in ("__getattr__", "__getattribute__"))
+    for name in ("__getattr__", "__getattribute__"):
+        hook = class_attribute(type(obj), name)[1]
+        if isinstance(hook, types.FunctionType) and is_user_object(hook):
+            return True
+    return False
 
 
 def _user_object_name(atom) -> str | None:
@@ -518,8 +526,6 @@ def check_attribute_state(fn: ir.Function, wrt) -> None:
     again) reads what an earlier call left there: a constant of this one, as in Python."""
     events = []
     _attribute_flows(fn, list(wrt), {}, events, False)
-
-
     stored = []
     for kind, attr, f, line, in_loop, obj in events:
         if kind == "store":
@@ -962,17 +968,15 @@ def _picked_from(order) -> dict:
     ps[i]` an item of ps, so a write into t is a write into one of them."""
     out: dict = {}
     for r in order:
-        part_of = r.args.get("obj") if isinstance(r, ir.Call) and \
-            r.op.name == "object_attribute" and isinstance(r.args.get("name"), ir.Const) and (
-                r.args["name"].value == "__dict__" or (isinstance(r.args.get("obj"), ir.Const)
-                                                       and _reads_by_hook(r.args["obj"].value))
-            ) else r.args.get("_a0") if isinstance(
-                r, ir.Call) and is_opaque(r.op) and r.op.kind == "call" and isinstance(
-                r.args.get("_fn"), ir.Const) and r.args["_fn"].value is vars else None
+        part_of = _dict_of(r)
+        if part_of is None and isinstance(r, ir.Call) and r.op.name == "object_attribute" \
+                and isinstance(r.args.get("obj"), ir.Const) and \
+                _reads_by_hook(r.args["obj"].value):
+            part_of = r.args["obj"]
         if part_of is not None:
-            # (`vars(L)`, `L.__dict__` -- runtime_python.object_attribute's, where it is
-            # changed in place: the object's own dict; a store into it is one into L, which
-            # L's methods read. Its other attributes' lists and dicts changed in place, as
+            # (`vars(L)`, `L.__dict__`: the object's own dict -- and any attribute, changed in
+            # place, of an object reading by a `__getattr__` hook: a store into it is one into
+            # L, which L's methods read. Other objects' lists and dicts changed in place, as
             # `self.cache.append(z)`, are attrstate.py's to follow)
             o = part_of
             found = {o.name} | out.get(o.name, set()) if isinstance(o, ir.Var) else (

@@ -52,6 +52,7 @@ import gast
 from ..errors import UnsupportedSyntaxError
 from ..naming import fresh
 from .opaque import is_user_object
+from .parse import UNRESOLVED, resolve_dotted
 
 
 def _stores(tree) -> dict:
@@ -580,21 +581,28 @@ def _callees_leave_alone(pf, bases: dict, declared: dict) -> None:
 
 def _called(pf, func):
     """(the callable a call's `func` names, as it is spelled): a module function by its
-    name, a method of an object the module holds (`model.forward`); else (None, "")."""
+    name, a method of an object the module holds (`model.forward`), a callable object's
+    `__call__`; else (None, ...)."""
+    obj = resolve_dotted(pf, func, _local_names(pf))
+    obj = getattr(obj, "__func__", obj)  # (a bound method: its function)
+    if not isinstance(obj, types.FunctionType) and is_user_object(obj):
+        obj = getattr(type(obj), "__call__", None)  # (a callable object: its __call__)
+    return (None if obj is UNRESOLVED else obj), _spelled(func)
+
+
+def _local_names(pf) -> set:
+    """The names `pf`'s function binds itself (a call through one is not the module's)."""
+    return {n.id for n in gast.walk(pf.tree) if isinstance(n, gast.Name) and
+            not isinstance(n.ctx, gast.Load)} | set(pf.params)
+
+
+def _spelled(func) -> str:
+    """`a.b.c` as written."""
     parts = []
     while isinstance(func, gast.Attribute):
         parts.append(func.attr)
         func = func.value
-    if not isinstance(func, gast.Name):
-        return None, ""
-    obj = pf.resolve(func.id)
-    for attr in reversed(parts):
-        obj = getattr(obj, attr, None)
-    obj = getattr(obj, "__func__", obj)  # (a bound method: its function)
-    if not isinstance(obj, types.FunctionType) and is_user_object(obj):
-        obj = getattr(getattr(type(obj), "__call__", None), "__func__", None) or getattr(
-            type(obj), "__call__", None)  # (a callable object: its __call__)
-    return obj, ".".join([func.id] + list(reversed(parts)))
+    return ".".join([getattr(func, "id", "?")] + list(reversed(parts)))
 
 
 def _globals_read(fn, g, names: set, depth: int = 4, seen=None):

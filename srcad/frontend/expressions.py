@@ -42,6 +42,7 @@ from .concatenators import is_concatenator
 from .knowntests import may_change, stored_attributes
 from .methods import ATTRIBUTES
 from .opaque import (
+    class_attribute,
     is_namedtuple_type,
     is_object_sequence,
     is_user_object,
@@ -109,15 +110,13 @@ class ExpressionsMixin:
         obj = self.known_object(e.value)
         if obj is None or isinstance(obj, type) or not is_user_object(obj):
             return None
-        owner = next((k for k in type(obj).__mro__ if e.attr in vars(k)), None)
-        raw = vars(owner)[e.attr] if owner is not None else None
+        owner, raw = class_attribute(type(obj), e.attr)
         if owner is None and e.attr not in (getattr(obj, "__dict__", None) or {}) and \
                 not e.attr.startswith("__"):
             # `model.W` found by the class's `__getattr__` (`return self._params[k]`): that
             # method, called as Python calls it -- read as a plain attribute, a value the
             # call stored where it looks (`model._params["W"] = W`) came back a constant
-            hook = next((vars(k)["__getattr__"] for k in type(obj).__mro__
-                         if "__getattr__" in vars(k)), None)
+            hook = class_attribute(type(obj), "__getattr__")[1]
             if isinstance(hook, types.FunctionType) and is_user_object(hook):
                 guards.note_attr(type(obj), "__getattr__", hook)
                 spelled = "_".join(p for p in hook.__qualname__.split(".") if p != "<locals>")

@@ -71,7 +71,7 @@ from .knowntests import fold_known_tests
 from .loops import LoopsMixin
 from .objects import mutated_names, scalarise_objects
 from .methods import _BUILTIN_OPS, ATTRIBUTES, METHODS, RESERVED  # noqa: F401  (re-exported)
-from .opaque import is_opaque, is_user_object, library_file, writes_out
+from .opaque import class_attribute, is_opaque, is_user_object, library_file, writes_out
 from .parse import LIFTED, ParsedFunction, parse_function, star_params_for_call, static_getattr
 from .state import carried_state, state_given, with_state
 from .pylower import lower_python
@@ -1050,8 +1050,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         obj = self.known_object(target.value)
         if obj is None or isinstance(obj, type):
             return False
-        owner = next((k for k in type(obj).__mro__ if target.attr in vars(k)), None)
-        raw = vars(owner)[target.attr] if owner is not None else None
+        owner, raw = class_attribute(type(obj), target.attr)
         if raw is None or not hasattr(type(raw), "__set__") or \
                 isinstance(raw, (types.MemberDescriptorType, types.GetSetDescriptorType)):
             return False

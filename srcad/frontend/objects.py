@@ -89,7 +89,8 @@ from ..runtime_python import list_concat, same_length, spread_keywords, star_cou
 from . import guards
 from .attrstate import (DICT_COPY, _may_read_before_store, container_aliases, dict_update,
                         kept_store, own_change)
-from .opaque import NOT_FOLLOWED, is_namedtuple_type, is_user_object, library_file
+from .opaque import NOT_FOLLOWED, class_attribute, is_namedtuple_type, is_user_object, \
+    library_file
 from .parse import UNRESOLVED, _star_as_tuple, parse_function
 
 _SUBSTITUTE_CLASSES = tuple(CLASS_SUBSTITUTES.values())
@@ -200,14 +201,6 @@ def _assign(targets: list, value, at):
     return gast.copy_location(node, at)
 
 
-def _lookup(cls, attr):
-    """(class whose __dict__ holds `attr`, the raw entry) along the MRO, or (None, None)."""
-    for klass in cls.__mro__:
-        if attr in vars(klass):
-            return klass, vars(klass)[attr]
-    return None, None
-
-
 def _user_function(fn, globals_) -> bool:
     """A Python function of the user's program (this module or another: a method of a class
     imported from the user's layers module reads that module's names, see `localise`)."""
@@ -268,7 +261,7 @@ def _is_user_class(obj, globals_) -> bool:
         return False
     method_tuple = _namedtuple_with_methods(obj)
     for bad in ("__new__", "__getattr__", "__getattribute__", "__setattr__"):
-        owner, raw = _lookup(obj, bad)
+        owner, raw = class_attribute(obj, bad)
         if bad == "__getattr__" and _user_function(raw, globals_):
             continue  # (called for what the object and its class do not have: `attribute`)
         if bad == "__setattr__" and _frozen_dataclass(owner) and \
@@ -280,7 +273,7 @@ def _is_user_class(obj, globals_) -> bool:
                     getattr(getattr(owner.__new__, "__code__", None), "co_filename",
                             "").startswith("<"))):
             return False
-    owner, init = _lookup(obj, "__init__")
+    owner, init = class_attribute(obj, "__init__")
     return owner is object or _user_function(init, globals_) or _dataclass_init(obj)
 
 
@@ -350,7 +343,7 @@ def _frozen_dataclass(cls) -> bool:
 
 def _dataclass_init(cls) -> bool:
     """Is `cls.__init__` the one @dataclass wrote (no source of its own: its fields say it)?"""
-    owner, init = _lookup(cls, "__init__")
+    owner, init = class_attribute(cls, "__init__")
     return dataclasses.is_dataclass(owner) and isinstance(init, types.FunctionType) and \
         init.__code__.co_filename.startswith("<") and \
         getattr(owner, "__dataclass_params__", None) is not None and \
@@ -578,7 +571,7 @@ class _Rewriter:
         if isinstance(s, gast.AugAssign) and isinstance(s.target, gast.Name) and \
                 isinstance(self.scope.env.get(s.target.id), VObj) and type(s.op) in _BINARY:
             o = self.scope.env[s.target.id]
-            if _lookup(o.cls, f"__i{_BINARY[type(s.op)]}__")[0] not in (None, object):
+            if class_attribute(o.cls, f"__i{_BINARY[type(s.op)]}__")[0] not in (None, object):
                 raise _Unsupported("an in-place operator method (`__iadd__`)")
             # `p += q` with no __iadd__: `p = p + q`, as Python falls back to
             read = gast.copy_location(_name(s.target.id), s.target)
@@ -1644,7 +1637,7 @@ class _Rewriter:
         holds (`_filled_by_methods`)?"""
         if not isinstance(o, VObj):
             return False
-        _, raw = _lookup(o.cls, name)
+        _, raw = class_attribute(o.cls, name)
         if not isinstance(raw, types.FunctionType):
             return False
         try:
@@ -2043,7 +2036,7 @@ class _Rewriter:
         v = self.peek(inner) if isinstance(inner, (gast.Name, gast.Attribute)) else None
         if isinstance(v, VList):
             truth = bool(v.items)
-        elif isinstance(v, VObj) and all(_lookup(v.cls, m)[0] in (None, object)
+        elif isinstance(v, VObj) and all(class_attribute(v.cls, m)[0] in (None, object)
                                          for m in ("__bool__", "__len__")):
             truth = True  # (an object with neither is true, as Python says)
         else:
@@ -2145,7 +2138,7 @@ class _Rewriter:
                     return held.items[k.value]
                 raise _Unsupported("a built object indexed by a value not known before running")
             if isinstance(base, VObj):
-                owner, raw = _lookup(base.cls, "__getitem__")
+                owner, raw = class_attribute(base.cls, "__getitem__")
                 if owner is None or owner is object or isinstance(e.slice, gast.Slice):
                     raise _Unsupported("indexing a built object")
                 # `params["W1"]` of an object with __getitem__: that method, called
@@ -2388,7 +2381,8 @@ class _Rewriter:
                     right.cls is not left.cls and issubclass(right.cls, left.cls):
                 order.reverse()  # (a subclass's reflected method first, as Python)
             for obj, attr, other in order:
-                if isinstance(obj, VObj) and _lookup(obj.cls, attr)[0] not in (None, object):
+                if isinstance(obj, VObj) and \
+                        class_attribute(obj.cls, attr)[0] not in (None, object):
                     return self.dunder(obj, attr, [other], e)
         e.left = self._as_value(left, e.left)
         e.right = self._as_value(right, e.right)
@@ -2396,7 +2390,7 @@ class _Rewriter:
 
     def dunder(self, o: VObj, attr: str, args: list, e):
         """`o`'s operator method `attr` called with these (already rewritten) arguments."""
-        owner, raw = _lookup(o.cls, attr)
+        owner, raw = class_attribute(o.cls, attr)
         if not isinstance(raw, types.FunctionType) or not _user_function(raw, self.o.globals):
             raise _Unsupported(f"`{attr}` is not a method srcad can follow")
         if "NotImplemented" in raw.__code__.co_names:
@@ -2457,9 +2451,9 @@ class _Rewriter:
         if attr in o.objects:
             return o.objects[attr]
         if attr in o.attrs and attr not in o.surely and isinstance(
-                _lookup(o.cls, attr)[1], functools.cached_property):
+                class_attribute(o.cls, attr)[1], functools.cached_property):
             return self.cached_read(o, attr, node)
-        fallback = _lookup(o.cls, "__getattr__")
+        fallback = class_attribute(o.cls, "__getattr__")
         if fallback[0] is not None and attr in o.attrs and attr not in o.surely:
             raise _Unsupported(f"`.{attr}` may be unset here, and the class has __getattr__")
         if attr in o.funcs and not self.in_def:
@@ -2472,7 +2466,7 @@ class _Rewriter:
             return gast.copy_location(_name(name), node)
         if attr == "__class__" and "__class__" not in o.attrs:  # (`self.__class__.__name__`)
             return gast.copy_location(_name(self.o.bind(o.cls, o.cls.__name__)), node)
-        owner, raw = _lookup(o.cls, attr)
+        owner, raw = class_attribute(o.cls, attr)
         if (owner is None or owner is object) and fallback[0] is not None and \
                 not attr.startswith("__"):
             # `p.W` of a class whose __getattr__ answers it (`return self._arrays[name]`):
@@ -2508,7 +2502,7 @@ class _Rewriter:
         if attr in o.maybe or self.nested or self.outer_nested or self.in_def or \
                 self.no_hoist:
             raise _Unsupported(f"the cached_property `.{attr}` first read where it may not run")
-        owner, raw = _lookup(o.cls, attr)
+        owner, raw = class_attribute(o.cls, attr)
         guards.note_attr(o.cls, attr, raw)
         value = self.specialise(raw.func, o, owner, [], [], node)
         name = self.scope.local(o, attr)
@@ -2591,7 +2585,7 @@ class _Rewriter:
             klass = self.o.resolve_static(f.value, self.scope)
             first = self.peek(e.args[0]) if isinstance(klass, type) else None
             if isinstance(first, VObj) and issubclass(first.cls, klass):
-                owner, raw = _lookup(klass, f.attr)
+                owner, raw = class_attribute(klass, f.attr)
                 if isinstance(raw, types.FunctionType):
                     rest = gast.copy_location(gast.Call(func=e.func, args=e.args[1:],
                                                         keywords=e.keywords), e)
@@ -2706,7 +2700,7 @@ class _Rewriter:
                     # lambda)
                     e.func = gast.copy_location(self._func_ref(base.funcs[f.attr], f.attr), f)
                     return self._call(e)
-                owner, raw = _lookup(base.cls, f.attr)
+                owner, raw = class_attribute(base.cls, f.attr)
                 if f.attr in base.attrs or owner is None or owner is object:
                     raise _Unsupported(f"calling `.{f.attr}` of a built object")
                 guards.note_attr(base.cls, f.attr, getattr(base.cls, f.attr))
@@ -2822,7 +2816,8 @@ class _Rewriter:
             if len(chain) > 256 or any(o is c for c in chain):
                 return None
             if isinstance(test, gast.Name) and any(
-                    _lookup(o.cls, m)[0] not in (None, object) for m in ("__bool__", "__len__")):
+                    class_attribute(o.cls, m)[0] not in (None, object)
+                    for m in ("__bool__", "__len__")):
                 return None  # (`while node:` of an object with a truth of its own)
             chain.append(o)
             if link.attr in o.objects:
@@ -2889,7 +2884,7 @@ class _Rewriter:
         o = self.peek(t.value)
         if not isinstance(o, VObj) or t.attr in o.attrs:
             return None
-        owner, raw = _lookup(o.cls, t.attr)
+        owner, raw = class_attribute(o.cls, t.attr)
         if not isinstance(raw, property) or not isinstance(raw.fset, types.FunctionType):
             return None
         guards.note_attr(o.cls, t.attr, getattr(o.cls, t.attr))
@@ -3010,10 +3005,10 @@ class _Rewriter:
             # (built here: its __init__ ran, so what its body always assigns is set --
             # `hasattr(layer, "weights")` of a layer built inside a call, `m.add(Dense(..))`)
             return True if attr in o.surely or attr in _set_by_init(o.cls) else \
-                None if attr in o.maybe else _lookup(o.cls, attr)[0] is not None
+                None if attr in o.maybe else class_attribute(o.cls, attr)[0] is not None
         if attr in o.attrs:
             return True if attr in _set_by_init(o.cls) else None
-        return _lookup(o.cls, attr)[0] is not None
+        return class_attribute(o.cls, attr)[0] is not None
 
     def _object_builtin(self, name: str, o: VObj, e):
         """A Python builtin applied to a built object, for what it says of the object (its
@@ -3025,11 +3020,11 @@ class _Rewriter:
         if name == "id" and len(e.args) == 1:
             return gast.copy_location(const(value=id(o)), e)
         if name == "callable" and len(e.args) == 1:
-            found = _lookup(o.cls, "__call__")[0]
+            found = class_attribute(o.cls, "__call__")[0]
             return gast.copy_location(const(value=found not in (None, object)), e)
         if name in ("str", "repr") and len(e.args) == 1:
             for dunder in (("__str__", "__repr__") if name == "str" else ("__repr__",)):
-                if _lookup(o.cls, dunder)[0] not in (None, object):
+                if class_attribute(o.cls, dunder)[0] not in (None, object):
                     return self.dunder(o, dunder, [], e)
             cls = o.cls  # (object.__repr__: the class's name, an address of this object)
             return gast.copy_location(const(
@@ -3042,7 +3037,7 @@ class _Rewriter:
         if name in ("hasattr", "getattr") and len(e.args) in ((2,) if name == "hasattr"
                                                              else (2, 3)):
             attr = self._attr_name(e.args[1])
-            if _lookup(o.cls, "__getattr__")[0] is not None:
+            if class_attribute(o.cls, "__getattr__")[0] is not None:
                 raise _Unsupported(f"`{name}()` of an object whose class has __getattr__")
             has = self._has(o, attr)
             if name == "hasattr" or (len(e.args) == 3 and has is not True):
@@ -3215,12 +3210,12 @@ class _Rewriter:
             e.func, gast.Name) or self.peek(e.func.value) is None else UNRESOLVED
         if cls is not UNRESOLVED and _is_user_class(cls, self.o.globals):
             # (`Lorenz(*params)`: its __init__'s parameters)
-            raw = _lookup(cls, "__init__")[1]
+            raw = class_attribute(cls, "__init__")[1]
         elif isinstance(e.func, gast.Attribute):
             base = self.peek(e.func.value)
             if not isinstance(base, VObj) or e.func.attr in base.attrs:
                 return
-            raw = _lookup(base.cls, e.func.attr)[1]
+            raw = class_attribute(base.cls, e.func.attr)[1]
         else:
             return
         if not isinstance(raw, types.FunctionType) or \
@@ -3256,7 +3251,7 @@ class _Rewriter:
         if isinstance(obj, VObj):
             if attr in obj.objects or attr in obj.funcs or attr in obj.attrs:
                 return None
-            owner, raw = _lookup(obj.cls, attr)
+            owner, raw = class_attribute(obj.cls, attr)
             if owner is None or owner is object or not isinstance(raw, types.FunctionType):
                 return None  # (a static or class method, a builtin's slot: left as it is)
             try:
@@ -3293,7 +3288,7 @@ class _Rewriter:
             return self.method(target.obj, target.owner, target.raw, target.attr, e)
         if not isinstance(target, VObj):
             raise _Unsupported("calling a list of objects")
-        owner, raw = _lookup(target.cls, "__call__")
+        owner, raw = class_attribute(target.cls, "__call__")
         if owner is None or owner is object:
             raise _Unsupported("calling an object without __call__")
         guards.note_attr(target.cls, "__call__", target.cls.__call__)
@@ -3391,11 +3386,11 @@ class _Rewriter:
                 if held is not UNRESOLVED and not self.nested and \
                         fname not in _changed_attrs(cls):  # (`hidden_act=partial(..)`)
                     o.funcs[fname] = held
-            post = _lookup(cls, "__post_init__")
+            post = class_attribute(cls, "__post_init__")
             if post[0] is not None:
                 self.specialise(post[1], o, post[0], [], [], e)
             return o
-        owner, init = _lookup(cls, "__init__")
+        owner, init = class_attribute(cls, "__init__")
         if owner is object:
             if args or kwargs:
                 raise _Unsupported("arguments to a class without __init__")
@@ -3842,7 +3837,7 @@ def _delegate(cls, dunder: str):
     `__iter__`: `return iter(self.layers)`, `yield from self.layers`, `for l in self.layers:
     yield l`; `__len__`: `return len(self.layers)`; `__getitem__`: `return self.layers[i]`
     (the index its parameter). Else None."""
-    owner, raw = _lookup(cls, dunder)
+    owner, raw = class_attribute(cls, dunder)
     if not isinstance(raw, types.FunctionType) or owner is object or \
             library_file(raw) is not None:
         return None
@@ -4078,7 +4073,7 @@ def _set_by_init(cls) -> set:
     if cls not in _SET_BY_INIT:
         out = set(f.name for f in dataclasses.fields(cls)) if dataclasses.is_dataclass(cls) \
             else set()
-        owner, init = _lookup(cls, "__init__")
+        owner, init = class_attribute(cls, "__init__")
         if isinstance(init, types.FunctionType):
             try:
                 tree = parse_function(init).tree
@@ -4313,7 +4308,7 @@ class _Objects:
                 params |= self.given_lists.get((cls, attr), set())
         if not params:
             return
-        owner, init = _lookup(cls, "__init__")
+        owner, init = class_attribute(cls, "__init__")
         try:
             bound = inspect.signature(init).bind(None, *args, **dict(kwargs)).arguments
         except TypeError:

@@ -260,6 +260,16 @@ def is_user_object(value) -> bool:
     return is_user_object(type(value))
 
 
+def class_attribute(cls, attr: str):
+    """(the class along `cls`'s MRO whose __dict__ holds `attr`, the raw entry there -- a
+    function, a property, a descriptor, a value), or (None, None): what Python's lookup finds
+    on the class, before the descriptor protocol runs."""
+    for klass in cls.__mro__:
+        if attr in vars(klass):
+            return klass, vars(klass)[attr]
+    return None, None
+
+
 def is_object_sequence(value) -> bool:
     """A list or tuple of user objects (`self.layers`): a loop over it is unrolled, each
     iteration with its own object (frontend/loops.py)."""
