@@ -517,6 +517,24 @@ def same_length(seq, n: int, name: str) -> None:
             f"the function builds itself")
 
 
+def class_attribute(cls, attr: str):
+    """(the class along `cls`'s MRO whose __dict__ holds `attr`, the raw entry there -- a
+    function, a property, a descriptor, a value), or (None, None): what Python's lookup finds
+    on the class, before the descriptor protocol runs."""
+    for klass in cls.__mro__:
+        if attr in vars(klass):
+            return klass, vars(klass)[attr]
+    return None, None
+
+
+def stores_elsewhere(raw) -> bool:
+    """Is a class's raw entry `raw` a data descriptor whose `__set__` runs code (a property, a
+    user's descriptor class) -- not an instance slot (``__slots__``) or a builtin's, which
+    store the value itself?"""
+    return raw is not None and hasattr(type(raw), "__set__") and not isinstance(
+        raw, (types.MemberDescriptorType, types.GetSetDescriptorType))
+
+
 def attribute_stored(obj, attr: str, name: str) -> None:
     """The check before ``p.W = v`` where the object the name `p` holds is not known when the
     function is compiled (``p = layer.W``, ``for p in model.parameters()``): a plain
@@ -532,10 +550,8 @@ def attribute_stored(obj, attr: str, name: str) -> None:
                 f"`{name}.{attr} = ...` changes an array in place (numpy reshapes or "
                 f"reinterprets it)", hint=f"make a new array: `{name} = {name}.reshape(...)`")
         return
-    owner = next((k for k in type(obj).__mro__ if attr in vars(k)), None)
-    raw = vars(owner)[attr] if owner is not None else None
-    if raw is not None and hasattr(type(raw), "__set__") and not isinstance(
-            raw, (types.MemberDescriptorType, types.GetSetDescriptorType)):
+    raw = class_attribute(type(obj), attr)[1]
+    if stores_elsewhere(raw):
         raise UnsupportedSyntaxError(
             f"`{name}.{attr} = ...`: the {type(obj).__name__}'s class makes `{attr}` a "
             f"{'property' if isinstance(raw, property) else 'descriptor'}, whose setter srcad "

@@ -1051,8 +1051,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         if obj is None or isinstance(obj, type):
             return False
         owner, raw = class_attribute(type(obj), target.attr)
-        if raw is None or not hasattr(type(raw), "__set__") or \
-                isinstance(raw, (types.MemberDescriptorType, types.GetSetDescriptorType)):
+        if not runtime_python.stores_elsewhere(raw):
             return False
         guards.note_attr(owner, target.attr, raw)
         what = f"`{type(obj).__name__}.{target.attr}`"

@@ -45,6 +45,7 @@ import numpy as np
 
 from .. import ir
 from ..ops import table
+from ..runtime_python import class_attribute  # noqa: F401  (re-exported: the frontend's lookup)
 
 
 def rowed_callable(obj) -> bool:
@@ -258,16 +259,6 @@ def is_user_object(value) -> bool:
                           tuple, set, frozenset, types.ModuleType)) or value is None:
         return False
     return is_user_object(type(value))
-
-
-def class_attribute(cls, attr: str):
-    """(the class along `cls`'s MRO whose __dict__ holds `attr`, the raw entry there -- a
-    function, a property, a descriptor, a value), or (None, None): what Python's lookup finds
-    on the class, before the descriptor protocol runs."""
-    for klass in cls.__mro__:
-        if attr in vars(klass):
-            return klass, vars(klass)[attr]
-    return None, None
 
 
 def is_object_sequence(value) -> bool:
