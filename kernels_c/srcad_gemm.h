@@ -18,10 +18,13 @@
  * one such call per matrix, in a loop. One call on a block of rows is bitwise those rows of
  * the call on the whole when the block starts at a multiple of the kernel's row granule (the
  * micro-kernel's column unroll of the column-major product OpenBLAS computes: 12 for the
- * Haswell SGEMM, 2 for its DGEMM; rows of an edge tile are summed differently) and the last
- * block ends at the last row. The granule is measured, not assumed (srcad/build/blas.py
- * `row_granule`), and handed over with the functions. A 1-row block is never made (OpenBLAS
- * may hand an M=1 GEMM to GEMV): the tail goes with the last block.
+ * Haswell SGEMM, 2 for its DGEMM, 12 for the SkylakeX DGEMM; rows of an edge tile are summed
+ * differently), the last block ends at the last row, and every block stays on the kernel the
+ * whole takes: at or above the BLAS's small-product line (the block floor: 0 on the Haswell
+ * kernels; on the SkylakeX ones m*n*k <= 1e6 goes to small-matrix kernels, so blocks have
+ * rows*k*n >= 2^20). Granule and floor are measured, not assumed (srcad/build/blas.py
+ * `row_split`), and handed over with the functions. A block under the floor, or of 1 row
+ * (OpenBLAS may hand an M=1 GEMM to GEMV), is never made: the tail goes with the last block.
  *
  * Handled: a and b exact ndarrays of one dtype (float32, float64), native byte order,
  * aligned; both 2-D, or a stack (ndim >= 3) times a matrix, or two stacks of the same leading
@@ -54,6 +57,13 @@ static gemm_s_fn gemm_s = NULL;
 static gemm_d_fn gemm_d = NULL;
 static npy_intp gemm_granule[2] = {0, 0}; /* float32, float64: rows a block starts at */
 static npy_intp gemm_min_work = (npy_intp)1 << 21; /* m*k*n below this: one call */
+/* float32, float64: rows*k*n a block of a split product has at least (0: no floor). A BLAS may
+ * hand small products to other kernels, summed in another order (OpenBLAS's SkylakeX: its
+ * small-matrix kernels at m*n*k <= 1e6, its direct SGEMM below 28*512*512 at one thread), so
+ * a block that falls under such a line would not be bitwise those rows of the whole; the
+ * floor is measured (srcad/build/blas.py `block_floor`) */
+static npy_intp gemm_min_block[2] = {0, 0};
+static int gemm_blocks_per_thread = GEMM_BLOCKS;
 static unsigned long long gemm_calls = 0, gemm_split = 0, gemm_fellback = 0;
 
 typedef struct {
@@ -474,12 +484,20 @@ py_gemm(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     int threads = threads_kernel_user > 0 ? threads_kernel_user : num_threads;
     double work = (double)items * (double)m * (double)k * (double)n;
     npy_intp per = m; /* rows per block */
+    npy_intp least = 2; /* rows the last block has at least (OpenBLAS: M=1 may be GEMV) */
     if (threads > 1 && work >= (double)gemm_min_work) {
-        npy_intp want = GEMM_BLOCKS * (npy_intp)threads;
+        npy_intp want = gemm_blocks_per_thread * (npy_intp)threads;
         if (items < want) {
             npy_intp blocks = (want + items - 1) / items; /* per matrix */
+            double kn = (double)k * (double)n;
+            if (gemm_min_block[dt] > 0) {
+                double rows = ((double)gemm_min_block[dt] + kn - 1) / kn;
+                least = rows > (double)m ? m : (npy_intp)rows;
+                if (least < 2) least = 2;
+            }
             per = (m + blocks - 1) / blocks;
             if (per < GEMM_MIN_ROWS) per = GEMM_MIN_ROWS;
+            if (per < least) per = least;
             per = ((per + granule - 1) / granule) * granule;
             if (per < 2 * granule) per = 2 * granule;
             if (per > m) per = m;
@@ -488,7 +506,7 @@ py_gemm(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     else
         threads = 1;
     npy_intp blocks_per = (m + per - 1) / per;
-    if (blocks_per > 1 && m - (blocks_per - 1) * per < 2) blocks_per--; /* no 1-row tail */
+    if (blocks_per > 1 && m - (blocks_per - 1) * per < least) blocks_per--; /* no small tail */
     npy_intp tasks = items * blocks_per;
     const char *abase = PyArray_BYTES(a), *bbase = PyArray_BYTES(b);
     char *obase = PyArray_BYTES(out);
@@ -507,15 +525,21 @@ py_gemm(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     return (PyObject *)out;
 }
 
-/* gemm_configure(sgemm, dgemm, granule32, granule64[, min_work]) -> None: the 64-bit-integer
- * cblas_sgemm/cblas_dgemm of numpy's OpenBLAS (addresses; 0, 0: none, gemm is numpy's @) */
+/* gemm_configure(sgemm, dgemm, granule32, granule64[, min_work[, floor32, floor64[,
+ * blocks_per_thread]]]) -> None: the 64-bit-integer cblas_sgemm/cblas_dgemm of numpy's
+ * OpenBLAS (addresses; 0, 0: none, gemm is numpy's @), the rows a block starts at, the least
+ * m*k*n of a product to split and rows*k*n of its blocks, the blocks a thread pulls (about);
+ * an optional value left out or negative (0 for blocks_per_thread) keeps its setting */
 static PyObject *
 py_gemm_configure(PyObject *self, PyObject *args)
 {
     (void)self;
     unsigned long long s, d;
-    Py_ssize_t g32, g64, min_work = -1;
-    if (!PyArg_ParseTuple(args, "KKnn|n", &s, &d, &g32, &g64, &min_work)) return NULL;
+    Py_ssize_t g32, g64, min_work = -1, floor32 = -1, floor64 = -1;
+    int per_thread = 0;
+    if (!PyArg_ParseTuple(args, "KKnn|nnni", &s, &d, &g32, &g64, &min_work, &floor32, &floor64,
+                          &per_thread))
+        return NULL;
     if ((s == 0) != (d == 0)) {
         PyErr_SetString(PyExc_ValueError, "gemm_configure: both functions or neither");
         return NULL;
@@ -525,6 +549,9 @@ py_gemm_configure(PyObject *self, PyObject *args)
     gemm_granule[0] = g32;
     gemm_granule[1] = g64;
     if (min_work >= 0) gemm_min_work = min_work;
+    if (floor32 >= 0) gemm_min_block[0] = floor32;
+    if (floor64 >= 0) gemm_min_block[1] = floor64;
+    if (per_thread > 0) gemm_blocks_per_thread = per_thread;
     Py_RETURN_NONE;
 }
 
@@ -533,9 +560,11 @@ py_gemm_stats(PyObject *self, PyObject *noargs)
 {
     (void)self;
     (void)noargs;
-    return Py_BuildValue("{s:i,s:n,s:n,s:n,s:K,s:K,s:K,s:K,s:i,s:K}", "configured",
+    return Py_BuildValue("{s:i,s:n,s:n,s:n,s:n,s:n,s:i,s:K,s:K,s:K,s:K,s:i,s:K}", "configured",
                          gemm_s != NULL, "granule_float32", gemm_granule[0], "granule_float64",
-                         gemm_granule[1], "min_work", gemm_min_work, "calls", gemm_calls,
+                         gemm_granule[1], "floor_float32", gemm_min_block[0], "floor_float64",
+                         gemm_min_block[1], "min_work", gemm_min_work, "blocks_per_thread",
+                         gemm_blocks_per_thread, "calls", gemm_calls,
                          "split", gemm_split, "numpy", gemm_fellback, "team_runs", team_runs,
                          "team_helpers", team_started, "team_moves", team_moves);
 }
@@ -544,7 +573,8 @@ py_gemm_stats(PyObject *self, PyObject *noargs)
     {"gemm", (PyCFunction)(void (*)(void))py_gemm, METH_FASTCALL,                           \
      "gemm(a, b): a @ b, numpy's bits at one BLAS thread, on srcad's threads"},              \
         {"gemm_configure", py_gemm_configure, METH_VARARGS,                                  \
-         "gemm_configure(sgemm, dgemm, granule32, granule64[, min_work])"},                  \
+         "gemm_configure(sgemm, dgemm, granule32, granule64[, min_work[, floor32, floor64[, "  \
+         "blocks_per_thread]]])"},                                                           \
         {"gemm_stats", py_gemm_stats, METH_NOARGS, "gemm's counters and settings"},
 
 #endif /* SRCAD_GEMM_H */

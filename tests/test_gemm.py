@@ -52,7 +52,12 @@ SHAPES = [((1024, 512), (512, 96)), ((300, 200), (200, 130)), ((97, 64), (64, 30
           ((2, 500), (500, 500)), ((4, 128, 64), (64, 128)), ((2, 3, 50, 40), (2, 3, 40, 70)),
           ((8, 128, 96), (8, 96, 128)), ((7, 5), (5, 3)), ((1, 300), (300, 300)),
           ((300, 300), (300, 1)), ((300, 1), (1, 300)), ((0, 30), (30, 40)),
-          ((30, 0), (0, 40)), ((3, 0, 4), (4, 5)), ((5, 30), (30,)), ((30,), (30, 5))]
+          ((30, 0), (0, 40)), ((3, 0, 4), (4, 5)), ((5, 30), (30,)), ((30,), (30, 5)),
+          # (around the SkylakeX kernel's lines: a block under m*n*k = 1e6 would take its
+          # small-matrix kernel; float64's 12-row unroll shows at these widths)
+          ((642, 604), (604, 4)), ((725, 566), (566, 6)), ((435, 20), (20, 443)),
+          ((262, 531), (531, 21)), ((576, 146), (146, 215)), ((256, 400), (400, 353)),
+          ((3, 97, 300), (300, 41))]
 
 
 @needs_gemm
@@ -150,3 +155,40 @@ def test_fused_unfused_and_tape_agree_whatever_the_load(width, heads):
             k for k in ref if not np.array_equal(grads[k], ref[k])])
     if build.threads_stats().get("blas_pinned"):
         assert build.threads_stats()["split"] > 0
+
+
+@pytest.mark.skipif(RT is None or not hasattr(RT, "threads_assume"),
+                    reason="the C runtime with the thread choice is not here")
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_odd_shapes_give_one_set_of_bits_whatever_the_load(dtype):
+    """A float64 (numpy's default) MLP of odd widths: the gradient quiet and with every core but
+    one assumed busy, one set of bits, in every mode. OpenBLAS 0.3.31's SkylakeX DGEMM (an
+    AVX-512 CPU's default kernel) changes half of such products' bits with its thread count,
+    which the per-call thread choice lowers under load: srcad must then hold the BLAS at one
+    thread (and split rows itself only where that keeps the bits)."""
+    rng = np.random.default_rng(3)
+    widths = [(61, 234), (234, 147), (147, 21), (21, 443), (443, 6)]
+    ws = [(rng.standard_normal(s) / np.sqrt(s[0])).astype(dtype) for s in widths]
+    x = rng.standard_normal((312, 61)).astype(dtype)
+
+    def loss(ws, x):
+        h = x
+        for w in ws[:-1]:
+            h = np.tanh(h @ w)
+        return np.sum((h @ ws[-1]) ** 2)
+
+    ncpu = len(os.sched_getaffinity(0))
+    seen = {}
+    for load in (0.0, ncpu - 1.0):
+        before = RT.threads_assume(load)
+        try:
+            for name, kw in {"fused": dict(fuse=True), "unfused": dict(fuse=False),
+                             "tape": dict(mode="tape")}.items():
+                seen[(name, load)] = srcad.value_and_grad(loss, **kw)(ws, x)
+        finally:
+            RT.threads_assume(before)
+    ref_value, ref = seen[("fused", 0.0)]
+    for key, (value, grads) in seen.items():
+        assert value == ref_value, key
+        assert all(np.array_equal(g, r) for g, r in zip(grads, ref)), (key, [
+            i for i, (g, r) in enumerate(zip(grads, ref)) if not np.array_equal(g, r)])

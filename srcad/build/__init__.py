@@ -271,8 +271,9 @@ def _pin_blas(rt, found) -> bool:
     srcad call (so every call and mode has the one-thread bits, whatever the load) and get
     the parallelism back in the runtime's `gemm` (kernels_c/srcad_gemm.h: blocks of rows,
     each a one-thread cblas call, pulled by srcad's threads as they come free). Only where
-    the row granule is found and `gemm` then gives numpy's one-thread `a @ b` bit for bit on
-    a few shapes; else False and nothing is changed."""
+    a row granule and a block floor are found (blas.row_split) and `gemm` then gives
+    numpy's one-thread `a @ b` bit for bit on a few shapes; else False and nothing is
+    changed."""
     if not hasattr(rt, "gemm_configure"):
         return False
     fns = blas.gemm_functions(found[2])
@@ -283,14 +284,16 @@ def _pin_blas(rt, found) -> bool:
     threads = get_fn()
     set_fn(1)
     try:
-        g32, g64 = blas.row_granule(fns[0], np.float32), blas.row_granule(fns[1], np.float64)
-        if g32 is None or g64 is None:
+        s32, s64 = blas.row_split(fns[0], np.float32), blas.row_split(fns[1], np.float64)
+        if s32 is None or s64 is None:
             return False
-        rt.gemm_configure(fns[0], fns[1], g32, g64, 0)  # (min_work 0: split even the probes)
+        per_thread = _blocks_per_thread(blas.core_name(found[2]))
+        # (min_work 0: split even the probes)
+        rt.gemm_configure(fns[0], fns[1], s32[0], s64[0], 0, s32[1], s64[1], per_thread)
         try:
             ok = blas.gemm_agrees(rt.gemm, set_fn)
         finally:
-            rt.gemm_configure(fns[0], fns[1], g32, g64, 1 << 21)
+            rt.gemm_configure(fns[0], fns[1], s32[0], s64[0], 1 << 21)
     finally:
         set_fn(threads)
     if not ok:
@@ -299,6 +302,15 @@ def _pin_blas(rt, found) -> bool:
     rt.threads_configure(found[0], found[1], True)
     _PINNED[rt] = True
     return True
+
+
+def _blocks_per_thread(core: str | None) -> int:
+    """Row blocks a thread pulls, about, in a split product: 2 (dynamic sharing when a core is
+    partly taken; measured on the Haswell kernel, Zen 3 and Zen 5), 1 on OpenBLAS's AVX-512
+    kernels, where each block's own packing of the right operand cost more than the sharing
+    gained (Sapphire Rapids, SkylakeX kernel: the large block's step 83.2 ms at 1 against
+    87.2 at 2, the small block's 4.47 against 4.63; REPORT.md, issue 25, Intel)."""
+    return 1 if core in ("SkylakeX", "Cooperlake", "SapphireRapids") else 2
 
 
 def threads_stats() -> dict:

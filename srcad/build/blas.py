@@ -67,11 +67,14 @@ def thread_functions() -> tuple[int, int, str] | None:
 
 def threads_change_values(set_addr: int, get_addr: int) -> bool:
     """Do the BLAS's products depend on its thread count? A few float32 and float64 GEMMs
-    (plain and batched, the sizes of a small Transformer's) at the process's thread count
-    and at one thread, compared bit for bit; the count is restored. OpenBLAS splits a GEMM's
-    rows and columns between threads, and on most kernels the bits stay; OpenBLAS 0.3.31's
-    Haswell SGEMM on a Zen 3 changes them (float64 does not). Where they change, srcad
-    leaves the BLAS's threads alone (srcad/build/__init__.py `_hand_blas_to`)."""
+    (plain and batched, the sizes of a small Transformer's, and odd sizes, plain and
+    transposed) at the process's thread count and at one thread, compared bit for bit; the
+    count is restored. OpenBLAS splits a GEMM's rows and columns between threads, and on
+    some kernels the bits stay; OpenBLAS 0.3.31's Haswell SGEMM on a Zen 3 changes them
+    (float64 does not), its SkylakeX DGEMM (an AVX-512 CPU's default kernel) changes half of
+    the odd sizes' (101 of 200 random float64 products up to 400 a side; float32 none), and
+    none of the multiples of 64. Where they change, srcad holds the BLAS at one thread in
+    its calls (srcad/build/__init__.py `_pin_blas`)."""
     set_fn = ctypes.CFUNCTYPE(None, ctypes.c_int)(set_addr)
     get_fn = ctypes.CFUNCTYPE(ctypes.c_int)(get_addr)
     threads = get_fn()
@@ -81,10 +84,9 @@ def threads_change_values(set_addr: int, get_addr: int) -> bool:
     if many <= 1:
         return False  # (one CPU: nothing to lower)
     rng = np.random.default_rng(0)
-    shapes = (((128, 128), (128, 128)), ((64, 512), (512, 256)), ((4, 64, 96), (96, 80)),
-              ((256, 64), (64, 256)))
     pairs = [(rng.standard_normal(a).astype(dt), rng.standard_normal(b).astype(dt))
-             for dt in (np.float32, np.float64) for a, b in shapes]
+             for dt in (np.float32, np.float64) for a, b in THREAD_SHAPES]
+    pairs += [(np.asfortranarray(a), np.asfortranarray(b)) for a, b in pairs[-4:]]  # (transposed)
     try:
         set_fn(many)
         at_many = [a @ b for a, b in pairs]
@@ -93,6 +95,13 @@ def threads_change_values(set_addr: int, get_addr: int) -> bool:
     finally:
         set_fn(threads)
     return not all(np.array_equal(x, y) for x, y in zip(at_many, one))
+
+
+# the products `threads_change_values` compares: a small Transformer's, then odd sizes (each of
+# the last four changed its float64 bits with the thread count on the SkylakeX kernel)
+THREAD_SHAPES = (((128, 128), (128, 128)), ((64, 512), (512, 256)), ((4, 64, 96), (96, 80)),
+                 ((256, 64), (64, 256)), ((147, 61), (61, 234)), ((70, 239), (239, 114)),
+                 ((143, 60), (60, 391)), ((312, 8), (8, 387)))
 
 
 # 64-bit-integer cblas GEMMs (sgemm, dgemm), most specific first: srcad_gemm.h calls them with
@@ -136,51 +145,88 @@ def _rows_call(fn, a, b, out, r0, r1) -> None:
 
 
 GRANULES = (1, 2, 4, 6, 8, 12, 16, 24, 32, 48, 64)
+# least rows*k*n of a block, tried in this order: OpenBLAS's SkylakeX kernels hand products of
+# m*n*k <= 1e6 to small-matrix kernels that sum in another order (and its SGEMM has a direct
+# path below 28*512*512 at one thread), so a block under such a line is not bitwise those rows
+# of the whole; the Haswell kernels have none (0)
+FLOORS = (0, 1 << 18, 1 << 20, 1 << 23)
+# (k, n) of the probes, each in all four transpositions: small sizes on either side, one of
+# them tiny (cases whose small-matrix bits differ from the large kernel's on the SkylakeX
+# kernel), and the widths where its DGEMM's 12-row unroll shows
+PROBE_KN = ((604, 4), (20, 443), (531, 21), (496, 38), (146, 215), (400, 353), (64, 40), (300, 97),
+            (17, 33))
 
 
-def row_granule(addr: int, dtype) -> int | None:
-    """The least row count g such that one single-threaded cblas GEMM on a block of rows
-    that starts at a multiple of g (the last block ending at the last row) gives bitwise
-    those rows of the call on the whole product: the column unroll of the kernel's
-    column-major product (rows of an edge tile are summed in another order). Measured on a
-    few shapes, plain and transposed operands, blocks of g and 2g rows; the caller holds the
-    BLAS at one thread. None: no candidate up to 64 holds."""
+def row_split(addr: int, dtype) -> tuple[int, int] | None:
+    """(granule g, floor f) for srcad_gemm.h's row blocks: one single-threaded cblas GEMM on
+    a block of rows that starts at a multiple of g (the last block ending at the last row)
+    and has at least f = rows*k*n gives bitwise those rows of the call on the whole product.
+    g is the column unroll of the kernel's column-major product (rows of an edge tile are
+    summed in another order); f keeps every block on the kernel the whole product takes
+    (`FLOORS`). The least f, then the least g, that hold on the probes (`PROBE_KN`, each
+    in all four transpositions, blocks of the least rows above f: 2g first, then g's); the
+    caller holds the BLAS at one thread. None: no candidate holds."""
     rng = np.random.default_rng(0)
     fn = _cblas(addr, dtype)
-    for g in GRANULES:
-        ok = True
-        for m, k, n in ((7 * g + 5, 64, 40), (5 * g + 2, 300, 97), (3 * g + 3, 17, 33)):
-            for t_a in (False, True):
-                for t_b in (False, True):
-                    a = rng.standard_normal((k, m) if t_a else (m, k)).astype(dtype)
-                    b = rng.standard_normal((n, k) if t_b else (k, n)).astype(dtype)
-                    a, b = (a.T if t_a else a), (b.T if t_b else b)
-                    whole = np.empty((m, n), dtype)
-                    _rows_call(fn, a, b, whole, 0, m)
-                    blocks = np.empty((m, n), dtype)
-                    starts = [r for r in range(0, m, g) if m - r >= 2]
-                    starts = starts[:1] + starts[2:]  # (one block of 2g rows, then g's)
-                    for r0, r1 in zip(starts, starts[1:] + [m]):
-                        _rows_call(fn, a, b, blocks, r0, r1)
-                    if not np.array_equal(whole, blocks):
-                        ok = False
-                        break
-                if not ok:
-                    break
-            if not ok:
-                break
-        if ok:
-            return g
+    cases = []
+    for k, n in PROBE_KN:
+        for t_a in (False, True):
+            for t_b in (False, True):
+                b = rng.random((n, k) if t_b else (k, n), dtype) - 0.5
+                cases.append((k, n, t_a, b.T if t_b else b, []))
+    for floor in FLOORS:
+        for g in GRANULES:
+            if all(_blocks_agree(fn, rng, dtype, g, floor, *case) for case in cases):
+                return g, floor
+    return None
+
+
+def _blocks_agree(fn, rng, dtype, g, floor, k, n, t_a, b, kept) -> bool:
+    """Three blocks -- of rows + g, of rows (the least multiple of g with rows*k*n >= floor)
+    and the tail -- against the call on the whole: one of the two inner starts is an odd
+    multiple of g, so a granule that is not a multiple of the kernel's unroll is caught.
+    `kept`: the case's left operand, made once as tall as asked so far (the rows of a view)."""
+    least = max(2, -(-floor // (k * n)))
+    rows = -(-max(g, least) // g) * g
+    m = 3 * rows + g + rows // 2 + 3
+    if not kept or kept[0].shape[0] < m:
+        tall = rng.random((k, 2 * m) if t_a else (2 * m, k), dtype) - 0.5
+        kept[:] = [tall.T if t_a else tall]
+    a = kept[0][:m]
+    whole = np.empty((m, n), dtype)
+    _rows_call(fn, a, b, whole, 0, m)
+    blocks = np.empty((m, n), dtype)
+    starts = [0, rows + g, 2 * rows + g]
+    for r0, r1 in zip(starts, starts[1:] + [m]):
+        _rows_call(fn, a, b, blocks, r0, r1)
+    return bool(np.array_equal(whole, blocks))
+
+
+def core_name(path: str) -> str | None:
+    """The kernel OpenBLAS at `path` chose for this CPU ("Haswell", "SkylakeX", ...), or None."""
+    try:
+        lib = ctypes.CDLL(path)
+    except OSError:
+        return None
+    for name in ("scipy_openblas_get_corename64_", "scipy_openblas_get_corename",
+                 "openblas_get_corename64_", "openblas_get_corename"):
+        fn = getattr(lib, name, None)
+        if fn is not None:
+            fn.restype, fn.argtypes = ctypes.c_char_p, []
+            got = fn()
+            return got.decode(errors="replace") if got else None
     return None
 
 
 def gemm_agrees(gemm, set_threads) -> bool:
     """Does the runtime's `gemm` give numpy's `a @ b` bit for bit (the BLAS at one thread, as
     the caller holds it)? Plain, transposed and stacked float32/float64 operands of a few
-    sizes, its kernel threads at 2 so that the row blocks are shared out."""
+    sizes (the last three large enough to be split above a block floor), its kernel threads
+    at 2 so that the row blocks are shared out."""
     rng = np.random.default_rng(1)
     cases = (((100, 64), (64, 50)), ((64, 100), (100, 64)), ((3, 40, 30), (30, 20)),
-             ((2, 3, 26, 16), (2, 3, 16, 26)), ((37, 5), (5, 41)))
+             ((2, 3, 26, 16), (2, 3, 16, 26)), ((37, 5), (5, 41)), ((700, 300), (300, 97)),
+             ((437, 604), (604, 4)), ((301, 146), (146, 215)))
     for dt in (np.float32, np.float64):
         for sa, sb in cases:
             a = rng.standard_normal(sa).astype(dt)
