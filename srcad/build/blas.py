@@ -152,7 +152,8 @@ GRANULES = (1, 2, 4, 6, 8, 12, 16, 24, 32, 48, 64)
 FLOORS = (0, 1 << 18, 1 << 20, 1 << 23)
 # (k, n) of the probes, each in all four transpositions: small sizes on either side, one of
 # them tiny (cases whose small-matrix bits differ from the large kernel's on the SkylakeX
-# kernel), and the widths where its DGEMM's 12-row unroll shows
+# kernel: first, so that a floor under its line fails at once), then the widths where its
+# DGEMM's 12-row unroll shows
 PROBE_KN = ((604, 4), (20, 443), (531, 21), (496, 38), (146, 215), (400, 353), (64, 40), (300, 97),
             (17, 33))
 
@@ -173,10 +174,11 @@ def row_split(addr: int, dtype) -> tuple[int, int] | None:
         for t_a in (False, True):
             for t_b in (False, True):
                 b = rng.random((n, k) if t_b else (k, n), dtype) - 0.5
-                cases.append((k, n, t_a, b.T if t_b else b, []))
+                cases.append((k, n, t_a, b.T if t_b else b))
+    kept: list = []  # (one pool of values for every left operand, grown as asked)
     for floor in FLOORS:
         for g in GRANULES:
-            if all(_blocks_agree(fn, rng, dtype, g, floor, *case) for case in cases):
+            if all(_blocks_agree(fn, rng, dtype, g, floor, *case, kept) for case in cases):
                 return g, floor
     return None
 
@@ -185,14 +187,14 @@ def _blocks_agree(fn, rng, dtype, g, floor, k, n, t_a, b, kept) -> bool:
     """Three blocks -- of rows + g, of rows (the least multiple of g with rows*k*n >= floor)
     and the tail -- against the call on the whole: one of the two inner starts is an odd
     multiple of g, so a granule that is not a multiple of the kernel's unroll is caught.
-    `kept`: the case's left operand, made once as tall as asked so far (the rows of a view)."""
+    `kept`: values the left operand is a view of, made once for all cases and grown as asked
+    (drawing them took most of the probe's time)."""
     least = max(2, -(-floor // (k * n)))
     rows = -(-max(g, least) // g) * g
     m = 3 * rows + g + rows // 2 + 3
-    if not kept or kept[0].shape[0] < m:
-        tall = rng.random((k, 2 * m) if t_a else (2 * m, k), dtype) - 0.5
-        kept[:] = [tall.T if t_a else tall]
-    a = kept[0][:m]
+    if not kept or kept[0].size < m * k:
+        kept[:] = [rng.random(2 * m * k, dtype) - 0.5]
+    a = kept[0][:m * k].reshape((k, m)).T if t_a else kept[0][:m * k].reshape((m, k))
     whole = np.empty((m, n), dtype)
     _rows_call(fn, a, b, whole, 0, m)
     blocks = np.empty((m, n), dtype)
