@@ -7,7 +7,10 @@ Random shapes (m, k, n up to 400, plain and transposed operands, float32 and flo
 BLAS at one thread; each product computed whole (one cblas call) and as blocks of g rows (the
 last block taking the tail) or of g columns, for several g; prints the share of products whose
 blocks agree bit for bit with the whole call, and the smallest disagreeing case. The kernel is
-the one OpenBLAS chose (OPENBLAS_CORETYPE where set):
+the one OpenBLAS chose (OPENBLAS_CORETYPE where set). Then numpy's own `a @ b` of the same
+kind of products at one thread and at two (does the BLAS's thread count change their bits?
+where it does, srcad pins the BLAS), and the granule and block floor srcad measures
+(srcad/build/blas.py `row_split`):
 
     python bench/split_bits.py
     env -u OPENBLAS_CORETYPE python bench/split_bits.py
@@ -90,6 +93,26 @@ def main() -> None:
                       f"{same}/{trials} bit for bit the whole call"
                       + (f"; smallest that differs (m, k, n, a, b) {worst[1]}" if worst else ""),
                       flush=True)
+    for dt in (np.float32, np.float64):
+        same, worst = 0, None
+        for _ in range(trials):
+            m, k, n = (int(v) for v in rng.integers(2, 400, 3))
+            t_a, t_b = (bool(v) for v in rng.integers(0, 2, 2))
+            a = rng.standard_normal((k, m) if t_a else (m, k)).astype(dt)
+            b = rng.standard_normal((n, k) if t_b else (k, n)).astype(dt)
+            a, b = (a.T if t_a else a), (b.T if t_b else b)
+            set_threads(2)
+            at_two = a @ b
+            set_threads(1)
+            if np.array_equal(at_two, a @ b):
+                same += 1
+            elif worst is None or m * k * n < worst[0]:
+                worst = (m * k * n, (m, k, n, "T" if t_a else "N", "T" if t_b else "N"))
+        print(f"  {np.dtype(dt).name:8s} numpy's a @ b at 2 threads and at 1: {same}/{trials} "
+              "the same bits" + (f"; smallest that differs {worst[1]}" if worst else ""))
+    for dt, addr in ((np.float32, fns[0]), (np.float64, fns[1])):
+        print(f"  {np.dtype(dt).name:8s} srcad's row split (granule, block floor m*k*n): "
+              f"{blas.row_split(addr, dt)}")
 
 
 if __name__ == "__main__":
