@@ -68,12 +68,13 @@ def thread_functions() -> tuple[int, int, str] | None:
 def threads_change_values(set_addr: int, get_addr: int) -> bool:
     """Do the BLAS's products depend on its thread count? A few float32 and float64 GEMMs
     (plain and batched, the sizes of a small Transformer's, and odd sizes, plain and
-    transposed) at the process's thread count and at one thread, compared bit for bit; the
-    count is restored. OpenBLAS splits a GEMM's rows and columns between threads, and on
-    some kernels the bits stay; OpenBLAS 0.3.31's Haswell SGEMM on a Zen 3 changes them
-    (float64 does not), its SkylakeX DGEMM (an AVX-512 CPU's default kernel) changes half of
-    the odd sizes' (101 of 200 random float64 products up to 400 a side; float32 none), and
-    none of the multiples of 64. Where they change, srcad holds the BLAS at one thread in
+    transposed, and a sweep of the summed length) at the process's thread count and at one
+    thread, compared bit for bit; the count is restored. OpenBLAS splits a GEMM's rows and
+    columns between threads, and on some kernels the bits stay; OpenBLAS 0.3.31's Haswell
+    SGEMM on a Zen 3 changes them, its SkylakeX DGEMM (an AVX-512 CPU's default kernel)
+    changes half of the odd sizes' (101 of 200 random float64 products up to 400 a side) and
+    none of the multiples of 64, and every kernel tried cuts sums of some lengths elsewhere
+    at two threads (`THREAD_SHAPES`). Where they change, srcad holds the BLAS at one thread in
     its calls (srcad/build/__init__.py `_pin_blas`)."""
     set_fn = ctypes.CFUNCTYPE(None, ctypes.c_int)(set_addr)
     get_fn = ctypes.CFUNCTYPE(ctypes.c_int)(get_addr)
@@ -86,7 +87,9 @@ def threads_change_values(set_addr: int, get_addr: int) -> bool:
     rng = np.random.default_rng(0)
     pairs = [(rng.standard_normal(a).astype(dt), rng.standard_normal(b).astype(dt))
              for dt in (np.float32, np.float64) for a, b in THREAD_SHAPES]
-    pairs += [(np.asfortranarray(a), np.asfortranarray(b)) for a, b in pairs[-4:]]  # (transposed)
+    # (the odd sizes again with transposed operands)
+    pairs += [(np.asfortranarray(a), np.asfortranarray(b)) for i, (a, b) in enumerate(pairs)
+              if 4 <= i % len(THREAD_SHAPES) < 8]
     try:
         set_fn(many)
         at_many = [a @ b for a, b in pairs]
@@ -97,11 +100,17 @@ def threads_change_values(set_addr: int, get_addr: int) -> bool:
     return not all(np.array_equal(x, y) for x, y in zip(at_many, one))
 
 
-# the products `threads_change_values` compares: a small Transformer's, then odd sizes (each of
-# the last four changed its float64 bits with the thread count on the SkylakeX kernel)
+# the products `threads_change_values` compares: a small Transformer's, odd sizes (each of
+# these four changed its float64 bits with the thread count on the SkylakeX kernel), then a
+# sweep of the summed length k: where k lies between the kernel's K block and its double
+# (OpenBLAS's one-thread driver then halves it, its threaded one does not), the sums are cut
+# in other places (k in 400-1600 off multiples of 160 changed the SkylakeX SGEMM's bits, k
+# above 384 the Sandybridge SGEMM's, above 256 its DGEMM's -- where the fixed sizes saw none)
 THREAD_SHAPES = (((128, 128), (128, 128)), ((64, 512), (512, 256)), ((4, 64, 96), (96, 80)),
                  ((256, 64), (64, 256)), ((147, 61), (61, 234)), ((70, 239), (239, 114)),
-                 ((143, 60), (60, 391)), ((312, 8), (8, 387)))
+                 ((143, 60), (60, 391)), ((312, 8), (8, 387)), ((61, 300), (300, 47)),
+                 ((61, 420), (420, 47)), ((61, 540), (540, 47)), ((61, 700), (700, 47)),
+                 ((12, 1100), (1100, 207)))
 
 
 # 64-bit-integer cblas GEMMs (sgemm, dgemm), most specific first: srcad_gemm.h calls them with
