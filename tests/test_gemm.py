@@ -6,19 +6,26 @@ is numpy's `a @ b` bit for bit -- values, dtype, shape and strides -- at the BLA
 srcad's calls run (one thread where srcad.build pins it, else the user's), for every operand
 it handles (row blocks shared between srcad's threads) and for every one it hands back to
 numpy; fused code spells its matmuls with it and still agrees with unfused code and tape
-mode bit for bit, loaded or not; without the C runtime it is numpy's own product.
+mode bit for bit, loaded or not; without the C runtime it is numpy's own product. The BLAS
+probes' answer (srcad.build `_blas_facts`) is kept for later processes, and believed only
+from a file of ours.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import stat
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
 import srcad
 from srcad import build, runtime
+from srcad.build import blas
 from srcad.lower import matmuls_as_gemm
 from srcad.zoo import transformer
 
@@ -217,3 +224,48 @@ def test_odd_shapes_give_one_set_of_bits_whatever_the_load(dtype):
         assert value == ref_value, key
         assert all(np.array_equal(g, r) for g, r in zip(grads, ref)), (key, [
             i for i, (g, r) in enumerate(zip(grads, ref)) if not np.array_equal(g, r)])
+
+
+_FACTS_RUN = """
+import json, sys
+from srcad import build
+from srcad.build import blas
+if sys.argv[1] == "no-probe":  # (a probe now would fail the run: the kept answer must do)
+    def boom(*a):
+        raise AssertionError("probed again")
+    blas.threads_change_values = blas.row_split = boom
+found = blas.thread_functions()
+print(json.dumps(build._blas_facts(found)))
+"""
+
+
+@pytest.mark.skipif(blas.thread_functions() is None,
+                    reason="numpy's BLAS is not an OpenBLAS with set/get_num_threads")
+def test_the_blas_probes_answer_is_kept_for_later_processes(tmp_path):
+    """srcad.build `_blas_facts`: the first process probes and keeps the answer in the kernel
+    cache's compilers.json; the next reads it without probing; a file others may write, or a
+    kept answer that is not well formed, is not believed (probed again)."""
+    env = dict(os.environ, SRCAD_CACHE_DIR=str(tmp_path / "cache"))
+
+    def run(mode):
+        out = subprocess.run([sys.executable, "-c", _FACTS_RUN, mode], env=env,
+                             capture_output=True, text=True, timeout=300, check=False)
+        return out.returncode, (out.stdout.strip().splitlines() or [""])[-1], out.stderr
+
+    rc, first, err = run("probe")
+    assert rc == 0, err[-2000:]
+    kept = tmp_path / "cache" / "compilers.json"
+    entries = {k: v for k, v in json.loads(kept.read_text()).items() if k.startswith("blas:")}
+    assert list(entries.values()) == [json.loads(first)]
+    rc, second, err = run("no-probe")
+    assert rc == 0 and second == first, err[-2000:]
+    kept.chmod(kept.stat().st_mode | stat.S_IWOTH)  # others may write it: not believed
+    rc, _, err = run("no-probe")
+    assert rc != 0 and "probed again" in err
+    kept.chmod(0o600)
+    (tag,) = entries
+    kept.write_text(json.dumps({tag: {"changes": True, "split": [[0, 1], [12, 0]]}}))
+    rc, _, err = run("no-probe")  # (a granule of 0: not well formed)
+    assert rc != 0 and "probed again" in err
+    rc, third, err = run("probe")
+    assert rc == 0 and third == first, err[-2000:]

@@ -130,7 +130,7 @@ def prime_unpinned():
     (OpenBLAS 0.3.31's Haswell SGEMM, its SkylakeX DGEMM), and srcad pins those, so this
     path would go untested; only for tests that run in a process of their own."""
     assert os.environ.get("SRCAD_THREADS_TEST"), "in a fresh process only"
-    blas.threads_change_values = lambda set_addr, get_addr: False
+    build._blas_facts = lambda found: {"changes": False, "split": None}
     prime()
 
 

@@ -258,7 +258,7 @@ def _hand_blas_to(rt):
     found = blas.thread_functions()
     if found is None:
         return None
-    if not blas.threads_change_values(found[0], found[1]):
+    if not _blas_facts(found)["changes"]:
         rt.threads_configure(found[0], found[1])
         return found[2]
     if _pin_blas(rt, found):
@@ -279,15 +279,15 @@ def _pin_blas(rt, found) -> bool:
     fns = blas.gemm_functions(found[2])
     if fns is None:
         return False
+    split = _blas_facts(found)["split"]
+    if split is None:
+        return False
+    (s32, s64), per_thread = split, _blocks_per_thread(blas.core_name(found[2]))
     set_fn = ctypes.CFUNCTYPE(None, ctypes.c_int)(found[0])
     get_fn = ctypes.CFUNCTYPE(ctypes.c_int)(found[1])
     threads = get_fn()
     set_fn(1)
     try:
-        s32, s64 = blas.row_split(fns[0], np.float32), blas.row_split(fns[1], np.float64)
-        if s32 is None or s64 is None:
-            return False
-        per_thread = _blocks_per_thread(blas.core_name(found[2]))
         # (min_work 0: split even the probes)
         rt.gemm_configure(fns[0], fns[1], s32[0], s64[0], 0, s32[1], s64[1], per_thread)
         try:
@@ -302,6 +302,71 @@ def _pin_blas(rt, found) -> bool:
     rt.threads_configure(found[0], found[1], True)
     _PINNED[rt] = True
     return True
+
+
+def _blas_facts(found) -> dict:
+    """What the probes of srcad/build/blas.py find of the BLAS at found[2]: ``changes`` (do
+    its products' bits change with its thread count?) and, where they do, ``split`` (the row
+    granule and block floor of float32 and float64, or None where none holds). The probes
+    take 0.03-0.15 s (the SkylakeX kernel's floors the most) -- a tenth of a small model's
+    first call -- so their answer is kept in the kernel cache's compilers.json, under the
+    library (path, size, mtime), the kernel OpenBLAS chose, the CPU and the thread count the
+    first probe compares, and read back only from a file of ours that no one else can write
+    (the compiler facts' rule); `_pin_blas` still checks `gemm` against numpy before using it."""
+    set_fn = ctypes.CFUNCTYPE(None, ctypes.c_int)(found[0])
+    get_fn = ctypes.CFUNCTYPE(ctypes.c_int)(found[1])
+    try:
+        st = os.stat(found[2])
+        material = {"library": found[2], "size": st.st_size, "mtime": st.st_mtime_ns,
+                    "core": blas.core_name(found[2]), "cpu": _cpu_model(),
+                    "threads": get_fn(), "cpus": os.cpu_count(), "numpy": np.__version__,
+                    "probe": blas.PROBE_VERSION}
+    except OSError:
+        material = None
+    where = cache.compiler_dir() if material is not None else None
+    tag = "blas:" + cache.entry_key(material) if material is not None else ""
+    facts = compiler.read_known(where).get(tag) if where is not None else None
+    if _facts_ok(facts):
+        return facts
+    facts = {"changes": blas.threads_change_values(found[0], found[1]), "split": None}
+    fns = blas.gemm_functions(found[2]) if facts["changes"] else None
+    if fns is not None:
+        threads = get_fn()
+        set_fn(1)
+        try:
+            s32, s64 = blas.row_split(fns[0], np.float32), blas.row_split(fns[1], np.float64)
+        finally:
+            set_fn(threads)
+        if s32 is not None and s64 is not None:
+            facts["split"] = [list(s32), list(s64)]
+    if where is not None:
+        known = compiler.read_known(where)
+        known[tag] = facts
+        compiler.write_known(where, known)
+    return facts
+
+
+def _facts_ok(facts) -> bool:
+    """A kept answer of `_blas_facts`, well formed (anything else is probed again)."""
+    if not isinstance(facts, dict) or not isinstance(facts.get("changes"), bool):
+        return False
+    split = facts.get("split")
+    return split is None or (isinstance(split, list) and len(split) == 2 and all(
+        isinstance(s, list) and len(s) == 2 and all(type(v) is int and v >= 0 for v in s)
+        and s[0] >= 1 for s in split))
+
+
+def _cpu_model() -> str:
+    """The CPU's model name and flags (/proc/cpuinfo's first processor), or the platform's."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            lines = f.read(1 << 16).split("\n\n", 1)[0].splitlines()
+    except OSError:
+        import platform
+        return platform.processor() or platform.machine()
+    keep = ("vendor_id", "cpu family", "model", "model name", "stepping", "flags")
+    return "|".join(ln.split(":", 1)[1].strip() for ln in lines
+                    if ":" in ln and ln.split(":", 1)[0].strip() in keep)
 
 
 def _blocks_per_thread(core: str | None) -> int:

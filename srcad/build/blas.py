@@ -153,6 +153,10 @@ def _rows_call(fn, a, b, out, r0, r1) -> None:
        lda, b.ctypes.data, ldb, 0.0, out.ctypes.data + r0 * out.strides[0], out.shape[1])
 
 
+# what the probes below measure, as kept (srcad.build `_blas_facts`): a new number when they
+# change, so that no answer of an older probe is read back
+PROBE_VERSION = 2
+
 GRANULES = (1, 2, 4, 6, 8, 12, 16, 24, 32, 48, 64)
 # least rows*k*n of a block, tried in this order: OpenBLAS's SkylakeX kernels hand products of
 # m*n*k <= 1e6 to small-matrix kernels that sum in another order (and its SGEMM has a direct

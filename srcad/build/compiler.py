@@ -333,7 +333,7 @@ def find(cache: Path | None = None) -> Compiler:
         raise found
     if found is not None:
         return found
-    known = _read_known(cache)
+    known = read_known(cache)
     broken = known_broken_in(known, tag)
     if broken is not None:
         _FOUND[tag] = CompilerBroken(broken)
@@ -359,9 +359,9 @@ def find(cache: Path | None = None) -> Compiler:
             raise CompilerUnavailable(f"{' '.join(argv)} --version exited with "
                                       f"{rc}: {err.strip()[:200]}")
         version = out.strip()
-        known = _read_known(cache)
+        known = read_known(cache)
         known[tag] = version
-        _write_known(cache, known)
+        write_known(cache, known)
     comp = Compiler(argv, real, version, tag)
     _FOUND[tag] = comp
     return comp
@@ -377,16 +377,19 @@ def known_broken_in(known: dict, tag: str) -> str | None:
 
 
 def remember_broken(cache: Path | None, tag: str, why: str) -> None:
-    known = _read_known(cache)
+    known = read_known(cache)
     known["broken:" + tag] = {"why": why, "at": time.time()}
-    _write_known(cache, known)
+    write_known(cache, known)
 
 
 def _known_path(cache: Path | None) -> Path | None:
     return None if cache is None else cache / "compilers.json"
 
 
-def _read_known(cache) -> dict:
+def read_known(cache) -> dict:
+    """compilers.json of the kernel cache `cache` (None: {}): what this user's processes
+    found of the compilers (and of numpy's BLAS: srcad.build `_blas_facts`), believed only
+    from a file of ours that group and others cannot write."""
     p = _known_path(cache)
     if p is None:
         return {}
@@ -407,7 +410,7 @@ def _read_known(cache) -> dict:
         os.close(fd)
 
 
-def _write_known(cache, known: dict) -> None:
+def write_known(cache, known: dict) -> None:
     p = _known_path(cache)
     if p is None:
         return
@@ -435,7 +438,7 @@ def known_broken(comp: Compiler, cache: Path | None = None) -> None:
     if _WORKS.get(comp) is not None:
         raise _WORKS[comp]
     if cache is not None and comp.tag:
-        why = known_broken_in(_read_known(cache), comp.tag)
+        why = known_broken_in(read_known(cache), comp.tag)
         if why is not None:
             _WORKS[comp] = CompilerBroken(why)
             raise _WORKS[comp]
