@@ -318,7 +318,7 @@ def _blas_facts(found) -> dict:
     try:
         st = os.stat(found[2])
         material = {"library": found[2], "size": st.st_size, "mtime": st.st_mtime_ns,
-                    "core": blas.core_name(found[2]), "cpu": _cpu_model(),
+                    "core": blas.core_name(found[2]), "cpu": compiler.cpu_identity(),
                     "threads": get_fn(), "cpus": os.cpu_count(), "numpy": np.__version__,
                     "probe": blas.PROBE_VERSION}
     except OSError:
@@ -354,19 +354,6 @@ def _facts_ok(facts) -> bool:
     return split is None or (isinstance(split, list) and len(split) == 2 and all(
         isinstance(s, list) and len(s) == 2 and all(type(v) is int and v >= 0 for v in s)
         and s[0] >= 1 for s in split))
-
-
-def _cpu_model() -> str:
-    """The CPU's model name and flags (/proc/cpuinfo's first processor), or the platform's."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            lines = f.read(1 << 16).split("\n\n", 1)[0].splitlines()
-    except OSError:
-        import platform
-        return platform.processor() or platform.machine()
-    keep = ("vendor_id", "cpu family", "model", "model name", "stepping", "flags")
-    return "|".join(ln.split(":", 1)[1].strip() for ln in lines
-                    if ":" in ln and ln.split(":", 1)[0].strip() in keep)
 
 
 def _blocks_per_thread(core: str | None) -> int:
