@@ -50,6 +50,17 @@ def _blocks(total: int, g: int) -> list:
     return list(zip(starts, starts[1:] + [total]))
 
 
+def _product(rng, dt):
+    """Operands of a random product (m, k, n up to 400, each operand plain or transposed) and
+    its case (m, k, n, "N"/"T", "N"/"T")."""
+    m, k, n = (int(v) for v in rng.integers(2, 400, 3))
+    t_a, t_b = (bool(v) for v in rng.integers(0, 2, 2))
+    a = rng.standard_normal((k, m) if t_a else (m, k)).astype(dt)
+    b = rng.standard_normal((n, k) if t_b else (k, n)).astype(dt)
+    return (a.T if t_a else a), (b.T if t_b else b), (m, k, n, "T" if t_a else "N",
+                                                       "T" if t_b else "N")
+
+
 def main() -> None:
     found = blas.thread_functions()
     if found is None:
@@ -73,11 +84,8 @@ def main() -> None:
             for g in (8, 12, 16, 24, 64):
                 same, worst = 0, None
                 for _ in range(trials):
-                    m, k, n = (int(v) for v in rng.integers(2, 400, 3))
-                    t_a, t_b = (bool(v) for v in rng.integers(0, 2, 2))
-                    a = rng.standard_normal((k, m) if t_a else (m, k)).astype(dt)
-                    b = rng.standard_normal((n, k) if t_b else (k, n)).astype(dt)
-                    a, b = (a.T if t_a else a), (b.T if t_b else b)
+                    a, b, case = _product(rng, dt)
+                    m, k, n = case[:3]
                     whole, parts = np.empty((m, n), dt), np.empty((m, n), dt)
                     _call(fn, a, b, whole)
                     for lo, hi in _blocks(m if axis == "rows" else n, g):
@@ -88,7 +96,7 @@ def main() -> None:
                     if np.array_equal(whole, parts):
                         same += 1
                     elif worst is None or m * k * n < worst[0]:
-                        worst = (m * k * n, (m, k, n, "T" if t_a else "N", "T" if t_b else "N"))
+                        worst = (m * k * n, case)
                 print(f"  {np.dtype(dt).name:8s} blocks of {g:2d} {axis:7s}: "
                       f"{same}/{trials} bit for bit the whole call"
                       + (f"; smallest that differs (m, k, n, a, b) {worst[1]}" if worst else ""),
@@ -96,18 +104,14 @@ def main() -> None:
     for dt in (np.float32, np.float64):
         same, worst = 0, None
         for _ in range(trials):
-            m, k, n = (int(v) for v in rng.integers(2, 400, 3))
-            t_a, t_b = (bool(v) for v in rng.integers(0, 2, 2))
-            a = rng.standard_normal((k, m) if t_a else (m, k)).astype(dt)
-            b = rng.standard_normal((n, k) if t_b else (k, n)).astype(dt)
-            a, b = (a.T if t_a else a), (b.T if t_b else b)
+            a, b, case = _product(rng, dt)
             set_threads(2)
             at_two = a @ b
             set_threads(1)
             if np.array_equal(at_two, a @ b):
                 same += 1
-            elif worst is None or m * k * n < worst[0]:
-                worst = (m * k * n, (m, k, n, "T" if t_a else "N", "T" if t_b else "N"))
+            elif worst is None or np.prod(case[:3]) < worst[0]:
+                worst = (np.prod(case[:3]), case)
         print(f"  {np.dtype(dt).name:8s} numpy's a @ b at 2 threads and at 1: {same}/{trials} "
               "the same bits" + (f"; smallest that differs {worst[1]}" if worst else ""))
     for dt, addr in ((np.float32, fns[0]), (np.float64, fns[1])):
