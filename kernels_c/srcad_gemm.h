@@ -61,7 +61,7 @@ static npy_intp gemm_min_work = (npy_intp)1 << 21; /* m*k*n below this: one call
  * hand small products to other kernels, summed in another order (OpenBLAS's SkylakeX: its
  * small-matrix kernels at m*n*k <= 1e6, its direct SGEMM below 28*512*512 at one thread), so
  * a block that falls under such a line would not be bitwise those rows of the whole; the
- * floor is measured (srcad/build/blas.py `block_floor`) */
+ * floor is measured (srcad/build/blas.py `row_split`) */
 static npy_intp gemm_min_block[2] = {0, 0};
 static int gemm_blocks_per_thread = GEMM_BLOCKS;
 static unsigned long long gemm_calls = 0, gemm_split = 0, gemm_fellback = 0;
