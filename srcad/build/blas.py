@@ -178,8 +178,8 @@ def row_split(addr: int, dtype) -> tuple[int, int] | None:
     g is the column unroll of the kernel's column-major product (rows of an edge tile are
     summed in another order); f keeps every block on the kernel the whole product takes
     (`FLOORS`). The least f, then the least g, that hold on the probes (`PROBE_KN`, each
-    in all four transpositions, blocks of the least rows above f: 2g first, then g's); the
-    caller holds the BLAS at one thread. None: no candidate holds."""
+    in all four transpositions, blocks as `_blocks_agree` makes them); the caller holds the
+    BLAS at one thread. None: no candidate holds."""
     rng = np.random.default_rng(0)
     fn = _cblas(addr, dtype)
     cases = []
