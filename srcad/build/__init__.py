@@ -258,29 +258,27 @@ def _hand_blas_to(rt):
     found = blas.thread_functions()
     if found is None:
         return None
-    if not _blas_facts(found)["changes"]:
+    facts = _blas_facts(found)
+    if not facts["changes"]:
         rt.threads_configure(found[0], found[1])
         return found[2]
-    if _pin_blas(rt, found):
+    if _pin_blas(rt, found, facts["split"]):
         return found[2]
     return None
 
 
-def _pin_blas(rt, found) -> bool:
+def _pin_blas(rt, found, split) -> bool:
     """Where the BLAS's products change with its thread count: run it at one thread in every
     srcad call (so every call and mode has the one-thread bits, whatever the load) and get
     the parallelism back in the runtime's `gemm` (kernels_c/srcad_gemm.h: blocks of rows,
     each a one-thread cblas call, pulled by srcad's threads as they come free). Only where
     a row granule and a block floor are found (blas.row_split) and `gemm` then gives
     numpy's one-thread `a @ b` bit for bit on a few shapes; else False and nothing is
-    changed."""
-    if not hasattr(rt, "gemm_configure"):
+    changed. `split`: `_blas_facts`'s, the granules and floors (None: none holds)."""
+    if not hasattr(rt, "gemm_configure") or split is None:
         return False
     fns = blas.gemm_functions(found[2])
     if fns is None:
-        return False
-    split = _blas_facts(found)["split"]
-    if split is None:
         return False
     (s32, s64), per_thread = split, _blocks_per_thread(blas.core_name(found[2]))
     set_fn = ctypes.CFUNCTYPE(None, ctypes.c_int)(found[0])
