@@ -32,7 +32,9 @@ def _sources_sha() -> str:
 
 
 class OptionalBuildExt(build_ext):
-    """Build srcad._kernels with OpenMP, else without it, else not at all (a warning)."""
+    """Build srcad._kernels, else not at all (a warning). No OpenMP: the runtime runs its own
+    threads (kernels_c/srcad_gemm.h, the team), and libgomp, shared by soname with every
+    other library of the process, would take the wait policy of whoever loads it first."""
 
     def build_extension(self, ext):
         try:
@@ -41,16 +43,10 @@ class OptionalBuildExt(build_ext):
             self._skip(ext, "numpy is not importable at build time")
             return
         ext.include_dirs.append(numpy.get_include())
-        flags = list(ext.extra_compile_args)
-        for attempt in (True, False):
-            ext.extra_compile_args = flags + (["-fopenmp"] if attempt else [])
-            ext.extra_link_args = ["-fopenmp"] if attempt else []
-            try:
-                super().build_extension(ext)
-                return
-            except Exception as e:  # a compiler error, or no compiler at all
-                error = e
-        self._skip(ext, f"{type(error).__name__}: {error}")
+        try:
+            super().build_extension(ext)
+        except Exception as e:  # a compiler error, or no compiler at all
+            self._skip(ext, f"{type(e).__name__}: {e}")
 
     @staticmethod
     def _skip(ext, why):
@@ -78,7 +74,10 @@ setup(
         # exact IEEE arithmetic (never -ffast-math); portable code (no -march=native: the
         # installed runtime may run on another CPU of the same architecture)
         # (-fno-math-errno: sqrt may vectorise; values and floating-point flags unchanged)
-        extra_compile_args=["-O3", "-ffp-contract=off", "-fwrapv", "-fno-math-errno"],
+        # (-pthread: the runtime's own threads, kernels_c/srcad_gemm.h)
+        extra_compile_args=["-O3", "-ffp-contract=off", "-fwrapv", "-fno-math-errno",
+                            "-pthread"],
+        extra_link_args=["-pthread"],
         optional=True)],
     cmdclass={"build_ext": OptionalBuildExt, "build_py": BuildPyWithC},
 )

@@ -30,6 +30,10 @@ Outputs: a table on stdout, ``bench/results/e10_results.json`` and
 
     python bench/e10_threads.py [--quick]
     python bench/e10_threads.py --wait-policy   # OMP_WAIT_POLICY active vs passive, ~3 min
+
+(Since issue 25's session of 2026-12-05 (eighth) srcad runs no OpenMP -- its own thread team
+does its parallel work, kernels_c/srcad_gemm.h -- so ``--wait-policy`` now measures only
+numpy's and the BLAS's side of it; kept as the record of E10.)
 """
 
 from __future__ import annotations

@@ -24,9 +24,11 @@ installed is skipped and says so.
 How it is measured, in one process: every peer is built and its first call timed (srcad:
 parse, transform, compile and run; torch.compile: trace, compile and run; jax: trace, XLA
 compile and run); then ``warmup`` calls each; then ``repeat`` rounds, each calling every peer
-once in an order rotated per round, and the median (with the 25th/75th percentiles) of those
-calls is reported. jax results are waited for (``block_until_ready``). Minor page faults per
-call are ``resource.getrusage(RUSAGE_SELF).ru_minflt`` deltas around each timed call (median).
+twice in an order rotated per round -- a lead-in call, then the timed one, so that a timed
+call follows its own peer's call as in a training loop, not another peer's, whose idle
+threads may still spin on the cores (torch's libgomp, OpenBLAS) -- and the median (with the
+25th/75th percentiles) of the timed calls is reported. jax results are waited for
+(``block_until_ready``). Minor page faults per call are ``resource.getrusage(RUSAGE_SELF).ru_minflt`` deltas around each timed call (median).
 Foreign CPU load: ``/proc/loadavg`` before and after, and the CPU time the whole machine spent
 busy (``/proc/stat``) minus this process's own (``getrusage``) over the timed rounds, as a
 fraction of wall time x cores. Threads: numpy's BLAS as threadpoolctl reports it (kernel,
@@ -471,6 +473,10 @@ def measure(label, peers, torch64, repeat, warmup, contend=False):
                 time.sleep(0.3)
             k = r // 2 if contend else r
             for p in live[k % len(live):] + live[:k % len(live)]:
+                # (a lead-in call, not timed: the timed one then follows a call of its own
+                # peer, as in a training loop, not another peer's -- whose idle threads
+                # still spin for a while after it returns: torch's libgomp, OpenBLAS)
+                p.step()
                 f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
                 t0 = time.perf_counter()
                 p.step()

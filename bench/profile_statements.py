@@ -29,14 +29,14 @@ import srcad  # noqa: E402
 from srcad.zoo import data, gpt, transformer  # noqa: E402
 
 
-def workload(name: str, fuse: bool):
+def workload(name: str, fuse: bool, params_only: bool = False):
     rng = np.random.default_rng(0)
     if name.startswith("block"):
         B, T, C = (8, 64, 128) if name == "block-small" else (8, 128, 512)
         p = transformer.randomize(rng, transformer.init(rng, C, 4, dtype=np.float32))
         x = rng.standard_normal((B, T, C)).astype(np.float32)
         probe = rng.standard_normal((B, T, C)).astype(np.float32)
-        g = srcad.grad(transformer.block_loss, wrt=(0, 1), fuse=fuse)
+        g = srcad.grad(transformer.block_loss, wrt="p" if params_only else (0, 1), fuse=fuse)
         return g, (p, x, 4, probe)
     tok = data.CharTokenizer(data.TEXT)
     params = gpt.init(rng, tok.vocab_size, 64, 4, 2, 32, dtype=np.float32)
@@ -65,12 +65,15 @@ def main():
     ap.add_argument("--fuse", action="store_true")
     ap.add_argument("--calls", type=int, default=5)
     ap.add_argument("--top", type=int, default=20)
+    ap.add_argument("--params-only", action="store_true",
+                    help="the blocks' gradient w.r.t. the parameters alone (wrt='p', as "
+                         "bench/peers.py takes it), not the parameters and the input")
     ap.add_argument("--cpu-time", action="store_true",
                     help="charge CPU time (time.process_time), not wall time: steadier on a "
                          "shared machine with one thread everywhere")
     args = ap.parse_args()
     clock = time.process_time if args.cpu_time else time.perf_counter
-    g, a = workload(args.workload, args.fuse)
+    g, a = workload(args.workload, args.fuse, args.params_only)
     g(*a)
     t = clock()
     for _ in range(args.calls):

@@ -27,7 +27,7 @@
  *      axes and merging axes that are contiguous for every operand: one row of a contiguous
  *      chain is one call of the block function (the fast path); a stride-0 operand is
  *      filled, a strided one gathered, into per-thread scratch, block by block;
- *   5. above a size threshold, split the rows (or one long row) between OpenMP threads --
+ *   5. above a size threshold, split the rows (or one long row) between srcad's threads --
  *      where that has paid off for this kernel before (see `run`: on a busy machine a
  *      team of two waits a whole time slice for a preempted thread);
  *   6. report floating-point exceptions raised by the chain the way numpy does for a ufunc
@@ -55,9 +55,10 @@
 #include <fenv.h>
 #include <stdio.h>
 #include <stdlib.h>
-#ifdef _OPENMP
-#include <omp.h>
+#ifdef __linux__
+#include <sched.h>
 #endif
+#include <unistd.h>
 
 #include "srcad_kernels.h"
 #include "srcad_pool.h"
@@ -88,11 +89,14 @@ default_threads(void)
         int n = atoi(env);
         return n >= 1 ? n : 1;
     }
-#ifdef _OPENMP
-    return omp_get_num_procs();
-#else
-    return 1;
+    /* the CPUs this process may run on (its affinity mask), as OpenMP's omp_get_num_procs */
+#ifdef __linux__
+    cpu_set_t mask;
+    if (sched_getaffinity(0, sizeof mask, &mask) == 0 && CPU_COUNT(&mask) >= 1)
+        return CPU_COUNT(&mask);
 #endif
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n >= 1 ? (int)n : 1;
 }
 
 #include "srcad_threads.h" /* (after num_threads: it chooses them per call) */
@@ -709,8 +713,8 @@ rows_work(const rowplan_t *pl, npy_intp r0, npy_intp r1)
     return fetestexcept(FE_DIVBYZERO | FE_OVERFLOW | FE_UNDERFLOW | FE_INVALID);
 }
 
-/* a kernel's share of the team (srcad_gemm.h team_run): units [lo, hi) of its plan, flags
- * as the OpenMP region reduces them */
+/* a kernel's share of the team (srcad_gemm.h team_run): units [lo, hi) of its plan, and the
+ * floating-point flags it raised (OR-ed over the shares) */
 static int
 rows_split(const void *pl, npy_intp lo, npy_intp hi)
 {
@@ -881,15 +885,6 @@ run_rows(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs, PyObject *con
         if (nt > 1 && team_run(nt, team_split_run, &job)) {
             flags = job.flags;
         }
-#ifdef _OPENMP
-        else if (nt > 1) {
-#pragma omp parallel num_threads(nt) reduction(| : flags)
-            {
-                int t = omp_get_thread_num(), T = omp_get_num_threads();
-                flags |= rows_split(&pl, pl.rows * t / T, pl.rows * (t + 1) / T);
-            }
-        }
-#endif
         else
             flags = rows_work(&pl, 0, pl.rows);
         Py_END_ALLOW_THREADS
@@ -1413,15 +1408,6 @@ run_impl(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs, PyObject *con
             if (nt > 1 && team_run(nt, team_split_run, &job)) {
                 flags = job.flags;
             }
-#ifdef _OPENMP
-            else if (nt > 1) {
-#pragma omp parallel num_threads(nt) reduction(| : flags)
-                {
-                    int t = omp_get_thread_num(), T = omp_get_num_threads();
-                    flags |= work(&pl, units * t / T, units * (t + 1) / T);
-                }
-            }
-#endif
             else
                 flags = work(&pl, 0, units);
             Py_END_ALLOW_THREADS
@@ -1583,15 +1569,11 @@ py_stats(PyObject *self, PyObject *noargs)
 {
     (void)self;
     (void)noargs;
-    int omp = 0;
-#ifdef _OPENMP
-    omp = 1;
-#endif
-    return Py_BuildValue("{s:K,s:K,s:K,s:s,s:i,s:n,s:i,s:i}", "calls", n_calls, "fallbacks",
+    return Py_BuildValue("{s:K,s:K,s:K,s:s,s:i,s:n,s:i}", "calls", n_calls, "fallbacks",
                          n_fallbacks, "row_chunked", n_row_chunked, "last_fallback",
                          last_fallback, "num_threads",
                          num_threads, "parallel_threshold", (Py_ssize_t)parallel_min,
-                         "openmp", omp, "abi", SRCAD_ABI);
+                         "abi", SRCAD_ABI);
 }
 
 static PyObject *

@@ -138,20 +138,23 @@ gemm_item_offset(PyArrayObject *x, int lead, npy_intp i)
 }
 
 
-/* ---- the team: srcad's own threads for gemm's blocks ------------------------------------
- * Why not OpenMP here: srcad loads libgomp with its workers asleep between regions
- * (OMP_WAIT_POLICY=PASSIVE, srcad/build/__init__.py: spinning workers took the core
- * OpenBLAS's own threads needed), and waking one costs ~30 us on these VMs, for each of the
- * ~28 products and ~10 kernels of the small Transformer block's step (a region of two
- * threads with a sleeping worker: 30 us; with a spinning one: 1.1 us). The team's helpers
- * spin for the next product only for TEAM_HOT_NS after one that ran inside a call where the
- * BLAS is pinned (so no OpenBLAS thread wants their core: srcad_threads.h runs it at one
- * thread there) and the per-call choice found more than one core free (no other process
- * wants it either); else they sleep on a condition variable, as libgomp's would. The fused
- * kernels' parallel shares run on the team too (srcad_driver.c): a spinning helper beside
- * a sleeping libgomp worker would take the core that worker is woken for. One product or
- * kernel at a time uses the team (another, on another Python thread, takes OpenMP's path),
- * and one wanting another number of threads than the team has helpers (+1) does too.
+/* ---- the team: srcad's own threads, for gemm's blocks and the kernels' shares -------------
+ * srcad runs no OpenMP. libgomp is one library per process, shared by soname (libgomp.so.1)
+ * with every other user of GNU OpenMP there -- torch's wheel links it too -- and whoever loads
+ * it first fixes its wait policy for all: srcad, which loaded it with its workers asleep
+ * between regions (OMP_WAIT_POLICY=PASSIVE: spinning workers took the core OpenBLAS's
+ * threads needed), made torch's threaded ops 1.6-2.3x slower in any process that imported
+ * srcad first (torch.tanh on 2M floats 0.36 -> 0.57-0.83 ms; REPORT.md, issue 25, "srcad
+ * and other libraries' threads"), and waking a sleeping worker cost ~30 us on these VMs for
+ * each of the ~28 products and ~10 kernels of the small Transformer block's step (a region
+ * of two threads with a sleeping worker: 30 us; with a spinning one: 1.1 us). The team's
+ * helpers spin for the next product only for TEAM_HOT_NS after one that ran inside a call
+ * where the BLAS is pinned (so no OpenBLAS thread wants their core: srcad_threads.h runs it
+ * at one thread there) and the per-call choice found more than one core free (no other
+ * process wants it either); else they sleep on a condition variable. One product or kernel
+ * at a time uses the team; another at the same time (on another Python thread) runs on its
+ * own thread. A product wanting fewer threads than the team has (the per-call choice lowered
+ * them) is run by that many: the other helpers leave it at once (`team_cap`).
  * Values: every block or share is the same code on the same rows whichever thread runs it. */
 #define TEAM_MAX 63             /* helpers, at most */
 /* a helper spins this long after a hot product (or until the call returns:
@@ -178,6 +181,7 @@ static void *team_arg = NULL;
 static long long team_state = (1LL << 40);
 #define TEAM_CLOSED (1LL << 40)
 static int team_started = 0;         /* helpers running */
+static int team_cap = 0;             /* (atomic) helpers the current product takes, at most */
 static unsigned long long team_runs = 0;
 /* (atomic) the CPU the owner of the current product runs on (-1: not known), and how often a
  * helper found itself on it and moved off (team_move_off) */
@@ -279,7 +283,10 @@ team_helper(void *p)
          * left, or joins one product twice, does nothing */
         seen = e;
         team_move_off(&place, __atomic_load_n(&team_owner_cpu, __ATOMIC_RELAXED));
-        if (!(__atomic_fetch_add(&team_state, 1, __ATOMIC_ACQ_REL) & TEAM_CLOSED))
+        /* (helpers inside before this one: beyond the product's cap, it leaves at once) */
+        long long before = __atomic_fetch_add(&team_state, 1, __ATOMIC_ACQ_REL);
+        if (!(before & TEAM_CLOSED) &&
+            (before & ~TEAM_CLOSED) < __atomic_load_n(&team_cap, __ATOMIC_RELAXED))
             team_task(team_arg);
         __atomic_fetch_sub(&team_state, 1, __ATOMIC_RELEASE);
     }
@@ -300,9 +307,10 @@ team_after_fork(void)
     team_hot_until = 0;
 }
 
-/* fn(arg) on `threads` threads (this one and threads - 1 helpers), each pulling work until
- * none is left; 0 where the team cannot take it (busy, or not that many helpers): then the
- * caller runs it its own way. Called without the GIL. */
+/* fn(arg) on `threads` threads at most (this one and up to threads - 1 helpers), each
+ * pulling work until none is left; 0 where the team cannot take it (busy with another
+ * product, or helpers that could not be made): then the caller runs it on its own thread.
+ * Called without the GIL. */
 static int
 team_run(int threads, team_fn fn, void *arg)
 {
@@ -323,12 +331,13 @@ team_run(int threads, team_fn fn, void *arg)
         if (!ok) break;
         team_started++;
     }
-    if (team_started != threads - 1) {
+    if (team_started < threads - 1) {
         pthread_mutex_unlock(&team_busy);
         return 0;
     }
     team_task = fn;
     team_arg = arg;
+    __atomic_store_n(&team_cap, threads - 1, __ATOMIC_RELAXED); /* (published by the epoch) */
 #ifdef __linux__
     __atomic_store_n(&team_owner_cpu, sched_getcpu(), __ATOMIC_RELAXED);
 #endif
@@ -347,7 +356,7 @@ team_run(int threads, team_fn fn, void *arg)
     }
     /* hot: inside a call that pinned the BLAS and found more than one core free (with the
      * choice off -- SRCAD_ADAPTIVE_THREADS=0, set_adaptive(False) -- nobody looked: the
-     * helpers sleep, as libgomp's; under load, spinning ones took 5 ms more CPU a step) */
+     * helpers sleep; under load, spinning ones took 5 ms more CPU a step) */
     /* (inside a call num_threads is the choice: threads_enter lowers it; gemm itself takes
      * threads_kernel_user, the user's count, whatever the choice) */
     int hot = threads_pin && threads_kernel_user > 0 && num_threads > 1 && threads_adaptive &&
@@ -359,7 +368,7 @@ team_run(int threads, team_fn fn, void *arg)
 }
 
 /* a kernel's units split evenly between the team's threads (srcad_driver.c): thread t of T
- * works on [units * t / T, units * (t + 1) / T), as in its OpenMP region; flags OR-ed */
+ * works on [units * t / T, units * (t + 1) / T), whichever thread pulls it; flags OR-ed */
 typedef int (*team_split_fn)(const void *, npy_intp, npy_intp);
 typedef struct {
     team_split_fn work;
@@ -515,12 +524,8 @@ py_gemm(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     gemm_job job = {dt, lead, nb, a, b, abase, bbase, obase, oa, ob, tasks, blocks_per, per,
                     m, k, n, out_item, 0};
     Py_BEGIN_ALLOW_THREADS
-    if (!(threads > 1 && tasks > 1 && team_run(threads, gemm_job_run, &job))) {
-#ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (threads > 1 && tasks > 1)
-#endif
+    if (!(threads > 1 && tasks > 1 && team_run(threads, gemm_job_run, &job)))
         for (npy_intp t = 0; t < tasks; t++) gemm_task(&job, t);
-    }
     Py_END_ALLOW_THREADS
     return (PyObject *)out;
 }

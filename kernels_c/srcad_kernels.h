@@ -14,7 +14,7 @@
  * argument checking, numpy broadcasting over any number of dimensions and any strides
  * (a contiguous fast path, stride-0 operands, a general strided path), output allocation
  * through numpy (in numpy's own memory order) or writing into a given buffer, calling
- * numpy's own inner loops for transcendentals, OpenMP threads above a size threshold, and
+ * numpy's own inner loops for transcendentals, srcad's threads above a size threshold, and
  * numpy's floating-point error reporting. Arguments that do not match what the kernel was
  * built for are handed to the kernel's *fallback*: the same statements as plain Python.
  *

@@ -5,14 +5,21 @@ GEMMs" in REPORT.md).
 
 What must hold (never timed here): the same bits as one thread and as unfused code, whoever
 runs which share; a kernel's floating-point flags reach numpy's error handling from any
-share; two Python threads at once (one gets the team, the other OpenMP) and a forked child
-(no helpers of its own yet) give the same bits and do not hang.
+share; two Python threads at once (one gets the team, the other runs on its own thread) and a
+forked child (no helpers of its own yet) give the same bits and do not hang; a product that
+wants fewer threads than the team has is run by that many; and srcad loads no OpenMP, whose
+one copy per process (libgomp.so.1, shared by soname) would take srcad's wait policy into
+every other library that uses it (torch's threaded ops ran 1.6-2.3x slower after `import
+srcad`: REPORT.md, issue 25).
 """
 
 from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import os
+import subprocess
+import sys
 import threading
 import warnings
 
@@ -106,6 +113,76 @@ def test_two_python_threads_at_once():
             t.join(120)
     assert not errors and len(results) == 15
     assert all(_same(r, want) for r in results)
+
+
+_TEAM_OF_THREE = r"""
+import sys
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+import srcad
+from srcad import build
+from srcad.zoo import transformer
+rt = build._pool_runtime()
+rt.set_parallel_threshold(0), rt.set_adaptive(False)
+rng = np.random.default_rng(11)
+p = transformer.randomize(rng, transformer.init(rng, 64, 4, dtype=np.float32))
+x, probe = (rng.standard_normal((4, 40, 64)).astype(np.float32) for _ in range(2))
+f = srcad.value_and_grad(transformer.block_loss, wrt="p", fuse=True)
+rt.set_num_threads(1)
+want = f(p, x, 4, probe)
+rt.set_num_threads(4)  # (three helpers made)
+f(p, x, 4, probe)
+helpers = rt.gemm_stats()["team_helpers"]
+rt.set_num_threads(2)  # (each product now takes one of them)
+runs = rt.gemm_stats()["team_runs"]
+got = [f(p, x, 4, probe) for _ in range(3)]
+same = all(g[0] == want[0] and all(np.array_equal(g[1][k], want[1][k]) for k in want[1])
+           for g in got)
+print(helpers, rt.gemm_stats()["team_runs"] - runs, same)
+"""
+
+
+def test_a_product_wanting_fewer_threads_than_the_team_has_still_runs_on_it():
+    """The per-call choice lowers the threads a call gets (another process took a core): the
+    team, made for more, runs its products with that many (the other helpers leave them at
+    once) instead of handing them to one thread -- with the same bits as one thread. A fresh
+    process: the team's helpers are made once per process."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = subprocess.run([sys.executable, "-c", _TEAM_OF_THREE, root], capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    helpers, runs, same = out.stdout.split()
+    assert int(helpers) == 3 and int(runs) > 0 and same == "True", out.stdout
+
+
+_NO_OPENMP = r"""
+import os, sys
+sys.path.insert(0, sys.argv[1])
+import srcad
+from srcad import build
+from srcad.zoo import transformer
+import numpy as np
+rng = np.random.default_rng(0)
+p = transformer.randomize(rng, transformer.init(rng, 64, 4, dtype=np.float32))
+x, probe = (rng.standard_normal((4, 40, 64)).astype(np.float32) for _ in range(2))
+srcad.grad(transformer.block_loss, wrt="p", fuse=True)(p, x, 4, probe)
+maps = open("/proc/self/maps").read()
+print(build._pool_runtime() is not None, "libgomp" in maps or "libomp" in maps or "libiomp" in maps,
+      os.environ.get("OMP_WAIT_POLICY"))
+"""
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/maps"), reason="needs /proc/self/maps")
+def test_srcad_loads_no_openmp_so_other_libraries_keep_their_threads_policy():
+    """After a fused gradient no OpenMP runtime is mapped: whoever loads libgomp first sets its
+    wait policy for every library in the process, and srcad's (workers asleep between
+    regions) made torch's threaded ops 1.6-2.3x slower wherever srcad was imported first."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    out = subprocess.run([sys.executable, "-c", _NO_OPENMP, root], capture_output=True,
+                         text=True, timeout=300, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "False", "None"], out.stdout
 
 
 def _child(queue):

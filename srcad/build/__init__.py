@@ -17,7 +17,6 @@ remembered).
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import hashlib
 import importlib
@@ -32,30 +31,10 @@ from . import blas, cache, compiler
 from .compiler import BuildFailed, CompilerUnavailable
 
 
-@contextlib.contextmanager
-def _idle_threads_sleep():
-    """While the C runtime is loaded, OMP_WAIT_POLICY=PASSIVE unless the user has set it.
-
-    libgomp reads it once, when it is loaded (with the runtime), and by default an OpenMP
-    worker spins for a while after each parallel kernel. On these 2-vCPU machines that spin
-    took the core OpenBLAS's thread needed for the next GEMM: the tiny GPT's fused gradient
-    ran 13.3 ms with the default policy and 9.5 ms with the passive one (REPORT.md, E10).
-    The variable is set only for the import, so no child process inherits it."""
-    unset = "OMP_WAIT_POLICY" not in os.environ
-    if unset:
-        os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
-    try:
-        yield
-    finally:
-        if unset:
-            os.environ.pop("OMP_WAIT_POLICY", None)
-
-
 try:  # the C runtime `pip install` builds (setup.py); without it, built into the cache
     # (by name: the extension is compiled C that imports no Python module, and an import
     # statement of it reads to graph tools as an import of the package srcad itself)
-    with _idle_threads_sleep():
-        _INSTALLED = importlib.import_module(f"{__name__.rpartition('.')[0]}._kernels")
+    _INSTALLED = importlib.import_module(f"{__name__.rpartition('.')[0]}._kernels")
 except ImportError:
     _INSTALLED = None
 
@@ -64,7 +43,7 @@ __all__ = ["load_module", "runtime", "kernels_c_dir", "header_sha", "BuildFailed
            "pool_stats", "release_buffers", "c_helper", "threads_stats", "pinned"]
 
 _RUNTIME: list = []
-RECIPE = 2  # how modules are compiled (flags, defines, split into parts): bump when that changes
+RECIPE = 3  # how modules are compiled (flags, defines, split into parts): bump when that changes
 
 
 def kernels_c_dir() -> Path:
@@ -109,8 +88,7 @@ def runtime():
     if getattr(rt, "SOURCE_SHA", None) != want:
         rt = None  # none installed, or an install older than these sources
     if rt is None:
-        with _idle_threads_sleep():
-            rt = _build_runtime(want)
+        rt = _build_runtime(want)
     _RUNTIME.append(rt)
     return rt
 
@@ -126,17 +104,9 @@ def _build_runtime(sha: str):
     module = f"{name}_{key[:8]}"
     extra = (f"-DSRCAD_DRIVER_NAME={module}", f'-DSRCAD_SOURCE_SHA="{sha}"')
     include = [compiler.python_include(), np.get_include(), str(kernels_c_dir())]
-    try:
-        return cache.get(module, key, material, src, comp, include=include,
-                         extra=extra + ("-fopenmp",),
-                         before_build=lambda c: compiler.check_works(c, cache.compiler_dir()))
-    except BuildFailed:
-        # a compiler without OpenMP: the same runtime on one thread
-        material["openmp"] = False
-        key = cache.entry_key(material)
-        module = f"{name}_{key[:8]}"
-        extra = (f"-DSRCAD_DRIVER_NAME={module}", f'-DSRCAD_SOURCE_SHA="{sha}"')
-        return cache.get(module, key, material, src, comp, include=include, extra=extra)
+    return cache.get(module, key, material, src, comp, include=include,
+                     extra=extra + ("-pthread",),  # (its own threads: srcad_gemm.h's team)
+                     before_build=lambda c: compiler.check_works(c, cache.compiler_dir()))
 
 
 def compiler_identity():
