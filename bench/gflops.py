@@ -232,7 +232,11 @@ def block_peers(B, Tn, D, H, with_peers):
     g0, g1 = srcad.grad(T.block_loss, wrt="p", fuse=False), srcad.grad(T.block_loss, wrt="p",
                                                                        fuse=True)
     r0, r1 = g0(p, x, H, probe), g1(p, x, H, probe)
-    assert all(np.array_equal(r0[k], r1[k]) for k in r0), "fused != unfused"
+    if build.threads_stats().get("gemm_library"):  # (SRCAD_GEMM: products not numpy's bits)
+        assert all(np.abs(r0[k] - r1[k]).max() <= 1e-4 * np.abs(r0[k]).max() for k in r0), \
+            "fused !~ unfused"
+    else:
+        assert all(np.array_equal(r0[k], r1[k]) for k in r0), "fused != unfused"
     steps = {"srcad fused": lambda: g1(p, x, H, probe)}
     if with_peers:
         try:

@@ -28,7 +28,8 @@ twice in an order rotated per round -- a lead-in call, then the timed one, so th
 call follows its own peer's call as in a training loop, not another peer's, whose idle
 threads may still spin on the cores (torch's libgomp, OpenBLAS) -- and the median (with the
 25th/75th percentiles) of the timed calls is reported. jax results are waited for
-(``block_until_ready``). Minor page faults per call are ``resource.getrusage(RUSAGE_SELF).ru_minflt`` deltas around each timed call (median).
+(``block_until_ready``). Minor page faults per call are
+``resource.getrusage(RUSAGE_SELF).ru_minflt`` deltas around each timed call (median).
 Foreign CPU load: ``/proc/loadavg`` before and after, and the CPU time the whole machine spent
 busy (``/proc/stat``) minus this process's own (``getrusage``) over the timed rounds, as a
 fraction of wall time x cores. Threads: numpy's BLAS as threadpoolctl reports it (kernel,
@@ -578,6 +579,7 @@ def environment():
            "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS"),
            "XLA_FLAGS": os.environ.get("XLA_FLAGS"),
            "SRCAD_CACHE_DIR": os.environ.get("SRCAD_CACHE_DIR"),
+           "SRCAD_GEMM": os.environ.get("SRCAD_GEMM"),
            "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY")}
     if torch is not None:
         env.update(torch=torch.__version__, torch_threads=torch.get_num_threads())
@@ -592,6 +594,8 @@ def env_line(env):
                      if b.get("user_api", "blas") == "blas")
     line = (f"{env['cpu']}, {env['cores']} cores; numpy {env['numpy']} BLAS: {blas}; "
             f"OPENBLAS_CORETYPE={env['OPENBLAS_CORETYPE']}")
+    if env.get("SRCAD_GEMM"):  # (fused srcad's products on another BLAS: srcad.build)
+        line += f"; SRCAD_GEMM={env['SRCAD_GEMM']}"
     if "torch" in env:
         line += f"; torch {env['torch']} ({env['torch_threads']} threads)"
     if "jax" in env:

@@ -23,6 +23,7 @@ import importlib
 import os
 import sys
 import sysconfig
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -209,11 +210,144 @@ def _find_blas(rt) -> None:
         # BLAS was not found yet)
         _BLAS_TRIES[rt] = _BLAS_TRIES.get(rt, 0) + 1
         _BLAS[rt] = _hand_blas_to(rt)
+    if rt not in _GEMM_BACKEND:
+        _GEMM_BACKEND[rt] = _hand_gemm_to_mkl(rt) if _gemm_asked() else None
 
 
 _BLAS: dict = {}  # runtime -> the BLAS library handed to its per-call thread choice (or None)
 _BLAS_TRIES: dict = {}  # runtime -> how often the BLAS was looked for
 _PINNED: dict = {}  # runtime -> True where it runs the BLAS at one thread in every call
+_GEMM_BACKEND: dict = {}  # runtime -> the MKL directory its `gemm` calls (None: numpy's BLAS)
+_GEMM_FUNCTIONS: dict = {}  # runtime -> (sgemm, dgemm) addresses of that MKL
+
+
+def _gemm_asked() -> str | None:
+    """What ``SRCAD_GEMM`` asks the fused code's products to run on: None for numpy's BLAS
+    (unset, empty or ``numpy``), else ``mkl`` (this environment's MKL) or an MKL's directory
+    (or one of its files): `blas.mkl_layers`."""
+    asked = os.environ.get("SRCAD_GEMM", "").strip()
+    return None if asked.lower() in ("", "numpy") else asked
+
+
+# srcad's handle on MKL: a Python extension linked against MKL's layered libraries, so that
+# they come into the process with it, local to it. Through its single library (libmkl_rt)
+# they would come in global -- libmkl_rt opens them so -- and a torch imported afterwards
+# bound its own MKL's internal calls to them (LD_DEBUG=bindings: libtorch_cpu.so to
+# libmkl_core.so.3), so it would have run another MKL's code in srcad's modes
+MKL_SHIM = r"""
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+
+extern void cblas_sgemm_64(void);
+extern void cblas_dgemm_64(void);
+extern int MKL_CBWR_Set(int);
+
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+
+/* the addresses of MKL's 64-bit-integer cblas_sgemm and cblas_dgemm */
+static PyObject *
+addresses(PyObject *self, PyObject *noargs)
+{
+    (void)self;
+    (void)noargs;
+    return Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)&cblas_sgemm_64,
+                         (unsigned long long)(uintptr_t)&cblas_dgemm_64);
+}
+
+/* MKL_CBWR_Set(mode): its reproducibility mode, before its first GEMM */
+static PyObject *
+cbwr_set(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    long mode = PyLong_AsLong(arg);
+    if (mode == -1 && PyErr_Occurred()) return NULL;
+    return PyLong_FromLong(MKL_CBWR_Set((int)mode));
+}
+
+static PyMethodDef methods[] = {
+    {"addresses", addresses, METH_NOARGS, "(cblas_sgemm_64, cblas_dgemm_64) addresses"},
+    {"cbwr_set", cbwr_set, METH_O, "MKL_CBWR_Set(mode)"},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, SRCAD_MKL_STR, NULL, -1, methods};
+
+PyMODINIT_FUNC CAT(PyInit_, SRCAD_MKL_NAME)(void) { return PyModule_Create(&module); }
+"""
+
+
+def _mkl_shim(layers: list[str]):
+    """The loaded `MKL_SHIM` linked against `layers` (built into the kernel cache once, keyed
+    by the libraries' paths, sizes and times); raises what `cache.get` raises."""
+    comp = compiler.find(cache.compiler_dir())
+    libs = []
+    for path in layers:
+        st = os.stat(path)
+        libs.append([path, st.st_size, st.st_mtime_ns])
+    material = {"kind": "mkl", "recipe": RECIPE, "compiler": comp.identity,
+                "flags": list(compiler.flags(comp)), "libraries": libs,
+                **_abi_material()}
+    key = cache.entry_key(material)
+    module = f"srcad_mkl_{key[:12]}"
+    where = os.path.dirname(layers[0])
+    extra = (f"-DSRCAD_MKL_NAME={module}", f'-DSRCAD_MKL_STR="{module}"', "-Wl,--no-as-needed",
+             *(f"-l:{os.path.basename(p)}" for p in layers), f"-L{where}",
+             f"-Wl,-rpath,{where}", "-lpthread", "-lm", "-ldl")
+    return cache.get(module, key, material, MKL_SHIM, comp, include=[compiler.python_include()],
+                     extra=extra)
+
+
+def _hand_gemm_to_mkl(rt):
+    """Where ``SRCAD_GEMM=mkl`` (or an MKL's directory) asks for it: the runtime's `gemm` --
+    the products of fused code -- runs MKL's single-threaded GEMM on srcad's threads, in
+    blocks of rows as over a pinned OpenBLAS (kernels_c/srcad_gemm.h), MKL sequential (its
+    layered libraries, `_mkl_shim`) and in its strict reproducible mode (CNR STRICT: bits
+    that do not depend on the operands' alignment; `blas.row_split` then finds its blocks of
+    rows exact from any row). The contract then: a product's bits are MKL's, the same in every
+    call, mode, thread count and load (the split is checked against one MKL call on the whole,
+    `blas.gemm_agrees`); they are not numpy's, so fused code agrees with ``fuse=False``
+    (numpy's ``a @ b``) to the products' rounding, not bit for bit. The MKL's directory, or
+    None with one warning saying why (none found, no compiler to link it, its mode not set,
+    a split that is not exact): the products stay numpy's."""
+    asked = _gemm_asked()
+    fns, why = None, ""
+    layers, why = blas.mkl_layers(asked)
+    if layers is not None and not hasattr(rt, "gemm_configure"):
+        layers, why = None, "this C runtime has no gemm"
+    if layers is not None:
+        try:
+            shim = _mkl_shim(layers)
+        except (CompilerUnavailable, BuildFailed, OSError) as e:
+            why = f"MKL could not be linked ({type(e).__name__}: {e})"
+        else:
+            if shim.cbwr_set(blas.MKL_CBWR_AUTO | blas.MKL_CBWR_STRICT) != blas.MKL_CBWR_SUCCESS:
+                why = f"{layers[-1]}: its strict reproducible mode (CNR) could not be set"
+            else:
+                fns = shim.addresses()
+    if fns is not None:
+        split = blas.row_split(fns[0], np.float32), blas.row_split(fns[1], np.float64)
+        if None in split:
+            fns, why = None, f"{layers[-1]}: no exact split of its products into blocks of rows"
+    if fns is not None:
+        (s32, s64) = split
+        # (min_work 0: split even the probes; one block a thread: each block packs the whole
+        # right operand again, as in OpenBLAS)
+        rt.gemm_configure(fns[0], fns[1], s32[0], s64[0], 0, s32[1], s64[1], 1)
+        ok = blas.gemm_agrees(rt.gemm, reference=lambda a, b: blas.whole_product(fns, a, b))
+        rt.gemm_configure(fns[0], fns[1], s32[0], s64[0], 1 << 21)
+        if not ok:
+            fns, why = None, f"{layers[-1]}: srcad's blocks of rows did not give its products"
+            rt.gemm_configure(0, 0, 0, 0)
+            found = blas.thread_functions()
+            if _PINNED.get(rt) and found is not None:  # (the pinned OpenBLAS's gemm again)
+                _PINNED[rt] = _pin_blas(rt, found, _blas_facts(found)["split"])
+    if fns is None:
+        warnings.warn(f"srcad: SRCAD_GEMM={asked}: {why}; fused code's products stay numpy's",
+                      stacklevel=2)
+        return None
+    _GEMM_FUNCTIONS[rt] = fns
+    return os.path.dirname(layers[0])
 
 
 def _hand_blas_to(rt):
@@ -342,7 +476,8 @@ def threads_stats() -> dict:
     if rt is None or not hasattr(rt, "threads_stats"):
         return {"adaptive": 0}
     return dict(rt.threads_stats(), blas_library=_BLAS.get(rt),
-                **(rt.gemm_stats() if _PINNED.get(rt) else {}))
+                gemm_library=_GEMM_BACKEND.get(rt),
+                **(rt.gemm_stats() if _PINNED.get(rt) or _GEMM_BACKEND.get(rt) else {}))
 
 
 def c_helper(name: str):

@@ -13,7 +13,9 @@ system without /proc) gives None: the runtime then chooses srcad's own kernel th
 from __future__ import annotations
 
 import ctypes
+import glob
 import os
+import sys
 
 import numpy as np  # (numpy's BLAS is loaded with numpy: it must be mapped to be found)
 
@@ -233,11 +235,13 @@ def core_name(path: str) -> str | None:
     return None
 
 
-def gemm_agrees(gemm, set_threads) -> bool:
-    """Does the runtime's `gemm` give numpy's `a @ b` bit for bit (the BLAS at one thread, as
-    the caller holds it)? Plain, transposed and stacked float32/float64 operands of a few
-    sizes (the last three large enough to be split above a block floor), its kernel threads
-    at 2 so that the row blocks are shared out."""
+def gemm_agrees(gemm, set_threads=None, reference=None) -> bool:
+    """Does the runtime's `gemm` give `reference(a, b)` bit for bit -- numpy's `a @ b` (the
+    BLAS at one thread, as the caller holds it) unless another is given (`whole_product` of
+    the MKL srcad was told to use)? Plain, transposed and stacked float32/float64 operands of
+    a few sizes (the last three large enough to be split above a block floor), its kernel
+    threads at 2 so that the row blocks are shared out. (`set_threads`: unused, kept for
+    callers.)"""
     rng = np.random.default_rng(1)
     cases = (((100, 64), (64, 50)), ((64, 100), (100, 64)), ((3, 40, 30), (30, 20)),
              ((2, 3, 26, 16), (2, 3, 16, 26)), ((37, 5), (5, 41)), ((700, 300), (300, 97)),
@@ -248,9 +252,54 @@ def gemm_agrees(gemm, set_threads) -> bool:
             b = rng.standard_normal(sb).astype(dt)
             for x, y in ((a, b), (np.ascontiguousarray(a.swapaxes(-1, -2)).swapaxes(-1, -2),
                                   np.ascontiguousarray(b.swapaxes(-1, -2)).swapaxes(-1, -2))):
-                want = x @ y
+                want = x @ y if reference is None else reference(x, y)
                 got = gemm(x, y)
                 if got.shape != want.shape or got.strides != want.strides or \
                         not np.array_equal(got, want):
                     return False
     return True
+
+
+def whole_product(fns, a, b) -> np.ndarray:
+    """`a @ b` as one cblas call per matrix (`fns`: the sgemm and dgemm addresses), a C-ordered
+    result: what srcad_gemm.h's blocks of rows must give bit for bit. `a`, `b` float32 or
+    float64 of one dtype, each matrix C- or F-ordered; a stack times a matrix or two stacks of
+    one leading shape."""
+    fn = _cblas(fns[0] if a.dtype == np.float32 else fns[1], a.dtype)
+    lead = a.shape[:-2]
+    out = np.empty(lead + (a.shape[-2], b.shape[-1]), a.dtype)
+    for i in np.ndindex(*lead):
+        _rows_call(fn, a[i], b[i] if b.ndim > 2 else b, out[i], 0, a.shape[-2])
+    return out
+
+
+# MKL, where the user asks for it (SRCAD_GEMM=mkl; srcad.build `_hand_gemm_to_mkl`): its
+# single-threaded SGEMM ran 8-15% faster than OpenBLAS 0.3.31's SkylakeX one on every shape of
+# the Transformer block on a Sapphire Rapids (REPORT.md, issue 25). MKL's constants:
+MKL_CBWR_AUTO = 2
+MKL_CBWR_STRICT = 0x10000
+MKL_CBWR_SUCCESS = 0
+# the layered libraries srcad links (its sequential layer: MKL runs on srcad's threads, one
+# block of rows each, never its own), and the 64-bit-integer GEMMs it calls in them
+MKL_LAYERS = ("libmkl_intel_ilp64", "libmkl_sequential", "libmkl_core")
+MKL_GEMM_NAMES = ("cblas_sgemm_64", "cblas_dgemm_64")
+
+
+def mkl_layers(asked: str) -> tuple[list[str] | None, str]:
+    """([paths of `MKL_LAYERS`], "") of the MKL that ``SRCAD_GEMM`` names: ``mkl``, this Python
+    environment's (the `mkl` wheel installs into ``<sys.prefix>/lib``), or a directory or a
+    file of an MKL installation (its directory is used); else (None, why not). The three of
+    one version (one suffix, ``.so.3``)."""
+    if asked.lower() == "mkl":
+        where = os.path.join(sys.prefix, "lib")
+    elif not os.path.exists(asked):
+        return None, f"{asked}: no such file or directory"
+    else:
+        where = asked if os.path.isdir(asked) else os.path.dirname(os.path.abspath(asked))
+    for core in sorted(glob.glob(os.path.join(where, MKL_LAYERS[-1] + ".so*")), key=len):
+        suffix = core[len(os.path.join(where, MKL_LAYERS[-1])):]
+        paths = [os.path.join(where, name + suffix) for name in MKL_LAYERS]
+        if all(os.path.isfile(p) for p in paths):
+            return paths, ""
+    return None, (f"no MKL in {where} ({', '.join(n + '.so*' for n in MKL_LAYERS)}; "
+                  "pip install 'srcad[mkl]')")
