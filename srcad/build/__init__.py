@@ -305,9 +305,9 @@ def _hand_gemm_to_mkl(rt):
     layered libraries, `_mkl_shim`) and in its strict reproducible mode (CNR STRICT: bits
     that do not depend on the operands' alignment; `blas.row_split` then finds its blocks of
     rows exact from any row). The contract then: a product's bits are MKL's, the same in every
-    call, mode, thread count and load (the split is checked against one MKL call on the whole,
-    `blas.gemm_agrees`); they are not numpy's, so fused code agrees with ``fuse=False``
-    (numpy's ``a @ b``) to the products' rounding, not bit for bit. The MKL's directory, or
+    call, at every thread count and load (the split is checked against one MKL call on the
+    whole, `blas.gemm_agrees`); they are not numpy's, so fused code agrees with ``fuse=False``
+    and ``mode="tape"`` (numpy's ``a @ b``) to the products' rounding, not bit for bit. The MKL's directory, or
     None with one warning saying why (none found, no compiler to link it, its mode not set,
     a split that is not exact): the products stay numpy's."""
     asked = _gemm_asked()
