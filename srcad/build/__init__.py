@@ -307,11 +307,11 @@ def _hand_gemm_to_mkl(rt):
     rows exact from any row). The contract then: a product's bits are MKL's, the same in every
     call, at every thread count and load (the split is checked against one MKL call on the
     whole, `blas.gemm_agrees`); they are not numpy's, so fused code agrees with ``fuse=False``
-    and ``mode="tape"`` (numpy's ``a @ b``) to the products' rounding, not bit for bit. The MKL's directory, or
-    None with one warning saying why (none found, no compiler to link it, its mode not set,
-    a split that is not exact): the products stay numpy's."""
+    and ``mode="tape"`` (numpy's ``a @ b``) to the products' rounding, not bit for bit. The
+    MKL's directory, or None with one warning saying why (none found, no compiler to link it,
+    its mode not set, a split that is not exact): the products stay numpy's."""
     asked = _gemm_asked()
-    fns, why = None, ""
+    fns = None
     layers, why = blas.mkl_layers(asked)
     if layers is not None and not hasattr(rt, "gemm_configure"):
         layers, why = None, "this C runtime has no gemm"
@@ -334,7 +334,7 @@ def _hand_gemm_to_mkl(rt):
         # (min_work 0: split even the probes; one block a thread: each block packs the whole
         # right operand again, as in OpenBLAS)
         rt.gemm_configure(fns[0], fns[1], s32[0], s64[0], 0, s32[1], s64[1], 1)
-        ok = blas.gemm_agrees(rt.gemm, reference=lambda a, b: blas.whole_product(fns, a, b))
+        ok = _gemm_checked(rt, lambda a, b: blas.whole_product(fns, a, b))
         rt.gemm_configure(fns[0], fns[1], s32[0], s64[0], 1 << 21)
         if not ok:
             fns, why = None, f"{layers[-1]}: srcad's blocks of rows did not give its products"
@@ -348,6 +348,16 @@ def _hand_gemm_to_mkl(rt):
         return None
     _GEMM_FUNCTIONS[rt] = fns
     return os.path.dirname(layers[0])
+
+
+def _gemm_checked(rt, reference=None) -> bool:
+    """`blas.gemm_agrees` on the runtime's `gemm` with its kernel threads at 2 (restored
+    after), so that its products are split into blocks whatever this machine's CPU count."""
+    threads = rt.set_num_threads(2)
+    try:
+        return blas.gemm_agrees(rt.gemm, reference)
+    finally:
+        rt.set_num_threads(threads)
 
 
 def _hand_blas_to(rt):
@@ -393,7 +403,7 @@ def _pin_blas(rt, found, split) -> bool:
         # (min_work 0: split even the probes)
         rt.gemm_configure(fns[0], fns[1], s32[0], s64[0], 0, s32[1], s64[1], per_thread)
         try:
-            ok = blas.gemm_agrees(rt.gemm, set_fn)
+            ok = _gemm_checked(rt)
         finally:
             rt.gemm_configure(fns[0], fns[1], s32[0], s64[0], 1 << 21)
     finally:

@@ -235,13 +235,12 @@ def core_name(path: str) -> str | None:
     return None
 
 
-def gemm_agrees(gemm, set_threads=None, reference=None) -> bool:
+def gemm_agrees(gemm, reference=None) -> bool:
     """Does the runtime's `gemm` give `reference(a, b)` bit for bit -- numpy's `a @ b` (the
     BLAS at one thread, as the caller holds it) unless another is given (`whole_product` of
     the MKL srcad was told to use)? Plain, transposed and stacked float32/float64 operands of
-    a few sizes (the last three large enough to be split above a block floor), its kernel
-    threads at 2 so that the row blocks are shared out. (`set_threads`: unused, kept for
-    callers.)"""
+    a few sizes (the last three large enough to be split above a block floor); the caller
+    holds `gemm`'s threads above one, so that the row blocks are shared out."""
     rng = np.random.default_rng(1)
     cases = (((100, 64), (64, 50)), ((64, 100), (100, 64)), ((3, 40, 30), (30, 20)),
              ((2, 3, 26, 16), (2, 3, 16, 26)), ((37, 5), (5, 41)), ((700, 300), (300, 97)),
@@ -280,9 +279,8 @@ MKL_CBWR_AUTO = 2
 MKL_CBWR_STRICT = 0x10000
 MKL_CBWR_SUCCESS = 0
 # the layered libraries srcad links (its sequential layer: MKL runs on srcad's threads, one
-# block of rows each, never its own), and the 64-bit-integer GEMMs it calls in them
+# block of rows each, never its own; srcad calls their 64-bit-integer cblas_?gemm_64)
 MKL_LAYERS = ("libmkl_intel_ilp64", "libmkl_sequential", "libmkl_core")
-MKL_GEMM_NAMES = ("cblas_sgemm_64", "cblas_dgemm_64")
 
 
 def mkl_layers(asked: str) -> tuple[list[str] | None, str]:
