@@ -9,7 +9,7 @@ rounding -- within 1e-5 of each array's largest value, as close as
 float32 torch is to float64 torch here -- not bit for bit; a torch imported afterwards does
 not bind its own MKL's calls to srcad's; and a SRCAD_GEMM naming no MKL warns once and
 leaves the products numpy's. Each case is a fresh process (the variable is read once).
-Where this environment has no MKL (``pip install 'srcad[mkl]'``), the MKL cases skip.
+The test extra installs MKL on x86-64 Linux; elsewhere (no wheel) the MKL cases skip.
 """
 
 from __future__ import annotations
