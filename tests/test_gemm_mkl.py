@@ -28,6 +28,15 @@ HAVE_MKL = blas.mkl_layers("mkl")[0] is not None
 needs_mkl = pytest.mark.skipif(not HAVE_MKL, reason="no MKL in this environment "
                                                     "(pip install 'srcad[mkl]')")
 
+def _run(code: str, **env) -> subprocess.CompletedProcess:
+    """`code` run by a fresh Python (this checkout's root its argument), with `env` added to
+    the environment; it must exit 0."""
+    out = subprocess.run([sys.executable, "-c", code, ROOT], capture_output=True, text=True,
+                         timeout=600, env=dict(os.environ, **env))
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out
+
+
 _PRELUDE = r"""
 import sys, warnings
 import numpy as np
@@ -85,10 +94,7 @@ print(lib is not None, same, worst, bitwise, exact, tape_is_numpy)
 
 @needs_mkl
 def test_mkl_products_keep_one_set_of_bits_and_stay_near_numpys():
-    env = dict(os.environ, SRCAD_GEMM="mkl")
-    out = subprocess.run([sys.executable, "-c", _BITS, ROOT], capture_output=True, text=True,
-                         timeout=600, env=env)
-    assert out.returncode == 0, out.stderr
+    out = _run(_BITS, SRCAD_GEMM="mkl")
     used, same, worst, bitwise, exact, tape_is_numpy = out.stdout.split()
     assert used == "True", out.stdout + out.stderr
     assert same == "True"  # (every thread count, the choice on and off)
@@ -114,10 +120,7 @@ def test_a_torch_imported_after_does_not_bind_to_srcads_mkl(tmp_path):
     libtorch_cpu.so to libmkl_core.so.3): srcad links them into its own extension instead."""
     pytest.importorskip("torch")
     log = tmp_path / "ld"
-    env = dict(os.environ, SRCAD_GEMM="mkl", LD_DEBUG="bindings", LD_DEBUG_OUTPUT=str(log))
-    out = subprocess.run([sys.executable, "-c", _TORCH_AFTER, ROOT], capture_output=True,
-                         text=True, timeout=600, env=env)
-    assert out.returncode == 0, out.stderr
+    _run(_TORCH_AFTER, SRCAD_GEMM="mkl", LD_DEBUG="bindings", LD_DEBUG_OUTPUT=str(log))
     text = "".join(p.read_text(errors="replace") for p in tmp_path.iterdir())
     assert "libmkl_core" in text  # (srcad's MKL was loaded and bound, to itself)
     crossed = [line for line in text.splitlines()
@@ -142,14 +145,11 @@ print(said[0] if said else "")
 
 def test_a_srcad_gemm_naming_no_mkl_warns_once_and_keeps_numpys_products(tmp_path):
     for asked in (str(tmp_path), str(tmp_path / "missing" / "libmkl_rt.so")):
-        env = dict(os.environ, SRCAD_GEMM=asked)
-        out = subprocess.run([sys.executable, "-c", _NO_MKL, ROOT], capture_output=True,
-                             text=True, timeout=600, env=env)
-        assert out.returncode == 0, out.stderr
-        counts, message = out.stdout.splitlines()
+        out = _run(_NO_MKL, SRCAD_GEMM=asked).stdout
+        counts, message = out.splitlines()
         n, bitwise, lib = counts.split()
         if _has_compiler():
-            assert (n, bitwise, lib) == ("1", "True", "None"), out.stdout
+            assert (n, bitwise, lib) == ("1", "True", "None"), out
             assert asked in message and "numpy's" in message, message
 
 

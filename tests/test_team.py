@@ -34,6 +34,7 @@ with contextlib.suppress(Exception):  # (no compiler: the skips below say so)
     build.runtime()
 
 RT = build._pool_runtime()
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 pytestmark = pytest.mark.skipif(RT is None or "team_runs" not in RT.gemm_stats(),
                                 reason="the C runtime with srcad's thread team is not here")
 
@@ -55,6 +56,15 @@ def _block(seed=3, width=64, heads=4):
     p = transformer.randomize(rng, transformer.init(rng, width, heads, dtype=np.float32))
     x, probe = (rng.standard_normal((4, 40, width)).astype(np.float32) for _ in range(2))
     return p, x, heads, probe
+
+
+def _script(code: str, env=None) -> str:
+    """`code` run by a fresh Python with this checkout's root as its argument: its stdout
+    (stderr in the message where it fails)."""
+    out = subprocess.run([sys.executable, "-c", code, ROOT], capture_output=True, text=True,
+                         timeout=300, env=env)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out.stdout
 
 
 def _same(a, b):
@@ -147,12 +157,9 @@ def test_a_product_wanting_fewer_threads_than_the_team_has_still_runs_on_it():
     team, made for more, runs its products with that many (the other helpers leave them at
     once) instead of handing them to one thread -- with the same bits as one thread. A fresh
     process: the team's helpers are made once per process."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    out = subprocess.run([sys.executable, "-c", _TEAM_OF_THREE, root], capture_output=True,
-                         text=True, timeout=300)
-    assert out.returncode == 0, out.stderr
-    helpers, runs, same = out.stdout.split()
-    assert int(helpers) == 3 and int(runs) > 0 and same == "True", out.stdout
+    out = _script(_TEAM_OF_THREE)
+    helpers, runs, same = out.split()
+    assert int(helpers) == 3 and int(runs) > 0 and same == "True", out
 
 
 _NO_OPENMP = r"""
@@ -167,7 +174,8 @@ p = transformer.randomize(rng, transformer.init(rng, 64, 4, dtype=np.float32))
 x, probe = (rng.standard_normal((4, 40, 64)).astype(np.float32) for _ in range(2))
 srcad.grad(transformer.block_loss, wrt="p", fuse=True)(p, x, 4, probe)
 maps = open("/proc/self/maps").read()
-print(build._pool_runtime() is not None, "libgomp" in maps or "libomp" in maps or "libiomp" in maps,
+print(build._pool_runtime() is not None,
+      any(name in maps for name in ("libgomp", "libomp", "libiomp")),
       os.environ.get("OMP_WAIT_POLICY"))
 """
 
@@ -177,12 +185,8 @@ def test_srcad_loads_no_openmp_so_other_libraries_keep_their_threads_policy():
     """After a fused gradient no OpenMP runtime is mapped: whoever loads libgomp first sets its
     wait policy for every library in the process, and srcad's (workers asleep between
     regions) made torch's threaded ops 1.6-2.3x slower wherever srcad was imported first."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
-    out = subprocess.run([sys.executable, "-c", _NO_OPENMP, root], capture_output=True,
-                         text=True, timeout=300, env=env)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["True", "False", "None"], out.stdout
+    out = _script(_NO_OPENMP, {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"})
+    assert out.split() == ["True", "False", "None"], out
 
 
 def _child(queue):
@@ -250,23 +254,14 @@ print(len(team), rt.gemm_stats()["team_moves"] - moves,
 """
 
 
-@pytest.mark.skipif(not hasattr(__import__("os"), "sched_setaffinity") or
-                    len(__import__("os").sched_getaffinity(0)) < 2,
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2,
                     reason="needs Linux's CPU affinity and two CPUs")
 def test_a_helper_moved_off_its_owners_cpu_gets_every_cpu_back():
     """A helper that finds itself on its product's owner's CPU moves to another and keeps off
     it while awake (team_move_off), with the same bits; once asleep it has the process's
     whole mask again: a helper left off a CPU for good would be a thread the user's own
     affinity settings no longer reach. Run in a child (the affinity changes stay there)."""
-    import os
-    import subprocess
-    import sys
-
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    out = subprocess.run([sys.executable, "-c", _PLACEMENT, root], capture_output=True,
-                         text=True, timeout=300)
-    assert out.returncode == 0, out.stderr[-2000:]
-    helpers, moved, restored = out.stdout.split()
+    helpers, moved, restored = _script(_PLACEMENT).split()
     assert int(helpers) >= 1  # (named srcad-team)
     if int(moved) == 0:
         pytest.skip("the scheduler never woke a helper on its owner's CPU here")

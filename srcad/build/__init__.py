@@ -211,7 +211,8 @@ def _find_blas(rt) -> None:
         _BLAS_TRIES[rt] = _BLAS_TRIES.get(rt, 0) + 1
         _BLAS[rt] = _hand_blas_to(rt)
     if rt not in _GEMM_BACKEND:
-        _GEMM_BACKEND[rt] = _hand_gemm_to_mkl(rt) if _gemm_asked() else None
+        asked = _gemm_asked()
+        _GEMM_BACKEND[rt] = _hand_gemm_to_mkl(rt, asked) if asked else None
 
 
 _BLAS: dict = {}  # runtime -> the BLAS library handed to its per-call thread choice (or None)
@@ -298,7 +299,7 @@ def _mkl_shim(layers: list[str]):
                      extra=extra)
 
 
-def _hand_gemm_to_mkl(rt):
+def _hand_gemm_to_mkl(rt, asked: str):
     """Where ``SRCAD_GEMM=mkl`` (or an MKL's directory) asks for it: the runtime's `gemm` --
     the products of fused code -- runs MKL's single-threaded GEMM on srcad's threads, in
     blocks of rows as over a pinned OpenBLAS (kernels_c/srcad_gemm.h), MKL sequential (its
@@ -309,8 +310,8 @@ def _hand_gemm_to_mkl(rt):
     whole, `blas.gemm_agrees`); they are not numpy's, so fused code agrees with ``fuse=False``
     and ``mode="tape"`` (numpy's ``a @ b``) to the products' rounding, not bit for bit. The
     MKL's directory, or None with one warning saying why (none found, no compiler to link it,
-    its mode not set, a split that is not exact): the products stay numpy's."""
-    asked = _gemm_asked()
+    its mode not set, a split that is not exact): the products stay numpy's. `asked`:
+    `_gemm_asked`'s answer."""
     fns = None
     layers, why = blas.mkl_layers(asked)
     if layers is not None and not hasattr(rt, "gemm_configure"):
