@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parent
 C_DIR = "kernels_c"
 C_FILES = ("srcad_kernels.h", "srcad_pool.h", "srcad_scatter.h", "srcad_optim.h",
            "srcad_rowgrad.h", "srcad_guards.h", "srcad_threads.h", "srcad_gemm.h",
+           "srcad_colsum.h",
            "srcad_driver.c")  # srcad.build hashes the same files
 
 

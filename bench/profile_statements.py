@@ -52,7 +52,7 @@ def kind_of(text: str) -> str:
     if re.search(r"\bgemm\(", text) or " @ " in text or "matmul" in text or \
             "np.dot" in text or "einsum" in text:
         return "GEMM"
-    if re.search(r"\.sum\(|np\.(sum|mean|max|min)\(|extremum_grad|unbroadcast", text):
+    if re.search(r"\.sum\(|np\.(sum|mean|max|min)\(|extremum_grad|unbroadcast|lead_sum\(", text):
         return "reduction"
     if "np." in text or re.search(r"[-+*/] ", text):
         return "other numpy"

@@ -5,7 +5,7 @@
 # from the user's module: attention, gelu, layer_norm, merge_heads, mlp, softmax, split_heads
 # fused C kernels (built into srcad's kernel cache; `python -m srcad show FILE:FUNC --fuse --out DIR` writes their C): fused_add_multiply_subtract_35ac08, fused_divide_negative_multiply_and_3_more_f686eb, fused_max_subtract_exp_and_2_more_63fa16, fused_mean_subtract_multiply_and_3_more_5f4e31, fused_mean_subtract_multiply_and_3_more_8e2e24, fused_multiply_add_tanh_fb4c49, fused_multiply_divide_negative_and_3_more_0b89f9, fused_multiply_where_0f20e4, fused_where_multiply_62c1a9
 import numpy as np
-from srcad.runtime import as_grad, extremum_grad_add, gemm, unindex, unpacked
+from srcad.runtime import as_grad, extremum_grad_add, gemm, lead_sum, unindex, unpacked
 
 
 def gelu_fwd(x):
@@ -76,10 +76,10 @@ def mlp_bwd(saved, dmlp):
     del dmlp_gelu  # L79
     dw_fc = gemm(x.reshape(16, 16).T, dmlp_add_part.reshape(16, 64))  # L79
     dx = gemm(dmlp_add_part.reshape(16, 64), w_fc.T).reshape((2, 8, 16))  # L79
-    db_fc = dmlp_add_part.sum(axis=(0, 1))  # L79
+    db_fc = lead_sum(dmlp_add_part, (0, 1))  # L79
     del dmlp_add_part  # L79
     dw_proj = gemm(mlp_gelu.reshape(16, 64).T, dmlp.reshape(16, 16))  # L79
-    db_proj = dmlp.sum(axis=(0, 1))  # L79
+    db_proj = lead_sum(dmlp, (0, 1))  # L79
     return (dx, dw_fc, db_fc, dw_proj, db_proj)  # L79
 
 
@@ -125,9 +125,9 @@ def layer_norm_bwd(saved, dlayer_norm):
     #   dx = dxc + np.broadcast_to(dx_divide, (2, 8, 16))  # L23
     dgain_multiply, dx = fused_multiply_divide_negative_and_3_more_0b89f9(dlayer_norm, gain, xc, layer_norm_sqrt)  # L26
     # recomputed, not kept from the forward (fuse=True): layer_norm_divide
-    dgain = dgain_multiply.sum(axis=(0, 1))  # L26
+    dgain = lead_sum(dgain_multiply, (0, 1))  # L26
     del dgain_multiply  # L26
-    dbias = dlayer_norm.sum(axis=(0, 1))  # L26
+    dbias = lead_sum(dlayer_norm, (0, 1))  # L26
     return (dx, dgain, dbias)  # L26
 
 
@@ -355,7 +355,7 @@ def attention_bwd(saved, dattention):
     del dv  # L67
     dx = gemm(dv_add_part.reshape(16, 16), w_v.T).reshape((2, 8, 16))  # L67
     dw_v = gemm(x.reshape(16, 16).T, dv_add_part.reshape(16, 16))  # L67
-    db_v = dv_add_part.sum(axis=(0, 1))  # L67
+    db_v = lead_sum(dv_add_part, (0, 1))  # L67
     del dv_add_part  # L67
     # grad of L66: k = split_heads(x @ w_k, n_heads)
     dk_matmul_part, = split_heads_bwd_2(k_saved, dk)  # L66
@@ -368,10 +368,10 @@ def attention_bwd(saved, dattention):
     del dq  # L65
     dx += gemm(dq_add_part.reshape(16, 16), w_q.T).reshape((2, 8, 16))  # L65
     dw_q = gemm(x.reshape(16, 16).T, dq_add_part.reshape(16, 16))  # L65
-    db_q = dq_add_part.sum(axis=(0, 1))  # L65
+    db_q = lead_sum(dq_add_part, (0, 1))  # L65
     del dq_add_part  # L65
     dw_o = gemm(out.reshape(16, 16).T, dattention.reshape(16, 16))  # L74
-    db_o = dattention.sum(axis=(0, 1))  # L74
+    db_o = lead_sum(dattention, (0, 1))  # L74
     return (dx, dw_q, db_q, dw_k, dw_v, db_v, dw_o, db_o)  # L74
 
 
@@ -396,8 +396,8 @@ def layer_norm_bwd_2(saved, dlayer_norm):
     layer_norm_divide, = saved
     # --- backward ---
     # grad of L26: return xc / np.sqrt(var + eps) * gain + bias
-    dgain = (dlayer_norm * layer_norm_divide).sum(axis=(0, 1))  # L26
-    dbias = dlayer_norm.sum(axis=(0, 1))  # L26
+    dgain = lead_sum(dlayer_norm * layer_norm_divide, (0, 1))  # L26
+    dbias = lead_sum(dlayer_norm, (0, 1))  # L26
     return (dgain, dbias)  # L26
 
 

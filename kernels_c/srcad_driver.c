@@ -1632,6 +1632,9 @@ py_row_reduce(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     return out;
 }
 
+/* (after srcad_gemm.h, the team, and give_fpe: numpy's reporting of floating-point errors) */
+#include "srcad_colsum.h"
+
 static PyMethodDef methods[] = {
     {"set_num_threads", py_set_num_threads, METH_O,
      "set_num_threads(n) -> previous: threads a kernel uses above the size threshold"},
@@ -1652,6 +1655,7 @@ static PyMethodDef methods[] = {
     SRCAD_GUARDS_METHODS
     SRCAD_THREADS_METHODS
     SRCAD_GEMM_METHODS
+    SRCAD_COLSUM_METHODS
     {NULL, NULL, 0, NULL},
 };
 

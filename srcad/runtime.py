@@ -173,6 +173,7 @@ __all__ = [
     "matmul_grad_a",
     "matmul_grad_b",
     "gemm",
+    "lead_sum",
     "prod_grad",
     "select_grad",
     "unbroadcast",
@@ -583,6 +584,48 @@ def gemm(a, b):
 
 
 _GEMM: list = [None]
+
+
+def lead_sum(x, axis):
+    """``x.sum(axis=axis)``, `axis` being 0 or ``(0, 1, ..., k-1)``, as fused code spells a sum
+    over leading axes (a bias's gradient, ``dh.sum(axis=(0, 1))``): numpy's sum bit for bit,
+    by the C runtime on srcad's threads where it handles the case (a C-contiguous float32 or
+    float64 array keeping two values or more: kernels_c/srcad_colsum.h, which adds each
+    column's values in numpy's order), numpy's own sum everywhere else. The runtime's sums
+    are checked against numpy's once per process (`_lead_sum_checked`)."""
+    fn = _LEAD[0]
+    if fn is None:
+        fn = _lead_sum_checked()
+    if fn and type(x) is np.ndarray:
+        try:
+            return fn(x, axis + 1 if type(axis) is int else len(axis))
+        except TypeError:
+            pass
+    return x.sum(axis=axis)
+
+
+_LEAD: list = [None]
+
+
+def _lead_sum_checked():
+    """The runtime's `lead_sum`, or False where its sums are not numpy's bit for bit on a few
+    probe arrays (checked once per process: numpy's order of a reduction is its iterator's
+    choice, not a documented contract); None while there is no runtime (look again later)."""
+    fn = c_helper("lead_sum")
+    if fn is None:
+        return None
+    rng = np.random.default_rng(25)
+    ok = True
+    for shape in ((3, 5), (7, 2), (64, 300), (2, 3, 33), (1, 4), (40, 1030)):
+        for dtype in (np.float32, np.float64):
+            x = (rng.standard_normal(shape) * 10.0 ** rng.integers(-6, 6, shape)).astype(dtype)
+            x.flat[::7] = -0.0
+            for k in range(1, x.ndim):
+                want, got = x.sum(axis=tuple(range(k))), fn(x, k)
+                ok = ok and want.shape == got.shape and \
+                    want.tobytes() == got.tobytes()
+    _LEAD[0] = fn if ok else False
+    return _LEAD[0]
 
 
 def setitem(x, index, value):

@@ -60,6 +60,7 @@ def kernels_c_dir() -> Path:
 # the runtime's C files, in the order they are hashed (setup.py lists the same ones)
 RUNTIME_SOURCES = ("srcad_kernels.h", "srcad_pool.h", "srcad_scatter.h", "srcad_optim.h",
                    "srcad_rowgrad.h", "srcad_guards.h", "srcad_threads.h", "srcad_gemm.h",
+                   "srcad_colsum.h",
                    "srcad_driver.c")
 
 

@@ -44,7 +44,7 @@ from .fuse import FunctionLowering
 from .match import VT
 
 __all__ = ["lower", "plan", "LoweredModule", "text_only", "batch", "quiet", "builds_now",
-           "matmuls_as_gemm"]
+           "matmuls_as_gemm", "lead_sums_in_c"]
 
 _WARNED: set = set()
 _TEXT_ONLY: list = [False]
@@ -312,5 +312,60 @@ def matmuls_as_gemm(functions: list) -> list:
         for ln in f.body:
             for sub in ln.walk():
                 if sub.node is not None and matmuls(sub.node):
+                    sub.node = Rewrite().visit(sub.node)
+    return out
+
+
+LEAD_SUM = "lead_sum"  # srcad.runtime.lead_sum: a sum over leading axes (kernels_c/srcad_colsum.h)
+
+
+def _leading_axes(node) -> bool:
+    """`0`, or `(0, 1, ..., k-1)`: every leading axis up to some k."""
+    if isinstance(node, ast.Constant):
+        return type(node.value) is int and node.value == 0
+    return isinstance(node, ast.Tuple) and len(node.elts) > 0 and all(
+        isinstance(e, ast.Constant) and type(e.value) is int and e.value == i
+        for i, e in enumerate(node.elts))
+
+
+def lead_sums_in_c(functions: list) -> list:
+    """Fused code's sums over leading axes -- ``db = dh.sum(axis=(0, 1))``, the gradient of a
+    bias added to a batch, or LayerNorm's gain -- as calls of the runtime's `lead_sum`
+    (``db = lead_sum(dh, (0, 1))``): numpy's sum bit for bit, each column's values added in
+    numpy's order, the columns shared by srcad's threads (numpy's own sum where the runtime
+    does not handle the case). Copies of `functions`, as `matmuls_as_gemm` makes them; the
+    functions themselves where none has such a sum or the name is taken."""
+    def is_lead_sum(n) -> bool:
+        return isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and \
+            n.func.attr == "sum" and not n.args and len(n.keywords) == 1 and \
+            n.keywords[0].arg == "axis" and _leading_axes(n.keywords[0].value)
+
+    def has(node) -> bool:
+        return any(is_lead_sum(n) for n in ast.walk(node))
+
+    lines = [sub for f in functions for ln in f.body for sub in ln.walk()
+             if sub.node is not None]
+    if not any(has(ln.node) for ln in lines):
+        return functions
+    names = {n.id for ln in lines for n in ast.walk(ln.node) if isinstance(n, ast.Name)}
+    names |= {p for f in functions for p in f.params} | {f.name for f in functions}
+    names |= {n.arg for ln in lines for n in ast.walk(ln.node) if isinstance(n, ast.arg)}
+    if LEAD_SUM in names:
+        return functions
+
+    class Rewrite(ast.NodeTransformer):
+        def visit_Call(self, node):
+            self.generic_visit(node)
+            if not is_lead_sum(node):
+                return node
+            return ast.copy_location(ast.Call(ast.Name(LEAD_SUM, ast.Load()),
+                                              [node.func.value, node.keywords[0].value], []),
+                                     node)
+
+    out = copy.deepcopy(functions)
+    for f in out:
+        for ln in f.body:
+            for sub in ln.walk():
+                if sub.node is not None and has(sub.node):
                     sub.node = Rewrite().visit(sub.node)
     return out

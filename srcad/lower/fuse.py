@@ -69,6 +69,12 @@ from .rows import has_row_op, joint, shapes_of
 # the row reductions left to numpy (bench/rows.py's "before")
 ROW_KERNELS = True
 
+# a chain of one op over this many elements or more is a kernel too: numpy's ufunc runs on one
+# thread, the kernel on the team above the runtime's parallel threshold (srcad_driver.c
+# `parallel_min`, the same number). Not the machine's thread count: the lowered code is the
+# same on every machine (generated/, the kernel cache)
+ONE_OP_MIN = 65536
+
 _ARRAY_METHODS = {"sum", "mean", "max", "min", "prod", "any", "all", "reshape", "transpose",
                   "astype", "copy", "ravel", "flatten", "swapaxes", "squeeze", "dot", "clip",
                   "cumsum", "var", "std", "argmax", "argmin", "take", "repeat", "round",
@@ -617,13 +623,13 @@ class FunctionLowering:
 
     # -- closing a region: a kernel call, or the original lines ---------------------------------
     def close(self, r: Region, out: list) -> None:
-        out.extend(ln for _, ln in r.before if r.parts and r.n_ops() >= 2)
+        out.extend(ln for _, ln in r.before if r.parts and self._worth_a_kernel(r))
         if not r.parts:
             out.extend(ln for _, ln in r.pending)
             if r.tail is not None:
                 out.append(r.tail[1])
             return
-        if r.n_ops() < 2:
+        if not self._worth_a_kernel(r):
             out.extend(self._dissolve(r))
             return
         built = build_kernel(self, r)
@@ -654,6 +660,14 @@ class FunctionLowering:
                 hoisted -= set(gone)
         if r.tail is not None:
             out.append(r.tail[1])
+
+    @staticmethod
+    def _worth_a_kernel(r: Region) -> bool:
+        """Two ops or more; or one, over arrays the runtime's threads share (`ONE_OP_MIN`)."""
+        n = r.n_ops()
+        if n >= 2:
+            return True
+        return n == 1 and r.full is not None and int(np.prod(r.full)) >= ONE_OP_MIN
 
     @staticmethod
     def _comments_of_kernel(r: Region) -> tuple[list, list]:
