@@ -64,7 +64,6 @@
 #include "srcad_pool.h"
 #include "srcad_scatter.h"
 #include "srcad_optim.h"
-#include "srcad_rowgrad.h"
 #include "srcad_guards.h"
 
 #define MAXOPS (2 * SRCAD_MAXARGS)
@@ -1634,6 +1633,7 @@ py_row_reduce(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 
 /* (after srcad_gemm.h, the team, and give_fpe: numpy's reporting of floating-point errors) */
 #include "srcad_colsum.h"
+#include "srcad_rowgrad.h"
 
 static PyMethodDef methods[] = {
     {"set_num_threads", py_set_num_threads, METH_O,

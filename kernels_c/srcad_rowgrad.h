@@ -58,6 +58,40 @@
 EXTREMUM_ROWS(float)
 EXTREMUM_ROWS(double)
 
+typedef struct {
+    const char *g, *out, *x, *acc; /* acc: NULL for extremum_grad_rows(g, out, x) */
+    char *dx;
+    npy_intp L;
+    int dt; /* 0 float32, 1 float64 */
+} extremum_plan;
+
+/* rows [lo, hi) */
+static int
+extremum_work(const void *p, npy_intp lo, npy_intp hi)
+{
+    const extremum_plan *q = (const extremum_plan *)p;
+    npy_intp L = q->L, n = hi - lo;
+    if (q->dt == 0) {
+        const float *g = (const float *)q->g + lo, *o = (const float *)q->out + lo,
+                    *x = (const float *)q->x + lo * L;
+        float *dx = (float *)q->dx + lo * L;
+        if (q->acc != NULL)
+            extremum_rows_add_float(g, o, x, (const float *)q->acc + lo * L, dx, n, L);
+        else
+            extremum_rows_float(g, o, x, dx, n, L);
+    }
+    else {
+        const double *g = (const double *)q->g + lo, *o = (const double *)q->out + lo,
+                     *x = (const double *)q->x + lo * L;
+        double *dx = (double *)q->dx + lo * L;
+        if (q->acc != NULL)
+            extremum_rows_add_double(g, o, x, (const double *)q->acc + lo * L, dx, n, L);
+        else
+            extremum_rows_double(g, o, x, dx, n, L);
+    }
+    return 0;
+}
+
 static PyObject *
 py_extremum_grad_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -92,28 +126,16 @@ py_extremum_grad_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     PyArrayObject *dx = (PyArrayObject *)PyArray_SimpleNew(nd, PyArray_DIMS(x), type);
     if (dx == NULL) return NULL;
-    if (acc != NULL) {
-        if (type == NPY_FLOAT)
-            extremum_rows_add_float((const float *)PyArray_DATA(g),
-                                    (const float *)PyArray_DATA(out),
-                                    (const float *)PyArray_DATA(x),
-                                    (const float *)PyArray_DATA(acc),
-                                    (float *)PyArray_DATA(dx), rows, L);
-        else
-            extremum_rows_add_double((const double *)PyArray_DATA(g),
-                                     (const double *)PyArray_DATA(out),
-                                     (const double *)PyArray_DATA(x),
-                                     (const double *)PyArray_DATA(acc),
-                                     (double *)PyArray_DATA(dx), rows, L);
-        return (PyObject *)dx;
-    }
-    if (type == NPY_FLOAT)
-        extremum_rows_float((const float *)PyArray_DATA(g), (const float *)PyArray_DATA(out),
-                            (const float *)PyArray_DATA(x), (float *)PyArray_DATA(dx), rows, L);
-    else
-        extremum_rows_double((const double *)PyArray_DATA(g),
-                             (const double *)PyArray_DATA(out), (const double *)PyArray_DATA(x),
-                             (double *)PyArray_DATA(dx), rows, L);
+    extremum_plan q = {PyArray_BYTES(g), PyArray_BYTES(out), PyArray_BYTES(x),
+                       acc != NULL ? PyArray_BYTES(acc) : NULL, PyArray_BYTES(dx), L,
+                       type == NPY_FLOAT ? 0 : 1};
+    /* threads as a kernel takes them (the per-call choice inside a call), above its size */
+    int nt = rows * L >= parallel_min && num_threads > 1 ? num_threads : 1;
+    if (rows < nt) nt = (int)rows;
+    Py_BEGIN_ALLOW_THREADS
+    team_split job = {extremum_work, &q, rows, nt, 0, 0};
+    if (!(nt > 1 && team_run(nt, team_split_run, &job))) extremum_work(&q, 0, rows);
+    Py_END_ALLOW_THREADS
     return (PyObject *)dx;
 }
 

@@ -237,3 +237,28 @@ def test_fused_softmax_backward_uses_the_added_form():
         assert "extremum_grad_add(" in src
     assert "extremum_grad_add" not in srcad.source(g0)
     assert _same(got, want)
+
+
+@pytest.mark.parametrize("n", [2, 3])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_rows_shared_by_srcads_threads_give_the_same_bits(dtype, n):
+    """Above the kernels' size threshold the rows are shared by srcad's threads: the same bits
+    as one thread and as numpy's statements, in both forms (threshold at 0, the choice off)."""
+    rng = np.random.default_rng(6)
+    x = np.concatenate([_rows(rng, 33, dtype)] * 9)  # (rows with ties, zeros, inf, NaN)
+    acc = rng.standard_normal(x.shape).astype(dtype)
+    with np.errstate(invalid="ignore"):
+        out = x.max(axis=-1, keepdims=True)
+    g = rng.standard_normal(out.shape).astype(dtype)
+    fn = build.c_helper("extremum_grad_rows")
+    one, one_add = fn(g, out, x), fn(g, out, x, acc)
+    rt = build.runtime()
+    old = rt.set_num_threads(n), rt.set_parallel_threshold(0), rt.set_adaptive(False)
+    try:
+        many, many_add = fn(g, out, x), fn(g, out, x, acc)
+    finally:
+        rt.set_num_threads(old[0])
+        rt.set_parallel_threshold(old[1])
+        rt.set_adaptive(old[2])
+    got, want, _ = _both(g, out, x, -1, True)
+    assert _same(many, one) and _same(many_add, one_add) and _same(one, want)
