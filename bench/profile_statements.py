@@ -54,7 +54,7 @@ def kind_of(text: str) -> str:
         return "GEMM"
     if re.search(r"\.sum\(|np\.(sum|mean|max|min)\(|extremum_grad|unbroadcast|lead_sum\(", text):
         return "reduction"
-    if "np." in text or re.search(r"[-+*/] ", text):
+    if "np." in text or re.search(r"[-+*/] |\breshaped\(", text):
         return "other numpy"
     return "Python"
 

@@ -5,7 +5,7 @@
 # from the user's module: attention, gelu, layer_norm, merge_heads, mlp, softmax, split_heads
 # fused C kernels (built into srcad's kernel cache; `python -m srcad show FILE:FUNC --fuse --out DIR` writes their C): fused_add_multiply_subtract_35ac08, fused_divide_negative_multiply_and_3_more_f686eb, fused_max_subtract_exp_and_2_more_63fa16, fused_mean_subtract_multiply_and_3_more_5f4e31, fused_mean_subtract_multiply_and_3_more_8e2e24, fused_multiply_add_tanh_fb4c49, fused_multiply_divide_negative_and_3_more_0b89f9, fused_multiply_where_0f20e4, fused_where_multiply_62c1a9
 import numpy as np
-from srcad.runtime import as_grad, extremum_grad_add, gemm, lead_sum, unindex, unpacked
+from srcad.runtime import as_grad, extremum_grad_add, gemm, lead_sum, reshaped, unindex, unpacked
 
 
 def gelu_fwd(x):
@@ -143,7 +143,7 @@ def merge_heads_fwd(x):
     del B_H_T_D  # L55
     merge_heads_transpose = np.transpose(x, axes=(0, 2, 1, 3))  # L56
     merge_heads_multiply = H * D  # L56
-    merge_heads = np.reshape(merge_heads_transpose, (B, T, merge_heads_multiply))  # L56
+    merge_heads = reshaped(merge_heads_transpose, (B, T, merge_heads_multiply))  # L56
     del merge_heads_transpose  # L56
     return (merge_heads, ())  # L56
 
@@ -152,7 +152,7 @@ def merge_heads_bwd(saved, dmerge_heads):
     # saved by the forward: nothing
     # --- backward ---
     # grad of L56: return np.reshape(np.transpose(x, (0, 2, 1, 3)), (B, T, H * D))
-    dmerge_heads_transpose = np.reshape(dmerge_heads, (2, 8, 4, 4))  # L56
+    dmerge_heads_transpose = reshaped(dmerge_heads, (2, 8, 4, 4))  # L56
     dx = np.transpose(dmerge_heads_transpose, (0, 2, 1, 3))  # L56
     del dmerge_heads_transpose  # L56
     return (dx,)  # L56
@@ -202,7 +202,7 @@ def split_heads_fwd(x, n_heads):
     C = B_T_C[2]  # L49
     del B_T_C  # L49
     split_heads_floordiv = C // n_heads  # L50
-    split_heads_reshape = np.reshape(x, (B, T, n_heads, split_heads_floordiv))  # L50
+    split_heads_reshape = reshaped(x, (B, T, n_heads, split_heads_floordiv))  # L50
     split_heads = np.transpose(split_heads_reshape, axes=(0, 2, 1, 3))  # L50
     del split_heads_reshape  # L50
     return (split_heads, ())  # L50
@@ -213,7 +213,7 @@ def split_heads_bwd(saved, dsplit_heads):
     # --- backward ---
     # grad of L50: return np.transpose(np.reshape(x, (B, T, n_heads, C // n_heads)), (0, 2, 1, 3))
     dsplit_heads_reshape = np.transpose(dsplit_heads, (0, 2, 1, 3))  # L50
-    dx = np.reshape(dsplit_heads_reshape, (2, 8, 16))  # L50
+    dx = reshaped(dsplit_heads_reshape, (2, 8, 16))  # L50
     del dsplit_heads_reshape  # L50
     return (dx,)  # L50
 
@@ -228,7 +228,7 @@ def split_heads_fwd_2(x, n_heads):
     C = B_T_C[2]  # L49
     del B_T_C  # L49
     split_heads_floordiv = C // n_heads  # L50
-    split_heads_reshape = np.reshape(x, (B, T, n_heads, split_heads_floordiv))  # L50
+    split_heads_reshape = reshaped(x, (B, T, n_heads, split_heads_floordiv))  # L50
     split_heads = np.transpose(split_heads_reshape, axes=(0, 2, 1, 3))  # L50
     del split_heads_reshape  # L50
     return (split_heads, ())  # L50
@@ -239,7 +239,7 @@ def split_heads_bwd_2(saved, dsplit_heads):
     # --- backward ---
     # grad of L50: return np.transpose(np.reshape(x, (B, T, n_heads, C // n_heads)), (0, 2, 1, 3))
     dsplit_heads_reshape = np.transpose(dsplit_heads, (0, 2, 1, 3))  # L50
-    dx = np.reshape(dsplit_heads_reshape, (2, 8, 16))  # L50
+    dx = reshaped(dsplit_heads_reshape, (2, 8, 16))  # L50
     del dsplit_heads_reshape  # L50
     return (dx,)  # L50
 
@@ -254,7 +254,7 @@ def split_heads_fwd_3(x, n_heads):
     C = B_T_C[2]  # L49
     del B_T_C  # L49
     split_heads_floordiv = C // n_heads  # L50
-    split_heads_reshape = np.reshape(x, (B, T, n_heads, split_heads_floordiv))  # L50
+    split_heads_reshape = reshaped(x, (B, T, n_heads, split_heads_floordiv))  # L50
     split_heads = np.transpose(split_heads_reshape, axes=(0, 2, 1, 3))  # L50
     del split_heads_reshape  # L50
     return (split_heads, ())  # L50
@@ -265,7 +265,7 @@ def split_heads_bwd_3(saved, dsplit_heads):
     # --- backward ---
     # grad of L50: return np.transpose(np.reshape(x, (B, T, n_heads, C // n_heads)), (0, 2, 1, 3))
     dsplit_heads_reshape = np.transpose(dsplit_heads, (0, 2, 1, 3))  # L50
-    dx = np.reshape(dsplit_heads_reshape, (2, 8, 16))  # L50
+    dx = reshaped(dsplit_heads_reshape, (2, 8, 16))  # L50
     del dsplit_heads_reshape  # L50
     return (dx,)  # L50
 

@@ -122,7 +122,90 @@ py_lead_sum(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     return (PyObject *)out;
 }
 
+/* ---- c_copy(x): a C-contiguous copy of x, its rows shared by the team ------------------------
+ * numpy's reshape of a view that no strides can express (the heads of an attention merged
+ * back, `np.reshape(np.transpose(h, (0, 2, 1, 3)), (B, T, D))`, and the same in its backward)
+ * copies on one thread: 0.2-0.4 ms for each of four such copies of the large Transformer
+ * block's step. A copy is a copy: the same bytes whichever thread moves them. The case: an
+ * exact, aligned ndarray of a dtype without references (not object), ndim >= 1; anything
+ * else is a TypeError (the caller copies with numpy). */
+typedef struct {
+    const char *src;
+    char *dst;
+    int nd;
+    npy_intp dims[SRCAD_MAXDIMS], strides[SRCAD_MAXDIMS];
+    npy_intp item, len; /* bytes an element; elements a row (the last axis) */
+} copy_plan;
+
+/* rows [lo, hi) (a row: one index of every axis but the last) */
+static int
+copy_work(const void *p, npy_intp lo, npy_intp hi)
+{
+    const copy_plan *q = (const copy_plan *)p;
+    npy_intp item = q->item, len = q->len, step = q->strides[q->nd - 1];
+    for (npy_intp r = lo; r < hi; r++) {
+        npy_intp off = 0, i = r;
+        for (int d = q->nd - 2; d >= 0; d--) {
+            off += (i % q->dims[d]) * q->strides[d];
+            i /= q->dims[d];
+        }
+        const char *s = q->src + off;
+        char *t = q->dst + r * len * item;
+        if (step == item)
+            memcpy(t, s, (size_t)(len * item));
+        else if (item == 4)
+            for (npy_intp j = 0; j < len; j++) memcpy(t + 4 * j, s + j * step, 4);
+        else if (item == 8)
+            for (npy_intp j = 0; j < len; j++) memcpy(t + 8 * j, s + j * step, 8);
+        else
+            for (npy_intp j = 0; j < len; j++) memcpy(t + item * j, s + j * step, (size_t)item);
+    }
+    return 0;
+}
+
+static PyObject *
+py_c_copy(PyObject *self, PyObject *x_obj)
+{
+    (void)self;
+    if (!PyArray_CheckExact(x_obj)) {
+        PyErr_SetString(PyExc_TypeError, "c_copy(x: ndarray)");
+        return NULL;
+    }
+    PyArrayObject *x = (PyArrayObject *)x_obj;
+    int nd = PyArray_NDIM(x);
+    if (nd < 1 || nd > SRCAD_MAXDIMS || PyDataType_REFCHK(PyArray_DESCR(x)) ||
+        !PyArray_ISALIGNED(x)) {
+        PyErr_SetString(PyExc_TypeError, "c_copy: not the case it handles");
+        return NULL;
+    }
+    PyArray_Descr *descr = PyArray_DESCR(x);
+    Py_INCREF(descr);
+    PyArrayObject *out = (PyArrayObject *)PyArray_NewFromDescr(
+        &PyArray_Type, descr, nd, PyArray_DIMS(x), NULL, NULL, 0, NULL);
+    if (out == NULL) return NULL;
+    copy_plan q;
+    q.src = PyArray_BYTES(x);
+    q.dst = PyArray_BYTES(out);
+    q.nd = nd;
+    q.item = PyArray_ITEMSIZE(x);
+    for (int d = 0; d < nd; d++) {
+        q.dims[d] = PyArray_DIM(x, d);
+        q.strides[d] = PyArray_STRIDE(x, d);
+    }
+    q.len = q.dims[nd - 1];
+    npy_intp size = PyArray_SIZE(x), rows = q.len > 0 ? size / q.len : 0;
+    if (size == 0) return (PyObject *)out;
+    int nt = size >= parallel_min && num_threads > 1 ? num_threads : 1;
+    if (rows < nt) nt = (int)rows;
+    Py_BEGIN_ALLOW_THREADS
+    team_split job = {copy_work, &q, rows, nt, 0, 0};
+    if (!(nt > 1 && team_run(nt, team_split_run, &job))) copy_work(&q, 0, rows);
+    Py_END_ALLOW_THREADS
+    return (PyObject *)out;
+}
+
 #define SRCAD_COLSUM_METHODS                                                                  \
+    {"c_copy", py_c_copy, METH_O, "c_copy(x): a C-contiguous copy of x, on srcad's threads"},  \
     {"lead_sum", (PyCFunction)(void (*)(void))py_lead_sum, METH_FASTCALL,                   \
      "lead_sum(x, k): x.sum(axis=(0, ..., k-1)), numpy's bits, on srcad's threads"},
 

@@ -26,7 +26,7 @@ from . import ir, memplan, runtime_context
 from .build import pinned, pooled
 from .codegen import compile_source, render
 from .lower import lower as lower_chains
-from .lower import lead_sums_in_c, matmuls_as_gemm
+from .lower import matmuls_as_gemm, threaded_forms
 from .errors import SrcadError
 from .gcode import GFunction, Line, exposed_reads, line_writes
 from .optimize import optimize
@@ -86,9 +86,9 @@ def build(fn_ir: ir.Function, infos, signature: str, opts: Options, dump=None) -
         memplan.plan(program, opts.kind)
     say("lower", program.functions)
     k = program.kernels
-    # (fused code: its matmuls and sums over leading axes on srcad's threads,
-    # srcad.runtime.gemm and lead_sum)
-    shown = (lead_sums_in_c(matmuls_as_gemm(program.functions))
+    # (fused code: its matmuls, sums over leading axes and copying reshapes on srcad's
+    # threads: srcad.runtime.gemm, lead_sum, reshaped)
+    shown = (threaded_forms(matmuls_as_gemm(program.functions))
              if opts.fuse and not opts.reparsed else program.functions)
     source = render(shown, origin=origin, inject=program.inject,
                     kernels=(k.name, sorted(x.name for x in k.kernels)) if k else None)

@@ -12,6 +12,7 @@ helpers here and the specialiser use.
 
 from __future__ import annotations
 
+import inspect
 import numbers
 import sys
 import weakref
@@ -174,6 +175,7 @@ __all__ = [
     "matmul_grad_b",
     "gemm",
     "lead_sum",
+    "reshaped",
     "prod_grad",
     "select_grad",
     "unbroadcast",
@@ -605,6 +607,35 @@ def lead_sum(x, axis):
 
 
 _LEAD: list = [None]
+
+
+def reshaped(x, shape):
+    """``np.reshape(x, shape)``, as fused code spells it: where numpy would copy (a view no
+    strides can express: attention's heads merged back, ``np.reshape(np.transpose(h, (0, 2, 1,
+    3)), (B, T, D))``), a large array's copy is made by the C runtime on srcad's threads
+    (kernels_c/srcad_colsum.h `c_copy`), the same bytes; numpy's view where numpy makes one;
+    numpy's own reshape for everything else, and with a numpy older than 2.1 (whose reshape
+    cannot be asked not to copy: setting `.shape` instead copies, then refuses)."""
+    if _NO_COPY and type(x) is np.ndarray and x.size >= _COPY_MIN and \
+            not x.flags.c_contiguous and x.dtype.kind in "fciub":
+        try:
+            return np.reshape(x, shape, copy=False)  # (numpy's own view, where one expresses it)
+        except ValueError:  # (numpy would copy: the same copy, on srcad's threads)
+            pass
+        fn = _C_COPY[0]
+        if fn is None:
+            fn = _C_COPY[0] = c_helper("c_copy")
+        if fn is not None:
+            try:
+                return fn(x).reshape(shape)
+            except TypeError:
+                pass
+    return np.reshape(x, shape)
+
+
+_NO_COPY = "copy" in inspect.signature(np.reshape).parameters  # (numpy >= 2.1)
+_C_COPY: list = [None]
+_COPY_MIN = 65536  # elements (the runtime's size threshold for its threads)
 
 
 def _lead_sum_checked():

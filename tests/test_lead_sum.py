@@ -1,5 +1,6 @@
 """Fused code's plain ops on srcad's threads (issue 25): sums over leading axes as the runtime's
-`lead_sum` (kernels_c/srcad_colsum.h), and a one-op chain over a large array as a kernel.
+`lead_sum` (kernels_c/srcad_colsum.h), copying reshapes as `reshaped` (its `c_copy`), and a
+one-op chain over a large array as a kernel.
 
 `lead_sum(x, axis)` stands for ``x.sum(axis=axis)`` with `axis` 0 or ``(0, ..., k-1)`` (a bias's
 gradient, ``dh.sum(axis=(0, 1))``): each case holds the C runtime's result to numpy's bit for bit
@@ -10,7 +11,9 @@ sums pairwise, which the C refuses); rows of -0.0, +-inf, NaN, subnormals, magni
 does not handle (Fortran order, a strided view, integers, float16, a masked array, a Python
 object with its own `.sum`) must give numpy's own answer. Then the gradients through
 srcad.grad: fused code names `lead_sum`, bit for bit `fuse=False`'s, and a user's own name
-`lead_sum` is left alone.
+`lead_sum` is left alone. `c_copy(x)` is numpy's C-order copy byte for byte (views of every
+kind, six dtypes, 1-3 threads); `reshaped(x, shape)` is numpy's reshape, a view exactly where
+numpy's is one.
 """
 
 import contextlib
@@ -205,3 +208,67 @@ def test_a_one_op_chain_over_a_large_array_is_a_kernel_and_a_small_one_is_not():
         assert all(_same(a, b) for a, b in zip(got, want))
         src = srcad.source(fused)
         assert (re.search(r"z = fused_add_\w+\(x, y\)", src) is not None) == kernel, src
+
+
+def _layouts(rng, cast=lambda a: a):
+    """Views of every kind a reshape meets: transposes, reversed axes, steps, offsets."""
+    base = cast(rng.standard_normal((6, 5, 4, 7)))
+    yield base.transpose(0, 2, 1, 3)
+    yield base.transpose(3, 1, 0, 2)
+    yield base[:, ::-1, 1:, ::2]
+    yield base[1:5, :, ::3].transpose(1, 0, 2, 3)
+    yield np.asfortranarray(base)
+    yield base.transpose(0, 2, 1, 3)[..., :1]
+    yield base
+    yield base[:, 2]
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex128, np.int16, np.uint8,
+                                   np.bool_])
+def test_c_copy_is_numpys_c_order_copy(dtype, n):
+    rng = np.random.default_rng(12)
+    fn = build.c_helper("c_copy")
+    with threads(n):
+        for x in _layouts(rng, lambda a: (a * 50).astype(dtype) if dtype is not np.bool_
+                          else a > 0):
+            got = fn(x)
+            assert got.flags.c_contiguous and got.dtype == x.dtype and got.shape == x.shape
+            assert got.tobytes() == np.ascontiguousarray(x).tobytes()
+    with pytest.raises(TypeError):
+        fn(np.array([[1, "a"], [None, 2.0]], dtype=object).T)
+
+
+@pytest.mark.skipif("copy" not in __import__("inspect").signature(np.reshape).parameters,
+                    reason="numpy < 2.1: reshaped is numpy's own reshape")
+def test_reshaped_is_numpys_reshape_a_view_where_numpys_is_a_view():
+    rng = np.random.default_rng(13)
+    old = runtime._COPY_MIN
+    runtime._COPY_MIN = 0  # (every array, not only the large ones)
+    try:
+        with threads(2):
+            for v in _layouts(rng):
+                for shape in [(-1,), (v.shape[0], -1), v.shape[:1] + (1,) + v.shape[1:],
+                              (-1, v.shape[-1]), v.shape[:-2] + (v.shape[-2] * v.shape[-1],)]:
+                    want = np.reshape(v, shape)
+                    got = runtime.reshaped(v, shape)
+                    assert got.shape == want.shape and got.tobytes() == want.tobytes()
+                    assert np.shares_memory(got, v) == np.shares_memory(want, v), \
+                        (v.strides, shape)
+    finally:
+        runtime._COPY_MIN = old
+
+
+def heads(h):
+    B, H, T, D = h.shape
+    return np.sum(np.tanh(np.reshape(np.transpose(h, (0, 2, 1, 3)), (B, T, H * D))) ** 2)
+
+
+def test_heads_merged_back_fused_are_the_unfused_bits():
+    rng = np.random.default_rng(14)
+    h = rng.standard_normal((4, 4, 64, 64)).astype(np.float32)
+    fused = srcad.grad(heads, fuse=True)
+    with threads(2):
+        got = fused(h)
+    assert _same(got, srcad.grad(heads, fuse=False)(h))
+    assert "reshaped(" in srcad.source(fused)

@@ -44,7 +44,7 @@ from .fuse import FunctionLowering
 from .match import VT
 
 __all__ = ["lower", "plan", "LoweredModule", "text_only", "batch", "quiet", "builds_now",
-           "matmuls_as_gemm", "lead_sums_in_c"]
+           "matmuls_as_gemm", "threaded_forms"]
 
 _WARNED: set = set()
 _TEXT_ONLY: list = [False]
@@ -317,6 +317,7 @@ def matmuls_as_gemm(functions: list) -> list:
 
 
 LEAD_SUM = "lead_sum"  # srcad.runtime.lead_sum: a sum over leading axes (kernels_c/srcad_colsum.h)
+RESHAPED = "reshaped"  # srcad.runtime.reshaped: np.reshape, a copy on srcad's threads
 
 
 def _leading_axes(node) -> bool:
@@ -328,20 +329,33 @@ def _leading_axes(node) -> bool:
         for i, e in enumerate(node.elts))
 
 
-def lead_sums_in_c(functions: list) -> list:
-    """Fused code's sums over leading axes -- ``db = dh.sum(axis=(0, 1))``, the gradient of a
-    bias added to a batch, or LayerNorm's gain -- as calls of the runtime's `lead_sum`
-    (``db = lead_sum(dh, (0, 1))``): numpy's sum bit for bit, each column's values added in
-    numpy's order, the columns shared by srcad's threads (numpy's own sum where the runtime
-    does not handle the case). Copies of `functions`, as `matmuls_as_gemm` makes them; the
-    functions themselves where none has such a sum or the name is taken."""
-    def is_lead_sum(n) -> bool:
-        return isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and \
-            n.func.attr == "sum" and not n.args and len(n.keywords) == 1 and \
-            n.keywords[0].arg == "axis" and _leading_axes(n.keywords[0].value)
+def _threaded_form(n):
+    """The runtime's call standing for `n` (a `Call`), or None: ``x.sum(axis=(0, ..., k-1))``
+    as ``lead_sum(x, (0, ..., k-1))``; ``np.reshape(x, shape)`` as ``reshaped(x, shape)``."""
+    if not isinstance(n, ast.Call) or not isinstance(n.func, ast.Attribute):
+        return None
+    if n.func.attr == "sum" and not n.args and len(n.keywords) == 1 and \
+            n.keywords[0].arg == "axis" and _leading_axes(n.keywords[0].value):
+        return ast.Call(ast.Name(LEAD_SUM, ast.Load()), [n.func.value, n.keywords[0].value], [])
+    if n.func.attr == "reshape" and isinstance(n.func.value, ast.Name) and \
+            n.func.value.id == "np" and len(n.args) == 2 and not n.keywords and \
+            not any(isinstance(a, ast.Starred) for a in n.args):
+        return ast.Call(ast.Name(RESHAPED, ast.Load()), list(n.args), [])
+    return None
 
+
+def threaded_forms(functions: list) -> list:
+    """Fused code's plain numpy calls that numpy runs on one thread, as calls of the runtime's
+    forms on srcad's threads, each numpy's result bit for bit (numpy's own call for what the
+    runtime does not handle): a sum over leading axes -- ``db = dh.sum(axis=(0, 1))``, the
+    gradient of a bias added to a batch, or LayerNorm's gain -- as ``lead_sum(dh, (0, 1))``
+    (each column's values added in numpy's order, the columns shared), and ``np.reshape(x,
+    shape)`` as ``reshaped(x, shape)`` (where numpy would copy -- attention's heads merged
+    back -- the copy's rows shared; numpy's view where it makes one). Copies of `functions`,
+    as `matmuls_as_gemm` makes them; the functions themselves where none has such a call or
+    a name is taken."""
     def has(node) -> bool:
-        return any(is_lead_sum(n) for n in ast.walk(node))
+        return any(_threaded_form(n) is not None for n in ast.walk(node))
 
     lines = [sub for f in functions for ln in f.body for sub in ln.walk()
              if sub.node is not None]
@@ -350,17 +364,14 @@ def lead_sums_in_c(functions: list) -> list:
     names = {n.id for ln in lines for n in ast.walk(ln.node) if isinstance(n, ast.Name)}
     names |= {p for f in functions for p in f.params} | {f.name for f in functions}
     names |= {n.arg for ln in lines for n in ast.walk(ln.node) if isinstance(n, ast.arg)}
-    if LEAD_SUM in names:
+    if LEAD_SUM in names or RESHAPED in names:
         return functions
 
     class Rewrite(ast.NodeTransformer):
         def visit_Call(self, node):
             self.generic_visit(node)
-            if not is_lead_sum(node):
-                return node
-            return ast.copy_location(ast.Call(ast.Name(LEAD_SUM, ast.Load()),
-                                              [node.func.value, node.keywords[0].value], []),
-                                     node)
+            form = _threaded_form(node)
+            return node if form is None else ast.copy_location(form, node)
 
     out = copy.deepcopy(functions)
     for f in out:
