@@ -10,7 +10,9 @@ forms can be simplified at generation time:
     ``(0, 2, 1, 3)``);
   * shape queries on values of known shape become constants (``np.size(h)`` is 512);
   * integer arithmetic on constants (``max`` and ``min`` of them too), comparisons of numeric
-    constants, and multiplication by a literal 1.0 (the seed), fold; ``np.where`` of a constant
+    constants, and multiplication by a literal 1.0 (the seed) -- or by numpy's 1.0 of a
+    float dtype the product keeps, spread or not (``np.float32(1.0) * probe`` is ``probe``)
+    -- fold; ``np.where`` of a constant
     condition picks an array operand where that keeps its values (`_Simplify._where`);
   * trailing arguments of runtime helpers equal to their defaults are dropped, and so are a
     numpy call's ``where=True`` and ``dtype=None`` (a reduction rule's ``where=where`` with
@@ -81,6 +83,13 @@ class Infos(dict):
         # "0d", "number", "array" (of one dimension or more), "other" -- where the values
         # it reads are the same on every path}
         self.sites: dict = {}
+
+
+def _const_shape(node) -> tuple | None:
+    """The shape a tuple of integer constants spells, or None."""
+    if isinstance(node, ast.Tuple) and all(_is_const(e, int) for e in node.elts):
+        return tuple(e.value for e in node.elts)
+    return None
 
 
 def _const(v) -> ast.Constant:
@@ -186,6 +195,28 @@ class _Simplify(ast.NodeTransformer):
             _drop_default_tail(node, fn)
         return node
 
+    def _times_one_is(self, one, x) -> bool:
+        """Is ``one * x`` the array `x` itself, value, dtype and shape -- `one` a float scalar
+        1.0 of numpy's (the seed cast to the adjoint's dtype, ``np.float32(1.0)``), or one
+        spread to `x`'s own shape (``np.broadcast_to(np.float32(1.0), (8, 128))``), `x` a
+        floating array whose dtype the product keeps? (x * 1 is x for every float, -0.0, inf
+        and NaN included.)"""
+        if isinstance(one, ast.Call) and self.resolve(one.func) is np.broadcast_to and \
+                len(one.args) == 2 and not one.keywords:
+            info = self.info_of(x)
+            if info is None or _const_shape(one.args[1]) != info.shape:
+                return False
+            one = one.args[0]
+        if not (isinstance(one, ast.Call) and isinstance(one.func, ast.Attribute) and
+                isinstance(one.func.value, ast.Name) and one.func.value.id == "np" and
+                one.func.attr in ("float16", "float32", "float64") and len(one.args) == 1 and
+                not one.keywords and _is_const(one.args[0]) and one.args[0].value == 1):
+            return False
+        info = self.info_of(x)
+        if info is None or info.dtype is None or np.dtype(info.dtype).kind not in "fc":
+            return False
+        return np.result_type(np.dtype(one.func.attr), info.dtype) == info.dtype
+
     def _basic_index(self, node) -> bool:
         """Is `node` (``np.s_[...]``) certainly an index without a list or an integer array,
         whatever it is called with? Slices, constants and names of 0-d values: with such an
@@ -274,6 +305,9 @@ class _Simplify(ast.NodeTransformer):
                 return right
             if _is_const(right, float) and right.value == 1.0 and not _is_const(left):
                 return left
+            for one, other in ((left, right), (right, left)):
+                if self._times_one_is(one, other):
+                    return other
         if isinstance(node.op, ast.Pow) and _is_const(right, int) and right.value == 1:
             if not _is_const(left):
                 return left
