@@ -91,7 +91,7 @@ def main() -> None:
           f"cold {sum(cold) * 1e3:.2f}; numpy at the user's BLAS threads, hot "
           f"{sum(numpy_hot) * 1e3:.2f}")
     order = sorted(range(len(kept)), key=lambda i: -in_step[i])
-    for i in order[:8]:
+    for i in order[:int(os.environ.get("TOP", "8"))]:
         a, b = kept[i]
         print(f"  {str(a.shape):13} {'T' if not a.flags.c_contiguous else 'N'} @ "
               f"{str(b.shape):13} {'T' if not b.flags.c_contiguous else 'N'}: step "

@@ -14,6 +14,7 @@ The test extra installs MKL on x86-64 Linux; elsewhere (no wheel) the MKL cases 
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -170,3 +171,36 @@ def test_srcad_gemm_unset_or_numpy_asks_for_nothing(monkeypatch):
         assert build._gemm_asked() is None
     monkeypatch.setenv("SRCAD_GEMM", "mkl")
     assert build._gemm_asked() == "mkl"
+
+
+_KEPT_SPLIT = _PRELUDE + r"""
+if sys.argv[2] == "no-probe":  # (a probe now would fail the run: the kept answer must do)
+    def boom(*a):
+        raise AssertionError("probed again")
+    blas.row_split = boom
+srcad.grad(T.block_loss, wrt="p", fuse=True)(*block(4))
+print(build.threads_stats().get("gemm_library") is not None)
+"""
+
+
+@needs_mkl
+def test_mkls_split_is_kept_for_later_processes(tmp_path):
+    """srcad.build `_mkl_split`: the first process probes MKL's row split and keeps it in the
+    kernel cache's compilers.json; the next uses it without probing (its check against MKL's
+    whole products still runs); a file others may write is not believed."""
+    env = dict(os.environ, SRCAD_GEMM="mkl", SRCAD_CACHE_DIR=str(tmp_path / "cache"))
+
+    def run(mode):
+        return subprocess.run([sys.executable, "-c", _KEPT_SPLIT, ROOT, mode], env=env,
+                              capture_output=True, text=True, timeout=600, check=False)
+
+    first = run("probe")
+    assert first.returncode == 0 and first.stdout.split()[-1] == "True", first.stderr[-2000:]
+    kept = tmp_path / "cache" / "compilers.json"
+    assert any(k.startswith("mkl-split:") for k in json.loads(kept.read_text()))
+    second = run("no-probe")
+    assert second.returncode == 0 and second.stdout.split()[-1] == "True", \
+        second.stderr[-2000:]
+    kept.chmod(kept.stat().st_mode | 0o002)  # others may write it: not believed
+    third = run("no-probe")
+    assert third.returncode != 0 and "probed again" in third.stderr

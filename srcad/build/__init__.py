@@ -328,7 +328,7 @@ def _hand_gemm_to_mkl(rt, asked: str):
             else:
                 fns = shim.addresses()
     if fns is not None:
-        split = blas.row_split(fns[0], np.float32), blas.row_split(fns[1], np.float64)
+        split = _mkl_split(layers, fns)
         if None in split:
             fns, why = None, f"{layers[-1]}: no exact split of its products into blocks of rows"
     if fns is not None:
@@ -350,6 +350,32 @@ def _hand_gemm_to_mkl(rt, asked: str):
         return None
     _GEMM_FUNCTIONS[rt] = fns
     return os.path.dirname(layers[0])
+
+
+def _mkl_split(layers: list, fns) -> tuple:
+    """`blas.row_split` of MKL's SGEMM and DGEMM in its strict mode (0.04 s of a process's
+    first gradient call), kept as `_blas_facts` keeps OpenBLAS's: in the kernel cache's
+    compilers.json, under the MKL libraries (paths, sizes, mtimes), the CPU and the probe's
+    version, read back only from a file of ours; `_hand_gemm_to_mkl` still checks the split
+    against MKL's whole products before using it. (granule, floor) for float32 and float64,
+    None for a dtype with no exact split."""
+    try:
+        material = {"mkl": [[p, os.stat(p).st_size, os.stat(p).st_mtime_ns] for p in layers],
+                    "cpu": compiler.cpu_identity(), "probe": blas.PROBE_VERSION,
+                    "mode": "cnr-strict"}
+    except OSError:
+        material = None
+    where = cache.compiler_dir() if material is not None else None
+    tag = "mkl-split:" + cache.entry_key(material) if material is not None else ""
+    kept = compiler.read_known(where).get(tag) if where is not None else None
+    if _facts_ok({"changes": True, "split": kept}) and kept is not None:
+        return tuple(tuple(s) for s in kept)
+    split = blas.row_split(fns[0], np.float32), blas.row_split(fns[1], np.float64)
+    if where is not None and None not in split:
+        known = compiler.read_known(where)
+        known[tag] = [list(split[0]), list(split[1])]
+        compiler.write_known(where, known)
+    return split
 
 
 def _gemm_checked(rt, reference=None) -> bool:
