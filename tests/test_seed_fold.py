@@ -81,3 +81,17 @@ def test_a_product_that_changes_the_dtype_is_kept():
         got = g(x, p)
         want = srcad.grad(dot, wrt="x", mode="tape")(x, p)
         assert _same(got, want) and got.dtype == np.float32
+
+
+def scalar_dot(x, p):
+    return np.sum(x * p) * 2.0
+
+
+def test_a_zero_d_value_keeps_its_type():
+    """np.float32(1.0) times a 0-d array is a numpy scalar: the product stays, and the value
+    and gradient are the unfused tape's, types included."""
+    x, p = np.array(1.5, np.float32), np.array(-2.0, np.float32)
+    got = srcad.value_and_grad(scalar_dot, wrt=("x", "p"))(x, p)
+    want = srcad.value_and_grad(scalar_dot, wrt=("x", "p"), mode="tape")(x, p)
+    assert type(got[0]) is type(want[0]) and got[0] == want[0]
+    assert all(type(a) is type(b) and _same(a, b) for a, b in zip(got[1], want[1]))

@@ -199,7 +199,7 @@ class _Simplify(ast.NodeTransformer):
         """Is ``one * x`` the array `x` itself, value, dtype and shape -- `one` a float scalar
         1.0 of numpy's (the seed cast to the adjoint's dtype, ``np.float32(1.0)``), or one
         spread to `x`'s own shape (``np.broadcast_to(np.float32(1.0), (8, 128))``), `x` a
-        floating array whose dtype the product keeps? (x * 1 is x for every float, -0.0, inf
+        floating array of one dimension or more whose dtype the product keeps? (x * 1 is x for every float, -0.0, inf
         and NaN included.)"""
         if isinstance(one, ast.Call) and self.resolve(one.func) is np.broadcast_to and \
                 len(one.args) == 2 and not one.keywords:
@@ -213,7 +213,9 @@ class _Simplify(ast.NodeTransformer):
                 not one.keywords and _is_const(one.args[0]) and one.args[0].value == 1):
             return False
         info = self.info_of(x)
-        if info is None or info.dtype is None or np.dtype(info.dtype).kind not in "fc":
+        # (not a 0-d value: a numpy scalar times a 0-d array is a numpy scalar, not the array)
+        if info is None or info.dtype is None or np.dtype(info.dtype).kind not in "fc" or \
+                info.ndim == 0:
             return False
         return np.result_type(np.dtype(one.func.attr), info.dtype) == info.dtype
 
