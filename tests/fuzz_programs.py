@@ -476,7 +476,14 @@ class Gen:
         self.mark_viewed(a)
         if a.ndim == 2:
             p, q = a.shape
-            form = ch.int(0, 3)
+            form = ch.int(0, 5 if self.module.copies else 3)
+            if form == 4:  # (copies=True: a reshape numpy makes by copying a transposed view)
+                self.feature("transpose")
+                return E(f"np.reshape(np.transpose({a.text}), (-1,))", (p * q,), a.bound,
+                         fresh=False)
+            if form == 5:
+                self.feature("transpose")
+                return E(f"np.reshape({a.op}.T, ({p}, {q}))", (p, q), a.bound, fresh=False)
             if form == 0:
                 return E(f"{a.op}.reshape(-1)", (p * q,), a.bound, fresh=False)
             if form == 1:
@@ -578,7 +585,8 @@ class Gen:
             kind = ch.weighted([
                 (6, "binary"), (5, "unary"), (3, "reduce"), (2, "matmul"), (2, "reshape"),
                 (2, "index"), (1, "join"),
-            ] + ([(8, "rows")] if self.module.rows else []))
+            ] + ([(8, "rows")] if self.module.rows else [])
+              + ([(6, "reshape")] if self.module.copies else []))
             if kind == "rows":
                 e = self.row_chain()
             elif kind == "binary":
@@ -898,6 +906,7 @@ class ModuleGen:
         self.counter = 0
         self.int_param = None
         self.rows = False  # row chains too (generate(rows=True))
+        self.copies = False  # copying reshapes too (generate(copies=True))
 
     def fresh(self, stem):
         self.counter += 1
@@ -907,13 +916,16 @@ class ModuleGen:
 SHAPE_KINDS = ("full", "row", "vec", "col", "scalar")
 
 
-def generate(ch: Chooser, index: int, dtype=None, rows: bool = False) -> Program:
+def generate(ch: Chooser, index: int, dtype=None, rows: bool = False,
+             copies: bool = False) -> Program:
     """One random valid program named ``p<index>``. rows=True: also chains through
     last-axis sums and means (`Gen.row_chain`), on rows of 3 to 17 values (numpy's pairwise
-    sum changes its blocking at 8)."""
+    sum changes its blocking at 8). copies=True: also reshapes numpy makes by copying a
+    transposed view (``np.reshape(np.transpose(a), (-1,))``, ``np.reshape(a.T, (p, q))``)."""
     name = f"p{index}"
     mod = ModuleGen(name)
     mod.rows = rows
+    mod.copies = copies
     if dtype is None:
         dtype = ch.pick((np.float64, np.float32))
     m, n = ch.int(1, 4), ch.int(1, 4)

@@ -18,6 +18,14 @@ the stable softmax through the row's max, scaling) on rows of 3-17 values, which
 
 The default run checks `DEFAULT_SEEDS` batches (the first seeds of test_fuzz.py's corpus);
 ``-m slow`` (or ``SRCAD_FUZZ_SLOW=1``) checks all of test_fuzz.py's default batches.
+
+`THREADED_SEEDS` batches more (with copying reshapes among their ops: FP.generate(copies=True))
+run what fused code does on large arrays, on the corpus's small ones: every chain of one op a
+kernel (srcad.lower.fuse.ONE_OP_MIN at 1), every kernel, sum
+over leading axes (`lead_sum`) and copying reshape (`reshaped`) on two of srcad's threads
+(the runtime's size threshold at 0, the choice of threads off) -- bit for bit as above; a
+good share of the programs must then call a one-op kernel or `lead_sum`, and some
+`reshaped`.
 """
 
 from __future__ import annotations
@@ -37,6 +45,8 @@ from tests.test_fuzz import BATCHES, PER_BATCH, _bitwise, load_module
 from tests.test_memplan_fused import _leaves, guard_kernels
 
 DEFAULT_SEEDS = range(3)  # 150 programs, one kernel module per batch
+THREADED_SEEDS = (3, 4)  # batches run as large arrays are (see the docstring)
+MIN_THREADED_SHARE = 0.4  # (seeds 3 and 4: 28 and 27 of 50 call a one-op kernel)
 MIN_FUSED_SHARE = 0.5
 MIN_PLANNED = 3  # programs per batch whose kernels write into a planned buffer (out=)
 KERNEL_OUT = re.compile(r"= fused_\w+\(.*\bout=")
@@ -51,10 +61,10 @@ MAX_LAYOUT_SHARE = 0.2
 ROW_KERNEL = re.compile(r"#   .*(sum|mean)\(.*keepdims=True")
 
 
-def run_fused_batch(seed, n=PER_BATCH, rows=False):
-    programs = [FP.generate(FP.RandomChooser(seed * 100_003 + i), i, rows=rows)
+def run_fused_batch(seed, n=PER_BATCH, rows=False, copies=False):
+    programs = [FP.generate(FP.RandomChooser(seed * 100_003 + i), i, rows=rows, copies=copies)
                 for i in range(n)]
-    module = load_module(programs, f"fused{seed}{'r' if rows else ''}")
+    module = load_module(programs, f"fused{seed}{'r' if rows else ''}{'c' if copies else ''}")
     plans = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -131,6 +141,33 @@ def test_fuzz_fused_all_default_batches(request):
     for seed in range(BATCHES):
         if seed not in DEFAULT_SEEDS:
             _check(seed)
+
+
+@pytest.mark.parametrize("seed", THREADED_SEEDS)
+def test_fuzz_fused_batch_as_large_arrays_run(seed, monkeypatch):
+    """Fused code's plain ops on srcad's threads (issue 25), at the corpus's sizes."""
+    from srcad import runtime
+    from srcad.lower import fuse
+
+    monkeypatch.setattr(fuse, "ONE_OP_MIN", 1)
+    monkeypatch.setattr(runtime, "_COPY_MIN", 0)
+    rt = build.runtime()
+    old = rt.set_num_threads(2), rt.set_parallel_threshold(0), rt.set_adaptive(False)
+    sources = []
+    real = srcad.source
+    monkeypatch.setattr(srcad, "source", lambda t: sources.append(real(t)) or sources[-1])
+    try:
+        total, n_fused, failures, _, _, n_layout = run_fused_batch(seed, copies=True)
+    finally:
+        rt.set_num_threads(old[0])
+        rt.set_parallel_threshold(old[1])
+        rt.set_adaptive(old[2])
+    assert not failures, f"{len(failures)} program(s) differ fused:\n" + "\n".join(failures)
+    assert n_layout <= MAX_LAYOUT_SHARE * total, (n_layout, total)
+    plain = re.compile(r"= fused_[a-z]+_[0-9a-f]{6}\(|\blead_sum\(")
+    threaded = {s for s in sources if plain.search(s)}
+    assert len(threaded) >= MIN_THREADED_SHARE * total, (len(threaded), total)
+    assert any("lead_sum(" in s for s in threaded) and any("reshaped(" in s for s in sources)
 
 
 def test_batch_kernels_are_not_callable_inside_the_block():
