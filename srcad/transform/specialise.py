@@ -199,8 +199,8 @@ class _Simplify(ast.NodeTransformer):
         """Is ``one * x`` the array `x` itself, value, dtype and shape -- `one` a float scalar
         1.0 of numpy's (the seed cast to the adjoint's dtype, ``np.float32(1.0)``), or one
         spread to `x`'s own shape (``np.broadcast_to(np.float32(1.0), (8, 128))``), `x` a
-        floating array of one dimension or more whose dtype the product keeps? (x * 1 is x for every float, -0.0, inf
-        and NaN included.)"""
+        floating array of one dimension or more whose dtype the product keeps? (x * 1 is x
+        for every float, -0.0, inf and NaN included.)"""
         if isinstance(one, ast.Call) and self.resolve(one.func) is np.broadcast_to and \
                 len(one.args) == 2 and not one.keywords:
             info = self.info_of(x)
