@@ -201,23 +201,21 @@ class _Simplify(ast.NodeTransformer):
         spread to `x`'s own shape (``np.broadcast_to(np.float32(1.0), (8, 128))``), `x` a
         floating array of one dimension or more whose dtype the product keeps? (x * 1 is x
         for every float, -0.0, inf and NaN included.)"""
-        if isinstance(one, ast.Call) and self.resolve(one.func) is np.broadcast_to and \
-                len(one.args) == 2 and not one.keywords:
-            info = self.info_of(x)
-            if info is None or _const_shape(one.args[1]) != info.shape:
-                return False
-            one = one.args[0]
-        if not (isinstance(one, ast.Call) and isinstance(one.func, ast.Attribute) and
-                isinstance(one.func.value, ast.Name) and one.func.value.id == "np" and
-                one.func.attr in ("float16", "float32", "float64") and len(one.args) == 1 and
-                not one.keywords and _is_const(one.args[0]) and one.args[0].value == 1):
-            return False
         info = self.info_of(x)
         # (not a 0-d value: a numpy scalar times a 0-d array is a numpy scalar, not the array)
         if info is None or info.dtype is None or np.dtype(info.dtype).kind not in "fc" or \
                 info.ndim == 0:
             return False
-        return np.result_type(np.dtype(one.func.attr), info.dtype) == info.dtype
+        if isinstance(one, ast.Call) and self.resolve(one.func) is np.broadcast_to and \
+                len(one.args) == 2 and not one.keywords:
+            if _const_shape(one.args[1]) != info.shape:
+                return False
+            one = one.args[0]
+        scalar = self.resolve(one.func) if isinstance(one, ast.Call) else None
+        if scalar not in (np.float16, np.float32, np.float64) or len(one.args) != 1 or \
+                one.keywords or not _is_const(one.args[0]) or one.args[0].value != 1:
+            return False
+        return np.result_type(scalar, info.dtype) == info.dtype
 
     def _basic_index(self, node) -> bool:
         """Is `node` (``np.s_[...]``) certainly an index without a list or an integer array,
