@@ -276,6 +276,48 @@ def lower(functions: list, infos_of: dict, namespace: dict, origin: dict):
 
 
 GEMM = "gemm"  # srcad.runtime.gemm: `a @ b` on srcad's threads (kernels_c/srcad_gemm.h)
+LEAD_SUM = "lead_sum"  # srcad.runtime.lead_sum: a sum over leading axes (kernels_c/srcad_colsum.h)
+RESHAPED = "reshaped"  # srcad.runtime.reshaped: np.reshape, a copy on srcad's threads
+
+
+def _in_runtime_forms(functions: list, form_of, names_used: set) -> list:
+    """Copies of `functions` in which every expression node `form_of` gives a replacement
+    for (the runtime's call standing for it) is replaced, innermost first; the functions
+    themselves where no node has one, or where the functions already use one of
+    `names_used` (the forms' names) for something else."""
+    def has(node) -> bool:
+        return any(form_of(n) is not None for n in ast.walk(node))
+
+    lines = [sub for f in functions for ln in f.body for sub in ln.walk()
+             if sub.node is not None]
+    if not any(has(ln.node) for ln in lines):
+        return functions
+    names = {n.id for ln in lines for n in ast.walk(ln.node) if isinstance(n, ast.Name)}
+    names |= {p for f in functions for p in f.params} | {f.name for f in functions}
+    names |= {n.arg for ln in lines for n in ast.walk(ln.node) if isinstance(n, ast.arg)}
+    if names & names_used:
+        return functions
+
+    class Rewrite(ast.NodeTransformer):
+        def generic_visit(self, node):
+            node = super().generic_visit(node)
+            form = form_of(node)
+            return node if form is None else ast.copy_location(form, node)
+
+    out = copy.deepcopy(functions)
+    for f in out:
+        for ln in f.body:
+            for sub in ln.walk():
+                if sub.node is not None and has(sub.node):
+                    sub.node = Rewrite().visit(sub.node)
+    return out
+
+
+def _gemm_form(n):
+    """``gemm(a, b)`` for ``a @ b``, or None."""
+    if isinstance(n, ast.BinOp) and isinstance(n.op, ast.MatMult):
+        return ast.Call(ast.Name(GEMM, ast.Load()), [n.left, n.right], [])
+    return None
 
 
 def matmuls_as_gemm(functions: list) -> list:
@@ -285,39 +327,7 @@ def matmuls_as_gemm(functions: list) -> list:
     free, so a core another process holds delays one block, not half the product. Copies of
     `functions` (the program keeps its `@`: the memory plan's walkers read it); the functions
     themselves where none has a matmul or any of them already uses the name."""
-    def matmuls(node):
-        return any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.MatMult)
-                   for n in ast.walk(node))
-
-    lines = [sub for f in functions for ln in f.body for sub in ln.walk()
-             if sub.node is not None]
-    if not any(matmuls(ln.node) for ln in lines):
-        return functions
-    names = {n.id for ln in lines for n in ast.walk(ln.node) if isinstance(n, ast.Name)}
-    names |= {p for f in functions for p in f.params} | {f.name for f in functions}
-    names |= {n.arg for ln in lines for n in ast.walk(ln.node) if isinstance(n, ast.arg)}
-    if GEMM in names:
-        return functions
-
-    class Rewrite(ast.NodeTransformer):
-        def visit_BinOp(self, node):
-            self.generic_visit(node)
-            if not isinstance(node.op, ast.MatMult):
-                return node
-            return ast.copy_location(ast.Call(ast.Name(GEMM, ast.Load()),
-                                              [node.left, node.right], []), node)
-
-    out = copy.deepcopy(functions)
-    for f in out:
-        for ln in f.body:
-            for sub in ln.walk():
-                if sub.node is not None and matmuls(sub.node):
-                    sub.node = Rewrite().visit(sub.node)
-    return out
-
-
-LEAD_SUM = "lead_sum"  # srcad.runtime.lead_sum: a sum over leading axes (kernels_c/srcad_colsum.h)
-RESHAPED = "reshaped"  # srcad.runtime.reshaped: np.reshape, a copy on srcad's threads
+    return _in_runtime_forms(functions, _gemm_form, {GEMM})
 
 
 def _leading_axes(node) -> bool:
@@ -330,8 +340,8 @@ def _leading_axes(node) -> bool:
 
 
 def _threaded_form(n):
-    """The runtime's call standing for `n` (a `Call`), or None: ``x.sum(axis=(0, ..., k-1))``
-    as ``lead_sum(x, (0, ..., k-1))``; ``np.reshape(x, shape)`` as ``reshaped(x, shape)``."""
+    """The runtime's call standing for `n`, or None: ``x.sum(axis=(0, ..., k-1))`` as
+    ``lead_sum(x, (0, ..., k-1))``; ``np.reshape(x, shape)`` as ``reshaped(x, shape)``."""
     if not isinstance(n, ast.Call) or not isinstance(n.func, ast.Attribute):
         return None
     if n.func.attr == "sum" and not n.args and len(n.keywords) == 1 and \
@@ -354,29 +364,4 @@ def threaded_forms(functions: list) -> list:
     back -- the copy's rows shared; numpy's view where it makes one). Copies of `functions`,
     as `matmuls_as_gemm` makes them; the functions themselves where none has such a call or
     a name is taken."""
-    def has(node) -> bool:
-        return any(_threaded_form(n) is not None for n in ast.walk(node))
-
-    lines = [sub for f in functions for ln in f.body for sub in ln.walk()
-             if sub.node is not None]
-    if not any(has(ln.node) for ln in lines):
-        return functions
-    names = {n.id for ln in lines for n in ast.walk(ln.node) if isinstance(n, ast.Name)}
-    names |= {p for f in functions for p in f.params} | {f.name for f in functions}
-    names |= {n.arg for ln in lines for n in ast.walk(ln.node) if isinstance(n, ast.arg)}
-    if LEAD_SUM in names or RESHAPED in names:
-        return functions
-
-    class Rewrite(ast.NodeTransformer):
-        def visit_Call(self, node):
-            self.generic_visit(node)
-            form = _threaded_form(node)
-            return node if form is None else ast.copy_location(form, node)
-
-    out = copy.deepcopy(functions)
-    for f in out:
-        for ln in f.body:
-            for sub in ln.walk():
-                if sub.node is not None and has(sub.node):
-                    sub.node = Rewrite().visit(sub.node)
-    return out
+    return _in_runtime_forms(functions, _threaded_form, {LEAD_SUM, RESHAPED})
