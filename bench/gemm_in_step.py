@@ -11,7 +11,7 @@ with their layouts: transposed views stay transposed), then times (medians):
 Where srcad pins the BLAS (srcad.build.threads_stats()["blas_pinned"]), srcad's products are
 its own row blocks at one BLAS thread; elsewhere they are numpy's.
 
-    python bench/gemm_in_step.py [small|large]
+    python bench/gemm_in_step.py [small|large]      # TOP=24 lists 24 products, not 8
 """
 
 from __future__ import annotations
