@@ -100,19 +100,12 @@ py_lead_sum(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     /* threads as a kernel takes them (the per-call choice inside a call), above the same size;
      * each thread a share of the columns, in units of at most COLSUM_CHUNK columns, at least
      * 16 (a cache line of float32) */
-    int nt = rows * cols >= parallel_min && num_threads > 1 ? num_threads : 1;
+    int nt = team_threads_for(rows * cols);
     npy_intp chunk = (cols + nt - 1) / nt;
     chunk = chunk > COLSUM_CHUNK ? COLSUM_CHUNK : ((chunk + 15) / 16) * 16;
     colsum_plan pl = {PyArray_BYTES(x), PyArray_BYTES(out), rows, cols, chunk,
                       type == NPY_FLOAT ? 0 : 1};
-    npy_intp units = (cols + chunk - 1) / chunk;
-    if (units < nt) nt = (int)units;
-    int flags;
-    Py_BEGIN_ALLOW_THREADS
-    team_split job = {colsum_work, &pl, units, nt, 0, 0};
-    if (nt > 1 && team_run(nt, team_split_run, &job)) flags = job.flags;
-    else flags = colsum_work(&pl, 0, units);
-    Py_END_ALLOW_THREADS
+    int flags = team_shares(colsum_work, &pl, (cols + chunk - 1) / chunk, nt);
     /* (numpy's reporting of an overflow or inf - inf: np.errstate, as numpy's sum has it) */
     if ((flags & (FE_DIVBYZERO | FE_OVERFLOW | FE_UNDERFLOW | FE_INVALID)) &&
         give_fpe("reduce", npy_fpe(flags)) < 0) {
@@ -195,12 +188,7 @@ py_c_copy(PyObject *self, PyObject *x_obj)
     q.len = q.dims[nd - 1];
     npy_intp size = PyArray_SIZE(x), rows = q.len > 0 ? size / q.len : 0;
     if (size == 0) return (PyObject *)out;
-    int nt = size >= parallel_min && num_threads > 1 ? num_threads : 1;
-    if (rows < nt) nt = (int)rows;
-    Py_BEGIN_ALLOW_THREADS
-    team_split job = {copy_work, &q, rows, nt, 0, 0};
-    if (!(nt > 1 && team_run(nt, team_split_run, &job))) copy_work(&q, 0, rows);
-    Py_END_ALLOW_THREADS
+    team_shares(copy_work, &q, rows, team_threads_for(size));
     return (PyObject *)out;
 }
 

@@ -391,6 +391,30 @@ team_split_run(void *p)
     }
 }
 
+/* threads for a plain helper's pass over `size` elements (srcad_colsum.h, srcad_rowgrad.h), as a
+ * kernel takes them: the per-call choice inside a call, above the kernels' size threshold */
+static int
+team_threads_for(npy_intp size)
+{
+    return size >= parallel_min && num_threads > 1 ? num_threads : 1;
+}
+
+/* work(plan, 0, units) in `threads` even shares on the team (at most one a unit), or on the
+ * caller's thread where one thread is asked or the team cannot take it; the GIL released
+ * meanwhile. The floating-point flags the shares raised, OR-ed. */
+static int
+team_shares(team_split_fn work, const void *plan, npy_intp units, int threads)
+{
+    int flags;
+    if (units < threads) threads = (int)units;
+    Py_BEGIN_ALLOW_THREADS
+    team_split job = {work, plan, units, threads, 0, 0};
+    if (threads > 1 && team_run(threads, team_split_run, &job)) flags = job.flags;
+    else flags = work(plan, 0, units);
+    Py_END_ALLOW_THREADS
+    return flags;
+}
+
 typedef struct {
     int dt, lead, nb;
     PyArrayObject *a, *b;

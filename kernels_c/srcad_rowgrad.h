@@ -129,13 +129,7 @@ py_extremum_grad_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     extremum_plan q = {PyArray_BYTES(g), PyArray_BYTES(out), PyArray_BYTES(x),
                        acc != NULL ? PyArray_BYTES(acc) : NULL, PyArray_BYTES(dx), L,
                        type == NPY_FLOAT ? 0 : 1};
-    /* threads as a kernel takes them (the per-call choice inside a call), above its size */
-    int nt = rows * L >= parallel_min && num_threads > 1 ? num_threads : 1;
-    if (rows < nt) nt = (int)rows;
-    Py_BEGIN_ALLOW_THREADS
-    team_split job = {extremum_work, &q, rows, nt, 0, 0};
-    if (!(nt > 1 && team_run(nt, team_split_run, &job))) extremum_work(&q, 0, rows);
-    Py_END_ALLOW_THREADS
+    team_shares(extremum_work, &q, rows, team_threads_for(rows * L));
     return (PyObject *)dx;
 }
 
