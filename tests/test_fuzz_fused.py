@@ -41,6 +41,7 @@ import srcad
 from srcad import build
 from srcad.lower import batch
 from tests import fuzz_programs as FP
+from tests.kernel_threads import on_threads
 from tests.test_fuzz import BATCHES, PER_BATCH, _bitwise, load_module
 from tests.test_memplan_fused import _leaves, guard_kernels
 
@@ -151,17 +152,11 @@ def test_fuzz_fused_batch_as_large_arrays_run(seed, monkeypatch):
 
     monkeypatch.setattr(fuse, "ONE_OP_MIN", 1)
     monkeypatch.setattr(runtime, "_COPY_MIN", 0)
-    rt = build.runtime()
-    old = rt.set_num_threads(2), rt.set_parallel_threshold(0), rt.set_adaptive(False)
     sources = []
     real = srcad.source
     monkeypatch.setattr(srcad, "source", lambda t: sources.append(real(t)) or sources[-1])
-    try:
+    with on_threads(2):
         total, n_fused, failures, _, _, n_layout = run_fused_batch(seed, copies=True)
-    finally:
-        rt.set_num_threads(old[0])
-        rt.set_parallel_threshold(old[1])
-        rt.set_adaptive(old[2])
     assert not failures, f"{len(failures)} program(s) differ fused:\n" + "\n".join(failures)
     assert n_layout <= MAX_LAYOUT_SHARE * total, (n_layout, total)
     plain = re.compile(r"= fused_[a-z]+_[0-9a-f]{6}\(|\blead_sum\(")

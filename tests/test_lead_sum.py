@@ -16,7 +16,6 @@ kind, six dtypes, 1-3 threads); `reshaped(x, shape)` is numpy's reshape, a view 
 numpy's is one.
 """
 
-import contextlib
 import re
 
 import numpy as np
@@ -24,6 +23,7 @@ import pytest
 
 import srcad
 from srcad import build, runtime
+from tests.kernel_threads import on_threads
 
 try:
     build.runtime()
@@ -38,19 +38,6 @@ def _same(a, b) -> bool:
     return (a.dtype == b.dtype and a.shape == b.shape and
             np.isnan(a).tolist() == np.isnan(b).tolist() and
             np.where(np.isnan(a), 0, a).tobytes() == np.where(np.isnan(b), 0, b).tobytes())
-
-
-@contextlib.contextmanager
-def threads(n: int):
-    rt = build.runtime()
-    old_n, old_min, old_adaptive = (rt.set_num_threads(n), rt.set_parallel_threshold(0),
-                                    rt.set_adaptive(False))
-    try:
-        yield
-    finally:
-        rt.set_num_threads(old_n)
-        rt.set_parallel_threshold(old_min)
-        rt.set_adaptive(old_adaptive)
 
 
 def _values(rng, shape, dtype, special: str):
@@ -78,7 +65,7 @@ SHAPES = [(2, 2), (3, 5), (7, 2), (1, 9), (513, 3), (64, 300), (40, 1030), (2, 3
 def test_lead_sum_is_numpys_sum_bit_for_bit(dtype, special, n):
     rng = np.random.default_rng(hash((np.dtype(dtype).name, special, n)) % 2**32)
     fn = build.c_helper("lead_sum")
-    with threads(n), np.errstate(all="ignore"):
+    with on_threads(n), np.errstate(all="ignore"):
         for shape in SHAPES:
             x = _values(rng, shape, dtype, special)
             for k in range(1, x.ndim):
@@ -172,7 +159,7 @@ def test_bias_and_gain_gradients_fused_are_the_unfused_bits(dtype):
         fused = srcad.grad(fn, wrt=wrt, fuse=True)
         plain = srcad.grad(fn, wrt=wrt, fuse=False)
         for n in (1, 2):
-            with threads(n):
+            with on_threads(n):
                 got = fused(*args)
             want = plain(*args)
             assert all(_same(a, w) for a, w in zip(got, want)), fn.__name__
@@ -202,7 +189,7 @@ def test_a_one_op_chain_over_a_large_array_is_a_kernel_and_a_small_one_is_not():
         x, y = (rng.standard_normal((rows, 128)).astype(np.float32) for _ in range(2))
         w = rng.standard_normal(128).astype(np.float32)
         fused = srcad.grad(residual, wrt=("x", "w"), fuse=True)
-        with threads(2):
+        with on_threads(2):
             got = fused(x, y, w)
         want = srcad.grad(residual, wrt=("x", "w"), fuse=False)(x, y, w)
         assert all(_same(a, b) for a, b in zip(got, want))
@@ -229,7 +216,7 @@ def _layouts(rng, cast=lambda a: a):
 def test_c_copy_is_numpys_c_order_copy(dtype, n):
     rng = np.random.default_rng(12)
     fn = build.c_helper("c_copy")
-    with threads(n):
+    with on_threads(n):
         for x in _layouts(rng, lambda a: (a * 50).astype(dtype) if dtype is not np.bool_
                           else a > 0):
             got = fn(x)
@@ -246,7 +233,7 @@ def test_reshaped_is_numpys_reshape_a_view_where_numpys_is_a_view():
     old = runtime._COPY_MIN
     runtime._COPY_MIN = 0  # (every array, not only the large ones)
     try:
-        with threads(2):
+        with on_threads(2):
             for v in _layouts(rng):
                 for shape in [(-1,), (v.shape[0], -1), v.shape[:1] + (1,) + v.shape[1:],
                               (-1, v.shape[-1]), v.shape[:-2] + (v.shape[-2] * v.shape[-1],)]:
@@ -268,7 +255,7 @@ def test_heads_merged_back_fused_are_the_unfused_bits():
     rng = np.random.default_rng(14)
     h = rng.standard_normal((4, 4, 64, 64)).astype(np.float32)
     fused = srcad.grad(heads, fuse=True)
-    with threads(2):
+    with on_threads(2):
         got = fused(h)
     assert _same(got, srcad.grad(heads, fuse=False)(h))
     assert "reshaped(" in srcad.source(fused)

@@ -19,6 +19,7 @@ import pytest
 
 import srcad
 from srcad import build, runtime
+from tests.kernel_threads import on_threads
 
 try:
     build.runtime()
@@ -252,13 +253,7 @@ def test_rows_shared_by_srcads_threads_give_the_same_bits(dtype, n):
     g = rng.standard_normal(out.shape).astype(dtype)
     fn = build.c_helper("extremum_grad_rows")
     one, one_add = fn(g, out, x), fn(g, out, x, acc)
-    rt = build.runtime()
-    old = rt.set_num_threads(n), rt.set_parallel_threshold(0), rt.set_adaptive(False)
-    try:
+    with on_threads(n):
         many, many_add = fn(g, out, x), fn(g, out, x, acc)
-    finally:
-        rt.set_num_threads(old[0])
-        rt.set_parallel_threshold(old[1])
-        rt.set_adaptive(old[2])
     got, want, _ = _both(g, out, x, -1, True)
     assert _same(many, one) and _same(many_add, one_add) and _same(one, want)

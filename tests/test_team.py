@@ -29,6 +29,7 @@ import pytest
 import srcad
 from srcad import build
 from srcad.zoo import transformer
+from tests.kernel_threads import on_threads
 
 with contextlib.suppress(Exception):  # (no compiler: the skips below say so)
     build.runtime()
@@ -39,16 +40,9 @@ pytestmark = pytest.mark.skipif(RT is None or "team_runs" not in RT.gemm_stats()
                                 reason="the C runtime with srcad's thread team is not here")
 
 
-@contextlib.contextmanager
 def two_threads():
     """srcad's kernels and gemm on two threads, every call, whatever the load."""
-    old = RT.set_num_threads(2), RT.set_parallel_threshold(0), RT.set_adaptive(False)
-    try:
-        yield
-    finally:
-        RT.set_num_threads(old[0])
-        RT.set_parallel_threshold(old[1])
-        RT.set_adaptive(old[2])
+    return on_threads(2)
 
 
 def _block(seed=3, width=64, heads=4):
@@ -132,6 +126,7 @@ sys.path.insert(0, sys.argv[1])
 import srcad
 from srcad import build
 from srcad.zoo import transformer
+from tests.kernel_threads import on_threads
 rt = build._pool_runtime()
 rt.set_parallel_threshold(0), rt.set_adaptive(False)
 rng = np.random.default_rng(11)
@@ -168,6 +163,7 @@ sys.path.insert(0, sys.argv[1])
 import srcad
 from srcad import build
 from srcad.zoo import transformer
+from tests.kernel_threads import on_threads
 import numpy as np
 rng = np.random.default_rng(0)
 p = transformer.randomize(rng, transformer.init(rng, 64, 4, dtype=np.float32))
@@ -222,6 +218,7 @@ sys.path.insert(0, sys.argv[1])
 import srcad
 from srcad import build
 from srcad.zoo import transformer
+from tests.kernel_threads import on_threads
 sys.path.insert(0, os.path.join(sys.argv[1], "tests"))
 rt = build._pool_runtime()
 rt.set_num_threads(2), rt.set_parallel_threshold(0), rt.set_adaptive(False)
