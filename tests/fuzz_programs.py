@@ -875,6 +875,42 @@ class Gen:
         self.env[t.text] = replace(t, bound=max(bound, t.bound), fresh=t.fresh, pyf=False)
         return True
 
+    def fill_block(self) -> bool:
+        """A buffer filled slot by slot in a loop (generate(fills=True)): `buf = np.zeros_like(t)`
+        then `for i in range(t.shape[0]): buf[i] = f(t[i], ...)` -- or `+=`, or with a slot of
+        the buffer (a view) read after the write, or the buffer's old value kept by a name."""
+        ch = self.ch
+        t = self.pick_var(lambda e: not e.pyf and len(e.shape) >= 1)
+        if t is None:
+            return False
+        self.feature("fill")
+        buf, i = self.fresh_name("buf"), self.module.fresh("i")
+        self.emit(f"{buf} = np.zeros_like({t.text})" if ch.flag(0.7)
+                  else f"{buf} = {t.op} * 0.5")
+        kept = None
+        self.emit(f"for {i} in range({t.op}.shape[0]):")
+        self.indent += 1
+        saved = dict(self.env)
+        row = E(f"{t.op}[{i}]", t.shape[1:], t.bound, fresh=False)
+        self.env = {k: v for k, v in self.env.items() if _broadcast(v.shape, row.shape)
+                    == row.shape}
+        text, bound = self.shape_preserving_update(row, bounded=True)
+        self.env = saved
+        form = ch.weighted([(4, "set"), (2, "aug"), (1, "view"), (1, "old")])
+        if form == "old":  # the old buffer must stay as it was
+            kept = self.fresh_name("old")
+            self.emit(f"{kept} = {buf}")
+        self.emit(f"{buf}[{i}] {'+=' if form == 'aug' else '='} {text}")
+        if form == "view":  # a view of the slot, read after the write
+            v = self.fresh_name("slot")
+            self.emit(f"{v} = {buf}[{i}]")
+            self.emit(f"{buf}[{i}] = {v} * 0.5 + {buf}[{i}] * 0.25")
+        self.indent -= 1
+        self.env[buf] = E(buf, t.shape, max(t.bound, 1.0) + bound, fresh=True)
+        if kept is not None:  # (bound to the last pass's buffer, or unbound: use it guarded)
+            self.emit(f"{buf} = {buf} + 0.5 * ({kept} if {t.op}.shape[0] > 0 else {buf})")
+        return True
+
     @staticmethod
     def _paren(text):
         return f"({text})"
@@ -894,6 +930,9 @@ class Gen:
                 if self.loop_block(k):
                     used += k
                     continue
+            if allow_blocks and self.module.fills and 22 <= r < 40 and self.fill_block():
+                used += 1
+                continue
             self.statement()
             used += 1
 
@@ -907,6 +946,7 @@ class ModuleGen:
         self.int_param = None
         self.rows = False  # row chains too (generate(rows=True))
         self.copies = False  # copying reshapes too (generate(copies=True))
+        self.fills = False  # buffers filled slot by slot in loops (generate(fills=True))
 
     def fresh(self, stem):
         self.counter += 1
@@ -917,15 +957,17 @@ SHAPE_KINDS = ("full", "row", "vec", "col", "scalar")
 
 
 def generate(ch: Chooser, index: int, dtype=None, rows: bool = False,
-             copies: bool = False) -> Program:
+             copies: bool = False, fills: bool = False) -> Program:
     """One random valid program named ``p<index>``. rows=True: also chains through
     last-axis sums and means (`Gen.row_chain`), on rows of 3 to 17 values (numpy's pairwise
     sum changes its blocking at 8). copies=True: also reshapes numpy makes by copying a
-    transposed view (``np.reshape(np.transpose(a), (-1,))``, ``np.reshape(a.T, (p, q))``)."""
+    transposed view (``np.reshape(np.transpose(a), (-1,))``, ``np.reshape(a.T, (p, q))``).
+    fills=True: also buffers filled slot by slot in loops (`Gen.fill_block`)."""
     name = f"p{index}"
     mod = ModuleGen(name)
     mod.rows = rows
     mod.copies = copies
+    mod.fills = fills
     if dtype is None:
         dtype = ch.pick((np.float64, np.float32))
     m, n = ch.int(1, 4), ch.int(1, 4)

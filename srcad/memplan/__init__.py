@@ -45,9 +45,10 @@ from __future__ import annotations
 
 import ast
 
-from ..gcode import GFunction, nodes
+from ..gcode import GFunction, names_written, nodes
 from .facts import _Facts, _Liveness, results_fresh
 from .rewrite import Stats, _rewrite, sink
+from .slots import aliases, owners, plan_slots, shadowed
 
 __all__ = ["Stats", "_Liveness", "donations", "plan", "plan_function", "plan_program", "sink"]
 
@@ -56,10 +57,12 @@ __all__ = ["Stats", "_Liveness", "donations", "plan", "plan_function", "plan_pro
 
 def plan_function(f: GFunction, infos: dict, helpers: dict | None = None,
                   donated=frozenset(), stats: Stats | None = None, c_params=(),
-                  kernels=None, fresh_calls=frozenset(), foreign=frozenset()) -> Stats:
+                  kernels=None, fresh_calls=frozenset(), foreign=frozenset(),
+                  handed=frozenset()) -> Stats:
     """Plan one function in place (see the module docstring); `kernels`: the fused
     kernels its calls name (kernel name -> srcad.lower.kir.Kernel, `memplan.kernels`);
-    `foreign`: the names of the user's objects and functions the code calls (`_Facts`)."""
+    `foreign`: the names of the user's objects and functions the code calls (`_Facts`);
+    `handed`: parameters every caller gives up (`donations(slots=True)`), for slot writes."""
     stats = stats if stats is not None else Stats()
     live = _Liveness(f.body)
     if not live.ok:
@@ -68,6 +71,9 @@ def plan_function(f: GFunction, infos: dict, helpers: dict | None = None,
     stats.sunk += sink(f, facts)
     live = _Liveness(f.body)
     f.body = _rewrite(f.body, facts, live, stats)
+    # (slot writes on the planned lines: their own facts, `out=` buffers among the kept)
+    plan_slots(f, _Facts(f, infos, helpers or {}, donated, c_params, kernels, fresh_calls,
+                         foreign), _Liveness(f.body), stats, handed)
     return stats
 
 
@@ -89,6 +95,9 @@ def plan_program(functions: list, infos_of: dict, helpers: dict,
     fresh_calls = frozenset(fresh_calls)
     donated = donations(functions, infos_of, helpers, c_params, kernels, fresh_calls,
                         foreign)
+    # (a slot write needs no C order: a caller's own buffer of any layout may be given)
+    handed = donations(functions, infos_of, helpers, c_params, kernels, fresh_calls, foreign,
+                       slots=True)
     for f in functions:
         infos = infos_of.get(id(f))
         if infos is None:
@@ -96,15 +105,19 @@ def plan_program(functions: list, infos_of: dict, helpers: dict,
         if donated.get(f.name):
             stats.donated[f.name] = sorted(donated[f.name])
         plan_function(f, infos, helpers, frozenset(donated.get(f.name, ())), stats,
-                      c_params.get(id(f), ()), kernels, fresh_calls, foreign)
+                      c_params.get(id(f), ()), kernels, fresh_calls, foreign,
+                      frozenset(handed.get(f.name, ())))
     return stats
 
 
 def donations(functions: list, infos_of: dict, helpers: dict, c_params: dict,
-              kernels=None, fresh_calls=frozenset(), foreign=frozenset()) -> dict:
+              kernels=None, fresh_calls=frozenset(), foreign=frozenset(),
+              slots: bool = False) -> dict:
     """Parameters every caller hands over: at each call of the function (and it is only ever
     called directly), the argument is a name the caller owns, C-contiguous, that dies at the
-    call with all its aliases. The callee may then overwrite it."""
+    call with all its aliases. The callee may then overwrite it. With `slots`: a name whose
+    buffer the caller's own code alone refers to (`slots.owners`: handed over by moves and
+    `out=` too), of any memory order -- what a slot write in place needs."""
     by_name = {f.name: f for f in functions}
     sites: dict[str, list] = {n: [] for n in by_name}
     bad: set[str] = set()
@@ -113,6 +126,8 @@ def donations(functions: list, infos_of: dict, helpers: dict, c_params: dict,
         facts = _Facts(caller, infos or {}, helpers, (), c_params.get(id(caller), ()),
                        kernels, fresh_calls, foreign) if infos is not None else None
         live = _Liveness(caller.body)
+        if slots and facts is not None:
+            facts.reusable = _own_test(facts, live)
         for top in caller.body:
             for ln in top.walk():
                 if ln.node is None:
@@ -124,7 +139,8 @@ def donations(functions: list, infos_of: dict, helpers: dict, c_params: dict,
                     if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and \
                             n.func.id in by_name:
                         sites[n.func.id].append((n, facts, live.after.get(id(ln)),
-                                                 live.ok and not ln.compound))
+                                                 live.ok and not ln.compound,
+                                                 names_written(ln.node) if slots else ()))
     out: dict[str, set] = {}
     for fname, calls in sites.items():
         f = by_name[fname]
@@ -133,11 +149,11 @@ def donations(functions: list, infos_of: dict, helpers: dict, c_params: dict,
         given = set()
         for k, p in enumerate(f.params):
             ok = True
-            for call, facts, after, simple in calls:
+            for call, facts, after, simple, results in calls:
                 arg = call.args[k] if k < len(call.args) and not call.keywords else None
                 if not (simple and facts is not None and isinstance(arg, ast.Name)
                         and after is not None and facts.reusable(arg.id)
-                        and not (facts.closure(arg.id) & after)
+                        and not (aliases(facts, arg.id, results) & after)
                         and sum(isinstance(a, ast.Name) and a.id == arg.id
                                 for a in call.args) == 1):
                     ok = False
@@ -182,3 +198,9 @@ def plan(program, kind: str = "grad") -> Stats:
     program.memory = plan_program(program.functions, infos_of, program.helpers, c_params,
                                   kernels, foreign)
     return program.memory
+
+
+def _own_test(facts: _Facts, live: _Liveness):
+    """`reusable` for slot writes: the function's own buffer, none of its aliases kept."""
+    mine = owners(facts, live, shadowed(facts)) if live.ok else set()
+    return lambda n: n in mine and not (facts.closure(n) & facts.kept)

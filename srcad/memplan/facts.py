@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import runtime
 from ..gcode import GFunction, Line, names_mentioned, names_read, names_written, nodes
 from ..transform.adjoints import is_fresh
 from .kernels import KernelResult, c_result, kernel_call
@@ -32,8 +33,13 @@ _BINOPS = {ast.Add: np.add, ast.Sub: np.subtract, ast.Mult: np.multiply,
 _UNARY = {ast.USub: np.negative}
 # fresh results that are certainly C-contiguous, whatever their operands' layout
 _C_CALLS = {"zeros", "ones", "empty", "full"}
+# new arrays in their prototype's memory order (not certainly C)
+_LIKE = {"zeros_like", "ones_like", "empty_like", "full_like"}
 _C_HELPERS = {"matmul_grad_a", "matmul_grad_b"}
 _REDUCTIONS = {"sum", "mean", "max", "min", "prod"}
+# copy on write: an array argument copied, then a slot of the copy written (`setitem`, and
+# its cotangent's `setitem_grad_x`); a dict's or list's new container holds the old items
+_COPIES = {"setitem", "setitem_grad_x"}
 _FRESH_HELPERS = {"matmul_grad_a", "matmul_grad_b", "select_grad", "extremum_grad",
                   "extremum_grad_add", "clip_grad", "astype"}
 
@@ -118,6 +124,17 @@ class CallResult(ast.expr):
     _fields = ()
 
 
+@dataclass(frozen=True)
+class Move:
+    """A definition `a = b` of one name by another, or `a = np.f(..., out=b)`: an alias (no
+    new array). Whether b's
+    buffer passes to a whole -- b and all its aliases dead after the line -- is the slot
+    writes' question (`srcad.memplan.slots`); ownership here counts it as an alias."""
+
+    source: str
+    line: int  # id() of the Line
+
+
 def results_fresh(f: GFunction, facts) -> bool:
     """Does every `return` of `f` hand back distinct names it owns, none of which (nor any
     alias of it) it also pushes, stores or writes, and none aliasing another? Then a call's
@@ -135,6 +152,22 @@ def results_fresh(f: GFunction, facts) -> bool:
             if n not in facts.owned or around & facts.kept or around & (set(names) - {n}):
                 return False
     return True
+
+
+def _moved(value) -> str | None:
+    """b, where `a = value` hands b's buffer to a: `a = b`, `a = np.f(..., out=b)`, or
+    `a = in_layout(b, like)` (b itself, or a copy of it)."""
+    if isinstance(value, ast.Name):
+        return value.id
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and \
+            value.func.id == "in_layout" and len(value.args) == 2 and \
+            isinstance(value.args[0], ast.Name) and not value.keywords:
+        return value.args[0].id
+    if isinstance(value, ast.Call):
+        outs = [k.value for k in value.keywords if k.arg == "out"]
+        if len(outs) == 1 and isinstance(outs[0], ast.Name):
+            return outs[0].id
+    return None
 
 
 class _Facts:
@@ -171,7 +204,7 @@ class _Facts:
         params = set(f.params) - set(donated)
         self.owned = {n for n, ds in defs.items()
                       if n in array and n not in params
-                      and all(d is not None for d in ds)
+                      and all(d is not None and not isinstance(d, Move) for d in ds)
                       and any(isinstance(d, ast.expr) for d in ds)}
         self.owned |= {p for p in donated if p in array and p not in defs}
         # known C-contiguous: the greatest fixpoint over the definitions
@@ -186,6 +219,11 @@ class _Facts:
             c = keep
         self.c = c
         self._closure: dict[str, set] = {}
+        self.body = f.body
+        self.defs = defs  # name -> its definitions (an expression, a Move, "aug", None, ...)
+        self.params = set(f.params)
+        self.donated = set(donated)
+        self.array = array
 
     def _scan(self, ln: Line, defs) -> None:
         node = ln.node
@@ -233,7 +271,8 @@ class _Facts:
                 self._escapes_in(node.value)
                 self._reads_into.append((target, names_read(node.value)))
             else:
-                defs.setdefault(target, []).append(None)
+                defs.setdefault(target, []).append(Move(_moved(node.value), id(ln))
+                                                   if _moved(node.value) else None)
                 for r in names_read(node.value):
                     self.alias.setdefault(r, set()).add(target)
             return
@@ -278,8 +317,17 @@ class _Facts:
                 isinstance(expr.func.value, ast.Name) and expr.func.value.id == "np":
             fn = getattr(np, expr.func.attr, None)
             if not (isinstance(fn, np.ufunc) or expr.func.attr in _C_CALLS | _REDUCTIONS
-                    | {"where", "matmul", "dot", "tanh"}):
+                    | {"where", "matmul", "dot", "tanh"} | _LIKE):
                 return False  # (np.ascontiguousarray, np.real, ... may hand back the input)
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and \
+                expr.func.id in _COPIES and expr.func.id not in self.foreign and \
+                self.helpers.get(expr.func.id) in (None, getattr(runtime, expr.func.id)):
+            return True  # (an array's copy with a slot written; a container's: `_reads_into`)
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and \
+                expr.func.id == "in_layout" and expr.func.id not in self.foreign and \
+                len(expr.args) == 2 and not expr.keywords and \
+                self.helpers.get("in_layout") in (None, runtime.in_layout):
+            return self.fresh(expr.args[0])  # (its first argument, or a copy of it)
         if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name):
             # srcad's helpers that never hand back (part of) an input: not unindex, whose
             # gradient of a container holds `g` itself
