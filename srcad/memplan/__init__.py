@@ -48,7 +48,7 @@ import ast
 from ..gcode import GFunction, names_written, nodes
 from .facts import _Facts, _Liveness, results_fresh
 from .rewrite import Stats, _rewrite, sink
-from .slots import aliases, owners, plan_slots, shadowed
+from .slots import Aliases, owners, plan_slots
 
 __all__ = ["Stats", "_Liveness", "donations", "plan", "plan_function", "plan_program", "sink"]
 
@@ -126,8 +126,9 @@ def donations(functions: list, infos_of: dict, helpers: dict, c_params: dict,
         facts = _Facts(caller, infos or {}, helpers, (), c_params.get(id(caller), ()),
                        kernels, fresh_calls, foreign) if infos is not None else None
         live = _Liveness(caller.body)
-        if slots and facts is not None:
-            facts.reusable = _own_test(facts, live)
+        around = Aliases(facts) if slots and facts is not None else None
+        if around is not None:
+            facts.reusable = _own_test(facts, live, around)
         for top in caller.body:
             for ln in top.walk():
                 if ln.node is None:
@@ -140,7 +141,8 @@ def donations(functions: list, infos_of: dict, helpers: dict, c_params: dict,
                             n.func.id in by_name:
                         sites[n.func.id].append((n, facts, live.after.get(id(ln)),
                                                  live.ok and not ln.compound,
-                                                 names_written(ln.node) if slots else ()))
+                                                 names_written(ln.node) if slots else (),
+                                                 around))
     out: dict[str, set] = {}
     for fname, calls in sites.items():
         f = by_name[fname]
@@ -149,11 +151,12 @@ def donations(functions: list, infos_of: dict, helpers: dict, c_params: dict,
         given = set()
         for k, p in enumerate(f.params):
             ok = True
-            for call, facts, after, simple, results in calls:
+            for call, facts, after, simple, results, around in calls:
                 arg = call.args[k] if k < len(call.args) and not call.keywords else None
                 if not (simple and facts is not None and isinstance(arg, ast.Name)
                         and after is not None and facts.reusable(arg.id)
-                        and not (aliases(facts, arg.id, results) & after)
+                        and not ((around.of(arg.id, results) if around is not None
+                                  else facts.closure(arg.id)) & after)
                         and sum(isinstance(a, ast.Name) and a.id == arg.id
                                 for a in call.args) == 1):
                     ok = False
@@ -200,7 +203,7 @@ def plan(program, kind: str = "grad") -> Stats:
     return program.memory
 
 
-def _own_test(facts: _Facts, live: _Liveness):
+def _own_test(facts: _Facts, live: _Liveness, around: Aliases):
     """`reusable` for slot writes: the function's own buffer, none of its aliases kept."""
-    mine = owners(facts, live, shadowed(facts)) if live.ok else set()
-    return lambda n: n in mine and not (facts.closure(n) & facts.kept)
+    mine = owners(facts, live, around) if live.ok else set()
+    return lambda n: n in mine and not (around.of(n) & facts.kept)

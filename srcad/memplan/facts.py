@@ -184,6 +184,7 @@ class _Facts:
         self.fresh_calls = fresh_calls  # generated functions whose results are all new arrays
         defs: dict[str, list] = {}
         self.alias: dict[str, set] = {}  # name -> names that may alias it (one step)
+        self.edge_lines: dict[tuple, set] = {}  # (r, t) -> ids of the lines making t alias r
         self.escaped: set[str] = set()
         self.kept: set[str] = set()  # escaped other than by a return (pushed, stored, out=)
         self._reads_into: list = []  # (target, names its value reads): fresh or augmented
@@ -200,7 +201,7 @@ class _Facts:
         for target, reads in self._reads_into:
             if target not in array:
                 for r in reads:
-                    self.alias.setdefault(r, set()).add(target)
+                    self._edge(r, target)
         params = set(f.params) - set(donated)
         self.owned = {n for n, ds in defs.items()
                       if n in array and n not in params
@@ -243,7 +244,7 @@ class _Facts:
                     if isinstance(t, ast.Name):
                         defs.setdefault(t.id, []).append(None)
                         for r in reads:
-                            self.alias.setdefault(r, set()).add(t.id)
+                            self._edge(r, t.id)
             return
         found = kernel_call(node, self.kernels)
         if found is not None:  # (a fused kernel: each result new, or an argument updated)
@@ -274,7 +275,7 @@ class _Facts:
                 defs.setdefault(target, []).append(Move(_moved(node.value), id(ln))
                                                    if _moved(node.value) else None)
                 for r in names_read(node.value):
-                    self.alias.setdefault(r, set()).add(target)
+                    self._edge(r, target, id(ln) if isinstance(node.value, ast.Name) else None)
             return
         if isinstance(node, ast.AugAssign) and target is not None:
             defs.setdefault(target, []).append("aug")
@@ -287,7 +288,7 @@ class _Facts:
             for t in names_written(node):
                 defs.setdefault(t, []).append(None)
                 for r in names_read(node.value):
-                    self.alias.setdefault(r, set()).add(t)
+                    self._edge(r, t)
             if any(not isinstance(t, (ast.Name, ast.Tuple, ast.List)) for t in node.targets):
                 self.escaped |= names_read(node)
                 self.kept |= names_read(node)
@@ -298,6 +299,12 @@ class _Facts:
             self.kept |= names_read(node)
         for t in names_written(node):
             defs.setdefault(t, []).append(None)
+
+    def _edge(self, r: str, t: str, line: int | None = None) -> None:
+        """t may alias r; `line`: the id of the `t = r` line that alone makes it so (None:
+        another kind of statement)."""
+        self.alias.setdefault(r, set()).add(t)
+        self.edge_lines.setdefault((r, t), set()).add(line)
 
     def _escapes_in(self, expr) -> None:
         """A name written by `out=` inside an expression."""

@@ -39,49 +39,64 @@ from ..gcode import GFunction, Line, assign, clone, name, names_read, names_writ
 from .facts import Move, _Facts, _Liveness
 
 
-def owners(facts: _Facts, live: _Liveness, shadowed: set, handed=frozenset()) -> set:
+class Aliases:
+    """The names that may alias a name (`_Facts.alias`, followed), leaving out what only an
+    `a = b` line makes that the next line overwrites with a new array (`shadowed`: `dh = h`
+    then `dh = dh + h` -- dh never holds h's buffer past that line)."""
+
+    def __init__(self, facts: _Facts):
+        self.facts = facts
+        self.shadowed = _shadowed(facts.body, facts, set())
+        self._memo: dict = {}
+
+    def _edge(self, a: str, b: str) -> bool:
+        lines = self.facts.edge_lines.get((a, b), {None})
+        return None in lines or not lines <= self.shadowed
+
+    def of(self, n: str, but=frozenset()) -> set:
+        """n and the names that may alias it, not counting those reached through `but` (a
+        move's new name; a call's results)."""
+        key = (n, frozenset(but))
+        got = self._memo.get(key)
+        if got is None:
+            got, todo = {n}, [n]
+            while todo:
+                a = todo.pop()
+                for m in self.facts.alias.get(a, ()):
+                    if m not in got and m not in but and self._edge(a, m):
+                        got.add(m)
+                        todo.append(m)
+            self._memo[key] = got
+        return got
+
+
+def owners(facts: _Facts, live: _Liveness, around: Aliases, handed=frozenset()) -> set:
     """Array names whose buffer only the function's own code refers to (see the module
-    docstring); `shadowed`: ids of `a = b` lines the next line overwrites; `handed`: the
-    parameters every caller gives up."""
+    docstring); `around`: the function's aliases (`Aliases`); `handed`: the parameters
+    every caller gives up."""
     given = facts.donated | set(handed)
     cand = {n for n in facts.array if n not in facts.params or n in given}
     while True:
         keep = set()
         for n in cand:
             defs = [d for d in facts.defs.get(n, ())  # (`a = a` keeps what a holds)
-                    if not (isinstance(d, Move) and (d.line in shadowed or d.source == n))]
+                    if not (isinstance(d, Move) and (d.line in around.shadowed
+                                                     or d.source == n))]
             if not defs and n not in given:
                 continue
-            if all(_handed(d, n, cand, facts, live) for d in defs):
+            if all(_handed(d, n, cand, around, live) for d in defs):
                 keep.add(n)
         if keep == cand:
             return cand
         cand = keep
 
 
-def _handed(d, n: str, cand: set, facts: _Facts, live: _Liveness) -> bool:
+def _handed(d, n: str, cand: set, around: Aliases, live: _Liveness) -> bool:
     if isinstance(d, Move):
         after = live.after.get(d.line)
         return after is not None and d.source in cand and \
-            not (aliases(facts, d.source, {n}) & after)
+            not (around.of(d.source, {n}) & after)
     return d == "aug" or isinstance(d, ast.expr)
-
-
-def aliases(facts: _Facts, n: str, but=frozenset()) -> set:
-    """n and the names that may alias it, not counting those reached through `but` (a
-    move's new name; a call's results)."""
-    got, todo = {n}, [n]
-    while todo:
-        for m in facts.alias.get(todo.pop(), ()):
-            if m not in got and m not in but:
-                got.add(m)
-                todo.append(m)
-    return got
-
-
-def shadowed(facts: _Facts) -> set:
-    """Ids of `a = b` lines directly followed (same block) by `a = <a new array>`."""
-    return _shadowed(facts.body, facts, set())
 
 
 def _shadowed(lines: list, facts: _Facts, out: set) -> set:
@@ -167,7 +182,8 @@ def _writes_into(node, names: set) -> bool:
 class _Slots:
     def __init__(self, f: GFunction, facts: _Facts, live: _Liveness, stats, handed):
         self.facts, self.live, self.stats = facts, live, stats
-        self.owned = owners(facts, live, shadowed(facts), handed)
+        self.around = Aliases(facts)
+        self.owned = owners(facts, live, self.around, handed)
         self.reads: dict[str, int] = {}
         for top in f.body:
             for ln in top.walk():
@@ -179,7 +195,7 @@ class _Slots:
         """Is x's buffer the function's own, none of its aliases kept, and is `like` (the
         copy's name) an array of x's shape and dtype?"""
         a, b = self.facts.infos.get(x), self.facts.infos.get(like)
-        return x in self.owned and not (self.facts.closure(x) & self.facts.kept) and \
+        return x in self.owned and not (self.around.of(x) & self.facts.kept) and \
             a is not None and b is not None and a.dtype is not None and \
             a.dtype == b.dtype and tuple(a.shape) == tuple(b.shape)
 
@@ -210,7 +226,7 @@ class _Slots:
             return 0
         t, (x, index, value) = got
         x = x.id
-        around = self.facts.closure(x)
+        around = self.around.of(x)
         if not self.mine(x, t) or around & self.live.after.get(id(ln), {x}) or \
                 (names_read(index) | names_read(value)) & around:
             return 0
@@ -245,7 +261,7 @@ class _Slots:
             return 0
         g, (g2, index) = got
         g2 = g2.id
-        around = self.facts.closure(g2)
+        around = self.around.of(g2)
         if not self.mine(g2, g) or not _basic(index, self.facts.infos) or \
                 names_read(index) & around or g in around:
             return 0

@@ -28,6 +28,7 @@ _FRESH_HELPERS = {
     runtime.select_grad, runtime.extremum_grad, runtime.extremum_grad_add, runtime.clip_grad,
     runtime.as_grad,
     runtime.astype,
+    runtime.setitem_grad_x,
 }
 _VIEW_NP = {np.reshape, np.transpose, np.swapaxes, np.expand_dims, np.squeeze,
             np.broadcast_to, np.ravel, np.asarray}
