@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 import srcad
+from srcad.lower import fuse as lower_fuse
 from tests import fuzz_programs as FP
 from tests.test_fuzz import Finding, check_program
 from tests.test_memplan import compare
@@ -61,6 +62,34 @@ def test_fill_corpus_planned_is_bitwise_and_right(seed):
         fired += bool(_slot_plans(srcad.source(g)))
     assert filled >= 18 and ran >= 45 and fired >= 3 and tape_refused <= 6, \
         (filled, ran, fired, tape_refused)
+
+
+@pytest.mark.parametrize("seed", range(FILL_BATCHES))
+def test_fill_corpus_fused_as_large_arrays_is_bitwise(seed, monkeypatch):
+    """The same corpus fused, every chain of one op a kernel (as at large sizes), planned:
+    bit for bit the unfused, unplanned gradient."""
+    monkeypatch.setattr(lower_fuse, "ONE_OP_MIN", 1)
+    programs = [FP.generate(FP.RandomChooser(seed * 7_001 + i), i, fills=True)
+                for i in range(60)]
+    module = FP.import_source(FP.module_source(programs), f"slotsf{seed}")
+    ran = fired = 0
+    for prog in programs:
+        fn = getattr(module, prog.name)
+        args = prog.make_args(0)
+        try:
+            want = srcad.grad(fn, wrt=prog.wrt, memory_plan=False)(*[np.copy(a) if isinstance(
+                a, np.ndarray) else a for a in args])
+        except srcad.SrcadError:
+            continue
+        g = srcad.grad(fn, wrt=prog.wrt, fuse=True)
+        got = g(*[np.copy(a) if isinstance(a, np.ndarray) else a for a in args])
+        pairs = zip(got, want) if isinstance(want, tuple) else [(got, want)]
+        for a, b in pairs:
+            assert np.asarray(a).dtype == np.asarray(b).dtype and np.array_equal(a, b), \
+                prog.source
+        ran += 1
+        fired += bool(_slot_plans(srcad.source(g)))
+    assert ran >= 45 and fired >= 3, (ran, fired)
 
 
 def _slot_plans(src: str) -> list:
@@ -144,10 +173,15 @@ def _numeric(fn, args, k, eps):
     return out
 
 
-@pytest.mark.parametrize("fuse", [False, True])
+@pytest.mark.parametrize("fuse", [False, True, "large"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("name", sorted(CLASSES))
-def test_classes_in_place_and_right(name, dtype, fuse):
+def test_classes_in_place_and_right(name, dtype, fuse, monkeypatch):
+    """("large": fused as large arrays are, every chain of one op a kernel -- the seed's
+    `dhs = dhs + hs` then a kernel's result, not numpy's)"""
+    if fuse == "large":
+        monkeypatch.setattr(lower_fuse, "ONE_OP_MIN", 1)
+        fuse = True
     fn = CLASSES[name]
     args = _args(name, dtype, np.random.default_rng(3))
     wrt = tuple(range(len(args)))

@@ -37,6 +37,7 @@ import numpy as np
 
 from ..gcode import GFunction, Line, assign, clone, name, names_read, names_written
 from .facts import Move, _Facts, _Liveness
+from .kernels import kernel_call
 
 
 class Aliases:
@@ -106,15 +107,25 @@ def _shadowed(lines: list, facts: _Facts, out: set) -> set:
         node, nx = ln.node, nxt.node
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and \
                 len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and \
-                not nxt.compound and isinstance(nx, ast.Assign) and len(nx.targets) == 1 and \
-                isinstance(nx.targets[0], ast.Name) and \
-                nx.targets[0].id == node.targets[0].id and facts.fresh(nx.value):
+                not nxt.compound and _makes_new(nx, node.targets[0].id, facts):
             out.add(id(ln))
     for ln in lines:
         if ln.compound:
             _shadowed(ln.body, facts, out)
             _shadowed(ln.orelse or [], facts, out)
     return out
+
+
+def _makes_new(node, a: str, facts: _Facts) -> bool:
+    """Is `node` ``a = <a new array>`` (an expression the facts call fresh, or a fused
+    kernel's result that is not one of its arguments updated)?"""
+    found = kernel_call(node, facts.kernels)
+    if found is not None:
+        k, _, targets = found
+        return a in targets and k.outs[targets.index(a)].inout < 0
+    return isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+        isinstance(node.targets[0], ast.Name) and node.targets[0].id == a and \
+        facts.fresh(node.value)
 
 
 def _call_of(node, helper: str, nargs: int, foreign=frozenset()):
