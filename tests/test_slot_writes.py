@@ -17,6 +17,8 @@ copies the whole array at every iteration.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -210,6 +212,17 @@ def test_a_layer_functions_cotangent_is_zeroed_in_place():
     g(*args)
     src = srcad.source(g)
     assert "its slot zeroed once read" in src and "] = 0  #" in src, src
+
+
+def test_a_slots_value_is_not_kept_for_its_shape():
+    """The backward of `out[:, :, i, j] = v` needs v's shape, not v: the slot of the
+    cotangent (`dout[:, :, i, j]`, shape known) already has it, so the loop pushes only
+    what the backward reads (the patches), not each iteration's product."""
+    args = _args("conv", np.float64, np.random.default_rng(0))
+    g = srcad.grad(conv_loss, wrt=0)
+    g(*args)
+    pushed = re.findall(r"(\w+)\.push\((\w+)\)", srcad.source(g))
+    assert pushed and all(v != "out_matmul" for _, v in pushed), pushed
 
 
 # -- where the copy must stay -------------------------------------------------------------------

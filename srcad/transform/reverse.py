@@ -225,6 +225,8 @@ class Reverse(AdjointsMixin, CallsMixin, CheckpointingMixin, ControlFlowMixin, S
         if isinstance(node, (ast.BinOp, ast.UnaryOp)) and not any(
                 isinstance(n, (ast.Name, ast.Call, ast.Attribute)) for n in ast.walk(node)):
             return Info((), None)  # arithmetic on Python number literals
+        if isinstance(node, ast.Subscript):
+            return self._slot_info(node)
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div)):
             # an array scaled by a Python number keeps its shape and dtype (a weak scalar)
             for arr, num in ((node.left, node.right), (node.right, node.left)):
@@ -234,6 +236,28 @@ class Reverse(AdjointsMixin, CallsMixin, CheckpointingMixin, ControlFlowMixin, S
                     if info is not None and info.dtype is not None:
                         return Info(info.shape, info.dtype, c_order=info.c_order)
         return None
+
+    def _slot_info(self, node: ast.Subscript) -> Info | None:
+        """The Info of a basic subscript of an array of known shape by whole slices and
+        Python ints (`dout[:, :, i, j]`): its shape, its dtype, a view (memory order not
+        known); None for anything else."""
+        base = self.info_of(node.value)
+        if base is None or base.dtype is None or base.ndim == 0:
+            return None
+        parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        shape, dim = [], 0
+        for p in parts:
+            if dim >= base.ndim:
+                return None
+            if isinstance(p, ast.Slice) and p.lower is None and p.upper is None and \
+                    p.step is None:
+                shape.append(base.shape[dim])
+            elif not (isinstance(p, ast.Constant) and type(p.value) is int or (
+                    isinstance(p, ast.Name) and (i := self.infos.get(p.id)) is not None
+                    and i.ndim == 0 and i.dtype is None and type(i.value) is not bool)):
+                return None  # (a Python int: a loop counter, as `_basic` has it)
+            dim += 1
+        return Info(tuple(shape) + tuple(base.shape[dim:]), base.dtype, c_order=False)
 
     def all_infos(self) -> dict:
         """Static Info of every primal and adjoint name (an adjoint has its primal's; so
