@@ -1,6 +1,6 @@
 """Loops that fill an array slot by slot (issue 25 item 4: no copies nobody needs): a naive
 convolution (`out[:, :, i, j] = patch @ W.T`), an RNN keeping its states (`hs[:, t] = h`), a
-naive max pool, each at three sizes. srcad's gradient (default options) against the same
+naive max pool (layer functions of tests/fixtures_slots.py), each at three sizes. srcad's gradient (default options) against the same
 function's forward alone and against a backward written by hand, same process, interleaved,
 medians. Before srcad.memplan.slots each iteration copied the whole array twice (forward
 `setitem`, backward `setitem_grad_x`): the ratio to the forward grew with the size.
@@ -21,17 +21,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import srcad  # noqa: E402
-
-
-def conv_naive(w, x):
-    N, C, H, W_ = x.shape
-    F, _, HH, WW = w.shape
-    out = np.zeros((N, F, H - HH + 1, W_ - WW + 1))
-    for i in range(H - HH + 1):
-        for j in range(W_ - WW + 1):
-            patch = x[:, :, i:i + HH, j:j + WW].reshape(N, -1)
-            out[:, :, i, j] = patch @ w.reshape(F, -1).T
-    return out
+from tests.fixtures_slots import conv_naive, pool_naive, rnn_states  # noqa: E402
 
 
 def conv_loss(w, x):
@@ -50,28 +40,18 @@ def conv_by_hand(w, x):
 
 
 def rnn_loss(Wh, Wx, xs):
-    N, T, D = xs.shape
-    hs = np.zeros((N, T, Wh.shape[0]))
-    h = np.zeros((N, Wh.shape[0]))
-    for t in range(T):
-        h = np.tanh(h @ Wh + xs[:, t, :] @ Wx)
-        hs[:, t, :] = h
+    hs = rnn_states(Wh, Wx, xs)
     return np.sum(hs * hs)
 
 
 def rnn_by_hand(Wh, Wx, xs):
-    N, T, D = xs.shape
-    hs = np.zeros((N, T, Wh.shape[0]))
-    h = np.zeros((N, Wh.shape[0]))
-    for t in range(T):
-        h = np.tanh(h @ Wh + xs[:, t, :] @ Wx)
-        hs[:, t, :] = h
+    hs = rnn_states(Wh, Wx, xs)
     dhs = 2.0 * hs
     dWh, dWx = np.zeros_like(Wh), np.zeros_like(Wx)
-    dh = np.zeros((N, Wh.shape[0]))
-    for t in reversed(range(T)):
+    dh = np.zeros_like(hs[:, 0, :])
+    for t in reversed(range(xs.shape[1])):
         da = (dh + dhs[:, t, :]) * (1 - hs[:, t, :] ** 2)
-        prev = hs[:, t - 1, :] if t > 0 else np.zeros_like(h)
+        prev = hs[:, t - 1, :] if t > 0 else np.zeros_like(dh)
         dWh += prev.T @ da
         dWx += xs[:, t, :].T @ da
         dh = da @ Wh.T
@@ -79,21 +59,17 @@ def rnn_by_hand(Wh, Wx, xs):
 
 
 def pool_loss(x):
-    N, C, H, W_ = x.shape
-    out = np.zeros((N, C, H // 2, W_ // 2))
-    for i in range(H // 2):
-        for j in range(W_ // 2):
-            out[:, :, i, j] = np.max(x[:, :, 2 * i:2 * i + 2, 2 * j:2 * j + 2], axis=(2, 3))
-    return np.sum(out * out)
+    return np.sum(pool_naive(x) ** 2)
 
 
 def pool_by_hand(x):
     N, C, H, W_ = x.shape
+    out = pool_naive(x)
     dx = np.zeros_like(x)
     for i in range(H // 2):
         for j in range(W_ // 2):
             win = x[:, :, 2 * i:2 * i + 2, 2 * j:2 * j + 2]
-            m = np.max(win, axis=(2, 3), keepdims=True)  # (random data: no ties)
+            m = out[:, :, i, j][:, :, None, None]  # (random data: no ties)
             dx[:, :, 2 * i:2 * i + 2, 2 * j:2 * j + 2] += (win == m) * 2.0 * m
     return dx
 

@@ -26,6 +26,7 @@ import srcad
 from srcad.lower import fuse as lower_fuse
 from tests import fuzz_programs as FP
 from tests.test_fuzz import Finding, check_program
+from tests.fixtures_slots import conv_naive, pool_naive, rnn_states
 from tests.test_memplan import compare
 
 FILL_BATCHES = 2  # x 60 programs
@@ -108,23 +109,12 @@ def _copies_left(src: str) -> list:
 
 # -- the classes, by hand -----------------------------------------------------------------------
 
-def conv_naive(w, x):
-    N, C, H, W_ = x.shape
-    F, _, HH, WW = w.shape
-    out = np.zeros((N, F, H - HH + 1, W_ - WW + 1), dtype=x.dtype)
-    for i in range(H - HH + 1):
-        for j in range(W_ - WW + 1):
-            patch = x[:, :, i:i + HH, j:j + WW].reshape(N, -1)
-            out[:, :, i, j] = patch @ w.reshape(F, -1).T
-    return out
-
-
 def conv_loss(w, x):
     return np.sum(np.tanh(conv_naive(w, x)) ** 2)
 
 
 def rnn_loss(Wh, Wx, xs):
-    N, T, D = xs.shape
+    N, T, D = xs.shape  # (the RNN's loop in the function itself, not in a callee)
     hs = np.zeros((N, T, Wh.shape[0]), dtype=xs.dtype)
     h = np.zeros((N, Wh.shape[0]), dtype=xs.dtype)
     for t in range(T):
@@ -133,13 +123,13 @@ def rnn_loss(Wh, Wx, xs):
     return np.sum(hs * np.cos(hs))
 
 
+def rnn_layer_loss(Wh, Wx, xs):
+    hs = rnn_states(Wh, Wx, xs)
+    return np.sum(hs * np.cos(hs))
+
+
 def pool_loss(x):
-    N, C, H, W_ = x.shape
-    out = np.zeros((N, C, H // 2, W_ // 2), dtype=x.dtype)
-    for i in range(H // 2):
-        for j in range(W_ // 2):
-            out[:, :, i, j] = np.max(x[:, :, 2 * i:2 * i + 2, 2 * j:2 * j + 2], axis=(2, 3))
-    return np.sum(out * out)
+    return np.sum(pool_naive(x) ** 2)
 
 
 def rows_added(W, X):
@@ -154,14 +144,16 @@ def _args(name, dtype, rng):
     f = lambda *s: rng.standard_normal(s).astype(dtype)  # noqa: E731
     return {"conv": (f(3, 2, 2, 2) * 0.5, f(2, 2, 5, 5)),
             "rnn": (f(4, 4) * 0.3, f(3, 4) * 0.3, f(2, 5, 3)),
+            "rnn_layer": (f(4, 4) * 0.3, f(3, 4) * 0.3, f(2, 5, 3)),
             "pool": (f(2, 2, 4, 6),),
             "rows": (f(3, 4), f(5, 3))}[name]
 
 
-CLASSES = {"conv": conv_loss, "rnn": rnn_loss, "pool": pool_loss, "rows": rows_added}
+CLASSES = {"conv": conv_loss, "rnn": rnn_loss, "rnn_layer": rnn_layer_loss, "pool": pool_loss,
+           "rows": rows_added}
 # `Y[i] += v`: its backward adds the old slot's cotangent back into the cotangent it zeroes
 # (`dY[:, i] += dY_add`, dY_add a view of the slot): that zeroing keeps its copy
-IN_PLACE = {"conv", "rnn", "pool"}
+IN_PLACE = {"conv", "rnn", "rnn_layer", "pool"}
 
 
 def _numeric(fn, args, k, eps):
