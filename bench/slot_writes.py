@@ -1,9 +1,10 @@
 """Loops that fill an array slot by slot (issue 25 item 4: no copies nobody needs): a naive
 convolution (`out[:, :, i, j] = patch @ W.T`), an RNN keeping its states (`hs[:, t] = h`), a
-naive max pool (layer functions of tests/fixtures_slots.py), each at three sizes. srcad's gradient (default options) against the same
-function's forward alone and against a backward written by hand, same process, interleaved,
-medians. Before srcad.memplan.slots each iteration copied the whole array twice (forward
-`setitem`, backward `setitem_grad_x`): the ratio to the forward grew with the size.
+naive max pool (the layer functions of tests/fixtures_slots.py), each at three sizes.
+srcad's gradient (default options) against the same function's forward alone and against a
+backward written by hand, same process, interleaved, medians. Before srcad.memplan.slots
+each iteration copied the whole array twice (forward `setitem`, backward `setitem_grad_x`):
+the ratio to the forward grew with the size.
 
     python bench/slot_writes.py [--repeat N]
 """

@@ -127,8 +127,8 @@ def donations(functions: list, infos_of: dict, helpers: dict, c_params: dict,
                        kernels, fresh_calls, foreign) if infos is not None else None
         live = _Liveness(caller.body)
         around = Aliases(facts) if slots and facts is not None else None
-        if around is not None:
-            facts.reusable = _own_test(facts, live, around)
+        own = _own_test(facts, live, around) if around is not None else \
+            facts.reusable if facts is not None else None
         for top in caller.body:
             for ln in top.walk():
                 if ln.node is None:
@@ -142,7 +142,7 @@ def donations(functions: list, infos_of: dict, helpers: dict, c_params: dict,
                         sites[n.func.id].append((n, facts, live.after.get(id(ln)),
                                                  live.ok and not ln.compound,
                                                  names_written(ln.node) if slots else (),
-                                                 around))
+                                                 around, own))
     out: dict[str, set] = {}
     for fname, calls in sites.items():
         f = by_name[fname]
@@ -151,10 +151,10 @@ def donations(functions: list, infos_of: dict, helpers: dict, c_params: dict,
         given = set()
         for k, p in enumerate(f.params):
             ok = True
-            for call, facts, after, simple, results, around in calls:
+            for call, facts, after, simple, results, around, own in calls:
                 arg = call.args[k] if k < len(call.args) and not call.keywords else None
                 if not (simple and facts is not None and isinstance(arg, ast.Name)
-                        and after is not None and facts.reusable(arg.id)
+                        and after is not None and own(arg.id)
                         and not ((around.of(arg.id, results) if around is not None
                                   else facts.closure(arg.id)) & after)
                         and sum(isinstance(a, ast.Name) and a.id == arg.id

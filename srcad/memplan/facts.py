@@ -126,10 +126,10 @@ class CallResult(ast.expr):
 
 @dataclass(frozen=True)
 class Move:
-    """A definition `a = b` of one name by another, or `a = np.f(..., out=b)`: an alias (no
-    new array). Whether b's
-    buffer passes to a whole -- b and all its aliases dead after the line -- is the slot
-    writes' question (`srcad.memplan.slots`); ownership here counts it as an alias."""
+    """A definition `a = b` of one name by another, `a = np.f(..., out=b)` or `a =
+    in_layout(b, like)`: an alias (no new array). Whether b's buffer passes to a whole -- b
+    and all its aliases dead after the line -- is the slot writes' question
+    (`srcad.memplan.slots`); ownership here counts it as an alias."""
 
     source: str
     line: int  # id() of the Line
@@ -152,22 +152,6 @@ def results_fresh(f: GFunction, facts) -> bool:
             if n not in facts.owned or around & facts.kept or around & (set(names) - {n}):
                 return False
     return True
-
-
-def _moved(value) -> str | None:
-    """b, where `a = value` hands b's buffer to a: `a = b`, `a = np.f(..., out=b)`, or
-    `a = in_layout(b, like)` (b itself, or a copy of it)."""
-    if isinstance(value, ast.Name):
-        return value.id
-    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and \
-            value.func.id == "in_layout" and len(value.args) == 2 and \
-            isinstance(value.args[0], ast.Name) and not value.keywords:
-        return value.args[0].id
-    if isinstance(value, ast.Call):
-        outs = [k.value for k in value.keywords if k.arg == "out"]
-        if len(outs) == 1 and isinstance(outs[0], ast.Name):
-            return outs[0].id
-    return None
 
 
 class _Facts:
@@ -272,8 +256,8 @@ class _Facts:
                 self._escapes_in(node.value)
                 self._reads_into.append((target, names_read(node.value)))
             else:
-                defs.setdefault(target, []).append(Move(_moved(node.value), id(ln))
-                                                   if _moved(node.value) else None)
+                moved = self._moved(node.value)
+                defs.setdefault(target, []).append(Move(moved, id(ln)) if moved else None)
                 for r in names_read(node.value):
                     self._edge(r, target, id(ln) if isinstance(node.value, ast.Name) else None)
             return
@@ -306,6 +290,30 @@ class _Facts:
         self.alias.setdefault(r, set()).add(t)
         self.edge_lines.setdefault((r, t), set()).add(line)
 
+    def _ours(self, expr, names) -> str | None:
+        """The name, where `expr` calls one of srcad's runtime helpers named in `names` (not
+        a function of the user's of that name)."""
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and \
+                expr.func.id in names and expr.func.id not in self.foreign and \
+                self.helpers.get(expr.func.id) in (None, getattr(runtime, expr.func.id)):
+            return expr.func.id
+        return None
+
+    def _moved(self, value) -> str | None:
+        """b, where `a = value` hands b's buffer to a: `a = b`, `a = np.f(..., out=b)`, or
+        `a = in_layout(b, like)` (b itself, or a copy of it)."""
+        if isinstance(value, ast.Name):
+            return value.id
+        if self._ours(value, ("in_layout",)) and len(value.args) == 2 and \
+                isinstance(value.args[0], ast.Name) and not value.keywords:
+            return value.args[0].id
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and \
+                isinstance(value.func.value, ast.Name) and value.func.value.id == "np":
+            outs = [k.value for k in value.keywords if k.arg == "out"]
+            if len(outs) == 1 and isinstance(outs[0], ast.Name):
+                return outs[0].id
+        return None
+
     def _escapes_in(self, expr) -> None:
         """A name written by `out=` inside an expression."""
         for n in nodes(expr):
@@ -326,14 +334,9 @@ class _Facts:
             if not (isinstance(fn, np.ufunc) or expr.func.attr in _C_CALLS | _REDUCTIONS
                     | {"where", "matmul", "dot", "tanh"} | _LIKE):
                 return False  # (np.ascontiguousarray, np.real, ... may hand back the input)
-        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and \
-                expr.func.id in _COPIES and expr.func.id not in self.foreign and \
-                self.helpers.get(expr.func.id) in (None, getattr(runtime, expr.func.id)):
+        if self._ours(expr, _COPIES):
             return True  # (an array's copy with a slot written; a container's: `_reads_into`)
-        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and \
-                expr.func.id == "in_layout" and expr.func.id not in self.foreign and \
-                len(expr.args) == 2 and not expr.keywords and \
-                self.helpers.get("in_layout") in (None, runtime.in_layout):
+        if self._ours(expr, ("in_layout",)) and len(expr.args) == 2 and not expr.keywords:
             return self.fresh(expr.args[0])  # (its first argument, or a copy of it)
         if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name):
             # srcad's helpers that never hand back (part of) an input: not unindex, whose

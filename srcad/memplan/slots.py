@@ -36,6 +36,7 @@ import ast
 import numpy as np
 
 from ..gcode import GFunction, Line, assign, clone, name, names_read, names_written
+from ..transform.adjoints import basic_index
 from .facts import Move, _Facts, _Liveness
 from .kernels import kernel_call
 
@@ -128,37 +129,22 @@ def _makes_new(node, a: str, facts: _Facts) -> bool:
         facts.fresh(node.value)
 
 
-def _call_of(node, helper: str, nargs: int, foreign=frozenset()):
+def _call_of(node, helper: str | None, nargs: int, foreign=frozenset()):
     """(target, args) of `target = helper(*args)`, srcad's runtime helper (not a function
-    of the user's of that name: `foreign`), else None."""
-    if helper not in foreign and isinstance(node, ast.Assign) and len(node.targets) == 1 and \
-            isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Call) and \
-            isinstance(node.value.func, ast.Name) and node.value.func.id == helper and \
-            not node.value.keywords and len(node.value.args) == nargs and \
-            isinstance(node.value.args[0], ast.Name):
-        return node.targets[0].id, node.value.args
+    of the user's of that name: `foreign`), else None; with no helper, (target, source)
+    of `target = source`."""
+    if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and
+            isinstance(node.targets[0], ast.Name)):
+        return None
+    value = node.value
+    if helper is None:
+        return (node.targets[0].id, value.id) if isinstance(value, ast.Name) else None
+    if helper not in foreign and isinstance(value, ast.Call) and \
+            isinstance(value.func, ast.Name) and value.func.id == helper and \
+            not value.keywords and len(value.args) == nargs and \
+            isinstance(value.args[0], ast.Name):
+        return node.targets[0].id, value.args
     return None
-
-
-def _basic(index: ast.expr, infos: dict) -> bool:
-    """Is the index certainly basic (ints, slices, None, Ellipsis)? No position twice."""
-    if isinstance(index, ast.Constant):
-        v = index.value
-        return v is None or v is Ellipsis or (isinstance(v, int) and not isinstance(v, bool))
-    if isinstance(index, ast.Tuple):
-        return all(_basic(e, infos) for e in index.elts)
-    if isinstance(index, ast.Slice):
-        return all(p is None or _basic(p, infos) for p in (index.lower, index.upper,
-                                                            index.step))
-    if isinstance(index, ast.Subscript) and isinstance(index.value, ast.Attribute) and \
-            index.value.attr == "s_":
-        return _basic(index.slice, infos)
-    if isinstance(index, ast.Name):  # a Python int (a loop counter), known from the probe
-        info = infos.get(index.id)
-        return info is not None and info.ndim == 0 and info.dtype is None
-    if isinstance(index, ast.BinOp) and isinstance(index.op, (ast.Add, ast.Sub, ast.Mult)):
-        return _basic(index.left, infos) and _basic(index.right, infos)
-    return False
 
 
 def _slot(x: str, index: ast.expr) -> ast.Subscript:
@@ -248,8 +234,8 @@ class _Slots:
         self._count(x)
         j = i + 1
         nxt = lines[j] if j < len(lines) else None
-        if nxt is not None and isinstance(nxt.node, ast.Assign) and not nxt.compound and \
-                ast.unparse(nxt.node) == f"{x} = {t}" and self.reads.get(t) == 1:
+        if nxt is not None and not nxt.compound and _call_of(nxt.node, None, 0) == (x, t) \
+                and self.reads.get(t) == 1:
             j += 1  # (`x = t` then `del t`: t was x's next value's name only)
             dl = lines[j] if j < len(lines) else None
             if dl is not None and isinstance(dl.node, ast.Delete) and any(
@@ -273,7 +259,7 @@ class _Slots:
         g, (g2, index) = got
         g2 = g2.id
         around = self.around.of(g2)
-        if not self.mine(g2, g) or not _basic(index, self.facts.infos) or \
+        if not self.mine(g2, g) or not basic_index(index, self.facts.infos) or \
                 names_read(index) & around or g in around:
             return 0
         held = names_read(index)
@@ -319,7 +305,8 @@ def plan_slots(f: GFunction, facts: _Facts, live: _Liveness, stats,
                handed=frozenset()) -> None:
     """Make `f`'s copy-on-write slot writes in place where its own buffer dies there
     (`handed`: parameters every caller gives up)."""
-    if not live.ok or not any(_call_of(ln.node, h, k, facts.foreign) for top in f.body for ln in top.walk()
+    if not live.ok or not any(_call_of(ln.node, h, k, facts.foreign)
+                              for top in f.body for ln in top.walk()
                               for h, k in (("setitem", 3), ("setitem_grad_x", 2))):
         return
     f.body = _Slots(f, facts, live, stats, handed).block(f.body)

@@ -86,6 +86,35 @@ def zeros_expr(value: ast.expr, info) -> ast.Call:
     return ast.Call(func=fn, args=[value], keywords=[])
 
 
+def int_index(index: ast.expr, infos: dict) -> bool:
+    """Is this index expression certainly a Python int (a constant, a loop counter the probe
+    saw as one, arithmetic on those)?"""
+    if isinstance(index, ast.Constant):
+        return isinstance(index.value, int) and not isinstance(index.value, bool)
+    if isinstance(index, ast.Name):  # a Python int (a loop counter), known from the probe
+        info = infos.get(index.id)
+        return info is not None and info.ndim == 0 and info.dtype is None
+    if isinstance(index, ast.BinOp) and isinstance(index.op, (ast.Add, ast.Sub, ast.Mult)):
+        return int_index(index.left, infos) and int_index(index.right, infos)
+    return False
+
+
+def basic_index(index: ast.expr, infos: dict) -> bool:
+    """Is this index expression certainly basic (ints, slices, None, ...)? No position is
+    picked twice."""
+    if isinstance(index, ast.Constant) and (index.value is None or index.value is Ellipsis):
+        return True
+    if isinstance(index, ast.Tuple):
+        return all(basic_index(e, infos) for e in index.elts)
+    if isinstance(index, ast.Slice):
+        return all(p is None or basic_index(p, infos) for p in (index.lower, index.upper,
+                                                                 index.step))
+    if isinstance(index, ast.Subscript) and isinstance(index.value, ast.Attribute) and \
+            index.value.attr == "s_":
+        return basic_index(index.slice, infos)
+    return int_index(index, infos)
+
+
 class AdjointsMixin:
     """The adjoint-state methods of `Reverse` (see the module docstring)."""
 
@@ -203,7 +232,8 @@ class AdjointsMixin:
                   and expr.func.id == "unindex" and len(expr.args) == 3 and not expr.keywords
                   and isinstance(expr.args[1], ast.Name) and expr.args[1].id == var)
         array = info is not None and info.dtype is not None and info.ndim > 0
-        if self.module.options.reparsed or not (gather and array and self._basic(expr.args[2])):
+        if self.module.options.reparsed or not (gather and array and
+                                                basic_index(expr.args[2], self.infos)):
             return None
         g, _, index = expr.args
         if isinstance(index, ast.Subscript) and isinstance(index.value, ast.Attribute) and \
@@ -211,24 +241,6 @@ class AdjointsMixin:
             index = index.slice
         target = ast.Subscript(value=name(self.adj_name(var)), slice=index, ctx=ast.Store())
         return ast.AugAssign(target=target, op=ast.Add(), value=g)
-
-    def _basic(self, index: ast.expr) -> bool:
-        """Is this index expression certainly basic (ints, slices, None, ...)?"""
-        if isinstance(index, ast.Constant):
-            v = index.value
-            return v is None or v is Ellipsis or (isinstance(v, int) and not isinstance(v, bool))
-        if isinstance(index, ast.Tuple):
-            return all(self._basic(e) for e in index.elts)
-        if isinstance(index, ast.Slice):
-            return all(p is None or self._basic(p) for p in (index.lower, index.upper,
-                                                               index.step))
-        if isinstance(index, ast.Subscript) and isinstance(index.value, ast.Attribute) and \
-                index.value.attr == "s_":
-            return self._basic(index.slice)
-        if isinstance(index, ast.Name):  # a Python int (a loop counter), known from the probe
-            info = self.infos.get(index.id)
-            return info is not None and info.ndim == 0 and info.dtype is None
-        return False
 
     def uniform_scalar(self, expr: ast.expr) -> ast.expr | None:
         """S if `expr` is ``np.broadcast_to(S, shape)`` with S a scalar, else None."""

@@ -54,7 +54,7 @@ from ..gcode import compound as _compound
 from ..gcode import free_names as _free
 from ..gcode import method as _method
 from ..naming import fresh
-from .adjoints import Adj, AdjointsMixin, _np, zeros_expr
+from .adjoints import Adj, AdjointsMixin, _np, int_index, zeros_expr
 from .arrays import with_array_aliases
 from .calls import CallsMixin
 from .checkpointing import CheckpointingMixin
@@ -252,10 +252,8 @@ class Reverse(AdjointsMixin, CallsMixin, CheckpointingMixin, ControlFlowMixin, S
             if isinstance(p, ast.Slice) and p.lower is None and p.upper is None and \
                     p.step is None:
                 shape.append(base.shape[dim])
-            elif not (isinstance(p, ast.Constant) and type(p.value) is int or (
-                    isinstance(p, ast.Name) and (i := self.infos.get(p.id)) is not None
-                    and i.ndim == 0 and i.dtype is None and type(i.value) is not bool)):
-                return None  # (a Python int: a loop counter, as `_basic` has it)
+            elif not int_index(p, self.infos):
+                return None
             dim += 1
         return Info(tuple(shape) + tuple(base.shape[dim:]), base.dtype, c_order=False)
 
