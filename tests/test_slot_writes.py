@@ -17,6 +17,7 @@ copies the whole array at every iteration.
 
 from __future__ import annotations
 
+import os
 import re
 
 import numpy as np
@@ -29,7 +30,8 @@ from tests.test_fuzz import Finding, check_program
 from tests.fixtures_slots import conv_naive, pool_naive, rnn_states
 from tests.test_memplan import compare
 
-FILL_BATCHES = 2  # x 60 programs
+# x 60 programs; 6 with SRCAD_FUZZ_SLOW=1 (as tests/test_memplan.py's batches)
+FILL_BATCHES = 6 if os.environ.get("SRCAD_FUZZ_SLOW") else 1
 
 
 @pytest.mark.parametrize("seed", range(FILL_BATCHES))
