@@ -2,9 +2,9 @@
 convolution (`out[:, :, i, j] = patch @ W.T`), an RNN keeping its states (`hs[:, t] = h`), a
 naive max pool (the layer functions of tests/fixtures_slots.py), each at three sizes.
 srcad's gradient (default options) against the same function's forward alone and against a
-backward written by hand, same process, interleaved, medians. Before srcad.memplan.slots
-each iteration copied the whole array twice (forward `setitem`, backward `setitem_grad_x`):
-the ratio to the forward grew with the size.
+backward written by hand, same process, interleaved medians (bench/timing.py `measure`).
+Before srcad.memplan.slots each iteration copied the whole array twice (forward `setitem`,
+backward `setitem_grad_x`): the ratio to the forward grew with the size.
 
     python bench/slot_writes.py [--repeat N]
 """
@@ -13,16 +13,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
-import statistics
 import sys
-import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path[:0] = [os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                os.path.dirname(os.path.abspath(__file__))]
 import srcad  # noqa: E402
 from tests.fixtures_slots import conv_naive, pool_naive, rnn_states  # noqa: E402
+from timing import cpu_model, measure  # noqa: E402
 
 
 def conv_loss(w, x):
@@ -84,22 +83,13 @@ def cases(s: int, rng):
             ("pool_naive", pool_loss, pool_by_hand, (0,), (f(8, 8, 8 * s, 8 * s),))]
 
 
-def median(fn, repeat):
-    ts = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t)
-    return statistics.median(ts)
-
-
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--repeat", type=int, default=7)  # rounds of interleaved samples
     opt = ap.parse_args()
     rng = np.random.default_rng(0)
-    print(f"CPU: {platform.processor() or platform.machine()} "
-          f"({os.cpu_count()} logical cores); numpy {np.__version__}; srcad default options")
+    print(f"CPU: {cpu_model()} ({os.cpu_count()} logical cores); numpy {np.__version__}; "
+          f"srcad default options")
     print(f"{'program':12s} {'size':>5s} {'srcad ms':>9s} {'forward ms':>11s} "
           f"{'by hand ms':>11s} {'/forward':>9s} {'/by hand':>9s}")
     for s in (1, 2, 4):
@@ -110,12 +100,8 @@ def main():
             want = want if isinstance(want, tuple) else (want,)
             for a, b in zip(got, want):
                 assert np.allclose(a, b, rtol=1e-9, atol=1e-9), name
-            times = {"srcad": [], "fwd": [], "hand": []}
-            for _ in range(3):
-                times["srcad"].append(median(lambda: g(*args), opt.repeat))
-                times["fwd"].append(median(lambda: loss(*args), opt.repeat))
-                times["hand"].append(median(lambda: by_hand(*args), opt.repeat))
-            t = {k: statistics.median(v) for k, v in times.items()}
+            t = measure({"srcad": lambda: g(*args), "fwd": lambda: loss(*args),
+                         "hand": lambda: by_hand(*args)}, opt.repeat)
             print(f"{name:12s} {s:5d} {t['srcad'] * 1e3:9.2f} {t['fwd'] * 1e3:11.2f} "
                   f"{t['hand'] * 1e3:11.2f} {t['srcad'] / t['fwd']:9.2f} "
                   f"{t['srcad'] / t['hand']:9.2f}", flush=True)
