@@ -199,7 +199,7 @@ def test_one_array_twice_read_by_index_bit_for_bit():
     `next(it)`): source mode added the reads' cotangents into the list's, then into the
     array where the list was made; tape mode adds each where it is read -- the last bits
     differed (a strict xfail until 2026-12-04). A name bound once in a branch and read only
-    there keeps the display now (normalize.py `_branch_locals`), so each read's cotangent
+    there keeps the display now (normalize.py `_block_locals`), so each read's cotangent
     goes into the item's adjoint at the read."""
     x = np.array([0.27, 0.93, 0.41, 0.66])
     bad = []

@@ -1584,7 +1584,7 @@ class AliasingMixin:
                         f"line {line} writes into an array in place, but `{other_user}` "
                         f"(made at line {made.get(other, self.pf.first_line)}) shares its "
                         f"memory and is read at line {st.line}: srcad cannot tell here "
-                        f"whether numpy's `{other_user}` would see the change",
+                        f"whether `{other_user}` would see the change",
                         line, cls=SharingUnknownError,
                         hint=f"copy explicitly before writing (`{base_user} = "
                         f"{base_user}.copy()`), or build the new array with np.where / "

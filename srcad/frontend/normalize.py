@@ -87,11 +87,13 @@ from .callbacks import lower_callbacks
 from .inner_transforms import lower_inner_transforms
 
 
-def _branch_locals(tree) -> set:
-    """Names bound once, by `name = value` in a branch of an `if` (in no loop), and read only
-    after it in that same branch: one value, never joined with another -- the branch is
-    straight-line code for them, as the function's top level is (`if c: lst = [x, x]; ...
-    lst[k]` keeps the display, so a run-time index into it reads a known item)."""
+def _block_locals(tree) -> set:
+    """Names bound once, by `name = value` in a branch of an `if` or in a loop's body, and
+    read only after it in that same block: one value, never joined with another -- the
+    block, each trip of a loop, is straight-line code for them, as the function's top level
+    is (`if c: lst = [x, x]; ... lst[k]` keeps the display, so a run-time index into it
+    reads a known item; in a loop, `it = iter([x, v, x])` then `next(it)` gives x's
+    cotangent at each read, in the tape's order, not where the display was made)."""
     stores: dict = {}
     for n in gast.walk(tree):
         if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
@@ -103,9 +105,9 @@ def _branch_locals(tree) -> set:
         stores[a.id] = 2  # (a parameter: bound on entry too)
     found: set = set()
 
-    def visit(body: list, in_loop: bool, in_branch: bool) -> None:
+    def visit(body: list, nested: bool) -> None:
         for i, st in enumerate(body):
-            if in_branch and not in_loop and isinstance(st, gast.Assign) and \
+            if nested and isinstance(st, gast.Assign) and \
                     len(st.targets) == 1 and isinstance(st.targets[0], gast.Name) and \
                     stores.get(st.targets[0].id) == 1:
                 name = st.targets[0].id
@@ -117,19 +119,16 @@ def _branch_locals(tree) -> set:
                             isinstance(m, gast.Name) and m.id == name for m in gast.walk(f))
                         for later in body[i + 1:] for f in gast.walk(later)):
                     found.add(name)
-            if isinstance(st, gast.If):
-                visit(st.body, in_loop, True)
-                visit(st.orelse, in_loop, True)
-            elif isinstance(st, (gast.For, gast.While)):
-                visit(st.body, True, in_branch)
-                visit(st.orelse, True, in_branch)
+            if isinstance(st, (gast.If, gast.For, gast.While)):
+                visit(st.body, True)
+                visit(st.orelse, True)
             elif isinstance(st, (gast.With, gast.Try)):
                 for field in ("body", "orelse", "finalbody"):
-                    visit(getattr(st, field, []), in_loop, in_branch)
+                    visit(getattr(st, field, []), nested)
                 for h in getattr(st, "handlers", []):
-                    visit(h.body, in_loop, in_branch)
+                    visit(h.body, nested)
 
-    visit(tree.body, False, False)
+    visit(tree.body, False)
     return found
 
 
@@ -230,7 +229,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                                 if isinstance(t, gast.Subscript) and isinstance(t.value,
                                                                                 gast.Name):
                                     self.mutable.add(t.value.id)
-        self.mutable -= _branch_locals(pf.tree)
+        self.mutable -= _block_locals(pf.tree)
         self.mutable |= self.view_families_in_control_flow()
         self.mutable |= self.dicts_written_in_control_flow()
         self.ints: set = set()  # names that certainly hold Python ints (see note_int)
