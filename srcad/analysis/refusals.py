@@ -949,8 +949,18 @@ def check_container_holders(fn: ir.Function, callee: bool = False) -> None:
                    c.target in _view_roots(w.args["value"].name, views) and
                    set(ir.atom_vars(w.args.get("x"))) & derived for w in order):
                 continue  # (written through the name, carried into the container's slot)
+            def made_anew(r, c=c, derived=derived) -> bool:
+                # (a read in a later trip only, of containers the trip makes again before it
+                # reads them -- `it = iter([x, v])` read by `for t in it`, then `v += d`: the
+                # next trip's list holds v as it is then, as srcad's code builds it)
+                return at[id(r)] < at[id(c)] and all(
+                    every_def.get(v) and all(loops[id(d)] & loops[id(c)] & loops[id(r)] and
+                                             at[id(d)] < at[id(r)] for d in every_def[v])
+                    for v in derived & set(ir.uses(r)))
+
             read = next((r for r in order if derived & set(ir.uses(r)) and r is not c and (
-                at[id(r)] > at[id(c)] or loops[id(r)] & loops[id(c)])), None)
+                at[id(r)] > at[id(c)] or loops[id(r)] & loops[id(c)]) and not made_anew(r)),
+                None)
             if read is None:
                 continue
             raise SharingUnknownError(

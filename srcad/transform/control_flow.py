@@ -145,6 +145,9 @@ class ControlFlowMixin:
             return
         self.comment(out, s.line)
         out.append(_compound(header, s.line, lines or [Line(ast.Pass(), s.line)]))
+        if isinstance(s, ir.For):  # (its target as before the loop: `target_read_before`)
+            for v in reversed(self.pushes.get(id(s), [])):
+                out.append(Line(ast.Expr(_call(_RESTORE, name(v))), s.line))
 
     def name_aliases_of(self, touched: set[str], line, out: list) -> None:
         """Name each adjoint outside `touched` that is an alias reading the adjoint of a
@@ -199,6 +202,10 @@ class ControlFlowMixin:
         if id(s) in self.ckpts and not self._plain:
             return self.fwd_checkpointed_loop(s)
         out = []
+        if isinstance(s, ir.For) and not self._plain:  # (reverse.py `target_read_before`)
+            for v in self.pushes.get(id(s), []):
+                out.append(Line(ast.Expr(_method(name(self.stack_name(v)), "push", name(v))),
+                                s.line))
         counter = None if self._plain else self.counters.get(id(s))
         if counter is not None:
             out.append(Line(assign(counter, ast.Constant(0)), s.line))

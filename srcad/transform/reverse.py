@@ -178,6 +178,22 @@ class Reverse(AdjointsMixin, CallsMixin, CheckpointingMixin, ControlFlowMixin, S
                 return True
         return False
 
+    def target_read_before(self, loop) -> bool:
+        """Does the backward of a statement outside `loop` read the value its target held
+        before the loop ran (as `old_value_read`)? `for t in range(2): acc += next(it)` then
+        `for t in it: acc += np.sin(t)` in an outer loop: the backward of the second loop
+        reads t's arrays, the first loop's backward (run between) sets t to its ints -- so
+        the forward pushes t before the first loop and its backward pops it after
+        (control_flow.py). Found 2026-12-06 by the widened pytree fuzzer: a wrong gradient."""
+        var, inside = loop.target, {id(x) for x in ir.walk(loop.body)}
+        around = set(self.loops[id(loop)])
+        for s in ir.walk(self.fn.body):
+            if id(s) in inside or s is loop or var not in self.bwd_reads.get(id(s), ()):
+                continue
+            if self.order[id(s)] < self.order[id(loop)] or around & set(self.loops[id(s)]):
+                return True
+        return False
+
     def may_overwrite(self, s, var: str) -> bool:
         """Can `var` hold an earlier value when `s` assigns it?"""
         if self.loop_depth[id(s)] > 0 or var in self.fn.params:
@@ -503,6 +519,9 @@ class Reverse(AdjointsMixin, CallsMixin, CheckpointingMixin, ControlFlowMixin, S
             # a value is pushed where it is overwritten, if the backward reads it
             pushes = {}
             for s in ir.walk(body):
+                if isinstance(s, ir.For) and s.target in needed and \
+                        self.may_overwrite(s, s.target) and self.target_read_before(s):
+                    pushes[id(s)] = [s.target]  # (see `target_read_before`)
                 if not isinstance(s, (ir.Call, ir.UserCall)):
                     continue
                 names = [t for t in ir.defs(s) if t in self.mutable and
