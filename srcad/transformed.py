@@ -221,16 +221,24 @@ def _array_key(args: tuple):
     return _array_key(args)
 
 
-def _unwrap_attribute_state(fn_ir: ir.Function) -> None:
+def _unwrap_attribute_state(fn_ir: ir.Function, given: dict) -> None:
     """`self.out = v` ran natively on the tape: the object holds the tape's wrapper of v. It
-    must end up holding v, as after a call in source mode (frontend/attrstate.py)."""
+    must end up holding v, as after a call in source mode (frontend/attrstate.py): the
+    caller's own list or dict where v is an argument the tape followed (`net.params =
+    params`: `net.params is params` after the call, as in Python; `given` maps id(follower)
+    to the argument), else plain values."""
+    def settled(held):
+        if id(held) in given:
+            return given[id(held)]
+        return tape._plain_tree(held)
+
     for s in ir.walk_program(fn_ir):
         if isinstance(s, ir.Effect) and s.kind == "setattr" and \
                 isinstance(s.args["_obj"], ir.Const):
             obj, attr = s.args["_obj"].value, s.args["attr"].value
             held = getattr(obj, attr, None)
-            if isinstance(held, tape.Tensor):
-                setattr(obj, attr, tape.value_of(held))
+            if isinstance(held, (tape.Tensor, tape.CONTAINERS)):
+                setattr(obj, attr, settled(held))
             elif type(held) in (list, dict):  # (`self.cache = [h]`, made in the call)
                 tape._plain_in_place(held)
     # `self.X.append(X)`, `self.cache["Z"].append(Z)` (a list or dict an object holds, changed
@@ -253,8 +261,8 @@ def _unwrap_attribute_state(fn_ir: ir.Function) -> None:
         elif is_user_object(v) and isinstance(getattr(v, "__dict__", None), dict):
             own = vars(v)
             for k, held in list(own.items()):
-                if isinstance(held, tape.Tensor):
-                    own[k] = tape.value_of(held)
+                if isinstance(held, (tape.Tensor, tape.CONTAINERS)):
+                    own[k] = settled(held)
                 elif type(held) in (list, dict):
                     tape._plain_in_place(held)
                     todo.extend(held.values() if type(held) is dict else held)
@@ -771,8 +779,9 @@ class Transformed:
             t, wrapped, out = tape.run(self.fn, values, mask, self.params)
         except Exception as e:
             raise _at_traced_line(e)  # noqa: B904  (the same exception, or one at its line)
-        _unwrap_attribute_state(fn_ir)
         tape.settle_arguments(values, wrapped)  # (param[k] = v: plain values, as in source)
+        _unwrap_attribute_state(fn_ir, {id(w): v for v, w in zip(values, wrapped)
+                                        if w is not v})
         tape.settle_kept(t, kept_stored(fn_ir))  # (history.append(h): likewise)
         value = tape.value_of(out)
         if self.kind in ("grad", "value_and_grad") and not is_bool_output(value):

@@ -317,6 +317,20 @@ def _dependent(fn: ir.Function, wrt) -> set:
     return dep
 
 
+def _bound_container(s) -> str | None:
+    """The spelling of an object's list, dict or set whose own changing method an opaque call
+    calls (`net.params.update` resolved when normalising: a bound method), else None."""
+    f = s.args.get("_fn")
+    if not isinstance(f, ir.Const) or not isinstance(getattr(f.value, "__self__", None),
+                                                    (list, dict, set)):
+        return None
+    if getattr(f.value, "__name__", "") not in MUTATING:
+        return None
+    held = (f.src or "").rsplit(".", 1)[0]
+    # (an object's: `net.params`; a module's own, `HIDDEN.__setitem__`, is kept_globals.py's)
+    return held if "." in held else None
+
+
 def _useful(fn: ir.Function) -> tuple[set, set]:
     """(names, constant spellings) from which the output is reached through ops that would
     carry a gradient -- rows with a rule, ops with none, user calls -- but not through a row
@@ -1334,6 +1348,16 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False, tape=False) ->
             continue
         shared = _from_params(fn) if _callee else set()
         method = s.op.kind == "method"
+        bound = _bound_container(s)
+        if bound is not None and bound.split(".")[0] in consts:
+            # (`net.params.update(params)`: a dict or list of an object the output reads,
+            # changed by its own method with a differentiated value -- the object's methods
+            # read it back with no gradient)
+            _refuse(fn, s, f"it is given a value that depends on the arguments being "
+                    f"differentiated; it changes `{_user(bound)}`, which the output depends "
+                    f"on, and the gradient would not follow",
+                    f"store each item (`{_user(bound)}[k] = v`), which srcad follows into the "
+                    f"methods that read it")
         if method and s.op.name[1:] in ("shuffle", "permutation"):  # (`rng.shuffle(y)`: y)
             holders = list(s.args)
         elif method and s.op.name[1:] in MUTATING:
