@@ -6,6 +6,7 @@
  *   kind 2  getattr(where, name, missing) is expected (a class or object attribute)
  *   kind 3  as 2, a bound method compared by its __func__
  *   kind 4  where (a list) holds exactly the objects of the tuple `expected`, in order
+ *   kind 5  hasattr(where, name) is expected          (True or False: `hasattr(layer, "W")`)
  * True when every entry holds, False at the first that does not. The same as the Python
  * check guards.py compiles, at a few ns an entry instead of a few tens: a model's call pays
  * it every time. Raises TypeError for an entry it cannot read (the caller then uses Python). *
@@ -69,6 +70,15 @@ py_guards_hold(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
             int same = key == expected;
             Py_DECREF(now);
             if (!same) Py_RETURN_FALSE;
+        } else if (kind == 5) {
+            PyObject *now = PyObject_GetAttr(where, name); /* new reference */
+            if (now == NULL) {
+                if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return NULL;
+                PyErr_Clear();
+            }
+            PyObject *has = now != NULL ? Py_True : Py_False;
+            Py_XDECREF(now);
+            if (has != expected) Py_RETURN_FALSE;
         } else if (kind == 4 && PyDict_Check(where) && PyTuple_Check(expected)) {
             /* a module's dict walked by its keys: these very keys, in this order */
             Py_ssize_t k = PyTuple_GET_SIZE(expected), pos = 0, j = 0;

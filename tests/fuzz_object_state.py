@@ -437,12 +437,29 @@ def {p}read_gh():
         (``PAIR_L1_L2 = [L1, L2]``): zip, enumerate, enumerate of zip, or zip with a longer
         sequence of weights (zip stops at the layers)."""
         pair = f"{self.p}PAIR_{targets[0]}_{targets[1]}"
-        form = self.ch.pick(("zip", "enumerate", "enumerate_zip", "zip_longer"))
+        p, (a, b) = self.p, targets
+        form = self.ch.pick(("zip", "enumerate", "enumerate_zip", "zip_longer", "display",
+                             "filtered", "tested"))
+        kinds = f"({p}DenseA, {p}DenseB)"
         self.emit({"zip": f"for layer, W in zip({pair}, (W1, W2)):",
                    "enumerate": f"for i, layer in enumerate({pair}):",
                    "enumerate_zip": f"for i, (layer, W) in enumerate(zip({pair}, [W1, W2])):",
-                   "zip_longer": f"for layer, W in zip({pair}, [W1, W2, W1 * 2.0]):"}[form])
-        self.emit("    layer.W = (W1, W2)[i]" if form == "enumerate" else "    layer.W = W")
+                   "zip_longer": f"for layer, W in zip({pair}, [W1, W2, W1 * 2.0]):",
+                   # (session of 2026-12-06: a display of the layers, a comprehension that
+                   # filters them by a test known when srcad builds the code, a test of the
+                   # layer in the loop -- refused before: frontend/objcomps.py, calls.py
+                   # `known_predicate`)
+                   "display": f"for layer, W in zip([{p}{a}, {p}{b}], (W1, W2)):",
+                   "filtered": f"for layer, W in zip([l for l in {pair} if " + self.ch.pick((
+                       'hasattr(l, "W")', f"isinstance(l, {kinds})",
+                       f"not isinstance(l, {p}Net)")) + "], (W1, W2)):",
+                   "tested": f"for layer, W in zip({pair}, (W1, W2)):"}[form])
+        if form == "tested":
+            self.emit("    " + self.ch.pick(('if hasattr(layer, "W"):',
+                                             f"if isinstance(layer, {kinds}):")))
+            self.emit("        layer.W = W")
+        else:
+            self.emit("    layer.W = (W1, W2)[i]" if form == "enumerate" else "    layer.W = W")
         self.steps.append(f"W1, W2 -> {targets[0]}, {targets[1]} (loop {form})")
         self.features.update(("weights", f"weights loop {form}"))
 

@@ -154,6 +154,9 @@ def _item_written_as_a_store(fn: ir.Function, param: str) -> bool:
     return False
 
 
+_CHANGED_DURING_CALL = "srcad: hasattr decided when the code was built; added or deleted since"
+
+
 class CallsMixin:
     """`call` and its helpers, for the `Normalizer` (normalize.py)."""
 
@@ -817,8 +820,59 @@ class CallsMixin:
             self.note_closure(out, e, site[2])
             return out
         if site[0] == "op":
+            known = self.known_predicate(site[1], site[2], e)
+            if known is not None:
+                return known
             return self.result((site[1], site[2]), hint, into, e)
         return self.emit_user_call(site, e, hint, into)
+
+    def known_predicate(self, op, args: dict, e):
+        """`isinstance(layer, Dense)`, `issubclass(cls, Base)`, `callable(layer.act)` and
+        `hasattr(layer, "W")` of objects known here -- a module's layer, one of a list srcad
+        unrolls a loop over, `self` of a bound method: the answer, a constant, so that `if
+        isinstance(layer, Dense): layer.W = W` keeps only the branch Python takes (a store
+        into an object under a test known only when the code runs is one srcad cannot
+        follow). The objects and classes are guarded by identity already; an object's type
+        does not change. An attribute's presence may: `hasattr` is guarded on it (guards.py
+        "has") and checked again where the test stands, so a change between calls rebuilds
+        the code and one during the call stops it there, never a branch taken silently.
+        Classes with a metaclass of their own (an ABC's `register`) are tested when the code
+        runs. None where the answer is known only then."""
+        fn, atoms = getattr(op, "fn", None), list(args.values())
+        if isinstance(args.get("_fn"), ir.Const):  # (a builtin with no row: an opaque call)
+            fn, atoms = args["_fn"].value, [args[f"_a{i}"] for i in range(len(args) - 1)
+                                            if f"_a{i}" in args]
+            if len(atoms) != len(args) - 1 or "*" in (getattr(op, "spelling_src", "") or "*"):
+                return None  # (keywords, `*args`: tested when it runs)
+        if len(atoms) == 2 and isinstance(atoms[1], ir.Seq) and \
+                all(isinstance(a, ir.Const) for a in atoms[1].items):  # (a tuple of classes)
+            atoms = [atoms[0], ir.Const(tuple(a.value for a in atoms[1].items), "classes")]
+        if fn not in (isinstance, issubclass, callable, hasattr) or self.generated or \
+                not atoms or not all(isinstance(a, ir.Const) for a in atoms):
+            return None
+        values = [a.value for a in atoms]
+        if fn in (isinstance, issubclass):
+            if len(values) != 2:
+                return None
+            kinds = values[1] if type(values[1]) is tuple else (values[1],)
+            if not kinds or not all(type(k) is type for k in kinds) or \
+                    (fn is issubclass and type(values[0]) is not type):
+                return None
+        elif fn is hasattr:
+            if len(values) != 2 or type(values[1]) is not str or \
+                    not is_user_object(values[0]) or isinstance(values[0], type):
+                return None
+        elif len(values) != 1 or not (is_user_object(values[0]) or callable(values[0])):
+            return None
+        answer = bool(fn(*values))
+        if fn is hasattr:
+            guards.note("has", values[0], values[1], answer)
+            held = self.emit((op, args), self.fresh("hasattr"), e)
+            test = held if answer else self.emit(
+                self.op_call(np.logical_not, [held], {}, e), self.fresh("hasattr_not"), e)
+            self.body.append(ir.Effect("assert", None, {"test": test, "msg": ir.Const(
+                _CHANGED_DURING_CALL, repr(_CHANGED_DURING_CALL))}, e.lineno))
+        return ir.Const(answer, repr(answer))
 
     def copied_list(self, e: gast.Call):
         """`ws.copy()` / `copy.copy(ws)` of a list (or tuple) display srcad holds item by

@@ -36,7 +36,7 @@ import gast
 from .. import ir
 from ..errors import UnsupportedSyntaxError
 from ..ops import table
-from .opaque import MUTATING, OpaqueOp
+from .opaque import MUTATING, OpaqueOp, is_user_object
 
 
 def _hint_of(func) -> str:
@@ -57,6 +57,8 @@ class EffectsMixin:
         if not isinstance(v, gast.Call):
             self.expr(v, "unused", None)  # evaluated for its errors only, as Python does
             return
+        if self.known_setattr(s):
+            return
         hint = _hint_of(v.func)
         site = self.resolve_call(v, hint)
         if site[0] == "user":
@@ -64,8 +66,38 @@ class EffectsMixin:
             return
         self.body.append(ir.Effect("call", site[1], site[2], s.lineno))
 
+    def known_setattr(self, s: gast.Expr) -> bool:
+        """`setattr(layer, k, v)` whose name is known here -- a loop over a dict argument's
+        items or over names, unrolled, gives `k` each key -- on an object known here: the
+        store `layer.<k> = v` itself (its descriptors, its state carried into the methods
+        that read it, as written out), not a call srcad does not follow. False otherwise."""
+        v = s.value
+        if not (isinstance(v.func, gast.Name) and v.func.id not in self.locals and
+                len(v.args) == 3 and not v.keywords and
+                not any(isinstance(a, gast.Starred) for a in v.args) and
+                isinstance(v.args[1], (gast.Name, gast.Constant)) and
+                isinstance(v.args[0], (gast.Name, gast.Attribute))):
+            return False
+        try:
+            if self.pf.resolve(v.func.id) is not setattr:
+                return False
+        except Exception:  # noqa: BLE001  (not resolvable: the general path says why)
+            return False
+        key = self.expr(v.args[1], "attr", None)
+        obj = self.expr(v.args[0], "obj", None)
+        if not (isinstance(key, ir.Const) and type(key.value) is str and
+                key.value.isidentifier() and isinstance(obj, ir.Const) and
+                is_user_object(obj.value) and not isinstance(obj.value, type)):
+            return False
+        target = gast.copy_location(gast.Attribute(value=copy.deepcopy(v.args[0]),
+                                                   attr=key.value, ctx=gast.Store()), v)
+        self.assign(target, v.args[2], s)
+        return True
+
     def assert_statement(self, s: gast.Assert) -> None:
         test = self.expr(s.test, "assert", None)
+        if isinstance(test, ir.Const) and test.value is True:
+            return  # (a test known true here, its lookups guarded: `assert hasattr(l, "W")`)
         if s.msg is None or isinstance(s.msg, gast.Constant):
             args = {"test": test}
             if s.msg is not None:

@@ -239,6 +239,9 @@ class ExpressionsMixin:
                     return ir.Const(-operand.value, _const_src(-operand.value, None))
                 return self.result(self.op_call(np.negative, [operand], {}, e), hint, into, e)
             if isinstance(e.op, gast.Not):
+                truth = known_truth(operand)
+                if truth is not None:  # (`not isinstance(layer, Dense)` known here)
+                    return ir.Const(not truth, repr(not truth))
                 return self.result(self.op_call(np.logical_not, [operand], {}, e), hint, into, e)
             if isinstance(e.op, gast.Invert):  # `~mask`: no gradient, Python's own `~`
                 return self.result(self.op_call(np.invert, [operand], {}, e), hint, into, e)
@@ -280,12 +283,20 @@ class ExpressionsMixin:
                 else tests[0]
         if isinstance(e, gast.BoolOp):
             # `a and b` short-circuits: t = a; if t: t = b  (`or`: if not t)
+            values = list(e.values)
+            first = self.expr(values.pop(0), hint, None)
+            while values and known_truth(first) is not None:
+                # (`isinstance(layer, Dense) and ...`, known here: Python's value)
+                if known_truth(first) is isinstance(e.op, gast.Or):
+                    return first
+                first = self.expr(values.pop(0), hint, None)
+            if not values:
+                return first
             var = self.fresh(f"{hint}_{'and' if isinstance(e.op, gast.And) else 'or'}")
             self.mutable.add(var)
-            first = self.expr(e.values[0], hint, None)
             op, args = self.op_call(control.identity, [first], {}, e)
             self.body.append(ir.Call(var, op, args, e.lineno))
-            for v in e.values[1:]:
+            for v in values:
                 outer, self.body = self.body, []
                 try:
                     a = self.expr(v, hint, None)
@@ -773,3 +784,15 @@ def _passable(obj) -> bool:
     return isinstance(obj, types.FunctionType) and is_user_object(obj)
 
 
+def known_truth(atom) -> bool | None:
+    """The truth of a test folded to a constant here (`self.act is not None` of a guarded
+    attribute, a literal flag), or None when it is known only when the code runs."""
+    if not isinstance(atom, ir.Const):
+        return None
+    v = atom.value
+    if v is None or type(v) in (bool, int, float, str, bytes):
+        return bool(v)
+    if isinstance(v, (types.FunctionType, types.BuiltinFunctionType, np.ufunc, type,
+                      types.ModuleType)):
+        return True  # (a function or class: always true)
+    return None  # (a container or an object: its truth may change without a rebinding)

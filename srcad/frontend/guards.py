@@ -21,6 +21,8 @@ same object. Three kinds:
                                                   the layers (a list changes in place);
                                                   a dict: these very keys, in this order
                                                   (`for k, f in HEADS.items()` unrolled)
+    has      hasattr(base, name) is obj           `if hasattr(layer, "W"):` folded (True or
+                                                  False; the attribute's value may change)
 
 Attributes of installed libraries' modules (`np.tanh`, `math.pi`) are not guarded: they are
 the library's, not the program's state. The check is one generated boolean expression over
@@ -126,7 +128,7 @@ class Guards:
         c_check = c_helper("guards_hold")
         if c_check is None:
             return self.python_check()
-        code = {"global": 0, "absent": 0, "cell": 1, "items": 4}
+        code = {"global": 0, "absent": 0, "cell": 1, "items": 4, "has": 5}
         table = tuple((code.get(kind, 3 if callable(obj) else 2), where, name,
                        MISSING if kind == "absent" else obj)
                       for kind, where, name, obj in self.entries)
@@ -146,6 +148,8 @@ class Guards:
                 terms.append(f"_cell(w{i}) is o{i}")
             elif kind == "items":
                 terms.append(f"_same(w{i}, o{i})")
+            elif kind == "has":
+                terms.append(f"(_getattr(w{i}, {name!r}, _M) is not _M) is o{i}")
             else:
                 terms.append(f"_key(_getattr(w{i}, {name!r}, _M)) is o{i}"
                              if callable(obj) else f"_getattr(w{i}, {name!r}, _M) is o{i}")
@@ -166,6 +170,8 @@ class Guards:
             return _cell_contents(where)
         if kind == "items":
             return where if _same_items(where, entry[3]) else tuple(where)
+        if kind == "has":
+            return getattr(where, name, MISSING) is not MISSING
         return _method_key(getattr(where, name, MISSING))
 
     def failures(self) -> list:

@@ -105,6 +105,12 @@ class LoopsMixin:
             if self.defs[target] == 1:  # only the loop assigns it: always an int
                 self.ints.add(target)
         else:
+            keys = None if exits else self.keys_naming_attributes(it, target, body)
+            if keys is not None:
+                # `for k, v in params.items(): setattr(model, k, v)` of a dict argument: once
+                # per key (the call's keys, in its order: the specialisation's), so each
+                # store names its attribute (effects.py `known_setattr`)
+                return self.once_per_item(target, [ir.Const(k, repr(k)) for k in keys], body)
             table = self.module_dict_of_functions(it)
             if table is not None and not exits:
                 # `for name, fn in HEADS.items()` of a module's dict of functions or objects
@@ -122,9 +128,11 @@ class LoopsMixin:
             if held is not None:  # (a list of closures: closure_values.py)
                 return self.once_per_item(target, held, body)
             if isinstance(seq, ir.Seq) and seq.items and not exits and all(
-                    self.function_value(a) for a in seq.items):
+                    self.function_value(a) for a in seq.items) or \
+                    _objects_of(seq) is not None and isinstance(seq, ir.Seq) and not exits:
                 # `fns = [relu, np.tanh]; for f in fns: h = f(h)`, `for W, act in [(W1,
-                # np.tanh), (W2, relu)]`: the body once per item
+                # np.tanh), (W2, relu)]`, `for layer in [net.l1, net.l2]`: the body once per
+                # item
                 return self.once_per_item(target, seq.items, body)
             if isinstance(seq, ir.Const) and (is_object_sequence(seq.value) or
                                               _function_sequence(seq.value)) and not exits:
@@ -220,6 +228,24 @@ class LoopsMixin:
         finally:
             self.unrolling = outer
 
+    def keys_naming_attributes(self, it, target: str, body):
+        """The keys of the dict argument `it` walks (`dict_keys(params)`, pylower's spelling
+        of `params.items()`), where the body names attributes by the loop's key --
+        `setattr(obj, k, v)`, `getattr(obj, k)` -- and the keys are identifiers; else None."""
+        if not (isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and
+                it.func.id == DICT_KEYS and len(it.args) == 1 and
+                isinstance(it.args[0], gast.Name) and it.args[0].id in self.pf.params and
+                it.args[0].id not in self.rebound_params):
+            return None
+        keys = self.pf.dict_keys.get(it.args[0].id)
+        if not keys or not all(type(k) is str and k.isidentifier() for k in keys):
+            return None
+        named = any(isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and
+                    n.func.id in ("setattr", "getattr") and n.func.id not in self.locals and
+                    len(n.args) >= 2 and isinstance(n.args[1], gast.Name) and
+                    n.args[1].id == target for st in body for n in gast.walk(st))
+        return list(keys) if named else None
+
     def module_dict_of_functions(self, it):
         """The module's dict `it` walks by its keys (`dict_keys(HEADS)`, pylower's spelling
         of `.items()` / `.values()` / a dict itself), where its keys are strings and its values
@@ -254,11 +280,10 @@ class LoopsMixin:
         runs zip's steps, as many as the shortest sequence has: where another sequence's
         length is not known here, it is checked where the loop starts (one shorter than the
         objects is refused there, runtime_python.zip_covers). False: not such a loop."""
-        objects = [seq for _, seq in items
-                   if isinstance(seq, ir.Const) and is_object_sequence(seq.value)]
+        objects = [seq for _, seq in items if _objects_of(seq) is not None]
         if not objects:
             return False
-        steps = min(len(seq.value) for seq in objects)
+        steps = min(len(_objects_of(seq)) for seq in objects)
         for _, seq in items:
             if isinstance(seq, ir.Seq):
                 steps = min(steps, len(seq.items))
@@ -276,7 +301,9 @@ class LoopsMixin:
         for i in range(steps):
             self.env[index] = ir.Const(i, str(i))
             for name, seq in items:
-                if isinstance(seq, ir.Const) and is_object_sequence(seq.value):
+                if isinstance(seq, ir.Seq) and _objects_of(seq) is not None:
+                    self.env[name] = seq.items[i]  # (`[net.l1, net.l2]`: those objects)
+                elif isinstance(seq, ir.Const) and is_object_sequence(seq.value):
                     self.env[name] = self.constant(seq.value[i], f"{name}_{i}", s)
                 else:
                     call = self.op_call(operator.getitem, [seq, ir.Index(
@@ -629,3 +656,15 @@ def maybe_mapping(atom, definitions, arrays=frozenset(), depth: int = 0,
                                  item=item or not sliced):
                     return True
     return False
+
+
+def _objects_of(seq) -> list | None:
+    """The user objects a sequence srcad knows here holds, every item one: a module's or an
+    object's list (a constant, guarded), or a display of such objects (`[net.l1, net.l2]`,
+    `[l for l in net.layers if isinstance(l, Dense)]` unrolled); else None."""
+    if isinstance(seq, ir.Const):
+        return list(seq.value) if is_object_sequence(seq.value) else None
+    if isinstance(seq, ir.Seq) and seq.items and all(isinstance(a, ir.Const) for a in seq.items):
+        values = [a.value for a in seq.items]
+        return values if is_object_sequence(values) else None
+    return None

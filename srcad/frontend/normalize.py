@@ -60,7 +60,8 @@ from .ndenumerate import lower_ndenumerate
 from .closures import lift_closures
 from .desugar import desugar
 from .effects import EffectsMixin, check_lost_changes
-from .expressions import PY_BINARY, ExpressionsMixin, rowed_callable
+from .expressions import PY_BINARY, ExpressionsMixin, known_truth as _known_truth, \
+    rowed_callable
 from .itemloops import index_item_loops, written_in_place
 from .fence import fence
 from .closure_values import Closure, ClosureValuesMixin, walked_alone
@@ -68,6 +69,7 @@ from .inline import InlineMixin, hoist_written_arguments, written_params
 from .kept_globals import kept_globals
 from .partials import lower_partials
 from .knowntests import fold_known_tests
+from .objcomps import held_dict_updates
 from .loops import LoopsMixin
 from .objects import mutated_names, scalarise_objects
 from .methods import _BUILTIN_OPS, ATTRIBUTES, METHODS, RESERVED  # noqa: F401  (re-exported)
@@ -1527,20 +1529,6 @@ def _returns_dict(fn: ir.Function, pf) -> bool:
     return False
 
 
-def _known_truth(atom) -> bool | None:
-    """The truth of a test folded to a constant here (`self.act is not None` of a guarded
-    attribute, a literal flag), or None when it is known only when the code runs."""
-    if not isinstance(atom, ir.Const):
-        return None
-    v = atom.value
-    if v is None or type(v) in (bool, int, float, str, bytes):
-        return bool(v)
-    if isinstance(v, (types.FunctionType, types.BuiltinFunctionType, np.ufunc, type,
-                      types.ModuleType)):
-        return True  # (a function or class: always true)
-    return None  # (a container or an object: its truth may change without a rebinding)
-
-
 def _hint(names) -> str:
     """Temporaries' names for `a, b = ...`: the names joined, `_` left out."""
     return "_".join(n for n in names if n.strip("_")) or "unpacked"
@@ -1906,6 +1894,7 @@ def _normalize(pf: ParsedFunction, root: bool = False) -> ir.Function:
     lower_forms(pf, set())  # with, loop else, starred targets, reversed(xs) (pyforms.py)
     rename_rebound_params(pf)  # params = {k: params[k] ... for k in params}: params_2 (rebinds.py)
     fold_known_tests(pf)  # `if self.act is None: return z` of a known object (knowntests.py)
+    held_dict_updates(pf)  # net.params.update(params): stores by key (objcomps.py)
     fold_static_arguments(pf)  # a recursive function's ints and lengths (recursion.py)
     fold_dict_reads(pf)  # kwargs.get("act", "elu") of a dict argument: its str (chosen.py)
     unroll_name_loops(pf)  # for name in spec: h = REG[name]()(h) -- once per name (chosen.py)

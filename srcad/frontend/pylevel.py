@@ -39,6 +39,18 @@ SORTED_BY = "__srcad_sorted_by"
 TOLIST = "__srcad_tolist"
 
 
+class Substitute(gast.NodeTransformer):
+    """Every read of the name `old` replaced by a copy of the expression `new`."""
+
+    def __init__(self, old: str, new):
+        self.old, self.new = old, new
+
+    def visit_Name(self, node):
+        if node.id == self.old and isinstance(node.ctx, gast.Load):
+            return gast.copy_location(copy.deepcopy(self.new), node)
+        return node
+
+
 def _name(id_, store=False):
     return gast.Name(id=id_, ctx=gast.Store() if store else gast.Load(), annotation=None,
                      type_comment=None)

@@ -51,7 +51,9 @@ from .closures import PARTIAL
 from .opaque import MUTATING
 from .parse import EACH, UNRESOLVED, resolve_dotted
 from .pyforms import _evaluated_maybe_or_often
-from .pylevel import _assign, _call, _comp, _for, _name, operand_slots, slot_get, slot_put
+from .objcomps import folded_object_comprehension
+from .pylevel import Substitute, _assign, _call, _comp, _for, _name, operand_slots, slot_get, \
+    slot_put
 from .walrus import hoist_in_statement
 
 # internal names the rewritten tree calls; ParsedFunction.resolve finds them in its closure
@@ -140,18 +142,6 @@ def _located(nodes, at):
                 sub.end_lineno = getattr(at, "end_lineno", sub.lineno)
                 sub.end_col_offset = getattr(at, "end_col_offset", 0)
     return nodes
-
-
-class _Substitute(gast.NodeTransformer):
-    """Every read of the name `old` replaced by a copy of the expression `new`."""
-
-    def __init__(self, old: str, new):
-        self.old, self.new = old, new
-
-    def visit_Name(self, node):
-        if node.id == self.old and isinstance(node.ctx, gast.Load):
-            return gast.copy_location(copy.deepcopy(self.new), node)
-        return node
 
 
 def _plain_store(s):
@@ -823,7 +813,7 @@ class _Lowerer:
                 out.extend(copy.deepcopy(s.body))
                 continue
             for st in copy.deepcopy(s.body):  # the item itself where the body reads `t`
-                out.append(_Substitute(t, v).visit(st))
+                out.append(Substitute(t, v).visit(st))
         if read_after and t not in assigned and not captured:
             out.append(_assign(t, copy.deepcopy(values[-1])))  # (Python leaves t bound)
         return out
@@ -1360,6 +1350,10 @@ class _Lowerer:
 
     def comprehension(self, comp, acc: str) -> list:
         """Statements that build `comp`'s value into `acc`."""
+        kept = folded_object_comprehension(self.pf, comp, self.stores)
+        if kept is not None:  # (`[l for l in net.layers if isinstance(l, Dense)]` of objects
+            display, checks = kept  # known here: the ones it keeps -- objcomps.py)
+            return [*checks, _assign(acc, display)]
         self.scope(comp)
         if isinstance(comp, gast.DictComp):
             init = gast.Dict(keys=[], values=[])

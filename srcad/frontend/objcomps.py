@@ -1,0 +1,222 @@
+"""A list comprehension that picks objects srcad knows here, by tests known here.
+
+From-scratch layer code selects its layers before it loads parameters into them:
+
+    dense = [l for l in net.layers if isinstance(l, Dense)]
+    for l, W in zip(dense, Ws):
+        l.W = W
+
+`net.layers` is a module's list of built objects: srcad resolves it when it normalises the
+function (its items guarded, as a loop over it unrolls -- frontend/loops.py), and whether a
+layer is a `Dense` (or has a `W`, or its `trainable` flag is set) is known then too. Lowered
+as a loop that appends (pylower.py), the list would be one srcad follows only when the code
+runs, and a store into its items (`l.W = W`) one srcad cannot carry to the methods that read
+it: refused. Here the comprehension is the display of the items it keeps, each spelled as
+the item of the known list, so what follows walks known objects:
+
+    dense = [net.layers[0], net.layers[2]]
+
+Only a comprehension of one `for` over a name, attribute or constant index chain that holds
+a list or tuple of user objects, whose every `if` is decided per object by `isinstance(v, C)`
+(C a class, or a tuple of classes, with no metaclass of its own), `hasattr(v, "name")`, and
+`not`, `and`, `or` of those (short-circuited); whose element reads no call (it is evaluated
+per item, where the list is read again). Each fact is guarded (guards.py: the list's items,
+an attribute's presence), so a change between calls rebuilds the code, and each `hasattr`
+answer is checked again where the comprehension stands (an attribute a method adds during
+the call -- a lazily built layer -- stops the call, never a list silently short). A test of
+an attribute's value (`l.trainable`) is left to run: a context manager or `model.eval()` may
+change it during the call. Anything else is left to pylower.py as written.
+
+Input: a `ParsedFunction` and a comprehension node of its tree; output: a `gast.List`, or None.
+
+Also here, `held_dict_updates`: an object's dict, known here, updated from a dict argument --
+
+    net.params.update(params)      ->      for k in params:
+                                               net.params[k] = params[k]
+
+the stores by key that frontend/attrstate.py carries into the methods reading `self.params`
+(as a call srcad does not follow, the reads carried no gradient: refused since,
+analysis/refusals.py `_bound_container`).
+"""
+
+from __future__ import annotations
+
+import copy
+
+import gast
+
+from ..errors import DictUnknownError
+from . import guards
+from .opaque import is_object_sequence, is_user_object
+from .parse import UNRESOLVED, rewrite_blocks
+from .pylevel import Substitute
+
+
+def folded_object_comprehension(pf, e, stored: set):
+    """(`e` as the display of the objects it keeps, the `assert hasattr(...)` statements
+    that check its `hasattr` answers when the code runs), else None (module docstring)."""
+    if not (isinstance(e, gast.ListComp) and len(e.generators) == 1):
+        return None
+    gen = e.generators[0]
+    if gen.is_async or not isinstance(gen.target, gast.Name) or \
+            any(isinstance(n, (gast.Call, gast.NamedExpr, gast.Lambda, gast.ListComp,
+                               gast.GeneratorExp, gast.DictComp, gast.SetComp))
+                for n in gast.walk(e.elt)):
+        return None
+    seq = known_value(pf, gen.iter, stored)
+    if seq is UNRESOLVED or type(seq) not in (list, tuple) or not is_object_sequence(seq):
+        return None
+    var = gen.target.id
+    kept, asserts = [], []
+    for k, obj in enumerate(seq):
+        checks: list = []
+        for cond in gen.ifs:
+            verdict = _decide(pf, cond, var, obj, stored, checks)
+            if verdict is None:
+                return None
+            if not verdict:
+                break
+        else:
+            kept.append(k)
+        for attr, answer in checks:  # (checked again when the code runs: calls.py
+            test = _call_node("hasattr", [_item(gen.iter, k), gast.Constant(attr, None)])
+            if not answer:  # `known_predicate`, which folds this assert's test)
+                test = gast.UnaryOp(op=gast.Not(), operand=test)
+            asserts.append(gast.copy_location(gast.Assert(test=test, msg=None), e))
+    if type(seq) is list:
+        guards.note("items", seq, len(seq), seq)
+    elts = [Substitute(var, _item(gen.iter, k)).visit(copy.deepcopy(e.elt)) for k in kept]
+    out = gast.copy_location(gast.List(elts=elts, ctx=gast.Load()), e)
+    for n in (out, *asserts):
+        gast.fix_missing_locations(n)
+    return out, asserts
+
+
+def _item(seq, k: int):
+    return gast.Subscript(value=copy.deepcopy(seq), slice=gast.Constant(k, None),
+                          ctx=gast.Load())
+
+
+def _call_node(fn: str, args: list):
+    return gast.Call(func=gast.Name(fn, gast.Load(), None, None), args=args, keywords=[])
+
+
+def known_value(pf, e, stored: set):
+    """What `e` -- a name, an attribute chain, constant indexes -- holds now (each lookup
+    guarded), or UNRESOLVED."""
+    if isinstance(e, gast.Name):
+        if e.id in stored:
+            return UNRESOLVED
+        if e.id in pf.params:
+            return pf.known.get(e.id, UNRESOLVED)
+        try:
+            return pf.resolve(e.id)
+        except Exception:  # noqa: BLE001  (a name the module lacks: Python says so later)
+            return UNRESOLVED
+    if isinstance(e, gast.Attribute):
+        base = known_value(pf, e.value, stored)
+        if base is UNRESOLVED or not is_user_object(base) or isinstance(base, type):
+            return UNRESOLVED
+        v = getattr(base, e.attr, guards.MISSING)
+        if v is guards.MISSING:
+            return UNRESOLVED
+        guards.note_attr(base, e.attr, v)
+        return v
+    if isinstance(e, gast.Subscript) and isinstance(e.slice, gast.Constant) and \
+            type(e.slice.value) is int:
+        base = known_value(pf, e.value, stored)
+        if type(base) not in (list, tuple) or not -len(base) <= e.slice.value < len(base):
+            return UNRESOLVED
+        if type(base) is list:
+            guards.note("items", base, len(base), base)
+        return base[e.slice.value]
+    return UNRESOLVED
+
+
+def _decide(pf, cond, var: str, obj, stored: set, checks: list):
+    """The truth of the filter `cond` for the item `obj`, or None where it is known only
+    when the code runs."""
+    if isinstance(cond, gast.UnaryOp) and isinstance(cond.op, gast.Not):
+        v = _decide(pf, cond.operand, var, obj, stored, checks)
+        return None if v is None else not v
+    if isinstance(cond, gast.BoolOp):  # (short-circuited as Python does)
+        stop = isinstance(cond.op, gast.Or)
+        for c in cond.values:
+            v = _decide(pf, c, var, obj, stored, checks)
+            if v is None or v is stop:
+                return v
+        return not stop
+    if not (isinstance(cond, gast.Call) and isinstance(cond.func, gast.Name) and
+            not cond.keywords and cond.func.id not in stored):
+        return None
+    fn = known_value(pf, cond.func, stored)
+    args = cond.args
+    if fn is isinstance and len(args) == 2 and _is_var(args[0], var):
+        kinds = known_value(pf, args[1], stored) if not isinstance(args[1], gast.Tuple) else \
+            tuple(known_value(pf, x, stored) for x in args[1].elts)
+        kinds_t = kinds if type(kinds) is tuple else (kinds,)
+        if not kinds_t or not all(type(c) is type for c in kinds_t):
+            return None
+        return isinstance(obj, kinds_t)
+    if fn is hasattr and len(args) == 2 and _is_var(args[0], var) and \
+            isinstance(args[1], gast.Constant) and type(args[1].value) is str:
+        answer = hasattr(obj, args[1].value)
+        guards.note("has", obj, args[1].value, answer)
+        checks.append((args[1].value, answer))
+        return answer
+    return None
+
+
+def _is_var(e, var: str) -> bool:
+    return isinstance(e, gast.Name) and e.id == var
+
+
+def held_dict_updates(pf) -> None:
+    """Rewrite `pf.tree`'s ``B.attr.update(d)`` statements as the module docstring says: B.attr
+    resolves to a dict (guarded) and d is a dict argument the function does not rebind."""
+    if not any(isinstance(n, gast.Attribute) and n.attr == "update"
+               for n in gast.walk(pf.tree)):
+        return
+    stored = {n.id for n in gast.walk(pf.tree) if isinstance(n, gast.Name)
+              and isinstance(n.ctx, (gast.Store, gast.Del))}
+
+    def one(s):
+        v = s.value if isinstance(s, gast.Expr) else None
+        if not (isinstance(v, gast.Call) and isinstance(v.func, gast.Attribute) and
+                v.func.attr == "update" and isinstance(v.func.value, gast.Attribute) and
+                len(v.args) == 1 and not v.keywords and isinstance(v.args[0], gast.Name) and
+                v.args[0].id not in stored and v.args[0].id in pf.params):
+            return None
+        if type(known_value(pf, v.func.value, stored)) is not dict:
+            return None
+        if not pf.dict_paths and pf.deferrable:
+            raise pf.error(f"`{v.args[0].id}` may be a dict: srcad reads its keys from the "
+                           f"call's arguments", s, cls=DictUnknownError,
+                           hint=f"call the function with a dict for `{v.args[0].id}`")
+        if (v.args[0].id,) not in pf.dict_paths:
+            return None
+        d, key = v.args[0].id, f"{v.args[0].id}_key"
+        while key in stored or any(isinstance(n, gast.Name) and n.id == key
+                                   for n in gast.walk(pf.tree)):
+            key += "_"
+        put = gast.Assign(targets=[gast.Subscript(value=copy.deepcopy(v.func.value),
+                                                  slice=gast.Name(key, gast.Load(), None, None),
+                                                  ctx=gast.Store())],
+                          value=gast.Subscript(value=gast.Name(d, gast.Load(), None, None),
+                                               slice=gast.Name(key, gast.Load(), None, None),
+                                               ctx=gast.Load()), type_comment=None)
+        loop = gast.For(target=gast.Name(key, gast.Store(), None, None),
+                        iter=gast.Name(d, gast.Load(), None, None), body=[put], orelse=[],
+                        type_comment=None)
+        return gast.copy_location(loop, s)
+
+    def block(stmts):
+        out = []
+        for s in stmts:
+            rewrite_blocks(s, block)
+            new = one(s)
+            out.append(s if new is None else new)
+        return out
+
+    pf.tree.body = block(pf.tree.body)
+    gast.fix_missing_locations(pf.tree)
