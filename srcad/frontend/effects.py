@@ -36,7 +36,7 @@ import gast
 from .. import ir
 from ..errors import UnsupportedSyntaxError
 from ..ops import table
-from .opaque import MUTATING, OpaqueOp, is_user_object
+from .opaque import MUTATING, OpaqueOp
 
 
 def _hint_of(func) -> str:
@@ -68,9 +68,10 @@ class EffectsMixin:
 
     def known_setattr(self, s: gast.Expr) -> bool:
         """`setattr(layer, k, v)` whose name is known here -- a loop over a dict argument's
-        items or over names, unrolled, gives `k` each key -- on an object known here: the
-        store `layer.<k> = v` itself (its descriptors, its state carried into the methods
-        that read it, as written out), not a call srcad does not follow. False otherwise."""
+        items or over names, unrolled, gives `k` each key: the store `layer.<k> = v` itself
+        (its descriptors, its state carried into the methods that read it, an object known
+        only when it runs checked as `layer.W = v` is), not a call srcad does not follow.
+        False otherwise."""
         v = s.value
         if not (isinstance(v.func, gast.Name) and v.func.id not in self.locals and
                 len(v.args) == 3 and not v.keywords and
@@ -83,14 +84,14 @@ class EffectsMixin:
                 return False
         except Exception:  # noqa: BLE001  (not resolvable: the general path says why)
             return False
-        key = self.expr(v.args[1], "attr", None)
-        obj = self.expr(v.args[0], "obj", None)
-        if not (isinstance(key, ir.Const) and type(key.value) is str and
-                key.value.isidentifier() and isinstance(obj, ir.Const) and
-                is_user_object(obj.value) and not isinstance(obj.value, type)):
+        key = v.args[1].value if isinstance(v.args[1], gast.Constant) else \
+            self.env.get(v.args[1].id)  # (a name: what the unrolled trip bound it to)
+        if isinstance(key, ir.Const):
+            key = key.value
+        if not (type(key) is str and key.isidentifier()):
             return False
         target = gast.copy_location(gast.Attribute(value=copy.deepcopy(v.args[0]),
-                                                   attr=key.value, ctx=gast.Store()), v)
+                                                   attr=key, ctx=gast.Store()), v)
         self.assign(target, v.args[2], s)
         return True
 

@@ -127,9 +127,9 @@ class LoopsMixin:
             held = None if exits else self.closure_items(seq, it, body)
             if held is not None:  # (a list of closures: closure_values.py)
                 return self.once_per_item(target, held, body)
-            if isinstance(seq, ir.Seq) and seq.items and not exits and all(
-                    self.function_value(a) for a in seq.items) or \
-                    _objects_of(seq) is not None and isinstance(seq, ir.Seq) and not exits:
+            if isinstance(seq, ir.Seq) and seq.items and not exits and (
+                    all(self.function_value(a) for a in seq.items) or
+                    _objects_of(seq) is not None):
                 # `fns = [relu, np.tanh]; for f in fns: h = f(h)`, `for W, act in [(W1,
                 # np.tanh), (W2, relu)]`, `for layer in [net.l1, net.l2]`: the body once per
                 # item
