@@ -439,7 +439,7 @@ def {p}read_gh():
         pair = f"{self.p}PAIR_{targets[0]}_{targets[1]}"
         p, (a, b) = self.p, targets
         form = self.ch.pick(("zip", "enumerate", "enumerate_zip", "zip_longer", "display",
-                             "filtered", "tested"))
+                             "filtered", "tested", "indexed"))
         kinds = f"({p}DenseA, {p}DenseB)"
         self.emit({"zip": f"for layer, W in zip({pair}, (W1, W2)):",
                    "enumerate": f"for i, layer in enumerate({pair}):",
@@ -453,8 +453,11 @@ def {p}read_gh():
                    "filtered": f"for layer, W in zip([l for l in {pair} if " + self.ch.pick((
                        'hasattr(l, "W")', f"isinstance(l, {kinds})",
                        f"not isinstance(l, {p}Net)")) + "], (W1, W2)):",
-                   "tested": f"for layer, W in zip({pair}, (W1, W2)):"}[form])
-        if form == "tested":
+                   "tested": f"for layer, W in zip({pair}, (W1, W2)):",
+                   "indexed": f"for i in range(len({pair})):"}[form])
+        if form == "indexed":  # (a store through the list's item by the loop's index)
+            self.emit(f"    {pair}[i].W = (W1, W2)[i]")
+        elif form == "tested":
             self.emit("    " + self.ch.pick(('if hasattr(layer, "W"):',
                                              f"if isinstance(layer, {kinds}):")))
             self.emit("        layer.W = W")

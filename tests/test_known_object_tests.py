@@ -182,9 +182,25 @@ def _fd(f, Ws, eps=1e-6):
     return out
 
 
+def load_by_index_named(Ws):
+    dense = [layer for layer in net.layers if hasattr(layer, "W")]
+    for i in range(len(dense)):
+        layer = dense[i]
+        layer.W = Ws[i]
+    return _loss()
+
+
+def load_by_global_index(Ws):
+    for i in range(len(DENSE)):
+        DENSE[i].W = Ws[i]
+    return _loss()
+
+
+DENSE = [net.layers[0], net.layers[2], net.layers[4]]
+
 LOADERS = [load_by_isinstance, load_by_hasattr, load_by_not_isinstance,
            load_by_tuple_of_classes, load_filtered_zip, load_filtered_enumerate,
-           load_display_zip, regularised]
+           load_display_zip, regularised, load_by_index_named, load_by_global_index]
 
 
 @pytest.mark.parametrize("fn", LOADERS, ids=lambda f: f.__name__)

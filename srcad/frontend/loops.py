@@ -37,6 +37,7 @@ from ..checkpoint import check_schedule, checkpoint
 from ..ops import control
 from . import guards
 from .itemloops import written_in_place
+from .objcomps import known_value
 from .opaque import is_object_sequence, is_opaque, is_user_object, rowed_callable
 from .pylevel import _assign, _name
 
@@ -97,6 +98,16 @@ class LoopsMixin:
                 and it.func.id not in self.locals and self.pf.resolve(it.func.id) is range):
             if it.keywords or not 1 <= len(it.args) <= 3:
                 raise self.unsupported("this call to range()", s)
+            trips = None if exits else self.trips_storing_into_known_objects(
+                [self.known_length(a) or (ir.Const(a.value, repr(a.value))
+                                          if isinstance(a, gast.Constant) else None)
+                 for a in it.args], target, body)
+            if trips is not None:
+                # `for i in range(len(net.dense)): net.dense[i].W = Ws[i]`: once per index, so
+                # each store is into the object that index picks (as `for l in net.dense`)
+                for a in it.args:
+                    self.known_length(a, guard=True)
+                return self.once_per_item(target, [ir.Const(k, str(k)) for k in trips], body)
             args = [self.snapshot(self.expr(a, target, None), s) for a in it.args]
             one = ir.Const(1, "1")
             start, stop, step = ((ir.Const(0, "0"), args[0], one) if len(args) == 1 else
@@ -227,6 +238,57 @@ class LoopsMixin:
                     self.statement(st)
         finally:
             self.unrolling = outer
+
+    def known_length(self, e, guard: bool = False) -> ir.Const | None:
+        """`len(net.dense)` of a list or tuple of objects known here (known_value; with
+        `guard`, a list's items guarded), or of a display of them the function made: its
+        length, a constant; else None."""
+        if not (isinstance(e, gast.Call) and isinstance(e.func, gast.Name) and
+                e.func.id == "len" and e.func.id not in self.locals and len(e.args) == 1 and
+                not e.keywords and isinstance(e.args[0], (gast.Name, gast.Attribute))):
+            return None
+        if isinstance(e.args[0], gast.Name) and e.args[0].id in self.locals:
+            shown = self.env.get(e.args[0].id)
+            return ir.Const(len(shown.items), str(len(shown.items))) if isinstance(
+                shown, ir.Seq) and _objects_of(shown) is not None else None
+        held = known_value(self.pf, e.args[0], self.locals)
+        if type(held) not in (list, tuple) or not is_object_sequence(held):
+            return None
+        if guard and type(held) is list:
+            guards.note("items", held, len(held), held)
+        return ir.Const(len(held), str(len(held)))
+
+    def trips_storing_into_known_objects(self, args, target: str, body):
+        """The indexes `range(*args)` runs (at most 64), where they are known here and the body
+        reads a list of objects known here by the loop's index (`net.dense[i]`, a module's or
+        an object's list: known_value, guarded) and stores an attribute; else None."""
+        if not all(isinstance(a, ir.Const) and type(a.value) is int for a in args) or \
+                (len(args) == 3 and args[2].value == 0):
+            return None
+        trips = range(*(a.value for a in args))
+        if not 0 < len(trips) <= 64:
+            return None
+        nodes = [n for st in body for n in gast.walk(st)]
+        if not any(isinstance(n, gast.Attribute) and isinstance(n.ctx, gast.Store)
+                   for n in nodes):
+            return None
+        for n in nodes:
+            if not (isinstance(n, gast.Subscript) and any(
+                    isinstance(m, gast.Name) and m.id == target for m in gast.walk(n.slice))
+                    and isinstance(n.value, (gast.Name, gast.Attribute))):
+                continue
+            if isinstance(n.value, gast.Name) and n.value.id in self.locals:
+                # (a display of known objects the function made: `dense = [l for l in
+                # net.layers if hasattr(l, "W")]`, folded by objcomps.py)
+                if _objects_of(self.env.get(n.value.id)) is not None:
+                    return list(trips)
+                continue
+            held = known_value(self.pf, n.value, self.locals)
+            if type(held) in (list, tuple) and is_object_sequence(held):
+                if type(held) is list:  # (the objects each index picks: these ones)
+                    guards.note("items", held, len(held), held)
+                return list(trips)
+        return None
 
     def keys_naming_attributes(self, it, target: str, body):
         """The keys of the dict argument `it` walks (`dict_keys(params)`, pylower's spelling
