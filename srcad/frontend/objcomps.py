@@ -46,10 +46,11 @@ import copy
 import gast
 
 from ..errors import DictUnknownError
+from ..naming import fresh
 from . import guards
 from .opaque import is_object_sequence, is_user_object
 from .parse import UNRESOLVED, rewrite_blocks
-from .pylevel import Substitute
+from .pylevel import Substitute, _assign, _call, _for, _name
 
 
 def folded_object_comprehension(pf, e, stored: set):
@@ -79,7 +80,7 @@ def folded_object_comprehension(pf, e, stored: set):
         else:
             kept.append(k)
         for attr, answer in checks:  # (checked again when the code runs: calls.py
-            test = _call_node("hasattr", [_item(gen.iter, k), gast.Constant(attr, None)])
+            test = _call("hasattr", [_item(gen.iter, k), gast.Constant(attr, None)])
             if not answer:  # `known_predicate`, which folds this assert's test)
                 test = gast.UnaryOp(op=gast.Not(), operand=test)
             asserts.append(gast.copy_location(gast.Assert(test=test, msg=None), e))
@@ -95,10 +96,6 @@ def folded_object_comprehension(pf, e, stored: set):
 def _item(seq, k: int):
     return gast.Subscript(value=copy.deepcopy(seq), slice=gast.Constant(k, None),
                           ctx=gast.Load())
-
-
-def _call_node(fn: str, args: list):
-    return gast.Call(func=gast.Name(fn, gast.Load(), None, None), args=args, keywords=[])
 
 
 def known_value(pf, e, stored: set):
@@ -179,6 +176,7 @@ def held_dict_updates(pf) -> None:
         return
     stored = {n.id for n in gast.walk(pf.tree) if isinstance(n, gast.Name)
               and isinstance(n.ctx, (gast.Store, gast.Del))}
+    names = {n.id for n in gast.walk(pf.tree) if isinstance(n, gast.Name)}  # (`fresh` adds)
 
     def one(s):
         v = s.value if isinstance(s, gast.Expr) else None
@@ -195,20 +193,12 @@ def held_dict_updates(pf) -> None:
                            hint=f"call the function with a dict for `{v.args[0].id}`")
         if (v.args[0].id,) not in pf.dict_paths:
             return None
-        d, key = v.args[0].id, f"{v.args[0].id}_key"
-        while key in stored or any(isinstance(n, gast.Name) and n.id == key
-                                   for n in gast.walk(pf.tree)):
-            key += "_"
-        put = gast.Assign(targets=[gast.Subscript(value=copy.deepcopy(v.func.value),
-                                                  slice=gast.Name(key, gast.Load(), None, None),
-                                                  ctx=gast.Store())],
-                          value=gast.Subscript(value=gast.Name(d, gast.Load(), None, None),
-                                               slice=gast.Name(key, gast.Load(), None, None),
-                                               ctx=gast.Load()), type_comment=None)
-        loop = gast.For(target=gast.Name(key, gast.Store(), None, None),
-                        iter=gast.Name(d, gast.Load(), None, None), body=[put], orelse=[],
-                        type_comment=None)
-        return gast.copy_location(loop, s)
+        d = v.args[0].id
+        key = fresh(f"{d}_key", names)
+        put = _assign(gast.Subscript(value=copy.deepcopy(v.func.value), slice=_name(key),
+                                     ctx=gast.Store()),
+                      gast.Subscript(value=_name(d), slice=_name(key), ctx=gast.Load()))
+        return gast.copy_location(_for(_name(key, True), _name(d), [put]), s)
 
     def block(stmts):
         out = []
