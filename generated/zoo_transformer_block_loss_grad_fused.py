@@ -71,14 +71,14 @@ def mlp_bwd(saved, dmlp):
     x, w_fc, w_proj, mlp_gelu, mlp_gelu_saved = saved
     # --- backward ---
     # grad of L79: return gelu(x @ w_fc + b_fc) @ w_proj + b_proj
-    dmlp_gelu = gemm(dmlp.reshape(16, 16), w_proj.T).reshape((2, 8, 64))  # L79
+    dmlp_gelu = gemm(reshaped(dmlp, (16, 16)), w_proj.T).reshape((2, 8, 64))  # L79
     dmlp_add_part, = gelu_bwd(mlp_gelu_saved, dmlp_gelu)  # L79
     del dmlp_gelu  # L79
-    dw_fc = gemm(x.reshape(16, 16).T, dmlp_add_part.reshape(16, 64))  # L79
-    dx = gemm(dmlp_add_part.reshape(16, 64), w_fc.T).reshape((2, 8, 16))  # L79
+    dw_fc = gemm(reshaped(x, (16, 16)).T, reshaped(dmlp_add_part, (16, 64)))  # L79
+    dx = gemm(reshaped(dmlp_add_part, (16, 64)), w_fc.T).reshape((2, 8, 16))  # L79
     db_fc = lead_sum(dmlp_add_part, (0, 1))  # L79
     del dmlp_add_part  # L79
-    dw_proj = gemm(mlp_gelu.reshape(16, 64).T, dmlp.reshape(16, 16))  # L79
+    dw_proj = gemm(reshaped(mlp_gelu, (16, 64)).T, reshaped(dmlp, (16, 16)))  # L79
     db_proj = lead_sum(dmlp, (0, 1))  # L79
     return (dx, dw_fc, db_fc, dw_proj, db_proj)  # L79
 
@@ -328,7 +328,7 @@ def attention_bwd(saved, dattention):
     x, w_q, w_k, w_v, w_o, q, q_saved, k_saved, v, v_saved, scale, scores_swapaxes, causal, att, att_saved, out, out_saved = saved
     # --- backward ---
     # grad of L74: return out @ w_o + b_o
-    dout = gemm(dattention.reshape(16, 16), w_o.T).reshape((2, 8, 16))  # L74
+    dout = gemm(reshaped(dattention, (16, 16)), w_o.T).reshape((2, 8, 16))  # L74
     # grad of L73: out = merge_heads(att @ v)
     dout_matmul_part, = merge_heads_bwd(out_saved, dout)  # L73
     del dout  # L73
@@ -353,24 +353,24 @@ def attention_bwd(saved, dattention):
     # grad of L67: v = split_heads(x @ w_v + b_v, n_heads)
     dv_add_part, = split_heads_bwd(v_saved, dv)  # L67
     del dv  # L67
-    dx = gemm(dv_add_part.reshape(16, 16), w_v.T).reshape((2, 8, 16))  # L67
-    dw_v = gemm(x.reshape(16, 16).T, dv_add_part.reshape(16, 16))  # L67
+    dx = gemm(reshaped(dv_add_part, (16, 16)), w_v.T).reshape((2, 8, 16))  # L67
+    dw_v = gemm(reshaped(x, (16, 16)).T, reshaped(dv_add_part, (16, 16)))  # L67
     db_v = lead_sum(dv_add_part, (0, 1))  # L67
     del dv_add_part  # L67
     # grad of L66: k = split_heads(x @ w_k, n_heads)
     dk_matmul_part, = split_heads_bwd_2(k_saved, dk)  # L66
     del dk  # L66
-    dx += gemm(dk_matmul_part.reshape(16, 16), w_k.T).reshape((2, 8, 16))  # L66
-    dw_k = gemm(x.reshape(16, 16).T, dk_matmul_part.reshape(16, 16))  # L66
+    dx += gemm(reshaped(dk_matmul_part, (16, 16)), w_k.T).reshape((2, 8, 16))  # L66
+    dw_k = gemm(reshaped(x, (16, 16)).T, reshaped(dk_matmul_part, (16, 16)))  # L66
     del dk_matmul_part  # L66
     # grad of L65: q = split_heads(x @ w_q + b_q, n_heads)
     dq_add_part, = split_heads_bwd_3(q_saved, dq)  # L65
     del dq  # L65
-    dx += gemm(dq_add_part.reshape(16, 16), w_q.T).reshape((2, 8, 16))  # L65
-    dw_q = gemm(x.reshape(16, 16).T, dq_add_part.reshape(16, 16))  # L65
+    dx += gemm(reshaped(dq_add_part, (16, 16)), w_q.T).reshape((2, 8, 16))  # L65
+    dw_q = gemm(reshaped(x, (16, 16)).T, reshaped(dq_add_part, (16, 16)))  # L65
     db_q = lead_sum(dq_add_part, (0, 1))  # L65
     del dq_add_part  # L65
-    dw_o = gemm(out.reshape(16, 16).T, dattention.reshape(16, 16))  # L74
+    dw_o = gemm(reshaped(out, (16, 16)).T, reshaped(dattention, (16, 16)))  # L74
     db_o = lead_sum(dattention, (0, 1))  # L74
     return (dx, dw_q, db_q, dw_k, dw_v, db_v, dw_o, db_o)  # L74
 

@@ -303,6 +303,10 @@ fill(char *dst, const char *src, npy_intp n, int isz)
 static void
 gather(char *dst, const char *src, npy_intp stride, npy_intp n, int isz)
 {
+    if (stride == isz) {
+        memcpy(dst, src, (size_t)(n * isz));
+        return;
+    }
     switch (isz) {
         case 1: for (npy_intp i = 0; i < n; i++) dst[i] = src[i * stride]; break;
         case 2: for (npy_intp i = 0; i < n; i++) memcpy(dst + 2 * i, src + i * stride, 2); break;
@@ -338,6 +342,14 @@ work_rows(const plan_t *pl, npy_intp u0, npy_intp u1, char *buf, size_t slot, ch
     const int nop = pl->nop, nin = k->nin, nd = pl->ndim;
     const npy_intp L = pl->len;
     npy_intp idx[MAXD];
+    /* an argument that is one row for every row (a bias, a gain: every outer stride 0) is
+     * gathered into its scratch rows for the first unit only: the block never writes an
+     * argument's scratch, and no later unit has more rows than the first */
+    int same_row[MAXOPS];
+    for (int op = 0; op < nin; op++) {
+        same_row[op] = pl->cls[op] != CLS_FIXED && !pl->full[op];
+        for (int d = 0; same_row[op] && d < nd - 1; d++) same_row[op] = pl->strides[op][d] == 0;
+    }
     for (npy_intp u = u0; u < u1; u++) {
         npy_intp r0 = u * pl->rpb;
         npy_intp nr = pl->rows - r0 < pl->rpb ? pl->rows - r0 : pl->rpb;
@@ -361,7 +373,8 @@ work_rows(const plan_t *pl, npy_intp u0, npy_intp u1, char *buf, size_t slot, ch
         }
         for (npy_intp q = 0; q < nr; q++) {
             for (int op = 0; op < nin; op++) {
-                if (pl->cls[op] == CLS_FIXED || pl->full[op]) continue;
+                if (pl->cls[op] == CLS_FIXED || pl->full[op] || (same_row[op] && u > u0))
+                    continue;
                 char *ptr = pl->data[op];
                 for (int d = 0; d < nd - 1; d++) ptr += idx[d] * pl->strides[op][d];
                 char *dst = p[op] + q * L * pl->itemsize[op];

@@ -157,7 +157,7 @@ gemm_item_offset(PyArrayObject *x, int lead, npy_intp i)
  * them) is run by that many: the other helpers leave it at once (`team_cap`).
  * Values: every block or share is the same code on the same rows whichever thread runs it. */
 #define TEAM_MAX 63             /* helpers, at most */
-/* a helper spins this long after a hot product (or until the call returns:
+/* a helper spins this long after a hot product (or TEAM_AFTER_NS after the call returns:
  * srcad_threads.h), then sleeps: longer than the Python between two products of a call, so
  * that a helper stays awake, on its own core, for the whole call. At 0.2 ms, once the process
  * had been idle ~20 ms (its caches and the owner's Python cold), the gaps between products
@@ -265,9 +265,10 @@ team_helper(void *p)
         unsigned long e;
         int n = 0;
         while ((e = __atomic_load_n(&team_epoch, __ATOMIC_ACQUIRE)) == seen) {
-            if ((++n & 63) == 0 && team_now() >= __atomic_load_n(&team_hot_until,
-                                                                  __ATOMIC_RELAXED))
-                break;
+            if ((++n & 63) == 0) {
+                if (team_now() >= __atomic_load_n(&team_hot_until, __ATOMIC_RELAXED)) break;
+                if (__atomic_load_n(&team_outside, __ATOMIC_RELAXED)) sched_yield();
+            }
             team_pause();
         }
         if (e == seen) {

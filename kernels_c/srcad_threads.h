@@ -87,7 +87,18 @@ static int threads_kernel_user = 0;      /* srcad's kernel threads before the ca
                                           * it uses them all); 0: outside a call */
 static long threads_hz = 100;
 static long long team_hot_until = 0; /* (atomic) srcad_gemm.h's helpers spin until then
-                                      * (monotonic ns); 0 when the outermost call returns */
+                                      * (monotonic ns); at most TEAM_AFTER_NS more once the
+                                      * outermost call returns */
+static int team_outside = 1;         /* (atomic) no call in progress: a spinning helper
+                                      * yields its core to any thread that wants it */
+/* A hot team (srcad_gemm.h: its last product ran in a call that pinned the BLAS and found
+ * more than one core free) stays awake this long after the outermost call returns, yielding
+ * its core between looks: a helper that slept between two calls took ~60 us to wake for the
+ * next call's first kernel and ~30 us more in its first product, and calls back to back (a
+ * training loop) paid it every step -- the small Transformer block's fused step 3.89 ms
+ * with the helper asleep between calls, 3.55 ms awake (REPORT.md, issue 25, "The team
+ * awake between calls"). */
+#define TEAM_AFTER_NS 2000000LL
 
 static double
 threads_clock(clockid_t id)
@@ -289,6 +300,7 @@ threads_enter(int *kernel)
             *kernel = -2; /* (exit: only the depth to undo) */
             return 0;
         }
+        __atomic_store_n(&team_outside, 0, __ATOMIC_RELAXED);
         /* one setting for the process: the first call in progress (on any Python thread;
          * the GIL orders these) lowers it, the last one out restores it */
         if (threads_pinned_calls++ == 0) {
@@ -309,6 +321,7 @@ threads_enter(int *kernel)
     else {
         *kernel = 0;
         if (threads_depth++ > 0) return 0;
+        __atomic_store_n(&team_outside, 0, __ATOMIC_RELAXED);
         threads_kernel_user = num_threads;
     }
     double foreign = threads_measure(threads_clock(CLOCK_MONOTONIC));
@@ -348,7 +361,12 @@ threads_exit(int blas, int kernel)
     if (kernel > 0) num_threads = kernel;
     if (threads_depth == 0) {
         threads_kernel_user = 0;
-        __atomic_store_n(&team_hot_until, 0, __ATOMIC_RELAXED); /* (no spinning outside) */
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        long long after = (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec + TEAM_AFTER_NS;
+        if (__atomic_load_n(&team_hot_until, __ATOMIC_RELAXED) > after)
+            __atomic_store_n(&team_hot_until, after, __ATOMIC_RELAXED);
+        __atomic_store_n(&team_outside, 1, __ATOMIC_RELAXED);
     }
 }
 

@@ -616,8 +616,9 @@ def reshaped(x, shape):
     (kernels_c/srcad_colsum.h `c_copy`), the same bytes; numpy's view where numpy makes one;
     numpy's own reshape for everything else, and with a numpy older than 2.1 (whose reshape
     cannot be asked not to copy: setting `.shape` instead copies, then refuses)."""
-    if _NO_COPY and type(x) is np.ndarray and x.size >= _COPY_MIN and \
-            not x.flags.c_contiguous and x.dtype.kind in "fciub":
+    if type(x) is np.ndarray and x.flags.c_contiguous:
+        return x.reshape(shape)  # (a view: the common case, as cheap as the method)
+    if _NO_COPY and type(x) is np.ndarray and x.size >= _COPY_MIN and x.dtype.kind in "fciub":
         try:
             return np.reshape(x, shape, copy=False)  # (numpy's own view, where one expresses it)
         except ValueError:  # (numpy would copy: the same copy, on srcad's threads)

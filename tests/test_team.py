@@ -263,3 +263,52 @@ def test_a_helper_moved_off_its_owners_cpu_gets_every_cpu_back():
     if int(moved) == 0:
         pytest.skip("the scheduler never woke a helper on its owner's CPU here")
     assert restored == "True"
+
+
+_AFTER = r"""
+import os, sys, time
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+import srcad
+from srcad import build
+from srcad.zoo import transformer
+rt = build._pool_runtime()
+rt.set_num_threads(2), rt.set_parallel_threshold(0), rt.set_adaptive(True)
+rt.threads_assume(0.0)  # (a quiet machine, whatever else runs: the team is hot in the call)
+rng = np.random.default_rng(3)
+p = transformer.randomize(rng, transformer.init(rng, 64, 4, dtype=np.float32))
+x, probe = (rng.standard_normal((4, 40, 64)).astype(np.float32) for _ in range(2))
+f = srcad.value_and_grad(transformer.block_loss, wrt="p", fuse=True)
+runs = rt.gemm_stats()["team_runs"]
+for _ in range(5):
+    f(p, x, 4, probe)
+if not build.threads_stats()["blas_pinned"]:  # (known after the first call)
+    print("unpinned")
+    sys.exit(0)
+team = [int(t) for t in os.listdir("/proc/self/task")
+        if open(f"/proc/self/task/{t}/comm").read().strip() == "srcad-team"]
+
+def ticks(t):  # (utime + stime of the thread, in clock ticks)
+    fields = open(f"/proc/self/task/{t}/stat").read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+time.sleep(0.2)
+before = {t: ticks(t) for t in team}
+time.sleep(0.5)
+print(len(team), rt.gemm_stats()["team_runs"] - runs,
+      max(ticks(t) - before[t] for t in team), os.sysconf("SC_CLK_TCK"))
+"""
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/task") or len(os.sched_getaffinity(0)) < 2,
+                    reason="needs Linux's /proc and two CPUs")
+def test_a_hot_team_stops_spinning_soon_after_the_call_returns():
+    """Helpers stay awake a moment after a call that found the cores free (TEAM_AFTER_NS in
+    srcad_threads.h: calls back to back no longer wake them each time), then sleep: half a
+    second after the last call returned, with the process idle, they burn no CPU."""
+    out = _script(_AFTER).split()
+    if out == ["unpinned"]:
+        pytest.skip("the BLAS is not pinned here: the team never spins")
+    helpers, runs, spent, hz = map(int, out)
+    assert helpers >= 1 and runs > 0
+    assert spent <= max(2, hz // 50), (spent, hz)  # (0.5 s spinning: ~hz / 2 ticks)

@@ -339,9 +339,33 @@ def _leading_axes(node) -> bool:
         for i, e in enumerate(node.elts))
 
 
+def _flattened(n):
+    """``reshaped(x, (m, k))`` for an operand ``x.reshape(m, k)`` (a matmul rule's N-D operand
+    as one matrix, literal sizes), and the same under ``.T``; None for anything else."""
+    if isinstance(n, ast.Attribute) and n.attr == "T":
+        inner = _flattened(n.value)
+        return None if inner is None else ast.Attribute(inner, "T", ast.Load())
+    if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and \
+            n.func.attr == "reshape" and isinstance(n.func.value, ast.Name) and \
+            len(n.args) >= 2 and not n.keywords and \
+            all(isinstance(a, ast.Constant) and type(a.value) is int for a in n.args):
+        return ast.Call(ast.Name(RESHAPED, ast.Load()),
+                        [n.func.value, ast.Tuple(list(n.args), ast.Load())], [])
+    return None
+
+
 def _threaded_form(n):
     """The runtime's call standing for `n`, or None: ``x.sum(axis=(0, ..., k-1))`` as
-    ``lead_sum(x, (0, ..., k-1))``; ``np.reshape(x, shape)`` as ``reshaped(x, shape)``."""
+    ``lead_sum(x, (0, ..., k-1))``; ``np.reshape(x, shape)`` as ``reshaped(x, shape)``; a
+    product's operand ``x.reshape(m, k)`` as ``reshaped(x, (m, k))`` (a cotangent that is a
+    view of heads split or merged: numpy's copy on one thread took ~40 us of the small
+    Transformer block's step, twice for the two products that read it)."""
+    if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == GEMM and \
+            len(n.args) == 2 and not n.keywords:
+        args = [_flattened(a) for a in n.args]
+        if all(a is None for a in args):
+            return None
+        return ast.Call(n.func, [new or old for new, old in zip(args, n.args)], [])
     if not isinstance(n, ast.Call) or not isinstance(n.func, ast.Attribute):
         return None
     if n.func.attr == "sum" and not n.args and len(n.keywords) == 1 and \
