@@ -893,7 +893,7 @@ run_rows(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs, PyObject *con
         int flags = 0;
         double t_start = now();
         Py_BEGIN_ALLOW_THREADS
-        team_split job = {rows_split, &pl, pl.rows, nt, 0, 0};
+        team_split job = {rows_split, &pl, pl.rows, nt, 0, 0, 0, 0};
         if (nt > 1 && team_run(nt, team_split_run, &job)) {
             flags = job.flags;
         }
@@ -1416,7 +1416,7 @@ run_impl(srcad_kernel *k, PyObject *const *args, Py_ssize_t nargs, PyObject *con
         double t_start = now();
         if (total >= 16384) {
             Py_BEGIN_ALLOW_THREADS
-            team_split job = {work_split, &pl, units, nt, 0, 0};
+            team_split job = {work_split, &pl, units, nt, 0, 0, 0, 0};
             if (nt > 1 && team_run(nt, team_split_run, &job)) {
                 flags = job.flags;
             }

@@ -252,9 +252,28 @@ team_place_restore(team_place *pl)
     pl->off = 0;
 }
 
+/* 1 on the team's helpers: they take a product's work from its end, its owner from its start
+ * (team_claim) */
+static _Thread_local int team_on_helper = 0;
+
+/* The next piece of `total` (0 .. total-1) for the calling thread, or -1 when every piece is
+ * taken: the owner takes them from the start, helpers from the end, so that with two threads
+ * the owner runs the first half and its helper the second -- the halves each ran of the
+ * kernel before, whose results are in that core's cache (pulled one at a time from one
+ * counter, the two interleaved: a block of a product fed by a kernel came half from the
+ * other core). Every piece is the same code on the same rows whichever thread runs it. */
+static inline long long
+team_claim(long long *claimed, long long *front, long long *back, long long total)
+{
+    if (__atomic_fetch_add(claimed, 1, __ATOMIC_RELAXED) >= total) return -1;
+    if (team_on_helper) return total - 1 - __atomic_fetch_add(back, 1, __ATOMIC_RELAXED);
+    return __atomic_fetch_add(front, 1, __ATOMIC_RELAXED);
+}
+
 static void *
 team_helper(void *p)
 {
+    team_on_helper = 1;
     unsigned long seen = (unsigned long)(uintptr_t)p; /* the epoch when it was made */
     team_place place;
     place.off = 0;
@@ -376,8 +395,8 @@ typedef struct {
     const void *plan;
     npy_intp units;
     int threads;
-    int next;  /* (atomic) the next thread number to hand out */
     int flags; /* (atomic) */
+    long long claimed, front, back; /* (atomic) shares handed out: team_claim */
 } team_split;
 
 static void
@@ -386,7 +405,7 @@ team_split_run(void *p)
     team_split *j = (team_split *)p;
     int T = j->threads;
     /* shares are pulled like gemm's blocks: the owner runs those no helper came for */
-    for (int t; (t = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED)) < T;) {
+    for (long long t; (t = team_claim(&j->claimed, &j->front, &j->back, T)) >= 0;) {
         int f = j->work(j->plan, j->units * t / T, j->units * (t + 1) / T);
         __atomic_fetch_or(&j->flags, f, __ATOMIC_RELAXED);
     }
@@ -409,7 +428,7 @@ team_shares(team_split_fn work, const void *plan, npy_intp units, int threads)
     int flags;
     if (units < threads) threads = (int)units;
     Py_BEGIN_ALLOW_THREADS
-    team_split job = {work, plan, units, threads, 0, 0};
+    team_split job = {work, plan, units, threads, 0, 0, 0, 0};
     if (threads > 1 && team_run(threads, team_split_run, &job)) flags = job.flags;
     else flags = work(plan, 0, units);
     Py_END_ALLOW_THREADS
@@ -423,7 +442,7 @@ typedef struct {
     char *obase;
     gemm_operand oa, ob;
     npy_intp tasks, blocks_per, per, m, k, n, out_item;
-    npy_intp next; /* (atomic) the next block to take */
+    long long claimed, front, back; /* (atomic) blocks handed out: team_claim */
 } gemm_job;
 
 /* block t of the job: rows [r0, r1) of matrix i of the product */
@@ -442,8 +461,8 @@ gemm_job_run(void *p)
 {
     gemm_job *j = (gemm_job *)p;
     for (;;) {
-        npy_intp t = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
-        if (t >= j->tasks) break;
+        long long t = team_claim(&j->claimed, &j->front, &j->back, j->tasks);
+        if (t < 0) break;
         gemm_task(j, t);
     }
 }
@@ -547,7 +566,7 @@ py_gemm(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     npy_intp out_item = m * n * size;
     if (tasks > 1) gemm_split++;
     gemm_job job = {dt, lead, nb, a, b, abase, bbase, obase, oa, ob, tasks, blocks_per, per,
-                    m, k, n, out_item, 0};
+                    m, k, n, out_item, 0, 0, 0};
     Py_BEGIN_ALLOW_THREADS
     if (!(threads > 1 && tasks > 1 && team_run(threads, gemm_job_run, &job)))
         for (npy_intp t = 0; t < tasks; t++) gemm_task(&job, t);
