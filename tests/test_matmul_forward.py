@@ -557,7 +557,7 @@ def test_fused_and_unfused_block_agree_bitwise(forced, monkeypatch):
     want, got = plain(params, x, 4, probe), fused(params, x, 4, probe)
     for src in (srcad.source(plain), srcad.source(fused)):
         assert any(f in src for f in (".reshape(128, 128) @ w_q).reshape((2, 64, 128))",
-                                      ".reshape(128, 128), w_q).reshape((2, 64, 128))")) == one, src
+                                      "(128, 128)), w_q).reshape((2, 64, 128))")) == one, src
     assert want[0] == got[0]
     assert all(np.array_equal(want[1][k], got[1][k]) for k in want[1]), \
         [k for k in want[1] if not np.array_equal(want[1][k], got[1][k])]
