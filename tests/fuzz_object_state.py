@@ -37,7 +37,9 @@ Each program (every name prefixed ``p<i>_``) has:
   ``weight`` property, whose setter stores ``self.W``, read back by its getter in the sum
   now and then; ``setattr(L1, 'W', W1)``; and by routes srcad does not follow, which it must
   refuse -- ``L1.__dict__['W'] = W1``, ``L1.__dict__.update(W=W1)``, ``object.__setattr__``,
-  ``np.copyto(L1.W, W1)``, ``setattr`` with a name a loop gives: a zero gradient, silently,
+  ``np.copyto(L1.W, W1)``, ``setattr`` with a name a loop gives, the object's ``__dict__``
+  handed out by its own method and stored into (``L1.attributes()['W'] = W1``, ``.update``):
+  a zero gradient, silently,
   before), then 1-4 steps in
   random order -- a layer's ``forward`` called and what it stored read back through the global
   name or ``NET.layers[i]`` (also ``.z``, ``.inputs``), ``L3.forward_prev()`` (and
@@ -212,6 +214,9 @@ class {p}Base:
     def __init__(self):
         self.output = None
         self.prev = None
+
+    def attributes(self):
+        return self.__dict__
 
 {dense("DenseA", fa)}
 {dense("DenseB", fb)}
@@ -478,7 +483,11 @@ def {p}read_gh():
             self.emit(ch.pick((f"{obj}.__dict__['W'] = {arg}",
                                f"{obj}.__dict__.update(W={arg})",
                                f"object.__setattr__({obj}, 'W', {arg})",
-                               f"np.copyto({obj}.W, {arg})")))
+                               f"np.copyto({obj}.W, {arg})",
+                               # (session of 2026-12-06, fourth: the object's own dict handed
+                               # out by its method, stored into -- a zero gradient before)
+                               f"{obj}.attributes()['W'] = {arg}",
+                               f"{obj}.attributes().update(W={arg})")))
             if ch.flag(0.5):
                 self.lines[-1:] = [f"    for key in ['W']:", f"        setattr({obj}, key, {arg})"]
             self.features.add("weights unfollowed")

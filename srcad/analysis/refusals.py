@@ -331,11 +331,110 @@ def _bound_container(s) -> str | None:
     return held if "." in held else None
 
 
-def _useful(fn: ir.Function) -> tuple[set, set]:
+def _handed_out_by(fn: ir.Function, container, views: dict, names: set, consts: set):
+    """(the call, its spelling) that handed out `container` -- or the container it is an item
+    of -- where the call was given something the output reads (`net.parameters()`, whose
+    method returns the layers' own dicts), else None: Python's container may be one an
+    object holds, which srcad knows only as the call's result."""
+    if not isinstance(container, ir.Var):
+        return None
+    roots = _view_roots(container.name, views)
+    for d in ir.walk(fn.body):
+        if isinstance(d, ir.UserCall):
+            made, given = set(d.targets), list(d.args)
+            what = f"`{getattr(d.fn, '__qualname__', d.fn_name)}(...)`"
+        elif isinstance(d, ir.Call) and is_opaque(d.op) and not d.op.pure and \
+                d.op.kind in ("method", "call"):
+            made, given, what = {d.target}, list(d.args.values()), _site_label(d)
+        else:
+            continue
+        if not made & roots or not any(set(ir.atom_vars(a)) & names or set(_consts(a)) &
+                                       consts for a in given):
+            continue
+        if container.name in made and isinstance(d, ir.UserCall) and _returns_fresh(d.callee):
+            continue  # (the store goes into the container the callee made, `return {...}`)
+        # (what the call was given reaches the output by another way than the container it
+        # handed out -- `net.forward(X)` reads the layers whose dicts `net.parameters()`
+        # returned; a container a helper makes from a config the output reads through the
+        # container alone, `p = defaults(cfg); p["W"] = W`, is followed as any local one)
+        other_names, other_consts = _useful(fn, skip=made)
+        if any(set(ir.atom_vars(a)) & other_names or set(_consts(a)) & other_consts
+               for a in given):
+            return d, what
+    return None
+
+
+def _returns_fresh(callee: ir.Function) -> bool:
+    """Does `callee` return a list, tuple or dict it makes itself (`return []`, `return
+    {"scale": 1.0}`, `return dict(...)`) -- not one it read from an object or was given?
+    (Only the container: its items may still be an object's.)"""
+    value = callee.ret.value if callee.ret is not None else None
+    if isinstance(value, ir.Seq):
+        return True
+    if not isinstance(value, ir.Var):
+        return False
+    made = [s for s in ir.walk(callee.body) if isinstance(s, ir.Call) and
+            s.target == value.name]
+    return bool(made) and all(s.op.name in ("dict", "list", "tuple", "dict_copy",
+                                            "list_concat", "list_repeat") for s in made)
+
+
+_HANDED_OUT_HINT = ("store the new container whole into the object that holds it (`for "
+                    "layer, p in zip(net.layers, params): layer.params = p`), which srcad "
+                    "follows into the methods that read it, or pass the arrays to them as "
+                    "arguments")
+
+
+def _refuse_handed_out(fn: ir.Function, s, views: dict, names: set, consts: set) -> None:
+    """Refuse `s`, a list's or dict's own changing method given a differentiated value
+    (`lp.update(p)`), where that container was handed out by a call given something the
+    output reads (`_handed_out_by`): Python changes the object's dict, its methods read the
+    new arrays, and srcad's code would not follow the change -- the gradient came out zero.
+    A container the function makes itself is followed as before."""
+    found = _handed_out_by(fn, s.args.get("_obj"), views, names, consts)
+    if found is not None:
+        d, what = found
+        _refuse(fn, s, f"it is given a value that depends on the arguments being "
+                f"differentiated, and it changes a list or dict that {what} (line {d.line}) "
+                f"handed out -- perhaps one an object holds, which the output reads: srcad "
+                f"knows it only as the call's result and would not follow the change",
+                _HANDED_OUT_HINT)
+
+
+def check_handed_out_stores(fn: ir.Function, wrt) -> None:
+    """`ps = net.parameters(); ps[0]["W"] = W` (or `.append`): a store of a differentiated
+    value into a list or dict a call handed out (`_handed_out_by`) -- Python's object sees
+    the new array, srcad's code would not, and the gradient came out zero. Refused."""
+    stores = [s for s in ir.walk(fn.body) if isinstance(s, ir.Call) and s.op.name in (
+        "setitem", "dict_set", "list_append")]
+    if not stores:
+        return
+    dep = _dependent(fn, wrt)
+    names, consts = _useful(fn)
+    views = _view_sources(fn)
+    for s in stores:
+        args = list(s.args.values())
+        value = s.args.get("x" if s.op.name == "list_append" else "value")
+        if value is None or not set(ir.atom_vars(value)) & dep:
+            continue
+        found = _handed_out_by(fn, args[0], views, names, consts)
+        if found is not None:
+            d, what = found
+            raise SharingUnknownError(
+                f"line {s.line} stores a value that depends on the arguments being "
+                f"differentiated into a list or dict that {what} (line {d.line}) handed out "
+                f"-- perhaps one an object holds, which the output reads: srcad knows it only "
+                f"as the call's result and would not follow the store",
+                filename=fn.filename, lineno=s.line, func=fn.name, hint=_HANDED_OUT_HINT)
+
+
+def _useful(fn: ir.Function, skip=frozenset()) -> tuple[set, set]:
     """(names, constant spellings) from which the output is reached through ops that would
     carry a gradient -- rows with a rule, ops with none, user calls -- but not through a row
-    with no derivative (a comparison, a shape, int()): where a missing gradient matters."""
-    flows = list(_flows(fn))
+    with no derivative (a comparison, a shape, int()): where a missing gradient matters.
+    (`skip`: names whose making is left out -- what the output reaches other than through
+    them.)"""
+    flows = [(ins, outs) for ins, outs in _flows(fn) if not set(outs) <= skip]
     names = set(ir.atom_vars(fn.ret.value))
     consts = set()
     changed = True
@@ -1264,6 +1363,8 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False, tape=False) ->
                 check_container_holders(callee, callee=True)  # parameter a list or dict)
         check_kept_globals(fn, wrt)
         check_folded_items(fn)
+        if not tape:  # (tape mode's containers are Python's own)
+            check_handed_out_stores(fn, wrt)
         # (objects a differentiated value is stored into anywhere in the program -- a
         # callee's `layer.set(w)` -- are read as depending on it in every function)
         tainted = _tainted_objects(fn, wrt)
@@ -1367,6 +1468,8 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False, tape=False) ->
             if views is None:
                 views = _view_sources(fn)
             _refuse_stored_then_written(fn, s, views)
+            if given - {"_obj"} and not tape:  # (tape mode's containers are Python's own)
+                _refuse_handed_out(fn, s, views, names, consts)
         elif method:  # it may store its arguments in its object, or change the object itself
             holders = ["_obj"] if given - {"_obj"} else []
         elif _kept_store(s) is not None:

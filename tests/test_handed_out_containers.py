@@ -1,0 +1,164 @@
+"""A list or dict a call hands out, changed with a differentiated value (issue 25's session of
+2026-12-06, fourth: found by a front-door probe of a course-style layer library).
+
+`model.parameters()` returning the layers' own dicts, then `for d, p in zip(model.parameters(),
+params): d.update(p)` before `model.forward(X)`: Python changes the layers' dicts and the
+forward reads the new arrays; srcad's source mode knew the list only as the call's result
+and returned **zeros** for every parameter, silently (so did `d = net.first_params(); d["W"] =
+W` and `ps[0]["W"] = W`). Now refused (refusals.py `_handed_out_by`) with a route srcad
+follows in the hint -- the dict stored whole into its layer -- and tape mode, whose containers
+are Python's own, differentiates them. A container the called method makes itself (`return
+{"scale": 1.0}`), stored into and read through the local name, is followed as before."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import srcad
+
+
+class Lin:
+    def __init__(self, W):
+        self.params = {"W": W}
+
+    def forward(self, x):
+        return x @ self.params["W"]
+
+
+class Net:
+    def __init__(self, layers):
+        self.layers = layers
+
+    def parameters(self):
+        return [layer.params for layer in self.layers]
+
+    def first_params(self):
+        return self.layers[0].params
+
+    def new_dict(self):
+        return {"scale": 1.5}
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = np.tanh(layer.forward(x))
+        return x
+
+
+RNG = np.random.default_rng(0)
+NET = Net([Lin(RNG.standard_normal((3, 3))), Lin(RNG.standard_normal((3, 3)))])
+X = RNG.standard_normal((4, 3))
+CFG = {"scale": 0.5}
+
+
+def by_update_in_a_loop(params, X):
+    for d, p in zip(NET.parameters(), params):
+        d.update(p)
+    return np.sum(NET.forward(X) ** 2)
+
+
+def by_update_of_an_item(params, X):
+    ps = NET.parameters()
+    ps[0].update(params[0])
+    ps[1].update(params[1])
+    return np.sum(NET.forward(X) ** 2)
+
+
+def by_store_into_an_item(params, X):
+    ps = NET.parameters()
+    ps[0]["W"] = params[0]["W"]
+    ps[1]["W"] = params[1]["W"]
+    return np.sum(NET.forward(X) ** 2)
+
+
+def by_store_in_a_loop(params, X):
+    for d, p in zip(NET.parameters(), params):
+        d["W"] = p["W"]
+    return np.sum(NET.forward(X) ** 2)
+
+
+def by_store_into_a_held_dict(params, X):
+    d = NET.first_params()
+    d["W"] = params[0]["W"]
+    return np.sum(NET.forward(X) ** 2)
+
+
+def by_update_of_a_held_dict(params, X):
+    d = NET.first_params()
+    d.update(params[0])
+    return np.sum(NET.forward(X) ** 2)
+
+
+def stored_whole(params, X):  # (the route the hint gives: followed)
+    for layer, p in zip(NET.layers, params):
+        layer.params = p
+    return np.sum(NET.forward(X) ** 2)
+
+
+def into_a_fresh_dict(params, X):  # (the method's own new dict, read through the name)
+    for layer, p in zip(NET.layers, params):
+        layer.params = p
+    d = NET.new_dict()
+    d["h"] = np.tanh(X @ params[0]["W"])
+    return np.sum(NET.forward(X) ** 2) + np.sum(d["h"] * d["scale"])
+
+
+def defaults(cfg):
+    return dict(cfg)
+
+
+def into_a_helpers_dict(params, X):  # (made from a config the output reads through it alone)
+    d = defaults(CFG)
+    d["W"] = params[0]["W"]
+    return np.sum(np.tanh(X @ d["W"]) * d["scale"])
+
+
+def _params(seed=1):
+    rng = np.random.default_rng(seed)
+    return [{"W": rng.standard_normal((3, 3))} for _ in range(2)]
+
+
+def _fd(f, params, i, key, idx, eps=1e-6):
+    def at(delta):
+        p = [dict(q) for q in params]
+        p[i][key] = p[i][key].copy()
+        p[i][key][idx] += delta
+        return f(p, X)
+    return (at(eps) - at(-eps)) / (2 * eps)
+
+
+HANDED_OUT = [by_update_in_a_loop, by_update_of_an_item, by_store_into_an_item,
+              by_store_in_a_loop, by_store_into_a_held_dict, by_update_of_a_held_dict]
+
+
+@pytest.mark.parametrize("f", HANDED_OUT, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("fuse", [False, True])
+def test_a_store_into_a_handed_out_container_is_refused_not_zero(f, fuse):
+    with pytest.raises(srcad.SrcadError) as e:
+        srcad.grad(f, fuse=fuse)(_params(), X)
+    assert e.value.filename.endswith("test_handed_out_containers.py") and e.value.lineno
+    assert "handed out" in str(e.value) or "walked container" in str(e.value)
+
+
+@pytest.mark.parametrize("f", [f for f in HANDED_OUT if f is not by_store_in_a_loop],
+                         ids=lambda f: f.__name__)  # (that one: refused by the frontend)
+def test_tape_mode_follows_pythons_own_containers(f):
+    params = _params(2)
+    g = srcad.grad(f, mode="tape")(params, X)
+    for i in (0, 1) if f not in (by_store_into_a_held_dict, by_update_of_a_held_dict) else (0,):
+        for idx in ((0, 1), (2, 0)):
+            assert g[i]["W"][idx] == pytest.approx(_fd(f, params, i, "W", idx), rel=1e-5,
+                                                   abs=1e-7)
+
+
+@pytest.mark.parametrize("f", [stored_whole, into_a_fresh_dict, into_a_helpers_dict],
+                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("mode", ["source", "tape"])
+def test_the_routes_srcad_follows(f, mode):
+    params = _params(3)
+    value, g = srcad.value_and_grad(f, mode=mode)(params, X)
+    assert value == pytest.approx(f(params, X), rel=1e-12)
+    for i in (0, 1) if f is stored_whole else (0,):
+        for idx in ((0, 1), (1, 2)):
+            assert g[i]["W"][idx] == pytest.approx(_fd(f, params, i, "W", idx), rel=1e-5,
+                                                   abs=1e-7)
