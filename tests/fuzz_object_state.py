@@ -246,6 +246,21 @@ class {p}Net:
             h = layer.output
         self.output = h
 
+    def set_weights(self, Wa, Wb):
+        self.layers[0].W = Wa
+        self.layers[2].W = Wb
+
+    def set_weights_loop(self, Ws):
+        for layer, W in zip([self.layers[0], self.layers[-1]], Ws):
+            layer.W = W
+
+    def set_first(self, W):
+        self.layers[0].W = W
+
+    def set_last(self, W):
+        layer = self.layers[-1]
+        layer.W = W
+
 
 {p}L1 = {p}DenseA({w()}, {b()}, {ch.pick(("True", "False"))})
 {p}A1 = {p}Act()
@@ -444,7 +459,18 @@ def {p}read_gh():
         pair = f"{self.p}PAIR_{targets[0]}_{targets[1]}"
         p, (a, b) = self.p, targets
         form = self.ch.pick(("zip", "enumerate", "enumerate_zip", "zip_longer", "display",
-                             "filtered", "tested", "indexed"))
+                             "filtered", "tested", "indexed", "method", "method_loop"))
+        if form.startswith("method") and set(targets) != {"L1", "L2"}:
+            form = "zip"
+        if form.startswith("method"):  # (session of 2026-12-06, fourth: Net's own method
+            # stores into its layers -- refused before: frontend/normalize.py
+            # `_stored_on_known_objects`)
+            ws = "W1, W2" if targets == ("L1", "L2") else "W2, W1"
+            self.emit(f"{p}NET.set_weights({ws})" if form == "method" else
+                      f"{p}NET.set_weights_loop(({ws}))")
+            self.steps.append(f"W1, W2 -> {targets[0]}, {targets[1]} ({form})")
+            self.features.update(("weights", f"weights {form}"))
+            return
         kinds = f"({p}DenseA, {p}DenseB)"
         self.emit({"zip": f"for layer, W in zip({pair}, (W1, W2)):",
                    "enumerate": f"for i, layer in enumerate({pair}):",
@@ -474,8 +500,10 @@ def {p}read_gh():
     def set_weight(self, arg, name):
         ch = self.ch
         form = ch.weighted([(4, "global"), (1, "layers"), (1, "local"), (1, "property"),
-                            (1, "setattr"), (1, "unfollowed")])
+                            (1, "setattr"), (1, "unfollowed"), (1, "method")])
         index = {"L1": 0, "L2": 2}.get(name)
+        if form == "method" and index is None:
+            form = "global"
         if form == "setattr":
             self.emit(f"setattr({self.obj(name)}, 'W', {arg})")
         elif form == "unfollowed":  # (routes srcad does not follow: refused, never zeros)
@@ -491,6 +519,10 @@ def {p}read_gh():
             if ch.flag(0.5):
                 self.lines[-1:] = [f"    for key in ['W']:", f"        setattr({obj}, key, {arg})"]
             self.features.add("weights unfollowed")
+        elif form == "method":  # (Net's own method stores into the layer: refused before
+            # 2026-12-06, fourth -- frontend/normalize.py `_stored_on_known_objects`)
+            self.emit(f"{self.p}NET.set_{'first' if index == 0 else 'last'}({arg})")
+            self.features.add("weights method")
         elif form == "property":  # (its setter stores `self.W`; read back by the getter too)
             self.emit(f"{self.obj(name)}.weight = {arg}")
             if ch.flag(0.5):

@@ -22,6 +22,9 @@ class Lin:
     def __init__(self, W):
         self.params = {"W": W}
 
+    def attributes(self):
+        return self.__dict__
+
     def forward(self, x):
         return x @ self.params["W"]
 
@@ -49,6 +52,7 @@ RNG = np.random.default_rng(0)
 NET = Net([Lin(RNG.standard_normal((3, 3))), Lin(RNG.standard_normal((3, 3)))])
 X = RNG.standard_normal((4, 3))
 CFG = {"scale": 0.5}
+LAYER0 = NET.layers[0]
 
 
 def by_update_in_a_loop(params, X):
@@ -86,6 +90,11 @@ def by_store_into_a_held_dict(params, X):
 def by_update_of_a_held_dict(params, X):
     d = NET.first_params()
     d.update(params[0])
+    return np.sum(NET.forward(X) ** 2)
+
+
+def by_its_own_dict(params, X):  # (the layer reached by the output only through NET)
+    LAYER0.attributes().update(params=params[0])
     return np.sum(NET.forward(X) ** 2)
 
 
@@ -128,7 +137,8 @@ def _fd(f, params, i, key, idx, eps=1e-6):
 
 
 HANDED_OUT = [by_update_in_a_loop, by_update_of_an_item, by_store_into_an_item,
-              by_store_in_a_loop, by_store_into_a_held_dict, by_update_of_a_held_dict]
+              by_store_in_a_loop, by_store_into_a_held_dict, by_update_of_a_held_dict,
+              by_its_own_dict]
 
 
 @pytest.mark.parametrize("f", HANDED_OUT, ids=lambda f: f.__name__)
@@ -145,7 +155,8 @@ def test_a_store_into_a_handed_out_container_is_refused_not_zero(f, fuse):
 def test_tape_mode_follows_pythons_own_containers(f):
     params = _params(2)
     g = srcad.grad(f, mode="tape")(params, X)
-    for i in (0, 1) if f not in (by_store_into_a_held_dict, by_update_of_a_held_dict) else (0,):
+    for i in (0, 1) if f not in (by_store_into_a_held_dict, by_update_of_a_held_dict,
+                                 by_its_own_dict) else (0,):
         for idx in ((0, 1), (2, 0)):
             assert g[i]["W"][idx] == pytest.approx(_fd(f, params, i, "W", idx), rel=1e-5,
                                                    abs=1e-7)

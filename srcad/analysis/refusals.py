@@ -345,11 +345,20 @@ def _handed_out_by(fn: ir.Function, container, views: dict, names: set, consts: 
             what = f"`{getattr(d.fn, '__qualname__', d.fn_name)}(...)`"
         elif isinstance(d, ir.Call) and is_opaque(d.op) and not d.op.pure and \
                 d.op.kind in ("method", "call"):
-            made, given, what = {d.target}, list(d.args.values()), _site_label(d)
+            made, what = {d.target}, _site_label(d)
+            given = [a for p, a in d.args.items() if p != "_fn"]  # (not the callee itself)
+            f = d.args.get("_fn")
+            if container.name in made and isinstance(f, ir.Const) and \
+                    isinstance(f.value, type):
+                continue  # (a class called: a new container, `OrderedDict()`)
         else:
             continue
-        if not made & roots or not any(set(ir.atom_vars(a)) & names or set(_consts(a)) &
-                                       consts for a in given):
+        # (an object of a user's class it was given may be read by the output through
+        # another one -- `NET.forward` reads the layer `L1.attributes()` handed out the dict
+        # of: objects hold each other, so any counts)
+        objects = [a for a in given if _user_object_name(a) is not None]
+        if not made & roots or not objects and not any(
+                set(ir.atom_vars(a)) & names or set(_consts(a)) & consts for a in given):
             continue
         if container.name in made and isinstance(d, ir.UserCall) and _returns_fresh(d.callee):
             continue  # (the store goes into the container the callee made, `return {...}`)
@@ -358,8 +367,8 @@ def _handed_out_by(fn: ir.Function, container, views: dict, names: set, consts: 
         # returned; a container a helper makes from a config the output reads through the
         # container alone, `p = defaults(cfg); p["W"] = W`, is followed as any local one)
         other_names, other_consts = _useful(fn, skip=made)
-        if any(set(ir.atom_vars(a)) & other_names or set(_consts(a)) & other_consts
-               for a in given):
+        if objects or any(set(ir.atom_vars(a)) & other_names or set(_consts(a)) &
+                          other_consts for a in given):
             return d, what
     return None
 
@@ -1468,8 +1477,6 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False, tape=False) ->
             if views is None:
                 views = _view_sources(fn)
             _refuse_stored_then_written(fn, s, views)
-            if given - {"_obj"} and not tape:  # (tape mode's containers are Python's own)
-                _refuse_handed_out(fn, s, views, names, consts)
         elif method:  # it may store its arguments in its object, or change the object itself
             holders = ["_obj"] if given - {"_obj"} else []
         elif _kept_store(s) is not None:
@@ -1484,6 +1491,9 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False, tape=False) ->
             holders = [p for p in s.args if p != "_fn"]
         if views is None:
             views = _view_sources(fn)
+        if s.op.name.startswith(".") and s.op.name[1:] in MUTATING and \
+                given - {"_obj", "_fn"} and not tape:  # (tape mode's are Python's own)
+            _refuse_handed_out(fn, s, views, names, consts)
         for p in holders:
             a = s.args[p]
             # (a view of an array the output reads is that array: a change through it shows)

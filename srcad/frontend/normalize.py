@@ -316,6 +316,8 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         ret = self.body[-1]
         state = [(obj, attr, self.env[local]) for obj, attr, local in self.state_locals
                  if local in self.env] if self.carry_out else []
+        if self.carry_out:  # (and what it stored on other objects it knows: state.py)
+            state += _stored_on_known_objects(self.body, state)
         # (an array parameter written in place, by `p -= t` or through a view of it: its
         # value at the return, for a caller that passes its own array -- inline.py)
         arrays = [p for p in self.pf.params if p in self.array_writes and p not in written]
@@ -1866,6 +1868,40 @@ def _holds(pf: ParsedFunction, base: str, attr: str):
     of a list or a dict an object keeps across calls by a local)."""
     obj = _named(pf, base)
     return type(getattr(obj, attr, None)) if is_user_object(obj) else None
+
+
+def _stored_on_known_objects(body: list, state: list) -> list:
+    """[(obj, attr, atom)] for each attribute that the function's own top-level statements
+    store on an object known when normalising -- a layer of the list `self` holds
+    (`self.layers[0].W = W`; `for l, W in zip(self.layers, Ws): l.W = W`, a loop run once
+    per layer) -- with the last value stored, which the function leaves there for its caller
+    (state.py); not one it carries by a local already (`state`), nor one stored in a branch
+    or a loop, or by a call of its own, whose value at the end srcad does not know (those the
+    caller reads from the object, or is refused)."""
+    def key(s):
+        if isinstance(s, ir.Effect) and s.kind == "setattr" and \
+                isinstance(s.args.get("_obj"), ir.Const) and \
+                is_user_object(s.args["_obj"].value) and \
+                isinstance(s.args.get("attr"), ir.Const) and \
+                isinstance(s.args["attr"].value, str):
+            return id(s.args["_obj"].value), s.args["attr"].value
+        return None
+
+    top = {id(s) for s in body}
+    unknown = {(id(o), a) for o, a, _ in state}
+    for s in ir.walk(body):
+        k = key(s)
+        if k is not None and id(s) not in top:
+            unknown.add(k)
+        if isinstance(s, ir.UserCall):
+            unknown |= {(id(o), a) for o, a, _ in s.carried_atoms} | set(s.callee.attr_unknown)
+            unknown |= {(id(o), a) for o, a, _ in s.callee.state_out}
+    last: dict = {}
+    for s in body:
+        k = key(s)
+        if k is not None and k not in unknown:
+            last[k] = (s.args["_obj"].value, k[1], s.args["value"])
+    return list(last.values())
 
 
 def _known_state_locals(pf: ParsedFunction, n: Normalizer, carried: dict) -> list:
