@@ -98,6 +98,16 @@ def by_its_own_dict(params, X):  # (the layer reached by the output only through
     return np.sum(NET.forward(X) ** 2)
 
 
+def _install(params):
+    ps = NET.parameters()
+    ps[0]["W"] = params[0]["W"]
+
+
+def by_a_helpers_store(params, X):  # (the store in a function it calls)
+    _install(params)
+    return np.sum(NET.forward(X) ** 2)
+
+
 def stored_whole(params, X):  # (the route the hint gives: followed)
     for layer, p in zip(NET.layers, params):
         layer.params = p
@@ -138,7 +148,7 @@ def _fd(f, params, i, key, idx, eps=1e-6):
 
 HANDED_OUT = [by_update_in_a_loop, by_update_of_an_item, by_store_into_an_item,
               by_store_in_a_loop, by_store_into_a_held_dict, by_update_of_a_held_dict,
-              by_its_own_dict]
+              by_its_own_dict, by_a_helpers_store]
 
 
 @pytest.mark.parametrize("f", HANDED_OUT, ids=lambda f: f.__name__)
@@ -156,7 +166,7 @@ def test_tape_mode_follows_pythons_own_containers(f):
     params = _params(2)
     g = srcad.grad(f, mode="tape")(params, X)
     for i in (0, 1) if f not in (by_store_into_a_held_dict, by_update_of_a_held_dict,
-                                 by_its_own_dict) else (0,):
+                                 by_its_own_dict, by_a_helpers_store) else (0,):
         for idx in ((0, 1), (2, 0)):
             assert g[i]["W"][idx] == pytest.approx(_fd(f, params, i, "W", idx), rel=1e-5,
                                                    abs=1e-7)

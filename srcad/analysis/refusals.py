@@ -388,6 +388,12 @@ def _returns_fresh(callee: ir.Function) -> bool:
                                             "list_concat", "list_repeat") for s in made)
 
 
+def _handed_out_why(d, what: str) -> str:
+    return (f"a list or dict that {what} (line {d.line}) handed out -- perhaps one an object "
+            f"holds, which the output reads: srcad knows it only as the call's result and "
+            f"would not follow")
+
+
 _HANDED_OUT_HINT = ("store the new container whole into the object that holds it (`for "
                     "layer, p in zip(net.layers, params): layer.params = p`), which srcad "
                     "follows into the methods that read it, or pass the arrays to them as "
@@ -404,9 +410,7 @@ def _refuse_handed_out(fn: ir.Function, s, views: dict, names: set, consts: set)
     if found is not None:
         d, what = found
         _refuse(fn, s, f"it is given a value that depends on the arguments being "
-                f"differentiated, and it changes a list or dict that {what} (line {d.line}) "
-                f"handed out -- perhaps one an object holds, which the output reads: srcad "
-                f"knows it only as the call's result and would not follow the change",
+                f"differentiated, and it changes {_handed_out_why(d, what)} the change",
                 _HANDED_OUT_HINT)
 
 
@@ -431,9 +435,7 @@ def check_handed_out_stores(fn: ir.Function, wrt) -> None:
             d, what = found
             raise SharingUnknownError(
                 f"line {s.line} stores a value that depends on the arguments being "
-                f"differentiated into a list or dict that {what} (line {d.line}) handed out "
-                f"-- perhaps one an object holds, which the output reads: srcad knows it only "
-                f"as the call's result and would not follow the store",
+                f"differentiated into {_handed_out_why(d, what)} the store",
                 filename=fn.filename, lineno=s.line, func=fn.name, hint=_HANDED_OUT_HINT)
 
 
@@ -1386,6 +1388,7 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False, tape=False) ->
     if _callee and not tape and id(fn) not in seen:  # (a subroutine's own holders, once)
         seen.add(id(fn))
         check_container_holders(fn, callee=True)
+        check_handed_out_stores(fn, wrt)
     seen.add(key)
     sites = [s for s in ir.walk(fn.body) if (isinstance(s, (ir.Call, ir.Effect)) and
                                              is_opaque(s.op))]
