@@ -500,7 +500,7 @@ def {p}read_gh():
     def set_weight(self, arg, name):
         ch = self.ch
         form = ch.weighted([(4, "global"), (1, "layers"), (1, "local"), (1, "property"),
-                            (1, "setattr"), (1, "unfollowed"), (1, "method")])
+                            (1, "setattr"), (1, "unfollowed"), (1, "method"), (1, "written")])
         index = {"L1": 0, "L2": 2}.get(name)
         if form == "method" and index is None:
             form = "global"
@@ -518,6 +518,13 @@ def {p}read_gh():
                                f"{obj}.attributes().update(W={arg})")))
             if ch.flag(0.5):
                 self.lines[-1:] = [f"    for key in ['W']:", f"        setattr({obj}, key, {arg})"]
+            self.features.add("weights unfollowed")
+        elif form == "written":  # (stored, then written in place: Python's layer shows the
+            # write -- a wrong value, silently, before 2026-12-06, fourth; refused since)
+            v = self.fresh("Wc")
+            self.emit(f"{v} = {arg} * 1.0")
+            self.emit(f"{self.obj(name)}.W = {v}")
+            self.emit(f"{v} *= 1.5")
             self.features.add("weights unfollowed")
         elif form == "method":  # (Net's own method stores into the layer: refused before
             # 2026-12-06, fourth -- frontend/normalize.py `_stored_on_known_objects`)

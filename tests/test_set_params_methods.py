@@ -52,6 +52,17 @@ class Net:
         for i, layer in enumerate(self.layers):
             layer.set(p[f"W{i + 1}"], p[f"b{i + 1}"])
 
+    def set_then_scaled(self, p):  # (the stored array written in place after: Python's
+        W = p["W1"] * 1.0              # layer shows the write)
+        self.layers[0].W = W
+        W *= 2.0
+
+    def set_then_rebound(self, p):  # (a new array after: the layer keeps the stored one)
+        W = p["W1"] * 1.0
+        self.layers[0].W = W
+        W = W * 2.0
+        return W
+
     def set_if(self, p, flag):
         if flag:
             self.layers[0].W = p["W1"]
@@ -106,6 +117,23 @@ def set_then_restored(p, X, Y):
     return out
 
 
+def rebound_in_the_method(p, X, Y):
+    NET.set_then_rebound(p)
+    return NET.loss(X, Y)
+
+
+def written_in_the_method(p, X, Y):
+    NET.set_then_scaled(p)
+    return NET.loss(X, Y)
+
+
+def written_after_a_store(p, X, Y):
+    W = p["W1"] * 1.0
+    NET.layers[0].W = W
+    W *= 2.0
+    return NET.loss(X, Y)
+
+
 def in_a_branch(p, X, Y):
     NET.set_if(p, True)
     return NET.loss(X, Y)
@@ -125,7 +153,8 @@ def _fd(f, p, k, idx, eps=1e-6):
     return (at(eps) - at(-eps)) / (2 * eps)
 
 
-FOLLOWED = [by_method, by_method_loop, through_layers, twice_then_read, set_then_restored]
+FOLLOWED = [by_method, by_method_loop, through_layers, twice_then_read, set_then_restored,
+            rebound_in_the_method]
 
 
 @pytest.mark.parametrize("f", FOLLOWED, ids=lambda f: f.__name__)
@@ -147,6 +176,24 @@ def test_fused_and_tape_give_the_unfused_bits(f):
     for kw in ({"fuse": True}, {"mode": "tape"}):
         got = srcad.value_and_grad(f, **kw)(p, X, Y)
         assert got[0] == want[0] and all(np.array_equal(got[1][k], want[1][k]) for k in p)
+
+
+@pytest.mark.parametrize("f", [written_in_the_method, written_after_a_store],
+                         ids=lambda f: f.__name__)
+def test_an_array_written_in_place_after_it_was_stored_on_a_layer(f):
+    """Python's layer holds the array and shows the write: refused in source mode (the
+    top-level one gave a wrong value and gradient, silently, on dab29fe), right in tape
+    mode (which refuses the method's, as it did every store into a layer by a method)."""
+    p = _params(5)
+    with pytest.raises(srcad.SrcadError):
+        srcad.grad(f)(p, X, Y)
+    if f is written_in_the_method:
+        with pytest.raises(srcad.SrcadError):
+            srcad.grad(f, mode="tape")(p, X, Y)
+        return
+    value, g = srcad.value_and_grad(f, mode="tape")(p, X, Y)
+    assert value == pytest.approx(f(p, X, Y), rel=1e-12)
+    assert g["W1"][0, 1] == pytest.approx(_fd(f, p, "W1", (0, 1)), rel=1e-5, abs=1e-8)
 
 
 def test_a_store_in_a_branch_of_the_method_is_still_refused():

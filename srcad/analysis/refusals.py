@@ -388,6 +388,34 @@ def _returns_fresh(callee: ir.Function) -> bool:
                                             "list_concat", "list_repeat") for s in made)
 
 
+def check_stored_then_written(fn: ir.Function) -> None:
+    """`net.layers[0].W = W2`, then `W2 *= 2` (or `W2[0] = v`, through a view of it): Python's
+    layer holds W2 itself and shows the write; srcad's code writes a copy (copy on write), so
+    what it carries as the layer's W kept the old values -- a wrong value and gradient,
+    silently, before. Refused at the write."""
+    order = list(ir.walk(fn.body))
+    stores = [(i, s) for i, s in enumerate(order) if isinstance(s, ir.Effect) and
+              s.kind == "setattr" and isinstance(s.args.get("value"), ir.Var)]
+    if not stores:
+        return
+    views = _view_sources(fn)
+    at = {id(s): i for i, s in enumerate(order)}
+    writes = list(_in_place_writes(order, views))
+    for i, s in stores:
+        stored = _view_roots(s.args["value"].name, views)
+        for c, roots in writes:
+            if at[id(c)] > i and roots & stored:
+                attr = s.args.get("attr")
+                name = f"`.{attr.value}`" if isinstance(attr, ir.Const) else "an attribute"
+                raise SharingUnknownError(
+                    f"line {c.line} writes in place into an array that line {s.line} stored "
+                    f"on an object ({name}): Python's object holds that array and shows the "
+                    f"write; srcad's code writes a copy, and what it keeps for the object "
+                    f"would have the old values", filename=fn.filename, lineno=c.line,
+                    func=fn.name, hint="store a copy on the object (`layer.W = W.copy()`), "
+                    "or make a new array after storing (`W = W * 2`)")
+
+
 def _handed_out_why(d, what: str) -> str:
     return (f"a list or dict that {what} (line {d.line}) handed out -- perhaps one an object "
             f"holds, which the output reads: srcad knows it only as the call's result and "
@@ -1374,8 +1402,9 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False, tape=False) ->
                 check_container_holders(callee, callee=True)  # parameter a list or dict)
         check_kept_globals(fn, wrt)
         check_folded_items(fn)
-        if not tape:  # (tape mode's containers are Python's own)
+        if not tape:  # (tape mode's containers and objects are Python's own)
             check_handed_out_stores(fn, wrt)
+            check_stored_then_written(fn)
         # (objects a differentiated value is stored into anywhere in the program -- a
         # callee's `layer.set(w)` -- are read as depending on it in every function)
         tainted = _tainted_objects(fn, wrt)
@@ -1389,6 +1418,7 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False, tape=False) ->
         seen.add(id(fn))
         check_container_holders(fn, callee=True)
         check_handed_out_stores(fn, wrt)
+        check_stored_then_written(fn)
     seen.add(key)
     sites = [s for s in ir.walk(fn.body) if (isinstance(s, (ir.Call, ir.Effect)) and
                                              is_opaque(s.op))]

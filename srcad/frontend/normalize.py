@@ -1900,8 +1900,45 @@ def _stored_on_known_objects(body: list, state: list) -> list:
     for s in body:
         k = key(s)
         if k is not None and k not in unknown:
-            last[k] = (s.args["_obj"].value, k[1], s.args["value"])
-    return list(last.values())
+            last[k] = (s.args["_obj"].value, k[1], s.args["value"], s)
+    order = list(ir.walk(body))
+    return [(obj, attr, atom) for obj, attr, atom, s in last.values()
+            if not _changed_after(order, s, atom)]
+
+
+def _changed_after(order: list, store, atom) -> bool:
+    """Might the array `store` put on an object change after it, in place -- `W2 *= 2`,
+    `W2[0] = v`, through a view of it or what it is a view of, or by a call given it?
+    (Python's object shows the change; the value carried out would not: such a store is
+    left to the object, and a read of it is refused.)"""
+    if not isinstance(atom, ir.Var):
+        return False
+    family = {atom.name}
+    at = next(i for i, t in enumerate(order) if t is store)
+    for t in reversed(order[:at]):  # (what it is a view of, made before it)
+        if isinstance(t, ir.Call) and t.target in family and t.op.name in _VIEWS:
+            family |= {a.name for a in list(t.args.values())[:1] if isinstance(a, ir.Var)}
+    for t in order[at + 1:]:
+        if not set(ir.uses(t)) & family:
+            continue
+        if isinstance(t, ir.Effect) and t.kind == "setattr":
+            continue  # (stored on another object too: the same array, unchanged)
+        if isinstance(t, ir.Call) and not (t.inplace or t.augmented or t.undo is not None or
+                                           t.op.name in ("setitem", "write_through")):
+            if t.op.name in _VIEWS:
+                family.add(t.target)  # (a view of it: a write through it shows)
+            continue
+        if isinstance(t, ir.Return):
+            continue
+        return True  # (a write in place, a call of the user's or an effect given it)
+    return False
+
+
+# ops whose result may be a view of their first argument's memory
+_VIEWS = frozenset({"reshape", "transpose", "swapaxes", "moveaxis", "ravel", "squeeze",
+                    "expand_dims", "view", "asarray", "atleast_1d", "atleast_2d",
+                    "atleast_3d", "broadcast_to", "diagonal", "real", "flip", "fliplr",
+                    "flipud", "rot90", "matrix_transpose", "alias_again", "in_layout"})
 
 
 def _known_state_locals(pf: ParsedFunction, n: Normalizer, carried: dict) -> list:
