@@ -189,14 +189,6 @@ static int team_owner_cpu = -1;
 static unsigned long long team_moves = 0;
 static int team_forked = 0;
 
-static long long
-team_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 static inline void
 team_pause(void)
 {

@@ -100,6 +100,15 @@ static int team_outside = 1;         /* (atomic) no call in progress: a spinning
  * awake between calls"). */
 #define TEAM_AFTER_NS 2000000LL
 
+/* the monotonic clock in ns (the team's spin deadlines) */
+static long long
+team_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
 static double
 threads_clock(clockid_t id)
 {
@@ -361,9 +370,7 @@ threads_exit(int blas, int kernel)
     if (kernel > 0) num_threads = kernel;
     if (threads_depth == 0) {
         threads_kernel_user = 0;
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        long long after = (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec + TEAM_AFTER_NS;
+        long long after = team_now() + TEAM_AFTER_NS;
         if (__atomic_load_n(&team_hot_until, __ATOMIC_RELAXED) > after)
             __atomic_store_n(&team_hot_until, after, __ATOMIC_RELAXED);
         __atomic_store_n(&team_outside, 1, __ATOMIC_RELAXED);

@@ -59,6 +59,7 @@ import numpy as np
 from .. import ir
 from ..errors import NoRuleError, SharingUnknownError, UnsupportedSyntaxError
 from .census import refused_reason
+from ..frontend.aliasing import VIEW_OPS
 from ..frontend.concatenators import is_concatenator
 from ..frontend.expressions import PY_BINARY
 from ..frontend.kept_globals import kept_store_method
@@ -493,11 +494,8 @@ def _useful(fn: ir.Function, skip=frozenset()) -> tuple[set, set]:
 
 
 # ops whose result may share memory with their first operand (numpy's views, and copies
-# srcad makes of one name into another)
-_VIEW_OPS = {"getitem", "copy", "transpose", "swapaxes", "moveaxis", "matrix_transpose",
-             "reshape", "ravel", "squeeze", "expand_dims", "diagonal", "real", "view",
-             "broadcast_to", "atleast_1d", "atleast_2d", "atleast_3d", "asarray", "flip",
-             "fliplr", "flipud", "rot90"}
+# srcad makes of one name into another): frontend/aliasing.py's VIEW_OPS
+_VIEW_OPS = VIEW_OPS | {"getitem", "copy"}
 
 
 def _view_sources(fn: ir.Function) -> dict:

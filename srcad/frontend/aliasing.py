@@ -88,6 +88,14 @@ def _view_source(value):
     return None
 
 
+# IR ops whose result may be a view of their first argument's memory (numpy's views; a
+# basic index -- getitem -- and a copy srcad makes of one name into another are the callers'
+# to add): analysis/refusals.py, normalize.py `_changed_after`
+VIEW_OPS = frozenset({"transpose", "swapaxes", "moveaxis", "matrix_transpose", "reshape",
+                      "ravel", "squeeze", "expand_dims", "diagonal", "real", "view",
+                      "broadcast_to", "atleast_1d", "atleast_2d", "atleast_3d", "asarray",
+                      "flip", "fliplr", "flipud", "rot90"})
+
 _VIEW_METHODS = {"transpose", "swapaxes", "reshape", "ravel", "squeeze", "view"}
 _VIEW_FUNCTIONS = {"transpose", "swapaxes", "reshape", "ravel", "squeeze", "expand_dims",
                    "asarray", "moveaxis", "permute_dims"}

@@ -50,7 +50,7 @@ from ..ops import control, table
 from ..pyfuncs import label_of
 from . import guards
 from .aliases import propagate_aliases
-from .aliasing import AliasingMixin, bound_names, seq_holds
+from .aliasing import VIEW_OPS, AliasingMixin, bound_names, seq_holds
 from .calls import _RETURN, CallsMixin
 from .attrdicts import scalarise_attrdicts
 from .attrstate import carry_attribute_state, container_aliases, declared_names
@@ -1934,11 +1934,9 @@ def _changed_after(order: list, store, atom) -> bool:
     return False
 
 
-# ops whose result may be a view of their first argument's memory
-_VIEWS = frozenset({"reshape", "transpose", "swapaxes", "moveaxis", "ravel", "squeeze",
-                    "expand_dims", "view", "asarray", "atleast_1d", "atleast_2d",
-                    "atleast_3d", "broadcast_to", "diagonal", "real", "flip", "fliplr",
-                    "flipud", "rot90", "matrix_transpose", "alias_again", "in_layout"})
+# ops whose result may be a view of their first argument's memory, and the names srcad
+# gives one array again (an alias carried past a write)
+_VIEWS = VIEW_OPS | {"alias_again", "in_layout"}
 
 
 def _known_state_locals(pf: ParsedFunction, n: Normalizer, carried: dict) -> list:
