@@ -38,7 +38,9 @@ Each program (every name prefixed ``p<i>_``) has:
   now and then; ``setattr(L1, 'W', W1)``; and by routes srcad does not follow, which it must
   refuse -- ``L1.__dict__['W'] = W1``, ``L1.__dict__.update(W=W1)``, ``object.__setattr__``,
   ``np.copyto(L1.W, W1)``, ``setattr`` with a name a loop gives, the object's ``__dict__``
-  handed out by its own method and stored into (``L1.attributes()['W'] = W1``, ``.update``):
+  handed out by its own method and stored into (``L1.attributes()['W'] = W1``, ``.update``),
+  read by a second name from a layer reached as an item, a local or a loop's variable and
+  stored into (``d = NET.layers[0].__dict__; d['W'] = W1``):
   a zero gradient, silently,
   before), then 1-4 steps in
   random order -- a layer's ``forward`` called and what it stored read back through the global
@@ -518,6 +520,17 @@ def {p}read_gh():
                                f"{obj}.attributes().update(W={arg})")))
             if ch.flag(0.5):
                 self.lines[-1:] = [f"    for key in ['W']:", f"        setattr({obj}, key, {arg})"]
+            elif ch.flag(0.4):  # (session of 2026-12-06, fifth: the layer's dict read from an
+                # attribute of a layer reached as an item, a local or a loop's variable, by a
+                # second name, stored into -- a zero gradient before)
+                d, layer = self.fresh("d"), self.fresh("layer")
+                at = f"{self.p}NET.layers[{index}]" if index is not None else obj
+                self.lines[-1:] = ch.pick((
+                    [f"    {d} = {at}.__dict__", f"    {d}['W'] = {arg}"],
+                    [f"    {layer} = {at}", f"    {d} = {layer}.__dict__",
+                     f"    {d}['W'] = {arg}"],
+                    [f"    for {layer} in [{at}]:", f"        {d} = {layer}.__dict__",
+                     f"        {d}['W'] = {arg}"]))
             self.features.add("weights unfollowed")
         elif form == "written":  # (stored, then written in place: Python's layer shows the
             # write -- a wrong value, silently, before 2026-12-06, fourth; refused since)

@@ -8,7 +8,15 @@ and returned **zeros** for every parameter, silently (so did `d = net.first_para
 W` and `ps[0]["W"] = W`). Now refused (refusals.py `_handed_out_by`) with a route srcad
 follows in the hint -- the dict stored whole into its layer -- and tape mode, whose containers
 are Python's own, differentiates them. A container the called method makes itself (`return
-{"scale": 1.0}`), stored into and read through the local name, is followed as before."""
+{"scale": 1.0}`), stored into and read through the local name, is followed as before.
+
+The same with no call at all (session of 2026-12-06, fifth): `p = NET.layers[0].params;
+p["W"] = W` -- the dict read from the attribute of a layer srcad reached as a constant (an
+item of a list, a local bound to one, a loop's variable), or the layer's `__dict__` -- gave
+**zeros**, silently, where `p = net.params` of a global object is followed; read only through
+the alias, the gradient was right but the layer kept its old dict after the call (Python's
+holds the new array). Refused too (`_handed_out_by`); the hint's route (a new dict stored
+whole) works."""
 
 from __future__ import annotations
 
@@ -132,6 +140,53 @@ def into_a_helpers_dict(params, X):  # (made from a config the output reads thro
     return np.sum(np.tanh(X @ d["W"]) * d["scale"])
 
 
+def by_an_alias_of_an_items_dict(params, X):
+    p = NET.layers[0].params
+    p["W"] = params[0]["W"]
+    return np.sum(NET.forward(X) ** 2)
+
+
+def by_an_alias_through_a_local_layer(params, X):
+    layer = NET.layers[-1]
+    p = layer.params
+    p["W"] = params[1]["W"]
+    return np.sum(NET.forward(X) ** 2)
+
+
+def by_an_alias_in_a_loop(params, X):
+    for layer, q in zip(NET.layers, params):
+        p = layer.params
+        p["W"] = q["W"]
+    return np.sum(NET.forward(X) ** 2)
+
+
+def by_update_of_an_alias(params, X):
+    p = NET.layers[0].params
+    p.update(params[0])
+    return np.sum(NET.forward(X) ** 2)
+
+
+def by_its_dunder_dict(params, X):
+    d = NET.layers[0].__dict__
+    d["params"] = params[0]
+    return np.sum(NET.forward(X) ** 2)
+
+
+def stored_whole_from_a_copy(params, X):  # (this group's hint: followed)
+    layer = NET.layers[0]
+    d = dict(layer.params)
+    d["W"] = params[0]["W"]
+    layer.params = d
+    return np.sum(NET.forward(X) ** 2)
+
+
+def through_the_alias_alone(params, X):  # (read through the alias only: the layer's dict
+    # changes in Python, not in srcad's copy)
+    p = NET.layers[0].params
+    p["W"] = params[0]["W"]
+    return np.sum(np.tanh(X @ p["W"]) ** 2)
+
+
 def _params(seed=1):
     rng = np.random.default_rng(seed)
     return [{"W": rng.standard_normal((3, 3))} for _ in range(2)]
@@ -149,30 +204,40 @@ def _fd(f, params, i, key, idx, eps=1e-6):
 HANDED_OUT = [by_update_in_a_loop, by_update_of_an_item, by_store_into_an_item,
               by_store_in_a_loop, by_store_into_a_held_dict, by_update_of_a_held_dict,
               by_its_own_dict, by_a_helpers_store]
+READ_FROM_AN_ATTRIBUTE = [by_an_alias_of_an_items_dict, by_an_alias_through_a_local_layer,
+                          by_an_alias_in_a_loop, by_update_of_an_alias, by_its_dunder_dict,
+                          through_the_alias_alone]
 
 
-@pytest.mark.parametrize("f", HANDED_OUT, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("f", HANDED_OUT + READ_FROM_AN_ATTRIBUTE, ids=lambda f: f.__name__)
 @pytest.mark.parametrize("fuse", [False, True])
 def test_a_store_into_a_handed_out_container_is_refused_not_zero(f, fuse):
     with pytest.raises(srcad.SrcadError) as e:
         srcad.grad(f, fuse=fuse)(_params(), X)
     assert e.value.filename.endswith("test_handed_out_containers.py") and e.value.lineno
-    assert "handed out" in str(e.value) or "walked container" in str(e.value)
+    assert "handed out" in str(e.value) or "walked container" in str(e.value) or \
+        "read from the attribute" in str(e.value)
+    if f in READ_FROM_AN_ATTRIBUTE:  # (the line of the store, and the hint's route)
+        assert f.__code__.co_firstlineno + 1 < e.value.lineno
+        assert "layer.params = d" in str(e.value)
 
 
-@pytest.mark.parametrize("f", [f for f in HANDED_OUT if f is not by_store_in_a_loop],
-                         ids=lambda f: f.__name__)  # (that one: refused by the frontend)
+@pytest.mark.parametrize("f", [f for f in HANDED_OUT + READ_FROM_AN_ATTRIBUTE
+                               if f not in (by_store_in_a_loop, by_update_of_an_alias)],
+                         ids=lambda f: f.__name__)  # (those: refused in tape mode too)
 def test_tape_mode_follows_pythons_own_containers(f):
     params = _params(2)
     g = srcad.grad(f, mode="tape")(params, X)
-    for i in (0, 1) if f not in (by_store_into_a_held_dict, by_update_of_a_held_dict,
-                                 by_its_own_dict, by_a_helpers_store) else (0,):
+    for i in (0, 1) if f in (by_update_in_a_loop, by_update_of_an_item, by_store_into_an_item,
+                             by_an_alias_in_a_loop) else \
+            (1,) if f is by_an_alias_through_a_local_layer else (0,):
         for idx in ((0, 1), (2, 0)):
             assert g[i]["W"][idx] == pytest.approx(_fd(f, params, i, "W", idx), rel=1e-5,
                                                    abs=1e-7)
 
 
-@pytest.mark.parametrize("f", [stored_whole, into_a_fresh_dict, into_a_helpers_dict],
+@pytest.mark.parametrize("f", [stored_whole, into_a_fresh_dict, into_a_helpers_dict,
+                               stored_whole_from_a_copy],
                          ids=lambda f: f.__name__)
 @pytest.mark.parametrize("mode", ["source", "tape"])
 def test_the_routes_srcad_follows(f, mode):

@@ -332,7 +332,8 @@ def _bound_container(s) -> str | None:
     return held if "." in held else None
 
 
-def _handed_out_by(fn: ir.Function, container, views: dict, names: set, consts: set):
+def _handed_out_by(fn: ir.Function, container, views: dict, names: set, consts: set,
+                   changed_in_place=False):
     """(the call, its spelling) that handed out `container` -- or the container it is an item
     of -- where the call was given something the output reads (`net.parameters()`, whose
     method returns the layers' own dicts), else None: Python's container may be one an
@@ -352,6 +353,21 @@ def _handed_out_by(fn: ir.Function, container, views: dict, names: set, consts: 
             if container.name in made and isinstance(f, ir.Const) and \
                     isinstance(f.value, type):
                 continue  # (a class called: a new container, `OrderedDict()`)
+        elif isinstance(d, ir.Call) and is_opaque(d.op) and d.op.kind == "attribute" and \
+                _user_object_name(d.args.get("_obj")) is not None:
+            # (`p = net.layers[0].params`: a dict a layer srcad reached as a constant holds,
+            # which that layer's methods read; srcad's store goes into a copy, and Python's
+            # object would keep the new array whether the output reads it or not)
+            if d.target not in roots:
+                continue
+            if not changed_in_place:
+                return d, f"the attribute `{d.op.label}` of an object"
+            # (a method changing it in place -- `.update`, `.append` -- runs on Python's own
+            # object: refused where the output reads that attribute again, here or in a
+            # method it calls; a cache appended to and never read is fine)
+            if _attribute_read_again(fn, d):
+                return d, f"the attribute `{d.op.label}` of an object"
+            continue
         else:
             continue
         # (an object of a user's class it was given may be read by the output through
@@ -372,6 +388,25 @@ def _handed_out_by(fn: ir.Function, container, views: dict, names: set, consts: 
                           other_consts for a in given):
             return d, what
     return None
+
+
+def _attribute_read_again(fn: ir.Function, d) -> bool:
+    """Does the output of `fn` reach a read of the attribute `d` reads (`.params`) other than
+    `d` itself: in `fn`, or in a user function it calls given an object?"""
+    names, _ = _useful(fn, skip={d.target})
+
+    def reads(s) -> bool:
+        return isinstance(s, ir.Call) and is_opaque(s.op) and s.op.kind == "attribute" and \
+            s.op.label == d.op.label
+
+    for s in ir.walk(fn.body):
+        if s is not d and reads(s) and s.target in names:
+            return True
+        if isinstance(s, ir.UserCall) and set(s.targets) & names and \
+                any(_user_object_name(a) is not None for a in s.args) and \
+                any(reads(x) for x in ir.walk_program(s.callee)):
+            return True
+    return False
 
 
 def _returns_fresh(callee: ir.Function) -> bool:
@@ -417,7 +452,16 @@ def check_stored_then_written(fn: ir.Function) -> None:
                     "or make a new array after storing (`W = W * 2`)")
 
 
+def _read_from_attribute(d) -> bool:
+    """Is `d`, what handed a container out, an attribute read (not a call)?"""
+    return isinstance(d, ir.Call) and d.op.kind == "attribute"
+
+
 def _handed_out_why(d, what: str) -> str:
+    if _read_from_attribute(d):
+        return (f"a list or dict read from {what} (line {d.line}) -- one the object holds "
+                f"(its methods read it, and it keeps the new value after the call): srcad's "
+                f"code would store into a copy and not follow")
     return (f"a list or dict that {what} (line {d.line}) handed out -- perhaps one an object "
             f"holds, which the output reads: srcad knows it only as the call's result and "
             f"would not follow")
@@ -429,18 +473,27 @@ _HANDED_OUT_HINT = ("store the new container whole into the object that holds it
                     "arguments")
 
 
+_ATTRIBUTE_HINT = ("store a new container whole into the object (`layer = net.layers[0]; d = "
+                   "dict(layer.params); d[\"W\"] = W; layer.params = d`), which srcad follows "
+                   "into the methods that read it")
+
+
+def _handed_out_hint(d) -> str:
+    return _ATTRIBUTE_HINT if _read_from_attribute(d) else _HANDED_OUT_HINT
+
+
 def _refuse_handed_out(fn: ir.Function, s, views: dict, names: set, consts: set) -> None:
     """Refuse `s`, a list's or dict's own changing method given a differentiated value
     (`lp.update(p)`), where that container was handed out by a call given something the
     output reads (`_handed_out_by`): Python changes the object's dict, its methods read the
     new arrays, and srcad's code would not follow the change -- the gradient came out zero.
     A container the function makes itself is followed as before."""
-    found = _handed_out_by(fn, s.args.get("_obj"), views, names, consts)
+    found = _handed_out_by(fn, s.args.get("_obj"), views, names, consts, changed_in_place=True)
     if found is not None:
         d, what = found
         _refuse(fn, s, f"it is given a value that depends on the arguments being "
                 f"differentiated, and it changes {_handed_out_why(d, what)} the change",
-                _HANDED_OUT_HINT)
+                _handed_out_hint(d))
 
 
 def check_handed_out_stores(fn: ir.Function, wrt) -> None:
@@ -465,7 +518,8 @@ def check_handed_out_stores(fn: ir.Function, wrt) -> None:
             raise SharingUnknownError(
                 f"line {s.line} stores a value that depends on the arguments being "
                 f"differentiated into {_handed_out_why(d, what)} the store",
-                filename=fn.filename, lineno=s.line, func=fn.name, hint=_HANDED_OUT_HINT)
+                filename=fn.filename, lineno=s.line, func=fn.name,
+                hint=_handed_out_hint(d))
 
 
 def _useful(fn: ir.Function, skip=frozenset()) -> tuple[set, set]:
