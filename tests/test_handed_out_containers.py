@@ -248,3 +248,19 @@ def test_the_routes_srcad_follows(f, mode):
         for idx in ((0, 1), (1, 2)):
             assert g[i]["W"][idx] == pytest.approx(_fd(f, params, i, "W", idx), rel=1e-5,
                                                    abs=1e-7)
+
+
+def in_one_line(params, X):
+    NET.layers[0].params["W"] = params[0]["W"]
+    return np.sum(NET.forward(X) ** 2)
+
+
+def test_a_store_through_an_item_in_one_line_names_a_route():
+    """`NET.layers[0].params["W"] = W`: refused as before (it was "assignment into something
+    other than a local array", with a hint about arrays); now the message names the
+    container and the hint a route srcad follows (`stored_whole_from_a_copy`)."""
+    with pytest.raises(srcad.SrcadError) as e:
+        srcad.grad(in_one_line)(_params(), X)
+    assert "`NET.layers[0].params[...]`" in str(e.value)
+    assert "layer = NET.layers[0]; d = dict(layer.params)" in str(e.value)
+    assert e.value.lineno == in_one_line.__code__.co_firstlineno + 1

@@ -23,6 +23,7 @@ Before/after (a write through a row view in a loop):
 
 from __future__ import annotations
 
+import ast
 import inspect
 import operator
 import re
@@ -236,6 +237,17 @@ class AliasingMixin:
                 f"store new values whole (`{spelled}[k] = {spelled}[k] + v`, not `+=`), or "
                 f"keep the container in a local and assign it: `d = dict({spelled}); "
                 f"d[k] = v; {spelled} = d`")
+        if isinstance(target.value, gast.Attribute) and not (
+                isinstance(target.value.value, gast.Name) and
+                target.value.value.id in self.locals):
+            # (`net.layers[0].params["W"] = W`: a container an object reached as an item holds)
+            holder = ast.unparse(gast.gast_to_ast(target.value.value))
+            raise self.unsupported(
+                f"a store into `{holder}.{target.value.attr}[...]`, a list or dict an object "
+                f"holds: srcad follows such stores into a global object's container by its "
+                f"name (`net.params[k] = v`), not through an item or another object", node,
+                f"store a new container whole into the object: `layer = {holder}; d = "
+                f"dict(layer.{target.value.attr}); d[k] = v; layer.{target.value.attr} = d`")
         if not isinstance(target.value, gast.Name) or target.value.id not in self.locals:
             raise self.unsupported("assignment into something other than a local array", node,
                                    "assign into a name: x = x.copy(); x[i] = v")
