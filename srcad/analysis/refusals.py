@@ -353,19 +353,14 @@ def _handed_out_by(fn: ir.Function, container, views: dict, names: set, consts: 
             if container.name in made and isinstance(f, ir.Const) and \
                     isinstance(f.value, type):
                 continue  # (a class called: a new container, `OrderedDict()`)
-        elif isinstance(d, ir.Call) and is_opaque(d.op) and d.op.kind == "attribute" and \
-                _user_object_name(d.args.get("_obj")) is not None:
+        elif _read_from_attribute(d) and _user_object_name(d.args.get("_obj")) is not None:
             # (`p = net.layers[0].params`: a dict a layer srcad reached as a constant holds,
             # which that layer's methods read; srcad's store goes into a copy, and Python's
-            # object would keep the new array whether the output reads it or not)
-            if d.target not in roots:
-                continue
-            if not changed_in_place:
-                return d, f"the attribute `{d.op.label}` of an object"
-            # (a method changing it in place -- `.update`, `.append` -- runs on Python's own
-            # object: refused where the output reads that attribute again, here or in a
-            # method it calls; a cache appended to and never read is fine)
-            if _attribute_read_again(fn, d):
+            # object would keep the new array whether the output reads it or not. A method
+            # changing it in place -- `.update`, `.append` -- runs on Python's own object:
+            # refused where the output reads that attribute again, here or in a method it
+            # calls; a cache appended to and never read is fine)
+            if d.target in roots and (not changed_in_place or _attribute_read_again(fn, d)):
                 return d, f"the attribute `{d.op.label}` of an object"
             continue
         else:
@@ -396,8 +391,7 @@ def _attribute_read_again(fn: ir.Function, d) -> bool:
     names, _ = _useful(fn, skip={d.target})
 
     def reads(s) -> bool:
-        return isinstance(s, ir.Call) and is_opaque(s.op) and s.op.kind == "attribute" and \
-            s.op.label == d.op.label
+        return _read_from_attribute(s) and s.op.label == d.op.label
 
     for s in ir.walk(fn.body):
         if s is not d and reads(s) and s.target in names:
@@ -454,7 +448,7 @@ def check_stored_then_written(fn: ir.Function) -> None:
 
 def _read_from_attribute(d) -> bool:
     """Is `d`, what handed a container out, an attribute read (not a call)?"""
-    return isinstance(d, ir.Call) and d.op.kind == "attribute"
+    return isinstance(d, ir.Call) and is_opaque(d.op) and d.op.kind == "attribute"
 
 
 def _handed_out_why(d, what: str) -> str:
