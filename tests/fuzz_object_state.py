@@ -40,7 +40,8 @@ Each program (every name prefixed ``p<i>_``) has:
   ``np.copyto(L1.W, W1)``, ``setattr`` with a name a loop gives, the object's ``__dict__``
   handed out by its own method and stored into (``L1.attributes()['W'] = W1``, ``.update``),
   read by a second name from a layer reached as an item, a local or a loop's variable and
-  stored into (``d = NET.layers[0].__dict__; d['W'] = W1``):
+  stored into (``d = NET.layers[0].__dict__; d['W'] = W1``), the layer's array itself written
+  in place through a second name (``w = L1.W; w[:] = W1``, ``w *= 0.0; w += W1``):
   a zero gradient, silently,
   before), then 1-4 steps in
   random order -- a layer's ``forward`` called and what it stored read back through the global
@@ -446,6 +447,15 @@ def {p}read_gh():
         global (`read_gh()`) -- which srcad must refuse: it gave that function the value from
         before the call, and a zero gradient, before 2026-12-05."""
         gh = f"{self.p}GH"
+        if self.ch.flag(0.3):  # (written in place through a second name, `g = GH; g[:] =
+            # h`: Python writes the module's array -- zeros, and a stale value, before the
+            # session of 2026-12-06, fifth: refused since, check_writes_into_held_arrays)
+            g = self.fresh("g")
+            self.emit(f"{g} = {gh}")
+            self.emit(f"{g}[:] = np.tanh({cur}).sum(axis=0) * 0.5")
+            self.features.add("global in place")
+            self.steps.append("global in place")
+            return f"{self.p}read_gh()" if self.ch.flag(0.5) else f"{g} * 0.5 + {cur}"
         self.emit(f"{gh} = np.tanh({cur}) * 1.5")
         self.features.add("global")
         self.steps.append("global")
@@ -530,7 +540,11 @@ def {p}read_gh():
                     [f"    {layer} = {at}", f"    {d} = {layer}.__dict__",
                      f"    {d}['W'] = {arg}"],
                     [f"    for {layer} in [{at}]:", f"        {d} = {layer}.__dict__",
-                     f"        {d}['W'] = {arg}"]))
+                     f"        {d}['W'] = {arg}"],
+                    # (the layer's own array written in place through a second name -- zeros
+                    # and a stale value before the same session's check_writes_into_held_arrays)
+                    [f"    {d} = {at}.W", f"    {d}[:] = {arg}"],
+                    [f"    {d} = {at}.W", f"    {d} *= 0.0", f"    {d} += {arg}"]))
             self.features.add("weights unfollowed")
         elif form == "written":  # (stored, then written in place: Python's layer shows the
             # write -- a wrong value, silently, before 2026-12-06, fourth; refused since)

@@ -446,6 +446,87 @@ def check_stored_then_written(fn: ir.Function) -> None:
                     "or make a new array after storing (`W = W * 2`)")
 
 
+def check_writes_into_held_arrays(fn: ir.Function, wrt) -> None:
+    """`w = net.params["W1"]; w[:] = W` (or `w += W`, `np.multiply(W, 1.0, out=w)`, `w = GW;
+    w[:] = W`): a write in place of a value that depends on the arguments being
+    differentiated into an array a module global or an object holds, which srcad read as a
+    constant. Python writes that very array, which every holder then shows -- the object's
+    methods, a function reading the global, the caller after the call; srcad's code writes a
+    copy (copy on write), so those read the old values: zeros and a stale value, silently,
+    before. Refused at the write."""
+    writes = [c for c in ir.walk(fn.body) if isinstance(c, ir.Call) and
+              (c.inplace or c.op.name in ("setitem", "in_layout"))]
+    if not writes:
+        return
+    dep = _dependent(fn, wrt)
+    made = {s.target: s for s in ir.walk(fn.body) if isinstance(s, ir.Call)}
+    views = _view_sources(fn)
+    for c in writes:
+        # (`x op= t` of an array not the function's own: `x_op = op(x, t)`, then
+        # `x = in_layout(x_op, x)` -- the new values written into x's memory)
+        written, values = (c.args.get("like"), [c.args.get("new")]) \
+            if c.op.name == "in_layout" else (next(iter(c.args.values())),
+                                              list(c.args.values())[1:])
+        if not any(v in dep for a in values for v in ir.atom_vars(a)):
+            continue
+        held = _held_array(written, made, views)
+        if held is not None:
+            raise SharingUnknownError(
+                f"line {c.line} writes in place into an array a module global or an object "
+                f"holds ({held}, as srcad reads it when it builds the code), a value that "
+                f"depends on the arguments being differentiated: Python writes that very "
+                f"array, which "
+                f"every holder then shows (its methods, a function reading it, the caller "
+                f"after the call); srcad's code writes a copy, so they would read the old "
+                f"values", filename=fn.filename, lineno=c.line, func=fn.name,
+                hint="make a new array and store it whole where it is held (`net.W = W`, "
+                "`d = dict(net.params); d[\"W\"] = W; net.params = d`), or pass it as an "
+                "argument")
+
+
+def _held_array(atom, made: dict, views: dict) -> str | None:
+    """Who holds the array `atom` is (or is a view of), where that is a constant srcad read
+    when normalising -- a module global, an item of a global's or object's list or dict, an
+    object's attribute: its spelling; else None (the function's own arrays)."""
+    todo, seen = [atom], set()
+    while todo:
+        a = todo.pop()
+        if isinstance(a, ir.Const):
+            if isinstance(a.value, np.ndarray):
+                return f"`{a.src}`"
+            continue
+        if not isinstance(a, ir.Var) or a.name in seen:
+            continue
+        seen.add(a.name)
+        d = made.get(a.name)
+        if d is None:
+            continue
+        first = next(iter(d.args.values()), None)
+        if d.op.name == "getitem" and isinstance(first, ir.Const) and \
+                isinstance(first.value, (dict, list, tuple)):
+            index = d.args.get("index")
+            parts = index.parts if isinstance(index, ir.Index) and not index.is_tuple else ()
+            if len(parts) == 1 and isinstance(parts[0], ir.Const):
+                try:
+                    item = first.value[parts[0].value]
+                except (KeyError, IndexError, TypeError):
+                    continue
+                if isinstance(item, np.ndarray):
+                    return f"`{first.src}[{parts[0].src}]`"
+            continue
+        if _read_from_attribute(d) and _user_object_name(first) is not None:
+            label = d.op.label
+            if isinstance(getattr(first.value, label.lstrip("."), None), np.ndarray):
+                return f"the attribute `{label}` of an object"
+            continue
+        if d.op.name == "in_layout":
+            todo.append(d.args.get("like"))  # (it written in place before: the same array)
+        elif d.op.name in _VIEW_OPS or d.op.name in ("getitem", "setitem") or d.inplace:
+            todo.append(first)  # (a view of it, or it written before: the same array)
+        todo.extend(ir.Var(v) for v in views.get(a.name, ()))
+    return None
+
+
 def _read_from_attribute(d) -> bool:
     """Is `d`, what handed a container out, an attribute read (not a call)?"""
     return isinstance(d, ir.Call) and is_opaque(d.op) and d.op.kind == "attribute"
@@ -1451,6 +1532,7 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False, tape=False) ->
         if not tape:  # (tape mode's containers and objects are Python's own)
             check_handed_out_stores(fn, wrt)
             check_stored_then_written(fn)
+            check_writes_into_held_arrays(fn, wrt)
         # (objects a differentiated value is stored into anywhere in the program -- a
         # callee's `layer.set(w)` -- are read as depending on it in every function)
         tainted = _tainted_objects(fn, wrt)
@@ -1465,6 +1547,7 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False, tape=False) ->
         check_container_holders(fn, callee=True)
         check_handed_out_stores(fn, wrt)
         check_stored_then_written(fn)
+        check_writes_into_held_arrays(fn, wrt)
     seen.add(key)
     sites = [s for s in ir.walk(fn.body) if (isinstance(s, (ir.Call, ir.Effect)) and
                                              is_opaque(s.op))]

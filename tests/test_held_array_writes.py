@@ -1,0 +1,145 @@
+"""A write in place into an array a module global or an object holds (issue 25's session of
+2026-12-06, fifth: found by a front-door probe of course-style layer code).
+
+`w = net.params["W1"]; w[:] = W` then `net.loss(X)` -- also `w += W` of `w = net.W`, `w *=
+0.0; w += W`, `np.multiply(W, 1.0, out=w)`, `w = G["W1"]` of a module's dict, `w = GW` or a
+row of it -- writes the held array in Python, which the object's methods, a function reading
+the global and the caller after the call all see. srcad reads that array as a constant when
+it builds the code and writes a copy (copy on write): the layer's method read the old values
+and the gradient came out **zeros** (relative error 1.0 against finite differences), the value
+stale. Now refused at the write (refusals.py `check_writes_into_held_arrays`), as tape mode
+refuses them (a differentiable value written into an array the function did not make);
+storing a new array whole is followed in both modes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import srcad
+
+RNG = np.random.default_rng(0)
+
+
+class Net:
+    def __init__(self):
+        self.params = {"W1": RNG.standard_normal((4, 5))}
+        self.W = RNG.standard_normal((4, 5))
+        self.layers = [self]
+
+    def loss(self, X):
+        return np.sum(np.tanh(X @ self.params["W1"])) + np.sum(np.sin(X @ self.W))
+
+
+NET = Net()
+G = {"W1": RNG.standard_normal((4, 5))}
+GW = RNG.standard_normal((4, 5))
+X = RNG.standard_normal((6, 4))
+START = {"W1": NET.params["W1"].copy(), "W": NET.W.copy(), "G": G["W1"].copy(), "GW": GW.copy()}
+
+
+def _restore():
+    NET.params["W1"][...] = START["W1"]
+    NET.W[...] = START["W"]
+    G["W1"][...] = START["G"]
+    GW[...] = START["GW"]
+
+
+def global_loss(X):
+    return np.sum(np.tanh(X @ G["W1"])) + np.sum(np.sin(X @ GW))
+
+
+def slice_store_into_a_dicts_item(W, X):
+    w = NET.params["W1"]
+    w[:] = W
+    return NET.loss(X)
+
+
+def zeroed_then_added(W, X):
+    w = NET.params["W1"]
+    w *= 0.0
+    w += W
+    return NET.loss(X)
+
+
+def out_argument(W, X):
+    w = NET.params["W1"]
+    np.multiply(W, 1.0, out=w)
+    return NET.loss(X)
+
+
+def added_into_an_attribute(W, X):
+    w = NET.W
+    w += W
+    return NET.loss(X)
+
+
+def through_a_layer_item(W, X):
+    w = NET.layers[0].W
+    w -= W
+    return NET.loss(X)
+
+
+def into_a_modules_dict(W, X):
+    w = G["W1"]
+    w[:] = W
+    return global_loss(X)
+
+
+def into_a_modules_array(W, X):
+    w = GW
+    w[...] = W * 2.0
+    return global_loss(X)
+
+
+def into_a_row_of_it(W, X):
+    row = GW[1]
+    row[:] = W[0]
+    return global_loss(X)
+
+
+def stored_whole(W, X):  # (the hint's route: followed)
+    NET.W = W
+    return NET.loss(X)
+
+
+WRITES = [slice_store_into_a_dicts_item, zeroed_then_added, out_argument,
+          added_into_an_attribute, through_a_layer_item, into_a_modules_dict,
+          into_a_modules_array, into_a_row_of_it]
+
+
+@pytest.mark.parametrize("f", WRITES, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("mode", ["source", "fused", "tape"])
+def test_a_write_into_a_held_array_is_refused_not_zero(f, mode):
+    _restore()
+    options = {"fuse": True} if mode == "fused" else {"mode": mode}
+    try:
+        with pytest.raises(srcad.SrcadError) as e:
+            srcad.grad(f, **options)(START["W"].copy(), X)
+    finally:
+        _restore()
+    assert e.value.filename.endswith("test_held_array_writes.py")
+    assert f.__code__.co_firstlineno + 1 < e.value.lineno  # (the write's line)
+    if mode != "tape" and f is not through_a_layer_item:  # (that one: refused before too)
+        assert "writes in place into an array a module global or an object holds" in \
+            str(e.value)
+
+
+def _fd(f, W, idx, eps=1e-6):
+    def at(delta):
+        w = W.copy()
+        w[idx] += delta
+        return f(w, X)
+    return (at(eps) - at(-eps)) / (2 * eps)
+
+
+@pytest.mark.parametrize("mode", ["source", "tape"])
+def test_storing_a_new_array_whole_is_followed(mode):
+    W = RNG.standard_normal((4, 5))
+    try:
+        value, g = srcad.value_and_grad(stored_whole, mode=mode)(W, X)
+        assert value == pytest.approx(stored_whole(W.copy(), X), rel=1e-12)
+        for idx in ((0, 1), (3, 4)):
+            assert g[idx] == pytest.approx(_fd(stored_whole, W, idx), rel=1e-5, abs=1e-7)
+    finally:
+        NET.W = np.array(START["W"])
