@@ -143,3 +143,25 @@ def test_storing_a_new_array_whole_is_followed(mode):
             assert g[idx] == pytest.approx(_fd(stored_whole, W, idx), rel=1e-5, abs=1e-7)
     finally:
         NET.W = np.array(START["W"])
+
+
+BUF = np.zeros((4, 5))
+
+
+def into_a_scratch_buffer(W, X):  # (read back only through the name it was written by)
+    b = BUF
+    b[:] = W * 2.0
+    return np.sum(np.tanh(X @ b) ** 2)
+
+
+@pytest.mark.parametrize("fuse", [False, True])
+def test_a_scratch_buffer_read_only_through_its_name_runs(fuse):
+    """Nothing else reads the module's buffer -- no function given it, no object's method:
+    the gradient is right, as before (the buffer itself keeps its old values after the call,
+    where Python's holds W * 2: left, noted in REPORT.md)."""
+    W = RNG.standard_normal((4, 5))
+    value, g = srcad.value_and_grad(into_a_scratch_buffer, fuse=fuse)(W, X)
+    assert value == pytest.approx(into_a_scratch_buffer(W.copy(), X), rel=1e-12)
+    for idx in ((0, 1), (3, 4)):
+        assert g[idx] == pytest.approx(_fd(into_a_scratch_buffer, W, idx), rel=1e-5,
+                                       abs=1e-7)

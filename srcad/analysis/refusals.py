@@ -470,7 +470,8 @@ def check_writes_into_held_arrays(fn: ir.Function, wrt) -> None:
         if not any(v in dep for a in values for v in ir.atom_vars(a)):
             continue
         held = _held_array(written, made, views)
-        if held is not None:
+        if held is not None and _held_elsewhere(fn, held[1]):
+            held = held[0]
             raise SharingUnknownError(
                 f"line {c.line} writes in place into an array a module global or an object "
                 f"holds ({held}, as srcad reads it when it builds the code), a value that "
@@ -484,16 +485,17 @@ def check_writes_into_held_arrays(fn: ir.Function, wrt) -> None:
                 "argument")
 
 
-def _held_array(atom, made: dict, views: dict) -> str | None:
+def _held_array(atom, made: dict, views: dict):
     """Who holds the array `atom` is (or is a view of), where that is a constant srcad read
     when normalising -- a module global, an item of a global's or object's list or dict, an
-    object's attribute: its spelling; else None (the function's own arrays)."""
+    object's attribute: (its spelling, the constant: the array, the container or the
+    object); else None (the function's own arrays)."""
     todo, seen = [atom], set()
     while todo:
         a = todo.pop()
         if isinstance(a, ir.Const):
             if isinstance(a.value, np.ndarray):
-                return f"`{a.src}`"
+                return f"`{a.src}`", a
             continue
         if not isinstance(a, ir.Var) or a.name in seen:
             continue
@@ -512,12 +514,12 @@ def _held_array(atom, made: dict, views: dict) -> str | None:
                 except (KeyError, IndexError, TypeError):
                     continue
                 if isinstance(item, np.ndarray):
-                    return f"`{first.src}[{parts[0].src}]`"
+                    return f"`{first.src}[{parts[0].src}]`", first
             continue
         if _read_from_attribute(d) and _user_object_name(first) is not None:
             label = d.op.label
             if isinstance(getattr(first.value, label.lstrip("."), None), np.ndarray):
-                return f"the attribute `{label}` of an object"
+                return f"the attribute `{label}` of an object", first
             continue
         if d.op.name == "in_layout":
             todo.append(d.args.get("like"))  # (it written in place before: the same array)
@@ -525,6 +527,32 @@ def _held_array(atom, made: dict, views: dict) -> str | None:
             todo.append(first)  # (a view of it, or it written before: the same array)
         todo.extend(ir.Var(v) for v in views.get(a.name, ()))
     return None
+
+
+def _held_elsewhere(fn: ir.Function, const) -> bool:
+    """May the program read what the constant `const` holds other than through `const` --
+    another constant of the same object in `fn` or in a function it calls (a module function
+    reading the global), or a user function it calls given an object (whose methods may read
+    one it holds)? A scratch array read back only through the name the function wrote it by
+    (`b = BUF; b[:] = W * 2; return np.sum(b ** 2)`) is not: its gradient is right."""
+    stmts = list(ir.walk(fn.body))
+    if any(isinstance(s, ir.UserCall) and
+           any(_user_object_name(a) is not None for a in s.args) for s in stmts):
+        return True
+    for s in stmts:
+        if isinstance(s, ir.UserCall):
+            stmts.extend(ir.walk_program(s.callee))
+    for s in stmts:
+        todo = list(s.args.values()) if isinstance(s, (ir.Call, ir.Effect)) else \
+            list(s.args) if isinstance(s, ir.UserCall) else \
+            [s.value] if isinstance(s, ir.Return) else []
+        while todo:
+            a = todo.pop()
+            if isinstance(a, ir.Seq):
+                todo.extend(a.items)
+            elif isinstance(a, ir.Const) and a is not const and a.value is const.value:
+                return True
+    return False
 
 
 def _read_from_attribute(d) -> bool:
