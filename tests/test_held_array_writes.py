@@ -98,6 +98,15 @@ def into_a_row_of_it(W, X):
     return global_loss(X)
 
 
+GL = [GW]
+
+
+def in_a_loop_over_a_modules_list(W, X):  # (the list holds GW, which global_loss reads)
+    for w in GL:
+        w[:] = W
+    return global_loss(X)
+
+
 def stored_whole(W, X):  # (the hint's route: followed)
     NET.W = W
     return NET.loss(X)
@@ -105,7 +114,7 @@ def stored_whole(W, X):  # (the hint's route: followed)
 
 WRITES = [slice_store_into_a_dicts_item, zeroed_then_added, out_argument,
           added_into_an_attribute, through_a_layer_item, into_a_modules_dict,
-          into_a_modules_array, into_a_row_of_it]
+          into_a_modules_array, into_a_row_of_it, in_a_loop_over_a_modules_list]
 
 
 @pytest.mark.parametrize("f", WRITES, ids=lambda f: f.__name__)

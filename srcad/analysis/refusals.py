@@ -470,7 +470,7 @@ def check_writes_into_held_arrays(fn: ir.Function, wrt) -> None:
         if not any(v in dep for a in values for v in ir.atom_vars(a)):
             continue
         held = _held_array(written, made, views)
-        if held is not None and _held_elsewhere(fn, held[1]):
+        if held is not None and _held_elsewhere(fn, *held[1:]):
             held = held[0]
             raise SharingUnknownError(
                 f"line {c.line} writes in place into an array a module global or an object "
@@ -488,14 +488,14 @@ def check_writes_into_held_arrays(fn: ir.Function, wrt) -> None:
 def _held_array(atom, made: dict, views: dict):
     """Who holds the array `atom` is (or is a view of), where that is a constant srcad read
     when normalising -- a module global, an item of a global's or object's list or dict, an
-    object's attribute: (its spelling, the constant: the array, the container or the
-    object); else None (the function's own arrays)."""
+    object's attribute: (its spelling, the constant it was reached from, [the objects that
+    constant and the array are]); else None (the function's own arrays)."""
     todo, seen = [atom], set()
     while todo:
         a = todo.pop()
         if isinstance(a, ir.Const):
             if isinstance(a.value, np.ndarray):
-                return f"`{a.src}`", a
+                return f"`{a.src}`", a, [a.value]
             continue
         if not isinstance(a, ir.Var) or a.name in seen:
             continue
@@ -510,16 +510,21 @@ def _held_array(atom, made: dict, views: dict):
             parts = index.parts if isinstance(index, ir.Index) and not index.is_tuple else ()
             if len(parts) == 1 and isinstance(parts[0], ir.Const):
                 try:
-                    item = first.value[parts[0].value]
+                    items = [first.value[parts[0].value]]
                 except (KeyError, IndexError, TypeError):
                     continue
-                if isinstance(item, np.ndarray):
-                    return f"`{first.src}[{parts[0].src}]`", first
+            else:  # (an index known when it runs -- a loop's `for w in net.weights`: any)
+                items = list(first.value.values() if isinstance(first.value, dict) else
+                             first.value)
+            arrays = [item for item in items if isinstance(item, np.ndarray)]
+            if arrays:
+                return f"an item of `{first.src}`", first, [first.value] + arrays
             continue
         if _read_from_attribute(d) and _user_object_name(first) is not None:
             label = d.op.label
-            if isinstance(getattr(first.value, label.lstrip("."), None), np.ndarray):
-                return f"the attribute `{label}` of an object", first
+            held = getattr(first.value, label.lstrip("."), None)
+            if isinstance(held, np.ndarray):
+                return f"the attribute `{label}` of an object", first, [first.value, held]
             continue
         if d.op.name == "in_layout":
             todo.append(d.args.get("like"))  # (it written in place before: the same array)
@@ -529,11 +534,12 @@ def _held_array(atom, made: dict, views: dict):
     return None
 
 
-def _held_elsewhere(fn: ir.Function, const) -> bool:
-    """May the program read what the constant `const` holds other than through `const` --
-    another constant of the same object in `fn` or in a function it calls (a module function
-    reading the global), or a user function it calls given an object (whose methods may read
-    one it holds)? A scratch array read back only through the name the function wrote it by
+def _held_elsewhere(fn: ir.Function, const, objects: list) -> bool:
+    """May the program read the written array other than through the constant `const` it
+    was reached from -- another constant of one of `objects` (the array, the container or
+    object holding it) in `fn` or in a function it calls (a module function reading the
+    global), or a user function it calls given an object (whose methods may read one it
+    holds)? A scratch array read back only through the name the function wrote it by
     (`b = BUF; b[:] = W * 2; return np.sum(b ** 2)`) is not: its gradient is right."""
     stmts = list(ir.walk(fn.body))
     if any(isinstance(s, ir.UserCall) and
@@ -550,7 +556,8 @@ def _held_elsewhere(fn: ir.Function, const) -> bool:
             a = todo.pop()
             if isinstance(a, ir.Seq):
                 todo.extend(a.items)
-            elif isinstance(a, ir.Const) and a is not const and a.value is const.value:
+            elif isinstance(a, ir.Const) and a is not const and \
+                    any(a.value is o for o in objects):
                 return True
     return False
 
