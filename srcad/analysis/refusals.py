@@ -448,14 +448,16 @@ def check_stored_then_written(fn: ir.Function) -> None:
 
 def check_writes_into_held_arrays(fn: ir.Function, wrt) -> None:
     """`w = net.params["W1"]; w[:] = W` (or `w += W`, `np.multiply(W, 1.0, out=w)`, `w = GW;
-    w[:] = W`): a write in place of a value that depends on the arguments being
-    differentiated into an array a module global or an object holds, which srcad read as a
-    constant. Python writes that very array, which every holder then shows -- the object's
-    methods, a function reading the global, the caller after the call; srcad's code writes a
-    copy (copy on write), so those read the old values: zeros and a stale value, silently,
-    before. Refused at the write."""
+    w[:] = W`), and `d = CFG; d["W"] = W` (`ws = WS; ws[0] = W`, `d = net.sub.d`): a write of
+    a value that depends on the arguments being differentiated into an array, list or dict a
+    module global or an object holds, which srcad read as a constant, by a second name.
+    Python writes that very array or container, which every holder then shows -- the
+    object's methods, a function reading the global, the caller after the call; srcad's code
+    writes a copy (copy on write), so those read the old values: zeros and a stale value,
+    silently, before. Refused at the write, where the program may read it another way
+    (`_held_elsewhere`)."""
     writes = [c for c in ir.walk(fn.body) if isinstance(c, ir.Call) and
-              (c.inplace or c.op.name in ("setitem", "in_layout"))]
+              (c.inplace or c.op.name in ("setitem", "in_layout", "dict_set", "list_append"))]
     if not writes:
         return
     dep = _dependent(fn, wrt)
@@ -469,32 +471,35 @@ def check_writes_into_held_arrays(fn: ir.Function, wrt) -> None:
                                               list(c.args.values())[1:])
         if not any(v in dep for a in values for v in ir.atom_vars(a)):
             continue
-        held = _held_array(written, made, views)
+        kinds = (np.ndarray, dict, list) if c.op.name == "setitem" else (dict, list) \
+            if c.op.name in ("dict_set", "list_append") else (np.ndarray,)
+        held = _held_value(written, made, views, kinds)
         if held is not None and _held_elsewhere(fn, *held[1:]):
-            held = held[0]
+            what = "an array" if isinstance(held[2][-1], np.ndarray) else "a list or dict"
             raise SharingUnknownError(
-                f"line {c.line} writes in place into an array a module global or an object "
-                f"holds ({held}, as srcad reads it when it builds the code), a value that "
+                f"line {c.line} writes into {what} a module global or an object holds "
+                f"({held[0]}, as srcad reads it when it builds the code), a value that "
                 f"depends on the arguments being differentiated: Python writes that very "
-                f"array, which "
-                f"every holder then shows (its methods, a function reading it, the caller "
-                f"after the call); srcad's code writes a copy, so they would read the old "
-                f"values", filename=fn.filename, lineno=c.line, func=fn.name,
-                hint="make a new array and store it whole where it is held (`net.W = W`, "
-                "`d = dict(net.params); d[\"W\"] = W; net.params = d`), or pass it as an "
-                "argument")
+                f"{'array' if what == 'an array' else 'container'}, which every holder then "
+                f"shows (its methods, a function reading it, the caller after the call); "
+                f"srcad's code writes a copy, so they would read the old values",
+                filename=fn.filename, lineno=c.line, func=fn.name,
+                hint="make a new array or container and store it whole where it is held "
+                "(`net.W = W`, `d = dict(net.params); d[\"W\"] = W; net.params = d`), or "
+                "pass it as an argument")
 
 
-def _held_array(atom, made: dict, views: dict):
-    """Who holds the array `atom` is (or is a view of), where that is a constant srcad read
-    when normalising -- a module global, an item of a global's or object's list or dict, an
-    object's attribute: (its spelling, the constant it was reached from, [the objects that
-    constant and the array are]); else None (the function's own arrays)."""
+def _held_value(atom, made: dict, views: dict, kinds: tuple):
+    """Who holds the array, list or dict (`kinds`) `atom` is (or is a view of), where that is
+    a constant srcad read when normalising -- a module global, an item of a global's or
+    object's list or dict, an object's attribute: (its spelling, the constant it was reached
+    from, [the objects that constant and the held value are]); else None (the function's
+    own values)."""
     todo, seen = [atom], set()
     while todo:
         a = todo.pop()
         if isinstance(a, ir.Const):
-            if isinstance(a.value, np.ndarray):
+            if isinstance(a.value, kinds):
                 return f"`{a.src}`", a, [a.value]
             continue
         if not isinstance(a, ir.Var) or a.name in seen:
@@ -516,20 +521,21 @@ def _held_array(atom, made: dict, views: dict):
             else:  # (an index known when it runs -- a loop's `for w in net.weights`: any)
                 items = list(first.value.values() if isinstance(first.value, dict) else
                              first.value)
-            arrays = [item for item in items if isinstance(item, np.ndarray)]
-            if arrays:
-                return f"an item of `{first.src}`", first, [first.value] + arrays
+            found = [item for item in items if isinstance(item, kinds)]
+            if found:
+                return f"an item of `{first.src}`", first, [first.value] + found
             continue
         if _read_from_attribute(d) and _user_object_name(first) is not None:
             label = d.op.label
             held = getattr(first.value, label.lstrip("."), None)
-            if isinstance(held, np.ndarray):
+            if isinstance(held, kinds):
                 return f"the attribute `{label}` of an object", first, [first.value, held]
             continue
         if d.op.name == "in_layout":
             todo.append(d.args.get("like"))  # (it written in place before: the same array)
-        elif d.op.name in _VIEW_OPS or d.op.name in ("getitem", "setitem") or d.inplace:
-            todo.append(first)  # (a view of it, or it written before: the same array)
+        elif d.op.name in _VIEW_OPS or d.op.name in ("getitem", "setitem", "dict_set",
+                                                     "list_append") or d.inplace:
+            todo.append(first)  # (a view of it, or it written before: the same object)
         todo.extend(ir.Var(v) for v in views.get(a.name, ()))
     return None
 

@@ -695,6 +695,14 @@ class ExpressionsMixin:
             # np.where(c) is np.nonzero(c) (numpy's docs): integer indices, no derivative
             callee = self.callee_atom(np.nonzero, "np.nonzero", node)
             return self.opaque_parts(callee, "np.nonzero", args, {}, (), node, np.nonzero)
+        copy = kwargs.get("copy")
+        if fn is np.array and copy is not None and set(kwargs) <= {"copy", "dtype"} and \
+                not (isinstance(copy, ir.Const) and copy.value is True):
+            # np.array(a, copy=False) (or copy=None, or a flag known only when it runs) is
+            # numpy's asarray: `a` itself where no copy is needed -- a write through it
+            # writes `a` (numpy 2's copy=False raises where a copy would be needed; asarray
+            # makes one)
+            fn, kwargs = np.asarray, {k: v for k, v in kwargs.items() if k != "copy"}
         op = table.lookup(fn)
         if op is None:
             name = spelled or getattr(fn, "__name__", repr(fn))
