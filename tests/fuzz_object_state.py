@@ -391,15 +391,25 @@ def {p}read_gh():
 
     def step_kept(self, cur):
         """A store into the module's list or dict (`LOG.append(h)`, `SAVED['h'] = h`,
-        `.update`, `.extend`), once in a while read back in the same call -- which srcad
-        refuses at the read (frontend/kept_globals.py; it gave a zero gradient before)."""
+        `.update`, `.extend`, or by a second name: `k = SAVED; k['h'] = h`), once in a while
+        read back in the same call -- which srcad refuses at the read
+        (frontend/kept_globals.py; it gave a zero gradient before)."""
         ch = self.ch
         log, saved = self.p + "LOG", self.p + "SAVED"
-        form = ch.pick(("append", "setitem", "update", "extend"))
+        form = ch.pick(("append", "setitem", "update", "extend", "alias setitem",
+                        "alias append"))
+        alias = self.fresh("kept")  # (session of 2026-12-06, fifth: by a second name, the
+        # module's container itself -- zeros where it was read back, before)
         self.emit({"append": f"{log}.append({cur} * 0.5)",
                    "setitem": f"{saved}['h'] = {cur}",
                    "update": f"{saved}.update(h={cur} * 2.0)",
-                   "extend": f"{log}.extend([{cur}, np.tanh({cur})])"}[form])
+                   "extend": f"{log}.extend([{cur}, np.tanh({cur})])",
+                   "alias setitem": f"{alias} = {saved}",
+                   "alias append": f"{alias} = {log}"}[form])
+        if form.startswith("alias"):
+            self.emit(f"{alias}['h'] = {cur}" if form == "alias setitem" else
+                      f"{alias}.append({cur} * 0.5)")
+            form = form.split()[1]
         self.steps.append(f"kept {form}")
         self.features.add("kept store")
         if ch.flag(0.15):
