@@ -138,6 +138,18 @@ def into_a_modules_dict_read_through_its_name(W, X):  # (no one else reads it: r
     return np.sum(np.tanh(X @ d["W"]))
 
 
+def through_ascontiguousarray(W, X):  # (numpy returns GW itself: contiguous already)
+    x = np.ascontiguousarray(GW)
+    x[0] = W[0]
+    return global_loss(X)
+
+
+def a_fancy_index_copy(W, X):  # (numpy's copy: GW unchanged; runs)
+    x = GW[[0, 1]]
+    x[:] = W[:2]
+    return global_loss(X) + np.sum(x ** 2)
+
+
 def stored_whole(W, X):  # (the hint's route: followed)
     NET.W = W
     return NET.loss(X)
@@ -147,7 +159,7 @@ WRITES = [slice_store_into_a_dicts_item, zeroed_then_added, out_argument,
           added_into_an_attribute, through_a_layer_item, into_a_modules_dict,
           into_a_modules_array, into_a_row_of_it, in_a_loop_over_a_modules_list,
           into_a_modules_dict_by_key, into_a_modules_list_by_index,
-          into_a_modules_dict_read_through_its_name]
+          into_a_modules_dict_read_through_its_name, through_ascontiguousarray]
 
 
 @pytest.mark.parametrize("f", WRITES, ids=lambda f: f.__name__)
@@ -225,3 +237,16 @@ def test_a_scratch_buffer_read_only_through_its_name_runs(fuse):
         assert g[idx] == pytest.approx(_fd(into_a_scratch_buffer, W, idx), rel=1e-5,
                                        abs=1e-7)
 
+
+
+@pytest.mark.parametrize("mode", ["source", "fused"])
+def test_a_copy_by_a_fancy_index_is_the_functions_own(mode):
+    W = RNG.standard_normal((4, 5))
+    f = a_fancy_index_copy
+    try:
+        value, g = srcad.value_and_grad(f, fuse=mode == "fused")(W, X)
+        assert value == pytest.approx(f(W.copy(), X), rel=1e-12)
+        for idx in ((0, 1), (1, 4), (3, 4)):
+            assert g[idx] == pytest.approx(_fd(f, W, idx), rel=1e-5, abs=1e-7)
+    finally:
+        _restore()

@@ -59,7 +59,7 @@ import numpy as np
 from .. import ir
 from ..errors import NoRuleError, SharingUnknownError, UnsupportedSyntaxError
 from .census import refused_reason
-from ..frontend.aliasing import VIEW_OPS
+from ..frontend.aliasing import VIEW_OPS, makes_view
 from ..frontend.concatenators import is_concatenator
 from ..frontend.expressions import PY_BINARY
 from ..frontend.kept_globals import kept_store_method
@@ -537,8 +537,10 @@ def _held_value(atom, made: dict, views: dict, kinds: tuple):
             continue
         if d.op.name == "in_layout":
             todo.append(d.args.get("like"))  # (it written in place before: the same array)
-        elif d.op.name in _VIEW_OPS or d.op.name in ("getitem", "setitem", "dict_set",
-                                                     "list_append") or d.inplace:
+        elif d.op.name == "getitem" and not makes_view(d, maybe=True):
+            pass  # (an integer array or a mask: numpy's copy)
+        elif d.op.name in _VIEW_OPS or getattr(d.op, "view", False) or d.op.name in (
+                "getitem", "setitem", "dict_set", "list_append") or d.inplace:
             todo.append(first)  # (a view of it, or it written before: the same object)
         todo.extend(ir.Var(v) for v in views.get(a.name, ()))
     return None

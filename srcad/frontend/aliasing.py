@@ -56,7 +56,7 @@ def _index_kind(part, ints, arrays=frozenset()) -> bool | None:
     return False
 
 
-def _makes_view(call: ir.Call, ints=frozenset(), maybe: bool = False,
+def makes_view(call: ir.Call, ints=frozenset(), maybe: bool = False,
                 arrays=frozenset()) -> bool:
     """Does this call return memory shared with its input?  Indexing does only with basic
     indices (ints, slices, None, ...); an integer array or a mask makes a copy. With `maybe`,
@@ -112,7 +112,7 @@ def returned_views(fn: ir.Function, n: int = 1, unpack: bool = False) -> list[se
             if isinstance(st, ir.Call):
                 first = next(iter(st.args.values()), None)
                 if isinstance(first, ir.Var) and first.name in shares and (
-                        st.op.name == "copy" or (st.op.view and _makes_view(st, maybe=True))):
+                        st.op.name == "copy" or (st.op.view and makes_view(st, maybe=True))):
                     shares[st.target] = shares.get(st.target, set()) | shares[first.name]
             elif isinstance(st, ir.UserCall):
                 inner = returned_views(st.callee, len(st.targets), st.unpack)
@@ -538,7 +538,7 @@ class AliasingMixin:
                     call.args["index"], ir.Index) else (call.args["index"],))):
             return  # (`M = L[:]` of a list: a new list of the same objects -- no view of L,
             # which a store into L leaves as it was)
-        if call.op.name == "getitem" and _makes_view(call, self.ints, arrays=self.arrays):
+        if call.op.name == "getitem" and makes_view(call, self.ints, arrays=self.arrays):
             index = call.args["index"]
             parts = index.parts if isinstance(index, ir.Index) else (index,)
             # all integers: a view of a row, or one element copied out (by the base's ndim)
@@ -1392,7 +1392,7 @@ class AliasingMixin:
             if isinstance(st, ir.Call):
                 made.setdefault(st.target, st.line)
                 first = next(iter(st.args.values()), None)
-                shares = (st.op.view and _makes_view(st, self.ints, maybe=True,
+                shares = (st.op.view and makes_view(st, self.ints, maybe=True,
                                                      arrays=self.arrays)) or \
                     id(st) in self.alias_stmts or \
                     st.op.name in _PIECES  # (`z = y` into a loop name: the same array)
