@@ -459,7 +459,7 @@ def {p}read_gh():
         gh = f"{self.p}GH"
         if self.ch.flag(0.3):  # (written in place through a second name, `g = GH; g[:] =
             # h`: Python writes the module's array -- zeros, and a stale value, before the
-            # session of 2026-12-06, fifth: refused since, check_writes_into_held_arrays)
+            # session of 2026-12-06, fifth: refused since, check_writes_into_held_values)
             g = self.fresh("g")
             self.emit(f"{g} = {gh}")
             self.emit(f"{g}[:] = np.tanh({cur}).sum(axis=0) * 0.5")
@@ -552,7 +552,7 @@ def {p}read_gh():
                     [f"    for {layer} in [{at}]:", f"        {d} = {layer}.__dict__",
                      f"        {d}['W'] = {arg}"],
                     # (the layer's own array written in place through a second name -- zeros
-                    # and a stale value before the same session's check_writes_into_held_arrays)
+                    # and a stale value before the same session's check_writes_into_held_values)
                     [f"    {d} = {at}.W", f"    {d}[:] = {arg}"],
                     [f"    {d} = {at}.W", f"    {d} *= 0.0", f"    {d} += {arg}"]))
             self.features.add("weights unfollowed")

@@ -7,7 +7,7 @@ row of it -- writes the held array in Python, which the object's methods, a func
 the global and the caller after the call all see. srcad reads that array as a constant when
 it builds the code and writes a copy (copy on write): the layer's method read the old values
 and the gradient came out **zeros** (relative error 1.0 against finite differences), the value
-stale. Now refused at the write (refusals.py `check_writes_into_held_arrays`), as tape mode
+stale. Now refused at the write (refusals.py `check_writes_into_held_values`), as tape mode
 refuses them (a differentiable value written into an array the function did not make);
 storing a new array whole is followed in both modes."""
 

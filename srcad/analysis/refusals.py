@@ -446,7 +446,7 @@ def check_stored_then_written(fn: ir.Function) -> None:
                     "or make a new array after storing (`W = W * 2`)")
 
 
-def check_writes_into_held_arrays(fn: ir.Function, wrt) -> None:
+def check_writes_into_held_values(fn: ir.Function, wrt) -> None:
     """`w = net.params["W1"]; w[:] = W` (or `w += W`, `np.multiply(W, 1.0, out=w)`, `w = GW;
     w[:] = W`), and `d = CFG; d["W"] = W` (`ws = WS; ws[0] = W`, `d = net.sub.d`): a write of
     a value that depends on the arguments being differentiated into an array, list or dict a
@@ -484,9 +484,9 @@ def check_writes_into_held_arrays(fn: ir.Function, wrt) -> None:
                 f"line {c.line} writes into {what} a module global or an object holds "
                 f"({held[0]}, as srcad reads it when it builds the code), a value that "
                 f"depends on the arguments being differentiated: Python writes that very "
-                f"{'array' if what == 'an array' else 'container'}, which every holder then "
-                f"shows (its methods, a function reading it, the caller after the call); "
-                f"srcad's code writes a copy, so they would read the old values",
+                f"{'array' if array else 'container'}, which every holder then shows (its "
+                f"methods, a function reading it, the caller after the call); srcad's code "
+                f"writes a copy, so they would read the old values",
                 filename=fn.filename, lineno=c.line, func=fn.name,
                 hint="make a new array or container and store it whole where it is held "
                 "(`net.W = W`, `d = dict(net.params); d[\"W\"] = W; net.params = d`), or "
@@ -553,13 +553,10 @@ def _held_elsewhere(fn: ir.Function, const, objects: list) -> bool:
     global), or a user function it calls given an object (whose methods may read one it
     holds)? A scratch array read back only through the name the function wrote it by
     (`b = BUF; b[:] = W * 2; return np.sum(b ** 2)`) is not: its gradient is right."""
-    stmts = list(ir.walk(fn.body))
+    stmts = list(ir.walk_program(fn))
     if any(isinstance(s, ir.UserCall) and
            any(_user_object_name(a) is not None for a in s.args) for s in stmts):
         return True
-    for s in stmts:
-        if isinstance(s, ir.UserCall):
-            stmts.extend(ir.walk_program(s.callee))
     for s in stmts:
         todo = list(s.args.values()) if isinstance(s, (ir.Call, ir.Effect)) else \
             list(s.args) if isinstance(s, ir.UserCall) else \
@@ -1579,7 +1576,7 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False, tape=False) ->
         if not tape:  # (tape mode's containers and objects are Python's own)
             check_handed_out_stores(fn, wrt)
             check_stored_then_written(fn)
-            check_writes_into_held_arrays(fn, wrt)
+            check_writes_into_held_values(fn, wrt)
         # (objects a differentiated value is stored into anywhere in the program -- a
         # callee's `layer.set(w)` -- are read as depending on it in every function)
         tainted = _tainted_objects(fn, wrt)
@@ -1594,7 +1591,7 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False, tape=False) ->
         check_container_holders(fn, callee=True)
         check_handed_out_stores(fn, wrt)
         check_stored_then_written(fn)
-        check_writes_into_held_arrays(fn, wrt)
+        check_writes_into_held_values(fn, wrt)
     seen.add(key)
     sites = [s for s in ir.walk(fn.body) if (isinstance(s, (ir.Call, ir.Effect)) and
                                              is_opaque(s.op))]
