@@ -529,11 +529,14 @@ def _held_value(atom, made: dict, views: dict, kinds: tuple):
             if found:
                 return f"an item of `{first.src}`", first, [first.value] + found
             continue
-        if _read_from_attribute(d) and _user_object_name(first) is not None:
+        holder = _known_value(first, made) if _read_from_attribute(d) else _UNKNOWN
+        if holder is not _UNKNOWN:
+            # (of an object, a class -- `type(layer).shared`, `layer.__class__.shared` -- or a
+            # module)
             label = d.op.label
-            held = getattr(first.value, label.lstrip("."), None)
+            held = getattr(holder, label.lstrip("."), None)
             if isinstance(held, kinds):
-                return f"the attribute `{label}` of an object", first, [first.value, held]
+                return f"the attribute `{label}` of an object", first, [holder, held]
             continue
         if d.op.name == "in_layout":
             todo.append(d.args.get("like"))  # (it written in place before: the same array)
@@ -544,6 +547,28 @@ def _held_value(atom, made: dict, views: dict, kinds: tuple):
             todo.append(first)  # (a view of it, or it written before: the same object)
         todo.extend(ir.Var(v) for v in views.get(a.name, ()))
     return None
+
+
+_UNKNOWN = object()
+
+
+def _known_value(atom, made: dict, depth: int = 4):
+    """The Python value `atom` holds where srcad knew it when normalising: a constant, an
+    attribute of one, or `type(...)` of one (`type(layer)`); else _UNKNOWN."""
+    if isinstance(atom, ir.Const):
+        return atom.value
+    d = made.get(atom.name) if isinstance(atom, ir.Var) and depth else None
+    if d is None:
+        return _UNKNOWN
+    if _read_from_attribute(d):
+        obj = _known_value(d.args.get("_obj"), made, depth - 1)
+        return _UNKNOWN if obj is _UNKNOWN else getattr(obj, d.op.label.lstrip("."), _UNKNOWN)
+    f = d.args.get("_fn")
+    if is_opaque(d.op) and isinstance(f, ir.Const) and f.value is type and \
+            set(d.args) == {"_fn", "_a0"}:
+        obj = _known_value(d.args["_a0"], made, depth - 1)
+        return _UNKNOWN if obj is _UNKNOWN else type(obj)
+    return _UNKNOWN
 
 
 def _held_elsewhere(fn: ir.Function, const, objects: list) -> bool:

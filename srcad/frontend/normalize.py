@@ -1867,6 +1867,9 @@ def _holds(pf: ParsedFunction, base: str, attr: str):
     object, or a free name), None where that is not known (attrstate.py carries the changes
     of a list or a dict an object keeps across calls by a local)."""
     obj = _named(pf, base)
+    own = getattr(obj, "__dict__", None)
+    if own is not None and attr not in own:  # (a class's attribute, which every instance
+        return None  # shares and methods may read by the class's name: not the object's own)
     return type(getattr(obj, attr, None)) if is_user_object(obj) else None
 
 
