@@ -478,7 +478,7 @@ def check_writes_into_held_values(fn: ir.Function, wrt) -> None:
         # the call, as kept_globals.py replays a store spelt by the global's own name; an
         # array read back only through the name that wrote it, a scratch buffer, runs)
         array = held is not None and isinstance(held[2][-1], np.ndarray)
-        if held is not None and (not array or _held_elsewhere(fn, *held[1:])):
+        if held is not None and (not array or _held_elsewhere(fn, made, *held[1:])):
             what = "an array" if array else "a list or dict"
             raise SharingUnknownError(
                 f"line {c.line} writes into {what} a module global or an object holds "
@@ -513,21 +513,21 @@ def _held_value(atom, made: dict, views: dict, kinds: tuple):
         if d is None:
             continue
         first = next(iter(d.args.values()), None)
-        if d.op.name == "getitem" and isinstance(first, ir.Const) and \
-                isinstance(first.value, (dict, list, tuple)):
-            index = d.args.get("index")
-            parts = index.parts if isinstance(index, ir.Index) and not index.is_tuple else ()
-            if len(parts) == 1 and isinstance(parts[0], ir.Const):
+        container = _known_value(first, made) if d.op.name == "getitem" else _UNKNOWN
+        if isinstance(container, (dict, list, tuple)):
+            key = _constant_key(d.args.get("index"))
+            if key is not _UNKNOWN:
                 try:
-                    items = [first.value[parts[0].value]]
+                    items = [container[key]]
                 except (KeyError, IndexError, TypeError):
                     continue
             else:  # (an index known when it runs -- a loop's `for w in net.weights`: any)
-                items = list(first.value.values() if isinstance(first.value, dict) else
-                             first.value)
+                items = list(container.values() if isinstance(container, dict) else
+                             container)
             found = [item for item in items if isinstance(item, kinds)]
             if found:
-                return f"an item of `{first.src}`", first, [first.value] + found
+                spelled = f"`{first.src}`" if isinstance(first, ir.Const) else "a container"
+                return f"an item of {spelled}", first, _holding_values(first, made) + found
             continue
         holder = _known_value(first, made) if _read_from_attribute(d) else _UNKNOWN
         if holder is not _UNKNOWN:
@@ -536,7 +536,8 @@ def _held_value(atom, made: dict, views: dict, kinds: tuple):
             label = d.op.label
             held = getattr(holder, label.lstrip("."), None)
             if isinstance(held, kinds):
-                return f"the attribute `{label}` of an object", first, [holder, held]
+                return f"the attribute `{label}` of an object", first, \
+                    _holding_values(first, made) + [held]
             continue
         if d.op.name == "in_layout":
             todo.append(d.args.get("like"))  # (it written in place before: the same array)
@@ -552,6 +553,23 @@ def _held_value(atom, made: dict, views: dict, kinds: tuple):
 _UNKNOWN = object()
 
 
+def _holding_values(atom, made: dict, depth: int = 4) -> list:
+    """The values `atom` is and that hold it, as srcad knew them when normalising (`P["l1"]`:
+    that dict and P; `LAYERS["fc1"].p`: that dict, the layer and LAYERS)."""
+    value = _known_value(atom, made)
+    out = [] if value is _UNKNOWN else [value]
+    d = made.get(atom.name) if isinstance(atom, ir.Var) and depth else None
+    if d is not None and (_read_from_attribute(d) or d.op.name == "getitem"):
+        out += _holding_values(next(iter(d.args.values())), made, depth - 1)
+    return out
+
+
+def _constant_key(index):
+    """The one constant an index atom is (`d["W"]`, `L[0]`), else _UNKNOWN."""
+    parts = index.parts if isinstance(index, ir.Index) and not index.is_tuple else ()
+    return parts[0].value if len(parts) == 1 and isinstance(parts[0], ir.Const) else _UNKNOWN
+
+
 def _known_value(atom, made: dict, depth: int = 4):
     """The Python value `atom` holds where srcad knew it when normalising: a constant, an
     attribute of one, or `type(...)` of one (`type(layer)`); else _UNKNOWN."""
@@ -563,6 +581,15 @@ def _known_value(atom, made: dict, depth: int = 4):
     if _read_from_attribute(d):
         obj = _known_value(d.args.get("_obj"), made, depth - 1)
         return _UNKNOWN if obj is _UNKNOWN else getattr(obj, d.op.label.lstrip("."), _UNKNOWN)
+    if d.op.name == "getitem" and isinstance(d.args.get("a"), (ir.Const, ir.Var)):
+        container = _known_value(d.args["a"], made, depth - 1)
+        key = _constant_key(d.args.get("index"))
+        if isinstance(container, (dict, list, tuple)) and key is not _UNKNOWN:
+            try:
+                return container[key]
+            except (KeyError, IndexError, TypeError):
+                return _UNKNOWN
+        return _UNKNOWN
     f = d.args.get("_fn")
     if is_opaque(d.op) and isinstance(f, ir.Const) and f.value is type and \
             set(d.args) == {"_fn", "_a0"}:
@@ -571,7 +598,7 @@ def _known_value(atom, made: dict, depth: int = 4):
     return _UNKNOWN
 
 
-def _held_elsewhere(fn: ir.Function, const, objects: list) -> bool:
+def _held_elsewhere(fn: ir.Function, made: dict, const, objects: list) -> bool:
     """May the program read the written array other than through the constant `const` it
     was reached from -- another constant of one of `objects` (the array, the container or
     object holding it) in `fn` or in a function it calls (a module function reading the
@@ -582,6 +609,12 @@ def _held_elsewhere(fn: ir.Function, const, objects: list) -> bool:
     if any(isinstance(s, ir.UserCall) and
            any(_user_object_name(a) is not None for a in s.args) for s in stmts):
         return True
+    for s in ir.walk(fn.body):  # (a method srcad runs as written, on an object it knows)
+        if isinstance(s, (ir.Call, ir.Effect)) and is_opaque(s.op) and \
+                s.op.kind in ("method", "call") and any(
+                    is_user_object(v) and not isinstance(v, type)
+                    for v in (_known_value(a, made) for a in s.args.values())):
+            return True
     for s in stmts:
         todo = list(s.args.values()) if isinstance(s, (ir.Call, ir.Effect)) else \
             list(s.args) if isinstance(s, ir.UserCall) else \
