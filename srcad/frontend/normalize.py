@@ -1868,8 +1868,10 @@ def _holds(pf: ParsedFunction, base: str, attr: str):
     of a list or a dict an object keeps across calls by a local)."""
     obj = _named(pf, base)
     own = getattr(obj, "__dict__", None)
-    if own is not None and attr not in own:  # (a class's attribute, which every instance
-        return None  # shares and methods may read by the class's name: not the object's own)
+    if own is not None and attr not in own and attr != "__dict__":  # (a class's attribute,
+        # which every instance shares and methods may read by the class's name: not the
+        # object's own -- its `__dict__` is)
+        return None
     return type(getattr(obj, attr, None)) if is_user_object(obj) else None
 
 
