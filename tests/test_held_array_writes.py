@@ -367,3 +367,50 @@ def test_held_through_a_modules_dict_of_layers_or_dicts(f, fuse):
         LAYERS["fc1"].W[...] = HELD["W"]
         LAYERS["fc1"].p["b"][...] = HELD["b"]
         NESTED["l1"]["W"][...] = HELD["N"]
+
+
+def by_dict_get(W, X):
+    w = NET.params.get("W1")
+    w[...] = W
+    return NET.loss(X)
+
+
+def by_the_first_of_its_values(W, X):
+    w = list(NET.params.values())[0]
+    w[:] = W
+    return NET.loss(X)
+
+
+def by_next_of_an_iterator(W, X):
+    w = next(iter(NET.params.values()))
+    w[:] = W
+    return NET.loss(X)
+
+
+def through_a_shallow_copy(W, X):  # (dict() copies the dict, not the arrays it holds)
+    d = dict(NET.params)
+    w = d["W1"]
+    w[:] = W
+    return NET.loss(X)
+
+
+def by_get_of_a_modules_dict(W, X):  # (a module function reads G["W1"])
+    w = G.get("W1")
+    w[:] = W
+    return global_loss(X)
+
+
+@pytest.mark.parametrize("f", [by_dict_get, by_the_first_of_its_values, by_next_of_an_iterator,
+                               through_a_shallow_copy, by_get_of_a_modules_dict],
+                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("fuse", [False, True])
+def test_a_held_array_reached_through_calls_srcad_knows(f, fuse):
+    """Zeros on 977a7c6 (relative error 1.0): the array reached through `.get`, `list(...)`,
+    `next(iter(...))` or a shallow copy of its dict -- the same array object the layer holds."""
+    _restore()
+    try:
+        with pytest.raises(srcad.SrcadError) as e:
+            srcad.grad(f, fuse=fuse)(START["W"].copy(), X)
+        assert "a module global or an object holds" in str(e.value)
+    finally:
+        _restore()

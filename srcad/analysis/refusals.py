@@ -512,6 +512,11 @@ def _held_value(atom, made: dict, views: dict, kinds: tuple):
         d = made.get(a.name)
         if d is None:
             continue
+        known = _known_value(a, made) if np.ndarray in kinds else _UNKNOWN
+        if isinstance(known, np.ndarray):  # (an array srcad knew when normalising -- one a
+            # global or an object holds, reached through `.get`, `list(d.values())[0]`, ...)
+            return "an array srcad read when it built the code", a, \
+                _holding_values(a, made) + [known]
         first = next(iter(d.args.values()), None)
         container = _known_value(first, made) if d.op.name == "getitem" else _UNKNOWN
         if isinstance(container, (dict, list, tuple)):
@@ -555,12 +560,18 @@ _UNKNOWN = object()
 
 def _holding_values(atom, made: dict, depth: int = 4) -> list:
     """The values `atom` is and that hold it, as srcad knew them when normalising (`P["l1"]`:
-    that dict and P; `LAYERS["fc1"].p`: that dict, the layer and LAYERS)."""
+    that dict and P; `LAYERS["fc1"].p`: that dict, the layer and LAYERS; `CFG.get("W")`: the
+    array and CFG)."""
     value = _known_value(atom, made)
     out = [] if value is _UNKNOWN else [value]
+    held_by = getattr(atom.value, "__self__", None) if isinstance(atom, ir.Const) else None
+    if isinstance(held_by, (dict, list, tuple)):  # (a bound method of a known container)
+        out.append(held_by)
     d = made.get(atom.name) if isinstance(atom, ir.Var) and depth else None
-    if d is not None and (_read_from_attribute(d) or d.op.name == "getitem"):
-        out += _holding_values(next(iter(d.args.values())), made, depth - 1)
+    if d is not None and (_read_from_attribute(d) or d.op.name in ("getitem", "list", "tuple")
+                          or is_opaque(d.op) and d.op.kind == "call"):
+        for a in d.args.values():
+            out += _holding_values(a, made, depth - 1)
     return out
 
 
@@ -591,11 +602,32 @@ def _known_value(atom, made: dict, depth: int = 4):
                 return _UNKNOWN
         return _UNKNOWN
     f = d.args.get("_fn")
-    if is_opaque(d.op) and isinstance(f, ir.Const) and f.value is type and \
-            set(d.args) == {"_fn", "_a0"}:
-        obj = _known_value(d.args["_a0"], made, depth - 1)
-        return _UNKNOWN if obj is _UNKNOWN else type(obj)
-    return _UNKNOWN
+    if d.op.name in ("list", "tuple") and set(d.args) == {"iterable"}:  # (the table's rows)
+        f, args = ir.Const(list if d.op.name == "list" else tuple, d.op.name), [
+            d.args["iterable"]]
+    elif is_opaque(d.op) and isinstance(f, ir.Const):
+        args = [a for k, a in d.args.items() if k != "_fn"]
+        if not all(k.startswith("_a") for k in d.args if k != "_fn"):
+            return _UNKNOWN  # (keywords)
+    else:
+        return _UNKNOWN
+    fn_value = f.value
+    if not (fn_value in _PURE_BUILTINS or getattr(fn_value, "__name__", "") in _PURE_METHODS
+            and isinstance(getattr(fn_value, "__self__", None), (dict, list, tuple))):
+        return _UNKNOWN
+    values = [_known_value(a, made, depth - 1) for a in args]
+    if any(v is _UNKNOWN for v in values):
+        return _UNKNOWN
+    try:  # (`type(layer)`, `net.params.get("W1")`, `next(iter(d.values()))`: no side effect)
+        return fn_value(*values)
+    except Exception:  # noqa: BLE001  (what Python would raise, it raises when the code runs)
+        return _UNKNOWN
+
+
+# calls `_known_value` makes itself on values srcad knew when normalising: they change nothing
+# and make no new array (a new list or dict holds the same arrays)
+_PURE_BUILTINS = (type, list, tuple, dict, iter, next)
+_PURE_METHODS = frozenset({"get", "values", "keys", "items", "copy"})
 
 
 def _held_elsewhere(fn: ir.Function, made: dict, const, objects: list) -> bool:
