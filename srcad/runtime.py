@@ -421,10 +421,13 @@ def same_object(a, b):
 
 def unpacked(x, n: int):
     """`a, b, c = x` of a value whose length is known only when the code runs (a list a
-    callee built, an array): x itself, once it has n items -- else Python's own error."""
+    callee built, an array): x itself, once it has n items (an iterable that cannot be read
+    by index, as a tuple of its items) -- else Python's own error."""
     if isinstance(x, (numbers.Number, np.generic)) or (isinstance(x, np.ndarray) and
                                                         x.ndim == 0):
         raise TypeError(f"cannot unpack non-iterable {type(x).__name__} object")
+    if not hasattr(x, "__getitem__"):  # (a dict's values, a set, zip(...), a generator:
+        x = tuple(x)  # Python unpacks any iterable; the code reads the items by index)
     k = len(x) if hasattr(x, "__len__") else n  # (srcad's own GradTree: read by item)
     if k != n:
         raise ValueError(f"too many values to unpack (expected {n})" if k > n else
