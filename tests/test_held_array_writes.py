@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import srcad
+from srcad.testing import numerical_grad
 
 RNG = np.random.default_rng(0)
 
@@ -190,18 +191,11 @@ def _tape_follows(f):
         value, g = srcad.value_and_grad(f, mode="tape")(W, X)
         _restore()
         assert value == pytest.approx(f(W.copy(), X), rel=1e-12)
+        fd = numerical_grad(f, (W, X))
         for idx in ((0, 1), (3, 4)):
-            assert g[idx] == pytest.approx(_fd(f, W, idx), rel=1e-5, abs=1e-7)
+            assert g[idx] == pytest.approx(fd[idx], rel=1e-5, abs=1e-7)
     finally:
         _restore()
-
-
-def _fd(f, W, idx, eps=1e-6):
-    def at(delta):
-        w = W.copy()
-        w[idx] += delta
-        return f(w, X)
-    return (at(eps) - at(-eps)) / (2 * eps)
 
 
 @pytest.mark.parametrize("mode", ["source", "tape"])
@@ -210,8 +204,9 @@ def test_storing_a_new_array_whole_is_followed(mode):
     try:
         value, g = srcad.value_and_grad(stored_whole, mode=mode)(W, X)
         assert value == pytest.approx(stored_whole(W.copy(), X), rel=1e-12)
+        fd = numerical_grad(stored_whole, (W, X))
         for idx in ((0, 1), (3, 4)):
-            assert g[idx] == pytest.approx(_fd(stored_whole, W, idx), rel=1e-5, abs=1e-7)
+            assert g[idx] == pytest.approx(fd[idx], rel=1e-5, abs=1e-7)
     finally:
         NET.W = np.array(START["W"])
 
@@ -233,9 +228,9 @@ def test_a_scratch_buffer_read_only_through_its_name_runs(fuse):
     W = RNG.standard_normal((4, 5))
     value, g = srcad.value_and_grad(into_a_scratch_buffer, fuse=fuse)(W, X)
     assert value == pytest.approx(into_a_scratch_buffer(W.copy(), X), rel=1e-12)
+    fd = numerical_grad(into_a_scratch_buffer, (W, X))
     for idx in ((0, 1), (3, 4)):
-        assert g[idx] == pytest.approx(_fd(into_a_scratch_buffer, W, idx), rel=1e-5,
-                                       abs=1e-7)
+        assert g[idx] == pytest.approx(fd[idx], rel=1e-5, abs=1e-7)
 
 
 
@@ -246,8 +241,9 @@ def test_a_copy_by_a_fancy_index_is_the_functions_own(mode):
     try:
         value, g = srcad.value_and_grad(f, fuse=mode == "fused")(W, X)
         assert value == pytest.approx(f(W.copy(), X), rel=1e-12)
+        fd = numerical_grad(f, (W, X))
         for idx in ((0, 1), (1, 4), (3, 4)):
-            assert g[idx] == pytest.approx(_fd(f, W, idx), rel=1e-5, abs=1e-7)
+            assert g[idx] == pytest.approx(fd[idx], rel=1e-5, abs=1e-7)
     finally:
         _restore()
 
@@ -307,9 +303,9 @@ def test_a_class_attribute_stored_by_the_class_name_is_followed(mode):
     W = RNG.standard_normal((4, 5))
     try:
         value, g = srcad.value_and_grad(by_the_class_name, mode=mode)(W, X)
+        fd = numerical_grad(by_the_class_name, (W, X))
         for idx in ((0, 1), (3, 4)):
-            assert g[idx] == pytest.approx(_fd(by_the_class_name, W, idx), rel=1e-5,
-                                           abs=1e-7)
+            assert g[idx] == pytest.approx(fd[idx], rel=1e-5, abs=1e-7)
     finally:
         Shared.table["W"] = SHARED_START
 
