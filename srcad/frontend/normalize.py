@@ -1109,6 +1109,22 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                 self.env[n] = a
 
     def unpack_atom(self, target, atom, node):
+        """`(a, b), c = x`: level by level, each level's length checked as Python does
+        (runtime.unpacked: an iterable that cannot be read by index, `P.items()`, as its
+        items)."""
+        pairs = _seq_binding(target, atom)
+        if pairs is not None:  # `(a, b), c = (W, W * 2), X`: names bound to the items
+            self.bind_items([n for n, _ in pairs], [a for _, a in pairs], node)
+            return
+        if isinstance(atom, ir.Const):
+            try:
+                runtime.unpacked(atom.value, len(target.elts))
+            except (TypeError, ValueError) as e:
+                raise self.pf.error(f"{type(e).__name__}: {e}", node) from None
+        else:
+            n = len(target.elts)
+            check = self.op_call(runtime.unpacked, [atom, ir.Const(n, repr(n))], {}, node)
+            atom = self.emit(check, self.fresh("unpacked"), node)
         for i, t in enumerate(target.elts):
             call = self.op_call(operator.getitem, [atom, ir.Index((ir.Const(i, repr(i)),),
                                                                   False)], {}, node)
@@ -1529,6 +1545,25 @@ def _returns_dict(fn: ir.Function, pf) -> bool:
             return False
         ret = next(iter(s.args.values()), None)
     return False
+
+
+def _seq_binding(target, atom):
+    """(name, item) for each name of a nested target unpacking a tuple or list written out to
+    the same shape, in order -- or None when some level is not such a tuple."""
+    if not (isinstance(atom, ir.Seq) and len(atom.items) == len(target.elts)):
+        return None
+    pairs = []
+    for t, item in zip(target.elts, atom.items):
+        if isinstance(t, gast.Name):
+            pairs.append((t.id, item))
+        elif isinstance(t, (gast.Tuple, gast.List)):
+            inner = _seq_binding(t, item)
+            if inner is None:
+                return None
+            pairs += inner
+        else:
+            return None
+    return pairs
 
 
 def _hint(names) -> str:
