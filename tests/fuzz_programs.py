@@ -743,7 +743,7 @@ class Gen:
         saved_locals, self.block_locals = self.block_locals, set()
         self.indent += 1
         for _ in range(n - 1):
-            self.statement()
+            self.nested_statement("fill_in_branch")
         self.block_locals = saved_locals
         t = self.env.get(target.text, target)
         text, bound = self.shape_preserving_update(t, bounded)
@@ -756,6 +756,16 @@ class Gen:
         self.env = live_after
         self.env[target.text] = new_t
         return new_t
+
+    def nested_statement(self, feature: str):
+        """A statement in a loop's body or a branch: with generate(fills=True), sometimes a
+        buffer made there and filled slot by slot in a loop nested inside (`for t in ...:
+        buf = np.zeros_like(x); for i in ...: buf[i] += ...` -- one value a trip of the
+        outer block, carried by the inner loop)."""
+        if self.module.fills and self.ch.flag(0.3) and self.fill_block():
+            self.feature(feature)
+            return
+        self.statement()
 
     def target_var(self):
         """An existing variable to update in a block (not a Python float)."""
@@ -849,7 +859,7 @@ class Gen:
                 self.emit(f"if {cond}:")
                 self.emit("    continue")
         for _ in range(max(0, min(n, ch.int(1, 3)) - 1)):
-            self.statement()
+            self.nested_statement("fill_in_loop")
         tt = self.env.get(t.text, t)
         if kind == "while_data":
             text, bound = f"{tt.op} * 0.5", tt.bound
@@ -962,7 +972,8 @@ def generate(ch: Chooser, index: int, dtype=None, rows: bool = False,
     last-axis sums and means (`Gen.row_chain`), on rows of 3 to 17 values (numpy's pairwise
     sum changes its blocking at 8). copies=True: also reshapes numpy makes by copying a
     transposed view (``np.reshape(np.transpose(a), (-1,))``, ``np.reshape(a.T, (p, q))``).
-    fills=True: also buffers filled slot by slot in loops (`Gen.fill_block`)."""
+    fills=True: also buffers filled slot by slot in loops (`Gen.fill_block`), at the top
+    level and made in a loop's body or a branch (`Gen.nested_statement`)."""
     name = f"p{index}"
     mod = ModuleGen(name)
     mod.rows = rows

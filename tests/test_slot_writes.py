@@ -69,6 +69,29 @@ def test_fill_corpus_planned_is_bitwise_and_right(seed):
         (filled, ran, fired, tape_refused)
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_buffers_made_in_a_block_and_filled_in_a_nested_loop(seed):
+    """A buffer made in a loop's body or a branch and filled slot by slot in a loop inside
+    it (`for t in ...: f = np.zeros_like(p); for n in ...: f[n] += ...`, a simulation's
+    forces, a layer's per-step scratch). srcad took such a name for one value of its block
+    and gave the fill loop's writes to a name of their own: zero gradients, and wrong values
+    where the buffer was read in the fill loop -- the programs of these three seeds drew
+    7 findings (3 values unlike Python's) until the session of 2026-12-06 (sixth)
+    (normalize.py `_written_in_nested_blocks`). Every program must match every oracle."""
+    programs = [FP.generate(FP.RandomChooser(seed * 7_001 + i), i, fills=True)
+                for i in range(60)]
+    module = FP.import_source(FP.module_source(programs), f"slotsn{seed}")
+    nested = [p for p in programs if {"fill_in_loop", "fill_in_branch"} & p.features]
+    for prog in nested:
+        try:
+            check_program(prog, getattr(module, prog.name))
+        except Finding as e:
+            if not (e.kind == "rejected" and "tape mode: a differentiable value stored"
+                    in e.detail):
+                raise AssertionError(f"{e.kind}: {e.detail}\n{prog.source}") from None
+    assert len(nested) >= 5, len(nested)
+
+
 @pytest.mark.parametrize("seed", range(FILL_BATCHES))
 def test_fill_corpus_fused_as_large_arrays_is_bitwise(seed, monkeypatch):
     """The same corpus fused, every chain of one op a kernel (as at large sizes), planned:

@@ -116,7 +116,8 @@ def _block_locals(tree) -> set:
                 after = {id(n) for later in body[i + 1:] for n in gast.walk(later)}
                 if all(id(n) in after for n in gast.walk(tree)
                        if isinstance(n, gast.Name) and n.id == name
-                       and isinstance(n.ctx, gast.Load)) and not any(
+                       and isinstance(n.ctx, gast.Load)) and \
+                        name not in _written_in_nested_blocks(body[i + 1:]) and not any(
                         isinstance(f, (gast.FunctionDef, gast.Lambda)) and any(
                             isinstance(m, gast.Name) and m.id == name for m in gast.walk(f))
                         for later in body[i + 1:] for f in gast.walk(later)):
@@ -132,6 +133,21 @@ def _block_locals(tree) -> set:
 
     visit(tree.body, False)
     return found
+
+
+def _written_in_nested_blocks(stmts: list) -> set:
+    """Names written into by index (`f[n] += v`) inside a loop or a branch among `stmts`:
+    such a write joins the name's values there (a loop carries it), so it is not one value
+    of its block (`f = np.zeros_like(p)` in a loop's body, then `for n in ...: f[n] += ...`)."""
+    out: set = set()
+    for st in stmts:
+        for block in (n for n in gast.walk(st) if isinstance(n, (gast.If, gast.For, gast.While))):
+            for n in (m for inner in block.body + block.orelse for m in gast.walk(inner)):
+                targets = n.targets if isinstance(n, gast.Assign) else (
+                    [n.target] if isinstance(n, gast.AugAssign) else [])
+                out |= {t.value.id for t in targets
+                        if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name)}
+    return out
 
 
 class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, ExpressionsMixin,
