@@ -192,6 +192,9 @@ class Gen:
         # names assigned in the innermost block (None at function level): only they may be
         # updated in place, so a loop never grows an outer value by repeated `*=`
         self.block_locals = None
+        self.block_depth = 0  # blocks nested in blocks here (generate(nesting=True))
+        self.locals_only = False  # (target_var: a nested block's target)
+        self.counters: list = []  # the counters of the loops around (condition)
 
     # -- bookkeeping -------------------------------------------------------------------
 
@@ -704,6 +707,14 @@ class Gen:
         self.feature("if")
         if a.pyf:
             return f"{a.text} > 0.0"
+        if self.module.nesting and self.counters and ch.flag(0.4):
+            # a loop's counter first, a value compared second: the flag of `a and b` is set
+            # in a branch of its own, whose test differs from trip to trip
+            self.feature("counter_test")
+            i = ch.pick(self.counters)
+            return ch.pick((f"{i} % 2 == 0 and np.max({a.text}) < 2.0",
+                            f"{i} == 1 or np.sum({a.text}) > 0",
+                            f"{i} != 1 and np.min({a.text}) > -2.0"))
         if form == "sum":
             return f"np.sum({a.text}) > 0"
         if form == "mean":
@@ -742,7 +753,8 @@ class Gen:
         saved = dict(self.env)
         saved_locals, self.block_locals = self.block_locals, set()
         self.indent += 1
-        for _ in range(n - 1):
+        extra = self.ch.int(1, 2) if self.module.nesting else 0  # (room for a block inside)
+        for _ in range(n - 1 + extra):
             self.nested_statement("fill_in_branch")
         self.block_locals = saved_locals
         t = self.env.get(target.text, target)
@@ -765,10 +777,27 @@ class Gen:
         if self.module.fills and self.ch.flag(0.3) and self.fill_block():
             self.feature(feature)
             return
+        if self.module.nesting and self.block_depth < 2 and self.block_locals and \
+                self.ch.flag(0.5):
+            # an `if` or a loop inside, updating a value made in this block (so a loop's
+            # repeated updates stay within their bounds)
+            kind = self.ch.pick(("if", "loop"))
+            self.block_depth += 1
+            self.locals_only = True
+            made = (self.if_block if kind == "if" else self.loop_block)(self.ch.int(1, 2))
+            self.locals_only = False
+            self.block_depth -= 1
+            if made:
+                self.feature(f"{kind}_in_{feature.rsplit('_', 1)[1]}")
+                return
         self.statement()
 
     def target_var(self):
-        """An existing variable to update in a block (not a Python float)."""
+        """An existing variable to update in a block (not a Python float); in a block nested
+        in another (generate(nesting=True)), one the enclosing block made."""
+        if self.locals_only:
+            self.locals_only = False
+            return self.pick_var(lambda e: not e.pyf and e.text in (self.block_locals or ()))
         t = self.pick_var(lambda e: not e.pyf and e.text not in self.params)
         if t is None or self.ch.flag(0.15):
             t = self.pick_var(lambda e: not e.pyf)
@@ -816,8 +845,9 @@ class Gen:
         saved_in_loop = self.in_loop
         self.in_loop = True
         bound_src = None
+        most = 4 if self.module.nesting else 3  # (trips enough for a test's pattern to vary)
         if kind == "for":
-            k = ch.int(1, 3)
+            k = ch.int(1, most)
             if self.module.int_param is not None and self.depth == 0 and ch.flag(0.3):
                 rng = f"range({self.module.int_param})"
                 self.feature("int_arg")
@@ -830,13 +860,14 @@ class Gen:
             # the indexed row is a fresh value in the loop's environment
             bound_src = E(f"{x.op}[{i}]", x.shape[1:], x.bound, fresh=False)
         elif kind == "while":
-            k = ch.int(1, 3)
+            k = ch.int(1, most)
             self.emit(f"{i} = 0")
             self.emit(f"while {i} < {k}:")
         else:  # data-dependent trip count, capped
             self.emit(f"{i} = 0")
             self.emit(f"while np.max(np.abs({t.text})) > 0.3 and {i} < 3:")
         self.indent += 1
+        self.counters.append(i)
         saved = dict(self.env)
         saved_locals, self.block_locals = self.block_locals, set()
         if bound_src is not None:
@@ -858,7 +889,8 @@ class Gen:
             else:
                 self.emit(f"if {cond}:")
                 self.emit("    continue")
-        for _ in range(max(0, min(n, ch.int(1, 3)) - 1)):
+        extra = ch.int(1, 2) if self.module.nesting else 0  # (room for a block inside)
+        for _ in range(max(0, min(n, ch.int(1, 3)) - 1) + extra):
             self.nested_statement("fill_in_loop")
         tt = self.env.get(t.text, t)
         if kind == "while_data":
@@ -878,6 +910,7 @@ class Gen:
             self.emit(f"if np.sum({t.text}) > {ch.pick(('0.0', '1.0'))}:")
             self.emit("    break")
         self.indent -= 1
+        self.counters.pop()
         self.block_locals = saved_locals
         self.in_loop = saved_in_loop
         self.env = saved
@@ -957,6 +990,7 @@ class ModuleGen:
         self.rows = False  # row chains too (generate(rows=True))
         self.copies = False  # copying reshapes too (generate(copies=True))
         self.fills = False  # buffers filled slot by slot in loops (generate(fills=True))
+        self.nesting = False  # ifs and loops in loops and branches (generate(nesting=True))
 
     def fresh(self, stem):
         self.counter += 1
@@ -967,18 +1001,21 @@ SHAPE_KINDS = ("full", "row", "vec", "col", "scalar")
 
 
 def generate(ch: Chooser, index: int, dtype=None, rows: bool = False,
-             copies: bool = False, fills: bool = False) -> Program:
+             copies: bool = False, fills: bool = False, nesting: bool = False) -> Program:
     """One random valid program named ``p<index>``. rows=True: also chains through
     last-axis sums and means (`Gen.row_chain`), on rows of 3 to 17 values (numpy's pairwise
     sum changes its blocking at 8). copies=True: also reshapes numpy makes by copying a
     transposed view (``np.reshape(np.transpose(a), (-1,))``, ``np.reshape(a.T, (p, q))``).
     fills=True: also buffers filled slot by slot in loops (`Gen.fill_block`), at the top
-    level and made in a loop's body or a branch (`Gen.nested_statement`)."""
+    level and made in a loop's body or a branch (`Gen.nested_statement`). nesting=True: also
+    `if`s and loops inside loops and branches, two deep, each updating a value its enclosing
+    block made."""
     name = f"p{index}"
     mod = ModuleGen(name)
     mod.rows = rows
     mod.copies = copies
     mod.fills = fills
+    mod.nesting = nesting
     if dtype is None:
         dtype = ch.pick((np.float64, np.float32))
     m, n = ch.int(1, 4), ch.int(1, 4)

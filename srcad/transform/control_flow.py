@@ -66,6 +66,7 @@ class ControlFlowMixin:
         touched = self.touched(s.body + s.orelse)
         restores = any(id(c) in self.pushes for c in ir.walk(s.body + s.orelse))
         if not touched and not restores:
+            self.left_out.add(id(s))
             return
         joined = {v for v in touched - self.stacks if self.defined_before(v, s)}
         self.name_aliases_of(touched, s.line, out)
@@ -90,6 +91,7 @@ class ControlFlowMixin:
         for v in need:
             self.state[v] = Adj(owned=False)
         if not any(ln.node is not None for ln in branches[0] + branches[1]):
+            self.left_out.add(id(s))  # (its restores may come: reverse.py `backward`)
             return
         header = ast.If(test=atom_expr(s.test), body=[], orelse=[])
         self.bwd_reads[id(s)] = set(ir.atom_vars(s.test))

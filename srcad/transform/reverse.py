@@ -113,6 +113,7 @@ class Reverse(AdjointsMixin, CallsMixin, CheckpointingMixin, ControlFlowMixin, S
         self.mutable |= {t for s in ir.walk(fn.body) if self.loop_depth[id(s)] > 0
                          for t in ir.defs(s)}
         self.pushes: dict[int, list[str]] = {}  # id(stmt) -> names pushed before it runs
+        self.left_out: set[int] = set()  # ids of the branches a trial sweep left out (backward)
         self.rezero: set[str] = set()  # names pushed so that their adjoints' zeros fit them
         self.saved_of: dict[int, str] = {}  # id(user call) -> name of its callee's residuals
         self.restored_early: set[int] = set()  # checkpointed calls that pop before recomputing
@@ -511,6 +512,7 @@ class Reverse(AdjointsMixin, CallsMixin, CheckpointingMixin, ControlFlowMixin, S
                 self.state = {k: copy.copy(v) for k, v in probe_state.items()}
                 self.adj, self.taken = dict(saved_adj), set(saved_taken)
                 self._stacks, self.channels = {}, dict(saved_channels)
+            self.left_out = set()
             trial = self.bwd_block(body)
             needed = set(self.channels)  # (their cotangents are bound at the top)
             for ln in trial:
@@ -549,11 +551,14 @@ class Reverse(AdjointsMixin, CallsMixin, CheckpointingMixin, ControlFlowMixin, S
 
     def restores_in_blocks(self, body) -> bool:
         """Is there a branch or a loop whose backward is only restores (see `backward`): one
-        the trial left out (it touches no active name) that the pushes now put in?"""
+        the trial left out (it touches no active name, or its backward had no code: `if a and
+        np.max(x) < 2.0` in a loop, whose flag's branch reads x but only to compare) that the
+        pushes now put in?"""
         for s in ir.walk(body):
             if isinstance(s, (ir.If, ir.For, ir.While)):
                 inner = getattr(s, "cond_body", []) + s.body + getattr(s, "orelse", [])
-                if not self.touched(inner) and any(id(c) in self.pushes for c in ir.walk(inner)):
+                if (id(s) in self.left_out or not self.touched(inner)) and \
+                        any(id(c) in self.pushes for c in ir.walk(inner)):
                     return True
         return False
 
