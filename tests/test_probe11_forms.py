@@ -654,20 +654,14 @@ def chained_literals_in_a_loop(w, X, y):
     return data_loss / X.shape[0] + reg_loss
 
 
-def chained_other_value(w):
-    a = b = np.sum(w) * 0.5
-    return a + b
-
-
 @pytest.mark.parametrize("mode", MODES)
 def test_chained_literals_in_a_loop(mode):
     check(chained_literals_in_a_loop, mode,
           (R.standard_normal(3), R.standard_normal((4, 3)), R.standard_normal(4)))
 
 
-def test_chained_assignment_of_another_value_is_refused():
-    with pytest.raises(srcad.SrcadError, match="chained assignment"):
-        srcad.grad(chained_other_value)(R.standard_normal(3))
+# (a chained assignment of any other value, refused until 2026-12-06 (sixth session), is
+# tests/test_chained_assignment.py's)
 
 
 def two_names_for_one_float(w, X, y):

@@ -1115,6 +1115,43 @@ def _slices_a_container(d, every_def: dict) -> bool:
                            _is_container(base, every_def))
 
 
+def _store_key(s):
+    """The string key a store into a dict writes (`fc["X"] = A`), else _UNKNOWN."""
+    if isinstance(s, ir.Call) and s.op.name == "setitem":
+        key = _constant_key(s.args.get("index"))
+        return key if isinstance(key, str) else _UNKNOWN
+    return _UNKNOWN
+
+
+def _other_key(s, w, holders: list, stored: set, before: list) -> bool:
+    """Does `w` write in place into the item of another string key than the one `s` stored
+    its arrays under, with none of those arrays stored under that key too? (`A = fc["X"] =
+    X * 2` then `fc["z"][t] = ...`: the array `A` holds is not the one written.)"""
+    ks = _store_key(s)
+    if ks is _UNKNOWN or not isinstance(w, ir.Call):
+        return False
+    kw = _UNKNOWN
+    if w.op.name == "write_through":
+        kw = _constant_key(w.args.get("index"))
+    elif w.op.name == "setitem" and isinstance(w.args.get("x"), ir.Var):
+        reads = [d for d in before if isinstance(d, ir.Call) and d.op.name == "getitem"
+                 and d.target == w.args["x"].name]  # (`item = fc["z"]; item[t] = ...`)
+        kw = _constant_key(reads[-1].args.get("index")) if reads else _UNKNOWN
+    if not isinstance(kw, str) or kw == ks:
+        return False
+    reach = set(stored)  # (those arrays, and the lists, tuples and dicts holding them)
+    while True:
+        more = {other.target for other, held in holders if held & reach} - reach
+        if not more:
+            break
+        reach |= more
+    return not any(other is not s and other.op.name in _KEYED_STORES and _store_key(other) in
+                   (kw, _UNKNOWN) and held & reach for other, held in holders)
+
+
+_KEYED_STORES = frozenset({"setitem", "dict_set", "dict", "dict_copy"})  # (may put under a key)
+
+
 def _item_written(w, derived: set, inner: set, before: list, cut=frozenset()):
     """The item `w` writes in place (its old value's atom) where it is a write into an item
     of a container `derived` from a holder -- a `write_through` into one, or into an item
@@ -1278,7 +1315,7 @@ def check_container_holders(fn: ir.Function, callee: bool = False) -> None:
                  d.args["a"].name in outer}
         for w in order[at[id(s)] + 1:]:
             view = _item_written(w, derived, inner, order[at[id(s)] + 1:at[id(w)]], cut)
-            if view is None:
+            if view is None or _other_key(s, w, holders, stored, order[:at[id(w)]]):
                 continue
             # (the item written, where it is one of those stored: the names holding another
             # are not stale; an item read in a loop may be any of them)

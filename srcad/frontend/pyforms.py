@@ -317,11 +317,12 @@ class _Forms:
         return out
 
     def chained(self, s) -> list:
-        """``h = c = np.zeros(n)``: the new array once, then each target in Python's order
-        (left to right) given that same object -- ``h_c = np.zeros(n); h = h_c; c = h_c`` (a
-        write through one name is seen through the other, as in Python: the aliasing passes
-        follow it). ``loss = reg = 0.0``: each target its own literal. Any other value is
-        refused (see below)."""
+        """``h = c = np.zeros(n)``, ``X = layer.fc["X"] = A``: the value once, then each target
+        in Python's order (left to right) given that same object -- ``h_c = np.zeros(n); h =
+        h_c; c = h_c`` (a write through one name is seen through the other, as in Python: the
+        aliasing passes follow it, as they follow ``b = a`` written out; a number is
+        rebound by ``+=``, an array written). ``loss = reg = 0.0``: each target its own
+        literal."""
         if isinstance(s.value, gast.Constant) or (
                 isinstance(s.value, gast.UnaryOp) and isinstance(s.value.operand, gast.Constant)):
             # (`loss = reg = 0.0`: an immutable value -- each target its own copy of the
@@ -331,15 +332,6 @@ class _Forms:
             for st in out:
                 gast.fix_missing_locations(st)
             return out
-        f = s.value.func if isinstance(s.value, gast.Call) else None
-        if not (isinstance(f, (gast.Name, gast.Attribute)) and
-                self.resolve(f) in _ARRAY_MAKERS):
-            # (another value may be a Python number: two names for one, each changed by `+=`
-            # later, is a case srcad's aliasing gets wrong -- refused, as before)
-            raise self.pf.error(
-                "chained assignment (a = b = ...) of a value other than a literal or a new "
-                "array (np.zeros, np.ones, ...)", s, cls=UnsupportedSyntaxError,
-                hint="assign one name per statement")
         held = _chained_name(s.targets, self.taken)
         first = gast.Assign(targets=[gast.Name(id=held, ctx=gast.Store(), annotation=None,
                                                type_comment=None)],
@@ -1783,11 +1775,6 @@ def _hashable(v):
     except TypeError:
         return None
     return v
-
-
-# the calls a chained assignment shares between its names (a new float array each)
-_ARRAY_MAKERS = frozenset({np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like,
-                           np.empty_like, np.full_like, np.eye, np.identity})
 
 
 def _chained_name(targets, taken: set) -> str:
