@@ -1123,10 +1123,12 @@ def _store_key(s):
     return _UNKNOWN
 
 
-def _other_key(s, w, holders: list, stored: set, before: list) -> bool:
+def _other_key(s, w, holders: list, before: list) -> bool:
     """Does `w` write in place into the item of another string key than the one `s` stored
-    its arrays under, with none of those arrays stored under that key too? (`A = fc["X"] =
-    X * 2` then `fc["z"][t] = ...`: the array `A` holds is not the one written.)"""
+    its arrays under, an item every store under that key made a new array for (`A = fc["X"]
+    = X * 2`, `fc["z"] = np.zeros(...)`, then `fc["z"][t] = ...`: the array `A` holds is not
+    the one written)? Any other store under that key, or under a key known only at run time,
+    may have put `A`'s array there (`fc["z"] = fc["X"]`): then no."""
     ks = _store_key(s)
     if ks is _UNKNOWN or not isinstance(w, ir.Call):
         return False
@@ -1139,17 +1141,51 @@ def _other_key(s, w, holders: list, stored: set, before: list) -> bool:
         kw = _constant_key(reads[-1].args.get("index")) if reads else _UNKNOWN
     if not isinstance(kw, str) or kw == ks:
         return False
-    reach = set(stored)  # (those arrays, and the lists, tuples and dicts holding them)
-    while True:
-        more = {other.target for other, held in holders if held & reach} - reach
-        if not more:
+    # (the dict's values: the one stored into, those made from it by stores and copies, and
+    # those it was made from)
+    edges = [(first.name, d.target) for d in before if isinstance(d, ir.Call) and
+             d.op.name in _KEYED_STORES | {"copy", "write_through"} and
+             isinstance(first := next(iter(d.args.values()), None), ir.Var)]
+    family = {s.target}
+    while more := {b for a, b in edges if a in family} | {a for a, b in edges if b in family}:
+        if more <= family:
             break
-        reach |= more
-    return not any(other is not s and other.op.name in _KEYED_STORES and _store_key(other) in
-                   (kw, _UNKNOWN) and held & reach for other, held in holders)
+        family |= more
+    under = [o for o, _ in holders if o.op.name in _KEYED_STORES and _store_key(o) in
+             (kw, _UNKNOWN) and getattr(next(iter(o.args.values()), None), "name", None)
+             in family]
+    return bool(under) and all(
+        _store_key(o) == kw and _new_array(o.args.get("value"), kw, family, before)
+        for o in under)
 
 
 _KEYED_STORES = frozenset({"setitem", "dict_set", "dict", "dict_copy"})  # (may put under a key)
+_NEW_ARRAYS = frozenset({"zeros", "zeros_like", "ones", "ones_like", "empty", "empty_like",
+                         "full", "full_like", "eye", "identity"})
+
+
+def _new_array(atom, key: str, family: set, before: list, seen=None) -> bool:
+    """Is `atom` a name every definition of which (up to here) makes a new array, or is the
+    item under `key` of the dict (`family`: its values) itself, written in place (srcad's own
+    put-back of the item it wrote: `item = fc["z"]; item[t] = v; fc["z"] = item`)?"""
+    seen = set() if seen is None else seen
+    if not isinstance(atom, ir.Var) or atom.name in seen:
+        return isinstance(atom, ir.Var)  # (a name met again: its other definitions decide)
+    seen.add(atom.name)
+    defs = [d for d in before if atom.name in ir.defs(d)]
+    if not defs:
+        return False
+    for d in defs:
+        if not isinstance(d, ir.Call):
+            return False
+        if d.op.name in _NEW_ARRAYS or (d.op.name == "getitem" and _constant_key(
+                d.args.get("index")) == key and getattr(d.args.get("a"), "name", None) in family):
+            continue
+        inner = d.args.get("x") if d.op.name in ("copy", "setitem") else (
+            d.args.get("view") if d.op.name == "view_again" else None)
+        if inner is None or not _new_array(inner, key, family, before, seen):
+            return False
+    return True
 
 
 def _item_written(w, derived: set, inner: set, before: list, cut=frozenset()):
@@ -1315,7 +1351,7 @@ def check_container_holders(fn: ir.Function, callee: bool = False) -> None:
                  d.args["a"].name in outer}
         for w in order[at[id(s)] + 1:]:
             view = _item_written(w, derived, inner, order[at[id(s)] + 1:at[id(w)]], cut)
-            if view is None or _other_key(s, w, holders, stored, order[:at[id(w)]]):
+            if view is None or _other_key(s, w, holders, order[:at[id(w)]]):
                 continue
             # (the item written, where it is one of those stored: the names holding another
             # are not stale; an item read in a loop may be any of them)
