@@ -36,6 +36,7 @@ from .. import ir, runtime_python
 from ..checkpoint import check_schedule, checkpoint
 from ..ops import control
 from . import guards
+from .closures import PARTIAL
 from .itemloops import written_in_place
 from .objcomps import known_value
 from .opaque import is_object_sequence, is_opaque, is_user_object, rowed_callable
@@ -140,7 +141,7 @@ class LoopsMixin:
                 return self.once_per_item(target, held, body)
             if isinstance(seq, ir.Seq) and seq.items and not exits and (
                     all(self.function_value(a) for a in seq.items) or
-                    _objects_of(seq) is not None):
+                    _objects_of(seq) is not None or _makes_closures(body)):
                 # `fns = [relu, np.tanh]; for f in fns: h = f(h)`, `for W, act in [(W1,
                 # np.tanh), (W2, relu)]`, `for layer in [net.l1, net.l2]`: the body once per
                 # item
@@ -730,3 +731,11 @@ def _objects_of(seq) -> list | None:
         values = [a.value for a in seq.items]
         return values if is_object_sequence(values) else None
     return None
+
+
+def _makes_closures(body) -> bool:
+    """Does a loop's body make a function value (a lambda or nested def closures.py lifted:
+    `fs.append(lambda x, w=w: x @ w)`)? Over a display, it is walked once per item, so each
+    closure is known with what it closes over (closure_values.py)."""
+    return any(isinstance(n, gast.Name) and n.id == PARTIAL
+               for st in body for n in gast.walk(st))
