@@ -484,6 +484,8 @@ class _Lowerer:
                 continue  # (d.items(), d.get(k): the dict read)
             if isinstance(up, gast.Compare) or isinstance(up, gast.Return):
                 continue  # (`k in d`; the dict given back as the function ends)
+            if _grouped_by_key(up, node, parent, fresh):
+                continue  # (`d.setdefault(k, []).append(v)`: set_default_then)
             if isinstance(up, gast.Call) and isinstance(up.func, gast.Name) and \
                     up.func.id == "len" and self.builtin(up.func, "len"):
                 continue
@@ -591,6 +593,36 @@ class _Lowerer:
                                                       ctx=gast.Load())))
         out.append(_assign(d, _call(DICT_WITHOUT, [_name(d), copy.deepcopy(key)])))
         return out
+
+    def set_default_then(self, s: gast.Expr):
+        """``d.setdefault(k, []).append(v)`` (grouping by key) on a dict the function makes:
+        ``if k not in d: d[k] = []`` then ``d[k].append(v)`` -- the key and the default
+        evaluated once, first, as Python does."""
+        v = s.value
+        inner = v.func.value if isinstance(v, gast.Call) and isinstance(
+            v.func, gast.Attribute) else None
+        if not (isinstance(inner, gast.Call) and isinstance(inner.func, gast.Attribute) and
+                inner.func.attr == "setdefault" and isinstance(inner.func.value, gast.Name) and
+                inner.func.value.id in self.dicts and len(inner.args) == 2 and
+                not inner.keywords and not any(isinstance(a, gast.Starred)
+                                               for a in inner.args)):
+            return None
+        d, (key, default) = inner.func.value.id, inner.args
+        pre = []
+        if not isinstance(key, (gast.Constant, gast.Name)):
+            name = self.fresh(f"{d}_key")
+            pre.append(_assign(name, key))
+            key = _name(name)
+        if not isinstance(default, (gast.List, gast.Dict, gast.Constant)) or \
+                getattr(default, "elts", None) or getattr(default, "keys", None):
+            name = self.fresh(f"{d}_default")  # (evaluated whether or not the key is there)
+            pre.append(_assign(name, default))
+            default = _name(name)
+        test = gast.Compare(left=copy.deepcopy(key), ops=[gast.NotIn()], comparators=[_name(d)])
+        put = _assign(gast.Subscript(value=_name(d), slice=copy.deepcopy(key),
+                                     ctx=gast.Store()), default)
+        v.func.value = gast.Subscript(value=_name(d), slice=copy.deepcopy(key), ctx=gast.Load())
+        return pre + [gast.If(test=test, body=[put], orelse=[]), s]
 
     def dict_method(self, s: gast.Expr):
         """``d.setdefault(k, v)`` / ``d.update(...)`` on a dict the function makes, as writes
@@ -703,7 +735,9 @@ class _Lowerer:
         if popped is not None:
             return self.body(_located(popped, s))
         if isinstance(s, gast.Expr):
-            rewritten = self.list_method(s)
+            rewritten = self.set_default_then(s)
+            if rewritten is None:
+                rewritten = self.list_method(s)
             if rewritten is None:
                 rewritten = self.dict_list_method(s)
             if rewritten is None:
@@ -2057,3 +2091,18 @@ def lower_python(pf, taken: set) -> None:
     pf.tree.body = low.body(pf.tree.body)
     pf.closure.update({k: v for k, v in INTERNAL.items()})
     gast.fix_missing_locations(pf.tree)
+
+
+def _grouped_by_key(up, node, parent: dict, fresh) -> bool:
+    """Is `up` (the parent of a read of a dict's name `node`) `d.setdefault(k, [])` whose
+    result is only appended to, as a statement: `d.setdefault(k, []).append(v)`?"""
+    call = parent.get(id(up))
+    if not (isinstance(up, gast.Attribute) and up.value is node and up.attr == "setdefault"
+            and isinstance(call, gast.Call) and call.func is up and len(call.args) == 2
+            and not call.keywords and isinstance(call.args[1], fresh)):
+        return False
+    user = parent.get(id(call))
+    outer = parent.get(id(user))
+    return isinstance(user, gast.Attribute) and user.value is call and \
+        user.attr in ("append", "extend") and isinstance(outer, gast.Call) and \
+        outer.func is user and isinstance(parent.get(id(outer)), gast.Expr)
