@@ -595,15 +595,15 @@ class _Lowerer:
         return out
 
     def set_default_then(self, s: gast.Expr):
-        """``d.setdefault(k, []).append(v)`` (grouping by key) on a dict the function makes:
-        ``if k not in d: d[k] = []`` then ``d[k].append(v)`` -- the key and the default
-        evaluated once, first, as Python does."""
+        """``d.setdefault(k, []).append(v)`` (grouping by key) on a dict of lists the function
+        makes (`_dicts_of_lists`): ``if k not in d: d[k] = []`` then ``d[k].append(v)`` --
+        the key and the default evaluated once, first, as Python does."""
         v = s.value
         inner = v.func.value if isinstance(v, gast.Call) and isinstance(
             v.func, gast.Attribute) else None
         if not (isinstance(inner, gast.Call) and isinstance(inner.func, gast.Attribute) and
                 inner.func.attr == "setdefault" and isinstance(inner.func.value, gast.Name) and
-                inner.func.value.id in self.dicts and len(inner.args) == 2 and
+                inner.func.value.id in self.list_dicts and len(inner.args) == 2 and
                 not inner.keywords and not any(isinstance(a, gast.Starred)
                                                for a in inner.args)):
             return None
