@@ -613,9 +613,10 @@ class _Lowerer:
             name = self.fresh(f"{d}_key")
             pre.append(_assign(name, key))
             key = _name(name)
-        if not isinstance(default, (gast.List, gast.Dict, gast.Constant)) or \
-                getattr(default, "elts", None) or getattr(default, "keys", None):
-            name = self.fresh(f"{d}_default")  # (evaluated whether or not the key is there)
+        if not (isinstance(default, gast.List) and not default.elts):
+            # (a list with items, a comprehension -- `_grouped_by_key` lets only those
+            # through: evaluated whether or not the key is there)
+            name = self.fresh(f"{d}_default")
             pre.append(_assign(name, default))
             default = _name(name)
         test = gast.Compare(left=copy.deepcopy(key), ops=[gast.NotIn()], comparators=[_name(d)])
