@@ -233,8 +233,32 @@ class {p}Act({p}Base):
 class {p}Net:
     def __init__(self, layers):
         self.layers = layers
+        self.named = {{f"l{{i}}": layer for i, layer in enumerate(layers)}}
         for i, layer in enumerate(layers):
             layer.prev = layers[i - 1] if i > 0 else None
+
+    def __getitem__(self, i):
+        return self.layers[i]
+
+    def __iter__(self):
+        return iter(self.layers)
+
+    def __len__(self):
+        return len(self.layers)
+
+    def forward_iter(self, x):
+        h = x
+        for layer in self:
+            layer.forward(h)
+            h = layer.output
+        return h
+
+    def forward_named(self, x):
+        h = x
+        for name, layer in self.named.items():
+            layer.forward(h)
+            h = layer.output
+        return h
 
     def forward(self, x):
         self.layers[0].forward(x)
@@ -291,11 +315,17 @@ def {p}read_gh():
         return self.p + name
 
     def via(self, name) -> str:
-        """An expression for the layer `name`: its global, or through NET.layers."""
+        """An expression for the layer `name`: its global, or through NET.layers (or NET's
+        `__getitem__`, or its dict of named layers)."""
         index = {"L1": 0, "A1": 1, "L2": 2}.get(name)
         if index is not None and self.ch.flag(0.25):
             self.features.add("via layers")
-            return f"{self.p}NET.layers[{self.ch.pick((index, index - 3))}]"
+            at = self.ch.pick((index, index - 3))
+            # (session of 2026-12-06, seventh: `NET[i]` of a __getitem__ handing over to the
+            # list, `NET.named['l0']` of a dict of the layers)
+            return self.ch.weighted([(4, f"{self.p}NET.layers[{at}]"),
+                                     (1, f"{self.p}NET[{at}]"),
+                                     (1, f"{self.p}NET.named['l{index}']")])
         return self.obj(name)
 
     def read_back(self, name) -> str:
@@ -337,7 +367,18 @@ def {p}read_gh():
 
     def step_net(self, cur):
         ch = self.ch
-        form = ch.pick(("forward", "loop_method", "loop_here"))
+        form = ch.weighted([(2, "forward"), (2, "loop_method"), (2, "loop_here"),
+                            # (session of 2026-12-06, seventh: the layers walked through
+                            # Net's __iter__ / __getitem__ / __len__, a dict of them, a copy
+                            # of the list, a filter of it -- zeros, silently, where a weight
+                            # was set on a layer first)
+                            (1, "iter_method"), (1, "named_method"), (1, "iter_here"),
+                            (1, "index_here"), (1, "copy_here"), (1, "named_here"),
+                            (1, "filter_here")])
+        if form == "filter_here" and any(self.caches.values()):
+            # (a layer's method run as written appends to its cache twice on a first call:
+            # once in the shape probe -- tests/test_probe_side_effects.py, open)
+            form = "copy_here"
         net = self.obj("NET")
         self.called.update(("L1", "A1", "L2"))
         for name in ("L1", "L2"):
@@ -352,9 +393,29 @@ def {p}read_gh():
         if form == "loop_method":
             self.emit(f"{net}.forward_loop({cur})")
             return ch.pick((f"{net}.output", f"{net}.layers[-1].output * {net}.output"))
+        if form in ("iter_method", "named_method"):
+            h = self.fresh()
+            self.emit(f"{h} = {net}.forward_{form.split('_')[0]}({cur})")
+            return ch.pick((h, f"{net}.layers[-1].output + {h}"))
         h = self.fresh()
         self.emit(f"{h} = {cur}")
-        self.emit(f"for layer in {net}.layers:")
+        if form == "index_here":
+            i = self.fresh("i")
+            self.emit(f"for {i} in range(len({ch.pick((net, f'{net}.layers'))})):")
+            layer = ch.pick((f"{net}[{i}]", f"{net}.layers[{i}]"))
+            self.emit(f"    {layer}.forward({h})")
+            self.emit(f"    {h} = {layer}.output")
+            return ch.pick((h, f"{net}.layers[{ch.int(0, 2)}].output + {h}"))
+        self.emit({"loop_here": f"for layer in {net}.layers:",
+                   "iter_here": f"for layer in {net}:",
+                   "copy_here": "for layer in " + ch.pick((
+                       f"list({net}.layers)", f"tuple({net}.layers)", f"{net}.layers.copy()",
+                       f"list({net})")) + ":",
+                   "named_here": ch.pick((f"for name, layer in {net}.named.items():",
+                                          f"for layer in {net}.named.values():")),
+                   "filter_here": "for layer in " + ch.pick((
+                       f"filter(None, {net}.layers)", f"[*{net}.layers]",
+                       f"sorted({net}.layers, key=id)")) + ":"}[form])
         self.emit(f"    layer.forward({h})")
         self.emit(f"    {h} = layer.output")
         return ch.pick((h, f"{net}.layers[{ch.int(0, 2)}].output + {h}"))

@@ -283,7 +283,8 @@ def run_batch(seed, n=PER_BATCH, verbose=False):
         bad = False
         # (the weights set by a route srcad must refuse: their reasons counted apart)
         reasons = tally["reasons"]
-        if prog.features & {"weights unfollowed", "global read in a callee", "global in place"}:
+        if prog.features & {"weights unfollowed", "global read in a callee", "global in place",
+                            "net filter_here"}:  # (layers a filter / `[*...]` hands out)
             tally["reasons"] = tally["unfollowed"]
         for kind, warm in (("cold", None), ("warm", warm_args)):
             tally["checks"] += len(modes)

@@ -90,6 +90,22 @@ def _flows(fn: ir.Function):
         if isinstance(s, ir.Call):
             if is_opaque(s.op) and s.op.kind == "operator":
                 continue  # (`is`, `in`: a bool, piecewise constant like a comparison)
+            # (the user objects a constant argument holds: `list(self.layers)`, `layers[i]`
+            # hand out the layers, whose methods -- run as written on what they give --
+            # read a differentiated value stored into one of them: `_tainted_objects`)
+            obj = s.args.get("_obj")
+            if is_opaque(s.op) and s.op.kind == "attribute":
+                # (`self.blocks` read as the code runs: the objects its value holds now; an
+                # array attribute's own stores are check_attribute_state's)
+                now = getattr(obj.value, s.op.name[1:], None) if isinstance(
+                    obj, ir.Const) else None
+                held = [ir.Var(n) for n in _objects_held(ir.Const(now, ""))]
+            elif _hands_out_objects(s):
+                held = [ir.Var(n) for a in s.args.values() for n in _objects_held(a)]
+            else:
+                held = []
+            if held:
+                yield held, [s.target]
             if is_opaque(s.op):
                 yield list(s.args.values()), [s.target]
             elif s.op.name in POPS + ("cotangents",):
@@ -106,11 +122,16 @@ def _flows(fn: ir.Function):
             # value; other objects' reads are followed by state.py, or refused at the read)
             held = [ir.Var(n) for a in s.args if (n := _user_object_name(a)) is not None
                     and _reads_by_hook(a.value)]
+            # (and the state of objects a constant argument holds: `sorted(self.layers,
+            # key=id)`, srcad's substitute, hands the layers back)
+            held += [ir.Var(n) for a in s.args for n in _objects_held(a)]
             if items is None:
                 yield list(s.args) + held, list(s.targets)
             else:  # (`ts, ys = integrate(rhs, y0)`: ts is made from constants alone)
                 for t, params in zip(s.targets, items):
-                    yield [a for p, a in zip(s.callee.params, s.args) if p in params], [t]
+                    yield [a for p, a in zip(s.callee.params, s.args) if p in params] + [
+                        ir.Var(n) for p, a in zip(s.callee.params, s.args) if p in params
+                        for n in _objects_held(a)], [t]
         elif isinstance(s, ir.Push):
             yield [s.value], [s.stack]
         elif isinstance(s, ir.Effect) and s.kind == "setattr" and \
@@ -122,8 +143,11 @@ def _flows(fn: ir.Function):
         elif isinstance(s, ir.Effect) and s.kind == "setattr" and \
                 _user_object_name(s.args.get("_obj")) is not None:
             # (`L._W = W` on a global layer: what its methods read back is carried (state.py);
-            # its `__dict__`, read as it runs, holds W too: `L.__dict__["_W"]`)
-            yield [s.args["value"]], [_dict_name(s.args["_obj"])] + (
+            # its `__dict__`, read as it runs, holds W too: `L.__dict__["_W"]`; and so does
+            # the object itself where code run as written reaches it -- `for l in
+            # list(self.layers): x = l.forward(x)`, the layer handed out by an opaque call)
+            yield [s.args["value"]], [_dict_name(s.args["_obj"]),
+                                      _state_name(s.args["_obj"].value)] + (
                 [_user_object_name(s.args["_obj"])] if _reads_by_hook(s.args["_obj"].value)
                 else [])
         whole = _dict_read(s)
@@ -240,6 +264,60 @@ def _user_object_name(atom) -> str | None:
         atom.value) and not isinstance(atom.value, type) else None
 
 
+# calls given objects that neither hand them out nor run their code: a count, a test, text
+_NO_OBJECTS_OUT = frozenset({len, isinstance, issubclass, hasattr, callable, id, type, print,
+                             repr, str, hash})
+
+
+def _hands_out_objects(s) -> bool:
+    """May the call `s` give back (a copy of a list holds them, an item is one) or run the
+    code of (an opaque call, a method) objects its constant arguments hold -- not `len`,
+    `isinstance`, srcad's own checks (`zip_covers`)?"""
+    if not is_opaque(s.op):  # (a row: `layers[i]`, `list(...)`, a dict display of them)
+        return s.op.name not in ("len", "same_object")
+    if _integer_result(s):
+        return False
+    f = getattr(s.args.get("_fn"), "value", None)
+    try:
+        if f in _NO_OBJECTS_OUT:
+            return False
+    except TypeError:  # (an unhashable callable)
+        return True
+    return not (getattr(f, "__module__", "") or "").startswith("srcad.")
+
+
+def _carries(a, dep: set) -> bool:
+    """Does the atom `a` depend on `dep` -- a name it reads, or the state of an object a
+    constant it is holds (`sorted_by(self.layers, ...)`: its parameter holds the layers)?"""
+    return bool(set(ir.atom_vars(a)) & dep) or any(n in dep for n in _objects_held(a))
+
+
+def _state_name(obj) -> str:
+    """A name for what code srcad runs as written may read of a user object's state -- any
+    of its attributes, through its methods or a function given it (`_flows`: a store of a
+    differentiated value into a known object's attribute makes such code's result depend
+    on it). Begins as `_object_name`s do, so `_tainted_objects` carries it into callees."""
+    return f"<object {id(obj)} state>"
+
+
+def _objects_held(atom, depth: int = 2) -> list:
+    """`_object_name`s of the user objects a constant atom is or holds in a list, tuple or
+    dict (two levels deep, 256 items at most each), or whose bound method it is
+    (`layer.forward`): what code run as written on it may reach."""
+    if not isinstance(atom, ir.Const):
+        return []
+    out, todo = [], [(atom.value, 0)]
+    while todo:
+        v, d = todo.pop()
+        if isinstance(v, types.MethodType):
+            v = v.__self__
+        if is_user_object(v) and not isinstance(v, type):
+            out.append(_state_name(v))
+        elif d < depth and isinstance(v, (list, tuple, dict)) and len(v) <= 256:
+            todo.extend((x, d + 1) for x in (v.values() if isinstance(v, dict) else v))
+    return out
+
+
 def _object_name(atom) -> str | None:
     """A name for an object a constant atom holds (a global user object, a list of them):
     what a store through an item picked from it makes depend on a differentiated value."""
@@ -251,7 +329,7 @@ def _object_name(atom) -> str | None:
     return None
 
 
-def _tainted_objects(fn: ir.Function, wrt) -> set:
+def _tainted_objects(fn: ir.Function, wrt, state: bool = True) -> set:
     """The names (`_object_name`) of the constant objects into which some function of the
     program, called from `fn` with `wrt` differentiated, stores a value that depends on
     them (to a fixed point: a store in one callee makes another's reads depend)."""
@@ -265,12 +343,12 @@ def _tainted_objects(fn: ir.Function, wrt) -> set:
             if key in seen:
                 return
             seen.add(key)
-            dep = _dependent(f, list(w) + sorted(tainted))
+            dep = _dependent(f, list(w) + sorted(tainted), state)
             tainted.update(n for n in dep if n.startswith("<object "))
             for s in ir.walk(f.body):
                 if isinstance(s, ir.UserCall):
                     visit(s.callee, [p for p, a in zip(s.callee.params, s.args)
-                                     if set(ir.atom_vars(a)) & dep])
+                                     if _carries(a, dep)])
 
         visit(fn, list(wrt))
         if len(tainted) == before:
@@ -304,9 +382,13 @@ def _object_read(s) -> str | None:
     return _object_name(fn) if fn is not None else None
 
 
-def _dependent(fn: ir.Function, wrt) -> set:
-    """Names whose value depends on `wrt` (through ops with a rule or without one)."""
+def _dependent(fn: ir.Function, wrt, state: bool = True) -> set:
+    """Names whose value depends on `wrt` (through ops with a rule or without one; with
+    `state` False, not through the objects' state a store makes depend: `_state_name`)."""
     flows = list(_flows(fn))
+    if not state:
+        flows = [(ins, [o for o in outs if not o.endswith(" state>")]) for ins, outs in flows]
+        wrt = [w for w in wrt if not w.endswith(" state>")]
     dep = set(wrt)
     changed = True
     while changed:
@@ -716,11 +798,14 @@ def check_handed_out_stores(fn: ir.Function, wrt) -> None:
     dep = _dependent(fn, wrt)
     names, consts = _useful(fn)
     views = _view_sources(fn)
+    made = {r.target: r for r in ir.walk(fn.body) if isinstance(r, ir.Call)}
     for s in stores:
         args = list(s.args.values())
         value = s.args.get("x" if s.op.name == "list_append" else "value")
         if value is None or not set(ir.atom_vars(value)) & dep:
             continue
+        if isinstance(_known_value(args[0], made), np.ndarray):
+            continue  # (an array an object holds: check_writes_into_held_values says so)
         found = _handed_out_by(fn, args[0], views, names, consts)
         if found is not None:
             d, what = found
@@ -829,6 +914,14 @@ def _site_label(s) -> str:
     if op.kind == "format":
         return op.label
     return f"the attribute `{op.label}`"
+
+
+_STATE_HINT = (
+    "reach the objects where srcad knows them when it builds the code -- `for l in "
+    "self.layers:`, `self.layers[i]` in `for i in range(len(self.layers))`, `net[i]` or "
+    "`for l in net` where the class's `__getitem__` / `__iter__` hands over to such a list "
+    "-- rather than through a copy, a filter or a map of them; or pass the stored values "
+    "to the methods as arguments")
 
 
 def _refuse(fn: ir.Function, s, why: str, hint: str):
@@ -1489,6 +1582,13 @@ def _picked_from(order) -> dict:
             if found:
                 out[r.target] = out.get(r.target, set()) | found
             continue
+        if isinstance(r, ir.Call) and r.op.name in ("list", "tuple") and \
+                isinstance(r.args.get("iterable"), ir.Var):
+            # (`list(model.layers)`, loops.py's list of what an `enumerate` walks: a shallow
+            # copy holds the very same objects, so an item picked from it is one of theirs)
+            o = r.args["iterable"]
+            out[r.target] = out.get(r.target, set()) | {o.name} | out.get(o.name, set())
+            continue
         if isinstance(r, ir.Call) and r.op.name == "getitem":
             a = r.args.get("a")
             if isinstance(a, ir.Const) and _object_name(a) is not None:
@@ -1742,7 +1842,9 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False, tape=False) ->
             check_writes_into_held_values(fn, wrt)
         # (objects a differentiated value is stored into anywhere in the program -- a
         # callee's `layer.set(w)` -- are read as depending on it in every function)
-        tainted = _tainted_objects(fn, wrt)
+        # (tape mode's objects are Python's: a method run as written on one records its
+        # operations, so the state a store made depend is not refused there: `state`)
+        tainted = _tainted_objects(fn, wrt, state=not tape)
         if tainted:
             wrt = list(wrt) + sorted(tainted)
     seen = set() if _seen is None else _seen
@@ -1763,8 +1865,8 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False, tape=False) ->
     calls = [s for s in ir.walk(fn.body) if isinstance(s, ir.UserCall)]
     if not sites and not calls and not ruleless:
         return
-    dep = _dependent(fn, wrt)
-    useful = None
+    dep = _dependent(fn, wrt, state=not tape)
+    useful = plain = None
     views = None
     for s, (params, label, hint) in ruleless:
         given = [p for p in params if p in s.args and set(ir.atom_vars(s.args[p])) & dep]
@@ -1820,6 +1922,14 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False, tape=False) ->
             useful = _useful(fn)
         names, consts = useful
         if isinstance(s, ir.Call) and s.target in names:
+            if plain is None:  # (the dependence without the objects' state stored into)
+                plain = _dependent(fn, wrt, state=False)
+            if not any(set(ir.atom_vars(s.args[p])) & plain for p in given) and \
+                    _object_read(s) not in plain and _dict_read(s) not in plain:
+                _refuse(fn, s, "it runs as written on an object that a value depending on "
+                        "the arguments being differentiated was stored into (`layer.W = "
+                        "W`), or on what was picked from it: what it reads there, which the "
+                        "output depends on, would carry no gradient", _STATE_HINT)
             _refuse(fn, s, "it is given a value that depends on the arguments being "
                     "differentiated: its result, which the output depends on, would carry "
                     "no gradient", _hint(s, fn))
@@ -1888,7 +1998,7 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False, tape=False) ->
     for s in calls:
         # (an object answering reads by a `__getattr__` hook, changed with a differentiated
         # value: every read of it in the callee may give that value back)
-        inner = [p for p, a in zip(s.callee.params, s.args) if set(ir.atom_vars(a)) & dep
+        inner = [p for p, a in zip(s.callee.params, s.args) if _carries(a, dep)
                  or (_user_object_name(a) in dep and _reads_by_hook(a.value))]
         if inner or objects:
             check_opaque(s.callee, inner + objects, seen, True, tape)

@@ -47,8 +47,11 @@ from . import guards
 from .closures import PARTIAL
 from .factories import ARGUMENT
 from .methods import _BUILTIN_OPS, METHODS, RESERVED
+from .objcomps import known_value
+from .objects import delegated_sequence
 from .opaque import (
     is_namedtuple_type,
+    is_object_sequence,
     is_opaque,
     is_user_object,
     library_file,
@@ -57,7 +60,7 @@ from .opaque import (
     opaque_method,
     rowed_callable,
 )
-from .parse import LIFTED
+from .parse import LIFTED, UNRESOLVED
 from .pylower import DICT_GET
 
 _RETURN = ("<return>", 0)  # `into` marker: the op computes the function's result
@@ -808,6 +811,9 @@ class CallsMixin:
         chosen = self.dispatched_call(e, hint, into)
         if chosen is not None:  # (`act = f0 if c else np.tanh; act(x)`: closure_values.py)
             return chosen
+        listed = self.listed_objects(e, hint)
+        if listed is not None:  # (`list(self.layers)`: a display of those objects)
+            return listed
         copied = self.copied_list(e)
         if copied is not None:  # (list(ws): a display of the same items, or a `list` op)
             kind = tuple if isinstance(copied, ir.Seq) and copied.kind == "tuple" else list
@@ -873,6 +879,62 @@ class CallsMixin:
             self.body.append(ir.Effect("assert", None, {"test": test, "msg": ir.Const(
                 _CHANGED_DURING_CALL, repr(_CHANGED_DURING_CALL))}, e.lineno))
         return ir.Const(answer, repr(answer))
+
+    def listed_objects(self, e: gast.Call, hint: str):
+        """`list(self.layers)`, `tuple(net.blocks)`, `self.layers.copy()`, `list(net)` (an
+        `__iter__` handing over to such a list) of a list or tuple of user objects known here
+        (guarded): the display of those very objects, so that a loop over it is written out
+        once per object and their methods resolve -- run as written on a copy, they would
+        read a differentiated value stored into one of them with no gradient
+        (analysis/refusals.py refuses that). Else None."""
+        f = e.func
+        if e.keywords or any(isinstance(a, gast.Starred) for a in e.args):
+            return None
+        if isinstance(f, gast.Name) and f.id not in self.locals and len(e.args) == 1 and \
+                self.pf.resolve(f.id) in (list, tuple):
+            src, kind = e.args[0], self.pf.resolve(f.id)
+        elif isinstance(f, gast.Attribute) and f.attr == "copy" and not e.args:
+            src, kind = f.value, list
+        else:
+            return None
+        value = self.known_chain(src)
+        found = delegated_sequence(value, "__iter__")
+        if found is not None:
+            value = found[1]
+        if not is_object_sequence(value) or (isinstance(f, gast.Attribute) and
+                                             type(value) is not list):
+            return None  # (a tuple's `.copy()`: Python's AttributeError, where it runs)
+        if type(value) is list:
+            guards.note("items", value, len(value), value)
+        return ir.Seq(tuple(self.constant(o, f"{hint}_{i}", e) for i, o in enumerate(value)),
+                      "list" if kind is list else "tuple")
+
+    def known_chain(self, e):
+        """What `e` -- a name (a local holding a constant, a global) and attributes of user
+        objects (`self.layers`, `net.n_layers`) -- holds while srcad builds the code, each
+        lookup guarded; else UNRESOLVED. Emits nothing."""
+        chain, root = [], e
+        while isinstance(root, gast.Attribute):
+            chain.append(root.attr)
+            root = root.value
+        if not isinstance(root, gast.Name):
+            return UNRESOLVED
+        if root.id in self.locals:
+            held = self.env.get(root.id)
+            if not isinstance(held, ir.Const):
+                return UNRESOLVED
+            value = held.value
+        else:
+            value = known_value(self.pf, root, self.locals)
+        for attr in reversed(chain):
+            if not is_user_object(value) or isinstance(value, type):
+                return UNRESOLVED
+            sub = getattr(value, attr, guards.MISSING)
+            if sub is guards.MISSING:
+                return UNRESOLVED
+            guards.note_attr(value, attr, sub)
+            value = sub
+        return value
 
     def copied_list(self, e: gast.Call):
         """`ws.copy()` / `copy.copy(ws)` of a list (or tuple) display srcad holds item by

@@ -41,9 +41,11 @@ from .opaque import rowed_callable  # noqa: F401  (re-exported: normalize.py)
 from .concatenators import is_concatenator
 from .knowntests import may_change, stored_attributes
 from .methods import ATTRIBUTES
+from .objects import delegated_sequence
 from .opaque import (
     class_attribute,
     is_namedtuple_type,
+    is_object_mapping,
     is_object_sequence,
     is_user_object,
     opaque_attribute,
@@ -380,11 +382,16 @@ class ExpressionsMixin:
             if isinstance(base, ir.Const) and is_user_object(base.value) and \
                     e.attr not in ATTRIBUTES:
                 sub = getattr(base.value, e.attr, guards.MISSING)
-                if is_user_object(sub) or is_object_sequence(sub):
-                    # `self.act`, `self.layers`: objects whose methods resolve now
+                if is_user_object(sub) or is_object_sequence(sub) or is_object_mapping(sub):
+                    # `self.act`, `self.layers`: objects whose methods resolve now (a dict of
+                    # them: its keys in order, and each key's object, guarded)
                     guards.note_attr(base.value, e.attr, sub)
                     if isinstance(sub, list):
                         guards.note("items", sub, len(sub), sub)
+                    if isinstance(sub, dict):
+                        guards.note("items", sub, len(sub), tuple(sub))
+                        for k, v in sub.items():
+                            guards.note("global", sub, k, v)
                     return self.constant(sub, f"{base.src}.{e.attr}", e)
             if self.is_sparse_atom(base):  # (`L.T` of a scipy.sparse argument: scipy's own)
                 return self.result((opaque_attribute(e.attr), {"_obj": base}), hint, into, e)
@@ -397,7 +404,7 @@ class ExpressionsMixin:
                 return self.result((opaque_attribute(e.attr), {"_obj": base}), hint, into, e)
             return self.result(self.op_call(fn, [base], {}, e), hint, into, e)
         if isinstance(e, gast.Subscript):
-            base = self.expr(e.value, hint, None)
+            base = self.handed_over(self.expr(e.value, hint, None), "__getitem__", e)
             index = self.index(e.slice, hint)
             if isinstance(base, ir.Const) and is_concatenator(base.value):
                 lowered = self.concatenator(base.value, index, hint, into, e)
@@ -430,6 +437,13 @@ class ExpressionsMixin:
                 self.folded.append((base.value, part.value, e.lineno,
                                     f"{base.src}[{part.value!r}]"))
                 return self.constant(fn, f"{base.src}_{part.value}", e)
+            if isinstance(base, ir.Const) and is_object_mapping(base.value) and \
+                    isinstance(part, ir.Const) and part.value in base.value:
+                # `self.layers["Affine1"]` of a dict of objects: the object itself (guarded
+                # to be the dict's item still)
+                obj = base.value[part.value]
+                guards.note("global", base.value, part.value, obj)
+                return self.constant(obj, f"{base.src}[{part.value!r}]", e)
             if isinstance(base, ir.Const) and is_object_sequence(base.value) and \
                     isinstance(part, ir.Const) and type(part.value) is int and \
                     -len(base.value) <= part.value < len(base.value):
@@ -548,6 +562,19 @@ class ExpressionsMixin:
         if obj is UNRESOLVED:
             raise self.pf.error(f"name `{e.id}` is not defined", e, cls=UnresolvedNameError)
         return self.constant(obj, e.id, e)
+
+    def handed_over(self, atom, dunder: str, node):
+        """`net[0]`, `for l in net` of a user object known here whose `__getitem__` /
+        `__iter__` only hands the operation to a list (or dict) it holds
+        (objects.py `delegated_sequence`, guarded): that list, a constant, so its objects
+        resolve here as `net.layers[0]` does; any other atom as it is."""
+        if not isinstance(atom, ir.Const):
+            return atom
+        found = delegated_sequence(atom.value, dunder)
+        if found is None:
+            return atom
+        attr, held = found
+        return self.constant(held, f"{atom.src}.{attr}", node)
 
     def constant(self, obj, spelled: str, node):
         if isinstance(obj, (types.ModuleType, types.FunctionType, types.BuiltinFunctionType,

@@ -39,7 +39,9 @@ from . import guards
 from .closures import PARTIAL
 from .itemloops import written_in_place
 from .objcomps import known_value
-from .opaque import is_object_sequence, is_opaque, is_user_object, rowed_callable
+from .objects import delegated_sequence
+from .opaque import is_object_mapping, is_object_sequence, is_opaque, is_user_object, \
+    rowed_callable
 from .pylevel import _assign, _name
 
 DICT_KEYS = "__srcad_dict_keys"  # (pylower's name for runtime_python.dict_keys)
@@ -73,6 +75,8 @@ class LoopsMixin:
         if (isinstance(it, gast.Call) and isinstance(it.func, gast.Name)
                 and it.func.id not in self.locals and not it.keywords):
             builtin = self.pf.resolve(it.func.id)
+        if builtin is enumerate and not exits and self.enumerated_objects(s, body):
+            return None
         if builtin in (enumerate, zip) and isinstance(s.target, (gast.Tuple, gast.List)):
             return self.enumerate_or_zip(s, builtin, body, exits)
         if builtin is reversed and isinstance(s.target, gast.Name) and len(it.args) == 1 and \
@@ -99,13 +103,12 @@ class LoopsMixin:
                 and it.func.id not in self.locals and self.pf.resolve(it.func.id) is range):
             if it.keywords or not 1 <= len(it.args) <= 3:
                 raise self.unsupported("this call to range()", s)
-            trips = None if exits else self.trips_storing_into_known_objects(
-                [self.known_length(a) or (ir.Const(a.value, repr(a.value))
-                                          if isinstance(a, gast.Constant) else None)
-                 for a in it.args], target, body)
+            trips = None if exits else self.trips_over_known_objects(
+                [self.known_length(a) or self.known_int(a) for a in it.args], target, body)
             if trips is not None:
-                # `for i in range(len(net.dense)): net.dense[i].W = Ws[i]`: once per index, so
-                # each store is into the object that index picks (as `for l in net.dense`)
+                # `for i in range(len(net.dense)): net.dense[i].W = Ws[i]`, `h =
+                # self.layers[i].forward(h)`: once per index, so each store is into the object
+                # that index picks and each method resolves (as `for l in net.dense`)
                 for a in it.args:
                     self.known_length(a, guard=True)
                 return self.once_per_item(target, [ir.Const(k, str(k)) for k in trips], body)
@@ -135,7 +138,8 @@ class LoopsMixin:
             if backward is not None:  # (`for f in reversed(fs)` of a list of closures)
                 return self.once_per_item(target, backward, body)
             sliced = self.module_slice(it)
-            seq = self.expr(it, target, None) if sliced is None else sliced
+            seq = self.handed_over(self.expr(it, target, None), "__iter__", it) \
+                if sliced is None else sliced
             held = None if exits else self.closure_items(seq, it, body)
             if held is not None:  # (a list of closures: closure_values.py)
                 return self.once_per_item(target, held, body)
@@ -146,6 +150,11 @@ class LoopsMixin:
                 # np.tanh), (W2, relu)]`, `for layer in [net.l1, net.l2]`: the body once per
                 # item
                 return self.once_per_item(target, seq.items, body)
+            if isinstance(seq, ir.Const) and is_object_mapping(seq.value) and not exits:
+                # `for name in self.layers:` of an object's dict of objects: once per key
+                # (its keys guarded, in order: expressions.py)
+                return self.once_per_item(target, [ir.Const(k, repr(k)) for k in seq.value],
+                                          body)
             if isinstance(seq, ir.Const) and (is_object_sequence(seq.value) or
                                               _function_sequence(seq.value)) and not exits:
                 # (unrolled over these very objects: a list changed in place -- `layers[:] =
@@ -185,6 +194,16 @@ class LoopsMixin:
         finally:
             self.body = outer
         self.body.append(ir.For(loop_var, start, stop, step, loop_body, s.lineno, exits))
+
+    def is_range_atom(self, seq) -> bool:
+        """Does `seq` hold a `range` (a constant one, or one the function makes -- zip's
+        `itertools.count`, count_as_range): indexed by position as Python walks it?"""
+        if isinstance(seq, ir.Const):
+            return isinstance(seq.value, range)
+        found = self.definitions(seq.name) if isinstance(seq, ir.Var) else []
+        return len(found) == 1 and isinstance(found[0], ir.Call) and (
+            getattr(found[0].op, "fn", None) is range or
+            getattr(found[0].args.get("_fn"), "value", None) is range)
 
     def may_hold_mapping(self, seq) -> bool:
         """Might `seq` hold something a `for` walks other than by position -- a dict (its
@@ -253,16 +272,32 @@ class LoopsMixin:
             return ir.Const(len(shown.items), str(len(shown.items))) if isinstance(
                 shown, ir.Seq) and _objects_of(shown) is not None else None
         held = known_value(self.pf, e.args[0], self.locals)
+        found = delegated_sequence(held, "__len__")
+        if found is not None:  # (`len(net)`: the list its __len__ measures)
+            held = found[1]
         if type(held) not in (list, tuple) or not is_object_sequence(held):
             return None
         if guard and type(held) is list:
             guards.note("items", held, len(held), held)
         return ir.Const(len(held), str(len(held)))
 
-    def trips_storing_into_known_objects(self, args, target: str, body):
+    def known_int(self, e) -> ir.Const | None:
+        """An int literal, or `self.n_layers` / a module's `DEPTH` known here (guarded): that
+        int, a constant; else None."""
+        if isinstance(e, gast.Constant):
+            return ir.Const(e.value, repr(e.value)) if type(e.value) is int else None
+        if not isinstance(e, (gast.Name, gast.Attribute)) or (
+                isinstance(e, gast.Name) and e.id in self.locals):
+            return None
+        held = self.known_chain(e)
+        return ir.Const(held, repr(held)) if type(held) is int else None
+
+    def trips_over_known_objects(self, args, target: str, body):
         """The indexes `range(*args)` runs (at most 64), where they are known here and the body
         reads a list of objects known here by the loop's index (`net.dense[i]`, a module's or
-        an object's list: known_value, guarded) and stores an attribute; else None."""
+        an object's list: known_value, guarded; `net[i]` of an object whose `__getitem__`
+        hands over to one) -- to store an attribute or to call a method of the object the
+        index picks; else None."""
         if not all(isinstance(a, ir.Const) and type(a.value) is int for a in args) or \
                 (len(args) == 3 and args[2].value == 0):
             return None
@@ -270,9 +305,6 @@ class LoopsMixin:
         if not 0 < len(trips) <= 64:
             return None
         nodes = [n for st in body for n in gast.walk(st)]
-        if not any(isinstance(n, gast.Attribute) and isinstance(n.ctx, gast.Store)
-                   for n in nodes):
-            return None
         for n in nodes:
             if not (isinstance(n, gast.Subscript) and any(
                     isinstance(m, gast.Name) and m.id == target for m in gast.walk(n.slice))
@@ -283,8 +315,10 @@ class LoopsMixin:
                 # net.layers if hasattr(l, "W")]`, folded by objcomps.py)
                 if _objects_of(self.env.get(n.value.id)) is not None:
                     return list(trips)
-                continue
-            held = known_value(self.pf, n.value, self.locals)
+            held = self.known_chain(n.value)  # (`self[i]`, `net.layers[i]`, `LAYERS[i]`)
+            found = delegated_sequence(held, "__getitem__")
+            if found is not None:  # (`net[i]`: the list its __getitem__ reads)
+                held = found[1]
             if type(held) in (list, tuple) and is_object_sequence(held):
                 if type(held) is list:  # (the objects each index picks: these ones)
                     guards.note("items", held, len(held), held)
@@ -315,7 +349,15 @@ class LoopsMixin:
         functions or user objects known when normalising; else None."""
         if not (isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and
                 it.func.id == DICT_KEYS and len(it.args) == 1 and
-                isinstance(it.args[0], gast.Name) and it.args[0].id not in self.locals):
+                isinstance(it.args[0], gast.Name)):
+            return None
+        if it.args[0].id in self.locals:
+            # (`for layer in self.layers.values()`: pylower's `mapping = self.layers`, an
+            # object's dict of objects known here -- expressions.py, guarded)
+            held = self.env.get(it.args[0].id)
+            if self.defs[it.args[0].id] == 1 and isinstance(held, ir.Const) and \
+                    is_object_mapping(held.value):
+                return held.value
             return None
         d = self.pf.resolve(it.args[0].id)
         if type(d) is not dict or not 0 < len(d) <= 256 or not all(
@@ -516,6 +558,61 @@ class LoopsMixin:
                         body=[bind] + s.body, orelse=s.orelse, type_comment=None)
         return gast.fix_missing_locations(gast.copy_location(loop, s))
 
+    def enumerated_objects(self, s, body) -> bool:
+        """``for i, (name, layer) in enumerate(self.layers.items())`` (or ``.values()`` /
+        ``.keys()``) of an object's dict of objects known here (guarded): the body once per
+        key, `i` its position, `name` the key and `layer` its object -- as ``for name, layer
+        in self.layers.items()`` is. False: not such a loop."""
+        it = s.iter
+        if len(it.args) != 1 or it.keywords or not isinstance(s.target, gast.Tuple) or \
+                len(s.target.elts) != 2 or not isinstance(s.target.elts[0], gast.Name):
+            return False
+        view = it.args[0]
+        if not (isinstance(view, gast.Call) and isinstance(view.func, gast.Attribute) and
+                view.func.attr in ("items", "values", "keys") and not view.args and
+                not view.keywords):
+            return False
+        mapping = self.known_chain(view.func.value)
+        if not is_object_mapping(mapping):
+            return False
+        index, item = s.target.elts
+        first = body[0] if body else None
+        if isinstance(item, gast.Name) and isinstance(first, gast.Assign) and \
+                len(first.targets) == 1 and isinstance(first.targets[0], gast.Tuple) and \
+                all(isinstance(t, gast.Name) for t in first.targets[0].elts) and \
+                isinstance(first.value, gast.Name) and first.value.id == item.id and \
+                view.func.attr == "items" and len(first.targets[0].elts) == 2:
+            # (pylower.py's `item`, unpacked first thing in the body: the names themselves,
+            # so `layer` is the object, whose methods resolve)
+            names, body = [t.id for t in first.targets[0].elts], body[1:]
+        elif isinstance(item, gast.Name):
+            names = [item.id]
+        elif view.func.attr == "items" and isinstance(item, gast.Tuple) and \
+                len(item.elts) == 2 and all(isinstance(t, gast.Name) for t in item.elts):
+            names = [t.id for t in item.elts]
+        else:
+            return False
+        guards.note("items", mapping, len(mapping), tuple(mapping))
+        outer, self.unrolling = getattr(self, "unrolling", False), True
+        try:
+            for k, (key, obj) in enumerate(mapping.items()):
+                guards.note("global", mapping, key, obj)
+                self.env[index.id] = ir.Const(k, str(k))
+                key_atom = ir.Const(key, repr(key))
+                obj_atom = self.constant(obj, f"{names[-1]}_{k}", s)
+                values = {"items": [key_atom, obj_atom], "values": [obj_atom],
+                          "keys": [key_atom]}[view.func.attr]
+                if len(values) != len(names):  # (one name for an item: the pair)
+                    values = [ir.Seq(tuple(values), "tuple")]
+                for name, value in zip(names, values):
+                    self.env[name] = value
+                for st in body:
+                    self.line = st.lineno
+                    self.statement(st)
+        finally:
+            self.unrolling = outer
+        return True
+
     def enumerate_or_zip(self, s, builtin, body, exits):
         """for i, x in enumerate(xs) / for a, b in zip(as_, bs): an index loop that indexes."""
         inner = s.iter.args[0] if len(s.iter.args) == 1 else None
@@ -529,7 +626,8 @@ class LoopsMixin:
             # for i, (x, y) in enumerate(zip(xs, ys)): zip's loop, counted by i
             index = s.target.elts[0].id
             names = [t.id for t in s.target.elts[1].elts]
-            seqs = [self.snapshot(self.expr(a, names[-1], None), s) for a in inner.args]
+            seqs = [self.snapshot(self.handed_over(self.expr(a, names[-1], None),
+                                                   "__iter__", a), s) for a in inner.args]
             if self.defs[index] == 1:
                 self.ints.add(index)
             return self.indexed_loop(s, index, list(zip(names, seqs)), body, exits)
@@ -539,7 +637,8 @@ class LoopsMixin:
         args = s.iter.args
         if builtin is zip and len(args) > 1:  # (`zip(ws, itertools.count(1))`)
             args = [self.count_as_range(a) for a in args]
-        seqs = [self.snapshot(self.expr(a, names[-1], None), s) for a in args]
+        seqs = [self.snapshot(self.handed_over(self.expr(a, names[-1], None), "__iter__", a),
+                              s) for a in args]
         if builtin is enumerate:
             if len(seqs) != 1 or len(names) != 2:
                 raise self.unsupported("this use of enumerate()", s, "use enumerate(xs)")
@@ -595,6 +694,11 @@ class LoopsMixin:
         """`for index in range(min of the lengths)`, each name its sequence's item."""
         if not exits and self.objects_walked(s, index, items, body):
             return
+        items = [(n, self.emit(self.op_call(list, [seq], {}, s), self.fresh(f"{n}_items"), s)
+                  if self.may_hold_mapping(seq) and not self.is_range_atom(seq) else seq)
+                 for n, seq in items]
+        # (`enumerate(d.items())`, `zip(keys, gen)`: what Python's `for` takes from an
+        # iterator, a dict or a set, once, in its order -- as the plain `for` does)
         count = None
         for _, seq in items:
             n = self.loop_count(seq, f"{items[0][0]}_count", s)

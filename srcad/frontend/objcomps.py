@@ -48,6 +48,7 @@ import gast
 from ..errors import DictUnknownError
 from ..naming import fresh
 from . import guards
+from .objects import delegated_sequence
 from .opaque import is_object_sequence, is_user_object
 from .parse import UNRESOLVED, rewrite_blocks
 from .pylevel import Substitute, _assign, _call, _for, _name
@@ -65,6 +66,9 @@ def folded_object_comprehension(pf, e, stored: set):
                 for n in gast.walk(e.elt)):
         return None
     seq = known_value(pf, gen.iter, stored)
+    found = delegated_sequence(seq, "__iter__")
+    if found is not None:  # (`[l for l in net if ...]`: the list its __iter__ walks)
+        seq = found[1]
     if seq is UNRESOLVED or type(seq) not in (list, tuple) or not is_object_sequence(seq):
         return None
     var = gen.target.id
@@ -122,6 +126,9 @@ def known_value(pf, e, stored: set):
     if isinstance(e, gast.Subscript) and isinstance(e.slice, gast.Constant) and \
             type(e.slice.value) is int:
         base = known_value(pf, e.value, stored)
+        found = delegated_sequence(base, "__getitem__")
+        if found is not None:  # (`net[0]`: the list its __getitem__ reads)
+            base = found[1]
         if type(base) not in (list, tuple) or not -len(base) <= e.slice.value < len(base):
             return UNRESOLVED
         if type(base) is list:

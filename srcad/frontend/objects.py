@@ -3881,6 +3881,27 @@ def _delegate(cls, dunder: str):
     return None
 
 
+def delegated_sequence(obj, dunder: str):
+    """(attr, value): the list or tuple (for `__getitem__` also a dict) that the user object
+    `obj`, known when normalising, hands `dunder` to -- `__iter__`, `__len__` or
+    `__getitem__` whose body only says so (`_delegate`: ``return iter(self.layers)``,
+    ``return self.params[key]``) -- so that ``for l in net``, ``len(net)`` and ``net[0]``
+    read what ``net.layers`` does; each lookup guarded (the method, the attribute). Else
+    None."""
+    if not is_user_object(obj) or isinstance(obj, type):
+        return None
+    attr = _delegate(type(obj), dunder)
+    if attr is None:
+        return None
+    held = getattr(obj, attr, guards.MISSING)
+    kinds = (list, tuple, dict) if dunder == "__getitem__" else (list, tuple)
+    if type(held) not in kinds:
+        return None
+    guards.note_attr(type(obj), dunder, getattr(type(obj), dunder))
+    guards.note_attr(obj, attr, held)
+    return attr, held
+
+
 def _parents(tree) -> dict:
     out = {}
     for n in gast.walk(tree):

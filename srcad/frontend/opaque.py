@@ -268,6 +268,15 @@ def is_object_sequence(value) -> bool:
         is_user_object(v) for v in value)
 
 
+def is_object_mapping(value) -> bool:
+    """A dict (an OrderedDict too) of user objects under str keys (`self.layers =
+    OrderedDict()` of from-scratch layer code): a loop over its keys, values or items is
+    unrolled, each iteration with its own object (frontend/loops.py)."""
+    return isinstance(value, dict) and 0 < len(value) <= 256 and all(
+        type(k) is str and is_user_object(v) and not isinstance(v, type)
+        for k, v in value.items())
+
+
 def is_library_module(mod: types.ModuleType) -> bool:
     by_name = _is_library_module(mod.__name__)
     if by_name is not None:
