@@ -82,8 +82,8 @@ from .walrus import hoist_named_exprs
 from .factories import splice_factories
 from .funclists import unroll_function_lists
 from .rebinds import rename_rebound_params
-from .recursion import MAX_DEPTH, RECURSIVE, Recursion, fold_static_arguments, signature, \
-    static_arguments
+from .recursion import MAX_DEPTH, RECURSIVE, Recursion, calls_itself, fold_static_arguments, \
+    signature, static_arguments
 from .pyforms import consumed_whole, lower_forms, mark_context_edges
 from .callbacks import lower_callbacks
 from .inner_transforms import lower_inner_transforms
@@ -1257,6 +1257,8 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             raise Recursion(key)  # (the call normalising fn starts again: recursion.py)
         kwargs = dict(kwargs)  # (a call started again must see the caller's own)
         pf = parse_function(fn)
+        if fn not in RECURSIVE and calls_itself(fn, pf.tree):
+            RECURSIVE.add(fn)  # (specialised per level from the first: recursion.py)
         if self.unpacking is not None and self.unpacking[0] is node:
             pf.unpacked = self.unpacking[1]
         if pf.vararg is not None or pf.tree.args.vararg is not None or \
@@ -1374,7 +1376,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                              label_of(fn.__qualname__) or spelled)
             raise
         except Recursion as r:  # fn calls itself: this call again, specialised per level
-            if r.key != key or fn in RECURSIVE:
+            if r.key != key or key[0] in RECURSIVE:
                 raise
             again = True
         finally:
@@ -1383,12 +1385,12 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                 del _IN_PROGRESS[key]
         if not again:
             self.inlined.append(callee)  # (checked as written: ir.Function.inlined)
-        if again:
-            RECURSIVE.add(fn)
+        if again:  # (the function itself: `fn` may be wrapped by now -- state_given)
+            RECURSIVE.add(key[0])
             if names is not None:  # (the names the first try claimed: free again)
                 _PROGRAM[-1].clear()
                 _PROGRAM[-1].update(names)
-            return self.user_call(fn, spelled, args, kwargs_given, node)
+            return self.user_call(key[0], spelled, args, kwargs_given, node)
         if pf.attr_in:  # (only the values it reads: the others are no parameters of it)
             used = {n for st in ir.walk(callee.body) for n in ir.uses(st)} | {
                 n for _, _, a in callee.state_out for n in ir.atom_vars(a)}

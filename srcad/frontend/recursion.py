@@ -63,7 +63,7 @@ import gast
 from .. import ir
 from . import guards
 from .opaque import is_user_object
-from .parse import UNRESOLVED
+from .parse import UNRESOLVED, parse_function
 
 MAX_DEPTH = 48  # levels of one recursion (each a subroutine of the generated module)
 
@@ -79,6 +79,39 @@ class Recursion(BaseException):
     def __init__(self, key):
         super().__init__(key)
         self.key = key
+
+
+_CALLS_ITSELF: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def calls_itself(fn, tree) -> bool:
+    """Does `fn`'s body (its gast `tree`) call it by its own name -- ``encode(node.left,
+    ...)`` of a module function, ``self.forward(node.left)`` of a method? Such a function is
+    known recursive before its first call is normalised (`RECURSIVE`), so that the tests
+    that end its recursion on a node srcad knows (``if node.isLeaf:``) are folded from the
+    first level on -- else the arm Python never takes at a leaf was followed, into a call on
+    ``node.left`` = None."""
+    if fn in _CALLS_ITSELF:
+        return _CALLS_ITSELF[fn]
+    name = getattr(fn, "__name__", "")
+    params = [a.id for a in tree.args.args if isinstance(a, gast.Name)]
+    method = "." in getattr(fn, "__qualname__", "").replace(".<locals>.", "") and params
+    found = False
+    for n in gast.walk(tree):
+        if not isinstance(n, gast.Call):
+            continue
+        f = n.func
+        if isinstance(f, gast.Name) and f.id == name and not method and \
+                getattr(fn, "__globals__", {}).get(name) is fn:
+            found = True
+        elif method and isinstance(f, gast.Attribute) and f.attr == name and \
+                isinstance(f.value, gast.Name) and f.value.id == params[0]:
+            found = True
+    try:
+        _CALLS_ITSELF[fn] = found
+    except TypeError:  # (not weakly referable)
+        pass
+    return found
 
 
 def static_arguments(fn, pf, args: list, kwargs: dict, statics: dict, made) -> dict:
@@ -134,6 +167,12 @@ def static_arguments(fn, pf, args: list, kwargs: dict, statics: dict, made) -> d
     for p, a in given:
         if isinstance(a, ir.Const) and type(a.value) in (int, bool):
             out[p] = ("int", a.value)
+        elif isinstance(a, ir.Const) and is_user_object(a.value) and \
+                not isinstance(a.value, type):
+            # (a node of a tree of user objects, `encode(node.left, ...)`: the node itself
+            # -- the object's identity; its attributes are read, guarded, while the code is
+            # built, so the depth is the tree's)
+            out[p] = ("obj", id(a.value))
         elif (v := tree_of(a, made)) is not None and type(v) in (int, bool):
             out[p] = ("int", v)  # (a tree's leaf: `left, right = node` of a known tree)
         elif v is not None and (is_tree(v) or type(v) is str):
@@ -216,6 +255,22 @@ class _Put(gast.NodeTransformer):
         return node
 
     visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_ListComp
+
+
+class _Swap(gast.NodeTransformer):
+    """Reads of the name `name` as a copy of the expression `by` (a method's `self` as the
+    object it is called on)."""
+
+    def __init__(self, name, by):
+        self.name, self.by = name, by
+
+    def visit_Name(self, node):
+        if node.id == self.name and isinstance(node.ctx, gast.Load):
+            return copy.deepcopy(self.by)
+        return node
+
+    def visit_Lambda(self, node):
+        return node
 
 
 def signature(statics: dict | None) -> tuple:
@@ -371,6 +426,9 @@ class _Fold(gast.NodeTransformer):
         known = self._isinstance(node)
         if known is not None:
             return known
+        known = self.folded_method(node)
+        if known is not None:
+            return known
         if self.len_is_builtin and isinstance(node.func, gast.Name) and node.func.id == "len" \
                 and len(node.args) == 1 and not node.keywords and \
                 isinstance(node.args[0], (gast.Name, gast.Attribute)):
@@ -406,7 +464,51 @@ class _Fold(gast.NodeTransformer):
                 _is_const(node.comparators[0]):
             return _const(bool(_COMPARE[type(node.ops[0])](node.left.value,
                                                            node.comparators[0].value)), node)
+        if len(node.ops) == 1 and isinstance(node.ops[0], (gast.Is, gast.IsNot)):
+            # (`node.left is None` of a node known here: a child object, so False)
+            sides = [node.left, node.comparators[0]]
+            for side, other in (sides, sides[::-1]):
+                if isinstance(other, gast.Constant) and other.value is None:
+                    v = self.known(side)
+                    if v is not UNRESOLVED:
+                        return _const((v is None) == isinstance(node.ops[0], gast.Is), node)
         return node
+
+    def known(self, e):
+        """The value a name or attribute chain of an object known here holds (guarded),
+        else UNRESOLVED."""
+        if isinstance(e, gast.Attribute):
+            return self.attribute(e)
+        if isinstance(e, gast.Name):
+            return self.held(e.id)
+        return UNRESOLVED
+
+    def folded_method(self, node):
+        """`node.is_leaf()` of an object known here, where the method (a user's, no
+        parameter but `self`) only returns an expression this fold decides --
+        ``return self.left is None`` --: that constant, else None."""
+        f = node.func
+        if node.args or node.keywords or not isinstance(f, gast.Attribute):
+            return None
+        obj = self.known(f.value)
+        if obj is UNRESOLVED or not is_user_object(obj) or isinstance(obj, type):
+            return None
+        method = inspect.getattr_static(type(obj), f.attr, None)
+        if not isinstance(method, types.FunctionType) or not is_user_object(method):
+            return None
+        try:
+            fdef = parse_function(method).tree
+        except Exception:  # noqa: BLE001  (no source: left to run)
+            return None
+        body = [st for st in fdef.body if not (isinstance(st, gast.Expr) and
+                                               isinstance(st.value, gast.Constant))]
+        params = [a.id for a in fdef.args.args]
+        if len(params) != 1 or len(body) != 1 or not isinstance(body[0], gast.Return) or \
+                body[0].value is None:
+            return None
+        guards.note_attr(type(obj), f.attr, getattr(type(obj), f.attr))
+        out = self.visit(_Swap(params[0], f.value).visit(copy.deepcopy(body[0].value)))
+        return out if _is_const(out) else None
 
     def visit_BoolOp(self, node):
         node.values = [self.truth(v) for v in node.values]
@@ -509,6 +611,8 @@ class _Fold(gast.NodeTransformer):
                 isinstance(n, (gast.Break, gast.Continue)) for n in gast.walk(s)) or \
                 s.target.id in _stored_in(gast.Module(body=s.body, type_ignores=[])):
             return None
+        if isinstance(s.iter, (gast.Name, gast.Attribute)) and self.length(s.iter) == 0:
+            return []  # (`for c in node.children:` of a leaf known here: no trip)
         it = self.visit(copy.deepcopy(s.iter))
         if not (isinstance(it, gast.Constant) and type(it.value) is tuple and
                 len(it.value) <= _UNROLL):
