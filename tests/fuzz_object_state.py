@@ -236,6 +236,7 @@ class {p}Net:
         self.named = {{f"l{{i}}": layer for i, layer in enumerate(layers)}}
         for i, layer in enumerate(layers):
             layer.prev = layers[i - 1] if i > 0 else None
+            setattr(self, f"l{{i}}", layer)
 
     def __getitem__(self, i):
         return self.layers[i]
@@ -256,6 +257,14 @@ class {p}Net:
     def forward_named(self, x):
         h = x
         for name, layer in self.named.items():
+            layer.forward(h)
+            h = layer.output
+        return h
+
+    def forward_getattr(self, x):
+        h = x
+        for i in range(len(self.layers)):
+            layer = getattr(self, f"l{{i}}")
             layer.forward(h)
             h = layer.output
         return h
@@ -325,7 +334,8 @@ def {p}read_gh():
             # list, `NET.named['l0']` of a dict of the layers)
             return self.ch.weighted([(4, f"{self.p}NET.layers[{at}]"),
                                      (1, f"{self.p}NET[{at}]"),
-                                     (1, f"{self.p}NET.named['l{index}']")])
+                                     (1, f"{self.p}NET.named['l{index}']"),
+                                     (1, f"getattr({self.p}NET, 'l{index}')")])
         return self.obj(name)
 
     def read_back(self, name) -> str:
@@ -372,7 +382,8 @@ def {p}read_gh():
                             # Net's __iter__ / __getitem__ / __len__, a dict of them, a copy
                             # of the list, a filter of it -- zeros, silently, where a weight
                             # was set on a layer first)
-                            (1, "iter_method"), (1, "named_method"), (1, "iter_here"),
+                            (1, "iter_method"), (1, "named_method"), (1, "getattr_method"),
+                            (1, "iter_here"),
                             (1, "index_here"), (1, "copy_here"), (1, "named_here"),
                             (1, "filter_here")])
         if form == "filter_here" and any(self.caches.values()):
@@ -393,7 +404,7 @@ def {p}read_gh():
         if form == "loop_method":
             self.emit(f"{net}.forward_loop({cur})")
             return ch.pick((f"{net}.output", f"{net}.layers[-1].output * {net}.output"))
-        if form in ("iter_method", "named_method"):
+        if form in ("iter_method", "named_method", "getattr_method"):
             h = self.fresh()
             self.emit(f"{h} = {net}.forward_{form.split('_')[0]}({cur})")
             return ch.pick((h, f"{net}.layers[-1].output + {h}"))

@@ -301,18 +301,28 @@ def _state_name(obj) -> str:
 
 
 def _objects_held(atom, depth: int = 2) -> list:
-    """`_object_name`s of the user objects a constant atom is or holds in a list, tuple or
-    dict (two levels deep, 256 items at most each), or whose bound method it is
-    (`layer.forward`): what code run as written on it may reach."""
+    """`_state_name`s of the user objects a constant atom is or holds in a list, tuple or
+    dict (two levels deep, 256 items at most each), or in their attributes (four levels),
+    or whose bound method it is (`layer.forward`): what code run as written on it may
+    reach."""
     if not isinstance(atom, ir.Const):
         return []
-    out, todo = [], [(atom.value, 0)]
-    while todo:
+    out, todo, seen = [], [(atom.value, 0)], set()
+    while todo and len(seen) < 512:
         v, d = todo.pop()
         if isinstance(v, types.MethodType):
             v = v.__self__
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
         if is_user_object(v) and not isinstance(v, type):
             out.append(_state_name(v))
+            # (and the objects it holds: `getattr(net, "fc1")` run as written reaches
+            # `net.fc1.W`, a parameter object a value was stored into)
+            held = getattr(v, "__dict__", None)
+            if d < depth + 2 and isinstance(held, dict):
+                todo.extend((x, d + 1) for x in held.values() if not isinstance(
+                    x, (np.ndarray, np.generic, int, float, str, bool, type(None))))
         elif d < depth and isinstance(v, (list, tuple, dict)) and len(v) <= 256:
             todo.extend((x, d + 1) for x in (v.values() if isinstance(v, dict) else v))
     return out

@@ -797,6 +797,9 @@ class CallsMixin:
         carried = self.carried_getattr(e)
         if carried is not None:
             return carried
+        named = self.named_getattr(e, hint, into)
+        if named is not None:
+            return named
         if isinstance(e.func, gast.Name) and e.func.id == ARGUMENT and len(e.args) == 1 and \
                 e.func.id not in self.locals:
             # a spliced factory's parameter (factories.py): a copy kept under its own name
@@ -985,6 +988,8 @@ class CallsMixin:
         call = self.user_call(obj, spelled, args, kwargs, e)
         self.refuse_module_array_writes(call, e)
         chosen = self.returned_function(call, e)
+        if chosen is None:
+            chosen = self.returned_objects(call, e)
         if chosen is not None:
             # `act = get_activation("relu")`: a factory whose branches the values known here
             # chose (chosen.py) returns one function, a constant -- the caller calls it as
@@ -1074,6 +1079,24 @@ class CallsMixin:
             return self.constant(fn, self.fresh(f"{call.callee.name}_{name}"), node)
         return self.constant(fn, name if name.isidentifier() else "fn", node)
 
+    def returned_objects(self, call, node) -> ir.Seq | None:
+        """The list or tuple of user objects a user call returns, where its body only returns
+        a display of objects known here (``def params(self): return [self.W, self.b]`` of
+        parameter objects) and does nothing else: that display, its items constants, so a
+        loop over it is written out per object and a store into one (``p.value = v``) is
+        followed; else None."""
+        ret = call.callee.ret
+        if not (isinstance(ret, ir.Return) and isinstance(ret.value, ir.Seq) and
+                ret.value.items and len(call.callee.body) == 1) or call.carried or \
+                call.callee.written or call.callee.written_arrays or call.callee.state_out:
+            return None
+        items = ret.value.items
+        if not all(isinstance(a, ir.Const) and is_user_object(a.value) and
+                   not isinstance(a.value, type) for a in items):
+            return None
+        return ir.Seq(tuple(self.constant(a.value, f"{call.callee.name}_{i}", node)
+                            for i, a in enumerate(items)), ret.value.kind)
+
     def carry_into_local(self, obj, attr: str, held, node, via: str | None = None) -> None:
         """`obj.attr` holds `held` now (a callee left it there, or this function stored it
         through another name for the object): each local this function keeps `obj.attr` in
@@ -1094,6 +1117,58 @@ class CallsMixin:
             # (a name of its own: the local's own definitions keep theirs, def_name)
             name = local if local in self.mutable else self.fresh(local)
             self.env[local] = self.emit((op, args), name, node)
+
+    def static_text(self, e):
+        """The string `e` spells while srcad builds the code -- a literal, a name bound to a
+        known str here (an unrolled loop's variable), ``f"fc{i}"``, ``"fc" + str(i)`` of
+        known ints and strs -- else None. Emits nothing."""
+        v = self._static_value(e)
+        return v if type(v) is str else None
+
+    def _static_value(self, e):
+        """`static_text`'s str or int value of `e`, or None."""
+        if isinstance(e, gast.Constant) and type(e.value) in (str, int):
+            return e.value
+        if isinstance(e, gast.Name):
+            held = self.env.get(e.id) if e.id in self.locals else None
+            return held.value if isinstance(held, ir.Const) and \
+                type(held.value) in (str, int) else None
+        if isinstance(e, gast.JoinedStr):
+            parts = []
+            for v in e.values:
+                if isinstance(v, gast.FormattedValue):
+                    if v.format_spec is not None or v.conversion not in (-1, None):
+                        return None
+                    v = v.value
+                part = self._static_value(v)
+                if part is None:
+                    return None
+                parts.append(str(part))
+            return "".join(parts)
+        if isinstance(e, gast.BinOp) and isinstance(e.op, gast.Add):
+            a, b = self._static_value(e.left), self._static_value(e.right)
+            return a + b if a is not None and type(a) is type(b) else None
+        if isinstance(e, gast.Call) and isinstance(e.func, gast.Name) and \
+                e.func.id == "str" and e.func.id not in self.locals and len(e.args) == 1 and \
+                not e.keywords and self.pf.resolve("str") is str:
+            v = self._static_value(e.args[0])
+            return None if v is None else str(v)
+        return None
+
+    def named_getattr(self, e: gast.Call, hint: str, into):
+        """``getattr(self, f"fc{i}")`` / ``getattr(net, "layer" + str(i))`` in a loop written
+        out per index (or with a name known here): the attribute itself, ``self.fc1``, as
+        srcad reads it -- the layer it picks resolves -- else None."""
+        if not (isinstance(e.func, gast.Name) and e.func.id == "getattr" and
+                e.func.id not in self.locals and len(e.args) == 2 and not e.keywords and
+                self.pf.resolve("getattr") is builtins.getattr):
+            return None
+        name = self.static_text(e.args[1])
+        if name is None or not name.isidentifier() or isinstance(e.args[1], gast.Constant):
+            return None
+        read = gast.copy_location(gast.Attribute(value=e.args[0], attr=name,
+                                                 ctx=gast.Load()), e)
+        return self.expr(read, hint, into)
 
     def carried_getattr(self, e: gast.Call):
         """`getattr(obj, "attr", default)` (attrstate.py's start value of a local, or the
@@ -1140,6 +1215,19 @@ class CallsMixin:
         while isinstance(root, gast.Attribute):
             chain.append(root.attr)
             root = root.value
+        if isinstance(root, gast.Call) and isinstance(root.func, gast.Name) and \
+                root.func.id == "getattr" and root.func.id not in self.locals and \
+                len(root.args) == 2 and not root.keywords and \
+                self.pf.resolve("getattr") is builtins.getattr:
+            name = self.static_text(root.args[1])  # (`getattr(net, name).W = w`)
+            if name is None or not name.isidentifier():
+                return None
+            read = gast.copy_location(gast.Attribute(value=root.args[0], attr=name,
+                                                     ctx=gast.Load()), root)
+            for attr in reversed(chain):
+                read = gast.copy_location(gast.Attribute(value=read, attr=attr,
+                                                         ctx=gast.Load()), root)
+            return self.known_object(read)
         if isinstance(root, gast.Subscript):  # (`self.layers[-1].output`)
             held = self.expr(root, "obj", None)
             if not isinstance(held, ir.Const):

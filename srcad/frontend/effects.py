@@ -157,6 +157,12 @@ class EffectsMixin:
                       spelling=ast.parse(src, mode="eval").body, spelling_src=src,
                       differentiable=False, family="opaque call", kind="format",
                       label="an f-string", pure=True)
+        if all(isinstance(a, ir.Const) and type(a.value) in (int, str, bool)
+               for a in atoms):
+            # (`f"fc{i}"` of an unrolled loop's index: the name itself, known here, so that
+            # `getattr(self, f"fc{i}")` picks its layer while srcad builds the code)
+            text = fn(*(a.value for a in atoms))
+            return ir.Const(text, repr(text))
         bound = {p.name: a for p, a in zip(params, atoms)}
         return self.result((op, bound), hint, into, e)
 

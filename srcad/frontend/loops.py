@@ -103,8 +103,10 @@ class LoopsMixin:
                 and it.func.id not in self.locals and self.pf.resolve(it.func.id) is range):
             if it.keywords or not 1 <= len(it.args) <= 3:
                 raise self.unsupported("this call to range()", s)
-            trips = None if exits else self.trips_over_known_objects(
-                [self.known_length(a) or self.known_int(a) for a in it.args], target, body)
+            bounds = [self.known_length(a) or self.known_int(a) for a in it.args]
+            trips = None if exits else self.trips_over_known_objects(bounds, target, body)
+            if trips is None and not exits and _names_attributes_by(target, body):
+                trips = _known_trips(bounds)
             if trips is not None:
                 # `for i in range(len(net.dense)): net.dense[i].W = Ws[i]`, `h =
                 # self.layers[i].forward(h)`: once per index, so each store is into the object
@@ -145,7 +147,9 @@ class LoopsMixin:
                 return self.once_per_item(target, held, body)
             if isinstance(seq, ir.Seq) and seq.items and not exits and (
                     all(self.function_value(a) for a in seq.items) or
-                    _objects_of(seq) is not None or _makes_closures(body)):
+                    _objects_of(seq) is not None or _makes_closures(body) or (
+                        len(seq.items) <= 64 and _names_attributes_by(target, body) and
+                        all(isinstance(a, ir.Const) for a in seq.items))):
                 # `fns = [relu, np.tanh]; for f in fns: h = f(h)`, `for W, act in [(W1,
                 # np.tanh), (W2, relu)]`, `for layer in [net.l1, net.l2]`: the body once per
                 # item
@@ -271,7 +275,7 @@ class LoopsMixin:
             shown = self.env.get(e.args[0].id)
             return ir.Const(len(shown.items), str(len(shown.items))) if isinstance(
                 shown, ir.Seq) and _objects_of(shown) is not None else None
-        held = known_value(self.pf, e.args[0], self.locals)
+        held = self.known_chain(e.args[0])  # (`len(self.layers)` in a method too)
         found = delegated_sequence(held, "__len__")
         if found is not None:  # (`len(net)`: the list its __len__ measures)
             held = found[1]
@@ -286,6 +290,12 @@ class LoopsMixin:
         int, a constant; else None."""
         if isinstance(e, gast.Constant):
             return ir.Const(e.value, repr(e.value)) if type(e.value) is int else None
+        if isinstance(e, gast.BinOp) and isinstance(e.op, (gast.Add, gast.Sub)):
+            a, b = self.known_int(e.left), self.known_int(e.right)  # (`self.n + 1`)
+            if a is None or b is None:
+                return None
+            v = a.value + b.value if isinstance(e.op, gast.Add) else a.value - b.value
+            return ir.Const(v, repr(v))
         if not isinstance(e, (gast.Name, gast.Attribute)) or (
                 isinstance(e, gast.Name) and e.id in self.locals):
             return None
@@ -835,6 +845,26 @@ def _objects_of(seq) -> list | None:
         values = [a.value for a in seq.items]
         return values if is_object_sequence(values) else None
     return None
+
+
+def _names_attributes_by(target: str, body) -> bool:
+    """Does a loop's body name an attribute by its variable -- ``getattr(self,
+    f"fc{i}")``, ``setattr(net, name, W)``, ``hasattr(...)``? Over constants, it is written
+    out once per item, so each name is known and the object it picks resolves."""
+    return any(isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and
+               n.func.id in ("getattr", "setattr", "hasattr") and len(n.args) >= 2 and
+               any(isinstance(m, gast.Name) and m.id == target for m in gast.walk(n.args[1]))
+               for st in body for n in gast.walk(st))
+
+
+def _known_trips(bounds) -> list | None:
+    """The ints `range(*bounds)` runs, where each bound is an int constant and they are 64
+    at most; else None."""
+    if not bounds or not all(isinstance(a, ir.Const) and type(a.value) is int
+                             for a in bounds) or (len(bounds) == 3 and bounds[2].value == 0):
+        return None
+    trips = range(*(a.value for a in bounds))
+    return list(trips) if 0 < len(trips) <= 64 else None
 
 
 def _makes_closures(body) -> bool:

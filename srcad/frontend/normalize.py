@@ -1195,10 +1195,11 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             self.env[name] = fn  # `tanh = np.tanh`: calls through `tanh` are np.tanh's
             return
         atom = self.expr(value, name, into=(name, node.lineno))
-        if getattr(self, "unrolling", False) and isinstance(atom, ir.Const) and callable(
-                atom.value) and not isinstance(atom.value, type):
+        if getattr(self, "unrolling", False) and isinstance(atom, ir.Const) and (callable(
+                atom.value) or is_user_object(atom.value)) and not isinstance(atom.value, type):
             # (`fn = HEADS[name]` in a loop unrolled over a module dict's keys: that
-            # function, so that calls through `fn` are its own -- each trip binds its own)
+            # function, so that calls through `fn` are its own -- each trip binds its own;
+            # `layer = mapping[key]` of `for layer in net.named.values()`: that layer)
             self.env[name] = atom
             return
         self.record_view(name, value, atom)
