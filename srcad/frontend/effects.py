@@ -77,7 +77,7 @@ class EffectsMixin:
                 len(v.args) == 3 and not v.keywords and
                 not any(isinstance(a, gast.Starred) for a in v.args) and
                 isinstance(v.args[1], (gast.Name, gast.Constant)) and
-                isinstance(v.args[0], (gast.Name, gast.Attribute))):
+                isinstance(v.args[0], (gast.Name, gast.Attribute, gast.Subscript))):
             return False
         try:
             if self.pf.resolve(v.func.id) is not setattr:

@@ -42,6 +42,7 @@ from .objcomps import known_value
 from .objects import delegated_sequence
 from .opaque import is_object_mapping, is_object_sequence, is_opaque, is_user_object, \
     rowed_callable
+from .parse import UNRESOLVED
 from .pylevel import _assign, _name
 
 DICT_KEYS = "__srcad_dict_keys"  # (pylower's name for runtime_python.dict_keys)
@@ -139,6 +140,16 @@ class LoopsMixin:
             backward = None if exits else self.closures_reversed(it, target, body)
             if backward is not None:  # (`for f in reversed(fs)` of a list of closures)
                 return self.once_per_item(target, backward, body)
+            names = self.known_chain(it) if isinstance(it, (gast.Name, gast.Attribute)) \
+                and not exits else UNRESOLVED
+            if type(names) in (list, tuple) and 0 < len(names) <= 64 and \
+                    all(type(v) in (str, int) for v in names) and \
+                    self.picks_objects_by(target, body):
+                # `for name in self.order: x = self.modules[name](x)`: once per name (the
+                # list's items guarded), so each picks its module while srcad builds the code
+                if type(names) is list:
+                    guards.note("items", names, len(names), tuple(names))
+                return self.once_per_item(target, [ir.Const(v, repr(v)) for v in names], body)
             sliced = self.module_slice(it)
             seq = self.handed_over(self.expr(it, target, None), "__iter__", it) \
                 if sliced is None else sliced
@@ -284,6 +295,22 @@ class LoopsMixin:
         if guard and type(held) is list:
             guards.note("items", held, len(held), held)
         return ir.Const(len(held), str(len(held)))
+
+    def picks_objects_by(self, target: str, body) -> bool:
+        """Does the loop's body index a dict or list of user objects known here by its
+        variable (`self.modules[name]`, `LAYERS[i]`) or name an attribute by it
+        (`getattr(self, name)`)?"""
+        if _names_attributes_by(target, body):
+            return True
+        for st in body:
+            for n in gast.walk(st):
+                if isinstance(n, gast.Subscript) and isinstance(n.slice, gast.Name) and \
+                        n.slice.id == target and \
+                        isinstance(n.value, (gast.Name, gast.Attribute)):
+                    held = self.known_chain(n.value)
+                    if is_object_mapping(held) or is_object_sequence(held):
+                        return True
+        return False
 
     def known_int(self, e) -> ir.Const | None:
         """An int literal, or `self.n_layers` / a module's `DEPTH` known here (guarded): that

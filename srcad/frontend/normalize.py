@@ -1347,6 +1347,12 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         pf.dict_keys = {p: self.pf.dict_keys[a.name] for p, a in passed
                         if isinstance(a, ir.Var) and a.name in self.pf.dict_keys
                         and not self.defs[a.name] and a.name not in changed}
+        # (and a dict display this function made, by its constant str keys, bound once and
+        # not changed: `model.load({"W": W, "b": b})` walking `for k, v in d.items():
+        # setattr(layer, k, v)` -- once per key there, so each store names its attribute)
+        pf.dict_keys.update({p: keys for p, a in passed if isinstance(a, ir.Var) and
+                             p not in pf.dict_keys and a.name not in changed and
+                             (keys := self.display_keys(a)) is not None})
         if fn in RECURSIVE:  # one subroutine per level, on the ints and lengths it knows
             pf.statics.update(static_arguments(fn, pf, list(args), kwargs, caller,
                                                self.definitions))
@@ -1438,6 +1444,20 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         call.closure_free = list(pf.closure_free)
         call.carried = [(o, attr) for o, attr, _ in carried]
         return call
+
+    def display_keys(self, atom: ir.Var):
+        """The keys of the dict display `atom` names -- assigned once here from ``{"W": W,
+        "b": b}`` (every key a str constant) -- in order, else None."""
+        found = self.definitions(atom.name)
+        if len(found) != 1 or not isinstance(found[0], ir.Call) or \
+                getattr(found[0].op, "name", "") != "dict":
+            return None
+        args = found[0].args
+        keys = [args[f"k{i}"] for i in range(len(args) // 2) if f"k{i}" in args]
+        if len(keys) * 2 != len(args) or not all(
+                isinstance(k, ir.Const) and type(k.value) is str for k in keys):
+            return None
+        return [k.value for k in keys]
 
     def holds_made_dict(self, name: str) -> bool:
         """Is every assignment of `name` so far a dict this function makes (a display, or
