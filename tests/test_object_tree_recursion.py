@@ -173,3 +173,34 @@ def test_a_tree_changed_between_calls_rebuilds_the_code():
     want = numerical_grad(loss, (L0.copy(), W0.copy()), wrt=(0, 1))
     for gi, wi in zip(got, want):
         np.testing.assert_allclose(gi, wi, rtol=1e-6, atol=1e-8)
+
+
+def _random_tree(rng, depth):
+    """A binary tree of `Node`s, leaves at most `depth` levels down (each inner node's
+    children drawn as leaves or subtrees at random)."""
+    if depth == 0 or rng.random() < 0.3:
+        return _leaf(int(rng.integers(V)), int(rng.integers(C)))
+    return Node(int(rng.integers(C)), left=_random_tree(rng, depth - 1),
+                right=_random_tree(rng, depth - 1))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_trees(seed):
+    """Trees of other shapes and depths (a leaf alone, lopsided, full): each a
+    specialisation of its own, its gradient against central differences."""
+    rng = np.random.default_rng(seed)
+    tree = _random_tree(rng, int(rng.integers(0, 5)))
+    g = srcad.grad(tree_loss_given, wrt=(0, 1))(L0.copy(), W0.copy(), tree)
+    want = numerical_grad(tree_loss_given, (L0.copy(), W0.copy(), tree), wrt=(0, 1))
+    for gi, wi in zip(g, want):  # (central differences with h = 1e-4 through deep trees:
+        np.testing.assert_allclose(gi, wi, rtol=1e-5, atol=1e-6)  # their own error ~1e-8)
+    model = RNN(L0.copy(), W0.copy(), WS0.copy())
+
+    def cost(L, W):
+        model.L, model.W = L, W
+        return model.node_cost(tree)
+
+    got = srcad.grad(cost, wrt=(0, 1))(L0.copy(), W0.copy())
+    want = numerical_grad(cost, (L0.copy(), W0.copy()), wrt=(0, 1))
+    for gi, wi in zip(got, want):
+        np.testing.assert_allclose(gi, wi, rtol=1e-5, atol=1e-6)
