@@ -449,6 +449,18 @@ def _class_default(cls, attr: str) -> bool:
         not hasattr(type(raw), "__get__")
 
 
+def _new_plain_attribute(cls, attr: str) -> bool:
+    """May an instance of `cls` take `attr` as a plain new attribute -- ``st = State();
+    st.h = h`` from outside the class: the class names no such attribute (no method, no
+    property, no default), has no ``__slots__`` and no ``__setattr__`` of its own?"""
+    if attr.startswith("__") or hasattr(cls, attr):
+        return False
+    if any("__slots__" in vars(k) for k in cls.__mro__ if k is not object):
+        return False
+    owner, _ = class_attribute(cls, "__setattr__")
+    return owner is object
+
+
 def _functions_of(raw) -> list:
     """The user functions a class attribute holds: a function, or a property's getter and
     setter."""
@@ -1992,6 +2004,14 @@ class _Rewriter:
                     self.o.late.append((base, t.attr, gast.Attribute(
                         value=_name(self.o.bind(base.cls, base.cls.__name__)), attr=t.attr,
                         ctx=gast.Load())))
+                if t.attr not in base.attrs and base.built and \
+                        _new_plain_attribute(base.cls, t.attr) and \
+                        not (self.nested or self.outer_nested or self.in_def):
+                    # (`st = State(); st.h = np.tanh(z)`: a new attribute of an object built
+                    # here, state like the others from here on -- Python reads it only after
+                    # this store, so it is given back, never passed in)
+                    base.attrs = base.attrs + (t.attr,)
+                    self.o.late.append((base, t.attr, None))
                 if t.attr not in base.attrs:
                     raise _Unsupported(f"`.{t.attr}` assigned from outside the class")
                 base.consts.pop(t.attr, None)
