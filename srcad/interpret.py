@@ -84,6 +84,40 @@ def _probe_copy_of(value):
     return value
 
 
+def _makes_new(stmt: ir.Call, env: dict) -> bool:
+    """Does the call make the object it gives (a class called, `np.nditer(x)`,
+    `np.random.default_rng(0)`), rather than hand out one that exists (`layers[0]`,
+    `getattr(net, "fc1")`, `next(iter(...))`)?"""
+    if getattr(stmt.op, "family", "") != "opaque call":
+        return False
+    fn = atom_value(stmt.args["_fn"], env) if "_fn" in stmt.args else None
+    return isinstance(fn, type) or (getattr(fn, "__module__", "") or "").startswith("numpy")
+
+
+def _probe_owns(env: dict, name: str) -> None:
+    """Before a method srcad runs as written (`layer.forward(h)` of a layer a loop picked
+    at run time) in the shape probe: a user's object the probe did not make is replaced, in
+    the probe's names, by the probe's own copy of it (one per object, which a constant
+    holding it reads too: `_probe_copy_of`), so the method's effects -- a cache appended
+    to, a counter moved -- happen once per call, in the real call, as Python's do."""
+    value = env[name]
+    if not _PROBE_COPIES or (_PROBE_MADE and id(value) in _PROBE_MADE[-1]) or \
+            not hasattr(value, "__dict__") or isinstance(value, (type, np.ndarray)) or \
+            (type(value).__module__ or "").split(".")[0] in _LIBRARIES:
+        return
+    copies = _PROBE_COPIES[-1]
+    if id(value) not in copies:
+        try:
+            copies[id(value)] = (value, copy.deepcopy(value))
+        except Exception:  # noqa: BLE001  (a logger, a socket: run on the object itself)
+            return
+    env[name] = copies[id(value)][1]
+
+
+_LIBRARIES = frozenset({"builtins", "numpy", "scipy", "srcad", "functools", "itertools",
+                        "collections", "types"})
+
+
 # per shape probe: the objects (not arrays, not numbers) its own calls made, by id -- a method
 # of one of them runs on the object itself (`it.iternext()` of an `np.nditer` the function
 # makes drives its loop); a method of anything else runs on a copy, or not at all
@@ -208,6 +242,9 @@ def run_block(body, env: dict, record=None, fn=None, probe: bool = False) -> Non
             try:
                 if probe:
                     check_op(stmt.op, stmt.args, env)
+                    if getattr(stmt.op, "family", "") == "opaque method" and \
+                            isinstance(stmt.args.get("_obj"), ir.Var):
+                        _probe_owns(env, stmt.args["_obj"].name)
                 value = call_op(stmt.op, stmt.args, env)
                 if stmt.inplace:
                     check_inplace(atom_value(next(iter(stmt.args.values())), env), value,
@@ -222,7 +259,7 @@ def run_block(body, env: dict, record=None, fn=None, probe: bool = False) -> Non
             env[stmt.target] = value
             if probe and _PROBE_MADE and not isinstance(
                     value, (np.ndarray, np.generic, int, float, complex, str, bool, tuple,
-                            list, dict, type(None))):
+                            list, dict, type(None))) and _makes_new(stmt, env):
                 _PROBE_MADE[-1][id(value)] = value
             if record is not None:
                 record(fn, stmt.target, value, id(stmt))
