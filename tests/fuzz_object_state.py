@@ -261,6 +261,12 @@ class {p}Net:
             h = layer.output
         return h
 
+    def iterate(self, x):
+        self.layers[0].forward(x)
+        for _ in range(2):
+            self.layers[0].forward(self.layers[0].output * 0.5)
+        return self.layers[0].output
+
     def forward_getattr(self, x):
         h = x
         for i in range(len(self.layers)):
@@ -383,6 +389,7 @@ def {p}read_gh():
                             # of the list, a filter of it -- zeros, silently, where a weight
                             # was set on a layer first)
                             (1, "iter_method"), (1, "named_method"), (1, "getattr_method"),
+                            (1, "iterate_method"),
                             (1, "iter_here"),
                             (1, "index_here"), (1, "copy_here"), (1, "named_here"),
                             (1, "filter_here")])
@@ -400,6 +407,13 @@ def {p}read_gh():
         if form == "loop_method":
             self.emit(f"{net}.forward_loop({cur})")
             return ch.pick((f"{net}.output", f"{net}.layers[-1].output * {net}.output"))
+        if form == "iterate_method":  # (session of 2026-12-06, seventh: a layer's state read
+            # in a loop of Net's method, reached as `self.layers[0]`, set again by its
+            # forward -- the value from before the loop in every trip, silently, before)
+            h = self.fresh()
+            self.emit(f"{h} = {net}.iterate({cur})")
+            self.called.add("L1")
+            return ch.pick((h, f"{net}.layers[0].output * {h}"))
         if form in ("iter_method", "named_method", "getattr_method"):
             h = self.fresh()
             self.emit(f"{h} = {net}.forward_{form.split('_')[0]}({cur})")

@@ -284,7 +284,9 @@ def run_batch(seed, n=PER_BATCH, verbose=False):
         # (the weights set by a route srcad must refuse: their reasons counted apart)
         reasons = tally["reasons"]
         if prog.features & {"weights unfollowed", "global read in a callee", "global in place",
-                            "net filter_here"}:  # (layers a filter / `[*...]` hands out)
+                            "net filter_here", "net iterate_method"}:
+            # (layers a filter / `[*...]` hands out; a layer's state read around a loop of
+            # Net's method through `self.layers[0]`: refused, frontend `carried_around`)
             tally["reasons"] = tally["unfollowed"]
         for kind, warm in (("cold", None), ("warm", warm_args)):
             tally["checks"] += len(modes)

@@ -300,11 +300,11 @@ def _state_name(obj) -> str:
     return f"<object {id(obj)} state>"
 
 
-def _objects_held(atom, depth: int = 2) -> list:
+def _objects_held(atom, depth: int = 2, attributes: bool = True) -> list:
     """`_state_name`s of the user objects a constant atom is or holds in a list, tuple or
-    dict (two levels deep, 256 items at most each), or in their attributes (four levels),
-    or whose bound method it is (`layer.forward`): what code run as written on it may
-    reach."""
+    dict (two levels deep, 256 items at most each), or in their attributes (four levels;
+    not with `attributes` False), or whose bound method it is (`layer.forward`): what code
+    run as written on it may reach."""
     if not isinstance(atom, ir.Const):
         return []
     out, todo, seen = [], [(atom.value, 0)], set()
@@ -319,7 +319,7 @@ def _objects_held(atom, depth: int = 2) -> list:
             out.append(_state_name(v))
             # (and the objects it holds: `getattr(net, "fc1")` run as written reaches
             # `net.fc1.W`, a parameter object a value was stored into)
-            held = getattr(v, "__dict__", None)
+            held = getattr(v, "__dict__", None) if attributes else None
             if d < depth + 2 and isinstance(held, dict):
                 todo.extend((x, d + 1) for x in held.values() if not isinstance(
                     x, (np.ndarray, np.generic, int, float, str, bool, type(None))))
@@ -1592,6 +1592,16 @@ def _picked_from(order) -> dict:
             if found:
                 out[r.target] = out.get(r.target, set()) | found
             continue
+        held = {n[:-len(" state>")] + ">" for a in r.args.values()
+                for n in _objects_held(a, depth=2, attributes=False)} if isinstance(
+            r, ir.Call) and (r.op.name in ("list_concat", "list", "tuple", "copy") or (
+                is_opaque(r.op) and r.op.kind in ("call", "method") and
+                _hands_out_objects(r))) else set()
+        if held:
+            # (`filter(None, net.layers)`, `[*net.layers]`, `sorted(...)`: what it gives
+            # holds those objects; a method run on one may change any of them, which a read
+            # of one later -- `net.layers[0].output` -- sees)
+            out[r.target] = out.get(r.target, set()) | held
         if isinstance(r, ir.Call) and r.op.name in ("list", "tuple") and \
                 isinstance(r.args.get("iterable"), ir.Var):
             # (`list(model.layers)`, loops.py's list of what an `enumerate` walks: a shallow

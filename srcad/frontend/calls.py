@@ -1202,6 +1202,7 @@ class CallsMixin:
             return self.env[local]  # `net.layers[2].output` of the layer whose .output it is)
         hit = self.attr_carry.get((id(obj), e.attr))
         if hit is not None and hit[0] is obj:
+            self.carry_log.append(((id(obj), e.attr), hit[1]))
             return hit[1]
         if (id(obj), e.attr) in self.attr_unknown:
             base = self.expr(e.value, "obj", None)

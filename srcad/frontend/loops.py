@@ -202,9 +202,10 @@ class LoopsMixin:
                 self.emit(call, target, s)
                 self.env[target] = ir.Var(target)
             self.env[loop_var] = ir.Var(loop_var)
-            for st in body:
-                self.line = st.lineno
-                self.statement(st)
+            with self.carried_around(s):
+                for st in body:
+                    self.line = st.lineno
+                    self.statement(st)
             loop_body = self.body
         finally:
             self.body = outer
@@ -518,7 +519,9 @@ class LoopsMixin:
         if self.defs[s.target.id] == 1:
             self.ints.add(s.target.id)
         self.env[s.target.id] = ir.Var(s.target.id)
-        loop = ir.For(s.target.id, start, stop, step, self.sub_block(body), s.lineno, exits)
+        with self.carried_around(s):
+            loop_body = self.sub_block(body)
+        loop = ir.For(s.target.id, start, stop, step, loop_body, s.lineno, exits)
         loop.reverse, loop.limit = reverse, limit
         self.body.append(loop)
 
@@ -752,9 +755,10 @@ class LoopsMixin:
                                     {}, s)
                 self.emit(call, n, s)
                 self.env[n] = ir.Var(n)
-            for st in body:
-                self.line = st.lineno
-                self.statement(st)
+            with self.carried_around(s):
+                for st in body:
+                    self.line = st.lineno
+                    self.statement(st)
             loop_body = self.body
         finally:
             self.body = outer
@@ -766,12 +770,14 @@ class LoopsMixin:
             raise self.unsupported("`while ... else`", s, "use a flag instead of `else`")
         body, exits = self.loop_exits(s)
         outer, self.body = self.body, []
-        try:
-            cond = self.expr(s.test, "cond", None)
-            cond_body = self.body
-        finally:
-            self.body = outer
-        self.body.append(ir.While(cond_body, cond, self.sub_block(body), s.lineno, exits))
+        with self.carried_around(s):
+            try:
+                cond = self.expr(s.test, "cond", None)
+                cond_body = self.body
+            finally:
+                self.body = outer
+            loop_body = self.sub_block(body)
+        self.body.append(ir.While(cond_body, cond, loop_body, s.lineno, exits))
 
 
 def _int_literal(e) -> int | None:

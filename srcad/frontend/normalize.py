@@ -31,6 +31,7 @@ Before/after:
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import inspect
@@ -184,6 +185,8 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         # (id(obj), attr) -> (obj, Var): the value a callee stored in `obj.attr` (`self.output
         # = ...` in a layer's forward), which later reads of `obj.attr` here read (state.py)
         self.attr_carry: dict = {}
+        # (key, atom) of each `attr_carry` value read or given to a callee (`carried_around`)
+        self.carry_log: list = []
         self.attr_unknown: set = set()  # (id(obj), attr) a callee set in a branch or loop
         # (obj, attr, local): the attributes of objects known here this function carries by a
         # local (attrstate.py), whose values at the end its caller reads (state.py)
@@ -749,12 +752,38 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         op, args = self.op_call(runtime.in_layout, [ir.Var(st.target), like], {}, node)
         self.body.insert(at + 1, ir.Call(target, op, args, st.line))
 
+    @contextlib.contextmanager
+    def carried_around(self, node):
+        """Around the normalising of a loop's body (one pass for every trip): a value carried
+        for an object's attribute (`attr_carry`: stored here or left by a callee, the object
+        reached as `self.p`) that the body reads -- or gives to a callee -- and then sets
+        again by a call is the value from before the loop in every trip, where Python's
+        later trips read the one the trip before left: refused (a wrong gradient, silently,
+        before). An attribute named through a global or a parameter (`P.pos`) lives in a
+        local of the loop (attrstate.py) and is followed."""
+        start = {k: a for k, (_, a) in self.attr_carry.items()}
+        mark = len(self.carry_log)
+        yield
+        for key, atom in self.carry_log[mark:]:
+            if key in start and atom == start[key] and \
+                    self.attr_carry.get(key, (None, None))[1] != atom:
+                obj = self.attr_carry.get(key, (None, None))[0]
+                kind = type(obj).__name__ if obj is not None else "an object"
+                raise self.unsupported(
+                    f"`.{key[1]}` of a {kind} is read in this loop and set again by a call "
+                    f"in it, the object reached through another one (`self.p.{key[1]}`): "
+                    f"srcad would read the value from before the loop in every trip", node,
+                    "name the object by a global or a parameter in the loop's function "
+                    "(`P.step(...)`), or carry the value in a local (`pos = self.p.pos; "
+                    "for ...: pos = ...`) and store it after the loop")
+
     def state_now(self) -> list:
         """[(obj, attr, atom)]: the values this function holds for attributes of objects known
         here at this point -- stored by it or carried out of a callee (`attr_carry`), or the
         local an attribute lives in (attrstate.py's, or an existing object's scalarised by
         objects.py) where it is bound: what a callee reading them is given (state.py)."""
         now = {k: (o, k[1], a) for k, (o, a) in self.attr_carry.items()}
+        self.carry_log.extend((k, a) for k, (_, a) in self.attr_carry.items())
         for obj, attr, local in self.state_locals:
             if local in self.env and (id(obj), attr) not in now:
                 now[(id(obj), attr)] = (obj, attr, self.env[local])
