@@ -34,6 +34,10 @@ def special_log_expit(x):
     return _special().log_expit(x)
 
 
+def special_softplus(x):
+    return _special().softplus(x)
+
+
 def special_logit(x):
     return _special().logit(x)
 
@@ -134,6 +138,6 @@ def special_weights(b, a):
 
 NAMES = ("expit", "log_expit", "logit", "erf", "erfc", "gammaln", "digamma", "polygamma", "ndtr",
          "log_ndtr", "entr", "xlogy", "xlog1py", "betaln", "logsumexp", "softmax", "log_softmax",
-         "log1p", "expm1", "cbrt", "i0", "i1", "ndtri", "erfinv")
+         "log1p", "expm1", "cbrt", "i0", "i1", "ndtri", "erfinv", "softplus")
 
 __all__ = [f"special_{n}" for n in NAMES] + ["special_weights"]

@@ -74,6 +74,7 @@ class _Polygamma(torch.autograd.Function):
 TWINS = {
     "special_expit": S.expit,
     "special_log_expit": torch.nn.functional.logsigmoid,
+    "special_softplus": torch.nn.functional.softplus,
     "special_logit": S.logit,
     "special_erf": S.erf,
     "special_erfc": S.erfc,

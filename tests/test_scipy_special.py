@@ -41,6 +41,10 @@ def f_log_expit(x):
     return sps.log_expit(x)
 
 
+def f_softplus(x):
+    return sps.softplus(x) * 1.5
+
+
 def f_logit(x):
     return sps.logit(x)
 
@@ -110,6 +114,7 @@ W = special_twins.TWINS  # torch's functions (torch.special where torch has them
 CASES = {
     "expit": (f_expit, [(3, 4)], ANY, lambda x: W["special_expit"](x) * 2.0),
     "log_expit": (f_log_expit, [(5,)], ANY, W["special_log_expit"]),
+    "softplus": (f_softplus, [(3, 4)], ANY, lambda x: W["special_softplus"](x) * 1.5),
     "logit": (f_logit, [(5,)], UNIT, W["special_logit"]),
     "erf": (f_erf, [(3, 4)], ANY, W["special_erf"]),
     "erfc": (f_erfc, [(5,)], ANY, W["special_erfc"]),

@@ -1,6 +1,7 @@
 """scipy.special's real-valued functions that numpy ML code uses (autograd.scipy.special's and
 jax.scipy.special's list): expit, log_expit, logit, erf, erfc, gammaln, digamma (psi),
-polygamma, ndtr, log_ndtr, entr, xlogy, xlog1py, betaln, logsumexp, softmax, log_softmax.
+polygamma, ndtr, log_ndtr, entr, xlogy, xlog1py, betaln, logsumexp, softmax, log_softmax,
+softplus (scipy 1.15 and later).
 
 scipy is optional. Importing this module registers nothing and does not import scipy: it
 hands `table.optional_rows` the function that registers the rows, which runs once scipy is
@@ -66,6 +67,9 @@ def _register_rows() -> None:
         derivation="log expit x = -log(1 + e^-x): d = (1 - expit x) dx = expit(-x) dx")
     row("logit", lambda g, out, x: g / (x * (1 - x)), domain=OPEN_UNIT,
         derivation="logit x = log(x / (1 - x)): d = dx / (x (1 - x))")
+    if hasattr(sps, "softplus"):  # (scipy 1.15 and later)
+        row("softplus", lambda g, out, x: g * special_expit(x),
+            derivation="softplus x = log(1 + e^x): d = expit x dx")
 
     # --- the error function and the normal distribution -------------------------------------
     row("erf", lambda g, out, x: g * (2 / math.sqrt(math.pi)) * np.exp(-x * x),
