@@ -929,15 +929,7 @@ class CallsMixin:
             value = held.value
         else:
             value = known_value(self.pf, root, self.locals)
-        for attr in reversed(chain):
-            if not is_user_object(value) or isinstance(value, type):
-                return UNRESOLVED
-            sub = getattr(value, attr, guards.MISSING)
-            if sub is guards.MISSING:
-                return UNRESOLVED
-            guards.note_attr(value, attr, sub)
-            value = sub
-        return value
+        return _attributes_of(value, chain)
 
     def copied_list(self, e: gast.Call):
         """`ws.copy()` / `copy.copy(ws)` of a list (or tuple) display srcad holds item by
@@ -1231,24 +1223,9 @@ class CallsMixin:
             return self.known_object(read)
         if isinstance(root, gast.Subscript):  # (`self.layers[-1].output`)
             held = self.expr(root, "obj", None)
-            if not isinstance(held, ir.Const):
-                return None
-            obj = held.value
-        elif not isinstance(root, gast.Name):
-            return None
-        elif root.id in self.locals:
-            held = self.env.get(root.id)
-            if not isinstance(held, ir.Const):
-                return None
-            obj = held.value
-        else:
-            obj = self.pf.resolve(root.id)
-        for attr in reversed(chain):  # (`layer.prev`: an object held by an object)
-            if not is_user_object(obj):
-                return None
-            sub = getattr(obj, attr, guards.MISSING)
-            guards.note_attr(obj, attr, sub)
-            obj = sub
+            obj = _attributes_of(held.value, chain) if isinstance(held, ir.Const) else None
+        else:  # (a name and its attributes: `layer.prev`, an object held by an object)
+            obj = self.known_chain(e)
         return obj if is_user_object(obj) else None
 
     # hooks (closures.py, methods)
@@ -1336,3 +1313,18 @@ class CallsMixin:
 
 def _at(i: int) -> ir.Index:
     return ir.Index((ir.Const(i, repr(i)),), False)
+
+
+def _attributes_of(value, chain: list):
+    """`value`'s attribute `chain` (innermost last, as `known_chain` gathers it) through
+    user objects, each lookup guarded; UNRESOLVED where one is not a user object or lacks
+    the attribute."""
+    for attr in reversed(chain):
+        if not is_user_object(value):
+            return UNRESOLVED
+        sub = getattr(value, attr, guards.MISSING)
+        guards.note_attr(value, attr, sub)
+        if sub is guards.MISSING:
+            return UNRESOLVED
+        value = sub
+    return value
