@@ -265,10 +265,16 @@ class LoopsMixin:
     def once_per_item(self, target: str, items, body) -> None:
         """The loop's body once per item, `target` bound to it (a constant or a display
         known here: a function the body calls through the name resolves now)."""
+        self.once_per_binding([target], [[item] for item in items], body)
+
+    def once_per_binding(self, names: list, rows, body) -> None:
+        """The loop's body once per row of atoms, each of `names` bound to its atom of the
+        row (`once_per_item`'s, and `enumerated_objects`' index, key and object)."""
         outer, self.unrolling = getattr(self, "unrolling", False), True
         try:
-            for item in items:
-                self.env[target] = item
+            for row in rows:
+                for name, atom in zip(names, row):
+                    self.env[name] = atom
                 for st in body:
                     self.line = st.lineno
                     self.statement(st)
@@ -633,24 +639,17 @@ class LoopsMixin:
         else:
             return False
         guards.note("items", mapping, len(mapping), tuple(mapping))
-        outer, self.unrolling = getattr(self, "unrolling", False), True
-        try:
-            for k, (key, obj) in enumerate(mapping.items()):
-                guards.note("global", mapping, key, obj)
-                self.env[index.id] = ir.Const(k, str(k))
-                key_atom = ir.Const(key, repr(key))
-                obj_atom = self.constant(obj, f"{names[-1]}_{k}", s)
-                values = {"items": [key_atom, obj_atom], "values": [obj_atom],
-                          "keys": [key_atom]}[view.func.attr]
-                if len(values) != len(names):  # (one name for an item: the pair)
-                    values = [ir.Seq(tuple(values), "tuple")]
-                for name, value in zip(names, values):
-                    self.env[name] = value
-                for st in body:
-                    self.line = st.lineno
-                    self.statement(st)
-        finally:
-            self.unrolling = outer
+        rows = []
+        for k, (key, obj) in enumerate(mapping.items()):
+            guards.note("global", mapping, key, obj)
+            key_atom = ir.Const(key, repr(key))
+            obj_atom = self.constant(obj, f"{names[-1]}_{k}", s)
+            values = {"items": [key_atom, obj_atom], "values": [obj_atom],
+                      "keys": [key_atom]}[view.func.attr]
+            if len(values) != len(names):  # (one name for an item: the pair)
+                values = [ir.Seq(tuple(values), "tuple")]
+            rows.append([ir.Const(k, str(k)), *values])
+        self.once_per_binding([index.id, *names], rows, body)
         return True
 
     def enumerate_or_zip(self, s, builtin, body, exits):
