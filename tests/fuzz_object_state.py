@@ -168,6 +168,8 @@ class Gen:
             inner = inner.replace("LOG.", f"{p}LOG.").replace("SAVED[", f"{p}SAVED[")
             return f'''
 class {p}{cls}({p}Base):
+    kind = "dense"
+
     def __init__(self, W, b, squash):
         super().__init__()
         self.W = W
@@ -214,12 +216,18 @@ class {p}{cls}({p}Base):
         act = ch.pick(("np.tanh(x) * 1.5", "np.sin(x) + x * 0.5"))
         return f'''
 class {p}Base:
+    kind = "layer"
+
     def __init__(self):
         self.output = None
         self.prev = None
+        self.trainable = not isinstance(self, {p}Act)
 
     def attributes(self):
         return self.__dict__
+
+    def layer_name(self):
+        return self.__class__.__name__
 
 {dense("DenseA", fa)}
 {dense("DenseB", fb)}
@@ -587,19 +595,31 @@ def {p}read_gh():
                    "display": f"for layer, W in zip([{p}{a}, {p}{b}], (W1, W2)):",
                    "filtered": f"for layer, W in zip([l for l in {pair} if " + self.ch.pick((
                        'hasattr(l, "W")', f"isinstance(l, {kinds})",
-                       f"not isinstance(l, {p}Net)")) + "], (W1, W2)):",
+                       f"not isinstance(l, {p}Net)", *self.known_tests("l"))) +
+                   "], (W1, W2)):",
                    "tested": f"for layer, W in zip({pair}, (W1, W2)):",
                    "indexed": f"for i in range(len({pair})):"}[form])
         if form == "indexed":  # (a store through the list's item by the loop's index)
             self.emit(f"    {pair}[i].W = (W1, W2)[i]")
         elif form == "tested":
             self.emit("    " + self.ch.pick(('if hasattr(layer, "W"):',
-                                             f"if isinstance(layer, {kinds}):")))
+                                             f"if isinstance(layer, {kinds}):",
+                                             *(f"if {t}:" for t in self.known_tests("layer")))))
             self.emit("        layer.W = W")
         else:
             self.emit("    layer.W = (W1, W2)[i]" if form == "enumerate" else "    layer.W = W")
         self.steps.append(f"W1, W2 -> {targets[0]}, {targets[1]} (loop {form})")
         self.features.update(("weights", f"weights loop {form}"))
+
+    def known_tests(self, v: str) -> tuple:
+        """Tests of a layer's class and plain attributes srcad decides when it builds the
+        code (session of 2026-12-06, eighth: refused before -- frontend/knowntests.py
+        `StaticTest`); each is true of the Dense layers the weights go to."""
+        p = self.p
+        return (f"{v}.trainable", f"{v}.kind == 'dense'", f"{v}.kind in ('dense', 'conv')",
+                f"type({v}).__name__.startswith('{p}Dense')",
+                f"{v}.__class__ is not {p}Act", f"{v}.layer_name() != '{p}Act'",
+                f"{v}.trainable and hasattr({v}, 'b')")
 
     def set_weight(self, arg, name):
         ch = self.ch

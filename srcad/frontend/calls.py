@@ -160,6 +160,13 @@ def _item_written_as_a_store(fn: ir.Function, param: str) -> bool:
 _CHANGED_DURING_CALL = "srcad: hasattr decided when the code was built; added or deleted since"
 
 
+def _a_check(st) -> bool:
+    """A statement of a callee's checks alone: an `assert`, or a value no gradient flows
+    through computed for one (`hasattr(layer, "W")`, a test of it)."""
+    return (isinstance(st, ir.Effect) and st.kind == "assert") or (
+        isinstance(st, ir.Call) and not getattr(st.op, "differentiable", True))
+
+
 class CallsMixin:
     """`call` and its helpers, for the `Normalizer` (normalize.py)."""
 
@@ -1077,17 +1084,45 @@ class CallsMixin:
         parameter objects) and does nothing else: that display, its items constants, so a
         loop over it is written out per object and a store into one (``p.value = v``) is
         followed; else None."""
-        ret = call.callee.ret
+        ret, checks = call.callee.ret, call.callee.body[:-1]
         if not (isinstance(ret, ir.Return) and isinstance(ret.value, ir.Seq) and
-                ret.value.items and len(call.callee.body) == 1) or call.carried or \
-                call.callee.written or call.callee.written_arrays or call.callee.state_out:
+                ret.value.items and call.callee.body[-1:] == [ret]) or call.carried or \
+                call.callee.written or call.callee.written_arrays or call.callee.state_out or \
+                not all(_a_check(st) for st in checks):
             return None
         items = ret.value.items
         if not all(isinstance(a, ir.Const) and is_user_object(a.value) and
                    not isinstance(a.value, type) for a in items):
             return None
+        if not self.copied_checks(checks, node):
+            return None
         return ir.Seq(tuple(self.constant(a.value, f"{call.callee.name}_{i}", node)
                             for i, a in enumerate(items)), ret.value.kind)
+
+    def copied_checks(self, checks: list, node) -> bool:
+        """A callee's checks (`_a_check`: `return [l for l in self.layers if hasattr(l,
+        "W")]`, the comprehension's answers checked again when the code runs --
+        objcomps.py), made here where the call stood, under names of this function: False
+        (nothing made) where one reads what is not a constant or one of them."""
+        names: dict = {}
+        for st in checks:
+            if not all(isinstance(a, ir.Const) or (isinstance(a, ir.Var) and a.name in names)
+                       for a in st.args.values()):
+                return False
+            if isinstance(st, ir.Call):
+                names[st.target] = None
+        made: list = []
+        for st in checks:
+            args = {k: ir.Var(names[a.name]) if isinstance(a, ir.Var) else
+                    ir.Const(a.value, self.claim(a.src, a.value)) if is_user_object(a.value)
+                    and not isinstance(a.value, type) else a for k, a in st.args.items()}
+            if isinstance(st, ir.Call):
+                names[st.target] = self.fresh(st.target)
+                made.append(ir.Call(names[st.target], st.op, args, node.lineno))
+            else:
+                made.append(ir.Effect(st.kind, st.op, args, node.lineno))
+        self.body.extend(made)
+        return True
 
     def carry_into_local(self, obj, attr: str, held, node, via: str | None = None) -> None:
         """`obj.attr` holds `held` now (a callee left it there, or this function stored it

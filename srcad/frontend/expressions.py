@@ -36,10 +36,10 @@ from ..runtime_linalg import is_sparse, sparse_matmul
 from ..runtime_python import dict_copy, list_concat
 from . import concatenators, guards
 from .aliasing import _whole_slice
-from .calls import _RETURN
+from .calls import _CHANGED_DURING_CALL, _RETURN
 from .opaque import rowed_callable  # noqa: F401  (re-exported: normalize.py)
 from .concatenators import is_concatenator
-from .knowntests import may_change, stored_attributes
+from .knowntests import UNKNOWN, StaticTest, may_change, set_in_file, stored_attributes
 from .methods import ATTRIBUTES
 from .objects import delegated_sequence
 from .opaque import (
@@ -319,7 +319,9 @@ class ExpressionsMixin:
         if isinstance(e, gast.JoinedStr):
             return self.fstring(e, hint, into)
         if isinstance(e, gast.IfExp):
-            test = self.expr(e.test, hint, None)
+            truth = self.static_truth(e.test)
+            test = self.expr(e.test, hint, None) if truth is None else \
+                ir.Const(truth, repr(truth))
             if isinstance(test, ir.Const) and type(test.value) is bool:
                 # `self.act(z) if self.act is not None else z`, the test known (and guarded)
                 # here: the other arm is no code
@@ -695,6 +697,50 @@ class ExpressionsMixin:
             obj = value
         return obj is None
 
+    def static_truth(self, test) -> bool | None:
+        """The truth of an `if`'s test over objects known here, decided now
+        (knowntests.StaticTest: `if layer.trainable:`, `type(layer).__name__ == "Dense"` of
+        a layer a loop is written out for), else None. Each plain attribute it read is read
+        again where the test runs: were one set during the call by code srcad does not see
+        (a module function freezing the layer), the call fails there rather than take the
+        branch decided when the code was built."""
+        if self.stored_attrs is None:
+            self.stored_attrs = stored_attributes(self.pf.tree)
+        atoms: dict = {}
+
+        def root(name):
+            held = self.env.get(name)
+            if isinstance(held, ir.Const):
+                atoms[id(held.value)] = held
+                return held.value
+            if held is not None or name in self.locals:
+                return UNKNOWN
+            found = self.pf.resolve(name)
+            return UNKNOWN if found is UNRESOLVED else found
+
+        decided = StaticTest(root, self.stored_attrs | set_in_file(self.pf.filename))
+        truth = decided.truth(test)
+        if truth is None:
+            return None
+        for obj, attr, value, kind in decided.reads:
+            text = _CHANGED_DURING_CALL if kind == "has" else _DECIDED.format(attr)
+            msg = ir.Const(text, repr(text))
+            at = atoms.get(id(obj)) or self.constant(obj, type(obj).__name__.lower(), test)
+            if kind == "has":
+                callee = self.callee_atom(hasattr, "hasattr", test)
+                read = self.emit(self.opaque_parts(callee, "hasattr", [at, ir.Const(
+                    attr, repr(attr))], {}, (), test, hasattr), self.fresh("hasattr"), test)
+            else:
+                read = self.emit((opaque_attribute(attr), {"_obj": at}), self.fresh(attr),
+                                 test)
+            same = self.emit((opaque_compare(
+                "is" if value is None or type(value) is bool else "=="),
+                {"_a0": read, "_a1": ir.Const(
+                value, repr(value))}), self.fresh(f"{attr}_as_built"), test)
+            self.body.append(ir.Effect("assert", None, {"test": same, "msg": msg},
+                                       test.lineno))
+        return truth
+
     def dotted(self, e) -> tuple[object, str]:
         """Resolve a global `a.b.c` to its object."""
         if isinstance(e, gast.Name):
@@ -817,6 +863,9 @@ def _passable(obj) -> bool:
     through something srcad cannot see (a library's `map`, a name bound at run time) the
     call is refused where a differentiated value reaches it (analysis/refusals.py)."""
     return isinstance(obj, types.FunctionType) and is_user_object(obj)
+
+
+_DECIDED = "srcad: a test decided from .{} when the code was built; it changed during the call"
 
 
 def known_truth(atom) -> bool | None:

@@ -30,14 +30,19 @@ Before/after (with `self.act` None):
 
 from __future__ import annotations
 
+import ast
 import copy
+import inspect
+import operator
+import os
+import types
 
 import gast
 
 from . import guards
 from .objects import _changed_attrs
-from .opaque import is_user_object
-from .parse import UNRESOLVED, rewrite_blocks
+from .opaque import is_library_module, is_user_object
+from .parse import UNRESOLVED, parse_function, rewrite_blocks
 
 
 def fold_known_tests(pf) -> None:
@@ -157,3 +162,266 @@ def _still(test, truth: bool):
 
 def _pass(at):
     return gast.copy_location(gast.Pass(), at)
+
+
+# -- tests of objects' plain attributes, decided when the code is built --------------------
+
+UNKNOWN = object()  # a value known only when the code runs
+_LITERALS = (type(None), bool, int, float, str)
+_STR_METHODS = frozenset({"startswith", "endswith", "lower", "upper", "casefold", "strip",
+                          "lstrip", "rstrip"})
+_ORDER = {gast.Eq: operator.eq, gast.NotEq: operator.ne, gast.Lt: operator.lt,
+          gast.LtE: operator.le, gast.Gt: operator.gt, gast.GtE: operator.ge}
+
+
+def _literal(v) -> bool:
+    """A value Python compares by value here: a literal, a class, a tuple of them."""
+    if type(v) in _LITERALS or isinstance(v, type):
+        return True
+    return type(v) is tuple and all(_literal(x) for x in v)
+
+
+def _instance(v) -> bool:
+    """An instance of a user class (not the class, not a function)."""
+    return is_user_object(v) and not isinstance(
+        v, (type, types.FunctionType, types.MethodType))
+
+
+def _source_file(obj) -> str | None:
+    try:
+        return inspect.getsourcefile(obj)
+    except TypeError:
+        return None
+
+
+_SET_IN_FILE: dict = {}
+
+
+def set_in_file(path: str | None) -> frozenset:
+    """The attribute names a function of the source file at `path` sets (`x.training =
+    False`, `setattr(x, "training", ...)`), outside `__init__` / `__post_init__`: a value a
+    test of them reads may change during a call -- `model.eval()` flipping each layer's flag
+    -- so StaticTest leaves such tests to run. (Statements at a module's top level run before
+    any call: not counted.) Cached per file and modification time."""
+    if path is None:
+        return frozenset()
+    try:
+        stat = os.stat(path)
+        key = (path, stat.st_mtime_ns, stat.st_size)
+        if key not in _SET_IN_FILE:
+            with open(path, encoding="utf-8") as f:
+                tree = ast.parse(f.read())
+            _SET_IN_FILE[key] = frozenset(_set_by_functions(tree))
+        return _SET_IN_FILE[key]
+    except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
+        return frozenset()
+
+
+def _set_by_functions(tree) -> set:
+    out: set = set()
+    for fn in ast.walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) or \
+                getattr(fn, "name", "") in ("__init__", "__post_init__"):
+            continue
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Attribute) and isinstance(n.ctx, (ast.Store, ast.Del)):
+                out.add(n.attr)
+            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and \
+                    n.func.id in ("setattr", "delattr") and len(n.args) >= 2 and \
+                    isinstance(n.args[1], ast.Constant) and isinstance(n.args[1].value, str):
+                out.add(n.args[1].value)
+    return out
+
+
+class StaticTest:
+    """The value of a test over objects srcad knows here (the layers of a loop written out
+    once per layer, `self` of a method called on a known object), computed now, as Python
+    would when the test runs:
+
+        layer.trainable                      type(layer).__name__ == "Dense"
+        layer.name.startswith("conv")        layer.__class__ is Dense
+        layer.kind in ("dense", "conv")      layer.layer_name() == "Dense"  (a method that
+        not layer.frozen and layer.bias is not None                  only returns a value)
+
+    so that only the branch Python takes becomes code -- a weight stored into the layers a
+    test picks (`if layer.trainable: layer.W = Ws[i]`) is then a store into known objects,
+    followed, not refused. Each attribute read is guarded (guards.py: the code is rebuilt if
+    it is rebound); an attribute this function stores or a method of the class other than
+    `__init__` sets is not read (`may_change`), nor a property's getter (code) or an array's
+    value. `root(name)` gives a name's object or UNKNOWN. `truth(test)` is True / False, or
+    None where anything in it is known only when the code runs."""
+
+    def __init__(self, root, stored: set, depth: int = 0):
+        self.root, self.stored, self.depth = root, stored, depth
+        self.consulted = False  # (an object's attribute or class read: else nothing to add)
+        self.reads: list = []  # (object, attribute, value, "attr" | "has") of plain values
+
+    def truth(self, e) -> bool | None:
+        try:
+            v = self.value(e)
+        except Exception:  # noqa: BLE001  (Python would raise when it runs: leave it to it)
+            return None
+        if v is UNKNOWN or not self.consulted or type(v) not in _LITERALS:
+            return None
+        return bool(v)
+
+    def value(self, e):
+        if isinstance(e, gast.Constant):
+            return e.value
+        if isinstance(e, gast.Name):
+            return self.root(e.id)
+        if isinstance(e, gast.Attribute):
+            return self.attribute(self.value(e.value), e.attr)
+        if isinstance(e, gast.Call):
+            return self.call(e)
+        if isinstance(e, (gast.Tuple, gast.List)) and not any(
+                isinstance(x, gast.Starred) for x in e.elts):
+            items = tuple(self.value(x) for x in e.elts)  # (`kind in ("dense", "conv")`)
+            return UNKNOWN if UNKNOWN in items or not _literal(items) else items
+        if isinstance(e, gast.Compare):
+            left = self.value(e.left)
+            for op, right_e in zip(e.ops, e.comparators):
+                right = self.value(right_e)
+                if UNKNOWN in (left, right):
+                    return UNKNOWN
+                if isinstance(op, (gast.Is, gast.IsNot)):
+                    ok = (left is right) is isinstance(op, gast.Is)
+                elif type(op) in _ORDER and _literal(left) and _literal(right):
+                    ok = _ORDER[type(op)](left, right)
+                elif isinstance(op, (gast.In, gast.NotIn)) and _literal(left) and (
+                        type(right) is str and type(left) is str or
+                        type(right) is tuple and _literal(right)):
+                    ok = (left in right) is isinstance(op, gast.In)
+                else:
+                    return UNKNOWN
+                if not isinstance(ok, bool):
+                    return UNKNOWN
+                if not ok:
+                    return False
+                left = right
+            return True
+        if isinstance(e, gast.BoolOp):
+            v = UNKNOWN
+            for operand in e.values:  # (Python's short circuit: the operand that decides)
+                v = self.value(operand)
+                if v is UNKNOWN or type(v) not in _LITERALS:
+                    return UNKNOWN
+                if bool(v) is isinstance(e.op, gast.Or):
+                    return v
+            return v
+        if isinstance(e, gast.UnaryOp) and isinstance(e.op, gast.Not):
+            v = self.value(e.operand)
+            return UNKNOWN if v is UNKNOWN or type(v) not in _LITERALS else not v
+        return UNKNOWN
+
+    def attribute(self, base, attr: str, default=UNKNOWN):
+        if base is UNKNOWN:
+            return UNKNOWN
+        if _instance(base):
+            if attr == "__class__":
+                self.consulted = True
+                return type(base)
+            if attr.startswith("__") or may_change(base, attr, self.stored) or \
+                    inspect.getattr_static(type(base), "__getattr__", None) is not None or \
+                    attr in set_in_file(_source_file(type(base))):
+                return UNKNOWN
+            found = inspect.getattr_static(base, attr, guards.MISSING)
+            if found is guards.MISSING:
+                if default is UNKNOWN:
+                    return UNKNOWN
+                guards.note("has", base, attr, False)
+                self.consulted = True
+                self.reads.append((base, attr, False, "has"))
+                return default
+            if attr not in getattr(base, "__dict__", {}) and hasattr(type(found), "__get__") \
+                    and not isinstance(found, (types.FunctionType, staticmethod, classmethod,
+                                               types.MemberDescriptorType)):
+                return UNKNOWN  # (a property, a descriptor: code that runs at each read)
+            value = getattr(base, attr)
+            guards.note_attr(base, attr, value)
+            self.consulted = True
+            if type(value) in _LITERALS:
+                self.reads.append((base, attr, value, "attr"))
+            return value
+        if isinstance(base, type) and attr in ("__name__", "__qualname__", "__module__"):
+            return getattr(base, attr)
+        if type(base) is str and attr in _STR_METHODS:
+            return getattr(base, attr)
+        if isinstance(base, types.ModuleType) and is_library_module(base):
+            return getattr(base, attr, UNKNOWN)  # (`np.ndarray` in an isinstance)
+        return UNKNOWN
+
+    def call(self, e):
+        if e.keywords or any(isinstance(a, gast.Starred) for a in e.args):
+            return UNKNOWN
+        fn = self.value(e.func)
+        if fn is getattr and len(e.args) in (2, 3):
+            base, name = self.value(e.args[0]), self.value(e.args[1])
+            default = self.value(e.args[2]) if len(e.args) == 3 else UNKNOWN
+            if type(name) is not str or (len(e.args) == 3 and default is UNKNOWN):
+                return UNKNOWN
+            return self.attribute(base, name, default)
+        args = [self.value(a) for a in e.args]
+        if fn is UNKNOWN or UNKNOWN in args:
+            return UNKNOWN
+        if fn is type and len(args) == 1:
+            self.consulted = self.consulted or _instance(args[0])
+            return type(args[0])
+        if fn in (isinstance, issubclass) and len(args) == 2 and all(
+                type(k) is type for k in (  # (not an ABC: its `register` changes answers)
+                    args[1] if type(args[1]) is tuple else (args[1],))):
+            if fn is issubclass and not isinstance(args[0], type):
+                return UNKNOWN
+            self.consulted = self.consulted or _instance(args[0])
+            return fn(*args)
+        if fn is hasattr and len(args) == 2 and type(args[1]) is str and \
+                _instance(args[0]) and \
+                inspect.getattr_static(type(args[0]), "__getattr__", None) is None:
+            # (an attribute the call sets later -- `if hasattr(layer, "W"): layer.W = W` --
+            # too: its `has` is read again where the test runs, like calls.py's fold)
+            found = hasattr(args[0], args[1])
+            guards.note("has", args[0], args[1], found)
+            self.consulted = True
+            self.reads.append((args[0], args[1], found, "has"))
+            return found
+        if fn is len and len(args) == 1 and type(args[0]) in (str, tuple):
+            return len(args[0])
+        if isinstance(fn, types.BuiltinMethodType) and type(fn.__self__) is str and \
+                fn.__name__ in _STR_METHODS and all(_literal(a) for a in args):
+            return fn(*args)
+        if isinstance(fn, types.MethodType) and _instance(fn.__self__):
+            return self.returned(fn, args)
+        return UNKNOWN
+
+    def returned(self, method, args):
+        """What a method whose body only returns an expression (`def layer_name(self):
+        return self.__class__.__name__`) returns for these arguments, else UNKNOWN."""
+        if self.depth >= 4:
+            return UNKNOWN
+        try:
+            pf = parse_function(method.__func__)
+        except Exception:  # noqa: BLE001  (no source: not known here)
+            return UNKNOWN
+        fdef = pf.tree
+        if not isinstance(fdef, gast.FunctionDef) or fdef.decorator_list:
+            return UNKNOWN
+        body = [s for s in fdef.body if not (isinstance(s, gast.Expr) and isinstance(
+            s.value, gast.Constant) and isinstance(s.value.value, str))]
+        a = fdef.args
+        if len(body) != 1 or not isinstance(body[0], gast.Return) or body[0].value is None \
+                or a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs or a.defaults or \
+                len(a.args) != len(args) + 1:
+            return UNKNOWN
+        bound = dict(zip((p.id for p in a.args), (method.__self__, *args)))
+
+        def root(name):
+            if name in bound:
+                return bound[name]
+            held = pf.resolve(name)  # (a guarded global of the method's module)
+            return UNKNOWN if held is UNRESOLVED else held
+
+        inner = StaticTest(root, self.stored, self.depth + 1)
+        value = inner.value(body[0].value)
+        self.consulted = self.consulted or inner.consulted
+        self.reads.extend(inner.reads)
+        return value

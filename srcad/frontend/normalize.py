@@ -568,7 +568,9 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         elif isinstance(s, (gast.Pass, gast.Delete)):
             return  # `del x` only frees memory: no value changes
         elif isinstance(s, gast.If):
-            test = self.expr(s.test, "cond", None)
+            truth = self.static_truth(s.test)  # (`if layer.trainable:` of a known layer)
+            test = self.expr(s.test, "cond", None) if truth is None else \
+                ir.Const(truth, repr(truth))
             if _known_truth(test) is not None:
                 # `if self.act is not None:` of an attribute known (and guarded) here: only
                 # the branch Python takes is code (the other may call None, or a method

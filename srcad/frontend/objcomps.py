@@ -48,6 +48,7 @@ import gast
 from ..errors import DictUnknownError
 from ..naming import fresh
 from . import guards
+from .knowntests import UNKNOWN, StaticTest, set_in_file, stored_attributes
 from .objects import delegated_sequence
 from .opaque import is_object_sequence, is_user_object
 from .parse import UNRESOLVED, rewrite_blocks
@@ -83,10 +84,17 @@ def folded_object_comprehension(pf, e, stored: set):
                 break
         else:
             kept.append(k)
-        for attr, answer in checks:  # (checked again when the code runs: calls.py
-            test = _call("hasattr", [_item(gen.iter, k), gast.Constant(attr, None)])
-            if not answer:  # `known_predicate`, which folds this assert's test)
-                test = gast.UnaryOp(op=gast.Not(), operand=test)
+        for _, attr, answer, kind in checks:  # (checked again when the code runs: a
+            if kind == "attr":  # value, as Python reads it; a `hasattr`, by calls.py's
+                test = gast.Compare(  # `known_predicate`, which folds this assert's test)
+                    left=gast.Attribute(value=_item(gen.iter, k), attr=attr, ctx=gast.Load()),
+                    ops=[gast.Is() if answer is None or type(answer) is bool else gast.Eq()],
+                    comparators=[gast.Constant(answer, None)])
+                test.srcad_at_run_time = True  # (expressions.py: not folded again)
+            else:
+                test = _call("hasattr", [_item(gen.iter, k), gast.Constant(attr, None)])
+                if not answer:
+                    test = gast.UnaryOp(op=gast.Not(), operand=test)
             asserts.append(gast.copy_location(gast.Assert(test=test, msg=None), e))
     if type(seq) is list:
         guards.note("items", seq, len(seq), seq)
@@ -152,7 +160,7 @@ def _decide(pf, cond, var: str, obj, stored: set, checks: list):
         return not stop
     if not (isinstance(cond, gast.Call) and isinstance(cond.func, gast.Name) and
             not cond.keywords and cond.func.id not in stored):
-        return None
+        return _static(pf, cond, var, obj, stored, checks)
     fn = known_value(pf, cond.func, stored)
     args = cond.args
     if fn is isinstance and len(args) == 2 and _is_var(args[0], var):
@@ -166,9 +174,30 @@ def _decide(pf, cond, var: str, obj, stored: set, checks: list):
             isinstance(args[1], gast.Constant) and type(args[1].value) is str:
         answer = hasattr(obj, args[1].value)
         guards.note("has", obj, args[1].value, answer)
-        checks.append((args[1].value, answer))
+        checks.append((obj, args[1].value, answer, "has"))
         return answer
-    return None
+    return _static(pf, cond, var, obj, stored, checks)
+
+
+def _static(pf, cond, var: str, obj, stored: set, checks: list):
+    """Any other filter over the item's class and plain attributes (`l.trainable`,
+    `type(l).__name__ == "Dense"`): knowntests.StaticTest, which leaves to run a test of an
+    attribute that the function, a method of the item's class, or a function of either's
+    source file sets; the attributes it read are checked again where the comprehension
+    stands. None where it is known only when the code runs, or it read another object."""
+
+    def root(name):
+        if name == var:
+            return obj
+        held = known_value(pf, gast.Name(name, gast.Load(), None, None), stored)
+        return UNKNOWN if held is UNRESOLVED else held
+
+    decided = StaticTest(root, stored_attributes(pf.tree) | set_in_file(pf.filename))
+    truth = decided.truth(cond)
+    if truth is None or any(read[0] is not obj for read in decided.reads):
+        return None
+    checks.extend(decided.reads)
+    return truth
 
 
 def _is_var(e, var: str) -> bool:

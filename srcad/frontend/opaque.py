@@ -159,6 +159,7 @@ def opaque_attribute(attr: str) -> OpaqueOp:
 _IDENTITY_MEMBERSHIP = {
     "is": operator.is_, "is not": operator.is_not,
     "in": lambda a, b: a in b, "not in": lambda a, b: a not in b,
+    "==": operator.eq,  # (a plain attribute against the value a test was decided from)
 }
 
 

@@ -1,0 +1,302 @@
+"""Tests of a layer's class and plain attributes, decided when srcad builds the code.
+
+Layer libraries pick the layers they load weights into by a test of the layer:
+
+    for layer in net.layers:
+        if layer.trainable:                  # or type(layer).__name__ == "Dense",
+            layer.W = Ws[i]; i += 1          # layer.layer_name() == "Dense", ...
+
+Found by a front-door probe (session of 2026-12-06, eighth; ML-From-Scratch's
+`layer.layer_name()`), on main at 2af95e6: `isinstance` and `hasattr` were decided per layer
+while the loop was written out, every other test ran when the code ran, so the store under
+it went into a layer srcad could not name and the read back in `net.forward` was refused
+("`.W` is read through the object here, but ... stores in it a value that depends on the
+arguments being differentiated"). The same in a comprehension's filter (`[l for l in
+net.layers if l.trainable]`), and `return [l for l in self.layers if hasattr(l, "W")]` in a
+method (its checks kept the call from being read as the list it returns).
+
+Now frontend/knowntests.py `StaticTest` computes such a test as Python would -- attribute
+reads of the known objects (guarded: rebuilt when rebound), their classes and class names,
+str methods, comparisons, `in` of a tuple, `and` / `or` / `not`, a method that only returns
+an expression -- where no function of the test's or the class's file, and no method of the
+class but `__init__`, sets the attribute; each plain attribute read is read again where the
+test runs (a flag set during the call by code elsewhere stops the call: never the branch
+decided before). calls.py `copied_checks` makes a callee's checks in its caller.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import os
+import tempfile
+
+import numpy as np
+import pytest
+
+import srcad
+from srcad.testing import numerical_grad
+
+from tests import fixtures_known_tests as fx
+
+RNG = np.random.default_rng(11)
+
+
+def _r(*shape):
+    return RNG.uniform(-0.8, 0.8, shape)
+
+
+X = _r(5, 3)
+
+
+class Layer:
+    kind = "layer"
+
+    def layer_name(self):
+        return self.__class__.__name__
+
+    def output_shape(self):
+        return None
+
+
+class Dense(Layer):
+    kind = "dense"
+
+    def __init__(self, W, name):
+        self.W = W
+        self.name = name
+        self.trainable = True
+        self.frozen = False
+
+    def forward(self, x):
+        return np.tanh(x @ self.W)
+
+
+class Act(Layer):
+    kind = "act"
+
+    def __init__(self, name):
+        self.name = name
+        self.trainable = False
+        self.frozen = False
+
+    def forward(self, x):
+        return np.sin(x) + 0.5 * x
+
+
+class Net:
+    def __init__(self, layers):
+        self.layers = layers
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer.forward(x)
+        return x
+
+    def trainable_layers(self):
+        return [l for l in self.layers if l.trainable]
+
+    def weighted_layers(self):
+        return [l for l in self.layers if hasattr(l, "W")]
+
+    def load(self, Ws):
+        for layer, W in zip(self.trainable_layers(), Ws):
+            layer.W = W
+
+    def load_weighted(self, Ws):
+        for layer, W in zip(self.weighted_layers(), Ws):
+            layer.W = W
+
+
+NET = Net([Dense(_r(3, 4), "dense_1"), Act("act_1"), Dense(_r(4, 2), "dense_2")])
+
+TESTS = [
+    "layer.trainable",
+    "not layer.frozen and layer.trainable",
+    "layer.name == 'dense_1' or layer.name == 'dense_2'",
+    "layer.name.startswith('dense')",
+    "layer.kind in ('dense', 'conv')",
+    "layer.kind == 'dense'",
+    "type(layer) is Dense",
+    "type(layer) == Dense",
+    "layer.__class__ is Dense",
+    "layer.__class__.__name__ == 'Dense'",
+    "type(layer).__name__ == 'Dense'",
+    "layer.layer_name() == 'Dense'",
+    "layer.layer_name() != 'Act'",
+    "layer.output_shape() is None and layer.kind != 'act'",
+    "hasattr(layer, 'W') and layer.trainable",
+    "isinstance(layer, Layer) and layer.trainable",
+]
+
+
+def _program_source(k: int, test: str, filtered: bool) -> str:
+    """A loss that loads Ws into the layers `test` picks, by a loop or a comprehension."""
+    if filtered:
+        body = (f"    picked = [layer for layer in NET.layers if {test}]\n"
+                "    for layer, W in zip(picked, Ws):\n"
+                "        layer.W = W\n")
+    else:
+        body = ("    i = 0\n"
+                "    for layer in NET.layers:\n"
+                f"        if {test}:\n"
+                "            layer.W = Ws[i]\n"
+                "            i += 1\n")
+    return f"\n\ndef loss_{k}(Ws):\n{body}    return np.sum(NET.forward(X) ** 2)\n"
+
+
+def _programs():
+    """The programs, in a module file of their own (srcad reads a function's source)."""
+    path = os.path.join(tempfile.mkdtemp(prefix="srcad_known_tests_"), "known_tests_programs.py")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("import numpy as np\n")  # (NET, X and the classes: this module's, given)
+        for k, (test, filtered) in enumerate(itertools.product(TESTS, (False, True))):
+            f.write(_program_source(k, test, filtered))
+    spec = importlib.util.spec_from_file_location("known_tests_programs", path)
+    module = importlib.util.module_from_spec(spec)
+    module.__dict__.update(NET=NET, X=X, Dense=Dense, Layer=Layer)
+    spec.loader.exec_module(module)
+    return {(test, filtered): getattr(module, f"loss_{k}")
+            for k, (test, filtered) in enumerate(itertools.product(TESTS, (False, True)))}
+
+
+_PROGRAMS: dict = {}
+
+
+def _program(test: str, filtered: bool):
+    if not _PROGRAMS:
+        _PROGRAMS.update(_programs())
+    return _PROGRAMS[(test, filtered)]
+
+
+def _weights():
+    return [_r(3, 4), _r(4, 2)]
+
+
+def _check(f, Ws, **kw):
+    got = srcad.grad(f, **kw)([w.copy() for w in Ws])
+    want = numerical_grad(f, ([w.copy() for w in Ws],))
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-8)
+
+
+MODES = pytest.mark.parametrize("kw", [{}, {"fuse": True}, {"mode": "tape"}],
+                                ids=["source", "fused", "tape"])
+
+
+@MODES
+@pytest.mark.parametrize("filtered", [False, True], ids=["loop", "comprehension"])
+@pytest.mark.parametrize("test", TESTS)
+def test_weights_loaded_into_the_layers_a_test_picks(test, filtered, kw):
+    f = _program(test, filtered)
+    Ws = _weights()
+    _check(f, Ws, **kw)
+    srcad.grad(f, **kw)(Ws)  # (the layers keep what the call stored, as Python's)
+    assert NET.layers[0].W is Ws[0] and NET.layers[2].W is Ws[1]
+
+
+def loss_by_method(Ws):
+    NET.load(Ws)
+    return np.sum(NET.forward(X) ** 2)
+
+
+def loss_by_hasattr_method(Ws):
+    NET.load_weighted(Ws)
+    return np.sum(NET.forward(X) ** 2)
+
+
+@MODES
+@pytest.mark.parametrize("f", [loss_by_method, loss_by_hasattr_method],
+                         ids=lambda f: f.__name__)
+def test_a_method_returning_the_layers_a_comprehension_picks(f, kw):
+    _check(f, _weights(), **kw)
+
+
+def test_the_hasattr_checks_of_a_callees_comprehension_run_in_the_caller():
+    g = srcad.grad(loss_by_hasattr_method)
+    g(_weights())
+    code = "\n".join(line.split("#")[0] for line in srcad.source(g).splitlines())
+    assert code.count("hasattr(") == 3 and "weighted_layers(" not in code  # (not called)
+
+
+def loss_trainable(Ws):
+    i = 0
+    for layer in NET.layers:
+        if layer.trainable:
+            layer.W = Ws[i]
+            i += 1
+    return np.sum(NET.forward(X) ** 2)
+
+
+def test_a_flag_changed_between_calls_rebuilds_the_code():
+    g = srcad.grad(loss_trainable)
+    Ws = _weights()
+    first = g(Ws)
+    assert np.abs(first[1]).max() > 0
+    NET.layers[2].__dict__["trainable"] = False  # (no function of this file sets the flag)
+    try:
+        keep = NET.layers[2].W
+        got = g([Ws[0], Ws[1] * 2.0])
+        np.testing.assert_array_equal(got[1], np.zeros_like(Ws[1]))  # (not loaded: Python's)
+        assert NET.layers[2].W is keep
+        want = numerical_grad(loss_trainable, ([Ws[0].copy(), Ws[1].copy()],))
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-6, atol=1e-8)
+    finally:
+        NET.layers[2].__dict__["trainable"] = True
+    np.testing.assert_allclose(g(Ws)[1], first[1])
+
+
+def loss_freezing(Ws):
+    fx.freeze(NET.layers[2])  # (a function of another file: srcad does not read it)
+    i = 0
+    for layer in NET.layers:
+        if layer.trainable:
+            layer.W = Ws[i]
+            i += 1
+    return np.sum(NET.forward(X) ** 2)
+
+
+def test_a_flag_set_during_the_call_elsewhere_stops_the_call():
+    try:
+        with pytest.raises(AssertionError, match="decided from .trainable"):
+            srcad.grad(loss_freezing)(_weights())
+    finally:
+        fx.thaw(NET.layers[2])
+
+
+def test_a_flag_a_function_of_the_same_file_sets_is_not_decided():
+    with pytest.raises(srcad.SrcadError, match="stores in it a value"):
+        srcad.grad(fx.set_by_flag)(_weights()[:1] * 2, np.eye(3))
+
+
+class Lazy(Layer):
+    """A layer whose flag a method sets: not decided (the method may run first)."""
+
+    def __init__(self, W):
+        self.W = W
+        self.ready = True
+
+    def reset(self):
+        self.ready = False
+
+    def forward(self, x):
+        return x @ self.W
+
+
+LAZY = [Lazy(np.eye(3)), Lazy(np.eye(3))]
+
+
+def loss_method_sets_flag(Ws):
+    for layer, W in zip(LAZY, Ws):
+        if layer.ready:
+            layer.W = W
+    h = X
+    for layer in LAZY:
+        h = layer.forward(h)
+    return np.sum(h ** 2)
+
+
+def test_a_flag_a_method_of_the_class_sets_is_not_decided():
+    with pytest.raises(srcad.SrcadError, match="stores in it a value"):
+        srcad.grad(loss_method_sets_flag)([_r(3, 3), _r(3, 3)])
