@@ -571,7 +571,8 @@ def {p}read_gh():
         pair = f"{self.p}PAIR_{targets[0]}_{targets[1]}"
         p, (a, b) = self.p, targets
         form = self.ch.pick(("zip", "enumerate", "enumerate_zip", "zip_longer", "display",
-                             "filtered", "tested", "indexed", "method", "method_loop"))
+                             "filtered", "tested", "skipped", "indexed", "method",
+                             "method_loop"))
         if form.startswith("method") and set(targets) != {"L1", "L2"}:
             form = "zip"
         if form.startswith("method"):  # (session of 2026-12-06, fourth: Net's own method
@@ -598,9 +599,17 @@ def {p}read_gh():
                        f"not isinstance(l, {p}Net)", *self.known_tests("l"))) +
                    "], (W1, W2)):",
                    "tested": f"for layer, W in zip({pair}, (W1, W2)):",
+                   "skipped": f"for layer, W in zip({pair}, (W1, W2)):",
                    "indexed": f"for i in range(len({pair})):"}[form])
         if form == "indexed":  # (a store through the list's item by the loop's index)
             self.emit(f"    {pair}[i].W = (W1, W2)[i]")
+        elif form == "skipped":  # (a `continue` under a test decided per layer:
+            # refused before 2026-12-06, eighth -- normalize.py `literal_value`)
+            self.emit("    if not (" + self.ch.pick(('hasattr(layer, "W")',
+                                                     f"isinstance(layer, {kinds})",
+                                                     *self.known_tests("layer"))) + "):")
+            self.emit("        continue")
+            self.emit("    layer.W = W")
         elif form == "tested":
             self.emit("    " + self.ch.pick(('if hasattr(layer, "W"):',
                                              f"if isinstance(layer, {kinds}):",
@@ -656,7 +665,18 @@ def {p}read_gh():
                     # (the layer's own array written in place through a second name -- zeros
                     # and a stale value before the same session's check_writes_into_held_values)
                     [f"    {d} = {at}.W", f"    {d}[:] = {arg}"],
-                    [f"    {d} = {at}.W", f"    {d} *= 0.0", f"    {d} += {arg}"]))
+                    [f"    {d} = {at}.W", f"    {d} *= 0.0", f"    {d} += {arg}"],
+                    # (the layers' arrays gathered into a list built when the code runs --
+                    # a comprehension, `extend` in a loop -- and one written in place: zeros
+                    # before 2026-12-06, eighth -- refusals.py `_list_items`)
+                    *([[f"    {d} = [{layer}.W for {layer} in {self.p}NET.layers "
+                        f"if hasattr({layer}, 'W')]", f"    {d}[{index // 2}][...] = {arg}"],
+                       [f"    {d} = []", f"    for {layer} in {self.p}NET.layers:",
+                        f"        {d}.extend([{layer}.W] if hasattr({layer}, 'W') else [])",
+                        f"    {d}[{index // 2}][:] = {arg}"],
+                       [f"    {d} = [{layer}.W for {layer} in {self.p}NET.layers "
+                        f"if hasattr({layer}, 'W')]", f"    {d}[{index // 2}] *= 0.0",
+                        f"    {d}[{index // 2}] += {arg}"]] if index is not None else [])))
             self.features.add("weights unfollowed")
         elif form == "written":  # (stored, then written in place: Python's layer shows the
             # write -- a wrong value, silently, before 2026-12-06, fourth; refused since)

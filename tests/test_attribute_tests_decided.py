@@ -12,8 +12,10 @@ while the loop was written out, every other test ran when the code ran, so the s
 it went into a layer srcad could not name and the read back in `net.forward` was refused
 ("`.W` is read through the object here, but ... stores in it a value that depends on the
 arguments being differentiated"). The same in a comprehension's filter (`[l for l in
-net.layers if l.trainable]`), and `return [l for l in self.layers if hasattr(l, "W")]` in a
-method (its checks kept the call from being read as the list it returns).
+net.layers if l.trainable]`), in a `continue` past the other layers (`if not
+hasattr(layer, "W"): continue` too: desugar.py's flag was a value of the code), and `return
+[l for l in self.layers if hasattr(l, "W")]` in a method (its checks kept the call from
+being read as the list it returns).
 
 Now frontend/knowntests.py `StaticTest` computes such a test as Python would -- attribute
 reads of the known objects (guarded: rebuilt when rebound), their classes and class names,
@@ -21,7 +23,9 @@ str methods, comparisons, `in` of a tuple, `and` / `or` / `not`, a method that o
 an expression -- where no function of the test's or the class's file, and no method of the
 class but `__init__`, sets the attribute; each plain attribute read is read again where the
 test runs (a flag set during the call by code elsewhere stops the call: never the branch
-decided before). calls.py `copied_checks` makes a callee's checks in its caller.
+decided before). A name the function binds to a literal at its top level is known there
+until anything else may bind it (normalize.py `literal_value`: the `continue` flag of a trip
+whose test was decided). calls.py `copied_checks` makes a callee's checks in its caller.
 """
 
 from __future__ import annotations
@@ -130,12 +134,20 @@ TESTS = [
 ]
 
 
-def _program_source(k: int, test: str, filtered: bool) -> str:
-    """A loss that loads Ws into the layers `test` picks, by a loop or a comprehension."""
-    if filtered:
+def _program_source(k: int, test: str, form: str) -> str:
+    """A loss that loads Ws into the layers `test` picks: by a loop and an `if`, a loop and
+    a `continue` past the others, or a comprehension."""
+    if form == "comprehension":
         body = (f"    picked = [layer for layer in NET.layers if {test}]\n"
                 "    for layer, W in zip(picked, Ws):\n"
                 "        layer.W = W\n")
+    elif form == "continue":
+        body = ("    i = 0\n"
+                "    for layer in NET.layers:\n"
+                f"        if not ({test}):\n"
+                "            continue\n"
+                "        layer.W = Ws[i]\n"
+                "        i += 1\n")
     else:
         body = ("    i = 0\n"
                 "    for layer in NET.layers:\n"
@@ -150,23 +162,23 @@ def _programs():
     path = os.path.join(tempfile.mkdtemp(prefix="srcad_known_tests_"), "known_tests_programs.py")
     with open(path, "w", encoding="utf-8") as f:
         f.write("import numpy as np\n")  # (NET, X and the classes: this module's, given)
-        for k, (test, filtered) in enumerate(itertools.product(TESTS, (False, True))):
-            f.write(_program_source(k, test, filtered))
+        for k, (test, form) in enumerate(itertools.product(TESTS, FORMS)):
+            f.write(_program_source(k, test, form))
     spec = importlib.util.spec_from_file_location("known_tests_programs", path)
     module = importlib.util.module_from_spec(spec)
     module.__dict__.update(NET=NET, X=X, Dense=Dense, Layer=Layer)
     spec.loader.exec_module(module)
-    return {(test, filtered): getattr(module, f"loss_{k}")
-            for k, (test, filtered) in enumerate(itertools.product(TESTS, (False, True)))}
+    return {(test, form): getattr(module, f"loss_{k}")
+            for k, (test, form) in enumerate(itertools.product(TESTS, FORMS))}
 
 
 _PROGRAMS: dict = {}
 
 
-def _program(test: str, filtered: bool):
+def _program(test: str, form: str):
     if not _PROGRAMS:
         _PROGRAMS.update(_programs())
-    return _PROGRAMS[(test, filtered)]
+    return _PROGRAMS[(test, form)]
 
 
 def _weights():
@@ -185,11 +197,14 @@ MODES = pytest.mark.parametrize("kw", [{}, {"fuse": True}, {"mode": "tape"}],
                                 ids=["source", "fused", "tape"])
 
 
+FORMS = ("if", "continue", "comprehension")
+
+
 @MODES
-@pytest.mark.parametrize("filtered", [False, True], ids=["loop", "comprehension"])
+@pytest.mark.parametrize("form", FORMS)
 @pytest.mark.parametrize("test", TESTS)
-def test_weights_loaded_into_the_layers_a_test_picks(test, filtered, kw):
-    f = _program(test, filtered)
+def test_weights_loaded_into_the_layers_a_test_picks(test, form, kw):
+    f = _program(test, form)
     Ws = _weights()
     _check(f, Ws, **kw)
     srcad.grad(f, **kw)(Ws)  # (the layers keep what the call stored, as Python's)
@@ -300,3 +315,39 @@ def loss_method_sets_flag(Ws):
 def test_a_flag_a_method_of_the_class_sets_is_not_decided():
     with pytest.raises(srcad.SrcadError, match="stores in it a value"):
         srcad.grad(loss_method_sets_flag)([_r(3, 3), _r(3, 3)])
+
+
+# ---- a name bound to a literal, read by a test: decided only where nothing else may bind it
+def flag_set_in_a_loop(x):
+    seen = False
+    total = 0.0
+    for v in x:  # (a loop of the code: the test reads the flag each trip, as Python's)
+        if seen:
+            total = total + v * 2.0
+        seen = True
+    return total + np.sum(x)
+
+
+def flag_set_under_a_test_of_values(x):
+    big = False
+    if np.sum(x) > 0:
+        big = True
+    if big:
+        return np.sum(x ** 3)
+    return np.sum(x ** 2)
+
+
+def flag_then_early_return(x):
+    scale = 1
+    if scale == 1:
+        return np.sum(np.sin(x))
+    return np.sum(x)
+
+
+@MODES
+@pytest.mark.parametrize("f", [flag_set_in_a_loop, flag_set_under_a_test_of_values,
+                               flag_then_early_return], ids=lambda f: f.__name__)
+def test_a_flag_the_code_binds_is_decided_only_where_nothing_else_binds_it(f, kw):
+    for x in (np.array([0.5, -0.25, 1.5]), np.array([-0.5, -0.25, 0.1])):
+        got = srcad.grad(f, **kw)(x.copy())
+        np.testing.assert_allclose(got, numerical_grad(f, (x.copy(),)), rtol=1e-6, atol=1e-8)

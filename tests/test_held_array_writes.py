@@ -13,6 +13,8 @@ storing a new array whole is followed in both modes."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -410,3 +412,131 @@ def test_a_held_array_reached_through_calls_srcad_knows(f, fuse):
         assert "a module global or an object holds" in str(e.value)
     finally:
         _restore()
+
+
+# ---- an array reached through a list the function builds when the code runs ----------------
+# A layer library's way of loading parameters: a list of the layers' arrays gathered by a
+# comprehension, `extend`, a method that returns them, `itertools.chain`, then written in
+# place. Zeros on 2af95e6 (relative error 1.0; tape mode refused already): the check traced
+# the written array to an item of a list it could not resolve, and took it for the
+# function's own. Now an item of a list the function builds is every value put in it
+# (refusals.py `_list_items`: displays, appends, copies, a user function's returned list,
+# items of items), a name a loop rebinds each value it is given, and `ps[0] += t` of a
+# list's array (`write_through`) a write into it.
+
+class Param(Dense):
+    def params(self):
+        return [self.W, self.p["b"]]
+
+
+class Tanh:
+    def params(self):
+        return []
+
+    def forward(self, x):
+        return np.tanh(x)
+
+
+class Stack:
+    def __init__(self, layers):
+        self.layers = layers
+
+    def params(self):
+        out = []
+        for layer in self.layers:
+            out.extend(layer.params())
+        return out
+
+    def loss(self, X):
+        h = X
+        for layer in self.layers:
+            h = layer.forward(h)
+        return np.sum(h ** 2)
+
+
+STACK = Stack([Param(), Tanh()])
+STACK_START = [STACK.layers[0].W.copy(), STACK.layers[0].p["b"].copy()]
+
+
+def _restore_stack():
+    STACK.layers[0].W[...] = STACK_START[0]
+    STACK.layers[0].p["b"][...] = STACK_START[1]
+
+
+def by_a_nested_comprehension(W, X):
+    ps = [p for layer in STACK.layers for p in layer.params()]
+    ps[0][...] = W
+    return STACK.loss(X)
+
+
+def by_extend_in_a_loop(W, X):
+    ps = []
+    for layer in STACK.layers:
+        ps.extend(layer.params())
+    ps[0][...] = W
+    return STACK.loss(X)
+
+
+def by_a_comprehension_of_attributes(W, X):
+    ps = [layer.W for layer in STACK.layers if hasattr(layer, "W")]
+    for p, w in zip(ps, [W]):
+        p[:] = w
+    return STACK.loss(X)
+
+
+def by_copyto_into_an_item(W, X):
+    ps = [p for layer in STACK.layers for p in layer.params()]
+    np.copyto(ps[0], W)
+    return STACK.loss(X)
+
+
+def by_augmented_items(W, X):
+    ps = [p for layer in STACK.layers for p in layer.params()]
+    ps[0] *= 0.0
+    ps[0] += W
+    return STACK.loss(X)
+
+
+def by_a_local_of_an_item(W, X):
+    ps = STACK.params()
+    w = ps[0]
+    w[...] = W
+    return STACK.loss(X)
+
+
+def by_chain_from_iterable(W, X):
+    ps = list(itertools.chain.from_iterable(layer.params() for layer in STACK.layers))
+    ps[0][...] = W
+    return STACK.loss(X)
+
+
+@pytest.mark.parametrize("f", [by_a_nested_comprehension, by_extend_in_a_loop,
+                               by_a_comprehension_of_attributes, by_copyto_into_an_item,
+                               by_augmented_items, by_a_local_of_an_item,
+                               by_chain_from_iterable], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("mode", ["source", "fused", "tape"])
+def test_an_array_reached_through_a_list_built_when_the_code_runs(f, mode):
+    options = {"fuse": True} if mode == "fused" else {"mode": mode}
+    _restore_stack()
+    try:
+        with pytest.raises(srcad.SrcadError) as e:
+            srcad.grad(f, **options)(STACK_START[0] + 0.1, X)
+    finally:
+        _restore_stack()
+    assert e.value.filename.endswith("test_held_array_writes.py")
+
+
+def a_list_of_the_functions_own_arrays(W, X):  # (items it made: written in place, runs)
+    ps = [np.zeros_like(W) for _ in range(2)]
+    ps[0][...] = W
+    ps[1] += W * 2.0
+    return np.sum(np.tanh(X @ (ps[0] + ps[1])) ** 2)
+
+
+@pytest.mark.parametrize("mode", ["source", "fused", "tape"])
+def test_a_list_of_the_functions_own_arrays_written_in_place_runs(mode):
+    options = {"fuse": True} if mode == "fused" else {"mode": mode}
+    W = RNG.standard_normal((4, 5)) * 0.3
+    g = srcad.grad(a_list_of_the_functions_own_arrays, **options)(W, X)
+    np.testing.assert_allclose(g, numerical_grad(a_list_of_the_functions_own_arrays, (W, X)),
+                               rtol=1e-5, atol=1e-6)

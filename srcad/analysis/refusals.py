@@ -549,7 +549,8 @@ def check_writes_into_held_values(fn: ir.Function, wrt) -> None:
     silently, before. Refused at the write, where the program may read it another way
     (`_held_elsewhere`)."""
     writes = [c for c in ir.walk(fn.body) if isinstance(c, ir.Call) and
-              (c.inplace or c.op.name in ("setitem", "in_layout", "dict_set", "list_append"))]
+              (c.inplace or c.op.name in ("setitem", "in_layout", "dict_set", "list_append",
+                                          "write_through"))]
     if not writes:
         return
     dep = _dependent(fn, wrt)
@@ -559,13 +560,15 @@ def check_writes_into_held_values(fn: ir.Function, wrt) -> None:
         # (`x op= t` of an array not the function's own: `x_op = op(x, t)`, then
         # `x = in_layout(x_op, x)` -- the new values written into x's memory)
         written, values = (c.args.get("like"), [c.args.get("new")]) \
-            if c.op.name == "in_layout" else (next(iter(c.args.values())),
-                                              list(c.args.values())[1:])
+            if c.op.name == "in_layout" else (c.args.get("view"), [c.args.get("value")]) \
+            if c.op.name == "write_through" else (next(iter(c.args.values())),
+                                                  list(c.args.values())[1:])
         if not any(v in dep for a in values for v in ir.atom_vars(a)):
             continue
         kinds = (np.ndarray, dict, list) if c.op.name == "setitem" else (dict, list) \
-            if c.op.name in ("dict_set", "list_append") else (np.ndarray,)
-        held = _held_value(written, made, views, kinds)
+            if c.op.name in ("dict_set", "list_append") else (np.ndarray,)  # (`ps[0] +=
+        # t` of a list's array: `write_through` puts the array numpy wrote back in its slot)
+        held = _held_value(written, made, views, kinds, fn)
         # (a list or dict: refused wherever it is -- Python's container keeps the store after
         # the call, as kept_globals.py replays a store spelt by the global's own name; an
         # array read back only through the name that wrote it, a scratch buffer, runs)
@@ -585,12 +588,14 @@ def check_writes_into_held_values(fn: ir.Function, wrt) -> None:
                 "pass it as an argument")
 
 
-def _held_value(atom, made: dict, views: dict, kinds: tuple):
+def _held_value(atom, made: dict, views: dict, kinds: tuple, fn: ir.Function | None = None,
+                depth: int = 4):
     """Who holds the array, list or dict (`kinds`) `atom` is (or is a view of), where that is
     a constant srcad read when normalising -- a module global, an item of a global's or
     object's list or dict, an object's attribute: (its spelling, the constant it was reached
     from, [the objects that constant and the held value are]); else None (the function's
-    own values)."""
+    own values). An item of a list `fn` builds is any value put in it (`_list_items`)."""
+    every = _every_definition(fn) if fn is not None else {}
     todo, seen = [atom], set()
     while todo:
         a = todo.pop()
@@ -601,53 +606,118 @@ def _held_value(atom, made: dict, views: dict, kinds: tuple):
         if not isinstance(a, ir.Var) or a.name in seen:
             continue
         seen.add(a.name)
-        d = made.get(a.name)
-        if d is None:
-            continue
-        known = _known_value(a, made) if np.ndarray in kinds else _UNKNOWN
+        known = _known_value(a, made) if np.ndarray in kinds and a.name in made \
+            else _UNKNOWN
         if isinstance(known, np.ndarray):  # (an array srcad knew when normalising -- one a
             # global or an object holds, reached through `.get`, `list(d.values())[0]`, ...)
             return "an array srcad read when it built the code", a, \
                 _holding_values(a, made) + [known]
-        first = next(iter(d.args.values()), None)
-        container = _known_value(first, made) if d.op.name == "getitem" else _UNKNOWN
-        if isinstance(container, (dict, list, tuple)):
-            key = _constant_key(d.args.get("index"))
-            if key is not _UNKNOWN:
-                try:
-                    items = [container[key]]
-                except (KeyError, IndexError, TypeError):
-                    continue
-            else:  # (an index known when it runs -- a loop's `for w in net.weights`: any)
-                items = list(container.values() if isinstance(container, dict) else
-                             container)
-            found = [item for item in items if isinstance(item, kinds)]
-            if found:
-                spelled = f"`{first.src}`" if isinstance(first, ir.Const) else "a container"
-                return f"an item of {spelled}", first, _holding_values(first, made) + found
-            continue
-        holder = _known_value(first, made) if _read_from_attribute(d) else _UNKNOWN
-        if holder is not _UNKNOWN:
-            # (of an object, a class -- `type(layer).shared`, `layer.__class__.shared` -- or a
-            # module)
-            label = d.op.label
-            held = getattr(holder, label.lstrip("."), None)
-            if isinstance(held, kinds):
-                return f"the attribute `{label}` of an object", first, \
-                    _holding_values(first, made) + [held]
-            continue
-        if d.op.name == "in_layout":
-            todo.append(d.args.get("like"))  # (it written in place before: the same array)
-        elif d.op.name == "getitem" and not makes_view(d, maybe=True):
-            pass  # (an integer array or a mask: numpy's copy)
-        elif d.op.name in _VIEW_OPS or getattr(d.op, "view", False) or d.op.name in (
-                "getitem", "setitem", "dict_set", "list_append") or d.inplace:
-            todo.append(first)  # (a view of it, or it written before: the same object)
+        # (a name a loop rebinds -- `for p in ps: p[:] = w` -- is each value it is given)
+        for d in every.get(a.name) or ([made[a.name]] if a.name in made else []):
+            held = _held_by(d, a, made, kinds, fn, depth, todo)
+            if held is not None:
+                return held
         todo.extend(ir.Var(v) for v in views.get(a.name, ()))
     return None
 
 
+def _held_by(d, a, made: dict, kinds: tuple, fn, depth: int, todo: list):
+    """`_held_value`'s step for one definition `d` of `a`: who holds it, or None (what to
+    look at next put in `todo`)."""
+    first = next(iter(d.args.values()), None)
+    container = _known_value(first, made) if d.op.name == "getitem" else _UNKNOWN
+    if isinstance(container, (dict, list, tuple)):
+        key = _constant_key(d.args.get("index"))
+        if key is not _UNKNOWN:
+            try:
+                items = [container[key]]
+            except (KeyError, IndexError, TypeError):
+                return None
+        else:  # (an index known when it runs -- a loop's `for w in net.weights`: any)
+            items = list(container.values() if isinstance(container, dict) else container)
+        found = [item for item in items if isinstance(item, kinds)]
+        if found:
+            spelled = f"`{first.src}`" if isinstance(first, ir.Const) else "a container"
+            return f"an item of {spelled}", first, _holding_values(first, made) + found
+        return None
+    if d.op.name == "getitem" and fn is not None and depth:
+        # (`ps = [l.W for l in net.layers]`, `for l in net.layers: ps += l.params()`,
+        # `[p for l in net.layers for p in l.params()]`: an item of a list built when the
+        # code runs is what was put in it -- found on 2af95e6 written with zeros)
+        for item, scope in _list_items(first, fn, depth):
+            held = _held_value(item, _made_by(scope), _view_sources(scope), kinds, scope,
+                               depth - 1)
+            if held is not None:
+                return held
+    holder = _known_value(first, made) if _read_from_attribute(d) else _UNKNOWN
+    if holder is not _UNKNOWN:
+        # (of an object, a class -- `type(layer).shared`, `layer.__class__.shared` -- or a
+        # module)
+        label = d.op.label
+        held = getattr(holder, label.lstrip("."), None)
+        if isinstance(held, kinds):
+            return f"the attribute `{label}` of an object", first, \
+                _holding_values(first, made) + [held]
+        return None
+    if d.op.name == "in_layout":
+        todo.append(d.args.get("like"))  # (it written in place before: the same array)
+    elif d.op.name == "getitem" and not makes_view(d, maybe=True):
+        pass  # (an integer array or a mask: numpy's copy)
+    elif d.op.name in _VIEW_OPS or getattr(d.op, "view", False) or d.op.name in (
+            "getitem", "setitem", "dict_set", "list_append") or d.inplace:
+        todo.append(first)  # (a view of it, or it written before: the same object)
+    return None
+
+
+def _every_definition(fn: ir.Function) -> dict:
+    """{name: every `ir.Call` of `fn` that assigns it}."""
+    out: dict = {}
+    for s in ir.walk(fn.body):
+        if isinstance(s, ir.Call):
+            out.setdefault(s.target, []).append(s)
+    return out
+
+
 _UNKNOWN = object()
+
+
+def _made_by(fn: ir.Function) -> dict:
+    return {s.target: s for s in ir.walk(fn.body) if isinstance(s, ir.Call)}
+
+
+def _list_items(container, fn: ir.Function, depth: int):
+    """(atom, function it is an atom of) for each value `fn` may have put in the list
+    `container` is: a display's items, what `list_append` added, the items of the list it
+    copies, of the display or list a user function it calls returns (in that function);
+    nothing for what is not such a list."""
+    todo, seen = [(container, fn, depth)], set()
+    while todo:
+        a, scope, d = todo.pop()
+        if isinstance(a, ir.Seq):
+            yield from ((x, scope) for x in a.items)
+            continue
+        if not isinstance(a, ir.Var) or (id(scope), a.name) in seen or not d:
+            continue
+        seen.add((id(scope), a.name))
+        for s in ir.walk(scope.body):
+            if isinstance(s, ir.UserCall) and a.name in s.targets and \
+                    isinstance(s.callee.ret, ir.Return):
+                value = s.callee.ret.value
+                if len(s.targets) > 1:  # (`ps, n = helper()`: its item of the tuple)
+                    value = value.items[s.targets.index(a.name)] \
+                        if isinstance(value, ir.Seq) else None
+                todo.append((value, s.callee, d - 1))
+            elif isinstance(s, ir.Call) and s.target == a.name and s.args:
+                first = next(iter(s.args.values()))
+                if s.op.name in ("copy", "list", "tuple"):
+                    todo.append((first, scope, d))
+                elif s.op.name == "list_append":
+                    todo.append((s.args.get("xs"), scope, d))
+                    yield s.args.get("x"), scope
+                elif s.op.name == "getitem":  # (a list that is an item of a list: each
+                    # item's items -- `itertools.chain` of the lists methods returned)
+                    todo.extend((inner, where, d - 1)
+                                for inner, where in _list_items(first, scope, d - 1))
 
 
 def _holding_values(atom, made: dict, depth: int = 4) -> list:

@@ -714,7 +714,7 @@ class ExpressionsMixin:
                 atoms[id(held.value)] = held
                 return held.value
             if held is not None or name in self.locals:
-                return UNKNOWN
+                return self.literal_value(name) if name in self.locals else UNKNOWN
             found = self.pf.resolve(name)
             return UNKNOWN if found is UNRESOLVED else found
 
@@ -733,10 +733,10 @@ class ExpressionsMixin:
             else:
                 read = self.emit((opaque_attribute(attr), {"_obj": at}), self.fresh(attr),
                                  test)
-            same = self.emit((opaque_compare(
+            same = read if kind == "has" and value is True else self.emit((opaque_compare(
                 "is" if value is None or type(value) is bool else "=="),
-                {"_a0": read, "_a1": ir.Const(
-                value, repr(value))}), self.fresh(f"{attr}_as_built"), test)
+                {"_a0": read, "_a1": ir.Const(value, repr(value))}),
+                self.fresh(f"{attr}_as_built"), test)
             self.body.append(ir.Effect("assert", None, {"test": same, "msg": msg},
                                        test.lineno))
         return truth

@@ -233,6 +233,16 @@ def _set_by_functions(tree) -> set:
     return out
 
 
+class Known:
+    """What `root` gives for a name the code itself bound to a literal (normalize.py
+    `literal_value`): decided like an object's attribute, with nothing to guard."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
 class StaticTest:
     """The value of a test over objects srcad knows here (the layers of a loop written out
     once per layer, `self` of a method called on a known object), computed now, as Python
@@ -269,7 +279,11 @@ class StaticTest:
         if isinstance(e, gast.Constant):
             return e.value
         if isinstance(e, gast.Name):
-            return self.root(e.id)
+            v = self.root(e.id)
+            if isinstance(v, Known):
+                self.consulted = True
+                return v.value
+            return v
         if isinstance(e, gast.Attribute):
             return self.attribute(self.value(e.value), e.attr)
         if isinstance(e, gast.Call):

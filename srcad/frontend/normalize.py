@@ -69,7 +69,7 @@ from .closure_values import Closure, ClosureValuesMixin, walked_alone
 from .inline import InlineMixin, hoist_written_arguments, written_params
 from .kept_globals import kept_globals
 from .partials import lower_partials
-from .knowntests import fold_known_tests
+from .knowntests import UNKNOWN, Known, fold_known_tests
 from .objcomps import held_dict_updates
 from .loops import LoopsMixin
 from .objects import mutated_names, scalarise_objects
@@ -310,6 +310,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
     # -- statements --------------------------------------------------------------------------
     def run(self) -> ir.Function:
         self.top_body = self.body
+        self.literal_binds: dict = {}  # name -> its `name = <literal>` at the top level
         for stmt in self.pf.tree.body:
             self.line = stmt.lineno
             self.statement(stmt)
@@ -1239,6 +1240,10 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                 op, args = self.op_call(control.identity, [atom], {}, node)
                 self.body.append(ir.Call(name, op, args, node.lineno))
                 self.note_copy_holds(name, atom)
+                if self.body is self.top_body and isinstance(atom, ir.Const) and \
+                        type(atom.value) in (bool, int, str, type(None)):
+                    # (`skip = True` of a `continue` a test known here took: literal_value)
+                    self.literal_binds[name] = self.body[-1]
                 if isinstance(value, gast.Name) and value.id in self.locals and \
                         not self.generated:
                     self.alias_stmts.add(id(self.body[-1]))  # `z = y`: one array, two names
@@ -1501,6 +1506,22 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             isinstance(st, ir.Call) and getattr(st.op, "name", "") in ("dict", "dict_set",
                                                                          "dict_copy")
             for st in found)
+
+    def literal_value(self, name: str):
+        """The literal a name holds here, where the code is at the function's top level and
+        the name's last assignment before it was `name = <literal>` there (desugar.py's
+        `skip = True` of a `continue` in a loop written out per layer, under a test decided
+        here: the rest of that trip is no code), else knowntests.UNKNOWN."""
+        held = self.literal_binds.get(name) if self.body is self.top_body else None
+        if held is None or self.made.get(name):
+            return UNKNOWN
+        after = False
+        for x in ir.walk(self.top_body):
+            if x is held:
+                after = True
+            elif after and name in ir.defs(x):
+                return UNKNOWN
+        return Known(held.args[next(iter(held.args))].value) if after else UNKNOWN
 
     def definitions(self, name: str) -> list:
         """The statements of this function so far that assign `name`."""
