@@ -540,3 +540,53 @@ def test_a_list_of_the_functions_own_arrays_written_in_place_runs(mode):
     g = srcad.grad(a_list_of_the_functions_own_arrays, **options)(W, X)
     np.testing.assert_allclose(g, numerical_grad(a_list_of_the_functions_own_arrays, (W, X)),
                                rtol=1e-5, atol=1e-6)
+
+
+# ---- an object's array written in place and not read again in the call -------------------
+# Python's object shows the write after the call; srcad's code dropped it, or (fused) kept
+# half of it -- `ps[0] *= 0.0` ran on the object's array, `ps[0] += W` into a copy -- so the
+# layer was left with zeros (found by the object-state fuzzer, seed 220, 2026-12-06,
+# eighth). Refused now wherever the array is an object's (refusals.py `_held_by_an_object`),
+# read again or not; a module's scratch array read back only through the name that wrote
+# it runs as before (test_a_scratch_buffer_read_only_through_its_name_runs).
+
+class Holder:
+    def __init__(self):
+        self.W = RNG.standard_normal((4, 5))
+
+
+HOLDER = Holder()
+
+
+def zeroed_then_added_unread(W, X):
+    d = HOLDER.W
+    d *= 0.0
+    d += W
+    return np.sum(X ** 2)
+
+
+def items_zeroed_then_added_unread(W, X):
+    ps = [h.W for h in [HOLDER] if hasattr(h, "W")]
+    ps[0] *= 0.0
+    ps[0] += W
+    return np.sum(X ** 2)
+
+
+def slice_stored_unread(W, X):
+    d = HOLDER.W
+    d[:] = W * 2.0
+    return np.sum(X ** 2)
+
+
+@pytest.mark.parametrize("f", [zeroed_then_added_unread, items_zeroed_then_added_unread,
+                               slice_stored_unread], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("mode", ["source", "fused", "tape"])
+def test_an_objects_array_written_and_not_read_again_is_refused(f, mode):
+    options = {"fuse": True} if mode == "fused" else {"mode": mode}
+    before = HOLDER.W.copy()
+    try:
+        with pytest.raises(srcad.SrcadError) as e:
+            srcad.grad(f, wrt=(0, 1), **options)(RNG.standard_normal((4, 5)), X)
+        assert e.value.filename.endswith("test_held_array_writes.py")
+    finally:
+        HOLDER.W = before

@@ -568,16 +568,30 @@ def check_writes_into_held_values(fn: ir.Function, wrt) -> None:
         kinds = (np.ndarray, dict, list) if c.op.name == "setitem" else (dict, list) \
             if c.op.name in ("dict_set", "list_append") else (np.ndarray,)  # (`ps[0] +=
         # t` of a list's array: `write_through` puts the array numpy wrote back in its slot)
-        held = _held_value(written, made, views, kinds, fn)
+        if c.op.name == "setitem" and c.augmented:
+            # (`ps[0] *= 0.0; ps[0] += W` of a list: numpy writes the array in that slot --
+            # an item of the display, or any item put in a list built when the code runs)
+            slots = [_display_slot(written, c.args.get("index"))] if isinstance(
+                written, ir.Seq) else [a for a, where in _list_items(written, fn, 4)
+                                       if where is fn]
+            held = next((h for h in (_held_value(a, made, views, (np.ndarray,), fn)
+                                     for a in slots if a is not None) if h is not None), None)
+        else:
+            held = _held_value(written, made, views, kinds, fn)
         # (a list or dict: refused wherever it is -- Python's container keeps the store after
         # the call, as kept_globals.py replays a store spelt by the global's own name; an
         # array read back only through the name that wrote it, a scratch buffer, runs)
         array = held is not None and isinstance(held[2][-1], np.ndarray)
-        if held is not None and (not array or _held_elsewhere(fn, made, *held[1:])):
+        if held is not None and (not array or _held_elsewhere(fn, made, *held[1:]) or
+                                 _held_by_an_object(fn, held[2])):
+            # (an object's array: its state after the call is Python's -- the write shown --
+            # only where srcad follows it; one nothing reads again in the call was written
+            # or not as the code was fused, 2026-12-06, eighth. A module's scratch array
+            # read back only through the name that wrote it runs, its buffer left as it was)
             what = "an array" if array else "a list or dict"
             raise SharingUnknownError(
                 f"line {c.line} writes into {what} a module global or an object holds "
-                f"({held[0]}, as srcad reads it when it builds the code), a value that "
+                f"({held[0]}{_AS_BUILT if '`' in held[0] else ''}), a value that "
                 f"depends on the arguments being differentiated: Python writes that very "
                 f"{'array' if array else 'container'}, which every holder then shows (its "
                 f"methods, a function reading it, the caller after the call); srcad's code "
@@ -586,6 +600,9 @@ def check_writes_into_held_values(fn: ir.Function, wrt) -> None:
                 hint="make a new array or container and store it whole where it is held "
                 "(`net.W = W`, `d = dict(net.params); d[\"W\"] = W; net.params = d`), or "
                 "pass it as an argument")
+
+
+_AS_BUILT = ", as srcad reads it when it builds the code"
 
 
 def _held_value(atom, made: dict, views: dict, kinds: tuple, fn: ir.Function | None = None,
@@ -714,6 +731,10 @@ def _list_items(container, fn: ir.Function, depth: int):
                 elif s.op.name == "list_append":
                     todo.append((s.args.get("xs"), scope, d))
                     yield s.args.get("x"), scope
+                elif s.op.name == "setitem" and s.augmented:  # (`ps[0] *= 0.0`: the
+                    # list, its slot's array written in place -- numpy's same array)
+                    todo.append((first, scope, d))
+                    yield s.args.get("value"), scope
                 elif s.op.name == "getitem":  # (a list that is an item of a list: each
                     # item's items -- `itertools.chain` of the lists methods returned)
                     todo.extend((inner, where, d - 1)
@@ -790,6 +811,17 @@ def _known_value(atom, made: dict, depth: int = 4):
 # and make no new array (a new list or dict holds the same arrays)
 _PURE_BUILTINS = (type, list, tuple, dict, iter, next)
 _PURE_METHODS = frozenset({"get", "values", "keys", "items", "copy"})
+
+
+def _held_by_an_object(fn: ir.Function, values: list) -> bool:
+    """Is one of `values` (what holds the written array, and the array) a user object, or
+    the value of an attribute of one srcad read when it built the code (`d = A.W`: the
+    array injected as a constant, its lookup guarded)?"""
+    if any(is_user_object(v) and not isinstance(v, type) for v in values):
+        return True
+    entries = getattr(fn.guards, "entries", ()) if fn.guards is not None else ()
+    return any(kind == "attr" and is_user_object(where) and not isinstance(where, type) and
+               any(obj is v for v in values) for kind, where, _, obj in entries)
 
 
 def _held_elsewhere(fn: ir.Function, made: dict, const, objects: list) -> bool:
