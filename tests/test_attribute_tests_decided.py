@@ -30,6 +30,7 @@ whose test was decided). calls.py `copied_checks` makes a callee's checks in its
 
 from __future__ import annotations
 
+import abc
 import importlib.util
 import itertools
 import os
@@ -351,3 +352,110 @@ def test_a_flag_the_code_binds_is_decided_only_where_nothing_else_binds_it(f, kw
     for x in (np.array([0.5, -0.25, 1.5]), np.array([-0.5, -0.25, 0.1])):
         got = srcad.grad(f, **kw)(x.copy())
         np.testing.assert_allclose(got, numerical_grad(f, (x.copy(),)), rtol=1e-6, atol=1e-8)
+
+
+# ---- layers of an abc.ABC hierarchy ----------------------------------------------------------
+# `class Layer(ABC)` makes every subclass's metaclass ABCMeta, and `register` can make
+# `isinstance` true for a class that does not derive from it: srcad tested every such
+# `isinstance` when the code ran, so a store under one (`if isinstance(l, Dense): l.W = W`,
+# a comprehension's filter) was refused where Python's answer is False (found 2026-12-06,
+# eighth). Now a True answer (derived or registered: for good) is decided; a False one is
+# guarded on no class being registered with any ABC between calls (rebuilt if one is) and
+# checked again where the test stands (opaque.py `decided_class_test`).
+
+class AbstractLayer(abc.ABC):
+    @abc.abstractmethod
+    def forward(self, x): ...
+
+
+class AbcDense(AbstractLayer):
+    def __init__(self, W):
+        self.W = W
+
+    def forward(self, x):
+        return np.tanh(x @ self.W)
+
+
+class AbcScale(AbstractLayer):
+    def __init__(self, W):
+        self.W = W  # (a weight too: a store into it is read back, so it must be decided)
+
+    def forward(self, x):
+        return x * self.W[0, 0]
+
+
+class Outsider:  # (registered with AbcDense by the test below)
+    def __init__(self):
+        self.W = np.eye(2)
+
+    def forward(self, x):
+        return x
+
+
+ABC_NET = Net([AbcDense(_r(3, 4)), AbcScale(np.full((1, 1), 1.5)), AbcDense(_r(4, 2))])
+
+
+def abc_loop(Ws):
+    i = 0
+    for layer in ABC_NET.layers:
+        if isinstance(layer, AbcDense):
+            layer.W = Ws[i]
+            i += 1
+    return np.sum(ABC_NET.forward(X) ** 2)
+
+
+def abc_filter(Ws):
+    for layer, W in zip([l for l in ABC_NET.layers if isinstance(l, AbcDense)], Ws):
+        layer.W = W
+    return np.sum(ABC_NET.forward(X) ** 2)
+
+
+def abc_combined(Ws):
+    i = 0
+    for layer in ABC_NET.layers:
+        if isinstance(layer, AbstractLayer) and not isinstance(layer, AbcScale):
+            layer.W = Ws[i]
+            i += 1
+    return np.sum(ABC_NET.forward(X) ** 2)
+
+
+@MODES
+@pytest.mark.parametrize("f", [abc_loop, abc_filter, abc_combined], ids=lambda f: f.__name__)
+def test_layers_of_an_abc_hierarchy(f, kw):
+    _check(f, _weights(), **kw)
+
+
+def abc_outsider(x):
+    if isinstance(OUTSIDER, AbcDense):
+        return np.sum(x * 3.0)
+    return np.sum(OUTSIDER.forward(x) ** 2)
+
+
+OUTSIDER = Outsider()
+
+
+def test_a_class_registered_between_calls_rebuilds_the_code():
+    g = srcad.grad(abc_outsider)
+    x = np.array([1.0, -2.0])
+    np.testing.assert_array_equal(g(x), 2 * x)
+    AbcDense.register(Outsider)  # (no name rebound: the ABC cache's token guards it)
+    np.testing.assert_array_equal(g(x), [3.0, 3.0])
+
+
+class Stranger:
+    pass
+
+
+STRANGER = Stranger()
+
+
+def registers_then_tests(x):
+    AbcScale.register(Stranger)
+    if isinstance(STRANGER, AbcScale):
+        return np.sum(x * 3.0)
+    return np.sum(x ** 2)
+
+
+def test_a_class_registered_during_the_call_stops_it_at_the_test():
+    with pytest.raises(AssertionError, match="a class registered since"):
+        srcad.grad(registers_then_tests)(np.array([1.0, 2.0]))

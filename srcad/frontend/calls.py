@@ -50,6 +50,7 @@ from .methods import _BUILTIN_OPS, METHODS, RESERVED
 from .objcomps import known_value
 from .objects import delegated_sequence
 from .opaque import (
+    decided_class_test,
     is_namedtuple_type,
     is_object_sequence,
     is_opaque,
@@ -158,6 +159,7 @@ def _item_written_as_a_store(fn: ir.Function, param: str) -> bool:
 
 
 _CHANGED_DURING_CALL = "srcad: hasattr decided when the code was built; added or deleted since"
+_REGISTERED = "srcad: isinstance decided when the code was built; a class registered since"
 
 
 def _a_check(st) -> bool:
@@ -852,8 +854,9 @@ class CallsMixin:
         does not change. An attribute's presence may: `hasattr` is guarded on it (guards.py
         "has") and checked again where the test stands, so a change between calls rebuilds
         the code and one during the call stops it there, never a branch taken silently.
-        Classes with a metaclass of their own (an ABC's `register`) are tested when the code
-        runs. None where the answer is known only then."""
+        An `abc.ABC` the object's class does not derive from answers False until `register`
+        adds a class: checked again where the test stands too; other metaclasses are tested
+        when the code runs. None where the answer is known only then."""
         fn, atoms = getattr(op, "fn", None), list(args.values())
         if isinstance(args.get("_fn"), ir.Const):  # (a builtin with no row: an opaque call)
             fn, atoms = args["_fn"].value, [args[f"_a{i}"] for i in range(len(args) - 1)
@@ -867,27 +870,33 @@ class CallsMixin:
                 not atoms or not all(isinstance(a, ir.Const) for a in atoms):
             return None
         values = [a.value for a in atoms]
+        registered: list = []
         if fn in (isinstance, issubclass):
-            if len(values) != 2:
+            answer = decided_class_test(fn, *values, registered) if len(values) == 2 else None
+            if answer is None:
                 return None
-            kinds = values[1] if type(values[1]) is tuple else (values[1],)
-            if not kinds or not all(type(k) is type for k in kinds) or \
-                    (fn is issubclass and type(values[0]) is not type):
-                return None
+            if registered:
+                guards.note_registrations()
         elif fn is hasattr:
             if len(values) != 2 or type(values[1]) is not str or \
                     not is_user_object(values[0]) or isinstance(values[0], type):
                 return None
         elif len(values) != 1 or not (is_user_object(values[0]) or callable(values[0])):
             return None
-        answer = bool(fn(*values))
-        if fn is hasattr:
-            guards.note("has", values[0], values[1], answer)
-            held = self.emit((op, args), self.fresh("hasattr"), e)
+        if fn not in (isinstance, issubclass):
+            answer = bool(fn(*values))
+        if fn is hasattr or registered:
+            # (an attribute's presence, or an ABC's False until a class is registered with
+            # it: checked again where the test stands)
+            if fn is hasattr:
+                guards.note("has", values[0], values[1], answer)
+            held = self.emit((op, args), self.fresh(fn.__name__), e)
             test = held if answer else self.emit(
-                self.op_call(np.logical_not, [held], {}, e), self.fresh("hasattr_not"), e)
+                self.op_call(np.logical_not, [held], {}, e), self.fresh(f"{fn.__name__}_not"),
+                e)
+            msg = _CHANGED_DURING_CALL if fn is hasattr else _REGISTERED
             self.body.append(ir.Effect("assert", None, {"test": test, "msg": ir.Const(
-                _CHANGED_DURING_CALL, repr(_CHANGED_DURING_CALL))}, e.lineno))
+                msg, repr(msg))}, e.lineno))
         return ir.Const(answer, repr(answer))
 
     def listed_objects(self, e: gast.Call, hint: str):

@@ -36,7 +36,7 @@ from ..runtime_linalg import is_sparse, sparse_matmul
 from ..runtime_python import dict_copy, list_concat
 from . import concatenators, guards
 from .aliasing import _whole_slice
-from .calls import _CHANGED_DURING_CALL, _RETURN
+from .calls import _CHANGED_DURING_CALL, _REGISTERED, _RETURN
 from .opaque import rowed_callable  # noqa: F401  (re-exported: normalize.py)
 from .concatenators import is_concatenator
 from .knowntests import UNKNOWN, StaticTest, may_change, set_in_file, stored_attributes
@@ -723,10 +723,19 @@ class ExpressionsMixin:
         if truth is None:
             return None
         for obj, attr, value, kind in decided.reads:
-            text = _CHANGED_DURING_CALL if kind == "has" else _DECIDED.format(attr)
+            text = _CHANGED_DURING_CALL if kind == "has" else _REGISTERED if kind in (
+                "isinstance", "issubclass") else _DECIDED.format(attr)
             msg = ir.Const(text, repr(text))
             at = atoms.get(id(obj)) or self.constant(obj, type(obj).__name__.lower(), test)
-            if kind == "has":
+            if kind in ("isinstance", "issubclass"):  # (`attr`: the classes)
+                classes = [ir.Const(k, self.constant(k, k.__name__, test).src)
+                           for k in (attr if type(attr) is tuple else (attr,))]
+                fn = isinstance if kind == "isinstance" else issubclass
+                read = self.emit(self.opaque_parts(
+                    self.callee_atom(fn, kind, test), kind, [at, classes[0] if len(
+                        classes) == 1 else ir.Seq(tuple(classes), "tuple")], {}, (), test, fn),
+                    self.fresh(kind), test)
+            elif kind == "has":
                 callee = self.callee_atom(hasattr, "hasattr", test)
                 read = self.emit(self.opaque_parts(callee, "hasattr", [at, ir.Const(
                     attr, repr(attr))], {}, (), test, hasattr), self.fresh("hasattr"), test)
@@ -736,7 +745,7 @@ class ExpressionsMixin:
             same = read if kind == "has" and value is True else self.emit((opaque_compare(
                 "is" if value is None or type(value) is bool else "=="),
                 {"_a0": read, "_a1": ir.Const(value, repr(value))}),
-                self.fresh(f"{attr}_as_built"), test)
+                self.fresh(f"{attr if type(attr) is str else kind}_as_built"), test)
             self.body.append(ir.Effect("assert", None, {"test": same, "msg": msg},
                                        test.lineno))
         return truth

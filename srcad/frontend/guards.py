@@ -51,6 +51,7 @@ object itself when it runs.
 
 from __future__ import annotations
 
+import abc
 import functools
 import types
 from contextlib import contextmanager
@@ -234,6 +235,26 @@ def note(kind: str, where, name, obj=None) -> None:
     """Record one lookup in the normalisation in progress (no-op outside one)."""
     if _RECORDING:
         _RECORDING[-1].add(kind, where, name, obj)
+
+
+class _Registrations:
+    """`abc`'s cache token as an attribute (a guard of kind "attr"): one object per token,
+    so the guard holds until a class is registered with any ABC (`Base.register(Impl)`)."""
+
+    _objects: dict = {}
+
+    @property
+    def token(self):
+        return self._objects.setdefault(abc.get_cache_token(), object())
+
+
+REGISTRATIONS = _Registrations()
+
+
+def note_registrations() -> None:
+    """Guard on no class being registered with an ABC (an `isinstance` answered False by
+    one: opaque.decided_class_test)."""
+    note("attr", REGISTRATIONS, "token", REGISTRATIONS.token)
 
 
 def note_attr(base, name: str, obj) -> None:

@@ -41,7 +41,7 @@ import gast
 
 from . import guards
 from .objects import _changed_attrs
-from .opaque import is_library_module, is_user_object
+from .opaque import decided_class_test, is_library_module, is_user_object
 from .parse import UNRESOLVED, parse_function, rewrite_blocks
 
 
@@ -264,7 +264,9 @@ class StaticTest:
     def __init__(self, root, stored: set, depth: int = 0):
         self.root, self.stored, self.depth = root, stored, depth
         self.consulted = False  # (an object's attribute or class read: else nothing to add)
-        self.reads: list = []  # (object, attribute, value, "attr" | "has") of plain values
+        # (object, attribute, value, "attr" | "has") of plain values read; (subject, classes,
+        # False, "isinstance" | "issubclass") of an ABC's answer
+        self.reads: list = []
 
     def truth(self, e) -> bool | None:
         try:
@@ -381,13 +383,16 @@ class StaticTest:
         if fn is type and len(args) == 1:
             self.consulted = self.consulted or _instance(args[0])
             return type(args[0])
-        if fn in (isinstance, issubclass) and len(args) == 2 and all(
-                type(k) is type for k in (  # (not an ABC: its `register` changes answers)
-                    args[1] if type(args[1]) is tuple else (args[1],))):
-            if fn is issubclass and not isinstance(args[0], type):
+        if fn in (isinstance, issubclass) and len(args) == 2:
+            registered: list = []  # (an ABC's False: a class registered may change it)
+            answer = decided_class_test(fn, *args, registered)
+            if answer is None:
                 return UNKNOWN
+            if registered:
+                guards.note_registrations()
+                self.reads.append((args[0], args[1], False, fn.__name__))
             self.consulted = self.consulted or _instance(args[0])
-            return fn(*args)
+            return answer
         if fn is hasattr and len(args) == 2 and type(args[1]) is str and \
                 _instance(args[0]) and \
                 inspect.getattr_static(type(args[0]), "__getattr__", None) is None:

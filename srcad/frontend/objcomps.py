@@ -50,7 +50,7 @@ from ..naming import fresh
 from . import guards
 from .knowntests import UNKNOWN, StaticTest, set_in_file, stored_attributes
 from .objects import delegated_sequence
-from .opaque import is_object_sequence, is_user_object
+from .opaque import decided_class_test, is_object_sequence, is_user_object
 from .parse import UNRESOLVED, rewrite_blocks
 from .pylevel import Substitute, _assign, _call, _for, _name
 
@@ -85,7 +85,10 @@ def folded_object_comprehension(pf, e, stored: set):
         else:
             kept.append(k)
         for _, attr, answer, kind in checks:  # (checked again when the code runs: a
-            if kind == "attr":  # value, as Python reads it; a `hasattr`, by calls.py's
+            if kind == "isinstance":  # (`attr`: the classes, as the filter spells them)
+                test = gast.UnaryOp(op=gast.Not(), operand=_call("isinstance", [
+                    _item(gen.iter, k), copy.deepcopy(attr)]))
+            elif kind == "attr":  # value, as Python reads it; a `hasattr`, by calls.py's
                 test = gast.Compare(  # `known_predicate`, which folds this assert's test)
                     left=gast.Attribute(value=_item(gen.iter, k), attr=attr, ctx=gast.Load()),
                     ops=[gast.Is() if answer is None or type(answer) is bool else gast.Eq()],
@@ -166,10 +169,12 @@ def _decide(pf, cond, var: str, obj, stored: set, checks: list):
     if fn is isinstance and len(args) == 2 and _is_var(args[0], var):
         kinds = known_value(pf, args[1], stored) if not isinstance(args[1], gast.Tuple) else \
             tuple(known_value(pf, x, stored) for x in args[1].elts)
-        kinds_t = kinds if type(kinds) is tuple else (kinds,)
-        if not kinds_t or not all(type(c) is type for c in kinds_t):
-            return None
-        return isinstance(obj, kinds_t)
+        registered: list = []
+        answer = decided_class_test(isinstance, obj, kinds, registered)
+        if registered:  # (an ABC's False until a class is registered with it: checked)
+            guards.note_registrations()
+            checks.append((obj, args[1], False, "isinstance"))
+        return answer
     if fn is hasattr and len(args) == 2 and _is_var(args[0], var) and \
             isinstance(args[1], gast.Constant) and type(args[1].value) is str:
         answer = hasattr(obj, args[1].value)

@@ -27,6 +27,7 @@ Before/after:
 
 from __future__ import annotations
 
+import abc
 import ast
 import builtins
 import functools
@@ -240,10 +241,43 @@ def library_file(fn) -> str | None:
     by_module = _is_library_module(getattr(fn, "__module__", "") or "")
     if by_module is False:
         return None
+    if code.co_filename.startswith("<frozen "):  # (a frozen standard-library module:
+        return code.co_filename  # `abc`'s `ABCMeta.register`, `os`, `codecs`)
     path = os.path.realpath(code.co_filename)
     if by_module or path.startswith(_LIB_DIRS):
         return code.co_filename
     return None
+
+
+def decided_class_test(fn, subject, kinds, registered: list | None = None) -> bool | None:
+    """`isinstance(subject, kinds)` / `issubclass(...)` where its answer cannot change while
+    the code built from it runs: classes whose metaclass is `type` (the subject's class's MRO
+    decides), and an `abc.ABC` without a `__subclasshook__` of its own that the subject's
+    class derives from or is registered with (true for good: `register` only adds classes).
+    Otherwise such an ABC answers False until a class is registered with it: with
+    `registered` (a list the caller guards on registrations and checks again where the test
+    runs: guards.note_registrations) that False, noted there; else None, as for another
+    metaclass."""
+    kinds = kinds if type(kinds) is tuple else (kinds,)
+    if not kinds or not all(isinstance(k, type) for k in kinds) or (
+            fn is issubclass and not isinstance(subject, type)):
+        return None
+    unknown = False
+    for k in kinds:
+        if type(k) is type:
+            if fn(subject, k):
+                return True
+        elif type(k) is abc.ABCMeta and not any(
+                "__subclasshook__" in vars(c) for c in k.__mro__ if c not in (abc.ABC, object)):
+            if fn(subject, k):  # (a class derived from it or registered with it: for good)
+                return True
+            if registered is None:
+                unknown = True
+        else:
+            unknown = True
+    if not unknown and registered is not None and any(type(k) is not type for k in kinds):
+        registered.append((fn, subject, kinds))
+    return None if unknown else False
 
 
 def is_user_object(value) -> bool:
