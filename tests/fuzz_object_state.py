@@ -249,6 +249,11 @@ class {p}Net:
     def __getitem__(self, i):
         return self.layers[i]
 
+    def parameters(self):
+        for layer in self.layers:
+            if isinstance(layer, ({p}DenseA, {p}DenseB)):
+                yield layer
+
     def __iter__(self):
         return iter(self.layers)
 
@@ -572,9 +577,19 @@ def {p}read_gh():
         p, (a, b) = self.p, targets
         form = self.ch.pick(("zip", "enumerate", "enumerate_zip", "zip_longer", "display",
                              "filtered", "tested", "skipped", "indexed", "method",
-                             "method_loop"))
+                             "method_loop", "generator"))
         if form.startswith("method") and set(targets) != {"L1", "L2"}:
             form = "zip"
+        if form == "generator" and targets != ("L1", "L2"):
+            form = "zip"
+        if form == "generator":
+            # (session of 2026-12-06, eighth: the layers a generator method hands out --
+            # refused before; frontend/staticrun.py)
+            self.emit(f"for layer, W in zip({p}NET.parameters(), (W1, W2)):")
+            self.emit("    layer.W = W")
+            self.steps.append("W1, W2 -> L1, L2 (loop generator)")
+            self.features.update(("weights", "weights loop generator"))
+            return
         if form.startswith("method"):  # (session of 2026-12-06, fourth: Net's own method
             # stores into its layers -- refused before: frontend/normalize.py
             # `_stored_on_known_objects`)

@@ -107,7 +107,8 @@ def _flows(fn: ir.Function):
             if held:
                 yield held, [s.target]
             if is_opaque(s.op):
-                yield list(s.args.values()), [s.target]
+                yield list(s.args.values()) + ([ir.Var(_ANY_STATE)] if _calls_unknown(s)
+                                               else []), [s.target]
             elif s.op.name in POPS + ("cotangents",):
                 yield [s.args["stack"]], [s.target]
             else:
@@ -137,9 +138,10 @@ def _flows(fn: ir.Function):
         elif isinstance(s, ir.Effect) and s.kind == "setattr" and \
                 isinstance(s.args.get("_obj"), ir.Var):
             # (`layer.W = W` on an object srcad runs as written: its methods read W back,
-            # and so do those of the object it was picked from, `[d1, d2][i]`)
+            # and so do those of the object it was picked from, `[d1, d2][i]` -- and any code
+            # srcad calls not knowing what it is may be one of them: `_ANY_STATE`)
             obj = s.args["_obj"].name
-            yield [s.args["value"]], [obj] + sorted(picked.get(obj, ()))
+            yield [s.args["value"]], [obj] + sorted(picked.get(obj, ())) + [_ANY_STATE]
         elif isinstance(s, ir.Effect) and s.kind == "setattr" and \
                 _user_object_name(s.args.get("_obj")) is not None:
             # (`L._W = W` on a global layer: what its methods read back is carried (state.py);
@@ -153,6 +155,27 @@ def _flows(fn: ir.Function):
         whole = _dict_read(s)
         if whole is not None:
             yield [ir.Var(whole)], [s.target]
+
+
+# what code srcad calls without knowing it (`m(x)` of a module picked from a dict filled when
+# the code runs) may read: the state of any object a differentiated value was stored into
+# where srcad could not name the object (`for p in model.parameters(): p.data = w`, the
+# model changed first) -- found 2026-12-06, eighth, as a gradient of zeros
+_ANY_STATE = "<object any state>"
+
+
+def _calls_unknown(s) -> bool:
+    """Does the opaque call `s` run code srcad does not know -- a callable, or a method of
+    an object, known only when the code runs?"""
+    if s.op.kind == "call":
+        return isinstance(s.args.get("_fn"), ir.Var)
+    name = s.op.name.lstrip(".")
+    return s.op.kind == "method" and isinstance(s.args.get("_obj"), ir.Var) and not any(
+        hasattr(t, name) for t in _LIBRARY_TYPES)  # (`m.forward(x)`, not `d.get(k)`)
+
+
+_LIBRARY_TYPES = (np.ndarray, dict, list, tuple, set, str, np.random.Generator,
+                  np.random.RandomState)
 
 
 def _item_params(s: ir.UserCall):

@@ -48,7 +48,8 @@ from .closures import PARTIAL
 from .factories import ARGUMENT
 from .methods import _BUILTIN_OPS, METHODS, RESERVED
 from .objcomps import known_value
-from .objects import delegated_sequence
+from .objects import _changed_attrs, delegated_sequence
+from .staticrun import returned_objects_by_running
 from .opaque import (
     decided_class_test,
     is_namedtuple_type,
@@ -998,6 +999,8 @@ class CallsMixin:
         chosen = self.returned_function(call, e)
         if chosen is None:
             chosen = self.returned_objects(call, e)
+        if chosen is None:
+            chosen = self.objects_found_by_running(call, e)
         if chosen is not None:
             # `act = get_activation("relu")`: a factory whose branches the values known here
             # chose (chosen.py) returns one function, a constant -- the caller calls it as
@@ -1107,6 +1110,65 @@ class CallsMixin:
             return None
         return ir.Seq(tuple(self.constant(a.value, f"{call.callee.name}_{i}", node)
                             for i, a in enumerate(items)), ret.value.kind)
+
+    def objects_found_by_running(self, call, node) -> ir.Seq | None:
+        """The user objects a call returns where its code, run now on the objects it is
+        given, only walks objects known here (`model.parameters()`, a generator over the
+        module's dicts of parameters and sub-modules: staticrun.py): their display, each a
+        constant, so a loop over them is written out per object; else None."""
+        if not call.args or not all(isinstance(a, ir.Const) for a in call.args) or \
+                call.carried or call.callee.written or call.callee.state_out:
+            return None
+        found = returned_objects_by_running(call, [a.value for a in call.args])
+        if found is None:
+            return None
+        if self.may_change_before(found[1], node):
+            # (its list read now might miss what the function adds first; run as written,
+            # a store into an object it hands out is one srcad cannot name -- which code
+            # run as written on the model may read: refused here, where it is clear)
+            raise self.unsupported(
+                f"`{call.callee.name}(...)` hands out objects srcad finds when it builds the "
+                f"code by walking what it reads ({', '.join(sorted({f'.{a}' for _, a in found[1]}))}), "
+                f"and {self.pf.name} may change those before the call (an assignment, a "
+                f"container changed in place, a method that changes them)", node,
+                hint=f"call `{call.callee.name}(...)` before changing the model, or change it "
+                "outside the differentiated function")
+        found = found[0]
+        return ir.Seq(tuple(self.constant(v, f"{call.callee.name}_{i}", node)
+                            for i, v in enumerate(found)),
+                      "tuple" if type(found) is tuple else "list")
+
+    def may_change_before(self, read: list, node) -> bool:
+        """May this function change what the attributes `read` (object, name) hold before
+        `node` runs: assign one of those names anywhere, change a container one holds in
+        place (`m._params["w"] = p`, `m._modules.update(...)`), or -- where an object's class
+        has a `__setattr__` of its own, which may file the value away (`self._params[name] =
+        value`) -- assign any attribute before the call's line?"""
+        names = {attr for _, attr in read}
+        custom = any(getattr(type(obj), "__setattr__", object.__setattr__) is not
+                     object.__setattr__ for obj, _ in read)
+        # (a method of the class that sets or changes one of them -- `add_module`,
+        # `register_parameter` -- called on anything before the call)
+        methods = {name for obj, attr in read if attr in _changed_attrs(type(obj))
+                   for klass in type(obj).__mro__ for name, raw in vars(klass).items()
+                   if callable(raw)}
+        for n in gast.walk(self.pf.tree):
+            if isinstance(n, gast.Attribute) and isinstance(n.ctx, (gast.Store, gast.Del)) \
+                    and (n.attr in names or (custom and n.lineno < node.lineno)):
+                return True
+            if isinstance(n, gast.Subscript) and isinstance(n.ctx, (gast.Store, gast.Del)) \
+                    and isinstance(n.value, gast.Attribute) and n.value.attr in names:
+                return True
+            if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and \
+                    isinstance(n.func.value, gast.Attribute) and n.func.value.attr in names:
+                return True  # (`m._params.update(..)`, `.append`, `.pop`: any method)
+            if custom and isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and \
+                    n.func.id == "setattr" and n.lineno < node.lineno:
+                return True
+            if methods and isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) \
+                    and n.func.attr in methods and n.lineno < node.lineno:
+                return True
+        return False
 
     def copied_checks(self, checks: list, node) -> bool:
         """A callee's checks (`_a_check`: `return [l for l in self.layers if hasattr(l,

@@ -1394,6 +1394,11 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                                                self.definitions))
             self.check_recursion(key, pf, spelled, node)
         pf.deferrable = self.pf.deferrable
+        if inspect.isgeneratorfunction(fn):
+            # (normalised as a function returning the list of its values, pyforms.generator:
+            # where no gradient flows through the call, it runs as that too -- the state
+            # wrapper below, if any, around that)
+            fn = consumed_whole(fn)
         given = self.state_now()
         if given:  # what this function stored on objects, read there (state.py)
             taken = {n.id for n in gast.walk(pf.tree) if isinstance(n, gast.Name)} | \
@@ -1404,10 +1409,6 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                 kwargs[pname] = atom
             fn = state_given(fn, [(obj, attr) for obj, attr, _, _ in pf.attr_in])
         closing = self.closure_arguments(pf, args, kwargs)  # (closure_values.py)
-        if inspect.isgeneratorfunction(fn):
-            # (normalised as a function returning the list of its values, pyforms.generator:
-            # where no gradient flows through the call, it runs as that too)
-            fn = consumed_whole(fn)
         _IN_PROGRESS.setdefault(key, []).append(signature(pf.statics))
         names = dict(_PROGRAM[-1]) if _PROGRAM else None
         again = False
