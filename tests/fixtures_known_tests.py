@@ -42,3 +42,10 @@ def set_by_flag(Ws, x):
     for layer in LAYERS:
         h = layer.forward(h)
     return np.sum(h ** 2)
+
+
+class FrameworkLayer:
+    """A base class in a file whose functions set `.trainable` (freeze above): a subclass's
+    flag, defined anywhere, is left to run."""
+
+    trainable = True

@@ -459,3 +459,31 @@ def registers_then_tests(x):
 def test_a_class_registered_during_the_call_stops_it_at_the_test():
     with pytest.raises(AssertionError, match="a class registered since"):
         srcad.grad(registers_then_tests)(np.array([1.0, 2.0]))
+
+
+class FromAFramework(fx.FrameworkLayer):
+    def __init__(self, W):
+        self.W = W
+
+    def forward(self, x):
+        return np.tanh(x @ self.W)
+
+
+FRAMEWORK_LAYERS = [FromAFramework(_r(3, 3)), FromAFramework(_r(3, 3))]
+
+
+def flag_a_base_class_file_sets(Ws):
+    for layer, W in zip(FRAMEWORK_LAYERS, Ws):
+        if layer.trainable:
+            layer.W = W
+    h = X
+    for layer in FRAMEWORK_LAYERS:
+        h = layer.forward(h)
+    return np.sum(h ** 2)
+
+
+def test_a_flag_a_function_of_a_base_classs_file_sets_is_not_decided():
+    """(`model.train()` of a framework's base class flipping each layer's flag: a test of it
+    runs when the code runs; the store under it is refused, never decided early.)"""
+    with pytest.raises(srcad.SrcadError, match="stores in it a value"):
+        srcad.grad(flag_a_base_class_file_sets)([_r(3, 3), _r(3, 3)])

@@ -256,9 +256,10 @@ class StaticTest:
     so that only the branch Python takes becomes code -- a weight stored into the layers a
     test picks (`if layer.trainable: layer.W = Ws[i]`) is then a store into known objects,
     followed, not refused. Each attribute read is guarded (guards.py: the code is rebuilt if
-    it is rebound); an attribute this function stores or a method of the class other than
-    `__init__` sets is not read (`may_change`), nor a property's getter (code) or an array's
-    value. `root(name)` gives a name's object or UNKNOWN. `truth(test)` is True / False, or
+    it is rebound); an attribute this function stores, a method of the class other than
+    `__init__` sets, or a function of the class's or a base class's source file sets
+    (`set_in_file`: `model.train()` flipping its layers' flags) is not read (`may_change`),
+    nor a property's getter (code) or an array's value. `root(name)` gives a name's object or UNKNOWN. `truth(test)` is True / False, or
     None where anything in it is known only when the code runs."""
 
     def __init__(self, root, stored: set, depth: int = 0):
@@ -339,7 +340,8 @@ class StaticTest:
                 return type(base)
             if attr.startswith("__") or may_change(base, attr, self.stored) or \
                     inspect.getattr_static(type(base), "__getattr__", None) is not None or \
-                    attr in set_in_file(_source_file(type(base))):
+                    any(attr in set_in_file(_source_file(c)) for c in type(base).__mro__
+                        if c is not object):
                 return UNKNOWN
             found = inspect.getattr_static(base, attr, guards.MISSING)
             if found is guards.MISSING:
