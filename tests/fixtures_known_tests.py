@@ -49,3 +49,9 @@ class FrameworkLayer:
     flag, defined anywhere, is left to run."""
 
     trainable = True
+
+
+def unbuild(layer):
+    """A lazily built layer's flag reset by code srcad does not read
+    (tests/test_lazy_build_layers.py)."""
+    layer.built = False

@@ -697,7 +697,7 @@ class ExpressionsMixin:
             obj = value
         return obj is None
 
-    def static_truth(self, test) -> bool | None:
+    def static_truth(self, test, once: frozenset = frozenset()) -> bool | None:
         """The truth of an `if`'s test over objects known here, decided now
         (knowntests.StaticTest: `if layer.trainable:`, `type(layer).__name__ == "Dense"` of
         a layer a loop is written out for), else None. Each plain attribute it read is read
@@ -718,7 +718,8 @@ class ExpressionsMixin:
             found = self.pf.resolve(name)
             return UNKNOWN if found is UNRESOLVED else found
 
-        decided = StaticTest(root, self.stored_attrs | set_in_file(self.pf.filename))
+        decided = StaticTest(root, self.stored_attrs | set_in_file(self.pf.filename),
+                             once=once)
         truth = decided.truth(test)
         if truth is None:
             return None

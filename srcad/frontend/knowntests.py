@@ -107,6 +107,10 @@ def fold_known_tests(pf) -> None:
                 break  # (after a return the branch brought up: dead, as Python never runs it)
             if isinstance(s, gast.If):
                 truth = known(s.test)
+                once = set_once(s.test, s.body) if truth is None else frozenset()
+                if once:  # (`if not self.built: self.build(shape); self.built = True`)
+                    truth = StaticTest(lambda n: UNKNOWN if (held := root_object(n)) is
+                                       UNRESOLVED else held, stored, once=once).truth(s.test)
                 if truth is not None:
                     out.append(_still(s.test, truth))
                     out.extend(block(s.body if truth else s.orelse))
@@ -233,6 +237,27 @@ def _set_by_functions(tree) -> set:
     return out
 
 
+def set_once(test, body) -> frozenset:
+    """The attributes `test` reads that the branch `body` itself assigns a literal at its
+    top level -- the lazy-initialisation idiom, `if not self.built: self.build(shape);
+    self.built = True` --: StaticTest decides such a test even though the code assigns the
+    attribute (the branch is what sets it; it is read again where the test stands, so a
+    reset during the call stops the call there)."""
+    def spelled(e):
+        parts = []
+        while isinstance(e, gast.Attribute):
+            parts.append(e.attr)
+            e = e.value
+        return tuple([e.id, *reversed(parts)]) if isinstance(e, gast.Name) else None
+
+    read = {spelled(n) for n in gast.walk(test) if isinstance(n, gast.Attribute)}
+    return frozenset(
+        st.targets[0].attr for st in body
+        if isinstance(st, gast.Assign) and len(st.targets) == 1 and
+        isinstance(st.targets[0], gast.Attribute) and isinstance(st.value, gast.Constant) and
+        spelled(st.targets[0]) in read)
+
+
 class Known:
     """What `root` gives for a name the code itself bound to a literal (normalize.py
     `literal_value`): decided like an object's attribute, with nothing to guard."""
@@ -262,8 +287,8 @@ class StaticTest:
     nor a property's getter (code) or an array's value. `root(name)` gives a name's object or UNKNOWN. `truth(test)` is True / False, or
     None where anything in it is known only when the code runs."""
 
-    def __init__(self, root, stored: set, depth: int = 0):
-        self.root, self.stored, self.depth = root, stored, depth
+    def __init__(self, root, stored: set, depth: int = 0, once: frozenset = frozenset()):
+        self.root, self.stored, self.depth, self.once = root, stored, depth, once
         self.consulted = False  # (an object's attribute or class read: else nothing to add)
         # (object, attribute, value, "attr" | "has") of plain values read; (subject, classes,
         # False, "isinstance" | "issubclass") of an ABC's answer
@@ -338,10 +363,11 @@ class StaticTest:
             if attr == "__class__":
                 self.consulted = True
                 return type(base)
-            if attr.startswith("__") or may_change(base, attr, self.stored) or \
-                    inspect.getattr_static(type(base), "__getattr__", None) is not None or \
-                    any(attr in set_in_file(_source_file(c)) for c in type(base).__mro__
-                        if c is not object):
+            if attr.startswith("__") or (attr not in self.once and (
+                    may_change(base, attr, self.stored) or any(
+                        attr in set_in_file(_source_file(c)) for c in type(base).__mro__
+                        if c is not object))) or \
+                    inspect.getattr_static(type(base), "__getattr__", None) is not None:
                 return UNKNOWN
             found = inspect.getattr_static(base, attr, guards.MISSING)
             if found is guards.MISSING:

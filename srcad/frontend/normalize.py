@@ -69,7 +69,7 @@ from .closure_values import Closure, ClosureValuesMixin, walked_alone
 from .inline import InlineMixin, hoist_written_arguments, written_params
 from .kept_globals import kept_globals
 from .partials import lower_partials
-from .knowntests import UNKNOWN, Known, fold_known_tests
+from .knowntests import UNKNOWN, Known, fold_known_tests, set_once
 from .objcomps import held_dict_updates
 from .loops import LoopsMixin
 from .objects import mutated_names, scalarise_objects
@@ -569,7 +569,9 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         elif isinstance(s, (gast.Pass, gast.Delete)):
             return  # `del x` only frees memory: no value changes
         elif isinstance(s, gast.If):
-            truth = self.static_truth(s.test)  # (`if layer.trainable:` of a known layer)
+            # (`if layer.trainable:` of a known layer; `if not self.built: ...; self.built =
+            # True`, the branch setting what it tests)
+            truth = self.static_truth(s.test, set_once(s.test, s.body))
             test = self.expr(s.test, "cond", None) if truth is None else \
                 ir.Const(truth, repr(truth))
             if _known_truth(test) is not None:
