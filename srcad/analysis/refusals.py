@@ -577,7 +577,8 @@ def check_writes_into_held_values(fn: ir.Function, wrt) -> None:
     if not writes:
         return
     dep = _dependent(fn, wrt)
-    made = {s.target: s for s in ir.walk(fn.body) if isinstance(s, ir.Call)}
+    every = _every_definition(fn)
+    made = {name: defs[-1] for name, defs in every.items()}
     views = _view_sources(fn)
     for c in writes:
         # (`x op= t` of an array not the function's own: `x_op = op(x, t)`, then
@@ -597,10 +598,11 @@ def check_writes_into_held_values(fn: ir.Function, wrt) -> None:
             slots = [_display_slot(written, c.args.get("index"))] if isinstance(
                 written, ir.Seq) else [a for a, where in _list_items(written, fn, 4)
                                        if where is fn]
-            held = next((h for h in (_held_value(a, made, views, (np.ndarray,), fn)
+            held = next((h for h in (_held_value(a, made, views, (np.ndarray,), fn,
+                                                 every=every)
                                      for a in slots if a is not None) if h is not None), None)
         else:
-            held = _held_value(written, made, views, kinds, fn)
+            held = _held_value(written, made, views, kinds, fn, every=every)
         # (a list or dict: refused wherever it is -- Python's container keeps the store after
         # the call, as kept_globals.py replays a store spelt by the global's own name; an
         # array read back only through the name that wrote it, a scratch buffer, runs)
@@ -629,13 +631,14 @@ _AS_BUILT = ", as srcad reads it when it builds the code"
 
 
 def _held_value(atom, made: dict, views: dict, kinds: tuple, fn: ir.Function | None = None,
-                depth: int = 4):
+                depth: int = 4, every: dict | None = None):
     """Who holds the array, list or dict (`kinds`) `atom` is (or is a view of), where that is
     a constant srcad read when normalising -- a module global, an item of a global's or
     object's list or dict, an object's attribute: (its spelling, the constant it was reached
     from, [the objects that constant and the held value are]); else None (the function's
     own values). An item of a list `fn` builds is any value put in it (`_list_items`)."""
-    every = _every_definition(fn) if fn is not None else {}
+    if every is None:
+        every = _every_definition(fn) if fn is not None else {}
     todo, seen = [atom], set()
     while todo:
         a = todo.pop()
@@ -685,8 +688,9 @@ def _held_by(d, a, made: dict, kinds: tuple, fn, depth: int, todo: list):
         # `[p for l in net.layers for p in l.params()]`: an item of a list built when the
         # code runs is what was put in it -- found on 2af95e6 written with zeros)
         for item, scope in _list_items(first, fn, depth):
-            held = _held_value(item, _made_by(scope), _view_sources(scope), kinds, scope,
-                               depth - 1)
+            every = _every_definition(scope)
+            held = _held_value(item, {k: v[-1] for k, v in every.items()},
+                               _view_sources(scope), kinds, scope, depth - 1, every)
             if held is not None:
                 return held
     holder = _known_value(first, made) if _read_from_attribute(d) else _UNKNOWN
@@ -719,10 +723,6 @@ def _every_definition(fn: ir.Function) -> dict:
 
 
 _UNKNOWN = object()
-
-
-def _made_by(fn: ir.Function) -> dict:
-    return {s.target: s for s in ir.walk(fn.body) if isinstance(s, ir.Call)}
 
 
 def _list_items(container, fn: ir.Function, depth: int):

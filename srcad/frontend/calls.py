@@ -1108,8 +1108,12 @@ class CallsMixin:
             return None
         if not self.copied_checks(checks, node):
             return None
-        return ir.Seq(tuple(self.constant(a.value, f"{call.callee.name}_{i}", node)
-                            for i, a in enumerate(items)), ret.value.kind)
+        return self.objects_display(call, [a.value for a in items], ret.value.kind, node)
+
+    def objects_display(self, call, objects: list, kind: str, node) -> ir.Seq:
+        """The display of the objects a call hands out, each a constant named after it."""
+        return ir.Seq(tuple(self.constant(v, f"{call.callee.name}_{i}", node)
+                            for i, v in enumerate(objects)), kind)
 
     def objects_found_by_running(self, call, node) -> ir.Seq | None:
         """The user objects a call returns where its code, run now on the objects it is
@@ -1126,17 +1130,17 @@ class CallsMixin:
             # (its list read now might miss what the function adds first; run as written,
             # a store into an object it hands out is one srcad cannot name -- which code
             # run as written on the model may read: refused here, where it is clear)
+            walked = ", ".join(sorted({f".{a}" for _, a in found[1]}))
             raise self.unsupported(
                 f"`{call.callee.name}(...)` hands out objects srcad finds when it builds the "
-                f"code by walking what it reads ({', '.join(sorted({f'.{a}' for _, a in found[1]}))}), "
+                f"code by walking what it reads ({walked}), "
                 f"and {self.pf.name} may change those before the call (an assignment, a "
                 f"container changed in place, a method that changes them)", node,
                 hint=f"call `{call.callee.name}(...)` before changing the model, or change it "
                 "outside the differentiated function")
-        found = found[0]
-        return ir.Seq(tuple(self.constant(v, f"{call.callee.name}_{i}", node)
-                            for i, v in enumerate(found)),
-                      "tuple" if type(found) is tuple else "list")
+        objects = found[0]
+        return self.objects_display(call, list(objects),
+                                    "tuple" if type(objects) is tuple else "list", node)
 
     def may_change_before(self, read: list, node) -> bool:
         """May this function change what the attributes `read` (object, name) hold before

@@ -20,7 +20,13 @@ that this function assigns, is not folded: the call may change it before the tes
 
 Input: a `ParsedFunction` (its tree, before desugar). Output: the same tree, in place, where
 each `if` / `elif` whose test is `<known object>.<attr chain> is None` / `is not None` (or
-`not` of one) is replaced by the statements of the branch Python takes.
+`not` of one), or a test of an attribute its own branch assigns a literal (the lazy
+initialisation `if not self.built: ...; self.built = True`: `set_once`), is replaced by the
+statements of the branch Python takes.
+
+Also here, `StaticTest`: the value of any test over known objects' classes and plain
+attributes (`layer.trainable`, `type(layer).__name__ == "Dense"`), which the normaliser
+(expressions.py `static_truth`) and comprehension filters (objcomps.py) decide with it.
 
 Before/after (with `self.act` None):
     if self.act is None:                 return z
@@ -284,8 +290,10 @@ class StaticTest:
     it is rebound); an attribute this function stores, a method of the class other than
     `__init__` sets, or a function of the class's or a base class's source file sets
     (`set_in_file`: `model.train()` flipping its layers' flags) is not read (`may_change`),
-    nor a property's getter (code) or an array's value. `root(name)` gives a name's object or UNKNOWN. `truth(test)` is True / False, or
-    None where anything in it is known only when the code runs."""
+    nor a property's getter (code) or an array's value -- unless the test's own branch
+    assigns it (`once`: `set_once`). `root(name)` gives a name's object or UNKNOWN.
+    `truth(test)` is True / False, or None where anything in it is known only when the code
+    runs."""
 
     def __init__(self, root, stored: set, depth: int = 0, once: frozenset = frozenset()):
         self.root, self.stored, self.depth, self.once = root, stored, depth, once
