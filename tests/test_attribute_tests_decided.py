@@ -201,10 +201,13 @@ MODES = pytest.mark.parametrize("kw", [{}, {"fuse": True}, {"mode": "tape"}],
 FORMS = ("if", "continue", "comprehension")
 
 
-@MODES
+@pytest.mark.parametrize("kw", [{}, pytest.param({"fuse": True}, marks=pytest.mark.slow),
+                                {"mode": "tape"}], ids=["source", "fused", "tape"])
 @pytest.mark.parametrize("form", FORMS)
 @pytest.mark.parametrize("test", TESTS)
 def test_weights_loaded_into_the_layers_a_test_picks(test, form, kw):
+    """(Fused mode of this grid is in the slow set: the decided tests are the frontend's,
+    the same code is lowered; the other cases of this file keep their fused runs.)"""
     f = _program(test, form)
     Ws = _weights()
     _check(f, Ws, **kw)
