@@ -18,14 +18,17 @@ the item of the known list, so what follows walks known objects:
 
 Only a comprehension of one `for` over a name, attribute or constant index chain that holds
 a list or tuple of user objects, whose every `if` is decided per object by `isinstance(v, C)`
-(C a class, or a tuple of classes, with no metaclass of its own), `hasattr(v, "name")`, and
-`not`, `and`, `or` of those (short-circuited); whose element reads no call (it is evaluated
-per item, where the list is read again). Each fact is guarded (guards.py: the list's items,
-an attribute's presence), so a change between calls rebuilds the code, and each `hasattr`
-answer is checked again where the comprehension stands (an attribute a method adds during
-the call -- a lazily built layer -- stops the call, never a list silently short). A test of
-an attribute's value (`l.trainable`) is left to run: a context manager or `model.eval()` may
-change it during the call. Anything else is left to pylower.py as written.
+(C a class, or a tuple of classes: an ABC's False answer checked again, opaque.py
+`decided_class_test`), `hasattr(v, "name")`, a test of the item's class and plain attributes
+(`l.trainable`, `type(l).__name__ == "Dense"`: knowntests.py `StaticTest`, which leaves to
+run a flag the function, a method of the class or a function of the class's or a base
+class's file sets -- a context manager or `model.eval()` -- ), and `not`, `and`, `or` of
+those (short-circuited); whose element reads no call (it is evaluated per item, where the
+list is read again). Each fact is guarded (guards.py: the list's items, an attribute's
+presence or value), so a change between calls rebuilds the code, and each answer is checked
+again where the comprehension stands (an attribute a method adds during the call -- a lazily
+built layer -- stops the call, never a list silently short). Anything else is left to
+pylower.py as written.
 
 Input: a `ParsedFunction` and a comprehension node of its tree; output: a `gast.List`, or None.
 
@@ -74,10 +77,12 @@ def folded_object_comprehension(pf, e, stored: set):
         return None
     var = gen.target.id
     kept, asserts = [], []
+    # (the attributes a filter over a flag leaves to run -- `_static` -- walked once here)
+    attrs = frozenset(stored_attributes(pf.tree) | set_in_file(pf.filename))
     for k, obj in enumerate(seq):
         checks: list = []
         for cond in gen.ifs:
-            verdict = _decide(pf, cond, var, obj, stored, checks)
+            verdict = _decide(pf, cond, var, obj, stored, checks, attrs)
             if verdict is None:
                 return None
             if not verdict:
@@ -148,22 +153,22 @@ def known_value(pf, e, stored: set):
     return UNRESOLVED
 
 
-def _decide(pf, cond, var: str, obj, stored: set, checks: list):
+def _decide(pf, cond, var: str, obj, stored: set, checks: list, attrs: frozenset):
     """The truth of the filter `cond` for the item `obj`, or None where it is known only
     when the code runs."""
     if isinstance(cond, gast.UnaryOp) and isinstance(cond.op, gast.Not):
-        v = _decide(pf, cond.operand, var, obj, stored, checks)
+        v = _decide(pf, cond.operand, var, obj, stored, checks, attrs)
         return None if v is None else not v
     if isinstance(cond, gast.BoolOp):  # (short-circuited as Python does)
         stop = isinstance(cond.op, gast.Or)
         for c in cond.values:
-            v = _decide(pf, c, var, obj, stored, checks)
+            v = _decide(pf, c, var, obj, stored, checks, attrs)
             if v is None or v is stop:
                 return v
         return not stop
     if not (isinstance(cond, gast.Call) and isinstance(cond.func, gast.Name) and
             not cond.keywords and cond.func.id not in stored):
-        return _static(pf, cond, var, obj, stored, checks)
+        return _static(pf, cond, var, obj, stored, checks, attrs)
     fn = known_value(pf, cond.func, stored)
     args = cond.args
     if fn is isinstance and len(args) == 2 and _is_var(args[0], var):
@@ -181,10 +186,10 @@ def _decide(pf, cond, var: str, obj, stored: set, checks: list):
         guards.note("has", obj, args[1].value, answer)
         checks.append((obj, args[1].value, answer, "has"))
         return answer
-    return _static(pf, cond, var, obj, stored, checks)
+    return _static(pf, cond, var, obj, stored, checks, attrs)
 
 
-def _static(pf, cond, var: str, obj, stored: set, checks: list):
+def _static(pf, cond, var: str, obj, stored: set, checks: list, attrs: frozenset):
     """Any other filter over the item's class and plain attributes (`l.trainable`,
     `type(l).__name__ == "Dense"`): knowntests.StaticTest, which leaves to run a test of an
     attribute that the function, a method of the item's class, or a function of either's
@@ -197,7 +202,7 @@ def _static(pf, cond, var: str, obj, stored: set, checks: list):
         held = known_value(pf, gast.Name(name, gast.Load(), None, None), stored)
         return UNKNOWN if held is UNRESOLVED else held
 
-    decided = StaticTest(root, stored_attributes(pf.tree) | set_in_file(pf.filename))
+    decided = StaticTest(root, attrs)
     truth = decided.truth(cond)
     if truth is None or any(read[0] is not obj for read in decided.reads):
         return None
