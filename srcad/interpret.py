@@ -57,6 +57,12 @@ PY_OPERATORS = {
 # objects to the real call, but a later read in the same run sees what Python would
 # (`self.n_in = X.shape[1]; self._init_params()` of a layer initialised on its first call).
 _PROBED_ATTRS: list = []
+# per shape probe: (container, index, old item, had it) of each store the probe made into a
+# list or dict a global or an object holds ("held" setitem effects), undone by probe.py
+PROBE_UNDO: list = []
+# per shape probe: a check of each op's argument values before it runs (probe.py
+# `_not_followed_object`), called with the statement and the environment
+PROBE_ARG_CHECKS: list = []
 # per shape probe: a module's list, dict or set a store of the call changes (`_cache[n] = v`,
 # `LOG.append(h)`), by id -> the probe's own copy of it, changed in its place: later reads in
 # the probe see the store, as Python's would, and the module's container is the real call's
@@ -208,6 +214,17 @@ def run_effect(stmt: ir.Effect, env: dict, probe: bool = False) -> None:
         env[stmt.args["caller"].value], env[param] = env[param], own(env[param])
         return
     if stmt.kind == "setitem":  # param[k] = v: the caller's dict (once, by the real call)
+        if probe and "held" in stmt.args and PROBE_UNDO:
+            # (a list or dict a global or an object holds, stored into by another name: the
+            # probe stores too, so that its later reads take the branch the call will take,
+            # and probe.py puts the old item back when it is done)
+            obj = atom_value(stmt.args["_obj"], env)
+            index = atom_value(stmt.args["index"], env)
+            if isinstance(obj, (dict, list)):
+                had = index in obj if isinstance(obj, dict) else True
+                PROBE_UNDO[-1].append((obj, index, obj[index] if had else None, had))
+                obj[index] = atom_value(stmt.args["value"], env)
+            return
         if not probe:
             caller = stmt.args.get("caller")
             obj = env[caller.value] if caller is not None else atom_value(stmt.args["_obj"], env)
@@ -242,6 +259,8 @@ def run_block(body, env: dict, record=None, fn=None, probe: bool = False) -> Non
             try:
                 if probe:
                     check_op(stmt.op, stmt.args, env)
+                    if PROBE_ARG_CHECKS:
+                        PROBE_ARG_CHECKS[-1](stmt, env)
                     if getattr(stmt.op, "family", "") == "opaque method" and \
                             isinstance(stmt.args.get("_obj"), ir.Var):
                         _probe_owns(env, stmt.args["_obj"].name)

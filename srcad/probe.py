@@ -15,15 +15,17 @@ flow through (`refuse_sequence_arithmetic`).
 
 from __future__ import annotations
 
+import functools
 import random
+import types
 
 import numpy as np
 
 from . import interpret, ir
 from .analysis.activity import varied_vars
 from .analysis.refusals import check_held_objects, plain_value
-from .errors import SrcadError, user_error
-from .frontend.opaque import is_opaque
+from .errors import SrcadError, UnsupportedSyntaxError, user_error
+from .frontend.opaque import is_opaque, is_user_object
 from .interpret import PY_OPERATORS, evaluate
 from .ops import control
 from .ops import table as table_of_ops
@@ -90,6 +92,8 @@ def probe(fn_ir: ir.Function, args: dict, wrt=None) -> tuple[dict, object]:
     interpret._PROBED_ATTRS.append({})  # (attributes it sets, seen by its later reads)
     interpret._PROBE_MADE.append({})  # (objects it makes: their methods run on them)
     interpret._PROBE_COPIES.append({})  # (module containers it stores into: its own copies)
+    interpret.PROBE_ARG_CHECKS.append(_not_followed_object)
+    interpret.PROBE_UNDO.append([])
     try:
         env = evaluate(fn_ir, args, record, probe=True)
     except SrcadError as e:
@@ -112,6 +116,12 @@ def probe(fn_ir: ir.Function, args: dict, wrt=None) -> tuple[dict, object]:
         interpret._PROBED_ATTRS.pop()
         interpret._PROBE_MADE.pop()
         interpret._PROBE_COPIES.pop()
+        interpret.PROBE_ARG_CHECKS.pop()
+        for obj, index, old, had in reversed(interpret.PROBE_UNDO.pop()):
+            if had:
+                obj[index] = old
+            else:
+                del obj[index]
         np.random.set_state(rng_states[0])
         random.setstate(rng_states[1])
     out = env["<return>"]
@@ -490,3 +500,33 @@ class _Reaching:
             return None
         return src.name if isinstance(src, ir.Var) else None
 
+
+
+def _not_followed_object(stmt: ir.Call, env: dict) -> None:
+    """Refuse a numpy row (`np.sum`, and the methods and attributes spelt on a value:
+    `u.sum()`, `u.shape`, `u.copy()`) given an instance of a user class: srcad reads such a
+    spelling as numpy's where it did not follow the object -- one a call run as written
+    handed back (`u = model.sub.scaled(2.0)`) -- while Python calls the class's own method
+    or reads its own attribute (a TypeError at best, `np.ndim(u) == 0` silently at worst)."""
+    module = getattr(stmt.op.fn, "__module__", None) or ""
+    if not module.startswith("numpy"):
+        return
+    for atom in stmt.args.values():
+        if not isinstance(atom, ir.Var) or atom.name not in env:
+            continue
+        value = env[atom.name]
+        if isinstance(value, (type, *_FUNCTIONS)) or not is_user_object(value) or any(
+                hasattr(value, a) for a in _ARRAY_LIKE):
+            continue  # (a class, a function, a duck array numpy converts by its protocol)
+        raise UnsupportedSyntaxError(
+            f"numpy's `{stmt.op.name}` is given a {type(value).__name__} object that "
+            f"srcad did not follow here (a call it runs as written handed it back): it reads "
+            f"the method or attribute as numpy's, where Python calls the class's own",
+            hint=f"build the {type(value).__name__} in the differentiated function, or get "
+            f"it from a method of an object the function names directly (`t.scaled(2.0)` "
+            f"of a global `t`), so that srcad follows it")
+
+
+_ARRAY_LIKE = ("__array__", "__array_interface__", "__array_function__", "__array_ufunc__")
+_FUNCTIONS = (types.FunctionType, types.MethodType, types.BuiltinFunctionType,
+              functools.partial)

@@ -574,12 +574,17 @@ def check_writes_into_held_values(fn: ir.Function, wrt) -> None:
     writes = [c for c in ir.walk(fn.body) if isinstance(c, ir.Call) and
               (c.inplace or c.op.name in ("setitem", "in_layout", "dict_set", "list_append",
                                           "write_through"))]
-    if not writes:
+    held_effects = [e for e in ir.walk(fn.body) if isinstance(e, ir.Effect) and
+                    e.kind == "setitem" and "held" in e.args]
+    if not writes and not held_effects:
         return
     dep = _dependent(fn, wrt)
     every = _every_definition(fn)
     made = {name: defs[-1] for name, defs in every.items()}
     views = _view_sources(fn)
+    for e in held_effects:  # (`self.cfg["k"] = v`, `d = CFG; d["k"] = v`: Python's store)
+        if any(v in dep for v in ir.atom_vars(e.args["value"])):
+            _refuse_held_write(fn, e.line, f"`{e.args['held'].value}`", False)
     for c in writes:
         # (`x op= t` of an array not the function's own: `x_op = op(x, t)`, then
         # `x = in_layout(x_op, x)` -- the new values written into x's memory)
@@ -613,18 +618,22 @@ def check_writes_into_held_values(fn: ir.Function, wrt) -> None:
             # only where srcad follows it; one nothing reads again in the call was written
             # or not as the code was fused, 2026-12-06, eighth. A module's scratch array
             # read back only through the name that wrote it runs, its buffer left as it was)
-            what = "an array" if array else "a list or dict"
-            raise SharingUnknownError(
-                f"line {c.line} writes into {what} a module global or an object holds "
-                f"({held[0]}{_AS_BUILT if '`' in held[0] else ''}), a value that "
-                f"depends on the arguments being differentiated: Python writes that very "
-                f"{'array' if array else 'container'}, which every holder then shows (its "
-                f"methods, a function reading it, the caller after the call); srcad's code "
-                f"writes a copy, so they would read the old values",
-                filename=fn.filename, lineno=c.line, func=fn.name,
-                hint="make a new array or container and store it whole where it is held "
-                "(`net.W = W`, `d = dict(net.params); d[\"W\"] = W; net.params = d`), or "
-                "pass it as an argument")
+            _refuse_held_write(fn, c.line,
+                               f"{held[0]}{_AS_BUILT if '`' in held[0] else ''}", array)
+
+
+def _refuse_held_write(fn: ir.Function, line: int, held: str, array: bool):
+    what = "an array" if array else "a list or dict"
+    raise SharingUnknownError(
+        f"line {line} writes into {what} a module global or an object holds "
+        f"({held}), a value that depends on the arguments being differentiated: Python "
+        f"writes that very {'array' if array else 'container'}, which every holder then "
+        f"shows (its methods, a function reading it, the caller after the call); srcad's "
+        f"code writes a copy, so they would read the old values",
+        filename=fn.filename, lineno=line, func=fn.name,
+        hint="make a new array or container and store it whole where it is held "
+        "(`net.W = W`, `d = dict(net.params); d[\"W\"] = W; net.params = d`), or "
+        "pass it as an argument")
 
 
 _AS_BUILT = ", as srcad reads it when it builds the code"
@@ -1847,6 +1856,16 @@ def _kept_store(s):
     return kept_store_method(f.value) if isinstance(f, ir.Const) else None
 
 
+def _kept_store_key(s, container) -> frozenset | None:
+    """The constant key a store into a module's dict writes (`CACHE.__setitem__("h", h)`,
+    `.setdefault("h", ...)`), else None."""
+    key = s.args.get("_a0")
+    if type(container) is dict and s.args["_fn"].value.__name__ in (
+            "__setitem__", "setdefault") and isinstance(key, ir.Const):
+        return frozenset({key.value})
+    return None
+
+
 def kept_stored(fn: ir.Function) -> list:
     """The lists and dicts of modules and closures that `fn` or a function it calls stores
     into (`history.append(h)`; tape mode makes what the run left there plain)."""
@@ -1883,6 +1902,7 @@ def check_kept_globals(fn: ir.Function, wrt) -> None:
     made before every store, in the differentiated function itself, reads what an earlier
     call left: a constant of this call (`_read_first`)."""
     stored: dict = {}  # id(container) -> (function, line) of a store of a dependent value
+    keys: dict = {}  # id(container) -> the constant keys those stores write (None: any)
     seen = set()
 
     def stores(f, params):
@@ -1897,6 +1917,10 @@ def check_kept_globals(fn: ir.Function, wrt) -> None:
                 if c is not None and any(set(ir.atom_vars(a)) & dep
                                          for p, a in s.args.items() if p != "_fn"):
                     stored.setdefault(id(c), (f, s.line))
+                    key = _kept_store_key(s, c)
+                    keys[id(c)] = None if key is None or (
+                        id(c) in keys and keys[id(c)] is None) else \
+                        keys.get(id(c), frozenset()) | key
             elif isinstance(s, ir.UserCall):
                 inner = [p for p, a in zip(s.callee.params, s.args) if set(ir.atom_vars(a)) & dep]
                 stores(s.callee, inner)
@@ -1909,6 +1933,8 @@ def check_kept_globals(fn: ir.Function, wrt) -> None:
             c = u.container
             if u.kind != "read" or id(c) not in stored or _read_first(fn, f, u, stored):
                 continue
+            if u.keys is not None and keys[id(c)] is not None and not u.keys & keys[id(c)]:
+                continue  # (`BN.get("calls")` beside `BN["running_mean"] = m`: another key)
             where, at = stored[id(c)]
             place = f"line {at}" if where is f else f"line {at} of {where.name}"
             looped = u.loops and f is fn
@@ -1927,31 +1953,85 @@ def check_kept_globals(fn: ir.Function, wrt) -> None:
 
 def check_folded_items(fn: ir.Function) -> None:
     """Refuse a call through an item of a module's dict or list of functions
-    (`ACTS["relu"](z)`, a factory's `return ACTS[name]`) in a call that also stores into
-    that container: srcad
-    reads the item when it specialises (guarded between calls), so after a store in the
-    same call the code would still call the old function -- a wrong value, silently."""
+    (`ACTS["relu"](z)`, a factory's `return ACTS[name]`), or a read of a string a module's
+    dict holds (`bn_param["mode"]`), in a call that also stores into that item (a store of
+    unknown keys counts): srcad reads the item when it specialises (guarded between calls),
+    so after a store in the same call the code would still call the old function or take
+    the old branch -- a wrong value, silently."""
     functions = list(ir.program_functions(fn))
-    stores = {}
+    stores = [(g, u.container, u.keys, u.line) for g in functions for u in g.kept_uses
+              if u.kind == "store"]
+    stores += [(g, *found) for g in functions for found in _held_stores(g)]
     for g in functions:
-        for u in g.kept_uses:
-            if u.kind == "store":
-                stores.setdefault(id(u.container), (g, u.line))
-    for g in functions:
-        for container, _key, line, spelled in g.folded:
-            if id(container) not in stores:
+        for container, key, line, spelled in g.folded:
+            # a store of other keys (`bn_param["running_mean"] = ...` beside a read of
+            # `bn_param["mode"]`) leaves the item read as it was
+            hit = next(((w, at) for w, c, keys, at in stores if c is container and
+                        (keys is None or key in keys)), None)
+            if hit is None:
                 continue
-            where, at = stores[id(container)]
+            where, at = hit
             place = f"line {at}" if where is g else f"line {at} of {where.name}"
+            item = container[key] if key in container else None
+            what = ("is called here", "the function an item holds", "call the one")
+            if not callable(item):
+                what = ("is read here", "the value an item holds", "read the one")
             raise UnsupportedSyntaxError(
-                f"`{spelled}` is called here, and this call also stores into that "
-                f"{type(container).__name__} ({place}): srcad picks the function an item "
-                f"holds when it specialises, so it would call the one held before the store",
+                f"`{spelled}` {what[0]}, and this call also stores into that "
+                f"{type(container).__name__} ({place}): srcad picks {what[1]} when it "
+                f"specialises, so it would {what[2]} held before the store",
                 filename=g.filename,
                 lineno=line, func=g.name,
                 hint="bind the function to a name where you store it (`act = np.sin; "
                 "ACTS['a'] = act`) and call the name, or store before calling the function "
-                "you differentiate")
+                "you differentiate" if callable(item) else "use the value you store by a "
+                "name of the function (`mode = 'test'; PARAMS['mode'] = mode`), or store "
+                "before calling the function you differentiate")
+
+
+def _held_stores(fn: ir.Function):
+    """(container, keys, line) for each store `fn` makes into a list or dict a module global
+    or an object holds by another name (`d = CFG; d["mode"] = m`, `for p in PS: p[k] = v`:
+    the "held" setitem effects of frontend/aliasing.py), each container srcad can tell it
+    may be (an item picked when the code runs: any item of what it is picked from); keys
+    None where not a constant."""
+    every = _every_definition(fn)
+
+    def candidates(atom, depth=6):
+        if isinstance(atom, ir.Const):
+            return [atom.value]
+        if not isinstance(atom, ir.Var) or depth == 0 or len(every.get(atom.name, ())) != 1:
+            return []
+        d = every[atom.name][0]
+        if d.op.name == "getitem":
+            index = d.args.get("index")
+            parts = index.parts if isinstance(index, ir.Index) and not index.is_tuple else ()
+            k = parts[0].value if len(parts) == 1 and isinstance(parts[0], ir.Const) else None
+            out = []
+            for c in candidates(d.args.get("a"), depth - 1):
+                if k is not None and isinstance(c, (dict, list)):
+                    try:
+                        out.append(c[k])
+                    except (KeyError, IndexError, TypeError):
+                        pass
+                elif isinstance(c, (dict, list)):
+                    out.extend(c.values() if isinstance(c, dict) else c)
+            return out
+        obj = d.args.get("_obj")
+        if getattr(d.op, "kind", None) == "attribute" and isinstance(obj, ir.Const):
+            return [getattr(obj.value, d.op.name[1:], None)]
+        return []
+
+    for e in ir.walk(fn.body):
+        if not (isinstance(e, ir.Effect) and e.kind == "setitem" and "held" in e.args):
+            continue
+        index = e.args.get("index")
+        parts = index.parts if isinstance(index, ir.Index) and not index.is_tuple else ()
+        keys = frozenset({parts[0].value}) if len(parts) == 1 and isinstance(
+            parts[0], ir.Const) else None
+        for c in candidates(e.args["_obj"]):
+            if isinstance(c, (dict, list)):
+                yield c, keys if isinstance(c, dict) else None, e.line
 
 
 def _spliced(fn: ir.Function) -> list:

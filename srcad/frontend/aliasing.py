@@ -37,6 +37,8 @@ from .. import ir, pyfuncs, runtime
 from ..ops import control, table
 from ..errors import SharingUnknownError
 from ..runtime_python import list_concat
+from .kept_globals import kept_container
+from .opaque import is_user_object
 from .parse import LIFTED
 
 
@@ -230,6 +232,19 @@ class AliasingMixin:
                 isinstance(target.value.value, gast.Name) and \
                 self.known_object(target.value.value) is not None:
             spelled = f"{target.value.value.id}.{target.value.attr}"
+            put_back = isinstance(value, gast.Name) and \
+                value.id in getattr(self.pf, "put_back", ())
+            if put_back and value.id in self.held_written:
+                return None  # (`self.ps[i][k] = v`: the item's own store was Python's)
+            if not self.augmenting and not self.generated and not put_back and \
+                    kept_container(getattr(self.known_object(target.value.value),
+                                           target.value.attr, None)):
+                # `self.dropout_param["mode"] = mode` of a dict the object keeps and the
+                # function hands on (`dropout_forward(x, self.dropout_param)`): stored into
+                # the object's own dict as Python does, which every later read of it sees
+                # (a value depending on the differentiated arguments is refused:
+                # refusals.check_writes_into_held_values)
+                return self.store_into_held(target, value, spelled, node)
             raise self.unsupported(
                 f"a store into `{spelled}[...]`: srcad follows an object's list or dict where "
                 f"the function only stores into it by key (or appends), reads it by item, "
@@ -248,6 +263,19 @@ class AliasingMixin:
                 f"name (`net.params[k] = v`), not through an item or another object", node,
                 f"store a new container whole into the object: `layer = {holder}; d = "
                 f"dict(layer.{target.value.attr}); d[k] = v; layer.{target.value.attr} = d`")
+        if isinstance(target.value, gast.Attribute) and \
+                isinstance(target.value.value, gast.Name) and \
+                target.value.value.id in self.pf.params and \
+                target.value.value.id not in self.pf.known and not self.generated:
+            # (`model.params["W1"] = W1` of an argument: followed where the argument holds
+            # an object of the program's classes, which the call's arguments tell)
+            p, attr = target.value.value.id, target.value.attr
+            raise self.pf.error(
+                f"a store into `{p}.{attr}[...]`, a list or dict the argument `{p}` holds: "
+                f"srcad follows it where `{p}` is an object of one of the program's classes, "
+                f"known when the call's arguments come", node, cls=SharingUnknownError,
+                hint=f"pass an object of a class your program defines as `{p}`, or store a "
+                f"new container whole: `d = dict({p}.{attr}); d[k] = v; {p}.{attr} = d`")
         if not isinstance(target.value, gast.Name) or target.value.id not in self.locals:
             raise self.unsupported("assignment into something other than a local array", node,
                                    "assign into a name: x = x.copy(); x[i] = v")
@@ -295,6 +323,13 @@ class AliasingMixin:
         else:
             call = self.op_call(runtime.setitem, [base, index, v], {}, node)
         start = len(self.body)
+        # (the held list or dict stored into, found before the store binds the name again)
+        held = self.held_root(base) if param is None and not self.generated else None
+        if isinstance(held, ir.Var):  # (kept under a name the store does not bind again)
+            held = self.emit(self.op_call(control.identity, [held], {}, node),
+                             self.fresh(f"{name}_held"), node)
+            self.propagations.add(id(self.body[-1]))  # (the held one, on purpose)
+            start = len(self.body)
         self.writing_held = self.held_object(name)
         new = self.result(call, name, (name, node.lineno), node)
         if self.augmenting and (isinstance(base, ir.Seq) or self.surely_container(base)):
@@ -337,6 +372,20 @@ class AliasingMixin:
                 # the one a display or a name bound to another read of that slot holds --
                 # `kept = [L[0]]` -- which see it too)
                 self.refresh_item_holders(name, [(key.value, ir.Var(read.target))], node)
+        if held is not None:
+            # `for p in self.bn_params: p["mode"] = mode`, `d = CFG; d["k"] = v`: a list or
+            # dict a module global or an object holds, stored into by another name. The code
+            # above carries the new container as a value; Python stores into the held one,
+            # which every holder sees -- in the call (a callee reading `self.bn_params[i]`)
+            # and after it: this effect stores v there, once per call. (A value depending on
+            # the differentiated arguments is refused: refusals.check_writes_into_held_values;
+            # an item srcad read when it built the code, check_folded_items)
+            effect = ir.Effect("setitem", None, {
+                "_obj": held, "index": index, "value": v,
+                "held": _const(_user_name(name))}, node.lineno)
+            self.body.append(effect)
+            self.propagations.add(id(effect))  # (it reads the held container on purpose)
+            self.held_written.add(name)
         if param is not None and self.reaches_argument(param, node):
             # `param[k] = v` on a dict the caller passed: Python writes into the caller's
             # object. The code above carries the new dict as a value (what the gradient
@@ -349,6 +398,55 @@ class AliasingMixin:
             if levels:  # (`p[0][1] = v`: Python writes into the caller's own p[0])
                 args["levels"] = _const(levels)
             self.body.append(ir.Effect("setitem", None, args, node.lineno))
+
+    def store_into_held(self, target, value, spelled: str, node):
+        """``obj.attr[k] = v`` of a list or dict a known object holds: the effect storing v
+        into that very container (a "held" setitem, as `setitem` makes for a second name)."""
+        container = self.expr(target.value, spelled.replace(".", "_"), None)
+        index = self.index(target.slice, spelled.replace(".", "_"))
+        v = self.expr(value, spelled.replace(".", "_"), None)
+        effect = ir.Effect("setitem", None, {"_obj": container, "index": index, "value": v,
+                                             "held": _const(spelled)}, node.lineno)
+        self.body.append(effect)
+        self.propagations.add(id(effect))
+
+    def held_root(self, atom, depth: int = 0):
+        """The atom of the list or dict a module global or an object holds that `atom` is
+        (a constant srcad read when it built the code, or an item of one, or an object's
+        attribute read when the code runs, through the stores made into it here by that
+        name), where every definition of the names on the way says so; else None (a
+        container the call made, an argument's, or one not known)."""
+        if isinstance(atom, ir.Const):
+            return atom if kept_container(atom.value) else None
+        if not isinstance(atom, ir.Var) or depth > 8 or atom.name in self.pf.params:
+            return None
+        d = self.reaching_definition(atom.name)
+        if not isinstance(d, ir.Call):
+            return None
+        if d.op.name in ("setitem", "copy"):  # (`p["b"] = v` after `p["a"] = u`: the same
+            # container, the name bound again to the code's new value)
+            return self.held_root(next(iter(d.args.values()), None), depth + 1)
+        if d.op.name == "getitem" and self.held_root(d.args.get("a"), depth + 1) is not None:
+            return atom
+        obj = d.args.get("_obj")
+        if getattr(d.op, "kind", None) == "attribute" and isinstance(obj, ir.Const) and \
+                is_user_object(obj.value):
+            return atom  # (`self.cfg` read when the code runs)
+        return None
+
+    def reaching_definition(self, name: str):
+        """The statement whose value `name` holds here: its one definition in the function,
+        or the last statement of the block being built that assigns it, where no compound
+        statement after that one may assign it again; else None."""
+        defs = self.definitions(name)
+        if len(defs) == 1:
+            return defs[0]
+        for st in reversed(self.body):
+            if isinstance(st, ir.Call) and st.target == name:
+                return st
+            if any(name in ir.defs(x) for x in ir.walk([st])):
+                return None
+        return None
 
     def surely_container(self, atom, depth: int = 0, asked: frozenset = frozenset()) -> bool:
         """Is `atom` certainly a list or a dict (a display, or made by a list's or a dict's

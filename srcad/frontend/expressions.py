@@ -398,6 +398,8 @@ class ExpressionsMixin:
             if self.is_sparse_atom(base):  # (`L.T` of a scipy.sparse argument: scipy's own)
                 return self.result((opaque_attribute(e.attr), {"_obj": base}), hint, into, e)
             fn = ATTRIBUTES.get(e.attr)
+            if isinstance(base, ir.Const) and is_user_object(base.value):
+                fn = None  # (`self.dtype`, `self.size`, `self.T` of a layer: its own attribute)
             if fn is None and e.attr in self.namedtuple_fields():
                 # `cache.z` of a namedtuple a callee built (`Cache(x=x, z=z)`): its field,
                 # differentiable (the name is a field of a namedtuple type this code sees)

@@ -128,8 +128,13 @@ def kept_globals(pf: ParsedFunction) -> None:
                 up.func.id == "len" and len(up.args) == 1:
             kind = "neutral"
         if kind != "neutral":
+            keys = None  # (a list's: any slot -- its -1 moves)
+            if kind == "store" and isinstance(obj, dict):
+                keys = _stored_keys(parents[up], up.attr)
+            elif kind == "read" and isinstance(obj, dict):
+                keys = _read_keys(node, up, parents)
             uses.append(KeptUse(obj, kind, getattr(node, "lineno", None), node.id,
-                                *_place(node, parents)))
+                                *_place(node, parents), keys))
     pf.kept_uses = uses
 
 
@@ -137,7 +142,9 @@ def kept_globals(pf: ParsedFunction) -> None:
 class KeptUse:
     """One use of a kept container: `at`, its statement's (line, column) -- a store's value
     and a read inside the storing statement are computed before the store; `loops`, the ids
-    of the loops (and comprehensions) around it."""
+    of the loops (and comprehensions) around it; `keys`, the keys of a dict a store may write
+    or a read takes where they are spelled as constants (`CACHE["h"] = h`, `D.update(a=...)`,
+    `D.get("h")`), else None (any key or slot)."""
 
     container: object
     kind: str  # "store" | "read"
@@ -145,6 +152,35 @@ class KeptUse:
     name: str
     at: tuple
     loops: frozenset
+    keys: frozenset | None = None
+
+
+def _read_keys(node, up, parents) -> frozenset | None:
+    """The constant key a read of a dict takes (`D["k"]`, `D.get("k", ...)`), else None."""
+    if isinstance(up, gast.Subscript) and up.value is node and \
+            isinstance(up.slice, gast.Constant):
+        return frozenset({up.slice.value})
+    call = parents.get(up)
+    if isinstance(up, gast.Attribute) and up.attr == "get" and isinstance(call, gast.Call) \
+            and call.func is up and call.args and isinstance(call.args[0], gast.Constant):
+        return frozenset({call.args[0].value})
+    return None
+
+
+def _stored_keys(call: gast.Call, method: str) -> frozenset | None:
+    """The constant keys a store into a dict writes (`__setitem__`/`setdefault` of a
+    constant key, `update` of keywords or of a dict display with constant keys), else None."""
+    if method in ("__setitem__", "setdefault") and call.args and \
+            isinstance(call.args[0], gast.Constant):
+        return frozenset({call.args[0].value})
+    if method == "update" and len(call.args) <= 1 and all(k.arg for k in call.keywords):
+        keys = {k.arg for k in call.keywords}
+        if not call.args:
+            return frozenset(keys)
+        arg = call.args[0]
+        if isinstance(arg, gast.Dict) and all(isinstance(k, gast.Constant) for k in arg.keys):
+            return frozenset(keys | {k.value for k in arg.keys})
+    return None
 
 
 _LOOPS = (gast.For, gast.While, gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)

@@ -220,6 +220,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         self.augmenting = False  # (`x[i] op= t` being normalised: setitem)
         self.storing_at = None  # (the index a store writes: propagate_write)
         self.writing_held = None  # (what the loop name written held: propagate_write)
+        self.held_written: set = set()  # (names a "held" store wrote: aliasing.py setitem)
         self.item_written = None  # (`x[i] op= t`: (the item read, the value stored))
         self.alias_stmts: set = set()  # ids of `z = y` copies into loop names (one array)
         self.folded: list = []  # module dict items read as constants (ir.Function.folded)

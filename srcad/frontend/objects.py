@@ -4639,6 +4639,7 @@ def _stateful_objects(pf) -> dict:
                 not _is_user_class(type(obj), globals_):
             continue
         reads, writes, todo, seen = set(), set(), list(attrs), set()
+        builds = False  # (a method giving back an object it builds: `t.scaled(2.0)`)
         for n in gast.walk(pf.tree):  # the function's own stores on it
             if isinstance(n, gast.Attribute) and isinstance(n.value, gast.Name) and \
                     n.value.id == name and isinstance(n.ctx, gast.Store):
@@ -4655,7 +4656,9 @@ def _stateful_objects(pf) -> dict:
                     reads |= r
                     writes |= w
                     todo.extend(c)
-        if reads & writes:
+                    builds = builds or (m in attrs and
+                                        _returns_new_object(raw, globals_) is not None)
+        if reads & writes or builds:
             out[name] = obj
     return out
 
