@@ -101,6 +101,11 @@ FORWARDS = {
     # forward -- `history.append(h)`, `CACHE['z'] = z`: frontend/kept_globals.py)
     "global_log": ["z = np.tanh(x @ self.W)", "LOG.append(z)", "self.output = z * 0.5 + self.b"],
     "global_saved": ["SAVED['z'] = x @ self.W", "self.output = np.tanh(x @ self.W) + self.b"],
+    # (session of 2026-12-06, ninth: a mode a dict the layer keeps says, which the function
+    # sets first -- cs231n's `bn_param["mode"] = mode` -- through the layer, a loop's
+    # variable, a second name or a module's list of the dicts: `set_modes`)
+    "moded": ["z = x @ self.W + self.b", "if self.cfg['mode'] == 'train':",
+              "    self.output = np.tanh(z)", "else:", "    self.output = z * 0.5"],
 }
 Z_SET = {"top_two", "helper", "own_then_helper"}  # forwards that also set self.z
 CACHES = {"cache", "fresh_cache"}  # forwards that append to self.cache
@@ -109,7 +114,7 @@ SAVES = {"dict_cache", "dict_alias", "dict_update"}  # forwards that store self.
 WEIGHTS = {"top": 6, "top_two": 2, "twice": 2, "local_branch": 2, "branch_const": 1,
            "branch_data": 1, "loop": 1, "local_loop": 1, "cache": 2, "fresh_cache": 1,
            "while": 1, "helper": 1, "own_then_helper": 1, "dict_cache": 2, "dict_alias": 1,
-           "dict_update": 1, "global_log": 1, "global_saved": 1}
+           "dict_update": 1, "global_log": 1, "global_saved": 1, "moded": 2}
 KEPT = ("LOG", "SAVED")  # the module-level list and dict (prefixed like every name)
 
 
@@ -177,6 +182,7 @@ class {p}{cls}({p}Base):
         self.squash = squash
         self.cache = []
         self.saved = {{}}
+        self.cfg = {{"mode": "test"}}
 
     def forward(self, x):
 {inner}
@@ -332,6 +338,7 @@ def {p}read_gh():
     return np.sin({p}GH) * 2.0
 
 
+{p}CFGS = [{p}L1.cfg, {p}L2.cfg, {p}L3.cfg]
 {p}PAIR_L1_L2 = [{p}L1, {p}L2]
 {p}PAIR_L2_L1 = [{p}L2, {p}L1]
 {p}PAIR_L1_L3 = [{p}L1, {p}L3]
@@ -526,6 +533,8 @@ def {p}read_gh():
         else:
             for k in order:  # weights set before any step (a step may reach any layer)
                 self.set_weight(f"W{k + 1}", targets[k])
+        if ch.flag(0.3):
+            self.set_modes()
         cur = "x"
         for _ in range(ch.int(1, 3) + ch.flag(0.3)):
             step = ch.weighted([(8, self.step_call), (2, self.step_prev), (3, self.step_net),
@@ -546,6 +555,31 @@ def {p}read_gh():
         if "global" in self.features:  # (declared first: Python wants it before any use)
             self.lines.insert(0, f"    global {self.p}GH")
         return f"def {self.p}f({', '.join(params)}):\n" + "\n".join(self.lines), n_w
+
+    def set_modes(self):
+        """The layers' mode set to "train" before any step, as cs231n's `loss` sets each
+        `bn_param["mode"]`: a store into a dict a layer keeps, by a loop over the layers or
+        over a module's list of the dicts, by a second name, through the layer, or under a
+        test of the layer's flag. Dropped by source mode (a silent wrong gradient, and the
+        dict left "test" after the call) before the session of 2026-12-06, ninth."""
+        p, form = self.p, self.ch.pick(("layers", "dicts", "alias", "attribute", "flag"))
+        if form == "layers":
+            self.emit(f"for layer in ({p}L1, {p}L2, {p}L3):")
+            self.emit("    layer.cfg['mode'] = 'train'")
+        elif form == "dicts":
+            self.emit(f"for c in {p}CFGS:")
+            self.emit("    c['mode'] = 'train'")
+        elif form == "alias":
+            c = self.fresh("c")
+            self.emit(f"{c} = {p}{self.ch.pick(('L1', 'L2', 'L3'))}.cfg")
+            self.emit(f"{c}['mode'] = 'train'")
+        elif form == "attribute":
+            self.emit(f"{p}{self.ch.pick(('L1', 'L2', 'L3'))}.cfg['mode'] = 'train'")
+        else:
+            self.emit(f"for layer in {p}NET.layers:")
+            self.emit("    if layer.trainable:")
+            self.emit("        layer.cfg['mode'] = 'train'")
+        self.features.add(f"modes {form}")
 
     def step_global(self, cur):
         """`global GH; GH = h`, then read back here, or by a module function that reads the
@@ -577,7 +611,7 @@ def {p}read_gh():
         p, (a, b) = self.p, targets
         form = self.ch.pick(("zip", "enumerate", "enumerate_zip", "zip_longer", "display",
                              "filtered", "tested", "skipped", "indexed", "method",
-                             "method_loop", "generator"))
+                             "method_loop", "generator", "unpacked"))
         if form.startswith("method") and set(targets) != {"L1", "L2"}:
             form = "zip"
         if form == "generator" and targets != ("L1", "L2"):
@@ -598,6 +632,18 @@ def {p}read_gh():
                       f"{p}NET.set_weights_loop(({ws}))")
             self.steps.append(f"W1, W2 -> {targets[0]}, {targets[1]} ({form})")
             self.features.update(("weights", f"weights {form}"))
+            return
+        if form == "unpacked":
+            # (session of 2026-12-06, ninth: each layer's weights unpacked in the loop's
+            # body, `W, V = p` -- one name for every layer's value: srcad gave every layer
+            # the last one's, and the first a zero gradient, before; normalize.py
+            # `held_value`)
+            self.emit(f"for layer, p in zip({pair}, (np.stack([W1, W1 * 0.5]), "
+                      "np.stack([W2, W2 * 0.5]))):")
+            self.emit("    W, V = p")
+            self.emit("    layer.W = W" if self.ch.flag(0.5) else "    layer.W = V")
+            self.steps.append(f"W1, W2 -> {targets[0]}, {targets[1]} (loop unpacked)")
+            self.features.update(("weights", "weights loop unpacked"))
             return
         kinds = f"({p}DenseA, {p}DenseB)"
         self.emit({"zip": f"for layer, W in zip({pair}, (W1, W2)):",

@@ -812,6 +812,20 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             atom = st.args.get("x")
         return False
 
+    def held_value(self, value, attr: str, node):
+        """The value an object is given (`l.W1 = A`), under a name of its own where the name
+        it is read from is one IR name for several values (`A, B = p` in a loop over the
+        layers, written out once per layer): what the object holds -- and a method called
+        later reads -- is the value stored, not the name's last one (every layer got the last
+        layer's weights, and the others a zero gradient, before)."""
+        if isinstance(value, ir.Var) and value.name in self.mutable:
+            return self.emit(self.op_call(control.identity, [value], {}, node),
+                             self.fresh(f"{value.name}_{attr}"), node)
+        if isinstance(value, ir.Seq):  # (`l.cache = [A, B]`: each item so)
+            return ir.Seq(tuple(self.held_value(v, attr, node) for v in value.items),
+                          value.kind)
+        return value
+
     def note_state(self, obj, attr: str, value, node) -> None:
         """`obj.attr = v` here: a callee called after it that reads `obj.attr` is given v
         (state.py), and the other locals this function keeps `obj.attr` in hold it too; set
@@ -1070,7 +1084,8 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                     "or use a dict")
             args = {"_obj": self.expr(target.value, "obj", None),
                     "attr": ir.Const(target.attr, repr(target.attr)),
-                    "value": self.expr(value, target.attr, None)}
+                    "value": self.held_value(self.expr(value, target.attr, None),
+                                             target.attr, node)}
             if self.makes_list(args["value"]):  # (the object holds its own copy: a later
                 args["list"] = ir.Const(True, "True")  # in-place append there, by Python
                 # code or a kept change (attrstate.py), leaves the values srcad keeps alone)
@@ -1082,7 +1097,8 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             # reads here, and the methods called after, read this value)
             args = {"_obj": self.expr(target.value, "obj", None),
                     "attr": ir.Const(target.attr, repr(target.attr)),
-                    "value": self.expr(value, target.attr, None)}
+                    "value": self.held_value(self.expr(value, target.attr, None),
+                                             target.attr, node)}
             self.body.append(ir.Effect("setattr", None, args, node.lineno))
             self.note_state(args["_obj"], target.attr, args["value"], node)
         elif isinstance(target, gast.Attribute):
