@@ -611,7 +611,7 @@ def {p}read_gh():
         p, (a, b) = self.p, targets
         form = self.ch.pick(("zip", "enumerate", "enumerate_zip", "zip_longer", "display",
                              "filtered", "tested", "skipped", "indexed", "method",
-                             "method_loop", "generator", "unpacked"))
+                             "method_loop", "generator", "unpacked", "by_index"))
         if form.startswith("method") and set(targets) != {"L1", "L2"}:
             form = "zip"
         if form == "generator" and targets != ("L1", "L2"):
@@ -632,6 +632,15 @@ def {p}read_gh():
                       f"{p}NET.set_weights_loop(({ws}))")
             self.steps.append(f"W1, W2 -> {targets[0]}, {targets[1]} ({form})")
             self.features.update(("weights", f"weights {form}"))
+            return
+        if form == "by_index":
+            # (session of 2026-12-06, ninth: the layer picked by the index of the weights'
+            # sequence -- refused before, "assignment to an attribute of an expression":
+            # loops.py `walked_by_index`)
+            self.emit("for i, W in enumerate([W1, W2]):")
+            self.emit(f"    {pair}[i].W = W")
+            self.steps.append(f"W1, W2 -> {targets[0]}, {targets[1]} (loop by_index)")
+            self.features.update(("weights", "weights loop by_index"))
             return
         if form == "unpacked":
             # (session of 2026-12-06, ninth: each layer's weights unpacked in the loop's

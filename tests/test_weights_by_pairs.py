@@ -106,3 +106,83 @@ def test_each_layer_gets_its_own_pair(fn, mode):
     for layer, (W, b) in zip(LAYERS, params):  # (each layer holds its own pair after)
         if fn is not a_list_display_stored:
             np.testing.assert_array_equal(layer.W, W)
+
+
+# -- layers picked by the index of an argument's items -------------------------------------------
+#
+# `for i, W in enumerate(Ws): net.layers[i].W.data = W` (and `for i in range(len(Ws))`, a local
+# `layer = net.layers[i]` first) over a list argument: refused on 2bc1c92 ("assignment to an
+# attribute of an expression"), as srcad did not know which layer an index picks. The loop is
+# written out once per item now, its count the call's (loops.py `walked_by_index`,
+# `argument_count`), as `for i in range(len(net.layers))` was.
+
+class Param:
+    def __init__(self, v):
+        self.data = v
+
+
+class Lin:
+    def __init__(self, seed):
+        self.W = Param(np.random.default_rng(seed).standard_normal((3, 3)) * 0.5)
+
+    def __call__(self, x):
+        return np.tanh(x @ self.W.data)
+
+
+class Model:
+    def __init__(self):
+        self.layers = [Lin(4), Lin(5), Lin(6)]
+
+    def __call__(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+MODEL = Model()
+
+
+def enumerate_picks_by_index(Ws):
+    for i, W in enumerate(Ws):
+        MODEL.layers[i].W.data = W
+    return np.sum(MODEL(X) ** 2)
+
+
+def range_len_picks_by_index(Ws):
+    for i in range(len(Ws)):
+        layer = MODEL.layers[i]
+        layer.W.data = Ws[i] * 1.0
+    return np.sum(MODEL(X) ** 2)
+
+
+def enumerate_zip_picks_by_index(Ws, scales):
+    for i, (W, s) in enumerate(zip(Ws, scales)):
+        MODEL.layers[i].W.data = W * s
+    return np.sum(MODEL(X) ** 2)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("fn", [enumerate_picks_by_index, range_len_picks_by_index],
+                         ids=lambda f: f.__name__)
+def test_layers_picked_by_an_arguments_index(fn, mode):
+    Ws = [lin.W.data.copy() for lin in MODEL.layers]
+    want = numerical_grad(fn, (Ws,), h=1e-6)
+    got = srcad.grad(fn, **MODES[mode])(Ws)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-8)
+    short = Ws[:2]  # (another count: written out again, the third layer keeps its W)
+    want = numerical_grad(fn, (short,), h=1e-6)
+    got = srcad.grad(fn, **MODES[mode])(short)
+    assert len(got) == 2
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-8)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_layers_picked_by_the_index_of_zipped_arguments(mode):
+    Ws = [lin.W.data.copy() for lin in MODEL.layers]
+    scales = (1.0, 0.5, 2.0)
+    want = numerical_grad(enumerate_zip_picks_by_index, (Ws, scales), wrt=0, h=1e-6)
+    got = srcad.grad(enumerate_zip_picks_by_index, **MODES[mode])(Ws, scales)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-8)

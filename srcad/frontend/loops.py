@@ -36,6 +36,7 @@ from .. import ir, runtime_python
 from ..checkpoint import check_schedule, checkpoint
 from ..ops import control
 from . import guards
+from .chosen import argument_length
 from .closures import PARTIAL
 from .itemloops import written_in_place
 from .objcomps import known_value
@@ -105,6 +106,12 @@ class LoopsMixin:
             if it.keywords or not 1 <= len(it.args) <= 3:
                 raise self.unsupported("this call to range()", s)
             bounds = [self.known_length(a) or self.known_int(a) for a in it.args]
+            if not exits and any(b is None for b in bounds) and self.trips_over_known_objects(
+                    [ir.Const(0, "0"), ir.Const(1, "1")], target, body) is not None:
+                # (`for i in range(len(Ws)): net.layers[i].W = Ws[i]` of a list argument:
+                # its length as the call tells it)
+                bounds = [b if b is not None else self.argument_count(a, s)
+                          for a, b in zip(it.args, bounds)]
             trips = None if exits else self.trips_over_known_objects(bounds, target, body)
             if trips is None and not exits and _names_attributes_by(target, body):
                 trips = _known_trips(bounds)
@@ -733,6 +740,8 @@ class LoopsMixin:
         """`for index in range(min of the lengths)`, each name its sequence's item."""
         if not exits and self.objects_walked(s, index, items, body):
             return
+        if not exits and self.walked_by_index(s, index, items, body):
+            return
         items = [(n, self.emit(self.op_call(list, [seq], {}, s), self.fresh(f"{n}_items"), s)
                   if self.may_hold_mapping(seq) and not self.is_range_atom(seq) else seq)
                  for n, seq in items]
@@ -763,6 +772,64 @@ class LoopsMixin:
             self.body = outer
         self.body.append(ir.For(index, ir.Const(0, "0"), count, ir.Const(1, "1"), loop_body,
                                 s.lineno, exits))
+
+    def argument_count(self, a, s) -> ir.Const | None:
+        """`len(P)` of a list or tuple argument: its length as the call tells it (a transform
+        made before any call waits for it), a constant; else None."""
+        if not (isinstance(a, gast.Call) and isinstance(a.func, gast.Name) and
+                a.func.id not in self.locals and self.pf.resolve(a.func.id) is len and
+                len(a.args) == 1 and not a.keywords):
+            return None
+        n = argument_length(self.pf, a.args[0], s, "this loop picks objects by the index "
+                            "of an argument's items: srcad writes it out once per item")
+        return None if n is None else ir.Const(n, str(n))
+
+    def walked_by_index(self, s, index: str, items: list, body) -> bool:
+        """``for i, W in enumerate(Ws): net.layers[i].W = W`` (or ``layer = net.layers[i]``)
+        over a list or tuple argument whose length the call tells: written out once per
+        index, as ``for i in range(len(net.layers))`` is, where the body picks objects known
+        here by the loop's index -- each store is into the object its index picks and its
+        methods resolve. False: not such a loop (a transform made before any call waits for
+        the arguments: chosen.argument_length)."""
+        it = s.iter
+        if not (isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and
+                self.pf.resolve(it.func.id) in (enumerate, zip) and it.args):
+            return False
+        args = it.args
+        if self.pf.resolve(it.func.id) is enumerate and len(args) == 1 and \
+                isinstance(args[0], gast.Call) and isinstance(args[0].func, gast.Name) and \
+                self.pf.resolve(args[0].func.id) is zip:
+            args = args[0].args
+        if len(items) >= 2 and self.is_range_atom(items[0][1]):
+            # (`for i, (W, s) in enumerate(zip(Ws, ss))`, written as a zip with the count)
+            index, items = items[0][0], items[1:]
+            args = args[len(args) - len(items):]
+        elif self.pf.resolve(it.func.id) is zip:
+            return False  # (zip's own index is no name of the body's)
+        if len(args) != len(items) or self.trips_over_known_objects(
+                [ir.Const(0, "0"), ir.Const(1, "1")], index, body) is None:
+            return False
+        lengths = []
+        for a, (_, seq) in zip(args, items):
+            if isinstance(seq, ir.Seq):
+                lengths.append(len(seq.items))
+            elif isinstance(seq, ir.Const) and isinstance(seq.value, (list, tuple, range)):
+                lengths.append(len(seq.value))
+            else:
+                n = argument_length(self.pf, a, s, "this loop picks objects by the index "
+                                    "of an argument's items: srcad writes it out once per item")
+                if n is None:
+                    return False
+                lengths.append(n)
+        trips = self.trips_over_known_objects([ir.Const(0, "0"), ir.Const(min(lengths), "n")],
+                                              index, body)
+        if not trips:
+            return False
+        rows = [[ir.Const(k, str(k))] + [self.emit(self.op_call(
+            operator.getitem, [seq, ir.Index((ir.Const(k, str(k)),), False)], {}, s),
+            self.fresh(n), s) for n, seq in items] for k in trips]
+        self.once_per_binding([index] + [n for n, _ in items], rows, body)
+        return True
 
     def while_loop(self, s: gast.While):
         if s.orelse:
