@@ -90,6 +90,27 @@ def _probe_copy_of(value):
     return value
 
 
+# the methods of a list, dict or set that change it
+_CHANGES = frozenset({"pop", "popitem", "clear", "remove", "discard", "insert", "sort",
+                      "reverse", "append", "extend", "update", "setdefault", "add",
+                      "__setitem__", "__delitem__"})
+
+
+def _probe_copies_changed(stmt: ir.Call) -> None:
+    """`v = CFG.pop("k")` (`del CFG["k"]`) of a module's list, dict or set: the shape probe
+    changes its own copy (`_PROBE_COPIES`), leaving the container to the real call."""
+    fn, obj = stmt.args.get("_fn"), stmt.args.get("_obj")
+    if isinstance(fn, ir.Const):  # (`CFG.pop`, a bound method read as a constant)
+        owner, name = getattr(fn.value, "__self__", None), getattr(fn.value, "__name__", "")
+    elif isinstance(obj, ir.Const) and getattr(stmt.op, "family", "") == "opaque method":
+        owner, name = obj.value, stmt.op.name.lstrip(".")  # (`CFG.pop("k")` as a method)
+    else:
+        return
+    if _PROBE_COPIES and type(owner) in (list, dict, set) and name in _CHANGES and \
+            id(owner) not in _PROBE_COPIES[-1]:
+        _PROBE_COPIES[-1][id(owner)] = (owner, copy.copy(owner))
+
+
 def _makes_new(stmt: ir.Call, env: dict) -> bool:
     """Does the call make the object it gives (a class called, `np.nditer(x)`,
     `np.random.default_rng(0)`), rather than hand out one that exists (`layers[0]`,
@@ -264,6 +285,7 @@ def run_block(body, env: dict, record=None, fn=None, probe: bool = False) -> Non
                     if getattr(stmt.op, "family", "") == "opaque method" and \
                             isinstance(stmt.args.get("_obj"), ir.Var):
                         _probe_owns(env, stmt.args["_obj"].name)
+                    _probe_copies_changed(stmt)
                 value = call_op(stmt.op, stmt.args, env)
                 if stmt.inplace:
                     check_inplace(atom_value(next(iter(stmt.args.values())), env), value,

@@ -42,6 +42,7 @@ import dis
 import functools
 import inspect
 import operator
+import sys
 import types
 
 import numpy as np
@@ -131,6 +132,7 @@ class Tape:
         self.origin: dict = {}  # id(argument Tensor) -> the Tensor of its value on entry
         self.patched: list = []  # (class, name, entry before the run): `follow_class`
         self._followed: set = set()
+        self.modules: set = set()  # (the modules of the classes followed: settle_kept)
         # id(an argument's leaf) -> (the leaf, the Tensors read from it as a container's item:
         # one object to Python, `W = p["W"]` and `u = p["W"]`), and -> the Tensor that holds
         # it since a write in place through one of them (`item_written`)
@@ -486,6 +488,7 @@ class Tape:
             if c in self._followed or not is_user_object(c):
                 continue
             self._followed.add(c)
+            self.modules.add(c.__module__)
             for name, entry in list(vars(c).items()):
                 new = self._traced_entry(entry) if name not in _UNFOLLOWED else None
                 if new is None:
@@ -1366,7 +1369,14 @@ def settle_kept(tape, stored=()) -> None:
     after a call in source mode -- those its traced code looked up, and `stored`, those the
     IR stores into (a method of an object the tape did not follow looks its globals up
     itself)."""
-    for c in {**tape.kept, **{id(c): c for c in stored}}.values():
+    held = {**tape.kept, **{id(c): c for c in stored}}
+    for module in {sys.modules.get(name) for name in tape.modules} - {None}:
+        # (a module the followed classes live in: a container of its that a method of theirs
+        # run as Python's stored into -- `LOG.append(z)` in a layer reached through `[*net.
+        # layers]` -- holds plain values too; it kept the tape's Tensor before the session
+        # of 2026-12-06, ninth)
+        held.update({id(v): v for v in list(vars(module).values()) if kept_container(v)})
+    for c in held.values():
         if type(c) in (list, dict):
             _plain_in_place(c)
         elif isinstance(c, (dict, collections.deque)):  # (OrderedDict, defaultdict, deque)

@@ -571,3 +571,25 @@ def test_the_shape_probe_sees_the_store(mode):
     np.testing.assert_allclose(value, want_value, rtol=1e-12)
     np.testing.assert_allclose(g, 2 * 4 * np.sum(x ** 2) * x, rtol=1e-12)
     assert [p["mode"] for p in PS] == ["train", "train"]
+
+
+# -- tape mode: a module's list a layer's method appends to ---------------------------------------
+
+def test_a_modules_list_a_method_appends_to_holds_arrays():
+    """Found by the object-state fuzzer once it drew the modes (seed 55, its third program:
+    the layers' modes set through a module's list of their dicts, the layers walked through
+    `[*NET.layers]`, DenseB's forward appending to the module's LOG): tape mode left the
+    tape's Tensor in LOG, where Python's call leaves the array (the modules of the classes
+    the tape followed are swept when the run ends now: tape.settle_kept)."""
+    from collections import Counter
+
+    from tests import fuzz_object_state as FS
+    from tests import test_fuzz_object_state as T
+
+    prog = FS.batch_programs(55, 6)[2]
+    assert "modes dicts" in prog.features and "B global_log" in prog.features
+    mod = FS.import_programs([prog], "held_stores_seed55")
+    tally = {"refused": 0, "passed": 0, "reasons": Counter()}
+    T.check(getattr(mod, prog.name), T.objects(prog, mod), prog.make_args(55), None, ["tape"],
+            tally)  # (source mode refuses it: a read back from an object)
+    assert tally["passed"] == 1

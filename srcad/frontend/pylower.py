@@ -2075,12 +2075,50 @@ class _InplaceWriters(gast.NodeTransformer):
         return _name(name)
 
 
+class _DeletedItems(gast.NodeTransformer):
+    """``del d[k]`` / ``del xs[i]`` as Python's ``d_deleted = d.pop(k)`` / ``xs.pop(i)``, the
+    item dropped -- a key gone from the dict, the later items of a list one place down,
+    which the pops below follow (each target in turn, as `del` takes them). Ignored as
+    ``del x`` is, before the session of 2026-12-06, ninth: a wrong value and gradient,
+    silently. ``del xs[a:b]`` is refused; an array's item cannot be deleted (its ``.pop``
+    fails where numpy's ``del`` does)."""
+
+    def __init__(self, pf, taken: set):
+        self.pf, self.taken = pf, taken
+
+    def visit_FunctionDef(self, node):  # (a nested function's own: closures.py's)
+        return node if node is not self.pf.tree else self.generic_visit(node)
+
+    def visit_Delete(self, node):
+        out = []
+        for t in node.targets:
+            if not isinstance(t, gast.Subscript):
+                out.append(gast.copy_location(gast.Delete(targets=[t]), node))
+                continue  # (`del x` only frees memory: no value changes)
+            if isinstance(t.slice, gast.Slice):
+                raise self.pf.error(
+                    "`del xs[a:b]`: srcad deletes the items of a list or dict one at a time",
+                    node, cls=UnsupportedSyntaxError,
+                    hint="delete one item at a time (`del xs[i]`), or build the list you "
+                    "want (`xs = xs[:a] + xs[b:]`)")
+            value = copy.deepcopy(t.value)
+            value.ctx = gast.Load()
+            stem = value.id if isinstance(value, gast.Name) else "item"
+            name = fresh(f"{stem}_deleted", self.taken)
+            self.taken.add(name)
+            out.append(_located([_assign(name, gast.Call(
+                func=gast.Attribute(value=value, attr="pop", ctx=gast.Load()),
+                args=[copy.deepcopy(t.slice)], keywords=[]))], node)[0])
+        return out
+
+
 def lower_python(pf, taken: set) -> None:
     """Rewrite `pf.tree` in place (see the module docstring)."""
     stored = {n.id for n in gast.walk(pf.tree) if isinstance(n, gast.Name)
               and isinstance(n.ctx, gast.Store)} | {
         a.id for a in pf.tree.args.posonlyargs + pf.tree.args.args}
     _InplaceWriters(pf, stored, taken).visit(pf.tree)
+    _DeletedItems(pf, taken).visit(pf.tree)
     split = _SplitParallel()
     split.top = pf.tree
     split.visit(pf.tree)
