@@ -18,6 +18,7 @@ from .checkpoint import check_schedule
 from .errors import SrcadError, at_call_site, in_substitute
 from .pyfuncs import label_of
 from .runtime import own, store_into, store_through
+from .runtime_python import MUTATING
 from .runtime_context import interpreting
 
 
@@ -90,12 +91,6 @@ def _probe_copy_of(value):
     return value
 
 
-# the methods of a list, dict or set that change it
-_CHANGES = frozenset({"pop", "popitem", "clear", "remove", "discard", "insert", "sort",
-                      "reverse", "append", "extend", "update", "setdefault", "add",
-                      "__setitem__", "__delitem__"})
-
-
 def _probe_copies_changed(stmt: ir.Call) -> None:
     """`v = CFG.pop("k")` (`del CFG["k"]`) of a module's list, dict or set: the shape probe
     changes its own copy (`_PROBE_COPIES`), leaving the container to the real call."""
@@ -106,7 +101,7 @@ def _probe_copies_changed(stmt: ir.Call) -> None:
         owner, name = obj.value, stmt.op.name.lstrip(".")  # (`CFG.pop("k")` as a method)
     else:
         return
-    if _PROBE_COPIES and type(owner) in (list, dict, set) and name in _CHANGES and \
+    if _PROBE_COPIES and type(owner) in (list, dict, set) and name in MUTATING and \
             id(owner) not in _PROBE_COPIES[-1]:
         _PROBE_COPIES[-1][id(owner)] = (owner, copy.copy(owner))
 

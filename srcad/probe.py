@@ -501,7 +501,6 @@ class _Reaching:
         return src.name if isinstance(src, ir.Var) else None
 
 
-
 def _not_followed_object(stmt: ir.Call, env: dict) -> None:
     """Refuse a numpy row (`np.sum`, and the methods and attributes spelt on a value:
     `u.sum()`, `u.shape`, `u.copy()`) given an instance of a user class: srcad reads such a

@@ -34,6 +34,12 @@ from numpy.lib.stride_tricks import as_strided
 from .errors import UnsupportedSyntaxError
 from .gradtree import GradTree, Held, zeros_grad
 
+# methods that change their object in place (a list's, a dict's, an array's): the frontend's
+# table (frontend/opaque.py re-exports it) and the shape probe's (interpret.py)
+MUTATING = {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault",
+            "popitem", "add", "discard", "reverse", "sort", "fill", "resize", "put",
+            "partition", "itemset", "setflags", "setfield", "shuffle", "__setitem__"}
+
 # -- containers of per-item derivatives -------------------------------------------------------
 
 

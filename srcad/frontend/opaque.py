@@ -46,6 +46,7 @@ import numpy as np
 
 from .. import ir
 from ..ops import table
+from ..runtime_python import MUTATING  # noqa: F401  (re-exported: the frontend's table)
 from ..runtime_python import class_attribute  # noqa: F401  (re-exported: the frontend's lookup)
 
 
@@ -347,11 +348,6 @@ def known_pure(fn, keywords=()) -> bool:
         return name not in _NP_WRITERS
     return False
 
-
-# methods that change their object in place (a list's, a dict's, an array's)
-MUTATING = {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault",
-             "popitem", "add", "discard", "reverse", "sort", "fill", "resize", "put",
-             "partition", "itemset", "setflags", "setfield", "shuffle", "__setitem__"}
 
 
 # numpy functions, not ufuncs, that write their result into `out=` (`np.cumsum(a, out=c)`,
