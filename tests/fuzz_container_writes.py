@@ -14,7 +14,9 @@ the_name, test_a_list_argument_taken_whole_before_a_write). Every program takes 
     ``e["W"] = ...``), then read back through the container;
 (c) a callee storing into the dict or list it was given and then rebinding its parameter
     name (``c["a"] = ...; c = {}``, ``c = dict(c)``, a rebinding under a branch), the caller
-    reading the entry after.
+    reading the entry after;
+(d) a copy of the container (or of a list in it) with an item deleted (``del q[i]``,
+    ``del q["b"]``), read after.
 
 The checks (all modes, grad / vjp / jvp / memory_budget) live in tests/test_fuzz_pytrees.py.
 """
@@ -344,13 +346,35 @@ class CW:
         self.features.add("c")
         self.bind(back)
 
+    # -- (d) an item deleted from a copy ----------------------------------------------------
+    def deleted(self):
+        """A copy of the container (or of a list in it) with one item deleted, read after:
+        `del q[i]` moves the later items one place down, `del q["b"]` takes the key away
+        (srcad ignored every `del`, a wrong value and gradient, before the session of
+        2026-12-06, ninth: frontend/pylower.py `_DeletedItems`)."""
+        ch, k = self.ch, self.k
+        q = self.fresh("q")
+        if self.kind in ("list", "nested"):
+            outer = ch.int(-k, k - 1)
+            n = k if self.kind == "list" else 2
+            self.emit(f"{q} = list(p)" if self.kind == "list" else f"{q} = list(p[{outer}])")
+            self.emit(f"del {q}[{ch.int(-n, n - 1)}]")
+            self.bind(f"{q}[{ch.int(-(n - 1), n - 2)}] * len({q})")
+        else:
+            key = FLAT_KEYS[ch.int(0, k - 1)] if self.kind == "flat" else "b"
+            self.emit(f"{q} = dict(p)")
+            self.emit(f'del {q}["{key}"]')
+            self.bind(f'{q}.get("{key}", x * 0.5) * len({q})')
+        self.features.add("d")
+
     # -- the program -----------------------------------------------------------------------------
     def program(self):
         ch = self.ch
         for _ in range(ch.int(1, 3)):  # reads before any store (whole ones mostly)
             self.read(whole_weight=2)
         for _ in range(ch.int(1, 3)):
-            ch.weighted([(3, self.store), (3, self.alias_write), (2, self.callee)])()
+            ch.weighted([(3, self.store), (3, self.alias_write), (2, self.callee),
+                         (1, self.deleted)])()
             if ch.flag(0.4):
                 self.read()
         for _ in range(ch.int(1, 2)):  # and after
