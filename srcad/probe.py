@@ -510,6 +510,15 @@ def _not_followed_object(stmt: ir.Call, env: dict) -> None:
     module = getattr(stmt.op.fn, "__module__", None) or ""
     if not module.startswith("numpy"):
         return
+    if stmt.op.name in _SET_OPERATORS and any(
+            isinstance(env.get(a.name), (dict, set, frozenset))
+            for a in stmt.args.values() if isinstance(a, ir.Var)):
+        # (`defaults | overrides` of two dicts: Python's union, which srcad's row reads as
+        # numpy's bitwise or -- no gradient through it, silently, before)
+        raise UnsupportedSyntaxError(
+            f"`{_SET_OPERATORS[stmt.op.name]}` of a dict or set: srcad reads the operator as "
+            f"numpy's bitwise one, which carries no gradient",
+            hint="write the union as a display: `{**defaults, **overrides}`")
     for atom in stmt.args.values():
         if not isinstance(atom, ir.Var) or atom.name not in env:
             continue
@@ -526,6 +535,7 @@ def _not_followed_object(stmt: ir.Call, env: dict) -> None:
             f"of a global `t`), so that srcad follows it")
 
 
+_SET_OPERATORS = {"bitwise_or": "|", "bitwise_and": "&", "bitwise_xor": "^"}
 _ARRAY_LIKE = ("__array__", "__array_interface__", "__array_function__", "__array_ufunc__")
 _FUNCTIONS = (types.FunctionType, types.MethodType, types.BuiltinFunctionType,
               functools.partial)

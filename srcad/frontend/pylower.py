@@ -264,7 +264,7 @@ class _Lowerer:
     def _local_lists(self) -> set:
         """Names assigned only lists the function makes ([...], a comprehension, list(...)) and
         never aliased (``b = lst``, ``(lst, 1)``): their appends can be rebuilt as values."""
-        made, other = set(), set()
+        made, other, not_list = set(), set(), set()
         self.counts_store = set()
         # a display that is returned (`return h, cache`, `return h, (cache, x)`) gives the
         # list away as the function ends: no second name can change it afterwards
@@ -309,6 +309,7 @@ class _Lowerer:
                             made.add(t.id)
                         else:
                             aliased(node, [t.id])
+                            not_list.add(t.id)
                     elif isinstance(t, gast.Subscript):  # `lst[i] = v`: a new list (setitem)
                         other.update(n.id for n in gast.walk(t.slice)
                                      if isinstance(n, gast.Name))
@@ -320,9 +321,13 @@ class _Lowerer:
                 t = node.target
                 if not (isinstance(node, gast.AugAssign) and isinstance(t, gast.Name)):
                     other.update(n.id for n in gast.walk(t) if isinstance(n, gast.Name))
+                    not_list.update(n.id for n in gast.walk(t) if isinstance(n, gast.Name))
             elif isinstance(node, (gast.Tuple, gast.List, gast.Set, gast.Dict)):
                 elts = node.values if isinstance(node, gast.Dict) else node.elts
                 aliased(node, [e.id for e in elts if isinstance(e, gast.Name)])
+        # (lists the function makes that another name may hold: `lst += [v]` is their
+        # extend in place -- the statement above -- which every name holding them sees)
+        self.shared_lists = made - not_list - self.params - (made - other - self.params)
         return made - other - self.params
 
     def _local_tuples(self) -> set:
@@ -757,6 +762,18 @@ class _Lowerer:
                 isinstance(s.value, (gast.List, gast.Tuple)):
             appends = [self.append(s.target.id, v) for v in s.value.elts]  # lst += [a, b]
             return self.body(_located(appends, s))
+        if isinstance(s, gast.AugAssign) and isinstance(s.target, gast.Name) and \
+                s.target.id in self.shared_lists and isinstance(s.op, (gast.Add, gast.Mult)):
+            # `a = lst; lst += [v]` (or `lst *= 2`): Python's list changes in place, which `a`
+            # sees; srcad rebinding `lst` alone left `a` as it was (a wrong value, silently,
+            # before the session of 2026-12-06, ninth) -- refused as the extend it is
+            raise self.pf.error(
+                f"`{s.target.id} {'+' if isinstance(s.op, gast.Add) else '*'}= ...` changes "
+                f"the list in place, and another name may hold that list: srcad follows such "
+                f"a change only on a list no second name holds", s,
+                cls=UnsupportedSyntaxError,
+                hint=f"make the new list by its own name (`{s.target.id} = {s.target.id} + "
+                f"[...]`), or keep one name for the list")
         if isinstance(s, gast.Assign) and len(s.targets) == 1 and isinstance(
                 s.targets[0], gast.Name) and isinstance(s.value, _COMPS) and not (
                     isinstance(s.value, gast.ListComp) and _copies_items(s.value)) and not (
@@ -1128,6 +1145,13 @@ class _Lowerer:
                     generators=[gast.comprehension(target=_name(key, True), iter=_call(
                         DICT_KEYS, [copy.deepcopy(copied)]), ifs=[], is_async=0)])
                 return self.expr(gast.copy_location(comp, e), pending, hint)
+        if isinstance(e, gast.BinOp) and isinstance(e.op, gast.BitOr) and (
+                isinstance(e.left, gast.Dict) or isinstance(e.right, gast.Dict)):
+            # `defaults | {"W": W}`: Python's dict union, `{**defaults, "W": W}` (numpy's
+            # bitwise or, with no gradient through it, before -- a wrong gradient, silently;
+            # two names holding dicts are refused where the code is probed: probe.py)
+            merged = gast.Dict(keys=[None, None], values=[e.left, e.right])
+            return self.expr(gast.copy_location(merged, e), pending, hint)
         if isinstance(e, gast.Dict) and any(k is None for k in e.keys):
             return self.dict_unpacked(e, pending, hint)
         if isinstance(e, gast.DictComp) and _copies_entries(e) and \
