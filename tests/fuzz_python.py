@@ -13,7 +13,8 @@ bound bookkeeping:
   genexp     ``sum(np.sin(t) * c for t in (a, b))``
   closure    a nested ``def`` over a captured value, called at once
   lambda     ``f = lambda t: ...`` called at once
-  dict       ``d = {"p": a, "q": b}`` / ``dict(p=a, q=b)``, then its values combined; or a
+  dict       ``d = {"p": a, "q": b}`` / ``dict(p=a, q=b)`` / ``{"p": a} | {"q": b}`` / one
+             with an item deleted (``del d["r"]``), then its values combined; or a
              list, tuple, dict or OrderedDict whose type ``isinstance`` tests (session of
              2026-12-05, fifth: tape mode answered False for an OrderedDict, silently)
   append     a list built by ``lst.append`` in a loop, then stacked or summed
@@ -132,13 +133,20 @@ def statement(g) -> bool:
         if shape is None:
             return False
         d = g.module.fresh("d")
-        form = ch.int(0, 3)
-        if form >= 2:
+        form = ch.int(0, 5)
+        if form in (2, 3):
             return _typed_container(g, d, a, b, name)
         if form == 0:
             g.emit(f'{d} = {{"p": {a.text}, "q": {b.text}}}')
-        else:
+        elif form == 1:
             g.emit(f"{d} = dict(p={a.text}, q={b.text})")
+        elif form == 4:  # (Python's dict union: numpy's bitwise or to srcad, no gradient
+            # through it, silently, before the session of 2026-12-06, ninth)
+            g.emit(f'{d} = {{"p": {a.text}, "q": {a.text}}} | {{"q": {b.text}}}')
+        else:  # (an item deleted: ignored, before that session)
+            g.emit(f'{d} = {{"p": {a.text}, "r": {b.text}, "q": {b.text}}}')
+            g.emit(f'del {d}["r"]')
+            g.emit(f'{d}["q"] = {d}.get("r", {d}["q"])')
         pa, pb = E(f'{d}["p"]', a.shape, a.bound), E(f'{d}["q"]', b.shape, b.bound)
         if pa.bound * pb.bound > 50.0:
             g.assign(E(f"{pa.text} + {pb.text}", shape, pa.bound + pb.bound, atom=False), name)
