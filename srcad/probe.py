@@ -519,6 +519,16 @@ def _not_followed_object(stmt: ir.Call, env: dict) -> None:
             f"`{_SET_OPERATORS[stmt.op.name]}` of a dict or set: srcad reads the operator as "
             f"numpy's bitwise one, which carries no gradient",
             hint="write the union as a display: `{**defaults, **overrides}`")
+    first = stmt.args.get(stmt.op.params[0].name) if stmt.op.params else None
+    if isinstance(first, ir.Var) and isinstance(env.get(first.name), dict):
+        # (`q = p.copy()` of a dict srcad did not know to be one -- an item picked from a
+        # module's list when the code runs: numpy's copy, a 0-d object array, and an
+        # IndexError blamed on the user's code at `q["mode"]`, before)
+        raise UnsupportedSyntaxError(
+            f"numpy's `{stmt.op.name}` is given a dict here: srcad read the method as an "
+            f"array's, not knowing the value to be a dict when it built the code",
+            hint="spell the dict's own operation by its builtin (`q = dict(p)` for "
+            "`p.copy()`)")
     for atom in stmt.args.values():
         if not isinstance(atom, ir.Var) or atom.name not in env:
             continue

@@ -84,3 +84,36 @@ def list_aliased_then_repeated(x):
 def test_what_srcad_does_not_follow_is_refused(fn, phrase):
     with pytest.raises(srcad.SrcadError, match=phrase):
         srcad.grad(fn)(X.copy())
+
+
+PS = [{"mode": "test"}, {"mode": "test"}]
+
+
+def copied_by_the_dicts_method(x):
+    total = 0.0
+    for p in PS:
+        q = p.copy()
+        q["mode"] = "train"
+        total = total + np.sum(x ** 2) * (2.0 if q["mode"] == "train" else 1.0)
+    return total
+
+
+def copied_by_dict(x):
+    total = 0.0
+    for p in PS:
+        q = dict(p)
+        q["mode"] = "train"
+        total = total + np.sum(x ** 2) * (2.0 if q["mode"] == "train" else 1.0)
+    return total
+
+
+def test_a_dicts_copy_method_srcad_read_as_an_arrays_is_refused():
+    """`p.copy()` of a dict picked from a module's list when the code runs was numpy's copy
+    (a 0-d object array, then an IndexError blamed on the user's code at `q["mode"]`): refused
+    where the code is probed now, with the route; the route runs and leaves PS as it was."""
+    with pytest.raises(srcad.SrcadError, match="is given a dict here"):
+        srcad.grad(copied_by_the_dicts_method)(X.copy())
+    for mode in MODES:
+        np.testing.assert_allclose(srcad.grad(copied_by_dict, **MODES[mode])(X.copy()),
+                                   8 * X, rtol=1e-12)
+    assert PS == [{"mode": "test"}, {"mode": "test"}]
