@@ -5,9 +5,10 @@ so ``del d["a"]`` left the key in srcad's dict (``d.get("a", default)`` then rea
 value: a wrong value and gradient, silently) and ``del xs[0]`` left the list as it was (every
 later index read the item before it), and a module's dict kept the key after the call. Now
 ``del t[k]`` is Python's ``t.pop(k)`` (frontend/pylower.py `_DeletedItems`), which srcad
-follows as any pop; ``del xs[a:b]`` is refused with a route. The shape probe changes its own
-copy of a module's container for such a pop (interpret.py `_probe_copies_changed`: it
-popped the module's own key before, and the call then raised KeyError).
+follows as any pop; ``del xs[a:b]`` and ``del obj.attr`` are refused with a route. The
+shape probe changes its own copy of a module's container for such a pop (interpret.py
+`_probe_copies_changed`: it popped the module's own key before, and the call then raised
+KeyError).
 """
 
 from __future__ import annotations
@@ -98,3 +99,25 @@ def slice_deleted(x):
 def test_a_slice_deleted_is_refused_with_a_route():
     with pytest.raises(srcad.SrcadError, match=r"del xs\[a:b\]"):
         srcad.grad(slice_deleted)(X.copy())
+
+
+class Holder:
+    def __init__(self):
+        self.scale = 3.0
+
+
+HOLDER = Holder()
+
+
+def attribute_deleted(x):
+    HOLDER.scale = 2.0
+    del HOLDER.scale
+    return np.sum(x ** 2) * getattr(HOLDER, "scale", 5.0)
+
+
+def test_an_attribute_deleted_is_refused_not_read_as_it_was():
+    """`del obj.attr` was read as `del x`: the getattr after it took the deleted value (2.0,
+    where Python's default is 5.0), silently, and the object kept it after the call."""
+    with pytest.raises(srcad.SrcadError, match=r"del obj\.attr"):
+        srcad.grad(attribute_deleted)(X.copy())
+    assert vars(HOLDER) == {"scale": 3.0}

@@ -2104,8 +2104,8 @@ class _DeletedItems(gast.NodeTransformer):
     item dropped -- a key gone from the dict, the later items of a list one place down,
     which the pops below follow (each target in turn, as `del` takes them). Ignored as
     ``del x`` is, before the session of 2026-12-06, ninth: a wrong value and gradient,
-    silently. ``del xs[a:b]`` is refused; an array's item cannot be deleted (its ``.pop``
-    fails where numpy's ``del`` does)."""
+    silently. ``del xs[a:b]`` and ``del obj.attr`` are refused; an array's item cannot be
+    deleted (its ``.pop`` fails where numpy's ``del`` does)."""
 
     def __init__(self, pf, taken: set):
         self.pf, self.taken = pf, taken
@@ -2116,6 +2116,15 @@ class _DeletedItems(gast.NodeTransformer):
     def visit_Delete(self, node):
         out = []
         for t in node.targets:
+            if isinstance(t, gast.Attribute):
+                # (`del layer.scale`: a later `getattr(layer, "scale", d)` or `hasattr`
+                # reads what is left, which srcad, reading the deleted value, did not --
+                # a wrong value, silently, before the session of 2026-12-06, ninth)
+                raise self.pf.error(
+                    "`del obj.attr`: srcad does not follow an attribute deleted", node,
+                    cls=UnsupportedSyntaxError,
+                    hint="store the value the attribute should have instead "
+                    "(`obj.attr = None`), or delete it outside the differentiated function")
             if not isinstance(t, gast.Subscript):
                 out.append(gast.copy_location(gast.Delete(targets=[t]), node))
                 continue  # (`del x` only frees memory: no value changes)
