@@ -380,11 +380,7 @@ class AliasingMixin:
             # and after it: this effect stores v there, once per call. (A value depending on
             # the differentiated arguments is refused: refusals.check_writes_into_held_values;
             # an item srcad read when it built the code, check_folded_items)
-            effect = ir.Effect("setitem", None, {
-                "_obj": held, "index": index, "value": v,
-                "held": _const(_user_name(name))}, node.lineno)
-            self.body.append(effect)
-            self.propagations.add(id(effect))  # (it reads the held container on purpose)
+            self.held_store(held, index, v, _user_name(name), node)
             self.held_written.add(name)
         if param is not None and self.reaches_argument(param, node):
             # `param[k] = v` on a dict the caller passed: Python writes into the caller's
@@ -405,10 +401,16 @@ class AliasingMixin:
         container = self.expr(target.value, spelled.replace(".", "_"), None)
         index = self.index(target.slice, spelled.replace(".", "_"))
         v = self.expr(value, spelled.replace(".", "_"), None)
-        effect = ir.Effect("setitem", None, {"_obj": container, "index": index, "value": v,
-                                             "held": _const(spelled)}, node.lineno)
+        self.held_store(container, index, v, spelled, node)
+
+    def held_store(self, container, index, value, spelled: str, node) -> None:
+        """The effect storing `value` into the held list or dict `container` (refusals.py
+        reads the "held" ones: `_held_stores`, `check_writes_into_held_values`)."""
+        effect = ir.Effect("setitem", None, {"_obj": container, "index": index,
+                                             "value": value, "held": _const(spelled)},
+                           node.lineno)
         self.body.append(effect)
-        self.propagations.add(id(effect))
+        self.propagations.add(id(effect))  # (it reads the held container on purpose)
 
     def held_root(self, atom, depth: int = 0):
         """The atom of the list or dict a module global or an object holds that `atom` is

@@ -327,7 +327,7 @@ class _Lowerer:
                 aliased(node, [e.id for e in elts if isinstance(e, gast.Name)])
         # (lists the function makes that another name may hold: `lst += [v]` is their
         # extend in place -- the statement above -- which every name holding them sees)
-        self.shared_lists = made - not_list - self.params - (made - other - self.params)
+        self.shared_lists = (made & other) - not_list - self.params
         return made - other - self.params
 
     def _local_tuples(self) -> set:
