@@ -396,7 +396,10 @@ def dict_set(d, key, value):
 
 
 def dict_keys(d):
-    """The keys of a dict, as a list (what ``for k in d`` / ``d.items()`` walk)."""
+    """The keys of a dict, as a list (what ``for k in d`` / ``d.items()`` walk); Python's
+    TypeError for what is not a mapping (``{**xs}`` of a list)."""
+    if not hasattr(d, "keys"):
+        raise TypeError(f"'{type(d).__name__}' object is not a mapping")
     return list(d.keys())
 
 

@@ -31,7 +31,8 @@ from __future__ import annotations
 
 from tests.fuzz_programs import E, _broadcast
 
-HEADER = "import collections\nimport functools\nimport io\nimport math\n\n_SINK = io.StringIO()\n"
+HEADER = ("import collections\nimport functools\nimport io\nimport math\n\n_SINK = io.StringIO()\n"
+          '_DEFAULTS = {"p": 1.0, "q": 2.0, "s": 0.5, "name": "defaults"}\n')
 
 
 def _same_shape(g, a, k):
@@ -133,7 +134,7 @@ def statement(g) -> bool:
         if shape is None:
             return False
         d = g.module.fresh("d")
-        form = ch.int(0, 5)
+        form = ch.int(0, 7)
         if form in (2, 3):
             return _typed_container(g, d, a, b, name)
         if form == 0:
@@ -143,6 +144,16 @@ def statement(g) -> bool:
         elif form == 4:  # (Python's dict union: numpy's bitwise or to srcad, no gradient
             # through it, silently, before the session of 2026-12-06, ninth)
             g.emit(f'{d} = {{"p": {a.text}, "q": {a.text}}} | {{"q": {b.text}}}')
+        elif form in (6, 7):  # (a module's dict unpacked or copied with keywords: refused
+            # before the session of 2026-12-07; its "s" read at the call)
+            g.emit(ch.pick((f'{d} = {{**_DEFAULTS, "p": {a.text}, "q": {b.text}}}',
+                            f'{d} = {{"p": {a.text}, **_DEFAULTS, "q": {b.text}}}'))
+                   if form == 6 else f"{d} = dict(_DEFAULTS, p={a.text}, q={b.text})")
+            if form == 6 and "**_DEFAULTS, \"q\"" in g.lines[-1]:  # (p is _DEFAULTS' 1.0)
+                a = E("1.0", (), 1.0, pyf=True)
+                shape = b.shape
+            g.emit(f'{d}["q"] = {d}["q"] * {d}["s"]')
+            b = E(b.text, b.shape, b.bound * 0.5)
         else:  # (an item deleted: ignored, before that session)
             g.emit(f'{d} = {{"p": {a.text}, "r": {b.text}, "q": {b.text}}}')
             g.emit(f'del {d}["r"]')

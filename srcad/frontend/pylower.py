@@ -1118,13 +1118,17 @@ class _Lowerer:
                             elts=[_name(k, True), _name(v, True)], ctx=gast.Store()),
                             iter=pairs, ifs=[], is_async=0)])
                     return self.expr(gast.copy_location(comp, e), pending, hint)
-                if e.keywords and all(kw.arg is not None for kw in e.keywords) and \
-                        self.dict_source(pairs) is not None:
+                if e.keywords and all(kw.arg is not None for kw in e.keywords) and (
+                        self.dict_source(pairs) is not None or self.dict_path(pairs) is None):
                     # `dict(p, scale=2.0)`: p's entries, then the keywords', `{**p, ...}`
+                    # (`{**dict(p), ...}` where srcad does not know p to be a dict: p may be
+                    # pairs, which `dict` takes and `**` does not)
+                    first = pairs if self.dict_source(pairs) is not None else \
+                        gast.copy_location(_call(copy.deepcopy(f), [pairs]), pairs)
                     merged = gast.Dict(
                         keys=[None] + [gast.Constant(value=kw.arg, kind=None)
                                        for kw in e.keywords],
-                        values=[pairs] + [kw.value for kw in e.keywords])
+                        values=[first] + [kw.value for kw in e.keywords])
                     return self.expr(gast.copy_location(merged, e), pending, hint)
             copied = self.dict_copied(e)
             if copied is not None and not self.deep_copy(e):
@@ -1208,10 +1212,14 @@ class _Lowerer:
                     "from a dict passed in, and no call has passed one yet", v,
                     hint=f"call the function with a dict for `{path[0]}`",
                     cls=DictUnknownError)
-            if src is None:
+            if src is None and path is not None:
                 raise self.error("`**` unpacking of a value srcad does not know to be a dict", v,
                                  "unpack a dict argument or a dict the function makes, or "
                                  "write its entries out (`{'a': d['a'], ...}`)")
+            if src is None:
+                # (`{**DEFAULTS, "W": W}`, `{**self.cfg, ...}`: a dict srcad reads where Python
+                # does, at the call, key by key -- as `acc.update(DEFAULTS)` is read)
+                src = v
             if not isinstance(src, gast.Name):  # (p["enc"]: read once, as Python reads it)
                 held = self.fresh(f"{hint}_unpacked")
                 stmts.append(_assign(held, src))
