@@ -145,6 +145,7 @@ class Tape:
         # id -> (a library object, the view traced code sees for it): one view per object, so
         # that `act is np.tanh`, `fns[np.tanh]` and `==` hold on the tape as in Python
         self.shown: dict = {}
+        self._walked: set = set()  # ids of the objects `follow_reachable` has looked into
 
     # -- forward -----------------------------------------------------------------------------
     def apply(self, fn, args, kwargs, py_operator=None, op=None):
@@ -520,6 +521,31 @@ class Tape:
                             entry.__doc__)
         return None
 
+    def follow_reachable(self, obj) -> None:
+        """Follow the class of every user object `obj` holds -- in a list, tuple, dict or set,
+        or as an attribute of another user object, at any depth: `for layer in self.layers:
+        h = layer.forward(h)` with `layers` a module's list, a closure's, an argument's or an
+        object's. numpy sees a Tensor through its dispatch from any method, traced or not, but
+        a library function a method calls (`scipy.special.logsumexp`) and Python's own
+        (`math.exp`, `float`) see it only through the traced globals of a followed class."""
+        todo = [obj]
+        while todo:
+            x = todo.pop()
+            if isinstance(x, (np.ndarray, np.generic, Tensor, int, float, complex, str, bytes,
+                              types.ModuleType, types.FunctionType, type)) or x is None or \
+                    id(x) in self._walked:
+                continue
+            self._walked.add(id(x))
+            if isinstance(x, dict):
+                todo.extend(x.values())
+            elif isinstance(x, (list, tuple, set, frozenset, collections.deque)):
+                todo.extend(x)
+            elif isinstance(x, types.MethodType):  # (`step = model.forward`)
+                todo.append(x.__self__)
+            elif is_user_object(x):
+                self.follow_class(type(x))
+                todo.extend(getattr(x, "__dict__", {}).values())
+
     def restore_classes(self) -> None:
         for c, name, entry in reversed(self.patched):
             setattr(c, name, entry)
@@ -599,9 +625,15 @@ class Tape:
             return MethodsView(obj, self.substitute)
         if kept_container(obj):  # (`history.append(h)`: plain arrays once the run ends)
             self.kept[id(obj)] = obj
+        if kept_container(obj) or type(obj) is tuple:  # (`LAYERS = [Dense(..), ..]`)
+            self.follow_reachable(obj)
         if not isinstance(obj, types.FunctionType) and is_user_object(obj):
-            # a user class or an object of one (a module-level layer): its methods traced
-            self.follow_class(obj if isinstance(obj, type) else type(obj))
+            # a user class or an object of one (a module-level layer): its methods traced,
+            # and those of the objects it holds (`self.layers`)
+            if isinstance(obj, type):
+                self.follow_class(obj)
+            else:
+                self.follow_reachable(obj)
             return obj
         if isinstance(obj, types.ModuleType) and _is_user_module(obj):
             return _ModuleView(self, obj)
@@ -1345,8 +1377,8 @@ def _run(fn, values, wrt_mask, names):
         else:
             args.append(v)
     for v in (*values, getattr(fn, "__self__", None)):
-        if not isinstance(v, type) and is_user_object(v):  # (an object given to fn)
-            tape.follow_class(type(v))
+        # (an object given to fn, and those an argument holds: `layers`, `model.layers`)
+        tape.follow_reachable(v)
     try:
         if inspect.ismethod(fn):  # a bound method: its object comes first, as a constant
             out = tape.traced(fn.__func__)(fn.__self__, *args, **kwargs)
