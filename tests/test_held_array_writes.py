@@ -590,3 +590,135 @@ def test_an_objects_array_written_and_not_read_again_is_refused(f, mode):
         assert e.value.filename.endswith("test_held_array_writes.py")
     finally:
         HOLDER.W = before
+
+
+# A write of a value that does not depend on the differentiated arguments (session of
+# 2026-12-07): `w = GC; w[...] = 3.0` then `x * GC` -- Python writes GC, which the read shows;
+# srcad's code wrote a copy and read GC as built: the value 0.0 against 9.0 and a zero
+# gradient, silently. Refused now where the array is read another way, as a differentiated
+# write is (the scratch buffer read back only through its own name runs, as before).
+GC = np.zeros(3)
+
+
+def _reads_gc():
+    return GC
+
+
+def constant_written_read_by_a_function(x):
+    w = GC
+    w[...] = 3.0
+    return np.sum(x * _reads_gc())
+
+
+def constant_written_read_by_its_global(x):
+    w = GC
+    w[1:] = 2.0
+    return np.sum(x * GC)
+
+
+def constant_written_read_by_its_own_name(x):  # (a scratch buffer: runs)
+    w = GC
+    w[...] = 3.0
+    return np.sum(x * w)
+
+
+@pytest.mark.parametrize("f", [constant_written_read_by_a_function,
+                               constant_written_read_by_its_global], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("fuse", [False, True])
+def test_a_constant_written_into_a_held_array_read_elsewhere_is_refused(f, fuse):
+    GC[...] = 0.0
+    try:
+        with pytest.raises(srcad.SrcadError, match="in place: Python writes that very array"):
+            srcad.grad(f, fuse=fuse)(np.ones(3))
+    finally:
+        GC[...] = 0.0
+
+
+def test_tape_mode_writes_the_held_array_as_python_does():
+    GC[...] = 0.0
+    try:
+        value, g = srcad.value_and_grad(constant_written_read_by_a_function, mode="tape")(
+            np.ones(3))
+        assert value == pytest.approx(9.0)
+        np.testing.assert_allclose(g, [3.0, 3.0, 3.0])
+    finally:
+        GC[...] = 0.0
+
+
+@pytest.mark.parametrize("fuse", [False, True])
+def test_a_scratch_buffer_written_with_a_constant_runs(fuse):
+    value, g = srcad.value_and_grad(constant_written_read_by_its_own_name, fuse=fuse)(
+        np.array([1.0, 2.0, 3.0]))
+    assert value == pytest.approx(18.0)
+    np.testing.assert_allclose(g, [3.0, 3.0, 3.0])
+    GC[...] = 0.0
+
+
+# The direct spellings -- `GC2[...] = W` of a module's array, `L.W[...] = W` of an object's,
+# `net[0].W[:] = W` through an item -- name the array and give the route that runs (they said
+# "assignment into something other than a local array", or spoke of a list or dict and hinted
+# `dict(layer.W)`); the hint's `layer.W = W` is followed.
+GC2 = np.zeros((4, 5))
+
+
+class _HeldLayer:
+    def __init__(self):
+        self.W = np.zeros((4, 5))
+
+    def forward(self, X):
+        return np.tanh(X @ self.W)
+
+
+HELD_LAYER = _HeldLayer()
+HELD_ITEMS = [HELD_LAYER]
+
+
+def into_a_modules_array_by_its_name(W, X):
+    GC2[...] = W
+    return np.sum(np.tanh(X @ GC2))
+
+
+def into_an_objects_array(W, X):
+    HELD_LAYER.W[...] = W
+    return np.sum(HELD_LAYER.forward(X))
+
+
+def into_an_items_array(W, X):
+    HELD_ITEMS[0].W[:] = W
+    return np.sum(HELD_ITEMS[0].forward(X))
+
+
+def stored_whole_on_the_item(W, X):  # (the hint's route)
+    HELD_ITEMS[0].W = W
+    return np.sum(HELD_ITEMS[0].forward(X))
+
+
+@pytest.mark.parametrize("f,phrase,route", [
+    (into_a_modules_array_by_its_name, "the module global `GC2`", "pass the array as an"),
+    (into_an_objects_array, "an object's attribute `HELD_LAYER.W`", "`HELD_LAYER.W = v`"),
+    (into_an_items_array, "an object's attribute `HELD_ITEMS[0].W`", "`HELD_ITEMS[0].W = v`"),
+], ids=["a_modules_array", "an_objects_array", "an_items_array"])
+@pytest.mark.parametrize("mode", ["source", "fused"])
+def test_direct_writes_into_held_arrays_say_so(f, phrase, route, mode):
+    options = {"fuse": True} if mode == "fused" else {}
+    with pytest.raises(srcad.SrcadError) as e:
+        srcad.grad(f, **options)(RNG.standard_normal((4, 5)), X)
+    assert "writes in place into an array" in str(e.value) and phrase in str(e.value)
+    assert route in e.value.hint
+    assert e.value.lineno == f.__code__.co_firstlineno + 1
+
+
+@pytest.mark.parametrize("mode", ["source", "fused", "tape"])
+def test_the_hints_route_runs(mode):
+    start = HELD_LAYER.W
+    options = {"fuse": True} if mode == "fused" else {"mode": mode}
+    W = RNG.standard_normal((4, 5))
+    try:
+        value, g = srcad.value_and_grad(stored_whole_on_the_item, **options)(W, X)
+        HELD_LAYER.W = start
+        assert value == pytest.approx(stored_whole_on_the_item(W.copy(), X), rel=1e-12)
+        HELD_LAYER.W = start
+        np.testing.assert_allclose(g, numerical_grad(stored_whole_on_the_item, (W, X)),
+                                   rtol=1e-5, atol=1e-7)
+    finally:
+        HELD_LAYER.W = start

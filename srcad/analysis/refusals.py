@@ -328,6 +328,8 @@ def _objects_held(atom, depth: int = 2, attributes: bool = True) -> list:
     dict (two levels deep, 256 items at most each), or in their attributes (four levels;
     not with `attributes` False), or whose bound method it is (`layer.forward`): what code
     run as written on it may reach."""
+    if isinstance(atom, ir.Seq):  # (`iter([L1])`, `next(iter((a, b)))`: a display's items)
+        return [n for item in atom.items for n in _objects_held(item, depth, attributes)]
     if not isinstance(atom, ir.Const):
         return []
     out, todo, seen = [], [(atom.value, 0)], set()
@@ -335,6 +337,9 @@ def _objects_held(atom, depth: int = 2, attributes: bool = True) -> list:
         v, d = todo.pop()
         if isinstance(v, types.MethodType):
             v = v.__self__
+        elif isinstance(v, types.BuiltinMethodType) and isinstance(
+                getattr(v, "__self__", None), (list, tuple, dict)):
+            v = v.__self__  # (`NET.named.get`: the dict whose item it hands out)
         if id(v) in seen:
             continue
         seen.add(id(v))
@@ -592,7 +597,9 @@ def check_writes_into_held_values(fn: ir.Function, wrt) -> None:
             if c.op.name == "in_layout" else (c.args.get("view"), [c.args.get("value")]) \
             if c.op.name == "write_through" else (next(iter(c.args.values())),
                                                   list(c.args.values())[1:])
-        if not any(v in dep for a in values for v in ir.atom_vars(a)):
+        dependent = any(v in dep for a in values for v in ir.atom_vars(a))
+        if not dependent and c.op.name not in ("setitem", "in_layout", "write_through") and \
+                not c.inplace:
             continue
         kinds = (np.ndarray, dict, list) if c.op.name == "setitem" else (dict, list) \
             if c.op.name in ("dict_set", "list_append") else (np.ndarray,)  # (`ps[0] +=
@@ -612,21 +619,30 @@ def check_writes_into_held_values(fn: ir.Function, wrt) -> None:
         # the call, as kept_globals.py replays a store spelt by the global's own name; an
         # array read back only through the name that wrote it, a scratch buffer, runs)
         array = held is not None and isinstance(held[2][-1], np.ndarray)
+        if not dependent and not array:
+            continue  # (a list's or dict's store of a constant value: Python's, kept_globals)
         if held is not None and (not array or _held_elsewhere(fn, made, *held[1:]) or
                                  _held_by_an_object(fn, held[2])):
+            # (a value that does not depend on the differentiated arguments too: `w = BUF;
+            # w[...] = 3.0` then `x * BUF` read the old values, the value and the gradient
+            # wrong, silently, before 2026-12-07)
             # (an object's array: its state after the call is Python's -- the write shown --
             # only where srcad follows it; one nothing reads again in the call was written
             # or not as the code was fused, 2026-12-06, eighth. A module's scratch array
             # read back only through the name that wrote it runs, its buffer left as it was)
             _refuse_held_write(fn, c.line,
-                               f"{held[0]}{_AS_BUILT if '`' in held[0] else ''}", array)
+                               f"{held[0]}{_AS_BUILT if '`' in held[0] else ''}", array,
+                               dependent)
 
 
-def _refuse_held_write(fn: ir.Function, line: int, held: str, array: bool):
+def _refuse_held_write(fn: ir.Function, line: int, held: str, array: bool,
+                       dependent: bool = True):
     what = "an array" if array else "a list or dict"
+    value = "a value that depends on the arguments being differentiated" if dependent else \
+        "in place"
     raise SharingUnknownError(
         f"line {line} writes into {what} a module global or an object holds "
-        f"({held}), a value that depends on the arguments being differentiated: Python "
+        f"({held}), {value}: Python "
         f"writes that very {'array' if array else 'container'}, which every holder then "
         f"shows (its methods, a function reading it, the caller after the call); srcad's "
         f"code writes a copy, so they would read the old values",
@@ -951,6 +967,20 @@ def check_handed_out_stores(fn: ir.Function, wrt) -> None:
         if isinstance(_known_value(args[0], made), np.ndarray):
             continue  # (an array an object holds: check_writes_into_held_values says so)
         found = _handed_out_by(fn, args[0], views, names, consts)
+        index = s.args.get("index")
+        if found is not None and s.op.name == "setitem" and isinstance(index, ir.Index) and \
+                not index.is_tuple and any(isinstance(part, ir.Slice) or (isinstance(
+                    part, ir.Const) and part.value is Ellipsis) for part in index.parts):
+            # (`for p, v in zip(net.params, params): p[...] = v`: an array the list holds,
+            # written in place -- loading weights into a model's own arrays)
+            d, what = found
+            raise SharingUnknownError(
+                f"line {s.line} writes in place, with a value that depends on the arguments "
+                f"being differentiated, into an array held by {_handed_out_why(d, what)} "
+                f"the write", filename=fn.filename, lineno=s.line, func=fn.name,
+                hint="store the new arrays whole on the objects that hold them (`for layer, "
+                "W in zip(net.layers, Ws): layer.W = W`), which srcad follows into the "
+                "methods that read them, or pass the arrays to them as arguments")
         if found is not None:
             d, what = found
             raise SharingUnknownError(

@@ -224,6 +224,21 @@ def _const(value) -> ir.Const:
 class AliasingMixin:
     """Subscript assignment and numpy's aliasing, for `Normalizer`."""
 
+    def held_array_write(self, spelled: str, node, module: bool = False):
+        """The refusal of `W_held[...] = v`, a write in place into an array a module global
+        (`module`) or an object holds, spelt by its holder's name."""
+        who = "the module global" if module else "an object's attribute"
+        hint = (f"pass the array as an argument to the functions that read it, or keep it on "
+                f"an object and store a new array whole (`model.{spelled} = v`)") if module \
+            else (f"store a new array whole where it is held (`{spelled} = v`; for part of "
+                  f"it, `w = {spelled}.copy(); w[i] = v; {spelled} = w`), which srcad follows "
+                  f"into the methods that read it, or pass the array as an argument")
+        return self.unsupported(
+            f"`{spelled}[...] = ...` writes in place into an array, {who} `{spelled}`: Python "
+            f"writes that very array, which every holder then shows (its methods, a function "
+            f"reading it, the caller after the call); srcad's code would write a copy, so they "
+            f"would read the old values", node, hint)
+
     def setitem(self, target, value, node):
         """x[i] = v: a new array (copy on write) bound to x. numpy would write into the old
         array, so every other name that shares its memory (a view, an alias) must be dead
@@ -245,6 +260,9 @@ class AliasingMixin:
                 # (a value depending on the differentiated arguments is refused:
                 # refusals.check_writes_into_held_values)
                 return self.store_into_held(target, value, spelled, node)
+            if isinstance(getattr(self.known_object(target.value.value), target.value.attr,
+                                  None), np.ndarray):
+                raise self.held_array_write(spelled, node)
             raise self.unsupported(
                 f"a store into `{spelled}[...]`: srcad follows an object's list or dict where "
                 f"the function only stores into it by key (or appends), reads it by item, "
@@ -257,6 +275,9 @@ class AliasingMixin:
                 target.value.value.id in self.locals):
             # (`net.layers[0].params["W"] = W`: a container an object reached as an item holds)
             holder = ast.unparse(gast.gast_to_ast(target.value.value))
+            if isinstance(getattr(self.known_object(target.value.value), target.value.attr,
+                                  None), np.ndarray):  # (`net[0].W[...] = W`)
+                raise self.held_array_write(f"{holder}.{target.value.attr}", node)
             raise self.unsupported(
                 f"a store into `{holder}.{target.value.attr}[...]`, a list or dict an object "
                 f"holds: srcad follows such stores into a global object's container by its "
@@ -276,6 +297,9 @@ class AliasingMixin:
                 f"known when the call's arguments come", node, cls=SharingUnknownError,
                 hint=f"pass an object of a class your program defines as `{p}`, or store a "
                 f"new container whole: `d = dict({p}.{attr}); d[k] = v; {p}.{attr} = d`")
+        if isinstance(target.value, gast.Name) and target.value.id not in self.locals and \
+                isinstance(self.pf.resolve(target.value.id), np.ndarray):
+            raise self.held_array_write(target.value.id, node, module=True)  # (`BUF[:] = v`)
         if not isinstance(target.value, gast.Name) or target.value.id not in self.locals:
             raise self.unsupported("assignment into something other than a local array", node,
                                    "assign into a name: x = x.copy(); x[i] = v")
