@@ -338,6 +338,7 @@ def {p}read_gh():
     return np.sin({p}GH) * 2.0
 
 
+{p}MODEL = {{"net": {p}NET, "layers": [{p}L1, {p}A1, {p}L2], "lr": 0.1, "name": "tiny"}}
 {p}CFGS = [{p}L1.cfg, {p}L2.cfg, {p}L3.cfg]
 {p}PAIR_L1_L2 = [{p}L1, {p}L2]
 {p}PAIR_L2_L1 = [{p}L2, {p}L1]
@@ -358,10 +359,18 @@ def {p}read_gh():
             at = self.ch.pick((index, index - 3))
             # (session of 2026-12-06, seventh: `NET[i]` of a __getitem__ handing over to the
             # list, `NET.named['l0']` of a dict of the layers)
-            return self.ch.weighted([(4, f"{self.p}NET.layers[{at}]"),
-                                     (1, f"{self.p}NET[{at}]"),
-                                     (1, f"{self.p}NET.named['l{index}']"),
-                                     (1, f"getattr({self.p}NET, 'l{index}')")])
+            # (session of 2026-12-07: a module's dict holding the net and its layers beside
+            # a number and a string, `.get` of the dict of named layers -- refused before)
+            e = self.ch.weighted([(4, f"{self.p}NET.layers[{at}]"),
+                                  (1, f"{self.p}NET[{at}]"),
+                                  (1, f"{self.p}NET.named['l{index}']"),
+                                  (1, f"getattr({self.p}NET, 'l{index}')"),
+                                  (1, f"{self.p}MODEL['layers'][{at}]"),
+                                  (1, f"{self.p}MODEL['net'].layers[{at}]"),
+                                  (1, f"{self.p}NET.named.get('l{index}')")])
+            if "MODEL" in e or ".get(" in e:
+                self.features.add("via model dict")
+            return e
         return self.obj(name)
 
     def read_back(self, name) -> str:
@@ -766,7 +775,8 @@ def {p}read_gh():
         elif form == "global" or index is None:
             self.emit(f"{self.obj(name)}.W = {arg}")
         elif form == "layers":
-            self.emit(f"{self.p}NET.layers[{index}].W = {arg}")
+            self.emit(ch.pick((f"{self.p}NET.layers[{index}].W = {arg}",
+                               f"{self.p}MODEL['layers'][{index}].W = {arg}")))
         else:
             v = self.fresh("layer")
             self.emit(f"{v} = {self.p}NET.layers[{index}]")

@@ -46,6 +46,7 @@ Input: a `ParsedFunction` before the fence. Output: the same, in place.
 
 from __future__ import annotations
 
+import ast
 import copy
 import operator
 import types
@@ -56,7 +57,7 @@ from ..errors import CountUnknownError
 from ..naming import fresh
 from . import guards
 from .objects import mutated_names
-from .opaque import is_library_module, is_user_object
+from .opaque import MUTATING, folds_as_dict_item, is_library_module, is_user_object
 from .parse import UNRESOLVED, rewrite_blocks
 
 _SCALARS = (str, int, bool, float, type(None))
@@ -81,7 +82,7 @@ class _Known:
     """What an expression of the function holds in every call srcad builds this code for,
     or UNRESOLVED (each lookup guarded as the module docstring says)."""
 
-    def __init__(self, pf):
+    def __init__(self, pf, read_only_gets: bool = False):
         self.pf = pf
         tree = pf.tree
         nodes = list(gast.walk(tree))  # (one walk: every fact below is read off it)
@@ -107,7 +108,8 @@ class _Known:
                 f = n.func.value if isinstance(n.func, gast.Attribute) else None
                 while isinstance(f, gast.Attribute):
                     f = f.value
-                if isinstance(f, gast.Name):
+                if isinstance(f, gast.Name) and not (
+                        read_only_gets and n.func.attr in _DICT_READERS):
                     self.touched.add(f.id)
                 if isinstance(n.func, gast.Attribute) and isinstance(n.func.value, gast.Name) \
                         and n.func.attr not in _DICT_READERS:
@@ -457,6 +459,84 @@ def _fold_called_indices(tree, known, test_of) -> None:
             n.func.slice = _const(v, index)
         elif known.waits is not None and isinstance(index, gast.Name):
             test_of(index)  # (raises: the first call's arguments tell)
+
+
+def fold_known_dict_gets(pf) -> None:
+    """`ACTS.get("relu")`, `ACTS.get("gelu", relu)`, `NET.named.get("l0")` of a dict srcad
+    knows now -- a module's, a known object's; not an argument, not one the function changes
+    -- with a literal key: ``ACTS["relu"]`` where the dict holds the key and its item folds
+    (opaque.folds_as_dict_item: a function, a string, an object or a list of them; the
+    normaliser guards it to be the dict's item still), the default (or None) where it does
+    not, guarded to stay away. Written as the subscript before the passes that follow
+    objects' state read the function, so `NET.named.get("l0").output` is the layer's output
+    this call stored, as `NET.named["l0"].output` is."""
+    known = _Known(pf, read_only_gets=True)  # (`NET.named.get(..)` itself changes nothing)
+    loose = _Known(pf, read_only_gets=True)
+    loose.touched = set()
+    changed = _changed_containers(pf.tree)
+    stores: dict = {}
+    for n in gast.walk(pf.tree):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
+            stores[n.id] = stores.get(n.id, 0) + 1
+    literals = {  # (`name = "tanh"` at the top, the name's only binding)
+        s.targets[0].id: s.value.value for s in pf.tree.body
+        if isinstance(s, gast.Assign) and len(s.targets) == 1 and isinstance(
+            s.targets[0], gast.Name) and isinstance(s.value, gast.Constant) and
+        stores.get(s.targets[0].id) == 1}
+
+    class Fold(gast.NodeTransformer):
+        def visit_Call(self, node):
+            self.generic_visit(node)
+            f = node.func
+            if not (isinstance(f, gast.Attribute) and f.attr == "get" and not node.keywords
+                    and 1 <= len(node.args) <= 2) or \
+                    ast.unparse(gast.gast_to_ast(f.value)) in changed:
+                return node
+            key = literals.get(node.args[0].id, UNRESOLVED) if isinstance(
+                node.args[0], gast.Name) and node.args[0].id in literals else \
+                known.value(node.args[0])
+            if type(key) not in (str, int):
+                return node
+            d = known.value(f.value)
+            if d is UNRESOLVED and len(node.args) == 1:
+                # (its object given to a call or a method called on it, `NET.run(x)`: the
+                # normaliser follows what the call stores, and a key that comes or goes
+                # meanwhile is an error either way, not another value -- no default here)
+                d = loose.value(f.value)
+            if type(d) is not dict:
+                return node
+            if key in d:
+                if not folds_as_dict_item(d[key]):
+                    return node
+                return gast.copy_location(gast.Subscript(
+                    value=f.value, slice=_const(key, node.args[0]), ctx=gast.Load()), node)
+            guards.note("absent", d, key)
+            return node.args[1] if len(node.args) == 2 else _const(None, node)
+
+        def visit_FunctionDef(self, node):  # (a nested function reads its own names)
+            return node
+
+        visit_Lambda = visit_FunctionDef
+
+    for s in pf.tree.body:
+        Fold().visit(s)
+    gast.fix_missing_locations(pf.tree)
+
+
+def _changed_containers(tree) -> set:
+    """The spellings (`ACTS`, `self.named`) of what the function stores into, deletes from
+    or calls a changing method of (`.update`, `.pop`, ...)."""
+    out = set()
+    for n in gast.walk(tree):
+        targets = n.targets if isinstance(n, (gast.Assign, gast.Delete)) else \
+            [n.target] if isinstance(n, gast.AugAssign) else []
+        for t in targets:
+            if isinstance(t, gast.Subscript):
+                out.add(ast.unparse(gast.gast_to_ast(t.value)))
+        if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and \
+                n.func.attr in MUTATING:
+            out.add(ast.unparse(gast.gast_to_ast(n.func.value)))
+    return out
 
 
 def fold_dict_reads(pf) -> None:

@@ -44,6 +44,7 @@ from .methods import ATTRIBUTES
 from .objects import delegated_sequence
 from .opaque import (
     class_attribute,
+    folds_as_dict_item,
     is_namedtuple_type,
     is_object_mapping,
     is_object_sequence,
@@ -429,18 +430,20 @@ class ExpressionsMixin:
             part = index.parts[0] if not index.is_tuple else None
             if isinstance(base, ir.Const) and type(base.value) is dict and \
                     isinstance(part, ir.Const) and type(part.value) in (str, int) and \
-                    part.value in base.value and (
-                        _passable(base.value[part.value]) or
-                        rowed_callable(base.value[part.value]) or
-                        type(base.value[part.value]) is str):
+                    part.value in base.value and folds_as_dict_item(base.value[part.value]):
                 # `ACTS["tanh"]` of a module's dict of functions: that function, guarded to
                 # be the dict's item still (as a module global is); `HP["act"]`, a string a
-                # config dict holds, likewise (`ACTS[HP["act"]]` then picks its function)
+                # config dict holds, likewise (`ACTS[HP["act"]]` then picks its function);
+                # `MODEL["net"].forward(x)`, `for layer in MODEL["layers"]:` of a dict holding
+                # objects beside numbers and strings: the object or its list (2026-12-07)
                 fn = base.value[part.value]
                 guards.note("global", base.value, part.value, fn)
                 self.folded.append((base.value, part.value, e.lineno,
                                     f"{base.src}[{part.value!r}]"))
-                return self.constant(fn, f"{base.src}_{part.value}", e)
+                held = isinstance(fn, (list, tuple, dict)) or (
+                    is_user_object(fn) and not isinstance(fn, types.FunctionType))
+                spelled = f"{base.src}[{part.value!r}]" if held else f"{base.src}_{part.value}"
+                return self.constant(fn, spelled, e)
             if isinstance(base, ir.Const) and is_object_mapping(base.value) and \
                     isinstance(part, ir.Const) and part.value in base.value:
                 # `self.layers["Affine1"]` of a dict of objects: the object itself (guarded

@@ -94,6 +94,8 @@ class Guards:
 
     # -- recording ---------------------------------------------------------------------------
     def add(self, kind: str, where, name, obj=None) -> None:
+        if kind == "items" and type(where) is tuple:
+            return  # (a tuple's items cannot change: `self.pair[1]`, `CFG["pair"][0]`)
         key = (kind, id(where), name)
         if key in self._seen:
             return

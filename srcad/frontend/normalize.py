@@ -55,8 +55,8 @@ from .aliasing import VIEW_OPS, AliasingMixin, bound_names, seq_holds
 from .calls import _RETURN, CallsMixin
 from .attrdicts import scalarise_attrdicts
 from .attrstate import carry_attribute_state, container_aliases, declared_names
-from .chosen import fold_chosen_functions, fold_dict_reads, index_function_dicts, \
-    unroll_name_loops, zip_displays
+from .chosen import fold_chosen_functions, fold_dict_reads, fold_known_dict_gets, \
+    index_function_dicts, unroll_name_loops, zip_displays
 from .ndenumerate import lower_ndenumerate
 from .closures import lift_closures
 from .desugar import desugar
@@ -2118,6 +2118,7 @@ def _normalize(pf: ParsedFunction, root: bool = False) -> ir.Function:
     fold_known_tests(pf)  # `if self.act is None: return z` of a known object (knowntests.py)
     held_dict_updates(pf)  # net.params.update(params): stores by key (objcomps.py)
     fold_static_arguments(pf)  # a recursive function's ints and lengths (recursion.py)
+    fold_known_dict_gets(pf)  # ACTS.get("relu"), NET.named.get("l0"): ACTS["relu"] (chosen.py)
     fold_dict_reads(pf)  # kwargs.get("act", "elu") of a dict argument: its str (chosen.py)
     unroll_name_loops(pf)  # for name in spec: h = REG[name]()(h) -- once per name (chosen.py)
     zip_displays(pf)  # for f, W in zip([np.tanh, relu], [W1, W2]): one display (chosen.py)

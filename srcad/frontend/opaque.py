@@ -313,6 +313,17 @@ def is_object_mapping(value) -> bool:
         for k, v in value.items())
 
 
+def folds_as_dict_item(value) -> bool:
+    """What an item of a dict srcad knows folds to where its key is known (`ACTS["tanh"]`,
+    `HP["act"]`, `MODEL["net"]`, `MODEL["layers"]`): a function (the user's, or numpy's with
+    a row), a string, an object of the user's classes, or a list, tuple or dict of them."""
+    return (isinstance(value, types.FunctionType) and is_user_object(value)) or \
+        rowed_callable(value) or type(value) is str or (
+            is_user_object(value) and not isinstance(value, (type, types.FunctionType,
+                                                             types.MethodType))) or \
+        is_object_sequence(value) or is_object_mapping(value)
+
+
 def is_library_module(mod: types.ModuleType) -> bool:
     by_name = _is_library_module(mod.__name__)
     if by_name is not None:
