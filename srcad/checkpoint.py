@@ -33,6 +33,7 @@ from __future__ import annotations
 import functools
 import math
 import tracemalloc
+import types
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,6 +48,13 @@ class Checkpointed:
 
     def __call__(self, *args, **kwargs):
         return self.fn(*args, **kwargs)
+
+    def __get__(self, obj, owner=None):
+        """`@srcad.checkpoint` on a method: `self.block(h)` is the method bound to the object,
+        checkpointed (as a function's `__get__` binds it)."""
+        if obj is None:
+            return self
+        return Checkpointed(types.MethodType(self.fn, obj))
 
     def __repr__(self) -> str:
         return f"srcad.checkpoint({getattr(self.fn, '__qualname__', self.fn)!r})"

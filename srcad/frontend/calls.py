@@ -504,7 +504,19 @@ class CallsMixin:
                 if len(func.args) != 1:
                     raise self.unsupported("this call to srcad.checkpoint", e,
                                            "write srcad.checkpoint(fn)(args)")
-                obj, spelled = self.dotted(func.args[0])
+                target = func.args[0]
+                holder = self.known_object(target.value) if isinstance(
+                    target, gast.Attribute) else None
+                if holder is not None:
+                    # `srcad.checkpoint(self.block)(h)` (torch's `checkpoint(self.layer, x)`):
+                    # the method bound to the object srcad knows here
+                    obj = getattr(holder, target.attr, guards.MISSING)
+                    guards.note_attr(holder, target.attr, obj)
+                    if isinstance(obj, Checkpointed):
+                        obj = obj.fn
+                    spelled = f"{type(holder).__name__}.{target.attr}"
+                else:
+                    obj, spelled = self.dotted(target)
                 checkpointed = True
             elif self.made_transform(func) is not None:  # srcad.grad(f)(x), in place
                 t, spelled = self.made_transform(func)
@@ -1397,7 +1409,11 @@ class CallsMixin:
         return site
 
     def method_site(self, base: ir.Const, method, attr: str, e, hint):
-        """The user call of `method` (found as `base.attr`), or None if it is not a user's."""
+        """The user call of `method` (found as `base.attr`), or None if it is not a user's.
+        A method decorated `@srcad.checkpoint` is checkpointed."""
+        checkpointed = isinstance(method, Checkpointed)
+        if checkpointed:
+            method = method.fn
         target = user_method(method)
         if target is None and ((_hashable(method) and table.lookup(method) is not None) or (
                 is_user_object(method) and callable(method))):
@@ -1413,12 +1429,12 @@ class CallsMixin:
         # (named after where it is defined: `Base_forward` for super()'s, not the child's)
         spelled = "_".join(p for p in fn.__qualname__.split(".") if p != "<locals>")
         if bound is guards.MISSING:  # a staticmethod, or a function stored on the object
-            return ("user", fn, spelled, args, kwargs, False)
+            return ("user", fn, spelled, args, kwargs, checkpointed)
         # (the object the method is bound to: a class for a classmethod, or another object
         # -- `wrapper.apply` found by the wrapper's `__getattr__` on the object it wraps)
         first = base if bound is base.value else self.constant(
             bound, getattr(bound, "__name__", None) or type(bound).__name__.lower(), e)
-        return ("user", fn, spelled, [first, *args], kwargs, False)
+        return ("user", fn, spelled, [first, *args], kwargs, checkpointed)
 
 
 def _at(i: int) -> ir.Index:
