@@ -14,6 +14,7 @@ names and behaviours here are pinned (DESIGN.md: "Pinned public API").
 from __future__ import annotations
 
 import functools
+import types
 from dataclasses import replace
 
 import numpy as np
@@ -356,6 +357,9 @@ def source(transformed) -> str:
     two calls and the lowered code, calling C kernels, from its third on (SRCAD_FUSE sets
     the call); the header's options line says which (``fuse=False`` / ``fuse=True``). A
     pullback shows the code of the forward that made it."""
+    if isinstance(transformed, types.MethodType) and isinstance(transformed.__func__,
+                                                                Transformed):
+        transformed = transformed.__func__  # (`srcad.source(model.dloss)` of a method)
     if isinstance(transformed, (Transformed, Pullback)):
         return transformed.source
     raise SrcadError(f"srcad.source needs a function made by srcad, got {transformed!r}")

@@ -879,6 +879,13 @@ class Transformed:
     def __repr__(self):
         return f"<srcad.{self.kind} of {self._ir.name} wrt {', '.join(self.wrt)}>"
 
+    def __get__(self, obj, owner=None):
+        """`@srcad.grad(wrt="W")` on a method: `model.dloss(W, x)` passes the object first, as
+        a function's `__get__` does (an instance's own attribute is not bound: Python's rule)."""
+        if obj is None:
+            return self
+        return types.MethodType(self, obj)
+
     # -- pickling: by reference (another process rebuilds it: srcad/parallel.py) ----------------
     def __reduce__(self):
         """What `pickle` sends: the user function by module and qualified name (or, for a

@@ -653,6 +653,11 @@ class CallsMixin:
             if kwargs or starred:
                 raise self.unsupported(f"keyword or star arguments in a call of `{spelled}`",
                                        e, "pass the arguments by position")
+            if isinstance(obj, types.MethodType):  # (`self.dloss(W, x)` of a decorated
+                # method: the transform, given the object first)
+                args = [self.constant(obj.__self__, type(obj.__self__).__name__.lower(), e),
+                        *args]
+                obj = obj.__func__
             callee = self.callee_atom(obj, spelled.replace(".", "_"), func)
             return ("op", transformed_call_op(len(args)),
                     {"_t": callee, **{f"a{i}": a for i, a in enumerate(args)}})
