@@ -28,6 +28,7 @@ from .frontend.opaque import library_file
 from .ops import table
 
 _COUNTER = itertools.count()
+_NO_VALUE = getattr(np, "_NoValue", object())  # (numpy's "not given" default)
 
 
 def _rowed(fn) -> bool:
@@ -123,7 +124,21 @@ def wrapper(fn):
     name = name if name.isidentifier() else "fn"
     namespace = {"_fn": fn}
     spelled, passed, star = [], [], False
+    inner = fn
+    while isinstance(inner, functools.partial):
+        inner = inner.func
+    row = table.lookup(inner) if _rowed(inner) else None
+    library = row is not None and not isinstance(inner, np.ufunc) and (
+        not isinstance(inner, (types.FunctionType, types.MethodType)) or
+        library_file(inner) is not None)
     for p in params:
+        if library and (p.default is _NO_VALUE or (p.default is not p.empty and
+                                                   p.name not in row.param_names)):
+            # (a library function's parameters its row does not take -- numpy's `out=`,
+            # logsumexp's `return_sign` -- or that default to numpy's "not given", np.sum's
+            # keepdims, initial, where: not the wrapper's, so that the call passes what its
+            # caller gives; `srcad.grad(np.sum)(x)` passed all seven before, refused)
+            continue
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             raise SrcadError(
                 f"srcad.grad of {fn!r}: it takes *{p.name}, which srcad cannot differentiate "
@@ -136,8 +151,9 @@ def wrapper(fn):
             spelled.append("*")
             star = True
         spelled.append(text)
-        passed.append(p.name if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-                      else f"{p.name}={p.name}")
+        passed.append(p.name if p.kind == p.POSITIONAL_ONLY or (
+            p.kind == p.POSITIONAL_OR_KEYWORD and not (library and p.default is not p.empty))
+            else f"{p.name}={p.name}")
     filename = f"<srcad-wrapper {name} {next(_COUNTER)}>"
     src = f"def {name}({', '.join(spelled)}):\n    return _fn({', '.join(passed)})\n"
     linecache.cache[filename] = (len(src), None, src.splitlines(keepends=True), filename)
