@@ -140,3 +140,31 @@ def test_mixture_of_gaussians_parameters_unpacked(mode):
     np.testing.assert_allclose(value, mog_objective(lp, DATA), rtol=1e-12)
     np.testing.assert_allclose(g, numerical_grad(mog_objective, (lp, DATA), h=1e-6),
                                rtol=1e-6, atol=1e-9)
+
+
+def a_calls_result_unpacked(x):
+    e = {**dict(a=x * 2.0), "b": x}
+    return np.sum(e["b"] * e["a"])
+
+
+class _Built:
+    def __init__(self, W):
+        self.params = {"W": W, "s": 2.0}
+
+
+def an_object_built_here_unpacked(x):
+    # (an object built in the function: its dict display with `**` crashed the pass that
+    # turns its attributes into locals -- "'NoneType' object has no attribute 'target'")
+    h = _Built(x * 1.5)
+    q = {**h.params, "x": x}
+    return np.sum(q["W"] * q["x"] * q["s"])
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("fn", [a_calls_result_unpacked, an_object_built_here_unpacked],
+                         ids=lambda f: f.__name__)
+def test_other_dicts_unpacked(fn, mode):
+    value, g = srcad.value_and_grad(fn, **MODES[mode])(X.copy())
+    np.testing.assert_allclose(value, fn(X.copy()), rtol=1e-12)
+    np.testing.assert_allclose(g, numerical_grad(fn, (X.copy(),), h=1e-6), rtol=1e-6,
+                               atol=1e-9)

@@ -98,11 +98,6 @@ def uses_raise_from(x):
     return np.sum(x)
 
 
-def uses_dict_unpacking(x):
-    e = {**dict(a=x), "b": x}  # ERR  (a dict srcad does not know to be one: a call's result)
-    return np.sum(e["b"])
-
-
 def uses_nested_name_clash(x):
     def inner(v):  # ERR
         return v * 2
@@ -162,7 +157,7 @@ def uses_del(x):
 UNSUPPORTED = [uses_try, uses_with, uses_class, uses_comp_after_or,
                uses_global, uses_nonlocal, uses_varargs, uses_star_call, uses_async,
                uses_yield, uses_decorated_nested_def, uses_bare_raise, uses_raise_from,
-               uses_dict_unpacking, uses_nested_name_clash]
+               uses_nested_name_clash]
 
 
 @pytest.mark.parametrize("fn", UNSUPPORTED, ids=lambda f: f.__name__)

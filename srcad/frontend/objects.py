@@ -2444,7 +2444,8 @@ class _Rewriter:
                 if isinstance(value, list):
                     new = []
                     for v in value:
-                        if v is first:  # (its iterable done above)
+                        if first is not None and v is first:  # (its iterable done above;
+                            # a dict display's keys hold None for each `**`)
                             first.target = self._child(first.target)
                             first.ifs = [self._child(x) for x in first.ifs]
                             new.append(first)
