@@ -90,6 +90,10 @@ METHODS = {
     "cumsum": _simple_method(np.cumsum),
     "cumprod": _simple_method(np.cumprod),
     "trace": _simple_method(np.trace),
+    "round": _simple_method(np.round),  # (x.round(2): np.round's row, a zero derivative)
+    "all": _reduction_method(np.all),  # (x.all(), x.any(axis=1): a bool, no derivative)
+    "any": _reduction_method(np.any),
+    "argsort": _simple_method(np.argsort),
     "diagonal": _simple_method(np.diagonal),
     "repeat": _simple_method(np.repeat),
     "take": _simple_method(np.take),
