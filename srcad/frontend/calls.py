@@ -821,6 +821,15 @@ class CallsMixin:
         return self.result(self.dict_parts(keys, e.values, hint), hint, into, e)
 
     def call(self, e: gast.Call, hint: str, into):
+        if isinstance(e.func, gast.Name) and e.func.id not in self.locals and \
+                len(e.args) == 1 and not e.keywords and \
+                isinstance(e.args[0], (gast.Name, gast.Constant)) and \
+                self.pf.resolve(e.func.id) in (str, repr):
+            text = self.expr(e.args[0], hint, None)  # (a name or a literal: emits nothing)
+            if isinstance(text, ir.Const) and type(text.value) in (int, str, bool):
+                # (`str(idx)` of an index known here: its text, as a key `"W" + str(i)`)
+                made = self.pf.resolve(e.func.id)(text.value)
+                return ir.Const(made, repr(made))
         carried = self.carried_getattr(e)
         if carried is not None:
             return carried

@@ -39,7 +39,8 @@ from .aliasing import _whole_slice
 from .calls import _CHANGED_DURING_CALL, _REGISTERED, _RETURN
 from .opaque import rowed_callable  # noqa: F401  (re-exported: normalize.py)
 from .concatenators import is_concatenator
-from .knowntests import UNKNOWN, StaticTest, may_change, set_in_file, stored_attributes
+from .knowntests import UNKNOWN, Known, StaticTest, may_change, set_in_file, \
+    stored_attributes
 from .methods import ATTRIBUTES
 from .objects import delegated_sequence
 from .opaque import (
@@ -230,6 +231,10 @@ class ExpressionsMixin:
             if isinstance(e.op, gast.Add) and isinstance(left, ir.Seq) and isinstance(
                     right, ir.Seq) and left.kind == right.kind:
                 return ir.Seq(left.items + right.items, left.kind)
+            if isinstance(e.op, gast.Add) and isinstance(left, ir.Const) and isinstance(
+                    right, ir.Const) and type(left.value) is str and type(right.value) is str:
+                # (`"Affine" + str(idx)` of a loop written out per index: the key, known)
+                return ir.Const(left.value + right.value, repr(left.value + right.value))
             if fn is np.matmul and any(self.is_sparse_atom(a) for a in (left, right)):
                 fn = sparse_matmul  # (`L @ x` of a module's scipy.sparse matrix: its row)
             return self.result(self.op_call(fn, [left, right], {}, e), hint, into, e)
@@ -715,6 +720,11 @@ class ExpressionsMixin:
 
         def root(name):
             held = self.env.get(name)
+            if isinstance(held, ir.Const) and name in self.locals and \
+                    type(held.value) in (str, int, bool, type(None)):
+                # (`for key, layer in self.layers.items(): if "Dropout" in key:` -- the key
+                # of a loop written out per layer, a literal here: decided, nothing to guard)
+                return Known(held.value)
             if isinstance(held, ir.Const):
                 atoms[id(held.value)] = held
                 return held.value
