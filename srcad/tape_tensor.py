@@ -354,6 +354,18 @@ class Tensor:
     def argmax(self, *a, **k):
         return np.argmax(self.value, *a, **k)
 
+    def argsort(self, *a, **k):  # (an order: no derivative, as source mode's row)
+        return np.argsort(self.value, *a, **k)
+
+    def all(self, *a, **k):
+        return np.all(self.value, *a, **k)
+
+    def any(self, *a, **k):
+        return np.any(self.value, *a, **k)
+
+    def round(self, *a, **k):  # (x.round(2): np.round's row, a zero derivative)
+        return self._method(np.round, a, k)
+
     def argmin(self, *a, **k):
         return np.argmin(self.value, *a, **k)
 

@@ -583,11 +583,12 @@ def test_a_modules_list_a_method_appends_to_holds_arrays():
     the tape followed are swept when the run ends now: tape.settle_kept)."""
     from collections import Counter
 
+    from tests import fixtures_seed55_program as P
     from tests import fuzz_object_state as FS
     from tests import test_fuzz_object_state as T
 
-    prog = FS.batch_programs(55, 6)[2]
-    assert "modes dicts" in prog.features and "B global_log" in prog.features
+    prog = FS.Prog(P.NAME, P.SOURCE, P.N_WEIGHTS, features=P.FEATURES)
+    assert "for layer in [*p2_NET.layers]:" in prog.source
     mod = FS.import_programs([prog], "held_stores_seed55")
     tally = {"refused": 0, "passed": 0, "reasons": Counter()}
     T.check(getattr(mod, prog.name), T.objects(prog, mod), prog.make_args(55), None, ["tape"],
