@@ -231,3 +231,49 @@ def test_every_parameter_stored_by_a_computed_key(mode):
     expected = numerical_grad(every_parameter_by_computed_key, (params, X, T), h=1e-6)
     for k in params:
         np.testing.assert_allclose(grads[k], expected[k], rtol=1e-5, atol=1e-8)
+
+
+# A literal the code rebinds in a loop is not decided from the value it had before the loop
+# (the test stays code where the loop is not written out per trip).
+def rebound_in_a_loop(x):
+    mode = "train"
+    t = 0.0
+    for _ in range(3):
+        if mode == "train":
+            t = t + np.sum(x ** 2)
+        else:
+            t = t + np.sum(np.sin(x))
+        mode = "eval"
+    return t
+
+
+def rebound_in_a_while_loop(x):
+    mode, n, t = "a", 0, 0.0
+    while n < 3:
+        if "a" in mode:
+            t = t + np.sum(x ** 2)
+        else:
+            t = t + np.sum(np.sin(x))
+        mode = mode + "b" if n == 0 else "c"
+        n += 1
+    return t
+
+
+def keys_of_a_literal_list(x):
+    t = 0.0
+    for key in ["Affine1", "Dropout1", "Affine2"]:
+        if "Dropout" in key:
+            t = t + np.sum(x ** 2)
+        else:
+            t = t + np.sum(np.cos(x))
+    return t
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("fn", [rebound_in_a_loop, rebound_in_a_while_loop,
+                                keys_of_a_literal_list], ids=lambda f: f.__name__)
+def test_literal_tests_decided_only_where_known(fn, mode):
+    x = np.array([0.3, -0.7, 1.1])
+    value, g = srcad.value_and_grad(fn, **MODES[mode])(x)
+    assert value == pytest.approx(fn(x), rel=1e-12)
+    np.testing.assert_allclose(g, numerical_grad(fn, (x,), h=1e-6), rtol=1e-6, atol=1e-9)
