@@ -220,3 +220,69 @@ def test_an_object_handed_out_unseen_is_refused_not_zero(fn, fuse):
 def test_tape_mode_follows_an_object_handed_out_unseen(fn):
     KEEPER.forward(X * 3.0)
     _check(srcad.value_and_grad(fn, mode="tape"), fn)
+
+
+# A registry of layer classes filled by a decorator, and the model built from a module's list
+# of (kind, index) rows by a comprehension inside the differentiated function (session of
+# 2026-12-07): `[REGISTRY[kind](Ws[i] if i is not None else None) for kind, i in SPEC]` was
+# refused ("`an item` has no derivative rule"): the comprehension's objects were made in a
+# loop srcad runs as written. It is the display of its rows now (frontend/chosen.py), as the
+# `for` loop over SPEC already was, and SPEC changing between calls rebuilds the code.
+REGISTRY = {}
+
+
+def register(name):
+    def deco(cls):
+        REGISTRY[name] = cls
+        return cls
+    return deco
+
+
+@register("dense")
+class DenseLayer:
+    def __init__(self, W):
+        self.W = W
+
+    def __call__(self, x):
+        return x @ self.W
+
+
+@register("tanh")
+class TanhLayer:
+    def __init__(self, W=None):
+        self.W = W
+
+    def __call__(self, x):
+        return np.tanh(x)
+
+
+SPEC = [("dense", 0), ("tanh", None), ("dense", 1)]
+
+
+def built_by_a_comprehension(W0, W1, x):
+    Ws = [W0, W1]
+    layers = [REGISTRY[kind](Ws[i] if i is not None else None) for kind, i in SPEC]
+    h = x
+    for layer in layers:
+        h = layer(h)
+    return np.sum(h ** 2)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_layers_built_by_a_comprehension_over_a_spec(mode):
+    rng = np.random.default_rng(2)
+    W0, W1, x = rng.standard_normal((3, 3)), rng.standard_normal((3, 3)), rng.standard_normal(
+        (2, 3))
+    g = srcad.value_and_grad(built_by_a_comprehension, wrt=(0, 1), **MODES[mode])
+    start = list(SPEC)
+    try:
+        for change in (lambda: None, lambda: SPEC.append(("tanh", None)),
+                       lambda: SPEC.__setitem__(0, ("dense", 1))):
+            change()
+            value, (g0, g1) = g(W0, W1, x)
+            assert value == pytest.approx(built_by_a_comprehension(W0, W1, x), rel=1e-12)
+            e0, e1 = numerical_grad(built_by_a_comprehension, (W0, W1, x), wrt=(0, 1), h=1e-6)
+            np.testing.assert_allclose(g0, e0, rtol=1e-6, atol=1e-9)
+            np.testing.assert_allclose(g1, e1, rtol=1e-6, atol=1e-9)
+    finally:
+        SPEC[:] = start

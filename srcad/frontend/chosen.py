@@ -951,6 +951,8 @@ def unroll_name_loops(pf) -> None:
             if len(node.generators) != 1:
                 return node
             g = node.generators[0]
+            if not g.ifs and not g.is_async and isinstance(g.target, (gast.Tuple, gast.List)):
+                return self.rows_picked(node, g)
             if g.ifs or g.is_async or not isinstance(g.target, gast.Name):
                 return node
             k = g.target.id
@@ -974,6 +976,31 @@ def unroll_name_loops(pf) -> None:
             return gast.copy_location(gast.List(
                 elts=[Put(k, item).visit(copy.deepcopy(e)) for item in items],
                 ctx=gast.Load()), node)
+
+        def rows_picked(self, node, g):
+            """`[REGISTRY[kind](Ws[i]) for kind, i in SPEC]` over a module's list of tuples
+            of constants (`rows`), whose element calls what a row picks: the display of the
+            elements, one per row, each row's constants in place of the names -- as the
+            `for` loop over it is written out (objects.py then sees each object made)."""
+            e = node.elt
+            names = {t.id for t in g.target.elts if isinstance(t, gast.Name)}
+            calls = [c for c in gast.walk(e) if isinstance(c, gast.Call) and any(
+                isinstance(m, gast.Name) and m.id in names for m in gast.walk(c.func))]
+            if not calls or any(isinstance(f, (gast.Lambda, gast.FunctionDef, gast.ListComp,
+                                               gast.GeneratorExp, gast.DictComp,
+                                               gast.SetComp, gast.NamedExpr))
+                                for f in gast.walk(e)):
+                return node  # (a closure or an inner scope reads the variable, not a value)
+            table = rows(g.iter, g.target)
+            if table is None:
+                return node
+            elts = []
+            for row in table:
+                made = copy.deepcopy(e)
+                for t, value in zip(g.target.elts, row):
+                    made = Put(t.id, value).visit(made)
+                elts.append(made)
+            return gast.copy_location(gast.List(elts=elts, ctx=gast.Load()), node)
 
         def visit_FunctionDef(self, node):
             return node
