@@ -30,7 +30,7 @@ import numpy as np
 from .. import ir, runtime
 from ..errors import SharingUnknownError
 from ..naming import fresh
-from ..ops import control
+from ..ops import control, table
 from .opaque import is_user_object
 from .parse import LIFTED
 
@@ -90,11 +90,17 @@ class InlineMixin:
         for p, final in callee.written.items():  # the caller's names see the written dict
             held = holders.get(p, [])
             if isinstance(held, tuple):  # (an item of a container the caller's name holds)
-                slot = dict(self.list_items_of(held[1]) or ()).get(held[2].value)
+                slot = dict(self.list_items_of(held[1]) or ()).get(held[2].value) if \
+                    isinstance(held[2], ir.Const) else None  # (a computed index: no slot)
                 # (`f(model["ps"])` of a list `ps` names too: one object, written)
                 sharers = [n for n, atom in self.env.items() if slot is not None and
                            atom == slot and n != held[1] and n in self.locals and
                            n not in self.mutable]
+                # (and names bound to another read of the same item -- `a = acts[1]` then
+                # `fill(acts[1])`: one array, which `a` shows written -- a read of it put in
+                # a container or given on is refused: its holder would keep the old values)
+                sharers += [n for n in self.item_readers(held[3], node)
+                            if n not in sharers and n != held[1]]
                 self.store_written_item(held[1], held[2], r.atom(final), node)
                 for n in sharers:
                     self.rebind_written(n, r.atom(final), node)
@@ -195,21 +201,25 @@ class InlineMixin:
                     return {}
                 if names:
                     out[p] = names
-                elif self.body is getattr(self, "top_body", self.body) and \
-                        isinstance(a, ir.Var):
-                    item = self.item_of_a_name(a)
-                    if item is not None:  # (`fill(p[0], x)`: p's item, written)
+                elif isinstance(a, ir.Var):
+                    # (`fill(p[0], x)`: p's item, written; in a loop, `fill(acts[i + 1])` of
+                    # a list the loop carries -- sklearn's in-place activations)
+                    item = self.item_of_a_name(a, in_loop=self.body is not getattr(
+                        self, "top_body", self.body))
+                    if item is not None:
                         out[p] = item
         return out
 
-    def item_of_a_name(self, a: ir.Var):
+    def item_of_a_name(self, a: ir.Var, in_loop: bool = False):
         """(name, index) where `a` was just read as `name[index]` (a constant index, or a
-        name's) from a container a local name holds; else None."""
+        name's) from a container a local name holds; else None. In a loop or a branch
+        (`in_loop`): only from a list the loop carries under one name (its values all the
+        name's), by a constant or a computed index (a list's item: the object itself)."""
         held = [(n, v.items.index(a)) for n, v in self.env.items() if n in self.locals
                 and isinstance(v, ir.Seq) and v.kind == "list" and a in v.items
                 and n not in self.mutable]
-        if len(held) == 1:  # (`fill(ps[0])` of a list srcad holds item by item)
-            return ("item", held[0][0], ir.Const(held[0][1], repr(held[0][1])))
+        if len(held) == 1 and not in_loop:  # (`fill(ps[0])` of a list held item by item)
+            return ("item", held[0][0], ir.Const(held[0][1], repr(held[0][1])), None)
         made = next((s for s in reversed(self.body) if isinstance(s, ir.Call)
                      and s.target == a.name), None)
         if made is None or made.op.name != "getitem" or not isinstance(made.args.get("a"),
@@ -217,12 +227,21 @@ class InlineMixin:
             return None
         index = made.args.get("index")
         parts = index.parts if isinstance(index, ir.Index) else (index,)
-        if len(parts) != 1 or isinstance(index, ir.Index) and index.is_tuple or not (
-                isinstance(parts[0], ir.Const) and type(parts[0].value) in (int, str)):
+        if len(parts) != 1 or isinstance(index, ir.Index) and index.is_tuple:
             return None
-        names = [n for n, v in self.env.items() if v == made.args["a"] and n in self.locals
-                 and n not in self.mutable]
-        return ("item", names[0], parts[0]) if names else None
+        constant = isinstance(parts[0], ir.Const) and type(parts[0].value) in (int, str)
+        holders = [n for n, v in self.env.items() if v == made.args["a"] and n in self.locals]
+        if constant and not in_loop:
+            names = [n for n in holders if n not in self.mutable]
+            if names:
+                return ("item", names[0], parts[0], made)
+        if not (constant or isinstance(parts[0], ir.Var)) or \
+                not self.surely_container(made.args["a"]):
+            return None
+        # (a computed index -- `acts[i + 1]`, in a loop or after it -- of a list or dict: the
+        # item is the object itself; in a loop, only a name the loop carries is rebound)
+        names = [n for n in holders if n in self.mutable or not in_loop]
+        return ("item", names[0], parts[0], made) if len(names) == 1 else None
 
     def held_beyond_names(self, name: str) -> bool:
         """May the object the caller's name holds be held by more than its names -- put in
@@ -338,18 +357,90 @@ class InlineMixin:
 
         return redirect(body)
 
-    def store_written_item(self, name: str, index: ir.Const, final, node) -> None:
+    def item_readers(self, made, node) -> list:
+        """The local names bound to an earlier read of the item `made` (a getitem) reads --
+        the same container atom, the same index -- before a call writes that item in place;
+        refused where such a read went into a container, a call or an object instead."""
+        if made is None:
+            return []
+        stmts = list(ir.walk(self.top_body))
+        if self.body is not self.top_body:
+            stmts += list(ir.walk(self.body))
+        defs = {st.target: st for st in stmts if isinstance(st, ir.Call)}
+
+        def same(a, b, depth=0):  # (`i + 1` computed twice is one index)
+            if a == b:
+                return True
+            if isinstance(a, ir.Index) and isinstance(b, ir.Index):
+                return a.is_tuple == b.is_tuple and len(a.parts) == len(b.parts) and all(
+                    same(x, y, depth) for x, y in zip(a.parts, b.parts))
+            da = defs.get(a.name) if isinstance(a, ir.Var) else None
+            db = defs.get(b.name) if isinstance(b, ir.Var) else None
+            return depth < 4 and da is not None and db is not None and \
+                da.op.name == db.op.name and da.op.name in _INDEX_OPS and \
+                da.args.keys() == db.args.keys() and all(
+                    same(da.args[k], db.args[k], depth + 1) for k in da.args)
+
+        reads = {st.target for st in stmts if isinstance(st, ir.Call) and st is not made and
+                 st.op.name == "getitem" and st.args.get("a") == made.args.get("a") and
+                 same(st.args.get("index"), made.args.get("index"))}
+        if not reads:
+            return []
+        grew = True
+        while grew:  # (a read copied under a loop's name: `a = acts[i + 1]` in the loop)
+            grew = False
+            for st in stmts:
+                if isinstance(st, ir.Call) and st.op.name == "identity" and \
+                        st.target not in reads and any(
+                            isinstance(a, ir.Var) and a.name in reads
+                            for a in st.args.values()):
+                    reads.add(st.target)
+                    grew = True
+        for st in stmts:
+            if isinstance(st, ir.Call) and st.op.name in ("getitem", "identity"):
+                continue  # (another read of it, or a copy of the read under a name)
+            if isinstance(st, ir.Call) and st.op.name in _STORED_ARG:
+                held = [st.args.get(_STORED_ARG[st.op.name])]  # (`x[k] = a`: a is kept;
+                # `a[...] = v`, numpy's `out=a`, writes into it: not another holder)
+            elif isinstance(st, ir.Call) and (table.lookup(st.op.fn) is None or
+                                              st.op.name in _HOLDING_OPS):
+                held = list(st.args.values())  # (code run as written, a display of it)
+            elif isinstance(st, ir.Effect):
+                held = list(st.args.values())  # (`obj.W = a`: the object keeps it)
+            else:
+                continue  # (a row makes a new value; a user function is followed)
+            flat = [x for a in held for x in (a.items if isinstance(a, ir.Seq) else (a,))]
+            if any(isinstance(x, ir.Var) and x.name in reads for x in flat):
+                raise self.unsupported(
+                    "a call writes in place into an item of a list or dict that was read "
+                    "before and put in a container (or kept by code srcad runs as written): "
+                    "Python's one array shows the write there too, srcad's copy would not",
+                    node,
+                    "read the item again after the call (`a = acts[i]` after it), or make "
+                    "the call before the other read")
+        return [n for n, v in self.env.items() if isinstance(v, ir.Var) and v.name in reads
+                and n in self.locals]
+
+    def store_written_item(self, name: str, index, final, node) -> None:
         """`fill(p[0], x)` writing into its argument: Python's `p[0]` is that very object,
         written; here `p[0] = <the written value>`, as the user would write it (so that the
-        views of p, p's own write-back and a store into the caller's object follow)."""
+        views of p, p's own write-back and a store into the caller's object follow). A
+        computed index (`acts[i + 1]` in a loop) is held by a name of its own."""
         held = self.fresh(f"{name}_item")
         self.locals.add(held)
         self.env[held] = final
         if not hasattr(self, "written_in_place"):
             self.written_in_place = {}
         self.written_in_place[held] = 1  # (aliasing.setitem: the caller's p[0] is written)
+        if isinstance(index, ir.Const):
+            key = gast.Constant(index.value, None)
+        else:
+            at = self.fresh(f"{name}_at")
+            self.locals.add(at)
+            self.env[at] = index
+            key = gast.Name(at, gast.Load(), None, None)
         target = gast.Subscript(value=gast.Name(name, gast.Load(), None, None),
-                                slice=gast.Constant(index.value, None), ctx=gast.Store())
+                                slice=key, ctx=gast.Store())
         value = gast.Name(held, gast.Load(), None, None)
         stmt = gast.copy_location(gast.Assign(targets=[target], value=value), node)
         gast.copy_location(target, node)
@@ -411,6 +502,12 @@ class _Renamer:
             root, dot, rest = a.src.partition(".")
             if root in self.consts:
                 return ir.Const(a.value, self.consts[root] + dot + rest)
+            given = self.atoms.get(root)
+            if isinstance(given, ir.Const) and (not dot and given.value is a.value or dot):
+                # (the callee's `self`, a constant spelt by the parameter's name -- spliced
+                # into its caller, spelt as the caller's constant: `self.n` read where the
+                # caller has no `self`, a NameError in the generated code before)
+                return ir.Const(a.value, given.src + dot + rest)
             return a
         if isinstance(a, ir.Seq):
             return ir.Seq(tuple(self.atom(x) for x in a.items), a.kind)
@@ -458,6 +555,11 @@ class _Renamer:
 
 
 _WRITTEN: dict = {}
+# ops that hold what they are given (a read of an item stored or displayed there is a second
+# holder of the array): item_readers
+_INDEX_OPS = frozenset({"add", "subtract", "multiply", "floor_divide", "mod", "negative"})
+_HOLDING_OPS = frozenset({"list", "list_concat", "dict", "tuple"})
+_STORED_ARG = {"setitem": "value", "dict_set": "value", "list_append": "x"}
 
 
 def written_params(fn) -> set:
