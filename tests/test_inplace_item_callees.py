@@ -152,3 +152,82 @@ def test_a_read_put_in_another_container_first_is_refused(fuse):
     with pytest.raises(srcad.SrcadError, match="read before and put in a container") as e:
         srcad.grad(read_into_another_list_first, fuse=fuse)(RNG.standard_normal((3, 4)), X)
     assert e.value.lineno == read_into_another_list_first.__code__.co_firstlineno + 6
+
+
+# Found checking the above (2026-12-07; on 8cb70f2 the first two gave a wrong gradient,
+# silently): another read of the same item -- by the same index computed twice, or `1 + i`
+# beside `i + 1` -- and an item of a display read by a computed index in a loop.
+def two_reads_then_a_write(W, x):
+    acts = [x, None]
+    out = 0.0
+    for i in range(1):
+        acts[i + 1] = x @ W
+        a = acts[i + 1]
+        b = acts[i + 1]
+        inplace_tanh(acts[i + 1])
+        out = a * 2.0 + b
+    return np.sum(out)
+
+
+def read_before_the_slot_was_stored(W, x):
+    acts = [x, x @ W * 0.5]
+    out = 0.0
+    for i in range(1):
+        old = acts[i + 1]  # (the array the slot held before: not the one written)
+        acts[i + 1] = x @ W
+        inplace_tanh(acts[i + 1])
+        out = old * 2.0 + acts[i + 1]
+    return np.sum(out)
+
+
+def by_the_hints_route(W, x):
+    acts = [x @ W, x @ W * 2.0, None]
+    out = 0.0
+    for i in range(1):
+        b = acts[i]
+        v = acts[i + 1]
+        inplace_tanh(v)
+        acts[i + 1] = v
+        out = b * 2.0 + acts[i + 1]
+    return np.sum(out)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("fn", [two_reads_then_a_write, read_before_the_slot_was_stored,
+                                by_the_hints_route], ids=lambda f: f.__name__)
+def test_reads_of_the_written_item(fn, mode):
+    W = RNG.standard_normal((3, 4))
+    value, g = srcad.value_and_grad(fn, **MODES[mode])(W, X[:2])
+    assert value == pytest.approx(fn(W, X[:2]), rel=1e-12)
+    np.testing.assert_allclose(g, numerical_grad(fn, (W, X[:2]), h=1e-6), rtol=1e-6,
+                               atol=1e-9)
+
+
+def another_spelling_of_the_index(W, x):
+    acts = [x, None, None]
+    out = 0.0
+    for i in range(1):
+        acts[i + 1] = x @ W
+        a = acts[1 + i]
+        inplace_tanh(acts[i + 1])
+        out = a * 2.0
+    return np.sum(out)
+
+
+def an_item_of_a_display_by_a_computed_index(W, x):
+    acts = [x @ W, x @ W * 2.0, None]
+    out = 0.0
+    for i in range(1):
+        b = acts[i]
+        inplace_tanh(acts[i + 1])
+        out = b * 2.0 + acts[i + 1]
+    return np.sum(out)
+
+
+@pytest.mark.parametrize("fn,phrase", [
+    (another_spelling_of_the_index, "by another index that may be the same one"),
+    (an_item_of_a_display_by_a_computed_index, "writes in place into an item"),
+], ids=["another_spelling", "display_item"])
+def test_uncertain_item_writes_are_refused(fn, phrase):
+    with pytest.raises(srcad.SrcadError, match=phrase):
+        srcad.grad(fn)(RNG.standard_normal((3, 4)), X[:2])

@@ -208,6 +208,8 @@ class InlineMixin:
                         self, "top_body", self.body))
                     if item is not None:
                         out[p] = item
+                    elif p in call.callee.written_arrays or _writes_whole(call.callee, p):
+                        self.refuse_unheld_item_write(a, call)
         return out
 
     def item_of_a_name(self, a: ir.Var, in_loop: bool = False):
@@ -357,16 +359,46 @@ class InlineMixin:
 
         return redirect(body)
 
+    def refuse_unheld_item_write(self, a: ir.Var, call: ir.UserCall) -> None:
+        """A callee writing in place into an array, an item of a list or dict
+        (`fill(acts[i + 1])`), that `item_of_a_name` cannot store back -- a display srcad holds
+        item by item, read by an index computed in a loop; a list the loop does not carry:
+        refused here, where the gradient through the item read after would miss the write
+        (a wrong gradient, silently, before 2026-12-07). A dict the callee stores into is
+        refused where it is read after (analysis/refusals.py check_argument_writes)."""
+        made = next((s for s in reversed(self.body) if isinstance(s, ir.Call)
+                     and s.target == a.name), None)
+        if made is None or made.op.name != "getitem":
+            return
+        box = made.args.get("a")
+        if not (isinstance(box, ir.Seq) and box.kind == "list") and not (
+                isinstance(box, ir.Var) and self.surely_container(box)):
+            return
+        raise self.pf.error(
+            f"`{call.callee.name}` writes in place into an item of a list or dict it is given "
+            f"(an index computed here, of a container srcad cannot store the written value "
+            f"back into at this point): Python's list holds the very array, written, and "
+            f"srcad's copy would not reach it", call.line, cls=SharingUnknownError,
+            hint=f"store the item back yourself (`v = acts[i]; {call.callee.name}(v); "
+            f"acts[i] = v`), or return the value from `{call.callee.name}`")
+
     def item_readers(self, made, node) -> list:
         """The local names bound to an earlier read of the item `made` (a getitem) reads --
         the same container atom, the same index -- before a call writes that item in place;
         refused where such a read went into a container, a call or an object instead."""
         if made is None:
             return []
-        stmts = list(ir.walk(self.top_body))
+        order = list(ir.walk(self.top_body))
         if self.body is not self.top_body:
-            stmts += list(ir.walk(self.body))
-        defs = {st.target: st for st in stmts if isinstance(st, ir.Call)}
+            order += list(ir.walk(self.body))
+        defs = {st.target: st for st in order if isinstance(st, ir.Call)}
+        # (only what was read since the container last took a value -- in a loop its name
+        # is one for all its values: `old = acts[i + 1]; acts[i + 1] = ...` read the old one)
+        at = next((k for k, st in enumerate(order) if st is made), len(order))
+        box = made.args.get("a")
+        start = max((k + 1 for k, st in enumerate(order[:at]) if isinstance(box, ir.Var) and
+                     box.name in ir.defs(st)), default=0)
+        stmts = order[start:at]
 
         def same(a, b, depth=0):  # (`i + 1` computed twice is one index)
             if a == b:
@@ -381,9 +413,40 @@ class InlineMixin:
                 da.args.keys() == db.args.keys() and all(
                     same(da.args[k], db.args[k], depth + 1) for k in da.args)
 
-        reads = {st.target for st in stmts if isinstance(st, ir.Call) and st is not made and
-                 st.op.name == "getitem" and st.args.get("a") == made.args.get("a") and
-                 same(st.args.get("index"), made.args.get("index"))}
+        def offset(index):  # (`i + 2` as (i, 2), `3` as (None, 3); else None)
+            parts = index.parts if isinstance(index, ir.Index) else (index,)
+            if len(parts) != 1:
+                return None
+            x = parts[0]
+            if isinstance(x, ir.Const) and type(x.value) in (int, str):
+                return (None, x.value)
+            d = defs.get(x.name) if isinstance(x, ir.Var) else None
+            if d is not None and d.op.name in ("add", "subtract"):
+                a, b = d.args.get("x"), d.args.get("y")
+                if isinstance(a, ir.Var) and isinstance(b, ir.Const) and type(b.value) is int:
+                    return (a.name, b.value if d.op.name == "add" else -b.value)
+            return (x.name, 0) if isinstance(x, ir.Var) else None
+
+        reads = set()
+        for st in stmts:
+            if not (isinstance(st, ir.Call) and st is not made and st.op.name == "getitem" and
+                    st.args.get("a") == made.args.get("a")):
+                continue
+            if same(st.args.get("index"), made.args.get("index")):
+                reads.add(st.target)
+                continue
+            mine, theirs = offset(made.args.get("index")), offset(st.args.get("index"))
+            if mine is not None and theirs is not None and mine[0] == theirs[0] and \
+                    mine[1] != theirs[1]:
+                continue  # (`acts[i]` beside `acts[i + 1]`: another item)
+            if mine is not None and theirs is not None and mine[0] is None and \
+                    theirs[0] is None:
+                continue  # (two constants, different)
+            raise self.unsupported(
+                "a call writes in place into an item of a list or dict, and the function "
+                "read an item of it by another index that may be the same one: Python's one "
+                "array would show the write there, which srcad cannot tell here", node,
+                "read that item again after the call, or pick both by the same index")
         if not reads:
             return []
         grew = True
@@ -429,12 +492,13 @@ class InlineMixin:
         held = self.fresh(f"{name}_item")
         self.locals.add(held)
         self.env[held] = final
-        if not hasattr(self, "written_in_place"):
-            self.written_in_place = {}
-        self.written_in_place[held] = 1  # (aliasing.setitem: the caller's p[0] is written)
         if isinstance(index, ir.Const):
+            if not hasattr(self, "written_in_place"):
+                self.written_in_place = {}
+            self.written_in_place[held] = 1  # (aliasing.setitem: the caller's p[0] written)
             key = gast.Constant(index.value, None)
-        else:
+        else:  # (a computed index: a store into the slot -- the names that read that very
+            # object since it was stored there are rebound by the caller: item_readers)
             at = self.fresh(f"{name}_at")
             self.locals.add(at)
             self.env[at] = index
@@ -552,6 +616,20 @@ class _Renamer:
             return rep(s, cond_body=self.block(s.cond_body), cond=self.atom(s.cond),
                        body=self.block(s.body), exits=[self.name(f) for f in s.exits])
         raise TypeError(f"internal: cannot inline {type(s).__name__}")
+
+
+def _writes_whole(callee: ir.Function, p: str) -> bool:
+    """Does `callee` write its parameter `p` as an array is written -- `p[...] = v`, `p[:]
+    = v`, numpy's `out=p` -- not a dict's or list's store by key?"""
+    for e in ir.walk(callee.body):
+        if isinstance(e, ir.Effect) and e.kind == "setitem" and \
+                e.args.get("param") == ir.Const(p, repr(p)):
+            index = e.args.get("index")
+            parts = index.parts if isinstance(index, ir.Index) else (index,)
+            if any(isinstance(x, ir.Slice) or (isinstance(x, ir.Const) and x.value is Ellipsis)
+                   for x in parts):
+                return True
+    return False
 
 
 _WRITTEN: dict = {}
