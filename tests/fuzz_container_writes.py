@@ -16,7 +16,9 @@ the_name, test_a_list_argument_taken_whole_before_a_write). Every program takes 
     name (``c["a"] = ...; c = {}``, ``c = dict(c)``, a rebinding under a branch), the caller
     reading the entry after;
 (d) a copy of the container (or of a list in it) with an item deleted (``del q[i]``,
-    ``del q["b"]``), read after.
+    ``del q["b"]``), read after;
+(e) a helper writing in place an item of a list the function builds, picked by a computed
+    index in a loop (``np.tanh(X, out=X)`` on ``acts[i + 1]``), names bound to the item.
 
 The checks (all modes, grad / vjp / jvp / memory_budget) live in tests/test_fuzz_pytrees.py.
 """
@@ -367,6 +369,38 @@ class CW:
             self.bind(f'{q}.get("{key}", x * 0.5) * len({q})')
         self.features.add("d")
 
+    # -- (e) a helper writing in place an item of a list the function builds ---------------
+    def activations(self):
+        """scikit-learn's forward pass: `acts[i + 1] = ...` in a loop and a helper writing
+        that item in place (`np.tanh(X, out=X)`, `X *= 1.5`, `X[...] = ...`, `out=X`), a name
+        bound to the item before its store (the old array, not written) or after it (the
+        written one), the helper again after the loop; read after (session of 2026-12-07:
+        refused before, and a name bound to the item after its store kept the old values --
+        a wrong value, silently -- where the index was a constant)."""
+        ch = self.ch
+        fn = self.fresh(f"{self.name}_act")
+        body = ch.pick(("np.tanh(X, out=X)", "X *= 1.5", "X[...] = X * 0.5 + 0.1",
+                        "np.multiply(X, 0.75, out=X)"))
+        self.helpers.append(f"def {fn}(X):\n    {body}")
+        acts, i, n = self.fresh("acts"), self.fresh("i"), ch.int(1, 3)
+        self.emit(f"{acts} = [x * (k + 1.0) for k in range({n + 1})]")
+        self.emit(f"for {i} in range({n}):")
+        old = self.fresh("old") if ch.flag(0.4) else None
+        if old:
+            self.emit(f"    {old} = {acts}[{i} + 1]")
+        self.emit(f"    {acts}[{i} + 1] = np.sin({acts}[{i}]) * 0.5 + {self.operand()}")
+        seen = self.fresh("a") if ch.flag(0.5) else None
+        if seen:
+            self.emit(f"    {seen} = {acts}[{i} + 1]")
+        self.emit(f"    {fn}({acts}[{i} + 1])")
+        if ch.flag(0.4):
+            self.emit(f"{fn}({acts}[{i} + 1])")
+        for name in (old, seen):
+            if name:
+                self.vals.append(name)
+        self.bind(f"{acts}[-1] + {acts}[0]")
+        self.features.add("e")
+
     # -- the program -----------------------------------------------------------------------------
     def program(self):
         ch = self.ch
@@ -374,7 +408,7 @@ class CW:
             self.read(whole_weight=2)
         for _ in range(ch.int(1, 3)):
             ch.weighted([(3, self.store), (3, self.alias_write), (2, self.callee),
-                         (1, self.deleted)])()
+                         (1, self.deleted), (1, self.activations)])()
             if ch.flag(0.4):
                 self.read()
         for _ in range(ch.int(1, 2)):  # and after

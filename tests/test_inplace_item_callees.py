@@ -192,9 +192,25 @@ def by_the_hints_route(W, x):
     return np.sum(out)
 
 
+def scale_in_place(X):
+    X *= 1.5
+
+
+def a_name_read_before_an_augmented_write(W, x):
+    # (found by the widened container-writes fuzzer, seed 2017: the helper's `X *= 1.5` is
+    # carried by another route than `np.tanh(X, out=X)`, which left `a` the old array)
+    acts = [x * (k + 1.0) for k in range(3)]
+    for i in range(2):
+        acts[i + 1] = np.sin(acts[i]) * 0.5 + (x @ W)[:, :3]
+        a = acts[i + 1]
+        scale_in_place(acts[i + 1])
+    return np.sum(a * a) + np.sum(np.tanh(acts[-1] + acts[0]))
+
+
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("fn", [two_reads_then_a_write, read_before_the_slot_was_stored,
-                                by_the_hints_route], ids=lambda f: f.__name__)
+                                by_the_hints_route, a_name_read_before_an_augmented_write],
+                         ids=lambda f: f.__name__)
 def test_reads_of_the_written_item(fn, mode):
     W = RNG.standard_normal((3, 4))
     value, g = srcad.value_and_grad(fn, **MODES[mode])(W, X[:2])

@@ -99,8 +99,9 @@ class InlineMixin:
                 # (and names bound to another read of the same item -- `a = acts[1]` then
                 # `fill(acts[1])`: one array, which `a` shows written -- a read of it put in
                 # a container or given on is refused: its holder would keep the old values)
-                sharers += [n for n in self.item_readers(held[3], node)
-                            if n not in sharers and n != held[1]]
+                sharers += [n for n in self.item_readers(
+                    held[3], node, arrays=_writes_whole(callee, p)) if n not in sharers and
+                    n != held[1]]
                 self.store_written_item(held[1], held[2], r.atom(final), node)
                 for n in sharers:
                     self.rebind_written(n, r.atom(final), node)
@@ -154,9 +155,14 @@ class InlineMixin:
             # name or item keeps it -- `alias_again` decides when the code runs)
             op, args = self.op_call(runtime.alias_again, [r.atom(final), given[p]], {}, node)
             if isinstance(held, tuple):  # (`fill(p[0])`: p's item -- a row of an array,
-                # an array in a list -- written as the user's `p[0] = ...` would)
+                # an array in a list -- written as the user's `p[0] = ...` would; the names
+                # bound to another read of that item see it too: `X *= 1.5` in the callee)
+                readers = self.item_readers(held[3], node)
                 value = self.emit((op, args), self.fresh(f"{held[1]}_item"), node)
                 self.store_written_item(held[1], held[2], value, node)
+                for n in readers:
+                    if n != held[1]:
+                        self.rebind_written(n, value, node)
                 continue
             n = held[0]  # (its aliases and views follow: write_name_in_place)
             self.write_name_in_place(n, lambda: self.result((op, args), n, (n, node.lineno),
@@ -382,10 +388,12 @@ class InlineMixin:
             hint=f"store the item back yourself (`v = acts[i]; {call.callee.name}(v); "
             f"acts[i] = v`), or return the value from `{call.callee.name}`")
 
-    def item_readers(self, made, node) -> list:
+    def item_readers(self, made, node, arrays: bool = True) -> list:
         """The local names bound to an earlier read of the item `made` (a getitem) reads --
         the same container atom, the same index -- before a call writes that item in place;
-        refused where such a read went into a container, a call or an object instead."""
+        refused where such a read went into a container, a call or an object instead (for an
+        array written in place: `arrays`; a list or dict item stored into by key is not
+        seen through a copy `list(read)` makes, and a display holding it is aliasing.py's)."""
         if made is None:
             return []
         order = list(ir.walk(self.top_body))
@@ -473,7 +481,7 @@ class InlineMixin:
             else:
                 continue  # (a row makes a new value; a user function is followed)
             flat = [x for a in held for x in (a.items if isinstance(a, ir.Seq) else (a,))]
-            if any(isinstance(x, ir.Var) and x.name in reads for x in flat):
+            if arrays and any(isinstance(x, ir.Var) and x.name in reads for x in flat):
                 raise self.unsupported(
                     "a call writes in place into an item of a list or dict that was read "
                     "before and put in a container (or kept by code srcad runs as written): "
