@@ -168,3 +168,51 @@ def test_other_dicts_unpacked(fn, mode):
     np.testing.assert_allclose(value, fn(X.copy()), rtol=1e-12)
     np.testing.assert_allclose(g, numerical_grad(fn, (X.copy(),), h=1e-6), rtol=1e-6,
                                atol=1e-9)
+
+
+# Karpathy's policy-gradient style: the parameters in a module's dict, a helper reading them.
+# Storing a differentiated value into the dict and then calling the helper is refused (srcad
+# stores the value, not its gradient); the hint now gives routes that run for a dict read by
+# another function -- a dict made in the function and passed on (`{**MODEL_PARAMS, ...}`,
+# followed since this session), or the dict itself differentiated -- where it spoke of
+# `.extend` (2026-12-07).
+MODEL_PARAMS = {"W1": np.eye(3) * 0.5, "W2": np.ones(3)}
+
+
+def _policy(x):
+    return np.dot(MODEL_PARAMS["W2"], np.tanh(np.dot(MODEL_PARAMS["W1"], x)))
+
+
+def _policy_of(x, params):
+    return np.dot(params["W2"], np.tanh(np.dot(params["W1"], x)))
+
+
+def stored_then_read_by_a_helper(W1, x):
+    MODEL_PARAMS["W1"] = W1
+    return _policy(x)
+
+
+def passed_on_as_the_hint_says(W1, x):
+    params = {**MODEL_PARAMS, "W1": W1}
+    return _policy_of(x, params)
+
+
+def test_a_module_dict_read_by_a_helper_after_a_store_gives_routes_that_run():
+    start = dict(MODEL_PARAMS)
+    try:
+        with pytest.raises(srcad.SrcadError, match="kept across calls") as e:
+            srcad.grad(stored_then_read_by_a_helper)(np.eye(3), X)
+        assert "{**MODEL_PARAMS" in e.value.hint and "srcad.grad(loss)(MODEL_PARAMS" in \
+            e.value.hint
+    finally:
+        MODEL_PARAMS.clear()
+        MODEL_PARAMS.update(start)
+    for mode in MODES:
+        W1 = np.eye(3) * 0.7
+        g = srcad.grad(passed_on_as_the_hint_says, **MODES[mode])(W1, X)
+        np.testing.assert_allclose(g, numerical_grad(passed_on_as_the_hint_says, (W1, X),
+                                                     h=1e-6), rtol=1e-6, atol=1e-9)
+        gd = srcad.grad(_policy_of, wrt=1, **MODES[mode])(X, dict(MODEL_PARAMS))
+        np.testing.assert_allclose(gd["W1"], numerical_grad(
+            lambda W: _policy_of(X, {**MODEL_PARAMS, "W1": W}), (MODEL_PARAMS["W1"],),
+            h=1e-6), rtol=1e-6, atol=1e-9)

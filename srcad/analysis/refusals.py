@@ -1976,7 +1976,12 @@ def check_kept_globals(fn: ir.Function, wrt) -> None:
                 f"({place}){why[1]}: srcad stores the value, not its gradient, so what is "
                 f"read back would carry none", filename=f.filename, lineno=u.line,
                 func=f.name,
-                hint=f"read the value from the name you stored, or keep the values in a list "
+                hint=f"pass the values to the functions that read them -- a dict made in the "
+                f"function (`params = {{**{u.name}, \"W1\": W1}}; forward(x, params)`), or "
+                f"differentiate with respect to the dict itself (`srcad.grad(loss)({u.name}, "
+                f"x)` gives a dict of gradients) -- and store into `{u.name}` after"
+                if isinstance(c, dict) and f is not fn else
+                f"read the value from the name you stored, or keep the values in a list "
                 f"or dict made in the function (`hs = []; hs.append(h)`) and store them into "
                 f"`{u.name}` when you are done with them (`{u.name}.extend(hs)`)")
 
