@@ -47,6 +47,7 @@ from . import guards
 from .closures import PARTIAL
 from .factories import ARGUMENT
 from .methods import _BUILTIN_OPS, METHODS, RESERVED
+from .chosen import argument_length
 from .objcomps import known_value
 from .objects import _changed_attrs, delegated_sequence
 from .staticrun import returned_objects_by_running
@@ -175,6 +176,7 @@ class CallsMixin:
 
     def call_args(self, e: gast.Call, hint: str):
         """(positional atoms, keyword atoms, positions of starred arguments)."""
+        e.args = self.spread_known_stars(e.args, e)
         e.keywords = self.spread_keywords(e)
         args, starred = [], []
         for i, a in enumerate(e.args):
@@ -184,6 +186,32 @@ class CallsMixin:
             args.append(self.expr(a, hint, None))
         kwargs = {k.arg: self.expr(k.value, hint, None) for k in e.keywords}
         return args, kwargs, tuple(starred)
+
+    def spread_known_stars(self, args: list, e: gast.Call) -> list:
+        """The call's positional arguments with each ``*t`` whose count srcad knows written out
+        as Python spreads it, ``t[0], t[1], ...``: a name holding a tuple or list display of
+        this function, or a list, tuple or array argument never rebound (its length, an
+        array's rows, is in the specialisation's key: chosen.argument_length). Any other
+        star is left for the callee's own rules (refused where none takes it)."""
+        if not any(isinstance(a, gast.Starred) for a in args):
+            return args
+        out = []
+        for a in args:
+            count = None
+            if isinstance(a, gast.Starred) and isinstance(a.value, gast.Name):
+                held = self.env.get(a.value.id)
+                if isinstance(held, ir.Seq):
+                    count = len(held.items)
+                else:
+                    count = argument_length(self.pf, a.value, e,
+                                            f"`*{a.value.id}` spreads the argument's items")
+            if count is None:
+                out.append(a)
+                continue
+            out.extend(gast.copy_location(gast.Subscript(
+                value=copy.deepcopy(a.value), slice=gast.Constant(i, None),
+                ctx=gast.Load()), a) for i in range(count))
+        return out
 
     def spread_keywords(self, e: gast.Call) -> list:
         """The call's keywords with ``**{"axis": 1}`` (a dict display with string keys)
@@ -226,6 +254,9 @@ class CallsMixin:
         reach the signature does not settle (a callee taking ``*args``/``**kwargs``, an
         optional parameter ``*t`` might fill) is left to `call_args`, which refuses it."""
         spreads = [k for k in e.keywords if k.arg is None and not isinstance(k.value, gast.Dict)]
+        if any(isinstance(a, gast.Starred) for a in e.args):
+            e = gast.copy_location(gast.Call(func=e.func, args=self.spread_known_stars(
+                e.args, e), keywords=list(e.keywords)), e)
         stars = [i for i, a in enumerate(e.args) if isinstance(a, gast.Starred)]
         if not spreads and not stars:
             return e
@@ -748,6 +779,13 @@ class CallsMixin:
             built = self.namedtuple_parts(namespace_type(fields), "namespace", func, e, hint)
             if built is not None:
                 return ("op", *built)
+        if isinstance(obj, types.MethodType) and obj.__name__ == "_make" and \
+                is_namedtuple_type(obj.__self__) and isinstance(func, gast.Attribute) and \
+                len(e.args) == 1 and not e.keywords:
+            # `Params._make(p)`: `Params(*p)`, as the classmethod builds it
+            obj, func, spelled = obj.__self__, func.value, spelled.rpartition(".")[0]
+            e = gast.copy_location(gast.Call(func=func, args=[gast.copy_location(
+                gast.Starred(value=e.args[0], ctx=gast.Load()), e.args[0])], keywords=[]), e)
         if is_namedtuple_type(obj) and not checkpointed and table.lookup(obj) is None:
             built = self.namedtuple_parts(obj, spelled, func, e, hint)
             if built is not None:
@@ -773,13 +811,37 @@ class CallsMixin:
 
     def namedtuple_parts(self, cls, spelled: str, func, e, hint: str):
         """`Cache(x, z=z, h=h)`: the namedtuple op over its fields in order (a field not given
-        takes its default), or None (a starred argument, or a call Python would refuse: run
-        as written)."""
-        if any(isinstance(a, gast.Starred) for a in e.args) or \
-                any(k.arg is None for k in e.keywords) or len(e.args) > len(cls._fields):
-            return None
-        given = dict(zip(cls._fields, e.args))
+        takes its default), or None (a starred argument or ``**d`` whose items srcad does
+        not know, or a call Python would refuse: run as written). ``Params(*p)`` of a known
+        count is its items by position, ``Params(**d)`` of known keys its items by key."""
+        args = self.spread_known_stars(e.args, e)
+        keywords = []
         for k in e.keywords:
+            if k.arg is not None:
+                keywords.append(k)
+                continue
+            if isinstance(k.value, gast.Dict):
+                keys = [key.value if isinstance(key, gast.Constant) else None
+                        for key in k.value.keys]
+                values = k.value.values
+            else:
+                keys = self.known_keys(k.value)
+                if keys is None and isinstance(k.value, gast.Name) and \
+                        k.value.id in self.pf.params and not self.pf.dict_paths:
+                    raise self.pf.error(
+                        f"`**{k.value.id}` into the namedtuple `{spelled}`: srcad reads the "
+                        f"dict argument's keys from a call", e, cls=DictUnknownError,
+                        hint=f"call the function with a dict for `{k.value.id}`")
+                values = [gast.copy_location(gast.Subscript(
+                    value=copy.deepcopy(k.value), slice=gast.Constant(key, None),
+                    ctx=gast.Load()), k.value) for key in keys or ()]
+            if keys is None or not all(isinstance(key, str) for key in keys):
+                return None
+            keywords.extend(gast.keyword(arg=key, value=v) for key, v in zip(keys, values))
+        if any(isinstance(a, gast.Starred) for a in args) or len(args) > len(cls._fields):
+            return None
+        given = dict(zip(cls._fields, args))
+        for k in keywords:
             if k.arg not in cls._fields or k.arg in given:
                 return None
             given[k.arg] = k.value
