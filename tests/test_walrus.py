@@ -45,7 +45,20 @@ def walrus_in_loop_body(x):
     return acc
 
 
-CASES = [walrus_if, walrus_while, walrus_elif, walrus_nested_values, walrus_in_loop_body]
+def walrus_read_after_in_the_statement(x):
+    # (read after the walrus in Python's order: the hoisted binding means the same)
+    y = np.sum((h := np.tanh(x)) * h) + np.sum(np.maximum(m := np.sin(x), m * 0.5))
+    return y + {"a": (k := np.sum(x ** 2)), "b": k * 2.0}["b"] + np.sum(h)
+
+
+def walrus_reads_its_own_old_value(x):
+    r = x * 0.5
+    t = np.sum((r := np.tanh(r) + x) ** 2)
+    return t + np.sum(r)
+
+
+CASES = [walrus_if, walrus_while, walrus_elif, walrus_nested_values, walrus_in_loop_body,
+         walrus_read_after_in_the_statement, walrus_reads_its_own_old_value]
 
 
 @pytest.mark.parametrize("mode", ["source", "tape"])
@@ -75,6 +88,17 @@ def walrus_name_read_in_the_statement(x):
     s = 1.0
     y = s + (s := np.sum(x))  # ERR (s read before it is bound: order matters)
     return y * s
+
+
+def walrus_name_bound_twice(x):
+    y = (h := np.sum(x)) + (h := h * 2.0)  # ERR (the first walrus's place reads the first h)
+    return y * h
+
+
+def walrus_read_in_a_dict_key_before(x):
+    s = 1.0
+    d = {s: 1.0, "v": (s := np.sum(x))}  # ERR (the key is evaluated before the walrus)
+    return d["v"] * s
 
 
 def walrus_while_with_continue(x):
@@ -108,6 +132,7 @@ def test_walrus_in_a_comprehension_condition_binds_at_each_step():
 
 
 @pytest.mark.parametrize("fn", [walrus_after_and, walrus_name_read_in_the_statement,
+                                walrus_name_bound_twice, walrus_read_in_a_dict_key_before,
                                 walrus_while_with_continue, walrus_in_comprehension],
                          ids=lambda f: f.__name__)
 def test_walrus_that_is_not_a_statement_is_refused_at_its_line(fn):

@@ -11,10 +11,11 @@ and a ``while`` test's binding is made before the loop and again at the end of i
 
 Only where that is exactly Python's meaning: the statement evaluates the walrus
 unconditionally (not in the second operand of ``and``/``or``, an arm of ``x if c else y``, a
-lambda or a comprehension), no other part of the statement reads the bound name (its order
-against the binding would change), and a ``while`` body has no ``continue`` (which would skip
-the re-binding). Anywhere else the walrus stays, and the fence refuses it at its line -- but
-in a comprehension's condition (``[y for w in ws if (y := f(w)) > 0]``), which pylower.py
+lambda or a comprehension), no part of the statement evaluated before the walrus reads the
+bound name (it would see the new value; a read after it, ``np.sum((h := np.tanh(z)) * h)``,
+already does), and a ``while`` body has no ``continue`` (which would skip the re-binding).
+Anywhere else the walrus stays, and the fence refuses it at its line -- but in a
+comprehension's condition (``[y for w in ws if (y := f(w)) > 0]``), which pylower.py
 writes as an ``if`` in the comprehension's loop and hoists there (`hoist_in_statement`),
 binding the function's ``y`` at each step as Python's comprehension does.
 """
@@ -124,15 +125,39 @@ def _hoisted(e):
             return gast.copy_location(
                 gast.Name(id=target, ctx=gast.Load(), annotation=None, type_comment=None), node)
 
-    reads = {n.id for n in gast.walk(e) if isinstance(n, gast.Name)
-             and isinstance(n.ctx, gast.Load)}
     new = Hoist().visit(copy.deepcopy(e))  # (e itself stays as written if this gives up)
-    if names & reads:  # (the statement reads a name a walrus binds: order matters)
+    if _read_before_bound(e, names):  # (`x + (x := 2 * x)`: the old x is read first)
         return None
     gast.fix_missing_locations(new)
     for a in bound:
         gast.fix_missing_locations(a)
     return bound, new
+
+
+def _read_before_bound(e, names: set) -> bool:
+    """Does `e` read one of `names` before the walrus binding it starts, in Python's order of
+    evaluation (after hoisting, that read would see the new value), or inside a lambda or a
+    comprehension, or bind one name twice (the walrus's place reads its last value)?
+    ``np.sum((h := np.tanh(z)) * h)`` and ``(r := step(r))`` keep their meaning hoisted."""
+    started: set = set()
+
+    def reads(node) -> bool:
+        if isinstance(node, gast.Name):
+            return isinstance(node.ctx, gast.Load) and node.id in names and \
+                node.id not in started
+        if isinstance(node, _CONDITIONAL):
+            return any(isinstance(n, gast.Name) and n.id in names for n in gast.walk(node))
+        if isinstance(node, gast.NamedExpr):
+            if node.target.id in started:
+                return True
+            started.add(node.target.id)
+            return reads(node.value)
+        if isinstance(node, gast.Dict):  # (key, value, key, value, ... in that order)
+            order = [x for kv in zip(node.keys, node.values) for x in kv if x is not None]
+            return any(reads(x) for x in order)
+        return any(reads(c) for c in gast.iter_child_nodes(node))
+
+    return reads(e)
 
 
 def _unconditional(e) -> bool:
