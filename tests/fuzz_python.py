@@ -18,6 +18,10 @@ bound bookkeeping:
              list, tuple, dict or OrderedDict whose type ``isinstance`` tests (session of
              2026-12-05, fifth: tape mode answered False for an OrderedDict, silently)
   append     a list built by ``lst.append`` in a loop, then stacked or summed
+  spread     two values spread by a star (session of 2026-12-07, eleventh: refused unless
+             the star came last into a user function): ``cl(*pair)`` of a nested def,
+             ``np.maximum(*pair)``, a namedtuple from ``*pair``, ``._make(pair)`` or
+             ``**d``; and a walrus read after it in its statement, ``(h := ...) * h``
   funcs      numpy functions as values (session of 2026-12-03): a generator over a list of
              them, ``f = np.tanh; f(a) if f is np.tanh else ...``, a dict keyed by them,
              ``functools.partial(np.multiply, 0.5)`` -- tape mode's identity of ``np.tanh``
@@ -32,7 +36,8 @@ from __future__ import annotations
 from tests.fuzz_programs import E, _broadcast
 
 HEADER = ("import collections\nimport functools\nimport io\nimport math\n\n_SINK = io.StringIO()\n"
-          '_DEFAULTS = {"p": 1.0, "q": 2.0, "s": 0.5, "name": "defaults"}\n')
+          '_DEFAULTS = {"p": 1.0, "q": 2.0, "s": 0.5, "name": "defaults"}\n'
+          '_Pair = collections.namedtuple("_Pair", ["p", "q"])\n')
 
 
 def _same_shape(g, a, k):
@@ -53,7 +58,8 @@ def statement(g) -> bool:
         return False
     kind = ch.weighted([(3, "inactive"), (1, "rng"), (2, "print"), (1, "assert"),
                         (3, "listcomp"), (2, "genexp"), (2, "closure"), (2, "lambda"),
-                        (2, "dict"), (2, "append"), (2, "funcs"), (2, "pop"), (2, "iter")])
+                        (2, "dict"), (2, "append"), (2, "funcs"), (2, "pop"), (2, "iter"),
+                        (2, "spread")])
     g.feature(f"py_{kind}")
     name = g.fresh_name()
     s, B = a.shape, a.bound
@@ -190,6 +196,8 @@ def statement(g) -> bool:
         return True
     if kind in ("pop", "iter"):
         return _stack_or_iterator(g, kind, a, name)
+    if kind == "spread":
+        return _spread(g, a, name)
     # append: a list built in a loop
     k = ch.int(1, 3)
     if k * a.size > 36:
@@ -203,6 +211,42 @@ def statement(g) -> bool:
         g.assign(E(f"np.stack({lst})", (k,) + s, body.bound * k), name)
     else:
         g.assign(E(f"sum({lst})", s, body.bound * k * k), name)
+    return True
+
+
+def _spread(g, a, name) -> bool:
+    """Two live values spread by a star into a call: a nested def's parameters, a numpy
+    function's, a namedtuple's fields (from ``*pair``, ``_Pair._make(pair)``, ``**d``) -- or
+    a walrus whose name the statement reads after it."""
+    ch, s = g.ch, a.shape
+    b = g.pick_var(lambda e: _broadcast(e.shape, s) is not None and not e.pyf) or a
+    shape = _broadcast(s, b.shape)
+    if shape is None:
+        return False
+    form = ch.int(0, 5)
+    if form == 5:
+        h = g.module.fresh("h")
+        u = g.unary(a)
+        g.assign(E(f"({h} := {u.text}) * {h}", s, u.bound * u.bound, atom=False), name)
+        return True
+    pair, t, u = g.module.fresh("pair"), g.module.fresh("t"), g.module.fresh("u")
+    g.emit(f"{pair} = {ch.pick(('({}, {})', '[{}, {}]')).format(a.text, b.text)}")
+    if form == 0:
+        fn = g.module.fresh("cl")
+        g.emit(f"def {fn}({t}, {u}):")
+        g.emit(f"    return {t} * 0.5 + np.tanh({u})")
+        g.assign(E(f"{fn}(*{pair})", shape, 0.5 * a.bound + 1.0), name)
+    elif form == 1:
+        g.assign(E(f"np.maximum(*{pair})", shape, max(a.bound, b.bound)), name)
+    else:
+        nt = g.module.fresh("nt")
+        if form == 2:
+            g.emit(f"{nt} = _Pair(*{pair})")
+        elif form == 3:
+            g.emit(f"{nt} = _Pair._make({pair})")
+        else:
+            g.emit(f'{nt} = _Pair(**{{"q": {pair}[1], "p": {pair}[0]}})')
+        g.assign(E(f"{nt}.p * {nt}.q", shape, a.bound * b.bound, atom=False), name)
     return True
 
 
