@@ -779,13 +779,16 @@ def own(container):
     return container
 
 
-def write_through(x, index, value, view):
+def write_through(x, index, value, view, stored=False):
     """numpy's `view += t`, seen from `x`, where `view = x[index]` with integer indices: an
     array view (x changes: `x[index] = value`), or a scalar copy when the index picks one
     element (x stays as it is); a list's or dict's item is the object itself: `x` holds it,
     written -- if its slot still holds that object (`W = p['W']; p['W'] = W * 2; W -= t`
-    leaves p as it is). One generated line serves every case (`writes_through`)."""
-    if not writes_through(x, index, view):
+    leaves p as it is). One generated line serves every case (`writes_through`). `stored`:
+    the statement is the item's own `x[index] op= t` of a list or dict, which Python ends by
+    storing the result into the slot whatever the item is -- a number's new value too
+    (`d["n"] += 1`; `n = d["n"]; n += 1` leaves d as it is)."""
+    if not writes_through(x, index, view, stored):
         return x
     if isinstance(x, (list, dict)):
         _note_written(value, view)
@@ -851,11 +854,12 @@ def held_at(x, index, view):
     return index
 
 
-def writes_through(x, index, view) -> bool:
+def writes_through(x, index, view, stored=False) -> bool:
     """`write_through`'s choice, and its rules': does writing `view` (read as x[index]) write
     x?"""
-    if isinstance(x, (list, dict)):  # (a number item: `v *= 2` rebinds v, the slot keeps it)
-        return x[index] is view and isinstance(view, (np.ndarray, list, dict))
+    if isinstance(x, (list, dict)):  # (a number item: `v *= 2` rebinds v, the slot keeps
+        # it -- but `x[index] op= t` stores into the slot)
+        return x[index] is view and (stored or isinstance(view, (np.ndarray, list, dict)))
     return isinstance(view, (list, dict)) or bool(np.ndim(view))
 
 
@@ -906,8 +910,11 @@ def item_again(x, index, view, old, new):
 
 
 def takes_written(x, view, old) -> bool:
-    """`item_again`'s choice: is `view` the container item written through another name?"""
-    return isinstance(x, (list, tuple, dict)) and view is old
+    """`item_again`'s choice: is `view` the container item written through another name --
+    an object written in place (an array, list or dict)? A number is never written: `n =
+    d["n"]; d["n"] += 1` stores a new number in the slot, and n keeps the old one."""
+    return isinstance(x, (list, tuple, dict)) and view is old and \
+        isinstance(old, (np.ndarray, list, dict))
 
 
 def is_view_of(x, view) -> bool:

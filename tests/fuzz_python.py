@@ -14,7 +14,8 @@ bound bookkeeping:
   closure    a nested ``def`` over a captured value, called at once
   lambda     ``f = lambda t: ...`` called at once
   dict       ``d = {"p": a, "q": b}`` / ``dict(p=a, q=b)`` / ``{"p": a} | {"q": b}`` / one
-             with an item deleted (``del d["r"]``), then its values combined; or a
+             with an item deleted (``del d["r"]``), then its values combined; a number
+             item's own ``d["n"] += ...`` / ``acc[0] *= ...`` beside a name read first; or a
              list, tuple, dict or OrderedDict whose type ``isinstance`` tests (session of
              2026-12-05, fifth: tape mode answered False for an OrderedDict, silently)
   append     a list built by ``lst.append`` in a loop, then stacked or summed
@@ -140,9 +141,11 @@ def statement(g) -> bool:
         if shape is None:
             return False
         d = g.module.fresh("d")
-        form = ch.int(0, 7)
+        form = ch.int(0, 9)
         if form in (2, 3):
             return _typed_container(g, d, a, b, name)
+        if form in (8, 9):
+            return _number_items(g, d, a, name, form == 9)
         if form == 0:
             g.emit(f'{d} = {{"p": {a.text}, "q": {b.text}}}')
         elif form == 1:
@@ -247,6 +250,30 @@ def _spread(g, a, name) -> bool:
         else:
             g.emit(f'{nt} = _Pair(**{{"q": {pair}[1], "p": {pair}[0]}})')
         g.assign(E(f"{nt}.p * {nt}.q", shape, a.bound * b.bound, atom=False), name)
+    return True
+
+
+def _number_items(g, d, a, name, in_list: bool) -> bool:
+    """A dict's or list's number item written by its own augmented assignment (``d["n"] +=
+    1.5``, ``acc[0] += np.sum(a)``), one read by another name first (keeps the old number):
+    source mode stored only array items back into the slot from 2aa7515 until the session
+    of 2026-12-07 (eleventh) -- the old number read back, silently."""
+    ch, s = g.ch, a.shape
+    m = g.module.fresh("m")
+    slot = f"{d}[0]" if in_list else f'{d}["n"]'
+    g.emit(f"{d} = [0.5, 2.0]" if in_list else f'{d} = {{"n": 0.5, "k": 2.0}}')
+    g.emit(f"{m} = {slot}")
+    total = ch.flag(0.5) and a.size <= 12
+    if total:  # (a differentiated number: |sum(a)| <= size * bound)
+        g.emit(f"{slot} += float(np.sum({a.text})) * 0.25" if ch.flag(0.3) else
+               f"{slot} += np.sum({a.text}) * 0.25")
+        bound = 0.5 + 0.25 * a.size * a.bound
+    else:
+        g.emit(f"{slot} {ch.pick(('+=', '-=', '*='))} 1.5")
+        bound = 2.0
+    g.emit(f"{m} += 1.0")  # (a number: rebinds m only)
+    g.assign(E(f"{a.op} * {slot} - {a.op} * {m} * 0.5", s, a.bound * (bound + 0.75),
+               atom=False), name)
     return True
 
 

@@ -341,9 +341,10 @@ class AliasingMixin:
         if read is not None and isinstance(v, ir.Var) and self.surely_container(base) and \
                 self.may_share_slots(base, index):
             # (`hs[0] += v` of a list or dict: numpy writes the item's array, which every
-            # slot holding that object shows -- `hs = [h] * T` -- write_through's held_at)
+            # slot holding that object shows -- `hs = [h] * T` -- write_through's held_at;
+            # and Python stores the result into the slot: a number item's too, `d["n"] += 1`)
             call = self.op_call(runtime.write_through, [base, index, v, read if isinstance(
-                read, ir.Var) else ir.Var(read.target)], {}, node)
+                read, ir.Var) else ir.Var(read.target), _const(True)], {}, node)
         else:
             call = self.op_call(runtime.setitem, [base, index, v], {}, node)
         start = len(self.body)

@@ -172,21 +172,24 @@ defjvp(setitem,
        None,
        lambda g, out, x, index, value: set_tangent_value(g, index, out))
 defvjp(write_through,
-       lambda g, out, x, index, value, view:
-           setitem_grad_x(g, held_at(x, index, view)) if writes_through(x, index, view)
-           else g,
+       lambda g, out, x, index, value, view, stored=False:
+           setitem_grad_x(g, held_at(x, index, view))
+           if writes_through(x, index, view, stored) else g,
        None,
-       lambda g, out, x, index, value, view: (
-           unbroadcast(g[held_at(x, index, view)], value) if writes_through(x, index, view)
-           else zeros_grad(value)),
+       lambda g, out, x, index, value, view, stored=False: (
+           unbroadcast(g[held_at(x, index, view)], value)
+           if writes_through(x, index, view, stored) else zeros_grad(value)),
        None,
-       name="write_through", spelling="write_through(x, index, value, view)", family="shape",
+       None,
+       name="write_through", spelling="write_through(x, index, value, view, stored)",
+       family="shape",
        test_cases=(("OP(a, 1, b, a[1])", [(3, 4), (4,)]),
                    ("OP(a, (1, 2), b, a[1, 2])", [(3, 4), ()]),
                    ("OP(a, 0, b, a[0])", [(3,), ()])),
        derivation="a write into x[index] when that index gave a view (an array), none when "
        "it gave a scalar copy: as setitem, or the identity (a list or dict holding the "
-       "written object in several slots: each of them, `held_at`)")
+       "written object in several slots: each of them, `held_at`; `stored`, the item's own "
+       "`x[index] op= t`: a number item's slot is stored into too)")
 defvjp(view_again,
        lambda g, out, x, index, view:
            unindex(g, x, index) if follows_base(x, index, view) else zeros_grad(x),
@@ -272,11 +275,12 @@ defjvp(view_again,
            np.zeros_like(out) if follows_base(x, index, view) else g)
 defjvp(write_through,  # (setitem's where it writes, into an array or a list or dict; a
        # scalar copy's value reaches nothing: zeros, of x's kind, to add to g)
-       lambda g, out, x, index, value, view: (
-           set_tangent_x(g, held_at(x, index, view), out) if writes_through(x, index, view)
-           else g),
+       lambda g, out, x, index, value, view, stored=False: (
+           set_tangent_x(g, held_at(x, index, view), out)
+           if writes_through(x, index, view, stored) else g),
        None,
-       lambda g, out, x, index, value, view: set_tangent_value(
-           g if writes_through(x, index, view) else zeros_grad(value),
+       lambda g, out, x, index, value, view, stored=False: set_tangent_value(
+           g if writes_through(x, index, view, stored) else zeros_grad(value),
            held_at(x, index, view), out),
+       None,
        None)
