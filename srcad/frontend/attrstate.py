@@ -238,8 +238,9 @@ def _assigned_before_change(tree, key) -> bool:
 
 
 def _walk(tree):
-    """The function's own nodes: not nested functions, lambdas or classes."""
-    todo = list(tree.body)
+    """The function's own nodes: not nested functions, lambdas or classes (a nested def's
+    `B.attr += 1` is its own state, carried out of it as a callee's: state.py)."""
+    todo = [n for n in tree.body if not isinstance(n, (gast.FunctionDef, gast.ClassDef))]
     while todo:
         node = todo.pop()
         yield node

@@ -84,7 +84,17 @@ class InlineMixin:
                                  if d in names}
                 if isinstance(s, ir.For) and s.target in names:
                     self.mutable.add(names[s.target])
-        ret = r.atom(callee.ret.value)
+        value, carried = callee.ret.value, []
+        if call.carried:  # (its value, then what it left on objects: user_call)
+            value, *atoms = value.items
+            carried = [(obj, attr, atom) for (obj, attr), atom in zip(call.carried, atoms)]
+        ret = r.atom(value)
+        for obj, attr, atom in carried:
+            # (what it left on objects -- `Model.calls += 1`, `self.total += v` of an object
+            # known here: the caller's reads after the call read it, as after a callee's)
+            held = r.atom(atom)
+            self.attr_carry[(id(obj), attr)] = (obj, held)
+            self.carry_into_local(obj, attr, held, node)
         self.take_closures(getattr(callee, "closures_out", {}), r.atom)
         given = dict(zip(callee.params, call.args))
         for p, final in callee.written.items():  # the caller's names see the written dict

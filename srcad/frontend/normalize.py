@@ -2145,9 +2145,10 @@ def _normalize(pf: ParsedFunction, root: bool = False) -> ir.Function:
     scalarised = scalarise_objects(pf, n.taken)  # objects built here: attributes are locals
     declared_names(pf, n.taken)  # global step; step += 1: state, as self.out is
     # self.out = v: a local, and a setattr effect
-    # (a callee's state is read by its caller; a nested function's is its caller's own:
-    # spliced in, inline.py)
-    carry_out = not root and pf.fn not in LIFTED
+    # (a callee's state is read by its caller -- a nested function's too, spliced in:
+    # inline.py carries what it leaves into the caller's locals, `Model.calls += 1` in a
+    # method of an object built here)
+    carry_out = not root
     state_locals = carry_attribute_state(pf.tree, n.taken, carry_out=carry_out,
                                          holds=functools.partial(_holds, pf))
     lower_callbacks(pf, n.taken)  # np.piecewise, np.vectorize, ... as loops (callbacks.py)
