@@ -128,7 +128,7 @@ class Prog:
     name: str
     source: str
     n_weights: int  # W arguments after x
-    objects: tuple = ("L1", "A1", "L2", "L3", "NET") + KEPT
+    objects: tuple = ("L1", "A1", "L2", "L3", "NET", "TALLY") + KEPT
     forwards: tuple = ()
     steps: list = field(default_factory=list)
     features: frozenset = frozenset()
@@ -346,6 +346,26 @@ class {p}Net:
 {p}LOG = []
 {p}SAVED = {{}}
 {p}GH = np.zeros(3)
+
+
+class {p}Counter:
+    made = 0
+
+    def __init__(self, scale):
+        {p}Counter.made += 1
+        self.scale = scale * {p}Counter.made
+
+    def __call__(self, v):
+        {p}Counter.made += 1
+        return np.tanh(v) * self.scale
+
+
+class {p}Tally:
+    def __init__(self):
+        self.total = 0.0
+
+
+{p}TALLY = {p}Tally()
 
 
 def {p}read_gh():
@@ -566,7 +586,7 @@ def {p}read_gh():
             step = ch.weighted([(8, self.step_call), (2, self.step_prev), (3, self.step_net),
                                 (2, self.step_score), (1, self.step_remember),
                                 (1, self.step_stash), (1, self.step_kept),
-                                (1, self.step_global)])
+                                (1, self.step_global), (1, self.step_spliced)])
             if "net loop_here" in self.features:
                 self.features.add("after loop_here")
             out = step(cur)
@@ -606,6 +626,31 @@ def {p}read_gh():
             self.emit("    if layer.trainable:")
             self.emit("        layer.cfg['mode'] = 'train'")
         self.features.add(f"modes {form}")
+
+    def step_spliced(self, cur):
+        """State a spliced call leaves on an object the module keeps -- a class counter, a
+        module object's running total -- read after it: a nested def (``Counter.made += 1``;
+        ``TALLY.total += ...``) or a built object's ``__init__`` / ``__call__``. Source mode
+        read the value from before every such call (two layers both named by the first
+        count; a total of 0.0), silently, before the session of 2026-12-07, eleventh. Each
+        counter is reset first, so `f` stays a function of its arguments."""
+        p, ch = self.p, self.ch
+        self.emit(f"{p}Counter.made = 0")
+        self.features.add("spliced state")
+        if ch.flag(0.5):
+            fn, h = self.fresh("acc"), self.fresh()
+            self.emit(f"{p}TALLY.total = 0.0")
+            self.emit(f"def {fn}(v):")
+            self.emit(f"    {p}Counter.made += 1")
+            self.emit(f"    {p}TALLY.total += np.sum(np.tanh(v)) * 0.5")
+            self.emit(f"    return v * (0.5 + 0.25 * {p}Counter.made)")
+            self.emit(f"{h} = {fn}({fn}({cur}))")
+            self.steps.append("spliced def")
+            return f"{h} + {p}TALLY.total * {p}Counter.made"
+        c = self.fresh("ctr")
+        self.emit(f"{c} = {p}Counter(0.5)")
+        self.steps.append("spliced object")
+        return f"({c}({cur}) + {c}({cur} * 0.5)) * {p}Counter.made"
 
     def step_global(self, cur):
         """`global GH; GH = h`, then read back here, or by a module function that reads the
