@@ -408,8 +408,9 @@ def _augmented_as_assignments(lf, fdef, names: set) -> None:
 def _one_name(lf, tree_body: list, writes: dict) -> None:
     """The enclosing function keeps no second name for a list a nested function grows
     (`_appended_lists`) or a value it changes by ``+=`` (`_augmented_as_assignments`): it is
-    read only as a call's argument, subscripted, looped over, returned, in arithmetic or by
-    its methods -- never assigned to another name or put in a container."""
+    read only as a call's argument, subscripted, looped over (a comprehension's too),
+    returned, tested, in arithmetic or by its methods -- never assigned to another name or
+    put in a container."""
     grown = {v: fn for fn, names in writes.items() for v in names}
     for s in tree_body:
         for parent in _walk_shallow(s):
@@ -422,6 +423,10 @@ def _one_name(lf, tree_body: list, writes: dict) -> None:
                                            gast.For, gast.Return, gast.keyword,
                                            gast.BinOp, gast.Compare, gast.UnaryOp)):
                         continue
+                    if (field == "test" and isinstance(parent, (
+                            gast.If, gast.While, gast.IfExp, gast.Assert))) or (
+                            isinstance(parent, gast.comprehension) and field in ("iter", "ifs")):
+                        continue  # (`if hist:`, `sum(np.sum(h) for h in hist)`: no name)
                     raise lf.error(
                         f"`{grown[x.id]}` changes `{x.id}` of the enclosing function in place "
                         f"(`.append`, `+=`), which has a second name for it here: srcad "
