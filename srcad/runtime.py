@@ -858,8 +858,9 @@ def writes_through(x, index, view, stored=False) -> bool:
     """`write_through`'s choice, and its rules': does writing `view` (read as x[index]) write
     x?"""
     if isinstance(x, (list, dict)):  # (a number item: `v *= 2` rebinds v, the slot keeps
-        # it -- but `x[index] op= t` stores into the slot)
-        return x[index] is view and (stored or isinstance(view, (np.ndarray, list, dict)))
+        # it -- but `x[index] op= t` stores into the slot: always, and asked again by the
+        # backward after later stores may have changed the slot, so not asked of x)
+        return stored or (x[index] is view and isinstance(view, (np.ndarray, list, dict)))
     return isinstance(view, (list, dict)) or bool(np.ndim(view))
 
 

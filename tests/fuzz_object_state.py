@@ -363,6 +363,10 @@ class {p}Counter:
 class {p}Tally:
     def __init__(self):
         self.total = 0.0
+        self.stats = {{"n": 0.0}}
+
+    def add(self, v):
+        self.stats["n"] += np.sum(np.tanh(v)) * 0.5
 
 
 {p}TALLY = {p}Tally()
@@ -639,14 +643,22 @@ def {p}read_gh():
         self.features.add("spliced state")
         if ch.flag(0.5):
             fn, h = self.fresh("acc"), self.fresh()
-            self.emit(f"{p}TALLY.total = 0.0")
+            # (or a number in a dict the object keeps, `+=` by each call: the backward asked
+            # the dict whether its slot still held the number read, which the next call's
+            # `+=` had replaced -- no gradient through the first, silently, until the same
+            # session)
+            form = ch.pick(("total", "stats", "method"))
+            total = f"{p}TALLY.total" if form == "total" else f"{p}TALLY.stats['n']"
+            self.emit(f"{p}TALLY.total = 0.0" if form == "total" else
+                      f"{p}TALLY.stats = {{'n': 0.0}}")
             self.emit(f"def {fn}(v):")
             self.emit(f"    {p}Counter.made += 1")
-            self.emit(f"    {p}TALLY.total += np.sum(np.tanh(v)) * 0.5")
+            self.emit(f"    {p}TALLY.add(v)" if form == "method" else
+                      f"    {total} += np.sum(np.tanh(v)) * 0.5")
             self.emit(f"    return v * (0.5 + 0.25 * {p}Counter.made)")
             self.emit(f"{h} = {fn}({fn}({cur}))")
             self.steps.append("spliced def")
-            return f"{h} + {p}TALLY.total * {p}Counter.made"
+            return f"{h} + {total} * {p}Counter.made"
         c = self.fresh("ctr")
         self.emit(f"{c} = {p}Counter(0.5)")
         self.steps.append("spliced object")

@@ -89,9 +89,41 @@ def array_item_in_two_slots(x):
     return np.sum(hs[1] ** 2) + np.sum(h * x)
 
 
+class _Stats:
+    def __init__(self):
+        self.counts = [0, 0]
+        self.sums = {"a": 0.0}
+
+    def update(self, v):
+        self.counts[0] += 1
+        self.sums["a"] += np.sum(v)
+        return self.sums["a"] * self.counts[0]
+
+
+STATS = _Stats()
+
+
+def items_of_a_module_objects_attributes(x):
+    # (the backward asked the dict whether its slot still held the number read: a later
+    # `+=` had replaced it -- no gradient through the first update, silently)
+    STATS.counts = [0, 0]
+    STATS.sums = {"a": 0.0}
+    STATS.update(x)
+    r = STATS.update(x * 2)
+    return r + STATS.counts[0] * np.sum(x)
+
+
+def items_of_a_built_objects_attributes(x):
+    s = _Stats()
+    s.update(x)
+    r = s.update(np.sin(x))
+    return r + s.counts[0] * np.sum(x)
+
+
 CASES = [local_dict_float, local_list_each_operator, loss_accumulated_in_a_dict,
          loss_accumulated_in_a_list, nested_item, counts_by_computed_key,
-         setdefault_then_increment, read_by_another_name_first, array_item_in_two_slots]
+         setdefault_then_increment, read_by_another_name_first, array_item_in_two_slots,
+         items_of_a_module_objects_attributes, items_of_a_built_objects_attributes]
 
 
 @pytest.mark.parametrize("mode", ["source", "fuse", "tape"])
