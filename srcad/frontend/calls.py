@@ -44,10 +44,10 @@ from ..errors import DictUnknownError, SharingUnknownError, SrcadError, at_call_
 from ..pyfuncs import GENERATOR_DRAWS, SUBSTITUTES, label_of
 from ..runtime_linalg import is_sparse, sparse_matmul
 from . import guards
+from .chosen import argument_length
 from .closures import PARTIAL
 from .factories import ARGUMENT
 from .methods import _BUILTIN_OPS, METHODS, RESERVED
-from .chosen import argument_length
 from .objcomps import known_value
 from .objects import _changed_attrs, delegated_sequence
 from .staticrun import returned_objects_by_running
