@@ -7,8 +7,11 @@ and pick shape-specialised rule forms; tape mode runs the same calls.
 
 from __future__ import annotations
 
+import collections.abc
 import copy
+import itertools
 import operator
+import types
 from typing import Any
 
 import numpy as np
@@ -27,7 +30,8 @@ def atom_value(atom, env: dict) -> Any:
         return env[atom.name]
     if isinstance(atom, ir.Const):
         if _PROBE_COPIES and (_PROBE_COPIES[-1] or isinstance(atom.value, _GENERATORS) or
-                              isinstance(getattr(atom.value, "__self__", None), _GENERATORS)):
+                              isinstance(getattr(atom.value, "__self__", None), _GENERATORS)
+                              or _an_iterator(atom.value)):
             return _probe_copy_of(atom.value)
         return atom.value
     if isinstance(atom, ir.Seq):
@@ -75,13 +79,50 @@ _PROBE_COPIES: list = []
 _GENERATORS = (np.random.Generator, np.random.RandomState)
 
 
+# iterators over a container or a count, whose shallow copy is independent of them
+_LEAF_ITERATORS = frozenset(type(it) for it in (
+    iter([]), iter(()), iter(range(0)), iter(range(2 ** 64)), itertools.count(),
+    itertools.repeat(0)))
+
+
+def _an_iterator(value) -> bool:
+    """A Python iterator the shape probe would advance (`next(COUNTER)` of a module's
+    `itertools.count`, `next(BATCHES)` of its `iter(list)`): the probe reads its own copy,
+    so the real call reads the item calling the function would. A generator cannot be
+    copied: `_probe_copy_of` refuses it."""
+    return isinstance(value, collections.abc.Iterator) and not isinstance(
+        value, (np.ndarray, np.generic, str, bytes))
+
+
+def probe_argument(value):
+    """An argument as the shape probe reads it: its own copy of an iterator (`g(x, it)`
+    reading `next(it)`), the argument itself otherwise."""
+    return _probe_copy_of(value) if _an_iterator(value) else value
+
+
 def _probe_copy_of(value):
     copies = _PROBE_COPIES[-1]
     held = copies.get(id(value))
     if held is not None:
         return held[1]
-    if isinstance(value, _GENERATORS) and not (_PROBE_MADE and id(value) in _PROBE_MADE[-1]):
+    made = bool(_PROBE_MADE) and id(value) in _PROBE_MADE[-1]
+    if isinstance(value, _GENERATORS) and not made:
         copies[id(value)] = (value, copy.deepcopy(value))
+        return copies[id(value)][1]
+    if _an_iterator(value) and not made:
+        try:  # (a list's or a range's own iterator shares its items; an islice or a map
+            # wraps another iterator, which a shallow copy would advance: a deep copy)
+            copies[id(value)] = (value, copy.copy(value) if type(value) in _LEAF_ITERATORS
+                                 else copy.deepcopy(value))
+        except Exception:  # noqa: BLE001  (a generator, a file: Python copies neither)
+            raise SrcadError(
+                f"srcad's first call of a transform runs the function once more to learn "
+                f"its shapes, which would advance the {type(value).__name__} this function "
+                f"reads items from (`{getattr(value, '__qualname__', '')}`): the real call "
+                f"would then read the "
+                f"item after the one Python's call reads",
+                hint="pass what it yields as an argument (`g(x, next(batches))`), or make "
+                "it a list and pass the index") from None
         return copies[id(value)][1]
     owner = getattr(value, "__self__", None)  # (`_cache.__setitem__`, `_cache.get`)
     if isinstance(owner, _GENERATORS) and id(owner) not in copies:  # (`RNG.standard_normal`)
@@ -290,7 +331,8 @@ def run_block(body, env: dict, record=None, fn=None, probe: bool = False) -> Non
                     e._srcad_line = stmt.line  # which user line failed, for the message
                     e._srcad_fn = fn  # (and in which function: a callee's line is its own)
                 raise
-            if probe and _PROBE_COPIES and isinstance(value, _GENERATORS):
+            if probe and _PROBE_COPIES and (isinstance(value, _GENERATORS) or (
+                    _an_iterator(value) and not _makes_new(stmt, env))):
                 value = _probe_copy_of(value)  # (`self.rng`, `cfg["rng"]`: its copy)
             env[stmt.target] = value
             if probe and _PROBE_MADE and not isinstance(

@@ -95,7 +95,8 @@ def probe(fn_ir: ir.Function, args: dict, wrt=None) -> tuple[dict, object]:
     interpret.PROBE_ARG_CHECKS.append(_not_followed_object)
     interpret.PROBE_UNDO.append([])
     try:
-        env = evaluate(fn_ir, args, record, probe=True)
+        env = evaluate(fn_ir, {k: interpret.probe_argument(v) for k, v in args.items()},
+                       record, probe=True)
     except SrcadError as e:
         line, where = getattr(e, "_srcad_line", None), getattr(e, "_srcad_fn", None) or fn_ir
         if e.filename is None and line is not None:  # (an op's check: at the user's line)
