@@ -157,13 +157,23 @@ def _makes_new(stmt: ir.Call, env: dict) -> bool:
     return isinstance(fn, type) or (getattr(fn, "__module__", "") or "").startswith("numpy")
 
 
-def _probe_owns(env: dict, name: str) -> None:
+def _probe_owns(env: dict, name: str, method: str = "") -> None:
     """Before a method srcad runs as written (`layer.forward(h)` of a layer a loop picked
     at run time) in the shape probe: a user's object the probe did not make is replaced, in
     the probe's names, by the probe's own copy of it (one per object, which a constant
     holding it reads too: `_probe_copy_of`), so the method's effects -- a cache appended
     to, a counter moved -- happen once per call, in the real call, as Python's do."""
     value = env[name]
+    if _PROBE_COPIES and type(value) in (list, dict, set) and method in MUTATING and \
+            not (_PROBE_MADE and id(value) in _PROBE_MADE[-1]):
+        # (`c_deleted = c.pop(0)` of `del c[0]`, `c.setdefault(k, [])` of a list or dict the
+        # function is given: the probe changes its own shallow copy, the real call the
+        # caller's, once -- the probe had popped the caller's list too: a skipped item)
+        copies = _PROBE_COPIES[-1]
+        if id(value) not in copies:
+            copies[id(value)] = (value, copy.copy(value))
+        env[name] = copies[id(value)][1]
+        return
     if not _PROBE_COPIES or (_PROBE_MADE and id(value) in _PROBE_MADE[-1]) or \
             not hasattr(value, "__dict__") or isinstance(value, (type, np.ndarray)) or \
             (type(value).__module__ or "").split(".")[0] in _LIBRARIES:
@@ -320,7 +330,7 @@ def run_block(body, env: dict, record=None, fn=None, probe: bool = False) -> Non
                         PROBE_ARG_CHECKS[-1](stmt, env)
                     if getattr(stmt.op, "family", "") == "opaque method" and \
                             isinstance(stmt.args.get("_obj"), ir.Var):
-                        _probe_owns(env, stmt.args["_obj"].name)
+                        _probe_owns(env, stmt.args["_obj"].name, stmt.op.name.lstrip("."))
                     _probe_copies_changed(stmt)
                 value = call_op(stmt.op, stmt.args, env)
                 if stmt.inplace:

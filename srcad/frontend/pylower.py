@@ -1513,7 +1513,9 @@ class _Lowerer:
         if x in self.pf.known:
             held = self.pf.known[x]
         elif x in self.params or x in self.stores:
-            return False
+            # (a parameter the call passes a list or dict, never rebound: `c.sort()` is the
+            # list's own method -- numpy's `c[...] = np.sort(c)` would fail on it)
+            return x in self.pf.containers and x not in self.stores
         else:
             try:
                 held = self.pf.resolve(x)
