@@ -20,7 +20,7 @@ from . import ir
 from .checkpoint import check_schedule
 from .errors import SrcadError, at_call_site, in_substitute
 from .pyfuncs import label_of
-from .runtime import own, store_into, store_through
+from .runtime import own, store_into, store_through, sync_into
 from .runtime_python import MUTATING
 from .runtime_context import interpreting
 
@@ -275,6 +275,10 @@ def run_effect(stmt: ir.Effect, env: dict, probe: bool = False) -> None:
             setattr(obj, stmt.args["attr"].value, value)
         elif _PROBED_ATTRS:
             _PROBED_ATTRS[-1][(id(obj), stmt.args["attr"].value)] = (obj, value)
+        return
+    if stmt.kind == "sync":  # (the caller's container, once, by the real call)
+        if not probe:
+            sync_into(env[stmt.args["caller"].value], atom_value(stmt.args["value"], env))
         return
     if stmt.kind == "own":  # p_caller, p = p, own(p) (frontend/normalize.py: own_on_entry)
         param = stmt.args["param"].name

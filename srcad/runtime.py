@@ -329,6 +329,7 @@ __all__ = [
     "appended_tangent",
     "container_set",
     "store_into",
+    "sync_into",
     "store_through",
     "container_tangent_value",
     "container_tangent_x",
@@ -698,6 +699,20 @@ def store_into(container, index, value, levels: int = 0):
         merge_into(container[index], value, levels)
     else:
         container[index] = value
+
+
+def sync_into(container, owned) -> None:
+    """The caller's list, dict or set after the function's own shallow copy of it (`own`)
+    was changed by one of its methods (`c.pop()`, `c.append(v)`, `c.setdefault(k, [])`):
+    the caller's object made to hold what the copy holds -- the same items, in the same
+    order -- as Python's one object would after the method (an effect, once per call)."""
+    if container is owned or type(container) is not type(owned):
+        return
+    if isinstance(container, list):
+        container[:] = owned
+    elif isinstance(container, (dict, set)):
+        container.clear()
+        container.update(owned)
 
 
 def store_through(container, index, value, old):

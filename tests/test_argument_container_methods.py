@@ -5,7 +5,10 @@ function once more to learn shapes (the probe), and the probe ran the method on 
 own list too: the real call then popped a second item -- a wrong value, silently (`del c[0];
 np.sum(x * c[0])` read c[2]), and a KeyError for ``del c["a"]``. The probe now changes its
 own copy. ``c.sort()`` of a list argument was taken for numpy's in-place sort (``c[...] =
-np.sort(c)``: a TypeError blamed on the user's code); it is the list's own method."""
+np.sort(c)``: a TypeError blamed on the user's code); it is the list's own method. And where
+the function works on its own copy of the argument (a store into it came first), such a
+method changed only that copy: the caller's dict or list was left without the new entry
+(`sync_into` now makes it hold what the copy holds, once per call)."""
 
 from __future__ import annotations
 
@@ -45,9 +48,33 @@ def sorted_then_read(x, c):
     return np.sum(x * c[0]) + c[-1]
 
 
+def stored_then_defaulted(x, c):
+    # (a store first: the function works on its own copy of c, which the method changed --
+    # the caller's dict did not get "vals" until the same session's sync effect)
+    c["n"] = c.get("n", 0) + 1
+    c.setdefault("vals", []).append(float(np.sum(x)))
+    return np.sum(x ** 2) * len(c["vals"])
+
+
+def stored_then_appended(x, c):
+    c[0] = c[0] + 1.0
+    c.append(2.5)
+    return np.sum(x ** 2) * c[0] * c[-1] + len(c)
+
+
+def stored_then_popped_in_a_loop(x, c):
+    c[0] = c[0] * 2.0
+    total = 0.0
+    for _ in range(2):
+        total = total + np.sum(np.sin(x * c.pop()))
+    return total + c[0] * np.sum(x)
+
+
 CASES = [(deleted_then_read, [1.0, 2.0, 3.0, 4.0]), (popped_then_read, [2.0, 0.5, 3.0]),
          (key_deleted_then_read, {"a": 1.0, "b": 2.0}), (default_set_then_read, {"v": 1.0}),
-         (default_set_then_read, {"w": 0.5}), (sorted_then_read, [3.0, 1.0, 2.0])]
+         (default_set_then_read, {"w": 0.5}), (sorted_then_read, [3.0, 1.0, 2.0]),
+         (stored_then_defaulted, {}), (stored_then_defaulted, {"n": 3, "vals": [0.5]}),
+         (stored_then_appended, [1.0]), (stored_then_popped_in_a_loop, [1.0, 5.0, 7.0, 0.5])]
 MODES = {"source": {}, "fuse": {"fuse": True}, "tape": {"mode": "tape"}}
 
 

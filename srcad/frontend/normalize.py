@@ -364,6 +364,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                        for c in closing.values()}
         for p in reversed(written):
             self.own_on_entry(p)
+        self.body = _drop_unowned_syncs(self.body)
         lines = {n: self.pf.line(n) for n in range(self.pf.first_line, self.pf.last_line + 1)}
         fn = ir.Function(
             name=self.pf.name,
@@ -405,8 +406,8 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         held = self.fresh(f"{param}_caller")
         caller = ir.Const(held, repr(held))
         for s in ir.walk(self.body):
-            if isinstance(s, ir.Effect) and s.kind == "setitem" and "param" in s.args \
-                    and s.args["param"].value == param:
+            if isinstance(s, ir.Effect) and s.kind in ("setitem", "sync") and \
+                    "param" in s.args and s.args["param"].value == param:
                 s.args["caller"] = caller
         self.body.insert(0, ir.Effect("own", None, {"param": ir.Var(param), "caller": caller},
                                       self.pf.first_line))
@@ -416,6 +417,26 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         self.statement_kind(s)
         if not self.generated:
             self.pin_loop_values(s, body, start)
+            self.sync_changed_arguments(body, start)
+
+    def sync_changed_arguments(self, body: list, start: int) -> None:
+        """After a list's or dict's own changing method (`c.pop()`, `c.append(v)`,
+        `c.setdefault(k, [])`) on the container a parameter holds now: an effect that makes
+        the caller's object hold the same items -- where the function works on its own copy
+        of the argument (`own_on_entry`, after a store into it), the method changed only the
+        copy; elsewhere the effect is dropped (`_drop_unowned_syncs`), the method having run
+        on the caller's object itself."""
+        for st in list(body[start:]):
+            if not (isinstance(st, (ir.Call, ir.Effect)) and st.op is not None and
+                    getattr(st.op, "family", "") == "opaque method" and
+                    st.op.name.lstrip(".") in runtime_python.MUTATING):
+                continue
+            obj = st.args.get("_obj")
+            p = next((p for p in self.pf.params if isinstance(obj, ir.Var)
+                      and self.env.get(p) == obj), None)
+            if p is not None:
+                body.insert(body.index(st) + 1, ir.Effect(
+                    "sync", None, {"param": ir.Const(p, repr(p)), "value": obj}, st.line))
 
     def pin_loop_values(self, node, body: list, start: int) -> None:
         """A name of one value (not assigned in a loop or a branch) bound to the value of a
@@ -1686,6 +1707,21 @@ def _hint(names) -> str:
 # progress (to catch recursion, and to follow it where they change: recursion.py)
 _IN_PROGRESS: dict = {}
 _PROGRAM: list = []  # the names injected so far by the functions of the program in progress
+
+
+def _drop_unowned_syncs(body: list) -> list:
+    """`body` without the `sync` effects of parameters the function does not copy (their
+    methods ran on the caller's own objects), in every block."""
+    out = []
+    for s in body:
+        if isinstance(s, ir.Effect) and s.kind == "sync" and "caller" not in s.args:
+            continue
+        for field in ("body", "orelse", "cond_body"):
+            inner = getattr(s, field, None)
+            if isinstance(inner, list):
+                setattr(s, field, _drop_unowned_syncs(inner))
+        out.append(s)
+    return out
 
 
 def normalize(pf: ParsedFunction) -> ir.Function:

@@ -55,7 +55,7 @@ def stateful_call(body, seen=None, effects=False):
         if isinstance(x, ir.Call) and may_change_state(x.op) and \
                 not getattr(x.op, "recomputable", False):  # (np.errstate: frontend/pyforms.py)
             return x
-        if effects and isinstance(x, ir.Effect) and x.kind in ("call", "setitem"):
+        if effects and isinstance(x, ir.Effect) and x.kind in ("call", "setitem", "sync"):
             # (setitem: `param[k] = v` into the caller's dict, which a recomputation would
             # both read changed and write again)
             return x

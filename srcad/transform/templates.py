@@ -228,6 +228,9 @@ def effect_stmt(s: ir.Effect) -> ast.stmt:
         if "levels" in s.args:  # (`p[0][1] = v`: into the caller's own p[0], `store_into`)
             args.append(atom_expr(s.args["levels"]))
         return ast.Expr(value=ast.Call(func=name("store_into"), args=args, keywords=[]))
+    if s.kind == "sync":  # the caller's container after a method changed the function's copy
+        return ast.Expr(value=ast.Call(func=name("sync_into"), args=[
+            name(s.args["caller"].value), atom_expr(s.args["value"])], keywords=[]))
     if s.kind == "own":  # p_caller, p = p, own(p) (frontend/normalize.py: own_on_entry)
         p, caller = atom_expr(s.args["param"]), s.args["caller"].value
         return ast.Assign(targets=[ast.Tuple(elts=[ast.Name(id=caller, ctx=ast.Store()),
