@@ -14,8 +14,8 @@ from srcad.testing import numerical_grad, rel_error
 from tests import fuzz_programs as FP
 from tests import fuzz_shared_holders as SH
 
-SEEDS = range(3)
-SLOW_SEEDS = range(3, 40)
+SEEDS = range(2)  # (3 until 2026-12-07, eleventh: the suite's time; the slow set takes seed 2)
+SLOW_SEEDS = range(2, 40)
 PER_SEED = 12
 # Programs of the default seeds srcad still gets wrong in source mode (tape mode is right):
 # an array held by a name, an object's attribute and the object's list (or a dict's value),
