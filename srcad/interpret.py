@@ -94,6 +94,16 @@ def _an_iterator(value) -> bool:
         value, (np.ndarray, np.generic, str, bytes))
 
 
+def _containers_copied(value):
+    """`value` with each list, dict, tuple and set in it copied, at every depth; arrays and
+    other objects are the same objects."""
+    if type(value) in (list, tuple, set):
+        return type(value)(_containers_copied(v) for v in value)
+    if type(value) is dict:
+        return {k: _containers_copied(v) for k, v in value.items()}
+    return value
+
+
 def probe_argument(value):
     """An argument as the shape probe reads it: its own copy of an iterator (`g(x, it)`
     reading `next(it)`), the argument itself otherwise."""
@@ -336,7 +346,14 @@ def run_block(body, env: dict, record=None, fn=None, probe: bool = False) -> Non
                             isinstance(stmt.args.get("_obj"), ir.Var):
                         _probe_owns(env, stmt.args["_obj"].name, stmt.op.name.lstrip("."))
                     _probe_copies_changed(stmt)
-                value = call_op(stmt.op, stmt.args, env)
+                if probe and stmt.op.name == "transformed":
+                    # (`srcad.grad(f)(x, c)` inside: the inner transform's code runs on the
+                    # probe's own copies of the lists and dicts it is given, so that what it
+                    # stores into them happens once per call, in the real call)
+                    value = call_op(stmt.op, stmt.args, {
+                        k: _containers_copied(v) for k, v in env.items()})
+                else:
+                    value = call_op(stmt.op, stmt.args, env)
                 if stmt.inplace:
                     check_inplace(atom_value(next(iter(stmt.args.values())), env), value,
                                   (fn, stmt.line))

@@ -93,3 +93,29 @@ def test_the_method_runs_once_per_call(case, mode):
         np.testing.assert_allclose(
             grad, numerical_grad(lambda x: fn(x, copy.deepcopy(init)), (X.copy(),), h=1e-6),
             rtol=1e-6, atol=1e-8)
+
+
+def _counted_loss(x, c):
+    c["n"] = c.get("n", 0) + 1
+    c.setdefault("vals", []).append(2.0)
+    return np.sum(np.sin(x) ** 2) * len(c["vals"])
+
+
+def _sum_of_inner_gradient(x, c):
+    return np.sum(srcad.grad(_counted_loss)(x, c))
+
+
+def test_a_transform_inside_changes_the_callers_dict_once():
+    """`srcad.grad(f)(x, c)` inside a differentiated function: the shape probe ran the inner
+    transform's code on the caller's dict too, so the call stored twice (`c["n"]` 2) -- and
+    once the method reached the caller, the second run read two entries and the gradient
+    doubled. The probe gives the inner transform its own copies now."""
+    c = {}
+    got = srcad.grad(_sum_of_inner_gradient)(X.copy(), c)
+    np.testing.assert_allclose(got, 2 * np.cos(2 * X), rtol=1e-10)  # (d/dx sum(sin 2x))
+    assert c == {"n": 1, "vals": [2.0]}
+    c = {}
+    out, tangent = srcad.jvp(srcad.grad(_counted_loss), (X.copy(), c), (np.ones(3), {}))
+    np.testing.assert_allclose(out, np.sin(2 * X), rtol=1e-12)
+    np.testing.assert_allclose(tangent, 2 * np.cos(2 * X), rtol=1e-10)
+    assert c == {"n": 1, "vals": [2.0]}
