@@ -11,7 +11,6 @@ import collections.abc
 import copy
 import itertools
 import operator
-import types
 from typing import Any
 
 import numpy as np
@@ -129,8 +128,7 @@ def _probe_copy_of(value):
                 f"srcad's first call of a transform runs the function once more to learn "
                 f"its shapes, which would advance the {type(value).__name__} this function "
                 f"reads items from (`{getattr(value, '__qualname__', '')}`): the real call "
-                f"would then read the "
-                f"item after the one Python's call reads",
+                f"would then read the item after the one Python's call reads",
                 hint="pass what it yields as an argument (`g(x, next(batches))`), or make "
                 "it a list and pass the index") from None
         return copies[id(value)][1]
@@ -350,8 +348,10 @@ def run_block(body, env: dict, record=None, fn=None, probe: bool = False) -> Non
                     # (`srcad.grad(f)(x, c)` inside: the inner transform's code runs on the
                     # probe's own copies of the lists and dicts it is given, so that what it
                     # stores into them happens once per call, in the real call)
+                    given = {n for a in stmt.args.values() for n in ir.atom_vars(a)}
                     value = call_op(stmt.op, stmt.args, {
-                        k: _containers_copied(v) for k, v in env.items()})
+                        k: _containers_copied(v) if k in given else v
+                        for k, v in env.items()})
                 else:
                     value = call_op(stmt.op, stmt.args, env)
                 if stmt.inplace:
