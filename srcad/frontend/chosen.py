@@ -48,7 +48,9 @@ from __future__ import annotations
 
 import ast
 import copy
+import inspect
 import operator
+import textwrap
 import types
 
 import gast
@@ -82,8 +84,9 @@ class _Known:
     """What an expression of the function holds in every call srcad builds this code for,
     or UNRESOLVED (each lookup guarded as the module docstring says)."""
 
-    def __init__(self, pf, read_only_gets: bool = False):
+    def __init__(self, pf, read_only_gets: bool = False, readers: frozenset = frozenset()):
         self.pf = pf
+        readers = _DICT_READERS | readers if read_only_gets else frozenset()
         tree = pf.tree
         nodes = list(gast.walk(tree))  # (one walk: every fact below is read off it)
         count: dict = {}
@@ -108,8 +111,7 @@ class _Known:
                 f = n.func.value if isinstance(n.func, gast.Attribute) else None
                 while isinstance(f, gast.Attribute):
                     f = f.value
-                if isinstance(f, gast.Name) and not (
-                        read_only_gets and n.func.attr in _DICT_READERS):
+                if isinstance(f, gast.Name) and n.func.attr not in readers:
                     self.touched.add(f.id)
                 if isinstance(n.func, gast.Attribute) and isinstance(n.func.value, gast.Name) \
                         and n.func.attr not in _DICT_READERS:
@@ -459,6 +461,122 @@ def _fold_called_indices(tree, known, test_of) -> None:
             n.func.slice = _const(v, index)
         elif known.waits is not None and isinstance(index, gast.Name):
             test_of(index)  # (raises: the first call's arguments tell)
+
+
+_GETTER_CALLS = frozenset({"values", "items", "keys", "copy"})
+_GETTER_WRAPPERS = {"list": list, "tuple": tuple, "dict": dict}
+_GETTERS: dict = {}  # code object -> (the first parameter's name, the returned expression) | None
+
+
+def _getter_expression(fn):
+    """(self's name, the expression) a plain method returns where its body is that return
+    alone (a docstring aside), it takes only its object, and the expression reads the object
+    once, through attributes, `.values()` / `.items()` / `.keys()` / `.copy()` and `list` /
+    `tuple` / `dict` of those -- ``def parameters(self): return self._params`` --; else None."""
+    code = fn.__code__
+    if code in _GETTERS:
+        return _GETTERS[code]
+    _GETTERS[code] = None
+    if code.co_argcount != 1 or code.co_kwonlyargcount or \
+            code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS | inspect.CO_GENERATOR):
+        return None
+    try:
+        tree = gast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    node = tree.body[0] if tree.body else None
+    if not isinstance(node, gast.FunctionDef) or node.decorator_list:
+        return None
+    body = [s for s in node.body if not (isinstance(s, gast.Expr) and isinstance(
+        s.value, gast.Constant) and isinstance(s.value.value, str))]
+    if len(body) != 1 or not isinstance(body[0], gast.Return) or body[0].value is None:
+        return None
+    self_name, expr, selves = node.args.args[0].id, body[0].value, 0
+    for n in gast.walk(expr):
+        if isinstance(n, gast.Name):
+            if n.id == self_name:
+                selves += 1
+            elif n.id not in _GETTER_WRAPPERS or \
+                    fn.__globals__.get(n.id, _GETTER_WRAPPERS[n.id]) is not \
+                    _GETTER_WRAPPERS[n.id]:
+                return None
+        elif isinstance(n, gast.Call):
+            if n.keywords or not (
+                    isinstance(n.func, gast.Attribute) and n.func.attr in _GETTER_CALLS
+                    and not n.args or isinstance(n.func, gast.Name) and len(n.args) == 1):
+                return None
+        elif not isinstance(n, (gast.Attribute, gast.Load)):
+            return None
+    if selves == 1:
+        _GETTERS[code] = (self_name, expr)
+    return _GETTERS[code]
+
+
+def _getter_of(obj, method: str):
+    """`obj.method()`'s expression where the method is a getter (`_getter_expression`) that
+    `obj` resolves as Python would, through its class; guarded to stay that function."""
+    if not is_user_object(obj) or isinstance(obj, (type, types.FunctionType,
+                                                   types.MethodType)) or \
+            type(obj).__getattribute__ is not object.__getattribute__ or \
+            method in getattr(obj, "__dict__", {}):
+        return None
+    raw = inspect.getattr_static(obj, method, None)
+    if not isinstance(raw, types.FunctionType):
+        return None
+    found = _getter_expression(raw)
+    if found is not None:
+        guards.note_attr(obj, method, getattr(obj, method))
+    return found
+
+
+def fold_getter_calls(pf) -> None:
+    """`NET.parameters()` / `self.encoder.get_params()` where the method only returns an
+    attribute of its object (``return self._params``; `_getter_expression`) and srcad knows
+    the object here: the attribute written in the call's place (``NET._params``), as Python
+    reads it at that point. Layer libraries hand their dicts of parameters out this way; a
+    loop over the dict's items storing into them (`p.data = params[k]`) is then followed
+    into the methods that read them, as it is when written with the attribute."""
+    calls = [n for n in gast.walk(pf.tree) if isinstance(n, gast.Call) and
+             isinstance(n.func, gast.Attribute) and not n.args and not n.keywords]
+    if not calls:
+        return
+    # (a getter changes nothing: a call of one leaves what srcad knows of its object; known
+    # first taking every such call for a getter, then only those that are)
+    hopeful = _Known(pf, read_only_gets=True, readers=frozenset(n.func.attr for n in calls))
+    names = frozenset(n.func.attr for n in calls
+                      if _getter_of(hopeful.value(n.func.value), n.func.attr) is not None)
+    if not names:
+        return
+    known = _Known(pf, read_only_gets=True, readers=names)
+
+    class Fold(gast.NodeTransformer):
+        def visit_Call(self, node):
+            self.generic_visit(node)
+            if not (isinstance(node.func, gast.Attribute) and node.func.attr in names
+                    and not node.args and not node.keywords):
+                return node
+            found = _getter_of(known.value(node.func.value), node.func.attr)
+            if found is None:
+                return node
+            self_name, expr = found
+
+            class Put(gast.NodeTransformer):
+                def visit_Name(self, n):
+                    return copy.deepcopy(node.func.value) if n.id == self_name else n
+
+            out = Put().visit(copy.deepcopy(expr))
+            for n in gast.walk(out):
+                gast.copy_location(n, node)
+            return out
+
+        def visit_FunctionDef(self, node):  # (a nested function reads its own names)
+            return node
+
+        visit_Lambda = visit_FunctionDef
+
+    for s in pf.tree.body:
+        Fold().visit(s)
+    gast.fix_missing_locations(pf.tree)
 
 
 def fold_known_dict_gets(pf) -> None:

@@ -55,7 +55,8 @@ from .aliasing import VIEW_OPS, AliasingMixin, bound_names, seq_holds
 from .calls import _RETURN, CallsMixin
 from .attrdicts import scalarise_attrdicts
 from .attrstate import carry_attribute_state, container_aliases, declared_names
-from .chosen import fold_chosen_functions, fold_dict_reads, fold_known_dict_gets, \
+from .chosen import fold_chosen_functions, fold_dict_reads, fold_getter_calls, \
+    fold_known_dict_gets, \
     index_function_dicts, unroll_name_loops, zip_displays
 from .ndenumerate import lower_ndenumerate
 from .closures import lift_closures
@@ -2154,6 +2155,7 @@ def _normalize(pf: ParsedFunction, root: bool = False) -> ir.Function:
     fold_known_tests(pf)  # `if self.act is None: return z` of a known object (knowntests.py)
     held_dict_updates(pf)  # net.params.update(params): stores by key (objcomps.py)
     fold_static_arguments(pf)  # a recursive function's ints and lengths (recursion.py)
+    fold_getter_calls(pf)  # NET.parameters() that returns self._params: NET._params (chosen.py)
     fold_known_dict_gets(pf)  # ACTS.get("relu"), NET.named.get("l0"): ACTS["relu"] (chosen.py)
     fold_dict_reads(pf)  # kwargs.get("act", "elu") of a dict argument: its str (chosen.py)
     unroll_name_loops(pf)  # for name in spec: h = REG[name]()(h) -- once per name (chosen.py)

@@ -107,6 +107,24 @@ def _runner(method: str | None, starred: tuple):
     return run
 
 
+def _why_not_followed(callee) -> str | None:
+    """Why srcad does not follow an object of user class `callee` built in the function: what
+    objects.py recorded, or a hook of the class's own that runs code on every attribute store
+    or read (a torch-like `Module.__setattr__` filing parameters away)."""
+    if not isinstance(callee, type):
+        return None
+    if callee in NOT_FOLLOWED:
+        return NOT_FOLLOWED[callee]
+    if not is_user_object(callee):
+        return None
+    for hook in ("__setattr__", "__getattribute__", "__new__"):
+        owner, _ = class_attribute(callee, hook)
+        if owner is not None and owner is not object and is_user_object(owner):
+            return (f"its class has a `{hook}` of its own (`{owner.__name__}.{hook}`), code "
+                    f"srcad does not run as it builds the object")
+    return None
+
+
 def opaque_call(label: str, nargs: int, keywords: tuple, starred: tuple = (), *,
                 callee: Any = None) -> OpaqueOp:
     """`fn(a0, *a1, k=k)` with no rule: its parameters are the callee `_fn`, then the
@@ -122,8 +140,8 @@ def opaque_call(label: str, nargs: int, keywords: tuple, starred: tuple = (), *,
                     params=params, spelling=ast.parse(src, mode="eval").body, spelling_src=src,
                     differentiable=False, family="opaque call", kind="call", label=label,
                     pure=callee is not None and known_pure(callee, keywords), library=lib,
-                    srcad_own=own, why=NOT_FOLLOWED.get(callee) if isinstance(callee, type)
-                    else None, checks_only=own and getattr(callee, "srcad_checks_only", False))
+                    srcad_own=own, why=_why_not_followed(callee),
+                    checks_only=own and getattr(callee, "srcad_checks_only", False))
 
 
 def opaque_method(method: str, nargs: int, keywords: tuple, starred: tuple = ()) -> OpaqueOp:
