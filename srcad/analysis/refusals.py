@@ -602,7 +602,8 @@ def check_writes_into_held_values(fn: ir.Function, wrt) -> None:
                 not c.inplace:
             continue
         kinds = (np.ndarray, dict, list) if c.op.name == "setitem" else (dict, list) \
-            if c.op.name in ("dict_set", "list_append") else (np.ndarray,)  # (`ps[0] +=
+            if c.op.name in ("dict_set", "list_append") else (np.ndarray, list) \
+            if c.op.name == "in_layout" else (np.ndarray,)  # (`ps[0] +=
         # t` of a list's array: `write_through` puts the array numpy wrote back in its slot)
         if c.op.name == "setitem" and c.augmented:
             # (`ps[0] *= 0.0; ps[0] += W` of a list: numpy writes the array in that slot --
@@ -619,6 +620,13 @@ def check_writes_into_held_values(fn: ir.Function, wrt) -> None:
         # the call, as kept_globals.py replays a store spelt by the global's own name; an
         # array read back only through the name that wrote it, a scratch buffer, runs)
         array = held is not None and isinstance(held[2][-1], np.ndarray)
+        if c.op.name == "in_layout" and held is not None and type(held[2][-1]) is list:
+            # (`h = NET.hist; h += [v]`: Python's `+=` extends that very list; srcad's code
+            # rebinds h to a new one, and the holder's readers saw the old list -- zeros and
+            # a stale value, silently, before the session of 2026-12-07, twelfth)
+            _refuse_held_write(fn, c.line, held[0], False, dependent,
+                               hint=f"extend it through what holds it (`{held[0]} += [...]`"
+                               f" or `{held[0]}.extend(...)`), which srcad follows")
         if not dependent and not array:
             continue  # (a list's or dict's store of a constant value: Python's, kept_globals)
         if held is not None and (not array or _held_elsewhere(fn, made, *held[1:]) or
@@ -636,7 +644,7 @@ def check_writes_into_held_values(fn: ir.Function, wrt) -> None:
 
 
 def _refuse_held_write(fn: ir.Function, line: int, held: str, array: bool,
-                       dependent: bool = True):
+                       dependent: bool = True, hint: str | None = None):
     what = "an array" if array else "a list or dict"
     value = "a value that depends on the arguments being differentiated" if dependent else \
         "in place"
@@ -647,7 +655,7 @@ def _refuse_held_write(fn: ir.Function, line: int, held: str, array: bool,
         f"shows (its methods, a function reading it, the caller after the call); srcad's "
         f"code writes a copy, so they would read the old values",
         filename=fn.filename, lineno=line, func=fn.name,
-        hint="make a new array or container and store it whole where it is held "
+        hint=hint or "make a new array or container and store it whole where it is held "
         "(`net.W = W`, `d = dict(net.params); d[\"W\"] = W; net.params = d`), or "
         "pass it as an argument")
 

@@ -31,6 +31,7 @@ Before/after:
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import copy
 import functools
@@ -774,6 +775,19 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         (tape_tensor.py `_inplace`)."""
         like = next(iter(st.args.values()))
         at = next((i for i in range(len(self.body) - 1, -1, -1) if self.body[i] is st), None)
+        if isinstance(like, ir.Const) and type(like.value) is list and \
+                getattr(like, "src", None):
+            # (`h = NET.hist; h += [v]`: a list a module global or an object holds, read as a
+            # constant; Python's `+=` extends that very list, srcad's `h + [v]` made a new
+            # one -- the holder's readers saw the old list, zeros, silently, before the
+            # session of 2026-12-07, twelfth)
+            raise self.unsupported(
+                f"`{ast.unparse(gast.gast_to_ast(node))}` extends in place a list that a "
+                f"module global or an object holds (`{like.src}`): Python changes that very "
+                f"list, which every holder then shows; srcad would make a new one", node,
+                hint=f"extend it through what holds it (`obj.attr += [...]`, "
+                f"`obj.attr.extend(...)`), which srcad follows, or copy it first "
+                f"(`h = list(...)`)")
         if not isinstance(like, ir.Var) or at is None:
             return
         target, st.target = st.target, self.fresh(f"{st.target}_op")

@@ -44,7 +44,7 @@ import numpy as np
 
 from .. import pyfuncs, runtime_at, runtime_python, runtime_signal
 from ..checkpoint import checkpoint
-from ..errors import DictUnknownError, UnsupportedSyntaxError
+from ..errors import DictUnknownError, SharingUnknownError, UnsupportedSyntaxError
 from ..naming import fresh
 from . import pylevel
 from .closures import PARTIAL
@@ -762,6 +762,14 @@ class _Lowerer:
                 isinstance(s.value, (gast.List, gast.Tuple)):
             appends = [self.append(s.target.id, v) for v in s.value.elts]  # lst += [a, b]
             return self.body(_located(appends, s))
+        if isinstance(s, gast.AugAssign) and isinstance(s.target, gast.Name) and \
+                isinstance(s.op, gast.Add) and isinstance(s.value, (gast.List, gast.ListComp)) \
+                and s.target.id not in self.lists:
+            if s.target.id in self.params and not self._rebound(s.target.id):
+                extended = self._argument_extended(s)
+                if extended is not None:
+                    return self.body(_located(extended, s))
+            self._argument_extended_by_alias(s)
         if isinstance(s, gast.AugAssign) and isinstance(s.target, gast.Name) and \
                 s.target.id in self.shared_lists and isinstance(s.op, (gast.Add, gast.Mult)):
             # `a = lst; lst += [v]` (or `lst *= 2`): Python's list changes in place, which `a`
@@ -1506,6 +1514,57 @@ class _Lowerer:
                              s, f"write the change as an assignment, e.g. `{x}[idx] = v` for "
                              f"put, or `{x} = np.resize({x}, shape)`")
         return None
+
+    def _rebound(self, name: str) -> bool:
+        """Is `name` bound anywhere in the function other than by `name op= ...`?"""
+        augmented = {id(n.target) for n in gast.walk(self.pf.tree)
+                     if isinstance(n, gast.AugAssign)}
+        return any(isinstance(n, gast.Name) and n.id == name and isinstance(
+            n.ctx, (gast.Store, gast.Del)) and id(n) not in augmented
+            for n in gast.walk(self.pf.tree))
+
+    def _argument_extended(self, s):
+        """`c += [v, ...]` of a parameter the call passes a list: Python's `list.__iadd__`
+        extends the caller's list in place (every name holding it sees the new items), where
+        `c = c + [...]` would leave it as it was -- a wrong value at the next call that reads
+        it, silently (before the session of 2026-12-07, twelfth). Written as the
+        `c.extend([...])` it is, which srcad follows into the caller's list. A transform made
+        before any call waits for the first call's arguments to tell a list from an array
+        (numpy adds a list display into an array in place); None for an array argument."""
+        name = s.target.id
+        if name in self.pf.unknown_kinds:
+            if not getattr(self.pf, "deferrable", False):
+                return None
+            raise self.pf.error(
+                f"`{name} += [...]` extends `{name}` in place if the call passes a list, and "
+                f"adds into it if an array", s, cls=SharingUnknownError,
+                hint="srcad writes it out once the first call's arguments tell which")
+        if name not in self.pf.containers:
+            return None
+        call = gast.Call(func=gast.Attribute(value=_name(name), attr="extend", ctx=gast.Load()),
+                         args=[s.value], keywords=[])
+        return [gast.Expr(value=call)]
+
+    def _argument_extended_by_alias(self, s) -> None:
+        """`d = c; d += [v]` of a list argument `c`: Python extends the caller's list, which
+        `c` shows; srcad's `d = d + [v]` would not -- refused, naming the route."""
+        name = s.target.id
+        sources = {n.value.id for n in gast.walk(self.pf.tree) if isinstance(n, gast.Assign)
+                   and isinstance(n.value, gast.Name) and n.value.id in self.params and any(
+                       isinstance(t, gast.Name) and t.id == name for t in n.targets)}
+        for p in sorted(sources):
+            if p in self.pf.unknown_kinds and getattr(self.pf, "deferrable", False):
+                raise self.pf.error(
+                    f"`{name} += [...]` extends in place what `{name}` holds, the argument "
+                    f"`{p}` if it is a list", s, cls=SharingUnknownError,
+                    hint="srcad writes it out once the first call's arguments tell")
+            if p in self.pf.containers:
+                raise self.error(
+                    f"`{name} += [...]` extends in place the list argument `{p}` through a "
+                    f"second name: Python changes the caller's list, which `{p}` shows; srcad "
+                    f"follows such a change only by the argument's own name", s,
+                    f"write `{p} += [...]` (or `{p}.extend(...)`), or copy it first "
+                    f"(`{name} = list({p})`)")
 
     def _not_an_array(self, x: str) -> bool:
         """Does name `x` certainly hold something other than an array here: an object the
