@@ -1199,9 +1199,16 @@ class CallsMixin:
         return self.objects_display(call, [a.value for a in items], ret.value.kind, node)
 
     def objects_display(self, call, objects: list, kind: str, node) -> ir.Seq:
-        """The display of the objects a call hands out, each a constant named after it."""
-        return ir.Seq(tuple(self.constant(v, f"{call.callee.name}_{i}", node)
-                            for i, v in enumerate(objects)), kind)
+        """The display of the objects a call hands out, each a constant named after it (a
+        (name, object) pair a tuple of the two: `named_parameters()`)."""
+        def item(v, i):
+            if type(v) is tuple:
+                return ir.Seq(tuple(item(x, f"{i}_{j}") if type(x) is not str and
+                                    type(x) is not int else ir.Const(x, repr(x))
+                                    for j, x in enumerate(v)), "tuple")
+            return self.constant(v, f"{call.callee.name}_{i}", node)
+
+        return ir.Seq(tuple(item(v, i) for i, v in enumerate(objects)), kind)
 
     def objects_found_by_running(self, call, node) -> ir.Seq | None:
         """The user objects a call returns where its code, run now on the objects it is

@@ -165,12 +165,20 @@ class LoopsMixin:
                 return self.once_per_item(target, held, body)
             if isinstance(seq, ir.Seq) and seq.items and not exits and (
                     all(self.function_value(a) for a in seq.items) or
-                    _objects_of(seq) is not None or _makes_closures(body) or (
+                    _objects_of(seq) is not None or _named_objects(seq) or
+                    _makes_closures(body) or (
                         len(seq.items) <= 64 and _names_attributes_by(target, body) and
                         all(isinstance(a, ir.Const) for a in seq.items))):
                 # `fns = [relu, np.tanh]; for f in fns: h = f(h)`, `for W, act in [(W1,
                 # np.tanh), (W2, relu)]`, `for layer in [net.l1, net.l2]`: the body once per
                 # item
+                names = _unpacked_first(target, body, seq) if _named_objects(seq) else None
+                if names is not None:
+                    # (`for name, p in model.named_parameters()`: each name bound to its
+                    # constant itself, as a loop over objects binds its variable -- a store
+                    # `p.data = v` then names the object it goes into)
+                    return self.once_per_binding(names, [list(a.items) for a in seq.items],
+                                                 body[1:])
                 return self.once_per_item(target, seq.items, body)
             if isinstance(seq, ir.Const) and is_object_mapping(seq.value) and not exits:
                 # `for name in self.layers:` of an object's dict of objects: once per key
@@ -944,6 +952,36 @@ def _objects_of(seq) -> list | None:
         values = [a.value for a in seq.items]
         return values if is_object_sequence(values) else None
     return None
+
+
+def _unpacked_first(target: str, body, seq: ir.Seq) -> list | None:
+    """The names a loop's body unpacks its variable into first, `name, p = item` (a loop
+    `for name, p in ...` desugared), where every item is a tuple display of that many atoms
+    and the body reads the variable nowhere else; else None."""
+    first = body[0] if body else None
+    if not (isinstance(first, gast.Assign) and len(first.targets) == 1 and
+            isinstance(first.targets[0], gast.Tuple) and isinstance(first.value, gast.Name)
+            and first.value.id == target and
+            all(isinstance(t, gast.Name) for t in first.targets[0].elts)):
+        return None
+    names = [t.id for t in first.targets[0].elts]
+    if not all(isinstance(a, ir.Seq) and len(a.items) == len(names) for a in seq.items):
+        return None
+    if any(isinstance(n, gast.Name) and n.id == target for st in body[1:]
+           for n in gast.walk(st)):
+        return None
+    return names
+
+
+def _named_objects(seq: ir.Seq) -> bool:
+    """A display of (name, object) pairs srcad knows here -- `model.named_parameters()` run
+    while building the code (staticrun.py): each pair a tuple of constants, str / int names
+    and user objects, at least one object. Walked once per pair, so a store into the object
+    (`p.data = params[name]`) is followed, as for a display of the objects themselves."""
+    return all(isinstance(a, ir.Seq) and a.kind == "tuple" and a.items and all(
+        isinstance(b, ir.Const) for b in a.items) and
+        is_object_sequence([b.value for b in a.items if type(b.value) not in (str, int)])
+        for a in seq.items)
 
 
 def _names_attributes_by(target: str, body) -> bool:

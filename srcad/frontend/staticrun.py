@@ -18,8 +18,9 @@ one (`p.data = w`) is followed into the methods that read it (calls.py
 `emit_user_call`).
 
 Only these statements run: a name bound to another, an attribute of a known object (no
-property: code), a dict's keys, `len`, an item of a list, tuple or dict, `list_append`, int
-`+` / `min` (loop counters), a `for` over a known range, an `if` on a known bool, a call of
+property: code), a dict's keys (a plain dict's or an `OrderedDict`'s), `len`, an item of a
+list, tuple or dict, `list_append`, int `+` / `min` (loop counters), str `+` (a name's prefix,
+`named_parameters()`'s `prefix + name`: it may hand out (name, object) pairs), a `for` over a known range, an `if` on a known bool, a call of
 another such function, the return. Anything else -- an effect, an array op, an opaque call --
 and the answer is None (the call is emitted as before). Each attribute read is guarded, each
 list's and dict's items too (guards.py): a parameter added to a module rebuilds the code.
@@ -27,6 +28,7 @@ list's and dict's items too (guards.py): a parameter added to a module rebuilds 
 
 from __future__ import annotations
 
+import collections
 import inspect
 import operator
 import types
@@ -38,6 +40,8 @@ from . import guards
 from .opaque import is_opaque, is_user_object
 
 _UNKNOWN = object()
+# (a module's `OrderedDict` of parameters walks as a dict does: the same keys, in order)
+_DICTS = (dict, collections.OrderedDict)
 _STEPS = 20_000  # (statements run at most: a bigger walk is left to run when the code runs)
 
 
@@ -55,10 +59,21 @@ def returned_objects_by_running(call: ir.UserCall, args: list):
     except (_Stop, RecursionError):
         return None
     if type(value) not in (list, tuple) or not value or not all(
-            is_user_object(v) and not isinstance(v, (type, types.FunctionType,
-                                                     types.MethodType)) for v in value):
+            _an_object(v) or _a_named_object(v) for v in value):
         return None
     return value, runner.read
+
+
+def _an_object(v) -> bool:
+    return is_user_object(v) and not isinstance(v, (type, types.FunctionType,
+                                                    types.MethodType))
+
+
+def _a_named_object(v) -> bool:
+    """A tuple of names and objects (`named_parameters()`'s `("fc1.W", p)`): str / int keys,
+    at least one object."""
+    return type(v) is tuple and any(_an_object(x) for x in v) and all(
+        _an_object(x) or type(x) in (str, int) for x in v)
 
 
 class _Runner:
@@ -136,7 +151,7 @@ class _Runner:
             return args["x"]
         if name == "in_layout" and type(args.get("new")) is int:
             return args["new"]
-        if name == "dict_keys" and type(args.get("d")) is dict:
+        if name == "dict_keys" and type(args.get("d")) in _DICTS:
             return list(args["d"])
         if name == "len" and type(args.get("obj")) in (list, tuple, dict):
             return len(args["obj"])
@@ -145,13 +160,15 @@ class _Runner:
         if name in ("add", "minimum") and len(args) == 2 and all(
                 type(v) is int for v in args.values()):
             return (operator.add if name == "add" else min)(*args.values())
+        if name == "add" and len(args) == 2 and all(type(v) is str for v in args.values()):
+            return operator.add(*args.values())  # (a name's prefix: `prefix + n`)
         if name == "getitem" and isinstance(s.args.get("index"), ir.Index):
             index = s.args["index"]
             if index.is_tuple or len(index.parts) != 1:
                 raise _Stop
             container, key = args.get("a"), self.value(index.parts[0], env)
             if type(container) in (list, tuple) and type(key) is int or \
-                    type(container) is dict and type(key) in (str, int):
+                    type(container) in _DICTS and type(key) in (str, int):
                 try:
                     return container[key]
                 except (IndexError, KeyError):
@@ -173,7 +190,7 @@ def _attribute(obj, attr: str):
     guards.note_attr(obj, attr, value)
     if type(value) is list:
         guards.note("items", value, len(value), value)
-    elif type(value) is dict:
+    elif type(value) in _DICTS:
         guards.note("items", value, len(value), tuple(value))
         for k, v in value.items():
             guards.note("global", value, k, v)
