@@ -20,8 +20,8 @@ one (`p.data = w`) is followed into the methods that read it (calls.py
 Only these statements run: a name bound to another, an attribute of a known object (no
 property: code), a dict's keys (a plain dict's or an `OrderedDict`'s), `len`, an item of a
 list, tuple or dict, `list_append`, int `+` / `min` (loop counters), str `+` (a name's prefix,
-`named_parameters()`'s `prefix + name`: it may hand out (name, object) pairs), a `for` over a known range, an `if` on a known bool, a call of
-another such function, the return. Anything else -- an effect, an array op, an opaque call --
+`named_parameters()`'s `prefix + name`: it may hand out (name, object) pairs), a `for` over a
+known range, an `if` on a known bool, a call of another such function, the return. Anything else -- an effect, an array op, an opaque call --
 and the answer is None (the call is emitted as before). Each attribute read is guarded, each
 list's and dict's items too (guards.py): a parameter added to a module rebuilds the code.
 """
