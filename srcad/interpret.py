@@ -155,6 +155,34 @@ def _probe_copies_changed(stmt: ir.Call) -> None:
         _PROBE_COPIES[-1][id(owner)] = (owner, copy.copy(owner))
 
 
+def _probe_snapshots_given(stmt, env: dict) -> None:
+    """Before a call srcad runs as written and does not know to change nothing (`rng.shuffle(
+    X)`, `random.Random(0).shuffle(c)`, `np.copyto(dst, v)`): the arrays, lists and dicts it
+    is given as they are, put back when the shape probe ends (`PROBE_UNDO`). The probe's
+    later reads see the call's change, as the real call's do, and the caller's objects are
+    changed once, by the real call -- an argument shuffled by the probe and again by the
+    call was a wrong value and gradient, silently, before the session of 2026-12-07,
+    twelfth."""
+    if not PROBE_UNDO or getattr(stmt.op, "family", "") not in (
+            "opaque call", "opaque method") or getattr(stmt.op, "pure", False) or \
+            getattr(stmt.op, "checks_only", False):
+        return
+    for key, atom in stmt.args.items():
+        if key in ("_fn", "_obj") or not isinstance(atom, ir.Var):
+            continue
+        value = env.get(atom.name)
+        if type(value) is np.ndarray and value.flags.writeable:
+            PROBE_UNDO[-1].append((value, Ellipsis, value.copy(), True))
+        elif type(value) is list:
+            PROBE_UNDO[-1].append((value, slice(None), list(value), True))
+        elif type(value) is dict:
+            PROBE_UNDO[-1].append((value, WHOLE, dict(value), True))
+
+
+# (a PROBE_UNDO index: the dict's every entry, put back as it was)
+WHOLE = object()
+
+
 def _makes_new(stmt: ir.Call, env: dict) -> bool:
     """Does the call make the object it gives (a class called, `np.nditer(x)`,
     `np.random.default_rng(0)`), rather than hand out one that exists (`layers[0]`,
@@ -275,6 +303,7 @@ def run_effect(stmt: ir.Effect, env: dict, probe: bool = False) -> None:
                     env[obj.name] = copy.deepcopy(env[obj.name])
                 except Exception:  # noqa: BLE001  (a logger, a socket: the real call's)
                     return
+            _probe_snapshots_given(stmt, env)  # (`rng.shuffle(X)`: X put back after)
         call_op(stmt.op, stmt.args, env)
         return
     if stmt.kind == "setattr":  # (the probe leaves the caller's objects to the real call)
@@ -344,6 +373,7 @@ def run_block(body, env: dict, record=None, fn=None, probe: bool = False) -> Non
                             isinstance(stmt.args.get("_obj"), ir.Var):
                         _probe_owns(env, stmt.args["_obj"].name, stmt.op.name.lstrip("."))
                     _probe_copies_changed(stmt)
+                    _probe_snapshots_given(stmt, env)
                 if probe and stmt.op.name == "transformed":
                     # (`srcad.grad(f)(x, c)` inside: the inner transform's code runs on the
                     # probe's own copies of the lists and dicts it is given, so that what it

@@ -119,7 +119,10 @@ def probe(fn_ir: ir.Function, args: dict, wrt=None) -> tuple[dict, object]:
         interpret._PROBE_COPIES.pop()
         interpret.PROBE_ARG_CHECKS.pop()
         for obj, index, old, had in reversed(interpret.PROBE_UNDO.pop()):
-            if had:
+            if index is interpret.WHOLE:
+                obj.clear()
+                obj.update(old)
+            elif had:
                 obj[index] = old
             else:
                 del obj[index]
