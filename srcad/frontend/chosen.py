@@ -505,6 +505,8 @@ def _getter_expression(fn):
                     isinstance(n.func, gast.Attribute) and n.func.attr in _GETTER_CALLS
                     and not n.args or isinstance(n.func, gast.Name) and len(n.args) == 1):
                 return None
+        elif isinstance(n, gast.Attribute) and n.attr.startswith("__"):
+            return None  # (`return self.__dict__`: the object's own attributes, not a value)
         elif not isinstance(n, (gast.Attribute, gast.Load)):
             return None
     if selves == 1:
