@@ -543,13 +543,13 @@ def {p}read_gh():
 
     def step_kept(self, cur):
         """A store into the module's list or dict (`LOG.append(h)`, `SAVED['h'] = h`,
-        `.update`, `.extend`, or by a second name: `k = SAVED; k['h'] = h`), once in a while
-        read back in the same call -- which srcad refuses at the read
+        `.update`, `.extend`, or by a second name: `k = SAVED; k['h'] = h`, `k = LOG; k +=
+        [h]`), once in a while read back in the same call -- which srcad refuses at the read
         (frontend/kept_globals.py; it gave a zero gradient before)."""
         ch = self.ch
         log, saved = self.p + "LOG", self.p + "SAVED"
         form = ch.pick(("append", "setitem", "update", "extend", "alias setitem",
-                        "alias append"))
+                        "alias append", "alias extend"))
         alias = self.fresh("kept")  # (session of 2026-12-06, fifth: by a second name, the
         # module's container itself -- zeros where it was read back, before)
         self.emit({"append": f"{log}.append({cur} * 0.5)",
@@ -557,10 +557,15 @@ def {p}read_gh():
                    "update": f"{saved}.update(h={cur} * 2.0)",
                    "extend": f"{log}.extend([{cur}, np.tanh({cur})])",
                    "alias setitem": f"{alias} = {saved}",
-                   "alias append": f"{alias} = {log}"}[form])
+                   "alias append": f"{alias} = {log}",
+                   "alias extend": f"{alias} = {log}"}[form])
         if form.startswith("alias"):
-            self.emit(f"{alias}['h'] = {cur}" if form == "alias setitem" else
-                      f"{alias}.append({cur} * 0.5)")
+            # (`k = LOG; k += [n]`: Python's `+=` extends the module's list; srcad rebound k
+            # to a new list -- the list left as it was, zeros where it was read back, before
+            # the session of 2026-12-07, twelfth; a value with a gradient was refused)
+            self.emit({"alias setitem": f"{alias}['h'] = {cur}",
+                       "alias append": f"{alias}.append({cur} * 0.5)",
+                       "alias extend": f"{alias} += [{cur}.shape[0] * 0.5]"}[form])
             form = form.split()[1]
         self.steps.append(f"kept {form}")
         self.features.add("kept store")
