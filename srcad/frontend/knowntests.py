@@ -283,6 +283,7 @@ class StaticTest:
         layer.name.startswith("conv")        layer.__class__ is Dense
         layer.kind in ("dense", "conv")      layer.layer_name() == "Dense"  (a method that
         not layer.frozen and layer.bias is not None                  only returns a value)
+        layer.layer_name() == "Activation (ReLU)"  (strings joined by `+` or `%`)
 
     so that only the branch Python takes becomes code -- a weight stored into the layers a
     test picks (`if layer.trainable: layer.W = Ws[i]`) is then a store into known objects,
@@ -362,6 +363,17 @@ class StaticTest:
         if isinstance(e, gast.UnaryOp) and isinstance(e.op, gast.Not):
             v = self.value(e.operand)
             return UNKNOWN if v is UNKNOWN or type(v) not in _LITERALS else not v
+        if isinstance(e, gast.BinOp) and isinstance(e.op, (gast.Add, gast.Mod)):
+            # (a name built from strings: `"Activation (%s)" % type(f).__name__`,
+            # `prefix + "dense"` -- a `layer_name()` of a layer library)
+            left, right = self.value(e.left), self.value(e.right)
+            if type(left) is not str or not (type(right) is str or isinstance(
+                    e.op, gast.Mod) and _literal(right) and not isinstance(right, type)):
+                return UNKNOWN
+            try:
+                return left + right if isinstance(e.op, gast.Add) else left % right
+            except (TypeError, ValueError):
+                return UNKNOWN
         return UNKNOWN
 
     def attribute(self, base, attr: str, default=UNKNOWN):
