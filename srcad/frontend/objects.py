@@ -4487,6 +4487,19 @@ def scalarise_objects(pf, taken: set) -> list:
     stateful = _stateful_objects(pf)
     if not classes and not stateful:
         return []
+    out = _scalarised(pf, taken, classes, stateful)
+    if out is None and classes and stateful:
+        # (an object the function keeps, whose methods srcad cannot turn into locals -- an
+        # RNN layer calling `self.activation(...)` --, took the objects built here down with
+        # it: `Softmax()(out)` after `R.forward(X)` refused, before the session of
+        # 2026-12-07, twelfth. Those are followed alone then, the kept one as without them)
+        out = _scalarised(pf, taken, classes, {})
+    return out or []
+
+
+def _scalarised(pf, taken: set, classes, stateful: dict) -> list | None:
+    """`scalarise_objects` for these built classes and kept objects; None where a use is not
+    followed (NOT_FOLLOWED says why, for each class)."""
     work = _Objects(pf, taken)
     scope = _Scope(taken, _locals_of(pf.tree) | set(pf.params))
     work.top = scope
@@ -4519,7 +4532,7 @@ def scalarise_objects(pf, taken: set) -> list:
     except _Unsupported as err:
         for cls in classes:
             NOT_FOLLOWED[cls] = f"line {work.line}: {err}"
-        return []
+        return None
     for cls in classes:
         NOT_FOLLOWED.pop(cls, None)
     if stateful:  # ... and what the call left in it written back as it returns
