@@ -81,7 +81,7 @@ from .parse import LIFTED, ParsedFunction, parse_function, star_params_for_call,
 from .state import carried_state, state_given, with_state
 from .pylower import lower_python
 from .trylower import lower_try
-from .walrus import hoist_named_exprs, name_called_objects
+from .walrus import hoist_named_exprs
 from .factories import splice_factories
 from .funclists import unroll_function_lists
 from .rebinds import rename_rebound_params
@@ -2163,7 +2163,6 @@ def _known_state_locals(pf: ParsedFunction, n: Normalizer, carried: dict) -> lis
 
 
 def _normalize(pf: ParsedFunction, root: bool = False) -> ir.Function:
-    name_called_objects(pf)  # Softmax()(z): (softmax := Softmax())(z) (walrus.py)
     hoist_named_exprs(pf.tree)  # `if (n := f(x)) > 0:` -> `n = f(x)` first (walrus.py)
     lower_forms(pf, set())  # with, loop else, starred targets, reversed(xs) (pyforms.py)
     rename_rebound_params(pf)  # params = {k: params[k] ... for k in params}: params_2 (rebinds.py)

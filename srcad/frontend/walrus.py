@@ -26,9 +26,6 @@ import copy
 
 import gast
 
-from ..naming import fresh
-from .opaque import is_user_object
-
 # where a walrus may not run at all, or run more than once: it stays there (fenced)
 _CONDITIONAL = (gast.Lambda, gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
 
@@ -38,47 +35,6 @@ _EXPR_FIELDS = {
     gast.AnnAssign: ("value",), gast.Return: ("value",), gast.If: ("test",),
     gast.For: ("iter",), gast.Assert: ("test",),  # (an assert's message: only on failure)
 }
-
-
-def name_called_objects(pf) -> None:
-    """``Softmax()(z)``, ``Dense(W)(x)``: an object of a user class made and called at once,
-    named by an assignment expression -- ``(softmax := Softmax())(z)`` -- that
-    `hoist_named_exprs` then makes a statement, so the object is one srcad builds and
-    follows, as it follows ``s = Softmax(); s(z)`` (the call of a call's result had no rule:
-    refused before the session of 2026-12-07, twelfth). Only where the class's arguments are
-    names, constants or attributes (nothing whose code could run in another order)."""
-    taken = {n.id for n in gast.walk(pf.tree) if isinstance(n, gast.Name)}
-
-    def a_user_class(f) -> bool:
-        if not isinstance(f, gast.Name):
-            return False
-        try:
-            cls = pf.resolve(f.id)
-        except Exception:  # noqa: BLE001  (a name the module does not hold: Python says so)
-            return False
-        return isinstance(cls, type) and is_user_object(cls)
-
-    class Name(gast.NodeTransformer):
-        def visit_Call(self, node):
-            self.generic_visit(node)
-            inner = node.func
-            if isinstance(inner, gast.Call) and a_user_class(inner.func) and all(
-                    isinstance(n, (gast.Name, gast.Constant, gast.Attribute, gast.Load,
-                                   gast.keyword))
-                    for a in [*inner.args, *inner.keywords] for n in gast.walk(a)):
-                name = fresh(inner.func.id.lower(), taken)
-                node.func = gast.copy_location(gast.NamedExpr(
-                    target=gast.Name(name, gast.Store(), None, None), value=inner), inner)
-            return node
-
-        def visit_FunctionDef(self, node):  # (a nested function's own: its turn comes)
-            return node
-
-        visit_Lambda = visit_FunctionDef
-
-    for st in pf.tree.body:
-        Name().visit(st)
-    gast.fix_missing_locations(pf.tree)
 
 
 def hoist_named_exprs(fdef: gast.FunctionDef) -> None:
