@@ -54,7 +54,7 @@ from .pyforms import _evaluated_maybe_or_often
 from .objcomps import folded_object_comprehension
 from .pylevel import Substitute, _assign, _call, _comp, _for, _name, operand_slots, slot_get, \
     slot_put
-from .walrus import hoist_in_statement
+from .walrus import continues, hoist_in_statement
 
 # internal names the rewritten tree calls; ParsedFunction.resolve finds them in its closure
 LIST_APPEND = "__srcad_list_append"
@@ -714,6 +714,16 @@ class _Lowerer:
             s.orelse = self.body(s.orelse)
             return self.body(_located(pending, s)) + [s]
         if isinstance(s, gast.While):
+            if self.needs_statements(s.test) and not continues(s.body):
+                # `while n < 5 and any(abs(v) < 3 for v in y):` -- Python evaluates the test
+                # before every trip: its statements before the loop and again at the end of
+                # the body (a `continue` would skip them: refused below, as before)
+                test = self.expr(s.test, pending, "cond")
+                again = copy.deepcopy(pending)
+                s.test = test
+                s.body = self.body(s.body) + self.body(_located(again, s))
+                s.orelse = self.body(s.orelse)
+                return self.body(_located(pending, s)) + [s]
             self.refuse_inside(s.test, s, "a `while` test (Python evaluates it at every step)")
             s.body = self.body(s.body)
             s.orelse = self.body(s.orelse)
@@ -1045,9 +1055,26 @@ class _Lowerer:
             return e
         if isinstance(e, gast.BoolOp):
             e.values[0] = self.expr(e.values[0], pending, hint)
+            if not any(self.needs_statements(v) for v in e.values[1:]):
+                return e
+            # `c and any(v > 1 for v in x)`: an operand evaluated only where the ones before
+            # it let it be (Python's short circuit), as `if` statements into a name -- each
+            # operand's statements under the test of the value so far (refused before the
+            # session of 2026-12-07, twelfth)
+            name = self.fresh(f"{hint}_{'and' if isinstance(e.op, gast.And) else 'or'}")
+            pending.append(gast.copy_location(_assign(name, e.values[0]), e))
+            into = pending
             for v in e.values[1:]:
-                self.refuse_inside(v, e, "an operand after `and` / `or`")
-            return e
+                inner: list = []
+                value = self.expr(v, inner, hint)
+                test = _name(name) if isinstance(e.op, gast.And) else \
+                    gast.UnaryOp(op=gast.Not(), operand=_name(name))
+                branch = gast.copy_location(gast.If(test=test, body=inner + [
+                    gast.copy_location(_assign(name, value), v)], orelse=[]), v)
+                into.append(branch)
+                into = branch.body
+            gast.fix_missing_locations(e)
+            return _name(name)
         if isinstance(e, gast.BinOp) and isinstance(e.op, gast.Add) and all(
                 self.is_tuple(side) for side in (e.left, e.right)) and any(
                 isinstance(side, gast.Name) for side in (e.left, e.right)) and \

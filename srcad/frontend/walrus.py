@@ -54,7 +54,7 @@ def _stmt(s) -> list:
         if isinstance(getattr(s, field, None), list):
             setattr(s, field, _block(getattr(s, field)))
     if isinstance(s, gast.While):
-        if not _has_walrus(s.test) or _continues(s.body):
+        if not _has_walrus(s.test) or continues(s.body):
             return [s]
         pre = _hoisted(s.test)
         if pre is None:
@@ -91,7 +91,7 @@ def _has_walrus(e) -> bool:
     return any(isinstance(n, gast.NamedExpr) for n in gast.walk(e))
 
 
-def _continues(body: list) -> bool:
+def continues(body: list) -> bool:
     """A `continue` of this loop (not of a loop nested in it)."""
     todo = list(body)
     while todo:
