@@ -11,7 +11,8 @@ bound bookkeeping:
              sometimes in a ``with _Rec(...):`` block whose ``__exit__`` prints too
   assert     ``assert a.shape == (m, n), "..."``
   listcomp   ``np.stack([np.tanh(t) for t in (a, b)])``, rows by index
-  genexp     ``sum(np.sin(t) * c for t in (a, b))``
+  genexp     ``sum(np.sin(t) * c for t in (a, b))``, sometimes chosen by a test whose operand
+             after ``and`` is a generator (``any(d > 1 for d in np.shape(a))``)
   closure    a nested ``def`` over a captured value, called at once
   lambda     ``f = lambda t: ...`` called at once
   dict       ``d = {"p": a, "q": b}`` / ``dict(p=a, q=b)`` / ``{"p": a} | {"q": b}`` / one
@@ -134,8 +135,16 @@ def statement(g) -> bool:
         body = g.binary(g.unary(te), c)
         if body is None or body.shape != s:
             return False
-        g.assign(E(f"sum({body.text} for {t} in ({', '.join(e.text for e in items)}))", s,
-                   len(items) * body.bound), name)
+        total = f"sum({body.text} for {t} in ({', '.join(e.text for e in items)}))"
+        if ch.flag(0.3):  # (under a test whose operand after `and` is a generator: refused
+            # before the session of 2026-12-07, twelfth; shapes only, so nothing nonsmooth)
+            d = g.module.fresh("d")
+            test = (f"np.ndim({a.text}) > {ch.int(0, 1)} and "
+                    f"any({d} > {ch.int(1, 3)} for {d} in np.shape({a.text}))")
+            g.assign(E(f"({total} if {test} else {a.op} * 2.0)", s,
+                       max(len(items) * body.bound, 2.0 * B), atom=False), name)
+            return True
+        g.assign(E(total, s, len(items) * body.bound), name)
         return True
     if kind in ("closure", "lambda"):
         c = g.pick_var(lambda e: _broadcast(e.shape, s) == s and e is not a) or a
