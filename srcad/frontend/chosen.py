@@ -463,6 +463,22 @@ def _fold_called_indices(tree, known, test_of) -> None:
             test_of(index)  # (raises: the first call's arguments tell)
 
 
+class _TopLevel(gast.NodeTransformer):
+    """A rewrite of the function's own expressions: a nested function or lambda reads its own
+    names (its turn comes when it is normalised)."""
+
+    def visit_FunctionDef(self, node):
+        return node
+
+    visit_Lambda = visit_FunctionDef
+
+
+def _fold_top_level(pf, rewrite: _TopLevel) -> None:
+    for st in pf.tree.body:
+        rewrite.visit(st)
+    gast.fix_missing_locations(pf.tree)
+
+
 _GETTER_CALLS = frozenset({"values", "items", "keys", "copy"})
 _GETTER_WRAPPERS = {"list": list, "tuple": tuple, "dict": dict}
 _GETTERS: dict = {}  # code object -> (the first parameter's name, the returned expression) | None
@@ -551,7 +567,7 @@ def fold_getter_calls(pf) -> None:
         return
     known = _Known(pf, read_only_gets=True, readers=names)
 
-    class Fold(gast.NodeTransformer):
+    class Fold(_TopLevel):
         def visit_Call(self, node):
             self.generic_visit(node)
             if not (isinstance(node.func, gast.Attribute) and node.func.attr in names
@@ -571,14 +587,7 @@ def fold_getter_calls(pf) -> None:
                 gast.copy_location(n, node)
             return out
 
-        def visit_FunctionDef(self, node):  # (a nested function reads its own names)
-            return node
-
-        visit_Lambda = visit_FunctionDef
-
-    for s in pf.tree.body:
-        Fold().visit(s)
-    gast.fix_missing_locations(pf.tree)
+    _fold_top_level(pf, Fold())
 
 
 def fold_known_dict_gets(pf) -> None:
@@ -604,7 +613,7 @@ def fold_known_dict_gets(pf) -> None:
             s.targets[0], gast.Name) and isinstance(s.value, gast.Constant) and
         stores.get(s.targets[0].id) == 1}
 
-    class Fold(gast.NodeTransformer):
+    class Fold(_TopLevel):
         def visit_Call(self, node):
             self.generic_visit(node)
             f = node.func
@@ -633,14 +642,7 @@ def fold_known_dict_gets(pf) -> None:
             guards.note("absent", d, key)
             return node.args[1] if len(node.args) == 2 else _const(None, node)
 
-        def visit_FunctionDef(self, node):  # (a nested function reads its own names)
-            return node
-
-        visit_Lambda = visit_FunctionDef
-
-    for s in pf.tree.body:
-        Fold().visit(s)
-    gast.fix_missing_locations(pf.tree)
+    _fold_top_level(pf, Fold())
 
 
 def _changed_containers(tree) -> set:
@@ -669,7 +671,7 @@ def fold_dict_reads(pf) -> None:
     if not dicts:
         return
 
-    class Fold(gast.NodeTransformer):
+    class Fold(_TopLevel):
         def visit_Call(self, node):
             self.generic_visit(node)
             f = node.func
@@ -692,14 +694,7 @@ def fold_dict_reads(pf) -> None:
                     return _const(v, node)
             return node
 
-        def visit_FunctionDef(self, node):  # (a nested function reads its own names)
-            return node
-
-        visit_Lambda = visit_FunctionDef
-
-    for s in pf.tree.body:
-        Fold().visit(s)
-    gast.fix_missing_locations(pf.tree)
+    _fold_top_level(pf, Fold())
 
 
 def _display_get(known, name: str, node):
