@@ -754,10 +754,17 @@ class Tape:
                 for k in inner:
                     if k not in made or inner[k] is not made[k]:
                         x[k] = _as_callers(inner[k], callers)
-            for x, inner, made in lists:  # `ps[k] = v` in the callee: the caller's list
-                for k in range(min(len(inner), len(made))):
-                    if inner[k] is not made[k]:
-                        x[k] = _as_callers(inner[k], callers)
+                for k in [k for k in made if k not in inner and k in x]:
+                    del x[k]  # (`del param[k]`, `param.pop(k)`: gone from the caller's too)
+            for x, inner, made in lists:  # `ps[k] = v`, `ps.append(v)`, `ps += [v]`,
+                # `ps.pop()` in the callee: the caller's list, as Python's one list shows them
+                # (only a replaced item reached the caller: an append was lost, a wrong value
+                # silently, before the session of 2026-12-07, twelfth)
+                given = {id(m): j for j, m in enumerate(made)}
+                now = [x[given[id(v)]] if id(v) in given and given[id(v)] < len(x) else
+                       _as_callers(v, callers) for v in inner]
+                if len(now) != len(x) or any(a is not b for a, b in zip(now, x)):
+                    x[:] = now
             unchanged = {id(inner): made for inner, made in kept}
             written = self._items_written_in_callee(pairs, held)
             for x, inner in pairs:  # (`p[k] = v` into a dict or list argument: the caller's)

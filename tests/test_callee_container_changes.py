@@ -1,0 +1,86 @@
+"""A called function changing a list or dict it is given -- `c.append(v)`, `c += [v]`,
+`c.pop()`, `c.insert(0, v)`, `c.clear()`, `del d[k]`, `d.pop(k)` -- where the caller passed its
+own argument (session of 2026-12-07, twelfth). Python changes the caller's very container, so
+the caller, and the next call, read the change. Tape mode gives a callee its own copy of a
+container argument (for the callee's gradients) and carried back only items replaced in
+place and keys stored: an append, a pop, a deletion were lost -- the caller read the old
+length (a wrong value and gradient, silently) and its container was left as it was. Source
+mode (`c += [v]` in a callee: the fix of the same session) is checked beside it."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+
+import srcad
+from srcad.testing import numerical_grad
+
+X = np.array([0.3, -0.7, 1.1])
+MODES = [{}, {"fuse": True}, {"mode": "tape"}]
+
+
+def appended(c):
+    c.append(1.0)
+
+
+def extended(c):
+    c += [2.0, 3.0]
+
+
+def popped(c):
+    return c.pop()
+
+
+def inserted(c):
+    c.insert(0, 4.0)
+
+
+def cleared(c):
+    c.clear()
+    c.append(5.0)
+
+
+def key_deleted(d):
+    del d["b"]
+
+
+def key_popped(d):
+    return d.pop("a")
+
+
+def through_a_list(x, c, change=appended):
+    out = change(c)
+    extra = out if isinstance(out, float) else 0.0
+    return np.sum(np.sin(x) * len(c)) + np.sum(x) * extra + np.sum(x * c[0])
+
+
+def through_a_dict(x, d, change=key_deleted):
+    out = change(d)
+    extra = out if isinstance(out, float) else 0.0
+    return np.sum(np.sin(x) * len(d)) + np.sum(x) * extra + np.sum(x * sum(d.values()))
+
+
+def _case(change):
+    if change in (key_deleted, key_popped):
+        return through_a_dict, (lambda: {"a": 1.5, "b": 2.0, "c": 0.5}), 1
+    return through_a_list, (lambda: [0.5, 2.5, 1.5]), 2
+
+
+@pytest.mark.parametrize("opts", MODES, ids=str)
+@pytest.mark.parametrize("change", [appended, extended, popped, inserted, cleared, key_deleted,
+                                    key_popped], ids=lambda f: f.__name__)
+def test_a_callees_change_reaches_the_callers_container(change, opts):
+    fn, make, calls = _case(change)
+    g = srcad.value_and_grad(lambda x, c: fn(x, c, change), **opts)
+    ours, theirs = make(), make()
+    for _ in range(calls):  # (a deleted key: a second call raises, in Python too)
+        before = copy.copy(theirs)
+        value, grad = g(X.copy(), ours)
+        want = fn(X.copy(), theirs, change)
+        assert ours == theirs
+        assert value == pytest.approx(want, rel=1e-12)
+        np.testing.assert_allclose(
+            grad, numerical_grad(lambda x: fn(x, copy.copy(before), change), (X.copy(),),
+                                 h=1e-6), rtol=1e-6, atol=1e-8)
