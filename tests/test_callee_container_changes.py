@@ -5,7 +5,12 @@ the caller, and the next call, read the change. Tape mode gives a callee its own
 container argument (for the callee's gradients) and carried back only items replaced in
 place and keys stored: an append, a pop, a deletion were lost -- the caller read the old
 length (a wrong value and gradient, silently) and its container was left as it was. Source
-mode (`c += [v]` in a callee: the fix of the same session) is checked beside it."""
+mode (`c += [v]` in a callee: the fix of the same session) is checked beside it. And a nested
+function appending to the list argument it reads from its enclosing function (`def rec(v):
+c.append(v)`): source mode carried the list back as a value, as it does for a list the
+function makes, so the caller's list was left as it was (closures.py `_appended_lists`).
+A nested function appending a value that depends on the differentiated arguments to the
+caller's list is refused, as the same append written in the function itself is."""
 
 from __future__ import annotations
 
@@ -84,3 +89,39 @@ def test_a_callees_change_reaches_the_callers_container(change, opts):
         np.testing.assert_allclose(
             grad, numerical_grad(lambda x: fn(x, copy.copy(before), change), (X.copy(),),
                                  h=1e-6), rtol=1e-6, atol=1e-8)
+
+
+def appended_by_a_nested_function(x, c):
+    def rec(v):
+        c.append(v)
+
+    rec(2.0)
+    rec(len(c) * 0.5)
+    return np.sum(np.sin(x) * len(c)) + np.sum(x * c[-1])
+
+
+@pytest.mark.parametrize("opts", MODES, ids=str)
+def test_a_nested_functions_append_reaches_the_callers_list(opts):
+    g = srcad.value_and_grad(appended_by_a_nested_function, **opts)
+    ours, theirs = [0.5], [0.5]
+    for _ in range(2):
+        before = list(theirs)
+        value, grad = g(X.copy(), ours)
+        want = appended_by_a_nested_function(X.copy(), theirs)
+        assert ours == theirs
+        assert value == pytest.approx(want, rel=1e-12)
+        np.testing.assert_allclose(
+            grad, numerical_grad(lambda x: appended_by_a_nested_function(x, list(before)),
+                                 (X.copy(),), h=1e-6), rtol=1e-6, atol=1e-8)
+
+
+def test_a_nested_function_appending_a_differentiated_value_is_refused():
+    def kept(x, caches):
+        def rec(h):
+            caches.append(h)
+
+        rec(np.tanh(x))
+        return np.sum(caches[-1] ** 2)
+
+    with pytest.raises(srcad.SrcadError, match="append"):
+        srcad.grad(kept)(X.copy(), [])

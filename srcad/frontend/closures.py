@@ -369,8 +369,8 @@ def _appended_lists(lf, fdef, outer_locals: set) -> set:
                         and not call.keywords):
                     continue
                 name = call.func.value.id
-                if name in own or name not in outer_locals:
-                    continue
+                if name in own or name not in outer_locals or name in lf.kept_arguments:
+                    continue  # (the caller's own list: changed in place, as Python does)
                 arg = call.args[0]
                 if call.func.attr == "append":
                     arg = gast.List(elts=[arg], ctx=gast.Load())
@@ -658,6 +658,10 @@ def lift_closures(pf, taken: set) -> None:
     for s in pf.tree.body:
         lf.inline_lambdas(s)
     outer_locals = _signature_names(pf.tree) | _stores(pf.tree) | set(pf.closure)
+    # (a parameter the function never rebinds holds the caller's object: a nested function's
+    # `c.append(v)` changes it in place, which the caller sees -- not a value carried back,
+    # which left the caller's list as it was before the session of 2026-12-07, twelfth)
+    lf.kept_arguments = _signature_names(pf.tree) - _stores(pf.tree)
     clash = sorted(set(lf.defs) & (set(_params(pf.tree)) | _stores(pf.tree)))
     if clash:
         raise lf.error(f"the nested function `{clash[0]}` has the name of a variable of "
