@@ -74,11 +74,6 @@ def uses_class(x):
     return np.sum(Box.held)
 
 
-def uses_comp_after_or(x):
-    ok = x.ndim == 2 or any([v > 0 for v in x])  # ERR
-    return np.sum(x) * ok
-
-
 def uses_decorated_nested_def(x):
     @staticmethod  # ERR
     def inner(v):
@@ -154,7 +149,7 @@ def uses_del(x):
     return np.sum(x)
 
 
-UNSUPPORTED = [uses_try, uses_with, uses_class, uses_comp_after_or,
+UNSUPPORTED = [uses_try, uses_with, uses_class,
                uses_global, uses_nonlocal, uses_varargs, uses_star_call, uses_async,
                uses_yield, uses_decorated_nested_def, uses_bare_raise, uses_raise_from,
                uses_nested_name_clash]
@@ -166,8 +161,8 @@ def test_unsupported_construct_points_at_line(fn):
     assert err.hint or "instead" in str(err) or "use" in str(err)
 
 
-@pytest.mark.parametrize("fn", [uses_try, uses_comp_after_or, uses_decorated_nested_def,
-                                uses_global], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("fn", [uses_try, uses_decorated_nested_def, uses_global],
+                         ids=lambda f: f.__name__)
 def test_unsupported_raises_at_transform_time_as_unsupported_syntax(fn):
     with pytest.raises(UnsupportedSyntaxError) as info:
         srcad.grad(fn)

@@ -412,7 +412,7 @@ def comprehension_in_branch(x):
 
 
 def comprehension_after_or(x):
-    return bool(x.ndim > 1 or sum([v for v in x]) > 0) * np.sum(x)  # ERR
+    return bool(x.ndim > 1 or sum([v for v in x]) > 0) * np.sum(x)
 
 
 def test_comprehension_in_a_branch_of_a_conditional_expression_runs_when_chosen():
@@ -424,9 +424,15 @@ def test_comprehension_in_a_branch_of_a_conditional_expression_runs_when_chosen(
                                        2 * x, rtol=1e-14)
 
 
-def test_comprehension_python_might_not_evaluate_is_refused():
-    _refused(comprehension_after_or, (np.ones(3),), "comprehension in an operand after",
-             cls=UnsupportedSyntaxError)
+def test_comprehension_python_might_not_evaluate_runs_where_python_runs_it():
+    """Refused until the session of 2026-12-07, twelfth ("a comprehension in an operand
+    after `and` / `or`"): the operand runs as an `if` statement into a name, only where the
+    operands before it let Python run it (pylower.py; tests/test_tests_with_comprehensions.py
+    checks the short circuit)."""
+    for x, on in ((np.ones(3), 1.0), (-np.ones(3), 0.0), (np.ones((2, 2)), 1.0)):
+        for mode in ("source", "tape"):
+            np.testing.assert_allclose(srcad.grad(comprehension_after_or, mode=mode)(x),
+                                       np.full(x.shape, on))
 
 
 def recursive_closure(x):
