@@ -566,6 +566,10 @@ def {p}read_gh():
             self.emit({"alias setitem": f"{alias}['h'] = {cur}",
                        "alias append": f"{alias}.append({cur} * 0.5)",
                        "alias extend": f"{alias} += [{cur}.shape[0] * 0.5]"}[form])
+            if form == "alias extend":  # (a number in the list: no read of it as the next h)
+                self.steps.append("kept extend by a second name")
+                self.features.add("kept store")
+                return None
             form = form.split()[1]
         self.steps.append(f"kept {form}")
         self.features.add("kept store")
