@@ -167,11 +167,17 @@ def _probe_snapshots_given(stmt, env: dict) -> None:
             "opaque call", "opaque method") or getattr(stmt.op, "pure", False) or \
             getattr(stmt.op, "checks_only", False):
         return
+    seen = PROBE_SNAPSHOTS[-1] if PROBE_SNAPSHOTS else {}
     for key, atom in stmt.args.items():
         if key in ("_fn", "_obj") or not isinstance(atom, ir.Var):
             continue
         value = env.get(atom.name)
-        if type(value) is np.ndarray and value.flags.writeable:
+        if id(value) in seen:  # (its state before the first such call is what goes back)
+            continue
+        seen[id(value)] = value
+        if type(value) is np.ndarray and value.flags.writeable and \
+                seen.get("bytes", 0) + value.nbytes <= _SNAPSHOT_BYTES:
+            seen["bytes"] = seen.get("bytes", 0) + value.nbytes
             PROBE_UNDO[-1].append((value, Ellipsis, value.copy(), True))
         elif type(value) is list:
             PROBE_UNDO[-1].append((value, slice(None), list(value), True))
@@ -181,6 +187,11 @@ def _probe_snapshots_given(stmt, env: dict) -> None:
 
 # (a PROBE_UNDO index: the dict's every entry, put back as it was)
 WHOLE = object()
+# per shape probe: the objects `_probe_snapshots_given` copied (by id), and the bytes of arrays
+# copied -- at most _SNAPSHOT_BYTES, so that a loop handing a large array to such a call at
+# every trip does not hold a copy per trip until the probe ends
+PROBE_SNAPSHOTS: list = []
+_SNAPSHOT_BYTES = 1 << 28
 
 
 def _makes_new(stmt: ir.Call, env: dict) -> bool:

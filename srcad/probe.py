@@ -94,6 +94,7 @@ def probe(fn_ir: ir.Function, args: dict, wrt=None) -> tuple[dict, object]:
     interpret._PROBE_COPIES.append({})  # (module containers it stores into: its own copies)
     interpret.PROBE_ARG_CHECKS.append(_not_followed_object)
     interpret.PROBE_UNDO.append([])
+    interpret.PROBE_SNAPSHOTS.append({})
     try:
         env = evaluate(fn_ir, {k: interpret.probe_argument(v) for k, v in args.items()},
                        record, probe=True)
@@ -118,6 +119,7 @@ def probe(fn_ir: ir.Function, args: dict, wrt=None) -> tuple[dict, object]:
         interpret._PROBE_MADE.pop()
         interpret._PROBE_COPIES.pop()
         interpret.PROBE_ARG_CHECKS.pop()
+        interpret.PROBE_SNAPSHOTS.pop()
         for obj, index, old, had in reversed(interpret.PROBE_UNDO.pop()):
             if index is interpret.WHOLE:
                 obj.clear()
