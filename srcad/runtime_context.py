@@ -20,10 +20,9 @@ numpy's error state and the warning filters never leak out of a call that raised
 
 The shape probe (srcad/probe.py: the first call's IR run, `interpreting`) enters numpy's
 and the warnings' contexts and `contextlib.nullcontext` as the real call does, and leaves a
-user's context manager to the real call: it enters a copy of it (as it runs a method on a
-copy of its object) and never exits the copy -- a copy's `__exit__` writes where the
-manager's does (a class's log, a module's list) --, or, where the manager cannot be copied,
-enters nothing and binds `as t` to the manager itself (the usual ``return self``).
+user's context manager to the real call: it enters and exits a copy of it (as it runs a
+method on a copy of its object), or, where the manager cannot be copied, enters nothing and
+binds `as t` to the manager itself (the usual ``return self``).
 """
 
 from __future__ import annotations
@@ -121,14 +120,10 @@ def enter_context(cm) -> Context:
         raise TypeError(f"'{type(cm).__name__}' object does not support the context manager "
                         f"protocol")
     h = Context(cm)
-    probing = getattr(_LOCAL, "probing", 0) and not (is_state_context(cm) or
-                                                     isinstance(cm, contextlib.nullcontext))
-    if probing:
-        # (the probe leaves a user's manager to the real call: it enters a copy for the
-        # value `__enter__` gives, or, where the manager cannot be copied, binds `as` to the
-        # manager itself; it never exits the copy: a copy's `__exit__` still writes where
-        # the manager's own does -- a class's log, a module's list --, twice in the first
-        # call before the session of 2026-12-07, twelfth)
+    if getattr(_LOCAL, "probing", 0) and not (is_state_context(cm) or
+                                              isinstance(cm, contextlib.nullcontext)):
+        # (the probe leaves a user's manager to the real call: it enters a copy, or, where
+        # the manager cannot be copied, binds `as` to the manager itself)
         try:
             h.cm = copy.deepcopy(cm)
         except Exception:  # noqa: BLE001  (a lock, a file: nothing to enter in the probe)
@@ -136,7 +131,7 @@ def enter_context(cm) -> Context:
             _stack().append(h)
             return h
     h.value = type(h.cm).__enter__(h.cm)
-    h.entered = not probing
+    h.entered = True
     _stack().append(h)
     return h
 

@@ -7,8 +7,7 @@ bound bookkeeping:
   inactive   ``v = a / math.sqrt(a.shape[-1])``, ``float(...)``, ``int(...)``, ``math.log``
   rng        a random draw from a generator made inside: ``np.random.default_rng(3)...``
   print      ``print(f"...", a.shape, file=_SINK)`` (the module's own sink: runs once per
-             call in both modes, which test_fuzz checks), also of a differentiated value;
-             sometimes in a ``with _Rec(...):`` block whose ``__exit__`` prints too
+             call in both modes, which test_fuzz checks), also of a differentiated value
   assert     ``assert a.shape == (m, n), "..."``
   listcomp   ``np.stack([np.tanh(t) for t in (a, b)])``, rows by index
   genexp     ``sum(np.sin(t) * c for t in (a, b))``, sometimes chosen by a test whose operand
@@ -40,15 +39,7 @@ from tests.fuzz_programs import E, _broadcast
 
 HEADER = ("import collections\nimport functools\nimport io\nimport math\n\n_SINK = io.StringIO()\n"
           '_DEFAULTS = {"p": 1.0, "q": 2.0, "s": 0.5, "name": "defaults"}\n'
-          '_Pair = collections.namedtuple("_Pair", ["p", "q"])\n\n\n'
-          "class _Rec:\n"
-          "    def __init__(self, name):\n"
-          "        self.name = name\n\n"
-          "    def __enter__(self):\n"
-          "        return self\n\n"
-          "    def __exit__(self, *exc):\n"
-          '        print(self.name, "done", file=_SINK)\n'
-          "        return False\n")
+          '_Pair = collections.namedtuple("_Pair", ["p", "q"])\n')
 
 
 def _same_shape(g, a, k):
@@ -97,12 +88,6 @@ def statement(g) -> bool:
         what = ch.pick((f'f"{name}: {{np.shape({a.text})}}"',
                         f'f"{name} {{float(np.sum({a.text})):.3f}}"',
                         f'"{name}", np.ndim({a.text})'))
-        if ch.flag(0.3):  # (in a user's `with` block whose `__exit__` prints too: the first
-            # call's shape probe exited a copy of the manager, printing twice, before the
-            # session of 2026-12-07, twelfth)
-            g.emit(f'with _Rec("{name}"):')
-            g.emit(f"    print({what}, file=_SINK)")
-            return True
         g.emit(f"print({what}, file=_SINK)")
         return True
     if kind == "assert":

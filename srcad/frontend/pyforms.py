@@ -1381,6 +1381,16 @@ class _Forms:
                              "(it is a try/except)", s,
                              "write the try/except it stands for, or call the code that may "
                              "raise outside the differentiated function")
+        changed = _shared_state_changed(made)
+        if changed is not None:
+            raise self.error(
+                f"this `with` block's context manager changes `{changed}` as it enters or "
+                f"leaves (`{type(made).__name__ if not isinstance(made, type) else made.__name__}"
+                f".__enter__` / `__exit__`), code srcad runs as written: srcad reads such a "
+                f"global or class attribute as it stood when the call began, so the block "
+                f"would not see the change", s,
+                "set it in the function itself (`CFG.training = False` ... then back), which "
+                "srcad follows, or outside the differentiated function")
         handle = self.fresh(f"context_L{s.lineno}")
         state = made in _STATE or made is contextlib.nullcontext
         out = [_assign(handle, _call(self.helper("enter_state" if state else "enter_context"),
@@ -1810,6 +1820,43 @@ class _RenameNames(gast.NodeTransformer):
     def visit_Name(self, node):
         node.id = self.names.get(node.id, node.id)
         return node
+
+
+def _shared_state_changed(made) -> str | None:
+    """What a user's context manager class (or instance) changes beyond its own object as it
+    enters or leaves -- an attribute of a module, a class or another object (`CFG.training =
+    False`, `self.model.training = False`) or a global (`global MODE`) -- spelt as its
+    `__enter__` / `__exit__` write it; None for a manager that keeps to its own attributes
+    (a timer, a profiler logging through methods). srcad runs those methods as written and
+    reads globals and attributes as they stood when the call began: a block reading the
+    changed value would see the old one (a wrong value and gradient, silently, before the
+    session of 2026-12-07, twelfth)."""
+    cls = made if isinstance(made, type) else type(made)
+    if not is_user_object(cls) or made in _STATE:
+        return None
+    for name in ("__enter__", "__exit__"):
+        fn = inspect.getattr_static(cls, name, None)
+        if not isinstance(fn, types.FunctionType):
+            continue
+        try:
+            tree = gast.parse(textwrap.dedent(inspect.getsource(fn))).body[0]
+        except (OSError, TypeError, SyntaxError, IndexError):
+            continue
+        me = tree.args.args[0].id if tree.args.args else None
+        for n in gast.walk(tree):
+            if isinstance(n, gast.Global):
+                return n.names[0]
+            if isinstance(n, gast.Attribute) and isinstance(n.ctx, (gast.Store, gast.Del)) \
+                    and not (isinstance(n.value, gast.Name) and n.value.id == me):
+                base = n.value
+                spelled = [n.attr]
+                while isinstance(base, gast.Attribute):
+                    spelled.append(base.attr)
+                    base = base.value
+                if isinstance(base, gast.Name):
+                    spelled.append(base.id)
+                return ".".join(reversed(spelled))
+    return None
 
 
 def _own_jumps(st) -> list:
