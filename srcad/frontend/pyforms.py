@@ -1838,9 +1838,8 @@ def _shared_state_changed(made) -> str | None:
         fn = inspect.getattr_static(cls, name, None)
         if not isinstance(fn, types.FunctionType):
             continue
-        try:
-            tree = gast.parse(textwrap.dedent(inspect.getsource(fn))).body[0]
-        except (OSError, TypeError, SyntaxError, IndexError):
+        tree = next(iter(_source_tree(fn).body), None)
+        if not isinstance(tree, gast.FunctionDef):
             continue
         me = tree.args.args[0].id if tree.args.args else None
         for n in gast.walk(tree):
