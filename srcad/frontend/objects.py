@@ -4556,6 +4556,12 @@ def _scalarised(pf, taken: set, classes, stateful: dict) -> list | None:
                 kind = DICT_COPY if kinds.get(e.targets[0].id) is dict else "list"
                 e.value = gast.copy_location(gast.Call(func=_name(kind), args=[e.value],
                                                        keywords=[]), e.value)
+        if back and not (body and isinstance(body[-1], gast.Return)):
+            # (falling off the end returns None -- a method `forward_prev(self)` calling
+            # `self.forward(...)` -- and leaves the object as it is there: written back too)
+            body = body + [_assign([gast.Attribute(value=_name(name), attr=attr,
+                                                   ctx=gast.Store())], _name(local), body[-1])
+                           for name, attr, local in back]
         body = entry + _before_returns(body, back)
     late = {scope.names[(id(o), a)]: v for o, a, v in work.late if (id(o), a) in scope.names}
     body = [_assign([_name(n, store=True)], v or gast.Constant(value=None, kind=None), tree)
