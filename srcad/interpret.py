@@ -271,6 +271,22 @@ def check_op(op, args: dict, env: dict) -> None:
         op.check(**{p.name: atom_value(args[p.name], env) for p in op.params if p.name in args})
 
 
+def _refuse_argument_list_repeated(first, env: dict, fn, stmt) -> None:
+    """`c *= n` of a list the function is given (`c += [v]` is lowered to the extend it is:
+    frontend/pylower.py): Python repeats the caller's list in place, where srcad's `c = c *
+    n` would leave it as it was -- a wrong value at the next reader, silently, before the
+    session of 2026-12-07, thirteenth. Refused in source mode (tape mode runs Python's list
+    operator itself)."""
+    if isinstance(first, ir.Var) and first.name in fn.params and \
+            type(env.get(first.name)) is list:
+        raise SrcadError(
+            f"`{fn.source_lines.get(stmt.line, first.name + ' op= ...')}` changes the list "
+            f"argument `{first.name}` in place: Python changes the caller's list, which srcad "
+            f"would leave as it was", filename=fn.filename, lineno=stmt.line, func=fn.name,
+            hint=f"write `{first.name} = {first.name} * ...` where a new list is meant, or "
+            f"extend the argument (`{first.name}.extend(...)`)")
+
+
 def check_inplace(old, new, where=None) -> None:
     """`x op= y` into an array x: numpy writes the result into x's own memory, so it keeps x's
     shape and dtype (a float64 y is cast into a float32 x; a result broadcast larger than x
@@ -396,8 +412,10 @@ def run_block(body, env: dict, record=None, fn=None, probe: bool = False) -> Non
                 else:
                     value = call_op(stmt.op, stmt.args, env)
                 if stmt.inplace:
-                    check_inplace(atom_value(next(iter(stmt.args.values())), env), value,
-                                  (fn, stmt.line))
+                    first = next(iter(stmt.args.values()))
+                    if probe:
+                        _refuse_argument_list_repeated(first, env, fn, stmt)
+                    check_inplace(atom_value(first, env), value, (fn, stmt.line))
             except Exception as e:
                 if not hasattr(e, "_srcad_line"):
                     e._srcad_line = stmt.line  # which user line failed, for the message

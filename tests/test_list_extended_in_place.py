@@ -119,3 +119,52 @@ def test_extending_through_the_holder_is_followed():
     for n in (1, 2):
         np.testing.assert_allclose(g(X.copy()), 2 * X * n)
     assert HIST.hist == [1.0, 1.0]
+
+
+# `c *= n` of a list argument (session of 2026-12-07, thirteenth): Python repeats the
+# caller's list in place; source mode's `c = c * n` left it as it was (one item where Python
+# has two, silently). Refused in source mode at the probe, which sees the list; tape mode runs
+# Python's operator and is right; a tuple (`*=` rebinds it) and an array (numpy scales it in
+# place) are followed as before.
+
+
+def repeated(x, c):
+    c *= 2
+    return np.sum(x) * len(c)
+
+
+def _grow(c):
+    c *= 3
+
+
+def repeated_by_a_callee(x):
+    c = [1.0, 2.0]
+    _grow(c)
+    return np.sum(x * len(c))
+
+
+@pytest.mark.parametrize("mode", ["source", "fuse"])
+def test_a_list_argument_repeated_in_place_is_refused(mode):
+    c = [1.0]
+    with pytest.raises(srcad.SrcadError, match="changes the list argument `c` in place"):
+        srcad.grad(repeated, **_opts(mode))(X, c)
+    assert c == [1.0]
+    with pytest.raises(srcad.SrcadError, match="changes the list argument `c` in place"):
+        srcad.grad(repeated_by_a_callee, **_opts(mode))(X)
+
+
+def test_tape_repeats_the_callers_list():
+    c, want_c = [1.0], [1.0]
+    value, grad = srcad.value_and_grad(repeated, mode="tape")(X, c)
+    assert value == repeated(X, want_c) and c == want_c == [1.0, 1.0]
+    np.testing.assert_allclose(grad, np.full(3, 2.0))
+    value, grad = srcad.value_and_grad(repeated_by_a_callee, mode="tape")(X)
+    assert np.isclose(value, repeated_by_a_callee(X))
+    np.testing.assert_allclose(grad, np.full(3, 6.0))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_tuple_argument_times_equals_is_followed(mode):
+    value, grad = srcad.value_and_grad(repeated, **_opts(mode))(X, (1.0,))
+    assert value == repeated(X, (1.0,))
+    np.testing.assert_allclose(grad, np.full(3, 2.0))
