@@ -106,15 +106,28 @@ FORWARDS = {
     # variable, a second name or a module's list of the dicts: `set_modes`)
     "moded": ["z = x @ self.W + self.b", "if self.cfg['mode'] == 'train':",
               "    self.output = np.tanh(z)", "else:", "    self.output = z * 0.5"],
+    # (session of 2026-12-07, thirteenth: an array made on the object and filled in place --
+    # a from-scratch RNN's `self.states[:, t] = ...` --, by rows in a loop, through a local
+    # name holding it too, and held by a second attribute, which srcad must refuse or follow)
+    "filled": ["self.rows = np.zeros((2, 3))", "for i in range(2):",
+               "    self.rows[i] = np.tanh(x @ self.W) * (i + 1.0)",
+               "self.output = self.rows[0] + self.rows[1] * 0.5 + self.b"],
+    "filled_alias": ["h = np.zeros(3)", "self.z = h", "self.z[0] = np.sum(x @ self.W)",
+                     "self.z[1:] += np.tanh(x[1:])",
+                     "self.output = h * 0.5 + np.sin(x @ self.W) + self.b"],
+    "filled_shared": ["self.rows = np.zeros(3)", "self.last = self.rows",
+                      "self.rows[2] = np.sum(x * x)",
+                      "self.output = self.last + np.tanh(x @ self.W) + self.b"],
 }
-Z_SET = {"top_two", "helper", "own_then_helper"}  # forwards that also set self.z
+Z_SET = {"top_two", "helper", "own_then_helper", "filled_alias"}  # forwards that also set .z
 CACHES = {"cache", "fresh_cache"}  # forwards that append to self.cache
 SAVES = {"dict_cache", "dict_alias", "dict_update"}  # forwards that store self.saved['z']
 # how often each is drawn
 WEIGHTS = {"top": 6, "top_two": 2, "twice": 2, "local_branch": 2, "branch_const": 1,
            "branch_data": 1, "loop": 1, "local_loop": 1, "cache": 2, "fresh_cache": 1,
            "while": 1, "helper": 1, "own_then_helper": 1, "dict_cache": 2, "dict_alias": 1,
-           "dict_update": 1, "global_log": 1, "global_saved": 1, "moded": 2}
+           "dict_update": 1, "global_log": 1, "global_saved": 1, "moded": 2, "filled": 2,
+           "filled_alias": 1, "filled_shared": 1}
 KEPT = ("LOG", "SAVED")  # the module-level list and dict (prefixed like every name)
 
 

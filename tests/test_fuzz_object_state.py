@@ -284,7 +284,12 @@ def run_batch(seed, n=PER_BATCH, verbose=False):
         # (the weights set by a route srcad must refuse: their reasons counted apart)
         reasons = tally["reasons"]
         if prog.features & {"weights unfollowed", "global read in a callee", "global in place",
-                            "net filter_here", "net iterate_method"}:
+                            "net filter_here", "net iterate_method", "kept read",
+                            "A filled_shared", "B filled_shared"}:
+            # (and, session of 2026-12-07, thirteenth: an array made on a layer and held by a
+            # second attribute, then written in place -- refused by design; a read back of the
+            # module's LOG after a store by a second name, `k = LOG; k.append(v)`, whose
+            # refusal names the append)
             # (layers a filter / `[*...]` hands out; a layer's state read around a loop of
             # Net's method through `self.layers[0]`: refused, frontend `carried_around`)
             tally["reasons"] = tally["unfollowed"]

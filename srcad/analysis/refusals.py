@@ -551,10 +551,29 @@ def check_stored_then_written(fn: ir.Function) -> None:
     views = _view_sources(fn)
     at = {id(s): i for i, s in enumerate(order)}
     writes = list(_in_place_writes(order, views))
+
+    def stored_again(c, s) -> bool:
+        # (`self.h = np.zeros(n)`, then `self.h[:, t] = v`, of an attribute a local carries:
+        # attrstate.py gives the object the written array again at once, so the object holds
+        # what Python's holds -- where no one else can hold the array: made in this call)
+        if not _made_here(s.args["value"], order):
+            return False
+        held = {c.target}
+        for t in order[at[id(c)] + 1:]:
+            first = next(iter(t.args.values()), None) if isinstance(t, ir.Call) else None
+            if isinstance(t, ir.Call) and t.op.name == "copy" and isinstance(first, ir.Var) and \
+                    first.name in held:
+                held.add(t.target)
+                continue
+            return isinstance(t, ir.Effect) and t.kind == "setattr" and \
+                t.args["_obj"] == s.args["_obj"] and t.args["attr"] == s.args["attr"] and \
+                isinstance(t.args["value"], ir.Var) and t.args["value"].name in held
+        return False
+
     for i, s in stores:
         stored = _view_roots(s.args["value"].name, views)
         for c, roots in writes:
-            if at[id(c)] > i and roots & stored:
+            if at[id(c)] > i and roots & stored and not stored_again(c, s):
                 attr = s.args.get("attr")
                 name = f"`.{attr.value}`" if isinstance(attr, ir.Const) else "an attribute"
                 raise SharingUnknownError(
@@ -1459,6 +1478,31 @@ def _new_array(atom, key: str, family: set, before: list, seen=None) -> bool:
         inner = d.args.get("x") if d.op.name in ("copy", "setitem") else (
             d.args.get("view") if d.op.name == "view_again" else None)
         if inner is None or not _new_array(inner, key, family, before, seen):
+            return False
+    return True
+
+
+_MADE_BY = _NEW_ARRAYS | {"matmul", "dot", "concatenate", "stack", "vstack", "hstack", "outer"}
+
+
+def _made_here(atom, order: list, seen=None) -> bool:
+    """Is `atom` a name every definition of which in the function makes a new array -- by
+    np.zeros and its kind, a product, a concatenation, an elementwise op (not in place) --
+    or copies or writes one so made? (No caller, global or object can hold it at the store.)"""
+    seen = set() if seen is None else seen
+    if not isinstance(atom, ir.Var) or atom.name in seen:
+        return isinstance(atom, ir.Var)  # (a name met again: its other definitions decide)
+    seen.add(atom.name)
+    defs = [d for d in order if atom.name in ir.defs(d)]
+    if not defs:
+        return False
+    for d in defs:
+        if not isinstance(d, ir.Call) or d.inplace or d.undo is not None:
+            return False
+        if d.op.name in _MADE_BY or (d.op.elementwise and not d.op.view):
+            continue
+        if d.op.name not in ("copy", "setitem") or \
+                not _made_here(d.args.get("x"), order, seen):
             return False
     return True
 

@@ -395,7 +395,28 @@ class _Carry(gast.NodeTransformer):
             store = gast.copy_location(gast.Assign(
                 targets=[target], value=_name(local, gast.Load()), type_comment=None), node)
             return [keep, store]
+        if len(node.targets) == 1:
+            return self._written_through(node)
         return self.generic_visit(node)
+
+    def _written_through(self, node):
+        """`B.attr[i] = v` / `B.attr[i] += v` of an attribute carried by a local: the write
+        goes to the local (which srcad's code may copy first), and the object is given the
+        written value again after it -- Python's object holds the array written.
+        (analysis/refusals.check_stored_then_written refuses where another holder of that
+        array would miss the write.)"""
+        target = node.targets[0] if isinstance(node, gast.Assign) else node.target
+        root = target
+        while isinstance(root, gast.Subscript):
+            root = root.value
+        local = self._local(root) if root is not target else None
+        node = self.generic_visit(node)
+        if local is None or self.changes.get((root.value.id, root.attr)) is not None:
+            return node
+        store = gast.Assign(targets=[gast.Attribute(value=_name(root.value.id, gast.Load()),
+                                                    attr=root.attr, ctx=gast.Store())],
+                            value=_name(local, gast.Load()), type_comment=None)
+        return [node, gast.copy_location(store, node)]
 
     def _kept_store(self, node, base, attr, key, value):
         """`B.attr[k] = v` into a dict the object keeps across calls (`kept_store`)."""
@@ -414,7 +435,7 @@ class _Carry(gast.NodeTransformer):
     def visit_AugAssign(self, node):
         local = self._local(node.target)
         if local is None:
-            return self.generic_visit(node)
+            return self._written_through(node)
         value = gast.copy_location(gast.BinOp(left=_name(local, gast.Load()), op=node.op,
                                               right=self.visit(node.value)), node)
         return self.visit_Assign(gast.copy_location(gast.Assign(

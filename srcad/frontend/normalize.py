@@ -1454,6 +1454,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             # where no gradient flows through the call, it runs as that too -- the state
             # wrapper below, if any, around that)
             fn = consumed_whole(fn)
+        logged = len(self.carry_log)
         given = self.state_now()
         if given:  # what this function stored on objects, read there (state.py)
             taken = {n.id for n in gast.walk(pf.tree) if isinstance(n, gast.Name)} | \
@@ -1500,6 +1501,11 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             pf.attr_in = [g for g in pf.attr_in if g[2] not in unused]
             fn = state_given(fn.__wrapped__, [(obj, attr) for obj, attr, _, _ in pf.attr_in]) \
                 if pf.attr_in else fn.__wrapped__
+        # (what it was given and does not read is no read of this function's: a loop calling
+        # `self.activation(z)` and storing `self.states` again is not refused for it --
+        # `carried_around`)
+        read = {(id(obj), attr) for obj, attr, _, _ in pf.attr_in}
+        self.carry_log[logged:] = [(k, a) for k, a in self.carry_log[logged:] if k in read]
         carried, blocked = carried_state(callee)
         blocked = blocked | callee.attr_unknown
         for k in blocked:  # (set in a branch or a loop there: this function's value is old)
