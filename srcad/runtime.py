@@ -702,17 +702,57 @@ def store_into(container, index, value, levels: int = 0):
 
 
 def sync_into(container, owned) -> None:
-    """The caller's list, dict or set after the function's own shallow copy of it (`own`)
-    was changed by one of its methods (`c.pop()`, `c.append(v)`, `c.setdefault(k, [])`):
-    the caller's object made to hold what the copy holds -- the same items, in the same
-    order -- as Python's one object would after the method (an effect, once per call)."""
+    """The caller's list, dict or set after the function's own copy of it (`own`) was
+    changed by one of its methods (`c.pop()`, `c.append(v)`, `c.setdefault(k, [])`), by a
+    method of a list or dict it holds (`c["hist"].append(v)`), or by a function given it
+    (`log_step(c)`): the caller's object made to hold what the copy holds -- the same items,
+    in the same order -- as Python's one object would (an effect, once per call). A list or
+    dict the copy holds in place of the caller's own (`own` copies those) is written into the
+    caller's own, a level down, so that a name the caller bound to it sees the change too."""
     if container is owned or type(container) is not type(owned):
         return
-    if isinstance(container, list):
-        container[:] = owned
-    elif isinstance(container, (dict, set)):
+    if isinstance(container, set):
         container.clear()
         container.update(owned)
+    elif isinstance(container, (list, dict)):
+        _sync_level(container, owned, 0)
+
+
+def _sync_level(old, new, depth: int):
+    """`old` (the caller's list or dict) made to hold what `new` (the code's copy) holds;
+    returns `old`. Slots that correspond -- the same object, or a list or dict in both --
+    keep the caller's object, synced a level down; a list aligns its unchanged head and tail
+    (an append, a pop, an insert at the front move no other item)."""
+    def keep(a, b):
+        return _sync_level(a, b, depth + 1) if depth < 32 and _same_container(a, b) else b
+
+    def corresponds(a, b):
+        return a is b or _same_container(a, b)
+
+    if old is new:
+        return old
+    if type(old) is list:
+        n, m = len(old), len(new)
+        head = 0
+        while head < min(n, m) and corresponds(old[head], new[head]):
+            head += 1
+        tail = 0
+        while tail < min(n, m) - head and corresponds(old[n - 1 - tail], new[m - 1 - tail]):
+            tail += 1
+        merged = [keep(old[i], new[i]) for i in range(head)] + new[head:m - tail] + \
+            [keep(old[n - tail + j], new[m - tail + j]) for j in range(tail)]
+        if len(merged) != n or any(a is not b for a, b in zip(old, merged)):
+            old[:] = merged
+        return old
+    merged = {k: keep(old[k], b) if k in old else b for k, b in new.items()}
+    if list(old) != list(merged):
+        old.clear()
+        old.update(merged)
+    else:
+        for k, b in merged.items():
+            if old[k] is not b:
+                old[k] = b
+    return old
 
 
 def store_through(container, index, value, old):
@@ -881,8 +921,11 @@ def writes_through(x, index, view, stored=False) -> bool:
 
 def alias_again(new, old):
     """After `y op= t`, a name that was `y` (`z = y`): the same array, so it sees the new
-    values, or -- when `y` held a scalar, which `op=` rebinds -- the old value."""
-    return new if isinstance(old, np.ndarray) else old
+    values -- a list too, which `+=` / `*=` extend in place (`c["hist"]` given to a callee's
+    `log += [v]`) -- or, when `y` held a scalar or a tuple, which `op=` rebinds, the old
+    value."""
+    return new if isinstance(old, np.ndarray) or (type(old) is list and
+                                                   type(new) is list) else old
 
 
 def in_layout(new, like):

@@ -756,6 +756,11 @@ class Tape:
                         x[k] = _as_callers(inner[k], callers)
                 for k in [k for k in made if k not in inner and k in x]:
                     del x[k]  # (`del param[k]`, `param.pop(k)`: gone from the caller's too)
+                order = [k for k in inner if k in x] + [k for k in x if k not in inner]
+                if list(x) != order:  # (`d.pop(k)`, then `d[k] = v`: last, as in Python's)
+                    items = [(k, x[k]) for k in order]
+                    x.clear()
+                    x.update(items)
             for x, inner, made in lists:  # `ps[k] = v`, `ps.append(v)`, `ps += [v]`,
                 # `ps.pop()` in the callee: the caller's list, as Python's one list shows them
                 # (only a replaced item reached the caller: an append was lost, a wrong value

@@ -2149,6 +2149,9 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False, tape=False) ->
         check_kept_globals(fn, wrt)
         check_folded_items(fn)
         if not tape:  # (tape mode's containers and objects are Python's own)
+            for f in ir.program_functions(fn):  # (found while normalising: calls.py)
+                if getattr(f, "source_refusals", None):
+                    raise f.source_refusals[0]
             check_handed_out_stores(fn, wrt)
             check_stored_then_written(fn)
             check_writes_into_held_values(fn, wrt)

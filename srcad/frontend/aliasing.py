@@ -309,6 +309,18 @@ class AliasingMixin:
         param = name if name in self.pf.params else next(
             (p for p in self.pf.params if p not in self.mutable and name not in self.mutable
              and isinstance(base, ir.Var) and self.env.get(p) == base), None)
+        if param is None and isinstance(base, ir.Var) and not self.generated:
+            # (`k = log` then `k[-1] = v` in a branch: a name bound to the parameter's own
+            # object -- one object as far as `one_array` knows -- so the store is the
+            # caller's; a wrong state and value, silently, before the session of 2026-12-07,
+            # thirteenth. `reaches_argument` asks whether the parameter still holds it)
+            kept, since = self.mutable_holds.get(base.name, (None, 0))
+            later = self.statements_so_far()[since:]
+            if isinstance(kept, ir.Var) and kept.name in self.pf.params and \
+                    self.env.get(kept.name) == kept and kept.name not in self.rebound_params \
+                    and kept.name not in self.rebound_maybe and \
+                    not any(base.name in ir.defs(st) for st in later):
+                param = kept.name
         if param is not None and param in self.pf.unknown_kinds and \
                 param not in self.rebound_params and not self.generated:
             # (`p[i] = v` into an argument: a list's slot takes the object, which names and

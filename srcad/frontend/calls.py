@@ -1084,6 +1084,7 @@ class CallsMixin:
         _, obj, spelled, args, kwargs, checkpointed = site
         call = self.user_call(obj, spelled, args, kwargs, e)
         self.refuse_module_array_writes(call, e)
+        self.note_item_given_with_its_container(call, e)
         chosen = self.returned_function(call, e)
         if chosen is None:
             chosen = self.returned_objects(call, e)
@@ -1142,6 +1143,44 @@ class CallsMixin:
             if getattr(call, "returns_dict", False):  # (its next callee walks its keys)
                 self.pf.dict_known = self.pf.dict_known | {(into[0],)}
         return var
+
+    def note_item_given_with_its_container(self, call: ir.UserCall, node) -> None:
+        """`h(cfg["hist"], cfg)` where `h` changes one of the two (`log[-1] = v`, `log.pop()`,
+        `cfg["hist"] = ...`): Python's one list shows the change through the other name,
+        which source mode's code, normalising the callee on its own, does not follow -- a
+        wrong state and value, silently, before the session of 2026-12-07, thirteenth. A
+        refusal for source mode (tape mode runs Python's objects and is right), raised by
+        analysis/refusals.py."""
+        roots = [self.item_roots(a) for a in call.args]
+        for i, a in enumerate(call.args):
+            for j, b in enumerate(call.args):
+                if i == j or not isinstance(b, ir.Var) or b.name not in roots[i] or \
+                        not (changes_param(call.callee, call.callee.params[i]) or
+                             changes_param(call.callee, call.callee.params[j])):
+                    continue
+                item, whole = call.callee.params[i], call.callee.params[j]
+                self.source_refusals.append(self.pf.error(
+                    f"`{call.callee.name}` is given `{self.spelled(b.name)}` and an item of "
+                    f"it (its `{item}` and `{whole}`), and changes one of them: Python's one "
+                    f"object shows the change through the other name, which srcad's source "
+                    f"mode does not follow there", node,
+                    hint=f"give `{call.callee.name}` the container alone and read the item "
+                    f"inside (`{whole}[...]`), or use mode=\"tape\""))
+                return
+
+    def item_roots(self, atom, depth: int = 0) -> set:
+        """The names `atom` was read from by items (`h = cfg["hist"]`: {"cfg"}), through
+        copies, at any depth."""
+        if not isinstance(atom, ir.Var) or depth > 8:
+            return set()
+        made = self.definitions(atom.name)
+        if len(made) != 1 or not isinstance(made[0], ir.Call) or \
+                made[0].op.name not in ("getitem", "copy"):
+            return set()
+        first = next(iter(made[0].args.values()), None)
+        if not isinstance(first, ir.Var):
+            return set()
+        return {first.name} | self.item_roots(first, depth + 1)
 
     def refuse_twice_held_writes(self, call: ir.UserCall, node) -> None:
         """A list display holding one array in two slots (`f([W, W], x)`) given to a callee
@@ -1537,3 +1576,41 @@ def _attributes_of(value, chain: list):
             return UNRESOLVED
         value = sub
     return value
+
+
+def changes_param(fn: ir.Function, p: str) -> bool:
+    """Might `fn` change the list, dict or array its parameter `p` holds, or one held in it
+    -- a store, a write, a changing method, or a user function given it (assumed to)?"""
+    if p in fn.written or p in fn.written_arrays:
+        return True
+    made = {}
+    for s in ir.walk(fn.body):
+        for d in ir.defs(s):
+            made.setdefault(d, []).append(s)
+
+    def root(atom, k=0):
+        if not isinstance(atom, ir.Var) or k > 8:
+            return None
+        if atom.name == p:
+            return p
+        defs = made.get(atom.name, [])
+        if len(defs) != 1 or not isinstance(defs[0], ir.Call) or \
+                defs[0].op.name not in ("getitem", "copy", "setitem", "write_through"):
+            return None
+        return root(next(iter(defs[0].args.values()), None), k + 1)
+
+    for s in ir.walk(fn.body):
+        if isinstance(s, ir.UserCall) and any(root(v) == p for a in s.args
+                                              for v in map(ir.Var, ir.atom_vars(a))):
+            return True
+        if isinstance(s, (ir.Call, ir.Effect)) and s.op is not None:
+            first = next(iter(s.args.values()), None)
+            if root(first) != p:
+                continue
+            if s.op.family == "opaque method" and \
+                    s.op.name.lstrip(".") in runtime_python.MUTATING:
+                return True
+            if isinstance(s, ir.Call) and (s.inplace or s.op.name in (
+                    "setitem", "write_through", "list_append", "dict_set")):
+                return True
+    return False

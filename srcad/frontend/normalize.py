@@ -53,7 +53,7 @@ from ..pyfuncs import label_of
 from . import guards
 from .aliases import propagate_aliases
 from .aliasing import VIEW_OPS, AliasingMixin, bound_names, seq_holds
-from .calls import _RETURN, CallsMixin
+from .calls import _RETURN, CallsMixin, changes_param
 from .attrdicts import scalarise_attrdicts
 from .attrstate import carry_attribute_state, container_aliases, declared_names
 from .chosen import fold_chosen_functions, fold_dict_reads, fold_getter_calls, \
@@ -189,6 +189,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         self.attr_carry: dict = {}
         # (key, atom) of each `attr_carry` value read or given to a callee (`carried_around`)
         self.carry_log: list = []
+        self.source_refusals: list = []  # (errors source mode raises, tape mode not: calls.py)
         self.attr_unknown: set = set()  # (id(obj), attr) a callee set in a branch or loop
         # (obj, attr, local): the attributes of objects known here this function carries by a
         # local (attrstate.py), whose values at the end its caller reads (state.py)
@@ -422,23 +423,60 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             self.sync_changed_arguments(body, start)
 
     def sync_changed_arguments(self, body: list, start: int) -> None:
-        """After a list's or dict's own changing method (`c.pop()`, `c.append(v)`,
-        `c.setdefault(k, [])`) on the container a parameter holds now: an effect that makes
-        the caller's object hold the same items -- where the function works on its own copy
-        of the argument (`own_on_entry`, after a store into it), the method changed only the
-        copy; elsewhere the effect is dropped (`_drop_unowned_syncs`), the method having run
-        on the caller's object itself."""
-        for st in list(body[start:]):
-            if not (isinstance(st, (ir.Call, ir.Effect)) and st.op is not None and
-                    getattr(st.op, "family", "") == "opaque method" and
-                    st.op.name.lstrip(".") in runtime_python.MUTATING):
+        """After a statement that may change a list or dict a parameter holds in place -- a
+        changing method of it (`c.pop()`, `c.append(v)`, `c.setdefault(k, [])`) or of a
+        list or dict it holds (`c["hist"].append(v)`), or a function given either
+        (`log_step(c)`, `log_step(c["hist"])`), in a callee's body spliced in too: an effect
+        that makes the caller's object hold what the function's container holds at the end
+        of the statement (its latest value, every store included), a level down where it
+        holds the caller's own lists and dicts (`runtime.sync_into`). Where the function
+        works on its own copy of the argument (`own_on_entry`, after a store into it) the
+        change was made to the copy only -- before the session of 2026-12-07, thirteenth,
+        a callee's append or a method of an inner list was lost there, silently; elsewhere
+        the effect is dropped (`_drop_unowned_syncs`), the change having been made to the
+        caller's object itself."""
+        touched: list = []
+        for st in ir.walk(body[start:]):
+            if isinstance(st, ir.UserCall):  # (what the callee may change: calls.py)
+                given = [a for q, a in zip(st.callee.params, st.args)
+                         if changes_param(st.callee, q)]
+            elif isinstance(st, (ir.Call, ir.Effect)) and st.op is not None and \
+                    st.op.family in ("opaque call", "opaque method"):
+                given = list(st.args.values())
+                if st.op.family == "opaque method" and \
+                        st.op.name.lstrip(".") not in runtime_python.MUTATING:
+                    given = [a for k, a in st.args.items() if k != "_obj"]
+            else:
                 continue
-            obj = st.args.get("_obj")
-            p = next((p for p in self.pf.params if isinstance(obj, ir.Var)
-                      and self.env.get(p) == obj), None)
-            if p is not None:
-                body.insert(body.index(st) + 1, ir.Effect(
-                    "sync", None, {"param": ir.Const(p, repr(p)), "value": obj}, st.line))
+            for a in given:
+                for v in ir.atom_vars(a):
+                    p = self.param_reached(v)
+                    if p is not None and p not in touched:
+                        touched.append(p)
+        at = len(body) - 1 if body and isinstance(body[-1], ir.Return) else len(body)
+        for p in touched:  # (before a `return` the statement ends with)
+            if isinstance(self.env.get(p), ir.Var):
+                body.insert(at, ir.Effect("sync", None, {"param": ir.Const(p, repr(p)),
+                                                         "value": self.env[p]}, body[-1].line))
+                at += 1
+
+    def param_reached(self, name: str, depth: int = 0):
+        """The parameter whose list or dict `name` is -- as it came in, or made again by
+        stores into it -- or one it holds by items (a chain of reads, copies and stores),
+        else None."""
+        if name in self.pf.params and name not in self.rebound_params and \
+                name not in self.rebound_maybe:
+            return name
+        p = next((p for p in self.pf.params if self.env.get(p) == ir.Var(name)), None)
+        if p is not None:
+            return p
+        made = self.definitions(name)
+        if depth > 8 or len(made) != 1 or not isinstance(made[0], ir.Call) or \
+                made[0].op.name not in ("getitem", "copy", "setitem", "write_through"):
+            return None
+        first = next(iter(made[0].args.values()), None)
+        return self.param_reached(first.name, depth + 1) if isinstance(first, ir.Var) \
+            else None
 
     def pin_loop_values(self, node, body: list, start: int) -> None:
         """A name of one value (not assigned in a loop or a branch) bound to the value of a
@@ -1419,7 +1457,10 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         # is: not told there either)
         pf.unknown_kinds = frozenset(p for p, a in passed if isinstance(a, ir.Var)
                                      and a.name in self.pf.unknown_kinds
-                                     and not self.defs[a.name] and a.name not in changed)
+                                     and not self.defs[a.name])
+        # (one the caller changes in place -- `log.pop()` after the call -- is still not
+        # told: a list stays a list; `log.sort()` there was numpy's sort of an array,
+        # failing on the list, before the session of 2026-12-07, thirteenth)
         pf.name_lists = {p: [x.value for x in a.items] for p, a in zip(pf.params, args)
                          if isinstance(a, ir.Seq) and a.items and all(
                              isinstance(x, ir.Const) and type(x.value) is str for x in a.items)
@@ -2236,6 +2277,7 @@ def _normalize(pf: ParsedFunction, root: bool = False) -> ir.Function:
     n.env.update(pf.function_displays)
     fn = n.run()
     fn.attr_unknown = n.attr_unknown  # (what its caller must read when the code runs)
+    fn.source_refusals = n.source_refusals  # (analysis/refusals.py raises them: source mode)
     fn.kept_uses = pf.kept_uses  # (reads after stores: refusals.check_kept_globals)
     # (module containers' items read as constants: refusals.check_folded_items)
     fn.folded = n.folded + getattr(pf, "folded_items", [])
