@@ -1580,7 +1580,15 @@ def _attributes_of(value, chain: list):
 
 def changes_param(fn: ir.Function, p: str) -> bool:
     """Might `fn` change the list, dict or array its parameter `p` holds, or one held in it
-    -- a store, a write, a changing method, or a user function given it (assumed to)?"""
+    -- a store, a write, a changing method, or a user function given it (assumed to)?
+    (Asked after every statement that calls `fn`: kept on it, per parameter.)"""
+    known = fn.__dict__.setdefault("_changes_param", {})
+    if p not in known:
+        known[p] = _changes_param(fn, p)
+    return known[p]
+
+
+def _changes_param(fn: ir.Function, p: str) -> bool:
     if p in fn.written or p in fn.written_arrays:
         return True
     made = {}
