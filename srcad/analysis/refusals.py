@@ -1458,10 +1458,12 @@ _NEW_ARRAYS = frozenset({"zeros", "zeros_like", "ones", "ones_like", "empty", "e
                          "full", "full_like", "eye", "identity"})
 
 
-def _new_array(atom, key: str, family: set, before: list, seen=None) -> bool:
-    """Is `atom` a name every definition of which (up to here) makes a new array, or is the
-    item under `key` of the dict (`family`: its values) itself, written in place (srcad's own
-    put-back of the item it wrote: `item = fc["z"]; item[t] = v; fc["z"] = item`)?"""
+def _new_array(atom, key, family: set, before: list, seen=None,
+               makes=lambda d: d.op.name in _NEW_ARRAYS) -> bool:
+    """Is `atom` a name every definition of which (up to here) makes a new array (`makes`),
+    or is the item under `key` of the dict (`family`: its values) itself, written in place
+    (srcad's own put-back of the item it wrote: `item = fc["z"]; item[t] = v; fc["z"] =
+    item`)?"""
     seen = set() if seen is None else seen
     if not isinstance(atom, ir.Var) or atom.name in seen:
         return isinstance(atom, ir.Var)  # (a name met again: its other definitions decide)
@@ -1472,12 +1474,12 @@ def _new_array(atom, key: str, family: set, before: list, seen=None) -> bool:
     for d in defs:
         if not isinstance(d, ir.Call):
             return False
-        if d.op.name in _NEW_ARRAYS or (d.op.name == "getitem" and _constant_key(
+        if makes(d) or (d.op.name == "getitem" and _constant_key(
                 d.args.get("index")) == key and getattr(d.args.get("a"), "name", None) in family):
             continue
         inner = d.args.get("x") if d.op.name in ("copy", "setitem") else (
             d.args.get("view") if d.op.name == "view_again" else None)
-        if inner is None or not _new_array(inner, key, family, before, seen):
+        if inner is None or not _new_array(inner, key, family, before, seen, makes):
             return False
     return True
 
@@ -1485,26 +1487,13 @@ def _new_array(atom, key: str, family: set, before: list, seen=None) -> bool:
 _MADE_BY = _NEW_ARRAYS | {"matmul", "dot", "concatenate", "stack", "vstack", "hstack", "outer"}
 
 
-def _made_here(atom, order: list, seen=None) -> bool:
+def _made_here(atom, order: list) -> bool:
     """Is `atom` a name every definition of which in the function makes a new array -- by
     np.zeros and its kind, a product, a concatenation, an elementwise op (not in place) --
     or copies or writes one so made? (No caller, global or object can hold it at the store.)"""
-    seen = set() if seen is None else seen
-    if not isinstance(atom, ir.Var) or atom.name in seen:
-        return isinstance(atom, ir.Var)  # (a name met again: its other definitions decide)
-    seen.add(atom.name)
-    defs = [d for d in order if atom.name in ir.defs(d)]
-    if not defs:
-        return False
-    for d in defs:
-        if not isinstance(d, ir.Call) or d.inplace or d.undo is not None:
-            return False
-        if d.op.name in _MADE_BY or (d.op.elementwise and not d.op.view):
-            continue
-        if d.op.name not in ("copy", "setitem") or \
-                not _made_here(d.args.get("x"), order, seen):
-            return False
-    return True
+    return _new_array(atom, None, set(), order, makes=lambda d: not (
+        d.inplace or d.undo is not None) and (d.op.name in _MADE_BY or (
+            d.op.elementwise and not d.op.view)))
 
 
 def _item_written(w, derived: set, inner: set, before: list, cut=frozenset()):
