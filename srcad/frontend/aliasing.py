@@ -315,11 +315,10 @@ class AliasingMixin:
             # caller's; a wrong state and value, silently, before the session of 2026-12-07,
             # thirteenth. `reaches_argument` asks whether the parameter still holds it)
             kept, since = self.mutable_holds.get(base.name, (None, 0))
-            later = self.statements_so_far()[since:]
             if isinstance(kept, ir.Var) and kept.name in self.pf.params and \
                     self.env.get(kept.name) == kept and kept.name not in self.rebound_params \
                     and kept.name not in self.rebound_maybe and \
-                    not any(base.name in ir.defs(st) for st in later):
+                    not any(base.name in ir.defs(st) for st in self.statements_so_far()[since:]):
                 param = kept.name
         if param is not None and param in self.pf.unknown_kinds and \
                 param not in self.rebound_params and not self.generated:
