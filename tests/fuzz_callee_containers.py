@@ -27,6 +27,7 @@ differences, the containers as they were before that call) and the containers af
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -74,18 +75,23 @@ READS = ["len(log)", "sum(log)", "(log[-1] if log else 0.0)", "cfg.get('a', 0.0)
 class Prog:
     name: str
     source: str
+    state: str | None = None  # the module object holding the containers (`p<i>_S`), if so
 
-    @staticmethod
-    def make_args(seed):
+    def make_args(self, seed):
         rng = np.random.default_rng(seed)
-        return (rng.uniform(-1.0, 1.0, 3), [0.5], {"a": 1.0, "hist": [2.0], "n": 0.0})
+        x = rng.uniform(-1.0, 1.0, 3)
+        return (x,) if self.state else (x, [0.5], {"a": 1.0, "hist": [2.0], "n": 0.0})
 
 
 class _Gen:
-    def __init__(self, ch, p):
+    def __init__(self, ch, p, objects=False):
         self.ch, self.p = ch, p
         self.lines: list[str] = []
         self.n = 0
+        # (`objects`: half the programs keep the containers on a module object, `p<i>_S.log`,
+        # given to the helpers as `s`: changed as `s.log.append(v)`, or through names bound
+        # first -- drawn only when asked, so the other programs of a seed stay as they were)
+        self.obj = objects and ch.flag(0.5)
 
     def fresh(self, base):
         self.n += 1
@@ -119,17 +125,24 @@ class _Gen:
     def helper(self, j, earlier):
         ch, p = self.ch, self.p
         has_x = ch.flag(0.6)
-        params = "x, log, cfg" if has_x else "log, cfg"
+        given = "s" if self.obj else "log, cfg"
+        params = f"x, {given}" if has_x else given
         body: list[str] = []
+        L, D = "log", "cfg"
+        if self.obj and ch.flag(0.5):
+            body.append("    log, cfg = s.log, s.cfg")
+        elif self.obj:
+            L, D = "s.log", "s.cfg"
         for _ in range(ch.int(1, 3)):
-            self.change(body, "    ", "log", "cfg", has_x)
+            self.change(body, "    ", L, D, has_x)
         if earlier and ch.flag(0.35):  # (an earlier helper called from this one)
             k, takes_x = ch.pick(earlier)
             if has_x or not takes_x:
-                body.append(f"    {p}h{k}({'x, ' if takes_x else ''}log, cfg)")
+                body.append(f"    {p}h{k}({'x, ' if takes_x else ''}{given})")
         returns = has_x and ch.flag(0.5)
         if returns:
-            body.append("    return np.sum(np.sin(x)) * 0.5 + len(log) * 0.1")
+            log = "s.log" if self.obj else "log"
+            body.append(f"    return np.sum(np.sin(x)) * 0.5 + len({log}) * 0.1")
         return has_x, returns, [f"def {p}h{j}({params}):"] + body
 
     def program(self, i):
@@ -141,11 +154,14 @@ class _Gen:
             helpers.append((j, has_x, returns))
             out += lines + ["", ""]
         body = ["    extra = 0.0"]
+        given = f"{p}S" if self.obj else "log, cfg"
         for _ in range(ch.int(1, 4)):
             j, has_x, returns = ch.pick(helpers)
-            call = f"{p}h{j}({'x, ' if has_x else ''}log, cfg)"
+            call = f"{p}h{j}({'x, ' if has_x else ''}{given})"
             form = ch.weighted([(4, "plain"), (1, "loop"), (1, "hist"), (1, "keyword"),
                                 (1, "own")])
+            if self.obj and form in ("hist", "keyword"):
+                form = "plain"
             if form == "loop":
                 body += ["    for _ in range(2):", f"        {call}"]
             elif form == "hist":  # (the list cfg holds, passed as the log)
@@ -153,7 +169,8 @@ class _Gen:
             elif form == "keyword":
                 body.append(f"    {p}h{j}({'x=x, ' if has_x else ''}log=log, cfg=cfg)")
             elif form == "own":
-                self.change(body, "    ", "log", "cfg", True)
+                self.change(body, "    ", f"{p}S.log" if self.obj else "log",
+                            f"{p}S.cfg" if self.obj else "cfg", True)
                 continue
             elif returns:
                 body.append(f"    extra = extra + {call}")
@@ -161,15 +178,23 @@ class _Gen:
             else:
                 body.append(f"    {call}")
         reads = [ch.pick(READS) for _ in range(ch.int(1, 3))]
+        if self.obj:
+            reads = [re.sub(r"\b(log|cfg)\b", rf"{p}S.\1", r) for r in reads]
         scale = " + ".join(f"0.1 * {r}" for r in reads)
         body.append(f"    return np.sum(np.tanh(x) * (1.0 + {scale})) + extra")
-        out += [f"def {p}f(x, log, cfg):"] + body
-        return Prog(f"{p}f", "\n".join(out) + "\n")
+        if not self.obj:
+            out += [f"def {p}f(x, log, cfg):"] + body
+            return Prog(f"{p}f", "\n".join(out) + "\n")
+        state = [f"class {p}State:", "    def __init__(self):", "        self.log = [0.5]",
+                 "        self.cfg = {'a': 1.0, 'hist': [2.0], 'n': 0.0}", "", "",
+                 f"{p}S = {p}State()", "", ""]
+        out = state + out + [f"def {p}f(x):"] + body
+        return Prog(f"{p}f", "\n".join(out) + "\n", f"{p}S")
 
 
-def batch_programs(seed, n):
+def batch_programs(seed, n, objects=False):
     ch = FP.RandomChooser(seed)
-    return [_Gen(ch, f"p{i}_").program(i) for i in range(n)]
+    return [_Gen(ch, f"p{i}_", objects).program(i) for i in range(n)]
 
 
 def import_programs(programs, tag):

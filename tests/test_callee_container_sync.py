@@ -180,3 +180,57 @@ def test_an_item_given_with_its_dict_and_changed_is_refused_in_source_mode():
     value, grad = srcad.value_and_grad(item_given_with_its_dict, mode="tape")(X, log, cfg)
     assert value == item_given_with_its_dict(X, plog, pcfg)
     assert _same(log, plog) and _same(cfg, pcfg) and cfg["hist"] == [-0.5, -0.5]
+
+
+# A list an object holds, appended to by one helper (run as plain Python: srcad carries the
+# list on as the value it holds then) and reversed in place by the next through a name bound
+# to it (`log = s.log; log.reverse()`): the second helper was given the carried value, a copy,
+# and reversed that -- the object's own list was left unreversed, silently (the callee
+# container fuzzer's object form, seed 7 `p7_f`).
+
+
+class _State:
+    def __init__(self):
+        self.log = [0.5]
+        self.cfg = {"a": 1.0, "hist": [2.0], "n": 0.0}
+
+
+STATE = _State()
+
+
+def _log_reversed(x, s):
+    log, cfg = s.log, s.cfg
+    log.reverse()
+    return np.sum(np.sin(x)) * 0.5 + len(s.log) * 0.1
+
+
+def _log_appended(s):
+    s.log.append(0.25)
+
+
+def _b_updated(x, s):
+    log, cfg = s.log, s.cfg
+    cfg.update({"b": 2.0 * len(cfg["hist"])})
+    return np.sum(np.sin(x)) * 0.5 + len(s.log) * 0.1
+
+
+def object_list_appended_then_reversed(x):
+    extra = 0.0
+    _log_appended(STATE)
+    extra = extra + _log_reversed(x, STATE)
+    extra = extra + _b_updated(x, STATE)
+    return np.sum(np.tanh(x) * (1.0 + 0.1 * STATE.cfg.get("b", 1.0) + 0.1 * (
+        STATE.cfg["hist"][0] if STATE.cfg["hist"] else 0.0))) + extra
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_an_objects_list_changed_by_two_helpers_is_left_as_python_leaves_it(mode):
+    STATE.__init__()
+    mine = (STATE.log, STATE.cfg)
+    python = copy.deepcopy(mine)
+    STATE.log, STATE.cfg = python
+    want = object_list_appended_then_reversed(X)
+    STATE.log, STATE.cfg = mine
+    value, grad = srcad.value_and_grad(object_list_appended_then_reversed, **MODES[mode])(X)
+    assert value == want
+    assert STATE.log == python[0] == [0.25, 0.5] and _same(STATE.cfg, python[1])

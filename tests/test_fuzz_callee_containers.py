@@ -55,6 +55,46 @@ def _same(a, b) -> bool:
     return a == b
 
 
+def check_state(fn, state, x, opts, tally) -> None:
+    """`check` for a program keeping its containers on the module object `state`: Python's
+    run and srcad's each keep their own two containers on it, swapped in before each call
+    (srcad's the same objects across its calls)."""
+    mine = (state.log, state.cfg)
+    python = copy.deepcopy(mine)
+
+    def put(pair):
+        state.log, state.cfg = pair
+
+    for call in range(2):
+        xs = x * (1.0 if call == 0 else -0.7)
+        before = copy.deepcopy(python)
+        put(python)
+        want = fn(xs.copy())
+        try:
+            put(mine)
+            if call == 0:
+                g = srcad.value_and_grad(fn, wrt=0, **opts)
+            value, grad = g(xs.copy())
+        except srcad.SrcadError as e:
+            tally["refused"] += 1
+            tally["reasons"][str(e).splitlines()[0][:110]] += 1
+            return
+        if not np.array_equal(np.asarray(value), np.asarray(want)):
+            raise Failure(f"call {call}: value {value!r}, Python's {want!r}")
+        if not (_same(state.log, python[0]) and _same(state.cfg, python[1])):
+            raise Failure(f"call {call}: containers {state.log!r} {state.cfg!r}, Python's "
+                          f"{python[0]!r} {python[1]!r}")
+
+        def at_start(z):
+            put(copy.deepcopy(before))
+            return fn(z)
+        numeric = numerical_grad(at_start, (xs.copy(),))
+        put(mine)
+        if not np.allclose(grad, numeric, rtol=1e-6, atol=1e-8):
+            raise Failure(f"call {call}: gradient {grad!r}, central differences {numeric!r}")
+    tally["passed"] += 1
+
+
 def check(fn, args, opts, tally) -> None:
     x, log0, cfg0 = args
     log, cfg = copy.deepcopy(log0), copy.deepcopy(cfg0)
@@ -82,8 +122,8 @@ def check(fn, args, opts, tally) -> None:
     tally["passed"] += 1
 
 
-def run_batch(seed, n=PER_BATCH, verbose=False):
-    programs = FC.batch_programs(seed, n)
+def run_batch(seed, n=PER_BATCH, verbose=False, objects=False):
+    programs = FC.batch_programs(seed, n, objects)
     module = FC.import_programs(programs, f"cc{seed}")
     tally = {"checks": 0, "refused": 0, "passed": 0, "reasons": collections.Counter()}
     failures = []
@@ -92,7 +132,12 @@ def run_batch(seed, n=PER_BATCH, verbose=False):
         for mode, opts in MODES.items():
             tally["checks"] += 1
             try:
-                check(getattr(module, prog.name), args, opts, tally)
+                if prog.state:
+                    state = getattr(module, prog.state)
+                    state.__init__()  # (its containers as the program made them)
+                    check_state(getattr(module, prog.name), state, args[0], opts, tally)
+                else:
+                    check(getattr(module, prog.name), args, opts, tally)
             except Failure as e:
                 failures.append((prog, mode, str(e)))
                 if verbose:
@@ -116,12 +161,25 @@ def test_callee_container_batch_slow(seed):
     test_callee_container_batch(seed)
 
 
+@pytest.mark.xfail(strict=True, reason="open (session of 2026-12-07, thirteenth): containers "
+                   "held by a module object (`S.log`, `S.cfg`) and changed by helpers given "
+                   "the object -- the state srcad carries between functions for an object's "
+                   "list (state.py) loses some in-place changes: seed 5 `p7_f` (appends, a "
+                   "pop, `del s.log[0]` in a loop) gives a wrong value, seed 1 `p2_f` a wrong "
+                   "list; 6 of 12 seeds' worth in 0-29 differ, before this session's fixes "
+                   "too. Strict: remove this mark when it passes")
+def test_containers_held_by_an_object_open():
+    failures = [f for seed in (1, 5) for f in run_batch(seed, objects=True)[1]]
+    assert not failures, failures[0][2]
+
+
 if __name__ == "__main__":
     first, last = int(sys.argv[1]), int(sys.argv[2])
+    objects = "--objects" in sys.argv
     total = collections.Counter()
     reasons = collections.Counter()
     for seed in range(first, last + 1):
-        t, fails = run_batch(seed, verbose=True)
+        t, fails = run_batch(seed, verbose=True, objects=objects)
         print(f"seed {seed}: {t['checks']} checks, {t['refused']} refused, {t['passed']} "
               f"passed, {len(fails)} differ")
         total.update({k: t[k] for k in ("checks", "refused", "passed")})

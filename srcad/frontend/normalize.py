@@ -76,7 +76,8 @@ from .objcomps import held_dict_updates
 from .loops import LoopsMixin
 from .objects import mutated_names, scalarise_objects
 from .methods import _BUILTIN_OPS, ATTRIBUTES, METHODS, RESERVED  # noqa: F401  (re-exported)
-from .opaque import class_attribute, is_opaque, is_user_object, library_file, writes_out
+from .opaque import class_attribute, is_opaque, is_user_object, library_file, \
+    opaque_attribute, writes_out
 from .parse import LIFTED, ParsedFunction, parse_function, star_params_for_call, static_getattr
 from .state import carried_state, state_given, with_state
 from .pylower import lower_python
@@ -454,11 +455,27 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                     if p is not None and p not in touched:
                         touched.append(p)
         at = len(body) - 1 if body and isinstance(body[-1], ir.Return) else len(body)
+        given = {pname: (obj, attr) for obj, attr, pname, _ in self.pf.attr_in}
         for p in touched:  # (before a `return` the statement ends with)
-            if isinstance(self.env.get(p), ir.Var):
-                body.insert(at, ir.Effect("sync", None, {"param": ir.Const(p, repr(p)),
-                                                         "value": self.env[p]}, body[-1].line))
+            if not isinstance(self.env.get(p), ir.Var):
+                continue
+            line = body[-1].line
+            args = {"param": ir.Const(p, repr(p)), "value": self.env[p]}
+            if p in given:
+                # (`s.log` given to this function as the value its caller carries for the
+                # object's list -- a copy of it -- changed in place here: `s.log.reverse()`
+                # after the caller's `s.log.append(v)`. Python changes the object's own list,
+                # which this makes hold the same items; before the session of 2026-12-07,
+                # thirteenth, the object's list was left as it was, silently)
+                obj, attr = given[p]
+                src = self.claim(f"{attr}_owner", obj)
+                held = self.fresh(f"{attr}_held")
+                body.insert(at, ir.Call(held, opaque_attribute(attr),
+                                        {"_obj": ir.Const(obj, src)}, line))
                 at += 1
+                args["caller"] = ir.Const(held, repr(held))
+            body.insert(at, ir.Effect("sync", None, args, line))
+            at += 1
 
     def param_reached(self, name: str, depth: int = 0):
         """The parameter whose list or dict `name` is -- as it came in, or made again by
