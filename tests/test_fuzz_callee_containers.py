@@ -166,8 +166,9 @@ def test_callee_container_batch_slow(seed):
                    "the object -- the state srcad carries between functions for an object's "
                    "list (state.py) loses some in-place changes: seed 5 `p7_f` (appends, a "
                    "pop, `del s.log[0]` in a loop) gives a wrong value, seed 1 `p2_f` a wrong "
-                   "list; 6 of 12 seeds' worth in 0-29 differ, before this session's fixes "
-                   "too. Strict: remove this mark when it passes")
+                   "list, seed 10 `p7_f` a wrong gradient; 10 programs of seeds 0-29 "
+                   "(`--objects`) differ, 76 checks on 47653ca. Strict: remove this mark "
+                   "when it passes")
 def test_containers_held_by_an_object_open():
     failures = [f for seed in (1, 5) for f in run_batch(seed, objects=True)[1]]
     assert not failures, failures[0][2]

@@ -455,7 +455,8 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                     if p is not None and p not in touched:
                         touched.append(p)
         at = len(body) - 1 if body and isinstance(body[-1], ir.Return) else len(body)
-        given = {pname: (obj, attr) for obj, attr, pname, _ in self.pf.attr_in}
+        given = {pname: (obj, attr) for obj, attr, pname, _ in self.pf.attr_in
+                 if type(getattr(obj, attr, None)) in (list, dict)}  # (an array: copy on write)
         for p in touched:  # (before a `return` the statement ends with)
             if not isinstance(self.env.get(p), ir.Var):
                 continue
