@@ -55,71 +55,55 @@ def _same(a, b) -> bool:
     return a == b
 
 
-def check_state(fn, state, x, opts, tally) -> None:
-    """`check` for a program keeping its containers on the module object `state`: Python's
-    run and srcad's each keep their own two containers on it, swapped in before each call
-    (srcad's the same objects across its calls)."""
-    mine = (state.log, state.cfg)
+def check_twice(fn, x, mine, call_with, now, opts, tally) -> None:
+    """Two calls of `fn` -- Python's on copies of the containers `mine`, srcad's on `mine`
+    itself -- each compared: the value, the containers after it (`now()`: srcad's), the
+    gradient against central differences from the containers as they were before the call.
+    `call_with(f, containers, z)` calls `f` (the function, or srcad's transform of it) with
+    those containers in place (as its arguments, or on the module object)."""
     python = copy.deepcopy(mine)
-
-    def put(pair):
-        state.log, state.cfg = pair
-
     for call in range(2):
         xs = x * (1.0 if call == 0 else -0.7)
         before = copy.deepcopy(python)
-        put(python)
-        want = fn(xs.copy())
+        want = call_with(fn, python, xs.copy())
         try:
-            put(mine)
             if call == 0:
                 g = srcad.value_and_grad(fn, wrt=0, **opts)
-            value, grad = g(xs.copy())
+            value, grad = call_with(g, mine, xs.copy())
         except srcad.SrcadError as e:
             tally["refused"] += 1
             tally["reasons"][str(e).splitlines()[0][:110]] += 1
             return
         if not np.array_equal(np.asarray(value), np.asarray(want)):
             raise Failure(f"call {call}: value {value!r}, Python's {want!r}")
-        if not (_same(state.log, python[0]) and _same(state.cfg, python[1])):
-            raise Failure(f"call {call}: containers {state.log!r} {state.cfg!r}, Python's "
-                          f"{python[0]!r} {python[1]!r}")
-
-        def at_start(z):
-            put(copy.deepcopy(before))
-            return fn(z)
-        numeric = numerical_grad(at_start, (xs.copy(),))
-        put(mine)
+        log, cfg = now()
+        if not (_same(log, python[0]) and _same(cfg, python[1])):
+            raise Failure(f"call {call}: containers {log!r} {cfg!r}, Python's {python[0]!r} "
+                          f"{python[1]!r}")
+        numeric = numerical_grad(lambda z: call_with(fn, copy.deepcopy(before), z),
+                                 (xs.copy(),))
         if not np.allclose(grad, numeric, rtol=1e-6, atol=1e-8):
             raise Failure(f"call {call}: gradient {grad!r}, central differences {numeric!r}")
     tally["passed"] += 1
 
 
 def check(fn, args, opts, tally) -> None:
+    """A program taking its containers as arguments: `f(x, log, cfg)`."""
     x, log0, cfg0 = args
-    log, cfg = copy.deepcopy(log0), copy.deepcopy(cfg0)
-    plog, pcfg = copy.deepcopy(log0), copy.deepcopy(cfg0)
-    for call in range(2):
-        xs = x * (1.0 if call == 0 else -0.7)
-        before = copy.deepcopy((plog, pcfg))
-        want = fn(xs.copy(), plog, pcfg)
-        try:
-            if call == 0:
-                g = srcad.value_and_grad(fn, wrt=0, **opts)
-            value, grad = g(xs.copy(), log, cfg)
-        except srcad.SrcadError as e:
-            tally["refused"] += 1
-            tally["reasons"][str(e).splitlines()[0][:110]] += 1
-            return
-        if not np.array_equal(np.asarray(value), np.asarray(want)):
-            raise Failure(f"call {call}: value {value!r}, Python's {want!r}")
-        if not (_same(log, plog) and _same(cfg, pcfg)):
-            raise Failure(f"call {call}: containers {log!r} {cfg!r}, Python's {plog!r} {pcfg!r}")
-        numeric = numerical_grad(
-            lambda z: fn(z, *copy.deepcopy(before)), (xs.copy(),))
-        if not np.allclose(grad, numeric, rtol=1e-6, atol=1e-8):
-            raise Failure(f"call {call}: gradient {grad!r}, central differences {numeric!r}")
-    tally["passed"] += 1
+    mine = copy.deepcopy((log0, cfg0))
+    check_twice(fn, x, mine, lambda f, pair, z: f(z, *pair), lambda: mine, opts, tally)
+
+
+def check_state(fn, state, x, opts, tally) -> None:
+    """A program keeping its containers on the module object `state`: Python's run and
+    srcad's each keep their own two containers on it, put there before each call (srcad's
+    the same objects across its calls)."""
+    def call_with(f, pair, z):
+        state.log, state.cfg = pair
+        return f(z)
+
+    check_twice(fn, x, (state.log, state.cfg), call_with, lambda: (state.log, state.cfg),
+                opts, tally)
 
 
 def run_batch(seed, n=PER_BATCH, verbose=False, objects=False):
