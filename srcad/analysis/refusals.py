@@ -600,11 +600,33 @@ def check_writes_into_held_values(fn: ir.Function, wrt) -> None:
                                           "write_through"))]
     held_effects = [e for e in ir.walk(fn.body) if isinstance(e, ir.Effect) and
                     e.kind == "setitem" and "held" in e.args]
-    if not writes and not held_effects:
+    methods = [m for m in ir.walk(fn.body) if isinstance(m, (ir.Call, ir.Effect)) and
+               m.op is not None and m.op.family == "opaque method" and
+               m.op.name.lstrip(".") in MUTATING]
+    if not writes and not held_effects and not methods:
         return
     dep = _dependent(fn, wrt)
     every = _every_definition(fn)
     made = {name: defs[-1] for name, defs in every.items()}
+    for m in methods:
+        # (`s.log.extend([np.sum(x) * 0.5, 0.25])`, `s.cfg["hist"].append(v)`: a method of a
+        # list or dict an object holds, run as Python's on the object's own container -- a
+        # later read of it, here or by the caller, reads a constant: no gradient flows
+        # through it. A wrong gradient, silently, before the session of 2026-12-07,
+        # fourteenth; srcad follows `self.cache.append(h)` where the function reads the
+        # list by item or length alone: attrstate.py)
+        if any(v in dep for k, a in m.args.items() if k != "_obj" for v in ir.atom_vars(a)):
+            held = _object_container(m.args.get("_obj"), every)
+            if held is not None:
+                raise SharingUnknownError(
+                    f"line {m.line} changes a list or dict an object holds ({held}, "
+                    f"`{m.op.name}`) with a value that depends on the arguments being "
+                    f"differentiated: srcad runs that method as Python's, on the object's "
+                    f"own container, and a later read of it -- here or by the caller -- "
+                    f"carries no gradient", filename=fn.filename, lineno=m.line,
+                    func=fn.name, hint="return the value instead, or keep the values in a "
+                    "list the function makes; srcad follows `self.cache.append(v)` where "
+                    "the list is read by item or length alone")
     views = _view_sources(fn)
     for e in held_effects:  # (`self.cfg["k"] = v`, `d = CFG; d["k"] = v`: Python's store)
         if any(v in dep for v in ir.atom_vars(e.args["value"])):
@@ -660,6 +682,26 @@ def check_writes_into_held_values(fn: ir.Function, wrt) -> None:
             _refuse_held_write(fn, c.line,
                                f"{held[0]}{_AS_BUILT if '`' in held[0] else ''}", array,
                                dependent)
+
+
+def _object_container(atom, every: dict, depth: int = 0):
+    """How `obj.attr` is spelt, in backquotes, where `atom` may be an attribute of an object
+    read as the code runs (`s.log`), or an item of one (`s.cfg["hist"]`), through copies, else
+    None."""
+    if not isinstance(atom, ir.Var) or depth > 8:
+        return None
+    for d in every.get(atom.name, ()):
+        if not isinstance(d, ir.Call) or d.op is None:
+            continue
+        first = next(iter(d.args.values()), None)
+        if d.op.family == "opaque attribute":
+            base = first.src if isinstance(first, ir.Const) else getattr(first, "name", "?")
+            return f"`{base}{d.op.name}`"
+        found = _object_container(first, every, depth + 1) if d.op.name in (
+            "getitem", "copy") else None
+        if found is not None:
+            return found
+    return None
 
 
 def _refuse_held_write(fn: ir.Function, line: int, held: str, array: bool,

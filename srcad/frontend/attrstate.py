@@ -665,6 +665,7 @@ def carry_attribute_state(tree: gast.FunctionDef, taken: set, carry_out: bool = 
     local holds the attribute's value at the end, on every path -- so one stored only in a
     branch or a loop starts from the object's value at entry too."""
     rebound = _rebound(tree)
+    _lists_extended(tree, holds, rebound)
     changes = {k: how for k, how in _list_changes(tree, holds).items()
                if k[0] not in rebound}
     stores = [k for k in _stores(tree) if k[0] not in rebound]
@@ -701,6 +702,35 @@ def carry_attribute_state(tree: gast.FunctionDef, taken: set, carry_out: bool = 
 
 def _as_list(x):
     return x if isinstance(x, list) else [x]
+
+
+def _lists_extended(tree, holds, rebound: set) -> None:
+    """``B.attr += v`` where the object holds a list and the function never assigns
+    ``B.attr`` otherwise: ``B.attr.extend(v)`` -- what Python's `+=` of a list does (the very
+    list extended in place, then stored back), so that another holder of the object's list
+    sees the items (the object's list kept across calls, changed in place: `_list_changes`).
+    Before the session of 2026-12-07, fourteenth, the attribute was given a new list, and a
+    name or a container holding the old one missed the items -- silently."""
+    assigned = {(t.value.id, t.attr) for n in _walk(tree) if isinstance(n, gast.Assign)
+                for t in n.targets if isinstance(t, gast.Attribute) and
+                isinstance(t.value, gast.Name)}
+    for node in [tree, *_walk(tree)]:
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if not isinstance(block, list):
+                continue
+            for i, stmt in enumerate(block):
+                t = getattr(stmt, "target", None)
+                if not (isinstance(stmt, gast.AugAssign) and isinstance(stmt.op, gast.Add)
+                        and isinstance(t, gast.Attribute) and isinstance(t.value, gast.Name)):
+                    continue
+                key = (t.value.id, t.attr)
+                if key in assigned or key[0] in rebound or holds(*key) is not list:
+                    continue
+                call = gast.Call(func=gast.Attribute(value=gast.Attribute(
+                    value=_name(key[0], gast.Load()), attr=key[1], ctx=gast.Load()),
+                    attr="extend", ctx=gast.Load()), args=[stmt.value], keywords=[])
+                block[i] = gast.copy_location(gast.Expr(value=call), stmt)
 
 
 def _stored_at_top(tree, local: str) -> bool:

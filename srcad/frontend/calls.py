@@ -1137,6 +1137,16 @@ class CallsMixin:
         else:
             self.body.append(call)
             var = ir.Var(call.targets[0])
+        for obj, attr in call.changed_given:
+            # (`log = s.log; log.pop(0)` there: Python's object holds the changed list --
+            # read from it, as the caller's value from here on. Before the session of
+            # 2026-12-07, fourteenth, the caller kept its own value of it, and gave it
+            # again to its next callee, which put it back on the object: a wrong state)
+            src = self.object_spelled(obj, f"{attr}_owner")
+            held = self.emit((opaque_attribute(attr), {"_obj": ir.Const(obj, src)}),
+                             self.fresh(f"{call.callee.name}_{attr}"), e)
+            self.attr_carry[(id(obj), attr)] = (obj, held)
+            self.carry_into_local(obj, attr, held, e)
         self.made.setdefault(var.name, []).append(call)  # (loops.py: what it may hold)
         if into is not None and into is not _RETURN:
             self.env[into[0]] = var

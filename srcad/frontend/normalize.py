@@ -281,6 +281,12 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
     def fresh(self, base: str) -> str:
         return fresh(base.strip("_") or "t", self.taken)
 
+    def object_spelled(self, obj, name: str) -> str:
+        """The name generated code reads `obj` by: the one it is injected under already (a
+        global of the user's module: `S`), else `name`, claimed for it."""
+        known = next((k for k, v in self.inject.items() if v is obj), None)
+        return known if known is not None else self.claim(name, obj)
+
     def claim(self, name: str, obj) -> str:
         """A name under which generated code reads `obj` (injected into its module): `name`
         itself unless this function or another function of the same program (a caller, a
@@ -437,6 +443,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         the effect is dropped (`_drop_unowned_syncs`), the change having been made to the
         caller's object itself."""
         touched: list = []
+        touched_held: list = []  # (obj, attr, atom) of lists and dicts carried for objects
         for st in ir.walk(body[start:]):
             if isinstance(st, ir.UserCall):  # (what the callee may change: calls.py)
                 given = [a for q, a in zip(st.callee.params, st.args)
@@ -454,7 +461,23 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                     p = self.param_reached(v)
                     if p is not None and p not in touched:
                         touched.append(p)
+                    held = self.carried_reached(v)
+                    if held is not None and held not in touched_held:
+                        touched_held.append(held)
         at = len(body) - 1 if body and isinstance(body[-1], ir.Return) else len(body)
+        for obj, attr, value in touched_held:
+            # (`S.log.pop()` where this function carries `S.log` -- a callee left it, a
+            # copy of the object's list: Python changes the object's own list, which this
+            # makes hold the same items. Before the session of 2026-12-07, fourteenth, the
+            # change was made to the copy alone, silently)
+            src = self.object_spelled(obj, f"{attr}_owner")
+            own = self.fresh(f"{attr}_held")
+            body.insert(at, ir.Call(own, opaque_attribute(attr), {"_obj": ir.Const(obj, src)},
+                                    body[-1].line))
+            body.insert(at + 1, ir.Effect("sync", None, {
+                "param": ir.Const(attr, repr(attr)), "value": value,
+                "caller": ir.Const(own, repr(own))}, body[-1].line))
+            at += 2
         given = {pname: (obj, attr) for obj, attr, pname, _ in self.pf.attr_in
                  if type(getattr(obj, attr, None)) in (list, dict)}  # (an array: copy on write)
         for p in touched:  # (before a `return` the statement ends with)
@@ -469,7 +492,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                 # which this makes hold the same items; before the session of 2026-12-07,
                 # thirteenth, the object's list was left as it was, silently)
                 obj, attr = given[p]
-                src = self.claim(f"{attr}_owner", obj)
+                src = self.object_spelled(obj, f"{attr}_owner")
                 held = self.fresh(f"{attr}_held")
                 body.insert(at, ir.Call(held, opaque_attribute(attr),
                                         {"_obj": ir.Const(obj, src)}, line))
@@ -494,6 +517,23 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             return None
         first = next(iter(made[0].args.values()), None)
         return self.param_reached(first.name, depth + 1) if isinstance(first, ir.Var) \
+            else None
+
+    def carried_reached(self, name: str, depth: int = 0):
+        """(obj, attr, atom): the list or dict this function carries for an attribute of a
+        known object (`attr_carry`: a callee left it) that `name` is, or is read from by
+        items (a chain of reads and copies), else None."""
+        for obj, atom in self.attr_carry.values():
+            if atom == ir.Var(name):
+                key = next(k for k, (o, a) in self.attr_carry.items() if a == atom)
+                return (obj, key[1], atom) if type(getattr(obj, key[1], None)) in (list, dict) \
+                    else None
+        made = self.definitions(name)
+        if depth > 8 or len(made) != 1 or not isinstance(made[0], ir.Call) or \
+                made[0].op.name not in ("getitem", "copy"):
+            return None
+        first = next(iter(made[0].args.values()), None)
+        return self.carried_reached(first.name, depth + 1) if isinstance(first, ir.Var) \
             else None
 
     def pin_loop_values(self, node, body: list, start: int) -> None:
@@ -1600,6 +1640,13 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         call.closures_in = closing  # (spliced in: emit_user_call)
         call.closure_free = list(pf.closure_free)
         call.carried = [(o, attr) for o, attr, _ in carried]
+        # (a list or dict of an object given to it as the value this function carries, and
+        # changed there in place: `log = s.log; log.pop(0)` -- read again after the call)
+        out = {(id(o), a) for o, a, _ in carried}
+        call.changed_given = [(obj, attr) for obj, attr, pname, _ in pf.attr_in
+                              if (id(obj), attr) not in out and
+                              type(getattr(obj, attr, None)) in (list, dict) and
+                              changes_param(callee, pname)]
         return call
 
     def display_keys(self, atom: ir.Var):
