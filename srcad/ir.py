@@ -107,8 +107,8 @@ class UserCall:
     # (frontend/state.py); `carried_atoms`: [(obj, attr, atom)] where the caller bound them
     carried: list = field(default_factory=list)
     carried_atoms: list = field(default_factory=list)
-    # [(obj, attr)]: lists and dicts of known objects given to the callee as the caller's
-    # values and changed there in place: the caller reads them from the object after it
+    # [(obj, attr, atom)]: lists and dicts of known objects given to the callee as the
+    # caller's values (`atom`), changed there in place: the caller reads them again after it
     changed_given: list = field(default_factory=list)
 
 

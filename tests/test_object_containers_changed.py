@@ -10,6 +10,14 @@ open in the session of 2026-12-07, thirteenth, fixed in the fourteenth. Each was
   copy only -- a wrong state;
 - `S.log += [v]` gave the object a new list: a name or a container holding the old one (the
   caller's, a second call's) missed the items -- a wrong state, then a wrong value;
+- a store through a second name for the object's dict (`cfg = s.cfg; cfg["a"] = v`) then
+  a method of it (`cfg.update(...)`), `log += [v]` of such a name, in a helper srcad splices
+  into its caller: the change went to the function's own copy only -- a wrong state and
+  value; a helper storing into the dict and then calling another that reads it gave that one
+  the dict as it was -- a wrong value;
+- a helper given the dict the caller keeps for an object put the caller's copy on the
+  object: a second holder of the object's dict (the caller's, a second call's) missed the
+  change -- a wrong state;
 - a helper run as plain Python (its result unused) appending a value that depends on the
   differentiated arguments (`log.extend([float(np.sum(x)), ...])`) to the object's list, read
   back by the caller: the gradient through the list was lost -- a wrong gradient. Refused now
@@ -106,8 +114,72 @@ def helper_extends_by_plus_equals(x):
     return np.sum(np.tanh(x) * (1.0 + 0.1 * S.log[-1]))
 
 
+def _store_then_update(s):
+    cfg = s.cfg
+    cfg["a"] = -0.5
+    cfg.update({"b": 2.0 * len(cfg["hist"])})
+
+
+def stored_then_updated_through_a_name(x):
+    _store_then_update(S)
+    return np.sum(np.tanh(x) * (1.0 + 0.1 * len(S.cfg) + 0.1 * S.cfg["b"]))
+
+
+def _b_from_hist(x, s):
+    s.cfg.update({"b": 2.0 * len(s.cfg["hist"])})
+
+
+def _hist_grown_then_read_by_a_helper(x, s):
+    log, cfg = s.log, s.cfg
+    cfg["hist"] = cfg["hist"] + [0.25]
+    _b_from_hist(x, s)
+    return np.sum(np.sin(x)) * 0.5
+
+
+def _a_stored(s):
+    s.cfg["a"] = float(len(s.cfg["hist"]))
+
+
+def helper_reads_what_its_caller_stored(x):
+    _a_stored(S)
+    extra = _hist_grown_then_read_by_a_helper(x, S)
+    return np.sum(np.tanh(x) * (1.0 + 0.1 * S.cfg["b"])) + extra
+
+
+def _counted(x, s):
+    s.cfg["n"] = s.cfg.get("n", 0.0) + 1.0
+    s.cfg.pop("a", None)
+    if "b" in s.cfg:
+        del s.cfg["b"]
+
+
+def counted_around_an_update(x):
+    _counted(x, S)
+    S.cfg.update({"b": 0.25})
+    _counted(x, S)
+    return np.sum(np.tanh(x) * (1.0 + 0.1 * S.cfg["n"] + 0.1 * S.cfg.get("b", 1.0)))
+
+
+def _grown_by_names(x, s):
+    log, cfg = s.log, s.cfg
+    log.append(2.0 * len(log))
+    log += [float(len(log))]
+    e1 = cfg
+    e1["n"] = e1.get("n", 0.0) + 1.0
+    return np.sum(np.sin(x)) * 0.5 + len(s.log) * 0.1
+
+
+def grown_through_names_in_a_helper(x):
+    S.log.append(2.0 * len(S.log))
+    S.cfg.update({"b": 0.25})
+    extra = _grown_by_names(x, S)
+    return np.sum(np.tanh(x) * (1.0 + 0.1 * sum(S.log) + 0.1 * S.cfg["n"])) + extra
+
+
 PROGRAMS = [trimmed_in_a_loop_after_grown, trimmed_after_grown, popped_and_cleared_by_the_caller,
-            extended_by_plus_equals, helper_extends_by_plus_equals]
+            extended_by_plus_equals, helper_extends_by_plus_equals,
+            stored_then_updated_through_a_name, helper_reads_what_its_caller_stored,
+            counted_around_an_update, grown_through_names_in_a_helper]
 
 
 def _put(pair):
@@ -174,7 +246,7 @@ def helper_logs_then_reads_it(x):
                          ids=lambda f: f.__name__)
 def test_a_differentiated_value_put_in_an_objects_list_by_its_method_is_refused(fn):
     S.__init__()
-    with pytest.raises(srcad.SrcadError, match="changes a list or dict an object holds"):
+    with pytest.raises(srcad.SrcadError, match="an object holds"):
         srcad.value_and_grad(fn)(X)
 
 
@@ -200,3 +272,48 @@ def test_a_differentiated_value_appended_alone_is_followed(mode):
 
     np.testing.assert_allclose(grad, numerical_grad(python_call, (X.copy(),)), rtol=1e-6)
     assert value == python_call(X.copy())
+
+
+class _Layer:
+    def __init__(self):
+        self.cache = []
+
+
+L = _Layer()
+
+
+def _forward(x, layer):
+    h = np.tanh(x)
+    layer.cache.append(h)
+    return h
+
+
+def _drop_last(layer):
+    layer.cache.pop()
+
+
+def cache_popped_by_a_helper_then_read(x):
+    _forward(x, L)
+    _forward(2.0 * x, L)
+    _drop_last(L)
+    return np.sum(L.cache[-1] ** 2)
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_a_cache_of_arrays_changed_by_a_helper_is_right_or_refused(mode):
+    """A list of arrays the gradient flows through (`self.cache.append(h)`), popped by a
+    helper and read back: srcad reads the object's list again after the helper -- its arrays
+    carry no gradient, so where the output needs them the read is refused, never zeros."""
+    def python_call(z):
+        L.__init__()
+        return cache_popped_by_a_helper_then_read(z)
+
+    L.__init__()
+    try:
+        value, grad = srcad.value_and_grad(cache_popped_by_a_helper_then_read,
+                                           **MODES[mode])(X)
+    except srcad.SrcadError as e:
+        assert "no gradient" in str(e) or "would not follow" in str(e), e
+        return
+    assert value == python_call(X.copy())
+    np.testing.assert_allclose(grad, numerical_grad(python_call, (X.copy(),)), rtol=1e-6)

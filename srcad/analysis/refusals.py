@@ -600,33 +600,11 @@ def check_writes_into_held_values(fn: ir.Function, wrt) -> None:
                                           "write_through"))]
     held_effects = [e for e in ir.walk(fn.body) if isinstance(e, ir.Effect) and
                     e.kind == "setitem" and "held" in e.args]
-    methods = [m for m in ir.walk(fn.body) if isinstance(m, (ir.Call, ir.Effect)) and
-               m.op is not None and m.op.family == "opaque method" and
-               m.op.name.lstrip(".") in MUTATING]
-    if not writes and not held_effects and not methods:
+    if not writes and not held_effects:
         return
     dep = _dependent(fn, wrt)
     every = _every_definition(fn)
     made = {name: defs[-1] for name, defs in every.items()}
-    for m in methods:
-        # (`s.log.extend([np.sum(x) * 0.5, 0.25])`, `s.cfg["hist"].append(v)`: a method of a
-        # list or dict an object holds, run as Python's on the object's own container -- a
-        # later read of it, here or by the caller, reads a constant: no gradient flows
-        # through it. A wrong gradient, silently, before the session of 2026-12-07,
-        # fourteenth; srcad follows `self.cache.append(h)` where the function reads the
-        # list by item or length alone: attrstate.py)
-        if any(v in dep for k, a in m.args.items() if k != "_obj" for v in ir.atom_vars(a)):
-            held = _object_container(m.args.get("_obj"), every)
-            if held is not None:
-                raise SharingUnknownError(
-                    f"line {m.line} changes a list or dict an object holds ({held}, "
-                    f"`{m.op.name}`) with a value that depends on the arguments being "
-                    f"differentiated: srcad runs that method as Python's, on the object's "
-                    f"own container, and a later read of it -- here or by the caller -- "
-                    f"carries no gradient", filename=fn.filename, lineno=m.line,
-                    func=fn.name, hint="return the value instead, or keep the values in a "
-                    "list the function makes; srcad follows `self.cache.append(v)` where "
-                    "the list is read by item or length alone")
     views = _view_sources(fn)
     for e in held_effects:  # (`self.cfg["k"] = v`, `d = CFG; d["k"] = v`: Python's store)
         if any(v in dep for v in ir.atom_vars(e.args["value"])):
@@ -684,10 +662,12 @@ def check_writes_into_held_values(fn: ir.Function, wrt) -> None:
                                dependent)
 
 
-def _object_container(atom, every: dict, depth: int = 0):
-    """How `obj.attr` is spelt, in backquotes, where `atom` may be an attribute of an object
-    read as the code runs (`s.log`), or an item of one (`s.cfg["hist"]`), through copies, else
-    None."""
+def _object_container(atom, every: dict, params, depth: int = 0):
+    """(How `obj.attr` is spelt, in backquotes; the keys `_container_reads` would list for a
+    read of it) where `atom` may be an attribute of an object that exists before the call --
+    a constant or a parameter (`s.log`) -- read as the code runs, or an item of one
+    (`s.cfg["hist"]`), through copies, else None. (An object the function makes is
+    objects.py's and aliasing.py's.)"""
     if not isinstance(atom, ir.Var) or depth > 8:
         return None
     for d in every.get(atom.name, ()):
@@ -695,13 +675,112 @@ def _object_container(atom, every: dict, depth: int = 0):
             continue
         first = next(iter(d.args.values()), None)
         if d.op.family == "opaque attribute":
-            base = first.src if isinstance(first, ir.Const) else getattr(first, "name", "?")
-            return f"`{base}{d.op.name}`"
-        found = _object_container(first, every, depth + 1) if d.op.name in (
+            attr = d.op.name[1:]
+            if isinstance(first, ir.Const):
+                now = getattr(first.value, attr, None)
+                return f"`{first.src}{d.op.name}`", {(id(first.value), attr), id(now)}
+            if isinstance(first, ir.Var) and first.name in params:
+                return f"`{first.name}{d.op.name}`", {("param", attr)}
+            continue
+        found = _object_container(first, every, params, depth + 1) if d.op.name in (
             "getitem", "copy") else None
         if found is not None:
             return found
     return None
+
+
+def changed_held_containers(fn: ir.Function, wrt, reads: set) -> list:
+    """The refusals (not raised: check_opaque raises the first after its own, which name the
+    route more closely) for each method of a list or dict an object that exists before the
+    call holds (`s.log.extend([np.sum(x) * 0.5, 0.25])`, `s.cfg["hist"].append(v)`) given a
+    value that depends on the arguments being differentiated, where the program reads that
+    container again (`reads`: `_container_reads`). srcad runs the method as Python's, on the
+    object's own container, and a read of it -- here, or by the caller when srcad built the
+    code -- carries no gradient: a wrong gradient, silently, before the session of
+    2026-12-07, fourteenth. (srcad follows `self.cache.append(h)` where the list is read by
+    item or length alone: attrstate.py; a list a layer keeps for its own backward,
+    `self.derived["Z"].append(Z)`, never read here, is Python's.)"""
+    methods = [m for m in ir.walk(fn.body) if isinstance(m, (ir.Call, ir.Effect)) and
+               m.op is not None and m.op.family == "opaque method" and
+               m.op.name.lstrip(".") in MUTATING]
+    if not methods:
+        return []
+    dep = _dependent(fn, wrt)
+    every = _every_definition(fn)
+    out = []
+    for m in methods:
+        if not any(v in dep for k, a in m.args.items() if k != "_obj"
+                   for v in ir.atom_vars(a)):
+            continue
+        held = _object_container(m.args.get("_obj"), every, fn.params)
+        if held is None or not held[1] & reads:
+            continue
+        out.append(SharingUnknownError(
+            f"line {m.line} changes a list or dict an object holds ({held[0]}, "
+            f"`{m.op.name}`) with a value that depends on the arguments being "
+            f"differentiated: srcad runs that method as Python's, on the object's own "
+            f"container, and what is read from the attribute later -- here or by the caller "
+            f"-- carries no gradient", filename=fn.filename, lineno=m.line, func=fn.name,
+            hint="return the value instead, or keep the values in a list the function makes;"
+            " srcad follows `self.cache.append(v)` where the list is read by item or length "
+            "alone"))
+    return out
+
+
+def _container_reads(main: ir.Function) -> set:
+    """What the program reads of lists and dicts objects hold, other than to change them by
+    their own methods: id() of each list or dict read as a constant (`S.log` of a module's
+    object, read when srcad built the code), (id(obj), attr) of each attribute read as the
+    code runs whose value is read -- not only picked from (`self.derived["Z"]`) to be changed
+    by a method of its own -- and ("param", attr) of each such read through a parameter."""
+    found: set = set()
+    for f in ir.program_functions(main):
+        uses: dict = {}  # name -> [(statement, the argument it is given as)]
+        for st in ir.walk(f.body):
+            args = st.args if isinstance(getattr(st, "args", None), dict) else {}
+            for k, a in args.items():
+                for atom in _atoms(a):
+                    if isinstance(atom, ir.Const) and type(atom.value) in (list, dict):
+                        found.add(id(atom.value))
+                for v in ir.atom_vars(a):
+                    uses.setdefault(v, []).append((st, k))
+            extra = st.args if isinstance(st, ir.UserCall) else \
+                [st.value] if isinstance(st, ir.Return) else []
+            for a in extra:
+                for v in ir.atom_vars(a):
+                    uses.setdefault(v, []).append((st, None))
+
+        def read(name, depth=0):
+            for st, k in uses.get(name, ()):
+                op = getattr(st, "op", None)
+                if k == "_obj" and getattr(op, "family", "") == "opaque method" and \
+                        op.name.lstrip(".") in MUTATING:
+                    continue  # (changed by its method)
+                if isinstance(st, ir.Call) and getattr(op, "name", "") in ("getitem", "copy") \
+                        and k == next(iter(st.args), None) and depth < 8:
+                    if read(st.target, depth + 1):
+                        return True
+                    continue  # (picked from, to be changed)
+                return True
+            return False
+
+        for st in ir.walk(f.body):
+            if isinstance(st, ir.Call) and getattr(st.op, "family", "") == \
+                    "opaque attribute" and read(st.target):
+                base = next(iter(st.args.values()), None)
+                attr = st.op.name[1:]
+                found.add((id(base.value), attr) if isinstance(base, ir.Const) else
+                          ("param", attr))
+                if isinstance(base, ir.Const):
+                    found.add(id(getattr(base.value, attr, None)))
+    return found
+
+
+def _atoms(a):
+    """`a` and the atoms it holds (a display's items, an index's parts)."""
+    yield a
+    for inner in getattr(a, "items", None) or getattr(a, "parts", None) or ():
+        yield from _atoms(inner)
 
 
 def _refuse_held_write(fn: ir.Function, line: int, held: str, array: bool,
@@ -2164,7 +2243,19 @@ def _spliced(fn: ir.Function) -> list:
     return list(out.values())
 
 
-def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False, tape=False) -> None:
+def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False, tape=False,
+                 _reads=None) -> None:
+    """Refuse an op with no rule where it would drop a gradient (`_check_opaque`); then, at
+    the top, the first of the refusals it left pending (`changed_held_containers`)."""
+    if _seen is None and not tape:
+        _reads = {"reads": None, "pending": []}
+    _check_opaque(fn, wrt, _seen, _callee, tape, _reads)
+    if _seen is None and not tape and _reads["pending"]:
+        raise _reads["pending"][0]
+
+
+def _check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False, tape=False,
+                  _reads=None) -> None:
     """Refuse an op with no rule where it would drop a gradient (see the module docstring);
     the user functions `fn` calls are checked with the arguments that reach them. (`tape`:
     for tape mode, whose Tensors are Python's objects -- one array held by two containers
@@ -2183,9 +2274,11 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False, tape=False) ->
             for f in ir.program_functions(fn):  # (found while normalising: calls.py)
                 if getattr(f, "source_refusals", None):
                     raise f.source_refusals[0]
+            _reads["reads"] = _container_reads(fn)
             check_handed_out_stores(fn, wrt)
             check_stored_then_written(fn)
             check_writes_into_held_values(fn, wrt)
+            _reads["pending"] += changed_held_containers(fn, wrt, _reads["reads"])
         # (objects a differentiated value is stored into anywhere in the program -- a
         # callee's `layer.set(w)` -- are read as depending on it in every function)
         # (tape mode's objects are Python's: a method run as written on one records its
@@ -2203,6 +2296,8 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False, tape=False) ->
         check_handed_out_stores(fn, wrt)
         check_stored_then_written(fn)
         check_writes_into_held_values(fn, wrt)
+        if _reads is not None:
+            _reads["pending"] += changed_held_containers(fn, wrt, _reads["reads"])
     seen.add(key)
     sites = [s for s in ir.walk(fn.body) if (isinstance(s, (ir.Call, ir.Effect)) and
                                              is_opaque(s.op))]
@@ -2241,6 +2336,22 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False, tape=False) ->
         if not given and (_object_read(s) in dep or _dict_read(s) in dep):
             given = {"_obj"}
         if not given:
+            continue
+        if getattr(s.op, "after_call", None) is not None:
+            # (`L.cache` read again after a callee changed it in place: frontend/calls.py)
+            if useful is None:
+                useful = _useful(fn)
+            if not tape and isinstance(s, ir.Call) and s.target in useful[0]:
+                obj = s.args["_obj"]
+                spelled = f"{getattr(obj, 'src', '?')}{s.op.name}"
+                raise SharingUnknownError(
+                    f"`{spelled}` is read again after `{s.op.after_call}` changed it in place "
+                    f"(line {s.line}); it held values that depend on the arguments being "
+                    f"differentiated, and what srcad reads from the object's own list or dict "
+                    f"carries no gradient", filename=fn.filename, lineno=s.line,
+                    func=fn.name, hint=f"return what the output needs from "
+                    f"`{s.op.after_call}`, or change `{spelled}` where it is filled; "
+                    f"mode=\"tape\" follows Python's objects")
             continue
         into = _array_written(s)
         if into is not None and given - {into, "_fn"}:
@@ -2347,7 +2458,7 @@ def check_opaque(fn: ir.Function, wrt, _seen=None, _callee=False, tape=False) ->
         inner = [p for p, a in zip(s.callee.params, s.args) if _carries(a, dep)
                  or (_user_object_name(a) in dep and _reads_by_hook(a.value))]
         if inner or objects:
-            check_opaque(s.callee, inner + objects, seen, True, tape)
+            _check_opaque(s.callee, inner + objects, seen, True, tape, _reads)
 
 
 # values a subscript or a Python operator treats as numpy and Python do, with rules: an

@@ -201,6 +201,9 @@ def _list_changes(tree, holds) -> dict:
         elif isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
                 node.func.id == "len" and len(node.args) == 1:
             allowed.add(id(node.args[0]))
+        elif isinstance(node, gast.Call) and _reads_only(node.func):
+            # (`sum(self.log)`, `np.array(self.hist)`: read item by item, no second name)
+            allowed.update(id(a) for a in node.args)
         elif isinstance(node, (gast.For, gast.comprehension)):
             allowed.add(id(node.iter))
     stored = _stores(tree)
@@ -223,6 +226,21 @@ def _list_changes(tree, holds) -> dict:
         elif holds(*key) is list:
             out[key] = "kept"
     return out
+
+
+_READING_BUILTINS = frozenset({"sum", "max", "min", "list", "tuple", "sorted", "any", "all",
+                               "enumerate", "zip", "reversed"})
+_READING_NUMPY = frozenset({"sum", "mean", "array", "stack", "concatenate", "vstack",
+                            "hstack", "max", "min", "prod"})
+
+
+def _reads_only(func) -> bool:
+    """Is `func` a builtin or a numpy function (spelt `np.` / `numpy.`) that reads its
+    list arguments item by item and keeps no name for them (its result a new value)?"""
+    if isinstance(func, gast.Name):
+        return func.id in _READING_BUILTINS
+    return isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and \
+        func.value.id in ("np", "numpy") and func.attr in _READING_NUMPY
 
 
 def _assigned_before_change(tree, key) -> bool:
@@ -762,3 +780,33 @@ def _may_read_before_store(tree, local: str) -> bool:
         if reads:
             return True
     return False
+
+
+def named_object(pf, base: str):
+    """The object name `base` holds in every call of the function (one its caller always
+    passes, a free name the module binds), None where that is not known."""
+    stored = {x.id for x in gast.walk(pf.tree) if isinstance(x, gast.Name)
+              and isinstance(x.ctx, gast.Store)}
+    if base in pf.known:
+        return pf.known[base]
+    if base in pf.constants:
+        return pf.constants[base]
+    if base in pf.params or base in stored:
+        return None
+    try:
+        return pf.resolve(base)
+    except Exception:  # (a name the module does not hold: the code says so later)
+        return None
+
+
+def attribute_type(pf, base: str, attr: str):
+    """The type of what `base.attr` holds now (base: a parameter its caller always passes one
+    object, or a free name), None where that is not known (attrstate.py carries the changes
+    of a list or a dict an object keeps across calls by a local)."""
+    obj = named_object(pf, base)
+    own = getattr(obj, "__dict__", None)
+    if own is not None and attr not in own and attr != "__dict__":  # (a class's attribute,
+        # which every instance shares and methods may read by the class's name: not the
+        # object's own -- its `__dict__` is)
+        return None
+    return type(getattr(obj, attr, None)) if is_user_object(obj) else None

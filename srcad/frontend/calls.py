@@ -52,6 +52,7 @@ from .objcomps import known_value
 from .objects import _changed_attrs, delegated_sequence
 from .staticrun import returned_objects_by_running
 from .opaque import (
+    attribute_after,
     decided_class_test,
     is_namedtuple_type,
     is_object_sequence,
@@ -1137,13 +1138,14 @@ class CallsMixin:
         else:
             self.body.append(call)
             var = ir.Var(call.targets[0])
-        for obj, attr in call.changed_given:
+        for obj, attr, before in call.changed_given:
             # (`log = s.log; log.pop(0)` there: Python's object holds the changed list --
             # read from it, as the caller's value from here on. Before the session of
             # 2026-12-07, fourteenth, the caller kept its own value of it, and gave it
             # again to its next callee, which put it back on the object: a wrong state)
             src = self.object_spelled(obj, f"{attr}_owner")
-            held = self.emit((opaque_attribute(attr), {"_obj": ir.Const(obj, src)}),
+            held = self.emit((attribute_after(attr, call.callee.name), {
+                "_obj": ir.Const(obj, src), "_before": before}),
                              self.fresh(f"{call.callee.name}_{attr}"), e)
             self.attr_carry[(id(obj), attr)] = (obj, held)
             self.carry_into_local(obj, attr, held, e)
@@ -1594,6 +1596,7 @@ def changes_param(fn: ir.Function, p: str) -> bool:
     (Asked after every statement that calls `fn`: kept on it, per parameter.)"""
     known = fn.__dict__.setdefault("_changes_param", {})
     if p not in known:
+        known[p] = True  # (asked again while answering: a function calling itself)
         known[p] = _changes_param(fn, p)
     return known[p]
 
@@ -1618,8 +1621,11 @@ def _changes_param(fn: ir.Function, p: str) -> bool:
         return root(next(iter(defs[0].args.values()), None), k + 1)
 
     for s in ir.walk(fn.body):
-        if isinstance(s, ir.UserCall) and any(root(v) == p for a in s.args
-                                              for v in map(ir.Var, ir.atom_vars(a))):
+        # (a user function given it: where that function may change what it is given there
+        # -- before the session of 2026-12-07, fourteenth, any call given it counted)
+        if isinstance(s, ir.UserCall) and any(
+                root(v) == p and changes_param(s.callee, q)
+                for q, a in zip(s.callee.params, s.args) for v in map(ir.Var, ir.atom_vars(a))):
             return True
         if isinstance(s, (ir.Call, ir.Effect)) and s.op is not None:
             first = next(iter(s.args.values()), None)

@@ -612,6 +612,12 @@ class _Renamer:
         rep = dataclasses.replace
         if isinstance(s, ir.Call):
             return rep(s, target=self.name(s.target), args=self.args(s.args))
+        if isinstance(s, ir.Effect) and s.kind == "sync" and "held" in s.args:
+            # (into the object's own list or dict, read under a name of the callee's)
+            caller = self.name(s.args["caller"].value)
+            return rep(s, args={**self.args({k: v for k, v in s.args.items()
+                                             if k != "caller"}),
+                                "caller": ir.Const(caller, repr(caller))})
         if isinstance(s, ir.Effect):
             return rep(s, args=self.args({k: v for k, v in s.args.items() if k != "caller"}))
         if isinstance(s, ir.UserCall):

@@ -55,7 +55,8 @@ from .aliases import propagate_aliases
 from .aliasing import VIEW_OPS, AliasingMixin, bound_names, seq_holds
 from .calls import _RETURN, CallsMixin, changes_param
 from .attrdicts import scalarise_attrdicts
-from .attrstate import carry_attribute_state, container_aliases, declared_names
+from .attrstate import attribute_type, carry_attribute_state, container_aliases, \
+    declared_names, named_object
 from .chosen import fold_chosen_functions, fold_dict_reads, fold_getter_calls, \
     fold_known_dict_gets, \
     index_function_dicts, unroll_name_loops, zip_displays
@@ -417,7 +418,8 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         caller = ir.Const(held, repr(held))
         for s in ir.walk(self.body):
             if isinstance(s, ir.Effect) and s.kind in ("setitem", "sync") and \
-                    "param" in s.args and s.args["param"].value == param:
+                    "param" in s.args and s.args["param"].value == param and \
+                    "held" not in s.args:  # (an object's own: sync_changed_arguments)
                 s.args["caller"] = caller
         self.body.insert(0, ir.Effect("own", None, {"param": ir.Var(param), "caller": caller},
                                       self.pf.first_line))
@@ -444,8 +446,20 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         caller's object itself."""
         touched: list = []
         touched_held: list = []  # (obj, attr, atom) of lists and dicts carried for objects
+        given_attrs = {pname for obj, attr, pname, _ in self.pf.attr_in
+                       if type(getattr(obj, attr, None)) in (list, dict)}
+        top = {id(st) for st in body[start:]}  # (a statement of a nested block has its own)
         for st in ir.walk(body[start:]):
-            if isinstance(st, ir.UserCall):  # (what the callee may change: calls.py)
+            if given_attrs and isinstance(st, ir.Effect) and st.kind == "setitem" and \
+                    "param" in st.args and st.args["param"].value in given_attrs:
+                # (`e = s.cfg; e["n"] = v` of the list or dict an object holds, given as the
+                # caller's value: its store goes into the caller's, and the object's is
+                # synced below -- a wrong dict, silently, before the session of 2026-12-07,
+                # fourteenth)
+                given = [ir.Var(st.args["param"].value)]
+            elif given_attrs and isinstance(st, ir.Call) and st.op.name == "in_layout":
+                given = [st.args.get("like")]  # (`log = s.log; log += [v]`: likewise)
+            elif isinstance(st, ir.UserCall):  # (what the callee may change: calls.py)
                 given = [a for q, a in zip(st.callee.params, st.args)
                          if changes_param(st.callee, q)]
             elif isinstance(st, (ir.Call, ir.Effect)) and st.op is not None and \
@@ -461,7 +475,8 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                     p = self.param_reached(v)
                     if p is not None and p not in touched:
                         touched.append(p)
-                    held = self.carried_reached(v)
+                    held = self.carried_reached(v) if p not in given_attrs and \
+                        id(st) in top else None
                     if held is not None and held not in touched_held:
                         touched_held.append(held)
         at = len(body) - 1 if body and isinstance(body[-1], ir.Return) else len(body)
@@ -476,7 +491,8 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                                     body[-1].line))
             body.insert(at + 1, ir.Effect("sync", None, {
                 "param": ir.Const(attr, repr(attr)), "value": value,
-                "caller": ir.Const(own, repr(own))}, body[-1].line))
+                "caller": ir.Const(own, repr(own)), "held": ir.Const(attr, repr(attr))},
+                body[-1].line))
             at += 2
         given = {pname: (obj, attr) for obj, attr, pname, _ in self.pf.attr_in
                  if type(getattr(obj, attr, None)) in (list, dict)}  # (an array: copy on write)
@@ -498,6 +514,12 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                                         {"_obj": ir.Const(obj, src)}, line))
                 at += 1
                 args["caller"] = ir.Const(held, repr(held))
+                args["held"] = ir.Const(attr, repr(attr))  # (kept where spliced: inline.py)
+                if (id(obj), attr) in self.attr_carry:
+                    # (and what this function gives its callees for `s.cfg` from here on:
+                    # `cfg["hist"] = ...` then `helper(s)` reading `s.cfg["hist"]` -- the old
+                    # dict, silently, before the session of 2026-12-07, fourteenth)
+                    self.attr_carry[(id(obj), attr)] = (obj, self.env[p])
             body.insert(at, ir.Effect("sync", None, args, line))
             at += 1
 
@@ -519,22 +541,58 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         return self.param_reached(first.name, depth + 1) if isinstance(first, ir.Var) \
             else None
 
-    def carried_reached(self, name: str, depth: int = 0):
-        """(obj, attr, atom): the list or dict this function carries for an attribute of a
-        known object (`attr_carry`: a callee left it) that `name` is, or is read from by
-        items (a chain of reads and copies), else None."""
+    def carried_reached(self, name: str):
+        """(obj, attr, atom): the list or dict a known object holds that `name` is -- as
+        this function carries it (`attr_carry`: a callee left it), or read from the object
+        (`s.cfg`) and made again by stores since (`cfg["a"] = v`, in a branch too: the
+        function's own copy; the object's own container read, changed in place, needs
+        nothing) -- or that `name` is read from by items (a chain of reads, copies and
+        stores), with the atom holding the whole container's latest value; else None."""
+        found = self._container_root(name, 0, name, frozenset())
+        return found[:3] if found not in (None, _CYCLE) and found[3] else None
+
+    def _container_root(self, name: str, depth: int, whole: str, seen: frozenset):
+        """`carried_reached`'s walk: (obj, attr, atom, whether the function's own copy is
+        on the way), None, or `_CYCLE` (back at a name on the way: a loop's or a branch's
+        store made it again)."""
+        if name in seen:
+            return _CYCLE
+        seen = seen | {name}
         for obj, atom in self.attr_carry.values():
             if atom == ir.Var(name):
                 key = next(k for k, (o, a) in self.attr_carry.items() if a == atom)
-                return (obj, key[1], atom) if type(getattr(obj, key[1], None)) in (list, dict) \
-                    else None
+                return (obj, key[1], atom, True) \
+                    if type(getattr(obj, key[1], None)) in (list, dict) else None
         made = self.definitions(name)
-        if depth > 8 or len(made) != 1 or not isinstance(made[0], ir.Call) or \
-                made[0].op.name not in ("getitem", "copy"):
+        if depth > 8 or not made or not all(isinstance(d, ir.Call) for d in made):
             return None
-        first = next(iter(made[0].args.values()), None)
-        return self.carried_reached(first.name, depth + 1) if isinstance(first, ir.Var) \
-            else None
+        pairs = [(d, self._root_of(d, depth, whole, seen)) for d in made]
+        roots = [r for _, r in pairs if r is not _CYCLE]
+        if not roots:
+            return _CYCLE
+        if None in roots or len({(id(r[0]), r[1]) for r in roots}) != 1:
+            return None  # (a store in a branch: each way the same object's container)
+        obj, attr, atom, _ = roots[0]
+        # (a way back to a name on the walk through a store: `log = setitem(log, ...)` in a
+        # branch -- the function's own copy)
+        again = any(r is _CYCLE and d.op.name != "getitem" for d, r in pairs)
+        return obj, attr, atom, again or any(r[3] for r in roots)
+
+    def _root_of(self, d: ir.Call, depth: int, whole: str, seen: frozenset):
+        first = next(iter(d.args.values()), None)
+        if d.op.family == "opaque attribute" and isinstance(first, ir.Const) and \
+                is_user_object(first.value):
+            attr = d.op.name[1:]
+            held = getattr(first.value, attr, None)
+            return (first.value, attr, ir.Var(whole), False) \
+                if type(held) in (list, dict) else None
+        if d.op.name not in ("getitem", "copy", "setitem", "write_through") or \
+                not isinstance(first, ir.Var):
+            return None
+        getitem = d.op.name == "getitem"
+        found = self._container_root(first.name, depth + 1, first.name if getitem else whole,
+                                     seen)
+        return found if found in (None, _CYCLE) or getitem else (*found[:3], True)
 
     def pin_loop_values(self, node, body: list, start: int) -> None:
         """A name of one value (not assigned in a loop or a branch) bound to the value of a
@@ -1185,7 +1243,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                                         ctx=gast.Load()), args=[value], keywords=[]), node)
                 self.bind(target.value.id, call, node)
                 return
-            held = _named(self.pf, target.value.id)
+            held = named_object(self.pf, target.value.id)
             atom = self.expr(target.value, "obj", None)
             if isinstance(atom, ir.Const):
                 held = atom.value  # (an unrolled loop's object, a constant name)
@@ -1643,7 +1701,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         # (a list or dict of an object given to it as the value this function carries, and
         # changed there in place: `log = s.log; log.pop(0)` -- read again after the call)
         out = {(id(o), a) for o, a, _ in carried}
-        call.changed_given = [(obj, attr) for obj, attr, pname, _ in pf.attr_in
+        call.changed_given = [(obj, attr, atom) for obj, attr, pname, atom in pf.attr_in
                               if (id(obj), attr) not in out and
                               type(getattr(obj, attr, None)) in (list, dict) and
                               changes_param(callee, pname)]
@@ -1834,6 +1892,7 @@ def _hint(names) -> str:
 # progress (to catch recursion, and to follow it where they change: recursion.py)
 _IN_PROGRESS: dict = {}
 _PROGRAM: list = []  # the names injected so far by the functions of the program in progress
+_CYCLE = "cycle"  # (Normalizer._container_root: a walk back at a name it passed)
 
 
 def _drop_unowned_syncs(body: list) -> list:
@@ -2154,36 +2213,6 @@ def _getattr_waits_for_arguments(pf: ParsedFunction) -> None:
                     f"value its own specialisation); pass the function itself otherwise")
 
 
-def _named(pf: ParsedFunction, base: str):
-    """The object name `base` holds in every call of the function (one its caller always
-    passes, a free name the module binds), None where that is not known."""
-    stored = {x.id for x in gast.walk(pf.tree) if isinstance(x, gast.Name)
-              and isinstance(x.ctx, gast.Store)}
-    if base in pf.known:
-        return pf.known[base]
-    if base in pf.constants:
-        return pf.constants[base]
-    if base in pf.params or base in stored:
-        return None
-    try:
-        return pf.resolve(base)
-    except Exception:  # (a name the module does not hold: the code says so later)
-        return None
-
-
-def _holds(pf: ParsedFunction, base: str, attr: str):
-    """The type of what `base.attr` holds now (base: a parameter its caller always passes one
-    object, or a free name), None where that is not known (attrstate.py carries the changes
-    of a list or a dict an object keeps across calls by a local)."""
-    obj = _named(pf, base)
-    own = getattr(obj, "__dict__", None)
-    if own is not None and attr not in own and attr != "__dict__":  # (a class's attribute,
-        # which every instance shares and methods may read by the class's name: not the
-        # object's own -- its `__dict__` is)
-        return None
-    return type(getattr(obj, attr, None)) if is_user_object(obj) else None
-
-
 def _stored_on_known_objects(body: list, state: list) -> list:
     """[(obj, attr, atom)] for each attribute that the function's own top-level statements
     store on an object known when normalising -- a layer of the list `self` holds
@@ -2305,7 +2334,7 @@ def _normalize(pf: ParsedFunction, root: bool = False) -> ir.Function:
     index_function_dicts(pf, n.taken)  # {"relu": lambda z: ...}[name]: the item (chosen.py)
     lower_partials(pf, n.taken)  # act = partial(np.clip, a_max=1); act(x): np.clip(x, ...)
     lower_try(pf, n.taken)  # try/except/else/finally: a probe and branches (trylower.py)
-    container_aliases(pf.tree, lambda name: is_user_object(_named(pf, name)))  # c = self.cache
+    container_aliases(pf.tree, lambda name: is_user_object(named_object(pf, name)))  # c = self.cache
     scalarised = scalarise_objects(pf, n.taken)  # objects built here: attributes are locals
     declared_names(pf, n.taken)  # global step; step += 1: state, as self.out is
     # self.out = v: a local, and a setattr effect
@@ -2314,7 +2343,7 @@ def _normalize(pf: ParsedFunction, root: bool = False) -> ir.Function:
     # method of an object built here)
     carry_out = not root
     state_locals = carry_attribute_state(pf.tree, n.taken, carry_out=carry_out,
-                                         holds=functools.partial(_holds, pf))
+                                         holds=functools.partial(attribute_type, pf))
     lower_callbacks(pf, n.taken)  # np.piecewise, np.vectorize, ... as loops (callbacks.py)
     lift_closures(pf, n.taken)  # nested defs and lambdas (closures.py)
     lower_inner_transforms(pf, n.taken)  # srcad.vjp / srcad.jvp inside: srcad.grad calls

@@ -75,6 +75,8 @@ class OpaqueOp(table.Op):
     # `same_length`): reads them, may raise, stores nothing -- a differentiated argument is
     # safe to give it, though the call is no dead code
     checks_only: bool = False
+    # `attribute_after`: the user function whose in-place change made the read (its name)
+    after_call: str | None = None
 
 
 # a user class built in a differentiated function whose object srcad could not turn into
@@ -174,6 +176,23 @@ def opaque_attribute(attr: str) -> OpaqueOp:
                     spelling=ast.parse(src, mode="eval").body, spelling_src=src,
                     differentiable=False, family="opaque attribute", kind="attribute",
                     label=f".{attr}", pure=True)
+
+
+def attribute_after(attr: str, changed_by: str) -> OpaqueOp:
+    """`obj.attr` read again after a call changed the list or dict it holds in place
+    (`log = s.log; log.pop(0)` in a helper): the object's container now. `_before`, the
+    value the code held for it before the call, is no input of Python's read; it is one of
+    the op's, so that what depended on the old value depends on the new one (a gradient
+    through it is refused by refusals.check_opaque, not lost)."""
+
+    def fn(obj, _before):
+        return getattr(obj, attr)
+
+    src = f"_obj.{attr}"
+    return OpaqueOp(name=f".{attr}", fn=fn, params=(table.Param("_obj"), table.Param("_before")),
+                    spelling=ast.parse(src, mode="eval").body, spelling_src=src,
+                    differentiable=False, family="opaque attribute", kind="attribute",
+                    label=f".{attr}", pure=True, after_call=changed_by)
 
 
 _IDENTITY_MEMBERSHIP = {

@@ -47,6 +47,7 @@ from ..checkpoint import checkpoint
 from ..errors import DictUnknownError, SharingUnknownError, UnsupportedSyntaxError
 from ..naming import fresh
 from . import pylevel
+from .attrstate import attribute_type
 from .closures import PARTIAL
 from .opaque import MUTATING
 from .parse import EACH, UNRESOLVED, resolve_dotted
@@ -779,6 +780,14 @@ class _Lowerer:
                 extended = self._argument_extended(s)
                 if extended is not None:
                     return self.body(_located(extended, s))
+            if self._attribute_list_named(s.target.id):
+                # (`log = s.log; log += [v]`: the object's list itself extended, as Python's
+                # `+=` does -- before the session of 2026-12-07, fourteenth, `log` alone was
+                # rebound, and what read `s.log` after it missed the items)
+                call = gast.Call(func=gast.Attribute(value=_name(s.target.id), attr="extend",
+                                                     ctx=gast.Load()),
+                                 args=[s.value], keywords=[])
+                return self.body(_located([gast.Expr(value=call)], s))
             self._argument_extended_by_alias(s)
         if isinstance(s, gast.AugAssign) and isinstance(s.target, gast.Name) and \
                 s.target.id in self.shared_lists and isinstance(s.op, (gast.Add, gast.Mult)):
@@ -1571,6 +1580,33 @@ class _Lowerer:
         call = gast.Call(func=gast.Attribute(value=_name(name), attr="extend", ctx=gast.Load()),
                          args=[s.value], keywords=[])
         return [gast.Expr(value=call)]
+
+    def _attribute_list_named(self, name: str) -> bool:
+        """Is `name` bound once, by `name = B.attr` (or a tuple of such: `log, cfg = s.log,
+        s.cfg`), to a list an object known here holds (`B` never rebound), and otherwise
+        only extended by `+=`?"""
+        binds = [n for n in gast.walk(self.pf.tree) if isinstance(n, gast.Assign) and any(
+            isinstance(x, gast.Name) and x.id == name for t in n.targets
+            for x in gast.walk(t))]
+        augmented = {id(n.target) for n in gast.walk(self.pf.tree)
+                     if isinstance(n, gast.AugAssign)}
+        bound = [n for n in gast.walk(self.pf.tree) if isinstance(n, gast.Name) and
+                 n.id == name and isinstance(n.ctx, (gast.Store, gast.Del)) and
+                 id(n) not in augmented]
+        if len(binds) != 1 or len(bound) != 1 or len(binds[0].targets) != 1:
+            return False
+        target, value = binds[0].targets[0], binds[0].value
+        if isinstance(target, gast.Tuple) and isinstance(value, gast.Tuple) and \
+                len(target.elts) == len(value.elts):
+            pairs = list(zip(target.elts, value.elts))
+        else:
+            pairs = [(target, value)]
+        got = next((v for t, v in pairs if isinstance(t, gast.Name) and t.id == name), None)
+        stored = {n.id for n in gast.walk(self.pf.tree) if isinstance(n, gast.Name) and
+                  isinstance(n.ctx, gast.Store)}
+        return isinstance(got, gast.Attribute) and isinstance(got.value, gast.Name) and \
+            got.value.id not in stored and \
+            attribute_type(self.pf, got.value.id, got.attr) is list
 
     def _argument_extended_by_alias(self, s) -> None:
         """`d = c; d += [v]` of a list argument `c`: Python extends the caller's list, which

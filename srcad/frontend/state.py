@@ -39,6 +39,7 @@ from __future__ import annotations
 import functools
 
 from .. import ir
+from ..runtime import sync_into
 from .opaque import is_user_object
 
 
@@ -85,17 +86,18 @@ def state_given(fn, attrs: list):
 
 
 def _put(obj, attr: str, value) -> None:
-    """`obj.attr = value` for plain Python that reads it. A list: the object's own list where
-    it holds these very items already (a list kept across calls, changed in place:
-    attrstate.py), else a copy (the code may still read its own list, which `fn` may change
-    in place: `self.cache.append(...)`)."""
-    if isinstance(value, list):
-        current = getattr(obj, attr, None)
-        if isinstance(current, list) and len(current) == len(value) and all(
-                a is b for a, b in zip(current, value)):
-            return
-        value = list(value)
-    setattr(obj, attr, value)
+    """`obj.attr = value` for plain Python that reads it. A list or dict where the object
+    holds one already: the object's own, made to hold these items (`runtime.sync_into`) --
+    Python's object has held that very container all along (a new one stored on it is stored
+    as the code runs: attrstate.py), which others may hold too (before the session of
+    2026-12-07, fourteenth, the code's own dict was put there instead, and their holders
+    missed what `fn` changed in it); else a copy of a list (the code may still read its own
+    list, which `fn` may change in place: `self.cache.append(...)`)."""
+    current = getattr(obj, attr, None)
+    if isinstance(value, (list, dict)) and type(current) is type(value):
+        sync_into(current, value)
+        return
+    setattr(obj, attr, list(value) if isinstance(value, list) else value)
 
 
 def _now(value):
