@@ -26,7 +26,11 @@ from .runtime_context import interpreting
 
 def atom_value(atom, env: dict) -> Any:
     if isinstance(atom, ir.Var):
-        return env[atom.name]
+        value = env[atom.name]
+        if _PROBE_COPIES and _PROBE_COPIES[-1] and type(value) in (list, dict, set):
+            held = _PROBE_COPIES[-1].get(id(value))  # (the probe's copy: changed in its place)
+            return value if held is None else held[1]
+        return value
     if isinstance(atom, ir.Const):
         if _PROBE_COPIES and (_PROBE_COPIES[-1] or isinstance(atom.value, _GENERATORS) or
                               isinstance(getattr(atom.value, "__self__", None), _GENERATORS)
@@ -212,7 +216,8 @@ def _probe_owns(env: dict, name: str, method: str = "") -> None:
     to, a counter moved -- happen once per call, in the real call, as Python's do."""
     value = env[name]
     if _PROBE_COPIES and type(value) in (list, dict, set) and method in MUTATING and \
-            not (_PROBE_MADE and id(value) in _PROBE_MADE[-1]):
+            not (_PROBE_MADE and id(value) in _PROBE_MADE[-1]) and \
+            not _a_probe_copy(value, _PROBE_COPIES[-1]):
         # (`c_deleted = c.pop(0)` of `del c[0]`, `c.setdefault(k, [])` of a list or dict the
         # function is given: the probe changes its own shallow copy, the real call the
         # caller's, once -- the probe had popped the caller's list too: a skipped item)
@@ -232,6 +237,11 @@ def _probe_owns(env: dict, name: str, method: str = "") -> None:
         except Exception:  # noqa: BLE001  (a logger, a socket: run on the object itself)
             return
     env[name] = copies[id(value)][1]
+
+
+def _a_probe_copy(value, copies: dict) -> bool:
+    """Is `value` one of the shape probe's own copies (`copies`: id -> (object, copy))?"""
+    return any(dup is value for _, dup in copies.values())
 
 
 _LIBRARIES = frozenset({"builtins", "numpy", "scipy", "srcad", "functools", "itertools",
@@ -325,11 +335,26 @@ def run_effect(stmt: ir.Effect, env: dict, probe: bool = False) -> None:
                 return
             if not isinstance(obj, ir.Var):
                 return
-            if not (_PROBE_MADE and id(env[obj.name]) in _PROBE_MADE[-1]):
-                try:
-                    env[obj.name] = copy.deepcopy(env[obj.name])
-                except Exception:  # noqa: BLE001  (a logger, a socket: the real call's)
-                    return
+            value = env[obj.name]
+            if not (_PROBE_MADE and id(value) in _PROBE_MADE[-1]):
+                # (one copy per object, by id: a second name for it -- `e1 = cfg; del
+                # e1["b"]` then `"b" in cfg` -- and a callee given it read the probe's copy
+                # too, `atom_value`; each name had its own before the session of 2026-12-07,
+                # fourteenth, and the probe's reads disagreed: a KeyError blamed on the user)
+                copies = _PROBE_COPIES[-1] if _PROBE_COPIES else None
+                if copies is not None and id(value) in copies:
+                    dup = copies[id(value)][1]
+                elif copies is not None and _a_probe_copy(value, copies):
+                    dup = value  # (the probe's own already: changed in its place)
+                else:
+                    try:
+                        dup = copy.deepcopy(value)
+                    except Exception:  # noqa: BLE001  (a logger, a socket: the real call's)
+                        return
+                    if copies is not None:
+                        copies[id(value)] = (value, dup)
+                for name in [k for k, v in env.items() if v is value]:
+                    env[name] = dup
             _probe_snapshots_given(stmt, env)  # (`rng.shuffle(X)`: X put back after)
         call_op(stmt.op, stmt.args, env)
         return

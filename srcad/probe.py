@@ -126,6 +126,8 @@ def probe(fn_ir: ir.Function, args: dict, wrt=None) -> tuple[dict, object]:
                 obj.update(old)
             elif had:
                 obj[index] = old
+            elif isinstance(obj, dict):  # (a later change in the probe may have removed it)
+                obj.pop(index, None)
             else:
                 del obj[index]
         np.random.set_state(rng_states[0])

@@ -130,10 +130,44 @@ def key_popped_and_stored_again(x, log, cfg):
     return np.sum(np.tanh(x)) * (1.0 + list(cfg).index("a"))
 
 
+def _sorted_by_a_second_name(log, cfg):
+    cfg["hist"].append(float(len(cfg["hist"])))
+    k = log
+    k.sort()
+
+
+def sorted_through_a_second_name(x, log, cfg):
+    """`k = log; k.sort()`: the list's own sort (srcad took `k` for an array, `k[...] =
+    np.sort(k)`, a TypeError blamed on the user's code, before the session of 2026-12-07,
+    fourteenth)."""
+    _sorted_by_a_second_name(log, cfg)
+    log.insert(0, -0.5)
+    return np.sum(np.tanh(x) * (1.0 + 0.1 * len(cfg["hist"]) + 0.1 * log[1]))
+
+
+def _b_deleted_then_set(x, log, cfg):
+    e = cfg
+    if "b" in e:
+        del e["b"]
+    cfg.pop("a", None)
+    cfg.update({"b": -0.5})
+
+
+def deleted_through_a_second_name_twice(x, log, cfg):
+    """`e = cfg; if "b" in e: del e["b"]`, twice in a call and again at the next call: the
+    shape probe's copy of the dict, one for both names (it gave each name its own copy, and
+    `del` raised a KeyError blamed on the user's code at the second call, before the session
+    of 2026-12-07, fourteenth)."""
+    _b_deleted_then_set(x, log, cfg)
+    _b_deleted_then_set(x, log, cfg)
+    return np.sum(np.tanh(x) * (1.0 + 0.1 * len(cfg)))
+
+
 FOLLOWED = [stored_then_callee_appends_inner, callee_stores_then_inner_append,
             inner_list_changed_by_name, stored_then_callee_appends, alias_store_in_a_branch,
             sorted_by_a_callee_then_popped, spliced_branch_pops, callee_extends_a_dicts_list,
-            key_popped_and_stored_again]
+            key_popped_and_stored_again, sorted_through_a_second_name,
+            deleted_through_a_second_name_twice]
 
 
 def _same(a, b) -> bool:

@@ -169,7 +169,9 @@ def check(fn, seed: int) -> tuple[str, list[str]]:
     want = fn(*args)
     try:
         value, grads = srcad.value_and_grad(fn, wrt=wrt)(*args)
-    except srcad.SrcadError:
+    except srcad.SrcadError as e:
+        if "comes from the user's code" in str(e):  # (the plain call ran: srcad's)
+            return "refused", [f"an error blamed on the user's code: {e}"]
         return "refused", []
     bad = []
     if value != want:

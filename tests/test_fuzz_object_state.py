@@ -245,6 +245,8 @@ def check(fn, objs, args, warm_args, modes, tally) -> None:
                 value, g = srcad.value_and_grad(fn, wrt=wrt, **MODES[m])(
                     *[a.copy() for a in args])
         except srcad.SrcadError as e:
+            if "comes from the user's code" in str(e):  # (the plain call ran: srcad's)
+                raise Failure(f"{m}: an error blamed on the user's code: {e}", m) from e
             tally["refused"] += 1
             tally["reasons"][refusal_reason(e)] += 1
             continue

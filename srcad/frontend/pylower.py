@@ -1581,32 +1581,55 @@ class _Lowerer:
                          args=[s.value], keywords=[])
         return [gast.Expr(value=call)]
 
-    def _attribute_list_named(self, name: str) -> bool:
-        """Is `name` bound once, by `name = B.attr` (or a tuple of such: `log, cfg = s.log,
-        s.cfg`), to a list an object known here holds (`B` never rebound), and otherwise
-        only extended by `+=`?"""
+    def _single_binding(self, name: str):
+        """The expression `name` is bound to where one assignment binds it (`k = log`, `log,
+        cfg = s.log, s.cfg`: its own part) and nothing else does (`+=` aside), else None."""
+        def bound_by(t):  # (the names a target binds: not those a subscript store reads)
+            if isinstance(t, gast.Name):
+                return [t.id]
+            if isinstance(t, (gast.Tuple, gast.List)):
+                return [n for e in t.elts for n in bound_by(e)]
+            return []
+
         binds = [n for n in gast.walk(self.pf.tree) if isinstance(n, gast.Assign) and any(
-            isinstance(x, gast.Name) and x.id == name for t in n.targets
-            for x in gast.walk(t))]
+            name in bound_by(t) for t in n.targets)]
         augmented = {id(n.target) for n in gast.walk(self.pf.tree)
                      if isinstance(n, gast.AugAssign)}
         bound = [n for n in gast.walk(self.pf.tree) if isinstance(n, gast.Name) and
                  n.id == name and isinstance(n.ctx, (gast.Store, gast.Del)) and
                  id(n) not in augmented]
         if len(binds) != 1 or len(bound) != 1 or len(binds[0].targets) != 1:
-            return False
+            return None
         target, value = binds[0].targets[0], binds[0].value
         if isinstance(target, gast.Tuple) and isinstance(value, gast.Tuple) and \
                 len(target.elts) == len(value.elts):
             pairs = list(zip(target.elts, value.elts))
         else:
             pairs = [(target, value)]
-        got = next((v for t, v in pairs if isinstance(t, gast.Name) and t.id == name), None)
+        return next((v for t, v in pairs if isinstance(t, gast.Name) and t.id == name), None)
+
+    def _held_container(self, name: str, kinds=(list, dict), depth: int = 0) -> bool:
+        """Is `name` bound once (`_single_binding`) to a list or dict (of `kinds`) that an
+        object known here holds (`log = s.log`, `B` never rebound), or to a parameter the
+        call passes one (`k = log`, never rebound), or to a name that is (`k = log` after
+        `log = s.log`)?"""
+        got = self._single_binding(name)
         stored = {n.id for n in gast.walk(self.pf.tree) if isinstance(n, gast.Name) and
                   isinstance(n.ctx, gast.Store)}
+        if isinstance(got, gast.Name) and got.id not in self.params and depth < 8:
+            return self._held_container(got.id, kinds, depth + 1)
+        if isinstance(got, gast.Name):
+            return got.id not in stored and got.id in self.pf.containers
         return isinstance(got, gast.Attribute) and isinstance(got.value, gast.Name) and \
             got.value.id not in stored and \
-            attribute_type(self.pf, got.value.id, got.attr) is list
+            attribute_type(self.pf, got.value.id, got.attr) in kinds
+
+    def _attribute_list_named(self, name: str) -> bool:
+        """Is `name` bound once, by `name = B.attr` (or a tuple of such: `log, cfg = s.log,
+        s.cfg`), to a list an object known here holds (`B` never rebound), and otherwise
+        only extended by `+=`?"""
+        got = self._single_binding(name)
+        return isinstance(got, gast.Attribute) and self._held_container(name, (list,))
 
     def _argument_extended_by_alias(self, s) -> None:
         """`d = c; d += [v]` of a list argument `c`: Python extends the caller's list, which
@@ -1634,10 +1657,17 @@ class _Lowerer:
         call is specialised on (`self`), or a free name the module binds to one?"""
         if x in self.pf.known:
             held = self.pf.known[x]
+        elif x in self.stores and self._held_container(x):
+            # (`k = log; k.sort()` of a list argument, `log, cfg = s.log, s.cfg` of an
+            # object's: the list's own method -- numpy's `k[...] = np.sort(k)` failed on it,
+            # a TypeError blamed on the user's code, before the session of 2026-12-07,
+            # fourteenth)
+            return True
         elif x in self.params or x in self.stores:
             # (a parameter the call passes a list or dict, never rebound: `c.sort()` is the
             # list's own method -- numpy's `c[...] = np.sort(c)` would fail on it)
-            return x in self.pf.containers and x not in self.stores
+            # (`c += [v]` is the list's extend: no rebinding -- `_argument_extended`)
+            return x in self.pf.containers and not self._rebound(x)
         else:
             try:
                 held = self.pf.resolve(x)
