@@ -485,22 +485,12 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
             # copy of the object's list: Python changes the object's own list, which this
             # makes hold the same items. Before the session of 2026-12-07, fourteenth, the
             # change was made to the copy alone, silently)
-            src = self.object_spelled(obj, f"{attr}_owner")
-            own = self.fresh(f"{attr}_held")
-            body.insert(at, ir.Call(own, opaque_attribute(attr), {"_obj": ir.Const(obj, src)},
-                                    body[-1].line))
-            body.insert(at + 1, ir.Effect("sync", None, {
-                "param": ir.Const(attr, repr(attr)), "value": value,
-                "caller": ir.Const(own, repr(own)), "held": ir.Const(attr, repr(attr))},
-                body[-1].line))
-            at += 2
+            at = self.sync_object(body, at, obj, attr, attr, value)
         given = {pname: (obj, attr) for obj, attr, pname, _ in self.pf.attr_in
                  if type(getattr(obj, attr, None)) in (list, dict)}  # (an array: copy on write)
         for p in touched:  # (before a `return` the statement ends with)
             if not isinstance(self.env.get(p), ir.Var):
                 continue
-            line = body[-1].line
-            args = {"param": ir.Const(p, repr(p)), "value": self.env[p]}
             if p in given:
                 # (`s.log` given to this function as the value its caller carries for the
                 # object's list -- a copy of it -- changed in place here: `s.log.reverse()`
@@ -508,20 +498,30 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
                 # which this makes hold the same items; before the session of 2026-12-07,
                 # thirteenth, the object's list was left as it was, silently)
                 obj, attr = given[p]
-                src = self.object_spelled(obj, f"{attr}_owner")
-                held = self.fresh(f"{attr}_held")
-                body.insert(at, ir.Call(held, opaque_attribute(attr),
-                                        {"_obj": ir.Const(obj, src)}, line))
-                at += 1
-                args["caller"] = ir.Const(held, repr(held))
-                args["held"] = ir.Const(attr, repr(attr))  # (kept where spliced: inline.py)
+                at = self.sync_object(body, at, obj, attr, p, self.env[p])
                 if (id(obj), attr) in self.attr_carry:
                     # (and what this function gives its callees for `s.cfg` from here on:
                     # `cfg["hist"] = ...` then `helper(s)` reading `s.cfg["hist"]` -- the old
                     # dict, silently, before the session of 2026-12-07, fourteenth)
                     self.attr_carry[(id(obj), attr)] = (obj, self.env[p])
-            body.insert(at, ir.Effect("sync", None, args, line))
+                continue
+            args = {"param": ir.Const(p, repr(p)), "value": self.env[p]}
+            body.insert(at, ir.Effect("sync", None, args, body[-1].line))
             at += 1
+
+    def sync_object(self, body: list, at: int, obj, attr: str, param: str, value) -> int:
+        """Statements at `at` of `body` making the list or dict `obj.attr` holds hold what
+        `value` holds (the object's own read as the code runs, then `sync_into` it; the
+        effect's "held" keeps it where the function is spliced into its caller: inline.py);
+        returns the index after them."""
+        line = body[-1].line
+        src = self.object_spelled(obj, f"{attr}_owner")
+        own = self.fresh(f"{attr}_held")
+        body.insert(at, ir.Call(own, opaque_attribute(attr), {"_obj": ir.Const(obj, src)}, line))
+        body.insert(at + 1, ir.Effect("sync", None, {
+            "param": ir.Const(param, repr(param)), "value": value,
+            "caller": ir.Const(own, repr(own)), "held": ir.Const(attr, repr(attr))}, line))
+        return at + 2
 
     def param_reached(self, name: str, depth: int = 0):
         """The parameter whose list or dict `name` is -- as it came in, or made again by
