@@ -780,7 +780,7 @@ class _Lowerer:
                 extended = self._argument_extended(s)
                 if extended is not None:
                     return self.body(_located(extended, s))
-            if self._attribute_list_named(s.target.id):
+            if self._held_container(s.target.id, (list,), by_name=False):
                 # (`log = s.log; log += [v]`: the object's list itself extended, as Python's
                 # `+=` does -- before the session of 2026-12-07, fourteenth, `log` alone was
                 # rebound, and what read `s.log` after it missed the items)
@@ -1608,14 +1608,17 @@ class _Lowerer:
             pairs = [(target, value)]
         return next((v for t, v in pairs if isinstance(t, gast.Name) and t.id == name), None)
 
-    def _held_container(self, name: str, kinds=(list, dict), depth: int = 0) -> bool:
+    def _held_container(self, name: str, kinds=(list, dict), depth: int = 0,
+                        by_name: bool = True) -> bool:
         """Is `name` bound once (`_single_binding`) to a list or dict (of `kinds`) that an
-        object known here holds (`log = s.log`, `B` never rebound), or to a parameter the
-        call passes one (`k = log`, never rebound), or to a name that is (`k = log` after
-        `log = s.log`)?"""
+        object known here holds (`log = s.log`, `log, cfg = s.log, s.cfg`; `B` never
+        rebound), or (`by_name`) to a parameter the call passes one (`k = log`, never
+        rebound), or to a name that is (`k = log` after `log = s.log`)?"""
         got = self._single_binding(name)
         stored = {n.id for n in gast.walk(self.pf.tree) if isinstance(n, gast.Name) and
                   isinstance(n.ctx, gast.Store)}
+        if isinstance(got, gast.Name) and not by_name:
+            return False
         if isinstance(got, gast.Name) and got.id not in self.params and depth < 8:
             return self._held_container(got.id, kinds, depth + 1)
         if isinstance(got, gast.Name):
@@ -1623,13 +1626,6 @@ class _Lowerer:
         return isinstance(got, gast.Attribute) and isinstance(got.value, gast.Name) and \
             got.value.id not in stored and \
             attribute_type(self.pf, got.value.id, got.attr) in kinds
-
-    def _attribute_list_named(self, name: str) -> bool:
-        """Is `name` bound once, by `name = B.attr` (or a tuple of such: `log, cfg = s.log,
-        s.cfg`), to a list an object known here holds (`B` never rebound), and otherwise
-        only extended by `+=`?"""
-        got = self._single_binding(name)
-        return isinstance(got, gast.Attribute) and self._held_container(name, (list,))
 
     def _argument_extended_by_alias(self, s) -> None:
         """`d = c; d += [v]` of a list argument `c`: Python extends the caller's list, which
