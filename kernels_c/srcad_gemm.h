@@ -23,8 +23,8 @@
  * whole takes: at or above the BLAS's small-product line (the block floor: 0 on the Haswell
  * kernels; on the SkylakeX ones m*n*k <= 1e6 goes to small-matrix kernels, so blocks have
  * rows*k*n >= 2^20). Granule and floor are measured, not assumed (srcad/build/blas.py
- * `row_split`), and handed over with the functions. A block under the floor, or of 1 row
- * (OpenBLAS may hand an M=1 GEMM to GEMV), is never made: the tail goes with the last block.
+ * `row_split`), and handed over with the functions. A block under the floor, or of fewer
+ * than GEMM_MIN_TAIL rows, is never made: the tail goes with the last block.
  *
  * Handled: a and b exact ndarrays of one dtype (float32, float64), native byte order,
  * aligned; both 2-D, or a stack (ndim >= 3) times a matrix, or two stacks of the same leading
@@ -47,6 +47,11 @@
 #define GEMM_TRANS 112
 #define GEMM_BLOCKS 2    /* blocks of rows a thread, about, to pull dynamically */
 #define GEMM_MIN_ROWS 64 /* rows a block, at least (then rounded up to the granule) */
+/* rows the last block has at least: OpenBLAS may hand an M=1 GEMM to GEMV, and MKL 2026.2's
+ * SGEMM and DGEMM on a Zen 3 sum blocks of 1-3 rows in another order than the same rows of a
+ * larger call (4 and more agree; srcad/build/blas.py `_blocks_agree` probes a tail of this
+ * many rows) -- a shorter tail goes with the block before it */
+#define GEMM_MIN_TAIL 4
 
 typedef void (*gemm_s_fn)(int, int, int, int64_t, int64_t, int64_t, float, const float *,
                           int64_t, const float *, int64_t, float, float *, int64_t);
@@ -529,7 +534,7 @@ py_gemm(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     int threads = threads_kernel_user > 0 ? threads_kernel_user : num_threads;
     double work = (double)items * (double)m * (double)k * (double)n;
     npy_intp per = m; /* rows per block */
-    npy_intp least = 2; /* rows the last block has at least (OpenBLAS: M=1 may be GEMV) */
+    npy_intp least = GEMM_MIN_TAIL; /* rows the last block has at least */
     if (threads > 1 && work >= (double)gemm_min_work) {
         npy_intp want = gemm_blocks_per_thread * (npy_intp)threads;
         if (items < want) {
@@ -538,7 +543,7 @@ py_gemm(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
             if (gemm_min_block[dt] > 0) {
                 double rows = ((double)gemm_min_block[dt] + kn - 1) / kn;
                 least = rows > (double)m ? m : (npy_intp)rows;
-                if (least < 2) least = 2;
+                if (least < GEMM_MIN_TAIL) least = GEMM_MIN_TAIL;
             }
             per = (m + blocks - 1) / blocks;
             if (per < GEMM_MIN_ROWS) per = GEMM_MIN_ROWS;
