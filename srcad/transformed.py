@@ -39,13 +39,14 @@ from dataclasses import replace
 import numpy as np
 
 from . import closure_lift, ir, runtime, tape
-from .analysis.refusals import check_opaque, kept_stored
+from .analysis.refusals import changed_by_unknown_code, check_opaque, kept_stored
 from .binding import _a, _describe, _is_differentiable, _is_float, _key_of, _spec_key
 from .build import CompilerUnavailable, c_helper, compiler_identity
 from .errors import (CountUnknownError, NonScalarOutputError, SharingUnknownError, SrcadError,
                      UnresolvedNameError, UnsupportedSyntaxError, at_call_site, in_substitute,
                      user_error)
 from .frontend import normalize, parse_function, star_params_as_containers
+from .frontend import unknown_writes
 from .frontend.recursion import Recursion
 from .frontend.calls import at_user_lines
 from .frontend.parse import dict_paths_of
@@ -110,6 +111,25 @@ def _ir_of(fn, known: dict | None = None, arrays: frozenset = frozenset(),
 
 
 def _normalized(fn, known, arrays, tuples, statics, dicts, containers, keys, scalars, kinds):
+    """The IR and its guards -- normalised again where code the program runs as written may
+    change attributes it read as constants of the call (frontend/unknown_writes.py)."""
+    with unknown_writes.program() as folded:
+        made, guards = _normalized_once(fn, known, arrays, tuples, statics, dicts,
+                                        containers, keys, scalars, kinds)
+    changed = changed_by_unknown_code(made, folded) if folded else set()
+    if not changed:
+        return made, guards
+    with unknown_writes.program(changed):
+        again, guards = _normalized_once(fn, known, arrays, tuples, statics, dicts,
+                                         containers, keys, scalars, kinds)
+    # (tape mode runs the user's code on Python's objects, which reads what that code
+    # stored: its refusals read the program as first normalised, as before)
+    again.as_folded = made
+    return again, guards
+
+
+def _normalized_once(fn, known, arrays, tuples, statics, dicts, containers, keys, scalars,
+                     kinds):
     with recording() as guards:
         pf = parse_function(fn)
         star_params_as_containers(pf)
@@ -773,7 +793,7 @@ class Transformed:
                                                                if _is_differentiable(env[p])]
         self._check_wrt_values(env, wrt)
         with at_user_lines(fn_ir):  # (the same refusals as source mode, at the same lines)
-            check_opaque(fn_ir, wrt, tape=True)
+            check_opaque(getattr(fn_ir, "as_folded", fn_ir), wrt, tape=True)
         mask = [p in wrt for p in self.params]
         try:
             t, wrapped, out = tape.run(self.fn, values, mask, self.params)

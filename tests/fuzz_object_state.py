@@ -626,6 +626,13 @@ def {p}read_gh():
                 if ch.flag(0.5):
                     self.terms.append(f"np.sum(np.tanh({h}) * x)")
         self.terms.append(f"np.sum({cur} * {cur})")
+        if ch.flag(0.3):  # (session of 2026-12-07, fifteenth: a weight read back by the
+            # layer's global itself, at the top level -- after `object.__setattr__` or a loop
+            # srcad runs as written, the value the call began with and a gradient of zeros
+            # before: frontend/unknown_writes.py)
+            layer = self.obj(ch.pick(targets[:n_w] or targets))
+            self.terms.append(f"np.sum({layer}.W * {layer}.b)")
+            self.features.add("weight read here")
         self.emit(f"return {' + '.join(self.terms)}")
         if "global" in self.features:  # (declared first: Python wants it before any use)
             self.lines.insert(0, f"    global {self.p}GH")

@@ -56,13 +56,14 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from .. import ir
+from .. import ir, pyfuncs
 from ..errors import NoRuleError, SharingUnknownError, UnsupportedSyntaxError
 from .census import refused_reason
 from ..frontend.aliasing import VIEW_OPS, makes_view
 from ..frontend.concatenators import is_concatenator
 from ..frontend.expressions import PY_BINARY
 from ..frontend.kept_globals import kept_store_method
+from ..frontend.unknown_writes import ANY
 from ..frontend.opaque import MUTATING, class_attribute, is_opaque, is_user_object
 from ..ops.runtime_ops import POPS
 from ..runtime_signal import INPLACE_WRITERS
@@ -176,6 +177,51 @@ def _calls_unknown(s) -> bool:
 
 _LIBRARY_TYPES = (np.ndarray, dict, list, tuple, set, str, np.random.Generator,
                   np.random.RandomState)
+
+
+def changed_by_unknown_code(fn: ir.Function, among: set):
+    """Of the objects `among` (ids: those whose data attributes the program read as
+    constants of the call), those that code it runs as written may change
+    (frontend/unknown_writes.py) -- `ANY` where that code may reach any object: a method of
+    an object known only when the code runs (`layer.forward(h)` of a layer a loop picks), a
+    callable known only then, a store into an attribute of such an object; else the objects
+    a call with no rule is given or holds, or whose method it is (`object.__setattr__(L1,
+    "W", W1)`, `setattr(L1, k, v)`, `install(L1, W)`)."""
+    names: set = set()
+    for f in ir.program_functions(fn):
+        picked = own = None
+        for s in ir.walk(f.body):
+            if isinstance(s, ir.Effect) and s.kind == "setattr" and \
+                    isinstance(s.args.get("_obj"), ir.Var):
+                return ANY
+            if not isinstance(s, (ir.Call, ir.Effect)) or s.op is None or \
+                    not is_opaque(s.op) or s.op.pure or s.op.checks_only or \
+                    s.op.kind in ("operator", "attribute"):
+                continue
+            if _calls_unknown(s):
+                return ANY
+            obj = s.args.get("_obj")
+            if s.op.kind == "method" and isinstance(obj, ir.Var):
+                # (a list's or dict's own method changes that container in place, which its
+                # object still holds -- unless it is the object's `__dict__`: `L1.__dict__
+                # ["W"] = W1` rebinds `L1.W`)
+                if own is None:
+                    own = {r.target: n for r in ir.walk(f.body)
+                           if (n := _user_object_name(_dict_of(r))) is not None}
+                names.add(own.get(obj.name, ""))
+                continue
+            if s.op.kind == "call" and not _hands_out_objects(s):
+                continue  # (`len(NET)`, `print(L1)`, `isinstance(l, Dense)`)
+            if picked is None:
+                picked = _picked_from(ir.walk(f.body))
+            # (the objects it is given or whose method it is, what a name it is given was
+            # picked from -- `setattr(layer, k, v)` of a loop's layer -- and the objects a
+            # constant it is given holds)
+            holders = _holders(s)
+            names.update(holders, *(picked.get(h, ()) for h in holders),
+                         *(_objects_held(a) for a in s.args.values()))
+    found = {int(m.group(1)) for n in names if (m := re.match(r"<object (\d+)", n))}
+    return found & among
 
 
 def _item_params(s: ir.UserCall):
@@ -306,7 +352,13 @@ def _hands_out_objects(s) -> bool:
             return False
     except TypeError:  # (an unhashable callable)
         return True
-    return not (getattr(f, "__module__", "") or "").startswith("srcad.")
+    return any(f is h for h in _HANDS_OUT) or not (
+        getattr(f, "__module__", "") or "").startswith("srcad.")
+
+
+# srcad's own functions that give back the items they are given (`sorted(NET.layers,
+# key=id)`: a list of the very layers)
+_HANDS_OUT = (pyfuncs.sorted_by, pyfuncs.sorted_, pyfuncs.copy)
 
 
 def _carries(a, dep: set) -> bool:
@@ -412,9 +464,9 @@ def _object_read(s) -> str | None:
     if s.op.kind == "attribute":
         obj = s.args.get("_obj")
         now = getattr(obj.value, s.op.name[1:], None) if isinstance(obj, ir.Const) else None
-        if isinstance(now, (bool, int, str, type(None))):
-            return None
-        return _object_name(obj)
+        if isinstance(now, (bool, int, str)) or (now is None and not s.op.unknown_writer):
+            return None  # (None now, where code run as written may store an array there,
+        return _object_name(obj)  # is no flag: frontend/unknown_writes.py)
     if s.op.kind == "method":
         return _object_name(s.args.get("_obj"))
     return _object_name(fn) if fn is not None else None
@@ -1928,6 +1980,16 @@ def _picked_from(order) -> dict:
             # holds those objects; a method run on one may change any of them, which a read
             # of one later -- `net.layers[0].output` -- sees)
             out[r.target] = out.get(r.target, set()) | held
+        if isinstance(r, ir.UserCall) and any(r.fn is h for h in _HANDS_OUT):
+            # (`sorted(NET.layers, key=id)`, srcad's `sorted_by`: what it returns holds the
+            # very objects it is given)
+            held = {n[:-len(" state>")] + ">" for a in r.args
+                    for n in _objects_held(a, depth=2, attributes=False)} | {
+                v for a in r.args if isinstance(a, ir.Var) for v in {a.name} | out.get(
+                    a.name, set())}
+            for t in r.targets if held else ():
+                out[t] = out.get(t, set()) | held
+            continue
         if isinstance(r, ir.Call) and r.op.name in ("list", "tuple") and \
                 isinstance(r.args.get("iterable"), ir.Var):
             # (`list(model.layers)`, loops.py's list of what an `enumerate` walks: a shallow

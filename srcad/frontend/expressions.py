@@ -42,6 +42,7 @@ from .concatenators import is_concatenator
 from .knowntests import UNKNOWN, Known, StaticTest, may_change, set_in_file, \
     stored_attributes
 from .methods import ATTRIBUTES
+from .unknown_writes import is_data, note_folded, read_as_it_runs
 from .objects import delegated_sequence
 from .opaque import (
     class_attribute,
@@ -386,7 +387,7 @@ class ExpressionsMixin:
                 base = self.expr(e.value, hint, None)
                 return self.result((opaque_attribute(e.attr), {"_obj": base}), hint, into, e)
             if base is None:
-                return self.global_value(e)
+                return self.global_attribute(e, hint, into)
             if isinstance(base, ir.Const) and is_user_object(base.value) and \
                     e.attr not in ATTRIBUTES:
                 sub = getattr(base.value, e.attr, guards.MISSING)
@@ -411,7 +412,12 @@ class ExpressionsMixin:
                 # differentiable (the name is a field of a namedtuple type this code sees)
                 return self.result((field_op(e.attr), {"_obj": base}), hint, into, e)
             if fn is None:  # (x.itemsize, rng.bit_generator: run as written, see opaque.py)
-                return self.result((opaque_attribute(e.attr), {"_obj": base}), hint, into, e)
+                # (a module's object that code run as written may change: unknown_writes.py)
+                unknown = isinstance(base, ir.Const) and read_as_it_runs(base.value)
+                if isinstance(base, ir.Const) and not unknown:
+                    note_folded(base.value)  # (None now is read as a flag: refusals.py)
+                return self.result((opaque_attribute(e.attr, unknown), {"_obj": base}), hint,
+                                   into, e)
             return self.result(self.op_call(fn, [base], {}, e), hint, into, e)
         if isinstance(e, gast.Subscript):
             base = self.handed_over(self.expr(e.value, hint, None), "__getitem__", e)
@@ -786,6 +792,20 @@ class ExpressionsMixin:
     def global_value(self, e):
         obj, spelled = self.dotted(e)
         return self.constant(obj, spelled, e)
+
+    def global_attribute(self, e: gast.Attribute, hint: str, into):
+        """`L1.output` of a module's object: a constant of the call (its value as the call
+        starts, guarded) -- or, where code the call runs as written may change it, the
+        attribute read when the code runs (unknown_writes.py)."""
+        holder, spelled = self.dotted(e.value)
+        value = getattr(holder, e.attr, guards.MISSING)
+        if value is guards.MISSING or not is_data(holder, value):
+            return self.global_value(e)
+        if not read_as_it_runs(holder):
+            note_folded(holder)
+            return self.global_value(e)
+        base = self.constant(holder, spelled, e.value)
+        return self.result((opaque_attribute(e.attr, True), {"_obj": base}), hint, into, e)
 
     def op_call(self, fn, args, kwargs, node, spelled: str | None = None):
         """Bind a call to its op row's parameters: (op, {param: atom})."""

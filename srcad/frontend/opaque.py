@@ -77,6 +77,10 @@ class OpaqueOp(table.Op):
     checks_only: bool = False
     # `attribute_after`: the user function whose in-place change made the read (its name)
     after_call: str | None = None
+    # an attribute of a module's object read as the code runs because code run as written
+    # may change it in the call (unknown_writes.py): None now is no flag -- it may hold an
+    # array that code stored there (refusals._object_read)
+    unknown_writer: bool = False
 
 
 # a user class built in a differentiated function whose object srcad could not turn into
@@ -165,8 +169,8 @@ def is_namedtuple_type(v) -> bool:
         getattr(v, "_fields", None), tuple)
 
 
-def opaque_attribute(attr: str) -> OpaqueOp:
-    """`obj.attr` with no rule (not `.T`, `.shape`, ...)."""
+def opaque_attribute(attr: str, unknown_writer: bool = False) -> OpaqueOp:
+    """`obj.attr` with no rule (not `.T`, `.shape`, ...); `unknown_writer`: see OpaqueOp."""
 
     def fn(obj):
         return getattr(obj, attr)
@@ -175,7 +179,7 @@ def opaque_attribute(attr: str) -> OpaqueOp:
     return OpaqueOp(name=f".{attr}", fn=fn, params=(table.Param("_obj"),),
                     spelling=ast.parse(src, mode="eval").body, spelling_src=src,
                     differentiable=False, family="opaque attribute", kind="attribute",
-                    label=f".{attr}", pure=True)
+                    label=f".{attr}", pure=True, unknown_writer=unknown_writer)
 
 
 def attribute_after(attr: str, changed_by: str) -> OpaqueOp:
