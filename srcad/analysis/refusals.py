@@ -464,9 +464,11 @@ def _object_read(s) -> str | None:
     if s.op.kind == "attribute":
         obj = s.args.get("_obj")
         now = getattr(obj.value, s.op.name[1:], None) if isinstance(obj, ir.Const) else None
+        # (None now is no flag where code run as written may store an array there:
+        # frontend/unknown_writes.py)
         if isinstance(now, (bool, int, str)) or (now is None and not s.op.unknown_writer):
-            return None  # (None now, where code run as written may store an array there,
-        return _object_name(obj)  # is no flag: frontend/unknown_writes.py)
+            return None
+        return _object_name(obj)
     if s.op.kind == "method":
         return _object_name(s.args.get("_obj"))
     return _object_name(fn) if fn is not None else None
@@ -1970,26 +1972,22 @@ def _picked_from(order) -> dict:
             if found:
                 out[r.target] = out.get(r.target, set()) | found
             continue
-        held = {n[:-len(" state>")] + ">" for a in r.args.values()
-                for n in _objects_held(a, depth=2, attributes=False)} if isinstance(
-            r, ir.Call) and (r.op.name in ("list_concat", "list", "tuple", "copy") or (
+        # (`sorted(NET.layers, key=id)`: srcad's `sorted_by`, a user call, hands them out too)
+        sorts = isinstance(r, ir.UserCall) and any(r.fn is h for h in _HANDS_OUT)
+        given = r.args if sorts else r.args.values() if isinstance(r, ir.Call) and (
+            r.op.name in ("list_concat", "list", "tuple", "copy") or (
                 is_opaque(r.op) and r.op.kind in ("call", "method") and
-                _hands_out_objects(r))) else set()
-        if held:
+                _hands_out_objects(r))) else ()
+        held = {n[:-len(" state>")] + ">" for a in given
+                for n in _objects_held(a, depth=2, attributes=False)}
+        if sorts:  # (and what a list it sorts was picked from)
+            held |= {v for a in given if isinstance(a, ir.Var)
+                     for v in {a.name} | out.get(a.name, set())}
+        for t in (r.targets if sorts else [r.target]) if held else ():
             # (`filter(None, net.layers)`, `[*net.layers]`, `sorted(...)`: what it gives
             # holds those objects; a method run on one may change any of them, which a read
             # of one later -- `net.layers[0].output` -- sees)
-            out[r.target] = out.get(r.target, set()) | held
-        if isinstance(r, ir.UserCall) and any(r.fn is h for h in _HANDS_OUT):
-            # (`sorted(NET.layers, key=id)`, srcad's `sorted_by`: what it returns holds the
-            # very objects it is given)
-            held = {n[:-len(" state>")] + ">" for a in r.args
-                    for n in _objects_held(a, depth=2, attributes=False)} | {
-                v for a in r.args if isinstance(a, ir.Var) for v in {a.name} | out.get(
-                    a.name, set())}
-            for t in r.targets if held else ():
-                out[t] = out.get(t, set()) | held
-            continue
+            out[t] = out.get(t, set()) | held
         if isinstance(r, ir.Call) and r.op.name in ("list", "tuple") and \
                 isinstance(r.args.get("iterable"), ir.Var):
             # (`list(model.layers)`, loops.py's list of what an `enumerate` walks: a shallow

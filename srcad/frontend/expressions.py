@@ -42,7 +42,7 @@ from .concatenators import is_concatenator
 from .knowntests import UNKNOWN, Known, StaticTest, may_change, set_in_file, \
     stored_attributes
 from .methods import ATTRIBUTES
-from .unknown_writes import is_data, note_folded, read_as_it_runs
+from .unknown_writes import is_data, read_as_it_runs
 from .objects import delegated_sequence
 from .opaque import (
     class_attribute,
@@ -414,8 +414,6 @@ class ExpressionsMixin:
             if fn is None:  # (x.itemsize, rng.bit_generator: run as written, see opaque.py)
                 # (a module's object that code run as written may change: unknown_writes.py)
                 unknown = isinstance(base, ir.Const) and read_as_it_runs(base.value)
-                if isinstance(base, ir.Const) and not unknown:
-                    note_folded(base.value)  # (None now is read as a flag: refusals.py)
                 return self.result((opaque_attribute(e.attr, unknown), {"_obj": base}), hint,
                                    into, e)
             return self.result(self.op_call(fn, [base], {}, e), hint, into, e)
@@ -799,13 +797,13 @@ class ExpressionsMixin:
         attribute read when the code runs (unknown_writes.py)."""
         holder, spelled = self.dotted(e.value)
         value = getattr(holder, e.attr, guards.MISSING)
-        if value is guards.MISSING or not is_data(holder, value):
-            return self.global_value(e)
-        if not read_as_it_runs(holder):
-            note_folded(holder)
-            return self.global_value(e)
-        base = self.constant(holder, spelled, e.value)
-        return self.result((opaque_attribute(e.attr, True), {"_obj": base}), hint, into, e)
+        if value is guards.MISSING:
+            return self.global_value(e)  # (its error)
+        if is_data(holder, value) and read_as_it_runs(holder):
+            base = self.constant(holder, spelled, e.value)
+            return self.result((opaque_attribute(e.attr, True), {"_obj": base}), hint, into, e)
+        guards.note_attr(holder, e.attr, value)  # (as `dotted` notes it)
+        return self.constant(value, f"{spelled}.{e.attr}", e)
 
     def op_call(self, fn, args, kwargs, node, spelled: str | None = None):
         """Bind a call to its op row's parameters: (op, {param: atom})."""

@@ -10,8 +10,8 @@ method of an object picked when the code runs (``for layer in sorted(NET.layers,
 layer.forward(h)``). Before the session of 2026-12-07 (fifteenth) such a read kept the value
 the call began with -- a wrong value, and a gradient of zeros through it.
 
-So a program is normalised twice where it holds such code (transformed.py, `run_unknown`):
-the first time notes the objects whose data attributes it read as constants (`note_folded`);
+So a program is normalised twice where it holds such code (transformed.py `_normalized`):
+the first time notes the objects whose data attributes it read as constants (`read_as_it_runs`);
 where code run as written may reach one of them (analysis/refusals.py
 `changed_by_unknown_code`), the program is normalised again with those objects' data
 attributes (arrays, numbers, None, containers: not the objects, methods and flags whose
@@ -63,15 +63,14 @@ def is_data(holder, value) -> bool:
         not is_object_sequence(value) and not is_object_mapping(value)
 
 
-def note_folded(holder) -> None:
-    """`holder`'s data attribute was read as a constant of the call."""
-    if _PROGRAMS:
-        _PROGRAMS[-1][0].add(id(holder))
-
-
 def read_as_it_runs(holder) -> bool:
-    """Are `holder`'s data attributes read when the code runs in this program?"""
-    if not _PROGRAMS or _PROGRAMS[-1][1] is None:
+    """Are `holder`'s data attributes read when the code runs in this program? Where not,
+    the caller reads one as a constant of the call (None now: as a flag), and `holder` is
+    noted for `changed_by_unknown_code`."""
+    if not _PROGRAMS:
         return False
-    changed = _PROGRAMS[-1][1]
-    return changed == ANY or id(holder) in changed
+    folded, changed = _PROGRAMS[-1]
+    if changed is not None and (changed == ANY or id(holder) in changed):
+        return True
+    folded.add(id(holder))
+    return False
