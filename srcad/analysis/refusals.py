@@ -464,9 +464,9 @@ def _object_read(s) -> str | None:
     if s.op.kind == "attribute":
         obj = s.args.get("_obj")
         now = getattr(obj.value, s.op.name[1:], None) if isinstance(obj, ir.Const) else None
-        # (None now is no flag where code run as written may store an array there:
-        # frontend/unknown_writes.py)
-        if isinstance(now, (bool, int, str)) or (now is None and not s.op.unknown_writer):
+        # (no flag where code run as written may store an array there, whatever it holds
+        # now: frontend/unknown_writes.py)
+        if isinstance(now, (bool, int, str, type(None))) and not s.op.unknown_writer:
             return None
         return _object_name(obj)
     if s.op.kind == "method":

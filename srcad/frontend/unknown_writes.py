@@ -14,11 +14,12 @@ So a program is normalised twice where it holds such code (transformed.py `_norm
 the first time notes the objects whose data attributes it read as constants (`read_as_it_runs`);
 where code run as written may reach one of them (analysis/refusals.py
 `changed_by_unknown_code`), the program is normalised again with those objects' data
-attributes (arrays, numbers, None, containers: not the objects, methods and flags whose
+attributes (arrays, numbers, strings, None, containers: not the objects and methods whose
 code srcad follows) read when the code runs (`read_as_it_runs`: an opaque attribute read,
 marked `unknown_writer`), in the callees too -- so the value is Python's, and
 refusals.check_opaque refuses the read where a differentiated value may have been stored
-there (it carries no gradient), None now included (``self.output = None`` in ``__init__``).
+there (it carries no gradient), whatever it holds now (``self.output = None`` in
+``__init__``, an int).
 
 Before/after (`L1.W` read after ``object.__setattr__(L1, "W", W1)``):
     p1_f_sum = np.sum(x @ p1_L1_W)          p1_L1_W = p1_L1.W          (refused: a gradient
@@ -39,9 +40,9 @@ ANY = "any object"  # code run as written that may reach any object (a method of
 # [ids of objects whose data attributes were read as constants, what is read as it runs]
 _PROGRAMS: list = []
 
-# the values an attribute read as the code runs may hold now: data, not objects or flags
-# (an int or a bool is a count or a test the code's shape depends on: left folded)
-_DATA = (np.ndarray, np.generic, float, complex, type(None), list, tuple, dict)
+# the values an attribute read as the code runs may hold now: data, not objects, methods or
+# classes (an int, a bool, a str too: `object.__setattr__(CFG, "n", 3)` then `x * CFG.n`)
+_DATA = (np.ndarray, np.generic, int, float, complex, str, type(None), list, tuple, dict)
 
 
 @contextlib.contextmanager
@@ -57,7 +58,7 @@ def program(changed=None):
 
 def is_data(holder, value) -> bool:
     """Is `value`, held in an attribute of `holder`, data a call may change (not an object,
-    a list of objects, a method, a class, a flag)?"""
+    a list of objects, a method, a class)?"""
     return is_user_object(holder) and not isinstance(holder, type) and \
         isinstance(value, _DATA) and not is_user_object(value) and \
         not is_object_sequence(value) and not is_object_mapping(value)
