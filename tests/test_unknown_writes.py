@@ -107,7 +107,7 @@ def sorted_loop_then_weight(x, W1):
 
 class Config:
     def __init__(self):
-        self.n, self.scale = 1, 1.0
+        self.n, self.scale, self.train = 1, 1.0, False
 
 
 CFG = Config()
@@ -123,7 +123,20 @@ def numbers_set_by_object_setattr(x, W1):
     return value
 
 
-PROGRAMS = [numbers_set_by_object_setattr, object_setattr_then_read, setattr_by_a_name_known_when_it_runs,
+def a_flag_set_by_object_setattr_then_tested(x, W1):
+    """A test of a flag the call sets by a route srcad does not follow: decided when the code
+    was built, it failed at run time with an AssertionError from generated code (knowntests
+    `_still`); now read as the code runs."""
+    object.__setattr__(CFG, "train", True)
+    if CFG.train:
+        value = np.sum(x @ W1) * 2.0
+    else:
+        value = np.sum(x @ W1)
+    CFG.__init__()
+    return value
+
+
+PROGRAMS = [numbers_set_by_object_setattr, a_flag_set_by_object_setattr_then_tested, object_setattr_then_read, setattr_by_a_name_known_when_it_runs,
             dict_store_then_read, sorted_loop_then_output, sorted_loop_then_prev,
             sorted_loop_then_weight]
 

@@ -49,6 +49,7 @@ from . import guards
 from .objects import _changed_attrs
 from .opaque import decided_class_test, is_library_module, is_user_object
 from .parse import UNRESOLVED, parse_function, rewrite_blocks
+from .unknown_writes import is_data, read_as_it_runs
 
 
 def fold_known_tests(pf) -> None:
@@ -145,8 +146,10 @@ def may_change(obj, attr: str, stored: set) -> bool:
     """May `obj.attr` hold another value when a test of it runs than it holds now? Yes where
     the function assigns that name (`stored`), or a method of obj's class other than
     `__init__` assigns it or changes it in place (`self.mark()` setting `self.flag` before
-    the test): such a test runs as written, not folded."""
-    return attr in stored or attr in _changed_attrs(type(obj))
+    the test), or code the call runs as written may (`object.__setattr__(CFG, "train",
+    True)`: unknown_writes.py): such a test runs as written, not folded."""
+    return attr in stored or attr in _changed_attrs(type(obj)) or (
+        is_data(obj, getattr(obj, attr, None)) and read_as_it_runs(obj))  # (unknown_writes.py)
 
 
 def _still(test, truth: bool):
