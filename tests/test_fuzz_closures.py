@@ -206,18 +206,12 @@ def run_batch(seed: int) -> tuple[dict, list[str]]:
 
 @pytest.mark.parametrize("seed", range(BATCHES))
 def test_fuzz_closures_batch(seed):
+    """Each program right or refused, and the class followed, not refused: at most one program
+    in six of each batch refused (checked over all batches at once, by a test that ran them
+    again, until 2026-12-07; seeds 0-3 refuse 0, 1, 0, 0 of 12)."""
     tally, failures = run_batch(seed)
     assert not failures, f"{tally}\n" + "\n".join(failures)
-
-
-def test_most_programs_are_differentiated():
-    """The class is followed, not refused: at most one program in six refused."""
-    tally = {"right": 0, "refused": 0}
-    for seed in range(BATCHES):
-        t, _ = run_batch(seed)
-        for k in tally:
-            tally[k] += t.get(k, 0)
-    assert tally["refused"] * 6 <= sum(tally.values()), tally
+    assert tally.get("refused", 0) * 6 <= sum(tally.values()), tally
 
 
 def test_fuzzer_catches_early_binding(monkeypatch):
@@ -232,8 +226,8 @@ def test_fuzzer_catches_early_binding(monkeypatch):
         return closure_values.Closure(c.fn, c.names, {k: now for k, (_, now) in made.items()})
 
     monkeypatch.setattr(closure_values.ClosureValuesMixin, "closure_of", early)
-    found = sum(len(run_batch(seed)[1]) for seed in range(BATCHES))
-    assert found > 0
+    # (the first batch that finds it is enough: the seeded bug is in every closure made)
+    assert any(run_batch(seed)[1] for seed in range(BATCHES))
 
 
 if __name__ == "__main__":  # python -m tests.test_fuzz_closures SEED [INDEX]
