@@ -55,3 +55,16 @@ def unbuild(layer):
     """A lazily built layer's flag reset by code srcad does not read
     (tests/test_lazy_build_layers.py)."""
     layer.built = False
+
+
+class Activated:
+    """A layer whose activation is optional (tests/test_decided_tests_changed.py: its test
+    of `act` decided in a function of another file)."""
+
+    def __init__(self):
+        self.act = None
+
+    def __call__(self, x):
+        if self.act is None:
+            return x * 2.0
+        return self.act(x)

@@ -267,8 +267,9 @@ def test_an_attribute_made_during_the_call_stops_the_comprehension():
     if hasattr(lazy_net.layers[0], "W"):
         del lazy_net.layers[0].W
     g = srcad.value_and_grad(lazily_built_regularised)
-    with pytest.raises(AssertionError, match="added or deleted"):
+    with pytest.raises(srcad.SrcadError, match="added or deleted") as e:
         g(x)
+    assert e.value.filename is not None and e.value.lineno is not None  # (the test's line)
     assert hasattr(lazy_net.layers[0], "W")  # (the call ran up to the check)
     value, grad = g(x)
     assert value == lazily_built_regularised(x)
@@ -381,8 +382,10 @@ def test_during_the_call_change_stops_at_the_test():
 
     try:
         g = srcad.grad(sets_then_tests)
-        with pytest.raises(AssertionError, match="added or deleted"):
+        with pytest.raises(srcad.SrcadError, match="added or deleted") as e:
             g(x)
+        line = sets_then_tests.__code__.co_firstlineno + 2  # (`if hasattr(probe, "late2"):`)
+        assert (e.value.filename, e.value.lineno) == (__file__, line)
     finally:
         if hasattr(probe, "late2"):
             del probe.late2

@@ -47,6 +47,7 @@ from . import guards
 from .chosen import argument_length
 from .closures import PARTIAL
 from .factories import ARGUMENT
+from .knowntests import CHANGED_DURING_CALL, REGISTERED, decided_at
 from .methods import _BUILTIN_OPS, METHODS, RESERVED
 from .objcomps import known_value
 from .objects import _changed_attrs, delegated_sequence
@@ -161,8 +162,6 @@ def _item_written_as_a_store(fn: ir.Function, param: str) -> bool:
     return False
 
 
-_CHANGED_DURING_CALL = "srcad: hasattr decided when the code was built; added or deleted since"
-_REGISTERED = "srcad: isinstance decided when the code was built; a class registered since"
 
 
 def _a_check(st) -> bool:
@@ -984,7 +983,8 @@ class CallsMixin:
             test = held if answer else self.emit(
                 self.op_call(np.logical_not, [held], {}, e), self.fresh(f"{fn.__name__}_not"),
                 e)
-            msg = _CHANGED_DURING_CALL if fn is hasattr else _REGISTERED
+            msg = decided_at(CHANGED_DURING_CALL if fn is hasattr else REGISTERED,
+                             self.pf.filename, e.lineno)
             self.body.append(ir.Effect("assert", None, {"test": test, "msg": ir.Const(
                 msg, repr(msg))}, e.lineno))
         return ir.Const(answer, repr(answer))

@@ -36,11 +36,11 @@ from ..runtime_linalg import is_sparse, sparse_matmul
 from ..runtime_python import dict_copy, list_concat
 from . import concatenators, guards
 from .aliasing import _whole_slice
-from .calls import _CHANGED_DURING_CALL, _REGISTERED, _RETURN
+from .calls import _RETURN
 from .opaque import rowed_callable  # noqa: F401  (re-exported: normalize.py)
 from .concatenators import is_concatenator
-from .knowntests import UNKNOWN, Known, StaticTest, may_change, set_in_file, \
-    stored_attributes
+from .knowntests import CHANGED_DURING_CALL, DECIDED, REGISTERED, UNKNOWN, Known, StaticTest, \
+    decided_at, may_change, set_in_file, stored_attributes
 from .methods import ATTRIBUTES
 from .unknown_writes import is_data, read_as_it_runs
 from .objects import delegated_sequence
@@ -743,8 +743,9 @@ class ExpressionsMixin:
         if truth is None:
             return None
         for obj, attr, value, kind in decided.reads:
-            text = _CHANGED_DURING_CALL if kind == "has" else _REGISTERED if kind in (
-                "isinstance", "issubclass") else _DECIDED.format(attr)
+            text = decided_at(CHANGED_DURING_CALL if kind == "has" else REGISTERED if kind in (
+                "isinstance", "issubclass") else DECIDED.format(attr), self.pf.filename,
+                getattr(test, "lineno", self.line))
             msg = ir.Const(text, repr(text))
             at = atoms.get(id(obj)) or self.constant(obj, type(obj).__name__.lower(), test)
             if kind in ("isinstance", "issubclass"):  # (`attr`: the classes)
@@ -908,7 +909,6 @@ def _passable(obj) -> bool:
     return isinstance(obj, types.FunctionType) and is_user_object(obj)
 
 
-_DECIDED = "srcad: a test decided from .{} when the code was built; it changed during the call"
 
 
 def known_truth(atom) -> bool | None:

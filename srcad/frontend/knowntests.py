@@ -119,7 +119,7 @@ def fold_known_tests(pf) -> None:
                     truth = StaticTest(lambda n: UNKNOWN if (held := root_object(n)) is
                                        UNRESOLVED else held, stored, once=once).truth(s.test)
                 if truth is not None:
-                    out.append(_still(s.test, truth))
+                    out.append(_still(s.test, truth, pf))
                     out.extend(block(s.body if truth else s.orelse))
                     continue
             rewrite_blocks(s, block)
@@ -152,23 +152,44 @@ def may_change(obj, attr: str, stored: set) -> bool:
         is_data(obj, getattr(obj, attr, None)) and read_as_it_runs(obj))  # (unknown_writes.py)
 
 
-def _still(test, truth: bool):
+# the messages of the checks srcad puts where it decided a test when it built the code (here,
+# expressions.py `static_truth`, calls.py): the API (transformed.py `decided_test_changed`)
+# turns the AssertionError that carries one into a SrcadError at the user's line
+STILL = ("srcad: this `if` was decided from the attribute's value when srcad built the code, "
+         "and the attribute changed during the call before the test ran (the function, or code "
+         "it calls, rebinds it between two calls of the method): srcad does not take the other "
+         "branch of a test it decided")
+DECIDED = "srcad: a test decided from .{} when the code was built; it changed during the call"
+CHANGED_DURING_CALL = "srcad: hasattr decided when the code was built; added or deleted since"
+REGISTERED = "srcad: isinstance decided when the code was built; a class registered since"
+DECIDED_CHECKS = (STILL, DECIDED.split("{}")[0], CHANGED_DURING_CALL, REGISTERED)
+DECIDED_HINT = ("set the attribute (or register the class) before calling the transformed "
+                "function, or pass the choice as an argument (`layer(x, act=np.tanh)`)")
+
+
+def decided_at(text: str, filename: str | None, line: int) -> str:
+    """A decided test's check message, with where the test stands (the generated code's
+    `# L<n>` of a method written out into its caller is the method's line, in its own file:
+    transformed.py `decided_test_changed` reads the place from here)."""
+    return f'{text} (at "{filename}", line {line})' if filename else text
+
+
+def _still(test, truth: bool, pf):
     """`assert <test>` (or `not`), checked when the code runs: the branch was chosen from the
-    attribute's value when srcad built the code, and something the call does that srcad does
-    not see (a caller rebinding it between two calls of the method) may change it -- then the
-    call fails at this line rather than take the other branch silently."""
+    attribute's value when srcad built the code, and something the call does (a caller
+    rebinding it between two calls of the method: `y = layer(x); layer.act = np.tanh`) may
+    change it -- then the call fails at this line (a SrcadError: transformed.py
+    `decided_test_changed`) rather than take the other branch silently."""
+    at, spelled = test, ast.unparse(gast.gast_to_ast(test))
     test = copy.deepcopy(test)
     for n in gast.walk(test):
         if isinstance(n, gast.Compare):
             n.srcad_at_run_time = True  # (expressions.py: not folded again)
     if not truth:
-        test = gast.UnaryOp(op=gast.Not(), operand=test)
-    msg = gast.Constant(value=(
-        "srcad: this `if` was decided from the attribute's value when the code was built, "
-        "and the attribute changed during the call (the function rebinds it between calls "
-        "of the method, which srcad does not follow): set it before calling the transformed "
-        "function"), kind=None)
-    out = gast.copy_location(gast.Assert(test=test, msg=msg), test)
+        test = gast.copy_location(gast.UnaryOp(op=gast.Not(), operand=test), at)
+    msg = gast.Constant(value=decided_at(f"{STILL}: `if {spelled}:`", pf.filename,
+                                         at.lineno), kind=None)
+    out = gast.copy_location(gast.Assert(test=test, msg=msg), at)
     gast.fix_missing_locations(out)
     return out
 
