@@ -642,9 +642,8 @@ class Transformed:
             # made as Python makes it -- its effects up to the raise, then the exception
             if not to_transform and self._runs_as_written(values):
                 self.fn(*values)
-            refused = decided_test_changed(e, fn_ir) if isinstance(e, AssertionError) else None
-            if refused is not None:  # (srcad's check of a test it decided, not the user's)
-                raise refused from None
+            if isinstance(e, AssertionError):  # (srcad's check of a test it decided?)
+                refuse_decided_test(e, fn_ir)
             raise  # (Python's call returned where the probe raised: the probe's exception)
         if self.kind not in ("vjp", "jvp") and isinstance(out, (tuple, list, dict)):
             raise SrcadError(
@@ -859,8 +858,9 @@ class Transformed:
                 except SrcadError as e:  # (a refusal at run time: the user's line)
                     _at_generated_line(e, self._ir)
                     raise
-                except AssertionError as e:  # (a test decided when built, changed since)
-                    raise decided_test_changed(e, self._ir) or e from None
+                except AssertionError as e:  # (a test decided when built, changed since?)
+                    refuse_decided_test(e, self._ir)
+                    raise
         values = self.bind(args, kwargs)
         if self.inner is None and getattr(self.fn, "__closure__", None) and any(
                 _tape_of(_cell_value(c)) is not None for c in self.fn.__closure__):
@@ -901,8 +901,9 @@ class Transformed:
         except SrcadError as e:  # (a refusal at run time: the user's line)
             _at_generated_line(e, self._ir)
             raise
-        except AssertionError as e:  # (a test decided when built, changed since)
-            raise decided_test_changed(e, self._ir) or e from None
+        except AssertionError as e:  # (a test decided when built, changed since?)
+            refuse_decided_test(e, self._ir)
+            raise
 
     def __repr__(self):
         return f"<srcad.{self.kind} of {self._ir.name} wrt {', '.join(self.wrt)}>"
@@ -1021,22 +1022,22 @@ def _at_generated_line(err: SrcadError, fn_ir: ir.Function) -> None:
         at_call_site(err, fn_ir.filename, int(mark.group(1)), fn_ir.name, label)
 
 
-def decided_test_changed(e: AssertionError, fn_ir: ir.Function) -> SrcadError | None:
+def refuse_decided_test(e: AssertionError, fn_ir: ir.Function) -> None:
     """Where `e` is a check srcad put where it decided a test when it built the code
-    (knowntests.py `_still`, `DECIDED_CHECKS`) failing: the SrcadError at the test's own file
-    and line (the generated line's, where the message has none). Else None: the user's own
-    `assert`, which reaches the user as Python raises it."""
+    (knowntests.py `_still`, `DECIDED_CHECKS`) failing: raises the SrcadError at the test's
+    own file and line (the generated line's, where the message has none). Else returns: the
+    user's own `assert`, which reaches the user as Python raises it."""
     text = e.args[0] if len(e.args) == 1 and isinstance(e.args[0], str) else ""
     if not text.startswith(DECIDED_CHECKS):
-        return None
+        return
     text = text.removeprefix("srcad: ")
     at = _DECIDED_AT.search(text)
     if at is not None:  # (knowntests.decided_at)
-        return SrcadError(text[:at.start()], filename=at.group(1), lineno=int(at.group(2)),
-                          hint=DECIDED_HINT)
+        raise SrcadError(text[:at.start()], filename=at.group(1), lineno=int(at.group(2)),
+                         hint=DECIDED_HINT) from None
     err = SrcadError(text, hint=DECIDED_HINT).with_traceback(e.__traceback__)
     _at_generated_line(err, fn_ir)
-    return err
+    raise err from None
 
 
 _DECIDED_AT = re.compile(r' \(at "(.+)", line (\d+)\)$')
@@ -1050,8 +1051,9 @@ def run_generated(entry, fn_ir: ir.Function, *args):
     except SrcadError as e:
         _at_generated_line(e, fn_ir)
         raise
-    except AssertionError as e:  # (a test decided when built, changed since)
-        raise decided_test_changed(e, fn_ir) or e from None
+    except AssertionError as e:  # (a test decided when built, changed since?)
+        refuse_decided_test(e, fn_ir)
+        raise
 
 
 def _at_traced_line(err: Exception):

@@ -138,7 +138,7 @@ def test_fuzz_fused_batch(seed):
 
 @pytest.mark.slow
 def test_fuzz_fused_all_default_batches(request):
-    """test_fuzz.py's first 12 batches, fused (600 programs)."""
+    """test_fuzz.py's first 12 batches fused, those the default run leaves (500 programs)."""
     if "slow" not in (request.config.getoption("markexpr") or "") \
             and not os.environ.get("SRCAD_FUZZ_SLOW"):
         pytest.skip("the whole corpus fused: ask with -m slow or SRCAD_FUZZ_SLOW=1")

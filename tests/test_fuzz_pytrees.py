@@ -437,7 +437,7 @@ def test_fuzz_pytree_writes_batch(seed):
 def test_fuzz_pytree_slow(request):
     if "slow" not in (request.config.getoption("markexpr") or "") \
             and not os.environ.get("SRCAD_FUZZ_SLOW"):
-        pytest.skip("2,880-program pytree fuzz run: ask with -m slow or SRCAD_FUZZ_SLOW=1")
+        pytest.skip("2,610-program pytree fuzz run: ask with -m slow or SRCAD_FUZZ_SLOW=1")
     failures = []
     for seed in range(BATCHES, BATCHES + SLOW_BATCHES):
         failures += run_batch(seed)[1]

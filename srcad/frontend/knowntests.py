@@ -153,7 +153,7 @@ def may_change(obj, attr: str, stored: set) -> bool:
 
 
 # the messages of the checks srcad puts where it decided a test when it built the code (here,
-# expressions.py `static_truth`, calls.py): the API (transformed.py `decided_test_changed`)
+# expressions.py `static_truth`, calls.py): the API (transformed.py `refuse_decided_test`)
 # turns the AssertionError that carries one into a SrcadError at the user's line
 STILL = ("srcad: this `if` was decided from the attribute's value when srcad built the code, "
          "and the attribute changed during the call before the test ran (the function, or code "
@@ -170,7 +170,7 @@ DECIDED_HINT = ("set the attribute (or register the class) before calling the tr
 def decided_at(text: str, filename: str | None, line: int) -> str:
     """A decided test's check message, with where the test stands (the generated code's
     `# L<n>` of a method written out into its caller is the method's line, in its own file:
-    transformed.py `decided_test_changed` reads the place from here)."""
+    transformed.py `refuse_decided_test` reads the place from here)."""
     return f'{text} (at "{filename}", line {line})' if filename else text
 
 
@@ -179,7 +179,7 @@ def _still(test, truth: bool, pf):
     attribute's value when srcad built the code, and something the call does (a caller
     rebinding it between two calls of the method: `y = layer(x); layer.act = np.tanh`) may
     change it -- then the call fails at this line (a SrcadError: transformed.py
-    `decided_test_changed`) rather than take the other branch silently."""
+    `refuse_decided_test`) rather than take the other branch silently."""
     at, spelled = test, ast.unparse(gast.gast_to_ast(test))
     test = copy.deepcopy(test)
     for n in gast.walk(test):
