@@ -1309,18 +1309,82 @@ def _slot_read_twice_after_a_store(p):
     return np.sum(v3 * v3) + np.sum(v2 * v2) + np.sum(u2 * u2)
 
 
-@pytest.mark.xfail(strict=True, reason="open: a list's slot stored into, then read twice with "
-                   "no store between: the two reads are one array (tape mode adds every "
-                   "cotangent of it into one sum, in the order the backward reaches them), "
-                   "source mode sums each read's cotangent apart and adds the two sums: the "
-                   "last bit differs (found by the pytree writes fuzzer's seeds 1009, 1010 and "
-                   "1012, 2026-12-07, sixteenth)")
-def test_a_slot_read_twice_after_a_store_source_is_tape_bit_for_bit():
-    gs = srcad.grad(_slot_read_twice_after_a_store)
-    gt = srcad.grad(_slot_read_twice_after_a_store, mode="tape")
+def _slot_read_twice(p):
+    u1 = p[0]
+    v = np.sqrt(u1 * u1 + 1.0) * p[1]
+    u2 = p[0]
+    return np.sum(v * v) + np.sum(1.0 / (u1 * u1 + 1.0)) + np.sum(u2 * u2)
+
+
+def _display_slot_read_twice(p):
+    q = [np.tanh(p[0]) * 1.5, p[1]]
+    u1, u2 = q[0], q[0]
+    return np.sum(np.sqrt(u1 * u1 + 1.0) ** 2) + np.sum(1.0 / (u1 * u1 + 1.0)) + \
+        np.sum(u2 * u2 * q[1])
+
+
+def _dict_slot_read_twice_after_a_store(p):
+    d = {"W": p[0], "b": p[1]}
+    d["W"] = np.tanh(d["W"]) * 1.5
+    u1 = d["W"]
+    v = np.sqrt(u1 * u1 + 1.0)
+    u2 = d["W"]
+    return np.sum(v * v) + np.sum(1.0 / (u1 * u1 + 1.0)) + np.sum(u2 * u2 * d["b"])
+
+
+def _slot_read_again_after_a_write_in_place(p):
+    p[0] = p[0] * 0.5
+    u1 = p[0]
+    u1 *= 2.0            # (the slot's very object: the second read sees it)
+    u2 = p[0]
+    return np.sum(np.sin(u1) * u2) + np.sum(u2 * u2)
+
+
+def _slot_read_again_after_a_pop(p):
+    q = [np.tanh(p[0]), p[1], p[0] * 2.0]
+    q[1] = q[1] * 3.0
+    u1 = q[1]
+    q.pop(0)             # (another object in the slot now)
+    u2 = q[1]
+    return np.sum(np.sin(u1) * u2) + np.sum(u2 * u2 * u1)
+
+
+def _slot_read_again_after_a_store_beside(p):
+    p[0] = np.cos(p[0])
+    u1 = p[0]
+    p[1] = u1 * 2.0 + p[1]
+    u2 = p[0]
+    return np.sum(np.sin(u1) * u2) + np.sum(u2 * u2 * p[1])
+
+
+_BESIDE = pytest.param(_slot_read_again_after_a_store_beside, marks=pytest.mark.xfail(
+    strict=True, reason="open: a store into another slot between the two reads binds the list "
+    "again, so the second read is of another container value (read_again does not look through "
+    "it): source sums the two reads' cotangents apart, tape in one -- the last bit; the value "
+    "and the gradient are right (checked before the bitwise assert)"))
+
+
+@pytest.mark.parametrize("fn", [_slot_read_twice_after_a_store, _slot_read_twice,
+                                _display_slot_read_twice, _dict_slot_read_twice_after_a_store,
+                                _slot_read_again_after_a_write_in_place,
+                                _slot_read_again_after_a_pop, _BESIDE])
+def test_a_slot_read_twice_source_is_tape_bit_for_bit(fn):
+    """A list's or dict's slot read twice (a constant index or key), nothing between but
+    what leaves the slot its object: the two reads are one object, as Python has it, so
+    source mode gathers both reads' cotangents in one adjoint in the order the backward
+    reaches them, as the tape's one Tensor does (it summed each read's apart and added the
+    sums: the last bit differed -- the pytree writes fuzzer's seeds 1009, 1010 and 1012).
+    Where the slot's object may have changed between (a pop, a store, a write in place),
+    each read is still right: the value is Python's and the gradient finite differences'."""
+    gs = srcad.value_and_grad(fn)
+    gt = srcad.value_and_grad(fn, mode="tape")
     for seed in range(20):
         rng = np.random.default_rng(seed)
         p = [rng.standard_normal(3) for _ in range(2)]
-        a, b = gs([q.copy() for q in p]), gt([q.copy() for q in p])
-        np.testing.assert_allclose(a[0], b[0], rtol=1e-14)
+        want = fn([q.copy() for q in p])
+        (vs, a), (vt, b) = gs([q.copy() for q in p]), gt([q.copy() for q in p])
+        assert vs == want and vt == want, seed
+        if seed < 3:
+            num = numerical_grad(lambda q: fn([x.copy() for x in q]), (p,))
+            assert rel_error(a, num) < 1e-7 and rel_error(b, num) < 1e-7
         assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1]), seed

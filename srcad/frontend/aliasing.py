@@ -1044,6 +1044,54 @@ class AliasingMixin:
         if ra != rb:
             self.array_of[ra] = rb
 
+    def _slot_key(self, base, index):
+        """(container's IR name, constant index or key) of a read `base[index]`, or None."""
+        if not (isinstance(base, ir.Var) and isinstance(index, ir.Index) and
+                not index.is_tuple and all(isinstance(p, ir.Const) and
+                                           type(p.value) in (int, str) for p in index.parts)) \
+                or base.name in self.mutable:
+            return None
+        key = (base.name, index.parts[0].value)
+        return None if key in getattr(self.pf, "dict_paths", ()) else key
+
+    def read_again(self, base, index):
+        """`base[k]` (a constant index or key) read again in the block of an earlier read of
+        that slot of the very same container value, nothing since having bound either name
+        or used the container but to read it: the earlier read's name -- the very same
+        object, as Python has it, so its adjoint gathers every read's cotangent in the order
+        the backward reaches them, as the tape's one Tensor does (`p[0] = t; u1, u2 = p[0],
+        p[0]`: two adjoints summed apart, one in the other's last bit). Else None."""
+        key = self._slot_key(base, index)
+        if key is None or self.generated or self.augmenting or key not in self.slot_reads:
+            return None  # (`x[i] op= t` finds the item it writes by its own read: setitem)
+        first, body, at = self.slot_reads[key]
+        if body is not self.body or first.name in self.mutable or \
+                not self._slot_stored(*key):
+            return None
+        for st in ir.walk(body[at:]):
+            if first.name in ir.defs(st) or base.name in ir.defs(st) or (
+                    base.name in ir.uses(st) and not (isinstance(st, ir.Call) and
+                                                      st.op.name == "getitem")):
+                return None
+        return first
+
+    def _slot_stored(self, name: str, key) -> bool:
+        """Was slot `key` of the container IR name `name` stored into by this function (a
+        chain of `setitem`s binds it, one at that key)? An argument's item read as given is
+        a fresh array each read in tape mode too (tape.py `index_container`), so only a
+        stored slot is one object to both modes (`read_again`)."""
+        made = {st.target: st for st in self.statements_so_far() if isinstance(st, ir.Call)}
+        while name in made and made[name].op.name == "setitem":
+            args = made[name].args
+            at, into = args.get("index"), args.get("x")
+            if isinstance(at, ir.Index) and not at.is_tuple and \
+                    isinstance(at.parts[0], ir.Const) and at.parts[0].value == key:
+                return True
+            if not isinstance(into, ir.Var):
+                return False
+            name = into.name
+        return False
+
     def same_item(self, base, index, got):
         """`got` read `base[index]` (a constant index or key): an earlier read of that slot
         of the very same container value is the very same object -- `A = D["x"]` and the
@@ -1051,15 +1099,11 @@ class AliasingMixin:
         place through either holder is carried to the other (`one_array`,
         refresh_item_holders). (A store into the slot binds the container again: another
         value, another key.)"""
-        if not (isinstance(base, ir.Var) and isinstance(got, ir.Var) and
-                isinstance(index, ir.Index) and not index.is_tuple and
-                all(isinstance(p, ir.Const) and type(p.value) in (int, str)
-                    for p in index.parts)) or base.name in self.mutable:
-            return got
-        key = (base.name, index.parts[0].value)
-        if key in getattr(self.pf, "dict_paths", ()):
-            return got  # (a dict the argument holds there: one object, not an array --
-            # its stores are followed by dict_paths, not as an array's writes)
+        key = self._slot_key(base, index)
+        if key is None or not isinstance(got, ir.Var):
+            return got  # (a dict the argument holds at a key of dict_paths: one object, not
+            # an array -- its stores are followed by dict_paths, not as an array's writes)
+        self.slot_reads[key] = (got, self.body, len(self.body))  # (read_again)
         first = self.item_reads.setdefault(key, got)
         if first != got:
             self.one_array(got, first)

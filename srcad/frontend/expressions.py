@@ -430,6 +430,9 @@ class ExpressionsMixin:
             item = self.slot_after_branch(base, index)
             if item is not None:  # (`lst[0]` after `if c: lst.pop(0)` of `lst = [b, b]`)
                 return item
+            item = self.read_again(base, index)
+            if item is not None:  # (`u2 = p[0]` after `u1 = p[0]`: the object u1 is)
+                return item
             if isinstance(base, ir.Var) and _whole_slice(index) and \
                     self.surely_container(base) and not self.generated:
                 # `M = L[:]` of a list: `list(L)`, a new list of the very same objects (no

@@ -205,6 +205,7 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         self.shared: list = []  # (base, view) IR names a carried write left sharing memory
         self.array_of: dict = {}  # IR name -> one made from it by alias_again (one_array)
         self.item_reads: dict = {}  # (container's IR name, index) -> its first read (same_item)
+        self.slot_reads: dict = {}  # the same key -> (its last read, in which block, where)
         self.inlined: list = []  # the callees' IR normalised here: ir.Function.inlined
         self.augassigned: set | None = None  # names some `x op= t` rebinds (may_hold_number)
         self.held_by: dict = {}  # a pinned copy's IR name -> the name holding it
