@@ -124,8 +124,8 @@ from .runtime_scipy_signal import (  # noqa: F401  (scipy.signal: srcad/ops/scip
 from .runtime_scipy_linalg import (  # noqa: F401  (scipy.linalg: srcad/ops/scipy_linalg.py)
     cho_factor_grad, cho_factor_tangent, cho_solve_grad_c, cho_solve_tangent_c, scipy_cho_factor,
     scipy_cho_solve, scipy_cholesky, scipy_det, scipy_expm, scipy_inv, scipy_solve,
-    scipy_solve_triangular,
-    trans_flip, trans_is, triangle)
+    scipy_solve_triangular, scipy_toeplitz, solve_sees, solve_sees_t, toeplitz_grad,
+    toeplitz_grad_t, trans_flip, trans_is, triangle)
 from .runtime_special import *  # noqa: F401,F403
 from . import runtime_pieces as _pieces  # (tuple outputs, np.block, np.insert)
 from .runtime_pieces import *  # noqa: F401,F403
@@ -391,7 +391,8 @@ __all__ = [
     "spatial_cdist",
     "cho_factor_grad", "cho_factor_tangent", "cho_solve_grad_c", "cho_solve_tangent_c",
     "scipy_cho_factor", "scipy_cho_solve", "scipy_cholesky", "scipy_det", "scipy_inv",
-    "scipy_solve", "scipy_solve_triangular", "trans_flip", "trans_is", "triangle",
+    "scipy_solve", "scipy_solve_triangular", "scipy_toeplitz", "solve_sees", "solve_sees_t",
+    "toeplitz_grad", "toeplitz_grad_t", "trans_flip", "trans_is", "triangle",
 ]
 __all__ += _pymath.__all__ + _poly.__all__ + _special.__all__ + _pieces.__all__
 __all__ += _gathers.__all__ + [n for n in _scipy_signal.__all__ if not n.startswith("sig_check")]
@@ -1187,6 +1188,9 @@ def prod_grad(g, a, axis=None, keepdims=False):
     nd = a.ndim
     axes = _norm_axes(axis, nd)
     kept = tuple(i for i in range(nd) if i not in axes)
+    if any(a.shape[i] == 0 for i in axes):  # (a product of no elements is 1: `np.prod(X[:,
+        # :0], axis=1)`, a polynomial's degree-0 column -- and the gradient of no elements)
+        return np.zeros(a.shape, np.result_type(np.asarray(g).dtype, a.dtype))
     perm = kept + axes
     moved = np.transpose(a, perm)
     lead = moved.shape[: len(kept)]

@@ -38,8 +38,87 @@ def scipy_cho_solve(c_and_lower, b):
     return _sl().cho_solve(c_and_lower, b)
 
 
-def scipy_solve(a, b):
-    return _sl().solve(a, b)
+def scipy_solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=True,
+                assume_a=None, transposed=False):
+    return _sl().solve(a, b, lower=lower, check_finite=check_finite, assume_a=assume_a,
+                       transposed=transposed)
+
+
+_SYMMETRIC = frozenset({"sym", "symmetric", "her", "hermitian", "pos", "positive definite"})
+_GENERAL = frozenset({None, "gen", "general"})
+
+
+def solve_sees(a, lower=False, assume_a=None, transposed=False):
+    """The matrix M that ``scipy.linalg.solve(a, b, lower=, assume_a=, transposed=)`` solves
+    M x = b with: `a` itself where it assumes nothing (None: scipy looks at the values, and a
+    change of any entry is seen), the triangle its symmetric solvers read (upper unless
+    `lower`) mirrored, the triangle or the diagonal or the tridiagonal band it is told to
+    read; transposed where asked. Linear in `a`: `solve_sees_t` is its transpose."""
+    if assume_a in _GENERAL:
+        m = a
+    elif assume_a in _SYMMETRIC:
+        m = np.tril(a) + np.swapaxes(np.tril(a, -1), -1, -2) if lower else \
+            np.triu(a) + np.swapaxes(np.triu(a, 1), -1, -2)
+    else:
+        m = _band(a, assume_a)
+    return np.swapaxes(m, -1, -2) if transposed else m
+
+
+def solve_sees_t(d, lower=False, assume_a=None, transposed=False):
+    """The transpose of `solve_sees`: a cotangent of M as one of `a` (each mirrored pair
+    added into the triangle read)."""
+    d = np.swapaxes(d, -1, -2) if transposed else d
+    if assume_a in _GENERAL:
+        return d
+    if assume_a in _SYMMETRIC:
+        t = np.swapaxes(d, -1, -2)
+        return np.tril(d) + np.tril(t, -1) if lower else np.triu(d) + np.triu(t, 1)
+    return _band(d, assume_a)
+
+
+def _band(m, assume_a):
+    """The part of `m` a structured solver reads (a projection: its own transpose)."""
+    if assume_a == "upper triangular":
+        return np.triu(m)
+    if assume_a == "lower triangular":
+        return np.tril(m)
+    if assume_a == "diagonal":
+        return np.tril(np.triu(m))
+    if assume_a == "tridiagonal":
+        return np.tril(np.triu(m, -1), 1)
+    raise NotImplementedError(f"srcad: no derivative of scipy.linalg.solve with assume_a="
+                              f"{assume_a!r}")
+
+
+def scipy_toeplitz(c, r=None):
+    return _sl().toeplitz(c, r)
+
+
+def toeplitz_grad(d, c, r, wrt):
+    """The cotangent of `c` (wrt "c") or `r` ("r") of ``T = scipy.linalg.toeplitz(c, r)``
+    given T's, `d` (1-d c and r; T[i, j] = c[i - j] on and below the diagonal, r[j - i]
+    above it, r[0] unread; r None is c): d summed along each diagonal -- a `np.bincount`
+    over the diagonals' indices."""
+    if np.ndim(c) != 1 or (r is not None and np.ndim(r) != 1):
+        raise NotImplementedError("srcad: the derivative of scipy.linalg.toeplitz is for 1-d "
+                                  "c and r")
+    m, n = np.shape(d)
+    diag = (np.arange(m)[:, None] - np.arange(n)[None, :] + (n - 1)).ravel()
+    sums = np.bincount(diag, np.ravel(d), m + n - 1).astype(np.result_type(d), copy=False)
+    dc = sums[n - 1:]
+    dr = np.concatenate([np.zeros(1, sums.dtype), sums[:n - 1][::-1]])
+    if r is None:  # (r = c: each diagonal above the main one reads c too)
+        return dc + dr
+    return dc if wrt == "c" else dr
+
+
+def toeplitz_grad_t(h, c, r, wrt):
+    """The transpose of `toeplitz_grad` (linear in its cotangent): h laid along the
+    diagonals it was summed from."""
+    if r is None:
+        return scipy_toeplitz(h)
+    return scipy_toeplitz(h, np.zeros_like(r)) if wrt == "c" else \
+        scipy_toeplitz(np.zeros_like(c), h)
 
 
 def scipy_inv(a):

@@ -17,6 +17,7 @@ that adjoint made into the argument's structure (`srcad.runtime.as_grad`), as in
 from __future__ import annotations
 
 import ast
+import copy as copying
 import inspect
 import operator
 import textwrap
@@ -82,6 +83,12 @@ class TensorList(list):
 
     __copy__ = copy
 
+    def __deepcopy__(self, memo):
+        """`copy.deepcopy`: a new list of copies, read and copied on the tape (TensorDict's)."""
+        out = memo[id(self)] = []
+        out.extend(copying.deepcopy(x, memo) for x in self)
+        return out
+
 
 def _refused(name):
     def method(self, *args, **kwargs):
@@ -113,6 +120,11 @@ class TensorTuple(tuple):
     def __reversed__(self):  # (list's own would hand out the items unrecorded)
         for i in reversed(range(len(self))):
             yield self[i]
+
+    def __deepcopy__(self, memo):
+        """`copy.deepcopy`: a tuple of copies, read and copied on the tape (TensorDict's)."""
+        out = memo[id(self)] = tuple(copying.deepcopy(x, memo) for x in self)
+        return out
 
 
 def reads_items_by_attribute(cls) -> bool:
@@ -292,6 +304,16 @@ class TensorDict(dict):
         return {k: self[k] for k in self.keys()}
 
     __copy__ = copy
+
+    def __deepcopy__(self, memo):
+        """`copy.deepcopy` of the dict or of what holds it (`copy.deepcopy(Net(params))`): a
+        new dict of copies, each item read as recorded and copied on the tape (Tensor's
+        own `__deepcopy__`), so the copies' gradients reach the argument's items; the
+        dict's own state (its tape) is not copied."""
+        out = memo[id(self)] = {}
+        for k in self.keys():
+            out[copying.deepcopy(k, memo)] = copying.deepcopy(self[k], memo)
+        return out
 
 
 class AttrItems(dict):

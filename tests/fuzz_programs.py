@@ -614,7 +614,10 @@ class Gen:
         """A straight-line statement: a new value, an augmented update or an unpacking."""
         ch = self.ch
         form = ch.weighted([(12, "assign"), (2, "aug"), (1, "unpack"), (2, "call"),
-                            (3, "python")])
+                            (3, "python")] + ([(4, "shape_arm")] if self.module.shapes
+                                              else []))
+        if form == "shape_arm" and self.shape_arm():
+            return
         if form == "python":  # comprehensions, closures, inactive calls, print (fuzz_python)
             from tests import fuzz_python
 
@@ -650,6 +653,43 @@ class Gen:
             self.call()
             return
         self.assign(self.simple_expr())
+
+    def shape_arm(self) -> bool:
+        """`s = a; if <test>: s = a[..., None]` (or `np.expand_dims`, a reshape adding an
+        axis): a name of two shapes after the branch, read by a reduction either shape
+        allows -- PRML's `if x.ndim == 1: x = x[:, None]`. (The backward zeroed the adjoint
+        from before the branch like the arm's value: a gradient of another shape, silently,
+        until 2026-12-07, seventeenth session.)"""
+        ch = self.ch
+        a = self.pick_var(lambda e: not e.pyf and e.ndim >= 1 and e.size * 2 <= MAX_SIZE)
+        if a is None:
+            return False
+        s = self.fresh_name("s")
+        self.emit(f"{s} = {a.text}")
+        test = ch.pick((f"{a.text}.ndim == {a.ndim}", f"np.ndim({a.text}) > 1", None))
+        self.emit(f"if {test or self.condition()}:")
+        self.emit("    " + ch.pick((f"{s} = {a.op}[..., None]",
+                                    f"{s} = np.expand_dims({a.text}, -1)",
+                                    f"{s} = {a.op}.reshape({a.op}.shape + (1,))",
+                                    f"{s} = {s}[None]")))
+        n = self.fresh_name()
+        form = ch.pick(("tanh", "mean", "mul"))
+        if form == "tanh":
+            self.emit(f"{n} = np.sum(np.tanh({s}) * 1.5)")
+            bound = 1.5 * a.size
+        elif form == "mean":
+            self.emit(f"{n} = np.mean({s} ** 2)")
+            bound = a.bound ** 2
+        else:  # (with another value broadcast against either shape: a scalar)
+            o = self.pick_var(lambda e: e.shape == () and not e.pyf)
+            k = o.op if o is not None else "0.5"
+            self.emit(f"{n} = np.sum({s} * {k} + {s})")
+            bound = a.size * a.bound * ((o.bound if o is not None else 0.5) + 1.0)
+        self.feature("shape_arm")
+        self.env[n] = E(n, (), bound, fresh=True)
+        if self.block_locals is not None:
+            self.block_locals.add(n)
+        return True
 
     def call(self):
         """Define a helper function over 1-2 live values and call it."""
@@ -991,6 +1031,7 @@ class ModuleGen:
         self.copies = False  # copying reshapes too (generate(copies=True))
         self.fills = False  # buffers filled slot by slot in loops (generate(fills=True))
         self.nesting = False  # ifs and loops in loops and branches (generate(nesting=True))
+        self.shapes = False  # names of two shapes after a branch (generate(shapes=True))
 
     def fresh(self, stem):
         self.counter += 1
@@ -1001,7 +1042,8 @@ SHAPE_KINDS = ("full", "row", "vec", "col", "scalar")
 
 
 def generate(ch: Chooser, index: int, dtype=None, rows: bool = False,
-             copies: bool = False, fills: bool = False, nesting: bool = False) -> Program:
+             copies: bool = False, fills: bool = False, nesting: bool = False,
+             shapes: bool = False) -> Program:
     """One random valid program named ``p<index>``. rows=True: also chains through
     last-axis sums and means (`Gen.row_chain`), on rows of 3 to 17 values (numpy's pairwise
     sum changes its blocking at 8). copies=True: also reshapes numpy makes by copying a
@@ -1009,9 +1051,11 @@ def generate(ch: Chooser, index: int, dtype=None, rows: bool = False,
     fills=True: also buffers filled slot by slot in loops (`Gen.fill_block`), at the top
     level and made in a loop's body or a branch (`Gen.nested_statement`). nesting=True: also
     `if`s and loops inside loops and branches, two deep, each updating a value its enclosing
-    block made."""
+    block made. shapes=True: also names given another shape on one arm of a branch
+    (`Gen.shape_arm`)."""
     name = f"p{index}"
     mod = ModuleGen(name)
+    mod.shapes = shapes
     mod.rows = rows
     mod.copies = copies
     mod.fills = fills

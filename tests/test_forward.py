@@ -408,7 +408,9 @@ NO_TORCH_TWIN = {
     "minimum_accumulate": "torch._numpy's minimum has no ufunc methods",
     **{r: "scipy.linalg's (srcad/ops/scipy_linalg.py): torch._numpy runs no scipy"
        for r in ("scipy_cholesky", "scipy_solve_triangular", "scipy_cho_factor",
-                 "scipy_cho_solve", "scipy_solve", "scipy_inv", "scipy_det", "triangle")},
+                 "scipy_cho_solve", "scipy_solve", "scipy_inv", "scipy_det", "triangle",
+                 "solve_sees", "solve_sees_t", "scipy_toeplitz", "toeplitz_grad",
+                 "toeplitz_grad_t")},
     **{r: "torch._numpy has no such function (numpy 2's array-API spellings, the nan-reductions, "
        "the array conversions)"
        for r in ("asanyarray", "asfortranarray", "asarray_chkfinite", "require", "np_astype",

@@ -324,10 +324,10 @@ def _settle(prog, finding, tally):
     return False
 
 
-def run_batch(seed, n=PER_BATCH, nesting=False):
-    programs = [FP.generate(FP.RandomChooser(seed * 100_003 + i), i, nesting=nesting)
-                for i in range(n)]
-    module = load_module(programs, f"{'n' if nesting else 's'}{seed}")
+def run_batch(seed, n=PER_BATCH, nesting=False, shapes=False):
+    programs = [FP.generate(FP.RandomChooser(seed * 100_003 + i), i, nesting=nesting,
+                            shapes=shapes) for i in range(n)]
+    module = load_module(programs, f"{'n' if nesting else 'a' if shapes else 's'}{seed}")
     tally = {"ok": 0, "nonsmooth": 0, "rejected": 0}
     failures = []
     for prog in programs:
@@ -341,9 +341,9 @@ def run_batch(seed, n=PER_BATCH, nesting=False):
         except Finding as f:
             if _settle(prog, f, tally):
                 continue
+            kind = "nested " if nesting else "shapes " if shapes else ""
             failures.append(f"--- {f.kind}: {f.detail}\n{describe(prog)}\n"
-                            f"rerun: python -m tests.test_fuzz {'nested ' if nesting else ''}"
-                            f"{seed} {prog.name[1:]}")
+                            f"rerun: python -m tests.test_fuzz {kind}{seed} {prog.name[1:]}")
     return tally, failures
 
 
@@ -375,6 +375,32 @@ def test_fuzz_nested_blocks_batch(seed):
     by the last trip's test (an IndexError; a wrong gradient elsewhere: reverse.py
     `restores_in_blocks`, tests/test_short_circuit_in_loops.py) until 2026-12-06."""
     _assert_batch(*run_batch(seed, nesting=True))
+
+
+# x 50 programs where a name is given another shape on one arm of a branch (FP.generate(
+# shapes=True): `s = a; if c: s = a[..., None]`, read by a reduction either shape allows)
+SHAPE_BATCHES = 2
+
+
+@pytest.mark.parametrize("seed", range(SHAPE_BATCHES))
+def test_fuzz_shape_arms_batch(seed):
+    """PRML's `if x.ndim == 1: x = x[:, None]` as a class: on 3df5b4d (the commit before the
+    seventeenth session's fix) the backward zeroed the adjoint from before the branch like
+    the arm's value -- a gradient of another shape (each row the gradient), silently."""
+    tally, failures = run_batch(seed, shapes=True)
+    _assert_batch(tally, failures)
+
+
+@pytest.mark.slow
+def test_fuzz_shape_arms_slow():
+    """8 more batches of such programs: seeds 2-9."""
+    total, failures = {}, []
+    for seed in range(SHAPE_BATCHES, SHAPE_BATCHES + 8):
+        tally, fails = run_batch(seed, shapes=True)
+        failures += fails
+        for k, v in tally.items():
+            total[k] = total.get(k, 0) + v
+    _assert_batch(total, failures)
 
 
 @pytest.mark.slow
@@ -641,17 +667,18 @@ def shrink(prog, max_rounds=200):
 
 
 def _main(argv):
-    """python -m tests.test_fuzz [shrink] [nested] SEED INDEX: rebuild one program of a
-    batch and check it (``shrink``: first reduce it to a minimal program with the same
-    failure; ``nested``: of a nested-blocks batch)."""
+    """python -m tests.test_fuzz [shrink] [nested|shapes] SEED INDEX: rebuild one program of
+    a batch and check it (``shrink``: first reduce it to a minimal program with the same
+    failure; ``nested``: of a nested-blocks batch; ``shapes``: of a shape-arms batch)."""
     do_shrink = argv[0] == "shrink"
     if do_shrink:
         argv = argv[1:]
-    nesting = argv[0] == "nested"
-    if nesting:
+    nesting, shapes = argv[0] == "nested", argv[0] == "shapes"
+    if nesting or shapes:
         argv = argv[1:]
     seed, index = int(argv[0]), int(argv[1])
-    prog = FP.generate(FP.RandomChooser(seed * 100_003 + index), index, nesting=nesting)
+    prog = FP.generate(FP.RandomChooser(seed * 100_003 + index), index, nesting=nesting,
+                       shapes=shapes)
     if do_shrink:
         prog = shrink(prog)
     module = load_module([prog], "cli")

@@ -757,6 +757,11 @@ class CallsMixin:
             d = self.emit(parts, self.fresh(hint), e)
             return ("op", *self.op_call(runtime_python.ordered_dict, [d], {}, e))
 
+        if ordered and len(e.args) == 1 and not e.keywords and not isinstance(
+                e.args[0], (gast.List, gast.Tuple, gast.Dict, gast.Starred)):
+            # (`OrderedDict(p)`: pylower gave it the new dict `dict(p)` makes)
+            return made(self.op_call(control.identity, [self.expr(e.args[0], hint, None)],
+                                     {}, e))
         if obj is dict and not e.args and all(k.arg is not None for k in e.keywords):
             keys = [ir.Const(k.arg, repr(k.arg)) for k in e.keywords]  # dict(a=x, b=y)
             return made(self.dict_parts(keys, [k.value for k in e.keywords], hint))

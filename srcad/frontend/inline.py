@@ -73,7 +73,7 @@ class InlineMixin:
             self.inject[consts.get(k, k)] = obj
             self.taken.add(consts.get(k, k))
         r = _Renamer(names, atoms, consts)
-        holders = self.written_holders(call)
+        holders = self.written_holders(call, node)
         self.body.extend(self.caller_effects(r.block(callee.body[:-1]), holders, node))
         self.mutable |= {names[n] for n in callee.mutable if n in names}
         # every name the body assigns in a loop or branch keeps one name for all its values
@@ -202,15 +202,29 @@ class InlineMixin:
                 self.note_copy_holds(out.name, ret)
         return out
 
-    def written_holders(self, call: ir.UserCall) -> dict:
-        """{callee parameter it writes into: the caller's names holding the dict passed}"""
+    def written_holders(self, call: ir.UserCall, splicing=None) -> dict:
+        """{callee parameter it writes into: the caller's names holding the dict passed}
+        (`splicing`: the node of the call whose body is being spliced in here)"""
         out = {}
         writes = set(call.callee.written) | set(call.callee.written_arrays)
         for p, a in zip(call.callee.params, call.args):
             if p in writes and isinstance(a, (ir.Var, ir.Seq)):
                 names = [n for n, v in self.env.items() if v == a and n in self.locals]
-                if any(n not in self.mutable and self.body is not getattr(
-                        self, "top_body", self.body) for n in names):
+                stuck = [n for n in names if n not in self.mutable and self.body is not
+                         getattr(self, "top_body", self.body)]
+                if stuck and splicing is not None:
+                    # (spliced in a loop or a branch -- `step(w, x, s)` of a layer whose
+                    # helper writes `out[:] = w @ x` into `s.logits`: the name holding what
+                    # it writes keeps one value there, so the write would be lost, silently;
+                    # tape mode runs it on Python's objects)
+                    held, fn = self.spelled(stuck[0]), _called_name(call)
+                    self.source_refusals.append(self.pf.error(
+                        f"`{fn}` writes in place into `{held}`, which it is given in a loop "
+                        f"or a branch; srcad would not carry that write to `{held}` there",
+                        splicing, cls=SharingUnknownError,
+                        hint=f"return the new value from `{fn}` and assign it (`{held} = "
+                        f"...`), write it in the loop's own function, or use mode=\"tape\""))
+                if stuck:
                     # (in a loop or a branch, a name that does not keep one name for all
                     # its values could not carry the new dict out: left a call, which
                     # check_argument_writes refuses where the caller reads the name after)
@@ -831,3 +845,14 @@ def _root_name(e) -> str:
         e = e.func.value if isinstance(e, gast.Call) and isinstance(e.func, gast.Attribute) \
             else e.func if isinstance(e, gast.Call) else e.value
     return e.id if isinstance(e, gast.Name) else "view"
+
+
+def _called_name(call: ir.UserCall) -> str:
+    """The callee's name as its `def` line spells it (its IR name may be a specialisation's:
+    `step_2`)."""
+    fn = call.callee
+    for k in range(fn.first_line, fn.last_line + 1):
+        words = fn.source_lines.get(k, "").split()
+        if words[:1] == ["def"] and len(words) > 1:
+            return words[1].split("(")[0]
+    return fn.name

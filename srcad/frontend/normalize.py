@@ -1490,7 +1490,10 @@ class Normalizer(CallsMixin, EffectsMixin, InlineMixin, AliasingMixin, Expressio
         if table.lookup(obj) is None:  # (a user function: passed on as a value, generated
             spelled = self.claim(spelled if spelled.isidentifier() else  # code reads it)
                                  self.fresh(spelled.replace(".", "_")), obj)
-        return ir.Const(obj, spelled)
+            return ir.Const(obj, spelled)
+        # (a function with a rule, spelled as the user did where generated code can read
+        # that: `act = scipy.special.expit` given on to a helper reads `scipy`, injected)
+        return self.callee_atom(obj, spelled, value)
 
     # -- calls to other user functions -------------------------------------------------------
     def user_call(self, fn, spelled, args, kwargs, node) -> ir.UserCall:

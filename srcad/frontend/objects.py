@@ -839,7 +839,11 @@ class _Rewriter:
             out.append(_assign([_name(held, store=True)], arg, s))
             arg = _name(held)
         key = fresh("key", self.o.taken)
-        loop = gast.For(target=_name(key, store=True), iter=copy.deepcopy(arg),
+        # (over the dict's keys, as `update` takes them: `for k in d` of an item srcad cannot
+        # tell a dict here -- `params[0]` -- walked it by position, d[0])
+        keys = gast.Call(func=_name("__srcad_dict_keys"), args=[copy.deepcopy(arg)],
+                         keywords=[])  # (pylower.DICT_KEYS: an import here is circular)
+        loop = gast.For(target=_name(key, store=True), iter=keys,
                         body=[store(_name(key), gast.Subscript(
                             value=copy.deepcopy(arg), slice=_name(key), ctx=gast.Load()))],
                         orelse=[], type_comment=None)

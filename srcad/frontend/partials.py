@@ -7,7 +7,10 @@ to fresh names where it was made (Python evaluates them there) and each call is 
 f itself -- ``f(a, x, k=v)``, a call's own keywords replacing the partial's, as
 ``functools.partial`` does -- so a row or a user function is differentiated, with gradients
 flowing through the bound arguments too. A partial used any other way (passed on, stored,
-rebound) is left as written (and refused where a differentiated value reaches it).
+rebound) is left as written (and refused where a differentiated value reaches it). A
+partial called where it is made, ``partial(dense, act=np.tanh)(x, W)``, is the call of f
+itself too (its keywords free of calls, so that reading them at the call keeps Python's
+order).
 (A partial made at module level is unwrapped where it is called: calls.py `call_of`.)
 
 Before/after:
@@ -95,13 +98,27 @@ def lower_partials(pf, taken: set) -> None:
                 out.append(gast.copy_location(b, s))
         return out
 
+    def plain(e) -> bool:  # (read where the call is: no call, so no order to keep)
+        return not any(isinstance(n, (gast.Call, gast.NamedExpr, gast.Await, gast.Yield))
+                       for n in gast.walk(e))
+
     tree.body = block(tree.body)
-    if not made:
-        return
 
     class Calls(gast.NodeTransformer):
         def visit_Call(self, node):
             self.generic_visit(node)
+            inner = node.func
+            if isinstance(inner, gast.Call) and is_partial(inner.func) and inner.args and \
+                    global_callable(inner.args[0]) and \
+                    all(k.arg is not None and plain(k.value) for k in inner.keywords) and \
+                    not any(isinstance(a, gast.Starred) for a in inner.args):
+                # `partial(dense, act=np.tanh)(x, W)`, called where it is made: the call of
+                # dense itself, `dense(x, W, act=np.tanh)` (the call's keywords win)
+                given = {k.arg for k in node.keywords if k.arg is not None}
+                new = gast.Call(func=inner.args[0], args=[*inner.args[1:], *node.args],
+                                keywords=[k for k in inner.keywords if k.arg not in given] +
+                                list(node.keywords))
+                return gast.copy_location(new, node)
             if isinstance(node.func, gast.Name) and node.func.id in made:
                 fn, args, kws = made[node.func.id]
                 given = {k.arg for k in node.keywords if k.arg is not None}

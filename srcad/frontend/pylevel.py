@@ -17,6 +17,10 @@ Called by pylower.py's `_Lowerer.expr` for each call it meets; a call it rewrite
   * ``max(xs, key=k)`` / ``min(xs, key=k)`` -> the first item of ``sorted(xs, key=k,
     reverse=True / False)`` (the first of the items with the extreme key, as Python's);
   * ``x.tolist()`` -> ``tolist(x)`` (srcad/pyfuncs.py: nested lists of Python floats);
+  * ``np.size(x, axis)`` -> ``np.shape(x)[axis]``;
+  * ``itertools.combinations(xs, r)`` (``combinations_with_replacement``, ``permutations``,
+    ``product``) consumed once -> the list of its tuples, the combinatorics run on the
+    positions and each tuple gathering the items there;
   * ``zip(*pairs)`` with a list or tuple display -> ``zip(p0, p1, ...)``; of any other list ->
     ``[tuple(p[j] for p in pairs) for j in range(min(len(p) for p in pairs))]`` (a list of
     tuples, as ``list(zip(*pairs))``).
@@ -31,11 +35,14 @@ from __future__ import annotations
 import builtins
 import copy
 import functools
+import itertools
 import operator
 
 import gast
+import numpy as np
 
 SORTED_BY = "__srcad_sorted_by"
+SHAPE = "__srcad_shape"  # (np.shape, however the module names numpy)
 TOLIST = "__srcad_tolist"
 
 
@@ -144,6 +151,17 @@ def rewrite(low, e: gast.Call, pending: list, hint: str, held: set):
     if obj is None:
         return None
     starred = any(isinstance(a, gast.Starred) for a in e.args)
+    axis = e.args[1:] + [k.value for k in e.keywords if k.arg == "axis"]
+    if _is(obj, np.size) and len(e.args) in (1, 2) and len(axis) == 1 and not starred and \
+            all(k.arg == "axis" for k in e.keywords) and not (
+                isinstance(axis[0], gast.Constant) and axis[0].value is None):
+        # `np.size(X, 1)`: the length of that axis, `np.shape(X)[1]` (PRML's spelling)
+        shape = _call(SHAPE, [e.args[0]])
+        return low.expr(gast.copy_location(gast.Subscript(value=shape, slice=axis[0],
+                                                          ctx=gast.Load()), e), pending, hint)
+    if any(_is(obj, f) for f in _COMBINATORICS) and e.args and not starred and \
+            id(e) not in held and all(k.arg in ("r", "repeat") for k in e.keywords):
+        return _combinatorics(low, obj, e, pending, hint, held)
     if _is(obj, builtins.map) and len(e.args) >= 2 and not e.keywords and not starred \
             and id(e) not in held:
         f, its = e.args[0], e.args[1:]
@@ -169,6 +187,43 @@ def rewrite(low, e: gast.Call, pending: list, hint: str, held: set):
     if _is(obj, builtins.zip) and len(e.args) == 1 and starred and not e.keywords:
         return _transpose(low, e, pending, hint)
     return None
+
+
+_COMBINATORICS = (itertools.combinations, itertools.combinations_with_replacement,
+                  itertools.permutations, itertools.product)
+
+
+def _combinatorics(low, obj, e, pending, hint, held):
+    """``itertools.combinations(xs, r)`` (and ``combinations_with_replacement``,
+    ``permutations``, ``product(a, b, repeat=k)``) of arrays' rows or a list's items: the
+    list of the tuples it yields, ``[(xs[i], xs[j]) for i, j in combinations(range(len(xs)),
+    r)]`` -- the same combinatorics run on the positions (plain ints, as written), each tuple
+    gathering the items there, so the gradient flows to the items picked (PRML's polynomial
+    features: ``for items in combinations_with_replacement(x.T, degree)``)."""
+    pools = obj is itertools.product
+    seqs = e.args if pools else e.args[:1]
+    names = [low.fresh(f"{hint}_pool") for _ in seqs]
+    for n, sq in zip(names, seqs):  # (each iterable read once, where the call is)
+        pending.append(gast.copy_location(_assign(n, low.expr(sq, pending, hint)), e))
+    ranges = [_call("range", [_call("len", [_name(n)])]) for n in names]
+    index = gast.copy_location(_call(copy.deepcopy(e.func), ranges + list(e.args[len(seqs):]),
+                                     copy.deepcopy(e.keywords)), e)
+    held.add(id(index))  # (run as written: ints)
+    c, i = low.fresh(f"{hint}_picked"), low.fresh(f"{hint}_at")
+    if pools:  # (product: position k of each tuple is from pool k mod the pools' number)
+        at = low.fresh(f"{hint}_slot")
+        item = gast.Subscript(value=gast.Subscript(value=gast.Tuple(
+            elts=[_name(n) for n in names], ctx=gast.Load()), slice=gast.BinOp(
+            left=_name(at), op=gast.Mod(), right=gast.Constant(value=len(names), kind=None)),
+            ctx=gast.Load()), slice=_name(i), ctx=gast.Load())
+        inner = _comp(gast.Tuple(elts=[_name(at, True), _name(i, True)], ctx=gast.Store()),
+                      _call("enumerate", [_name(c)]))
+    else:
+        item = gast.Subscript(value=_name(names[0]), slice=_name(i), ctx=gast.Load())
+        inner = _comp(_name(i, True), _name(c))
+    elt = _call("tuple", [gast.GeneratorExp(elt=item, generators=[inner])])
+    comp = gast.ListComp(elt=elt, generators=[_comp(_name(c, True), index)])
+    return low.expr(gast.copy_location(comp, e), pending, hint)
 
 
 def _fold(low, e, pending, hint):

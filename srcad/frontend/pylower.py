@@ -65,6 +65,8 @@ DICT_GET = "__srcad_dict_get"
 LIST_CONCAT = "__srcad_list_concat"
 LIST_REPEAT = "__srcad_list_repeat"
 DICT_COPY = "__srcad_dict_copy"
+# builtins whose result `dict(...)` takes as (key, value) pairs, never as a mapping
+_MAKE_PAIRS = ("zip", "sorted", "reversed", "enumerate", "map", "filter", "list")
 DICT_WITHOUT = "__srcad_dict_without"
 OBJECT_ATTRIBUTE = "__srcad_object_attribute"
 ARRAY_SORT = "__srcad_sort"
@@ -85,6 +87,7 @@ INTERNAL = {LIST_APPEND: runtime_python.list_append, LIST_CONCAT: runtime_python
             DICT_WITHOUT: runtime_python.dict_without,
             PUT_INDEX: runtime_signal.put_index, DIAGONAL_INDEX: runtime_signal.diagonal_index,
             WHERE: np.where, RAVEL: np.ravel, pylevel.SORTED_BY: pyfuncs.sorted_by,
+            pylevel.SHAPE: np.shape,
             pylevel.TOLIST: pyfuncs.tolist, ALONG_AXIS_INDEX: runtime_signal.along_axis_index,
             MASK_INDEX: runtime_signal.mask_index, TAKES["place"]: runtime_signal.place_take,
             TAKES["putmask"]: runtime_signal.putmask_take, PUT_TAKE: runtime_signal.put_take}
@@ -413,7 +416,9 @@ class _Lowerer:
                                 isinstance(v, gast.Call) and isinstance(v.func, gast.Name)
                                 and ((v.func.id == "dict" and self.builtin(v.func, "dict"))
                                      or v.func.id == DICT_COPY)) or copied(v)
-                                or isinstance(v, gast.Name) and v.id in known)
+                                or isinstance(v, gast.Name) and v.id in known
+                                or isinstance(v, gast.Call) and self._resolve_dotted(
+                                    v.func) is collections.OrderedDict)
                             (made if fresh_dict else other).add(n.id)
             elif isinstance(node, (gast.For, gast.AugAssign, gast.AnnAssign)):
                 # (a name bound there; `d["k"] += v` stores into the dict d is)
@@ -1148,14 +1153,31 @@ class _Lowerer:
                     target=_name(key, True), iter=_call(DICT_KEYS, [_name(f.value.id)]),
                     ifs=[], is_async=0)])
                 return self.expr(gast.copy_location(comp, e), pending, hint)
+            if self._resolve_dotted(f) is collections.OrderedDict and len(e.args) == 1 and \
+                    not e.keywords and not isinstance(e.args[0], (gast.Starred, gast.List,
+                                                                  gast.Tuple, gast.Dict)):
+                # `OrderedDict(sorted(p.items()))`, `OrderedDict(p)`: an OrderedDict of the
+                # dict `dict(...)` makes of its argument (calls.py: of a new dict's name)
+                e.args = [self.expr(gast.copy_location(_call("dict", e.args), e), pending,
+                                    hint)]
+                return e
             if self.builtin(f, "dict") and len(e.args) == 1 and not isinstance(
                     e.args[0], gast.Starred):
                 pairs = e.args[0]
-                if not e.keywords and isinstance(pairs, gast.Call) and \
-                        self.builtin(pairs.func, "zip") and len(pairs.args) == 2 and \
-                        not pairs.keywords and not any(isinstance(a, gast.Starred)
-                                                       for a in pairs.args):
-                    # `dict(zip(names, arrays))`: the comprehension it is, key by key
+                if isinstance(pairs, (gast.GeneratorExp, gast.ListComp)) and \
+                        isinstance(pairs.elt, gast.Tuple) and len(pairs.elt.elts) == 2 and \
+                        not e.keywords and not any(isinstance(x, gast.Starred)
+                                                   for x in pairs.elt.elts):
+                    # `dict((k, 2 * v) for k, v in p.items())`: the dict comprehension it is
+                    comp = gast.DictComp(key=pairs.elt.elts[0], value=pairs.elt.elts[1],
+                                         generators=pairs.generators)
+                    return self.expr(gast.copy_location(comp, e), pending, hint)
+                if not e.keywords and isinstance(pairs, gast.Call) and any(
+                        self.builtin(pairs.func, b) for b in _MAKE_PAIRS) and \
+                        not any(isinstance(a, gast.Starred) for a in pairs.args):
+                    # `dict(zip(names, arrays))`, `dict(sorted(p.items()))`: the comprehension
+                    # of the pairs it is given, key by key (on a mapping these builtins give
+                    # its keys, which `dict` and the comprehension alike refuse to unpack)
                     k, v = self.fresh("key"), self.fresh("value")
                     comp = gast.DictComp(key=_name(k), value=_name(v), generators=[
                         gast.comprehension(target=gast.Tuple(

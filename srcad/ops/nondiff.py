@@ -32,8 +32,12 @@ defnondiff(np.shape, name="shape", spelling="np.shape(a)", params=(Param("a"),),
 defnondiff(np.ndim, name="ndim", spelling="np.ndim(a)", params=(Param("a"),), family="query",
            forward_form=_attribute_form("ndim"),
            test_cases=(("a * a.ndim", [(3, 4)]), ("a * (np.ndim(2.0) + 1)", [(3,)])))
-defnondiff(np.size, name="size", spelling="np.size(a)", params=(Param("a"),), family="query",
-           forward_form=_attribute_form("size"),
+defnondiff(np.size, name="size", spelling="np.size(a, axis)",
+           params=(Param("a"), Param("axis", None)), family="query",
+           # (`a.size` where no axis is given -- tape mode gives the infos of every value,
+           # source mode of names: it spells `np.size(a, k)` `np.shape(a)[k]`, pylevel.py)
+           forward_form=lambda info, axis: _attribute_form("size")(info) if axis is None
+           else None,
            test_cases=(("a / a.size", [(3, 4)]), ("a / (np.size(2.0) + np.size([1, 2]))",
                                                   [(3,)])))
 defnondiff(len, name="len", spelling="len(obj)", params=(Param("obj"),), family="query",

@@ -1,6 +1,6 @@
 """scipy.linalg's solvers and factorisations that Gaussian-process, kernel and Kalman-filter
-code calls: cholesky, solve_triangular, cho_factor, cho_solve, solve, inv, det; and expm
-(rotations by the exponential map, linear ODEs).
+code calls: cholesky, solve_triangular, cho_factor, cho_solve, solve, inv, det; expm
+(rotations by the exponential map, linear ODEs); toeplitz (convolutions as matrices).
 
 Like srcad/ops/special.py and spatial.py, scipy is optional: the rows are registered
 (`table.optional_rows`) once the user's code imports scipy.linalg, for scipy's callables
@@ -30,7 +30,8 @@ from .. import runtime_scipy_linalg as rsl
 from ..runtime import as_columns, unsupported_derivative, fold_triangle, from_columns, phi_lower, symmetric_from, \
     transpose_if
 from ..runtime_scipy_linalg import scipy_cho_solve, scipy_expm, scipy_solve_triangular, \
-    trans_flip, trans_is, triangle
+    scipy_toeplitz, solve_sees, solve_sees_t, toeplitz_grad, toeplitz_grad_t, trans_flip, \
+    trans_is, triangle
 from .table import Param, defjvp, defvjp, optional_rows
 
 _F = "scipy.linalg"
@@ -49,6 +50,25 @@ def _register_rows() -> None:
            spelling="triangle(m, lower, unit_diagonal)",
            derivation="np.tril or np.triu of m (without the diagonal when it is taken as ones)",
            test_cases=(("OP(a, True) * a", [(3, 3)]), ("OP(a, False, True) * a", [(3, 3)])))
+
+    # the matrix scipy's solve solves with, and its transpose (linear: second order)
+    defvjp(rsl.solve_sees,
+           lambda g, out, a, lower=False, assume_a=None, transposed=False: solve_sees_t(
+               g, lower, assume_a, transposed),
+           name="solve_sees", family=_F, linear=("a",),
+           spelling="solve_sees(a, lower, assume_a, transposed)",
+           derivation="a, or the part of a scipy.linalg.solve reads (a triangle mirrored, a "
+           "band), transposed where asked: linear, its transpose solve_sees_t",
+           test_cases=(("OP(a, False, 'pos') * a", [(3, 3)]),
+                       ("OP(a, True, 'tridiagonal', True) * a", [(3, 3)])))
+    defvjp(rsl.solve_sees_t,
+           lambda g, out, d, lower=False, assume_a=None, transposed=False: solve_sees(
+               g, lower, assume_a, transposed),
+           name="solve_sees_t", family=_F, linear=("d",),
+           spelling="solve_sees_t(d, lower, assume_a, transposed)",
+           derivation="the transpose of solve_sees (pairs added into the triangle read)",
+           test_cases=(("OP(a, False, 'sym') * a", [(3, 3)]),
+                       ("OP(a, True, 'upper triangular', True) * a", [(3, 3)])))
 
     defvjp(sl.cholesky,
            lambda g, out, a, lower=False: transpose_if(fold_triangle(np.swapaxes(
@@ -132,18 +152,38 @@ def _register_rows() -> None:
            None)
 
     defvjp(sl.solve,
-           lambda g, out, a, b: -(np.linalg.solve(np.swapaxes(a, -1, -2), as_columns(g, b))
-                                  @ np.swapaxes(as_columns(out, b), -1, -2)),
-           lambda g, out, a, b: from_columns(
-               np.linalg.solve(np.swapaxes(a, -1, -2), as_columns(g, b)), b),
+           lambda g, out, a, b, lower=False, overwrite_a=False, overwrite_b=False,
+           check_finite=True, assume_a=None, transposed=False: solve_sees_t(-(np.linalg.solve(
+               np.swapaxes(solve_sees(a, lower, assume_a, transposed), -1, -2),
+               as_columns(g, b)) @ np.swapaxes(as_columns(out, b), -1, -2)),
+               lower, assume_a, transposed),
+           lambda g, out, a, b, lower=False, overwrite_a=False, overwrite_b=False,
+           check_finite=True, assume_a=None, transposed=False: from_columns(np.linalg.solve(
+               np.swapaxes(solve_sees(a, lower, assume_a, transposed), -1, -2),
+               as_columns(g, b)), b),
            name="scipy_solve", family=_F, aliases=(rsl.scipy_solve,),
-           params=(Param("a"), Param("b")), spelling="scipy_solve(a, b)", linear=("b",),
+           params=(Param("a"), Param("b"), Param("lower", False), Param("overwrite_a", False),
+                   Param("overwrite_b", False), Param("check_finite", True),
+                   Param("assume_a", None), Param("transposed", False)),
+           spelling="scipy_solve(a, b, lower, overwrite_a, overwrite_b, check_finite, "
+           "assume_a, transposed)", linear=("b",),
            dtypes=("float64",), domain=SMALL,
-           derivation="as np.linalg.solve: db = A^-T g, dA = -db x^T",
+           derivation="as np.linalg.solve with the matrix M scipy solves with (`solve_sees`: "
+           "a; for assume_a 'sym'/'her'/'pos' the triangle read, mirrored; a triangle, the "
+           "diagonal or the tridiagonal band where told; transposed where asked): db = M^-T "
+           "g, dM = -db x^T, taken back to a by solve_sees' transpose",
            test_cases=((f"OP(a + {_I3}, b)", [(3, 3), (3,)]),
-                       (f"OP(a + {_I3}, b)", [(3, 3), (3, 2)])))
+                       (f"OP(a + {_I3}, b)", [(3, 3), (3, 2)]),
+                       (f"OP(a + {_I3}, b, assume_a='pos')", [(3, 3), (3, 2)]),
+                       (f"OP(a + {_I3}, b, lower=True, assume_a='sym')", [(3, 3), (3,)]),
+                       (f"OP(a + {_I3}, b, assume_a='lower triangular')", [(3, 3), (3,)]),
+                       (f"OP(a + {_I3}, b, assume_a='tridiagonal')", [(3, 3), (3,)]),
+                       (f"OP(a + {_I3}, b, transposed=True)", [(3, 3), (3,)])))
     defjvp(sl.solve,
-           lambda g, out, a, b: -from_columns(np.linalg.solve(a, g @ as_columns(out, b)), b),
+           lambda g, out, a, b, lower=False, overwrite_a=False, overwrite_b=False,
+           check_finite=True, assume_a=None, transposed=False: -from_columns(np.linalg.solve(
+               solve_sees(a, lower, assume_a, transposed),
+               solve_sees(g, lower, assume_a, transposed) @ as_columns(out, b)), b),
            None)
     defvjp(sl.inv, lambda g, out, a: -np.swapaxes(out, -1, -2) @ g @ np.swapaxes(out, -1, -2),
            name="scipy_inv", family=_F, aliases=(rsl.scipy_inv,), params=(Param("a"),),
@@ -151,6 +191,32 @@ def _register_rows() -> None:
            derivation="as np.linalg.inv: dA = -A^-T G A^-T",
            test_cases=((f"OP(a + {_I3})", [(3, 3)]),))
     defjvp(sl.inv, lambda g, out, a: -out @ g @ out)
+    defvjp(sl.toeplitz,
+           lambda g, out, c, r=None: toeplitz_grad(g, c, r, "c"),
+           lambda g, out, c, r=None: toeplitz_grad(g, c, r, "r"),
+           name="scipy_toeplitz", family=_F, aliases=(rsl.scipy_toeplitz,),
+           params=(Param("c"), Param("r", None)), spelling="scipy_toeplitz(c, r)",
+           dtypes=("float64",),
+           derivation="T[i, j] = c[i - j] (i >= j), r[j - i] (i < j; r[0] unread; r None "
+           "is c): each argument's cotangent is g summed along its diagonals",
+           test_cases=(("OP(a, b)", [(4,), (3,)]), ("OP(a)", [(3,)]),
+                       ("OP(a, b) @ a", [(4,), (4,)])))
+    defjvp(sl.toeplitz,
+           lambda g, out, c, r=None: toeplitz_grad_t(g, c, r, "c"),
+           lambda g, out, c, r=None: toeplitz_grad_t(g, c, r, "r"))
+    defvjp(rsl.toeplitz_grad,
+           lambda g, out, d, c, r, wrt: toeplitz_grad_t(g, c, r, wrt),
+           name="toeplitz_grad", family=_F, linear=("d",),
+           spelling="toeplitz_grad(d, c, r, wrt)",
+           derivation="linear in d (sums along diagonals): its transpose lays a vector along "
+           "them (toeplitz_grad_t)",
+           test_cases=(("OP(a, np.ones(4), np.ones(3), 'c') * 1.0", [(4, 3)]),))
+    defvjp(rsl.toeplitz_grad_t,
+           lambda g, out, h, c, r, wrt: toeplitz_grad(g, c, r, wrt),
+           name="toeplitz_grad_t", family=_F, linear=("h",),
+           spelling="toeplitz_grad_t(h, c, r, wrt)",
+           derivation="the transpose of toeplitz_grad",
+           test_cases=(("OP(a, np.ones(4), np.ones(3), 'r') * 1.0", [(3,)]),))
     defvjp(sl.det, lambda g, out, a: g * out * np.swapaxes(np.linalg.inv(a), -1, -2),
            name="scipy_det", family=_F, aliases=(rsl.scipy_det,), params=(Param("a"),),
            spelling="scipy_det(a)", dtypes=("float64",), domain=SMALL,

@@ -85,8 +85,12 @@ class ControlFlowMixin:
         for k, (lines, st) in enumerate(zip(branches, states)):
             self.state = st
             within = (*self.arms[id(s)], (id(s), k))  # (the arms around this branch's code)
+            # (a name this arm binds holds the arm's value here, not the one before the
+            # branch that the adjoint belongs to -- `b = a; if a.ndim == 1: b = a[:, None]`)
+            made = {d for x in ir.walk((s.body, s.orelse)[k]) for d in ir.defs(x)}
             for v in sorted(need):
-                self.materialise(v, s.line, lines, zeros=True, within=within)
+                self.materialise(v, s.line, lines, zeros=True, within=within,
+                                 stale=v in made and v not in self.fn.params)
         self.state = {k: v for k, v in before.items() if k not in touched}
         for v in need:
             self.state[v] = Adj(owned=False)
