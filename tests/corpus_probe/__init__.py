@@ -35,7 +35,8 @@ def rng(seed=0):
 MODULES = ["course", "recurrent", "convnets", "transformers", "generative", "mllib",
            "objects", "inplace", "wild_layers", "wild_sequence", "wild_calls", "wild_more",
            "wild_dicts", "wild_objects2", "wild_repos3", "wild_repos4", "wild_repos5",
-           "wild_repos6", "wild_repos7", "wild_repos8", "wild_idioms"]
+           "wild_repos6", "wild_repos7", "wild_repos8", "wild_idioms", "wild_repos9",
+           "wild_repos10"]
 
 
 def all_probes():
