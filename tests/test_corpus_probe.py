@@ -79,12 +79,6 @@ _OPEN_S17 = {
         "rotary embeddings by complex numbers (`np.exp(1j * ...)`): out of srcad's scope",
     "wild_repos9.s4_kernel_fft":
         "np.fft.rfft / irfft of a real kernel: complex intermediates, out of srcad's scope",
-    "wild_repos9.past_key_values_concat":
-        "a list built by appends in a loop, then handed to an outer name (`past = "
-        "presents`): its appends are refused as a list with a second name",
-    "wild_repos9.bpe_ids_embedding":
-        "a tokenizer's integer-only loop (`new_ids.append(...)`, `ids = new_ids`) in a "
-        "helper: refused as a list with a second name, though no gradient goes through it",
     "wild_repos9.reduce_accumulate_rnn":
         "`itertools.accumulate(xs, step, initial=h0)` of a closure: no rule "
         "(`functools.reduce` of the same step is followed)",

@@ -391,3 +391,85 @@ def test_scipy_linalg_forms(fn, args, wrt, opts):
     """`assume_a=` was refused (`scipy_solve` took a and b only); `toeplitz` had no rule.
     A symmetric solver reads one triangle: the gradient is finite differences' of that."""
     _check(fn, args, wrt, opts)
+
+
+# ---- a list built by appends, then handed to another name ----------------------------------
+
+def _attend_with_past(x, w, past):
+    k = x @ w
+    keys = k if past is None else np.concatenate([past, k], axis=0)
+    a = np.tanh(x @ keys.T) @ keys
+    return a, keys
+
+
+def _kv_cache_handed_over(wte, ws):
+    past = [None] * len(ws)
+    total = 0.0
+    for ids in ([0, 2], [1], [3]):
+        x = wte[ids]
+        presents = []
+        for w, layer_past in zip(ws, past):
+            a, present = _attend_with_past(x, w, layer_past)
+            x = x + 0.5 * a
+            presents.append(present)
+        past = presents
+        total = total + np.sum(np.tanh(x[-1]))
+    return total
+
+
+def _merge_pairs(ids, pair, idx):
+    for _ in range(2):
+        new_ids, i = [], 0
+        while i < len(ids):
+            if i < len(ids) - 1 and (ids[i], ids[i + 1]) == pair:
+                new_ids.append(idx)
+                i += 2
+            else:
+                new_ids.append(ids[i])
+                i += 1
+        ids = new_ids
+    return ids
+
+
+def _tokenizer_loop(E):
+    return np.sum(E[_merge_pairs([0, 1, 2, 0, 1], (0, 1), 3)] ** 2)
+
+
+def _handed_over_at_the_end(x):
+    acc = []
+    for k in range(3):
+        acc.append(np.sin(x * (k + 1.0)))
+    kept = acc
+    return np.sum(np.stack(kept) ** 2)
+
+
+def _appended_after_the_second_name(x):
+    acc = [x]
+    kept = acc
+    acc.append(np.sin(x))   # (Python: `kept` sees it)
+    return np.sum(np.stack(kept) ** 2)
+
+
+@pytest.mark.parametrize("opts", MODES, ids=IDS)
+@pytest.mark.parametrize("fn,args,wrt", [
+    (_kv_cache_handed_over, (_R.standard_normal((4, 3)),
+                             [0.4 * _R.standard_normal((3, 3)) for _ in range(2)]),
+     ("wte", "ws")),
+    (_tokenizer_loop, (np.arange(8.0).reshape(4, 2) / 4,), "E"),
+    (_handed_over_at_the_end, (np.array([0.3, -0.8]),), "x"),
+], ids=["kv cache", "tokenizer", "at the end"])
+def test_a_list_handed_to_another_name(fn, args, wrt, opts):
+    """`presents = []; ...; presents.append(p); past = presents` in a loop (GPT-2's key and
+    value cache) and a tokenizer's `new_ids = []; ...; ids = new_ids`: the list's last use
+    is the hand-over, so it has one holder at a time -- were refused (`.append()` of a list
+    with a second name)."""
+    _check(fn, args, wrt, opts)
+
+
+@pytest.mark.parametrize("opts", MODES, ids=IDS)
+def test_a_list_appended_after_its_second_name_is_right_or_refused(opts):
+    x = np.array([0.3, -0.8])
+    try:
+        _check(_appended_after_the_second_name, (x,), "x", opts)
+    except srcad.SrcadError as e:
+        assert "append" in str(e)

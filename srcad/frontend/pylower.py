@@ -215,6 +215,63 @@ def _changed_in_place(stmt) -> set:
     return out
 
 
+def _fresh_list(v) -> bool:
+    """A list display, a list comprehension or `list(...)`: a new list."""
+    return isinstance(v, (gast.List, gast.ListComp)) or (
+        isinstance(v, gast.Call) and isinstance(v.func, gast.Name) and v.func.id == "list")
+
+
+def _names_in(node) -> set:
+    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+
+
+def _made_afresh(stmt, name: str) -> bool:
+    """Does `stmt` bind `name` to a new list and read it nowhere (`lst = []`, `lst, i = [],
+    0`)?"""
+    if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1):
+        return False
+    t, v = stmt.targets[0], stmt.value
+    if isinstance(t, gast.Name):
+        return t.id == name and _fresh_list(v) and name not in _names_in(v)
+    if isinstance(t, gast.Tuple) and isinstance(v, gast.Tuple) and \
+            len(t.elts) == len(v.elts) and name not in _names_in(v):
+        return any(isinstance(x, gast.Name) and x.id == name and _fresh_list(y)
+                   for x, y in zip(t.elts, v.elts))
+    return False
+
+
+def _handed_over(tree, assign, name: str) -> bool:
+    """Is `b = name` (the statement `assign`) the list's last use: `name` read by no later
+    statement of its block, nor after any block around it, and every loop around it binding
+    `name` to a new list before its body reads it (`presents = []; ...; past = presents` in
+    a loop, a tokenizer's `new_ids = []; ...; ids = new_ids`)? Then the list has one holder
+    at a time: its appends can still be rebuilt as values."""
+    parents: dict = {}
+    for node in gast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if isinstance(block, list):
+                for i, st in enumerate(block):
+                    parents[id(st)] = (node, block, i)
+    stmt = assign
+    while id(stmt) in parents:
+        node, block, i = parents[id(stmt)]
+        if any(name in _names_in(later) for later in block[i + 1:]):
+            return False
+        if isinstance(node, (gast.For, gast.While)):
+            first = next((st for st in node.body if name in _names_in(st)), None)
+            if first is None or not _made_afresh(first, name) or \
+                    any(name in _names_in(st) for st in node.orelse) or \
+                    (isinstance(node, gast.While) and name in _names_in(node.test)):
+                return False
+        elif isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)):
+            return node is tree  # (the function's own body: nothing after it)
+        elif not isinstance(node, gast.If):
+            return False  # (with, try: left as before)
+        stmt = node
+    return False
+
+
 # methods of a list that read it (a dict of lists' items read where they stand)
 _LIST_READS = ("index", "count", "copy", "__len__")
 
@@ -305,11 +362,7 @@ class _Lowerer:
             if isinstance(node, gast.Assign):
                 for t in node.targets:
                     if isinstance(t, gast.Name):
-                        v = node.value
-                        fresh_list = isinstance(v, (gast.List, gast.ListComp)) or (
-                            isinstance(v, gast.Call) and isinstance(v.func, gast.Name)
-                            and v.func.id == "list")
-                        if fresh_list:
+                        if _fresh_list(node.value):
                             made.add(t.id)
                         else:
                             aliased(node, [t.id])
@@ -317,9 +370,19 @@ class _Lowerer:
                     elif isinstance(t, gast.Subscript):  # `lst[i] = v`: a new list (setitem)
                         other.update(n.id for n in gast.walk(t.slice)
                                      if isinstance(n, gast.Name))
+                    elif isinstance(t, gast.Tuple) and isinstance(node.value, gast.Tuple) \
+                            and len(t.elts) == len(node.value.elts):
+                        # `new_ids, i = [], 0`: each name as its own assignment
+                        for x, y in zip(t.elts, node.value.elts):
+                            if isinstance(x, gast.Name) and _fresh_list(y):
+                                made.add(x.id)
+                            else:
+                                other.update(_names_in(x))
+                                not_list.update(_names_in(x))
                     else:
                         other.update(n.id for n in gast.walk(t) if isinstance(n, gast.Name))
-                if isinstance(node.value, gast.Name):
+                if isinstance(node.value, gast.Name) and not _handed_over(
+                        self.pf.tree, node, node.value.id):
                     aliased(node, [node.value.id])  # `b = lst`: two names, one list
             elif isinstance(node, (gast.For, gast.AugAssign)):
                 t = node.target
