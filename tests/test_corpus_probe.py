@@ -79,9 +79,6 @@ _OPEN_S17 = {
         "rotary embeddings by complex numbers (`np.exp(1j * ...)`): out of srcad's scope",
     "wild_repos9.s4_kernel_fft":
         "np.fft.rfft / irfft of a real kernel: complex intermediates, out of srcad's scope",
-    "wild_repos9.reduce_accumulate_rnn":
-        "`itertools.accumulate(xs, step, initial=h0)` of a closure: no rule "
-        "(`functools.reduce` of the same step is followed)",
     "wild_repos9.annotated_encoder":
         "`copy.deepcopy` of a layer object holding another one (the Annotated "
         "Transformer's `clones`): the built object is not followed",

@@ -24,6 +24,7 @@ import collections
 import copy
 import functools
 import itertools
+import operator
 from dataclasses import dataclass
 
 import numpy as np
@@ -473,3 +474,29 @@ def test_a_list_appended_after_its_second_name_is_right_or_refused(opts):
         _check(_appended_after_the_second_name, (x,), "x", opts)
     except srcad.SrcadError as e:
         assert "append" in str(e)
+
+
+# ---- itertools.accumulate -------------------------------------------------------------------
+
+def _accumulated_rnn(W, U, xs):
+    h0 = np.zeros(U.shape[0])
+    step = lambda h, x: np.tanh(W @ x + U @ h)  # noqa: E731
+    hs = list(itertools.accumulate(xs, step, initial=h0))[1:]
+    return sum(np.sum(h ** 2) for h in hs)
+
+
+def _running_sums_and_products(x):
+    sums = list(itertools.accumulate(x))
+    prods = [p for p in itertools.accumulate(x, func=operator.mul)]
+    return sum(np.sum(s * s) for s in sums) + np.sum(np.stack(prods))
+
+
+@pytest.mark.parametrize("opts", MODES, ids=IDS)
+@pytest.mark.parametrize("fn,args,wrt", [
+    (_accumulated_rnn, (0.5 * _R.standard_normal((3, 2)), 0.5 * _R.standard_normal((3, 3)),
+                        list(_R.standard_normal((4, 2)))), ("W", "U", "xs")),
+    (_running_sums_and_products, (0.8 * _R.standard_normal((4, 3)),), "x"),
+], ids=["rnn with initial", "sums and products of rows"])
+def test_itertools_accumulate(fn, args, wrt, opts):
+    """Was refused (`step` / `itertools.accumulate` has no derivative rule)."""
+    _check(fn, args, wrt, opts)

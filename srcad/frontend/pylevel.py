@@ -9,7 +9,8 @@ Called by pylower.py's `_Lowerer.expr` for each call it meets; a call it rewrite
     iterable. A map held in a name (``m = map(f, xs)``) is left as written (no rule: fine
     where no gradient flows through it, refused where one does);
   * ``functools.reduce(f, xs)`` / ``reduce(f, xs, init)`` -> the fold ``f(f(x0, x1), x2)``
-    (unrolled for a list display, else a loop), Python's own order;
+    (unrolled for a list display, else a loop), Python's own order; ``itertools.accumulate(xs,
+    f, initial=a)`` consumed once -> the list of the fold's running values;
   * ``sorted(xs, key=k, reverse=r)`` -> ``sorted_by(xs, [k(v) for v in xs], r)``
     (srcad/pyfuncs.py: a stable argsort of the keys, the items gathered in that order, a
     list), ``key=None`` -> the items themselves;
@@ -178,6 +179,9 @@ def rewrite(low, e: gast.Call, pending: list, hint: str, held: set):
     if _is(obj, functools.reduce) and len(e.args) in (2, 3) and not e.keywords \
             and not starred:
         return _fold(low, e, pending, hint)
+    if _is(obj, itertools.accumulate) and len(e.args) in (1, 2) and not starred and \
+            id(e) not in held and all(k.arg in ("func", "initial") for k in e.keywords):
+        return _accumulate(low, e, pending, hint)
     if _is(obj, builtins.sorted) and len(e.args) == 1 and not starred and \
             all(k.arg in ("key", "reverse") for k in e.keywords):
         return _sorted(low, e, pending, hint)
@@ -252,6 +256,43 @@ def _fold(low, e, pending, hint):
     loop = _for(_name(item, True), items, body)
     pending.append(gast.copy_location(loop, e))
     return _name(acc)
+
+
+def _accumulate(low, e, pending, hint):
+    """``itertools.accumulate(xs, f, initial=a)`` consumed once: the list of its running
+    values, ``[a, f(a, x0), f(f(a, x0), x1), ...]`` (without `initial`: from ``x0``; without
+    `f`: running sums), built by a loop in Python's order -- as `_fold`, keeping each."""
+    kw = {k.arg: k.value for k in e.keywords}
+    items = e.args[0]
+    f = e.args[1] if len(e.args) == 2 else kw.get("func")
+    init = kw.get("initial")
+
+    def step(acc, x):
+        if f is None or isinstance(f, gast.Constant) and f.value is None:
+            return gast.BinOp(left=acc, op=gast.Add(), right=x)
+        return apply(f, [acc, x])
+
+    acc, out = low.fresh(f"{hint}_running"), low.fresh(f"{hint}_accumulated")
+    item = low.fresh(f"{acc}_item")
+    pending.append(_assign(out, gast.List(elts=[], ctx=gast.Load())))
+
+    def keep():  # (`out = out + [acc]`: a new list each trip, as pylower concatenates)
+        return _assign(out, gast.BinOp(left=_name(out), op=gast.Add(), right=gast.List(
+            elts=[_name(acc)], ctx=gast.Load())))
+
+    if init is not None and not (isinstance(init, gast.Constant) and init.value is None):
+        pending.append(_assign(acc, low.expr(init, pending, hint)))
+        pending.append(keep())
+        body = [_assign(acc, step(_name(acc), _name(item))), keep()]
+    else:
+        first = low.fresh(f"{acc}_first")
+        pending.append(_assign(first, gast.Constant(value=True, kind=None)))
+        body = [gast.If(test=_name(first),
+                        body=[_assign(acc, _name(item)),
+                              _assign(first, gast.Constant(value=False, kind=None))],
+                        orelse=[_assign(acc, step(_name(acc), _name(item)))]), keep()]
+    pending.append(gast.copy_location(_for(_name(item, True), items, body), e))
+    return _name(out)
 
 
 def _zipped(low, items):
