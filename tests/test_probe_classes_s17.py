@@ -500,3 +500,33 @@ def _running_sums_and_products(x):
 def test_itertools_accumulate(fn, args, wrt, opts):
     """Was refused (`step` / `itertools.accumulate` has no derivative rule)."""
     _check(fn, args, wrt, opts)
+
+
+# ---- two star spreads of what helpers return -------------------------------------------------
+
+def _grab(p, prefix):
+    return p[prefix + "w"], p[prefix + "b"]
+
+
+def _norm(x, w, b):
+    return (x - x.mean()) / (x.std() + 1e-5) * w + b
+
+
+def _gate(x, w, b, k):
+    return np.tanh(x * w + b) * k
+
+
+def _two_spreads(p, x):
+    y = _gate(_norm(x, *_grab(p, "a.")), *_grab(p, "b."), 2.0)
+    for _ in range(2):
+        y = y + _gate(*_grab(p, "b."), *_grab(p, "a."))
+    return np.sum(y ** 2)
+
+
+@pytest.mark.parametrize("opts", MODES, ids=IDS)
+def test_star_spreads_of_what_a_helper_returns(opts):
+    """`f(g(x, *grab(a)), *grab(b), 2.0)` (RWKV ports): two spreads, or one before another
+    argument, were refused; computed into names first, in Python's order, each is spread
+    where the helper returns a display."""
+    p = {k: _R.standard_normal(3) for k in ("a.w", "a.b", "b.w", "b.b")}
+    _check(_two_spreads, (p, _R.standard_normal(3)), "p", opts)

@@ -200,8 +200,9 @@ class CallsMixin:
             count = None
             if isinstance(a, gast.Starred) and isinstance(a.value, gast.Name):
                 held = self.env.get(a.value.id)
-                if isinstance(held, ir.Seq):
-                    count = len(held.items)
+                made = self.display_copied_into(held)
+                if isinstance(held, ir.Seq) or made is not None:
+                    count = len((made or held).items)
                 else:
                     count = argument_length(self.pf, a.value, e,
                                             f"`*{a.value.id}` spreads the argument's items")
@@ -212,6 +213,22 @@ class CallsMixin:
                 value=copy.deepcopy(a.value), slice=gast.Constant(i, None),
                 ctx=gast.Load()), a) for i in range(count))
         return out
+
+    def display_copied_into(self, atom):
+        """The tuple or list display the IR name `atom` was last made a copy of in this
+        block (`t = grab(p)` of a callee returning `a, b`: its items known), or None -- its
+        length is what a spread of `t` needs."""
+        if not isinstance(atom, ir.Var):
+            return None
+        st = next((st for st in reversed(self.body) if atom.name in ir.defs(st)), None)
+        if isinstance(st, ir.UserCall) and st.targets == [atom.name] and not st.carried:
+            # (a callee called, not spliced: the display it returns, its items its own)
+            x = st.callee.ret.value
+        elif isinstance(st, ir.Call) and st.op.fn is control.identity:
+            x = next(iter(st.args.values()), None)
+        else:
+            return None
+        return x if isinstance(x, ir.Seq) and x.kind in ("tuple", "list") else None
 
     def spread_keywords(self, e: gast.Call) -> list:
         """The call's keywords with ``**{"axis": 1}`` (a dict display with string keys)

@@ -1180,6 +1180,7 @@ class _Lowerer:
             xs, n = (first, second) if xs is e.left else (second, first)
             return _call(LIST_REPEAT, [xs, n])
         if isinstance(e, gast.Call):
+            self.hoist_spreads(e, pending, hint)
             done = pylevel.rewrite(self, e, pending, hint, self.held_maps)  # map, reduce, ...
             if done is not None:
                 return done
@@ -1392,6 +1393,28 @@ class _Lowerer:
         return isinstance(f, gast.Attribute) and f.attr == name and isinstance(
             f.value, gast.Name) and f.value.id not in self.stores and \
             self.pf.resolve(f.value.id) is copy
+
+    def hoist_spreads(self, e: gast.Call, pending: list, hint: str) -> None:
+        """`f(g(x, *a(i)), *a(j))`: two star spreads, or one before another argument, of
+        values a call makes -- the positional arguments up to the last such spread computed
+        into names first, in Python's order, so that the normaliser spreads each whose items
+        it knows (a tuple display a spliced callee returns: calls.spread_known_stars)."""
+        stars = [i for i, a in enumerate(e.args) if isinstance(a, gast.Starred)]
+        if not stars or (len(stars) == 1 and stars[0] == len(e.args) - 1) or not any(
+                isinstance(e.args[i].value, gast.Call) for i in stars):
+            return
+        for i in range(stars[-1] + 1):
+            a = e.args[i]
+            value = a.value if isinstance(a, gast.Starred) else a
+            if isinstance(value, (gast.Name, gast.Constant)):
+                continue
+            tmp = self.fresh(f"{hint}_arg")
+            pending.append(gast.copy_location(_assign(tmp, self.expr(value, pending, hint)),
+                                              value))
+            if isinstance(a, gast.Starred):
+                a.value = gast.copy_location(_name(tmp), value)
+            else:
+                e.args[i] = gast.copy_location(_name(tmp), value)
 
     def builtin_call(self, e: gast.Call, pending: list, hint: str):
         """sum / min / max / list / tuple of one iterable, as Python computes them."""
