@@ -242,20 +242,27 @@ def _fold(low, e, pending, hint):
             acc = apply(f, [acc, x])
         return low.expr(gast.copy_location(acc, e), pending, hint)
     acc = low.fresh(f"{hint}_reduce")
+    _fold_loop(low, e, lambda a, x: apply(f, [a, x]), items, init, pending, hint, acc)
+    return _name(acc)
+
+
+def _fold_loop(low, e, step, items, init, pending, hint, acc, keep=list):
+    """The loop of `_fold` and `_accumulate`: `acc` starts as `init` (or the first item) and
+    is `step(acc, item)` after each item, in Python's order; `keep()`'s statements follow
+    each value `acc` takes."""
     item = low.fresh(f"{acc}_item")
     if init is not None:
         pending.append(_assign(acc, low.expr(init, pending, hint)))
-        body = [_assign(acc, apply(f, [_name(acc), _name(item)]))]
+        pending.extend(keep())
+        body = [_assign(acc, step(_name(acc), _name(item))), *keep()]
     else:
         first = low.fresh(f"{acc}_first")
         pending.append(_assign(first, gast.Constant(value=True, kind=None)))
         body = [gast.If(test=_name(first),
                         body=[_assign(acc, _name(item)),
                               _assign(first, gast.Constant(value=False, kind=None))],
-                        orelse=[_assign(acc, apply(f, [_name(acc), _name(item)]))])]
-    loop = _for(_name(item, True), items, body)
-    pending.append(gast.copy_location(loop, e))
-    return _name(acc)
+                        orelse=[_assign(acc, step(_name(acc), _name(item)))]), *keep()]
+    pending.append(gast.copy_location(_for(_name(item, True), items, body), e))
 
 
 def _accumulate(low, e, pending, hint):
@@ -273,25 +280,15 @@ def _accumulate(low, e, pending, hint):
         return apply(f, [acc, x])
 
     acc, out = low.fresh(f"{hint}_running"), low.fresh(f"{hint}_accumulated")
-    item = low.fresh(f"{acc}_item")
     pending.append(_assign(out, gast.List(elts=[], ctx=gast.Load())))
 
     def keep():  # (`out = out + [acc]`: a new list each trip, as pylower concatenates)
-        return _assign(out, gast.BinOp(left=_name(out), op=gast.Add(), right=gast.List(
-            elts=[_name(acc)], ctx=gast.Load())))
+        return [_assign(out, gast.BinOp(left=_name(out), op=gast.Add(), right=gast.List(
+            elts=[_name(acc)], ctx=gast.Load())))]
 
-    if init is not None and not (isinstance(init, gast.Constant) and init.value is None):
-        pending.append(_assign(acc, low.expr(init, pending, hint)))
-        pending.append(keep())
-        body = [_assign(acc, step(_name(acc), _name(item))), keep()]
-    else:
-        first = low.fresh(f"{acc}_first")
-        pending.append(_assign(first, gast.Constant(value=True, kind=None)))
-        body = [gast.If(test=_name(first),
-                        body=[_assign(acc, _name(item)),
-                              _assign(first, gast.Constant(value=False, kind=None))],
-                        orelse=[_assign(acc, step(_name(acc), _name(item)))]), keep()]
-    pending.append(gast.copy_location(_for(_name(item, True), items, body), e))
+    if isinstance(init, gast.Constant) and init.value is None:
+        init = None  # (`initial=None`: none, as itertools reads it)
+    _fold_loop(low, e, step, items, init, pending, hint, acc, keep)
     return _name(out)
 
 
