@@ -172,6 +172,11 @@ _CONTAINER_OPS = frozenset({"list", "list_append", "list_concat", "list_repeat",
                             "dict_set", "dict_copy", "dict_without"})
 
 
+# ops whose result is an object made elsewhere: read, copied as a reference, written into
+_NOT_MADE_HERE = frozenset({"getitem", "copy", "setitem", "write_through", "alias_again",
+                            "view_again", "item_again", "object_attribute", "dict_get"})
+
+
 def _whole_slice(index) -> bool:
     """Is `index` `[:]` (all of a list, in order)?"""
     parts = index.parts if isinstance(index, ir.Index) and not index.is_tuple else ()
@@ -1066,7 +1071,7 @@ class AliasingMixin:
             return None  # (`x[i] op= t` finds the item it writes by its own read: setitem)
         first, body, at = self.slot_reads[key]
         if body is not self.body or first.name in self.mutable or \
-                not self._slot_stored(*key):
+                not self._array_stored(*key):
             return None
         for st in ir.walk(body[at:]):
             if first.name in ir.defs(st) or base.name in ir.defs(st) or (
@@ -1075,18 +1080,23 @@ class AliasingMixin:
                 return None
         return first
 
-    def _slot_stored(self, name: str, key) -> bool:
+    def _array_stored(self, name: str, key) -> bool:
         """Was slot `key` of the container IR name `name` stored into by this function (a
-        chain of `setitem`s binds it, one at that key)? An argument's item read as given is
-        a fresh array each read in tape mode too (tape.py `index_container`), so only a
-        stored slot is one object to both modes (`read_again`)."""
+        chain of `setitem`s binds it, one at that key) with an array a numeric op made? An
+        argument's item read as given is a fresh array each read in tape mode too (tape.py
+        `index_container`), so only a stored slot is one object to both modes; a container
+        stored there (`p["enc"] = item` putting a written dict back) is followed by the
+        stores' own machinery, each read its own (`read_again`)."""
         made = {st.target: st for st in self.statements_so_far() if isinstance(st, ir.Call)}
         while name in made and made[name].op.name == "setitem":
             args = made[name].args
-            at, into = args.get("index"), args.get("x")
+            at, into, value = args.get("index"), args.get("x"), args.get("value")
             if isinstance(at, ir.Index) and not at.is_tuple and \
                     isinstance(at.parts[0], ir.Const) and at.parts[0].value == key:
-                return True
+                defs = self.definitions(value.name) if isinstance(value, ir.Var) else ()
+                return bool(defs) and not self.surely_container(value) and all(
+                    isinstance(d, ir.Call) and d.op.name not in _CONTAINER_OPS and
+                    d.op.name not in _NOT_MADE_HERE for d in defs)
             if not isinstance(into, ir.Var):
                 return False
             name = into.name
